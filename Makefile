@@ -1,0 +1,45 @@
+# Two commands on a fresh machine: `make run` and `make test` (see README.md).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+EXAMPLE ?= models/simple-DIA-cfg-1.storm.json
+export QT_API := pyside6
+
+.PHONY: run test setup dist test-dist bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test,spark]"
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+# Opens the app on an example; with no display (or no GUI yet) prints the rate check instead.
+run: $(STAMP)
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] && $(PY) -c "import app.cli_gui" 2>/dev/null; then \
+		$(VENV)/bin/stormbound gui $(EXAMPLE); \
+	else \
+		echo "(no display: printing the rate check of $(EXAMPLE))"; \
+		$(VENV)/bin/stormbound check $(EXAMPLE); \
+	fi
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider
+
+$(VENV)/.dist-installed: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[dist]"
+	@touch $@
+
+dist: $(VENV)/.dist-installed
+	bash packaging/build.sh
+
+test-dist: $(VENV)/.dist-installed
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m slow tests/dist
+
+bench: $(STAMP)
+	@for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) build dist

@@ -1,0 +1,1 @@
+"""The Qt-free, Spark-free domain: topology documents, formats, rate check, verifier."""

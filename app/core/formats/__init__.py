@@ -1,0 +1,78 @@
+"""Readers and writers: our `.storm.json` document and D-VerT's JSON (both dialects).
+
+`load_topology` detects the format; every reader raises :class:`FormatError` (or
+:class:`~app.core.topology.TopologyError`) with a message naming the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from app.core.topology import Problem, Topology, TopologyError
+
+
+class FormatError(TopologyError):
+    """The file could not be read as any supported format."""
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Decode a JSON file, turning every failure into a one-line FormatError."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FormatError([Problem("file", "no such file")]) from None
+    except IsADirectoryError:
+        raise FormatError([Problem("file", "is a folder, not a file")]) from None
+    except UnicodeDecodeError:
+        raise FormatError([Problem("file", "is not UTF-8 text")]) from None
+    except OSError as err:
+        raise FormatError([Problem("file", err.strerror or str(err))]) from None
+    if not text.strip():
+        raise FormatError([Problem("file", "is empty")])
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise FormatError([Problem("file", f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}")]) from None
+
+
+def detect_format(data: Any) -> str:
+    """'stormbound', 'dvert' or 'trace' for a decoded JSON document."""
+    if isinstance(data, dict):
+        if data.get("format") == "stormbound-trace/1":
+            return "trace"
+        topo = data.get("topology")
+        if isinstance(topo, dict) and ("bolts" in topo or "spouts" in topo) and "schema_version" not in data:
+            return "dvert"
+    return "stormbound"
+
+
+def topology_from_data(data: Any) -> Topology:
+    """A Topology from any decoded supported document."""
+    from app.core.formats import document, dvert
+
+    kind = detect_format(data)
+    if kind == "dvert":
+        return dvert.from_dvert(data)
+    if kind == "trace":
+        return document.from_data(data.get("topology"))
+    return document.from_data(data)
+
+
+def load_topology(path: str | os.PathLike[str]) -> Topology:
+    """Read our format or D-VerT JSON (detected from the content)."""
+    return topology_from_data(read_json(path))
+
+
+def save_topology(topo: Topology, path: str | os.PathLike[str]) -> None:
+    """Save as D-VerT JSON when the name ends in `.dvert.json`, else in our format; atomically."""
+    from app.core.fileio import write_atomic
+    from app.core.formats import dvert
+
+    if str(path).endswith(".dvert.json"):
+        write_atomic(path, dvert.to_dvert_bytes(topo))
+    else:
+        write_atomic(path, topo.to_json_bytes())

@@ -1,0 +1,329 @@
+"""The Storm topology document: spouts, bolts, subscriptions, settings and layout.
+
+Pydantic v2 models at the boundary of every file, CLI call and worker. Semantic
+fields (what the verifier reads) are kept apart from the canvas layout, and every
+element carries a stable uuid4 id; subscriptions and checked bolts refer to ids.
+Hand-written files may use component *names* where ids are expected; the loader
+resolves them (see :func:`parse_topology`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+SCHEMA_VERSION = 1
+
+Grouping = Literal["shuffle", "fields", "all", "global"]
+
+
+def new_id() -> str:
+    """A fresh uuid4 string for a document element."""
+    return str(uuid.uuid4())
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+class Spout(_Model):
+    """A source of tuples: emits bursts of up to `burst` tuples, `rate` tuples/s on average."""
+
+    kind: Literal["spout"] = "spout"
+    id: str = Field(default_factory=new_id)
+    name: str = Field(min_length=1)
+    rate: float = Field(gt=0, description="average tuples emitted per second (λ)")
+    burst: int = Field(default=1, ge=1, description="max tuples in one emission (C_EMIT)")
+
+
+class Bolt(_Model):
+    """A worker: takes up to `parallelism` tuples per batch, works `alpha` s, emits σ per input."""
+
+    kind: Literal["bolt"] = "bolt"
+    id: str = Field(default_factory=new_id)
+    name: str = Field(min_length=1)
+    alpha: float = Field(gt=0, description="duration of one processing batch in seconds (α)")
+    sigma: float = Field(ge=0, description="output tuples per input tuple (σ); 0 = sink")
+    parallelism: int = Field(ge=1, description="max tuples taken into one batch (C_TAKE)")
+
+
+Component = Union[Spout, Bolt]
+
+
+class Subscription(_Model):
+    """An edge: `target` bolt subscribes to the stream of `source`."""
+
+    id: str = Field(default_factory=new_id)
+    source: str = Field(description="id of the emitting spout or bolt")
+    target: str = Field(description="id of the subscribing bolt")
+    grouping: Grouping = "shuffle"
+    fields: list[str] = Field(default_factory=list, description="grouping fields (fields grouping)")
+
+
+class TopologySettings(_Model):
+    """Timing constants shared by every component (section 1 of the TCN semantics)."""
+
+    tolerance: float = Field(default=0.1, ge=0, lt=1, description="relative jitter τ of every duration")
+    max_idle_time: float = Field(default=0.01, ge=0, description="a bolt with waiting tuples takes within this delay (s)")
+    init_queues: int = Field(default=0, ge=0, description="every queue's size at time 0")
+
+
+class VerificationSettings(_Model):
+    """What to verify and how far to search."""
+
+    k: int | None = Field(default=None, ge=2, description="a single bound (positions of the lasso)")
+    k_min: int = Field(default=4, ge=2)
+    k_max: int = Field(default=40, ge=2)
+    checked: list[str] = Field(default_factory=list, description="ids of checked bolts; empty = all bolts")
+    queue_threshold: int | None = Field(default=None, ge=1, description="also check: some queue can reach N")
+    timeout_s: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _range(self) -> "VerificationSettings":
+        if self.k_min > self.k_max:
+            raise ValueError(f"k_min ({self.k_min}) is larger than k_max ({self.k_max})")
+        return self
+
+
+class Position(_Model):
+    x: float = 0.0
+    y: float = 0.0
+
+
+class Topology(_Model):
+    """The whole document. `layout` maps component ids to canvas positions and has no semantics."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    name: str = "untitled"
+    description: str = ""
+    spouts: list[Spout] = Field(default_factory=list)
+    bolts: list[Bolt] = Field(default_factory=list)
+    subscriptions: list[Subscription] = Field(default_factory=list)
+    settings: TopologySettings = Field(default_factory=TopologySettings)
+    verification: VerificationSettings = Field(default_factory=VerificationSettings)
+    layout: dict[str, Position] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_names(cls, data: Any) -> Any:
+        """Let hand-written files name components where ids are expected."""
+        if not isinstance(data, dict):
+            return data
+        comps = [c for key in ("spouts", "bolts") for c in (data.get(key) or []) if isinstance(c, dict)]
+        ids = {c.get("id") for c in comps if c.get("id")}
+        by_name: dict[str, str] = {}
+        for c in comps:
+            if "id" not in c or not c["id"]:
+                c["id"] = new_id()
+                ids.add(c["id"])
+            if isinstance(c.get("name"), str):
+                by_name.setdefault(c["name"], c["id"])
+
+        def resolve(ref: Any) -> Any:
+            if isinstance(ref, str) and ref not in ids and ref in by_name:
+                return by_name[ref]
+            return ref
+
+        for sub in data.get("subscriptions") or []:
+            if isinstance(sub, dict):
+                for key in ("source", "target"):
+                    sub[key] = resolve(sub.get(key))
+        ver = data.get("verification")
+        if isinstance(ver, dict) and isinstance(ver.get("checked"), list):
+            ver["checked"] = [resolve(r) for r in ver["checked"]]
+        layout = data.get("layout")
+        if isinstance(layout, dict):
+            data["layout"] = {resolve(k): v for k, v in layout.items()}
+        return data
+
+    @model_validator(mode="after")
+    def _graph_rules(self) -> "Topology":
+        problems = graph_problems(self)
+        if problems:
+            raise ValueError("\n".join(f"{p.path}: {p.message}" for p in problems))
+        return self
+
+    # ---- queries -------------------------------------------------------
+    @property
+    def components(self) -> list[Component]:
+        return [*self.spouts, *self.bolts]
+
+    def component(self, ident: str) -> Component:
+        """The spout or bolt with this id (or, failing that, this name)."""
+        for c in self.components:
+            if c.id == ident:
+                return c
+        for c in self.components:
+            if c.name == ident:
+                return c
+        raise KeyError(ident)
+
+    def name_of(self, ident: str) -> str:
+        return self.component(ident).name
+
+    def bolt_by_name(self, name: str) -> Bolt:
+        for b in self.bolts:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def subscribers(self, ident: str) -> list[Bolt]:
+        """Bolts that subscribe to the component `ident`."""
+        targets = [s.target for s in self.subscriptions if s.source == ident]
+        return [b for b in self.bolts if b.id in targets]
+
+    def sources_of(self, ident: str) -> list[Component]:
+        """Components bolt `ident` subscribes to (subs(j))."""
+        sources = [s.source for s in self.subscriptions if s.target == ident]
+        return [c for c in self.components if c.id in sources]
+
+    def checked_bolts(self) -> list[Bolt]:
+        """The bolts whose queues the growth property is about (all when none chosen)."""
+        if not self.verification.checked:
+            return list(self.bolts)
+        return [b for b in self.bolts if b.id in self.verification.checked]
+
+    def semantics(self) -> dict[str, Any]:
+        """Everything the verifier reads, keyed by names: no ids, no layout, no description.
+
+        Two documents with equal semantics have the same verdicts; this is what round
+        trips preserve and what the content hash of an exported configuration covers.
+        """
+        names = {c.id: c.name for c in self.components}
+        return {
+            "spouts": sorted((s.name, s.rate, s.burst) for s in self.spouts),
+            "bolts": sorted((b.name, b.alpha, b.sigma, b.parallelism) for b in self.bolts),
+            "subscriptions": sorted(
+                (names[s.source], names[s.target], s.grouping, tuple(s.fields)) for s in self.subscriptions
+            ),
+            "settings": self.settings.model_dump(),
+            "checked": sorted(names[r] for r in self.verification.checked),
+        }
+
+    def to_json_bytes(self) -> bytes:
+        return (self.model_dump_json(indent=2) + "\n").encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation problem: `path` names the element and field (e.g. `bolts.B2.alpha`)."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class TopologyError(ValueError):
+    """Raised when a document is invalid; carries every problem found."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("; ".join(str(p) for p in problems))
+
+
+def graph_problems(topo: Topology) -> list[Problem]:
+    """Rules across elements: names, references, edge directions, non-empty."""
+    problems: list[Problem] = []
+    if not topo.spouts and not topo.bolts:
+        problems.append(Problem("topology", "is empty: add at least one spout and one bolt"))
+        return problems
+    if not topo.spouts:
+        problems.append(Problem("spouts", "the topology has no spout, so no tuple ever enters it"))
+    seen: dict[str, str] = {}
+    for key, items in (("spouts", topo.spouts), ("bolts", topo.bolts)):
+        for c in items:
+            if c.name in seen:
+                problems.append(Problem(f"{key}.{c.name}.name", f"duplicate name '{c.name}' (also a {seen[c.name]})"))
+            seen[c.name] = c.kind
+    ids: dict[str, Component] = {}
+    for c in topo.components:
+        if c.id in ids:
+            problems.append(Problem(f"{c.kind}s.{c.name}.id", f"duplicate id '{c.id}'"))
+        ids[c.id] = c
+    pairs: set[tuple[str, str]] = set()
+    for i, s in enumerate(topo.subscriptions):
+        label = f"subscriptions[{i}]"
+        src, tgt = ids.get(s.source), ids.get(s.target)
+        if src is None:
+            problems.append(Problem(f"{label}.source", f"unknown component '{s.source}'"))
+        if tgt is None:
+            problems.append(Problem(f"{label}.target", f"unknown component '{s.target}'"))
+        elif tgt.kind == "spout":
+            problems.append(Problem(f"{label}.target", f"'{tgt.name}' is a spout; spouts cannot subscribe to streams"))
+        if src is not None and tgt is not None:
+            label = f"subscriptions.{src.name}->{tgt.name}"
+            if (s.source, s.target) in pairs:
+                problems.append(Problem(label, "duplicate subscription"))
+            pairs.add((s.source, s.target))
+            if s.grouping == "fields" and not s.fields:
+                problems.append(Problem(f"{label}.fields", "fields grouping needs at least one field name"))
+    for ref in topo.verification.checked:
+        c = ids.get(ref)
+        if c is None:
+            problems.append(Problem("verification.checked", f"unknown bolt '{ref}'"))
+        elif c.kind != "bolt":
+            problems.append(Problem("verification.checked", f"'{c.name}' is a spout; only bolts have queues"))
+    for ref in topo.layout:
+        if ref not in ids:
+            problems.append(Problem("layout", f"position for unknown component '{ref}'"))
+    return problems
+
+
+def _element_label(raw: Any, loc: tuple[Any, ...]) -> str:
+    """Turn a pydantic location like ('bolts', 1, 'alpha') into 'bolts.B2.alpha'."""
+    parts: list[str] = []
+    node = raw
+    for item in loc:
+        if isinstance(item, int) and isinstance(node, list):
+            elem = node[item] if 0 <= item < len(node) else None
+            name = elem.get("name") if isinstance(elem, dict) else None
+            if isinstance(name, str) and name:
+                parts.append(name)
+            else:
+                parts[-1:] = [f"{parts[-1]}[{item}]"] if parts else [f"[{item}]"]
+            node = elem
+        else:
+            parts.append(str(item))
+            node = node.get(item) if isinstance(node, dict) else None
+    return ".".join(parts)
+
+
+def _friendly(msg: str) -> str:
+    msg = msg.removeprefix("Value error, ")
+    return msg[0].lower() + msg[1:] if msg else msg
+
+
+def parse_topology(data: Any) -> Topology:
+    """Validate a decoded JSON document; raise :class:`TopologyError` naming each problem."""
+    import copy
+
+    if not isinstance(data, dict):
+        raise TopologyError([Problem("document", f"expected a JSON object, got {type(data).__name__}")])
+    raw = copy.deepcopy(data)
+    try:
+        return Topology.model_validate(copy.deepcopy(data))
+    except ValidationError as err:
+        problems: list[Problem] = []
+        for e in err.errors():
+            loc = tuple(e.get("loc", ()))
+            msg = str(e.get("msg", "invalid"))
+            if not loc and "\n" in msg:
+                for line in _friendly(msg).split("\n"):
+                    path, _, text = line.partition(": ")
+                    problems.append(Problem(path, text))
+                continue
+            if e.get("type") == "extra_forbidden":
+                msg = "unknown field"
+            path = _element_label(raw, loc) if loc else "topology"
+            problems.append(Problem(path, _friendly(msg)))
+        raise TopologyError(problems) from None
+
+
+def topology_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the `.storm.json` document."""
+    return Topology.model_json_schema()
