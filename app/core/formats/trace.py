@@ -1,0 +1,100 @@
+"""The lasso trace file, `stormbound-trace/1` (documented in docs/trace-format.md).
+
+One entry per position 0..k+1; position k+1 repeats `loop_start`, so positions
+loop_start..k repeat forever. Times are exact: a decimal or a "p/q" string.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from fractions import Fraction
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.core.fileio import write_atomic
+
+TRACE_FORMAT = "stormbound-trace/1"
+
+
+class SpoutStep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    emit: bool
+    emitted: int = Field(ge=0)
+
+
+class BoltStep(BaseModel):
+    """A bolt at one position. `queue` is before this position's actions, `buffer` after."""
+
+    model_config = ConfigDict(extra="forbid")
+    queue: int = Field(ge=0)
+    arrivals: int = Field(ge=0)
+    take: bool
+    batch: int = Field(ge=0, description="tuples in the current processing phase")
+    emit: bool
+    emitted: int = Field(ge=0)
+    buffer: int = Field(ge=0)
+    phase: Literal["idle", "processing"]
+
+
+class TracePosition(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    time: str = Field(description='exact time stamp: "1.25" or "5/3"')
+    spouts: dict[str, SpoutStep]
+    bolts: dict[str, BoltStep]
+
+    @property
+    def exact_time(self) -> Fraction:
+        return Fraction(self.time)
+
+
+class Trace(BaseModel):
+    """A lasso: positions 0..k+1, the last repeating `loop_start`."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: Literal["stormbound-trace/1"] = TRACE_FORMAT
+    topology: dict[str, Any] = Field(description="the (possibly reduced) topology document the trace runs on")
+    k: int
+    loop_start: int
+    positions: list[TracePosition]
+    kept: list[str] = Field(default_factory=list, description="component names kept by the cone of influence")
+
+    def loop_duration(self) -> Fraction:
+        return self.positions[self.k + 1].exact_time - self.positions[self.loop_start].exact_time
+
+    def growth_per_loop(self) -> dict[str, int]:
+        last, start = self.positions[self.k + 1], self.positions[self.loop_start]
+        return {name: last.bolts[name].queue - start.bolts[name].queue for name in start.bolts}
+
+
+def format_time(value: Fraction) -> str:
+    """An exact decimal when the fraction has one, else "p/q"."""
+    value = Fraction(value)
+    den = value.denominator
+    twos = fives = 0
+    while den % 2 == 0:
+        den //= 2
+        twos += 1
+    while den % 5 == 0:
+        den //= 5
+        fives += 1
+    if den != 1:
+        return f"{value.numerator}/{value.denominator}"
+    digits = max(twos, fives)
+    if digits == 0:
+        return str(value.numerator)
+    scaled = value * 10**digits
+    sign = "-" if scaled < 0 else ""
+    text = str(abs(scaled.numerator)).rjust(digits + 1, "0")
+    return f"{sign}{text[:-digits]}.{text[-digits:]}"
+
+
+def load_trace(path: str | os.PathLike[str]) -> Trace:
+    from app.core.formats import read_json
+
+    return Trace.model_validate(read_json(path))
+
+
+def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
+    write_atomic(path, (json.dumps(trace.model_dump(mode="json"), indent=2) + "\n").encode("utf-8"))
