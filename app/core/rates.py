@@ -200,12 +200,13 @@ def _suggest(topo: Topology) -> dict[str, int | None]:
             parallelism[b.id] = max(1, needed)
     # confirm exactly; inside cycles the estimate comes from below, so raise until proven
     ok = bounded_bolts(topo, parallelism)
-    for _ in range(20):
+    for round_ in range(60):
         failing = [b for b in topo.bolts if suggestion[b.name] is not None and not ok[b.name]]
         if not failing:
             break
-        for b in failing:
-            parallelism[b.id] = math.ceil(parallelism[b.id] * 1.1) + 1
+        for b in failing:  # small steps first (keeps the answer minimal), then faster
+            step = 1 if round_ < 30 else math.ceil(parallelism[b.id] * 0.1)
+            parallelism[b.id] += step
             suggestion[b.name] = parallelism[b.id]
         ok = bounded_bolts(topo, parallelism)
     for b in topo.bolts:

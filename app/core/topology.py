@@ -112,7 +112,11 @@ class Topology(_Model):
         """Let hand-written files name components where ids are expected."""
         if not isinstance(data, dict):
             return data
-        comps = [c for key in ("spouts", "bolts") for c in (data.get(key) or []) if isinstance(c, dict)]
+        def items(key: str) -> list[Any]:
+            value = data.get(key)
+            return value if isinstance(value, list) else []
+
+        comps = [c for key in ("spouts", "bolts") for c in items(key) if isinstance(c, dict)]
         ids = {c.get("id") for c in comps if c.get("id")}
         by_name: dict[str, str] = {}
         for c in comps:
@@ -127,7 +131,7 @@ class Topology(_Model):
                 return by_name[ref]
             return ref
 
-        for sub in data.get("subscriptions") or []:
+        for sub in items("subscriptions"):
             if isinstance(sub, dict):
                 for key in ("source", "target"):
                     sub[key] = resolve(sub.get(key))
@@ -312,7 +316,7 @@ def parse_topology(data: Any) -> Topology:
         for e in err.errors():
             loc = tuple(e.get("loc", ()))
             msg = str(e.get("msg", "invalid"))
-            if not loc and "\n" in msg:
+            if not loc:
                 for line in _friendly(msg).split("\n"):
                     path, _, text = line.partition(": ")
                     problems.append(Problem(path, text))

@@ -4,9 +4,10 @@
   `verification_params.base_quantity`; the prototype's template used τ = 0.1.
 * newer: `time_bound` and/or a per-spout `parallelism` as burst; τ = 0.04.
 
-Bolts give `alpha` directly or as `parallelism / max_proc_rate`. Component
+Storm groupings, which D-VerT ignores, travel in a per-bolt `stormbound_groupings`
+extension. Bolts give `alpha` directly or as `parallelism / max_proc_rate`. Component
 references in `subs` are matched case-insensitively (the newer tools upper-cased
-them). Export writes the newer dialect plus an explicit `tolerance`, so that
+them) when no exact name matches. Export writes the newer dialect plus an explicit `tolerance`, so that
 import -> export -> import keeps every semantic field.
 """
 
@@ -57,14 +58,14 @@ def from_dvert(data: dict[str, Any]) -> Topology:
     if not isinstance(spouts_in, list) or not isinstance(bolts_in, list):
         raise _fail("topology", "spouts and bolts must be lists")
 
-    ids: dict[str, str] = {}  # upper-cased name -> id
+    ids: dict[str, str] = {}  # name -> id (exact names, then upper-cased ones)
     spouts: list[dict[str, Any]] = []
     for i, s in enumerate(spouts_in):
         if not isinstance(s, dict):
             raise _fail(f"spouts[{i}]", "not an object")
         name = str(_number(s, "id", f"spouts[{i}]"))
         ident = new_id()
-        ids[name.upper()] = ident
+        ids[name] = ident
         burst = s.get("parallelism", 1) if kind == "newer" else vp.get("base_quantity", 1)
         spouts.append({"id": ident, "name": name, "rate": _number(s, "avg_emit_rate", f"spouts.{name}"), "burst": burst})
 
@@ -75,7 +76,7 @@ def from_dvert(data: dict[str, Any]) -> Topology:
             raise _fail(f"bolts[{i}]", "not an object")
         name = str(_number(b, "id", f"bolts[{i}]"))
         ident = new_id()
-        ids[name.upper()] = ident
+        ids[name] = ident
         parallelism = _number(b, "parallelism", f"bolts.{name}")
         if "alpha" in b:
             alpha = b["alpha"]
@@ -88,22 +89,31 @@ def from_dvert(data: dict[str, Any]) -> Topology:
             raise _fail(f"bolts.{name}.alpha", "missing (give alpha or max_proc_rate)")
         bolts.append({"id": ident, "name": name, "alpha": alpha, "sigma": _number(b, "sigma", f"bolts.{name}"),
                       "parallelism": parallelism})
+        groupings = b.get("stormbound_groupings") or {}
         for ref in b.get("subs") or []:
-            subs.append((name, ref, ident))
+            subs.append((name, ref, ident, groupings.get(str(ref)) or {}))
+
+    upper: dict[str, str] = {}
+    for name, ident in ids.items():
+        upper.setdefault(name.upper(), ident)
+
+    def lookup(ref: Any) -> str | None:
+        return ids.get(str(ref)) or upper.get(str(ref).upper())
 
     subscriptions = []
-    for bolt_name, ref, target in subs:
-        source = ids.get(str(ref).upper())
+    for bolt_name, ref, target, grouping in subs:
+        source = lookup(ref)
         if source is None:
             raise _fail(f"bolts.{bolt_name}.subs", f"unknown component '{ref}'")
-        subscriptions.append({"source": source, "target": target, "grouping": "shuffle"})
+        subscriptions.append({"source": source, "target": target, "grouping": grouping.get("grouping", "shuffle"),
+                              "fields": grouping.get("fields", [])})
 
     tolerance = topo.get("tolerance", vp.get("tolerance", OLD_TOLERANCE if kind == "older" else NEW_TOLERANCE))
     k = vp.get("time_bound", vp.get("num_steps"))
     checked_names = vp.get("strictly_monotonic_queues") or []
     checked = []
     for ref in checked_names:
-        ident = ids.get(str(ref).upper())
+        ident = lookup(ref)
         if ident is None:
             raise _fail("verification_params.strictly_monotonic_queues", f"unknown bolt '{ref}'")
         checked.append(ident)
@@ -135,9 +145,12 @@ def to_dvert(topo: Topology) -> dict[str, Any]:
     names = {c.id: c.name for c in topo.components}
     bolts = []
     for b in topo.bolts:
+        incoming = [s for s in topo.subscriptions if s.target == b.id]
         bolts.append({
             "id": b.name,
-            "subs": [names[s.source] for s in topo.subscriptions if s.target == b.id],
+            "subs": [names[s.source] for s in incoming],
+            # not read by D-VerT; keeps Storm groupings across a round trip
+            "stormbound_groupings": {names[s.source]: {"grouping": s.grouping, "fields": s.fields} for s in incoming},
             "alpha": b.alpha,
             "sigma": b.sigma,
             "parallelism": b.parallelism,
