@@ -144,6 +144,8 @@ def _optional_registrars() -> list[Callable[[argparse._SubParsersAction], None]]
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="stormbound", description="Verify Storm topologies for unbounded queue growth.")
     parser.add_argument("--version", action="version", version=f"stormbound {__version__}")
+    parser.add_argument("--selftest", action="store_true",
+                        help="headless check of an installation: example, rate check, verification, trace PNG")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     for register in REGISTRARS + _optional_registrars():
         register(sub)
@@ -165,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         if not argv:
             argv = ["gui"] if "gui" in parser._subparsers._group_actions[0].choices else ["--help"]
         args = parser.parse_args(argv)
+        if args.selftest:
+            from app.selftest import run_selftest
+
+            return run_selftest()
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_BAD_INPUT
