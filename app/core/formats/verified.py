@@ -1,0 +1,112 @@
+"""The "verified configuration" file, `stormbound-verified/1`: a topology with its verdicts.
+
+Written by File > Export verified configuration. It records what was verified (the
+whole document, its verification settings), what was found (one verdict per
+property, with the bound the solver reached) and a SHA-256 content hash of the
+canonical JSON of `Topology.semantics()`, so a deployment pipeline can check that
+the configuration it ships is the one that was verified (layout, ids and
+description do not change the hash; any semantic field does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from datetime import datetime, timezone
+from typing import Any
+
+from app import __version__
+from app.core.fileio import write_atomic
+from app.core.tcn.result import VerifyResult
+from app.core.topology import Problem, Topology, TopologyError, parse_topology
+
+VERIFIED_FORMAT = "stormbound-verified/1"
+
+
+def canonical_json(data: Any) -> bytes:
+    """Sorted keys, no spaces, UTF-8: the same data always gives the same bytes."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def content_hash(topo: Topology) -> str:
+    """SHA-256 (hex) of the canonical JSON of the topology's semantics."""
+    return hashlib.sha256(canonical_json(topo.semantics())).hexdigest()
+
+
+def _verdict_entry(result: VerifyResult, topo: Topology) -> dict[str, Any]:
+    """One property's verdict in words and figures (the trace itself is not embedded)."""
+    if result.property == "threshold":
+        subject = f"some queue reaches {result.threshold}"
+    else:
+        names = result.checked or [b.name for b in topo.checked_bolts()]
+        subject = "unbounded growth of " + ", ".join(names)
+    entry = result.to_public_json()
+    entry["subject"] = subject
+    entry["verdict_words"] = verdict_words(result)
+    return entry
+
+
+def verdict_words(result: VerifyResult) -> str:
+    """The verdict as the verification panel says it."""
+    if result.verdict == "counterexample":
+        return f"counterexample (k = {result.k})" if result.k is not None else "counterexample"
+    if result.verdict == "none-up-to-k":
+        return f"no counterexample up to k = {result.k}" if result.k is not None else "no counterexample up to k"
+    if result.verdict == "bounded":
+        return "bounded (rate proof)"
+    return "unknown"
+
+
+def build_verified(topo: Topology, results: list[VerifyResult], *, created: datetime | None = None) -> dict[str, Any]:
+    """The verified-configuration document for `topo` and the verdicts found for it.
+
+    Raises TopologyError when the topology is not a valid document or no verdict is given
+    (a configuration without verdicts is not a verified one).
+    """
+    checked = parse_topology(topo.model_dump(mode="json"))
+    if not results:
+        raise TopologyError([Problem("verdicts", "no verification results: run Verify first")])
+    bounds = [r.k for r in results if r.k is not None]
+    when = (created or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return {
+        "format": VERIFIED_FORMAT,
+        "tool": f"stormbound {__version__}",
+        "created": when.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "content_hash": {"algorithm": "sha256", "of": "canonical JSON of the topology semantics",
+                         "value": content_hash(checked)},
+        "topology": checked.model_dump(mode="json"),
+        "verification": checked.verification.model_dump(mode="json"),
+        "solver_bound": {"k": max(bounds) if bounds else None, "k_max": checked.verification.k_max,
+                         "k_setting": checked.verification.k},
+        "verdicts": [_verdict_entry(r, checked) for r in results],
+    }
+
+
+def verified_bytes(topo: Topology, results: list[VerifyResult], *, created: datetime | None = None) -> bytes:
+    """The document serialised (indented JSON), ready for QSaveFile or write_atomic."""
+    return (json.dumps(build_verified(topo, results, created=created), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def save_verified(topo: Topology, results: list[VerifyResult], path: str | os.PathLike[str]) -> None:
+    """Write the verified configuration atomically (the headless path; the GUI uses QSaveFile)."""
+    write_atomic(path, verified_bytes(topo, results))
+
+
+def check_verified(data: Any) -> Topology:
+    """Validate a decoded verified configuration and its hash; return its topology.
+
+    Raises TopologyError naming the field when the format is wrong or the hash does not
+    match the embedded topology (the file was edited after verification).
+    """
+    if not isinstance(data, dict) or data.get("format") != VERIFIED_FORMAT:
+        raise TopologyError([Problem("format", f"not a {VERIFIED_FORMAT} document")])
+    topo = parse_topology(data.get("topology"))
+    recorded = (data.get("content_hash") or {}).get("value") if isinstance(data.get("content_hash"), dict) else None
+    if not isinstance(recorded, str):
+        raise TopologyError([Problem("content_hash.value", "missing")])
+    actual = content_hash(topo)
+    if recorded != actual:
+        raise TopologyError([Problem("content_hash.value",
+                                     f"does not match the topology (recorded {recorded[:12]}…, actual {actual[:12]}…)")])
+    return topo
