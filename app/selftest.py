@@ -136,6 +136,7 @@ def _trace_view_widget(trace) -> Any | None:
 def _queue_plot_widget(trace) -> Any:
     """A plain pyqtgraph plot of every bolt's queue over time, with the loop marked."""
     import pyqtgraph as pg
+    from PySide6.QtCore import Qt
 
     plot = pg.PlotWidget(background="w")
     plot.setTitle(f"queues of the lasso (k={trace.k}, loop from position {trace.loop_start})")
@@ -148,7 +149,7 @@ def _queue_plot_widget(trace) -> Any:
         queue = [p.bolts[name].queue for p in trace.positions]
         plot.plot(times, queue, name=name, pen=pg.mkPen(pg.intColor(index, hues=max(len(names), 3)), width=2),
                   symbol="o", symbolSize=5)
-    plot.addItem(pg.InfiniteLine(times[trace.loop_start], angle=90, pen=pg.mkPen("k", style=2)))
+    plot.addItem(pg.InfiniteLine(times[trace.loop_start], angle=90, pen=pg.mkPen("k", style=Qt.PenStyle.DashLine)))
     return plot
 
 
