@@ -22,6 +22,7 @@ Spark job for large `same_key` inputs lives in :mod:`app.runs.diff_spark`.
 from __future__ import annotations
 
 import json
+import operator
 import os
 from collections import deque
 from pathlib import Path
@@ -279,6 +280,10 @@ class _MissingField(Exception):
         self.path = path
 
 
+class _BadItem(Exception):
+    """Internal: an item could not be read; args are (side, index, item, cause)."""
+
+
 def field_getter(path: str) -> Callable[[Any], Any]:
     """A function reading a dotted field path (`a.b`, `pos.0`) of a JSON value; raises _MissingField."""
     parts: list[str | int] = [int(p) if p.lstrip("-").isdigit() else p for p in path.split(".")]
@@ -303,13 +308,25 @@ def field_getter(path: str) -> Callable[[Any], Any]:
     return get
 
 
+def _item_getter(name: str) -> Callable[[Any], Any]:
+    """operator.itemgetter (C speed) for a top-level field; a missing field becomes _MissingField."""
+    return operator.itemgetter(name)
+
+
 def freeze(value: Any) -> Any:
-    """A hashable form of a JSON value with the same equality (lists -> tuples, objects -> sorted pairs)."""
-    if isinstance(value, dict):
-        return ("\0dict", tuple(sorted((k, freeze(v)) for k, v in value.items())))
-    if isinstance(value, (list, tuple)):
+    """A hashable form of a JSON value with the same equality (lists -> tuples, objects -> frozen items)."""
+    kind = type(value)
+    if kind is dict:
+        try:
+            return (_DICT_TAG, frozenset(value.items()))
+        except TypeError:  # a nested list or object
+            return (_DICT_TAG, frozenset((k, freeze(v)) for k, v in value.items()))
+    if kind is list or kind is tuple:
         return tuple(freeze(v) for v in value)
     return value
+
+
+_DICT_TAG = "\0dict"  # with a frozenset beside it, no JSON value freezes to the same tuple
 
 
 def _short(item: Any, limit: int = 120) -> str:
@@ -432,7 +449,9 @@ class Matcher:
             self._mode = "same_key"
             self._keys: dict[Any, list[Any]] = {}
             getters = [field_getter(f) for f in dep.fields]
-            if len(getters) == 1:
+            if len(dep.fields) == 1 and "." not in dep.fields[0]:
+                self._key_of = _item_getter(dep.fields[0])
+            elif len(getters) == 1:
                 self._key_of = getters[0]
             else:
                 self._key_of = lambda item: tuple(g(item) for g in getters)
@@ -516,20 +535,23 @@ class Matcher:
 
     def feed(self, events: Iterable[tuple[int, Any]]) -> Difference | None:
         """Feed `(side, item)` pairs of the connected stream (side 0 = left, 1 = right)."""
+        events = iter(events)
         if self.difference is not None:
-            for side, _ in events:
-                self.counts[side] += 1
-                self.position += 1
+            self._drain(events)
             return self.difference
         try:
-            getattr(self, "_feed_" + self._mode)(iter(events))
-        except _MissingField as err:
-            side = self._last_side
-            raise DiffError(f"{SIDE_NAMES[side]} item {self.counts[side]}: no field {err.path!r} "
-                            f"in {_short(self._last_item, 80)}") from None
-        except ExprEvalError as err:
-            side = self._last_side
-            raise DiffError(f"{SIDE_NAMES[side]} item {self.counts[side]}: {err}") from None
+            getattr(self, "_feed_" + self._mode)(events)
+        except _BadItem as bad:
+            side, index, item, cause = bad.args
+            if isinstance(cause, _MissingField):
+                problem = f"no field {cause.path!r}"
+            elif self._mode == "same_key" and isinstance(cause, (KeyError, TypeError, IndexError)):
+                problem = f"no field {'.'.join(self.dependence.fields)!r}"  # type: ignore[union-attr]
+            elif isinstance(cause, ExprEvalError):
+                problem = str(cause)
+            else:
+                problem = f"cannot use this item ({type(cause).__name__}: {cause})"
+            raise DiffError(f"{SIDE_NAMES[side]} item {index}: {problem} in {_short(item, 80)}") from None
         return self.difference
 
     def feed_sides(self, left: Iterable[Any], right: Iterable[Any], order: str = "alternate") -> Difference | None:
@@ -537,34 +559,40 @@ class Matcher:
         return self.feed(interleave(left, right, order))
 
     def _fail(self, side: int, position: int, index: int, item: Any,
-              other: tuple[int, int, Any] | None, reason: str) -> None:
-        other_item = None
-        if other is not None:
-            o_side, o_pos, o_item = other
-            other_item = StreamItem(side=SIDE_NAMES[o_side], index=o_pos[1], position=o_pos[0], item=o_item)
+              other_side: int, other: tuple[int, int, Any], reason: str) -> None:
         self.difference = Difference(
             position=position,
             item=StreamItem(side=SIDE_NAMES[side], index=index, position=position, item=item),
-            other=other_item, reason=reason)
+            other=StreamItem(side=SIDE_NAMES[other_side], index=other[1], position=other[0], item=other[2]),
+            reason=reason)
 
     def _drain(self, events: Iterator[tuple[int, Any]]) -> None:
+        """Count the items after the first difference without matching them."""
+        counts = self.counts
         for side, _ in events:
-            self.counts[side] += 1
+            counts[side] += 1
             self.position += 1
 
-    # Each fast path keeps its state in locals inside the loop and writes it back at the end.
-    # Stored entries are (position, index-in-side, item); the side is implied by the queue.
+    # Each loop keeps its state in locals (CPython is much faster with locals) and
+    # writes it back in `finally`. Stored entries are (position, index in side, item);
+    # the side of a queue is kept beside it. A per-side index costs a branch, not a
+    # list store. Errors on one item are re-raised as _BadItem with the item's place.
 
     def _feed_all(self, events: Iterator[tuple[int, Any]]) -> None:
         queue, queue_side = self._queue, self._queue_side
         canon = self._canon
-        counts = self.counts
-        position, matched, unmatched, peak = self.position, self.matched, self.unmatched, self.peak_unmatched
+        position, n_left, n_right = self.position, self.counts[LEFT], self.counts[RIGHT]
+        matched, unmatched, peak = self.matched, self.unmatched, self.peak_unmatched
+        side, index, item = LEFT, 0, None
         try:
             for side, item in events:
                 position += 1
-                counts[side] += 1
-                self._last_side, self._last_item = side, item
+                if side:
+                    n_right += 1
+                    index = n_right
+                else:
+                    n_left += 1
+                    index = n_left
                 if queue and queue_side != side:
                     front = queue[0]
                     if front[2] == item if canon is None else canon(front[2]) == canon(item):
@@ -572,34 +600,40 @@ class Matcher:
                         matched += 1
                         unmatched -= 1
                         continue
-                    self._fail(side, position, counts[side], item, (queue_side, front[:2], front[2]),
+                    self._fail(side, position, index, item, queue_side, front,
                                "the items differ, and every pair is dependent (order matters)")
-                    self.position = position
-                    self._drain(events)
-                    return
+                    break
                 if not queue:
                     queue_side = side
-                queue.append((position, counts[side], item))
+                queue.append((position, index, item))
                 unmatched += 1
                 if unmatched > peak:
                     peak = unmatched
+        except Exception as err:
+            raise _BadItem(side, index, item, err) from err
         finally:
             self._queue_side = queue_side
-            if self.difference is None:
-                self.position = position
+            self.position, self.counts[LEFT], self.counts[RIGHT] = position, n_left, n_right
             self.matched, self.unmatched, self.peak_unmatched = matched, unmatched, peak
+        if self.difference is not None:
+            self._drain(events)
 
     def _feed_same_key(self, events: Iterator[tuple[int, Any]]) -> None:
         keys = self._keys
         key_of = self._key_of
         canon = self._canon
-        counts = self.counts
-        position, matched, unmatched, peak = self.position, self.matched, self.unmatched, self.peak_unmatched
+        position, n_left, n_right = self.position, self.counts[LEFT], self.counts[RIGHT]
+        matched, unmatched, peak = self.matched, self.unmatched, self.peak_unmatched
+        side, index, item = LEFT, 0, None
         try:
             for side, item in events:
                 position += 1
-                counts[side] += 1
-                self._last_side, self._last_item = side, item
+                if side:
+                    n_right += 1
+                    index = n_right
+                else:
+                    n_left += 1
+                    index = n_left
                 key = key_of(item)
                 try:
                     slot = keys.get(key)
@@ -607,97 +641,115 @@ class Matcher:
                     key = freeze(key)
                     slot = keys.get(key)
                 if slot is None:
-                    keys[key] = [side, deque(((position, counts[side], item),))]
-                elif slot[0] != side and slot[1]:
-                    queue = slot[1]
-                    front = queue[0]
-                    if front[2] == item if canon is None else canon(front[2]) == canon(item):
-                        queue.popleft()
-                        matched += 1
-                        unmatched -= 1
-                        continue
-                    self._fail(side, position, counts[side], item, (slot[0], front[:2], front[2]),
-                               f"the items differ and have the same key {key!r} (order within a key matters)")
-                    self.position = position
-                    self._drain(events)
-                    return
+                    keys[key] = [side, deque(((position, index, item),))]
                 else:
+                    queue = slot[1]
+                    if slot[0] != side and queue:
+                        front = queue[0]
+                        if front[2] == item if canon is None else canon(front[2]) == canon(item):
+                            queue.popleft()
+                            matched += 1
+                            unmatched -= 1
+                            continue
+                        self._fail(side, position, index, item, slot[0], front,
+                                   f"the items differ and have the same key {key!r} (order within a key matters)")
+                        break
                     slot[0] = side
-                    slot[1].append((position, counts[side], item))
+                    queue.append((position, index, item))
                 unmatched += 1
                 if unmatched > peak:
                     peak = unmatched
+        except Exception as err:
+            raise _BadItem(side, index, item, err) from err
         finally:
-            if self.difference is None:
-                self.position = position
+            self.position, self.counts[LEFT], self.counts[RIGHT] = position, n_left, n_right
             self.matched, self.unmatched, self.peak_unmatched = matched, unmatched, peak
+        if self.difference is not None:
+            self._drain(events)
 
     def _feed_none(self, events: Iterator[tuple[int, Any]]) -> None:
         bags = self._bags
         hashable = self._hashable_canon
-        counts = self.counts
-        position, matched, unmatched, peak = self.position, self.matched, self.unmatched, self.peak_unmatched
+        position, n_left, n_right = self.position, self.counts[LEFT], self.counts[RIGHT]
+        matched, unmatched, peak = self.matched, self.unmatched, self.peak_unmatched
+        side, index, item = LEFT, 0, None
         try:
             for side, item in events:
                 position += 1
-                counts[side] += 1
-                self._last_side, self._last_item = side, item
+                if side:
+                    n_right += 1
+                    index = n_right
+                else:
+                    n_left += 1
+                    index = n_left
                 value = hashable(item)
                 slot = bags.get(value)
                 if slot is None:
-                    bags[value] = [side, deque(((position, counts[side], item),))]
-                elif slot[0] != side and slot[1]:
-                    slot[1].popleft()
-                    matched += 1
-                    unmatched -= 1
-                    if not slot[1]:
-                        del bags[value]
-                    continue
+                    bags[value] = [side, deque(((position, index, item),))]
                 else:
+                    queue = slot[1]
+                    if slot[0] != side and queue:
+                        queue.popleft()
+                        matched += 1
+                        unmatched -= 1
+                        if not queue:
+                            del bags[value]
+                        continue
                     slot[0] = side
-                    slot[1].append((position, counts[side], item))
+                    queue.append((position, index, item))
                 unmatched += 1
                 if unmatched > peak:
                     peak = unmatched
+        except Exception as err:
+            raise _BadItem(side, index, item, err) from err
         finally:
-            self.position, self.matched, self.unmatched, self.peak_unmatched = position, matched, unmatched, peak
+            self.position, self.counts[LEFT], self.counts[RIGHT] = position, n_left, n_right
+            self.matched, self.unmatched, self.peak_unmatched = matched, unmatched, peak
 
     def _feed_general(self, events: Iterator[tuple[int, Any]]) -> None:
         pending = self._pending
         class_of, dep_fn = self._class_of, self._dep_fn
         canon, eq_fn = self._canon, self._eq_fn
-        counts = self.counts
-        position, matched, unmatched, peak = self.position, self.matched, self.unmatched, self.peak_unmatched
+        position, n_left, n_right = self.position, self.counts[LEFT], self.counts[RIGHT]
+        matched, unmatched, peak = self.matched, self.unmatched, self.peak_unmatched
+        side, index, item = LEFT, 0, None
         try:
             for side, item in events:
                 position += 1
-                counts[side] += 1
-                self._last_side, self._last_item = side, item
+                if side:
+                    n_right += 1
+                    index = n_right
+                else:
+                    n_left += 1
+                    index = n_left
                 cls = class_of(item)
                 value = item if canon is None else canon(item)
                 others = pending[1 - side]
-                for i, (o_pos, o_index, o_item, o_cls, o_value) in enumerate(others):
-                    if eq_fn(o_item, item) if eq_fn is not None else o_value == value:
+                for i, entry in enumerate(others):
+                    if eq_fn(entry[2], item) if eq_fn is not None else entry[4] == value:
                         del others[i]
                         matched += 1
                         unmatched -= 1
                         break
-                    if dep_fn(cls, o_cls):
-                        self._fail(side, position, counts[side], item, (1 - side, (o_pos, o_index), o_item),
+                    if dep_fn(cls, entry[3]):
+                        self._fail(side, position, index, item, 1 - side, entry,
                                    "the item is dependent on an earlier unmatched item of the other side "
                                    "that it does not equal")
-                        self.position = position
-                        self._drain(events)
-                        return
+                        break
                 else:
-                    pending[side].append((position, counts[side], item, cls, value))
+                    pending[side].append((position, index, item, cls, value))
                     unmatched += 1
                     if unmatched > peak:
                         peak = unmatched
+                if self.difference is not None:
+                    break
+        except Exception as err:
+            raise _BadItem(side, index, item, err) from err
         finally:
-            if self.difference is None:
-                self.position = position
+            self.position, self.counts[LEFT], self.counts[RIGHT] = position, n_left, n_right
             self.matched, self.unmatched, self.peak_unmatched = matched, unmatched, peak
+        if self.difference is not None:
+            self._drain(events)
 
     # -- results --
 
