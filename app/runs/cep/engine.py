@@ -1,0 +1,447 @@
+"""The token engine: runs compiled patterns over a stream of events (plain dicts with `type` and `t`).
+
+Semantics follow VIATRA-CEP's token model. Each state holds tokens (partial
+matches) oldest first; an event of type T looks up the precompiled steps for T
+(no scanning of the automaton). Per event and state at most one token fires
+(the oldest whose parameters agree), except in the `every` and `any` contexts.
+Contexts (see docs/cep.md):
+
+- chronicle: tokens wait across unrelated events; the initial state always
+  holds a fresh token.
+- immediate: an event that fires nothing in the automaton discards its partial matches.
+- strict: immediate, and a new match starts only when none is in progress (an
+  event that resets the automaton may start the next one).
+- every: every token that can take the event does (Esper `every A -> B`).
+- any: every token may take or skip each event (Esper `every A -> every B`,
+  FlinkCEP `followedByAny`).
+- once: one partial match at a time, no resets (Esper `every (A -> B)`).
+- first: as once, stops after the first match (Apama `A -> B`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from app.runs.cep.compiler import INIT, Automaton, compile_pattern
+from app.runs.cep.syntax import Pattern
+
+_UNBOUND = object()
+_MISSING = object()
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+@dataclass
+class Match:
+    """One complete match (or, for `timeout` patterns, one partial match whose window ran out)."""
+
+    pattern: str
+    events: list[dict[str, Any]]
+    indices: list[int]  # 0-based positions of the events in the stream
+    bindings: dict[str, Any]
+    kind: str = "match"  # "match" | "timeout"
+    at: int = -1  # index of the event at which the match was reported
+
+    @property
+    def t_start(self) -> float:
+        return float(self.events[0].get("t", 0.0)) if self.events else 0.0
+
+    @property
+    def t_end(self) -> float:
+        return float(self.events[-1].get("t", 0.0)) if self.events else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pattern": self.pattern, "kind": self.kind, "at": self.at, "t_start": self.t_start,
+            "t_end": self.t_end, "bindings": self.bindings, "indices": self.indices, "events": self.events,
+        }
+
+
+class _Token:
+    """A partial match: parameter values, the events taken (a linked list, newest first), zone clocks."""
+
+    __slots__ = ("binds", "trail", "clocks", "lasts", "stamp", "first", "state", "alive")
+
+    def __init__(self, binds: tuple, trail: Any, clocks: dict | None, lasts: dict | None, first: int):
+        self.binds = binds
+        self.trail = trail
+        self.clocks = clocks
+        self.lasts = lasts
+        self.stamp = -1
+        self.first = first
+        self.state = INIT
+        self.alive = True
+
+
+class _Run:
+    """The tokens of one pattern in one partition."""
+
+    __slots__ = ("tokens", "partial", "done")
+
+    def __init__(self, n_states: int):
+        self.tokens: list[list[_Token]] = [[] for _ in range(n_states)]
+        self.partial = 0
+        self.done = False
+
+
+# A move: (dst, bind_slots, tests, zones, accepting, keeps_going)
+_Move = tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, Callable[[Any, Any], bool], Any], ...], tuple, bool, bool]
+
+
+class PatternMatcher:
+    """One compiled pattern with its precompiled per-type step table and its token store."""
+
+    def __init__(self, pattern: Pattern, automaton: Automaton | None = None):
+        self.pattern = pattern
+        self.id = pattern.id
+        self.automaton = auto = automaton or compile_pattern(pattern)
+        self.context = pattern.context
+        self.skip = pattern.skip
+        self.by = pattern.by
+        self.timeout = pattern.timeout
+        self.slots = {v: k for k, v in enumerate(auto.variables)}
+        self.empty_binds = tuple([_UNBOUND] * len(auto.variables))
+        self.zone_kind = {z.id: (z.kind, z.amount) for z in auto.zones}
+        self.has_holds = any(z.kind == "holds" for z in auto.zones)
+        self.window = auto.top_window
+        self.accepting = auto.accepting
+        out_count = [0] * auto.n_states
+        for e in auto.edges:
+            if not e.kill:
+                out_count[e.src] += 1
+        self.keeps = [n > 0 for n in out_count]
+        self.table, self.default_steps = self._tables()
+        self.runs: dict[Any, _Run] = {}
+        self.heap: list[tuple[float, int, _Token, _Run]] = []
+        self.counter = itertools.count()
+        self.seq = 0
+
+    def _move(self, e) -> _Move:
+        binds = tuple((attr, self.slots[var]) for attr, var in e.binds)
+        tests = tuple((attr, _COMPARE[op], value) for attr, op, value in e.tests)
+        zones = tuple((z, *self.zone_kind[z]) for z in e.zones)
+        return (e.dst, binds, tests, zones, e.dst in self.accepting, self.keeps[e.dst])
+
+    def _steps_for(self, typ: str | None) -> tuple:
+        """Steps for an event type (None: a type no edge names): (src, moves, kills) by source state."""
+        auto = self.automaton
+        steps = []
+        for s in range(auto.n_states):
+            moves = []
+            kill = False
+            for e in auto.edges:
+                if e.src != s:
+                    continue
+                if e.kill:
+                    kill = kill or (typ is not None and e.type == typ)
+                elif e.type is None:
+                    if typ is None or typ not in e.excluded:
+                        moves.append(self._move(e))
+                elif e.type == typ:
+                    moves.append(self._move(e))
+            if moves or (kill and s != INIT):
+                steps.append((s, tuple(moves), kill))
+        # later states first, the initial state last: older partial matches complete first
+        steps.sort(key=lambda st: -st[0] if st[0] != INIT else 1)
+        return tuple(steps)
+
+    def _tables(self) -> tuple[dict[str, tuple], tuple | None]:
+        types: set[str] = set()
+        for e in self.automaton.edges:
+            if e.type is not None:
+                types.add(e.type)
+            types |= e.excluded
+        table = {t: self._steps_for(t) for t in sorted(types)}
+        default = self._steps_for(None)
+        return table, (default or None)
+
+    def types(self) -> set[str]:
+        """Event types this pattern can react to (others only matter through negation or resets)."""
+        return set(self.table)
+
+    def reset(self) -> None:
+        self.runs.clear()
+        self.heap.clear()
+        self.seq = 0
+
+    # ---- the hot path ------------------------------------------------------
+
+    def _take(self, tok_binds: tuple, clocks: dict | None, lasts: dict | None, move: _Move, ev: dict, t: float):
+        """Guards of one move; returns (binds, clocks, lasts), None (guards fail) or False (window expired)."""
+        binds = tok_binds
+        for attr, slot in move[1]:
+            value = ev.get(attr, _MISSING)
+            if value is _MISSING:
+                return None
+            bound = binds[slot]
+            if bound is _UNBOUND:
+                if binds is tok_binds:
+                    binds = list(binds)
+                binds[slot] = value
+            elif bound != value:
+                return None
+        for attr, compare, const in move[2]:
+            value = ev.get(attr, _MISSING)
+            if value is _MISSING:
+                return None
+            try:
+                if not compare(value, const):
+                    return None
+            except TypeError:
+                return None
+        if binds is not tok_binds:
+            binds = tuple(binds)
+        if move[3]:
+            clocks = dict(clocks) if clocks else {}
+            for zid, kind, amount in move[3]:
+                start = clocks.get(zid)
+                if start is None:
+                    clocks[zid] = t
+                elif kind == "within" and t - start > amount:
+                    return False
+                if kind == "holds":
+                    lasts = dict(lasts) if lasts else {}
+                    lasts[zid] = t
+        return binds, clocks, lasts
+
+    def _holds_ok(self, clocks: dict | None, lasts: dict | None) -> bool:
+        if not self.has_holds or not lasts:
+            return True
+        for zid, last in lasts.items():
+            if last - clocks[zid] < self.zone_kind[zid][1]:  # type: ignore[index]
+                return False
+        return True
+
+    def feed(self, ev: dict, index: int, out: list[Match]) -> None:
+        """Process one event (position `index` in the stream); appends completed matches to `out`."""
+        if self.by:
+            key = tuple(ev.get(a) for a in self.by)
+            run = self.runs.get(key)
+            if run is None:
+                run = self.runs[key] = _Run(self.automaton.n_states)
+        else:
+            run = self.runs.get(None)
+            if run is None:
+                run = self.runs[None] = _Run(self.automaton.n_states)
+        t = ev.get("t", 0.0)
+        if self.heap and self.heap[0][0] < t:
+            self._expire(t, index, out)
+        steps = self.table.get(ev.get("type"), self.default_steps)
+        ctx = self.context
+        if run.done:
+            return
+        first_new = len(out)
+        fired = False
+        if steps is not None:
+            self.seq += 1
+            fired = self._fire(run, steps, ev, t, index, out, run.partial == 0 or ctx in ("chronicle", "immediate", "every", "any"))
+        if not fired and ctx in ("immediate", "strict") and run.partial:
+            self._clear(run)
+            if ctx == "strict" and steps is not None:
+                self.seq += 1
+                self._fire(run, tuple(s for s in steps if s[0] == INIT), ev, t, index, out, True)
+        if len(out) - first_new > 1:
+            out[first_new:] = sorted(out[first_new:], key=lambda m: m.indices[0] if m.indices else 0)
+
+    def _fire(self, run: _Run, steps: tuple, ev: dict, t: float, index: int, out: list[Match], init_ok: bool) -> bool:
+        """Fire the steps of one event; True when any transition fired (VIATRA's 'enabled automaton')."""
+        seq = self.seq
+        ctx = self.context
+        single = ctx not in ("every", "any")
+        fired = False
+        tokens = run.tokens
+        take = self._take
+        for src, moves, kill in steps:
+            if src == INIT:
+                if not init_ok or run.done:
+                    continue
+                for move in moves:
+                    got = take(self.empty_binds, None, None, move, ev, t)
+                    if not got:
+                        continue
+                    fired = True
+                    tok = _Token(got[0], (index, ev, None), got[1], got[2], index)
+                    tok.stamp = seq
+                    self._enter(run, tok, move, index, out, None, t)
+                    if ctx in ("strict", "once", "first"):
+                        break  # these contexts start a single partial match
+                continue
+            lst = tokens[src]
+            if not lst:
+                continue
+            for tok in (lst[:] if len(lst) > 1 else lst):
+                if not tok.alive:
+                    if tok in lst:
+                        lst.remove(tok)
+                    continue
+                if tok.stamp == seq:
+                    continue
+                if kill:
+                    self._drop(run, tok)
+                    lst.remove(tok)
+                    continue
+                binds, clocks, lasts, trail = tok.binds, tok.clocks, tok.lasts, tok.trail
+                took = False
+                for move in moves:
+                    got = take(binds, clocks, lasts, move, ev, t)
+                    if got is None:
+                        continue
+                    if got is False:  # its window has passed: the token goes to the trap state
+                        self._drop(run, tok)
+                        if tok in lst:
+                            lst.remove(tok)
+                        break
+                    fired = True
+                    if not took and ctx != "any":
+                        tok.binds, tok.clocks, tok.lasts = got
+                        tok.trail = (index, ev, trail)
+                        tok.stamp = seq
+                        self._enter(run, tok, move, index, out, lst, t)
+                    else:  # a second way forward, or `any` (the token also stays): a copy goes on
+                        copy = _Token(got[0], (index, ev, trail), got[1], got[2], tok.first)
+                        copy.stamp = seq
+                        self._enter(run, copy, move, index, out, None, t)
+                    took = True
+                    if run.done:
+                        return True
+                if took and single:
+                    break  # one firing per state and event (VIATRA marks the other tokens as processed)
+        return fired
+
+    def _enter(self, run: _Run, tok: _Token, move: _Move, index: int, out: list[Match],
+               src_list: list | None, t: float) -> None:
+        """Put a token that took `move` into its new state (`src_list`: the list it leaves, None if new)."""
+        dst = move[0]
+        finished = move[4] and not move[5]  # a final state with no way on: the match is complete
+        if move[4] and not self.timeout and self._holds_ok(tok.clocks, tok.lasts):
+            self._report(run, tok, index, out, "match")
+            if run.done:
+                tok.alive = False
+                return
+            if self.skip != "no_skip":
+                finished = True  # after-match skip: the matched run does not go on either
+        if finished or not tok.alive:
+            if src_list is not None:
+                if tok in src_list:
+                    src_list.remove(tok)
+                if tok.alive:
+                    run.partial -= 1
+            tok.alive = False
+            return
+        if src_list is None:
+            run.partial += 1
+            tok.state = dst
+            run.tokens[dst].append(tok)
+            if self.window is not None:
+                heapq.heappush(self.heap, (t + self.window, next(self.counter), tok, run))
+        elif dst != tok.state:
+            src_list.remove(tok)
+            tok.state = dst
+            run.tokens[dst].append(tok)
+
+    def _report(self, run: _Run, tok: _Token, index: int, out: list[Match], kind: str) -> None:
+        events: list[dict] = []
+        indices: list[int] = []
+        node = tok.trail
+        while node is not None:
+            indices.append(node[0])
+            events.append(node[1])
+            node = node[2]
+        events.reverse()
+        indices.reverse()
+        bindings = {var: tok.binds[slot] for var, slot in self.slots.items() if tok.binds[slot] is not _UNBOUND}
+        out.append(Match(self.id, events, indices, bindings, kind, index))
+        if self.context == "first":
+            run.done = True
+            self._clear(run)
+        if self.skip != "no_skip" and kind == "match":
+            self._skip_after(run, tok, indices)
+
+    def _skip_after(self, run: _Run, done: _Token, indices: list[int]) -> None:
+        """After-match skip: drop partial matches that start at the match's first event (to_next)
+        or anywhere up to its last event (past_last), among those with agreeing parameters."""
+        first, last = indices[0], indices[-1]
+        for lst in run.tokens:
+            for tok in lst:
+                if tok is done or not tok.alive:
+                    continue
+                hit = tok.first == first if self.skip == "to_next" else tok.first <= last
+                if hit and all(a is _UNBOUND or b is _UNBOUND or a == b for a, b in zip(tok.binds, done.binds)):
+                    self._drop(run, tok)
+        for lst in run.tokens:
+            if any(not tok.alive for tok in lst):
+                lst[:] = [tok for tok in lst if tok.alive]
+
+    def _drop(self, run: _Run, tok: _Token) -> None:
+        if tok.alive:
+            tok.alive = False
+            run.partial -= 1
+
+    def _clear(self, run: _Run) -> None:
+        for lst in run.tokens:
+            for tok in lst:
+                tok.alive = False
+            lst.clear()
+        run.partial = 0
+
+    def _expire(self, t: float, index: int, out: list[Match]) -> None:
+        """Tokens whose top-level window has passed: drop them (report them for `timeout` patterns)."""
+        heap = self.heap
+        while heap and heap[0][0] < t:
+            _, _, tok, run = heapq.heappop(heap)
+            if not tok.alive:
+                continue
+            if self.timeout:
+                self._report(run, tok, index, out, "timeout")
+            self._drop(run, tok)
+            lst = run.tokens[tok.state]
+            if tok in lst:
+                lst.remove(tok)
+
+    def finish(self, out: list[Match], index: int) -> None:
+        """End of stream: nothing pending can complete any more (timeouts are not guessed)."""
+
+
+class CepEngine:
+    """Several patterns over one stream: `feed` one event at a time or `run` a whole sequence."""
+
+    def __init__(self, patterns: Sequence[Pattern]):
+        self.matchers = [PatternMatcher(p) for p in patterns]
+        self.index = 0
+
+    def feed(self, ev: dict) -> list[Match]:
+        out: list[Match] = []
+        for m in self.matchers:
+            m.feed(ev, self.index, out)
+        self.index += 1
+        return out
+
+    def run(self, events: Iterable[dict]) -> list[Match]:
+        out: list[Match] = []
+        matchers = self.matchers
+        index = self.index
+        if len(matchers) == 1:
+            feed = matchers[0].feed
+            for ev in events:
+                feed(ev, index, out)
+                index += 1
+        else:
+            for ev in events:
+                for m in matchers:
+                    m.feed(ev, index, out)
+                index += 1
+        self.index = index
+        return out
+
+    def iter_matches(self, events: Iterable[dict]) -> Iterator[Match]:
+        for ev in events:
+            yield from self.feed(ev)
