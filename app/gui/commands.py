@@ -123,6 +123,7 @@ class SetComponentFieldsCommand(QUndoCommand):
         self.new = document.check_component_fields(component_id, dict(fields))
         self.keys = frozenset(fields)
         self.merge = merge
+        self.session: int | None = None  # the inspector's editing session; only equal sessions merge
         super().__init__(f"Set {', '.join(sorted(fields))} of {self.old.name}")
 
     def id(self) -> int:
@@ -130,7 +131,7 @@ class SetComponentFieldsCommand(QUndoCommand):
 
     def mergeWith(self, other: QUndoCommand) -> bool:
         if not (isinstance(other, SetComponentFieldsCommand) and other.merge
-                and other.component_id == self.component_id and other.keys == self.keys):
+                and other.component_id == self.component_id and other.keys == self.keys and other.session == self.session):
             return False
         self.new = other.new
         if self.new == self.old:
@@ -185,6 +186,7 @@ class SetSubscriptionFieldsCommand(QUndoCommand):
             raise FieldError("fields", "fields grouping needs at least one field name")
         self.keys = frozenset(fields)
         self.merge = merge
+        self.session: int | None = None  # the inspector's editing session; only equal sessions merge
         super().__init__(f"Set {', '.join(sorted(fields))} of a subscription")
 
     def id(self) -> int:
@@ -192,7 +194,7 @@ class SetSubscriptionFieldsCommand(QUndoCommand):
 
     def mergeWith(self, other: QUndoCommand) -> bool:
         if not (isinstance(other, SetSubscriptionFieldsCommand) and other.merge
-                and other.old.id == self.old.id and other.keys == self.keys):
+                and other.old.id == self.old.id and other.keys == self.keys and other.session == self.session):
             return False
         self.new = other.new
         if self.new == self.old:
@@ -216,6 +218,7 @@ class SetSectionFieldsCommand(QUndoCommand):
         self.new = document.check_section_fields(section, dict(fields))
         self.keys = frozenset(fields)
         self.merge = merge
+        self.session: int | None = None  # the inspector's editing session; only equal sessions merge
         super().__init__(f"Set {section} {', '.join(sorted(fields))}")
 
     def id(self) -> int:
@@ -223,7 +226,7 @@ class SetSectionFieldsCommand(QUndoCommand):
 
     def mergeWith(self, other: QUndoCommand) -> bool:
         if not (isinstance(other, SetSectionFieldsCommand) and other.merge
-                and other.section == self.section and other.keys == self.keys):
+                and other.section == self.section and other.keys == self.keys and other.session == self.session):
             return False
         self.new = other.new
         if self.new == self.old:

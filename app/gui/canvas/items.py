@@ -1,0 +1,285 @@
+"""Graphics items of the canvas: component nodes with ports, and curved subscription links.
+
+Items only draw what the document holds; moving a node changes the item, and the
+scene turns the finished drag into one MoveComponentsCommand.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
+
+from app.core.rates import BoltRates
+from app.core.topology import Component
+
+if TYPE_CHECKING:
+    pass
+
+NODE_WIDTH = 156.0
+NODE_HEIGHT = 74.0
+PORT_RADIUS = 7.0
+
+GREEN = QColor("#3fa34d")
+AMBER = QColor("#e0a800")
+RED = QColor("#d64541")
+SPOUT_COLOUR = QColor("#3d7ab8")
+GREY = QColor("#8a8f98")
+HIGHLIGHT = QColor("#ffb000")
+SELECTED = QColor("#2f80ed")
+
+
+def utilisation_colour(utilisation: float) -> QColor:
+    """Green below 0.8, amber up to 1, red above: the Storm UI's capacity language."""
+    if utilisation < 0.8:
+        return GREEN
+    if utilisation <= 1.0:
+        return AMBER
+    return RED
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+class PortItem(QGraphicsItem):
+    """An input (left, bolts only) or output (right) port of a node; links start and end here."""
+
+    def __init__(self, node: "NodeItem", is_output: bool):
+        super().__init__(node)
+        self.node = node
+        self.is_output = is_output
+        self.hovered_refusal = False
+        self.setAcceptHoverEvents(True)
+        self.setPos(NODE_WIDTH if is_output else 0.0, NODE_HEIGHT / 2)
+        self.setToolTip("drag to a bolt's input port to connect" if is_output else "input: drop a link here")
+        self.setCursor(Qt.CursorShape.CrossCursor)
+        self.setZValue(2)
+
+    def boundingRect(self) -> QRectF:
+        r = PORT_RADIUS + 3
+        return QRectF(-r, -r, 2 * r, 2 * r)
+
+    def shape(self) -> QPainterPath:
+        path = QPainterPath()
+        path.addEllipse(self.boundingRect())
+        return path
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(QColor("#2b2f36"), 1.5))
+        painter.setBrush(QColor("#ffffff") if not self.is_output else QColor("#cfd8e3"))
+        painter.drawEllipse(QPointF(0, 0), PORT_RADIUS, PORT_RADIUS)
+
+    def scene_centre(self) -> QPointF:
+        return self.mapToScene(QPointF(0, 0))
+
+
+class NodeItem(QGraphicsObject):
+    """A spout or bolt: name, key parameters and (bolts) the rate check's utilisation colour."""
+
+    def __init__(self, component: Component):
+        super().__init__()
+        self.component_id = component.id
+        self.component = component
+        self.rates: BoltRates | None = None
+        self.highlighted = False
+        self.edges: list["EdgeItem"] = []
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+                      | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+                      | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setZValue(1)
+        self.output_port = PortItem(self, is_output=True)
+        self.input_port = PortItem(self, is_output=False) if component.kind == "bolt" else None
+        self.set_component(component)
+
+    # ---- content -------------------------------------------------------------
+    def set_component(self, component: Component) -> None:
+        self.component = component
+        self._update_tooltip()
+        self.update()
+
+    def set_rates(self, rates: BoltRates | None) -> None:
+        self.rates = rates
+        self._update_tooltip()
+        self.update()
+
+    def set_highlighted(self, on: bool) -> None:
+        if on != self.highlighted:
+            self.highlighted = on
+            self.update()
+
+    def _update_tooltip(self) -> None:
+        c = self.component
+        if c.kind == "spout":
+            text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"
+        else:
+            text = (f"Bolt {c.name}: takes up to {c.parallelism} tuples per batch, works {_number(c.alpha)} s, "
+                    f"emits {_number(c.sigma)} per input")
+            if self.rates is not None:
+                text += f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({self.rates.status})\n{self.rates.explanation}"
+        self.setToolTip(text)
+
+    def parameter_lines(self) -> list[str]:
+        """The key parameters shown on the node."""
+        c = self.component
+        if c.kind == "spout":
+            return [f"rate {_number(c.rate)}/s · burst {c.burst}"]
+        lines = [f"α {_number(c.alpha)}s · σ {_number(c.sigma)} · C {c.parallelism}"]
+        if self.rates is not None:
+            lines.append(f"ρ {self.rates.utilisation:.2f} · {self.rates.status}")
+        return lines
+
+    def header_colour(self) -> QColor:
+        if self.component.kind == "spout":
+            return SPOUT_COLOUR
+        if self.rates is None:
+            return GREY
+        return utilisation_colour(self.rates.utilisation)
+
+    # ---- drawing -------------------------------------------------------------
+    def boundingRect(self) -> QRectF:
+        return QRectF(-4, -4, NODE_WIDTH + 8, NODE_HEIGHT + 8)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        rect = QRectF(0, 0, NODE_WIDTH, NODE_HEIGHT)
+        header = self.header_colour()
+        if self.highlighted:
+            painter.setPen(QPen(HIGHLIGHT, 5))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(rect.adjusted(-2, -2, 2, 2), 9, 9)
+        border = QPen(SELECTED, 2.5) if self.isSelected() else QPen(QColor("#454b55"), 1.2)
+        painter.setPen(border)
+        painter.setBrush(QColor("#fbfcfd"))
+        painter.drawRoundedRect(rect, 8, 8)
+        # coloured header band with the name
+        outline = QPainterPath()
+        outline.addRoundedRect(rect, 8, 8)
+        painter.save()
+        painter.setClipPath(outline)
+        painter.fillRect(QRectF(0, 0, NODE_WIDTH, 26), QBrush(header))
+        painter.restore()
+        painter.setPen(border)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(rect, 8, 8)
+        title = QFont()
+        title.setBold(True)
+        title.setPointSizeF(10.0)
+        painter.setFont(title)
+        painter.setPen(QColor("#ffffff"))
+        kind = "⟶ spout" if self.component.kind == "spout" else "bolt"
+        painter.drawText(QRectF(10, 3, NODE_WIDTH - 20, 20), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                         self.component.name)
+        small = QFont()
+        small.setPointSizeF(8.0)
+        painter.setFont(small)
+        painter.drawText(QRectF(10, 3, NODE_WIDTH - 20, 20), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                         kind)
+        body = QFont()
+        body.setPointSizeF(8.5)
+        painter.setFont(body)
+        painter.setPen(QColor("#22262c"))
+        for i, line in enumerate(self.parameter_lines()):
+            painter.drawText(QRectF(12, 30 + i * 18, NODE_WIDTH - 24, 18),
+                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, line)
+
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: Any) -> Any:
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+            for edge in self.edges:
+                edge.update_path()
+        return super().itemChange(change, value)
+
+
+def link_path(start: QPointF, end: QPointF) -> QPainterPath:
+    """A horizontal-tangent cubic curve from an output port to an input port."""
+    path = QPainterPath(start)
+    dx = max(60.0, abs(end.x() - start.x()) * 0.5)
+    path.cubicTo(QPointF(start.x() + dx, start.y()), QPointF(end.x() - dx, end.y()), end)
+    return path
+
+
+class EdgeItem(QGraphicsPathItem):
+    """A subscription drawn as a curved link with an arrow head; selectable for deletion."""
+
+    def __init__(self, subscription_id: str, source: NodeItem, target: NodeItem, label: str = ""):
+        super().__init__()
+        self.subscription_id = subscription_id
+        self.source = source
+        self.target = target
+        self.label = label
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setZValue(0)
+        source.edges.append(self)
+        target.edges.append(self)
+        self.update_path()
+
+    def detach(self) -> None:
+        for node in (self.source, self.target):
+            if self in node.edges:
+                node.edges.remove(self)
+
+    def update_path(self) -> None:
+        start = self.source.output_port.scene_centre()
+        assert self.target.input_port is not None
+        end = self.target.input_port.scene_centre()
+        if self.source is self.target:  # a bolt subscribing to itself: loop over the top
+            path = QPainterPath(start)
+            top = self.source.sceneBoundingRect().top() - 40
+            path.cubicTo(QPointF(start.x() + 70, top), QPointF(end.x() - 70, top), end)
+        else:
+            path = link_path(start, end)
+        self.prepareGeometryChange()
+        self.setPath(path)
+
+    def shape(self) -> QPainterPath:
+        stroker = QPainterPathStroker()
+        stroker.setWidth(10)
+        return stroker.createStroke(self.path())
+
+    def boundingRect(self) -> QRectF:
+        return self.shape().boundingRect().adjusted(-10, -10, 10, 10)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        colour = SELECTED if self.isSelected() else QColor("#5b6470")
+        painter.setPen(QPen(colour, 2.4 if self.isSelected() else 1.8))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        path = self.path()
+        painter.drawPath(path)
+        end = path.pointAtPercent(1.0)
+        before = path.pointAtPercent(0.96)
+        direction = end - before
+        length = max(1e-6, (direction.x() ** 2 + direction.y() ** 2) ** 0.5)
+        ux, uy = direction.x() / length, direction.y() / length
+        tip = QPointF(end.x() - ux * PORT_RADIUS, end.y() - uy * PORT_RADIUS)
+        left = QPointF(tip.x() - ux * 10 - uy * 5, tip.y() - uy * 10 + ux * 5)
+        right = QPointF(tip.x() - ux * 10 + uy * 5, tip.y() - uy * 10 - ux * 5)
+        painter.setBrush(colour)
+        painter.drawPolygon(QPolygonF([tip, left, right]))
+        if self.label:
+            mid = path.pointAtPercent(0.5)
+            font = QFont()
+            font.setPointSizeF(7.5)
+            painter.setFont(font)
+            painter.setPen(QColor("#5b6470"))
+            painter.drawText(QRectF(mid.x() - 40, mid.y() - 16, 80, 14), Qt.AlignmentFlag.AlignCenter, self.label)
+
+
+class RubberLink(QGraphicsPathItem):
+    """The link being dragged from an output port; red with a reason when it would be refused."""
+
+    def __init__(self, start: QPointF):
+        super().__init__()
+        self.start = start
+        self.refused = False
+        self.setZValue(3)
+        self.set_end(start, refused=False)
+
+    def set_end(self, end: QPointF, refused: bool) -> None:
+        self.refused = refused
+        pen = QPen(RED if refused else SELECTED, 2.2, Qt.PenStyle.DashLine)
+        self.setPen(pen)
+        self.setPath(link_path(self.start, end))

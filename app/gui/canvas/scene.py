@@ -1,0 +1,229 @@
+"""The canvas scene: mirrors the DocumentModel through its signals and turns gestures into commands.
+
+The scene never edits the document directly: a finished drag becomes one
+MoveComponentsCommand, a finished port drag one AddSubscriptionCommand, both pushed
+on the document's undo stack on mouse release.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QTransform
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent, QGraphicsTextItem
+
+from app.core.rates import rate_check
+from app.core.topology import Position
+from app.gui.canvas.items import EdgeItem, NodeItem, PortItem, RubberLink
+from app.gui.commands import AddSubscriptionCommand, ConnectionRefused, MoveComponentsCommand
+from app.gui.document import DocumentModel
+
+
+class CanvasScene(QGraphicsScene):
+    """Nodes and links of the open document; emits `status_message` to explain refusals."""
+
+    status_message = Signal(str)
+    connection_refused = Signal(str)
+
+    def __init__(self, document: DocumentModel, parent=None):
+        super().__init__(parent)
+        self.document = document
+        self.nodes: dict[str, NodeItem] = {}
+        self.edges: dict[str, EdgeItem] = {}
+        self._rubber: RubberLink | None = None
+        self._rubber_reason: QGraphicsTextItem | None = None
+        self._drag_source: NodeItem | None = None
+        self._press_positions: dict[str, QPointF] = {}
+        self._syncing = False
+        self.last_refusal = ""
+        self.setSceneRect(-2000, -2000, 4000, 4000)
+        document.node_added.connect(self._on_node_added)
+        document.node_removed.connect(self._on_node_removed)
+        document.node_changed.connect(self._on_node_changed)
+        document.edge_added.connect(self._on_edge_added)
+        document.edge_removed.connect(self._on_edge_removed)
+        document.layout_changed.connect(self._on_layout_changed)
+        document.document_replaced.connect(self.rebuild)
+        document.changed.connect(self.refresh_rates)
+        self.rebuild()
+
+    # ---- following the model ----------------------------------------------------
+    def rebuild(self) -> None:
+        """Recreate every item from the document (after New/Open/restore)."""
+        for edge in list(self.edges.values()):
+            self.removeItem(edge)
+        for node in list(self.nodes.values()):
+            self.removeItem(node)
+        self.edges.clear()
+        self.nodes.clear()
+        topo = self.document.topology()
+        for c in topo.components:
+            self._on_node_added(c.id)
+        for s in topo.subscriptions:
+            self._on_edge_added(s.id)
+        self.refresh_rates()
+
+    def _on_node_added(self, ident: str) -> None:
+        item = NodeItem(self.document.component(ident))
+        pos = self.document.position(ident)
+        item.setPos(pos.x, pos.y)
+        self.addItem(item)
+        self.nodes[ident] = item
+
+    def _on_node_removed(self, ident: str) -> None:
+        item = self.nodes.pop(ident, None)
+        if item is not None:
+            self.removeItem(item)
+
+    def _on_node_changed(self, ident: str) -> None:
+        if ident in self.nodes:
+            self.nodes[ident].set_component(self.document.component(ident))
+            for edge in self.nodes[ident].edges:
+                edge.update()
+
+    def _on_edge_added(self, ident: str) -> None:
+        sub = self.document.subscription(ident)
+        label = sub.grouping if sub.grouping != "shuffle" else ""
+        if sub.grouping == "fields":
+            label = "fields(" + ",".join(sub.fields) + ")"
+        edge = EdgeItem(ident, self.nodes[sub.source], self.nodes[sub.target], label)
+        self.addItem(edge)
+        self.edges[ident] = edge
+
+    def _on_edge_removed(self, ident: str) -> None:
+        edge = self.edges.pop(ident, None)
+        if edge is not None:
+            edge.detach()
+            self.removeItem(edge)
+
+    def _on_layout_changed(self, ident: str) -> None:
+        item = self.nodes.get(ident)
+        if item is not None:
+            pos = self.document.position(ident)
+            if item.pos() != QPointF(pos.x, pos.y):
+                item.setPos(pos.x, pos.y)
+
+    def refresh_rates(self) -> None:
+        """Colour every bolt by the rate check's utilisation (instant, so after every change)."""
+        topo = self.document.topology()
+        try:
+            report = rate_check(topo) if topo.bolts else None
+        except Exception:  # a document mid-edit (e.g. no spout) may not be analysable yet
+            report = None
+        for b in topo.bolts:
+            if b.id in self.nodes:
+                self.nodes[b.id].set_rates(report.bolts.get(b.name) if report else None)
+
+    # ---- queries used by the window -----------------------------------------------
+    def selected_ids(self) -> tuple[set[str], set[str]]:
+        """(component ids, subscription ids) currently selected."""
+        comps = {i.component_id for i in self.selectedItems() if isinstance(i, NodeItem)}
+        subs = {i.subscription_id for i in self.selectedItems() if isinstance(i, EdgeItem)}
+        return comps, subs
+
+    def select_ids(self, ids: set[str]) -> None:
+        self.clearSelection()
+        for ident in ids:
+            if ident in self.nodes:
+                self.nodes[ident].setSelected(True)
+            elif ident in self.edges:
+                self.edges[ident].setSelected(True)
+
+    def highlight_components(self, names: set[str]) -> None:
+        for node in self.nodes.values():
+            node.set_highlighted(node.component.name in names)
+
+    # ---- gestures ------------------------------------------------------------------
+    def _port_at(self, pos: QPointF) -> PortItem | None:
+        for item in self.items(pos, Qt.ItemSelectionMode.IntersectsItemShape, Qt.SortOrder.DescendingOrder,
+                               QTransform()):
+            if isinstance(item, PortItem):
+                return item
+        return None
+
+    def _node_at(self, pos: QPointF) -> NodeItem | None:
+        for item in self.items(pos):
+            if isinstance(item, NodeItem):
+                return item
+            if isinstance(item, PortItem):
+                return item.node
+        return None
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            port = self._port_at(event.scenePos())
+            if port is not None and port.is_output:
+                self._drag_source = port.node
+                self._rubber = RubberLink(port.scene_centre())
+                self.addItem(self._rubber)
+                event.accept()
+                return
+        super().mousePressEvent(event)
+        self._press_positions = {i.component_id: i.pos() for i in self.selectedItems() if isinstance(i, NodeItem)}
+
+    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self._rubber is not None and self._drag_source is not None:
+            target = self._node_at(event.scenePos())
+            reason = None
+            if target is not None:
+                reason = self.document.connection_problem(self._drag_source.component_id, target.component_id)
+            self._rubber.set_end(event.scenePos(), refused=reason is not None)
+            self._show_reason(reason, event.scenePos())
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self._rubber is not None and self._drag_source is not None:
+            source = self._drag_source
+            self.removeItem(self._rubber)
+            self._rubber = None
+            self._drag_source = None
+            self._show_reason(None, event.scenePos())
+            target = self._node_at(event.scenePos())
+            if target is not None:
+                self.connect_components(source.component_id, target.component_id)
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+        self._finish_move()
+
+    def _finish_move(self) -> None:
+        """Turn a finished drag of nodes into one undo step."""
+        moved: dict[str, Position] = {}
+        old: dict[str, Position] = {}
+        for ident, start in self._press_positions.items():
+            item = self.nodes.get(ident)
+            if item is not None and item.pos() != start:
+                moved[ident] = Position(x=round(item.pos().x(), 1), y=round(item.pos().y(), 1))
+                old[ident] = Position(x=start.x(), y=start.y())
+        self._press_positions = {}
+        if moved:
+            self.document.undo_stack.push(MoveComponentsCommand(self.document, moved, old_positions=old))
+
+    def connect_components(self, source: str, target: str) -> bool:
+        """Push a subscription, or explain in the status bar why it is refused."""
+        try:
+            self.document.undo_stack.push(AddSubscriptionCommand(self.document, source, target))
+        except ConnectionRefused as err:
+            self.last_refusal = f"Cannot connect: {err}"
+            self.status_message.emit(self.last_refusal)
+            self.connection_refused.emit(str(err))
+            return False
+        self.last_refusal = ""
+        return True
+
+    def _show_reason(self, reason: str | None, pos: QPointF) -> None:
+        if reason is None:
+            if self._rubber_reason is not None:
+                self.removeItem(self._rubber_reason)
+                self._rubber_reason = None
+            return
+        if self._rubber_reason is None:
+            self._rubber_reason = QGraphicsTextItem()
+            self._rubber_reason.setDefaultTextColor(Qt.GlobalColor.red)
+            self._rubber_reason.setZValue(4)
+            self._rubber_reason.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
+            self.addItem(self._rubber_reason)
+        self._rubber_reason.setPlainText(reason)
+        self._rubber_reason.setPos(pos + QPointF(12, 8))
+        self.status_message.emit(f"Cannot connect: {reason}")

@@ -1,0 +1,74 @@
+"""Questions and messages the main window asks the user, behind one object tests can replace.
+
+With $STORMBOUND_NO_DIALOGS set (tests, screenshot mode) nothing modal is shown:
+messages are recorded and questions get the answers in `answers` (or safe defaults).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+STORMBOUND_FILTER = "Stormbound topologies (*.storm.json *.json);;D-VerT JSON (*.json);;All files (*)"
+
+
+class Dialogs:
+    """Modal dialogs of the app; `headless` records instead of blocking."""
+
+    def __init__(self, headless: bool | None = None, answers: dict[str, Any] | None = None):
+        self.headless = bool(os.environ.get("STORMBOUND_NO_DIALOGS")) if headless is None else headless
+        self.answers: dict[str, Any] = dict(answers or {})
+        self.shown: list[tuple[str, str, str]] = []  # (kind, title, text)
+
+    def _answer(self, key: str, default: Any) -> Any:
+        value = self.answers.get(key, default)
+        if isinstance(value, list):  # a queue of answers, one per question
+            return value.pop(0) if value else default
+        return value
+
+    def error(self, parent: QWidget | None, title: str, text: str) -> None:
+        self.shown.append(("error", title, text))
+        if self.headless:
+            print(f"stormbound: {title}: {text}", file=sys.stderr)
+            return
+        QMessageBox.critical(parent, title, text)
+
+    def info(self, parent: QWidget | None, title: str, text: str) -> None:
+        self.shown.append(("info", title, text))
+        if not self.headless:
+            QMessageBox.information(parent, title, text)
+
+    def ask_save_changes(self, parent: QWidget | None, name: str) -> str:
+        """'save', 'discard' or 'cancel' before the document is closed or replaced."""
+        text = f"'{name}' has unsaved changes. Save them first?"
+        self.shown.append(("question", "Unsaved changes", text))
+        if self.headless:
+            return str(self._answer("save_changes", "cancel"))
+        buttons = QMessageBox.StandardButton
+        reply = QMessageBox.question(parent, "Unsaved changes", text,
+                                     buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+        return {buttons.Save: "save", buttons.Discard: "discard"}.get(reply, "cancel")
+
+    def ask_restore(self, parent: QWidget | None, description: str) -> bool:
+        text = f"Stormbound did not exit cleanly last time.\n{description}\nRestore this work?"
+        self.shown.append(("question", "Restore unsaved work", text))
+        if self.headless:
+            return bool(self._answer("restore", False))
+        buttons = QMessageBox.StandardButton
+        return QMessageBox.question(parent, "Restore unsaved work", text, buttons.Yes | buttons.No,
+                                    buttons.Yes) == buttons.Yes
+
+    def open_file_name(self, parent: QWidget | None, title: str, folder: str = "") -> str:
+        if self.headless:
+            return str(self._answer("open_file", ""))
+        name, _ = QFileDialog.getOpenFileName(parent, title, folder, STORMBOUND_FILTER)
+        return name
+
+    def save_file_name(self, parent: QWidget | None, title: str, suggestion: str = "") -> str:
+        if self.headless:
+            return str(self._answer("save_file", ""))
+        name, _ = QFileDialog.getSaveFileName(parent, title, suggestion, STORMBOUND_FILTER)
+        return name

@@ -1,0 +1,573 @@
+"""The main window: canvas in the middle, palette and inspector docked, menus, recent files,
+autosave and crash recovery, and the plug-in hooks through which other panels join.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QMimeData, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QToolBar, QWidget
+
+from app.core.formats import detect_format, read_json, topology_from_data
+from app.core.layout import layered_layout
+from app.core.rates import rate_check
+from app.core.topology import Topology, TopologyError
+from app.gui.autosave import AutosaveSession, default_autosave_dir, find_recoverable, write_bytes
+from app.gui.canvas import CanvasScene, CanvasView
+from app.gui.canvas.items import NodeItem
+from app.gui.commands import MoveComponentsCommand, PasteCommand, RemoveElementsCommand, SetParallelismCommand
+from app.gui.dialogs import Dialogs
+from app.gui.document import DocumentModel, FieldError, lenient_topology
+from app.gui.panels.inspector import Inspector
+from app.gui.panels.palette import Palette
+from app.gui.resources import icon, style_sheet
+
+MENU_ORDER = ("File", "Edit", "View", "Verify", "Runs", "Help")
+PLUGINS = ("app.gui.panels.verification", "app.gui.panels.runs")
+FRAGMENT_MIME = "application/x-stormbound-fragment"
+MAX_RECENT = 8
+AUTOSAVE_DELAY_MS = 3000
+
+
+def with_layout(topo: Topology) -> Topology:
+    """The topology with a layered layout when some component has no position (imports)."""
+    missing = [c.id for c in topo.components if c.id not in topo.layout]
+    if not missing:
+        return topo
+    computed = layered_layout(topo)
+    layout = dict(topo.layout) if len(missing) < len(topo.components) else {}
+    for ident in missing if layout else computed:
+        layout[ident] = computed[ident]
+    return topo.model_copy(update={"layout": layout})
+
+
+def problem_text(path: Path | str, err: TopologyError) -> str:
+    """Every problem of a file, one per line, as `FILE: element.field: problem`."""
+    return "\n".join(f"{path}: {p}" for p in err.problems)
+
+
+class MainWindow(QMainWindow):
+    """The Stormbound editor window.
+
+    `document` holds the topology, `canvas` is the view; other features add docks with
+    `add_panel` and menu entries with `menu(title)` from their `install(window)`.
+    """
+
+    _live_sessions: set[str] = set()
+
+    def __init__(self, settings: QSettings | None = None, dialogs: Dialogs | None = None,
+                 autosave_dir: Path | None = None, autosave: bool = True, recover: bool = True,
+                 plugins: bool = True, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.settings = settings if settings is not None else QSettings("Stormbound", "Stormbound")
+        self.dialogs = dialogs if dialogs is not None else Dialogs()
+        self.document = DocumentModel(parent=self)
+        self.scene = CanvasScene(self.document, self)
+        self.canvas = CanvasView(self.scene, self)
+        self.setCentralWidget(self.canvas)
+        self.setObjectName("MainWindow")
+        self.setWindowIcon(icon("app"))
+        self.setAcceptDrops(True)
+        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks)
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        sheet = style_sheet()
+        if sheet:
+            self.setStyleSheet(sheet)
+        self._menus: dict[str, QMenu] = {}
+        for title in MENU_ORDER:
+            self.menu(title)
+        self.toolbar = QToolBar("Main", self)
+        self.toolbar.setObjectName("toolbar_main")
+        self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.addToolBar(self.toolbar)
+
+        self.palette = Palette()
+        self.palette_dock = self.add_panel(self.palette, "Palette", Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.inspector = Inspector(self.document)
+        self.inspector_dock = self.add_panel(self.inspector, "Inspector", Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.palette.add_requested.connect(self.add_component)
+
+        self.status_problems = QLabel()
+        self.status_problems.setObjectName("status_problems")
+        self.statusBar().addPermanentWidget(self.status_problems)
+        self.scene.status_message.connect(self.show_message)
+        self.scene.selectionChanged.connect(self._on_selection_changed)
+        self.canvas.files_dropped.connect(self._on_files_dropped)
+        self.document.modified_changed.connect(self._update_title)
+        self.document.path_changed.connect(self._update_title)
+        self.document.settings_changed.connect(self._update_title)
+        self.document.changed.connect(self._update_status)
+        self.document.document_replaced.connect(self._on_document_replaced)
+
+        self._build_actions()
+        self._update_title()
+        self._update_status()
+
+        self.autosave = AutosaveSession(autosave_dir or default_autosave_dir())
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setSingleShot(True)
+        self.autosave_timer.setInterval(AUTOSAVE_DELAY_MS)
+        self.autosave_timer.timeout.connect(self.autosave_now)
+        self.document.undo_stack.indexChanged.connect(self._schedule_autosave)
+        self.document.modified_changed.connect(self._on_modified_for_autosave)
+        if autosave:
+            try:
+                self.autosave.start()
+                MainWindow._live_sessions.add(self.autosave.session)
+            except OSError as err:
+                self.show_message(f"Autosave is off: cannot write {self.autosave.folder}: {err}")
+        self.plugin_errors: dict[str, str] = {}
+        if plugins:
+            self._install_plugins()
+        self.resize(1360, 860)
+        if recover and autosave:
+            self.offer_recovery()
+
+    # ---- plug-in contract ---------------------------------------------------------
+    def menu(self, title: str) -> QMenu:
+        """The menu `title`, created on demand (File, Edit, View, Verify, Runs, Help keep their order)."""
+        key = title.replace("&", "")
+        if key not in self._menus:
+            menu = QMenu(f"&{key}", self)
+            menu.setObjectName(f"menu_{key.lower()}")
+            later = [self._menus[t] for t in MENU_ORDER[MENU_ORDER.index(key) + 1:] if t in self._menus] \
+                if key in MENU_ORDER else []
+            if later:
+                self.menuBar().insertMenu(later[0].menuAction(), menu)
+            else:
+                help_menu = self._menus.get("Help")
+                if help_menu is not None and key not in MENU_ORDER:
+                    self.menuBar().insertMenu(help_menu.menuAction(), menu)
+                else:
+                    self.menuBar().addMenu(menu)
+            self._menus[key] = menu
+        return self._menus[key]
+
+    def add_panel(self, widget: QWidget, title: str,
+                  area: Qt.DockWidgetArea = Qt.DockWidgetArea.BottomDockWidgetArea) -> QDockWidget:
+        """Dock `widget` under `title` and add its show/hide toggle to the View menu."""
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{title.lower().replace(' ', '_')}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        toggle = dock.toggleViewAction()
+        toggle.setText(f"{title} panel")
+        self.menu("View").addAction(toggle)
+        return dock
+
+    def _install_plugins(self) -> None:
+        import importlib
+
+        for name in PLUGINS:
+            try:
+                module = importlib.import_module(name)
+            except ModuleNotFoundError as err:
+                if err.name == name:
+                    continue
+                raise
+            try:
+                module.install(self)
+            except Exception as err:  # a broken panel must not take the editor (and its work) down
+                self.plugin_errors[name] = f"{type(err).__name__}: {err}"
+                print(f"stormbound: panel {name} failed to install: {err}", file=sys.stderr)
+                self.show_message(f"The {name.rsplit('.', 1)[-1]} panel could not be loaded: {err}")
+
+    # ---- actions -------------------------------------------------------------------
+    def _action(self, menu: str, text: str, slot: Any, shortcut: QKeySequence | str | None = None,
+                tip: str = "", name: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+        action.setObjectName(name or "action_" + "".join(ch for ch in text.lower() if ch.isalnum() or ch == " ")
+                             .strip().replace(" ", "_"))
+        action.triggered.connect(slot)
+        self.menu(menu).addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        keys = QKeySequence.StandardKey
+        self.action_new = self._action("File", "&New", self.new_document, keys.New)
+        self.action_open = self._action("File", "&Open…", self.open_dialog, keys.Open,
+                                        "Open a .storm.json topology or a D-VerT JSON file")
+        self.recent_menu = self.menu("File").addMenu("Open &Recent")
+        self.recent_menu.setObjectName("menu_recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.action_import = self._action("File", "&Import D-VerT JSON…", self.import_dialog, None,
+                                          "Import a D-VerT configuration (laid out automatically)")
+        self.menu("File").addSeparator()
+        self.action_save = self._action("File", "&Save", self.save, keys.Save)
+        self.action_save_as = self._action("File", "Save &As…", self.save_as_dialog, keys.SaveAs)
+        self.menu("File").addSeparator()
+        self.action_quit = self._action("File", "&Quit", self.close, keys.Quit)
+
+        self.action_undo = self.document.undo_stack.createUndoAction(self, "&Undo")
+        self.action_undo.setShortcut(QKeySequence(keys.Undo))
+        self.action_undo.setObjectName("action_undo")
+        self.action_redo = self.document.undo_stack.createRedoAction(self, "&Redo")
+        self.action_redo.setShortcut(QKeySequence(keys.Redo))
+        self.action_redo.setObjectName("action_redo")
+        edit = self.menu("Edit")
+        edit.addAction(self.action_undo)
+        edit.addAction(self.action_redo)
+        edit.addSeparator()
+        self.action_cut = self._action("Edit", "Cu&t", self.cut, keys.Cut)
+        self.action_copy = self._action("Edit", "&Copy", self.copy, keys.Copy)
+        self.action_paste = self._action("Edit", "&Paste", self.paste, keys.Paste)
+        self.action_delete = self._action("Edit", "&Delete", self.delete_selection, keys.Delete,
+                                          "Delete the selected components and links")
+        self.action_select_all = self._action("Edit", "Select &All", self.select_all, keys.SelectAll)
+        edit.addSeparator()
+        self.action_add_spout = self._action("Edit", "Add &Spout", lambda: self.add_component("spout"), "Ctrl+Shift+S")
+        self.action_add_bolt = self._action("Edit", "Add &Bolt", lambda: self.add_component("bolt"), "Ctrl+Shift+B")
+        edit.addSeparator()
+        self.action_suggest = self._action(
+            "Edit", "Suggest &Parallelism", self.suggest_parallelism, "Ctrl+Shift+P",
+            "Set each bolt's parallelism to the rate check's smallest value that keeps every queue bounded",
+            name="action_suggest_parallelism")
+        self.action_suggest.setIcon(icon("suggest"))
+        self.action_add_spout.setIcon(icon("spout"))
+        self.action_add_bolt.setIcon(icon("bolt"))
+
+        self.action_zoom_in = self._action("View", "Zoom &In", lambda: self.canvas.zoom(1.25), keys.ZoomIn)
+        self.action_zoom_out = self._action("View", "Zoom &Out", lambda: self.canvas.zoom(0.8), keys.ZoomOut)
+        self.action_fit = self._action("View", "&Fit to Window", self.canvas.fit_all, "Ctrl+0")
+        self.action_layout = self._action("View", "&Auto-layout", self.auto_layout, "Ctrl+L",
+                                          "Arrange the components in layers (one undo step)")
+        self.action_layout.setIcon(icon("layout"))
+        self.menu("View").addSeparator()
+
+        self._action("Help", "&About Stormbound", self.about)
+
+        for action in (self.action_add_spout, self.action_add_bolt):
+            self.toolbar.addAction(action)
+        self.toolbar.addSeparator()
+        self.toolbar.addAction(self.action_undo)
+        self.toolbar.addAction(self.action_redo)
+        self.toolbar.addSeparator()
+        self.toolbar.addAction(self.action_suggest)
+        self.toolbar.addAction(self.action_layout)
+        self.toolbar.addSeparator()
+
+    # ---- messages ----------------------------------------------------------------
+    def show_message(self, text: str, timeout_ms: int = 8000) -> None:
+        self.statusBar().showMessage(text, timeout_ms)
+
+    def _update_title(self, *_: Any) -> None:
+        topo_name = self.document.section_values("topology")["name"]
+        where = self.document.path.name if self.document.path else "not saved"
+        self.setWindowTitle(f"{topo_name} ({where})[*] — Stormbound")
+        self.setWindowModified(self.document.is_modified())
+
+    def _update_status(self) -> None:
+        problems = self.document.problems()
+        topo = self.document.topology()
+        if problems:
+            self.status_problems.setText("⚠ " + "; ".join(p.message for p in problems[:2]))
+            self.status_problems.setToolTip("\n".join(str(p) for p in problems))
+            return
+        try:
+            report = rate_check(topo)
+        except Exception as err:  # keep editing possible whatever the analysis thinks
+            self.status_problems.setText(f"rate check failed: {err}")
+            return
+        counts = {s: sum(1 for b in report.bolts.values() if b.status == s) for s in ("bounded", "may-grow", "grows")}
+        self.status_problems.setText(
+            f"{len(topo.spouts)} spouts, {len(topo.bolts)} bolts · rate check: {counts['bounded']} bounded, "
+            f"{counts['may-grow']} may grow, {counts['grows']} grow")
+        self.status_problems.setToolTip("\n".join(b.explanation for b in report.bolts.values()))
+
+    # ---- editing ----------------------------------------------------------------
+    def add_component(self, kind: str) -> str:
+        """Add a spout or bolt at the centre of the view (palette double-click, Edit menu)."""
+        return self.canvas.add_component(kind)
+
+    def _on_selection_changed(self) -> None:
+        comps, subs = self.scene.selected_ids()
+        chosen = comps | subs
+        self.inspector.show_element(next(iter(chosen)) if len(chosen) == 1 else None)
+
+    def delete_selection(self) -> None:
+        comps, subs = self.scene.selected_ids()
+        command = RemoveElementsCommand(self.document, comps, subs)
+        if not command.is_empty():
+            self.document.undo_stack.push(command)
+
+    def select_all(self) -> None:
+        for node in self.scene.nodes.values():
+            node.setSelected(True)
+
+    def copy(self) -> bool:
+        comps, _ = self.scene.selected_ids()
+        if not comps:
+            self.show_message("Select components to copy")
+            return False
+        fragment = self.document.copy_fragment(comps)
+        data = QMimeData()
+        text = json.dumps(fragment)
+        data.setData(FRAGMENT_MIME, QByteArray(text.encode()))
+        data.setText(text)
+        QApplication.clipboard().setMimeData(data)
+        return True
+
+    def cut(self) -> None:
+        if self.copy():
+            self.delete_selection()
+
+    def paste(self) -> None:
+        data = QApplication.clipboard().mimeData()
+        raw = bytes(data.data(FRAGMENT_MIME).data()).decode() if data.hasFormat(FRAGMENT_MIME) else data.text()
+        try:
+            fragment = json.loads(raw) if raw else None
+            command = PasteCommand(self.document, fragment)
+        except (ValueError, FieldError) as err:
+            self.show_message(f"Cannot paste: {err}")
+            return
+        self.document.undo_stack.push(command)
+        self.scene.select_ids(command.new_ids)
+
+    def suggest_parallelism(self) -> None:
+        """Apply the rate check's smallest bounded parallelism as one undoable step."""
+        topo = self.document.topology()
+        if self.document.problems() or not topo.bolts:
+            self.show_message("Suggest parallelism needs a complete topology (spouts and bolts)")
+            return
+        suggestion = rate_check(topo).suggested_parallelism
+        hopeless = sorted(name for name, value in suggestion.items() if value is None)
+        wanted = {name: value for name, value in suggestion.items() if value is not None}
+        command = SetParallelismCommand(self.document, wanted, "Suggest parallelism")
+        if command.changes:
+            self.document.undo_stack.push(command)
+            changes = ", ".join(f"{old.name} {old.parallelism}→{new.parallelism}" for old, new in command.changes)
+            message = f"Parallelism set: {changes}"
+        else:
+            message = "Every bolt already has the suggested parallelism"
+        if hopeless:
+            message += f"; no parallelism bounds {', '.join(hopeless)} (σ or a cycle amplifies its inflow)"
+        self.show_message(message)
+
+    def auto_layout(self) -> None:
+        topo = self.document.topology()
+        if not topo.components:
+            return
+        self.document.undo_stack.push(MoveComponentsCommand(self.document, layered_layout(topo), "Auto-layout"))
+        self.canvas.fit_all()
+
+    def about(self) -> None:
+        from app import __version__
+
+        self.dialogs.info(self, "About Stormbound",
+                          f"Stormbound {__version__}\nDraw Storm topologies and verify before deployment "
+                          "whether any bolt's queue can grow without bound.")
+
+    # ---- files ----------------------------------------------------------------
+    def maybe_save(self) -> bool:
+        """Ask before the current work is replaced; False means the user cancelled."""
+        if not self.document.is_modified():
+            return True
+        answer = self.dialogs.ask_save_changes(self, self.document.section_values("topology")["name"])
+        if answer == "save":
+            return self.save()
+        return answer == "discard"
+
+    def new_document(self) -> None:
+        if self.maybe_save():
+            self.document.replace(Topology.model_construct(name="untitled"))
+
+    def open_dialog(self) -> None:
+        folder = str(self.document.path.parent) if self.document.path else ""
+        name = self.dialogs.open_file_name(self, "Open topology", folder)
+        if name:
+            self.open_path(name)
+
+    def import_dialog(self) -> None:
+        name = self.dialogs.open_file_name(self, "Import D-VerT JSON")
+        if name:
+            self.open_path(name)
+
+    def load_file(self, path: Path) -> tuple[Topology, bool]:
+        """Read a topology file of any supported format; (topology, saved in our own format)."""
+        data = read_json(path)
+        kind = detect_format(data)
+        try:
+            topo = topology_from_data(data)
+        except TopologyError:
+            if kind != "stormbound":
+                raise
+            topo = lenient_topology(data)  # a file saved mid-edit, e.g. before its first spout
+        return with_layout(topo), kind == "stormbound"
+
+    def open_path(self, path: str | Path, ask: bool = True) -> bool:
+        """Open a .storm.json or D-VerT file; errors are shown naming the file and field."""
+        path = Path(path)
+        if ask and not self.maybe_save():
+            return False
+        try:
+            topo, ours = self.load_file(path)
+        except TopologyError as err:
+            self.dialogs.error(self, "Cannot open file", problem_text(path, err))
+            self.show_message(f"Could not open {path.name}")
+            return False
+        # an imported D-VerT file is not overwritten in our format: Save asks for a new name
+        self.document.replace(topo, path.resolve() if ours else None)
+        self.add_recent(path.resolve())
+        self.canvas.fit_all()
+        problems = self.document.problems()
+        note = f" ({len(problems)} problem(s) to fix before verifying)" if problems else ""
+        self.show_message(f"Opened {path.name}{note}" if ours else f"Imported D-VerT file {path.name}{note}")
+        return True
+
+    def save(self) -> bool:
+        if self.document.path is None:
+            return self.save_as_dialog()
+        return self.save_to(self.document.path)
+
+    def save_as_dialog(self) -> bool:
+        name = self.document.section_values("topology")["name"] or "untitled"
+        suggestion = str(self.document.path or Path.cwd() / f"{name}.storm.json")
+        target = self.dialogs.save_file_name(self, "Save topology as", suggestion)
+        if not target:
+            return False
+        if not target.endswith(".json"):
+            target += ".storm.json"
+        return self.save_to(Path(target))
+
+    def save_to(self, path: Path) -> bool:
+        """Serialise to bytes first, then write through QSaveFile (never a half-written file)."""
+        topo = self.document.topology()
+        if str(path).endswith(".dvert.json"):
+            from app.core.formats.dvert import to_dvert_bytes
+
+            try:
+                data = to_dvert_bytes(topo)
+            except Exception as err:
+                self.dialogs.error(self, "Cannot save file", f"{path}: {err}")
+                return False
+        else:
+            data = topo.to_json_bytes()
+        try:
+            write_bytes(path, data)
+        except OSError as err:
+            self.dialogs.error(self, "Cannot save file", f"{path}: {err}")
+            return False
+        self.document.mark_saved(path.resolve())
+        self.add_recent(path.resolve())
+        self.autosave.clear_snapshot()
+        problems = self.document.problems()
+        note = f"; note: {problems[0]}" if problems else ""
+        self.show_message(f"Saved {path.name}{note}")
+        return True
+
+    # ---- recent files and drops ---------------------------------------------------
+    def recent_files(self) -> list[Path]:
+        """Recently opened or saved files that still exist (missing ones are pruned)."""
+        raw = self.settings.value("recent_files", [])
+        if isinstance(raw, str):
+            raw = [raw]
+        paths = [Path(p) for p in (raw or [])]
+        kept = [p for p in paths if p.is_file()]
+        if len(kept) != len(paths):
+            self.settings.setValue("recent_files", [str(p) for p in kept])
+        return kept
+
+    def add_recent(self, path: Path) -> None:
+        current = [p for p in self.recent_files() if p != path]
+        self.settings.setValue("recent_files", [str(p) for p in [path, *current][:MAX_RECENT]])
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        if not files:
+            self.recent_menu.addAction("(no recent files)").setEnabled(False)
+        for path in files:
+            action = self.recent_menu.addAction(path.name)
+            action.setToolTip(str(path))
+            action.triggered.connect(lambda _=False, p=path: self.open_path(p))
+
+    def _on_files_dropped(self, paths: list[str]) -> None:
+        if paths:
+            self.open_path(paths[0])
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if any(url.isLocalFile() for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_path(paths[0])
+
+    def _on_document_replaced(self) -> None:
+        self._update_title()
+        self._update_status()
+        self.autosave.clear_snapshot()
+
+    # ---- autosave and recovery ----------------------------------------------------
+    def _schedule_autosave(self, *_: Any) -> None:
+        if self.autosave.active and self.document.is_modified():
+            self.autosave_timer.start()
+
+    def _on_modified_for_autosave(self, modified: bool) -> None:
+        if not modified:
+            self.autosave_timer.stop()
+            self.autosave.clear_snapshot()
+
+    def autosave_now(self) -> bool:
+        """Write the snapshot now (the timer calls this a few seconds after the last edit)."""
+        if not self.autosave.active or not self.document.is_modified():
+            return False
+        try:
+            self.autosave.save_snapshot(self.document.topology(), self.document.path)
+        except OSError as err:
+            self.show_message(f"Autosave failed: {err}")
+            return False
+        return True
+
+    def offer_recovery(self) -> bool:
+        """Offer the newest unsaved work of a crashed session; True when it was restored."""
+        found = find_recoverable(self.autosave.folder, MainWindow._live_sessions)
+        if not found:
+            return False
+        newest = found[0]
+        if not self.dialogs.ask_restore(self, newest.describe()):
+            for item in found:
+                item.discard()
+            return False
+        try:
+            topo = lenient_topology(newest.topology_data)
+        except TopologyError as err:
+            self.dialogs.error(self, "Cannot restore", problem_text(newest.autosave, err))
+            return False
+        self.document.replace(with_layout(topo), newest.original)
+        self.document.undo_stack.resetClean()  # restored work is unsaved work
+        self._update_title()
+        for item in found:
+            item.discard()
+        self.autosave_now()
+        self.canvas.fit_all()
+        self.show_message("Restored unsaved work; save it to keep it")
+        return True
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.maybe_save():
+            event.ignore()
+            return
+        self.shutdown()
+        event.accept()
+
+    def shutdown(self) -> None:
+        """A clean exit: stop autosaving and remove the lock and snapshot."""
+        self.autosave_timer.stop()
+        self.autosave.stop()
+        MainWindow._live_sessions.discard(self.autosave.session)

@@ -1,0 +1,42 @@
+"""GUI test fixtures: no modal dialogs, autosaves in a temporary folder, windows closed cleanly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_dialogs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every GUI test runs without modal dialogs and never touches the user's app data."""
+    monkeypatch.setenv("STORMBOUND_NO_DIALOGS", "1")
+    monkeypatch.setenv("STORMBOUND_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+
+
+@pytest.fixture
+def make_window(qtbot: Any, tmp_path: Path) -> Callable[..., Any]:
+    """Build MainWindows with private settings and autosave folder; they are shut down afterwards."""
+    from PySide6.QtCore import QSettings
+
+    from app.gui.dialogs import Dialogs
+    from app.gui.mainwindow import MainWindow
+
+    windows: list[MainWindow] = []
+
+    def make(**kwargs: Any) -> MainWindow:
+        kwargs.setdefault("settings", QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+        kwargs.setdefault("dialogs", Dialogs(headless=True, answers={"save_changes": "discard"}))
+        kwargs.setdefault("autosave_dir", tmp_path / "autosave")
+        window = MainWindow(**kwargs)
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitExposed(window)
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.dialogs.answers["save_changes"] = "discard"
+        window.shutdown()

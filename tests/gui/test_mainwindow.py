@@ -1,0 +1,422 @@
+"""The main window: building, connecting, editing, files, autosave, suggest parallelism, plug-in hooks."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QLabel
+
+from app.core.formats import load_topology
+from app.core.rates import rate_check
+from app.core.topology import parse_topology
+from app.gui.canvas.view import COMPONENT_MIME
+from app.gui.dialogs import Dialogs
+from app.gui.mainwindow import MainWindow
+
+ROOT = Path(__file__).resolve().parents[2]
+SIMPLE = ROOT / "models" / "simple-DIA-cfg-1.storm.json"
+
+
+def viewport_point(window: MainWindow, scene_pos: QPointF) -> QPoint:
+    return window.canvas.mapFromScene(scene_pos)
+
+
+def drag(window: MainWindow, start: QPointF, end: QPointF, check_midway=None) -> None:
+    """A left-button drag on the canvas with synthetic mouse events (press, moves, release)."""
+    viewport = window.canvas.viewport()
+    a, b = viewport_point(window, start), viewport_point(window, end)
+    QTest.mousePress(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, a)
+    for i in range(1, 6):
+        QTest.mouseMove(viewport, a + (b - a) * (i / 5))
+    if check_midway is not None:
+        check_midway()
+    QTest.mouseRelease(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, b)
+
+
+def type_into(qtbot, row, text: str) -> None:
+    QApplication.processEvents()  # rows added to a shown form appear on the next event-loop turn
+    row.edit.setFocus()
+    row.edit.selectAll()
+    QTest.keyClick(row.edit, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(row.edit, text)
+    QTest.keyClick(row.edit, Qt.Key.Key_Tab)  # leaving the field ends its merge window
+
+
+def test_build_simple_dia_from_the_palette_and_inspector(make_window, qtbot) -> None:
+    window = make_window()
+    ids = {}
+    for name in ("S1", "S2"):
+        ids[name] = window.add_component("spout")
+        type_into(qtbot, window.inspector.row("burst"), "2")
+    for name, alpha, sigma, par in (("B1", "4", "2", "5"), ("B2", "4", "0.5", "6"), ("B3", "1", "1", "3")):
+        ids[name] = window.add_component("bolt")
+        inspector = window.inspector
+        assert inspector.selected_id == ids[name]
+        type_into(qtbot, inspector.row("alpha"), alpha)
+        type_into(qtbot, inspector.row("sigma"), sigma)
+        type_into(qtbot, inspector.row("parallelism"), par)
+        if name in ("B2", "B3"):
+            inspector.checked_box.setChecked(True)
+    for src, tgt in (("S1", "B1"), ("S1", "B2"), ("S2", "B2"), ("B1", "B3"), ("B2", "B3")):
+        assert window.scene.connect_components(ids[src], ids[tgt])
+    type_into(qtbot, window.inspector.row("init_queues", "settings"), "2")
+    type_into(qtbot, window.inspector.row("k", "verification"), "15")
+    type_into(qtbot, window.inspector.row("name", "topology"), "simple-DIA-cfg-1")
+    assert window.document.topology().semantics() == load_topology(SIMPLE).semantics()
+    assert window.isWindowModified() and "simple-DIA-cfg-1" in window.windowTitle()
+    # every node shows the rate check's colour and explanation
+    report = rate_check(window.document.topology())
+    node = window.scene.nodes[ids["B2"]]
+    assert node.rates is not None and node.rates.utilisation == report.bolts["B2"].utilisation
+    assert report.bolts["B2"].explanation in node.toolTip()
+    assert node.header_colour().name() == "#d64541"  # ρ 1.33: red
+
+
+def test_drop_from_palette_adds_a_node_where_dropped(make_window) -> None:
+    window = make_window()
+    data = QMimeData()
+    data.setData(COMPONENT_MIME, b"bolt")
+    where = window.canvas.viewport().rect().center()
+    event = QDropEvent(QPointF(where), Qt.DropAction.CopyAction, data, Qt.MouseButton.LeftButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.canvas.dropEvent(event)
+    (bolt,) = window.document.topology().bolts
+    pos = window.document.position(bolt.id)
+    centre = window.canvas.mapToScene(where)
+    assert abs(pos.x + 78 - centre.x()) <= 20 and abs(pos.y + 37 - centre.y()) <= 20
+    assert window.document.undo_stack.count() == 1
+
+
+def test_connect_and_refuse_with_mouse_drags(make_window, tmp_path) -> None:
+    window = make_window()
+    spout = window.add_component("spout")
+    bolt = window.add_component("bolt")
+    window.document.undo_stack.push(__import__("app.gui.commands", fromlist=["x"]).MoveComponentsCommand(
+        window.document, {spout: window.document.position(spout).model_copy(update={"x": -300.0})}))
+    window.canvas.fit_all()
+    scene = window.scene
+    out_port = scene.nodes[spout].output_port.scene_centre()
+    in_port = scene.nodes[bolt].input_port.scene_centre()
+    drag(window, out_port, in_port)
+    (sub,) = window.document.topology().subscriptions
+    assert (sub.source, sub.target) == (spout, bolt)
+    assert sub.id in scene.edges
+
+    # the same link again: a red rubber line with the reason, then refused
+    seen = {}
+    drag(window, out_port, in_port, check_midway=lambda: seen.update(refused=scene._rubber.refused))
+    assert seen["refused"] is True
+    assert len(window.document.topology().subscriptions) == 1
+    assert "already subscribes" in window.statusBar().currentMessage()
+
+    # from the bolt's output into the spout: refused, spouts do not subscribe
+    drag(window, scene.nodes[bolt].output_port.scene_centre(), scene.nodes[spout].sceneBoundingRect().center())
+    assert len(window.document.topology().subscriptions) == 1
+    assert "is a spout" in window.statusBar().currentMessage()
+
+
+def test_dragging_a_node_is_one_undo_step(make_window) -> None:
+    window = make_window()
+    bolt = window.add_component("bolt")
+    stack = window.document.undo_stack
+    before_count = stack.count()
+    start = window.document.position(bolt)
+    node = window.scene.nodes[bolt]
+    grab = node.sceneBoundingRect().center() + QPointF(0, 15)
+    drag(window, grab, grab + QPointF(120, 60))
+    assert stack.count() == before_count + 1
+    moved = window.document.position(bolt)
+    assert (moved.x - start.x, moved.y - start.y) == pytest.approx((120, 60), abs=3)
+    assert node.pos() == QPointF(moved.x, moved.y)
+    stack.undo()
+    assert window.document.position(bolt) == start and node.pos() == QPointF(start.x, start.y)
+
+
+def test_rubber_band_select_delete_copy_paste_and_undo(make_window) -> None:
+    window = make_window()
+    assert window.open_path(SIMPLE)
+    original = window.document.topology()
+    scene = window.scene
+    # rubber-band over everything from an empty corner
+    rect = scene.itemsBoundingRect().adjusted(-40, -40, 40, 40)
+    drag(window, rect.topLeft(), rect.bottomRight())
+    comps, _ = scene.selected_ids()
+    assert comps == {c.id for c in original.components}
+    window.scene.select_ids({original.bolt_by_name("B1").id})
+    window.action_copy.trigger()
+    window.action_paste.trigger()
+    assert {b.name for b in window.document.topology().bolts} == {"B1", "B2", "B3", "B1_2"}
+    window.scene.select_ids({original.bolt_by_name("B2").id})
+    window.action_delete.trigger()
+    topo = window.document.topology()
+    assert "B2" not in {b.name for b in topo.bolts} and len(topo.subscriptions) == 2
+    window.action_undo.trigger()
+    window.action_undo.trigger()
+    assert window.document.topology() == original
+    assert not window.isWindowModified()
+    window.action_redo.trigger()
+    assert len(window.document.topology().bolts) == 4
+
+
+def test_undo_redo_across_a_sequence_of_edits(make_window, qtbot) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    stack = window.document.undo_stack
+    b3 = window.document.topology().bolt_by_name("B3").id
+    snapshots = [window.document.topology()]
+    window.scene.select_ids({b3})
+    type_into(qtbot, window.inspector.row("alpha"), "1.25")
+    snapshots.append(window.document.topology())
+    type_into(qtbot, window.inspector.row("name"), "Sink")
+    snapshots.append(window.document.topology())
+    window.action_suggest.trigger()
+    snapshots.append(window.document.topology())
+    window.action_layout.trigger()
+    snapshots.append(window.document.topology())
+    assert stack.count() == 4
+    for expected in reversed(snapshots[:-1]):
+        window.action_undo.trigger()
+        assert window.document.topology() == expected
+    assert not window.isWindowModified()
+    for expected in snapshots[1:]:
+        window.action_redo.trigger()
+        assert window.document.topology() == expected
+    # the scene and the inspector follow
+    assert window.scene.nodes[b3].component.name == "Sink"
+    assert window.inspector.row("name").edit.text() == "Sink"
+
+
+def test_invalid_parameters_are_refused_next_to_the_field(make_window, qtbot) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    b1 = window.document.topology().bolt_by_name("B1").id
+    window.scene.select_ids({b1})
+    row = window.inspector.row("alpha")
+    count = window.document.undo_stack.count()
+    type_into(qtbot, row, "-1")
+    assert row.error.isVisible() and "greater than 0" in row.error.text()
+    assert row.edit.property("invalid") is True
+    assert window.document.component(b1).alpha == 4.0
+    type_into(qtbot, row, "abc")
+    assert "'abc' is not a number" in row.error.text()
+    parallelism = window.inspector.row("parallelism")
+    type_into(qtbot, parallelism, "2.5")
+    assert "whole number" in parallelism.error.text()
+    name = window.inspector.row("name")
+    type_into(qtbot, name, "B2")
+    assert "already the name" in name.error.text()
+    k_min = window.inspector.row("k_min", "verification")
+    type_into(qtbot, k_min, "99")
+    assert "k_min (99) is larger than k_max (40)" in k_min.error.text()
+    # refused values never reach the document; valid prefixes typed on the way did, one step per field
+    topo = window.document.topology()
+    assert parse_topology(json.loads(topo.to_json_bytes())) == topo
+    assert (topo.bolt_by_name("B").alpha, topo.bolt_by_name("B").parallelism, topo.verification.k_min) == (4.0, 2, 9)
+    assert window.document.undo_stack.count() == count + 3
+    for _ in range(3):
+        window.action_undo.trigger()
+    assert window.document.topology().semantics() == load_topology(SIMPLE).semantics()
+    count = window.document.undo_stack.index()
+    window.scene.select_ids({b1})
+    QApplication.processEvents()
+    row = window.inspector.row("alpha")
+    # typing a valid value: one undo step for the whole field, error gone
+    row.edit.setFocus()
+    row.edit.clear()
+    row.edit.selectAll()
+    qtbot.keyClicks(row.edit, "2.75")
+    assert not row.error.isVisible() and window.document.component(b1).alpha == 2.75
+    assert window.document.undo_stack.index() == count + 1
+
+
+def test_save_and_reopen_keeps_the_topology(make_window, tmp_path) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    window.action_suggest.trigger()
+    target = tmp_path / "copy.storm.json"
+    window.dialogs.answers["save_file"] = str(target)
+    window.document._path = None  # as if it were new: Save asks for a name
+    assert window.save()
+    assert not window.isWindowModified() and "copy.storm.json" in window.windowTitle()
+    saved = window.document.topology()
+    other = make_window()
+    assert other.open_path(target)
+    assert other.document.topology().semantics() == saved.semantics()
+    assert other.document.topology().layout == saved.layout
+    assert not other.document.is_modified()
+    assert not list(tmp_path.glob(".copy.storm.json*"))  # no temporary left behind
+    # recent files: most recent first, missing files pruned
+    gone = tmp_path / "gone.storm.json"
+    shutil.copy(SIMPLE, gone)
+    other.open_path(gone)
+    assert other.recent_files()[:2] == [gone.resolve(), target.resolve()]
+    gone.unlink()
+    assert gone.resolve() not in other.recent_files()
+    other.recent_menu.aboutToShow.emit()
+    assert [a.text() for a in other.recent_menu.actions()][:1] == ["copy.storm.json"]
+
+
+def test_bad_files_show_a_message_naming_file_and_field(make_window, tmp_path) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    before = window.document.topology()
+    broken = tmp_path / "broken.storm.json"
+    broken.write_text("{ not json")
+    assert not window.open_path(broken)
+    kind, _, text = window.dialogs.shown[-1]
+    assert kind == "error" and str(broken) in text and "not valid JSON" in text
+    bad = json.loads(SIMPLE.read_text())
+    bad["bolts"][1]["alpha"] = -4
+    bad_path = tmp_path / "bad.storm.json"
+    bad_path.write_text(json.dumps(bad))
+    assert not window.open_path(bad_path)
+    assert "bolts.B2.alpha" in window.dialogs.shown[-1][2] and str(bad_path) in window.dialogs.shown[-1][2]
+    assert window.document.topology() == before  # nothing lost
+    assert "Traceback" not in "".join(t for _, _, t in window.dialogs.shown)
+
+
+def test_import_dvert_is_laid_out_and_not_overwritten(make_window, dvert_dir) -> None:
+    window = make_window()
+    source = dvert_dir / "icfem-simple-DIA-cfg-1.json"
+    assert window.open_path(source)
+    topo = window.document.topology()
+    assert {c.id for c in topo.components} == set(topo.layout)
+    assert len({(p.x, p.y) for p in topo.layout.values()}) == len(topo.components)
+    assert window.document.path is None  # Save asks for a new name
+    assert topo.semantics()["bolts"] == load_topology(source).semantics()["bolts"]
+
+
+def test_drop_a_file_on_the_window_opens_it(make_window) -> None:
+    window = make_window()
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(SIMPLE))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data, Qt.MouseButton.LeftButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.canvas.dropEvent(event)
+    assert window.document.path == SIMPLE.resolve()
+    assert len(window.document.topology().bolts) == 3
+
+
+def test_unsaved_changes_are_asked_about(make_window) -> None:
+    window = make_window()
+    window.add_component("bolt")
+    window.dialogs.answers["save_changes"] = "cancel"
+    assert not window.open_path(SIMPLE)
+    assert len(window.document.topology().bolts) == 1
+    assert not window.close()
+    window.dialogs.answers["save_changes"] = "discard"
+    assert window.open_path(SIMPLE)
+
+
+def test_autosave_and_restore_after_a_crash(make_window, tmp_path) -> None:
+    folder = tmp_path / "autosave"
+    crashed = make_window(autosave_dir=folder)
+    crashed.autosave_timer.setInterval(50)
+    crashed.open_path(SIMPLE)
+    crashed.action_suggest.trigger()
+    crashed.add_component("bolt")
+    snapshot = crashed.autosave.autosave_path
+    assert crashed.autosave_timer.isActive()
+    QTest.qWait(20)
+    assert not snapshot.exists()  # written a moment after the edit, not during it
+    for _ in range(100):
+        if snapshot.exists():
+            break
+        QTest.qWait(20)
+    assert snapshot.exists() and crashed.autosave.lock_path.exists()
+    expected = crashed.document.topology()
+    # the crash: the process holding the lock is gone
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    crashed.autosave.lock_path.write_text(json.dumps({"pid": gone.pid}))
+    MainWindow._live_sessions.discard(crashed.autosave.session)
+    crashed.autosave.active = False
+
+    bystander = make_window(autosave_dir=folder, recover=False)
+    answers = {"restore": True, "save_changes": "discard"}
+    restored = make_window(autosave_dir=folder, dialogs=Dialogs(headless=True, answers=answers))  # asks on start
+    assert restored.dialogs.shown[0][1] == "Restore unsaved work"
+    assert restored.document.topology().semantics() == expected.semantics()
+    assert restored.document.topology().layout == expected.layout
+    assert restored.document.path == SIMPLE.resolve() and restored.isWindowModified()
+    assert not snapshot.exists()  # offered once
+    # a clean exit leaves nothing to recover
+    restored.dialogs.answers["save_changes"] = "discard"
+    assert restored.close()
+    bystander.close()
+    assert not (folder / f"{restored.autosave.session}.lock").exists()
+    assert list(folder.glob("*.autosave.json")) == []
+
+
+def test_autosave_is_not_offered_when_the_file_is_newer(make_window, tmp_path) -> None:
+    folder = tmp_path / "autosave"
+    work = tmp_path / "work.storm.json"
+    shutil.copy(SIMPLE, work)
+    first = make_window(autosave_dir=folder)
+    first.open_path(work)
+    first.add_component("bolt")
+    assert first.autosave_now()
+    MainWindow._live_sessions.discard(first.autosave.session)
+    os.utime(work, (os.path.getmtime(first.autosave.autosave_path) + 5,) * 2)
+    second = make_window(autosave_dir=folder)
+    assert second.dialogs.shown == []
+
+
+def test_suggest_parallelism_is_one_undoable_step(make_window) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    before = window.document.topology()
+    suggestion = rate_check(before).suggested_parallelism
+    window.action_suggest.trigger()
+    after = window.document.topology()
+    assert window.document.undo_stack.count() == 1
+    assert {b.name: b.parallelism for b in after.bolts} == {n: v for n, v in suggestion.items() if v is not None}
+    assert rate_check(after).all_bounded()
+    assert all(n.rates.utilisation < 1 for n in window.scene.nodes.values() if n.rates)
+    assert "Parallelism set" in window.statusBar().currentMessage()
+    window.action_undo.trigger()
+    assert window.document.topology() == before
+    assert "action_suggest_parallelism" in {a.objectName() for a in window.toolbar.actions()}
+
+
+def test_plugin_hooks_menus_panels_and_highlight(make_window) -> None:
+    window = make_window()
+    titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
+    assert titles[:6] == ["File", "Edit", "View", "Verify", "Runs", "Help"]
+    assert window.menu("Verify") is window.menu("&Verify")
+    dock = window.add_panel(QLabel("results"), "Results")
+    assert dock.toggleViewAction() in window.menu("View").actions()
+    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea
+    window.open_path(SIMPLE)
+    window.canvas.highlight_components({"B1", "S2"})
+    assert {n.component.name for n in window.scene.nodes.values() if n.highlighted} == {"B1", "S2"}
+    window.canvas.highlight_components(set())
+    assert not any(n.highlighted for n in window.scene.nodes.values())
+
+
+def test_screenshot_mode_writes_a_png(tmp_path) -> None:
+    out = tmp_path / "shot.png"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([sys.executable, "-m", "app", "gui", str(SIMPLE), "--screenshot", str(out)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1440, 900)
+    # bad input: exit 2 with one line naming the file, no PNG
+    bad = subprocess.run([sys.executable, "-m", "app", "gui", str(tmp_path / "missing.json"), "--screenshot",
+                          str(tmp_path / "no.png")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "missing.json" in bad.stderr and "Traceback" not in bad.stderr
+    assert not (tmp_path / "no.png").exists()
