@@ -30,6 +30,7 @@ from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, Sequen
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from app.core.topology import TopologyError
 from app.runs.expr import ExprError, ExprEvalError, compile_predicate
 
 LEFT = 0
@@ -161,9 +162,12 @@ _DEPENDENCE_KINDS = ("all", "none", "same_key", "pairs", "type_table", "predicat
 _EQUALITY_KINDS = ("structural", "set_of_split", "predicate")
 
 
-def _validation_message(what: str, err: ValidationError) -> str:
+def _validation_message(what: str, err: ValidationError, kind: Any = None) -> str:
     first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"] if not str(p)[0].isupper() and "[" not in str(p))
+    parts = list(first["loc"])
+    if parts and parts[0] == kind:  # the discriminator's tag
+        parts = parts[1:]
+    loc = ".".join(str(p) for p in parts)
     return f"{what}{'.' + loc if loc else ''}: {first['msg']}"
 
 
@@ -222,7 +226,7 @@ def parse_dependence(spec: Any) -> Dependence:
     try:
         dep = _DEPENDENCE_ADAPTER.validate_python(data)
     except ValidationError as err:
-        raise DiffError(_validation_message("dependence", err)) from None
+        raise DiffError(_validation_message("dependence", err, data.get("kind"))) from None
     if isinstance(dep, PredicateDependence):
         _check_expr(dep.expr, "dependence.expr")
     return dep
@@ -260,7 +264,7 @@ def parse_equality(spec: Any) -> Equality:
     try:
         eq = _EQUALITY_ADAPTER.validate_python(data)
     except ValidationError as err:
-        raise DiffError(_validation_message("equality", err)) from None
+        raise DiffError(_validation_message("equality", err, data.get("kind"))) from None
     if isinstance(eq, PredicateEquality):
         _check_expr(eq.expr, "equality.expr")
     return eq
@@ -278,6 +282,9 @@ def _check_expr(source: str, where: str) -> None:
 class _MissingField(Exception):
     def __init__(self, path: str):
         self.path = path
+
+
+_PASS_THROUGH = (DiffError, TopologyError)
 
 
 class _BadItem(Exception):
@@ -364,18 +371,22 @@ class DiffResult(BaseModel):
     first_difference: Difference | None = None
     unmatched_left: list[StreamItem] = Field(default_factory=list)
     unmatched_right: list[StreamItem] = Field(default_factory=list)
+    unmatched_left_count: int = Field(0, description="all unmatched left items (the list may be cut short)")
+    unmatched_right_count: int = 0
     left_count: int = 0
     right_count: int = 0
     matched: int = 0
-    peak_unmatched: int = 0
+    peak_unmatched: int | None = Field(0, description="most items held at once (None: not measured, Spark)")
+    engine: Literal["local", "spark"] = "local"
     dependence: str = ""
     equality: str = ""
     stopped_early: bool = Field(False, description="input after the first difference was not matched")
 
     def summary(self) -> str:
         """One or a few human lines: the verdict and the first difference."""
-        head = (f"{self.left_count} left / {self.right_count} right items, {self.matched} matched, "
-                f"peak unmatched {self.peak_unmatched} (dependence {self.dependence}, equality {self.equality})")
+        peak = "" if self.peak_unmatched is None else f", peak unmatched {self.peak_unmatched}"
+        head = (f"{self.left_count} left / {self.right_count} right items, {self.matched} matched{peak} "
+                f"(dependence {self.dependence}, equality {self.equality})")
         if self.equivalent:
             return f"equivalent: {head}"
         lines = [f"NOT equivalent: {head}"]
@@ -523,6 +534,21 @@ class Matcher:
     # -- feeding --
 
     @property
+    def mode(self) -> str:
+        """Which loop runs: 'all', 'none', 'same_key' (fast paths) or 'general'."""
+        return self._mode
+
+    @property
+    def key_function(self) -> Callable[[Any], Any]:
+        """The key of an item under same_key dependence (for the Spark job)."""
+        return self._key_of
+
+    @property
+    def canon_function(self) -> Callable[[Any], Any] | None:
+        """What structural equality compares (None: the item itself)."""
+        return self._canon
+
+    @property
     def stopped(self) -> bool:
         """True once a certain difference has been found."""
         return self.difference is not None
@@ -609,6 +635,8 @@ class Matcher:
                 unmatched += 1
                 if unmatched > peak:
                     peak = unmatched
+        except _PASS_THROUGH:
+            raise  # the input itself is bad (file missing, bad JSON): its own message
         except Exception as err:
             raise _BadItem(side, index, item, err) from err
         finally:
@@ -659,6 +687,8 @@ class Matcher:
                 unmatched += 1
                 if unmatched > peak:
                     peak = unmatched
+        except _PASS_THROUGH:
+            raise  # the input itself is bad (file missing, bad JSON): its own message
         except Exception as err:
             raise _BadItem(side, index, item, err) from err
         finally:
@@ -700,6 +730,8 @@ class Matcher:
                 unmatched += 1
                 if unmatched > peak:
                     peak = unmatched
+        except _PASS_THROUGH:
+            raise  # the input itself is bad (file missing, bad JSON): its own message
         except Exception as err:
             raise _BadItem(side, index, item, err) from err
         finally:
@@ -743,6 +775,8 @@ class Matcher:
                         peak = unmatched
                 if self.difference is not None:
                     break
+        except _PASS_THROUGH:
+            raise  # the input itself is bad (file missing, bad JSON): its own message
         except Exception as err:
             raise _BadItem(side, index, item, err) from err
         finally:
@@ -783,6 +817,7 @@ class Matcher:
         return DiffResult(
             equivalent=equivalent, detected_at=detected, first_difference=self.difference,
             unmatched_left=left, unmatched_right=right,
+            unmatched_left_count=len(left), unmatched_right_count=len(right),
             left_count=self.counts[LEFT], right_count=self.counts[RIGHT], matched=self.matched,
             peak_unmatched=self.peak_unmatched, dependence=describe_dependence(self.dependence),
             equality=describe_equality(self.equality), stopped_early=self.difference is not None)

@@ -1,0 +1,142 @@
+"""`stormbound diff` (DiffStream stream equivalence) and `stormbound cep` (complex event patterns).
+
+`diff` exits 0 when the outputs are equivalent, 1 when they are not, 2 on bad
+input (one line on stderr naming the file/field), 3 on an internal error.
+`cep` is implemented in :mod:`app.runs.cep` (`run_cep_command`), imported lazily.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+SPARK_THRESHOLD_MB = 256  # same_key inputs bigger than this (both files together) go to Spark
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `diff` and `cep` subcommands."""
+    p = sub.add_parser(
+        "diff", help="are two run outputs equivalent up to a dependence relation? (DiffStream)",
+        description="Compare two streams (JSON Lines, JSON arrays, or event logs) and report the first "
+                    "certain difference and the unmatched items. Exit 0 equivalent, 1 not equivalent.")
+    p.add_argument("left", nargs="?", help="left stream file (or the connected stream with --connected)")
+    p.add_argument("right", nargs="?", help="right stream file")
+    p.add_argument("--dependence", "-d", required=True, metavar="SPEC",
+                   help="all | none | same_key:FIELD[,FIELD] | pairs:a-b,c-d | predicate:EXPR | JSON | @file.json")
+    p.add_argument("--equality", "-e", metavar="SPEC", default=None,
+                   help="structural (default) | ignore:F,.. | only:F,.. | set_of_split:SEP | predicate:EXPR | JSON")
+    p.add_argument("--connected", action="store_true",
+                   help="LEFT is one connected stream of {\"side\": \"left\"|\"right\", \"item\": ...} records")
+    p.add_argument("--order", choices=["alternate", "left-first"], default="alternate",
+                   help="how two files are connected into one stream (default: alternate)")
+    p.add_argument("--spark", action="store_true", help="use the Spark job (same_key dependence only)")
+    p.add_argument("--spark-threshold", type=float, default=SPARK_THRESHOLD_MB, metavar="MB",
+                   help=f"use Spark for same_key when the files exceed this size (default {SPARK_THRESHOLD_MB}; "
+                        "0 = never automatically)")
+    p.add_argument("--show", type=int, default=10, metavar="N", help="unmatched items shown per side (text output)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_diff, file_args=("left",))
+
+    p = sub.add_parser("cep", help="find complex event patterns in a run's event log",
+                       description="Report every match of the patterns in the event log.")
+    p.add_argument("patterns", help="pattern file (compact text form or JSON)")
+    p.add_argument("log", help="event log of a run (file or run folder)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_cep, file_args=("patterns", "log"))
+
+
+def _usage(message: str) -> Exception:
+    from app.cli import UsageError
+
+    return UsageError(message)
+
+
+def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
+    if args.spark:
+        if matcher_mode != "same_key":
+            raise _usage("diff: --spark needs same_key dependence (with a structural or set_of_split equality)")
+        return True
+    if matcher_mode != "same_key" or args.spark_threshold <= 0 or args.connected:
+        return False
+    size = sum(os.path.getsize(f) for f in (args.left, args.right) if os.path.isfile(f))
+    return size > args.spark_threshold * 1024 * 1024
+
+
+def _run_spark(args: argparse.Namespace) -> Any:
+    from app.runs.diff_spark import spark_same_key_diff
+    from app.runs.session import SparkUnavailable, build_session
+
+    master = os.environ.get("STORMBOUND_SPARK_MASTER", "local[*]")
+    try:
+        spark = build_session(master, "stormbound-diff")
+    except SparkUnavailable as err:
+        raise _usage(f"diff: {err}") from None
+    try:
+        return spark_same_key_diff(spark, args.left, args.right, args.dependence, args.equality, args.order)
+    finally:
+        spark.stop()
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Compare LEFT and RIGHT (or one connected stream) and print the verdict."""
+    from app.runs.diff import DiffError, Matcher, interleave, read_connected, read_stream
+
+    if not args.left:
+        raise _usage("diff: give LEFT and RIGHT files (or one file with --connected)")
+    if args.connected and args.right:
+        raise _usage("diff: --connected takes a single file")
+    if not args.connected and not args.right:
+        raise _usage("diff: missing RIGHT file (or use --connected for one interleaved file)")
+    try:
+        matcher = Matcher(args.dependence, args.equality)
+        if _use_spark(args, matcher.mode):
+            result = _run_spark(args)
+        else:
+            if args.connected:
+                events = read_connected(args.left)
+            else:
+                events = interleave(read_stream(args.left), read_stream(args.right), args.order)
+            matcher.feed(events)
+            result = matcher.finish()
+    except DiffError as err:
+        raise _usage(str(err)) from None
+    if args.json:
+        sys.stdout.write(json.dumps(result.model_dump(mode="json"), indent=2, default=str) + "\n")
+    else:
+        print(format_result(result, args.show))
+    return 0 if result.equivalent else 1
+
+
+def format_result(result: Any, show: int = 10) -> str:
+    """The human report: verdict, first difference, then up to `show` unmatched items per side."""
+    from app.runs.diff import _short
+
+    lines = [result.summary()]
+    for name, items, total in (("left", result.unmatched_left, result.unmatched_left_count),
+                               ("right", result.unmatched_right, result.unmatched_right_count)):
+        if not total:
+            continue
+        when = "at the first difference" if result.stopped_early else "at the end"
+        lines.append(f"unmatched {name} items {when}: {total}")
+        for entry in items[:max(show, 0)]:
+            lines.append(f"  {name} #{entry.index} (position {entry.position}): {_short(entry.item)}")
+        if total > min(show, len(items)):
+            lines.append(f"  ... {total - min(show, len(items))} more (use --json for all)")
+    return "\n".join(lines)
+
+
+def cmd_cep(args: argparse.Namespace) -> int:
+    """Hand over to app.runs.cep.run_cep_command (written with the pattern language)."""
+    try:
+        from app.runs import cep
+    except ModuleNotFoundError as err:
+        if err.name in ("app.runs.cep",):
+            raise _usage("cep: complex event patterns are not available in this build (app.runs.cep missing)") from None
+        raise
+    run = getattr(cep, "run_cep_command", None)
+    if run is None:
+        raise _usage("cep: app.runs.cep has no run_cep_command yet")
+    return int(run(args))
