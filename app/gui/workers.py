@@ -50,6 +50,10 @@ class VerifyWorker(QThread):
     result_ready = Signal(object)
     failed = Signal(str)
 
+    # running workers stay referenced here until they finish, so a panel (or window) closed
+    # mid-search never destroys a running QThread
+    _running: set["VerifyWorker"] = set()
+
     def __init__(self, topo: Topology, *, prop: PropertyKind = "growth", options: dict[str, Any] | None = None,
                  search_factory: SearchFactory | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -62,6 +66,25 @@ class VerifyWorker(QThread):
         self._cancelled = False
         self.started_at = 0.0
         self.cancel_requested_at: float | None = None
+        self.finished.connect(self._forget)
+
+    def start(self, priority: QThread.Priority = QThread.Priority.InheritPriority) -> None:
+        """Start the search thread (kept referenced until it finishes)."""
+        VerifyWorker._running.add(self)
+        super().start(priority)
+
+    def _forget(self) -> None:
+        VerifyWorker._running.discard(self)
+
+    @classmethod
+    def stop_all(cls, timeout_ms: int = 5000) -> None:
+        """Cancel every running verification and wait for the threads (application exit)."""
+        workers = list(cls._running)
+        for worker in workers:
+            worker.cancel()
+        for worker in workers:
+            worker.wait(timeout_ms)
+        cls._running.clear()
 
     def cancel(self) -> None:
         """Ask the search to stop (GUI thread); the result still arrives through `result_ready`."""

@@ -1,0 +1,639 @@
+"""The verification panel: a property list with coloured verdicts, a background search, progress.
+
+UPPAAL-style: each property (unbounded growth of the checked bolts; some queue reaches
+N) has a marker: grey = not run or stale (any semantic edit of the document makes
+results stale), red = counterexample, green = no counterexample up to k or bounded by
+the rate proof, amber = unknown (cancelled, timed out, failed). Verify runs one
+`VerifyWorker` (own thread, own Search, own z3 context) per property in turn; Cancel
+interrupts the solver from the GUI thread. A counterexample opens in the trace view.
+`install(window)` docks both, fills the Verify menu and adds File > Export verified
+configuration.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter, QPixmap
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTextBrowser,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.formats.verified import verdict_words, verified_bytes
+from app.core.tcn.result import Progress, PropertyKind, VerifyResult
+from app.core.topology import Problem, Topology, TopologyError, parse_topology
+from app.gui.document import DocumentModel
+from app.gui.panels.trace_view import TraceView, save_bytes
+from app.gui.workers import SearchFactory, VerifyWorker
+
+MARKER_COLOURS = {"grey": "#9e9e9e", "red": "#d32f2f", "green": "#388e3c", "amber": "#f5a300"}
+VERDICT_MARKER = {"counterexample": "red", "none-up-to-k": "green", "bounded": "green", "unknown": "amber"}
+PREFERRED_STATS = ("conflicts", "decisions", "propagations", "memory", "max memory", "rlimit count")
+COLUMNS = ["", "property", "verdict", "k", "time"]
+
+
+def marker_icon(colour: str) -> QIcon:
+    """A filled circle in the verdict colour."""
+    pixmap = QPixmap(14, 14)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setBrush(QColor(MARKER_COLOURS[colour]))
+    painter.setPen(QColor(MARKER_COLOURS[colour]).darker(130))
+    painter.drawEllipse(1, 1, 12, 12)
+    painter.end()
+    return QIcon(pixmap)
+
+
+def format_stats(stats: dict[str, float | int], limit: int = 4) -> str:
+    """A few solver statistics in words ("conflicts 1234 · decisions 5678 · memory 21.3 MB")."""
+    keys = [k for k in PREFERRED_STATS if k in stats] or sorted(stats)
+    parts = []
+    for key in keys[:limit]:
+        value = stats[key]
+        if "memory" in key:
+            parts.append(f"{key} {float(value):.1f} MB")
+        elif isinstance(value, float) and not value.is_integer():
+            parts.append(f"{key} {value:.3g}")
+        else:
+            parts.append(f"{key} {int(value)}")
+    return " · ".join(parts)
+
+
+@dataclass(frozen=True)
+class PropertySpec:
+    """One property of the list: what it asks, in the user's words."""
+
+    kind: PropertyKind
+    title: str
+    threshold: int | None = None
+
+    @property
+    def key(self) -> tuple[str, str, int | None]:
+        return (self.kind, self.title, self.threshold)
+
+
+@dataclass
+class PropertyState:
+    """What the panel knows about a property: its last result, whether it is stale or running."""
+
+    spec: PropertySpec
+    result: VerifyResult | None = None
+    stale: bool = False
+    running: bool = False
+    error: str = ""
+    note: str = ""
+    progress: Progress | None = None
+    generation: int = -1
+    history: list[str] = field(default_factory=list)
+
+    @property
+    def colour(self) -> str:
+        if self.running or self.stale:
+            return "grey"
+        if self.error:
+            return "amber"
+        if self.result is None:
+            return "grey"
+        return VERDICT_MARKER[self.result.verdict]
+
+    @property
+    def verdict_text(self) -> str:
+        if self.running:
+            return "verifying…"
+        if self.error:
+            return "unknown (failed)"
+        if self.result is None:
+            return self.note or "not run"
+        words = verdict_words(self.result)
+        return f"stale: {words}" if self.stale else words
+
+
+def property_specs(topo: Topology) -> list[PropertySpec]:
+    """The properties the document asks for: growth of the checked bolts, and the queue threshold."""
+    names = [b.name for b in topo.checked_bolts()]
+    which = ", ".join(names) if names else "every bolt"
+    specs = [PropertySpec("growth", f"Unbounded growth of {which}")]
+    threshold = topo.verification.queue_threshold
+    if threshold is not None:
+        specs.append(PropertySpec("threshold", f"Some queue reaches {threshold}", threshold))
+    return specs
+
+
+class VerificationPanel(QWidget):
+    """The property list, Verify/Cancel, progress and the verdicts in words; owns the trace view."""
+
+    all_finished = Signal()
+    result_arrived = Signal(int, object)  # property row, VerifyResult
+    trace_available = Signal()
+
+    def __init__(self, document: DocumentModel, *, search_factory: SearchFactory | None = None,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.document = document
+        self.search_factory = search_factory
+        self.trace_view = TraceView()
+        self.canvas: Any = None  # set by install(); has highlight_components(names)
+        self.dialogs: Any = None  # the main window's Dialogs, when installed
+        self.states: list[PropertyState] = []
+        self.worker: VerifyWorker | None = None
+        self.worker_row = -1
+        self._queue: list[int] = []
+        self._generation = 0
+        self._run_started = 0.0
+        self.last_cancel_latency_s: float | None = None
+        self.trace_row = -1
+
+        self.verify_button = QPushButton("Verify")
+        self.verify_button.setToolTip("Verify every property in a background thread (F5)")
+        self.verify_button.clicked.connect(self.start)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the running verification")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.trace_button = QPushButton("Show trace")
+        self.trace_button.setToolTip("Open the selected property's counterexample in the trace view")
+        self.trace_button.clicked.connect(self.show_selected_trace)
+        self.force_box = QCheckBox("search even when the rate check proves bounded")
+        self.force_box.setToolTip("Without this, a bolt the rate argument proves bounded is reported "
+                                  "'bounded (rate proof)' without running the solver")
+        bar = QHBoxLayout()
+        for w in (self.verify_button, self.cancel_button, self.trace_button):
+            bar.addWidget(w)
+        bar.addWidget(self.force_box)
+        bar.addStretch(1)
+
+        self.tree = QTreeWidget()
+        self.tree.setColumnCount(len(COLUMNS))
+        self.tree.setHeaderLabels(COLUMNS)
+        self.tree.setRootIsDecorated(False)
+        self.tree.setUniformRowHeights(True)
+        header = self.tree.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        for c in (2, 3, 4):
+            header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree.currentItemChanged.connect(self._on_current_changed)
+        self.tree.itemDoubleClicked.connect(self._on_double_clicked)
+
+        self.progress_label = QLabel("Not run.")
+        self.progress_label.setWordWrap(True)
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setTextVisible(True)
+        self.progress_bar.setVisible(False)
+        self.details = QTextBrowser()
+        self.details.setOpenExternalLinks(False)
+
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addLayout(bar)
+        top_layout.addWidget(self.tree, 1)
+        top_layout.addWidget(self.progress_label)
+        top_layout.addWidget(self.progress_bar)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(top)
+        splitter.addWidget(self.details)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+
+        self.elapsed_timer = QTimer(self)
+        self.elapsed_timer.setInterval(100)
+        self.elapsed_timer.timeout.connect(self._show_progress)
+
+        document.changed.connect(self._on_document_changed)
+        document.document_replaced.connect(self._on_document_replaced)
+        self.trace_view.acting_changed.connect(self.highlight_on_canvas)
+        self._rebuild_properties(keep=False)
+        self._update_buttons()
+
+    # ---- queries (also used by tests) ----------------------------------------------------
+    def is_running(self) -> bool:
+        return self.worker is not None
+
+    def marker_colour(self, row: int) -> str:
+        return self.states[row].colour
+
+    def verdict_text(self, row: int) -> str:
+        return self.states[row].verdict_text
+
+    def results(self) -> list[VerifyResult]:
+        return [s.result for s in self.states if s.result is not None]
+
+    # ---- the property list -----------------------------------------------------------------
+    def _rebuild_properties(self, keep: bool) -> None:
+        old = {s.spec.key: s for s in self.states} if keep else {}
+        specs = property_specs(self.document.topology())
+        self.states = [old.get(spec.key) or PropertyState(spec) for spec in specs]
+        self.tree.clear()
+        for state in self.states:
+            item = QTreeWidgetItem(self.tree)
+            item.setText(1, state.spec.title)
+        for row in range(len(self.states)):
+            self._refresh_row(row)
+        if self.states and self.tree.currentItem() is None:
+            self.tree.setCurrentItem(self.tree.topLevelItem(0))
+
+    def _refresh_row(self, row: int) -> None:
+        state = self.states[row]
+        item = self.tree.topLevelItem(row)
+        if item is None:
+            return
+        item.setIcon(0, marker_icon(state.colour))
+        item.setData(0, Qt.ItemDataRole.UserRole, state.colour)
+        item.setToolTip(0, {"grey": "not run or stale", "red": "counterexample", "green": "no counterexample found",
+                            "amber": "unknown"}[state.colour])
+        item.setText(2, state.verdict_text)
+        result = state.result
+        item.setText(3, "" if result is None or result.k is None else str(result.k))
+        item.setText(4, "" if result is None else f"{result.elapsed_s:.1f} s")
+        if self.tree.currentItem() is item:
+            self._show_details(row)
+
+    def _show_details(self, row: int) -> None:
+        if not 0 <= row < len(self.states):
+            self.details.clear()
+            return
+        state = self.states[row]
+        parts = [f"<b>{_html(state.spec.title)}</b>: {_html(state.verdict_text)}"]
+        if state.stale:
+            parts.append("<i>The model changed since this result: verify again.</i>")
+        if state.error:
+            parts.append(f"<span style='color:#b26a00'>{_html(state.error)}</span>")
+        result = state.result
+        if result is not None:
+            if result.message:
+                parts.append(_html(result.message))
+            facts = []
+            if result.growing:
+                facts.append("growing queues: " + ", ".join(result.growing))
+            if result.growth_per_loop:
+                facts.append("growth per loop: " + ", ".join(f"{n} +{d}" for n, d in result.growth_per_loop.items()))
+            if result.verdict == "counterexample":
+                facts.append("certified lasso" if result.certified else "not certified")
+            if result.kept:
+                facts.append("components kept (cone of influence): " + ", ".join(result.kept))
+            facts.append(f"elapsed {result.elapsed_s:.2f} s")
+            parts.append("<br>".join(_html(f) for f in facts))
+            if result.notes:
+                parts.append("Notes:<ul>" + "".join(f"<li>{_html(n)}</li>" for n in result.notes) + "</ul>")
+        self.details.setHtml("<p>" + "</p><p>".join(parts) + "</p>")
+
+    def _on_current_changed(self, current: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None) -> None:
+        row = self.tree.indexOfTopLevelItem(current) if current is not None else -1
+        self._show_details(row)
+        self._update_buttons()
+
+    def _on_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
+        self.show_trace(self.tree.indexOfTopLevelItem(item))
+
+    # ---- running ---------------------------------------------------------------------------
+    def start(self) -> None:
+        """Verify every property, one after the other, in a background thread."""
+        if self.is_running():
+            return
+        self._rebuild_properties(keep=True)
+        topo = self.document.topology()
+        try:
+            topo = parse_topology(topo.model_dump(mode="json"))
+        except TopologyError as err:
+            message = "Cannot verify: " + "; ".join(str(p) for p in err.problems)
+            for row, state in enumerate(self.states):
+                state.error, state.result, state.running, state.stale = message, None, False, False
+                self._refresh_row(row)
+            self.progress_label.setText(message)
+            self.all_finished.emit()
+            return
+        self._snapshot = topo
+        self._queue = list(range(len(self.states)))
+        for row, state in enumerate(self.states):
+            state.result, state.stale, state.error, state.note = None, False, "", "waiting"
+            self._refresh_row(row)
+        self.trace_row = -1
+        self._run_started = time.monotonic()
+        self.last_cancel_latency_s = None
+        self._run_next()
+
+    def _options(self, spec: PropertySpec, topo: Topology) -> dict[str, Any]:
+        settings = topo.verification
+        options: dict[str, Any] = {"k": settings.k, "k_max": settings.k_max, "timeout_s": settings.timeout_s,
+                                   "force_search": self.force_box.isChecked()}
+        if spec.kind == "threshold":
+            options["threshold"] = spec.threshold
+        return options
+
+    def _run_next(self) -> None:
+        if not self._queue:
+            self.worker = None
+            self.worker_row = -1
+            self.elapsed_timer.stop()
+            self.progress_bar.setVisible(False)
+            total = time.monotonic() - self._run_started
+            self.progress_label.setText(f"Finished in {total:.1f} s.")
+            self._update_buttons()
+            self.all_finished.emit()
+            return
+        row = self._queue.pop(0)
+        state = self.states[row]
+        state.running, state.error, state.note, state.progress = True, "", "", None
+        state.generation = self._generation
+        worker = VerifyWorker(self._snapshot, prop=state.spec.kind, options=self._options(state.spec, self._snapshot),
+                              search_factory=self.search_factory)
+        worker.progress.connect(self._on_progress)
+        worker.result_ready.connect(self._on_result)
+        worker.failed.connect(self._on_failed)
+        worker.finished.connect(self._on_worker_finished)
+        self.destroyed.connect(worker.cancel)  # a panel closed mid-search stops its search
+        self.worker, self.worker_row = worker, row
+        self._refresh_row(row)
+        k_max = self._snapshot.verification.k or self._snapshot.verification.k_max
+        self.progress_bar.setRange(0, k_max)
+        self.progress_bar.setValue(0)
+        self.progress_bar.setFormat("k = %v of %m")
+        self.progress_bar.setVisible(True)
+        self.elapsed_timer.start()
+        self._show_progress()
+        self._update_buttons()
+        worker.start()
+
+    def cancel(self) -> None:
+        """Stop the running search (its property turns amber/unknown) and skip the rest."""
+        if self.worker is None:
+            return
+        skipped = self._queue
+        self._queue = []
+        for row in skipped:
+            self.states[row].note = "not run (cancelled)"
+            self._refresh_row(row)
+        self._cancel_at = time.monotonic()
+        self.progress_label.setText("Cancelling…")
+        self.worker.cancel()
+
+    def _on_progress(self, progress: Progress) -> None:
+        if self.worker_row < 0:
+            return
+        self.states[self.worker_row].progress = progress
+        self.progress_bar.setValue(min(progress.k, self.progress_bar.maximum()))
+        self._show_progress()
+
+    def _show_progress(self) -> None:
+        if self.worker_row < 0 or self.worker is None:
+            return
+        state = self.states[self.worker_row]
+        elapsed = time.monotonic() - (self.worker.started_at or self._run_started)
+        text = f"Verifying {state.spec.title.lower()}: {elapsed:.1f} s"
+        if state.progress is not None:
+            text += f", k = {state.progress.k}"
+            stats = format_stats(state.progress.stats)
+            if stats:
+                text += f" · {stats}"
+            if state.progress.message:
+                text += f" — {state.progress.message}"
+        self.progress_label.setText(text)
+
+    def _on_result(self, result: VerifyResult) -> None:
+        row = self.worker_row
+        if row < 0:
+            return
+        state = self.states[row]
+        state.result = result
+        state.running = False
+        state.stale = state.generation != self._generation
+        state.error = ""
+        if self.worker is not None and self.worker.cancel_requested_at is not None:
+            self.last_cancel_latency_s = time.monotonic() - self.worker.cancel_requested_at
+        self._refresh_row(row)
+        self.result_arrived.emit(row, result)
+        if result.verdict == "counterexample" and result.trace is not None and not state.stale:
+            if self.trace_row < 0 or self.trace_row == row or self.trace_view.trace is None:
+                self.show_trace(row)
+
+    def _on_failed(self, message: str) -> None:
+        row = self.worker_row
+        if row < 0:
+            return
+        state = self.states[row]
+        state.running = False
+        state.result = None
+        state.error = f"Verification failed: {message}"
+        self._refresh_row(row)
+
+    def _on_worker_finished(self) -> None:
+        worker = self.worker
+        if worker is not None:
+            worker.wait()
+            worker.deleteLater()
+            if self.worker_row >= 0 and self.states[self.worker_row].running:
+                # neither result nor failure arrived (should not happen): do not leave it spinning
+                self.states[self.worker_row].running = False
+                self.states[self.worker_row].error = "Verification stopped without a result."
+                self._refresh_row(self.worker_row)
+        self.worker = None
+        self.worker_row = -1
+        self._run_next()
+
+    def shutdown(self) -> None:
+        """Cancel and join the worker (window closing); waits at most a few seconds."""
+        self._queue = []
+        worker = self.worker
+        if worker is not None:
+            worker.cancel()
+            worker.wait(5000)
+
+    # ---- staleness -------------------------------------------------------------------------
+    def _on_document_changed(self) -> None:
+        self._generation += 1
+        for state in self.states:
+            if state.result is not None or state.error:
+                state.stale = True
+        self._rebuild_properties(keep=True)
+        if self.trace_view.trace is not None and "Stale" not in self.trace_view.title.text():
+            self.trace_view.title.setText("Stale (the model changed since): " + self.trace_view.title.text())
+        self._update_buttons()
+
+    def _on_document_replaced(self) -> None:
+        self.shutdown()
+        self.states = []
+        self._rebuild_properties(keep=False)
+        self.trace_row = -1
+        self.trace_view.clear()
+        self.progress_label.setText("Not run.")
+
+    # ---- the trace -------------------------------------------------------------------------
+    def show_trace(self, row: int) -> bool:
+        """Open property `row`'s counterexample in the trace view; False when it has none."""
+        if not 0 <= row < len(self.states):
+            return False
+        result = self.states[row].result
+        if result is None or result.trace is None:
+            return False
+        self.trace_row = row
+        caption = self.states[row].spec.title
+        if self.states[row].stale:
+            caption = "Stale (the model changed since): " + caption
+        self.trace_view.set_trace(result.trace, caption)
+        self.trace_available.emit()
+        self._update_buttons()
+        return True
+
+    def show_selected_trace(self) -> None:
+        item = self.tree.currentItem()
+        if item is not None:
+            self.show_trace(self.tree.indexOfTopLevelItem(item))
+
+    def highlight_on_canvas(self, names: set[str]) -> None:
+        """Highlight the components acting at the trace cursor (when a canvas is attached)."""
+        if self.canvas is not None and hasattr(self.canvas, "highlight_components"):
+            self.canvas.highlight_components(set(names))
+
+    def _update_buttons(self) -> None:
+        running = self.is_running()
+        self.verify_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+        item = self.tree.currentItem()
+        row = self.tree.indexOfTopLevelItem(item) if item is not None else -1
+        has_trace = 0 <= row < len(self.states) and self.states[row].result is not None \
+            and self.states[row].result.trace is not None  # type: ignore[union-attr]
+        self.trace_button.setEnabled(bool(has_trace))
+
+    # ---- verified configuration ------------------------------------------------------------
+    def verified_problem(self) -> str | None:
+        """Why the current results cannot be exported as a verified configuration (None when they can)."""
+        if self.is_running():
+            return "verification is still running"
+        if not self.states:
+            return "there is no property to verify"
+        for state in self.states:
+            if state.result is None:
+                return f"'{state.spec.title}' has no result: run Verify first"
+            if state.stale:
+                return f"the result of '{state.spec.title}' is stale: the model changed, run Verify again"
+        return None
+
+    def export_verified(self, path: str | Path) -> None:
+        """Write the verified configuration (topology, settings, verdicts, bound, hash) via QSaveFile."""
+        problem = self.verified_problem()
+        if problem is not None:
+            raise TopologyError([Problem("verdicts", problem)])
+        data = verified_bytes(self.document.topology(), self.results())
+        save_bytes(path, data)
+
+    def export_verified_dialog(self) -> None:
+        """File > Export verified configuration…: ask for a file name, write, report in words."""
+        title = "Export verified configuration"
+        problem = self.verified_problem()
+        if problem is not None:
+            self._message("error", title, f"Cannot export: {problem}.")
+            return
+        base = self.document.path.name.removesuffix(".json").removesuffix(".storm") if self.document.path else "topology"
+        suggestion = str((self.document.path.parent if self.document.path else Path.cwd()) / f"{base}.verified.json")
+        if self.dialogs is not None and getattr(self.dialogs, "headless", False):
+            path = str(self.dialogs._answer("verified_file", ""))
+        else:
+            path, _ = QFileDialog.getSaveFileName(self, title, suggestion, "Verified configurations (*.verified.json)")
+        if not path:
+            return
+        try:
+            self.export_verified(path)
+        except (OSError, ValueError) as err:
+            self._message("error", title, str(err))
+            return
+        self._message("info", title, f"Wrote {path}.")
+
+    def _message(self, kind: str, title: str, text: str) -> None:
+        if self.dialogs is not None:
+            getattr(self.dialogs, kind)(self, title, text)
+        elif kind == "error":
+            QMessageBox.warning(self, title, text)
+        else:
+            QMessageBox.information(self, title, text)
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\n", "<br>")
+
+
+class _Integration(QObject):
+    """Raises the trace dock when a counterexample arrives (a bound method, as the rules ask)."""
+
+    def __init__(self, panel: VerificationPanel, trace_dock: QWidget, parent: QObject):
+        super().__init__(parent)
+        self.panel, self.trace_dock = panel, trace_dock
+
+    def raise_trace(self) -> None:
+        self.trace_dock.show()
+        self.trace_dock.raise_()
+
+
+def install(window: Any) -> VerificationPanel:
+    """Add the Verification and Trace docks, the Verify menu and File > Export verified configuration."""
+    panel = VerificationPanel(window.document, parent=window)
+    panel.canvas = getattr(window, "canvas", None)
+    panel.dialogs = getattr(window, "dialogs", None)
+    window.verification_panel = panel
+    panel.dock = window.add_panel(panel, "Verification")
+    panel.trace_dock = window.add_panel(panel.trace_view, "Trace")
+    try:
+        window.splitDockWidget(panel.dock, panel.trace_dock, Qt.Orientation.Horizontal)
+    except (AttributeError, RuntimeError):
+        pass
+    integration = _Integration(panel, panel.trace_dock, panel)
+    panel.trace_available.connect(integration.raise_trace)
+    app = QApplication.instance()
+    if app is not None:
+        app.aboutToQuit.connect(VerifyWorker.stop_all)
+
+    verify_menu = window.menu("Verify")
+    panel.action_verify = QAction("&Verify all properties", window)
+    panel.action_verify.setObjectName("action_verify_all")
+    panel.action_verify.setShortcut(QKeySequence("F5"))
+    panel.action_verify.triggered.connect(panel.start)
+    panel.action_cancel = QAction("&Cancel verification", window)
+    panel.action_cancel.setObjectName("action_cancel_verification")
+    panel.action_cancel.setShortcut(QKeySequence("Shift+F5"))
+    panel.action_cancel.triggered.connect(panel.cancel)
+    panel.action_trace = QAction("Show &trace of selected property", window)
+    panel.action_trace.setObjectName("action_show_trace")
+    panel.action_trace.triggered.connect(panel.show_selected_trace)
+    panel.action_force = QAction("&Search even when the rate check proves bounded", window)
+    panel.action_force.setObjectName("action_force_search")
+    panel.action_force.setCheckable(True)
+    panel.action_force.toggled.connect(panel.force_box.setChecked)
+    panel.force_box.toggled.connect(panel.action_force.setChecked)
+    for action in (panel.action_verify, panel.action_cancel, panel.action_trace):
+        verify_menu.addAction(action)
+    verify_menu.addSeparator()
+    verify_menu.addAction(panel.action_force)
+
+    file_menu = window.menu("File")
+    panel.action_export_verified = QAction("Export &verified configuration…", window)
+    panel.action_export_verified.setObjectName("action_export_verified")
+    panel.action_export_verified.setStatusTip("Save the topology with its verdicts, the solver bound and a content hash")
+    panel.action_export_verified.triggered.connect(panel.export_verified_dialog)
+    quit_action = next((a for a in file_menu.actions() if "quit" in a.text().lower() or "exit" in a.text().lower()),
+                       None)
+    if quit_action is not None:
+        file_menu.insertAction(quit_action, panel.action_export_verified)
+        file_menu.insertSeparator(quit_action)
+    else:
+        file_menu.addAction(panel.action_export_verified)
+    return panel

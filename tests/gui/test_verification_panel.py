@@ -1,0 +1,298 @@
+"""The verification panel's mechanics with a scripted search: markers, cancel, stale, export.
+
+The scripted search behaves like `app.core.tcn.search.Search` (progress callback,
+blocking run, thread-safe cancel) so these tests are fast and independent of solver
+timing; tests/gui/test_verification_e2e.py runs the real verifier.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from PySide6.QtCore import QTimer
+
+from app.core.formats import load_topology
+from app.core.formats.verified import check_verified
+from app.core.tcn.result import Progress, VerifyResult
+from app.core.topology import TopologyError
+from app.gui.commands import SetComponentFieldsCommand, SetSectionFieldsCommand
+from app.gui.document import DocumentModel
+from app.gui.panels.verification import VerificationPanel, format_stats, install
+from app.gui.workers import VerifyWorker
+from test_trace_view import make_trace
+
+
+class ScriptedSearch:
+    """Counts k up every `step_s` seconds until `k_final`, then returns `verdict`; cancel stops it."""
+
+    instances: list["ScriptedSearch"] = []
+
+    def __init__(self, topo: Any, *, k: int | None = None, k_max: int | None = None, timeout_s: float | None = None,
+                 force_search: bool = False, threshold: int | None = None,
+                 progress: Callable[[Progress], None] | None = None, verdict: str = "counterexample",
+                 k_final: int = 6, step_s: float = 0.01, fail: str = "") -> None:
+        self.topo, self.threshold, self.force_search = topo, threshold, force_search
+        self.progress, self.verdict, self.k_final, self.step_s, self.fail = progress, verdict, k_final, step_s, fail
+        self.k_max = k_max
+        self._stop = threading.Event()
+        ScriptedSearch.instances.append(self)
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    def run(self) -> VerifyResult:
+        started = time.monotonic()
+        prop = "threshold" if self.threshold is not None else "growth"
+        for k in range(2, self.k_final + 1):
+            if self._stop.wait(self.step_s):
+                return VerifyResult(property=prop, verdict="unknown", k=k, elapsed_s=time.monotonic() - started,
+                                    message="Cancelled.")
+            if self.progress is not None:
+                self.progress(Progress(k=k, elapsed_s=time.monotonic() - started,
+                                       stats={"conflicts": 10 * k, "decisions": 7 * k, "memory": 12.5}))
+        if self.fail:
+            raise RuntimeError(self.fail)
+        trace = make_trace() if self.verdict == "counterexample" else None
+        return VerifyResult(property=prop, verdict=self.verdict, k=self.k_final, loop_start=1,  # type: ignore[arg-type]
+                            growing=["B1"] if trace else [], growth_per_loop={"B1": 1} if trace else {},
+                            certified=trace is not None, elapsed_s=time.monotonic() - started,
+                            message=f"scripted {self.verdict}", notes=["a note in words"], threshold=self.threshold,
+                            trace=trace)
+
+
+@pytest.fixture()
+def document(models_dir: Path) -> DocumentModel:
+    return DocumentModel(load_topology(models_dir / "simple-DIA-cfg-1.storm.json"))
+
+
+def make_panel(qtbot, document: DocumentModel, **script: Any) -> VerificationPanel:
+    panel = VerificationPanel(document, search_factory=partial(ScriptedSearch, **script))
+    qtbot.addWidget(panel)
+    panel.show()
+    return panel
+
+
+def run_to_end(qtbot, panel: VerificationPanel, timeout_ms: int = 5000) -> None:
+    with qtbot.waitSignal(panel.all_finished, timeout=timeout_ms):
+        panel.start()
+
+
+def test_properties_start_grey_and_follow_the_settings(qtbot, document: DocumentModel) -> None:
+    panel = make_panel(qtbot, document)
+    assert [s.spec.title for s in panel.states] == ["Unbounded growth of B2, B3"]
+    assert panel.marker_colour(0) == "grey" and panel.verdict_text(0) == "not run"
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 40}))
+    assert [s.spec.title for s in panel.states] == ["Unbounded growth of B2, B3", "Some queue reaches 40"]
+
+
+@pytest.mark.parametrize(("verdict", "colour", "words"), [
+    ("counterexample", "red", "counterexample (k = 6)"),
+    ("none-up-to-k", "green", "no counterexample up to k = 6"),
+    ("bounded", "green", "bounded (rate proof)"),
+    ("unknown", "amber", "unknown"),
+])
+def test_verdict_markers_and_words(qtbot, document: DocumentModel, verdict: str, colour: str, words: str) -> None:
+    panel = make_panel(qtbot, document, verdict=verdict)
+    run_to_end(qtbot, panel)
+    assert panel.marker_colour(0) == colour
+    assert panel.verdict_text(0) == words
+    item = panel.tree.topLevelItem(0)
+    assert item.text(2) == words and item.text(3) == "6"
+    assert f"scripted {verdict}" in panel.details.toPlainText()
+    assert "a note in words" in panel.details.toPlainText()
+    assert panel.progress_label.text().startswith("Finished in")
+    assert (panel.trace_view.trace is not None) == (verdict == "counterexample")
+
+
+def test_counterexample_opens_trace_with_loop_region(qtbot, document: DocumentModel) -> None:
+    panel = make_panel(qtbot, document)
+    run_to_end(qtbot, panel)
+    assert panel.trace_view.trace == make_trace()
+    assert panel.trace_view.loop_region_bounds() == [(1.0, 2.0)]
+    assert panel.trace_button.isEnabled()
+
+
+def test_progress_shows_k_elapsed_and_solver_statistics(qtbot, document: DocumentModel) -> None:
+    panel = make_panel(qtbot, document, k_final=40, step_s=0.02)
+    seen: list[str] = []
+    panel.start()
+    qtbot.waitUntil(lambda: "k = " in panel.progress_label.text(), timeout=3000)
+    seen.append(panel.progress_label.text())
+    text = seen[0]
+    assert text.startswith("Verifying unbounded growth of b2, b3: ")
+    assert " s, k = " in text and "conflicts" in text and "decisions" in text and "memory 12.5 MB" in text
+    assert panel.progress_bar.isVisible() and panel.progress_bar.value() >= 2
+    with qtbot.waitSignal(panel.all_finished, timeout=3000):
+        panel.cancel()
+
+
+def test_cancel_stops_within_100_ms_and_reports_unknown(qtbot, document: DocumentModel) -> None:
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 40}))
+    panel = make_panel(qtbot, document, k_final=10_000, step_s=0.05)
+    panel.start()
+    qtbot.waitUntil(lambda: panel.states[0].progress is not None, timeout=3000)
+    started = time.monotonic()
+    with qtbot.waitSignal(panel.all_finished, timeout=1000):
+        panel.cancel()
+    latency = time.monotonic() - started
+    assert latency < 0.1, f"cancel took {latency * 1000:.0f} ms"
+    assert panel.last_cancel_latency_s is not None and panel.last_cancel_latency_s < 0.1
+    assert panel.marker_colour(0) == "amber" and panel.verdict_text(0) == "unknown"
+    assert panel.verdict_text(1) == "not run (cancelled)" and panel.marker_colour(1) == "grey"
+    assert not panel.is_running() and panel.verify_button.isEnabled()
+
+
+def test_any_edit_makes_results_stale(qtbot, document: DocumentModel) -> None:
+    panel = make_panel(qtbot, document)
+    run_to_end(qtbot, panel)
+    assert panel.marker_colour(0) == "red"
+    b2 = document.topology().bolt_by_name("B2")
+    document.undo_stack.push(SetComponentFieldsCommand(document, b2.id, {"parallelism": 9}))
+    assert panel.marker_colour(0) == "grey"
+    assert panel.verdict_text(0) == "stale: counterexample (k = 6)"
+    assert "verify again" in panel.details.toPlainText()
+    assert panel.trace_view.title.text().startswith("Stale")
+    document.undo_stack.undo()  # back to the verified semantics, but results stay stale: re-verify
+    assert panel.marker_colour(0) == "grey"
+    run_to_end(qtbot, panel)
+    assert panel.marker_colour(0) == "red" and not panel.states[0].stale
+
+
+def test_edit_during_run_makes_arriving_result_stale(qtbot, document: DocumentModel) -> None:
+    panel = make_panel(qtbot, document, k_final=8, step_s=0.02)
+    with qtbot.waitSignal(panel.all_finished, timeout=3000):
+        panel.start()
+        b3 = document.topology().bolt_by_name("B3")
+        document.undo_stack.push(SetComponentFieldsCommand(document, b3.id, {"alpha": 0.5}))
+    assert panel.states[0].stale and panel.marker_colour(0) == "grey"
+
+
+def test_gui_keeps_processing_events_while_verifying(qtbot, document: DocumentModel) -> None:
+    panel = make_panel(qtbot, document, k_final=60, step_s=0.02)
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setInterval(20)
+    timer.timeout.connect(lambda: ticks.append(time.monotonic()))
+    timer.start()
+    run_to_end(qtbot, panel)
+    timer.stop()
+    assert len(ticks) >= 30
+    assert max(b - a for a, b in zip(ticks, ticks[1:])) < 0.25
+
+
+def test_invalid_document_is_refused_in_words(qtbot) -> None:
+    document = DocumentModel()
+    panel = make_panel(qtbot, document)
+    with qtbot.waitSignal(panel.all_finished, timeout=1000):
+        panel.start()
+    assert panel.marker_colour(0) == "amber"
+    assert "Cannot verify: topology: is empty" in panel.progress_label.text()
+    assert not ScriptedSearch.instances or ScriptedSearch.instances[-1].topo.spouts
+
+
+def test_search_failure_is_amber_with_a_message(qtbot, document: DocumentModel) -> None:
+    panel = make_panel(qtbot, document, fail="encoding exploded")
+    run_to_end(qtbot, panel)
+    assert panel.marker_colour(0) == "amber"
+    assert panel.verdict_text(0) == "unknown (failed)"
+    assert "RuntimeError: encoding exploded" in panel.details.toPlainText()
+
+
+def test_options_reach_the_search(qtbot, document: DocumentModel) -> None:
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 7}))
+    panel = make_panel(qtbot, document, verdict="none-up-to-k")
+    panel.force_box.setChecked(True)
+    ScriptedSearch.instances.clear()
+    run_to_end(qtbot, panel)
+    growth, threshold = ScriptedSearch.instances
+    assert growth.threshold is None and threshold.threshold == 7
+    assert growth.force_search and growth.k_max == 40
+    assert panel.states[1].result.property == "threshold"
+
+
+def test_export_verified_configuration(qtbot, document: DocumentModel, tmp_path: Path) -> None:
+    panel = make_panel(qtbot, document, verdict="none-up-to-k")
+    out = tmp_path / "cfg.verified.json"
+    with pytest.raises(TopologyError, match="has no result: run Verify first"):
+        panel.export_verified(out)
+    run_to_end(qtbot, panel)
+    panel.export_verified(out)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert check_verified(data).semantics() == document.topology().semantics()
+    assert data["verdicts"][0]["verdict_words"] == "no counterexample up to k = 6"
+    assert data["solver_bound"]["k"] == 6
+    b2 = document.topology().bolt_by_name("B2")
+    document.undo_stack.push(SetComponentFieldsCommand(document, b2.id, {"parallelism": 9}))
+    with pytest.raises(TopologyError, match="stale"):
+        panel.export_verified(tmp_path / "again.json")
+    assert not (tmp_path / "again.json").exists()
+
+
+def test_format_stats() -> None:
+    assert format_stats({"decisions": 5, "conflicts": 3, "memory": 20.25, "other": 1}) == \
+        "conflicts 3 · decisions 5 · memory 20.2 MB"
+    assert format_stats({"b": 0.5, "a": 2}) == "a 2 · b 0.5"
+
+
+def test_install_in_main_window(qtbot, make_window, models_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    window = make_window()
+    panel = window.verification_panel
+    assert panel.trace_view is not None
+    titles = [a.text() for a in window.menu("Verify").actions()]
+    assert "&Verify all properties" in titles and "&Cancel verification" in titles
+    assert any(a.objectName() == "action_export_verified" for a in window.menu("File").actions())
+    window.document.replace(load_topology(models_dir / "simple-DIA-cfg-1.storm.json"))
+    panel.search_factory = partial(ScriptedSearch)
+    with qtbot.waitSignal(panel.all_finished, timeout=5000):
+        panel.action_verify.trigger()
+    assert panel.marker_colour(0) == "red"
+    # the trace cursor highlights the acting components on the canvas
+    panel.trace_view.set_cursor(2)
+    highlighted = {n.component.name for n in window.scene.nodes.values() if n.highlighted}
+    assert highlighted == {"B1", "B2"}
+    panel.trace_view.clear()
+    assert not any(n.highlighted for n in window.scene.nodes.values())
+    # File > Export verified configuration… with the file name answered headlessly
+    out = tmp_path / "x.verified.json"
+    window.dialogs.answers["verified_file"] = str(out)
+    panel.action_export_verified.trigger()
+    assert check_verified(json.loads(out.read_text()))
+    # a new document clears results
+    window.document.replace(load_topology(models_dir / "simple-DIA-cfg-2.storm.json"))
+    assert panel.marker_colour(0) == "grey" and panel.verdict_text(0) == "not run"
+    assert panel.trace_view.trace is None
+    assert not VerifyWorker._running
+
+
+def test_install_standalone_window_stand_in(qtbot, document: DocumentModel) -> None:
+    """install() only needs the documented contract: document, canvas, menu(), add_panel()."""
+    from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
+
+    class StandIn(QMainWindow):
+        def __init__(self) -> None:
+            super().__init__()
+            self.document = document
+            self.canvas = None
+            self.menus: dict[str, QMenu] = {}
+
+        def menu(self, title: str) -> QMenu:
+            return self.menus.setdefault(title, self.menuBar().addMenu(title))
+
+        def add_panel(self, widget, title, area=None) -> QDockWidget:  # type: ignore[no-untyped-def]
+            dock = QDockWidget(title, self)
+            dock.setWidget(widget)
+            self.addDockWidget(area or __import__("PySide6.QtCore").QtCore.Qt.DockWidgetArea.BottomDockWidgetArea,
+                               dock)
+            return dock
+
+    window = StandIn()
+    qtbot.addWidget(window)
+    panel = install(window)
+    assert window.verification_panel is panel
+    assert [a.text() for a in window.menus["File"].actions()] == ["Export &verified configuration…"]
