@@ -66,6 +66,10 @@ class Match:
         }
 
 
+def _first_index(m: "Match") -> int:
+    return m.indices[0]
+
+
 class _Token:
     """A partial match: parameter values, the events taken (a linked list, newest first), zone clocks."""
 
@@ -93,8 +97,8 @@ class _Run:
         self.done = False
 
 
-# A move: (dst, bind_slots, tests, zones, accepting, keeps_going)
-_Move = tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, Callable[[Any, Any], bool], Any], ...], tuple, bool, bool]
+# A move: (dst, bind_slots, tests, zones, accepting, keeps_going, plain = no guard at all)
+_Move = tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, Callable[[Any, Any], bool], Any], ...], tuple, bool, bool, bool]
 
 
 class PatternMatcher:
@@ -108,6 +112,7 @@ class PatternMatcher:
         self.skip = pattern.skip
         self.by = pattern.by
         self.timeout = pattern.timeout
+        self.only = frozenset(pattern.only) if pattern.only else None
         self.slots = {v: k for k, v in enumerate(auto.variables)}
         self.empty_binds = tuple([_UNBOUND] * len(auto.variables))
         self.zone_kind = {z.id: (z.kind, z.amount) for z in auto.zones}
@@ -129,7 +134,8 @@ class PatternMatcher:
         binds = tuple((attr, self.slots[var]) for attr, var in e.binds)
         tests = tuple((attr, _COMPARE[op], value) for attr, op, value in e.tests)
         zones = tuple((z, *self.zone_kind[z]) for z in e.zones)
-        return (e.dst, binds, tests, zones, e.dst in self.accepting, self.keeps[e.dst])
+        plain = not binds and not tests and not zones
+        return (e.dst, binds, tests, zones, e.dst in self.accepting, self.keeps[e.dst], plain)
 
     def _steps_for(self, typ: str | None) -> tuple:
         """Steps for an event type (None: a type no edge names): (src, moves, kills) by source state."""
@@ -175,7 +181,7 @@ class PatternMatcher:
 
     # ---- the hot path ------------------------------------------------------
 
-    def _take(self, tok_binds: tuple, clocks: dict | None, lasts: dict | None, move: _Move, ev: dict, t: float):
+    def _take(self, tok_binds: tuple, clocks: dict | None, lasts: dict | None, move: _Move, ev: dict):
         """Guards of one move; returns (binds, clocks, lasts), None (guards fail) or False (window expired)."""
         binds = tok_binds
         for attr, slot in move[1]:
@@ -201,6 +207,7 @@ class PatternMatcher:
         if binds is not tok_binds:
             binds = tuple(binds)
         if move[3]:
+            t = ev.get("t", 0.0)
             clocks = dict(clocks) if clocks else {}
             for zid, kind, amount in move[3]:
                 start = clocks.get(zid)
@@ -223,36 +230,63 @@ class PatternMatcher:
 
     def feed(self, ev: dict, index: int, out: list[Match]) -> None:
         """Process one event (position `index` in the stream); appends completed matches to `out`."""
-        if self.by:
-            key = tuple(ev.get(a) for a in self.by)
-            run = self.runs.get(key)
-            if run is None:
-                run = self.runs[key] = _Run(self.automaton.n_states)
-        else:
-            run = self.runs.get(None)
-            if run is None:
-                run = self.runs[None] = _Run(self.automaton.n_states)
-        t = ev.get("t", 0.0)
-        if self.heap and self.heap[0][0] < t:
-            self._expire(t, index, out)
-        steps = self.table.get(ev.get("type"), self.default_steps)
-        ctx = self.context
-        if run.done:
-            return
-        first_new = len(out)
-        fired = False
-        if steps is not None:
-            self.seq += 1
-            fired = self._fire(run, steps, ev, t, index, out, run.partial == 0 or ctx in ("chronicle", "immediate", "every", "any"))
-        if not fired and ctx in ("immediate", "strict") and run.partial:
-            self._clear(run)
-            if ctx == "strict" and steps is not None:
-                self.seq += 1
-                self._fire(run, tuple(s for s in steps if s[0] == INIT), ev, t, index, out, True)
-        if len(out) - first_new > 1:
-            out[first_new:] = sorted(out[first_new:], key=lambda m: m.indices[0] if m.indices else 0)
+        self.feed_all((ev,), index, out)
 
-    def _fire(self, run: _Run, steps: tuple, ev: dict, t: float, index: int, out: list[Match], init_ok: bool) -> bool:
+    def feed_all(self, events: Iterable[dict], index: int, out: list[Match]) -> int:
+        """Process events from stream position `index` on; returns the next position."""
+        table_get = self.table.get
+        default = self.default_steps
+        by = self.by
+        runs = self.runs
+        ctx = self.context
+        resets = ctx in ("immediate", "strict")
+        always_init = ctx in ("chronicle", "immediate", "every", "any")
+        watch_time = self.window is not None
+        heap = self.heap
+        fire = self._fire
+        run = None
+        if not by:
+            run = runs.get(None)
+            if run is None:
+                run = runs[None] = _Run(self.automaton.n_states)
+        only = self.only
+        for ev in events:
+            if only is not None and ev["type"] not in only:
+                index += 1
+                continue
+            if watch_time and heap and heap[0][0] < ev.get("t", 0.0):
+                self._expire(ev.get("t", 0.0), index, out)
+            steps = table_get(ev["type"], default)
+            if by:
+                if steps is None and not resets:
+                    index += 1
+                    continue
+                key = tuple([ev.get(a) for a in by])
+                run = runs.get(key)
+                if run is None:
+                    run = runs[key] = _Run(self.automaton.n_states)
+            if run.done:  # type: ignore[union-attr]
+                index += 1
+                continue
+            if steps is not None:
+                before = len(out)
+                self.seq += 1
+                fired = fire(run, steps, ev, index, out, always_init or run.partial == 0)  # type: ignore[union-attr]
+                if resets and not fired and run.partial:  # type: ignore[union-attr]
+                    self._clear(run)  # type: ignore[arg-type]
+                    if ctx == "strict":  # the resetting event may start the next match
+                        self.seq += 1
+                        fire(run, tuple(s for s in steps if s[0] == INIT), ev, index, out, True)
+                if len(out) > before + 1:
+                    out[before:] = sorted(out[before:], key=_first_index)
+            elif resets and run.partial:  # type: ignore[union-attr]
+                self._clear(run)  # type: ignore[arg-type]
+            if by and not run.partial and not run.done:  # type: ignore[union-attr]
+                del runs[key]  # an idle partition costs nothing to recreate
+            index += 1
+        return index
+
+    def _fire(self, run: _Run, steps: tuple, ev: dict, index: int, out: list[Match], init_ok: bool) -> bool:
         """Fire the steps of one event; True when any transition fired (VIATRA's 'enabled automaton')."""
         seq = self.seq
         ctx = self.context
@@ -265,13 +299,23 @@ class PatternMatcher:
                 if not init_ok or run.done:
                     continue
                 for move in moves:
-                    got = take(self.empty_binds, None, None, move, ev, t)
-                    if not got:
-                        continue
+                    if move[6]:
+                        tok = _Token(self.empty_binds, (index, ev, None), None, None, index)
+                    else:
+                        got = take(self.empty_binds, None, None, move, ev)
+                        if not got:
+                            continue
+                        tok = _Token(got[0], (index, ev, None), got[1], got[2], index)
                     fired = True
-                    tok = _Token(got[0], (index, ev, None), got[1], got[2], index)
                     tok.stamp = seq
-                    self._enter(run, tok, move, index, out, None, t)
+                    if move[4]:
+                        self._enter(run, tok, move, index, out, None, ev)
+                    else:
+                        run.partial += 1
+                        tok.state = move[0]
+                        tokens[move[0]].append(tok)
+                        if self.window is not None:
+                            heapq.heappush(self.heap, (ev.get("t", 0.0) + self.window, next(self.counter), tok, run))
                     if ctx in ("strict", "once", "first"):
                         break  # these contexts start a single partial match
                 continue
@@ -292,24 +336,33 @@ class PatternMatcher:
                 binds, clocks, lasts, trail = tok.binds, tok.clocks, tok.lasts, tok.trail
                 took = False
                 for move in moves:
-                    got = take(binds, clocks, lasts, move, ev, t)
-                    if got is None:
-                        continue
-                    if got is False:  # its window has passed: the token goes to the trap state
-                        self._drop(run, tok)
-                        if tok in lst:
-                            lst.remove(tok)
-                        break
+                    if move[6]:
+                        got = (binds, clocks, lasts)
+                    else:
+                        got = take(binds, clocks, lasts, move, ev)
+                        if got is None:
+                            continue
+                        if got is False:  # its window has passed: the token goes to the trap state
+                            self._drop(run, tok)
+                            if tok in lst:
+                                lst.remove(tok)
+                            break
                     fired = True
                     if not took and ctx != "any":
                         tok.binds, tok.clocks, tok.lasts = got
                         tok.trail = (index, ev, trail)
                         tok.stamp = seq
-                        self._enter(run, tok, move, index, out, lst, t)
+                        dst = move[0]
+                        if move[4]:
+                            self._enter(run, tok, move, index, out, lst, ev)
+                        elif dst != src:
+                            lst.remove(tok)
+                            tok.state = dst
+                            tokens[dst].append(tok)
                     else:  # a second way forward, or `any` (the token also stays): a copy goes on
                         copy = _Token(got[0], (index, ev, trail), got[1], got[2], tok.first)
                         copy.stamp = seq
-                        self._enter(run, copy, move, index, out, None, t)
+                        self._enter(run, copy, move, index, out, None, ev)
                     took = True
                     if run.done:
                         return True
@@ -318,7 +371,7 @@ class PatternMatcher:
         return fired
 
     def _enter(self, run: _Run, tok: _Token, move: _Move, index: int, out: list[Match],
-               src_list: list | None, t: float) -> None:
+               src_list: list | None, ev: dict) -> None:
         """Put a token that took `move` into its new state (`src_list`: the list it leaves, None if new)."""
         dst = move[0]
         finished = move[4] and not move[5]  # a final state with no way on: the match is complete
@@ -342,7 +395,7 @@ class PatternMatcher:
             tok.state = dst
             run.tokens[dst].append(tok)
             if self.window is not None:
-                heapq.heappush(self.heap, (t + self.window, next(self.counter), tok, run))
+                heapq.heappush(self.heap, (ev.get("t", 0.0) + self.window, next(self.counter), tok, run))
         elif dst != tok.state:
             src_list.remove(tok)
             tok.state = dst
@@ -427,19 +480,13 @@ class CepEngine:
 
     def run(self, events: Iterable[dict]) -> list[Match]:
         out: list[Match] = []
-        matchers = self.matchers
-        index = self.index
-        if len(matchers) == 1:
-            feed = matchers[0].feed
-            for ev in events:
-                feed(ev, index, out)
-                index += 1
-        else:
-            for ev in events:
-                for m in matchers:
-                    m.feed(ev, index, out)
-                index += 1
-        self.index = index
+        if len(self.matchers) == 1:
+            self.index = self.matchers[0].feed_all(events, self.index, out)
+            return out
+        for ev in events:
+            for m in self.matchers:
+                m.feed(ev, self.index, out)
+            self.index += 1
         return out
 
     def iter_matches(self, events: Iterable[dict]) -> Iterator[Match]:

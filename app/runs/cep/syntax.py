@@ -127,6 +127,7 @@ class Pattern:
     skip: str = "no_skip"
     by: tuple[str, ...] = ()  # match separately per value of these attributes
     timeout: bool = False  # report partial matches whose top-level window expired instead of matches
+    only: tuple[str, ...] = ()  # when set, the pattern sees only events of these types
     text: str = ""
     description: str = ""
     options: dict[str, Any] = field(default_factory=dict)
@@ -460,7 +461,7 @@ def _wrap(node: Node) -> str:
 
 
 def _options(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """Validate context / skip / by / timeout options given as a mapping."""
+    """Validate context / skip / by / only / timeout options given as a mapping."""
     out: dict[str, Any] = {}
     if "context" in raw:
         ctx = str(raw["context"]).lower().removeprefix("eventcontext.")
@@ -480,6 +481,13 @@ def _options(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
         if not isinstance(by, list) or not all(isinstance(b, str) and b for b in by):
             raise PatternError(f"{where}.by", "expected an attribute name or a list of them")
         out["by"] = tuple(by)
+    if "only" in raw:
+        only = raw["only"]
+        if isinstance(only, str):
+            only = [only]
+        if not isinstance(only, list) or not all(isinstance(b, str) and b for b in only):
+            raise PatternError(f"{where}.only", "expected an event type or a list of them")
+        out["only"] = tuple(only)
     if "timeout" in raw:
         if not isinstance(raw["timeout"], bool):
             raise PatternError(f"{where}.timeout", "expected true or false")
@@ -496,11 +504,13 @@ def _bracket_options(text: str, where: str) -> dict[str, Any]:
         key, eq, value = part.partition("=")
         key = key.strip().lower()
         if eq:
-            if key not in ("context", "skip", "by"):
-                raise PatternError(where, f"unknown option {key!r} (expected context=, skip=, by=)")
-            raw[key] = value.strip().split() if key == "by" else value.strip()
+            if key not in ("context", "skip", "by", "only"):
+                raise PatternError(where, f"unknown option {key!r} (expected context=, skip=, by=, only=)")
+            raw[key] = value.strip().split() if key in ("by", "only") else value.strip()
         elif key.startswith("by "):
             raw["by"] = part.strip()[3:].split()
+        elif key.startswith("only "):
+            raw["only"] = part.strip()[5:].split()
         elif key == "timeout":
             raw["timeout"] = True
         elif key in CONTEXT_ALIASES:
@@ -508,7 +518,7 @@ def _bracket_options(text: str, where: str) -> dict[str, Any]:
         elif key in SKIPS or key in ("skip_to_next", "skip_past_last_event"):
             raw["skip"] = key
         else:
-            raise PatternError(where, f"unknown option {part!r} (a context, skip=..., by ATTR..., or timeout)")
+            raise PatternError(where, f"unknown option {part!r} (a context, skip=..., by ATTR..., only TYPE..., or timeout)")
     return _options(raw, where)
 
 
@@ -565,7 +575,7 @@ def parse_pattern_text(source: str, where: str = "patterns", overrides: Mapping[
 
 
 def pattern_from_json(raw: Any, where: str, defaults: Mapping[str, Any] | None = None) -> Pattern:
-    """One pattern object: `{"id", "vepl"|"text"|"ast", "context"?, "skip"?, "by"?, "timeout"?}`."""
+    """One pattern object: `{"id", "vepl"|"text"|"ast", "context"?, "skip"?, "by"?, "only"?, "timeout"?}`."""
     if not isinstance(raw, dict):
         raise PatternError(where, f"expected a pattern object, got {type(raw).__name__}")
     pid = raw.get("id") or raw.get("name")
