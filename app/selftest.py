@@ -22,6 +22,7 @@ from app import __version__
 EXAMPLE = "simple-DIA-cfg-1.storm.json"
 EXPECTED_GROWING = "B2"  # the rate check says B2 `grows` at nominal rates
 SELFTEST_MAX_K = 12  # small bound: the example's lasso is short, and the test must be quick
+SELFTEST_TIMEOUT_S = 120.0
 PNG_SIZE = (900, 560)
 EXIT_SELFTEST_FAILED = 1
 
@@ -96,6 +97,8 @@ def run_verification(topo, max_k: int = SELFTEST_MAX_K):
         if bound_name in accepted:
             kwargs[bound_name] = max_k
             break
+    if "timeout_s" in accepted:
+        kwargs["timeout_s"] = SELFTEST_TIMEOUT_S  # a broken solver must not hang the self-test
     result = verify(topo, **kwargs)
     if result.verdict != "counterexample":
         raise SelftestError("verify", f"expected a counterexample up to k={max_k}, got {result.verdict}: {result.message}")
