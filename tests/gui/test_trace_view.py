@@ -173,3 +173,16 @@ def test_csv_has_one_row_per_position() -> None:
     lines = text.strip().splitlines()
     assert len(lines) == 1 + 4
     assert lines[0].startswith("index,position,loop_pass,time,time_s,S1.emit,S1.emitted,B1.queue")
+
+
+def test_finite_run_without_loop(qtbot) -> None:
+    """The threshold property's witness is a plain prefix: loop_start = k+1, nothing shaded."""
+    trace = make_trace().model_copy(update={"loop_start": 3})
+    view = TraceView()
+    qtbot.addWidget(view)
+    view.set_trace(trace, "Some queue reaches 3")
+    assert len(view.shown) == 4 and view.loop_regions == []
+    assert "no loop" in view.title.text()
+    assert not view.unroll_box.isEnabled()
+    view.last()
+    assert "next pass" not in view.position_label.text()

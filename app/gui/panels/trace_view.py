@@ -90,10 +90,13 @@ def unroll(trace: Trace, extra_passes: int = 0) -> list[ShownPosition]:
     """Positions 0..k, the loop repeated `extra_passes` more times, then the closing position.
 
     With 0 extra passes this is the trace as found (0..k+1, the last repeating loop_start).
+    A trace without a loop (a run reaching a queue threshold: loop_start = k+1) is shown as is.
     """
     if extra_passes < 0:
         raise ValueError("extra_passes: must be 0 or more")
     k, start = trace.k, trace.loop_start
+    if not has_loop(trace):
+        return [ShownPosition(i, 0, p.exact_time, p) for i, p in enumerate(trace.positions)]
     growth, duration = trace.growth_per_loop(), trace.loop_duration()
     shown: list[ShownPosition] = []
     for i in range(k + 1):
@@ -106,6 +109,11 @@ def unroll(trace: Trace, extra_passes: int = 0) -> list[ShownPosition]:
     closing = _shifted(trace.positions[k + 1], extra_passes, growth, duration)
     shown.append(ShownPosition(k + 1, extra_passes + 2, closing.exact_time, closing))
     return shown
+
+
+def has_loop(trace: Trace) -> bool:
+    """A lasso has a loop; a finite run (the threshold property's witness) has loop_start = k+1."""
+    return trace.loop_start <= trace.k
 
 
 def queue_after(step: BoltStep) -> int:
@@ -253,6 +261,9 @@ class TraceView(QWidget):
         self._sources = subscriptions_by_bolt(trace) if trace is not None else {}
         if trace is None:
             self.title.setText(caption or "No trace: verify a property; a counterexample opens here.")
+        elif not has_loop(trace):
+            self.title.setText((caption + " — " if caption else "")
+                               + f"a run of {trace.k + 2} positions (no loop: the witness is a finite run).")
         else:
             growth = {n: d for n, d in trace.growth_per_loop().items() if d}
             grows = ", ".join(f"{n} +{d}" for n, d in growth.items()) or "no queue"
@@ -337,6 +348,8 @@ class TraceView(QWidget):
 
     def _shade_loops(self, plot: pg.PlotItem, extra_passes: int) -> None:
         assert self.trace is not None
+        if not has_loop(self.trace):
+            return
         start = self.trace.positions[self.trace.loop_start].exact_time
         duration = self.trace.loop_duration()
         for r in range(extra_passes + 1):
@@ -374,7 +387,8 @@ class TraceView(QWidget):
             line.setValue(float(shown.time))
         assert self.trace is not None
         where = "before the loop" if shown.loop_pass == 0 else f"loop pass {shown.loop_pass}"
-        note = f" (= position {self.trace.loop_start}, next pass)" if shown.source == self.trace.k + 1 else ""
+        closing = shown.source == self.trace.k + 1 and has_loop(self.trace)
+        note = f" (= position {self.trace.loop_start}, next pass)" if closing else ""
         self.position_label.setText(f"position {index} of {len(self.shown) - 1}: trace position {shown.source}"
                                     f"{note}, t = {shown.position.time} s, {where}")
         self._fill_table(shown.position)
@@ -441,7 +455,7 @@ class TraceView(QWidget):
         self.prev_button.setEnabled(has and self.cursor_index > 0)
         self.next_button.setEnabled(has and self.cursor_index < len(self.shown) - 1)
         self.last_button.setEnabled(has and self.cursor_index < len(self.shown) - 1)
-        self.unroll_box.setEnabled(has)
+        self.unroll_box.setEnabled(has and self.trace is not None and has_loop(self.trace))
         self.export_button.setEnabled(has)
 
     # ---- exports -------------------------------------------------------------------------------

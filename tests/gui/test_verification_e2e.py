@@ -1,0 +1,129 @@
+"""End to end with the real verifier (`app.core.tcn.search.Search`) in the GUI's worker thread.
+
+simple-DIA-cfg-1 gives a counterexample (red marker, a trace with a loop region that
+exports to PNG/SVG/CSV/JSON); a search on simple-DIA-cfg-2 forced past the rate proof
+runs long enough to check that the GUI thread keeps ticking and that Cancel stops the
+solver within 100 ms.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QImage
+
+from app.core.formats import load_topology
+from app.core.formats.trace import load_trace
+from app.core.formats.verified import check_verified
+from app.gui.commands import SetComponentFieldsCommand, SetSectionFieldsCommand
+from app.gui.document import DocumentModel
+from app.gui.panels.verification import VerificationPanel
+
+pytest.importorskip("app.core.tcn.search", reason="the verifier core (app/core/tcn/search.py) is not installed")
+
+
+def make_panel(qtbot, document: DocumentModel) -> VerificationPanel:
+    panel = VerificationPanel(document)
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.trace_view.resize(1000, 600)
+    panel.trace_view.show()
+    return panel
+
+
+def long_document(models_dir: Path) -> DocumentModel:
+    """simple-DIA-cfg-2 with a deep bound and a forced search: seconds of solver work."""
+    document = DocumentModel(load_topology(models_dir / "simple-DIA-cfg-2.storm.json"))
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"k": None, "k_max": 60}))
+    return document
+
+
+@pytest.mark.timeout(120)
+def test_cfg1_counterexample_marker_trace_exports_and_stale(qtbot, models_dir: Path, tmp_path: Path) -> None:
+    document = DocumentModel(load_topology(models_dir / "simple-DIA-cfg-1.storm.json"))
+    panel = make_panel(qtbot, document)
+    with qtbot.waitSignal(panel.all_finished, timeout=110_000):
+        panel.start()
+    state = panel.states[0]
+    assert state.error == ""
+    assert panel.marker_colour(0) == "red", panel.details.toPlainText()
+    assert panel.verdict_text(0).startswith("counterexample (k = ")
+    assert state.result is not None and state.result.message
+    view = panel.trace_view
+    trace = state.result.trace
+    assert view.trace == trace and trace is not None
+    assert set(view.plot_items) == set(trace.positions[0].bolts)
+    (begin, end), = view.loop_region_bounds()
+    assert begin == pytest.approx(float(trace.positions[trace.loop_start].exact_time))
+    assert end > begin
+    # stepping the cursor walks the trace
+    view.last()
+    assert view.cursor_index == trace.k + 1
+    view.set_unroll(2)
+    assert len(view.loop_region_bounds()) == 3
+    grows = [n for n, d in trace.growth_per_loop().items() if d > 0]
+    assert grows and set(grows) <= {"B2", "B3"}
+    # exports
+    png, svg, table, js = (tmp_path / n for n in ("t.png", "t.svg", "t.csv", "t.trace.json"))
+    view.export_png(png)
+    assert not QImage(str(png)).isNull()
+    view.export_svg(svg)
+    assert ET.parse(svg).getroot().tag.endswith("svg")
+    view.export_csv(table)
+    assert len(list(csv.DictReader(table.open(encoding="utf-8")))) == len(view.shown)
+    view.export_json(js)
+    assert load_trace(js) == trace
+    out = tmp_path / "cfg1.verified.json"
+    panel.export_verified(out)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert check_verified(data) and data["verdicts"][0]["verdict"] == "counterexample"
+    # an edit makes the verdict stale (grey)
+    b2 = document.topology().bolt_by_name("B2")
+    document.undo_stack.push(SetComponentFieldsCommand(document, b2.id, {"parallelism": 12}))
+    assert panel.marker_colour(0) == "grey" and panel.verdict_text(0).startswith("stale: ")
+
+
+@pytest.mark.timeout(60)
+def test_gui_thread_keeps_ticking_during_a_long_verification(qtbot, models_dir: Path) -> None:
+    panel = make_panel(qtbot, long_document(models_dir))
+    panel.force_box.setChecked(True)
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setInterval(20)
+    timer.timeout.connect(lambda: ticks.append(time.monotonic()))
+    timer.start()
+    started = time.monotonic()
+    panel.start()
+    # let it run 1.5 s (the search itself takes much longer), then stop it
+    qtbot.waitUntil(lambda: time.monotonic() - started > 1.5, timeout=5000)
+    still_running = panel.is_running()
+    with qtbot.waitSignal(panel.all_finished, timeout=5000):
+        panel.cancel()
+    timer.stop()
+    assert still_running, "the verification finished in under 1.5 s: pick a longer one"
+    during = [t for t in ticks if started <= t <= started + 1.5]
+    assert len(during) >= 30, f"only {len(during)} timer ticks in 1.5 s"
+    gaps = [b - a for a, b in zip(during, during[1:])]
+    assert max(gaps) < 0.3, f"the GUI thread stalled for {max(gaps):.2f} s"
+
+
+@pytest.mark.timeout(60)
+def test_cancel_stops_the_solver_within_100_ms(qtbot, models_dir: Path) -> None:
+    panel = make_panel(qtbot, long_document(models_dir))
+    panel.force_box.setChecked(True)
+    panel.start()
+    qtbot.waitUntil(lambda: panel.states[0].progress is not None, timeout=20_000)
+    qtbot.wait(300)  # deep inside a solver call
+    assert panel.is_running()
+    started = time.monotonic()
+    with qtbot.waitSignal(panel.all_finished, timeout=2000):
+        panel.cancel()
+    latency = time.monotonic() - started
+    assert latency < 0.1, f"cancel took {latency * 1000:.0f} ms"
+    assert panel.marker_colour(0) == "amber" and panel.verdict_text(0) == "unknown"
