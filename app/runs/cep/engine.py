@@ -66,6 +66,11 @@ class Match:
         }
 
 
+def _agree(a: tuple, b: tuple) -> bool:
+    """Two parameter tuples that do not contradict each other."""
+    return all(x is _UNBOUND or y is _UNBOUND or x == y for x, y in zip(a, b))
+
+
 def _first_index(m: "Match") -> int:
     return m.indices[0]
 
@@ -89,12 +94,14 @@ class _Token:
 class _Run:
     """The tokens of one pattern in one partition."""
 
-    __slots__ = ("tokens", "partial", "done")
+    __slots__ = ("tokens", "partial", "done", "consumed_at", "consumed_binds")
 
     def __init__(self, n_states: int):
         self.tokens: list[list[_Token]] = [[] for _ in range(n_states)]
         self.partial = 0
         self.done = False
+        self.consumed_at = -1  # past_last skip: the last event of the latest match, and its parameters
+        self.consumed_binds: tuple = ()
 
 
 # A move: (dst, bind_slots, tests, zones, accepting, keeps_going, plain = no guard at all)
@@ -271,10 +278,11 @@ class PatternMatcher:
             if steps is not None:
                 before = len(out)
                 self.seq += 1
-                fired = fire(run, steps, ev, index, out, always_init or run.partial == 0)  # type: ignore[union-attr]
-                if resets and not fired and run.partial:  # type: ignore[union-attr]
+                init_ok = always_init or run.partial == 0  # type: ignore[union-attr]
+                fired = fire(run, steps, ev, index, out, init_ok)
+                if resets and not fired and (run.partial or not init_ok):  # type: ignore[union-attr]
                     self._clear(run)  # type: ignore[arg-type]
-                    if ctx == "strict":  # the resetting event may start the next match
+                    if ctx == "strict" and not init_ok:  # the resetting event may start the next match
                         self.seq += 1
                         fire(run, tuple(s for s in steps if s[0] == INIT), ev, index, out, True)
                 if len(out) > before + 1:
@@ -306,6 +314,8 @@ class PatternMatcher:
                         if not got:
                             continue
                         tok = _Token(got[0], (index, ev, None), got[1], got[2], index)
+                    if run.consumed_at == index and _agree(tok.binds, run.consumed_binds):
+                        continue  # past_last: an event of a match does not start another one
                     fired = True
                     tok.stamp = seq
                     if move[4]:
@@ -428,8 +438,10 @@ class PatternMatcher:
                 if tok is done or not tok.alive:
                     continue
                 hit = tok.first == first if self.skip == "to_next" else tok.first <= last
-                if hit and all(a is _UNBOUND or b is _UNBOUND or a == b for a, b in zip(tok.binds, done.binds)):
+                if hit and _agree(tok.binds, done.binds):
                     self._drop(run, tok)
+        if self.skip == "past_last":
+            run.consumed_at, run.consumed_binds = last, done.binds
         for lst in run.tokens:
             if any(not tok.alive for tok in lst):
                 lst[:] = [tok for tok in lst if tok.alive]
