@@ -78,6 +78,8 @@ def screenshot(file: str | None, out: Path, verify: bool) -> int:
                 raise UsageError(shown.splitlines()[0])
         window.show()
         app.processEvents()
+        window.arrange_docks()
+        app.processEvents()
         window.canvas.fit_all()
         if verify:
             panel = getattr(window, "verification_panel", None)

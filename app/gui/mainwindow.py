@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QMimeData, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QToolBar, QWidget
 
 from app.core.formats import detect_format, read_json, topology_from_data
@@ -19,7 +19,6 @@ from app.core.rates import rate_check
 from app.core.topology import Topology, TopologyError
 from app.gui.autosave import AutosaveSession, default_autosave_dir, find_recoverable, write_bytes
 from app.gui.canvas import CanvasScene, CanvasView
-from app.gui.canvas.items import NodeItem
 from app.gui.commands import MoveComponentsCommand, PasteCommand, RemoveElementsCommand, SetParallelismCommand
 from app.gui.dialogs import Dialogs
 from app.gui.document import DocumentModel, FieldError, lenient_topology
@@ -80,6 +79,7 @@ class MainWindow(QMainWindow):
         if sheet:
             self.setStyleSheet(sheet)
         self._menus: dict[str, QMenu] = {}
+        self._docks_arranged = False
         for title in MENU_ORDER:
             self.menu(title)
         self.toolbar = QToolBar("Main", self)
@@ -169,14 +169,18 @@ class MainWindow(QMainWindow):
                 module = importlib.import_module(name)
             except ModuleNotFoundError as err:
                 if err.name == name:
-                    continue
-                raise
+                    continue  # that feature is not part of this build
+                self._plugin_failed(name, err)
+                continue
             try:
                 module.install(self)
             except Exception as err:  # a broken panel must not take the editor (and its work) down
-                self.plugin_errors[name] = f"{type(err).__name__}: {err}"
-                print(f"stormbound: panel {name} failed to install: {err}", file=sys.stderr)
-                self.show_message(f"The {name.rsplit('.', 1)[-1]} panel could not be loaded: {err}")
+                self._plugin_failed(name, err)
+
+    def _plugin_failed(self, name: str, err: Exception) -> None:
+        self.plugin_errors[name] = f"{type(err).__name__}: {err}"
+        print(f"stormbound: panel {name} failed to install: {type(err).__name__}: {err}", file=sys.stderr)
+        self.show_message(f"The {name.rsplit('.', 1)[-1]} panel could not be loaded: {err}")
 
     # ---- actions -------------------------------------------------------------------
     def _action(self, menu: str, text: str, slot: Any, shortcut: QKeySequence | str | None = None,
@@ -558,6 +562,20 @@ class MainWindow(QMainWindow):
         self.canvas.fit_all()
         self.show_message("Restored unsaved work; save it to keep it")
         return True
+
+    def arrange_docks(self) -> None:
+        """Give the canvas most of the height: bottom panels get about a third of the window."""
+        bottom = [d for d in self.findChildren(QDockWidget)
+                  if self.dockWidgetArea(d) == Qt.DockWidgetArea.BottomDockWidgetArea and d.isVisible()]
+        if bottom:
+            self.resizeDocks(bottom, [max(220, int(self.height() * 0.34))] * len(bottom), Qt.Orientation.Vertical)
+        self.resizeDocks([self.palette_dock], [96], Qt.Orientation.Vertical)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._docks_arranged:
+            self._docks_arranged = True
+            QTimer.singleShot(0, self.arrange_docks)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.maybe_save():

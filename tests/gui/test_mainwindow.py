@@ -326,7 +326,6 @@ def test_autosave_and_restore_after_a_crash(make_window, tmp_path) -> None:
     crashed.add_component("bolt")
     snapshot = crashed.autosave.autosave_path
     assert crashed.autosave_timer.isActive()
-    QTest.qWait(20)
     assert not snapshot.exists()  # written a moment after the edit, not during it
     for _ in range(100):
         if snapshot.exists():
@@ -420,3 +419,71 @@ def test_screenshot_mode_writes_a_png(tmp_path) -> None:
                           str(tmp_path / "no.png")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "missing.json" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "no.png").exists()
+
+
+def test_zoom_and_pan(make_window) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    view = window.canvas
+    scale = view.transform().m11()
+    view.zoom(1.25)
+    assert view.transform().m11() == pytest.approx(scale * 1.25)
+    for _ in range(40):
+        view.zoom(1.25)
+    assert view.transform().m11() <= 4.0  # clamped
+    view.fit_all()
+    view.zoom(2.0)
+    viewport = view.viewport()
+    before = (view.horizontalScrollBar().value(), view.verticalScrollBar().value())
+    centre = viewport.rect().center()
+    QTest.mousePress(viewport, Qt.MouseButton.MiddleButton, Qt.KeyboardModifier.NoModifier, centre)
+    QTest.mouseMove(viewport, centre + QPoint(-60, -40))
+    QTest.mouseRelease(viewport, Qt.MouseButton.MiddleButton, Qt.KeyboardModifier.NoModifier, centre + QPoint(-60, -40))
+    after = (view.horizontalScrollBar().value(), view.verticalScrollBar().value())
+    assert after != before
+    assert window.document.undo_stack.count() == 0  # panning is not an edit
+
+
+def test_subscription_grouping_in_the_inspector(make_window, qtbot) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    sub = window.document.topology().subscriptions[0]
+    window.scene.select_ids({sub.id})
+    QApplication.processEvents()
+    inspector = window.inspector
+    assert inspector.selected_kind == "subscription"
+    inspector.grouping_combo.setCurrentText("fields")  # no field names yet: refused, reason shown
+    assert window.document.subscription(sub.id).grouping == "shuffle"
+    assert "at least one field" in inspector.row("fields").error.text()
+    assert inspector.grouping_combo.currentText() == "shuffle"
+    type_into(qtbot, inspector.row("fields"), "url, host")
+    inspector.grouping_combo.setCurrentText("fields")
+    changed = window.document.subscription(sub.id)
+    assert (changed.grouping, changed.fields) == ("fields", ["url", "host"])
+    assert "fields(url,host)" == window.scene.edges[sub.id].label
+    window.action_undo.trigger()
+    assert window.document.subscription(sub.id).grouping == "shuffle"
+
+
+def test_declining_a_restore_discards_the_snapshot(make_window, tmp_path) -> None:
+    folder = tmp_path / "autosave"
+    first = make_window(autosave_dir=folder)
+    first.add_component("spout")
+    assert first.autosave_now()
+    MainWindow._live_sessions.discard(first.autosave.session)
+    first.autosave.active = False
+    second = make_window(autosave_dir=folder)  # default answer: do not restore
+    assert second.dialogs.shown[0][1] == "Restore unsaved work"
+    assert second.document.topology().components == []
+    assert not first.autosave.autosave_path.exists()
+    third = make_window(autosave_dir=folder)
+    assert third.dialogs.shown == []
+
+
+def test_installed_panels_load_without_errors(make_window) -> None:
+    import importlib.util
+
+    window = make_window()
+    assert window.plugin_errors == {}
+    if importlib.util.find_spec("app.gui.panels.verification") is not None:
+        assert hasattr(window, "verification_panel")

@@ -33,7 +33,7 @@ class CanvasScene(QGraphicsScene):
         self._rubber_reason: QGraphicsTextItem | None = None
         self._drag_source: NodeItem | None = None
         self._press_positions: dict[str, QPointF] = {}
-        self._syncing = False
+        self._reselect_edge: str | None = None
         self.last_refusal = ""
         self.setSceneRect(-2000, -2000, 4000, 4000)
         document.node_added.connect(self._on_node_added)
@@ -88,10 +88,14 @@ class CanvasScene(QGraphicsScene):
         edge = EdgeItem(ident, self.nodes[sub.source], self.nodes[sub.target], label)
         self.addItem(edge)
         self.edges[ident] = edge
+        if ident == self._reselect_edge:  # a changed subscription keeps its selection
+            self._reselect_edge = None
+            edge.setSelected(True)
 
     def _on_edge_removed(self, ident: str) -> None:
         edge = self.edges.pop(ident, None)
         if edge is not None:
+            self._reselect_edge = ident if edge.isSelected() else None
             edge.detach()
             self.removeItem(edge)
 

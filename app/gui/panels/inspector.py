@@ -239,8 +239,14 @@ class Inspector(QScrollArea):
         self.refresh_element()
 
     def _clear_element(self) -> None:
+        # deleteLater, not removeRow: the widget whose signal led here may still be on the stack
         while self.element_form.rowCount():
-            self.element_form.removeRow(0)
+            taken = self.element_form.takeRow(0)
+            for item in (taken.labelItem, taken.fieldItem):
+                widget = item.widget() if item is not None else None
+                if widget is not None:
+                    widget.hide()
+                    widget.deleteLater()
         self.element_rows = {}
         self.checked_box = None
         self.grouping_combo = None
@@ -358,9 +364,7 @@ class Inspector(QScrollArea):
             self.show_element(None)
 
     def _on_edge_removed(self, ident: str) -> None:
-        if ident == self.selected_id and self.selected_kind == "subscription":
-            # a grouping edit is remove+add of the same id; wait for the add before deciding
-            self._pending_edge = ident
+        pass  # a grouping edit is remove + add of the same id; the window follows the canvas selection
 
     def _on_edge_added(self, ident: str) -> None:
         if ident == self.selected_id and self.selected_kind == "subscription":
