@@ -161,6 +161,7 @@ class VerificationPanel(QWidget):
         self._run_started = 0.0
         self.last_cancel_latency_s: float | None = None
         self.trace_row = -1
+        self._snapshot: Topology = document.topology()
 
         self.verify_button = QPushButton("Verify")
         self.verify_button.setToolTip("Verify every property in a background thread (F5)")
@@ -380,7 +381,6 @@ class VerificationPanel(QWidget):
         for row in skipped:
             self.states[row].note = "not run (cancelled)"
             self._refresh_row(row)
-        self._cancel_at = time.monotonic()
         self.progress_label.setText("Cancelling…")
         self.worker.cancel()
 
