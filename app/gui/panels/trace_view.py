@@ -229,6 +229,8 @@ class TraceView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.plots.setMinimumHeight(220)
+        self.table.setMinimumWidth(280)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.plots)
         splitter.addWidget(self.table)
@@ -307,10 +309,10 @@ class TraceView(QWidget):
         first: pg.PlotItem | None = None
         for row, bolt in enumerate(self.shown[0].position.bolts):
             plot = self.plots.addPlot(row=row, col=0)
-            plot.setTitle(f"{bolt}" + (f"  (queue +{growth[bolt]} per loop)" if growth.get(bolt) else ""))
+            # the bolt's name as the axis label (a title would cost each plot a text line)
+            plot.setLabel("left", f"{bolt}" + (f" (+{growth[bolt]}/loop)" if growth.get(bolt) else ""))
             plot.showGrid(x=True, y=True, alpha=0.2)
-            plot.setLabel("left", "tuples")
-            plot.addLegend(offset=(-5, 5))
+            plot.addLegend(offset=(-5, 2), labelTextSize="8pt", verSpacing=-6, colCount=3)
             plot.setMouseEnabled(x=True, y=False)
             steps = [sp.position.bolts[bolt] for sp in self.shown]
             plot.plot(step_x, [queue_after(s) for s in steps], stepMode="center", pen=QUEUE_PEN, name="queue")
@@ -360,7 +362,7 @@ class TraceView(QWidget):
             plot.addItem(region, ignoreBounds=True)
             text = "loop (repeats forever)" if r == 0 else f"loop pass {r + 1}"
             # a label on the region's left edge, kept near the top of the view whatever the zoom
-            label = pg.InfLineLabel(region.lines[0], text, position=0.97, anchors=[(0, 0), (0, 0)],
+            label = pg.InfLineLabel(region.lines[0], text, position=0.03, anchors=[(0, 1), (0, 1)],
                                   color="#8a6d00")
             self.loop_regions.append(region)
             self.loop_labels.append(label)

@@ -602,6 +602,8 @@ def install(window: Any) -> VerificationPanel:
     panel.action_verify = QAction("&Verify all properties", window)
     panel.action_verify.setObjectName("action_verify_all")
     panel.action_verify.setShortcut(QKeySequence("F5"))
+    panel.action_verify.setIconText("Verify")
+    panel.action_verify.setToolTip("Verify every property in the background (F5)")
     panel.action_verify.triggered.connect(panel.start)
     panel.action_cancel = QAction("&Cancel verification", window)
     panel.action_cancel.setObjectName("action_cancel_verification")
@@ -619,6 +621,10 @@ def install(window: Any) -> VerificationPanel:
         verify_menu.addAction(action)
     verify_menu.addSeparator()
     verify_menu.addAction(panel.action_force)
+    toolbar = getattr(window, "toolbar", None)
+    if toolbar is not None:
+        toolbar.addSeparator()
+        toolbar.addAction(panel.action_verify)
 
     file_menu = window.menu("File")
     panel.action_export_verified = QAction("Export &verified configuration…", window)
