@@ -66,7 +66,8 @@ def screenshot(file: str | None, out: Path, verify: bool) -> int:
     from app.gui.mainwindow import MainWindow
 
     settings = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "Stormbound", "screenshot")
-    window = MainWindow(settings=settings, dialogs=Dialogs(headless=True), autosave=False, recover=False)
+    window = MainWindow(settings=settings, dialogs=Dialogs(headless=True), autosave=False, recover=False,
+                        restore_layout=False)
     try:
         window.resize(*SCREENSHOT_SIZE)
         if file:

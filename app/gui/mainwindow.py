@@ -61,7 +61,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, settings: QSettings | None = None, dialogs: Dialogs | None = None,
                  autosave_dir: Path | None = None, autosave: bool = True, recover: bool = True,
-                 plugins: bool = True, parent: QWidget | None = None):
+                 plugins: bool = True, restore_layout: bool = True, parent: QWidget | None = None):
         super().__init__(parent)
         self.settings = settings if settings is not None else QSettings("Stormbound", "Stormbound")
         self.dialogs = dialogs if dialogs is not None else Dialogs()
@@ -126,6 +126,13 @@ class MainWindow(QMainWindow):
         if plugins:
             self._install_plugins()
         self.resize(1360, 860)
+        self._save_layout = restore_layout
+        if restore_layout:
+            geometry, state = self.settings.value("window/geometry"), self.settings.value("window/state")
+            if isinstance(geometry, QByteArray):
+                self.restoreGeometry(geometry)
+            if isinstance(state, QByteArray) and self.restoreState(state):
+                self._docks_arranged = True  # the user's own arrangement wins
         if recover and autosave:
             self.offer_recovery()
 
@@ -581,6 +588,9 @@ class MainWindow(QMainWindow):
         if not self.maybe_save():
             event.ignore()
             return
+        if self._save_layout:
+            self.settings.setValue("window/geometry", self.saveGeometry())
+            self.settings.setValue("window/state", self.saveState())
         self.shutdown()
         event.accept()
 

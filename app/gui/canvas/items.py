@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
 from app.core.rates import BoltRates
@@ -171,13 +171,17 @@ class NodeItem(QGraphicsObject):
         painter.setFont(title)
         painter.setPen(QColor("#ffffff"))
         kind = "⟶ spout" if self.component.kind == "spout" else "bolt"
-        painter.drawText(QRectF(10, 3, NODE_WIDTH - 20, 20), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                         self.component.name)
         small = QFont()
         small.setPointSizeF(8.0)
-        painter.setFont(small)
-        painter.drawText(QRectF(10, 3, NODE_WIDTH - 20, 20), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                         kind)
+        room = NODE_WIDTH - 20
+        name_width = QFontMetricsF(title).horizontalAdvance(self.component.name)
+        kind_width = QFontMetricsF(small).horizontalAdvance(kind) + 8
+        show_kind = name_width + kind_width <= room
+        name = QFontMetricsF(title).elidedText(self.component.name, Qt.TextElideMode.ElideRight, room)
+        painter.drawText(QRectF(10, 3, room, 20), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, name)
+        if show_kind:
+            painter.setFont(small)
+            painter.drawText(QRectF(10, 3, room, 20), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, kind)
         body = QFont()
         body.setPointSizeF(8.5)
         painter.setFont(body)
