@@ -487,3 +487,38 @@ def test_installed_panels_load_without_errors(make_window) -> None:
     assert window.plugin_errors == {}
     if importlib.util.find_spec("app.gui.panels.verification") is not None:
         assert hasattr(window, "verification_panel")
+
+
+def test_an_incomplete_document_saves_and_reopens(make_window, tmp_path) -> None:
+    window = make_window()
+    bolt = window.add_component("bolt")
+    assert [p.path for p in window.document.problems()] == ["spouts"]
+    target = tmp_path / "draft.storm.json"
+    assert window.save_to(target)
+    assert "no spout" in window.statusBar().currentMessage()
+    other = make_window()
+    assert other.open_path(target)
+    assert [b.id for b in other.document.topology().bolts] == [bolt]
+    assert "problem" in other.statusBar().currentMessage()
+    assert "no tuple ever enters" in other.status_problems.toolTip()
+
+
+def test_new_document_asks_and_clears(make_window) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    window.action_suggest.trigger()
+    window.dialogs.answers["save_changes"] = "cancel"
+    window.action_new.trigger()
+    assert len(window.document.topology().bolts) == 3
+    window.dialogs.answers["save_changes"] = "discard"
+    window.action_new.trigger()
+    assert window.document.topology().components == [] and window.document.path is None
+    assert window.scene.nodes == {} and not window.isWindowModified()
+
+
+def test_gui_command_rejects_verify_without_screenshot(capsys) -> None:
+    from app.cli import main
+
+    assert main(["gui", str(SIMPLE), "--verify"]) == 2
+    assert "--verify needs --screenshot" in capsys.readouterr().err
+    assert main(["gui", str(SIMPLE), "--screenshot", "out.jpg"]) == 2
