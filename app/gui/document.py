@@ -74,6 +74,9 @@ def lenient_topology(data: Any) -> Topology:
     try:
         return parse_topology(data)
     except TopologyError as strict:
+        shapes = {"spouts": list, "bolts": list, "subscriptions": list, "layout": dict}
+        if any(not isinstance(data.get(key, kind()), kind) for key, kind in shapes.items()):
+            raise strict from None
         try:
             spouts = [Spout.model_validate(s) for s in data.get("spouts") or []]
             bolts = [Bolt.model_validate(b) for b in data.get("bolts") or []]
@@ -81,7 +84,7 @@ def lenient_topology(data: Any) -> Topology:
             settings = TopologySettings.model_validate(data.get("settings") or {})
             verification = VerificationSettings.model_validate(data.get("verification") or {})
             layout = {str(k): Position.model_validate(v) for k, v in (data.get("layout") or {}).items()}
-        except ValidationError:
+        except (ValidationError, AttributeError, TypeError):  # not even the elements are sound
             raise strict from None
         topo = Topology.model_construct(
             name=str(data.get("name") or "untitled"), description=str(data.get("description") or ""),

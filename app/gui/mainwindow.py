@@ -427,6 +427,9 @@ class MainWindow(QMainWindow):
             self.dialogs.error(self, "Cannot open file", problem_text(path, err))
             self.show_message(f"Could not open {path.name}")
             return False
+        except Exception as err:  # a reader defect: still one message, and the open work stays
+            self.dialogs.error(self, "Cannot open file", f"{path}: internal error: {type(err).__name__}: {err}")
+            return False
         # an imported D-VerT file is not overwritten in our format: Save asks for a new name
         self.document.replace(topo, path.resolve() if ours else None)
         self.add_recent(path.resolve())

@@ -213,3 +213,24 @@ def test_replace_clears_history(models_dir: Path) -> None:
     assert "document_replaced" in rec.names() and rec.events[-1] == ("modified_changed", (False,))
     assert doc.undo_stack.count() == 0 and not doc.is_modified()
     assert doc.topology().semantics() == topo.semantics()
+
+
+@pytest.mark.parametrize("data", [
+    {"spouts": {"S1": 1}, "bolts": []},
+    {"bolts": [{"name": "B", "alpha": 1, "sigma": 1, "parallelism": 1}], "layout": []},
+    {"bolts": [{"name": "B", "alpha": 1, "sigma": 1, "parallelism": 1}],
+     "subscriptions": [{"source": "nowhere", "target": "B"}]},
+])
+def test_lenient_loading_still_refuses_broken_documents(data) -> None:
+    from app.core.topology import TopologyError
+    from app.gui.document import lenient_topology
+
+    with pytest.raises(TopologyError):
+        lenient_topology(data)
+
+
+def test_lenient_loading_accepts_a_draft_without_spouts() -> None:
+    from app.gui.document import lenient_topology
+
+    topo = lenient_topology({"bolts": [{"name": "B", "alpha": 1, "sigma": 1, "parallelism": 1}]})
+    assert [b.name for b in topo.bolts] == ["B"]
