@@ -332,16 +332,18 @@ class PatternMatcher:
             lst = tokens[src]
             if not lst:
                 continue
-            for tok in (lst[:] if len(lst) > 1 else lst):
+            i = 0
+            while i < len(lst):  # oldest first; no copy of the list on the hot path
+                tok = lst[i]
                 if not tok.alive:
-                    if tok in lst:
-                        lst.remove(tok)
+                    del lst[i]
                     continue
-                if tok.stamp == seq:
+                if tok.stamp == seq:  # it arrived here with this very event
+                    i += 1
                     continue
                 if kill:
                     self._drop(run, tok)
-                    lst.remove(tok)
+                    del lst[i]
                     continue
                 binds, clocks, lasts, trail = tok.binds, tok.clocks, tok.lasts, tok.trail
                 took = False
@@ -354,8 +356,6 @@ class PatternMatcher:
                             continue
                         if got is False:  # its window has passed: the token goes to the trap state
                             self._drop(run, tok)
-                            if tok in lst:
-                                lst.remove(tok)
                             break
                     fired = True
                     if not took and ctx != "any":
@@ -366,7 +366,7 @@ class PatternMatcher:
                         if move[4]:
                             self._enter(run, tok, move, index, out, lst, ev)
                         elif dst != src:
-                            lst.remove(tok)
+                            del lst[i]
                             tok.state = dst
                             tokens[dst].append(tok)
                     else:  # a second way forward, or `any` (the token also stays): a copy goes on
@@ -378,6 +378,11 @@ class PatternMatcher:
                         return True
                 if took and single:
                     break  # one firing per state and event (VIATRA marks the other tokens as processed)
+                if i < len(lst) and lst[i] is tok:
+                    if tok.alive:
+                        i += 1
+                    else:
+                        del lst[i]
         return fired
 
     def _enter(self, run: _Run, tok: _Token, move: _Move, index: int, out: list[Match],
