@@ -1,0 +1,298 @@
+"""An independent checker for lasso traces: plain Python, exact fractions, no z3.
+
+It shares no code with the encoder. From the topology document the trace embeds
+it recomputes every constant, replays every rule of sections 2 and 3 of the
+semantics position by position, checks the loop conditions at `loop_start` and
+k+1 (discrete state, finite counters and readable clocks repeat, growing queues
+only see full batches and never empty, fairness), and finally unrolls the loop
+a few times with every growing queue raised by its growth per pass, replaying
+the rules again: a lasso whose constraints change truth value fails there.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from app.core.formats.trace import Trace
+from app.core.topology import Topology, parse_topology
+
+UNROLL_PASSES = 3
+
+
+@dataclass
+class Certificate:
+    """The certifier's answer: `ok` only when no rule is broken; `problems` name position and rule."""
+
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+    growth_per_loop: dict[str, int] = field(default_factory=dict)
+    loop_duration: Fraction | None = None
+
+
+@dataclass
+class _Step:
+    """One position as the replay reads it (a copy, so unrolling can shift it)."""
+
+    time: Fraction
+    spouts: dict[str, dict[str, Any]]
+    bolts: dict[str, dict[str, Any]]
+
+
+@dataclass
+class _Before:
+    """What the replay knows just before a position's actions (for the loop comparison)."""
+
+    spout_last_size: dict[str, int]
+    spout_clock: dict[str, Fraction]
+    bolt_processing: dict[str, bool]
+    bolt_batch: dict[str, int]
+    bolt_buffer: dict[str, int]
+    bolt_take_clock: dict[str, Fraction | None]
+    bolt_waiting_clock: dict[str, Fraction | None]
+
+
+class _Rules:
+    """Constants of the trace's topology, recomputed from the document alone."""
+
+    def __init__(self, topo: Topology) -> None:
+        def fr(x: float | int) -> Fraction:
+            return Fraction(str(x)) if isinstance(x, float) else Fraction(x)
+
+        self.tau = fr(topo.settings.tolerance)
+        self.idle = fr(topo.settings.max_idle_time)
+        self.init = topo.settings.init_queues
+        names = {c.id: c.name for c in topo.components}
+        self.period = {s.name: 1 / fr(s.rate) for s in topo.spouts}
+        self.burst = {s.name: s.burst for s in topo.spouts}
+        self.alpha = {b.name: fr(b.alpha) for b in topo.bolts}
+        self.sigma = {b.name: fr(b.sigma) for b in topo.bolts}
+        self.take_max = {b.name: b.parallelism for b in topo.bolts}
+        self.sources = {b.name: [names[s.source] for s in topo.subscriptions if s.target == b.id] for b in topo.bolts}
+        has_subscriber = {names[s.source] for s in topo.subscriptions}
+        self.silent = {b.name: b.name not in has_subscriber or self.sigma[b.name] == 0 for b in topo.bolts}
+
+
+def _steps(trace: Trace) -> list[_Step]:
+    return [_Step(p.exact_time, {n: s.model_dump() for n, s in p.spouts.items()},
+                  {n: b.model_dump() for n, b in p.bolts.items()}) for p in trace.positions]
+
+
+def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str = "position") -> list[_Before]:
+    """Check every rule of section 2 along `steps`; return the state before each position."""
+    befores: list[_Before] = []
+    last_emit: dict[str, tuple[Fraction, int]] = {}
+    processing = {b: False for b in rules.alpha}
+    batch = {b: 0 for b in rules.alpha}
+    buffer = {b: 0 for b in rules.alpha}
+    take_time: dict[str, Fraction] = {}
+    waiting_since: dict[str, Fraction | None] = {b: None for b in rules.alpha}
+    expected_queue: dict[str, int] = {b: rules.init for b in rules.alpha}
+
+    def bad(i: int, who: str, text: str) -> None:
+        problems.append(f"{label} {i}: {who}: {text}")
+
+    for i, step in enumerate(steps):
+        t = step.time
+        if set(step.spouts) != set(rules.period) or set(step.bolts) != set(rules.alpha):
+            bad(i, "trace", "the components do not match the topology")
+            return befores
+        if i == 0 and t != 0:
+            bad(i, "time", f"the run starts at {t}, not 0")
+        if i > 0 and t <= steps[i - 1].time:
+            bad(i, "time", f"time {t} does not increase (previous {steps[i - 1].time})")
+        befores.append(_Before(
+            spout_last_size={s: last_emit[s][1] for s in last_emit},
+            spout_clock={s: t - last_emit[s][0] for s in last_emit},
+            bolt_processing=dict(processing), bolt_batch=dict(batch), bolt_buffer=dict(buffer),
+            bolt_take_clock={b: (t - take_time[b]) if processing[b] else None for b in rules.alpha},
+            bolt_waiting_clock={b: (t - waiting_since[b]) if waiting_since[b] is not None else None
+                                for b in rules.alpha}))
+        # spouts: emit at 0, then each emission n·a ± τ·a after the previous one
+        for name, sp in step.spouts.items():
+            n = sp["emitted"]
+            if sp["emit"] != (n > 0):
+                bad(i, f"spout {name}", f"emit is {sp['emit']} but {n} tuples emitted")
+            if n > rules.burst[name]:
+                bad(i, f"spout {name}", f"emits {n} tuples, more than its burst {rules.burst[name]}")
+            if i == 0:
+                if n == 0:
+                    bad(i, f"spout {name}", "does not emit at position 0")
+            else:
+                when, size = last_emit[name]
+                a, jitter = rules.period[name], rules.period[name] * rules.tau
+                gap = t - when
+                if n > 0 and gap < size * a - jitter:
+                    bad(i, f"spout {name}", f"emits too early: {gap} s after its last emission of {size}, "
+                        f"at least {size * a - jitter} s required")
+                if n > 0 and gap > size * a + jitter:
+                    bad(i, f"spout {name}", f"emits too late: {gap} s after its last emission, "
+                        f"at most {size * a + jitter} s allowed")
+                if n == 0 and gap >= size * a + jitter:
+                    bad(i, f"spout {name}", f"misses its emission deadline ({gap} s since the last emission)")
+            if n > 0:
+                last_emit[name] = (t, n)
+        # bolts
+        for name, bo in step.bolts.items():
+            who = f"bolt {name}"
+            arrivals = sum(steps[i].spouts[u]["emitted"] if u in steps[i].spouts else steps[i].bolts[u]["emitted"]
+                           for u in rules.sources[name])
+            if bo["arrivals"] != arrivals:
+                bad(i, who, f"arrivals {bo['arrivals']} but its sources emit {arrivals}")
+            queue = bo["queue"]
+            if queue != expected_queue[name]:
+                bad(i, who, f"queue {queue} but the previous position leaves {expected_queue[name]} "
+                    "(queue arithmetic)")
+            was_processing = processing[name]
+            was_waiting = waiting_since[name] is not None
+            if was_waiting and t - waiting_since[name] > rules.idle:
+                bad(i, who, f"tuples wait {t - waiting_since[name]} s, longer than max_idle_time {rules.idle}")
+            lo = rules.alpha[name] * (1 - rules.tau)
+            hi = rules.alpha[name] * (1 + rules.tau)
+            taken = 0
+            if bo["take"] and bo["emit"]:
+                bad(i, who, "takes and emits at the same position")
+            if bo["take"]:
+                if was_processing:
+                    bad(i, who, "takes while processing")
+                want = min(rules.take_max[name], queue + bo["arrivals"])
+                if want <= 0:
+                    bad(i, who, "takes with nothing to take")
+                if bo["batch"] != want:
+                    bad(i, who, f"takes {bo['batch']} tuples but min(parallelism, queue + arrivals) = {want}")
+                taken = bo["batch"]
+                processing[name], batch[name], take_time[name] = True, bo["batch"], t
+            elif bo["emit"]:
+                if not was_processing:
+                    bad(i, who, "emits while idle")
+                else:
+                    busy = t - take_time[name]
+                    if not lo <= busy <= hi:
+                        bad(i, who, f"processing took {busy} s, outside [{lo}, {hi}]")
+                total = buffer[name] + batch[name]
+                sigma = rules.sigma[name]
+                if rules.silent[name]:
+                    out, keep = 0, 0
+                else:
+                    out = math.floor(sigma * total)
+                    keep = math.ceil(total - out / sigma)
+                if bo["emitted"] != out or bo["buffer"] != keep:
+                    bad(i, who, f"emits {bo['emitted']} keeping {bo['buffer']}, but a buffer of {total} "
+                        f"gives {out} keeping {keep}")
+                processing[name], batch[name], buffer[name] = False, 0, keep
+            else:
+                if was_processing and t - take_time[name] >= hi:
+                    bad(i, who, f"still processing {t - take_time[name]} s after its take (at most {hi})")
+                if bo["emitted"] != 0:
+                    bad(i, who, f"emits {bo['emitted']} tuples without an emit")
+                if bo["buffer"] != buffer[name]:
+                    bad(i, who, f"buffer changes from {buffer[name]} to {bo['buffer']} without an emit")
+            want_phase = "processing" if processing[name] else "idle"
+            if bo["phase"] != want_phase:
+                bad(i, who, f"phase {bo['phase']} but the rules give {want_phase}")
+            if bo["batch"] != batch[name]:
+                bad(i, who, f"batch {bo['batch']} but the current phase holds {batch[name]}")
+            expected_queue[name] = queue + bo["arrivals"] - taken
+            if expected_queue[name] < 0:
+                bad(i, who, "queue becomes negative")
+            waiting = not processing[name] and expected_queue[name] > 0
+            if not waiting:
+                waiting_since[name] = None
+            elif bo["emit"] or not was_waiting:
+                waiting_since[name] = t
+            if waiting and t - waiting_since[name] >= rules.idle:
+                bad(i, who, f"tuples wait until the next position beyond max_idle_time {rules.idle}")
+    return befores
+
+
+def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[_Before],
+                 checked: list[str], problems: list[str]) -> dict[str, int]:
+    """Section 3: what must repeat at loop_start and k+1, fairness, growing-queue conditions."""
+    k, l = trace.k, trace.loop_start
+    first, last = steps[l], steps[k + 1]
+    b_first, b_last = befores[l], befores[k + 1]
+
+    def bad(text: str) -> None:
+        problems.append(f"loop {l}..{k}: {text}")
+
+    for name in rules.period:
+        if first.spouts[name] != last.spouts[name]:
+            bad(f"spout {name} acts differently at {l} and {k + 1}")
+        if b_first.spout_last_size.get(name) != b_last.spout_last_size.get(name):
+            bad(f"spout {name}: the last emission size does not repeat")
+        if b_first.spout_clock.get(name) != b_last.spout_clock.get(name):
+            bad(f"spout {name}: its clock does not repeat ({b_first.spout_clock.get(name)} at {l}, "
+                f"{b_last.spout_clock.get(name)} at {k + 1})")
+    growth: dict[str, int] = {}
+    for name in rules.alpha:
+        a, z = first.bolts[name], last.bolts[name]
+        for key in ("arrivals", "take", "batch", "emit", "emitted", "buffer", "phase"):
+            if a[key] != z[key]:
+                bad(f"bolt {name}: {key} differs at {l} and {k + 1}")
+        for key in ("bolt_processing", "bolt_batch", "bolt_buffer"):
+            if getattr(b_first, key)[name] != getattr(b_last, key)[name]:
+                bad(f"bolt {name}: the state before the loop does not repeat ({key.removeprefix('bolt_')})")
+        if b_first.bolt_take_clock[name] != b_last.bolt_take_clock[name]:
+            bad(f"bolt {name}: its processing clock does not repeat ({b_first.bolt_take_clock[name]} at {l}, "
+                f"{b_last.bolt_take_clock[name]} at {k + 1})")
+        if b_first.bolt_waiting_clock[name] != b_last.bolt_waiting_clock[name]:
+            bad(f"bolt {name}: its idle deadline does not repeat")
+        growth[name] = z["queue"] - a["queue"]
+        if growth[name] < 0:
+            bad(f"bolt {name}: queue shrinks by {-growth[name]} per pass, so the loop cannot repeat forever")
+    loop = steps[l:k + 1]
+    for name in rules.period:
+        if not any(s.spouts[name]["emitted"] > 0 for s in loop):
+            bad(f"spout {name} never emits inside the loop")
+    for name in rules.alpha:
+        busy = any(s.bolts[name]["queue"] > 0 or s.bolts[name]["arrivals"] > 0 for s in loop)
+        if busy and not any(s.bolts[name]["take"] for s in loop):
+            bad(f"bolt {name} has tuples but never takes inside the loop")
+        if growth.get(name, 0) > 0:
+            for offset, s in enumerate(loop):
+                pos = l + offset
+                if s.bolts[name]["queue"] < 1:
+                    bad(f"bolt {name} grows but its queue is empty at position {pos}")
+                if s.bolts[name]["take"] and s.bolts[name]["batch"] != rules.take_max[name]:
+                    bad(f"bolt {name} grows but takes a partial batch of {s.bolts[name]['batch']} at position {pos}")
+    if not any(growth.get(name, 0) > 0 for name in checked):
+        bad(f"no checked queue grows ({', '.join(checked) or 'none checked'})")
+    return growth
+
+
+def certify(trace: Trace, checked: list[str] | None = None, threshold: int | None = None) -> Certificate:
+    """Replay `trace` against every rule; `ok` means it is a genuine witness of the property."""
+    problems: list[str] = []
+    try:
+        topo = parse_topology(trace.topology)
+    except Exception as err:  # the embedded document itself is broken
+        return Certificate(False, [f"topology: {err}"])
+    rules = _Rules(topo)
+    if checked is None:
+        checked = [b.name for b in topo.checked_bolts()]
+    k, l = trace.k, trace.loop_start
+    if len(trace.positions) != k + 2:
+        return Certificate(False, [f"trace: {len(trace.positions)} positions, expected k + 2 = {k + 2}"])
+    steps = _steps(trace)
+    befores = _replay(rules, steps, problems)
+    if problems:
+        return Certificate(False, problems)
+    if threshold is not None:
+        if not any(s.bolts[n]["queue"] >= threshold for s in steps for n in checked if n in s.bolts):
+            problems.append(f"no checked queue reaches {threshold}")
+        return Certificate(not problems, problems)
+    if not 1 <= l <= k:
+        return Certificate(False, [f"trace: loop_start {l} is outside 1..{k}"])
+    growth = _loop_checks(rules, trace, steps, befores, checked, problems)
+    period = steps[k + 1].time - steps[l].time
+    if not problems:
+        # unroll: the loop repeated with times shifted by its duration and queues raised by their growth
+        unrolled = steps[:k + 1]
+        for p in range(1, UNROLL_PASSES + 1):
+            for s in steps[l:k + 1]:
+                unrolled.append(_Step(s.time + p * period, s.spouts,
+                                      {n: {**b, "queue": b["queue"] + p * growth[n]} for n, b in s.bolts.items()}))
+        _replay(rules, unrolled, problems, label="unrolled position")
+    return Certificate(not problems, problems, growth, period)

@@ -1,0 +1,314 @@
+"""The timed counter network as a direct SMT encoding for z3 (semantics sections 2 and 3).
+
+Positions 0..k+1, times are z3 Reals compared with exact rational constants,
+counters are Ints. For the growth property position k+1 repeats the loop start l
+(1 <= l <= k) with the sound loop conditions of section 3: discrete state and
+finite counters equal, every readable clock *equal* at l and k+1 (the simple
+sufficient case of region equivalence), growing queues only see full batches and
+never empty inside the loop. Redundant fluid invariants per loop pass (section 7)
+help the solver. For the threshold property the positions are a plain prefix.
+
+Every variable lives in the `z3.Context` given to :class:`Encoding`; nothing here
+keeps z3 objects beyond the encoding's lifetime.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Callable
+
+import z3
+
+from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, format_time
+from app.core.tcn.network import BoltParams, Network, SpoutParams
+
+
+class Cancelled(Exception):
+    """Raised while building an encoding when the search was cancelled."""
+
+
+def _real(ctx: z3.Context, value: Fraction | int) -> z3.ArithRef:
+    value = Fraction(value)
+    return z3.RealVal(f"{value.numerator}/{value.denominator}", ctx)
+
+
+class _SpoutVars:
+    def __init__(self, enc: "Encoding", s: SpoutParams, n: int) -> None:
+        ctx = enc.ctx
+        self.emitted = [z3.Int(f"E[{s.name}]{i}", ctx) for i in range(n)]
+        self.last_size = [z3.Int(f"n[{s.name}]{i}", ctx) for i in range(n)]  # size of the last emission, after i
+        self.last_time = [enc._time_var(f"tE[{s.name}]{i}") for i in range(n)]  # its time, after i
+
+    def emits(self, i: int) -> z3.BoolRef:
+        return self.emitted[i] > 0
+
+
+class _BoltVars:
+    def __init__(self, enc: "Encoding", b: BoltParams, n: int) -> None:
+        ctx, p = enc.ctx, b.name
+        self.queue = [z3.Int(f"Q[{p}]{i}", ctx) for i in range(n + 1)]  # before actions at i; queue[n] after n-1
+        self.take = [z3.Bool(f"take[{p}]{i}", ctx) for i in range(n)]
+        self.emit = [z3.Bool(f"emit[{p}]{i}", ctx) for i in range(n)]
+        self.processing = [z3.Bool(f"proc[{p}]{i}", ctx) for i in range(n)]  # after actions at i
+        self.batch = [z3.Int(f"P[{p}]{i}", ctx) for i in range(n)]  # after actions at i (0 when idle)
+        self.take_time = [enc._time_var(f"tT[{p}]{i}") for i in range(n)]
+        self.waiting_since = [enc._time_var(f"tW[{p}]{i}") for i in range(n)]
+        self.emitted = [z3.Int(f"E[{p}]{i}", ctx) for i in range(n)]
+        self.buffer = [z3.Int(f"buf[{p}]{i}", ctx) for i in range(n)]  # after actions at i
+        self.arrivals: list[z3.ArithRef] = []
+
+    def waiting(self, i: int) -> z3.BoolRef:
+        """Idle with tuples in the queue after the actions of position i."""
+        return z3.And(z3.Not(self.processing[i]), self.queue[i + 1] > 0)
+
+
+class Encoding:
+    """The constraints for one bound k; `solver` holds them, `decode` turns a model into a trace."""
+
+    def __init__(self, net: Network, k: int, ctx: z3.Context, *, threshold: int | None = None,
+                 solver_options: dict[str, object] | None = None, time_unit: Fraction | None = None,
+                 cancelled: Callable[[], bool] = lambda: False) -> None:
+        self.net, self.k, self.ctx, self.threshold = net, k, ctx, threshold
+        # time_unit set: every time stamp is an integer multiple of it (a sound restriction
+        # that only serves to find lassos faster); None: exact rational time
+        self.time_unit = time_unit
+        self.cancelled = cancelled
+        self.n = k + 2  # positions 0..k+1
+        self.solver = z3.SolverFor("QF_LIRA", ctx=ctx) if False else z3.Solver(ctx=ctx)
+        for key, value in (solver_options or {}).items():
+            self.solver.set(key, value)
+        self.time = [self._time_var(f"t{i}") for i in range(self.n)]
+        self.spouts = {s.name: _SpoutVars(self, s, self.n) for s in net.spouts}
+        self.bolts = {b.name: _BoltVars(self, b, self.n) for b in net.bolts}
+        self.in_loop = [z3.Bool(f"inloop{i}", ctx) for i in range(self.n)]
+        self.loop_start = [z3.Bool(f"loop{i}", ctx) for i in range(self.n)]
+        self.growing: dict[str, z3.BoolRef] = {}
+        self.delta: dict[str, z3.ArithRef] = {}
+        self._add = self.solver.add
+        self._encode_positions()
+        if threshold is None:
+            self._encode_loop()
+        else:
+            self._encode_threshold(threshold)
+
+    def _time_var(self, name: str) -> z3.ArithRef:
+        return z3.Real(name, self.ctx) if self.time_unit is None else z3.Int(name, self.ctx)
+
+    def _q(self, ctx: z3.Context, value: Fraction | int) -> z3.ArithRef:
+        """A time constant, in seconds or in time units."""
+        if self.time_unit is None:
+            return _real(ctx, value)
+        scaled = Fraction(value) / self.time_unit
+        if scaled.denominator != 1:
+            raise ValueError(f"time unit {self.time_unit} does not divide {value}")
+        return z3.IntVal(scaled.numerator, ctx)
+
+    # ---- sections 2: runs ------------------------------------------------
+    def _encode_positions(self) -> None:
+        add, ctx, net = self._add, self.ctx, self.net
+        tau, idle = net.tolerance, net.max_idle
+        t = self.time
+        add(t[0] == 0)
+        for i in range(1, self.n):
+            add(t[i] > t[i - 1])
+        for s in net.spouts:
+            v = self.spouts[s.name]
+            a, jitter = s.period, s.period * tau
+            for i in range(self.n):
+                if self.cancelled():
+                    raise Cancelled
+                add(v.emitted[i] >= 0, v.emitted[i] <= s.burst)
+                if i == 0:
+                    add(v.emitted[0] >= 1, v.last_size[0] == v.emitted[0], v.last_time[0] == 0)
+                    continue
+                gap = t[i] - v.last_time[i - 1]
+                due = v.last_size[i - 1] * self._q(ctx, a)
+                add(z3.If(v.emits(i),
+                          z3.And(gap >= due - self._q(ctx, jitter), gap <= due + self._q(ctx, jitter),
+                                 v.last_size[i] == v.emitted[i], v.last_time[i] == t[i]),
+                          z3.And(gap < due + self._q(ctx, jitter),
+                                 v.last_size[i] == v.last_size[i - 1], v.last_time[i] == v.last_time[i - 1])))
+        for b in net.bolts:
+            v = self.bolts[b.name]
+            lo, hi = b.alpha * (1 - tau), b.alpha * (1 + tau)
+            add(v.queue[0] == net.init_queue)
+            for i in range(self.n):
+                if self.cancelled():
+                    raise Cancelled
+                arrivals = [self._emitted(src, i) for src in b.sources]
+                v.arrivals.append(z3.Sum(arrivals) if arrivals else z3.IntVal(0, ctx))
+                avail = v.queue[i] + v.arrivals[i]
+                add(v.queue[i] >= 0)
+                was_processing = v.processing[i - 1] if i > 0 else z3.BoolVal(False, ctx)
+                was_waiting = v.waiting(i - 1) if i > 0 else z3.BoolVal(False, ctx)
+                prev_batch = v.batch[i - 1] if i > 0 else z3.IntVal(0, ctx)
+                prev_buffer = v.buffer[i - 1] if i > 0 else z3.IntVal(0, ctx)
+                take, emit = v.take[i], v.emit[i]
+                # TAKE only when idle, EMIT only when processing: never both at one position
+                add(z3.Implies(take, z3.Not(was_processing)), z3.Implies(emit, was_processing))
+                add(v.processing[i] == z3.Or(take, z3.And(was_processing, z3.Not(emit))))
+                add(z3.If(take,
+                          z3.And(v.batch[i] >= 1, v.batch[i] <= b.take_max, v.batch[i] <= avail,
+                                 z3.Or(v.batch[i] == b.take_max, v.batch[i] == avail),
+                                 v.take_time[i] == t[i], v.queue[i + 1] == avail - v.batch[i]),
+                          z3.And(v.queue[i + 1] == avail,
+                                 v.take_time[i] == (v.take_time[i - 1] if i > 0 else t[0]))))
+                add(z3.Implies(z3.And(was_processing, z3.Not(emit)), v.batch[i] == prev_batch))
+                add(z3.Implies(z3.Not(v.processing[i]), v.batch[i] == 0))
+                if i > 0:
+                    busy = t[i] - v.take_time[i - 1]
+                    add(z3.Implies(emit, z3.And(busy >= self._q(ctx, lo), busy <= self._q(ctx, hi))))
+                    add(z3.Implies(z3.And(was_processing, z3.Not(emit)), busy < self._q(ctx, hi)))
+                else:
+                    add(z3.Not(emit))
+                # EMIT: buffer += batch, emit floor(σ·buffer), keep ceil(buffer − emitted/σ)
+                if b.silent:
+                    add(v.emitted[i] == 0, v.buffer[i] == 0)
+                else:
+                    total = prev_buffer + prev_batch
+                    num, den = b.sigma.numerator, b.sigma.denominator
+                    e, keep = v.emitted[i], v.buffer[i]
+                    add(z3.If(emit,
+                              z3.And(e * den <= num * total, num * total < (e + 1) * den,
+                                     num * (keep - 1) < num * total - e * den, num * total - e * den <= num * keep),
+                              z3.And(e == 0, keep == prev_buffer)))
+                # idle rule: waiting tuples are taken within max_idle of becoming available
+                waiting = v.waiting(i)
+                add(z3.Implies(z3.And(waiting, z3.Or(emit, z3.Not(was_waiting))), v.waiting_since[i] == t[i]))
+                if i > 0:
+                    add(z3.Implies(z3.And(waiting, z3.Not(emit), was_waiting),
+                                   v.waiting_since[i] == v.waiting_since[i - 1]))
+                    add(z3.Implies(was_waiting, t[i] - v.waiting_since[i - 1] <= self._q(ctx, idle)))
+                add(z3.Implies(waiting, t[i] - v.waiting_since[i] < self._q(ctx, idle)))
+                add(z3.Implies(z3.Not(waiting), v.waiting_since[i] == t[i]))
+        # no empty positions: removing them loses no run
+        for i in range(1, self.n):
+            events = [self.spouts[s.name].emits(i) for s in net.spouts]
+            events += [x for b in net.bolts for x in (self.bolts[b.name].take[i], self.bolts[b.name].emit[i])]
+            add(z3.Or(events))
+
+    def _emitted(self, name: str, i: int) -> z3.ArithRef:
+        if name in self.spouts:
+            return self.spouts[name].emitted[i]
+        return self.bolts[name].emitted[i]
+
+    # ---- section 3: the lasso -------------------------------------------
+    def _encode_loop(self) -> None:
+        add, ctx, net, k = self._add, self.ctx, self.net, self.k
+        t, inl, start = self.time, self.in_loop, self.loop_start
+        add(z3.Not(inl[0]), inl[k], z3.Not(start[0]), z3.Not(start[k + 1]))
+        for i in range(1, k + 1):
+            add(z3.Implies(inl[i - 1], inl[i]))
+            add(start[i] == z3.And(inl[i], z3.Not(inl[i - 1])))
+        loop_time = self._time_var("t_loop")
+        period = t[k + 1] - loop_time
+        ints = z3.IntVal
+        for i in range(1, k + 1):
+            same = [loop_time == t[i]]
+            for s in net.spouts:
+                v = self.spouts[s.name]
+                same += [v.emitted[k + 1] == v.emitted[i], v.last_size[k] == v.last_size[i - 1],
+                         t[k + 1] - v.last_time[k] == t[i] - v.last_time[i - 1]]
+            for b in net.bolts:
+                v = self.bolts[b.name]
+                same += [v.take[k + 1] == v.take[i], v.emit[k + 1] == v.emit[i],
+                         v.processing[k] == v.processing[i - 1], v.batch[k] == v.batch[i - 1],
+                         v.batch[k + 1] == v.batch[i], v.buffer[k] == v.buffer[i - 1],
+                         v.emitted[k + 1] == v.emitted[i], v.waiting(k) == v.waiting(i - 1),
+                         z3.Implies(v.processing[i - 1], t[k + 1] - v.take_time[k] == t[i] - v.take_time[i - 1]),
+                         z3.Implies(v.waiting(i - 1), t[k + 1] - v.waiting_since[k] == t[i] - v.waiting_since[i - 1])]
+            add(z3.Implies(start[i], z3.And(same)))
+        loop_positions = range(1, k + 1)
+        tau, idle = net.tolerance, net.max_idle
+        any_growing = []
+        for s in net.spouts:
+            v = self.spouts[s.name]
+            count = z3.Sum([z3.If(z3.And(inl[i], v.emits(i)), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
+            tuples = z3.Sum([z3.If(inl[i], v.emitted[i], ints(0, ctx)) for i in loop_positions])
+            add(count >= 1)  # fairness
+            # fluid bounds over one loop pass (redundant, section 7)
+            add(period >= tuples * self._q(ctx, s.period) - count * self._q(ctx, s.period * tau))
+            add(period <= tuples * self._q(ctx, s.period) + count * self._q(ctx, s.period * tau))
+        for b in net.bolts:
+            v = self.bolts[b.name]
+            at_start = z3.Int(f"Qloop[{b.name}]", ctx)
+            for i in loop_positions:
+                add(z3.Implies(start[i], at_start == v.queue[i]))
+            delta = v.queue[k + 1] - at_start
+            self.delta[b.name] = delta
+            add(delta >= 0)
+            grows = z3.Bool(f"grows[{b.name}]", ctx)
+            add(grows == (delta > 0))
+            self.growing[b.name] = grows
+            if b.name in net.checked:
+                any_growing.append(grows)
+            takes = z3.Sum([z3.If(z3.And(inl[i], v.take[i]), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
+            emits = z3.Sum([z3.If(z3.And(inl[i], v.emit[i]), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
+            taken = z3.Sum([z3.If(z3.And(inl[i], v.take[i]), v.batch[i], ints(0, ctx)) for i in loop_positions])
+            arrived = z3.Sum([z3.If(inl[i], v.arrivals[i], ints(0, ctx)) for i in loop_positions])
+            add(takes == emits, delta == arrived - taken)
+            add(period >= takes * self._q(ctx, b.alpha * (1 - tau)))
+            add(z3.Implies(grows, period <= takes * self._q(ctx, b.alpha * (1 + tau) + idle)))
+            add(z3.Implies(grows, takes >= 1))
+            if not b.silent:
+                out = z3.Sum([z3.If(inl[i], v.emitted[i], ints(0, ctx)) for i in loop_positions])
+                num, den = b.sigma.numerator, b.sigma.denominator
+                # the buffer repeats, so σ·taken <= emitted < σ·(taken + emits)
+                add(out * den >= num * taken, out * den < num * (taken + emits))
+            # a growing queue: every take in the loop is a full batch and the queue never empties
+            for i in loop_positions:
+                add(z3.Implies(z3.And(grows, inl[i]),
+                               z3.And(v.queue[i] >= 1,
+                                      z3.Implies(v.take[i], v.queue[i] + v.arrivals[i] >= b.take_max))))
+            add(z3.Implies(grows, taken == takes * b.take_max))
+        add(z3.Or(any_growing) if any_growing else z3.BoolVal(False, ctx))
+
+    def _encode_threshold(self, threshold: int) -> None:
+        reach = [self.bolts[name].queue[i] >= threshold for name in self.net.checked for i in range(self.n)]
+        self._add(z3.Or(reach) if reach else z3.BoolVal(False, self.ctx))
+
+    # ---- decoding --------------------------------------------------------
+    def decode(self, model: z3.ModelRef) -> Trace:
+        """The trace a satisfying assignment describes, with exact times."""
+
+        def num(expr: z3.ArithRef) -> Fraction:
+            val = model.eval(expr, model_completion=True)
+            if z3.is_int_value(val):
+                return Fraction(val.as_long())
+            return Fraction(val.as_fraction())
+
+        def flag(expr: z3.BoolRef) -> bool:
+            return z3.is_true(model.eval(expr, model_completion=True))
+
+        positions: list[TracePosition] = []
+        for i in range(self.n):
+            spouts = {s.name: SpoutStep(emit=flag(self.spouts[s.name].emits(i)),
+                                        emitted=int(num(self.spouts[s.name].emitted[i])))
+                      for s in self.net.spouts}
+            bolts = {}
+            for b in self.net.bolts:
+                v = self.bolts[b.name]
+                bolts[b.name] = BoltStep(
+                    queue=int(num(v.queue[i])), arrivals=int(num(v.arrivals[i])), take=flag(v.take[i]),
+                    batch=int(num(v.batch[i])), emit=flag(v.emit[i]), emitted=int(num(v.emitted[i])),
+                    buffer=int(num(v.buffer[i])), phase="processing" if flag(v.processing[i]) else "idle")
+            unit = self.time_unit if self.time_unit is not None else 1
+            positions.append(TracePosition(time=format_time(num(self.time[i]) * unit), spouts=spouts, bolts=bolts))
+        if self.threshold is None:
+            loop_start = next(i for i in range(1, self.k + 1) if flag(self.loop_start[i]))
+        else:
+            loop_start = self.k + 1
+        return Trace(topology=self.net.document(), k=self.k, loop_start=loop_start, positions=positions,
+                     kept=list(self.net.kept))
+
+    def block(self, model: z3.ModelRef) -> None:
+        """Exclude this model's discrete run (used when its trace fails certification)."""
+        lits = []
+        for i in range(self.n):
+            for v in self.spouts.values():
+                lits.append(v.emitted[i] != model.eval(v.emitted[i], model_completion=True))
+            for w in self.bolts.values():
+                for x in (w.take[i], w.emit[i]):
+                    lits.append(x != model.eval(x, model_completion=True))
+            lits.append(self.loop_start[i] != model.eval(self.loop_start[i], model_completion=True))
+        self._add(z3.Or(lits))

@@ -1,0 +1,122 @@
+"""The network the encoder works on: exact parameters and the cone of influence.
+
+Only the encoder and the search read this module; the certifier recomputes its own
+figures from the trace's topology document so that the two share no code.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from app.core.topology import Topology, parse_topology
+
+
+def exact(value: float | int) -> Fraction:
+    """The decimal a user typed as an exact fraction (0.1 -> 1/10, not a binary float)."""
+    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+
+
+@dataclass(frozen=True)
+class SpoutParams:
+    """A spout in exact numbers: `period` a = 1/rate, `burst` = C_EMIT."""
+
+    name: str
+    period: Fraction
+    burst: int
+
+
+@dataclass(frozen=True)
+class BoltParams:
+    """A bolt in exact numbers; `sources` are names, `silent` = emits nothing (final or σ = 0)."""
+
+    name: str
+    alpha: Fraction
+    sigma: Fraction
+    take_max: int
+    sources: tuple[str, ...]
+    silent: bool
+
+
+@dataclass
+class Network:
+    """The (possibly reduced) timed counter network with exact constants."""
+
+    topology: Topology
+    spouts: list[SpoutParams]
+    bolts: list[BoltParams]
+    checked: list[str]
+    tolerance: Fraction
+    max_idle: Fraction
+    init_queue: int
+    kept: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+    def document(self) -> dict[str, Any]:
+        """The reduced topology as a JSON document (what a trace embeds)."""
+        return self.topology.model_dump(mode="json")
+
+
+def cone_of_influence(topo: Topology, checked_ids: list[str]) -> Topology:
+    """The checked bolts and their transitive upstream, as a valid topology document."""
+    keep: set[str] = set()
+    todo = list(checked_ids)
+    while todo:
+        ident = todo.pop()
+        if ident in keep:
+            continue
+        keep.add(ident)
+        todo.extend(s.source for s in topo.subscriptions if s.target == ident)
+    data = topo.model_dump(mode="json")
+    data["spouts"] = [s for s in data["spouts"] if s["id"] in keep]
+    data["bolts"] = [b for b in data["bolts"] if b["id"] in keep]
+    data["subscriptions"] = [s for s in data["subscriptions"] if s["source"] in keep and s["target"] in keep]
+    data["layout"] = {k: v for k, v in data["layout"].items() if k in keep}
+    data["verification"]["checked"] = [c for c in checked_ids if c in keep]
+    return parse_topology(data)
+
+
+def build_network(topo: Topology, checked_names: list[str] | None = None, reduce: bool = True) -> Network:
+    """Exact parameters of `topo`, reduced to the cone of influence of the checked bolts."""
+    if checked_names is None:
+        checked = [b.id for b in topo.checked_bolts()]
+    else:
+        checked = [topo.bolt_by_name(n).id for n in checked_names]
+    reduced = cone_of_influence(topo, checked) if reduce else topo
+    names = {c.id: c.name for c in reduced.components}
+    spouts = [SpoutParams(s.name, 1 / exact(s.rate), s.burst) for s in reduced.spouts]
+    bolts: list[BoltParams] = []
+    for b in reduced.bolts:
+        sources = tuple(names[s.source] for s in reduced.subscriptions if s.target == b.id)
+        final = not any(s.source == b.id for s in reduced.subscriptions)
+        sigma = exact(b.sigma)
+        bolts.append(BoltParams(b.name, exact(b.alpha), sigma, b.parallelism, sources, final or sigma == 0))
+    kept = [c.name for c in reduced.components]
+    dropped = [c.name for c in topo.components if c.name not in kept]
+    return Network(
+        topology=reduced,
+        spouts=spouts,
+        bolts=bolts,
+        checked=[names[c] for c in checked],
+        tolerance=exact(reduced.settings.tolerance),
+        max_idle=exact(reduced.settings.max_idle_time),
+        init_queue=reduced.settings.init_queues,
+        kept=kept,
+        dropped=dropped,
+    )
+
+
+def time_grid(net: Network) -> Fraction:
+    """The largest time unit dividing every time constant of the network (1 / LCM of denominators)."""
+    tau = net.tolerance
+    constants = [net.max_idle]
+    for s in net.spouts:
+        constants += [s.period, s.period * tau]
+    for b in net.bolts:
+        constants += [b.alpha * (1 - tau), b.alpha * (1 + tau), b.alpha * (1 + tau) + net.max_idle]
+    denominator = 1
+    for c in constants:
+        denominator = math.lcm(denominator, Fraction(c).denominator)
+    return Fraction(1, denominator)
