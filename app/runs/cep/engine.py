@@ -71,6 +71,10 @@ def _agree(a: tuple, b: tuple) -> bool:
     return all(x is _UNBOUND or y is _UNBOUND or x == y for x, y in zip(a, b))
 
 
+def _reported_at(m: "Match") -> int:
+    return m.at
+
+
 def _first_index(m: "Match") -> int:
     return m.indices[0]
 
@@ -496,15 +500,18 @@ class CepEngine:
         return out
 
     def run(self, events: Iterable[dict]) -> list[Match]:
-        out: list[Match] = []
-        if len(self.matchers) == 1:
-            self.index = self.matchers[0].feed_all(events, self.index, out)
-            return out
-        for ev in events:
-            for m in self.matchers:
-                m.feed(ev, self.index, out)
-            self.index += 1
-        return out
+        """All matches over the events, ordered by the event that completed them, then by pattern."""
+        stream = events if isinstance(events, list) else list(events)
+        start = self.index
+        per_pattern: list[list[Match]] = []
+        for m in self.matchers:  # patterns are independent: one tight pass each, then a stable merge
+            found: list[Match] = []
+            self.index = m.feed_all(stream, start, found)
+            per_pattern.append(found)
+        self.index = start + len(stream)
+        if len(per_pattern) == 1:
+            return per_pattern[0]
+        return list(heapq.merge(*per_pattern, key=_reported_at))
 
     def iter_matches(self, events: Iterable[dict]) -> Iterator[Match]:
         for ev in events:
