@@ -49,7 +49,7 @@ def run_app(file: str | None) -> int:
     window = MainWindow()
     window.show()
     if file:
-        window.open_path(file, ask=False)
+        window.open_path(file)  # asks first if restored work of a crashed session is showing
     return int(app.exec())
 
 

@@ -305,6 +305,8 @@ class MainWindow(QMainWindow):
         comps, subs = self.scene.selected_ids()
         chosen = comps | subs
         self.inspector.show_element(next(iter(chosen)) if len(chosen) == 1 else None)
+        if len(chosen) > 1:
+            self.show_message(f"{len(comps)} components and {len(subs)} links selected", 4000)
 
     def delete_selection(self) -> None:
         comps, subs = self.scene.selected_ids()

@@ -86,6 +86,9 @@ class CanvasScene(QGraphicsScene):
         if sub.grouping == "fields":
             label = "fields(" + ",".join(sub.fields) + ")"
         edge = EdgeItem(ident, self.nodes[sub.source], self.nodes[sub.target], label)
+        grouping = sub.grouping + (f" on {', '.join(sub.fields)}" if sub.fields else "")
+        edge.setToolTip(f"{self.nodes[sub.target].component.name} subscribes to "
+                        f"{self.nodes[sub.source].component.name} ({grouping} grouping)")
         self.addItem(edge)
         self.edges[ident] = edge
         if ident == self._reselect_edge:  # a changed subscription keeps its selection
