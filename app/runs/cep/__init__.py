@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Sequence
 
 from app.runs.cep.compiler import Automaton, compile_ast, compile_pattern
 from app.runs.cep.engine import CepEngine, Match, PatternMatcher

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from app.runs.cep.compiler import INIT, Automaton, compile_pattern
@@ -480,9 +480,6 @@ class PatternMatcher:
             lst = run.tokens[tok.state]
             if tok in lst:
                 lst.remove(tok)
-
-    def finish(self, out: list[Match], index: int) -> None:
-        """End of stream: nothing pending can complete any more (timeouts are not guessed)."""
 
 
 class CepEngine:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Union
 
@@ -130,7 +130,6 @@ class Pattern:
     only: tuple[str, ...] = ()  # when set, the pattern sees only events of these types
     text: str = ""
     description: str = ""
-    options: dict[str, Any] = field(default_factory=dict)
 
 
 # ---- the text form ----------------------------------------------------------
