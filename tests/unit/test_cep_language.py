@@ -265,3 +265,40 @@ def test_json_file_errors(tmp_path: Path) -> None:
         load_patterns(path)
     with pytest.raises(PatternError, match="no such file"):
         load_patterns(tmp_path / "missing.cep")
+
+
+# ---- reference models of the contexts on `a -> b` ---------------------------------
+
+streams = st.lists(st.sampled_from("abx"), max_size=40)
+
+
+def _reference(stream: list[str], context: str) -> list[tuple[int, int]]:
+    """Straightforward models of each context for `a -> b` (pairs of event positions)."""
+    pairs: list[tuple[int, int]] = []
+    waiting: list[int] = []
+    seen_a: list[int] = []
+    for i, kind in enumerate(stream):
+        if context == "any" and kind == "b":
+            pairs += [(a, i) for a in seen_a]
+        if context == "chronicle" and kind == "b" and waiting:
+            pairs.append((waiting.pop(0), i))  # oldest a with this b
+        if context == "every" and kind == "b":
+            pairs += [(a, i) for a in waiting]  # every waiting a completes
+            waiting = []
+        if context == "immediate":
+            if kind == "b" and waiting:
+                pairs.append((waiting.pop(0), i))
+            elif kind == "x" or (kind == "b" and not waiting):
+                waiting = []  # nothing fired: partial matches are discarded
+        if kind == "a":
+            waiting.append(i)
+            seen_a.append(i)
+    return pairs
+
+
+@settings(max_examples=200, deadline=None)
+@given(streams, st.sampled_from(["chronicle", "immediate", "every", "any"]))
+def test_contexts_agree_with_reference_models(stream: list[str], context: str) -> None:
+    events = [ev(kind, float(i)) for i, kind in enumerate(stream)]
+    got = [tuple(m) for m in run("a -> b", events, context=context)]
+    assert sorted(got) == sorted(_reference(stream, context))
