@@ -23,6 +23,7 @@ from app.core.tcn.result import Progress, VerifyResult
 from app.core.topology import Topology
 
 SOLVER_OPTIONS: dict[str, object] = {"smt.arith.solver": 2}  # measured: 5-10x faster here (docs/verifier.md)
+WIDEN_BUDGET_S = 20.0  # after a lasso is found: time spent looking for one where more checked queues grow
 MAX_DEFECTS = 5  # certification failures tolerated per bound before giving up on that bound
 
 
@@ -155,7 +156,11 @@ class Search:
                     trace = enc.decode(model)
                     cert = certify(trace, checked=[c for c in checked if c in net.checked], threshold=self.threshold)
                     if cert.ok:
-                        return self._found(base, net.kept, notes, elapsed(), trace, cert.growth_per_loop, report, checked)
+                        if self.threshold is None:
+                            trace, growth = self._widen(enc, trace, cert.growth_per_loop, checked, elapsed)
+                        else:
+                            growth = cert.growth_per_loop
+                        return self._found(base, net.kept, notes, elapsed(), trace, growth, report, checked)
                     defects += 1
                     notes.append(f"defect: a trace at k = {k} failed certification and was discarded: "
                                  + "; ".join(cert.problems[:3]))
@@ -172,6 +177,27 @@ class Search:
                 return self._unknown(base, net.kept, notes, elapsed(), proven_k, reason)
             del enc
         return self._none(base, net.kept, notes, elapsed(), proven_k or ks[-1], report, checked)
+
+    def _widen(self, enc: Encoding, trace: Any, growth: dict[str, int], checked: list[str],
+               elapsed: Callable[[], float]) -> tuple[Any, dict[str, int]]:
+        """Look for a lasso at the same k in which more checked queues grow together (bounded effort)."""
+        budget = WIDEN_BUDGET_S if self.timeout_s is None else min(WIDEN_BUDGET_S, self.timeout_s - elapsed())
+        deadline = elapsed() + budget
+        while not self.cancelled and deadline - elapsed() > 0.05:
+            others = [enc.growing[n] for n in checked if n in enc.growing and growth.get(n, 0) <= 0]
+            if not others:
+                break
+            enc.solver.add(z3.Or(others))
+            enc.solver.add(*[enc.growing[n] for n in checked if growth.get(n, 0) > 0])
+            enc.solver.set("timeout", max(1, int((deadline - elapsed()) * 1000)))
+            if enc.solver.check() != z3.sat:
+                break
+            wider = enc.decode(enc.solver.model())
+            cert = certify(wider, checked=[c for c in checked if c in enc.growing])
+            if not cert.ok:
+                break
+            trace, growth = wider, cert.growth_per_loop
+        return trace, growth
 
     def _report(self, k: int, elapsed: float, solver: z3.Solver, message: str) -> None:
         if self.progress is not None:
