@@ -258,6 +258,8 @@ class MainWindow(QMainWindow):
 
         self._action("Help", "&About Stormbound", self.about)
 
+        self.canvas.context_actions = [self.action_cut, self.action_copy, self.action_paste, self.action_delete,
+                                       self.action_select_all, self.action_suggest, self.action_layout]
         for action in (self.action_add_spout, self.action_add_bolt):
             self.toolbar.addAction(action)
         self.toolbar.addSeparator()

@@ -32,7 +32,6 @@ def make_window(qtbot: Any, tmp_path: Path) -> Callable[..., Any]:
         window = MainWindow(**kwargs)
         qtbot.addWidget(window)
         window.show()
-        qtbot.waitExposed(window)
         windows.append(window)
         return window
 

@@ -524,3 +524,23 @@ def test_gui_command_rejects_verify_without_screenshot(capsys) -> None:
     assert main(["gui", str(SIMPLE), "--verify"]) == 2
     assert "--verify needs --screenshot" in capsys.readouterr().err
     assert main(["gui", str(SIMPLE), "--screenshot", "out.jpg"]) == 2
+
+
+def test_keyboard_shortcuts_on_the_canvas(make_window, qtbot) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=3000)
+    window.canvas.setFocus()
+    ctrl = Qt.KeyboardModifier.ControlModifier
+    b1 = window.document.topology().bolt_by_name("B1").id
+    window.scene.select_ids({b1})
+    QTest.keyClick(window.canvas, Qt.Key.Key_C, ctrl)
+    QTest.keyClick(window.canvas, Qt.Key.Key_V, ctrl)
+    assert "B1_2" in {b.name for b in window.document.topology().bolts}
+    window.scene.select_ids({b1})
+    QTest.keyClick(window.canvas, Qt.Key.Key_Delete)
+    assert "B1" not in {b.name for b in window.document.topology().bolts}
+    QTest.keyClick(window.canvas, Qt.Key.Key_Z, ctrl)
+    QTest.keyClick(window.canvas, Qt.Key.Key_Z, ctrl)
+    assert window.document.topology().semantics() == load_topology(SIMPLE).semantics()

@@ -6,7 +6,8 @@ import math
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter, QPen, QWheelEvent
-from PySide6.QtWidgets import QGraphicsView
+from PySide6.QtGui import QAction, QContextMenuEvent
+from PySide6.QtWidgets import QGraphicsView, QMenu
 
 from app.core.topology import Position
 from app.gui.canvas.items import NODE_HEIGHT, NODE_WIDTH
@@ -34,6 +35,7 @@ class CanvasView(QGraphicsView):
         self._panning = False
         self._space_held = False
         self._pan_start = QPointF()
+        self.context_actions: list[QAction] = []  # the window's Copy, Paste, Delete ... for the right-click menu
 
     @property
     def document(self):
@@ -131,6 +133,18 @@ class CanvasView(QGraphicsView):
             event.accept()
             return
         super().mouseReleaseEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        from app.gui.resources import icon
+
+        where = self.mapToScene(event.pos())
+        menu = QMenu(self)
+        menu.addAction(icon("spout"), "Add Spout Here", lambda: self.add_component("spout", where))
+        menu.addAction(icon("bolt"), "Add Bolt Here", lambda: self.add_component("bolt", where))
+        if self.context_actions:
+            menu.addSeparator()
+            menu.addActions(self.context_actions)
+        menu.exec(event.globalPos())
 
     # ---- drops from the palette ------------------------------------------------------
     def _accepts(self, event: QDragEnterEvent | QDragMoveEvent | QDropEvent) -> bool:
