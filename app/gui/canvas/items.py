@@ -6,7 +6,7 @@ scene turns the finished drag into one MoveComponentsCommand.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
@@ -14,9 +14,6 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem,
 
 from app.core.rates import BoltRates
 from app.core.topology import Component
-
-if TYPE_CHECKING:
-    pass
 
 NODE_WIDTH = 156.0
 NODE_HEIGHT = 74.0

@@ -12,7 +12,6 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
 from app.gui.canvas.view import COMPONENT_MIME
@@ -48,4 +47,4 @@ class Palette(QListWidget):
         self.add_requested.emit(str(item.data(Qt.ItemDataRole.UserRole)))
 
 
-__all__ = ["Palette", "QIcon"]
+__all__ = ["Palette"]
