@@ -1,0 +1,142 @@
+"""The deepening search: verdicts on the shipped examples, the rate-check proof, cancellation."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.core.formats import load_topology
+from app.core.rates import bounded_bolts
+from app.core.tcn.certify import certify
+from app.core.tcn.network import build_network
+from app.core.tcn.search import Search, deepening_schedule, verify
+from app.core.topology import parse_topology
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "models"
+
+
+def model(name: str):
+    return load_topology(MODELS / f"{name}.storm.json")
+
+
+def test_schedule_is_monotone_and_ends_at_k_max() -> None:
+    assert deepening_schedule(4, 40) == [4, 8, 12, 16, 20, 24, 32, 40]
+    assert deepening_schedule(4, 15) == [4, 8, 12, 15]
+    assert deepening_schedule(10, 6) == [6]
+
+
+def test_cone_of_influence_keeps_checked_bolts_and_their_upstream() -> None:
+    net = build_network(model("focused-crawler-reduced-cfg-2"))
+    assert net.checked == ["expander"]
+    assert set(net.kept) == {"wpSpout", "WpDeserializer", "expander"}
+    assert set(net.dropped) == {"articleExtraction", "mediaExtraction"}
+
+
+def test_getting_started_counterexample_is_certified() -> None:
+    result = verify(model("getting-started"), k_max=8, timeout_s=60)
+    assert result.verdict == "counterexample" and result.certified
+    assert result.growing == ["count"] and result.growth_per_loop["count"] > 0
+    assert result.trace is not None and certify(result.trace).ok
+    assert result.trace.positions[result.k + 1].bolts["count"].queue > result.trace.positions[result.loop_start].bolts["count"].queue
+
+
+@pytest.mark.parametrize(("name", "published"), [("simple-DIA-cfg-1", {"B2", "B3"}), ("simple-DIA-cfg-3", {"B2", "B3"})])
+def test_published_counterexamples_are_certified(name: str, published: set[str]) -> None:
+    result = verify(model(name), k_max=12, timeout_s=150)
+    assert result.verdict == "counterexample" and result.certified, result.message
+    assert set(result.growing) <= published and "B2" in result.growing
+    assert result.trace is not None and certify(result.trace).ok
+    assert result.loop_start is not None and 1 <= result.loop_start <= result.k
+
+
+def test_rate_check_proof_gives_bounded_without_search() -> None:
+    result = verify(model("focused-crawler-reduced-cfg-5"))
+    assert result.verdict == "bounded" and result.k is None and result.trace is None
+    assert "10/3" in result.message and "1000/133" in result.message  # the exact inflow and capacity cited
+    assert result.rate_check["all_checked_bounded"] is True
+
+
+def test_forced_search_on_a_bounded_topology_finds_no_lasso() -> None:
+    result = verify(model("focused-crawler-reduced-cfg-5"), force_search=True, k_max=8, timeout_s=60)
+    assert result.verdict == "none-up-to-k" and result.k == 8
+    assert "not a proof" in result.message and "bounded" not in result.message.replace("boundedness", "")
+
+
+def test_none_up_to_k_suggests_larger_k_when_rate_check_says_grows() -> None:
+    result = verify(model("simple-DIA-cfg-1"), k=6, timeout_s=60)
+    assert result.verdict == "none-up-to-k" and result.k == 6
+    assert any("B2 grows" in n and "larger k" in n for n in result.notes)
+
+
+def test_threshold_property_reaches_n() -> None:
+    result = verify(model("getting-started"), threshold=3, k_max=8, timeout_s=60)
+    assert result.verdict == "counterexample" and result.property == "threshold"
+    assert result.trace is not None and certify(result.trace, threshold=3).ok
+    assert any(p.bolts[n].queue >= 3 for p in result.trace.positions for n in result.growing)
+    assert not certify(result.trace, threshold=10**6).ok
+
+
+def test_progress_is_reported_per_bound() -> None:
+    seen = []
+    verify(model("focused-crawler-reduced-cfg-5"), force_search=True, k_max=8, progress=seen.append)
+    assert [p.k for p in seen] == [4, 8] and all(p.elapsed_s >= 0 for p in seen)
+
+
+def test_time_limit_gives_unknown() -> None:
+    result = verify(model("simple-DIA-cfg-2"), k=20, timeout_s=0.5)
+    assert result.verdict == "unknown" and "time limit" in result.message
+
+
+def test_cancel_returns_unknown_within_100_ms() -> None:
+    search = Search(model("simple-DIA-cfg-2"), k=20, timeout_s=60)
+    out = {}
+    thread = threading.Thread(target=lambda: out.update(result=search.run()))
+    thread.start()
+    time.sleep(1.0)  # well inside the solver by now
+    cancelled_at = time.monotonic()
+    search.cancel()
+    thread.join(5)
+    took = time.monotonic() - cancelled_at
+    assert not thread.is_alive()
+    assert out["result"].verdict == "unknown" and "cancelled" in out["result"].message
+    assert took < 0.1, took
+
+
+def test_cancel_before_run() -> None:
+    search = Search(model("simple-DIA-cfg-2"), k=20)
+    search.cancel()
+    assert search.run().verdict == "unknown"
+
+
+# ---- random small topologies: a lasso never contradicts the rate-check proof --------------
+
+@st.composite
+def small_topologies(draw):
+    rate = draw(st.sampled_from([0.5, 1.0, 2.0]))
+    bolts = []
+    n = draw(st.integers(1, 2))
+    for i in range(n):
+        bolts.append({"name": f"B{i}", "alpha": draw(st.sampled_from([0.5, 1.0, 2.0])),
+                      "sigma": draw(st.sampled_from([0.5, 1.0, 2.0])), "parallelism": draw(st.integers(1, 3))})
+    subs = [{"source": "S", "target": "B0"}] + [{"source": f"B{i - 1}", "target": f"B{i}"} for i in range(1, n)]
+    return parse_topology({"name": "random", "spouts": [{"name": "S", "rate": rate, "burst": draw(st.integers(1, 2))}],
+                           "bolts": bolts, "subscriptions": subs,
+                           "settings": {"tolerance": 0.1, "max_idle_time": 0.05, "init_queues": draw(st.integers(0, 2))}})
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(small_topologies())
+def test_no_lasso_where_the_rate_check_proves_bounded(topo) -> None:
+    result = verify(topo, force_search=True, k_max=6, timeout_s=5)
+    bounded = bounded_bolts(topo)
+    if all(bounded[b.name] for b in topo.checked_bolts()):
+        assert result.verdict != "counterexample", result.message
+    if result.verdict == "counterexample":
+        assert result.trace is not None and certify(result.trace).ok
+        assert not all(bounded[n] for n in result.growing)
