@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import platform
 import statistics
 import sys
@@ -121,9 +122,12 @@ def main() -> int:
     rows += [measure(JOINED, "chronicle", b, args.events, args.repeats) for b in args.bodies]
     rows.append(measure_monitors(args.events, args.repeats))
     if args.json:
-        print(json.dumps({"python": platform.python_version(), "target": TARGET, "rows": rows}, indent=2))
+        print(json.dumps({"python": platform.python_version(), "target": TARGET, "load_average": os.getloadavg(),
+                          "rows": rows}, indent=2))
         return 0
-    print(f"CPython {platform.python_version()} on {platform.machine()}; median of {args.repeats} runs; target {TARGET:,} events/s")
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"CPython {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores, load average {load} "
+          f"after the runs; median of {args.repeats} runs; target {TARGET:,} events/s")
     print(f"{'pattern':16} {'bodies':>6} {'events':>9} {'matches':>8} {'events/s':>11} {'per CPU s':>11}  vs target")
     for r in rows:
         print(f"{r['pattern']:16} {r['bodies']:>6} {r['events']:>9} {r['matches']:>8} {r['events_per_s']:>11,.0f}"
