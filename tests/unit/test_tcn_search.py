@@ -140,3 +140,10 @@ def test_no_lasso_where_the_rate_check_proves_bounded(topo) -> None:
     if result.verdict == "counterexample":
         assert result.trace is not None and certify(result.trace).ok
         assert not all(bounded[n] for n in result.growing)
+
+
+def test_complete_focused_crawler_shows_expander_growing() -> None:
+    result = verify(model("focused-crawler-complete"), k_max=8, timeout_s=150)
+    assert result.verdict == "counterexample" and result.certified, result.message
+    assert "expander" in result.growing and result.growth_per_loop["expander"] > 0
+    assert result.trace is not None and certify(result.trace).ok

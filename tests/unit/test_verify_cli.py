@@ -1,0 +1,73 @@
+"""`stormbound verify`: exit codes, JSON shape, trace file, bad input in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.cli import main
+from app.core.formats.trace import load_trace
+from app.core.tcn.certify import certify
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "models"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_counterexample_exit_1_json_and_trace(tmp_path: Path, capsys) -> None:
+    trace_path = tmp_path / "lasso.trace.json"
+    code, out, err = run(capsys, "verify", str(MODELS / "getting-started.storm.json"), "--k-max", "8",
+                         "--json", "--trace-out", str(trace_path))
+    assert code == 1, err
+    data = json.loads(out)
+    assert data["verdict"] == "counterexample" and data["certified"] is True
+    assert data["growing"] == ["count"] and data["growth_per_loop"]["count"] > 0
+    assert {"k", "loop_start", "elapsed_s", "rate_check"} <= set(data)
+    raw = json.loads(trace_path.read_text())
+    assert raw["format"] == "stormbound-trace/1" and len(raw["positions"]) == raw["k"] + 2
+    assert set(raw["positions"][0]["bolts"]["count"]) == {"queue", "arrivals", "take", "batch", "emit", "emitted",
+                                                          "buffer", "phase"}
+    assert certify(load_trace(trace_path)).ok
+
+
+def test_bounded_exit_0_in_words(capsys) -> None:
+    code, out, _ = run(capsys, "verify", str(MODELS / "focused-crawler-reduced-cfg-6.storm.json"))
+    assert code == 0 and out.startswith("bounded:")
+
+
+def test_none_up_to_k_exit_0_never_says_bounded(capsys) -> None:
+    code, out, _ = run(capsys, "verify", str(MODELS / "focused-crawler-reduced-cfg-6.storm.json"), "--force-search",
+                       "--k", "6", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["verdict"] == "none-up-to-k" and data["k"] == 6
+    assert "bounded" not in data["message"].replace("boundedness", "")
+
+
+def test_reads_dvert_json(capsys) -> None:
+    dvert = ROOT.parent / "shared" / "data" / "dvert" / "icfem-focused-crawler-reduced-cfg-5.json"
+    if not dvert.exists():
+        return
+    code, out, _ = run(capsys, "verify", str(dvert), "--json")
+    assert code == 0 and json.loads(out)["verdict"] == "bounded"
+
+
+def test_unknown_exit_3(capsys) -> None:
+    code, out, _ = run(capsys, "verify", str(MODELS / "simple-DIA-cfg-2.storm.json"), "--k", "20", "--timeout", "0.3")
+    assert code == 3 and out.startswith("unknown")
+
+
+def test_bad_input_exit_2_one_line(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.storm.json"
+    bad.write_text('{"spouts": [{"name": "S", "rate": -1}], "bolts": [{"name": "B", "alpha": 1, "sigma": 1, "parallelism": 1}]}')
+    code, out, err = run(capsys, "verify", str(bad))
+    assert code == 2 and out == "" and "spouts.S.rate" in err and len(err.strip().splitlines()) == 1
+    for argv in (["--k", "0"], ["--k", "x"], ["--timeout", "-1"], ["--k", "4", "--k-max", "8"]):
+        code, _, err = run(capsys, "verify", str(MODELS / "getting-started.storm.json"), *argv)
+        assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    code, _, err = run(capsys, "verify", str(tmp_path / "missing.json"))
+    assert code == 2 and "no such file" in err
