@@ -92,6 +92,11 @@ def test_cli_reports_every_match(log_file: Path, capsys: pytest.CaptureFixture[s
     assert doc["matches"][0]["indices"] == [1, 5, 7] and doc["matches"][0]["events"][0]["comp"] == "count"
 
 
+def test_cli_monitors_keyword(log_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cep", "monitors", str(log_file), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["counts"]["unacked_take"] == 1
+
+
 def test_cli_with_plain_events_and_json_patterns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     patterns = tmp_path / "p.json"
     patterns.write_text(json.dumps([{"id": "pair", "vepl": "a1 -> a2", "context": "strict"}]))

@@ -115,8 +115,14 @@ def format_match(m: Match) -> str:
 
 
 def run_cep_command(args: argparse.Namespace) -> int:
-    """`stormbound cep PATTERNS LOG [--json]`: every match of every pattern with its events."""
-    patterns = load_patterns(args.patterns)
+    """`stormbound cep PATTERNS LOG [--json]`: every match of every pattern with its events.
+    PATTERNS may be the word `monitors` for the shipped Storm monitor patterns."""
+    if args.patterns in ("monitors", "storm-monitors") and not Path(args.patterns).exists():
+        from app.runs.monitors import load_monitors
+
+        patterns = load_monitors()
+    else:
+        patterns = load_patterns(args.patterns)
     for p in patterns:
         compile_pattern(p)  # report a bad pattern before reading the log
     events = load_events(args.log)
