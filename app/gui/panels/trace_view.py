@@ -172,6 +172,12 @@ def trace_csv(trace: Trace, shown: list[ShownPosition]) -> str:
     return out.getvalue()
 
 
+def _time_words(shown: ShownPosition) -> str:
+    """The exact time, with its decimal value when it is a fraction ("293/75 ≈ 3.907")."""
+    text = shown.position.time
+    return f"{text} ≈ {float(shown.time):.4g}" if "/" in text else text
+
+
 # ---- the widget ----------------------------------------------------------------------------------
 class TraceView(QWidget):
     """Plots of a lasso trace with a loop region, an unroll control, a stepping cursor and exports."""
@@ -191,6 +197,9 @@ class TraceView(QWidget):
         self._sources: dict[str, list[str]] = {}
         self.title = QLabel("No trace: verify a property; a counterexample opens here.")
         self.title.setWordWrap(True)
+        self.key = QLabel("")
+        self.key.setTextFormat(Qt.TextFormat.RichText)
+        self._colours: dict[str, str] = {}
 
         self.first_button = self._tool("|◀", "First position (Home)", self.first)
         self.prev_button = self._tool("◀", "Previous position (Left)", self.step_back)
@@ -239,6 +248,7 @@ class TraceView(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
+        layout.addWidget(self.key)
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)
         for key, slot in ((Qt.Key.Key_Left, self.step_back), (Qt.Key.Key_Right, self.step_forward),
@@ -261,6 +271,9 @@ class TraceView(QWidget):
         """Show a trace (None clears the view); the cursor goes to position 0, no unrolling."""
         self.trace = trace
         self._sources = subscriptions_by_bolt(trace) if trace is not None else {}
+        names = [*trace.positions[0].spouts, *trace.positions[0].bolts] if trace is not None else []
+        self._colours = {n: ARRIVAL_COLOURS[i % len(ARRIVAL_COLOURS)] for i, n in enumerate(names)}
+        self.key.setText(self._key_html())
         if trace is None:
             self.title.setText(caption or "No trace: verify a property; a counterexample opens here.")
         elif not has_loop(trace):
@@ -277,6 +290,17 @@ class TraceView(QWidget):
         self.unroll_box.blockSignals(False)
         self._rebuild(0)
         self.set_cursor(0)
+
+    def _key_html(self) -> str:
+        """One key for every plot: line styles, and a colour per component whose tuples arrive."""
+        if self.trace is None:
+            return ""
+        senders = [n for n in self._colours if any(n in srcs for srcs in self._sources.values())]
+        dots = " ".join(f"<span style='color:{self._colours[n]}'>●</span>&nbsp;{n}" for n in senders)
+        return ("<span style='color:#1f77b4'>━━</span>&nbsp;queue &nbsp; "
+                "<span style='color:#2ca02c'>╌╌</span>&nbsp;in process &nbsp; "
+                + (f"arrivals from: {dots} &nbsp; " if dots else "")
+                + "<span style='background:#fde9a8'>&nbsp;&nbsp;&nbsp;</span>&nbsp;loop")
 
     def clear(self, caption: str = "") -> None:
         self.set_trace(None, caption)
@@ -312,18 +336,17 @@ class TraceView(QWidget):
             # the bolt's name as the axis label (a title would cost each plot a text line)
             plot.setLabel("left", f"{bolt}" + (f" (+{growth[bolt]}/loop)" if growth.get(bolt) else ""))
             plot.showGrid(x=True, y=True, alpha=0.2)
-            plot.addLegend(offset=(-5, 2), labelTextSize="8pt", verSpacing=-6, colCount=3)
             plot.setMouseEnabled(x=True, y=False)
             steps = [sp.position.bolts[bolt] for sp in self.shown]
             plot.plot(step_x, [queue_after(s) for s in steps], stepMode="center", pen=QUEUE_PEN, name="queue")
             plot.plot(step_x, [s.batch for s in steps], stepMode="center", pen=PROCESS_PEN, name="in process")
             sources = self._sources.get(bolt) or []
             if not sources:
-                self._plot_arrivals(plot, times, [s.arrivals for s in steps], "arrivals", 0)
-            for n, source in enumerate(sources):
+                self._plot_arrivals(plot, times, [s.arrivals for s in steps], "arrivals", ARRIVAL_COLOURS[0])
+            for source in sources:
                 counts = [emitted_at(sp.position, source) for sp in self.shown]
-                self._plot_arrivals(plot, times, counts, f"from {source}", n)
-            self._shade_loops(plot, extra_passes)
+                self._plot_arrivals(plot, times, counts, f"from {source}", self._colours[source])
+            self._shade_loops(plot, extra_passes, labelled=first is None)
             line = pg.InfiniteLine(pos=times[0], angle=90, movable=False, pen=CURSOR_PEN)
             plot.addItem(line, ignoreBounds=True)
             self._cursor_lines.append(line)
@@ -339,8 +362,8 @@ class TraceView(QWidget):
             last.setLabel("bottom", "time", units="s")
         self._update_enabled()
 
-    def _plot_arrivals(self, plot: pg.PlotItem, times: list[float], counts: list[int], name: str, n: int) -> None:
-        colour = ARRIVAL_COLOURS[n % len(ARRIVAL_COLOURS)]
+    def _plot_arrivals(self, plot: pg.PlotItem, times: list[float], counts: list[int], name: str,
+                       colour: str) -> None:
         xs = [t for t, c in zip(times, counts) if c]
         ys = [c for c in counts if c]
         stems_x = [x for t in xs for x in (t, t)]
@@ -348,7 +371,7 @@ class TraceView(QWidget):
         plot.plot(stems_x, stems_y, pen=pg.mkPen(colour, width=1), connect="pairs")
         plot.plot(xs, ys, pen=None, symbol="o", symbolSize=6, symbolBrush=colour, symbolPen=None, name=name)
 
-    def _shade_loops(self, plot: pg.PlotItem, extra_passes: int) -> None:
+    def _shade_loops(self, plot: pg.PlotItem, extra_passes: int, labelled: bool) -> None:
         assert self.trace is not None
         if not has_loop(self.trace):
             return
@@ -360,12 +383,13 @@ class TraceView(QWidget):
                                          brush=LOOP_BRUSHES[r % 2], pen=pg.mkPen(None))
             region.setZValue(-10)
             plot.addItem(region, ignoreBounds=True)
-            text = "loop (repeats forever)" if r == 0 else f"loop pass {r + 1}"
-            # a label on the region's left edge, kept near the top of the view whatever the zoom
-            label = pg.InfLineLabel(region.lines[0], text, position=0.03, anchors=[(0, 1), (0, 1)],
-                                  color="#8a6d00")
             self.loop_regions.append(region)
-            self.loop_labels.append(label)
+            if labelled:  # only the top plot: the bolts' plots are short and share the time axis
+                text = "loop (repeats forever)" if r == 0 and extra_passes == 0 else ("loop" if r == 0 else f"pass {r + 1}")
+                # on the region's left edge, kept near the top of the view whatever the zoom
+                label = pg.InfLineLabel(region.lines[0], text, position=0.97, anchors=[(0, 0), (0, 0)],
+                                        color="#8a6d00")
+                self.loop_labels.append(label)
 
     def loop_region_bounds(self) -> list[tuple[float, float]]:
         """The shaded loop passes (of the first plot) as (start, end) times."""
@@ -392,7 +416,7 @@ class TraceView(QWidget):
         closing = shown.source == self.trace.k + 1 and has_loop(self.trace)
         note = f" (= position {self.trace.loop_start}, next pass)" if closing else ""
         self.position_label.setText(f"position {index} of {len(self.shown) - 1}: trace position {shown.source}"
-                                    f"{note}, t = {shown.position.time} s, {where}")
+                                    f"{note}, t = {_time_words(shown)} s, {where}")
         self._fill_table(shown.position)
         self._update_enabled()
         self.cursor_moved.emit(index)
