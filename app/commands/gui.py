@@ -41,8 +41,20 @@ def _application():
     return app
 
 
+def _has_display() -> bool:
+    """False on a Linux machine without X11/Wayland, where Qt would abort instead of raising."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def run_app(file: str | None) -> int:
     """Open the window (and FILE) and run the event loop until it closes."""
+    from app.cli import UsageError
+
+    if not _has_display():
+        raise UsageError("no display to open the app on (DISPLAY is not set); "
+                         "use 'stormbound check FILE', or 'stormbound gui FILE --screenshot OUT.png'")
     app = _application()
     from app.gui.mainwindow import MainWindow
 
@@ -87,10 +99,13 @@ def screenshot(file: str | None, out: Path, verify: bool) -> int:
             if panel is None:
                 raise UsageError("--verify: the verification panel is not installed in this build")
             loop = QEventLoop()
+            finished: list[bool] = []
+            panel.all_finished.connect(lambda: finished.append(True))
             panel.all_finished.connect(loop.quit)
             QTimer.singleShot(VERIFY_LIMIT_S * 1000, loop.quit)
             panel.start()
-            loop.exec()
+            if not finished:  # it may finish at once (nothing to search, or an early failure)
+                loop.exec()
         for _ in range(3):
             app.processEvents()
         image = window.grab()

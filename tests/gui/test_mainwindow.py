@@ -544,3 +544,13 @@ def test_keyboard_shortcuts_on_the_canvas(make_window, qtbot) -> None:
     QTest.keyClick(window.canvas, Qt.Key.Key_Z, ctrl)
     QTest.keyClick(window.canvas, Qt.Key.Key_Z, ctrl)
     assert window.document.topology().semantics() == load_topology(SIMPLE).semantics()
+
+
+def test_gui_without_a_display_is_a_usage_error(monkeypatch, capsys) -> None:
+    from app.cli import main
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["gui"]) == 2
+    assert "no display" in capsys.readouterr().err
