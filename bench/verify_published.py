@@ -1,0 +1,108 @@
+"""Run the verifier on every published ICFEM configuration and compare with the published results.
+
+Usage: .venv/bin/python bench/verify_published.py [--timeout S] [--only NAME] [--markdown]
+
+Each configuration runs in its own process (so peak memory is its own) with the
+bound deepened up to the published k. Prints verdict, k, loop start, growing
+bolts, seconds, peak memory, the published verdict and seconds, and the ratio.
+Timings are wall-clock on a shared 2-core machine: expect noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DVERT = ROOT.parent / "shared" / "data" / "dvert"
+
+
+def run_one(config: Path, k: int, timeout: float) -> dict:
+    """Verify one configuration in this process; the result as plain data."""
+    sys.path.insert(0, str(ROOT))
+    from app.core.formats import load_topology
+    from app.core.tcn.search import verify
+
+    topo = load_topology(config)
+    result = verify(topo, k_max=k, timeout_s=timeout)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"verdict": result.verdict, "k": result.k, "loop_start": result.loop_start, "growing": result.growing,
+            "growth_per_loop": result.growth_per_loop, "seconds": round(result.elapsed_s, 2),
+            "peak_mb": round(peak_mb), "certified": result.certified, "notes": result.notes,
+            "message": result.message}
+
+
+def published() -> dict:
+    return json.loads((DVERT / "icfem-expected-outcomes.json").read_text())["experiments"]
+
+
+def explain(name: str, pub: dict, ours: dict) -> str:
+    """Why our verdict differs from the published one (or 'same')."""
+    pub_sat = pub["readme_outcome"] == "SAT"
+    if ours["verdict"] == "counterexample" and pub_sat:
+        return "same (certified lasso)"
+    if ours["verdict"] == "none-up-to-k" and not pub_sat:
+        return "same"
+    if ours["verdict"] == "bounded" and pub_sat:
+        return ("differs: published lasso was flagged spurious; the rate check proves every checked queue "
+                "bounded (largest inflow < smallest capacity), so no lasso exists")
+    if ours["verdict"] == "none-up-to-k" and pub_sat:
+        tag = "flagged spurious there; " if pub.get("readme_spurious") else ""
+        return (f"differs: {tag}no sound lasso (clocks repeating) up to k = {ours['k']}; the published encoding "
+                "did not make clocks repeat")
+    if ours["verdict"] == "counterexample" and not pub_sat:
+        return "differs: certified lasso found (sound loop conditions of section 3; see the trace)"
+    return f"undecided within the time limit ({ours['verdict']})"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per configuration")
+    parser.add_argument("--only", help="run one configuration by name")
+    parser.add_argument("--markdown", action="store_true", help="print a markdown table")
+    parser.add_argument("--one", nargs=3, metavar=("CONFIG", "K", "TIMEOUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_one(Path(args.one[0]), int(args.one[1]), float(args.one[2]))))
+        return 0
+    rows = []
+    for name, pub in published().items():
+        if args.only and name != args.only:
+            continue
+        config = DVERT / pub["config_file"]
+        proc = subprocess.run([sys.executable, __file__, "--one", str(config), str(pub["k"]), str(args.timeout)],
+                              capture_output=True, text=True, cwd=ROOT)
+        if proc.returncode != 0:
+            print(f"{name}: failed: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+            continue
+        ours = json.loads(proc.stdout)
+        ratio = pub["readme_time_s"] / ours["seconds"] if ours["seconds"] > 0 else float("inf")
+        pub_verdict = ("counterexample" + (" (spurious)" if pub.get("readme_spurious") else "")
+                       if pub["readme_outcome"] == "SAT" else "none up to k")
+        row = {"config": name, "verdict": ours["verdict"], "k": ours["k"], "loop": ours["loop_start"],
+               "growing": ",".join(ours["growing"]) or "-", "seconds": ours["seconds"], "peak_mb": ours["peak_mb"],
+               "published": pub_verdict, "published_s": pub["readme_time_s"], "ratio": round(ratio, 1),
+               "target_50x": ours["seconds"] <= pub["readme_time_s"] / 50, "why": explain(name, pub, ours)}
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)
+    if args.markdown:
+        cols = ["config", "verdict", "k", "loop", "growing", "seconds", "peak_mb", "published", "published_s",
+                "ratio", "target_50x", "why"]
+        print("| " + " | ".join(cols) + " |")
+        print("|" + "---|" * len(cols))
+        for r in rows:
+            print("| " + " | ".join(str(r[c]) for c in cols) + " |")
+    else:
+        for r in rows:
+            print(f"{r['config']:32} {r['verdict']:15} k={r['k']} loop={r['loop']} grow={r['growing']} "
+                  f"{r['seconds']:.2f}s {r['peak_mb']}MB | published {r['published']} {r['published_s']}s "
+                  f"ratio {r['ratio']}x | {r['why']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
