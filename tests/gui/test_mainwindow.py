@@ -554,3 +554,16 @@ def test_gui_without_a_display_is_a_usage_error(monkeypatch, capsys) -> None:
         monkeypatch.delenv(name, raising=False)
     assert main(["gui"]) == 2
     assert "no display" in capsys.readouterr().err
+
+
+def test_a_failed_save_keeps_the_work_and_the_old_file(make_window, tmp_path) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    window.action_suggest.trigger()
+    folder = tmp_path / "is-a-folder.storm.json"
+    folder.mkdir()
+    assert not window.save_to(folder)
+    kind, title, text = window.dialogs.shown[-1]
+    assert (kind, title) == ("error", "Cannot save file") and str(folder) in text
+    assert window.document.is_modified() and window.document.path == SIMPLE.resolve()
+    assert load_topology(SIMPLE).semantics() != window.document.topology().semantics()
