@@ -20,6 +20,14 @@ if [ "${CLEAN:-0}" = "1" ]; then clean_flag=(--clean); fi
 "$PY" -m PyInstaller --noconfirm "${clean_flag[@]}" --log-level WARN \
   --distpath dist --workpath build/pyinstaller packaging/stormbound.spec
 
+# The interpreter built from source (pyenv) carries debug info: ~20 MB that users
+# never need. Strip only Python's own files: libraries repaired by auditwheel
+# (numpy, PySide6, z3) can break when stripped.
+if command -v strip >/dev/null; then
+  find dist/stormbound/_internal -maxdepth 1 -name 'libpython3*.so*' -type f -exec strip --strip-debug {} +
+  find dist/stormbound/_internal/python3*/lib-dynload -name '*.so' -type f -exec strip --strip-debug {} +
+fi
+
 # tar stores symlinks as symlinks (no -h), so Qt's library links survive.
 rm -f "$ARCHIVE"
 tar -C dist -czf "$ARCHIVE" stormbound
