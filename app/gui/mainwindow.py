@@ -87,6 +87,7 @@ class MainWindow(QMainWindow):
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.addToolBar(self.toolbar)
 
+        self._build_actions()  # before the docks, so View lists zoom and layout above the panel toggles
         self.palette = Palette()
         self.palette_dock = self.add_panel(self.palette, "Palette", Qt.DockWidgetArea.LeftDockWidgetArea)
         self.inspector = Inspector(self.document)
@@ -105,7 +106,6 @@ class MainWindow(QMainWindow):
         self.document.changed.connect(self._update_status)
         self.document.document_replaced.connect(self._on_document_replaced)
 
-        self._build_actions()
         self._update_title()
         self._update_status()
 
@@ -125,6 +125,7 @@ class MainWindow(QMainWindow):
         self.plugin_errors: dict[str, str] = {}
         if plugins:
             self._install_plugins()
+            self._quit_last()
         self.resize(1360, 860)
         self._save_layout = restore_layout
         if restore_layout:
@@ -183,6 +184,14 @@ class MainWindow(QMainWindow):
                 module.install(self)
             except Exception as err:  # a broken panel must not take the editor (and its work) down
                 self._plugin_failed(name, err)
+
+    def _quit_last(self) -> None:
+        """Keep Quit at the bottom of File after panels added their entries."""
+        file_menu = self.menu("File")
+        if file_menu.actions() and file_menu.actions()[-1] is not self.action_quit:
+            file_menu.removeAction(self.action_quit)
+            file_menu.addSeparator()
+            file_menu.addAction(self.action_quit)
 
     def _plugin_failed(self, name: str, err: Exception) -> None:
         self.plugin_errors[name] = f"{type(err).__name__}: {err}"
