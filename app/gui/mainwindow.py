@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QMimeData, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QShowEvent
-from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QToolBar, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QToolBar, QUndoView, QWidget
 
 from app.core.formats import detect_format, read_json, topology_from_data
 from app.core.layout import layered_layout
@@ -93,6 +93,11 @@ class MainWindow(QMainWindow):
         self.inspector = Inspector(self.document)
         self.inspector_dock = self.add_panel(self.inspector, "Inspector", Qt.DockWidgetArea.LeftDockWidgetArea)
         self.palette.add_requested.connect(self.add_component)
+        self.history = QUndoView(self.document.undo_stack)
+        self.history.setEmptyLabel("<opened>")
+        self.history_dock = self.add_panel(self.history, "History", Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.tabifyDockWidget(self.inspector_dock, self.history_dock)
+        self.inspector_dock.raise_()
 
         self.status_problems = QLabel()
         self.status_problems.setObjectName("status_problems")

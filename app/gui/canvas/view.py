@@ -65,6 +65,22 @@ class CanvasView(QGraphicsView):
             painter.drawLine(QPointF(rect.left(), y), QPointF(rect.right(), y))
             y += step
 
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+        if self.canvas_scene.nodes:
+            return
+        # an empty document says how to begin
+        painter.save()
+        painter.resetTransform()
+        painter.setPen(QColor("#7a828c"))
+        font = painter.font()
+        font.setPointSizeF(12.0)
+        painter.setFont(font)
+        painter.drawText(QRectF(self.viewport().rect()), Qt.AlignmentFlag.AlignCenter,
+                         "Drag a Spout and Bolts from the palette onto the canvas,\n"
+                         "then drag from an output port (right) to a bolt to connect them.\n"
+                         "Or open a .storm.json or D-VerT file (File ▸ Open, or drop it here).")
+        painter.restore()
+
     # ---- zoom and pan ------------------------------------------------------------
     def zoom(self, factor: float) -> None:
         scale = self.transform().m11() * factor
