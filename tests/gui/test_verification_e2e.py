@@ -44,11 +44,11 @@ def long_document(models_dir: Path) -> DocumentModel:
     return document
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(200)
 def test_cfg1_counterexample_marker_trace_exports_and_stale(qtbot, models_dir: Path, tmp_path: Path) -> None:
     document = DocumentModel(load_topology(models_dir / "simple-DIA-cfg-1.storm.json"))
     panel = make_panel(qtbot, document)
-    with qtbot.waitSignal(panel.all_finished, timeout=110_000):
+    with qtbot.waitSignal(panel.all_finished, timeout=180_000):
         panel.start()
     state = panel.states[0]
     assert state.error == ""

@@ -85,7 +85,8 @@ def build_verified(topo: Topology, results: list[VerifyResult], *, created: date
 
 def verified_bytes(topo: Topology, results: list[VerifyResult], *, created: datetime | None = None) -> bytes:
     """The document serialised (indented JSON), ready for QSaveFile or write_atomic."""
-    return (json.dumps(build_verified(topo, results, created=created), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    text = json.dumps(build_verified(topo, results, created=created), indent=2, ensure_ascii=False)
+    return (text + "\n").encode("utf-8")
 
 
 def save_verified(topo: Topology, results: list[VerifyResult], path: str | os.PathLike[str]) -> None:
@@ -107,6 +108,6 @@ def check_verified(data: Any) -> Topology:
         raise TopologyError([Problem("content_hash.value", "missing")])
     actual = content_hash(topo)
     if recorded != actual:
-        raise TopologyError([Problem("content_hash.value",
-                                     f"does not match the topology (recorded {recorded[:12]}…, actual {actual[:12]}…)")])
+        why = f"does not match the topology (recorded {recorded[:12]}…, actual {actual[:12]}…)"
+        raise TopologyError([Problem("content_hash.value", why)])
     return topo

@@ -385,7 +385,10 @@ class TraceView(QWidget):
             plot.addItem(region, ignoreBounds=True)
             self.loop_regions.append(region)
             if labelled:  # only the top plot: the bolts' plots are short and share the time axis
-                text = "loop (repeats forever)" if r == 0 and extra_passes == 0 else ("loop" if r == 0 else f"pass {r + 1}")
+                if r == 0:
+                    text = "loop (repeats forever)" if extra_passes == 0 else "loop"
+                else:
+                    text = f"pass {r + 1}"
                 # on the region's left edge, kept near the top of the view whatever the zoom
                 label = pg.InfLineLabel(region.lines[0], text, position=0.97, anchors=[(0, 0), (0, 0)],
                                         color="#8a6d00")

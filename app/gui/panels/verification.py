@@ -540,7 +540,8 @@ class VerificationPanel(QWidget):
         if problem is not None:
             self._message("error", title, f"Cannot export: {problem}.")
             return
-        base = self.document.path.name.removesuffix(".json").removesuffix(".storm") if self.document.path else "topology"
+        path = self.document.path
+        base = path.name.removesuffix(".json").removesuffix(".storm") if path else "topology"
         suggestion = str((self.document.path.parent if self.document.path else Path.cwd()) / f"{base}.verified.json")
         if self.dialogs is not None and getattr(self.dialogs, "headless", False):
             path = str(self.dialogs._answer("verified_file", ""))
@@ -629,7 +630,8 @@ def install(window: Any) -> VerificationPanel:
     file_menu = window.menu("File")
     panel.action_export_verified = QAction("Export &verified configuration…", window)
     panel.action_export_verified.setObjectName("action_export_verified")
-    panel.action_export_verified.setStatusTip("Save the topology with its verdicts, the solver bound and a content hash")
+    panel.action_export_verified.setStatusTip(
+        "Save the topology with its verdicts, the solver bound and a content hash")
     panel.action_export_verified.triggered.connect(panel.export_verified_dialog)
     quit_action = next((a for a in file_menu.actions() if "quit" in a.text().lower() or "exit" in a.text().lower()),
                        None)
