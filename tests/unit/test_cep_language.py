@@ -229,6 +229,13 @@ def test_text_file_with_defines_options_and_continuations(tmp_path: Path) -> Non
     assert parse_pattern_text(source, "p", {"window": 7})[0].ast.window == 7  # type: ignore[union-attr]
 
 
+def test_pattern_references_in_a_file() -> None:
+    first, second = parse_pattern_text("pair: a -> b\nthen_c [strict]: @pair{2} -> c\n")
+    assert second.ast == Follows((Times(first.ast, 2), Atom("c")))
+    with pytest.raises(PatternError, match=r"line 1 \(x\): position 0: unknown pattern @later"):
+        parse_pattern_text("x: @later\nlater: a\n")
+
+
 def test_json_file(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     path.write_text(json.dumps({"context": "strict", "patterns": [

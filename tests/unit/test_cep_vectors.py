@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from app.runs.cep import Pattern, PatternMatcher, compile_ast, find_matches, parse_ast, parse_text
+from app.runs.cep import (
+    Pattern, PatternMatcher, compile_ast, find_matches, parse_ast, parse_pattern_text, parse_text,
+)
 
 VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "cep-vectors.json"
 
@@ -64,36 +66,35 @@ def test_viatra_match_counts_after_each_event(case: dict[str, Any]) -> None:
         assert counts == case["expected_final_counts"]
 
 
-# VIATRA's compiler tests refer to other patterns of their event model by name.
-_NAMED = {
-    "paramsFollows": "(a_1(p) -> b_1(p))",
-    "follows": "(a -> b)",
-    "or": "(a OR b)",
-}
+# VIATRA's compiler tests refer to other patterns of their event model by name; so do we (`@name`).
+PRELUDE = "follows: a -> b\nor: a OR b\nparamsFollows: a_1(p) -> b_1(p)\n"
 
 
-def _shape_source(vepl: str) -> str:
+def _shape_patterns(vepl: str) -> list[Any]:
+    """The case as written upstream (references resolved by the file parser), and its spelled-out form."""
+    written = re.sub(r"\s*\(= .*\)\s*$", "", vepl)
+    written = re.sub(r"(?<![A-Za-z_@])(follows|or|paramsFollows)(?![A-Za-z_(])", r"@\1", written)
+    nodes = [parse_pattern_text(PRELUDE + "case: " + written + "\n", "vepl")[-1].ast]
     spelled = re.search(r"\(= (.*)\)\s*$", vepl)
-    text = spelled.group(1) if spelled else vepl
-    if not spelled:
-        for name, body in _NAMED.items():
-            text = re.sub(rf"(?<![A-Za-z_]){name}(?![A-Za-z_(])", body, text)
-    return text.replace("paramsFollows", _NAMED["paramsFollows"])
+    if spelled:
+        nodes.append(parse_text(spelled.group(1)))
+    return nodes
 
 
 @pytest.mark.parametrize("case", VIATRA_SHAPE, ids=_ids(VIATRA_SHAPE))
 def test_viatra_automaton_shapes(case: dict[str, Any]) -> None:
-    automaton = compile_ast(parse_text(_shape_source(case["vepl"])))
-    shape = automaton.shape()
-    for key, want in case["expected"].items():
-        assert shape[key] == want, f"{key}: {shape[key]} != {want}\n{automaton.describe()}"
-    # upstream also asserts: no epsilon transitions (we have none by construction), no orphan
-    # transitions and no orphan states (every state is reachable from the initial one)
-    reach = {0}
-    for _ in range(automaton.n_states):
-        reach |= {e.dst for e in automaton.transitions() if e.src in reach}
-    assert reach | {automaton.trap} == set(range(automaton.n_states))
-    assert all(e.src in reach for e in automaton.edges)
+    for node in _shape_patterns(case["vepl"]):  # as written upstream, then spelled out
+        automaton = compile_ast(node)
+        shape = automaton.shape()
+        for key, want in case["expected"].items():
+            assert shape[key] == want, f"{key}: {shape[key]} != {want}\n{automaton.describe()}"
+        # upstream also asserts: no epsilon transitions (we have none by construction), no orphan
+        # transitions and no orphan states (every state is reachable from the initial one)
+        reach = {0}
+        for _ in range(automaton.n_states):
+            reach |= {e.dst for e in automaton.transitions() if e.src in reach}
+        assert reach | {automaton.trap} == set(range(automaton.n_states))
+        assert all(e.src in reach for e in automaton.edges)
 
 
 # How each documented operator maps onto our contexts and skip strategies.

@@ -139,6 +139,7 @@ _TOKEN = re.compile(
         (?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)
       | (?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
       | (?P<var>\$[A-Za-z_][A-Za-z0-9_]*)
+      | (?P<ref>@[A-Za-z_][A-Za-z0-9_.-]*)
       | (?P<name>[A-Za-z_][A-Za-z0-9_.:]*)
       | (?P<op>->|==|!=|<=|>=|&&|\|\||[-(){}\[\],=<>+*|&!])
     )""",
@@ -180,10 +181,11 @@ def _tokenize(text: str, where: str) -> list[_Tok]:
 class _TextParser:
     """Recursive descent over the compact form; `->` binds tightest, then AND, then OR, then within/holdsFor."""
 
-    def __init__(self, text: str, where: str, constants: Mapping[str, Any]):
+    def __init__(self, text: str, where: str, constants: Mapping[str, Any], patterns: Mapping[str, "Node"]):
         self.text = text
         self.where = where
         self.constants = constants
+        self.patterns = patterns
         self.toks = _tokenize(text, where)
         self.i = 0
 
@@ -295,6 +297,11 @@ class _TextParser:
         if tok.kind == "name":
             self.take()
             return self.atom(tok.text)
+        if tok.kind == "ref":  # @name: a pattern defined earlier in the same file (VEPL's pattern references)
+            self.take()
+            if tok.text[1:] not in self.patterns:
+                raise self.fail(tok, f"unknown pattern {tok.text} (define it above this one)")
+            return self.patterns[tok.text[1:]]
         raise self.fail(tok, "expected an event type, NOT or '('")
 
     def atom(self, type_name: str) -> Atom:
@@ -345,11 +352,12 @@ class _TextParser:
         return float(value)
 
 
-def parse_text(text: str, where: str = "pattern", constants: Mapping[str, Any] | None = None) -> Node:
-    """Parse the compact text form of one pattern expression into an AST."""
+def parse_text(text: str, where: str = "pattern", constants: Mapping[str, Any] | None = None,
+               patterns: Mapping[str, Node] | None = None) -> Node:
+    """Parse the compact text form of one pattern expression into an AST (`@name` refers to `patterns`)."""
     if not text.strip():
         raise PatternError(where, "the pattern is empty")
-    return _TextParser(text, where, constants or {}).parse()
+    return _TextParser(text, where, constants or {}, patterns or {}).parse()
 
 
 # ---- the JSON (`ast`) form ---------------------------------------------------
@@ -527,7 +535,8 @@ _DEFINE = re.compile(r"^define\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<valu
 
 def parse_pattern_text(source: str, where: str = "patterns", overrides: Mapping[str, Any] | None = None) -> list[Pattern]:
     """Parse a `.cep` file: `NAME [options]: EXPRESSION` per pattern, `#` comments,
-    indented continuation lines, `define NAME = VALUE` constants used as `$NAME`."""
+    indented continuation lines, `define NAME = VALUE` constants used as `$NAME`,
+    `@NAME` for a pattern defined earlier in the file."""
     constants: dict[str, Any] = {}
     entries: list[tuple[int, str, str, str, str]] = []  # line, name, opts, body, description
     comment: list[str] = []
@@ -559,14 +568,14 @@ def parse_pattern_text(source: str, where: str = "patterns", overrides: Mapping[
     if overrides:
         constants.update(overrides)
     patterns: list[Pattern] = []
-    seen: set[str] = set()
+    seen: dict[str, Node] = {}
     for number, name, opts, body, desc in entries:
         here = f"{where} line {number} ({name})"
         if name in seen:
             raise PatternError(here, f"a pattern named {name!r} is already defined")
-        seen.add(name)
         options = _bracket_options(opts, here)
-        ast = parse_text(body, here, constants)
+        ast = parse_text(body, here, constants, seen)
+        seen[name] = ast
         patterns.append(Pattern(id=name, ast=ast, text=body.strip(), description=desc, **options))
     if not patterns:
         raise PatternError(where, "no pattern found (write 'NAME: PATTERN', e.g. 'pair: a -> b')")
