@@ -74,6 +74,8 @@ class VerifyWorker(QThread):
         super().start(priority)
 
     def _forget(self) -> None:
+        # `finished` is emitted just before the thread ends: join it before dropping the last reference
+        self.wait()
         VerifyWorker._running.discard(self)
 
     @classmethod

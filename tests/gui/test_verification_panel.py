@@ -296,3 +296,14 @@ def test_install_standalone_window_stand_in(qtbot, document: DocumentModel) -> N
     panel = install(window)
     assert window.verification_panel is panel
     assert [a.text() for a in window.menus["File"].actions()] == ["Export &verified configuration…"]
+
+
+def test_closing_the_panel_mid_search_stops_the_worker(qtbot, document: DocumentModel) -> None:
+    panel = VerificationPanel(document, search_factory=partial(ScriptedSearch, k_final=10_000, step_s=0.05))
+    panel.start()
+    qtbot.waitUntil(lambda: panel.states[0].progress is not None, timeout=3000)
+    worker = panel.worker
+    assert worker is not None and worker in VerifyWorker._running
+    panel.deleteLater()
+    qtbot.waitUntil(lambda: worker not in VerifyWorker._running, timeout=2000)
+    assert worker.cancel_requested_at is not None

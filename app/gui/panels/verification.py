@@ -245,6 +245,7 @@ class VerificationPanel(QWidget):
         for state in self.states:
             item = QTreeWidgetItem(self.tree)
             item.setText(1, state.spec.title)
+            item.setToolTip(1, state.spec.title)
         for row in range(len(self.states)):
             self._refresh_row(row)
         if self.states and self.tree.currentItem() is None:
