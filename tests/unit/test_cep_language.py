@@ -166,6 +166,18 @@ def test_negation_of_the_next_event() -> None:
     assert run("NOT (a -> b)", [ev("a"), ev("z")], context="strict") == [[0, 1]]
 
 
+def test_and_not_abandons_a_partial_match() -> None:
+    events = [ev("take", 0, tuple="t1"), ev("take", 1, tuple="t2"), ev("fail", 2, tuple="t1"),
+              ev("ack", 3, tuple="t1"), ev("ack", 4, tuple="t2")]
+    # a take acked without failing first: t1 failed in between, so only t2 matches
+    assert run("take(tuple) -> (ack(tuple) AND NOT fail(tuple))", events) == [[1, 4]]
+    assert run("take(tuple) -> ack(tuple)", events) == [[0, 3], [1, 4]]
+    with pytest.raises(PatternError, match="exactly one pattern without NOT"):
+        compile_ast(parse_text("NOT a AND NOT b"))
+    with pytest.raises(PatternError, match="an OR of event types"):
+        compile_ast(parse_text("a AND NOT (b -> c)"))
+
+
 def test_tests_compare_with_constants() -> None:
     events = [ev("queue", t, comp="B", queue=q) for t, q in enumerate([5, 1200, 1500, 900, 2000, 3000, 4000])]
     assert run("queue(queue > 1000){3}", events, context="strict", only=("queue",)) == [[4, 5, 6]]

@@ -114,6 +114,7 @@ SUPPORTED: dict[str, tuple[str, str, str]] = {
     "esper_every_A_then_B": ("A -> B", "every", "no_skip"),
     "esper_every_A_then_every_B": ("A -> B", "any", "no_skip"),
     "esper_every_A_then_B_two_As": ("A -> B", "every", "no_skip"),
+    "esper_every_A_then_B_and_not_A": ("A -> (B AND NOT A)", "every", "no_skip"),
     "apama_A_then_B_first_only": ("A -> B", "first", "no_skip"),
     "apama_all_A_then_B": ("A -> B", "every", "no_skip"),
 }
@@ -127,7 +128,6 @@ UNSUPPORTED: dict[str, str] = {
     "flink_skip_to_last_b": "SKIP_TO_LAST needs named pattern variables",
     "flink_skip_to_first_c_greedy": "SKIP_TO_FIRST and greedy() are not operators of ours",
     "esper_A_then_every_B": "'every' on a sub-pattern: our contexts apply to the whole pattern",
-    "esper_every_A_then_B_and_not_A": "'and not' over a sub-expression's lifetime is not an operator of ours",
 }
 
 

@@ -213,6 +213,29 @@ class _Builder:
                 edges.append(replace(e, dst=0, kill=True, zones=()) if e.dst in x.accepts else e)
         return _Frag(x.init, {g}, edges)
 
+    def unless(self, node: And) -> _Frag:
+        """`X AND NOT Y` (Esper's `and not`): X, abandoned when a Y arrives before X completes. Y is an
+        event type or an OR of them; its parameters must agree with the partial match to abandon it."""
+        positives = [a for a in node.args if not isinstance(a, Not)]
+        if len(positives) != 1:
+            raise PatternError(self.where, "AND NOT needs exactly one pattern without NOT: 'X AND NOT Y'")
+        stoppers: list[Atom] = []
+        for neg in node.args:
+            if isinstance(neg, Not):
+                todo = [neg.arg]
+                while todo:
+                    part = todo.pop()
+                    if isinstance(part, Atom):
+                        stoppers.append(part)
+                    elif isinstance(part, Or):
+                        todo.extend(part.args)
+                    else:
+                        raise PatternError(self.where, "in 'X AND NOT Y', Y must be an event type or an OR of event types")
+        frag = self.build(positives[0])
+        waiting = ({frag.init} | {e.src for e in frag.edges if not e.kill}) - frag.accepts
+        kills = [Edge(s, 0, a.type, frozenset(), a.binds, a.tests, (), True) for s in sorted(waiting) for a in stoppers]
+        return _Frag(frag.init, frag.accepts, _dedup(frag.edges + kills))
+
     # -- the AST
     def build(self, node: Node) -> _Frag:
         if isinstance(node, Atom):
@@ -228,6 +251,8 @@ class _Builder:
             for arg in node.args[1:]:
                 frag = self.alt(frag, self.build(arg))
             return frag
+        if isinstance(node, And) and any(isinstance(a, Not) for a in node.args):
+            return self.unless(node)
         if isinstance(node, And):
             if len(node.args) > MAX_AND_ARGS:
                 raise PatternError(self.where, f"AND of more than {MAX_AND_ARGS} patterns is not supported (it expands to every order)")

@@ -149,24 +149,27 @@ class PatternMatcher:
         return (e.dst, binds, tests, zones, e.dst in self.accepting, self.keeps[e.dst], plain)
 
     def _steps_for(self, typ: str | None) -> tuple:
-        """Steps for an event type (None: a type no edge names): (src, moves, kills) by source state."""
+        """Steps for an event type (None: a type no edge names): (src, moves, kill moves) by source state."""
         auto = self.automaton
         steps = []
         for s in range(auto.n_states):
             moves = []
-            kill = False
+            kills = []
             for e in auto.edges:
                 if e.src != s:
                     continue
                 if e.kill:
-                    kill = kill or (typ is not None and e.type == typ)
+                    if typ is not None and e.type == typ:
+                        kills.append(self._move(e))
                 elif e.type is None:
                     if typ is None or typ not in e.excluded:
                         moves.append(self._move(e))
                 elif e.type == typ:
                     moves.append(self._move(e))
-            if moves or (kill and s != INIT):
-                steps.append((s, tuple(moves), kill))
+            if s == INIT:
+                kills = []  # the initial state always offers a fresh token: nothing to abandon
+            if moves or kills:
+                steps.append((s, tuple(moves), tuple(kills)))
         # later states first, the initial state last: older partial matches complete first
         steps.sort(key=lambda st: -st[0] if st[0] != INIT else 1)
         return tuple(steps)
@@ -306,7 +309,7 @@ class PatternMatcher:
         fired = False
         tokens = run.tokens
         take = self._take
-        for src, moves, kill in steps:
+        for src, moves, kills in steps:
             if src == INIT:
                 if not init_ok or run.done:
                     continue
@@ -345,11 +348,11 @@ class PatternMatcher:
                 if tok.stamp == seq:  # it arrived here with this very event
                     i += 1
                     continue
-                if kill:
-                    self._drop(run, tok)
+                binds, clocks, lasts, trail = tok.binds, tok.clocks, tok.lasts, tok.trail
+                if kills and any(take(binds, clocks, lasts, k, ev) is not None for k in kills):
+                    self._drop(run, tok)  # NOT: the event that would complete the negated part (or a stopper)
                     del lst[i]
                     continue
-                binds, clocks, lasts, trail = tok.binds, tok.clocks, tok.lasts, tok.trail
                 took = False
                 for move in moves:
                     if move[6]:
