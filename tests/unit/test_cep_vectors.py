@@ -115,6 +115,7 @@ SUPPORTED: dict[str, tuple[str, str, str]] = {
     "esper_every_A_then_every_B": ("A -> B", "any", "no_skip"),
     "esper_every_A_then_B_two_As": ("A -> B", "every", "no_skip"),
     "esper_every_A_then_B_and_not_A": ("A -> (B AND NOT A)", "every", "no_skip"),
+    "flink_until_stop_condition": ("a{+} AND NOT b", "every", "no_skip"),
     "apama_A_then_B_first_only": ("A -> B", "first", "no_skip"),
     "apama_all_A_then_B": ("A -> B", "every", "no_skip"),
 }
@@ -123,7 +124,6 @@ UNSUPPORTED: dict[str, str] = {
     "flink_looping_relaxed_default": "Flink's looping state restarts at any b; our {+} has one contiguity per pattern",
     "flink_consecutive_example": "consecutive() inside a loop is not an operator of ours",
     "flink_consecutive_example_without": "Flink's loop exits after every iteration (prefix matches); no such operator",
-    "flink_until_stop_condition": "until() is not an operator of ours",
     "flink_skip_to_first_b": "SKIP_TO_FIRST needs named pattern variables",
     "flink_skip_to_last_b": "SKIP_TO_LAST needs named pattern variables",
     "flink_skip_to_first_c_greedy": "SKIP_TO_FIRST and greedy() are not operators of ours",

@@ -232,7 +232,7 @@ class _Builder:
                     else:
                         raise PatternError(self.where, "in 'X AND NOT Y', Y must be an event type or an OR of event types")
         frag = self.build(positives[0])
-        waiting = ({frag.init} | {e.src for e in frag.edges if not e.kill}) - frag.accepts
+        waiting = {frag.init} | {e.src for e in frag.edges if not e.kill}  # final states that go on too
         kills = [Edge(s, 0, a.type, frozenset(), a.binds, a.tests, (), True) for s in sorted(waiting) for a in stoppers]
         return _Frag(frag.init, frag.accepts, _dedup(frag.edges + kills))
 
