@@ -32,6 +32,15 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return run_app(args.file)
 
 
+OFFSCREEN_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def _quiet_offscreen(mode: object, context: object, message: str) -> None:
+    """Qt's log minus the offscreen plugin's harmless warning, so screenshot mode prints one line."""
+    if message not in OFFSCREEN_NOISE:
+        print(message, file=sys.stderr)
+
+
 def _application():
     from PySide6.QtWidgets import QApplication
 
@@ -69,10 +78,13 @@ def screenshot(file: str | None, out: Path, verify: bool) -> int:
     """Render the window offscreen (optionally after verification) to a PNG; bad input exits 2."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ["STORMBOUND_NO_DIALOGS"] = "1"
+    from PySide6.QtCore import QEventLoop, QSettings, QTimer, qInstallMessageHandler
+
     from app.cli import UsageError
 
+    if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
+        qInstallMessageHandler(_quiet_offscreen)
     app = _application()
-    from PySide6.QtCore import QEventLoop, QSettings, QTimer
 
     from app.gui.dialogs import Dialogs
     from app.gui.mainwindow import MainWindow

@@ -410,6 +410,7 @@ def test_screenshot_mode_writes_a_png(tmp_path) -> None:
     done = subprocess.run([sys.executable, "-m", "app", "gui", str(SIMPLE), "--screenshot", str(out)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"wrote {out} (1440x900)" and "propagateSizeHints" not in done.stderr
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     from PySide6.QtGui import QImage
