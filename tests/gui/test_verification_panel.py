@@ -307,3 +307,25 @@ def test_closing_the_panel_mid_search_stops_the_worker(qtbot, document: Document
     panel.deleteLater()
     qtbot.waitUntil(lambda: worker not in VerifyWorker._running, timeout=2000)
     assert worker.cancel_requested_at is not None
+
+
+def test_choosing_checked_bolts_is_undoable(qtbot, document: DocumentModel) -> None:
+    panel = make_panel(qtbot, document)
+    topo = document.topology()
+    b1, b2, b3 = (topo.bolt_by_name(n) for n in ("B1", "B2", "B3"))
+    panel._fill_bolts_menu()
+    assert [(a.text(), a.isChecked()) for a in panel.bolts_menu.actions()] == \
+        [("B1", False), ("B2", True), ("B3", True)]
+    panel.bolts_menu.actions()[0].trigger()  # check B1 too: all bolts -> stored as "every bolt"
+    assert document.topology().verification.checked == []
+    assert panel.states[0].spec.title == "Unbounded growth of B1, B2, B3"
+    panel.set_checked_bolt(b3.id, False)
+    assert document.topology().verification.checked == [b1.id, b2.id]
+    panel.set_checked_bolt(b1.id, False)
+    panel.set_checked_bolt(b2.id, False)  # the last one stays
+    assert document.topology().verification.checked == [b2.id]
+    assert "At least one bolt" in panel.progress_label.text()
+    for _ in range(3):
+        document.undo_stack.undo()
+    assert document.topology().verification.checked == [b2.id, b3.id]
+    assert panel.states[0].spec.title == "Unbounded growth of B2, B3"

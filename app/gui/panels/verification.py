@@ -31,6 +31,8 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTextBrowser,
+    QToolButton,
+    QMenu,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -40,6 +42,7 @@ from PySide6.QtWidgets import (
 from app.core.formats.verified import verdict_words, verified_bytes
 from app.core.tcn.result import Progress, PropertyKind, VerifyResult
 from app.core.topology import Problem, Topology, TopologyError, parse_topology
+from app.gui.commands import SetSectionFieldsCommand
 from app.gui.document import DocumentModel
 from app.gui.panels.trace_view import TraceView, save_bytes
 from app.gui.workers import SearchFactory, VerifyWorker
@@ -48,6 +51,7 @@ MARKER_COLOURS = {"grey": "#9e9e9e", "red": "#d32f2f", "green": "#388e3c", "ambe
 VERDICT_MARKER = {"counterexample": "red", "none-up-to-k": "green", "bounded": "green", "unknown": "amber"}
 PREFERRED_STATS = ("conflicts", "decisions", "propagations", "memory", "max memory", "rlimit count")
 COLUMNS = ["", "property", "verdict", "k", "time"]
+_QUIT_HOOKED = False  # the application-exit hook that stops running searches, connected once
 
 
 def marker_icon(colour: str) -> QIcon:
@@ -172,11 +176,19 @@ class VerificationPanel(QWidget):
         self.trace_button = QPushButton("Show trace")
         self.trace_button.setToolTip("Open the selected property's counterexample in the trace view")
         self.trace_button.clicked.connect(self.show_selected_trace)
+        self.bolts_button = QToolButton()
+        self.bolts_button.setText("Checked bolts")
+        self.bolts_button.setToolTip("Choose the bolts whose unbounded growth is verified (undoable)")
+        self.bolts_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.bolts_menu = QMenu(self.bolts_button)
+        self.bolts_menu.aboutToShow.connect(self._fill_bolts_menu)
+        self.bolts_menu.triggered.connect(self._on_bolt_toggled)
+        self.bolts_button.setMenu(self.bolts_menu)
         self.force_box = QCheckBox("search even if proved bounded")
         self.force_box.setToolTip("Without this, a bolt the rate argument proves bounded is reported "
                                   "'bounded (rate proof)' without running the solver")
         bar = QHBoxLayout()
-        for w in (self.verify_button, self.cancel_button, self.trace_button):
+        for w in (self.verify_button, self.cancel_button, self.trace_button, self.bolts_button):
             bar.addWidget(w)
         bar.addWidget(self.force_box)
         bar.addStretch(1)
@@ -303,6 +315,45 @@ class VerificationPanel(QWidget):
 
     def _on_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         self.show_trace(self.tree.indexOfTopLevelItem(item))
+
+    # ---- choosing the checked bolts ---------------------------------------------------------
+    def _fill_bolts_menu(self) -> None:
+        self.bolts_menu.clear()
+        topo = self.document.topology()
+        checked = {b.id for b in topo.checked_bolts()}
+        for bolt in topo.bolts:
+            action = self.bolts_menu.addAction(bolt.name)
+            action.setCheckable(True)
+            action.setChecked(bolt.id in checked)
+            action.setData(bolt.id)
+        if not topo.bolts:
+            self.bolts_menu.addAction("(no bolts yet)").setEnabled(False)
+
+    def set_checked_bolt(self, bolt_id: str, on: bool) -> None:
+        """Add or remove a bolt from the growth property, as one undoable step.
+
+        All bolts chosen is stored as the empty list ("every bolt"); the last bolt cannot be removed.
+        """
+        topo = self.document.topology()
+        chosen = [b.id for b in topo.checked_bolts() if b.id != bolt_id]
+        if on:
+            chosen.append(bolt_id)
+        if not chosen:
+            self.progress_label.setText("At least one bolt must be checked.")
+            return
+        ordered = [b.id for b in topo.bolts if b.id in chosen]
+        value = [] if len(ordered) == len(topo.bolts) else ordered
+        if value == list(topo.verification.checked):
+            return
+        command = SetSectionFieldsCommand(self.document, "verification", {"checked": value}, merge=False)
+        name = topo.component(bolt_id).name
+        command.setText(f"{'Check' if on else 'Uncheck'} growth of {name}")
+        self.document.undo_stack.push(command)
+
+    def _on_bolt_toggled(self, action: QAction) -> None:
+        bolt_id = action.data()
+        if isinstance(bolt_id, str) and bolt_id:
+            self.set_checked_bolt(bolt_id, action.isChecked())
 
     # ---- running ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -596,9 +647,11 @@ def install(window: Any) -> VerificationPanel:
         pass
     integration = _Integration(panel, panel.trace_dock, panel)
     panel.trace_available.connect(integration.raise_trace)
+    global _QUIT_HOOKED
     app = QApplication.instance()
-    if app is not None:
+    if app is not None and not _QUIT_HOOKED:
         app.aboutToQuit.connect(VerifyWorker.stop_all)
+        _QUIT_HOOKED = True
 
     verify_menu = window.menu("Verify")
     panel.action_verify = QAction("&Verify all properties", window)
