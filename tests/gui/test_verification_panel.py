@@ -329,3 +329,25 @@ def test_choosing_checked_bolts_is_undoable(qtbot, document: DocumentModel) -> N
         document.undo_stack.undo()
     assert document.topology().verification.checked == [b2.id, b3.id]
     assert panel.states[0].spec.title == "Unbounded growth of B2, B3"
+
+
+def test_edit_during_run_marks_queued_properties_stale_too(qtbot, document: DocumentModel) -> None:
+    """Both properties verify the snapshot taken at Verify; an edit meanwhile makes both stale."""
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 40}))
+    panel = make_panel(qtbot, document, k_final=8, step_s=0.02)
+    with qtbot.waitSignal(panel.all_finished, timeout=5000):
+        panel.start()
+        document.undo_stack.push(SetSectionFieldsCommand(document, "settings", {"max_idle_time": 0.02}))
+    assert [s.stale for s in panel.states] == [True, True]
+    assert [panel.marker_colour(r) for r in (0, 1)] == ["grey", "grey"]
+
+
+def test_changing_the_properties_mid_run_does_not_confuse_rows(qtbot, document: DocumentModel) -> None:
+    panel = make_panel(qtbot, document, k_final=8, step_s=0.02)
+    b1 = document.topology().bolt_by_name("B1")
+    with qtbot.waitSignal(panel.all_finished, timeout=5000):
+        panel.start()
+        panel.set_checked_bolt(b1.id, True)  # the growth property becomes "B1, B2, B3": a new row
+    assert [s.spec.title for s in panel.states] == ["Unbounded growth of B1, B2, B3"]
+    assert panel.verdict_text(0) == "not run" and panel.marker_colour(0) == "grey"
+    assert not panel.is_running()

@@ -159,8 +159,8 @@ class VerificationPanel(QWidget):
         self.dialogs: Any = None  # the main window's Dialogs, when installed
         self.states: list[PropertyState] = []
         self.worker: VerifyWorker | None = None
-        self.worker_row = -1
-        self._queue: list[int] = []
+        self.worker_state: PropertyState | None = None
+        self._queue: list[PropertyState] = []
         self._generation = 0
         self._run_started = 0.0
         self.last_cancel_latency_s: float | None = None
@@ -250,18 +250,29 @@ class VerificationPanel(QWidget):
 
     # ---- the property list -----------------------------------------------------------------
     def _rebuild_properties(self, keep: bool) -> None:
+        """Follow the document's properties; results of unchanged properties are kept (when `keep`)."""
         old = {s.spec.key: s for s in self.states} if keep else {}
         specs = property_specs(self.document.topology())
-        self.states = [old.get(spec.key) or PropertyState(spec) for spec in specs]
-        self.tree.clear()
-        for state in self.states:
-            item = QTreeWidgetItem(self.tree)
-            item.setText(1, state.spec.title)
-            item.setToolTip(1, state.spec.title)
+        same = [s.spec.key for s in self.states] == [spec.key for spec in specs] and keep
+        if not same:
+            current = self.tree.currentItem()
+            row = self.tree.indexOfTopLevelItem(current) if current is not None else 0
+            self.states = [old.get(spec.key) or PropertyState(spec) for spec in specs]
+            self.tree.clear()
+            for state in self.states:
+                item = QTreeWidgetItem(self.tree)
+                item.setText(1, state.spec.title)
+                item.setToolTip(1, state.spec.title)
+            if self.states:
+                self.tree.setCurrentItem(self.tree.topLevelItem(min(max(row, 0), len(self.states) - 1)))
         for row in range(len(self.states)):
             self._refresh_row(row)
-        if self.states and self.tree.currentItem() is None:
-            self.tree.setCurrentItem(self.tree.topLevelItem(0))
+
+    def _refresh_state(self, state: PropertyState) -> None:
+        """Redraw a property's row, if it is still in the list (an edit may have replaced it)."""
+        for row, shown in enumerate(self.states):
+            if shown is state:
+                self._refresh_row(row)
 
     def _refresh_row(self, row: int) -> None:
         state = self.states[row]
@@ -373,9 +384,10 @@ class VerificationPanel(QWidget):
             self.all_finished.emit()
             return
         self._snapshot = topo
-        self._queue = list(range(len(self.states)))
+        self._queue = list(self.states)
         for row, state in enumerate(self.states):
             state.result, state.stale, state.error, state.note = None, False, "", "waiting"
+            state.generation = self._generation  # the snapshot's generation: later edits make it stale
             self._refresh_row(row)
         self.trace_row = -1
         self._run_started = time.monotonic()
@@ -393,7 +405,7 @@ class VerificationPanel(QWidget):
     def _run_next(self) -> None:
         if not self._queue:
             self.worker = None
-            self.worker_row = -1
+            self.worker_state = None
             self.elapsed_timer.stop()
             self.progress_bar.setVisible(False)
             total = time.monotonic() - self._run_started
@@ -401,10 +413,8 @@ class VerificationPanel(QWidget):
             self._update_buttons()
             self.all_finished.emit()
             return
-        row = self._queue.pop(0)
-        state = self.states[row]
+        state = self._queue.pop(0)
         state.running, state.error, state.note, state.progress = True, "", "", None
-        state.generation = self._generation
         worker = VerifyWorker(self._snapshot, prop=state.spec.kind, options=self._options(state.spec, self._snapshot),
                               search_factory=self.search_factory)
         worker.progress.connect(self._on_progress)
@@ -412,8 +422,8 @@ class VerificationPanel(QWidget):
         worker.failed.connect(self._on_failed)
         worker.finished.connect(self._on_worker_finished)
         self.destroyed.connect(worker.cancel)  # a panel closed mid-search stops its search
-        self.worker, self.worker_row = worker, row
-        self._refresh_row(row)
+        self.worker, self.worker_state = worker, state
+        self._refresh_state(state)
         k_max = self._snapshot.verification.k or self._snapshot.verification.k_max
         self.progress_bar.setRange(0, k_max)
         self.progress_bar.setValue(0)
@@ -430,23 +440,23 @@ class VerificationPanel(QWidget):
             return
         skipped = self._queue
         self._queue = []
-        for row in skipped:
-            self.states[row].note = "not run (cancelled)"
-            self._refresh_row(row)
+        for state in skipped:
+            state.note = "not run (cancelled)"
+            self._refresh_state(state)
         self.progress_label.setText("Cancelling…")
         self.worker.cancel()
 
     def _on_progress(self, progress: Progress) -> None:
-        if self.worker_row < 0:
+        if self.worker_state is None:
             return
-        self.states[self.worker_row].progress = progress
+        self.worker_state.progress = progress
         self.progress_bar.setValue(min(progress.k, self.progress_bar.maximum()))
         self._show_progress()
 
     def _show_progress(self) -> None:
-        if self.worker_row < 0 or self.worker is None:
+        state = self.worker_state
+        if state is None or self.worker is None:
             return
-        state = self.states[self.worker_row]
         elapsed = time.monotonic() - (self.worker.started_at or self._run_started)
         text = f"Verifying {state.spec.title.lower()}: {elapsed:.1f} s"
         if state.progress is not None:
@@ -459,44 +469,44 @@ class VerificationPanel(QWidget):
         self.progress_label.setText(text)
 
     def _on_result(self, result: VerifyResult) -> None:
-        row = self.worker_row
-        if row < 0:
+        state = self.worker_state
+        if state is None:
             return
-        state = self.states[row]
         state.result = result
         state.running = False
         state.stale = state.generation != self._generation
         state.error = ""
         if self.worker is not None and self.worker.cancel_requested_at is not None:
             self.last_cancel_latency_s = time.monotonic() - self.worker.cancel_requested_at
-        self._refresh_row(row)
+        self._refresh_state(state)
+        row = next((i for i, shown in enumerate(self.states) if shown is state), -1)
         self.result_arrived.emit(row, result)
-        if result.verdict == "counterexample" and result.trace is not None and not state.stale:
+        if row >= 0 and result.verdict == "counterexample" and result.trace is not None and not state.stale:
             if self.trace_row < 0 or self.trace_row == row or self.trace_view.trace is None:
                 self.show_trace(row)
 
     def _on_failed(self, message: str) -> None:
-        row = self.worker_row
-        if row < 0:
+        state = self.worker_state
+        if state is None:
             return
-        state = self.states[row]
         state.running = False
         state.result = None
         state.error = f"Verification failed: {message}"
-        self._refresh_row(row)
+        self._refresh_state(state)
 
     def _on_worker_finished(self) -> None:
         worker = self.worker
         if worker is not None:
             worker.wait()
             worker.deleteLater()
-            if self.worker_row >= 0 and self.states[self.worker_row].running:
+            state = self.worker_state
+            if state is not None and state.running:
                 # neither result nor failure arrived (should not happen): do not leave it spinning
-                self.states[self.worker_row].running = False
-                self.states[self.worker_row].error = "Verification stopped without a result."
-                self._refresh_row(self.worker_row)
+                state.running = False
+                state.error = "Verification stopped without a result."
+                self._refresh_state(state)
         self.worker = None
-        self.worker_row = -1
+        self.worker_state = None
         self._run_next()
 
     def shutdown(self) -> None:
