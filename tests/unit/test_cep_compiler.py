@@ -91,3 +91,57 @@ def test_some_tricky_constructions() -> None:
     for text, bad in rejected.items():
         for seq in bad:
             assert not accepts_automaton(parse_text(text), seq), (text, seq)
+
+
+def _random_pattern(rng: Any, depth: int = 0) -> Node:
+    from app.runs.cep.syntax import HoldsFor, Not, Within
+
+    if depth > 3 or rng.random() < 0.35:
+        binds = (("k", "v"),) if rng.random() < 0.3 else ()
+        tests = (("n", ">", rng.randint(0, 3)),) if rng.random() < 0.2 else ()
+        return Atom(rng.choice(ALPHABET), binds, tests)
+    kind = rng.choice(["follows", "or", "and", "times", "star", "plus", "not", "within", "holds", "unless"])
+    sub = lambda: _random_pattern(rng, depth + 1)  # noqa: E731
+    return {
+        "follows": lambda: Follows(tuple(sub() for _ in range(rng.randint(2, 3)))),
+        "or": lambda: Or((sub(), sub())),
+        "and": lambda: And((sub(), sub())),
+        "times": lambda: Times(sub(), rng.randint(1, 3)),
+        "star": lambda: Follows((Star(sub()), sub())),
+        "plus": lambda: Plus(sub()),
+        "not": lambda: Not(sub()),
+        "within": lambda: Within(sub(), rng.choice([1.0, 3.0])),
+        "holds": lambda: HoldsFor(sub(), rng.choice([1.0, 3.0])),
+        "unless": lambda: And((sub(), Not(Atom(rng.choice(ALPHABET))))),
+    }[kind]()
+
+
+def test_engine_invariants_on_random_patterns() -> None:
+    """Every context, skip and partitioning on random patterns: no crash, matches list their events in
+    stream order, and the count of partial matches equals the live tokens."""
+    import random
+
+    from app.runs.cep import Pattern, PatternError, PatternMatcher
+
+    rng = random.Random(20261122)
+    checked = 0
+    while checked < 60:
+        node = _random_pattern(rng)
+        try:
+            compile_ast(node)
+        except PatternError:
+            continue
+        checked += 1
+        events = [{"type": rng.choice(ALPHABET + "x"), "t": j * 0.7, "k": rng.choice("XY"), "n": rng.randint(0, 4)}
+                  for j in range(20)]
+        for context in ("chronicle", "immediate", "strict", "every", "any", "once", "first"):
+            for skip in ("no_skip", "past_last", "to_next"):
+                matcher = PatternMatcher(Pattern(id="p", ast=node, context=context, skip=skip,
+                                                 by=("k",) if rng.random() < 0.5 else (), timeout=rng.random() < 0.2))
+                found: list[Any] = []
+                matcher.feed_all(events[:10] if context == "any" else events, 0, found)
+                for run in matcher.runs.values():
+                    assert run.partial == sum(1 for tokens in run.tokens for tok in tokens if tok.alive)
+                for match in found:
+                    assert match.indices == sorted(set(match.indices))
+                    assert all(events[i] is e for i, e in zip(match.indices, match.events))

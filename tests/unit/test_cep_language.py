@@ -321,3 +321,13 @@ def test_contexts_agree_with_reference_models(stream: list[str], context: str) -
     events = [ev(kind, float(i)) for i, kind in enumerate(stream)]
     got = [tuple(m) for m in run("a -> b", events, context=context)]
     assert sorted(got) == sorted(_reference(stream, context))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list("ab(){}[],=<>!-+*|&$@\"' 0123456789.")
+                                + ["OR ", "AND ", "NOT ", " within ", " holdsFor ", "->"]), max_size=30).map("".join))
+def test_any_text_is_a_pattern_or_one_clear_error(text: str) -> None:
+    try:
+        compile_ast(parse_text(text, "p"))
+    except PatternError as err:
+        assert str(err).startswith("p") and "\n" not in str(err)
