@@ -197,8 +197,6 @@ class TraceView(QWidget):
         self._sources: dict[str, list[str]] = {}
         self.title = QLabel("No trace: verify a property; a counterexample opens here.")
         self.title.setWordWrap(True)
-        self.key = QLabel("")
-        self.key.setTextFormat(Qt.TextFormat.RichText)
         self._colours: dict[str, str] = {}
 
         self.first_button = self._tool("|◀", "First position (Home)", self.first)
@@ -248,7 +246,6 @@ class TraceView(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
-        layout.addWidget(self.key)
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)
         for key, slot in ((Qt.Key.Key_Left, self.step_back), (Qt.Key.Key_Right, self.step_forward),
@@ -273,7 +270,6 @@ class TraceView(QWidget):
         self._sources = subscriptions_by_bolt(trace) if trace is not None else {}
         names = [*trace.positions[0].spouts, *trace.positions[0].bolts] if trace is not None else []
         self._colours = {n: ARRIVAL_COLOURS[i % len(ARRIVAL_COLOURS)] for i, n in enumerate(names)}
-        self.key.setText(self._key_html())
         if trace is None:
             self.title.setText(caption or "No trace: verify a property; a counterexample opens here.")
         elif not has_loop(trace):
@@ -331,7 +327,9 @@ class TraceView(QWidget):
         step_x = times + [times[-1] + span * 0.03]
         growth = trace.growth_per_loop()
         first: pg.PlotItem | None = None
-        for row, bolt in enumerate(self.shown[0].position.bolts):
+        # the key is part of the scene, so PNG and SVG exports carry it too
+        self.key_item = self.plots.addLabel(self._key_html(), row=0, col=0, size="8pt", justify="left")
+        for row, bolt in enumerate(self.shown[0].position.bolts, start=1):
             plot = self.plots.addPlot(row=row, col=0)
             # the bolt's name as the axis label (a title would cost each plot a text line)
             plot.setLabel("left", f"{bolt}" + (f" (+{growth[bolt]}/loop)" if growth.get(bolt) else ""))
