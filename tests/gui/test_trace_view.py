@@ -145,6 +145,7 @@ def test_exports_png_svg_csv_json(view: TraceView, tmp_path: Path) -> None:
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg")
     assert any(el.tag.endswith("path") or el.tag.endswith("polyline") for el in root.iter())
+    assert "in process" in svg.read_text(encoding="utf-8")  # the key is exported with the plots
     view.export_csv(table)
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
     assert len(rows) == len(view.shown) == 6

@@ -127,3 +127,21 @@ def test_cancel_stops_the_solver_within_100_ms(qtbot, models_dir: Path) -> None:
     latency = time.monotonic() - started
     assert latency < 0.1, f"cancel took {latency * 1000:.0f} ms"
     assert panel.marker_colour(0) == "amber" and panel.verdict_text(0) == "unknown"
+
+
+@pytest.mark.timeout(60)
+def test_growth_and_threshold_properties_on_getting_started(qtbot, models_dir: Path) -> None:
+    """Two properties in one Verify: a lasso for growth, a finite run (no loop) reaching the queue threshold."""
+    document = DocumentModel(load_topology(models_dir / "getting-started.storm.json"))
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 5}))
+    panel = make_panel(qtbot, document)
+    with qtbot.waitSignal(panel.all_finished, timeout=50_000):
+        panel.start()
+    assert [panel.marker_colour(r) for r in (0, 1)] == ["red", "red"], panel.details.toPlainText()
+    assert panel.trace_view.loop_region_bounds()  # the growth lasso opened first
+    assert panel.show_trace(1)
+    view = panel.trace_view
+    assert view.loop_regions == [] and "no loop" in view.title.text()
+    view.last()
+    assert "next pass" not in view.position_label.text()
+    assert max(step.queue for sp in view.shown for step in sp.position.bolts.values()) >= 5
