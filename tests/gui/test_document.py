@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
+from PySide6.QtGui import QUndoCommand
 
 from app.core.formats import load_topology
 from app.core.topology import Position
@@ -234,3 +236,51 @@ def test_lenient_loading_accepts_a_draft_without_spouts() -> None:
 
     topo = lenient_topology({"bolts": [{"name": "B", "alpha": 1, "sigma": 1, "parallelism": 1}]})
     assert [b.name for b in topo.bolts] == ["B"]
+
+
+def _random_edit(doc: DocumentModel, choice: int, a: int, b: int, value: float) -> QUndoCommand | None:
+    """One edit picked by numbers (for hypothesis): add, connect, set a field, move, delete."""
+    topo = doc.topology()
+    comps = topo.components
+    try:
+        if choice == 0 or not comps:
+            return AddComponentCommand(doc, new_spout(doc) if a % 2 else new_bolt(doc), Position(x=a, y=b))
+        src, tgt = comps[a % len(comps)], comps[b % len(comps)]
+        if choice == 1:
+            return AddSubscriptionCommand(doc, src.id, tgt.id)
+        if choice == 2:
+            key = "rate" if src.kind == "spout" else ("alpha", "sigma")[b % 2]
+            return SetComponentFieldsCommand(doc, src.id, {key: value})
+        if choice == 3:
+            return MoveComponentsCommand(doc, {src.id: Position(x=value, y=-value)})
+        if choice == 4:
+            return SetSectionFieldsCommand(doc, "settings", {"tolerance": min(value / 100, 0.9)})
+        return RemoveElementsCommand(doc, {src.id})
+    except (ConnectionRefused, FieldError):
+        return None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 50), st.integers(0, 50),
+                          st.floats(0.5, 50, allow_nan=False)), max_size=25))
+def test_any_edit_sequence_undoes_and_redoes_exactly(edits) -> None:
+    doc = DocumentModel()
+    history = [doc.topology()]
+    for choice, a, b, value in edits:
+        command = _random_edit(doc, choice, a, b, value)
+        if command is not None:
+            before = doc.undo_stack.index()
+            doc.undo_stack.push(command)
+            if doc.undo_stack.index() != before:  # merged edits replace the last step
+                history.append(doc.topology())
+            else:
+                history[-1] = doc.topology()
+        problems = [p for p in doc.problems() if p.path not in ("topology", "spouts")]
+        assert problems == []  # commands never break the graph rules
+    final = doc.topology()
+    while doc.undo_stack.canUndo():
+        doc.undo_stack.undo()
+    assert doc.topology() == history[0] and not doc.is_modified()
+    while doc.undo_stack.canRedo():
+        doc.undo_stack.redo()
+    assert doc.topology() == final

@@ -586,3 +586,13 @@ def test_screenshot_mode_with_verify_waits_for_the_verdict(tmp_path) -> None:
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_save_as_dvert_json_exports_the_semantics(make_window, tmp_path) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    target = tmp_path / "cfg.dvert.json"
+    assert window.save_to(target)
+    data = json.loads(target.read_text())
+    assert "topology" in data and "schema_version" not in data  # D-VerT's shape
+    assert load_topology(target).semantics() == load_topology(SIMPLE).semantics()
