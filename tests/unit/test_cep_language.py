@@ -191,6 +191,16 @@ def test_partitions_match_each_key_separately() -> None:
     assert run("queue(queue > 1000){3}", events, context="strict", by=("comp",)) == [[0, 2, 4]]
 
 
+def test_partition_by_a_list_valued_attribute() -> None:
+    events = [ev("emit", 0, anchors=["t1", "t2"]), ev("emit", 1, anchors=["t3"]), ev("emit", 2, anchors=["t1", "t2"])]
+    assert run("emit -> emit", events, by=("anchors",)) == [[0, 2]]
+
+
+def test_timeout_needs_a_top_level_window() -> None:
+    with pytest.raises(PatternError, match="timeout option needs a 'within'"):
+        find_matches([Pattern(id="p", ast=parse_text("a -> (b within 3)"), timeout=True)], [])
+
+
 def test_timeout_reports_partial_matches_whose_window_passed() -> None:
     events = [ev("take", 0, tuple="t1"), ev("take", 1, tuple="t2"), ev("ack", 2, tuple="t1"),
               ev("emit", 40, tuple="t9")]

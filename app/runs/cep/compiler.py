@@ -307,5 +307,9 @@ def compile_ast(node: Node, where: str = "pattern") -> Automaton:
 
 
 def compile_pattern(pattern: Pattern) -> Automaton:
-    """Compile a named pattern."""
-    return compile_ast(pattern.ast, pattern.id)
+    """Compile a named pattern (and check that its options fit it)."""
+    automaton = compile_ast(pattern.ast, pattern.id)
+    if pattern.timeout and automaton.top_window is None:
+        raise PatternError(pattern.id, "the timeout option needs a 'within' around the whole pattern, "
+                                       "e.g. '(take(tuple) -> bolt_ack(tuple)) within 30'")
+    return automaton

@@ -71,6 +71,15 @@ def _agree(a: tuple, b: tuple) -> bool:
     return all(x is _UNBOUND or y is _UNBOUND or x == y for x, y in zip(a, b))
 
 
+def _freeze(value: Any) -> Any:
+    """A hashable stand-in for a JSON value (lists become tuples, objects sorted item tuples)."""
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    return value
+
+
 def _reported_at(m: "Match") -> int:
     return m.at
 
@@ -276,7 +285,11 @@ class PatternMatcher:
                     index += 1
                     continue
                 key = tuple([ev.get(a) for a in by])
-                run = runs.get(key)
+                try:
+                    run = runs.get(key)
+                except TypeError:  # a list or object value: partition by its frozen form
+                    key = tuple(_freeze(v) for v in key)
+                    run = runs.get(key)
                 if run is None:
                     run = runs[key] = _Run(self.automaton.n_states)
             if run.done:  # type: ignore[union-attr]
