@@ -67,11 +67,15 @@ class Encoding:
 
     def __init__(self, net: Network, k: int, ctx: z3.Context, *, threshold: int | None = None,
                  solver_options: dict[str, object] | None = None, time_unit: Fraction | None = None,
-                 cancelled: Callable[[], bool] = lambda: False) -> None:
+                 free_start: bool = False, cancelled: Callable[[], bool] = lambda: False) -> None:
         self.net, self.k, self.ctx, self.threshold = net, k, ctx, threshold
         # time_unit set: every time stamp is an integer multiple of it (a sound restriction
         # that only serves to find lassos faster); None: exact rational time
         self.time_unit = time_unit
+        # free_start: loop only. Position 0 is an arbitrary state (not the initial one), the loop
+        # is 1..k and empty positions are allowed, so every loop of at most k positions of any
+        # lasso fits: UNSAT here proves that no lasso with k positions exists (a cheap filter).
+        self.free_start = free_start
         self.cancelled = cancelled
         self.n = k + 2  # positions 0..k+1
         self.solver = z3.SolverFor("QF_LIRA", ctx=ctx) if False else z3.Solver(ctx=ctx)
@@ -118,6 +122,10 @@ class Encoding:
                 if self.cancelled():
                     raise Cancelled
                 add(v.emitted[i] >= 0, v.emitted[i] <= s.burst)
+                if i == 0 and self.free_start:
+                    add(v.last_size[0] >= 1, v.last_size[0] <= s.burst, v.last_time[0] <= t[0],
+                        t[0] - v.last_time[0] < v.last_size[0] * self._q(ctx, a) + self._q(ctx, jitter))
+                    continue
                 if i == 0:
                     add(v.emitted[0] >= 1, v.last_size[0] == v.emitted[0], v.last_time[0] == 0)
                     continue
@@ -139,6 +147,9 @@ class Encoding:
                 v.arrivals.append(z3.Sum(arrivals) if arrivals else z3.IntVal(0, ctx))
                 avail = v.queue[i] + v.arrivals[i]
                 add(v.queue[i] >= 0)
+                if i == 0 and self.free_start:
+                    self._free_bolt_start(b, v)
+                    continue
                 was_processing = v.processing[i - 1] if i > 0 else z3.BoolVal(False, ctx)
                 was_waiting = v.waiting(i - 1) if i > 0 else z3.BoolVal(False, ctx)
                 prev_batch = v.batch[i - 1] if i > 0 else z3.IntVal(0, ctx)
@@ -182,10 +193,27 @@ class Encoding:
                 add(z3.Implies(waiting, t[i] - v.waiting_since[i] < self._q(ctx, idle)))
                 add(z3.Implies(z3.Not(waiting), v.waiting_since[i] == t[i]))
         # no empty positions: removing them loses no run
-        for i in range(1, self.n):
+        for i in range(1, self.n if not self.free_start else 1):
             events = [self.spouts[s.name].emits(i) for s in net.spouts]
             events += [x for b in net.bolts for x in (self.bolts[b.name].take[i], self.bolts[b.name].emit[i])]
             add(z3.Or(events))
+
+    def _free_bolt_start(self, b: BoltParams, v: _BoltVars) -> None:
+        """Position 0 of a loop-only encoding: any state a run could be in, no action."""
+        add, ctx, t, net = self._add, self.ctx, self.time, self.net
+        hi = b.alpha * (1 + net.tolerance)
+        add(z3.Not(v.take[0]), z3.Not(v.emit[0]), v.emitted[0] == 0, v.queue[1] == v.queue[0] + v.arrivals[0])
+        add(z3.If(v.processing[0],
+                  z3.And(v.batch[0] >= 1, v.batch[0] <= b.take_max, v.take_time[0] <= t[0],
+                         t[0] - v.take_time[0] < self._q(ctx, hi)),
+                  z3.And(v.batch[0] == 0, v.take_time[0] == t[0])))
+        if b.silent:
+            add(v.buffer[0] == 0)
+        else:  # after an emit the buffer keeps less than 1/σ + 1 tuples
+            add(v.buffer[0] >= 0, v.buffer[0] * b.sigma.numerator < b.sigma.denominator + b.sigma.numerator)
+        add(z3.If(v.waiting(0),
+                  z3.And(v.waiting_since[0] <= t[0], t[0] - v.waiting_since[0] < self._q(ctx, net.max_idle)),
+                  v.waiting_since[0] == t[0]))
 
     def _emitted(self, name: str, i: int) -> z3.ArithRef:
         if name in self.spouts:
@@ -197,6 +225,8 @@ class Encoding:
         add, ctx, net, k = self._add, self.ctx, self.net, self.k
         t, inl, start = self.time, self.in_loop, self.loop_start
         add(z3.Not(inl[0]), inl[k], z3.Not(start[0]), z3.Not(start[k + 1]))
+        if self.free_start:
+            add(start[1])
         for i in range(1, k + 1):
             add(z3.Implies(inl[i - 1], inl[i]))
             add(start[i] == z3.And(inl[i], z3.Not(inl[i - 1])))
@@ -221,14 +251,23 @@ class Encoding:
         loop_positions = range(1, k + 1)
         tau, idle = net.tolerance, net.max_idle
         any_growing = []
+        loop_len = z3.Int("loop_length", ctx)
+        add(loop_len == z3.Sum([z3.If(inl[i], ints(1, ctx), ints(0, ctx)) for i in loop_positions]), loop_len >= 1)
+        loop_out: dict[str, z3.ArithRef] = {}
+        for b in net.bolts:
+            loop_out[b.name] = z3.Int(f"N[{b.name}]", ctx)
         for s in net.spouts:
             v = self.spouts[s.name]
             count = z3.Sum([z3.If(z3.And(inl[i], v.emits(i)), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
             tuples = z3.Sum([z3.If(inl[i], v.emitted[i], ints(0, ctx)) for i in loop_positions])
             add(count >= 1)  # fairness
+            # name the loop sums so linear reasoning can link them across components
+            n_tuples = z3.Int(f"N[{s.name}]", ctx)
+            add(n_tuples == tuples, n_tuples >= count, n_tuples <= count * s.burst, loop_len >= count)
+            loop_out[s.name] = n_tuples
             # fluid bounds over one loop pass (redundant, section 7)
-            add(period >= tuples * self._q(ctx, s.period) - count * self._q(ctx, s.period * tau))
-            add(period <= tuples * self._q(ctx, s.period) + count * self._q(ctx, s.period * tau))
+            add(period >= n_tuples * self._q(ctx, s.period) - count * self._q(ctx, s.period * tau))
+            add(period <= n_tuples * self._q(ctx, s.period) + count * self._q(ctx, s.period * tau))
         for b in net.bolts:
             v = self.bolts[b.name]
             at_start = z3.Int(f"Qloop[{b.name}]", ctx)
@@ -246,15 +285,25 @@ class Encoding:
             emits = z3.Sum([z3.If(z3.And(inl[i], v.emit[i]), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
             taken = z3.Sum([z3.If(z3.And(inl[i], v.take[i]), v.batch[i], ints(0, ctx)) for i in loop_positions])
             arrived = z3.Sum([z3.If(inl[i], v.arrivals[i], ints(0, ctx)) for i in loop_positions])
+            n_takes, n_taken, n_arrived = (z3.Int(f"takes[{b.name}]", ctx), z3.Int(f"taken[{b.name}]", ctx),
+                                           z3.Int(f"arrived[{b.name}]", ctx))
+            add(n_takes == takes, n_taken == taken, n_arrived == arrived)
+            takes, taken, arrived = n_takes, n_taken, n_arrived
             add(takes == emits, delta == arrived - taken)
+            # counting links (implied, but invisible to linear reasoning without them)
+            add(taken >= takes, taken <= takes * b.take_max, loop_len >= 2 * takes)
+            add(arrived == z3.Sum([loop_out[src] for src in b.sources]) if b.sources else arrived == 0)
             add(period >= takes * self._q(ctx, b.alpha * (1 - tau)))
             add(z3.Implies(grows, period <= takes * self._q(ctx, b.alpha * (1 + tau) + idle)))
             add(z3.Implies(grows, takes >= 1))
             if not b.silent:
-                out = z3.Sum([z3.If(inl[i], v.emitted[i], ints(0, ctx)) for i in loop_positions])
+                out = loop_out[b.name]
+                add(out == z3.Sum([z3.If(inl[i], v.emitted[i], ints(0, ctx)) for i in loop_positions]))
                 num, den = b.sigma.numerator, b.sigma.denominator
                 # the buffer repeats, so σ·taken <= emitted < σ·(taken + emits)
                 add(out * den >= num * taken, out * den < num * (taken + emits))
+            if b.silent:
+                add(loop_out[b.name] == 0)
             # a growing queue: every take in the loop is a full batch and the queue never empties
             for i in loop_positions:
                 add(z3.Implies(z3.And(grows, inl[i]),

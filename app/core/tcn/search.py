@@ -23,7 +23,7 @@ from app.core.tcn.result import Progress, VerifyResult
 from app.core.topology import Topology
 
 SOLVER_OPTIONS: dict[str, object] = {"smt.arith.solver": 2}  # measured: 5-10x faster here (docs/verifier.md)
-WIDEN_BUDGET_S = 20.0  # after a lasso is found: time spent looking for one where more checked queues grow
+WIDEN_BUDGET_S = 20.0  # after a lasso is found: most time spent looking for one where more checked queues grow
 MAX_DEFECTS = 5  # certification failures tolerated per bound before giving up on that bound
 
 
@@ -181,7 +181,9 @@ class Search:
     def _widen(self, enc: Encoding, trace: Any, growth: dict[str, int], checked: list[str],
                elapsed: Callable[[], float]) -> tuple[Any, dict[str, int]]:
         """Look for a lasso at the same k in which more checked queues grow together (bounded effort)."""
-        budget = WIDEN_BUDGET_S if self.timeout_s is None else min(WIDEN_BUDGET_S, self.timeout_s - elapsed())
+        budget = min(WIDEN_BUDGET_S, max(1.0, elapsed()))  # at most doubles the time to the first lasso
+        if self.timeout_s is not None:
+            budget = min(budget, self.timeout_s - elapsed())
         deadline = elapsed() + budget
         while not self.cancelled and deadline - elapsed() > 0.05:
             others = [enc.growing[n] for n in checked if n in enc.growing and growth.get(n, 0) <= 0]
