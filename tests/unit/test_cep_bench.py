@@ -38,3 +38,14 @@ def test_batch_run_equals_event_by_event_feeding() -> None:
     fed = [m for ev in stream for m in engine.feed(ev)]
     assert [(m.pattern, m.kind, m.indices) for m in batch] == [(m.pattern, m.kind, m.indices) for m in fed]
     assert {m.pattern for m in batch} == {p.id for p in patterns}
+
+
+def test_partitioning_and_parameter_join_agree() -> None:
+    from app.runs.cep import Pattern, parse_text
+
+    stream = _bench().storm_log(16000)
+    text = "(take(comp, tuple) -> bolt_ack(comp, tuple)) within 30"
+    found = [CepEngine([Pattern(id="u", ast=parse_text(text), timeout=True, by=by)]).run(stream)
+             for by in (("comp", "tuple"), ())]
+    assert [m.indices for m in found[0]] == [m.indices for m in found[1]]
+    assert len(found[0]) > 10
