@@ -270,6 +270,7 @@ class MainWindow(QMainWindow):
         self.action_layout.setIcon(icon("layout"))
         self.menu("View").addSeparator()
 
+        self._action("Help", "&Mouse and Keyboard", self.show_controls)
         self._action("Help", "&About Stormbound", self.about)
 
         self.canvas.context_actions = [self.action_cut, self.action_copy, self.action_paste, self.action_delete,
@@ -389,6 +390,17 @@ class MainWindow(QMainWindow):
             return
         self.document.undo_stack.push(MoveComponentsCommand(self.document, layered_layout(topo), "Auto-layout"))
         self.canvas.fit_all()
+
+    def show_controls(self) -> None:
+        self.dialogs.info(self, "Mouse and keyboard", "\n".join([
+            "Drag Spout or Bolt from the palette onto the canvas (or double-click it).",
+            "Connect: drag from a component's output port (right) onto a bolt.",
+            "Select: click, Ctrl-click, or drag a rubber band over empty canvas.",
+            "Move: drag nodes (one undo step per drag).  Delete: Del.",
+            "Copy / Cut / Paste: Ctrl+C / Ctrl+X / Ctrl+V.  Undo / Redo: Ctrl+Z / Ctrl+Shift+Z.",
+            "Zoom: mouse wheel, Ctrl++ / Ctrl+-, fit: Ctrl+0.  Pan: middle button or Space+drag.",
+            "Suggest parallelism: Ctrl+Shift+P.  Auto-layout: Ctrl+L.",
+        ]))
 
     def about(self) -> None:
         from app import __version__
