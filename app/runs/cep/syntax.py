@@ -559,6 +559,7 @@ def parse_pattern_text(source: str, where: str = "patterns", overrides: Mapping[
             except json.JSONDecodeError:
                 raise PatternError(f"{where} line {number}", f"define {m['name']}: expected a number or a quoted string") from None
             constants[m["name"]] = value
+            comment = []  # a comment above a define describes the constant, not the next pattern
             continue
         m = _HEADER.match(stripped)
         if not m:
