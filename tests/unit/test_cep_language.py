@@ -191,6 +191,15 @@ def test_partitions_match_each_key_separately() -> None:
     assert run("queue(queue > 1000){3}", events, context="strict", by=("comp",)) == [[0, 2, 4]]
 
 
+def test_runaway_partial_matches_stop_with_a_clear_error() -> None:
+    from app.runs.cep import PatternMatcher
+
+    matcher = PatternMatcher(Pattern(id="combos", ast=parse_text("a -> b{+} -> c"), context="any"))
+    matcher.max_partial = 1000
+    with pytest.raises(PatternError, match=r"combos: more than 1,000 partial matches at event 10 \(context any\)"):
+        matcher.feed_all([ev("a")] + [ev("b")] * 20, 0, [])
+
+
 def test_partition_by_a_list_valued_attribute() -> None:
     events = [ev("emit", 0, anchors=["t1", "t2"]), ev("emit", 1, anchors=["t3"]), ev("emit", 2, anchors=["t1", "t2"])]
     assert run("emit -> emit", events, by=("anchors",)) == [[0, 2]]

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from app.runs.cep.compiler import INIT, Automaton, compile_pattern
-from app.runs.cep.syntax import Pattern
+from app.runs.cep.syntax import Pattern, PatternError
 
+MAX_PARTIAL = 1_000_000  # live partial matches per pattern and partition before matching gives up
 _UNBOUND = object()
 _MISSING = object()
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
@@ -149,6 +150,7 @@ class PatternMatcher:
         self.heap: list[tuple[float, int, _Token, _Run]] = []
         self.counter = itertools.count()
         self.seq = 0
+        self.max_partial = MAX_PARTIAL
 
     def _move(self, e) -> _Move:
         binds = tuple((attr, self.slots[var]) for attr, var in e.binds)
@@ -307,6 +309,10 @@ class PatternMatcher:
                         fire(run, tuple(s for s in steps if s[0] == INIT), ev, index, out, True)
                 if len(out) > before + 1:
                     out[before:] = sorted(out[before:], key=_first_index)
+                if run.partial > self.max_partial:  # type: ignore[union-attr]
+                    raise PatternError(self.id, f"more than {self.max_partial:,} partial matches at event {index} "
+                                                f"(context {ctx}); add a 'within' window, partition with 'by', "
+                                                f"or use a context that keeps fewer (chronicle, strict)")
             elif resets and run.partial:  # type: ignore[union-attr]
                 self._clear(run)  # type: ignore[arg-type]
             if by and not run.partial and not run.done:  # type: ignore[union-attr]
