@@ -13,7 +13,7 @@ configuration.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,6 @@ class PropertyState:
     note: str = ""
     progress: Progress | None = None
     generation: int = -1
-    history: list[str] = field(default_factory=list)
 
     @property
     def colour(self) -> str:
