@@ -42,7 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("cep", help="find complex event patterns in a run's event log",
                        description="Report every match of the patterns in the event log.")
-    p.add_argument("patterns", help="pattern file (compact text form or JSON)")
+    p.add_argument("patterns",
+                   help="pattern file (compact text form or JSON), or `monitors` for the shipped Storm monitors")
     p.add_argument("log", help="event log of a run (file or run folder)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_cep, file_args=("patterns", "log"))
