@@ -77,3 +77,10 @@ def test_install_adds_runs_menu_action(qtbot: Any) -> None:
     assert action in window.menu("Runs").actions() and action.text() == "Compare runs..."
     action.trigger()
     assert window._compare_runs_dialog.isVisible()
+
+
+def test_main_window_has_the_runs_entry(make_window: Any) -> None:
+    window = make_window()
+    assert "app.gui.compare_runs" not in window.plugin_errors
+    names = [a.objectName() for a in window.menu("Runs").actions()]
+    assert "action_compare_runs" in names
