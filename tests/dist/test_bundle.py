@@ -52,15 +52,13 @@ def test_version_from_the_frozen_binary(bundle: Path, tmp_path: Path):
     assert done.stdout.strip() == f"stormbound {__version__}"
 
 
-@pytest.mark.xfail(not (ROOT / "app" / "core" / "tcn" / "search.py").exists(), strict=True,
-                   reason="the verifier (app/core/tcn/search.py) has not landed: the selftest must say so and fail")
 def test_selftest_from_the_frozen_binary(bundle: Path, tmp_path: Path):
     done = _run(bundle / "stormbound", "--selftest", tmp=tmp_path)
     assert done.returncode == 0, f"stdout: {done.stdout}\nstderr: {done.stderr}"
     summary = done.stdout.strip().splitlines()
     assert len(summary) == 1, done.stdout
     assert "selftest ok (bundle, Qt offscreen)" in summary[0]
-    assert "verify counterexample" in summary[0] and "B2 grows" in summary[0]
+    assert "verify B2: counterexample" in summary[0] and "B2 grows" in summary[0]
     pngs = list(tmp_path.glob("stormbound-selftest-*/trace.png"))
     assert len(pngs) == 1 and pngs[0].stat().st_size > 1000
     assert pngs[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -105,11 +103,11 @@ def test_archive_keeps_symlinks_and_runs_from_elsewhere(bundle: Path, tmp_path: 
     assert done.returncode == 0 and done.stdout.strip() == f"stormbound {__version__}", done.stderr
 
 
-@pytest.mark.xfail(not (ROOT / "app" / "commands" / "gui.py").exists(), strict=True,
-                   reason="the GUI command (app/commands/gui.py) has not landed")
 def test_frozen_main_window_renders_offscreen(bundle: Path, tmp_path: Path):
     example = bundle / "_internal" / "models" / "simple-DIA-cfg-1.storm.json"
     out = tmp_path / "window.png"
     done = _run(bundle / "stormbound", "gui", str(example), "--screenshot", str(out), tmp=tmp_path, timeout=120)
     assert done.returncode == 0, f"stdout: {done.stdout}\nstderr: {done.stderr}"
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+    # a panel whose import fails in the bundle (a module PyInstaller missed) is reported, not fatal: catch it here
+    assert "failed to install" not in done.stderr and "Traceback" not in done.stderr, done.stderr
