@@ -55,30 +55,47 @@ def _usage(message: str) -> Exception:
     return UsageError(message)
 
 
+def _is_json_lines(path: str) -> bool:
+    from app.runs.diff import _looks_like_lines
+
+    return os.path.isfile(path) and _looks_like_lines(__import__("pathlib").Path(path))
+
+
 def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
+    """Spark for same_key on JSON Lines files: asked for with --spark, or when the files are large."""
     if args.spark:
         if matcher_mode != "same_key":
             raise _usage("diff: --spark needs same_key dependence (with a structural or set_of_split equality)")
+        if args.connected:
+            raise _usage("diff: --spark reads two files, not a --connected stream")
+        for path in (args.left, args.right):
+            if not _is_json_lines(path):
+                raise _usage(f"{path}: --spark reads JSON Lines files (.jsonl, one item per line)")
         return True
     if matcher_mode != "same_key" or args.spark_threshold <= 0 or args.connected:
+        return False
+    if not (_is_json_lines(args.left) and _is_json_lines(args.right)):
         return False
     size = sum(os.path.getsize(f) for f in (args.left, args.right) if os.path.isfile(f))
     return size > args.spark_threshold * 1024 * 1024
 
 
 def _run_spark(args: argparse.Namespace) -> Any:
+    """The Spark job in this process (reusing an active session, never stopping one it did not start)."""
     from app.runs.diff_spark import spark_same_key_diff
-    from app.runs.session import SparkUnavailable, build_session
+    from app.runs.session import build_session, check_environment
 
     master = os.environ.get("STORMBOUND_SPARK_MASTER", "local[*]")
-    try:
-        spark = build_session(master, "stormbound-diff")
-    except SparkUnavailable as err:
-        raise _usage(f"diff: {err}") from None
+    check_environment(master)  # raises SparkUnavailable with the fix in one line
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    spark = active or build_session(master, "stormbound-diff")
     try:
         return spark_same_key_diff(spark, args.left, args.right, args.dependence, args.equality, args.order)
     finally:
-        spark.stop()
+        if active is None:
+            spark.stop()
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -93,9 +110,17 @@ def cmd_diff(args: argparse.Namespace) -> int:
         raise _usage("diff: missing RIGHT file (or use --connected for one interleaved file)")
     try:
         matcher = Matcher(args.dependence, args.equality)
+        result = None
         if _use_spark(args, matcher.mode):
-            result = _run_spark(args)
-        else:
+            from app.runs.session import SparkUnavailable
+
+            try:
+                result = _run_spark(args)
+            except SparkUnavailable as err:
+                if args.spark:
+                    raise _usage(f"diff: {err}") from None
+                print(f"stormbound: Spark unavailable ({err}); comparing in this process", file=sys.stderr)
+        if result is None:
             if args.connected:
                 events = read_connected(args.left)
             else:

@@ -68,3 +68,20 @@ def test_spark_rejects_other_dependences_and_bad_lines(spark, tmp_path: Path) ->
     bad.write_text('{"key": 1}\n{"nokey": 2}\n')
     with pytest.raises(DiffError, match=r"b.jsonl: item 2: no key field"):
         spark_same_key_diff(spark, good, bad, "same_key:key")
+
+
+def test_cli_spark_path_reuses_the_session(spark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`stormbound diff --spark` answers like the local run and leaves an active session running."""
+    from app.cli import main
+
+    cases = _cases()
+    _, left, right = cases[1]
+    lp, rp = _write(tmp_path / "l.jsonl", left), _write(tmp_path / "r.jsonl", right)
+    assert main(["diff", str(lp), str(rp), "-d", "same_key:key", "--spark", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    local = compare(left, right, "same_key:key")
+    assert data["engine"] == "spark" and data["detected_at"] == local.detected_at
+    assert not spark.sparkContext._jsc.sc().isStopped()
+    (tmp_path / "a.json").write_text("[1, 2]")
+    assert main(["diff", str(tmp_path / "a.json"), str(rp), "-d", "same_key:key", "--spark"]) == 2
+    assert "--spark reads JSON Lines files" in capsys.readouterr().err

@@ -76,3 +76,20 @@ def test_cep_is_registered(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     code = main(["cep", str(tmp_path / "none.txt"), str(tmp_path / "none.jsonl")])
     assert code in (0, 1, 2)
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_large_inputs_fall_back_to_local_without_spark(streams: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.runs import session
+
+    def no_spark(*_: object, **__: object) -> None:
+        raise session.SparkUnavailable("Java not found")
+
+    monkeypatch.setattr(session, "check_environment", no_spark)
+    args = ["diff", str(streams / "p1.jsonl"), str(streams / "bad.jsonl"), "-d", "same_key:key"]
+    assert main(args + ["--spark-threshold", "0.000001"]) == 1  # "large": tries Spark, falls back
+    captured = capsys.readouterr()
+    assert "Spark unavailable (Java not found); comparing in this process" in captured.err
+    assert "first difference at position 2" in captured.out
+    assert main(args + ["--spark"]) == 2  # asked for explicitly: a one-line problem
+    assert capsys.readouterr().err.strip() == "stormbound: diff: Java not found"
