@@ -284,6 +284,10 @@ class _MissingField(Exception):
         self.path = path
 
 
+class _NotAString(ValueError):
+    """set_of_split equality met a value that is not a string."""
+
+
 _PASS_THROUGH = (DiffError, TopologyError)
 
 
@@ -427,7 +431,7 @@ def describe_equality(eq: Equality) -> str:
 
 # ---- the matcher ---------------------------------------------------------------------
 
-_Entry = tuple  # (side index, position, item)
+_Entry = tuple  # (position in the connected stream, index in its side, item)
 
 
 class Matcher:
@@ -486,7 +490,7 @@ class Matcher:
             def split_canon(item: Any) -> Any:
                 value = getter(item) if getter else item
                 if not isinstance(value, str):
-                    raise _MissingField(eq.field or "(item)")
+                    raise _NotAString(f"set_of_split compares strings, got {type(value).__name__}")
                 return frozenset(value.split(sep))
             return split_canon, split_canon, None
         if eq.only is not None:
@@ -541,6 +545,8 @@ class Matcher:
     @property
     def key_function(self) -> Callable[[Any], Any]:
         """The key of an item under same_key dependence (for the Spark job)."""
+        if self._mode != "same_key":
+            raise DiffError(f"dependence: {describe_dependence(self.dependence)} has no key")
         return self._key_of
 
     @property
@@ -573,7 +579,7 @@ class Matcher:
                 problem = f"no field {cause.path!r}"
             elif self._mode == "same_key" and isinstance(cause, (KeyError, TypeError, IndexError)):
                 problem = f"no field {'.'.join(self.dependence.fields)!r}"  # type: ignore[union-attr]
-            elif isinstance(cause, ExprEvalError):
+            elif isinstance(cause, (ExprEvalError, _NotAString)):
                 problem = str(cause)
             else:
                 problem = f"cannot use this item ({type(cause).__name__}: {cause})"
