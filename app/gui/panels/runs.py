@@ -1,0 +1,453 @@
+"""The Runs panel: attach Spark, run the current topology, open a log, compare and apply measured values.
+
+Plug-in (`install(window)`): adds the Runs dock and entries to the Runs menu. All Spark
+work goes through the Spark host process (`app.runs.client.SparkHost`), each call in a
+`HostCall` QThread; its signals reach only bound methods of this panel (GUI thread).
+Measured queue series are drawn dashed, in the panel's own plot and over the verification
+trace plots of the same bolts when those exist.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, QThread, Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.topology import Topology
+from app.runs.analysis import Analysis
+from app.runs.compare import Comparison, calibrate, compare
+from app.runs.reliability import ReliabilityConfig, ReliabilityReport
+
+DASHED = Qt.PenStyle.DashLine
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+
+
+class HostCall(QThread):
+    """One blocking call on the Spark host (attach, or one request) in a background thread."""
+
+    progress = Signal(float, str)
+    result_ready = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, work: Callable[["HostCall"], Any], parent: QObject | None = None):
+        super().__init__(parent)
+        self.work = work
+        self.request_id: int | None = None
+
+    def report(self, fraction: float, message: str) -> None:
+        self.progress.emit(fraction, message)
+
+    def run(self) -> None:  # noqa: D401 - QThread entry point
+        try:
+            self.result_ready.emit(self.work(self))
+        except Exception as err:  # noqa: BLE001 - shown as one line in the panel
+            self.failed.emit(str(err) or type(err).__name__)
+
+
+def _default_host_factory(python: str | None, master: str | None):
+    from app.runs.client import SparkHost
+
+    return SparkHost(python=python or None, master=master or None)
+
+
+class RunsPanel(QWidget):
+    """Spark status, run with progress and Cancel, queue plots, parameters, comparison, reliability."""
+
+    analysis_ready = Signal(object)
+    run_finished = Signal(str)
+
+    def __init__(self, window: Any, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.window = window
+        self.document = window.document
+        self.settings = window.settings
+        self.host_factory = _default_host_factory
+        self.host: Any = None
+        self.calls: set[HostCall] = set()
+        self.running: HostCall | None = None
+        self.analysis: Analysis | None = None
+        self.comparison: Comparison | None = None
+        self.measured_topology: Topology | None = None
+        self.report: ReliabilityReport | None = None
+        self.log_path: Path | None = None
+        self.overlays: list[Any] = []
+        self._build()
+        self._update_buttons()
+
+    # ---- layout
+    def _build(self) -> None:
+        self.status = QLabel("Spark: detached")
+        self.master_edit = QLineEdit(str(self.settings.value("runs/master", "local[*]")))
+        self.master_edit.setToolTip("Spark master: local[*], spark://host:7077, sc://host:15002 ...")
+        self.python_edit = QLineEdit(str(self.settings.value("runs/python", "")))
+        self.python_edit.setPlaceholderText("Python with pyspark (empty: STORMBOUND_SPARK_PYTHON or this one)")
+        self.attach_button = QPushButton("Attach Spark")
+        self.attach_button.clicked.connect(self.toggle_attach)
+        top = QHBoxLayout()
+        for w in (self.status, QLabel("master"), self.master_edit, QLabel("python"), self.python_edit, self.attach_button):
+            top.addWidget(w)
+
+        self.duration = QDoubleSpinBox()
+        self.duration.setRange(1, 24 * 3600)
+        self.duration.setValue(float(self.settings.value("runs/duration", 60.0)))
+        self.duration.setSuffix(" s")
+        self.run_button = QPushButton("Run current topology")
+        self.run_button.clicked.connect(self.start_run)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.open_button = QPushButton("Open log...")
+        self.open_button.clicked.connect(self.open_dialog)
+        self.reliability_button = QPushButton("Check reliability")
+        self.reliability_button.clicked.connect(self.check_reliability)
+        row = QHBoxLayout()
+        for w in (QLabel("duration"), self.duration, self.run_button, self.progress, self.cancel_button,
+                  self.open_button, self.reliability_button):
+            row.addWidget(w)
+
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setLabel("left", "queue (tuples)")
+        self.plot.setLabel("bottom", "time (s)")
+        self.plot.addLegend()
+        self.overlay_box = QCheckBox("Overlay measured queues on the trace plots")
+        self.overlay_box.setChecked(True)
+        self.overlay_box.toggled.connect(self._draw_overlays)
+        plot_tab = QWidget()
+        lay = QVBoxLayout(plot_tab)
+        lay.addWidget(self.plot)
+        lay.addWidget(self.overlay_box)
+
+        self.parameters = QTableWidget(0, 5)
+        self.parameters.setHorizontalHeaderLabels(["component", "parameter", "annotated", "measured", "difference"])
+        self.apply_button = QPushButton("Apply measured values")
+        self.apply_button.setToolTip("Put the measured rates, bursts, α and σ into the topology (undoable)")
+        self.apply_button.clicked.connect(self.apply_measured)
+        param_tab = QWidget()
+        lay = QVBoxLayout(param_tab)
+        lay.addWidget(self.parameters)
+        lay.addWidget(self.apply_button)
+
+        self.bolts = QTableWidget(0, 6)
+        self.bolts.setHorizontalHeaderLabels(["bolt", "model", "growth/s (model)", "predicted at measured",
+                                              "measured slope (95% CI)", "agrees"])
+        self.reliability_text = QPlainTextEdit()
+        self.reliability_text.setReadOnly(True)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(plot_tab, "Queues")
+        self.tabs.addTab(param_tab, "Parameters")
+        self.tabs.addTab(self.bolts, "Model vs measured")
+        self.tabs.addTab(self.reliability_text, "Reliability")
+
+        main = QVBoxLayout(self)
+        main.addLayout(top)
+        main.addLayout(row)
+        main.addWidget(self.tabs)
+
+    def _update_buttons(self) -> None:
+        attached = self.host is not None
+        busy = self.running is not None
+        self.attach_button.setText("Detach Spark" if attached else "Attach Spark")
+        self.run_button.setEnabled(attached and not busy)
+        self.open_button.setEnabled(attached and not busy)
+        self.reliability_button.setEnabled(attached and not busy and self.log_path is not None)
+        self.cancel_button.setEnabled(busy)
+        self.apply_button.setEnabled(self.measured_topology is not None)
+
+    # ---- calls in the background
+    def _call(self, work: Callable[[HostCall], Any], done: Callable[[Any], None]) -> HostCall:
+        call = HostCall(work, self)
+        call.progress.connect(self._on_progress)
+        call.result_ready.connect(done)
+        call.failed.connect(self._on_failed)
+        call.finished.connect(self._on_call_finished)
+        self.calls.add(call)
+        call.start()
+        return call
+
+    def _on_call_finished(self) -> None:
+        call = self.sender()
+        self.calls.discard(call)  # type: ignore[arg-type]
+        if call is self.running:
+            self.running = None
+        self._update_buttons()
+
+    def _on_progress(self, fraction: float, message: str) -> None:
+        self.progress.setValue(int(fraction * 1000))
+        self.progress.setFormat(message)
+
+    def _on_failed(self, message: str) -> None:
+        if self.host is None:
+            self.status.setText(f"Spark: {message}")
+        self.progress.setFormat(message)
+        if hasattr(self.window, "show_message"):
+            self.window.show_message(message)
+
+    # ---- attach / detach
+    def toggle_attach(self) -> None:
+        if self.host is not None:
+            self.detach()
+        else:
+            self.attach()
+
+    def attach(self) -> HostCall:
+        self.settings.setValue("runs/master", self.master_edit.text())
+        self.settings.setValue("runs/python", self.python_edit.text())
+        host = self.host_factory(self.python_edit.text().strip(), self.master_edit.text().strip())
+        self.status.setText("Spark: starting...")
+        self.attach_button.setEnabled(False)
+
+        def work(call: HostCall) -> Any:
+            host.start()
+            return host
+
+        call = self._call(work, self._on_attached)
+        call.finished.connect(self._reenable_attach)
+        return call
+
+    def _reenable_attach(self) -> None:
+        self.attach_button.setEnabled(True)
+
+    def _on_attached(self, host: Any) -> None:
+        self.host = host
+        info = getattr(host, "info", {}) or {}
+        self.status.setText(f"Spark: attached ({info.get('master', '?')}, Spark {info.get('spark_version', '?')})")
+        self._update_buttons()
+
+    def detach(self) -> None:
+        if self.running is not None:
+            self.cancel()
+        host, self.host = self.host, None
+        if host is not None:
+            host.close()
+        self.status.setText("Spark: detached")
+        self._update_buttons()
+
+    # ---- run / open / reliability
+    def start_run(self) -> HostCall | None:
+        if self.host is None or self.running is not None:
+            return None
+        from app.runs.engine import RunSpec
+
+        topo = self.document.topology()
+        spec = RunSpec(topology=topo, duration_s=self.duration.value())
+        out = Path(tempfile.mkdtemp(prefix=f"stormbound-run-{topo.name}-"))
+        self.settings.setValue("runs/duration", self.duration.value())
+        host = self.host
+
+        def work(call: HostCall) -> Any:
+            call.request_id = host.submit("run", spec=json.loads(spec.model_dump_json()), out=str(out))
+            host.wait(call.request_id, on_progress=call.report)
+            call.report(0.99, "analysing")
+            return str(out), host.request("analyze", path=str(out)), topo
+
+        self.progress.setValue(0)
+        self.running = self._call(work, self._on_run_done)
+        self._update_buttons()
+        return self.running
+
+    def _on_run_done(self, result: Any) -> None:
+        out, data, topo = result
+        self.log_path = Path(out)
+        self.show_analysis(Analysis.model_validate(data), topo)
+        self.progress.setValue(1000)
+        self.progress.setFormat(f"run written to {out}")
+        self.run_finished.emit(out)
+
+    def cancel(self) -> None:
+        call = self.running
+        if call is not None and call.request_id is not None and self.host is not None:
+            self.host.cancel(call.request_id)
+            self.progress.setFormat("cancelling...")
+
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open event log", "",
+                                              "Event logs (*.jsonl *.json *.csv *.parquet *.log *.txt);;All files (*)")
+        if path:
+            self.open_log(path)
+
+    def open_log(self, path: str | Path) -> HostCall | None:
+        """Analyse a log or run folder against the current topology."""
+        if self.host is None or self.running is not None:
+            return None
+        host = self.host
+        topo = self.document.topology()
+
+        def work(call: HostCall) -> Any:
+            return str(path), host.request("analyze", on_progress=call.report, path=str(Path(path).resolve())), topo
+
+        self.running = self._call(work, self._on_run_done)
+        self._update_buttons()
+        return self.running
+
+    def check_reliability(self) -> HostCall | None:
+        if self.host is None or self.log_path is None or self.running is not None:
+            return None
+        host, path = self.host, self.log_path
+        settings: dict[str, Any] = {}
+        meta = path / "run.json" if path.is_dir() else None
+        if meta is not None and meta.exists():
+            rel = json.loads(meta.read_text(encoding="utf-8")).get("reliability", {})
+            settings = {"ackers": rel.get("topology.acker.executors", 1),
+                        "message_timeout_s": rel.get("topology.message.timeout.secs", 30)}
+        config = ReliabilityConfig.from_topology(self.document.topology(), **settings)
+
+        def work(call: HostCall) -> Any:
+            return host.request("reliability", on_progress=call.report, path=str(path), config=config.model_dump())
+
+        self.running = self._call(work, self._on_reliability)
+        self._update_buttons()
+        return self.running
+
+    def _on_reliability(self, data: Any) -> None:
+        self.show_reliability(ReliabilityReport.model_validate(data))
+
+    # ---- showing results
+    def show_reliability(self, report: ReliabilityReport) -> None:
+        self.report = report
+        self.reliability_text.setPlainText(report.summary())
+        self.tabs.setCurrentWidget(self.reliability_text)
+
+    def show_analysis(self, analysis: Analysis, topo: Topology | None = None) -> None:
+        """Fill the plot and tables from an analysis of a run of `topo` (default: the current document)."""
+        topo = topo or self.document.topology()
+        self.analysis = analysis
+        known = {c.name for c in topo.components}
+        fits = all(name in known for name in analysis.components)
+        self.comparison = compare(topo, analysis) if fits else None
+        self.measured_topology = calibrate(self.document.topology(), analysis) if fits else None
+        self.plot.clear()
+        for i, (name, comp) in enumerate(sorted(analysis.components.items())):
+            if comp.series:
+                xs = [x - analysis.start for x, _ in comp.series]
+                pen = pg.mkPen(COLOURS[i % len(COLOURS)], width=2, style=DASHED)
+                self.plot.plot(xs, [y for _, y in comp.series], pen=pen, name=f"{name} (measured)")
+        self._fill_parameters()
+        self._fill_bolts()
+        self._draw_overlays()
+        self.analysis_ready.emit(analysis)
+        self._update_buttons()
+
+    def _fill_parameters(self) -> None:
+        rows = self.comparison.parameters if self.comparison else []
+        self.parameters.setRowCount(len(rows))
+        for r, p in enumerate(rows):
+            diff = p.relative_error
+            cells = [p.component, p.parameter, f"{p.annotated:g}", "-" if p.measured is None else f"{p.measured:.4g}",
+                     "-" if diff is None else f"{diff:+.1%}"]
+            for c, text in enumerate(cells):
+                self.parameters.setItem(r, c, QTableWidgetItem(text))
+
+    def _fill_bolts(self) -> None:
+        rows = self.comparison.bolts if self.comparison else []
+        self.bolts.setRowCount(len(rows))
+        for r, b in enumerate(rows):
+            cells = [b.bolt, b.model_status, f"{b.model_growth:.3g}",
+                     "-" if b.predicted_growth is None else f"{b.predicted_growth:.3g}",
+                     "-" if b.measured_slope is None else
+                     f"{b.measured_slope:+.3f} ({b.measured_ci[0]:+.3f}..{b.measured_ci[1]:+.3f}) {b.measured_verdict}",
+                     {True: "yes", False: "no", None: "-"}[b.agrees]]
+            for c, text in enumerate(cells):
+                self.bolts.setItem(r, c, QTableWidgetItem(text))
+
+    def _trace_plots(self) -> dict[str, Any]:
+        panel = getattr(self.window, "verification_panel", None)
+        view = getattr(panel, "trace_view", None)
+        return dict(getattr(view, "plot_items", {}) or {})
+
+    def _draw_overlays(self, *_: Any) -> None:
+        """Dashed measured queue series over the verification trace plots of the same bolts."""
+        for plot, item in self.overlays:
+            try:
+                plot.removeItem(item)
+            except RuntimeError:
+                pass  # the trace view rebuilt its plots
+        self.overlays.clear()
+        if self.analysis is None or not self.overlay_box.isChecked():
+            return
+        for name, plot in self._trace_plots().items():
+            comp = self.analysis.components.get(name)
+            if comp is None or not comp.series:
+                continue
+            item = pg.PlotDataItem([x - self.analysis.start for x, _ in comp.series], [y for _, y in comp.series],
+                                   pen=pg.mkPen("#444444", width=1.5, style=DASHED), name="measured")
+            plot.addItem(item)
+            self.overlays.append((plot, item))
+
+    def apply_measured(self) -> int:
+        """Put the measured parameters into the document as one undoable step; returns the components changed."""
+        if self.measured_topology is None:
+            return 0
+        from app.gui.commands import SetComponentFieldsCommand
+
+        current = self.document.topology()
+        changes: list[tuple[str, dict[str, Any]]] = []
+        for new in self.measured_topology.components:
+            try:
+                old = current.component(new.name)
+            except KeyError:
+                continue
+            fields = {k: getattr(new, k) for k in ("rate", "burst", "alpha", "sigma")
+                      if hasattr(new, k) and hasattr(old, k) and getattr(new, k) != getattr(old, k)}
+            if fields:
+                changes.append((old.id, fields))
+        if not changes:
+            return 0
+        stack = self.document.undo_stack
+        stack.beginMacro("Apply measured values")
+        for ident, fields in changes:
+            stack.push(SetComponentFieldsCommand(self.document, ident, fields, merge=False))
+        stack.endMacro()
+        return len(changes)
+
+    def shutdown(self) -> None:
+        """Stop the Spark host and wait for background calls (on quit)."""
+        self.detach()
+        for call in list(self.calls):
+            call.wait(5000)
+
+
+def install(window: Any) -> RunsPanel:
+    """Add the Runs panel and the Runs menu entries (plug-in contract)."""
+    panel = RunsPanel(window)
+    window.add_panel(panel, "Runs")
+    window.runs_panel = panel
+    menu = window.menu("Runs")
+    for text, slot, name in (("Attach / detach Spark", panel.toggle_attach, "action_runs_attach"),
+                             ("Run current topology", panel.start_run, "action_runs_run"),
+                             ("Cancel run", panel.cancel, "action_runs_cancel"),
+                             ("Open event log...", panel.open_dialog, "action_runs_open"),
+                             ("Check reliability", panel.check_reliability, "action_runs_reliability"),
+                             ("Apply measured values", panel.apply_measured, "action_runs_apply")):
+        action = QAction(text, window)
+        action.setObjectName(name)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is not None:
+        app.aboutToQuit.connect(panel.shutdown)
+    return panel

@@ -1,0 +1,159 @@
+"""The Runs panel with a fake Spark host: attach, run with progress and Cancel, parameters, apply, undo."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core.formats import load_topology
+from app.runs.analysis import analyze_local
+from app.runs.reliability import check_reliability_local, ReliabilityConfig
+from tests.conftest import MODELS
+from tests.runs.test_analysis import known_log
+
+
+class FakeHost:
+    """Answers like the Spark host: a run reports progress until done or cancelled."""
+
+    def __init__(self, python: str | None = None, master: str | None = None, fail: str | None = None):
+        self.fail = fail
+        self.info = {"master": "local[2]", "spark_version": "fake"}
+        self.cancelled: set[int] = set()
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.closed = False
+        self._next = 0
+
+    def start(self) -> dict[str, Any]:
+        if self.fail:
+            from app.runs.session import SparkUnavailable
+
+            raise SparkUnavailable(self.fail)
+        return self.info
+
+    def submit(self, op: str, **params: Any) -> int:
+        self._next += 1
+        self.requests.append((op, params))
+        return self._next
+
+    def wait(self, ident: int, on_progress=None) -> dict[str, Any]:
+        from app.runs.client import HostError
+
+        op, params = self.requests[ident - 1]
+        if op == "run":
+            for i in range(200):
+                if ident in self.cancelled:
+                    raise HostError("run cancelled", "cancelled")
+                if on_progress:
+                    on_progress(i / 200, f"running {i}")
+                if params["spec"]["duration_s"] < 10 and i > 5:
+                    break
+                time.sleep(0.02)
+            return {"out_dir": params["out"]}
+        if op == "analyze":
+            log = known_log()
+            return analyze_local(log.events, log.queues).model_dump()
+        if op == "reliability":
+            return check_reliability_local(known_log().events, ReliabilityConfig(ackers=0)).model_dump()
+        raise HostError(f"unknown {op}")
+
+    def request(self, op: str, on_progress=None, **params: Any) -> dict[str, Any]:
+        return self.wait(self.submit(op, **params), on_progress)
+
+    def cancel(self, ident: int) -> None:
+        self.cancelled.add(ident)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _known_topology_window(make_window, tmp_path: Path):
+    window = make_window()
+    path = tmp_path / "known.storm.json"
+    path.write_text("""{"name": "known", "spouts": [{"name": "S", "rate": 1.0, "burst": 1}],
+      "bolts": [{"name": "B", "alpha": 0.25, "sigma": 1.0, "parallelism": 1}, {"name": "C", "alpha": 1, "sigma": 0, "parallelism": 1}],
+      "subscriptions": [{"source": "S", "target": "B"}, {"source": "B", "target": "C"}]}""")
+    assert window.open_path(path, ask=False)
+    return window
+
+
+def test_menu_and_panel_installed(make_window) -> None:
+    window = make_window()
+    panel = window.runs_panel
+    names = {a.objectName() for a in window.menu("Runs").actions()}
+    assert {"action_runs_attach", "action_runs_run", "action_runs_cancel", "action_runs_apply"} <= names
+    assert not panel.run_button.isEnabled() and panel.status.text() == "Spark: detached"
+
+
+def test_attach_failure_is_one_line(make_window, qtbot) -> None:
+    panel = make_window().runs_panel
+    panel.host_factory = lambda python, master: FakeHost(fail="/usr/bin/python3 has no pyspark: install it there")
+    panel.attach()
+    qtbot.waitUntil(lambda: "has no pyspark" in panel.status.text(), timeout=5000)
+    assert panel.host is None and not panel.run_button.isEnabled()
+
+
+def test_run_progress_cancel_then_run_and_apply(make_window, qtbot, tmp_path: Path) -> None:
+    window = _known_topology_window(make_window, tmp_path)
+    panel = window.runs_panel
+    fake = FakeHost()
+    panel.host_factory = lambda python, master: fake
+    panel.attach()
+    qtbot.waitUntil(lambda: panel.host is fake, timeout=5000)
+    assert "attached" in panel.status.text() and panel.run_button.isEnabled()
+
+    panel.duration.setValue(60)
+    panel.start_run()
+    qtbot.waitUntil(lambda: panel.progress.value() > 0, timeout=5000)
+    assert panel.cancel_button.isEnabled() and not panel.run_button.isEnabled()
+    panel.cancel()
+    qtbot.waitUntil(lambda: panel.running is None, timeout=5000)
+    assert "cancelled" in panel.progress.format() and panel.analysis is None
+
+    panel.duration.setValue(2)
+    panel.start_run()
+    qtbot.waitUntil(lambda: panel.analysis is not None and panel.running is None, timeout=5000)
+    assert panel.parameters.rowCount() == 2 + 2 * 2
+    cells = {(panel.parameters.item(r, 0).text(), panel.parameters.item(r, 1).text()): panel.parameters.item(r, 3).text()
+             for r in range(panel.parameters.rowCount())}
+    assert cells[("S", "rate")] == "2" and cells[("B", "alpha")] == "0.5"
+    assert panel.bolts.item(0, 0).text() == "B" and "grows" in panel.bolts.item(0, 4).text()
+    assert panel.plot.getPlotItem().listDataItems()  # measured series drawn
+
+    before = window.document.topology()
+    assert panel.apply_measured() == 2  # S (rate, burst) and B (alpha, sigma)
+    after = window.document.topology()
+    assert after.component("S").rate == 2.0 and after.component("B").alpha == 0.5 and after.component("B").sigma == 0.5
+    window.document.undo_stack.undo()  # one step
+    assert window.document.topology().semantics() == before.semantics()
+
+    panel.check_reliability()
+    qtbot.waitUntil(lambda: panel.report is not None, timeout=5000)
+    assert "P2_take_has_ack_or_fail" in panel.reliability_text.toPlainText()
+    panel.detach()
+    assert fake.closed and panel.host is None
+
+
+def test_overlay_on_trace_plots(make_window, tmp_path: Path) -> None:
+    import pyqtgraph as pg
+
+    window = _known_topology_window(make_window, tmp_path)
+    panel = window.runs_panel
+    plot = pg.PlotItem()
+
+    class View:
+        plot_items = {"B": plot}
+
+    class Verification:
+        trace_view = View()
+
+    window.verification_panel = Verification()  # stands in for the trace view's plots
+    log = known_log()
+    panel.show_analysis(analyze_local(log.events, log.queues))
+    items = [i for i in plot.listDataItems() if i.opts["pen"].style() == pg.QtCore.Qt.PenStyle.DashLine]
+    assert len(items) == 1
+    panel.overlay_box.setChecked(False)
+    assert not plot.listDataItems()
