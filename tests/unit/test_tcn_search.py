@@ -48,7 +48,7 @@ def test_getting_started_counterexample_is_certified() -> None:
 
 @pytest.mark.parametrize(("name", "published"), [("simple-DIA-cfg-1", {"B2", "B3"}), ("simple-DIA-cfg-3", {"B2", "B3"})])
 def test_published_counterexamples_are_certified(name: str, published: set[str]) -> None:
-    result = verify(model(name), k_max=12, timeout_s=150)
+    result = verify(model(name), k_max=15, timeout_s=150)
     assert result.verdict == "counterexample" and result.certified, result.message
     assert set(result.growing) <= published and "B2" in result.growing
     assert result.trace is not None and certify(result.trace).ok
@@ -69,8 +69,8 @@ def test_forced_search_on_a_bounded_topology_finds_no_lasso() -> None:
 
 
 def test_none_up_to_k_suggests_larger_k_when_rate_check_says_grows() -> None:
-    result = verify(model("simple-DIA-cfg-1"), k=6, timeout_s=60)
-    assert result.verdict == "none-up-to-k" and result.k == 6
+    result = verify(model("simple-DIA-cfg-1"), k=3, timeout_s=60)
+    assert result.verdict == "none-up-to-k" and result.k == 3
     assert any("B2 grows" in n and "larger k" in n for n in result.notes)
 
 
@@ -143,7 +143,7 @@ def test_no_lasso_where_the_rate_check_proves_bounded(topo) -> None:
 
 
 def test_complete_focused_crawler_shows_expander_growing() -> None:
-    result = verify(model("focused-crawler-complete"), k_max=8, timeout_s=150)
+    result = verify(model("focused-crawler-complete"), k_max=20, timeout_s=150)
     assert result.verdict == "counterexample" and result.certified, result.message
     assert "expander" in result.growing and result.growth_per_loop["expander"] > 0
     assert result.trace is not None and certify(result.trace).ok

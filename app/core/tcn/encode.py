@@ -14,6 +14,7 @@ keeps z3 objects beyond the encoding's lifetime.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Callable
 
@@ -179,10 +180,16 @@ class Encoding:
                     total = prev_buffer + prev_batch
                     num, den = b.sigma.numerator, b.sigma.denominator
                     e, keep = v.emitted[i], v.buffer[i]
-                    add(z3.If(emit,
-                              z3.And(e * den <= num * total, num * total < (e + 1) * den,
-                                     num * (keep - 1) < num * total - e * den, num * total - e * den <= num * keep),
-                              z3.And(e == 0, keep == prev_buffer)))
+                    add(z3.Implies(z3.Not(emit), z3.And(e == 0, keep == prev_buffer)))
+                    if den == 1:  # integer σ: everything is emitted, nothing kept
+                        add(z3.Implies(emit, z3.And(e == num * total, keep == 0)))
+                    else:  # a small table over the possible totals (no integer division for the solver)
+                        most = b.take_max + math.ceil(Fraction(den, num)) + 1
+                        add(z3.Implies(emit, z3.And(total >= 1, total <= most)))
+                        for value in range(1, most + 1):
+                            out = math.floor(b.sigma * value)
+                            add(z3.Implies(z3.And(emit, total == value),
+                                           z3.And(e == out, keep == math.ceil(value - out / b.sigma))))
                 # idle rule: waiting tuples are taken within max_idle of becoming available
                 waiting = v.waiting(i)
                 add(z3.Implies(z3.And(waiting, z3.Or(emit, z3.Not(was_waiting))), v.waiting_since[i] == t[i]))
