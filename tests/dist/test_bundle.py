@@ -111,3 +111,30 @@ def test_frozen_main_window_renders_offscreen(bundle: Path, tmp_path: Path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
     # a panel whose import fails in the bundle (a module PyInstaller missed) is reported, not fatal: catch it here
     assert "failed to install" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_frozen_run_without_pyspark_says_what_to_install(bundle: Path, tmp_path: Path):
+    example = bundle / "_internal" / "models" / "simple-DIA-cfg-1.storm.json"
+    env = _user_env(tmp_path) | {"PATH": str(tmp_path)}  # no python3 anywhere
+    done = subprocess.run([str(bundle / "stormbound"), "run", str(example), "--duration", "1", "--out",
+                           str(tmp_path / "run")], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "stormbound: Spark: no Python found for Spark: set STORMBOUND_SPARK_PYTHON to a Python that has pyspark"]
+
+
+def test_frozen_run_uses_an_outside_python_with_pyspark(bundle: Path, tmp_path: Path):
+    """The bundle has no pyspark: it starts the Spark host with the named Python and its own .py sources."""
+    import shutil
+    import sys
+
+    if shutil.which("java") is None:
+        pytest.skip("no Java on PATH")
+    pytest.importorskip("pyspark")
+    example = bundle / "_internal" / "models" / "simple-DIA-cfg-1.storm.json"
+    env = _user_env(tmp_path) | {"STORMBOUND_SPARK_PYTHON": sys.executable, "STORMBOUND_SPARK_MASTER": "local[2]"}
+    done = subprocess.run([str(bundle / "stormbound"), "run", str(example), "--duration", "3", "--out",
+                           str(tmp_path / "run")], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert done.returncode == 0, f"stdout: {done.stdout}\nstderr: {done.stderr}"
+    assert "ran simple-DIA-cfg-1" in done.stdout
+    assert (tmp_path / "run" / "events.jsonl").stat().st_size > 0
