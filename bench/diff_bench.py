@@ -7,6 +7,7 @@ items scanned per arrival, dependence as an expression predicate), which is
 the algorithm written down directly. Target: at most 2 µs per event on one core.
 
     .venv/bin/python bench/diff_bench.py [--events 1000000] [--keys 1000] [--drift 64] [--json]
+        [--files N] [--spark]   # also: JSON Lines files end to end, and the Spark same_key job on them
 """
 
 from __future__ import annotations
@@ -78,6 +79,43 @@ def feeder(spec: str, events: list[tuple[int, Any]]) -> Callable[[], Matcher]:
     return run
 
 
+class _Done:
+    """A finished comparison posing as a Matcher for `measure`."""
+
+    def __init__(self, result: Any):
+        self.result = result
+
+    def finish(self) -> Any:
+        return self.result
+
+
+def file_rows(n: int, keys: int, drift: int, spark: bool) -> list[tuple[str, dict[str, Any]]]:
+    """End to end on JSON Lines files: read + parse + match locally, and optionally the Spark job."""
+    import tempfile
+
+    from app.runs.diff import compare, read_stream
+
+    left, right = keyed_streams(n, keys, drift, seed=2)
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        paths = [Path(folder) / "left.jsonl", Path(folder) / "right.jsonl"]
+        for path, items in zip(paths, (left, right)):
+            path.write_text("".join(json.dumps(item) + "\n" for item in items))
+        del left, right
+        rows.append((f"files end to end, local (JSON parsing included, {n:,}/side)",
+                     measure(lambda: _Done(compare(read_stream(paths[0]), read_stream(paths[1]), "same_key:key")), 1)))
+        if spark:
+            from app.runs.diff_spark import spark_same_key_diff
+            from app.runs.session import build_session
+
+            session = build_session("local[2]", "diff-bench")
+            spark_same_key_diff(session, paths[0], paths[1], "same_key:key")  # warm-up (JVM, workers)
+            rows.append((f"files end to end, Spark local[2] job ({n:,}/side)",
+                         measure(lambda: _Done(spark_same_key_diff(session, paths[0], paths[1], "same_key:key")), 1)))
+            session.stop()
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000, help="events per side")
@@ -86,6 +124,9 @@ def main() -> int:
     parser.add_argument("--lag", type=int, default=1000, help="how late the right side starts (the `all` lag row)")
     parser.add_argument("--naive-events", type=int, default=100_000, help="events per side for the naive rows")
     parser.add_argument("--repeat", type=int, default=3, help="runs per row (median)")
+    parser.add_argument("--files", type=int, default=0, metavar="N",
+                        help="also compare two JSON Lines files of N items per side end to end (parsing included)")
+    parser.add_argument("--spark", action="store_true", help="with --files: also time the Spark same_key job")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -117,6 +158,9 @@ def main() -> int:
     rows.append((f"naive: predicate true, aligned ({n_naive:,}/side)",
                  measure(feeder("predicate:true", naive_all), 1)))
 
+    if args.files:
+        rows += file_rows(args.files, args.keys, args.drift, args.spark)
+
     info = {
         "python": platform.python_version(), "machine": platform.machine(),
         "events_per_side": args.events, "keys": args.keys, "drift": args.drift, "setup_s": round(setup, 1),
@@ -129,7 +173,8 @@ def main() -> int:
     print(f"| workload | events | equivalent | peak unmatched | events/s (wall) | µs/event wall | µs/event CPU |")
     print("|---|---:|---|---:|---:|---:|---:|")
     for name, r in rows:
-        print(f"| {name} | {r['events']:,} | {r['equivalent']} | {r['peak_unmatched']:,} | {r['events_per_s']:,} "
+        peak = "-" if r["peak_unmatched"] is None else f"{r['peak_unmatched']:,}"
+        print(f"| {name} | {r['events']:,} | {r['equivalent']} | {peak} | {r['events_per_s']:,} "
               f"| {r['us_per_event_wall']} | {r['us_per_event_cpu']} |")
     return 0
 
