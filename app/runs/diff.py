@@ -963,7 +963,9 @@ def _read_event_log(p: Path) -> Iterator[Any]:
     except ImportError:  # the measured-runs module is not there
         raise DiffError(f"{p}: reading event logs needs app.runs.eventlog") from None
     log = eventlog.read_log(p)
-    for event in log.events:
+    if not log.events:
+        raise DiffError(f"{p}: no events in this log (only queue or metric samples); nothing to compare")
+    for event in log.events:  # the reader sorts events by time
         yield event.model_dump(exclude_none=True)
 
 

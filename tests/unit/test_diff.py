@@ -198,3 +198,10 @@ def test_event_log_csv_is_read_with_the_eventlog_reader(tmp_path: Path) -> None:
     assert [i["ev"] for i in items] == ["take", "bolt_ack"] and items[0]["comp"] == "split"
     assert compare(items, list(reversed(items)), "same_key:tuple").equivalent is False
     assert compare(items, list(reversed(items)), "none").equivalent is True
+
+
+def test_event_log_without_events_is_refused(tmp_path: Path) -> None:
+    pytest.importorskip("app.runs.eventlog")
+    (tmp_path / "q.csv").write_text("t,comp,task,queue\n0.1,split,1,4\n")
+    with pytest.raises(DiffError, match="q.csv: no events in this log"):
+        list(read_stream(tmp_path / "q.csv"))
