@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from app.runs.diff import Matcher, compare, from_pattern
-from tests.conftest import SHARED
 
-VECTORS = SHARED / "data" / "diffstream-vectors.json"
+VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "diffstream-vectors.json"
 
 
 def _cases() -> list[dict]:
