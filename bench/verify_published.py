@@ -44,6 +44,8 @@ def explain(name: str, pub: dict, ours: dict) -> str:
     """Why our verdict differs from the published one (or 'same')."""
     pub_sat = pub["readme_outcome"] == "SAT"
     if ours["verdict"] == "counterexample" and pub_sat:
+        if pub.get("readme_spurious"):
+            return "same verdict, but ours is a certified lasso (the published trace was flagged spurious)"
         return "same (certified lasso)"
     if ours["verdict"] == "none-up-to-k" and not pub_sat:
         return "same"
@@ -55,7 +57,10 @@ def explain(name: str, pub: dict, ours: dict) -> str:
         return (f"differs: {tag}no sound lasso (clocks repeating) up to k = {ours['k']}; the published encoding "
                 "did not make clocks repeat")
     if ours["verdict"] == "counterexample" and not pub_sat:
-        return "differs: certified lasso found (sound loop conditions of section 3; see the trace)"
+        return ("differs: certified lasso in which " + ", ".join(ours["growing"]) + " grows (the rate check says "
+                "it may grow); the published run asked that every strictly monotonic queue ("
+                + ", ".join(pub.get("strictly_monotonic_queues") or []) + ") grow at once, ours that some checked "
+                "queue grows")
     return f"undecided within the time limit ({ours['verdict']})"
 
 

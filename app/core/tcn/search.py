@@ -144,6 +144,9 @@ class Search:
             notes.append(f"cone of influence of {n}: kept {', '.join(net.kept)}"
                          + (f"; dropped {', '.join(net.dropped)}" if net.dropped else ""))
         ks = [self.single_k] if self.single_k is not None else deepening_schedule(self.k_min, self.k_max)
+        # queues the rate check proves bounded stay level in any lasso (not assumed when forcing the search,
+        # which exists to test that very proof)
+        steady = frozenset() if self.force_search else frozenset(n for n, b in report.bolts.items() if b.status == "bounded")
         proven: dict[str, int] = {}
         # bolts the rate check says `grows` are deepened first, all the way; then the others
         first = [n for n in targets if report.bolts[n].status == "grows" and self.threshold is None]
@@ -159,7 +162,7 @@ class Search:
                     return self._unknown(base, kept, notes, elapsed(), proven_k, "time limit reached")
                 try:
                     enc = Encoding(net, k, self.ctx, threshold=self.threshold, solver_options=SOLVER_OPTIONS,
-                                   cancelled=self._cancelled.is_set)
+                                   steady=steady, cancelled=self._cancelled.is_set)
                 except Cancelled:
                     return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
                 defects = 0
