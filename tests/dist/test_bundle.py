@@ -91,6 +91,13 @@ def test_bundle_holds_z3_and_leaves_out_spark_and_system_libraries(bundle: Path)
     assert "pyspark" in (bundle / "spark-requirements.txt").read_text()
 
 
+def test_desktop_entry_points_into_the_bundle(bundle: Path):
+    entry = dict(line.split("=", 1) for line in (bundle / "stormbound.desktop").read_text().splitlines() if "=" in line)
+    assert entry["Exec"].split()[0] == "/opt/stormbound/stormbound"
+    icon = Path(entry["Icon"].replace("/opt/stormbound", str(bundle)))
+    assert icon.is_file(), f"{icon} is not in the bundle"
+
+
 def test_archive_keeps_symlinks_and_runs_from_elsewhere(bundle: Path, tmp_path: Path):
     with tarfile.open(ARCHIVE) as archive:
         members = archive.getmembers()
