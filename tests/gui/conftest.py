@@ -39,3 +39,18 @@ def make_window(qtbot: Any, tmp_path: Path) -> Callable[..., Any]:
     for window in windows:
         window.dialogs.answers["save_changes"] = "discard"
         window.shutdown()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _clear_clipboard_at_exit() -> Any:
+    """Empty the clipboard before the QApplication goes away.
+
+    Mime data left on the offscreen platform's clipboard is destroyed after the
+    QApplication at interpreter exit, which crashes the process (exit 139).
+    """
+    yield
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is not None:
+        app.clipboard().clear()
