@@ -628,7 +628,11 @@ class MainWindow(QMainWindow):
         event.accept()
 
     def shutdown(self) -> None:
-        """A clean exit: stop autosaving and remove the lock and snapshot."""
+        """A clean exit: stop background work and autosaving, remove the lock and snapshot."""
+        for panel_name in ("verification_panel", "runs_panel"):
+            panel = getattr(self, panel_name, None)
+            if panel is not None and hasattr(panel, "shutdown"):
+                panel.shutdown()
         self.autosave_timer.stop()
         self.autosave.stop()
         MainWindow._live_sessions.discard(self.autosave.session)
