@@ -288,3 +288,43 @@ def analyze_local(events: Iterable[Event], queues: Iterable[QueueSample], bin_s:
     _finish(components, bins, growth_floor)
     return Analysis(source=source, start=start, end=end, events=len(evs), queue_samples=len(qs), bin_s=bin_s,
                     growth_floor=growth_floor, components=components)
+
+
+# ---- Storm metrics logs ----------------------------------------------------
+
+
+def apply_storm_metrics(analysis: Analysis, metrics: Iterable) -> Analysis:
+    """Fill throughput and α from LoggingMetricsConsumer data points (a metrics log has no per-tuple events).
+
+    `__execute-count` counts executed tuples per reporting bucket, so a task's rate is its
+    total count over (reports x bucket length, the median gap between its reports);
+    α is the count-weighted mean `__execute-latency` (ms -> s).
+    """
+    counts: dict[tuple[str, int], dict[float, float]] = defaultdict(lambda: defaultdict(float))
+    latency: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    per_time: dict[tuple[str, int, float], float] = defaultdict(float)
+    for m in metrics:
+        if m.name == "__execute-count":
+            counts[(m.comp, m.task)][m.t] += m.value
+            per_time[(m.comp, m.task, m.t)] += m.value
+        elif m.name == "__execute-latency":
+            latency[m.comp].append((m.value, per_time.get((m.comp, m.task, m.t), 1.0)))
+    rates: dict[str, float] = defaultdict(float)
+    totals: dict[str, float] = defaultdict(float)
+    for (comp, _task), by_time in counts.items():
+        times = sorted(by_time)
+        gaps = sorted(b - a for a, b in zip(times, times[1:]) if b > a)
+        bucket = gaps[len(gaps) // 2] if gaps else 60.0
+        rates[comp] += sum(by_time.values()) / (len(times) * bucket)
+        totals[comp] += sum(by_time.values())
+    for comp in set(rates) | set(latency):
+        stats = analysis.components.setdefault(comp, ComponentStats(name=comp, kind="bolt"))
+        if comp in rates:
+            stats.rate_in = rates[comp]
+            stats.taken = int(totals[comp])
+        if latency.get(comp):
+            weight = sum(w for _, w in latency[comp]) or 1.0
+            values = [v / 1000.0 for v, _ in latency[comp]]
+            stats.alpha_mean = sum(v / 1000.0 * w for v, w in latency[comp]) / weight
+            stats.alpha_min, stats.alpha_max = min(values), max(values)
+    return analysis

@@ -57,6 +57,12 @@ class _Host:
         progress(0.3, "analysing")
         result = analyze(self.spark, events, queues, bin_s=req.get("bin_s", 1.0),
                          growth_floor=req.get("growth_floor", 0.05), source=str(req["path"]))
+        from app.runs.eventlog import log_format, read_storm_metrics
+
+        if log_format(req["path"]) == "storm-metrics":  # rates and latencies come from the metrics
+            from app.runs.analysis import apply_storm_metrics
+
+            result = apply_storm_metrics(result, read_storm_metrics(req["path"]).metrics)
         return result.model_dump()
 
     def op_reliability(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:

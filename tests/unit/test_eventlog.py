@@ -129,3 +129,18 @@ def test_metrics_log_without_metrics(tmp_path: Path) -> None:
 def test_write_records_refuses_unknown_extension(tmp_path: Path) -> None:
     with pytest.raises(EventLogError, match="unknown log format"):
         write_records(tmp_path / "x.bin", EVENTS)
+
+
+def test_storm_metrics_give_rates_and_latency(tmp_path: Path) -> None:
+    from app.runs.analysis import analyze_local, apply_storm_metrics
+
+    path = tmp_path / "metrics.log"
+    path.write_text(METRICS + "2024-03-01 10:02:01,100 6345     1709287321    worker1:6700      4:split       "
+                              "__execute-count {sentences:default=240}\n"
+                              "2024-03-01 10:02:01,100 6345     1709287321    worker1:6700      4:split       "
+                              "__execute-latency {sentences:default=1.25}\n")
+    log = read_log(path)
+    analysis = apply_storm_metrics(analyze_local(log.events, log.queues), log.metrics)
+    split = analysis.components["split"]
+    assert split.taken == 360 and split.rate_in == pytest.approx(360 / (2 * 120))  # 2 reports, 120-s buckets
+    assert split.alpha_mean == pytest.approx((0.75 * 120 + 1.25 * 240) / 360 / 1000)
