@@ -69,6 +69,11 @@ class _Host:
         from app.runs.frames import load_frames
         from app.runs.reliability import ReliabilityConfig, check_reliability
 
+        from app.runs.eventlog import EventLogError, log_format
+
+        if log_format(req["path"]) == "storm-metrics":
+            raise EventLogError(str(req["path"]), "a Storm metrics log has no per-tuple events; "
+                                                  "the reliability check needs an event log")
         progress(0.1, "reading the log")
         events, _ = load_frames(self.spark, req["path"], req.get("time_unit", "s"))
         progress(0.3, "checking")
