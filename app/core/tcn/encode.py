@@ -226,6 +226,12 @@ class Encoding:
                 if self.strict:
                     add(z3.Implies(waiting, t[i] - v.waiting_since[i] < self._q(ctx, idle)))
                 add(z3.Implies(z3.Not(waiting), v.waiting_since[i] == t[i]))
+        # interchangeable spouts (same rate, burst and subscribers): any run with their roles
+        # swapped is a run too, so the first may be taken to emit at least as many tuples
+        subscribers = {s.name: tuple(sorted(b.name for b in net.bolts if s.name in b.sources)) for s in net.spouts}
+        for x, y in zip(net.spouts, net.spouts[1:]):
+            if (x.period, x.burst, subscribers[x.name]) == (y.period, y.burst, subscribers[y.name]):
+                add(z3.Sum(self.spouts[x.name].emitted) >= z3.Sum(self.spouts[y.name].emitted))
         # no empty positions: removing them loses no run
         for i in range(1, self.n if not self.free_start else 1):
             events = [self.spouts[s.name].emits(i) for s in net.spouts]

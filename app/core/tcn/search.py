@@ -24,7 +24,8 @@ from app.core.topology import Topology
 
 SOLVER_OPTIONS: dict[str, object] = {"smt.arith.solver": 2}  # measured: 5-10x faster here (docs/verifier.md)
 WIDEN_BUDGET_S = 20.0  # after a lasso is found: most time spent looking for one where more checked queues grow
-MAX_DEFECTS = 5  # certification failures tolerated per bound before giving up on that bound
+MAX_DEFECTS = 5
+RESTART_FIRST_S = 2.0  # first solver budget per bound; doubled with a new random seed on each restart  # certification failures tolerated per bound before giving up on that bound
 
 
 def deepening_schedule(k_min: int, k_max: int) -> list[int]:
@@ -160,20 +161,26 @@ class Search:
                 remaining = None if self.timeout_s is None else self.timeout_s - elapsed()
                 if remaining is not None and remaining <= 0:
                     return self._unknown(base, kept, notes, elapsed(), proven_k, "time limit reached")
+                def build(attempt: int) -> Encoding:
+                    options = {**SOLVER_OPTIONS, "random_seed": attempt}
+                    return Encoding(net, k, self.ctx, threshold=self.threshold, solver_options=options,
+                                    steady=steady, cancelled=self._cancelled.is_set)
+
+                attempt, budget = 0, RESTART_FIRST_S
                 try:
-                    enc = Encoding(net, k, self.ctx, threshold=self.threshold, solver_options=SOLVER_OPTIONS,
-                                   steady=steady, cancelled=self._cancelled.is_set)
+                    enc = build(attempt)
                 except Cancelled:
                     return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
                 defects = 0
                 while True:
                     remaining = None if self.timeout_s is None else self.timeout_s - elapsed()
-                    if remaining is not None:
-                        enc.solver.set("timeout", max(1, int(remaining * 1000)))
+                    this_try = budget if remaining is None else min(budget, remaining)
+                    enc.solver.set("timeout", max(1, int(this_try * 1000)))
                     if self.cancelled:
                         return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
                     answer = enc.solver.check()
-                    self._report(k, elapsed(), enc.solver, f"k = {k}, {target}: {answer}")
+                    said = {z3.sat: "lasso found", z3.unsat: "no lasso"}.get(answer, f"no answer within {this_try:.0f} s")
+                    self._report(k, elapsed(), enc.solver, f"k = {k}, {target}: {said}")
                     if answer == z3.sat:
                         model = enc.solver.model()
                         trace = enc.decode(model)
@@ -196,8 +203,16 @@ class Search:
                         continue
                     if answer == z3.unsat:
                         break
-                    reason = "cancelled" if self.cancelled else "time limit reached"
-                    return self._unknown(base, kept, notes, elapsed(), proven_k, reason)
+                    remaining = None if self.timeout_s is None else self.timeout_s - elapsed()
+                    if self.cancelled or (remaining is not None and remaining <= 0.05):
+                        reason = "cancelled" if self.cancelled else "time limit reached"
+                        return self._unknown(base, kept, notes, elapsed(), proven_k, reason)
+                    # run times are heavy-tailed: restart with another seed and twice the budget
+                    attempt, budget = attempt + 1, budget * 2
+                    try:
+                        enc = build(attempt)
+                    except Cancelled:
+                        return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
                 del enc
                 proven[target] = k
         return self._none(base, kept, notes, elapsed(), min(proven.values()) if proven else ks[-1], report, targets)
