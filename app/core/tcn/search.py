@@ -179,7 +179,8 @@ class Search:
                     if self.cancelled:
                         return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
                     answer = enc.solver.check()
-                    said = {z3.sat: "lasso found", z3.unsat: "no lasso"}.get(answer, f"no answer within {this_try:.0f} s")
+                    said = ("lasso found" if answer == z3.sat else "no lasso" if answer == z3.unsat
+                            else f"no answer within {this_try:.0f} s")
                     self._report(k, elapsed(), enc.solver, f"k = {k}, {target}: {said}")
                     if answer == z3.sat:
                         model = enc.solver.model()
