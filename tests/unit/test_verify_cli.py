@@ -71,3 +71,14 @@ def test_bad_input_exit_2_one_line(tmp_path: Path, capsys) -> None:
         assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, "verify", str(tmp_path / "missing.json"))
     assert code == 2 and "no such file" in err
+
+
+def test_threshold_property_and_progress(tmp_path: Path, capsys) -> None:
+    trace_path = tmp_path / "reach.trace.json"
+    code, out, err = run(capsys, "verify", str(MODELS / "getting-started.storm.json"), "--threshold", "3",
+                         "--k-max", "8", "--progress", "--trace-out", str(trace_path))
+    assert code == 1 and out.startswith("counterexample: the queue of") and "reaches 3" in out
+    assert "k = 4" in err  # progress lines go to stderr
+    trace = load_trace(trace_path)
+    assert trace.loop_start == trace.k + 1  # a prefix witness: no loop
+    assert certify(trace, threshold=3).ok
