@@ -165,7 +165,8 @@ class Encoding:
         for b in net.bolts:
             v = self.bolts[b.name]
             lo, hi = b.alpha * (1 - tau), b.alpha * (1 + tau)
-            add(v.queue[0] == net.init_queue)
+            if not self.free_start:
+                add(v.queue[0] == net.init_queue)
             for i in range(self.n):
                 if self.cancelled():
                     raise Cancelled
