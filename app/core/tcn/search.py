@@ -58,7 +58,7 @@ class Search:
     def __init__(self, topo: Topology, *, k: int | None = None, k_max: int | None = None,
                  timeout_s: float | None = None, force_search: bool = False,
                  threshold: int | None = None,
-                 progress: Callable[[Progress], None] | None = None) -> None:
+                 progress: Callable[[Progress], None] | None = None, widen_s: float | None = None) -> None:
         ver = topo.verification
         self.topo = topo
         self.single_k = k
@@ -68,6 +68,9 @@ class Search:
         self.force_search = force_search
         self.threshold = threshold
         self.progress = progress
+        # widen_s: after a lasso, seconds to spend on the union of the checked bolts' cones looking for
+        # lassos in which more checked queues grow together (None: only a short look inside its cone)
+        self.widen_s = widen_s
         self.ctx = z3.Context()
         self._cancelled = threading.Event()
         self._finished = threading.Event()
@@ -188,11 +191,12 @@ class Search:
                         cert = certify(trace, checked=[target], threshold=self.threshold)
                         if cert.ok:
                             if self.threshold is None:
-                                in_cone = [c for c in checked if c in enc.growing]
-                                trace, growth = self._widen(enc, trace, cert.growth_per_loop, in_cone, elapsed)
+                                trace, growth = self._widen_all(enc, trace, cert.growth_per_loop, checked, targets,
+                                                                steady, elapsed)
                             else:
                                 growth = cert.growth_per_loop
-                            return self._found(base, net.kept, notes, elapsed(), trace, growth, report, checked)
+                            return self._found(base, list(trace.kept), notes, elapsed(), trace, growth, report,
+                                               checked)
                         defects += 1
                         notes.append(f"defect: a trace at k = {k} failed certification and was discarded: "
                                      + "; ".join(cert.problems[:3]))
@@ -219,26 +223,55 @@ class Search:
         return self._none(base, kept, notes, elapsed(), min(proven.values()) if proven else ks[-1], report, targets)
 
     def _widen(self, enc: Encoding, trace: Any, growth: dict[str, int], checked: list[str],
-               elapsed: Callable[[], float]) -> tuple[Any, dict[str, int]]:
-        """Look for a lasso at the same k in which more checked queues grow together (bounded effort)."""
-        budget = min(WIDEN_BUDGET_S, max(1.0, elapsed()))  # at most doubles the time to the first lasso
-        if self.timeout_s is not None:
-            budget = min(budget, self.timeout_s - elapsed())
-        deadline = elapsed() + budget
+               deadline: float, elapsed: Callable[[], float]) -> tuple[Any, dict[str, int], bool]:
+        """Ask `enc` for lassos in which more checked queues grow together, until `deadline`.
+
+        Returns the best certified trace, its growth, and whether the bound was exhausted
+        (UNSAT: no wider lasso at this k) rather than the time.
+        """
         while not self.cancelled and deadline - elapsed() > 0.05:
             others = [enc.growing[n] for n in checked if n in enc.growing and growth.get(n, 0) <= 0]
             if not others:
-                break
+                return trace, growth, True
             enc.solver.add(z3.Or(others))
-            enc.solver.add(*[enc.growing[n] for n in checked if growth.get(n, 0) > 0])
+            enc.solver.add(*[enc.growing[n] for n in checked if growth.get(n, 0) > 0 and n in enc.growing])
             enc.solver.set("timeout", max(1, int((deadline - elapsed()) * 1000)))
-            if enc.solver.check() != z3.sat:
-                break
+            answer = enc.solver.check()
+            if answer != z3.sat:
+                return trace, growth, answer == z3.unsat
             wider = enc.decode(enc.solver.model())
             cert = certify(wider, checked=[c for c in checked if c in enc.growing])
             if not cert.ok:
-                break
+                return trace, growth, False
             trace, growth = wider, cert.growth_per_loop
+        return trace, growth, False
+
+    def _widen_all(self, enc: Encoding, trace: Any, growth: dict[str, int], checked: list[str],
+                   targets: list[str], steady: frozenset[str], elapsed: Callable[[], float]) -> tuple[Any, dict[str, int]]:
+        """After a first lasso: more checked queues growing together, first in its cone at its k,
+        then (with `widen_s`) on the union of the targets' cones, deepening up to k_max."""
+        budget = min(WIDEN_BUDGET_S, max(1.0, elapsed())) if self.widen_s is None else self.widen_s
+        if self.timeout_s is not None:
+            budget = min(budget, self.timeout_s - elapsed())
+        deadline = elapsed() + budget
+        in_cone = [c for c in checked if c in enc.growing]
+        trace, growth, _ = self._widen(enc, trace, growth, in_cone, deadline, elapsed)
+        if self.widen_s is None or len(targets) < 2:
+            return trace, growth
+        union = build_network(self.topo, targets)
+        for k in [trace.k] + [b for b in deepening_schedule(self.k_min, self.k_max) if b > trace.k]:
+            if self.cancelled or deadline - elapsed() <= 0.05 or all(growth.get(n, 0) > 0 for n in targets):
+                break
+            try:
+                wide = Encoding(union, k, self.ctx, solver_options={**SOLVER_OPTIONS, "random_seed": k},
+                                steady=steady, cancelled=self._cancelled.is_set)
+            except Cancelled:
+                break
+            trace, growth, exhausted = self._widen(wide, trace, growth, [n for n in checked if n in union.checked],
+                                                   deadline, elapsed)
+            self._report(k, elapsed(), wide.solver, f"k = {k}: widened to {', '.join(n for n, d in growth.items() if d > 0)}")
+            if not exhausted:
+                break
         return trace, growth
 
     def _report(self, k: int, elapsed: float, solver: z3.Solver, message: str) -> None:
@@ -294,7 +327,7 @@ class Search:
 
 def verify(topo: Topology, *, k: int | None = None, k_max: int | None = None, timeout_s: float | None = None,
            force_search: bool = False, threshold: int | None = None,
-           progress: Callable[[Progress], None] | None = None) -> VerifyResult:
+           progress: Callable[[Progress], None] | None = None, widen_s: float | None = None) -> VerifyResult:
     """Run one :class:`Search` to the end (convenience for the CLI and tests)."""
     return Search(topo, k=k, k_max=k_max, timeout_s=timeout_s, force_search=force_search,
-                  threshold=threshold, progress=progress).run()
+                  threshold=threshold, progress=progress, widen_s=widen_s).run()
