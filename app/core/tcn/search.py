@@ -156,70 +156,70 @@ class Search:
         first = [n for n in targets if report.bolts[n].status == "grows" and self.threshold is None]
         phases = [first, [n for n in targets if n not in first]]
         for k, target in ((k, t) for phase in phases for k in ks for t in phase):
-            if True:
-                proven_k = min(proven.values()) if len(proven) == len(targets) else None
-                net = nets[target]
+            proven_k = min(proven.values()) if len(proven) == len(targets) else None
+            net = nets[target]
+            if self.cancelled:
+                return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
+            remaining = None if self.timeout_s is None else self.timeout_s - elapsed()
+            if remaining is not None and remaining <= 0:
+                return self._unknown(base, kept, notes, elapsed(), proven_k, "time limit reached")
+
+            def build(attempt: int, net: Any = net, k: int = k) -> Encoding:
+                options = {**SOLVER_OPTIONS, "random_seed": attempt}
+                return Encoding(net, k, self.ctx, threshold=self.threshold, solver_options=options,
+                                steady=steady, cancelled=self._cancelled.is_set)
+
+            attempt, budget = 0, RESTART_FIRST_S
+            try:
+                enc = build(attempt)
+            except Cancelled:
+                return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
+            defects = 0
+            while True:
+                remaining = None if self.timeout_s is None else self.timeout_s - elapsed()
+                this_try = budget if remaining is None else min(budget, remaining)
+                enc.solver.set("timeout", max(1, int(this_try * 1000)))
                 if self.cancelled:
                     return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
+                answer = enc.solver.check()
+                said = ("lasso found" if answer == z3.sat else "no lasso" if answer == z3.unsat
+                        else f"no answer within {this_try:.0f} s")
+                self._report(k, elapsed(), enc.solver, f"k = {k}, {target}: {said}")
+                if answer == z3.sat:
+                    model = enc.solver.model()
+                    trace = enc.decode(model)
+                    cert = certify(trace, checked=[target], threshold=self.threshold)
+                    if cert.ok:
+                        if self.threshold is None:
+                            trace, growth = self._widen_all(enc, trace, cert.growth_per_loop, checked, targets,
+                                                            steady, elapsed)
+                        else:
+                            growth = cert.growth_per_loop
+                        return self._found(base, list(trace.kept), notes, elapsed(), trace, growth, report,
+                                           checked)
+                    defects += 1
+                    notes.append(f"defect: a trace at k = {k} failed certification and was discarded: "
+                                 + "; ".join(cert.problems[:3]))
+                    if defects >= MAX_DEFECTS:
+                        notes.append(f"gave up on k = {k} after {defects} uncertified traces")
+                        return self._unknown(base, kept, notes, elapsed(), proven_k,
+                                             "the solver kept producing traces that fail certification")
+                    enc.block(model)
+                    continue
+                if answer == z3.unsat:
+                    break
                 remaining = None if self.timeout_s is None else self.timeout_s - elapsed()
-                if remaining is not None and remaining <= 0:
-                    return self._unknown(base, kept, notes, elapsed(), proven_k, "time limit reached")
-                def build(attempt: int) -> Encoding:
-                    options = {**SOLVER_OPTIONS, "random_seed": attempt}
-                    return Encoding(net, k, self.ctx, threshold=self.threshold, solver_options=options,
-                                    steady=steady, cancelled=self._cancelled.is_set)
-
-                attempt, budget = 0, RESTART_FIRST_S
+                if self.cancelled or (remaining is not None and remaining <= 0.05):
+                    reason = "cancelled" if self.cancelled else "time limit reached"
+                    return self._unknown(base, kept, notes, elapsed(), proven_k, reason)
+                # run times are heavy-tailed: restart with another seed and twice the budget
+                attempt, budget = attempt + 1, budget * 2
                 try:
                     enc = build(attempt)
                 except Cancelled:
                     return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
-                defects = 0
-                while True:
-                    remaining = None if self.timeout_s is None else self.timeout_s - elapsed()
-                    this_try = budget if remaining is None else min(budget, remaining)
-                    enc.solver.set("timeout", max(1, int(this_try * 1000)))
-                    if self.cancelled:
-                        return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
-                    answer = enc.solver.check()
-                    said = ("lasso found" if answer == z3.sat else "no lasso" if answer == z3.unsat
-                            else f"no answer within {this_try:.0f} s")
-                    self._report(k, elapsed(), enc.solver, f"k = {k}, {target}: {said}")
-                    if answer == z3.sat:
-                        model = enc.solver.model()
-                        trace = enc.decode(model)
-                        cert = certify(trace, checked=[target], threshold=self.threshold)
-                        if cert.ok:
-                            if self.threshold is None:
-                                trace, growth = self._widen_all(enc, trace, cert.growth_per_loop, checked, targets,
-                                                                steady, elapsed)
-                            else:
-                                growth = cert.growth_per_loop
-                            return self._found(base, list(trace.kept), notes, elapsed(), trace, growth, report,
-                                               checked)
-                        defects += 1
-                        notes.append(f"defect: a trace at k = {k} failed certification and was discarded: "
-                                     + "; ".join(cert.problems[:3]))
-                        if defects >= MAX_DEFECTS:
-                            notes.append(f"gave up on k = {k} after {defects} uncertified traces")
-                            return self._unknown(base, kept, notes, elapsed(), proven_k,
-                                                 "the solver kept producing traces that fail certification")
-                        enc.block(model)
-                        continue
-                    if answer == z3.unsat:
-                        break
-                    remaining = None if self.timeout_s is None else self.timeout_s - elapsed()
-                    if self.cancelled or (remaining is not None and remaining <= 0.05):
-                        reason = "cancelled" if self.cancelled else "time limit reached"
-                        return self._unknown(base, kept, notes, elapsed(), proven_k, reason)
-                    # run times are heavy-tailed: restart with another seed and twice the budget
-                    attempt, budget = attempt + 1, budget * 2
-                    try:
-                        enc = build(attempt)
-                    except Cancelled:
-                        return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
-                del enc
-                proven[target] = k
+            del enc
+            proven[target] = k
         return self._none(base, kept, notes, elapsed(), min(proven.values()) if proven else ks[-1], report, targets)
 
     def _widen(self, enc: Encoding, trace: Any, growth: dict[str, int], checked: list[str],
