@@ -157,3 +157,21 @@ def test_overlay_on_trace_plots(make_window, tmp_path: Path) -> None:
     assert len(items) == 1
     panel.overlay_box.setChecked(False)
     assert not plot.listDataItems()
+
+
+def test_patterns_tab_shows_monitor_matches_of_a_run(make_window, qtbot, tmp_path: Path) -> None:
+    import json
+
+    window = make_window()
+    panel = window.runs_panel
+    log = tmp_path / "events.jsonl"
+    rows = [{"t": t, "ev": "bolt_fail", "comp": "B2", "task": 1, "tuple": f"t{i}"} for i, t in enumerate((1.0, 4.0, 9.0))]
+    rows.append({"t": 30.0, "ev": "bolt_fail", "comp": "B3", "task": 2, "tuple": "t9"})
+    log.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    panel.match_patterns(log)
+    qtbot.waitUntil(lambda: panel.patterns.model.rowCount() > 0, timeout=10000)
+    found = {m.pattern for m in panel.patterns.model.matches}
+    assert found == {"repeated_bolt_failure"}
+    assert "1 matches" in panel.patterns.summary.text()
+    panel.match_patterns(tmp_path / "missing.jsonl")
+    qtbot.waitUntil(lambda: "could not run" in panel.patterns.summary.text(), timeout=10000)

@@ -39,6 +39,7 @@ from app.core.topology import Topology
 from app.runs.analysis import Analysis
 from app.runs.compare import Comparison, calibrate, compare
 from app.runs.reliability import ReliabilityConfig, ReliabilityReport
+from app.gui.panels.cep_matches import CepMatchesPanel
 
 DASHED = Qt.PenStyle.DashLine
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
@@ -160,6 +161,8 @@ class RunsPanel(QWidget):
         self.tabs.addTab(param_tab, "Parameters")
         self.tabs.addTab(self.bolts, "Model vs measured")
         self.tabs.addTab(self.reliability_text, "Reliability")
+        self.patterns = CepMatchesPanel()
+        self.tabs.addTab(self.patterns, "Patterns")
 
         main = QVBoxLayout(self)
         main.addLayout(top)
@@ -272,9 +275,36 @@ class RunsPanel(QWidget):
         out, data, topo = result
         self.log_path = Path(out)
         self.show_analysis(Analysis.model_validate(data), topo)
+        self.match_patterns(self.log_path)
         self.progress.setValue(1000)
         self.progress.setFormat(f"run written to {out}")
         self.run_finished.emit(out)
+
+    def match_patterns(self, path: Path) -> HostCall:
+        """Match the shipped Storm monitor patterns over the run's log, off the GUI thread."""
+        self.patterns.summary.setText("matching monitor patterns...")
+
+        def work(call: HostCall) -> Any:
+            from app.runs.eventlog import read_log
+            from app.runs.monitors import load_monitors, run_monitors
+
+            patterns = load_monitors()
+            return run_monitors(read_log(path), patterns=patterns), patterns
+
+        call = HostCall(work, self)
+        call.result_ready.connect(self._on_patterns_matched)
+        call.failed.connect(self._on_patterns_failed)
+        call.finished.connect(self._on_call_finished)
+        self.calls.add(call)
+        call.start()
+        return call
+
+    def _on_patterns_matched(self, result: Any) -> None:
+        matches, patterns = result
+        self.patterns.set_matches(matches, patterns)
+
+    def _on_patterns_failed(self, message: str) -> None:
+        self.patterns.summary.setText(f"monitor patterns could not run: {message}")
 
     def cancel(self) -> None:
         call = self.running
