@@ -113,8 +113,35 @@ class RemoveElementsCommand(QUndoCommand):
             self.document.apply_section("verification", self.old_verification)
 
 
-class SetComponentFieldsCommand(QUndoCommand):
+class _MergingFieldsCommand(QUndoCommand):
+    """Typing in one inspector field: successive edits of the same target and fields merge into one step.
+
+    Subclasses set `old`, `new`, `keys`, `merge`, `session` and say what they edit in `_target()`.
+    """
+
+    MERGE_ID = -1
+    session: int | None = None  # the inspector's editing session; only equal sessions merge
+
+    def _target(self) -> Any:
+        raise NotImplementedError
+
+    def id(self) -> int:
+        return self.MERGE_ID if self.merge else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not (type(other) is type(self) and other.merge and other._target() == self._target()
+                and other.keys == self.keys and other.session == self.session):
+            return False
+        self.new = other.new
+        if self.new == self.old:
+            self.setObsolete(True)
+        return True
+
+
+class SetComponentFieldsCommand(_MergingFieldsCommand):
     """Change fields of one spout or bolt; successive edits of the same field merge."""
+
+    MERGE_ID = MERGE_COMPONENT_FIELD
 
     def __init__(self, document: DocumentModel, component_id: str, fields: dict[str, Any], merge: bool = True):
         self.document = document
@@ -123,20 +150,11 @@ class SetComponentFieldsCommand(QUndoCommand):
         self.new = document.check_component_fields(component_id, dict(fields))
         self.keys = frozenset(fields)
         self.merge = merge
-        self.session: int | None = None  # the inspector's editing session; only equal sessions merge
+        self.session = None
         super().__init__(f"Set {', '.join(sorted(fields))} of {self.old.name}")
 
-    def id(self) -> int:
-        return MERGE_COMPONENT_FIELD if self.merge else -1
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not (isinstance(other, SetComponentFieldsCommand) and other.merge
-                and other.component_id == self.component_id and other.keys == self.keys and other.session == self.session):
-            return False
-        self.new = other.new
-        if self.new == self.old:
-            self.setObsolete(True)
-        return True
+    def _target(self) -> Any:
+        return self.component_id
 
     def redo(self) -> None:
         self.document.apply_replace_component(self.new)
@@ -170,8 +188,10 @@ class SetParallelismCommand(QUndoCommand):
             self.document.apply_replace_component(old)
 
 
-class SetSubscriptionFieldsCommand(QUndoCommand):
+class SetSubscriptionFieldsCommand(_MergingFieldsCommand):
     """Change the grouping or grouping fields of a subscription."""
+
+    MERGE_ID = MERGE_SUBSCRIPTION_FIELD
 
     def __init__(self, document: DocumentModel, subscription_id: str, fields: dict[str, Any], merge: bool = True):
         from app.gui.document import validated_update
@@ -186,20 +206,11 @@ class SetSubscriptionFieldsCommand(QUndoCommand):
             raise FieldError("fields", "fields grouping needs at least one field name")
         self.keys = frozenset(fields)
         self.merge = merge
-        self.session: int | None = None  # the inspector's editing session; only equal sessions merge
+        self.session = None
         super().__init__(f"Set {', '.join(sorted(fields))} of a subscription")
 
-    def id(self) -> int:
-        return MERGE_SUBSCRIPTION_FIELD if self.merge else -1
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not (isinstance(other, SetSubscriptionFieldsCommand) and other.merge
-                and other.old.id == self.old.id and other.keys == self.keys and other.session == self.session):
-            return False
-        self.new = other.new
-        if self.new == self.old:
-            self.setObsolete(True)
-        return True
+    def _target(self) -> Any:
+        return self.old.id
 
     def redo(self) -> None:
         self.document.apply_replace_subscription(self.new)  # type: ignore[arg-type]
@@ -208,8 +219,10 @@ class SetSubscriptionFieldsCommand(QUndoCommand):
         self.document.apply_replace_subscription(self.old)
 
 
-class SetSectionFieldsCommand(QUndoCommand):
+class SetSectionFieldsCommand(_MergingFieldsCommand):
     """Change the topology's name/description, its timing settings or its verification settings."""
+
+    MERGE_ID = MERGE_SECTION_FIELD
 
     def __init__(self, document: DocumentModel, section: str, fields: dict[str, Any], merge: bool = True):
         self.document = document
@@ -218,20 +231,11 @@ class SetSectionFieldsCommand(QUndoCommand):
         self.new = document.check_section_fields(section, dict(fields))
         self.keys = frozenset(fields)
         self.merge = merge
-        self.session: int | None = None  # the inspector's editing session; only equal sessions merge
+        self.session = None
         super().__init__(f"Set {section} {', '.join(sorted(fields))}")
 
-    def id(self) -> int:
-        return MERGE_SECTION_FIELD if self.merge else -1
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not (isinstance(other, SetSectionFieldsCommand) and other.merge
-                and other.section == self.section and other.keys == self.keys and other.session == self.session):
-            return False
-        self.new = other.new
-        if self.new == self.old:
-            self.setObsolete(True)
-        return True
+    def _target(self) -> Any:
+        return self.section
 
     def redo(self) -> None:
         self.document.apply_section(self.section, self.new)
