@@ -317,7 +317,7 @@ class Search:
         duration = trace.loop_duration()
         message = (f"counterexample: a certified lasso of {trace.k} positions repeats positions "
                    f"{trace.loop_start}..{trace.k} every {float(duration):.4g} s and each pass grows {per_loop}, "
-                   "so these queues grow without bound")
+                   + ("so this queue grows without bound" if len(growing) == 1 else "so these queues grow without bound"))
         if report.all_bounded(checked):
             notes.append("BUG: the rate check proves every checked bolt bounded, yet a certified lasso was found")
         return VerifyResult(verdict="counterexample", k=trace.k, loop_start=trace.loop_start, growing=growing,

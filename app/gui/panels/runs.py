@@ -93,6 +93,7 @@ class RunsPanel(QWidget):
         self.measured_topology: Topology | None = None
         self.report: ReliabilityReport | None = None
         self.log_path: Path | None = None
+        self.dock: Any = None  # the QDockWidget holding the panel, once installed
         self.overlays: list[Any] = []
         self._build()
         self._update_buttons()
@@ -274,6 +275,8 @@ class RunsPanel(QWidget):
     def _on_run_done(self, result: Any) -> None:
         out, data, topo = result
         self.log_path = Path(out)
+        if self.dock is not None:
+            self.dock.raise_()
         self.show_analysis(Analysis.model_validate(data), topo)
         self.match_patterns(self.log_path)
         self.progress.setValue(1000)
@@ -462,7 +465,12 @@ class RunsPanel(QWidget):
 def install(window: Any) -> RunsPanel:
     """Add the Runs panel and the Runs menu entries (plug-in contract)."""
     panel = RunsPanel(window)
-    window.add_panel(panel, "Runs")
+    panel.dock = window.add_panel(panel, "Runs")
+    # share the bottom area with the trace view (tabs) instead of widening the window
+    trace_dock = getattr(getattr(window, "verification_panel", None), "trace_dock", None)
+    if trace_dock is not None:
+        window.tabifyDockWidget(trace_dock, panel.dock)
+        trace_dock.raise_()
     window.runs_panel = panel
     menu = window.menu("Runs")
     for text, slot, name in (("Attach / detach Spark", panel.toggle_attach, "action_runs_attach"),
