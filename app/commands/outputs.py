@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 SPARK_THRESHOLD_MB = 256  # same_key inputs bigger than this (both files together) go to Spark
@@ -80,12 +81,30 @@ def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
     return size > args.spark_threshold * 1024 * 1024
 
 
+def _run_spark_host(args: argparse.Namespace, master: str) -> Any:
+    """The Spark job in the Spark host process (the frozen app has no pyspark of its own)."""
+    from app.runs.client import HostError, SparkHost
+    from app.runs.diff import DiffResult
+
+    with SparkHost(master=master) as host:  # starting raises SparkUnavailable with the fix in one line
+        try:
+            data = host.request("diff", left=str(Path(args.left).resolve()), right=str(Path(args.right).resolve()),
+                                dependence=args.dependence, equality=args.equality, order=args.order)
+        except HostError as err:
+            raise _usage(f"diff: {err}") from None
+    return DiffResult.model_validate(data)
+
+
 def _run_spark(args: argparse.Namespace) -> Any:
     """The Spark job in this process (reusing an active session, never stopping one it did not start)."""
+    import importlib.util
+
     from app.runs.diff_spark import spark_same_key_diff
     from app.runs.session import build_session, check_environment
 
     master = os.environ.get("STORMBOUND_SPARK_MASTER", "local[*]")
+    if importlib.util.find_spec("pyspark") is None:
+        return _run_spark_host(args, master)
     check_environment(master)  # raises SparkUnavailable with the fix in one line
     from pyspark.sql import SparkSession
 

@@ -3,7 +3,7 @@
 Started by :class:`app.runs.client.SparkHost` with a Python that has pyspark (the
 frozen app has none). It first answers `{"type": "ready", ...}` or
 `{"type": "error", "message": ...}` (Java or pyspark missing), then serves requests
-`{"id": N, "op": "run" | "analyze" | "reliability" | "cancel" | "ping" | "shutdown", ...}`
+`{"id": N, "op": "run" | "analyze" | "reliability" | "diff" | "cancel" | "ping" | "shutdown", ...}`
 with any number of `{"id": N, "type": "progress", "fraction": f, "message": s}` lines
 and one `{"id": N, "type": "result", "result": {...}}` or `{"id": N, "type": "error",
 "message": s, "kind": "input" | "cancelled" | "internal"}`. Requests run concurrently;
@@ -79,6 +79,14 @@ class _Host:
         progress(0.3, "checking")
         config = ReliabilityConfig.model_validate(req.get("config", {}))
         return check_reliability(self.spark, events, config, limit=req.get("limit", 200)).model_dump()
+
+    def op_diff(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
+        """DiffStream under same_key dependence as a Spark job (for an app that has no pyspark itself)."""
+        from app.runs.diff_spark import spark_same_key_diff
+
+        progress(0.1, "matching per key")
+        return spark_same_key_diff(self.spark, req["left"], req["right"], req["dependence"], req.get("equality"),
+                                   req.get("order", "alternate")).model_dump(mode="json")
 
     def op_cancel(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
         self.cancels.setdefault(req["target"], threading.Event()).set()

@@ -86,6 +86,16 @@ def test_host_serves_analysis_reliability_run_and_cancel(tmp_path: Path) -> None
         report = ReliabilityReport.model_validate(host.request(
             "reliability", path=str(tmp_path / "case.json"), time_unit="ms", config=config.model_dump()))
         assert report.properties == case["expected"]
+        # DiffStream's per-key Spark job, for an app without pyspark of its own
+        (tmp_path / "left.jsonl").write_text('{"key": 1, "v": 1}\n{"key": 2, "v": 1}\n{"key": 1, "v": 2}\n')
+        (tmp_path / "right.jsonl").write_text('{"key": 2, "v": 1}\n{"key": 1, "v": 1}\n{"key": 1, "v": 2}\n')
+        (tmp_path / "swapped.jsonl").write_text('{"key": 1, "v": 2}\n{"key": 2, "v": 1}\n{"key": 1, "v": 1}\n')
+        same = host.request("diff", left=str(tmp_path / "left.jsonl"), right=str(tmp_path / "right.jsonl"),
+                            dependence="same_key:key")
+        assert same["equivalent"] is True
+        swapped = host.request("diff", left=str(tmp_path / "left.jsonl"), right=str(tmp_path / "swapped.jsonl"),
+                               dependence="same_key:key")
+        assert swapped["equivalent"] is False
         with pytest.raises(HostError, match="no such file") as err:
             host.request("analyze", path=str(tmp_path / "nope.jsonl"))
         assert err.value.kind == "input"
@@ -97,3 +107,21 @@ def test_host_serves_analysis_reliability_run_and_cancel(tmp_path: Path) -> None
             host.wait(ident, on_progress=lambda f, m: progress.append(f))
         assert err.value.kind == "cancelled" and time.time() - began < 40
         assert progress and not (tmp_path / "run" / "events.jsonl").exists()
+
+
+def test_diff_spark_goes_through_the_host_when_pyspark_is_not_importable(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The frozen app has no pyspark: `stormbound diff --spark` runs the per-key job in the host process."""
+    pytest.importorskip("pyspark")
+    import importlib.util
+
+    from app.cli import main
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pyspark" else real_find_spec(name, *a))
+    monkeypatch.setenv("STORMBOUND_SPARK_MASTER", "local[1]")
+    (tmp_path / "left.jsonl").write_text('{"key": 1, "v": 1}\n{"key": 1, "v": 2}\n')
+    (tmp_path / "right.jsonl").write_text('{"key": 1, "v": 2}\n{"key": 1, "v": 1}\n')
+    code = main(["diff", str(tmp_path / "left.jsonl"), str(tmp_path / "right.jsonl"), "-d", "same_key:key", "--spark", "--json"])
+    out = capsys.readouterr().out
+    assert code == 1 and json.loads(out)["equivalent"] is False
