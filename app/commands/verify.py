@@ -64,7 +64,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print(f"  {progress.message} ({progress.elapsed_s:.1f} s)", file=sys.stderr, flush=True)
 
     result = verify(topo, k=args.k, k_max=args.k_max, timeout_s=args.timeout, force_search=args.force_search,
-                    threshold=args.threshold, progress=show, widen_s=args.widen)
+                    threshold=args.threshold, progress=show, widen_s=args.widen,
+                    loop_clocks="region" if args.region_clocks else "equal")
     if args.trace_out:
         if result.trace is None:
             print(f"stormbound: no trace written to {args.trace_out}: the verdict is {result.verdict}",
@@ -96,6 +97,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--widen", type=_positive_float, metavar="S",
                    help="after a lasso, spend up to S seconds looking for one where more checked queues grow together")
     p.add_argument("--progress", action="store_true", help="report each bound on stderr")
+    p.add_argument("--region-clocks", action="store_true", dest="region_clocks",
+                   help="let clocks repeat up to regions at the loop (finds more lassos, may be slower)")
     p.set_defaults(func=cmd_verify, file_args=("file",))
 
 

@@ -108,3 +108,47 @@ def test_rejects_wrong_position_count_and_loop_start(lasso: Trace) -> None:
     data = broken(lasso)
     data["loop_start"] = 0
     rejected(data, "loop_start")
+
+
+# Region equivalence (section 3 item 2). The getting-started constants (a = 0.5 s, τ = 0.1, α = 1 s,
+# max_idle 0.01 s) scale to integers by D = 100; c_max is 105 for the spout clock and 1 for an idle
+# deadline. The hand-made loop below is the solver's lasso (k = 4, l = 2) with retimed positions.
+def retimed(lasso: Trace, times: dict[int, str]) -> dict:
+    assert (lasso.k, lasso.loop_start) == (4, 2)
+    data = broken(lasso)
+    for i, t in times.items():
+        data["positions"][i]["time"] = t
+    return data
+
+
+def test_the_region_tests_use_the_solved_lasso_shape(lasso: Trace) -> None:
+    counts = [(p.spouts["sentences"].emitted, p.bolts["count"].take, p.bolts["split"].emit) for p in lasso.positions]
+    assert counts == [(2, False, False), (0, False, True), (0, True, False), (2, False, False), (0, False, True),
+                      (0, True, False)]
+
+
+def test_accepts_region_equivalent_but_unequal_clocks(lasso: Trace) -> None:
+    # at l: spout clock 94.45, count's idle clock 0.95 (scaled); at k+1: 94.85 and 0.91, same integer
+    # parts, both non-integral, spout fraction below the idle one at both ends
+    data = retimed(lasso, {1: "0.935", 2: "0.9445", 3: "0.95", 4: "1.8894", 5: "1.8985"})
+    cert = certify(Trace.model_validate(data))
+    assert cert.ok, cert.problems
+    assert cert.growth_per_loop["count"] > 0
+
+
+def test_equal_clocks_still_get_the_full_timed_unrolling(lasso: Trace) -> None:
+    # the same shape with the clocks exactly equal: the unrolled loop is replayed with its times
+    data = retimed(lasso, {2: "0.9445", 4: "1.885", 5: "1.8945"})
+    assert certify(Trace.model_validate(data)).ok
+
+
+def test_rejects_clocks_whose_integer_parts_differ(lasso: Trace) -> None:
+    # spout clock 94.5 at l, 95.1 at k+1 (every rule of the run still holds)
+    data = retimed(lasso, {4: "1.891", 5: "1.901"})
+    rejected(data, "spout sentences: its clock does not repeat up to regions", "integer parts")
+
+
+def test_rejects_clocks_whose_fractional_order_flips(lasso: Trace) -> None:
+    # at l: spout fraction .45 < idle fraction .95; at k+1: spout .95 > idle .91
+    data = retimed(lasso, {2: "0.9445", 4: "1.8904", 5: "1.8995"})
+    rejected(data, "order of their fractional parts does not repeat")

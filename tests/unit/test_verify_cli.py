@@ -82,3 +82,13 @@ def test_threshold_property_and_progress(tmp_path: Path, capsys) -> None:
     trace = load_trace(trace_path)
     assert trace.loop_start == trace.k + 1  # a prefix witness: no loop
     assert certify(trace, threshold=3).ok
+
+
+def test_region_clocks_flag_finds_a_certified_lasso(tmp_path: Path, capsys) -> None:
+    trace_path = tmp_path / "lasso.trace.json"
+    code, out, err = run(capsys, "verify", str(MODELS / "getting-started.storm.json"), "--k-max", "8",
+                         "--region-clocks", "--json", "--trace-out", str(trace_path))
+    assert code == 1, err
+    data = json.loads(out)
+    assert data["verdict"] == "counterexample" and data["certified"] is True and data["growing"] == ["count"]
+    assert certify(load_trace(trace_path)).ok

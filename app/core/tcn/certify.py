@@ -3,10 +3,13 @@
 It shares no code with the encoder. From the topology document the trace embeds
 it recomputes every constant, replays every rule of sections 2 and 3 of the
 semantics position by position, checks the loop conditions at `loop_start` and
-k+1 (discrete state, finite counters and readable clocks repeat, growing queues
-only see full batches and never empty, fairness), and finally unrolls the loop
-a few times with every growing queue raised by its growth per pass, replaying
-the rules again: a lasso whose constraints change truth value fails there.
+k+1 (discrete state and finite counters repeat, readable clocks are
+region-equivalent with its own region test, growing queues only see full batches
+and never empty, fairness), and finally unrolls the loop a few times with every
+growing queue raised by its growth per pass, replaying the rules again: a lasso
+whose constraints change truth value fails there. When the clocks are only
+region-equivalent (not equal) the unrolled times are not a concrete run, so that
+replay checks the counter rules and skips the timing rules.
 """
 
 from __future__ import annotations
@@ -80,8 +83,12 @@ def _steps(trace: Trace) -> list[_Step]:
                   {n: b.model_dump() for n, b in p.bolts.items()}) for p in trace.positions]
 
 
-def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str = "position") -> list[_Before]:
-    """Check every rule of section 2 along `steps`; return the state before each position."""
+def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str = "position",
+            timing: bool = True) -> list[_Before]:
+    """Check every rule of section 2 along `steps`; return the state before each position.
+
+    timing=False skips the rules that compare times (for an unrolled loop whose clocks are
+    only region-equivalent: its times are not a concrete run, its counters must still be)."""
     befores: list[_Before] = []
     last_emit: dict[str, tuple[Fraction, int]] = {}
     processing = {b: False for b in rules.alpha}
@@ -94,15 +101,19 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
     def bad(i: int, who: str, text: str) -> None:
         problems.append(f"{label} {i}: {who}: {text}")
 
+    def late(i: int, who: str, text: str) -> None:
+        if timing:
+            bad(i, who, text)
+
     for i, step in enumerate(steps):
         t = step.time
         if set(step.spouts) != set(rules.period) or set(step.bolts) != set(rules.alpha):
             bad(i, "trace", "the components do not match the topology")
             return befores
         if i == 0 and t != 0:
-            bad(i, "time", f"the run starts at {t}, not 0")
+            late(i, "time", f"the run starts at {t}, not 0")
         if i > 0 and t <= steps[i - 1].time:
-            bad(i, "time", f"time {t} does not increase (previous {steps[i - 1].time})")
+            late(i, "time", f"time {t} does not increase (previous {steps[i - 1].time})")
         befores.append(_Before(
             spout_last_size={s: last_emit[s][1] for s in last_emit},
             spout_clock={s: t - last_emit[s][0] for s in last_emit},
@@ -125,13 +136,13 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 a, jitter = rules.period[name], rules.period[name] * rules.tau
                 gap = t - when
                 if n > 0 and gap < size * a - jitter:
-                    bad(i, f"spout {name}", f"emits too early: {gap} s after its last emission of {size}, "
+                    late(i, f"spout {name}", f"emits too early: {gap} s after its last emission of {size}, "
                         f"at least {size * a - jitter} s required")
                 if n > 0 and gap > size * a + jitter:
-                    bad(i, f"spout {name}", f"emits too late: {gap} s after its last emission, "
+                    late(i, f"spout {name}", f"emits too late: {gap} s after its last emission, "
                         f"at most {size * a + jitter} s allowed")
                 if n == 0 and gap >= size * a + jitter:
-                    bad(i, f"spout {name}", f"misses its emission deadline ({gap} s since the last emission)")
+                    late(i, f"spout {name}", f"misses its emission deadline ({gap} s since the last emission)")
             if n > 0:
                 last_emit[name] = (t, n)
         # bolts
@@ -148,7 +159,7 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
             was_processing = processing[name]
             was_waiting = waiting_since[name] is not None
             if was_waiting and t - waiting_since[name] > rules.idle:
-                bad(i, who, f"tuples wait {t - waiting_since[name]} s, longer than max_idle_time {rules.idle}")
+                late(i, who, f"tuples wait {t - waiting_since[name]} s, longer than max_idle_time {rules.idle}")
             lo = rules.alpha[name] * (1 - rules.tau)
             hi = rules.alpha[name] * (1 + rules.tau)
             taken = 0
@@ -170,7 +181,7 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 else:
                     busy = t - take_time[name]
                     if not lo <= busy <= hi:
-                        bad(i, who, f"processing took {busy} s, outside [{lo}, {hi}]")
+                        late(i, who, f"processing took {busy} s, outside [{lo}, {hi}]")
                 total = buffer[name] + batch[name]
                 sigma = rules.sigma[name]
                 if rules.silent[name]:
@@ -184,7 +195,7 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 processing[name], batch[name], buffer[name] = False, 0, keep
             else:
                 if was_processing and t - take_time[name] >= hi:
-                    bad(i, who, f"still processing {t - take_time[name]} s after its take (at most {hi})")
+                    late(i, who, f"still processing {t - take_time[name]} s after its take (at most {hi})")
                 if bo["emitted"] != 0:
                     bad(i, who, f"emits {bo['emitted']} tuples without an emit")
                 if bo["buffer"] != buffer[name]:
@@ -203,8 +214,63 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
             elif bo["emit"] or not was_waiting:
                 waiting_since[name] = t
             if waiting and t - waiting_since[name] >= rules.idle:
-                bad(i, who, f"tuples wait until the next position beyond max_idle_time {rules.idle}")
+                late(i, who, f"tuples wait until the next position beyond max_idle_time {rules.idle}")
     return befores
+
+
+def _clocks(before: _Before) -> dict[str, Fraction | None]:
+    """The clocks before a position by name (None: not readable there)."""
+    clocks: dict[str, Fraction | None] = {f"spout {n}: its clock": c for n, c in before.spout_clock.items()}
+    clocks.update({f"bolt {n}: its processing clock": c for n, c in before.bolt_take_clock.items()})
+    clocks.update({f"bolt {n}: its idle deadline clock": c for n, c in before.bolt_waiting_clock.items()})
+    return clocks
+
+
+def _clock_limits(rules: _Rules) -> tuple[int, dict[str, Fraction]]:
+    """The scale D (LCM of every constant's denominator) and each clock's c_max in seconds."""
+    constants = [rules.idle]
+    limits: dict[str, Fraction] = {}
+    for n, a in rules.period.items():
+        constants += [a, a * rules.tau]
+        limits[f"spout {n}: its clock"] = rules.burst[n] * a + a * rules.tau
+    for n, alpha in rules.alpha.items():
+        hi = alpha * (1 + rules.tau)
+        constants += [alpha * (1 - rules.tau), hi]
+        limits[f"bolt {n}: its processing clock"] = hi
+        limits[f"bolt {n}: its idle deadline clock"] = rules.idle
+    return math.lcm(*(Fraction(c).denominator for c in constants)), limits
+
+
+def _region_problems(rules: _Rules, first: dict[str, Fraction | None], last: dict[str, Fraction | None],
+                     l: int, end: int) -> list[str]:
+    """Section 3 item 2: readable clocks region-equivalent at l and k+1 (on clocks scaled by D)."""
+    scale, limits = _clock_limits(rules)
+    problems: list[str] = []
+    below: dict[str, tuple[Fraction, Fraction]] = {}  # fractional parts at l and at k+1
+    for name, x in first.items():
+        y = last.get(name)
+        if x is None and y is None:
+            continue
+        if x is None or y is None:
+            problems.append(f"{name} does not repeat (readable at only one of {l} and {end})")
+            continue
+        limit = limits[name] * scale
+        sx, sy = x * scale, y * scale
+        if sx > limit and sy > limit:
+            continue
+        if math.floor(sx) != math.floor(sy) or (sx.denominator == 1) != (sy.denominator == 1):
+            problems.append(f"{name} does not repeat up to regions ({x} s at {l}, {y} s at {end}; "
+                            f"scaled by {scale}: integer parts or integrality differ, c_max {limit})")
+            continue
+        below[name] = (sx - math.floor(sx), sy - math.floor(sy))
+    names = sorted(below)
+    for m, a in enumerate(names):
+        for c in names[m + 1:]:
+            (fa, ga), (fc, gc) = below[a], below[c]
+            if (fa < fc, fa == fc) != (ga < gc, ga == gc):
+                problems.append(f"{a} and {c.split(': ')[0]}: the order of their fractional parts "
+                                f"does not repeat at {l} and {end}, so the clocks do not repeat up to regions")
+    return problems
 
 
 def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[_Before],
@@ -222,9 +288,6 @@ def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[
             bad(f"spout {name} acts differently at {l} and {k + 1}")
         if b_first.spout_last_size.get(name) != b_last.spout_last_size.get(name):
             bad(f"spout {name}: the last emission size does not repeat")
-        if b_first.spout_clock.get(name) != b_last.spout_clock.get(name):
-            bad(f"spout {name}: its clock does not repeat ({b_first.spout_clock.get(name)} at {l}, "
-                f"{b_last.spout_clock.get(name)} at {k + 1})")
     growth: dict[str, int] = {}
     for name in rules.alpha:
         a, z = first.bolts[name], last.bolts[name]
@@ -234,14 +297,11 @@ def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[
         for key in ("bolt_processing", "bolt_batch", "bolt_buffer"):
             if getattr(b_first, key)[name] != getattr(b_last, key)[name]:
                 bad(f"bolt {name}: the state before the loop does not repeat ({key.removeprefix('bolt_')})")
-        if b_first.bolt_take_clock[name] != b_last.bolt_take_clock[name]:
-            bad(f"bolt {name}: its processing clock does not repeat ({b_first.bolt_take_clock[name]} at {l}, "
-                f"{b_last.bolt_take_clock[name]} at {k + 1})")
-        if b_first.bolt_waiting_clock[name] != b_last.bolt_waiting_clock[name]:
-            bad(f"bolt {name}: its idle deadline does not repeat")
         growth[name] = z["queue"] - a["queue"]
         if growth[name] < 0:
             bad(f"bolt {name}: queue shrinks by {-growth[name]} per pass, so the loop cannot repeat forever")
+    for problem in _region_problems(rules, _clocks(b_first), _clocks(b_last), l, k + 1):
+        bad(problem)
     loop = steps[l:k + 1]
     for name in rules.period:
         if not any(s.spouts[name]["emitted"] > 0 for s in loop):
@@ -288,11 +348,15 @@ def certify(trace: Trace, checked: list[str] | None = None, threshold: int | Non
     growth = _loop_checks(rules, trace, steps, befores, checked, problems)
     period = steps[k + 1].time - steps[l].time
     if not problems:
-        # unroll: the loop repeated with times shifted by its duration and queues raised by their growth
+        # unroll: the loop repeated with times shifted by its duration and queues raised by their growth.
+        # Clocks exactly equal: the shifted times are a concrete run, replay every rule. Clocks only
+        # region-equivalent: the same discrete steps are possible again in every pass (time-abstract
+        # bisimulation) but at other times, so replay the counter rules only.
+        exact = _clocks(befores[l]) == _clocks(befores[k + 1])
         unrolled = steps[:k + 1]
         for p in range(1, UNROLL_PASSES + 1):
             for s in steps[l:k + 1]:
                 unrolled.append(_Step(s.time + p * period, s.spouts,
                                       {n: {**b, "queue": b["queue"] + p * growth[n]} for n, b in s.bolts.items()}))
-        _replay(rules, unrolled, problems, label="unrolled position")
+        _replay(rules, unrolled, problems, label="unrolled position", timing=exact)
     return Certificate(not problems, problems, growth, period)

@@ -4,7 +4,8 @@ Positions 0..k+1, times are z3 Reals compared with exact rational constants,
 counters are Ints. For the growth property position k+1 repeats the loop start l
 (1 <= l <= k) with the sound loop conditions of section 3: discrete state and
 finite counters equal, every readable clock *equal* at l and k+1 (the simple
-sufficient case of region equivalence), growing queues only see full batches and
+sufficient case, `loop_clocks="equal"`) or region-equivalent there
+(`loop_clocks="region"`: scaled clocks, integer parts, fractional order), growing queues only see full batches and
 never empty inside the loop. Redundant fluid invariants per loop pass (section 7)
 help the solver. For the threshold property the positions are a plain prefix.
 
@@ -25,6 +26,7 @@ from app.core.tcn.network import BoltParams, Network, SpoutParams
 
 
 STRICT_DEADLINES = True  # measured: dropping them for lassos was not faster
+LOOP_CLOCKS = ("equal", "region")
 
 
 class Cancelled(Exception):
@@ -74,8 +76,13 @@ class Encoding:
     def __init__(self, net: Network, k: int, ctx: z3.Context, *, threshold: int | None = None,
                  solver_options: dict[str, object] | None = None, time_unit: Fraction | None = None,
                  free_start: bool = False, steady: frozenset[str] = frozenset(),
-                 cancelled: Callable[[], bool] = lambda: False) -> None:
+                 loop_clocks: str = "equal", cancelled: Callable[[], bool] = lambda: False) -> None:
+        if loop_clocks not in LOOP_CLOCKS:
+            raise ValueError(f"loop_clocks must be one of {', '.join(LOOP_CLOCKS)}, not {loop_clocks!r}")
         self.net, self.k, self.ctx, self.threshold = net, k, ctx, threshold
+        # loop_clocks: how readable clocks repeat at l and k+1; "equal" (simple sufficient case)
+        # or "region" (region equivalence, section 3 item 2: finds more lassos)
+        self.loop_clocks = loop_clocks
         # time_unit set: every time stamp is an integer multiple of it (a sound restriction
         # that only serves to find lassos faster); None: exact rational time
         self.time_unit = time_unit
@@ -103,6 +110,7 @@ class Encoding:
         self.loop_start = [self._bool(f"loop{i}") for i in range(self.n)]
         self.growing: dict[str, z3.BoolRef] = {}
         self.delta: dict[str, z3.ArithRef] = {}
+        self.loop_clocks_at: dict[str, tuple[z3.BoolRef, z3.ArithRef, z3.ArithRef]] = {}
         self._add = self.solver.add
         self._encode_positions()
         if threshold is None:
@@ -274,21 +282,65 @@ class Encoding:
         loop_time = self._time_var("t_loop")
         period = t[k + 1] - loop_time
         ints = z3.IntVal
+        region = self.loop_clocks == "region"
+        # the readable clocks at l (named once, bound at the loop start) and at k+1
+        clock_at_l: dict[str, z3.ArithRef] = {}
+        readable: dict[str, z3.BoolRef] = {}
+        if region:
+            for s in net.spouts:
+                clock_at_l[f"s:{s.name}"] = self._time_var(f"cE[{s.name}]")
+            for b in net.bolts:
+                for kind in ("take", "wait"):
+                    clock_at_l[f"{kind}:{b.name}"] = self._time_var(f"c{kind}[{b.name}]")
+                    readable[f"{kind}:{b.name}"] = self._bool(f"r{kind}[{b.name}]")
         for i in range(1, k + 1):
             same = [loop_time == t[i]]
             for s in net.spouts:
                 v = self.spouts[s.name]
-                same += [v.emitted[k + 1] == v.emitted[i], v.last_size[k] == v.last_size[i - 1],
-                         t[k + 1] - v.last_time[k] == t[i] - v.last_time[i - 1]]
+                same += [v.emitted[k + 1] == v.emitted[i], v.last_size[k] == v.last_size[i - 1]]
+                if region:
+                    same.append(clock_at_l[f"s:{s.name}"] == t[i] - v.last_time[i - 1])
+                else:
+                    same.append(t[k + 1] - v.last_time[k] == t[i] - v.last_time[i - 1])
             for b in net.bolts:
                 v = self.bolts[b.name]
                 same += [v.take[k + 1] == v.take[i], v.emit[k + 1] == v.emit[i],
                          v.processing[k] == v.processing[i - 1], v.batch[k] == v.batch[i - 1],
                          v.batch[k + 1] == v.batch[i], v.buffer[k] == v.buffer[i - 1],
-                         v.emitted[k + 1] == v.emitted[i], v.waiting(k) == v.waiting(i - 1),
-                         z3.Implies(v.processing[i - 1], t[k + 1] - v.take_time[k] == t[i] - v.take_time[i - 1]),
-                         z3.Implies(v.waiting(i - 1), t[k + 1] - v.waiting_since[k] == t[i] - v.waiting_since[i - 1])]
+                         v.emitted[k + 1] == v.emitted[i], v.waiting(k) == v.waiting(i - 1)]
+                if region:
+                    same += [readable[f"take:{b.name}"] == v.processing[i - 1],
+                             readable[f"wait:{b.name}"] == v.waiting(i - 1),
+                             clock_at_l[f"take:{b.name}"] == t[i] - v.take_time[i - 1],
+                             clock_at_l[f"wait:{b.name}"] == t[i] - v.waiting_since[i - 1]]
+                else:
+                    same += [z3.Implies(v.processing[i - 1],
+                                        t[k + 1] - v.take_time[k] == t[i] - v.take_time[i - 1]),
+                             z3.Implies(v.waiting(i - 1),
+                                        t[k + 1] - v.waiting_since[k] == t[i] - v.waiting_since[i - 1])]
             add(z3.Implies(start[i], z3.And(same)))
+        # drift[c]: clock at k+1 minus clock at l (0 under equality); one loop pass lasts the sum of
+        # its whole intervals plus this drift, so the fluid bounds below subtract it
+        drift: dict[str, z3.ArithRef] = {}
+        if region:
+            clock_at_end = {f"s:{s.name}": t[k + 1] - self.spouts[s.name].last_time[k] for s in net.spouts}
+            for b in net.bolts:
+                clock_at_end[f"take:{b.name}"] = t[k + 1] - self.bolts[b.name].take_time[k]
+                clock_at_end[f"wait:{b.name}"] = t[k + 1] - self.bolts[b.name].waiting_since[k]
+            for name, at_l in clock_at_l.items():
+                change = clock_at_end[name] - at_l
+                drift[name] = z3.If(readable[name], change, 0 * change) if name in readable else change
+            self._region_constraints(clock_at_l, clock_at_end, readable)
+            # exposed for tests: each clock's (readable, value at l, value at k+1)
+            self.loop_clocks_at = {name: (readable.get(name, z3.BoolVal(True, ctx)), at_l, clock_at_end[name])
+                                   for name, at_l in clock_at_l.items()}
+
+        def less_drift(x: z3.ArithRef, *names: str) -> z3.ArithRef:
+            """x minus the drifts of these clocks (x itself under equality: the formula stays as it was)."""
+            for name in names:
+                if name in drift:
+                    x = x - drift[name]
+            return x
         loop_positions = range(1, k + 1)
         tau, idle = net.tolerance, net.max_idle
         any_growing = []
@@ -307,8 +359,9 @@ class Encoding:
             add(n_tuples == tuples, n_tuples >= count, n_tuples <= count * s.burst, loop_len >= count)
             loop_out[s.name] = n_tuples
             # fluid bounds over one loop pass (redundant, section 7)
-            add(period >= n_tuples * self._q(ctx, s.period) - count * self._q(ctx, s.period * tau))
-            add(period <= n_tuples * self._q(ctx, s.period) + count * self._q(ctx, s.period * tau))
+            gaps = less_drift(period, f"s:{s.name}")  # the sum of the gaps between its emissions
+            add(gaps >= n_tuples * self._q(ctx, s.period) - count * self._q(ctx, s.period * tau))
+            add(gaps <= n_tuples * self._q(ctx, s.period) + count * self._q(ctx, s.period * tau))
         for b in net.bolts:
             v = self.bolts[b.name]
             at_start = self._int(f"Qloop[{b.name}]")
@@ -336,8 +389,9 @@ class Encoding:
             # counting links (implied, but invisible to linear reasoning without them)
             add(taken >= takes, taken <= takes * b.take_max, loop_len >= 2 * takes)
             add(arrived == z3.Sum([loop_out[src] for src in b.sources]) if b.sources else arrived == 0)
-            add(period >= takes * self._q(ctx, b.alpha * (1 - tau)))
-            add(z3.Implies(grows, period <= takes * self._q(ctx, b.alpha * (1 + tau) + idle)))
+            add(less_drift(period, f"take:{b.name}") >= takes * self._q(ctx, b.alpha * (1 - tau)))
+            add(z3.Implies(grows, less_drift(period, f"take:{b.name}", f"wait:{b.name}")
+                           <= takes * self._q(ctx, b.alpha * (1 + tau) + idle)))
             add(z3.Implies(grows, takes >= 1))
             if not b.silent:
                 out = loop_out[b.name]
@@ -354,6 +408,54 @@ class Encoding:
                                       z3.Implies(v.take[i], v.queue[i] + v.arrivals[i] >= b.take_max))))
             add(z3.Implies(grows, taken == takes * b.take_max))
         add(z3.Or(any_growing) if any_growing else z3.BoolVal(False, ctx))
+
+    def _clock_limits(self) -> tuple[int, dict[str, int]]:
+        """The scale D (LCM of the constants' denominators, in seconds) and each clock's c_max·D."""
+        net, tau = self.net, self.net.tolerance
+        limits: dict[str, Fraction] = {}
+        constants: list[Fraction] = [Fraction(net.max_idle)]
+        for s in net.spouts:
+            a = Fraction(s.period)
+            constants += [a, a * tau]
+            limits[f"s:{s.name}"] = s.burst * a + a * tau
+        for b in net.bolts:
+            lo, hi = Fraction(b.alpha) * (1 - tau), Fraction(b.alpha) * (1 + tau)
+            constants += [lo, hi]
+            limits[f"take:{b.name}"] = hi
+            limits[f"wait:{b.name}"] = Fraction(net.max_idle)
+        scale = math.lcm(*(c.denominator for c in constants))
+        return scale, {name: int(c * scale) for name, c in limits.items()}
+
+    def _region_constraints(self, at_l: dict[str, z3.ArithRef], at_end: dict[str, z3.ArithRef],
+                            readable: dict[str, z3.BoolRef]) -> None:
+        """Every readable clock region-equivalent at l and k+1 (section 3 item 2), on scaled clocks."""
+        add, ctx = self._add, self.ctx
+        scale, limits = self._clock_limits()
+        unit = self.time_unit if self.time_unit is not None else Fraction(1)
+        factor = _real(ctx, unit * scale)
+
+        def scaled(x: z3.ArithRef) -> z3.ArithRef:
+            return (z3.ToReal(x) if x.is_int() else x) * factor
+
+        always = z3.BoolVal(True, ctx)
+        below: dict[str, z3.BoolRef] = {}
+        frac: dict[str, tuple[z3.ArithRef, z3.ArithRef]] = {}
+        for name in at_l:
+            x, y = scaled(at_l[name]), scaled(at_end[name])
+            nx, ny = self._int(f"int[{name}]l"), self._int(f"int[{name}]e")  # integer parts
+            rx, ry = z3.ToReal(nx), z3.ToReal(ny)
+            add(rx <= x, x < rx + 1, ry <= y, y < ry + 1)
+            limit = z3.RealVal(limits[name], ctx)
+            equivalent = z3.Or(z3.And(x > limit, y > limit), z3.And(nx == ny, (x == rx) == (y == ry)))
+            on = readable.get(name, always)
+            add(z3.Implies(on, equivalent))
+            below[name] = z3.And(on, x <= limit)
+            frac[name] = (x - rx, y - ry)
+        names = list(at_l)
+        for m, a in enumerate(names):
+            for c in names[m + 1:]:
+                (fa, ga), (fc, gc) = frac[a], frac[c]
+                add(z3.Implies(z3.And(below[a], below[c]), z3.And((fa <= fc) == (ga <= gc), (fc <= fa) == (gc <= ga))))
 
     def _encode_threshold(self, threshold: int) -> None:
         reach = [self.bolts[name].queue[i] >= threshold for name in self.net.checked for i in range(self.n)]

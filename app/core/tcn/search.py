@@ -58,7 +58,8 @@ class Search:
     def __init__(self, topo: Topology, *, k: int | None = None, k_max: int | None = None,
                  timeout_s: float | None = None, force_search: bool = False,
                  threshold: int | None = None,
-                 progress: Callable[[Progress], None] | None = None, widen_s: float | None = None) -> None:
+                 progress: Callable[[Progress], None] | None = None, widen_s: float | None = None,
+                 loop_clocks: str = "equal") -> None:
         ver = topo.verification
         self.topo = topo
         self.single_k = k
@@ -71,6 +72,8 @@ class Search:
         # widen_s: after a lasso, seconds to spend on the union of the checked bolts' cones looking for
         # lassos in which more checked queues grow together (None: only a short look inside its cone)
         self.widen_s = widen_s
+        # loop_clocks: "equal" (readable clocks equal at l and k+1) or "region" (region-equivalent)
+        self.loop_clocks = loop_clocks
         self.ctx = z3.Context()
         self._cancelled = threading.Event()
         self._finished = threading.Event()
@@ -167,7 +170,7 @@ class Search:
             def build(attempt: int, net: Any = net, k: int = k) -> Encoding:
                 options = {**SOLVER_OPTIONS, "random_seed": attempt}
                 return Encoding(net, k, self.ctx, threshold=self.threshold, solver_options=options,
-                                steady=steady, cancelled=self._cancelled.is_set)
+                                steady=steady, loop_clocks=self.loop_clocks, cancelled=self._cancelled.is_set)
 
             attempt, budget = 0, RESTART_FIRST_S
             try:
@@ -264,7 +267,7 @@ class Search:
                 break
             try:
                 wide = Encoding(union, k, self.ctx, solver_options={**SOLVER_OPTIONS, "random_seed": k},
-                                steady=steady, cancelled=self._cancelled.is_set)
+                                steady=steady, loop_clocks=self.loop_clocks, cancelled=self._cancelled.is_set)
             except Cancelled:
                 break
             trace, growth, exhausted = self._widen(wide, trace, growth, [n for n in checked if n in union.checked],
@@ -327,7 +330,8 @@ class Search:
 
 def verify(topo: Topology, *, k: int | None = None, k_max: int | None = None, timeout_s: float | None = None,
            force_search: bool = False, threshold: int | None = None,
-           progress: Callable[[Progress], None] | None = None, widen_s: float | None = None) -> VerifyResult:
+           progress: Callable[[Progress], None] | None = None, widen_s: float | None = None,
+           loop_clocks: str = "equal") -> VerifyResult:
     """Run one :class:`Search` to the end (convenience for the CLI and tests)."""
     return Search(topo, k=k, k_max=k_max, timeout_s=timeout_s, force_search=force_search,
-                  threshold=threshold, progress=progress, widen_s=widen_s).run()
+                  threshold=threshold, progress=progress, widen_s=widen_s, loop_clocks=loop_clocks).run()
