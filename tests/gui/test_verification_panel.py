@@ -34,12 +34,12 @@ class ScriptedSearch:
     instances: list["ScriptedSearch"] = []
 
     def __init__(self, topo: Any, *, k: int | None = None, k_max: int | None = None, timeout_s: float | None = None,
-                 force_search: bool = False, threshold: int | None = None,
+                 force_search: bool = False, threshold: int | None = None, loop_clocks: str = "equal",
                  progress: Callable[[Progress], None] | None = None, verdict: str = "counterexample",
                  k_final: int = 6, step_s: float = 0.01, fail: str = "") -> None:
         self.topo, self.threshold, self.force_search = topo, threshold, force_search
         self.progress, self.verdict, self.k_final, self.step_s, self.fail = progress, verdict, k_final, step_s, fail
-        self.k_max = k_max
+        self.k_max, self.loop_clocks = k_max, loop_clocks
         self._stop = threading.Event()
         ScriptedSearch.instances.append(self)
 
@@ -208,11 +208,13 @@ def test_options_reach_the_search(qtbot, document: DocumentModel) -> None:
     document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 7}))
     panel = make_panel(qtbot, document, verdict="none-up-to-k")
     panel.force_box.setChecked(True)
+    panel.region_box.setChecked(True)
     ScriptedSearch.instances.clear()
     run_to_end(qtbot, panel)
     growth, threshold = ScriptedSearch.instances
     assert growth.threshold is None and threshold.threshold == 7
     assert growth.force_search and growth.k_max == 40
+    assert growth.loop_clocks == threshold.loop_clocks == "region"
     assert panel.states[1].result.property == "threshold"
 
 

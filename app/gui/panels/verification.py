@@ -186,10 +186,17 @@ class VerificationPanel(QWidget):
         self.force_box = QCheckBox("search even if proved bounded")
         self.force_box.setToolTip("Without this, a bolt the rate argument proves bounded is reported "
                                   "'bounded (rate proof)' without running the solver")
+        self.region_box = QCheckBox("clocks up to regions")
+        self.region_box.setToolTip("Let the loop's clocks repeat up to regions instead of exactly: finds more "
+                                   "lassos (section 3 of the semantics) but can be much slower")
         bar = QHBoxLayout()
         for w in (self.verify_button, self.cancel_button, self.trace_button, self.bolts_button):
             bar.addWidget(w)
-        bar.addWidget(self.force_box)
+        options = QVBoxLayout()  # stacked, so the panel stays narrow
+        options.setSpacing(0)
+        options.addWidget(self.force_box)
+        options.addWidget(self.region_box)
+        bar.addLayout(options)
         bar.addStretch(1)
 
         self.tree = QTreeWidget()
@@ -396,7 +403,8 @@ class VerificationPanel(QWidget):
     def _options(self, spec: PropertySpec, topo: Topology) -> dict[str, Any]:
         settings = topo.verification
         options: dict[str, Any] = {"k": settings.k, "k_max": settings.k_max, "timeout_s": settings.timeout_s,
-                                   "force_search": self.force_box.isChecked()}
+                                   "force_search": self.force_box.isChecked(),
+                                   "loop_clocks": "region" if self.region_box.isChecked() else "equal"}
         if spec.kind == "threshold":
             options["threshold"] = spec.threshold
         return options
