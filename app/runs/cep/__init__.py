@@ -18,7 +18,7 @@ from app.runs.cep.compiler import Automaton, compile_ast, compile_pattern
 from app.runs.cep.engine import CepEngine, Match, PatternMatcher
 from app.runs.cep.syntax import (
     CONTEXTS, Pattern, PatternError, load_patterns, parse_ast, parse_pattern_json, parse_pattern_text, parse_text,
-    to_ast, to_text,
+    read_text, to_ast, to_text,
 )
 
 __all__ = [
@@ -55,12 +55,7 @@ def events_from_log(log: Any) -> list[dict[str, Any]]:
 
 def _plain_events(path: Path) -> list[dict[str, Any]]:
     """A JSON array or JSON Lines file of event objects that already carry `type`."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PatternError(str(path), "no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise PatternError(str(path), f"cannot read: {err}") from None
+    text = read_text(path)
     items: list[Any]
     if text.lstrip().startswith("["):
         try:

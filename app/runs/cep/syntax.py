@@ -621,15 +621,20 @@ def parse_pattern_json(data: Any, where: str = "patterns") -> list[Pattern]:
     return patterns
 
 
+def read_text(path: Path) -> str:
+    """A UTF-8 text file, every failure as one PatternError naming the file."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PatternError(str(path), "no such file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise PatternError(str(path), f"cannot read: {err}") from None
+
+
 def load_patterns(path: str | Path, overrides: Mapping[str, Any] | None = None) -> list[Pattern]:
     """Read a pattern file: JSON when it starts with `[` or `{`, the compact text form otherwise."""
     p = Path(path)
-    try:
-        source = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PatternError(str(p), "no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise PatternError(str(p), f"cannot read: {err}") from None
+    source = read_text(p)
     if source.lstrip().startswith(("[", "{")):
         try:
             data = json.loads(source)
