@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
@@ -27,3 +28,17 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def read_text(path: str | os.PathLike[str], error: Callable[[str], Exception]) -> str:
+    """A UTF-8 text file; every failure becomes `error(one-line reason)` (no such file, folder, not UTF-8, ...)."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error("no such file") from None
+    except IsADirectoryError:
+        raise error("is a folder, not a file") from None
+    except UnicodeDecodeError:
+        raise error("is not UTF-8 text") from None
+    except OSError as err:
+        raise error(err.strerror or str(err)) from None

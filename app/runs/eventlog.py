@@ -21,6 +21,7 @@ from typing import Any, Iterable, Iterator, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from app.core.fileio import read_text
 from app.core.topology import Problem, TopologyError
 
 EventKind = Literal["spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail", "spout_ack", "spout_fail"]
@@ -181,14 +182,7 @@ def _collect(records: Iterable[Event | QueueSample], source: str) -> EventLog:
 
 
 def _open_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise EventLogError(str(path), "no such file") from None
-    except UnicodeDecodeError:
-        raise EventLogError(str(path), "is not UTF-8 text") from None
-    except OSError as err:
-        raise EventLogError(str(path), err.strerror or str(err)) from None
+    return read_text(path, lambda reason: EventLogError(str(path), reason))
 
 
 def iter_jsonl(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Event | QueueSample]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 from app.core.topology import Problem, Topology, TopologyError
@@ -20,17 +19,9 @@ class FormatError(TopologyError):
 
 def read_json(path: str | os.PathLike[str]) -> Any:
     """Decode a JSON file, turning every failure into a one-line FormatError."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FormatError([Problem("file", "no such file")]) from None
-    except IsADirectoryError:
-        raise FormatError([Problem("file", "is a folder, not a file")]) from None
-    except UnicodeDecodeError:
-        raise FormatError([Problem("file", "is not UTF-8 text")]) from None
-    except OSError as err:
-        raise FormatError([Problem("file", err.strerror or str(err))]) from None
+    from app.core.fileio import read_text
+
+    text = read_text(path, lambda reason: FormatError([Problem("file", reason)]))
     if not text.strip():
         raise FormatError([Problem("file", "is empty")])
     try:

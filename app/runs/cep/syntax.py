@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Union
 
+from app.core import fileio
 from app.core.topology import Problem, TopologyError
 
 Context = Literal["chronicle", "immediate", "strict", "every", "any", "once", "first"]
@@ -623,12 +624,7 @@ def parse_pattern_json(data: Any, where: str = "patterns") -> list[Pattern]:
 
 def read_text(path: Path) -> str:
     """A UTF-8 text file, every failure as one PatternError naming the file."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PatternError(str(path), "no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise PatternError(str(path), f"cannot read: {err}") from None
+    return fileio.read_text(path, lambda reason: PatternError(str(path), reason))
 
 
 def load_patterns(path: str | Path, overrides: Mapping[str, Any] | None = None) -> list[Pattern]:
