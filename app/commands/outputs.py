@@ -100,9 +100,12 @@ def _run_spark(args: argparse.Namespace) -> Any:
     import importlib.util
 
     from app.runs.diff_spark import spark_same_key_diff
-    from app.runs.session import build_session, check_environment
+    from app.runs.session import SparkUnavailable, build_session, check_environment, is_connect_url
 
     master = os.environ.get("STORMBOUND_SPARK_MASTER", "local[*]")
+    if is_connect_url(master):
+        raise SparkUnavailable(f"the per-key diff job uses Spark's RDD API, which Spark Connect ({master}) "
+                               f"does not offer; set STORMBOUND_SPARK_MASTER to a classic master such as local[*]")
     if importlib.util.find_spec("pyspark") is None:
         return _run_spark_host(args, master)
     check_environment(master)  # raises SparkUnavailable with the fix in one line

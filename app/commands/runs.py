@@ -86,10 +86,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     topo = apply_parallelism(_load(args.file), args.parallelism or [])
     if args.duration <= 0:
         raise _usage("--duration must be positive (seconds)")
+    for flag, value, least in (("--workers", args.workers, 1), ("--ackers", args.ackers, 0),
+                               ("--max-pending", args.max_pending, 1)):
+        if value is not None and value < least:
+            raise _usage(f"{flag} must be at least {least}")
+    if args.timeout <= 0 or args.sample <= 0:
+        raise _usage(f"{'--timeout' if args.timeout <= 0 else '--sample'} must be positive (seconds)")
     from app.runs.engine import RunSpec
 
     spec = RunSpec(topology=topo, duration_s=args.duration, seed=args.seed, workers=args.workers,
-                   sample_interval_s=args.sample)
+                   sample_interval_s=args.sample, acking=args.ackers > 0, message_timeout_s=args.timeout,
+                   max_spout_pending=args.max_pending)
     host = _host(args)
     try:
         result = _call(host, "run", args.json, spec=json.loads(spec.model_dump_json()),
@@ -194,14 +201,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _reliability_config(args: argparse.Namespace, path: Path):
-    from app.runs.reliability import ReliabilityConfig
+    from app.runs.reliability import ReliabilityConfig, run_settings
 
-    settings: dict[str, Any] = {}
-    run_meta = path / "run.json" if path.is_dir() else None
-    if run_meta is not None and run_meta.exists():
-        meta = json.loads(run_meta.read_text(encoding="utf-8")).get("reliability", {})
-        settings = {"message_timeout_s": meta.get("topology.message.timeout.secs", 30),
-                    "ackers": meta.get("topology.acker.executors", 1)}
+    settings = run_settings(path)
     config = ReliabilityConfig(**settings)
     if args.topology:
         from app.core.formats import read_json
@@ -270,6 +272,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, help="Spark tasks hosting the components (default: as many as fit)")
     p.add_argument("--sample", type=float, default=0.25, metavar="S", help="queue sampling interval")
     p.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    p.add_argument("--ackers", type=int, default=1, metavar="N",
+                   help="topology.acker.executors: 0 = spouts ack at emit, else tuple trees are tracked (default 1)")
+    p.add_argument("--timeout", type=float, default=30.0, metavar="S",
+                   help="topology.message.timeout.secs: pending trees fail after this (default 30)")
+    p.add_argument("--max-pending", type=int, metavar="N", help="topology.max.spout.pending per spout (default none)")
     _common(p)
     p.set_defaults(func=cmd_run, file_args=("file",))
 

@@ -2,7 +2,8 @@
 
 Large logs are read by Spark itself (JSON Lines, CSV, Parquet) with the fixed schema of
 :mod:`app.runs.eventlog`; small ones (a JSON array, Storm metrics lines) go through the
-Python readers. Events and queue samples come back as two DataFrames.
+Python readers, and so does every log sent to a Spark Connect server on another machine
+(which cannot open this machine's files). Events and queue samples come back as two DataFrames.
 """
 
 from __future__ import annotations
@@ -79,6 +80,17 @@ def _read_flat(spark, path: Path, fmt: str):
     raise EventLogError(path.name, f"Spark cannot read {fmt} logs directly")
 
 
+def _server_sees_files(spark) -> bool:
+    """Whether Spark reads paths on this machine: a classic session, or a Spark Connect server on
+    this host. A remote Connect server gets the records uploaded instead (read here, sent as Arrow)."""
+    from app.runs.session import connect_address, is_connect, is_local_host, master_of
+
+    if not is_connect(spark):
+        return True
+    master = master_of(spark)
+    return not master.startswith("sc://") or is_local_host(connect_address(master)[0])
+
+
 def _check(events, where: str) -> None:
     """Fail with one line when an event kind is unknown or a needed field is empty."""
     from pyspark.sql import functions as F
@@ -101,11 +113,11 @@ def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", 
     """(events, queues) DataFrames of a log file or run folder, times in seconds."""
     from pyspark.sql import functions as F
 
-    p = Path(path)
+    p = Path(path).resolve()  # Spark (or a Spark Connect server) has a working folder of its own
     if not p.exists():
         raise EventLogError(str(p), "no such file or folder")
     fmt = log_format(p)
-    if fmt in ("json", "storm-metrics"):
+    if fmt in ("json", "storm-metrics") or not _server_sees_files(spark):
         return log_to_frames(spark, read_log(p, time_unit))
     if fmt == "run-dir":
         events_path, queues_path = find_run_files(p)

@@ -42,6 +42,22 @@ P1, P2, P3, P4, PENDING = PROPERTIES
 TREE_EVENTS = ("take", "bolt_emit", "bolt_ack", "bolt_fail")
 
 
+def run_settings(path: Path) -> dict[str, Any]:
+    """ReliabilityConfig settings recorded in a run folder's run.json (nothing for a plain log)."""
+    meta_file = path / "run.json" if path.is_dir() else None
+    if meta_file is None or not meta_file.exists():
+        return {}
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8")).get("reliability", {})
+    except (OSError, ValueError, AttributeError) as err:
+        raise EventLogError(str(meta_file), f"cannot be read: {err}") from None
+    settings: dict[str, Any] = {"message_timeout_s": meta.get("topology.message.timeout.secs", 30),
+                                "ackers": meta.get("topology.acker.executors", 1)}
+    if meta.get("topology.max.spout.pending") is not None:
+        settings["max_spout_pending"] = meta["topology.max.spout.pending"]
+    return settings
+
+
 class ReliabilityConfig(BaseModel):
     """What the check needs beyond the log: Storm's settings and who subscribes to whom."""
 

@@ -9,10 +9,15 @@ Java or pyspark is missing.
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -69,16 +74,61 @@ def spark_python(setting: str | None = None, env: Mapping[str, str] | None = Non
     raise SparkUnavailable(f"no Python found for Spark: set {SPARK_PYTHON_ENV} to a Python that has pyspark")
 
 
+PYSPARK_REQUIREMENT = "pyspark[connect]>=4.0,<4.1"
+CONNECT_PORT = 15002  # Spark Connect's default port
+
+
+def is_connect_url(master: str) -> bool:
+    return master.startswith("sc://")
+
+
+def connect_address(master: str) -> tuple[str, int]:
+    """(host, port) of a Spark Connect URL `sc://host[:port][/;param=value...]`."""
+    rest = master[len("sc://"):].split("/", 1)[0].split(";", 1)[0]
+    if rest.startswith("["):  # an IPv6 address: sc://[::1]:15002
+        host, _, tail = rest[1:].partition("]")
+        port = tail[1:] if tail.startswith(":") else ""
+    else:
+        host, _, port = rest.partition(":")
+    if not host:
+        raise SparkUnavailable(f"{master}: a Spark Connect URL names a host: sc://HOST[:PORT]")
+    if port and not port.isdigit():
+        raise SparkUnavailable(f"{master}: the port '{port}' is not a number")
+    return host, int(port) if port else CONNECT_PORT
+
+
+def is_local_host(host: str) -> bool:
+    """Whether a server at `host` runs on this machine (so it can read this machine's files)."""
+    return host in ("localhost", "127.0.0.1", "::1", socket.gethostname(), socket.getfqdn())
+
+
 def check_environment(master: str = DEFAULT_MASTER, env: Mapping[str, str] | None = None) -> None:
-    """Raise SparkUnavailable when this Python has no pyspark, or Java is missing for a JVM master."""
+    """Raise SparkUnavailable when this Python lacks pyspark (or Spark Connect's client
+    libraries for an `sc://` master), Java is missing for a JVM master, or the Spark
+    Connect server does not answer."""
     try:
         import pyspark  # noqa: F401
     except ModuleNotFoundError:
         raise SparkUnavailable(
-            f"{sys.executable} has no pyspark: install it there (pip install 'pyspark>=3.5,<4.1') "
+            f"{sys.executable} has no pyspark: install it there (pip install '{PYSPARK_REQUIREMENT}') "
             f"or set {SPARK_PYTHON_ENV} to a Python that has it") from None
-    if not master.startswith("sc://") and find_java(env) is None:
-        raise SparkUnavailable("Java not found: Spark needs Java 17 or 21; set JAVA_HOME or put java on PATH")
+    if not is_connect_url(master):
+        if find_java(env) is None:
+            raise SparkUnavailable("Java not found: Spark needs Java 17 or 21; set JAVA_HOME or put java on PATH")
+        return
+    for module in ("pandas", "pyarrow", "grpc", "grpc_status", "google.rpc"):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise SparkUnavailable(
+                f"Spark Connect needs {module.split('.')[0]} in {sys.executable}: "
+                f"pip install '{PYSPARK_REQUIREMENT}' there") from None
+    host, port = connect_address(master)
+    try:  # the client would retry for minutes against a server that is not there
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise SparkUnavailable(f"Spark Connect server {master} is not reachable ({host}:{port}: {reason})") from None
 
 
 def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound", conf: Mapping[str, Any] | None = None):
@@ -86,8 +136,11 @@ def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound", co
     check_environment(master)
     from pyspark.sql import SparkSession
 
-    if master.startswith("sc://"):
-        return SparkSession.builder.remote(master).getOrCreate()
+    if is_connect_url(master):
+        spark = SparkSession.builder.remote(master).getOrCreate()
+        spark._stormbound_url = master
+        ship_code(spark)
+        return spark
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = {
         "spark.ui.enabled": "false",
@@ -100,6 +153,8 @@ def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound", co
     settings.update({k: str(v) for k, v in (conf or {}).items()})
     for key, value in settings.items():
         builder = builder.config(key, value)
+    if master.startswith("local"):  # Python workers on this machine: the same Python (pyarrow, pydantic)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # Spark's Python workers must import app.runs: put this source tree on their path
     root = str(Path(__file__).resolve().parent.parent.parent)
     path = os.environ.get("PYTHONPATH", "")
@@ -108,7 +163,78 @@ def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound", co
     builder = builder.config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if not master.startswith("local"):  # executors on other machines: send them the code
+        ship_code(spark)
     return spark
+
+
+def is_connect(spark) -> bool:
+    """Whether `spark` is a Spark Connect session (no SparkContext, no RDDs)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def master_of(spark) -> str:
+    """The master URL as the user gave it (sc://... for Spark Connect) or Spark's own."""
+    if is_connect(spark):
+        url = getattr(spark, "_stormbound_url", None)
+        return url or f"sc:// ({spark.conf.get('spark.master', '?')})"
+    return spark.sparkContext.master
+
+
+def task_slots(spark) -> int:
+    """How many tasks can run at once: SparkContext.defaultParallelism, or for Spark Connect
+    the server's `spark.default.parallelism`, else its `local[N]` master, else 2."""
+    if not is_connect(spark):
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    configured = spark.conf.get("spark.default.parallelism", None)
+    if configured and str(configured).isdigit():
+        return max(1, int(configured))
+    server_master = str(spark.conf.get("spark.master", ""))
+    if server_master.startswith("local["):
+        inside = server_master[len("local["):].split(",")[0].rstrip("]")
+        if inside.isdigit():
+            return max(1, int(inside))
+        if inside == "*":
+            return os.cpu_count() or 2
+    if server_master == "local":
+        return 1
+    return 2
+
+
+def session_info(spark) -> dict[str, Any]:
+    """What the app shows about an attached session."""
+    return {"master": master_of(spark), "spark_version": spark.version, "slots": task_slots(spark),
+            "connect": is_connect(spark)}
+
+
+_shipped: dict[int, str] = {}
+
+
+def code_archive() -> Path:
+    """A zip of the `app` package (without the GUI), named by its content hash, for Spark's Python workers."""
+    package = Path(__file__).resolve().parent.parent
+    files = sorted(p for p in package.rglob("*.py") if "gui" not in p.relative_to(package).parts)
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(str(f.relative_to(package)).encode() + b"\0" + f.read_bytes())
+    target = Path(tempfile.gettempdir()) / f"stormbound-app-{digest.hexdigest()[:16]}.zip"
+    if not target.exists():
+        partial = target.with_suffix(f".{os.getpid()}.tmp")
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
+            for f in files:
+                zf.write(f, "app/" + str(f.relative_to(package)))
+        os.replace(partial, target)
+    return target
+
+
+def ship_code(spark) -> None:
+    """Make `app` importable in the session's Python workers (a session artifact, once per session):
+    a Spark Connect server or a cluster's executors do not have this source tree."""
+    archive = code_archive()
+    if _shipped.get(id(spark)) == archive.name:
+        return
+    spark.addArtifacts(str(archive), pyfile=True)
+    _shipped[id(spark)] = archive.name
 
 
 def local_session():

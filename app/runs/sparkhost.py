@@ -19,7 +19,7 @@ import sys
 import threading
 from typing import Any, Callable, TextIO
 
-from app.runs.session import DEFAULT_MASTER, SparkUnavailable, build_session
+from app.runs.session import DEFAULT_MASTER, SparkUnavailable, build_session, session_info
 
 
 class _Host:
@@ -37,8 +37,7 @@ class _Host:
 
     # -- operations
     def op_ping(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
-        sc = self.spark.sparkContext
-        return {"master": sc.master, "spark_version": self.spark.version, "slots": sc.defaultParallelism}
+        return session_info(self.spark)
 
     def op_run(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
         from app.runs.engine import RunSpec, run_on_spark
@@ -83,7 +82,6 @@ class _Host:
     def op_diff(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
         """DiffStream under same_key dependence as a Spark job (for an app that has no pyspark itself)."""
         from app.runs.diff_spark import spark_same_key_diff
-
         progress(0.1, "matching per key")
         return spark_same_key_diff(self.spark, req["left"], req["right"], req["dependence"], req.get("equality"),
                                    req.get("order", "alternate")).model_dump(mode="json")
@@ -135,9 +133,13 @@ def main(argv: list[str] | None = None) -> int:
         first = (str(err).strip().splitlines() or [""])[0][:300]
         host.send({"type": "error", "message": f"Spark did not start with master {args.master}: {first}"})
         return 2
-    sc = host.spark.sparkContext
-    host.send({"type": "ready", "master": sc.master, "spark_version": host.spark.version,
-               "slots": sc.defaultParallelism, "python": sys.executable})
+    try:
+        info = session_info(host.spark)
+    except Exception as err:  # noqa: BLE001 - a Connect server that accepted the socket but not the session
+        first = (str(err).strip().splitlines() or [""])[0][:300]
+        host.send({"type": "error", "message": f"Spark did not start with master {args.master}: {first}"})
+        return 2
+    host.send({"type": "ready", **info, "python": sys.executable})
     threads: list[threading.Thread] = []
     for line in sys.stdin:
         if not line.strip():

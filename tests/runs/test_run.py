@@ -38,7 +38,9 @@ def test_tiny_run_two_workers(spark, tmp_path: Path) -> None:
     taken = {e.tuple for e in log.events if e.ev == "take" and e.comp == "split"}
     sent = {e.tuple for e in log.events if e.ev == "spout_emit"}
     assert taken <= sent and len(taken) >= len(sent) - 4  # at most the last burst is still queued
-    report = check_reliability_local(log.events, ReliabilityConfig.from_topology(topo, ackers=0))
+    acked = {e.msg for e in log.events if e.ev == "spout_ack"}
+    assert acked and acked <= sent  # the acker completed trees across the two tasks
+    report = check_reliability_local(log.events, ReliabilityConfig.from_topology(topo, ackers=1))
     assert report.ok, report.summary()
     assert (tmp_path / "run.json").exists() and load_topology(tmp_path / "topology.storm.json") == topo
 

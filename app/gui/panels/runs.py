@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 from app.core.topology import Topology
 from app.runs.analysis import Analysis
 from app.runs.compare import Comparison, calibrate, compare
-from app.runs.reliability import ReliabilityConfig, ReliabilityReport
+from app.runs.reliability import ReliabilityConfig, ReliabilityReport, run_settings
 from app.gui.panels.cep_matches import CepMatchesPanel
 
 DASHED = Qt.PenStyle.DashLine
@@ -338,16 +338,10 @@ class RunsPanel(QWidget):
     def check_reliability(self) -> HostCall | None:
         if self.host is None or self.log_path is None or self.running is not None:
             return None
-        host, path = self.host, self.log_path
-        settings: dict[str, Any] = {}
-        meta = path / "run.json" if path.is_dir() else None
-        if meta is not None and meta.exists():
-            rel = json.loads(meta.read_text(encoding="utf-8")).get("reliability", {})
-            settings = {"ackers": rel.get("topology.acker.executors", 1),
-                        "message_timeout_s": rel.get("topology.message.timeout.secs", 30)}
-        config = ReliabilityConfig.from_topology(self.document.topology(), **settings)
+        host, path, topo = self.host, self.log_path, self.document.topology()
 
-        def work(call: HostCall) -> Any:
+        def work(call: HostCall) -> Any:  # run.json is read here, off the GUI thread
+            config = ReliabilityConfig.from_topology(topo, **run_settings(path))
             return host.request("reliability", on_progress=call.report, path=str(path), config=config.model_dump())
 
         self.running = self._call(work, self._on_reliability)
