@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -251,6 +252,34 @@ def cmd_reliability(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_connect_server(args: argparse.Namespace) -> int:
+    """Run a local Spark Connect server in the foreground until Ctrl+C."""
+    from app.runs.connect_server import start_connect_server, stop_connect_server, wait_until_listening
+    from app.runs.session import SparkUnavailable
+
+    if not 0 < args.port < 65536:
+        raise _usage("--port must be between 1 and 65535")
+    log = open(args.log, "a", encoding="utf-8") if args.log else subprocess.DEVNULL
+    try:
+        server = start_connect_server(args.port, args.master, log=log)
+        try:
+            wait_until_listening(server, args.port)
+        except SparkUnavailable:
+            stop_connect_server(server)
+            raise
+    except SparkUnavailable as err:
+        raise _usage(f"Spark: {err}" + ("" if args.log else " (--log FILE keeps the server's output)")) from None
+    print(f"Spark Connect server at sc://localhost:{args.port} (master {args.master}); Ctrl+C stops it", flush=True)
+    try:
+        return server.wait()
+    except KeyboardInterrupt:
+        stop_connect_server(server)
+        return 0
+    finally:
+        if args.log:
+            log.close()
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", help="Spark master URL (local[*], spark://..., sc://...); default $STORMBOUND_SPARK_MASTER or local[*]")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -291,6 +320,12 @@ def register(sub: argparse._SubParsersAction) -> None:
             p.add_argument("--calibrate", metavar="OUT", help="write the topology with measured parameters (.storm.json)")
         _common(p)
         p.set_defaults(func=func, file_args=("log",))
+
+    p = sub.add_parser("connect-server", help="run a local Spark Connect server (from pyspark) until Ctrl+C")
+    p.add_argument("--port", type=int, default=15002, help="gRPC port (default 15002, Spark Connect's own)")
+    p.add_argument("--master", default="local[*]", help="the server's Spark master (default local[*])")
+    p.add_argument("--log", metavar="FILE", help="append the server's output to FILE")
+    p.set_defaults(func=cmd_connect_server, file_args=())
 
     p = sub.add_parser("reliability", help="check Storm's delivery guarantees over an event log (Spark job)")
     _log_options(p)

@@ -175,3 +175,23 @@ def test_patterns_tab_shows_monitor_matches_of_a_run(make_window, qtbot, tmp_pat
     assert "1 matches" in panel.patterns.summary.text()
     panel.match_patterns(tmp_path / "missing.jsonl")
     qtbot.waitUntil(lambda: "could not run" in panel.patterns.summary.text(), timeout=10000)
+
+
+def test_attach_to_a_spark_connect_url(make_window, qtbot, tmp_path: Path) -> None:
+    window = _known_topology_window(make_window, tmp_path)
+    panel = window.runs_panel
+    fake = FakeHost()
+    fake.info = {"master": "sc://gateway:15002", "spark_version": "4.0.5", "slots": 8, "connect": True}
+    seen: list[str | None] = []
+
+    def factory(python, master):
+        seen.append(master)
+        return fake
+
+    panel.host_factory = factory
+    panel.master_edit.setText("sc://gateway:15002")
+    panel.attach()
+    qtbot.waitUntil(lambda: panel.host is fake, timeout=5000)
+    assert seen == ["sc://gateway:15002"]
+    assert panel.status.text() == "Spark: attached (Spark Connect sc://gateway:15002, Spark 4.0.5, 8 task slots)"
+    assert panel.settings.value("runs/master") == "sc://gateway:15002"

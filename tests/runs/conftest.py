@@ -54,50 +54,29 @@ def connect_url(tmp_path_factory):
     It runs from an empty folder with this source tree off its PYTHONPATH, as a remote
     server would: the app's code reaches its Python workers only as a session artifact.
     """
-    pyspark = pytest.importorskip("pyspark")
+    pytest.importorskip("pyspark")
     import os
-    import signal
-    import socket
-    import subprocess
     import sys
-    import time
-    from pathlib import Path
 
-    from app.runs.session import find_java
+    from app.runs.connect_server import start_connect_server, stop_connect_server, wait_until_listening
+    from app.runs.session import SparkUnavailable, find_java
 
     if find_java() is None:
         pytest.skip("no Java for the Spark Connect server")
-    home = Path(pyspark.__file__).resolve().parent
-    if not list((home / "jars").glob("spark-connect_*.jar")):
-        pytest.skip("this pyspark has no Spark Connect server jar")
     port = _free_port()
     folder = tmp_path_factory.mktemp("connect-server")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_CONNECT_MODE_ENABLED")}
-    env.update(SPARK_HOME=str(home), PYSPARK_PYTHON=str(_python_without_app(folder)))
-    log = open(folder / "server.log", "w")
-    server = subprocess.Popen(
-        [str(home / "bin" / "spark-submit"), "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
-         "--master", "local[2]", "--conf", f"spark.connect.grpc.binding.port={port}",
-         "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
-         "--conf", "spark.driver.memory=1g", "spark-internal"],
-        cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.time() + 180
-        while True:
-            if server.poll() is not None:
-                pytest.fail("the Spark Connect server exited: " + (folder / "server.log").read_text()[-2000:])
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.time() > deadline:
-                    pytest.fail("the Spark Connect server did not open its port within 180 s")
-                time.sleep(0.5)
-        yield f"sc://localhost:{port}"
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    with open(folder / "server.log", "w") as log:
         try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-        log.close()
+            server = start_connect_server(
+                port, "local[2]", python=sys.executable, worker_python=str(_python_without_app(folder)), cwd=folder,
+                log=log, env=env, conf={"spark.sql.shuffle.partitions": "2", "spark.driver.memory": "1g"})
+        except SparkUnavailable as err:
+            pytest.skip(str(err))
+        try:
+            wait_until_listening(server, port)
+            yield f"sc://localhost:{port}"
+        except SparkUnavailable as err:
+            pytest.fail(f"{err}: " + (folder / "server.log").read_text()[-2000:])
+        finally:
+            stop_connect_server(server)

@@ -117,3 +117,59 @@ def test_diff_refuses_connect_and_falls_back(tmp_path: Path, monkeypatch, capsys
     assert "RDD API, which Spark Connect" in capsys.readouterr().err
     assert main(["diff", *args, "--spark-threshold", "0.000001"]) == 0  # auto mode: compared here instead
     assert "comparing in this process" in capsys.readouterr().err
+
+
+def test_connect_urls_and_missing_client_libraries(monkeypatch) -> None:
+    pytest.importorskip("pyspark")
+    import importlib
+
+    from app.runs import session
+    from app.runs.session import SparkUnavailable, check_environment, connect_address
+
+    assert connect_address("sc://gw") == ("gw", 15002)
+    assert connect_address("sc://gw:443/;use_ssl=true;token=x") == ("gw", 443)
+    assert connect_address("sc://[::1]:15099") == ("::1", 15099)
+    for bad, words in (("sc://:15002", "names a host"), ("sc://gw:port", "not a number")):
+        with pytest.raises(SparkUnavailable, match=words):
+            connect_address(bad)
+    real = importlib.import_module
+
+    def without_grpc(name, *args):
+        if name == "grpc":
+            raise ImportError("No module named 'grpc'")
+        return real(name, *args)
+
+    monkeypatch.setattr(session.importlib, "import_module", without_grpc)
+    with pytest.raises(SparkUnavailable) as err:
+        check_environment("sc://localhost:15002")
+    assert "Spark Connect needs grpc" in str(err.value) and "pyspark[connect]>=4.0,<4.1" in str(err.value)
+    # a classic master needs Java, not the Connect client
+    check_environment("local[1]")
+
+
+def test_connect_server_command(tmp_path: Path) -> None:
+    """`stormbound connect-server` serves until interrupted; the host attaches to it."""
+    pytest.importorskip("pyspark")
+    import signal
+    import subprocess
+
+    from app.runs.client import SparkHost
+    from tests.runs.conftest import _free_port
+
+    assert _cli(["connect-server", "--port", "0"]).returncode == 2
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "app", "connect-server", "--port", str(port), "--master", "local[1]",
+                               "--log", str(tmp_path / "server.log")], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        assert line.startswith(f"Spark Connect server at sc://localhost:{port}"), line
+        with SparkHost(master=f"sc://localhost:{port}") as host:
+            assert host.info["connect"] is True and host.info["slots"] == 1
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(60) == 0
+    assert (tmp_path / "server.log").read_text()
+    import socket
+
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()

@@ -102,7 +102,8 @@ class RunsPanel(QWidget):
     def _build(self) -> None:
         self.status = QLabel("Spark: detached")
         self.master_edit = QLineEdit(str(self.settings.value("runs/master", "local[*]")))
-        self.master_edit.setToolTip("Spark master: local[*], spark://host:7077, sc://host:15002 ...")
+        self.master_edit.setToolTip("Spark master: local[*], spark://host:7077, yarn, k8s://..., "
+                                    "or a Spark Connect server sc://host:15002")
         self.python_edit = QLineEdit(str(self.settings.value("runs/python", "")))
         self.python_edit.setPlaceholderText("Python with pyspark (empty: STORMBOUND_SPARK_PYTHON or this one)")
         self.attach_button = QPushButton("Attach Spark")
@@ -237,7 +238,9 @@ class RunsPanel(QWidget):
     def _on_attached(self, host: Any) -> None:
         self.host = host
         info = getattr(host, "info", {}) or {}
-        self.status.setText(f"Spark: attached ({info.get('master', '?')}, Spark {info.get('spark_version', '?')})")
+        kind = "Spark Connect " if info.get("connect") else ""
+        self.status.setText(f"Spark: attached ({kind}{info.get('master', '?')}, Spark {info.get('spark_version', '?')}, "
+                            f"{info.get('slots', '?')} task slots)")
         self._update_buttons()
 
     def detach(self) -> None:
