@@ -195,3 +195,27 @@ def test_attach_to_a_spark_connect_url(make_window, qtbot, tmp_path: Path) -> No
     assert seen == ["sc://gateway:15002"]
     assert panel.status.text() == "Spark: attached (Spark Connect sc://gateway:15002, Spark 4.0.5, 8 task slots)"
     assert panel.settings.value("runs/master") == "sc://gateway:15002"
+
+
+def test_run_sends_the_acker_settings(make_window, qtbot, tmp_path: Path) -> None:
+    window = _known_topology_window(make_window, tmp_path)
+    panel = window.runs_panel
+    fake = FakeHost()
+    panel.host_factory = lambda python, master: fake
+    panel.attach()
+    qtbot.waitUntil(lambda: panel.host is fake, timeout=5000)
+    panel.duration.setValue(2)
+    panel.timeout.setValue(5)
+    panel.max_pending.setValue(40)
+    call = panel.start_run()
+    qtbot.waitUntil(lambda: panel.running is None, timeout=10000)
+    spec = fake.requests[0][1]["spec"]
+    assert (spec["acking"], spec["message_timeout_s"], spec["max_spout_pending"]) == (True, 5.0, 40)
+    panel.acker_box.setChecked(False)
+    assert not panel.timeout.isEnabled() and not panel.max_pending.isEnabled()
+    panel.max_pending.setValue(0)  # "no limit"
+    panel.start_run()
+    qtbot.waitUntil(lambda: panel.running is None, timeout=10000)
+    spec = [params["spec"] for op, params in fake.requests if op == "run"][-1]
+    assert (spec["acking"], spec["max_spout_pending"]) == (False, None)
+    assert panel.settings.value("runs/acking") == "false" and call is not None

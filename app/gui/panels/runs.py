@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -116,6 +117,24 @@ class RunsPanel(QWidget):
         self.duration.setRange(1, 24 * 3600)
         self.duration.setValue(float(self.settings.value("runs/duration", 60.0)))
         self.duration.setSuffix(" s")
+        self.acker_box = QCheckBox("acker")
+        self.acker_box.setChecked(str(self.settings.value("runs/acking", "true")).lower() == "true")
+        self.acker_box.setToolTip("Track tuple trees as Storm's acker does (topology.acker.executors = 1); "
+                                  "off: spouts ack at emit")
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(0.1, 3600)
+        self.timeout.setValue(float(self.settings.value("runs/timeout", 30.0)))
+        self.timeout.setSuffix(" s")
+        self.timeout.setToolTip("topology.message.timeout.secs: a tree pending longer fails (spout_fail, TIMEOUT)")
+        self.max_pending = QSpinBox()
+        self.max_pending.setRange(0, 1_000_000)
+        self.max_pending.setSpecialValueText("no limit")
+        self.max_pending.setValue(int(self.settings.value("runs/max_pending", 0)))
+        self.max_pending.setToolTip("topology.max.spout.pending: a spout waits while this many of its trees are pending")
+        self.acker_box.toggled.connect(self.timeout.setEnabled)
+        self.acker_box.toggled.connect(self.max_pending.setEnabled)
+        self.timeout.setEnabled(self.acker_box.isChecked())
+        self.max_pending.setEnabled(self.acker_box.isChecked())
         self.run_button = QPushButton("Run current topology")
         self.run_button.clicked.connect(self.start_run)
         self.cancel_button = QPushButton("Cancel")
@@ -126,9 +145,13 @@ class RunsPanel(QWidget):
         self.open_button.clicked.connect(self.open_dialog)
         self.reliability_button = QPushButton("Check reliability")
         self.reliability_button.clicked.connect(self.check_reliability)
+        settings_row = QHBoxLayout()
+        for w in (QLabel("duration"), self.duration, self.acker_box, QLabel("timeout"), self.timeout,
+                  QLabel("max pending"), self.max_pending):
+            settings_row.addWidget(w)
+        settings_row.addStretch(1)
         row = QHBoxLayout()
-        for w in (QLabel("duration"), self.duration, self.run_button, self.progress, self.cancel_button,
-                  self.open_button, self.reliability_button):
+        for w in (self.run_button, self.progress, self.cancel_button, self.open_button, self.reliability_button):
             row.addWidget(w)
 
         self.plot = pg.PlotWidget(background="w")
@@ -168,6 +191,7 @@ class RunsPanel(QWidget):
 
         main = QVBoxLayout(self)
         main.addLayout(top)
+        main.addLayout(settings_row)
         main.addLayout(row)
         main.addWidget(self.tabs)
 
@@ -259,9 +283,13 @@ class RunsPanel(QWidget):
         from app.runs.engine import RunSpec
 
         topo = self.document.topology()
-        spec = RunSpec(topology=topo, duration_s=self.duration.value())
+        spec = RunSpec(topology=topo, duration_s=self.duration.value(), acking=self.acker_box.isChecked(),
+                       message_timeout_s=self.timeout.value(), max_spout_pending=self.max_pending.value() or None)
         out = Path(tempfile.mkdtemp(prefix=f"stormbound-run-{topo.name}-"))
         self.settings.setValue("runs/duration", self.duration.value())
+        self.settings.setValue("runs/acking", "true" if self.acker_box.isChecked() else "false")
+        self.settings.setValue("runs/timeout", self.timeout.value())
+        self.settings.setValue("runs/max_pending", self.max_pending.value())
         host = self.host
 
         def work(call: HostCall) -> Any:
