@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -270,6 +271,12 @@ def cmd_connect_server(args: argparse.Namespace) -> int:
     except SparkUnavailable as err:
         raise _usage(f"Spark: {err}" + ("" if args.log else " (--log FILE keeps the server's output)")) from None
     print(f"Spark Connect server at sc://localhost:{args.port} (master {args.master}); Ctrl+C stops it", flush=True)
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # SIGINT too: a background job may ignore it
+        signal.signal(signum, interrupt)
     try:
         return server.wait()
     except KeyboardInterrupt:

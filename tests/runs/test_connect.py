@@ -166,7 +166,7 @@ def test_connect_server_command(tmp_path: Path) -> None:
         with SparkHost(master=f"sc://localhost:{port}") as host:
             assert host.info["connect"] is True and host.info["slots"] == 1
     finally:
-        server.send_signal(signal.SIGINT)
+        server.send_signal(signal.SIGTERM)  # as `kill` or a service manager stops it
         assert server.wait(60) == 0
     assert (tmp_path / "server.log").read_text()
     import socket
