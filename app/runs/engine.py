@@ -37,7 +37,7 @@ from app.core.topology import Topology
 
 
 class RunSpec(BaseModel):
-    """Everything a run needs; sent to the Spark tasks as JSON."""
+    """Everything a run needs (the driver turns it into the plain plan the Spark tasks run)."""
 
     topology: Topology
     duration_s: float = Field(gt=0)
