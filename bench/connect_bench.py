@@ -42,14 +42,6 @@ CONFIG = ReliabilityConfig(message_timeout_s=30, max_spout_pending=100_000, acke
                            subscribers={"S": ["A"], "A": ["B"]})
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def measure(master: str, folder: Path, run_seconds: float, out: Path) -> dict[str, float]:
     """attach, analyze, reliability and run times (seconds) through a host on `master`."""
     row: dict[str, float] = {}
@@ -85,7 +77,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    from app.runs.connect_server import start_connect_server, stop_connect_server, wait_until_listening
+    from app.runs.connect_server import free_port, start_connect_server, stop_connect_server, wait_until_listening
     from app.runs.eventlog import read_log, write_log
     from app.runs.session import build_session
 
@@ -104,7 +96,7 @@ def main() -> int:
         out["generated_s"] = time.perf_counter() - began
 
         classic = measure("local[2]", folder / "log", args.run_seconds, folder / "run-classic")
-        port = _free_port()
+        port = free_port()
         began = time.perf_counter()
         with open(folder / "server.log", "w") as log:
             server = start_connect_server(port, "local[2]", log=log, conf={"spark.driver.memory": "2g"})

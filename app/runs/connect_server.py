@@ -20,6 +20,13 @@ from app.runs.session import PYSPARK_REQUIREMENT, SparkUnavailable, find_java, h
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 
 
+def free_port() -> int:
+    """A TCP port nobody listens on right now (for a server started next)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def spark_home(python: str) -> Path:
     """The pyspark folder of `python` (it holds bin/spark-submit and jars/)."""
     done = subprocess.run([python, "-c", "import os, pyspark; print(os.path.dirname(pyspark.__file__))"],

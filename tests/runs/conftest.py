@@ -22,14 +22,6 @@ def spark():
     session.stop()
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _python_without_app(folder):
     """A launcher for this Python that cannot import `app` (no editable-install finder, no source
     tree on the path): the Connect server's workers get the code only as a session artifact."""
@@ -58,12 +50,12 @@ def connect_url(tmp_path_factory):
     import os
     import sys
 
-    from app.runs.connect_server import start_connect_server, stop_connect_server, wait_until_listening
+    from app.runs.connect_server import free_port, start_connect_server, stop_connect_server, wait_until_listening
     from app.runs.session import SparkUnavailable, find_java
 
     if find_java() is None:
         pytest.skip("no Java for the Spark Connect server")
-    port = _free_port()
+    port = free_port()
     folder = tmp_path_factory.mktemp("connect-server")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     with open(folder / "server.log", "w") as log:

@@ -95,11 +95,11 @@ def test_host_over_connect_checks_every_vector_and_cancels_a_run(connect_url: st
 
 def test_unreachable_connect_server_is_one_line(tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
-    from tests.runs.conftest import _free_port
+    from app.runs.connect_server import free_port
 
     write_log(tmp_path / "known.jsonl", known_log())
     began = time.time()
-    done = _cli(["analyze", str(tmp_path / "known.jsonl"), "--master", f"sc://localhost:{_free_port()}"])
+    done = _cli(["analyze", str(tmp_path / "known.jsonl"), "--master", f"sc://localhost:{free_port()}"])
     assert done.returncode == 2 and time.time() - began < 60
     assert done.stderr.strip().count("\n") == 0
     assert "Spark Connect server sc://localhost:" in done.stderr and "not reachable" in done.stderr
@@ -154,10 +154,10 @@ def test_connect_server_command(tmp_path: Path) -> None:
     import subprocess
 
     from app.runs.client import SparkHost
-    from tests.runs.conftest import _free_port
+    from app.runs.connect_server import free_port
 
     assert _cli(["connect-server", "--port", "0"]).returncode == 2
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "app", "connect-server", "--port", str(port), "--master", "local[1]",
                                "--log", str(tmp_path / "server.log")], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
