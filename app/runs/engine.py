@@ -96,15 +96,18 @@ def plan_of(spec: RunSpec, workers: int) -> dict[str, Any]:
 
 
 def _explain(err: BaseException, workers: int) -> BaseException:
-    """Spark's barrier-slot refusal as one line the user can act on; other errors unchanged."""
+    """Spark's refusals that the user's setup causes, as SparkUnavailable with one line saying
+    what to change; other errors unchanged."""
+    from app.runs.session import PYSPARK_REQUIREMENT, SparkUnavailable
+
     text = str(err)
     if "BARRIER_" in text or "more slots than the total number" in text or "barrier stage that requires" in text:
-        return RuntimeError(f"Spark cannot start {workers} tasks at once (barrier mode); "
-                            f"pass --workers with at most the cluster's free task slots")
+        return SparkUnavailable(f"Spark cannot start {workers} tasks at once (barrier mode); "
+                                f"pass --workers with at most the cluster's free task slots")
     if "No module named 'pyarrow'" in text:
-        return RuntimeError("Spark's Python workers have no pyarrow (needed for the run's Arrow batches): "
-                            "install 'pyspark[connect]>=4.0,<4.1' in the Python the Spark workers use "
-                            "(PYSPARK_PYTHON on the cluster or Connect server)")
+        return SparkUnavailable("Spark's Python workers have no pyarrow (the run's tasks return Arrow batches): "
+                                f"install '{PYSPARK_REQUIREMENT}' in the Python they use "
+                                "(PYSPARK_PYTHON of the cluster or Spark Connect server)")
     return err
 
 

@@ -104,7 +104,7 @@ class _Host:
             if handler is None:
                 raise ValueError(f"unknown operation '{req.get('op')}'")
             self.send({"id": ident, "type": "result", "result": handler(req, progress)})
-        except TopologyError as err:
+        except (TopologyError, SparkUnavailable) as err:  # the user's input or setup: exit 2 in the CLI
             self.send({"id": ident, "type": "error", "kind": "input", "message": str(err)})
         except RunCancelled as err:
             self.send({"id": ident, "type": "error", "kind": "cancelled", "message": str(err)})

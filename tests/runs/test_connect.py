@@ -173,3 +173,35 @@ def test_connect_server_command(tmp_path: Path) -> None:
 
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_run_on_a_server_whose_python_lacks_pyarrow(tmp_path: Path) -> None:
+    """A Connect server whose workers run a Python without pyarrow: one line saying what to install."""
+    pytest.importorskip("pyspark")
+    import subprocess
+
+    from app.runs.connect_server import free_port, start_connect_server, stop_connect_server, wait_until_listening
+    from app.runs.session import SparkUnavailable
+
+    bare = "/usr/bin/python3"
+    probe = subprocess.run([bare, "-c", "import sys, pyarrow"], capture_output=True) if Path(bare).exists() else None
+    version = subprocess.run([bare, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
+                             text=True).stdout.strip() if probe else ""
+    if probe is None or probe.returncode == 0 or version != str(sys.version_info[:2]):
+        pytest.skip(f"needs {bare} of Python {sys.version_info[:2]} without pyarrow")
+    port = free_port()
+    with open(tmp_path / "server.log", "w") as log:
+        try:
+            server = start_connect_server(port, "local[1]", python=sys.executable, worker_python=bare,
+                                          cwd=tmp_path, log=log)
+        except SparkUnavailable as err:
+            pytest.skip(str(err))
+        try:
+            wait_until_listening(server, port)
+            done = _cli(["run", str(MODELS / "getting-started.storm.json"), "--duration", "1", "--workers", "1",
+                         "--out", str(tmp_path / "run"), "--master", f"sc://localhost:{port}"])
+        finally:
+            stop_connect_server(server)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().count("\n") == 0
+    assert "Spark's Python workers have no pyarrow" in done.stderr and "pyspark[connect]" in done.stderr
