@@ -260,29 +260,27 @@ def cmd_connect_server(args: argparse.Namespace) -> int:
 
     if not 0 < args.port < 65536:
         raise _usage("--port must be between 1 and 65535")
-    log = open(args.log, "a", encoding="utf-8") if args.log else subprocess.DEVNULL
-    try:
-        server = start_connect_server(args.port, args.master, log=log)
-        try:
-            wait_until_listening(server, args.port)
-        except SparkUnavailable:
-            stop_connect_server(server)
-            raise
-    except SparkUnavailable as err:
-        raise _usage(f"Spark: {err}" + ("" if args.log else " (--log FILE keeps the server's output)")) from None
-    print(f"Spark Connect server at sc://localhost:{args.port} (master {args.master}); Ctrl+C stops it", flush=True)
-
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # SIGINT too: a background job may ignore it
-        signal.signal(signum, interrupt)
+    log = open(args.log, "a", encoding="utf-8") if args.log else subprocess.DEVNULL
+    server = None
     try:
-        return server.wait()
+        server = start_connect_server(args.port, args.master, log=log)
+        wait_until_listening(server, args.port)
+        print(f"Spark Connect server at sc://localhost:{args.port} (master {args.master}); Ctrl+C stops it", flush=True)
+        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # SIGINT too: a background job may ignore it
+            signal.signal(signum, interrupt)
+        code = server.wait()
+        server = None  # exited by itself
+        return code
+    except SparkUnavailable as err:
+        raise _usage(f"Spark: {err}" + ("" if args.log else " (--log FILE keeps the server's output)")) from None
     except KeyboardInterrupt:
-        stop_connect_server(server)
         return 0
     finally:
+        if server is not None:
+            stop_connect_server(server)
         if args.log:
             log.close()
 

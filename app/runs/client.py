@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from app.runs.session import (
-    DEFAULT_MASTER, PYSPARK_REQUIREMENT, SPARK_MASTER_ENV, SparkUnavailable, has_pyspark, spark_python)
+    DEFAULT_MASTER, SPARK_MASTER_ENV, SparkUnavailable, has_pyspark, no_pyspark, spark_python)
 
 SOURCE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
@@ -56,9 +56,7 @@ class SparkHost:
         """Spawn the host and wait until Spark is up; raises SparkUnavailable with the reason."""
         python = spark_python(self.python_setting, self.env)
         if not has_pyspark(python):
-            raise SparkUnavailable(
-                f"{python} has no pyspark: install it there (pip install '{PYSPARK_REQUIREMENT}') "
-                f"or set STORMBOUND_SPARK_PYTHON to a Python that has it")
+            raise no_pyspark(python)
         env = dict(self.env)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (SOURCE_ROOT, env.get("PYTHONPATH", "")) if p)
         env.setdefault("PYSPARK_PYTHON", python)

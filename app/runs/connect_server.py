@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import IO, Mapping
 
-from app.runs.session import PYSPARK_REQUIREMENT, SparkUnavailable, find_java, has_pyspark, spark_python
+from app.runs.session import SparkUnavailable, no_pyspark, require_java, spark_python
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 
@@ -32,7 +32,7 @@ def spark_home(python: str) -> Path:
     done = subprocess.run([python, "-c", "import os, pyspark; print(os.path.dirname(pyspark.__file__))"],
                           capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
-        raise SparkUnavailable(f"{python} has no pyspark: install it there (pip install '{PYSPARK_REQUIREMENT}')")
+        raise no_pyspark(python)
     home = Path(done.stdout.strip())
     if not list((home / "jars").glob("spark-connect_*.jar")):
         raise SparkUnavailable(f"{home} has no Spark Connect server (jars/spark-connect_*.jar): pyspark 4.0 or newer has one")
@@ -49,10 +49,13 @@ def start_connect_server(port: int, master: str = "local[*]", python: str | None
     by default the Spark Python itself. Call :func:`wait_until_listening` next.
     """
     python = spark_python(python)
-    if not has_pyspark(python):
-        raise SparkUnavailable(f"{python} has no pyspark: install it there (pip install '{PYSPARK_REQUIREMENT}')")
-    if find_java() is None:
-        raise SparkUnavailable("Java not found: the Spark Connect server needs Java 17 or 21; set JAVA_HOME or put java on PATH")
+    require_java()
+    try:  # otherwise wait_until_listening would take that other listener for our server
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        pass
+    else:
+        raise SparkUnavailable(f"port {port} is already in use: choose another with --port")
     home = spark_home(python)
     settings = {"spark.connect.grpc.binding.port": str(port), "spark.ui.enabled": "false",
                 "spark.sql.session.timeZone": "UTC", **(conf or {})}

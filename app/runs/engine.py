@@ -1,8 +1,8 @@
 """Running a topology on Spark with a synthetic workload (issue 5, item 3).
 
 How the topology maps onto Spark (docs/spark-runs.md has the full story): one Spark job
-(`mapInArrow` in *barrier* mode, so classic sessions and Spark Connect run it alike) with W tasks that all start together, like the W worker processes of
-a Storm topology. Every spout and bolt is a thread ("executor") inside one of these
+(`mapInArrow` in *barrier* mode, so classic sessions and Spark Connect run it alike)
+with W tasks that all start together, like the W worker processes of a Storm topology. Every spout and bolt is a thread ("executor") inside one of these
 tasks, placed round-robin. Each bolt owns a real receive queue (`queue.Queue`); a tuple
 for a bolt in the same task is put on its queue directly, a tuple for a bolt in another
 task travels over a TCP connection between the tasks (addresses exchanged with
@@ -123,7 +123,8 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
     from app.core.fileio import write_atomic
     from app.runs.eventlog import Event, QueueSample, write_records
     from app.runs.session import master_of, task_slots
-    from app.runs.worker import FLAT_DDL, task_function
+    from app.runs.frames import FLAT_DDL
+    from app.runs.worker import task_function
 
     slots = task_slots(spark)
     n_components = len(spec.topology.components)

@@ -81,6 +81,20 @@ CONNECT_PORT = 15002  # Spark Connect's default port
 SESSION_SQL = {"spark.sql.shuffle.partitions": "4", "spark.sql.session.timeZone": "UTC"}
 
 
+def require_java(env: Mapping[str, str] | None = None) -> str:
+    """The java executable, or SparkUnavailable saying how to provide one."""
+    java = find_java(env)
+    if java is None:
+        raise SparkUnavailable("Java not found: Spark needs Java 17 or 21; set JAVA_HOME or put java on PATH")
+    return java
+
+
+def no_pyspark(python: str) -> SparkUnavailable:
+    """The one-line error for a Python that cannot import pyspark."""
+    return SparkUnavailable(f"{python} has no pyspark: install it there (pip install '{PYSPARK_REQUIREMENT}') "
+                            f"or set {SPARK_PYTHON_ENV} to a Python that has it")
+
+
 def is_connect_url(master: str) -> bool:
     return master.startswith("sc://")
 
@@ -112,12 +126,9 @@ def check_environment(master: str = DEFAULT_MASTER, env: Mapping[str, str] | Non
     try:
         import pyspark  # noqa: F401
     except ModuleNotFoundError:
-        raise SparkUnavailable(
-            f"{sys.executable} has no pyspark: install it there (pip install '{PYSPARK_REQUIREMENT}') "
-            f"or set {SPARK_PYTHON_ENV} to a Python that has it") from None
+        raise no_pyspark(sys.executable) from None
     if not is_connect_url(master):
-        if find_java(env) is None:
-            raise SparkUnavailable("Java not found: Spark needs Java 17 or 21; set JAVA_HOME or put java on PATH")
+        require_java(env)
         return
     for module in ("pandas", "pyarrow", "grpc", "grpc_status", "google.rpc"):
         try:

@@ -82,6 +82,7 @@ class _Host:
     def op_diff(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
         """DiffStream under same_key dependence as a Spark job (for an app that has no pyspark itself)."""
         from app.runs.diff_spark import spark_same_key_diff
+
         progress(0.1, "matching per key")
         return spark_same_key_diff(self.spark, req["left"], req["right"], req["dependence"], req.get("equality"),
                                    req.get("order", "alternate")).model_dump(mode="json")
@@ -126,16 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     host = _Host(protocol, args.master)
     try:
         host.spark = build_session(args.master, "stormbound")
+        info = session_info(host.spark)  # the first request a Connect server really answers
     except SparkUnavailable as err:
         host.send({"type": "error", "message": str(err)})
         return 2
-    except Exception as err:  # noqa: BLE001 - e.g. an unreachable master
-        first = (str(err).strip().splitlines() or [""])[0][:300]
-        host.send({"type": "error", "message": f"Spark did not start with master {args.master}: {first}"})
-        return 2
-    try:
-        info = session_info(host.spark)
-    except Exception as err:  # noqa: BLE001 - a Connect server that accepted the socket but not the session
+    except Exception as err:  # noqa: BLE001 - e.g. an unreachable master, a Connect server refusing the session
         first = (str(err).strip().splitlines() or [""])[0][:300]
         host.send({"type": "error", "message": f"Spark did not start with master {args.master}: {first}"})
         return 2

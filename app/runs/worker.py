@@ -30,8 +30,6 @@ from typing import Any, Callable, Iterator
 
 # (t, ev, comp, task, tuple, msg, anchors, reason, queue): the order of eventlog.COLUMNS
 Row = tuple
-FLAT_DDL = ("t DOUBLE, ev STRING, comp STRING, task BIGINT, tuple STRING, msg STRING, anchors ARRAY<STRING>, "
-            "reason STRING, queue BIGINT")
 # A queued tuple: (tuple id, spout of its root, root message id, edge id); init tuples have no root.
 Delivery = tuple
 
@@ -236,7 +234,7 @@ class Worker:
 
 
 def arrow_batches(rows: list[Row], size: int = 65536) -> Iterator[Any]:
-    """The rows as Arrow record batches with the FLAT_DDL schema."""
+    """The rows as Arrow record batches: the Arrow form of app.runs.frames.FLAT_DDL (the job's schema)."""
     import pyarrow as pa
 
     schema = pa.schema([("t", pa.float64()), ("ev", pa.string()), ("comp", pa.string()), ("task", pa.int64()),

@@ -80,6 +80,16 @@ def _known_topology_window(make_window, tmp_path: Path):
     return window
 
 
+def _attached_window(make_window, qtbot, tmp_path: Path, fake: FakeHost):
+    """A window on the known topology whose Runs panel is attached to `fake`."""
+    window = _known_topology_window(make_window, tmp_path)
+    panel = window.runs_panel
+    panel.host_factory = lambda python, master: fake
+    panel.attach()
+    qtbot.waitUntil(lambda: panel.host is fake, timeout=5000)
+    return window
+
+
 def test_menu_and_panel_installed(make_window) -> None:
     window = make_window()
     panel = window.runs_panel
@@ -97,12 +107,9 @@ def test_attach_failure_is_one_line(make_window, qtbot) -> None:
 
 
 def test_run_progress_cancel_then_run_and_apply(make_window, qtbot, tmp_path: Path) -> None:
-    window = _known_topology_window(make_window, tmp_path)
-    panel = window.runs_panel
     fake = FakeHost()
-    panel.host_factory = lambda python, master: fake
-    panel.attach()
-    qtbot.waitUntil(lambda: panel.host is fake, timeout=5000)
+    window = _attached_window(make_window, qtbot, tmp_path, fake)
+    panel = window.runs_panel
     assert "attached" in panel.status.text() and panel.run_button.isEnabled()
 
     panel.duration.setValue(60)
@@ -198,12 +205,8 @@ def test_attach_to_a_spark_connect_url(make_window, qtbot, tmp_path: Path) -> No
 
 
 def test_run_sends_the_acker_settings(make_window, qtbot, tmp_path: Path) -> None:
-    window = _known_topology_window(make_window, tmp_path)
-    panel = window.runs_panel
     fake = FakeHost()
-    panel.host_factory = lambda python, master: fake
-    panel.attach()
-    qtbot.waitUntil(lambda: panel.host is fake, timeout=5000)
+    panel = _attached_window(make_window, qtbot, tmp_path, fake).runs_panel
     panel.duration.setValue(2)
     panel.timeout.setValue(5)
     panel.max_pending.setValue(40)

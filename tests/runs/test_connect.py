@@ -151,12 +151,18 @@ def test_connect_server_command(tmp_path: Path) -> None:
     """`stormbound connect-server` serves until interrupted; the host attaches to it."""
     pytest.importorskip("pyspark")
     import signal
+    import socket
     import subprocess
 
     from app.runs.client import SparkHost
     from app.runs.connect_server import free_port
 
     assert _cli(["connect-server", "--port", "0"]).returncode == 2
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        done = _cli(["connect-server", "--port", str(taken.getsockname()[1])])
+    assert done.returncode == 2 and "already in use" in done.stderr
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "app", "connect-server", "--port", str(port), "--master", "local[1]",
                                "--log", str(tmp_path / "server.log")], cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -169,8 +175,6 @@ def test_connect_server_command(tmp_path: Path) -> None:
         server.send_signal(signal.SIGTERM)  # as `kill` or a service manager stops it
         assert server.wait(60) == 0
     assert (tmp_path / "server.log").read_text()
-    import socket
-
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
 
