@@ -3,7 +3,9 @@
 Per bolt j, with C = parallelism, α, τ = tolerance, idle = max_idle_time:
 
 * capacity_j ∈ [C / (α(1+τ) + idle), C / (α(1−τ))]
-* inflow_j = Σ_{u ∈ subs(j)} outflow_u, outflow_j = σ_j · min(inflow_j, capacity_j)
+* inflow_j = Σ_{u ∈ subs(j)} outflow_u, outflow_j ∈ [σ_lo · min(inflow_j, capacity_j), σ_hi · ...]
+  where σ_lo, σ_hi are the bolt's exact long-run output ratios under the topology's
+  emission rule (app/core/emission.py; σ itself under "exact", possibly more under "dvert")
 * spout s with period a = 1/rate emits n ≤ burst tuples then waits n·a ± τ·a, so its
   long-run rate lies in [1/(a(1+τ)), 1/(a(1−τ))] (both extremes are reached with
   bursts of one tuple; the semantics page's lower bound C/(C·a + τ·a) is the rate
@@ -12,7 +14,7 @@ Per bolt j, with C = parallelism, α, τ = tolerance, idle = max_idle_time:
 Everything is computed with exact fractions. Cycles are handled per strongly
 connected component: largest flows are iterated *down* from a sound upper bound
 (σ · largest capacity), smallest flows *up* from zero, so both stay sound after a
-finite number of rounds. A bolt is `bounded` when its largest inflow is below its
+finite number of rounds; largest flows use σ_hi, smallest and nominal ones σ_lo. A bolt is `bounded` when its largest inflow is below its
 smallest capacity (a proof: see docs/boundedness.md), `grows` when inflow exceeds
 capacity at nominal rates (τ = 0, no idling), `may-grow` otherwise.
 """
@@ -26,10 +28,12 @@ from typing import Literal
 import networkx as nx
 from pydantic import BaseModel
 
+from app.core.emission import output_ratio_bounds
 from app.core.topology import Topology
 
 Status = Literal["bounded", "may-grow", "grows"]
 CYCLE_ROUNDS = 60
+LARGEST_CARRY_AUTOMATON = 200_000  # states² × batch sizes of the Bellman-Ford in output_ratio_bounds
 
 
 def exact(value: float | int) -> Fraction:
@@ -49,6 +53,8 @@ class BoltRates(BaseModel):
     inflow_nominal: float
     utilisation: float
     growth_nominal: float  # tuples/s the queue gains at nominal rates (0 when it keeps up)
+    sigma: str = "1"  # the annotated σ, exactly
+    sigma_effective: tuple[str, str] = ("1", "1")  # (σ_lo, σ_hi): exact long-run output ratios
     status: Status
     explanation: str
 
@@ -66,7 +72,8 @@ class RateReport(BaseModel):
         """The shape `stormbound check --json` prints."""
         keys = ("capacity_min", "capacity_max", "inflow_min", "inflow_max", "utilisation", "status", "explanation")
         return {
-            "bolts": {n: {k: getattr(b, k) for k in keys} for n, b in self.bolts.items()},
+            "bolts": {n: {**{k: getattr(b, k) for k in keys}, "sigma_effective": list(b.sigma_effective)}
+                      for n, b in self.bolts.items()},
             "suggested_parallelism": self.suggested_parallelism,
         }
 
@@ -95,6 +102,8 @@ class _Exact:
         self.cap_max: dict[str, Fraction] = {}
         self.cap_nominal: dict[str, Fraction] = {}
         self.sigma: dict[str, Fraction] = {}
+        self.sigma_lo: dict[str, Fraction] = {}
+        self.sigma_hi: dict[str, Fraction] = {}
         for b in topo.bolts:
             c = par.get(b.id, b.parallelism)
             alpha = exact(b.alpha)
@@ -102,6 +111,7 @@ class _Exact:
             self.cap_max[b.id] = c / (alpha * (1 - tau))
             self.cap_nominal[b.id] = c / alpha
             self.sigma[b.id] = exact(b.sigma)
+            self.sigma_lo[b.id], self.sigma_hi[b.id] = sigma_bounds(self.sigma[b.id], c, topo.settings.emission)
         graph = nx.DiGraph()
         graph.add_nodes_from(c.id for c in topo.components)
         graph.add_edges_from((s.source, s.target) for s in topo.subscriptions)
@@ -111,7 +121,10 @@ class _Exact:
         self.in_min = self._inflows(self.spout_min, self.cap_min, from_above=False)
         self.in_nominal = self._inflows(self.spout_nominal, self.cap_nominal, from_above=False)
 
-    def _inflows(self, spout_out: dict[str, Fraction], cap: dict[str, Fraction], from_above: bool) -> dict[str, Fraction]:
+    def _inflows(self, spout_out: dict[str, Fraction], cap: dict[str, Fraction], from_above: bool,
+                 ratio: dict[str, Fraction] | None = None) -> dict[str, Fraction]:
+        """Inflow per bolt id; outflows use σ_hi from above, σ_lo from below (or `ratio`)."""
+        ratio = ratio if ratio is not None else (self.sigma_hi if from_above else self.sigma_lo)
         out: dict[str, Fraction] = dict(spout_out)
         inflow: dict[str, Fraction] = {}
         condensed = nx.condensation(self.graph)
@@ -122,13 +135,13 @@ class _Exact:
             cyclic = len(members) > 1 or self.graph.has_edge(members[0], members[0])
             if cyclic:
                 for m in members:
-                    out[m] = self.sigma[m] * cap[m] if from_above else Fraction(0)
+                    out[m] = ratio[m] * cap[m] if from_above else Fraction(0)
             rounds = CYCLE_ROUNDS if cyclic else 1
             for _ in range(rounds):
                 changed = False
                 for m in members:
                     total = sum((out.get(p, Fraction(0)) for p in self.graph.predecessors(m)), Fraction(0))
-                    new_out = self.sigma[m] * min(total, cap[m])
+                    new_out = ratio[m] * min(total, cap[m])
                     inflow[m] = total
                     if new_out != out.get(m):
                         changed = True
@@ -142,11 +155,47 @@ class _Exact:
         return inflow
 
 
+def sigma_bounds(sigma: Fraction, take_max: int, emission: str) -> tuple[Fraction, Fraction]:
+    """(σ_lo, σ_hi) of a bolt with batches of 1..take_max (app/core/emission.py).
+
+    Under "dvert" a batch of P and one of P + den(σ) reach the same carry with the same
+    rounding excess, so batches above den(σ) never raise the largest ratio, and a batch of
+    den(σ) from carry 0 is a cycle of ratio exactly σ, the smallest possible (the rule only
+    rounds up): the automaton needs batches up to min(take_max, den(σ)) only
+    (docs/boundedness.md). A very fine σ (a huge automaton) gets the sound bounds [σ, 2σ]."""
+    if sigma == 0:
+        return Fraction(0), Fraction(0)
+    if emission == "exact" or sigma.denominator == 1:
+        return sigma, sigma
+    batches = min(take_max, sigma.denominator)
+    states = math.ceil(1 / sigma) + 1
+    if states * states * batches > LARGEST_CARRY_AUTOMATON:
+        return sigma, 2 * sigma
+    low, high = output_ratio_bounds(sigma, batches, "dvert")
+    return (sigma if take_max >= sigma.denominator else low), high
+
+
 def _fmt(x: Fraction | float) -> str:
     return f"{float(x):.3g}"
 
 
+def _ratio_note(e: _Exact, ident: str) -> str:
+    """Says which upstream bolts pass on more (or less) than σ per processed tuple."""
+    notes = []
+    for p in e.graph.predecessors(ident):
+        if p in e.sigma and (e.sigma_lo[p], e.sigma_hi[p]) != (e.sigma[p], e.sigma[p]):
+            lo, hi = e.sigma_lo[p], e.sigma_hi[p]
+            span = str(hi) if lo == hi else f"{lo}..{hi}"
+            notes.append(f"{e.topo.component(p).name} emits {span} per processed tuple in the long run, not its "
+                         f"σ = {e.sigma[p]} (emission 'dvert' rounds its carry up)")
+    return ("; " + "; ".join(notes)) if notes else ""
+
+
 def _explain(name: str, e: _Exact, ident: str, status: Status) -> str:
+    return _explain_rates(name, e, ident, status) + _ratio_note(e, ident)
+
+
+def _explain_rates(name: str, e: _Exact, ident: str, status: Status) -> str:
     if status == "bounded":
         return (f"{name} can process at least {_fmt(e.cap_min[ident])} tuples/s and receives at most "
                 f"{_fmt(e.in_max[ident])}, so its queue cannot grow without bound")
@@ -185,7 +234,7 @@ def _suggest(topo: Topology) -> dict[str, int | None]:
     # Once every bolt is bounded, each passes on σ·inflow: flows no longer depend on
     # parallelism, so the needed capacity of each bolt follows from the uncapped flows.
     probe = _Exact(topo, {b.id: 10**12 for b in topo.bolts})
-    uncapped = probe._inflows(probe.spout_max, probe.cap_max, from_above=False)
+    uncapped = probe._inflows(probe.spout_max, probe.cap_max, from_above=False, ratio=probe.sigma_hi)
     suggestion: dict[str, int | None] = {}
     parallelism: dict[str, int] = {}
     for b in topo.bolts:
@@ -232,6 +281,8 @@ def rate_check(topo: Topology) -> RateReport:
             inflow_nominal=float(e.in_nominal[b.id]),
             utilisation=float(e.in_nominal[b.id] / cap_nominal),
             growth_nominal=float(max(Fraction(0), e.in_nominal[b.id] - cap_nominal)),
+            sigma=str(e.sigma[b.id]),
+            sigma_effective=(str(e.sigma_lo[b.id]), str(e.sigma_hi[b.id])),
             status=status,
             explanation=_explain(b.name, e, b.id, status),
         )

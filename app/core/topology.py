@@ -15,6 +15,8 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from app.core.emission import Emission
+
 SCHEMA_VERSION = 1
 
 Grouping = Literal["shuffle", "fields", "all", "global"]
@@ -69,6 +71,11 @@ class TopologySettings(_Model):
     tolerance: float = Field(default=0.1, ge=0, lt=1, description="relative jitter τ of every duration")
     max_idle_time: float = Field(default=0.01, ge=0, description="a bolt with waiting tuples takes within this delay (s)")
     init_queues: int = Field(default=0, ge=0, description="every queue's size at time 0")
+    emission: Emission = Field(
+        default="exact",
+        description=("how a bolt's carry of processed tuples is kept after an emit: 'exact' (an exact rational, "
+                     "so the long-run output ratio is σ) or 'dvert' (rounded up to an integer, as the D-VerT "
+                     "prototype modelled it; the ratio can exceed σ); docs/model.md section 2"))
 
 
 class VerificationSettings(_Model):

@@ -118,7 +118,8 @@ def from_dvert(data: dict[str, Any]) -> Topology:
             raise _fail("verification_params.strictly_monotonic_queues", f"unknown bolt '{ref}'")
         checked.append(ident)
     threshold = topo.get("queue_threshold") or None
-    settings = {"tolerance": tolerance}
+    # D-VerT rounds the kept carry up; a "emission" extension (written by our export) says otherwise
+    settings = {"tolerance": tolerance, "emission": topo.get("emission", "dvert")}
     for key in ("max_idle_time", "init_queues"):
         if key in topo:
             settings[key] = topo[key]
@@ -168,6 +169,7 @@ def to_dvert(topo: Topology) -> dict[str, Any]:
             "max_idle_time": topo.settings.max_idle_time,
             "init_queues": topo.settings.init_queues,
             "tolerance": topo.settings.tolerance,
+            "emission": topo.settings.emission,  # not read by D-VerT (which always rounds up: "dvert")
             "queue_threshold": topo.verification.queue_threshold or 0,
             "min_reboot_time": 10,
             "max_reboot_time": 100,

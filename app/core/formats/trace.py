@@ -11,7 +11,7 @@ import os
 from fractions import Fraction
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.core.fileio import write_atomic
 
@@ -19,7 +19,7 @@ TRACE_FORMAT = "stormbound-trace/1"
 
 
 class SpoutStep(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     emit: bool
     emitted: int = Field(ge=0)
 
@@ -27,20 +27,44 @@ class SpoutStep(BaseModel):
 class BoltStep(BaseModel):
     """A bolt at one position. `queue` is before this position's actions, `buffer` after."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     queue: int = Field(ge=0)
     arrivals: int = Field(ge=0)
     take: bool
     batch: int = Field(ge=0, description="tuples in the current processing phase")
     emit: bool
     emitted: int = Field(ge=0)
-    buffer: int = Field(ge=0)
+    buffer: int | str = Field(description='carry after this position: an integer, or an exact "p/q" string '
+                                          '(emission "exact")')
     phase: Literal["idle", "processing"]
+
+    @field_validator("buffer")
+    @classmethod
+    def _carry(cls, value: int | str) -> int | str:
+        carry = parse_carry(value)
+        if carry < 0:
+            raise ValueError("must not be negative")
+        return value
+
+    @property
+    def exact_buffer(self) -> Fraction:
+        return parse_carry(self.buffer)
 
 
 class TracePosition(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     time: str = Field(description='exact time stamp: "1.25" or "5/3"')
+
+    @field_validator("time")
+    @classmethod
+    def _exact(cls, value: str) -> str:
+        if len(value) > 64:
+            raise ValueError("a time stamp of more than 64 characters")
+        try:
+            Fraction(value)
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{value!r} is not an exact time (\"1.25\" or \"5/3\")") from None
+        return value
     spouts: dict[str, SpoutStep]
     bolts: dict[str, BoltStep]
 
@@ -52,7 +76,7 @@ class TracePosition(BaseModel):
 class Trace(BaseModel):
     """A lasso: positions 0..k+1, the last repeating `loop_start`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     format: Literal["stormbound-trace/1"] = TRACE_FORMAT
     topology: dict[str, Any] = Field(description="the (possibly reduced) topology document the trace runs on")
     k: int
@@ -66,6 +90,26 @@ class Trace(BaseModel):
     def growth_per_loop(self) -> dict[str, int]:
         last, start = self.positions[self.k + 1], self.positions[self.loop_start]
         return {name: last.bolts[name].queue - start.bolts[name].queue for name in start.bolts}
+
+
+def parse_carry(value: int | str) -> Fraction:
+    """A trace's `buffer`: an integer or an exact "p/q" (or decimal) string."""
+    if isinstance(value, bool):
+        raise ValueError("expected an integer or a \"p/q\" string, not a boolean")
+    if isinstance(value, int):
+        return Fraction(value)
+    if not isinstance(value, str) or len(value) > 64:
+        raise ValueError("expected an integer or a \"p/q\" string")
+    try:
+        return Fraction(value)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"{value!r} is not an exact number (an integer or \"p/q\")") from None
+
+
+def format_carry(value: Fraction) -> int | str:
+    """The inverse of :func:`parse_carry`: an integer when it is one, else "p/q"."""
+    value = Fraction(value)
+    return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
 
 
 def format_time(value: Fraction) -> str:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from pydantic import ValidationError
+
 from app.core.formats.trace import Trace
 from app.core.topology import Topology, parse_topology
 
@@ -52,7 +54,7 @@ class _Before:
     spout_clock: dict[str, Fraction]
     bolt_processing: dict[str, bool]
     bolt_batch: dict[str, int]
-    bolt_buffer: dict[str, int]
+    bolt_buffer: dict[str, Fraction]
     bolt_take_clock: dict[str, Fraction | None]
     bolt_waiting_clock: dict[str, Fraction | None]
 
@@ -76,11 +78,24 @@ class _Rules:
         self.sources = {b.name: [names[s.source] for s in topo.subscriptions if s.target == b.id] for b in topo.bolts}
         has_subscriber = {names[s.source] for s in topo.subscriptions}
         self.silent = {b.name: b.name not in has_subscriber or self.sigma[b.name] == 0 for b in topo.bolts}
+        self.emission = topo.settings.emission
+
+    def emit(self, name: str, total: Fraction) -> tuple[int, Fraction]:
+        """Section 2's EMIT for a buffer of `total`: (tuples emitted, carry kept)."""
+        if self.silent[name]:
+            return 0, Fraction(0)
+        sigma = self.sigma[name]
+        out = math.floor(sigma * total)
+        rest = total - Fraction(out) / sigma
+        return out, (Fraction(math.ceil(rest)) if self.emission == "dvert" else rest)
 
 
 def _steps(trace: Trace) -> list[_Step]:
-    return [_Step(p.exact_time, {n: s.model_dump() for n, s in p.spouts.items()},
-                  {n: b.model_dump() for n, b in p.bolts.items()}) for p in trace.positions]
+    steps = []
+    for p in trace.positions:
+        bolts = {n: {**b.model_dump(), "buffer": b.exact_buffer} for n, b in p.bolts.items()}
+        steps.append(_Step(p.exact_time, {n: s.model_dump() for n, s in p.spouts.items()}, bolts))
+    return steps
 
 
 def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str = "position",
@@ -93,7 +108,7 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
     last_emit: dict[str, tuple[Fraction, int]] = {}
     processing = {b: False for b in rules.alpha}
     batch = {b: 0 for b in rules.alpha}
-    buffer = {b: 0 for b in rules.alpha}
+    buffer = {b: Fraction(0) for b in rules.alpha}
     take_time: dict[str, Fraction] = {}
     waiting_since: dict[str, Fraction | None] = {b: None for b in rules.alpha}
     expected_queue: dict[str, int] = {b: rules.init for b in rules.alpha}
@@ -130,7 +145,9 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 bad(i, f"spout {name}", f"emits {n} tuples, more than its burst {rules.burst[name]}")
             if i == 0:
                 if n == 0:
-                    bad(i, f"spout {name}", "does not emit at position 0")
+                    bad(i, f"spout {name}", "does not emit at position 0 (every spout emits at time 0)")
+            elif name not in last_emit:
+                pass  # already reported at position 0; no emission to measure gaps from
             else:
                 when, size = last_emit[name]
                 a, jitter = rules.period[name], rules.period[name] * rules.tau
@@ -175,6 +192,11 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                     bad(i, who, f"takes {bo['batch']} tuples but min(parallelism, queue + arrivals) = {want}")
                 taken = bo["batch"]
                 processing[name], batch[name], take_time[name] = True, bo["batch"], t
+                if bo["emitted"] != 0:
+                    bad(i, who, f"emits {bo['emitted']} tuples at a take (tuples leave a bolt only at an emit)")
+                if bo["buffer"] != buffer[name]:
+                    bad(i, who, f"buffer changes from {buffer[name]} to {bo['buffer']} at a take "
+                        "(only an emit changes it)")
             elif bo["emit"]:
                 if not was_processing:
                     bad(i, who, "emits while idle")
@@ -183,15 +205,10 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                     if not lo <= busy <= hi:
                         late(i, who, f"processing took {busy} s, outside [{lo}, {hi}]")
                 total = buffer[name] + batch[name]
-                sigma = rules.sigma[name]
-                if rules.silent[name]:
-                    out, keep = 0, 0
-                else:
-                    out = math.floor(sigma * total)
-                    keep = math.ceil(total - out / sigma)
+                out, keep = rules.emit(name, total)
                 if bo["emitted"] != out or bo["buffer"] != keep:
                     bad(i, who, f"emits {bo['emitted']} keeping {bo['buffer']}, but a buffer of {total} "
-                        f"gives {out} keeping {keep}")
+                        f"gives {out} keeping {keep} (emission '{rules.emission}')")
                 processing[name], batch[name], buffer[name] = False, 0, keep
             else:
                 if was_processing and t - take_time[name] >= hi:
@@ -322,8 +339,36 @@ def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[
     return growth
 
 
-def certify(trace: Trace, checked: list[str] | None = None, threshold: int | None = None) -> Certificate:
-    """Replay `trace` against every rule; `ok` means it is a genuine witness of the property."""
+def _validated(trace: Any) -> tuple[Trace | None, list[str]]:
+    """A `Trace` from a model or decoded JSON; malformed input gives problems naming the field."""
+    if isinstance(trace, Trace):
+        return trace, []
+    try:
+        return Trace.model_validate(trace), []
+    except ValidationError as err:
+        problems = []
+        for e in err.errors()[:20]:
+            where = ".".join(str(x) for x in e.get("loc", ())) or "trace"
+            problems.append(f"trace format: {where}: {e.get('msg', 'invalid')}")
+        return None, problems
+
+
+def certify(trace: Trace | Any, checked: list[str] | None = None, threshold: int | None = None) -> Certificate:
+    """Replay `trace` against every rule; `ok` means it is a genuine witness of the property.
+
+    `trace` may be a :class:`Trace` or decoded JSON; whatever it holds, the answer is a
+    certificate (a malformed trace is rejected naming the rule and position), never an
+    exception."""
+    valid, problems = _validated(trace)
+    if valid is None:
+        return Certificate(False, problems)
+    try:
+        return _certify(valid, checked, threshold)
+    except Exception as err:  # a defect of the certifier: never mistaken for a certificate
+        return Certificate(False, [f"certifier defect: {type(err).__name__}: {err}"])
+
+
+def _certify(trace: Trace, checked: list[str] | None, threshold: int | None) -> Certificate:
     problems: list[str] = []
     try:
         topo = parse_topology(trace.topology)
@@ -332,19 +377,26 @@ def certify(trace: Trace, checked: list[str] | None = None, threshold: int | Non
     rules = _Rules(topo)
     if checked is None:
         checked = [b.name for b in topo.checked_bolts()]
+    unknown = [n for n in checked if n not in rules.alpha]
+    if unknown:
+        return Certificate(False, [f"trace: checked bolt {', '.join(unknown)} is not in the trace's topology"])
     k, l = trace.k, trace.loop_start
+    if k < 1:
+        return Certificate(False, [f"trace: k = {k}, at least 1 required"])
     if len(trace.positions) != k + 2:
         return Certificate(False, [f"trace: {len(trace.positions)} positions, expected k + 2 = {k + 2}"])
+    if threshold is None and not 1 <= l <= k:
+        return Certificate(False, [f"trace: loop_start {l} is outside 1..{k}"])
+    if threshold is not None and l != k + 1:
+        return Certificate(False, [f"trace: a threshold witness has loop_start k + 1 = {k + 1}, not {l}"])
     steps = _steps(trace)
     befores = _replay(rules, steps, problems)
     if len(befores) != len(steps):
         return Certificate(False, problems)
     if threshold is not None:
-        if not any(s.bolts[n]["queue"] >= threshold for s in steps for n in checked if n in s.bolts):
+        if not any(s.bolts[n]["queue"] >= threshold for s in steps for n in checked):
             problems.append(f"no checked queue reaches {threshold}")
         return Certificate(not problems, problems)
-    if not 1 <= l <= k:
-        return Certificate(False, [f"trace: loop_start {l} is outside 1..{k}"])
     growth = _loop_checks(rules, trace, steps, befores, checked, problems)
     period = steps[k + 1].time - steps[l].time
     if not problems:

@@ -21,11 +21,10 @@ from typing import Callable
 
 import z3
 
-from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, format_time
+from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, format_carry, format_time
 from app.core.tcn.network import BoltParams, Network, SpoutParams
 
 
-STRICT_DEADLINES = True  # measured: dropping them for lassos was not faster
 LOOP_CLOCKS = ("equal", "region")
 
 
@@ -95,12 +94,9 @@ class Encoding:
         self.steady = steady
         self.cancelled = cancelled
         self.n = k + 2  # positions 0..k+1
-        # deadlines stated strictly at every position: implied in every lasso (the deadline event
-        # comes later in the loop), needed for threshold prefixes (so they extend to a run)
-        self.strict = threshold is not None or STRICT_DEADLINES
         Encoding._serial += 1
         self.tag = f"e{Encoding._serial}."
-        self.solver = z3.SolverFor("QF_LIRA", ctx=ctx) if False else z3.Solver(ctx=ctx)
+        self.solver = z3.Solver(ctx=ctx)
         for key, value in (solver_options or {}).items():
             self.solver.set(key, value)
         self.time = [self._time_var(f"t{i}") for i in range(self.n)]
@@ -168,7 +164,7 @@ class Encoding:
                 add(z3.If(v.emits(i),
                           z3.And(gap >= due - self._q(ctx, jitter), gap <= due + self._q(ctx, jitter),
                                  v.last_size[i] == v.emitted[i], v.last_time[i] == t[i]),
-                          z3.And(gap < due + self._q(ctx, jitter) if self.strict else z3.BoolVal(True, ctx),
+                          z3.And(gap < due + self._q(ctx, jitter),
                                  v.last_size[i] == v.last_size[i - 1], v.last_time[i] == v.last_time[i - 1])))
         for b in net.bolts:
             v = self.bolts[b.name]
@@ -204,27 +200,16 @@ class Encoding:
                 if i > 0:
                     busy = t[i] - v.take_time[i - 1]
                     add(z3.Implies(emit, z3.And(busy >= self._q(ctx, lo), busy <= self._q(ctx, hi))))
-                    if self.strict:
-                        add(z3.Implies(z3.And(was_processing, z3.Not(emit)), busy < self._q(ctx, hi)))
+                    add(z3.Implies(z3.And(was_processing, z3.Not(emit)), busy < self._q(ctx, hi)))
                 else:
                     add(z3.Not(emit))
-                # EMIT: buffer += batch, emit floor(σ·buffer), keep ceil(buffer − emitted/σ)
+                # EMIT (docs/model.md section 2): buffer += batch, emit floor(σ·buffer), keep the rest
                 if b.silent:
                     add(v.emitted[i] == 0, v.buffer[i] == 0)
                 else:
-                    total = prev_buffer + prev_batch
-                    num, den = b.sigma.numerator, b.sigma.denominator
                     e, keep = v.emitted[i], v.buffer[i]
                     add(z3.Implies(z3.Not(emit), z3.And(e == 0, keep == prev_buffer)))
-                    if den == 1:  # integer σ: everything is emitted, nothing kept
-                        add(z3.Implies(emit, z3.And(e == num * total, keep == 0)))
-                    else:  # a small table over the possible totals (no integer division for the solver)
-                        most = b.take_max + math.ceil(Fraction(den, num)) + 1
-                        add(z3.Implies(emit, z3.And(total >= 1, total <= most)))
-                        for value in range(1, most + 1):
-                            out = math.floor(b.sigma * value)
-                            add(z3.Implies(z3.And(emit, total == value),
-                                           z3.And(e == out, keep == math.ceil(value - out / b.sigma))))
+                    add(z3.Implies(emit, self._emit_rule(b, prev_buffer, prev_batch, e, keep)))
                 # idle rule: waiting tuples are taken within max_idle of becoming available
                 waiting = v.waiting(i)
                 add(z3.Implies(z3.And(waiting, z3.Or(emit, z3.Not(was_waiting))), v.waiting_since[i] == t[i]))
@@ -232,8 +217,7 @@ class Encoding:
                     add(z3.Implies(z3.And(waiting, z3.Not(emit), was_waiting),
                                    v.waiting_since[i] == v.waiting_since[i - 1]))
                     add(z3.Implies(was_waiting, t[i] - v.waiting_since[i - 1] <= self._q(ctx, idle)))
-                if self.strict:
-                    add(z3.Implies(waiting, t[i] - v.waiting_since[i] < self._q(ctx, idle)))
+                add(z3.Implies(waiting, t[i] - v.waiting_since[i] < self._q(ctx, idle)))
                 add(z3.Implies(z3.Not(waiting), v.waiting_since[i] == t[i]))
         # interchangeable spouts (same rate, burst and subscribers): any run with their roles
         # swapped is a run too, so the first may be taken to emit at least as many tuples
@@ -247,6 +231,28 @@ class Encoding:
             events += [x for b in net.bolts for x in (self.bolts[b.name].take[i], self.bolts[b.name].emit[i])]
             add(z3.Or(events))
 
+    def _emit_rule(self, b: BoltParams, prev_buffer: z3.ArithRef, prev_batch: z3.ArithRef,
+                   e: z3.ArithRef, keep: z3.ArithRef) -> z3.BoolRef:
+        """What an EMIT does to the carry `buffer` of a non-silent bolt with σ = num/den.
+
+        "exact": the variable holds the carry times num (an integer m in [0, den)); the bolt
+        emits E = ⌊(m + num·P)/den⌋ and keeps m' = m + num·P − den·E, i.e. c' = c + P − E/σ.
+        "dvert": the carry is rounded up, E = ⌊σ·total⌋, keep ⌈total − E/σ⌉, as a small
+        table over the possible totals (no integer division for the solver)."""
+        num, den = b.sigma.numerator, b.sigma.denominator
+        if self.net.emission == "exact":
+            scaled = prev_buffer + num * prev_batch
+            return z3.And(scaled == den * e + keep, keep >= 0, keep < den)
+        total = prev_buffer + prev_batch
+        if den == 1:  # integer σ: everything is emitted, nothing kept
+            return z3.And(e == num * total, keep == 0)
+        most = b.take_max + math.ceil(Fraction(den, num)) + 1
+        cases = [z3.And(total >= 1, total <= most)]
+        for value in range(1, most + 1):
+            out = math.floor(b.sigma * value)
+            cases.append(z3.Implies(total == value, z3.And(e == out, keep == math.ceil(value - out / b.sigma))))
+        return z3.And(cases)
+
     def _free_bolt_start(self, b: BoltParams, v: _BoltVars) -> None:
         """Position 0 of a loop-only encoding: any state a run could be in, no action."""
         add, ctx, t, net = self._add, self.ctx, self.time, self.net
@@ -258,6 +264,8 @@ class Encoding:
                   z3.And(v.batch[0] == 0, v.take_time[0] == t[0])))
         if b.silent:
             add(v.buffer[0] == 0)
+        elif net.emission == "exact":  # the carry times num, below den (carry < 1/σ)
+            add(v.buffer[0] >= 0, v.buffer[0] < b.sigma.denominator)
         else:  # after an emit the buffer keeps less than 1/σ + 1 tuples
             add(v.buffer[0] >= 0, v.buffer[0] * b.sigma.numerator < b.sigma.denominator + b.sigma.numerator)
         add(z3.If(v.waiting(0),
@@ -397,8 +405,10 @@ class Encoding:
                 out = loop_out[b.name]
                 add(out == z3.Sum([z3.If(inl[i], v.emitted[i], ints(0, ctx)) for i in loop_positions]))
                 num, den = b.sigma.numerator, b.sigma.denominator
-                # the buffer repeats, so σ·taken <= emitted < σ·(taken + emits)
-                add(out * den >= num * taken, out * den < num * (taken + emits))
+                if net.emission == "exact":  # the carry repeats, so emitted = σ·taken exactly
+                    add(out * den == num * taken)
+                else:  # the buffer repeats, so σ·taken <= emitted < σ·(taken + emits)
+                    add(out * den >= num * taken, out * den < num * (taken + emits))
             if b.silent:
                 add(loop_out[b.name] == 0)
             # a growing queue: every take in the loop is a full batch and the queue never empties
@@ -485,7 +495,7 @@ class Encoding:
                 bolts[b.name] = BoltStep(
                     queue=int(num(v.queue[i])), arrivals=int(num(v.arrivals[i])), take=flag(v.take[i]),
                     batch=int(num(v.batch[i])), emit=flag(v.emit[i]), emitted=int(num(v.emitted[i])),
-                    buffer=int(num(v.buffer[i])), phase="processing" if flag(v.processing[i]) else "idle")
+                    buffer=self._carry(b, int(num(v.buffer[i]))), phase="processing" if flag(v.processing[i]) else "idle")
             unit = self.time_unit if self.time_unit is not None else 1
             positions.append(TracePosition(time=format_time(num(self.time[i]) * unit), spouts=spouts, bolts=bolts))
         if self.threshold is None:
@@ -494,6 +504,12 @@ class Encoding:
             loop_start = self.k + 1
         return Trace(topology=self.net.document(), k=self.k, loop_start=loop_start, positions=positions,
                      kept=list(self.net.kept))
+
+    def _carry(self, b: BoltParams, value: int) -> int | str:
+        """The buffer as the trace writes it: an integer, or "p/q" for an exact carry that is not one."""
+        if self.net.emission != "exact" or b.silent:
+            return value
+        return format_carry(Fraction(value, b.sigma.numerator))
 
     def block(self, model: z3.ModelRef) -> None:
         """Exclude this model's discrete run (used when its trace fails certification)."""

@@ -51,6 +51,7 @@ class Network:
     tolerance: Fraction
     max_idle: Fraction
     init_queue: int
+    emission: str = "exact"
     kept: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
 
@@ -103,6 +104,7 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
         tolerance=exact(reduced.settings.tolerance),
         max_idle=exact(reduced.settings.max_idle_time),
         init_queue=reduced.settings.init_queues,
+        emission=reduced.settings.emission,
         kept=kept,
         dropped=dropped,
     )

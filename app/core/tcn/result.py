@@ -25,6 +25,23 @@ class Progress(BaseModel):
     message: str = ""
 
 
+BoltVerdictKind = Literal["counterexample", "none-up-to-k", "bounded", "unknown"]
+
+
+class BoltVerdict(BaseModel):
+    """One checked bolt's own answer: a certified lasso in which it grows (`trace_index` into
+    the result's traces, possibly shared with other bolts), a rate proof, or how far the search got."""
+
+    verdict: BoltVerdictKind
+    k: int | None = None
+    loop_start: int | None = None
+    growth_per_loop: int | None = Field(default=None, description="tuples its queue gains per loop pass")
+    certified: bool = False
+    trace_index: int | None = None
+    method: Literal["rate check", "solver", "none"] = "none"
+    message: str = ""
+
+
 class VerifyResult(BaseModel):
     """The verdict of one property, derived by the search, the certifier or the rate proof."""
 
@@ -42,8 +59,13 @@ class VerifyResult(BaseModel):
     kept: list[str] = Field(default_factory=list, description="components kept by the cone of influence")
     checked: list[str] = Field(default_factory=list)
     threshold: int | None = None
-    trace: Trace | None = None
+    bolts: dict[str, BoltVerdict] = Field(default_factory=dict, description="every checked bolt's own verdict")
+    trace: Trace | None = Field(default=None, description="the first lasso found (traces[0])")
+    traces: list[Trace] = Field(default_factory=list, description="every distinct certified lasso, in order found")
 
-    def to_public_json(self) -> dict[str, Any]:
-        """The JSON `stormbound verify --json` prints (the trace goes to --trace-out)."""
-        return self.model_dump(mode="json", exclude={"trace"})
+    def to_public_json(self, trace_files: list[str] | None = None) -> dict[str, Any]:
+        """The JSON `stormbound verify --json` prints (traces go to --trace-out; `trace_files` names them)."""
+        data = self.model_dump(mode="json", exclude={"trace", "traces"})
+        if trace_files is not None:
+            data["traces"] = list(trace_files)
+        return data

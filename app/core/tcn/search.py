@@ -19,7 +19,8 @@ from app.core.rates import margins, rate_check
 from app.core.tcn.certify import certify
 from app.core.tcn.encode import Cancelled, Encoding
 from app.core.tcn.network import build_network
-from app.core.tcn.result import Progress, VerifyResult
+from app.core.formats.trace import Trace
+from app.core.tcn.result import BoltVerdict, Progress, VerifyResult
 from app.core.topology import Topology
 
 SOLVER_OPTIONS: dict[str, object] = {"smt.arith.solver": 2}  # measured: 5-10x faster here (docs/verifier.md)
@@ -114,7 +115,9 @@ class Search:
         exact = margins(topo)
         rate_json: dict[str, Any] = {
             "bolts": {n: {"status": report.bolts[n].status, "inflow_max": format_time(exact[n][0]),
-                          "capacity_min": format_time(exact[n][1]), "explanation": report.bolts[n].explanation}
+                          "capacity_min": format_time(exact[n][1]),
+                          "sigma_effective": list(report.bolts[n].sigma_effective),
+                          "explanation": report.bolts[n].explanation}
                       for n in checked},
             "all_checked_bounded": report.all_bounded(checked),
         }
@@ -124,25 +127,32 @@ class Search:
         def elapsed() -> float:
             return time.monotonic() - start
 
-        if prop == "growth" and report.all_bounded(checked) and not self.force_search:
-            cited = "; ".join(f"{n} receives at most {float(exact[n][0]):.4g} tuples/s "
-                              f"(exactly {format_time(exact[n][0])}) and processes at least "
-                              f"{float(exact[n][1]):.4g} (exactly {format_time(exact[n][1])})" for n in checked)
+        verdicts: dict[str, BoltVerdict] = {}
+        notes: list[str] = []
+        if prop == "growth" and not self.force_search:
+            for n in checked:
+                if report.bolts[n].status == "bounded":
+                    verdicts[n] = BoltVerdict(
+                        verdict="bounded", method="rate check",
+                        message=(f"{n} receives at most {float(exact[n][0]):.4g} tuples/s (exactly "
+                                 f"{format_time(exact[n][0])}) and processes at least {float(exact[n][1]):.4g} "
+                                 f"(exactly {format_time(exact[n][1])})"))
+        if prop == "growth" and len(verdicts) == len(checked):
+            cited = "; ".join(verdicts[n].message for n in checked)
             return VerifyResult(verdict="bounded", elapsed_s=elapsed(), kept=[c.name for c in topo.components],
+                                bolts=verdicts,
                                 message=("bounded: for every checked bolt the largest possible inflow is below the "
                                          f"smallest possible capacity, so no run can make its queue grow without "
                                          f"bound (docs/boundedness.md): {cited}."), **base)
         # One target per checked bolt that the rate check does not prove bounded, each searched on
         # its own cone of influence (a lasso of a cone extends to the whole network): small cones
-        # solve much faster than the union. Bolts the rate check says `grows` go first.
-        notes: list[str] = []
-        targets = [n for n in checked if self.force_search or report.bolts[n].status != "bounded"]
-        skipped = [n for n in checked if n not in targets]
-        if skipped and self.threshold is None:
+        # solve much faster than the union. Bolts the rate check says `grows` go first, all the way
+        # up the bounds; a lasso found for one bolt also answers for every checked bolt growing in it.
+        skipped = [n for n in verdicts]
+        if skipped:
             notes.append("not searched, proven bounded by the rate check: "
                          + "; ".join(report.bolts[n].explanation for n in skipped))
-        if self.threshold is not None:
-            targets = list(checked)
+        targets = [n for n in checked if n not in verdicts]
         nets = {n: build_network(topo, [n]) for n in targets}
         targets.sort(key=lambda n: (report.bolts[n].status != "grows", len(nets[n].kept)))
         kept = [c.name for c in topo.components if any(c.name in nets[n].kept for n in targets)]
@@ -152,78 +162,127 @@ class Search:
                          + (f"; dropped {', '.join(net.dropped)}" if net.dropped else ""))
         ks = [self.single_k] if self.single_k is not None else deepening_schedule(self.k_min, self.k_max)
         # queues the rate check proves bounded stay level in any lasso (not assumed when forcing the search,
-        # which exists to test that very proof)
+        # which exists to test that very proof); sound because the rate check is (docs/boundedness.md)
         steady = frozenset() if self.force_search else frozenset(n for n, b in report.bolts.items() if b.status == "bounded")
+        traces: list[Trace] = []
         proven: dict[str, int] = {}
-        # bolts the rate check says `grows` are deepened first, all the way; then the others
         first = [n for n in targets if report.bolts[n].status == "grows" and self.threshold is None]
         phases = [first, [n for n in targets if n not in first]]
+        stop: str | None = None
         for k, target in ((k, t) for phase in phases for k in ks for t in phase):
-            proven_k = min(proven.values()) if len(proven) == len(targets) else None
-            net = nets[target]
-            if self.cancelled:
-                return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
+            if target in verdicts:
+                continue
+            stop = self._stop_reason(elapsed())
+            if stop:
+                break
+            outcome = self._solve(nets[target], k, target, targets, steady, notes, elapsed)
+            if isinstance(outcome, str):
+                if outcome == "unsat":
+                    proven[target] = k
+                    continue
+                if outcome == "defects":
+                    verdicts[target] = BoltVerdict(
+                        verdict="unknown", k=proven.get(target),
+                        message=f"the solver kept producing traces that fail certification at k = {k}")
+                    continue
+                stop = outcome
+                break
+            trace, growth = outcome
+            traces.append(trace)
+            self._record(trace, growth, len(traces) - 1, checked, verdicts)
+        undecided = [n for n in targets if n not in verdicts]
+        for n in undecided:
+            if stop:
+                upto = f" (no counterexample up to k = {proven[n]} before that)" if n in proven else ""
+                verdicts[n] = BoltVerdict(verdict="unknown", k=proven.get(n), message=f"{stop}{upto}")
+            else:
+                k_done = proven.get(n, ks[-1])
+                verdicts[n] = BoltVerdict(verdict="none-up-to-k", k=k_done, method="solver",
+                                          message=f"no lasso makes {n}'s queue grow within {k_done} positions")
+        ordered = {n: verdicts[n] for n in checked}
+        return self._summary(base, kept, notes, elapsed(), ordered, traces, report, stop)
+
+    def _stop_reason(self, elapsed: float) -> str | None:
+        if self.cancelled:
+            return "cancelled"
+        if self.timeout_s is not None and self.timeout_s - elapsed <= 0:
+            return "time limit reached"
+        return None
+
+    def _solve(self, net: Any, k: int, target: str, targets: list[str], steady: frozenset[str], notes: list[str],
+               elapsed: Callable[[], float]) -> tuple[Trace, dict[str, int]] | str:
+        """Search one bound for one target: a certified lasso (widened within its cone) and its
+        growth, or "unsat", "defects", or why it stopped ("cancelled", "time limit reached")."""
+
+        def build(attempt: int) -> Encoding:
+            options = {**SOLVER_OPTIONS, "random_seed": attempt}
+            return Encoding(net, k, self.ctx, threshold=self.threshold, solver_options=options,
+                            steady=steady, loop_clocks=self.loop_clocks, cancelled=self._cancelled.is_set)
+
+        attempt, budget = 0, RESTART_FIRST_S
+        try:
+            enc = build(attempt)
+        except Cancelled:
+            return "cancelled"
+        defects = 0
+        while True:
             remaining = None if self.timeout_s is None else self.timeout_s - elapsed()
-            if remaining is not None and remaining <= 0:
-                return self._unknown(base, kept, notes, elapsed(), proven_k, "time limit reached")
-
-            def build(attempt: int, net: Any = net, k: int = k) -> Encoding:
-                options = {**SOLVER_OPTIONS, "random_seed": attempt}
-                return Encoding(net, k, self.ctx, threshold=self.threshold, solver_options=options,
-                                steady=steady, loop_clocks=self.loop_clocks, cancelled=self._cancelled.is_set)
-
-            attempt, budget = 0, RESTART_FIRST_S
+            this_try = budget if remaining is None else min(budget, remaining)
+            enc.solver.set("timeout", max(1, int(this_try * 1000)))
+            if self.cancelled:
+                return "cancelled"
+            answer = enc.solver.check()
+            said = ("lasso found" if answer == z3.sat else "no lasso" if answer == z3.unsat
+                    else f"no answer within {this_try:.0f} s")
+            self._report(k, elapsed(), enc.solver, f"k = {k}, {target}: {said}")
+            if answer == z3.sat:
+                model = enc.solver.model()
+                trace = enc.decode(model)
+                cert = certify(trace, checked=[target], threshold=self.threshold)
+                if cert.ok:
+                    if self.threshold is not None:
+                        return trace, cert.growth_per_loop
+                    checked = [b.name for b in self.topo.checked_bolts()]
+                    return self._widen_all(enc, trace, cert.growth_per_loop, checked, targets, steady, elapsed)
+                defects += 1
+                notes.append(f"defect: a trace at k = {k} failed certification and was discarded: "
+                             + "; ".join(cert.problems[:3]))
+                if defects >= MAX_DEFECTS:
+                    notes.append(f"gave up on k = {k} for {target} after {defects} uncertified traces")
+                    return "defects"
+                enc.block(model)
+                continue
+            if answer == z3.unsat:
+                return "unsat"
+            stop = self._stop_reason(elapsed())
+            if stop or (remaining is not None and remaining <= 0.05):
+                return stop or "time limit reached"
+            # run times are heavy-tailed: restart with another seed and twice the budget
+            attempt, budget = attempt + 1, budget * 2
             try:
                 enc = build(attempt)
             except Cancelled:
-                return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
-            defects = 0
-            while True:
-                remaining = None if self.timeout_s is None else self.timeout_s - elapsed()
-                this_try = budget if remaining is None else min(budget, remaining)
-                enc.solver.set("timeout", max(1, int(this_try * 1000)))
-                if self.cancelled:
-                    return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
-                answer = enc.solver.check()
-                said = ("lasso found" if answer == z3.sat else "no lasso" if answer == z3.unsat
-                        else f"no answer within {this_try:.0f} s")
-                self._report(k, elapsed(), enc.solver, f"k = {k}, {target}: {said}")
-                if answer == z3.sat:
-                    model = enc.solver.model()
-                    trace = enc.decode(model)
-                    cert = certify(trace, checked=[target], threshold=self.threshold)
-                    if cert.ok:
-                        if self.threshold is None:
-                            trace, growth = self._widen_all(enc, trace, cert.growth_per_loop, checked, targets,
-                                                            steady, elapsed)
-                        else:
-                            growth = cert.growth_per_loop
-                        return self._found(base, list(trace.kept), notes, elapsed(), trace, growth, report,
-                                           checked)
-                    defects += 1
-                    notes.append(f"defect: a trace at k = {k} failed certification and was discarded: "
-                                 + "; ".join(cert.problems[:3]))
-                    if defects >= MAX_DEFECTS:
-                        notes.append(f"gave up on k = {k} after {defects} uncertified traces")
-                        return self._unknown(base, kept, notes, elapsed(), proven_k,
-                                             "the solver kept producing traces that fail certification")
-                    enc.block(model)
-                    continue
-                if answer == z3.unsat:
-                    break
-                remaining = None if self.timeout_s is None else self.timeout_s - elapsed()
-                if self.cancelled or (remaining is not None and remaining <= 0.05):
-                    reason = "cancelled" if self.cancelled else "time limit reached"
-                    return self._unknown(base, kept, notes, elapsed(), proven_k, reason)
-                # run times are heavy-tailed: restart with another seed and twice the budget
-                attempt, budget = attempt + 1, budget * 2
-                try:
-                    enc = build(attempt)
-                except Cancelled:
-                    return self._unknown(base, kept, notes, elapsed(), proven_k, "cancelled")
-            del enc
-            proven[target] = k
-        return self._none(base, kept, notes, elapsed(), min(proven.values()) if proven else ks[-1], report, targets)
+                return "cancelled"
+
+    def _record(self, trace: Trace, growth: dict[str, int], index: int, checked: list[str],
+                verdicts: dict[str, BoltVerdict]) -> None:
+        """Every checked bolt this certified lasso answers for, and not yet answered, gets it."""
+        if self.threshold is not None:
+            reached = {n for p in trace.positions for n, b in p.bolts.items()
+                       if n in checked and b.queue >= self.threshold}
+            for n in sorted(reached):
+                if n not in verdicts:
+                    verdicts[n] = BoltVerdict(verdict="counterexample", k=trace.k, certified=True, trace_index=index,
+                                              method="solver",
+                                              message=f"its queue reaches {self.threshold} within {trace.k} positions")
+            return
+        for n in checked:
+            if growth.get(n, 0) > 0 and n not in verdicts:
+                verdicts[n] = BoltVerdict(
+                    verdict="counterexample", k=trace.k, loop_start=trace.loop_start, growth_per_loop=growth[n],
+                    certified=True, trace_index=index, method="solver",
+                    message=(f"a certified lasso of {trace.k} positions repeats {trace.loop_start}..{trace.k} every "
+                             f"{float(trace.loop_duration()):.4g} s and {n}'s queue gains {growth[n]} per pass"))
 
     def _widen(self, enc: Encoding, trace: Any, growth: dict[str, int], checked: list[str],
                deadline: float, elapsed: Callable[[], float]) -> tuple[Any, dict[str, int], bool]:
@@ -282,50 +341,66 @@ class Search:
             self.progress(Progress(k=k, elapsed_s=elapsed, stats=_stats(solver), message=message))
 
     # ---- verdicts --------------------------------------------------------
-    def _unknown(self, base: dict[str, Any], kept: list[str], notes: list[str], elapsed: float,
-                 proven_k: int | None, reason: str) -> VerifyResult:
-        upto = f" (no counterexample up to k = {proven_k} before that)" if proven_k else ""
-        return VerifyResult(verdict="unknown", k=proven_k, elapsed_s=elapsed, kept=kept, notes=notes,
-                            message=f"unknown: {reason}{upto}.", **base)
-
-    def _none(self, base: dict[str, Any], kept: list[str], notes: list[str], elapsed: float, k: int,
-              report: Any, checked: list[str]) -> VerifyResult:
-        what = (f"no queue of {', '.join(checked)} reaches {self.threshold}" if self.threshold is not None
-                else f"no lasso makes a queue of {', '.join(checked)} grow")
-        message = (f"no counterexample up to k = {k}: {what} within {k} positions. This is not a proof of "
-                   "boundedness; longer runs were not examined.")
-        if self.threshold is None:
-            for name in checked:
-                status = report.bolts[name].status
-                if status in ("grows", "may-grow"):
-                    notes.append(f"the rate check says {name} {status.replace('-', ' ')} "
-                                 f"({report.bolts[name].explanation}); no lasso up to k = {k}: try a larger k "
-                                 f"(e.g. --k-max {2 * k})")
-            if report.all_bounded(checked):
-                notes.append("as the rate check predicts: every checked bolt is bounded, and the search agrees")
-        return VerifyResult(verdict="none-up-to-k", k=k, elapsed_s=elapsed, kept=kept, notes=notes,
-                            message=message, **base)
-
-    def _found(self, base: dict[str, Any], kept: list[str], notes: list[str], elapsed: float, trace: Any,
-               growth: dict[str, int], report: Any, checked: list[str]) -> VerifyResult:
-        if self.threshold is not None:
-            reached = sorted({n for p in trace.positions for n, b in p.bolts.items()
-                              if n in checked and b.queue >= self.threshold})
-            message = (f"counterexample: the queue of {', '.join(reached)} reaches {self.threshold} "
-                       f"within {trace.k} positions (certified run)")
-            return VerifyResult(verdict="counterexample", k=trace.k, growing=reached, certified=True,
-                                elapsed_s=elapsed, kept=kept, notes=notes, message=message, trace=trace, **base)
-        growing = [n for n, d in growth.items() if d > 0]
-        per_loop = ", ".join(f"{n} by {growth[n]}" for n in growing)
-        duration = trace.loop_duration()
-        message = (f"counterexample: a certified lasso of {trace.k} positions repeats positions "
-                   f"{trace.loop_start}..{trace.k} every {float(duration):.4g} s and each pass grows {per_loop}, "
-                   + ("so this queue grows without bound" if len(growing) == 1 else "so these queues grow without bound"))
-        if report.all_bounded(checked):
-            notes.append("BUG: the rate check proves every checked bolt bounded, yet a certified lasso was found")
-        return VerifyResult(verdict="counterexample", k=trace.k, loop_start=trace.loop_start, growing=growing,
-                            growth_per_loop={n: growth[n] for n in growing}, certified=True, elapsed_s=elapsed,
-                            kept=kept, notes=notes, message=message, trace=trace, **base)
+    def _summary(self, base: dict[str, Any], kept: list[str], notes: list[str], elapsed: float,
+                 verdicts: dict[str, BoltVerdict], traces: list[Trace], report: Any, stop: str | None) -> VerifyResult:
+        """The top-level verdict over the checked bolts' own: counterexample if any bolt has one,
+        else unknown if any is undecided, else none-up-to-k, else bounded."""
+        kinds = {v.verdict for v in verdicts.values()}
+        growing = [n for n, v in verdicts.items() if v.verdict == "counterexample"]
+        common = dict(kept=kept, notes=notes, elapsed_s=elapsed, bolts=verdicts, traces=traces,
+                      trace=traces[0] if traces else None, **base)
+        per_bolt = "; ".join(f"{n}: {v.verdict}" + (f" ({v.message})" if v.verdict != "counterexample" else "")
+                             for n, v in verdicts.items())
+        if "counterexample" in kinds:
+            first = traces[0]
+            if self.threshold is not None:
+                message = (f"counterexample: the queue of {', '.join(growing)} reaches {self.threshold} "
+                           f"(certified run{'s' if len(traces) > 1 else ''})")
+                return VerifyResult(verdict="counterexample", k=first.k, growing=growing, certified=True,
+                                    message=message, **common)
+            growth = {n: verdicts[n].growth_per_loop or 0 for n in growing}
+            shown = ("this queue grows without bound" if len(growing) == 1
+                     else "these queues grow without bound")
+            message = (f"counterexample: {', '.join(growing)} {'grows' if len(growing) == 1 else 'grow'} in "
+                       f"{len(traces)} certified lasso{'s' if len(traces) > 1 else ''}; the first, of {first.k} "
+                       f"positions, repeats positions {first.loop_start}..{first.k} every "
+                       f"{float(first.loop_duration()):.4g} s, so {shown}")
+            others = {n: v for n, v in verdicts.items() if v.verdict != "counterexample"}
+            if others:
+                message += ". Other checked bolts: " + "; ".join(f"{n}: {v.verdict} ({v.message})"
+                                                                for n, v in others.items())
+            if report.all_bounded([n for n in verdicts]):
+                notes.append("BUG: the rate check proves every checked bolt bounded, yet a certified lasso was found")
+            return VerifyResult(verdict="counterexample", k=first.k, loop_start=first.loop_start, growing=growing,
+                                growth_per_loop=growth, certified=True, message=message, **common)
+        if "unknown" in kinds:
+            ks = [v.k for v in verdicts.values() if v.verdict != "bounded"]
+            proven_k = min(ks) if ks and all(x is not None for x in ks) else None
+            upto = f" (no counterexample up to k = {proven_k} before that)" if proven_k else ""
+            reason = stop or next(v.message for v in verdicts.values() if v.verdict == "unknown")
+            return VerifyResult(verdict="unknown", k=proven_k, message=f"unknown: {reason}{upto}. Per bolt: {per_bolt}.",
+                                **common)
+        searched = [n for n, v in verdicts.items() if v.verdict == "none-up-to-k"]
+        if searched:
+            k = min(v.k or 0 for n, v in verdicts.items() if n in searched)
+            what = (f"no queue of {', '.join(searched)} reaches {self.threshold}" if self.threshold is not None
+                    else f"no lasso makes a queue of {', '.join(searched)} grow")
+            message = (f"no counterexample up to k = {k}: {what} within {k} positions. This is not a proof of "
+                       "boundedness; longer runs were not examined.")
+            bounded = [n for n, v in verdicts.items() if v.verdict == "bounded"]
+            if bounded:
+                message += f" Proven bounded by the rate check: {', '.join(bounded)}."
+            if self.threshold is None:
+                for name in searched:
+                    status = report.bolts[name].status
+                    if status in ("grows", "may-grow"):
+                        notes.append(f"the rate check says {name} {status.replace('-', ' ')} "
+                                     f"({report.bolts[name].explanation}); no lasso up to k = {k}: try a larger k "
+                                     f"(e.g. --k-max {2 * k})")
+                if report.all_bounded(searched):
+                    notes.append("as the rate check predicts: every checked bolt is bounded, and the search agrees")
+            return VerifyResult(verdict="none-up-to-k", k=k, message=message, **common)
+        return VerifyResult(verdict="bounded", message="bounded: " + per_bolt, **common)
 
 
 def verify(topo: Topology, *, k: int | None = None, k_max: int | None = None, timeout_s: float | None = None,
