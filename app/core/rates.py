@@ -191,8 +191,17 @@ def _ratio_note(e: _Exact, ident: str) -> str:
     return ("; " + "; ".join(notes)) if notes else ""
 
 
+def _own_ratio(name: str, e: _Exact, ident: str) -> str:
+    lo, hi = e.sigma_lo[ident], e.sigma_hi[ident]
+    if lo == hi == e.sigma[ident]:
+        return ""
+    span = str(hi) if lo == hi else f"{lo}..{hi}"
+    return (f"; it passes on {span} tuples per processed tuple in the long run, not σ = {e.sigma[ident]} "
+            "(emission 'dvert' rounds its carry up)")
+
+
 def _explain(name: str, e: _Exact, ident: str, status: Status) -> str:
-    return _explain_rates(name, e, ident, status) + _ratio_note(e, ident)
+    return _explain_rates(name, e, ident, status) + _ratio_note(e, ident) + _own_ratio(name, e, ident)
 
 
 def _explain_rates(name: str, e: _Exact, ident: str, status: Status) -> str:

@@ -90,6 +90,7 @@ def plan_of(spec: RunSpec, workers: int) -> dict[str, Any]:
                                "parallelism": int(c.parallelism)})
     return {"duration": spec.duration_s, "seed": spec.seed, "sample": spec.sample_interval_s,
             "tolerance": float(topo.settings.tolerance), "init_queues": int(topo.settings.init_queues),
+            "emission": topo.settings.emission,
             "acking": spec.acking, "message_timeout": spec.message_timeout_s,
             "max_spout_pending": spec.max_spout_pending, "components": components, "subscribers": subscribers,
             "where": placement(topo, workers), "workers": workers}

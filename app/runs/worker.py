@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 import queue
 import random
 import socket
@@ -32,6 +33,16 @@ from typing import Any, Callable, Iterator
 Row = tuple
 # A queued tuple: (tuple id, spout of its root, root message id, edge id); init tuples have no root.
 Delivery = tuple
+
+
+def emit_tuples(sigma: Fraction, carry: Fraction, batch: int, rounded: bool) -> tuple[int, Fraction]:
+    """The model's EMIT (docs/model.md section 2.3) in exact fractions: (tuples out, carry kept);
+    `rounded` is the "dvert" rule (carry rounded up), else "exact". Restated here because this
+    module imports only the standard library; tests compare it with app.core.emission."""
+    total = carry + batch
+    out = math.floor(sigma * total)
+    rest = total - out / sigma
+    return out, (Fraction(math.ceil(rest)) if rounded else rest)
 
 
 class Worker:
@@ -160,7 +171,9 @@ class Worker:
         tau = float(self.plan["tolerance"])
         alpha, sigma, parallelism = float(b["alpha"]), float(b["sigma"]), int(b["parallelism"])
         inbox = self.queues[name]
-        buffer, count = 0, 0
+        exact_sigma = Fraction(str(b["sigma"]))
+        rounded = self.plan.get("emission", "exact") == "dvert"
+        buffer, count = Fraction(0), 0
         while True:
             try:
                 first = inbox.get(timeout=0.05)
@@ -182,9 +195,7 @@ class Worker:
             self.sleep_until(taken + alpha * rng.uniform(1 - tau, 1 + tau))
             children = [0] * len(batch)  # XOR of the edge ids anchored to each tuple of the batch
             if sigma > 0:
-                buffer += len(batch)
-                out = math.floor(sigma * buffer + 1e-9)
-                buffer = max(0, math.ceil(buffer - out / sigma - 1e-9))
+                out, buffer = emit_tuples(exact_sigma, buffer, len(batch), rounded)
                 for k in range(out):
                     count += 1
                     tuple_id = f"{name}-{count}"

@@ -69,6 +69,8 @@ def test_build_simple_dia_from_the_palette_and_inspector(make_window, qtbot) -> 
     for src, tgt in (("S1", "B1"), ("S1", "B2"), ("S2", "B2"), ("B1", "B3"), ("B2", "B3")):
         assert window.scene.connect_components(ids[src], ids[tgt])
     type_into(qtbot, window.inspector.row("init_queues", "settings"), "2")
+    combo = window.inspector.emission_combo  # the example came from D-VerT: its carry is rounded up
+    combo.setCurrentIndex(combo.findData("dvert"))
     type_into(qtbot, window.inspector.row("k", "verification"), "15")
     type_into(qtbot, window.inspector.row("name", "topology"), "simple-DIA-cfg-1")
     assert window.document.topology().semantics() == load_topology(SIMPLE).semantics()
@@ -467,6 +469,19 @@ def test_subscription_grouping_in_the_inspector(make_window, qtbot) -> None:
     assert "fields(url,host)" == window.scene.edges[sub.id].label
     window.action_undo.trigger()
     assert window.document.subscription(sub.id).grouping == "shuffle"
+
+
+def test_emission_rule_in_the_inspector(make_window, qtbot) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)  # a D-VerT configuration: the rounded-up carry
+    combo = window.inspector.emission_combo
+    assert window.document.topology().settings.emission == "dvert" and combo.currentData() == "dvert"
+    combo.setCurrentIndex(combo.findData("exact"))
+    assert window.document.topology().settings.emission == "exact"
+    window.action_undo.trigger()
+    assert window.document.topology().settings.emission == "dvert" and combo.currentData() == "dvert"
+    window.new_document()
+    assert window.document.topology().settings.emission == "exact" and combo.currentData() == "exact"
 
 
 def test_declining_a_restore_discards_the_snapshot(make_window, tmp_path) -> None:

@@ -47,10 +47,15 @@ def long_document(models_dir: Path) -> DocumentModel:
 @pytest.mark.timeout(200)
 def test_cfg1_counterexample_marker_trace_exports_and_stale(qtbot, models_dir: Path, tmp_path: Path) -> None:
     document = DocumentModel(load_topology(models_dir / "simple-DIA-cfg-1.storm.json"))
+    # every checked bolt gets its own answer: B2's lasso comes at once, B3's search is bounded by the timeout
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"timeout_s": 20.0}))
     panel = make_panel(qtbot, document)
     with qtbot.waitSignal(panel.all_finished, timeout=180_000):
         panel.start()
     state = panel.states[0]
+    assert panel.bolt_row_text(0, "B2").startswith("grows: lasso 1 (k = ")
+    assert panel.bolt_verdict(0, "B2").certified
+    assert panel.show_trace(0, "B2") and panel.trace_view.trace == state.result.traces[0]
     assert state.error == ""
     assert panel.marker_colour(0) == "red", panel.details.toPlainText()
     assert panel.verdict_text(0).startswith("counterexample (k = ")

@@ -353,3 +353,44 @@ def test_changing_the_properties_mid_run_does_not_confuse_rows(qtbot, document: 
     assert [s.spec.title for s in panel.states] == ["Unbounded growth of B1, B2, B3"]
     assert panel.verdict_text(0) == "not run" and panel.marker_colour(0) == "grey"
     assert not panel.is_running()
+
+
+class PerBoltSearch(ScriptedSearch):
+    """B2 grows in one lasso, B3 in another: each bolt's row opens its own."""
+
+    def run(self) -> VerifyResult:
+        from app.core.tcn.result import BoltVerdict
+
+        first, second = make_trace(), make_trace()
+        second = second.model_copy(update={"k": second.k})  # a distinct object with the same shape
+        bolts = {"B2": BoltVerdict(verdict="counterexample", k=first.k, loop_start=1, growth_per_loop=1,
+                                   certified=True, trace_index=0, method="solver", message="B2 grows"),
+                 "B3": BoltVerdict(verdict="counterexample", k=second.k, loop_start=1, growth_per_loop=2,
+                                   certified=True, trace_index=1, method="solver", message="B3 grows")}
+        return VerifyResult(verdict="counterexample", k=first.k, loop_start=1, growing=["B2", "B3"],
+                            certified=True, message="two lassos", trace=first, traces=[first, second], bolts=bolts)
+
+
+def test_one_row_per_checked_bolt_each_opening_its_own_lasso(qtbot, document: DocumentModel) -> None:
+    panel = VerificationPanel(document, search_factory=PerBoltSearch)
+    qtbot.addWidget(panel)
+    panel.show()
+    item = panel.tree.topLevelItem(0)
+    assert [item.child(i).text(1) for i in range(item.childCount())] == ["B2", "B3"]
+    assert panel.bolt_row_text(0, "B2") == ""
+    run_to_end(qtbot, panel)
+    assert panel.bolt_row_text(0, "B2").startswith("grows: lasso 1 (k = ")
+    assert panel.bolt_row_text(0, "B3").startswith("grows: lasso 2 (k = ")
+    assert item.child(1).data(0, 0x0100) == "red"  # Qt.UserRole holds the marker colour
+    result = panel.states[0].result
+    panel.tree.setCurrentItem(item.child(1))
+    assert "B3 grows" in panel.details.toPlainText()
+    assert panel.trace_button.isEnabled()
+    panel.show_selected_trace()
+    assert panel.trace_view.trace is result.traces[1]
+    assert "B3 grows (lasso 2 of 2)" in panel.trace_view.title.text()
+    panel.tree.itemDoubleClicked.emit(item.child(0), 1)
+    assert panel.trace_view.trace is result.traces[0]
+    # an edit makes every bolt row stale (grey)
+    document.undo_stack.push(SetComponentFieldsCommand(document, document.topology().bolts[0].id, {"alpha": 2.0}))
+    assert panel.bolt_row_text(0, "B3").startswith("stale: grows")

@@ -76,3 +76,18 @@ def test_without_ackers_spouts_ack_at_emit() -> None:
     acks = [e for e in events if e.ev == "spout_ack"]
     assert emits and [e.msg for e in emits] == [e.msg for e in acks]
     assert not any(e.ev == "spout_fail" for e in events)
+
+
+def test_the_synthetic_bolts_follow_the_emission_rule() -> None:
+    from fractions import Fraction
+
+    from app.core.emission import emit
+    from app.runs.worker import emit_tuples
+
+    for sigma in (Fraction(3, 4), Fraction(2, 5), Fraction(3, 2), Fraction(1, 3), Fraction(2)):
+        for rule in ("dvert", "exact"):
+            carry_a = carry_b = Fraction(0)
+            for batch in [1, 2, 3, 1, 1, 2, 3, 3, 1]:
+                out_a, carry_a = emit_tuples(sigma, carry_a, batch, rule == "dvert")
+                out_b, carry_b = emit(sigma, carry_b, batch, rule)
+                assert (out_a, carry_a) == (out_b, carry_b)

@@ -18,7 +18,7 @@ from typing import Any
 
 from app import __version__
 from app.core.fileio import write_atomic
-from app.core.tcn.result import VerifyResult
+from app.core.tcn.result import BoltVerdict, VerifyResult
 from app.core.topology import Problem, Topology, TopologyError, parse_topology
 
 VERIFIED_FORMAT = "stormbound-verified/1"
@@ -54,6 +54,18 @@ def verdict_words(result: VerifyResult) -> str:
     if result.verdict == "none-up-to-k":
         return f"no counterexample up to k = {result.k}" if result.k is not None else "no counterexample up to k"
     if result.verdict == "bounded":
+        return "bounded (rate proof)"
+    return "unknown"
+
+
+def bolt_verdict_words(verdict: BoltVerdict) -> str:
+    """One checked bolt's verdict as the verification panel's row for it says it."""
+    if verdict.verdict == "counterexample":
+        how = f", {verdict.method}" if verdict.method not in ("none", "rate check") else ""
+        return f"grows: lasso {(verdict.trace_index or 0) + 1} (k = {verdict.k}{how})"
+    if verdict.verdict == "none-up-to-k":
+        return f"no lasso up to k = {verdict.k}"
+    if verdict.verdict == "bounded":
         return "bounded (rate proof)"
     return "unknown"
 

@@ -209,7 +209,8 @@ class Encoding:
                 else:
                     e, keep = v.emitted[i], v.buffer[i]
                     add(z3.Implies(z3.Not(emit), z3.And(e == 0, keep == prev_buffer)))
-                    add(z3.Implies(emit, self._emit_rule(b, prev_buffer, prev_batch, e, keep)))
+                    for guard, rule in self._emit_rule(b, prev_buffer, prev_batch, e, keep):
+                        add(z3.Implies(emit if guard is None else z3.And(emit, guard), rule))
                 # idle rule: waiting tuples are taken within max_idle of becoming available
                 waiting = v.waiting(i)
                 add(z3.Implies(z3.And(waiting, z3.Or(emit, z3.Not(was_waiting))), v.waiting_since[i] == t[i]))
@@ -232,8 +233,9 @@ class Encoding:
             add(z3.Or(events))
 
     def _emit_rule(self, b: BoltParams, prev_buffer: z3.ArithRef, prev_batch: z3.ArithRef,
-                   e: z3.ArithRef, keep: z3.ArithRef) -> z3.BoolRef:
-        """What an EMIT does to the carry `buffer` of a non-silent bolt with σ = num/den.
+                   e: z3.ArithRef, keep: z3.ArithRef) -> list[tuple[z3.BoolRef | None, z3.BoolRef]]:
+        """What an EMIT does to the carry `buffer` of a non-silent bolt with σ = num/den, as
+        (guard, constraint) pairs that hold when the bolt emits and the guard holds.
 
         "exact": the variable holds the carry times num (an integer m in [0, den)); the bolt
         emits E = ⌊(m + num·P)/den⌋ and keeps m' = m + num·P − den·E, i.e. c' = c + P − E/σ.
@@ -242,16 +244,16 @@ class Encoding:
         num, den = b.sigma.numerator, b.sigma.denominator
         if self.net.emission == "exact":
             scaled = prev_buffer + num * prev_batch
-            return z3.And(scaled == den * e + keep, keep >= 0, keep < den)
+            return [(None, z3.And(scaled == den * e + keep, keep >= 0, keep < den))]
         total = prev_buffer + prev_batch
         if den == 1:  # integer σ: everything is emitted, nothing kept
-            return z3.And(e == num * total, keep == 0)
+            return [(None, z3.And(e == num * total, keep == 0))]
         most = b.take_max + math.ceil(Fraction(den, num)) + 1
-        cases = [z3.And(total >= 1, total <= most)]
+        cases: list[tuple[z3.BoolRef | None, z3.BoolRef]] = [(None, z3.And(total >= 1, total <= most))]
         for value in range(1, most + 1):
             out = math.floor(b.sigma * value)
-            cases.append(z3.Implies(total == value, z3.And(e == out, keep == math.ceil(value - out / b.sigma))))
-        return z3.And(cases)
+            cases.append((total == value, z3.And(e == out, keep == math.ceil(value - out / b.sigma))))
+        return cases
 
     def _free_bolt_start(self, b: BoltParams, v: _BoltVars) -> None:
         """Position 0 of a loop-only encoding: any state a run could be in, no action."""

@@ -53,6 +53,7 @@ BOLT_FIELDS = [
     FieldSpec("sigma", "σ (out per in)", "float", "output tuples per input tuple; 0 = sink"),
     FieldSpec("parallelism", "Parallelism", "int", "max tuples taken into one batch"),
 ]
+EMISSION_CHOICES = [("exact", "exact (σ per tuple)"), ("dvert", "D-VerT (carry rounded up)")]
 SECTIONS: list[tuple[str, str, list[FieldSpec]]] = [
     ("topology", "Topology", [
         FieldSpec("name", "Name", "text"),
@@ -184,6 +185,18 @@ class Inspector(QScrollArea):
                 row = FieldRow(spec, self._section_editor(section), self._end_session)
                 form.addRow(spec.label, row)
                 self.section_rows[(section, spec.key)] = row
+            if section == "settings":
+                self.emission_combo = QComboBox()
+                self.emission_combo.setObjectName("field_emission")
+                for value, words in EMISSION_CHOICES:
+                    self.emission_combo.addItem(words, value)
+                self.emission_combo.setToolTip(
+                    "How a bolt keeps processed tuples that σ has not yet turned into output (docs/model.md):\n"
+                    "exact: an exact fraction, so a bolt emits σ per tuple in the long run (a real bolt);\n"
+                    "D-VerT: rounded up to a whole tuple, as the D-VerT prototype did; the long-run\n"
+                    "ratio can exceed σ (kept for files imported from D-VerT)")
+                self.emission_combo.currentIndexChanged.connect(self._on_emission_changed)
+                form.addRow("Emission", self.emission_combo)
             self.body_layout.addWidget(box)
         self.body_layout.addStretch(1)
         self._session = next(self._sessions)
@@ -274,6 +287,10 @@ class Inspector(QScrollArea):
     def refresh_sections(self) -> None:
         for (section, key), row in self.section_rows.items():
             row.set_value(self.document.section_values(section)[key])
+        emission = self.document.section_values("settings")["emission"]
+        self.emission_combo.blockSignals(True)
+        self.emission_combo.setCurrentIndex(max(0, self.emission_combo.findData(emission)))
+        self.emission_combo.blockSignals(False)
         if self.checked_box is not None and self.selected_id is not None:
             self.refresh_element()
 
@@ -324,6 +341,14 @@ class Inspector(QScrollArea):
             self.grouping_combo.blockSignals(True)
             self.grouping_combo.setCurrentText(self.document.subscription(ident).grouping)
             self.grouping_combo.blockSignals(False)
+
+    def _on_emission_changed(self, index: int) -> None:
+        value = self.emission_combo.itemData(index)
+        if value == self.document.section_values("settings")["emission"]:
+            return
+        command = SetSectionFieldsCommand(self.document, "settings", {"emission": value}, merge=False)
+        command.setText(f"Set emission rule to {value}")
+        self.document.undo_stack.push(command)
 
     def _on_checked_toggled(self, on: bool) -> None:
         ident = self.selected_id

@@ -1,7 +1,8 @@
 """The verification panel: a property list with coloured verdicts, a background search, progress.
 
 UPPAAL-style: each property (unbounded growth of the checked bolts; some queue reaches
-N) has a marker: grey = not run or stale (any semantic edit of the document makes
+N) has a marker, and the growth property has one row per checked bolt beneath it with
+that bolt's own verdict (double-click opens its own lasso). Markers: grey = not run or stale (any semantic edit of the document makes
 results stale), red = counterexample, green = no counterexample up to k or bounded by
 the rate proof, amber = unknown (cancelled, timed out, failed). Verify runs one
 `VerifyWorker` (own thread, own Search, own z3 context) per property in turn; Cancel
@@ -39,7 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.formats.verified import verdict_words, verified_bytes
+from app.core.formats.verified import bolt_verdict_words, verdict_words, verified_bytes
 from app.core.tcn.result import Progress, PropertyKind, VerifyResult
 from app.core.topology import Problem, Topology, TopologyError, parse_topology
 from app.gui.commands import SetSectionFieldsCommand
@@ -89,10 +90,11 @@ class PropertySpec:
     kind: PropertyKind
     title: str
     threshold: int | None = None
+    bolts: tuple[str, ...] = ()  # the checked bolts, one row each under the growth property
 
     @property
-    def key(self) -> tuple[str, str, int | None]:
-        return (self.kind, self.title, self.threshold)
+    def key(self) -> tuple[str, str, int | None, tuple[str, ...]]:
+        return (self.kind, self.title, self.threshold, self.bolts)
 
 
 @dataclass
@@ -134,7 +136,7 @@ def property_specs(topo: Topology) -> list[PropertySpec]:
     """The properties the document asks for: growth of the checked bolts, and the queue threshold."""
     names = [b.name for b in topo.checked_bolts()]
     which = ", ".join(names) if names else "every bolt"
-    specs = [PropertySpec("growth", f"Unbounded growth of {which}")]
+    specs = [PropertySpec("growth", f"Unbounded growth of {which}", bolts=tuple(names))]
     threshold = topo.verification.queue_threshold
     if threshold is not None:
         specs.append(PropertySpec("threshold", f"Some queue reaches {threshold}", threshold))
@@ -202,7 +204,7 @@ class VerificationPanel(QWidget):
         self.tree = QTreeWidget()
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(COLUMNS)
-        self.tree.setRootIsDecorated(False)
+        self.tree.setRootIsDecorated(True)
         self.tree.setUniformRowHeights(True)
         header = self.tree.header()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
@@ -261,14 +263,19 @@ class VerificationPanel(QWidget):
         specs = property_specs(self.document.topology())
         same = [s.spec.key for s in self.states] == [spec.key for spec in specs] and keep
         if not same:
-            current = self.tree.currentItem()
-            row = self.tree.indexOfTopLevelItem(current) if current is not None else 0
+            row, _bolt = self._row_of(self.tree.currentItem())
             self.states = [old.get(spec.key) or PropertyState(spec) for spec in specs]
             self.tree.clear()
             for state in self.states:
                 item = QTreeWidgetItem(self.tree)
                 item.setText(1, state.spec.title)
                 item.setToolTip(1, state.spec.title)
+                for name in state.spec.bolts:
+                    child = QTreeWidgetItem(item)
+                    child.setText(1, name)
+                    child.setData(1, Qt.ItemDataRole.UserRole, name)
+                    child.setToolTip(1, f"{name}'s own verdict: double-click to open its lasso")
+                item.setExpanded(True)
             if self.states:
                 self.tree.setCurrentItem(self.tree.topLevelItem(min(max(row, 0), len(self.states) - 1)))
         for row in range(len(self.states)):
@@ -293,8 +300,43 @@ class VerificationPanel(QWidget):
         result = state.result
         item.setText(3, "" if result is None or result.k is None else str(result.k))
         item.setText(4, "" if result is None else f"{result.elapsed_s:.1f} s")
-        if self.tree.currentItem() is item:
+        for i in range(item.childCount()):
+            self._refresh_bolt(state, item.child(i))
+        current = self.tree.currentItem()
+        if current is item or (current is not None and current.parent() is item):
             self._show_details(row)
+
+    def bolt_verdict(self, row: int, name: str) -> Any:
+        """The BoltVerdict of checked bolt `name` in property `row` (None before a result)."""
+        result = self.states[row].result
+        if result is None or self.states[row].running:
+            return None
+        return result.bolts.get(name)
+
+    def bolt_row_text(self, row: int, name: str) -> str:
+        """What the bolt's row under property `row` says (also used by tests)."""
+        item = self.tree.topLevelItem(row)
+        for i in range(item.childCount() if item is not None else 0):
+            if item.child(i).data(1, Qt.ItemDataRole.UserRole) == name:
+                return item.child(i).text(2)
+        raise KeyError(name)
+
+    def _refresh_bolt(self, state: PropertyState, child: QTreeWidgetItem) -> None:
+        name = child.data(1, Qt.ItemDataRole.UserRole)
+        verdict = None if state.running or state.result is None else state.result.bolts.get(name)
+        if verdict is None:
+            colour = "grey" if not state.error else "amber"
+            text = "verifying…" if state.running else ("" if state.result is None else "not searched")
+        else:
+            colour = "grey" if state.stale else VERDICT_MARKER[verdict.verdict]
+            text = bolt_verdict_words(verdict)
+            if state.stale:
+                text = f"stale: {text}"
+        child.setIcon(0, marker_icon(colour))
+        child.setData(0, Qt.ItemDataRole.UserRole, colour)
+        child.setText(2, text)
+        child.setText(3, "" if verdict is None or verdict.k is None else str(verdict.k))
+        child.setToolTip(2, verdict.message if verdict is not None and verdict.message else text)
 
     def _show_details(self, row: int) -> None:
         if not 0 <= row < len(self.states):
@@ -307,6 +349,15 @@ class VerificationPanel(QWidget):
         if state.error:
             parts.append(f"<span style='color:#b26a00'>{_html(state.error)}</span>")
         result = state.result
+        _row, bolt = self._row_of(self.tree.currentItem())
+        if result is not None and bolt is not None and bolt in result.bolts:
+            verdict = result.bolts[bolt]
+            parts.append(f"<b>{_html(bolt)}</b>: {_html(bolt_verdict_words(verdict))}")
+            if verdict.message:
+                parts.append(_html(verdict.message))
+            if verdict.verdict == "counterexample":
+                parts.append(_html(f"found by the {verdict.method}; certified" if verdict.certified
+                                   else f"found by the {verdict.method}; not certified"))
         if result is not None:
             if result.message:
                 parts.append(_html(result.message))
@@ -325,13 +376,23 @@ class VerificationPanel(QWidget):
                 parts.append("Notes:<ul>" + "".join(f"<li>{_html(n)}</li>" for n in result.notes) + "</ul>")
         self.details.setHtml("<p>" + "</p><p>".join(parts) + "</p>")
 
+    def _row_of(self, item: QTreeWidgetItem | None) -> tuple[int, str | None]:
+        """(property row, bolt name or None) of a tree item."""
+        if item is None:
+            return -1, None
+        parent = item.parent()
+        if parent is None:
+            return self.tree.indexOfTopLevelItem(item), None
+        return self.tree.indexOfTopLevelItem(parent), item.data(1, Qt.ItemDataRole.UserRole)
+
     def _on_current_changed(self, current: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None) -> None:
-        row = self.tree.indexOfTopLevelItem(current) if current is not None else -1
+        row, _bolt = self._row_of(current)
         self._show_details(row)
         self._update_buttons()
 
     def _on_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
-        self.show_trace(self.tree.indexOfTopLevelItem(item))
+        row, bolt = self._row_of(item)
+        self.show_trace(row, bolt)
 
     # ---- choosing the checked bolts ---------------------------------------------------------
     def _fill_bolts_menu(self) -> None:
@@ -544,26 +605,33 @@ class VerificationPanel(QWidget):
         self.progress_label.setText("Not run.")
 
     # ---- the trace -------------------------------------------------------------------------
-    def show_trace(self, row: int) -> bool:
-        """Open property `row`'s counterexample in the trace view; False when it has none."""
+    def show_trace(self, row: int, bolt: str | None = None) -> bool:
+        """Open property `row`'s counterexample (checked bolt `bolt`'s own lasso when given) in the
+        trace view; False when there is none."""
         if not 0 <= row < len(self.states):
             return False
         result = self.states[row].result
         if result is None or result.trace is None:
             return False
+        trace, caption = result.trace, self.states[row].spec.title
+        if bolt is not None:
+            verdict = result.bolts.get(bolt)
+            if verdict is None or verdict.trace_index is None or verdict.trace_index >= len(result.traces):
+                return False
+            trace = result.traces[verdict.trace_index]
+            caption = f"{caption}: {bolt} grows (lasso {verdict.trace_index + 1} of {len(result.traces)})"
         self.trace_row = row
-        caption = self.states[row].spec.title
         if self.states[row].stale:
             caption = "Stale (the model changed since): " + caption
-        self.trace_view.set_trace(result.trace, caption)
+        self.trace_view.set_trace(trace, caption)
         self.trace_available.emit()
         self._update_buttons()
         return True
 
     def show_selected_trace(self) -> None:
-        item = self.tree.currentItem()
-        if item is not None:
-            self.show_trace(self.tree.indexOfTopLevelItem(item))
+        row, bolt = self._row_of(self.tree.currentItem())
+        if row >= 0:
+            self.show_trace(row, bolt)
 
     def highlight_on_canvas(self, names: set[str]) -> None:
         """Highlight the components acting at the trace cursor (when a canvas is attached)."""
@@ -574,10 +642,12 @@ class VerificationPanel(QWidget):
         running = self.is_running()
         self.verify_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)
-        item = self.tree.currentItem()
-        row = self.tree.indexOfTopLevelItem(item) if item is not None else -1
-        has_trace = 0 <= row < len(self.states) and self.states[row].result is not None \
-            and self.states[row].result.trace is not None  # type: ignore[union-attr]
+        row, bolt = self._row_of(self.tree.currentItem())
+        result = self.states[row].result if 0 <= row < len(self.states) else None
+        has_trace = result is not None and result.trace is not None
+        if has_trace and bolt is not None and result is not None:
+            verdict = result.bolts.get(bolt)
+            has_trace = verdict is not None and verdict.trace_index is not None
         self.trace_button.setEnabled(bool(has_trace))
 
     # ---- verified configuration ------------------------------------------------------------
