@@ -26,7 +26,7 @@ from typing import Literal
 import networkx as nx
 from pydantic import BaseModel
 
-from app.core.topology import Topology
+from app.core.topology import Topology, require_annotated
 
 Status = Literal["bounded", "may-grow", "grows"]
 CYCLE_ROUNDS = 60
@@ -81,6 +81,7 @@ class _Exact:
     def __init__(self, topo: Topology, parallelism: dict[str, int] | None = None):
         tau = exact(topo.settings.tolerance)
         idle = exact(topo.settings.max_idle_time)
+        require_annotated(topo)  # placeholder values from an import would give meaningless figures
         par = parallelism or {}
         self.topo = topo
         self.spout_min: dict[str, Fraction] = {}
