@@ -102,25 +102,16 @@ def _load_document(path: str, args: argparse.Namespace) -> Topology:
             from None
 
 
-def fetch_from_storm_ui(url: str, topology: str, window: str, user: str | None, password: str | None,
-                        token: str | None, timeout_s: float, cafile: str | None, progress=None):  # noqa: ANN001
-    """The StormUIImport of a running topology (shared by the CLI and the GUI worker)."""
-    from app.core.formats.storm_ui import Credentials, StormUIClient, fetch_storm_ui, from_storm_ui
-
-    client = StormUIClient(url, Credentials.resolve(user, password, token), timeout_s=timeout_s, cafile=cafile)
-    return from_storm_ui(fetch_storm_ui(client, topology, window, progress=progress))
-
-
 def cmd_import_storm_ui(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError
-    from app.core.formats.storm_ui import StormUIError, annotate
+    from app.core.formats.storm_ui import Credentials, StormUIError, annotate, read_storm_ui
 
     if args.timeout <= 0:
         raise _usage("--timeout must be positive (seconds)")
     try:
         onto = _load_document(args.onto, args) if args.onto else None
-        measured = fetch_from_storm_ui(args.url, args.topology, args.window, args.user, None, args.token,
-                                       args.timeout, args.cacert)
+        measured = read_storm_ui(args.url, args.topology, args.window, Credentials.resolve(args.user, None, args.token),
+                                 args.timeout, args.cacert)
     except (StormUIError, FluxError) as err:
         return _report_error(err)
     topo, notes = measured.topology, list(measured.notes)

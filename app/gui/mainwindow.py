@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QM
 from app.core.formats import detect_format, read_json, topology_from_data
 from app.core.layout import layered_layout
 from app.core.rates import rate_check
-from app.core.topology import Topology, TopologyError
+from app.core.topology import Topology, TopologyError, unannotated_problems
 from app.gui.autosave import AutosaveSession, default_autosave_dir, find_recoverable, write_bytes
 from app.gui.canvas import CanvasScene, CanvasView
 from app.gui.commands import MoveComponentsCommand, PasteCommand, RemoveElementsCommand, SetParallelismCommand
@@ -27,7 +27,7 @@ from app.gui.panels.palette import Palette
 from app.gui.resources import icon, style_sheet
 
 MENU_ORDER = ("File", "Edit", "View", "Verify", "Runs", "Help")
-PLUGINS = ("app.gui.panels.verification", "app.gui.panels.runs", "app.gui.compare_runs")
+PLUGINS = ("app.gui.panels.verification", "app.gui.panels.runs", "app.gui.compare_runs", "app.gui.storm_io")
 FRAGMENT_MIME = "application/x-stormbound-fragment"
 MAX_RECENT = 8
 AUTOSAVE_DELAY_MS = 3000
@@ -301,6 +301,12 @@ class MainWindow(QMainWindow):
         if problems:
             self.status_problems.setText("⚠ " + "; ".join(p.message for p in problems[:2]))
             self.status_problems.setToolTip("\n".join(str(p) for p in problems))
+            return
+        missing = unannotated_problems(topo)
+        if missing:  # an import's placeholders: no rate check until they are set
+            self.status_problems.setText(f"⚠ {len(missing)} value(s) not annotated (amber): "
+                                         + ", ".join(p.path for p in missing[:3]) + (" …" if len(missing) > 3 else ""))
+            self.status_problems.setToolTip("\n".join(str(p) for p in missing))
             return
         try:
             report = rate_check(topo)

@@ -462,6 +462,14 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
                          topology_id=snapshot.topology_id, window=snapshot.window)
 
 
+def read_storm_ui(url: str, topology: str, window: str = "600", credentials: Credentials | None = None,
+                  timeout_s: float = DEFAULT_TIMEOUT_S, cafile: str | None = None,
+                  progress: Callable[[str], None] | None = None) -> StormUIImport:
+    """Fetch and map in one call (the CLI and the GUI's worker both use it)."""
+    client = StormUIClient(url, credentials, timeout_s=timeout_s, cafile=cafile)
+    return from_storm_ui(fetch_storm_ui(client, topology, window, progress=progress))
+
+
 def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, list[str]]:
     """`document` (say a Flux import) with the cluster's rates, bursts, α and σ, matched by name.
 
