@@ -245,9 +245,16 @@ def _flux_reading(p: argparse.ArgumentParser) -> None:
                    help="folder holding classpath resources for `resource: true` includes (repeatable)")
 
 
+def _needs(usage: str):  # noqa: ANN202 - an argparse handler
+    def handler(args: argparse.Namespace) -> int:
+        raise _usage(f"say what: {usage}")
+    return handler
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `import`, `export` and `repair`."""
     p = sub.add_parser("import", help="bring a topology in from a Flux file or a running cluster's Storm UI")
+    p.set_defaults(func=_needs("import flux FILE.yaml | import storm-ui URL --topology ID"), file_args=())
     kinds = p.add_subparsers(dest="source", metavar="{flux,storm-ui}")
     q = kinds.add_parser("flux", help="import a Flux YAML file (spouts, bolts, streams, config, includes)")
     q.add_argument("file", metavar="FILE.yaml")
@@ -273,6 +280,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=cmd_import_storm_ui, file_args=("url",))
 
     p = sub.add_parser("export", help="write a document in another tool's format")
+    p.set_defaults(func=_needs("export flux IN.storm.json OUT.yaml"), file_args=())
     kinds = p.add_subparsers(dest="target", metavar="{flux}")
     q = kinds.add_parser("flux", help="write a Flux YAML file (the model's timing kept under stormbound.*)")
     q.add_argument("input", metavar="IN.storm.json")

@@ -376,6 +376,9 @@ class MainWindow(QMainWindow):
         if self.document.problems() or not topo.bolts:
             self.show_message("Suggest parallelism needs a complete topology (spouts and bolts)")
             return
+        if unannotated_problems(topo):
+            self.show_message("Suggest parallelism needs every value annotated (the amber ones are not)")
+            return
         suggestion = rate_check(topo).suggested_parallelism
         hopeless = sorted(name for name, value in suggestion.items() if value is None)
         wanted = {name: value for name, value in suggestion.items() if value is not None}

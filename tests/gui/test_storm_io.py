@@ -54,6 +54,8 @@ def test_import_flux_shows_unannotated_values_amber(make_window: Callable[..., A
     assert "not annotated: α, σ" in node.toolTip()
     assert window.scene.nodes[topo.spouts[0].id].parameter_lines() == ["rate ? · burst ?"]
     assert "not annotated" in window.status_problems.text()
+    window.suggest_parallelism()  # refused politely, no rate check on placeholders
+    assert "needs every value annotated" in window.statusBar().currentMessage()
     window.scene.select_ids({count.id})
     window.inspector.show_element(count.id)
     alpha = window.inspector.row("alpha")
