@@ -324,7 +324,7 @@ BAD_INPUTS = [
      '  a: &a ["x","x","x","x","x","x","x","x","x"]\n  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n'
      "  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n  d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
      "  e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n  f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
-     "  g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n", "config.f: expands to more than 200000 YAML nodes"),
+     "  g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n", "config.e: expands to more than 50000 YAML nodes"),
     ("deep.yaml", "name: t\nspouts:\n  - {id: s, className: S}\nconfig:\n  x: " + "[" * 3000 + "]" * 3000 + "\n",
      "line 5: config: nested too deeply"),
     ("deepblock.yaml", "name: t\nspouts: []\nconfig:\n" + "".join(" " * (i + 2) + f"k{i}:\n" for i in range(60))

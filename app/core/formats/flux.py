@@ -39,7 +39,7 @@ from app.core.topology import Problem, Topology, parse_topology
 
 MAX_BYTES = 2_000_000
 MAX_DEPTH = 40  # nesting of YAML collections (Flux files need about 8)
-MAX_NODES = 200_000  # nodes visited with aliases expanded
+MAX_NODES = 50_000  # nodes visited with aliases expanded (Flux files have hundreds)
 MAX_INDENT = 160  # columns of block indentation before a line counts as nested too deeply
 
 GROUPINGS: dict[str, str] = {
