@@ -319,8 +319,6 @@ def graph_problems(topo: Topology) -> list[Problem]:
             pairs.add((s.source, s.target, s.stream))
             if s.grouping == "fields" and not s.fields:
                 problems.append(Problem(f"{label}.fields", "fields grouping needs at least one field name"))
-            if s.grouping == "custom" and not s.custom_class:
-                problems.append(Problem(f"{label}.custom_class", "a custom grouping needs its class name"))
     for ref in topo.verification.checked:
         c = ids.get(ref)
         if c is None:

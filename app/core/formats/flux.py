@@ -61,6 +61,7 @@ ANNOTATION_PREFIX = "stormbound."
 SETTINGS_KEYS = ("tolerance", "max_idle_time", "init_queues")
 UNKNOWN_SPOUT_CLASS = "stormbound.placeholder.SpoutClass"
 UNKNOWN_BOLT_CLASS = "stormbound.placeholder.BoltClass"
+UNKNOWN_GROUPING_CLASS = "stormbound.placeholder.GroupingClass"
 PLACEHOLDER_VALUE = 1.0
 
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -776,7 +777,8 @@ def to_topology(doc: FluxDocument) -> FluxImport:
         if key in subscriptions:
             notes.append(f"{s.label}: {s.source} -> {s.target} is declared again; Storm keeps only the last grouping")
         subscriptions[key] = {"source": s.source, "target": s.target, "grouping": s.grouping, "fields": s.fields,
-                              "stream": s.stream_id, "custom_class": s.custom_class}
+                              "stream": s.stream_id,
+                              "custom_class": None if s.custom_class == UNKNOWN_GROUPING_CLASS else s.custom_class}
         if s.grouping in ("all", "global", "direct", "custom"):
             notes.append(f"{s.label}: {FLUX_GROUPING[s.grouping]} grouping into {s.target}: the model spreads "
                          "tuples evenly over its tasks (see docs/storm.md)")
@@ -886,7 +888,7 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
         if sub.stream is not None:
             grouping["streamId"] = sub.stream
         if sub.grouping == "custom":
-            grouping["customClass"] = {"className": sub.custom_class}
+            grouping["customClass"] = {"className": sub.custom_class or UNKNOWN_GROUPING_CLASS}
         streams.append({"name": f"{names[sub.source]} --> {names[sub.target]}", "from": names[sub.source],
                         "to": names[sub.target], "grouping": grouping})
     data: dict[str, Any] = {"name": topo.name}
