@@ -202,6 +202,13 @@ bolts:
     assert any("already defined" in note for note in keep.notes)
 
 
+def test_an_include_may_hold_config_only(tmp_path: Path) -> None:
+    write(tmp_path, "prod.yaml", "config:\n  topology.workers: 8\n  topology.max.spout.pending: 2000\n")
+    main = write(tmp_path, "main.yaml", WORDCOUNT + "includes:\n  - file: prod.yaml\n    override: true\n")
+    storm = import_flux(main).topology.storm
+    assert (storm.workers, storm.max_spout_pending, storm.message_timeout_secs) == (8, 2000, 45)
+
+
 def test_substitution_from_properties_lists_and_environment(tmp_path: Path) -> None:
     props = write(tmp_path, "dev.properties", "# dev\ntopology.name: from-props\nsplit.parallelism=4\n"
                   "hosts: [\"a:1\", \"b:2\"]\nlong = one \\\n    two\n")

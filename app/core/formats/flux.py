@@ -469,16 +469,17 @@ def load_tree(path: Path, options: FluxOptions, props: dict[str, str] | None) ->
     return _Parsed(path, text, root)
 
 
-def _require_flux(parsed: _Parsed) -> None:
+def _require_flux(parsed: _Parsed, included: bool = False) -> None:
     root, path = parsed.root, parsed.path
-    if "topologySource" in root:
+    if "topologySource" in root and not included:
         source = root.get("topologySource")
         cls = source.get("className") if isinstance(source, dict) else None
         raise FluxError(path, _line_of(root, "topologySource"), "topologySource",
                         f"the topology is built by Java code{f' ({cls})' if cls else ''}, which Stormbound cannot "
                         "read: import it from the Storm UI while it runs, or describe it with spouts, bolts and streams")
-    if not any(k in root for k in ("spouts", "bolts", "streams", "includes")):
-        raise FluxError(path, 1, "", "not a Flux file: no spouts, bolts, streams or includes")
+    wanted = TOP_LEVEL if included else ("spouts", "bolts", "streams", "includes")  # an include may hold config only
+    if not any(k in root for k in wanted):
+        raise FluxError(path, 1, "", f"not a Flux file: no {', '.join(wanted[:-1])} or {wanted[-1]}")
     for key in root:
         if key not in TOP_LEVEL:
             raise FluxError(path, _line_of(root, key), str(key),
@@ -666,8 +667,10 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
             raise FluxError(main_path, _line_of(include, "override") or line, f"{label}.override",
                             "must be true or false")
         inc = load_tree(target, options, props)
-        _require_flux(inc)
+        _require_flux(inc, included=True)
         files.append(target)
+        if "topologySource" in inc.root:
+            notes.append(f"{target.name}: its topologySource is not merged, as Flux does not merge it")
         for nested, nline, nlabel in _includes(inc):
             try:
                 again = _resolve_include(nested, target, options, nline, nlabel)
