@@ -130,7 +130,8 @@ REGISTRARS: list[Callable[[argparse._SubParsersAction], None]] = [_add_core_comm
 
 def _optional_registrars() -> list[Callable[[argparse._SubParsersAction], None]]:
     found = []
-    for module_name in ("app.commands.verify", "app.commands.runs", "app.commands.outputs", "app.commands.gui"):
+    for module_name in ("app.commands.verify", "app.commands.runs", "app.commands.outputs", "app.commands.gui",
+                        "app.commands.storm"):
         try:
             module = __import__(module_name, fromlist=["register"])
         except ModuleNotFoundError as err:

@@ -86,6 +86,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from app.cli import _load, _print_json
 
     topo = apply_parallelism(_load(args.file), args.parallelism or [])
+    from app.core.topology import require_annotated
+
+    require_annotated(topo)
+    storm = topo.storm  # Storm's settings kept from Flux or the Storm UI, unless given here
+    args.workers = args.workers if args.workers is not None else storm.workers
+    args.ackers = args.ackers if args.ackers is not None else \
+        (storm.acker_executors if storm.acker_executors is not None else 1)
+    args.timeout = args.timeout if args.timeout is not None else float(storm.message_timeout_secs or 30)
+    args.max_pending = args.max_pending if args.max_pending is not None else storm.max_spout_pending
     if args.duration <= 0:
         raise _usage("--duration must be positive (seconds)")
     for flag, value, least in (("--workers", args.workers, 1), ("--ackers", args.ackers, 0),
@@ -151,6 +160,7 @@ def format_analysis(analysis, comparison=None) -> str:
                      "-" if q is None else f"{q.slope:+.3f} ({q.ci_low:+.3f}..{q.ci_high:+.3f})",
                      "-" if q is None else q.verdict])
     lines += ["", _table(rows)]
+    lines += [f"note: {note}" for note in getattr(analysis, "notes", [])]
     if comparison is not None:
         rows = [["bolt", "model", "growth/s annotated", "predicted at measured", "measured slope", "agrees"]]
         for b in comparison.bolts:
@@ -175,7 +185,12 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise TopologyError([Problem("", "no such file or folder")])
     topo = _run_topology(path, args.topology)
     analysis = _analysis(args)
-    comparison = compare(topo, analysis) if topo is not None else None
+    from app.core.topology import unannotated_problems
+
+    if topo is not None and unannotated_problems(topo) and args.func is cmd_analyze:
+        comparison = None  # placeholder values: no model to compare with, but a calibration can fill them
+    else:
+        comparison = compare(topo, analysis) if topo is not None else None
     if args.calibrate:
         if topo is None:
             raise _usage("--calibrate needs the topology: give --topology FILE (a run folder has its own)")
@@ -207,6 +222,13 @@ def _reliability_config(args: argparse.Namespace, path: Path):
 
     settings = run_settings(path)
     config = ReliabilityConfig(**settings)
+
+    def with_storm(topo) -> dict[str, Any]:  # the document's Storm settings where the run recorded none
+        storm = topo.storm
+        found = {"message_timeout_s": storm.message_timeout_secs, "max_spout_pending": storm.max_spout_pending,
+                 "ackers": storm.acker_executors}
+        return {**{k: v for k, v in found.items() if v is not None}, **settings}
+
     if args.topology:
         from app.core.formats import read_json
 
@@ -216,11 +238,12 @@ def _reliability_config(args: argparse.Namespace, path: Path):
         else:
             from app.cli import _load
 
-            config = ReliabilityConfig.from_topology(_load(args.topology), **settings)
+            given = _load(args.topology)
+            config = ReliabilityConfig.from_topology(given, **with_storm(given))
     else:
         topo = _run_topology(path, None)
         if topo is not None:
-            config = ReliabilityConfig.from_topology(topo, **settings)
+            config = ReliabilityConfig.from_topology(topo, **with_storm(topo))
     update: dict[str, Any] = {}
     if args.timeout is not None:
         update["message_timeout_s"] = args.timeout
@@ -306,11 +329,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, help="Spark tasks hosting the components (default: as many as fit)")
     p.add_argument("--sample", type=float, default=0.25, metavar="S", help="queue sampling interval")
     p.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
-    p.add_argument("--ackers", type=int, default=1, metavar="N",
-                   help="topology.acker.executors: 0 = spouts ack at emit, else tuple trees are tracked (default 1)")
-    p.add_argument("--timeout", type=float, default=30.0, metavar="S",
-                   help="topology.message.timeout.secs: pending trees fail after this (default 30)")
-    p.add_argument("--max-pending", type=int, metavar="N", help="topology.max.spout.pending per spout (default none)")
+    p.add_argument("--ackers", type=int, metavar="N",
+                   help="topology.acker.executors: 0 = spouts ack at emit, else tuple trees are tracked "
+                        "(default: the document's Storm settings, else 1)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="topology.message.timeout.secs: pending trees fail after this "
+                        "(default: the document's Storm settings, else 30)")
+    p.add_argument("--max-pending", type=int, metavar="N",
+                   help="topology.max.spout.pending per spout (default: the document's Storm settings, else none)")
     _common(p)
     p.set_defaults(func=cmd_run, file_args=("file",))
 

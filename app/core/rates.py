@@ -29,7 +29,7 @@ import networkx as nx
 from pydantic import BaseModel
 
 from app.core.emission import output_ratio_bounds
-from app.core.topology import Topology
+from app.core.topology import Topology, require_annotated
 
 Status = Literal["bounded", "may-grow", "grows"]
 CYCLE_ROUNDS = 60
@@ -88,6 +88,7 @@ class _Exact:
     def __init__(self, topo: Topology, parallelism: dict[str, int] | None = None):
         tau = exact(topo.settings.tolerance)
         idle = exact(topo.settings.max_idle_time)
+        require_annotated(topo)  # placeholder values from an import would give meaningless figures
         par = parallelism or {}
         self.topo = topo
         self.spout_min: dict[str, Fraction] = {}

@@ -13,13 +13,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
 
 from app.core.emission import Emission
 
 SCHEMA_VERSION = 1
 
-Grouping = Literal["shuffle", "fields", "all", "global"]
+# Storm's groupings; the rate check and the verifier treat every one alike (see docs/storm.md)
+Grouping = Literal["shuffle", "fields", "all", "global", "none", "local_or_shuffle", "direct", "custom"]
 
 
 def new_id() -> str:
@@ -31,7 +32,22 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
 
-class Spout(_Model):
+# Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
+_SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class")
+
+
+class _StormFields(_Model):
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in _SPARSE_FIELDS:
+                if key in data and data[key] in (None, []):
+                    del data[key]
+        return data
+
+
+class Spout(_StormFields):
     """A source of tuples: emits bursts of up to `burst` tuples, `rate` tuples/s on average."""
 
     kind: Literal["spout"] = "spout"
@@ -39,9 +55,13 @@ class Spout(_Model):
     name: str = Field(min_length=1)
     rate: float = Field(gt=0, description="average tuples emitted per second (λ)")
     burst: int = Field(default=1, ge=1, description="max tuples in one emission (C_EMIT)")
+    class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
+    executors: int | None = Field(default=None, ge=1, description="Storm's parallelism hint; not used by the model")
+    unannotated: list[Literal["rate", "burst"]] = Field(
+        default_factory=list, description="parameters still holding a placeholder (an import had no value)")
 
 
-class Bolt(_Model):
+class Bolt(_StormFields):
     """A worker: takes up to `parallelism` tuples per batch, works `alpha` s, emits σ per input."""
 
     kind: Literal["bolt"] = "bolt"
@@ -50,12 +70,15 @@ class Bolt(_Model):
     alpha: float = Field(gt=0, description="duration of one processing batch in seconds (α)")
     sigma: float = Field(ge=0, description="output tuples per input tuple (σ); 0 = sink")
     parallelism: int = Field(ge=1, description="max tuples taken into one batch (C_TAKE)")
+    class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
+    unannotated: list[Literal["alpha", "sigma"]] = Field(
+        default_factory=list, description="parameters still holding a placeholder (an import had no value)")
 
 
 Component = Union[Spout, Bolt]
 
 
-class Subscription(_Model):
+class Subscription(_StormFields):
     """An edge: `target` bolt subscribes to the stream of `source`."""
 
     id: str = Field(default_factory=new_id)
@@ -63,6 +86,8 @@ class Subscription(_Model):
     target: str = Field(description="id of the subscribing bolt")
     grouping: Grouping = "shuffle"
     fields: list[str] = Field(default_factory=list, description="grouping fields (fields grouping)")
+    stream: str | None = Field(default=None, description="Storm stream id; none = the default stream")
+    custom_class: str | None = Field(default=None, description="the grouping class of a custom grouping")
 
 
 class TopologySettings(_Model):
@@ -100,6 +125,26 @@ class Position(_Model):
     y: float = 0.0
 
 
+class StormSettings(_Model):
+    """Storm's own settings and where the document came from (a Flux file, the Storm UI).
+
+    `run` and `reliability` take the four Storm settings as their defaults; the rest of
+    the topology config is kept so that an export to Flux writes it back.
+    """
+
+    workers: int | None = Field(default=None, ge=1, description="topology.workers")
+    acker_executors: int | None = Field(default=None, ge=0, description="topology.acker.executors")
+    max_spout_pending: int | None = Field(default=None, ge=1, description="topology.max.spout.pending")
+    message_timeout_secs: int | None = Field(default=None, ge=1, description="topology.message.timeout.secs")
+    config: dict[str, Any] = Field(default_factory=dict, description="the rest of the topology config")
+    flux_file: str | None = Field(default=None, description="the Flux file this document was imported from")
+    flux_filter: str | None = Field(default=None, description="the properties file used for ${...}")
+    flux_env: bool = Field(default=False, description="${ENV-NAME} substituted from the environment")
+    flux_resources: list[str] = Field(default_factory=list, description="folders searched for resource includes")
+    sources: dict[str, str] = Field(default_factory=dict,
+                                    description="where an imported value came from, e.g. 'bolts.split.alpha'")
+
+
 class Topology(_Model):
     """The whole document. `layout` maps component ids to canvas positions and has no semantics."""
 
@@ -112,6 +157,14 @@ class Topology(_Model):
     settings: TopologySettings = Field(default_factory=TopologySettings)
     verification: VerificationSettings = Field(default_factory=VerificationSettings)
     layout: dict[str, Position] = Field(default_factory=dict)
+    storm: StormSettings = Field(default_factory=StormSettings)
+
+    @model_serializer(mode="wrap")
+    def _drop_empty_storm(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and self.storm == StormSettings():
+            data.pop("storm", None)
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -256,7 +309,7 @@ def graph_problems(topo: Topology) -> list[Problem]:
         if c.id in ids:
             problems.append(Problem(f"{c.kind}s.{c.name}.id", f"duplicate id '{c.id}'"))
         ids[c.id] = c
-    pairs: set[tuple[str, str]] = set()
+    pairs: set[tuple[str, str, str | None]] = set()
     for i, s in enumerate(topo.subscriptions):
         label = f"subscriptions[{i}]"
         src, tgt = ids.get(s.source), ids.get(s.target)
@@ -268,9 +321,9 @@ def graph_problems(topo: Topology) -> list[Problem]:
             problems.append(Problem(f"{label}.target", f"'{tgt.name}' is a spout; spouts cannot subscribe to streams"))
         if src is not None and tgt is not None:
             label = f"subscriptions.{src.name}->{tgt.name}"
-            if (s.source, s.target) in pairs:
+            if (s.source, s.target, s.stream) in pairs:
                 problems.append(Problem(label, "duplicate subscription"))
-            pairs.add((s.source, s.target))
+            pairs.add((s.source, s.target, s.stream))
             if s.grouping == "fields" and not s.fields:
                 problems.append(Problem(f"{label}.fields", "fields grouping needs at least one field name"))
     for ref in topo.verification.checked:
@@ -283,6 +336,24 @@ def graph_problems(topo: Topology) -> list[Problem]:
         if ref not in ids:
             problems.append(Problem("layout", f"position for unknown component '{ref}'"))
     return problems
+
+
+class NotAnnotated(TopologyError):
+    """The document still has placeholder values (an import found no rate, burst, α or σ)."""
+
+
+def unannotated_problems(topo: Topology) -> list[Problem]:
+    """One `spouts.S.rate: not annotated` per placeholder value, in document order."""
+    return [Problem(f"{key}.{c.name}.{field}", "not annotated")
+            for key, items in (("spouts", topo.spouts), ("bolts", topo.bolts))
+            for c in items for field in c.unannotated]
+
+
+def require_annotated(topo: Topology) -> None:
+    """Refuse a document with placeholder values: the rate check and the verifier would compute with them."""
+    problems = unannotated_problems(topo)
+    if problems:
+        raise NotAnnotated(problems)
 
 
 def _element_label(raw: Any, loc: tuple[Any, ...]) -> str:

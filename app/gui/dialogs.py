@@ -13,6 +13,8 @@ from typing import Any
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 STORMBOUND_FILTER = "Stormbound topologies (*.storm.json *.json);;D-VerT JSON (*.json);;All files (*)"
+FLUX_FILTER = "Flux topologies (*.yaml *.yml);;All files (*)"
+PROPERTIES_FILTER = "Properties (*.properties);;All files (*)"
 
 
 class Dialogs:
@@ -61,11 +63,20 @@ class Dialogs:
         return QMessageBox.question(parent, "Restore unsaved work", text, buttons.Yes | buttons.No,
                                     buttons.Yes) == buttons.Yes
 
-    def open_file_name(self, parent: QWidget | None, title: str, folder: str = "") -> str:
+    def open_file_name(self, parent: QWidget | None, title: str, folder: str = "",
+                       filter: str = STORMBOUND_FILTER) -> str:
         if self.headless:
             return str(self._answer("open_file", ""))
-        name, _ = QFileDialog.getOpenFileName(parent, title, folder, STORMBOUND_FILTER)
+        name, _ = QFileDialog.getOpenFileName(parent, title, folder, filter)
         return name
+
+    def confirm(self, parent: QWidget | None, title: str, text: str) -> bool:
+        """A yes/no question (answer key `confirm`; headless default: no)."""
+        self.shown.append(("question", title, text))
+        if self.headless:
+            return bool(self._answer("confirm", False))
+        buttons = QMessageBox.StandardButton
+        return QMessageBox.question(parent, title, text, buttons.Yes | buttons.No, buttons.No) == buttons.Yes
 
     def save_file_name(self, parent: QWidget | None, title: str, suggestion: str = "") -> str:
         if self.headless:

@@ -23,6 +23,7 @@ from app.core.topology import (
     Position,
     Problem,
     Spout,
+    StormSettings,
     Subscription,
     Topology,
     TopologyError,
@@ -84,12 +85,13 @@ def lenient_topology(data: Any) -> Topology:
             settings = TopologySettings.model_validate(data.get("settings") or {})
             verification = VerificationSettings.model_validate(data.get("verification") or {})
             layout = {str(k): Position.model_validate(v) for k, v in (data.get("layout") or {}).items()}
+            storm = StormSettings.model_validate(data.get("storm") or {})
         except (ValidationError, AttributeError, TypeError):  # not even the elements are sound
             raise strict from None
         topo = Topology.model_construct(
             name=str(data.get("name") or "untitled"), description=str(data.get("description") or ""),
             spouts=spouts, bolts=bolts, subscriptions=subs, settings=settings,
-            verification=verification, layout=layout,
+            verification=verification, layout=layout, storm=storm,
         )
         ids = {c.id for c in topo.components}
         # an empty document or one without a spout yet is a normal state while editing
@@ -142,6 +144,7 @@ class DocumentModel(QObject):
                 name=self._name, description=self._description,
                 spouts=list(self._spouts), bolts=list(self._bolts), subscriptions=list(self._subscriptions),
                 settings=self._settings, verification=self._verification, layout=dict(self._layout),
+                storm=self._storm,
             )
         return self._snapshot
 
@@ -199,6 +202,8 @@ class DocumentModel(QObject):
             if any(c.name == name and c.id != ident for c in (*self._spouts, *self._bolts)):
                 raise FieldError("name", f"'{name}' is already the name of another component")
             fields = {**fields, "name": name}
+        if "unannotated" not in fields and any(f in old.unannotated for f in fields):
+            fields = {**fields, "unannotated": [f for f in old.unannotated if f not in fields]}  # typed = annotated
         return validated_update(old, fields)  # type: ignore[return-value]
 
     def check_section_fields(self, section: str, fields: dict[str, Any]) -> BaseModel | dict[str, str]:
@@ -223,6 +228,8 @@ class DocumentModel(QObject):
             return self._settings
         if section == "verification":
             return self._verification
+        if section == "storm":
+            return self._storm
         raise KeyError(section)
 
     def section_values(self, section: str) -> dict[str, Any]:
@@ -257,6 +264,7 @@ class DocumentModel(QObject):
         self._settings: TopologySettings = topo.settings
         self._verification: VerificationSettings = topo.verification
         self._layout: dict[str, Position] = dict(topo.layout)
+        self._storm: StormSettings = topo.storm
         self._snapshot = None
 
     def _on_clean_changed(self, clean: bool) -> None:
@@ -325,6 +333,8 @@ class DocumentModel(QObject):
             self._settings = value
         elif section == "verification":
             self._verification = value
+        elif section == "storm":
+            self._storm = value
         else:
             raise KeyError(section)
         self._touch()

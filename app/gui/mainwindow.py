@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QM
 from app.core.formats import detect_format, read_json, topology_from_data
 from app.core.layout import layered_layout
 from app.core.rates import rate_check
-from app.core.topology import Topology, TopologyError
+from app.core.topology import Topology, TopologyError, unannotated_problems
 from app.gui.autosave import AutosaveSession, default_autosave_dir, find_recoverable, write_bytes
 from app.gui.canvas import CanvasScene, CanvasView
 from app.gui.commands import MoveComponentsCommand, PasteCommand, RemoveElementsCommand, SetParallelismCommand
@@ -27,7 +27,7 @@ from app.gui.panels.palette import Palette
 from app.gui.resources import icon, style_sheet
 
 MENU_ORDER = ("File", "Edit", "View", "Verify", "Runs", "Help")
-PLUGINS = ("app.gui.panels.verification", "app.gui.panels.runs", "app.gui.compare_runs")
+PLUGINS = ("app.gui.panels.verification", "app.gui.panels.runs", "app.gui.compare_runs", "app.gui.storm_io")
 FRAGMENT_MIME = "application/x-stormbound-fragment"
 MAX_RECENT = 8
 AUTOSAVE_DELAY_MS = 3000
@@ -302,6 +302,12 @@ class MainWindow(QMainWindow):
             self.status_problems.setText("⚠ " + "; ".join(p.message for p in problems[:2]))
             self.status_problems.setToolTip("\n".join(str(p) for p in problems))
             return
+        missing = unannotated_problems(topo)
+        if missing:  # an import's placeholders: no rate check until they are set
+            self.status_problems.setText(f"⚠ {len(missing)} value(s) not annotated (amber): "
+                                         + ", ".join(p.path for p in missing[:3]) + (" …" if len(missing) > 3 else ""))
+            self.status_problems.setToolTip("\n".join(str(p) for p in missing))
+            return
         try:
             report = rate_check(topo)
         except Exception as err:  # keep editing possible whatever the analysis thinks
@@ -369,6 +375,9 @@ class MainWindow(QMainWindow):
         topo = self.document.topology()
         if self.document.problems() or not topo.bolts:
             self.show_message("Suggest parallelism needs a complete topology (spouts and bolts)")
+            return
+        if unannotated_problems(topo):
+            self.show_message("Suggest parallelism needs every value annotated (the amber ones are not)")
             return
         suggestion = rate_check(topo).suggested_parallelism
         hopeless = sorted(name for name, value in suggestion.items() if value is None)

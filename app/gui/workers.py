@@ -135,3 +135,42 @@ class VerifyWorker(QThread):
         finally:
             with self._lock:
                 self._search = None
+
+
+class CallWorker(QThread):
+    """Runs one plain function off the GUI thread (a download, a file import) and reports its value.
+
+    Signals: `progress(str)` (the function's `report` argument), then exactly one of
+    `result_ready(object)` or `failed(str)` (one line). Like VerifyWorker it stays
+    referenced until it finishes, so closing a window never destroys a running thread.
+    """
+
+    progress = Signal(str)
+    result_ready = Signal(object)
+    failed = Signal(str)
+
+    _running: set["CallWorker"] = set()
+
+    def __init__(self, function: Callable[..., Any], *args: Any, parent: QObject | None = None, **kwargs: Any):
+        super().__init__(parent)
+        self._function = function
+        self._args = args
+        self._kwargs = kwargs
+        self.finished.connect(self._forget)
+
+    def start(self, priority: QThread.Priority = QThread.Priority.InheritPriority) -> None:
+        CallWorker._running.add(self)
+        super().start(priority)
+
+    def _forget(self) -> None:
+        self.wait()
+        CallWorker._running.discard(self)
+
+    def run(self) -> None:  # noqa: D401 - QThread entry point
+        try:
+            value = self._function(*self._args, report=self.progress.emit, **self._kwargs)
+        except Exception as err:  # one line for the window, never a crash of the thread
+            text = str(err).splitlines()[0] if str(err) else type(err).__name__
+            self.failed.emit(text)
+            return
+        self.result_ready.emit(value)

@@ -74,6 +74,7 @@ class Analysis(BaseModel):
     bin_s: float
     growth_floor: float
     components: dict[str, ComponentStats]
+    notes: list[str] = Field(default_factory=list, description="figures this kind of log cannot give")
 
     @property
     def duration_s(self) -> float:

@@ -67,6 +67,7 @@ def calibrate(topo: Topology, analysis: Analysis) -> Topology:
             update["rate"] = round(m.rate_out, 6)
         if m is not None and m.burst_max:
             update["burst"] = int(m.burst_max)
+        update["unannotated"] = [f for f in s.unannotated if f not in update]  # measured now
         spouts.append(s.model_copy(update=update))
     bolts = []
     for b in topo.bolts:
@@ -76,6 +77,7 @@ def calibrate(topo: Topology, analysis: Analysis) -> Topology:
             update["alpha"] = round(m.alpha_mean, 6)
         if m is not None and m.sigma is not None:
             update["sigma"] = round(m.sigma, 6)
+        update["unannotated"] = [f for f in b.unannotated if f not in update]
         bolts.append(b.model_copy(update=update))
     return topo.model_copy(update={"spouts": spouts, "bolts": bolts})
 

@@ -301,7 +301,7 @@ def read_storm_metrics(path: str | os.PathLike[str]) -> EventLog:
 
 
 def log_format(path: str | os.PathLike[str]) -> str:
-    """'jsonl', 'json', 'csv', 'parquet', 'storm-metrics' or 'run-dir' from the name (and a peek)."""
+    """'jsonl', 'json', 'csv', 'parquet', 'storm-metrics', 'storm-events' or 'run-dir' from the name (and a peek)."""
     p = Path(path)
     name = p.name.lower()
     if p.is_dir():
@@ -316,6 +316,11 @@ def log_format(path: str | os.PathLike[str]) -> str:
         return "csv"
     if name.endswith(".parquet"):
         return "parquet"
+    if name.endswith(".log") and "metrics" not in name:
+        from app.runs.storm_events import FORMAT, looks_like_events_log
+
+        if looks_like_events_log(p):
+            return FORMAT  # Storm's event inspector (events.log)
     if name.endswith((".log", ".txt")) or "metrics" in name:
         return "storm-metrics"
     raise EventLogError(p.name, "unknown log format (use .jsonl, .json, .csv, .parquet, a Storm metrics .log, or a run folder)")
@@ -342,6 +347,10 @@ def read_log(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> EventLo
     fmt = log_format(p)
     if fmt == "storm-metrics":
         return read_storm_metrics(p)
+    if fmt == "storm-events":
+        from app.runs.storm_events import read_storm_events
+
+        return read_storm_events(p)
     if fmt == "run-dir":
         events, queues = find_run_files(p)
         records = list(_ITERS[log_format(events)](events, time_unit))

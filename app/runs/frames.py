@@ -117,7 +117,7 @@ def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", 
     if not p.exists():
         raise EventLogError(str(p), "no such file or folder")
     fmt = log_format(p)
-    if fmt in ("json", "storm-metrics") or not _server_sees_files(spark):
+    if fmt in ("json", "storm-metrics", "storm-events") or not _server_sees_files(spark):
         return log_to_frames(spark, read_log(p, time_unit))
     if fmt == "run-dir":
         events_path, queues_path = find_run_files(p)

@@ -62,6 +62,12 @@ class _Host:
             from app.runs.analysis import apply_storm_metrics
 
             result = apply_storm_metrics(result, read_storm_metrics(req["path"]).metrics)
+            result.notes.append("Storm metrics log: counts and latencies per reporting bucket, no per-tuple events: "
+                                "σ and burst sizes cannot be measured from it")
+        elif log_format(req["path"]) == "storm-events":  # emits only: say what cannot be measured
+            from app.runs.storm_events import apply_storm_events, read_storm_events
+
+            result = apply_storm_events(result, read_storm_events(req["path"]))
         return result.model_dump()
 
     def op_reliability(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
@@ -70,9 +76,9 @@ class _Host:
 
         from app.runs.eventlog import EventLogError, log_format
 
-        if log_format(req["path"]) == "storm-metrics":
-            raise EventLogError(str(req["path"]), "a Storm metrics log has no per-tuple events; "
-                                                  "the reliability check needs an event log")
+        if log_format(req["path"]) in ("storm-metrics", "storm-events"):
+            raise EventLogError(str(req["path"]), "a Storm metrics log or events.log has no takes or acks; "
+                                                  "the reliability check needs a run's event log")
         progress(0.1, "reading the log")
         events, _ = load_frames(self.spark, req["path"], req.get("time_unit", "s"))
         progress(0.3, "checking")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from app.core.topology import Topology, parse_topology
+from app.core.topology import Topology, parse_topology, require_annotated
 
 
 def exact(value: float | int) -> Fraction:
@@ -81,6 +81,7 @@ def cone_of_influence(topo: Topology, checked_ids: list[str]) -> Topology:
 
 def build_network(topo: Topology, checked_names: list[str] | None = None, reduce: bool = True) -> Network:
     """Exact parameters of `topo`, reduced to the cone of influence of the checked bolts."""
+    require_annotated(topo)
     if checked_names is None:
         checked = [b.id for b in topo.checked_bolts()]
     else:

@@ -41,6 +41,15 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
+UNANNOTATED_TEXT = QColor("#9a6b00")  # amber, dark enough to read on white
+SYMBOLS = {"rate": "rate", "burst": "burst", "alpha": "α", "sigma": "σ"}
+
+
+def _value(component: Component, field: str, text: str) -> str:
+    """A parameter as shown on a node: `?` while an import left it unannotated."""
+    return "?" if field in component.unannotated else text
+
+
 class PortItem(QGraphicsItem):
     """An input (left, bolts only) or output (right) port of a node; links start and end here."""
 
@@ -117,14 +126,27 @@ class NodeItem(QGraphicsObject):
                     f"emits {_number(c.sigma)} per input")
             if self.rates is not None:
                 text += f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({self.rates.status})\n{self.rates.explanation}"
+        if c.unannotated:
+            text = (f"{c.kind.capitalize()} {c.name}: not annotated: {', '.join(SYMBOLS[f] for f in c.unannotated)} "
+                    "(the import had no value; take it from the Storm UI, a run's calibration, or type it)\n" + text)
+        if c.class_name:
+            text += f"\n{c.class_name}"
         self.setToolTip(text)
+
+    def unannotated_fields(self) -> list[str]:
+        """Parameters an import left as placeholders (drawn amber, shown as `?`)."""
+        return list(self.component.unannotated)
+
+    def parameter_colour(self) -> QColor:
+        return UNANNOTATED_TEXT if self.component.unannotated else QColor("#22262c")
 
     def parameter_lines(self) -> list[str]:
         """The key parameters shown on the node."""
         c = self.component
         if c.kind == "spout":
-            return [f"rate {_number(c.rate)}/s · burst {c.burst}"]
-        lines = [f"α {_number(c.alpha)}s · σ {_number(c.sigma)} · C {c.parallelism}"]
+            return [f"rate {_value(c, 'rate', _number(c.rate) + '/s')} · burst {_value(c, 'burst', str(c.burst))}"]
+        lines = [f"α {_value(c, 'alpha', _number(c.alpha) + 's')} · σ {_value(c, 'sigma', _number(c.sigma))} "
+                 f"· C {c.parallelism}"]
         if self.rates is not None:
             lines.append(f"ρ {self.rates.utilisation:.2f} · {self.rates.status}")
         return lines
@@ -149,6 +171,8 @@ class NodeItem(QGraphicsObject):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(rect.adjusted(-2, -2, 2, 2), 9, 9)
         border = QPen(SELECTED, 2.5) if self.isSelected() else QPen(QColor("#454b55"), 1.2)
+        if self.component.unannotated and not self.isSelected():
+            border = QPen(AMBER, 2.0, Qt.PenStyle.DashLine)
         painter.setPen(border)
         painter.setBrush(QColor("#fbfcfd"))
         painter.drawRoundedRect(rect, 8, 8)
@@ -182,7 +206,7 @@ class NodeItem(QGraphicsObject):
         body = QFont()
         body.setPointSizeF(8.5)
         painter.setFont(body)
-        painter.setPen(QColor("#22262c"))
+        painter.setPen(self.parameter_colour())
         for i, line in enumerate(self.parameter_lines()):
             painter.drawText(QRectF(12, 30 + i * 18, NODE_WIDTH - 24, 18),
                              Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, line)

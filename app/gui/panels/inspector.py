@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, get_args
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.topology import Grouping
 from app.gui.commands import (
     SetComponentFieldsCommand,
     SetSectionFieldsCommand,
@@ -139,6 +140,21 @@ class FieldRow(QWidget):
         except FieldError:
             return False
 
+    def set_unannotated(self, on: bool, source: str | None = None) -> None:
+        """Amber while the value is an import's placeholder; the tooltip says where a value came from."""
+        if bool(self.edit.property("unannotated")) != on:
+            self.edit.setProperty("unannotated", on)
+            self.edit.style().unpolish(self.edit)
+            self.edit.style().polish(self.edit)
+        tip = self.spec.help
+        if on:
+            tip += ("\nNot annotated: the import had no value (Flux has no timing). Import it from the Storm UI, "
+                    "calibrate it from a run, or type it.")
+        if source:
+            tip += f"\nFrom: {source}"
+        self.edit.setToolTip(tip)
+        self.edit.setPlaceholderText("not annotated" if on else "")
+
     def show_error(self, message: str | None) -> None:
         self.edit.setProperty("invalid", message is not None)
         self.edit.style().unpolish(self.edit)
@@ -241,7 +257,7 @@ class Inspector(QScrollArea):
             self.element_box.setTitle(f"Subscription {topo.name_of(sub.source)} → {topo.name_of(sub.target)}")
             self.grouping_combo = QComboBox()
             self.grouping_combo.setObjectName("field_grouping")
-            self.grouping_combo.addItems(["shuffle", "fields", "all", "global"])
+            self.grouping_combo.addItems(list(get_args(Grouping)))
             self.element_form.addRow("Grouping", self.grouping_combo)
             row = FieldRow(FieldSpec("fields", "Fields", "text", "comma-separated field names (fields grouping)"),
                            self._on_subscription_edit, self._end_session)
@@ -270,8 +286,10 @@ class Inspector(QScrollArea):
         if self.selected_kind in ("spout", "bolt"):
             comp = self.document.component(ident)
             self.element_box.setTitle(f"{comp.kind.capitalize()} {comp.name}")
+            sources = self.document.topology().storm.sources
             for key, row in self.element_rows.items():
-                row.set_value(getattr(comp, key))
+                row.set_value(None if key in comp.unannotated else getattr(comp, key))
+                row.set_unannotated(key in comp.unannotated, sources.get(f"{comp.kind}s.{comp.name}.{key}"))
             if self.checked_box is not None:
                 self.checked_box.blockSignals(True)
                 self.checked_box.setChecked(ident in self.document.topology().verification.checked)
@@ -314,7 +332,8 @@ class Inspector(QScrollArea):
         except FieldError as err:
             row.show_error(err.message)
             return
-        if getattr(self.document.component(ident), row.spec.key) == value:
+        comp = self.document.component(ident)
+        if getattr(comp, row.spec.key) == value and row.spec.key not in comp.unannotated:
             row.show_error(None)
             return
         self._push(row, lambda: SetComponentFieldsCommand(self.document, ident, {row.spec.key: value}))

@@ -283,6 +283,10 @@ class RunsPanel(QWidget):
         from app.runs.engine import RunSpec
 
         topo = self.document.topology()
+        if any(c.unannotated for c in topo.components):  # an import's placeholders would drive the workload
+            if hasattr(self.window, "show_message"):
+                self.window.show_message("Run needs every rate, burst, α and σ annotated (amber values are not)")
+            return None
         spec = RunSpec(topology=topo, duration_s=self.duration.value(), acking=self.acker_box.isChecked(),
                        message_timeout_s=self.timeout.value(), max_spout_pending=self.max_pending.value() or None)
         out = Path(tempfile.mkdtemp(prefix=f"stormbound-run-{topo.name}-"))

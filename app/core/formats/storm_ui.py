@@ -1,0 +1,529 @@
+"""A running topology from Storm UI's REST API: structure, parallelism and measured timing.
+
+`fetch_storm_ui` reads `/api/v1/topology/summary` (to find the topology by id or name),
+`/api/v1/topology/<id>?window=W` and `/api/v1/topology/<id>/component/<c>?window=W` for
+every spout and bolt, with the standard library's HTTP client: a timeout, redirects
+(credentials are only sent again to the same scheme, host and port), basic auth or a
+bearer token, TLS verification on. `from_storm_ui` maps the replies onto a Topology
+(see docs/storm.md for the mapping and its assumptions):
+
+* executors -> a bolt's parallelism (a spout's `executors`);
+* α = the executed-weighted mean of the bolt's per-input `executeLatency` (ms -> s);
+* σ = tuples emitted on the bolt's own streams / tuples it executed;
+* a spout's rate = tuples emitted on its own streams / the window's seconds (the uptime
+  when shorter, or for all-time);
+* subscriptions = each bolt's `inputStats` (component and stream); the UI does not say
+  the grouping, so shuffle is assumed unless a document supplies it (`annotate`);
+* `topology.workers`, `topology.acker.executors`, `topology.max.spout.pending` and
+  `topology.message.timeout.secs` from the topology's configuration.
+
+System components and streams (`__acker`, `__metrics`, ...) are left out. Each derived
+value is returned with the figures it came from. Every failure is a
+:class:`StormUIError`: one line naming the URL and what went wrong.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import ssl
+import urllib.error
+import urllib.parse
+import urllib.request
+from http.client import HTTPException, IncompleteRead
+from typing import Any, Callable, Mapping
+
+from pydantic import BaseModel, Field
+
+from app.core.formats import FormatError
+from app.core.topology import Problem, Topology, parse_topology
+
+WINDOWS: dict[str, str] = {"600": "600", "10800": "10800", "86400": "86400", "all": ":all-time"}
+DEFAULT_TIMEOUT_S = 10.0
+MAX_REPLY_BYTES = 20_000_000
+LATENCY_RESOLUTION_MS = 0.0005  # the UI prints latencies with three decimals: "0.000" means below this
+STORM_CONFIG = {
+    "topology.workers": "workers",
+    "topology.acker.executors": "acker_executors",
+    "topology.max.spout.pending": "max_spout_pending",
+    "topology.message.timeout.secs": "message_timeout_secs",
+}
+ENV_USER, ENV_PASSWORD, ENV_TOKEN = "STORMBOUND_UI_USER", "STORMBOUND_UI_PASSWORD", "STORMBOUND_UI_TOKEN"
+
+
+class StormUIError(FormatError):
+    """The Storm UI could not be read; `str()` is one line naming the URL and the problem."""
+
+    def __init__(self, where: str, message: str):
+        self.where = where
+        self.message = message
+        super().__init__([Problem(where, message)])
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+class Credentials(BaseModel):
+    """Basic auth (user and password) or a bearer token; from options, else the environment."""
+
+    user: str | None = None
+    password: str | None = None
+    token: str | None = None
+
+    @classmethod
+    def resolve(cls, user: str | None = None, password: str | None = None, token: str | None = None,
+                environ: Mapping[str, str] | None = None) -> "Credentials":
+        env = os.environ if environ is None else environ
+        if user and ":" in user and password is None:
+            user, password = user.split(":", 1)
+        return cls(user=user or env.get(ENV_USER) or None,
+                   password=password if password is not None else env.get(ENV_PASSWORD),
+                   token=token or env.get(ENV_TOKEN) or None)
+
+    def header(self) -> str | None:
+        if self.token:
+            return f"Bearer {self.token}"
+        if self.user:
+            raw = f"{self.user}:{self.password or ''}".encode("utf-8")
+            return "Basic " + base64.b64encode(raw).decode("ascii")
+        return None
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow redirects, but never carry credentials to another scheme, host or port."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None:
+            old, moved = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
+            if (old.scheme, old.netloc) != (moved.scheme, moved.netloc):
+                new.remove_header("Authorization")
+        return new
+
+
+class StormUIClient:
+    """GETs JSON from a Storm UI; every failure becomes one StormUIError line."""
+
+    def __init__(self, url: str, credentials: Credentials | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 cafile: str | None = None, max_bytes: int = MAX_REPLY_BYTES):
+        parts = urllib.parse.urlsplit(url.strip())
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise StormUIError(url, "not a Storm UI address: expected http://HOST:PORT or https://HOST:PORT")
+        self.base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+        self.credentials = credentials or Credentials()
+        self.timeout_s = timeout_s
+        self.max_bytes = max_bytes
+        try:
+            context = ssl.create_default_context(cafile=cafile)
+        except (OSError, ssl.SSLError) as err:
+            raise StormUIError(cafile or url, f"cannot read the CA file: {err}") from None
+        handlers: list[Any] = [_SameOriginRedirects(), urllib.request.HTTPSHandler(context=context)]
+        if parts.hostname in ("127.0.0.1", "localhost", "::1"):
+            handlers.append(urllib.request.ProxyHandler({}))  # a local UI is never behind the proxy
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def url(self, path: str, params: Mapping[str, str] | None = None) -> str:
+        query = f"?{urllib.parse.urlencode(params)}" if params else ""
+        return f"{self.base}{path}{query}"
+
+    def get(self, path: str, params: Mapping[str, str] | None = None) -> Any:
+        url = self.url(path, params)
+        request = urllib.request.Request(url, headers={"Accept": "application/json",
+                                                       "User-Agent": "stormbound"})
+        auth = self.credentials.header()
+        if auth:
+            request.add_header("Authorization", auth)
+        try:
+            with self._opener.open(request, timeout=self.timeout_s) as reply:
+                body = reply.read(self.max_bytes + 1)
+                kind = reply.headers.get_content_type()
+        except urllib.error.HTTPError as err:
+            raise StormUIError(url, _http_problem(err, bool(auth))) from None
+        except urllib.error.URLError as err:
+            raise StormUIError(url, _network_problem(err.reason, self.timeout_s)) from None
+        except IncompleteRead as err:
+            raise StormUIError(url, f"the reply was cut short ({len(err.partial)} bytes, "
+                                    f"{err.expected} more expected)") from None
+        except (TimeoutError, socket.timeout):
+            raise StormUIError(url, f"no answer within {self.timeout_s:g} s") from None
+        except (ConnectionError, HTTPException, OSError) as err:
+            raise StormUIError(url, f"the connection failed: {err or type(err).__name__}") from None
+        if len(body) > self.max_bytes:
+            raise StormUIError(url, f"the reply is larger than {self.max_bytes // 1_000_000} MB")
+        text = body.decode("utf-8", errors="replace")
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            if not text.strip():
+                raise StormUIError(url, "the reply is empty") from None
+            if kind == "application/json" and err.pos >= len(text.rstrip()) - 1:
+                raise StormUIError(url, "the reply was cut short (incomplete JSON)") from None
+            if kind != "application/json":
+                raise StormUIError(url, f"the reply is {kind}, not JSON: is {self.base} a Storm UI?") from None
+            raise StormUIError(url, f"the reply is not valid JSON: {err.msg} at character {err.pos}") from None
+
+
+def _http_problem(err: urllib.error.HTTPError, sent_auth: bool) -> str:
+    detail = ""
+    try:
+        body = err.read(4096).decode("utf-8", errors="replace")
+        data = json.loads(body)
+        if isinstance(data, dict):
+            detail = str(data.get("errorMessage") or data.get("error") or "").strip().splitlines()[0][:200]
+    except Exception:  # noqa: BLE001 - the status line alone still says what happened
+        detail = ""
+    if err.code == 401:
+        how = "the credentials were refused" if sent_auth else \
+            f"give --user (password in ${ENV_PASSWORD}) or --token (or ${ENV_TOKEN})"
+        return f"401 Unauthorized: {how}"
+    if err.code == 403:
+        return "403 Forbidden: this user may not read it"
+    if err.code == 404:
+        return "404 Not Found: no Storm UI REST API at this address"
+    return f"HTTP {err.code} {err.reason}" + (f": {detail}" if detail else "")
+
+
+def _network_problem(reason: Any, timeout_s: float) -> str:
+    if isinstance(reason, ssl.SSLCertVerificationError):
+        return f"the TLS certificate is not trusted ({reason.verify_message}); give --cacert FILE"
+    if isinstance(reason, ssl.SSLError):
+        return f"TLS failed: {reason.reason or reason}"
+    if isinstance(reason, (TimeoutError, socket.timeout)):
+        return f"no answer within {timeout_s:g} s"
+    if isinstance(reason, ConnectionRefusedError):
+        return "cannot connect: connection refused (is the Storm UI running there?)"
+    if isinstance(reason, socket.gaierror):
+        return "cannot resolve the host name"
+    text = getattr(reason, "strerror", None) or str(reason)
+    return f"cannot connect: {text}"
+
+
+# ---- reading a topology -------------------------------------------------------------
+
+
+class StormUISnapshot(BaseModel):
+    """The REST replies one import reads."""
+
+    url: str
+    topology_id: str
+    window: str
+    topology: dict[str, Any]
+    components: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    all_time_inputs: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+
+
+class DerivedValue(BaseModel):
+    """One imported value and the figures it came from."""
+
+    path: str
+    value: float
+    source: str
+
+
+class StormUIImport(BaseModel):
+    """A topology read from the Storm UI, each derived value with its source, and notes."""
+
+    topology: Topology
+    derived: list[DerivedValue] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    url: str = ""
+    topology_id: str = ""
+    window: str = "600"
+
+
+def _system(name: Any) -> bool:
+    return not isinstance(name, str) or name.startswith("__")
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def _quote(part: str) -> str:
+    return urllib.parse.quote(part, safe="")
+
+
+def find_topology(client: StormUIClient, wanted: str) -> str:
+    """The id of the running topology with this id or name."""
+    path = "/api/v1/topology/summary"
+    summary = client.get(path)
+    items = summary.get("topologies") if isinstance(summary, dict) else None
+    if not isinstance(items, list):
+        raise StormUIError(client.url(path), "the reply has no 'topologies' list: is this a Storm UI?")
+    entries = [t for t in items if isinstance(t, dict)]
+    for t in entries:
+        if t.get("id") == wanted:
+            return str(wanted)
+    named = [str(t.get("id")) for t in entries if t.get("name") == wanted]
+    if len(named) == 1:
+        return named[0]
+    if len(named) > 1:
+        raise StormUIError(client.base, f"several topologies are named '{wanted}': give one id ({', '.join(named)})")
+    running = ", ".join(f"{t.get('name')} ({t.get('id')})" for t in entries) or "none"
+    raise StormUIError(client.base, f"no topology '{wanted}' is running (running: {running})")
+
+
+def fetch_storm_ui(client: StormUIClient, topology: str, window: str = "600",
+                   progress: Callable[[str], None] | None = None) -> StormUISnapshot:
+    """Every reply `from_storm_ui` needs, for the topology with this id or name."""
+    if window not in WINDOWS:
+        raise StormUIError(client.base, f"--window {window}: expected one of {', '.join(WINDOWS)}")
+    params = {"window": WINDOWS[window]}
+    ident = find_topology(client, topology)
+    path = f"/api/v1/topology/{_quote(ident)}"
+    page = client.get(path, params)
+    if not isinstance(page, dict) or not isinstance(page.get("spouts"), list) or not isinstance(page.get("bolts"), list):
+        raise StormUIError(client.url(path, params), "the reply has no 'spouts' and 'bolts' lists")
+    snapshot = StormUISnapshot(url=client.base, topology_id=ident, window=window, topology=page)
+    names = [str(c.get("spoutId")) for c in page["spouts"] if isinstance(c, dict) and not _system(c.get("spoutId"))]
+    names += [str(c.get("boltId")) for c in page["bolts"] if isinstance(c, dict) and not _system(c.get("boltId"))]
+    for name in names:
+        if progress is not None:
+            progress(f"reading component {name}")
+        comp_path = f"{path}/component/{_quote(name)}"
+        reply = client.get(comp_path, params)
+        if not isinstance(reply, dict):
+            raise StormUIError(client.url(comp_path, params), "expected a JSON object")
+        snapshot.components[name] = reply
+        if "boltStats" in reply or reply.get("componentType", "").lower() == "bolt" or \
+                any(name == b.get("boltId") for b in page["bolts"] if isinstance(b, dict)):
+            if not _inputs(reply) and window != "all":  # nothing executed in the window: its inputs are not listed
+                again = client.get(comp_path, {"window": WINDOWS["all"]})
+                snapshot.all_time_inputs[name] = _inputs(again) if isinstance(again, dict) else []
+    return snapshot
+
+
+def _inputs(component: dict[str, Any]) -> list[dict[str, Any]]:
+    items = component.get("inputStats")
+    if not isinstance(items, list):
+        return []
+    return [i for i in items if isinstance(i, dict) and not _system(i.get("component"))
+            and not _system(i.get("stream", "default"))]
+
+
+def _emitted(component: dict[str, Any]) -> float | None:
+    items = component.get("outputStats")
+    if not isinstance(items, list):
+        return None
+    total = 0.0
+    for item in items:
+        if isinstance(item, dict) and not _system(item.get("stream", "default")):
+            total += _number(item.get("emitted")) or 0.0
+    return total
+
+
+def _window_seconds(snapshot: StormUISnapshot) -> tuple[float, str]:
+    uptime = _number(snapshot.topology.get("uptimeSeconds"))
+    if snapshot.window == "all":
+        if not uptime:
+            raise StormUIError(snapshot.url, "the topology reports no uptimeSeconds, so all-time counts have no "
+                                             "duration: use --window 600")
+        return uptime, f"all time ({uptime:g} s of uptime)"
+    seconds = float(snapshot.window)
+    if uptime and uptime < seconds:
+        return uptime, f"the last {uptime:g} s (uptime, shorter than the {seconds:g} s window)"
+    return seconds, f"the last {seconds:g} s"
+
+
+def _summary_row(page: dict[str, Any], key: str, name: str) -> dict[str, Any]:
+    for row in page.get(key) or []:
+        if isinstance(row, dict) and row.get("spoutId" if key == "spouts" else "boltId") == name:
+            return row
+    return {}
+
+
+def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
+    """The topology as the cluster runs it, with rates, α and σ measured over the window."""
+    page = snapshot.topology
+    seconds, span = _window_seconds(snapshot)
+    derived: list[DerivedValue] = []
+    notes: list[str] = []
+
+    def record(path: str, value: float, source: str) -> None:
+        derived.append(DerivedValue(path=path, value=value, source=source))
+
+    spouts: list[dict[str, Any]] = []
+    bolts: list[dict[str, Any]] = []
+    edges: dict[tuple[str, str, str | None], dict[str, Any]] = {}
+    for row in page.get("spouts") or []:
+        name = row.get("spoutId") if isinstance(row, dict) else None
+        if _system(name):
+            continue
+        comp = snapshot.components.get(name, {})
+        executors = int(_number(comp.get("executors", row.get("executors"))) or 1)
+        emitted = _emitted(comp)
+        where = "emitted on its own streams (component page)"
+        if emitted is None:
+            emitted, where = _number(row.get("emitted")) or 0.0, "emitted (topology page, all streams)"
+        spout: dict[str, Any] = {"name": name, "executors": max(1, executors), "burst": 1, "rate": 1.0,
+                                 "class_name": None, "unannotated": []}
+        record(f"spouts.{name}.executors", spout["executors"], f"executors = {executors}")
+        if emitted > 0:
+            spout["rate"] = round(emitted / seconds, 6)
+            record(f"spouts.{name}.rate", spout["rate"], f"{emitted:g} tuples {where} over {span}")
+        else:
+            spout["unannotated"].append("rate")
+            notes.append(f"spouts.{name}.rate: emitted nothing over {span}: not annotated")
+        record(f"spouts.{name}.burst", 1, "assumed: the Storm UI reports no burst size (one tuple per nextTuple)")
+        spouts.append(spout)
+    for row in page.get("bolts") or []:
+        name = row.get("boltId") if isinstance(row, dict) else None
+        if _system(name):
+            continue
+        comp = snapshot.components.get(name, {})
+        executors = int(_number(comp.get("executors", row.get("executors"))) or 1)
+        inputs = _inputs(comp) or snapshot.all_time_inputs.get(name, [])
+        executed = sum(_number(i.get("executed")) or 0.0 for i in _inputs(comp))
+        weighted = sum((_number(i.get("executed")) or 0.0) * (_number(i.get("executeLatency")) or 0.0)
+                       for i in _inputs(comp))
+        latency_ms: float | None = weighted / executed if executed else None
+        latency_from = "executeLatency per input, weighted by executed (component page)"
+        if latency_ms is None and _number(row.get("executed")):
+            executed = _number(row.get("executed")) or 0.0
+            latency_ms = _number(row.get("executeLatency"))
+            latency_from = "executeLatency (topology page)"
+        bolt: dict[str, Any] = {"name": name, "parallelism": max(1, executors), "alpha": 1.0, "sigma": 1.0,
+                                "class_name": None, "unannotated": []}
+        record(f"bolts.{name}.parallelism", bolt["parallelism"], f"executors = {executors}")
+        if latency_ms is None or not executed:
+            bolt["unannotated"].append("alpha")
+            notes.append(f"bolts.{name}.alpha: executed nothing over {span}: not annotated")
+        else:
+            shown = f"{latency_ms:.4g} ms {latency_from} over {executed:g} executed tuples"
+            if latency_ms <= 0:
+                latency_ms = LATENCY_RESOLUTION_MS
+                shown = f"execute latency below the UI's 0.001 ms resolution: {LATENCY_RESOLUTION_MS} ms assumed " \
+                        "(an upper bound, so capacity is not overestimated)"
+            bolt["alpha"] = round(latency_ms / 1000.0, 12)
+            record(f"bolts.{name}.alpha", bolt["alpha"], shown)
+        emitted = _emitted(comp)
+        if emitted is None:
+            emitted = _number(row.get("emitted"))
+        if executed and emitted is not None:
+            bolt["sigma"] = round(emitted / executed, 6)
+            record(f"bolts.{name}.sigma", bolt["sigma"], f"{emitted:g} emitted / {executed:g} executed over {span}")
+        else:
+            bolt["unannotated"].append("sigma")
+            notes.append(f"bolts.{name}.sigma: no executed or emitted counts over {span}: not annotated")
+        bolts.append(bolt)
+        for item in inputs:
+            source = str(item.get("component"))
+            stream = item.get("stream")
+            stream = None if stream in (None, "default") else str(stream)
+            edges.setdefault((source, name, stream), {"source": source, "target": name, "grouping": "shuffle",
+                                                      "stream": stream})
+    names = {s["name"] for s in spouts} | {b["name"] for b in bolts}
+    subscriptions = []
+    for (source, target, _stream), edge in edges.items():
+        if source not in names:
+            notes.append(f"bolts.{target}: input from unknown component '{source}' left out")
+            continue
+        subscriptions.append(edge)
+    if subscriptions:
+        notes.append("groupings: the Storm UI does not report them; shuffle assumed (annotate a Flux import to keep "
+                     "the real ones)")
+    config = page.get("configuration") if isinstance(page.get("configuration"), dict) else {}
+    storm: dict[str, Any] = {"sources": {}}
+    for key, attr in STORM_CONFIG.items():
+        value = config.get(key)
+        if attr == "message_timeout_secs" and value is None:
+            value = page.get("msgTimeout")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= (0 if attr == "acker_executors" else 1):
+            storm[attr] = int(value)
+            record(f"storm.{attr}", int(value), f"{key} in the topology configuration")
+    workers = _number(page.get("workersTotal"))
+    if "workers" not in storm and workers:
+        storm["workers"] = int(workers)
+        record("storm.workers", int(workers), "workersTotal on the topology page")
+    storm["sources"] = {d.path: d.source for d in derived if not d.path.startswith("storm.")}
+    data = {"name": str(page.get("name") or snapshot.topology_id), "spouts": spouts, "bolts": bolts,
+            "subscriptions": subscriptions, "storm": storm,
+            "description": f"Read from {snapshot.url} (topology {snapshot.topology_id}, {span})."}
+    try:
+        topo = parse_topology(data)
+    except FormatError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a reply that makes no topology: one line
+        problems = getattr(err, "problems", None)
+        first = problems[0] if problems else Problem("", str(err))
+        raise StormUIError(snapshot.url, f"the replies do not make a topology: {first}") from None
+    from app.core.layout import layered_layout
+
+    topo = topo.model_copy(update={"layout": layered_layout(topo)})
+    return StormUIImport(topology=topo, derived=derived, notes=notes, url=snapshot.url,
+                         topology_id=snapshot.topology_id, window=snapshot.window)
+
+
+def read_storm_ui(url: str, topology: str, window: str = "600", credentials: Credentials | None = None,
+                  timeout_s: float = DEFAULT_TIMEOUT_S, cafile: str | None = None,
+                  progress: Callable[[str], None] | None = None) -> StormUIImport:
+    """Fetch and map in one call (the CLI and the GUI's worker both use it)."""
+    client = StormUIClient(url, credentials, timeout_s=timeout_s, cafile=cafile)
+    return from_storm_ui(fetch_storm_ui(client, topology, window, progress=progress))
+
+
+def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, list[str]]:
+    """`document` (say a Flux import) with the cluster's rates, bursts, α and σ, matched by name.
+
+    The document keeps its structure, groupings, class names and parallelism (a
+    different executor count on the cluster is reported); the cluster fills the Storm
+    settings the document lacks. What does not match is reported, not guessed.
+    """
+    ui = measured.topology
+    notes: list[str] = []
+    ui_spouts = {s.name: s for s in ui.spouts}
+    ui_bolts = {b.name: b for b in ui.bolts}
+    sources = dict(document.storm.sources)
+    spouts = []
+    for s in document.spouts:
+        m = ui_spouts.get(s.name)
+        if m is None:
+            notes.append(f"spouts.{s.name}: not on the cluster: left as it was")
+            spouts.append(s)
+            continue
+        update: dict[str, Any] = {}
+        for field in ("rate", "burst"):
+            if field not in m.unannotated:
+                update[field] = getattr(m, field)
+                sources[f"spouts.{s.name}.{field}"] = ui.storm.sources.get(f"spouts.{s.name}.{field}", "Storm UI")
+        update["unannotated"] = [f for f in s.unannotated if f not in update]
+        spouts.append(s.model_copy(update=update))
+    bolts = []
+    for b in document.bolts:
+        m = ui_bolts.get(b.name)
+        if m is None:
+            notes.append(f"bolts.{b.name}: not on the cluster: left as it was")
+            bolts.append(b)
+            continue
+        update = {}
+        if m.parallelism != b.parallelism:
+            notes.append(f"bolts.{b.name}.parallelism: {b.parallelism} in the document, {m.parallelism} executors on "
+                         "the cluster: the document's kept (it is what a repair changes; α does not depend on it)")
+        for field in ("alpha", "sigma"):
+            if field not in m.unannotated:
+                update[field] = getattr(m, field)
+                sources[f"bolts.{b.name}.{field}"] = ui.storm.sources.get(f"bolts.{b.name}.{field}", "Storm UI")
+        update["unannotated"] = [f for f in b.unannotated if f not in update]
+        bolts.append(b.model_copy(update=update))
+    known = {c.name for c in document.components}
+    for c in ui.components:
+        if c.name not in known:
+            notes.append(f"{c.kind}s.{c.name}: runs on the cluster but is not in the document: ignored")
+    names = {c.id: c.name for c in document.components}
+    ui_names = {c.id: c.name for c in ui.components}
+    mine = {(names[s.source], names[s.target]) for s in document.subscriptions}
+    theirs = {(ui_names[s.source], ui_names[s.target]) for s in ui.subscriptions}
+    for a, b in sorted(theirs - mine):
+        notes.append(f"subscriptions.{a}->{b}: seen on the cluster but not in the document")
+    storm_update = {attr: getattr(ui.storm, attr) for attr in STORM_CONFIG.values()
+                    if getattr(document.storm, attr) is None and getattr(ui.storm, attr) is not None}
+    storm = document.storm.model_copy(update={**storm_update, "sources": sources})
+    return document.model_copy(update={"spouts": spouts, "bolts": bolts, "storm": storm}), notes

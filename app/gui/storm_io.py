@@ -1,0 +1,310 @@
+"""File ▸ Import ▸ Flux… / From Storm UI…, and File ▸ Save Parallelism to Flux File….
+
+A plug-in of the main window (`install(window)`): the same core calls as
+`stormbound import flux | storm-ui` and `stormbound repair`. The Storm UI is read in a
+CallWorker, so the window never waits on the network; its result annotates the open
+document as one undo step (or opens as a new document). Saving parallelism writes
+only the `parallelism` values of the user's own Flux file, through QSaveFile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QUndoCommand
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLineEdit,
+    QMenu,
+    QWidget,
+)
+
+from app.core.formats.storm_ui import WINDOWS, Credentials, StormUIImport, annotate, read_storm_ui
+from app.core.topology import Component, StormSettings, Topology
+from app.gui.dialogs import FLUX_FILTER, PROPERTIES_FILTER
+from app.gui.document import DocumentModel
+from app.gui.workers import CallWorker
+
+
+class AnnotateCommand(QUndoCommand):
+    """Put measured values into the open document: changed components and the Storm settings, one step."""
+
+    def __init__(self, document: DocumentModel, annotated: Topology, text: str = "Annotate from Storm UI"):
+        super().__init__(text)
+        self.document = document
+        current = document.topology()
+        old = {c.id: c for c in current.components}
+        self.changes: list[tuple[Component, Component]] = [
+            (old[c.id], c) for c in annotated.components if c.id in old and old[c.id] != c]
+        self.old_storm: StormSettings = current.storm
+        self.new_storm: StormSettings = annotated.storm
+
+    def redo(self) -> None:
+        for _old, new in self.changes:
+            self.document.apply_replace_component(new)
+        self.document.apply_section("storm", self.new_storm)
+
+    def undo(self) -> None:
+        for old, _new in reversed(self.changes):
+            self.document.apply_replace_component(old)
+        self.document.apply_section("storm", self.old_storm)
+
+
+class StormUIDialog(QDialog):
+    """Where the Storm UI is and which topology to read."""
+
+    def __init__(self, parent: QWidget | None, annotate_possible: bool, last: dict[str, Any]):
+        super().__init__(parent)
+        self.setWindowTitle("Import from Storm UI")
+        form = QFormLayout(self)
+        self.url = QLineEdit(str(last.get("url", "http://localhost:8080")))
+        self.topology = QLineEdit(str(last.get("topology", "")))
+        self.topology.setPlaceholderText("id or name of the running topology")
+        self.window = QComboBox()
+        self.window.addItems(list(WINDOWS))
+        self.window.setCurrentText(str(last.get("window", "600")))
+        self.user = QLineEdit(str(last.get("user", "")))
+        self.password = QLineEdit()
+        self.password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.token = QLineEdit()
+        self.token.setEchoMode(QLineEdit.EchoMode.Password)
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(1, 300)
+        self.timeout.setValue(float(last.get("timeout", 10)))
+        self.annotate = QCheckBox("annotate the open document (match components by name)")
+        self.annotate.setChecked(annotate_possible)
+        self.annotate.setEnabled(annotate_possible)
+        for label, widget in (("Storm UI", self.url), ("Topology", self.topology), ("Window (s)", self.window),
+                              ("User", self.user), ("Password", self.password), ("Token", self.token),
+                              ("Timeout (s)", self.timeout), ("", self.annotate)):
+            form.addRow(label, widget)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def values(self) -> dict[str, Any]:
+        return {"url": self.url.text().strip(), "topology": self.topology.text().strip(),
+                "window": self.window.currentText(), "user": self.user.text().strip() or None,
+                "password": self.password.text() or None, "token": self.token.text() or None,
+                "timeout": self.timeout.value(), "annotate": self.annotate.isChecked()}
+
+
+def _fetch(request: dict[str, Any], report: Any) -> StormUIImport:
+    """Runs in the worker thread: plain data in, a pydantic model out."""
+    credentials = Credentials.resolve(request.get("user"), request.get("password"), request.get("token"))
+    return read_storm_ui(request["url"], request["topology"], request.get("window", "600"), credentials,
+                         float(request.get("timeout", 10)), request.get("cafile"), progress=report)
+
+
+class StormIO(QObject):
+    """The window's Flux and Storm UI entries and what they do."""
+
+    def __init__(self, window: Any):
+        super().__init__(window)
+        self.window = window
+        self.worker: CallWorker | None = None
+        self.pending: dict[str, Any] = {}
+        file_menu: QMenu = window.menu("File")
+        actions = file_menu.actions()
+        dvert = window.action_import
+        after = actions[actions.index(dvert) + 1] if dvert in actions and actions.index(dvert) + 1 < len(actions) \
+            else None
+        self.import_menu = QMenu("&Import", window)
+        self.import_menu.setObjectName("menu_import")
+        file_menu.removeAction(dvert)
+        dvert.setText("&D-VerT JSON…")
+        self.action_import_flux = self._action("&Flux…", self.import_flux_dialog, "action_import_flux",
+                                               "Import a Flux YAML topology (timing stays unannotated until set)")
+        self.action_import_storm_ui = self._action("From &Storm UI…", self.import_storm_ui_dialog,
+                                                   "action_import_storm_ui",
+                                                   "Read a running topology's structure and timing from its Storm UI")
+        for action in (dvert, self.action_import_flux, self.action_import_storm_ui):
+            self.import_menu.addAction(action)
+        if after is not None:
+            file_menu.insertMenu(after, self.import_menu)
+        else:
+            file_menu.addMenu(self.import_menu)
+        self.action_save_flux = self._action("Save Parallelism to &Flux File…", self.save_parallelism_to_flux,
+                                             "action_save_parallelism_to_flux",
+                                             "Write the bolts' parallelism into the Flux file this document came from "
+                                             "(nothing else in it changes)")
+        actions = file_menu.actions()
+        save_as = window.action_save_as
+        later = actions[actions.index(save_as) + 1] if save_as in actions and actions.index(save_as) + 1 < len(actions) \
+            else None
+        if later is not None:
+            file_menu.insertAction(later, self.action_save_flux)
+        else:
+            file_menu.addAction(self.action_save_flux)
+        window.document.document_replaced.connect(self._update_enabled)
+        window.document.changed.connect(self._update_enabled)
+        self._update_enabled()
+
+    def _action(self, text: str, slot: Any, name: str, tip: str) -> QAction:
+        action = QAction(text, self.window)
+        action.setObjectName(name)
+        action.setStatusTip(tip)
+        action.setToolTip(tip)
+        action.triggered.connect(slot)
+        return action
+
+    def _update_enabled(self) -> None:
+        self.action_save_flux.setEnabled(bool(self.window.document.topology().storm.flux_file))
+
+    # ---- Flux ---------------------------------------------------------------------------
+    def import_flux_dialog(self) -> None:
+        folder = str(self.window.document.path.parent) if self.window.document.path else ""
+        name = self.window.dialogs.open_file_name(self.window, "Import Flux topology", folder, FLUX_FILTER)
+        if name:
+            self.import_flux_path(name)
+
+    def import_flux_path(self, path: str | Path, options: Any = None, ask: bool = True) -> bool:
+        """Import a Flux file as a new document; asks for a properties file or --env when the file needs one."""
+        from app.core.formats.flux import FluxError, FluxOptions, import_flux
+        from app.gui.mainwindow import with_layout
+
+        window = self.window
+        if ask and not window.maybe_save():
+            return False
+        options = options or FluxOptions()
+        try:
+            result = import_flux(path, options)
+        except FluxError as err:
+            if "give --filter" in err.message and options.filter is None:
+                props = window.dialogs.open_file_name(window, "Properties file for ${...} (Flux's --filter)",
+                                                      str(Path(path).parent), PROPERTIES_FILTER)
+                if props:
+                    return self.import_flux_path(path, replace(options, filter=Path(props)), ask=False)
+            elif "needs --env" in err.message and not options.env:
+                if window.dialogs.confirm(window, "Environment variables",
+                                          f"{err}\n\nSubstitute ${{ENV-...}} from the environment?"):
+                    return self.import_flux_path(path, replace(options, env=True), ask=False)
+            window.dialogs.error(window, "Cannot import Flux file", str(err))
+            window.show_message(f"Could not import {Path(path).name}")
+            return False
+        window.document.replace(with_layout(result.topology), None)
+        window.canvas.fit_all()
+        missing = sum(len(c.unannotated) for c in result.topology.components)
+        note = f": {missing} value(s) not annotated (amber)" if missing else ""
+        window.show_message(f"Imported Flux file {Path(path).name}{note}")
+        if result.notes:
+            window.dialogs.info(window, "Imported Flux file", "\n".join(result.notes))
+        return True
+
+    def save_parallelism_to_flux(self) -> bool:
+        """Write the document's bolt parallelism into its Flux file after a confirmation."""
+        from app.core.formats.flux import FluxError, options_of
+        from app.core.formats.flux_repair import plan_repair
+        from app.gui.autosave import write_bytes
+
+        window = self.window
+        topo = window.document.topology()
+        flux = topo.storm.flux_file
+        if not flux:
+            window.show_message("This document did not come from a Flux file")
+            return False
+        try:
+            edits = plan_repair(flux, {b.name: b.parallelism for b in topo.bolts}, options_of(topo))
+        except (FluxError, RuntimeError) as err:
+            window.dialogs.error(window, "Cannot save parallelism", str(err))
+            return False
+        if not edits:
+            window.show_message(f"{Path(flux).name} already has this parallelism")
+            return True
+        changes = "\n".join(f"{e.path.name}: {c}" for e in edits for c in e.changes)
+        if not window.dialogs.confirm(window, "Save parallelism to Flux file",
+                                      f"Change only these values (comments and layout stay)?\n\n{changes}"):
+            return False
+        for edit in edits:
+            try:
+                write_bytes(edit.path, edit.after.encode("utf-8"))
+            except OSError as err:
+                window.dialogs.error(window, "Cannot save parallelism", f"{edit.path}: {err}")
+                return False
+        window.show_message(f"Saved parallelism to {', '.join(e.path.name for e in edits)}")
+        return True
+
+    # ---- Storm UI -------------------------------------------------------------------------
+    def import_storm_ui_dialog(self) -> None:
+        window = self.window
+        has_document = bool(window.document.topology().components)
+        last = {k: window.settings.value(f"storm_ui/{k}") for k in ("url", "topology", "window", "user", "timeout")}
+        last = {k: v for k, v in last.items() if v not in (None, "")}
+        if window.dialogs.headless:
+            request = window.dialogs.answers.get("storm_ui")
+            if not request:
+                return
+            request = {"annotate": has_document, **request}
+        else:
+            dialog = StormUIDialog(window, has_document, last)
+            if dialog.exec() != QDialog.DialogCode.Accepted:
+                return
+            request = dialog.values()
+        if not request.get("url") or not request.get("topology"):
+            window.dialogs.error(window, "Import from Storm UI", "give the Storm UI's address and the topology")
+            return
+        for key in ("url", "topology", "window", "user", "timeout"):
+            if request.get(key) is not None:
+                window.settings.setValue(f"storm_ui/{key}", request[key])
+        self.start_fetch(request)
+
+    def start_fetch(self, request: dict[str, Any]) -> CallWorker | None:
+        """Read the Storm UI in a worker; the result arrives in `_on_fetched` on the GUI thread."""
+        if self.worker is not None and self.worker.isRunning():
+            self.window.show_message("Already reading a Storm UI")
+            return None
+        self.pending = dict(request)
+        self.worker = CallWorker(_fetch, dict(request), parent=self)
+        self.worker.progress.connect(self._on_progress)
+        self.worker.result_ready.connect(self._on_fetched)
+        self.worker.failed.connect(self._on_failed)
+        self.action_import_storm_ui.setEnabled(False)
+        self.window.show_message(f"Reading {request['topology']} from {request['url']} …", 0)
+        self.worker.start()
+        return self.worker
+
+    def _on_progress(self, text: str) -> None:
+        self.window.show_message(text, 0)
+
+    def _on_failed(self, text: str) -> None:
+        self.action_import_storm_ui.setEnabled(True)
+        self.window.dialogs.error(self.window, "Cannot import from Storm UI", text)
+        self.window.show_message("Storm UI import failed")
+
+    def _on_fetched(self, measured: StormUIImport) -> None:
+        from app.gui.mainwindow import with_layout
+
+        self.action_import_storm_ui.setEnabled(True)
+        window = self.window
+        notes = list(measured.notes)
+        if self.pending.get("annotate") and window.document.topology().components:
+            annotated, more = annotate(window.document.topology(), measured)
+            notes += more
+            command = AnnotateCommand(window.document, annotated)
+            window.document.undo_stack.push(command)
+            what = f"Annotated {len(command.changes)} component(s) from {measured.topology_id}"
+        else:
+            if not window.maybe_save():
+                return
+            window.document.replace(with_layout(measured.topology), None)
+            window.canvas.fit_all()
+            what = f"Imported {measured.topology_id} from the Storm UI"
+        window.show_message(what)
+        lines = [f"{d.path} = {d.value:.6g}   ({d.source})" for d in measured.derived]
+        window.dialogs.info(window, "Imported from Storm UI", "\n".join([what, "", *lines, *([""] + notes if notes else [])]))
+
+
+def install(window: Any) -> StormIO:
+    """Add the Flux and Storm UI entries to the window's File menu."""
+    io = StormIO(window)
+    window.storm_io = io
+    return io

@@ -1,0 +1,113 @@
+"""A stand-in Storm UI on 127.0.0.1 for tests: serves tests/data/storm-ui/ (stdlib http.server).
+
+`StormUIServer(mode=...)` misbehaves on request: "ok", "auth" (basic auth storm:secret or
+bearer token t0k3n required), "forbidden", "missing" (404 everywhere), "truncated"
+(Content-Length promises more than is sent), "html" (a login page instead of JSON),
+"badjson", "redirect" (every API path answers 302 to the same path under /ui/), "slow".
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data" / "storm-ui"
+TOPOLOGY_ID = "wordcount-3-1700000000"
+
+
+def routes() -> dict[str, str]:
+    """API path -> fixture file."""
+    table = {"/api/v1/topology/summary": "topology-summary.json",
+             f"/api/v1/topology/{TOPOLOGY_ID}": "topology.json"}
+    for comp in ("sentences", "split", "count", "report"):
+        table[f"/api/v1/topology/{TOPOLOGY_ID}/component/{comp}"] = f"component-{comp}.json"
+    return table
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client that gave up (the timeout test) is not an error of the stand-in
+
+
+class StormUIServer:
+    """Context manager: `with StormUIServer() as ui: ui.url` is http://127.0.0.1:PORT."""
+
+    def __init__(self, mode: str = "ok"):
+        self.mode = mode
+        self.requests: list[tuple[str, dict[str, str]]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                parts = urllib.parse.urlsplit(self.path)
+                server.requests.append((self.path, {k: v for k, v in self.headers.items()}))
+                path = parts.path
+                if server.mode == "redirect" and not path.startswith("/ui/"):
+                    self.send_response(302)
+                    self.send_header("Location", f"/ui{self.path}")
+                    self.end_headers()
+                    return
+                path = path.removeprefix("/ui")
+                if server.mode == "auth":
+                    expected = {"Basic " + base64.b64encode(b"storm:secret").decode(), "Bearer t0k3n"}
+                    if self.headers.get("Authorization") not in expected:
+                        return self._send(401, b'{"error": "Unauthorized"}')
+                if server.mode == "forbidden":
+                    return self._send(403, b"Forbidden")
+                if server.mode == "missing":
+                    return self._send(404, b"<html>Not Found</html>", "text/html")
+                if server.mode == "html":
+                    return self._send(200, b"<html><body>Please log in</body></html>", "text/html")
+                if server.mode == "slow":
+                    time.sleep(3)
+                name = routes().get(path)
+                if name is None:
+                    body = json.dumps({"error": "Internal Server Error",
+                                       "errorMessage": f"org.apache.storm.generated.NotAliveException: {path}"})
+                    return self._send(500, body.encode())
+                body = (DATA / name).read_bytes()
+                if server.mode == "badjson" and name != "topology-summary.json":
+                    return self._send(200, b"{'spouts': [oops}", "application/json")
+                if server.mode == "truncated" and name != "topology-summary.json":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body[: len(body) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self._send(200, body)
+
+            def _send(self, code: int, body: bytes, kind: str = "application/json") -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> "StormUIServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)

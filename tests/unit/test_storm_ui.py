@@ -1,0 +1,138 @@
+"""Storm UI import against a stand-in UI on 127.0.0.1: the mapping, its sources, and every failure as one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.core.formats.storm_ui import (
+    Credentials,
+    StormUIClient,
+    StormUIError,
+    annotate,
+    fetch_storm_ui,
+    from_storm_ui,
+)
+from app.core.rates import rate_check
+from storm_ui_server import TOPOLOGY_ID, StormUIServer
+
+ROOT = Path(__file__).resolve().parents[2]
+WORDCOUNT_FLUX = ROOT / "models" / "wordcount.flux.yaml"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture()
+def ui():
+    with StormUIServer() as server:
+        yield server
+
+
+def test_mapping_of_the_wordcount_replies(ui: StormUIServer) -> None:
+    result = from_storm_ui(fetch_storm_ui(StormUIClient(ui.url), "wordcount"))
+    topo = result.topology
+    assert result.topology_id == TOPOLOGY_ID and topo.name == "wordcount"
+    spout = topo.spouts[0]
+    assert (spout.name, spout.rate, spout.burst, spout.executors, spout.unannotated) == ("sentences", 40.0, 1, 1, [])
+    bolts = {b.name: (b.parallelism, b.alpha, b.sigma) for b in topo.bolts}
+    assert bolts == {"split": (2, 0.005, 5.0), "count": (1, 0.02, 1.0), "report": (1, 0.002, 0.0)}
+    edges = sorted((topo.name_of(s.source), topo.name_of(s.target)) for s in topo.subscriptions)
+    assert edges == [("count", "report"), ("sentences", "split"), ("split", "count")]  # no __system input
+    storm = topo.storm
+    assert (storm.workers, storm.acker_executors, storm.max_spout_pending, storm.message_timeout_secs) == (2, 1, 1000, 30)
+    sources = {d.path: d.source for d in result.derived}
+    assert sources["spouts.sentences.rate"] == "24000 tuples emitted on its own streams (component page) over the last 600 s"
+    assert "weighted by executed" in sources["bolts.count.alpha"]
+    assert sources["bolts.split.sigma"] == "120000 emitted / 24000 executed over the last 600 s"
+    assert sources["bolts.split.parallelism"] == "executors = 2"
+    assert topo.storm.sources["bolts.count.alpha"] == sources["bolts.count.alpha"]
+    report = rate_check(topo)
+    assert report.bolts["count"].status == "grows" and report.suggested_parallelism["count"] == 8
+
+
+def test_window_all_uses_the_uptime(ui: StormUIServer) -> None:
+    result = from_storm_ui(fetch_storm_ui(StormUIClient(ui.url), TOPOLOGY_ID, window="all"))
+    assert result.topology.spouts[0].rate == pytest.approx(24000 / 1800)
+    assert any("window=%3Aall-time" in path for path, _ in ui.requests)
+
+
+def test_basic_auth_and_bearer_token_are_sent() -> None:
+    with StormUIServer("auth") as server:
+        for creds in (Credentials.resolve("storm:secret"), Credentials.resolve(token="t0k3n"),
+                      Credentials.resolve(environ={"STORMBOUND_UI_USER": "storm", "STORMBOUND_UI_PASSWORD": "secret"})):
+            assert from_storm_ui(fetch_storm_ui(StormUIClient(server.url, creds), "wordcount")).topology.bolts
+
+
+def test_redirects_are_followed_without_leaking_credentials_elsewhere() -> None:
+    with StormUIServer("redirect") as server:
+        result = from_storm_ui(fetch_storm_ui(StormUIClient(server.url, Credentials.resolve(token="x")), "wordcount"))
+        assert len(result.topology.bolts) == 3
+        assert all(headers.get("Authorization") == "Bearer x" for _, headers in server.requests)  # same origin
+
+
+@pytest.mark.parametrize(("mode", "message"), [
+    ("auth", "/api/v1/topology/summary: 401 Unauthorized: give --user"),
+    ("forbidden", "/api/v1/topology/summary: 403 Forbidden"),
+    ("missing", "/api/v1/topology/summary: 404 Not Found: no Storm UI REST API at this address"),
+    ("truncated", f"/api/v1/topology/{TOPOLOGY_ID}?window=600: the reply was cut short"),
+    ("html", "/api/v1/topology/summary: the reply is text/html, not JSON"),
+    ("badjson", f"/api/v1/topology/{TOPOLOGY_ID}?window=600: the reply is not valid JSON"),
+])
+def test_each_failure_is_one_line_and_exit_2(capsys, tmp_path: Path, mode: str, message: str) -> None:
+    out_file = tmp_path / "out.storm.json"
+    with StormUIServer(mode) as server:
+        code, out, err = run(capsys, "import", "storm-ui", server.url, "--topology", "wordcount", "-o", str(out_file))
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith(server.url) and message in err
+    assert not out_file.exists()
+
+
+def test_unreachable_host_and_absent_topology(capsys, tmp_path: Path) -> None:
+    with StormUIServer() as server:
+        url = server.url
+        code, _, err = run(capsys, "import", "storm-ui", url, "--topology", "nope")
+        assert code == 2 and err == (f"{url}: no topology 'nope' is running (running: wordcount ({TOPOLOGY_ID}), "
+                                     "exclamation (exclamation-1-1690000000))\n")
+    code, _, err = run(capsys, "import", "storm-ui", url, "--topology", "wordcount", "--timeout", "2")
+    assert code == 2 and err.count("\n") == 1 and "cannot connect: connection refused" in err
+    code, _, err = run(capsys, "import", "storm-ui", "ftp://example.org", "--topology", "wordcount")
+    assert code == 2 and "not a Storm UI address" in err
+
+
+def test_slow_reply_times_out() -> None:
+    with StormUIServer("slow") as server:
+        with pytest.raises(StormUIError, match="no answer within 1 s"):
+            fetch_storm_ui(StormUIClient(server.url, timeout_s=1), "wordcount")
+
+
+def test_annotate_a_flux_import_keeps_its_groupings(ui: StormUIServer) -> None:
+    from app.core.formats.flux import import_flux
+
+    flux = import_flux(WORDCOUNT_FLUX).topology
+    measured = from_storm_ui(fetch_storm_ui(StormUIClient(ui.url), "wordcount"))
+    topo, notes = annotate(flux, measured)
+    assert all(not c.unannotated for c in topo.components)
+    count = topo.bolt_by_name("count")
+    assert (count.alpha, count.sigma, count.class_name) == (0.02, 1.0, "org.apache.storm.testing.TestWordCounter")
+    sub = next(s for s in topo.subscriptions if topo.name_of(s.target) == "count")
+    assert sub.grouping == "fields" and sub.fields == ["word"]
+    assert topo.storm.flux_file == flux.storm.flux_file
+    assert topo.storm.sources["bolts.count.alpha"].startswith("20 ms executeLatency")
+    assert notes == []
+
+
+def test_cli_json_lists_each_value_with_its_source(capsys, ui: StormUIServer, tmp_path: Path) -> None:
+    out_file = tmp_path / "wc.storm.json"
+    code, out, err = run(capsys, "import", "storm-ui", ui.url, "--topology", "wordcount", "--json", "-o", str(out_file))
+    assert code == 0, err
+    data = json.loads(out)
+    derived = {d["path"]: d for d in data["derived"]}
+    assert derived["bolts.split.sigma"]["value"] == 5.0
+    assert json.loads(out_file.read_text())["name"] == "wordcount"
