@@ -58,7 +58,7 @@ STORM_SETTINGS: dict[str, str] = {
 # the model's values, kept in each component's `config` by an export
 ANNOTATION_KEYS = {"spout": ("rate", "burst"), "bolt": ("alpha", "sigma")}
 ANNOTATION_PREFIX = "stormbound."
-SETTINGS_KEYS = ("tolerance", "max_idle_time", "init_queues")
+SETTINGS_KEYS = ("tolerance", "max_idle_time", "init_queues", "emission")
 UNKNOWN_SPOUT_CLASS = "stormbound.placeholder.SpoutClass"
 UNKNOWN_BOLT_CLASS = "stormbound.placeholder.BoltClass"
 UNKNOWN_GROUPING_CLASS = "stormbound.placeholder.GroupingClass"
@@ -858,8 +858,9 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
     config.update(topo.storm.config)
     defaults = type(topo.settings)()
     for key in SETTINGS_KEYS:
-        if getattr(topo.settings, key) != getattr(defaults, key):
-            config[f"{ANNOTATION_PREFIX}{key}"] = _number(getattr(topo.settings, key))
+        value = getattr(topo.settings, key)
+        if value != getattr(defaults, key):
+            config[f"{ANNOTATION_PREFIX}{key}"] = value if isinstance(value, str) else _number(value)
     checked = set(topo.verification.checked)
 
     def annotations(c: Any, keys: tuple[str, ...]) -> dict[str, Any]:
