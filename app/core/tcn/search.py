@@ -236,8 +236,13 @@ class Search:
                     else f"no answer within {this_try:.0f} s")
             self._report(k, elapsed(), enc.solver, f"k = {k}, {target}: {said}")
             if answer == z3.sat:
-                model = enc.solver.model()
-                trace = enc.decode(model)
+                try:
+                    model = enc.solver.model()
+                    trace = enc.decode(model)
+                except z3.Z3Exception:  # a cancel that lands while the model is read interrupts z3 there too
+                    if self.cancelled:
+                        return "cancelled"
+                    raise
                 cert = certify(trace, checked=[target], threshold=self.threshold)
                 if cert.ok:
                     if self.threshold is not None:
