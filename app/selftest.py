@@ -211,7 +211,7 @@ def _distinct_colours(image, samples: int = 4000) -> int:
 def spark_python_note() -> str:
     """Which Python measured runs would use and whether it has pyspark (informative, never a failure)."""
     try:
-        from app.runs.session import SPARK_PYTHON_ENV, SparkUnavailable, find_java, has_pyspark, spark_python
+        from app.spark.session import SPARK_PYTHON_ENV, SparkUnavailable, find_java, has_pyspark, spark_python
     except ModuleNotFoundError:
         return "spark: measured runs not installed"
     try:

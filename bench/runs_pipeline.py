@@ -7,8 +7,8 @@ and acks each child; the spout acks the root. About 1 % of B's children fail (th
 then fails), 0.5 % are never acked (the root times out), so the reliability check has
 violations to find; B's queue grows slowly. Then it times, on local[2]:
 
-* `analyze` (app.runs.analysis) over the Parquet log,
-* `check_reliability` (app.runs.reliability) over the same log,
+* `analyze` (app.measure.analysis) over the Parquet log,
+* `check_reliability` (app.measure.reliability) over the same log,
 
 and, in the same run, the single-process pure-Python twins (`analyze_local`,
 `check_reliability_local`) over the first `--baseline-events` events (they hold the log
@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.runs.session import build_session  # noqa: E402
+from app.spark.session import build_session  # noqa: E402
 
 EVENTS_PER_ROOT = 10
 
@@ -94,10 +94,10 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    from app.runs.analysis import analyze, analyze_local
-    from app.runs.eventlog import Event, QueueSample
-    from app.runs.frames import load_frames
-    from app.runs.reliability import ReliabilityConfig, check_reliability, check_reliability_local
+    from app.measure.analysis import analyze, analyze_local
+    from app.measure.eventlog import Event, QueueSample
+    from app.spark.frames import load_frames
+    from app.measure.reliability import ReliabilityConfig, check_reliability, check_reliability_local
 
     spark = build_session(args.master, "stormbound-bench", {"spark.driver.memory": "3g",
                                                             "spark.sql.shuffle.partitions": "8"})

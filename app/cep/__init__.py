@@ -2,7 +2,7 @@
 
 `stormbound cep PATTERNS LOG [--json]` lands in :func:`run_cep_command`. Events are
 plain dicts with `type` and `t` plus attributes; :func:`events_from_log` turns a
-measured-run event log (app.runs.eventlog) into that form: an event's `ev` becomes
+measured-run event log (app.measure.eventlog) into that form: an event's `ev` becomes
 its `type`, a queue sample becomes type `queue` with its `queue` length.
 """
 
@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from app.runs.cep.compiler import Automaton, compile_ast, compile_pattern
-from app.runs.cep.engine import CepEngine, Match, PatternMatcher
-from app.runs.cep.syntax import (
+from app.cep.compiler import Automaton, compile_ast, compile_pattern
+from app.cep.engine import CepEngine, Match, PatternMatcher
+from app.cep.syntax import (
     CONTEXTS, Pattern, PatternError, load_patterns, parse_ast, parse_pattern_json, parse_pattern_text, parse_text,
     read_text, to_ast, to_text,
 )
@@ -91,7 +91,7 @@ def load_events(path: str | Path) -> list[dict[str, Any]]:
         if '"type"' in head and '"ev"' not in head:
             return _plain_events(p)
     try:
-        from app.runs import eventlog
+        from app.measure import eventlog
     except ImportError:  # the measured-runs reader is not there: plain JSON only
         return _plain_events(p)
     return events_from_log(eventlog.read_log(p))
@@ -113,7 +113,7 @@ def run_cep_command(args: argparse.Namespace) -> int:
     """`stormbound cep PATTERNS LOG [--json]`: every match of every pattern with its events.
     PATTERNS may be the word `monitors` for the shipped Storm monitor patterns."""
     if args.patterns in ("monitors", "storm-monitors") and not Path(args.patterns).exists():
-        from app.runs.monitors import load_monitors
+        from app.cep.monitors import load_monitors
 
         patterns = load_monitors()
     else:

@@ -17,7 +17,7 @@ import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.runs.cep.syntax import (
+from app.cep.syntax import (
     And, Atom, Follows, HoldsFor, Node, Not, Or, Pattern, PatternError, Plus, Star, Times, Within,
 )
 

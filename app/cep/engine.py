@@ -25,8 +25,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from app.runs.cep.compiler import INIT, Automaton, compile_pattern
-from app.runs.cep.syntax import Pattern, PatternError
+from app.cep.compiler import INIT, Automaton, compile_pattern
+from app.cep.syntax import Pattern, PatternError
 
 MAX_PARTIAL = 1_000_000  # live partial matches per pattern and partition before matching gives up
 _UNBOUND = object()

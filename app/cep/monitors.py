@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from app.runs.cep import Match, Pattern, events_from_log, find_matches, load_patterns
+from app.cep import Match, Pattern, events_from_log, find_matches, load_patterns
 
 MONITORS_FILE = "storm-monitors.cep"
 

@@ -1,4 +1,4 @@
-"""The headless front door: `stormbound COMMAND ...` over app.core and app.runs.
+"""The headless front door: `stormbound COMMAND ...` over app.core, app.measure, app.diff, app.cep and app.spark.
 
 Exit codes for every command: 0 done, 2 bad input or usage (one line on stderr,
 `FILE: element.field: problem`), 3 internal error. `verify` adds 1 for a
@@ -130,7 +130,7 @@ REGISTRARS: list[Callable[[argparse._SubParsersAction], None]] = [_add_core_comm
 
 def _optional_registrars() -> list[Callable[[argparse._SubParsersAction], None]]:
     found = []
-    for module_name in ("app.commands.verify", "app.commands.runs", "app.commands.outputs", "app.commands.gui"):
+    for module_name in ("app.cli.verify", "app.cli.run", "app.cli.diff", "app.cli.gui"):
         try:
             module = __import__(module_name, fromlist=["register"])
         except ModuleNotFoundError as err:

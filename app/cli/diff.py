@@ -2,7 +2,7 @@
 
 `diff` exits 0 when the outputs are equivalent, 1 when they are not, 2 on bad
 input (one line on stderr naming the file/field), 3 on an internal error.
-`cep` is implemented in :mod:`app.runs.cep` (`run_cep_command`), imported lazily.
+`cep` is implemented in :mod:`app.cep` (`run_cep_command`), imported lazily.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _usage(message: str) -> Exception:
 
 
 def _is_json_lines(path: str) -> bool:
-    from app.runs.diff import _looks_like_lines
+    from app.diff.matcher import _looks_like_lines
 
     return os.path.isfile(path) and _looks_like_lines(__import__("pathlib").Path(path))
 
@@ -83,8 +83,8 @@ def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
 
 def _run_spark_host(args: argparse.Namespace, master: str) -> Any:
     """The Spark job in the Spark host process (the frozen app has no pyspark of its own)."""
-    from app.runs.client import HostError, SparkHost
-    from app.runs.diff import DiffResult
+    from app.spark.client import HostError, SparkHost
+    from app.diff.matcher import DiffResult
 
     with SparkHost(master=master) as host:  # starting raises SparkUnavailable with the fix in one line
         try:
@@ -99,8 +99,8 @@ def _run_spark(args: argparse.Namespace) -> Any:
     """The Spark job in this process (reusing an active session, never stopping one it did not start)."""
     import importlib.util
 
-    from app.runs.diff_spark import spark_same_key_diff
-    from app.runs.session import SparkUnavailable, build_session, check_environment, is_connect_url
+    from app.spark.diff_job import spark_same_key_diff
+    from app.spark.session import SparkUnavailable, build_session, check_environment, is_connect_url
 
     master = os.environ.get("STORMBOUND_SPARK_MASTER", "local[*]")
     if is_connect_url(master):
@@ -122,7 +122,7 @@ def _run_spark(args: argparse.Namespace) -> Any:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Compare LEFT and RIGHT (or one connected stream) and print the verdict."""
-    from app.runs.diff import DiffError, Matcher, interleave, read_connected, read_stream
+    from app.diff.matcher import DiffError, Matcher, interleave, read_connected, read_stream
 
     if not args.left:
         raise _usage("diff: give LEFT and RIGHT files (or one file with --connected)")
@@ -134,7 +134,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         matcher = Matcher(args.dependence, args.equality)
         result = None
         if _use_spark(args, matcher.mode):
-            from app.runs.session import SparkUnavailable
+            from app.spark.session import SparkUnavailable
 
             try:
                 result = _run_spark(args)
@@ -160,7 +160,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def format_result(result: Any, show: int = 10) -> str:
     """The human report: verdict, first difference, then up to `show` unmatched items per side."""
-    from app.runs.diff import _short
+    from app.diff.matcher import _short
 
     lines = [result.summary()]
     for name, items, total in (("left", result.unmatched_left, result.unmatched_left_count),
@@ -177,14 +177,14 @@ def format_result(result: Any, show: int = 10) -> str:
 
 
 def cmd_cep(args: argparse.Namespace) -> int:
-    """Hand over to app.runs.cep.run_cep_command (written with the pattern language)."""
+    """Hand over to app.cep.run_cep_command (written with the pattern language)."""
     try:
-        from app.runs import cep
+        from app import cep
     except ModuleNotFoundError as err:
-        if err.name in ("app.runs.cep",):
-            raise _usage("cep: complex event patterns are not available in this build (app.runs.cep missing)") from None
+        if err.name in ("app.cep",):
+            raise _usage("cep: complex event patterns are not available in this build (app.cep missing)") from None
         raise
     run = getattr(cep, "run_cep_command", None)
     if run is None:
-        raise _usage("cep: app.runs.cep has no run_cep_command yet")
+        raise _usage("cep: app.cep has no run_cep_command yet")
     return int(run(args))

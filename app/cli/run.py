@@ -1,6 +1,6 @@
 """`stormbound run | analyze | reliability | compare`: measured runs on Spark (issue 5).
 
-Spark work happens in the Spark host process (app.runs.client); this module only parses
+Spark work happens in the Spark host process (app.spark.client); this module only parses
 arguments, prints and writes files. Missing Java or pyspark -> exit 2 with one line.
 """
 
@@ -24,8 +24,8 @@ def _usage(message: str) -> Exception:
 
 
 def _host(args: argparse.Namespace):
-    from app.runs.client import SparkHost
-    from app.runs.session import SparkUnavailable
+    from app.spark.client import SparkHost
+    from app.spark.session import SparkUnavailable
 
     host = SparkHost(master=args.master)
     try:
@@ -44,7 +44,7 @@ def _progress(quiet: bool):
 
 
 def _call(host, op: str, quiet: bool, **params: Any) -> dict[str, Any]:
-    from app.runs.client import HostError
+    from app.spark.client import HostError
 
     try:
         return host.request(op, on_progress=_progress(quiet), **params)
@@ -94,7 +94,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise _usage(f"{flag} must be at least {least}")
     if args.timeout <= 0 or args.sample <= 0:
         raise _usage(f"{'--timeout' if args.timeout <= 0 else '--sample'} must be positive (seconds)")
-    from app.runs.engine import RunSpec
+    from app.spark.run_job import RunSpec
 
     spec = RunSpec(topology=topo, duration_s=args.duration, seed=args.seed, workers=args.workers,
                    sample_interval_s=args.sample, acking=args.ackers > 0, message_timeout_s=args.timeout,
@@ -125,7 +125,7 @@ def _run_topology(path: Path, given: str | None) -> Topology | None:
 
 
 def _analysis(args: argparse.Namespace):
-    from app.runs.analysis import Analysis
+    from app.measure.analysis import Analysis
 
     host = _host(args)
     try:
@@ -168,7 +168,7 @@ def format_analysis(analysis, comparison=None) -> str:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     from app.cli import _print_json
-    from app.runs.compare import calibrate, compare
+    from app.measure.model_vs_measured import calibrate, compare
 
     path = Path(args.log)
     if not path.exists():
@@ -203,7 +203,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _reliability_config(args: argparse.Namespace, path: Path):
-    from app.runs.reliability import ReliabilityConfig, run_settings
+    from app.measure.reliability import ReliabilityConfig, run_settings
 
     settings = run_settings(path)
     config = ReliabilityConfig(**settings)
@@ -233,7 +233,7 @@ def _reliability_config(args: argparse.Namespace, path: Path):
 
 def cmd_reliability(args: argparse.Namespace) -> int:
     from app.cli import _print_json
-    from app.runs.reliability import ReliabilityReport
+    from app.measure.reliability import ReliabilityReport
 
     path = Path(args.log)
     if not path.exists():
@@ -255,8 +255,8 @@ def cmd_reliability(args: argparse.Namespace) -> int:
 
 def cmd_connect_server(args: argparse.Namespace) -> int:
     """Run a local Spark Connect server in the foreground until Ctrl+C."""
-    from app.runs.connect_server import start_connect_server, stop_connect_server, wait_until_listening
-    from app.runs.session import SparkUnavailable
+    from app.spark.connect_server import start_connect_server, stop_connect_server, wait_until_listening
+    from app.spark.session import SparkUnavailable
 
     if not 0 < args.port < 65536:
         raise _usage("--port must be between 1 and 65535")

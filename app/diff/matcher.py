@@ -13,10 +13,10 @@ At the end of both streams, leftover unmatched items mean "not equivalent".
 
 Dependence kinds (as data): `all` (sequences), `none` (multisets), `same_key`
 (fields), `pairs`, `type_table`, `predicate` (an expression over `x` and `y`,
-see :mod:`app.runs.expr`). `all`, `none` and `same_key` have fast paths with a
+see :mod:`app.expr.parser`). `all`, `none` and `same_key` have fast paths with a
 deque per key. Equality: structural (optionally ignoring or keeping named
 fields), `set_of_split`, or a predicate expression. No Qt, no Spark here; the
-Spark job for large `same_key` inputs lives in :mod:`app.runs.diff_spark`.
+Spark job for large `same_key` inputs lives in :mod:`app.spark.diff_job`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, Sequen
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from app.core.topology import TopologyError
-from app.runs.expr import ExprError, ExprEvalError, compile_predicate
+from app.expr.parser import ExprError, ExprEvalError, compile_predicate
 
 LEFT = 0
 RIGHT = 1
@@ -899,7 +899,7 @@ _EVENT_LOG_FORMATS = ("csv", "parquet", "run-dir", "storm-metrics")
 
 def read_stream(path: str | os.PathLike[str]) -> Iterator[Any]:
     """Items of one stream file: JSON Lines (one item per line), a JSON array (or an object with an
-    `items`/`events`/`output` array), or an event log of :mod:`app.runs.eventlog` (CSV, Parquet, run folder)."""
+    `items`/`events`/`output` array), or an event log of :mod:`app.measure.eventlog` (CSV, Parquet, run folder)."""
     p = Path(path)
     if not p.exists():
         raise DiffError(f"{p}: no such file or folder")
@@ -959,9 +959,9 @@ def _looks_like_lines(p: Path) -> bool:
 
 def _read_event_log(p: Path) -> Iterator[Any]:
     try:
-        from app.runs import eventlog
+        from app.measure import eventlog
     except ImportError:  # the measured-runs module is not there
-        raise DiffError(f"{p}: reading event logs needs app.runs.eventlog") from None
+        raise DiffError(f"{p}: reading event logs needs app.measure.eventlog") from None
     log = eventlog.read_log(p)
     if not log.events:
         raise DiffError(f"{p}: no events in this log (only queue or metric samples); nothing to compare")

@@ -27,7 +27,7 @@ from app.gui.panels.palette import Palette
 from app.gui.resources import icon, style_sheet
 
 MENU_ORDER = ("File", "Edit", "View", "Verify", "Runs", "Help")
-PLUGINS = ("app.gui.panels.verification", "app.gui.panels.runs", "app.gui.compare_runs")
+PLUGINS = ("app.gui.panels.verification", "app.gui.panels.runs", "app.gui.diffstream_dialog")
 FRAGMENT_MIME = "application/x-stormbound-fragment"
 MAX_RECENT = 8
 AUTOSAVE_DELAY_MS = 3000

@@ -21,7 +21,7 @@ from typing import Iterable, Literal
 
 from pydantic import BaseModel, Field
 
-from app.runs.eventlog import Event, QueueSample
+from app.measure.eventlog import Event, QueueSample
 
 Verdict = Literal["grows", "stable", "uncertain"]
 

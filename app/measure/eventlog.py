@@ -243,7 +243,7 @@ def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Ite
         rows = pq.read_table(str(p)).to_pylist()
     except ModuleNotFoundError:
         try:
-            from app.runs.session import local_session
+            from app.spark.session import local_session
         except ModuleNotFoundError:
             raise EventLogError(p.name, "reading Parquet needs pyarrow or pyspark in this Python") from None
         spark = local_session()
@@ -389,9 +389,9 @@ def write_records(path: str | os.PathLike[str], records: Iterable[Event | QueueS
     elif fmt == "csv":
         write_atomic(p, _csv_bytes(items))
     elif fmt == "parquet":
-        from app.runs.session import local_session
+        from app.spark.session import local_session
 
-        from app.runs.frames import records_to_frame
+        from app.spark.frames import records_to_frame
 
         records_to_frame(local_session(), items).coalesce(1).write.mode("overwrite").parquet(str(p))
     else:

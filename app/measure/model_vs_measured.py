@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from app.core.rates import rate_check
 from app.core.topology import Topology
-from app.runs.analysis import Analysis
+from app.measure.analysis import Analysis
 
 
 class ParameterRow(BaseModel):

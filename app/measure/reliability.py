@@ -29,7 +29,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, Field
 
-from app.runs.eventlog import Event, EventLogError
+from app.measure.eventlog import Event, EventLogError
 
 PROPERTIES = (
     "P1_emit_eventually_acked_or_failed",

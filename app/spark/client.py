@@ -1,7 +1,7 @@
 """Talking to the Spark host process from the app or the CLI (no Spark, no Qt here).
 
-`SparkHost.start()` spawns `python -m app.runs.sparkhost` with the Python found by
-:func:`app.runs.session.spark_python`, waits for its `ready` line and turns a missing
+`SparkHost.start()` spawns `python -m app.spark.host` with the Python found by
+:func:`app.spark.session.spark_python`, waits for its `ready` line and turns a missing
 pyspark or Java into :class:`SparkUnavailable` with one clear line. `request()` sends
 one operation and blocks until its result, calling `on_progress` on the way; several
 requests may be in flight from different threads; `cancel(id)` stops a run.
@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from app.runs.session import (
+from app.spark.session import (
     DEFAULT_MASTER, SPARK_MASTER_ENV, SparkUnavailable, has_pyspark, no_pyspark, spark_python)
 
 SOURCE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
@@ -62,7 +62,7 @@ class SparkHost:
         env.setdefault("PYSPARK_PYTHON", python)
         try:
             self.process = subprocess.Popen(
-                [python, "-m", "app.runs.sparkhost", "--master", self.master], stdin=subprocess.PIPE,
+                [python, "-m", "app.spark.host", "--master", self.master], stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, bufsize=1)
         except OSError as err:
             raise SparkUnavailable(f"cannot start {python}: {err.strerror or err}") from None

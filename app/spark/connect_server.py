@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import IO, Mapping
 
-from app.runs.session import SparkUnavailable, no_pyspark, require_java, spark_python
+from app.spark.session import SparkUnavailable, no_pyspark, require_java, spark_python
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 

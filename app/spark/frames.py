@@ -1,7 +1,7 @@
 """Event logs as Spark DataFrames: the loaders the analysis and reliability jobs share.
 
 Large logs are read by Spark itself (JSON Lines, CSV, Parquet) with the fixed schema of
-:mod:`app.runs.eventlog`; small ones (a JSON array, Storm metrics lines) go through the
+:mod:`app.measure.eventlog`; small ones (a JSON array, Storm metrics lines) go through the
 Python readers, and so does every log sent to a Spark Connect server on another machine
 (which cannot open this machine's files). Events and queue samples come back as two DataFrames.
 """
@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from app.runs.eventlog import (
+from app.measure.eventlog import (
     ANCHOR_SEP,
     EVENT_DDL,
     EVENT_KINDS,
@@ -83,7 +83,7 @@ def _read_flat(spark, path: Path, fmt: str):
 def _server_sees_files(spark) -> bool:
     """Whether Spark reads paths on this machine: a classic session, or a Spark Connect server on
     this host. A remote Connect server gets the records uploaded instead (read here, sent as Arrow)."""
-    from app.runs.session import connect_address, is_connect, is_local_host, master_of
+    from app.spark.session import connect_address, is_connect, is_local_host, master_of
 
     if not is_connect(spark):
         return True

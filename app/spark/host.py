@@ -1,6 +1,6 @@
-"""The Spark host process: `python -m app.runs.sparkhost --master URL`, JSON lines on stdin/stdout.
+"""The Spark host process: `python -m app.spark.host --master URL`, JSON lines on stdin/stdout.
 
-Started by :class:`app.runs.client.SparkHost` with a Python that has pyspark (the
+Started by :class:`app.spark.client.SparkHost` with a Python that has pyspark (the
 frozen app has none). It first answers `{"type": "ready", ...}` or
 `{"type": "error", "message": ...}` (Java or pyspark missing), then serves requests
 `{"id": N, "op": "run" | "analyze" | "reliability" | "diff" | "cancel" | "ping" | "shutdown", ...}`
@@ -19,7 +19,7 @@ import sys
 import threading
 from typing import Any, Callable, TextIO
 
-from app.runs.session import DEFAULT_MASTER, SparkUnavailable, build_session, session_info
+from app.spark.session import DEFAULT_MASTER, SparkUnavailable, build_session, session_info
 
 
 class _Host:
@@ -40,7 +40,7 @@ class _Host:
         return session_info(self.spark)
 
     def op_run(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
-        from app.runs.engine import RunSpec, run_on_spark
+        from app.spark.run_job import RunSpec, run_on_spark
 
         spec = RunSpec.model_validate(req["spec"])
         cancel = self.cancels.setdefault(req["id"], threading.Event())
@@ -48,27 +48,27 @@ class _Host:
                             progress=progress, cancel=cancel).model_dump()
 
     def op_analyze(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
-        from app.runs.analysis import analyze
-        from app.runs.frames import load_frames
+        from app.measure.analysis import analyze
+        from app.spark.frames import load_frames
 
         progress(0.1, "reading the log")
         events, queues = load_frames(self.spark, req["path"], req.get("time_unit", "s"))
         progress(0.3, "analysing")
         result = analyze(self.spark, events, queues, bin_s=req.get("bin_s", 1.0),
                          growth_floor=req.get("growth_floor", 0.05), source=str(req["path"]))
-        from app.runs.eventlog import log_format, read_storm_metrics
+        from app.measure.eventlog import log_format, read_storm_metrics
 
         if log_format(req["path"]) == "storm-metrics":  # rates and latencies come from the metrics
-            from app.runs.analysis import apply_storm_metrics
+            from app.measure.analysis import apply_storm_metrics
 
             result = apply_storm_metrics(result, read_storm_metrics(req["path"]).metrics)
         return result.model_dump()
 
     def op_reliability(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
-        from app.runs.frames import load_frames
-        from app.runs.reliability import ReliabilityConfig, check_reliability
+        from app.spark.frames import load_frames
+        from app.measure.reliability import ReliabilityConfig, check_reliability
 
-        from app.runs.eventlog import EventLogError, log_format
+        from app.measure.eventlog import EventLogError, log_format
 
         if log_format(req["path"]) == "storm-metrics":
             raise EventLogError(str(req["path"]), "a Storm metrics log has no per-tuple events; "
@@ -81,7 +81,7 @@ class _Host:
 
     def op_diff(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
         """DiffStream under same_key dependence as a Spark job (for an app that has no pyspark itself)."""
-        from app.runs.diff_spark import spark_same_key_diff
+        from app.spark.diff_job import spark_same_key_diff
 
         progress(0.1, "matching per key")
         return spark_same_key_diff(self.spark, req["left"], req["right"], req["dependence"], req.get("equality"),
@@ -93,7 +93,7 @@ class _Host:
 
     def serve(self, req: dict[str, Any]) -> None:
         from app.core.topology import TopologyError
-        from app.runs.engine import RunCancelled
+        from app.spark.run_job import RunCancelled
 
         ident = req.get("id")
 
@@ -117,7 +117,7 @@ class _Host:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m app.runs.sparkhost")
+    parser = argparse.ArgumentParser(prog="python -m app.spark.host")
     parser.add_argument("--master", default=os.environ.get("STORMBOUND_SPARK_MASTER", DEFAULT_MASTER))
     args = parser.parse_args(argv)
     # keep the real stdout for the protocol; anything else (the JVM, print) goes to stderr

@@ -17,7 +17,7 @@ emits a burst of n ∈ [1, burst] tuples, then waits n/rate ± τ/rate; a bolt t
 subscriber and acks its batch. Storm's acker tracks every tuple tree (XOR of edge ids),
 so spouts see `spout_ack` when a tree completes and `spout_fail` (reason `TIMEOUT`) when
 it takes longer than the message timeout; with `acking=False` a spout acks at emit, as
-Storm does without ackers. The task side lives in :mod:`app.runs.worker` (standard
+Storm does without ackers. The task side lives in :mod:`app.spark.tasks` (standard
 library only, shipped to Spark's Python workers); this module is the driver.
 """
 
@@ -75,7 +75,7 @@ def placement(topo: Topology, workers: int) -> dict[str, int]:
 
 
 def plan_of(spec: RunSpec, workers: int) -> dict[str, Any]:
-    """The plain-data plan the Spark tasks run (app.runs.worker needs no pydantic)."""
+    """The plain-data plan the Spark tasks run (app.spark.tasks needs no pydantic)."""
     topo = spec.topology
     names = {c.id: c.name for c in topo.components}
     subscribers: dict[str, list[str]] = {c.name: [] for c in topo.components}
@@ -98,7 +98,7 @@ def plan_of(spec: RunSpec, workers: int) -> dict[str, Any]:
 def _explain(err: BaseException, workers: int) -> BaseException:
     """Spark's refusals that the user's setup causes, as SparkUnavailable with one line saying
     what to change; other errors unchanged."""
-    from app.runs.session import PYSPARK_REQUIREMENT, SparkUnavailable
+    from app.spark.session import PYSPARK_REQUIREMENT, SparkUnavailable
 
     text = str(err)
     if "BARRIER_" in text or "more slots than the total number" in text or "barrier stage that requires" in text:
@@ -121,10 +121,10 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
     the job through its tag.
     """
     from app.core.fileio import write_atomic
-    from app.runs.eventlog import Event, QueueSample, write_records
-    from app.runs.session import master_of, task_slots
-    from app.runs.frames import FLAT_DDL
-    from app.runs.worker import task_function
+    from app.measure.eventlog import Event, QueueSample, write_records
+    from app.spark.session import master_of, task_slots
+    from app.spark.frames import FLAT_DDL
+    from app.spark.tasks import task_function
 
     slots = task_slots(spark)
     n_components = len(spec.topology.components)

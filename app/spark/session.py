@@ -1,7 +1,7 @@
 """Finding Java and a Python with pyspark, and building the Spark session (no Qt).
 
 The app itself never needs pyspark: Spark work runs in a host process
-(`python -m app.runs.sparkhost`) started with the Python named by
+(`python -m app.spark.host`) started with the Python named by
 `STORMBOUND_SPARK_PYTHON`, else the current interpreter when it has pyspark,
 else `python3` on PATH. These helpers give the one-line messages users see when
 Java or pyspark is missing.
@@ -171,7 +171,7 @@ def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound", co
         builder = builder.config(key, value)
     if master.startswith("local"):  # Python workers on this machine: the same Python (pyarrow, pydantic)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    # Spark's Python workers must import app.runs: put this source tree on their path
+    # Spark's Python workers must import app.spark and app.measure: put this source tree on their path
     root = str(Path(__file__).resolve().parent.parent.parent)
     path = os.environ.get("PYTHONPATH", "")
     if root not in path.split(os.pathsep):

@@ -2,10 +2,10 @@
 
 Spark ships this module to its Python workers (with Spark Connect as a session
 artifact), so it imports nothing outside the standard library at module level: no
-pydantic, no app.core. The driver (:mod:`app.runs.engine`) turns the topology into a
+pydantic, no app.core. The driver (:mod:`app.spark.run_job`) turns the topology into a
 plain *plan* dictionary; :func:`task_function` returns the function each barrier task
 runs (through `DataFrame.mapInArrow(..., barrier=True)`), which yields Arrow record
-batches of the flat event-log rows (`app.runs.eventlog.COLUMNS`).
+batches of the flat event-log rows (`app.measure.eventlog.COLUMNS`).
 
 A task is one Storm-like worker process: it hosts some spouts and bolts as threads,
 owns their receive queues, and talks to the other tasks over TCP. With acking on (the
@@ -234,7 +234,7 @@ class Worker:
 
 
 def arrow_batches(rows: list[Row], size: int = 65536) -> Iterator[Any]:
-    """The rows as Arrow record batches: the Arrow form of app.runs.frames.FLAT_DDL (the job's schema)."""
+    """The rows as Arrow record batches: the Arrow form of app.spark.frames.FLAT_DDL (the job's schema)."""
     import pyarrow as pa
 
     schema = pa.schema([("t", pa.float64()), ("ev", pa.string()), ("comp", pa.string()), ("task", pa.int64()),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.gui.panels.cep_matches import ALL_PATTERNS, CepMatchesPanel
-from app.runs.cep import Pattern, parse_text
+from app.cep import Pattern, parse_text
 
 
 def _events() -> list[dict[str, Any]]:

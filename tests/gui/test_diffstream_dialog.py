@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from app.gui.compare_runs import CompareRunsDialog, install  # noqa: E402
+from app.gui.diffstream_dialog import CompareRunsDialog, install  # noqa: E402
 
 
 @pytest.fixture()
@@ -81,6 +81,6 @@ def test_install_adds_runs_menu_action(qtbot: Any) -> None:
 
 def test_main_window_has_the_runs_entry(make_window: Any) -> None:
     window = make_window()
-    assert "app.gui.compare_runs" not in window.plugin_errors
+    assert "app.gui.diffstream_dialog" not in window.plugin_errors
     names = [a.objectName() for a in window.menu("Runs").actions()]
     assert "action_compare_runs" in names

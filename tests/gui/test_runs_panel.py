@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from app.core.formats import load_topology
-from app.runs.analysis import analyze_local
-from app.runs.reliability import check_reliability_local, ReliabilityConfig
+from app.measure.analysis import analyze_local
+from app.measure.reliability import check_reliability_local, ReliabilityConfig
 from tests.conftest import MODELS
-from tests.runs.test_analysis import known_log
+from tests.spark.test_analysis import known_log
 
 
 class FakeHost:
@@ -29,7 +29,7 @@ class FakeHost:
 
     def start(self) -> dict[str, Any]:
         if self.fail:
-            from app.runs.session import SparkUnavailable
+            from app.spark.session import SparkUnavailable
 
             raise SparkUnavailable(self.fail)
         return self.info
@@ -40,7 +40,7 @@ class FakeHost:
         return self._next
 
     def wait(self, ident: int, on_progress=None) -> dict[str, Any]:
-        from app.runs.client import HostError
+        from app.spark.client import HostError
 
         op, params = self.requests[ident - 1]
         if op == "run":

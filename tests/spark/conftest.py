@@ -8,7 +8,7 @@ import pytest
 @pytest.fixture(scope="session")
 def spark():
     pytest.importorskip("pyspark")
-    from app.runs.session import SparkUnavailable, build_session
+    from app.spark.session import SparkUnavailable, build_session
 
     try:
         session = build_session("local[2]", "stormbound-tests", {
@@ -50,8 +50,8 @@ def connect_url(tmp_path_factory):
     import os
     import sys
 
-    from app.runs.connect_server import free_port, start_connect_server, stop_connect_server, wait_until_listening
-    from app.runs.session import SparkUnavailable, find_java
+    from app.spark.connect_server import free_port, start_connect_server, stop_connect_server, wait_until_listening
+    from app.spark.session import SparkUnavailable, find_java
 
     if find_java() is None:
         pytest.skip("no Java for the Spark Connect server")

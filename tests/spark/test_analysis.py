@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from app.core.topology import Topology
-from app.runs.analysis import analyze, analyze_local, fit_trend, t_quantile_975
-from app.runs.compare import calibrate, compare
-from app.runs.eventlog import Event, EventLog, QueueSample
-from app.runs.frames import log_to_frames
+from app.measure.analysis import analyze, analyze_local, fit_trend, t_quantile_975
+from app.measure.model_vs_measured import calibrate, compare
+from app.measure.eventlog import Event, EventLog, QueueSample
+from app.spark.frames import log_to_frames
 
 
 def known_log() -> EventLog:

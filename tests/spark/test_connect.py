@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from app.runs.eventlog import read_log, write_log
+from app.measure.eventlog import read_log, write_log
 from tests.conftest import MODELS, ROOT, SHARED
-from tests.runs.test_analysis import known_log
+from tests.spark.test_analysis import known_log
 
 pytestmark = pytest.mark.spark
 
@@ -66,9 +66,9 @@ def test_analysis_over_connect(connect_url: str, tmp_path: Path, host: str) -> N
 
 def test_host_over_connect_checks_every_vector_and_cancels_a_run(connect_url: str, tmp_path: Path) -> None:
     from app.core.formats import load_topology
-    from app.runs.client import HostError, SparkHost
-    from app.runs.engine import RunSpec
-    from app.runs.reliability import ReliabilityConfig, ReliabilityReport
+    from app.spark.client import HostError, SparkHost
+    from app.spark.run_job import RunSpec
+    from app.measure.reliability import ReliabilityConfig, ReliabilityReport
 
     vectors = json.loads((SHARED / "data" / "storm-reliability-vectors.json").read_text())
     with SparkHost(master=connect_url) as host:
@@ -95,7 +95,7 @@ def test_host_over_connect_checks_every_vector_and_cancels_a_run(connect_url: st
 
 def test_unreachable_connect_server_is_one_line(tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
-    from app.runs.connect_server import free_port
+    from app.spark.connect_server import free_port
 
     write_log(tmp_path / "known.jsonl", known_log())
     began = time.time()
@@ -123,8 +123,8 @@ def test_connect_urls_and_missing_client_libraries(monkeypatch) -> None:
     pytest.importorskip("pyspark")
     import importlib
 
-    from app.runs import session
-    from app.runs.session import SparkUnavailable, check_environment, connect_address
+    from app.spark import session
+    from app.spark.session import SparkUnavailable, check_environment, connect_address
 
     assert connect_address("sc://gw") == ("gw", 15002)
     assert connect_address("sc://gw:443/;use_ssl=true;token=x") == ("gw", 443)
@@ -154,8 +154,8 @@ def test_connect_server_command(tmp_path: Path) -> None:
     import socket
     import subprocess
 
-    from app.runs.client import SparkHost
-    from app.runs.connect_server import free_port
+    from app.spark.client import SparkHost
+    from app.spark.connect_server import free_port
 
     assert _cli(["connect-server", "--port", "0"]).returncode == 2
     with socket.socket() as taken:
@@ -184,8 +184,8 @@ def test_run_on_a_server_whose_python_lacks_pyarrow(tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
     import subprocess
 
-    from app.runs.connect_server import free_port, start_connect_server, stop_connect_server, wait_until_listening
-    from app.runs.session import SparkUnavailable
+    from app.spark.connect_server import free_port, start_connect_server, stop_connect_server, wait_until_listening
+    from app.spark.session import SparkUnavailable
 
     bare = "/usr/bin/python3"
     probe = subprocess.run([bare, "-c", "import sys, pyarrow"], capture_output=True) if Path(bare).exists() else None

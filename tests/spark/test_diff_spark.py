@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.runs.diff import DiffError, compare
+from app.diff.matcher import DiffError, compare
 
 pytestmark = pytest.mark.spark
 
@@ -42,7 +42,7 @@ def _cases() -> list[tuple[str, list, list]]:
 def test_spark_matches_local(spark, tmp_path: Path) -> None:
     """Few cases (each costs several Spark jobs); the per-key logic itself is checked against the
     local matcher on thousands of cases in tests/unit/test_diff_partitioned.py."""
-    from app.runs.diff_spark import spark_same_key_diff
+    from app.spark.diff_job import spark_same_key_diff
 
     cases = _cases()
     for (name, left, right), order in [(cases[1], "alternate"), (cases[2], "left-first")]:
@@ -59,7 +59,7 @@ def test_spark_matches_local(spark, tmp_path: Path) -> None:
 
 
 def test_spark_rejects_other_dependences_and_bad_lines(spark, tmp_path: Path) -> None:
-    from app.runs.diff_spark import spark_same_key_diff
+    from app.spark.diff_job import spark_same_key_diff
 
     good = _write(tmp_path / "a.jsonl", [{"key": 1}])
     with pytest.raises(DiffError, match="only same_key"):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from app.runs.eventlog import write_log
+from app.measure.eventlog import write_log
 from tests.conftest import MODELS, ROOT
-from tests.runs.test_analysis import known_log
+from tests.spark.test_analysis import known_log
 
 
 def _cli(args: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -66,10 +66,10 @@ def test_bad_run_arguments(tmp_path: Path) -> None:
 def test_host_serves_analysis_reliability_run_and_cancel(tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
     from app.core.formats import load_topology
-    from app.runs.analysis import Analysis
-    from app.runs.client import HostError, SparkHost
-    from app.runs.engine import RunSpec
-    from app.runs.reliability import ReliabilityReport
+    from app.measure.analysis import Analysis
+    from app.spark.client import HostError, SparkHost
+    from app.spark.run_job import RunSpec
+    from app.measure.reliability import ReliabilityReport
 
     write_log(tmp_path / "known", known_log())
     vectors = json.loads((ROOT.parent / "shared" / "data" / "storm-reliability-vectors.json").read_text())
@@ -80,7 +80,7 @@ def test_host_serves_analysis_reliability_run_and_cancel(tmp_path: Path) -> None
         assert host.info["slots"] == 2
         analysis = Analysis.model_validate(host.request("analyze", path=str(tmp_path / "known")))
         assert analysis.components["B"].queue.slope == pytest.approx(3.0)
-        from app.runs.reliability import ReliabilityConfig
+        from app.measure.reliability import ReliabilityConfig
 
         config = ReliabilityConfig.from_storm(case["topology"], case["topology"]["config"])
         report = ReliabilityReport.model_validate(host.request(

@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from app.runs.eventlog import Event, record_from_dict
-from app.runs.frames import log_to_frames
-from app.runs.eventlog import EventLog
-from app.runs.reliability import (
+from app.measure.eventlog import Event, record_from_dict
+from app.spark.frames import log_to_frames
+from app.measure.eventlog import EventLog
+from app.measure.reliability import (
     PROPERTIES,
     ReliabilityConfig,
     check_reliability,

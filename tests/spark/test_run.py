@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from app.commands.runs import apply_parallelism
+from app.cli.run import apply_parallelism
 from app.core.formats import load_topology
 from app.core.rates import rate_check
-from app.runs.analysis import analyze
-from app.runs.compare import calibrate, compare
-from app.runs.engine import RunResult, RunSpec, run_on_spark
-from app.runs.eventlog import read_log
-from app.runs.frames import load_frames
-from app.runs.reliability import ReliabilityConfig, check_reliability_local
+from app.measure.analysis import analyze
+from app.measure.model_vs_measured import calibrate, compare
+from app.spark.run_job import RunResult, RunSpec, run_on_spark
+from app.measure.eventlog import read_log
+from app.spark.frames import load_frames
+from app.measure.reliability import ReliabilityConfig, check_reliability_local
 from tests.conftest import MODELS
 
 

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from app.runs.cep import compile_ast
-from app.runs.cep.syntax import And, Atom, Follows, Node, Or, Plus, Star, Times
+from app.cep import compile_ast
+from app.cep.syntax import And, Atom, Follows, Node, Or, Plus, Star, Times
 
 ALPHABET = "abc"
 
@@ -83,7 +83,7 @@ def test_some_tricky_constructions() -> None:
         "a{*} -> b{*} -> c": [("b", "a", "c")],
         "((a -> b){*} -> c) OR d": [("a", "b", "d"), ("a", "b")],
     }
-    from app.runs.cep import parse_text
+    from app.cep import parse_text
 
     for text, good in cases.items():
         for seq in good:
@@ -94,7 +94,7 @@ def test_some_tricky_constructions() -> None:
 
 
 def _random_pattern(rng: Any, depth: int = 0) -> Node:
-    from app.runs.cep.syntax import HoldsFor, Not, Within
+    from app.cep.syntax import HoldsFor, Not, Within
 
     if depth > 3 or rng.random() < 0.35:
         binds = (("k", "v"),) if rng.random() < 0.3 else ()
@@ -121,7 +121,7 @@ def test_engine_invariants_on_random_patterns() -> None:
     stream order, and the count of partial matches equals the live tokens."""
     import random
 
-    from app.runs.cep import Pattern, PatternError, PatternMatcher
+    from app.cep import Pattern, PatternError, PatternMatcher
 
     rng = random.Random(20261122)
     checked = 0

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.runs.cep import (
+from app.cep import (
     Pattern, PatternError, compile_ast, find_matches, load_patterns, parse_ast, parse_pattern_text, parse_text,
     to_ast, to_text,
 )
-from app.runs.cep.syntax import And, Atom, Follows, HoldsFor, Not, Or, Plus, Star, Times, Within
+from app.cep.syntax import And, Atom, Follows, HoldsFor, Not, Or, Plus, Star, Times, Within
 
 
 def ev(kind: str, t: float = 0.0, **attrs: Any) -> dict[str, Any]:
@@ -192,7 +192,7 @@ def test_partitions_match_each_key_separately() -> None:
 
 
 def test_runaway_partial_matches_stop_with_a_clear_error() -> None:
-    from app.runs.cep import PatternMatcher
+    from app.cep import PatternMatcher
 
     matcher = PatternMatcher(Pattern(id="combos", ast=parse_text("a -> b{+} -> c"), context="any"))
     matcher.max_partial = 1000

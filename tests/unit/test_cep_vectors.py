@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.runs.cep import (
+from app.cep import (
     Pattern, PatternMatcher, compile_ast, find_matches, parse_ast, parse_pattern_text, parse_text,
 )
 

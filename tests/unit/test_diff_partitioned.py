@@ -6,12 +6,12 @@ import random
 
 import pytest
 
-from app.runs.diff import DiffError, compare
-from app.runs.diff_spark import _connected_position, partitioned_same_key_diff
+from app.diff.matcher import DiffError, compare
+from app.spark.diff_job import _connected_position, partitioned_same_key_diff
 
 
 def test_connected_positions_follow_interleave() -> None:
-    from app.runs.diff import interleave
+    from app.diff.matcher import interleave
 
     for n_left, n_right in [(3, 5), (5, 3), (0, 2), (4, 4), (1, 0)]:
         for order in ("alternate", "left-first"):

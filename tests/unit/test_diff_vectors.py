@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.runs.diff import Matcher, compare, from_pattern
+from app.diff.matcher import Matcher, compare, from_pattern
 
 VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "diffstream-vectors.json"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.runs.eventlog import (
+from app.measure.eventlog import (
     Event,
     EventLog,
     EventLogError,
@@ -132,7 +132,7 @@ def test_write_records_refuses_unknown_extension(tmp_path: Path) -> None:
 
 
 def test_storm_metrics_give_rates_and_latency(tmp_path: Path) -> None:
-    from app.runs.analysis import analyze_local, apply_storm_metrics
+    from app.measure.analysis import analyze_local, apply_storm_metrics
 
     path = tmp_path / "metrics.log"
     path.write_text(METRICS + "2024-03-01 10:02:01,100 6345     1709287321    worker1:6700      4:split       "

@@ -10,10 +10,10 @@ import time
 from collections import Counter
 
 from app.core.formats import load_topology
-from app.runs.engine import RunSpec, plan_of
-from app.runs.eventlog import Event
-from app.runs.reliability import ReliabilityConfig, check_reliability_local
-from app.runs.worker import Worker
+from app.spark.run_job import RunSpec, plan_of
+from app.measure.eventlog import Event
+from app.measure.reliability import ReliabilityConfig, check_reliability_local
+from app.spark.tasks import Worker
 from tests.conftest import MODELS
 
 

@@ -1,7 +1,7 @@
 """The Runs panel: attach Spark, run the current topology, open a log, compare and apply measured values.
 
 Plug-in (`install(window)`): adds the Runs dock and entries to the Runs menu. All Spark
-work goes through the Spark host process (`app.runs.client.SparkHost`), each call in a
+work goes through the Spark host process (`app.spark.client.SparkHost`), each call in a
 `HostCall` QThread; its signals reach only bound methods of this panel (GUI thread).
 Measured queue series are drawn dashed, in the panel's own plot and over the verification
 trace plots of the same bolts when those exist.
@@ -37,9 +37,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.topology import Topology
-from app.runs.analysis import Analysis
-from app.runs.compare import Comparison, calibrate, compare
-from app.runs.reliability import ReliabilityConfig, ReliabilityReport, run_settings
+from app.measure.analysis import Analysis
+from app.measure.model_vs_measured import Comparison, calibrate, compare
+from app.measure.reliability import ReliabilityConfig, ReliabilityReport, run_settings
 from app.gui.panels.cep_matches import CepMatchesPanel
 
 DASHED = Qt.PenStyle.DashLine
@@ -69,7 +69,7 @@ class HostCall(QThread):
 
 
 def _default_host_factory(python: str | None, master: str | None):
-    from app.runs.client import SparkHost
+    from app.spark.client import SparkHost
 
     return SparkHost(python=python or None, master=master or None)
 
@@ -280,7 +280,7 @@ class RunsPanel(QWidget):
     def start_run(self) -> HostCall | None:
         if self.host is None or self.running is not None:
             return None
-        from app.runs.engine import RunSpec
+        from app.spark.run_job import RunSpec
 
         topo = self.document.topology()
         spec = RunSpec(topology=topo, duration_s=self.duration.value(), acking=self.acker_box.isChecked(),
@@ -319,8 +319,8 @@ class RunsPanel(QWidget):
         self.patterns.summary.setText("matching monitor patterns...")
 
         def work(call: HostCall) -> Any:
-            from app.runs.eventlog import read_log
-            from app.runs.monitors import load_monitors, run_monitors
+            from app.measure.eventlog import read_log
+            from app.cep.monitors import load_monitors, run_monitors
 
             patterns = load_monitors()
             return run_monitors(read_log(path), patterns=patterns), patterns

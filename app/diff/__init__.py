@@ -1,0 +1,1 @@
+"""DiffStream: are two streams equivalent up to a dependence relation?"""

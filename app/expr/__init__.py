@@ -1,0 +1,1 @@
+"""The expression language that DiffStream predicates and CEP guards share."""
