@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.diff.matcher import LEFT, RIGHT, Matcher, interleave  # noqa: E402
+from app.diff import LEFT, RIGHT, Matcher, interleave  # noqa: E402
 
 
 def keyed_streams(n: int, keys: int, drift: int, seed: int = 1) -> tuple[list[dict], list[dict]]:
@@ -93,7 +93,7 @@ def file_rows(n: int, keys: int, drift: int, spark: bool) -> list[tuple[str, dic
     """End to end on JSON Lines files: read + parse + match locally, and optionally the Spark job."""
     import tempfile
 
-    from app.diff.matcher import compare, read_stream
+    from app.diff import diff_streams, read_stream
 
     left, right = keyed_streams(n, keys, drift, seed=2)
     rows = []
@@ -103,7 +103,7 @@ def file_rows(n: int, keys: int, drift: int, spark: bool) -> list[tuple[str, dic
             path.write_text("".join(json.dumps(item) + "\n" for item in items))
         del left, right
         rows.append((f"files end to end, local (JSON parsing included, {n:,}/side)",
-                     measure(lambda: _Done(compare(read_stream(paths[0]), read_stream(paths[1]), "same_key:key")), 1)))
+                     measure(lambda: _Done(diff_streams(read_stream(paths[0]), read_stream(paths[1]), "same_key:key")), 1)))
         if spark:
             from app.spark.diff_job import spark_same_key_diff
             from app.spark.session import build_session

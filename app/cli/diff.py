@@ -57,9 +57,9 @@ def _usage(message: str) -> Exception:
 
 
 def _is_json_lines(path: str) -> bool:
-    from app.diff.matcher import _looks_like_lines
+    from app.diff import looks_like_json_lines
 
-    return os.path.isfile(path) and _looks_like_lines(__import__("pathlib").Path(path))
+    return os.path.isfile(path) and looks_like_json_lines(Path(path))
 
 
 def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
@@ -84,7 +84,7 @@ def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
 def _run_spark_host(args: argparse.Namespace, master: str) -> Any:
     """The Spark job in the Spark host process (the frozen app has no pyspark of its own)."""
     from app.spark.client import HostError, SparkHost
-    from app.diff.matcher import DiffResult
+    from app.diff import DiffResult
 
     with SparkHost(master=master) as host:  # starting raises SparkUnavailable with the fix in one line
         try:
@@ -122,7 +122,7 @@ def _run_spark(args: argparse.Namespace) -> Any:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Compare LEFT and RIGHT (or one connected stream) and print the verdict."""
-    from app.diff.matcher import DiffError, Matcher, interleave, read_connected, read_stream
+    from app.diff import DiffError, Matcher, interleave, read_connected, read_stream
 
     if not args.left:
         raise _usage("diff: give LEFT and RIGHT files (or one file with --connected)")
@@ -160,7 +160,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def format_result(result: Any, show: int = 10) -> str:
     """The human report: verdict, first difference, then up to `show` unmatched items per side."""
-    from app.diff.matcher import _short
+    from app.diff import short_json
 
     lines = [result.summary()]
     for name, items, total in (("left", result.unmatched_left, result.unmatched_left_count),
@@ -170,7 +170,7 @@ def format_result(result: Any, show: int = 10) -> str:
         when = "at the first difference" if result.stopped_early else "at the end"
         lines.append(f"unmatched {name} items {when}: {total}")
         for entry in items[:max(show, 0)]:
-            lines.append(f"  {name} #{entry.index} (position {entry.position}): {_short(entry.item)}")
+            lines.append(f"  {name} #{entry.index} (position {entry.position}): {short_json(entry.item)}")
         if total > min(show, len(items)):
             lines.append(f"  ... {total - min(show, len(items))} more (use --json for all)")
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QFileDialog, QFormLayout, QHB
                                QLineEdit, QPlainTextEdit, QPushButton, QSplitter, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
-from app.diff.matcher import DiffError, DiffResult, Matcher, StreamItem, interleave, read_stream
+from app.diff import DiffError, DiffResult, Matcher, StreamItem, interleave, read_stream
 
 DEPENDENCE_EXAMPLES = ("same_key:key", "all", "none", "predicate:x.comp == y.comp and x.task == y.task",
                        "pairs:a-b")

@@ -6,7 +6,7 @@ the two subsequences are equal as sequences. The job reads two JSON Lines
 files, groups by key, finds per key the first index where the sides differ and
 turns it into the position of the connected stream where the online matcher
 would have noticed it (the later of the two items; streams connected
-'alternate' or 'left-first', as in :func:`app.diff.matcher.interleave`). The
+'alternate' or 'left-first', as in :func:`app.diff.interleave`). The
 result is the same :class:`DiffResult` as the local matcher's, except that the
 peak number of unmatched items is not measured. No Qt here; pyspark is
 imported by the caller's session only.
@@ -18,8 +18,8 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from app.diff.matcher import (SIDE_NAMES, DiffError, DiffResult, Difference, Matcher, StreamItem,
-                           describe_dependence, describe_equality, freeze)
+from app.diff import (SIDE_NAMES, DiffError, DiffResult, Difference, Matcher, StreamItem,
+                      describe_dependence, describe_equality, freeze)
 
 _ERROR = "\0error"
 

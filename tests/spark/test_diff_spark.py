@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.diff.matcher import DiffError, compare
+from app.diff import DiffError, diff_streams
 
 pytestmark = pytest.mark.spark
 
@@ -47,7 +47,7 @@ def test_spark_matches_local(spark, tmp_path: Path) -> None:
     cases = _cases()
     for (name, left, right), order in [(cases[1], "alternate"), (cases[2], "left-first")]:
         lp, rp = _write(tmp_path / f"{name}-l.jsonl", left), _write(tmp_path / f"{name}-r.jsonl", right)
-        local = compare(left, right, "same_key:key", order=order)
+        local = diff_streams(left, right, "same_key:key", order=order)
         remote = spark_same_key_diff(spark, lp, rp, "same_key:key", order=order)
         assert remote.engine == "spark" and remote.peak_unmatched is None
         assert (remote.equivalent, remote.detected_at, remote.matched) == \
@@ -79,7 +79,7 @@ def test_cli_spark_path_reuses_the_session(spark, tmp_path: Path, capsys: pytest
     lp, rp = _write(tmp_path / "l.jsonl", left), _write(tmp_path / "r.jsonl", right)
     assert main(["diff", str(lp), str(rp), "-d", "same_key:key", "--spark", "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
-    local = compare(left, right, "same_key:key")
+    local = diff_streams(left, right, "same_key:key")
     assert data["engine"] == "spark" and data["detected_at"] == local.detected_at
     assert not spark.sparkContext._jsc.sc().isStopped()
     (tmp_path / "a.json").write_text("[1, 2]")

@@ -8,7 +8,7 @@ from typing import Any, Callable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.diff.matcher import Matcher, from_pattern
+from app.diff import Matcher, from_pattern
 
 # (spec given to the matcher, the same relation written independently in Python)
 DEPENDENCES: list[tuple[Any, Callable[[dict, dict], bool]]] = [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.diff.matcher import Matcher, compare, from_pattern
+from app.diff import Matcher, diff_streams, from_pattern
 
 VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "diffstream-vectors.json"
 
@@ -29,7 +29,7 @@ def test_all_31_cases_are_there() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_expected_verdict(case: dict) -> None:
-    result = compare(case["left"], case["right"], case["dependence"], case["equality"])
+    result = diff_streams(case["left"], case["right"], case["dependence"], case["equality"])
     assert result.equivalent is case["expected"]
     assert (result.detected_at is None) is case["expected"]
 
