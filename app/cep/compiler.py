@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.cep.syntax import (
-    And, Atom, Follows, HoldsFor, Node, Not, Or, Pattern, PatternError, Plus, Star, Times, Within,
+    And, Atom, Follows, HoldsFor, PatternNode, Not, Or, Pattern, PatternError, Plus, Star, Times, Within,
 )
 
 INIT = 0
@@ -237,7 +237,7 @@ class _Builder:
         return _Frag(frag.init, frag.accepts, _dedup(frag.edges + kills))
 
     # -- the AST
-    def build(self, node: Node) -> _Frag:
+    def build(self, node: PatternNode) -> _Frag:
         if isinstance(node, Atom):
             i, f = self.new(), self.new()
             return _Frag(i, {f}, [Edge(i, f, node.type, frozenset(), node.binds, node.tests)])
@@ -277,7 +277,7 @@ class _Builder:
         raise PatternError(self.where, f"unknown pattern node {type(node).__name__}")
 
 
-def compile_ast(node: Node, where: str = "pattern") -> Automaton:
+def compile_ast(node: PatternNode, where: str = "pattern") -> Automaton:
     """Compile one AST; raises PatternError for patterns that cannot be matched."""
     builder = _Builder(where)
     frag = builder.merge_sinks(builder.build(node))

@@ -12,12 +12,12 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping, Union
+from typing import Any, Iterable, Mapping, Sequence, Union
 
 from app.core import fileio
 from app.core.topology import Problem, TopologyError
+from app.expr.core import Token, TokenStream, tokenize
 
-Context = Literal["chronicle", "immediate", "strict", "every", "any", "once", "first"]
 CONTEXTS: tuple[str, ...] = ("chronicle", "immediate", "strict", "every", "any", "once", "first")
 # Spellings accepted for the contexts (VIATRA's enum names among them).
 CONTEXT_ALIASES = {
@@ -25,7 +25,6 @@ CONTEXT_ALIASES = {
     "strict_immediate": "strict", "strict-immediate": "strict",
     "every": "every", "all": "every", "any": "any", "once": "once", "first": "first",
 }
-Skip = Literal["no_skip", "to_next", "past_last"]
 SKIPS: tuple[str, ...] = ("no_skip", "to_next", "past_last")
 COMPARATORS = ("==", "!=", "<=", ">=", "<", ">")
 
@@ -53,28 +52,28 @@ class Atom:
 class Follows:
     """`a -> b -> ...`: each argument matched after the previous one."""
 
-    args: tuple["Node", ...]
+    args: tuple[PatternNode, ...]
 
 
 @dataclass(frozen=True)
 class Or:
     """`a OR b`: either argument."""
 
-    args: tuple["Node", ...]
+    args: tuple[PatternNode, ...]
 
 
 @dataclass(frozen=True)
 class And:
     """`a AND b`: every argument, in any order (each argument's events kept together)."""
 
-    args: tuple["Node", ...]
+    args: tuple[PatternNode, ...]
 
 
 @dataclass(frozen=True)
 class Times:
     """`a{n}`: the argument n times in a row (n >= 1)."""
 
-    arg: "Node"
+    arg: PatternNode
     n: int
 
 
@@ -82,28 +81,28 @@ class Times:
 class Star:
     """`a{*}`: the argument zero or more times (only inside a sequence)."""
 
-    arg: "Node"
+    arg: PatternNode
 
 
 @dataclass(frozen=True)
 class Plus:
     """`a{+}`: the argument one or more times."""
 
-    arg: "Node"
+    arg: PatternNode
 
 
 @dataclass(frozen=True)
 class Not:
     """`NOT a`: the next events do not start `a`; matches the first event where `a` fails."""
 
-    arg: "Node"
+    arg: PatternNode
 
 
 @dataclass(frozen=True)
 class Within:
     """`a within w`: first to last event of `a` at most `w` apart (event time, inclusive)."""
 
-    arg: "Node"
+    arg: PatternNode
     window: float
 
 
@@ -111,11 +110,11 @@ class Within:
 class HoldsFor:
     """`a holdsFor d`: first to last event of `a` at least `d` apart (event time, inclusive)."""
 
-    arg: "Node"
+    arg: PatternNode
     duration: float
 
 
-Node = Union[Atom, Follows, Or, And, Times, Star, Plus, Not, Within, HoldsFor]
+PatternNode = Union[Atom, Follows, Or, And, Times, Star, Plus, Not, Within, HoldsFor]
 
 
 @dataclass
@@ -123,7 +122,7 @@ class Pattern:
     """A named pattern with its matching context, after-match skip, partition keys and report kind."""
 
     id: str
-    ast: Node
+    ast: PatternNode
     context: str = "chronicle"
     skip: str = "no_skip"
     by: tuple[str, ...] = ()  # match separately per value of these attributes
@@ -150,82 +149,57 @@ _KEYWORDS = {"or": "OR", "and": "AND", "not": "NOT", "within": "WITHIN", "holdsf
              "true": "TRUE", "false": "FALSE", "null": "NULL"}
 
 
-@dataclass(frozen=True)
-class _Tok:
-    kind: str  # num, str, name, op, kw, end
-    text: str
-    pos: int
+def _pattern_token(text: str, i: int, tokens: Sequence[Token]) -> tuple[Token, int] | None:
+    m = _TOKEN.match(text, i)
+    if not m or m.end() == i:
+        return None
+    group = m.lastgroup or "op"
+    kind, value = group, m.group(group)
+    if kind == "name" and value.lower() in _KEYWORDS:
+        kind, value = "kw", _KEYWORDS[value.lower()]
+    return Token(kind, value, m.start(group), value), m.end()
 
 
-def _tokenize(text: str, where: str) -> list[_Tok]:
-    out: list[_Tok] = []
-    i = 0
-    while i < len(text):
-        if text[i].isspace():
-            i += 1
-            continue
-        m = _TOKEN.match(text, i)
-        if not m or m.end() == i:
-            raise PatternError(where, f"position {i}: unexpected character {text[i]!r}")
-        kind = m.lastgroup or "op"
-        value = m.group(kind)
-        start = m.start(kind)
-        if kind == "name" and value.lower() in _KEYWORDS:
-            out.append(_Tok("kw", _KEYWORDS[value.lower()], start))
-        else:
-            out.append(_Tok(kind, value, start))
-        i = m.end()
-    out.append(_Tok("end", "", len(text)))
-    return out
+def _tokenize(text: str, where: str) -> list[Token]:
+    """Tokens of kinds num, str, var, ref, name, op, kw and end (keywords in upper case)."""
+    return tokenize(text, (_pattern_token,),
+                    lambda pos: PatternError(where, f"position {pos}: unexpected character {text[pos]!r}"),
+                    Token("end", "", len(text), ""))
 
 
-class _TextParser:
+class _TextParser(TokenStream):
     """Recursive descent over the compact form; `->` binds tightest, then AND, then OR, then within/holdsFor."""
 
-    def __init__(self, text: str, where: str, constants: Mapping[str, Any], patterns: Mapping[str, "Node"]):
+    def __init__(self, text: str, where: str, constants: Mapping[str, Any], patterns: Mapping[str, PatternNode]):
+        super().__init__(_tokenize(text, where))
         self.text = text
         self.where = where
         self.constants = constants
         self.patterns = patterns
-        self.toks = _tokenize(text, where)
-        self.i = 0
 
     # helpers
-    def peek(self) -> _Tok:
-        return self.toks[self.i]
-
-    def take(self) -> _Tok:
-        tok = self.toks[self.i]
-        self.i += 1
-        return tok
-
-    def fail(self, tok: _Tok, message: str) -> PatternError:
+    def fail(self, tok: Token, message: str) -> PatternError:
         shown = tok.text if tok.kind != "end" else "end of pattern"
         return PatternError(self.where, f"position {tok.pos}: {message} (found {shown!r})")
 
-    def expect(self, kind: str, text: str | None = None) -> _Tok:
-        tok = self.take()
-        if tok.kind != kind or (text is not None and tok.text != text):
-            raise self.fail(tok, f"expected {text or kind}")
-        return tok
+    def expected(self, tok: Token, kind: str, value: Any) -> PatternError:
+        return self.fail(tok, f"expected {value or kind}")
 
     def is_op(self, text: str) -> bool:
-        tok = self.peek()
-        return tok.kind == "op" and tok.text == text
+        return self.at("op", text)
 
     def is_kw(self, text: str) -> bool:
-        tok = self.peek()
-        return tok.kind == "kw" and tok.text == text
+        return self.at("kw", text)
 
     # grammar
-    def parse(self) -> Node:
+    def parse(self) -> PatternNode:
         node = self.timed()
         tok = self.peek()
         if tok.kind != "end":
             raise self.fail(tok, "unexpected text after the pattern")
         return node
 
-    def timed(self) -> Node:
+    def timed(self) -> PatternNode:
         node = self.alternatives()
         while self.is_kw("WITHIN") or self.is_kw("HOLDSFOR"):
             kw = self.take()
@@ -235,34 +209,34 @@ class _TextParser:
             node = Within(node, amount) if kw.text == "WITHIN" else HoldsFor(node, amount)
         return node
 
-    def alternatives(self) -> Node:
+    def alternatives(self) -> PatternNode:
         args = [self.conjunction()]
         while self.is_kw("OR") or self.is_op("|") or self.is_op("||"):
             self.take()
             args.append(self.conjunction())
         return args[0] if len(args) == 1 else Or(tuple(args))
 
-    def conjunction(self) -> Node:
+    def conjunction(self) -> PatternNode:
         args = [self.sequence()]
         while self.is_kw("AND") or self.is_op("&") or self.is_op("&&"):
             self.take()
             args.append(self.sequence())
         return args[0] if len(args) == 1 else And(tuple(args))
 
-    def sequence(self) -> Node:
+    def sequence(self) -> PatternNode:
         args = [self.unary()]
         while self.is_op("->"):
             self.take()
             args.append(self.unary())
         return args[0] if len(args) == 1 else Follows(tuple(args))
 
-    def unary(self) -> Node:
+    def unary(self) -> PatternNode:
         if self.is_kw("NOT") or self.is_op("!"):
             self.take()
             return Not(self.unary())
         return self.postfix()
 
-    def postfix(self) -> Node:
+    def postfix(self) -> PatternNode:
         node = self.primary()
         while True:
             if self.is_op("{"):
@@ -288,7 +262,7 @@ class _TextParser:
             else:
                 return node
 
-    def primary(self) -> Node:
+    def primary(self) -> PatternNode:
         tok = self.peek()
         if self.is_op("("):
             self.take()
@@ -349,12 +323,12 @@ class _TextParser:
     def number(self, what: str) -> float:
         value = self.constant()
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(self.toks[self.i - 1], f"expected a number for {what}")
+            raise self.fail(self.tokens[self.i - 1], f"expected a number for {what}")
         return float(value)
 
 
 def parse_text(text: str, where: str = "pattern", constants: Mapping[str, Any] | None = None,
-               patterns: Mapping[str, Node] | None = None) -> Node:
+               patterns: Mapping[str, PatternNode] | None = None) -> PatternNode:
     """Parse the compact text form of one pattern expression into an AST (`@name` refers to `patterns`)."""
     if not text.strip():
         raise PatternError(where, "the pattern is empty")
@@ -370,7 +344,7 @@ def _number(value: Any, where: str) -> float:
     return float(value)
 
 
-def parse_ast(data: Any, where: str = "ast") -> Node:
+def parse_ast(data: Any, where: str = "ast") -> PatternNode:
     """Parse the JSON form used by the vectors: `{"atom": "a"}`, `{"op": "follows", "args": [...]}`, ..."""
     if not isinstance(data, dict):
         raise PatternError(where, f"expected an object, got {type(data).__name__}")
@@ -417,7 +391,7 @@ def parse_ast(data: Any, where: str = "ast") -> Node:
     return {"star": Star, "plus": Plus, "not": Not}[op](arg)
 
 
-def to_ast(node: Node) -> dict[str, Any]:
+def to_ast(node: PatternNode) -> dict[str, Any]:
     """The JSON form of an AST (inverse of :func:`parse_ast`)."""
     if isinstance(node, Atom):
         out: dict[str, Any] = {"atom": node.type}
@@ -439,7 +413,7 @@ def to_ast(node: Node) -> dict[str, Any]:
     return {"op": name, "arg": to_ast(node.arg)}
 
 
-def to_text(node: Node) -> str:
+def to_text(node: PatternNode) -> str:
     """The compact text form of an AST (fully parenthesised where precedence needs it)."""
     if isinstance(node, Atom):
         parts = [a if a == p else f"{a}={p}" for a, p in node.binds]
@@ -461,7 +435,7 @@ def to_text(node: Node) -> str:
     return f"{_wrap(node.arg)} holdsFor {node.duration:g}"
 
 
-def _wrap(node: Node) -> str:
+def _wrap(node: PatternNode) -> str:
     return to_text(node) if isinstance(node, Atom) else f"({to_text(node)})"
 
 
@@ -570,7 +544,7 @@ def parse_pattern_text(source: str, where: str = "patterns", overrides: Mapping[
     if overrides:
         constants.update(overrides)
     patterns: list[Pattern] = []
-    seen: dict[str, Node] = {}
+    seen: dict[str, PatternNode] = {}
     for number, name, opts, body, desc in entries:
         here = f"{where} line {number} ({name})"
         if name in seen:
@@ -640,7 +614,7 @@ def load_patterns(path: str | Path, overrides: Mapping[str, Any] | None = None) 
     return parse_pattern_text(source, p.name, overrides)
 
 
-def iter_atoms(node: Node) -> Iterable[Atom]:
+def iter_atoms(node: PatternNode) -> Iterable[Atom]:
     """Every atom of a pattern, left to right."""
     if isinstance(node, Atom):
         yield node

@@ -11,16 +11,16 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from app.cep import compile_ast
-from app.cep.syntax import And, Atom, Follows, Node, Or, Plus, Star, Times
+from app.cep.syntax import And, Atom, Follows, PatternNode, Or, Plus, Star, Times
 
 ALPHABET = "abc"
 
 
-def accepts_reference(node: Node, seq: tuple[str, ...]) -> bool:
+def accepts_reference(node: PatternNode, seq: tuple[str, ...]) -> bool:
     """Language membership straight from the definitions (exponential, fine for short sequences)."""
 
     @lru_cache(maxsize=None)
-    def m(n: Node, s: tuple[str, ...]) -> bool:
+    def m(n: PatternNode, s: tuple[str, ...]) -> bool:
         if isinstance(n, Atom):
             return s == (n.type,)
         if isinstance(n, Or):
@@ -37,7 +37,7 @@ def accepts_reference(node: Node, seq: tuple[str, ...]) -> bool:
             return any(m(n.arg, s[:k]) and m(Star(n.arg), s[k:]) for k in range(0, len(s) + 1))
         raise AssertionError(n)
 
-    def seq_of(args: tuple[Node, ...], s: tuple[str, ...]) -> bool:
+    def seq_of(args: tuple[PatternNode, ...], s: tuple[str, ...]) -> bool:
         if not args:
             return s == ()
         return any(m(args[0], s[:k]) and seq_of(args[1:], s[k:]) for k in range(0, len(s) + 1))
@@ -45,7 +45,7 @@ def accepts_reference(node: Node, seq: tuple[str, ...]) -> bool:
     return m(node, seq)
 
 
-def accepts_automaton(node: Node, seq: tuple[str, ...]) -> bool:
+def accepts_automaton(node: PatternNode, seq: tuple[str, ...]) -> bool:
     """Run the compiled automaton as an NFA over the whole sequence."""
     automaton = compile_ast(node)
     current = {0}
@@ -67,7 +67,7 @@ def _trees(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 @settings(max_examples=300, deadline=None)
 @given(st.recursive(atoms, _trees, max_leaves=5), st.lists(st.sampled_from(ALPHABET), max_size=6).map(tuple))
-def test_compiled_automaton_accepts_the_pattern_language(node: Node, seq: tuple[str, ...]) -> None:
+def test_compiled_automaton_accepts_the_pattern_language(node: PatternNode, seq: tuple[str, ...]) -> None:
     assume(not accepts_reference(node, ()))  # patterns that match no event are rejected by the compiler
     assert accepts_automaton(node, seq) == accepts_reference(node, seq)
 
@@ -93,7 +93,7 @@ def test_some_tricky_constructions() -> None:
             assert not accepts_automaton(parse_text(text), seq), (text, seq)
 
 
-def _random_pattern(rng: Any, depth: int = 0) -> Node:
+def _random_pattern(rng: Any, depth: int = 0) -> PatternNode:
     from app.cep.syntax import HoldsFor, Not, Within
 
     if depth > 3 or rng.random() < 0.35:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.expr.parser import ExprError, ExprEvalError, compile_predicate, parse_expr
+from app.expr import ExprError, ExprEvalError, compile_predicate, parse_expr
 
 
 @pytest.mark.parametrize("source,x,y,expected", [
