@@ -18,7 +18,7 @@ setup: $(STAMP)
 
 # Opens the app on an example; with no display (or no GUI yet) prints the rate check instead.
 run: $(STAMP)
-	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] && $(PY) -c "import app.cli.gui" 2>/dev/null; then \
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] && $(PY) -c "import app.gui.mainwindow" 2>/dev/null; then \
 		$(VENV)/bin/stormbound gui $(EXAMPLE); \
 	else \
 		echo "(no display: printing the rate check of $(EXAMPLE))"; \

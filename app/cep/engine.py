@@ -535,3 +535,8 @@ class CepEngine:
     def iter_matches(self, events: Iterable[dict]) -> Iterator[Match]:
         for ev in events:
             yield from self.feed(ev)
+
+
+def find_matches(patterns: Sequence[Pattern], events: Iterable[dict[str, Any]]) -> list[Match]:
+    """Every match of every pattern over the events, in the order they complete."""
+    return CepEngine(patterns).run(events)

@@ -10,20 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from app.cep import Match, Pattern, events_from_log, find_matches, load_patterns
+from app.cep.engine import Match, find_matches
+from app.cep.events import events_from_log
+from app.cep.syntax import Pattern, load_patterns
+from app.datafiles import resources_dir
 
 MONITORS_FILE = "storm-monitors.cep"
 
 
 def monitors_path() -> Path:
     """Where the shipped monitor patterns are (checkout or PyInstaller bundle)."""
-    try:
-        from app.datafiles import resources_dir
-
-        root = resources_dir()
-    except ImportError:  # running without the data-file helper: the checkout layout
-        root = Path(__file__).resolve().parents[2] / "resources"
-    return root / "patterns" / MONITORS_FILE
+    return resources_dir() / "patterns" / MONITORS_FILE
 
 
 def load_monitors(overrides: Mapping[str, Any] | None = None, path: str | Path | None = None) -> list[Pattern]:

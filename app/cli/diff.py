@@ -1,8 +1,8 @@
-"""`stormbound diff` (DiffStream stream equivalence) and `stormbound cep` (complex event patterns).
+"""`stormbound diff LEFT RIGHT -d SPEC`: are two run outputs equivalent up to a dependence relation (DiffStream)?
 
-`diff` exits 0 when the outputs are equivalent, 1 when they are not, 2 on bad
-input (one line on stderr naming the file/field), 3 on an internal error.
-`cep` is implemented in :mod:`app.cep` (`run_cep_command`), imported lazily.
+Exits 0 when the outputs are equivalent, 1 when they are not, 2 on bad input
+(one line on stderr naming the file/field), 3 on an internal error. Large
+`same_key` inputs go to the Spark job when Spark is at hand.
 """
 
 from __future__ import annotations
@@ -12,13 +12,18 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from app.cli import UsageError
+
+if TYPE_CHECKING:
+    from app.diff import DiffResult
 
 SPARK_THRESHOLD_MB = 256  # same_key inputs bigger than this (both files together) go to Spark
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the `diff` and `cep` subcommands."""
+    """Add `diff` to the `stormbound` command line."""
     p = sub.add_parser(
         "diff", help="are two run outputs equivalent up to a dependence relation? (DiffStream)",
         description="Compare two streams (JSON Lines, JSON arrays, or event logs) and report the first "
@@ -41,20 +46,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_diff, file_args=("left",))
 
-    p = sub.add_parser("cep", help="find complex event patterns in a run's event log",
-                       description="Report every match of the patterns in the event log.")
-    p.add_argument("patterns",
-                   help="pattern file (compact text form or JSON), or `monitors` for the shipped Storm monitors")
-    p.add_argument("log", help="event log of a run (file or run folder)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_cep, file_args=("patterns", "log"))
-
-
-def _usage(message: str) -> Exception:
-    from app.cli import UsageError
-
-    return UsageError(message)
-
 
 def _is_json_lines(path: str) -> bool:
     from app.diff import looks_like_json_lines
@@ -66,12 +57,12 @@ def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
     """Spark for same_key on JSON Lines files: asked for with --spark, or when the files are large."""
     if args.spark:
         if matcher_mode != "same_key":
-            raise _usage("diff: --spark needs same_key dependence (with a structural or set_of_split equality)")
+            raise UsageError("diff: --spark needs same_key dependence (with a structural or set_of_split equality)")
         if args.connected:
-            raise _usage("diff: --spark reads two files, not a --connected stream")
+            raise UsageError("diff: --spark reads two files, not a --connected stream")
         for path in (args.left, args.right):
             if not _is_json_lines(path):
-                raise _usage(f"{path}: --spark reads JSON Lines files (.jsonl, one item per line)")
+                raise UsageError(f"{path}: --spark reads JSON Lines files (.jsonl, one item per line)")
         return True
     if matcher_mode != "same_key" or args.spark_threshold <= 0 or args.connected:
         return False
@@ -81,7 +72,7 @@ def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
     return size > args.spark_threshold * 1024 * 1024
 
 
-def _run_spark_host(args: argparse.Namespace, master: str) -> Any:
+def _run_spark_host(args: argparse.Namespace, master: str) -> DiffResult:
     """The Spark job in the Spark host process (the frozen app has no pyspark of its own)."""
     from app.spark.client import HostError, SparkHost
     from app.diff import DiffResult
@@ -91,11 +82,11 @@ def _run_spark_host(args: argparse.Namespace, master: str) -> Any:
             data = host.request("diff", left=str(Path(args.left).resolve()), right=str(Path(args.right).resolve()),
                                 dependence=args.dependence, equality=args.equality, order=args.order)
         except HostError as err:
-            raise _usage(f"diff: {err}") from None
+            raise UsageError(f"diff: {err}") from None
     return DiffResult.model_validate(data)
 
 
-def _run_spark(args: argparse.Namespace) -> Any:
+def _run_spark(args: argparse.Namespace) -> DiffResult:
     """The Spark job in this process (reusing an active session, never stopping one it did not start)."""
     import importlib.util
 
@@ -125,11 +116,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from app.diff import DiffError, Matcher, interleave, read_connected, read_stream
 
     if not args.left:
-        raise _usage("diff: give LEFT and RIGHT files (or one file with --connected)")
+        raise UsageError("diff: give LEFT and RIGHT files (or one file with --connected)")
     if args.connected and args.right:
-        raise _usage("diff: --connected takes a single file")
+        raise UsageError("diff: --connected takes a single file")
     if not args.connected and not args.right:
-        raise _usage("diff: missing RIGHT file (or use --connected for one interleaved file)")
+        raise UsageError("diff: missing RIGHT file (or use --connected for one interleaved file)")
     try:
         matcher = Matcher(args.dependence, args.equality)
         result = None
@@ -140,7 +131,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 result = _run_spark(args)
             except SparkUnavailable as err:
                 if args.spark:
-                    raise _usage(f"diff: {err}") from None
+                    raise UsageError(f"diff: {err}") from None
                 print(f"stormbound: Spark unavailable ({err}); comparing in this process", file=sys.stderr)
         if result is None:
             if args.connected:
@@ -150,7 +141,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             matcher.feed(events)
             result = matcher.finish()
     except DiffError as err:
-        raise _usage(str(err)) from None
+        raise UsageError(str(err)) from None
     if args.json:
         sys.stdout.write(json.dumps(result.model_dump(mode="json"), indent=2, default=str) + "\n")
     else:
@@ -158,7 +149,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0 if result.equivalent else 1
 
 
-def format_result(result: Any, show: int = 10) -> str:
+def format_result(result: DiffResult, show: int = 10) -> str:
     """The human report: verdict, first difference, then up to `show` unmatched items per side."""
     from app.diff import short_json
 
@@ -174,17 +165,3 @@ def format_result(result: Any, show: int = 10) -> str:
         if total > min(show, len(items)):
             lines.append(f"  ... {total - min(show, len(items))} more (use --json for all)")
     return "\n".join(lines)
-
-
-def cmd_cep(args: argparse.Namespace) -> int:
-    """Hand over to app.cep.run_cep_command (written with the pattern language)."""
-    try:
-        from app import cep
-    except ModuleNotFoundError as err:
-        if err.name in ("app.cep",):
-            raise _usage("cep: complex event patterns are not available in this build (app.cep missing)") from None
-        raise
-    run = getattr(cep, "run_cep_command", None)
-    if run is None:
-        raise _usage("cep: app.cep has no run_cep_command yet")
-    return int(run(args))

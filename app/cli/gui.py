@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from app.cli import UsageError
+
 SCREENSHOT_SIZE = (1440, 900)
 VERIFY_LIMIT_S = 900
 
@@ -21,8 +23,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    from app.cli import UsageError
-
     if args.verify and not args.screenshot:
         raise UsageError("--verify needs --screenshot (in the app, use the Verify menu)")
     if args.screenshot:
@@ -59,8 +59,6 @@ def _has_display() -> bool:
 
 def run_app(file: str | None) -> int:
     """Open the window (and FILE) and run the event loop until it closes."""
-    from app.cli import UsageError
-
     if not _has_display():
         raise UsageError("no display to open the app on (DISPLAY is not set); "
                          "use 'stormbound check FILE', or 'stormbound gui FILE --screenshot OUT.png'")
@@ -79,8 +77,6 @@ def screenshot(file: str | None, out: Path, verify: bool) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ["STORMBOUND_NO_DIALOGS"] = "1"
     from PySide6.QtCore import QEventLoop, QSettings, QTimer, qInstallMessageHandler
-
-    from app.cli import UsageError
 
     if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
         qInstallMessageHandler(_quiet_offscreen)

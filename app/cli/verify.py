@@ -47,7 +47,7 @@ def format_result(result) -> str:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from app.cli import _load
+    from app.cli import read_topology
     from app.core.formats.trace import save_trace
     from app.core.tcn.search import verify
 
@@ -55,7 +55,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError("--k must be at least 2")
     if args.k_max is not None and args.k_max < 2:
         raise UsageError("--k-max must be at least 2")
-    topo = _load(args.file)
+    topo = read_topology(args.file)
     if not topo.bolts:
         raise UsageError(f"{args.file}: the topology has no bolt to verify")
 
