@@ -33,6 +33,7 @@ COLUMNS = ("t", "ev", "comp", "task", "tuple", "msg", "anchors", "reason", "queu
 # The same columns as Spark DDL (the Spark jobs read logs with exactly this schema).
 EVENT_DDL = "t DOUBLE, ev STRING, comp STRING, task BIGINT, tuple STRING, msg STRING, anchors ARRAY<STRING>, reason STRING"
 QUEUE_DDL = "t DOUBLE, comp STRING, task BIGINT, queue BIGINT"
+FLAT_DDL = EVENT_DDL + ", queue BIGINT"  # events and queue samples in one table (the run job's rows)
 ANCHOR_SEP = ";"  # CSV has no lists: anchors are joined with this separator
 
 EVENT_FILES = ("events.parquet", "events.jsonl", "events.csv")
@@ -377,6 +378,17 @@ def _csv_bytes(records: Iterable[Event | QueueSample]) -> bytes:
     return buf.getvalue().encode()
 
 
+def flat_rows(records: Iterable[Event | QueueSample]) -> list[tuple[Any, ...]]:
+    """Events and queue samples as rows of FLAT_DDL."""
+    rows: list[tuple[Any, ...]] = []
+    for r in records:
+        if isinstance(r, Event):
+            rows.append((r.t, r.ev, r.comp, r.task, r.tuple, r.msg, r.anchors, r.reason, None))
+        else:
+            rows.append((r.t, None, r.comp, r.task, None, None, None, None, r.queue))
+    return rows
+
+
 def write_records(path: str | os.PathLike[str], records: Iterable[Event | QueueSample]) -> Path:
     """Write records as JSON Lines, CSV or Parquet, chosen by the file name; atomic for text files."""
     from app.core.fileio import write_atomic
@@ -391,9 +403,8 @@ def write_records(path: str | os.PathLike[str], records: Iterable[Event | QueueS
     elif fmt == "parquet":
         from app.spark.session import local_session
 
-        from app.spark.frames import records_to_frame
-
-        records_to_frame(local_session(), items).coalesce(1).write.mode("overwrite").parquet(str(p))
+        frame = local_session().createDataFrame(flat_rows(items), FLAT_DDL)
+        frame.coalesce(1).write.mode("overwrite").parquet(str(p))
     else:
         raise EventLogError(p.name, "write logs as .jsonl, .csv or .parquet")
     return p

@@ -14,8 +14,8 @@ from typing import Iterable
 
 from app.measure.eventlog import (
     ANCHOR_SEP,
-    EVENT_DDL,
     EVENT_KINDS,
+    FLAT_DDL,
     QUEUE_DDL,
     Event,
     EventLog,
@@ -23,22 +23,15 @@ from app.measure.eventlog import (
     QueueSample,
     TimeUnit,
     find_run_files,
+    flat_rows,
     log_format,
     read_log,
 )
 
-FLAT_DDL = EVENT_DDL + ", queue BIGINT"
-
 
 def records_to_frame(spark, records: Iterable[Event | QueueSample]):
     """One flat DataFrame (FLAT_DDL) holding events and queue samples."""
-    rows = []
-    for r in records:
-        if isinstance(r, Event):
-            rows.append((r.t, r.ev, r.comp, r.task, r.tuple, r.msg, r.anchors, r.reason, None))
-        else:
-            rows.append((r.t, None, r.comp, r.task, None, None, None, None, r.queue))
-    return spark.createDataFrame(rows, FLAT_DDL)
+    return spark.createDataFrame(flat_rows(records), FLAT_DDL)
 
 
 def log_to_frames(spark, log: EventLog):

@@ -121,9 +121,8 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
     the job through its tag.
     """
     from app.core.fileio import write_atomic
-    from app.measure.eventlog import Event, QueueSample, write_records
+    from app.measure.eventlog import FLAT_DDL, Event, QueueSample, write_records
     from app.spark.session import master_of, task_slots
-    from app.spark.frames import FLAT_DDL
     from app.spark.tasks import task_function
 
     slots = task_slots(spark)

@@ -234,7 +234,7 @@ class Worker:
 
 
 def arrow_batches(rows: list[Row], size: int = 65536) -> Iterator[Any]:
-    """The rows as Arrow record batches: the Arrow form of app.spark.frames.FLAT_DDL (the job's schema)."""
+    """The rows as Arrow record batches: the Arrow form of app.measure.eventlog.FLAT_DDL (the job's schema)."""
     import pyarrow as pa
 
     schema = pa.schema([("t", pa.float64()), ("ev", pa.string()), ("comp", pa.string()), ("task", pa.int64()),
