@@ -103,9 +103,7 @@ def screenshot(file: str | None, out: Path, verify: bool) -> int:
         app.processEvents()
         window.canvas.fit_all()
         if verify:
-            panel = getattr(window, "verification_panel", None)
-            if panel is None:
-                raise UsageError("--verify: the verification panel is not installed in this build")
+            panel = window.verification_panel
             loop = QEventLoop()
             finished: list[bool] = []
             panel.all_finished.connect(lambda: finished.append(True))

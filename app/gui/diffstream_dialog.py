@@ -1,23 +1,23 @@
-"""The "Compare runs" dialog: are two run outputs equivalent up to a dependence relation (DiffStream)?
+"""The DiffStream dialog (Runs > Compare runs...): are two run outputs equivalent up to a dependence relation?
 
 Pick two output files (JSON Lines, JSON arrays or event logs), a dependence and
 an equality in the same short forms as `stormbound diff`; the comparison runs
-in a QThread worker and the dialog shows the verdict, the first difference and
-the unmatched items of each side. `install(window)` adds Runs > Compare runs...
+in a `CallWorker` (app.gui.workers) and the dialog shows the verdict, the first
+difference and the unmatched items of each side. The main window owns the
+dialog and its menu entry.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
-from PySide6.QtGui import QAction
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (QComboBox, QDialog, QFileDialog, QFormLayout, QHBoxLayout, QHeaderView, QLabel,
                                QLineEdit, QPlainTextEdit, QPushButton, QSplitter, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
-from app.diff import DiffError, DiffResult, Matcher, StreamItem, interleave, read_stream
+from app.diff import DiffError, DiffResult, Matcher, StreamItem, interleave, read_stream, short_json
+from app.gui.workers import CallWorker
 
 DEPENDENCE_EXAMPLES = ("same_key:key", "all", "none", "predicate:x.comp == y.comp and x.task == y.task",
                        "pairs:a-b")
@@ -32,35 +32,14 @@ def compare_files(left: str, right: str, dependence: str, equality: str | None =
     return matcher.finish()
 
 
-class CompareWorker(QObject):
-    """Runs one comparison in a worker thread; reports a DiffResult or a one-line problem."""
-
-    finished = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, left: str, right: str, dependence: str, equality: str | None, order: str):
-        super().__init__()
-        self.args = (left, right, dependence, equality, order)
-
-    @Slot()
-    def run(self) -> None:
-        try:
-            result = compare_files(*self.args)
-        except (DiffError, ValueError, OSError) as err:  # bad input: TopologyError/EventLogError are ValueErrors
-            self.failed.emit(str(err))
-            return
-        except Exception as err:  # noqa: BLE001 - never let a worker die silently
-            self.failed.emit(f"internal error: {type(err).__name__}: {err}")
-            return
-        self.finished.emit(result)
+def failure_text(err: Exception) -> str:
+    """Bad input in its own words (TopologyError/EventLogError are ValueErrors); anything else as internal."""
+    if isinstance(err, (DiffError, ValueError, OSError)):
+        return str(err)
+    return f"internal error: {type(err).__name__}: {err}"
 
 
-def _short(item: Any, limit: int = 200) -> str:
-    text = json.dumps(item, default=str, ensure_ascii=False)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-class CompareRunsDialog(QDialog):
+class DiffStreamDialog(QDialog):
     """Two files, a dependence and an equality in; verdict, first difference and leftovers out."""
 
     result_ready = Signal(object)  # DiffResult, or None after a problem
@@ -68,11 +47,10 @@ class CompareRunsDialog(QDialog):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("Compare runs")
-        self.setObjectName("compare_runs")
+        self.setObjectName("diffstream_dialog")
         self.result: DiffResult | None = None
         self.problem: str | None = None
-        self._thread: QThread | None = None
-        self._worker: CompareWorker | None = None
+        self._worker: CallWorker[DiffResult] | None = None
 
         self.left_edit, left_row = self._file_row("left")
         self.right_edit, right_row = self._file_row("right")
@@ -173,7 +151,7 @@ class CompareRunsDialog(QDialog):
     @Slot()
     def start(self) -> None:
         """Start the comparison in a worker thread (one at a time)."""
-        if self._thread is not None:
+        if self._worker is not None:
             return
         left, right = self.left_edit.text().strip(), self.right_edit.text().strip()
         if not left or not right:
@@ -181,30 +159,29 @@ class CompareRunsDialog(QDialog):
             return
         self._set_verdict("idle", "Comparing...")
         self.compare_button.setEnabled(False)
-        self._thread = QThread(self)
-        self._worker = CompareWorker(left, right, self.dependence_edit.currentText().strip(),
-                                     self.equality_edit.text().strip() or None, self.order_edit.currentText())
-        self._worker.moveToThread(self._thread)
-        self._thread.started.connect(self._worker.run)
-        self._worker.finished.connect(self.show_result)  # bound methods of a GUI-thread object
-        self._worker.failed.connect(self.show_problem)
-        self._thread.start()
+        dependence, equality = self.dependence_edit.currentText().strip(), self.equality_edit.text().strip() or None
+        order = self.order_edit.currentText()
 
-    def _stop_thread(self) -> None:
-        if self._thread is not None:
-            self._thread.quit()
-            self._thread.wait()
-            self._thread.deleteLater()
-            self._thread = None
+        def compare(worker: CallWorker[DiffResult]) -> DiffResult:
+            return compare_files(left, right, dependence, equality, order)
+
+        worker: CallWorker[DiffResult] = CallWorker(compare, describe=failure_text, parent=self)
+        worker.result_ready.connect(self.show_result)  # bound methods of a GUI-thread object
+        worker.failed.connect(self.show_problem)
+        worker.finished.connect(worker.deleteLater)
+        self._worker = worker
+        worker.start()
+
+    def _stop_worker(self) -> None:
         if self._worker is not None:
-            self._worker.deleteLater()
+            self._worker.wait()  # it has delivered its result: the thread is ending
             self._worker = None
         self.compare_button.setEnabled(True)
 
     @Slot(str)
     def show_problem(self, message: str) -> None:
         """Show a one-line problem (bad spec, missing file, item without the key field)."""
-        self._stop_thread()
+        self._stop_worker()
         self.result, self.problem = None, message
         self._set_verdict("error", f"Cannot compare: {message}")
         self.details.setPlainText(message)
@@ -215,7 +192,7 @@ class CompareRunsDialog(QDialog):
     @Slot(object)
     def show_result(self, result: DiffResult) -> None:
         """Show the verdict, the first difference and the unmatched items."""
-        self._stop_thread()
+        self._stop_worker()
         self.result, self.problem = result, None
         if result.equivalent:
             self._set_verdict("equivalent", f"Equivalent: {result.matched:,} pairs matched "
@@ -237,32 +214,11 @@ class CompareRunsDialog(QDialog):
         shown = items[:limit]
         table.setRowCount(len(shown))
         for row, entry in enumerate(shown):
-            for col, text in enumerate((str(entry.index), str(entry.position or ""), _short(entry.item))):
+            for col, text in enumerate((str(entry.index), str(entry.position or ""), short_json(entry.item, 200))):
                 table.setItem(row, col, QTableWidgetItem(text))
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        if self._thread is not None:
-            self._thread.quit()
-            self._thread.wait()
+    def closeEvent(self, event: Any) -> None:
+        if self._worker is not None:
+            self._worker.wait()
         super().closeEvent(event)
 
-
-def open_dialog(window: QWidget) -> CompareRunsDialog:
-    """Show the window's Compare runs dialog (one per window, kept alive by the window)."""
-    dialog = getattr(window, "_compare_runs_dialog", None)
-    if dialog is None:
-        dialog = CompareRunsDialog(window)
-        window._compare_runs_dialog = dialog  # type: ignore[attr-defined]
-    dialog.show()
-    dialog.raise_()
-    return dialog
-
-
-def install(window: Any) -> QAction:
-    """Add Runs > Compare runs... to the main window (plug-in contract: `window.menu(title)`)."""
-    action = QAction("Compare runs...", window)
-    action.setObjectName("action_compare_runs")
-    action.setStatusTip("Are two run outputs equivalent up to a dependence relation? (DiffStream)")
-    action.triggered.connect(lambda: open_dialog(window))
-    window.menu("Runs").addAction(action)
-    return action

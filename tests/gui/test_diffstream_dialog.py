@@ -1,4 +1,4 @@
-"""The Compare runs dialog: verdict, first difference and leftovers from a worker thread; Runs menu entry."""
+"""The DiffStream dialog: verdict, first difference and leftovers from a worker thread; Runs menu entry."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from app.gui.diffstream_dialog import CompareRunsDialog, install  # noqa: E402
+from app.gui.diffstream_dialog import DiffStreamDialog  # noqa: E402  # after the importorskip
 
 
 @pytest.fixture()
@@ -20,14 +20,14 @@ def outputs(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _run(qtbot: Any, dialog: CompareRunsDialog) -> Any:
+def _run(qtbot: Any, dialog: DiffStreamDialog) -> Any:
     with qtbot.waitSignal(dialog.result_ready, timeout=10_000) as blocker:
         dialog.compare_button.click()
     return blocker.args[0]
 
 
 def test_equivalent(qtbot: Any, outputs: Path) -> None:
-    dialog = CompareRunsDialog()
+    dialog = DiffStreamDialog()
     qtbot.addWidget(dialog)
     dialog.set_inputs(str(outputs / "p1.jsonl"), str(outputs / "pn.jsonl"), "same_key:key")
     result = _run(qtbot, dialog)
@@ -37,7 +37,7 @@ def test_equivalent(qtbot: Any, outputs: Path) -> None:
 
 
 def test_first_difference_and_unmatched(qtbot: Any, outputs: Path) -> None:
-    dialog = CompareRunsDialog()
+    dialog = DiffStreamDialog()
     qtbot.addWidget(dialog)
     dialog.set_inputs(str(outputs / "p1.jsonl"), str(outputs / "bad.jsonl"), "same_key:key")
     result = _run(qtbot, dialog)
@@ -49,7 +49,7 @@ def test_first_difference_and_unmatched(qtbot: Any, outputs: Path) -> None:
 
 
 def test_bad_spec_shows_one_line_problem(qtbot: Any, outputs: Path) -> None:
-    dialog = CompareRunsDialog()
+    dialog = DiffStreamDialog()
     qtbot.addWidget(dialog)
     dialog.set_inputs(str(outputs / "p1.jsonl"), str(outputs / "pn.jsonl"), "predicate:x.key = y.key")
     assert _run(qtbot, dialog) is None
@@ -58,29 +58,10 @@ def test_bad_spec_shows_one_line_problem(qtbot: Any, outputs: Path) -> None:
     assert _run(qtbot, dialog) is None and "no such file" in dialog.problem
 
 
-def test_install_adds_runs_menu_action(qtbot: Any) -> None:
-    from PySide6.QtWidgets import QMainWindow, QMenu
-
-    class Window(QMainWindow):
-        def __init__(self) -> None:
-            super().__init__()
-            self.menus: dict[str, QMenu] = {}
-
-        def menu(self, title: str) -> QMenu:
-            if title not in self.menus:
-                self.menus[title] = self.menuBar().addMenu(title)
-            return self.menus[title]
-
-    window = Window()
-    qtbot.addWidget(window)
-    action = install(window)
-    assert action in window.menu("Runs").actions() and action.text() == "Compare runs..."
-    action.trigger()
-    assert window._compare_runs_dialog.isVisible()
-
-
 def test_main_window_has_the_runs_entry(make_window: Any) -> None:
     window = make_window()
-    assert "app.gui.diffstream_dialog" not in window.plugin_errors
-    names = [a.objectName() for a in window.menu("Runs").actions()]
-    assert "action_compare_runs" in names
+    action = window.action_compare_runs
+    assert action in window.menu("Runs").actions() and action.text() == "Compare runs..."
+    assert action.objectName() == "action_compare_runs"
+    action.trigger()
+    assert window.diffstream_dialog.isVisible()

@@ -154,10 +154,7 @@ def test_overlay_on_trace_plots(make_window, tmp_path: Path) -> None:
     class View:
         plot_items = {"B": plot}
 
-    class Verification:
-        trace_view = View()
-
-    window.verification_panel = Verification()  # stands in for the trace view's plots
+    panel.set_trace_plots(View())  # stands in for the trace view's plots
     log = known_log()
     panel.show_analysis(analyze_local(log.events, log.queues))
     items = [i for i in plot.listDataItems() if i.opts["pen"].style() == pg.QtCore.Qt.PenStyle.DashLine]
