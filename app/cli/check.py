@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from app.cli import EXIT_OK, print_json, read_topology, table
+from app.cli.common import EXIT_OK, print_json, read_topology, table
 
 if TYPE_CHECKING:
     from app.core.rates import RateReport

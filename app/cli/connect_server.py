@@ -7,7 +7,7 @@ import signal
 import subprocess
 from typing import IO
 
-from app.cli import UsageError
+from app.cli.common import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

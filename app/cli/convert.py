@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli import EXIT_OK, read_topology
+from app.cli.common import EXIT_OK, read_topology
 
 
 def register(sub: argparse._SubParsersAction) -> None:

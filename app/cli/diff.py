@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.cli import UsageError
+from app.cli.common import UsageError
 
 if TYPE_CHECKING:
     from app.diff import DiffResult

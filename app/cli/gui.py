@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from app.cli import UsageError
+from app.cli.common import UsageError
 
 SCREENSHOT_SIZE = (1440, 900)
 VERIFY_LIMIT_S = 900

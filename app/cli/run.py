@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from app.cli import UsageError, add_spark_options, call_spark_host, print_json, read_topology, start_spark_host
+from app.cli.common import UsageError, add_spark_options, call_spark_host, print_json, read_topology, start_spark_host
 from app.core.topology import Problem, Topology, TopologyError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli import EXIT_OK, print_json
+from app.cli.common import EXIT_OK, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:

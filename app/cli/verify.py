@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from app.cli import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, UsageError
+from app.cli.common import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, UsageError
 
 
 def _positive_int(text: str) -> int:
@@ -47,7 +47,7 @@ def format_result(result) -> str:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from app.cli import read_topology
+    from app.cli.common import read_topology
     from app.core.formats.trace import save_trace
     from app.core.tcn.search import verify
 

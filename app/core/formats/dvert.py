@@ -24,7 +24,7 @@ NEW_TOLERANCE = 0.04
 
 
 def _fail(path: str, message: str) -> TopologyError:
-    from app.core.formats import FormatError
+    from app.core.formats.jsonfile import FormatError
 
     return FormatError([Problem(path, message)])
 

@@ -91,7 +91,7 @@ def format_time(value: Fraction) -> str:
 
 
 def load_trace(path: str | os.PathLike[str]) -> Trace:
-    from app.core.formats import read_json
+    from app.core.formats.jsonfile import read_json
 
     return Trace.model_validate(read_json(path))
 
