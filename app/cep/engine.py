@@ -25,7 +25,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from app.cep.compiler import INIT, Automaton, compile_pattern
+from app.cep.compiler import INIT, Automaton, Edge, compile_pattern
 from app.cep.syntax import Pattern, PatternError
 
 MAX_PARTIAL = 1_000_000  # live partial matches per pattern and partition before matching gives up
@@ -67,7 +67,7 @@ class Match:
         }
 
 
-def _agree(a: tuple, b: tuple) -> bool:
+def _agree(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     """Two parameter tuples that do not contradict each other."""
     return all(x is _UNBOUND or y is _UNBOUND or x == y for x, y in zip(a, b))
 
@@ -94,7 +94,8 @@ class _Token:
 
     __slots__ = ("binds", "trail", "clocks", "lasts", "stamp", "first", "state", "alive")
 
-    def __init__(self, binds: tuple, trail: Any, clocks: dict | None, lasts: dict | None, first: int):
+    def __init__(self, binds: tuple[Any, ...], trail: Any, clocks: dict[int, float] | None,
+                 lasts: dict[int, float] | None, first: int):
         self.binds = binds
         self.trail = trail
         self.clocks = clocks
@@ -115,11 +116,12 @@ class _Run:
         self.partial = 0
         self.done = False
         self.consumed_at = -1  # past_last skip: the last event of the latest match, and its parameters
-        self.consumed_binds: tuple = ()
+        self.consumed_binds: tuple[Any, ...] = ()
 
 
 # A move: (dst, bind_slots, tests, zones, accepting, keeps_going, plain = no guard at all)
-_Move = tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, Callable[[Any, Any], bool], Any], ...], tuple, bool, bool, bool]
+_Move = tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, Callable[[Any, Any], bool], Any], ...],
+              tuple[Any, ...], bool, bool, bool]
 
 
 class PatternMatcher:
@@ -152,14 +154,14 @@ class PatternMatcher:
         self.seq = 0
         self.max_partial = MAX_PARTIAL
 
-    def _move(self, e) -> _Move:
+    def _move(self, e: Edge) -> _Move:
         binds = tuple((attr, self.slots[var]) for attr, var in e.binds)
         tests = tuple((attr, _COMPARE[op], value) for attr, op, value in e.tests)
         zones = tuple((z, *self.zone_kind[z]) for z in e.zones)
         plain = not binds and not tests and not zones
         return (e.dst, binds, tests, zones, e.dst in self.accepting, self.keeps[e.dst], plain)
 
-    def _steps_for(self, typ: str | None) -> tuple:
+    def _steps_for(self, typ: str | None) -> tuple[Any, ...]:
         """Steps for an event type (None: a type no edge names): (src, moves, kill moves) by source state."""
         auto = self.automaton
         steps = []
@@ -185,7 +187,7 @@ class PatternMatcher:
         steps.sort(key=lambda st: -st[0] if st[0] != INIT else 1)
         return tuple(steps)
 
-    def _tables(self) -> tuple[dict[str, tuple], tuple | None]:
+    def _tables(self) -> tuple[dict[str, tuple[Any, ...]], tuple[Any, ...] | None]:
         types: set[str] = set()
         for e in self.automaton.edges:
             if e.type is not None:
@@ -206,9 +208,10 @@ class PatternMatcher:
 
     # ---- the hot path ------------------------------------------------------
 
-    def _take(self, tok_binds: tuple, clocks: dict | None, lasts: dict | None, move: _Move, ev: dict):
+    def _take(self, tok_binds: tuple[Any, ...], clocks: dict[int, float] | None, lasts: dict[int, float] | None,
+              move: _Move, ev: dict[str, Any]) -> Any:
         """Guards of one move; returns (binds, clocks, lasts), None (guards fail) or False (window expired)."""
-        binds = tok_binds
+        binds: Any = tok_binds  # the token's tuple until the first new binding, then a list copy
         for attr, slot in move[1]:
             value = ev.get(attr, _MISSING)
             if value is _MISSING:
@@ -245,19 +248,19 @@ class PatternMatcher:
                     lasts[zid] = t
         return binds, clocks, lasts
 
-    def _holds_ok(self, clocks: dict | None, lasts: dict | None) -> bool:
-        if not self.has_holds or not lasts:
+    def _holds_ok(self, clocks: dict[int, float] | None, lasts: dict[int, float] | None) -> bool:
+        if not self.has_holds or not lasts or clocks is None:  # a holds zone sets its clock before its last time
             return True
         for zid, last in lasts.items():
-            if last - clocks[zid] < self.zone_kind[zid][1]:  # type: ignore[index]
+            if last - clocks[zid] < self.zone_kind[zid][1]:
                 return False
         return True
 
-    def feed(self, ev: dict, index: int, out: list[Match]) -> None:
+    def feed(self, ev: dict[str, Any], index: int, out: list[Match]) -> None:
         """Process one event (position `index` in the stream); appends completed matches to `out`."""
         self.feed_all((ev,), index, out)
 
-    def feed_all(self, events: Iterable[dict], index: int, out: list[Match]) -> int:
+    def feed_all(self, events: Iterable[dict[str, Any]], index: int, out: list[Match]) -> int:
         """Process events from stream position `index` on; returns the next position."""
         table_get = self.table.get
         default = self.default_steps
@@ -269,11 +272,10 @@ class PatternMatcher:
         watch_time = self.window is not None
         heap = self.heap
         fire = self._fire
-        run = None
-        if not by:
-            run = runs.get(None)
-            if run is None:
-                run = runs[None] = _Run(self.automaton.n_states)
+        run: _Run | None = runs.get(None) if not by else _Run(0)  # with `by`, each event takes its partition's
+        if run is None:
+            run = runs[None] = _Run(self.automaton.n_states)
+        key: tuple[Any, ...] | None = None
         only = self.only
         for ev in events:
             if only is not None and ev["type"] not in only:
@@ -294,33 +296,34 @@ class PatternMatcher:
                     run = runs.get(key)
                 if run is None:
                     run = runs[key] = _Run(self.automaton.n_states)
-            if run.done:  # type: ignore[union-attr]
+            if run.done:
                 index += 1
                 continue
             if steps is not None:
                 before = len(out)
                 self.seq += 1
-                init_ok = always_init or run.partial == 0  # type: ignore[union-attr]
+                init_ok = always_init or run.partial == 0
                 fired = fire(run, steps, ev, index, out, init_ok)
-                if resets and not fired and (run.partial or not init_ok):  # type: ignore[union-attr]
-                    self._clear(run)  # type: ignore[arg-type]
+                if resets and not fired and (run.partial or not init_ok):
+                    self._clear(run)
                     if ctx == "strict" and not init_ok:  # the resetting event may start the next match
                         self.seq += 1
                         fire(run, tuple(s for s in steps if s[0] == INIT), ev, index, out, True)
                 if len(out) > before + 1:
                     out[before:] = sorted(out[before:], key=_first_index)
-                if run.partial > self.max_partial:  # type: ignore[union-attr]
+                if run.partial > self.max_partial:
                     raise PatternError(self.id, f"more than {self.max_partial:,} partial matches at event {index} "
                                                 f"(context {ctx}); add a 'within' window, partition with 'by', "
                                                 f"or use a context that keeps fewer (chronicle, strict)")
-            elif resets and run.partial:  # type: ignore[union-attr]
-                self._clear(run)  # type: ignore[arg-type]
-            if by and not run.partial and not run.done:  # type: ignore[union-attr]
+            elif resets and run.partial:
+                self._clear(run)
+            if by and not run.partial and not run.done:
                 del runs[key]  # an idle partition costs nothing to recreate
             index += 1
         return index
 
-    def _fire(self, run: _Run, steps: tuple, ev: dict, index: int, out: list[Match], init_ok: bool) -> bool:
+    def _fire(self, run: _Run, steps: tuple[Any, ...], ev: dict[str, Any], index: int, out: list[Match],
+              init_ok: bool) -> bool:
         """Fire the steps of one event; True when any transition fired (VIATRA's 'enabled automaton')."""
         seq = self.seq
         ctx = self.context
@@ -412,7 +415,7 @@ class PatternMatcher:
         return fired
 
     def _enter(self, run: _Run, tok: _Token, move: _Move, index: int, out: list[Match],
-               src_list: list | None, ev: dict) -> None:
+               src_list: list[_Token] | None, ev: dict[str, Any]) -> None:
         """Put a token that took `move` into its new state (`src_list`: the list it leaves, None if new)."""
         dst = move[0]
         finished = move[4] and not move[5]  # a final state with no way on: the match is complete
@@ -443,7 +446,7 @@ class PatternMatcher:
             run.tokens[dst].append(tok)
 
     def _report(self, run: _Run, tok: _Token, index: int, out: list[Match], kind: str) -> None:
-        events: list[dict] = []
+        events: list[dict[str, Any]] = []
         indices: list[int] = []
         node = tok.trail
         while node is not None:
@@ -511,14 +514,14 @@ class CepEngine:
         self.matchers = [PatternMatcher(p) for p in patterns]
         self.index = 0
 
-    def feed(self, ev: dict) -> list[Match]:
+    def feed(self, ev: dict[str, Any]) -> list[Match]:
         out: list[Match] = []
         for m in self.matchers:
             m.feed(ev, self.index, out)
         self.index += 1
         return out
 
-    def run(self, events: Iterable[dict]) -> list[Match]:
+    def run(self, events: Iterable[dict[str, Any]]) -> list[Match]:
         """All matches over the events, ordered by the event that completed them, then by pattern."""
         stream = events if isinstance(events, list) else list(events)
         start = self.index
@@ -532,7 +535,8 @@ class CepEngine:
             return per_pattern[0]
         return list(heapq.merge(*per_pattern, key=_reported_at))
 
-    def iter_matches(self, events: Iterable[dict]) -> Iterator[Match]:
+    def iter_matches(self, events: Iterable[dict[str, Any]]) -> Iterator[Match]:
+        """The matches as each event completes them."""
         for ev in events:
             yield from self.feed(ev)
 

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 
 from app.core import fileio
 from app.core.topology import Problem, TopologyError
@@ -375,7 +375,8 @@ def parse_ast(data: Any, where: str = "ast") -> PatternNode:
         if not isinstance(args, list) or len(args) < 2:
             raise PatternError(f"{where}.args", f"'{op}' needs a list of at least two patterns")
         nodes = tuple(parse_ast(a, f"{where}.args[{k}]") for k, a in enumerate(args))
-        return {"follows": Follows, "or": Or, "and": And}[op](nodes)
+        many: dict[str, Callable[[tuple[PatternNode, ...]], PatternNode]] = {"follows": Follows, "or": Or, "and": And}
+        return many[op](nodes)
     if "arg" not in data:
         raise PatternError(f"{where}.arg", f"'{op}' needs an 'arg' pattern")
     arg = parse_ast(data["arg"], f"{where}.arg")
@@ -388,7 +389,8 @@ def parse_ast(data: Any, where: str = "ast") -> PatternNode:
         return Within(arg, _number(data.get("window"), f"{where}.window"))
     if op == "holdsFor":
         return HoldsFor(arg, _number(data.get("duration"), f"{where}.duration"))
-    return {"star": Star, "plus": Plus, "not": Not}[op](arg)
+    one: dict[str, Callable[[PatternNode], PatternNode]] = {"star": Star, "plus": Plus, "not": Not}
+    return one[op](arg)
 
 
 def to_ast(node: PatternNode) -> dict[str, Any]:
@@ -622,4 +624,4 @@ def iter_atoms(node: PatternNode) -> Iterable[Atom]:
         for a in node.args:
             yield from iter_atoms(a)
     else:
-        yield from iter_atoms(node.arg)  # type: ignore[union-attr]
+        yield from iter_atoms(node.arg)

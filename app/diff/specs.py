@@ -134,8 +134,8 @@ class PredicateEquality(_Spec):
 
 Equality = Union[StructuralEquality, SetOfSplitEquality, PredicateEquality]
 
-_DEPENDENCE_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[Dependence, Field(discriminator="kind")])
-_EQUALITY_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[Equality, Field(discriminator="kind")])
+_DEPENDENCE_ADAPTER: TypeAdapter[Dependence] = TypeAdapter(Annotated[Dependence, Field(discriminator="kind")])
+_EQUALITY_ADAPTER: TypeAdapter[Equality] = TypeAdapter(Annotated[Equality, Field(discriminator="kind")])
 _DEPENDENCE_KINDS = ("all", "none", "same_key", "pairs", "type_table", "predicate")
 _EQUALITY_KINDS = ("structural", "set_of_split", "predicate")
 

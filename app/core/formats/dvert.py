@@ -70,7 +70,7 @@ def from_dvert(data: dict[str, Any]) -> Topology:
         spouts.append({"id": ident, "name": name, "rate": _number(s, "avg_emit_rate", f"spouts.{name}"), "burst": burst})
 
     bolts: list[dict[str, Any]] = []
-    subs: list[tuple[str, Any, str]] = []
+    subs: list[tuple[str, Any, str, dict[str, Any]]] = []  # (bolt, subscribed name, bolt id, grouping)
     for i, b in enumerate(bolts_in):
         if not isinstance(b, dict):
             raise _fail(f"bolts[{i}]", "not an object")
@@ -113,10 +113,10 @@ def from_dvert(data: dict[str, Any]) -> Topology:
     checked_names = vp.get("strictly_monotonic_queues") or []
     checked = []
     for ref in checked_names:
-        ident = lookup(ref)
-        if ident is None:
+        bolt_id = lookup(ref)
+        if bolt_id is None:
             raise _fail("verification_params.strictly_monotonic_queues", f"unknown bolt '{ref}'")
-        checked.append(ident)
+        checked.append(bolt_id)
     threshold = topo.get("queue_threshold") or None
     settings = {"tolerance": tolerance}
     for key in ("max_idle_time", "init_queues"):

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.fileio import write_atomic
 
-TRACE_FORMAT = "stormbound-trace/1"
+TRACE_FORMAT: Literal["stormbound-trace/1"] = "stormbound-trace/1"
 
 
 class SpoutStep(BaseModel):
