@@ -14,6 +14,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from PySide6.QtCore import QIODevice, QSaveFile, QStandardPaths
@@ -117,7 +118,7 @@ class AutosaveSession:
         self.active = False
 
 
-def find_recoverable(folder: Path, live_sessions: set[str] = frozenset()) -> list[Recoverable]:
+def find_recoverable(folder: Path, live_sessions: AbstractSet[str] = frozenset()) -> list[Recoverable]:
     """Autosaves of dead sessions that are newer than their original file, newest first."""
     found: list[Recoverable] = []
     if not folder.is_dir():

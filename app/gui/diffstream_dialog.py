@@ -48,7 +48,7 @@ class DiffStreamDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Compare runs")
         self.setObjectName("diffstream_dialog")
-        self.result: DiffResult | None = None
+        self.diff_result: DiffResult | None = None
         self.problem: str | None = None
         self._worker: CallWorker[DiffResult] | None = None
 
@@ -182,7 +182,7 @@ class DiffStreamDialog(QDialog):
     def show_problem(self, message: str) -> None:
         """Show a one-line problem (bad spec, missing file, item without the key field)."""
         self._stop_worker()
-        self.result, self.problem = None, message
+        self.diff_result, self.problem = None, message
         self._set_verdict("error", f"Cannot compare: {message}")
         self.details.setPlainText(message)
         self.unmatched_left.setRowCount(0)
@@ -193,7 +193,7 @@ class DiffStreamDialog(QDialog):
     def show_result(self, result: DiffResult) -> None:
         """Show the verdict, the first difference and the unmatched items."""
         self._stop_worker()
-        self.result, self.problem = result, None
+        self.diff_result, self.problem = result, None
         if result.equivalent:
             self._set_verdict("equivalent", f"Equivalent: {result.matched:,} pairs matched "
                                             f"(dependence {result.dependence})")

@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
         if sheet:
             self.setStyleSheet(sheet)
         self._menus: dict[str, QMenu] = {}
+        self.docks: dict[str, QDockWidget] = {}  # by title
         self._docks_arranged = False
         for title in MENU_ORDER:
             self.menu(title)
@@ -91,11 +92,11 @@ class MainWindow(QMainWindow):
         self.addToolBar(self.toolbar)
 
         self._build_actions()  # before the docks, so View lists zoom and layout above the panel toggles
-        self.palette = Palette()
-        self.palette_dock = self.add_panel(self.palette, "Palette", Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.component_palette = Palette()  # not `palette`: QWidget.palette() is Qt's colour palette
+        self.palette_dock = self.add_panel(self.component_palette, "Palette", Qt.DockWidgetArea.LeftDockWidgetArea)
         self.inspector = Inspector(self.document)
         self.inspector_dock = self.add_panel(self.inspector, "Inspector", Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.palette.add_requested.connect(self.add_component)
+        self.component_palette.add_requested.connect(self.add_component)
         self.history = QUndoView(self.document.undo_stack)
         self.history.setEmptyLabel("<opened>")
         self.history_dock = self.add_panel(self.history, "History", Qt.DockWidgetArea.LeftDockWidgetArea)
@@ -171,6 +172,7 @@ class MainWindow(QMainWindow):
         dock.setObjectName(f"dock_{title.lower().replace(' ', '_')}")
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
+        self.docks[title] = dock
         toggle = dock.toggleViewAction()
         toggle.setText(f"{title} panel")
         self.menu("View").addAction(toggle)
@@ -184,7 +186,7 @@ class MainWindow(QMainWindow):
         """The Runs dock (tabbed with the trace view), the Runs menu and the DiffStream dialog."""
         panel = self.runs_panel = RunsPanel(self.document, self.settings)
         self.runs_dock = self.add_panel(panel, "Runs")
-        trace_dock = self.verification_panel.trace_dock  # share the bottom area with the trace view
+        trace_dock = self.docks["Trace"]  # share the bottom area with the trace view
         self.tabifyDockWidget(trace_dock, self.runs_dock)
         trace_dock.raise_()
         panel.set_trace_plots(self.verification_panel.trace_view)
@@ -226,7 +228,8 @@ class MainWindow(QMainWindow):
             file_menu.addAction(self.action_quit)
 
     # ---- actions -------------------------------------------------------------------
-    def _action(self, menu: str, text: str, slot: Any, shortcut: QKeySequence | str | None = None,
+    def _action(self, menu: str, text: str, slot: Any,
+                shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
                 tip: str = "", name: str = "") -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
@@ -538,7 +541,7 @@ class MainWindow(QMainWindow):
         raw = self.settings.value("recent_files", [])
         if isinstance(raw, str):
             raw = [raw]
-        paths = [Path(p) for p in (raw or [])]
+        paths = [Path(p) for p in (raw if isinstance(raw, list) else [])]
         kept = [p for p in paths if p.is_file()]
         if len(kept) != len(paths):
             self.settings.setValue("recent_files", [str(p) for p in kept])

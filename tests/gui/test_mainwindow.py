@@ -84,7 +84,7 @@ def test_build_simple_dia_from_the_palette_and_inspector(make_window, qtbot) -> 
 def test_drop_from_palette_adds_a_node_where_dropped(make_window) -> None:
     window = make_window()
     # the offscreen platform cannot run a real drag and drop: take the palette's drag data and drop it
-    palette = window.palette
+    palette = window.component_palette
     data = palette.mimeData([palette.item(1)])
     assert bytes(data.data(COMPONENT_MIME).data()) == b"bolt"
     where = window.canvas.viewport().rect().center()

@@ -133,12 +133,13 @@ class RunsPanel(QWidget):
         self.attach_button = QPushButton("Attach Spark")
         self.attach_button.clicked.connect(self.toggle_attach)
         top = QHBoxLayout()
+        w: QWidget
         for w in (self.status, QLabel("master"), self.master_edit, QLabel("python"), self.python_edit, self.attach_button):
             top.addWidget(w)
 
         self.duration = QDoubleSpinBox()
         self.duration.setRange(1, 24 * 3600)
-        self.duration.setValue(float(self.settings.value("runs/duration", 60.0)))
+        self.duration.setValue(float(str(self.settings.value("runs/duration", 60.0))))
         self.duration.setSuffix(" s")
         self.acker_box = QCheckBox("acker")
         self.acker_box.setChecked(str(self.settings.value("runs/acking", "true")).lower() == "true")
@@ -146,13 +147,13 @@ class RunsPanel(QWidget):
                                   "off: spouts ack at emit")
         self.timeout = QDoubleSpinBox()
         self.timeout.setRange(0.1, 3600)
-        self.timeout.setValue(float(self.settings.value("runs/timeout", 30.0)))
+        self.timeout.setValue(float(str(self.settings.value("runs/timeout", 30.0))))
         self.timeout.setSuffix(" s")
         self.timeout.setToolTip("topology.message.timeout.secs: a tree pending longer fails (spout_fail, TIMEOUT)")
         self.max_pending = QSpinBox()
         self.max_pending.setRange(0, 1_000_000)
         self.max_pending.setSpecialValueText("no limit")
-        self.max_pending.setValue(int(self.settings.value("runs/max_pending", 0)))
+        self.max_pending.setValue(int(str(self.settings.value("runs/max_pending", 0))))
         self.max_pending.setToolTip("topology.max.spout.pending: a spout waits while this many of its trees are pending")
         self.acker_box.toggled.connect(self.timeout.setEnabled)
         self.acker_box.toggled.connect(self.max_pending.setEnabled)
@@ -338,7 +339,7 @@ class RunsPanel(QWidget):
         for r, b in enumerate(rows):
             cells = [b.bolt, b.model_status, f"{b.model_growth:.3g}",
                      "-" if b.predicted_growth is None else f"{b.predicted_growth:.3g}",
-                     "-" if b.measured_slope is None else
+                     "-" if b.measured_slope is None or b.measured_ci is None else
                      f"{b.measured_slope:+.3f} ({b.measured_ci[0]:+.3f}..{b.measured_ci[1]:+.3f}) {b.measured_verdict}",
                      {True: "yes", False: "no", None: "-"}[b.agrees]]
             for c, text in enumerate(cells):

@@ -132,7 +132,7 @@ class RunsController(QObject):
 
     def _on_call_finished(self) -> None:
         call = self.sender()
-        self.calls.discard(call)  # type: ignore[arg-type]  # sender() is one of our CallWorkers
+        self.calls.discard(call)
         if call is self.running:
             self.running = None
         self.state_changed.emit()
