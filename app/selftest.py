@@ -69,7 +69,7 @@ def check_rates(topo) -> dict[str, str]:
     from app.core.rates import rate_check
 
     report = rate_check(topo)
-    statuses = {name: bolt.status for name, bolt in report.bolts.items()}
+    statuses: dict[str, str] = {name: bolt.status for name, bolt in report.bolts.items()}
     if statuses.get(EXPECTED_GROWING) != "grows":
         raise SelftestError("rate check", f"expected {EXPECTED_GROWING} to grow, got {statuses}")
     return statuses

@@ -218,9 +218,9 @@ def analyze_local(events: Iterable[Event], queues: Iterable[QueueSample], bin_s:
     duration = max(end - start, 1e-9)
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     tasks: dict[str, set[int]] = defaultdict(set)
-    take_t: dict[tuple[str, str], float] = {}
-    emit_t: dict[tuple[str, str], float] = {}
-    ack_t: dict[tuple[str, str], float] = {}
+    take_t: dict[tuple[str, str | None], float] = {}
+    emit_t: dict[tuple[str, str | None], float] = {}
+    ack_t: dict[tuple[str, str | None], float] = {}
     emit_times: dict[tuple[str, int], list[float]] = defaultdict(list)
     for e in evs:
         counts[e.comp][e.ev] += 1
@@ -283,8 +283,8 @@ def analyze_local(events: Iterable[Event], queues: Iterable[QueueSample], bin_s:
     for (comp, _task, b), values in per_task.items():
         summed[(comp, b)] += sum(values) / len(values)
     bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for (comp, b), q in summed.items():
-        bins[comp].append((start + (b + 0.5) * bin_s, q))
+    for (comp, b), mean in summed.items():
+        bins[comp].append((start + (b + 0.5) * bin_s, mean))
     _finish(components, bins, growth_floor)
     return Analysis(source=source, start=start, end=end, events=len(evs), queue_samples=len(qs), bin_s=bin_s,
                     growth_floor=growth_floor, components=components)

@@ -108,7 +108,8 @@ class EventLog(BaseModel):
     def components(self) -> list[str]:
         """Every component named in the log, in order of first appearance."""
         seen: dict[str, None] = {}
-        for rec in (*self.events, *self.queues, *self.metrics):
+        records: list[Event | QueueSample | MetricSample] = [*self.events, *self.queues, *self.metrics]
+        for rec in records:
             seen.setdefault(rec.comp, None)
         return list(seen)
 
@@ -173,7 +174,10 @@ def _collect(records: Iterable[Event | QueueSample], source: str) -> EventLog:
     events: list[Event] = []
     queues: list[QueueSample] = []
     for rec in records:
-        (events if isinstance(rec, Event) else queues).append(rec)
+        if isinstance(rec, Event):
+            events.append(rec)
+        else:
+            queues.append(rec)
     events.sort(key=lambda e: e.t)  # stable: equal times keep file order
     queues.sort(key=lambda q: q.t)
     return EventLog(events=events, queues=queues, source=source)
@@ -239,7 +243,7 @@ def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Ite
         raise EventLogError(str(p), "no such file")
     rows: list[dict[str, Any]]
     try:
-        import pyarrow.parquet as pq  # type: ignore[import-not-found]
+        import pyarrow.parquet as pq
 
         rows = pq.read_table(str(p)).to_pylist()
     except ModuleNotFoundError:

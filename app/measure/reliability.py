@@ -181,8 +181,8 @@ def check_reliability_local(events: Iterable[Event], config: ReliabilityConfig, 
             emits[(e.comp, e.task, e.msg)].append(e)
         elif e.ev in ("spout_ack", "spout_fail"):
             closes[(e.comp, e.task, e.msg)].append(e)
-    attempt_close: dict[str, Event | None] = {}  # root tuple -> its ack/fail
-    pending_steps: dict[tuple, list[tuple[float, int, int]]] = defaultdict(list)
+    attempt_close: dict[str | None, Event | None] = {}  # root tuple -> its ack/fail
+    pending_steps: dict[tuple, list[tuple[float, int, int, Event]]] = defaultdict(list)
     order = {id(e): i for i, e in evs}
     for key, lst in emits.items():
         cl = closes.get(key, [])
@@ -212,14 +212,14 @@ def check_reliability_local(events: Iterable[Event], config: ReliabilityConfig, 
                 pending += step
 
     # trees: tuple -> roots (root tuples of attempts)
-    anchors: dict[str, list[str]] = defaultdict(list)
-    emitter: dict[str, str] = {}
+    anchors: dict[str | None, list[str]] = defaultdict(list)
+    emitter: dict[str | None, str] = {}
     for _, e in evs:
         if e.ev == "bolt_emit":
             anchors[e.tuple].extend(e.anchors or [])
         if e.ev in ("spout_emit", "bolt_emit"):
             emitter.setdefault(e.tuple, e.comp)
-    roots: dict[str, set[str]] = {r: {r} for r in attempt_close}
+    roots: dict[str | None, set[str | None]] = {r: {r} for r in attempt_close}
     changed = True
     while changed:  # fixed point: fine for the depth of real topologies
         changed = False
@@ -229,16 +229,16 @@ def check_reliability_local(events: Iterable[Event], config: ReliabilityConfig, 
                 roots.setdefault(child, set()).update(found)
                 changed = True
 
-    def root_open(tuple_id: str) -> bool:
+    def root_open(tuple_id: str | None) -> bool:
         rs = roots.get(tuple_id, set())
         return not rs or any(attempt_close.get(r) is None for r in rs)
 
     # P2
-    finished: dict[tuple[str, str], list[float]] = defaultdict(list)
+    finished: dict[tuple[str, str | None], list[float]] = defaultdict(list)
     for _, e in evs:
         if e.ev in ("bolt_ack", "bolt_fail"):
             finished[(e.comp, e.tuple)].append(e.t)
-    takes: dict[tuple[str, str], list[str]] = defaultdict(list)
+    takes: dict[tuple[str | None, str], list[str]] = defaultdict(list)
     for _, e in evs:
         if e.ev != "take":
             continue
@@ -252,7 +252,7 @@ def check_reliability_local(events: Iterable[Event], config: ReliabilityConfig, 
             detail=f"{e.comp} took the tuple but never acked or failed it")
 
     if config.ackers > 0:
-        members: dict[str, list[str]] = defaultdict(list)
+        members: dict[str | None, list[str | None]] = defaultdict(list)
         for tuple_id, rs in roots.items():
             for r in rs:
                 members[r].append(tuple_id)
@@ -264,7 +264,7 @@ def check_reliability_local(events: Iterable[Event], config: ReliabilityConfig, 
                 if tuple_id in emitter:
                     inferred[emitter[tuple_id]].add(comp)
             subs = {k: sorted(v) for k, v in inferred.items()}
-        tree_events: dict[str, list[Event]] = defaultdict(list)
+        tree_events: dict[str | None, list[Event]] = defaultdict(list)
         for _, e in evs:
             if e.ev in TREE_EVENTS:
                 tree_events[e.tuple].append(e)

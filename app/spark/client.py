@@ -68,7 +68,9 @@ class SparkHost:
             raise SparkUnavailable(f"cannot start {python}: {err.strerror or err}") from None
         threading.Thread(target=self._drain_stderr, daemon=True).start()
         first: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=lambda: first.put(self.process.stdout.readline()), daemon=True).start()
+        stdout = self.process.stdout
+        assert stdout is not None  # stdout=PIPE
+        threading.Thread(target=lambda: first.put(stdout.readline()), daemon=True).start()
         try:
             line = first.get(timeout=timeout)
         except queue.Empty:

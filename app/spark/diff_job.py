@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Literal
 
 from app.diff import (SIDE_NAMES, DiffError, DiffResult, Difference, Matcher, StreamItem,
                       describe_dependence, describe_equality, freeze)
@@ -93,7 +93,8 @@ def _leftovers(kv: tuple, cut: int | None, n_left: int, n_right: int, order: str
 
 def _summarise(rows: Iterable[tuple], limit: int) -> tuple[list[int], list[list[tuple]]]:
     """Counts per side and the `limit` earliest rows per side."""
-    counts, firsts = [0, 0], [[], []]
+    counts: list[int] = [0, 0]
+    firsts: list[list[tuple]] = [[], []]
     for row in rows:
         counts[row[0]] += 1
         firsts[row[0]].append(row)
@@ -108,7 +109,7 @@ def _merge(a: tuple, b: tuple, limit: int) -> tuple:
 
 
 def _result(matcher: Matcher, first: tuple | None, summary: tuple, n_left: int, n_right: int,
-            engine: str) -> DiffResult:
+            engine: Literal["local", "spark"]) -> DiffResult:
     """The DiffResult from the first difference (or None) and the summary of leftovers."""
     (count_left, count_right), (rows_left, rows_right) = summary
     cut = first[0] if first else None
@@ -136,7 +137,7 @@ def _result(matcher: Matcher, first: tuple | None, summary: tuple, n_left: int, 
         left_count=n_left, right_count=n_right, matched=(processed - count_left - count_right) // 2,
         peak_unmatched=None, dependence=describe_dependence(matcher.dependence),
         equality=describe_equality(matcher.equality), stopped_early=difference is not None,
-        engine=engine)  # type: ignore[arg-type]
+        engine=engine)
 
 
 def _same_key_matcher(dependence: Any, equality: Any, order: str) -> Matcher:

@@ -28,7 +28,7 @@ class _Host:
         self.master = master
         self.lock = threading.Lock()
         self.cancels: dict[Any, threading.Event] = {}
-        self.spark = None
+        self.spark: Any = None  # the SparkSession, once built
 
     def send(self, message: dict[str, Any]) -> None:
         with self.lock:

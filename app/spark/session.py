@@ -152,7 +152,7 @@ def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound", co
 
     if is_connect_url(master):
         spark = SparkSession.builder.remote(master).getOrCreate()
-        spark._stormbound_url = master
+        spark._stormbound_url = master  # type: ignore[attr-defined]  # remembered for session_info (Connect hides it)
         sql = {k: str(v) for k, v in (conf or {}).items() if k.startswith("spark.sql.")}  # the rest is the server's
         for key, value in {**SESSION_SQL, **sql}.items():
             spark.conf.set(key, value)  # session-scoped: other users of the server keep theirs
