@@ -102,7 +102,8 @@ def run_verification(topo, max_k: int = SELFTEST_MAX_K):
     # a broken solver must not hang the self-test
     result = verify(topo.model_copy(update={"verification": checked}), k_max=max_k, timeout_s=SELFTEST_TIMEOUT_S)
     if result.verdict != "counterexample":
-        raise SelftestError("verify", f"expected a counterexample up to k={max_k}, got {result.verdict}: {result.message}")
+        raise SelftestError("verify",
+                            f"expected a counterexample up to k={max_k}, got {result.verdict}: {result.message}")
     if result.trace is None:
         raise SelftestError("verify", "the counterexample has no trace")
     if not result.growing:
@@ -242,7 +243,8 @@ def run_selftest(out_dir: str | os.PathLike[str] | None = None, max_k: int = SEL
     frozen = "bundle" if getattr(sys, "frozen", False) else "python"
     print(
         f"stormbound {__version__} selftest ok ({frozen}, Qt {platform}): {topo.name}: rate check {rates}; "
-        f"verify {EXPECTED_GROWING}: {result.verdict} k={result.k} loop_start={result.loop_start} growing {','.join(result.growing)}"
+        f"verify {EXPECTED_GROWING}: {result.verdict} k={result.k} loop_start={result.loop_start} "
+        f"growing {','.join(result.growing)}"
         f"{' certified' if result.certified else ''}; {drawn_by} PNG {png} ({png.stat().st_size} bytes); {spark}; "
         f"{time.perf_counter() - started:.1f} s"
     )

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.cep import CepEngine, Pattern, parse_text  # noqa: E402
+from app.cep import CepEngine, Pattern, parse_text  # noqa: E402  # after the sys.path line
 
 POSTURES = ("forward_start", "forward_middle1", "forward_middle2", "forward_end")
 NOISE = ("lean_left", "hands_up")

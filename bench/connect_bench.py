@@ -31,12 +31,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from runs_pipeline import EVENTS_PER_ROOT, generate  # noqa: E402
+from runs_pipeline import EVENTS_PER_ROOT, generate  # noqa: E402  # after the sys.path line
 
-from app.core.formats import load_topology  # noqa: E402
-from app.spark.client import SparkHost  # noqa: E402
-from app.spark.run_job import RunSpec  # noqa: E402
-from app.measure.reliability import ReliabilityConfig  # noqa: E402
+from app.core.formats import load_topology  # noqa: E402  # after the sys.path line
+from app.spark.client import SparkHost  # noqa: E402  # after the sys.path line
+from app.spark.run_job import RunSpec  # noqa: E402  # after the sys.path line
+from app.measure.reliability import ReliabilityConfig  # noqa: E402  # after the sys.path line
 
 CONFIG = ReliabilityConfig(message_timeout_s=30, max_spout_pending=100_000, ackers=1,
                            subscribers={"S": ["A"], "A": ["B"]})

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.diff import LEFT, RIGHT, Matcher, interleave  # noqa: E402
+from app.diff import LEFT, RIGHT, Matcher, interleave  # noqa: E402  # after the sys.path line
 
 
 def keyed_streams(n: int, keys: int, drift: int, seed: int = 1) -> tuple[list[dict], list[dict]]:
@@ -99,11 +99,12 @@ def file_rows(n: int, keys: int, drift: int, spark: bool) -> list[tuple[str, dic
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         paths = [Path(folder) / "left.jsonl", Path(folder) / "right.jsonl"]
-        for path, items in zip(paths, (left, right)):
+        for path, items in zip(paths, (left, right), strict=True):
             path.write_text("".join(json.dumps(item) + "\n" for item in items))
         del left, right
         rows.append((f"files end to end, local (JSON parsing included, {n:,}/side)",
-                     measure(lambda: _Done(diff_streams(read_stream(paths[0]), read_stream(paths[1]), "same_key:key")), 1)))
+                     measure(lambda: _Done(diff_streams(read_stream(paths[0]), read_stream(paths[1]), "same_key:key")),
+                             1)))
         if spark:
             from app.spark.diff_job import spark_same_key_diff
             from app.spark.session import build_session

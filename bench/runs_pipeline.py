@@ -24,11 +24,12 @@ import shutil
 import sys
 import tempfile
 import time
+from typing import Any
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.spark.session import build_session  # noqa: E402
+from app.spark.session import build_session  # noqa: E402  # after the sys.path line
 
 EVENTS_PER_ROOT = 10
 
@@ -41,20 +42,24 @@ def generate(spark, roots: int, folder: Path) -> tuple[Path, Path]:
     t0 = F.col("r") / F.lit(1000.0)
     root = F.concat(F.lit("r"), F.col("r").cast("string"))
     h = F.abs(F.hash("r")) % 1000
-    child = lambda k: F.concat(root, F.lit(f".{k}"))  # noqa: E731
+
+    def child(k: int) -> Any:
+        return F.concat(root, F.lit(f".{k}"))
+
     rows = F.array(
-        F.struct(t0.alias("t"), F.lit("spout_emit").alias("ev"), F.lit("S").alias("comp"), F.lit(1).cast("long").alias("task"),
-                 root.alias("tuple"), root.alias("msg"), F.lit(None).cast("array<string>").alias("anchors"),
-                 F.lit(None).cast("string").alias("reason")),
-        F.struct((t0 + 0.010).alias("t"), F.lit("take").alias("ev"), F.lit("A").alias("comp"), F.lit(2).cast("long").alias("task"),
-                 root.alias("tuple"), F.lit(None).cast("string").alias("msg"), F.lit(None).cast("array<string>").alias("anchors"),
-                 F.lit(None).cast("string").alias("reason")),
+        F.struct(t0.alias("t"), F.lit("spout_emit").alias("ev"), F.lit("S").alias("comp"),
+                 F.lit(1).cast("long").alias("task"), root.alias("tuple"), root.alias("msg"),
+                 F.lit(None).cast("array<string>").alias("anchors"), F.lit(None).cast("string").alias("reason")),
+        F.struct((t0 + 0.010).alias("t"), F.lit("take").alias("ev"), F.lit("A").alias("comp"),
+                 F.lit(2).cast("long").alias("task"), root.alias("tuple"), F.lit(None).cast("string").alias("msg"),
+                 F.lit(None).cast("array<string>").alias("anchors"), F.lit(None).cast("string").alias("reason")),
         *[F.struct((t0 + 0.020).alias("t"), F.lit("bolt_emit").alias("ev"), F.lit("A").alias("comp"),
-                   F.lit(2).cast("long").alias("task"), child(k).alias("tuple"), F.lit(None).cast("string").alias("msg"),
-                   F.array(root).alias("anchors"), F.lit(None).cast("string").alias("reason")) for k in (0, 1)],
-        F.struct((t0 + 0.021).alias("t"), F.lit("bolt_ack").alias("ev"), F.lit("A").alias("comp"), F.lit(2).cast("long").alias("task"),
-                 root.alias("tuple"), F.lit(None).cast("string").alias("msg"), F.lit(None).cast("array<string>").alias("anchors"),
-                 F.lit(None).cast("string").alias("reason")),
+                   F.lit(2).cast("long").alias("task"), child(k).alias("tuple"),
+                   F.lit(None).cast("string").alias("msg"), F.array(root).alias("anchors"),
+                   F.lit(None).cast("string").alias("reason")) for k in (0, 1)],
+        F.struct((t0 + 0.021).alias("t"), F.lit("bolt_ack").alias("ev"), F.lit("A").alias("comp"),
+                 F.lit(2).cast("long").alias("task"), root.alias("tuple"), F.lit(None).cast("string").alias("msg"),
+                 F.lit(None).cast("array<string>").alias("anchors"), F.lit(None).cast("string").alias("reason")),
         *[F.struct((t0 + 0.030 + 0.005 * k + (F.col("r") % 7) * 0.001).alias("t"), F.lit("take").alias("ev"),
                    F.lit("B").alias("comp"), F.lit(3 + k).cast("long").alias("task"), child(k).alias("tuple"),
                    F.lit(None).cast("string").alias("msg"), F.lit(None).cast("array<string>").alias("anchors"),
@@ -74,7 +79,8 @@ def generate(spark, roots: int, folder: Path) -> tuple[Path, Path]:
     # the 0.5 % timed-out roots: drop B's ack of the second child (h in 10..14)
     events = events.where(~((F.col("ev") == "bolt_ack") & (F.col("comp") == "B") & (F.col("task") == 4)
                             & F.col("tuple").rlike(r"^r\d+\.1$")
-                            & (F.abs(F.hash(F.regexp_extract("tuple", r"^r(\d+)", 1).cast("long"))) % 1000).between(10, 14)))
+                            & (F.abs(F.hash(F.regexp_extract("tuple", r"^r(\d+)", 1).cast("long"))) % 1000)
+                            .between(10, 14)))
     events_path = folder / "events.parquet"
     events.write.mode("overwrite").parquet(str(events_path))
     span = roots / 1000.0
@@ -133,7 +139,8 @@ def main() -> int:
         results["analysis (pure Python, 1 process)"] = {"events": len(sample), "seconds": time.perf_counter() - began}
         began = time.perf_counter()
         local_report = check_reliability_local(sample, config)
-        results["reliability (pure Python, 1 process)"] = {"events": len(sample), "seconds": time.perf_counter() - began}
+        results["reliability (pure Python, 1 process)"] = {"events": len(sample),
+                                                           "seconds": time.perf_counter() - began}
     finally:
         spark.stop()
         shutil.rmtree(folder, ignore_errors=True)

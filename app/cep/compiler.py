@@ -103,7 +103,8 @@ def _has_incoming(frag: _Frag, state: int) -> bool:
 
 
 def _rename(edges: list[Edge], old: int, new: int) -> list[Edge]:
-    return [replace(e, src=new if e.src == old else e.src, dst=new if (e.dst == old and not e.kill) else e.dst) for e in edges]
+    return [replace(e, src=new if e.src == old else e.src, dst=new if (e.dst == old and not e.kill) else e.dst)
+            for e in edges]
 
 
 def _dedup(edges: list[Edge]) -> list[Edge]:
@@ -230,7 +231,8 @@ class _Builder:
                     elif isinstance(part, Or):
                         todo.extend(part.args)
                     else:
-                        raise PatternError(self.where, "in 'X AND NOT Y', Y must be an event type or an OR of event types")
+                        raise PatternError(self.where,
+                                           "in 'X AND NOT Y', Y must be an event type or an OR of event types")
         frag = self.build(positives[0])
         waiting = {frag.init} | {e.src for e in frag.edges if not e.kill}  # final states that go on too
         kills = [Edge(s, 0, a.type, frozenset(), a.binds, a.tests, (), True) for s in sorted(waiting) for a in stoppers]
@@ -255,7 +257,8 @@ class _Builder:
             return self.unless(node)
         if isinstance(node, And):
             if len(node.args) > MAX_AND_ARGS:
-                raise PatternError(self.where, f"AND of more than {MAX_AND_ARGS} patterns is not supported (it expands to every order)")
+                raise PatternError(self.where, f"AND of more than {MAX_AND_ARGS} patterns is not supported "
+                                               "(it expands to every order)")
             alternatives = [Follows(perm) for perm in itertools.permutations(node.args)]
             return self.build(Or(tuple(alternatives)))
         if isinstance(node, Times):

@@ -69,7 +69,7 @@ class Match:
 
 def _agree(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     """Two parameter tuples that do not contradict each other."""
-    return all(x is _UNBOUND or y is _UNBOUND or x == y for x, y in zip(a, b))
+    return all(x is _UNBOUND or y is _UNBOUND or x == y for x, y in zip(a, b, strict=False))  # () agrees with all
 
 
 def _freeze(value: Any) -> Any:
@@ -251,10 +251,7 @@ class PatternMatcher:
     def _holds_ok(self, clocks: dict[int, float] | None, lasts: dict[int, float] | None) -> bool:
         if not self.has_holds or not lasts or clocks is None:  # a holds zone sets its clock before its last time
             return True
-        for zid, last in lasts.items():
-            if last - clocks[zid] < self.zone_kind[zid][1]:
-                return False
-        return True
+        return all(last - clocks[zid] >= self.zone_kind[zid][1] for zid, last in lasts.items())
 
     def feed(self, ev: dict[str, Any], index: int, out: list[Match]) -> None:
         """Process one event (position `index` in the stream); appends completed matches to `out`."""

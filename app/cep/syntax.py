@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from app.core import fileio
 from app.core.topology import Problem, TopologyError
@@ -114,7 +114,7 @@ class HoldsFor:
     duration: float
 
 
-PatternNode = Union[Atom, Follows, Or, And, Times, Star, Plus, Not, Within, HoldsFor]
+PatternNode = Atom | Follows | Or | And | Times | Star | Plus | Not | Within | HoldsFor
 
 
 @dataclass
@@ -310,7 +310,9 @@ class _TextParser(TokenStream):
         if tok.kind == "num":
             return float(tok.text) if any(c in tok.text for c in ".eE") else int(tok.text)
         if tok.kind == "str":
-            return json.loads('"' + tok.text[1:-1].replace('"', '\\"') + '"') if tok.text[0] == "'" else json.loads(tok.text)
+            if tok.text[0] == "'":
+                return json.loads('"' + tok.text[1:-1].replace('"', '\\"') + '"')
+            return json.loads(tok.text)
         if tok.kind == "kw" and tok.text in ("TRUE", "FALSE", "NULL"):
             return {"TRUE": True, "FALSE": False, "NULL": None}[tok.text]
         if tok.kind == "var":
@@ -355,7 +357,8 @@ def parse_ast(data: Any, where: str = "ast") -> PatternNode:
         params = data.get("params", {})
         if isinstance(params, list):  # positional: attribute and parameter share the name
             params = {p: p for p in params}
-        if not isinstance(params, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in params.items()):
+        if not isinstance(params, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                   for k, v in params.items()):
             raise PatternError(f"{where}.params", "expected {attribute: parameter} or a list of names")
         tests_raw = data.get("tests", [])
         tests: list[tuple[str, str, Any]] = []
@@ -363,13 +366,15 @@ def parse_ast(data: Any, where: str = "ast") -> PatternNode:
             raise PatternError(f"{where}.tests", "expected a list of [attribute, comparator, constant]")
         for k, test in enumerate(tests_raw):
             if not (isinstance(test, list) and len(test) == 3 and isinstance(test[0], str) and test[1] in COMPARATORS):
-                raise PatternError(f"{where}.tests[{k}]", f"expected [attribute, one of {' '.join(COMPARATORS)}, constant]")
+                raise PatternError(f"{where}.tests[{k}]",
+                                   f"expected [attribute, one of {' '.join(COMPARATORS)}, constant]")
             tests.append((test[0], test[1], test[2]))
         return Atom(name, tuple(params.items()), tuple(tests))
     op = data.get("op")
     ops = ("follows", "or", "and", "times", "star", "plus", "not", "within", "holdsFor")
     if op not in ops:
-        raise PatternError(f"{where}.op", f"unknown operator {json.dumps(op)} (expected atom or one of {', '.join(ops)})")
+        raise PatternError(f"{where}.op",
+                           f"unknown operator {json.dumps(op)} (expected atom or one of {', '.join(ops)})")
     if op in ("follows", "or", "and"):
         args = data.get("args")
         if not isinstance(args, list) or len(args) < 2:
@@ -450,13 +455,16 @@ def _options(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
     if "context" in raw:
         ctx = str(raw["context"]).lower().removeprefix("eventcontext.")
         if ctx not in CONTEXT_ALIASES:
-            raise PatternError(f"{where}.context", f"unknown context {raw['context']!r} (expected one of {', '.join(CONTEXTS)})")
+            raise PatternError(f"{where}.context",
+                               f"unknown context {raw['context']!r} (expected one of {', '.join(CONTEXTS)})")
         out["context"] = CONTEXT_ALIASES[ctx]
     if "skip" in raw:
         skip = str(raw["skip"]).lower()
-        skip = {"skip_to_next": "to_next", "skip_past_last_event": "past_last", "past_last_event": "past_last"}.get(skip, skip)
+        skip = {"skip_to_next": "to_next", "skip_past_last_event": "past_last",
+                "past_last_event": "past_last"}.get(skip, skip)
         if skip not in SKIPS:
-            raise PatternError(f"{where}.skip", f"unknown skip strategy {raw['skip']!r} (expected one of {', '.join(SKIPS)})")
+            raise PatternError(f"{where}.skip",
+                               f"unknown skip strategy {raw['skip']!r} (expected one of {', '.join(SKIPS)})")
         out["skip"] = skip
     if "by" in raw:
         by = raw["by"]
@@ -502,7 +510,8 @@ def _bracket_options(text: str, where: str) -> dict[str, Any]:
         elif key in SKIPS or key in ("skip_to_next", "skip_past_last_event"):
             raw["skip"] = key
         else:
-            raise PatternError(where, f"unknown option {part!r} (a context, skip=..., by ATTR..., only TYPE..., or timeout)")
+            raise PatternError(where,
+                               f"unknown option {part!r} (a context, skip=..., by ATTR..., only TYPE..., or timeout)")
     return _options(raw, where)
 
 
@@ -510,7 +519,8 @@ _HEADER = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)\s*(?:\[(?P<opts>[^\]]
 _DEFINE = re.compile(r"^define\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>.+?)\s*$")
 
 
-def parse_pattern_text(source: str, where: str = "patterns", overrides: Mapping[str, Any] | None = None) -> list[Pattern]:
+def parse_pattern_text(source: str, where: str = "patterns",
+                       overrides: Mapping[str, Any] | None = None) -> list[Pattern]:
     """Parse a `.cep` file: `NAME [options]: EXPRESSION` per pattern, `#` comments,
     indented continuation lines, `define NAME = VALUE` constants used as `$NAME`,
     `@NAME` for a pattern defined earlier in the file."""
@@ -534,13 +544,15 @@ def parse_pattern_text(source: str, where: str = "patterns", overrides: Mapping[
             try:
                 value = json.loads(m["value"])
             except json.JSONDecodeError:
-                raise PatternError(f"{where} line {number}", f"define {m['name']}: expected a number or a quoted string") from None
+                raise PatternError(f"{where} line {number}",
+                                   f"define {m['name']}: expected a number or a quoted string") from None
             constants[m["name"]] = value
             comment = []  # a comment above a define describes the constant, not the next pattern
             continue
         m = _HEADER.match(stripped)
         if not m:
-            raise PatternError(f"{where} line {number}", "expected 'NAME [options]: PATTERN', 'define NAME = VALUE' or a # comment")
+            raise PatternError(f"{where} line {number}",
+                               "expected 'NAME [options]: PATTERN', 'define NAME = VALUE' or a # comment")
         entries.append((number, m["name"], m["opts"] or "", m["body"], " ".join(comment)))
         comment = []
     if overrides:

@@ -49,7 +49,7 @@ def read_topology(path: str) -> Topology:
 def table(rows: list[list[str]]) -> str:
     """Rows as left-aligned text columns (the first row is the header)."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows)
 
 
 def start_spark_host(master: str | None) -> SparkHost:
@@ -92,13 +92,15 @@ def call_spark_host(host: SparkHost, op: str, quiet: bool, **params: Any) -> dic
 
 def add_spark_options(p: argparse.ArgumentParser) -> None:
     """--master and --json, for the subcommands that run a Spark job."""
-    p.add_argument("--master", help="Spark master URL (local[*], spark://..., sc://...); default $STORMBOUND_SPARK_MASTER or local[*]")
+    p.add_argument("--master", help="Spark master URL (local[*], spark://..., sc://...); "
+                                    "default $STORMBOUND_SPARK_MASTER or local[*]")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def add_log_options(p: argparse.ArgumentParser) -> None:
     """The log argument, --topology and --time-unit, for the subcommands that read a run's log."""
-    p.add_argument("log", metavar="DIR|LOG", help="a run folder or a log (.jsonl, .json, .csv, .parquet, Storm metrics .log)")
+    p.add_argument("log", metavar="DIR|LOG",
+                   help="a run folder or a log (.jsonl, .json, .csv, .parquet, Storm metrics .log)")
     p.add_argument("--topology", help="the topology the log comes from (a run folder has its own)")
     p.add_argument("--time-unit", choices=["s", "ms"], default="s", help="unit of the log's t field")
 

@@ -21,7 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file")
     p.add_argument("--duration", type=float, required=True, metavar="S", help="seconds of wall-clock time")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for events, queue samples and run.json")
-    p.add_argument("--parallelism", nargs="*", metavar="BOLT=N", help="override bolt parallelism ('suggested' = rate check's)")
+    p.add_argument("--parallelism", nargs="*", metavar="BOLT=N",
+                   help="override bolt parallelism ('suggested' = rate check's)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, help="Spark tasks hosting the components (default: as many as fit)")
     p.add_argument("--sample", type=float, default=0.25, metavar="S", help="queue sampling interval")

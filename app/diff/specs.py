@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
@@ -97,8 +97,8 @@ class PredicateDependence(_Spec):
         return data
 
 
-Dependence = Union[AllDependence, NoneDependence, SameKeyDependence, PairsDependence,
-                   TypeTableDependence, PredicateDependence]
+Dependence = (AllDependence | NoneDependence | SameKeyDependence | PairsDependence | TypeTableDependence
+              | PredicateDependence)
 
 
 class StructuralEquality(_Spec):
@@ -132,7 +132,7 @@ class PredicateEquality(_Spec):
         return data
 
 
-Equality = Union[StructuralEquality, SetOfSplitEquality, PredicateEquality]
+Equality = StructuralEquality | SetOfSplitEquality | PredicateEquality
 
 _DEPENDENCE_ADAPTER: TypeAdapter[Dependence] = TypeAdapter(Annotated[Dependence, Field(discriminator="kind")])
 _EQUALITY_ADAPTER: TypeAdapter[Equality] = TypeAdapter(Annotated[Equality, Field(discriminator="kind")])

@@ -145,7 +145,7 @@ class _Compiler:
 
             def compare(env: Env) -> Any:
                 a = fns[0](env)
-                for comp, name, fn in zip(comps, ops, fns[1:]):
+                for comp, name, fn in zip(comps, ops, fns[1:], strict=True):
                     b = fn(env)
                     try:
                         if not comp(a, b):

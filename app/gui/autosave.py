@@ -139,7 +139,8 @@ def find_recoverable(folder: Path, live_sessions: AbstractSet[str] = frozenset()
             data = json.loads(autosave.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if not isinstance(data, dict) or data.get("format") != AUTOSAVE_FORMAT or not isinstance(data.get("topology"), dict):
+        if (not isinstance(data, dict) or data.get("format") != AUTOSAVE_FORMAT
+                or not isinstance(data.get("topology"), dict)):
             continue
         original = Path(data["original"]) if data.get("original") else None
         saved_at = float(data.get("saved_at") or autosave.stat().st_mtime)

@@ -202,7 +202,7 @@ class DocumentModel(QObject):
             if any(c.name == name and c.id != ident for c in self._components()):
                 raise FieldError("name", f"'{name}' is already the name of another component")
             fields = {**fields, "name": name}
-        return validated_update(old, fields)  # type: ignore[return-value]
+        return validated_update(old, fields)  # type: ignore[return-value]  # same model type as `old`
 
     def check_section_fields(self, section: str, fields: dict[str, Any]) -> BaseModel | dict[str, str]:
         """Validate an edit of `topology` (name, description), `settings` or `verification`."""

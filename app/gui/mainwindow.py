@@ -210,7 +210,8 @@ class MainWindow(QMainWindow):
         self.diffstream_dialog = DiffStreamDialog(self)
         self.action_compare_runs = QAction("Compare runs...", self)
         self.action_compare_runs.setObjectName("action_compare_runs")
-        self.action_compare_runs.setStatusTip("Are two run outputs equivalent up to a dependence relation? (DiffStream)")
+        self.action_compare_runs.setStatusTip(
+            "Are two run outputs equivalent up to a dependence relation? (DiffStream)")
         self.action_compare_runs.triggered.connect(self.show_diffstream_dialog)
         menu.addAction(self.action_compare_runs)
 

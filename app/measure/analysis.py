@@ -5,9 +5,10 @@ the first emit anchored to that tuple, else to its ack: the end of its batch), Ï
 (emitted per taken), spout rates and burst sizes (emits of one task less than
 `burst_gap` apart form a burst; a spout's rate is the tuples of all but its last burst
 over the time from its first to its last burst, so the idle tail of a log is not
-counted), and per queue the series (mean of the samples in each `bin_s` bin, summed over tasks) with a least-squares slope, its 95 % confidence
-interval and a verdict: `grows` when the whole interval lies above `growth_floor`
-tuples/s, `stable` when it lies below, `uncertain` otherwise.
+counted), and per queue the series (mean of the samples in each `bin_s` bin, summed over
+tasks) with a least-squares slope, its 95 % confidence interval and a verdict: `grows`
+when the whole interval lies above `growth_floor` tuples/s, `stable` when it lies below,
+`uncertain` otherwise.
 
 `analyze` is the Spark job; `analyze_local` is the same definition in plain Python
 (the single-process baseline of bench/runs_pipeline.py and a cross-check in tests).
@@ -183,10 +184,10 @@ def analyze(spark, events, queues, bin_s: float = 1.0, growth_floor: float = 0.0
     per_task = sizes.groupBy("comp", "task").agg(
         F.count("*").alias("n"), F.sum("size").alias("tuples"), F.max("size").alias("mx"), F.min("at").alias("first"),
         F.max("at").alias("last"), F.max_by("size", "at").alias("last_size"))
+    rate = F.sum(F.when(F.col("last") > F.col("first"),
+                        (F.col("tuples") - F.col("last_size")) / (F.col("last") - F.col("first")))).alias("rate")
     for r in per_task.groupBy("comp").agg(
-            F.sum("n").alias("n"), F.sum("tuples").alias("tuples"), F.max("mx").alias("mx"),
-            F.sum(F.when(F.col("last") > F.col("first"),
-                         (F.col("tuples") - F.col("last_size")) / (F.col("last") - F.col("first")))).alias("rate")).collect():
+            F.sum("n").alias("n"), F.sum("tuples").alias("tuples"), F.max("mx").alias("mx"), rate).collect():
         if r["comp"] in components:
             c = components[r["comp"]]
             c.bursts, c.burst_mean, c.burst_max = r["n"], r["tuples"] / r["n"], r["mx"]
@@ -313,7 +314,7 @@ def apply_storm_metrics(analysis: Analysis, metrics: Iterable) -> Analysis:
     totals: dict[str, float] = defaultdict(float)
     for (comp, _task), by_time in counts.items():
         times = sorted(by_time)
-        gaps = sorted(b - a for a, b in zip(times, times[1:]) if b > a)
+        gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False) if b > a)
         bucket = gaps[len(gaps) // 2] if gaps else 60.0
         rates[comp] += sum(by_time.values()) / (len(times) * bucket)
         totals[comp] += sum(by_time.values())

@@ -10,6 +10,7 @@ See docs/event-log.md for the format.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -31,7 +32,8 @@ TimeUnit = Literal["s", "ms"]
 # Columns of the flat (CSV / Parquet / Spark) form; a queue sample leaves `ev` empty.
 COLUMNS = ("t", "ev", "comp", "task", "tuple", "msg", "anchors", "reason", "queue")
 # The same columns as Spark DDL (the Spark jobs read logs with exactly this schema).
-EVENT_DDL = "t DOUBLE, ev STRING, comp STRING, task BIGINT, tuple STRING, msg STRING, anchors ARRAY<STRING>, reason STRING"
+EVENT_DDL = ("t DOUBLE, ev STRING, comp STRING, task BIGINT, tuple STRING, msg STRING, anchors ARRAY<STRING>, "
+             "reason STRING")
 QUEUE_DDL = "t DOUBLE, comp STRING, task BIGINT, queue BIGINT"
 FLAT_DDL = EVENT_DDL + ", queue BIGINT"  # events and queue samples in one table (the run job's rows)
 ANCHOR_SEP = ";"  # CSV has no lists: anchors are joined with this separator
@@ -122,7 +124,8 @@ class EventLog(BaseModel):
 
 
 def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and value.strip() == "") or (isinstance(value, float) and math.isnan(value))
+    return (value is None or (isinstance(value, str) and value.strip() == "")
+            or (isinstance(value, float) and math.isnan(value)))
 
 
 def _clean(raw: dict[str, Any]) -> dict[str, Any]:
@@ -138,7 +141,8 @@ def record_from_dict(raw: Any, where: str, time_unit: TimeUnit = "s") -> Event |
     try:
         if "ev" in data:
             if data["ev"] not in EVENT_KINDS:
-                raise EventLogError(f"{where}.ev", f"unknown event '{data['ev']}' (expected one of {', '.join(EVENT_KINDS)})")
+                raise EventLogError(f"{where}.ev",
+                                    f"unknown event '{data['ev']}' (expected one of {', '.join(EVENT_KINDS)})")
             data.pop("queue", None)
             if isinstance(data.get("anchors"), str):
                 data["anchors"] = [a for a in data["anchors"].split(ANCHOR_SEP) if a]
@@ -231,7 +235,8 @@ def iter_csv(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterato
     if not reader.fieldnames:
         raise EventLogError(p.name, "is empty (expected a header line)")
     if unknown:
-        raise EventLogError(f"{p.name} header", f"unknown column '{unknown[0]}' (expected some of {', '.join(COLUMNS)})")
+        raise EventLogError(f"{p.name} header",
+                            f"unknown column '{unknown[0]}' (expected some of {', '.join(COLUMNS)})")
     for number, row in enumerate(reader, start=2):
         yield record_from_dict(dict(row), f"{p.name} line {number}", time_unit)
 
@@ -282,10 +287,8 @@ def parse_metrics_line(line: str, where: str = "") -> list[MetricSample]:
             except ValueError:
                 continue  # non-numeric entries (e.g. host names) carry no measurement
     else:
-        try:
+        with contextlib.suppress(ValueError):  # a non-numeric value carries no measurement
             out.append(MetricSample(**base, value=float(value)))
-        except ValueError:
-            pass
     return out
 
 
@@ -296,7 +299,8 @@ def read_storm_metrics(path: str | os.PathLike[str]) -> EventLog:
     for number, line in enumerate(_open_text(p).splitlines(), start=1):
         metrics.extend(parse_metrics_line(line, f"{p.name} line {number}"))
     if not metrics:
-        raise EventLogError(p.name, "no LoggingMetricsConsumer lines found (expected 'TIMESTAMP HOST:PORT TASK:COMPONENT METRIC VALUE')")
+        raise EventLogError(p.name, "no LoggingMetricsConsumer lines found "
+                                    "(expected 'TIMESTAMP HOST:PORT TASK:COMPONENT METRIC VALUE')")
     start = min(m.t for m in metrics)
     metrics = [m.model_copy(update={"t": m.t - start}) for m in metrics]
     queues = [QueueSample(t=m.t, comp=m.comp, task=m.task, queue=int(m.value))
@@ -323,7 +327,8 @@ def log_format(path: str | os.PathLike[str]) -> str:
         return "parquet"
     if name.endswith((".log", ".txt")) or "metrics" in name:
         return "storm-metrics"
-    raise EventLogError(p.name, "unknown log format (use .jsonl, .json, .csv, .parquet, a Storm metrics .log, or a run folder)")
+    raise EventLogError(p.name,
+                        "unknown log format (use .jsonl, .json, .csv, .parquet, a Storm metrics .log, or a run folder)")
 
 
 def find_run_files(folder: str | os.PathLike[str]) -> tuple[Path, Path | None]:

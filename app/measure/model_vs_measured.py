@@ -85,13 +85,16 @@ def parameter_rows(topo: Topology, analysis: Analysis) -> list[ParameterRow]:
     rows: list[ParameterRow] = []
     for s in topo.spouts:
         m = analysis.components.get(s.name)
-        rows.append(ParameterRow(component=s.name, parameter="rate", annotated=s.rate, measured=m.rate_out if m else None))
+        rows.append(ParameterRow(component=s.name, parameter="rate", annotated=s.rate,
+                                 measured=m.rate_out if m else None))
         rows.append(ParameterRow(component=s.name, parameter="burst", annotated=s.burst,
                                  measured=float(m.burst_max) if m and m.burst_max else None))
     for b in topo.bolts:
         m = analysis.components.get(b.name)
-        rows.append(ParameterRow(component=b.name, parameter="alpha", annotated=b.alpha, measured=m.alpha_mean if m else None))
-        rows.append(ParameterRow(component=b.name, parameter="sigma", annotated=b.sigma, measured=m.sigma if m else None))
+        rows.append(ParameterRow(component=b.name, parameter="alpha", annotated=b.alpha,
+                                 measured=m.alpha_mean if m else None))
+        rows.append(ParameterRow(component=b.name, parameter="sigma", annotated=b.sigma,
+                                 measured=m.sigma if m else None))
     return rows
 
 

@@ -68,7 +68,8 @@ class ReliabilityConfig(BaseModel):
         default=None, description="component -> subscribing components; None = inferred from the log's takes")
 
     @classmethod
-    def from_storm(cls, topology: dict[str, Any] | None = None, config: dict[str, Any] | None = None) -> "ReliabilityConfig":
+    def from_storm(cls, topology: dict[str, Any] | None = None,
+                   config: dict[str, Any] | None = None) -> "ReliabilityConfig":
         """From a Storm-style config map and a `{components, subscriptions: [{from, to}]}` topology."""
         config = config or {}
         subs: dict[str, list[str]] | None = None
@@ -312,7 +313,8 @@ def check_reliability(spark, events, config: ReliabilityConfig, limit: int = 200
         return df.select(F.lit(prop).alias("prop"), F.lit(None).cast("double").alias("t"),
                          F.lit(None).cast("string").alias("comp"), F.lit(None).cast("bigint").alias("task"),
                          F.lit(None).cast("string").alias("tuple"), F.lit(None).cast("string").alias("msg"),
-                         F.lit(None).cast("string").alias("other"), F.lit("").alias("detail"), F.lit(1).alias("undecided"))
+                         F.lit(None).cast("string").alias("other"), F.lit("").alias("detail"),
+                         F.lit(1).alias("undecided"))
 
     key = ["comp", "task", "msg"]
     by_key = Window.partitionBy(*key).orderBy("t", "seq")
@@ -321,13 +323,15 @@ def check_reliability(spark, events, config: ReliabilityConfig, limit: int = 200
              .select(*key, "k", "t", "seq", "tuple"))
     closes = (ev.where(F.col("ev").isin("spout_ack", "spout_fail"))
               .withColumn("k", F.row_number().over(by_key))
-              .select(*key, "k", F.col("t").alias("close_t"), F.col("seq").alias("close_seq"), F.col("ev").alias("close_ev")))
+              .select(*key, "k", F.col("t").alias("close_t"), F.col("seq").alias("close_seq"),
+                      F.col("ev").alias("close_ev")))
     attempts = emits.join(closes, on=[*key, "k"], how="left").localCheckpoint()
     parts = []
     if config.ackers > 0:
         late = attempts.where(F.col("close_t").isNotNull() & (F.col("close_t") - F.col("t") > two_t))
+        late_by = F.format_number(F.col("close_t") - F.col("t"), 3)
         parts.append(viol(late, P1, F.format_string("%s came %s s after the emit, later than twice the timeout",
-                                                     F.col("close_ev"), F.format_number(F.col("close_t") - F.col("t"), 3))))
+                                                     F.col("close_ev"), late_by)))
         lost = attempts.where(F.col("close_t").isNull() & (end - F.col("t") > two_t))
         parts.append(viol(lost, P1, F.lit("never acked or failed within twice the timeout")))
         parts.append(undecided_rows(attempts.where(F.col("close_t").isNull() & (end - F.col("t") <= two_t)), P1))
@@ -397,7 +401,8 @@ def check_reliability(spark, events, config: ReliabilityConfig, limit: int = 200
                                          F.lit(None).cast("bigint").alias("task"), "tuple", "msg", "sub"), P3,
                           F.format_string("root acked without failure but %s never took this tuple of %s",
                                           F.col("sub"), F.col("comp")), other=F.col("sub")))
-        tree_ev = ev.where(F.col("ev").isin(*TREE_EVENTS)).select("t", "comp", "task", "tuple", F.col("ev").alias("kind"))
+        tree_ev = (ev.where(F.col("ev").isin(*TREE_EVENTS))
+                   .select("t", "comp", "task", "tuple", F.col("ev").alias("kind")))
         after = (tree_ev.join(acked.select("tuple", "close_t", "msg"), on="tuple")
                  .where(F.col("t") > F.col("close_t")))
         parts.append(viol(after, P4, F.format_string("%s after the root's spout_ack at t=%s",

@@ -137,7 +137,8 @@ class SparkHost:
         finally:
             self._waiting.pop(ident, None)
 
-    def request(self, op: str, on_progress: Callable[[float, str], None] | None = None, **params: Any) -> dict[str, Any]:
+    def request(self, op: str, on_progress: Callable[[float, str], None] | None = None,
+                **params: Any) -> dict[str, Any]:
         return self.wait(self.submit(op, **params), on_progress)
 
     def cancel(self, ident: int) -> None:

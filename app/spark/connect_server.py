@@ -35,7 +35,8 @@ def spark_home(python: str) -> Path:
         raise no_pyspark(python)
     home = Path(done.stdout.strip())
     if not list((home / "jars").glob("spark-connect_*.jar")):
-        raise SparkUnavailable(f"{home} has no Spark Connect server (jars/spark-connect_*.jar): pyspark 4.0 or newer has one")
+        raise SparkUnavailable(f"{home} has no Spark Connect server (jars/spark-connect_*.jar): "
+                               "pyspark 4.0 or newer has one")
     return home
 
 
@@ -59,7 +60,8 @@ def start_connect_server(port: int, master: str = "local[*]", python: str | None
     home = spark_home(python)
     settings = {"spark.connect.grpc.binding.port": str(port), "spark.ui.enabled": "false",
                 "spark.sql.session.timeZone": "UTC", **(conf or {})}
-    argv = [str(home / "bin" / "spark-submit"), "--class", SERVER_CLASS, "--master", master, "--name", "stormbound-connect"]
+    argv = [str(home / "bin" / "spark-submit"), "--class", SERVER_CLASS, "--master", master,
+            "--name", "stormbound-connect"]
     for key, value in settings.items():
         argv += ["--conf", f"{key}={value}"]
     argv.append("spark-internal")
@@ -80,7 +82,8 @@ def wait_until_listening(process: subprocess.Popen, port: int, timeout: float = 
             return
         except OSError:
             if time.time() > deadline:
-                raise SparkUnavailable(f"the Spark Connect server did not listen on port {port} within {timeout:.0f} s") from None
+                raise SparkUnavailable(
+                    f"the Spark Connect server did not listen on port {port} within {timeout:.0f} s") from None
             time.sleep(0.5)
 
 

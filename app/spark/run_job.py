@@ -2,9 +2,10 @@
 
 How the topology maps onto Spark (docs/spark-runs.md has the full story): one Spark job
 (`mapInArrow` in *barrier* mode, so classic sessions and Spark Connect run it alike)
-with W tasks that all start together, like the W worker processes of a Storm topology. Every spout and bolt is a thread ("executor") inside one of these
-tasks, placed round-robin. Each bolt owns a real receive queue (`queue.Queue`); a tuple
-for a bolt in the same task is put on its queue directly, a tuple for a bolt in another
+with W tasks that all start together, like the W worker processes of a Storm topology.
+Every spout and bolt is a thread ("executor") inside one of these tasks, placed round-robin.
+Each bolt owns a real receive queue (`queue.Queue`); a tuple for a bolt in the same task is
+put on its queue directly, a tuple for a bolt in another
 task travels over a TCP connection between the tasks (addresses exchanged with
 `BarrierTaskContext.allGather`). Everything happens in wall-clock time: spouts sleep
 between bursts, bolts sleep α·(1 ± τ) per batch. Each task records its events and queue
@@ -43,8 +44,10 @@ class RunSpec(BaseModel):
     duration_s: float = Field(gt=0)
     seed: int = 1
     sample_interval_s: float = Field(default=0.25, gt=0)
-    workers: int | None = Field(default=None, ge=1, description="Spark tasks hosting the components; None = as many as fit")
-    acking: bool = Field(default=True, description="track tuple trees as Storm's acker does (topology.acker.executors >= 1)")
+    workers: int | None = Field(default=None, ge=1,
+                                description="Spark tasks hosting the components; None = as many as fit")
+    acking: bool = Field(default=True,
+                         description="track tuple trees as Storm's acker does (topology.acker.executors >= 1)")
     message_timeout_s: float = Field(default=30.0, gt=0, description="topology.message.timeout.secs")
     max_spout_pending: int | None = Field(default=None, ge=1, description="topology.max.spout.pending per spout task")
 

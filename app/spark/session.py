@@ -45,7 +45,7 @@ def has_pyspark(python: str) -> bool:
     """Whether `python` can import pyspark (runs it once, a second at most)."""
     if os.path.realpath(python) == os.path.realpath(sys.executable):
         try:
-            import pyspark  # noqa: F401
+            import pyspark  # noqa: F401  # only whether it imports
         except ModuleNotFoundError:
             return False
         return True
@@ -124,7 +124,7 @@ def check_environment(master: str = DEFAULT_MASTER, env: Mapping[str, str] | Non
     libraries for an `sc://` master), Java is missing for a JVM master, or the Spark
     Connect server does not answer."""
     try:
-        import pyspark  # noqa: F401
+        import pyspark  # noqa: F401  # only whether it imports
     except ModuleNotFoundError:
         raise no_pyspark(sys.executable) from None
     if not is_connect_url(master):

@@ -51,7 +51,8 @@ class Worker:
         self.max_pending = plan.get("max_spout_pending")
         self.rows: list[Row] = []
         self.queues: dict[str, queue.Queue[Delivery]] = {
-            c["name"]: queue.Queue() for c in plan["components"] if c["kind"] == "bolt" and self.where[c["name"]] == index}
+            c["name"]: queue.Queue() for c in plan["components"]
+            if c["kind"] == "bolt" and self.where[c["name"]] == index}
         self.links: dict[int, tuple[socket.socket, threading.Lock]] = {}
         self.pending: dict[str, list[Any]] = {}  # root -> [xor value, spout, emitted at]
         self.pending_lock = threading.Lock()
@@ -191,7 +192,7 @@ class Worker:
                     anchor = batch[k % len(batch)]
                     self.record("bolt_emit", name, tuple_id, anchors=[anchor[0]])
                     children[k % len(batch)] ^= self.route(name, tuple_id, anchor[1], anchor[2])
-            for delivery, child_xor in zip(batch, children):
+            for delivery, child_xor in zip(batch, children, strict=True):
                 self.record("bolt_ack", name, delivery[0])
                 if self.acking and delivery[2] is not None:
                     self.ack_update(delivery[1], delivery[2], delivery[3] ^ child_xor)

@@ -74,7 +74,8 @@ def _known_topology_window(make_window, tmp_path: Path):
     window = make_window()
     path = tmp_path / "known.storm.json"
     path.write_text("""{"name": "known", "spouts": [{"name": "S", "rate": 1.0, "burst": 1}],
-      "bolts": [{"name": "B", "alpha": 0.25, "sigma": 1.0, "parallelism": 1}, {"name": "C", "alpha": 1, "sigma": 0, "parallelism": 1}],
+      "bolts": [{"name": "B", "alpha": 0.25, "sigma": 1.0, "parallelism": 1},
+                {"name": "C", "alpha": 1, "sigma": 0, "parallelism": 1}],
       "subscriptions": [{"source": "S", "target": "B"}, {"source": "B", "target": "C"}]}""")
     assert window.open_path(path, ask=False)
     return window
@@ -124,7 +125,8 @@ def test_run_progress_cancel_then_run_and_apply(make_window, qtbot, tmp_path: Pa
     panel.start_run()
     qtbot.waitUntil(lambda: panel.analysis is not None and panel.running is None, timeout=5000)
     assert panel.parameters.rowCount() == 2 + 2 * 2
-    cells = {(panel.parameters.item(r, 0).text(), panel.parameters.item(r, 1).text()): panel.parameters.item(r, 3).text()
+    cells = {(panel.parameters.item(r, 0).text(), panel.parameters.item(r, 1).text()):
+             panel.parameters.item(r, 3).text()
              for r in range(panel.parameters.rowCount())}
     assert cells[("S", "rate")] == "2" and cells[("B", "alpha")] == "0.5"
     assert panel.bolts.item(0, 0).text() == "B" and "grows" in panel.bolts.item(0, 4).text()
@@ -169,7 +171,8 @@ def test_patterns_tab_shows_monitor_matches_of_a_run(make_window, qtbot, tmp_pat
     window = make_window()
     panel = window.runs_panel
     log = tmp_path / "events.jsonl"
-    rows = [{"t": t, "ev": "bolt_fail", "comp": "B2", "task": 1, "tuple": f"t{i}"} for i, t in enumerate((1.0, 4.0, 9.0))]
+    rows = [{"t": t, "ev": "bolt_fail", "comp": "B2", "task": 1, "tuple": f"t{i}"}
+            for i, t in enumerate((1.0, 4.0, 9.0))]
     rows.append({"t": 30.0, "ev": "bolt_fail", "comp": "B3", "task": 2, "tuple": "t9"})
     log.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     panel.match_patterns(log)

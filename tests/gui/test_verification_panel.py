@@ -59,7 +59,7 @@ class ScriptedSearch:
         if self.fail:
             raise RuntimeError(self.fail)
         trace = make_trace() if self.verdict == "counterexample" else None
-        return VerifyResult(property=prop, verdict=self.verdict, k=self.k_final, loop_start=1,  # type: ignore[arg-type]
+        return VerifyResult(property=prop, verdict=self.verdict, k=self.k_final, loop_start=1,  # type: ignore[arg-type]  # a str verdict
                             growing=["B1"] if trace else [], growth_per_loop={"B1": 1} if trace else {},
                             certified=trace is not None, elapsed_s=time.monotonic() - started,
                             message=f"scripted {self.verdict}", notes=["a note in words"], threshold=self.threshold,
@@ -183,7 +183,7 @@ def test_gui_keeps_processing_events_while_verifying(qtbot, document: DocumentMo
     run_to_end(qtbot, panel)
     timer.stop()
     assert len(ticks) >= 30
-    assert max(b - a for a, b in zip(ticks, ticks[1:])) < 0.25
+    assert max(b - a for a, b in zip(ticks, ticks[1:], strict=False)) < 0.25
 
 
 def test_invalid_document_is_refused_in_words(qtbot) -> None:
@@ -286,7 +286,7 @@ def test_install_standalone_window_stand_in(qtbot, document: DocumentModel) -> N
         def menu(self, title: str) -> QMenu:
             return self.menus.setdefault(title, self.menuBar().addMenu(title))
 
-        def add_panel(self, widget, title, area=None) -> QDockWidget:  # type: ignore[no-untyped-def]
+        def add_panel(self, widget, title, area=None) -> QDockWidget:  # type: ignore[no-untyped-def]  # a stand-in
             dock = QDockWidget(title, self)
             dock.setWidget(widget)
             self.addDockWidget(area or __import__("PySide6.QtCore").QtCore.Qt.DockWidgetArea.BottomDockWidgetArea,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -164,8 +165,9 @@ def test_connect_server_command(tmp_path: Path) -> None:
         done = _cli(["connect-server", "--port", str(taken.getsockname()[1])])
     assert done.returncode == 2 and "already in use" in done.stderr
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "app", "connect-server", "--port", str(port), "--master", "local[1]",
-                               "--log", str(tmp_path / "server.log")], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen([sys.executable, "-m", "app", "connect-server", "--port", str(port),
+                               "--master", "local[1]", "--log", str(tmp_path / "server.log")],
+                              cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         line = server.stdout.readline()
         assert line.startswith(f"Spark Connect server at sc://localhost:{port}"), line

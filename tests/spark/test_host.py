@@ -55,7 +55,8 @@ def test_message_when_java_is_missing(tmp_path: Path) -> None:
 
 def test_bad_run_arguments(tmp_path: Path) -> None:
     model = str(MODELS / "getting-started.storm.json")
-    done = _cli(["run", model, "--duration", "1", "--out", str(tmp_path), "--parallelism", "nosuch=2"], dict(os.environ))
+    done = _cli(["run", model, "--duration", "1", "--out", str(tmp_path), "--parallelism", "nosuch=2"],
+                dict(os.environ))
     assert done.returncode == 2 and "no bolt named 'nosuch'" in done.stderr
     done = _cli(["run", model, "--duration", "1", "--out", str(tmp_path), "--parallelism", "split=0"], dict(os.environ))
     assert done.returncode == 2 and "expected BOLT=N" in done.stderr
@@ -122,6 +123,7 @@ def test_diff_spark_goes_through_the_host_when_pyspark_is_not_importable(tmp_pat
     monkeypatch.setenv("STORMBOUND_SPARK_MASTER", "local[1]")
     (tmp_path / "left.jsonl").write_text('{"key": 1, "v": 1}\n{"key": 1, "v": 2}\n')
     (tmp_path / "right.jsonl").write_text('{"key": 1, "v": 2}\n{"key": 1, "v": 1}\n')
-    code = main(["diff", str(tmp_path / "left.jsonl"), str(tmp_path / "right.jsonl"), "-d", "same_key:key", "--spark", "--json"])
+    code = main(["diff", str(tmp_path / "left.jsonl"), str(tmp_path / "right.jsonl"), "-d", "same_key:key",
+                 "--spark", "--json"])
     out = capsys.readouterr().out
     assert code == 1 and json.loads(out)["equivalent"] is False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 import random
 
 import pytest
@@ -117,5 +118,8 @@ def test_spark_and_python_agree_on_messy_logs(spark, seed: int) -> None:
     assert fast.counts == slow.counts
     assert fast.undecided == slow.undecided
     assert sum(fast.counts.values()) > 0  # the random log does break something
-    key = lambda v: (v.prop, v.tuple or "", v.comp or "", v.other or "", round(v.t or 0, 9))  # noqa: E731
+
+    def key(v: Any) -> tuple[Any, ...]:
+        return v.prop, v.tuple or "", v.comp or "", v.other or "", round(v.t or 0, 9)
+
     assert sorted(map(key, fast.violations)) == sorted(map(key, slow.violations))

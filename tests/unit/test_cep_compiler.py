@@ -101,7 +101,10 @@ def _random_pattern(rng: Any, depth: int = 0) -> PatternNode:
         tests = (("n", ">", rng.randint(0, 3)),) if rng.random() < 0.2 else ()
         return Atom(rng.choice(ALPHABET), binds, tests)
     kind = rng.choice(["follows", "or", "and", "times", "star", "plus", "not", "within", "holds", "unless"])
-    sub = lambda: _random_pattern(rng, depth + 1)  # noqa: E731
+
+    def sub() -> PatternNode:
+        return _random_pattern(rng, depth + 1)
+
     return {
         "follows": lambda: Follows(tuple(sub() for _ in range(rng.randint(2, 3)))),
         "or": lambda: Or((sub(), sub())),
@@ -145,4 +148,4 @@ def test_engine_invariants_on_random_patterns() -> None:
                     assert run.partial == sum(1 for tokens in run.tokens for tok in tokens if tok.alive)
                 for match in found:
                     assert match.indices == sorted(set(match.indices))
-                    assert all(events[i] is e for i, e in zip(match.indices, match.events))
+                    assert all(events[i] is e for i, e in zip(match.indices, match.events, strict=True))

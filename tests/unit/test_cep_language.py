@@ -257,7 +257,7 @@ def test_text_file_with_defines_options_and_continuations(tmp_path: Path) -> Non
         "twice", "immediate", ("comp",), "past_last", "Two failures close together.")
     assert isinstance(first.ast, Within) and first.ast.window == 5
     assert (second.id, second.context, second.ast) == ("pair", "chronicle", Follows((Atom("a"), Atom("b"))))
-    assert parse_pattern_text(source, "p", {"window": 7})[0].ast.window == 7  # type: ignore[union-attr]
+    assert parse_pattern_text(source, "p", {"window": 7})[0].ast.window == 7  # type: ignore[union-attr]  # a Within
 
 
 def test_pattern_references_in_a_file() -> None:

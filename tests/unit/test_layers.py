@@ -90,7 +90,8 @@ def test_core_imports_nothing_of_the_other_packages(module: str) -> None:
     assert not others, f"{module} imports {others}"
 
 
-@pytest.mark.parametrize("module", [m for m in MODULES if _within(m, ("app.measure", "app.diff", "app.cep", "app.expr"))])
+@pytest.mark.parametrize("module", [m for m in MODULES
+                                    if _within(m, ("app.measure", "app.diff", "app.cep", "app.expr"))])
 def test_measured_run_packages_have_no_qt_and_no_spark_at_module_level(module: str) -> None:
     found = imports_of(module)
     assert not [n for n, _, _ in found if _within(n, QT)], f"{module} imports Qt"

@@ -67,7 +67,8 @@ def from_dvert(data: dict[str, Any]) -> Topology:
         ident = new_id()
         ids[name] = ident
         burst = s.get("parallelism", 1) if kind == "newer" else vp.get("base_quantity", 1)
-        spouts.append({"id": ident, "name": name, "rate": _number(s, "avg_emit_rate", f"spouts.{name}"), "burst": burst})
+        spouts.append({"id": ident, "name": name, "rate": _number(s, "avg_emit_rate", f"spouts.{name}"),
+                       "burst": burst})
 
     bolts: list[dict[str, Any]] = []
     subs: list[tuple[str, Any, str, dict[str, Any]]] = []  # (bolt, subscribed name, bolt id, grouping)

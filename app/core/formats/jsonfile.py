@@ -23,4 +23,5 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise FormatError([Problem("file", f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}")]) from None
+        where = f"at line {err.lineno} column {err.colno}"
+        raise FormatError([Problem("file", f"not valid JSON: {err.msg} {where}")]) from None

@@ -9,7 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPainter,
+    QPainterPath,
+    QPainterPathStroker,
+    QPen,
+    QPolygonF,
+)
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
 from app.core.rates import BoltRates
@@ -116,7 +126,8 @@ class NodeItem(QGraphicsObject):
             text = (f"Bolt {c.name}: takes up to {c.parallelism} tuples per batch, works {_number(c.alpha)} s, "
                     f"emits {_number(c.sigma)} per input")
             if self.rates is not None:
-                text += f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({self.rates.status})\n{self.rates.explanation}"
+                text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({self.rates.status})"
+                         f"\n{self.rates.explanation}")
         self.setToolTip(text)
 
     def parameter_lines(self) -> list[str]:

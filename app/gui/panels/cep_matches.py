@@ -22,6 +22,7 @@ from app.cep.monitors import load_monitors, run_monitors
 
 ALL_PATTERNS = "All patterns"
 COLUMNS = ("Pattern", "Kind", "Start (s)", "End (s)", "Parameters", "Events")
+_NO_PARENT = QModelIndex()  # the invalid index: a table has no parent rows
 
 
 def _event_text(ev: dict[str, Any]) -> str:
@@ -41,10 +42,10 @@ class MatchTableModel(QAbstractTableModel):
         self.matches = list(matches)
         self.endResetModel()
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _NO_PARENT) -> int:
         return 0 if parent.isValid() else len(self.matches)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _NO_PARENT) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

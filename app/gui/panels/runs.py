@@ -9,6 +9,7 @@ trace view, wired in by the main window) for the same bolts.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -134,7 +135,8 @@ class RunsPanel(QWidget):
         self.attach_button.clicked.connect(self.toggle_attach)
         top = QHBoxLayout()
         w: QWidget
-        for w in (self.status, QLabel("master"), self.master_edit, QLabel("python"), self.python_edit, self.attach_button):
+        for w in (self.status, QLabel("master"), self.master_edit, QLabel("python"), self.python_edit,
+                  self.attach_button):
             top.addWidget(w)
 
         self.duration = QDoubleSpinBox()
@@ -154,7 +156,8 @@ class RunsPanel(QWidget):
         self.max_pending.setRange(0, 1_000_000)
         self.max_pending.setSpecialValueText("no limit")
         self.max_pending.setValue(int(str(self.settings.value("runs/max_pending", 0))))
-        self.max_pending.setToolTip("topology.max.spout.pending: a spout waits while this many of its trees are pending")
+        self.max_pending.setToolTip(
+            "topology.max.spout.pending: a spout waits while this many of its trees are pending")
         self.acker_box.toggled.connect(self.timeout.setEnabled)
         self.acker_box.toggled.connect(self.max_pending.setEnabled)
         self.timeout.setEnabled(self.acker_box.isChecked())
@@ -351,10 +354,8 @@ class RunsPanel(QWidget):
     def _draw_overlays(self, *_: Any) -> None:
         """Dashed measured queue series over the verification trace plots of the same bolts."""
         for plot, item in self.overlays:
-            try:
+            with contextlib.suppress(RuntimeError):  # the trace view rebuilt its plots
                 plot.removeItem(item)
-            except RuntimeError:
-                pass  # the trace view rebuilt its plots
         self.overlays.clear()
         analysis = self.controller.analysis
         if analysis is None or not self.overlay_box.isChecked():

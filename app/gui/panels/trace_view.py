@@ -363,7 +363,7 @@ class TraceView(QWidget):
 
     def _plot_arrivals(self, plot: pg.PlotItem, times: list[float], counts: list[int], name: str,
                        colour: str) -> None:
-        xs = [t for t, c in zip(times, counts) if c]
+        xs = [t for t, c in zip(times, counts, strict=True) if c]
         ys = [c for c in counts if c]
         stems_x = [x for t in xs for x in (t, t)]
         stems_y = [y for c in ys for y in (0, c)]
@@ -384,10 +384,7 @@ class TraceView(QWidget):
             plot.addItem(region, ignoreBounds=True)
             self.loop_regions.append(region)
             if labelled:  # only the top plot: the bolts' plots are short and share the time axis
-                if r == 0:
-                    text = "loop (repeats forever)" if extra_passes == 0 else "loop"
-                else:
-                    text = f"pass {r + 1}"
+                text = ("loop (repeats forever)" if extra_passes == 0 else "loop") if r == 0 else f"pass {r + 1}"
                 # on the region's left edge, kept near the top of the view whatever the zoom
                 label = pg.InfLineLabel(region.lines[0], text, position=0.97, anchors=[(0, 0), (0, 0)],
                                         color="#8a6d00")
