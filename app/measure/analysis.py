@@ -1,4 +1,4 @@
-"""Measured figures of a run, computed with Spark DataFrames (issue 5, item 4).
+"""Measured figures of a run, computed with Spark DataFrames or in one process.
 
 Per component: throughput in (takes/s) and out (emits/s), measured α (from a take to
 the first emit anchored to that tuple, else to its ack: the end of its batch), σ

@@ -1,4 +1,4 @@
-"""Model versus measurement per bolt, and calibration (issue 5, items 4 and 5; no Spark).
+"""Model versus measurement per bolt, and calibration of the topology with measured values (no Spark).
 
 The model side is the rate check (`app.core.rates.rate_check`): its status and nominal
 growth for the annotated topology, and its nominal growth once the *measured* spout

@@ -1,6 +1,6 @@
-"""Storm's delivery guarantees checked over an event log (issue 5, item 6).
+"""Storm's delivery guarantees checked over an event log.
 
-Properties (the names of ../shared/data/storm-reliability-vectors.json):
+Properties (the names of the reliability vectors in the shared test data folder):
 
 * P1: every `spout_emit` attempt is acked or failed within twice the message timeout.
   Attempts pair each emit of (spout, task, msg) with the next ack/fail of that msg

@@ -1,4 +1,4 @@
-"""Running a topology on Spark with a synthetic workload (issue 5, item 3).
+"""Running a topology on Spark with a synthetic workload: the run job (the driver side).
 
 How the topology maps onto Spark (docs/spark-runs.md has the full story): one Spark job
 (`mapInArrow` in *barrier* mode, so classic sessions and Spark Connect run it alike)

@@ -1,4 +1,4 @@
-"""Every case of ../shared/data/storm-reliability-vectors.json, as a Spark job and in plain Python."""
+"""Every case of storm-reliability-vectors.json (shared test data folder), as a Spark job and in plain Python."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every case of ../shared/data/cep-vectors.json: VIATRA-CEP match counts per event and automaton
+"""Every case of cep-vectors.json (shared test data folder): VIATRA-CEP match counts per event and automaton
 shapes, and the FlinkCEP / Esper / Apama documentation examples whose operator we have."""
 
 from __future__ import annotations

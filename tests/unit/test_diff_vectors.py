@@ -1,4 +1,4 @@
-"""Every case of ../shared/data/diffstream-vectors.json: verdict, detection position, leftovers."""
+"""Every case of diffstream-vectors.json (shared test data folder): verdict, detection position, leftovers."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ CASES = _cases()
 DETECTIONS = [(case, name, det) for case in CASES for name, det in case["detection"].items()]
 
 
-@pytest.mark.skipif(not CASES, reason="../shared/data/diffstream-vectors.json is not beside the checkout")
+@pytest.mark.skipif(not CASES, reason="the shared test data folder is not beside the checkout")
 def test_all_31_cases_are_there() -> None:
     assert len(CASES) == 31
 
