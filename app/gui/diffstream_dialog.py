@@ -24,7 +24,7 @@ DEPENDENCE_EXAMPLES = ("same_key:key", "all", "none", "predicate:x.comp == y.com
 VERDICT_COLOURS = {"equivalent": "#2e7d32", "different": "#c62828", "error": "#ef6c00", "idle": "#757575"}
 
 
-def compare_files(left: str, right: str, dependence: str, equality: str | None = None,
+def diff_files(left: str, right: str, dependence: str, equality: str | None = None,
                   order: str = "alternate") -> DiffResult:
     """The comparison the dialog runs (the same core call as `stormbound diff` without Spark)."""
     matcher = Matcher(dependence, equality or None)
@@ -163,7 +163,7 @@ class DiffStreamDialog(QDialog):
         order = self.order_edit.currentText()
 
         def compare(worker: CallWorker[DiffResult]) -> DiffResult:
-            return compare_files(left, right, dependence, equality, order)
+            return diff_files(left, right, dependence, equality, order)
 
         worker: CallWorker[DiffResult] = CallWorker(compare, describe=failure_text, parent=self)
         worker.result_ready.connect(self.show_result)  # bound methods of a GUI-thread object

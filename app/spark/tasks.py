@@ -34,8 +34,8 @@ Row = tuple
 Delivery = tuple
 
 
-class Worker:
-    """One worker process of the run: components as threads, their queues, the acker for its spouts."""
+class StormWorker:
+    """One Storm worker process of the run, inside one Spark task: components as threads, their queues, the acker."""
 
     def __init__(self, plan: dict[str, Any], index: int, start: float):
         self.plan = plan
@@ -267,7 +267,7 @@ def task_function(plan_json: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
         addresses = ctx.allGather(json.dumps([host, server.getsockname()[1], time.time()]))
         peers = [json.loads(a) for a in addresses]
         start = max(p[2] for p in peers) + 1.0  # a shared start, a second after the last task is ready
-        worker = Worker(plan, index, start)
+        worker = StormWorker(plan, index, start)
         accepted: list[socket.socket] = []
 
         def accept_all() -> None:

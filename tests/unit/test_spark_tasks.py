@@ -1,4 +1,4 @@
-"""The task side of a measured run without Spark: one Worker hosting every component.
+"""The task side of a measured run without Spark: one StormWorker hosting every component.
 
 These check the acker (XOR of edge ids per root), the message timeout and max spout
 pending against the reliability check's own definitions.
@@ -13,13 +13,13 @@ from app.core.formats import load_topology
 from app.spark.run_job import RunSpec, plan_of
 from app.measure.eventlog import Event
 from app.measure.reliability import ReliabilityConfig, check_reliability_local
-from app.spark.tasks import Worker
+from app.spark.tasks import StormWorker
 from tests.conftest import MODELS
 
 
 def _run(spec: RunSpec) -> list[Event]:
     plan = plan_of(spec, workers=1)
-    rows = Worker(plan, 0, time.time()).run()
+    rows = StormWorker(plan, 0, time.time()).run()
     return sorted((Event(t=r[0], ev=r[1], comp=r[2], task=r[3], tuple=r[4], msg=r[5], anchors=r[6], reason=r[7])
                    for r in rows if r[1] is not None), key=lambda e: e.t)
 
