@@ -9,7 +9,7 @@ dialog and its menu entry.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (QComboBox, QDialog, QFileDialog, QFormLayout, QHBoxLayout, QHeaderView, QLabel,
@@ -162,7 +162,7 @@ class DiffStreamDialog(QDialog):
         dependence, equality = self.dependence_edit.currentText().strip(), self.equality_edit.text().strip() or None
         order = self.order_edit.currentText()
 
-        def compare(worker: CallWorker[DiffResult]) -> DiffResult:
+        def compare(report: Callable[..., None]) -> DiffResult:
             return diff_files(left, right, dependence, equality, order)
 
         worker: CallWorker[DiffResult] = CallWorker(compare, describe=failure_text, parent=self)

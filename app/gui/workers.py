@@ -33,9 +33,9 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class WorkProgress:
-    """How far a piece of background work is: a fraction in [0, 1] and one line of text."""
+    """How far a piece of background work is: one line of text and, when known, a fraction in [0, 1]."""
 
-    fraction: float
+    fraction: float | None
     message: str
 
 
@@ -85,7 +85,7 @@ class Worker(QThread, Generic[T]):
 
     def failure_text(self, err: Exception) -> str:
         """The one line `failed` carries for an exception of `work`."""
-        return str(err) or type(err).__name__
+        return str(err).splitlines()[0] if str(err) else type(err).__name__
 
     def run(self) -> None:  # the QThread entry point
         try:
@@ -97,31 +97,33 @@ class Worker(QThread, Generic[T]):
 
 
 class CallWorker(Worker[T]):
-    """Runs `function(worker)`; the function may `report` progress and keep a `handle` the GUI thread reads.
+    """Runs `function(*args, report=..., **kwargs)` off the GUI thread (a Spark call, a download, a file import).
 
-    `on_cancel(worker)` is what `cancel()` does (e.g. cancel the Spark request whose id is the handle);
-    `describe(err)` words a failure (default: the exception's message).
+    The function calls `report(message, fraction=None)` as it goes (in the worker thread); each
+    call arrives as a WorkProgress. `on_cancel()` is what `cancel()` does (e.g. cancel the Spark
+    request the function started); `describe(err)` words a failure (default: its first line).
     """
 
-    def __init__(self, function: Callable[[CallWorker[T]], T], *,
-                 on_cancel: Callable[[CallWorker[T]], None] | None = None,
-                 describe: Callable[[Exception], str] | None = None, parent: QObject | None = None):
+    def __init__(self, function: Callable[..., T], *args: Any, parent: QObject | None = None,
+                 on_cancel: Callable[[], None] | None = None, describe: Callable[[Exception], str] | None = None,
+                 **kwargs: Any):
         super().__init__(parent)
         self.function = function
+        self.args = args
+        self.kwargs = kwargs
         self.on_cancel = on_cancel
         self.describe = describe
-        self.handle: Any = None  # set by the function (worker thread), read by the GUI thread
 
-    def report(self, fraction: float, message: str) -> None:
+    def report(self, message: str, fraction: float | None = None) -> None:
         """Progress from the function (worker thread); delivered to the GUI thread as a WorkProgress."""
         self.progress.emit(WorkProgress(fraction, message))
 
     def cancel(self) -> None:
         if self.on_cancel is not None:
-            self.on_cancel(self)
+            self.on_cancel()
 
     def work(self) -> T:
-        return self.function(self)
+        return self.function(*self.args, report=self.report, **self.kwargs)
 
     def failure_text(self, err: Exception) -> str:
         return self.describe(err) if self.describe is not None else super().failure_text(err)

@@ -233,7 +233,8 @@ class RunsPanel(QWidget):
         self.apply_button.setEnabled(self.measured_topology is not None)
 
     def _on_progress(self, progress: WorkProgress) -> None:
-        self.progress.setValue(int(progress.fraction * 1000))
+        if progress.fraction is not None:
+            self.progress.setValue(int(progress.fraction * 1000))
         self.progress.setFormat(progress.message)
 
     def _on_failed(self, message: str) -> None:

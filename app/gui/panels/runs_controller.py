@@ -51,6 +51,7 @@ class SparkHostLike(Protocol):
 
 
 HostFactory = Callable[[str | None, str | None], SparkHostLike]
+Report = Callable[..., None]  # CallWorker.report(message, fraction=None)
 
 
 def default_host_factory(python: str | None, master: str | None) -> SparkHostLike:
@@ -58,6 +59,20 @@ def default_host_factory(python: str | None, master: str | None) -> SparkHostLik
     from app.spark.client import SparkHost
 
     return SparkHost(python=python or None, master=master or None)
+
+
+@dataclass
+class SparkRequest:
+    """The id of the Spark host request a call started: set in the worker thread, read to cancel it."""
+
+    ident: int | None = None
+
+
+def _progress_to(report: Report) -> Callable[[float, str], None]:
+    """The Spark host's on_progress(fraction, message) as a CallWorker report."""
+    def on_progress(fraction: float, message: str) -> None:
+        report(message, fraction)
+    return on_progress
 
 
 @dataclass(frozen=True)
@@ -110,6 +125,7 @@ class RunsController(QObject):
         self.host: SparkHostLike | None = None
         self.calls: set[CallWorker[Any]] = set()
         self.running: CallWorker[Any] | None = None
+        self._request = SparkRequest()  # of the running run, for Cancel
         self.analysis: Analysis | None = None
         self.comparison: Comparison | None = None
         self.measured_topology: Topology | None = None
@@ -117,9 +133,9 @@ class RunsController(QObject):
         self.log_path: Path | None = None
 
     # ---- calls in the background
-    def _call(self, function: Callable[[CallWorker[Any]], Any], done: Callable[[Any], None], *,
+    def _call(self, function: Callable[..., Any], done: Callable[[Any], None], *,
               failed: Callable[[str], None] | None = None, report_progress: bool = True,
-              on_cancel: Callable[[CallWorker[Any]], None] | None = None) -> CallWorker[Any]:
+              on_cancel: Callable[[], None] | None = None) -> CallWorker[Any]:
         call: CallWorker[Any] = CallWorker(function, on_cancel=on_cancel, parent=self)
         if report_progress:
             call.progress.connect(self._on_progress)
@@ -151,7 +167,7 @@ class RunsController(QObject):
         host = self.host_factory(python, master)
         self.status_changed.emit("Spark: starting...")
 
-        def start(call: CallWorker[Any]) -> SparkHostLike:
+        def start(report: Report) -> SparkHostLike:
             host.start()
             return host
 
@@ -191,22 +207,24 @@ class RunsController(QObject):
         spec = RunSpec(topology=topo, duration_s=options.duration_s, acking=options.acking,
                        message_timeout_s=options.message_timeout_s, max_spout_pending=options.max_spout_pending)
         out = Path(tempfile.mkdtemp(prefix=f"stormbound-run-{topo.name}-"))
-        host = self.host
+        host, request = self.host, SparkRequest()
 
-        def run(call: CallWorker[Any]) -> RunAnalysed:
-            call.handle = host.submit("run", spec=json.loads(spec.model_dump_json()), out=str(out))
-            host.wait(call.handle, on_progress=call.report)
-            call.report(0.99, "analysing")
+        def run(report: Report) -> RunAnalysed:
+            request.ident = host.submit("run", spec=json.loads(spec.model_dump_json()), out=str(out))
+            host.wait(request.ident, on_progress=_progress_to(report))
+            report("analysing", 0.99)
             analysis = Analysis.model_validate(host.request("analyze", path=str(out)))
             return RunAnalysed(str(out), analysis, topo)
 
+        self._request = request
         self.running = self._call(run, self._on_run_analysed, on_cancel=self._cancel_request)
         self.state_changed.emit()
         return self.running
 
-    def _cancel_request(self, call: CallWorker[Any]) -> None:
-        if call.handle is not None and self.host is not None:
-            self.host.cancel(call.handle)
+    def _cancel_request(self) -> None:
+        ident = self._request.ident
+        if ident is not None and self.host is not None:
+            self.host.cancel(ident)
 
     def _on_run_analysed(self, result: RunAnalysed) -> None:
         self.log_path = Path(result.out)
@@ -219,7 +237,8 @@ class RunsController(QObject):
     def cancel(self) -> bool:
         """Cancel the running Spark request; True when a cancel was sent."""
         call = self.running
-        if call is not None and call.handle is not None and self.host is not None:
+        if call is not None and call.on_cancel is not None and self._request.ident is not None \
+                and self.host is not None:
             call.cancel()
             return True
         return False
@@ -231,8 +250,8 @@ class RunsController(QObject):
         host = self.host
         topo = self.document.topology()
 
-        def analyse(call: CallWorker[Any]) -> RunAnalysed:
-            data = host.request("analyze", on_progress=call.report, path=str(Path(path).resolve()))
+        def analyse(report: Report) -> RunAnalysed:
+            data = host.request("analyze", on_progress=_progress_to(report), path=str(Path(path).resolve()))
             return RunAnalysed(str(path), Analysis.model_validate(data), topo)
 
         self.running = self._call(analyse, self._on_run_analysed)
@@ -245,9 +264,10 @@ class RunsController(QObject):
             return None
         host, path, topo = self.host, self.log_path, self.document.topology()
 
-        def check(call: CallWorker[Any]) -> ReliabilityReport:  # run.json is read here, off the GUI thread
+        def check(report: Report) -> ReliabilityReport:  # run.json is read here, off the GUI thread
             config = ReliabilityConfig.from_topology(topo, **run_settings(path))
-            data = host.request("reliability", on_progress=call.report, path=str(path), config=config.model_dump())
+            data = host.request("reliability", on_progress=_progress_to(report), path=str(path),
+                                config=config.model_dump())
             return ReliabilityReport.model_validate(data)
 
         self.running = self._call(check, self._on_reliability)
@@ -262,7 +282,7 @@ class RunsController(QObject):
         """Match the shipped Storm monitor patterns over the run's log, off the GUI thread."""
         self.patterns_started.emit()
 
-        def match(call: CallWorker[Any]) -> MonitorMatches:
+        def match(report: Report) -> MonitorMatches:
             from app.cep.monitors import load_monitors, run_monitors
             from app.measure.eventlog import read_log
 
