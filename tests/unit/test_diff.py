@@ -192,7 +192,6 @@ def test_read_stream_formats(tmp_path: Path) -> None:
 
 
 def test_event_log_csv_is_read_with_the_eventlog_reader(tmp_path: Path) -> None:
-    pytest.importorskip("app.measure.eventlog")
     (tmp_path / "a.csv").write_text("t,ev,comp,task,tuple\n0.1,take,split,1,t1\n0.2,bolt_ack,split,1,t1\n")
     items = list(read_stream(tmp_path / "a.csv"))
     assert [i["ev"] for i in items] == ["take", "bolt_ack"] and items[0]["comp"] == "split"
@@ -201,7 +200,6 @@ def test_event_log_csv_is_read_with_the_eventlog_reader(tmp_path: Path) -> None:
 
 
 def test_event_log_without_events_is_refused(tmp_path: Path) -> None:
-    pytest.importorskip("app.measure.eventlog")
     (tmp_path / "q.csv").write_text("t,comp,task,queue\n0.1,split,1,4\n")
     with pytest.raises(DiffError, match="q.csv: no events in this log"):
         list(read_stream(tmp_path / "q.csv"))
