@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from runs_pipeline import EVENTS_PER_ROOT, generate  # noqa: E402  # after the sys.path line
 
 from app.core.formats import load_topology  # noqa: E402  # after the sys.path line
+from app.measure.reliability import ReliabilityConfig  # noqa: E402  # after the sys.path line
 from app.spark.client import SparkHost  # noqa: E402  # after the sys.path line
 from app.spark.run_job import RunSpec  # noqa: E402  # after the sys.path line
-from app.measure.reliability import ReliabilityConfig  # noqa: E402  # after the sys.path line
 
 CONFIG = ReliabilityConfig(message_timeout_s=30, max_spout_pending=100_000, ackers=1,
                            subscribers={"S": ["A"], "A": ["B"]})
@@ -77,8 +77,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    from app.spark.connect_server import free_port, start_connect_server, stop_connect_server, wait_until_listening
     from app.measure.eventlog import read_log, write_log
+    from app.spark.connect_server import free_port, start_connect_server, stop_connect_server, wait_until_listening
     from app.spark.session import build_session
 
     folder = Path(tempfile.mkdtemp(prefix="stormbound-connect-bench-"))

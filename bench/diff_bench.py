@@ -19,12 +19,13 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.diff import LEFT, RIGHT, Matcher, interleave  # noqa: E402  # after the sys.path line
+from app.diff import LEFT, Matcher, interleave  # noqa: E402  # after the sys.path line
 
 
 def keyed_streams(n: int, keys: int, drift: int, seed: int = 1) -> tuple[list[dict], list[dict]]:
@@ -171,7 +172,7 @@ def main() -> int:
         return 0
     print(f"DiffStream matcher, CPython {info['python']}, {args.events:,} events per side, "
           f"{args.keys} keys, drift < {args.drift} (setup {info['setup_s']} s, median of {args.repeat})")
-    print(f"| workload | events | equivalent | peak unmatched | events/s (wall) | µs/event wall | µs/event CPU |")
+    print("| workload | events | equivalent | peak unmatched | events/s (wall) | µs/event wall | µs/event CPU |")
     print("|---|---:|---|---:|---:|---:|---:|")
     for name, r in rows:
         peak = "-" if r["peak_unmatched"] is None else f"{r['peak_unmatched']:,}"

@@ -24,8 +24,8 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -102,8 +102,8 @@ def main() -> int:
 
     from app.measure.analysis import analyze, analyze_local
     from app.measure.eventlog import Event, QueueSample
-    from app.spark.frames import load_frames
     from app.measure.reliability import ReliabilityConfig, check_reliability, check_reliability_local
+    from app.spark.frames import load_frames
 
     spark = build_session(args.master, "stormbound-bench", {"spark.driver.memory": "3g",
                                                             "spark.sql.shuffle.partitions": "8"})

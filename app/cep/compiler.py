@@ -18,7 +18,19 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.cep.syntax import (
-    And, Atom, Follows, HoldsFor, PatternNode, Not, Or, Pattern, PatternError, Plus, Star, Times, Within,
+    And,
+    Atom,
+    Follows,
+    HoldsFor,
+    Not,
+    Or,
+    Pattern,
+    PatternError,
+    PatternNode,
+    Plus,
+    Star,
+    Times,
+    Within,
 )
 
 INIT = 0

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from app.cep.compiler import INIT, Automaton, Edge, compile_pattern
 from app.cep.syntax import Pattern, PatternError
@@ -81,11 +82,11 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def _reported_at(m: "Match") -> int:
+def _reported_at(m: Match) -> int:
     return m.at
 
 
-def _first_index(m: "Match") -> int:
+def _first_index(m: Match) -> int:
     return m.indices[0]
 
 

@@ -8,8 +8,9 @@ into that form: an event's `ev` becomes its `type`, a queue sample becomes type
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from app.cep.syntax import PatternError, read_text
 

@@ -7,8 +7,9 @@ may override. The Runs panel and `stormbound cep` use the same functions.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from app.cep.engine import Match, find_matches
 from app.cep.events import events_from_log

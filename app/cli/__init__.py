@@ -47,8 +47,20 @@ __all__ = [
 
 def build_parser() -> argparse.ArgumentParser:
     """The `stormbound` parser with every subcommand (each module's `register`)."""
-    from app.cli import (analyze, cep, check, compare, connect_server, convert, diff, gui, reliability, run, schema,
-                         verify)
+    from app.cli import (
+        analyze,
+        cep,
+        check,
+        compare,
+        connect_server,
+        convert,
+        diff,
+        gui,
+        reliability,
+        run,
+        schema,
+        verify,
+    )
 
     parser = Parser(prog="stormbound", description="Verify Storm topologies for unbounded queue growth.")
     parser.add_argument("--version", action="version", version=f"stormbound {__version__}")

@@ -11,8 +11,17 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.cli.common import (UsageError, add_log_options, add_spark_options, call_spark_host, print_json, require_log,
-                     run_topology, start_spark_host, table)
+from app.cli.common import (
+    UsageError,
+    add_log_options,
+    add_spark_options,
+    call_spark_host,
+    print_json,
+    require_log,
+    run_topology,
+    start_spark_host,
+    table,
+)
 
 if TYPE_CHECKING:
     from app.measure.analysis import Analysis

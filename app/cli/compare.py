@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from app.cli.common import UsageError, add_spark_options, run_topology
 from app.cli.analyze import add_analysis_options, cmd_analyze
+from app.cli.common import UsageError, add_spark_options, run_topology
 
 
 def register(sub: argparse._SubParsersAction) -> None:

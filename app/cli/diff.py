@@ -74,8 +74,8 @@ def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
 
 def _run_spark_host(args: argparse.Namespace, master: str) -> DiffResult:
     """The Spark job in the Spark host process (the frozen app has no pyspark of its own)."""
-    from app.spark.client import HostError, SparkHost
     from app.diff import DiffResult
+    from app.spark.client import HostError, SparkHost
 
     with SparkHost(master=master) as host:  # starting raises SparkUnavailable with the fix in one line
         try:

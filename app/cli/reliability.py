@@ -9,8 +9,16 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.cli.common import (add_log_options, add_spark_options, call_spark_host, print_json, read_topology, require_log,
-                     run_topology, start_spark_host)
+from app.cli.common import (
+    add_log_options,
+    add_spark_options,
+    call_spark_host,
+    print_json,
+    read_topology,
+    require_log,
+    run_topology,
+    start_spark_host,
+)
 
 if TYPE_CHECKING:
     from app.measure.reliability import ReliabilityConfig

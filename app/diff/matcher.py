@@ -18,7 +18,8 @@ No Qt, no Spark here; the Spark job for large `same_key` inputs lives in
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from app.core.topology import TopologyError
 from app.diff.results import Difference, DiffResult, StreamItem

@@ -47,7 +47,7 @@ class SameKeyDependence(_Spec):
     key: str | None = Field(default=None, description="shorthand for a single key field")
 
     @model_validator(mode="after")
-    def _one_key(self) -> "SameKeyDependence":
+    def _one_key(self) -> SameKeyDependence:
         if self.key is not None:
             if self.fields and self.fields != [self.key]:
                 raise ValueError("give either `key` or `fields`, not both")
@@ -74,7 +74,7 @@ class TypeTableDependence(_Spec):
     dependent: list[tuple[Any, Any]] | None = None
 
     @model_validator(mode="after")
-    def _one_table(self) -> "TypeTableDependence":
+    def _one_table(self) -> TypeTableDependence:
         if (self.independent is None) == (self.dependent is None):
             raise ValueError("give exactly one of `independent` or `dependent`")
         return self

@@ -15,7 +15,8 @@ beside it. A per-side index costs a branch, not a list store.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, ClassVar, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
 
 from app.diff.results import Difference, StreamItem
 from app.diff.streams import LEFT, RIGHT, SIDE_NAMES

@@ -8,7 +8,8 @@ concrete items (missing field, incomparable values, division by zero) is an
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from app.expr.parser import FUNCTIONS, KEYWORDS, ExprError, ExprNode, ExprParser
 

@@ -26,8 +26,9 @@ accepted beside JSON ones (`true`, `null`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from app.expr.core import Token, TokenStream
 from app.expr.core import tokenize as core_tokenize
@@ -252,10 +253,7 @@ class ExprParser(TokenStream):
             if tok.kind == "OP" and tok.value == ".":
                 self.take()
                 name = self.peek()
-                if name.kind == "NAME":
-                    self.take()
-                    node = ExprNode("field", (node, name.value), name.pos)
-                elif name.kind == "NUM" and isinstance(name.value, int):
+                if name.kind == "NAME" or name.kind == "NUM" and isinstance(name.value, int):
                     self.take()
                     node = ExprNode("field", (node, name.value), name.pos)
                 else:

@@ -12,9 +12,9 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Set as AbstractSet
 from typing import Any
 
 from PySide6.QtCore import QIODevice, QSaveFile, QStandardPaths

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Iterable, Literal
+from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import BaseModel, Field
 

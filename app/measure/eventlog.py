@@ -17,8 +17,9 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -66,7 +67,7 @@ class Event(_Record):
     reason: str | None = Field(default=None, description="spout_fail: TIMEOUT or FAILED")
 
     @model_validator(mode="after")
-    def _needed_fields(self) -> "Event":
+    def _needed_fields(self) -> Event:
         if not math.isfinite(self.t):
             raise ValueError("t: must be a finite number")
         if self.ev in ("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail") and not self.tuple:

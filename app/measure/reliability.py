@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -69,7 +70,7 @@ class ReliabilityConfig(BaseModel):
 
     @classmethod
     def from_storm(cls, topology: dict[str, Any] | None = None,
-                   config: dict[str, Any] | None = None) -> "ReliabilityConfig":
+                   config: dict[str, Any] | None = None) -> ReliabilityConfig:
         """From a Storm-style config map and a `{components, subscriptions: [{from, to}]}` topology."""
         config = config or {}
         subs: dict[str, list[str]] | None = None
@@ -87,7 +88,7 @@ class ReliabilityConfig(BaseModel):
         )
 
     @classmethod
-    def from_topology(cls, topo, **settings: Any) -> "ReliabilityConfig":
+    def from_topology(cls, topo, **settings: Any) -> ReliabilityConfig:
         """From a Stormbound Topology (its subscriptions, by component name)."""
         subs: dict[str, list[str]] = defaultdict(list)
         for s in topo.subscriptions:

@@ -16,11 +16,11 @@ import queue
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from app.spark.session import (
-    DEFAULT_MASTER, SPARK_MASTER_ENV, SparkUnavailable, has_pyspark, no_pyspark, spark_python)
+from app.spark.session import DEFAULT_MASTER, SPARK_MASTER_ENV, SparkUnavailable, has_pyspark, no_pyspark, spark_python
 
 SOURCE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
@@ -163,7 +163,7 @@ class SparkHost:
             proc.kill()
             proc.wait(timeout=10)
 
-    def __enter__(self) -> "SparkHost":
+    def __enter__(self) -> SparkHost:
         self.start()
         return self
 

@@ -12,8 +12,9 @@ import os
 import socket
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Mapping
+from typing import IO
 
 from app.spark.session import SparkUnavailable, no_pyspark, require_java, spark_python
 

@@ -15,11 +15,21 @@ imported by the caller's session only.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
 
-from app.diff import (SIDE_NAMES, DiffError, DiffResult, Difference, Matcher, StreamItem,
-                      describe_dependence, describe_equality, freeze)
+from app.diff import (
+    SIDE_NAMES,
+    Difference,
+    DiffError,
+    DiffResult,
+    Matcher,
+    StreamItem,
+    describe_dependence,
+    describe_equality,
+    freeze,
+)
 
 _ERROR = "\0error"
 
@@ -84,9 +94,9 @@ def _leftovers(kv: tuple, cut: int | None, n_left: int, n_right: int, order: str
             pos = _connected_position(s, index, n_left, n_right, order)
             if cut is not None and pos >= cut:
                 break
-            if (m is not None and i >= m) or i >= len(theirs):
-                out.append((side, pos, index, item))
-            elif cut is not None and _connected_position(1 - side, theirs[i][1], n_left, n_right, order) >= cut:
+            if ((m is not None and i >= m) or i >= len(theirs)
+                    or (cut is not None
+                        and _connected_position(1 - side, theirs[i][1], n_left, n_right, order) >= cut)):
                 out.append((side, pos, index, item))
     return out
 

@@ -9,8 +9,8 @@ Python readers, and so does every log sent to a Spark Connect server on another 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from app.measure.eventlog import (
     ANCHOR_SEP,
@@ -36,7 +36,6 @@ def records_to_frame(spark, records: Iterable[Event | QueueSample]):
 
 def log_to_frames(spark, log: EventLog):
     """(events, queues) DataFrames of an in-memory log."""
-    from pyspark.sql import functions as F
 
     flat = records_to_frame(spark, [*log.events, *log.queues])
     return _split(flat)

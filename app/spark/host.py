@@ -17,7 +17,8 @@ import json
 import os
 import sys
 import threading
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from app.spark.session import DEFAULT_MASTER, SparkUnavailable, build_session, session_info
 
@@ -65,10 +66,9 @@ class _Host:
         return result.model_dump()
 
     def op_reliability(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
-        from app.spark.frames import load_frames
-        from app.measure.reliability import ReliabilityConfig, check_reliability
-
         from app.measure.eventlog import EventLogError, log_format
+        from app.measure.reliability import ReliabilityConfig, check_reliability
+        from app.spark.frames import load_frames
 
         if log_format(req["path"]) == "storm-metrics":
             raise EventLogError(str(req["path"]), "a Storm metrics log has no per-tuple events; "

@@ -18,8 +18,9 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 SPARK_PYTHON_ENV = "STORMBOUND_SPARK_PYTHON"
 SPARK_MASTER_ENV = "STORMBOUND_SPARK_MASTER"

@@ -26,7 +26,8 @@ import random
 import socket
 import threading
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 # (t, ev, comp, task, tuple, msg, anchors, reason, queue): the order of eventlog.COLUMNS
 Row = tuple

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.gui.panels.cep_matches import ALL_PATTERNS, CepMatchesPanel
 from app.cep import Pattern, parse_text
+from app.gui.panels.cep_matches import ALL_PATTERNS, CepMatchesPanel
 
 
 def _events() -> list[dict[str, Any]]:

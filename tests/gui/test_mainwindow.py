@@ -464,7 +464,7 @@ def test_subscription_grouping_in_the_inspector(make_window, qtbot) -> None:
     inspector.grouping_combo.setCurrentText("fields")
     changed = window.document.subscription(sub.id)
     assert (changed.grouping, changed.fields) == ("fields", ["url", "host"])
-    assert "fields(url,host)" == window.scene.edges[sub.id].label
+    assert window.scene.edges[sub.id].label == "fields(url,host)"
     window.action_undo.trigger()
     assert window.document.subscription(sub.id).grouping == "shuffle"
 

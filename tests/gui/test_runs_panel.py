@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from app.core.formats import load_topology
 from app.measure.analysis import analyze_local
-from app.measure.reliability import check_reliability_local, ReliabilityConfig
-from tests.conftest import MODELS
+from app.measure.reliability import ReliabilityConfig, check_reliability_local
 from tests.spark.test_analysis import known_log
 
 

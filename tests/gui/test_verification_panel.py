@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QTimer
+from test_trace_view import make_trace
 
 from app.core.formats import load_topology
 from app.core.formats.verified import check_verified
@@ -25,13 +27,12 @@ from app.gui.commands import SetComponentFieldsCommand, SetSectionFieldsCommand
 from app.gui.document import DocumentModel
 from app.gui.panels.verification import VerificationPanel, format_stats, install
 from app.gui.workers import VerifyWorker
-from test_trace_view import make_trace
 
 
 class ScriptedSearch:
     """Counts k up every `step_s` seconds until `k_final`, then returns `verdict`; cancel stops it."""
 
-    instances: list["ScriptedSearch"] = []
+    instances: list[ScriptedSearch] = []
 
     def __init__(self, topo: Any, *, k: int | None = None, k_max: int | None = None, timeout_s: float | None = None,
                  force_search: bool = False, threshold: int | None = None, loop_clocks: str = "equal",

@@ -24,7 +24,7 @@ from tests.spark.test_analysis import known_log
 pytestmark = pytest.mark.spark
 
 
-def _cli(args: list[str], timeout: float = 300) -> "subprocess.CompletedProcess[str]":
+def _cli(args: list[str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if k != "STORMBOUND_SPARK_MASTER"}
@@ -67,9 +67,9 @@ def test_analysis_over_connect(connect_url: str, tmp_path: Path, host: str) -> N
 
 def test_host_over_connect_checks_every_vector_and_cancels_a_run(connect_url: str, tmp_path: Path) -> None:
     from app.core.formats import load_topology
+    from app.measure.reliability import ReliabilityConfig, ReliabilityReport
     from app.spark.client import HostError, SparkHost
     from app.spark.run_job import RunSpec
-    from app.measure.reliability import ReliabilityConfig, ReliabilityReport
 
     vectors = json.loads((SHARED / "data" / "storm-reliability-vectors.json").read_text())
     with SparkHost(master=connect_url) as host:

@@ -68,9 +68,9 @@ def test_host_serves_analysis_reliability_run_and_cancel(tmp_path: Path) -> None
     pytest.importorskip("pyspark")
     from app.core.formats import load_topology
     from app.measure.analysis import Analysis
+    from app.measure.reliability import ReliabilityReport
     from app.spark.client import HostError, SparkHost
     from app.spark.run_job import RunSpec
-    from app.measure.reliability import ReliabilityReport
 
     write_log(tmp_path / "known", known_log())
     vectors = json.loads((ROOT.parent / "shared" / "data" / "storm-reliability-vectors.json").read_text())

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 import random
+from typing import Any
 
 import pytest
 
-from app.measure.eventlog import Event, record_from_dict
-from app.spark.frames import log_to_frames
-from app.measure.eventlog import EventLog
+from app.measure.eventlog import Event, EventLog, record_from_dict
 from app.measure.reliability import (
     PROPERTIES,
     ReliabilityConfig,
@@ -18,6 +16,7 @@ from app.measure.reliability import (
     check_reliability_local,
     load_vectors,
 )
+from app.spark.frames import log_to_frames
 from tests.conftest import SHARED
 
 VECTORS_FILE = SHARED / "data" / "storm-reliability-vectors.json"

@@ -4,14 +4,14 @@ sequences the pattern describes (no contexts, parameters or windows involved).""
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from app.cep import compile_ast
-from app.cep.syntax import And, Atom, Follows, PatternNode, Or, Plus, Star, Times
+from app.cep.syntax import And, Atom, Follows, Or, PatternNode, Plus, Star, Times
 
 ALPHABET = "abc"
 
@@ -19,7 +19,7 @@ ALPHABET = "abc"
 def accepts_reference(node: PatternNode, seq: tuple[str, ...]) -> bool:
     """Language membership straight from the definitions (exponential, fine for short sequences)."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def m(n: PatternNode, s: tuple[str, ...]) -> bool:
         if isinstance(n, Atom):
             return s == (n.type,)

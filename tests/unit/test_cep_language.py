@@ -11,8 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.cep import (
-    Pattern, PatternError, compile_ast, find_matches, load_patterns, parse_ast, parse_pattern_text, parse_text,
-    to_ast, to_text,
+    Pattern,
+    PatternError,
+    compile_ast,
+    find_matches,
+    load_patterns,
+    parse_ast,
+    parse_pattern_text,
+    parse_text,
+    to_ast,
+    to_text,
 )
 from app.cep.syntax import And, Atom, Follows, HoldsFor, Not, Or, Plus, Star, Times, Within
 

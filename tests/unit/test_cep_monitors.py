@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
 from app.cep import events_from_log, load_events
 from app.cep.monitors import load_monitors, monitors_path, run_monitors, summarize
+from app.cli import main
 
 
 def _records() -> list[dict[str, Any]]:

@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from app.cep import (
-    Pattern, PatternMatcher, compile_ast, find_matches, parse_ast, parse_pattern_text, parse_text,
+    Pattern,
+    PatternMatcher,
+    compile_ast,
+    find_matches,
+    parse_ast,
+    parse_pattern_text,
+    parse_text,
 )
 
 VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "cep-vectors.json"

@@ -8,8 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from app.diff import (DiffError, Matcher, diff_connected, diff_streams, freeze, interleave,
-                      parse_dependence, parse_equality, read_connected, read_stream)
+from app.diff import (
+    DiffError,
+    Matcher,
+    diff_connected,
+    diff_streams,
+    freeze,
+    interleave,
+    parse_dependence,
+    parse_equality,
+    read_connected,
+    read_stream,
+)
 
 
 @pytest.mark.parametrize("text,expected", [

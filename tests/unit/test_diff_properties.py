@@ -3,7 +3,8 @@ connection of the two streams; swapping two dependent unequal items is never equ
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st

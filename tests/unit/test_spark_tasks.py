@@ -10,9 +10,9 @@ import time
 from collections import Counter
 
 from app.core.formats import load_topology
-from app.spark.run_job import RunSpec, plan_of
 from app.measure.eventlog import Event
 from app.measure.reliability import ReliabilityConfig, check_reliability_local
+from app.spark.run_job import RunSpec, plan_of
 from app.spark.tasks import StormWorker
 from tests.conftest import MODELS
 

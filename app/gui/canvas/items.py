@@ -54,7 +54,7 @@ def _number(value: float) -> str:
 class PortItem(QGraphicsItem):
     """An input (left, bolts only) or output (right) port of a node; links start and end here."""
 
-    def __init__(self, node: "NodeItem", is_output: bool):
+    def __init__(self, node: NodeItem, is_output: bool):
         super().__init__(node)
         self.node = node
         self.is_output = is_output
@@ -93,7 +93,7 @@ class NodeItem(QGraphicsObject):
         self.component = component
         self.rates: BoltRates | None = None
         self.highlighted = False
-        self.edges: list["EdgeItem"] = []
+        self.edges: list[EdgeItem] = []
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)

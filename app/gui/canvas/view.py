@@ -6,7 +6,9 @@ import math
 
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
+    QAction,
     QColor,
+    QContextMenuEvent,
     QDragEnterEvent,
     QDragMoveEvent,
     QDropEvent,
@@ -16,7 +18,6 @@ from PySide6.QtGui import (
     QPen,
     QWheelEvent,
 )
-from PySide6.QtGui import QAction, QContextMenuEvent
 from PySide6.QtWidgets import QGraphicsView, QMenu
 
 from app.core.topology import Position

@@ -9,8 +9,9 @@ merges into one undo step per field and editing session.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -108,8 +109,8 @@ def format_value(value: Any) -> str:
 class FieldRow(QWidget):
     """A line edit with its error label underneath."""
 
-    def __init__(self, spec: FieldSpec, on_edit: Callable[["FieldRow", str], None],
-                 on_done: Callable[["FieldRow"], None]):
+    def __init__(self, spec: FieldSpec, on_edit: Callable[[FieldRow, str], None],
+                 on_done: Callable[[FieldRow], None]):
         super().__init__()
         self.spec = spec
         self.edit = QLineEdit()

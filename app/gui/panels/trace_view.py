@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pyqtgraph as pg
 from pyqtgraph.exporters import ImageExporter, SVGExporter
