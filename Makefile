@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 EXAMPLE ?= models/simple-DIA-cfg-1.storm.json
 export QT_API := pyside6
 
-.PHONY: run test setup dist test-dist bench clean
+.PHONY: run test lint setup dist test-dist bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ setup: $(STAMP)
 
 # Opens the app on an example; with no display (or no GUI yet) prints the rate check instead.
 run: $(STAMP)
-	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] && $(PY) -c "import app.commands.gui" 2>/dev/null; then \
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] && $(PY) -c "import app.gui.mainwindow" 2>/dev/null; then \
 		$(VENV)/bin/stormbound gui $(EXAMPLE); \
 	else \
 		echo "(no display: printing the rate check of $(EXAMPLE))"; \
@@ -27,6 +27,15 @@ run: $(STAMP)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider
+
+$(VENV)/.lint-installed: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[lint]"
+	@touch $@
+
+# ruff (rules and line length in pyproject.toml) and mypy (strict for app/core, app/diff, app/cep, app/expr).
+lint: $(VENV)/.lint-installed
+	$(PY) -m ruff check app tests bench packaging
+	$(PY) -m mypy
 
 $(VENV)/.dist-installed: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[dist]"

@@ -19,7 +19,7 @@ def is_frozen() -> bool:
 def data_root() -> Path:
     """The folder holding `models/` and `resources/`."""
     if is_frozen():
-        return Path(sys._MEIPASS)  # type: ignore[attr-defined]
+        return Path(sys._MEIPASS)  # type: ignore[attr-defined]  # set by PyInstaller's bootloader
     return Path(__file__).resolve().parent.parent
 
 

@@ -13,8 +13,9 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from app import __version__
 
@@ -69,7 +70,7 @@ def check_rates(topo) -> dict[str, str]:
     from app.core.rates import rate_check
 
     report = rate_check(topo)
-    statuses = {name: bolt.status for name, bolt in report.bolts.items()}
+    statuses: dict[str, str] = {name: bolt.status for name, bolt in report.bolts.items()}
     if statuses.get(EXPECTED_GROWING) != "grows":
         raise SelftestError("rate check", f"expected {EXPECTED_GROWING} to grow, got {statuses}")
     return statuses
@@ -102,7 +103,8 @@ def run_verification(topo, max_k: int = SELFTEST_MAX_K):
     # a broken solver must not hang the self-test
     result = verify(topo.model_copy(update={"verification": checked}), k_max=max_k, timeout_s=SELFTEST_TIMEOUT_S)
     if result.verdict != "counterexample":
-        raise SelftestError("verify", f"expected a counterexample up to k={max_k}, got {result.verdict}: {result.message}")
+        raise SelftestError("verify",
+                            f"expected a counterexample up to k={max_k}, got {result.verdict}: {result.message}")
     if result.trace is None:
         raise SelftestError("verify", "the counterexample has no trace")
     if not result.growing:
@@ -211,7 +213,7 @@ def _distinct_colours(image, samples: int = 4000) -> int:
 def spark_python_note() -> str:
     """Which Python measured runs would use and whether it has pyspark (informative, never a failure)."""
     try:
-        from app.runs.session import SPARK_PYTHON_ENV, SparkUnavailable, find_java, has_pyspark, spark_python
+        from app.spark.session import SPARK_PYTHON_ENV, SparkUnavailable, find_java, has_pyspark, spark_python
     except ModuleNotFoundError:
         return "spark: measured runs not installed"
     try:
@@ -242,7 +244,8 @@ def run_selftest(out_dir: str | os.PathLike[str] | None = None, max_k: int = SEL
     frozen = "bundle" if getattr(sys, "frozen", False) else "python"
     print(
         f"stormbound {__version__} selftest ok ({frozen}, Qt {platform}): {topo.name}: rate check {rates}; "
-        f"verify {EXPECTED_GROWING}: {result.verdict} k={result.k} loop_start={result.loop_start} growing {','.join(result.growing)}"
+        f"verify {EXPECTED_GROWING}: {result.verdict} k={result.k} loop_start={result.loop_start} "
+        f"growing {','.join(result.growing)}"
         f"{' certified' if result.certified else ''}; {drawn_by} PNG {png} ({png.stat().st_size} bytes); {spark}; "
         f"{time.perf_counter() - started:.1f} s"
     )

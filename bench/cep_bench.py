@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.runs.cep import CepEngine, Pattern, parse_text  # noqa: E402
+from app.cep import CepEngine, Pattern, parse_text  # noqa: E402  # after the sys.path line
 
 POSTURES = ("forward_start", "forward_middle1", "forward_middle2", "forward_end")
 NOISE = ("lean_left", "hands_up")
@@ -90,7 +90,7 @@ def storm_log(events: int) -> list[dict]:
 
 
 def measure_monitors(events: int, repeats: int) -> dict:
-    from app.runs.monitors import load_monitors, summarize
+    from app.cep.monitors import load_monitors, summarize
 
     stream = storm_log(events)
     patterns = load_monitors()

@@ -3,7 +3,7 @@
 Writes a synthetic event log of `--events` events once (Parquet, the generator of
 bench/runs_pipeline.py), then, for a classic `local[2]` session and for a Spark Connect
 server running `local[2]` on this machine (one after the other, never both at once),
-times through `app.runs.client.SparkHost`:
+times through `app.spark.client.SparkHost`:
 
 * attach: starting the host until it is ready (JVM start for classic; for Connect the
   server is already up, its own start is reported apart),
@@ -31,12 +31,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from runs_pipeline import EVENTS_PER_ROOT, generate  # noqa: E402
+from runs_pipeline import EVENTS_PER_ROOT, generate  # noqa: E402  # after the sys.path line
 
-from app.core.formats import load_topology  # noqa: E402
-from app.runs.client import SparkHost  # noqa: E402
-from app.runs.engine import RunSpec  # noqa: E402
-from app.runs.reliability import ReliabilityConfig  # noqa: E402
+from app.core.formats import load_topology  # noqa: E402  # after the sys.path line
+from app.measure.reliability import ReliabilityConfig  # noqa: E402  # after the sys.path line
+from app.spark.client import SparkHost  # noqa: E402  # after the sys.path line
+from app.spark.run_job import RunSpec  # noqa: E402  # after the sys.path line
 
 CONFIG = ReliabilityConfig(message_timeout_s=30, max_spout_pending=100_000, ackers=1,
                            subscribers={"S": ["A"], "A": ["B"]})
@@ -77,9 +77,9 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    from app.runs.connect_server import free_port, start_connect_server, stop_connect_server, wait_until_listening
-    from app.runs.eventlog import read_log, write_log
-    from app.runs.session import build_session
+    from app.measure.eventlog import read_log, write_log
+    from app.spark.connect_server import free_port, start_connect_server, stop_connect_server, wait_until_listening
+    from app.spark.session import build_session
 
     folder = Path(tempfile.mkdtemp(prefix="stormbound-connect-bench-"))
     out: dict[str, object] = {}
@@ -90,7 +90,7 @@ def main() -> int:
         small = spark.read.parquet(str(folder / "log" / "events.parquet")).orderBy("t").limit(args.upload_events)
         rows = [r.asDict() for r in small.collect()]
         spark.stop()
-        from app.runs.eventlog import Event, EventLog
+        from app.measure.eventlog import Event, EventLog
 
         write_log(folder / "small.jsonl", EventLog(events=[Event(**r) for r in rows]))
         out["generated_s"] = time.perf_counter() - began

@@ -19,12 +19,13 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.runs.diff import LEFT, RIGHT, Matcher, interleave  # noqa: E402
+from app.diff import LEFT, Matcher, interleave  # noqa: E402  # after the sys.path line
 
 
 def keyed_streams(n: int, keys: int, drift: int, seed: int = 1) -> tuple[list[dict], list[dict]]:
@@ -93,20 +94,21 @@ def file_rows(n: int, keys: int, drift: int, spark: bool) -> list[tuple[str, dic
     """End to end on JSON Lines files: read + parse + match locally, and optionally the Spark job."""
     import tempfile
 
-    from app.runs.diff import compare, read_stream
+    from app.diff import diff_streams, read_stream
 
     left, right = keyed_streams(n, keys, drift, seed=2)
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         paths = [Path(folder) / "left.jsonl", Path(folder) / "right.jsonl"]
-        for path, items in zip(paths, (left, right)):
+        for path, items in zip(paths, (left, right), strict=True):
             path.write_text("".join(json.dumps(item) + "\n" for item in items))
         del left, right
         rows.append((f"files end to end, local (JSON parsing included, {n:,}/side)",
-                     measure(lambda: _Done(compare(read_stream(paths[0]), read_stream(paths[1]), "same_key:key")), 1)))
+                     measure(lambda: _Done(diff_streams(read_stream(paths[0]), read_stream(paths[1]), "same_key:key")),
+                             1)))
         if spark:
-            from app.runs.diff_spark import spark_same_key_diff
-            from app.runs.session import build_session
+            from app.spark.diff_job import spark_same_key_diff
+            from app.spark.session import build_session
 
             session = build_session("local[2]", "diff-bench")
             spark_same_key_diff(session, paths[0], paths[1], "same_key:key")  # warm-up (JVM, workers)
@@ -170,7 +172,7 @@ def main() -> int:
         return 0
     print(f"DiffStream matcher, CPython {info['python']}, {args.events:,} events per side, "
           f"{args.keys} keys, drift < {args.drift} (setup {info['setup_s']} s, median of {args.repeat})")
-    print(f"| workload | events | equivalent | peak unmatched | events/s (wall) | µs/event wall | µs/event CPU |")
+    print("| workload | events | equivalent | peak unmatched | events/s (wall) | µs/event wall | µs/event CPU |")
     print("|---|---:|---|---:|---:|---:|---:|")
     for name, r in rows:
         peak = "-" if r["peak_unmatched"] is None else f"{r['peak_unmatched']:,}"

@@ -7,8 +7,8 @@ and acks each child; the spout acks the root. About 1 % of B's children fail (th
 then fails), 0.5 % are never acked (the root times out), so the reliability check has
 violations to find; B's queue grows slowly. Then it times, on local[2]:
 
-* `analyze` (app.runs.analysis) over the Parquet log,
-* `check_reliability` (app.runs.reliability) over the same log,
+* `analyze` (app.measure.analysis) over the Parquet log,
+* `check_reliability` (app.measure.reliability) over the same log,
 
 and, in the same run, the single-process pure-Python twins (`analyze_local`,
 `check_reliability_local`) over the first `--baseline-events` events (they hold the log
@@ -25,10 +25,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.runs.session import build_session  # noqa: E402
+from app.spark.session import build_session  # noqa: E402  # after the sys.path line
 
 EVENTS_PER_ROOT = 10
 
@@ -41,20 +42,24 @@ def generate(spark, roots: int, folder: Path) -> tuple[Path, Path]:
     t0 = F.col("r") / F.lit(1000.0)
     root = F.concat(F.lit("r"), F.col("r").cast("string"))
     h = F.abs(F.hash("r")) % 1000
-    child = lambda k: F.concat(root, F.lit(f".{k}"))  # noqa: E731
+
+    def child(k: int) -> Any:
+        return F.concat(root, F.lit(f".{k}"))
+
     rows = F.array(
-        F.struct(t0.alias("t"), F.lit("spout_emit").alias("ev"), F.lit("S").alias("comp"), F.lit(1).cast("long").alias("task"),
-                 root.alias("tuple"), root.alias("msg"), F.lit(None).cast("array<string>").alias("anchors"),
-                 F.lit(None).cast("string").alias("reason")),
-        F.struct((t0 + 0.010).alias("t"), F.lit("take").alias("ev"), F.lit("A").alias("comp"), F.lit(2).cast("long").alias("task"),
-                 root.alias("tuple"), F.lit(None).cast("string").alias("msg"), F.lit(None).cast("array<string>").alias("anchors"),
-                 F.lit(None).cast("string").alias("reason")),
+        F.struct(t0.alias("t"), F.lit("spout_emit").alias("ev"), F.lit("S").alias("comp"),
+                 F.lit(1).cast("long").alias("task"), root.alias("tuple"), root.alias("msg"),
+                 F.lit(None).cast("array<string>").alias("anchors"), F.lit(None).cast("string").alias("reason")),
+        F.struct((t0 + 0.010).alias("t"), F.lit("take").alias("ev"), F.lit("A").alias("comp"),
+                 F.lit(2).cast("long").alias("task"), root.alias("tuple"), F.lit(None).cast("string").alias("msg"),
+                 F.lit(None).cast("array<string>").alias("anchors"), F.lit(None).cast("string").alias("reason")),
         *[F.struct((t0 + 0.020).alias("t"), F.lit("bolt_emit").alias("ev"), F.lit("A").alias("comp"),
-                   F.lit(2).cast("long").alias("task"), child(k).alias("tuple"), F.lit(None).cast("string").alias("msg"),
-                   F.array(root).alias("anchors"), F.lit(None).cast("string").alias("reason")) for k in (0, 1)],
-        F.struct((t0 + 0.021).alias("t"), F.lit("bolt_ack").alias("ev"), F.lit("A").alias("comp"), F.lit(2).cast("long").alias("task"),
-                 root.alias("tuple"), F.lit(None).cast("string").alias("msg"), F.lit(None).cast("array<string>").alias("anchors"),
-                 F.lit(None).cast("string").alias("reason")),
+                   F.lit(2).cast("long").alias("task"), child(k).alias("tuple"),
+                   F.lit(None).cast("string").alias("msg"), F.array(root).alias("anchors"),
+                   F.lit(None).cast("string").alias("reason")) for k in (0, 1)],
+        F.struct((t0 + 0.021).alias("t"), F.lit("bolt_ack").alias("ev"), F.lit("A").alias("comp"),
+                 F.lit(2).cast("long").alias("task"), root.alias("tuple"), F.lit(None).cast("string").alias("msg"),
+                 F.lit(None).cast("array<string>").alias("anchors"), F.lit(None).cast("string").alias("reason")),
         *[F.struct((t0 + 0.030 + 0.005 * k + (F.col("r") % 7) * 0.001).alias("t"), F.lit("take").alias("ev"),
                    F.lit("B").alias("comp"), F.lit(3 + k).cast("long").alias("task"), child(k).alias("tuple"),
                    F.lit(None).cast("string").alias("msg"), F.lit(None).cast("array<string>").alias("anchors"),
@@ -74,7 +79,8 @@ def generate(spark, roots: int, folder: Path) -> tuple[Path, Path]:
     # the 0.5 % timed-out roots: drop B's ack of the second child (h in 10..14)
     events = events.where(~((F.col("ev") == "bolt_ack") & (F.col("comp") == "B") & (F.col("task") == 4)
                             & F.col("tuple").rlike(r"^r\d+\.1$")
-                            & (F.abs(F.hash(F.regexp_extract("tuple", r"^r(\d+)", 1).cast("long"))) % 1000).between(10, 14)))
+                            & (F.abs(F.hash(F.regexp_extract("tuple", r"^r(\d+)", 1).cast("long"))) % 1000)
+                            .between(10, 14)))
     events_path = folder / "events.parquet"
     events.write.mode("overwrite").parquet(str(events_path))
     span = roots / 1000.0
@@ -94,10 +100,10 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    from app.runs.analysis import analyze, analyze_local
-    from app.runs.eventlog import Event, QueueSample
-    from app.runs.frames import load_frames
-    from app.runs.reliability import ReliabilityConfig, check_reliability, check_reliability_local
+    from app.measure.analysis import analyze, analyze_local
+    from app.measure.eventlog import Event, QueueSample
+    from app.measure.reliability import ReliabilityConfig, check_reliability, check_reliability_local
+    from app.spark.frames import load_frames
 
     spark = build_session(args.master, "stormbound-bench", {"spark.driver.memory": "3g",
                                                             "spark.sql.shuffle.partitions": "8"})
@@ -133,7 +139,8 @@ def main() -> int:
         results["analysis (pure Python, 1 process)"] = {"events": len(sample), "seconds": time.perf_counter() - began}
         began = time.perf_counter()
         local_report = check_reliability_local(sample, config)
-        results["reliability (pure Python, 1 process)"] = {"events": len(sample), "seconds": time.perf_counter() - began}
+        results["reliability (pure Python, 1 process)"] = {"events": len(sample),
+                                                           "seconds": time.perf_counter() - began}
     finally:
         spark.stop()
         shutil.rmtree(folder, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""Shared test fixtures: paths to the repository, the examples and ../shared data."""
+"""Shared test fixtures: paths to the repository, the examples and the shared test data folder."""
 
 from __future__ import annotations
 
@@ -23,5 +23,5 @@ def models_dir() -> Path:
 @pytest.fixture(scope="session")
 def dvert_dir() -> Path:
     if not DVERT.exists():
-        pytest.skip("../shared/data/dvert is not beside the checkout")
+        pytest.skip("the shared test data folder (data/dvert) is not beside the checkout")
     return DVERT

@@ -103,7 +103,7 @@ class StormUIServer:
         host, port = self.httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> "StormUIServer":
+    def __enter__(self) -> StormUIServer:
         self.thread.start()
         return self
 

@@ -37,3 +37,15 @@ def layered_layout(topo: Topology) -> dict[str, Position]:
         for row, ident in enumerate(members):
             positions[ident] = Position(x=col * COLUMN_GAP, y=offset + row * ROW_GAP)
     return positions
+
+
+def with_layout(topo: Topology) -> Topology:
+    """The topology with a layered layout when some component has no position (imports)."""
+    missing = [c.id for c in topo.components if c.id not in topo.layout]
+    if not missing:
+        return topo
+    computed = layered_layout(topo)
+    layout = dict(topo.layout) if len(missing) < len(topo.components) else {}
+    for ident in missing if layout else computed:
+        layout[ident] = computed[ident]
+    return topo.model_copy(update={"layout": layout})

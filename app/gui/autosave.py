@@ -12,6 +12,7 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,7 @@ class AutosaveSession:
         self.active = False
 
 
-def find_recoverable(folder: Path, live_sessions: set[str] = frozenset()) -> list[Recoverable]:
+def find_recoverable(folder: Path, live_sessions: AbstractSet[str] = frozenset()) -> list[Recoverable]:
     """Autosaves of dead sessions that are newer than their original file, newest first."""
     found: list[Recoverable] = []
     if not folder.is_dir():
@@ -138,7 +139,8 @@ def find_recoverable(folder: Path, live_sessions: set[str] = frozenset()) -> lis
             data = json.loads(autosave.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if not isinstance(data, dict) or data.get("format") != AUTOSAVE_FORMAT or not isinstance(data.get("topology"), dict):
+        if (not isinstance(data, dict) or data.get("format") != AUTOSAVE_FORMAT
+                or not isinstance(data.get("topology"), dict)):
             continue
         original = Path(data["original"]) if data.get("original") else None
         saved_at = float(data.get("saved_at") or autosave.stat().st_mtime)

@@ -8,6 +8,7 @@ applies. Field edits merge while typing: one undo step per field (`id`/`mergeWit
 from __future__ import annotations
 
 import uuid
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from PySide6.QtGui import QUndoCommand
@@ -79,7 +80,8 @@ class AddSubscriptionCommand(QUndoCommand):
 class RemoveElementsCommand(QUndoCommand):
     """Delete components (with their subscriptions and checked marks) and subscriptions."""
 
-    def __init__(self, document: DocumentModel, component_ids: set[str], subscription_ids: set[str] = frozenset()):
+    def __init__(self, document: DocumentModel, component_ids: AbstractSet[str],
+                 subscription_ids: AbstractSet[str] = frozenset()):
         topo = document.topology()
         self.document = document
         self.component_ids = [c.id for c in topo.components if c.id in component_ids]
@@ -121,6 +123,10 @@ class _MergingFieldsCommand(QUndoCommand):
 
     MERGE_ID = -1
     session: int | None = None  # the inspector's editing session; only equal sessions merge
+    old: Any
+    new: Any
+    keys: frozenset[str]
+    merge: bool
 
     def _target(self) -> Any:
         raise NotImplementedError
@@ -170,14 +176,16 @@ class SetParallelismCommand(QUndoCommand):
         super().__init__(text)
         self.document = document
         topo = document.topology()
-        self.changes: list[tuple[Component, Component]] = []
+        self.changes: list[tuple[Bolt, Bolt]] = []
         for name, value in parallelism.items():
             try:
                 bolt = topo.bolt_by_name(name)
             except KeyError:
                 raise FieldError("parallelism", f"no bolt named '{name}'") from None
             if bolt.parallelism != value:
-                self.changes.append((bolt, document.check_component_fields(bolt.id, {"parallelism": value})))
+                changed = document.check_component_fields(bolt.id, {"parallelism": value})
+                assert isinstance(changed, Bolt)  # the same component, one field changed
+                self.changes.append((bolt, changed))
 
     def redo(self) -> None:
         for _, new in self.changes:
@@ -213,7 +221,7 @@ class SetSubscriptionFieldsCommand(_MergingFieldsCommand):
         return self.old.id
 
     def redo(self) -> None:
-        self.document.apply_replace_subscription(self.new)  # type: ignore[arg-type]
+        self.document.apply_replace_subscription(self.new)
 
     def undo(self) -> None:
         self.document.apply_replace_subscription(self.old)
@@ -264,7 +272,7 @@ class MoveComponentsCommand(QUndoCommand):
 class PasteCommand(QUndoCommand):
     """Insert a copied fragment with fresh ids and free names, shifted by `offset`."""
 
-    def __init__(self, document: DocumentModel, fragment: dict[str, Any], offset: tuple[float, float] = (30.0, 30.0)):
+    def __init__(self, document: DocumentModel, fragment: Any, offset: tuple[float, float] = (30.0, 30.0)):
         super().__init__("Paste")
         if not isinstance(fragment, dict) or fragment.get("format") != "stormbound-fragment/1":
             raise FieldError("clipboard", "does not hold Stormbound components")

@@ -152,14 +152,17 @@ class DocumentModel(QObject):
         """What keeps the document from being a valid topology (empty, no spout, ...)."""
         return graph_problems(self.topology())
 
+    def _components(self) -> list[Component]:
+        return [*self._spouts, *self._bolts]
+
     def component(self, ident: str) -> Component:
-        for c in (*self._spouts, *self._bolts):
+        for c in self._components():
             if c.id == ident:
                 return c
         raise KeyError(ident)
 
     def has_component(self, ident: str) -> bool:
-        return any(c.id == ident for c in (*self._spouts, *self._bolts))
+        return any(c.id == ident for c in self._components())
 
     def subscription(self, ident: str) -> Subscription:
         for s in self._subscriptions:
@@ -172,7 +175,7 @@ class DocumentModel(QObject):
 
     def unique_name(self, prefix: str) -> str:
         """The first free name `prefix1`, `prefix2`, ... (names must be unique across components)."""
-        taken = {c.name for c in (*self._spouts, *self._bolts)}
+        taken = {c.name for c in self._components()}
         n = 1
         while f"{prefix}{n}" in taken:
             n += 1
@@ -199,12 +202,12 @@ class DocumentModel(QObject):
             name = str(fields["name"]).strip()
             if not name:
                 raise FieldError("name", "must not be empty")
-            if any(c.name == name and c.id != ident for c in (*self._spouts, *self._bolts)):
+            if any(c.name == name and c.id != ident for c in self._components()):
                 raise FieldError("name", f"'{name}' is already the name of another component")
             fields = {**fields, "name": name}
         if "unannotated" not in fields and any(f in old.unannotated for f in fields):
             fields = {**fields, "unannotated": [f for f in old.unannotated if f not in fields]}  # typed = annotated
-        return validated_update(old, fields)  # type: ignore[return-value]
+        return validated_update(old, fields)  # type: ignore[return-value]  # same model type as `old`
 
     def check_section_fields(self, section: str, fields: dict[str, Any]) -> BaseModel | dict[str, str]:
         """Validate an edit of `topology` (name, description), `settings` or `verification`."""
@@ -275,8 +278,8 @@ class DocumentModel(QObject):
         self._snapshot = None
 
     def apply_insert_component(self, component: Component, position: Position, index: int | None = None) -> None:
-        items = self._spouts if component.kind == "spout" else self._bolts
-        items.insert(len(items) if index is None else index, component)  # type: ignore[arg-type]
+        items: list[Any] = self._spouts if component.kind == "spout" else self._bolts  # the list of its kind
+        items.insert(len(items) if index is None else index, component)
         self._layout[component.id] = position
         self._touch()
         self.node_added.emit(component.id)
@@ -285,7 +288,7 @@ class DocumentModel(QObject):
     def apply_remove_component(self, ident: str) -> tuple[Component, int, Position | None]:
         """Remove a component that no subscription mentions; returns what undo needs."""
         comp = self.component(ident)
-        items = self._spouts if comp.kind == "spout" else self._bolts
+        items: list[Any] = self._spouts if comp.kind == "spout" else self._bolts
         index = next(i for i, c in enumerate(items) if c.id == ident)
         del items[index]
         position = self._layout.pop(ident, None)
@@ -295,9 +298,9 @@ class DocumentModel(QObject):
         return comp, index, position
 
     def apply_replace_component(self, component: Component) -> None:
-        items = self._spouts if component.kind == "spout" else self._bolts
+        items: list[Any] = self._spouts if component.kind == "spout" else self._bolts  # the list of its kind
         index = next(i for i, c in enumerate(items) if c.id == component.id)
-        items[index] = component  # type: ignore[assignment]
+        items[index] = component
         self._touch()
         self.node_changed.emit(component.id)
         self.changed.emit()
@@ -352,7 +355,7 @@ class DocumentModel(QObject):
 
     def copy_fragment(self, ids: set[str]) -> dict[str, Any]:
         """The chosen components, the subscriptions among them and their positions, as JSON data."""
-        comps = [c for c in (*self._spouts, *self._bolts) if c.id in ids]
+        comps = [c for c in self._components() if c.id in ids]
         subs = [s for s in self._subscriptions if s.source in ids and s.target in ids]
         return copy.deepcopy({
             "format": "stormbound-fragment/1",

@@ -1,11 +1,10 @@
-"""The main window: canvas in the middle, palette and inspector docked, menus, recent files,
-autosave and crash recovery, and the plug-in hooks through which other panels join.
+"""The main window: canvas in the middle, panels docked around it, menus, recent files, autosave and
+crash recovery. It builds every panel itself and wires their signals: the one place the GUI is composed.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,35 +13,28 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKe
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QToolBar, QUndoView, QWidget
 
 from app.core.formats import detect_format, read_json, topology_from_data
-from app.core.layout import layered_layout
+from app.core.layout import layered_layout, with_layout
 from app.core.rates import rate_check
 from app.core.topology import Topology, TopologyError, unannotated_problems
+from app.gui import storm_io
 from app.gui.autosave import AutosaveSession, default_autosave_dir, find_recoverable, write_bytes
 from app.gui.canvas import CanvasScene, CanvasView
 from app.gui.commands import MoveComponentsCommand, PasteCommand, RemoveElementsCommand, SetParallelismCommand
 from app.gui.dialogs import Dialogs
+from app.gui.diffstream_dialog import DiffStreamDialog
 from app.gui.document import DocumentModel, FieldError, lenient_topology
+from app.gui.panels import verification
 from app.gui.panels.inspector import Inspector
 from app.gui.panels.palette import Palette
+from app.gui.panels.runs import RunsPanel
+from app.gui.panels.verification import VerificationPanel
 from app.gui.resources import icon, style_sheet
+from app.gui.storm_io import StormIO
 
 MENU_ORDER = ("File", "Edit", "View", "Verify", "Runs", "Help")
-PLUGINS = ("app.gui.panels.verification", "app.gui.panels.runs", "app.gui.compare_runs", "app.gui.storm_io")
 FRAGMENT_MIME = "application/x-stormbound-fragment"
 MAX_RECENT = 8
 AUTOSAVE_DELAY_MS = 3000
-
-
-def with_layout(topo: Topology) -> Topology:
-    """The topology with a layered layout when some component has no position (imports)."""
-    missing = [c.id for c in topo.components if c.id not in topo.layout]
-    if not missing:
-        return topo
-    computed = layered_layout(topo)
-    layout = dict(topo.layout) if len(missing) < len(topo.components) else {}
-    for ident in missing if layout else computed:
-        layout[ident] = computed[ident]
-    return topo.model_copy(update={"layout": layout})
 
 
 def problem_text(path: Path | str, err: TopologyError) -> str:
@@ -53,15 +45,16 @@ def problem_text(path: Path | str, err: TopologyError) -> str:
 class MainWindow(QMainWindow):
     """The Stormbound editor window.
 
-    `document` holds the topology, `canvas` is the view; other features add docks with
-    `add_panel` and menu entries with `menu(title)` from their `install(window)`.
+    `document` holds the topology, `canvas` is the view; the panels (`inspector`,
+    `verification_panel`, `runs_panel`, ...) are built here, docked with `add_panel`
+    and given their menu entries with `menu(title)`.
     """
 
     _live_sessions: set[str] = set()
 
     def __init__(self, settings: QSettings | None = None, dialogs: Dialogs | None = None,
                  autosave_dir: Path | None = None, autosave: bool = True, recover: bool = True,
-                 plugins: bool = True, restore_layout: bool = True, parent: QWidget | None = None):
+                 restore_layout: bool = True, parent: QWidget | None = None):
         super().__init__(parent)
         self.settings = settings if settings is not None else QSettings("Stormbound", "Stormbound")
         self.dialogs = dialogs if dialogs is not None else Dialogs()
@@ -79,6 +72,7 @@ class MainWindow(QMainWindow):
         if sheet:
             self.setStyleSheet(sheet)
         self._menus: dict[str, QMenu] = {}
+        self.docks: dict[str, QDockWidget] = {}  # by title
         self._docks_arranged = False
         for title in MENU_ORDER:
             self.menu(title)
@@ -88,11 +82,11 @@ class MainWindow(QMainWindow):
         self.addToolBar(self.toolbar)
 
         self._build_actions()  # before the docks, so View lists zoom and layout above the panel toggles
-        self.palette = Palette()
-        self.palette_dock = self.add_panel(self.palette, "Palette", Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.component_palette = Palette()  # not `palette`: QWidget.palette() is Qt's colour palette
+        self.palette_dock = self.add_panel(self.component_palette, "Palette", Qt.DockWidgetArea.LeftDockWidgetArea)
         self.inspector = Inspector(self.document)
         self.inspector_dock = self.add_panel(self.inspector, "Inspector", Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.palette.add_requested.connect(self.add_component)
+        self.component_palette.add_requested.connect(self.add_component)
         self.history = QUndoView(self.document.undo_stack)
         self.history.setEmptyLabel("<opened>")
         self.history_dock = self.add_panel(self.history, "History", Qt.DockWidgetArea.LeftDockWidgetArea)
@@ -127,10 +121,10 @@ class MainWindow(QMainWindow):
                 MainWindow._live_sessions.add(self.autosave.session)
             except OSError as err:
                 self.show_message(f"Autosave is off: cannot write {self.autosave.folder}: {err}")
-        self.plugin_errors: dict[str, str] = {}
-        if plugins:
-            self._install_plugins()
-            self._quit_last()
+        self._build_verification()
+        self._build_runs()
+        self._build_storm_io()
+        self._quit_last()
         self.resize(1360, 860)
         self._save_layout = restore_layout
         if restore_layout:
@@ -142,7 +136,7 @@ class MainWindow(QMainWindow):
         if recover and autosave:
             self.offer_recovery()
 
-    # ---- plug-in contract ---------------------------------------------------------
+    # ---- menus and docks ---------------------------------------------------------
     def menu(self, title: str) -> QMenu:
         """The menu `title`, created on demand (File, Edit, View, Verify, Runs, Help keep their order)."""
         key = title.replace("&", "")
@@ -169,26 +163,57 @@ class MainWindow(QMainWindow):
         dock.setObjectName(f"dock_{title.lower().replace(' ', '_')}")
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
+        self.docks[title] = dock
         toggle = dock.toggleViewAction()
         toggle.setText(f"{title} panel")
         self.menu("View").addAction(toggle)
         return dock
 
-    def _install_plugins(self) -> None:
-        import importlib
+    def _build_verification(self) -> None:
+        """The Verification and Trace docks, the Verify menu and File > Export verified configuration."""
+        self.verification_panel: VerificationPanel = verification.install(self)
 
-        for name in PLUGINS:
-            try:
-                module = importlib.import_module(name)
-            except ModuleNotFoundError as err:
-                if err.name == name:
-                    continue  # that feature is not part of this build
-                self._plugin_failed(name, err)
-                continue
-            try:
-                module.install(self)
-            except Exception as err:  # a broken panel must not take the editor (and its work) down
-                self._plugin_failed(name, err)
+    def _build_storm_io(self) -> None:
+        """File > Import > Flux… / From Storm UI… and File > Save Parallelism to Flux File…."""
+        self.storm_io: StormIO = storm_io.install(self)
+
+    def _build_runs(self) -> None:
+        """The Runs dock (tabbed with the trace view), the Runs menu and the DiffStream dialog."""
+        panel = self.runs_panel = RunsPanel(self.document, self.settings)
+        self.runs_dock = self.add_panel(panel, "Runs")
+        trace_dock = self.docks["Trace"]  # share the bottom area with the trace view
+        self.tabifyDockWidget(trace_dock, self.runs_dock)
+        trace_dock.raise_()
+        panel.set_trace_plots(self.verification_panel.trace_view)
+        panel.controller.failed.connect(self.show_message)
+        panel.controller.raise_requested.connect(self.runs_dock.raise_)
+        menu = self.menu("Runs")
+        for text, slot, name in (("Attach / detach Spark", panel.toggle_attach, "action_runs_attach"),
+                                 ("Run current topology", panel.start_run, "action_runs_run"),
+                                 ("Cancel run", panel.cancel, "action_runs_cancel"),
+                                 ("Open event log...", panel.open_dialog, "action_runs_open"),
+                                 ("Check reliability", panel.check_reliability, "action_runs_reliability"),
+                                 ("Apply measured values", panel.apply_measured, "action_runs_apply")):
+            action = QAction(text, self)
+            action.setObjectName(name)
+            action.triggered.connect(slot)
+            menu.addAction(action)
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(panel.shutdown)
+
+        self.diffstream_dialog = DiffStreamDialog(self)
+        self.action_compare_runs = QAction("Compare runs...", self)
+        self.action_compare_runs.setObjectName("action_compare_runs")
+        self.action_compare_runs.setStatusTip(
+            "Are two run outputs equivalent up to a dependence relation? (DiffStream)")
+        self.action_compare_runs.triggered.connect(self.show_diffstream_dialog)
+        menu.addAction(self.action_compare_runs)
+
+    def show_diffstream_dialog(self) -> None:
+        """Runs > Compare runs...: the DiffStream dialog (one per window)."""
+        self.diffstream_dialog.show()
+        self.diffstream_dialog.raise_()
 
     def _quit_last(self) -> None:
         """Keep Quit at the bottom of File after panels added their entries."""
@@ -198,13 +223,9 @@ class MainWindow(QMainWindow):
             file_menu.addSeparator()
             file_menu.addAction(self.action_quit)
 
-    def _plugin_failed(self, name: str, err: Exception) -> None:
-        self.plugin_errors[name] = f"{type(err).__name__}: {err}"
-        print(f"stormbound: panel {name} failed to install: {type(err).__name__}: {err}", file=sys.stderr)
-        self.show_message(f"The {name.rsplit('.', 1)[-1]} panel could not be loaded: {err}")
-
     # ---- actions -------------------------------------------------------------------
-    def _action(self, menu: str, text: str, slot: Any, shortcut: QKeySequence | str | None = None,
+    def _action(self, menu: str, text: str, slot: Any,
+                shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
                 tip: str = "", name: str = "") -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
@@ -525,7 +546,7 @@ class MainWindow(QMainWindow):
         raw = self.settings.value("recent_files", [])
         if isinstance(raw, str):
             raw = [raw]
-        paths = [Path(p) for p in (raw or [])]
+        paths = [Path(p) for p in (raw if isinstance(raw, list) else [])]
         kept = [p for p in paths if p.is_file()]
         if len(kept) != len(paths):
             self.settings.setValue("recent_files", [str(p) for p in kept])
@@ -638,10 +659,8 @@ class MainWindow(QMainWindow):
 
     def shutdown(self) -> None:
         """A clean exit: stop background work and autosaving, remove the lock and snapshot."""
-        for panel_name in ("verification_panel", "runs_panel"):
-            panel = getattr(self, panel_name, None)
-            if panel is not None and hasattr(panel, "shutdown"):
-                panel.shutdown()
+        self.verification_panel.shutdown()
+        self.runs_panel.shutdown()
         self.autosave_timer.stop()
         self.autosave.stop()
         MainWindow._live_sessions.discard(self.autosave.session)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
@@ -11,7 +11,7 @@ RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 _FALLBACK_COLOURS = {"spout": "#3d7ab8", "bolt": "#f0b429", "suggest": "#3fa34d", "layout": "#5b6470", "app": "#1f2a38"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def icon(name: str) -> QIcon:
     """The icon `resources/icons/<name>.svg`, or a plain coloured disc if the file is missing."""
     path = RESOURCES / "icons" / f"{name}.svg"

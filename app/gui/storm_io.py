@@ -28,10 +28,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.formats.storm_ui import WINDOWS, Credentials, StormUIImport, annotate, read_storm_ui
+from app.core.layout import with_layout
 from app.core.topology import Component, StormSettings, Topology
 from app.gui.dialogs import FLUX_FILTER, PROPERTIES_FILTER
 from app.gui.document import DocumentModel
-from app.gui.workers import CallWorker
+from app.gui.workers import CallWorker, WorkProgress
 
 
 class AnnotateCommand(QUndoCommand):
@@ -170,8 +171,6 @@ class StormIO(QObject):
     def import_flux_path(self, path: str | Path, options: Any = None, ask: bool = True) -> bool:
         """Import a Flux file as a new document; asks for a properties file or --env when the file needs one."""
         from app.core.formats.flux import FluxError, FluxOptions, import_flux
-        from app.gui.mainwindow import with_layout
-
         window = self.window
         if ask and not window.maybe_save():
             return False
@@ -272,8 +271,8 @@ class StormIO(QObject):
         self.worker.start()
         return self.worker
 
-    def _on_progress(self, text: str) -> None:
-        self.window.show_message(text, 0)
+    def _on_progress(self, progress: WorkProgress) -> None:
+        self.window.show_message(progress.message, 0)
 
     def _on_failed(self, text: str) -> None:
         self.action_import_storm_ui.setEnabled(True)
@@ -281,8 +280,6 @@ class StormIO(QObject):
         self.window.show_message("Storm UI import failed")
 
     def _on_fetched(self, measured: StormUIImport) -> None:
-        from app.gui.mainwindow import with_layout
-
         self.action_import_storm_ui.setEnabled(True)
         window = self.window
         notes = list(measured.notes)
@@ -304,7 +301,5 @@ class StormIO(QObject):
 
 
 def install(window: Any) -> StormIO:
-    """Add the Flux and Storm UI entries to the window's File menu."""
-    io = StormIO(window)
-    window.storm_io = io
-    return io
+    """Add the Flux and Storm UI entries to the window's File menu (MainWindow keeps the result)."""
+    return StormIO(window)

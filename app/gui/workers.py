@@ -1,22 +1,133 @@
-"""Background workers: a verification runs in its own QThread with its own Search (own z3 context).
+"""The one way to run work off the GUI thread: a `Worker` (a QThread) per piece of work, with a typed result.
 
-The Search is created inside the worker thread, so its z3 objects never cross threads;
-the GUI thread only calls the thread-safe `Search.cancel()` (which interrupts the z3
-context). Results and progress are plain pydantic models, delivered through queued
-signals; connect them only to bound methods of GUI-thread objects (a lambda would run
-in the worker thread).
+A worker runs `work()` in its own thread and reports through queued signals:
+`progress(WorkProgress | Progress)` while it runs, then exactly one of
+`result_ready(T)` or `failed(str)` (one line), then QThread's `finished`.
+Connect them only to bound methods of GUI-thread objects (in PySide6 a lambda
+connected to a worker's signal runs in the worker's thread). Running workers
+stay referenced (per worker class) until they finish, so closing a panel or
+window mid-work never destroys a running QThread; `stop_all` cancels and joins
+them when the application quits.
+
+Three kinds: `VerifyWorker` (one property of a topology snapshot, with its own
+Search and so its own z3 context; the GUI thread only calls the thread-safe
+`Search.cancel()`, which interrupts the z3 context), and `CallWorker`, which runs
+a function: the Spark host calls of the Runs panel, the stream comparison of
+the DiffStream dialog and the monitor patterns over a run's log.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal
 
 from app.core.tcn.result import Progress, PropertyKind, VerifyResult
 from app.core.topology import Topology
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class WorkProgress:
+    """How far a piece of background work is: one line of text and, when known, a fraction in [0, 1]."""
+
+    fraction: float | None
+    message: str
+
+
+class Worker(QThread, Generic[T]):
+    """Runs `work()` in a background thread; the result (type T) or a one-line failure comes back by signal."""
+
+    progress = Signal(object)
+    result_ready = Signal(object)
+    failed = Signal(str)
+
+    _running: ClassVar[set[Any]] = set()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._running = set()  # one registry per kind of worker
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.finished.connect(self._forget)
+
+    def start(self, priority: QThread.Priority = QThread.Priority.InheritPriority) -> None:
+        """Start the thread (kept referenced until it finishes)."""
+        type(self)._running.add(self)
+        super().start(priority)
+
+    def _forget(self) -> None:
+        # `finished` is emitted just before the thread ends: join it before dropping the last reference
+        self.wait()
+        type(self)._running.discard(self)
+
+    @classmethod
+    def stop_all(cls, timeout_ms: int = 5000) -> None:
+        """Cancel every running worker of this kind and wait for the threads (application exit)."""
+        workers = list(cls._running)
+        for worker in workers:
+            worker.cancel()
+        for worker in workers:
+            worker.wait(timeout_ms)
+        cls._running.clear()
+
+    def cancel(self) -> None:
+        """Ask the work to stop (GUI thread); what stopping means is the worker's own."""
+
+    def work(self) -> T:
+        """The work itself (runs in the worker thread)."""
+        raise NotImplementedError
+
+    def failure_text(self, err: Exception) -> str:
+        """The one line `failed` carries for an exception of `work`."""
+        return str(err).splitlines()[0] if str(err) else type(err).__name__
+
+    def run(self) -> None:  # the QThread entry point
+        try:
+            result = self.work()
+        except Exception as err:  # any failure becomes one line for the GUI, never a crash of the thread
+            self.failed.emit(self.failure_text(err))
+            return
+        self.result_ready.emit(result)
+
+
+class CallWorker(Worker[T]):
+    """Runs `function(*args, report=..., **kwargs)` off the GUI thread (a Spark call, a download, a file import).
+
+    The function calls `report(message, fraction=None)` as it goes (in the worker thread); each
+    call arrives as a WorkProgress. `on_cancel()` is what `cancel()` does (e.g. cancel the Spark
+    request the function started); `describe(err)` words a failure (default: its first line).
+    """
+
+    def __init__(self, function: Callable[..., T], *args: Any, parent: QObject | None = None,
+                 on_cancel: Callable[[], None] | None = None, describe: Callable[[Exception], str] | None = None,
+                 **kwargs: Any):
+        super().__init__(parent)
+        self.function = function
+        self.args = args
+        self.kwargs = kwargs
+        self.on_cancel = on_cancel
+        self.describe = describe
+
+    def report(self, message: str, fraction: float | None = None) -> None:
+        """Progress from the function (worker thread); delivered to the GUI thread as a WorkProgress."""
+        self.progress.emit(WorkProgress(fraction, message))
+
+    def cancel(self) -> None:
+        if self.on_cancel is not None:
+            self.on_cancel()
+
+    def work(self) -> T:
+        return self.function(*self.args, report=self.report, **self.kwargs)
+
+    def failure_text(self, err: Exception) -> str:
+        return self.describe(err) if self.describe is not None else super().failure_text(err)
 
 
 class SearchLike(Protocol):
@@ -31,13 +142,13 @@ SearchFactory = Callable[..., SearchLike]
 
 
 def default_search_factory(topo: Topology, **options: Any) -> SearchLike:
-    """The real verifier (imported lazily so the GUI opens even while the verifier is missing)."""
+    """The real verifier (imported here, in the worker thread, so that z3 loads only when a search runs)."""
     from app.core.tcn.search import Search
 
     return Search(topo, **options)
 
 
-class VerifyWorker(QThread):
+class VerifyWorker(Worker[VerifyResult]):
     """Verifies one property of a topology snapshot in a background thread.
 
     Signals: `progress(Progress)` while searching, then exactly one of
@@ -45,14 +156,6 @@ class VerifyWorker(QThread):
     `finished`. A cancelled search reports its own "unknown" result; if it was cancelled
     before the search even started, the worker reports "unknown" itself.
     """
-
-    progress = Signal(object)
-    result_ready = Signal(object)
-    failed = Signal(str)
-
-    # running workers stay referenced here until they finish, so a panel (or window) closed
-    # mid-search never destroys a running QThread
-    _running: set["VerifyWorker"] = set()
 
     def __init__(self, topo: Topology, *, prop: PropertyKind = "growth", options: dict[str, Any] | None = None,
                  search_factory: SearchFactory | None = None, parent: QObject | None = None):
@@ -66,27 +169,6 @@ class VerifyWorker(QThread):
         self._cancelled = False
         self.started_at = 0.0
         self.cancel_requested_at: float | None = None
-        self.finished.connect(self._forget)
-
-    def start(self, priority: QThread.Priority = QThread.Priority.InheritPriority) -> None:
-        """Start the search thread (kept referenced until it finishes)."""
-        VerifyWorker._running.add(self)
-        super().start(priority)
-
-    def _forget(self) -> None:
-        # `finished` is emitted just before the thread ends: join it before dropping the last reference
-        self.wait()
-        VerifyWorker._running.discard(self)
-
-    @classmethod
-    def stop_all(cls, timeout_ms: int = 5000) -> None:
-        """Cancel every running verification and wait for the threads (application exit)."""
-        workers = list(cls._running)
-        for worker in workers:
-            worker.cancel()
-        for worker in workers:
-            worker.wait(timeout_ms)
-        cls._running.clear()
 
     def cancel(self) -> None:
         """Ask the search to stop (GUI thread); the result still arrives through `result_ready`."""
@@ -99,6 +181,7 @@ class VerifyWorker(QThread):
             search.cancel()
 
     def is_cancelled(self) -> bool:
+        """Whether `cancel` was called."""
         with self._lock:
             return self._cancelled
 
@@ -111,7 +194,7 @@ class VerifyWorker(QThread):
                             threshold=self.options.get("threshold"),
                             message="Verification was cancelled before the search started.")
 
-    def run(self) -> None:  # noqa: D401 - QThread entry point
+    def work(self) -> VerifyResult:
         self.started_at = time.monotonic()
         try:
             with self._lock:
@@ -121,56 +204,17 @@ class VerifyWorker(QThread):
                     search = self._factory(self.topology, progress=self._report, **self.options)
                     self._search = search
             if search is None:
-                self.result_ready.emit(self._cancelled_result(0.0))
-                return
+                return self._cancelled_result(0.0)
             if self.is_cancelled():
                 search.cancel()
             result = search.run()
             if result.property != self.prop:
                 result = result.model_copy(update={"property": self.prop})
-            self.result_ready.emit(result)
-        except Exception as err:  # any failure becomes one line for the panel, never a crash of the thread
-            text = str(err).splitlines()[0] if str(err) else type(err).__name__
-            self.failed.emit(f"{type(err).__name__}: {text}" if not isinstance(err, ValueError) else text)
+            return result
         finally:
             with self._lock:
                 self._search = None
 
-
-class CallWorker(QThread):
-    """Runs one plain function off the GUI thread (a download, a file import) and reports its value.
-
-    Signals: `progress(str)` (the function's `report` argument), then exactly one of
-    `result_ready(object)` or `failed(str)` (one line). Like VerifyWorker it stays
-    referenced until it finishes, so closing a window never destroys a running thread.
-    """
-
-    progress = Signal(str)
-    result_ready = Signal(object)
-    failed = Signal(str)
-
-    _running: set["CallWorker"] = set()
-
-    def __init__(self, function: Callable[..., Any], *args: Any, parent: QObject | None = None, **kwargs: Any):
-        super().__init__(parent)
-        self._function = function
-        self._args = args
-        self._kwargs = kwargs
-        self.finished.connect(self._forget)
-
-    def start(self, priority: QThread.Priority = QThread.Priority.InheritPriority) -> None:
-        CallWorker._running.add(self)
-        super().start(priority)
-
-    def _forget(self) -> None:
-        self.wait()
-        CallWorker._running.discard(self)
-
-    def run(self) -> None:  # noqa: D401 - QThread entry point
-        try:
-            value = self._function(*self._args, report=self.progress.emit, **self._kwargs)
-        except Exception as err:  # one line for the window, never a crash of the thread
-            text = str(err).splitlines()[0] if str(err) else type(err).__name__
-            self.failed.emit(text)
-            return
-        self.result_ready.emit(value)
+    def failure_text(self, err: Exception) -> str:
+        text = str(err).splitlines()[0] if str(err) else type(err).__name__
+        return text if isinstance(err, ValueError) else f"{type(err).__name__}: {text}"

@@ -87,7 +87,7 @@ def test_bundle_holds_z3_and_leaves_out_spark_and_system_libraries(bundle: Path)
                            "libdbus-1.so.3", "libglib-2.0.so.0"):
         assert system_library not in names, f"{system_library} must come from the user's system"
     assert (internal / "PySide6" / "Qt" / "plugins" / "platforms" / "libqxcb.so").exists()
-    assert (internal / "app" / "runs" / "session.py").exists(), "sources for the outside Spark Python"
+    assert (internal / "app" / "spark" / "session.py").exists(), "sources for the outside Spark Python"
     assert "pyspark" in (bundle / "spark-requirements.txt").read_text()
 
 

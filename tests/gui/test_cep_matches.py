@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.cep import Pattern, parse_text
 from app.gui.panels.cep_matches import ALL_PATTERNS, CepMatchesPanel
-from app.runs.cep import Pattern, parse_text
 
 
 def _events() -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = [{"t": float(t), "ev": "bolt_fail", "comp": "count", "tuple": f"t{t}"} for t in (1, 3, 8)]
-    rows += [{"t": 2.0, "ev": "take", "comp": "count", "tuple": "x"}, {"t": 50.0, "ev": "bolt_ack", "comp": "split", "tuple": "y"}]
+    rows: list[dict[str, Any]] = [{"t": float(t), "ev": "bolt_fail", "comp": "count", "tuple": f"t{t}"}
+                                  for t in (1, 3, 8)]
+    rows += [{"t": 2.0, "ev": "take", "comp": "count", "tuple": "x"},
+             {"t": 50.0, "ev": "bolt_ack", "comp": "split", "tuple": "y"}]
     return sorted(rows, key=lambda r: r["t"])
 
 
@@ -22,7 +24,8 @@ def test_panel_shows_monitor_matches_and_filters(qtbot: Any) -> None:
     assert panel.proxy.rowCount() == 2
     assert [panel.filter.itemText(i) for i in range(panel.filter.count())] == [
         ALL_PATTERNS, "repeated_bolt_failure", "unacked_take", "queue_above_threshold"]
-    assert panel.summary.text().startswith("2 matches (repeated_bolt_failure: 1, unacked_take: 1, queue_above_threshold: 0")
+    assert panel.summary.text().startswith(
+        "2 matches (repeated_bolt_failure: 1, unacked_take: 1, queue_above_threshold: 0")
     # sorted by start time: the failures start at 1, the unacked take at 2
     assert [m.pattern for m in panel.visible_matches()] == ["repeated_bolt_failure", "unacked_take"]
     first = panel.proxy.index(0, 5).data()

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from app.core.formats import load_topology
-from app.runs.analysis import analyze_local
-from app.runs.reliability import check_reliability_local, ReliabilityConfig
-from tests.conftest import MODELS
-from tests.runs.test_analysis import known_log
+from app.measure.analysis import analyze_local
+from app.measure.reliability import ReliabilityConfig, check_reliability_local
+from tests.spark.test_analysis import known_log
 
 
 class FakeHost:
@@ -29,7 +24,7 @@ class FakeHost:
 
     def start(self) -> dict[str, Any]:
         if self.fail:
-            from app.runs.session import SparkUnavailable
+            from app.spark.session import SparkUnavailable
 
             raise SparkUnavailable(self.fail)
         return self.info
@@ -40,7 +35,7 @@ class FakeHost:
         return self._next
 
     def wait(self, ident: int, on_progress=None) -> dict[str, Any]:
-        from app.runs.client import HostError
+        from app.spark.client import HostError
 
         op, params = self.requests[ident - 1]
         if op == "run":
@@ -74,7 +69,8 @@ def _known_topology_window(make_window, tmp_path: Path):
     window = make_window()
     path = tmp_path / "known.storm.json"
     path.write_text("""{"name": "known", "spouts": [{"name": "S", "rate": 1.0, "burst": 1}],
-      "bolts": [{"name": "B", "alpha": 0.25, "sigma": 1.0, "parallelism": 1}, {"name": "C", "alpha": 1, "sigma": 0, "parallelism": 1}],
+      "bolts": [{"name": "B", "alpha": 0.25, "sigma": 1.0, "parallelism": 1},
+                {"name": "C", "alpha": 1, "sigma": 0, "parallelism": 1}],
       "subscriptions": [{"source": "S", "target": "B"}, {"source": "B", "target": "C"}]}""")
     assert window.open_path(path, ask=False)
     return window
@@ -124,7 +120,8 @@ def test_run_progress_cancel_then_run_and_apply(make_window, qtbot, tmp_path: Pa
     panel.start_run()
     qtbot.waitUntil(lambda: panel.analysis is not None and panel.running is None, timeout=5000)
     assert panel.parameters.rowCount() == 2 + 2 * 2
-    cells = {(panel.parameters.item(r, 0).text(), panel.parameters.item(r, 1).text()): panel.parameters.item(r, 3).text()
+    cells = {(panel.parameters.item(r, 0).text(), panel.parameters.item(r, 1).text()):
+             panel.parameters.item(r, 3).text()
              for r in range(panel.parameters.rowCount())}
     assert cells[("S", "rate")] == "2" and cells[("B", "alpha")] == "0.5"
     assert panel.bolts.item(0, 0).text() == "B" and "grows" in panel.bolts.item(0, 4).text()
@@ -154,10 +151,7 @@ def test_overlay_on_trace_plots(make_window, tmp_path: Path) -> None:
     class View:
         plot_items = {"B": plot}
 
-    class Verification:
-        trace_view = View()
-
-    window.verification_panel = Verification()  # stands in for the trace view's plots
+    panel.set_trace_plots(View())  # stands in for the trace view's plots
     log = known_log()
     panel.show_analysis(analyze_local(log.events, log.queues))
     items = [i for i in plot.listDataItems() if i.opts["pen"].style() == pg.QtCore.Qt.PenStyle.DashLine]
@@ -172,7 +166,8 @@ def test_patterns_tab_shows_monitor_matches_of_a_run(make_window, qtbot, tmp_pat
     window = make_window()
     panel = window.runs_panel
     log = tmp_path / "events.jsonl"
-    rows = [{"t": t, "ev": "bolt_fail", "comp": "B2", "task": 1, "tuple": f"t{i}"} for i, t in enumerate((1.0, 4.0, 9.0))]
+    rows = [{"t": t, "ev": "bolt_fail", "comp": "B2", "task": 1, "tuple": f"t{i}"}
+            for i, t in enumerate((1.0, 4.0, 9.0))]
     rows.append({"t": 30.0, "ev": "bolt_fail", "comp": "B3", "task": 2, "tuple": "t9"})
     log.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     panel.match_patterns(log)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import difflib
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
 from storm_ui_server import StormUIServer
 
 ROOT = Path(__file__).resolve().parents[2]

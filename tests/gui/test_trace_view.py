@@ -33,7 +33,7 @@ TOPOLOGY = {
 
 def _bolt(queue: int, arrivals: int, take: bool, batch: int, emit: bool, emitted: int, phase: str) -> BoltStep:
     return BoltStep(queue=queue, arrivals=arrivals, take=take, batch=batch, emit=emit, emitted=emitted,
-                    buffer=0, phase=phase)  # type: ignore[arg-type]
+                    buffer=0, phase=phase)  # type: ignore[arg-type]  # phase is one of the Literal's values
 
 
 def make_trace() -> Trace:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QTimer
+from test_trace_view import make_trace
 
 from app.core.formats import load_topology
 from app.core.formats.verified import check_verified
@@ -25,13 +27,12 @@ from app.gui.commands import SetComponentFieldsCommand, SetSectionFieldsCommand
 from app.gui.document import DocumentModel
 from app.gui.panels.verification import VerificationPanel, format_stats, install
 from app.gui.workers import VerifyWorker
-from test_trace_view import make_trace
 
 
 class ScriptedSearch:
     """Counts k up every `step_s` seconds until `k_final`, then returns `verdict`; cancel stops it."""
 
-    instances: list["ScriptedSearch"] = []
+    instances: list[ScriptedSearch] = []
 
     def __init__(self, topo: Any, *, k: int | None = None, k_max: int | None = None, timeout_s: float | None = None,
                  force_search: bool = False, threshold: int | None = None, loop_clocks: str = "equal",
@@ -59,7 +60,7 @@ class ScriptedSearch:
         if self.fail:
             raise RuntimeError(self.fail)
         trace = make_trace() if self.verdict == "counterexample" else None
-        return VerifyResult(property=prop, verdict=self.verdict, k=self.k_final, loop_start=1,  # type: ignore[arg-type]
+        return VerifyResult(property=prop, verdict=self.verdict, k=self.k_final, loop_start=1,  # type: ignore[arg-type]  # a str verdict
                             growing=["B1"] if trace else [], growth_per_loop={"B1": 1} if trace else {},
                             certified=trace is not None, elapsed_s=time.monotonic() - started,
                             message=f"scripted {self.verdict}", notes=["a note in words"], threshold=self.threshold,
@@ -183,7 +184,7 @@ def test_gui_keeps_processing_events_while_verifying(qtbot, document: DocumentMo
     run_to_end(qtbot, panel)
     timer.stop()
     assert len(ticks) >= 30
-    assert max(b - a for a, b in zip(ticks, ticks[1:])) < 0.25
+    assert max(b - a for a, b in zip(ticks, ticks[1:], strict=False)) < 0.25
 
 
 def test_invalid_document_is_refused_in_words(qtbot) -> None:
@@ -286,7 +287,7 @@ def test_install_standalone_window_stand_in(qtbot, document: DocumentModel) -> N
         def menu(self, title: str) -> QMenu:
             return self.menus.setdefault(title, self.menuBar().addMenu(title))
 
-        def add_panel(self, widget, title, area=None) -> QDockWidget:  # type: ignore[no-untyped-def]
+        def add_panel(self, widget, title, area=None) -> QDockWidget:  # type: ignore[no-untyped-def]  # a stand-in
             dock = QDockWidget(title, self)
             dock.setWidget(widget)
             self.addDockWidget(area or __import__("PySide6.QtCore").QtCore.Qt.DockWidgetArea.BottomDockWidgetArea,

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from app.runs.cep import CepEngine
-from app.runs.monitors import load_monitors
+from app.cep import CepEngine
+from app.cep.monitors import load_monitors
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "cep_bench.py"
 
@@ -41,7 +41,7 @@ def test_batch_run_equals_event_by_event_feeding() -> None:
 
 
 def test_partitioning_and_parameter_join_agree() -> None:
-    from app.runs.cep import Pattern, parse_text
+    from app.cep import Pattern, parse_text
 
     stream = _bench().storm_log(16000)
     text = "(take(comp, tuple) -> bolt_ack(comp, tuple)) within 30"

@@ -4,23 +4,23 @@ sequences the pattern describes (no contexts, parameters or windows involved).""
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from app.runs.cep import compile_ast
-from app.runs.cep.syntax import And, Atom, Follows, Node, Or, Plus, Star, Times
+from app.cep import compile_ast
+from app.cep.syntax import And, Atom, Follows, Or, PatternNode, Plus, Star, Times
 
 ALPHABET = "abc"
 
 
-def accepts_reference(node: Node, seq: tuple[str, ...]) -> bool:
+def accepts_reference(node: PatternNode, seq: tuple[str, ...]) -> bool:
     """Language membership straight from the definitions (exponential, fine for short sequences)."""
 
-    @lru_cache(maxsize=None)
-    def m(n: Node, s: tuple[str, ...]) -> bool:
+    @cache
+    def m(n: PatternNode, s: tuple[str, ...]) -> bool:
         if isinstance(n, Atom):
             return s == (n.type,)
         if isinstance(n, Or):
@@ -37,7 +37,7 @@ def accepts_reference(node: Node, seq: tuple[str, ...]) -> bool:
             return any(m(n.arg, s[:k]) and m(Star(n.arg), s[k:]) for k in range(0, len(s) + 1))
         raise AssertionError(n)
 
-    def seq_of(args: tuple[Node, ...], s: tuple[str, ...]) -> bool:
+    def seq_of(args: tuple[PatternNode, ...], s: tuple[str, ...]) -> bool:
         if not args:
             return s == ()
         return any(m(args[0], s[:k]) and seq_of(args[1:], s[k:]) for k in range(0, len(s) + 1))
@@ -45,7 +45,7 @@ def accepts_reference(node: Node, seq: tuple[str, ...]) -> bool:
     return m(node, seq)
 
 
-def accepts_automaton(node: Node, seq: tuple[str, ...]) -> bool:
+def accepts_automaton(node: PatternNode, seq: tuple[str, ...]) -> bool:
     """Run the compiled automaton as an NFA over the whole sequence."""
     automaton = compile_ast(node)
     current = {0}
@@ -67,7 +67,7 @@ def _trees(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 @settings(max_examples=300, deadline=None)
 @given(st.recursive(atoms, _trees, max_leaves=5), st.lists(st.sampled_from(ALPHABET), max_size=6).map(tuple))
-def test_compiled_automaton_accepts_the_pattern_language(node: Node, seq: tuple[str, ...]) -> None:
+def test_compiled_automaton_accepts_the_pattern_language(node: PatternNode, seq: tuple[str, ...]) -> None:
     assume(not accepts_reference(node, ()))  # patterns that match no event are rejected by the compiler
     assert accepts_automaton(node, seq) == accepts_reference(node, seq)
 
@@ -83,7 +83,7 @@ def test_some_tricky_constructions() -> None:
         "a{*} -> b{*} -> c": [("b", "a", "c")],
         "((a -> b){*} -> c) OR d": [("a", "b", "d"), ("a", "b")],
     }
-    from app.runs.cep import parse_text
+    from app.cep import parse_text
 
     for text, good in cases.items():
         for seq in good:
@@ -93,15 +93,18 @@ def test_some_tricky_constructions() -> None:
             assert not accepts_automaton(parse_text(text), seq), (text, seq)
 
 
-def _random_pattern(rng: Any, depth: int = 0) -> Node:
-    from app.runs.cep.syntax import HoldsFor, Not, Within
+def _random_pattern(rng: Any, depth: int = 0) -> PatternNode:
+    from app.cep.syntax import HoldsFor, Not, Within
 
     if depth > 3 or rng.random() < 0.35:
         binds = (("k", "v"),) if rng.random() < 0.3 else ()
         tests = (("n", ">", rng.randint(0, 3)),) if rng.random() < 0.2 else ()
         return Atom(rng.choice(ALPHABET), binds, tests)
     kind = rng.choice(["follows", "or", "and", "times", "star", "plus", "not", "within", "holds", "unless"])
-    sub = lambda: _random_pattern(rng, depth + 1)  # noqa: E731
+
+    def sub() -> PatternNode:
+        return _random_pattern(rng, depth + 1)
+
     return {
         "follows": lambda: Follows(tuple(sub() for _ in range(rng.randint(2, 3)))),
         "or": lambda: Or((sub(), sub())),
@@ -121,7 +124,7 @@ def test_engine_invariants_on_random_patterns() -> None:
     stream order, and the count of partial matches equals the live tokens."""
     import random
 
-    from app.runs.cep import Pattern, PatternError, PatternMatcher
+    from app.cep import Pattern, PatternError, PatternMatcher
 
     rng = random.Random(20261122)
     checked = 0
@@ -145,4 +148,4 @@ def test_engine_invariants_on_random_patterns() -> None:
                     assert run.partial == sum(1 for tokens in run.tokens for tok in tokens if tok.alive)
                 for match in found:
                     assert match.indices == sorted(set(match.indices))
-                    assert all(events[i] is e for i, e in zip(match.indices, match.events))
+                    assert all(events[i] is e for i, e in zip(match.indices, match.events, strict=True))

@@ -10,11 +10,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.runs.cep import (
-    Pattern, PatternError, compile_ast, find_matches, load_patterns, parse_ast, parse_pattern_text, parse_text,
-    to_ast, to_text,
+from app.cep import (
+    Pattern,
+    PatternError,
+    compile_ast,
+    find_matches,
+    load_patterns,
+    parse_ast,
+    parse_pattern_text,
+    parse_text,
+    to_ast,
+    to_text,
 )
-from app.runs.cep.syntax import And, Atom, Follows, HoldsFor, Not, Or, Plus, Star, Times, Within
+from app.cep.syntax import And, Atom, Follows, HoldsFor, Not, Or, Plus, Star, Times, Within
 
 
 def ev(kind: str, t: float = 0.0, **attrs: Any) -> dict[str, Any]:
@@ -192,7 +200,7 @@ def test_partitions_match_each_key_separately() -> None:
 
 
 def test_runaway_partial_matches_stop_with_a_clear_error() -> None:
-    from app.runs.cep import PatternMatcher
+    from app.cep import PatternMatcher
 
     matcher = PatternMatcher(Pattern(id="combos", ast=parse_text("a -> b{+} -> c"), context="any"))
     matcher.max_partial = 1000
@@ -257,7 +265,7 @@ def test_text_file_with_defines_options_and_continuations(tmp_path: Path) -> Non
         "twice", "immediate", ("comp",), "past_last", "Two failures close together.")
     assert isinstance(first.ast, Within) and first.ast.window == 5
     assert (second.id, second.context, second.ast) == ("pair", "chronicle", Follows((Atom("a"), Atom("b"))))
-    assert parse_pattern_text(source, "p", {"window": 7})[0].ast.window == 7  # type: ignore[union-attr]
+    assert parse_pattern_text(source, "p", {"window": 7})[0].ast.window == 7  # type: ignore[union-attr]  # a Within
 
 
 def test_pattern_references_in_a_file() -> None:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from app.cep import events_from_log, load_events
+from app.cep.monitors import load_monitors, monitors_path, run_monitors, summarize
 from app.cli import main
-from app.runs.cep import events_from_log, load_events
-from app.runs.monitors import load_monitors, monitors_path, run_monitors, summarize
 
 
 def _records() -> list[dict[str, Any]]:
@@ -72,7 +72,8 @@ def test_overrides_change_the_thresholds(log_file: Path) -> None:
 
 
 def test_eventlog_model_is_accepted(log_file: Path) -> None:
-    eventlog = pytest.importorskip("app.runs.eventlog")
+    from app.measure import eventlog
+
     log = eventlog.read_log(log_file)
     events = events_from_log(log)
     assert len(events) == len(_records())

@@ -1,4 +1,4 @@
-"""Every case of ../shared/data/cep-vectors.json: VIATRA-CEP match counts per event and automaton
+"""Every case of cep-vectors.json (shared test data folder): VIATRA-CEP match counts per event and automaton
 shapes, and the FlinkCEP / Esper / Apama documentation examples whose operator we have."""
 
 from __future__ import annotations
@@ -10,8 +10,14 @@ from typing import Any
 
 import pytest
 
-from app.runs.cep import (
-    Pattern, PatternMatcher, compile_ast, find_matches, parse_ast, parse_pattern_text, parse_text,
+from app.cep import (
+    Pattern,
+    PatternMatcher,
+    compile_ast,
+    find_matches,
+    parse_ast,
+    parse_pattern_text,
+    parse_text,
 )
 
 VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "cep-vectors.json"
@@ -27,7 +33,8 @@ def _ids(cases: list[dict[str, Any]]) -> list[str]:
     return [c["name"] for c in cases]
 
 
-pytestmark = pytest.mark.skipif(not VECTORS.exists(), reason="../shared/data/cep-vectors.json is not beside the checkout")
+pytestmark = pytest.mark.skipif(not VECTORS.exists(),
+                                reason="cep-vectors.json of the shared test data folder is not beside the checkout")
 
 VIATRA_MATCH = _cases("match", ("viatra-cep",))
 VIATRA_SHAPE = _cases("automaton_structure", ("viatra-cep",))
@@ -138,7 +145,7 @@ def test_every_other_engine_case_is_classified() -> None:
 def _by_completion(matches: list[list[str]], ends: list[int]) -> list[tuple[int, list[list[str]]]]:
     """Group matches by the event that completed them; the order inside a group is not specified."""
     groups: dict[int, list[list[str]]] = {}
-    for m, end in zip(matches, ends):
+    for m, end in zip(matches, ends, strict=False):
         groups.setdefault(end, []).append(m)
     return [(end, sorted(g)) for end, g in sorted(groups.items())]
 

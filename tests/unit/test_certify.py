@@ -86,8 +86,8 @@ def test_rejects_a_loop_whose_clocks_do_not_repeat(lasso: Trace) -> None:
 
 def test_rejects_a_growing_queue_with_a_partial_batch_in_the_loop(lasso: Trace) -> None:
     data = broken(lasso)
-    l, k = lasso.loop_start, lasso.k
-    for i in list(range(l, k + 1)) + [k + 1]:
+    loop_start, k = lasso.loop_start, lasso.k
+    for i in list(range(loop_start, k + 1)) + [k + 1]:
         step = data["positions"][i]["bolts"]["count"]
         if step["take"]:
             step["batch"] -= 1

@@ -47,8 +47,10 @@ def test_check_reads_dvert(capsys, dvert_dir: Path) -> None:
         ("{not json", "file: not valid JSON"),
         ("[]", "document: expected a JSON object"),
         ('{"spouts": [{"name": "S", "rate": "x"}], "bolts": []}', "spouts.S.rate: input should be a valid number"),
-        ('{"spouts": [{"name": "S", "rate": 1}], "bolts": [{"name": "B", "alpha": 0, "sigma": 1, "parallelism": 1}]}', "bolts.B.alpha: input should be greater than 0"),
-        ('{"spouts": [{"name": "S", "rate": 1}], "bolts": [{"name": "B", "alpha": 1, "sigma": 1, "parallelism": 1}], "subscriptions": [{"source": "B", "target": "S"}]}', "'S' is a spout"),
+        ('{"spouts": [{"name": "S", "rate": 1}], "bolts": [{"name": "B", "alpha": 0, "sigma": 1, "parallelism": 1}]}',
+         "bolts.B.alpha: input should be greater than 0"),
+        ('{"spouts": [{"name": "S", "rate": 1}], "bolts": [{"name": "B", "alpha": 1, "sigma": 1, "parallelism": 1}], '
+         '"subscriptions": [{"source": "B", "target": "S"}]}', "'S' is a spout"),
     ],
 )
 def test_bad_input_exit_2_with_one_line(tmp_path: Path, capsys, content: str, message: str) -> None:
@@ -100,6 +102,7 @@ def test_internal_error_exit_3(monkeypatch, capsys) -> None:
 
 
 def test_python_dash_m_entry_point() -> None:
-    proc = subprocess.run([sys.executable, "-m", "app", "check", str(CFG1), "--json"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-m", "app", "check", str(CFG1), "--json"], capture_output=True, text=True,
+                          timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["bolts"]["B2"]["status"] == "grows"

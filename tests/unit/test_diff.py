@@ -8,8 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from app.runs.diff import (DiffError, Matcher, compare, compare_connected, freeze, interleave,
-                           parse_dependence, parse_equality, read_connected, read_stream)
+from app.diff import (
+    DiffError,
+    Matcher,
+    diff_connected,
+    diff_streams,
+    freeze,
+    interleave,
+    parse_dependence,
+    parse_equality,
+    read_connected,
+    read_stream,
+)
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -68,15 +78,15 @@ def test_equality_errors() -> None:
 def test_ignore_and_only_fields() -> None:
     left = [{"key": 1, "v": 1, "worker": "a"}, {"key": 2, "v": 2, "worker": "b"}]
     right = [{"key": 1, "v": 1, "worker": "c"}, {"key": 2, "v": 2, "worker": "a"}]
-    assert not compare(left, right, "all").equivalent
-    assert compare(left, right, "all", "ignore:worker").equivalent
-    assert compare(left, right, "none", "ignore:worker").equivalent
-    assert compare(left, right, "same_key:key", "only:key,v").equivalent
-    assert compare(left, right, "pairs:1-2", "ignore:worker").equivalent
+    assert not diff_streams(left, right, "all").equivalent
+    assert diff_streams(left, right, "all", "ignore:worker").equivalent
+    assert diff_streams(left, right, "none", "ignore:worker").equivalent
+    assert diff_streams(left, right, "same_key:key", "only:key,v").equivalent
+    assert diff_streams(left, right, "pairs:1-2", "ignore:worker").equivalent
 
 
 def test_first_difference_names_both_items() -> None:
-    result = compare([{"k": 1, "v": 1}, {"k": 1, "v": 2}], [{"k": 1, "v": 2}, {"k": 1, "v": 1}], "same_key:k")
+    result = diff_streams([{"k": 1, "v": 1}, {"k": 1, "v": 2}], [{"k": 1, "v": 2}, {"k": 1, "v": 1}], "same_key:k")
     assert not result.equivalent and result.detected_at == 2
     diff = result.first_difference
     assert diff.item.side == "right" and diff.item.index == 1 and diff.item.item == {"k": 1, "v": 2}
@@ -87,7 +97,7 @@ def test_first_difference_names_both_items() -> None:
 
 
 def test_unmatched_at_end_in_stream_order() -> None:
-    result = compare([3, 1, 2, 1], [1, 2], "none")
+    result = diff_streams([3, 1, 2, 1], [1, 2], "none")
     assert result.detected_at == "end"
     assert [(u.index, u.item) for u in result.unmatched_left] == [(1, 3), (4, 1)]
     assert result.unmatched_right == []
@@ -96,9 +106,9 @@ def test_unmatched_at_end_in_stream_order() -> None:
 def test_unhashable_keys_and_items() -> None:
     left = [{"k": [1, 2], "v": {"a": [1]}}, {"k": [3], "v": {"a": [2]}}]
     right = [left[1], left[0]]
-    assert compare(left, right, "same_key:k").equivalent
-    assert compare(left, right, "none").equivalent
-    assert not compare(left, right, "all").equivalent
+    assert diff_streams(left, right, "same_key:k").equivalent
+    assert diff_streams(left, right, "none").equivalent
+    assert not diff_streams(left, right, "all").equivalent
     assert freeze({"a": [1]}) == freeze({"a": [1]}) and freeze([1]) != freeze({"0": 1})
 
 
@@ -126,7 +136,7 @@ def test_fast_paths_agree_with_general_path(fast: str, slow: str) -> None:
     for _ in range(300):
         left, right = _random_case(rng)
         order = rng.choice(["alternate", "left-first"])
-        a, b = compare(left, right, fast, order=order), compare(left, right, slow, order=order)
+        a, b = diff_streams(left, right, fast, order=order), diff_streams(left, right, slow, order=order)
         assert Matcher(fast).mode != "general" and Matcher(slow).mode == "general"
         assert (a.equivalent, a.detected_at, a.matched) == (b.equivalent, b.detected_at, b.matched)
         assert a.unmatched_left == b.unmatched_left and a.unmatched_right == b.unmatched_right
@@ -144,7 +154,7 @@ def test_interleave_orders() -> None:
 
 
 def test_connected_stream_and_push() -> None:
-    result = compare_connected([("L", "a"), ("right", "c"), ("left", "c"), (0, "b"), ("R", "a"), (1, "b")],
+    result = diff_connected([("L", "a"), ("right", "c"), ("left", "c"), (0, "b"), ("R", "a"), (1, "b")],
                                {"kind": "pairs", "pairs": [["a", "b"], ["c", "b"]]})
     assert result.equivalent and result.peak_unmatched == 2
     matcher = Matcher("all")
@@ -159,11 +169,11 @@ def test_connected_stream_and_push() -> None:
 
 def test_bad_items_give_one_line_naming_item_and_field() -> None:
     with pytest.raises(DiffError, match=r"^left item 2: no field 'key' in \{\"k\": 2\}$"):
-        compare([{"key": 1}, {"k": 2}], [], "same_key:key")
+        diff_streams([{"key": 1}, {"k": 2}], [], "same_key:key")
     with pytest.raises(DiffError, match=r"right item 1: .*cannot compare 's' < 1"):
-        compare([{"v": 1}], [{"v": "s"}], "predicate:x.v < y.v")
+        diff_streams([{"v": 1}], [{"v": "s"}], "predicate:x.v < y.v")
     with pytest.raises(DiffError, match="no field 'type'"):
-        compare([{"type": "a"}], [{"kind": "a"}], {"kind": "type_table", "dependent": [["a", "a"]]})
+        diff_streams([{"type": "a"}], [{"kind": "a"}], {"kind": "type_table", "dependent": [["a", "a"]]})
 
 
 def test_read_stream_formats(tmp_path: Path) -> None:
@@ -192,16 +202,14 @@ def test_read_stream_formats(tmp_path: Path) -> None:
 
 
 def test_event_log_csv_is_read_with_the_eventlog_reader(tmp_path: Path) -> None:
-    pytest.importorskip("app.runs.eventlog")
     (tmp_path / "a.csv").write_text("t,ev,comp,task,tuple\n0.1,take,split,1,t1\n0.2,bolt_ack,split,1,t1\n")
     items = list(read_stream(tmp_path / "a.csv"))
     assert [i["ev"] for i in items] == ["take", "bolt_ack"] and items[0]["comp"] == "split"
-    assert compare(items, list(reversed(items)), "same_key:tuple").equivalent is False
-    assert compare(items, list(reversed(items)), "none").equivalent is True
+    assert diff_streams(items, list(reversed(items)), "same_key:tuple").equivalent is False
+    assert diff_streams(items, list(reversed(items)), "none").equivalent is True
 
 
 def test_event_log_without_events_is_refused(tmp_path: Path) -> None:
-    pytest.importorskip("app.runs.eventlog")
     (tmp_path / "q.csv").write_text("t,comp,task,queue\n0.1,split,1,4\n")
     with pytest.raises(DiffError, match="q.csv: no events in this log"):
         list(read_stream(tmp_path / "q.csv"))

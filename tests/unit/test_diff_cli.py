@@ -68,7 +68,7 @@ def test_bad_input_exit_2_one_line(streams: Path, capsys: pytest.CaptureFixture[
 
 
 def test_cep_is_registered(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """`cep` exists; it hands over to app.runs.cep or says clearly that it is missing."""
+    """`cep` exists; it hands over to app.cep or says clearly that it is missing."""
     from app.cli import build_parser
 
     args = build_parser().parse_args(["cep", "patterns.txt", "log.jsonl", "--json"])
@@ -80,7 +80,7 @@ def test_cep_is_registered(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
 
 def test_large_inputs_fall_back_to_local_without_spark(streams: Path, capsys: pytest.CaptureFixture[str],
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.runs import session
+    from app.spark import session
 
     def no_spark(*_: object, **__: object) -> None:
         raise session.SparkUnavailable("Java not found")

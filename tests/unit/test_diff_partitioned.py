@@ -6,12 +6,12 @@ import random
 
 import pytest
 
-from app.runs.diff import DiffError, compare
-from app.runs.diff_spark import _connected_position, partitioned_same_key_diff
+from app.diff import DiffError, diff_streams
+from app.spark.diff_job import _connected_position, partitioned_same_key_diff
 
 
 def test_connected_positions_follow_interleave() -> None:
-    from app.runs.diff import interleave
+    from app.diff import interleave
 
     for n_left, n_right in [(3, 5), (5, 3), (0, 2), (4, 4), (1, 0)]:
         for order in ("alternate", "left-first"):
@@ -33,7 +33,7 @@ def test_partitioned_agrees_with_online_matcher() -> None:
         if rng.random() < 0.3:
             right.append({"key": rng.randrange(3), "v": 9})
         for order in ("alternate", "left-first"):
-            a = compare(left, right, "same_key:key", order=order)
+            a = diff_streams(left, right, "same_key:key", order=order)
             b = partitioned_same_key_diff(left, right, "same_key:key", order=order)
             assert (a.equivalent, a.detected_at, a.matched) == (b.equivalent, b.detected_at, b.matched)
             assert a.first_difference == b.first_difference

@@ -3,12 +3,13 @@ connection of the two streams; swapping two dependent unequal items is never equ
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.runs.diff import Matcher, from_pattern
+from app.diff import Matcher, from_pattern
 
 # (spec given to the matcher, the same relation written independently in Python)
 DEPENDENCES: list[tuple[Any, Callable[[dict, dict], bool]]] = [

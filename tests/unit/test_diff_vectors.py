@@ -1,4 +1,4 @@
-"""Every case of ../shared/data/diffstream-vectors.json: verdict, detection position, leftovers."""
+"""Every case of diffstream-vectors.json (shared test data folder): verdict, detection position, leftovers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.runs.diff import Matcher, compare, from_pattern
+from app.diff import Matcher, diff_streams, from_pattern
 
 VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "diffstream-vectors.json"
 
@@ -22,14 +22,14 @@ CASES = _cases()
 DETECTIONS = [(case, name, det) for case in CASES for name, det in case["detection"].items()]
 
 
-@pytest.mark.skipif(not CASES, reason="../shared/data/diffstream-vectors.json is not beside the checkout")
+@pytest.mark.skipif(not CASES, reason="the shared test data folder is not beside the checkout")
 def test_all_31_cases_are_there() -> None:
     assert len(CASES) == 31
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_expected_verdict(case: dict) -> None:
-    result = compare(case["left"], case["right"], case["dependence"], case["equality"])
+    result = diff_streams(case["left"], case["right"], case["dependence"], case["equality"])
     assert result.equivalent is case["expected"]
     assert (result.detected_at is None) is case["expected"]
 

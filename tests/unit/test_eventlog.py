@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.runs.eventlog import (
+from app.measure.eventlog import (
     Event,
     EventLog,
     EventLogError,
@@ -92,14 +92,18 @@ def test_missing_and_unknown_files(tmp_path: Path) -> None:
         read_log(tmp_path)
 
 
-METRICS = """\
-2024-03-01 10:00:01,100 6345     1709287201    worker1:6700      4:split       __receive      {arrival_rate_secs=12.5, overflow=0, capacity=1024, population=3}
-2024-03-01 10:00:01,101 6345     1709287201    worker1:6700      4:split       __execute-count {sentences:default=120}
-2024-03-01 10:00:01,102 6345     1709287201    worker1:6700      4:split       __execute-latency {sentences:default=0.75}
-2024-03-01 10:00:02,000 o.a.s.d.executor [INFO] not a metrics line
-2024-03-01 10:01:01,100 6345     1709287261    worker1:6700      4:split       __receive      {arrival_rate_secs=13.0, overflow=0, capacity=1024, population=9}
-2024-03-01 10:01:01,100 6345     1709287261    worker1:6700      1:__system    memory/heap    {unusedBytes=100, usedBytes=5}
-"""
+_SPLIT = "6345     {ts}    worker1:6700      4:split       "  # log4j's thread, then the metrics consumer's columns
+METRICS = "".join(line + "\n" for line in (
+    "2024-03-01 10:00:01,100 " + _SPLIT.format(ts=1709287201)
+    + "__receive      {arrival_rate_secs=12.5, overflow=0, capacity=1024, population=3}",
+    "2024-03-01 10:00:01,101 " + _SPLIT.format(ts=1709287201) + "__execute-count {sentences:default=120}",
+    "2024-03-01 10:00:01,102 " + _SPLIT.format(ts=1709287201) + "__execute-latency {sentences:default=0.75}",
+    "2024-03-01 10:00:02,000 o.a.s.d.executor [INFO] not a metrics line",
+    "2024-03-01 10:01:01,100 " + _SPLIT.format(ts=1709287261)
+    + "__receive      {arrival_rate_secs=13.0, overflow=0, capacity=1024, population=9}",
+    "2024-03-01 10:01:01,100 6345     1709287261    worker1:6700      1:__system    memory/heap    "
+    "{unusedBytes=100, usedBytes=5}",
+))
 
 
 def test_storm_metrics_log(tmp_path: Path) -> None:
@@ -132,7 +136,7 @@ def test_write_records_refuses_unknown_extension(tmp_path: Path) -> None:
 
 
 def test_storm_metrics_give_rates_and_latency(tmp_path: Path) -> None:
-    from app.runs.analysis import analyze_local, apply_storm_metrics
+    from app.measure.analysis import analyze_local, apply_storm_metrics
 
     path = tmp_path / "metrics.log"
     path.write_text(METRICS + "2024-03-01 10:02:01,100 6345     1709287321    worker1:6700      4:split       "

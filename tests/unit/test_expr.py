@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.runs.expr import ExprError, ExprEvalError, compile_predicate, parse_expr
+from app.expr import ExprError, ExprEvalError, compile_predicate, parse_expr
 
 
 @pytest.mark.parametrize("source,x,y,expected", [
@@ -112,7 +113,5 @@ def test_never_crashes_on_junk(source: str) -> None:
     except ExprError as err:
         assert 0 <= err.position <= len(source)
         return
-    try:
+    with contextlib.suppress(ExprEvalError):
         expr.evaluate(x={"a": 1}, y=[1, 2])
-    except ExprEvalError:
-        pass

@@ -85,7 +85,8 @@ def test_import_export_import_is_identity(dvert_dir: Path) -> None:
 
 
 def test_dvert_errors_name_the_field() -> None:
-    bad = {"topology": {"spouts": [{"id": "S", "avg_emit_rate": 1}], "bolts": [{"id": "B", "subs": ["X"], "alpha": 1, "sigma": 1, "parallelism": 1}]}}
+    bad = {"topology": {"spouts": [{"id": "S", "avg_emit_rate": 1}],
+                        "bolts": [{"id": "B", "subs": ["X"], "alpha": 1, "sigma": 1, "parallelism": 1}]}}
     with pytest.raises(FormatError, match="bolts.B.subs: unknown component 'X'"):
         from_dvert(bad)
     bad["topology"]["bolts"][0]["subs"] = ["S"]
@@ -144,20 +145,23 @@ def topologies(draw) -> Topology:
     n_spouts = draw(st.integers(1, len(all_names) - 1))
     spouts = [{"name": n, "rate": draw(positive), "burst": draw(st.integers(1, 10))} for n in all_names[:n_spouts]]
     bolts = [
-        {"name": n, "alpha": draw(positive), "sigma": draw(st.floats(0, 10, allow_nan=False)), "parallelism": draw(st.integers(1, 50))}
+        {"name": n, "alpha": draw(positive), "sigma": draw(st.floats(0, 10, allow_nan=False)),
+         "parallelism": draw(st.integers(1, 50))}
         for n in all_names[n_spouts:]
     ]
     edges = draw(st.sets(st.tuples(st.sampled_from(all_names), st.sampled_from(all_names[n_spouts:]))))
     subs = [
         {"source": a, "target": b, "grouping": g, "fields": ["f"] if g == "fields" else []}
-        for (a, b), g in zip(sorted(edges), draw(st.lists(st.sampled_from(["shuffle", "fields", "all", "global"]), min_size=len(edges), max_size=len(edges))))
+        for (a, b), g in zip(sorted(edges), draw(st.lists(st.sampled_from(["shuffle", "fields", "all", "global"]),
+                                                          min_size=len(edges), max_size=len(edges))), strict=True)
     ]
     settings_ = {
         "tolerance": draw(st.floats(0, 0.99, allow_nan=False)),
         "max_idle_time": draw(st.floats(0, 10, allow_nan=False)),
         "init_queues": draw(st.integers(0, 20)),
     }
-    return parse_topology({"name": draw(names), "spouts": spouts, "bolts": bolts, "subscriptions": subs, "settings": settings_})
+    return parse_topology({"name": draw(names), "spouts": spouts, "bolts": bolts, "subscriptions": subs,
+                           "settings": settings_})
 
 
 @settings(max_examples=60, deadline=None)

@@ -110,4 +110,5 @@ def test_suggestion_is_minimal_and_makes_every_queue_bounded(path: Path) -> None
 def test_public_json_shape() -> None:
     data = rate_check(load_topology(MODELS / "simple-DIA-cfg-1.storm.json")).to_public_json()
     assert set(data) == {"bolts", "suggested_parallelism"}
-    assert set(data["bolts"]["B2"]) == {"capacity_min", "capacity_max", "inflow_min", "inflow_max", "utilisation", "status", "explanation", "sigma_effective"}
+    assert set(data["bolts"]["B2"]) == {"capacity_min", "capacity_max", "inflow_min", "inflow_max", "utilisation",
+                                        "status", "explanation", "sigma_effective"}

@@ -9,11 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from storm_ui_server import StormUIServer
 
 from app.cli import main
 from app.core.formats import load_topology
 from app.core.formats.flux import import_flux
-from storm_ui_server import StormUIServer
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDCOUNT_FLUX = ROOT / "models" / "wordcount.flux.yaml"
@@ -168,7 +168,8 @@ def test_run_and_reliability_take_the_documents_storm_settings(capsys, flux_copy
                                                                 monkeypatch) -> None:
     import argparse
 
-    from app.commands import runs
+    from app.cli import reliability as reliability_cli
+    from app.cli import run as run_cli
 
     doc = tmp_path / "wc.storm.json"
     topo = import_flux(flux_copy).topology
@@ -185,7 +186,7 @@ def test_run_and_reliability_take_the_documents_storm_settings(capsys, flux_copy
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(runs, "_host", lambda args: FakeHost())
+    monkeypatch.setattr(run_cli, "start_spark_host", lambda master: FakeHost())
     assert run(capsys, "run", str(doc), "--duration", "1", "--out", str(tmp_path / "run"))[0] == 0
     assert (seen["workers"], seen["acking"], seen["message_timeout_s"], seen["max_spout_pending"]) == (2, True, 30.0, 1000)
     assert run(capsys, "run", str(doc), "--duration", "1", "--out", str(tmp_path / "run"), "--ackers", "0",
@@ -194,7 +195,7 @@ def test_run_and_reliability_take_the_documents_storm_settings(capsys, flux_copy
     log = tmp_path / "events.jsonl"
     log.write_text("")
     args = argparse.Namespace(topology=str(doc), timeout=None, max_pending=None, ackers=None)
-    config = runs._reliability_config(args, log)
+    config = reliability_cli._reliability_config(args, log)
     assert (config.message_timeout_s, config.max_spout_pending, config.ackers) == (30, 1000, 1)
     unannotated = tmp_path / "raw.storm.json"
     unannotated.write_bytes(topo.to_json_bytes())

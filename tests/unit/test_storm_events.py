@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from app.runs.analysis import analyze_local
-from app.runs.compare import calibrate, compare
-from app.runs.eventlog import EventLogError, log_format, read_log
-from app.runs.storm_events import LIMITS, apply_storm_events, read_storm_events
+from app.measure.analysis import analyze_local
+from app.measure.eventlog import EventLogError, log_format, read_log
+from app.measure.model_vs_measured import calibrate, compare
+from app.measure.storm_events import LIMITS, apply_storm_events, read_storm_events
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -107,7 +107,7 @@ def test_compare_and_calibrate_from_an_events_log(tmp_path: Path) -> None:
 
 
 def test_the_report_prints_the_limits(tmp_path: Path) -> None:
-    from app.commands.runs import format_analysis
+    from app.cli.analyze import format_analysis
 
     path = tmp_path / "events.log"
     path.write_text(events_log())

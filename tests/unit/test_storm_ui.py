@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from storm_ui_server import TOPOLOGY_ID, StormUIServer
 
 from app.cli import main
 from app.core.formats.storm_ui import (
@@ -17,7 +18,6 @@ from app.core.formats.storm_ui import (
     from_storm_ui,
 )
 from app.core.rates import rate_check
-from storm_ui_server import TOPOLOGY_ID, StormUIServer
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDCOUNT_FLUX = ROOT / "models" / "wordcount.flux.yaml"
@@ -107,9 +107,8 @@ def test_unreachable_host_and_absent_topology(capsys, tmp_path: Path) -> None:
 
 
 def test_slow_reply_times_out() -> None:
-    with StormUIServer("slow") as server:
-        with pytest.raises(StormUIError, match="no answer within 1 s"):
-            fetch_storm_ui(StormUIClient(server.url, timeout_s=1), "wordcount")
+    with StormUIServer("slow") as server, pytest.raises(StormUIError, match="no answer within 1 s"):
+        fetch_storm_ui(StormUIClient(server.url, timeout_s=1), "wordcount")
 
 
 def test_annotate_a_flux_import_keeps_its_groupings(ui: StormUIServer) -> None:

@@ -45,7 +45,8 @@ def test_getting_started_counterexample_is_certified() -> None:
     assert result.verdict == "counterexample" and result.certified
     assert result.growing == ["count"] and result.growth_per_loop["count"] > 0
     assert result.trace is not None and certify(result.trace).ok
-    assert result.trace.positions[result.k + 1].bolts["count"].queue > result.trace.positions[result.loop_start].bolts["count"].queue
+    positions = result.trace.positions
+    assert positions[result.k + 1].bolts["count"].queue > positions[result.loop_start].bolts["count"].queue
 
 
 def test_simple_dia_cfg_1_certified_counterexample_b2_grows() -> None:
@@ -146,7 +147,8 @@ def small_topologies(draw):
     subs = [{"source": "S", "target": "B0"}] + [{"source": f"B{i - 1}", "target": f"B{i}"} for i in range(1, n)]
     return parse_topology({"name": "random", "spouts": [{"name": "S", "rate": rate, "burst": draw(st.integers(1, 2))}],
                            "bolts": bolts, "subscriptions": subs,
-                           "settings": {"tolerance": 0.1, "max_idle_time": 0.05, "init_queues": draw(st.integers(0, 2))}})
+                           "settings": {"tolerance": 0.1, "max_idle_time": 0.05,
+                                        "init_queues": draw(st.integers(0, 2))}})
 
 
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -7,9 +7,10 @@ import copy
 import itertools
 import json
 import math
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import networkx as nx
 import pytest
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 from app.core.emission import carry_graph, emit, output_ratio_bounds
 from app.core.formats import load_topology
-from app.core.formats.trace import Trace, load_trace
+from app.core.formats.trace import load_trace
 from app.core.rates import rate_check, sigma_bounds
 from app.core.tcn.certify import certify
 from app.core.tcn.search import verify
@@ -56,7 +57,7 @@ def brute_force_ratios(sigma: Fraction, take_max: int) -> tuple[Fraction, Fracti
             moves.setdefault((state, nxt), []).append((batch, out))
     ratios = []
     for cycle in nx.simple_cycles(graph):
-        hops = list(zip(cycle, cycle[1:] + cycle[:1]))
+        hops = list(zip(cycle, cycle[1:] + cycle[:1], strict=True))
         for choice in itertools.product(*(moves[h] for h in hops)):
             ratios.append(Fraction(sum(o for _, o in choice), sum(b for b, _ in choice)))
     return min(ratios), max(ratios)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -37,7 +37,7 @@ def _results() -> list[VerifyResult]:
 
 
 def test_document_holds_topology_settings_verdicts_bound_and_hash(topo) -> None:
-    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     doc = build_verified(topo, _results(), created=when)
     assert doc["format"] == VERIFIED_FORMAT
     assert doc["created"] == "2026-01-02T03:04:05Z"

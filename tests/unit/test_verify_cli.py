@@ -63,7 +63,8 @@ def test_unknown_exit_3(capsys) -> None:
 
 def test_bad_input_exit_2_one_line(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "bad.storm.json"
-    bad.write_text('{"spouts": [{"name": "S", "rate": -1}], "bolts": [{"name": "B", "alpha": 1, "sigma": 1, "parallelism": 1}]}')
+    bad.write_text('{"spouts": [{"name": "S", "rate": -1}], '
+                   '"bolts": [{"name": "B", "alpha": 1, "sigma": 1, "parallelism": 1}]}')
     code, out, err = run(capsys, "verify", str(bad))
     assert code == 2 and out == "" and "spouts.S.rate" in err and len(err.strip().splitlines()) == 1
     for argv in (["--k", "0"], ["--k", "x"], ["--timeout", "-1"], ["--k", "4", "--k-max", "8"]):

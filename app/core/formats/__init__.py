@@ -6,28 +6,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
-from app.core.topology import Problem, Topology, TopologyError
+from app.core.formats.jsonfile import FormatError, read_json
+from app.core.topology import Topology
 
-
-class FormatError(TopologyError):
-    """The file could not be read as any supported format."""
-
-
-def read_json(path: str | os.PathLike[str]) -> Any:
-    """Decode a JSON file, turning every failure into a one-line FormatError."""
-    from app.core.fileio import read_text
-
-    text = read_text(path, lambda reason: FormatError([Problem("file", reason)]))
-    if not text.strip():
-        raise FormatError([Problem("file", "is empty")])
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise FormatError([Problem("file", f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}")]) from None
+__all__ = ["FormatError", "detect_format", "load_topology", "read_json", "save_topology", "topology_from_data"]
 
 
 def detect_format(data: Any) -> str:

@@ -24,7 +24,7 @@ NEW_TOLERANCE = 0.04
 
 
 def _fail(path: str, message: str) -> TopologyError:
-    from app.core.formats import FormatError
+    from app.core.formats.jsonfile import FormatError
 
     return FormatError([Problem(path, message)])
 
@@ -67,10 +67,11 @@ def from_dvert(data: dict[str, Any]) -> Topology:
         ident = new_id()
         ids[name] = ident
         burst = s.get("parallelism", 1) if kind == "newer" else vp.get("base_quantity", 1)
-        spouts.append({"id": ident, "name": name, "rate": _number(s, "avg_emit_rate", f"spouts.{name}"), "burst": burst})
+        spouts.append({"id": ident, "name": name, "rate": _number(s, "avg_emit_rate", f"spouts.{name}"),
+                       "burst": burst})
 
     bolts: list[dict[str, Any]] = []
-    subs: list[tuple[str, Any, str]] = []
+    subs: list[tuple[str, Any, str, dict[str, Any]]] = []  # (bolt, subscribed name, bolt id, grouping)
     for i, b in enumerate(bolts_in):
         if not isinstance(b, dict):
             raise _fail(f"bolts[{i}]", "not an object")
@@ -113,10 +114,10 @@ def from_dvert(data: dict[str, Any]) -> Topology:
     checked_names = vp.get("strictly_monotonic_queues") or []
     checked = []
     for ref in checked_names:
-        ident = lookup(ref)
-        if ident is None:
+        bolt_id = lookup(ref)
+        if bolt_id is None:
             raise _fail("verification_params.strictly_monotonic_queues", f"unknown bolt '{ref}'")
-        checked.append(ident)
+        checked.append(bolt_id)
     threshold = topo.get("queue_threshold") or None
     # D-VerT rounds the kept carry up; a "emission" extension (written by our export) says otherwise
     settings = {"tolerance": tolerance, "emission": topo.get("emission", "dvert")}

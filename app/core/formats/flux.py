@@ -30,9 +30,10 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from app.core.formats import FormatError
 from app.core.topology import Problem, Topology, parse_topology

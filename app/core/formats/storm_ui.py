@@ -32,8 +32,9 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable, Mapping
 from http.client import HTTPException, IncompleteRead
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -74,7 +75,7 @@ class Credentials(BaseModel):
 
     @classmethod
     def resolve(cls, user: str | None = None, password: str | None = None, token: str | None = None,
-                environ: Mapping[str, str] | None = None) -> "Credentials":
+                environ: Mapping[str, str] | None = None) -> Credentials:
         env = os.environ if environ is None else environ
         if user and ":" in user and password is None:
             user, password = user.split(":", 1)
@@ -86,7 +87,7 @@ class Credentials(BaseModel):
         if self.token:
             return f"Bearer {self.token}"
         if self.user:
-            raw = f"{self.user}:{self.password or ''}".encode("utf-8")
+            raw = f"{self.user}:{self.password or ''}".encode()
             return "Basic " + base64.b64encode(raw).decode("ascii")
         return None
 
@@ -94,7 +95,7 @@ class Credentials(BaseModel):
 class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
     """Follow redirects, but never carry credentials to another scheme, host or port."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, ANN201 - urllib's signature
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if new is not None:
             old, moved = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
@@ -146,7 +147,7 @@ class StormUIClient:
         except IncompleteRead as err:
             raise StormUIError(url, f"the reply was cut short ({len(err.partial)} bytes, "
                                     f"{err.expected} more expected)") from None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise StormUIError(url, f"no answer within {self.timeout_s:g} s") from None
         except (ConnectionError, HTTPException, OSError) as err:
             raise StormUIError(url, f"the connection failed: {err or type(err).__name__}") from None

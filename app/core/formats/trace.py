@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.core.fileio import write_atomic
 
-TRACE_FORMAT = "stormbound-trace/1"
+TRACE_FORMAT: Literal["stormbound-trace/1"] = "stormbound-trace/1"
 
 
 class SpoutStep(BaseModel):
@@ -135,7 +135,7 @@ def format_time(value: Fraction) -> str:
 
 
 def load_trace(path: str | os.PathLike[str]) -> Trace:
-    from app.core.formats import read_json
+    from app.core.formats.jsonfile import read_json
 
     return Trace.model_validate(read_json(path))
 

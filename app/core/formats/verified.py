@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from app import __version__
@@ -80,7 +80,7 @@ def build_verified(topo: Topology, results: list[VerifyResult], *, created: date
     if not results:
         raise TopologyError([Problem("verdicts", "no verification results: run Verify first")])
     bounds = [r.k for r in results if r.k is not None]
-    when = (created or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    when = (created or datetime.now(UTC)).astimezone(UTC)
     return {
         "format": VERIFIED_FORMAT,
         "tool": f"stormbound {__version__}",

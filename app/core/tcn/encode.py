@@ -499,7 +499,8 @@ class Encoding:
                 bolts[b.name] = BoltStep(
                     queue=int(num(v.queue[i])), arrivals=int(num(v.arrivals[i])), take=flag(v.take[i]),
                     batch=int(num(v.batch[i])), emit=flag(v.emit[i]), emitted=int(num(v.emitted[i])),
-                    buffer=self._carry(b, int(num(v.buffer[i]))), phase="processing" if flag(v.processing[i]) else "idle")
+                    buffer=self._carry(b, int(num(v.buffer[i]))),
+                    phase="processing" if flag(v.processing[i]) else "idle")
             unit = self.time_unit if self.time_unit is not None else 1
             positions.append(TracePosition(time=format_time(num(self.time[i]) * unit), spouts=spouts, bolts=bolts))
         if self.threshold is None:

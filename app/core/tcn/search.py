@@ -14,12 +14,11 @@ from typing import Any, Callable
 
 import z3
 
-from app.core.formats.trace import format_time
+from app.core.formats.trace import Trace, format_time
 from app.core.rates import margins, rate_check
 from app.core.tcn.certify import certify
 from app.core.tcn.encode import Cancelled, Encoding
 from app.core.tcn.network import build_network
-from app.core.formats.trace import Trace
 from app.core.tcn.result import BoltVerdict, Progress, VerifyResult
 from app.core.topology import Topology
 
@@ -379,8 +378,9 @@ class Search:
             return VerifyResult(verdict="counterexample", k=first.k, loop_start=first.loop_start, growing=growing,
                                 growth_per_loop=growth, certified=True, message=message, **common)
         if "unknown" in kinds:
-            ks = [v.k for v in verdicts.values() if v.verdict != "bounded"]
-            proven_k = min(ks) if ks and all(x is not None for x in ks) else None
+            bounds = [v.k for v in verdicts.values() if v.verdict != "bounded"]
+            known = [x for x in bounds if x is not None]
+            proven_k = min(known) if known and len(known) == len(bounds) else None
             upto = f" (no counterexample up to k = {proven_k} before that)" if proven_k else ""
             reason = stop or next(v.message for v in verdicts.values() if v.verdict == "unknown")
             return VerifyResult(verdict="unknown", k=proven_k, message=f"unknown: {reason}{upto}. Per bolt: {per_bolt}.",

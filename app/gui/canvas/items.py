@@ -9,7 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPainter,
+    QPainterPath,
+    QPainterPathStroker,
+    QPen,
+    QPolygonF,
+)
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
 from app.core.rates import BoltRates
@@ -53,7 +63,7 @@ def _value(component: Component, field: str, text: str) -> str:
 class PortItem(QGraphicsItem):
     """An input (left, bolts only) or output (right) port of a node; links start and end here."""
 
-    def __init__(self, node: "NodeItem", is_output: bool):
+    def __init__(self, node: NodeItem, is_output: bool):
         super().__init__(node)
         self.node = node
         self.is_output = is_output
@@ -92,7 +102,7 @@ class NodeItem(QGraphicsObject):
         self.component = component
         self.rates: BoltRates | None = None
         self.highlighted = False
-        self.edges: list["EdgeItem"] = []
+        self.edges: list[EdgeItem] = []
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
@@ -125,7 +135,8 @@ class NodeItem(QGraphicsObject):
             text = (f"Bolt {c.name}: takes up to {c.parallelism} tuples per batch, works {_number(c.alpha)} s, "
                     f"emits {_number(c.sigma)} per input")
             if self.rates is not None:
-                text += f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({self.rates.status})\n{self.rates.explanation}"
+                text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({self.rates.status})"
+                         f"\n{self.rates.explanation}")
         if c.unannotated:
             text = (f"{c.kind.capitalize()} {c.name}: not annotated: {', '.join(SYMBOLS[f] for f in c.unannotated)} "
                     "(the import had no value; take it from the Storm UI, a run's calibration, or type it)\n" + text)

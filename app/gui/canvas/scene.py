@@ -82,7 +82,7 @@ class CanvasScene(QGraphicsScene):
 
     def _on_edge_added(self, ident: str) -> None:
         sub = self.document.subscription(ident)
-        label = sub.grouping if sub.grouping != "shuffle" else ""
+        label: str = sub.grouping if sub.grouping != "shuffle" else ""
         if sub.grouping == "fields":
             label = "fields(" + ",".join(sub.fields) + ")"
         edge = EdgeItem(ident, self.nodes[sub.source], self.nodes[sub.target], label)

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter, QPen, QWheelEvent
-from PySide6.QtGui import QAction, QContextMenuEvent
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QContextMenuEvent,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPen,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QGraphicsView, QMenu
 
 from app.core.topology import Position
@@ -46,7 +57,7 @@ class CanvasView(QGraphicsView):
         self.canvas_scene.highlight_components(set(names))
 
     # ---- grid ----------------------------------------------------------------------
-    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+    def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:
         painter.fillRect(rect, QColor("#f4f6f8"))
         scale = self.transform().m11()
         step = GRID if scale >= 0.5 else GRID * 5
@@ -65,7 +76,7 @@ class CanvasView(QGraphicsView):
             painter.drawLine(QPointF(rect.left(), y), QPointF(rect.right(), y))
             y += step
 
-    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+    def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:
         if self.canvas_scene.nodes:
             return
         # an empty document says how to begin

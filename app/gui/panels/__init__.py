@@ -1,1 +1,1 @@
-"""Docked panels of the main window: palette, inspector, and the plug-in panels of other features."""
+"""Docked panels of the main window: palette, inspector, verification and its trace view, runs, pattern matches."""

@@ -4,24 +4,33 @@ Standalone: give it matches (`set_matches`) or events and patterns (`show_run`).
 The Runs panel embeds it under a run; a double-click on a row reports the match
 (`match_activated`) so the host can, for example, move its time cursor to
 `match.t_start`. Matching runs in the calling thread: it is fast (about a million
-events per CPU second), a host with huge logs can call `app.runs.monitors.run_monitors`
+events per CPU second), a host with huge logs can call `app.cep.monitors.run_monitors`
 in a worker and pass the result to `set_matches`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
 )
 
-from app.runs.cep import Match, Pattern, find_matches
-from app.runs.monitors import load_monitors, run_monitors
+from app.cep import Match, Pattern, find_matches
+from app.cep.monitors import load_monitors, run_monitors
 
 ALL_PATTERNS = "All patterns"
 COLUMNS = ("Pattern", "Kind", "Start (s)", "End (s)", "Parameters", "Events")
+_NO_PARENT = QModelIndex()  # the invalid index: a table has no parent rows
 
 
 def _event_text(ev: dict[str, Any]) -> str:
@@ -41,10 +50,10 @@ class MatchTableModel(QAbstractTableModel):
         self.matches = list(matches)
         self.endResetModel()
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _NO_PARENT) -> int:
         return 0 if parent.isValid() else len(self.matches)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _NO_PARENT) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -134,7 +143,7 @@ class CepMatchesPanel(QWidget):
             patterns = load_monitors()
             matches = run_monitors(log, patterns=patterns)
         else:
-            from app.runs.cep import events_from_log
+            from app.cep import events_from_log
 
             matches = find_matches(patterns, events_from_log(log))
         self.set_matches(matches, patterns)

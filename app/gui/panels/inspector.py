@@ -9,8 +9,9 @@ merges into one undo step per field and editing session.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, get_args
+from typing import Any, get_args
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -66,10 +67,12 @@ SECTIONS: list[tuple[str, str, list[FieldSpec]]] = [
         FieldSpec("init_queues", "Initial queues", "int", "every queue's size at time 0"),
     ]),
     ("verification", "Verification", [
-        FieldSpec("k", "Bound k", "optional-int", "a single bound (positions of the lasso); empty = search k_min..k_max"),
+        FieldSpec("k", "Bound k", "optional-int",
+                  "a single bound (positions of the lasso); empty = search k_min..k_max"),
         FieldSpec("k_min", "k min", "int"),
         FieldSpec("k_max", "k max", "int"),
-        FieldSpec("queue_threshold", "Queue reaches N", "optional-int", "also check: some queue can reach N; empty = off"),
+        FieldSpec("queue_threshold", "Queue reaches N", "optional-int",
+                  "also check: some queue can reach N; empty = off"),
         FieldSpec("timeout_s", "Timeout (s)", "optional-float", "empty = no timeout"),
     ]),
 ]
@@ -108,7 +111,8 @@ def format_value(value: Any) -> str:
 class FieldRow(QWidget):
     """A line edit with its error label underneath."""
 
-    def __init__(self, spec: FieldSpec, on_edit: Callable[["FieldRow", str], None], on_done: Callable[["FieldRow"], None]):
+    def __init__(self, spec: FieldSpec, on_edit: Callable[[FieldRow, str], None],
+                 on_done: Callable[[FieldRow], None]):
         super().__init__()
         self.spec = spec
         self.edit = QLineEdit()

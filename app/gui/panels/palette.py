@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QByteArray, QMimeData, QSize, Qt, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
@@ -31,7 +33,7 @@ class Palette(QListWidget):
         self.itemDoubleClicked.connect(self._on_double_click)
         self.setMaximumHeight(90)
 
-    def mimeData(self, items: list[QListWidgetItem]) -> QMimeData:
+    def mimeData(self, items: Sequence[QListWidgetItem]) -> QMimeData:
         data = QMimeData()
         if items:
             data.setData(COMPONENT_MIME, QByteArray(str(items[0].data(Qt.ItemDataRole.UserRole)).encode()))

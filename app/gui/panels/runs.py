@@ -1,23 +1,20 @@
 """The Runs panel: attach Spark, run the current topology, open a log, compare and apply measured values.
 
-Plug-in (`install(window)`): adds the Runs dock and entries to the Runs menu. All Spark
-work goes through the Spark host process (`app.runs.client.SparkHost`), each call in a
-`HostCall` QThread; its signals reach only bound methods of this panel (GUI thread).
-Measured queue series are drawn dashed, in the panel's own plot and over the verification
-trace plots of the same bolts when those exist.
+The view of the panel: widgets, settings and drawing. What it does is in
+`RunsController` (app/gui/panels/runs_controller.py); the view sends it typed
+requests and follows its signals. Measured queue series are drawn dashed, in the
+panel's own plot and over the plots of a `TracePlots` source (the verification
+trace view, wired in by the main window) for the same bolts.
 """
 
 from __future__ import annotations
 
-import json
-import tempfile
-import time
+import contextlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Protocol
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QThread, Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -37,41 +34,22 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.topology import Topology
-from app.runs.analysis import Analysis
-from app.runs.compare import Comparison, calibrate, compare
-from app.runs.reliability import ReliabilityConfig, ReliabilityReport, run_settings
+from app.gui.document import DocumentModel
 from app.gui.panels.cep_matches import CepMatchesPanel
+from app.gui.panels.runs_controller import HostFactory, MonitorMatches, RunOptions, RunsController, SparkHostLike
+from app.gui.workers import CallWorker, WorkProgress
+from app.measure.analysis import Analysis
+from app.measure.model_vs_measured import Comparison
+from app.measure.reliability import ReliabilityReport
 
 DASHED = Qt.PenStyle.DashLine
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 
 
-class HostCall(QThread):
-    """One blocking call on the Spark host (attach, or one request) in a background thread."""
+class TracePlots(Protocol):
+    """Plots per bolt name that measured queues can be drawn over (the verification trace view)."""
 
-    progress = Signal(float, str)
-    result_ready = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, work: Callable[["HostCall"], Any], parent: QObject | None = None):
-        super().__init__(parent)
-        self.work = work
-        self.request_id: int | None = None
-
-    def report(self, fraction: float, message: str) -> None:
-        self.progress.emit(fraction, message)
-
-    def run(self) -> None:  # noqa: D401 - QThread entry point
-        try:
-            self.result_ready.emit(self.work(self))
-        except Exception as err:  # noqa: BLE001 - shown as one line in the panel
-            self.failed.emit(str(err) or type(err).__name__)
-
-
-def _default_host_factory(python: str | None, master: str | None):
-    from app.runs.client import SparkHost
-
-    return SparkHost(python=python or None, master=master or None)
+    plot_items: dict[str, Any]
 
 
 class RunsPanel(QWidget):
@@ -80,24 +58,70 @@ class RunsPanel(QWidget):
     analysis_ready = Signal(object)
     run_finished = Signal(str)
 
-    def __init__(self, window: Any, parent: QWidget | None = None):
+    def __init__(self, document: DocumentModel, settings: QSettings, parent: QWidget | None = None):
         super().__init__(parent)
-        self.window = window
-        self.document = window.document
-        self.settings = window.settings
-        self.host_factory = _default_host_factory
-        self.host: Any = None
-        self.calls: set[HostCall] = set()
-        self.running: HostCall | None = None
-        self.analysis: Analysis | None = None
-        self.comparison: Comparison | None = None
-        self.measured_topology: Topology | None = None
-        self.report: ReliabilityReport | None = None
-        self.log_path: Path | None = None
-        self.dock: Any = None  # the QDockWidget holding the panel, once installed
+        self.document = document
+        self.settings = settings
+        self.controller = RunsController(document, self)
+        self.trace_plots: TracePlots | None = None
         self.overlays: list[Any] = []
         self._build()
+        controller = self.controller
+        controller.status_changed.connect(self.status.setText)
+        controller.state_changed.connect(self._update_buttons)
+        controller.attach_finished.connect(self._reenable_attach)
+        controller.progress_changed.connect(self._on_progress)
+        controller.failed.connect(self._on_failed)
+        controller.analysis_ready.connect(self._show_analysis)
+        controller.reliability_ready.connect(self.show_reliability)
+        controller.patterns_started.connect(self._on_patterns_started)
+        controller.patterns_matched.connect(self._on_patterns_matched)
+        controller.patterns_failed.connect(self._on_patterns_failed)
+        controller.analysis_ready.connect(self.analysis_ready)
+        controller.run_finished.connect(self.run_finished)
         self._update_buttons()
+
+    # ---- the controller's state, as the panel's
+    @property
+    def host(self) -> SparkHostLike | None:
+        return self.controller.host
+
+    @property
+    def host_factory(self) -> HostFactory:
+        return self.controller.host_factory
+
+    @host_factory.setter
+    def host_factory(self, factory: HostFactory) -> None:
+        self.controller.host_factory = factory
+
+    @property
+    def running(self) -> CallWorker[Any] | None:
+        return self.controller.running
+
+    @property
+    def analysis(self) -> Analysis | None:
+        return self.controller.analysis
+
+    @property
+    def comparison(self) -> Comparison | None:
+        return self.controller.comparison
+
+    @property
+    def measured_topology(self) -> Topology | None:
+        return self.controller.measured_topology
+
+    @property
+    def report(self) -> ReliabilityReport | None:
+        return self.controller.report
+
+    @property
+    def log_path(self) -> Path | None:
+        return self.controller.log_path
+
+    def set_trace_plots(self, source: TracePlots | None) -> None:
+        """Draw measured queues over these plots too (the main window passes the trace view)."""
+        self.trace_plots = source
+        self._draw_overlays()
 
     # ---- layout
     def _build(self) -> None:
@@ -110,12 +134,14 @@ class RunsPanel(QWidget):
         self.attach_button = QPushButton("Attach Spark")
         self.attach_button.clicked.connect(self.toggle_attach)
         top = QHBoxLayout()
-        for w in (self.status, QLabel("master"), self.master_edit, QLabel("python"), self.python_edit, self.attach_button):
+        w: QWidget
+        for w in (self.status, QLabel("master"), self.master_edit, QLabel("python"), self.python_edit,
+                  self.attach_button):
             top.addWidget(w)
 
         self.duration = QDoubleSpinBox()
         self.duration.setRange(1, 24 * 3600)
-        self.duration.setValue(float(self.settings.value("runs/duration", 60.0)))
+        self.duration.setValue(float(str(self.settings.value("runs/duration", 60.0))))
         self.duration.setSuffix(" s")
         self.acker_box = QCheckBox("acker")
         self.acker_box.setChecked(str(self.settings.value("runs/acking", "true")).lower() == "true")
@@ -123,14 +149,15 @@ class RunsPanel(QWidget):
                                   "off: spouts ack at emit")
         self.timeout = QDoubleSpinBox()
         self.timeout.setRange(0.1, 3600)
-        self.timeout.setValue(float(self.settings.value("runs/timeout", 30.0)))
+        self.timeout.setValue(float(str(self.settings.value("runs/timeout", 30.0))))
         self.timeout.setSuffix(" s")
         self.timeout.setToolTip("topology.message.timeout.secs: a tree pending longer fails (spout_fail, TIMEOUT)")
         self.max_pending = QSpinBox()
         self.max_pending.setRange(0, 1_000_000)
         self.max_pending.setSpecialValueText("no limit")
-        self.max_pending.setValue(int(self.settings.value("runs/max_pending", 0)))
-        self.max_pending.setToolTip("topology.max.spout.pending: a spout waits while this many of its trees are pending")
+        self.max_pending.setValue(int(str(self.settings.value("runs/max_pending", 0))))
+        self.max_pending.setToolTip(
+            "topology.max.spout.pending: a spout waits while this many of its trees are pending")
         self.acker_box.toggled.connect(self.timeout.setEnabled)
         self.acker_box.toggled.connect(self.max_pending.setEnabled)
         self.timeout.setEnabled(self.acker_box.isChecked())
@@ -205,34 +232,13 @@ class RunsPanel(QWidget):
         self.cancel_button.setEnabled(busy)
         self.apply_button.setEnabled(self.measured_topology is not None)
 
-    # ---- calls in the background
-    def _call(self, work: Callable[[HostCall], Any], done: Callable[[Any], None]) -> HostCall:
-        call = HostCall(work, self)
-        call.progress.connect(self._on_progress)
-        call.result_ready.connect(done)
-        call.failed.connect(self._on_failed)
-        call.finished.connect(self._on_call_finished)
-        self.calls.add(call)
-        call.start()
-        return call
-
-    def _on_call_finished(self) -> None:
-        call = self.sender()
-        self.calls.discard(call)  # type: ignore[arg-type]
-        if call is self.running:
-            self.running = None
-        self._update_buttons()
-
-    def _on_progress(self, fraction: float, message: str) -> None:
-        self.progress.setValue(int(fraction * 1000))
-        self.progress.setFormat(message)
+    def _on_progress(self, progress: WorkProgress) -> None:
+        if progress.fraction is not None:
+            self.progress.setValue(int(progress.fraction * 1000))
+        self.progress.setFormat(progress.message)
 
     def _on_failed(self, message: str) -> None:
-        if self.host is None:
-            self.status.setText(f"Spark: {message}")
         self.progress.setFormat(message)
-        if hasattr(self.window, "show_message"):
-            self.window.show_message(message)
 
     # ---- attach / detach
     def toggle_attach(self) -> None:
@@ -241,113 +247,53 @@ class RunsPanel(QWidget):
         else:
             self.attach()
 
-    def attach(self) -> HostCall:
+    def attach(self) -> CallWorker[Any]:
+        """Start the Spark host with the master and Python typed in the panel."""
         self.settings.setValue("runs/master", self.master_edit.text())
         self.settings.setValue("runs/python", self.python_edit.text())
-        host = self.host_factory(self.python_edit.text().strip(), self.master_edit.text().strip())
-        self.status.setText("Spark: starting...")
         self.attach_button.setEnabled(False)
-
-        def work(call: HostCall) -> Any:
-            host.start()
-            return host
-
-        call = self._call(work, self._on_attached)
-        call.finished.connect(self._reenable_attach)
-        return call
+        return self.controller.attach(self.python_edit.text().strip(), self.master_edit.text().strip())
 
     def _reenable_attach(self) -> None:
         self.attach_button.setEnabled(True)
 
-    def _on_attached(self, host: Any) -> None:
-        self.host = host
-        info = getattr(host, "info", {}) or {}
-        kind = "Spark Connect " if info.get("connect") else ""
-        self.status.setText(f"Spark: attached ({kind}{info.get('master', '?')}, Spark {info.get('spark_version', '?')}, "
-                            f"{info.get('slots', '?')} task slots)")
-        self._update_buttons()
-
     def detach(self) -> None:
-        if self.running is not None:
-            self.cancel()
-        host, self.host = self.host, None
-        if host is not None:
-            host.close()
-        self.status.setText("Spark: detached")
-        self._update_buttons()
+        self.controller.detach()
 
     # ---- run / open / reliability
-    def start_run(self) -> HostCall | None:
+    def start_run(self) -> CallWorker[Any] | None:
+        """Run the current topology with the panel's settings (remembered for next time)."""
         if self.host is None or self.running is not None:
             return None
-        from app.runs.engine import RunSpec
-
-        topo = self.document.topology()
-        if any(c.unannotated for c in topo.components):  # an import's placeholders would drive the workload
-            if hasattr(self.window, "show_message"):
-                self.window.show_message("Run needs every rate, burst, α and σ annotated (amber values are not)")
+        if any(c.unannotated for c in self.document.topology().components):
+            # an import's placeholders would drive the workload
+            self.controller.failed.emit("Run needs every rate, burst, α and σ annotated (amber values are not)")
             return None
-        spec = RunSpec(topology=topo, duration_s=self.duration.value(), acking=self.acker_box.isChecked(),
-                       message_timeout_s=self.timeout.value(), max_spout_pending=self.max_pending.value() or None)
-        out = Path(tempfile.mkdtemp(prefix=f"stormbound-run-{topo.name}-"))
+        options = RunOptions(duration_s=self.duration.value(), acking=self.acker_box.isChecked(),
+                             message_timeout_s=self.timeout.value(),
+                             max_spout_pending=self.max_pending.value() or None)
         self.settings.setValue("runs/duration", self.duration.value())
         self.settings.setValue("runs/acking", "true" if self.acker_box.isChecked() else "false")
         self.settings.setValue("runs/timeout", self.timeout.value())
         self.settings.setValue("runs/max_pending", self.max_pending.value())
-        host = self.host
-
-        def work(call: HostCall) -> Any:
-            call.request_id = host.submit("run", spec=json.loads(spec.model_dump_json()), out=str(out))
-            host.wait(call.request_id, on_progress=call.report)
-            call.report(0.99, "analysing")
-            return str(out), host.request("analyze", path=str(out)), topo
-
         self.progress.setValue(0)
-        self.running = self._call(work, self._on_run_done)
-        self._update_buttons()
-        return self.running
+        return self.controller.start_run(options)
 
-    def _on_run_done(self, result: Any) -> None:
-        out, data, topo = result
-        self.log_path = Path(out)
-        if self.dock is not None:
-            self.dock.raise_()
-        self.show_analysis(Analysis.model_validate(data), topo)
-        self.match_patterns(self.log_path)
-        self.progress.setValue(1000)
-        self.progress.setFormat(f"run written to {out}")
-        self.run_finished.emit(out)
+    def match_patterns(self, path: Path) -> CallWorker[Any]:
+        """Match the shipped Storm monitor patterns over a run's log, off the GUI thread."""
+        return self.controller.match_patterns(path)
 
-    def match_patterns(self, path: Path) -> HostCall:
-        """Match the shipped Storm monitor patterns over the run's log, off the GUI thread."""
+    def _on_patterns_started(self) -> None:
         self.patterns.summary.setText("matching monitor patterns...")
 
-        def work(call: HostCall) -> Any:
-            from app.runs.eventlog import read_log
-            from app.runs.monitors import load_monitors, run_monitors
-
-            patterns = load_monitors()
-            return run_monitors(read_log(path), patterns=patterns), patterns
-
-        call = HostCall(work, self)
-        call.result_ready.connect(self._on_patterns_matched)
-        call.failed.connect(self._on_patterns_failed)
-        call.finished.connect(self._on_call_finished)
-        self.calls.add(call)
-        call.start()
-        return call
-
-    def _on_patterns_matched(self, result: Any) -> None:
-        matches, patterns = result
-        self.patterns.set_matches(matches, patterns)
+    def _on_patterns_matched(self, result: MonitorMatches) -> None:
+        self.patterns.set_matches(result.matches, result.patterns)
 
     def _on_patterns_failed(self, message: str) -> None:
         self.patterns.summary.setText(f"monitor patterns could not run: {message}")
 
     def cancel(self) -> None:
-        call = self.running
-        if call is not None and call.request_id is not None and self.host is not None:
-            self.host.cancel(call.request_id)
+        if self.controller.cancel():
             self.progress.setFormat("cancelling...")
 
     def open_dialog(self) -> None:
@@ -356,50 +302,23 @@ class RunsPanel(QWidget):
         if path:
             self.open_log(path)
 
-    def open_log(self, path: str | Path) -> HostCall | None:
+    def open_log(self, path: str | Path) -> CallWorker[Any] | None:
         """Analyse a log or run folder against the current topology."""
-        if self.host is None or self.running is not None:
-            return None
-        host = self.host
-        topo = self.document.topology()
+        return self.controller.open_log(path)
 
-        def work(call: HostCall) -> Any:
-            return str(path), host.request("analyze", on_progress=call.report, path=str(Path(path).resolve())), topo
-
-        self.running = self._call(work, self._on_run_done)
-        self._update_buttons()
-        return self.running
-
-    def check_reliability(self) -> HostCall | None:
-        if self.host is None or self.log_path is None or self.running is not None:
-            return None
-        host, path, topo = self.host, self.log_path, self.document.topology()
-
-        def work(call: HostCall) -> Any:  # run.json is read here, off the GUI thread
-            config = ReliabilityConfig.from_topology(topo, **run_settings(path))
-            return host.request("reliability", on_progress=call.report, path=str(path), config=config.model_dump())
-
-        self.running = self._call(work, self._on_reliability)
-        self._update_buttons()
-        return self.running
-
-    def _on_reliability(self, data: Any) -> None:
-        self.show_reliability(ReliabilityReport.model_validate(data))
+    def check_reliability(self) -> CallWorker[Any] | None:
+        return self.controller.check_reliability()
 
     # ---- showing results
     def show_reliability(self, report: ReliabilityReport) -> None:
-        self.report = report
         self.reliability_text.setPlainText(report.summary())
         self.tabs.setCurrentWidget(self.reliability_text)
 
     def show_analysis(self, analysis: Analysis, topo: Topology | None = None) -> None:
         """Fill the plot and tables from an analysis of a run of `topo` (default: the current document)."""
-        topo = topo or self.document.topology()
-        self.analysis = analysis
-        known = {c.name for c in topo.components}
-        fits = all(name in known for name in analysis.components)
-        self.comparison = compare(topo, analysis) if fits else None
-        self.measured_topology = calibrate(self.document.topology(), analysis) if fits else None
+        self.controller.set_analysis(analysis, topo)
+
+    def _show_analysis(self, analysis: Analysis) -> None:
         self.plot.clear()
         for i, (name, comp) in enumerate(sorted(analysis.components.items())):
             if comp.series:
@@ -409,11 +328,10 @@ class RunsPanel(QWidget):
         self._fill_parameters()
         self._fill_bolts()
         self._draw_overlays()
-        self.analysis_ready.emit(analysis)
-        self._update_buttons()
 
     def _fill_parameters(self) -> None:
-        rows = self.comparison.parameters if self.comparison else []
+        comparison = self.controller.comparison
+        rows = comparison.parameters if comparison else []
         self.parameters.setRowCount(len(rows))
         for r, p in enumerate(rows):
             diff = p.relative_error
@@ -423,98 +341,43 @@ class RunsPanel(QWidget):
                 self.parameters.setItem(r, c, QTableWidgetItem(text))
 
     def _fill_bolts(self) -> None:
-        rows = self.comparison.bolts if self.comparison else []
+        comparison = self.controller.comparison
+        rows = comparison.bolts if comparison else []
         self.bolts.setRowCount(len(rows))
         for r, b in enumerate(rows):
             cells = [b.bolt, b.model_status, f"{b.model_growth:.3g}",
                      "-" if b.predicted_growth is None else f"{b.predicted_growth:.3g}",
-                     "-" if b.measured_slope is None else
+                     "-" if b.measured_slope is None or b.measured_ci is None else
                      f"{b.measured_slope:+.3f} ({b.measured_ci[0]:+.3f}..{b.measured_ci[1]:+.3f}) {b.measured_verdict}",
                      {True: "yes", False: "no", None: "-"}[b.agrees]]
             for c, text in enumerate(cells):
                 self.bolts.setItem(r, c, QTableWidgetItem(text))
 
-    def _trace_plots(self) -> dict[str, Any]:
-        panel = getattr(self.window, "verification_panel", None)
-        view = getattr(panel, "trace_view", None)
-        return dict(getattr(view, "plot_items", {}) or {})
+    def _trace_plots(self) -> list[tuple[str, Any]]:
+        return list((self.trace_plots.plot_items or {}).items()) if self.trace_plots is not None else []
 
     def _draw_overlays(self, *_: Any) -> None:
         """Dashed measured queue series over the verification trace plots of the same bolts."""
         for plot, item in self.overlays:
-            try:
+            with contextlib.suppress(RuntimeError):  # the trace view rebuilt its plots
                 plot.removeItem(item)
-            except RuntimeError:
-                pass  # the trace view rebuilt its plots
         self.overlays.clear()
-        if self.analysis is None or not self.overlay_box.isChecked():
+        analysis = self.controller.analysis
+        if analysis is None or not self.overlay_box.isChecked():
             return
-        for name, plot in self._trace_plots().items():
-            comp = self.analysis.components.get(name)
+        for name, plot in self._trace_plots():
+            comp = analysis.components.get(name)
             if comp is None or not comp.series:
                 continue
-            item = pg.PlotDataItem([x - self.analysis.start for x, _ in comp.series], [y for _, y in comp.series],
+            item = pg.PlotDataItem([x - analysis.start for x, _ in comp.series], [y for _, y in comp.series],
                                    pen=pg.mkPen("#444444", width=1.5, style=DASHED), name="measured")
             plot.addItem(item)
             self.overlays.append((plot, item))
 
     def apply_measured(self) -> int:
         """Put the measured parameters into the document as one undoable step; returns the components changed."""
-        if self.measured_topology is None:
-            return 0
-        from app.gui.commands import SetComponentFieldsCommand
-
-        current = self.document.topology()
-        changes: list[tuple[str, dict[str, Any]]] = []
-        for new in self.measured_topology.components:
-            try:
-                old = current.component(new.name)
-            except KeyError:
-                continue
-            fields = {k: getattr(new, k) for k in ("rate", "burst", "alpha", "sigma")
-                      if hasattr(new, k) and hasattr(old, k) and getattr(new, k) != getattr(old, k)}
-            if fields:
-                changes.append((old.id, fields))
-        if not changes:
-            return 0
-        stack = self.document.undo_stack
-        stack.beginMacro("Apply measured values")
-        for ident, fields in changes:
-            stack.push(SetComponentFieldsCommand(self.document, ident, fields, merge=False))
-        stack.endMacro()
-        return len(changes)
+        return self.controller.apply_measured()
 
     def shutdown(self) -> None:
         """Stop the Spark host and wait for background calls (on quit)."""
-        self.detach()
-        for call in list(self.calls):
-            call.wait(5000)
-
-
-def install(window: Any) -> RunsPanel:
-    """Add the Runs panel and the Runs menu entries (plug-in contract)."""
-    panel = RunsPanel(window)
-    panel.dock = window.add_panel(panel, "Runs")
-    # share the bottom area with the trace view (tabs) instead of widening the window
-    trace_dock = getattr(getattr(window, "verification_panel", None), "trace_dock", None)
-    if trace_dock is not None:
-        window.tabifyDockWidget(trace_dock, panel.dock)
-        trace_dock.raise_()
-    window.runs_panel = panel
-    menu = window.menu("Runs")
-    for text, slot, name in (("Attach / detach Spark", panel.toggle_attach, "action_runs_attach"),
-                             ("Run current topology", panel.start_run, "action_runs_run"),
-                             ("Cancel run", panel.cancel, "action_runs_cancel"),
-                             ("Open event log...", panel.open_dialog, "action_runs_open"),
-                             ("Check reliability", panel.check_reliability, "action_runs_reliability"),
-                             ("Apply measured values", panel.apply_measured, "action_runs_apply")):
-        action = QAction(text, window)
-        action.setObjectName(name)
-        action.triggered.connect(slot)
-        menu.addAction(action)
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication.instance()
-    if app is not None:
-        app.aboutToQuit.connect(panel.shutdown)
-    return panel
+        self.controller.shutdown()

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pyqtgraph as pg
 from pyqtgraph.exporters import ImageExporter, SVGExporter
@@ -256,7 +258,7 @@ class TraceView(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._update_enabled()
 
-    def _tool(self, text: str, tip: str, slot) -> QToolButton:  # type: ignore[no-untyped-def]
+    def _tool(self, text: str, tip: str, slot: Callable[[], object]) -> QToolButton:
         button = QToolButton()
         button.setText(text)
         button.setToolTip(tip)
@@ -362,7 +364,7 @@ class TraceView(QWidget):
 
     def _plot_arrivals(self, plot: pg.PlotItem, times: list[float], counts: list[int], name: str,
                        colour: str) -> None:
-        xs = [t for t, c in zip(times, counts) if c]
+        xs = [t for t, c in zip(times, counts, strict=True) if c]
         ys = [c for c in counts if c]
         stems_x = [x for t in xs for x in (t, t)]
         stems_y = [y for c in ys for y in (0, c)]
@@ -383,10 +385,7 @@ class TraceView(QWidget):
             plot.addItem(region, ignoreBounds=True)
             self.loop_regions.append(region)
             if labelled:  # only the top plot: the bolts' plots are short and share the time axis
-                if r == 0:
-                    text = "loop (repeats forever)" if extra_passes == 0 else "loop"
-                else:
-                    text = f"pass {r + 1}"
+                text = ("loop (repeats forever)" if extra_passes == 0 else "loop") if r == 0 else f"pass {r + 1}"
                 # on the region's left edge, kept near the top of the view whatever the zoom
                 label = pg.InfLineLabel(region.lines[0], text, position=0.97, anchors=[(0, 0), (0, 0)],
                                         color="#8a6d00")
@@ -395,7 +394,7 @@ class TraceView(QWidget):
     def loop_region_bounds(self) -> list[tuple[float, float]]:
         """The shaded loop passes (of the first plot) as (start, end) times."""
         n = len(self.loop_regions) // max(1, len(self.plot_items))
-        return [tuple(r.getRegion()) for r in self.loop_regions[:n]]  # type: ignore[misc]
+        return [tuple(r.getRegion()) for r in self.loop_regions[:n]]
 
     # ---- the cursor ----------------------------------------------------------------------------
     def set_cursor(self, index: int) -> None:
@@ -446,9 +445,13 @@ class TraceView(QWidget):
         """The table as {component: {column: text}} (what the user reads at the cursor)."""
         out: dict[str, dict[str, str]] = {}
         for r in range(self.table.rowCount()):
-            name = self.table.item(r, 0).text()
-            out[name] = {TABLE_COLUMNS[c]: self.table.item(r, c).text() for c in range(1, self.table.columnCount())}
+            name = self._cell_text(r, 0)
+            out[name] = {TABLE_COLUMNS[c]: self._cell_text(r, c) for c in range(1, self.table.columnCount())}
         return out
+
+    def _cell_text(self, row: int, column: int) -> str:
+        item = self.table.item(row, column)
+        return item.text() if item is not None else ""
 
     def step_forward(self) -> None:
         self.set_cursor(self.cursor_index + 1)
@@ -469,7 +472,7 @@ class TraceView(QWidget):
         best = min(range(len(self.shown)), key=lambda i: (abs(float(self.shown[i].time) - time_s), i))
         self.set_cursor(best)
 
-    def _on_plot_clicked(self, event) -> None:  # type: ignore[no-untyped-def]
+    def _on_plot_clicked(self, event: Any) -> None:  # pyqtgraph's mouse click event
         scene_pos: QPointF = event.scenePos()
         for plot in self.plot_items.values():
             if plot.vb.sceneBoundingRect().contains(scene_pos):
@@ -521,7 +524,7 @@ class TraceView(QWidget):
         """The trace as found (not unrolled), in the `stormbound-trace/1` format."""
         save_trace(self._require_trace(), path)
 
-    def _ask(self, title: str, pattern: str, suffix: str, write) -> None:  # type: ignore[no-untyped-def]
+    def _ask(self, title: str, pattern: str, suffix: str, write: Callable[[str], object]) -> None:
         if self.trace is None:
             return
         path, _ = QFileDialog.getSaveFileName(self, title, f"trace{suffix}", pattern)

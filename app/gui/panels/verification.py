@@ -2,7 +2,8 @@
 
 UPPAAL-style: each property (unbounded growth of the checked bolts; some queue reaches
 N) has a marker, and the growth property has one row per checked bolt beneath it with
-that bolt's own verdict (double-click opens its own lasso). Markers: grey = not run or stale (any semantic edit of the document makes
+that bolt's own verdict (double-click opens its own lasso). Markers: grey = not run or stale
+(any semantic edit of the document makes
 results stale), red = counterexample, green = no counterexample up to k or bounded by
 the rate proof, amber = unknown (cancelled, timed out, failed). Verify runs one
 `VerifyWorker` (own thread, own Search, own z3 context) per property in turn; Cancel
@@ -316,9 +317,11 @@ class VerificationPanel(QWidget):
     def bolt_row_text(self, row: int, name: str) -> str:
         """What the bolt's row under property `row` says (also used by tests)."""
         item = self.tree.topLevelItem(row)
-        for i in range(item.childCount() if item is not None else 0):
-            if item.child(i).data(1, Qt.ItemDataRole.UserRole) == name:
-                return item.child(i).text(2)
+        if item is not None:
+            for i in range(item.childCount()):
+                child = item.child(i)
+                if child is not None and child.data(1, Qt.ItemDataRole.UserRole) == name:
+                    return child.text(2)
         raise KeyError(name)
 
     def _refresh_bolt(self, state: PropertyState, child: QTreeWidgetItem) -> None:

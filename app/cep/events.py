@@ -1,0 +1,77 @@
+"""Pattern events: plain dicts with `type` and `t` plus attributes, from run logs or plain JSON files.
+
+:func:`events_from_log` turns a measured-run event log (:mod:`app.measure.eventlog`)
+into that form: an event's `ev` becomes its `type`, a queue sample becomes type
+`queue` with its `queue` length.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from app.cep.syntax import PatternError, read_text
+
+
+def _record_to_event(rec: Any) -> dict[str, Any]:
+    data = rec.model_dump(exclude_none=True) if hasattr(rec, "model_dump") else dict(rec)
+    if "ev" in data:
+        data["type"] = data.pop("ev")
+    elif "queue" in data and "type" not in data:
+        data["type"] = "queue"
+    return data
+
+
+def events_from_log(log: Any) -> list[dict[str, Any]]:
+    """A measured-run EventLog (or any iterable of records/dicts) as pattern events sorted by time."""
+    if hasattr(log, "events") and hasattr(log, "queues"):
+        records: Iterable[Any] = [*log.events, *log.queues]
+    else:
+        records = log
+    events = [_record_to_event(r) for r in records]
+    events.sort(key=lambda e: float(e.get("t", 0.0)))  # stable: equal times keep their order
+    return events
+
+
+def _plain_events(path: Path) -> list[dict[str, Any]]:
+    """A JSON array or JSON Lines file of event objects that already carry `type`."""
+    text = read_text(path)
+    items: list[Any]
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise PatternError(f"{path.name} line {err.lineno}", f"not valid JSON: {err.msg}") from None
+    else:
+        items = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    items.append(json.loads(line))
+                except json.JSONDecodeError as err:
+                    raise PatternError(f"{path.name} line {number}", f"not valid JSON: {err.msg}") from None
+    for k, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise PatternError(f"{path.name} event {k}", f"expected an object, got {type(item).__name__}")
+        if "type" not in item and "ev" not in item and "queue" not in item:
+            raise PatternError(f"{path.name} event {k}.type", "missing (every event needs a 'type')")
+        t = item.get("t", 0.0)
+        if isinstance(t, bool) or not isinstance(t, (int, float)):
+            raise PatternError(f"{path.name} event {k}.t", f"not a number: {t!r}")
+    return events_from_log(items)
+
+
+def load_events(path: str | Path) -> list[dict[str, Any]]:
+    """Events of a log file or run folder: the measured-run formats when they apply, plain JSON otherwise."""
+    p = Path(path)
+    if not p.exists():
+        raise PatternError(str(p), "no such file or folder")
+    if p.is_file() and p.suffix in (".json", ".jsonl"):
+        head = p.read_text(encoding="utf-8", errors="replace")[:4096]
+        if '"type"' in head and '"ev"' not in head:
+            return _plain_events(p)
+    from app.measure import eventlog  # only for run logs: keeps plain pattern work light
+
+    return events_from_log(eventlog.read_log(p))

@@ -1,0 +1,119 @@
+"""`stormbound analyze DIR|LOG`: measured rates, α, σ, bursts and queue growth of a run (a Spark job).
+
+With the topology (`--topology`, or the run folder's own) it also prints the
+model-versus-measured comparison; `--calibrate OUT` writes the topology with the
+measured parameters.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.cli.common import (
+    UsageError,
+    add_log_options,
+    add_spark_options,
+    call_spark_host,
+    print_json,
+    require_log,
+    run_topology,
+    start_spark_host,
+    table,
+)
+
+if TYPE_CHECKING:
+    from app.measure.analysis import Analysis
+    from app.measure.model_vs_measured import Comparison
+
+
+def add_analysis_options(p: argparse.ArgumentParser) -> None:
+    """The options `analyze` and `compare` share."""
+    add_log_options(p)
+    p.add_argument("--bin", type=float, default=1.0, metavar="S", help="queue series bin width")
+    p.add_argument("--growth-floor", type=float, default=0.05, metavar="X",
+                   help="tuples/s a queue must gain to count as growing")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `analyze` to the `stormbound` command line."""
+    p = sub.add_parser("analyze", help="measured rates, α, σ, bursts and queue growth of a run")
+    add_analysis_options(p)
+    p.add_argument("--calibrate", metavar="OUT", help="write the topology with measured parameters (.storm.json)")
+    add_spark_options(p)
+    p.set_defaults(func=cmd_analyze, file_args=("log",))
+
+
+def _analysis(args: argparse.Namespace) -> Analysis:
+    from app.measure.analysis import Analysis
+
+    host = start_spark_host(args.master)
+    try:
+        data = call_spark_host(host, "analyze", args.json, path=str(Path(args.log).resolve()),
+                               time_unit=args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
+    finally:
+        host.close()
+    return Analysis.model_validate(data)
+
+
+def format_analysis(analysis: Analysis, comparison: Comparison | None = None) -> str:
+    """The human report: per-component measurements, then model versus measured when the topology is known."""
+    lines = [f"{analysis.source}: {analysis.events} events, {analysis.queue_samples} queue samples, "
+             f"{analysis.duration_s:.1f} s"]
+    rows = [["component", "in/s", "out/s", "α mean", "σ", "bursts", "queue slope/s (95% CI)", "verdict"]]
+    for c in analysis.components.values():
+        q = c.queue
+        rows.append([c.name, f"{c.rate_in:.3g}", f"{c.rate_out:.3g}",
+                     "-" if c.alpha_mean is None else f"{c.alpha_mean:.3g}",
+                     "-" if c.sigma is None else f"{c.sigma:.3g}",
+                     "-" if not c.bursts else f"{c.burst_mean:.2f} (max {c.burst_max})",
+                     "-" if q is None else f"{q.slope:+.3f} ({q.ci_low:+.3f}..{q.ci_high:+.3f})",
+                     "-" if q is None else q.verdict])
+    lines += ["", table(rows)]
+    lines += [f"note: {note}" for note in getattr(analysis, "notes", [])]
+    if comparison is not None:
+        rows = [["bolt", "model", "growth/s annotated", "predicted at measured", "measured slope", "agrees"]]
+        for b in comparison.bolts:
+            rows.append([b.bolt, b.model_status, f"{b.model_growth:.3g}",
+                         "-" if b.predicted_growth is None else f"{b.predicted_growth:.3g}",
+                         "-" if b.measured_slope is None else f"{b.measured_slope:+.3g} ({b.measured_verdict})",
+                         {True: "yes", False: "NO", None: "-"}[b.agrees]])
+        lines += ["", table(rows), ""]
+        rows = [["component", "parameter", "annotated", "measured"]]
+        rows += [[p.component, p.parameter, f"{p.annotated:g}", "-" if p.measured is None else f"{p.measured:.4g}"]
+                 for p in comparison.parameters]
+        lines += [table(rows)]
+    return "\n".join(lines)
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    """Analyse a run's log (and compare with the model, and calibrate, when the topology is known)."""
+    from app.measure.model_vs_measured import calibrate, compare
+
+    path = Path(args.log)
+    require_log(path)
+    topo = run_topology(path, args.topology)
+    analysis = _analysis(args)
+    from app.core.topology import unannotated_problems
+
+    if topo is not None and unannotated_problems(topo) and args.func is cmd_analyze:
+        comparison = None  # placeholder values: no model to compare with, but a calibration can fill them
+    else:
+        comparison = compare(topo, analysis) if topo is not None else None
+    if args.calibrate:
+        if topo is None:
+            raise UsageError("--calibrate needs the topology: give --topology FILE (a run folder has its own)")
+        from app.core.formats import save_topology
+
+        save_topology(calibrate(topo, analysis), args.calibrate)
+    if args.json:
+        out: dict[str, Any] = {"analysis": analysis.model_dump()}
+        if comparison is not None:
+            out["comparison"] = comparison.model_dump(exclude={"calibrated"})
+        print_json(out)
+    else:
+        print(format_analysis(analysis, comparison))
+        if args.calibrate:
+            print(f"wrote {args.calibrate}")
+    return 0

@@ -1,0 +1,25 @@
+"""`stormbound compare DIR|LOG`: model (rate check) versus measured queue growth per bolt."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from app.cli.analyze import add_analysis_options, cmd_analyze
+from app.cli.common import UsageError, add_spark_options, run_topology
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `compare` to the `stormbound` command line."""
+    p = sub.add_parser("compare", help="model (rate check) versus measured queue growth per bolt")
+    add_analysis_options(p)
+    add_spark_options(p)
+    p.set_defaults(func=cmd_compare, file_args=("log",))
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """`analyze` with the topology required and nothing written."""
+    args.calibrate = None
+    if run_topology(Path(args.log), args.topology) is None:
+        raise UsageError("compare needs the topology: give --topology FILE (a run folder has its own)")
+    return cmd_analyze(args)

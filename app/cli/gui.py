@@ -1,0 +1,125 @@
+"""`stormbound gui [FILE] [--screenshot OUT.png] [--verify]`: the desktop app, or a PNG of it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from app.cli.common import UsageError
+
+SCREENSHOT_SIZE = (1440, 900)
+VERIFY_LIMIT_S = 900
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("gui", help="open the desktop app (optionally on FILE)")
+    p.add_argument("file", nargs="?", help="a .storm.json topology or a D-VerT JSON file")
+    p.add_argument("--screenshot", metavar="OUT.png",
+                   help="render the window offscreen to OUT.png and exit (no dialogs, no autosave)")
+    p.add_argument("--verify", action="store_true", help="with --screenshot: run verification to completion first")
+    p.set_defaults(func=cmd_gui, file_args=("file",))
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    if args.verify and not args.screenshot:
+        raise UsageError("--verify needs --screenshot (in the app, use the Verify menu)")
+    if args.screenshot:
+        if not args.screenshot.lower().endswith(".png"):
+            raise UsageError(f"--screenshot: '{args.screenshot}' must end in .png")
+        return screenshot(args.file, Path(args.screenshot), args.verify)
+    return run_app(args.file)
+
+
+OFFSCREEN_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def _quiet_offscreen(mode: object, context: object, message: str) -> None:
+    """Qt's log minus the offscreen plugin's harmless warning, so screenshot mode prints one line."""
+    if message not in OFFSCREEN_NOISE:
+        print(message, file=sys.stderr)
+
+
+def _application():
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Stormbound")
+    app.setOrganizationName("Stormbound")
+    return app
+
+
+def _has_display() -> bool:
+    """False on a Linux machine without X11/Wayland, where Qt would abort instead of raising."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def run_app(file: str | None) -> int:
+    """Open the window (and FILE) and run the event loop until it closes."""
+    if not _has_display():
+        raise UsageError("no display to open the app on (DISPLAY is not set); "
+                         "use 'stormbound check FILE', or 'stormbound gui FILE --screenshot OUT.png'")
+    app = _application()
+    from app.gui.mainwindow import MainWindow
+
+    window = MainWindow()
+    window.show()
+    if file:
+        window.open_path(file)  # asks first if restored work of a crashed session is showing
+    return int(app.exec())
+
+
+def screenshot(file: str | None, out: Path, verify: bool) -> int:
+    """Render the window offscreen (optionally after verification) to a PNG; bad input exits 2."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ["STORMBOUND_NO_DIALOGS"] = "1"
+    from PySide6.QtCore import QEventLoop, QSettings, QTimer, qInstallMessageHandler
+
+    if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
+        qInstallMessageHandler(_quiet_offscreen)
+    app = _application()
+
+    from app.gui.dialogs import Dialogs
+    from app.gui.mainwindow import MainWindow
+
+    settings = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "Stormbound", "screenshot")
+    window = MainWindow(settings=settings, dialogs=Dialogs(headless=True), autosave=False, recover=False,
+                        restore_layout=False)
+    try:
+        window.resize(*SCREENSHOT_SIZE)
+        if file:
+            from app.core.formats import read_json
+
+            read_json(file)  # a missing or unreadable file: exit 2 naming it, before any rendering
+            if not window.open_path(file, ask=False):
+                shown = window.dialogs.shown[-1][2] if window.dialogs.shown else f"{file}: cannot open"
+                raise UsageError(shown.splitlines()[0])
+        window.show()
+        app.processEvents()
+        window.arrange_docks()
+        app.processEvents()
+        window.canvas.fit_all()
+        if verify:
+            panel = window.verification_panel
+            loop = QEventLoop()
+            finished: list[bool] = []
+            panel.all_finished.connect(lambda: finished.append(True))
+            panel.all_finished.connect(loop.quit)
+            QTimer.singleShot(VERIFY_LIMIT_S * 1000, loop.quit)
+            panel.start()
+            if not finished:  # it may finish at once (nothing to search, or an early failure)
+                loop.exec()
+        for _ in range(3):
+            app.processEvents()
+        image = window.grab()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if not image.save(str(out), "PNG"):
+            raise UsageError(f"{out}: cannot write the PNG")
+        print(f"wrote {out} ({image.width()}x{image.height()})")
+        return 0
+    finally:
+        window.shutdown()
+        window.deleteLater()

@@ -1,0 +1,92 @@
+"""`stormbound reliability DIR|LOG`: check Storm's delivery guarantees over an event log (a Spark job).
+
+Exit 0 when every guarantee holds, 1 when some is violated.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.cli.common import (
+    add_log_options,
+    add_spark_options,
+    call_spark_host,
+    print_json,
+    read_topology,
+    require_log,
+    run_topology,
+    start_spark_host,
+)
+
+if TYPE_CHECKING:
+    from app.measure.reliability import ReliabilityConfig
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `reliability` to the `stormbound` command line."""
+    p = sub.add_parser("reliability", help="check Storm's delivery guarantees over an event log (Spark job)")
+    add_log_options(p)
+    p.add_argument("--timeout", type=float, metavar="S", help="topology.message.timeout.secs (default 30)")
+    p.add_argument("--max-pending", type=int, metavar="N", help="topology.max.spout.pending")
+    p.add_argument("--ackers", type=int, metavar="N", help="topology.acker.executors (0: trees untracked)")
+    p.add_argument("--limit", type=int, default=200, help="violations listed at most")
+    add_spark_options(p)
+    p.set_defaults(func=cmd_reliability, file_args=("log",))
+
+
+def _reliability_config(args: argparse.Namespace, path: Path) -> ReliabilityConfig:
+    from app.measure.reliability import ReliabilityConfig, run_settings
+
+    settings = run_settings(path)
+    config = ReliabilityConfig(**settings)
+
+    def with_storm(topo: Any) -> dict[str, Any]:  # the document's Storm settings where the run recorded none
+        storm = topo.storm
+        found = {"message_timeout_s": storm.message_timeout_secs, "max_spout_pending": storm.max_spout_pending,
+                 "ackers": storm.acker_executors}
+        return {**{k: v for k, v in found.items() if v is not None}, **settings}
+
+    if args.topology:
+        from app.core.formats import read_json
+
+        data = read_json(args.topology)
+        if isinstance(data, dict) and "components" in data:  # Storm style: {components, subscriptions, config}
+            config = ReliabilityConfig.from_storm(data, data.get("config"))
+        else:
+            given = read_topology(args.topology)
+            config = ReliabilityConfig.from_topology(given, **with_storm(given))
+    else:
+        topo = run_topology(path, None)
+        if topo is not None:
+            config = ReliabilityConfig.from_topology(topo, **with_storm(topo))
+    update: dict[str, Any] = {}
+    if args.timeout is not None:
+        update["message_timeout_s"] = args.timeout
+    if args.max_pending is not None:
+        update["max_spout_pending"] = args.max_pending
+    if args.ackers is not None:
+        update["ackers"] = args.ackers
+    return ReliabilityConfig.model_validate({**config.model_dump(), **update})
+
+
+def cmd_reliability(args: argparse.Namespace) -> int:
+    """Check the log against the guarantees of its topology's settings (or the options)."""
+    from app.measure.reliability import ReliabilityReport
+
+    path = Path(args.log)
+    require_log(path)
+    config = _reliability_config(args, path)
+    host = start_spark_host(args.master)
+    try:
+        data = call_spark_host(host, "reliability", args.json, path=str(path.resolve()), time_unit=args.time_unit,
+                               config=config.model_dump(), limit=args.limit)
+    finally:
+        host.close()
+    report = ReliabilityReport.model_validate(data)
+    if args.json:
+        print_json(report.model_dump())
+    else:
+        print(report.summary())
+    return 0 if report.ok else 1

@@ -1,0 +1,101 @@
+"""`stormbound run FILE --duration S --out DIR`: run a topology on Spark with a synthetic workload.
+
+Spark work happens in the Spark host process (:mod:`app.spark.client`); this module
+only parses arguments, prints and writes files. Missing Java or pyspark -> exit 2
+with one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from app.cli.common import UsageError, add_spark_options, call_spark_host, print_json, read_topology, start_spark_host
+from app.core.topology import Problem, Topology, TopologyError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `run` to the `stormbound` command line."""
+    p = sub.add_parser("run", help="run a topology on Spark with a synthetic workload and record its event log")
+    p.add_argument("file")
+    p.add_argument("--duration", type=float, required=True, metavar="S", help="seconds of wall-clock time")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for events, queue samples and run.json")
+    p.add_argument("--parallelism", nargs="*", metavar="BOLT=N",
+                   help="override bolt parallelism ('suggested' = rate check's)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--workers", type=int, help="Spark tasks hosting the components (default: as many as fit)")
+    p.add_argument("--sample", type=float, default=0.25, metavar="S", help="queue sampling interval")
+    p.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    p.add_argument("--ackers", type=int, metavar="N",
+                   help="topology.acker.executors: 0 = spouts ack at emit, else tuple trees are tracked "
+                        "(default: the document's Storm settings, else 1)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="topology.message.timeout.secs: pending trees fail after this "
+                        "(default: the document's Storm settings, else 30)")
+    p.add_argument("--max-pending", type=int, metavar="N",
+                   help="topology.max.spout.pending per spout (default: the document's Storm settings, else none)")
+    add_spark_options(p)
+    p.set_defaults(func=cmd_run, file_args=("file",))
+
+
+def apply_parallelism(topo: Topology, items: list[str]) -> Topology:
+    """`BOLT=N` overrides, or `suggested` for the rate check's smallest bounded parallelism."""
+    values: dict[str, int] = {}
+    for item in items:
+        if item == "suggested":
+            from app.core.rates import rate_check
+
+            for name, n in rate_check(topo).suggested_parallelism.items():
+                if n is not None:
+                    values[name] = n
+            continue
+        name, sep, number = item.partition("=")
+        if not sep or not number.strip().isdigit() or int(number) < 1:
+            raise UsageError(f"--parallelism {item}: expected BOLT=N with N >= 1, or 'suggested'")
+        try:
+            topo.bolt_by_name(name)
+        except KeyError:
+            raise TopologyError([Problem(f"--parallelism {name}", f"no bolt named '{name}'")]) from None
+        values[name] = int(number)
+    bolts = [b.model_copy(update={"parallelism": values[b.name]}) if b.name in values else b for b in topo.bolts]
+    return topo.model_copy(update={"bolts": bolts})
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run FILE on Spark for --duration seconds; the event log goes to --out."""
+    topo = apply_parallelism(read_topology(args.file), args.parallelism or [])
+    from app.core.topology import require_annotated
+
+    require_annotated(topo)
+    storm = topo.storm  # Storm's settings kept from Flux or the Storm UI, unless given here
+    args.workers = args.workers if args.workers is not None else storm.workers
+    args.ackers = args.ackers if args.ackers is not None else \
+        (storm.acker_executors if storm.acker_executors is not None else 1)
+    args.timeout = args.timeout if args.timeout is not None else float(storm.message_timeout_secs or 30)
+    args.max_pending = args.max_pending if args.max_pending is not None else storm.max_spout_pending
+    if args.duration <= 0:
+        raise UsageError("--duration must be positive (seconds)")
+    for flag, value, least in (("--workers", args.workers, 1), ("--ackers", args.ackers, 0),
+                               ("--max-pending", args.max_pending, 1)):
+        if value is not None and value < least:
+            raise UsageError(f"{flag} must be at least {least}")
+    if args.timeout <= 0 or args.sample <= 0:
+        raise UsageError(f"{'--timeout' if args.timeout <= 0 else '--sample'} must be positive (seconds)")
+    from app.spark.run_job import RunSpec
+
+    spec = RunSpec(topology=topo, duration_s=args.duration, seed=args.seed, workers=args.workers,
+                   sample_interval_s=args.sample, acking=args.ackers > 0, message_timeout_s=args.timeout,
+                   max_spout_pending=args.max_pending)
+    host = start_spark_host(args.master)
+    try:
+        result = call_spark_host(host, "run", args.json, spec=json.loads(spec.model_dump_json()),
+                                 out=str(Path(args.out).resolve()), format=args.format)
+    finally:
+        host.close()
+    if args.json:
+        print_json(result)
+    else:
+        print(f"ran {topo.name} for {args.duration:g} s on {result['master']} with {result['workers']} Spark tasks: "
+              f"{result['events']} events, {result['queue_samples']} queue samples in {result['out_dir']}")
+    return 0

@@ -1,0 +1,298 @@
+"""`stormbound import flux | storm-ui`, `export flux`, `repair`: in and out of a Storm project.
+
+* `import flux FILE.yaml [--filter P] [--env] [--resources DIR] [-o OUT.storm.json]`
+* `import storm-ui URL --topology ID|NAME [--window 600|10800|86400|all] [--onto DOC] [-o OUT]`
+* `export flux IN.storm.json OUT.yaml`
+* `repair FILE.yaml --parallelism suggested|document|BOLT=N ... [--topology DOC] [--in-place | -o OUT]`
+
+Bad input (a Flux file, a Storm UI that cannot be read, an unknown bolt) is one line on
+stderr naming the file (or URL), the line and the field, and exit 2; nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError
+from app.core.topology import Problem, Topology, TopologyError
+
+
+def _usage(message: str) -> Exception:
+    return UsageError(message)
+
+
+def _flux_options(args: argparse.Namespace):
+    from app.core.formats.flux import FluxOptions
+
+    for folder in args.resources or []:
+        if not Path(folder).is_dir():
+            raise _usage(f"--resources {folder}: no such folder")
+    return FluxOptions(filter=Path(args.filter) if args.filter else None, env=bool(args.env),
+                       resources=[Path(r) for r in args.resources or []])
+
+
+def _report_error(err: Exception) -> int:
+    print(str(err), file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _write(path: str, data: bytes) -> None:
+    from app.core.fileio import write_atomic
+
+    write_atomic(path, data)
+
+
+def _summary(topo: Topology, notes: list[str], stream) -> None:  # noqa: ANN001 - a text stream
+    from app.core.topology import unannotated_problems
+
+    print(f"{topo.name}: {len(topo.spouts)} spouts, {len(topo.bolts)} bolts, {len(topo.subscriptions)} "
+          f"subscriptions", file=stream)
+    missing = unannotated_problems(topo)
+    if missing:
+        print(f"{len(missing)} values not annotated (verify refuses until they are set: import them from the "
+              "Storm UI with --onto, calibrate them from a run, or type them):", file=stream)
+        for problem in missing:
+            print(f"  {problem}", file=stream)
+    for note in notes:
+        print(f"note: {note}", file=stream)
+
+
+# ---- import flux ---------------------------------------------------------------------
+
+
+def cmd_import_flux(args: argparse.Namespace) -> int:
+    from app.core.formats.flux import FluxError, import_flux
+
+    try:
+        result = import_flux(args.file, _flux_options(args))
+    except FluxError as err:
+        return _report_error(err)
+    data = result.topology.to_json_bytes()
+    if args.output:
+        _write(args.output, data)
+        _summary(result.topology, result.notes, sys.stdout)
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(data.decode("utf-8"))
+        _summary(result.topology, result.notes, sys.stderr)
+    return EXIT_OK
+
+
+# ---- import storm-ui -----------------------------------------------------------------------
+
+
+def _load_document(path: str, args: argparse.Namespace) -> Topology:
+    """A .storm.json / D-VerT document, or a Flux file imported on the fly."""
+    if path.endswith((".yaml", ".yml")):
+        from app.core.formats.flux import import_flux
+
+        return import_flux(path, _flux_options(args)).topology
+    from app.core.formats import load_topology
+
+    try:
+        return load_topology(path)
+    except TopologyError as err:
+        raise TopologyError([Problem(f"{path}: {p.path}" if p.path else path, p.message) for p in err.problems]) \
+            from None
+
+
+def cmd_import_storm_ui(args: argparse.Namespace) -> int:
+    from app.core.formats.flux import FluxError
+    from app.core.formats.storm_ui import Credentials, StormUIError, annotate, read_storm_ui
+
+    if args.timeout <= 0:
+        raise _usage("--timeout must be positive (seconds)")
+    try:
+        onto = _load_document(args.onto, args) if args.onto else None
+        measured = read_storm_ui(args.url, args.topology, args.window, Credentials.resolve(args.user, None, args.token),
+                                 args.timeout, args.cacert)
+    except (StormUIError, FluxError) as err:
+        return _report_error(err)
+    topo, notes = measured.topology, list(measured.notes)
+    if onto is not None:
+        topo, more = annotate(onto, measured)
+        notes += more
+    if args.json:
+        out = {"topology": json.loads(topo.to_json_bytes()), "derived": [d.model_dump() for d in measured.derived],
+               "notes": notes}
+        if args.output:
+            _write(args.output, topo.to_json_bytes())
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        return EXIT_OK
+    stream = sys.stdout if args.output else sys.stderr
+    print(f"{measured.topology.name} ({measured.topology_id}) on {measured.url}, window {args.window}:", file=stream)
+    from app.cli.common import table as _table
+
+    rows = [["value", "", "from"]]
+    rows += [[d.path, f"{d.value:.6g}", d.source] for d in measured.derived]
+    print(_table(rows), file=stream)
+    _summary(topo, notes, stream)
+    if args.output:
+        _write(args.output, topo.to_json_bytes())
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(topo.to_json_bytes().decode("utf-8"))
+    return EXIT_OK
+
+
+# ---- export flux ----------------------------------------------------------------------------
+
+
+def cmd_export_flux(args: argparse.Namespace) -> int:
+    from app.core.formats import load_topology
+    from app.core.formats.flux import to_flux_bytes
+
+    topo = load_topology(args.input)
+    _write(args.output, to_flux_bytes(topo))
+    print(f"wrote {args.output}")
+    if not all(c.class_name for c in topo.components):
+        print("note: components without a Java class got className stormbound.placeholder.*: replace them "
+              "before deploying", file=sys.stderr)
+    return EXIT_OK
+
+
+# ---- repair -----------------------------------------------------------------------------------
+
+
+def wanted_parallelism(items: list[str], document: Topology | None, flux_topology: Topology) -> tuple[dict[str, int], list[str]]:
+    """Bolt -> parallelism from `suggested`, `document` and `BOLT=N` items (later items win)."""
+    values: dict[str, int] = {}
+    notes: list[str] = []
+    for item in items:
+        if item in ("suggested", "document"):
+            source = document if document is not None else flux_topology
+            if item == "document" and document is None:
+                raise _usage("--parallelism document needs --topology DOC (the document whose parallelism to write)")
+            if item == "suggested":
+                from app.core.rates import rate_check
+
+                for name, n in rate_check(source).suggested_parallelism.items():
+                    if n is None:
+                        notes.append(f"bolts.{name}: no parallelism keeps its queue bounded (σ or a cycle amplifies "
+                                     "its inflow): left as it is")
+                    else:
+                        values[name] = n
+            else:
+                values.update({b.name: b.parallelism for b in source.bolts})
+            continue
+        name, sep, number = item.partition("=")
+        if not sep or not number.strip().isdigit() or int(number) < 1:
+            raise _usage(f"--parallelism {item}: expected suggested, document, or BOLT=N with N >= 1")
+        values[name.strip()] = int(number)
+    return values, notes
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    from app.core.formats.flux import FluxError, import_flux, options_of
+    from app.core.formats.flux_repair import plan_repair
+
+    if args.in_place and args.output:
+        raise _usage("give --in-place or -o OUT, not both")
+    document = None
+    if args.topology:
+        from app.core.formats import load_topology
+
+        document = load_topology(args.topology)
+    try:
+        options = _flux_options(args)
+        if document is not None and not (args.filter or args.env or args.resources) \
+                and document.storm.flux_file and Path(document.storm.flux_file) == Path(args.file).resolve():
+            options = options_of(document)  # read the file the way it was imported
+        flux_topology = import_flux(args.file, options).topology
+        wanted, notes = wanted_parallelism(args.parallelism, document, flux_topology)
+        edits = plan_repair(args.file, wanted, options)
+    except FluxError as err:
+        return _report_error(err)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not edits:
+        print(f"{args.file}: every bolt already has the wanted parallelism; nothing to change")
+        return EXIT_OK
+    main = Path(args.file).resolve()
+    if args.output and any(e.path.resolve() != main for e in edits):
+        raise _usage(f"bolts defined in included files ({', '.join(e.path.name for e in edits if e.path.resolve() != main)}) "
+                     "can only be repaired --in-place")
+    for edit in edits:
+        for change in edit.changes:
+            print(f"{edit.path}: {change}")
+    if args.in_place:
+        for edit in edits:
+            _write(str(edit.path), edit.after.encode("utf-8"))
+            print(f"wrote {edit.path}")
+    elif args.output:
+        _write(args.output, edits[0].after.encode("utf-8"))
+        print(f"wrote {args.output}")
+    else:
+        for edit in edits:
+            sys.stdout.write(edit.diff())
+        print("(a dry run: --in-place writes the file, -o OUT a copy)", file=sys.stderr)
+    return EXIT_OK
+
+
+# ---- registration ---------------------------------------------------------------------------
+
+
+def _flux_reading(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--filter", metavar="FILE.properties", help="substitute ${name} from this properties file (Flux's --filter)")
+    p.add_argument("--env", action="store_true", help="substitute ${ENV-NAME} from the environment (Flux's --env-filter)")
+    p.add_argument("--resources", action="append", metavar="DIR",
+                   help="folder holding classpath resources for `resource: true` includes (repeatable)")
+
+
+def _needs(usage: str):  # noqa: ANN202 - an argparse handler
+    def handler(args: argparse.Namespace) -> int:
+        raise _usage(f"say what: {usage}")
+    return handler
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `import`, `export` and `repair`."""
+    p = sub.add_parser("import", help="bring a topology in from a Flux file or a running cluster's Storm UI")
+    p.set_defaults(func=_needs("import flux FILE.yaml | import storm-ui URL --topology ID"), file_args=())
+    kinds = p.add_subparsers(dest="source", metavar="{flux,storm-ui}")
+    q = kinds.add_parser("flux", help="import a Flux YAML file (spouts, bolts, streams, config, includes)")
+    q.add_argument("file", metavar="FILE.yaml")
+    _flux_reading(q)
+    q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
+    q.set_defaults(func=cmd_import_flux, file_args=("file",))
+
+    q = kinds.add_parser("storm-ui", help="import a running topology from the Storm UI's REST API")
+    q.add_argument("url", metavar="URL", help="the Storm UI, e.g. http://nimbus.example.org:8080")
+    q.add_argument("--topology", required=True, metavar="ID|NAME", help="the running topology's id or name")
+    q.add_argument("--window", choices=list(("600", "10800", "86400", "all")), default="600",
+                   help="seconds of statistics to read (default 600; all = since the topology started)")
+    q.add_argument("--onto", metavar="DOC", help="annotate this document (.storm.json, D-VerT or Flux .yaml) "
+                                                 "instead of building one from the UI alone")
+    q.add_argument("--user", metavar="USER[:PASSWORD]",
+                   help="basic auth (default $STORMBOUND_UI_USER; password from $STORMBOUND_UI_PASSWORD)")
+    q.add_argument("--token", help="bearer token (default $STORMBOUND_UI_TOKEN)")
+    q.add_argument("--cacert", metavar="FILE", help="trust this CA bundle for https (verification stays on)")
+    q.add_argument("--timeout", type=float, default=10.0, metavar="S", help="seconds to wait for each reply")
+    _flux_reading(q)
+    q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
+    q.add_argument("--json", action="store_true", help="the document, each derived value's source, and notes as JSON")
+    q.set_defaults(func=cmd_import_storm_ui, file_args=("url",))
+
+    p = sub.add_parser("export", help="write a document in another tool's format")
+    p.set_defaults(func=_needs("export flux IN.storm.json OUT.yaml"), file_args=())
+    kinds = p.add_subparsers(dest="target", metavar="{flux}")
+    q = kinds.add_parser("flux", help="write a Flux YAML file (the model's timing kept under stormbound.*)")
+    q.add_argument("input", metavar="IN.storm.json")
+    q.add_argument("output", metavar="OUT.yaml")
+    q.set_defaults(func=cmd_export_flux, file_args=("input",))
+
+    p = sub.add_parser("repair", help="write parallelism into your own Flux file, changing nothing else")
+    p.add_argument("file", metavar="FILE.yaml")
+    p.add_argument("--parallelism", nargs="+", required=True, metavar="suggested|document|BOLT=N",
+                   help="the rate check's suggestion, the --topology document's values, or BOLT=N")
+    p.add_argument("--topology", metavar="DOC", help="the annotated document (e.g. after import storm-ui --onto); "
+                                                    "default: the Flux file itself")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--in-place", action="store_true", help="rewrite the Flux file (and included files) atomically")
+    where.add_argument("-o", "--output", metavar="OUT.yaml", help="write the repaired file here")
+    _flux_reading(p)
+    p.set_defaults(func=cmd_repair, file_args=("file",))
+

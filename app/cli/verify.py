@@ -1,0 +1,147 @@
+"""`stormbound verify FILE`: decide whether a checked bolt's queue can grow without bound.
+
+Answers for every checked bolt (bounded, a certified lasso, none up to k, unknown).
+Exit codes: 0 no counterexample up to k or bounded, 1 certified counterexample for some bolt,
+2 bad input, 3 unknown (time limit) or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from app.cli.common import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, UsageError
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got '{text}'") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def trace_paths(path: str, count: int) -> list[str]:
+    """Where the lassos go: PATH for the first, then PATH.2.json, ... (before a final .json: lasso.2.json)."""
+    stem = path[:-5] if path.endswith(".json") else path
+    return [path] + [f"{stem}.{i}.json" for i in range(2, count + 1)]
+
+
+def format_bolts(result) -> list[str]:
+    """One line per checked bolt: its own verdict and, for a lasso, which one and how it grows."""
+    lines = []
+    for name, v in result.bolts.items():
+        if v.verdict == "counterexample" and v.trace_index is not None and result.property == "growth":
+            trace = result.traces[v.trace_index]
+            lines.append(f"{name}: counterexample (lasso {v.trace_index + 1}: k = {v.k}, positions "
+                         f"{v.loop_start}..{v.k} repeat, position {v.k + 1} = {v.loop_start}, every "
+                         f"{float(trace.loop_duration()):.4g} s; +{v.growth_per_loop} per pass)")
+        elif v.verdict == "counterexample":
+            lines.append(f"{name}: counterexample (run {(v.trace_index or 0) + 1}: {v.message})")
+        else:
+            lines.append(f"{name}: {v.verdict}" + (f" ({v.message})" if v.message else ""))
+    return lines
+
+
+def format_result(result) -> str:
+    """The human report: verdict in words, one line per checked bolt, rate-check agreement, notes."""
+    lines = [result.message]
+    if len(result.bolts) > 1 or result.verdict == "counterexample":
+        lines += ["  " + line for line in format_bolts(result)]
+    for note in result.notes:
+        lines.append(f"- {note}")
+    lines.append(f"({result.elapsed_s:.2f} s)")
+    return "\n".join(lines)
+
+
+def _check_writable(path: str) -> None:
+    """Refuse a --trace-out that cannot be written before spending minutes on the search."""
+    import os
+
+    target = os.path.abspath(path)
+    if os.path.isdir(target):
+        raise UsageError(f"--trace-out {path}: is a folder; give a file name such as {os.path.join(path, 'lasso.json')}")
+    folder = os.path.dirname(target)
+    if not os.path.isdir(folder):
+        raise UsageError(f"--trace-out {path}: the folder {folder} does not exist")
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from app.cli.common import read_topology
+    from app.core.formats.trace import save_trace
+    from app.core.tcn.search import verify
+
+    if args.k is not None and args.k < 2:
+        raise UsageError("--k must be at least 2")
+    if args.k_max is not None and args.k_max < 2:
+        raise UsageError("--k-max must be at least 2")
+    topo = read_topology(args.file)
+    if args.trace_out:
+        _check_writable(args.trace_out)
+    if not topo.bolts:
+        raise UsageError(f"{args.file}: the topology has no bolt to verify")
+
+    def show(progress) -> None:
+        if args.progress:
+            print(f"  {progress.message} ({progress.elapsed_s:.1f} s)", file=sys.stderr, flush=True)
+
+    result = verify(topo, k=args.k, k_max=args.k_max, timeout_s=args.timeout, force_search=args.force_search,
+                    threshold=args.threshold, progress=show, widen_s=args.widen,
+                    loop_clocks="region" if args.region_clocks else "equal")
+    written: list[str] | None = None
+    if args.trace_out:
+        if not result.traces:
+            print(f"stormbound: no trace written to {args.trace_out}: the verdict is {result.verdict}",
+                  file=sys.stderr)
+        written = trace_paths(args.trace_out, len(result.traces))
+        for trace, path in zip(result.traces, written, strict=True):
+            save_trace(trace, path)
+    if args.json:
+        sys.stdout.write(json.dumps(result.to_public_json(written), indent=2) + "\n")
+    else:
+        print(format_result(result))
+        for i, path in enumerate(written or []):
+            bolts = [n for n, v in result.bolts.items() if v.trace_index == i]
+            print(f"trace {i + 1} written to {path}" + (f" ({', '.join(bolts)})" if bolts else ""))
+    return {"counterexample": EXIT_FOUND, "none-up-to-k": EXIT_OK, "bounded": EXIT_OK}.get(result.verdict, EXIT_INTERNAL)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `verify` to the `stormbound` command line."""
+    p = sub.add_parser("verify", help="search for a lasso in which a checked queue grows without bound")
+    p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")
+    bound = p.add_mutually_exclusive_group()
+    bound.add_argument("--k", type=_positive_int, help="search exactly this bound (positions of the lasso)")
+    bound.add_argument("--k-max", type=_positive_int, dest="k_max", help="deepen the bound up to this value")
+    p.add_argument("--timeout", type=_positive_float, help="give up after this many seconds (verdict unknown)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--trace-out", dest="trace_out", metavar="PATH",
+                   help="write each distinct certified lasso as a trace file: the first to PATH, the next to "
+                        "PATH.2.json, PATH.3.json, ... (a final .json of PATH is replaced: lasso.json, lasso.2.json); "
+                        "the JSON result's 'traces' lists the files and each bolt's 'trace_index' points into it")
+    p.add_argument("--force-search", action="store_true", dest="force_search",
+                   help="search every checked bolt without anything derived from the rate check (no bolt skipped "
+                        "as bounded, no queue assumed level): slower, a cross-check of the rate proof")
+    p.add_argument("--threshold", type=_positive_int, help="check instead: can some queue reach this size")
+    p.add_argument("--widen", type=_positive_float, metavar="S",
+                   help="after a lasso, spend up to S seconds looking for one where more checked queues grow together")
+    p.add_argument("--progress", action="store_true", help="report each bound on stderr")
+    p.add_argument("--region-clocks", action="store_true", dest="region_clocks",
+                   help="let clocks repeat up to regions at the loop (finds more lassos, may be slower)")
+    p.set_defaults(func=cmd_verify, file_args=("file",))
+
+
+__all__ = ["register", "EXIT_BAD_INPUT"]

@@ -1,0 +1,1 @@
+"""Measured runs without Spark: event-log readers, analysis, model versus measured, reliability."""

@@ -1,0 +1,333 @@
+"""Measured figures of a run, computed with Spark DataFrames or in one process.
+
+Per component: throughput in (takes/s) and out (emits/s), measured α (from a take to
+the first emit anchored to that tuple, else to its ack: the end of its batch), σ
+(emitted per taken), spout rates and burst sizes (emits of one task less than
+`burst_gap` apart form a burst; a spout's rate is the tuples of all but its last burst
+over the time from its first to its last burst, so the idle tail of a log is not
+counted), and per queue the series (mean of the samples in each `bin_s` bin, summed over
+tasks) with a least-squares slope, its 95 % confidence interval and a verdict: `grows`
+when the whole interval lies above `growth_floor` tuples/s, `stable` when it lies below,
+`uncertain` otherwise.
+
+`analyze` is the Spark job; `analyze_local` is the same definition in plain Python
+(the single-process baseline of bench/runs_pipeline.py and a cross-check in tests).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from app.measure.eventlog import Event, QueueSample
+
+Verdict = Literal["grows", "stable", "uncertain"]
+
+
+class QueueTrend(BaseModel):
+    """Least-squares line through a queue's binned series, with a 95 % confidence interval on the slope."""
+
+    slope: float
+    ci_low: float
+    ci_high: float
+    intercept: float
+    points: int
+    verdict: Verdict
+    first: float = 0.0
+    last: float = 0.0
+
+
+class ComponentStats(BaseModel):
+    """What one component did during the run (rates in tuples per second)."""
+
+    name: str
+    kind: Literal["spout", "bolt"]
+    tasks: int = 1
+    emitted: int = 0
+    taken: int = 0
+    acked: int = 0
+    failed: int = 0
+    rate_in: float = 0.0
+    rate_out: float = 0.0
+    alpha_mean: float | None = None
+    alpha_min: float | None = None
+    alpha_max: float | None = None
+    alpha_std: float | None = None
+    sigma: float | None = None
+    bursts: int = 0
+    burst_mean: float | None = None
+    burst_max: int | None = None
+    queue: QueueTrend | None = None
+    series: list[tuple[float, float]] = Field(default_factory=list, description="(bin start s, queue) points")
+
+
+class Analysis(BaseModel):
+    """The measured figures of one log."""
+
+    source: str = ""
+    start: float
+    end: float
+    events: int
+    queue_samples: int
+    bin_s: float
+    growth_floor: float
+    components: dict[str, ComponentStats]
+    notes: list[str] = Field(default_factory=list, description="figures this kind of log cannot give")
+
+    @property
+    def duration_s(self) -> float:
+        return max(0.0, self.end - self.start)
+
+
+def t_quantile_975(dof: int) -> float:
+    """The 97.5 % quantile of Student's t (Cornish-Fisher expansion; exact to 3 decimals for dof >= 3)."""
+    if dof <= 0:
+        return math.inf
+    table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
+    if dof in table:
+        return table[dof]
+    z = 1.959963984540054
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    return z + g1 / dof + g2 / dof**2 + g3 / dof**3
+
+
+def fit_trend(points: list[tuple[float, float]], growth_floor: float) -> QueueTrend | None:
+    """Least squares y = a + b·x over (x, y) points, with the 95 % interval of b and a verdict."""
+    n = len(points)
+    if n < 3:
+        return None
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if sxx <= 0:
+        return None
+    sxy = sum((x - mx) * (y - my) for x, y in points)
+    slope = sxy / sxx
+    intercept = my - slope * mx
+    sse = sum((y - intercept - slope * x) ** 2 for x, y in points)
+    half = t_quantile_975(n - 2) * math.sqrt(max(sse, 0.0) / (n - 2) / sxx)
+    low, high = slope - half, slope + half
+    verdict: Verdict = "grows" if low > growth_floor else "stable" if high < growth_floor else "uncertain"
+    return QueueTrend(slope=slope, ci_low=low, ci_high=high, intercept=intercept, points=n, verdict=verdict,
+                      first=points[0][1], last=points[-1][1])
+
+
+def _finish(components: dict[str, ComponentStats], bins: dict[str, list[tuple[float, float]]],
+            growth_floor: float) -> None:
+    for name, pts in bins.items():
+        pts.sort()
+        stats = components.setdefault(name, ComponentStats(name=name, kind="bolt"))
+        stats.series = pts
+        stats.queue = fit_trend(pts, growth_floor)
+
+
+# ---- Spark -----------------------------------------------------------------
+
+
+def analyze(spark, events, queues, bin_s: float = 1.0, growth_floor: float = 0.05, burst_gap: float = 0.005,
+            source: str = "") -> Analysis:
+    """The analysis as Spark jobs over the events and queue-sample DataFrames."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    ev = events.localCheckpoint()
+    span = ev.agg(F.min("t").alias("a"), F.max("t").alias("b"), F.count("*").alias("n")).collect()[0]
+    qspan = queues.agg(F.min("t").alias("a"), F.max("t").alias("b"), F.count("*").alias("n")).collect()[0]
+    starts = [x for x in (span["a"], qspan["a"]) if x is not None]
+    ends = [x for x in (span["b"], qspan["b"]) if x is not None]
+    start, end = (min(starts), max(ends)) if starts else (0.0, 0.0)
+    duration = max(end - start, 1e-9)
+
+    def count(kind: str):
+        return F.sum((F.col("ev") == kind).cast("long")).alias(kind)
+
+    rows = ev.groupBy("comp").agg(
+        count("spout_emit"), count("bolt_emit"), count("take"), count("bolt_ack"), count("bolt_fail"),
+        count("spout_ack"), count("spout_fail"), F.countDistinct("task").alias("tasks")).collect()
+    components: dict[str, ComponentStats] = {}
+    for r in rows:
+        kind = "spout" if r["spout_emit"] > 0 else "bolt"
+        emitted = r["spout_emit"] + r["bolt_emit"]
+        acked = r["bolt_ack"] + r["spout_ack"]
+        failed = r["bolt_fail"] + r["spout_fail"]
+        components[r["comp"]] = ComponentStats(
+            name=r["comp"], kind=kind, tasks=r["tasks"], emitted=emitted, taken=r["take"], acked=acked,
+            failed=failed, rate_in=r["take"] / duration, rate_out=emitted / duration,
+            sigma=(r["bolt_emit"] / r["take"]) if kind == "bolt" and r["take"] else None)
+
+    # α: take -> first anchored emit of the same component, else -> its ack/fail
+    takes = ev.where(F.col("ev") == "take").select("comp", "tuple", F.col("t").alias("take_t"))
+    first_emit = (ev.where(F.col("ev") == "bolt_emit").select("comp", "t", F.explode("anchors").alias("tuple"))
+                  .groupBy("comp", "tuple").agg(F.min("t").alias("emit_t")))
+    finish = (ev.where(F.col("ev").isin("bolt_ack", "bolt_fail"))
+              .groupBy("comp", "tuple").agg(F.min("t").alias("ack_t")))
+    work = (takes.join(first_emit, on=["comp", "tuple"], how="left").join(finish, on=["comp", "tuple"], how="left")
+            .withColumn("end_t", F.coalesce("emit_t", "ack_t")).where(F.col("end_t") >= F.col("take_t"))
+            .withColumn("alpha", F.col("end_t") - F.col("take_t")))
+    for r in work.groupBy("comp").agg(F.avg("alpha").alias("m"), F.min("alpha").alias("lo"), F.max("alpha").alias("hi"),
+                                      F.stddev_pop("alpha").alias("sd")).collect():
+        if r["comp"] in components:
+            c = components[r["comp"]]
+            c.alpha_mean, c.alpha_min, c.alpha_max, c.alpha_std = r["m"], r["lo"], r["hi"], r["sd"]
+
+    # bursts: emits of one spout task closer than burst_gap
+    order = Window.partitionBy("comp", "task").orderBy("t")
+    emits = (ev.where(F.col("ev") == "spout_emit").select("comp", "task", "t")
+             .withColumn("gap", F.col("t") - F.lag("t").over(order))
+             .withColumn("new", F.when(F.col("gap").isNull() | (F.col("gap") > burst_gap), 1).otherwise(0))
+             .withColumn("burst", F.sum("new").over(order.rowsBetween(Window.unboundedPreceding, 0))))
+    sizes = emits.groupBy("comp", "task", "burst").agg(F.count("*").alias("size"), F.min("t").alias("at"))
+    per_task = sizes.groupBy("comp", "task").agg(
+        F.count("*").alias("n"), F.sum("size").alias("tuples"), F.max("size").alias("mx"), F.min("at").alias("first"),
+        F.max("at").alias("last"), F.max_by("size", "at").alias("last_size"))
+    rate = F.sum(F.when(F.col("last") > F.col("first"),
+                        (F.col("tuples") - F.col("last_size")) / (F.col("last") - F.col("first")))).alias("rate")
+    for r in per_task.groupBy("comp").agg(
+            F.sum("n").alias("n"), F.sum("tuples").alias("tuples"), F.max("mx").alias("mx"), rate).collect():
+        if r["comp"] in components:
+            c = components[r["comp"]]
+            c.bursts, c.burst_mean, c.burst_max = r["n"], r["tuples"] / r["n"], r["mx"]
+            if r["rate"] is not None:
+                c.rate_out = r["rate"]
+
+    # queue series: mean per task and bin, summed over tasks
+    binned = (queues.withColumn("bin", F.floor((F.col("t") - F.lit(start)) / bin_s))
+              .groupBy("comp", "task", "bin").agg(F.avg("queue").alias("q"))
+              .groupBy("comp", "bin").agg(F.sum("q").alias("q")))
+    bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for r in binned.collect():
+        bins[r["comp"]].append((start + (r["bin"] + 0.5) * bin_s, float(r["q"])))
+    _finish(components, bins, growth_floor)
+    return Analysis(source=source, start=start, end=end, events=int(span["n"]), queue_samples=int(qspan["n"]),
+                    bin_s=bin_s, growth_floor=growth_floor, components=components)
+
+
+# ---- plain Python ----------------------------------------------------------
+
+
+def analyze_local(events: Iterable[Event], queues: Iterable[QueueSample], bin_s: float = 1.0,
+                  growth_floor: float = 0.05, burst_gap: float = 0.005, source: str = "") -> Analysis:
+    """The same analysis in one process (reference and baseline)."""
+    evs = list(events)
+    qs = list(queues)
+    times = [e.t for e in evs] + [q.t for q in qs]
+    start, end = (min(times), max(times)) if times else (0.0, 0.0)
+    duration = max(end - start, 1e-9)
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    tasks: dict[str, set[int]] = defaultdict(set)
+    take_t: dict[tuple[str, str | None], float] = {}
+    emit_t: dict[tuple[str, str | None], float] = {}
+    ack_t: dict[tuple[str, str | None], float] = {}
+    emit_times: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for e in evs:
+        counts[e.comp][e.ev] += 1
+        tasks[e.comp].add(e.task)
+        if e.ev == "take":
+            key = (e.comp, e.tuple)
+            take_t[key] = min(take_t.get(key, math.inf), e.t)
+        elif e.ev == "bolt_emit":
+            for a in e.anchors or []:
+                key = (e.comp, a)
+                emit_t[key] = min(emit_t.get(key, math.inf), e.t)
+        elif e.ev in ("bolt_ack", "bolt_fail"):
+            key = (e.comp, e.tuple)
+            ack_t[key] = min(ack_t.get(key, math.inf), e.t)
+        elif e.ev == "spout_emit":
+            emit_times[(e.comp, e.task)].append(e.t)
+    components: dict[str, ComponentStats] = {}
+    for comp, n in counts.items():
+        kind = "spout" if n["spout_emit"] else "bolt"
+        components[comp] = ComponentStats(
+            name=comp, kind=kind, tasks=len(tasks[comp]), emitted=n["spout_emit"] + n["bolt_emit"], taken=n["take"],
+            acked=n["bolt_ack"] + n["spout_ack"], failed=n["bolt_fail"] + n["spout_fail"],
+            rate_in=n["take"] / duration, rate_out=(n["spout_emit"] + n["bolt_emit"]) / duration,
+            sigma=(n["bolt_emit"] / n["take"]) if kind == "bolt" and n["take"] else None)
+    alphas: dict[str, list[float]] = defaultdict(list)
+    for key, t0 in take_t.items():
+        t1 = emit_t.get(key, ack_t.get(key))
+        if t1 is not None and t1 >= t0:
+            alphas[key[0]].append(t1 - t0)
+    for comp, xs in alphas.items():
+        m = sum(xs) / len(xs)
+        c = components[comp]
+        c.alpha_mean, c.alpha_min, c.alpha_max = m, min(xs), max(xs)
+        c.alpha_std = math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
+    burst_sizes: dict[str, list[int]] = defaultdict(list)
+    spout_rate: dict[str, float] = defaultdict(float)
+    for (comp, _task), ts in emit_times.items():
+        ts.sort()
+        sizes: list[int] = []
+        starts: list[float] = []
+        last = None
+        for t in ts:
+            if last is None or t - last > burst_gap:
+                sizes.append(0)
+                starts.append(t)
+            sizes[-1] += 1
+            last = t
+        burst_sizes[comp] += sizes
+        if starts[-1] > starts[0]:
+            spout_rate[comp] += (sum(sizes) - sizes[-1]) / (starts[-1] - starts[0])
+    for comp, sizes in burst_sizes.items():
+        c = components[comp]
+        c.bursts, c.burst_mean, c.burst_max = len(sizes), sum(sizes) / len(sizes), max(sizes)
+        if comp in spout_rate:
+            c.rate_out = spout_rate[comp]
+    per_task: dict[tuple[str, int, int], list[float]] = defaultdict(list)
+    for q in qs:
+        per_task[(q.comp, q.task, math.floor((q.t - start) / bin_s))].append(q.queue)
+    summed: dict[tuple[str, int], float] = defaultdict(float)
+    for (comp, _task, b), values in per_task.items():
+        summed[(comp, b)] += sum(values) / len(values)
+    bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for (comp, b), mean in summed.items():
+        bins[comp].append((start + (b + 0.5) * bin_s, mean))
+    _finish(components, bins, growth_floor)
+    return Analysis(source=source, start=start, end=end, events=len(evs), queue_samples=len(qs), bin_s=bin_s,
+                    growth_floor=growth_floor, components=components)
+
+
+# ---- Storm metrics logs ----------------------------------------------------
+
+
+def apply_storm_metrics(analysis: Analysis, metrics: Iterable) -> Analysis:
+    """Fill throughput and α from LoggingMetricsConsumer data points (a metrics log has no per-tuple events).
+
+    `__execute-count` counts executed tuples per reporting bucket, so a task's rate is its
+    total count over (reports x bucket length, the median gap between its reports);
+    α is the count-weighted mean `__execute-latency` (ms -> s).
+    """
+    counts: dict[tuple[str, int], dict[float, float]] = defaultdict(lambda: defaultdict(float))
+    latency: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    per_time: dict[tuple[str, int, float], float] = defaultdict(float)
+    for m in metrics:
+        if m.name == "__execute-count":
+            counts[(m.comp, m.task)][m.t] += m.value
+            per_time[(m.comp, m.task, m.t)] += m.value
+        elif m.name == "__execute-latency":
+            latency[m.comp].append((m.value, per_time.get((m.comp, m.task, m.t), 1.0)))
+    rates: dict[str, float] = defaultdict(float)
+    totals: dict[str, float] = defaultdict(float)
+    for (comp, _task), by_time in counts.items():
+        times = sorted(by_time)
+        gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False) if b > a)
+        bucket = gaps[len(gaps) // 2] if gaps else 60.0
+        rates[comp] += sum(by_time.values()) / (len(times) * bucket)
+        totals[comp] += sum(by_time.values())
+    for comp in set(rates) | set(latency):
+        stats = analysis.components.setdefault(comp, ComponentStats(name=comp, kind="bolt"))
+        if comp in rates:
+            stats.rate_in = rates[comp]
+            stats.taken = int(totals[comp])
+        if latency.get(comp):
+            weight = sum(w for _, w in latency[comp]) or 1.0
+            values = [v / 1000.0 for v, _ in latency[comp]]
+            stats.alpha_mean = sum(v / 1000.0 * w for v, w in latency[comp]) / weight
+            stats.alpha_min, stats.alpha_max = min(values), max(values)
+    return analysis

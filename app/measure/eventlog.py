@@ -1,0 +1,363 @@
+"""The measured-run event log: pydantic records, readers and writers (no Spark, no Qt).
+
+One record per event (`spout_emit`, `take`, `bolt_emit`, `bolt_ack`, `bolt_fail`,
+`spout_ack`, `spout_fail`) plus queue samples `{t, comp, task, queue}`, stored as
+JSON Lines, CSV or Parquet; Storm's `LoggingMetricsConsumer` lines are read as well
+(receive-queue population, execute counts and latencies). Every reader raises
+:class:`EventLogError` with one line naming the file, the record and the field.
+See docs/event-log.md for the format.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from app.core.fileio import read_text
+from app.measure.records import (  # re-exported: the readers' callers use them from here
+    EVENT_KINDS,
+    Event,
+    EventLog,
+    EventLogError,
+    MetricSample,
+    QueueSample,
+)
+
+TimeUnit = Literal["s", "ms"]
+
+# Columns of the flat (CSV / Parquet / Spark) form; a queue sample leaves `ev` empty.
+COLUMNS = ("t", "ev", "comp", "task", "tuple", "msg", "anchors", "reason", "queue")
+# The same columns as Spark DDL (the Spark jobs read logs with exactly this schema).
+EVENT_DDL = ("t DOUBLE, ev STRING, comp STRING, task BIGINT, tuple STRING, msg STRING, anchors ARRAY<STRING>, "
+             "reason STRING")
+QUEUE_DDL = "t DOUBLE, comp STRING, task BIGINT, queue BIGINT"
+FLAT_DDL = EVENT_DDL + ", queue BIGINT"  # events and queue samples in one table (the run job's rows)
+ANCHOR_SEP = ";"  # CSV has no lists: anchors are joined with this separator
+
+EVENT_FILES = ("events.parquet", "events.jsonl", "events.csv")
+QUEUE_FILES = ("queues.parquet", "queues.jsonl", "queues.csv")
+
+
+# ---- decoding one record -------------------------------------------------
+
+
+def _blank(value: Any) -> bool:
+    return (value is None or (isinstance(value, str) and value.strip() == "")
+            or (isinstance(value, float) and math.isnan(value)))
+
+
+def _clean(raw: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in raw.items() if not _blank(v)}
+
+
+def record_from_dict(raw: Any, where: str, time_unit: TimeUnit = "s") -> Event | QueueSample:
+    """Decode one record: an event when it has `ev`, a queue sample when it has `queue` only."""
+    if not isinstance(raw, dict):
+        raise EventLogError(where, f"expected an object, got {type(raw).__name__}")
+    data = _clean(raw)
+    scale = 0.001 if time_unit == "ms" else 1.0
+    try:
+        if "ev" in data:
+            if data["ev"] not in EVENT_KINDS:
+                raise EventLogError(f"{where}.ev",
+                                    f"unknown event '{data['ev']}' (expected one of {', '.join(EVENT_KINDS)})")
+            data.pop("queue", None)
+            if isinstance(data.get("anchors"), str):
+                data["anchors"] = [a for a in data["anchors"].split(ANCHOR_SEP) if a]
+            if data["ev"] == "bolt_emit" and "anchors" not in data:
+                data["anchors"] = []  # CSV cannot tell [] from missing: both mean unanchored
+            for key in ("tuple", "msg"):
+                if isinstance(data.get(key), (int, float)) and not isinstance(data.get(key), bool):
+                    data[key] = str(data[key])
+            if "t" in data:
+                data["t"] = float(data["t"]) * scale
+            return Event.model_validate(data)
+        if "queue" in data:
+            if "t" in data:
+                data["t"] = float(data["t"]) * scale
+            return QueueSample.model_validate(data)
+    except EventLogError:
+        raise
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        msg = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+        if not loc and ": " in msg:
+            loc, _, msg = msg.partition(": ")
+        if first.get("type") == "extra_forbidden":
+            msg = "unknown field"
+        raise EventLogError(f"{where}.{loc}" if loc else where, msg) from None
+    except (TypeError, ValueError) as err:
+        raise EventLogError(f"{where}.t", f"not a number: {err}") from None
+    raise EventLogError(where, "neither an event (no 'ev' field) nor a queue sample (no 'queue' field)")
+
+
+def _collect(records: Iterable[Event | QueueSample], source: str) -> EventLog:
+    events: list[Event] = []
+    queues: list[QueueSample] = []
+    for rec in records:
+        if isinstance(rec, Event):
+            events.append(rec)
+        else:
+            queues.append(rec)
+    events.sort(key=lambda e: e.t)  # stable: equal times keep file order
+    queues.sort(key=lambda q: q.t)
+    return EventLog(events=events, queues=queues, source=source)
+
+
+# ---- readers --------------------------------------------------------------
+
+
+def _open_text(path: Path) -> str:
+    return read_text(path, lambda reason: EventLogError(str(path), reason))
+
+
+def iter_jsonl(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Event | QueueSample]:
+    """Records of a JSON Lines file (blank lines skipped)."""
+    p = Path(path)
+    for number, line in enumerate(_open_text(p).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise EventLogError(f"{p.name} line {number}", f"not valid JSON: {err.msg}") from None
+        yield record_from_dict(raw, f"{p.name} line {number}", time_unit)
+
+
+def iter_json(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Event | QueueSample]:
+    """Records of a JSON array, or of an object with `events` / `trace` and `queues` arrays."""
+    p = Path(path)
+    try:
+        data = json.loads(_open_text(p))
+    except json.JSONDecodeError as err:
+        raise EventLogError(p.name, f"not valid JSON: {err.msg} at line {err.lineno}") from None
+    if isinstance(data, dict):
+        arrays = [(k, data[k]) for k in ("events", "trace", "queues") if isinstance(data.get(k), list)]
+        if not arrays:
+            raise EventLogError(p.name, "expected a list of records or an object with an 'events' list")
+    elif isinstance(data, list):
+        arrays = [("records", data)]
+    else:
+        raise EventLogError(p.name, f"expected a list of records, got {type(data).__name__}")
+    for key, items in arrays:
+        for i, raw in enumerate(items):
+            yield record_from_dict(raw, f"{p.name} {key}[{i}]", time_unit)
+
+
+def iter_csv(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Event | QueueSample]:
+    """Records of a CSV file with a header naming some of COLUMNS; anchors joined by ';'."""
+    p = Path(path)
+    reader = csv.DictReader(io.StringIO(_open_text(p)))
+    unknown = [c for c in (reader.fieldnames or []) if c not in COLUMNS]
+    if not reader.fieldnames:
+        raise EventLogError(p.name, "is empty (expected a header line)")
+    if unknown:
+        raise EventLogError(f"{p.name} header",
+                            f"unknown column '{unknown[0]}' (expected some of {', '.join(COLUMNS)})")
+    for number, row in enumerate(reader, start=2):
+        yield record_from_dict(dict(row), f"{p.name} line {number}", time_unit)
+
+
+def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Event | QueueSample]:
+    """Records of a Parquet file or folder; needs pyarrow, or else pyspark (a local session)."""
+    p = Path(path)
+    if not p.exists():
+        raise EventLogError(str(p), "no such file")
+    rows: list[dict[str, Any]]
+    try:
+        import pyarrow.parquet as pq
+
+        rows = pq.read_table(str(p)).to_pylist()
+    except ModuleNotFoundError:
+        try:
+            from app.spark.session import local_session
+        except ModuleNotFoundError:
+            raise EventLogError(p.name, "reading Parquet needs pyarrow or pyspark in this Python") from None
+        spark = local_session()
+        rows = [r.asDict() for r in spark.read.parquet(str(p)).collect()]
+    for i, raw in enumerate(rows):
+        yield record_from_dict(raw, f"{p.name} row {i}", time_unit)
+
+
+# Storm's LoggingMetricsConsumer line (after log4j's own prefix):
+#   1432753016    localhost:6703      2:split       __receive      {population=3, capacity=1024, ...}
+_METRIC_LINE = re.compile(
+    r"(?P<ts>\d{9,13})\s+(?P<host>[^\s:]+):(?P<port>\d+)\s+(?P<task>-?\d+):(?P<comp>\S+)\s+(?P<name>\S+)\s+(?P<value>.+?)\s*$"
+)
+_MAP_ENTRY = re.compile(r"([^=,{}\s][^=,{}]*)=([^,{}]*)")
+
+
+def parse_metrics_line(line: str, where: str = "") -> list[MetricSample]:
+    """The data points of one LoggingMetricsConsumer line ([] for other log lines)."""
+    m = _METRIC_LINE.search(line)
+    if not m:
+        return []
+    ts = float(m["ts"])
+    t = ts / 1000.0 if ts > 1e11 else ts  # seconds, or milliseconds in some forks
+    base = dict(t=t, comp=m["comp"], task=max(0, int(m["task"])), worker=f"{m['host']}:{m['port']}", name=m["name"])
+    value = m["value"].strip()
+    out: list[MetricSample] = []
+    if value.startswith("{"):
+        for key, raw in _MAP_ENTRY.findall(value):
+            try:
+                out.append(MetricSample(**base, key=key.strip(), value=float(raw)))
+            except ValueError:
+                continue  # non-numeric entries (e.g. host names) carry no measurement
+    else:
+        with contextlib.suppress(ValueError):  # a non-numeric value carries no measurement
+            out.append(MetricSample(**base, value=float(value)))
+    return out
+
+
+def read_storm_metrics(path: str | os.PathLike[str]) -> EventLog:
+    """A `metrics.log` of Storm's LoggingMetricsConsumer: `__receive` population becomes queue samples."""
+    p = Path(path)
+    metrics: list[MetricSample] = []
+    for number, line in enumerate(_open_text(p).splitlines(), start=1):
+        metrics.extend(parse_metrics_line(line, f"{p.name} line {number}"))
+    if not metrics:
+        raise EventLogError(p.name, "no LoggingMetricsConsumer lines found "
+                                    "(expected 'TIMESTAMP HOST:PORT TASK:COMPONENT METRIC VALUE')")
+    start = min(m.t for m in metrics)
+    metrics = [m.model_copy(update={"t": m.t - start}) for m in metrics]
+    queues = [QueueSample(t=m.t, comp=m.comp, task=m.task, queue=int(m.value))
+              for m in metrics if m.name == "__receive" and m.key == "population"]
+    queues.sort(key=lambda q: q.t)
+    return EventLog(queues=queues, metrics=sorted(metrics, key=lambda m: m.t), source=str(p))
+
+
+def log_format(path: str | os.PathLike[str]) -> str:
+    """'jsonl', 'json', 'csv', 'parquet', 'storm-metrics', 'storm-events' or 'run-dir' from the name (and a peek)."""
+    p = Path(path)
+    name = p.name.lower()
+    if p.is_dir():
+        if name.endswith(".parquet") or any(p.glob("*.parquet")) and not any((p / f).exists() for f in EVENT_FILES):
+            return "parquet"
+        return "run-dir"
+    if name.endswith((".jsonl", ".ndjson")):
+        return "jsonl"
+    if name.endswith(".json"):
+        return "json"
+    if name.endswith(".csv"):
+        return "csv"
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith(".log") and "metrics" not in name:
+        from app.measure.storm_events import FORMAT, looks_like_events_log
+
+        if looks_like_events_log(p):
+            return FORMAT  # Storm's event inspector (events.log)
+    if name.endswith((".log", ".txt")) or "metrics" in name:
+        return "storm-metrics"
+    raise EventLogError(p.name,
+                        "unknown log format (use .jsonl, .json, .csv, .parquet, a Storm metrics .log, or a run folder)")
+
+
+def find_run_files(folder: str | os.PathLike[str]) -> tuple[Path, Path | None]:
+    """The events file and the queue-sample file (if any) of a run folder."""
+    d = Path(folder)
+    events = next((d / f for f in EVENT_FILES if (d / f).exists()), None)
+    if events is None:
+        raise EventLogError(str(d), f"no event log in this folder (expected one of {', '.join(EVENT_FILES)})")
+    queues = next((d / f for f in QUEUE_FILES if (d / f).exists()), None)
+    return events, queues
+
+
+_ITERS = {"jsonl": iter_jsonl, "json": iter_json, "csv": iter_csv, "parquet": iter_parquet}
+
+
+def read_log(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> EventLog:
+    """Read any supported log (file or run folder) into an :class:`EventLog`."""
+    p = Path(path)
+    if not p.exists():
+        raise EventLogError(str(p), "no such file or folder")
+    fmt = log_format(p)
+    if fmt == "storm-metrics":
+        return read_storm_metrics(p)
+    if fmt == "storm-events":
+        from app.measure.storm_events import read_storm_events
+
+        return read_storm_events(p)
+    if fmt == "run-dir":
+        events, queues = find_run_files(p)
+        records = list(_ITERS[log_format(events)](events, time_unit))
+        if queues is not None:
+            records += list(_ITERS[log_format(queues)](queues, time_unit))
+        return _collect(records, str(p))
+    return _collect(_ITERS[fmt](p, time_unit), str(p))
+
+
+# ---- writers --------------------------------------------------------------
+
+
+def event_row(e: Event | QueueSample) -> dict[str, Any]:
+    """The flat row of a record (all COLUMNS; missing values None)."""
+    row = dict.fromkeys(COLUMNS)
+    row.update(e.model_dump(exclude_none=True))
+    return row
+
+
+def _jsonl_bytes(records: Iterable[Event | QueueSample]) -> bytes:
+    return "".join(json.dumps(r.model_dump(exclude_none=True), separators=(",", ":")) + "\n" for r in records).encode()
+
+
+def _csv_bytes(records: Iterable[Event | QueueSample]) -> bytes:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    for r in records:
+        row = event_row(r)
+        if row["anchors"] is not None:
+            row["anchors"] = ANCHOR_SEP.join(row["anchors"])
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return buf.getvalue().encode()
+
+
+def flat_rows(records: Iterable[Event | QueueSample]) -> list[tuple[Any, ...]]:
+    """Events and queue samples as rows of FLAT_DDL."""
+    rows: list[tuple[Any, ...]] = []
+    for r in records:
+        if isinstance(r, Event):
+            rows.append((r.t, r.ev, r.comp, r.task, r.tuple, r.msg, r.anchors, r.reason, None))
+        else:
+            rows.append((r.t, None, r.comp, r.task, None, None, None, None, r.queue))
+    return rows
+
+
+def write_records(path: str | os.PathLike[str], records: Iterable[Event | QueueSample]) -> Path:
+    """Write records as JSON Lines, CSV or Parquet, chosen by the file name; atomic for text files."""
+    from app.core.fileio import write_atomic
+
+    p = Path(path)
+    fmt = log_format(p) if not p.is_dir() else "parquet"
+    items = list(records)
+    if fmt == "jsonl":
+        write_atomic(p, _jsonl_bytes(items))
+    elif fmt == "csv":
+        write_atomic(p, _csv_bytes(items))
+    elif fmt == "parquet":
+        from app.spark.session import local_session
+
+        frame = local_session().createDataFrame(flat_rows(items), FLAT_DDL)
+        frame.coalesce(1).write.mode("overwrite").parquet(str(p))
+    else:
+        raise EventLogError(p.name, "write logs as .jsonl, .csv or .parquet")
+    return p
+
+
+def write_log(folder: str | os.PathLike[str], log: EventLog, fmt: str = "jsonl") -> tuple[Path, Path]:
+    """Write a log as a run folder: `events.<fmt>` and `queues.<fmt>`."""
+    d = Path(folder)
+    d.mkdir(parents=True, exist_ok=True)
+    return write_records(d / f"events.{fmt}", log.events), write_records(d / f"queues.{fmt}", log.queues)

@@ -1,0 +1,125 @@
+"""Model versus measurement per bolt, and calibration of the topology with measured values (no Spark).
+
+The model side is the rate check (`app.core.rates.rate_check`): its status and nominal
+growth for the annotated topology, and its nominal growth once the *measured* spout
+rates, α and σ are put in (`calibrated`), which is what the run's queue slope should
+match.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from app.core.rates import rate_check
+from app.core.topology import Topology
+from app.measure.analysis import Analysis
+
+
+class ParameterRow(BaseModel):
+    """One annotated parameter beside its measured value."""
+
+    component: str
+    parameter: str
+    annotated: float
+    measured: float | None
+
+    @property
+    def relative_error(self) -> float | None:
+        if self.measured is None or self.annotated == 0:
+            return None
+        return (self.measured - self.annotated) / self.annotated
+
+
+class BoltComparison(BaseModel):
+    """Predicted and measured queue behaviour of one bolt."""
+
+    bolt: str
+    model_status: str
+    model_growth: float
+    predicted_growth: float | None
+    predicted_status: str | None
+    measured_slope: float | None
+    measured_ci: tuple[float, float] | None
+    measured_verdict: str | None
+    agrees: bool | None
+
+    @property
+    def slope_error(self) -> float | None:
+        """(measured − predicted) / predicted, when growth is predicted."""
+        if self.measured_slope is None or not self.predicted_growth:
+            return None
+        return (self.measured_slope - self.predicted_growth) / self.predicted_growth
+
+
+class Comparison(BaseModel):
+    bolts: list[BoltComparison]
+    parameters: list[ParameterRow]
+    calibrated: Topology
+
+
+def calibrate(topo: Topology, analysis: Analysis) -> Topology:
+    """The topology with measured spout rates and bursts, bolt α and σ; parameters not measured stay."""
+    spouts = []
+    for s in topo.spouts:
+        m = analysis.components.get(s.name)
+        update: dict = {}
+        if m is not None and m.rate_out > 0:
+            update["rate"] = round(m.rate_out, 6)
+        if m is not None and m.burst_max:
+            update["burst"] = int(m.burst_max)
+        update["unannotated"] = [f for f in s.unannotated if f not in update]  # measured now
+        spouts.append(s.model_copy(update=update))
+    bolts = []
+    for b in topo.bolts:
+        m = analysis.components.get(b.name)
+        update = {}
+        if m is not None and m.alpha_mean:
+            update["alpha"] = round(m.alpha_mean, 6)
+        if m is not None and m.sigma is not None:
+            update["sigma"] = round(m.sigma, 6)
+        update["unannotated"] = [f for f in b.unannotated if f not in update]
+        bolts.append(b.model_copy(update=update))
+    return topo.model_copy(update={"spouts": spouts, "bolts": bolts})
+
+
+def parameter_rows(topo: Topology, analysis: Analysis) -> list[ParameterRow]:
+    """Annotated versus measured rate, burst, α and σ."""
+    rows: list[ParameterRow] = []
+    for s in topo.spouts:
+        m = analysis.components.get(s.name)
+        rows.append(ParameterRow(component=s.name, parameter="rate", annotated=s.rate,
+                                 measured=m.rate_out if m else None))
+        rows.append(ParameterRow(component=s.name, parameter="burst", annotated=s.burst,
+                                 measured=float(m.burst_max) if m and m.burst_max else None))
+    for b in topo.bolts:
+        m = analysis.components.get(b.name)
+        rows.append(ParameterRow(component=b.name, parameter="alpha", annotated=b.alpha,
+                                 measured=m.alpha_mean if m else None))
+        rows.append(ParameterRow(component=b.name, parameter="sigma", annotated=b.sigma,
+                                 measured=m.sigma if m else None))
+    return rows
+
+
+def compare(topo: Topology, analysis: Analysis) -> Comparison:
+    """Per bolt: the model's status and growth, the growth predicted at measured rates, the measured slope."""
+    model = rate_check(topo)
+    calibrated = calibrate(topo, analysis)
+    try:
+        predicted = rate_check(calibrated)
+    except Exception:  # noqa: BLE001 - a degenerate measurement must not hide the rest of the report
+        predicted = None
+    bolts = []
+    for b in topo.bolts:
+        m = analysis.components.get(b.name)
+        trend = m.queue if m else None
+        p = predicted.bolts.get(b.name) if predicted else None
+        agrees = None
+        if trend is not None and p is not None and trend.verdict != "uncertain":
+            agrees = (trend.verdict == "grows") == (p.growth_nominal > analysis.growth_floor)
+        bolts.append(BoltComparison(
+            bolt=b.name, model_status=model.bolts[b.name].status, model_growth=model.bolts[b.name].growth_nominal,
+            predicted_growth=p.growth_nominal if p else None, predicted_status=p.status if p else None,
+            measured_slope=trend.slope if trend else None,
+            measured_ci=(trend.ci_low, trend.ci_high) if trend else None,
+            measured_verdict=trend.verdict if trend else None, agrees=agrees))
+    return Comparison(bolts=bolts, parameters=parameter_rows(topo, analysis), calibrated=calibrated)

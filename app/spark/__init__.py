@@ -1,0 +1,2 @@
+"""Everything that talks to Spark: session, host process and client, the run job and its task side,
+the Connect server, frames (event logs as DataFrames), and the Spark twin of the DiffStream matcher."""

@@ -1,0 +1,133 @@
+"""Event logs as Spark DataFrames: the loaders the analysis and reliability jobs share.
+
+Large logs are read by Spark itself (JSON Lines, CSV, Parquet) with the fixed schema of
+:mod:`app.measure.eventlog`; small ones (a JSON array, Storm metrics lines) go through the
+Python readers, and so does every log sent to a Spark Connect server on another machine
+(which cannot open this machine's files). Events and queue samples come back as two DataFrames.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from app.measure.eventlog import (
+    ANCHOR_SEP,
+    EVENT_KINDS,
+    FLAT_DDL,
+    QUEUE_DDL,
+    Event,
+    EventLog,
+    EventLogError,
+    QueueSample,
+    TimeUnit,
+    find_run_files,
+    flat_rows,
+    log_format,
+    read_log,
+)
+
+
+def records_to_frame(spark, records: Iterable[Event | QueueSample]):
+    """One flat DataFrame (FLAT_DDL) holding events and queue samples."""
+    return spark.createDataFrame(flat_rows(records), FLAT_DDL)
+
+
+def log_to_frames(spark, log: EventLog):
+    """(events, queues) DataFrames of an in-memory log."""
+
+    flat = records_to_frame(spark, [*log.events, *log.queues])
+    return _split(flat)
+
+
+def _split(flat):
+    from pyspark.sql import functions as F
+
+    events = flat.where(F.col("ev").isNotNull()).select("t", "ev", "comp", "task", "tuple", "msg", "anchors", "reason")
+    queues = flat.where(F.col("ev").isNull() & F.col("queue").isNotNull()).select("t", "comp", "task", "queue")
+    return events, queues
+
+
+def _read_flat(spark, path: Path, fmt: str):
+    from pyspark.sql import functions as F
+
+    if fmt == "jsonl":
+        return spark.read.schema(FLAT_DDL).option("mode", "FAILFAST").json(str(path))
+    if fmt == "csv":
+        ddl = FLAT_DDL.replace("anchors ARRAY<STRING>", "anchors STRING")
+        df = spark.read.schema(ddl).option("header", "true").option("mode", "FAILFAST").csv(str(path))
+        return df.withColumn(
+            "anchors",
+            F.when(F.col("ev") == "bolt_emit",
+                   F.filter(F.split(F.coalesce(F.col("anchors"), F.lit("")), ANCHOR_SEP), lambda a: a != "")))
+    if fmt == "parquet":
+        df = spark.read.parquet(str(path))
+        for name, kind in (c.split(" ", 1) for c in FLAT_DDL.split(", ")):
+            if name not in df.columns:
+                df = df.withColumn(name, F.lit(None).cast(kind))
+            else:
+                df = df.withColumn(name, F.col(name).cast(kind))
+        return df.select(*(c.split(" ", 1)[0] for c in FLAT_DDL.split(", ")))
+    raise EventLogError(path.name, f"Spark cannot read {fmt} logs directly")
+
+
+def _server_sees_files(spark) -> bool:
+    """Whether Spark reads paths on this machine: a classic session, or a Spark Connect server on
+    this host. A remote Connect server gets the records uploaded instead (read here, sent as Arrow)."""
+    from app.spark.session import connect_address, is_connect, is_local_host, master_of
+
+    if not is_connect(spark):
+        return True
+    master = master_of(spark)
+    return not master.startswith("sc://") or is_local_host(connect_address(master)[0])
+
+
+def _check(events, where: str) -> None:
+    """Fail with one line when an event kind is unknown or a needed field is empty."""
+    from pyspark.sql import functions as F
+
+    bad = events.where(
+        ~F.col("ev").isin(*EVENT_KINDS)
+        | F.col("t").isNull() | F.col("comp").isNull()
+        | (F.col("ev").isin("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail") & F.col("tuple").isNull())
+        | (F.col("ev").isin("spout_emit", "spout_ack", "spout_fail") & F.col("msg").isNull())
+    ).limit(1).collect()
+    if bad:
+        row = bad[0].asDict()
+        if row["ev"] not in EVENT_KINDS:
+            raise EventLogError(f"{where}.ev", f"unknown event '{row['ev']}' at t={row['t']}")
+        missing = next(k for k in ("t", "comp", "tuple", "msg") if row.get(k) is None)
+        raise EventLogError(f"{where}.{missing}", f"a {row['ev']} event at t={row['t']} has no {missing}")
+
+
+def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", check: bool = True):
+    """(events, queues) DataFrames of a log file or run folder, times in seconds."""
+    from pyspark.sql import functions as F
+
+    p = Path(path).resolve()  # Spark (or a Spark Connect server) has a working folder of its own
+    if not p.exists():
+        raise EventLogError(str(p), "no such file or folder")
+    fmt = log_format(p)
+    if fmt in ("json", "storm-metrics", "storm-events") or not _server_sees_files(spark):
+        return log_to_frames(spark, read_log(p, time_unit))
+    if fmt == "run-dir":
+        events_path, queues_path = find_run_files(p)
+        events, _ = _split(_read_flat(spark, events_path, log_format(events_path)))
+        if queues_path is not None:
+            _, queues = _split(_read_flat(spark, queues_path, log_format(queues_path)))
+        else:
+            queues = spark.createDataFrame([], QUEUE_DDL)
+    else:
+        events, queues = _split(_read_flat(spark, p, fmt))
+    if time_unit == "ms":
+        events = events.withColumn("t", F.col("t") / 1000.0)
+        queues = queues.withColumn("t", F.col("t") / 1000.0)
+    if check:
+        try:
+            _check(events, p.name)
+        except EventLogError:
+            raise
+        except Exception as err:  # FAILFAST parse errors: keep the first line of Spark's message
+            raise EventLogError(p.name, f"cannot be read: {str(err).strip().splitlines()[0][:200]}") from None
+    return events, queues

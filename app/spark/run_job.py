@@ -1,0 +1,189 @@
+"""Running a topology on Spark with a synthetic workload: the run job (the driver side).
+
+How the topology maps onto Spark (docs/spark-runs.md has the full story): one Spark job
+(`mapInArrow` in *barrier* mode, so classic sessions and Spark Connect run it alike)
+with W tasks that all start together, like the W worker processes of a Storm topology.
+Every spout and bolt is a thread ("executor") inside one of these tasks, placed round-robin.
+Each bolt owns a real receive queue (`queue.Queue`); a tuple for a bolt in the same task is
+put on its queue directly, a tuple for a bolt in another
+task travels over a TCP connection between the tasks (addresses exchanged with
+`BarrierTaskContext.allGather`). Everything happens in wall-clock time: spouts sleep
+between bursts, bolts sleep α·(1 ± τ) per batch. Each task records its events and queue
+samples and returns them as the job's result; the driver writes the run folder.
+
+The workload follows the model (docs/timed-counter-network.md, section 2): a spout
+emits a burst of n ∈ [1, burst] tuples, then waits n/rate ± τ/rate; a bolt takes up to
+`parallelism` waiting tuples at once (within max_idle_time: at once here), works
+α·U(1−τ, 1+τ) seconds, then emits ⌊σ·buffer⌋ tuples (the model's buffer rule) to every
+subscriber and acks its batch. Storm's acker tracks every tuple tree (XOR of edge ids),
+so spouts see `spout_ack` when a tree completes and `spout_fail` (reason `TIMEOUT`) when
+it takes longer than the message timeout; with `acking=False` a spout acks at emit, as
+Storm does without ackers. The task side lives in :mod:`app.spark.tasks` (standard
+library only, shipped to Spark's Python workers); this module is the driver.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from app.core.topology import Topology
+
+
+class RunSpec(BaseModel):
+    """Everything a run needs (the driver turns it into the plain plan the Spark tasks run)."""
+
+    topology: Topology
+    duration_s: float = Field(gt=0)
+    seed: int = 1
+    sample_interval_s: float = Field(default=0.25, gt=0)
+    workers: int | None = Field(default=None, ge=1,
+                                description="Spark tasks hosting the components; None = as many as fit")
+    acking: bool = Field(default=True,
+                         description="track tuple trees as Storm's acker does (topology.acker.executors >= 1)")
+    message_timeout_s: float = Field(default=30.0, gt=0, description="topology.message.timeout.secs")
+    max_spout_pending: int | None = Field(default=None, ge=1, description="topology.max.spout.pending per spout task")
+
+
+class RunResult(BaseModel):
+    """What a finished run wrote, and how it was placed on Spark."""
+
+    out_dir: str
+    events: int
+    queue_samples: int
+    duration_s: float
+    workers: int
+    placement: dict[str, int]
+    master: str
+    wall_s: float
+
+
+class RunCancelled(RuntimeError):
+    """The run was cancelled before it finished; nothing was written."""
+
+
+def placement(topo: Topology, workers: int) -> dict[str, int]:
+    """Component name -> worker index, round-robin over spouts then bolts."""
+    return {c.name: i % workers for i, c in enumerate(topo.components)}
+
+
+# ---- the driver ------------------------------------------------------------
+
+
+def plan_of(spec: RunSpec, workers: int) -> dict[str, Any]:
+    """The plain-data plan the Spark tasks run (app.spark.tasks needs no pydantic)."""
+    topo = spec.topology
+    names = {c.id: c.name for c in topo.components}
+    subscribers: dict[str, list[str]] = {c.name: [] for c in topo.components}
+    for s in topo.subscriptions:
+        subscribers[names[s.source]].append(names[s.target])
+    components = []
+    for c in topo.components:
+        if c.kind == "spout":
+            components.append({"name": c.name, "kind": "spout", "rate": float(c.rate), "burst": int(c.burst)})
+        else:
+            components.append({"name": c.name, "kind": "bolt", "alpha": float(c.alpha), "sigma": float(c.sigma),
+                               "parallelism": int(c.parallelism)})
+    return {"duration": spec.duration_s, "seed": spec.seed, "sample": spec.sample_interval_s,
+            "tolerance": float(topo.settings.tolerance), "init_queues": int(topo.settings.init_queues),
+            "emission": topo.settings.emission,
+            "acking": spec.acking, "message_timeout": spec.message_timeout_s,
+            "max_spout_pending": spec.max_spout_pending, "components": components, "subscribers": subscribers,
+            "where": placement(topo, workers), "workers": workers}
+
+
+def _explain(err: BaseException, workers: int) -> BaseException:
+    """Spark's refusals that the user's setup causes, as SparkUnavailable with one line saying
+    what to change; other errors unchanged."""
+    from app.spark.session import PYSPARK_REQUIREMENT, SparkUnavailable
+
+    text = str(err)
+    if "BARRIER_" in text or "more slots than the total number" in text or "barrier stage that requires" in text:
+        return SparkUnavailable(f"Spark cannot start {workers} tasks at once (barrier mode); "
+                                f"pass --workers with at most the cluster's free task slots")
+    if "No module named 'pyarrow'" in text:
+        return SparkUnavailable("Spark's Python workers have no pyarrow (the run's tasks return Arrow batches): "
+                                f"install '{PYSPARK_REQUIREMENT}' in the Python they use "
+                                "(PYSPARK_PYTHON of the cluster or Spark Connect server)")
+    return err
+
+
+def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str = "jsonl",
+                 progress: Callable[[float, str], None] | None = None,
+                 cancel: threading.Event | None = None) -> RunResult:
+    """Run the topology as one barrier job, then write events, queues, topology and run.json to `out_dir`.
+
+    The job is `spark.range(W).mapInArrow(task, barrier=True)`: DataFrame operations only,
+    so the same code runs on a classic session and over Spark Connect. Cancel interrupts
+    the job through its tag.
+    """
+    from app.core.fileio import write_atomic
+    from app.measure.eventlog import FLAT_DDL, Event, QueueSample, write_records
+    from app.spark.session import master_of, task_slots
+    from app.spark.tasks import task_function
+
+    slots = task_slots(spark)
+    n_components = len(spec.topology.components)
+    workers = min(spec.workers or slots, slots, n_components)
+    plan = plan_of(spec, workers)
+    job = task_function(json.dumps(plan))
+    tag = f"stormbound-run-{uuid.uuid4().hex[:8]}"
+    outcome: dict[str, Any] = {}
+
+    def submit() -> None:
+        spark.addTag(tag)  # tags belong to the thread that starts the job
+        try:
+            frame = spark.range(0, workers, 1, workers).mapInArrow(job, FLAT_DDL, barrier=True)
+            outcome["table"] = frame.toArrow()
+        except BaseException as err:  # noqa: BLE001 - reported to the caller below
+            outcome["error"] = err
+        finally:
+            spark.removeTag(tag)
+
+    began = time.time()
+    runner = threading.Thread(target=submit, name="spark-run", daemon=True)
+    runner.start()
+    while runner.is_alive():
+        runner.join(0.25)
+        if cancel is not None and cancel.is_set():
+            spark.interruptTag(tag)
+            runner.join(30)
+            raise RunCancelled("run cancelled")
+        if progress is not None:
+            elapsed = time.time() - began
+            progress(min(0.99, elapsed / (spec.duration_s + 3.0)), f"running {elapsed:.0f}/{spec.duration_s:g} s")
+    if "error" in outcome:
+        if cancel is not None and cancel.is_set():
+            raise RunCancelled("run cancelled")
+        raise _explain(outcome["error"], workers)
+    rows = outcome["table"].to_pylist()
+    events = [Event(t=r["t"], ev=r["ev"], comp=r["comp"], task=r["task"], tuple=r["tuple"], msg=r["msg"],
+                    anchors=r["anchors"], reason=r["reason"]) for r in rows if r["ev"] is not None]
+    samples = [QueueSample(t=r["t"], comp=r["comp"], task=r["task"], queue=r["queue"]) for r in rows if r["ev"] is None]
+    events.sort(key=lambda e: e.t)
+    samples.sort(key=lambda q: q.t)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_records(out / f"events.{fmt}", events)
+    write_records(out / f"queues.{fmt}", samples)
+    write_atomic(out / "topology.storm.json", spec.topology.to_json_bytes())
+    result = RunResult(out_dir=str(out), events=len(events), queue_samples=len(samples), duration_s=spec.duration_s,
+                       workers=workers, placement=plan["where"], master=master_of(spark), wall_s=time.time() - began)
+    reliability: dict[str, Any] = {"topology.acker.executors": 1 if spec.acking else 0,
+                                   "topology.message.timeout.secs": spec.message_timeout_s}
+    if spec.max_spout_pending is not None:
+        reliability["topology.max.spout.pending"] = spec.max_spout_pending
+    meta = {"format": "stormbound-run/1", "spec": json.loads(spec.model_dump_json(exclude={"topology"})),
+            "result": result.model_dump(), "reliability": reliability}
+    write_atomic(out / "run.json", (json.dumps(meta, indent=2) + "\n").encode())
+    if progress is not None:
+        progress(1.0, f"wrote {len(events)} events to {out}")
+    return result

@@ -1,0 +1,322 @@
+"""What runs inside each Spark task of a measured run (standard library only).
+
+Spark ships this module to its Python workers (with Spark Connect as a session
+artifact), so it imports nothing outside the standard library at module level: no
+pydantic, no app.core. The driver (:mod:`app.spark.run_job`) turns the topology into a
+plain *plan* dictionary; :func:`task_function` returns the function each barrier task
+runs (through `DataFrame.mapInArrow(..., barrier=True)`), which yields Arrow record
+batches of the flat event-log rows (`app.measure.eventlog.COLUMNS`).
+
+A task is one Storm-like worker process: it hosts some spouts and bolts as threads,
+owns their receive queues, and talks to the other tasks over TCP. With acking on (the
+default, as Storm's `topology.acker.executors` >= 1) it also plays Storm's acker for the
+spouts it hosts: every delivery of a tuple gets a random 64-bit edge id, the emitter
+XORs the ids of what it sends into the root's value and the taker XORs its own edge id
+back when it acks, in one message per ack as Storm does; the root is acked when its
+value is zero (order-independent, so messages may arrive in any order), and fails with
+reason `TIMEOUT` when it stays pending longer than the message timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import queue
+import random
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from typing import Any
+
+# (t, ev, comp, task, tuple, msg, anchors, reason, queue): the order of eventlog.COLUMNS
+Row = tuple
+# A queued tuple: (tuple id, spout of its root, root message id, edge id); init tuples have no root.
+Delivery = tuple
+
+
+def emit_tuples(sigma: Fraction, carry: Fraction, batch: int, rounded: bool) -> tuple[int, Fraction]:
+    """The model's EMIT (docs/model.md section 2.3) in exact fractions: (tuples out, carry kept);
+    `rounded` is the "dvert" rule (carry rounded up), else "exact". Restated here because this
+    module imports only the standard library; tests compare it with app.core.emission."""
+    total = carry + batch
+    out = math.floor(sigma * total)
+    rest = total - out / sigma
+    return out, (Fraction(math.ceil(rest)) if rounded else rest)
+
+
+class StormWorker:
+    """One Storm worker process of the run, inside one Spark task: components as threads, their queues, the acker."""
+
+    def __init__(self, plan: dict[str, Any], index: int, start: float):
+        self.plan = plan
+        self.index = index
+        self.start = start
+        self.deadline = float(plan["duration"])
+        self.where: dict[str, int] = plan["where"]
+        self.components = {c["name"]: c for c in plan["components"]}
+        self.subscribers: dict[str, list[str]] = plan["subscribers"]
+        self.task = {c["name"]: i + 1 for i, c in enumerate(plan["components"])}
+        self.acking = bool(plan.get("acking", True))
+        self.timeout = float(plan.get("message_timeout", 30.0))
+        self.max_pending = plan.get("max_spout_pending")
+        self.rows: list[Row] = []
+        self.queues: dict[str, queue.Queue[Delivery]] = {
+            c["name"]: queue.Queue() for c in plan["components"]
+            if c["kind"] == "bolt" and self.where[c["name"]] == index}
+        self.links: dict[int, tuple[socket.socket, threading.Lock]] = {}
+        self.pending: dict[str, list[Any]] = {}  # root -> [xor value, spout, emitted at]
+        self.pending_lock = threading.Lock()
+        self.edges = random.Random(f"{plan['seed']}/edges/{index}")
+
+    # -- time and records
+    def now(self) -> float:
+        return time.time() - self.start
+
+    def sleep_until(self, t: float) -> None:
+        delay = t - self.now()
+        if delay > 0:
+            time.sleep(delay)
+
+    def record(self, ev: str, comp: str, tuple_id: str | None = None, msg: str | None = None,
+               anchors: list[str] | None = None, reason: str | None = None) -> None:
+        self.rows.append((self.now(), ev, comp, self.task[comp], tuple_id, msg, anchors, reason, None))
+
+    # -- moving tuples and acker messages
+    def _send(self, owner: int, line: str) -> None:
+        sock, lock = self.links[owner]
+        with lock:
+            sock.sendall(line.encode())
+
+    def route(self, comp: str, tuple_id: str, spout: str | None, root: str | None) -> int:
+        """Deliver a tuple to every subscriber of `comp`; returns the XOR of the deliveries' edge ids."""
+        xor = 0
+        for target in self.subscribers.get(comp, []):
+            edge = self.edges.getrandbits(64) | 1 if root is not None else 0
+            xor ^= edge
+            owner = self.where[target]
+            if owner == self.index:
+                self.queues[target].put((tuple_id, spout, root, edge))
+            else:
+                self._send(owner, f"T\t{target}\t{tuple_id}\t{spout or ''}\t{root or ''}\t{edge}\n")
+        return xor
+
+    def ack_update(self, spout: str, root: str, value: int) -> None:
+        """XOR `value` into the root's acker entry, wherever the spout's worker is."""
+        owner = self.where[spout]
+        if owner != self.index:
+            self._send(owner, f"A\t{spout}\t{root}\t{value}\n")
+            return
+        with self.pending_lock:
+            entry = self.pending.get(root)
+            if entry is None:  # already failed by timeout: Storm drops late acks too
+                return
+            entry[0] ^= value
+            if entry[0] == 0:
+                del self.pending[root]
+                self.record("spout_ack", spout, msg=root)
+
+    def receive(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("r", encoding="utf-8") as lines:
+            for line in lines:
+                parts = line.rstrip("\n").split("\t")
+                if parts[0] == "T":
+                    _, target, tuple_id, spout, root, edge = parts
+                    self.queues[target].put((tuple_id, spout or None, root or None, int(edge)))
+                elif parts[0] == "A":
+                    _, spout, root, value = parts
+                    self.ack_update(spout, root, int(value))
+
+    # -- components
+    def _pending_of(self, spout: str) -> int:
+        with self.pending_lock:
+            return sum(1 for entry in self.pending.values() if entry[1] == spout)
+
+    def spout(self, name: str) -> None:
+        s = self.components[name]
+        rng = random.Random(f"{self.plan['seed']}/{name}")
+        tau = float(self.plan["tolerance"])
+        period = 1.0 / float(s["rate"])
+        next_t, count = 0.0, 0
+        while next_t < self.deadline:
+            self.sleep_until(next_t)
+            n = rng.randint(1, int(s["burst"]))
+            for _ in range(n):
+                if self.acking and self.max_pending:
+                    while self._pending_of(name) >= self.max_pending and self.now() < self.deadline:
+                        time.sleep(0.002)
+                    if self.now() >= self.deadline:
+                        return
+                count += 1
+                tuple_id = f"{name}-{count}"
+                self.record("spout_emit", name, tuple_id, msg=tuple_id)
+                if not self.acking:
+                    self.route(name, tuple_id, None, None)
+                    self.record("spout_ack", name, msg=tuple_id)  # no ackers: Storm acks at emit
+                    continue
+                with self.pending_lock:  # registered before any delivery can be acked
+                    self.pending[tuple_id] = [0, name, self.now()]
+                # XOR is order-free: acks of the deliveries may come in before this update
+                edges = self.route(name, tuple_id, name, tuple_id)
+                if edges == 0:  # nobody subscribes: the tree is complete at once
+                    with self.pending_lock:
+                        del self.pending[tuple_id]
+                    self.record("spout_ack", name, msg=tuple_id)
+                else:
+                    self.ack_update(name, tuple_id, edges)
+            next_t += n * period + rng.uniform(-tau, tau) * period
+
+    def bolt(self, name: str) -> None:
+        b = self.components[name]
+        rng = random.Random(f"{self.plan['seed']}/{name}")
+        tau = float(self.plan["tolerance"])
+        alpha, sigma, parallelism = float(b["alpha"]), float(b["sigma"]), int(b["parallelism"])
+        inbox = self.queues[name]
+        exact_sigma = Fraction(str(b["sigma"]))
+        rounded = self.plan.get("emission", "exact") == "dvert"
+        buffer, count = Fraction(0), 0
+        while True:
+            try:
+                first = inbox.get(timeout=0.05)
+            except queue.Empty:
+                if self.now() >= self.deadline:
+                    return
+                continue
+            if self.now() >= self.deadline:
+                return
+            batch = [first]
+            while len(batch) < parallelism:
+                try:
+                    batch.append(inbox.get_nowait())
+                except queue.Empty:
+                    break
+            taken = self.now()
+            for delivery in batch:
+                self.record("take", name, delivery[0])
+            self.sleep_until(taken + alpha * rng.uniform(1 - tau, 1 + tau))
+            children = [0] * len(batch)  # XOR of the edge ids anchored to each tuple of the batch
+            if sigma > 0:
+                out, buffer = emit_tuples(exact_sigma, buffer, len(batch), rounded)
+                for k in range(out):
+                    count += 1
+                    tuple_id = f"{name}-{count}"
+                    anchor = batch[k % len(batch)]
+                    self.record("bolt_emit", name, tuple_id, anchors=[anchor[0]])
+                    children[k % len(batch)] ^= self.route(name, tuple_id, anchor[1], anchor[2])
+            for delivery, child_xor in zip(batch, children, strict=True):
+                self.record("bolt_ack", name, delivery[0])
+                if self.acking and delivery[2] is not None:
+                    self.ack_update(delivery[1], delivery[2], delivery[3] ^ child_xor)
+
+    def sampler(self) -> None:
+        t = 0.0
+        while t <= self.deadline:
+            self.sleep_until(t)
+            stamp = self.now()
+            for name, inbox in self.queues.items():
+                self.rows.append((stamp, None, name, self.task[name], None, None, None, None, inbox.qsize()))
+            if self.acking:
+                self.fail_expired()
+            t += float(self.plan["sample"])
+
+    def fail_expired(self) -> None:
+        """Fail the roots pending longer than the message timeout, as Storm's acker does."""
+        limit = self.now() - self.timeout
+        with self.pending_lock:
+            expired = [root for root, entry in self.pending.items() if entry[2] <= limit]
+            for root in expired:
+                spout = self.pending.pop(root)[1]
+                self.record("spout_fail", spout, msg=root, reason="TIMEOUT")
+
+    def run(self) -> list[Row]:
+        init = int(self.plan["init_queues"])
+        for name, inbox in self.queues.items():
+            for i in range(init):
+                inbox.put((f"{name}-init-{i + 1}", None, None, 0))
+        mine = [c for c in self.plan["components"] if self.where[c["name"]] == self.index]
+        threads = [threading.Thread(target=self.spout if c["kind"] == "spout" else self.bolt, args=(c["name"],),
+                                    name=f"{c['kind']}-{c['name']}", daemon=True) for c in mine]
+        threads.append(threading.Thread(target=self.sampler, name="queue-sampler", daemon=True))
+        self.sleep_until(0.0)
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        return self.rows
+
+
+def arrow_batches(rows: list[Row], size: int = 65536) -> Iterator[Any]:
+    """The rows as Arrow record batches: the Arrow form of app.measure.eventlog.FLAT_DDL (the job's schema)."""
+    import pyarrow as pa
+
+    schema = pa.schema([("t", pa.float64()), ("ev", pa.string()), ("comp", pa.string()), ("task", pa.int64()),
+                        ("tuple", pa.string()), ("msg", pa.string()), ("anchors", pa.list_(pa.string())),
+                        ("reason", pa.string()), ("queue", pa.int64())])
+    for lo in range(0, max(len(rows), 1), size):
+        chunk = rows[lo:lo + size]
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([r[i] for r in chunk], type=field.type) for i, field in enumerate(schema)], schema=schema)
+
+
+def task_function(plan_json: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The function every barrier task runs: connect to the other tasks, run the hosted components."""
+
+    def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
+        from pyspark import BarrierTaskContext
+
+        for _ in batches:  # one input row per task; its value is the partition id anyway
+            pass
+        ctx = BarrierTaskContext.get()
+        index = ctx.partitionId()
+        plan = json.loads(plan_json)
+        workers = int(plan["workers"])
+        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        host = "127.0.0.1" if workers == 1 else own_address()
+        server.bind((host, 0))
+        server.listen(workers)
+        addresses = ctx.allGather(json.dumps([host, server.getsockname()[1], time.time()]))
+        peers = [json.loads(a) for a in addresses]
+        start = max(p[2] for p in peers) + 1.0  # a shared start, a second after the last task is ready
+        worker = StormWorker(plan, index, start)
+        accepted: list[socket.socket] = []
+
+        def accept_all() -> None:
+            for _ in range(workers - 1):
+                conn, _addr = server.accept()
+                accepted.append(conn)
+
+        acceptor = threading.Thread(target=accept_all, daemon=True)
+        acceptor.start()
+        for other, (peer_host, peer_port, _) in enumerate(peers):
+            if other != index:
+                sock = socket.create_connection((peer_host, peer_port), timeout=30)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                worker.links[other] = (sock, threading.Lock())
+        acceptor.join(60)
+        receivers = [threading.Thread(target=worker.receive, args=(c,), daemon=True) for c in accepted]
+        for r in receivers:
+            r.start()
+        rows = worker.run()
+        ctx.barrier()  # every task has stopped sending
+        for sock, _lock in worker.links.values():
+            sock.shutdown(socket.SHUT_WR)
+        for r in receivers:
+            r.join(10)
+        server.close()
+        for sock, _lock in worker.links.values():
+            sock.close()
+        yield from arrow_batches(rows)
+
+    return run_partition
+
+
+def own_address() -> str:
+    """This machine's address as other machines see it (falls back to loopback)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("10.255.255.255", 1))
+            return probe.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"

@@ -1,0 +1,87 @@
+"""Real Spark runs: a short run of a tiny topology, and the 60-second simple-DIA-cfg-1 pair.
+
+The pair (annotated parallelism, where B2 falls behind, and the rate check's suggested
+parallelism) runs as two concurrent Spark jobs of one task each in the shared local[2]
+session, so both fit in one minute of wall-clock time.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from app.cli.run import apply_parallelism
+from app.core.formats import load_topology
+from app.core.rates import rate_check
+from app.measure.analysis import analyze
+from app.measure.eventlog import read_log
+from app.measure.model_vs_measured import calibrate, compare
+from app.measure.reliability import ReliabilityConfig, check_reliability_local
+from app.spark.frames import load_frames
+from app.spark.run_job import RunResult, RunSpec, run_on_spark
+from tests.conftest import MODELS
+
+
+def test_tiny_run_two_workers(spark, tmp_path: Path) -> None:
+    topo = load_topology(MODELS / "getting-started.storm.json")
+    seen: list[float] = []
+    result = run_on_spark(spark, RunSpec(topology=topo, duration_s=4.0, workers=2), tmp_path,
+                          progress=lambda f, m: seen.append(f))
+    assert result.workers == 2 and set(result.placement.values()) == {0, 1}  # tuples cross a socket
+    assert seen and seen[-1] == 1.0
+    log = read_log(tmp_path)
+    assert {e.comp for e in log.events} == {c.name for c in topo.components}
+    for bolt in topo.bolts:
+        assert any(e.ev == "take" and e.comp == bolt.name for e in log.events), bolt.name
+    taken = {e.tuple for e in log.events if e.ev == "take" and e.comp == "split"}
+    sent = {e.tuple for e in log.events if e.ev == "spout_emit"}
+    assert taken <= sent and len(taken) >= len(sent) - 4  # at most the last burst is still queued
+    acked = {e.msg for e in log.events if e.ev == "spout_ack"}
+    assert acked and acked <= sent  # the acker completed trees across the two tasks
+    report = check_reliability_local(log.events, ReliabilityConfig.from_topology(topo, ackers=1))
+    assert report.ok, report.summary()
+    assert (tmp_path / "run.json").exists() and load_topology(tmp_path / "topology.storm.json") == topo
+
+
+def test_dia_cfg1_grows_and_suggested_parallelism_does_not(spark, tmp_path: Path) -> None:
+    topo = load_topology(MODELS / "simple-DIA-cfg-1.storm.json")
+    fixed = apply_parallelism(topo, ["suggested"])
+    assert rate_check(fixed).all_bounded()
+    results: dict[str, RunResult | BaseException] = {}
+
+    def go(label: str, t) -> None:
+        try:
+            results[label] = run_on_spark(spark, RunSpec(topology=t, duration_s=60.0, workers=1, seed=7),
+                                          tmp_path / label)
+        except BaseException as err:  # noqa: BLE001 - re-raised in the test thread
+            results[label] = err
+
+    threads = [threading.Thread(target=go, args=(label, t)) for label, t in (("annotated", topo), ("suggested", fixed))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(300)
+    for value in results.values():
+        if isinstance(value, BaseException):
+            raise value
+
+    events, queues = load_frames(spark, tmp_path / "annotated")
+    measured = analyze(spark, events, queues)
+    b2 = compare(topo, measured).bolts[1]
+    assert b2.bolt == "B2" and b2.model_status == "grows"
+    assert measured.components["B2"].queue.verdict == "grows"
+    predicted = rate_check(calibrate(topo, measured)).bolts["B2"].growth_nominal
+    assert predicted == pytest.approx(b2.predicted_growth)
+    assert abs(b2.measured_slope - predicted) <= 0.3 * predicted, (b2.measured_slope, predicted)
+    print(f"\nB2 measured slope {b2.measured_slope:.3f}/s (CI {b2.measured_ci}), predicted {predicted:.3f}/s")
+
+    events, queues = load_frames(spark, tmp_path / "suggested")
+    steady = analyze(spark, events, queues)
+    for bolt in fixed.bolts:
+        trend = steady.components[bolt.name].queue
+        assert trend.verdict != "grows", (bolt.name, trend)
+    assert steady.components["B2"].queue.verdict == "stable"
+    print(f"suggested {dict((b.name, b.parallelism) for b in fixed.bolts)}: "
+          + ", ".join(f"{n} {c.queue.slope:+.3f}/s" for n, c in steady.components.items() if c.queue))
