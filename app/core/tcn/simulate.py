@@ -40,7 +40,8 @@ from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, fo
 from app.core.rates import sigma_bounds
 from app.core.tcn.network import Network, time_grid
 
-MAX_PERIODS = 64  # multiples of the target's slowest cycle tried as the aligned period T
+MAX_PERIODS = 200  # multiples of the target's slowest cycle tried as the aligned period T
+MAX_MULTIPLE = 64  # largest number of tuples per period a spout is rounded to for whole flows
 MAX_ALIGNED_TRIES = 4  # aligned schedules simulated before the unaligned one
 MAX_CELLS = 3_000_000  # positions × bolts simulated per schedule (memory and time bound)
 CHECK_EVERY = 64  # positions between two looks at the wall clock
@@ -105,18 +106,20 @@ def _split_fast(cycle: Fraction, lo: Fraction, hi: Fraction, idle: Fraction) -> 
     return processing, delay
 
 
-def aligned_schedule(net: Network, target: str, period: Fraction) -> Schedule | None:
+def aligned_schedule(net: Network, target: str, period: Fraction,
+                     multiple: dict[str, int] | None = None) -> Schedule | None:
     """The schedule aligned to `period` T, or None when some component cannot fit T.
 
-    Spout: n = ⌊T / (a(1−τ))⌋ emissions per T, gap T/n (legal when ≤ a(1+τ)). Target:
-    the fewest cycles per T with a cycle no longer than α(1+τ) + max_idle. Any other
-    bolt: the most cycles per T with a cycle longer than α(1−τ) (or, for a slow bolt,
-    one cycle of a multiple of T)."""
+    Spout: n emissions per T, the largest multiple of `multiple[spout]` (default 1) with
+    n ≤ T / (a(1−τ)), gap T/n (legal when ≤ a(1+τ)). Target: the fewest cycles per T with a
+    cycle no longer than α(1+τ) + max_idle. Any other bolt: the most cycles per T with a cycle
+    longer than α(1−τ) (or, for a slow bolt, one cycle of a multiple of T)."""
     idle = net.max_idle
     gap: dict[str, Fraction] = {}
     for s in net.spouts:
         lo, hi = _window(net, s.period)
-        n = math.floor(period / lo)
+        step = (multiple or {}).get(s.name, 1)
+        n = math.floor(period / lo / step) * step
         if n < 1 or period / n > hi:
             return None
         gap[s.name] = period / n
@@ -139,6 +142,86 @@ def aligned_schedule(net: Network, target: str, period: Fraction) -> Schedule | 
         processing[b.name], delay[b.name] = split
         eager[b.name] = b.name != target
     return Schedule(period, gap, processing, delay, eager)
+
+
+def whole_flow_multiples(net: Network, target: str) -> dict[str, int]:
+    """Per spout, a number of tuples m such that m times the product of σ along any path from the
+    spout (through bolts other than the target) is a whole number: with spout counts per period
+    that are multiples of these, every stream carries whole tuples per period, which a lasso
+    needs wherever queues cannot grow (docs/simulation.md). 1 when above MAX_MULTIPLE or when the
+    cone has a cycle."""
+    order = _topological(net)
+    if order is None:
+        return {s.name: 1 for s in net.spouts}
+    sigma = {b.name: b.sigma for b in net.bolts}
+    primes = sorted({p for b in net.bolts if not b.silent for p in _primes(b.sigma.denominator)})
+    out: dict[str, int] = {}
+    for s in net.spouts:
+        need = 1
+        for p in primes:
+            lowest: dict[str, int] = {s.name: 0}  # smallest valuation of a σ product reaching each output
+            deficit = 0
+            for b in order:
+                reached = [lowest[u] for u in b.sources if u in lowest]
+                if not reached or b.name == target or b.silent:
+                    continue
+                lowest[b.name] = min(reached) + _valuation(sigma[b.name], p)
+                deficit = max(deficit, -lowest[b.name])
+            need *= p ** deficit
+        out[s.name] = need if need <= MAX_MULTIPLE else 1
+    return out
+
+
+def whole_flows(net: Network, sched: Schedule) -> bool:
+    """Whether, in the fluid picture, every stream carries a whole number of tuples per period
+    (each bolt passing on σ times what it processes, min(inflow, C × its cycles per period))."""
+    if sched.period is None:
+        return False
+    out: dict[str, Fraction] = {s.name: sched.period / sched.gap[s.name] for s in net.spouts}
+    order = _topological(net)
+    if order is None:
+        return False
+    for b in order:
+        inflow = sum((out[u] for u in b.sources), Fraction(0))
+        cycles = sched.period / (sched.processing[b.name] + sched.delay[b.name])
+        out[b.name] = Fraction(0) if b.silent else b.sigma * min(inflow, b.take_max * cycles)
+        if inflow.denominator != 1 or out[b.name].denominator != 1:
+            return False
+    return True
+
+
+def _topological(net: Network) -> list | None:
+    """The bolts in an order where every source comes first, or None if the network has a cycle."""
+    placed: set[str] = {s.name for s in net.spouts}
+    order, left = [], list(net.bolts)
+    while left:
+        ready = [b for b in left if all(u in placed for u in b.sources)]
+        if not ready:
+            return None
+        order += ready
+        placed.update(b.name for b in ready)
+        left = [b for b in left if b.name not in placed]
+    return order
+
+
+def _primes(n: int) -> list[int]:
+    out, p = [], 2
+    while p * p <= n:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+        p += 1
+    return out + ([n] if n > 1 else [])
+
+
+def _valuation(x: Fraction, p: int) -> int:
+    """The exponent of p in x (negative when p divides the denominator)."""
+    v, num, den = 0, x.numerator, x.denominator
+    while num and num % p == 0:
+        num, v = num // p, v + 1
+    while den % p == 0:
+        den, v = den // p, v - 1
+    return v
 
 
 def unaligned_schedule(net: Network, target: str) -> Schedule | None:
@@ -186,25 +269,31 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
 
 
 def schedules(net: Network, target: str) -> Iterator[Schedule]:
-    """The schedules to simulate, in order: aligned ones whose fluid estimate lets the target
-    grow (estimated with σ_lo first, then with σ_hi; shorter periods first), then the unaligned one."""
+    """The schedules to simulate, in order: aligned ones whose fluid estimate lets the target grow,
+    those whose streams carry whole tuples per period first, then those that grow even with σ_lo,
+    then shorter periods; finally the unaligned one."""
     idle = net.max_idle
     if idle <= 0:
         return
     tb = next(b for b in net.bolts if b.name == target)
     slowest = tb.alpha * (1 + net.tolerance) + idle
-    sure, hopeful = [], []
+    multiple = whole_flow_multiples(net, target)
+    ranked: list[tuple[bool, bool, int, Schedule]] = []
+    best = 0
     for m in range(1, MAX_PERIODS + 1):
-        sched = aligned_schedule(net, target, m * slowest)
-        if sched is None:
-            continue
-        if expected_growth(net, target, sched, optimistic=False) > 0:
-            sure.append(sched)
-        elif expected_growth(net, target, sched, optimistic=True) > 0:
-            hopeful.append(sched)
-        if len(sure) >= MAX_ALIGNED_TRIES:
+        whole_counts = aligned_schedule(net, target, m * slowest, multiple)
+        fastest = aligned_schedule(net, target, m * slowest)
+        for sched in [whole_counts] + ([fastest] if fastest != whole_counts else []):
+            if sched is None or expected_growth(net, target, sched, optimistic=True) <= 0:
+                continue
+            whole = whole_flows(net, sched)
+            sure = expected_growth(net, target, sched, optimistic=False) > 0
+            ranked.append((not whole, not sure, m, sched))
+            best += whole and sure
+        if best >= MAX_ALIGNED_TRIES:
             break
-    yield from (sure + hopeful)[:MAX_ALIGNED_TRIES]
+    ranked.sort(key=lambda r: r[:3])
+    yield from (r[3] for r in ranked[:MAX_ALIGNED_TRIES])
     natural = unaligned_schedule(net, target)
     if natural is not None:
         yield natural
@@ -265,7 +354,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     processing = [False] * n_b
     batch = [0] * n_b
     take_time = [0] * n_b
-    carry = [Fraction(0)] * n_b
+    carry: list[Fraction | int] = [0] * n_b
     queue = [net.init_queue] * n_b
     waiting_since: list[int | None] = [None] * n_b
 
@@ -287,11 +376,11 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         key = None
         if i >= 1:
             state = [t - e if e is not None else -1 for e in last_emit]
-            for j in range(n_b):
-                state.append((processing[j], batch[j], carry[j],
-                              t - take_time[j] if processing[j] else -1,
-                              t - waiting_since[j] if waiting_since[j] is not None else -1,
-                              min(queue[j], cap[j]) if j in slot else queue[j]))
+            for j in range(n_b):  # one flat tuple: fewer objects to keep per position
+                state += (batch[j] if processing[j] else -1, carry[j],
+                          t - take_time[j] if processing[j] else -1,
+                          t - waiting_since[j] if waiting_since[j] is not None else -1,
+                          min(queue[j], cap[j]) if j in slot else queue[j])
             key = tuple(state)
         queues_at.append([queue[j] for j in free])
         loop_start = None
@@ -315,9 +404,10 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
             if processing[j] and take_time[j] + proc[j] == t:
                 emits[j] = True
                 if silent[j]:
-                    out, keep = 0, Fraction(0)
+                    out, keep = 0, 0
                 else:
-                    out, keep = emit_rule(sigma[j], carry[j], batch[j], rule)
+                    out, kept = emit_rule(sigma[j], Fraction(carry[j]), batch[j], rule)
+                    keep = kept.numerator if kept.denominator == 1 else kept  # an int hashes faster
                 emitted[n_s + j], carry[j] = out, keep
         step = []
         breaches = bad_upto[-1][:]
@@ -378,16 +468,26 @@ def _closes(l: int, end: int, tgt: int, queues_at: list[list[int]],
 
 
 def _trace(net: Network, rows: list[tuple], loop_start: int, scale: int) -> Trace:
-    """Positions 0..k+1 of the simulated run as a `stormbound-trace/1` lasso (k+1 repeats loop_start)."""
+    """Positions 0..k+1 of the simulated run as a `stormbound-trace/1` lasso (k+1 repeats loop_start).
+
+    The steps are built without re-validating each field (every value is produced here with its
+    declared type, and the tests check that the JSON round trip validates): a long lasso has
+    thousands of positions times dozens of bolts."""
     exact = net.emission == "exact"
+    names = [b.name for b in net.bolts]
+    spout_names = [s.name for s in net.spouts]
+    bolt_fields, spout_fields, position_fields = set(BoltStep.model_fields), set(SpoutStep.model_fields), set(
+        TracePosition.model_fields)
     positions = []
     for t, spout_emitted, step in rows:
-        spouts = {s.name: SpoutStep(emit=n > 0, emitted=n) for s, n in zip(net.spouts, spout_emitted)}
+        spouts = {name: SpoutStep.model_construct(spout_fields, emit=n > 0, emitted=n)
+                  for name, n in zip(spout_names, spout_emitted)}
         bolts = {}
-        for b, (queue, arrivals, take, batch, emit, emitted, carry, busy) in zip(net.bolts, step):
-            buffer = format_carry(carry) if exact else int(carry)
-            bolts[b.name] = BoltStep(queue=queue, arrivals=arrivals, take=take, batch=batch, emit=emit,
-                                     emitted=emitted, buffer=buffer, phase="processing" if busy else "idle")
-        positions.append(TracePosition(time=format_time(Fraction(t, scale)), spouts=spouts, bolts=bolts))
+        for name, (queue, arrivals, take, batch, emit, emitted, carry, busy) in zip(names, step):
+            bolts[name] = BoltStep.model_construct(
+                bolt_fields, queue=queue, arrivals=arrivals, take=take, batch=batch, emit=emit, emitted=emitted,
+                buffer=format_carry(carry) if exact else int(carry), phase="processing" if busy else "idle")
+        positions.append(TracePosition.model_construct(position_fields, time=format_time(Fraction(t, scale)),
+                                                       spouts=spouts, bolts=bolts))
     return Trace(topology=net.document(), k=len(rows) - 2, loop_start=loop_start, positions=positions,
                  kept=list(net.kept))
