@@ -108,11 +108,12 @@ def _pick_sources(rng: random.Random, previous: list[str], before: list[str], co
     """One or two components of the previous layer (now and then one of the layer before), streams
     no bolt consumes yet first: a stream feeding several bolts is copied to each, so fan-out
     multiplies the flows downstream."""
-    want = 2 if rng.random() < SECOND_SOURCE and len(previous) + len(before) > 1 else 1
+    everyone = list(dict.fromkeys(previous + before))
+    want = 2 if rng.random() < SECOND_SOURCE and len(everyone) > 1 else 1
     chosen: list[str] = []
     for _ in range(want):
         layer = before if before is not previous and before and rng.random() < SKIP_LAYER else previous
-        pool = [c for c in layer if c not in chosen] or [c for c in previous + before if c not in chosen]
+        pool = [c for c in layer if c not in chosen] or [c for c in everyone if c not in chosen]
         fresh = [c for c in pool if c not in consumed]
         chosen.append(rng.choice(fresh if fresh and rng.random() >= SHARED else pool))
     return chosen

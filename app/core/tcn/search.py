@@ -18,7 +18,7 @@ from app.core.formats.trace import format_time
 from app.core.rates import margins, rate_check
 from app.core.tcn.certify import certify
 from app.core.tcn.encode import Cancelled, Encoding
-from app.core.tcn.network import build_network
+from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.simulate import build_lasso
 from app.core.formats.trace import Trace
 from app.core.tcn.result import BoltVerdict, Progress, VerifyResult
@@ -178,12 +178,16 @@ class Search:
             for target in (t for phase in phases for t in phase):  # cheap lassos first (docs/simulation.md)
                 if target not in verdicts and not self._stop_reason(elapsed()):
                     self._simulated(nets[target], target, checked, steady, notes, traces, verdicts, elapsed)
+        shortest = {n: lasso_lower_bound(nets[n]) for n in targets} if self.threshold is None else {}
         for k, target in ((k, t) for phase in phases for k in ks for t in phase):
             if target in verdicts:
                 continue
             stop = self._stop_reason(elapsed())
             if stop:
                 break
+            if k < shortest.get(target, 0):  # provably no lasso this short: no solver call
+                proven[target] = k
+                continue
             outcome = self._solve(nets[target], k, target, targets, steady, notes, elapsed)
             if isinstance(outcome, str):
                 if outcome == "unsat":
