@@ -15,7 +15,7 @@ from app.core.layered import layered_topology, overloaded_bolts
 from app.core.rates import rate_check
 from app.core.tcn import search as search_module
 from app.core.tcn import simulate
-from app.core.tcn.certify import certify
+from app.core.tcn.certify import CANCELLED, certify
 from app.core.tcn.encode import Encoding
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.search import Search, verify
@@ -100,7 +100,8 @@ def test_a_single_bound_is_left_to_the_solver() -> None:
 def test_cancel_during_the_simulation_returns_within_100_ms(monkeypatch) -> None:
     # only the unaligned schedule: its spout gap 0.9/1.0007 s against B's cycle of 1.55 s closes no loop soon
     topo = parse_topology(rounding_topology("exact", alpha_b=1.4, rate=1.0007))
-    monkeypatch.setattr(simulate, "schedules", lambda net, target: iter([simulate.unaligned_schedule(net, target)]))
+    monkeypatch.setattr(simulate, "schedules",
+                        lambda net, target, cancelled: iter([simulate.unaligned_schedule(net, target)]))
     monkeypatch.setattr(simulate, "MAX_CELLS", 10**9)
     monkeypatch.setattr(search_module, "SIMULATION_BUDGET_S", 60.0)
     search = Search(topo, timeout_s=60)
@@ -116,6 +117,14 @@ def test_cancel_during_the_simulation_returns_within_100_ms(monkeypatch) -> None
     assert not thread.is_alive()
     assert out["result"].verdict == "unknown" and "cancelled" in out["result"].message
     assert took < 0.1, took
+
+
+def test_a_cancelled_certification_is_no_certificate() -> None:
+    topo = parse_topology(rounding_topology("dvert"))
+    lasso = build_lasso(build_network(topo, ["B"]), "B")
+    assert lasso.trace is not None and certify(lasso.trace, checked=["B"]).ok
+    cert = certify(lasso.trace, checked=["B"], cancelled=lambda: True)
+    assert not cert.ok and cert.problems == [CANCELLED]
 
 
 def test_a_simulated_trace_survives_the_json_round_trip() -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import ValidationError
 
@@ -119,7 +119,8 @@ def _steps(trace: Trace) -> list[_Step]:
 
 
 def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str = "position",
-            timing: bool = True, record: set[int] | None = None) -> list[_Before | None]:
+            timing: bool = True, record: set[int] | None = None,
+            cancelled: Callable[[], bool] = lambda: False) -> list[_Before | None]:
     """Check every rule of section 2 along `steps`; return the state before each position
     (only at the positions in `record` when given, None elsewhere: a long trace's states are large).
 
@@ -158,6 +159,8 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
 
     previous: int | None = None
     for i, step in enumerate(steps):
+        if i % 32 == 0 and cancelled():
+            raise _Cancelled
         t = ticks(step.time)
         emitted = {n: sp["emitted"] for n, sp in step.spouts.items()}
         emitted.update((n, bo["emitted"]) for n, bo in step.bolts.items())
@@ -400,22 +403,34 @@ def _validated(trace: Any) -> tuple[Trace | None, list[str]]:
         return None, problems
 
 
-def certify(trace: Trace | Any, checked: list[str] | None = None, threshold: int | None = None) -> Certificate:
+CANCELLED = "cancelled before the certificate was complete"
+
+
+class _Cancelled(Exception):
+    pass
+
+
+def certify(trace: Trace | Any, checked: list[str] | None = None, threshold: int | None = None,
+            cancelled: Callable[[], bool] | None = None) -> Certificate:
     """Replay `trace` against every rule; `ok` means it is a genuine witness of the property.
 
     `trace` may be a :class:`Trace` or decoded JSON; whatever it holds, the answer is a
     certificate (a malformed trace is rejected naming the rule and position), never an
-    exception."""
+    exception. `cancelled`, polled every few positions, abandons a long replay: the
+    certificate is then not ok, with the single problem CANCELLED."""
     valid, problems = _validated(trace)
     if valid is None:
         return Certificate(False, problems)
     try:
-        return _certify(valid, checked, threshold)
+        return _certify(valid, checked, threshold, cancelled or (lambda: False))
+    except _Cancelled:
+        return Certificate(False, [CANCELLED])
     except Exception as err:  # a defect of the certifier: never mistaken for a certificate
         return Certificate(False, [f"certifier defect: {type(err).__name__}: {err}"])
 
 
-def _certify(trace: Trace, checked: list[str] | None, threshold: int | None) -> Certificate:
+def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
+             cancelled: Callable[[], bool]) -> Certificate:
     problems: list[str] = []
     try:
         topo = parse_topology(trace.topology)
@@ -437,7 +452,7 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None) -> 
     if threshold is not None and l != k + 1:
         return Certificate(False, [f"trace: a threshold witness has loop_start k + 1 = {k + 1}, not {l}"])
     steps = _steps(trace)
-    befores = _replay(rules, steps, problems, record={l, k + 1})
+    befores = _replay(rules, steps, problems, record={l, k + 1}, cancelled=cancelled)
     if len(befores) != len(steps):
         return Certificate(False, problems)
     if threshold is not None:
@@ -458,5 +473,6 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None) -> 
                 unrolled.append(_Step(s.time + p * period, s.spouts,
                                       {n: {**b, "queue": b["queue"] + p * growth[n]} if growth[n] else b
                                        for n, b in s.bolts.items()}))
-        _replay(rules, unrolled, problems, label="unrolled position", timing=exact, record=set())
+        _replay(rules, unrolled, problems, label="unrolled position", timing=exact, record=set(),
+                cancelled=cancelled)
     return Certificate(not problems, problems, growth, period)

@@ -287,7 +287,9 @@ class Search:
             if not self._stop_reason(elapsed()):
                 notes.append(f"simulation for {target}: {lasso.message}; searching with the solver")
             return
-        cert = certify(lasso.trace, checked=[target])
+        cert = certify(lasso.trace, checked=[target], cancelled=self._cancelled.is_set)
+        if self.cancelled:
+            return
         if not cert.ok:
             notes.append(f"defect: a lasso built by simulation for {target} failed certification and was "
                          "discarded (searching with the solver): " + "; ".join(cert.problems[:3]))

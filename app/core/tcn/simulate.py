@@ -35,8 +35,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterator
 
+from pydantic import TypeAdapter
+
 from app.core.emission import emit as emit_rule
-from app.core.formats.trace import Trace, format_carry, format_time
+from app.core.formats.trace import Trace, TracePosition, format_carry, format_time
 from app.core.rates import sigma_bounds
 from app.core.tcn.network import Network, time_grid
 
@@ -268,7 +270,7 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
     return inflow[target] - capacity[target]
 
 
-def schedules(net: Network, target: str) -> Iterator[Schedule]:
+def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda: False) -> Iterator[Schedule]:
     """The schedules to simulate, in order: aligned ones whose fluid estimate lets the target grow,
     those whose streams carry whole tuples per period first, then those that grow even with σ_lo,
     then shorter periods; finally the unaligned one."""
@@ -281,6 +283,8 @@ def schedules(net: Network, target: str) -> Iterator[Schedule]:
     ranked: list[tuple[bool, bool, int, Schedule]] = []
     best = 0
     for m in range(1, MAX_PERIODS + 1):
+        if cancelled():
+            return
         whole_counts = aligned_schedule(net, target, m * slowest, multiple)
         fastest = aligned_schedule(net, target, m * slowest)
         for sched in [whole_counts] + ([fastest] if fastest != whole_counts else []):
@@ -311,7 +315,7 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     tried: list[str] = []
     positions = 0
     try:
-        for sched in schedules(net, target):
+        for sched in schedules(net, target, cancelled):
             tried.append(sched.describe())
             outcome = _simulate(net, target, sched, cannot_grow, cancelled, deadline, max_cells)
             if isinstance(outcome, Trace):
@@ -321,6 +325,8 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
             tried[-1] += f": {outcome[0]}"
     except _Stop as stop:
         return Lasso(None, str(stop), positions, tried)
+    if cancelled():
+        return Lasso(None, "cancelled", positions, tried)
     if not tried:
         return Lasso(None, "no legal schedule lets a queue grow (max_idle_time is 0)", positions, tried)
     return Lasso(None, "no schedule closed a lasso in which the target grows: " + "; ".join(tried), positions, tried)
@@ -436,7 +442,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         bad_upto.append(breaches)
         rows.append((t, emitted[:n_s], step))
         if loop_start is not None:
-            return _trace(net, rows, loop_start, scale)
+            return _trace(net, rows, loop_start, scale, cancelled)
         if key is not None:
             seen.setdefault(key, []).append(i)
         # ---- the next position: the earliest pending event
@@ -467,20 +473,31 @@ def _closes(l: int, end: int, tgt: int, queues_at: list[list[int]],
     return "lasso"
 
 
-def _trace(net: Network, rows: list[tuple], loop_start: int, scale: int) -> Trace:
+def _trace(net: Network, rows: list[tuple], loop_start: int, scale: int,
+           cancelled: Callable[[], bool] = lambda: False) -> Trace:
     """Positions 0..k+1 of the simulated run as a `stormbound-trace/1` lasso (k+1 repeats loop_start),
-    validated as one document (far cheaper than one model per step on a long trace)."""
+    validated a block of positions at a time (far cheaper than one model per step on a long
+    trace, and a cancel is seen between blocks)."""
     exact = net.emission == "exact"
     names = [b.name for b in net.bolts]
     spout_names = [s.name for s in net.spouts]
-    positions = []
-    for t, spout_emitted, step in rows:
-        spouts = {name: {"emit": n > 0, "emitted": n} for name, n in zip(spout_names, spout_emitted)}
+    positions: list[TracePosition] = []
+    block: list[dict] = []
+    for n, (t, spout_emitted, step) in enumerate(rows, start=1):
+        spouts = {name: {"emit": e > 0, "emitted": e} for name, e in zip(spout_names, spout_emitted)}
         bolts = {}
         for name, (queue, arrivals, take, batch, emit, emitted, carry, busy) in zip(names, step):
             bolts[name] = {"queue": queue, "arrivals": arrivals, "take": take, "batch": batch, "emit": emit,
                            "emitted": emitted, "buffer": format_carry(carry) if exact else int(carry),
                            "phase": "processing" if busy else "idle"}
-        positions.append({"time": format_time(Fraction(t, scale)), "spouts": spouts, "bolts": bolts})
-    return Trace.model_validate({"topology": net.document(), "k": len(rows) - 2, "loop_start": loop_start,
-                                 "positions": positions, "kept": list(net.kept)})
+        block.append({"time": format_time(Fraction(t, scale)), "spouts": spouts, "bolts": bolts})
+        if len(block) == CHECK_EVERY or n == len(rows):
+            if cancelled():
+                raise _Stop("cancelled")
+            positions += _POSITIONS.validate_python(block)
+            block = []
+    return Trace(topology=net.document(), k=len(rows) - 2, loop_start=loop_start, positions=positions,
+                 kept=list(net.kept))
+
+
+_POSITIONS = TypeAdapter(list[TracePosition])
