@@ -107,13 +107,16 @@ class _Rules:
         return out
 
 
-def _steps(trace: Trace) -> list[_Step]:
+def _steps(trace: Trace, cancelled: Callable[[], bool] = lambda: False) -> list[_Step]:
     steps = []
-    for p in trace.positions:
-        bolts = {n: {"queue": b.queue, "arrivals": b.arrivals, "take": b.take, "batch": b.batch, "emit": b.emit,
-                     "emitted": b.emitted, "buffer": b.buffer if type(b.buffer) is int else b.exact_buffer,
-                     "phase": b.phase} for n, b in p.bolts.items()}
-        spouts = {n: {"emit": s.emit, "emitted": s.emitted} for n, s in p.spouts.items()}
+    for i, p in enumerate(trace.positions):
+        if i % 32 == 0 and cancelled():
+            raise _Cancelled
+        # a model's fields as a read-only dict (no copy: a long trace has a step per bolt and
+        # position); an exact "p/q" carry becomes a Fraction in a copy
+        bolts = {n: b.__dict__ if type(b.buffer) is int else {**b.__dict__, "buffer": b.exact_buffer}
+                 for n, b in p.bolts.items()}
+        spouts = {n: s.__dict__ for n, s in p.spouts.items()}
         steps.append(_Step(p.exact_time, spouts, bolts))
     return steps
 
@@ -451,7 +454,7 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
         return Certificate(False, [f"trace: loop_start {l} is outside 1..{k}"])
     if threshold is not None and l != k + 1:
         return Certificate(False, [f"trace: a threshold witness has loop_start k + 1 = {k + 1}, not {l}"])
-    steps = _steps(trace)
+    steps = _steps(trace, cancelled)
     befores = _replay(rules, steps, problems, record={l, k + 1}, cancelled=cancelled)
     if len(befores) != len(steps):
         return Certificate(False, problems)
@@ -469,6 +472,8 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
         exact = _clocks(befores[l]) == _clocks(befores[k + 1])  # type: ignore[arg-type]  # both kept
         unrolled = steps[:k + 1]
         for p in range(1, UNROLL_PASSES + 1):
+            if cancelled():
+                raise _Cancelled
             for s in steps[l:k + 1]:
                 unrolled.append(_Step(s.time + p * period, s.spouts,
                                       {n: {**b, "queue": b["queue"] + p * growth[n]} if growth[n] else b
