@@ -101,7 +101,8 @@ def run_verification(topo, max_k: int = SELFTEST_MAX_K):
         raise SelftestError("verify", f"the example has no bolt {EXPECTED_GROWING}")
     checked = topo.verification.model_copy(update={"checked": [growing.id]})
     # a broken solver must not hang the self-test
-    result = verify(topo.model_copy(update={"verification": checked}), k_max=max_k, timeout_s=SELFTEST_TIMEOUT_S)
+    result = verify(topo.model_copy(update={"verification": checked}), k_max=max_k, timeout_s=SELFTEST_TIMEOUT_S,
+                    simulate=False)  # the solver, not the simulation, is what a broken bundle would lack
     if result.verdict != "counterexample":
         raise SelftestError("verify",
                             f"expected a counterexample up to k={max_k}, got {result.verdict}: {result.message}")

@@ -100,7 +100,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     result = verify(topo, k=args.k, k_max=args.k_max, timeout_s=args.timeout, force_search=args.force_search,
                     threshold=args.threshold, progress=show, widen_s=args.widen,
-                    loop_clocks="region" if args.region_clocks else "equal")
+                    loop_clocks="region" if args.region_clocks else "equal",
+                    simulate=not args.no_simulation)
     written: list[str] | None = None
     if args.trace_out:
         if not result.traces:
@@ -136,6 +137,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="search every checked bolt without anything derived from the rate check (no bolt skipped "
                         "as bounded, no queue assumed level): slower, a cross-check of the rate proof")
     p.add_argument("--threshold", type=_positive_int, help="check instead: can some queue reach this size")
+    p.add_argument("--no-simulation", action="store_true", dest="no_simulation",
+                   help="search with the solver only (by default a lasso built by simulation is tried first for "
+                        "bolts the rate check says may grow; docs/simulation.md)")
     p.add_argument("--widen", type=_positive_float, metavar="S",
                    help="after a lasso, spend up to S seconds looking for one where more checked queues grow together")
     p.add_argument("--progress", action="store_true", help="report each bound on stderr")

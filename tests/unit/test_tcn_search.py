@@ -50,7 +50,7 @@ def test_getting_started_counterexample_is_certified() -> None:
 
 
 def test_simple_dia_cfg_1_certified_counterexample_b2_grows() -> None:
-    result = verify(model("simple-DIA-cfg-1"), k_max=15, timeout_s=150)
+    result = verify(model("simple-DIA-cfg-1"), k_max=15, timeout_s=150, simulate=False)
     assert result.verdict == "counterexample" and result.certified, result.message
     assert result.growing == ["B2"] and result.growth_per_loop["B2"] > 0
     assert result.trace is not None and certify(result.trace).ok

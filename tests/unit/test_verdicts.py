@@ -142,10 +142,17 @@ def test_the_rounding_example_has_a_certified_lasso_under_the_dvert_rule() -> No
     assert not certify(exact).ok
 
 
+def test_the_verifier_finds_the_rounding_lasso_under_the_dvert_rule() -> None:
+    result = verify(rounding_example("dvert"), timeout_s=120)
+    assert result.verdict == "counterexample" and result.bolts["B"].certified, result.message
+    trace = result.traces[result.bolts["B"].trace_index]
+    assert certify(trace, checked=["B"]).ok
+
+
 @pytest.mark.slow
-def test_the_search_finds_the_rounding_lasso_under_the_dvert_rule() -> None:
-    result = verify(rounding_example("dvert"), timeout_s=900)
-    assert result.verdict == "counterexample" and result.bolts["B"].certified
+def test_the_smt_search_alone_finds_the_rounding_lasso_under_the_dvert_rule() -> None:
+    result = verify(rounding_example("dvert"), timeout_s=900, simulate=False)
+    assert result.verdict == "counterexample" and result.bolts["B"].method == "solver"
 
 
 # ---- both rules through encoder, trace and certifier ------------------------------------------

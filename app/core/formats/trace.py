@@ -41,6 +41,10 @@ class BoltStep(BaseModel):
     @field_validator("buffer")
     @classmethod
     def _carry(cls, value: int | str) -> int | str:
+        if type(value) is int:  # the common case, checked without a Fraction (long traces)
+            if value < 0:
+                raise ValueError("must not be negative")
+            return value
         carry = parse_carry(value)
         if carry < 0:
             raise ValueError("must not be negative")

@@ -15,6 +15,7 @@ replay checks the counter rules and skips the timing rules.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -48,15 +49,18 @@ class _Step:
 
 @dataclass
 class _Before:
-    """What the replay knows just before a position's actions (for the loop comparison)."""
+    """What the replay knows just before a position's actions (for the loop comparison).
 
+    Clocks are counted in ticks of 1/`unit` s (see `_replay`); `_clocks` turns them into seconds."""
+
+    unit: int
     spout_last_size: dict[str, int]
-    spout_clock: dict[str, Fraction]
+    spout_clock: dict[str, int]
     bolt_processing: dict[str, bool]
     bolt_batch: dict[str, int]
-    bolt_buffer: dict[str, Fraction]
-    bolt_take_clock: dict[str, Fraction | None]
-    bolt_waiting_clock: dict[str, Fraction | None]
+    bolt_buffer: dict[str, Fraction | int]
+    bolt_take_clock: dict[str, int | None]
+    bolt_waiting_clock: dict[str, int | None]
 
 
 class _Rules:
@@ -89,29 +93,66 @@ class _Rules:
         rest = total - Fraction(out) / sigma
         return out, (Fraction(math.ceil(rest)) if self.emission == "dvert" else rest)
 
+    def emit_fast(self, name: str, total: Fraction | int) -> tuple[int, Fraction | int]:
+        """`emit`, with a whole carry as an int (cheaper to compare on long traces)."""
+        out, keep = self.emit(name, Fraction(total))
+        return out, (keep.numerator if keep.denominator == 1 else keep)
 
-def _steps(trace: Trace) -> list[_Step]:
+    def constants(self) -> list[Fraction]:
+        """Every time constant a rule compares a clock with."""
+        out = [self.idle]
+        for a in self.period.values():
+            out += [a, a * self.tau]
+        for alpha in self.alpha.values():
+            out += [alpha * (1 - self.tau), alpha * (1 + self.tau)]
+        return out
+
+
+def _steps(trace: Trace, cancelled: Callable[[], bool] = lambda: False) -> list[_Step]:
     steps = []
-    for p in trace.positions:
-        bolts = {n: {**b.model_dump(), "buffer": b.exact_buffer} for n, b in p.bolts.items()}
-        steps.append(_Step(p.exact_time, {n: s.model_dump() for n, s in p.spouts.items()}, bolts))
+    for i, p in enumerate(trace.positions):
+        if i % 32 == 0 and cancelled():
+            raise _Cancelled
+        # a model's fields as a read-only dict (no copy: a long trace has a step per bolt and
+        # position); an exact "p/q" carry becomes a Fraction in a copy
+        bolts = {n: b.__dict__ if type(b.buffer) is int else {**b.__dict__, "buffer": b.exact_buffer}
+                 for n, b in p.bolts.items()}
+        spouts = {n: s.__dict__ for n, s in p.spouts.items()}
+        steps.append(_Step(p.exact_time, spouts, bolts))
     return steps
 
 
 def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str = "position",
-            timing: bool = True) -> list[_Before]:
-    """Check every rule of section 2 along `steps`; return the state before each position.
+            timing: bool = True, record: set[int] | None = None,
+            cancelled: Callable[[], bool] = lambda: False) -> list[_Before | None]:
+    """Check every rule of section 2 along `steps`; return the state before each position
+    (only at the positions in `record` when given, None elsewhere: a long trace's states are large).
 
     timing=False skips the rules that compare times (for an unrolled loop whose clocks are
-    only region-equivalent: its times are not a concrete run, its counters must still be)."""
-    befores: list[_Before] = []
-    last_emit: dict[str, tuple[Fraction, int]] = {}
+    only region-equivalent: its times are not a concrete run, its counters must still be).
+    Times are compared as whole ticks of 1/unit s, unit the LCM of the denominators of every
+    time stamp and constant (exact, and far faster than fractions on long traces)."""
+    unit = math.lcm(*(Fraction(c).denominator for c in rules.constants()), *(s.time.denominator for s in steps))
+
+    def ticks(x: Fraction) -> int:
+        return x.numerator * (unit // x.denominator)
+
+    def sec(x: int) -> Fraction:
+        return Fraction(x, unit)
+
+    idle = ticks(rules.idle)
+    period = {n: ticks(a) for n, a in rules.period.items()}
+    jitter = {n: ticks(a * rules.tau) for n, a in rules.period.items()}
+    window = {n: (ticks(a * (1 - rules.tau)), ticks(a * (1 + rules.tau))) for n, a in rules.alpha.items()}
+    befores: list[_Before | None] = []
+    last_emit: dict[str, tuple[int, int]] = {}
     processing = {b: False for b in rules.alpha}
     batch = {b: 0 for b in rules.alpha}
-    buffer = {b: Fraction(0) for b in rules.alpha}
-    take_time: dict[str, Fraction] = {}
-    waiting_since: dict[str, Fraction | None] = {b: None for b in rules.alpha}
+    buffer: dict[str, Fraction | int] = {b: 0 for b in rules.alpha}  # an int whenever whole
+    take_time: dict[str, int] = {}
+    waiting_since: dict[str, int | None] = {b: None for b in rules.alpha}
     expected_queue: dict[str, int] = {b: rules.init for b in rules.alpha}
+    spout_names, bolt_names = set(rules.period), set(rules.alpha)
 
     def bad(i: int, who: str, text: str) -> None:
         problems.append(f"{label} {i}: {who}: {text}")
@@ -120,22 +161,31 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
         if timing:
             bad(i, who, text)
 
+    previous: int | None = None
     for i, step in enumerate(steps):
-        t = step.time
-        if set(step.spouts) != set(rules.period) or set(step.bolts) != set(rules.alpha):
+        if i % 32 == 0 and cancelled():
+            raise _Cancelled
+        t = ticks(step.time)
+        emitted = {n: sp["emitted"] for n, sp in step.spouts.items()}
+        emitted.update((n, bo["emitted"]) for n, bo in step.bolts.items())
+        if step.spouts.keys() != spout_names or step.bolts.keys() != bolt_names:
             bad(i, "trace", "the components do not match the topology")
             return befores
         if i == 0 and t != 0:
-            late(i, "time", f"the run starts at {t}, not 0")
-        if i > 0 and t <= steps[i - 1].time:
-            late(i, "time", f"time {t} does not increase (previous {steps[i - 1].time})")
-        befores.append(_Before(
-            spout_last_size={s: last_emit[s][1] for s in last_emit},
-            spout_clock={s: t - last_emit[s][0] for s in last_emit},
-            bolt_processing=dict(processing), bolt_batch=dict(batch), bolt_buffer=dict(buffer),
-            bolt_take_clock={b: (t - take_time[b]) if processing[b] else None for b in rules.alpha},
-            bolt_waiting_clock={b: (t - waiting_since[b]) if waiting_since[b] is not None else None
-                                for b in rules.alpha}))
+            late(i, "time", f"the run starts at {step.time}, not 0")
+        if previous is not None and t <= previous:
+            late(i, "time", f"time {step.time} does not increase (previous {steps[i - 1].time})")
+        previous = t
+        if record is not None and i not in record:
+            befores.append(None)
+        else:
+            befores.append(_Before(
+                unit=unit,
+                spout_last_size={s: last_emit[s][1] for s in last_emit},
+                spout_clock={s: t - last_emit[s][0] for s in last_emit},
+                bolt_processing=dict(processing), bolt_batch=dict(batch), bolt_buffer=dict(buffer),
+                bolt_take_clock={b: (t - take_time[b]) if processing[b] else None for b in processing},
+                bolt_waiting_clock={b: (t - w) if w is not None else None for b, w in waiting_since.items()}))
         # spouts: emit at 0, then each emission n·a ± τ·a after the previous one
         for name, sp in step.spouts.items():
             n = sp["emitted"]
@@ -150,23 +200,22 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 pass  # already reported at position 0; no emission to measure gaps from
             else:
                 when, size = last_emit[name]
-                a, jitter = rules.period[name], rules.period[name] * rules.tau
+                a, slack = period[name], jitter[name]
                 gap = t - when
-                if n > 0 and gap < size * a - jitter:
-                    late(i, f"spout {name}", f"emits too early: {gap} s after its last emission of {size}, "
-                        f"at least {size * a - jitter} s required")
-                if n > 0 and gap > size * a + jitter:
-                    late(i, f"spout {name}", f"emits too late: {gap} s after its last emission, "
-                        f"at most {size * a + jitter} s allowed")
-                if n == 0 and gap >= size * a + jitter:
-                    late(i, f"spout {name}", f"misses its emission deadline ({gap} s since the last emission)")
+                if n > 0 and gap < size * a - slack:
+                    late(i, f"spout {name}", f"emits too early: {sec(gap)} s after its last emission of {size}, "
+                        f"at least {sec(size * a - slack)} s required")
+                if n > 0 and gap > size * a + slack:
+                    late(i, f"spout {name}", f"emits too late: {sec(gap)} s after its last emission, "
+                        f"at most {sec(size * a + slack)} s allowed")
+                if n == 0 and gap >= size * a + slack:
+                    late(i, f"spout {name}", f"misses its emission deadline ({sec(gap)} s since the last emission)")
             if n > 0:
                 last_emit[name] = (t, n)
         # bolts
         for name, bo in step.bolts.items():
             who = f"bolt {name}"
-            arrivals = sum(steps[i].spouts[u]["emitted"] if u in steps[i].spouts else steps[i].bolts[u]["emitted"]
-                           for u in rules.sources[name])
+            arrivals = sum(map(emitted.__getitem__, rules.sources[name]))
             if bo["arrivals"] != arrivals:
                 bad(i, who, f"arrivals {bo['arrivals']} but its sources emit {arrivals}")
             queue = bo["queue"]
@@ -174,11 +223,11 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 bad(i, who, f"queue {queue} but the previous position leaves {expected_queue[name]} "
                     "(queue arithmetic)")
             was_processing = processing[name]
-            was_waiting = waiting_since[name] is not None
-            if was_waiting and t - waiting_since[name] > rules.idle:
-                late(i, who, f"tuples wait {t - waiting_since[name]} s, longer than max_idle_time {rules.idle}")
-            lo = rules.alpha[name] * (1 - rules.tau)
-            hi = rules.alpha[name] * (1 + rules.tau)
+            since = waiting_since[name]
+            was_waiting = since is not None
+            if was_waiting and t - since > idle:
+                late(i, who, f"tuples wait {sec(t - since)} s, longer than max_idle_time {rules.idle}")
+            lo, hi = window[name]
             taken = 0
             if bo["take"] and bo["emit"]:
                 bad(i, who, "takes and emits at the same position")
@@ -203,16 +252,16 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 else:
                     busy = t - take_time[name]
                     if not lo <= busy <= hi:
-                        late(i, who, f"processing took {busy} s, outside [{lo}, {hi}]")
+                        late(i, who, f"processing took {sec(busy)} s, outside [{sec(lo)}, {sec(hi)}]")
                 total = buffer[name] + batch[name]
-                out, keep = rules.emit(name, total)
+                out, keep = rules.emit_fast(name, total)
                 if bo["emitted"] != out or bo["buffer"] != keep:
                     bad(i, who, f"emits {bo['emitted']} keeping {bo['buffer']}, but a buffer of {total} "
                         f"gives {out} keeping {keep} (emission '{rules.emission}')")
                 processing[name], batch[name], buffer[name] = False, 0, keep
             else:
                 if was_processing and t - take_time[name] >= hi:
-                    late(i, who, f"still processing {t - take_time[name]} s after its take (at most {hi})")
+                    late(i, who, f"still processing {sec(t - take_time[name])} s after its take (at most {sec(hi)})")
                 if bo["emitted"] != 0:
                     bad(i, who, f"emits {bo['emitted']} tuples without an emit")
                 if bo["buffer"] != buffer[name]:
@@ -230,16 +279,20 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 waiting_since[name] = None
             elif bo["emit"] or not was_waiting:
                 waiting_since[name] = t
-            if waiting and t - waiting_since[name] >= rules.idle:
+            since = waiting_since[name]
+            if waiting and since is not None and t - since >= idle:
                 late(i, who, f"tuples wait until the next position beyond max_idle_time {rules.idle}")
     return befores
 
 
 def _clocks(before: _Before) -> dict[str, Fraction | None]:
-    """The clocks before a position by name (None: not readable there)."""
-    clocks: dict[str, Fraction | None] = {f"spout {n}: its clock": c for n, c in before.spout_clock.items()}
-    clocks.update({f"bolt {n}: its processing clock": c for n, c in before.bolt_take_clock.items()})
-    clocks.update({f"bolt {n}: its idle deadline clock": c for n, c in before.bolt_waiting_clock.items()})
+    """The clocks before a position by name, in seconds (None: not readable there)."""
+    def sec(x: int | None) -> Fraction | None:
+        return None if x is None else Fraction(x, before.unit)
+
+    clocks: dict[str, Fraction | None] = {f"spout {n}: its clock": sec(c) for n, c in before.spout_clock.items()}
+    clocks.update({f"bolt {n}: its processing clock": sec(c) for n, c in before.bolt_take_clock.items()})
+    clocks.update({f"bolt {n}: its idle deadline clock": sec(c) for n, c in before.bolt_waiting_clock.items()})
     return clocks
 
 
@@ -290,12 +343,13 @@ def _region_problems(rules: _Rules, first: dict[str, Fraction | None], last: dic
     return problems
 
 
-def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[_Before],
+def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[_Before | None],
                  checked: list[str], problems: list[str]) -> dict[str, int]:
     """Section 3: what must repeat at loop_start and k+1, fairness, growing-queue conditions."""
     k, l = trace.k, trace.loop_start
     first, last = steps[l], steps[k + 1]
     b_first, b_last = befores[l], befores[k + 1]
+    assert b_first is not None and b_last is not None  # kept by the replay
 
     def bad(text: str) -> None:
         problems.append(f"loop {l}..{k}: {text}")
@@ -353,22 +407,34 @@ def _validated(trace: Any) -> tuple[Trace | None, list[str]]:
         return None, problems
 
 
-def certify(trace: Trace | Any, checked: list[str] | None = None, threshold: int | None = None) -> Certificate:
+CANCELLED = "cancelled before the certificate was complete"
+
+
+class _Cancelled(Exception):
+    pass
+
+
+def certify(trace: Trace | Any, checked: list[str] | None = None, threshold: int | None = None,
+            cancelled: Callable[[], bool] | None = None) -> Certificate:
     """Replay `trace` against every rule; `ok` means it is a genuine witness of the property.
 
     `trace` may be a :class:`Trace` or decoded JSON; whatever it holds, the answer is a
     certificate (a malformed trace is rejected naming the rule and position), never an
-    exception."""
+    exception. `cancelled`, polled every few positions, abandons a long replay: the
+    certificate is then not ok, with the single problem CANCELLED."""
     valid, problems = _validated(trace)
     if valid is None:
         return Certificate(False, problems)
     try:
-        return _certify(valid, checked, threshold)
+        return _certify(valid, checked, threshold, cancelled or (lambda: False))
+    except _Cancelled:
+        return Certificate(False, [CANCELLED])
     except Exception as err:  # a defect of the certifier: never mistaken for a certificate
         return Certificate(False, [f"certifier defect: {type(err).__name__}: {err}"])
 
 
-def _certify(trace: Trace, checked: list[str] | None, threshold: int | None) -> Certificate:
+def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
+             cancelled: Callable[[], bool]) -> Certificate:
     problems: list[str] = []
     try:
         topo = parse_topology(trace.topology)
@@ -389,8 +455,8 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None) -> 
         return Certificate(False, [f"trace: loop_start {l} is outside 1..{k}"])
     if threshold is not None and l != k + 1:
         return Certificate(False, [f"trace: a threshold witness has loop_start k + 1 = {k + 1}, not {l}"])
-    steps = _steps(trace)
-    befores = _replay(rules, steps, problems)
+    steps = _steps(trace, cancelled)
+    befores = _replay(rules, steps, problems, record={l, k + 1}, cancelled=cancelled)
     if len(befores) != len(steps):
         return Certificate(False, problems)
     if threshold is not None:
@@ -404,11 +470,15 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None) -> 
         # Clocks exactly equal: the shifted times are a concrete run, replay every rule. Clocks only
         # region-equivalent: the same discrete steps are possible again in every pass (time-abstract
         # bisimulation) but at other times, so replay the counter rules only.
-        exact = _clocks(befores[l]) == _clocks(befores[k + 1])
+        exact = _clocks(befores[l]) == _clocks(befores[k + 1])  # type: ignore[arg-type]  # both kept
         unrolled = steps[:k + 1]
         for p in range(1, UNROLL_PASSES + 1):
+            if cancelled():
+                raise _Cancelled
             for s in steps[l:k + 1]:
                 unrolled.append(_Step(s.time + p * period, s.spouts,
-                                      {n: {**b, "queue": b["queue"] + p * growth[n]} for n, b in s.bolts.items()}))
-        _replay(rules, unrolled, problems, label="unrolled position", timing=exact)
+                                      {n: {**b, "queue": b["queue"] + p * growth[n]} if growth[n] else b
+                                       for n, b in s.bolts.items()}))
+        _replay(rules, unrolled, problems, label="unrolled position", timing=exact, record=set(),
+                cancelled=cancelled)
     return Certificate(not problems, problems, growth, period)

@@ -61,10 +61,15 @@ class _BoltVars:
         self.emitted = [enc._int(f"E[{p}]{i}") for i in range(n)]
         self.buffer = [enc._int(f"buf[{p}]{i}") for i in range(n)]  # after actions at i
         self.arrivals: list[z3.ArithRef] = []
+        self._waiting: dict[int, z3.BoolRef] = {}
 
     def waiting(self, i: int) -> z3.BoolRef:
-        """Idle with tuples in the queue after the actions of position i."""
-        return z3.And(z3.Not(self.processing[i]), self.queue[i + 1] > 0)
+        """Idle with tuples in the queue after the actions of position i (built once per position:
+        building z3 terms through the Python API dominates the encoding time of large cones)."""
+        term = self._waiting.get(i)
+        if term is None:
+            term = self._waiting[i] = z3.And(z3.Not(self.processing[i]), self.queue[i + 1] > 0)
+        return term
 
 
 class Encoding:
@@ -97,6 +102,7 @@ class Encoding:
         Encoding._serial += 1
         self.tag = f"e{Encoding._serial}."
         self.solver = z3.Solver(ctx=ctx)
+        self._constants: dict[Fraction, z3.ArithRef] = {}
         for key, value in (solver_options or {}).items():
             self.solver.set(key, value)
         self.time = [self._time_var(f"t{i}") for i in range(self.n)]
@@ -129,7 +135,14 @@ class Encoding:
         return z3.Bool(f"{self.tag}{name}", self.ctx)
 
     def _q(self, ctx: z3.Context, value: Fraction | int) -> z3.ArithRef:
-        """A time constant, in seconds or in time units."""
+        """A time constant, in seconds or in time units (each made once)."""
+        key = Fraction(value)
+        term = self._constants.get(key)
+        if term is None:
+            term = self._constants[key] = self._make_constant(ctx, key)
+        return term
+
+    def _make_constant(self, ctx: z3.Context, value: Fraction) -> z3.ArithRef:
         if self.time_unit is None:
             return _real(ctx, value)
         scaled = Fraction(value) / self.time_unit

@@ -123,3 +123,28 @@ def time_grid(net: Network) -> Fraction:
     for c in constants:
         denominator = math.lcm(denominator, Fraction(c).denominator)
     return Fraction(1, denominator)
+
+
+def lasso_lower_bound(net: Network) -> int:
+    """A k below which no lasso of `net` makes a queue grow (so deepening may start there).
+
+    With empty initial queues, a bolt first emits tuples at least one position after the first
+    tuples reach it, so a bolt d bolts away from every spout (counting itself) emits nothing
+    before position d. In a lasso every spout emits inside the loop, so every bolt fed by it
+    takes inside the loop (fairness), and one that passes tuples on (σ > 0, a subscriber in the
+    network) emits at least σ times what it took over a pass (its carry repeats): it emits
+    inside the loop, at a position ≤ k. Hence k ≥ that distance for every such bolt. With
+    initial queues a bolt may emit at position 1 whatever its distance: the bound is then 1."""
+    if net.init_queue > 0:
+        return 1
+    dist: dict[str, int] = {s.name: 0 for s in net.spouts}
+    frontier = [s.name for s in net.spouts]
+    passes_on = {b.name: not b.silent for b in net.bolts}
+    while frontier:
+        reached = []
+        for b in net.bolts:
+            if b.name not in dist and any(src in frontier and passes_on.get(src, True) for src in b.sources):
+                dist[b.name] = dist[next(src for src in b.sources if src in frontier)] + 1
+                reached.append(b.name)
+        frontier = reached
+    return max([1] + [d for name, d in dist.items() if passes_on.get(name, False)])

@@ -38,7 +38,9 @@ class BoltVerdict(BaseModel):
     growth_per_loop: int | None = Field(default=None, description="tuples its queue gains per loop pass")
     certified: bool = False
     trace_index: int | None = None
-    method: Literal["rate check", "solver", "none"] = "none"
+    method: Literal["rate check", "solver", "simulation", "none"] = Field(
+        default="none",
+        description="what decided it: the rate-check proof, the SMT search, or a lasso built by simulation")
     message: str = ""
 
 

@@ -18,13 +18,15 @@ from app.core.formats.trace import Trace, format_time
 from app.core.rates import margins, rate_check
 from app.core.tcn.certify import certify
 from app.core.tcn.encode import Cancelled, Encoding
-from app.core.tcn.network import build_network
+from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.result import BoltVerdict, Progress, VerifyResult
+from app.core.tcn.simulate import build_lasso
 from app.core.topology import Topology
 
 SOLVER_OPTIONS: dict[str, object] = {"smt.arith.solver": 2}  # measured: 5-10x faster here (docs/verifier.md)
 WIDEN_BUDGET_S = 20.0  # after a lasso is found: most time spent looking for one where more checked queues grow
 MAX_DEFECTS = 5
+SIMULATION_BUDGET_S = 5.0  # per target: building a lasso by simulation before any solver call
 RESTART_FIRST_S = 2.0  # first solver budget per bound; doubled with a new random seed on each restart  # certification failures tolerated per bound before giving up on that bound
 
 
@@ -59,7 +61,7 @@ class Search:
                  timeout_s: float | None = None, force_search: bool = False,
                  threshold: int | None = None,
                  progress: Callable[[Progress], None] | None = None, widen_s: float | None = None,
-                 loop_clocks: str = "equal") -> None:
+                 loop_clocks: str = "equal", simulate: bool = True) -> None:
         ver = topo.verification
         self.topo = topo
         self.single_k = k
@@ -74,6 +76,9 @@ class Search:
         self.widen_s = widen_s
         # loop_clocks: "equal" (readable clocks equal at l and k+1) or "region" (region-equivalent)
         self.loop_clocks = loop_clocks
+        # simulate: try a lasso built by simulation (docs/simulation.md) before the solver, for the
+        # growth property without a single bound
+        self.simulate = simulate
         self.ctx = z3.Context()
         self._cancelled = threading.Event()
         self._finished = threading.Event()
@@ -168,12 +173,20 @@ class Search:
         first = [n for n in targets if report.bolts[n].status == "grows" and self.threshold is None]
         phases = [first, [n for n in targets if n not in first]]
         stop: str | None = None
+        if self.simulate and self.threshold is None and self.single_k is None:
+            for target in (t for phase in phases for t in phase):  # cheap lassos first (docs/simulation.md)
+                if target not in verdicts and not self._stop_reason(elapsed()):
+                    self._simulated(nets[target], target, checked, steady, notes, traces, verdicts, elapsed)
+        shortest = {n: lasso_lower_bound(nets[n]) for n in targets} if self.threshold is None else {}
         for k, target in ((k, t) for phase in phases for k in ks for t in phase):
             if target in verdicts:
                 continue
             stop = self._stop_reason(elapsed())
             if stop:
                 break
+            if k < shortest.get(target, 0):  # provably no lasso this short: no solver call
+                proven[target] = k
+                continue
             outcome = self._solve(nets[target], k, target, targets, steady, notes, elapsed)
             if isinstance(outcome, str):
                 if outcome == "unsat":
@@ -268,8 +281,31 @@ class Search:
             except Cancelled:
                 return "cancelled"
 
+    def _simulated(self, net: Any, target: str, checked: list[str], steady: frozenset[str], notes: list[str],
+                   traces: list[Trace], verdicts: dict[str, BoltVerdict], elapsed: Callable[[], float]) -> None:
+        """Build a lasso for `target` by simulation; record it if it certifies, else note a defect."""
+        budget = SIMULATION_BUDGET_S if self.timeout_s is None else min(SIMULATION_BUDGET_S, self.timeout_s - elapsed())
+        lasso = build_lasso(net, target, cannot_grow=steady, cancelled=self._cancelled.is_set,
+                            deadline=time.monotonic() + max(0.0, budget))
+        if lasso.trace is None:
+            if not self._stop_reason(elapsed()):
+                notes.append(f"simulation for {target}: {lasso.message}; searching with the solver")
+            return
+        cert = certify(lasso.trace, checked=[target], cancelled=self._cancelled.is_set)
+        if self.cancelled:
+            return
+        if not cert.ok:
+            notes.append(f"defect: a lasso built by simulation for {target} failed certification and was "
+                         "discarded (searching with the solver): " + "; ".join(cert.problems[:3]))
+            return
+        traces.append(lasso.trace)
+        self._record(lasso.trace, cert.growth_per_loop, len(traces) - 1, checked, verdicts, method="simulation")
+        if self.progress is not None:
+            self.progress(Progress(k=lasso.trace.k, elapsed_s=elapsed(),
+                                   message=f"{target}: certified lasso of {lasso.trace.k} positions by simulation"))
+
     def _record(self, trace: Trace, growth: dict[str, int], index: int, checked: list[str],
-                verdicts: dict[str, BoltVerdict]) -> None:
+                verdicts: dict[str, BoltVerdict], method: str = "solver") -> None:
         """Every checked bolt this certified lasso answers for, and not yet answered, gets it."""
         if self.threshold is not None:
             reached = {n for p in trace.positions for n, b in p.bolts.items()
@@ -277,15 +313,16 @@ class Search:
             for n in sorted(reached):
                 if n not in verdicts:
                     verdicts[n] = BoltVerdict(verdict="counterexample", k=trace.k, certified=True, trace_index=index,
-                                              method="solver",
+                                              method=method,
                                               message=f"its queue reaches {self.threshold} within {trace.k} positions")
             return
+        built = ", built by simulation," if method == "simulation" else ""
         for n in checked:
             if growth.get(n, 0) > 0 and n not in verdicts:
                 verdicts[n] = BoltVerdict(
                     verdict="counterexample", k=trace.k, loop_start=trace.loop_start, growth_per_loop=growth[n],
-                    certified=True, trace_index=index, method="solver",
-                    message=(f"a certified lasso of {trace.k} positions repeats {trace.loop_start}..{trace.k} every "
+                    certified=True, trace_index=index, method=method,
+                    message=(f"a certified lasso of {trace.k} positions{built} repeats {trace.loop_start}..{trace.k} every "
                              f"{float(trace.loop_duration()):.4g} s and {n}'s queue gains {growth[n]} per pass"))
 
     def _widen(self, enc: Encoding, trace: Any, growth: dict[str, int], checked: list[str],
@@ -411,7 +448,8 @@ class Search:
 def verify(topo: Topology, *, k: int | None = None, k_max: int | None = None, timeout_s: float | None = None,
            force_search: bool = False, threshold: int | None = None,
            progress: Callable[[Progress], None] | None = None, widen_s: float | None = None,
-           loop_clocks: str = "equal") -> VerifyResult:
+           loop_clocks: str = "equal", simulate: bool = True) -> VerifyResult:
     """Run one :class:`Search` to the end (convenience for the CLI and tests)."""
     return Search(topo, k=k, k_max=k_max, timeout_s=timeout_s, force_search=force_search,
-                  threshold=threshold, progress=progress, widen_s=widen_s, loop_clocks=loop_clocks).run()
+                  threshold=threshold, progress=progress, widen_s=widen_s, loop_clocks=loop_clocks,
+                  simulate=simulate).run()
