@@ -12,6 +12,7 @@ import csv
 import json
 import time
 import xml.etree.ElementTree as ET
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from PySide6.QtGui import QImage
 from app.core.formats import load_topology
 from app.core.formats.trace import load_trace
 from app.core.formats.verified import check_verified
+from app.core.tcn.search import Search
 from app.gui.commands import SetComponentFieldsCommand, SetSectionFieldsCommand
 from app.gui.document import DocumentModel
 from app.gui.panels.verification import VerificationPanel
@@ -28,8 +30,11 @@ from app.gui.panels.verification import VerificationPanel
 pytest.importorskip("app.core.tcn.search", reason="the verifier core (app/core/tcn/search.py) is not installed")
 
 
-def make_panel(qtbot, document: DocumentModel) -> VerificationPanel:
-    panel = VerificationPanel(document)
+def make_panel(qtbot, document: DocumentModel, *, solver_only: bool = False) -> VerificationPanel:
+    """The panel with the real verifier; `solver_only`: no simulated lassos (they take milliseconds,
+    and the tests of a long verification need the solver's seconds of work)."""
+    factory = partial(Search, simulate=False) if solver_only else None
+    panel = VerificationPanel(document, search_factory=factory)
     qtbot.addWidget(panel)
     panel.show()
     panel.trace_view.resize(1000, 600)
@@ -96,7 +101,7 @@ def test_cfg1_counterexample_marker_trace_exports_and_stale(qtbot, models_dir: P
 
 @pytest.mark.timeout(60)
 def test_gui_thread_keeps_ticking_during_a_long_verification(qtbot, models_dir: Path) -> None:
-    panel = make_panel(qtbot, long_document(models_dir))
+    panel = make_panel(qtbot, long_document(models_dir), solver_only=True)
     panel.force_box.setChecked(True)
     ticks: list[float] = []
     timer = QTimer()
@@ -120,7 +125,7 @@ def test_gui_thread_keeps_ticking_during_a_long_verification(qtbot, models_dir: 
 
 @pytest.mark.timeout(60)
 def test_cancel_stops_the_solver_within_100_ms(qtbot, models_dir: Path) -> None:
-    panel = make_panel(qtbot, long_document(models_dir))
+    panel = make_panel(qtbot, long_document(models_dir), solver_only=True)
     panel.force_box.setChecked(True)
     panel.start()
     qtbot.waitUntil(lambda: panel.states[0].progress is not None, timeout=20_000)
