@@ -141,7 +141,7 @@ def format_analysis(analysis, comparison=None) -> str:
 
     lines = [f"{analysis.source}: {analysis.events} events, {analysis.queue_samples} queue samples, "
              f"{analysis.duration_s:.1f} s"]
-    rows = [["component", "in/s", "out/s", "α mean", "σ", "bursts", "queue slope/s (95% CI)", "verdict"]]
+    rows = [["component", "in/s", "out/s", "α mean", "σ", "bursts", "queue slope/s (95% robust CI)", "verdict"]]
     for c in analysis.components.values():
         q = c.queue
         rows.append([c.name, f"{c.rate_in:.3g}", f"{c.rate_out:.3g}",
@@ -151,6 +151,9 @@ def format_analysis(analysis, comparison=None) -> str:
                      "-" if q is None else f"{q.slope:+.3f} ({q.ci_low:+.3f}..{q.ci_high:+.3f})",
                      "-" if q is None else q.verdict])
     lines += ["", _table(rows)]
+    notes = [f"- {c.name}: {c.queue.note}" for c in analysis.components.values() if c.queue is not None and c.queue.note]
+    if notes:
+        lines += [""] + notes
     if comparison is not None:
         rows = [["bolt", "model", "growth/s annotated", "predicted at measured", "measured slope", "agrees"]]
         for b in comparison.bolts:

@@ -6,8 +6,10 @@ the first emit anchored to that tuple, else to its ack: the end of its batch), Ï
 `burst_gap` apart form a burst; a spout's rate is the tuples of all but its last burst
 over the time from its first to its last burst, so the idle tail of a log is not
 counted), and per queue the series (mean of the samples in each `bin_s` bin, summed over tasks) with a least-squares slope, its 95 % confidence
-interval and a verdict: `grows` when the whole interval lies above `growth_floor`
-tuples/s, `stable` when it lies below, `uncertain` otherwise.
+interval robust to autocorrelation and a verdict (app.runs.growth): `grows` when the
+interval lies above zero and reaches `growth_floor` tuples/s and the growth persists past
+any warm-up, `stable` when it lies below the floor, `uncertain` otherwise (with the run
+length that would tell).
 
 `analyze` is the Spark job; `analyze_local` is the same definition in plain Python
 (the single-process baseline of bench/runs_pipeline.py and a cross-check in tests).
@@ -22,12 +24,15 @@ from typing import Iterable, Literal
 from pydantic import BaseModel, Field
 
 from app.runs.eventlog import Event, QueueSample
+from app.runs.growth import assess, t_quantile
 
 Verdict = Literal["grows", "stable", "uncertain"]
 
 
 class QueueTrend(BaseModel):
-    """Least-squares line through a queue's binned series, with a 95 % confidence interval on the slope."""
+    """A queue's growth: the slope the verdict rests on, its autocorrelation-robust 95 % interval
+    (app.runs.growth), and the verdict. After a warm-up (`warmup_until`), slope and interval are
+    those of the settled part of the run; `run_slope` is the whole run's."""
 
     slope: float
     ci_low: float
@@ -37,6 +42,12 @@ class QueueTrend(BaseModel):
     verdict: Verdict
     first: float = 0.0
     last: float = 0.0
+    run_slope: float | None = None
+    lag: int = Field(default=0, description="Bartlett lags of the HAC interval")
+    rho: float = Field(default=0.0, description="AR(1) prewhitening coefficient of the residuals")
+    warmup_until: float | None = Field(default=None, description="time (s) a warm-up ended; the verdict uses what follows")
+    needed_s: float | None = Field(default=None, description="uncertain: about how long a run would tell")
+    note: str = ""
 
 
 class ComponentStats(BaseModel):
@@ -81,47 +92,31 @@ class Analysis(BaseModel):
 
 
 def t_quantile_975(dof: int) -> float:
-    """The 97.5 % quantile of Student's t (Cornish-Fisher expansion; exact to 3 decimals for dof >= 3)."""
-    if dof <= 0:
-        return math.inf
-    table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
-    if dof in table:
-        return table[dof]
-    z = 1.959963984540054
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    return z + g1 / dof + g2 / dof**2 + g3 / dof**3
+    """The 97.5 % quantile of Student's t."""
+    return t_quantile(0.975, dof)
 
 
-def fit_trend(points: list[tuple[float, float]], growth_floor: float) -> QueueTrend | None:
-    """Least squares y = a + bÂ·x over (x, y) points, with the 95 % interval of b and a verdict."""
-    n = len(points)
-    if n < 3:
+def fit_trend(points: list[tuple[float, float]], growth_floor: float, bin_s: float = 1.0) -> QueueTrend | None:
+    """The slope of a (time, queue) series with its robust interval and verdict (app.runs.growth.assess)."""
+    found = assess(points, growth_floor, bin_s)
+    if found is None:
         return None
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    if sxx <= 0:
-        return None
-    sxy = sum((x - mx) * (y - my) for x, y in points)
-    slope = sxy / sxx
-    intercept = my - slope * mx
-    sse = sum((y - intercept - slope * x) ** 2 for x, y in points)
-    half = t_quantile_975(n - 2) * math.sqrt(max(sse, 0.0) / (n - 2) / sxx)
-    low, high = slope - half, slope + half
-    verdict: Verdict = "grows" if low > growth_floor else "stable" if high < growth_floor else "uncertain"
-    return QueueTrend(slope=slope, ci_low=low, ci_high=high, intercept=intercept, points=n, verdict=verdict,
-                      first=points[0][1], last=points[-1][1])
+    basis = found.late if found.warmup and found.late is not None else found.fit
+    pts = sorted(points)
+    return QueueTrend(slope=basis.slope, ci_low=basis.low, ci_high=basis.high, intercept=basis.intercept,
+                      points=len(pts), verdict=found.verdict, first=pts[0][1], last=pts[-1][1],
+                      run_slope=found.fit.slope, lag=basis.lag, rho=basis.rho,
+                      warmup_until=pts[len(pts) - basis.points][0] if found.warmup else None,
+                      needed_s=found.needed_s, note=found.note)
 
 
 def _finish(components: dict[str, ComponentStats], bins: dict[str, list[tuple[float, float]]],
-            growth_floor: float) -> None:
+            growth_floor: float, bin_s: float = 1.0) -> None:
     for name, pts in bins.items():
         pts.sort()
         stats = components.setdefault(name, ComponentStats(name=name, kind="bolt"))
         stats.series = pts
-        stats.queue = fit_trend(pts, growth_floor)
+        stats.queue = fit_trend(pts, growth_floor, bin_s)
 
 
 # ---- Spark -----------------------------------------------------------------
@@ -200,7 +195,7 @@ def analyze(spark, events, queues, bin_s: float = 1.0, growth_floor: float = 0.0
     bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for r in binned.collect():
         bins[r["comp"]].append((start + (r["bin"] + 0.5) * bin_s, float(r["q"])))
-    _finish(components, bins, growth_floor)
+    _finish(components, bins, growth_floor, bin_s)
     return Analysis(source=source, start=start, end=end, events=int(span["n"]), queue_samples=int(qspan["n"]),
                     bin_s=bin_s, growth_floor=growth_floor, components=components)
 
@@ -285,7 +280,7 @@ def analyze_local(events: Iterable[Event], queues: Iterable[QueueSample], bin_s:
     bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for (comp, b), q in summed.items():
         bins[comp].append((start + (b + 0.5) * bin_s, q))
-    _finish(components, bins, growth_floor)
+    _finish(components, bins, growth_floor, bin_s)
     return Analysis(source=source, start=start, end=end, events=len(evs), queue_samples=len(qs), bin_s=bin_s,
                     growth_floor=growth_floor, components=components)
 
