@@ -18,6 +18,7 @@ length that would tell).
 from __future__ import annotations
 
 import math
+from array import array
 from collections import defaultdict
 from typing import Iterable, Literal
 
@@ -203,86 +204,176 @@ def analyze(spark, events, queues, bin_s: float = 1.0, growth_floor: float = 0.0
 # ---- plain Python ----------------------------------------------------------
 
 
+class LocalAnalysis:
+    """The analysis in one process, one pass over batches of plain event and queue rows
+    (app.runs.logstream). It keeps the state the figures need, not the events: per taken
+    tuple its first take, first anchored emit and first ack/fail (tuple ids shared between
+    the three maps), the spout emit times per task, and the queue samples."""
+
+    def __init__(self, bin_s: float = 1.0, growth_floor: float = 0.05, burst_gap: float = 0.005):
+        self.bin_s, self.growth_floor, self.burst_gap = bin_s, growth_floor, burst_gap
+        self.start, self.end = math.inf, -math.inf
+        self.events = 0
+        self.queue_samples = 0
+        self.counts: dict[tuple[str, str], int] = {}
+        self.tasks: dict[str, set[int]] = defaultdict(set)
+        self.ids: dict[str, str] = {}  # one string object per tuple id, shared by the maps below
+        self.take_t: dict[str, dict[str, float]] = defaultdict(dict)
+        self.emit_t: dict[str, dict[str, float]] = defaultdict(dict)
+        self.ack_t: dict[str, dict[str, float]] = defaultdict(dict)
+        self.emit_times: dict[tuple[str, int], array] = {}
+        self.samples: dict[tuple[str, int], list[tuple[float, int]]] = defaultdict(list)
+
+    def add_events(self, rows: Iterable[tuple]) -> None:
+        """Rows (t, ev, comp, task, tuple, msg, anchors, reason)."""
+        counts, tasks, ids = self.counts, self.tasks, self.ids
+        start, end, n = self.start, self.end, 0
+        for t, ev, comp, task, tup, _msg, anchors, _reason in rows:
+            n += 1
+            if t < start:
+                start = t
+            if t > end:
+                end = t
+            key = (comp, ev)
+            counts[key] = counts.get(key, 0) + 1
+            tasks[comp].add(task)
+            if ev == "take":
+                tup = ids.setdefault(tup, tup)
+                d = self.take_t[comp]
+                old = d.get(tup)
+                if old is None or t < old:
+                    d[tup] = t
+            elif ev == "bolt_emit":
+                if anchors:
+                    d = self.emit_t[comp]
+                    for a in anchors:
+                        a = ids.setdefault(a, a)
+                        old = d.get(a)
+                        if old is None or t < old:
+                            d[a] = t
+            elif ev == "bolt_ack" or ev == "bolt_fail":
+                tup = ids.setdefault(tup, tup)
+                d = self.ack_t[comp]
+                old = d.get(tup)
+                if old is None or t < old:
+                    d[tup] = t
+            elif ev == "spout_emit":
+                times = self.emit_times.get((comp, task))
+                if times is None:
+                    times = self.emit_times[(comp, task)] = array("d")
+                times.append(t)
+        self.start, self.end = start, end
+        self.events += n
+
+    def add_queues(self, rows: Iterable[tuple]) -> None:
+        """Rows (t, comp, task, queue)."""
+        for t, comp, task, q in rows:
+            self.queue_samples += 1
+            if t < self.start:
+                self.start = t
+            if t > self.end:
+                self.end = t
+            self.samples[(comp, task)].append((t, q))
+
+    def result(self, source: str = "") -> Analysis:
+        start, end = (self.start, self.end) if self.events or self.queue_samples else (0.0, 0.0)
+        duration = max(end - start, 1e-9)
+        per_comp: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        for (comp, ev), k in self.counts.items():
+            per_comp[comp][ev] += k
+        components: dict[str, ComponentStats] = {}
+        for comp, n in per_comp.items():
+            kind = "spout" if n["spout_emit"] else "bolt"
+            components[comp] = ComponentStats(
+                name=comp, kind=kind, tasks=len(self.tasks[comp]), emitted=n["spout_emit"] + n["bolt_emit"],
+                taken=n["take"], acked=n["bolt_ack"] + n["spout_ack"], failed=n["bolt_fail"] + n["spout_fail"],
+                rate_in=n["take"] / duration, rate_out=(n["spout_emit"] + n["bolt_emit"]) / duration,
+                sigma=(n["bolt_emit"] / n["take"]) if kind == "bolt" and n["take"] else None)
+        for comp, takes in self.take_t.items():
+            emits, acks = self.emit_t.get(comp, {}), self.ack_t.get(comp, {})
+            count, mean, m2, lo, hi = 0, 0.0, 0.0, math.inf, -math.inf
+            for tup, t0 in takes.items():
+                t1 = emits.get(tup)
+                if t1 is None:
+                    t1 = acks.get(tup)
+                if t1 is None or t1 < t0:
+                    continue
+                x = t1 - t0
+                count += 1
+                delta = x - mean  # Welford: a stable running variance
+                mean += delta / count
+                m2 += delta * (x - mean)
+                if x < lo:
+                    lo = x
+                if x > hi:
+                    hi = x
+            if count:
+                c = components[comp]
+                c.alpha_mean, c.alpha_min, c.alpha_max = mean, lo, hi
+                c.alpha_std = math.sqrt(max(0.0, m2 / count))
+        burst_sizes: dict[str, list[int]] = defaultdict(list)
+        spout_rate: dict[str, float] = {}
+        for (comp, _task), ts in self.emit_times.items():
+            ordered = sorted(ts)
+            sizes: list[int] = []
+            starts: list[float] = []
+            last = None
+            for t in ordered:
+                if last is None or t - last > self.burst_gap:
+                    sizes.append(0)
+                    starts.append(t)
+                sizes[-1] += 1
+                last = t
+            burst_sizes[comp] += sizes
+            if starts[-1] > starts[0]:
+                spout_rate[comp] = spout_rate.get(comp, 0.0) + (sum(sizes) - sizes[-1]) / (starts[-1] - starts[0])
+        for comp, sizes in burst_sizes.items():
+            c = components[comp]
+            c.bursts, c.burst_mean, c.burst_max = len(sizes), sum(sizes) / len(sizes), max(sizes)
+            if comp in spout_rate:
+                c.rate_out = spout_rate[comp]
+        per_bin: dict[tuple[str, int, int], list[float]] = {}
+        for (comp, task), samples in self.samples.items():
+            for t, q in samples:
+                slot = per_bin.setdefault((comp, task, math.floor((t - start) / self.bin_s)), [0.0, 0])
+                slot[0] += q
+                slot[1] += 1
+        summed: dict[tuple[str, int], float] = defaultdict(float)
+        for (comp, _task, b), (total, k) in per_bin.items():
+            summed[(comp, b)] += total / k
+        bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        for (comp, b), q in summed.items():
+            bins[comp].append((start + (b + 0.5) * self.bin_s, q))
+        _finish(components, bins, self.growth_floor, self.bin_s)
+        return Analysis(source=source, start=start, end=end, events=self.events, queue_samples=self.queue_samples,
+                        bin_s=self.bin_s, growth_floor=self.growth_floor, components=components)
+
+
 def analyze_local(events: Iterable[Event], queues: Iterable[QueueSample], bin_s: float = 1.0,
                   growth_floor: float = 0.05, burst_gap: float = 0.005, source: str = "") -> Analysis:
-    """The same analysis in one process (reference and baseline)."""
-    evs = list(events)
-    qs = list(queues)
-    times = [e.t for e in evs] + [q.t for q in qs]
-    start, end = (min(times), max(times)) if times else (0.0, 0.0)
-    duration = max(end - start, 1e-9)
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    tasks: dict[str, set[int]] = defaultdict(set)
-    take_t: dict[tuple[str, str], float] = {}
-    emit_t: dict[tuple[str, str], float] = {}
-    ack_t: dict[tuple[str, str], float] = {}
-    emit_times: dict[tuple[str, int], list[float]] = defaultdict(list)
-    for e in evs:
-        counts[e.comp][e.ev] += 1
-        tasks[e.comp].add(e.task)
-        if e.ev == "take":
-            key = (e.comp, e.tuple)
-            take_t[key] = min(take_t.get(key, math.inf), e.t)
-        elif e.ev == "bolt_emit":
-            for a in e.anchors or []:
-                key = (e.comp, a)
-                emit_t[key] = min(emit_t.get(key, math.inf), e.t)
-        elif e.ev in ("bolt_ack", "bolt_fail"):
-            key = (e.comp, e.tuple)
-            ack_t[key] = min(ack_t.get(key, math.inf), e.t)
-        elif e.ev == "spout_emit":
-            emit_times[(e.comp, e.task)].append(e.t)
-    components: dict[str, ComponentStats] = {}
-    for comp, n in counts.items():
-        kind = "spout" if n["spout_emit"] else "bolt"
-        components[comp] = ComponentStats(
-            name=comp, kind=kind, tasks=len(tasks[comp]), emitted=n["spout_emit"] + n["bolt_emit"], taken=n["take"],
-            acked=n["bolt_ack"] + n["spout_ack"], failed=n["bolt_fail"] + n["spout_fail"],
-            rate_in=n["take"] / duration, rate_out=(n["spout_emit"] + n["bolt_emit"]) / duration,
-            sigma=(n["bolt_emit"] / n["take"]) if kind == "bolt" and n["take"] else None)
-    alphas: dict[str, list[float]] = defaultdict(list)
-    for key, t0 in take_t.items():
-        t1 = emit_t.get(key, ack_t.get(key))
-        if t1 is not None and t1 >= t0:
-            alphas[key[0]].append(t1 - t0)
-    for comp, xs in alphas.items():
-        m = sum(xs) / len(xs)
-        c = components[comp]
-        c.alpha_mean, c.alpha_min, c.alpha_max = m, min(xs), max(xs)
-        c.alpha_std = math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
-    burst_sizes: dict[str, list[int]] = defaultdict(list)
-    spout_rate: dict[str, float] = defaultdict(float)
-    for (comp, _task), ts in emit_times.items():
-        ts.sort()
-        sizes: list[int] = []
-        starts: list[float] = []
-        last = None
-        for t in ts:
-            if last is None or t - last > burst_gap:
-                sizes.append(0)
-                starts.append(t)
-            sizes[-1] += 1
-            last = t
-        burst_sizes[comp] += sizes
-        if starts[-1] > starts[0]:
-            spout_rate[comp] += (sum(sizes) - sizes[-1]) / (starts[-1] - starts[0])
-    for comp, sizes in burst_sizes.items():
-        c = components[comp]
-        c.bursts, c.burst_mean, c.burst_max = len(sizes), sum(sizes) / len(sizes), max(sizes)
-        if comp in spout_rate:
-            c.rate_out = spout_rate[comp]
-    per_task: dict[tuple[str, int, int], list[float]] = defaultdict(list)
-    for q in qs:
-        per_task[(q.comp, q.task, math.floor((q.t - start) / bin_s))].append(q.queue)
-    summed: dict[tuple[str, int], float] = defaultdict(float)
-    for (comp, _task, b), values in per_task.items():
-        summed[(comp, b)] += sum(values) / len(values)
-    bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for (comp, b), q in summed.items():
-        bins[comp].append((start + (b + 0.5) * bin_s, q))
-    _finish(components, bins, growth_floor, bin_s)
-    return Analysis(source=source, start=start, end=end, events=len(evs), queue_samples=len(qs), bin_s=bin_s,
-                    growth_floor=growth_floor, components=components)
+    """The same analysis in one process, over Event and QueueSample records (or their plain rows)."""
+    from app.runs.logstream import event_row, queue_row
+
+    acc = LocalAnalysis(bin_s, growth_floor, burst_gap)
+    acc.add_events(event_row(e) if isinstance(e, Event) else e for e in events)
+    acc.add_queues(queue_row(q) if isinstance(q, QueueSample) else q for q in queues)
+    return acc.result(source)
+
+
+def analyze_path_local(path, time_unit: str = "s", bin_s: float = 1.0, growth_floor: float = 0.05,
+                       burst_gap: float = 0.005, source: str | None = None) -> Analysis:
+    """The analysis of a log file or run folder in this process, streamed in batches (no Spark)."""
+    from app.runs.eventlog import log_format, read_storm_metrics
+    from app.runs.logstream import batches
+
+    acc = LocalAnalysis(bin_s, growth_floor, burst_gap)
+    for events, queues in batches(path, time_unit):  # type: ignore[arg-type]
+        acc.add_events(events)
+        acc.add_queues(queues)
+    result = acc.result(str(path) if source is None else source)
+    if log_format(path) == "storm-metrics":  # rates and latencies come from the metrics
+        result = apply_storm_metrics(result, read_storm_metrics(path).metrics)
+    return result
 
 
 # ---- Storm metrics logs ----------------------------------------------------

@@ -22,10 +22,12 @@ in plain Python (the baseline of bench/runs_pipeline.py and a cross-check in tes
 
 from __future__ import annotations
 
+import heapq
 import json
+import math
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from pydantic import BaseModel, Field
 
@@ -139,7 +141,46 @@ class ReliabilityReport(BaseModel):
         return "\n".join(lines)
 
 
-def _report(config: ReliabilityConfig, counts: dict[str, int], violations: list[Violation],
+def violation_detail(prop: str, kind: str | None, x: float | None, comp: str | None, other: str | None) -> str:
+    """The sentence of a violation, from its kind (an event kind) and number; both engines use it."""
+    if prop == P1:
+        if kind is None:
+            return "never acked or failed within twice the timeout"
+        return f"{kind} came {x:.6g} s after the emit, later than twice the timeout"
+    if prop == PENDING:
+        return f"emitted while {int(x or 0)} attempts were pending (max {kind})"
+    if prop == P2:
+        return f"{comp} took the tuple but never acked or failed it"
+    if prop == P3:
+        return f"root acked without failure but {other} never took this tuple of {comp}"
+    return f"{kind} after the root's spout_ack at t={x:.6g}"
+
+
+# A violation row: (t, prop, comp, task, tuple, msg, other, kind, x); listed in this total order
+# (t first, missing t last), so both engines list the same `limit` violations.
+def _order(row: tuple) -> tuple:
+    t, prop, comp, task, tup, msg, other, _kind, x = row
+    return (t if t is not None else math.inf, prop, comp or "", -1 if task is None else task, tup or "", msg or "",
+            other or "", -math.inf if x is None else x)
+
+
+class _Kept:
+    """The `limit` first violation rows in _order, in bounded memory."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.rows: list[tuple] = []
+
+    def add(self, row: tuple) -> None:
+        self.rows.append(row)
+        if len(self.rows) > 4 * self.limit + 1000:
+            self.rows = heapq.nsmallest(self.limit, self.rows, key=_order)
+
+    def first(self) -> list[tuple]:
+        return heapq.nsmallest(self.limit, self.rows, key=_order)
+
+
+def _report(config: ReliabilityConfig, counts: dict[str, int], rows: list[tuple],
             undecided: dict[str, int], events: int, log_end: float, limit: int) -> ReliabilityReport:
     notes = []
     if config.ackers == 0:
@@ -148,11 +189,14 @@ def _report(config: ReliabilityConfig, counts: dict[str, int], violations: list[
         notes.append("subscriptions inferred from the log (give the topology to check subscribers that never took)")
     if config.max_spout_pending is None:
         notes.append("max spout pending not set: not limited")
-    violations.sort(key=lambda v: (v.t if v.t is not None else float("inf"), v.prop))
+    rows = sorted(rows, key=_order)[:limit]
+    violations = [Violation(prop=prop, t=t, comp=comp, task=task, tuple=tup, msg=msg, other=other,
+                            detail=violation_detail(prop, kind, x, comp, other))
+                  for t, prop, comp, task, tup, msg, other, kind, x in rows]
     return ReliabilityReport(
         properties={p: counts.get(p, 0) == 0 for p in PROPERTIES},
         counts={p: counts.get(p, 0) for p in PROPERTIES},
-        violations=violations[:limit], undecided={k: v for k, v in undecided.items() if v},
+        violations=violations, undecided={k: v for k, v in undecided.items() if v},
         events=events, log_end=log_end, config=config, notes=notes)
 
 
@@ -160,131 +204,174 @@ def _report(config: ReliabilityConfig, counts: dict[str, int], violations: list[
 
 
 def check_reliability_local(events: Iterable[Event], config: ReliabilityConfig, limit: int = 200) -> ReliabilityReport:
-    """The reference check in one process; events in log order (stable-sorted by time here)."""
-    evs = sorted(enumerate(events), key=lambda p: (p[1].t, p[0]))
+    """The reference check in one process over Event records (or their plain rows), in log order."""
+    from app.runs.logstream import event_row
+
+    rows = [event_row(e) if isinstance(e, Event) else e for e in events]
+    return check_reliability_stream(lambda: rows, config, limit)
+
+
+def check_reliability_path_local(path, config: ReliabilityConfig, time_unit: str = "s",
+                                 limit: int = 200) -> ReliabilityReport:
+    """The check of a log file or run folder in this process, reading it twice in batches (no Spark)."""
+    from app.runs.eventlog import log_format
+    from app.runs.logstream import event_source
+
+    if log_format(path) == "storm-metrics":
+        raise EventLogError(str(path), "a Storm metrics log has no per-tuple events; the reliability check needs an event log")
+    return check_reliability_stream(event_source(path, time_unit), config, limit)  # type: ignore[arg-type]
+
+
+def check_reliability_stream(source: Callable[[], Iterable[tuple]], config: ReliabilityConfig,
+                             limit: int = 200) -> ReliabilityReport:
+    """The check over event rows (t, ev, comp, task, tuple, msg, anchors, reason) that `source()` yields
+    in log order, twice. Memory holds per-tuple state (its emitter, anchors, roots, acks), not events:
+    the first pass pairs attempts and grows the trees, the second checks every take (P2) and every
+    event of an acked tree (P4). Ties in time are broken by the order in the log."""
     two_t = 2 * config.message_timeout_s
-    log_end = evs[-1][1].t if evs else 0.0
     counts: dict[str, int] = defaultdict(int)
     undecided: dict[str, int] = defaultdict(int)
-    out: list[Violation] = []
+    kept = _Kept(limit)
 
-    def bad(prop: str, **fields: Any) -> None:
-        counts[prop] += 1
-        if len(out) < 50 * limit:
-            out.append(Violation(prop=prop, **fields))
+    def bad(row: tuple) -> None:
+        counts[row[1]] += 1
+        kept.add(row)
 
-    # attempts: k-th emit of (comp, task, msg) pairs with its k-th ack/fail
-    emits: dict[tuple, list[Event]] = defaultdict(list)
-    closes: dict[tuple, list[Event]] = defaultdict(list)
-    for _, e in evs:
-        if e.ev == "spout_emit":
-            emits[(e.comp, e.task, e.msg)].append(e)
-        elif e.ev in ("spout_ack", "spout_fail"):
-            closes[(e.comp, e.task, e.msg)].append(e)
-    attempt_close: dict[str, Event | None] = {}  # root tuple -> its ack/fail
-    pending_steps: dict[tuple, list[tuple[float, int, int]]] = defaultdict(list)
-    order = {id(e): i for i, e in evs}
+    ids: dict[str, str] = {}  # one string object per tuple id, shared by every map below
+    emits: dict[tuple, list[tuple[float, int, str]]] = defaultdict(list)
+    closes: dict[tuple, list[tuple[float, int, str]]] = defaultdict(list)
+    anchors: dict[str, list[str]] = {}
+    emitter: dict[str, tuple[float, int, str]] = {}
+    finished: dict[str, dict[str, float]] = defaultdict(dict)
+    taken: dict[str, set[str]] = defaultdict(set)
+    failed: set[str] = set()
+    n, log_end = 0, -math.inf
+    for t, ev, comp, task, tup, msg, anc, _reason in source():
+        n += 1
+        if t > log_end:
+            log_end = t
+        if tup is not None:
+            tup = ids.setdefault(tup, tup)
+        if ev == "take":
+            taken[comp].add(tup)
+        elif ev == "bolt_ack" or ev == "bolt_fail":
+            d = finished[comp]
+            old = d.get(tup)
+            if old is None or t > old:
+                d[tup] = t
+            if ev == "bolt_fail":
+                failed.add(tup)
+        elif ev == "bolt_emit":
+            if anc:
+                have = anchors.get(tup)
+                parents = [ids.setdefault(a, a) for a in anc]
+                anchors[tup] = parents if have is None else have + parents
+            old = emitter.get(tup)
+            if old is None or (t, n) < old[:2]:
+                emitter[tup] = (t, n, comp)
+        elif ev == "spout_emit":
+            emits[(comp, task, msg)].append((t, n, tup))
+            old = emitter.get(tup)
+            if old is None or (t, n) < old[:2]:
+                emitter[tup] = (t, n, comp)
+        elif ev == "spout_ack" or ev == "spout_fail":
+            closes[(comp, task, msg)].append((t, n, ev))
+    if n == 0:
+        log_end = 0.0
+
+    # attempts: the k-th emit of (spout, task, msg) pairs with its k-th ack/fail
+    attempt_close: dict[str, tuple[float, str, str] | None] = {}  # root tuple -> (t, ev, msg) of its ack/fail
+    pending_steps: dict[tuple, list[tuple[float, int, int, str, str]]] = defaultdict(list)
     for key, lst in emits.items():
-        cl = closes.get(key, [])
-        for k, e in enumerate(lst):
+        lst.sort()
+        cl = sorted(closes.get(key, []))
+        steps = pending_steps[key[:2]]
+        for k, (t, seq, tup) in enumerate(lst):
             c = cl[k] if k < len(cl) else None
-            attempt_close[e.tuple] = c
-            pending_steps[key[:2]].append((e.t, order[id(e)], +1, e))
+            attempt_close[tup] = (c[0], c[2], key[2]) if c is not None else None
+            steps.append((t, seq, 1, tup, key[2]))
             if c is not None:
-                pending_steps[key[:2]].append((c.t, order[id(c)], -1, c))
+                steps.append((c[0], c[1], -1, tup, key[2]))
             if config.ackers > 0:
-                if c is not None and c.t - e.t > two_t:
-                    bad(P1, t=e.t, comp=e.comp, task=e.task, tuple=e.tuple, msg=e.msg,
-                        detail=f"{c.ev} came {c.t - e.t:.6g} s after the emit, later than twice the timeout")
-                elif c is None and log_end - e.t > two_t:
-                    bad(P1, t=e.t, comp=e.comp, task=e.task, tuple=e.tuple, msg=e.msg,
-                        detail="never acked or failed within twice the timeout")
+                if c is not None and c[0] - t > two_t:
+                    bad((t, P1, key[0], key[1], tup, key[2], None, c[2], c[0] - t))
+                elif c is None and log_end - t > two_t:
+                    bad((t, P1, key[0], key[1], tup, key[2], None, None, None))
                 elif c is None:
                     undecided[P1] += 1
     if config.max_spout_pending is not None:
         for (comp, task), steps in pending_steps.items():
             steps.sort(key=lambda s: (s[0], s[1]))
             pending = 0
-            for t, _, step, e in steps:
+            for t, _seq, step, tup, msg in steps:
                 if step > 0 and pending >= config.max_spout_pending:
-                    bad(PENDING, t=t, comp=comp, task=task, tuple=e.tuple, msg=e.msg,
-                        detail=f"emitted while {pending} attempts were pending (max {config.max_spout_pending})")
+                    bad((t, PENDING, comp, task, tup, msg, None, str(config.max_spout_pending), float(pending)))
                 pending += step
+    del emits, closes, pending_steps
 
-    # trees: tuple -> roots (root tuples of attempts)
-    anchors: dict[str, list[str]] = defaultdict(list)
-    emitter: dict[str, str] = {}
-    for _, e in evs:
-        if e.ev == "bolt_emit":
-            anchors[e.tuple].extend(e.anchors or [])
-        if e.ev in ("spout_emit", "bolt_emit"):
-            emitter.setdefault(e.tuple, e.comp)
+    # trees: tuple -> the roots it belongs to, grown through the anchors to a fixed point
     roots: dict[str, set[str]] = {r: {r} for r in attempt_close}
     changed = True
-    while changed:  # fixed point: fine for the depth of real topologies
+    while changed:
         changed = False
         for child, parents in anchors.items():
-            found = set().union(*(roots.get(p, set()) for p in parents)) if parents else set()
-            if found - roots.get(child, set()):
-                roots.setdefault(child, set()).update(found)
-                changed = True
+            mine = roots.get(child)
+            for p in parents:
+                theirs = roots.get(p)
+                if theirs:
+                    if mine is None:
+                        mine = roots[child] = set(theirs)
+                        changed = True
+                    elif not theirs <= mine:
+                        mine |= theirs
+                        changed = True
+    del anchors
 
     def root_open(tuple_id: str) -> bool:
-        rs = roots.get(tuple_id, set())
+        rs = roots.get(tuple_id)
         return not rs or any(attempt_close.get(r) is None for r in rs)
 
-    # P2
-    finished: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for _, e in evs:
-        if e.ev in ("bolt_ack", "bolt_fail"):
-            finished[(e.comp, e.tuple)].append(e.t)
-    takes: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for _, e in evs:
-        if e.ev != "take":
-            continue
-        takes[(e.tuple, e.comp)].append(e.comp)
-        if any(t >= e.t for t in finished.get((e.comp, e.tuple), [])):
-            continue
-        if log_end - e.t <= two_t and root_open(e.tuple):
-            undecided[P2] += 1
-            continue
-        bad(P2, t=e.t, comp=e.comp, task=e.task, tuple=e.tuple,
-            detail=f"{e.comp} took the tuple but never acked or failed it")
-
-    if config.ackers > 0:
-        members: dict[str, list[str]] = defaultdict(list)
-        for tuple_id, rs in roots.items():
-            for r in rs:
-                members[r].append(tuple_id)
-        failed_tuples = {e.tuple for _, e in evs if e.ev == "bolt_fail"}
+    acked = {r: c for r, c in attempt_close.items() if c is not None and c[1] == "spout_ack"} if config.ackers > 0 else {}
+    if acked:  # P3: every tuple of a clean acked tree is taken by each subscriber of its emitter
+        failed_roots: set[str] = set()
+        for tup in failed:
+            failed_roots |= roots.get(tup, set())
         subs = config.subscribers
         if subs is None:
             inferred: dict[str, set[str]] = defaultdict(set)
-            for (tuple_id, comp) in takes:
-                if tuple_id in emitter:
-                    inferred[emitter[tuple_id]].add(comp)
+            for comp, tuples in taken.items():
+                for tup in tuples:
+                    if tup in emitter:
+                        inferred[emitter[tup][2]].add(comp)
             subs = {k: sorted(v) for k, v in inferred.items()}
-        tree_events: dict[str, list[Event]] = defaultdict(list)
-        for _, e in evs:
-            if e.ev in TREE_EVENTS:
-                tree_events[e.tuple].append(e)
-        for root, close in attempt_close.items():
-            if close is None or close.ev != "spout_ack":
+        for tup, rs in roots.items():
+            found = emitter.get(tup)
+            if found is None or not subs.get(found[2]):
                 continue
-            tree = members.get(root, [root])
-            if not any(t in failed_tuples for t in tree):
-                for tuple_id in tree:
-                    comp = emitter.get(tuple_id)
-                    for sub in subs.get(comp, []) if comp else []:
-                        if (tuple_id, sub) not in takes:
-                            bad(P3, t=close.t, comp=comp, tuple=tuple_id, msg=close.msg, other=sub,
-                                detail=f"root acked without failure but {sub} never took this tuple of {comp}")
-            for tuple_id in tree:
-                for e in tree_events.get(tuple_id, []):
-                    if e.t > close.t:
-                        bad(P4, t=e.t, comp=e.comp, task=e.task, tuple=e.tuple, msg=close.msg,
-                            detail=f"{e.ev} after the root's spout_ack at t={close.t:.6g}")
-    return _report(config, counts, out, undecided, len(evs), log_end, limit)
+            comp = found[2]
+            for r in rs:
+                close = acked.get(r)
+                if close is None or r in failed_roots:
+                    continue
+                for sub in subs[comp]:
+                    if tup not in taken.get(sub, ()):
+                        bad((close[0], P3, comp, None, tup, close[2], sub, None, None))
+
+    # second pass: P2 for every take, P4 for every event of an acked tree
+    for t, ev, comp, task, tup, _msg, _anc, _reason in source():
+        if ev == "take":
+            done = finished.get(comp, {}).get(tup)
+            if done is None or done < t:
+                if log_end - t <= two_t and root_open(tup):
+                    undecided[P2] += 1
+                else:
+                    bad((t, P2, comp, task, tup, None, None, None, None))
+        if acked and ev in TREE_EVENTS:
+            for r in roots.get(tup, ()):
+                close = acked.get(r)
+                if close is not None and t > close[0]:
+                    bad((t, P4, comp, task, tup, close[2], None, ev, close[0]))
+    return _report(config, counts, kept.first(), undecided, n, log_end, limit)
 
 
 # ---- Spark -----------------------------------------------------------------
