@@ -1,13 +1,16 @@
-"""`stormbound run | analyze | reliability | compare`: measured runs on Spark (issue 5).
+"""`stormbound run | analyze | reliability | compare`: measured runs, on Spark or in this process.
 
-Spark work happens in the Spark host process (app.runs.client); this module only parses
-arguments, prints and writes files. Missing Java or pyspark -> exit 2 with one line.
+`run` and large logs go to Spark, in the Spark host process (app.runs.client); small logs
+are analysed and checked here (`--engine`, app.runs.engine_choice). This module only parses
+arguments, prints and writes files. Missing Java or pyspark, or Spark out of memory ->
+exit 2 with one line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -23,14 +26,23 @@ def _usage(message: str) -> Exception:
     return UsageError(message)
 
 
-def _host(args: argparse.Namespace):
+def _host(args: argparse.Namespace, why: str = ""):
     from app.runs.client import SparkHost
-    from app.runs.session import SparkUnavailable
+    from app.runs.engine_choice import EngineError, spark_host_env
+    from app.runs.session import DEFAULT_MASTER, SPARK_MASTER_ENV, SparkUnavailable
 
-    host = SparkHost(master=args.master)
+    master = args.master or os.environ.get(SPARK_MASTER_ENV) or DEFAULT_MASTER
+    try:
+        env = spark_host_env(master, getattr(args, "driver_memory", None), getattr(args, "conf", None))
+    except EngineError as err:
+        raise _usage(str(err)) from None
+    host = SparkHost(master=master, env=env)
     try:
         host.start()
     except SparkUnavailable as err:
+        if why:
+            raise _usage(f"Spark: {err} (this log needs Spark: {why}; --engine local reads it in this "
+                         f"process instead)") from None
         raise _usage(f"Spark: {err}") from None
     return host
 
@@ -53,6 +65,10 @@ def _call(host, op: str, quiet: bool, **params: Any) -> dict[str, Any]:
             raise TopologyError([Problem("", str(err))]) from None
         if err.kind == "cancelled":
             raise _usage(str(err)) from None
+        from app.runs.engine_choice import is_out_of_memory, out_of_memory_advice
+
+        if is_out_of_memory(str(err), *getattr(host, "_stderr_tail", [])):
+            raise _usage(out_of_memory_advice(host.master, host.env)) from None
         raise RuntimeError(str(err)) from None
     finally:
         if not quiet and sys.stderr.isatty():
@@ -124,10 +140,28 @@ def _run_topology(path: Path, given: str | None) -> Topology | None:
     return None
 
 
-def _analysis(args: argparse.Namespace):
-    from app.runs.analysis import Analysis
+def _choice(args: argparse.Namespace):
+    from app.runs.engine_choice import EngineError, choose_engine
 
-    host = _host(args)
+    try:
+        choice = choose_engine(args.log, args.engine, spark_requested=args.master is not None,
+                               max_events=args.local_max_events, max_mb=args.local_max_mb)
+    except EngineError as err:
+        raise _usage(str(err)) from None
+    if not args.json and sys.stderr.isatty():
+        where = "this process" if choice.engine == "local" else "Spark"
+        sys.stderr.write(f"engine: {where} ({choice.reason})\n")
+    return choice
+
+
+def _analysis(args: argparse.Namespace):
+    from app.runs.analysis import Analysis, analyze_path_local
+
+    choice = _choice(args)
+    if choice.engine == "local":
+        return analyze_path_local(Path(args.log).resolve(), args.time_unit, bin_s=args.bin,
+                                  growth_floor=args.growth_floor)
+    host = _host(args, choice.reason)
     try:
         data = _call(host, "analyze", args.json, path=str(Path(args.log).resolve()), time_unit=args.time_unit,
                      bin_s=args.bin, growth_floor=args.growth_floor)
@@ -242,13 +276,19 @@ def cmd_reliability(args: argparse.Namespace) -> int:
     if not path.exists():
         raise TopologyError([Problem("", "no such file or folder")])
     config = _reliability_config(args, path)
-    host = _host(args)
-    try:
-        data = _call(host, "reliability", args.json, path=str(path.resolve()), time_unit=args.time_unit,
-                     config=config.model_dump(), limit=args.limit)
-    finally:
-        host.close()
-    report = ReliabilityReport.model_validate(data)
+    choice = _choice(args)
+    if choice.engine == "local":
+        from app.runs.reliability import check_reliability_path_local
+
+        report = check_reliability_path_local(path.resolve(), config, args.time_unit, limit=args.limit)
+    else:
+        host = _host(args, choice.reason)
+        try:
+            data = _call(host, "reliability", args.json, path=str(path.resolve()), time_unit=args.time_unit,
+                         config=config.model_dump(), limit=args.limit)
+        finally:
+            host.close()
+        report = ReliabilityReport.model_validate(data)
     if args.json:
         _print_json(report.model_dump())
     else:
@@ -290,6 +330,11 @@ def cmd_connect_server(args: argparse.Namespace) -> int:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", help="Spark master URL (local[*], spark://..., sc://...); default $STORMBOUND_SPARK_MASTER or local[*]")
+    p.add_argument("--driver-memory", metavar="SIZE",
+                   help="Spark driver memory for a JVM master, e.g. 4g (default $STORMBOUND_SPARK_DRIVER_MEMORY, "
+                        "else a quarter of this machine's memory, 1g..8g)")
+    p.add_argument("--conf", action="append", metavar="KEY=VALUE",
+                   help="a Spark setting for a JVM master (repeatable), e.g. spark.executor.memory=8g")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -297,6 +342,13 @@ def _log_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("log", metavar="DIR|LOG", help="a run folder or a log (.jsonl, .json, .csv, .parquet, Storm metrics .log)")
     p.add_argument("--topology", help="the topology the log comes from (a run folder has its own)")
     p.add_argument("--time-unit", choices=["s", "ms"], default="s", help="unit of the log's t field")
+    p.add_argument("--engine", choices=["auto", "local", "spark"], default="auto",
+                   help="auto (default): this process for a small log, Spark for a large one or when --master "
+                        "is given; local: always this process (no Java); spark: always Spark")
+    p.add_argument("--local-max-events", type=int, metavar="N",
+                   help="auto: largest log (records) read in this process (default $STORMBOUND_LOCAL_MAX_EVENTS or 1000000)")
+    p.add_argument("--local-max-mb", type=float, metavar="MB",
+                   help="auto: largest log on disk (MB) read in this process (default $STORMBOUND_LOCAL_MAX_MB or 200)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -335,7 +387,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--log", metavar="FILE", help="append the server's output to FILE")
     p.set_defaults(func=cmd_connect_server, file_args=())
 
-    p = sub.add_parser("reliability", help="check Storm's delivery guarantees over an event log (Spark job)")
+    p = sub.add_parser("reliability", help="check Storm's delivery guarantees over an event log")
     _log_options(p)
     p.add_argument("--timeout", type=float, metavar="S", help="topology.message.timeout.secs (default 30)")
     p.add_argument("--max-pending", type=int, metavar="N", help="topology.max.spout.pending")

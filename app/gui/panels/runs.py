@@ -1,8 +1,10 @@
 """The Runs panel: attach Spark, run the current topology, open a log, compare and apply measured values.
 
-Plug-in (`install(window)`): adds the Runs dock and entries to the Runs menu. All Spark
-work goes through the Spark host process (`app.runs.client.SparkHost`), each call in a
-`HostCall` QThread; its signals reach only bound methods of this panel (GUI thread).
+Plug-in (`install(window)`): adds the Runs dock and entries to the Runs menu. Spark work
+goes through the Spark host process (`app.runs.client.SparkHost`); analysing or checking a
+log runs in this process when the engine setting allows it (`auto`: small logs,
+app.runs.engine_choice), so a log can be opened without attaching Spark. Each call runs in
+a `HostCall` QThread; its signals reach only bound methods of this panel (GUI thread).
 Measured queue series are drawn dashed, in the panel's own plot and over the verification
 trace plots of the same bolts when those exist.
 """
@@ -20,6 +22,7 @@ from PySide6.QtCore import QObject, QThread, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
@@ -109,8 +112,17 @@ class RunsPanel(QWidget):
         self.python_edit.setPlaceholderText("Python with pyspark (empty: STORMBOUND_SPARK_PYTHON or this one)")
         self.attach_button = QPushButton("Attach Spark")
         self.attach_button.clicked.connect(self.toggle_attach)
+        self.engine_box = QComboBox()
+        self.engine_box.addItems(["auto", "local", "spark"])
+        engine = str(self.settings.value("runs/engine", "auto"))
+        self.engine_box.setCurrentText(engine if engine in ("auto", "local", "spark") else "auto")
+        self.engine_box.setToolTip("Where logs are analysed and checked: auto = in this process when small "
+                                   "(no Java), on the attached Spark when large; local = always here; "
+                                   "spark = always on the attached Spark")
+        self.engine_box.currentTextChanged.connect(self._engine_changed)
         top = QHBoxLayout()
-        for w in (self.status, QLabel("master"), self.master_edit, QLabel("python"), self.python_edit, self.attach_button):
+        for w in (self.status, QLabel("master"), self.master_edit, QLabel("python"), self.python_edit, self.attach_button,
+                  QLabel("engine"), self.engine_box):
             top.addWidget(w)
 
         self.duration = QDoubleSpinBox()
@@ -199,11 +211,40 @@ class RunsPanel(QWidget):
         attached = self.host is not None
         busy = self.running is not None
         self.attach_button.setText("Detach Spark" if attached else "Attach Spark")
+        can_read = attached or self.engine_box.currentText() != "spark"
         self.run_button.setEnabled(attached and not busy)
-        self.open_button.setEnabled(attached and not busy)
-        self.reliability_button.setEnabled(attached and not busy and self.log_path is not None)
+        self.open_button.setEnabled(can_read and not busy)
+        self.reliability_button.setEnabled(can_read and not busy and self.log_path is not None)
         self.cancel_button.setEnabled(busy)
         self.apply_button.setEnabled(self.measured_topology is not None)
+
+    def _engine_changed(self, engine: str) -> None:
+        self.settings.setValue("runs/engine", engine)
+        self._update_buttons()
+
+    @staticmethod
+    def _engine_for(path: Path, host: Any, engine: str) -> str:
+        """'local' or 'spark' for a log (called off the GUI thread: sizing a log reads it)."""
+        from app.runs.engine_choice import choose_engine
+
+        try:
+            choice = choose_engine(path, engine)
+        except Exception:  # noqa: BLE001 - a log we cannot size: Spark, if attached, reports its own error
+            if host is not None and engine != "local":
+                return "spark"
+            raise
+        if choice.engine == "spark" and host is None:
+            raise RuntimeError(f"this log needs Spark ({choice.reason}): attach Spark first, "
+                               f"or choose the engine 'local'")
+        return choice.engine
+
+    def _analyse(self, call: "HostCall", host: Any, path: Path, engine: str) -> dict[str, Any]:
+        if self._engine_for(path, host, engine) == "local":
+            from app.runs.analysis import analyze_path_local
+
+            call.report(0.3, "analysing in this process")
+            return analyze_path_local(path.resolve()).model_dump()
+        return host.request("analyze", on_progress=call.report, path=str(path.resolve()))
 
     # ---- calls in the background
     def _call(self, work: Callable[[HostCall], Any], done: Callable[[Any], None]) -> HostCall:
@@ -290,13 +331,13 @@ class RunsPanel(QWidget):
         self.settings.setValue("runs/acking", "true" if self.acker_box.isChecked() else "false")
         self.settings.setValue("runs/timeout", self.timeout.value())
         self.settings.setValue("runs/max_pending", self.max_pending.value())
-        host = self.host
+        host, engine = self.host, self.engine_box.currentText()
 
         def work(call: HostCall) -> Any:
             call.request_id = host.submit("run", spec=json.loads(spec.model_dump_json()), out=str(out))
             host.wait(call.request_id, on_progress=call.report)
             call.report(0.99, "analysing")
-            return str(out), host.request("analyze", path=str(out)), topo
+            return str(out), self._analyse(call, host, out, engine), topo
 
         self.progress.setValue(0)
         self.running = self._call(work, self._on_run_done)
@@ -354,25 +395,32 @@ class RunsPanel(QWidget):
 
     def open_log(self, path: str | Path) -> HostCall | None:
         """Analyse a log or run folder against the current topology."""
-        if self.host is None or self.running is not None:
+        if self.running is not None or (self.host is None and self.engine_box.currentText() == "spark"):
             return None
-        host = self.host
+        host, engine = self.host, self.engine_box.currentText()
         topo = self.document.topology()
 
         def work(call: HostCall) -> Any:
-            return str(path), host.request("analyze", on_progress=call.report, path=str(Path(path).resolve())), topo
+            return str(path), self._analyse(call, host, Path(path), engine), topo
 
         self.running = self._call(work, self._on_run_done)
         self._update_buttons()
         return self.running
 
     def check_reliability(self) -> HostCall | None:
-        if self.host is None or self.log_path is None or self.running is not None:
+        if self.log_path is None or self.running is not None or (
+                self.host is None and self.engine_box.currentText() == "spark"):
             return None
         host, path, topo = self.host, self.log_path, self.document.topology()
+        engine = self.engine_box.currentText()
 
         def work(call: HostCall) -> Any:  # run.json is read here, off the GUI thread
             config = ReliabilityConfig.from_topology(topo, **run_settings(path))
+            if self._engine_for(path, host, engine) == "local":
+                from app.runs.reliability import check_reliability_path_local
+
+                call.report(0.3, "checking in this process")
+                return check_reliability_path_local(path.resolve(), config).model_dump()
             return host.request("reliability", on_progress=call.report, path=str(path), config=config.model_dump())
 
         self.running = self._call(work, self._on_reliability)
