@@ -50,10 +50,12 @@ def log_to_frames(spark, log: EventLog):
 
 
 def _split(flat):
+    """(events, queues) of a flat frame; a missing task is task 0 (as the Python readers have it)."""
     from pyspark.sql import functions as F
 
-    events = flat.where(F.col("ev").isNotNull()).select("t", "ev", "comp", "task", "tuple", "msg", "anchors", "reason")
-    queues = flat.where(F.col("ev").isNull() & F.col("queue").isNotNull()).select("t", "comp", "task", "queue")
+    task = F.coalesce(F.col("task"), F.lit(0).cast("bigint")).alias("task")
+    events = flat.where(F.col("ev").isNotNull()).select("t", "ev", "comp", task, "tuple", "msg", "anchors", "reason")
+    queues = flat.where(F.col("ev").isNull() & F.col("queue").isNotNull()).select("t", "comp", task, "queue")
     return events, queues
 
 

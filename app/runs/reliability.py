@@ -378,46 +378,65 @@ def check_reliability_stream(source: Callable[[], Iterable[tuple]], config: Reli
 
 
 def check_reliability(spark, events, config: ReliabilityConfig, limit: int = 200) -> ReliabilityReport:
-    """The same check as a Spark job over an events DataFrame (schema EVENT_DDL, any order)."""
+    """The same check as Spark jobs over an events DataFrame (schema EVENT_DDL, any order).
+
+    The events are read by a few aggregations that reduce them to per-tuple facts, and only
+    facts are joined: attempts (spout events grouped by spout task and message, paired in
+    time order inside each group), per (component, tuple) the last take, last ack/fail,
+    first emit and the time of its last tree event, the trees (anchor edges joined from the
+    roots, one round per level), and the state of each tree's root. Violations that need the
+    events themselves (P2's unfinished takes, P4's late events) are listed by joining back
+    only the few tuples that have them. Nothing but small results reaches the driver."""
+    from pyspark import StorageLevel
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     two_t = 2 * config.message_timeout_s
-    ev = events.withColumn("seq", F.monotonically_increasing_id()).localCheckpoint()
-    stats = ev.agg(F.count("*").alias("n"), F.max("t").alias("end"),
-                   F.countDistinct(F.when(F.col("ev") == "bolt_emit", F.col("comp"))).alias("emitters")).collect()[0]
-    n_events, log_end, n_emitters = int(stats["n"]), float(stats["end"] or 0.0), int(stats["emitters"])
+    ev_col = F.col("ev")
+    ev = events.select("t", "ev", "comp", "task", "tuple", "msg", "anchors").withColumn(
+        "seq", F.monotonically_increasing_id())
+    stats = ev.agg(F.count("*").alias("n"), F.max("t").alias("end")).collect()[0]
+    n_events, log_end = int(stats["n"]), float(stats["end"] if stats["end"] is not None else 0.0)
     end = F.lit(log_end)
+    keep = StorageLevel.MEMORY_AND_DISK
+    cached: list = []
 
-    def viol(df, prop: str, detail, other=None):
-        return df.select(F.lit(prop).alias("prop"), F.col("t").cast("double").alias("t"), F.col("comp"),
-                         F.col("task").cast("bigint").alias("task"), F.col("tuple"), F.col("msg"),
-                         (other if other is not None else F.lit(None).cast("string")).alias("other"),
-                         detail.alias("detail"), F.lit(0).alias("undecided"))
+    def hold(df):
+        df = df.persist(keep)
+        cached.append(df)
+        return df
 
-    def undecided_rows(df, prop: str):
-        return df.select(F.lit(prop).alias("prop"), F.lit(None).cast("double").alias("t"),
-                         F.lit(None).cast("string").alias("comp"), F.lit(None).cast("bigint").alias("task"),
-                         F.lit(None).cast("string").alias("tuple"), F.lit(None).cast("string").alias("msg"),
-                         F.lit(None).cast("string").alias("other"), F.lit("").alias("detail"), F.lit(1).alias("undecided"))
+    def viol(df, prop: str, kind=None, x=None, other=None, msg=None, task=None):
+        def col(value, name, kind_):
+            if value is None:
+                return F.lit(None).cast(kind_).alias(name)
+            return (F.col(value) if isinstance(value, str) else value).cast(kind_).alias(name)
+        return df.select(F.col("t").cast("double").alias("t"), F.lit(prop).alias("prop"), F.col("comp"),
+                         col("task" if task is None else task, "task", "bigint") if task is not False
+                         else F.lit(None).cast("bigint").alias("task"),
+                         F.col("tuple"), col(msg if msg is not None else "msg", "msg", "string") if msg is not False
+                         else F.lit(None).cast("string").alias("msg"),
+                         col(other, "other", "string"), col(kind, "kind", "string"), col(x, "x", "double"))
 
-    key = ["comp", "task", "msg"]
-    by_key = Window.partitionBy(*key).orderBy("t", "seq")
-    emits = (ev.where(F.col("ev") == "spout_emit")
-             .withColumn("k", F.row_number().over(by_key))
-             .select(*key, "k", "t", "seq", "tuple"))
-    closes = (ev.where(F.col("ev").isin("spout_ack", "spout_fail"))
-              .withColumn("k", F.row_number().over(by_key))
-              .select(*key, "k", F.col("t").alias("close_t"), F.col("seq").alias("close_seq"), F.col("ev").alias("close_ev")))
-    attempts = emits.join(closes, on=[*key, "k"], how="left").localCheckpoint()
     parts = []
+    undecided: dict[str, int] = defaultdict(int)
+
+    # attempts: spout events grouped by (spout, task, msg); the k-th emit pairs with the k-th close
+    spout = ev.where(ev_col.isin("spout_emit", "spout_ack", "spout_fail"))
+    grouped = spout.groupBy("comp", "task", "msg").agg(
+        F.array_sort(F.collect_list(F.when(ev_col == "spout_emit", F.struct("t", "seq", "tuple")))).alias("E"),
+        F.array_sort(F.collect_list(F.when(ev_col != "spout_emit", F.struct("t", "seq", "ev")))).alias("C"))
+    attempts = hold(grouped.select("comp", "task", "msg", "C", F.posexplode("E").alias("k", "e")).select(
+        "comp", "task", "msg", F.col("e.t").alias("t"), F.col("e.seq").alias("seq"), F.col("e.tuple").alias("tuple"),
+        F.get("C", F.col("k")).alias("c")).select(
+        "comp", "task", "msg", "t", "seq", "tuple", F.col("c.t").alias("close_t"), F.col("c.seq").alias("close_seq"),
+        F.col("c.ev").alias("close_ev")))
     if config.ackers > 0:
         late = attempts.where(F.col("close_t").isNotNull() & (F.col("close_t") - F.col("t") > two_t))
-        parts.append(viol(late, P1, F.format_string("%s came %s s after the emit, later than twice the timeout",
-                                                     F.col("close_ev"), F.format_number(F.col("close_t") - F.col("t"), 3))))
-        lost = attempts.where(F.col("close_t").isNull() & (end - F.col("t") > two_t))
-        parts.append(viol(lost, P1, F.lit("never acked or failed within twice the timeout")))
-        parts.append(undecided_rows(attempts.where(F.col("close_t").isNull() & (end - F.col("t") <= two_t)), P1))
+        parts.append(viol(late, P1, kind="close_ev", x=F.col("close_t") - F.col("t")))
+        parts.append(viol(attempts.where(F.col("close_t").isNull() & (end - F.col("t") > two_t)), P1))
+        waiting = attempts.where(F.col("close_t").isNull() & (end - F.col("t") <= two_t)).count()
+        undecided[P1] += waiting
     if config.max_spout_pending is not None:
         steps = (attempts.select("comp", "task", "t", "seq", "tuple", "msg", F.lit(1).alias("step"))
                  .unionByName(attempts.where(F.col("close_t").isNotNull()).select(
@@ -426,84 +445,96 @@ def check_reliability(spark, events, config: ReliabilityConfig, limit: int = 200
         running = Window.partitionBy("comp", "task").orderBy("t", "seq").rowsBetween(Window.unboundedPreceding, -1)
         steps = steps.withColumn("pending", F.coalesce(F.sum("step").over(running), F.lit(0)))
         over = steps.where((F.col("step") == 1) & (F.col("pending") >= config.max_spout_pending))
-        parts.append(viol(over, PENDING, F.format_string("emitted while %d attempts were pending (max %d)",
-                                                          F.col("pending"), F.lit(config.max_spout_pending))))
+        parts.append(viol(over, PENDING, kind=F.lit(str(config.max_spout_pending)), x="pending"))
 
-    # trees: (tuple, root) pairs grown from the spout emits through the anchors
-    edges = (ev.where(F.col("ev") == "bolt_emit")
-             .select(F.col("tuple").alias("child"), F.explode_outer("anchors").alias("anchor"))
-             .where(F.col("anchor").isNotNull()).distinct().persist())
-    # as many rounds as there are emitting bolts reaches every tuple of an acyclic topology
-    # without a Spark action per round; one emptiness test confirms (cycles go on)
-    tree = attempts.select("tuple", F.col("tuple").alias("root"))
+    # per (component, tuple): first emit, last take, last ack/fail, failed, last tree event
+    is_emit = ev_col.isin("spout_emit", "bolt_emit")
+    facts = hold(ev.where(ev_col.isin("spout_emit", "bolt_emit", "take", "bolt_ack", "bolt_fail")).groupBy(
+        "comp", "tuple").agg(
+        F.min(F.when(is_emit, F.struct("t", "seq"))).alias("emit_first"),
+        F.max(F.when(ev_col == "take", F.col("t"))).alias("take_last"),
+        F.max(F.when(ev_col.isin("bolt_ack", "bolt_fail"), F.col("t"))).alias("done_t"),
+        F.max((ev_col == "bolt_fail").cast("int")).alias("failed"),
+        F.max(F.when(ev_col != "spout_emit", F.col("t"))).alias("tree_last")))
+
+    # trees: (tuple, root) grown from the attempts' root tuples through the anchors, a join per level
+    edges = hold(ev.where((ev_col == "bolt_emit") & (F.size("anchors") > 0))
+                 .select(F.col("tuple").alias("child"), F.explode("anchors").alias("parent"))
+                 .where(F.col("parent").isNotNull()))
+    tree = attempts.select("tuple", F.col("tuple").alias("root")).distinct()
     frontier = tree
-    rounds = max(1, n_emitters)
-    while True:
-        for _ in range(rounds):
-            frontier = (edges.join(frontier.withColumnRenamed("tuple", "anchor"), on="anchor")
-                        .select(F.col("child").alias("tuple"), "root").distinct())
-            tree = tree.unionByName(frontier)
-        frontier = frontier.localCheckpoint()
-        if frontier.isEmpty() or rounds > 1000:
+    for level in range(1, 100_000):
+        frontier = (edges.join(frontier.withColumnRenamed("tuple", "parent"), on="parent")
+                    .select(F.col("child").alias("tuple"), "root").distinct())
+        if level > 32:  # deeper than any topology: anchors in a cycle; keep only pairs not seen yet
+            frontier = frontier.join(tree, on=["tuple", "root"], how="left_anti")
+        frontier = hold(frontier)
+        if frontier.isEmpty():
             break
-        rounds *= 2
-    tree = tree.distinct().persist()
-    tree = tree.persist()
-    root_state = tree.join(attempts.select(F.col("tuple").alias("root"), "close_t", "close_ev", "msg"), on="root")
+        tree = tree.unionByName(frontier)
+    tree = hold(tree.distinct())
+    roots = attempts.select(F.col("tuple").alias("root"), "close_t", "close_ev", F.col("msg").alias("root_msg"))
+    tree_state = hold(tree.join(roots, on="root"))
 
-    # P2
-    takes = ev.where(F.col("ev") == "take").select("t", "comp", "task", "tuple")
-    done = ev.where(F.col("ev").isin("bolt_ack", "bolt_fail")).select(
-        F.col("comp").alias("d_comp"), F.col("tuple").alias("d_tuple"), F.col("t").alias("d_t"))
-    unfinished = takes.join(done, (takes.comp == done.d_comp) & (takes.tuple == done.d_tuple) & (done.d_t >= takes.t),
-                            how="left_anti")
-    open_roots = (tree.join(attempts.select(F.col("tuple").alias("root"), "close_t"), on="root")
-                  .groupBy("tuple").agg(F.max(F.col("close_t").isNull().cast("int")).alias("any_open")))
-    unfinished = unfinished.join(open_roots, on="tuple", how="left").withColumn(
-        "wait", (end - F.col("t") <= two_t) & F.coalesce(F.col("any_open") == 1, F.lit(True)))
-    parts.append(viol(unfinished.where(~F.col("wait")).withColumn("msg", F.lit(None).cast("string")), P2,
-                      F.format_string("%s took the tuple but never acked or failed it", F.col("comp"))))
-    parts.append(undecided_rows(unfinished.where(F.col("wait")), P2))
+    # P2: takes with no later ack/fail by the same component (only the few candidate tuples are re-read)
+    suspects = facts.where(F.col("take_last").isNotNull()
+                           & (F.col("done_t").isNull() | (F.col("take_last") > F.col("done_t"))))
+    suspects = hold(suspects.select("comp", "tuple", "done_t"))
+    if not suspects.isEmpty():
+        takes = ev.where(ev_col == "take").select("t", "comp", "task", "tuple")
+        unfinished = (takes.join(suspects, on=["comp", "tuple"])
+                      .where(F.col("done_t").isNull() | (F.col("t") > F.col("done_t"))))
+        open_roots = (tree_state.groupBy("tuple")
+                      .agg(F.max(F.col("close_t").isNull().cast("int")).alias("any_open")))
+        unfinished = hold(unfinished.join(open_roots, on="tuple", how="left").withColumn(
+            "wait", (end - F.col("t") <= two_t) & F.coalesce(F.col("any_open") == 1, F.lit(True))))
+        parts.append(viol(unfinished.where(~F.col("wait")), P2, msg=False))
+        undecided[P2] += unfinished.where(F.col("wait")).count()
 
     if config.ackers > 0:
-        acked = root_state.where(F.col("close_ev") == "spout_ack")
-        failed_roots = (tree.join(ev.where(F.col("ev") == "bolt_fail").select("tuple").distinct(), on="tuple")
+        acked = tree_state.where(F.col("close_ev") == "spout_ack")
+        failed_roots = (tree_state.join(facts.where(F.col("failed") == 1).select("tuple").distinct(), on="tuple")
                         .select("root").distinct())
         clean = acked.join(failed_roots, on="root", how="left_anti")
-        emitter = (ev.where(F.col("ev").isin("spout_emit", "bolt_emit"))
-                   .groupBy("tuple").agg(F.min_by("comp", F.struct("t", "seq")).alias("emitter")))
-        taken = takes.select("tuple", F.col("comp").alias("sub")).distinct()
+        emitter = (facts.where(F.col("emit_first").isNotNull())
+                   .groupBy("tuple").agg(F.min(F.struct("emit_first", "comp")).alias("m"))
+                   .select("tuple", F.col("m.comp").alias("emitter")))
+        took = facts.where(F.col("take_last").isNotNull()).select("tuple", F.col("comp").alias("sub"))
         if config.subscribers is None:
-            subs = taken.join(emitter, on="tuple").select(F.col("emitter"), "sub").distinct()
+            subs = took.join(emitter, on="tuple").select("emitter", "sub").distinct()
         else:
             pairs = [(src, dst) for src, dsts in config.subscribers.items() for dst in dsts]
-            subs = spark.createDataFrame(pairs, "emitter STRING, sub STRING")
-        expected = clean.join(emitter, on="tuple").join(subs, on="emitter")
-        missing = expected.join(taken, on=["tuple", "sub"], how="left_anti")
-        parts.append(viol(missing.select(F.col("close_t").alias("t"), F.col("emitter").alias("comp"),
-                                         F.lit(None).cast("bigint").alias("task"), "tuple", "msg", "sub"), P3,
-                          F.format_string("root acked without failure but %s never took this tuple of %s",
-                                          F.col("sub"), F.col("comp")), other=F.col("sub")))
-        tree_ev = ev.where(F.col("ev").isin(*TREE_EVENTS)).select("t", "comp", "task", "tuple", F.col("ev").alias("kind"))
-        after = (tree_ev.join(acked.select("tuple", "close_t", "msg"), on="tuple")
-                 .where(F.col("t") > F.col("close_t")))
-        parts.append(viol(after, P4, F.format_string("%s after the root's spout_ack at t=%s",
-                                                      F.col("kind"), F.format_number(F.col("close_t"), 3))))
+            subs = spark.createDataFrame(pairs or [("", "")], "emitter STRING, sub STRING").where(F.col("emitter") != "")
+        expected = clean.join(emitter, on="tuple").join(F.broadcast(subs), on="emitter")
+        missing = expected.join(took, on=["tuple", "sub"], how="left_anti")
+        parts.append(viol(missing.select(F.col("close_t").alias("t"), F.col("emitter").alias("comp"), "tuple",
+                                         "root_msg", "sub"), P3, other="sub", msg="root_msg", task=False))
+        # P4: events of an acked tree after its root's spout_ack (re-read only for tuples that have some)
+        last = facts.groupBy("tuple").agg(F.max("tree_last").alias("tree_last"))
+        late_trees = hold(acked.join(last, on="tuple").where(F.col("tree_last") > F.col("close_t"))
+                          .select("tuple", "close_t", "root_msg"))
+        if not late_trees.isEmpty():
+            tree_ev = ev.where(ev_col.isin(*TREE_EVENTS)).select("t", "comp", "task", "tuple", F.col("ev").alias("kind"))
+            after = tree_ev.join(late_trees, on="tuple").where(F.col("t") > F.col("close_t"))
+            parts.append(viol(after, P4, kind="kind", x="close_t", msg="root_msg"))
 
-    everything = parts[0]
-    for p in parts[1:]:
-        everything = everything.unionByName(p)
-    everything = everything.persist()
-    tallies = everything.groupBy("prop", "undecided").count().collect()
-    counts = {r["prop"]: int(r["count"]) for r in tallies if r["undecided"] == 0}
-    undecided = {r["prop"]: int(r["count"]) for r in tallies if r["undecided"] == 1}
-    rows = (everything.where(F.col("undecided") == 0).orderBy(F.col("t").asc_nulls_last(), "prop")
-            .limit(limit).collect())
-    violations = [Violation(prop=r["prop"], t=r["t"], comp=r["comp"], task=r["task"], tuple=r["tuple"],
-                            msg=r["msg"], other=r["other"], detail=r["detail"]) for r in rows]
-    for df in (everything, tree, edges):
+    counts: dict[str, int] = {}
+    rows: list[tuple] = []
+    if parts:
+        everything = parts[0]
+        for p in parts[1:]:
+            everything = everything.unionByName(p)
+        everything = hold(everything)
+        counts = {r["prop"]: int(r["count"]) for r in everything.groupBy("prop").count().collect()}
+        first = everything.orderBy(F.col("t").asc_nulls_last(), "prop", F.col("comp").asc_nulls_first(),
+                                   F.col("task").asc_nulls_first(), F.col("tuple").asc_nulls_first(),
+                                   F.col("msg").asc_nulls_first(), F.col("other").asc_nulls_first(),
+                                   F.col("x").asc_nulls_first()).limit(limit).collect()
+        rows = [(r["t"], r["prop"], r["comp"], r["task"], r["tuple"], r["msg"], r["other"], r["kind"], r["x"])
+                for r in first]
+    for df in cached:
         df.unpersist()
-    return _report(config, counts, violations, undecided, n_events, log_end, limit)
+    return _report(config, counts, rows, undecided, n_events, log_end, limit)
 
 
 def load_vectors(path: str | Path) -> list[dict[str, Any]]:
