@@ -128,18 +128,21 @@ def analyze(spark, events, queues, bin_s: float = 1.0, growth_floor: float = 0.0
     """The analysis as Spark jobs over the events and queue-sample DataFrames.
 
     Four jobs, each reading only the columns it needs and collecting a few rows: counts and
-    time span per (component, task, kind); α per taken tuple, one aggregation keyed by
+    time span per (component, task, kind), with the log's validity check (frames.checked_job);
+    α per taken tuple, one aggregation keyed by
     (component, tuple) (an emit counts for each tuple it is anchored to) then per component;
     bursts per spout task (a window over the spout emits only); the binned queue series.
     Nothing is cached: a log larger than memory streams through each job."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    from app.runs.frames import check_columns, checked_job
+
     ev = F.col("ev")
     kinds = ("spout_emit", "bolt_emit", "take", "bolt_ack", "bolt_fail", "spout_ack", "spout_fail")
-    per_task = events.groupBy("comp", "task").agg(
+    per_task = checked_job(events, lambda: events.groupBy("comp", "task").agg(
         F.count("*").alias("n"), F.min("t").alias("a"), F.max("t").alias("b"),
-        *[F.sum((ev == k).cast("long")).alias(k) for k in kinds]).collect()
+        *[F.sum((ev == k).cast("long")).alias(k) for k in kinds], *check_columns()).collect())
     qspan = queues.agg(F.min("t").alias("a"), F.max("t").alias("b"), F.count("*").alias("n")).collect()[0]
     starts = [r["a"] for r in per_task if r["a"] is not None] + ([qspan["a"]] if qspan["a"] is not None else [])
     ends = [r["b"] for r in per_task if r["b"] is not None] + ([qspan["b"]] if qspan["b"] is not None else [])

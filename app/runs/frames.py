@@ -97,22 +97,62 @@ def _check(events, where: str) -> None:
     """Fail with one line when an event kind is unknown or a needed field is empty."""
     from pyspark.sql import functions as F
 
-    bad = events.where(
-        ~F.col("ev").isin(*EVENT_KINDS)
-        | F.col("t").isNull() | F.col("comp").isNull()
-        | (F.col("ev").isin("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail") & F.col("tuple").isNull())
-        | (F.col("ev").isin("spout_emit", "spout_ack", "spout_fail") & F.col("msg").isNull())
-    ).limit(1).collect()
+    bad = events.where(_bad_condition()).limit(1).collect()
     if bad:
-        row = bad[0].asDict()
-        if row["ev"] not in EVENT_KINDS:
-            raise EventLogError(f"{where}.ev", f"unknown event '{row['ev']}' at t={row['t']}")
-        missing = next(k for k in ("t", "comp", "tuple", "msg") if row.get(k) is None)
-        raise EventLogError(f"{where}.{missing}", f"a {row['ev']} event at t={row['t']} has no {missing}")
+        _raise_bad(bad[0].asDict(), where)
 
 
-def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", check: bool = True):
-    """(events, queues) DataFrames of a log file or run folder, times in seconds."""
+_DEFERRED = "_stormbound_check"
+
+
+def _bad_condition():
+    from pyspark.sql import functions as F
+
+    return (~F.col("ev").isin(*EVENT_KINDS)
+            | F.col("t").isNull() | F.col("comp").isNull()
+            | (F.col("ev").isin("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail") & F.col("tuple").isNull())
+            | (F.col("ev").isin("spout_emit", "spout_ack", "spout_fail") & F.col("msg").isNull()))
+
+
+def _raise_bad(row: dict, where: str) -> None:
+    if row["ev"] not in EVENT_KINDS:
+        raise EventLogError(f"{where}.ev", f"unknown event '{row['ev']}' at t={row['t']}")
+    needed = ("t", "comp") + (("tuple",) if row["ev"] in ("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail")
+                              else ()) + (("msg",) if row["ev"] in ("spout_emit", "spout_ack", "spout_fail") else ())
+    missing = next(k for k in needed if row.get(k) is None)
+    raise EventLogError(f"{where}.{missing}", f"a {row['ev']} event at t={row['t']} has no {missing}")
+
+
+def check_columns() -> list:
+    """An aggregate that counts bad event rows in the same job as other figures (see `checked_job`)."""
+    from pyspark.sql import functions as F
+
+    return [F.sum(_bad_condition().cast("long")).alias("_bad_n")]
+
+
+def checked_job(events, run):
+    """Run the first job over a log's events, `run()` -> collected rows whose aggregates include
+    `check_columns()`; raise EventLogError when load_frames deferred its check to this job and a
+    row is bad (a second job then fetches one), or when Spark cannot parse the file (FAILFAST)."""
+    where = getattr(events, _DEFERRED, None)
+    try:
+        rows = run()
+    except Exception as err:  # noqa: BLE001 - parse errors of the file: keep the first line
+        if where is None or "Malformed" not in str(err) and "FAILFAST" not in str(err) and "PARSE" not in str(err):
+            raise
+        raise EventLogError(where, f"cannot be read: {str(err).strip().splitlines()[0][:200]}") from None
+    if where is not None and any(r["_bad_n"] for r in rows):
+        _check(events, where)
+    return rows
+
+
+def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", check: bool | str = True):
+    """(events, queues) DataFrames of a log file or run folder, times in seconds.
+
+    `check` validates every event (known kind; t, comp, and tuple or msg where the kind needs
+    them). The check runs inside the first job of `analyze` or `check_reliability` over these
+    frames (app.runs.frames.checked_job), which saves a pass over the log; any other use of the
+    frames runs it here, as its own job (`check="now"`)."""
     from pyspark.sql import functions as F
 
     p = Path(path).resolve()  # Spark (or a Spark Connect server) has a working folder of its own
@@ -133,6 +173,12 @@ def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", 
     if time_unit == "ms":
         events = events.withColumn("t", F.col("t") / 1000.0)
         queues = queues.withColumn("t", F.col("t") / 1000.0)
+    if check and check != "now":
+        try:
+            setattr(events, _DEFERRED, p.name)
+            return events, queues
+        except AttributeError:
+            pass
     if check:
         try:
             _check(events, p.name)

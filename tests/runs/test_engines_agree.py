@@ -166,3 +166,26 @@ def test_a_known_messy_log_breaks_every_property_in_both_engines(spark, tmp_path
     remote = check_reliability(spark, events, config)
     same(local.model_dump(), remote.model_dump(), "reliability")
     assert not any(local.properties.values()), local.summary()
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"t": 1.0, "ev": "explode", "comp": "A", "tuple": "x"}, "ev"),
+    ({"t": 1.0, "ev": "take", "comp": "A"}, "tuple"),
+    ({"t": 1.0, "ev": "spout_ack", "comp": "S"}, "msg"),
+])
+def test_both_engines_refuse_the_same_bad_row(spark, tmp_path: Path, bad: dict, field: str) -> None:
+    from app.runs.eventlog import EventLogError
+
+    rows = build_log([{"spout": "S", "task": 1, "msg": 0, "t": 0.0, "taken": True, "children": 1,
+                       "child_fate": ["ack", "ack"], "close": "ack", "delay": 0.1}], [])
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows + [bad]))
+    config = ReliabilityConfig()
+    for run in (lambda: analyze_path_local(path), lambda: check_reliability_path_local(path, config)):
+        with pytest.raises(EventLogError, match=rf"log\.jsonl.*\.{field}"):
+            run()
+    events, queues = load_frames(spark, path)  # the check runs inside each job's first pass
+    with pytest.raises(EventLogError, match=rf"log\.jsonl\.{field}"):
+        analyze(spark, events, queues)
+    with pytest.raises(EventLogError, match=rf"log\.jsonl\.{field}"):
+        check_reliability(spark, events, config)
