@@ -140,6 +140,22 @@ def _run_topology(path: Path, given: str | None) -> Topology | None:
     return None
 
 
+def _log_arg(args: argparse.Namespace) -> str:
+    """The log as the engines take it: a URI as given (Spark reads it), else an absolute path."""
+    from app.runs.frames import is_uri
+
+    return args.log if is_uri(args.log) else str(Path(args.log).resolve())
+
+
+def _check_exists(args: argparse.Namespace) -> Path:
+    from app.runs.frames import is_uri
+
+    path = Path(args.log)
+    if not is_uri(args.log) and not path.exists():
+        raise TopologyError([Problem("", "no such file or folder")])
+    return path
+
+
 def _choice(args: argparse.Namespace):
     from app.runs.engine_choice import EngineError, choose_engine
 
@@ -159,11 +175,10 @@ def _analysis(args: argparse.Namespace):
 
     choice = _choice(args)
     if choice.engine == "local":
-        return analyze_path_local(Path(args.log).resolve(), args.time_unit, bin_s=args.bin,
-                                  growth_floor=args.growth_floor)
+        return analyze_path_local(_log_arg(args), args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
     host = _host(args, choice.reason)
     try:
-        data = _call(host, "analyze", args.json, path=str(Path(args.log).resolve()), time_unit=args.time_unit,
+        data = _call(host, "analyze", args.json, path=_log_arg(args), time_unit=args.time_unit,
                      bin_s=args.bin, growth_floor=args.growth_floor)
     finally:
         host.close()
@@ -207,9 +222,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from app.cli import _print_json
     from app.runs.compare import calibrate, compare
 
-    path = Path(args.log)
-    if not path.exists():
-        raise TopologyError([Problem("", "no such file or folder")])
+    path = _check_exists(args)
     topo = _run_topology(path, args.topology)
     analysis = _analysis(args)
     comparison = compare(topo, analysis) if topo is not None else None
@@ -272,19 +285,17 @@ def cmd_reliability(args: argparse.Namespace) -> int:
     from app.cli import _print_json
     from app.runs.reliability import ReliabilityReport
 
-    path = Path(args.log)
-    if not path.exists():
-        raise TopologyError([Problem("", "no such file or folder")])
+    path = _check_exists(args)
     config = _reliability_config(args, path)
     choice = _choice(args)
     if choice.engine == "local":
         from app.runs.reliability import check_reliability_path_local
 
-        report = check_reliability_path_local(path.resolve(), config, args.time_unit, limit=args.limit)
+        report = check_reliability_path_local(_log_arg(args), config, args.time_unit, limit=args.limit)
     else:
         host = _host(args, choice.reason)
         try:
-            data = _call(host, "reliability", args.json, path=str(path.resolve()), time_unit=args.time_unit,
+            data = _call(host, "reliability", args.json, path=_log_arg(args), time_unit=args.time_unit,
                          config=config.model_dump(), limit=args.limit)
         finally:
             host.close()
@@ -339,7 +350,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _log_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("log", metavar="DIR|LOG", help="a run folder or a log (.jsonl, .json, .csv, .parquet, Storm metrics .log)")
+    p.add_argument("log", metavar="DIR|LOG", help="a run folder or a log (.jsonl, .json, .csv, .parquet, Storm metrics .log); "
+                                                  "or a URI Spark reads (hdfs://, s3a://, ...): a .jsonl, .csv or .parquet log")
     p.add_argument("--topology", help="the topology the log comes from (a run folder has its own)")
     p.add_argument("--time-unit", choices=["s", "ms"], default="s", help="unit of the log's t field")
     p.add_argument("--engine", choices=["auto", "local", "spark"], default="auto",

@@ -76,8 +76,14 @@ def choose_engine(path: str | os.PathLike[str], engine: str = "auto", *, spark_r
     """The engine for a log: `local`/`spark` as asked; `auto` by size (and Spark when a master was given)."""
     from app.runs.logstream import count_records, log_bytes
 
+    from app.runs.frames import is_uri
+
     if engine not in ENGINES:
         raise EngineError(f"--engine {engine}: expected one of {', '.join(ENGINES)}")
+    if is_uri(path):
+        if engine == "local":
+            raise EngineError(f"{path}: --engine local reads files on this machine; a URI is read by Spark")
+        return Choice("spark", "a URI, read by Spark", None, 0)
     p = Path(path)
     size = log_bytes(p)
     if engine == "local":

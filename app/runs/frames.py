@@ -9,6 +9,7 @@ Python readers, and so does every log sent to a Spark Connect server on another 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Iterable
 
@@ -103,6 +104,12 @@ def _check(events, where: str) -> None:
 
 
 _DEFERRED = "_stormbound_check"
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
+
+
+def is_uri(path: str | os.PathLike[str]) -> bool:
+    """Whether a log is named by a URI (hdfs://, s3a://, gs://, abfss://, file://...) that Spark reads itself."""
+    return bool(_URI.match(str(path)))
 
 
 def _bad_condition():
@@ -155,6 +162,12 @@ def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", 
     frames runs it here, as its own job (`check="now"`)."""
     from pyspark.sql import functions as F
 
+    if is_uri(path):  # on the cluster's storage: Spark reads it, whatever the master
+        fmt = log_format(str(path))
+        if fmt not in ("jsonl", "csv", "parquet"):
+            raise EventLogError(str(path), "a log given as a URI must be a .jsonl, .csv or .parquet file or folder")
+        events, queues = _split(_read_flat(spark, str(path), fmt))
+        return _finish_frames(events, queues, time_unit, check, str(path).rstrip("/").rsplit("/", 1)[-1])
     p = Path(path).resolve()  # Spark (or a Spark Connect server) has a working folder of its own
     if not p.exists():
         raise EventLogError(str(p), "no such file or folder")
@@ -170,20 +183,26 @@ def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", 
             queues = spark.createDataFrame([], QUEUE_DDL)
     else:
         events, queues = _split(_read_flat(spark, p, fmt))
+    return _finish_frames(events, queues, time_unit, check, p.name)
+
+
+def _finish_frames(events, queues, time_unit: TimeUnit, check: bool | str, where: str):
+    from pyspark.sql import functions as F
+
     if time_unit == "ms":
         events = events.withColumn("t", F.col("t") / 1000.0)
         queues = queues.withColumn("t", F.col("t") / 1000.0)
     if check and check != "now":
         try:
-            setattr(events, _DEFERRED, p.name)
+            setattr(events, _DEFERRED, where)
             return events, queues
         except AttributeError:
             pass
     if check:
         try:
-            _check(events, p.name)
+            _check(events, where)
         except EventLogError:
             raise
         except Exception as err:  # FAILFAST parse errors: keep the first line of Spark's message
-            raise EventLogError(p.name, f"cannot be read: {str(err).strip().splitlines()[0][:200]}") from None
+            raise EventLogError(where, f"cannot be read: {str(err).strip().splitlines()[0][:200]}") from None
     return events, queues

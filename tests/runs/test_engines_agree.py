@@ -189,3 +189,13 @@ def test_both_engines_refuse_the_same_bad_row(spark, tmp_path: Path, bad: dict, 
         analyze(spark, events, queues)
     with pytest.raises(EventLogError, match=rf"log\.jsonl\.{field}"):
         check_reliability(spark, events, config)
+
+
+def test_a_log_named_by_a_uri_is_read_by_spark(spark, tmp_path: Path) -> None:
+    rows = build_log([{"spout": "S", "task": 1, "msg": 0, "t": 0.0, "taken": True, "children": 1,
+                       "child_fate": ["ack", "ack"], "close": "ack", "delay": 0.1}], ["B"])
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    events, queues = load_frames(spark, path.as_uri())
+    same(analyze_path_local(path).model_dump(exclude={"source"}),
+         analyze(spark, events, queues).model_dump(exclude={"source"}), "analysis")

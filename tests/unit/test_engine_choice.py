@@ -194,3 +194,14 @@ def test_spark_out_of_memory_is_one_line_exit_2(ten_events: Path, monkeypatch, c
     err = capsys.readouterr().err.strip()
     assert "ran out of memory" in err and "--driver-memory" in err and "internal error" not in err
     assert len(err.splitlines()) == 1
+
+
+def test_a_uri_goes_to_spark(monkeypatch, capsys) -> None:
+    from app.cli import main
+
+    uri = "hdfs://namenode:8020/logs/run1/events.parquet"
+    assert choose_engine(uri).engine == "spark"
+    with pytest.raises(EngineError):
+        choose_engine(uri, "local")
+    assert main(["reliability", uri, "--engine", "local"]) == 2
+    assert "URI" in capsys.readouterr().err
