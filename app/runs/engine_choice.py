@@ -74,6 +74,7 @@ def choose_engine(path: str | os.PathLike[str], engine: str = "auto", *, spark_r
                   max_events: int | None = None, max_mb: float | None = None,
                   env: Mapping[str, str] | None = None) -> Choice:
     """The engine for a log: `local`/`spark` as asked; `auto` by size (and Spark when a master was given)."""
+    from app.runs.eventlog import log_format
     from app.runs.logstream import count_records, log_bytes
 
     from app.runs.frames import is_uri
@@ -92,6 +93,8 @@ def choose_engine(path: str | os.PathLike[str], engine: str = "auto", *, spark_r
         return Choice("spark", "--engine spark", None, size)
     if spark_requested:
         return Choice("spark", "a Spark master was given", None, size)
+    if log_format(p) == "parquet" and not _has_pyarrow():
+        return Choice("spark", "Parquet, and this Python has no pyarrow to read it", None, size)
     limit_events, limit_mb = local_limits(max_events, max_mb, env)
     if size > limit_mb * 1e6:
         return Choice("spark", f"{size / 1e6:,.0f} MB on disk, more than {limit_mb:,.0f} MB", None, size)
@@ -100,6 +103,14 @@ def choose_engine(path: str | os.PathLike[str], engine: str = "auto", *, spark_r
         return Choice("spark", f"{records:,} records, more than {limit_events:,}", records, size)
     described = f"{records:,} records" if records is not None else f"{size / 1e6:,.1f} MB"
     return Choice("local", f"{described}: small enough for this process", records, size)
+
+
+def _has_pyarrow() -> bool:
+    try:
+        import pyarrow.dataset  # noqa: F401
+    except ModuleNotFoundError:
+        return False
+    return True
 
 
 # ---- Spark memory ---------------------------------------------------------------
