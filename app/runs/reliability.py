@@ -241,7 +241,7 @@ def check_reliability_stream(source: Callable[[], Iterable[tuple]], config: Reli
     emits: dict[tuple, list[tuple[float, int, str]]] = defaultdict(list)
     closes: dict[tuple, list[tuple[float, int, str]]] = defaultdict(list)
     anchors: dict[str, list[str]] = {}
-    emitter: dict[str, tuple[float, int, str]] = {}
+    emitter: dict[str, tuple[float, str]] = {}
     finished: dict[str, dict[str, float]] = defaultdict(dict)
     taken: dict[str, set[str]] = defaultdict(set)
     failed: set[str] = set()
@@ -267,13 +267,13 @@ def check_reliability_stream(source: Callable[[], Iterable[tuple]], config: Reli
                 parents = [ids.setdefault(a, a) for a in anc]
                 anchors[tup] = parents if have is None else have + parents
             old = emitter.get(tup)
-            if old is None or (t, n) < old[:2]:
-                emitter[tup] = (t, n, comp)
+            if old is None or t < old[0]:  # the first emit; equal times: the earlier in the log
+                emitter[tup] = (t, comp)
         elif ev == "spout_emit":
             emits[(comp, task, msg)].append((t, n, tup))
             old = emitter.get(tup)
-            if old is None or (t, n) < old[:2]:
-                emitter[tup] = (t, n, comp)
+            if old is None or t < old[0]:
+                emitter[tup] = (t, comp)
         elif ev == "spout_ack" or ev == "spout_fail":
             closes[(comp, task, msg)].append((t, n, ev))
     if n == 0:
@@ -309,47 +309,63 @@ def check_reliability_stream(source: Callable[[], Iterable[tuple]], config: Reli
                 pending += step
     del emits, closes, pending_steps
 
-    # trees: tuple -> the roots it belongs to, grown through the anchors to a fixed point
-    roots: dict[str, set[str]] = {r: {r} for r in attempt_close}
+    # trees: tuple -> the roots it belongs to (one root as the string itself, several as a set),
+    # grown through the anchors to a fixed point
+    roots: dict[str, str | set[str]] = {r: r for r in attempt_close}
     changed = True
     while changed:
         changed = False
         for child, parents in anchors.items():
-            mine = roots.get(child)
             for p in parents:
                 theirs = roots.get(p)
-                if theirs:
-                    if mine is None:
-                        mine = roots[child] = set(theirs)
+                if theirs is None:
+                    continue
+                mine = roots.get(child)
+                if mine is None:
+                    roots[child] = theirs if isinstance(theirs, str) else set(theirs)
+                    changed = True
+                elif isinstance(theirs, str):
+                    if isinstance(mine, str):
+                        if mine != theirs:
+                            roots[child] = {mine, theirs}
+                            changed = True
+                    elif theirs not in mine:
+                        mine.add(theirs)
                         changed = True
-                    elif not theirs <= mine:
-                        mine |= theirs
+                else:
+                    have = {mine} if isinstance(mine, str) else mine
+                    if not theirs <= have:
+                        roots[child] = have | theirs
                         changed = True
     del anchors
 
+    def roots_of(tuple_id: str) -> tuple[str, ...] | set[str]:
+        found = roots.get(tuple_id)
+        return () if found is None else (found,) if isinstance(found, str) else found
+
     def root_open(tuple_id: str) -> bool:
-        rs = roots.get(tuple_id)
+        rs = roots_of(tuple_id)
         return not rs or any(attempt_close.get(r) is None for r in rs)
 
     acked = {r: c for r, c in attempt_close.items() if c is not None and c[1] == "spout_ack"} if config.ackers > 0 else {}
     if acked:  # P3: every tuple of a clean acked tree is taken by each subscriber of its emitter
         failed_roots: set[str] = set()
         for tup in failed:
-            failed_roots |= roots.get(tup, set())
+            failed_roots.update(roots_of(tup))
         subs = config.subscribers
         if subs is None:
             inferred: dict[str, set[str]] = defaultdict(set)
             for comp, tuples in taken.items():
                 for tup in tuples:
                     if tup in emitter:
-                        inferred[emitter[tup][2]].add(comp)
+                        inferred[emitter[tup][1]].add(comp)
             subs = {k: sorted(v) for k, v in inferred.items()}
         for tup, rs in roots.items():
             found = emitter.get(tup)
-            if found is None or not subs.get(found[2]):
+            if found is None or not subs.get(found[1]):
                 continue
-            comp = found[2]
-            for r in rs:
+            comp = found[1]
+            for r in ((rs,) if isinstance(rs, str) else rs):
                 close = acked.get(r)
                 if close is None or r in failed_roots:
                     continue
@@ -367,7 +383,7 @@ def check_reliability_stream(source: Callable[[], Iterable[tuple]], config: Reli
                 else:
                     bad((t, P2, comp, task, tup, None, None, None, None))
         if acked and ev in TREE_EVENTS:
-            for r in roots.get(tup, ()):
+            for r in roots_of(tup):
                 close = acked.get(r)
                 if close is not None and t > close[0]:
                     bad((t, P4, comp, task, tup, close[2], None, ev, close[0]))

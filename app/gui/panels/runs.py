@@ -476,7 +476,10 @@ class RunsPanel(QWidget):
                      f"{b.measured_slope:+.3f} ({b.measured_ci[0]:+.3f}..{b.measured_ci[1]:+.3f}) {b.measured_verdict}",
                      {True: "yes", False: "no", None: "-"}[b.agrees]]
             for c, text in enumerate(cells):
-                self.bolts.setItem(r, c, QTableWidgetItem(text))
+                item = QTableWidgetItem(text)
+                if c == 4 and b.measured_note:
+                    item.setToolTip(b.measured_note)
+                self.bolts.setItem(r, c, item)
 
     def _trace_plots(self) -> dict[str, Any]:
         panel = getattr(self.window, "verification_panel", None)
