@@ -26,6 +26,8 @@ from app.cli.common import (
     add_log_options,
     add_spark_options,
     call_spark_host,
+    choose_log_engine,
+    log_arg,
     print_json,
     read_topology,
     require_log,
@@ -37,8 +39,8 @@ from app.core.topology import TopologyError
 
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_FOUND", "EXIT_INTERNAL", "EXIT_OK", "UsageError", "add_log_options", "add_spark_options",
-    "build_parser", "call_spark_host", "main", "print_json", "read_topology", "require_log", "run_topology",
-    "start_spark_host", "table",
+    "build_parser", "call_spark_host", "choose_log_engine", "log_arg", "main", "print_json", "read_topology",
+    "require_log", "run_topology", "start_spark_host", "table",
 ]
 
 

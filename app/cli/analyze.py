@@ -1,4 +1,7 @@
-"""`stormbound analyze DIR|LOG`: measured rates, α, σ, bursts and queue growth of a run (a Spark job).
+"""`stormbound analyze DIR|LOG`: measured rates, α, σ, bursts and queue growth of a run.
+
+A small log is analysed in this process, a large one (or a URI) by a Spark job (`--engine`,
+app.measure.engine_choice).
 
 With the topology (`--topology`, or the run folder's own) it also prints the
 model-versus-measured comparison; `--calibrate OUT` writes the topology with the
@@ -16,6 +19,8 @@ from app.cli.common import (
     add_log_options,
     add_spark_options,
     call_spark_host,
+    choose_log_engine,
+    log_arg,
     print_json,
     require_log,
     run_topology,
@@ -46,11 +51,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _analysis(args: argparse.Namespace) -> Analysis:
-    from app.measure.analysis import Analysis
+    from app.measure.analysis import Analysis, analyze_path_local
 
-    host = start_spark_host(args.master)
+    choice = choose_log_engine(args)
+    if choice.engine == "local":
+        return analyze_path_local(log_arg(args.log), args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
+    host = start_spark_host(args.master, args.driver_memory, args.conf, choice.reason)
     try:
-        data = call_spark_host(host, "analyze", args.json, path=str(Path(args.log).resolve()),
+        data = call_spark_host(host, "analyze", args.json, path=log_arg(args.log),
                                time_unit=args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
     finally:
         host.close()
@@ -61,7 +69,7 @@ def format_analysis(analysis: Analysis, comparison: Comparison | None = None) ->
     """The human report: per-component measurements, then model versus measured when the topology is known."""
     lines = [f"{analysis.source}: {analysis.events} events, {analysis.queue_samples} queue samples, "
              f"{analysis.duration_s:.1f} s"]
-    rows = [["component", "in/s", "out/s", "α mean", "σ", "bursts", "queue slope/s (95% CI)", "verdict"]]
+    rows = [["component", "in/s", "out/s", "α mean", "σ", "bursts", "queue slope/s (95% robust CI)", "verdict"]]
     for c in analysis.components.values():
         q = c.queue
         rows.append([c.name, f"{c.rate_in:.3g}", f"{c.rate_out:.3g}",
@@ -71,6 +79,10 @@ def format_analysis(analysis: Analysis, comparison: Comparison | None = None) ->
                      "-" if q is None else f"{q.slope:+.3f} ({q.ci_low:+.3f}..{q.ci_high:+.3f})",
                      "-" if q is None else q.verdict])
     lines += ["", table(rows)]
+    notes = [f"- {c.name}: {c.queue.note}" for c in analysis.components.values()
+             if c.queue is not None and c.queue.note]
+    if notes:
+        lines += [""] + notes
     lines += [f"note: {note}" for note in getattr(analysis, "notes", [])]
     if comparison is not None:
         rows = [["bolt", "model", "growth/s annotated", "predicted at measured", "measured slope", "agrees"]]
@@ -92,7 +104,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from app.measure.model_vs_measured import calibrate, compare
 
     path = Path(args.log)
-    require_log(path)
+    require_log(args.log)
     topo = run_topology(path, args.topology)
     analysis = _analysis(args)
     from app.core.topology import unannotated_problems

@@ -1,4 +1,7 @@
-"""`stormbound reliability DIR|LOG`: check Storm's delivery guarantees over an event log (a Spark job).
+"""`stormbound reliability DIR|LOG`: check Storm's delivery guarantees over an event log.
+
+A small log is checked in this process, a large one (or a URI) by a Spark job (`--engine`,
+app.measure.engine_choice).
 
 Exit 0 when every guarantee holds, 1 when some is violated.
 """
@@ -13,6 +16,8 @@ from app.cli.common import (
     add_log_options,
     add_spark_options,
     call_spark_host,
+    choose_log_engine,
+    log_arg,
     print_json,
     read_topology,
     require_log,
@@ -26,7 +31,7 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `reliability` to the `stormbound` command line."""
-    p = sub.add_parser("reliability", help="check Storm's delivery guarantees over an event log (Spark job)")
+    p = sub.add_parser("reliability", help="check Storm's delivery guarantees over an event log")
     add_log_options(p)
     p.add_argument("--timeout", type=float, metavar="S", help="topology.message.timeout.secs (default 30)")
     p.add_argument("--max-pending", type=int, metavar="N", help="topology.max.spout.pending")
@@ -76,15 +81,21 @@ def cmd_reliability(args: argparse.Namespace) -> int:
     from app.measure.reliability import ReliabilityReport
 
     path = Path(args.log)
-    require_log(path)
+    require_log(args.log)
     config = _reliability_config(args, path)
-    host = start_spark_host(args.master)
-    try:
-        data = call_spark_host(host, "reliability", args.json, path=str(path.resolve()), time_unit=args.time_unit,
-                               config=config.model_dump(), limit=args.limit)
-    finally:
-        host.close()
-    report = ReliabilityReport.model_validate(data)
+    choice = choose_log_engine(args)
+    if choice.engine == "local":
+        from app.measure.reliability import check_reliability_path_local
+
+        report = check_reliability_path_local(log_arg(args.log), config, args.time_unit, limit=args.limit)
+    else:
+        host = start_spark_host(args.master, args.driver_memory, args.conf, choice.reason)
+        try:
+            data = call_spark_host(host, "reliability", args.json, path=log_arg(args.log),
+                                   time_unit=args.time_unit, config=config.model_dump(), limit=args.limit)
+        finally:
+            host.close()
+        report = ReliabilityReport.model_validate(data)
     if args.json:
         print_json(report.model_dump())
     else:

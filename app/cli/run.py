@@ -87,7 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = RunSpec(topology=topo, duration_s=args.duration, seed=args.seed, workers=args.workers,
                    sample_interval_s=args.sample, acking=args.ackers > 0, message_timeout_s=args.timeout,
                    max_spout_pending=args.max_pending)
-    host = start_spark_host(args.master)
+    host = start_spark_host(args.master, args.driver_memory, args.conf)
     try:
         result = call_spark_host(host, "run", args.json, spec=json.loads(spec.model_dump_json()),
                                  out=str(Path(args.out).resolve()), format=args.format)

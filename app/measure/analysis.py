@@ -6,9 +6,10 @@ the first emit anchored to that tuple, else to its ack: the end of its batch), �
 `burst_gap` apart form a burst; a spout's rate is the tuples of all but its last burst
 over the time from its first to its last burst, so the idle tail of a log is not
 counted), and per queue the series (mean of the samples in each `bin_s` bin, summed over
-tasks) with a least-squares slope, its 95 % confidence interval and a verdict: `grows`
-when the whole interval lies above `growth_floor` tuples/s, `stable` when it lies below,
-`uncertain` otherwise.
+tasks) with a least-squares slope, its 95 % confidence interval robust to autocorrelation
+and a verdict (app.measure.growth): `grows` when the interval lies above zero and reaches
+`growth_floor` tuples/s and the growth persists past any warm-up, `stable` when it lies
+below the floor, `uncertain` otherwise (with the run length that would tell).
 
 `analyze` is the Spark job; `analyze_local` is the same definition in plain Python
 (the single-process baseline of bench/runs_pipeline.py and a cross-check in tests).
@@ -17,6 +18,7 @@ when the whole interval lies above `growth_floor` tuples/s, `stable` when it lie
 from __future__ import annotations
 
 import math
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Literal
@@ -24,12 +26,15 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from app.measure.eventlog import Event, QueueSample
+from app.measure.growth import assess, t_quantile
 
 Verdict = Literal["grows", "stable", "uncertain"]
 
 
 class QueueTrend(BaseModel):
-    """Least-squares line through a queue's binned series, with a 95 % confidence interval on the slope."""
+    """A queue's growth: the slope the verdict rests on, its autocorrelation-robust 95 % interval
+    (app.measure.growth), and the verdict. After a warm-up (`warmup_until`), slope and interval are
+    those of the settled part of the run; `run_slope` is the whole run's."""
 
     slope: float
     ci_low: float
@@ -39,6 +44,13 @@ class QueueTrend(BaseModel):
     verdict: Verdict
     first: float = 0.0
     last: float = 0.0
+    run_slope: float | None = None
+    lag: int = Field(default=0, description="Bartlett lags of the HAC interval")
+    rho: float = Field(default=0.0, description="AR(1) prewhitening coefficient of the residuals")
+    warmup_until: float | None = Field(default=None,
+                                       description="time (s) a warm-up ended; the verdict uses what follows")
+    needed_s: float | None = Field(default=None, description="uncertain: about how long a run would tell")
+    note: str = ""
 
 
 class ComponentStats(BaseModel):
@@ -84,47 +96,31 @@ class Analysis(BaseModel):
 
 
 def t_quantile_975(dof: int) -> float:
-    """The 97.5 % quantile of Student's t (Cornish-Fisher expansion; exact to 3 decimals for dof >= 3)."""
-    if dof <= 0:
-        return math.inf
-    table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
-    if dof in table:
-        return table[dof]
-    z = 1.959963984540054
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    return z + g1 / dof + g2 / dof**2 + g3 / dof**3
+    """The 97.5 % quantile of Student's t."""
+    return t_quantile(0.975, dof)
 
 
-def fit_trend(points: list[tuple[float, float]], growth_floor: float) -> QueueTrend | None:
-    """Least squares y = a + b·x over (x, y) points, with the 95 % interval of b and a verdict."""
-    n = len(points)
-    if n < 3:
+def fit_trend(points: list[tuple[float, float]], growth_floor: float, bin_s: float = 1.0) -> QueueTrend | None:
+    """The slope of a (time, queue) series with its robust interval and verdict (app.measure.growth.assess)."""
+    found = assess(points, growth_floor, bin_s)
+    if found is None:
         return None
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    if sxx <= 0:
-        return None
-    sxy = sum((x - mx) * (y - my) for x, y in points)
-    slope = sxy / sxx
-    intercept = my - slope * mx
-    sse = sum((y - intercept - slope * x) ** 2 for x, y in points)
-    half = t_quantile_975(n - 2) * math.sqrt(max(sse, 0.0) / (n - 2) / sxx)
-    low, high = slope - half, slope + half
-    verdict: Verdict = "grows" if low > growth_floor else "stable" if high < growth_floor else "uncertain"
-    return QueueTrend(slope=slope, ci_low=low, ci_high=high, intercept=intercept, points=n, verdict=verdict,
-                      first=points[0][1], last=points[-1][1])
+    basis = found.late if found.warmup and found.late is not None else found.fit
+    pts = sorted(points)
+    return QueueTrend(slope=basis.slope, ci_low=basis.low, ci_high=basis.high, intercept=basis.intercept,
+                      points=len(pts), verdict=found.verdict, first=pts[0][1], last=pts[-1][1],
+                      run_slope=found.fit.slope, lag=basis.lag, rho=basis.rho,
+                      warmup_until=pts[len(pts) - basis.points][0] if found.warmup else None,
+                      needed_s=found.needed_s, note=found.note)
 
 
 def _finish(components: dict[str, ComponentStats], bins: dict[str, list[tuple[float, float]]],
-            growth_floor: float) -> None:
+            growth_floor: float, bin_s: float = 1.0) -> None:
     for name, pts in bins.items():
         pts.sort()
         stats = components.setdefault(name, ComponentStats(name=name, kind="bolt"))
         stats.series = pts
-        stats.queue = fit_trend(pts, growth_floor)
+        stats.queue = fit_trend(pts, growth_floor, bin_s)
 
 
 # ---- Spark -----------------------------------------------------------------
@@ -132,42 +128,56 @@ def _finish(components: dict[str, ComponentStats], bins: dict[str, list[tuple[fl
 
 def analyze(spark, events, queues, bin_s: float = 1.0, growth_floor: float = 0.05, burst_gap: float = 0.005,
             source: str = "") -> Analysis:
-    """The analysis as Spark jobs over the events and queue-sample DataFrames."""
+    """The analysis as Spark jobs over the events and queue-sample DataFrames.
+
+    Four jobs, each reading only the columns it needs and collecting a few rows: counts and
+    time span per (component, task, kind), with the log's validity check (frames.checked_job);
+    α per taken tuple, one aggregation keyed by
+    (component, tuple) (an emit counts for each tuple it is anchored to) then per component;
+    bursts per spout task (a window over the spout emits only); the binned queue series.
+    Nothing is cached: a log larger than memory streams through each job."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    ev = events.localCheckpoint()
-    span = ev.agg(F.min("t").alias("a"), F.max("t").alias("b"), F.count("*").alias("n")).collect()[0]
+    from app.spark.frames import check_columns, checked_job
+
+    ev = F.col("ev")
+    kinds = ("spout_emit", "bolt_emit", "take", "bolt_ack", "bolt_fail", "spout_ack", "spout_fail")
+    per_task = checked_job(events, lambda: events.groupBy("comp", "task").agg(
+        F.count("*").alias("n"), F.min("t").alias("a"), F.max("t").alias("b"),
+        *[F.sum((ev == k).cast("long")).alias(k) for k in kinds], *check_columns()).collect())
     qspan = queues.agg(F.min("t").alias("a"), F.max("t").alias("b"), F.count("*").alias("n")).collect()[0]
-    starts = [x for x in (span["a"], qspan["a"]) if x is not None]
-    ends = [x for x in (span["b"], qspan["b"]) if x is not None]
+    starts = [r["a"] for r in per_task if r["a"] is not None] + ([qspan["a"]] if qspan["a"] is not None else [])
+    ends = [r["b"] for r in per_task if r["b"] is not None] + ([qspan["b"]] if qspan["b"] is not None else [])
     start, end = (min(starts), max(ends)) if starts else (0.0, 0.0)
     duration = max(end - start, 1e-9)
+    n_events = sum(int(r["n"]) for r in per_task)
 
-    def count(kind: str):
-        return F.sum((F.col("ev") == kind).cast("long")).alias(kind)
-
-    rows = ev.groupBy("comp").agg(
-        count("spout_emit"), count("bolt_emit"), count("take"), count("bolt_ack"), count("bolt_fail"),
-        count("spout_ack"), count("spout_fail"), F.countDistinct("task").alias("tasks")).collect()
+    totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    tasks: dict[str, set] = defaultdict(set)
+    for r in per_task:
+        tasks[r["comp"]].add(r["task"])
+        for k in kinds:
+            totals[r["comp"]][k] += int(r[k])
     components: dict[str, ComponentStats] = {}
-    for r in rows:
-        kind = "spout" if r["spout_emit"] > 0 else "bolt"
-        emitted = r["spout_emit"] + r["bolt_emit"]
-        acked = r["bolt_ack"] + r["spout_ack"]
-        failed = r["bolt_fail"] + r["spout_fail"]
-        components[r["comp"]] = ComponentStats(
-            name=r["comp"], kind=kind, tasks=r["tasks"], emitted=emitted, taken=r["take"], acked=acked,
-            failed=failed, rate_in=r["take"] / duration, rate_out=emitted / duration,
-            sigma=(r["bolt_emit"] / r["take"]) if kind == "bolt" and r["take"] else None)
+    for comp, n in totals.items():
+        kind = "spout" if n["spout_emit"] > 0 else "bolt"
+        emitted = n["spout_emit"] + n["bolt_emit"]
+        components[comp] = ComponentStats(
+            name=comp, kind=kind, tasks=len(tasks[comp]), emitted=emitted, taken=n["take"],
+            acked=n["bolt_ack"] + n["spout_ack"], failed=n["bolt_fail"] + n["spout_fail"],
+            rate_in=n["take"] / duration, rate_out=emitted / duration,
+            sigma=(n["bolt_emit"] / n["take"]) if kind == "bolt" and n["take"] else None)
 
-    # α: take -> first anchored emit of the same component, else -> its ack/fail
-    takes = ev.where(F.col("ev") == "take").select("comp", "tuple", F.col("t").alias("take_t"))
-    first_emit = (ev.where(F.col("ev") == "bolt_emit").select("comp", "t", F.explode("anchors").alias("tuple"))
-                  .groupBy("comp", "tuple").agg(F.min("t").alias("emit_t")))
-    finish = (ev.where(F.col("ev").isin("bolt_ack", "bolt_fail"))
-              .groupBy("comp", "tuple").agg(F.min("t").alias("ack_t")))
-    work = (takes.join(first_emit, on=["comp", "tuple"], how="left").join(finish, on=["comp", "tuple"], how="left")
+    # α: first take of (comp, tuple) -> first emit anchored to it, else its first ack/fail
+    keyed = (events.where(ev.isin("take", "bolt_emit", "bolt_ack", "bolt_fail"))
+             .select("comp", "t", "ev", F.explode(F.when(ev == "bolt_emit", F.col("anchors"))
+                                                    .otherwise(F.array(F.col("tuple")))).alias("key")))
+    firsts = keyed.groupBy("comp", "key").agg(
+        F.min(F.when(ev == "take", F.col("t"))).alias("take_t"),
+        F.min(F.when(ev == "bolt_emit", F.col("t"))).alias("emit_t"),
+        F.min(F.when(ev != "take", F.when(ev != "bolt_emit", F.col("t")))).alias("ack_t"))
+    work = (firsts.where(F.col("take_t").isNotNull())
             .withColumn("end_t", F.coalesce("emit_t", "ack_t")).where(F.col("end_t") >= F.col("take_t"))
             .withColumn("alpha", F.col("end_t") - F.col("take_t")))
     for r in work.groupBy("comp").agg(F.avg("alpha").alias("m"), F.min("alpha").alias("lo"), F.max("alpha").alias("hi"),
@@ -177,120 +187,213 @@ def analyze(spark, events, queues, bin_s: float = 1.0, growth_floor: float = 0.0
             c.alpha_mean, c.alpha_min, c.alpha_max, c.alpha_std = r["m"], r["lo"], r["hi"], r["sd"]
 
     # bursts: emits of one spout task closer than burst_gap
-    order = Window.partitionBy("comp", "task").orderBy("t")
-    emits = (ev.where(F.col("ev") == "spout_emit").select("comp", "task", "t")
-             .withColumn("gap", F.col("t") - F.lag("t").over(order))
-             .withColumn("new", F.when(F.col("gap").isNull() | (F.col("gap") > burst_gap), 1).otherwise(0))
-             .withColumn("burst", F.sum("new").over(order.rowsBetween(Window.unboundedPreceding, 0))))
-    sizes = emits.groupBy("comp", "task", "burst").agg(F.count("*").alias("size"), F.min("t").alias("at"))
-    per_task = sizes.groupBy("comp", "task").agg(
-        F.count("*").alias("n"), F.sum("size").alias("tuples"), F.max("size").alias("mx"), F.min("at").alias("first"),
-        F.max("at").alias("last"), F.max_by("size", "at").alias("last_size"))
-    rate = F.sum(F.when(F.col("last") > F.col("first"),
-                        (F.col("tuples") - F.col("last_size")) / (F.col("last") - F.col("first")))).alias("rate")
-    for r in per_task.groupBy("comp").agg(
-            F.sum("n").alias("n"), F.sum("tuples").alias("tuples"), F.max("mx").alias("mx"), rate).collect():
-        if r["comp"] in components:
-            c = components[r["comp"]]
-            c.bursts, c.burst_mean, c.burst_max = r["n"], r["tuples"] / r["n"], r["mx"]
-            if r["rate"] is not None:
-                c.rate_out = r["rate"]
+    if any(n["spout_emit"] for n in totals.values()):
+        order = Window.partitionBy("comp", "task").orderBy("t")
+        emits = (events.where(ev == "spout_emit").select("comp", "task", "t")
+                 .withColumn("gap", F.col("t") - F.lag("t").over(order))
+                 .withColumn("new", F.when(F.col("gap").isNull() | (F.col("gap") > burst_gap), 1).otherwise(0))
+                 .withColumn("burst", F.sum("new").over(order.rowsBetween(Window.unboundedPreceding, 0))))
+        sizes = emits.groupBy("comp", "task", "burst").agg(F.count("*").alias("size"), F.min("t").alias("at"))
+        by_task = sizes.groupBy("comp", "task").agg(
+            F.count("*").alias("n"), F.sum("size").alias("tuples"), F.max("size").alias("mx"),
+            F.min("at").alias("first"), F.max("at").alias("last"), F.max_by("size", "at").alias("last_size"))
+        for r in by_task.groupBy("comp").agg(
+                F.sum("n").alias("n"), F.sum("tuples").alias("tuples"), F.max("mx").alias("mx"),
+                F.sum(F.when(F.col("last") > F.col("first"),
+                             (F.col("tuples") - F.col("last_size")) / (F.col("last") - F.col("first")))).alias("rate")
+        ).collect():
+            if r["comp"] in components:
+                c = components[r["comp"]]
+                c.bursts, c.burst_mean, c.burst_max = r["n"], r["tuples"] / r["n"], r["mx"]
+                if r["rate"] is not None:
+                    c.rate_out = r["rate"]
 
     # queue series: mean per task and bin, summed over tasks
-    binned = (queues.withColumn("bin", F.floor((F.col("t") - F.lit(start)) / bin_s))
-              .groupBy("comp", "task", "bin").agg(F.avg("queue").alias("q"))
-              .groupBy("comp", "bin").agg(F.sum("q").alias("q")))
     bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for r in binned.collect():
-        bins[r["comp"]].append((start + (r["bin"] + 0.5) * bin_s, float(r["q"])))
-    _finish(components, bins, growth_floor)
-    return Analysis(source=source, start=start, end=end, events=int(span["n"]), queue_samples=int(qspan["n"]),
+    if qspan["n"]:
+        binned = (queues.withColumn("bin", F.floor((F.col("t") - F.lit(start)) / bin_s))
+                  .groupBy("comp", "task", "bin").agg(F.avg("queue").alias("q"))
+                  .groupBy("comp", "bin").agg(F.sum("q").alias("q")))
+        for r in binned.collect():
+            bins[r["comp"]].append((start + (r["bin"] + 0.5) * bin_s, float(r["q"])))
+    _finish(components, bins, growth_floor, bin_s)
+    return Analysis(source=source, start=start, end=end, events=n_events, queue_samples=int(qspan["n"]),
                     bin_s=bin_s, growth_floor=growth_floor, components=components)
 
 
 # ---- plain Python ----------------------------------------------------------
 
 
+class LocalAnalysis:
+    """The analysis in one process, one pass over batches of plain event and queue rows
+    (app.measure.logstream). It keeps the state the figures need, not the events: per taken
+    tuple its first take, first anchored emit and first ack/fail (tuple ids shared between
+    the three maps), the spout emit times per task, and the queue samples."""
+
+    def __init__(self, bin_s: float = 1.0, growth_floor: float = 0.05, burst_gap: float = 0.005):
+        self.bin_s, self.growth_floor, self.burst_gap = bin_s, growth_floor, burst_gap
+        self.start, self.end = math.inf, -math.inf
+        self.events = 0
+        self.queue_samples = 0
+        self.counts: dict[tuple[str, str], int] = {}
+        self.tasks: dict[str, set[int]] = defaultdict(set)
+        self.ids: dict[str, str] = {}  # one string object per tuple id, shared by the maps below
+        self.take_t: dict[str, dict[str, float]] = defaultdict(dict)
+        self.emit_t: dict[str, dict[str, float]] = defaultdict(dict)
+        self.ack_t: dict[str, dict[str, float]] = defaultdict(dict)
+        self.emit_times: dict[tuple[str, int], array] = {}
+        self.samples: dict[tuple[str, int], list[tuple[float, int]]] = defaultdict(list)
+
+    def add_events(self, rows: Iterable[tuple]) -> None:
+        """Rows (t, ev, comp, task, tuple, msg, anchors, reason)."""
+        counts, tasks, ids = self.counts, self.tasks, self.ids
+        start, end, n = self.start, self.end, 0
+        for t, ev, comp, task, tup, _msg, anchors, _reason in rows:
+            n += 1
+            if t < start:
+                start = t
+            if t > end:
+                end = t
+            key = (comp, ev)
+            counts[key] = counts.get(key, 0) + 1
+            tasks[comp].add(task)
+            if ev == "take":
+                tup = ids.setdefault(tup, tup)
+                d = self.take_t[comp]
+                old = d.get(tup)
+                if old is None or t < old:
+                    d[tup] = t
+            elif ev == "bolt_emit":
+                if anchors:
+                    d = self.emit_t[comp]
+                    for a in anchors:
+                        a = ids.setdefault(a, a)
+                        old = d.get(a)
+                        if old is None or t < old:
+                            d[a] = t
+            elif ev == "bolt_ack" or ev == "bolt_fail":
+                tup = ids.setdefault(tup, tup)
+                d = self.ack_t[comp]
+                old = d.get(tup)
+                if old is None or t < old:
+                    d[tup] = t
+            elif ev == "spout_emit":
+                times = self.emit_times.get((comp, task))
+                if times is None:
+                    times = self.emit_times[(comp, task)] = array("d")
+                times.append(t)
+        self.start, self.end = start, end
+        self.events += n
+
+    def add_queues(self, rows: Iterable[tuple]) -> None:
+        """Rows (t, comp, task, queue)."""
+        for t, comp, task, q in rows:
+            self.queue_samples += 1
+            if t < self.start:
+                self.start = t
+            if t > self.end:
+                self.end = t
+            self.samples[(comp, task)].append((t, q))
+
+    def result(self, source: str = "") -> Analysis:
+        start, end = (self.start, self.end) if self.events or self.queue_samples else (0.0, 0.0)
+        duration = max(end - start, 1e-9)
+        per_comp: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        for (comp, ev), k in self.counts.items():
+            per_comp[comp][ev] += k
+        components: dict[str, ComponentStats] = {}
+        for comp, n in per_comp.items():
+            kind = "spout" if n["spout_emit"] else "bolt"
+            components[comp] = ComponentStats(
+                name=comp, kind=kind, tasks=len(self.tasks[comp]), emitted=n["spout_emit"] + n["bolt_emit"],
+                taken=n["take"], acked=n["bolt_ack"] + n["spout_ack"], failed=n["bolt_fail"] + n["spout_fail"],
+                rate_in=n["take"] / duration, rate_out=(n["spout_emit"] + n["bolt_emit"]) / duration,
+                sigma=(n["bolt_emit"] / n["take"]) if kind == "bolt" and n["take"] else None)
+        for comp, takes in self.take_t.items():
+            emits, acks = self.emit_t.get(comp, {}), self.ack_t.get(comp, {})
+            count, mean, m2, lo, hi = 0, 0.0, 0.0, math.inf, -math.inf
+            for tup, t0 in takes.items():
+                t1 = emits.get(tup)
+                if t1 is None:
+                    t1 = acks.get(tup)
+                if t1 is None or t1 < t0:
+                    continue
+                x = t1 - t0
+                count += 1
+                delta = x - mean  # Welford: a stable running variance
+                mean += delta / count
+                m2 += delta * (x - mean)
+                if x < lo:
+                    lo = x
+                if x > hi:
+                    hi = x
+            if count:
+                c = components[comp]
+                c.alpha_mean, c.alpha_min, c.alpha_max = mean, lo, hi
+                c.alpha_std = math.sqrt(max(0.0, m2 / count))
+        burst_sizes: dict[str, list[int]] = defaultdict(list)
+        spout_rate: dict[str, float] = {}
+        for (comp, _task), ts in self.emit_times.items():
+            ordered = sorted(ts)
+            sizes: list[int] = []
+            starts: list[float] = []
+            last = None
+            for t in ordered:
+                if last is None or t - last > self.burst_gap:
+                    sizes.append(0)
+                    starts.append(t)
+                sizes[-1] += 1
+                last = t
+            burst_sizes[comp] += sizes
+            if starts[-1] > starts[0]:
+                spout_rate[comp] = spout_rate.get(comp, 0.0) + (sum(sizes) - sizes[-1]) / (starts[-1] - starts[0])
+        for comp, sizes in burst_sizes.items():
+            c = components[comp]
+            c.bursts, c.burst_mean, c.burst_max = len(sizes), sum(sizes) / len(sizes), max(sizes)
+            if comp in spout_rate:
+                c.rate_out = spout_rate[comp]
+        per_bin: dict[tuple[str, int, int], list[float]] = {}
+        for (comp, task), samples in self.samples.items():
+            for t, q in samples:
+                slot = per_bin.setdefault((comp, task, math.floor((t - start) / self.bin_s)), [0.0, 0])
+                slot[0] += q
+                slot[1] += 1
+        summed: dict[tuple[str, int], float] = defaultdict(float)
+        for (comp, _task, slot_no), (total, n_samples) in per_bin.items():
+            summed[(comp, slot_no)] += total / n_samples
+        bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        for (comp, slot_no), level in summed.items():
+            bins[comp].append((start + (slot_no + 0.5) * self.bin_s, level))
+        _finish(components, bins, self.growth_floor, self.bin_s)
+        return Analysis(source=source, start=start, end=end, events=self.events, queue_samples=self.queue_samples,
+                        bin_s=self.bin_s, growth_floor=self.growth_floor, components=components)
+
+
 def analyze_local(events: Iterable[Event], queues: Iterable[QueueSample], bin_s: float = 1.0,
                   growth_floor: float = 0.05, burst_gap: float = 0.005, source: str = "") -> Analysis:
-    """The same analysis in one process (reference and baseline)."""
-    evs = list(events)
-    qs = list(queues)
-    times = [e.t for e in evs] + [q.t for q in qs]
-    start, end = (min(times), max(times)) if times else (0.0, 0.0)
-    duration = max(end - start, 1e-9)
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    tasks: dict[str, set[int]] = defaultdict(set)
-    take_t: dict[tuple[str, str | None], float] = {}
-    emit_t: dict[tuple[str, str | None], float] = {}
-    ack_t: dict[tuple[str, str | None], float] = {}
-    emit_times: dict[tuple[str, int], list[float]] = defaultdict(list)
-    for e in evs:
-        counts[e.comp][e.ev] += 1
-        tasks[e.comp].add(e.task)
-        if e.ev == "take":
-            key = (e.comp, e.tuple)
-            take_t[key] = min(take_t.get(key, math.inf), e.t)
-        elif e.ev == "bolt_emit":
-            for a in e.anchors or []:
-                key = (e.comp, a)
-                emit_t[key] = min(emit_t.get(key, math.inf), e.t)
-        elif e.ev in ("bolt_ack", "bolt_fail"):
-            key = (e.comp, e.tuple)
-            ack_t[key] = min(ack_t.get(key, math.inf), e.t)
-        elif e.ev == "spout_emit":
-            emit_times[(e.comp, e.task)].append(e.t)
-    components: dict[str, ComponentStats] = {}
-    for comp, n in counts.items():
-        kind = "spout" if n["spout_emit"] else "bolt"
-        components[comp] = ComponentStats(
-            name=comp, kind=kind, tasks=len(tasks[comp]), emitted=n["spout_emit"] + n["bolt_emit"], taken=n["take"],
-            acked=n["bolt_ack"] + n["spout_ack"], failed=n["bolt_fail"] + n["spout_fail"],
-            rate_in=n["take"] / duration, rate_out=(n["spout_emit"] + n["bolt_emit"]) / duration,
-            sigma=(n["bolt_emit"] / n["take"]) if kind == "bolt" and n["take"] else None)
-    alphas: dict[str, list[float]] = defaultdict(list)
-    for key, t0 in take_t.items():
-        t1 = emit_t.get(key, ack_t.get(key))
-        if t1 is not None and t1 >= t0:
-            alphas[key[0]].append(t1 - t0)
-    for comp, xs in alphas.items():
-        m = sum(xs) / len(xs)
-        c = components[comp]
-        c.alpha_mean, c.alpha_min, c.alpha_max = m, min(xs), max(xs)
-        c.alpha_std = math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
-    burst_sizes: dict[str, list[int]] = defaultdict(list)
-    spout_rate: dict[str, float] = defaultdict(float)
-    for (comp, _task), ts in emit_times.items():
-        ts.sort()
-        sizes: list[int] = []
-        starts: list[float] = []
-        last = None
-        for t in ts:
-            if last is None or t - last > burst_gap:
-                sizes.append(0)
-                starts.append(t)
-            sizes[-1] += 1
-            last = t
-        burst_sizes[comp] += sizes
-        if starts[-1] > starts[0]:
-            spout_rate[comp] += (sum(sizes) - sizes[-1]) / (starts[-1] - starts[0])
-    for comp, sizes in burst_sizes.items():
-        c = components[comp]
-        c.bursts, c.burst_mean, c.burst_max = len(sizes), sum(sizes) / len(sizes), max(sizes)
-        if comp in spout_rate:
-            c.rate_out = spout_rate[comp]
-    per_task: dict[tuple[str, int, int], list[float]] = defaultdict(list)
-    for q in qs:
-        per_task[(q.comp, q.task, math.floor((q.t - start) / bin_s))].append(q.queue)
-    summed: dict[tuple[str, int], float] = defaultdict(float)
-    for (comp, _task, b), values in per_task.items():
-        summed[(comp, b)] += sum(values) / len(values)
-    bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for (comp, b), mean in summed.items():
-        bins[comp].append((start + (b + 0.5) * bin_s, mean))
-    _finish(components, bins, growth_floor)
-    return Analysis(source=source, start=start, end=end, events=len(evs), queue_samples=len(qs), bin_s=bin_s,
-                    growth_floor=growth_floor, components=components)
+    """The same analysis in one process, over Event and QueueSample records (or their plain rows)."""
+    from app.measure.logstream import event_row, queue_row
+
+    acc = LocalAnalysis(bin_s, growth_floor, burst_gap)
+    acc.add_events(event_row(e) if isinstance(e, Event) else e for e in events)
+    acc.add_queues(queue_row(q) if isinstance(q, QueueSample) else q for q in queues)
+    return acc.result(source)
+
+
+def analyze_path_local(path, time_unit: str = "s", bin_s: float = 1.0, growth_floor: float = 0.05,
+                       burst_gap: float = 0.005, source: str | None = None) -> Analysis:
+    """The analysis of a log file or run folder in this process, streamed in batches (no Spark)."""
+    from app.measure.eventlog import log_format, read_storm_metrics
+    from app.measure.logstream import batches
+
+    acc = LocalAnalysis(bin_s, growth_floor, burst_gap)
+    for events, queues in batches(path, time_unit):  # type: ignore[arg-type]
+        acc.add_events(events)
+        acc.add_queues(queues)
+    result = acc.result(str(path) if source is None else source)
+    if log_format(path) == "storm-metrics":  # rates and latencies come from the metrics
+        result = apply_storm_metrics(result, read_storm_metrics(path).metrics)
+    return result
 
 
 # ---- Storm metrics logs ----------------------------------------------------

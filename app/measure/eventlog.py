@@ -237,6 +237,14 @@ def read_storm_metrics(path: str | os.PathLike[str]) -> EventLog:
     return EventLog(queues=queues, metrics=sorted(metrics, key=lambda m: m.t), source=str(p))
 
 
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
+
+
+def is_uri(path: str | os.PathLike[str]) -> bool:
+    """Whether a log is named by a URI (hdfs://, s3a://, gs://, abfss://, file://...) that Spark reads itself."""
+    return bool(_URI.match(str(path)))
+
+
 def log_format(path: str | os.PathLike[str]) -> str:
     """'jsonl', 'json', 'csv', 'parquet', 'storm-metrics', 'storm-events' or 'run-dir' from the name (and a peek)."""
     p = Path(path)

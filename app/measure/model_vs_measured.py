@@ -3,7 +3,8 @@
 The model side is the rate check (`app.core.rates.rate_check`): its status and nominal
 growth for the annotated topology, and its nominal growth once the *measured* spout
 rates, α and σ are put in (`calibrated`), which is what the run's queue slope should
-match.
+match. The measured side is the queue's growth verdict (app.measure.growth: an interval
+robust to autocorrelation, warm-ups set aside); an `uncertain` verdict leaves `agrees` open.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class BoltComparison(BaseModel):
     measured_ci: tuple[float, float] | None
     measured_verdict: str | None
     agrees: bool | None
+    measured_note: str = ""  # warm-up found, or how long a run would tell (app.measure.growth)
 
     @property
     def slope_error(self) -> float | None:
@@ -121,5 +123,6 @@ def compare(topo: Topology, analysis: Analysis) -> Comparison:
             predicted_growth=p.growth_nominal if p else None, predicted_status=p.status if p else None,
             measured_slope=trend.slope if trend else None,
             measured_ci=(trend.ci_low, trend.ci_high) if trend else None,
-            measured_verdict=trend.verdict if trend else None, agrees=agrees))
+            measured_verdict=trend.verdict if trend else None, agrees=agrees,
+            measured_note=trend.note if trend else ""))
     return Comparison(bolts=bolts, parameters=parameter_rows(topo, analysis), calibrated=calibrated)

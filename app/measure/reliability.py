@@ -22,9 +22,11 @@ in plain Python (the baseline of bench/runs_pipeline.py and a cross-check in tes
 
 from __future__ import annotations
 
+import heapq
 import json
+import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +143,46 @@ class ReliabilityReport(BaseModel):
         return "\n".join(lines)
 
 
-def _report(config: ReliabilityConfig, counts: dict[str, int], violations: list[Violation],
+def violation_detail(prop: str, kind: str | None, x: float | None, comp: str | None, other: str | None) -> str:
+    """The sentence of a violation, from its kind (an event kind) and number; both engines use it."""
+    if prop == P1:
+        if kind is None:
+            return "never acked or failed within twice the timeout"
+        return f"{kind} came {x:.6g} s after the emit, later than twice the timeout"
+    if prop == PENDING:
+        return f"emitted while {int(x or 0)} attempts were pending (max {kind})"
+    if prop == P2:
+        return f"{comp} took the tuple but never acked or failed it"
+    if prop == P3:
+        return f"root acked without failure but {other} never took this tuple of {comp}"
+    return f"{kind} after the root's spout_ack at t={x:.6g}"
+
+
+# A violation row: (t, prop, comp, task, tuple, msg, other, kind, x); listed in this total order
+# (t first, missing t last), so both engines list the same `limit` violations.
+def _order(row: tuple) -> tuple:
+    t, prop, comp, task, tup, msg, other, _kind, x = row
+    return (t if t is not None else math.inf, prop, comp or "", -1 if task is None else task, tup or "", msg or "",
+            other or "", -math.inf if x is None else x)
+
+
+class _Kept:
+    """The `limit` first violation rows in _order, in bounded memory."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.rows: list[tuple] = []
+
+    def add(self, row: tuple) -> None:
+        self.rows.append(row)
+        if len(self.rows) > 4 * self.limit + 1000:
+            self.rows = heapq.nsmallest(self.limit, self.rows, key=_order)
+
+    def first(self) -> list[tuple]:
+        return heapq.nsmallest(self.limit, self.rows, key=_order)
+
+
+def _report(config: ReliabilityConfig, counts: dict[str, int], rows: list[tuple],
             undecided: dict[str, int], events: int, log_end: float, limit: int) -> ReliabilityReport:
     notes = []
     if config.ackers == 0:
@@ -150,11 +191,14 @@ def _report(config: ReliabilityConfig, counts: dict[str, int], violations: list[
         notes.append("subscriptions inferred from the log (give the topology to check subscribers that never took)")
     if config.max_spout_pending is None:
         notes.append("max spout pending not set: not limited")
-    violations.sort(key=lambda v: (v.t if v.t is not None else float("inf"), v.prop))
+    rows = sorted(rows, key=_order)[:limit]
+    violations = [Violation(prop=prop, t=t, comp=comp, task=task, tuple=tup, msg=msg, other=other,
+                            detail=violation_detail(prop, kind, x, comp, other))
+                  for t, prop, comp, task, tup, msg, other, kind, x in rows]
     return ReliabilityReport(
         properties={p: counts.get(p, 0) == 0 for p in PROPERTIES},
         counts={p: counts.get(p, 0) for p in PROPERTIES},
-        violations=violations[:limit], undecided={k: v for k, v in undecided.items() if v},
+        violations=violations, undecided={k: v for k, v in undecided.items() if v},
         events=events, log_end=log_end, config=config, notes=notes)
 
 
@@ -162,180 +206,261 @@ def _report(config: ReliabilityConfig, counts: dict[str, int], violations: list[
 
 
 def check_reliability_local(events: Iterable[Event], config: ReliabilityConfig, limit: int = 200) -> ReliabilityReport:
-    """The reference check in one process; events in log order (stable-sorted by time here)."""
-    evs = sorted(enumerate(events), key=lambda p: (p[1].t, p[0]))
+    """The reference check in one process over Event records (or their plain rows), in log order."""
+    from app.measure.logstream import event_row
+
+    rows = [event_row(e) if isinstance(e, Event) else e for e in events]
+    return check_reliability_stream(lambda: rows, config, limit)
+
+
+def check_reliability_path_local(path, config: ReliabilityConfig, time_unit: str = "s",
+                                 limit: int = 200) -> ReliabilityReport:
+    """The check of a log file or run folder in this process, reading it twice in batches (no Spark)."""
+    from app.measure.eventlog import log_format
+    from app.measure.logstream import event_source
+
+    if log_format(path) == "storm-metrics":
+        raise EventLogError(str(path), "a Storm metrics log has no per-tuple events; "
+                                       "the reliability check needs an event log")
+    return check_reliability_stream(event_source(path, time_unit), config, limit)  # type: ignore[arg-type]
+
+
+def check_reliability_stream(source: Callable[[], Iterable[tuple]], config: ReliabilityConfig,
+                             limit: int = 200) -> ReliabilityReport:
+    """The check over event rows (t, ev, comp, task, tuple, msg, anchors, reason) that `source()` yields
+    in log order, twice. Memory holds per-tuple state (its emitter, anchors, roots, acks), not events:
+    the first pass pairs attempts and grows the trees, the second checks every take (P2) and every
+    event of an acked tree (P4). Ties in time are broken by the order in the log."""
     two_t = 2 * config.message_timeout_s
-    log_end = evs[-1][1].t if evs else 0.0
     counts: dict[str, int] = defaultdict(int)
     undecided: dict[str, int] = defaultdict(int)
-    out: list[Violation] = []
+    kept = _Kept(limit)
 
-    def bad(prop: str, **fields: Any) -> None:
-        counts[prop] += 1
-        if len(out) < 50 * limit:
-            out.append(Violation(prop=prop, **fields))
+    def bad(row: tuple) -> None:
+        counts[row[1]] += 1
+        kept.add(row)
 
-    # attempts: k-th emit of (comp, task, msg) pairs with its k-th ack/fail
-    emits: dict[tuple, list[Event]] = defaultdict(list)
-    closes: dict[tuple, list[Event]] = defaultdict(list)
-    for _, e in evs:
-        if e.ev == "spout_emit":
-            emits[(e.comp, e.task, e.msg)].append(e)
-        elif e.ev in ("spout_ack", "spout_fail"):
-            closes[(e.comp, e.task, e.msg)].append(e)
-    attempt_close: dict[str | None, Event | None] = {}  # root tuple -> its ack/fail
-    pending_steps: dict[tuple, list[tuple[float, int, int, Event]]] = defaultdict(list)
-    order = {id(e): i for i, e in evs}
+    ids: dict[str, str] = {}  # one string object per tuple id, shared by every map below
+    emits: dict[tuple, list[tuple[float, int, str]]] = defaultdict(list)
+    closes: dict[tuple, list[tuple[float, int, str]]] = defaultdict(list)
+    anchors: dict[str, list[str]] = {}
+    emitter: dict[str, tuple[float, str]] = {}
+    finished: dict[str, dict[str, float]] = defaultdict(dict)
+    taken: dict[str, set[str]] = defaultdict(set)
+    failed: set[str] = set()
+    n, log_end = 0, -math.inf
+    for t, ev, comp, task, tup, msg, anc, _reason in source():
+        n += 1
+        if t > log_end:
+            log_end = t
+        if tup is not None:
+            tup = ids.setdefault(tup, tup)
+        if ev == "take":
+            taken[comp].add(tup)
+        elif ev == "bolt_ack" or ev == "bolt_fail":
+            d = finished[comp]
+            old = d.get(tup)
+            if old is None or t > old:
+                d[tup] = t
+            if ev == "bolt_fail":
+                failed.add(tup)
+        elif ev == "bolt_emit":
+            if anc:
+                have = anchors.get(tup)
+                parents = [ids.setdefault(a, a) for a in anc]
+                anchors[tup] = parents if have is None else have + parents
+            first = emitter.get(tup)
+            if first is None or t < first[0]:  # the first emit; equal times: the earlier in the log
+                emitter[tup] = (t, comp)
+        elif ev == "spout_emit":
+            emits[(comp, task, msg)].append((t, n, tup))
+            first = emitter.get(tup)
+            if first is None or t < first[0]:
+                emitter[tup] = (t, comp)
+        elif ev == "spout_ack" or ev == "spout_fail":
+            closes[(comp, task, msg)].append((t, n, ev))
+    if n == 0:
+        log_end = 0.0
+
+    # attempts: the k-th emit of (spout, task, msg) pairs with its k-th ack/fail
+    attempt_close: dict[str, tuple[float, str, str] | None] = {}  # root tuple -> (t, ev, msg) of its ack/fail
+    pending_steps: dict[tuple, list[tuple[float, int, int, str, str]]] = defaultdict(list)
     for key, lst in emits.items():
-        cl = closes.get(key, [])
-        for k, e in enumerate(lst):
+        lst.sort()
+        cl = sorted(closes.get(key, []))
+        steps = pending_steps[key[:2]]
+        for k, (t, seq, tup) in enumerate(lst):
             c = cl[k] if k < len(cl) else None
-            attempt_close[e.tuple] = c
-            pending_steps[key[:2]].append((e.t, order[id(e)], +1, e))
+            attempt_close[tup] = (c[0], c[2], key[2]) if c is not None else None
+            steps.append((t, seq, 1, tup, key[2]))
             if c is not None:
-                pending_steps[key[:2]].append((c.t, order[id(c)], -1, c))
+                steps.append((c[0], c[1], -1, tup, key[2]))
             if config.ackers > 0:
-                if c is not None and c.t - e.t > two_t:
-                    bad(P1, t=e.t, comp=e.comp, task=e.task, tuple=e.tuple, msg=e.msg,
-                        detail=f"{c.ev} came {c.t - e.t:.6g} s after the emit, later than twice the timeout")
-                elif c is None and log_end - e.t > two_t:
-                    bad(P1, t=e.t, comp=e.comp, task=e.task, tuple=e.tuple, msg=e.msg,
-                        detail="never acked or failed within twice the timeout")
+                if c is not None and c[0] - t > two_t:
+                    bad((t, P1, key[0], key[1], tup, key[2], None, c[2], c[0] - t))
+                elif c is None and log_end - t > two_t:
+                    bad((t, P1, key[0], key[1], tup, key[2], None, None, None))
                 elif c is None:
                     undecided[P1] += 1
     if config.max_spout_pending is not None:
         for (comp, task), steps in pending_steps.items():
             steps.sort(key=lambda s: (s[0], s[1]))
             pending = 0
-            for t, _, step, e in steps:
+            for t, _seq, step, tup, msg in steps:
                 if step > 0 and pending >= config.max_spout_pending:
-                    bad(PENDING, t=t, comp=comp, task=task, tuple=e.tuple, msg=e.msg,
-                        detail=f"emitted while {pending} attempts were pending (max {config.max_spout_pending})")
+                    bad((t, PENDING, comp, task, tup, msg, None, str(config.max_spout_pending), float(pending)))
                 pending += step
+    del emits, closes, pending_steps
 
-    # trees: tuple -> roots (root tuples of attempts)
-    anchors: dict[str | None, list[str]] = defaultdict(list)
-    emitter: dict[str | None, str] = {}
-    for _, e in evs:
-        if e.ev == "bolt_emit":
-            anchors[e.tuple].extend(e.anchors or [])
-        if e.ev in ("spout_emit", "bolt_emit"):
-            emitter.setdefault(e.tuple, e.comp)
-    roots: dict[str | None, set[str | None]] = {r: {r} for r in attempt_close}
+    # trees: tuple -> the roots it belongs to (one root as the string itself, several as a set),
+    # grown through the anchors to a fixed point
+    roots: dict[str, str | set[str]] = {r: r for r in attempt_close}
     changed = True
-    while changed:  # fixed point: fine for the depth of real topologies
+    while changed:
         changed = False
         for child, parents in anchors.items():
-            found = set().union(*(roots.get(p, set()) for p in parents)) if parents else set()
-            if found - roots.get(child, set()):
-                roots.setdefault(child, set()).update(found)
-                changed = True
+            for p in parents:
+                theirs = roots.get(p)
+                if theirs is None:
+                    continue
+                mine = roots.get(child)
+                if mine is None:
+                    roots[child] = theirs if isinstance(theirs, str) else set(theirs)
+                    changed = True
+                elif isinstance(theirs, str):
+                    if isinstance(mine, str):
+                        if mine != theirs:
+                            roots[child] = {mine, theirs}
+                            changed = True
+                    elif theirs not in mine:
+                        mine.add(theirs)
+                        changed = True
+                else:
+                    known = {mine} if isinstance(mine, str) else mine
+                    if not theirs <= known:
+                        roots[child] = known | theirs
+                        changed = True
+    del anchors
 
-    def root_open(tuple_id: str | None) -> bool:
-        rs = roots.get(tuple_id, set())
+    def roots_of(tuple_id: str) -> tuple[str, ...] | set[str]:
+        found = roots.get(tuple_id)
+        return () if found is None else (found,) if isinstance(found, str) else found
+
+    def root_open(tuple_id: str) -> bool:
+        rs = roots_of(tuple_id)
         return not rs or any(attempt_close.get(r) is None for r in rs)
 
-    # P2
-    finished: dict[tuple[str, str | None], list[float]] = defaultdict(list)
-    for _, e in evs:
-        if e.ev in ("bolt_ack", "bolt_fail"):
-            finished[(e.comp, e.tuple)].append(e.t)
-    takes: dict[tuple[str | None, str], list[str]] = defaultdict(list)
-    for _, e in evs:
-        if e.ev != "take":
-            continue
-        takes[(e.tuple, e.comp)].append(e.comp)
-        if any(t >= e.t for t in finished.get((e.comp, e.tuple), [])):
-            continue
-        if log_end - e.t <= two_t and root_open(e.tuple):
-            undecided[P2] += 1
-            continue
-        bad(P2, t=e.t, comp=e.comp, task=e.task, tuple=e.tuple,
-            detail=f"{e.comp} took the tuple but never acked or failed it")
-
-    if config.ackers > 0:
-        members: dict[str | None, list[str | None]] = defaultdict(list)
-        for tuple_id, rs in roots.items():
-            for r in rs:
-                members[r].append(tuple_id)
-        failed_tuples = {e.tuple for _, e in evs if e.ev == "bolt_fail"}
+    acked = ({r: c for r, c in attempt_close.items() if c is not None and c[1] == "spout_ack"}
+             if config.ackers > 0 else {})
+    if acked:  # P3: every tuple of a clean acked tree is taken by each subscriber of its emitter
+        failed_roots: set[str] = set()
+        for tup in failed:
+            failed_roots.update(roots_of(tup))
         subs = config.subscribers
         if subs is None:
             inferred: dict[str, set[str]] = defaultdict(set)
-            for (tuple_id, comp) in takes:
-                if tuple_id in emitter:
-                    inferred[emitter[tuple_id]].add(comp)
+            for comp, tuples in taken.items():
+                for tup in tuples:
+                    if tup in emitter:
+                        inferred[emitter[tup][1]].add(comp)
             subs = {k: sorted(v) for k, v in inferred.items()}
-        tree_events: dict[str | None, list[Event]] = defaultdict(list)
-        for _, e in evs:
-            if e.ev in TREE_EVENTS:
-                tree_events[e.tuple].append(e)
-        for root, close in attempt_close.items():
-            if close is None or close.ev != "spout_ack":
+        for tup, rs in roots.items():
+            found = emitter.get(tup)
+            if found is None or not subs.get(found[1]):
                 continue
-            tree = members.get(root, [root])
-            if not any(t in failed_tuples for t in tree):
-                for tuple_id in tree:
-                    comp = emitter.get(tuple_id)
-                    for sub in subs.get(comp, []) if comp else []:
-                        if (tuple_id, sub) not in takes:
-                            bad(P3, t=close.t, comp=comp, tuple=tuple_id, msg=close.msg, other=sub,
-                                detail=f"root acked without failure but {sub} never took this tuple of {comp}")
-            for tuple_id in tree:
-                for e in tree_events.get(tuple_id, []):
-                    if e.t > close.t:
-                        bad(P4, t=e.t, comp=e.comp, task=e.task, tuple=e.tuple, msg=close.msg,
-                            detail=f"{e.ev} after the root's spout_ack at t={close.t:.6g}")
-    return _report(config, counts, out, undecided, len(evs), log_end, limit)
+            comp = found[1]
+            for r in ((rs,) if isinstance(rs, str) else rs):
+                close = acked.get(r)
+                if close is None or r in failed_roots:
+                    continue
+                for sub in subs[comp]:
+                    if tup not in taken.get(sub, ()):
+                        bad((close[0], P3, comp, None, tup, close[2], sub, None, None))
+
+    # second pass: P2 for every take, P4 for every event of an acked tree
+    for t, ev, comp, task, tup, _msg, _anc, _reason in source():
+        if ev == "take":
+            done = finished.get(comp, {}).get(tup)
+            if done is None or done < t:
+                if log_end - t <= two_t and root_open(tup):
+                    undecided[P2] += 1
+                else:
+                    bad((t, P2, comp, task, tup, None, None, None, None))
+        if acked and ev in TREE_EVENTS:
+            for r in roots_of(tup):
+                close = acked.get(r)
+                if close is not None and t > close[0]:
+                    bad((t, P4, comp, task, tup, close[2], None, ev, close[0]))
+    return _report(config, counts, kept.first(), undecided, n, log_end, limit)
 
 
 # ---- Spark -----------------------------------------------------------------
 
 
 def check_reliability(spark, events, config: ReliabilityConfig, limit: int = 200) -> ReliabilityReport:
-    """The same check as a Spark job over an events DataFrame (schema EVENT_DDL, any order)."""
+    """The same check as Spark jobs over an events DataFrame (schema EVENT_DDL, any order).
+
+    The events are read by a few aggregations that reduce them to facts, and only facts are
+    joined: the attempts (spout events grouped by spout task and message, paired in time
+    order inside each group), per (component, tuple) its first emit, last take, last
+    ack/fail and last tree event, per tuple its emitter, and the trees (anchor edges joined
+    from the roots, one round per component that emits anchored tuples, then one test that
+    nothing deeper exists). Events are read again only for the few tuples with an unfinished
+    take (P2) or an event after their root's ack (P4). Nothing but small results reaches
+    the driver; intermediate facts are persisted (memory, then disk) and released at the end."""
+    from pyspark import StorageLevel
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    from app.spark.frames import check_columns, checked_job
+
     two_t = 2 * config.message_timeout_s
-    ev = events.withColumn("seq", F.monotonically_increasing_id()).localCheckpoint()
-    stats = ev.agg(F.count("*").alias("n"), F.max("t").alias("end"),
-                   F.countDistinct(F.when(F.col("ev") == "bolt_emit", F.col("comp"))).alias("emitters")).collect()[0]
-    n_events, log_end, n_emitters = int(stats["n"]), float(stats["end"] or 0.0), int(stats["emitters"])
+    ev_col = F.col("ev")
+    ev = events.select("t", "ev", "comp", "task", "tuple", "msg", "anchors")
+    anchored = (ev_col == "bolt_emit") & (F.size("anchors") > 0)
+    per_comp = checked_job(events, lambda: ev.groupBy("comp").agg(
+        F.count("*").alias("n"), F.max("t").alias("end"), F.max((ev_col == "bolt_emit").cast("int")).alias("emits"),
+        *check_columns()).collect())
+    n_events = sum(int(r["n"]) for r in per_comp)
+    ends = [r["end"] for r in per_comp if r["end"] is not None]
+    log_end = float(max(ends)) if ends else 0.0
+    emitters = [r["comp"] for r in per_comp if r["emits"]]  # bounds the depth of an acyclic topology
     end = F.lit(log_end)
+    cached: list = []
 
-    def viol(df, prop: str, detail, other=None):
-        return df.select(F.lit(prop).alias("prop"), F.col("t").cast("double").alias("t"), F.col("comp"),
-                         F.col("task").cast("bigint").alias("task"), F.col("tuple"), F.col("msg"),
-                         (other if other is not None else F.lit(None).cast("string")).alias("other"),
-                         detail.alias("detail"), F.lit(0).alias("undecided"))
+    def hold(df):
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+        cached.append(df)
+        return df
 
-    def undecided_rows(df, prop: str):
-        return df.select(F.lit(prop).alias("prop"), F.lit(None).cast("double").alias("t"),
-                         F.lit(None).cast("string").alias("comp"), F.lit(None).cast("bigint").alias("task"),
-                         F.lit(None).cast("string").alias("tuple"), F.lit(None).cast("string").alias("msg"),
-                         F.lit(None).cast("string").alias("other"), F.lit("").alias("detail"),
-                         F.lit(1).alias("undecided"))
+    def viol(df, prop: str, kind=None, x=None, other=None, msg="msg", task="task"):
+        def col(value, name, kind_):
+            if value is None:
+                return F.lit(None).cast(kind_).alias(name)
+            return (F.col(value) if isinstance(value, str) else value).cast(kind_).alias(name)
+        return df.select(F.col("t").cast("double").alias("t"), F.lit(prop).alias("prop"), F.col("comp"),
+                         col(task, "task", "bigint"), F.col("tuple"), col(msg, "msg", "string"),
+                         col(other, "other", "string"), col(kind, "kind", "string"), col(x, "x", "double"))
 
-    key = ["comp", "task", "msg"]
-    by_key = Window.partitionBy(*key).orderBy("t", "seq")
-    emits = (ev.where(F.col("ev") == "spout_emit")
-             .withColumn("k", F.row_number().over(by_key))
-             .select(*key, "k", "t", "seq", "tuple"))
-    closes = (ev.where(F.col("ev").isin("spout_ack", "spout_fail"))
-              .withColumn("k", F.row_number().over(by_key))
-              .select(*key, "k", F.col("t").alias("close_t"), F.col("seq").alias("close_seq"),
-                      F.col("ev").alias("close_ev")))
-    attempts = emits.join(closes, on=[*key, "k"], how="left").localCheckpoint()
     parts = []
+    undecided: dict[str, int] = defaultdict(int)
+
+    # attempts: spout events grouped by (spout, task, msg); the k-th emit pairs with the k-th close
+    spout = ev.where(ev_col.isin("spout_emit", "spout_ack", "spout_fail")).withColumn(
+        "seq", F.monotonically_increasing_id())  # file order, for equal times
+    grouped = spout.groupBy("comp", "task", "msg").agg(
+        F.array_sort(F.collect_list(F.when(ev_col == "spout_emit", F.struct("t", "seq", "tuple")))).alias("E"),
+        F.array_sort(F.collect_list(F.when(ev_col != "spout_emit", F.struct("t", "seq", "ev")))).alias("C"))
+    attempts = hold(grouped.select("comp", "task", "msg", "C", F.posexplode("E").alias("k", "e")).select(
+        "comp", "task", "msg", F.col("e.t").alias("t"), F.col("e.seq").alias("seq"), F.col("e.tuple").alias("tuple"),
+        F.get("C", F.col("k")).alias("c")).select(
+        "comp", "task", "msg", "t", "seq", "tuple", F.col("c.t").alias("close_t"), F.col("c.seq").alias("close_seq"),
+        F.col("c.ev").alias("close_ev")))
     if config.ackers > 0:
         late = attempts.where(F.col("close_t").isNotNull() & (F.col("close_t") - F.col("t") > two_t))
-        late_by = F.format_number(F.col("close_t") - F.col("t"), 3)
-        parts.append(viol(late, P1, F.format_string("%s came %s s after the emit, later than twice the timeout",
-                                                     F.col("close_ev"), late_by)))
-        lost = attempts.where(F.col("close_t").isNull() & (end - F.col("t") > two_t))
-        parts.append(viol(lost, P1, F.lit("never acked or failed within twice the timeout")))
-        parts.append(undecided_rows(attempts.where(F.col("close_t").isNull() & (end - F.col("t") <= two_t)), P1))
+        parts.append(viol(late, P1, kind="close_ev", x=F.col("close_t") - F.col("t")))
+        parts.append(viol(attempts.where(F.col("close_t").isNull() & (end - F.col("t") > two_t)), P1))
+        undecided[P1] += attempts.where(F.col("close_t").isNull() & (end - F.col("t") <= two_t)).count()
     if config.max_spout_pending is not None:
         steps = (attempts.select("comp", "task", "t", "seq", "tuple", "msg", F.lit(1).alias("step"))
                  .unionByName(attempts.where(F.col("close_t").isNotNull()).select(
@@ -344,85 +469,108 @@ def check_reliability(spark, events, config: ReliabilityConfig, limit: int = 200
         running = Window.partitionBy("comp", "task").orderBy("t", "seq").rowsBetween(Window.unboundedPreceding, -1)
         steps = steps.withColumn("pending", F.coalesce(F.sum("step").over(running), F.lit(0)))
         over = steps.where((F.col("step") == 1) & (F.col("pending") >= config.max_spout_pending))
-        parts.append(viol(over, PENDING, F.format_string("emitted while %d attempts were pending (max %d)",
-                                                          F.col("pending"), F.lit(config.max_spout_pending))))
+        parts.append(viol(over, PENDING, kind=F.lit(str(config.max_spout_pending)), x="pending"))
 
-    # trees: (tuple, root) pairs grown from the spout emits through the anchors
-    edges = (ev.where(F.col("ev") == "bolt_emit")
-             .select(F.col("tuple").alias("child"), F.explode_outer("anchors").alias("anchor"))
-             .where(F.col("anchor").isNotNull()).distinct().persist())
-    # as many rounds as there are emitting bolts reaches every tuple of an acyclic topology
-    # without a Spark action per round; one emptiness test confirms (cycles go on)
-    tree = attempts.select("tuple", F.col("tuple").alias("root"))
-    frontier = tree
-    rounds = max(1, n_emitters)
-    while True:
-        for _ in range(rounds):
-            frontier = (edges.join(frontier.withColumnRenamed("tuple", "anchor"), on="anchor")
-                        .select(F.col("child").alias("tuple"), "root").distinct())
-            tree = tree.unionByName(frontier)
-        frontier = frontier.localCheckpoint()
-        if frontier.isEmpty() or rounds > 1000:
-            break
-        rounds *= 2
-    tree = tree.distinct().persist()
-    tree = tree.persist()
-    root_state = tree.join(attempts.select(F.col("tuple").alias("root"), "close_t", "close_ev", "msg"), on="root")
+    # per (component, tuple): first emit, last take, last ack/fail, failed, last tree event
+    is_emit = ev_col.isin("spout_emit", "bolt_emit")
+    tuple_events = ev.where(ev_col.isin("spout_emit", "bolt_emit", "take", "bolt_ack", "bolt_fail")).withColumn(
+        "seq", F.monotonically_increasing_id())
+    facts = hold(tuple_events.groupBy("comp", "tuple").agg(
+        F.min(F.when(is_emit, F.struct("t", "seq"))).alias("emit_first"),
+        F.max(F.when(ev_col == "take", F.col("t"))).alias("take_last"),
+        F.max(F.when(ev_col.isin("bolt_ack", "bolt_fail"), F.col("t"))).alias("done_t"),
+        F.max((ev_col == "bolt_fail").cast("int")).alias("failed"),
+        F.max(F.when(ev_col != "spout_emit", F.col("t"))).alias("tree_last")))
+    # per tuple: its emitter (first emit over all components), failed anywhere, last tree event
+    per_tuple = hold(facts.groupBy("tuple").agg(
+        F.min(F.when(F.col("emit_first").isNotNull(), F.struct("emit_first", "comp"))).alias("em"),
+        F.max("failed").alias("failed"), F.max("tree_last").alias("tree_last")).select(
+        "tuple", F.col("em.comp").alias("emitter"), "failed", "tree_last"))
 
-    # P2
-    takes = ev.where(F.col("ev") == "take").select("t", "comp", "task", "tuple")
-    done = ev.where(F.col("ev").isin("bolt_ack", "bolt_fail")).select(
-        F.col("comp").alias("d_comp"), F.col("tuple").alias("d_tuple"), F.col("t").alias("d_t"))
-    unfinished = takes.join(done, (takes.comp == done.d_comp) & (takes.tuple == done.d_tuple) & (done.d_t >= takes.t),
-                            how="left_anti")
-    open_roots = (tree.join(attempts.select(F.col("tuple").alias("root"), "close_t"), on="root")
-                  .groupBy("tuple").agg(F.max(F.col("close_t").isNull().cast("int")).alias("any_open")))
-    unfinished = unfinished.join(open_roots, on="tuple", how="left").withColumn(
-        "wait", (end - F.col("t") <= two_t) & F.coalesce(F.col("any_open") == 1, F.lit(True)))
-    parts.append(viol(unfinished.where(~F.col("wait")).withColumn("msg", F.lit(None).cast("string")), P2,
-                      F.format_string("%s took the tuple but never acked or failed it", F.col("comp"))))
-    parts.append(undecided_rows(unfinished.where(F.col("wait")), P2))
+    # trees: (tuple, root) grown from the attempts' root tuples through the anchors
+    tree = attempts.select("tuple", F.col("tuple").alias("root")).distinct()
+    if emitters:
+        edges = hold(ev.where(anchored).select(F.col("tuple").alias("child"), F.explode("anchors").alias("parent"))
+                     .where(F.col("parent").isNotNull()))
+        frontier = tree
+        # an acyclic topology is as deep as the components that emit anchored tuples: that many
+        # rounds without a Spark action each, then one test that nothing deeper exists
+        rounds, level = len(emitters), 0
+        while True:
+            for _ in range(rounds):
+                level += 1
+                frontier = (edges.join(frontier.withColumnRenamed("tuple", "parent"), on="parent")
+                            .select(F.col("child").alias("tuple"), "root").distinct())
+                if level > 64:  # anchors in a cycle: keep only pairs not seen yet
+                    frontier = frontier.join(tree, on=["tuple", "root"], how="left_anti")
+                frontier = hold(frontier)
+                tree = tree.unionByName(frontier)
+            deeper = edges.join(frontier.withColumnRenamed("tuple", "parent"), on="parent")
+            if level > 64:
+                deeper = deeper.select(F.col("child").alias("tuple"), "root").join(tree, on=["tuple", "root"],
+                                                                                    how="left_anti")
+            if deeper.isEmpty():
+                break
+            rounds = 1
+    tree = tree.distinct()
+    roots = attempts.select(F.col("tuple").alias("root"), "close_t", "close_ev", F.col("msg").alias("root_msg"))
+    joined = hold(tree.join(roots, on="root").join(per_tuple, on="tuple", how="left"))
+
+    # P2: takes with no later ack/fail by the same component (only the few candidate tuples are re-read)
+    suspects = hold(facts.where(F.col("take_last").isNotNull()
+                                & (F.col("done_t").isNull() | (F.col("take_last") > F.col("done_t"))))
+                    .select("comp", "tuple", "done_t"))
+    if not suspects.isEmpty():
+        takes = ev.where(ev_col == "take").select("t", "comp", "task", "tuple")
+        unfinished = (takes.join(suspects, on=["comp", "tuple"])
+                      .where(F.col("done_t").isNull() | (F.col("t") > F.col("done_t"))))
+        open_roots = joined.groupBy("tuple").agg(F.max(F.col("close_t").isNull().cast("int")).alias("any_open"))
+        unfinished = hold(unfinished.join(open_roots, on="tuple", how="left").withColumn(
+            "wait", (end - F.col("t") <= two_t) & F.coalesce(F.col("any_open") == 1, F.lit(True))))
+        parts.append(viol(unfinished.where(~F.col("wait")), P2, msg=None))
+        undecided[P2] += unfinished.where(F.col("wait")).count()
 
     if config.ackers > 0:
-        acked = root_state.where(F.col("close_ev") == "spout_ack")
-        failed_roots = (tree.join(ev.where(F.col("ev") == "bolt_fail").select("tuple").distinct(), on="tuple")
-                        .select("root").distinct())
+        acked = joined.where(F.col("close_ev") == "spout_ack")
+        failed_roots = joined.where(F.col("failed") == 1).select("root").distinct()
         clean = acked.join(failed_roots, on="root", how="left_anti")
-        emitter = (ev.where(F.col("ev").isin("spout_emit", "bolt_emit"))
-                   .groupBy("tuple").agg(F.min_by("comp", F.struct("t", "seq")).alias("emitter")))
-        taken = takes.select("tuple", F.col("comp").alias("sub")).distinct()
+        took = facts.where(F.col("take_last").isNotNull()).select("tuple", F.col("comp").alias("sub"))
         if config.subscribers is None:
-            subs = taken.join(emitter, on="tuple").select(F.col("emitter"), "sub").distinct()
+            emitters = per_tuple.where(F.col("emitter").isNotNull()).select("tuple", "emitter")
+            subs = took.join(emitters, on="tuple").select("emitter", "sub").distinct()
         else:
             pairs = [(src, dst) for src, dsts in config.subscribers.items() for dst in dsts]
-            subs = spark.createDataFrame(pairs, "emitter STRING, sub STRING")
-        expected = clean.join(emitter, on="tuple").join(subs, on="emitter")
-        missing = expected.join(taken, on=["tuple", "sub"], how="left_anti")
-        parts.append(viol(missing.select(F.col("close_t").alias("t"), F.col("emitter").alias("comp"),
-                                         F.lit(None).cast("bigint").alias("task"), "tuple", "msg", "sub"), P3,
-                          F.format_string("root acked without failure but %s never took this tuple of %s",
-                                          F.col("sub"), F.col("comp")), other=F.col("sub")))
-        tree_ev = (ev.where(F.col("ev").isin(*TREE_EVENTS))
-                   .select("t", "comp", "task", "tuple", F.col("ev").alias("kind")))
-        after = (tree_ev.join(acked.select("tuple", "close_t", "msg"), on="tuple")
-                 .where(F.col("t") > F.col("close_t")))
-        parts.append(viol(after, P4, F.format_string("%s after the root's spout_ack at t=%s",
-                                                      F.col("kind"), F.format_number(F.col("close_t"), 3))))
+            subs = (spark.createDataFrame(pairs or [("", "")], "emitter STRING, sub STRING")
+                    .where(F.col("emitter") != ""))
+        expected = clean.where(F.col("emitter").isNotNull()).join(F.broadcast(subs), on="emitter")
+        missing = expected.join(took, on=["tuple", "sub"], how="left_anti")
+        parts.append(viol(missing.select(F.col("close_t").alias("t"), F.col("emitter").alias("comp"), "tuple",
+                                         "root_msg", "sub"), P3, other="sub", msg="root_msg", task=None))
+        # P4: events of an acked tree after its root's spout_ack (re-read only for tuples that have some)
+        late_trees = hold(acked.where(F.col("tree_last") > F.col("close_t")).select("tuple", "close_t", "root_msg"))
+        if not late_trees.isEmpty():
+            tree_ev = (ev.where(ev_col.isin(*TREE_EVENTS))
+                       .select("t", "comp", "task", "tuple", F.col("ev").alias("kind")))
+            after = tree_ev.join(late_trees, on="tuple").where(F.col("t") > F.col("close_t"))
+            parts.append(viol(after, P4, kind="kind", x="close_t", msg="root_msg"))
 
-    everything = parts[0]
-    for p in parts[1:]:
-        everything = everything.unionByName(p)
-    everything = everything.persist()
-    tallies = everything.groupBy("prop", "undecided").count().collect()
-    counts = {r["prop"]: int(r["count"]) for r in tallies if r["undecided"] == 0}
-    undecided = {r["prop"]: int(r["count"]) for r in tallies if r["undecided"] == 1}
-    rows = (everything.where(F.col("undecided") == 0).orderBy(F.col("t").asc_nulls_last(), "prop")
-            .limit(limit).collect())
-    violations = [Violation(prop=r["prop"], t=r["t"], comp=r["comp"], task=r["task"], tuple=r["tuple"],
-                            msg=r["msg"], other=r["other"], detail=r["detail"]) for r in rows]
-    for df in (everything, tree, edges):
+    counts: dict[str, int] = {}
+    rows: list[tuple] = []
+    if parts:
+        everything = parts[0]
+        for p in parts[1:]:
+            everything = everything.unionByName(p)
+        everything = hold(everything)
+        counts = {r["prop"]: int(r["count"]) for r in everything.groupBy("prop").count().collect()}
+        first = everything.orderBy(F.col("t").asc_nulls_last(), "prop", F.col("comp").asc_nulls_first(),
+                                   F.col("task").asc_nulls_first(), F.col("tuple").asc_nulls_first(),
+                                   F.col("msg").asc_nulls_first(), F.col("other").asc_nulls_first(),
+                                   F.col("x").asc_nulls_first()).limit(limit).collect()
+        rows = [(r["t"], r["prop"], r["comp"], r["task"], r["tuple"], r["msg"], r["other"], r["kind"], r["x"])
+                for r in first]
+    for df in cached:
         df.unpersist()
-    return _report(config, counts, violations, undecided, n_events, log_end, limit)
+    return _report(config, counts, rows, undecided, n_events, log_end, limit)
 
 
 def load_vectors(path: str | Path) -> list[dict[str, Any]]:

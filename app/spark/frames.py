@@ -24,6 +24,7 @@ from app.measure.eventlog import (
     TimeUnit,
     find_run_files,
     flat_rows,
+    is_uri,
     log_format,
     read_log,
 )
@@ -42,14 +43,16 @@ def log_to_frames(spark, log: EventLog):
 
 
 def _split(flat):
+    """(events, queues) of a flat frame; a missing task is task 0 (as the Python readers have it)."""
     from pyspark.sql import functions as F
 
-    events = flat.where(F.col("ev").isNotNull()).select("t", "ev", "comp", "task", "tuple", "msg", "anchors", "reason")
-    queues = flat.where(F.col("ev").isNull() & F.col("queue").isNotNull()).select("t", "comp", "task", "queue")
+    task = F.coalesce(F.col("task"), F.lit(0).cast("bigint")).alias("task")
+    events = flat.where(F.col("ev").isNotNull()).select("t", "ev", "comp", task, "tuple", "msg", "anchors", "reason")
+    queues = flat.where(F.col("ev").isNull() & F.col("queue").isNotNull()).select("t", "comp", task, "queue")
     return events, queues
 
 
-def _read_flat(spark, path: Path, fmt: str):
+def _read_flat(spark, path: Path | str, fmt: str):
     from pyspark.sql import functions as F
 
     if fmt == "jsonl":
@@ -69,7 +72,7 @@ def _read_flat(spark, path: Path, fmt: str):
             else:
                 df = df.withColumn(name, F.col(name).cast(kind))
         return df.select(*(c.split(" ", 1)[0] for c in FLAT_DDL.split(", ")))
-    raise EventLogError(path.name, f"Spark cannot read {fmt} logs directly")
+    raise EventLogError(Path(path).name, f"Spark cannot read {fmt} logs directly")
 
 
 def _server_sees_files(spark) -> bool:
@@ -85,26 +88,70 @@ def _server_sees_files(spark) -> bool:
 
 def _check(events, where: str) -> None:
     """Fail with one line when an event kind is unknown or a needed field is empty."""
-    from pyspark.sql import functions as F
 
-    bad = events.where(
-        ~F.col("ev").isin(*EVENT_KINDS)
-        | F.col("t").isNull() | F.col("comp").isNull()
-        | (F.col("ev").isin("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail") & F.col("tuple").isNull())
-        | (F.col("ev").isin("spout_emit", "spout_ack", "spout_fail") & F.col("msg").isNull())
-    ).limit(1).collect()
+    bad = events.where(_bad_condition()).limit(1).collect()
     if bad:
-        row = bad[0].asDict()
-        if row["ev"] not in EVENT_KINDS:
-            raise EventLogError(f"{where}.ev", f"unknown event '{row['ev']}' at t={row['t']}")
-        missing = next(k for k in ("t", "comp", "tuple", "msg") if row.get(k) is None)
-        raise EventLogError(f"{where}.{missing}", f"a {row['ev']} event at t={row['t']} has no {missing}")
+        _raise_bad(bad[0].asDict(), where)
 
 
-def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", check: bool = True):
-    """(events, queues) DataFrames of a log file or run folder, times in seconds."""
+_DEFERRED = "_stormbound_check"
+
+
+def _bad_condition():
     from pyspark.sql import functions as F
 
+    return (~F.col("ev").isin(*EVENT_KINDS)
+            | F.col("t").isNull() | F.col("comp").isNull()
+            | (F.col("ev").isin("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail") & F.col("tuple").isNull())
+            | (F.col("ev").isin("spout_emit", "spout_ack", "spout_fail") & F.col("msg").isNull()))
+
+
+def _raise_bad(row: dict, where: str) -> None:
+    if row["ev"] not in EVENT_KINDS:
+        raise EventLogError(f"{where}.ev", f"unknown event '{row['ev']}' at t={row['t']}")
+    needed = ("t", "comp") + (("tuple",) if row["ev"] in ("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail")
+                              else ()) + (("msg",) if row["ev"] in ("spout_emit", "spout_ack", "spout_fail") else ())
+    missing = next(k for k in needed if row.get(k) is None)
+    raise EventLogError(f"{where}.{missing}", f"a {row['ev']} event at t={row['t']} has no {missing}")
+
+
+def check_columns() -> list:
+    """An aggregate that counts bad event rows in the same job as other figures (see `checked_job`)."""
+    from pyspark.sql import functions as F
+
+    return [F.sum(_bad_condition().cast("long")).alias("_bad_n")]
+
+
+def checked_job(events, run):
+    """Run the first job over a log's events, `run()` -> collected rows whose aggregates include
+    `check_columns()`; raise EventLogError when load_frames deferred its check to this job and a
+    row is bad (a second job then fetches one), or when Spark cannot parse the file (FAILFAST)."""
+    where = getattr(events, _DEFERRED, None)
+    try:
+        rows = run()
+    except Exception as err:  # noqa: BLE001 - parse errors of the file: keep the first line
+        if where is None or "Malformed" not in str(err) and "FAILFAST" not in str(err) and "PARSE" not in str(err):
+            raise
+        raise EventLogError(where, f"cannot be read: {str(err).strip().splitlines()[0][:200]}") from None
+    if where is not None and any(r["_bad_n"] for r in rows):
+        _check(events, where)
+    return rows
+
+
+def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", check: bool | str = True):
+    """(events, queues) DataFrames of a log file or run folder, times in seconds.
+
+    `check` validates every event (known kind; t, comp, and tuple or msg where the kind needs
+    them). The check runs inside the first job of `analyze` or `check_reliability` over these
+    frames (app.spark.frames.checked_job), which saves a pass over the log; any other use of the
+    frames runs it here, as its own job (`check="now"`)."""
+
+    if is_uri(path):  # on the cluster's storage: Spark reads it, whatever the master
+        fmt = log_format(str(path))
+        if fmt not in ("jsonl", "csv", "parquet"):
+            raise EventLogError(str(path), "a log given as a URI must be a .jsonl, .csv or .parquet file or folder")
+        events, queues = _split(_read_flat(spark, str(path), fmt))
+        return _finish_frames(events, queues, time_unit, check, str(path).rstrip("/").rsplit("/", 1)[-1])
     p = Path(path).resolve()  # Spark (or a Spark Connect server) has a working folder of its own
     if not p.exists():
         raise EventLogError(str(p), "no such file or folder")
@@ -120,14 +167,26 @@ def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", 
             queues = spark.createDataFrame([], QUEUE_DDL)
     else:
         events, queues = _split(_read_flat(spark, p, fmt))
+    return _finish_frames(events, queues, time_unit, check, p.name)
+
+
+def _finish_frames(events, queues, time_unit: TimeUnit, check: bool | str, where: str):
+    from pyspark.sql import functions as F
+
     if time_unit == "ms":
         events = events.withColumn("t", F.col("t") / 1000.0)
         queues = queues.withColumn("t", F.col("t") / 1000.0)
+    if check and check != "now":
+        try:
+            setattr(events, _DEFERRED, where)
+            return events, queues
+        except AttributeError:
+            pass
     if check:
         try:
-            _check(events, p.name)
+            _check(events, where)
         except EventLogError:
             raise
         except Exception as err:  # FAILFAST parse errors: keep the first line of Spark's message
-            raise EventLogError(p.name, f"cannot be read: {str(err).strip().splitlines()[0][:200]}") from None
+            raise EventLogError(where, f"cannot be read: {str(err).strip().splitlines()[0][:200]}") from None
     return events, queues

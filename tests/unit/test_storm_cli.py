@@ -186,7 +186,7 @@ def test_run_and_reliability_take_the_documents_storm_settings(capsys, flux_copy
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(run_cli, "start_spark_host", lambda master: FakeHost())
+    monkeypatch.setattr(run_cli, "start_spark_host", lambda master, *a, **k: FakeHost())
     assert run(capsys, "run", str(doc), "--duration", "1", "--out", str(tmp_path / "run"))[0] == 0
     assert (seen["workers"], seen["acking"], seen["message_timeout_s"], seen["max_spout_pending"]) == (2, True, 30.0, 1000)
     assert run(capsys, "run", str(doc), "--duration", "1", "--out", str(tmp_path / "run"), "--ackers", "0",

@@ -2,7 +2,9 @@
 
 The view of the panel: widgets, settings and drawing. What it does is in
 `RunsController` (app/gui/panels/runs_controller.py); the view sends it typed
-requests and follows its signals. Measured queue series are drawn dashed, in the
+requests and follows its signals. Analysing or checking a log runs in this process
+when the engine setting allows it (`auto`: small logs, app.measure.engine_choice), so a
+log can be opened without attaching Spark. Measured queue series are drawn dashed, in the
 panel's own plot and over the plots of a `TracePlots` source (the verification
 trace view, wired in by the main window) for the same bolts.
 """
@@ -17,6 +19,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
@@ -67,6 +70,7 @@ class RunsPanel(QWidget):
         self.overlays: list[Any] = []
         self._build()
         controller = self.controller
+        controller.engine = self.engine_box.currentText()
         controller.status_changed.connect(self.status.setText)
         controller.state_changed.connect(self._update_buttons)
         controller.attach_finished.connect(self._reenable_attach)
@@ -133,10 +137,18 @@ class RunsPanel(QWidget):
         self.python_edit.setPlaceholderText("Python with pyspark (empty: STORMBOUND_SPARK_PYTHON or this one)")
         self.attach_button = QPushButton("Attach Spark")
         self.attach_button.clicked.connect(self.toggle_attach)
+        self.engine_box = QComboBox()
+        self.engine_box.addItems(["auto", "local", "spark"])
+        engine = str(self.settings.value("runs/engine", "auto"))
+        self.engine_box.setCurrentText(engine if engine in ("auto", "local", "spark") else "auto")
+        self.engine_box.setToolTip("Where logs are analysed and checked: auto = in this process when small "
+                                   "(no Java), on the attached Spark when large; local = always here; "
+                                   "spark = always on the attached Spark")
+        self.engine_box.currentTextChanged.connect(self._engine_changed)
         top = QHBoxLayout()
         w: QWidget
         for w in (self.status, QLabel("master"), self.master_edit, QLabel("python"), self.python_edit,
-                  self.attach_button):
+                  self.attach_button, QLabel("engine"), self.engine_box):
             top.addWidget(w)
 
         self.duration = QDoubleSpinBox()
@@ -226,11 +238,17 @@ class RunsPanel(QWidget):
         attached = self.host is not None
         busy = self.running is not None
         self.attach_button.setText("Detach Spark" if attached else "Attach Spark")
+        can_read = attached or self.engine_box.currentText() != "spark"
         self.run_button.setEnabled(attached and not busy)
-        self.open_button.setEnabled(attached and not busy)
-        self.reliability_button.setEnabled(attached and not busy and self.log_path is not None)
+        self.open_button.setEnabled(can_read and not busy)
+        self.reliability_button.setEnabled(can_read and not busy and self.log_path is not None)
         self.cancel_button.setEnabled(busy)
         self.apply_button.setEnabled(self.measured_topology is not None)
+
+    def _engine_changed(self, engine: str) -> None:
+        self.settings.setValue("runs/engine", engine)
+        self.controller.engine = engine
+        self._update_buttons()
 
     def _on_progress(self, progress: WorkProgress) -> None:
         if progress.fraction is not None:
@@ -351,7 +369,10 @@ class RunsPanel(QWidget):
                      f"{b.measured_slope:+.3f} ({b.measured_ci[0]:+.3f}..{b.measured_ci[1]:+.3f}) {b.measured_verdict}",
                      {True: "yes", False: "no", None: "-"}[b.agrees]]
             for c, text in enumerate(cells):
-                self.bolts.setItem(r, c, QTableWidgetItem(text))
+                item = QTableWidgetItem(text)
+                if c == 4 and b.measured_note:
+                    item.setToolTip(b.measured_note)
+                self.bolts.setItem(r, c, item)
 
     def _trace_plots(self) -> list[tuple[str, Any]]:
         return list((self.trace_plots.plot_items or {}).items()) if self.trace_plots is not None else []

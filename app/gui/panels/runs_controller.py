@@ -1,9 +1,11 @@
 """What the Runs panel does, without its widgets: attach Spark, run, open a log, compare, apply measured values.
 
-All Spark work goes through the Spark host process (`app.spark.client.SparkHost`),
-each call in a `CallWorker` (app.gui.workers); results come back as typed values
-(`RunAnalysed`, `ReliabilityReport`, `MonitorMatches`) to bound methods of this
-controller, which lives in the GUI thread. The view (`app.gui.panels.runs`) reads
+Spark work goes through the Spark host process (`app.spark.client.SparkHost`); a log is
+analysed and checked in this process instead when `engine` allows it (`auto`: small logs,
+app.measure.engine_choice), so no Spark needs attaching for it. Each call runs in a
+`CallWorker` (app.gui.workers); results come back as typed values (`RunAnalysed`,
+`ReliabilityReport`, `MonitorMatches`) to bound methods of this controller, which lives
+in the GUI thread. The view (`app.gui.panels.runs`) reads
 its state and follows its signals.
 """
 
@@ -132,6 +134,11 @@ class RunsController(QObject):
         self.measured_topology: Topology | None = None
         self.report: ReliabilityReport | None = None
         self.log_path: Path | None = None
+        self.engine = "auto"  # auto | local | spark: where logs are analysed and checked
+
+    def can_read_logs(self) -> bool:
+        """Whether a log can be opened now: Spark attached, or an engine that may read it here."""
+        return self.host is not None or self.engine != "spark"
 
     # ---- calls in the background
     def _call(self, function: Callable[..., Any], done: Callable[[Any], None], *,
@@ -158,9 +165,41 @@ class RunsController(QObject):
         self.progress_changed.emit(progress)
 
     def _on_failed(self, message: str) -> None:
+        self.failed.emit(message)
+
+    def _on_attach_failed(self, message: str) -> None:
+        # only an attach failure is Spark's status: a log read in this process may fail while detached
         if self.host is None:
             self.status_changed.emit(f"Spark: {message}")
         self.failed.emit(message)
+
+    # ---- where a log is read (called off the GUI thread: sizing a log reads it)
+    @staticmethod
+    def engine_for(path: Path, host: SparkHostLike | None, engine: str) -> str:
+        """'local' or 'spark' for a log; a log that needs Spark while none is attached is an error."""
+        from app.measure.engine_choice import choose_engine
+
+        try:
+            choice = choose_engine(path, engine)
+        except Exception:  # noqa: BLE001 - a log we cannot size: Spark, if attached, reports its own error
+            if host is not None and engine != "local":
+                return "spark"
+            raise
+        if choice.engine == "spark" and host is None:
+            raise RuntimeError(f"this log needs Spark ({choice.reason}): attach Spark first, "
+                               f"or choose the engine 'local'")
+        return choice.engine
+
+    @classmethod
+    def analyse(cls, report: Report, host: SparkHostLike | None, path: Path, engine: str) -> Analysis:
+        """The analysis of a log, in this process or on the attached Spark as `engine_for` decides."""
+        if cls.engine_for(path, host, engine) == "local" or host is None:
+            from app.measure.analysis import analyze_path_local
+
+            report("analysing in this process", 0.3)
+            return analyze_path_local(path.resolve())
+        return Analysis.model_validate(host.request("analyze", on_progress=_progress_to(report),
+                                                    path=str(path.resolve())))
 
     # ---- attach / detach
     def attach(self, python: str, master: str) -> CallWorker[Any]:
@@ -172,7 +211,7 @@ class RunsController(QObject):
             host.start()
             return host
 
-        call = self._call(start, self._on_attached)
+        call = self._call(start, self._on_attached, failed=self._on_attach_failed)
         call.finished.connect(self._on_attach_finished)
         return call
 
@@ -208,14 +247,13 @@ class RunsController(QObject):
         spec = RunSpec(topology=topo, duration_s=options.duration_s, acking=options.acking,
                        message_timeout_s=options.message_timeout_s, max_spout_pending=options.max_spout_pending)
         out = Path(tempfile.mkdtemp(prefix=f"stormbound-run-{topo.name}-"))
-        host, request = self.host, SparkRequest()
+        host, request, engine = self.host, SparkRequest(), self.engine
 
         def run(report: Report) -> RunAnalysed:
             request.ident = host.submit("run", spec=json.loads(spec.model_dump_json()), out=str(out))
             host.wait(request.ident, on_progress=_progress_to(report))
             report("analysing", 0.99)
-            analysis = Analysis.model_validate(host.request("analyze", path=str(out)))
-            return RunAnalysed(str(out), analysis, topo)
+            return RunAnalysed(str(out), self.analyse(report, host, out, engine), topo)
 
         self._request = request
         self.running = self._call(run, self._on_run_analysed, on_cancel=self._cancel_request)
@@ -245,15 +283,15 @@ class RunsController(QObject):
         return False
 
     def open_log(self, path: str | Path) -> CallWorker[Any] | None:
-        """Analyse a log or run folder against the current topology; None when detached or busy."""
-        if self.host is None or self.running is not None:
+        """Analyse a log or run folder against the current topology; None when busy, or when the
+        engine is `spark` and Spark is not attached."""
+        if not self.can_read_logs() or self.running is not None:
             return None
-        host = self.host
+        host, engine = self.host, self.engine
         topo = self.document.topology()
 
         def analyse(report: Report) -> RunAnalysed:
-            data = host.request("analyze", on_progress=_progress_to(report), path=str(Path(path).resolve()))
-            return RunAnalysed(str(path), Analysis.model_validate(data), topo)
+            return RunAnalysed(str(path), self.analyse(report, host, Path(path), engine), topo)
 
         self.running = self._call(analyse, self._on_run_analysed)
         self.state_changed.emit()
@@ -261,12 +299,17 @@ class RunsController(QObject):
 
     def check_reliability(self) -> CallWorker[Any] | None:
         """Check the last run's log against Storm's delivery guarantees; None without a log or when busy."""
-        if self.host is None or self.log_path is None or self.running is not None:
+        if not self.can_read_logs() or self.log_path is None or self.running is not None:
             return None
-        host, path, topo = self.host, self.log_path, self.document.topology()
+        host, path, topo, engine = self.host, self.log_path, self.document.topology(), self.engine
 
         def check(report: Report) -> ReliabilityReport:  # run.json is read here, off the GUI thread
             config = ReliabilityConfig.from_topology(topo, **run_settings(path))
+            if self.engine_for(path, host, engine) == "local" or host is None:
+                from app.measure.reliability import check_reliability_path_local
+
+                report("checking in this process", 0.3)
+                return check_reliability_path_local(path.resolve(), config)
             data = host.request("reliability", on_progress=_progress_to(report), path=str(path),
                                 config=config.model_dump())
             return ReliabilityReport.model_validate(data)
