@@ -391,8 +391,13 @@ def analyze_path_local(path, time_unit: str = "s", bin_s: float = 1.0, growth_fl
         acc.add_events(events)
         acc.add_queues(queues)
     result = acc.result(str(path) if source is None else source)
-    if log_format(path) == "storm-metrics":  # rates and latencies come from the metrics
+    fmt = log_format(path)
+    if fmt == "storm-metrics":  # rates and latencies come from the metrics
         result = apply_storm_metrics(result, read_storm_metrics(path).metrics)
+    elif fmt == "storm-events":  # emits only: say what such a log cannot give (as the Spark engine does)
+        from app.measure.storm_events import apply_storm_events, read_storm_events
+
+        result = apply_storm_events(result, read_storm_events(path))
     return result
 
 
