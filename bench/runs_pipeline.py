@@ -248,6 +248,7 @@ def main() -> int:
                         help="run only these parts (repeatable; default: spark, baseline, tiny)")
     parser.add_argument("--cli", action="store_true", help="also run the CLI end to end on the big log")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--out", type=Path, help="also write the results as JSON to this file, after every part")
     args = parser.parse_args()
     parts = set(args.only or ["spark", "baseline", "tiny"] + (["cli"] if args.cli else []))
 
@@ -270,25 +271,37 @@ def main() -> int:
 
     out["records"] = count_records(log)
     out["parquet_mb"] = log_bytes(log) / 1e6
+    def save() -> None:
+        if args.out is not None:
+            args.out.write_text(json.dumps(out, indent=2))
+
     try:
         if "spark" in parts:
             out["spark"] = spark_steps(args.master, log, ["analysis", "reliability"])
+            save()
         if "baseline" in parts:
-            out["baseline"] = {step: baseline_step(step, log) for step in ("analysis", "reliability")}
+            out["baseline"] = {}
+            for step in ("analysis", "reliability"):
+                out["baseline"][step] = baseline_step(step, log)
+                save()
         if "tiny" in parts:
             tiny = Path(tempfile.mkdtemp(prefix="stormbound-tiny-")) / "ten.jsonl"
             tiny.write_text("".join(json.dumps(r) + "\n" for r in TEN_EVENTS))
             out["tiny"] = {"auto": cli(["reliability", str(tiny)]),
                            "spark": cli(["reliability", str(tiny), "--engine", "spark", "--master", args.master])}
             shutil.rmtree(tiny.parent, ignore_errors=True)
+            save()
         if "cli" in parts:
-            out["cli"] = {"analyze": cli(["analyze", str(log), "--master", args.master, "--json"]),
-                          "reliability": cli(["reliability", str(log), "--master", args.master, "--json",
-                                              "--timeout", "30", "--max-pending", "100000"])}
+            out["cli"] = {"analyze": cli(["analyze", str(log), "--master", args.master, "--json"])}
+            save()
+            out["cli"]["reliability"] = cli(["reliability", str(log), "--master", args.master, "--json",
+                                             "--timeout", "30", "--max-pending", "100000"])
+            save()
     finally:
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)
     out["load_end"] = _load()
+    save()
     if args.json:
         print(json.dumps(out, indent=2))
         return 0

@@ -24,11 +24,14 @@ docs/spark-runs.md gives the measurements that chose this over plain Newey–Wes
 effective sample size and a moving block bootstrap.
 
 The verdict (`assess`): `grows` only when the interval lies above zero, reaches the growth
-floor, and the growth persists: the later half of the run, fitted on its own, must not grow
-significantly slower than the whole run (a warm-up that fills a queue to its working level and
-then settles is not growth; the later half then decides). `stable` when the interval lies
-below the floor; otherwise `uncertain`, with the run length that would tell (the interval's
-half-width shrinks as T^-3/2; at half the floor one of the two verdicts must come out).
+floor, and the growth persists. A warm-up that fills a queue to its working level and then
+settles is not growth: in a run of 30 bins or more it is found as a bend (the best broken
+line over the first half whose slope drops, clearly better than one line), and when the part
+after it grows significantly slower than the run as a whole, that part (at least 30 bins)
+decides; in a shorter run, where the end of a warm-up cannot be seen, the later half must
+show the growth on its own. `stable` when the interval lies below the floor; otherwise
+`uncertain`, with the run length that would tell (the interval's half-width shrinks as
+T^-3/2; at half the floor one of the two verdicts must come out).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 RHO_MAX = 0.97  # an AR(1) coefficient closer to 1 is a random walk over any run we can fit
 MIN_LATE_POINTS = 5  # a part of a run needs this many bins to be fitted on its own
 MIN_SETTLED_POINTS = 30  # bins after a warm-up needed for a verdict: fewer cannot estimate the autocorrelation
+SHORT_HALF_POINTS = 15  # a run of fewer than twice this many bins cannot show where a warm-up ends
 
 
 # ---- Student's t quantile (exact, standard library only) --------------------
@@ -162,12 +166,13 @@ def _bartlett(u: Sequence[float], lag: int) -> float:
 
 
 def fit_slope(points: Sequence[tuple[float, float]], *, lag: int | None = None, prewhiten: bool = True,
-              rho_floor: float = 0.0, level: float = 0.95) -> SlopeFit | None:
+              rho_floor: float = 0.0, level: float = 0.95, effective_dof: bool = True) -> SlopeFit | None:
     """OLS slope of (x, y) points with its HAC interval; None below 3 points or without spread in x.
 
     `lag` fixes the Bartlett lag (default: automatic); `prewhiten=False` gives plain Newey–West;
     `rho_floor` is a smallest prewhitening coefficient (a part of a series fitted on its own
-    borrows the whole series' estimate, which a short stretch cannot make)."""
+    borrows the whole series' estimate, which a short stretch cannot make); `effective_dof=False`
+    takes Student's t with n − 2 degrees of freedom instead of the effective sample's."""
     n = len(points)
     if n < 3:
         return None
@@ -200,7 +205,7 @@ def fit_slope(points: Sequence[tuple[float, float]], *, lag: int | None = None, 
         omega = _bartlett(scores, min(lag, n - 1))
     var = max(omega, 0.0) / (sxx * sxx) * n / (n - 2)
     se = math.sqrt(var)
-    dof = max(1.0, n * (1.0 - rho) / (1.0 + rho) - 2.0)
+    dof = max(1.0, n * (1.0 - rho) / (1.0 + rho) - 2.0) if effective_dof else float(n - 2)
     half = t_quantile(0.5 + level / 2.0, dof) * se
     return SlopeFit(slope=slope, intercept=intercept, se=se, low=slope - half, high=slope + half, points=n,
                     lag=int(lag), rho=rho, level=level)
@@ -339,7 +344,20 @@ def assess(points: Sequence[tuple[float, float]], growth_floor: float = 0.05,
     warmup = False
     note = ""
     start = 0
-    if verdict != "stable":
+    short = len(pts) < 2 * SHORT_HALF_POINTS
+    if verdict == "grows" and short:
+        # too short to see a warm-up end: the later half must show the growth on its own
+        half = len(pts) // 2
+        late = fit_slope(pts[half:], rho_floor=fit.rho, effective_dof=False)
+        if late is None or late.low <= 0:
+            note = ("too short to tell growth from a warm-up (the later half alone does not show growth"
+                    + (f": {late.slope:+.3g}/s, {late.low:+.3g}..{late.high:+.3g}" if late is not None else "") + ")")
+            needed = max(_needed(late, (len(pts) - half) * bin_s, growth_floor) or 0.0, 0.0) if late else 0.0
+            needed = max(needed + half * bin_s, 2 * SHORT_HALF_POINTS * bin_s, duration + bin_s)
+            return GrowthAssessment(verdict="uncertain", fit=fit, late=late, warmup=False, needed_s=needed,
+                                    note=f"{note}; a run of about {math.ceil(needed)} s would")
+        late = None
+    if verdict != "stable" and not short:
         bend = find_settling(pts)
         if bend is not None and bend.strength >= SETTLING_STRENGTH:
             late = fit_slope(pts[bend.index:], rho_floor=bend.rho)

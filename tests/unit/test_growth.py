@@ -86,11 +86,27 @@ def test_a_short_run_with_a_warm_up_says_how_long_a_run_would_tell() -> None:
 
 
 def test_a_steadily_growing_queue_still_grows_in_a_short_run() -> None:
-    """0.5 tuples/s over 20 s is not mistaken for a warm-up (the later half grows as fast)."""
+    """0.5 tuples/s over 20 s: the later half shows the growth on its own most of the time
+    (a short run pays for not seeing where a warm-up would end)."""
     rng = random.Random(3)
     found = [assess(queue(ar1(rng, 0.5, 20, sd=0.5), slope=0.5), 0.05) for _ in range(100)]
-    assert sum(f.verdict == "grows" for f in found) >= 80
-    assert sum(f.warmup for f in found) <= 5
+    assert sum(f.verdict == "grows" for f in found) >= 70
+    assert all(f.verdict != "stable" for f in found)
+
+
+# B3's binned queue in a 20-s run of simple-DIA-cfg-1 (`stormbound run ... --duration 20`):
+# B1's bursts of 8 are still filling it to its working level when the run ends.
+DIA_B3_20S = [0.0, 0.0, 0.0, 0.75, 3.75, 1.5, 0.0, 0.75, 3.75, 2.25, 0.0, 1.75, 7.0, 6.25, 3.25, 5.25, 7.25, 7.25,
+              4.25, 4.25]
+
+
+def test_the_twenty_second_dia_run_is_too_short_for_b3() -> None:
+    pts = [(i + 0.5, q) for i, q in enumerate(DIA_B3_20S)]
+    assert fit_slope(pts, lag=0, prewhiten=False).low > 0.15  # what the old interval called "grows"
+    found = assess(pts, 0.05)
+    assert found.fit.low > 0  # the whole run alone would say "grows" ...
+    assert found.verdict == "uncertain" and "warm-up" in found.note  # ... but it may be a warm-up
+    assert found.needed_s is not None and found.needed_s >= 30
 
 
 def test_t_quantile_matches_scipy() -> None:
