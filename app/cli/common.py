@@ -94,14 +94,14 @@ def call_spark_host(host: SparkHost, op: str, quiet: bool, **params: Any) -> dic
     try:
         return host.request(op, on_progress=_progress(quiet), **params)
     except HostError as err:
-        if err.kind == "input":
-            raise TopologyError([Problem("", str(err))]) from None
-        if err.kind == "cancelled":
-            raise UsageError(str(err)) from None
         from app.measure.engine_choice import is_out_of_memory, out_of_memory_advice
 
+        if err.kind == "cancelled":
+            raise UsageError(str(err)) from None
         if is_out_of_memory(str(err), *getattr(host, "_stderr_tail", [])):
             raise UsageError(out_of_memory_advice(host.master, host.env)) from None
+        if err.kind == "input":
+            raise TopologyError([Problem("", str(err))]) from None
         raise RuntimeError(str(err)) from None
     finally:
         if not quiet and sys.stderr.isatty():

@@ -169,7 +169,25 @@ def driver_memory_of(env: Mapping[str, str]) -> str | None:
 
 
 _OOM_MARKS = ("OutOfMemoryError", "No enough memory for aggregation", "Java heap space",
-              "GC overhead limit exceeded", "Unable to acquire", "Not enough memory")
+              "GC overhead limit exceeded", "Unable to acquire", "Not enough memory", "ran out of memory")
+
+
+def raise_if_out_of_memory(err: BaseException, spark=None) -> None:
+    """Inside a Spark job: turn an out-of-memory failure (anywhere in Spark's message, the Java
+    stack trace included) into SparkUnavailable, which the Spark host reports as a setup problem
+    (exit 2 in the CLI) instead of an internal error. Other errors are left alone."""
+    text = str(err)
+    if not is_out_of_memory(text):
+        return
+    from app.runs.session import SparkUnavailable
+
+    memory = None
+    try:
+        memory = spark.conf.get("spark.driver.memory", None) if spark is not None else None
+    except Exception:  # noqa: BLE001 - a session that no longer answers
+        memory = None
+    raise SparkUnavailable("Spark ran out of memory" + (f" (driver memory {memory})" if memory else "")
+                           + ": raise --driver-memory (local) or --conf spark.executor.memory=... (cluster)") from None
 
 
 def is_out_of_memory(*texts: str) -> bool:

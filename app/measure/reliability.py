@@ -398,6 +398,18 @@ def check_reliability_stream(source: Callable[[], Iterable[tuple]], config: Reli
 
 
 def check_reliability(spark, events, config: ReliabilityConfig, limit: int = 200) -> ReliabilityReport:
+    """The same check as Spark jobs over an events DataFrame (schema EVENT_DDL, any order); see
+    _check_reliability. Running out of memory is reported as such, not as an internal error."""
+    from app.runs.engine_choice import raise_if_out_of_memory
+
+    try:
+        return _check_reliability(spark, events, config, limit)
+    except Exception as err:
+        raise_if_out_of_memory(err, spark)
+        raise
+
+
+def _check_reliability(spark, events, config: ReliabilityConfig, limit: int) -> ReliabilityReport:
     """The same check as Spark jobs over an events DataFrame (schema EVENT_DDL, any order).
 
     The events are read by a few aggregations that reduce them to facts, and only facts are
