@@ -129,8 +129,8 @@ def _finish(components: dict[str, ComponentStats], bins: dict[str, list[tuple[fl
 def analyze(spark, events, queues, bin_s: float = 1.0, growth_floor: float = 0.05, burst_gap: float = 0.005,
             source: str = "") -> Analysis:
     """The analysis as Spark jobs over the events and queue-sample DataFrames (see _analyze);
-    running out of memory is reported as such (app.runs.engine_choice.raise_if_out_of_memory)."""
-    from app.runs.engine_choice import raise_if_out_of_memory
+    running out of memory is reported as such (app.measure.engine_choice.raise_if_out_of_memory)."""
+    from app.measure.engine_choice import raise_if_out_of_memory
 
     try:
         return _analyze(spark, events, queues, bin_s, growth_floor, burst_gap, source)

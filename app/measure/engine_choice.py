@@ -179,7 +179,7 @@ def raise_if_out_of_memory(err: BaseException, spark=None) -> None:
     text = str(err)
     if not is_out_of_memory(text):
         return
-    from app.runs.session import SparkUnavailable
+    from app.spark.session import SparkUnavailable
 
     memory = None
     try:

@@ -352,10 +352,10 @@ def assess(points: Sequence[tuple[float, float]], growth_floor: float = 0.05,
         if late is None or late.low <= 0:
             note = ("too short to tell growth from a warm-up (the later half alone does not show growth"
                     + (f": {late.slope:+.3g}/s, {late.low:+.3g}..{late.high:+.3g}" if late is not None else "") + ")")
-            needed = max(_needed(late, (len(pts) - half) * bin_s, growth_floor) or 0.0, 0.0) if late else 0.0
-            needed = max(needed + half * bin_s, 2 * SHORT_HALF_POINTS * bin_s, duration + bin_s)
-            return GrowthAssessment(verdict="uncertain", fit=fit, late=late, warmup=False, needed_s=needed,
-                                    note=f"{note}; a run of about {math.ceil(needed)} s would")
+            later = max(_needed(late, (len(pts) - half) * bin_s, growth_floor) or 0.0, 0.0) if late else 0.0
+            needed_short = max(later + half * bin_s, 2 * SHORT_HALF_POINTS * bin_s, duration + bin_s)
+            return GrowthAssessment(verdict="uncertain", fit=fit, late=late, warmup=False, needed_s=needed_short,
+                                    note=f"{note}; a run of about {math.ceil(needed_short)} s would")
         late = None
     if verdict != "stable" and not short:
         bend = find_settling(pts)
@@ -368,7 +368,7 @@ def assess(points: Sequence[tuple[float, float]], growth_floor: float = 0.05,
                 note = (f"warm-up: the queue rose {bend.rise:+.3g}/s until t={bend.at:.3g} s, "
                         f"then {late.slope:+.3g}/s ({late.low:+.3g}..{late.high:+.3g})")
     half = start
-    needed = None
+    needed: float | None = None
     if verdict == "uncertain":
         if warmup and late is not None:  # the later half decides: it needs to be long enough
             span = (len(pts) - half) * bin_s
