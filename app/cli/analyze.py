@@ -15,13 +15,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.cli.common import (
+    EXIT_FOUND,
+    EXIT_OK,
     UsageError,
     add_log_options,
     add_spark_options,
     call_spark_host,
     choose_log_engine,
+    examples,
     log_arg,
-    print_json,
+    print_result,
+    quiet,
     require_log,
     run_topology,
     start_spark_host,
@@ -36,16 +40,21 @@ if TYPE_CHECKING:
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
     """The options `analyze` and `compare` share."""
     add_log_options(p)
-    p.add_argument("--bin", type=float, default=1.0, metavar="S", help="queue series bin width")
+    p.add_argument("--bin", type=float, default=1.0, metavar="S", help="queue series bin width in seconds (default 1)")
     p.add_argument("--growth-floor", type=float, default=0.05, metavar="X",
-                   help="tuples/s a queue must gain to count as growing")
+                   help="tuples/s a queue must gain to count as growing (default 0.05)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `analyze` to the `stormbound` command line."""
-    p = sub.add_parser("analyze", help="measured rates, α, σ, bursts and queue growth of a run")
+    p = sub.add_parser(
+        "analyze", help="measured rates, α, σ, bursts and queue growth of a run",
+        description="Measure a run's rates (tuples/s), α (s), σ, bursts and queue growth (tuples/s, robust 95 % CI) "
+                    "from its event log; with the topology, compare them with the model.",
+        epilog=examples("stormbound analyze runs/cfg1 --calibrate cfg1-measured.storm.json"))
     add_analysis_options(p)
-    p.add_argument("--calibrate", metavar="OUT", help="write the topology with measured parameters (.storm.json)")
+    p.add_argument("--calibrate", metavar="OUT",
+                   help="write the topology with measured parameters to OUT (.storm.json)")
     add_spark_options(p)
     p.set_defaults(func=cmd_analyze, file_args=("log",))
 
@@ -58,7 +67,7 @@ def _analysis(args: argparse.Namespace) -> Analysis:
         return analyze_path_local(log_arg(args.log), args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
     host = start_spark_host(args.master, args.driver_memory, args.conf, choice.reason)
     try:
-        data = call_spark_host(host, "analyze", args.json, path=log_arg(args.log),
+        data = call_spark_host(host, "analyze", quiet(args), path=log_arg(args.log),
                                time_unit=args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
     finally:
         host.close()
@@ -119,13 +128,18 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         from app.core.formats import save_topology
 
         save_topology(calibrate(topo, analysis), args.calibrate)
+    disagreeing = [] if comparison is None else [b.bolt for b in comparison.bolts if b.agrees is False]
+    fail = bool(getattr(args, "fail_on_disagreement", False) and disagreeing)
     if args.json:
         out: dict[str, Any] = {"analysis": analysis.model_dump()}
         if comparison is not None:
             out["comparison"] = comparison.model_dump(exclude={"calibrated"})
-        print_json(out)
+            out["disagreeing"] = disagreeing
+        print_result(args.command if args.command in ("analyze", "compare") else "analyze", out)
     else:
         print(format_analysis(analysis, comparison))
         if args.calibrate:
             print(f"wrote {args.calibrate}")
-    return 0
+        if fail:
+            print(f"--fail-on-disagreement: model and measurement disagree on {', '.join(disagreeing)}")
+    return EXIT_FOUND if fail else EXIT_OK

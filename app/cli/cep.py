@@ -1,16 +1,16 @@
 """`stormbound cep PATTERNS LOG [--json]`: every match of complex event patterns in a run's event log.
 
 PATTERNS is a pattern file (compact text form or JSON) or the word `monitors` for
-the shipped Storm monitor patterns.
+the shipped Storm monitor patterns. Exit 0, or 1 with --fail-on-match when some pattern matched.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from app.cli.common import EXIT_FOUND, EXIT_OK, examples, print_result
 
 if TYPE_CHECKING:
     from app.cep import Match
@@ -19,11 +19,15 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `cep` to the `stormbound` command line."""
     p = sub.add_parser("cep", help="find complex event patterns in a run's event log",
-                       description="Report every match of the patterns in the event log.")
+                       description="Report every match of the patterns in the event log (times in the log's "
+                                   "seconds). Exit 0, or 1 with --fail-on-match when some pattern matched.",
+                       epilog=examples("stormbound cep monitors runs/cfg1 --fail-on-match   # exit 1 on any match"))
     p.add_argument("patterns",
                    help="pattern file (compact text form or JSON), or `monitors` for the shipped Storm monitors")
     p.add_argument("log", help="event log of a run (file or run folder)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document on stdout)")
+    p.add_argument("--fail-on-match", action="store_true", dest="fail_on_match",
+                   help="exit 1 when some pattern matched (e.g. a monitor in a CI job)")
     p.set_defaults(func=cmd_cep, file_args=("patterns", "log"))
 
 
@@ -53,16 +57,17 @@ def cmd_cep(args: argparse.Namespace) -> int:
         compile_pattern(p)  # report a bad pattern before reading the log
     events = load_events(args.log)
     matches = find_matches(patterns, events)
+    code = EXIT_FOUND if matches and getattr(args, "fail_on_match", False) else EXIT_OK
     if getattr(args, "json", False):
         counts = {p.id: 0 for p in patterns}
         for m in matches:
             counts[m.pattern] += 1
         doc = {"patterns": [{"id": p.id, "text": p.text, "context": p.context} for p in patterns],
                "events": len(events), "counts": counts, "matches": [m.to_json() for m in matches]}
-        sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
-        return 0
+        print_result("cep", doc)
+        return code
     for m in matches:
         print(format_match(m))
     summary = ", ".join(f"{p.id} {sum(1 for m in matches if m.pattern == p.id)}" for p in patterns)
     print(f"{len(matches)} matches over {len(events)} events ({summary})")
-    return 0
+    return code

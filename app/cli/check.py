@@ -1,22 +1,41 @@
-"""`stormbound check FILE [--json]`: validate a topology and print the rate check."""
+"""`stormbound check FILE [--json] [--fail-on grows|may-grow]`: validate a topology and print the rate check.
+
+Exit 0 (valid), 1 with --fail-on when some bolt has that status or a worse one
+(may-grow < grows), 2 bad input. A max_idle_time large against some bolt's α is a
+warning on stderr (and under `warnings` in --json), never an error.
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import sys
 from typing import TYPE_CHECKING
 
-from app.cli.common import EXIT_OK, print_json, read_topology, table
+from app.cli.common import EXIT_FOUND, EXIT_OK, examples, print_result, read_topology, table
 
 if TYPE_CHECKING:
     from app.core.rates import RateReport
     from app.core.topology import Topology
 
 
+log = logging.getLogger("stormbound.check")
+
+# How bad each status is: --fail-on S fails on S and on every status worse than S.
+SEVERITY = {"bounded": 0, "may-grow": 1, "grows": 2}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `check` to the `stormbound` command line."""
-    p = sub.add_parser("check", help="validate a topology and print the rate check")
-    p.add_argument("file")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = sub.add_parser(
+        "check", help="validate a topology and print the rate check",
+        description="Validate a topology and print the instant rate check: per bolt its capacity and inflow "
+                    "(tuples/s), utilisation ρ and status (bounded, may-grow, grows).",
+        epilog=examples("stormbound check models/simple-DIA-cfg-1.storm.json --fail-on grows   # exit 1: B2 grows"))
+    p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")
+    p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document on stdout)")
+    p.add_argument("--fail-on", choices=["grows", "may-grow"], dest="fail_on",
+                   help="exit 1 when some bolt has this status or a worse one (may-grow includes grows)")
     p.set_defaults(func=cmd_check, file_args=("file",))
 
 
@@ -41,12 +60,25 @@ def format_rate_table(topo: Topology, report: RateReport) -> str:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
-    from app.core.rates import rate_check
+    from app.core.rates import idle_warning, rate_check
 
     topo = read_topology(args.file)
     report = rate_check(topo)
+    warning = idle_warning(topo)
+    failing: list[str] = []
+    if args.fail_on:
+        failing = [n for n, b in report.bolts.items() if SEVERITY[b.status] >= SEVERITY[args.fail_on]]
+    if warning is not None:
+        log.info("%s", warning.message)
+        print(f"{args.file}: warning: {warning.field}: {warning.message}", file=sys.stderr)
     if args.json:
-        print_json(report.to_public_json())
+        data = report.to_public_json()
+        data["warnings"] = [] if warning is None else [warning.model_dump()]
+        if args.fail_on:
+            data["fail_on"] = {"status": args.fail_on, "bolts": failing}
+        print_result("check", data)
     else:
         print(format_rate_table(topo, report))
-    return EXIT_OK
+        if failing:
+            print(f"--fail-on {args.fail_on}: {', '.join(failing)}")
+    return EXIT_FOUND if failing else EXIT_OK

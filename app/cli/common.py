@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -17,21 +18,40 @@ if TYPE_CHECKING:
     from app.measure.engine_choice import Choice
     from app.spark.client import SparkHost
 
+# The exit codes of every subcommand (README.md, "Exit codes"): a pipeline can tell them apart.
 EXIT_OK = 0
-EXIT_FOUND = 1
+EXIT_FOUND = 1  # a finding: a counterexample, violations, a difference, or what a --fail-on option asked about
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
+EXIT_UNKNOWN = 4  # verify: no answer within the limits (time limit, solver gave up)
+
+RESULT_FORMAT = "stormbound-result/1"  # the `format` of every --json document (docs/formats.md)
 
 
 class UsageError(Exception):
-    """Bad arguments or input that is not a topology problem; exit code 2."""
+    """Bad arguments or input that is not a topology problem; exit code 2. `field` names the
+    option or field at fault, `file` the input, when the message is about one."""
+
+    def __init__(self, message: str, field: str | None = None, file: str | None = None):
+        super().__init__(message)
+        self.field = field
+        self.file = file
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that raises UsageError instead of exiting."""
+    """argparse that raises UsageError instead of exiting; its --help keeps the examples' line breaks."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:  # raises instead of exiting with argparse's own code
         raise UsageError(message)
+
+
+def examples(*lines: str) -> str:
+    """An `epilog` for a subcommand's --help: one or more example command lines."""
+    return "example:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 # ---- helpers the subcommands share -----------------------------------------
@@ -40,6 +60,24 @@ class Parser(argparse.ArgumentParser):
 def print_json(data: Any) -> None:
     """`data` as indented JSON on stdout."""
     sys.stdout.write(json.dumps(data, indent=2) + "\n")
+
+
+def result_document(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """`data` as a --json result: `format` and `kind` first, then the subcommand's own keys."""
+    return {"format": RESULT_FORMAT, "kind": kind, **data}
+
+
+def print_result(kind: str, data: dict[str, Any]) -> None:
+    """A subcommand's --json outcome: one JSON document on stdout (values JSON lacks, e.g. a date, as text)."""
+    sys.stdout.write(json.dumps(result_document(kind, data), indent=2, default=str) + "\n")
+
+
+def error_document(file: str | None, field: str | None, message: str, *,
+                   problems: list[dict[str, str | None]] | None = None,
+                   exit_code: int = EXIT_BAD_INPUT) -> dict[str, Any]:
+    """The --json document of a failed command: the first problem as `error`, every one under `problems`."""
+    error = {"file": file, "field": field or None, "message": message}
+    return result_document("error", {"error": error, "problems": problems or [error], "exit_code": exit_code})
 
 
 def read_topology(path: str) -> Topology:
@@ -79,8 +117,14 @@ def start_spark_host(master: str | None, driver_memory: str | None = None, conf:
     return host
 
 
+def quiet(args: argparse.Namespace) -> bool:
+    """No progress on stderr: -q, or --json (a machine reads the output)."""
+    return bool(getattr(args, "quiet", False) or getattr(args, "json", False))
+
+
 def _progress(quiet: bool) -> Callable[[float, str], None]:
     def show(fraction: float, message: str) -> None:
+        logging.getLogger("stormbound.spark").debug("%5.1f%%  %s", fraction * 100, message)
         if not quiet and sys.stderr.isatty():
             sys.stderr.write(f"\r{fraction * 100:5.1f}%  {message:<60}")
             sys.stderr.flush()
@@ -117,7 +161,7 @@ def add_spark_options(p: argparse.ArgumentParser) -> None:
                         "else a quarter of this machine's memory, 1g..8g)")
     p.add_argument("--conf", action="append", metavar="KEY=VALUE",
                    help="a Spark setting for a JVM master (repeatable), e.g. spark.executor.memory=8g")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document on stdout)")
 
 
 def add_log_options(p: argparse.ArgumentParser) -> None:
@@ -126,7 +170,8 @@ def add_log_options(p: argparse.ArgumentParser) -> None:
                    help="a run folder or a log (.jsonl, .json, .csv, .parquet, Storm metrics .log); "
                         "or a URI Spark reads (hdfs://, s3a://, ...): a .jsonl, .csv or .parquet log")
     p.add_argument("--topology", help="the topology the log comes from (a run folder has its own)")
-    p.add_argument("--time-unit", choices=["s", "ms"], default="s", help="unit of the log's t field")
+    p.add_argument("--time-unit", choices=["s", "ms"], default="s",
+                   help="unit of the log's t field: seconds (default) or milliseconds")
     p.add_argument("--engine", choices=["auto", "local", "spark"], default="auto",
                    help="auto (default): this process for a small log, Spark for a large one or when --master "
                         "is given; local: always this process (no Java); spark: always Spark")
@@ -172,7 +217,116 @@ def choose_log_engine(args: argparse.Namespace) -> Choice:
                                max_events=args.local_max_events, max_mb=args.local_max_mb)
     except EngineError as err:
         raise UsageError(str(err)) from None
-    if not args.json and sys.stderr.isatty():
-        where = "this process" if choice.engine == "local" else "Spark"
+    where = "this process" if choice.engine == "local" else "Spark"
+    logging.getLogger("stormbound.engine").info("engine: %s (%s)", where, choice.reason)
+    if not quiet(args) and not getattr(args, "verbose", 0) and sys.stderr.isatty():
         sys.stderr.write(f"engine: {where} ({choice.reason})\n")
     return choice
+
+
+# ---- logging and progress ---------------------------------------------------
+
+
+LOG_FORMAT_FILE = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# Before main() routes it (or when the CLI's code runs inside a test), the hierarchy prints nothing by itself.
+logging.getLogger("stormbound").addHandler(logging.NullHandler())
+
+
+class _ConsoleFilter(logging.Filter):
+    """Records marked `file_only` (an error main() has already printed) stay out of the terminal."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(record, "file_only", False)
+
+
+def setup_logging(verbose: int, log_file: str | None) -> Callable[[], None]:
+    """Route the `stormbound` logger hierarchy: warnings (-v: info, -vv: debug) to stderr, everything
+    (debug and up) to `log_file` when given. Returns the function that undoes it."""
+    logger = logging.getLogger("stormbound")
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(logging.WARNING if verbose <= 0 else logging.INFO if verbose == 1 else logging.DEBUG)
+    console.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    console.addFilter(_ConsoleFilter())
+    handlers: list[logging.Handler] = [console]
+    if log_file:
+        try:
+            handler: logging.Handler = logging.FileHandler(log_file, encoding="utf-8")
+        except OSError as err:
+            raise UsageError(f"--log-file {log_file}: cannot write: {err.strerror or err}",
+                             field="--log-file") from None
+        handler.setLevel(logging.DEBUG)
+        handler.setFormatter(logging.Formatter(LOG_FORMAT_FILE))
+        handlers.append(handler)
+    old_level = logger.level
+    logger.setLevel(min(h.level for h in handlers))
+    for h in handlers:
+        logger.addHandler(h)
+
+    def undo() -> None:
+        for h in handlers:
+            logger.removeHandler(h)
+            h.close()
+        logger.setLevel(old_level)
+    return undo
+
+
+class StatusLine:
+    """A live one-line status on a terminal's stderr: the last message and the seconds since start,
+    redrawn every `interval` s by a daemon thread until `stop()` clears it. Does nothing off a terminal."""
+
+    def __init__(self, enabled: bool, interval: float = 0.5):
+        import threading
+        import time
+
+        self.enabled = enabled
+        self.interval = interval
+        self.message = "starting"
+        self._time = time.monotonic
+        self._started = time.monotonic()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, daemon=True) if enabled else None
+        self._width = 0
+
+    def start(self) -> StatusLine:
+        if self._thread is not None:
+            self._thread.start()
+        return self
+
+    def update(self, message: str) -> None:
+        self.message = message
+        if self.enabled:
+            self._draw()
+
+    def _draw(self) -> None:
+        text = f"  {self.message}  [{self._time() - self._started:.0f} s]"
+        width = _terminal_width()
+        if len(text) > width - 1:
+            text = text[:width - 2] + "…"
+        with self._lock:
+            if self._stop.is_set():
+                return
+            sys.stderr.write("\r" + text.ljust(self._width))
+            sys.stderr.flush()
+            self._width = len(text)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._draw()
+
+    def stop(self) -> None:
+        """Stop redrawing and erase the line (so the report starts on a clean line)."""
+        if not self.enabled:
+            return
+        with self._lock:
+            self._stop.set()
+            sys.stderr.write("\r" + " " * self._width + "\r")
+            sys.stderr.flush()
+        if self._thread is not None and self._thread.is_alive():
+            self._thread.join(timeout=2)
+
+
+def _terminal_width() -> int:
+    import shutil
+
+    return max(20, shutil.get_terminal_size((80, 24)).columns)

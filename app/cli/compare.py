@@ -1,4 +1,7 @@
-"""`stormbound compare DIR|LOG`: model (rate check) versus measured queue growth per bolt."""
+"""`stormbound compare DIR|LOG`: model (rate check) versus measured queue growth per bolt.
+
+Exit 0, or 1 with --fail-on-disagreement when the model and the measurement disagree on some bolt.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +9,18 @@ import argparse
 from pathlib import Path
 
 from app.cli.analyze import add_analysis_options, cmd_analyze
-from app.cli.common import UsageError, add_spark_options, run_topology
+from app.cli.common import UsageError, add_spark_options, examples, run_topology
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `compare` to the `stormbound` command line."""
-    p = sub.add_parser("compare", help="model (rate check) versus measured queue growth per bolt")
+    p = sub.add_parser(
+        "compare", help="model (rate check) versus measured queue growth per bolt",
+        description="Compare the model's rate check with the queue growth measured in a run, bolt by bolt.",
+        epilog=examples("stormbound compare runs/cfg1 --fail-on-disagreement   # exit 1 when some bolt disagrees"))
     add_analysis_options(p)
+    p.add_argument("--fail-on-disagreement", action="store_true", dest="fail_on_disagreement",
+                   help="exit 1 when the model and the measurement disagree on some bolt (agrees: NO)")
     add_spark_options(p)
     p.set_defaults(func=cmd_compare, file_args=("log",))
 

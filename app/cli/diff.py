@@ -8,13 +8,12 @@ Exits 0 when the outputs are equivalent, 1 when they are not, 2 on bad input
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.cli.common import UsageError
+from app.cli.common import UsageError, examples, print_result
 
 if TYPE_CHECKING:
     from app.diff import DiffResult
@@ -27,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "diff", help="are two run outputs equivalent up to a dependence relation? (DiffStream)",
         description="Compare two streams (JSON Lines, JSON arrays, or event logs) and report the first "
-                    "certain difference and the unmatched items. Exit 0 equivalent, 1 not equivalent.")
+                    "certain difference and the unmatched items. Exit 0 equivalent, 1 not equivalent.",
+        epilog=examples("stormbound diff left.jsonl right.jsonl --dependence same_key:key --equality ignore:ts"))
     p.add_argument("left", nargs="?", help="left stream file (or the connected stream with --connected)")
     p.add_argument("right", nargs="?", help="right stream file")
     p.add_argument("--dependence", "-d", required=True, metavar="SPEC",
@@ -40,10 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="how two files are connected into one stream (default: alternate)")
     p.add_argument("--spark", action="store_true", help="use the Spark job (same_key dependence only)")
     p.add_argument("--spark-threshold", type=float, default=SPARK_THRESHOLD_MB, metavar="MB",
-                   help=f"use Spark for same_key when the files exceed this size (default {SPARK_THRESHOLD_MB}; "
-                        "0 = never automatically)")
+                   help="use Spark for same_key when the files together exceed this many megabytes "
+                        f"(default {SPARK_THRESHOLD_MB}; 0 = never automatically)")
     p.add_argument("--show", type=int, default=10, metavar="N", help="unmatched items shown per side (text output)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document on stdout)")
     p.set_defaults(func=cmd_diff, file_args=("left",))
 
 
@@ -143,7 +143,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     except DiffError as err:
         raise UsageError(str(err)) from None
     if args.json:
-        sys.stdout.write(json.dumps(result.model_dump(mode="json"), indent=2, default=str) + "\n")
+        print_result("diff", result.model_dump(mode="json"))
     else:
         print(format_result(result, args.show))
     return 0 if result.equivalent else 1

@@ -17,8 +17,10 @@ from app.cli.common import (
     add_spark_options,
     call_spark_host,
     choose_log_engine,
+    examples,
     log_arg,
-    print_json,
+    print_result,
+    quiet,
     read_topology,
     require_log,
     run_topology,
@@ -31,12 +33,17 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `reliability` to the `stormbound` command line."""
-    p = sub.add_parser("reliability", help="check Storm's delivery guarantees over an event log")
+    p = sub.add_parser(
+        "reliability", help="check Storm's delivery guarantees over an event log",
+        description="Check Storm's delivery guarantees (acking, timeouts, max pending) over a run's event log. "
+                    "Exit 0 when every guarantee holds, 1 when some is violated.",
+        epilog=examples("stormbound reliability runs/cfg1 --timeout 30 --max-pending 100"))
     add_log_options(p)
-    p.add_argument("--timeout", type=float, metavar="S", help="topology.message.timeout.secs (default 30)")
-    p.add_argument("--max-pending", type=int, metavar="N", help="topology.max.spout.pending")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="topology.message.timeout.secs in seconds (default: the run's settings, else 30)")
+    p.add_argument("--max-pending", type=int, metavar="N", help="topology.max.spout.pending (tuples per spout task)")
     p.add_argument("--ackers", type=int, metavar="N", help="topology.acker.executors (0: trees untracked)")
-    p.add_argument("--limit", type=int, default=200, help="violations listed at most")
+    p.add_argument("--limit", type=int, default=200, metavar="N", help="violations listed at most (default 200)")
     add_spark_options(p)
     p.set_defaults(func=cmd_reliability, file_args=("log",))
 
@@ -91,13 +98,13 @@ def cmd_reliability(args: argparse.Namespace) -> int:
     else:
         host = start_spark_host(args.master, args.driver_memory, args.conf, choice.reason)
         try:
-            data = call_spark_host(host, "reliability", args.json, path=log_arg(args.log),
+            data = call_spark_host(host, "reliability", quiet(args), path=log_arg(args.log),
                                    time_unit=args.time_unit, config=config.model_dump(), limit=args.limit)
         finally:
             host.close()
         report = ReliabilityReport.model_validate(data)
     if args.json:
-        print_json(report.model_dump())
+        print_result("reliability", report.model_dump())
     else:
         print(report.summary())
     return 0 if report.ok else 1

@@ -11,22 +11,36 @@ import argparse
 import json
 from pathlib import Path
 
-from app.cli.common import UsageError, add_spark_options, call_spark_host, print_json, read_topology, start_spark_host
+from app.cli.common import (
+    UsageError,
+    add_spark_options,
+    call_spark_host,
+    examples,
+    print_result,
+    quiet,
+    read_topology,
+    start_spark_host,
+)
 from app.core.topology import Problem, Topology, TopologyError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `run` to the `stormbound` command line."""
-    p = sub.add_parser("run", help="run a topology on Spark with a synthetic workload and record its event log")
-    p.add_argument("file")
+    p = sub.add_parser(
+        "run", help="run a topology on Spark with a synthetic workload and record its event log",
+        description="Run a topology on Spark (spouts emit at their rate in tuples/s, bolts take α seconds per batch) "
+                    "and record its event log and queue samples in a run folder.",
+        epilog=examples("stormbound run models/simple-DIA-cfg-1.storm.json --duration 30 --out runs/cfg1"))
+    p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")
     p.add_argument("--duration", type=float, required=True, metavar="S", help="seconds of wall-clock time")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for events, queue samples and run.json")
     p.add_argument("--parallelism", nargs="*", metavar="BOLT=N",
                    help="override bolt parallelism ('suggested' = rate check's)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="random seed of the synthetic workload (default 1)")
     p.add_argument("--workers", type=int, help="Spark tasks hosting the components (default: as many as fit)")
-    p.add_argument("--sample", type=float, default=0.25, metavar="S", help="queue sampling interval")
-    p.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    p.add_argument("--sample", type=float, default=0.25, metavar="S",
+                   help="queue sampling interval in seconds (default 0.25)")
+    p.add_argument("--format", choices=["jsonl", "csv"], default="jsonl", help="event log format (default jsonl)")
     p.add_argument("--ackers", type=int, metavar="N",
                    help="topology.acker.executors: 0 = spouts ack at emit, else tuple trees are tracked "
                         "(default: the document's Storm settings, else 1)")
@@ -89,12 +103,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                    max_spout_pending=args.max_pending)
     host = start_spark_host(args.master, args.driver_memory, args.conf)
     try:
-        result = call_spark_host(host, "run", args.json, spec=json.loads(spec.model_dump_json()),
+        result = call_spark_host(host, "run", quiet(args), spec=json.loads(spec.model_dump_json()),
                                  out=str(Path(args.out).resolve()), format=args.format)
     finally:
         host.close()
     if args.json:
-        print_json(result)
+        print_result("run", result)
     else:
         print(f"ran {topo.name} for {args.duration:g} s on {result['master']} with {result['workers']} Spark tasks: "
               f"{result['events']} events, {result['queue_samples']} queue samples in {result['out_dir']}")

@@ -110,6 +110,8 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
         measured = read_storm_ui(args.url, args.topology, args.window, Credentials.resolve(args.user, None, args.token),
                                  args.timeout, args.cacert)
     except (StormUIError, FluxError) as err:
+        if args.json:
+            raise  # main() prints it as the JSON error document
         return _report_error(err)
     topo, notes = measured.topology, list(measured.notes)
     if onto is not None:
@@ -120,7 +122,9 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
                "notes": notes}
         if args.output:
             _write(args.output, topo.to_json_bytes())
-        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        from app.cli.common import print_result
+
+        print_result("import-storm-ui", out)
         return EXIT_OK
     stream = sys.stdout if args.output else sys.stderr
     print(f"{measured.topology.name} ({measured.topology_id}) on {measured.url}, window {args.window}:", file=stream)

@@ -2,16 +2,29 @@
 
 Answers for every checked bolt (bounded, a certified lasso, none up to k, unknown).
 Exit codes: 0 no counterexample up to k or bounded, 1 certified counterexample for some bolt,
-2 bad input, 3 unknown (time limit) or internal error.
+2 bad input, 3 internal error, 4 unknown (time limit, or the solver gave up). On a terminal,
+stderr shows a live status line while searching (-q silences it, --progress prints each bound).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import logging
 import sys
 
-from app.cli.common import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, UsageError
+from app.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_FOUND,
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    StatusLine,
+    UsageError,
+    examples,
+    print_result,
+)
+
+log = logging.getLogger("stormbound.verify")
+EXIT_BY_VERDICT = {"counterexample": EXIT_FOUND, "none-up-to-k": EXIT_OK, "bounded": EXIT_OK, "unknown": EXIT_UNKNOWN}
 
 
 def _positive_int(text: str) -> int:
@@ -94,14 +107,24 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if not topo.bolts:
         raise UsageError(f"{args.file}: the topology has no bolt to verify")
 
-    def show(progress) -> None:
-        if args.progress:
-            print(f"  {progress.message} ({progress.elapsed_s:.1f} s)", file=sys.stderr, flush=True)
+    verbose = getattr(args, "verbose", 0) > 0  # -v: the log lines show each bound already
+    status = StatusLine(sys.stderr.isatty() and not getattr(args, "quiet", False) and not args.progress and not verbose).start()
 
-    result = verify(topo, k=args.k, k_max=args.k_max, timeout_s=args.timeout, force_search=args.force_search,
-                    threshold=args.threshold, progress=show, widen_s=args.widen,
-                    loop_clocks="region" if args.region_clocks else "equal",
-                    simulate=not args.no_simulation)
+    def show(progress) -> None:
+        log.info("%s (%.1f s)", progress.message, progress.elapsed_s)
+        if args.progress and not verbose:
+            print(f"  {progress.message} ({progress.elapsed_s:.1f} s)", file=sys.stderr, flush=True)
+        status.update(progress.message)
+
+    status.update(f"verifying {topo.name}: rate check, then the search")
+    try:
+        result = verify(topo, k=args.k, k_max=args.k_max, timeout_s=args.timeout, force_search=args.force_search,
+                        threshold=args.threshold, progress=show, widen_s=args.widen,
+                        loop_clocks="region" if args.region_clocks else "equal",
+                        simulate=not args.no_simulation)
+    finally:
+        status.stop()
+    log.info("verdict %s in %.2f s", result.verdict, result.elapsed_s)
     written: list[str] | None = None
     if args.trace_out:
         if not result.traces:
@@ -111,24 +134,31 @@ def cmd_verify(args: argparse.Namespace) -> int:
         for trace, path in zip(result.traces, written, strict=True):
             save_trace(trace, path)
     if args.json:
-        sys.stdout.write(json.dumps(result.to_public_json(written), indent=2) + "\n")
+        print_result("verify", result.to_public_json(written))
     else:
         print(format_result(result))
         for i, path in enumerate(written or []):
             bolts = [n for n, v in result.bolts.items() if v.trace_index == i]
             print(f"trace {i + 1} written to {path}" + (f" ({', '.join(bolts)})" if bolts else ""))
-    return {"counterexample": EXIT_FOUND, "none-up-to-k": EXIT_OK, "bounded": EXIT_OK}.get(result.verdict, EXIT_INTERNAL)
+    return EXIT_BY_VERDICT[result.verdict]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `verify` to the `stormbound` command line."""
-    p = sub.add_parser("verify", help="search for a lasso in which a checked queue grows without bound")
+    p = sub.add_parser(
+        "verify", help="search for a lasso in which a checked queue grows without bound",
+        description="Decide for every checked bolt whether its queue can grow without bound: a proof from the rate "
+                    "check, a certified lasso (a prefix plus a loop that repeats forever), none up to the bound k, "
+                    "or unknown. Exit 0 bounded / none up to k, 1 a counterexample, 2 bad input, 3 internal error, "
+                    "4 unknown. On a terminal stderr shows a status line while searching (-q: none).",
+        epilog=examples("stormbound verify models/getting-started.storm.json --k-max 8 --timeout 60 "
+                        "--trace-out lasso.json"))
     p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")
     bound = p.add_mutually_exclusive_group()
-    bound.add_argument("--k", type=_positive_int, help="search exactly this bound (positions of the lasso)")
-    bound.add_argument("--k-max", type=_positive_int, dest="k_max", help="deepen the bound up to this value")
-    p.add_argument("--timeout", type=_positive_float, help="give up after this many seconds (verdict unknown)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    bound.add_argument("--k", type=_positive_int, help="search exactly this bound (positions of the lasso, at least 2)")
+    bound.add_argument("--k-max", type=_positive_int, dest="k_max", help="deepen the bound up to this many positions (default: the document's verification.k_max)")
+    p.add_argument("--timeout", type=_positive_float, help="give up after this many seconds of wall-clock time (verdict unknown, exit 4)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON document on stdout")
     p.add_argument("--trace-out", dest="trace_out", metavar="PATH",
                    help="write each distinct certified lasso as a trace file: the first to PATH, the next to "
                         "PATH.2.json, PATH.3.json, ... (a final .json of PATH is replaced: lasso.json, lasso.2.json); "
@@ -136,13 +166,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force-search", action="store_true", dest="force_search",
                    help="search every checked bolt without anything derived from the rate check (no bolt skipped "
                         "as bounded, no queue assumed level): slower, a cross-check of the rate proof")
-    p.add_argument("--threshold", type=_positive_int, help="check instead: can some queue reach this size")
+    p.add_argument("--threshold", type=_positive_int, help="check instead: can some queue reach this size (tuples)")
     p.add_argument("--no-simulation", action="store_true", dest="no_simulation",
                    help="search with the solver only (by default a lasso built by simulation is tried first for "
                         "bolts the rate check says may grow; docs/simulation.md)")
     p.add_argument("--widen", type=_positive_float, metavar="S",
                    help="after a lasso, spend up to S seconds looking for one where more checked queues grow together")
-    p.add_argument("--progress", action="store_true", help="report each bound on stderr")
+    p.add_argument("--progress", action="store_true",
+                   help="print a line per bound on stderr, terminal or not (instead of the live status line)")
     p.add_argument("--region-clocks", action="store_true", dest="region_clocks",
                    help="let clocks repeat up to regions at the loop (finds more lassos, may be slower)")
     p.set_defaults(func=cmd_verify, file_args=("file",))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import queue
 import subprocess
@@ -23,6 +24,7 @@ from typing import Any
 from app.spark.session import DEFAULT_MASTER, SPARK_MASTER_ENV, SparkUnavailable, has_pyspark, no_pyspark, spark_python
 
 SOURCE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
+host_log = logging.getLogger("stormbound.spark.host")  # the host's stderr, line by line (`-vv`, --log-file)
 
 
 class HostError(RuntimeError):
@@ -92,6 +94,7 @@ class SparkHost:
     def _drain_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None
         for line in self.process.stderr:
+            host_log.debug("%s", line.rstrip())
             if sys.flags.dev_mode or os.environ.get("STORMBOUND_DEBUG"):
                 sys.stderr.write(line)
             self._stderr_tail = (self._stderr_tail + [line.strip()])[-20:]

@@ -56,9 +56,9 @@ def test_reads_dvert_json(capsys) -> None:
     assert code == 0 and json.loads(out)["verdict"] == "bounded"
 
 
-def test_unknown_exit_3(capsys) -> None:
+def test_unknown_exit_4(capsys) -> None:
     code, out, _ = run(capsys, "verify", str(MODELS / "simple-DIA-cfg-2.storm.json"), "--k", "20", "--timeout", "0.3")
-    assert code == 3 and out.startswith("unknown")
+    assert code == 4 and out.startswith("unknown")
 
 
 def test_bad_input_exit_2_one_line(tmp_path: Path, capsys) -> None:
