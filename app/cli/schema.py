@@ -1,21 +1,146 @@
-"""`stormbound schema`: the JSON Schema of the .storm.json document."""
+"""`stormbound schema [--kind topology|trace|result|event|pattern]`: the JSON Schema of one of our formats.
+
+Each schema carries `$schema` (JSON Schema 2020-12) and `$id` https://stormbound.dev/schema/KIND/1
+(app/core/formats/schema.py; docs/formats.md, "JSON Schemas"). Topology and trace come from their
+pydantic models; the event record and the pattern file from their readers' rules; the result is
+the envelope every `--json` output shares, with the shapes of `check`, `verify` and errors.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from app.cli.common import EXIT_OK, print_json
+from app.cli.common import EXIT_OK, RESULT_FORMAT, examples, print_json
+
+# The kinds of --json results the subcommands print (print_result's first argument).
+RESULT_KINDS = ("check", "verify", "analyze", "compare", "reliability", "diff", "cep", "run", "import-storm-ui",
+                "error")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `schema` to the `stormbound` command line."""
-    p = sub.add_parser("schema", help="print the JSON Schema of the .storm.json document")
+    from app.core.formats.schema import SCHEMA_KINDS
+
+    p = sub.add_parser(
+        "schema", help="print the JSON Schema of a Stormbound format (default: the .storm.json document)",
+        description="Print a JSON Schema (2020-12) with its $id, https://stormbound.dev/schema/KIND/1: topology "
+                    "(.storm.json), trace (stormbound-trace/1 lasso files), result (what --json prints), event "
+                    "(one event-log record) or pattern (a JSON pattern file for `cep`).",
+        epilog=examples("stormbound schema --kind trace > trace.schema.json"))
+    p.add_argument("--kind", choices=SCHEMA_KINDS, default="topology", help="which format (default topology)")
     p.set_defaults(func=cmd_schema, file_args=())
 
 
-def cmd_schema(args: argparse.Namespace) -> int:
-    """Print the schema."""
-    from app.core.topology import topology_json_schema
+def _hoist_defs(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """Move a pydantic schema's `$defs` into `defs` (the root's), so its `#/$defs/...` refs still resolve."""
+    body = dict(schema)
+    defs.update(body.pop("$defs", {}))
+    return body
 
-    print_json(topology_json_schema())
+
+def _reachable(defs: dict[str, Any], roots: list[str]) -> dict[str, Any]:
+    """The definitions some root refers to, directly or not (the rest left out)."""
+    import json
+    import re
+
+    keep: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name in keep or name not in defs:
+            continue
+        keep.add(name)
+        todo += re.findall(r'"#/\$defs/([^"]+)"', json.dumps(defs[name]))
+    return {k: v for k, v in defs.items() if k in keep}
+
+
+def result_schema() -> dict[str, Any]:
+    """The envelope of every --json output, with the `check`, `verify` and `error` shapes spelled out."""
+    from app.core.formats.schema import with_ids
+    from app.core.rates import IdleWarning
+    from app.core.tcn.result import VerifyResult
+
+    defs: dict[str, Any] = {}
+    verify = _hoist_defs(VerifyResult.model_json_schema(), defs)
+    verify["properties"] = {k: v for k, v in verify["properties"].items() if k != "trace"}
+    verify["properties"]["traces"] = {"type": "array", "items": {"type": "string"},
+                                      "description": "the trace files written with --trace-out (empty without it)"}
+    idle = _hoist_defs(IdleWarning.model_json_schema(), defs)
+    number = {"type": "number"}
+    check = {
+        "type": "object", "required": ["bolts", "suggested_parallelism", "warnings"],
+        "properties": {
+            "bolts": {"type": "object", "additionalProperties": {
+                "type": "object",
+                "required": ["capacity_min", "capacity_max", "inflow_min", "inflow_max", "utilisation", "status",
+                             "explanation", "sigma_effective"],
+                "properties": {"capacity_min": number, "capacity_max": number, "inflow_min": number,
+                               "inflow_max": number, "utilisation": number,
+                               "status": {"enum": ["bounded", "may-grow", "grows"]},
+                               "explanation": {"type": "string"},
+                               "sigma_effective": {"type": "array", "items": {"type": "string"},
+                                                   "minItems": 2, "maxItems": 2}}}},
+            "suggested_parallelism": {"type": "object",
+                                      "additionalProperties": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
+            "warnings": {"type": "array", "items": {"$ref": "#/$defs/IdleWarning"}},
+            "fail_on": {"type": "object", "required": ["status", "bolts"],
+                        "properties": {"status": {"enum": ["grows", "may-grow"]},
+                                       "bolts": {"type": "array", "items": {"type": "string"}}}},
+        },
+    }
+    text_or_null = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    problem = {"type": "object", "required": ["file", "field", "message"], "additionalProperties": False,
+               "properties": {"file": text_or_null, "field": text_or_null, "message": {"type": "string"}}}
+    error = {"type": "object", "required": ["error", "problems", "exit_code"],
+             "properties": {"error": {"$ref": "#/$defs/Problem"},
+                            "problems": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/Problem"}},
+                            "exit_code": {"enum": [2, 3]}}}
+    defs = _reachable(defs, ["BoltVerdict"])
+    defs.update({"VerifyResult": verify, "CheckResult": check, "ErrorResult": error, "Problem": problem,
+                 "IdleWarning": idle})
+
+    def when(kind: str, ref: str) -> dict[str, Any]:
+        return {"if": {"properties": {"kind": {"const": kind}}}, "then": {"$ref": f"#/$defs/{ref}"}}
+
+    schema = {
+        "title": f"Stormbound --json result ({RESULT_FORMAT})",
+        "description": "Every `--json` output, errors included: one object with `format` and `kind`, then the "
+                       "subcommand's own keys (docs/formats.md, \"Results\").",
+        "type": "object", "required": ["format", "kind"],
+        "properties": {
+            "format": {"const": RESULT_FORMAT},
+            "kind": {"type": "string", "pattern": "^[a-z][a-z-]*$", "examples": list(RESULT_KINDS),
+                     "description": "the subcommand (import storm-ui: import-storm-ui), or `error`"},
+        },
+        "allOf": [when("error", "ErrorResult"), when("check", "CheckResult"), when("verify", "VerifyResult")],
+        "$defs": defs,
+    }
+    return with_ids(schema, "result")
+
+
+def schema_of(kind: str) -> dict[str, Any]:
+    """The schema of one kind (a name of SCHEMA_KINDS)."""
+    from app.core.formats.schema import topology_schema, with_ids
+
+    if kind == "topology":
+        return topology_schema()
+    if kind == "trace":
+        from app.core.formats.trace import Trace
+
+        return with_ids(Trace.model_json_schema(), "trace", "Stormbound lasso trace (stormbound-trace/1)")
+    if kind == "event":
+        from app.measure.record_schema import event_record_schema
+
+        return with_ids(event_record_schema(), "event")
+    if kind == "pattern":
+        from app.cep.pattern_schema import pattern_file_schema
+
+        return with_ids(pattern_file_schema(), "pattern")
+    return result_schema()
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    """Print the schema asked for."""
+    print_json(schema_of(getattr(args, "kind", "topology")))
     return EXIT_OK

@@ -73,7 +73,9 @@ def test_missing_file_and_usage_errors(capsys, tmp_path: Path) -> None:
 
 def test_schema_is_json_schema(capsys) -> None:
     code, out, _ = run(capsys, "schema")
-    assert code == 0 and json.loads(out)["title"] == "Topology"
+    data = json.loads(out)
+    assert code == 0 and data["$id"] == "https://stormbound.dev/schema/topology/1"
+    assert {"spouts", "bolts", "settings", "$schema"} <= set(data["properties"])
 
 
 def test_convert_both_ways(tmp_path: Path, capsys, dvert_dir: Path) -> None:

@@ -6,12 +6,13 @@ import os
 from typing import Any
 
 from app.core.fileio import write_atomic
+from app.core.formats.schema import without_schema_key
 from app.core.topology import Topology, parse_topology
 
 
 def from_data(data: Any) -> Topology:
-    """Validate a decoded `.storm.json` document."""
-    return parse_topology(data)
+    """Validate a decoded `.storm.json` document (a `"$schema"` key naming its schema is allowed)."""
+    return parse_topology(without_schema_key(data))
 
 
 def dumps(topo: Topology) -> bytes:

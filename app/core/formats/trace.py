@@ -139,9 +139,11 @@ def format_time(value: Fraction) -> str:
 
 
 def load_trace(path: str | os.PathLike[str]) -> Trace:
+    """Read a trace file (a `"$schema"` key naming its schema is allowed)."""
     from app.core.formats.jsonfile import read_json
+    from app.core.formats.schema import without_schema_key
 
-    return Trace.model_validate(read_json(path))
+    return Trace.model_validate(without_schema_key(read_json(path)))
 
 
 def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
