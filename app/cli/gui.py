@@ -7,18 +7,22 @@ import os
 import sys
 from pathlib import Path
 
-from app.cli.common import UsageError
+from app.cli.common import UsageError, examples
 
 SCREENSHOT_SIZE = (1440, 900)
 VERIFY_LIMIT_S = 900
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("gui", help="open the desktop app (optionally on FILE)")
+    p = sub.add_parser("gui", help="open the desktop app (optionally on FILE)",
+                       epilog=examples("stormbound gui models/simple-DIA-cfg-1.storm.json",
+                                       "stormbound gui models/simple-DIA-cfg-1.storm.json --screenshot shot.png "
+                                       "--verify"))
     p.add_argument("file", nargs="?", help="a .storm.json topology or a D-VerT JSON file")
     p.add_argument("--screenshot", metavar="OUT.png",
                    help="render the window offscreen to OUT.png and exit (no dialogs, no autosave)")
-    p.add_argument("--verify", action="store_true", help="with --screenshot: run verification to completion first")
+    p.add_argument("--verify", action="store_true", help=f"with --screenshot: run verification to completion first "
+                                                             f"(at most {VERIFY_LIMIT_S} s)")
     p.set_defaults(func=cmd_gui, file_args=("file",))
 
 

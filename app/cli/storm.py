@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError
+from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, examples
 from app.core.topology import Problem, Topology, TopologyError
 
 
@@ -254,16 +254,23 @@ def _needs(usage: str):  # noqa: ANN202 - an argparse handler
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `import`, `export` and `repair`."""
-    p = sub.add_parser("import", help="bring a topology in from a Flux file or a running cluster's Storm UI")
+    p = sub.add_parser("import", help="bring a topology in from a Flux file or a running cluster's Storm UI",
+                       epilog=examples("stormbound import flux models/wordcount.flux.yaml -o wc.storm.json"))
     p.set_defaults(func=_needs("import flux FILE.yaml | import storm-ui URL --topology ID"), file_args=())
     kinds = p.add_subparsers(dest="source", metavar="{flux,storm-ui}")
-    q = kinds.add_parser("flux", help="import a Flux YAML file (spouts, bolts, streams, config, includes)")
+    q = kinds.add_parser("flux", help="import a Flux YAML file (spouts, bolts, streams, config, includes)",
+                         epilog=examples("stormbound import flux models/wordcount.flux.yaml -o wc.storm.json "
+                                         "--filter dev.properties"))
     q.add_argument("file", metavar="FILE.yaml")
     _flux_reading(q)
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
     q.set_defaults(func=cmd_import_flux, file_args=("file",))
 
-    q = kinds.add_parser("storm-ui", help="import a running topology from the Storm UI's REST API")
+    q = kinds.add_parser("storm-ui", help="import a running topology from the Storm UI's REST API",
+                         description="Read a running topology's structure and its measured rates (tuples/s), "
+                                     "α (s) and σ from the Storm UI's REST API.",
+                         epilog=examples("stormbound import storm-ui http://nimbus:8080 --topology wordcount "
+                                         "--onto wc.storm.json -o wc.storm.json"))
     q.add_argument("url", metavar="URL", help="the Storm UI, e.g. http://nimbus.example.org:8080")
     q.add_argument("--topology", required=True, metavar="ID|NAME", help="the running topology's id or name")
     q.add_argument("--window", choices=list(("600", "10800", "86400", "all")), default="600",
@@ -274,21 +281,25 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="basic auth (default $STORMBOUND_UI_USER; password from $STORMBOUND_UI_PASSWORD)")
     q.add_argument("--token", help="bearer token (default $STORMBOUND_UI_TOKEN)")
     q.add_argument("--cacert", metavar="FILE", help="trust this CA bundle for https (verification stays on)")
-    q.add_argument("--timeout", type=float, default=10.0, metavar="S", help="seconds to wait for each reply")
+    q.add_argument("--timeout", type=float, default=10.0, metavar="S", help="seconds to wait for each reply (default 10)")
     _flux_reading(q)
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
     q.add_argument("--json", action="store_true", help="the document, each derived value's source, and notes as JSON")
     q.set_defaults(func=cmd_import_storm_ui, file_args=("url",))
 
-    p = sub.add_parser("export", help="write a document in another tool's format")
+    p = sub.add_parser("export", help="write a document in another tool's format",
+                       epilog=examples("stormbound export flux wc.storm.json wc-model.yaml"))
     p.set_defaults(func=_needs("export flux IN.storm.json OUT.yaml"), file_args=())
     kinds = p.add_subparsers(dest="target", metavar="{flux}")
-    q = kinds.add_parser("flux", help="write a Flux YAML file (the model's timing kept under stormbound.*)")
+    q = kinds.add_parser("flux", help="write a Flux YAML file (the model's timing kept under stormbound.*)",
+                         epilog=examples("stormbound export flux wc.storm.json wc-model.yaml"))
     q.add_argument("input", metavar="IN.storm.json")
     q.add_argument("output", metavar="OUT.yaml")
     q.set_defaults(func=cmd_export_flux, file_args=("input",))
 
-    p = sub.add_parser("repair", help="write parallelism into your own Flux file, changing nothing else")
+    p = sub.add_parser("repair", help="write parallelism into your own Flux file, changing nothing else",
+                       epilog=examples("stormbound repair models/wordcount.flux.yaml --parallelism suggested "
+                                       "--topology wc.storm.json --in-place"))
     p.add_argument("file", metavar="FILE.yaml")
     p.add_argument("--parallelism", nargs="+", required=True, metavar="suggested|document|BOLT=N",
                    help="the rate check's suggestion, the --topology document's values, or BOLT=N")
