@@ -101,8 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="stormbound", description="Verify Storm topologies for unbounded queue growth.",
                     epilog="example:\n  stormbound check models/simple-DIA-cfg-1.storm.json\n"
                            "  stormbound COMMAND --help    (each command's options, units and an example)\n\n"
-                           "exit codes: 0 done, 1 a finding, 2 bad input, 3 internal error, 4 verify unknown "
-                           "(README.md, Exit codes)")
+                           "exit codes: 0 done, 1 a finding, 2 bad input, 3 internal error,\n"
+                           "            4 verify could not decide (README.md, Exit codes)")
     parser.add_argument("--version", action="version", version=f"stormbound {__version__}")
     parser.add_argument("--selftest", action="store_true",
                         help="headless check of an installation: example, rate check, verification, trace PNG")

@@ -38,11 +38,20 @@ class UsageError(Exception):
         self.file = file
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that an epilog of examples keeps its line breaks."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("example:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse that raises UsageError instead of exiting; its --help keeps the examples' line breaks."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:  # raises instead of exiting with argparse's own code

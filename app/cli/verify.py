@@ -156,8 +156,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")
     bound = p.add_mutually_exclusive_group()
     bound.add_argument("--k", type=_positive_int, help="search exactly this bound (positions of the lasso, at least 2)")
-    bound.add_argument("--k-max", type=_positive_int, dest="k_max", help="deepen the bound up to this many positions (default: the document's verification.k_max)")
-    p.add_argument("--timeout", type=_positive_float, help="give up after this many seconds of wall-clock time (verdict unknown, exit 4)")
+    bound.add_argument("--k-max", type=_positive_int, dest="k_max", help="deepen the bound up to this many positions (default: the document's "
+                            "verification.k, else its k_max)")
+    p.add_argument("--timeout", type=_positive_float, metavar="S", help="give up after this many seconds of wall-clock time (verdict unknown, exit 4)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document on stdout")
     p.add_argument("--trace-out", dest="trace_out", metavar="PATH",
                    help="write each distinct certified lasso as a trace file: the first to PATH, the next to "
@@ -166,7 +167,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force-search", action="store_true", dest="force_search",
                    help="search every checked bolt without anything derived from the rate check (no bolt skipped "
                         "as bounded, no queue assumed level): slower, a cross-check of the rate proof")
-    p.add_argument("--threshold", type=_positive_int, help="check instead: can some queue reach this size (tuples)")
+    p.add_argument("--threshold", type=_positive_int, metavar="N", help="check instead: can some queue reach this size (tuples)")
     p.add_argument("--no-simulation", action="store_true", dest="no_simulation",
                    help="search with the solver only (by default a lasso built by simulation is tried first for "
                         "bolts the rate check says may grow; docs/simulation.md)")
