@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         message = str(err)
         field = _usage_field(err)
         if _wants_json(args, argv):
-            code = _report(args, argv, EXIT_BAD_INPUT, [(field, message)], err.file or _input_name(args))
+            code = _report(args, argv, EXIT_BAD_INPUT, [(field, message)], err.file)
         else:  # the message already names what it is about
             code = _report(args, argv, EXIT_BAD_INPUT, [(None, message)], None, prefix="stormbound")
     except KeyboardInterrupt:

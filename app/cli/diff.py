@@ -62,7 +62,7 @@ def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
             raise UsageError("diff: --spark reads two files, not a --connected stream")
         for path in (args.left, args.right):
             if not _is_json_lines(path):
-                raise UsageError(f"{path}: --spark reads JSON Lines files (.jsonl, one item per line)")
+                raise UsageError(f"{path}: --spark reads JSON Lines files (.jsonl, one item per line)", file=path)
         return True
     if matcher_mode != "same_key" or args.spark_threshold <= 0 or args.connected:
         return False

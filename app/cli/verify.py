@@ -105,7 +105,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.trace_out:
         _check_writable(args.trace_out)
     if not topo.bolts:
-        raise UsageError(f"{args.file}: the topology has no bolt to verify")
+        raise UsageError(f"{args.file}: the topology has no bolt to verify", field="bolts", file=args.file)
 
     verbose = getattr(args, "verbose", 0) > 0  # -v: the log lines show each bound already
     status = StatusLine(sys.stderr.isatty() and not getattr(args, "quiet", False) and not args.progress and not verbose).start()
