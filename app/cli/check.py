@@ -64,6 +64,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     topo = read_topology(args.file)
     report = rate_check(topo)
+    log.info("rate check: %s", ", ".join(f"{n} {b.status}" for n, b in report.bolts.items()))
     warning = idle_warning(topo)
     failing: list[str] = []
     if args.fail_on:

@@ -26,6 +26,7 @@ EXIT_INTERNAL = 3
 EXIT_UNKNOWN = 4  # verify: no answer within the limits (time limit, solver gave up)
 
 RESULT_FORMAT = "stormbound-result/1"  # the `format` of every --json document (docs/formats.md)
+log = logging.getLogger("stormbound.cli")
 
 
 class UsageError(Exception):
@@ -93,7 +94,10 @@ def read_topology(path: str) -> Topology:
     """A topology file of any supported format; bad input raises TopologyError (exit 2)."""
     from app.core.formats import load_topology
 
-    return load_topology(path)
+    topo = load_topology(path)
+    log.info("read %s: %s, %d spouts, %d bolts, %d subscriptions", path, topo.name, len(topo.spouts), len(topo.bolts),
+             len(topo.subscriptions))
+    return topo
 
 
 def table(rows: list[list[str]]) -> str:
@@ -116,6 +120,7 @@ def start_spark_host(master: str | None, driver_memory: str | None = None, conf:
     except EngineError as err:
         raise UsageError(str(err)) from None
     host = SparkHost(master=master, env=env)
+    log.info("starting the Spark host (master %s)", master)
     try:
         host.start()
     except SparkUnavailable as err:
@@ -144,6 +149,7 @@ def call_spark_host(host: SparkHost, op: str, quiet: bool, **params: Any) -> dic
     """One request to the Spark host with progress on a terminal's stderr; its errors become exit codes."""
     from app.spark.client import HostError
 
+    log.info("Spark job %s on %s", op, host.master)
     try:
         return host.request(op, on_progress=_progress(quiet), **params)
     except HostError as err:

@@ -236,7 +236,8 @@ def test_verbose_logs_each_step_on_stderr(capsys) -> None:
     code, out, err = run(capsys, "verify", str(GETTING_STARTED), "--k-max", "8", "-v")
     assert code == 1 and out.startswith("counterexample")
     assert "stormbound.verify: verdict counterexample" in err
-    assert "stormbound.cli" not in err  # debug lines need -vv
+    assert f"stormbound.cli: read {GETTING_STARTED}: getting-started, 1 spouts, 2 bolts" in err
+    assert "exit code" not in err  # debug lines need -vv
     code, _, err = run(capsys, "-vv", "check", str(GETTING_STARTED))
     assert code == 0 and "stormbound.cli: exit code 0" in err
     code, _, err = run(capsys, "check", str(GETTING_STARTED))
