@@ -165,7 +165,7 @@ def trace_canvas(series: TraceSeries, title: str, names: list[str], width: int =
     """The trace view's plots of `series` under a title, on an off-screen canvas ready to export."""
     height = height or 90 + 170 * max(1, len(series.bolts))
     canvas = new_canvas(width, height)
-    canvas.addLabel(title, row=0, col=0, size="10pt", justify="left")
+    canvas.addLabel(title, row=0, col=0, size="10pt", justify="left", color="#222222")
     draw_trace(canvas, series, component_colours(names), first_row=1)
     settle(canvas)
     return canvas
