@@ -121,6 +121,7 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
              f"{analysis.duration_s:.1f} s; queues binned every {analysis.bin_s:g} s; a queue counts as growing "
              f"above {analysis.growth_floor:g} tuples/s.</p>"]
     parts += [f'<p class="note">{_e(n)}</p>' for n in [*notes, *analysis.notes]]
+    rows: list[list[object]] = []
 
     parts.append("<h2>Queues: measured and predicted</h2>")
     if plots:
@@ -134,7 +135,7 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
 
     if comparison is not None:
         parts.append("<h2>Model versus measured</h2>")
-        rows, classes = [], []
+        classes: list[str] = []
         for b in comparison.bolts:
             rows.append([b.bolt, b.model_status, f"{b.model_growth:.3g}",
                          "-" if b.predicted_growth is None else f"{b.predicted_growth:.3g}",
