@@ -67,8 +67,8 @@ def default_title(trace: Trace, source: str) -> str:
     from app.core.trace_series import describe_trace, has_loop
 
     name = str(trace.topology.get("name") or Path(source).name)
-    verdict = "counterexample: queues grow without bound" if has_loop(trace) else "witness run"
-    return f"{name}: {verdict}, {describe_trace(trace)}"
+    verdict = "counterexample, a queue grows without bound" if has_loop(trace) else "witness"
+    return f"{name} — {verdict}: {describe_trace(trace)}"
 
 
 def cmd_plot(args: argparse.Namespace) -> int:

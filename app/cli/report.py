@@ -48,6 +48,9 @@ def write_output(path: Path, data: bytes) -> None:
 
     try:
         write_atomic(path, data)
+        umask = os.umask(0)  # the temporary file is private (0600); a picture or report is as readable as any file
+        os.umask(umask)
+        os.chmod(path, 0o666 & ~umask)
     except OSError as err:
         raise UsageError(f"{path}: cannot write: {err.strerror or err}") from None
 
@@ -156,6 +159,6 @@ def write_run_report(args: argparse.Namespace, analysis: Analysis, comparison: C
                      "`stormbound analyze --calibrate OUT`)")
     title = topo.name if topo is not None and topo.name else Path(args.log).name
     text = render_report(analysis, comparison, queue_plots(analysis, comparison), reliability, patterns,
-                         title=title, notes=notes)
+                         title=title, notes=notes, source=args.log)
     write_output(path, text.encode("utf-8"))
     return path

@@ -111,13 +111,17 @@ th { background: #f3f3f3; } tr.disagree td { background: #fde2e2; } tr.violated 
 
 def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict[str, str],
                   reliability: ReliabilityReport | Section | None, patterns: PatternSummary | Section | None,
-                  title: str = "", notes: Sequence[str] = ()) -> str:
-    """The whole report as one HTML document; `plots` maps a component name to its SVG (already inline-ready)."""
-    name = title or analysis.source
+                  title: str = "", notes: Sequence[str] = (), source: str = "") -> str:
+    """The whole report as one HTML document; `plots` maps a component name to its SVG (already inline-ready).
+
+    `source` names the log as the user gave it (default: the analysis's own, an absolute path).
+    """
+    source = source or analysis.source
+    name = title or source
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f"<title>{_e('Stormbound run report: ' + name)}</title>", f"<style>{STYLE}</style></head><body>",
              f"<h1>Run report: {_e(name)}</h1>",
-             f"<p>{_e(analysis.source)}: {analysis.events} events, {analysis.queue_samples} queue samples, "
+             f"<p>{_e(source)}: {analysis.events} events, {analysis.queue_samples} queue samples, "
              f"{analysis.duration_s:.1f} s; queues binned every {analysis.bin_s:g} s; a queue counts as growing "
              f"above {analysis.growth_floor:g} tuples/s.</p>"]
     parts += [f'<p class="note">{_e(n)}</p>' for n in [*notes, *analysis.notes]]
