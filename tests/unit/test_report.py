@@ -89,3 +89,18 @@ def test_report_lists_every_component_measured(analysis) -> None:
     for name in analysis.components:
         assert re.search(rf"<tr><td>{name}</td><td>(spout|bolt)</td>", text), name
     assert text.count("<svg") == 1 and text.startswith("<!DOCTYPE html>")
+
+
+def test_pattern_events_match_as_the_cep_command_reads_them() -> None:
+    """The report reads events as plain tuples; the monitors must find exactly what `stormbound cep` finds."""
+    from app.cep.monitors import load_monitors, run_monitors
+    from app.cli.report import pattern_events
+    from app.measure.eventlog import read_log
+
+    if not (EXAMPLE_RUN / "events.jsonl").exists():
+        pytest.skip("the example run docs/examples/getting-started-run is missing")
+    patterns = load_monitors({"queue_threshold": 20, "ack_timeout": 0.5})  # low thresholds: the run matches
+    expected = run_monitors(read_log(EXAMPLE_RUN), patterns=patterns)
+    found = run_monitors(pattern_events(str(EXAMPLE_RUN), "s"), patterns=patterns)
+    assert len(expected) > 10
+    assert [m.to_json() for m in found] == [m.to_json() for m in expected]
