@@ -9,6 +9,7 @@ so it runs in a terminal or a CI job without a display.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,10 +27,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add `plot` to the `stormbound` command line."""
     p = sub.add_parser(
         "plot", help="draw a trace's plots (one per bolt, loop shaded) to an SVG or PNG file, no window",
-        description="Draw the trace view's plots of a trace (from `verify --trace-out`) to a picture: one plot "
-                    "per bolt with its queue (tuples) over time (s), the loop shaded. Needs no display.",
-        epilog="example: stormbound verify models/getting-started.storm.json --trace-out t.json; "
-               "stormbound plot t.json -o lasso.svg --unroll 2")
+        description="Draw the trace view's plots of a trace (from `verify --trace-out`) to a picture:\n"
+                    "one plot per bolt with its queue (tuples) over time (s), the loop shaded.\n"
+                    "Needs no display (Qt's offscreen platform).",
+        epilog="example:\n  stormbound verify models/getting-started.storm.json --trace-out t.json\n"
+               "  stormbound plot t.json -o lasso.svg --unroll 2",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="trace file (stormbound-trace/1 JSON, as written by `verify --trace-out`)")
     p.add_argument("-o", "--out", required=True, metavar="OUT",
                    help="picture to write: .svg (drawing) or .png (image), chosen by the extension")
@@ -83,6 +86,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from app.gui.trace_plots import png_bytes, svg_bytes, trace_canvas  # Qt: only for this command
 
     series = trace_series(trace, args.unroll)
+    if args.unroll and not series.loop_passes:
+        print(f"{args.trace}: --unroll: the trace has no loop (a finite witness run); drawn as found",
+              file=sys.stderr)
     names = [*trace.positions[0].spouts, *trace.positions[0].bolts]
     canvas = trace_canvas(series, args.title or default_title(trace, args.trace), names, width=args.width)
     data = svg_bytes(canvas) if out.suffix.lower() == ".svg" else png_bytes(canvas, args.width)

@@ -80,6 +80,17 @@ def test_unroll_repeats_the_loop_and_extends_the_time_axis(qapp, trace_file: Pat
     assert max(ticks) >= 4.5
 
 
+def test_a_run_without_loop_is_drawn_as_found(qapp, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    witness = make_trace().model_copy(update={"loop_start": 3})  # a threshold witness: loop_start = k + 1
+    path, out = tmp_path / "witness.json", tmp_path / "witness.svg"
+    save_trace(witness, path)
+    assert main(["plot", str(path), "-o", str(out), "--unroll", "2"]) == 0
+    assert "the trace has no loop" in capsys.readouterr().err
+    root = ET.parse(out).getroot()
+    assert len(_groups(root, "PlotItem")) == 2 and not _groups(root, "LinearRegionItem")
+    assert "witness" in " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
+
+
 def test_plot_png_is_an_image_of_the_asked_width(qapp, trace_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "lasso.png"
     assert main(["plot", str(trace_file), "-o", str(out), "--width", "800"]) == 0
@@ -171,6 +182,11 @@ def test_report_is_one_self_contained_file_with_plots_and_tables(qapp, run_folde
     assert "script" not in page.tags and "link" not in page.tags and "img" not in page.tags
     assert not re.search(r"https?://(?!www\.w3\.org/)", text)  # only the SVG namespaces
     assert page.tags.count("svg") == 2  # the queues of split and count
+    plots = re.findall(r'<div class="plot" id="plot-(\w+)">(.*?)</div>', text, re.S)
+    assert [name for name, _ in plots] == ["split", "count"]
+    for plot in plots:
+        legend = " ".join(re.findall(r">([^<>]+)</text>", plot[1]))
+        assert "measured" in legend and "model" in legend, plot[0]  # both lines, with their key
     # the inline plots each keep their own clip paths
     ids = re.findall(r'\bid="([^"]+)"', text)
     assert len(ids) == len(set(ids))
