@@ -204,3 +204,10 @@ def test_report_refuses_a_bad_output_before_reading_the_log(qapp, run_folder: Pa
     assert "unknown report format '.pdf'" in _one_error_line(capsys)
     assert main(["analyze", str(run_folder), "--report", str(tmp_path / "no" / "report.html")]) == 2
     assert "no such folder" in _one_error_line(capsys)
+
+
+def test_compare_writes_the_same_report(qapp, run_folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "compare.html"
+    assert main(["compare", str(run_folder), "--report", str(out), "--engine", "local"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "Model versus measured" in text and text.count("<svg") == 2
