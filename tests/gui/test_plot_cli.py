@@ -211,3 +211,18 @@ def test_compare_writes_the_same_report(qapp, run_folder: Path, tmp_path: Path) 
     assert main(["compare", str(run_folder), "--report", str(out), "--engine", "local"]) == 0
     text = out.read_text(encoding="utf-8")
     assert "Model versus measured" in text and text.count("<svg") == 2
+
+
+def test_plot_needs_no_display(trace_file: Path, tmp_path: Path) -> None:
+    """A fresh process with no Qt platform chosen and an X display that does not answer still draws."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+    env["DISPLAY"] = ":97"  # nothing listens there
+    out = tmp_path / "lasso.png"
+    done = subprocess.run([sys.executable, "-m", "app", "plot", str(trace_file), "-o", str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
