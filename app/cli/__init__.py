@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         convert,
         diff,
         gui,
+        plot,
         reliability,
         run,
         schema,
@@ -70,8 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--selftest", action="store_true",
                         help="headless check of an installation: example, rate check, verification, trace PNG")
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
-    for module in (check, schema, convert, verify, run, analyze, compare, connect_server, reliability, diff, cep,
-                   storm, gui):
+    for module in (check, schema, convert, verify, plot, run, analyze, compare, connect_server, reliability, diff,
+                   cep, storm, gui):
         module.register(sub)
     return parser
 

@@ -27,6 +27,7 @@ from app.cli.common import (
     start_spark_host,
     table,
 )
+from app.cli.report import REPORT_SUFFIXES, add_report_option, check_output, write_run_report
 
 if TYPE_CHECKING:
     from app.measure.analysis import Analysis
@@ -46,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("analyze", help="measured rates, α, σ, bursts and queue growth of a run")
     add_analysis_options(p)
     p.add_argument("--calibrate", metavar="OUT", help="write the topology with measured parameters (.storm.json)")
+    add_report_option(p)
     add_spark_options(p)
     p.set_defaults(func=cmd_analyze, file_args=("log",))
 
@@ -105,6 +107,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     path = Path(args.log)
     require_log(args.log)
+    if getattr(args, "report", None):
+        check_output(args.report, REPORT_SUFFIXES, "report")
     topo = run_topology(path, args.topology)
     analysis = _analysis(args)
     from app.core.topology import unannotated_problems
@@ -119,6 +123,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         from app.core.formats import save_topology
 
         save_topology(calibrate(topo, analysis), args.calibrate)
+    if getattr(args, "report", None):
+        write_run_report(args, analysis, comparison, topo)
     if args.json:
         out: dict[str, Any] = {"analysis": analysis.model_dump()}
         if comparison is not None:
@@ -128,4 +134,6 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         print(format_analysis(analysis, comparison))
         if args.calibrate:
             print(f"wrote {args.calibrate}")
+        if getattr(args, "report", None):
+            print(f"wrote {args.report}")
     return 0

@@ -7,12 +7,14 @@ from pathlib import Path
 
 from app.cli.analyze import add_analysis_options, cmd_analyze
 from app.cli.common import UsageError, add_spark_options, run_topology
+from app.cli.report import add_report_option
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `compare` to the `stormbound` command line."""
     p = sub.add_parser("compare", help="model (rate check) versus measured queue growth per bolt")
     add_analysis_options(p)
+    add_report_option(p)
     add_spark_options(p)
     p.set_defaults(func=cmd_compare, file_args=("log",))
 
