@@ -91,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         convert,
         diff,
         gui,
+        plot,
         reliability,
         run,
         schema,
@@ -108,8 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="headless check of an installation: example, rate check, verification, trace PNG")
     _add_global_options(parser, None)
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
-    for module in (check, schema, convert, verify, run, analyze, compare, connect_server, reliability, diff, cep,
-                   storm, gui):
+    for module in (check, schema, convert, verify, plot, run, analyze, compare, connect_server, reliability, diff,
+                   cep, storm, gui):
         module.register(sub)
     for child in _subparsers(parser):
         _add_global_options(child, argparse.SUPPRESS)

@@ -31,6 +31,7 @@ from app.cli.common import (
     start_spark_host,
     table,
 )
+from app.cli.report import REPORT_SUFFIXES, add_report_option, check_output, write_run_report
 
 if TYPE_CHECKING:
     from app.measure.analysis import Analysis
@@ -55,6 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_analysis_options(p)
     p.add_argument("--calibrate", metavar="OUT",
                    help="write the topology with measured parameters to OUT (.storm.json)")
+    add_report_option(p)
     add_spark_options(p)
     p.set_defaults(func=cmd_analyze, file_args=("log",))
 
@@ -114,6 +116,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     path = Path(args.log)
     require_log(args.log)
+    if getattr(args, "report", None):
+        check_output(args.report, REPORT_SUFFIXES, "report")
     topo = run_topology(path, args.topology)
     analysis = _analysis(args)
     from app.core.topology import unannotated_problems
@@ -128,6 +132,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         from app.core.formats import save_topology
 
         save_topology(calibrate(topo, analysis), args.calibrate)
+    if getattr(args, "report", None):
+        write_run_report(args, analysis, comparison, topo)
     disagreeing = [] if comparison is None else [b.bolt for b in comparison.bolts if b.agrees is False]
     fail = bool(getattr(args, "fail_on_disagreement", False) and disagreeing)
     if args.json:
@@ -140,6 +146,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         print(format_analysis(analysis, comparison))
         if args.calibrate:
             print(f"wrote {args.calibrate}")
+        if getattr(args, "report", None):
+            print(f"wrote {args.report}")
         if fail:
             print(f"--fail-on-disagreement: model and measurement disagree on {', '.join(disagreeing)}")
     return EXIT_FOUND if fail else EXIT_OK

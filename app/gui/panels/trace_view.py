@@ -16,14 +16,11 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from pyqtgraph.exporters import ImageExporter, SVGExporter
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPointF, QSaveFile, Qt, Signal
+from PySide6.QtCore import QByteArray, QIODevice, QPointF, QSaveFile, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -42,13 +39,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.formats.trace import BoltStep, Trace, TracePosition, format_time, save_trace
-from app.core.topology import TopologyError, parse_topology
+from app.core.formats.trace import Trace, TracePosition, save_trace
+from app.core.trace_series import (  # the Qt-free half, re-exported for the view's callers and tests
+    ShownPosition,
+    acting_components,
+    describe_trace,
+    emitted_at,
+    has_loop,
+    queue_after,
+    subscriptions_by_bolt,
+    trace_series,
+    unroll,
+)
+from app.gui.trace_plots import RenderError, component_colours, draw_trace, png_bytes, svg_bytes
 
-QUEUE_PEN = pg.mkPen("#1f77b4", width=2)
-PROCESS_PEN = pg.mkPen("#2ca02c", width=1.5, style=Qt.PenStyle.DashLine)
-ARRIVAL_COLOURS = ["#d62728", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
-LOOP_BRUSHES = [pg.mkBrush(255, 191, 0, 60), pg.mkBrush(255, 191, 0, 35)]
+__all__ = ["ExportError", "ShownPosition", "TraceView", "acting_components", "emitted_at", "has_loop", "queue_after",
+           "save_bytes", "subscriptions_by_bolt", "trace_csv", "unroll"]
+
 CURSOR_PEN = pg.mkPen("#444444", width=1, style=Qt.PenStyle.DotLine)
 TABLE_COLUMNS = ["component", "queue", "arrivals", "take", "in process", "emit", "emitted", "buffer", "phase"]
 
@@ -66,85 +73,6 @@ def save_bytes(path: str | Path, data: bytes) -> None:
         reason = out.errorString()
         out.cancelWriting()
         raise ExportError(f"{path}: {reason}")
-
-
-# ---- the shown positions (Qt-free logic, tested directly) -------------------------------------
-@dataclass(frozen=True)
-class ShownPosition:
-    """One position as displayed: where it comes from in the trace and which loop pass it is in."""
-
-    source: int  # index into trace.positions
-    loop_pass: int  # 0 before the loop; 1, 2, ... for the passes of the loop
-    time: Fraction
-    position: TracePosition  # queues already raised by the passes before this one
-
-
-def _shifted(position: TracePosition, passes: int, growth: dict[str, int], duration: Fraction) -> TracePosition:
-    """The position `passes` loop passes later: same actions, later time, larger queues."""
-    if passes == 0:
-        return position
-    bolts = {name: step.model_copy(update={"queue": step.queue + passes * growth.get(name, 0)})
-             for name, step in position.bolts.items()}
-    return position.model_copy(update={"time": format_time(position.exact_time + passes * duration), "bolts": bolts})
-
-
-def unroll(trace: Trace, extra_passes: int = 0) -> list[ShownPosition]:
-    """Positions 0..k, the loop repeated `extra_passes` more times, then the closing position.
-
-    With 0 extra passes this is the trace as found (0..k+1, the last repeating loop_start).
-    A trace without a loop (a run reaching a queue threshold: loop_start = k+1) is shown as is.
-    """
-    if extra_passes < 0:
-        raise ValueError("extra_passes: must be 0 or more")
-    k, start = trace.k, trace.loop_start
-    if not has_loop(trace):
-        return [ShownPosition(i, 0, p.exact_time, p) for i, p in enumerate(trace.positions)]
-    growth, duration = trace.growth_per_loop(), trace.loop_duration()
-    shown: list[ShownPosition] = []
-    for i in range(k + 1):
-        p = trace.positions[i]
-        shown.append(ShownPosition(i, 1 if i >= start else 0, p.exact_time, p))
-    for r in range(1, extra_passes + 1):
-        for i in range(start, k + 1):
-            p = _shifted(trace.positions[i], r, growth, duration)
-            shown.append(ShownPosition(i, r + 1, p.exact_time, p))
-    closing = _shifted(trace.positions[k + 1], extra_passes, growth, duration)
-    shown.append(ShownPosition(k + 1, extra_passes + 2, closing.exact_time, closing))
-    return shown
-
-
-def has_loop(trace: Trace) -> bool:
-    """A lasso has a loop; a finite run (the threshold property's witness) has loop_start = k+1."""
-    return trace.loop_start <= trace.k
-
-
-def queue_after(step: BoltStep) -> int:
-    """The queue after the position's actions: arrivals join it, a take removes the batch."""
-    return step.queue + step.arrivals - (step.batch if step.take else 0)
-
-
-def acting_components(position: TracePosition) -> set[str]:
-    """Names of the components that act at a position: emitting spouts, taking or emitting bolts."""
-    names = {name for name, s in position.spouts.items() if s.emit}
-    names |= {name for name, b in position.bolts.items() if b.take or b.emit}
-    return names
-
-
-def subscriptions_by_bolt(trace: Trace) -> dict[str, list[str]]:
-    """For each bolt of the trace, the names of the components it subscribes to (empty if unknown)."""
-    try:
-        topo = parse_topology(trace.topology)
-    except TopologyError:
-        return {}
-    return {b.name: [c.name for c in topo.sources_of(b.id)] for b in topo.bolts}
-
-
-def emitted_at(position: TracePosition, name: str) -> int:
-    """Tuples component `name` emits at this position (0 when it does not emit)."""
-    step = position.spouts.get(name) or position.bolts.get(name)
-    if step is None or not step.emit:
-        return 0
-    return step.emitted
 
 
 def trace_csv(trace: Trace, shown: list[ShownPosition]) -> str:
@@ -196,7 +124,6 @@ class TraceView(QWidget):
         self.loop_regions: list[pg.LinearRegionItem] = []
         self.loop_labels: list[pg.TextItem] = []
         self._cursor_lines: list[pg.InfiniteLine] = []
-        self._sources: dict[str, list[str]] = {}
         self.title = QLabel("No trace: verify a property; a counterexample opens here.")
         self.title.setWordWrap(True)
         self._colours: dict[str, str] = {}
@@ -269,36 +196,17 @@ class TraceView(QWidget):
     def set_trace(self, trace: Trace | None, caption: str = "") -> None:
         """Show a trace (None clears the view); the cursor goes to position 0, no unrolling."""
         self.trace = trace
-        self._sources = subscriptions_by_bolt(trace) if trace is not None else {}
         names = [*trace.positions[0].spouts, *trace.positions[0].bolts] if trace is not None else []
-        self._colours = {n: ARRIVAL_COLOURS[i % len(ARRIVAL_COLOURS)] for i, n in enumerate(names)}
+        self._colours = component_colours(names)
         if trace is None:
             self.title.setText(caption or "No trace: verify a property; a counterexample opens here.")
-        elif not has_loop(trace):
-            self.title.setText((caption + " — " if caption else "")
-                               + f"a run of {trace.k + 2} positions (no loop: the witness is a finite run).")
         else:
-            growth = {n: d for n, d in trace.growth_per_loop().items() if d}
-            grows = ", ".join(f"{n} +{d}" for n, d in growth.items()) or "no queue"
-            self.title.setText((caption + " — " if caption else "")
-                               + f"lasso with k = {trace.k}: positions {trace.loop_start}..{trace.k} repeat forever "
-                               f"(every {format_time(trace.loop_duration())} s; per loop: {grows}).")
+            self.title.setText((caption + " — " if caption else "") + describe_trace(trace))
         self.unroll_box.blockSignals(True)
         self.unroll_box.setValue(0)
         self.unroll_box.blockSignals(False)
         self._rebuild(0)
         self.set_cursor(0)
-
-    def _key_html(self) -> str:
-        """One key for every plot: line styles, and a colour per component whose tuples arrive."""
-        if self.trace is None:
-            return ""
-        senders = [n for n in self._colours if any(n in srcs for srcs in self._sources.values())]
-        dots = " ".join(f"<span style='color:{self._colours[n]}'>●</span>&nbsp;{n}" for n in senders)
-        return ("<span style='color:#1f77b4'>━━</span>&nbsp;queue &nbsp; "
-                "<span style='color:#2ca02c'>╌╌</span>&nbsp;in process &nbsp; "
-                + (f"arrivals from: {dots} &nbsp; " if dots else "")
-                + "<span style='background:#fde9a8'>&nbsp;&nbsp;&nbsp;</span>&nbsp;loop")
 
     def clear(self, caption: str = "") -> None:
         self.set_trace(None, caption)
@@ -320,76 +228,22 @@ class TraceView(QWidget):
         self.loop_labels.clear()
         self._cursor_lines.clear()
         trace = self.trace
-        self.shown = unroll(trace, extra_passes) if trace is not None else []
         if trace is None:
+            self.shown = []
             self._update_enabled()
             return
-        times = [float(sp.time) for sp in self.shown]
-        span = (times[-1] - times[0]) or 1.0
-        step_x = times + [times[-1] + span * 0.03]
-        growth = trace.growth_per_loop()
-        first: pg.PlotItem | None = None
-        # the key is part of the scene, so PNG and SVG exports carry it too
-        self.key_item = self.plots.addLabel(self._key_html(), row=0, col=0, size="8pt", justify="left")
-        for row, bolt in enumerate(self.shown[0].position.bolts, start=1):
-            plot = self.plots.addPlot(row=row, col=0)
-            # the bolt's name as the axis label (a title would cost each plot a text line)
-            plot.setLabel("left", f"{bolt}" + (f" (+{growth[bolt]}/loop)" if growth.get(bolt) else ""))
-            plot.showGrid(x=True, y=True, alpha=0.2)
-            plot.setMouseEnabled(x=True, y=False)
-            steps = [sp.position.bolts[bolt] for sp in self.shown]
-            plot.plot(step_x, [queue_after(s) for s in steps], stepMode="center", pen=QUEUE_PEN, name="queue")
-            plot.plot(step_x, [s.batch for s in steps], stepMode="center", pen=PROCESS_PEN, name="in process")
-            sources = self._sources.get(bolt) or []
-            if not sources:
-                self._plot_arrivals(plot, times, [s.arrivals for s in steps], "arrivals", ARRIVAL_COLOURS[0])
-            for source in sources:
-                counts = [emitted_at(sp.position, source) for sp in self.shown]
-                self._plot_arrivals(plot, times, counts, f"from {source}", self._colours[source])
-            self._shade_loops(plot, extra_passes, labelled=first is None)
-            line = pg.InfiniteLine(pos=times[0], angle=90, movable=False, pen=CURSOR_PEN)
+        series = trace_series(trace, extra_passes)
+        self.shown = series.shown
+        drawn = draw_trace(self.plots, series, self._colours)
+        self.key_item = drawn.key
+        self.plot_items.update(drawn.plots)
+        self.loop_regions.extend(drawn.loop_regions)
+        self.loop_labels.extend(drawn.loop_labels)
+        for plot in drawn.plots.values():
+            line = pg.InfiniteLine(pos=series.times[0], angle=90, movable=False, pen=CURSOR_PEN)
             plot.addItem(line, ignoreBounds=True)
             self._cursor_lines.append(line)
-            if first is None:
-                first = plot
-            else:
-                plot.setXLink(first)
-            self.plot_items[bolt] = plot
-        if first is not None:
-            first.setXRange(times[0], step_x[-1], padding=0.02)
-        last = self.plot_items.get(list(self.plot_items)[-1]) if self.plot_items else None
-        if last is not None:
-            last.setLabel("bottom", "time", units="s")
         self._update_enabled()
-
-    def _plot_arrivals(self, plot: pg.PlotItem, times: list[float], counts: list[int], name: str,
-                       colour: str) -> None:
-        xs = [t for t, c in zip(times, counts, strict=True) if c]
-        ys = [c for c in counts if c]
-        stems_x = [x for t in xs for x in (t, t)]
-        stems_y = [y for c in ys for y in (0, c)]
-        plot.plot(stems_x, stems_y, pen=pg.mkPen(colour, width=1), connect="pairs")
-        plot.plot(xs, ys, pen=None, symbol="o", symbolSize=6, symbolBrush=colour, symbolPen=None, name=name)
-
-    def _shade_loops(self, plot: pg.PlotItem, extra_passes: int, labelled: bool) -> None:
-        assert self.trace is not None
-        if not has_loop(self.trace):
-            return
-        start = self.trace.positions[self.trace.loop_start].exact_time
-        duration = self.trace.loop_duration()
-        for r in range(extra_passes + 1):
-            begin, end = start + r * duration, start + (r + 1) * duration
-            region = pg.LinearRegionItem(values=(float(begin), float(end)), movable=False,
-                                         brush=LOOP_BRUSHES[r % 2], pen=pg.mkPen(None))
-            region.setZValue(-10)
-            plot.addItem(region, ignoreBounds=True)
-            self.loop_regions.append(region)
-            if labelled:  # only the top plot: the bolts' plots are short and share the time axis
-                text = ("loop (repeats forever)" if extra_passes == 0 else "loop") if r == 0 else f"pass {r + 1}"
-                # on the region's left edge, kept near the top of the view whatever the zoom
-                label = pg.InfLineLabel(region.lines[0], text, position=0.97, anchors=[(0, 0), (0, 0)],
-                                        color="#8a6d00")
-                self.loop_labels.append(label)
 
     def loop_region_bounds(self) -> list[tuple[float, float]]:
         """The shaded loop passes (of the first plot) as (start, end) times."""
@@ -497,23 +351,20 @@ class TraceView(QWidget):
     def export_png(self, path: str | Path, width: int | None = None) -> None:
         """The plots as a PNG image (pyqtgraph ImageExporter, written through QSaveFile)."""
         self._require_trace()
-        exporter = ImageExporter(self.plots.scene())
-        if width is not None:
-            exporter.parameters()["width"] = width
-        image = exporter.export(toBytes=True)
-        buffer = QBuffer()
-        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        if image is None or image.isNull() or not image.save(buffer, "PNG"):
-            raise ExportError(f"{path}: the plots could not be rendered as an image")
-        save_bytes(path, bytes(buffer.data().data()))
+        try:
+            data = png_bytes(self.plots, width)
+        except RenderError as err:
+            raise ExportError(f"{path}: {err}") from None
+        save_bytes(path, data)
 
     def export_svg(self, path: str | Path) -> None:
         """The plots as an SVG drawing (pyqtgraph SVGExporter; works with the pinned Qt 6.10)."""
         self._require_trace()
-        data = SVGExporter(self.plots.scene()).export(toBytes=True)
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        save_bytes(path, bytes(data))
+        try:
+            data = svg_bytes(self.plots)
+        except RenderError as err:
+            raise ExportError(f"{path}: {err}") from None
+        save_bytes(path, data)
 
     def export_csv(self, path: str | Path) -> None:
         """One row per shown position (unrolled passes included)."""

@@ -1,0 +1,101 @@
+"""`stormbound plot TRACE.json -o OUT.svg|png [--unroll N]`: the trace view's plots as a picture, no window.
+
+One plot per bolt (queue over time, tuples in process, arrivals), the loop shaded and
+a title with the verdict and k: the same drawing as the GUI's trace view
+(app/gui/trace_plots.py), rendered by pyqtgraph's exporters on Qt's offscreen platform,
+so it runs in a terminal or a CI job without a display.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.cli.common import UsageError
+from app.cli.report import check_output, write_output
+
+if TYPE_CHECKING:
+    from app.core.formats.trace import Trace
+
+FORMATS = (".svg", ".png")
+MAX_UNROLL = 50  # as the trace view's control: beyond it the steps are too thin to read
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `plot` to the `stormbound` command line."""
+    p = sub.add_parser(
+        "plot", help="draw a trace's plots (one per bolt, loop shaded) to an SVG or PNG file, no window",
+        description="Draw the trace view's plots of a trace (from `verify --trace-out`) to a picture:\n"
+                    "one plot per bolt with its queue (tuples) over time (s), the loop shaded.\n"
+                    "Needs no display (Qt's offscreen platform).",
+        epilog="example:\n  stormbound verify models/getting-started.storm.json --trace-out t.json\n"
+               "  stormbound plot t.json -o lasso.svg --unroll 2",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("trace", help="trace file (stormbound-trace/1 JSON, as written by `verify --trace-out`)")
+    p.add_argument("-o", "--out", required=True, metavar="OUT",
+                   help="picture to write: .svg (drawing) or .png (image), chosen by the extension")
+    p.add_argument("--unroll", type=int, default=0, metavar="N",
+                   help=f"repeat the loop N more times (0..{MAX_UNROLL}; default 0: the trace as found)")
+    p.add_argument("--width", type=int, default=1000, metavar="PX", help="picture width in pixels (default 1000)")
+    p.add_argument("--title", help="title above the plots (default: the verdict, k and the loop)")
+    p.set_defaults(func=cmd_plot, file_args=("trace",))
+
+
+def read_trace(path: str) -> Trace:
+    """A trace file; a missing file or a document that is not a trace is a one-line UsageError (exit 2)."""
+    from pydantic import ValidationError
+
+    from app.core.formats.jsonfile import read_json
+    from app.core.formats.trace import Trace
+
+    data = read_json(path)  # FormatError (exit 2) for a missing, empty or non-JSON file
+    if not isinstance(data, dict) or data.get("format") != "stormbound-trace/1":
+        raise UsageError(f"{path}: format: not a stormbound trace (expected \"format\": \"stormbound-trace/1\")")
+    from app.core.formats.schema import without_schema_key
+
+    try:
+        trace = Trace.model_validate(without_schema_key(data))  # a trace may name its schema
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "trace"
+        raise UsageError(f"{path}: {where}: {first['msg']}") from None
+    if len(trace.positions) != trace.k + 2 or not 0 <= trace.loop_start <= trace.k + 1 or not trace.positions[0].bolts:
+        raise UsageError(f"{path}: positions: a trace with k = {trace.k} needs k + 2 positions with bolts and "
+                         f"0 <= loop_start <= k + 1")
+    return trace
+
+
+def default_title(trace: Trace, source: str) -> str:
+    """The verdict and k in words: a lasso is a counterexample to boundedness, a finite run a threshold witness."""
+    from app.core.trace_series import describe_trace, has_loop
+
+    name = str(trace.topology.get("name") or Path(source).name)
+    verdict = "counterexample, a queue grows without bound" if has_loop(trace) else "witness"
+    return f"{name} — {verdict}: {describe_trace(trace)}"
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    """Render the trace's plots headless and write them as SVG or PNG."""
+    if not 0 <= args.unroll <= MAX_UNROLL:
+        raise UsageError(f"--unroll: {args.unroll} is out of range (0..{MAX_UNROLL})")
+    if not 200 <= args.width <= 10000:
+        raise UsageError(f"--width: {args.width} is out of range (200..10000 pixels)")
+    out = check_output(args.out, FORMATS, "picture")
+    trace = read_trace(args.trace)
+    from app.core.trace_series import trace_series
+    from app.gui.trace_plots import png_bytes, svg_bytes, trace_canvas  # Qt: only for this command
+
+    series = trace_series(trace, args.unroll)
+    if args.unroll and not series.loop_passes:
+        print(f"{args.trace}: --unroll: the trace has no loop (a finite witness run); drawn as found",
+              file=sys.stderr)
+    names = [*trace.positions[0].spouts, *trace.positions[0].bolts]
+    canvas = trace_canvas(series, args.title or default_title(trace, args.trace), names, width=args.width)
+    data = svg_bytes(canvas) if out.suffix.lower() == ".svg" else png_bytes(canvas, args.width)
+    canvas.close()
+    write_output(out, data)
+    print(f"wrote {out} ({len(series.bolts)} plots, {len(series.loop_passes)} loop passes shaded, "
+          f"t = {series.times[0]:g}..{series.times[-1]:g} s)")
+    return 0

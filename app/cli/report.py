@@ -1,0 +1,183 @@
+"""Pictures and reports of the command line: output checks and the HTML report of `analyze --report`.
+
+Not a subcommand: `plot` and `analyze` share these. The report gathers what the other
+commands print (the analysis, model versus measured, `reliability`, `cep monitors`),
+draws the measured queues with the app's pyqtgraph code (app/gui/trace_plots.py,
+offscreen) and writes one self-contained HTML file (app/measure/report.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.cli.common import UsageError
+
+if TYPE_CHECKING:
+    from app.core.topology import Topology
+    from app.measure.analysis import Analysis
+    from app.measure.model_vs_measured import Comparison
+    from app.measure.reliability import ReliabilityReport
+    from app.measure.report import PatternSummary, Section
+
+REPORT_SUFFIXES = (".html", ".htm")
+FIRST_MATCHES = 20  # matches listed in words; the counts cover them all
+
+
+def check_output(out: str, suffixes: tuple[str, ...], what: str) -> Path:
+    """The output path, refused early (exit 2) for an unknown extension or a place that cannot be written."""
+    path = Path(out)
+    if path.suffix.lower() not in suffixes:
+        raise UsageError(f"{out}: unknown {what} format {path.suffix or '(no extension)'!r}: "
+                         f"use {' or '.join(suffixes)}")
+    if path.is_dir():
+        raise UsageError(f"{out}: is a folder, not a file")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageError(f"{out}: no such folder {str(folder)!r}")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"{out}: cannot write here (permission denied)")
+    return path
+
+
+def write_output(path: Path, data: bytes) -> None:
+    """Write atomically; an OS failure (disk full, permissions) is a one-line UsageError (exit 2)."""
+    from app.core.fileio import write_atomic
+
+    try:
+        write_atomic(path, data)
+        umask = os.umask(0)  # the temporary file is private (0600); a picture or report is as readable as any file
+        os.umask(umask)
+        os.chmod(path, 0o666 & ~umask)
+    except OSError as err:
+        raise UsageError(f"{path}: cannot write: {err.strerror or err}") from None
+
+
+def add_report_option(p: argparse.ArgumentParser) -> None:
+    """`--report OUT.html` (analyze, compare)."""
+    p.add_argument("--report", metavar="OUT.html",
+                   help="also write one self-contained HTML report: queue plots (measured and the model's "
+                        "prediction), model versus measured, reliability, monitor pattern matches")
+
+
+def _small_enough(args: argparse.Namespace) -> str | None:
+    """None when the log is read in this process; else why the in-process checks are left out."""
+    from app.measure.engine_choice import EngineError, choose_engine
+
+    try:
+        choice = choose_engine(args.log, args.engine, spark_requested=args.master is not None,
+                               max_events=args.local_max_events, max_mb=args.local_max_mb)
+    except EngineError as err:
+        return str(err)
+    return None if choice.engine == "local" else choice.reason
+
+
+def _reliability(args: argparse.Namespace, topo: Topology | None) -> ReliabilityReport | Section:
+    from app.measure.reliability import ReliabilityConfig, check_reliability_path_local, run_settings
+    from app.measure.report import Section
+
+    path = Path(args.log)
+    settings = run_settings(path)
+    if topo is not None:
+        storm = topo.storm
+        found = {"message_timeout_s": storm.message_timeout_secs, "max_spout_pending": storm.max_spout_pending,
+                 "ackers": storm.acker_executors}
+        config = ReliabilityConfig.from_topology(topo, **{**{k: v for k, v in found.items() if v is not None},
+                                                          **settings})
+    else:
+        config = ReliabilityConfig(**settings)
+    try:
+        return check_reliability_path_local(str(path.resolve()), config, args.time_unit)
+    except (OSError, ValueError) as err:
+        return Section(title="Reliability", reason=f"not checked: {err}")
+
+
+def pattern_events(path: str, time_unit: str) -> list[dict[str, object]]:
+    """The log's events and queue samples as pattern events (`type`, `t`, attributes), read as plain tuples.
+
+    The same events `stormbound cep` builds from the pydantic records, a few times faster
+    (app/measure/logstream.py), which keeps a report of a large local log affordable.
+    """
+    from app.measure.logstream import EVENT_FIELDS, QUEUE_FIELDS, batches
+
+    found: list[dict[str, object]] = []
+    for events, queues in batches(path, time_unit):  # type: ignore[arg-type]  # "s" or "ms", checked by argparse
+        for row in events:
+            event = {k: v for k, v in zip(EVENT_FIELDS, row, strict=True) if v is not None}
+            event["type"] = event.pop("ev")
+            found.append(event)
+        for row in queues:
+            found.append({"type": "queue", **dict(zip(QUEUE_FIELDS, row, strict=True))})
+    found.sort(key=lambda e: float(e["t"]))  # type: ignore[arg-type]  # every row has a numeric t
+    return found
+
+
+def _patterns(args: argparse.Namespace) -> PatternSummary | Section:
+    from app.cep import PatternError
+    from app.cep.monitors import load_monitors, run_monitors, summarize
+    from app.measure.report import PatternCount, PatternSummary, Section
+
+    try:
+        patterns = load_monitors()
+        events = pattern_events(args.log, args.time_unit)
+        matches = run_monitors(events, patterns=patterns)
+    except (OSError, ValueError, PatternError) as err:
+        return Section(title="Pattern matches", reason=f"not matched: {err}")
+    counts = summarize(matches, patterns)
+    first = []
+    for m in matches[:FIRST_MATCHES]:
+        binds = " ".join(f"{k}={v}" for k, v in m.bindings.items())
+        first.append(f"{m.pattern} t={m.t_start:g}..{m.t_end:g}" + (f" {binds}" if binds else ""))
+    return PatternSummary(events=len(events),
+                          counts=[PatternCount(pattern=p.id, text=p.text, matches=counts.get(p.id, 0))
+                                  for p in patterns], first=first)
+
+
+def queue_plots(analysis: Analysis, comparison: Comparison | None) -> dict[str, str]:
+    """Inline SVG per component with queue samples: the measured series and, for a bolt the model covers,
+    the predicted queue."""
+    from app.gui.trace_plots import queue_plot, svg_bytes  # Qt: only when a report is asked for
+    from app.measure.report import inline_svg, predicted_queue
+
+    predicted = {b.bolt: b for b in comparison.bolts} if comparison is not None else {}
+    plots: dict[str, str] = {}
+    for index, (name, comp) in enumerate(analysis.components.items()):
+        if not comp.series:
+            continue
+        measured = [(t - analysis.start, q) for t, q in comp.series]
+        bolt = predicted.get(name)
+        model = predicted_queue(comp.series, analysis.start, bolt.predicted_growth) if bolt is not None else []
+        verdict = f"measured: {comp.queue.verdict} ({comp.queue.slope:+.3g}/s)" if comp.queue is not None else ""
+        if bolt is not None and bolt.predicted_growth is not None:
+            verdict += f"; model: {bolt.predicted_growth:.3g}/s"
+        canvas = queue_plot(name, measured, model, f"{name}" + (f" — {verdict}" if verdict else ""))
+        plots[name] = inline_svg(svg_bytes(canvas).decode("utf-8"), f"q{index}")
+        canvas.close()
+    return plots
+
+
+def write_run_report(args: argparse.Namespace, analysis: Analysis, comparison: Comparison | None,
+                     topo: Topology | None) -> Path:
+    """Write the HTML report of `args.report` (checked by `check_output` before the analysis ran)."""
+    from app.measure.report import Section, render_report
+
+    path = Path(args.report)
+    too_large = _small_enough(args)
+    notes: list[str] = []
+    if too_large is None:
+        reliability: ReliabilityReport | Section = _reliability(args, topo)
+        patterns: PatternSummary | Section = _patterns(args)
+    else:
+        why = f"not checked in this process ({too_large}): run `stormbound %s` on the log"
+        reliability = Section(title="Reliability", reason=why % "reliability")
+        patterns = Section(title="Pattern matches", reason=why % "cep monitors")
+    if topo is not None and comparison is None:
+        notes.append("the topology has unannotated parameters: no model prediction (calibrate it with "
+                     "`stormbound analyze --calibrate OUT`)")
+    title = topo.name if topo is not None and topo.name else Path(args.log).name
+    text = render_report(analysis, comparison, queue_plots(analysis, comparison), reliability, patterns,
+                         title=title, notes=notes, source=args.log)
+    write_output(path, text.encode("utf-8"))
+    return path

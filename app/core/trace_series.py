@@ -1,0 +1,177 @@
+"""What a lasso trace looks like as plots, without Qt: the shown positions and one series per bolt.
+
+The trace view (app/gui/panels/trace_view.py) and `stormbound plot` draw the same
+series: each bolt's queue after each position's actions (a step line), the tuples in
+process, the tuples arriving from each component it subscribes to, and the loop
+passes as shaded time spans. Unrolling repeats the loop: times shift by the loop's
+duration and queues by their growth per loop (docs/trace-view.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from app.core.formats.trace import BoltStep, Trace, TracePosition, format_time
+from app.core.topology import TopologyError, parse_topology
+
+
+@dataclass(frozen=True)
+class ShownPosition:
+    """One position as displayed: where it comes from in the trace and which loop pass it is in."""
+
+    source: int  # index into trace.positions
+    loop_pass: int  # 0 before the loop; 1, 2, ... for the passes of the loop
+    time: Fraction
+    position: TracePosition  # queues already raised by the passes before this one
+
+
+def _shifted(position: TracePosition, passes: int, growth: dict[str, int], duration: Fraction) -> TracePosition:
+    """The position `passes` loop passes later: same actions, later time, larger queues."""
+    if passes == 0:
+        return position
+    bolts = {name: step.model_copy(update={"queue": step.queue + passes * growth.get(name, 0)})
+             for name, step in position.bolts.items()}
+    return position.model_copy(update={"time": format_time(position.exact_time + passes * duration), "bolts": bolts})
+
+
+def has_loop(trace: Trace) -> bool:
+    """A lasso has a loop; a finite run (the threshold property's witness) has loop_start = k+1."""
+    return trace.loop_start <= trace.k
+
+
+def unroll(trace: Trace, extra_passes: int = 0) -> list[ShownPosition]:
+    """Positions 0..k, the loop repeated `extra_passes` more times, then the closing position.
+
+    With 0 extra passes this is the trace as found (0..k+1, the last repeating loop_start).
+    A trace without a loop (a run reaching a queue threshold: loop_start = k+1) is shown as is.
+    """
+    if extra_passes < 0:
+        raise ValueError("extra_passes: must be 0 or more")
+    k, start = trace.k, trace.loop_start
+    if not has_loop(trace):
+        return [ShownPosition(i, 0, p.exact_time, p) for i, p in enumerate(trace.positions)]
+    growth, duration = trace.growth_per_loop(), trace.loop_duration()
+    shown: list[ShownPosition] = []
+    for i in range(k + 1):
+        p = trace.positions[i]
+        shown.append(ShownPosition(i, 1 if i >= start else 0, p.exact_time, p))
+    for r in range(1, extra_passes + 1):
+        for i in range(start, k + 1):
+            p = _shifted(trace.positions[i], r, growth, duration)
+            shown.append(ShownPosition(i, r + 1, p.exact_time, p))
+    closing = _shifted(trace.positions[k + 1], extra_passes, growth, duration)
+    shown.append(ShownPosition(k + 1, extra_passes + 2, closing.exact_time, closing))
+    return shown
+
+
+def queue_after(step: BoltStep) -> int:
+    """The queue after the position's actions: arrivals join it, a take removes the batch."""
+    return step.queue + step.arrivals - (step.batch if step.take else 0)
+
+
+def acting_components(position: TracePosition) -> set[str]:
+    """Names of the components that act at a position: emitting spouts, taking or emitting bolts."""
+    names = {name for name, s in position.spouts.items() if s.emit}
+    names |= {name for name, b in position.bolts.items() if b.take or b.emit}
+    return names
+
+
+def subscriptions_by_bolt(trace: Trace) -> dict[str, list[str]]:
+    """For each bolt of the trace, the names of the components it subscribes to (empty if unknown)."""
+    try:
+        topo = parse_topology(trace.topology)
+    except TopologyError:
+        return {}
+    return {b.name: [c.name for c in topo.sources_of(b.id)] for b in topo.bolts}
+
+
+def emitted_at(position: TracePosition, name: str) -> int:
+    """Tuples component `name` emits at this position (0 when it does not emit)."""
+    step = position.spouts.get(name) or position.bolts.get(name)
+    if step is None or not step.emit:
+        return 0
+    return step.emitted
+
+
+# ---- the series the plots draw ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Arrivals:
+    """Tuples arriving at a bolt from one source (`source` None: the trace's own arrival counts)."""
+
+    label: str
+    source: str | None
+    times: list[float]  # only the positions where some arrive
+    counts: list[int]
+
+
+@dataclass(frozen=True)
+class BoltSeries:
+    """One bolt's plot: queue and tuples in process as steps over `TraceSeries.step_times`, arrivals as stems."""
+
+    bolt: str
+    growth_per_loop: int
+    queue: list[int]
+    in_process: list[int]
+    arrivals: list[Arrivals]
+
+
+@dataclass(frozen=True)
+class TraceSeries:
+    """Everything a plot of the (unrolled) trace needs, in seconds as floats."""
+
+    shown: list[ShownPosition]
+    times: list[float]  # one per shown position
+    step_times: list[float]  # the edges of the steps: `times` and one more, 3 % of the span later
+    bolts: list[BoltSeries]
+    loop_passes: list[tuple[float, float]]  # shaded spans; empty for a run without a loop
+    senders: list[str]  # components whose tuples arrive somewhere (the key's colours)
+
+
+def loop_passes(trace: Trace, extra_passes: int = 0) -> list[tuple[float, float]]:
+    """The time spans of the loop's passes (the first and `extra_passes` more), empty without a loop."""
+    if not has_loop(trace):
+        return []
+    start = trace.positions[trace.loop_start].exact_time
+    duration = trace.loop_duration()
+    return [(float(start + r * duration), float(start + (r + 1) * duration)) for r in range(extra_passes + 1)]
+
+
+def trace_series(trace: Trace, extra_passes: int = 0) -> TraceSeries:
+    """The series of every bolt of `trace` with the loop repeated `extra_passes` more times."""
+    shown = unroll(trace, extra_passes)
+    times = [float(sp.time) for sp in shown]
+    span = (times[-1] - times[0]) or 1.0
+    step_times = [*times, times[-1] + span * 0.03]
+    sources = subscriptions_by_bolt(trace)
+    growth = trace.growth_per_loop()
+    bolts: list[BoltSeries] = []
+    for bolt in shown[0].position.bolts:
+        steps = [sp.position.bolts[bolt] for sp in shown]
+        arrivals: list[Arrivals] = []
+        if not sources.get(bolt):
+            arrivals.append(_arrivals("arrivals", None, times, [s.arrivals for s in steps]))
+        for source in sources.get(bolt, []):
+            arrivals.append(_arrivals(f"from {source}", source, times,
+                                      [emitted_at(sp.position, source) for sp in shown]))
+        bolts.append(BoltSeries(bolt=bolt, growth_per_loop=growth.get(bolt, 0), queue=[queue_after(s) for s in steps],
+                                in_process=[s.batch for s in steps], arrivals=arrivals))
+    names = [*trace.positions[0].spouts, *trace.positions[0].bolts]
+    senders = [n for n in names if any(n in found for found in sources.values())]
+    return TraceSeries(shown=shown, times=times, step_times=step_times, bolts=bolts,
+                       loop_passes=loop_passes(trace, extra_passes), senders=senders)
+
+
+def _arrivals(label: str, source: str | None, times: list[float], counts: list[int]) -> Arrivals:
+    kept = [(t, c) for t, c in zip(times, counts, strict=True) if c]
+    return Arrivals(label=label, source=source, times=[t for t, _ in kept], counts=[c for _, c in kept])
+
+
+def describe_trace(trace: Trace) -> str:
+    """One sentence on what the trace shows: the lasso's k, its loop and the queues' growth per loop."""
+    if not has_loop(trace):
+        return f"a run of {trace.k + 2} positions (no loop: the witness is a finite run)."
+    growth = {n: d for n, d in trace.growth_per_loop().items() if d}
+    grows = ", ".join(f"{n} +{d}" for n, d in growth.items()) or "no queue"
+    return (f"lasso with k = {trace.k}: positions {trace.loop_start}..{trace.k} repeat forever "
+            f"(every {format_time(trace.loop_duration())} s; per loop: {grows}).")

@@ -1,0 +1,187 @@
+"""Drawing with pyqtgraph, shared by the trace view and the headless pictures of the command line.
+
+`draw_trace` puts one plot per bolt of a `TraceSeries` (app/core/trace_series.py) into
+a pyqtgraph layout: the trace view calls it inside its widget, `stormbound plot` on a
+widget never shown on screen. `queue_plot` draws a measured queue beside the model's
+prediction (`stormbound analyze --report`). `svg_bytes` / `png_bytes` export a scene
+with pyqtgraph's exporters; `headless_app` starts Qt on the offscreen platform when no
+application runs yet, so a terminal or a CI job needs no display.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyqtgraph as pg
+from pyqtgraph.exporters import ImageExporter, SVGExporter
+from PySide6.QtCore import QBuffer, QIODevice, Qt
+from PySide6.QtWidgets import QApplication
+
+from app.core.trace_series import TraceSeries
+
+QUEUE_PEN = pg.mkPen("#1f77b4", width=2)
+PROCESS_PEN = pg.mkPen("#2ca02c", width=1.5, style=Qt.PenStyle.DashLine)
+ARRIVAL_COLOURS = ["#d62728", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+LOOP_BRUSHES = [pg.mkBrush(255, 191, 0, 60), pg.mkBrush(255, 191, 0, 35)]
+MEASURED_PEN = pg.mkPen("#444444", width=1.5, style=Qt.PenStyle.DashLine)
+PREDICTED_PEN = pg.mkPen("#d62728", width=2)
+
+
+class RenderError(OSError):
+    """A picture could not be rendered or encoded; the message says which."""
+
+
+@dataclass
+class DrawnTrace:
+    """The items `draw_trace` made, for the trace view's cursor, tests and overlays."""
+
+    plots: dict[str, pg.PlotItem] = field(default_factory=dict)
+    loop_regions: list[pg.LinearRegionItem] = field(default_factory=list)
+    loop_labels: list[pg.InfLineLabel] = field(default_factory=list)
+    key: Any = None  # the key's label item
+
+
+def component_colours(names: list[str]) -> dict[str, str]:
+    """A colour per component name, in order, cycling through the arrival colours."""
+    return {n: ARRIVAL_COLOURS[i % len(ARRIVAL_COLOURS)] for i, n in enumerate(names)}
+
+
+def key_html(series: TraceSeries, colours: dict[str, str]) -> str:
+    """One key for every plot: line styles, and a colour per component whose tuples arrive."""
+    dots = " ".join(f"<span style='color:{colours[n]}'>●</span>&nbsp;{n}" for n in series.senders if n in colours)
+    return ("<span style='color:#1f77b4'>━━</span>&nbsp;queue &nbsp; "
+            "<span style='color:#2ca02c'>╌╌</span>&nbsp;in process &nbsp; "
+            + (f"arrivals from: {dots} &nbsp; " if dots else "")
+            + ("<span style='background:#fde9a8'>&nbsp;&nbsp;&nbsp;</span>&nbsp;loop" if series.loop_passes else ""))
+
+
+def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_row: int = 0) -> DrawnTrace:
+    """Add the key and one plot per bolt to `layout` (a GraphicsLayoutWidget or GraphicsLayout), rows from `first_row`.
+
+    The plots share the time axis; the loop passes are shaded in each, labelled in the top one.
+    """
+    drawn = DrawnTrace()
+    # the key is part of the scene, so PNG and SVG exports carry it too
+    drawn.key = layout.addLabel(key_html(series, colours), row=first_row, col=0, size="8pt", justify="left")
+    first: pg.PlotItem | None = None
+    for row, bolt in enumerate(series.bolts, start=first_row + 1):
+        plot = layout.addPlot(row=row, col=0)
+        # the bolt's name as the axis label (a title would cost each plot a text line)
+        plot.setLabel("left", bolt.bolt + (f" (+{bolt.growth_per_loop}/loop)" if bolt.growth_per_loop else ""))
+        plot.showGrid(x=True, y=True, alpha=0.2)
+        plot.setMouseEnabled(x=True, y=False)
+        plot.plot(series.step_times, bolt.queue, stepMode="center", pen=QUEUE_PEN, name="queue")
+        plot.plot(series.step_times, bolt.in_process, stepMode="center", pen=PROCESS_PEN, name="in process")
+        for arrivals in bolt.arrivals:
+            colour = colours.get(arrivals.source, ARRIVAL_COLOURS[0]) if arrivals.source else ARRIVAL_COLOURS[0]
+            stems_x = [x for t in arrivals.times for x in (t, t)]
+            stems_y = [y for c in arrivals.counts for y in (0, c)]
+            plot.plot(stems_x, stems_y, pen=pg.mkPen(colour, width=1), connect="pairs")
+            plot.plot(arrivals.times, arrivals.counts, pen=None, symbol="o", symbolSize=6, symbolBrush=colour,
+                      symbolPen=None, name=arrivals.label)
+        _shade_loops(plot, series, drawn, labelled=first is None)
+        if first is None:
+            first = plot
+        else:
+            plot.setXLink(first)
+        drawn.plots[bolt.bolt] = plot
+    if first is not None:
+        first.setXRange(series.times[0], series.step_times[-1], padding=0.02)
+        list(drawn.plots.values())[-1].setLabel("bottom", "time", units="s")
+    return drawn
+
+
+def _shade_loops(plot: pg.PlotItem, series: TraceSeries, drawn: DrawnTrace, labelled: bool) -> None:
+    extra_passes = len(series.loop_passes) - 1
+    for r, (begin, end) in enumerate(series.loop_passes):
+        region = pg.LinearRegionItem(values=(begin, end), movable=False, brush=LOOP_BRUSHES[r % 2],
+                                     pen=pg.mkPen(None))
+        region.setZValue(-10)
+        plot.addItem(region, ignoreBounds=True)
+        drawn.loop_regions.append(region)
+        if labelled:  # only the top plot: the bolts' plots are short and share the time axis
+            text = ("loop (repeats forever)" if extra_passes == 0 else "loop") if r == 0 else f"pass {r + 1}"
+            # on the region's left edge, kept near the top of the view whatever the zoom
+            label = pg.InfLineLabel(region.lines[0], text, position=0.97, anchors=[(0, 0), (0, 0)], color="#8a6d00")
+            drawn.loop_labels.append(label)
+
+
+# ---- headless pictures -----------------------------------------------------------------------
+def headless_app() -> QApplication:
+    """The running QApplication, or a new one on the offscreen platform (unless QT_QPA_PLATFORM says otherwise)."""
+    app = QApplication.instance()
+    if isinstance(app, QApplication):
+        return app
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    return QApplication([sys.argv[0] if sys.argv else "stormbound"])
+
+
+def new_canvas(width: int, height: int) -> pg.GraphicsLayoutWidget:
+    """A white plot layout laid out at `width`×`height` pixels and never shown on screen."""
+    headless_app()
+    canvas = pg.GraphicsLayoutWidget()
+    canvas.setBackground("w")
+    canvas.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    canvas.resize(width, height)
+    return canvas
+
+
+def settle(canvas: pg.GraphicsLayoutWidget) -> None:
+    """Lay the canvas out at its size (show it off screen and let Qt handle the resize)."""
+    canvas.show()
+    app = QApplication.instance()
+    if app is not None:
+        app.processEvents()
+
+
+def svg_bytes(canvas: pg.GraphicsLayoutWidget) -> bytes:
+    """The canvas's scene as an SVG document (pyqtgraph SVGExporter)."""
+    data = SVGExporter(canvas.scene()).export(toBytes=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if not data:
+        raise RenderError("the plots could not be rendered as SVG")
+    return bytes(data)
+
+
+def png_bytes(canvas: pg.GraphicsLayoutWidget, width: int | None = None) -> bytes:
+    """The canvas's scene as a PNG image (pyqtgraph ImageExporter), `width` pixels wide when given."""
+    exporter = ImageExporter(canvas.scene())
+    if width is not None:
+        exporter.parameters()["width"] = width
+    image = exporter.export(toBytes=True)
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if image is None or image.isNull() or not image.save(buffer, "PNG"):
+        raise RenderError("the plots could not be rendered as a PNG image")
+    return bytes(buffer.data().data())
+
+
+def trace_canvas(series: TraceSeries, title: str, names: list[str], width: int = 1000,
+                 height: int | None = None) -> pg.GraphicsLayoutWidget:
+    """The trace view's plots of `series` under a title, on an off-screen canvas ready to export."""
+    height = height or 90 + 170 * max(1, len(series.bolts))
+    canvas = new_canvas(width, height)
+    canvas.addLabel(title, row=0, col=0, size="10pt", justify="left", color="#222222")
+    draw_trace(canvas, series, component_colours(names), first_row=1)
+    settle(canvas)
+    return canvas
+
+
+def queue_plot(name: str, measured: list[tuple[float, float]], predicted: list[tuple[float, float]] | None,
+               title: str, width: int = 640, height: int = 260) -> pg.GraphicsLayoutWidget:
+    """A measured queue series (dashed) with the model's predicted queue (solid), on an off-screen canvas."""
+    canvas = new_canvas(width, height)
+    plot = canvas.addPlot(row=0, col=0, title=title)
+    plot.addLegend(offset=(10, 10))
+    plot.showGrid(x=True, y=True, alpha=0.2)
+    plot.setLabel("left", f"{name} queue (tuples)")
+    plot.setLabel("bottom", "time since the run started", units="s")
+    plot.plot([x for x, _ in measured], [y for _, y in measured], pen=MEASURED_PEN, name="measured")
+    if predicted:
+        plot.plot([x for x, _ in predicted], [y for _, y in predicted], pen=PREDICTED_PEN, name="model")
+    settle(canvas)
+    return canvas
