@@ -339,3 +339,22 @@ def test_check_warns_when_max_idle_time_is_large_against_alpha(tmp_path: Path, c
     doc["settings"]["max_idle_time"] = 0.005  # at the threshold: fine
     fast.write_text(json.dumps(doc))
     assert run(capsys, "check", str(fast))[2] == ""
+
+
+def test_status_line_redraws_while_waiting_and_clears_itself(monkeypatch) -> None:
+    import io
+    import time
+
+    from app.cli.common import StatusLine
+
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", screen)
+    status = StatusLine(True, interval=0.02).start()
+    status.update("k = 12: solving")
+    time.sleep(0.2)  # a solver call that takes long: the line keeps redrawing on its own
+    status.stop()
+    text = screen.getvalue()
+    assert text.count("\r  k = 12: solving  [") >= 3
+    assert text.endswith("\r" + " " * len("  k = 12: solving  [0 s]") + "\r")
+    StatusLine(False).start().update("nothing")  # off a terminal: no thread, no output
+    assert screen.getvalue() == text
