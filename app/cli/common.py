@@ -149,7 +149,7 @@ def call_spark_host(host: SparkHost, op: str, quiet: bool, **params: Any) -> dic
     """One request to the Spark host with progress on a terminal's stderr; its errors become exit codes."""
     from app.spark.client import HostError
 
-    log.info("Spark job %s on %s", op, host.master)
+    log.info("Spark job %s on %s", op, getattr(host, "master", "Spark"))
     try:
         return host.request(op, on_progress=_progress(quiet), **params)
     except HostError as err:
