@@ -157,7 +157,8 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
 # ---- repair -----------------------------------------------------------------------------------
 
 
-def wanted_parallelism(items: list[str], document: Topology | None, flux_topology: Topology) -> tuple[dict[str, int], list[str]]:
+def wanted_parallelism(items: list[str], document: Topology | None,
+                       flux_topology: Topology) -> tuple[dict[str, int], list[str]]:
     """Bolt -> parallelism from `suggested`, `document` and `BOLT=N` items (later items win)."""
     values: dict[str, int] = {}
     notes: list[str] = []
@@ -213,8 +214,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
         return EXIT_OK
     main = Path(args.file).resolve()
     if args.output and any(e.path.resolve() != main for e in edits):
-        raise _usage(f"bolts defined in included files ({', '.join(e.path.name for e in edits if e.path.resolve() != main)}) "
-                     "can only be repaired --in-place")
+        included = ", ".join(e.path.name for e in edits if e.path.resolve() != main)
+        raise _usage(f"bolts defined in included files ({included}) can only be repaired --in-place")
     for edit in edits:
         for change in edit.changes:
             print(f"{edit.path}: {change}")
@@ -236,8 +237,10 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 
 def _flux_reading(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--filter", metavar="FILE.properties", help="substitute ${name} from this properties file (Flux's --filter)")
-    p.add_argument("--env", action="store_true", help="substitute ${ENV-NAME} from the environment (Flux's --env-filter)")
+    p.add_argument("--filter", metavar="FILE.properties",
+                   help="substitute ${name} from this properties file (Flux's --filter)")
+    p.add_argument("--env", action="store_true",
+                   help="substitute ${ENV-NAME} from the environment (Flux's --env-filter)")
     p.add_argument("--resources", action="append", metavar="DIR",
                    help="folder holding classpath resources for `resource: true` includes (repeatable)")
 

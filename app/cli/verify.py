@@ -73,7 +73,8 @@ def _check_writable(path: str) -> None:
 
     target = os.path.abspath(path)
     if os.path.isdir(target):
-        raise UsageError(f"--trace-out {path}: is a folder; give a file name such as {os.path.join(path, 'lasso.json')}")
+        example = os.path.join(path, "lasso.json")
+        raise UsageError(f"--trace-out {path}: is a folder; give a file name such as {example}")
     folder = os.path.dirname(target)
     if not os.path.isdir(folder):
         raise UsageError(f"--trace-out {path}: the folder {folder} does not exist")
@@ -117,7 +118,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         for i, path in enumerate(written or []):
             bolts = [n for n, v in result.bolts.items() if v.trace_index == i]
             print(f"trace {i + 1} written to {path}" + (f" ({', '.join(bolts)})" if bolts else ""))
-    return {"counterexample": EXIT_FOUND, "none-up-to-k": EXIT_OK, "bounded": EXIT_OK}.get(result.verdict, EXIT_INTERNAL)
+    codes = {"counterexample": EXIT_FOUND, "none-up-to-k": EXIT_OK, "bounded": EXIT_OK}
+    return codes.get(result.verdict, EXIT_INTERNAL)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

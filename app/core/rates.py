@@ -14,9 +14,9 @@ Per bolt j, with C = parallelism, α, τ = tolerance, idle = max_idle_time:
 Everything is computed with exact fractions. Cycles are handled per strongly
 connected component: largest flows are iterated *down* from a sound upper bound
 (σ · largest capacity), smallest flows *up* from zero, so both stay sound after a
-finite number of rounds; largest flows use σ_hi, smallest and nominal ones σ_lo. A bolt is `bounded` when its largest inflow is below its
-smallest capacity (a proof: see docs/boundedness.md), `grows` when inflow exceeds
-capacity at nominal rates (τ = 0, no idling), `may-grow` otherwise.
+finite number of rounds; largest flows use σ_hi, smallest and nominal ones σ_lo.
+A bolt is `bounded` when its largest inflow is below its smallest capacity (a proof: see
+docs/boundedness.md), `grows` when inflow exceeds capacity at nominal rates (τ = 0, no idling), `may-grow` otherwise.
 """
 
 from __future__ import annotations

@@ -399,7 +399,7 @@ def analyze_path_local(path, time_unit: str = "s", bin_s: float = 1.0, growth_fl
     from app.measure.logstream import batches
 
     acc = LocalAnalysis(bin_s, growth_floor, burst_gap)
-    for events, queues in batches(path, time_unit):  # type: ignore[arg-type]
+    for events, queues in batches(path, time_unit):  # type: ignore[arg-type]  # a str time unit, checked by the reader
         acc.add_events(events)
         acc.add_queues(queues)
     result = acc.result(str(path) if source is None else source)

@@ -222,7 +222,7 @@ def check_reliability_path_local(path, config: ReliabilityConfig, time_unit: str
     if log_format(path) == "storm-metrics":
         raise EventLogError(str(path), "a Storm metrics log has no per-tuple events; "
                                        "the reliability check needs an event log")
-    return check_reliability_stream(event_source(path, time_unit), config, limit)  # type: ignore[arg-type]
+    return check_reliability_stream(event_source(path, time_unit), config, limit)  # type: ignore[arg-type]  # a str time unit, checked by the reader
 
 
 def check_reliability_stream(source: Callable[[], Iterable[tuple]], config: ReliabilityConfig,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
-from fractions import Fraction
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import z3
 
@@ -27,7 +27,7 @@ SOLVER_OPTIONS: dict[str, object] = {"smt.arith.solver": 2}  # measured: 5-10x f
 WIDEN_BUDGET_S = 20.0  # after a lasso is found: most time spent looking for one where more checked queues grow
 MAX_DEFECTS = 5
 SIMULATION_BUDGET_S = 5.0  # per target: building a lasso by simulation before any solver call
-RESTART_FIRST_S = 2.0  # first solver budget per bound; doubled with a new random seed on each restart  # certification failures tolerated per bound before giving up on that bound
+RESTART_FIRST_S = 2.0  # first solver budget per bound; doubled with a new random seed on each restart
 
 
 def deepening_schedule(k_min: int, k_max: int) -> list[int]:
@@ -45,7 +45,7 @@ def _stats(solver: z3.Solver) -> dict[str, float | int]:
     out: dict[str, float | int] = {}
     try:
         st = solver.statistics()
-        for key in st.keys():
+        for key in st.keys():  # noqa: SIM118 -- z3's Statistics has keys() but no __iter__/__contains__
             value = st.get_key_value(key)
             if isinstance(value, (int, float)):
                 out[key] = value
@@ -167,7 +167,8 @@ class Search:
         ks = [self.single_k] if self.single_k is not None else deepening_schedule(self.k_min, self.k_max)
         # queues the rate check proves bounded stay level in any lasso (not assumed when forcing the search,
         # which exists to test that very proof); sound because the rate check is (docs/boundedness.md)
-        steady = frozenset() if self.force_search else frozenset(n for n, b in report.bolts.items() if b.status == "bounded")
+        bounded = frozenset(n for n, b in report.bolts.items() if b.status == "bounded")
+        steady: frozenset[str] = frozenset() if self.force_search else bounded
         traces: list[Trace] = []
         proven: dict[str, int] = {}
         first = [n for n in targets if report.bolts[n].status == "grows" and self.threshold is None]
@@ -322,8 +323,9 @@ class Search:
                 verdicts[n] = BoltVerdict(
                     verdict="counterexample", k=trace.k, loop_start=trace.loop_start, growth_per_loop=growth[n],
                     certified=True, trace_index=index, method=method,
-                    message=(f"a certified lasso of {trace.k} positions{built} repeats {trace.loop_start}..{trace.k} every "
-                             f"{float(trace.loop_duration()):.4g} s and {n}'s queue gains {growth[n]} per pass"))
+                    message=(f"a certified lasso of {trace.k} positions{built} repeats "
+                             f"{trace.loop_start}..{trace.k} every {float(trace.loop_duration()):.4g} s "
+                             f"and {n}'s queue gains {growth[n]} per pass"))
 
     def _widen(self, enc: Encoding, trace: Any, growth: dict[str, int], checked: list[str],
                deadline: float, elapsed: Callable[[], float]) -> tuple[Any, dict[str, int], bool]:
@@ -350,7 +352,8 @@ class Search:
         return trace, growth, False
 
     def _widen_all(self, enc: Encoding, trace: Any, growth: dict[str, int], checked: list[str],
-                   targets: list[str], steady: frozenset[str], elapsed: Callable[[], float]) -> tuple[Any, dict[str, int]]:
+                   targets: list[str], steady: frozenset[str],
+                   elapsed: Callable[[], float]) -> tuple[Any, dict[str, int]]:
         """After a first lasso: more checked queues growing together, first in its cone at its k,
         then (with `widen_s`) on the union of the targets' cones, deepening up to k_max."""
         budget = min(WIDEN_BUDGET_S, max(1.0, elapsed())) if self.widen_s is None else self.widen_s
@@ -372,7 +375,8 @@ class Search:
                 break
             trace, growth, exhausted = self._widen(wide, trace, growth, [n for n in checked if n in union.checked],
                                                    deadline, elapsed)
-            self._report(k, elapsed(), wide.solver, f"k = {k}: widened to {', '.join(n for n, d in growth.items() if d > 0)}")
+            widened = ", ".join(n for n, d in growth.items() if d > 0)
+            self._report(k, elapsed(), wide.solver, f"k = {k}: widened to {widened}")
             if not exhausted:
                 break
         return trace, growth
@@ -420,8 +424,8 @@ class Search:
             proven_k = min(known) if known and len(known) == len(bounds) else None
             upto = f" (no counterexample up to k = {proven_k} before that)" if proven_k else ""
             reason = stop or next(v.message for v in verdicts.values() if v.verdict == "unknown")
-            return VerifyResult(verdict="unknown", k=proven_k, message=f"unknown: {reason}{upto}. Per bolt: {per_bolt}.",
-                                **common)
+            return VerifyResult(verdict="unknown", k=proven_k,
+                                message=f"unknown: {reason}{upto}. Per bolt: {per_bolt}.", **common)
         searched = [n for n, v in verdicts.items() if v.verdict == "none-up-to-k"]
         if searched:
             k = min(v.k or 0 for n, v in verdicts.items() if n in searched)

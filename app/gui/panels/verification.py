@@ -14,6 +14,7 @@ configuration.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,13 +29,13 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QMessageBox,
     QProgressBar,
     QPushButton,
     QSplitter,
     QTextBrowser,
     QToolButton,
-    QMenu,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -552,9 +553,9 @@ class VerificationPanel(QWidget):
         self._refresh_state(state)
         row = next((i for i, shown in enumerate(self.states) if shown is state), -1)
         self.result_arrived.emit(row, result)
-        if row >= 0 and result.verdict == "counterexample" and result.trace is not None and not state.stale:
-            if self.trace_row < 0 or self.trace_row == row or self.trace_view.trace is None:
-                self.show_trace(row)
+        shown = self.trace_row < 0 or self.trace_row == row or self.trace_view.trace is None
+        if row >= 0 and result.verdict == "counterexample" and result.trace is not None and not state.stale and shown:
+            self.show_trace(row)
 
     def _on_failed(self, message: str) -> None:
         state = self.worker_state
@@ -731,10 +732,8 @@ def install(window: Any) -> VerificationPanel:
     window.verification_panel = panel
     panel.dock = window.add_panel(panel, "Verification")
     panel.trace_dock = window.add_panel(panel.trace_view, "Trace")
-    try:
+    with contextlib.suppress(AttributeError, RuntimeError):
         window.splitDockWidget(panel.dock, panel.trace_dock, Qt.Orientation.Horizontal)
-    except (AttributeError, RuntimeError):
-        pass
     integration = _Integration(panel, panel.trace_dock, panel)
     panel.trace_available.connect(integration.raise_trace)
     global _QUIT_HOOKED
