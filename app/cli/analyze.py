@@ -18,13 +18,12 @@ from app.cli.common import (
     UsageError,
     add_log_options,
     add_spark_options,
-    call_spark_host,
     choose_log_engine,
     log_arg,
     print_json,
     require_log,
     run_topology,
-    start_spark_host,
+    spark_request,
     table,
 )
 
@@ -56,12 +55,8 @@ def _analysis(args: argparse.Namespace) -> Analysis:
     choice = choose_log_engine(args)
     if choice.engine == "local":
         return analyze_path_local(log_arg(args.log), args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
-    host = start_spark_host(args.master, args.driver_memory, args.conf, choice.reason)
-    try:
-        data = call_spark_host(host, "analyze", args.json, path=log_arg(args.log),
-                               time_unit=args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
-    finally:
-        host.close()
+    data = spark_request(args, "analyze", choice.reason, path=log_arg(args.log),
+                         time_unit=args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
     return Analysis.model_validate(data)
 
 

@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from app.cli.common import UsageError, add_spark_options, call_spark_host, print_json, read_topology, start_spark_host
+from app.cli.common import UsageError, add_spark_options, print_json, read_topology, spark_request
 from app.core.topology import Problem, Topology, TopologyError
 
 
@@ -87,12 +87,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = RunSpec(topology=topo, duration_s=args.duration, seed=args.seed, workers=args.workers,
                    sample_interval_s=args.sample, acking=args.ackers > 0, message_timeout_s=args.timeout,
                    max_spout_pending=args.max_pending)
-    host = start_spark_host(args.master, args.driver_memory, args.conf)
-    try:
-        result = call_spark_host(host, "run", args.json, spec=json.loads(spec.model_dump_json()),
-                                 out=str(Path(args.out).resolve()), format=args.format)
-    finally:
-        host.close()
+    result = spark_request(args, "run", spec=json.loads(spec.model_dump_json()),
+                           out=str(Path(args.out).resolve()), format=args.format)
     if args.json:
         print_json(result)
     else:

@@ -170,8 +170,8 @@ def test_run_and_reliability_take_the_documents_storm_settings(capsys, flux_copy
                                                                 monkeypatch) -> None:
     import argparse
 
+    from app.cli import common as cli_common
     from app.cli import reliability as reliability_cli
-    from app.cli import run as run_cli
 
     doc = tmp_path / "wc.storm.json"
     topo = import_flux(flux_copy).topology
@@ -188,7 +188,7 @@ def test_run_and_reliability_take_the_documents_storm_settings(capsys, flux_copy
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(run_cli, "start_spark_host", lambda master, *a, **k: FakeHost())
+    monkeypatch.setattr(cli_common, "start_spark_host", lambda master, *a, **k: FakeHost())
     assert run(capsys, "run", str(doc), "--duration", "1", "--out", str(tmp_path / "run"))[0] == 0
     settings = (seen["workers"], seen["acking"], seen["message_timeout_s"], seen["max_spout_pending"])
     assert settings == (2, True, 30.0, 1000)
