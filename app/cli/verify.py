@@ -83,7 +83,7 @@ def _check_writable(path: str) -> None:
 def cmd_verify(args: argparse.Namespace) -> int:
     from app.cli.common import read_topology
     from app.core.formats.trace import save_trace
-    from app.core.tcn.search import verify
+    from app.core.tcn.search import SearchOptions, verify
 
     if args.k is not None and args.k < 2:
         raise UsageError("--k must be at least 2")
@@ -99,10 +99,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.progress:
             print(f"  {progress.message} ({progress.elapsed_s:.1f} s)", file=sys.stderr, flush=True)
 
-    result = verify(topo, k=args.k, k_max=args.k_max, timeout_s=args.timeout, force_search=args.force_search,
-                    threshold=args.threshold, progress=show, widen_s=args.widen,
-                    loop_clocks="region" if args.region_clocks else "equal",
-                    simulate=not args.no_simulation)
+    options = SearchOptions(k=args.k, k_max=args.k_max, timeout_s=args.timeout, force_search=args.force_search,
+                            threshold=args.threshold, widen_s=args.widen,
+                            loop_clocks="region" if args.region_clocks else "equal",
+                            simulate=not args.no_simulation)
+    result = verify(topo, options, progress=show)
     written: list[str] | None = None
     if args.trace_out:
         if not result.traces:

@@ -19,8 +19,10 @@ import pytest
 from PySide6.QtCore import QTimer
 from test_trace_view import make_trace
 
+from app.cli import build_parser
 from app.core.formats import load_topology
 from app.core.formats.verified import check_verified
+from app.core.tcn.options import SearchOptions
 from app.core.tcn.result import Progress, VerifyResult
 from app.core.topology import TopologyError
 from app.gui.commands import SetComponentFieldsCommand, SetSectionFieldsCommand
@@ -34,13 +36,10 @@ class ScriptedSearch:
 
     instances: list[ScriptedSearch] = []
 
-    def __init__(self, topo: Any, *, k: int | None = None, k_max: int | None = None, timeout_s: float | None = None,
-                 force_search: bool = False, threshold: int | None = None, loop_clocks: str = "equal",
-                 progress: Callable[[Progress], None] | None = None, verdict: str = "counterexample",
-                 k_final: int = 6, step_s: float = 0.01, fail: str = "") -> None:
-        self.topo, self.threshold, self.force_search = topo, threshold, force_search
+    def __init__(self, topo: Any, options: SearchOptions, *, progress: Callable[[Progress], None] | None = None,
+                 verdict: str = "counterexample", k_final: int = 6, step_s: float = 0.01, fail: str = "") -> None:
+        self.topo, self.options, self.threshold = topo, options, options.threshold
         self.progress, self.verdict, self.k_final, self.step_s, self.fail = progress, verdict, k_final, step_s, fail
-        self.k_max, self.loop_clocks = k_max, loop_clocks
         self._stop = threading.Event()
         ScriptedSearch.instances.append(self)
 
@@ -214,9 +213,25 @@ def test_options_reach_the_search(qtbot, document: DocumentModel) -> None:
     run_to_end(qtbot, panel)
     growth, threshold = ScriptedSearch.instances
     assert growth.threshold is None and threshold.threshold == 7
-    assert growth.force_search and growth.k_max == 40
-    assert growth.loop_clocks == threshold.loop_clocks == "region"
+    assert growth.options.force_search and threshold.options.force_search
+    assert growth.options.loop_clocks == threshold.options.loop_clocks == "region"
     assert panel.states[1].result.property == "threshold"
+
+
+def test_the_search_is_asked_as_the_cli_asks_it(qtbot, document: DocumentModel) -> None:
+    """The document's k (15 in simple-DIA-cfg-1) is the deepest bound, not a single one: a single k
+    would skip the simulation-built lassos that `stormbound verify` finds."""
+    assert document.topology().verification.k == 15
+    panel = make_panel(qtbot, document, verdict="none-up-to-k")
+    ScriptedSearch.instances.clear()
+    run_to_end(qtbot, panel)
+    growth, = ScriptedSearch.instances
+    cli = build_parser().parse_args(["verify", "model.storm.json"])
+    assert growth.options == SearchOptions(k=cli.k, k_max=cli.k_max, timeout_s=cli.timeout,
+                                           force_search=cli.force_search, threshold=cli.threshold,
+                                           widen_s=cli.widen, simulate=not cli.no_simulation)
+    assert growth.options.k is None and growth.options.simulate
+    assert growth.options.deepest(growth.topo) == 15 and panel.progress_bar.maximum() == 15
 
 
 def test_export_verified_configuration(qtbot, document: DocumentModel, tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """The verifier's front: rate-check proof, deepening search over k, certification, verdicts.
 
-`Search(topo, ...).run()` blocks (the GUI calls it in a worker thread); `cancel()`
-may be called from any thread and turns the result into `unknown` within 100 ms.
-Each Search owns one `z3.Context`; no z3 object leaves this module.
+`Search(topo, SearchOptions(...)).run()` blocks (the GUI calls it in a worker thread);
+`cancel()` may be called from any thread and turns the result into `unknown` within 100 ms.
+Each Search owns one `z3.Context`; no z3 object leaves this module. `SearchOptions` is the
+one description of what to search that the CLI's `verify`, the GUI's worker and the tests
+build (app/core/tcn/options.py, free of z3 so that the GUI builds it without loading the solver).
 """
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ from app.core.rates import margins, rate_check
 from app.core.tcn.certify import certify
 from app.core.tcn.encode import Cancelled, Encoding
 from app.core.tcn.network import build_network, lasso_lower_bound
+from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.tcn.result import BoltVerdict, Progress, VerifyResult
 from app.core.tcn.simulate import build_lasso
 from app.core.topology import Topology
+
+__all__ = ["SOLVER_OPTIONS", "Search", "SearchOptions", "deepening_schedule", "verify"]
 
 SOLVER_OPTIONS: dict[str, object] = {"smt.arith.solver": 2}  # measured: 5-10x faster here (docs/verifier.md)
 WIDEN_BUDGET_S = 20.0  # after a lasso is found: most time spent looking for one where more checked queues grow
@@ -57,28 +62,22 @@ def _stats(solver: z3.Solver) -> dict[str, float | int]:
 class Search:
     """One verification of one property on one topology (see module docstring)."""
 
-    def __init__(self, topo: Topology, *, k: int | None = None, k_max: int | None = None,
-                 timeout_s: float | None = None, force_search: bool = False,
-                 threshold: int | None = None,
-                 progress: Callable[[Progress], None] | None = None, widen_s: float | None = None,
-                 loop_clocks: str = "equal", simulate: bool = True) -> None:
+    def __init__(self, topo: Topology, options: SearchOptions | None = None, *,
+                 progress: Callable[[Progress], None] | None = None) -> None:
+        options = SearchOptions() if options is None else options
         ver = topo.verification
         self.topo = topo
-        self.single_k = k
+        self.options = options
+        self.single_k = options.k
         self.k_min = ver.k_min
-        self.k_max = k_max if k_max is not None else (ver.k if ver.k is not None else ver.k_max)
-        self.timeout_s = timeout_s if timeout_s is not None else ver.timeout_s
-        self.force_search = force_search
-        self.threshold = threshold
+        self.k_max = options.k_max if options.k_max is not None else (ver.k if ver.k is not None else ver.k_max)
+        self.timeout_s = options.timeout_s if options.timeout_s is not None else ver.timeout_s
+        self.force_search = options.force_search
+        self.threshold = options.threshold
         self.progress = progress
-        # widen_s: after a lasso, seconds to spend on the union of the checked bolts' cones looking for
-        # lassos in which more checked queues grow together (None: only a short look inside its cone)
-        self.widen_s = widen_s
-        # loop_clocks: "equal" (readable clocks equal at l and k+1) or "region" (region-equivalent)
-        self.loop_clocks = loop_clocks
-        # simulate: try a lasso built by simulation (docs/simulation.md) before the solver, for the
-        # growth property without a single bound
-        self.simulate = simulate
+        self.widen_s = options.widen_s
+        self.loop_clocks: LoopClocks = options.loop_clocks
+        self.simulate = options.simulate
         self.ctx = z3.Context()
         self._cancelled = threading.Event()
         self._finished = threading.Event()
@@ -449,11 +448,7 @@ class Search:
         return VerifyResult(verdict="bounded", message="bounded: " + per_bolt, **common)
 
 
-def verify(topo: Topology, *, k: int | None = None, k_max: int | None = None, timeout_s: float | None = None,
-           force_search: bool = False, threshold: int | None = None,
-           progress: Callable[[Progress], None] | None = None, widen_s: float | None = None,
-           loop_clocks: str = "equal", simulate: bool = True) -> VerifyResult:
+def verify(topo: Topology, options: SearchOptions | None = None, *,
+           progress: Callable[[Progress], None] | None = None) -> VerifyResult:
     """Run one :class:`Search` to the end (convenience for the CLI and tests)."""
-    return Search(topo, k=k, k_max=k_max, timeout_s=timeout_s, force_search=force_search,
-                  threshold=threshold, progress=progress, widen_s=widen_s, loop_clocks=loop_clocks,
-                  simulate=simulate).run()
+    return Search(topo, options, progress=progress).run()

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.formats.verified import bolt_verdict_words, verdict_words, verified_bytes
+from app.core.tcn.options import SearchOptions
 from app.core.tcn.result import Progress, PropertyKind, VerifyResult
 from app.core.topology import Problem, Topology, TopologyError, parse_topology
 from app.gui.commands import SetSectionFieldsCommand
@@ -465,14 +466,12 @@ class VerificationPanel(QWidget):
         self.last_cancel_latency_s = None
         self._run_next()
 
-    def _options(self, spec: PropertySpec, topo: Topology) -> dict[str, Any]:
-        settings = topo.verification
-        options: dict[str, Any] = {"k": settings.k, "k_max": settings.k_max, "timeout_s": settings.timeout_s,
-                                   "force_search": self.force_box.isChecked(),
-                                   "loop_clocks": "region" if self.region_box.isChecked() else "equal"}
-        if spec.kind == "threshold":
-            options["threshold"] = spec.threshold
-        return options
+    def _options(self, spec: PropertySpec) -> SearchOptions:
+        """The search of one property, as the CLI's `verify` asks it: the document's bounds (its k as
+        the deepest bound, so that simulation-built lassos are tried) and time limit, the panel's choices."""
+        return SearchOptions(force_search=self.force_box.isChecked(),
+                             loop_clocks="region" if self.region_box.isChecked() else "equal",
+                             threshold=spec.threshold if spec.kind == "threshold" else None)
 
     def _run_next(self) -> None:
         if not self._queue:
@@ -487,7 +486,7 @@ class VerificationPanel(QWidget):
             return
         state = self._queue.pop(0)
         state.running, state.error, state.note, state.progress = True, "", "", None
-        worker = VerifyWorker(self._snapshot, prop=state.spec.kind, options=self._options(state.spec, self._snapshot),
+        worker = VerifyWorker(self._snapshot, prop=state.spec.kind, options=self._options(state.spec),
                               search_factory=self.search_factory)
         worker.progress.connect(self._on_progress)
         worker.result_ready.connect(self._on_result)
