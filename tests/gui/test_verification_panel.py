@@ -102,8 +102,7 @@ def test_verdict_markers_and_words(qtbot, document: DocumentModel, verdict: str,
     run_to_end(qtbot, panel)
     assert panel.marker_colour(0) == colour
     assert panel.verdict_text(0) == words
-    item = panel.tree.topLevelItem(0)
-    assert item.text(2) == words and item.text(3) == "6"
+    assert panel.model.text(0, 2) == words and panel.model.text(0, 3) == "6"
     assert f"scripted {verdict}" in panel.details.toPlainText()
     assert "a note in words" in panel.details.toPlainText()
     assert panel.progress_label.text().startswith("Finished in")
@@ -391,22 +390,48 @@ def test_one_row_per_checked_bolt_each_opening_its_own_lasso(qtbot, document: Do
     panel = VerificationPanel(document, search_factory=PerBoltSearch)
     qtbot.addWidget(panel)
     panel.show()
-    item = panel.tree.topLevelItem(0)
-    assert [item.child(i).text(1) for i in range(item.childCount())] == ["B2", "B3"]
+    model = panel.model
+    assert [bolt for row, bolt in model.entries if row == 0 and bolt is not None] == ["B2", "B3"]
     assert panel.bolt_row_text(0, "B2") == ""
     run_to_end(qtbot, panel)
     assert panel.bolt_row_text(0, "B2").startswith("grows: lasso 1 (k = ")
     assert panel.bolt_row_text(0, "B3").startswith("grows: lasso 2 (k = ")
-    assert item.child(1).data(0, 0x0100) == "red"  # Qt.UserRole holds the marker colour
+    assert model.index(model.table_row(0, "B3"), 0).data(0x0100) == "red"  # Qt.UserRole holds the marker colour
     result = panel.states[0].result
-    panel.tree.setCurrentItem(item.child(1))
+    panel.select(0, "B3")
     assert "B3 grows" in panel.details.toPlainText()
     assert panel.trace_button.isEnabled()
     panel.show_selected_trace()
     assert panel.trace_view.trace is result.traces[1]
     assert "B3 grows (lasso 2 of 2)" in panel.trace_view.title.text()
-    panel.tree.itemDoubleClicked.emit(item.child(0), 1)
+    panel.table.doubleClicked.emit(model.index(model.table_row(0, "B2"), 1))
     assert panel.trace_view.trace is result.traces[0]
     # an edit makes every bolt row stale (grey)
     document.undo_stack.push(SetComponentFieldsCommand(document, document.topology().bolts[0].id, {"alpha": 2.0}))
     assert panel.bolt_row_text(0, "B3").startswith("stale: grows")
+
+
+def test_the_property_list_is_a_table_model_with_coloured_verdicts(qtbot, document: DocumentModel) -> None:
+    from PySide6.QtCore import QAbstractTableModel, Qt
+
+    from app.gui.panels.property_table import COLUMNS, VERDICT_TEXT_COLOURS
+
+    panel = make_panel(qtbot, document)
+    model = panel.model
+    assert isinstance(model, QAbstractTableModel)
+    assert [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())] == \
+        COLUMNS == ["", "property", "verdict", "k", "time"]
+    assert model.rowCount() == 3  # the growth property and its bolts B2, B3
+
+    def verdict_colour(bolt: str | None = None) -> str:
+        brush = model.index(model.table_row(0, bolt), 2).data(Qt.ItemDataRole.ForegroundRole)
+        return brush.color().name()
+
+    assert verdict_colour() == VERDICT_TEXT_COLOURS["grey"]
+    run_to_end(qtbot, panel)
+    assert verdict_colour() == VERDICT_TEXT_COLOURS["red"]
+    b2 = document.topology().bolt_by_name("B2")
+    document.undo_stack.push(SetComponentFieldsCommand(document, b2.id, {"parallelism": 9}))
+    assert verdict_colour() == VERDICT_TEXT_COLOURS["grey"]  # stale
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 5}))
+    assert model.rowCount() == 4 and model.text(1, 1) == "Some queue reaches 5"
