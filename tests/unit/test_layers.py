@@ -2,6 +2,7 @@
 
 - app.core imports nothing of the other packages;
 - app.measure, app.diff, app.cep and app.expr import no Qt, and pyspark only inside functions;
+  app.measure no pyspark at all (the Spark twins of its analysis and reliability check are in app.spark);
 - app.spark imports no Qt; no domain package imports app.gui or app.cli;
 - app.gui imports no z3 (verification runs in the core, in a worker);
 - no import circles, lazy imports (inside functions) included.
@@ -96,6 +97,12 @@ def test_measured_run_packages_have_no_qt_and_no_spark_at_module_level(module: s
     found = imports_of(module)
     assert not [n for n, _, _ in found if _within(n, QT)], f"{module} imports Qt"
     assert not [n for n, top, _ in found if top and _within(n, SPARK)], f"{module} imports pyspark at module level"
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if _within(m, ("app.measure",))])
+def test_measure_imports_no_spark_at_all(module: str) -> None:
+    found = [n for n, _, _ in imports_of(module) if _within(n, SPARK)]
+    assert not found, f"{module} imports {found} (Spark code belongs in app.spark)"
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if _within(m, DOMAIN)])
