@@ -108,6 +108,14 @@ def call_spark_host(host: SparkHost, op: str, quiet: bool, **params: Any) -> dic
             sys.stderr.write("\n")
 
 
+def bolt_count(item: str, expected: str) -> tuple[str, int]:
+    """A `--parallelism BOLT=N` item (N >= 1) as (BOLT, N); anything else is a UsageError naming `expected`."""
+    name, sep, number = item.partition("=")
+    if not sep or not number.strip().isdigit() or int(number) < 1:
+        raise UsageError(f"--parallelism {item}: expected {expected}")
+    return name, int(number)
+
+
 def spark_request(args: argparse.Namespace, op: str, why: str = "", **params: Any) -> dict[str, Any]:
     """One request to a Spark host started for it from the options of `add_spark_options` (closed after)."""
     host = start_spark_host(args.master, args.driver_memory, args.conf, why)

@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from app.cli.common import UsageError, add_spark_options, print_json, read_topology, spark_request
+from app.cli.common import UsageError, add_spark_options, bolt_count, print_json, read_topology, spark_request
 from app.core.topology import Problem, Topology, TopologyError
 
 
@@ -50,14 +50,12 @@ def apply_parallelism(topo: Topology, items: list[str]) -> Topology:
                 if n is not None:
                     values[name] = n
             continue
-        name, sep, number = item.partition("=")
-        if not sep or not number.strip().isdigit() or int(number) < 1:
-            raise UsageError(f"--parallelism {item}: expected BOLT=N with N >= 1, or 'suggested'")
+        name, count = bolt_count(item, "BOLT=N with N >= 1, or 'suggested'")
         try:
             topo.bolt_by_name(name)
         except KeyError:
             raise TopologyError([Problem(f"--parallelism {name}", f"no bolt named '{name}'")]) from None
-        values[name] = int(number)
+        values[name] = count
     bolts = [b.model_copy(update={"parallelism": values[b.name]}) if b.name in values else b for b in topo.bolts]
     return topo.model_copy(update={"bolts": bolts})
 

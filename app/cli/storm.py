@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError
+from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, bolt_count
 from app.core.topology import Problem, Topology, TopologyError
 
 
@@ -179,10 +179,8 @@ def wanted_parallelism(items: list[str], document: Topology | None,
             else:
                 values.update({b.name: b.parallelism for b in source.bolts})
             continue
-        name, sep, number = item.partition("=")
-        if not sep or not number.strip().isdigit() or int(number) < 1:
-            raise _usage(f"--parallelism {item}: expected suggested, document, or BOLT=N with N >= 1")
-        values[name.strip()] = int(number)
+        name, count = bolt_count(item, "suggested, document, or BOLT=N with N >= 1")
+        values[name.strip()] = count
     return values, notes
 
 
