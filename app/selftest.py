@@ -76,8 +76,7 @@ def check_rates(topo) -> dict[str, str]:
     return statuses
 
 
-def _verifier() -> Any:
-    """The module app.core.tcn.search (its `verify` and `SearchOptions`)."""
+def _verify_function() -> Callable[..., Any]:
     import importlib
 
     try:
@@ -86,7 +85,7 @@ def _verifier() -> Any:
         if err.name != "app.core.tcn.search":
             raise  # e.g. z3 missing from the bundle: reported by _step as the cause
         raise SelftestError("verify", "the verifier is not installed (app.core.tcn.search missing)") from err
-    return search
+    return search.verify
 
 
 def run_verification(topo, max_k: int = SELFTEST_MAX_K):
@@ -96,15 +95,17 @@ def run_verification(topo, max_k: int = SELFTEST_MAX_K):
     self-test exercises z3, the encoding, the certifier and the trace in a second
     rather than the 10-50 s the whole example takes.
     """
-    search = _verifier()
+    from app.core.tcn.options import SearchOptions
+
+    verify = _verify_function()
     growing = next((b for b in topo.bolts if b.name == EXPECTED_GROWING), None)
     if growing is None:
         raise SelftestError("verify", f"the example has no bolt {EXPECTED_GROWING}")
     checked = topo.verification.model_copy(update={"checked": [growing.id]})
     # a broken solver must not hang the self-test
     # the solver, not the simulation, is what a broken bundle would lack
-    options = search.SearchOptions(k_max=max_k, timeout_s=SELFTEST_TIMEOUT_S, simulate=False)
-    result = search.verify(topo.model_copy(update={"verification": checked}), options)
+    options = SearchOptions(k_max=max_k, timeout_s=SELFTEST_TIMEOUT_S, simulate=False)
+    result = verify(topo.model_copy(update={"verification": checked}), options)
     if result.verdict != "counterexample":
         raise SelftestError("verify",
                             f"expected a counterexample up to k={max_k}, got {result.verdict}: {result.message}")
