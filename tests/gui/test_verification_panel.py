@@ -435,3 +435,21 @@ def test_the_property_list_is_a_table_model_with_coloured_verdicts(qtbot, docume
     assert verdict_colour() == VERDICT_TEXT_COLOURS["grey"]  # stale
     document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 5}))
     assert model.rowCount() == 4 and model.text(1, 1) == "Some queue reaches 5"
+
+
+def test_the_controller_verifies_without_any_widget(qtbot, document: DocumentModel) -> None:
+    """The Qt-light half alone: properties, a run, its result, staleness and the verified export."""
+    from app.gui.panels.verification_controller import VerificationController
+
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 40}))
+    controller = VerificationController(document, search_factory=partial(ScriptedSearch, verdict="none-up-to-k"))
+    changed: list[int] = []
+    controller.property_changed.connect(changed.append)
+    assert [s.spec.kind for s in controller.states] == ["growth", "threshold"]
+    with qtbot.waitSignal(controller.all_finished, timeout=5000):
+        controller.start()
+    assert [s.colour for s in controller.states] == ["green", "green"] and set(changed) == {0, 1}
+    assert controller.verified_problem() is None and controller.verified_configuration()
+    document.undo_stack.push(SetSectionFieldsCommand(document, "settings", {"max_idle_time": 0.02}))
+    assert [s.stale for s in controller.states] == [True, True]
+    assert "stale" in (controller.verified_problem() or "")
