@@ -95,14 +95,17 @@ def run_verification(topo, max_k: int = SELFTEST_MAX_K):
     self-test exercises z3, the encoding, the certifier and the trace in a second
     rather than the 10-50 s the whole example takes.
     """
+    from app.core.tcn.options import SearchOptions
+
     verify = _verify_function()
     growing = next((b for b in topo.bolts if b.name == EXPECTED_GROWING), None)
     if growing is None:
         raise SelftestError("verify", f"the example has no bolt {EXPECTED_GROWING}")
     checked = topo.verification.model_copy(update={"checked": [growing.id]})
     # a broken solver must not hang the self-test
-    result = verify(topo.model_copy(update={"verification": checked}), k_max=max_k, timeout_s=SELFTEST_TIMEOUT_S,
-                    simulate=False)  # the solver, not the simulation, is what a broken bundle would lack
+    # the solver, not the simulation, is what a broken bundle would lack
+    options = SearchOptions(k_max=max_k, timeout_s=SELFTEST_TIMEOUT_S, simulate=False)
+    result = verify(topo.model_copy(update={"verification": checked}), options)
     if result.verdict != "counterexample":
         raise SelftestError("verify",
                             f"expected a counterexample up to k={max_k}, got {result.verdict}: {result.message}")

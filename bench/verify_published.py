@@ -32,7 +32,7 @@ def run_one(config: Path, k: int, timeout: float, emission: str = "dvert") -> di
     import time
 
     from app.core.formats import load_topology
-    from app.core.tcn.search import verify
+    from app.core.tcn.search import SearchOptions, verify
 
     topo = load_topology(config)
     topo = topo.model_copy(update={"settings": topo.settings.model_copy(update={"emission": emission})})
@@ -43,7 +43,7 @@ def run_one(config: Path, k: int, timeout: float, emission: str = "dvert") -> di
         if "lasso found" in p.message and not first:
             first.append(time.monotonic() - started)
 
-    result = verify(topo, k_max=k, timeout_s=timeout, progress=progress)
+    result = verify(topo, SearchOptions(k_max=k, timeout_s=timeout), progress=progress)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     first_s = first[0] if first else result.elapsed_s
     return {"verdict": result.verdict, "k": result.k, "loop_start": result.loop_start, "growing": result.growing,

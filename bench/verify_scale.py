@@ -28,12 +28,12 @@ def run_one(size: int, seed: int, timeout: float, emission: str, denominator: in
     sys.path.insert(0, str(ROOT))
     from app.core.layered import layered_topology
     from app.core.rates import rate_check
-    from app.core.tcn.search import verify
+    from app.core.tcn.search import SearchOptions, verify
 
     topo = layered_topology(size, seed, emission=emission, flow_denominator=denominator)
     growing = [n for n, b in rate_check(topo).bolts.items() if b.status == "grows"]
     started = time.monotonic()
-    result = verify(topo, timeout_s=timeout, simulate=simulate)
+    result = verify(topo, SearchOptions(timeout_s=timeout, simulate=simulate))
     seconds = time.monotonic() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     bolts = {n: {"verdict": v.verdict, "method": v.method, "k": v.k, "certified": v.certified}

@@ -20,15 +20,13 @@ from app.cli.common import (
     UsageError,
     add_log_options,
     add_spark_options,
-    call_spark_host,
     choose_log_engine,
     examples,
     log_arg,
     print_result,
-    quiet,
     require_log,
     run_topology,
-    start_spark_host,
+    spark_request,
     table,
 )
 from app.cli.report import REPORT_SUFFIXES, add_report_option, check_output, write_run_report
@@ -67,12 +65,8 @@ def _analysis(args: argparse.Namespace) -> Analysis:
     choice = choose_log_engine(args)
     if choice.engine == "local":
         return analyze_path_local(log_arg(args.log), args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
-    host = start_spark_host(args.master, args.driver_memory, args.conf, choice.reason)
-    try:
-        data = call_spark_host(host, "analyze", quiet(args), path=log_arg(args.log),
-                               time_unit=args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
-    finally:
-        host.close()
+    data = spark_request(args, "analyze", choice.reason, path=log_arg(args.log),
+                         time_unit=args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
     return Analysis.model_validate(data)
 
 

@@ -167,6 +167,23 @@ def call_spark_host(host: SparkHost, op: str, quiet: bool, **params: Any) -> dic
             sys.stderr.write("\n")
 
 
+def bolt_count(item: str, expected: str) -> tuple[str, int]:
+    """A `--parallelism BOLT=N` item (N >= 1) as (BOLT, N); anything else is a UsageError naming `expected`."""
+    name, sep, number = item.partition("=")
+    if not sep or not number.strip().isdigit() or int(number) < 1:
+        raise UsageError(f"--parallelism {item}: expected {expected}")
+    return name, int(number)
+
+
+def spark_request(args: argparse.Namespace, op: str, why: str = "", **params: Any) -> dict[str, Any]:
+    """One request to a Spark host started for it from the options of `add_spark_options` (closed after)."""
+    host = start_spark_host(args.master, args.driver_memory, args.conf, why)
+    try:
+        return call_spark_host(host, op, quiet(args), **params)
+    finally:
+        host.close()
+
+
 def add_spark_options(p: argparse.ArgumentParser) -> None:
     """--master, --driver-memory, --conf and --json, for the subcommands that run a Spark job."""
     p.add_argument("--master", help="Spark master URL (local[*], spark://..., sc://...); "

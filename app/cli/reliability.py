@@ -15,16 +15,14 @@ from typing import TYPE_CHECKING, Any
 from app.cli.common import (
     add_log_options,
     add_spark_options,
-    call_spark_host,
     choose_log_engine,
     examples,
     log_arg,
     print_result,
-    quiet,
     read_topology,
     require_log,
     run_topology,
-    start_spark_host,
+    spark_request,
 )
 
 if TYPE_CHECKING:
@@ -96,12 +94,8 @@ def cmd_reliability(args: argparse.Namespace) -> int:
 
         report = check_reliability_path_local(log_arg(args.log), config, args.time_unit, limit=args.limit)
     else:
-        host = start_spark_host(args.master, args.driver_memory, args.conf, choice.reason)
-        try:
-            data = call_spark_host(host, "reliability", quiet(args), path=log_arg(args.log),
-                                   time_unit=args.time_unit, config=config.model_dump(), limit=args.limit)
-        finally:
-            host.close()
+        data = spark_request(args, "reliability", choice.reason, path=log_arg(args.log),
+                             time_unit=args.time_unit, config=config.model_dump(), limit=args.limit)
         report = ReliabilityReport.model_validate(data)
     if args.json:
         print_result("reliability", report.model_dump())

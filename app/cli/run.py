@@ -14,12 +14,11 @@ from pathlib import Path
 from app.cli.common import (
     UsageError,
     add_spark_options,
-    call_spark_host,
+    bolt_count,
     examples,
     print_result,
-    quiet,
     read_topology,
-    start_spark_host,
+    spark_request,
 )
 from app.core.topology import Problem, Topology, TopologyError
 
@@ -64,14 +63,12 @@ def apply_parallelism(topo: Topology, items: list[str]) -> Topology:
                 if n is not None:
                     values[name] = n
             continue
-        name, sep, number = item.partition("=")
-        if not sep or not number.strip().isdigit() or int(number) < 1:
-            raise UsageError(f"--parallelism {item}: expected BOLT=N with N >= 1, or 'suggested'")
+        name, count = bolt_count(item, "BOLT=N with N >= 1, or 'suggested'")
         try:
             topo.bolt_by_name(name)
         except KeyError:
             raise TopologyError([Problem(f"--parallelism {name}", f"no bolt named '{name}'")]) from None
-        values[name] = int(number)
+        values[name] = count
     bolts = [b.model_copy(update={"parallelism": values[b.name]}) if b.name in values else b for b in topo.bolts]
     return topo.model_copy(update={"bolts": bolts})
 
@@ -101,12 +98,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = RunSpec(topology=topo, duration_s=args.duration, seed=args.seed, workers=args.workers,
                    sample_interval_s=args.sample, acking=args.ackers > 0, message_timeout_s=args.timeout,
                    max_spout_pending=args.max_pending)
-    host = start_spark_host(args.master, args.driver_memory, args.conf)
-    try:
-        result = call_spark_host(host, "run", quiet(args), spec=json.loads(spec.model_dump_json()),
-                                 out=str(Path(args.out).resolve()), format=args.format)
-    finally:
-        host.close()
+    result = spark_request(args, "run", spec=json.loads(spec.model_dump_json()),
+                           out=str(Path(args.out).resolve()), format=args.format)
     if args.json:
         print_result("run", result)
     else:

@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, examples
+from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, bolt_count, examples
 from app.core.topology import Problem, Topology, TopologyError
 
 
@@ -161,7 +161,8 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
 # ---- repair -----------------------------------------------------------------------------------
 
 
-def wanted_parallelism(items: list[str], document: Topology | None, flux_topology: Topology) -> tuple[dict[str, int], list[str]]:
+def wanted_parallelism(items: list[str], document: Topology | None,
+                       flux_topology: Topology) -> tuple[dict[str, int], list[str]]:
     """Bolt -> parallelism from `suggested`, `document` and `BOLT=N` items (later items win)."""
     values: dict[str, int] = {}
     notes: list[str] = []
@@ -182,10 +183,8 @@ def wanted_parallelism(items: list[str], document: Topology | None, flux_topolog
             else:
                 values.update({b.name: b.parallelism for b in source.bolts})
             continue
-        name, sep, number = item.partition("=")
-        if not sep or not number.strip().isdigit() or int(number) < 1:
-            raise _usage(f"--parallelism {item}: expected suggested, document, or BOLT=N with N >= 1")
-        values[name.strip()] = int(number)
+        name, count = bolt_count(item, "suggested, document, or BOLT=N with N >= 1")
+        values[name.strip()] = count
     return values, notes
 
 
@@ -217,8 +216,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
         return EXIT_OK
     main = Path(args.file).resolve()
     if args.output and any(e.path.resolve() != main for e in edits):
-        raise _usage(f"bolts defined in included files ({', '.join(e.path.name for e in edits if e.path.resolve() != main)}) "
-                     "can only be repaired --in-place")
+        included = ", ".join(e.path.name for e in edits if e.path.resolve() != main)
+        raise _usage(f"bolts defined in included files ({included}) can only be repaired --in-place")
     for edit in edits:
         for change in edit.changes:
             print(f"{edit.path}: {change}")
@@ -240,8 +239,10 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 
 def _flux_reading(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--filter", metavar="FILE.properties", help="substitute ${name} from this properties file (Flux's --filter)")
-    p.add_argument("--env", action="store_true", help="substitute ${ENV-NAME} from the environment (Flux's --env-filter)")
+    p.add_argument("--filter", metavar="FILE.properties",
+                   help="substitute ${name} from this properties file (Flux's --filter)")
+    p.add_argument("--env", action="store_true",
+                   help="substitute ${ENV-NAME} from the environment (Flux's --env-filter)")
     p.add_argument("--resources", action="append", metavar="DIR",
                    help="folder holding classpath resources for `resource: true` includes (repeatable)")
 
@@ -281,7 +282,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="basic auth (default $STORMBOUND_UI_USER; password from $STORMBOUND_UI_PASSWORD)")
     q.add_argument("--token", help="bearer token (default $STORMBOUND_UI_TOKEN)")
     q.add_argument("--cacert", metavar="FILE", help="trust this CA bundle for https (verification stays on)")
-    q.add_argument("--timeout", type=float, default=10.0, metavar="S", help="seconds to wait for each reply (default 10)")
+    q.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                   help="seconds to wait for each reply (default 10)")
     _flux_reading(q)
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
     q.add_argument("--json", action="store_true", help="the document, each derived value's source, and notes as JSON")

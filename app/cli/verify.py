@@ -86,7 +86,8 @@ def _check_writable(path: str) -> None:
 
     target = os.path.abspath(path)
     if os.path.isdir(target):
-        raise UsageError(f"--trace-out {path}: is a folder; give a file name such as {os.path.join(path, 'lasso.json')}")
+        example = os.path.join(path, "lasso.json")
+        raise UsageError(f"--trace-out {path}: is a folder; give a file name such as {example}")
     folder = os.path.dirname(target)
     if not os.path.isdir(folder):
         raise UsageError(f"--trace-out {path}: the folder {folder} does not exist")
@@ -95,7 +96,7 @@ def _check_writable(path: str) -> None:
 def cmd_verify(args: argparse.Namespace) -> int:
     from app.cli.common import read_topology
     from app.core.formats.trace import save_trace
-    from app.core.tcn.search import verify
+    from app.core.tcn.search import SearchOptions, verify
 
     if args.k is not None and args.k < 2:
         raise UsageError("--k must be at least 2")
@@ -108,7 +109,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.file}: the topology has no bolt to verify", field="bolts", file=args.file)
 
     verbose = getattr(args, "verbose", 0) > 0  # -v: the log lines show each bound already
-    status = StatusLine(sys.stderr.isatty() and not getattr(args, "quiet", False) and not args.progress and not verbose).start()
+    on_tty = sys.stderr.isatty() and not getattr(args, "quiet", False)
+    status = StatusLine(on_tty and not args.progress and not verbose).start()
 
     def show(progress) -> None:
         log.info("%s (%.1f s)", progress.message, progress.elapsed_s)
@@ -117,11 +119,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
         status.update(progress.message)
 
     status.update(f"verifying {topo.name}: rate check, then the search")
+    options = SearchOptions(k=args.k, k_max=args.k_max, timeout_s=args.timeout, force_search=args.force_search,
+                            threshold=args.threshold, widen_s=args.widen,
+                            loop_clocks="region" if args.region_clocks else "equal",
+                            simulate=not args.no_simulation)
     try:
-        result = verify(topo, k=args.k, k_max=args.k_max, timeout_s=args.timeout, force_search=args.force_search,
-                        threshold=args.threshold, progress=show, widen_s=args.widen,
-                        loop_clocks="region" if args.region_clocks else "equal",
-                        simulate=not args.no_simulation)
+        result = verify(topo, options, progress=show)
     finally:
         status.stop()
     log.info("verdict %s in %.2f s", result.verdict, result.elapsed_s)
@@ -156,9 +159,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")
     bound = p.add_mutually_exclusive_group()
     bound.add_argument("--k", type=_positive_int, help="search exactly this bound (positions of the lasso, at least 2)")
-    bound.add_argument("--k-max", type=_positive_int, dest="k_max", help="deepen the bound up to this many positions (default: the document's "
+    bound.add_argument("--k-max", type=_positive_int, dest="k_max",
+                       help="deepen the bound up to this many positions (default: the document's "
                             "verification.k, else its k_max)")
-    p.add_argument("--timeout", type=_positive_float, metavar="S", help="give up after this many seconds of wall-clock time (verdict unknown, exit 4)")
+    p.add_argument("--timeout", type=_positive_float, metavar="S",
+                   help="give up after this many seconds of wall-clock time (verdict unknown, exit 4)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document on stdout")
     p.add_argument("--trace-out", dest="trace_out", metavar="PATH",
                    help="write each distinct certified lasso as a trace file: the first to PATH, the next to "
@@ -167,7 +172,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force-search", action="store_true", dest="force_search",
                    help="search every checked bolt without anything derived from the rate check (no bolt skipped "
                         "as bounded, no queue assumed level): slower, a cross-check of the rate proof")
-    p.add_argument("--threshold", type=_positive_int, metavar="N", help="check instead: can some queue reach this size (tuples)")
+    p.add_argument("--threshold", type=_positive_int, metavar="N",
+                   help="check instead: can some queue reach this size (tuples)")
     p.add_argument("--no-simulation", action="store_true", dest="no_simulation",
                    help="search with the solver only (by default a lasso built by simulation is tried first for "
                         "bolts the rate check says may grow; docs/simulation.md)")

@@ -14,9 +14,9 @@ Per bolt j, with C = parallelism, α, τ = tolerance, idle = max_idle_time:
 Everything is computed with exact fractions. Cycles are handled per strongly
 connected component: largest flows are iterated *down* from a sound upper bound
 (σ · largest capacity), smallest flows *up* from zero, so both stay sound after a
-finite number of rounds; largest flows use σ_hi, smallest and nominal ones σ_lo. A bolt is `bounded` when its largest inflow is below its
-smallest capacity (a proof: see docs/boundedness.md), `grows` when inflow exceeds
-capacity at nominal rates (τ = 0, no idling), `may-grow` otherwise.
+finite number of rounds; largest flows use σ_hi, smallest and nominal ones σ_lo.
+A bolt is `bounded` when its largest inflow is below its smallest capacity (a proof: see
+docs/boundedness.md), `grows` when inflow exceeds capacity at nominal rates (τ = 0, no idling), `may-grow` otherwise.
 """
 
 from __future__ import annotations
@@ -332,7 +332,8 @@ def idle_warning(topo: Topology) -> IdleWarning | None:
     threshold = alpha * IDLE_SHARE_LIMIT
     tau = exact(topo.settings.tolerance)
     lost = idle / (alpha * (1 + tau) + idle)
-    named = ", ".join(f"{n} (α = {_fmt(a)} s)" for a, n in fast[:5]) + (f" and {len(fast) - 5} more" if len(fast) > 5 else "")
+    more = f" and {len(fast) - 5} more" if len(fast) > 5 else ""
+    named = ", ".join(f"{n} (α = {_fmt(a)} s)" for a, n in fast[:5]) + more
     message = (f"max_idle_time = {_fmt(idle)} s is more than α/10 of {named}: the model lets {name} wait that long "
                f"before each batch, which costs it {float(lost):.0%} of its smallest capacity; unless it really "
                f"idles that long, set max_idle_time to at most {_fmt(threshold)} s (α/10 of the fastest bolt; "

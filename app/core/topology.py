@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
 
@@ -75,7 +75,7 @@ class Bolt(_StormFields):
         default_factory=list, description="parameters still holding a placeholder (an import had no value)")
 
 
-Component = Union[Spout, Bolt]
+Component = Spout | Bolt
 
 
 class Subscription(_StormFields):
@@ -94,7 +94,8 @@ class TopologySettings(_Model):
     """Timing constants shared by every component (section 1 of the TCN semantics)."""
 
     tolerance: float = Field(default=0.1, ge=0, lt=1, description="relative jitter τ of every duration")
-    max_idle_time: float = Field(default=0.01, ge=0, description="a bolt with waiting tuples takes within this delay (s)")
+    max_idle_time: float = Field(default=0.01, ge=0,
+                                 description="a bolt with waiting tuples takes within this delay (s)")
     init_queues: int = Field(default=0, ge=0, description="every queue's size at time 0")
     emission: Emission = Field(
         default="exact",
@@ -114,7 +115,7 @@ class VerificationSettings(_Model):
     timeout_s: float | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
-    def _range(self) -> "VerificationSettings":
+    def _range(self) -> VerificationSettings:
         if self.k_min > self.k_max:
             raise ValueError(f"k_min ({self.k_min}) is larger than k_max ({self.k_max})")
         return self
@@ -204,7 +205,7 @@ class Topology(_Model):
         return data
 
     @model_validator(mode="after")
-    def _graph_rules(self) -> "Topology":
+    def _graph_rules(self) -> Topology:
         problems = graph_problems(self)
         if problems:
             raise ValueError("\n".join(f"{p.path}: {p.message}" for p in problems))

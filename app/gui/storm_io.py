@@ -140,8 +140,8 @@ class StormIO(QObject):
                                              "(nothing else in it changes)")
         actions = file_menu.actions()
         save_as = window.action_save_as
-        later = actions[actions.index(save_as) + 1] if save_as in actions and actions.index(save_as) + 1 < len(actions) \
-            else None
+        following = actions.index(save_as) + 1 if save_as in actions else len(actions)
+        later = actions[following] if following < len(actions) else None
         if later is not None:
             file_menu.insertAction(later, self.action_save_flux)
         else:
@@ -183,10 +183,9 @@ class StormIO(QObject):
                                                       str(Path(path).parent), PROPERTIES_FILTER)
                 if props:
                     return self.import_flux_path(path, replace(options, filter=Path(props)), ask=False)
-            elif "needs --env" in err.message and not options.env:
-                if window.dialogs.confirm(window, "Environment variables",
-                                          f"{err}\n\nSubstitute ${{ENV-...}} from the environment?"):
-                    return self.import_flux_path(path, replace(options, env=True), ask=False)
+            elif "needs --env" in err.message and not options.env and window.dialogs.confirm(
+                    window, "Environment variables", f"{err}\n\nSubstitute ${{ENV-...}} from the environment?"):
+                return self.import_flux_path(path, replace(options, env=True), ask=False)
             window.dialogs.error(window, "Cannot import Flux file", str(err))
             window.show_message(f"Could not import {Path(path).name}")
             return False
@@ -297,7 +296,8 @@ class StormIO(QObject):
             what = f"Imported {measured.topology_id} from the Storm UI"
         window.show_message(what)
         lines = [f"{d.path} = {d.value:.6g}   ({d.source})" for d in measured.derived]
-        window.dialogs.info(window, "Imported from Storm UI", "\n".join([what, "", *lines, *([""] + notes if notes else [])]))
+        text = "\n".join([what, "", *lines, *([""] + notes if notes else [])])
+        window.dialogs.info(window, "Imported from Storm UI", text)
 
 
 def install(window: Any) -> StormIO:

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal
 
+from app.core.tcn.options import SearchOptions
 from app.core.tcn.result import Progress, PropertyKind, VerifyResult
 from app.core.topology import Topology
 
@@ -138,14 +139,19 @@ class SearchLike(Protocol):
     def cancel(self) -> None: ...
 
 
-SearchFactory = Callable[..., SearchLike]
+class SearchFactory(Protocol):
+    """Builds the search of one property: `Search(topo, options, progress=...)` or a stand-in."""
+
+    def __call__(self, topo: Topology, options: SearchOptions, *,
+                 progress: Callable[[Progress], None]) -> SearchLike: ...
 
 
-def default_search_factory(topo: Topology, **options: Any) -> SearchLike:
+def default_search_factory(topo: Topology, options: SearchOptions, *,
+                           progress: Callable[[Progress], None]) -> SearchLike:
     """The real verifier (imported here, in the worker thread, so that z3 loads only when a search runs)."""
     from app.core.tcn.search import Search
 
-    return Search(topo, **options)
+    return Search(topo, options, progress=progress)
 
 
 class VerifyWorker(Worker[VerifyResult]):
@@ -157,12 +163,12 @@ class VerifyWorker(Worker[VerifyResult]):
     before the search even started, the worker reports "unknown" itself.
     """
 
-    def __init__(self, topo: Topology, *, prop: PropertyKind = "growth", options: dict[str, Any] | None = None,
+    def __init__(self, topo: Topology, *, prop: PropertyKind = "growth", options: SearchOptions | None = None,
                  search_factory: SearchFactory | None = None, parent: QObject | None = None):
         super().__init__(parent)
         self.topology = topo
         self.prop: PropertyKind = prop
-        self.options = dict(options or {})
+        self.options = SearchOptions() if options is None else options
         self._factory = search_factory or default_search_factory
         self._lock = threading.Lock()
         self._search: SearchLike | None = None
@@ -191,7 +197,7 @@ class VerifyWorker(Worker[VerifyResult]):
 
     def _cancelled_result(self, elapsed: float) -> VerifyResult:
         return VerifyResult(property=self.prop, verdict="unknown", elapsed_s=elapsed,
-                            threshold=self.options.get("threshold"),
+                            threshold=self.options.threshold,
                             message="Verification was cancelled before the search started.")
 
     def work(self) -> VerifyResult:
@@ -201,7 +207,7 @@ class VerifyWorker(Worker[VerifyResult]):
                 if self._cancelled:
                     search = None
                 else:
-                    search = self._factory(self.topology, progress=self._report, **self.options)
+                    search = self._factory(self.topology, self.options, progress=self._report)
                     self._search = search
             if search is None:
                 return self._cancelled_result(0.0)

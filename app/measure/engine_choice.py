@@ -106,7 +106,7 @@ def choose_engine(path: str | os.PathLike[str], engine: str = "auto", *, spark_r
 
 def _has_pyarrow() -> bool:
     try:
-        import pyarrow.dataset  # noqa: F401
+        import pyarrow.dataset  # noqa: F401  # only whether it imports
     except ModuleNotFoundError:
         return False
     return True

@@ -86,8 +86,9 @@ def read_storm_events(path: str | os.PathLike[str]) -> EventLog:
         if m is None:
             if records:
                 continue  # a value with a line break: the rest of the previous tuple
-            raise EventLogError(f"{p.name} line {number}", "not an event inspector line (expected "
-                                                           "'Mon Nov 23 11:33:18 UTC 2026,COMPONENT,TASK,MSGID,[VALUES]')")
+            raise EventLogError(f"{p.name} line {number}",
+                                "not an event inspector line (expected "
+                                "'Mon Nov 23 11:33:18 UTC 2026,COMPONENT,TASK,MSGID,[VALUES]')")
         if m["mon"] not in _MONTHS:
             raise EventLogError(f"{p.name} line {number}.date", f"unknown month '{m['mon']}'")
         comp, task, msg, _values = _fields(m["rest"], f"{p.name} line {number}")

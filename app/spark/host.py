@@ -49,7 +49,7 @@ class _Host:
                             progress=progress, cancel=cancel).model_dump()
 
     def op_analyze(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
-        from app.measure.analysis import analyze
+        from app.spark.analysis_job import analyze
         from app.spark.frames import load_frames
 
         progress(0.1, "reading the log")
@@ -73,8 +73,9 @@ class _Host:
 
     def op_reliability(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
         from app.measure.eventlog import EventLogError, log_format
-        from app.measure.reliability import ReliabilityConfig, check_reliability
+        from app.measure.reliability import ReliabilityConfig
         from app.spark.frames import load_frames
+        from app.spark.reliability_job import check_reliability
 
         if log_format(req["path"]) in ("storm-metrics", "storm-events"):
             raise EventLogError(str(req["path"]), "a Storm metrics log or events.log has no takes or acks; "

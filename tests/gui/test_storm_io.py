@@ -1,4 +1,5 @@
-"""File ▸ Import ▸ Flux… / From Storm UI…, Save Parallelism to Flux File…, and the amber marking of unannotated values."""
+"""File ▸ Import ▸ Flux… / From Storm UI…, Save Parallelism to Flux File…, and the amber marking of unannotated
+values."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def _import_flux(window: Any, path: Path) -> None:
 def test_file_menu_has_the_import_submenu_and_save_to_flux(make_window: Callable[..., Any]) -> None:
     window = make_window()
     file_menu = window.menu("File")
-    submenu = next(a.menu() for a in file_menu.actions() if a.menu() is not None and a.menu().objectName() == "menu_import")
+    submenu = next(a.menu() for a in file_menu.actions()
+                   if a.menu() is not None and a.menu().objectName() == "menu_import")
     assert [a.text() for a in submenu.actions()] == ["&D-VerT JSON…", "&Flux…", "From &Storm UI…"]
     save = window.storm_io.action_save_flux
     assert save in file_menu.actions() and not save.isEnabled()

@@ -12,7 +12,7 @@ import csv
 import json
 import time
 import xml.etree.ElementTree as ET
-from functools import partial
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,9 @@ from PySide6.QtGui import QImage
 from app.core.formats import load_topology
 from app.core.formats.trace import load_trace
 from app.core.formats.verified import check_verified
-from app.core.tcn.search import Search
+from app.core.tcn.result import Progress
+from app.core.tcn.search import Search, SearchOptions, verify
+from app.core.topology import Topology
 from app.gui.commands import SetComponentFieldsCommand, SetSectionFieldsCommand
 from app.gui.document import DocumentModel
 from app.gui.panels.verification import VerificationPanel
@@ -33,8 +35,10 @@ pytest.importorskip("app.core.tcn.search", reason="the verifier core (app/core/t
 def make_panel(qtbot, document: DocumentModel, *, solver_only: bool = False) -> VerificationPanel:
     """The panel with the real verifier; `solver_only`: no simulated lassos (they take milliseconds,
     and the tests of a long verification need the solver's seconds of work)."""
-    factory = partial(Search, simulate=False) if solver_only else None
-    panel = VerificationPanel(document, search_factory=factory)
+    def solver_only_search(topo: Topology, options: SearchOptions, *, progress: Callable[[Progress], None]) -> Search:
+        return Search(topo, options.with_changes(simulate=False), progress=progress)
+
+    panel = VerificationPanel(document, search_factory=solver_only_search if solver_only else None)
     qtbot.addWidget(panel)
     panel.show()
     panel.trace_view.resize(1000, 600)
@@ -155,3 +159,23 @@ def test_growth_and_threshold_properties_on_getting_started(qtbot, models_dir: P
     view.last()
     assert "next pass" not in view.position_label.text()
     assert max(step.queue for sp in view.shown for step in sp.position.bolts.values()) >= 5
+
+
+@pytest.mark.timeout(120)
+def test_the_gui_finds_the_simulation_built_lassos_the_cli_finds(qtbot, models_dir: Path) -> None:
+    """simple-DIA-cfg-1 sets k = 15: the GUI must deepen up to it (as `stormbound verify` does), which
+    lets the search try simulation-built lassos first, rather than solve the single bound 15."""
+    topo = load_topology(models_dir / "simple-DIA-cfg-1.storm.json")
+    cli = verify(topo, SearchOptions(timeout_s=60))
+    simulated = sorted(n for n, v in cli.bolts.items() if v.method == "simulation")
+    assert simulated, "the CLI found no simulation-built lasso on simple-DIA-cfg-1: pick another model"
+    document = DocumentModel(topo)
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"timeout_s": 60.0}))
+    panel = make_panel(qtbot, document)
+    with qtbot.waitSignal(panel.all_finished, timeout=100_000):
+        panel.start()
+    gui = panel.states[0].result
+    assert gui is not None, panel.details.toPlainText()
+    assert {n: (v.verdict, v.method) for n, v in gui.bolts.items()} == \
+        {n: (v.verdict, v.method) for n, v in cli.bolts.items()}
+    assert all(panel.bolt_verdict(0, n).certified for n in simulated)

@@ -19,8 +19,10 @@ import pytest
 from PySide6.QtCore import QTimer
 from test_trace_view import make_trace
 
+from app.cli import build_parser
 from app.core.formats import load_topology
 from app.core.formats.verified import check_verified
+from app.core.tcn.options import SearchOptions
 from app.core.tcn.result import Progress, VerifyResult
 from app.core.topology import TopologyError
 from app.gui.commands import SetComponentFieldsCommand, SetSectionFieldsCommand
@@ -34,13 +36,10 @@ class ScriptedSearch:
 
     instances: list[ScriptedSearch] = []
 
-    def __init__(self, topo: Any, *, k: int | None = None, k_max: int | None = None, timeout_s: float | None = None,
-                 force_search: bool = False, threshold: int | None = None, loop_clocks: str = "equal",
-                 progress: Callable[[Progress], None] | None = None, verdict: str = "counterexample",
-                 k_final: int = 6, step_s: float = 0.01, fail: str = "") -> None:
-        self.topo, self.threshold, self.force_search = topo, threshold, force_search
+    def __init__(self, topo: Any, options: SearchOptions, *, progress: Callable[[Progress], None] | None = None,
+                 verdict: str = "counterexample", k_final: int = 6, step_s: float = 0.01, fail: str = "") -> None:
+        self.topo, self.options, self.threshold = topo, options, options.threshold
         self.progress, self.verdict, self.k_final, self.step_s, self.fail = progress, verdict, k_final, step_s, fail
-        self.k_max, self.loop_clocks = k_max, loop_clocks
         self._stop = threading.Event()
         ScriptedSearch.instances.append(self)
 
@@ -103,8 +102,7 @@ def test_verdict_markers_and_words(qtbot, document: DocumentModel, verdict: str,
     run_to_end(qtbot, panel)
     assert panel.marker_colour(0) == colour
     assert panel.verdict_text(0) == words
-    item = panel.tree.topLevelItem(0)
-    assert item.text(2) == words and item.text(3) == "6"
+    assert panel.model.text(0, 2) == words and panel.model.text(0, 3) == "6"
     assert f"scripted {verdict}" in panel.details.toPlainText()
     assert "a note in words" in panel.details.toPlainText()
     assert panel.progress_label.text().startswith("Finished in")
@@ -214,9 +212,25 @@ def test_options_reach_the_search(qtbot, document: DocumentModel) -> None:
     run_to_end(qtbot, panel)
     growth, threshold = ScriptedSearch.instances
     assert growth.threshold is None and threshold.threshold == 7
-    assert growth.force_search and growth.k_max == 40
-    assert growth.loop_clocks == threshold.loop_clocks == "region"
+    assert growth.options.force_search and threshold.options.force_search
+    assert growth.options.loop_clocks == threshold.options.loop_clocks == "region"
     assert panel.states[1].result.property == "threshold"
+
+
+def test_the_search_is_asked_as_the_cli_asks_it(qtbot, document: DocumentModel) -> None:
+    """The document's k (15 in simple-DIA-cfg-1) is the deepest bound, not a single one: a single k
+    would skip the simulation-built lassos that `stormbound verify` finds."""
+    assert document.topology().verification.k == 15
+    panel = make_panel(qtbot, document, verdict="none-up-to-k")
+    ScriptedSearch.instances.clear()
+    run_to_end(qtbot, panel)
+    growth, = ScriptedSearch.instances
+    cli = build_parser().parse_args(["verify", "model.storm.json"])
+    assert growth.options == SearchOptions(k=cli.k, k_max=cli.k_max, timeout_s=cli.timeout,
+                                           force_search=cli.force_search, threshold=cli.threshold,
+                                           widen_s=cli.widen, simulate=not cli.no_simulation)
+    assert growth.options.k is None and growth.options.simulate
+    assert growth.options.deepest(growth.topo) == 15 and panel.progress_bar.maximum() == 15
 
 
 def test_export_verified_configuration(qtbot, document: DocumentModel, tmp_path: Path) -> None:
@@ -376,22 +390,66 @@ def test_one_row_per_checked_bolt_each_opening_its_own_lasso(qtbot, document: Do
     panel = VerificationPanel(document, search_factory=PerBoltSearch)
     qtbot.addWidget(panel)
     panel.show()
-    item = panel.tree.topLevelItem(0)
-    assert [item.child(i).text(1) for i in range(item.childCount())] == ["B2", "B3"]
+    model = panel.model
+    assert [bolt for row, bolt in model.entries if row == 0 and bolt is not None] == ["B2", "B3"]
     assert panel.bolt_row_text(0, "B2") == ""
     run_to_end(qtbot, panel)
     assert panel.bolt_row_text(0, "B2").startswith("grows: lasso 1 (k = ")
     assert panel.bolt_row_text(0, "B3").startswith("grows: lasso 2 (k = ")
-    assert item.child(1).data(0, 0x0100) == "red"  # Qt.UserRole holds the marker colour
+    assert model.index(model.table_row(0, "B3"), 0).data(0x0100) == "red"  # Qt.UserRole holds the marker colour
     result = panel.states[0].result
-    panel.tree.setCurrentItem(item.child(1))
+    panel.select(0, "B3")
     assert "B3 grows" in panel.details.toPlainText()
     assert panel.trace_button.isEnabled()
     panel.show_selected_trace()
     assert panel.trace_view.trace is result.traces[1]
     assert "B3 grows (lasso 2 of 2)" in panel.trace_view.title.text()
-    panel.tree.itemDoubleClicked.emit(item.child(0), 1)
+    panel.table.doubleClicked.emit(model.index(model.table_row(0, "B2"), 1))
     assert panel.trace_view.trace is result.traces[0]
     # an edit makes every bolt row stale (grey)
     document.undo_stack.push(SetComponentFieldsCommand(document, document.topology().bolts[0].id, {"alpha": 2.0}))
     assert panel.bolt_row_text(0, "B3").startswith("stale: grows")
+
+
+def test_the_property_list_is_a_table_model_with_coloured_verdicts(qtbot, document: DocumentModel) -> None:
+    from PySide6.QtCore import QAbstractTableModel, Qt
+
+    from app.gui.panels.property_table import COLUMNS, VERDICT_TEXT_COLOURS
+
+    panel = make_panel(qtbot, document)
+    model = panel.model
+    assert isinstance(model, QAbstractTableModel)
+    assert [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())] == \
+        COLUMNS == ["", "property", "verdict", "k", "time"]
+    assert model.rowCount() == 3  # the growth property and its bolts B2, B3
+
+    def verdict_colour(bolt: str | None = None) -> str:
+        brush = model.index(model.table_row(0, bolt), 2).data(Qt.ItemDataRole.ForegroundRole)
+        return brush.color().name()
+
+    assert verdict_colour() == VERDICT_TEXT_COLOURS["grey"]
+    run_to_end(qtbot, panel)
+    assert verdict_colour() == VERDICT_TEXT_COLOURS["red"]
+    b2 = document.topology().bolt_by_name("B2")
+    document.undo_stack.push(SetComponentFieldsCommand(document, b2.id, {"parallelism": 9}))
+    assert verdict_colour() == VERDICT_TEXT_COLOURS["grey"]  # stale
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 5}))
+    assert model.rowCount() == 4 and model.text(1, 1) == "Some queue reaches 5"
+
+
+def test_the_controller_verifies_without_any_widget(qtbot, document: DocumentModel) -> None:
+    """The Qt-light half alone: properties, a run, its result, staleness and the verified export."""
+    from app.gui.panels.verification_controller import VerificationController
+
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 40}))
+    controller = VerificationController(document, search_factory=partial(ScriptedSearch, verdict="none-up-to-k"))
+    changed: list[int] = []
+    controller.property_changed.connect(changed.append)
+    assert [s.spec.kind for s in controller.states] == ["growth", "threshold"]
+    with qtbot.waitSignal(controller.all_finished, timeout=5000):
+        controller.start()
+    assert [s.colour for s in controller.states] == ["green", "green"] and set(changed) == {0, 1}
+    assert controller.verified_problem() is None and controller.verified_configuration()
+    document.undo_stack.push(SetSectionFieldsCommand(document, "settings", {"max_idle_time": 0.02}))
+    assert [s.stale for s in controller.states] == [True, True]
+    assert "stale" in (controller.verified_problem() or "")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from app.core.topology import Topology
-from app.measure.analysis import analyze, analyze_local, fit_trend, t_quantile_975
+from app.measure.analysis import analyze_local, fit_trend, t_quantile_975
 from app.measure.eventlog import Event, EventLog, QueueSample
 from app.measure.model_vs_measured import calibrate, compare
+from app.spark.analysis_job import analyze
 from app.spark.frames import log_to_frames
 
 

@@ -17,9 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.measure.analysis import analyze, analyze_path_local
-from app.measure.reliability import ReliabilityConfig, check_reliability, check_reliability_path_local
+from app.measure.analysis import analyze_path_local
+from app.measure.reliability import ReliabilityConfig, check_reliability_path_local
+from app.spark.analysis_job import analyze
 from app.spark.frames import load_frames
+from app.spark.reliability_job import check_reliability
 
 pytestmark = pytest.mark.spark
 

@@ -12,11 +12,11 @@ from app.measure.eventlog import Event, EventLog, record_from_dict
 from app.measure.reliability import (
     PROPERTIES,
     ReliabilityConfig,
-    check_reliability,
     check_reliability_local,
     load_vectors,
 )
 from app.spark.frames import log_to_frames
+from app.spark.reliability_job import check_reliability
 from tests.conftest import SHARED
 
 VECTORS_FILE = SHARED / "data" / "storm-reliability-vectors.json"

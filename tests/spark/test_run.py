@@ -15,10 +15,10 @@ import pytest
 from app.cli.run import apply_parallelism
 from app.core.formats import load_topology
 from app.core.rates import rate_check
-from app.measure.analysis import analyze
 from app.measure.eventlog import read_log
 from app.measure.model_vs_measured import calibrate, compare
 from app.measure.reliability import ReliabilityConfig, check_reliability_local
+from app.spark.analysis_job import analyze
 from app.spark.frames import load_frames
 from app.spark.run_job import RunResult, RunSpec, run_on_spark
 from tests.conftest import MODELS

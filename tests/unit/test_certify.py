@@ -11,7 +11,7 @@ import pytest
 from app.core.formats import load_topology
 from app.core.formats.trace import Trace, format_time, load_trace
 from app.core.tcn.certify import certify
-from app.core.tcn.search import verify
+from app.core.tcn.search import SearchOptions, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,7 +24,7 @@ def lasso() -> Trace:
 
 
 def test_the_search_finds_a_certified_lasso_of_getting_started() -> None:
-    result = verify(load_topology(ROOT / "models" / "getting-started.storm.json"), k_max=8, timeout_s=60)
+    result = verify(load_topology(ROOT / "models" / "getting-started.storm.json"), SearchOptions(k_max=8, timeout_s=60))
     assert result.verdict == "counterexample" and result.trace is not None
     assert certify(result.trace).ok
 

@@ -164,7 +164,8 @@ def test_wordcount_maps_every_flux_field(tmp_path: Path) -> None:
     topo = result.topology
     assert topo.name == "wordcount"
     storm = topo.storm
-    assert (storm.workers, storm.max_spout_pending, storm.message_timeout_secs, storm.acker_executors) == (2, 500, 45, 1)
+    settings = (storm.workers, storm.max_spout_pending, storm.message_timeout_secs, storm.acker_executors)
+    assert settings == (2, 500, 45, 1)
     assert storm.config == {"topology.debug": False}
     assert storm.flux_file == str((tmp_path / "wc.yaml").resolve())
     assert topo.spouts[0].executors == 2 and topo.spouts[0].class_name == "org.example.SentenceSpout"

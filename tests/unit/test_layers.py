@@ -2,8 +2,10 @@
 
 - app.core imports nothing of the other packages;
 - app.measure, app.diff, app.cep and app.expr import no Qt, and pyspark only inside functions;
+  app.measure no pyspark at all (the Spark twins of its analysis and reliability check are in app.spark);
 - app.spark imports no Qt; no domain package imports app.gui or app.cli;
-- app.gui imports no z3 (verification runs in the core, in a worker);
+- app.gui imports no z3 (verification runs in the core, in a worker); a panel's controller
+  (app.gui.panels.*_controller) imports no widgets;
 - no import circles, lazy imports (inside functions) included.
 """
 
@@ -98,6 +100,12 @@ def test_measured_run_packages_have_no_qt_and_no_spark_at_module_level(module: s
     assert not [n for n, top, _ in found if top and _within(n, SPARK)], f"{module} imports pyspark at module level"
 
 
+@pytest.mark.parametrize("module", [m for m in MODULES if _within(m, ("app.measure",))])
+def test_measure_imports_no_spark_at_all(module: str) -> None:
+    found = [n for n, _, _ in imports_of(module) if _within(n, SPARK)]
+    assert not found, f"{module} imports {found} (Spark code belongs in app.spark)"
+
+
 @pytest.mark.parametrize("module", [m for m in MODULES if _within(m, DOMAIN)])
 def test_domain_packages_import_no_gui_and_no_cli(module: str) -> None:
     found = [n for n, _, _ in imports_of(module)]
@@ -107,6 +115,19 @@ def test_domain_packages_import_no_gui_and_no_cli(module: str) -> None:
 @pytest.mark.parametrize("module", [m for m in MODULES if _within(m, ("app.gui",))])
 def test_gui_imports_no_z3(module: str) -> None:
     assert not [n for n, _, _ in imports_of(module) if _within(n, ("z3",))], f"{module} imports z3"
+
+
+CONTROLLERS = [m for m in MODULES if m.startswith("app.gui.panels.") and m.endswith("_controller")]
+
+
+def test_panels_have_controllers() -> None:
+    assert {"app.gui.panels.runs_controller", "app.gui.panels.verification_controller"} <= set(CONTROLLERS)
+
+
+@pytest.mark.parametrize("module", CONTROLLERS)
+def test_panel_controllers_import_no_widgets(module: str) -> None:
+    found = [n for n, _, _ in imports_of(module) if _within(n, ("PySide6.QtWidgets", "pyqtgraph"))]
+    assert not found, f"{module} imports {found}: widgets belong in the panel's view"
 
 
 def test_no_import_circles() -> None:

@@ -80,7 +80,8 @@ def test_wrong_verdict_is_a_failure(monkeypatch, capsys):
     from app.core.tcn.result import VerifyResult
 
     monkeypatch.setattr(selftest, "_verify_function",
-                        lambda: (lambda topo, **kwargs: VerifyResult(verdict="none-up-to-k", k=3, message="none")))
+                        lambda: (lambda topo, options=None, **kwargs: VerifyResult(verdict="none-up-to-k", k=3,
+                                                                                 message="none")))
     assert selftest.run_selftest() == selftest.EXIT_SELFTEST_FAILED
     assert "FAILED at verify: expected a counterexample" in capsys.readouterr().err
 

@@ -1,5 +1,5 @@
-"""`stormbound import flux | storm-ui`, `export flux`, `repair`: exit codes, one-line errors, nothing written on failure,
-and the whole way round: a Flux file and a running cluster in, verified, repaired, back into the Flux file."""
+"""`stormbound import flux | storm-ui`, `export flux`, `repair`: exit codes, one-line errors, nothing written on
+failure, and the whole way round: a Flux file and a running cluster in, verified, repaired, back into the Flux file."""
 
 from __future__ import annotations
 
@@ -97,7 +97,8 @@ def test_import_with_filter_env_and_resources(capsys, tmp_path: Path, monkeypatc
     (tmp_path / "p.properties").write_text("topo.name = from-properties\n")
     monkeypatch.setenv("WORKERS", "5")
     out = tmp_path / "o.storm.json"
-    code, _, err = run(capsys, "import", "flux", str(tmp_path / "main.yaml"), "--filter", str(tmp_path / "p.properties"),
+    code, _, err = run(capsys, "import", "flux", str(tmp_path / "main.yaml"),
+                       "--filter", str(tmp_path / "p.properties"),
                        "--env", "--resources", str(tmp_path / "res"), "-o", str(out))
     assert code == 0, err
     topo = load_topology(out)
@@ -110,7 +111,8 @@ def test_export_flux_then_import(capsys, tmp_path: Path) -> None:
     out = tmp_path / "dia.yaml"
     code, stdout, err = run(capsys, "export", "flux", str(ROOT / "models" / "simple-DIA-cfg-1.storm.json"), str(out))
     assert code == 0 and f"wrote {out}" in stdout and "stormbound.placeholder" in err
-    assert import_flux(out).topology.semantics() == load_topology(ROOT / "models" / "simple-DIA-cfg-1.storm.json").semantics()
+    model = load_topology(ROOT / "models" / "simple-DIA-cfg-1.storm.json")
+    assert import_flux(out).topology.semantics() == model.semantics()
 
 
 def test_repair_dry_run_copy_and_errors(capsys, flux_copy: Path, tmp_path: Path) -> None:
@@ -168,8 +170,8 @@ def test_run_and_reliability_take_the_documents_storm_settings(capsys, flux_copy
                                                                 monkeypatch) -> None:
     import argparse
 
+    from app.cli import common as cli_common
     from app.cli import reliability as reliability_cli
-    from app.cli import run as run_cli
 
     doc = tmp_path / "wc.storm.json"
     topo = import_flux(flux_copy).topology
@@ -179,16 +181,17 @@ def test_run_and_reliability_take_the_documents_storm_settings(capsys, flux_copy
     seen: dict = {}
 
     class FakeHost:
-        def request(self, op, on_progress=None, **params):  # noqa: ANN001, ANN003
+        def request(self, op, on_progress=None, **params):  # noqa: ANN001, ANN003  # a stand-in for the host client
             seen.update(params["spec"])
             return {"master": "local", "workers": 2, "events": 0, "queue_samples": 0, "out_dir": params["out"]}
 
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(run_cli, "start_spark_host", lambda master, *a, **k: FakeHost())
+    monkeypatch.setattr(cli_common, "start_spark_host", lambda master, *a, **k: FakeHost())
     assert run(capsys, "run", str(doc), "--duration", "1", "--out", str(tmp_path / "run"))[0] == 0
-    assert (seen["workers"], seen["acking"], seen["message_timeout_s"], seen["max_spout_pending"]) == (2, True, 30.0, 1000)
+    settings = (seen["workers"], seen["acking"], seen["message_timeout_s"], seen["max_spout_pending"])
+    assert settings == (2, True, 30.0, 1000)
     assert run(capsys, "run", str(doc), "--duration", "1", "--out", str(tmp_path / "run"), "--ackers", "0",
                "--max-pending", "7")[0] == 0
     assert (seen["acking"], seen["max_spout_pending"]) == (False, 7)

@@ -46,9 +46,11 @@ def test_mapping_of_the_wordcount_replies(ui: StormUIServer) -> None:
     edges = sorted((topo.name_of(s.source), topo.name_of(s.target)) for s in topo.subscriptions)
     assert edges == [("count", "report"), ("sentences", "split"), ("split", "count")]  # no __system input
     storm = topo.storm
-    assert (storm.workers, storm.acker_executors, storm.max_spout_pending, storm.message_timeout_secs) == (2, 1, 1000, 30)
+    settings = (storm.workers, storm.acker_executors, storm.max_spout_pending, storm.message_timeout_secs)
+    assert settings == (2, 1, 1000, 30)
     sources = {d.path: d.source for d in result.derived}
-    assert sources["spouts.sentences.rate"] == "24000 tuples emitted on its own streams (component page) over the last 600 s"
+    rate_source = "24000 tuples emitted on its own streams (component page) over the last 600 s"
+    assert sources["spouts.sentences.rate"] == rate_source
     assert "weighted by executed" in sources["bolts.count.alpha"]
     assert sources["bolts.split.sigma"] == "120000 emitted / 24000 executed over the last 600 s"
     assert sources["bolts.split.parallelism"] == "executors = 2"

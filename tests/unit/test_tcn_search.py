@@ -16,7 +16,7 @@ from app.core.formats import load_topology
 from app.core.rates import bounded_bolts
 from app.core.tcn.certify import certify
 from app.core.tcn.network import build_network
-from app.core.tcn.search import Search, deepening_schedule, verify
+from app.core.tcn.search import Search, SearchOptions, deepening_schedule, verify
 from app.core.topology import parse_topology
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ def test_cone_of_influence_keeps_checked_bolts_and_their_upstream() -> None:
 
 
 def test_getting_started_counterexample_is_certified() -> None:
-    result = verify(model("getting-started"), k_max=8, timeout_s=60)
+    result = verify(model("getting-started"), SearchOptions(k_max=8, timeout_s=60))
     assert result.verdict == "counterexample" and result.certified
     assert result.growing == ["count"] and result.growth_per_loop["count"] > 0
     assert result.trace is not None and certify(result.trace).ok
@@ -50,7 +50,7 @@ def test_getting_started_counterexample_is_certified() -> None:
 
 
 def test_simple_dia_cfg_1_certified_counterexample_b2_grows() -> None:
-    result = verify(model("simple-DIA-cfg-1"), k_max=15, timeout_s=150, simulate=False)
+    result = verify(model("simple-DIA-cfg-1"), SearchOptions(k_max=15, timeout_s=150, simulate=False))
     assert result.verdict == "counterexample" and result.certified, result.message
     assert result.growing == ["B2"] and result.growth_per_loop["B2"] > 0
     assert result.trace is not None and certify(result.trace).ok
@@ -86,7 +86,7 @@ def test_simple_dia_cfg_1_b2_and_b3_never_grow_together_up_to_the_published_k() 
 
 
 def test_simple_dia_cfg_3_widened_lasso_grows_the_published_bolts() -> None:
-    result = verify(model("simple-DIA-cfg-3"), k_max=15, timeout_s=150, widen_s=60)
+    result = verify(model("simple-DIA-cfg-3"), SearchOptions(k_max=15, timeout_s=150, widen_s=60))
     assert result.verdict == "counterexample" and result.certified, result.message
     assert set(result.growing) == {"B2", "B3"}  # published: B2 and B3 grow
     assert result.trace is not None and certify(result.trace).ok
@@ -100,19 +100,19 @@ def test_rate_check_proof_gives_bounded_without_search() -> None:
 
 
 def test_forced_search_on_a_bounded_topology_finds_no_lasso() -> None:
-    result = verify(model("focused-crawler-reduced-cfg-5"), force_search=True, k_max=8, timeout_s=60)
+    result = verify(model("focused-crawler-reduced-cfg-5"), SearchOptions(force_search=True, k_max=8, timeout_s=60))
     assert result.verdict == "none-up-to-k" and result.k == 8
     assert "not a proof" in result.message and "bounded" not in result.message.replace("boundedness", "")
 
 
 def test_none_up_to_k_suggests_larger_k_when_rate_check_says_grows() -> None:
-    result = verify(model("simple-DIA-cfg-1"), k=3, timeout_s=60)
+    result = verify(model("simple-DIA-cfg-1"), SearchOptions(k=3, timeout_s=60))
     assert result.verdict == "none-up-to-k" and result.k == 3
     assert any("B2 grows" in n and "larger k" in n for n in result.notes)
 
 
 def test_threshold_property_reaches_n() -> None:
-    result = verify(model("getting-started"), threshold=3, k_max=8, timeout_s=60)
+    result = verify(model("getting-started"), SearchOptions(threshold=3, k_max=8, timeout_s=60))
     assert result.verdict == "counterexample" and result.property == "threshold"
     assert result.trace is not None and certify(result.trace, threshold=3).ok
     assert any(p.bolts[n].queue >= 3 for p in result.trace.positions for n in result.growing)
@@ -121,17 +121,17 @@ def test_threshold_property_reaches_n() -> None:
 
 def test_progress_is_reported_per_bound() -> None:
     seen = []
-    verify(model("focused-crawler-reduced-cfg-5"), force_search=True, k_max=8, progress=seen.append)
+    verify(model("focused-crawler-reduced-cfg-5"), SearchOptions(force_search=True, k_max=8), progress=seen.append)
     assert [p.k for p in seen] == [4, 8] and all(p.elapsed_s >= 0 for p in seen)
 
 
 def test_time_limit_gives_unknown() -> None:
-    result = verify(model("simple-DIA-cfg-2"), k=20, timeout_s=0.5)
+    result = verify(model("simple-DIA-cfg-2"), SearchOptions(k=20, timeout_s=0.5))
     assert result.verdict == "unknown" and "time limit" in result.message
 
 
 def test_cancel_returns_unknown_within_100_ms() -> None:
-    search = Search(model("simple-DIA-cfg-2"), k=20, timeout_s=60)
+    search = Search(model("simple-DIA-cfg-2"), SearchOptions(k=20, timeout_s=60))
     out = {}
     thread = threading.Thread(target=lambda: out.update(result=search.run()))
     thread.start()
@@ -146,7 +146,7 @@ def test_cancel_returns_unknown_within_100_ms() -> None:
 
 
 def test_cancel_before_run() -> None:
-    search = Search(model("simple-DIA-cfg-2"), k=20)
+    search = Search(model("simple-DIA-cfg-2"), SearchOptions(k=20))
     search.cancel()
     assert search.run().verdict == "unknown"
 
@@ -171,7 +171,7 @@ def small_topologies(draw):
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_topologies())
 def test_no_lasso_where_the_rate_check_proves_bounded(topo) -> None:
-    result = verify(topo, force_search=True, k_max=6, timeout_s=5)
+    result = verify(topo, SearchOptions(force_search=True, k_max=6, timeout_s=5))
     bounded = bounded_bolts(topo)
     if all(bounded[b.name] for b in topo.checked_bolts()):
         assert result.verdict != "counterexample", result.message
@@ -181,7 +181,7 @@ def test_no_lasso_where_the_rate_check_proves_bounded(topo) -> None:
 
 
 def test_complete_focused_crawler_shows_expander_growing() -> None:
-    result = verify(model("focused-crawler-complete"), k_max=20, timeout_s=150)
+    result = verify(model("focused-crawler-complete"), SearchOptions(k_max=20, timeout_s=150))
     assert result.verdict == "counterexample" and result.certified, result.message
     assert "expander" in result.growing and result.growth_per_loop["expander"] > 0
     assert result.trace is not None and certify(result.trace).ok
@@ -190,7 +190,7 @@ def test_complete_focused_crawler_shows_expander_growing() -> None:
 @pytest.mark.slow  # 13-90 s: z3's time on this lasso is heavy-tailed
 def test_simple_dia_cfg_2_b2_grows_where_the_published_run_found_nothing() -> None:
     """Published: no lasso up to 15 with B2 *and* B3 growing; ours: B2 alone grows (rate check: may grow)."""
-    result = verify(model("simple-DIA-cfg-2"), k_max=15, timeout_s=150)
+    result = verify(model("simple-DIA-cfg-2"), SearchOptions(k_max=15, timeout_s=150))
     assert result.verdict == "counterexample" and result.certified, result.message
     assert result.growing == ["B2"] and result.rate_check["bolts"]["B2"]["status"] == "may-grow"
     assert result.trace is not None and certify(result.trace).ok and result.k <= 15

@@ -18,7 +18,7 @@ from app.core.tcn import simulate
 from app.core.tcn.certify import CANCELLED, certify
 from app.core.tcn.encode import Encoding
 from app.core.tcn.network import build_network, lasso_lower_bound
-from app.core.tcn.search import Search, verify
+from app.core.tcn.search import Search, SearchOptions, verify
 from app.core.tcn.simulate import Lasso, build_lasso
 from app.core.topology import parse_topology
 
@@ -41,7 +41,7 @@ def test_dvert_rounding_lasso_is_built_by_simulation_in_well_under_a_second() ->
     topo = parse_topology(rounding_topology("dvert"))
     assert rate_check(topo).bolts["B"].status == "grows"
     started = time.monotonic()
-    result = verify(topo, timeout_s=60)
+    result = verify(topo, SearchOptions(timeout_s=60))
     took = time.monotonic() - started
     assert result.verdict == "counterexample" and result.certified, result.message
     verdict = result.bolts["B"]
@@ -82,7 +82,7 @@ def test_a_simulated_lasso_that_fails_certification_falls_back_to_the_solver(mon
 
     monkeypatch.setattr(search_module, "build_lasso", broken)
     topo = load_topology(ROOT / "models" / "getting-started.storm.json")  # the solver needs k = 4 here
-    result = verify(topo, k_max=8, timeout_s=60)
+    result = verify(topo, SearchOptions(k_max=8, timeout_s=60))
     assert result.verdict == "counterexample" and result.certified, result.message
     assert result.bolts["count"].method == "solver"
     assert any(n.startswith("defect: a lasso built by simulation for count failed certification")
@@ -93,7 +93,7 @@ def test_a_simulated_lasso_that_fails_certification_falls_back_to_the_solver(mon
 def test_a_single_bound_is_left_to_the_solver() -> None:
     """`k=` asks about exactly one bound: no simulated lasso of another length answers it."""
     topo = parse_topology(rounding_topology("dvert", alpha_b=1.4))
-    result = verify(topo, k=3, timeout_s=60)
+    result = verify(topo, SearchOptions(k=3, timeout_s=60))
     assert result.verdict == "none-up-to-k" and result.k == 3
 
 
@@ -104,7 +104,7 @@ def test_cancel_during_the_simulation_returns_within_100_ms(monkeypatch) -> None
                         lambda net, target, cancelled: iter([simulate.unaligned_schedule(net, target)]))
     monkeypatch.setattr(simulate, "MAX_CELLS", 10**9)
     monkeypatch.setattr(search_module, "SIMULATION_BUDGET_S", 60.0)
-    search = Search(topo, timeout_s=60)
+    search = Search(topo, SearchOptions(timeout_s=60))
     out = {}
     thread = threading.Thread(target=lambda: out.update(result=search.run()))
     thread.start()
@@ -157,7 +157,7 @@ def test_every_bolt_the_rate_check_says_grows_gets_a_simulated_certified_lasso(s
                                                                                emission: str) -> None:
     topo = layered_topology(size, seed, emission=emission)
     grows = overloaded_bolts(topo)
-    result = verify(topo, timeout_s=60)
+    result = verify(topo, SearchOptions(timeout_s=60))
     for name in grows:
         verdict = result.bolts[name]
         assert verdict.verdict == "counterexample" and verdict.certified, verdict.message
@@ -170,8 +170,8 @@ def test_every_bolt_the_rate_check_says_grows_gets_a_simulated_certified_lasso(s
 @pytest.mark.parametrize("size,seed", [(5, 1), (6, 1), (6, 3)])
 def test_the_solver_agrees_with_the_simulation_on_small_generated_topologies(size: int, seed: int) -> None:
     topo = layered_topology(size, seed, overloaded=1)
-    simulated = verify(topo, timeout_s=60)
-    solved = verify(topo, k_max=16, timeout_s=120, simulate=False)
+    simulated = verify(topo, SearchOptions(timeout_s=60))
+    solved = verify(topo, SearchOptions(k_max=16, timeout_s=120, simulate=False))
     for name in overloaded_bolts(topo):
         assert simulated.bolts[name].method == "simulation" and simulated.bolts[name].verdict == "counterexample"
         assert solved.bolts[name].method == "solver" and solved.bolts[name].verdict == "counterexample", \
@@ -203,6 +203,6 @@ def test_no_lasso_is_shorter_than_the_lower_bound() -> None:
 def test_the_search_skips_bounds_below_the_lower_bound() -> None:
     topo = parse_topology(chain(7))
     seen = []
-    result = verify(topo, k_max=4, timeout_s=60, simulate=False, progress=seen.append)
+    result = verify(topo, SearchOptions(k_max=4, timeout_s=60, simulate=False), progress=seen.append)
     assert result.verdict == "none-up-to-k" and result.k == 4
     assert seen == []  # k = 4 < 6: answered without the solver

@@ -22,7 +22,7 @@ from app.core.formats import load_topology
 from app.core.formats.trace import load_trace
 from app.core.rates import rate_check, sigma_bounds
 from app.core.tcn.certify import certify
-from app.core.tcn.search import verify
+from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import parse_topology
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,7 +124,7 @@ def test_the_rounding_example_is_bounded_under_the_exact_rule() -> None:
 
 
 def test_the_rounding_example_is_not_proven_bounded_under_the_dvert_rule() -> None:
-    result = verify(rounding_example("dvert"), k_max=4, timeout_s=60)
+    result = verify(rounding_example("dvert"), SearchOptions(k_max=4, timeout_s=60))
     assert result.verdict != "bounded"
     assert result.rate_check["bolts"]["B"]["status"] == "grows"
 
@@ -143,7 +143,7 @@ def test_the_rounding_example_has_a_certified_lasso_under_the_dvert_rule() -> No
 
 
 def test_the_verifier_finds_the_rounding_lasso_under_the_dvert_rule() -> None:
-    result = verify(rounding_example("dvert"), timeout_s=120)
+    result = verify(rounding_example("dvert"), SearchOptions(timeout_s=120))
     assert result.verdict == "counterexample" and result.bolts["B"].certified, result.message
     trace = result.traces[result.bolts["B"].trace_index]
     assert certify(trace, checked=["B"]).ok
@@ -151,7 +151,7 @@ def test_the_verifier_finds_the_rounding_lasso_under_the_dvert_rule() -> None:
 
 @pytest.mark.slow
 def test_the_smt_search_alone_finds_the_rounding_lasso_under_the_dvert_rule() -> None:
-    result = verify(rounding_example("dvert"), timeout_s=900, simulate=False)
+    result = verify(rounding_example("dvert"), SearchOptions(timeout_s=900, simulate=False))
     assert result.verdict == "counterexample" and result.bolts["B"].method == "solver"
 
 
@@ -167,7 +167,7 @@ def test_exact_carries_are_written_as_fractions_and_certified() -> None:
         "settings": {"emission": "exact"},
         "verification": {"checked": ["B"]},
     })
-    result = verify(topo, k_max=16, timeout_s=120)
+    result = verify(topo, SearchOptions(k_max=16, timeout_s=120))
     assert result.verdict == "counterexample", result.message
     # A (σ = 3/2, batches of one) keeps 1 − 1/σ = 1/3 after its first batch, then 0, and so on
     carries = {p.bolts["A"].buffer for p in result.trace.positions}
@@ -274,7 +274,7 @@ def test_certify_never_raises_on_non_objects() -> None:
 
 
 def test_cfg3_answers_for_b2_and_b3_each_with_its_own_certified_lasso() -> None:
-    result = verify(load_topology(ROOT / "models" / "simple-DIA-cfg-3.storm.json"), timeout_s=240)
+    result = verify(load_topology(ROOT / "models" / "simple-DIA-cfg-3.storm.json"), SearchOptions(timeout_s=240))
     assert result.verdict == "counterexample"
     assert set(result.growing) == {"B2", "B3"}
     for name in ("B2", "B3"):
@@ -289,7 +289,7 @@ def test_cfg3_answers_for_b2_and_b3_each_with_its_own_certified_lasso() -> None:
 
 
 def test_bounded_bolts_get_their_rate_proof_and_the_others_are_searched() -> None:
-    result = verify(load_topology(ROOT / "models" / "getting-started.storm.json"), k_max=8, timeout_s=60)
+    result = verify(load_topology(ROOT / "models" / "getting-started.storm.json"), SearchOptions(k_max=8, timeout_s=60))
     assert result.bolts["split"].verdict == "bounded" and result.bolts["split"].method == "rate check"
     assert result.bolts["count"].verdict == "counterexample"
     assert result.growing == ["count"]
@@ -299,7 +299,8 @@ def test_the_time_limit_bounds_the_whole_search() -> None:
     import time
 
     start = time.monotonic()
-    result = verify(load_topology(ROOT / "models" / "simple-DIA-cfg-2.storm.json"), k_max=40, timeout_s=3)
+    topo = load_topology(ROOT / "models" / "simple-DIA-cfg-2.storm.json")
+    result = verify(topo, SearchOptions(k_max=40, timeout_s=3))
     assert time.monotonic() - start < 10
     assert result.verdict in ("unknown", "counterexample")
     assert all(v.verdict in ("unknown", "counterexample", "bounded") for v in result.bolts.values())
@@ -327,7 +328,7 @@ def small_topologies(draw: st.DrawFn) -> Any:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_topologies(), st.sampled_from([8, 12]))
 def test_the_rate_check_never_contradicts_an_unconstrained_search(topo: Any, k: int) -> None:
-    free = verify(topo, k=k, timeout_s=20, force_search=True)
+    free = verify(topo, SearchOptions(k=k, timeout_s=20, force_search=True))
     if free.verdict != "counterexample":
         return
     statuses = rate_check(topo).bolts
@@ -335,7 +336,7 @@ def test_the_rate_check_never_contradicts_an_unconstrained_search(topo: Any, k: 
         assert statuses[name].status != "bounded", (name, statuses[name].explanation)
     for trace in free.traces:
         assert certify(trace, checked=[n for n in free.growing if n in trace.positions[0].bolts]).ok
-    normal = verify(topo, k=k, timeout_s=20)
+    normal = verify(topo, SearchOptions(k=k, timeout_s=20))
     if normal.verdict == "unknown":
         return  # out of time: nothing to compare
     assert normal.verdict == "counterexample", normal.message

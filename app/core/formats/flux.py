@@ -476,8 +476,9 @@ def _require_flux(parsed: _Parsed, included: bool = False) -> None:
         source = root.get("topologySource")
         cls = source.get("className") if isinstance(source, dict) else None
         raise FluxError(path, _line_of(root, "topologySource"), "topologySource",
-                        f"the topology is built by Java code{f' ({cls})' if cls else ''}, which Stormbound cannot "
-                        "read: import it from the Storm UI while it runs, or describe it with spouts, bolts and streams")
+                        f"the topology is built by Java code{f' ({cls})' if cls else ''}, which Stormbound "
+                        "cannot read: import it from the Storm UI while it runs, or describe it with spouts, bolts "
+                        "and streams")
     wanted = TOP_LEVEL if included else ("spouts", "bolts", "streams", "includes")  # an include may hold config only
     if not any(k in root for k in wanted):
         raise FluxError(path, 1, "", f"not a Flux file: no {', '.join(wanted[:-1])} or {wanted[-1]}")

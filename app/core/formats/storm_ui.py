@@ -281,7 +281,7 @@ def fetch_storm_ui(client: StormUIClient, topology: str, window: str = "600",
     ident = find_topology(client, topology)
     path = f"/api/v1/topology/{_quote(ident)}"
     page = client.get(path, params)
-    if not isinstance(page, dict) or not isinstance(page.get("spouts"), list) or not isinstance(page.get("bolts"), list):
+    if not (isinstance(page, dict) and isinstance(page.get("spouts"), list) and isinstance(page.get("bolts"), list)):
         raise StormUIError(client.url(path, params), "the reply has no 'spouts' and 'bolts' lists")
     snapshot = StormUISnapshot(url=client.base, topology_id=ident, window=window, topology=page)
     names = [str(c.get("spoutId")) for c in page["spouts"] if isinstance(c, dict) and not _system(c.get("spoutId"))]
@@ -294,11 +294,11 @@ def fetch_storm_ui(client: StormUIClient, topology: str, window: str = "600",
         if not isinstance(reply, dict):
             raise StormUIError(client.url(comp_path, params), "expected a JSON object")
         snapshot.components[name] = reply
-        if "boltStats" in reply or reply.get("componentType", "").lower() == "bolt" or \
-                any(name == b.get("boltId") for b in page["bolts"] if isinstance(b, dict)):
-            if not _inputs(reply) and window != "all":  # nothing executed in the window: its inputs are not listed
-                again = client.get(comp_path, {"window": WINDOWS["all"]})
-                snapshot.all_time_inputs[name] = _inputs(again) if isinstance(again, dict) else []
+        is_bolt = "boltStats" in reply or reply.get("componentType", "").lower() == "bolt" or \
+            any(name == b.get("boltId") for b in page["bolts"] if isinstance(b, dict))
+        if is_bolt and not _inputs(reply) and window != "all":  # nothing executed in the window: inputs not listed
+            again = client.get(comp_path, {"window": WINDOWS["all"]})
+            snapshot.all_time_inputs[name] = _inputs(again) if isinstance(again, dict) else []
     return snapshot
 
 
@@ -437,7 +437,8 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
         value = config.get(key)
         if attr == "message_timeout_secs" and value is None:
             value = page.get("msgTimeout")
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= (0 if attr == "acker_executors" else 1):
+        least = 0 if attr == "acker_executors" else 1
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= least:
             storm[attr] = int(value)
             record(f"storm.{attr}", int(value), f"{key} in the topology configuration")
     workers = _number(page.get("workersTotal"))

@@ -312,24 +312,24 @@ def _clock_limits(rules: _Rules) -> tuple[int, dict[str, Fraction]]:
 
 
 def _region_problems(rules: _Rules, first: dict[str, Fraction | None], last: dict[str, Fraction | None],
-                     l: int, end: int) -> list[str]:
-    """Section 3 item 2: readable clocks region-equivalent at l and k+1 (on clocks scaled by D)."""
+                     loop_start: int, end: int) -> list[str]:
+    """Section 3 item 2: readable clocks region-equivalent at loop_start and k+1 (on clocks scaled by D)."""
     scale, limits = _clock_limits(rules)
     problems: list[str] = []
-    below: dict[str, tuple[Fraction, Fraction]] = {}  # fractional parts at l and at k+1
+    below: dict[str, tuple[Fraction, Fraction]] = {}  # fractional parts at loop_start and at k+1
     for name, x in first.items():
         y = last.get(name)
         if x is None and y is None:
             continue
         if x is None or y is None:
-            problems.append(f"{name} does not repeat (readable at only one of {l} and {end})")
+            problems.append(f"{name} does not repeat (readable at only one of {loop_start} and {end})")
             continue
         limit = limits[name] * scale
         sx, sy = x * scale, y * scale
         if sx > limit and sy > limit:
             continue
         if math.floor(sx) != math.floor(sy) or (sx.denominator == 1) != (sy.denominator == 1):
-            problems.append(f"{name} does not repeat up to regions ({x} s at {l}, {y} s at {end}; "
+            problems.append(f"{name} does not repeat up to regions ({x} s at {loop_start}, {y} s at {end}; "
                             f"scaled by {scale}: integer parts or integrality differ, c_max {limit})")
             continue
         below[name] = (sx - math.floor(sx), sy - math.floor(sy))
@@ -339,24 +339,24 @@ def _region_problems(rules: _Rules, first: dict[str, Fraction | None], last: dic
             (fa, ga), (fc, gc) = below[a], below[c]
             if (fa < fc, fa == fc) != (ga < gc, ga == gc):
                 problems.append(f"{a} and {c.split(': ')[0]}: the order of their fractional parts "
-                                f"does not repeat at {l} and {end}, so the clocks do not repeat up to regions")
+                                f"does not repeat at {loop_start} and {end}, so the clocks do not repeat up to regions")
     return problems
 
 
 def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[_Before | None],
                  checked: list[str], problems: list[str]) -> dict[str, int]:
     """Section 3: what must repeat at loop_start and k+1, fairness, growing-queue conditions."""
-    k, l = trace.k, trace.loop_start
-    first, last = steps[l], steps[k + 1]
-    b_first, b_last = befores[l], befores[k + 1]
+    k, loop_start = trace.k, trace.loop_start
+    first, last = steps[loop_start], steps[k + 1]
+    b_first, b_last = befores[loop_start], befores[k + 1]
     assert b_first is not None and b_last is not None  # kept by the replay
 
     def bad(text: str) -> None:
-        problems.append(f"loop {l}..{k}: {text}")
+        problems.append(f"loop {loop_start}..{k}: {text}")
 
     for name in rules.period:
         if first.spouts[name] != last.spouts[name]:
-            bad(f"spout {name} acts differently at {l} and {k + 1}")
+            bad(f"spout {name} acts differently at {loop_start} and {k + 1}")
         if b_first.spout_last_size.get(name) != b_last.spout_last_size.get(name):
             bad(f"spout {name}: the last emission size does not repeat")
     growth: dict[str, int] = {}
@@ -364,16 +364,16 @@ def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[
         a, z = first.bolts[name], last.bolts[name]
         for key in ("arrivals", "take", "batch", "emit", "emitted", "buffer", "phase"):
             if a[key] != z[key]:
-                bad(f"bolt {name}: {key} differs at {l} and {k + 1}")
+                bad(f"bolt {name}: {key} differs at {loop_start} and {k + 1}")
         for key in ("bolt_processing", "bolt_batch", "bolt_buffer"):
             if getattr(b_first, key)[name] != getattr(b_last, key)[name]:
                 bad(f"bolt {name}: the state before the loop does not repeat ({key.removeprefix('bolt_')})")
         growth[name] = z["queue"] - a["queue"]
         if growth[name] < 0:
             bad(f"bolt {name}: queue shrinks by {-growth[name]} per pass, so the loop cannot repeat forever")
-    for problem in _region_problems(rules, _clocks(b_first), _clocks(b_last), l, k + 1):
+    for problem in _region_problems(rules, _clocks(b_first), _clocks(b_last), loop_start, k + 1):
         bad(problem)
-    loop = steps[l:k + 1]
+    loop = steps[loop_start:k + 1]
     for name in rules.period:
         if not any(s.spouts[name]["emitted"] > 0 for s in loop):
             bad(f"spout {name} never emits inside the loop")
@@ -383,7 +383,7 @@ def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[
             bad(f"bolt {name} has tuples but never takes inside the loop")
         if growth.get(name, 0) > 0:
             for offset, s in enumerate(loop):
-                pos = l + offset
+                pos = loop_start + offset
                 if s.bolts[name]["queue"] < 1:
                     bad(f"bolt {name} grows but its queue is empty at position {pos}")
                 if s.bolts[name]["take"] and s.bolts[name]["batch"] != rules.take_max[name]:
@@ -446,17 +446,17 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
     unknown = [n for n in checked if n not in rules.alpha]
     if unknown:
         return Certificate(False, [f"trace: checked bolt {', '.join(unknown)} is not in the trace's topology"])
-    k, l = trace.k, trace.loop_start
+    k, loop_start = trace.k, trace.loop_start
     if k < 1:
         return Certificate(False, [f"trace: k = {k}, at least 1 required"])
     if len(trace.positions) != k + 2:
         return Certificate(False, [f"trace: {len(trace.positions)} positions, expected k + 2 = {k + 2}"])
-    if threshold is None and not 1 <= l <= k:
-        return Certificate(False, [f"trace: loop_start {l} is outside 1..{k}"])
-    if threshold is not None and l != k + 1:
-        return Certificate(False, [f"trace: a threshold witness has loop_start k + 1 = {k + 1}, not {l}"])
+    if threshold is None and not 1 <= loop_start <= k:
+        return Certificate(False, [f"trace: loop_start {loop_start} is outside 1..{k}"])
+    if threshold is not None and loop_start != k + 1:
+        return Certificate(False, [f"trace: a threshold witness has loop_start k + 1 = {k + 1}, not {loop_start}"])
     steps = _steps(trace, cancelled)
-    befores = _replay(rules, steps, problems, record={l, k + 1}, cancelled=cancelled)
+    befores = _replay(rules, steps, problems, record={loop_start, k + 1}, cancelled=cancelled)
     if len(befores) != len(steps):
         return Certificate(False, problems)
     if threshold is not None:
@@ -464,18 +464,18 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
             problems.append(f"no checked queue reaches {threshold}")
         return Certificate(not problems, problems)
     growth = _loop_checks(rules, trace, steps, befores, checked, problems)
-    period = steps[k + 1].time - steps[l].time
+    period = steps[k + 1].time - steps[loop_start].time
     if not problems:
         # unroll: the loop repeated with times shifted by its duration and queues raised by their growth.
         # Clocks exactly equal: the shifted times are a concrete run, replay every rule. Clocks only
         # region-equivalent: the same discrete steps are possible again in every pass (time-abstract
         # bisimulation) but at other times, so replay the counter rules only.
-        exact = _clocks(befores[l]) == _clocks(befores[k + 1])  # type: ignore[arg-type]  # both kept
+        exact = _clocks(befores[loop_start]) == _clocks(befores[k + 1])  # type: ignore[arg-type]  # both kept
         unrolled = steps[:k + 1]
         for p in range(1, UNROLL_PASSES + 1):
             if cancelled():
                 raise _Cancelled
-            for s in steps[l:k + 1]:
+            for s in steps[loop_start:k + 1]:
                 unrolled.append(_Step(s.time + p * period, s.spouts,
                                       {n: {**b, "queue": b["queue"] + p * growth[n]} if growth[n] else b
                                        for n, b in s.bolts.items()}))

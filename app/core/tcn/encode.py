@@ -16,14 +16,13 @@ keeps z3 objects beyond the encoding's lifetime.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 import z3
 
 from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, format_carry, format_time
 from app.core.tcn.network import BoltParams, Network, SpoutParams
-
 
 LOOP_CLOCKS = ("equal", "region")
 
@@ -38,8 +37,7 @@ def _real(ctx: z3.Context, value: Fraction | int) -> z3.ArithRef:
 
 
 class _SpoutVars:
-    def __init__(self, enc: "Encoding", s: SpoutParams, n: int) -> None:
-        ctx = enc.ctx
+    def __init__(self, enc: Encoding, s: SpoutParams, n: int) -> None:
         self.emitted = [enc._int(f"E[{s.name}]{i}") for i in range(n)]
         self.last_size = [enc._int(f"n[{s.name}]{i}") for i in range(n)]  # size of the last emission, after i
         self.last_time = [enc._time_var(f"tE[{s.name}]{i}") for i in range(n)]  # its time, after i
@@ -49,8 +47,8 @@ class _SpoutVars:
 
 
 class _BoltVars:
-    def __init__(self, enc: "Encoding", b: BoltParams, n: int) -> None:
-        ctx, p = enc.ctx, b.name
+    def __init__(self, enc: Encoding, b: BoltParams, n: int) -> None:
+        p = b.name
         self.queue = [enc._int(f"Q[{p}]{i}") for i in range(n + 1)]  # before actions at i; queue[n] after n-1
         self.take = [enc._bool(f"take[{p}]{i}") for i in range(n)]
         self.emit = [enc._bool(f"emit[{p}]{i}") for i in range(n)]
@@ -239,7 +237,7 @@ class Encoding:
         # interchangeable spouts (same rate, burst and subscribers): any run with their roles
         # swapped is a run too, so the first may be taken to emit at least as many tuples
         subscribers = {s.name: tuple(sorted(b.name for b in net.bolts if s.name in b.sources)) for s in net.spouts}
-        for x, y in zip(net.spouts, net.spouts[1:]):
+        for x, y in zip(net.spouts, net.spouts[1:], strict=False):
             if (x.period, x.burst, subscribers[x.name]) == (y.period, y.burst, subscribers[y.name]):
                 add(z3.Sum(self.spouts[x.name].emitted) >= z3.Sum(self.spouts[y.name].emitted))
         # no empty positions: removing them loses no run

@@ -1,16 +1,18 @@
 """The verifier's front: rate-check proof, deepening search over k, certification, verdicts.
 
-`Search(topo, ...).run()` blocks (the GUI calls it in a worker thread); `cancel()`
-may be called from any thread and turns the result into `unknown` within 100 ms.
-Each Search owns one `z3.Context`; no z3 object leaves this module.
+`Search(topo, SearchOptions(...)).run()` blocks (the GUI calls it in a worker thread);
+`cancel()` may be called from any thread and turns the result into `unknown` within 100 ms.
+Each Search owns one `z3.Context`; no z3 object leaves this module. `SearchOptions` is the
+one description of what to search that the CLI's `verify`, the GUI's worker and the tests
+build (app/core/tcn/options.py, free of z3 so that the GUI builds it without loading the solver).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from fractions import Fraction
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import z3
 
@@ -19,15 +21,18 @@ from app.core.rates import margins, rate_check
 from app.core.tcn.certify import certify
 from app.core.tcn.encode import Cancelled, Encoding
 from app.core.tcn.network import build_network, lasso_lower_bound
+from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.tcn.result import BoltVerdict, Progress, VerifyResult
 from app.core.tcn.simulate import build_lasso
 from app.core.topology import Topology
+
+__all__ = ["SOLVER_OPTIONS", "Search", "SearchOptions", "deepening_schedule", "verify"]
 
 SOLVER_OPTIONS: dict[str, object] = {"smt.arith.solver": 2}  # measured: 5-10x faster here (docs/verifier.md)
 WIDEN_BUDGET_S = 20.0  # after a lasso is found: most time spent looking for one where more checked queues grow
 MAX_DEFECTS = 5
 SIMULATION_BUDGET_S = 5.0  # per target: building a lasso by simulation before any solver call
-RESTART_FIRST_S = 2.0  # first solver budget per bound; doubled with a new random seed on each restart  # certification failures tolerated per bound before giving up on that bound
+RESTART_FIRST_S = 2.0  # first solver budget per bound; doubled with a new random seed on each restart
 
 
 def deepening_schedule(k_min: int, k_max: int) -> list[int]:
@@ -45,7 +50,7 @@ def _stats(solver: z3.Solver) -> dict[str, float | int]:
     out: dict[str, float | int] = {}
     try:
         st = solver.statistics()
-        for key in st.keys():
+        for key in st.keys():  # noqa: SIM118 -- z3's Statistics has keys() but no __iter__/__contains__
             value = st.get_key_value(key)
             if isinstance(value, (int, float)):
                 out[key] = value
@@ -57,28 +62,22 @@ def _stats(solver: z3.Solver) -> dict[str, float | int]:
 class Search:
     """One verification of one property on one topology (see module docstring)."""
 
-    def __init__(self, topo: Topology, *, k: int | None = None, k_max: int | None = None,
-                 timeout_s: float | None = None, force_search: bool = False,
-                 threshold: int | None = None,
-                 progress: Callable[[Progress], None] | None = None, widen_s: float | None = None,
-                 loop_clocks: str = "equal", simulate: bool = True) -> None:
+    def __init__(self, topo: Topology, options: SearchOptions | None = None, *,
+                 progress: Callable[[Progress], None] | None = None) -> None:
+        options = SearchOptions() if options is None else options
         ver = topo.verification
         self.topo = topo
-        self.single_k = k
+        self.options = options
+        self.single_k = options.k
         self.k_min = ver.k_min
-        self.k_max = k_max if k_max is not None else (ver.k if ver.k is not None else ver.k_max)
-        self.timeout_s = timeout_s if timeout_s is not None else ver.timeout_s
-        self.force_search = force_search
-        self.threshold = threshold
+        self.k_max = options.k_max if options.k_max is not None else (ver.k if ver.k is not None else ver.k_max)
+        self.timeout_s = options.timeout_s if options.timeout_s is not None else ver.timeout_s
+        self.force_search = options.force_search
+        self.threshold = options.threshold
         self.progress = progress
-        # widen_s: after a lasso, seconds to spend on the union of the checked bolts' cones looking for
-        # lassos in which more checked queues grow together (None: only a short look inside its cone)
-        self.widen_s = widen_s
-        # loop_clocks: "equal" (readable clocks equal at l and k+1) or "region" (region-equivalent)
-        self.loop_clocks = loop_clocks
-        # simulate: try a lasso built by simulation (docs/simulation.md) before the solver, for the
-        # growth property without a single bound
-        self.simulate = simulate
+        self.widen_s = options.widen_s
+        self.loop_clocks: LoopClocks = options.loop_clocks
+        self.simulate = options.simulate
         self.ctx = z3.Context()
         self._cancelled = threading.Event()
         self._finished = threading.Event()
@@ -167,7 +166,8 @@ class Search:
         ks = [self.single_k] if self.single_k is not None else deepening_schedule(self.k_min, self.k_max)
         # queues the rate check proves bounded stay level in any lasso (not assumed when forcing the search,
         # which exists to test that very proof); sound because the rate check is (docs/boundedness.md)
-        steady = frozenset() if self.force_search else frozenset(n for n, b in report.bolts.items() if b.status == "bounded")
+        bounded = frozenset(n for n, b in report.bolts.items() if b.status == "bounded")
+        steady: frozenset[str] = frozenset() if self.force_search else bounded
         traces: list[Trace] = []
         proven: dict[str, int] = {}
         first = [n for n in targets if report.bolts[n].status == "grows" and self.threshold is None]
@@ -322,8 +322,9 @@ class Search:
                 verdicts[n] = BoltVerdict(
                     verdict="counterexample", k=trace.k, loop_start=trace.loop_start, growth_per_loop=growth[n],
                     certified=True, trace_index=index, method=method,
-                    message=(f"a certified lasso of {trace.k} positions{built} repeats {trace.loop_start}..{trace.k} every "
-                             f"{float(trace.loop_duration()):.4g} s and {n}'s queue gains {growth[n]} per pass"))
+                    message=(f"a certified lasso of {trace.k} positions{built} repeats "
+                             f"{trace.loop_start}..{trace.k} every {float(trace.loop_duration()):.4g} s "
+                             f"and {n}'s queue gains {growth[n]} per pass"))
 
     def _widen(self, enc: Encoding, trace: Any, growth: dict[str, int], checked: list[str],
                deadline: float, elapsed: Callable[[], float]) -> tuple[Any, dict[str, int], bool]:
@@ -350,7 +351,8 @@ class Search:
         return trace, growth, False
 
     def _widen_all(self, enc: Encoding, trace: Any, growth: dict[str, int], checked: list[str],
-                   targets: list[str], steady: frozenset[str], elapsed: Callable[[], float]) -> tuple[Any, dict[str, int]]:
+                   targets: list[str], steady: frozenset[str],
+                   elapsed: Callable[[], float]) -> tuple[Any, dict[str, int]]:
         """After a first lasso: more checked queues growing together, first in its cone at its k,
         then (with `widen_s`) on the union of the targets' cones, deepening up to k_max."""
         budget = min(WIDEN_BUDGET_S, max(1.0, elapsed())) if self.widen_s is None else self.widen_s
@@ -372,7 +374,8 @@ class Search:
                 break
             trace, growth, exhausted = self._widen(wide, trace, growth, [n for n in checked if n in union.checked],
                                                    deadline, elapsed)
-            self._report(k, elapsed(), wide.solver, f"k = {k}: widened to {', '.join(n for n, d in growth.items() if d > 0)}")
+            widened = ", ".join(n for n, d in growth.items() if d > 0)
+            self._report(k, elapsed(), wide.solver, f"k = {k}: widened to {widened}")
             if not exhausted:
                 break
         return trace, growth
@@ -420,8 +423,8 @@ class Search:
             proven_k = min(known) if known and len(known) == len(bounds) else None
             upto = f" (no counterexample up to k = {proven_k} before that)" if proven_k else ""
             reason = stop or next(v.message for v in verdicts.values() if v.verdict == "unknown")
-            return VerifyResult(verdict="unknown", k=proven_k, message=f"unknown: {reason}{upto}. Per bolt: {per_bolt}.",
-                                **common)
+            return VerifyResult(verdict="unknown", k=proven_k,
+                                message=f"unknown: {reason}{upto}. Per bolt: {per_bolt}.", **common)
         searched = [n for n, v in verdicts.items() if v.verdict == "none-up-to-k"]
         if searched:
             k = min(v.k or 0 for n, v in verdicts.items() if n in searched)
@@ -445,11 +448,7 @@ class Search:
         return VerifyResult(verdict="bounded", message="bounded: " + per_bolt, **common)
 
 
-def verify(topo: Topology, *, k: int | None = None, k_max: int | None = None, timeout_s: float | None = None,
-           force_search: bool = False, threshold: int | None = None,
-           progress: Callable[[Progress], None] | None = None, widen_s: float | None = None,
-           loop_clocks: str = "equal", simulate: bool = True) -> VerifyResult:
+def verify(topo: Topology, options: SearchOptions | None = None, *,
+           progress: Callable[[Progress], None] | None = None) -> VerifyResult:
     """Run one :class:`Search` to the end (convenience for the CLI and tests)."""
-    return Search(topo, k=k, k_max=k_max, timeout_s=timeout_s, force_search=force_search,
-                  threshold=threshold, progress=progress, widen_s=widen_s, loop_clocks=loop_clocks,
-                  simulate=simulate).run()
+    return Search(topo, options, progress=progress).run()
