@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -68,5 +69,9 @@ _DICT_TAG = "\0dict"  # with a frozenset beside it, no JSON value freezes to the
 def short_json(item: Any, limit: int = 120) -> str:
     """`item` as one line of JSON, cut to `limit` characters (for reports)."""
     text = json.dumps(item, default=str, ensure_ascii=False)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    text = text if len(text) <= limit else text[:limit - 3] + "..."
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)  # printable on any terminal
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
