@@ -14,6 +14,7 @@ VIATRA-CEP's compiler tests. Every automaton has one initial, one trap state
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,7 +32,9 @@ from app.cep.syntax import (
     Star,
     Times,
     Within,
+    check_size,
 )
+from app.expr.limits import exceeded, limit
 
 INIT = 0
 MAX_AND_ARGS = 5  # AND expands to every permutation: 5! = 120 branches at most
@@ -326,8 +329,53 @@ class _Builder:
         raise PatternError(self.where, f"unknown pattern node {type(node).__name__}")
 
 
+def estimated_size(node: PatternNode, cap: int) -> int:
+    """An upper bound on the transitions the builder makes for `node` (stops counting past `cap`):
+    `{n}` unrolls n copies, AND builds every order of its arguments, `{+}` two copies, `{*}` and NOT
+    copy start edges. Computed without recursion and before anything is built."""
+    memo: dict[int, int] = {}
+    stack: list[tuple[PatternNode, bool]] = [(node, False)]
+    while stack:
+        current, ready = stack.pop()
+        key = id(current)
+        if key in memo:
+            continue
+        kids: tuple[PatternNode, ...] = () if isinstance(current, Atom) else (
+            current.args if isinstance(current, (Follows, Or, And)) else (current.arg,))
+        if not ready:
+            stack.append((current, True))
+            stack.extend((k, False) for k in kids if id(k) not in memo)
+            continue
+        total = sum(memo[id(k)] for k in kids)
+        if isinstance(current, Atom):
+            size = 1
+        elif isinstance(current, And) and not any(isinstance(a, Not) for a in current.args):
+            size = math.factorial(min(len(kids), MAX_AND_ARGS + 1)) * total
+        elif isinstance(current, And):
+            size = 2 * total + len(kids)
+        elif isinstance(current, Times):
+            size = current.n * total
+        elif isinstance(current, Star):
+            size = 2 * total
+        elif isinstance(current, Plus):
+            size = 3 * total
+        elif isinstance(current, Not):
+            size = 2 * total + 1
+        else:
+            size = total
+        memo[key] = min(size, cap + 1)
+    return memo[id(node)]
+
+
 def compile_ast(node: PatternNode, where: str = "pattern") -> Automaton:
-    """Compile one AST; raises PatternError for patterns that cannot be matched."""
+    """Compile one AST; raises PatternError for patterns that cannot be matched, or that would exceed
+    the limit automaton_size (checked before building, so compiling takes bounded time)."""
+    check_size(node, where)
+    cap = limit("automaton_size")
+    size = estimated_size(node, cap)
+    if size > cap:
+        raise PatternError(where, exceeded("automaton_size", f"the pattern would compile to more than {cap:,} "
+                                                             "transitions"))
     builder = _Builder(where)
     frag = builder.merge_sinks(builder.build(node))
     if frag.init in frag.accepts:

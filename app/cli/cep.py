@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.cli.common import add_limit_option, apply_limits
+
 if TYPE_CHECKING:
     from app.cep import Match
 
@@ -24,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="pattern file (compact text form or JSON), or `monitors` for the shipped Storm monitors")
     p.add_argument("log", help="event log of a run (file or run folder)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_limit_option(p)
     p.set_defaults(func=cmd_cep, file_args=("patterns", "log"))
 
 
@@ -45,6 +48,7 @@ def cmd_cep(args: argparse.Namespace) -> int:
     from app.cep import compile_pattern, find_matches, load_events, load_patterns
     from app.cep.monitors import load_monitors
 
+    apply_limits(args)
     if args.patterns in ("monitors", "storm-monitors") and not Path(args.patterns).exists():
         patterns = load_monitors()
     else:

@@ -208,8 +208,8 @@ def parse_dependence(spec: Any) -> Dependence:
                 pairs.append((a, b))
             data = {"kind": kind, "pairs": pairs}
         else:
-            raise DiffError(f"dependence: unknown short form {one_line(repr(data), 60)} (use all, none, same_key:FIELD, "
-                            "pairs:a-b,c-d, predicate:EXPR, or JSON)")
+            raise DiffError(f"dependence: unknown short form {one_line(repr(data), 60)} "
+                            "(use all, none, same_key:FIELD, pairs:a-b,c-d, predicate:EXPR, or JSON)")
     if not isinstance(data, dict):
         raise DiffError("dependence: expected a JSON object with a `kind`")
     if data.get("kind") not in _DEPENDENCE_KINDS:

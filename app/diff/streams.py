@@ -15,7 +15,7 @@ from typing import Any
 
 from app.core.topology import TopologyError
 from app.diff.specs import DiffError
-from app.expr.limits import loads, one_line
+from app.expr.limits import exceeded, json_depth, limit, loads, number_problem, one_line
 
 LEFT = 0
 RIGHT = 1
@@ -116,13 +116,26 @@ def _read_json_stream(p: Path) -> Iterator[Any]:
                 raise DiffError(f"{p}: expected a JSON array of items")
             yield from data
             return
+        stop = limit("json_depth")
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
+            if line.count("[") + line.count("{") > stop:  # cheap; the exact check only for such lines
+                json_depth_ok(line, p, number)
             try:
-                yield loads(line, lambda problem: DiffError(f"{p}: line {number}: {problem}"), strict_numbers=False)
+                item = json.loads(line)
             except json.JSONDecodeError as err:
                 raise DiffError(f"{p}: line {number}: invalid JSON at column {err.colno}: {err.msg}") from None
+            except (RecursionError, ValueError) as err:
+                raise DiffError(f"{p}: line {number}: {number_problem(err)}") from None
+            yield item
+
+
+def json_depth_ok(line: str, p: Path, number: int) -> None:
+    """Refuse a line whose JSON nests past json_depth."""
+    stop = limit("json_depth")
+    if json_depth(line, stop) > stop:
+        raise DiffError(f"{p}: line {number}: {exceeded('json_depth', 'JSON nested too deeply')}")
 
 
 def looks_like_json_lines(p: Path) -> bool:

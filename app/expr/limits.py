@@ -192,9 +192,17 @@ def loads(text: str, error: Callable[[str], Exception], strict_numbers: bool = T
     except RecursionError:
         raise error(exceeded("json_depth", "JSON nested too deeply")) from None
     except ValueError as err:  # Python's own limit on integer digits
-        found = re.search(r"value has (\d+) digits", str(err))
-        size = f"{int(found.group(1)):,}" if found else f"over {_PY_DIGITS:,}"
-        raise error(f"a number of {size} digits (Python reads at most {_PY_DIGITS:,})") from None
+        raise error(number_problem(err)) from None
+
+
+def number_problem(err: BaseException) -> str:
+    """The one line for a RecursionError or Python's digit-limit ValueError out of json.loads."""
+    if isinstance(err, RecursionError):
+        return exceeded("json_depth", "JSON nested too deeply")
+    found = re.search(r"value has (\d+) digits", str(err))
+    if not found:
+        return f"cannot be read: {one_line(str(err), 120)}"
+    return f"a number of {int(found.group(1)):,} digits (Python reads at most {_PY_DIGITS:,})"
 
 
 def int_digits_ok(text: str) -> bool:
