@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.cli.common import add_limit_option, apply_limits
+from app.expr.limits import one_line
 
 if TYPE_CHECKING:
     from app.cep import Match
@@ -39,7 +40,8 @@ def format_match(m: Match) -> str:
         parts.append(f"{ev.get('type')}@{ev.get('t', 0)}" + (f"({attrs})" if attrs else ""))
     kind = "" if m.kind == "match" else f" [{m.kind}]"
     span = f"t={m.t_start:g}..{m.t_end:g}"
-    return f"{m.pattern}{kind} {span}" + (f" {binds}" if binds else "") + ": " + " -> ".join(parts)
+    line = f"{m.pattern}{kind} {span}" + (f" {binds}" if binds else "") + ": " + " -> ".join(parts)
+    return one_line(line, len(line))  # one line per match, whatever the events' strings hold
 
 
 def cmd_cep(args: argparse.Namespace) -> int:
