@@ -34,7 +34,7 @@ from app.cep.syntax import (
     Within,
     check_size,
 )
-from app.expr.limits import exceeded, limit
+from app.expr.limits import exceeded, limit, stack_for
 
 INIT = 0
 MAX_AND_ARGS = 5  # AND expands to every permutation: 5! = 120 branches at most
@@ -377,7 +377,8 @@ def compile_ast(node: PatternNode, where: str = "pattern") -> Automaton:
         raise PatternError(where, exceeded("automaton_size", f"the pattern would compile to more than {cap:,} "
                                                              "transitions"))
     builder = _Builder(where)
-    frag = builder.merge_sinks(builder.build(node))
+    with stack_for(limit("pattern_depth"), 3):  # `build` recurses once or twice per level
+        frag = builder.merge_sinks(builder.build(node))
     if frag.init in frag.accepts:
         raise PatternError(where, "the pattern can match without any event (e.g. a lone a{*}); "
                                   "put the repetition inside a sequence such as 'a{*} -> b'")

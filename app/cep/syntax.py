@@ -19,7 +19,7 @@ from typing import Any
 from app.core import fileio
 from app.core.topology import Problem, TopologyError
 from app.expr.core import Token, TokenStream, tokenize
-from app.expr.limits import exceeded, int_digits_ok, limit, loads, one_line, shown
+from app.expr.limits import exceeded, int_digits_ok, limit, loads, one_line, shown, stack_for
 
 CONTEXTS: tuple[str, ...] = ("chronicle", "immediate", "strict", "every", "any", "once", "first")
 # Spellings accepted for the contexts (VIATRA's enum names among them).
@@ -427,7 +427,8 @@ def parse_text(text: str, where: str = "pattern", constants: Mapping[str, Any] |
     if not text.strip():
         raise PatternError(where, "the pattern is empty")
     try:
-        node = _TextParser(text, where, constants or {}, patterns or {}).parse()
+        with stack_for(limit("pattern_depth"), 8):  # seven parser frames per level
+            node = _TextParser(text, where, constants or {}, patterns or {}).parse()
     except RecursionError:  # a safety net: pattern_depth keeps well below Python's stack
         raise PatternError(where, exceeded("pattern_depth", "pattern nested too deeply")) from None
     check_size(node, where)

@@ -11,7 +11,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from app.expr.limits import exceeded, one_line, shown
+from app.expr.limits import exceeded, limit, one_line, shown, stack_for
 from app.expr.parser import FUNCTIONS, KEYWORDS, ExprError, ExprNode, ExprParser
 
 
@@ -237,7 +237,8 @@ def parse_expr(source: str, names: Iterable[str] = ("x", "y")) -> Expr:
         if not name.isidentifier() or name in KEYWORDS or name in FUNCTIONS:
             raise ValueError(f"cannot use {name!r} as a variable name")
     try:
-        return Expr(source, names, ExprParser(source, frozenset(names)).parse())
+        with stack_for(limit("expr_depth"), 12):  # about 9 parser frames and 2 builder frames per level
+            return Expr(source, names, ExprParser(source, frozenset(names)).parse())
     except RecursionError:  # a safety net: expr_depth keeps well below Python's stack
         raise ExprError(exceeded("expr_depth", "expression nested too deeply"), 0, source) from None
 

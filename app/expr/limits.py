@@ -13,8 +13,10 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 ENV = "STORMBOUND_LIMITS"
@@ -103,6 +105,26 @@ def exceeded(name: str, found: str) -> str:
     value = limit(name)
     return (f"{found}, over the limit {name} = {value:,} (raise it with --limit {name}=N "
             f"or {ENV}={name}=N)")
+
+
+@contextmanager
+def stack_for(levels: int, frames_per_level: int) -> Iterator[None]:
+    """Room on Python's stack for a recursive parser going `levels` deep (CPython 3.11 keeps
+    Python-to-Python calls off the C stack, so a higher recursion limit costs nothing); restored after."""
+    depth = 0
+    frame: FrameType | None = sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    need = depth + levels * frames_per_level + 200
+    old = sys.getrecursionlimit()
+    if need > old:
+        sys.setrecursionlimit(need)
+    try:
+        yield
+    finally:
+        if need > old:
+            sys.setrecursionlimit(old)
 
 
 # ---- one-line text ------------------------------------------------------------
