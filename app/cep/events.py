@@ -68,8 +68,10 @@ def _plain_events(path: Path) -> list[dict[str, Any]]:
                 raise PatternError(f"{path.name} event {k}.{key}",
                                    f"expected an event type name (a string), got {type(item[key]).__name__}")
         t = item.get("t", 0.0)
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
-            raise PatternError(f"{path.name} event {k}.t", f"not a finite number: {one_line(repr(t), 40)}")
+        if isinstance(t, bool) or not isinstance(t, (int, float)):
+            raise PatternError(f"{path.name} event {k}.t", f"not a number: {one_line(repr(t), 40)}")
+        if not math.isfinite(t):
+            raise PatternError(f"{path.name} event {k}.t", f"not a finite number: {t}")
     return events_from_log(items)
 
 

@@ -192,7 +192,17 @@ def _scalar(value: Any, where: str) -> Any:
     if isinstance(value, float) and value == value and value not in (float("inf"), float("-inf")):
         return value
     raise PatternError(where, f"a test compares with a string, a finite number, true, false or null, "
-                              f"not {one_line(json.dumps(value, default=str), 40)}")
+                              f"not {_echo(value)}")
+
+
+def _echo(value: Any, width: int = 40) -> str:
+    """A value from the input for a message: one line, control characters escaped, cut to `width`."""
+    if isinstance(value, str):
+        return shown(value, width)
+    try:
+        return one_line(json.dumps(value, default=str, ensure_ascii=False), width)
+    except (ValueError, RecursionError):  # nested past what json.dumps walks
+        return type(value).__name__
 
 
 # ---- the text form ----------------------------------------------------------
@@ -440,7 +450,7 @@ def parse_text(text: str, where: str = "pattern", constants: Mapping[str, Any] |
 
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise PatternError(where, f"expected a number, got {json.dumps(value)}")
+        raise PatternError(where, f"expected a number, got {_echo(value)}")
     return float(value)
 
 
@@ -481,7 +491,7 @@ def _parse_ast(data: Any, where: str, depth: int) -> PatternNode:
     ops = ("follows", "or", "and", "times", "star", "plus", "not", "within", "holdsFor")
     if op not in ops:
         raise PatternError(f"{where}.op",
-                           f"unknown operator {json.dumps(op)} (expected atom or one of {', '.join(ops)})")
+                           f"unknown operator {_echo(op)} (expected atom or one of {', '.join(ops)})")
     if op in ("follows", "or", "and"):
         args = data.get("args")
         if not isinstance(args, list) or len(args) < 2:
@@ -566,7 +576,7 @@ def _options(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
         ctx = str(raw["context"]).lower().removeprefix("eventcontext.")
         if ctx not in CONTEXT_ALIASES:
             raise PatternError(f"{where}.context",
-                               f"unknown context {raw['context']!r} (expected one of {', '.join(CONTEXTS)})")
+                               f"unknown context {_echo(raw['context'])} (expected one of {', '.join(CONTEXTS)})")
         out["context"] = CONTEXT_ALIASES[ctx]
     if "skip" in raw:
         skip = str(raw["skip"]).lower()
@@ -574,7 +584,7 @@ def _options(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
                 "past_last_event": "past_last"}.get(skip, skip)
         if skip not in SKIPS:
             raise PatternError(f"{where}.skip",
-                               f"unknown skip strategy {raw['skip']!r} (expected one of {', '.join(SKIPS)})")
+                               f"unknown skip strategy {_echo(raw['skip'])} (expected one of {', '.join(SKIPS)})")
         out["skip"] = skip
     if "by" in raw:
         by = raw["by"]
@@ -607,7 +617,7 @@ def _bracket_options(text: str, where: str) -> dict[str, Any]:
         key = key.strip().lower()
         if eq:
             if key not in ("context", "skip", "by", "only"):
-                raise PatternError(where, f"unknown option {key!r} (expected context=, skip=, by=, only=)")
+                raise PatternError(where, f"unknown option {_echo(key)} (expected context=, skip=, by=, only=)")
             raw[key] = value.strip().split() if key in ("by", "only") else value.strip()
         elif key.startswith("by "):
             raw["by"] = part.strip()[3:].split()
@@ -621,7 +631,8 @@ def _bracket_options(text: str, where: str) -> dict[str, Any]:
             raw["skip"] = key
         else:
             raise PatternError(where,
-                               f"unknown option {part!r} (a context, skip=..., by ATTR..., only TYPE..., or timeout)")
+                               f"unknown option {_echo(part)} "
+                               "(a context, skip=..., by ATTR..., only TYPE..., or timeout)")
     return _options(raw, where)
 
 
@@ -675,7 +686,7 @@ def parse_pattern_text(source: str, where: str = "patterns",
     for number, name, opts, body, desc in entries:
         here = f"{where} line {number} ({name})"
         if name in seen:
-            raise PatternError(here, f"a pattern named {name!r} is already defined")
+            raise PatternError(here, f"a pattern named {_echo(name)} is already defined")
         options = _bracket_options(opts, here)
         ast = parse_text(body, here, constants, seen)
         seen[name] = ast
@@ -692,7 +703,7 @@ def pattern_from_json(raw: Any, where: str, defaults: Mapping[str, Any] | None =
     pid = raw.get("id") or raw.get("name")
     if not isinstance(pid, str) or not pid:
         raise PatternError(f"{where}.id", "every pattern needs a non-empty 'id'")
-    here = f"{where} ({pid})"
+    here = f"{where} ({one_line(pid, 60)})"
     if "ast" in raw:
         ast = parse_ast(raw["ast"], f"{here}.ast")
         text = raw.get("text") or raw.get("vepl") or to_text(ast)
@@ -719,7 +730,7 @@ def parse_pattern_json(data: Any, where: str = "patterns") -> list[Pattern]:
     ids = [p.id for p in patterns]
     dup = next((i for i in ids if ids.count(i) > 1), None)
     if dup:
-        raise PatternError(where, f"two patterns are named {dup!r}")
+        raise PatternError(where, f"two patterns are named {_echo(dup)}")
     return patterns
 
 

@@ -28,7 +28,7 @@ def side_index(side: int | str) -> int:
         return LEFT
     if side in (1, "right", "R", "r"):
         return RIGHT
-    raise DiffError(f"side: {side!r} is not left/right (L/R)")
+    raise DiffError(f"side: {one_line(repr(side), 40)} is not left/right (L/R)")
 
 
 def interleave(left: Iterable[Any], right: Iterable[Any], order: str = "alternate") -> Iterator[tuple[int, Any]]:
@@ -40,7 +40,7 @@ def interleave(left: Iterable[Any], right: Iterable[Any], order: str = "alternat
             yield RIGHT, item
         return
     if order != "alternate":
-        raise DiffError(f"order: {order!r} is not 'alternate' or 'left-first'")
+        raise DiffError(f"order: {one_line(repr(order), 40)} is not 'alternate' or 'left-first'")
     left_it, right_it = iter(left), iter(right)
     for item in left_it:
         yield LEFT, item
@@ -185,5 +185,6 @@ def read_connected(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
         try:
             side = side_index(record["side"])
         except DiffError:
-            raise DiffError(f"{path}: record {number}.side: {record['side']!r} is not left/right (L/R)") from None
+            raise DiffError(f"{path}: record {number}.side: {one_line(repr(record['side']), 40)} "
+                            "is not left/right (L/R)") from None
         yield side, record["item"]
