@@ -48,6 +48,8 @@ LIMITS: dict[str, Limit] = {lim.name: lim for lim in (
 )}
 
 _overrides: dict[str, int] = {}
+# settings shared with the file readers (docs/limits.md): the same JSON depth for every JSON input
+_SHARED_ENV = {"json_depth": "STORMBOUND_MAX_JSON_DEPTH"}
 
 
 class LimitSettingError(ValueError):
@@ -79,7 +81,8 @@ def set_limits(values: Mapping[str, int]) -> None:
 
 
 def limit(name: str) -> int:
-    """The value of limit `name`: `--limit`, then STORMBOUND_LIMITS, then the default."""
+    """The value of limit `name`: `--limit`, then STORMBOUND_LIMITS, then (json_depth) the file readers'
+    STORMBOUND_MAX_JSON_DEPTH, then the default."""
     if name in _overrides:
         return _overrides[name]
     env = os.environ.get(ENV)
@@ -90,6 +93,10 @@ def limit(name: str) -> int:
             from_env = {}  # a bad setting is reported by the commands that read it (check_env)
         if name in from_env:
             return from_env[name]
+    shared = _SHARED_ENV.get(name)
+    value = os.environ.get(shared, "") if shared else ""
+    if value.isdigit() and 1 <= int(value) <= LIMITS[name].maximum:
+        return int(value)
     return LIMITS[name].default
 
 
@@ -133,11 +140,11 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def one_line(text: str, width: int = 80) -> str:
-    """`text` for a one-line message: control characters and lone surrogates escaped, cut to `width`."""
+    """`text` for a one-line message: control characters and lone surrogates escaped repr-style, cut to
+    `width` characters with '…' (as the file readers' messages do)."""
     if len(text) > width:
-        text = text[:width - 3] + "..."
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                        else f"\\u{ord(m.group()):04x}", text)
+        text = text[:width - 1] + "…"
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)  # repr-style: \n, \x1b, \ud800
 
 
 def shown(text: str, width: int = 60) -> str:

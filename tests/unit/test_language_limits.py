@@ -116,7 +116,8 @@ def test_error_messages_are_cut_and_escaped() -> None:
     with pytest.raises(ExprError) as err:
         parse_expr("x.a == 1 ) " + "y" * 5000 + "\n\x1b")
     assert len(str(err.value)) < 200 and "\n" not in str(err.value) and "\x1b" not in str(err.value)
-    assert one_line("a\nb\x1b\ud800") == "a\\x0ab\\x1b\\ud800"
+    assert one_line("a\nb\x1b\ud800") == "a\\nb\\x1b\\ud800"
+    assert one_line("x" * 100, 10) == "x" * 9 + "…"
 
 
 # ---- DiffStream streams and specs -------------------------------------------------------------
@@ -312,7 +313,7 @@ def test_plain_event_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     odd = tmp_path / "odd.jsonl"
     odd.write_text('{"type": "a", "t": 0, "x": "\\ud800\\n"}\n{"type": "b", "t": 1}\n')
     code, out, _ = _run(["cep", str(pattern), str(odd)], capsys)
-    assert code == 0 and out.count("\n") == 2 and "\\ud800\\x0a" in out
+    assert code == 0 and out.count("\n") == 2 and "\\ud800\\n" in out
     out.encode("utf-8")
 
 
@@ -344,3 +345,12 @@ def test_every_limit_has_a_sane_default() -> None:
         assert 1 <= lim.default <= lim.maximum and limit(lim.name) == lim.default and lim.what
     with pytest.raises(LimitSettingError, match="whole number"):
         parse_settings("expr_depth=lots", "--limit")
+
+
+def test_json_depth_follows_the_file_readers_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STORMBOUND_MAX_JSON_DEPTH", "150")
+    assert limit("json_depth") == 150
+    monkeypatch.setenv("STORMBOUND_LIMITS", "json_depth=120")
+    assert limit("json_depth") == 120
+    set_limits({"json_depth": 110})
+    assert limit("json_depth") == 110
