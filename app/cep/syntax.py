@@ -472,7 +472,7 @@ def _parse_ast(data: Any, where: str, depth: int) -> PatternNode:
             raise PatternError(f"{where}.atom", "expected an event type name")
 
         params = data.get("params", {})
-        if isinstance(params, list):  # positional: attribute and parameter share the name
+        if isinstance(params, list) and all(isinstance(p, str) for p in params):  # positional: same names
             params = {p: p for p in params}
         if not isinstance(params, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                    for k, v in params.items()):

@@ -43,14 +43,14 @@ def _get_field(value: Any, key: Any, where: str) -> Any:
             return value[key]
         if isinstance(key, int) and str(key) in value:
             return value[str(key)]
-        raise ExprEvalError(f"{where}: no field {key!r} in {_describe(value)}")
+        raise ExprEvalError(f"{where}: no field {_describe(key)} in {_describe(value)}")
     if isinstance(value, (list, tuple, str)):
         if isinstance(key, bool) or not isinstance(key, int):
-            raise ExprEvalError(f"{where}: index {key!r} of a list must be an integer")
+            raise ExprEvalError(f"{where}: index {_describe(key)} of a list must be an integer")
         try:
             return value[key]
         except IndexError:
-            raise ExprEvalError(f"{where}: index {key} out of range for {_describe(value)}") from None
+            raise ExprEvalError(f"{where}: index {_describe(key)} out of range for {_describe(value)}") from None
     raise ExprEvalError(f"{where}: {_describe(value)} has no fields")
 
 
@@ -152,7 +152,7 @@ class _Compiler:
                 try:
                     return fn(*values)
                 except (TypeError, ValueError) as err:
-                    raise ExprEvalError(f"{where}: {name}() failed: {err}") from None
+                    raise ExprEvalError(f"{where}: {name}() failed: {one_line(str(err), 120)}") from None
             return call
         raise AssertionError(f"unknown node {op}")  # pragma: no cover - parser only makes the above
 
@@ -195,7 +195,8 @@ class _Compiler:
                     raise ExprEvalError(
                         f"{where}: cannot apply {name!r} to {_describe(a)} and {_describe(b)}") from None
                 except (OverflowError, ValueError) as err:
-                    raise ExprEvalError(f"{where}: {name!r} of {_describe(a)} and {_describe(b)}: {err}") from None
+                    raise ExprEvalError(f"{where}: {name!r} of {_describe(a)} and {_describe(b)}: "
+                                        f"{one_line(str(err), 120)}") from None
             return a
         return arith
 

@@ -63,7 +63,7 @@ def parse_settings(text: str, where: str) -> dict[str, int]:
         name, eq, value = part.partition("=")
         name = name.strip()
         if name not in LIMITS:
-            raise LimitSettingError(f"{where}: unknown limit {name!r} (known: {', '.join(LIMITS)})")
+            raise LimitSettingError(f"{where}: unknown limit {shown(name, 40)} (known: {', '.join(LIMITS)})")
         lim = LIMITS[name]
         if not eq or not value.strip().isdigit() or len(value.strip()) > 12:
             raise LimitSettingError(f"{where}: {name} needs a whole number, e.g. {name}={lim.default}")

@@ -354,3 +354,15 @@ def test_json_depth_follows_the_file_readers_setting(monkeypatch: pytest.MonkeyP
     assert limit("json_depth") == 120
     set_limits({"json_depth": 110})
     assert limit("json_depth") == 110
+
+
+def test_cases_found_by_the_fuzzer() -> None:
+    with pytest.raises(PatternError, match=r"ast\.params"):
+        parse_ast({"atom": "a", "params": [[{"atom": "a"}]]})
+    long_field = "k" + "9" * 5000
+    with pytest.raises(Exception) as err:
+        parse_expr(f"x.{long_field} == 1").evaluate(x={"a": 1}, y=None)
+    assert len(str(err.value)) < 300 and "no field" in str(err.value)
+    with pytest.raises(DiffError) as diff_err:
+        diff_streams([{"a": 1}, {"a": 2}], [{"a": 2}, {"a": 1}], f"predicate:x.{long_field} == y.a")
+    assert len(str(diff_err.value)) < 400
