@@ -340,7 +340,7 @@ class _TextParser(TokenStream):
                     problem = _repeat_problem(tok.text)
                     if problem:
                         raise self.fail(tok, problem)
-                    n = int(tok.text)
+                    n = int(tok.text.lstrip("0"))  # leading zeros do not count towards Python's digit limit
                     node = Times(node, n)
                 else:
                     raise self.fail(tok, "expected a count, '*' or '+' inside { }")

@@ -218,6 +218,7 @@ REFUSED_PATTERNS = {
     "NOT " * 10_000 + "a": "pattern_depth",
     "a -> b(x > " + "9" * 5000 + ")": "number_digits",
     "a" + "{2}" * 200: "pattern_depth",
+    "a{" + "0" * 5000 + "5} -> b{" + "0" * 6000 + "}": "at least 1",
 }
 
 
