@@ -21,9 +21,15 @@ class NotAString(ValueError):
     """set_of_split equality met a value that is not a string."""
 
 
+def _index(part: str) -> str | int:
+    """A path part: a list index when it is a short ASCII whole number, a field name otherwise."""
+    digits = part.removeprefix("-")
+    return int(part) if digits.isascii() and digits.isdigit() and len(digits) <= 18 else part
+
+
 def field_getter(path: str) -> Callable[[Any], Any]:
     """A function reading a dotted field path (`a.b`, `pos.0`) of a JSON value; raises MissingField."""
-    parts: list[str | int] = [int(p) if p.lstrip("-").isdigit() else p for p in path.split(".")]
+    parts: list[str | int] = [_index(p) for p in path.split(".")]
     if len(parts) == 1 and isinstance(parts[0], str):
         name = parts[0]
 

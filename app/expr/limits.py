@@ -65,7 +65,7 @@ def parse_settings(text: str, where: str) -> dict[str, int]:
         if name not in LIMITS:
             raise LimitSettingError(f"{where}: unknown limit {shown(name, 40)} (known: {', '.join(LIMITS)})")
         lim = LIMITS[name]
-        if not eq or not value.strip().isdigit() or len(value.strip()) > 12:
+        if not eq or not (value.strip().isascii() and value.strip().isdigit()) or len(value.strip()) > 12:
             raise LimitSettingError(f"{where}: {name} needs a whole number, e.g. {name}={lim.default}")
         number = int(value.strip())
         if not 1 <= number <= lim.maximum:
@@ -95,7 +95,7 @@ def limit(name: str) -> int:
             return from_env[name]
     shared = _SHARED_ENV.get(name)
     value = os.environ.get(shared, "") if shared else ""
-    if value.isdigit() and 1 <= int(value) <= LIMITS[name].maximum:
+    if value.isascii() and value.isdigit() and 1 <= int(value) <= LIMITS[name].maximum:
         return int(value)
     return LIMITS[name].default
 

@@ -56,33 +56,36 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0"
 FUNCTIONS: dict[str, Callable[..., Any]] = {"abs": abs, "len": len, "min": min, "max": max}
 
 
+_DIGITS = frozenset("0123456789")  # ASCII only: str.isdigit() also takes '¹', which int() refuses
+
+
 def _number(source: str, i: int, tokens: Sequence[Token]) -> tuple[Token, int] | None:
     n, ch, start = len(source), source[i], i
     after_dot = bool(tokens) and tokens[-1].kind == "OP" and tokens[-1].value == "."
     after_value = bool(tokens) and (tokens[-1].kind == "NAME" or tokens[-1].value in (")", "]"))
-    if not (ch.isdigit() or (ch == "." and not after_value and not after_dot
-                             and i + 1 < n and source[i + 1].isdigit())):
+    if not (ch in _DIGITS or (ch == "." and not after_value and not after_dot
+                             and i + 1 < n and source[i + 1] in _DIGITS)):
         return None
-    while i < n and source[i].isdigit():
+    while i < n and source[i] in _DIGITS:
         i += 1
     is_float = False
     if after_dot:  # `x.pos.0`: a field index, never a float
         if not int_digits_ok(source[start:i]):
             raise ExprError(exceeded("number_digits", f"an index of {i - start:,} digits"), start, source)
         return Token("NUM", int(source[start:i]), start, source[start:i]), i
-    if i < n and source[i] == "." and (i + 1 >= n or source[i + 1].isdigit()):
+    if i < n and source[i] == "." and (i + 1 >= n or source[i + 1] in _DIGITS):
         is_float = True
         i += 1
-        while i < n and source[i].isdigit():
+        while i < n and source[i] in _DIGITS:
             i += 1
     if i < n and source[i] in "eE":
         j = i + 1
         if j < n and source[j] in "+-":
             j += 1
-        if j < n and source[j].isdigit():
+        if j < n and source[j] in _DIGITS:
             is_float = True
             i = j
-            while i < n and source[i].isdigit():
+            while i < n and source[i] in _DIGITS:
                 i += 1
     text = source[start:i]
     if i < n and (source[i].isalpha() or source[i] == "_"):

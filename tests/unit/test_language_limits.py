@@ -367,3 +367,19 @@ def test_cases_found_by_the_fuzzer() -> None:
     with pytest.raises(DiffError) as diff_err:
         diff_streams([{"a": 1}, {"a": 2}], [{"a": 2}, {"a": 1}], f"predicate:x.{long_field} == y.a")
     assert len(str(diff_err.value)) < 400
+
+
+def test_only_ascii_digits_are_numbers() -> None:
+    with pytest.raises(ExprError, match="unexpected character"):
+        parse_expr("x.¹key == 1")
+    with pytest.raises(ExprError):
+        parse_expr("¹ == x.a")
+    assert parse_expr("x.key¹ == 1").evaluate(x={"key¹": 1}, y=None) is True
+    with pytest.raises(LimitSettingError, match="whole number"):
+        parse_settings("expr_depth=¹", "--limit")
+
+
+def test_field_paths_with_huge_or_odd_numbers(ok: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["diff", str(ok), str(ok), "-d", "same_key:a." + "9" * 5000], capsys)
+    assert code == 2 and "no field" in err and len(err) < 400
+    assert diff_streams([{"a": {"¹": 1}}], [{"a": {"¹": 1}}], "same_key:a.¹").equivalent
