@@ -14,6 +14,7 @@ VIATRA-CEP's compiler tests. Every automaton has one initial, one trap state
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,7 +32,9 @@ from app.cep.syntax import (
     Star,
     Times,
     Within,
+    check_size,
 )
+from app.expr.limits import exceeded, limit, stack_for
 
 INIT = 0
 MAX_AND_ARGS = 5  # AND expands to every permutation: 5! = 120 branches at most
@@ -50,6 +53,13 @@ class Edge:
     tests: tuple[tuple[str, str, Any], ...] = ()
     zones: tuple[int, ...] = ()
     kill: bool = False
+
+    def __hash__(self) -> int:  # cached: the builder hashes every edge on every merge
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((self.src, self.dst, self.type, self.excluded, self.binds, self.tests, self.zones, self.kill))
+            object.__setattr__(self, "_hash", cached)
+        return int(cached)
 
 
 @dataclass(frozen=True)
@@ -104,6 +114,7 @@ class _Frag:
     init: int
     accepts: set[int]
     edges: list[Edge] = field(default_factory=list)
+    sink: int | None = None  # an accepting state known to have no outgoing edge (saves a scan in `seq`)
 
 
 def _out(frag: _Frag, state: int) -> list[Edge]:
@@ -116,14 +127,28 @@ def _has_incoming(frag: _Frag, state: int) -> bool:
 
 def _rename(edges: list[Edge], old: int, new: int) -> list[Edge]:
     return [replace(e, src=new if e.src == old else e.src, dst=new if (e.dst == old and not e.kill) else e.dst)
-            for e in edges]
+            if e.src == old or (e.dst == old and not e.kill) else e for e in edges]
 
 
-def _dedup(edges: list[Edge]) -> list[Edge]:
+def _rename_all(edges: list[Edge], mapping: dict[int, int]) -> list[Edge]:
+    """Several renames in one pass (kill edges keep their target)."""
+    out = []
+    for e in edges:
+        src = mapping.get(e.src, e.src)
+        dst = e.dst if e.kill else mapping.get(e.dst, e.dst)
+        out.append(e if src == e.src and dst == e.dst else replace(e, src=src, dst=dst))
+    return out
+
+
+def _dedup(edges: list[Edge], touching: set[int] | None = None) -> list[Edge]:
+    """The edges without repeats; with `touching`, only edges at those states can repeat (the others are
+    known distinct, so they are not hashed: merging stays linear in the edges)."""
     seen: set[Edge] = set()
     out = []
     for e in edges:
-        if e not in seen:
+        if touching is not None and e.src not in touching and e.dst not in touching:
+            out.append(e)
+        elif e not in seen:
             seen.add(e)
             out.append(e)
     return out
@@ -143,22 +168,26 @@ class _Builder:
     # -- merges
     def merge_sinks(self, frag: _Frag) -> _Frag:
         """Accepting states without outgoing edges are interchangeable: keep one."""
-        sinks = sorted(a for a in frag.accepts if a != frag.init and not _out(frag, a))
+        sources = {e.src for e in frag.edges}
+        sinks = sorted(a for a in frag.accepts if a != frag.init and a not in sources)
         if len(sinks) < 2:
+            frag.sink = sinks[0] if sinks else None
             return frag
-        keep, edges = sinks[0], frag.edges
-        for s in sinks[1:]:
-            edges = _rename(edges, s, keep)
+        keep = sinks[0]
+        edges = _rename_all(frag.edges, {s: keep for s in sinks[1:]})
         accepts = {keep if a in sinks else a for a in frag.accepts}
-        return _Frag(frag.init, accepts, _dedup(edges))
+        return _Frag(frag.init, accepts, _dedup(edges, {keep}), keep)
 
     def seq(self, x: _Frag, y: _Frag) -> _Frag:
         """x then y: merge x's final into y's start when that adds no path; else copy y's start edges."""
         if len(x.accepts) == 1:
             q = next(iter(x.accepts))
-            if q != x.init and not _out(x, q):
-                edges = x.edges + _rename(y.edges, y.init, q)
-                return _Frag(x.init, {q if a == y.init else a for a in y.accepts}, edges)
+            if q != x.init and (x.sink == q or not _out(x, q)):
+                edges = x.edges  # x is not used again: extend its list instead of copying it
+                edges.extend(_rename(y.edges, y.init, q))
+                accepts = {q if a == y.init else a for a in y.accepts}
+                sink = q if y.sink == y.init else y.sink
+                return _Frag(x.init, accepts, edges, sink if sink in accepts else None)
         y_start = _out(y, y.init)
         keep_start = _has_incoming(y, y.init)
         copies = [replace(e, src=q) for q in sorted(x.accepts) for e in y_start]
@@ -166,21 +195,22 @@ class _Builder:
         accepts = {a for a in y.accepts if a != y.init or keep_start}
         if y.init in y.accepts:
             accepts |= x.accepts
-        return self.merge_sinks(_Frag(x.init, accepts, _dedup(x.edges + copies + y_edges)))
+        # x and y share no state and the copies leave x's finals for y's states: nothing can repeat
+        return self.merge_sinks(_Frag(x.init, accepts, x.edges + copies + y_edges))
 
     def alt(self, x: _Frag, y: _Frag) -> _Frag:
         """x or y: one shared start (a fresh one if a start is re-entered by a loop), merged finals."""
         if not _has_incoming(x, x.init) and not _has_incoming(y, y.init):
             edges = x.edges + _rename(y.edges, y.init, x.init)
             accepts = x.accepts | {x.init if a == y.init else a for a in y.accepts}
-            frag = _Frag(x.init, accepts, _dedup(edges))
+            frag = _Frag(x.init, accepts, _dedup(edges, {x.init}))
         else:
             n = self.new()
             copies = [replace(e, src=n) for e in _out(x, x.init) + _out(y, y.init)]
             accepts = x.accepts | y.accepts
             if x.init in x.accepts or y.init in y.accepts:
                 accepts.add(n)
-            frag = _Frag(n, accepts, _dedup(copies + x.edges + y.edges))
+            frag = _Frag(n, accepts, _dedup(copies + x.edges + y.edges, {n}))
         return self.merge_sinks(frag)
 
     def star(self, x: _Frag) -> _Frag:
@@ -254,16 +284,23 @@ class _Builder:
     def build(self, node: PatternNode) -> _Frag:
         if isinstance(node, Atom):
             i, f = self.new(), self.new()
-            return _Frag(i, {f}, [Edge(i, f, node.type, frozenset(), node.binds, node.tests)])
+            return _Frag(i, {f}, [Edge(i, f, node.type, frozenset(), node.binds, node.tests)], f)
         if isinstance(node, Follows):
             frag = self.build(node.args[0])
             for arg in node.args[1:]:
                 frag = self.seq(frag, self.build(arg))
             return frag
         if isinstance(node, Or):
-            frag = self.build(node.args[0])
-            for arg in node.args[1:]:
-                frag = self.alt(frag, self.build(arg))
+            frags = [self.build(arg) for arg in node.args]
+            if not any(_has_incoming(f, f.init) for f in frags):
+                # what folding `alt` over the arguments gives, in one pass: shared start, merged finals
+                init = frags[0].init
+                edges = [e for f in frags for e in _rename_all(f.edges, {f.init: init})]
+                accepts = {init if a == f.init else a for f in frags for a in f.accepts}
+                return self.merge_sinks(_Frag(init, accepts, _dedup(edges)))
+            frag = frags[0]
+            for other in frags[1:]:
+                frag = self.alt(frag, other)
             return frag
         if isinstance(node, And) and any(isinstance(a, Not) for a in node.args):
             return self.unless(node)
@@ -292,19 +329,68 @@ class _Builder:
         raise PatternError(self.where, f"unknown pattern node {type(node).__name__}")
 
 
+def estimated_size(node: PatternNode, cap: int) -> int:
+    """An upper bound on the transitions the builder makes for `node` (stops counting past `cap`):
+    `{n}` unrolls n copies, AND builds every order of its arguments, `{+}` two copies, `{*}` and NOT
+    copy start edges. Computed without recursion and before anything is built."""
+    memo: dict[int, int] = {}
+    stack: list[tuple[PatternNode, bool]] = [(node, False)]
+    while stack:
+        current, ready = stack.pop()
+        key = id(current)
+        if key in memo:
+            continue
+        kids: tuple[PatternNode, ...] = () if isinstance(current, Atom) else (
+            current.args if isinstance(current, (Follows, Or, And)) else (current.arg,))
+        if not ready:
+            stack.append((current, True))
+            stack.extend((k, False) for k in kids if id(k) not in memo)
+            continue
+        total = sum(memo[id(k)] for k in kids)
+        if isinstance(current, Atom):
+            size = 1
+        elif isinstance(current, And) and not any(isinstance(a, Not) for a in current.args):
+            size = math.factorial(min(len(kids), MAX_AND_ARGS + 1)) * total
+        elif isinstance(current, And):
+            size = 2 * total + len(kids)
+        elif isinstance(current, Times):
+            size = current.n * total
+        elif isinstance(current, Star):
+            size = 2 * total
+        elif isinstance(current, Plus):
+            size = 3 * total
+        elif isinstance(current, Not):
+            size = 2 * total + 1
+        else:
+            size = total
+        memo[key] = min(size, cap + 1)
+    return memo[id(node)]
+
+
 def compile_ast(node: PatternNode, where: str = "pattern") -> Automaton:
-    """Compile one AST; raises PatternError for patterns that cannot be matched."""
+    """Compile one AST; raises PatternError for patterns that cannot be matched, or that would exceed
+    the limit automaton_size (checked before building, so compiling takes bounded time)."""
+    check_size(node, where)
+    cap = limit("automaton_size")
+    size = estimated_size(node, cap)
+    if size > cap:
+        raise PatternError(where, exceeded("automaton_size", f"the pattern would compile to more than {cap:,} "
+                                                             "transitions"))
     builder = _Builder(where)
-    frag = builder.merge_sinks(builder.build(node))
+    with stack_for(limit("pattern_depth"), 3):  # `build` recurses once or twice per level
+        frag = builder.merge_sinks(builder.build(node))
     if frag.init in frag.accepts:
         raise PatternError(where, "the pattern can match without any event (e.g. a lone a{*}); "
                                   "put the repetition inside a sequence such as 'a{*} -> b'")
     # renumber: initial state 0, then breadth-first; drop what the initial state cannot reach
     order = [frag.init]
     index = {frag.init: 0}
+    leaving: dict[int, list[Edge]] = {}
+    for e in frag.edges:
+        leaving.setdefault(e.src, []).append(e)
     for s in order:
-        for e in frag.edges:
-            if e.src == s and not e.kill and e.dst not in index:
+        for e in leaving.get(s, ()):
+            if not e.kill and e.dst not in index:
                 index[e.dst] = len(order)
                 order.append(e.dst)
     accepting = frozenset(index[a] for a in frag.accepts if a in index)

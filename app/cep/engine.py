@@ -164,14 +164,11 @@ class PatternMatcher:
 
     def _steps_for(self, typ: str | None) -> tuple[Any, ...]:
         """Steps for an event type (None: a type no edge names): (src, moves, kill moves) by source state."""
-        auto = self.automaton
         steps = []
-        for s in range(auto.n_states):
+        for s, out in enumerate(self.out_edges):
             moves = []
             kills = []
-            for e in auto.edges:
-                if e.src != s:
-                    continue
+            for e in out:
                 if e.kill:
                     if typ is not None and e.type == typ:
                         kills.append(self._move(e))
@@ -189,6 +186,9 @@ class PatternMatcher:
         return tuple(steps)
 
     def _tables(self) -> tuple[dict[str, tuple[Any, ...]], tuple[Any, ...] | None]:
+        self.out_edges: list[list[Edge]] = [[] for _ in range(self.automaton.n_states)]
+        for e in self.automaton.edges:
+            self.out_edges[e.src].append(e)
         types: set[str] = set()
         for e in self.automaton.edges:
             if e.type is not None:

@@ -8,11 +8,14 @@ into that form: an event's `ev` becomes its `type`, a queue sample becomes type
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from app.cep.syntax import PatternError, read_text
+from app.expr.limits import loads, one_line
 
 
 def _record_to_event(rec: Any) -> dict[str, Any]:
@@ -41,15 +44,18 @@ def _plain_events(path: Path) -> list[dict[str, Any]]:
     items: list[Any]
     if text.lstrip().startswith("["):
         try:
-            items = json.loads(text)
+            items = loads(text, lambda problem: PatternError(path.name, problem), strict_numbers=False)
         except json.JSONDecodeError as err:
             raise PatternError(f"{path.name} line {err.lineno}", f"not valid JSON: {err.msg}") from None
+        if not isinstance(items, list):
+            raise PatternError(path.name, "expected a JSON array of events")
     else:
         items = []
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
-                    items.append(json.loads(line))
+                    items.append(loads(line, partial(PatternError, f"{path.name} line {number}"),
+                                       strict_numbers=False))
                 except json.JSONDecodeError as err:
                     raise PatternError(f"{path.name} line {number}", f"not valid JSON: {err.msg}") from None
     for k, item in enumerate(items):
@@ -57,9 +63,15 @@ def _plain_events(path: Path) -> list[dict[str, Any]]:
             raise PatternError(f"{path.name} event {k}", f"expected an object, got {type(item).__name__}")
         if "type" not in item and "ev" not in item and "queue" not in item:
             raise PatternError(f"{path.name} event {k}.type", "missing (every event needs a 'type')")
+        for key in ("type", "ev"):
+            if key in item and not isinstance(item[key], str):
+                raise PatternError(f"{path.name} event {k}.{key}",
+                                   f"expected an event type name (a string), got {type(item[key]).__name__}")
         t = item.get("t", 0.0)
         if isinstance(t, bool) or not isinstance(t, (int, float)):
-            raise PatternError(f"{path.name} event {k}.t", f"not a number: {t!r}")
+            raise PatternError(f"{path.name} event {k}.t", f"not a number: {one_line(repr(t), 40)}")
+        if not math.isfinite(t):
+            raise PatternError(f"{path.name} event {k}.t", f"not a finite number: {t}")
     return events_from_log(items)
 
 

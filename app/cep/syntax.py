@@ -12,12 +12,14 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from app.core import fileio
 from app.core.topology import Problem, TopologyError
 from app.expr.core import Token, TokenStream, tokenize
+from app.expr.limits import exceeded, int_digits_ok, limit, loads, one_line, shown, stack_for
 
 CONTEXTS: tuple[str, ...] = ("chronicle", "immediate", "strict", "every", "any", "once", "first")
 # Spellings accepted for the contexts (VIATRA's enum names among them).
@@ -133,6 +135,76 @@ class Pattern:
     description: str = ""
 
 
+# ---- limits --------------------------------------------------------------------
+
+
+def _repeat_problem(value: str | int) -> str | None:
+    """Why a repetition count cannot be used (below 1, or over repeat_count), or None."""
+    if isinstance(value, str):
+        digits = value.lstrip("0") or "0"
+        if len(digits) > 12:
+            return exceeded("repeat_count", f"a repetition of {len(digits):,} digits")
+        value = int(digits)
+    if value < 1:
+        return "a multiplicity must be at least 1"
+    if value > limit("repeat_count"):
+        return exceeded("repeat_count", f"a repetition of {value:,}")
+    return None
+
+
+def _children(node: PatternNode) -> tuple[PatternNode, ...]:
+    if isinstance(node, Atom):
+        return ()
+    if isinstance(node, (Follows, Or, And)):
+        return node.args
+    return (node.arg,)
+
+
+def check_size(node: PatternNode, where: str) -> None:
+    """Refuse a pattern past pattern_depth or pattern_size (counted without recursion; an `@name`
+    reference counts as often as it is used)."""
+    max_depth, max_size = limit("pattern_depth"), limit("pattern_size")
+    depth: dict[int, int] = {}
+    size: dict[int, int] = {}
+    stack: list[tuple[PatternNode, bool]] = [(node, False)]
+    while stack:
+        current, ready = stack.pop()
+        key = id(current)
+        if key in size:
+            continue
+        kids = _children(current)
+        if not ready:
+            stack.append((current, True))
+            stack.extend((k, False) for k in kids if id(k) not in size)
+            continue
+        depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
+        size[key] = min(1 + sum(size[id(k)] for k in kids), max_size + 1)
+        if depth[key] > max_depth:
+            raise PatternError(where, exceeded("pattern_depth", "pattern nested too deeply"))
+        if size[key] > max_size:
+            raise PatternError(where, exceeded("pattern_size", "too many event types and operators"))
+
+
+def _scalar(value: Any, where: str) -> Any:
+    """A constant a test compares with: a string, a finite number, true, false or null."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float) and value == value and value not in (float("inf"), float("-inf")):
+        return value
+    raise PatternError(where, f"a test compares with a string, a finite number, true, false or null, "
+                              f"not {_echo(value)}")
+
+
+def _echo(value: Any, width: int = 40) -> str:
+    """A value from the input for a message: one line, control characters escaped, cut to `width`."""
+    if isinstance(value, str):
+        return shown(value, width)
+    try:
+        return one_line(json.dumps(value, default=str, ensure_ascii=False), width)
+    except (ValueError, RecursionError):  # nested past what json.dumps walks
+        return type(value).__name__
+
+
 # ---- the text form ----------------------------------------------------------
 
 _TOKEN = re.compile(
@@ -164,7 +236,7 @@ def _pattern_token(text: str, i: int, tokens: Sequence[Token]) -> tuple[Token, i
 def _tokenize(text: str, where: str) -> list[Token]:
     """Tokens of kinds num, str, var, ref, name, op, kw and end (keywords in upper case)."""
     return tokenize(text, (_pattern_token,),
-                    lambda pos: PatternError(where, f"position {pos}: unexpected character {text[pos]!r}"),
+                    lambda pos: PatternError(where, f"position {pos}: unexpected character {shown(text[pos])}"),
                     Token("end", "", len(text), ""))
 
 
@@ -172,16 +244,27 @@ class _TextParser(TokenStream):
     """Recursive descent over the compact form; `->` binds tightest, then AND, then OR, then within/holdsFor."""
 
     def __init__(self, text: str, where: str, constants: Mapping[str, Any], patterns: Mapping[str, PatternNode]):
+        if len(text) > limit("expr_length"):
+            raise PatternError(where, exceeded("expr_length", f"a pattern of {len(text):,} characters"))
         super().__init__(_tokenize(text, where))
         self.text = text
         self.where = where
         self.constants = constants
         self.patterns = patterns
+        self.depth = 0
+        self.max_depth = limit("pattern_depth")
 
     # helpers
     def fail(self, tok: Token, message: str) -> PatternError:
-        shown = tok.text if tok.kind != "end" else "end of pattern"
-        return PatternError(self.where, f"position {tok.pos}: {message} (found {shown!r})")
+        found = tok.text if tok.kind != "end" else "end of pattern"
+        return PatternError(self.where, f"position {tok.pos}: {message} (found {shown(found, 40)})")
+
+    def enter(self, tok: Token) -> None:
+        """One level deeper (parentheses, NOT, a repetition or window); refused past pattern_depth."""
+        self.depth += 1
+        if self.depth > self.max_depth:
+            raise PatternError(self.where, f"position {tok.pos}: "
+                                           + exceeded("pattern_depth", "pattern nested too deeply"))
 
     def expected(self, tok: Token, kind: str, value: Any) -> PatternError:
         return self.fail(tok, f"expected {value or kind}")
@@ -233,13 +316,19 @@ class _TextParser(TokenStream):
 
     def unary(self) -> PatternNode:
         if self.is_kw("NOT") or self.is_op("!"):
-            self.take()
-            return Not(self.unary())
+            self.enter(self.take())
+            node = Not(self.unary())
+            self.depth -= 1
+            return node
         return self.postfix()
 
     def postfix(self) -> PatternNode:
         node = self.primary()
+        entered = 0
         while True:
+            if self.is_op("{") or self.is_op("["):
+                self.enter(self.peek())  # each repetition or window wraps the node once more
+                entered += 1
             if self.is_op("{"):
                 self.take()
                 tok = self.take()
@@ -248,9 +337,10 @@ class _TextParser(TokenStream):
                 elif tok.kind == "op" and tok.text == "+":
                     node = Plus(node)
                 elif tok.kind == "num" and re.fullmatch(r"\d+", tok.text):
-                    n = int(tok.text)
-                    if n < 1:
-                        raise self.fail(tok, "a multiplicity must be at least 1")
+                    problem = _repeat_problem(tok.text)
+                    if problem:
+                        raise self.fail(tok, problem)
+                    n = int(tok.text.lstrip("0"))  # leading zeros do not count towards Python's digit limit
                     node = Times(node, n)
                 else:
                     raise self.fail(tok, "expected a count, '*' or '+' inside { }")
@@ -261,14 +351,16 @@ class _TextParser(TokenStream):
                 self.expect("op", "]")
                 node = Within(node, window)
             else:
+                self.depth -= entered
                 return node
 
     def primary(self) -> PatternNode:
         tok = self.peek()
         if self.is_op("("):
-            self.take()
+            self.enter(self.take())
             node = self.timed()
             self.expect("op", ")")
+            self.depth -= 1
             return node
         if tok.kind == "name":
             self.take()
@@ -309,11 +401,20 @@ class _TextParser(TokenStream):
     def constant(self) -> Any:
         tok = self.take()
         if tok.kind == "num":
-            return float(tok.text) if any(c in tok.text for c in ".eE") else int(tok.text)
+            if any(c in tok.text for c in ".eE"):
+                value = float(tok.text)
+                if value in (float("inf"), float("-inf")):
+                    raise self.fail(tok, "the number is too large (only finite numbers)")
+                return value
+            if not int_digits_ok(tok.text):
+                raise self.fail(tok, exceeded("number_digits", f"a number of {len(tok.text.lstrip('-')):,} digits"))
+            return int(tok.text)
         if tok.kind == "str":
-            if tok.text[0] == "'":
-                return json.loads('"' + tok.text[1:-1].replace('"', '\\"') + '"')
-            return json.loads(tok.text)
+            text = '"' + tok.text[1:-1].replace('"', '\\"') + '"' if tok.text[0] == "'" else tok.text
+            try:
+                return json.loads(text)
+            except ValueError:
+                raise self.fail(tok, "a string with an escape JSON does not know") from None
         if tok.kind == "kw" and tok.text in ("TRUE", "FALSE", "NULL"):
             return {"TRUE": True, "FALSE": False, "NULL": None}[tok.text]
         if tok.kind == "var":
@@ -335,7 +436,13 @@ def parse_text(text: str, where: str = "pattern", constants: Mapping[str, Any] |
     """Parse the compact text form of one pattern expression into an AST (`@name` refers to `patterns`)."""
     if not text.strip():
         raise PatternError(where, "the pattern is empty")
-    return _TextParser(text, where, constants or {}, patterns or {}).parse()
+    try:
+        with stack_for(limit("pattern_depth"), 8):  # seven parser frames per level
+            node = _TextParser(text, where, constants or {}, patterns or {}).parse()
+    except RecursionError:  # a safety net: pattern_depth keeps well below Python's stack
+        raise PatternError(where, exceeded("pattern_depth", "pattern nested too deeply")) from None
+    check_size(node, where)
+    return node
 
 
 # ---- the JSON (`ast`) form ---------------------------------------------------
@@ -343,20 +450,29 @@ def parse_text(text: str, where: str = "pattern", constants: Mapping[str, Any] |
 
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise PatternError(where, f"expected a number, got {json.dumps(value)}")
+        raise PatternError(where, f"expected a number, got {_echo(value)}")
     return float(value)
 
 
 def parse_ast(data: Any, where: str = "ast") -> PatternNode:
     """Parse the JSON form used by the vectors: `{"atom": "a"}`, `{"op": "follows", "args": [...]}`, ..."""
+    node = _parse_ast(data, where, limit("pattern_depth"))
+    check_size(node, where)
+    return node
+
+
+def _parse_ast(data: Any, where: str, depth: int) -> PatternNode:
+    if depth < 0:
+        raise PatternError(where, exceeded("pattern_depth", "pattern nested too deeply"))
     if not isinstance(data, dict):
         raise PatternError(where, f"expected an object, got {type(data).__name__}")
     if "atom" in data:
         name = data["atom"]
         if not isinstance(name, str) or not name:
             raise PatternError(f"{where}.atom", "expected an event type name")
+
         params = data.get("params", {})
-        if isinstance(params, list):  # positional: attribute and parameter share the name
+        if isinstance(params, list) and all(isinstance(p, str) for p in params):  # positional: same names
             params = {p: p for p in params}
         if not isinstance(params, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                    for k, v in params.items()):
@@ -369,27 +485,30 @@ def parse_ast(data: Any, where: str = "ast") -> PatternNode:
             if not (isinstance(test, list) and len(test) == 3 and isinstance(test[0], str) and test[1] in COMPARATORS):
                 raise PatternError(f"{where}.tests[{k}]",
                                    f"expected [attribute, one of {' '.join(COMPARATORS)}, constant]")
-            tests.append((test[0], test[1], test[2]))
+            tests.append((test[0], test[1], _scalar(test[2], f"{where}.tests[{k}][2]")))
         return Atom(name, tuple(params.items()), tuple(tests))
     op = data.get("op")
     ops = ("follows", "or", "and", "times", "star", "plus", "not", "within", "holdsFor")
     if op not in ops:
         raise PatternError(f"{where}.op",
-                           f"unknown operator {json.dumps(op)} (expected atom or one of {', '.join(ops)})")
+                           f"unknown operator {_echo(op)} (expected atom or one of {', '.join(ops)})")
     if op in ("follows", "or", "and"):
         args = data.get("args")
         if not isinstance(args, list) or len(args) < 2:
             raise PatternError(f"{where}.args", f"'{op}' needs a list of at least two patterns")
-        nodes = tuple(parse_ast(a, f"{where}.args[{k}]") for k, a in enumerate(args))
+        nodes = tuple(_parse_ast(a, f"{where}.args[{k}]", depth - 1) for k, a in enumerate(args))
         many: dict[str, Callable[[tuple[PatternNode, ...]], PatternNode]] = {"follows": Follows, "or": Or, "and": And}
         return many[op](nodes)
     if "arg" not in data:
         raise PatternError(f"{where}.arg", f"'{op}' needs an 'arg' pattern")
-    arg = parse_ast(data["arg"], f"{where}.arg")
+    arg = _parse_ast(data["arg"], f"{where}.arg", depth - 1)
     if op == "times":
         n = data.get("n")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise PatternError(f"{where}.n", "expected a whole number of at least 1")
+        problem = _repeat_problem(n)
+        if problem:
+            raise PatternError(f"{where}.n", problem)
         return Times(arg, n)
     if op == "within":
         return Within(arg, _number(data.get("window"), f"{where}.window"))
@@ -457,7 +576,7 @@ def _options(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
         ctx = str(raw["context"]).lower().removeprefix("eventcontext.")
         if ctx not in CONTEXT_ALIASES:
             raise PatternError(f"{where}.context",
-                               f"unknown context {raw['context']!r} (expected one of {', '.join(CONTEXTS)})")
+                               f"unknown context {_echo(raw['context'])} (expected one of {', '.join(CONTEXTS)})")
         out["context"] = CONTEXT_ALIASES[ctx]
     if "skip" in raw:
         skip = str(raw["skip"]).lower()
@@ -465,7 +584,7 @@ def _options(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
                 "past_last_event": "past_last"}.get(skip, skip)
         if skip not in SKIPS:
             raise PatternError(f"{where}.skip",
-                               f"unknown skip strategy {raw['skip']!r} (expected one of {', '.join(SKIPS)})")
+                               f"unknown skip strategy {_echo(raw['skip'])} (expected one of {', '.join(SKIPS)})")
         out["skip"] = skip
     if "by" in raw:
         by = raw["by"]
@@ -498,7 +617,7 @@ def _bracket_options(text: str, where: str) -> dict[str, Any]:
         key = key.strip().lower()
         if eq:
             if key not in ("context", "skip", "by", "only"):
-                raise PatternError(where, f"unknown option {key!r} (expected context=, skip=, by=, only=)")
+                raise PatternError(where, f"unknown option {_echo(key)} (expected context=, skip=, by=, only=)")
             raw[key] = value.strip().split() if key in ("by", "only") else value.strip()
         elif key.startswith("by "):
             raw["by"] = part.strip()[3:].split()
@@ -512,7 +631,8 @@ def _bracket_options(text: str, where: str) -> dict[str, Any]:
             raw["skip"] = key
         else:
             raise PatternError(where,
-                               f"unknown option {part!r} (a context, skip=..., by ATTR..., only TYPE..., or timeout)")
+                               f"unknown option {_echo(part)} "
+                               "(a context, skip=..., by ATTR..., only TYPE..., or timeout)")
     return _options(raw, where)
 
 
@@ -542,11 +662,14 @@ def parse_pattern_text(source: str, where: str = "patterns",
             continue
         m = _DEFINE.match(stripped)
         if m:
+            here = f"{where} line {number}"
             try:
-                value = json.loads(m["value"])
+                value = loads(m["value"], partial(PatternError, here))
             except json.JSONDecodeError:
-                raise PatternError(f"{where} line {number}",
-                                   f"define {m['name']}: expected a number or a quoted string") from None
+                value = {}  # not JSON at all: the same message as a JSON object or list
+            if isinstance(value, (dict, list)):
+                raise PatternError(here, f"define {m['name']}: expected a number, a quoted string, "
+                                         "true, false or null")
             constants[m["name"]] = value
             comment = []  # a comment above a define describes the constant, not the next pattern
             continue
@@ -563,7 +686,7 @@ def parse_pattern_text(source: str, where: str = "patterns",
     for number, name, opts, body, desc in entries:
         here = f"{where} line {number} ({name})"
         if name in seen:
-            raise PatternError(here, f"a pattern named {name!r} is already defined")
+            raise PatternError(here, f"a pattern named {_echo(name)} is already defined")
         options = _bracket_options(opts, here)
         ast = parse_text(body, here, constants, seen)
         seen[name] = ast
@@ -580,7 +703,7 @@ def pattern_from_json(raw: Any, where: str, defaults: Mapping[str, Any] | None =
     pid = raw.get("id") or raw.get("name")
     if not isinstance(pid, str) or not pid:
         raise PatternError(f"{where}.id", "every pattern needs a non-empty 'id'")
-    here = f"{where} ({pid})"
+    here = f"{where} ({one_line(pid, 60)})"
     if "ast" in raw:
         ast = parse_ast(raw["ast"], f"{here}.ast")
         text = raw.get("text") or raw.get("vepl") or to_text(ast)
@@ -607,7 +730,7 @@ def parse_pattern_json(data: Any, where: str = "patterns") -> list[Pattern]:
     ids = [p.id for p in patterns]
     dup = next((i for i in ids if ids.count(i) > 1), None)
     if dup:
-        raise PatternError(where, f"two patterns are named {dup!r}")
+        raise PatternError(where, f"two patterns are named {_echo(dup)}")
     return patterns
 
 
@@ -622,7 +745,7 @@ def load_patterns(path: str | Path, overrides: Mapping[str, Any] | None = None) 
     source = read_text(p)
     if source.lstrip().startswith(("[", "{")):
         try:
-            data = json.loads(source)
+            data = loads(source, lambda problem: PatternError(p.name, problem))
         except json.JSONDecodeError as err:
             raise PatternError(f"{p.name} line {err.lineno}", f"not valid JSON: {err.msg}") from None
         return parse_pattern_json(data, p.name)

@@ -10,7 +10,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.cli.common import EXIT_FOUND, EXIT_OK, examples, print_result
+from app.cli.common import EXIT_FOUND, EXIT_OK, add_limit_option, apply_limits, examples, print_result
+from app.expr.limits import one_line
 
 if TYPE_CHECKING:
     from app.cep import Match
@@ -28,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document on stdout)")
     p.add_argument("--fail-on-match", action="store_true", dest="fail_on_match",
                    help="exit 1 when some pattern matched (e.g. a monitor in a CI job)")
+    add_limit_option(p)
     p.set_defaults(func=cmd_cep, file_args=("patterns", "log"))
 
 
@@ -40,7 +42,8 @@ def format_match(m: Match) -> str:
         parts.append(f"{ev.get('type')}@{ev.get('t', 0)}" + (f"({attrs})" if attrs else ""))
     kind = "" if m.kind == "match" else f" [{m.kind}]"
     span = f"t={m.t_start:g}..{m.t_end:g}"
-    return f"{m.pattern}{kind} {span}" + (f" {binds}" if binds else "") + ": " + " -> ".join(parts)
+    line = f"{m.pattern}{kind} {span}" + (f" {binds}" if binds else "") + ": " + " -> ".join(parts)
+    return one_line(line, len(line))  # one line per match, whatever the events' strings hold
 
 
 def cmd_cep(args: argparse.Namespace) -> int:
@@ -49,6 +52,7 @@ def cmd_cep(args: argparse.Namespace) -> int:
     from app.cep import compile_pattern, find_matches, load_events, load_patterns
     from app.cep.monitors import load_monitors
 
+    apply_limits(args)
     if args.patterns in ("monitors", "storm-monitors") and not Path(args.patterns).exists():
         patterns = load_monitors()
     else:

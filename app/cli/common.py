@@ -362,3 +362,25 @@ def _terminal_width() -> int:
     import shutil
 
     return max(20, shutil.get_terminal_size((80, 24)).columns)
+
+
+def add_limit_option(p: argparse.ArgumentParser) -> None:
+    """`--limit NAME=N` (repeatable): raise a limit of the pattern/expression/stream readers (docs/limits.md)."""
+    from app.expr.limits import LIMITS
+
+    p.add_argument("--limit", action="append", default=[], metavar="NAME=N",
+                   help="raise a reader limit for this run (repeatable; docs/limits.md): " + ", ".join(LIMITS))
+
+
+def apply_limits(args: argparse.Namespace) -> None:
+    """Check STORMBOUND_LIMITS and apply `--limit` values; a bad one is a UsageError naming it."""
+    from app.expr.limits import LimitSettingError, check_env, parse_settings, set_limits
+
+    values: dict[str, int] = {}
+    try:
+        check_env()
+        for entry in getattr(args, "limit", None) or []:
+            values.update(parse_settings(entry, "--limit"))
+    except LimitSettingError as err:
+        raise UsageError(str(err)) from None
+    set_limits(values)

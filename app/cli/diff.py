@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.cli.common import UsageError, examples, print_result
+from app.cli.common import UsageError, add_limit_option, apply_limits, examples, print_result
 
 if TYPE_CHECKING:
     from app.diff import DiffResult
@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"(default {SPARK_THRESHOLD_MB}; 0 = never automatically)")
     p.add_argument("--show", type=int, default=10, metavar="N", help="unmatched items shown per side (text output)")
     p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document on stdout)")
+    add_limit_option(p)
     p.set_defaults(func=cmd_diff, file_args=("left",))
 
 
@@ -115,6 +116,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     """Compare LEFT and RIGHT (or one connected stream) and print the verdict."""
     from app.diff import DiffError, Matcher, interleave, read_connected, read_stream
 
+    apply_limits(args)
     if not args.left:
         raise UsageError("diff: give LEFT and RIGHT files (or one file with --connected)")
     if args.connected and args.right:

@@ -44,6 +44,7 @@ from app.diff.strategies import AllStrategy, GeneralStrategy, NoneStrategy, Same
 from app.diff.streams import LEFT, RIGHT, SIDE_NAMES, interleave, side_index
 from app.diff.values import MissingField, NotAString, field_getter, freeze, item_getter, short_json
 from app.expr import ExprEvalError, compile_predicate
+from app.expr.limits import one_line
 
 _PASS_THROUGH = (DiffError, TopologyError)  # raised while reading the input itself: their own message
 
@@ -223,14 +224,14 @@ class Matcher:
         """One line naming the item the loop was handling and what is wrong with it."""
         side, index, item = self.tally.last
         if isinstance(cause, MissingField):
-            problem = f"no field {cause.path!r}"
+            problem = f"no field {one_line(repr(cause.path), 60)}"
         elif isinstance(self.dependence, SameKeyDependence) and self.mode == "same_key" \
                 and isinstance(cause, (KeyError, TypeError, IndexError)):
-            problem = f"no field {'.'.join(self.dependence.fields)!r}"
+            problem = f"no field {one_line(repr('.'.join(self.dependence.fields)), 60)}"
         elif isinstance(cause, (ExprEvalError, NotAString)):
             problem = str(cause)
         else:
-            problem = f"cannot use this item ({type(cause).__name__}: {cause})"
+            problem = f"cannot use this item ({type(cause).__name__}: {one_line(str(cause), 120)})"
         return f"{SIDE_NAMES[side]} item {index}: {problem} in {short_json(item, 80)}"
 
     def _drain(self, events: Iterator[tuple[int, Any]]) -> None:

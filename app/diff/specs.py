@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from app.expr import ExprError, compile_predicate
+from app.expr.limits import loads, one_line
 
 
 class DiffError(ValueError):
@@ -108,6 +109,12 @@ class StructuralEquality(_Spec):
     ignore: list[str] = Field(default_factory=list)
     only: list[str] | None = None
 
+    @model_validator(mode="after")
+    def _some_fields(self) -> StructuralEquality:
+        if self.only is not None and not self.only:
+            raise ValueError("`only` needs at least one field (with none, every item would be equal)")
+        return self
+
 
 class SetOfSplitEquality(_Spec):
     """Equal iff the sets of `sep`-separated parts of the strings (or of `field`) are equal."""
@@ -146,23 +153,29 @@ def _validation_message(what: str, err: ValidationError, kind: Any = None) -> st
     if parts and parts[0] == kind:  # the discriminator's tag
         parts = parts[1:]
     loc = ".".join(str(p) for p in parts)
-    return f"{what}{'.' + loc if loc else ''}: {first['msg']}"
+    return one_line(f"{what}{'.' + loc if loc else ''}: {first['msg']}", 300)
 
 
 def _spec_data(spec: Any, what: str) -> Any:
     if isinstance(spec, str):
         text = spec.strip()
+        source = ""
         if text.startswith("@"):
+            name = text[1:]
+            source = f" in {one_line(name)}"
             try:
-                text = Path(text[1:]).read_text(encoding="utf-8")
+                text = Path(name).read_text(encoding="utf-8")
+            except UnicodeDecodeError as err:
+                raise DiffError(f"{what}: {one_line(name)} is not UTF-8 text (byte {err.start})") from None
             except OSError as err:
-                raise DiffError(f"{what}: cannot read {text[1:]}: {err.strerror}") from None
+                raise DiffError(f"{what}: cannot read {one_line(name)}: {err.strerror or type(err).__name__}") from None
             text = text.strip()
         if text.startswith("{"):
             try:
-                return json.loads(text)
+                return loads(text, lambda problem: DiffError(f"{what}{source}: {problem}"))
             except json.JSONDecodeError as err:
-                raise DiffError(f"{what}: invalid JSON at column {err.colno}: {err.msg}") from None
+                raise DiffError(f"{what}{source}: invalid JSON at line {err.lineno} column {err.colno}: "
+                                f"{err.msg}") from None
         return text
     return spec
 
@@ -191,16 +204,17 @@ def parse_dependence(spec: Any) -> Dependence:
             for part in filter(None, (p.strip() for p in rest.split(","))):
                 a, sep, b = part.partition("-")
                 if not sep or not a or not b:
-                    raise DiffError(f"dependence.pairs: {part!r} is not of the form a-b")
+                    raise DiffError(f"dependence.pairs: {one_line(repr(part), 40)} is not of the form a-b")
                 pairs.append((a, b))
             data = {"kind": kind, "pairs": pairs}
         else:
-            raise DiffError(f"dependence: unknown short form {data!r} (use all, none, same_key:FIELD, "
-                            "pairs:a-b,c-d, predicate:EXPR, or JSON)")
+            raise DiffError(f"dependence: unknown short form {one_line(repr(data), 60)} "
+                            "(use all, none, same_key:FIELD, pairs:a-b,c-d, predicate:EXPR, or JSON)")
     if not isinstance(data, dict):
         raise DiffError("dependence: expected a JSON object with a `kind`")
     if data.get("kind") not in _DEPENDENCE_KINDS:
-        raise DiffError(f"dependence.kind: {data.get('kind')!r} is not one of {', '.join(_DEPENDENCE_KINDS)}")
+        raise DiffError(f"dependence.kind: {one_line(repr(data.get('kind')), 40)} is not one of "
+                        f"{', '.join(_DEPENDENCE_KINDS)}")
     try:
         dep = _DEPENDENCE_ADAPTER.validate_python(data)
     except ValidationError as err:
@@ -226,6 +240,9 @@ def parse_equality(spec: Any) -> Equality:
             data = {"kind": "structural"}
         elif kind == "ignore":
             data = {"kind": "structural", "ignore": fields}
+        elif kind == "only" and not fields:
+            raise DiffError("equality: 'only:' needs at least one field, e.g. only:id,value "
+                            "(with none, every item would be equal)")
         elif kind == "only":
             data = {"kind": "structural", "only": fields}
         elif kind == "set_of_split":
@@ -233,12 +250,13 @@ def parse_equality(spec: Any) -> Equality:
         elif kind == "predicate":
             data = {"kind": kind, "expr": rest.strip()}
         else:
-            raise DiffError(f"equality: unknown short form {data!r} (use structural, ignore:F,..., "
+            raise DiffError(f"equality: unknown short form {one_line(repr(data), 60)} (use structural, ignore:F,..., "
                             "only:F,..., set_of_split:SEP, predicate:EXPR, or JSON)")
     if not isinstance(data, dict):
         raise DiffError("equality: expected a JSON object with a `kind`")
     if data.get("kind") not in _EQUALITY_KINDS:
-        raise DiffError(f"equality.kind: {data.get('kind')!r} is not one of {', '.join(_EQUALITY_KINDS)}")
+        raise DiffError(f"equality.kind: {one_line(repr(data.get('kind')), 40)} is not one of "
+                        f"{', '.join(_EQUALITY_KINDS)}")
     try:
         eq = _EQUALITY_ADAPTER.validate_python(data)
     except ValidationError as err:

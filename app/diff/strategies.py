@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from app.diff.results import Difference, StreamItem
 from app.diff.streams import LEFT, RIGHT, SIDE_NAMES
 from app.diff.values import freeze
+from app.expr.limits import one_line
 
 Entry = tuple[int, int, Any]  # (position in the connected stream, index in its side, item)
 Events = Iterator[tuple[int, Any]]
@@ -188,7 +189,8 @@ class SameKeyStrategy(QueuePerValueStrategy):
                             unmatched -= 1
                             continue
                         self.fail(side, position, index, item, slot[0], front,
-                                  f"the items differ and have the same key {key!r} (order within a key matters)")
+                                  f"the items differ and have the same key {one_line(repr(key), 60)} "
+                                  "(order within a key matters)")
                         break
                     slot[0] = side
                     queue.append((position, index, item))

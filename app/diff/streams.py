@@ -13,7 +13,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from app.core.topology import TopologyError
 from app.diff.specs import DiffError
+from app.expr.limits import exceeded, json_depth, limit, loads, number_problem, one_line
 
 LEFT = 0
 RIGHT = 1
@@ -26,7 +28,7 @@ def side_index(side: int | str) -> int:
         return LEFT
     if side in (1, "right", "R", "r"):
         return RIGHT
-    raise DiffError(f"side: {side!r} is not left/right (L/R)")
+    raise DiffError(f"side: {one_line(repr(side), 40)} is not left/right (L/R)")
 
 
 def interleave(left: Iterable[Any], right: Iterable[Any], order: str = "alternate") -> Iterator[tuple[int, Any]]:
@@ -38,7 +40,7 @@ def interleave(left: Iterable[Any], right: Iterable[Any], order: str = "alternat
             yield RIGHT, item
         return
     if order != "alternate":
-        raise DiffError(f"order: {order!r} is not 'alternate' or 'left-first'")
+        raise DiffError(f"order: {one_line(repr(order), 40)} is not 'alternate' or 'left-first'")
     left_it, right_it = iter(left), iter(right)
     for item in left_it:
         yield LEFT, item
@@ -71,13 +73,25 @@ def from_pattern(left: Sequence[Any], right: Sequence[Any], pattern: str) -> Ite
 
 def read_stream(path: str | os.PathLike[str]) -> Iterator[Any]:
     """Items of one stream file: JSON Lines (one item per line), a JSON array (or an object with an
-    `items`/`events`/`output` array), or an event log of :mod:`app.measure.eventlog` (CSV, Parquet, run folder)."""
+    `items`/`events`/`output` array), or an event log of :mod:`app.measure.eventlog` (CSV, Parquet, run folder).
+
+    Every problem reading it is a one-line DiffError naming the file (and the line), raised as the
+    items are read: JSON nested past json_depth, numbers Python cannot read, text that is not UTF-8."""
     p = Path(path)
     if not p.exists():
         raise DiffError(f"{p}: no such file or folder")
     if p.is_dir() or p.suffix.lower() in (".csv", ".parquet", ".log"):
         yield from _read_event_log(p)
         return
+    try:
+        yield from _read_json_stream(p)
+    except UnicodeDecodeError as err:
+        raise DiffError(f"{p}: is not UTF-8 text ({err.reason} at byte {err.start} of a chunk)") from None
+    except OSError as err:
+        raise DiffError(f"{p}: cannot be read: {one_line(err.strerror or str(err))}") from None
+
+
+def _read_json_stream(p: Path) -> Iterator[Any]:
     with p.open("r", encoding="utf-8") as handle:
         head = ""
         while True:
@@ -88,7 +102,7 @@ def read_stream(path: str | os.PathLike[str]) -> Iterator[Any]:
         handle.seek(0)
         if head in ("[", "{") and not looks_like_json_lines(p):
             try:
-                data = json.load(handle)
+                data = loads(handle.read(), lambda problem: DiffError(f"{p}: {problem}"), strict_numbers=False)
             except json.JSONDecodeError as err:
                 raise DiffError(f"{p}: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
             if isinstance(data, dict):
@@ -102,13 +116,26 @@ def read_stream(path: str | os.PathLike[str]) -> Iterator[Any]:
                 raise DiffError(f"{p}: expected a JSON array of items")
             yield from data
             return
+        stop = limit("json_depth")
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
+            if line.count("[") + line.count("{") > stop:  # cheap; the exact check only for such lines
+                json_depth_ok(line, p, number)
             try:
-                yield json.loads(line)
+                item = json.loads(line)
             except json.JSONDecodeError as err:
                 raise DiffError(f"{p}: line {number}: invalid JSON at column {err.colno}: {err.msg}") from None
+            except (RecursionError, ValueError) as err:
+                raise DiffError(f"{p}: line {number}: {number_problem(err)}") from None
+            yield item
+
+
+def json_depth_ok(line: str, p: Path, number: int) -> None:
+    """Refuse a line whose JSON nests past json_depth."""
+    stop = limit("json_depth")
+    if json_depth(line, stop) > stop:
+        raise DiffError(f"{p}: line {number}: {exceeded('json_depth', 'JSON nested too deeply')}")
 
 
 def looks_like_json_lines(p: Path) -> bool:
@@ -117,14 +144,19 @@ def looks_like_json_lines(p: Path) -> bool:
         return True
     if p.suffix.lower() == ".json":
         return False
-    with p.open("r", encoding="utf-8") as handle:
-        first = handle.readline()
-        second = handle.readline()
+    try:
+        with p.open("r", encoding="utf-8") as handle:
+            first = handle.readline()
+            second = handle.readline()
+    except UnicodeDecodeError:
+        raise DiffError(f"{p}: is not UTF-8 text") from None
+    except OSError as err:
+        raise DiffError(f"{p}: cannot be read: {one_line(err.strerror or str(err))}") from None
     if not second.strip():
         return False
     try:
         json.loads(first)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not a complete JSON value on its own: not JSON Lines
         return False
     return True
 
@@ -132,7 +164,13 @@ def looks_like_json_lines(p: Path) -> bool:
 def _read_event_log(p: Path) -> Iterator[Any]:
     from app.measure import eventlog  # only when a stream is an event log
 
-    log = eventlog.read_log(p)
+    try:
+        log = eventlog.read_log(p)
+    except (TopologyError, DiffError):
+        raise
+    except Exception as err:  # a reader's own failure (Arrow, OS): one line naming the file
+        raise DiffError(f"{p}: cannot be read as an event log: {type(err).__name__}: "
+                        f"{one_line(str(err), 200)}") from None
     if not log.events:
         raise DiffError(f"{p}: no events in this log (only queue or metric samples); nothing to compare")
     for event in log.events:  # the reader sorts events by time
@@ -147,5 +185,6 @@ def read_connected(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
         try:
             side = side_index(record["side"])
         except DiffError:
-            raise DiffError(f"{path}: record {number}.side: {record['side']!r} is not left/right (L/R)") from None
+            raise DiffError(f"{path}: record {number}.side: {one_line(repr(record['side']), 40)} "
+                            "is not left/right (L/R)") from None
         yield side, record["item"]

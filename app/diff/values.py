@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,9 +21,15 @@ class NotAString(ValueError):
     """set_of_split equality met a value that is not a string."""
 
 
+def _index(part: str) -> str | int:
+    """A path part: a list index when it is a short ASCII whole number, a field name otherwise."""
+    digits = part.removeprefix("-")
+    return int(part) if digits.isascii() and digits.isdigit() and len(digits) <= 18 else part
+
+
 def field_getter(path: str) -> Callable[[Any], Any]:
     """A function reading a dotted field path (`a.b`, `pos.0`) of a JSON value; raises MissingField."""
-    parts: list[str | int] = [int(p) if p.lstrip("-").isdigit() else p for p in path.split(".")]
+    parts: list[str | int] = [_index(p) for p in path.split(".")]
     if len(parts) == 1 and isinstance(parts[0], str):
         name = parts[0]
 
@@ -68,5 +75,9 @@ _DICT_TAG = "\0dict"  # with a frozenset beside it, no JSON value freezes to the
 def short_json(item: Any, limit: int = 120) -> str:
     """`item` as one line of JSON, cut to `limit` characters (for reports)."""
     text = json.dumps(item, default=str, ensure_ascii=False)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    text = text if len(text) <= limit else text[:limit - 3] + "..."
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)  # printable on any terminal
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 

@@ -11,6 +11,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from app.expr.limits import exceeded, limit, one_line, shown, stack_for
 from app.expr.parser import FUNCTIONS, KEYWORDS, ExprError, ExprNode, ExprParser
 
 
@@ -33,8 +34,7 @@ _COMPARATORS: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def _describe(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return one_line(repr(value), 40)
 
 
 def _get_field(value: Any, key: Any, where: str) -> Any:
@@ -43,14 +43,14 @@ def _get_field(value: Any, key: Any, where: str) -> Any:
             return value[key]
         if isinstance(key, int) and str(key) in value:
             return value[str(key)]
-        raise ExprEvalError(f"{where}: no field {key!r} in {_describe(value)}")
+        raise ExprEvalError(f"{where}: no field {_describe(key)} in {_describe(value)}")
     if isinstance(value, (list, tuple, str)):
         if isinstance(key, bool) or not isinstance(key, int):
-            raise ExprEvalError(f"{where}: index {key!r} of a list must be an integer")
+            raise ExprEvalError(f"{where}: index {_describe(key)} of a list must be an integer")
         try:
             return value[key]
         except IndexError:
-            raise ExprEvalError(f"{where}: index {key} out of range for {_describe(value)}") from None
+            raise ExprEvalError(f"{where}: index {_describe(key)} out of range for {_describe(value)}") from None
     raise ExprEvalError(f"{where}: {_describe(value)} has no fields")
 
 
@@ -60,7 +60,7 @@ class _Compiler:
         self.slots = slots
 
     def where(self, node: ExprNode) -> str:
-        return f"position {node.pos} of {self.source!r}"
+        return f"position {node.pos} of {shown(self.source)}"
 
     def build(self, node: ExprNode) -> Fn:  # one case per construct
         op, args = node.op, node.args
@@ -93,12 +93,10 @@ class _Compiler:
                     return value[key]
                 return _get_field(value, key, where)
             return index_fn
-        if op == "and":
-            left, right = self.build(args[0]), self.build(args[1])
-            return lambda env: left(env) and right(env)
-        if op == "or":
-            left, right = self.build(args[0]), self.build(args[1])
-            return lambda env: left(env) or right(env)
+        if op in ("and", "or"):
+            return self.logic(op, [self.build(a) for a in args])
+        if op == "arith":
+            return self.arith(node)
         if op == "not":
             inner = self.build(args[0])
             return lambda env: not inner(env)
@@ -113,20 +111,6 @@ class _Compiler:
                     raise ExprEvalError(f"{where}: cannot negate {_describe(value)}")
                 return sign * value
             return unary
-        if op in _BINARY:
-            left, right, fn = self.build(args[0]), self.build(args[1]), _BINARY[op]
-            where = self.where(node)
-
-            def binary(env: Env) -> Any:
-                a, b = left(env), right(env)
-                try:
-                    return fn(a, b)
-                except ZeroDivisionError:
-                    raise ExprEvalError(f"{where}: division by zero") from None
-                except TypeError:
-                    raise ExprEvalError(
-                        f"{where}: cannot apply {op!r} to {_describe(a)} and {_describe(b)}") from None
-            return binary
         if op == "compare":
             ops, operands = args
             fns = [self.build(o) for o in operands]
@@ -168,9 +152,53 @@ class _Compiler:
                 try:
                     return fn(*values)
                 except (TypeError, ValueError) as err:
-                    raise ExprEvalError(f"{where}: {name}() failed: {err}") from None
+                    raise ExprEvalError(f"{where}: {name}() failed: {one_line(str(err), 120)}") from None
             return call
         raise AssertionError(f"unknown node {op}")  # pragma: no cover - parser only makes the above
+
+    @staticmethod
+    def logic(op: str, parts: list[Fn]) -> Fn:
+        """`a and b and ...` / `a or b or ...` as Python does them (the deciding value), in a loop."""
+        if len(parts) == 2:
+            left, right = parts
+            if op == "and":
+                return lambda env: left(env) and right(env)
+            return lambda env: left(env) or right(env)
+        stop_when = op == "or"
+
+        def chain(env: Env) -> Any:
+            value: Any = None
+            for part in parts:
+                value = part(env)
+                if bool(value) is stop_when:
+                    return value
+            return value
+        return chain
+
+    def arith(self, node: ExprNode) -> Fn:
+        """A flat chain `a + b - c ...` (or `* / // %`), applied left to right."""
+        ops, operands, positions = node.args
+        fns = [self.build(o) for o in operands]
+        steps = [(_BINARY[o], o, f"position {p} of {shown(self.source)}", fn)
+                 for o, p, fn in zip(ops, positions, fns[1:], strict=True)]
+        first = fns[0]
+
+        def arith(env: Env) -> Any:
+            a = first(env)
+            for fn, name, where, operand in steps:
+                b = operand(env)
+                try:
+                    a = fn(a, b)
+                except ZeroDivisionError:
+                    raise ExprEvalError(f"{where}: division by zero") from None
+                except TypeError:
+                    raise ExprEvalError(
+                        f"{where}: cannot apply {name!r} to {_describe(a)} and {_describe(b)}") from None
+                except (OverflowError, ValueError) as err:
+                    raise ExprEvalError(f"{where}: {name!r} of {_describe(a)} and {_describe(b)}: "
+                                        f"{one_line(str(err), 120)}") from None
+            return a
+        return arith
 
 
 class Expr:
@@ -209,8 +237,11 @@ def parse_expr(source: str, names: Iterable[str] = ("x", "y")) -> Expr:
     for name in names:
         if not name.isidentifier() or name in KEYWORDS or name in FUNCTIONS:
             raise ValueError(f"cannot use {name!r} as a variable name")
-    tree = ExprParser(source, frozenset(names)).parse()
-    return Expr(source, names, tree)
+    try:
+        with stack_for(limit("expr_depth"), 12):  # about 9 parser frames and 2 builder frames per level
+            return Expr(source, names, ExprParser(source, frozenset(names)).parse())
+    except RecursionError:  # a safety net: expr_depth keeps well below Python's stack
+        raise ExprError(exceeded("expr_depth", "expression nested too deeply"), 0, source) from None
 
 
 def compile_predicate(source: str) -> Callable[[Any, Any], bool]:

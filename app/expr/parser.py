@@ -32,6 +32,7 @@ from typing import Any
 
 from app.expr.core import Token, TokenStream
 from app.expr.core import tokenize as core_tokenize
+from app.expr.limits import exceeded, int_digits_ok, limit, shown
 
 
 class ExprError(ValueError):
@@ -41,7 +42,7 @@ class ExprError(ValueError):
         self.position = position
         self.source = source
         self.detail = message
-        super().__init__(f"position {position}: {message} in {source!r}")
+        super().__init__(f"position {position}: {message} in {shown(source)}")
 
 
 # ---- tokens ----------------------------------------------------------------
@@ -55,36 +56,49 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0"
 FUNCTIONS: dict[str, Callable[..., Any]] = {"abs": abs, "len": len, "min": min, "max": max}
 
 
+_DIGITS = frozenset("0123456789")  # ASCII only: str.isdigit() also takes '¹', which int() refuses
+
+
 def _number(source: str, i: int, tokens: Sequence[Token]) -> tuple[Token, int] | None:
     n, ch, start = len(source), source[i], i
     after_dot = bool(tokens) and tokens[-1].kind == "OP" and tokens[-1].value == "."
     after_value = bool(tokens) and (tokens[-1].kind == "NAME" or tokens[-1].value in (")", "]"))
-    if not (ch.isdigit() or (ch == "." and not after_value and not after_dot
-                             and i + 1 < n and source[i + 1].isdigit())):
+    if not (ch in _DIGITS or (ch == "." and not after_value and not after_dot
+                             and i + 1 < n and source[i + 1] in _DIGITS)):
         return None
-    while i < n and source[i].isdigit():
+    while i < n and source[i] in _DIGITS:
         i += 1
     is_float = False
     if after_dot:  # `x.pos.0`: a field index, never a float
+        if not int_digits_ok(source[start:i]):
+            raise ExprError(exceeded("number_digits", f"an index of {i - start:,} digits"), start, source)
         return Token("NUM", int(source[start:i]), start, source[start:i]), i
-    if i < n and source[i] == "." and (i + 1 >= n or source[i + 1].isdigit()):
+    if i < n and source[i] == "." and (i + 1 >= n or source[i + 1] in _DIGITS):
         is_float = True
         i += 1
-        while i < n and source[i].isdigit():
+        while i < n and source[i] in _DIGITS:
             i += 1
     if i < n and source[i] in "eE":
         j = i + 1
         if j < n and source[j] in "+-":
             j += 1
-        if j < n and source[j].isdigit():
+        if j < n and source[j] in _DIGITS:
             is_float = True
             i = j
-            while i < n and source[i].isdigit():
+            while i < n and source[i] in _DIGITS:
                 i += 1
     text = source[start:i]
     if i < n and (source[i].isalpha() or source[i] == "_"):
-        raise ExprError(f"malformed number {source[start:i + 1]!r}", start, source)
-    return Token("NUM", float(text) if is_float else int(text), start, text), i
+        raise ExprError(f"malformed number {shown(source[start:i + 1], 30)}", start, source)
+    if is_float:
+        value: float | int = float(text)
+        if value == float("inf"):
+            raise ExprError(f"the number {shown(text, 30)} is too large (only finite numbers)", start, source)
+    else:
+        if not int_digits_ok(text):
+            raise ExprError(exceeded("number_digits", f"a number of {len(text):,} digits"), start, source)
+        value = int(text)
+    return Token("NUM", value, start, text), i
 
 
 def _name(source: str, i: int, tokens: Sequence[Token]) -> tuple[Token, int] | None:
@@ -112,7 +126,7 @@ def _string(source: str, i: int, tokens: Sequence[Token]) -> tuple[Token, int] |
             break
         if c == "\\":
             if i + 1 >= n or source[i + 1] not in _ESCAPES:
-                raise ExprError(f"unknown escape {source[i:i + 2]!r}", i, source)
+                raise ExprError(f"unknown escape {shown(source[i:i + 2])}", i, source)
             chars.append(_ESCAPES[source[i + 1]])
             i += 2
             continue
@@ -133,7 +147,7 @@ def tokenize(source: str) -> list[Token]:
     def unexpected(pos: int) -> ExprError:
         if source[pos] == "=":
             return ExprError("unexpected '=' (use '==' to compare)", pos, source)
-        return ExprError(f"unexpected character {source[pos]!r}", pos, source)
+        return ExprError(f"unexpected character {shown(source[pos])}", pos, source)
 
     return core_tokenize(source, (_number, _name, _string, _operator), unexpected,
                          Token("END", None, len(source), "end of expression"))
@@ -157,17 +171,26 @@ class ExprParser(TokenStream):
     """Recursive descent over the grammar above, for the variable `names`."""
 
     def __init__(self, source: str, names: frozenset[str]):
+        if len(source) > limit("expr_length"):
+            raise ExprError(exceeded("expr_length", f"an expression of {len(source):,} characters"), 0, source)
         super().__init__(tokenize(source))
         self.source = source
         self.names = names
+        self.depth = 0
+        self.max_depth = limit("expr_depth")
+
+    def enter(self, tok: Token) -> None:
+        """One level deeper (a bracket, prefix operator, call or accessor); refused past expr_depth."""
+        self.depth += 1
+        if self.depth > self.max_depth:
+            raise ExprError(exceeded("expr_depth", "expression nested too deeply"), tok.pos, self.source)
 
     def at_any(self, *values: str) -> bool:
         """Whether the current token is one of these operators or words."""
         return self.at(("OP", "NAME"), *values)
 
     def fail(self, tok: Token, expected: str) -> ExprError:
-        shown = tok.text if tok.kind != "END" else "end of expression"
-        what = f"unexpected {shown!r}" if tok.kind != "END" else "unexpected end of expression"
+        what = f"unexpected {shown(tok.text, 30)}" if tok.kind != "END" else "unexpected end of expression"
         return ExprError(f"{what}, expected {expected}", tok.pos, self.source)
 
     def expected(self, tok: Token, kind: str, value: Any) -> ExprError:
@@ -183,23 +206,30 @@ class ExprParser(TokenStream):
         return node
 
     def or_(self) -> ExprNode:
-        node = self.and_()
+        parts = [self.and_()]
+        pos = parts[0].pos
         while self.at_any("or", "||"):
-            pos = self.take().pos
-            node = ExprNode("or", (node, self.and_()), pos)
-        return node
+            tok = self.take()
+            pos = tok.pos if len(parts) == 1 else pos
+            parts.append(self.and_())
+        return parts[0] if len(parts) == 1 else ExprNode("or", tuple(parts), pos)  # a flat chain: no nesting
 
     def and_(self) -> ExprNode:
-        node = self.not_()
+        parts = [self.not_()]
+        pos = parts[0].pos
         while self.at_any("and", "&&"):
-            pos = self.take().pos
-            node = ExprNode("and", (node, self.not_()), pos)
-        return node
+            tok = self.take()
+            pos = tok.pos if len(parts) == 1 else pos
+            parts.append(self.not_())
+        return parts[0] if len(parts) == 1 else ExprNode("and", tuple(parts), pos)
 
     def not_(self) -> ExprNode:
         if self.at_any("not", "!"):
-            pos = self.take().pos
-            return ExprNode("not", (self.not_(),), pos)
+            tok = self.take()
+            self.enter(tok)
+            node = ExprNode("not", (self.not_(),), tok.pos)
+            self.depth -= 1
+            return node
         return self.comparison()
 
     def comparison(self) -> ExprNode:
@@ -225,31 +255,45 @@ class ExprParser(TokenStream):
             return first
         return ExprNode("compare", (tuple(ops), tuple(operands)), pos)
 
-    def sum_(self) -> ExprNode:
-        node = self.product()
-        while self.peek().kind == "OP" and self.peek().value in ("+", "-"):
+    def chain(self, ops: tuple[str, ...], operand: Callable[[], ExprNode]) -> ExprNode:
+        """`a op b op c ...` left to right as one flat `arith` node (a long chain adds no nesting)."""
+        first = operand()
+        names: list[str] = []
+        operands = [first]
+        positions: list[int] = []
+        while self.peek().kind == "OP" and self.peek().value in ops:
             tok = self.take()
-            node = ExprNode(tok.value, (node, self.product()), tok.pos)
-        return node
+            names.append(tok.value)
+            positions.append(tok.pos)
+            operands.append(operand())
+        if not names:
+            return first
+        return ExprNode("arith", (tuple(names), tuple(operands), tuple(positions)), positions[0])
+
+    def sum_(self) -> ExprNode:
+        return self.chain(("+", "-"), self.product)
 
     def product(self) -> ExprNode:
-        node = self.unary()
-        while self.peek().kind == "OP" and self.peek().value in ("*", "/", "//", "%"):
-            tok = self.take()
-            node = ExprNode(tok.value, (node, self.unary()), tok.pos)
-        return node
+        return self.chain(("*", "/", "//", "%"), self.unary)
 
     def unary(self) -> ExprNode:
         tok = self.peek()
         if tok.kind == "OP" and tok.value in ("-", "+"):
             self.take()
-            return ExprNode("neg" if tok.value == "-" else "pos", (self.unary(),), tok.pos)
+            self.enter(tok)
+            node = ExprNode("neg" if tok.value == "-" else "pos", (self.unary(),), tok.pos)
+            self.depth -= 1
+            return node
         return self.postfix()
 
     def postfix(self) -> ExprNode:
         node = self.primary()
+        entered = 0
         while True:
             tok = self.peek()
+            if tok.kind == "OP" and tok.value in (".", "["):
+                self.enter(tok)  # every accessor nests the node once more
+                entered += 1
             if tok.kind == "OP" and tok.value == ".":
                 self.take()
                 name = self.peek()
@@ -264,6 +308,7 @@ class ExprParser(TokenStream):
                 self.expect("OP", "]")
                 node = ExprNode("index", (node, index), tok.pos)
             else:
+                self.depth -= entered
                 return node
 
     def primary(self) -> ExprNode:
@@ -279,6 +324,7 @@ class ExprParser(TokenStream):
                 raise self.fail(tok, "a value")
             if tok.value in FUNCTIONS and self.peek(1).value == "(":
                 self.i += 2
+                self.enter(tok)
                 args: list[ExprNode] = []
                 if not self.at_any(")"):
                     args.append(self.or_())
@@ -286,20 +332,24 @@ class ExprParser(TokenStream):
                         self.take()
                         args.append(self.or_())
                 self.expect("OP", ")")
+                self.depth -= 1
                 return ExprNode("call", (tok.value, tuple(args)), tok.pos)
             if tok.value in self.names:
                 self.take()
                 return ExprNode("name", (tok.value,), tok.pos)
             allowed = ", ".join(sorted(self.names))
-            raise ExprError(f"unknown name {tok.value!r} (only {allowed} and literals are allowed)",
+            raise ExprError(f"unknown name {shown(tok.value, 30)} (only {allowed} and literals are allowed)",
                             tok.pos, self.source)
         if tok.kind == "OP" and tok.value == "(":
             self.take()
+            self.enter(tok)
             node = self.or_()
             self.expect("OP", ")")
+            self.depth -= 1
             return node
         if tok.kind == "OP" and tok.value == "[":
             self.take()
+            self.enter(tok)
             items: list[ExprNode] = []
             if not self.at_any("]"):
                 items.append(self.or_())
@@ -307,5 +357,6 @@ class ExprParser(TokenStream):
                     self.take()
                     items.append(self.or_())
             self.expect("OP", "]")
+            self.depth -= 1
             return ExprNode("list", tuple(items), tok.pos)
         raise self.fail(tok, "a value (number, string, field of " + ", ".join(sorted(self.names)) + ")")

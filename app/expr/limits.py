@@ -1,0 +1,240 @@
+"""Named limits of the expression and pattern languages and of stream/spec JSON (docs/limits.md).
+
+Every limit has a name, a default and a message that names it. A user who needs
+more sets `STORMBOUND_LIMITS="name=value,name=value"` in the environment or
+passes `--limit name=value` to `stormbound diff` / `stormbound cep` (which call
+:func:`set_limits`). Also here: JSON decoding that refuses deep nesting and huge
+numbers with one clear line, and the one-line rendering of user text in messages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+ENV = "STORMBOUND_LIMITS"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One limit: its `name`, `default`, the largest value it may be set to, and what it counts."""
+
+    name: str
+    default: int
+    maximum: int
+    what: str
+
+
+_PY_DIGITS = 4300  # Python's own limit on int <-> str conversion (sys.get_int_max_str_digits)
+
+LIMITS: dict[str, Limit] = {lim.name: lim for lim in (
+    Limit("expr_depth", 64, 100, "nesting of an expression: parentheses, brackets, not, signs, calls, "
+                                 "field accesses"),
+    Limit("expr_length", 1_000_000, 100_000_000, "characters of one expression or pattern text"),
+    Limit("number_digits", 1000, _PY_DIGITS, "digits of an integer in an expression, a pattern or a JSON item"),
+    Limit("json_depth", 100, 400, "nesting of a JSON value (stream item, spec, pattern file)"),
+    Limit("pattern_depth", 64, 100, "nesting of a pattern: parentheses, NOT, repetitions, within"),
+    Limit("pattern_size", 10_000, 1_000_000, "event types and operators in one pattern"),
+    Limit("repeat_count", 10_000, 10_000_000, "n of a repetition a{n} or {\"op\": \"times\", \"n\": n}"),
+    Limit("automaton_size", 10_000, 10_000_000, "transitions of a compiled pattern, counted before it is built "
+                                                "(AND expands to every order, {n} unrolls)"),
+)}
+
+_overrides: dict[str, int] = {}
+# settings shared with the file readers (docs/limits.md): the same JSON depth for every JSON input
+_SHARED_ENV = {"json_depth": "STORMBOUND_MAX_JSON_DEPTH"}
+
+
+class LimitSettingError(ValueError):
+    """A bad `--limit` or STORMBOUND_LIMITS entry."""
+
+
+def parse_settings(text: str, where: str) -> dict[str, int]:
+    """`name=value[,name=value...]` as a dict; LimitSettingError naming the bad entry."""
+    out: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, eq, value = part.partition("=")
+        name = name.strip()
+        if name not in LIMITS:
+            raise LimitSettingError(f"{where}: unknown limit {shown(name, 40)} (known: {', '.join(LIMITS)})")
+        lim = LIMITS[name]
+        if not eq or not (value.strip().isascii() and value.strip().isdigit()) or len(value.strip()) > 12:
+            raise LimitSettingError(f"{where}: {name} needs a whole number, e.g. {name}={lim.default}")
+        number = int(value.strip())
+        if not 1 <= number <= lim.maximum:
+            raise LimitSettingError(f"{where}: {name} must be between 1 and {lim.maximum:,}")
+        out[name] = number
+    return out
+
+
+def set_limits(values: Mapping[str, int]) -> None:
+    """Override limits for this process (what `--limit` does); an empty mapping restores the defaults."""
+    _overrides.clear()
+    _overrides.update(values)
+
+
+def limit(name: str) -> int:
+    """The value of limit `name`: `--limit`, then STORMBOUND_LIMITS, then (json_depth) the file readers'
+    STORMBOUND_MAX_JSON_DEPTH, then the default."""
+    if name in _overrides:
+        return _overrides[name]
+    env = os.environ.get(ENV)
+    if env:
+        try:
+            from_env = parse_settings(env, ENV)
+        except LimitSettingError:
+            from_env = {}  # a bad setting is reported by the commands that read it (check_env)
+        if name in from_env:
+            return from_env[name]
+    shared = _SHARED_ENV.get(name)
+    value = os.environ.get(shared, "") if shared else ""
+    if value.isascii() and value.isdigit() and 1 <= int(value) <= LIMITS[name].maximum:
+        return int(value)
+    return LIMITS[name].default
+
+
+def check_env() -> None:
+    """Raise LimitSettingError when STORMBOUND_LIMITS is malformed (commands call it once at start)."""
+    env = os.environ.get(ENV)
+    if env:
+        parse_settings(env, ENV)
+
+
+def exceeded(name: str, found: str) -> str:
+    """The message for a limit that an input goes past: what, the limit's value and how to raise it."""
+    value = limit(name)
+    return (f"{found}, over the limit {name} = {value:,} (raise it with --limit {name}=N "
+            f"or {ENV}={name}=N)")
+
+
+@contextmanager
+def stack_for(levels: int, frames_per_level: int) -> Iterator[None]:
+    """Room on Python's stack for a recursive parser going `levels` deep (CPython 3.11 keeps
+    Python-to-Python calls off the C stack, so a higher recursion limit costs nothing); restored after."""
+    depth = 0
+    frame: FrameType | None = sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    need = depth + levels * frames_per_level + 200
+    old = sys.getrecursionlimit()
+    if need > old:
+        sys.setrecursionlimit(need)
+    try:
+        yield
+    finally:
+        if need > old:
+            sys.setrecursionlimit(old)
+
+
+# ---- one-line text ------------------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def one_line(text: str, width: int = 80) -> str:
+    """`text` for a one-line message: control characters and lone surrogates escaped repr-style, cut to
+    `width` characters with '…' (as the file readers' messages do)."""
+    if len(text) > width:
+        text = text[:width - 1] + "…"
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)  # repr-style: \n, \x1b, \ud800
+
+
+def shown(text: str, width: int = 60) -> str:
+    """`text` quoted for a message (like repr, but one line and cut to `width`)."""
+    return "'" + one_line(text, width).replace("'", "\\'") + "'"
+
+
+# ---- JSON with limits -----------------------------------------------------------
+
+
+def json_depth(text: str, stop: int) -> int:
+    """How deep the brackets of a JSON text nest (strings skipped); stops counting past `stop`."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > stop:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _big_int(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    if digits > limit("number_digits"):
+        raise _BadNumber(exceeded("number_digits", f"a number of {digits:,} digits"))
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _BadNumber(f"the number {one_line(text, 24)} is too large (only finite numbers)")
+    return value
+
+
+def _bad_constant(name: str) -> Any:
+    raise _BadNumber(f"{name} is not a number JSON allows (only finite numbers)")
+
+
+class _BadNumber(ValueError):
+    pass
+
+
+def loads(text: str, error: Callable[[str], Exception], strict_numbers: bool = True) -> Any:
+    """json.loads under the limit json_depth; with `strict_numbers` also number_digits, no NaN/Infinity
+    and no float overflow (stream items skip those checks for speed: Python still refuses integers over
+    4,300 digits). Every failure is `error(one-line problem)`; JSONDecodeError passes through so callers
+    can name the line and column."""
+    stop = limit("json_depth")
+    if (text.count("[") + text.count("{") > stop) and json_depth(text, stop) > stop:  # counting is cheap
+        raise error(exceeded("json_depth", "JSON nested too deeply"))
+    try:
+        if strict_numbers:
+            return json.loads(text, parse_int=_big_int, parse_constant=_bad_constant, parse_float=_finite_float)
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except _BadNumber as err:
+        raise error(str(err)) from None
+    except RecursionError:
+        raise error(exceeded("json_depth", "JSON nested too deeply")) from None
+    except ValueError as err:  # Python's own limit on integer digits
+        raise error(number_problem(err)) from None
+
+
+def number_problem(err: BaseException) -> str:
+    """The one line for a RecursionError or Python's digit-limit ValueError out of json.loads."""
+    if isinstance(err, RecursionError):
+        return exceeded("json_depth", "JSON nested too deeply")
+    found = re.search(r"value has (\d+) digits", str(err))
+    if not found:
+        return f"cannot be read: {one_line(str(err), 120)}"
+    return f"a number of {int(found.group(1)):,} digits (Python reads at most {_PY_DIGITS:,})"
+
+
+def int_digits_ok(text: str) -> bool:
+    """Whether an integer literal is within number_digits (and Python's own conversion limit)."""
+    digits = len(text.lstrip("+-"))
+    return digits <= min(limit("number_digits"), sys.get_int_max_str_digits() or _PY_DIGITS)
