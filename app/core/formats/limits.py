@@ -1,0 +1,192 @@
+"""Input limits and the one safe JSON loader every reader uses (docs/limits.md lists them).
+
+Python's `json` module recurses once per nesting level and turns `1e400` into `inf`
+and `NaN` into a float; a hostile file would then crash a later step. Here the text
+is checked before decoding (nesting depth, iteratively) and while decoding (numbers
+finite, integers within the digit limit), and every failure is one FormatError line
+naming where (`line L column C`) and which limit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from typing import Any
+
+from app.core.topology import Problem, TopologyError
+
+
+class FormatError(TopologyError):
+    """The file could not be read as any supported format."""
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+#: Deepest nesting of JSON arrays/objects accepted (setting: STORMBOUND_MAX_JSON_DEPTH).
+MAX_DEPTH = _env_int("STORMBOUND_MAX_JSON_DEPTH", 100)
+#: Most digits in a JSON integer (Python's own conversion limit; not configurable).
+MAX_INT_DIGITS = 4300
+#: Largest topology/D-VerT/trace/Flux document read, in bytes (setting: STORMBOUND_MAX_DOCUMENT_BYTES).
+MAX_DOCUMENT_BYTES = _env_int("STORMBOUND_MAX_DOCUMENT_BYTES", 64 * 1024 * 1024)
+#: Largest time bound `k` verify encodes (option `verify --max-k`, setting STORMBOUND_MAX_K).
+MAX_K = _env_int("STORMBOUND_MAX_K", 10_000)
+#: Longest value echoed back in a message (longer ones are cut with an ellipsis).
+ECHO_CHARS = 60
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def escape(text: str, limit: int = ECHO_CHARS) -> str:
+    """`text` safe to print on one line: control characters escaped repr-style, cut to `limit` characters."""
+    text = str(text)
+    cut = len(text) > limit
+    if cut:
+        text = text[:limit]
+    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+    # a lone surrogate cannot be encoded to a terminal; show it as \udXXX
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text + ("…" if cut else "")
+
+
+def line_col(text: str, pos: int) -> str:
+    """`line L column C` of character offset `pos` in `text` (1-based)."""
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return f"line {line} column {col}"
+
+
+def _error(where: str, message: str) -> FormatError:
+    return FormatError([Problem(where, message)])
+
+
+def depth_overflow(text: str, limit: int | None = None) -> int | None:
+    """Offset of the first bracket nested deeper than `limit` (MAX_DEPTH) in JSON `text`, else None.
+
+    Iterative (strings skipped by a regex), so any depth is measured without recursion;
+    text with fewer brackets than the limit is passed at once.
+    """
+    limit = MAX_DEPTH if limit is None else limit
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    depth = 0
+    for m in _TOKENS.finditer(text):
+        ch = m.group()
+        if ch in "[{":
+            depth += 1
+            if depth > limit:
+                return m.start()
+        elif ch in "]}":
+            depth -= 1
+    return None
+
+
+def check_depth(text: str, where: str = "file", limit: int | None = None) -> None:
+    """Raise FormatError when JSON `text` nests deeper than the depth limit."""
+    limit = MAX_DEPTH if limit is None else limit
+    pos = depth_overflow(text, limit)
+    if pos is not None:
+        raise _error(where, f"nested deeper than {limit} levels at {line_col(text, pos)} "
+                            f"(limit STORMBOUND_MAX_JSON_DEPTH={limit})")
+
+
+class _NotFinite(ValueError):
+    def __init__(self, literal: str):
+        super().__init__(literal)
+        self.literal = literal
+
+
+def _parse_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _NotFinite(literal)
+    return value
+
+
+def _parse_constant(literal: str) -> float:
+    raise _NotFinite(literal)
+
+
+_BIG_INT = re.compile(rf"-?\d{{{MAX_INT_DIGITS + 1},}}")
+
+
+def load_json_text(text: str, where: str = "file") -> Any:
+    """Decode JSON `text` within the limits; every failure is one FormatError at `where` naming the place.
+
+    Refused: nesting deeper than MAX_DEPTH, NaN/Infinity and numbers that overflow a
+    float (`1e400`), integers over MAX_INT_DIGITS digits, and anything not JSON.
+    """
+    check_depth(text, where)
+    try:
+        return json.loads(text, parse_float=_parse_float, parse_constant=_parse_constant)
+    except _NotFinite as err:
+        at = _find_literal(text, err.literal)
+        raise _error(where, f"number {escape(err.literal)} is not finite{at} (finite numbers only)") from None
+    except json.JSONDecodeError as err:
+        raise _error(where, f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
+    except RecursionError:  # a deeper stack than the pre-check allows for (a raised limit)
+        raise _error(where, "nested too deeply to decode (lower STORMBOUND_MAX_JSON_DEPTH)") from None
+    except ValueError as err:  # Python's integer digit limit
+        if "digits" not in str(err):
+            raise _error(where, f"not valid JSON: {escape(str(err))}") from None
+        m = _BIG_INT.search(text)
+        at = f" at {line_col(text, m.start())}" if m else ""
+        digits = len(m.group().lstrip("-")) if m else 0
+        size = f" of {digits} digits" if digits else ""
+        raise _error(where, f"integer{size}{at} is too large (limit {MAX_INT_DIGITS} digits)") from None
+
+
+def _find_literal(text: str, literal: str) -> str:
+    m = re.search(r"(?<![\w.+-])" + re.escape(literal) + r"(?![\w.])", text)
+    return f" at {line_col(text, m.start())}" if m else ""
+
+
+def finite_number(value: Any, field: str) -> float:
+    """`value` as a finite float, or a FormatError naming `field` (bools, strings, NaN and inf refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _error(field, f"must be a number, not {type_name(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise _error(field, "number is too large") from None
+    if not math.isfinite(number):
+        raise _error(field, f"must be a finite number, not {number}")
+    return number
+
+
+def type_name(value: Any) -> str:
+    """The JSON name of `value`'s type, for messages (`object`, `array`, `string`, ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return type(value).__name__
+
+
+def decode_utf8(data: bytes, where: str = "file") -> str:
+    """`data` as UTF-8 text, or a FormatError naming the byte offset and line of the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise _error(where, f"is not UTF-8 text: byte 0x{data[err.start]:02x} at offset {err.start} "
+                            f"(line {line})") from None
