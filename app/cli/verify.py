@@ -12,6 +12,7 @@ import json
 import sys
 
 from app.cli.common import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_INTERNAL, EXIT_OK, UsageError
+from app.core.formats import limits
 
 
 def _positive_int(text: str) -> int:
@@ -76,7 +77,15 @@ def _check_writable(path: str) -> None:
         raise UsageError(f"--trace-out {path}: is a folder; give a file name such as {os.path.join(path, 'lasso.json')}")
     folder = os.path.dirname(target)
     if not os.path.isdir(folder):
+        # name the part of the path that is in the way: a missing folder, or a file where a folder should be
+        above = folder
+        while above and not os.path.exists(above) and os.path.dirname(above) != above:
+            above = os.path.dirname(above)
+        if os.path.exists(above) and not os.path.isdir(above):
+            raise UsageError(f"--trace-out {path}: {above} is a file, not a folder")
         raise UsageError(f"--trace-out {path}: the folder {folder} does not exist")
+    if os.path.exists(target) and not os.path.isfile(target):
+        raise UsageError(f"--trace-out {path}: is not a regular file")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -88,6 +97,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError("--k must be at least 2")
     if args.k_max is not None and args.k_max < 2:
         raise UsageError("--k-max must be at least 2")
+    for option, value in (("--k", args.k), ("--k-max", args.k_max)):
+        if value is not None and value > args.max_k:
+            raise UsageError(f"{option} {value} is over the limit of {args.max_k} positions "
+                             "(raise it with --max-k N or STORMBOUND_MAX_K; docs/limits.md)")
     topo = read_topology(args.file)
     if args.trace_out:
         _check_writable(args.trace_out)
@@ -101,7 +114,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     result = verify(topo, k=args.k, k_max=args.k_max, timeout_s=args.timeout, force_search=args.force_search,
                     threshold=args.threshold, progress=show, widen_s=args.widen,
                     loop_clocks="region" if args.region_clocks else "equal",
-                    simulate=not args.no_simulation)
+                    simulate=not args.no_simulation, max_k=args.max_k)
     written: list[str] | None = None
     if args.trace_out:
         if not result.traces:
@@ -127,7 +140,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     bound = p.add_mutually_exclusive_group()
     bound.add_argument("--k", type=_positive_int, help="search exactly this bound (positions of the lasso)")
     bound.add_argument("--k-max", type=_positive_int, dest="k_max", help="deepen the bound up to this value")
-    p.add_argument("--timeout", type=_positive_float, help="give up after this many seconds (verdict unknown)")
+    p.add_argument("--timeout", type=_positive_float,
+                   help="give up after this many seconds, building the encoding included (verdict unknown)")
+    p.add_argument("--max-k", type=_positive_int, dest="max_k", default=limits.MAX_K, metavar="N",
+                   help=f"refuse bounds k above N (default {limits.MAX_K}, or STORMBOUND_MAX_K; the encoding "
+                        "grows linearly in k; docs/limits.md)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--trace-out", dest="trace_out", metavar="PATH",
                    help="write each distinct certified lasso as a trace file: the first to PATH, the next to "

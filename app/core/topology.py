@@ -9,6 +9,7 @@ resolves them (see :func:`parse_topology`).
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any, Literal, Union
@@ -29,7 +30,8 @@ def new_id() -> str:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+    # NaN and ±inf are refused in every number field (a rate of 1e400 decodes to inf)
+    model_config = ConfigDict(extra="forbid", validate_assignment=False, allow_inf_nan=False)
 
 
 # Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
@@ -279,7 +281,17 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
+        text = f"{self.path}: {self.message}" if self.path else self.message
+        return one_line(text)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """`text` on one printable line: control characters escaped repr-style, lone surrogates as \\udXXX."""
+    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class TopologyError(ValueError):

@@ -15,7 +15,7 @@ import os
 import re
 from typing import Any
 
-from app.core.topology import Problem, TopologyError
+from app.core.topology import Problem, TopologyError, one_line
 
 
 class FormatError(TopologyError):
@@ -45,7 +45,6 @@ MAX_K = _env_int("STORMBOUND_MAX_K", 10_000)
 ECHO_CHARS = 60
 
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def escape(text: str, limit: int = ECHO_CHARS) -> str:
@@ -54,10 +53,7 @@ def escape(text: str, limit: int = ECHO_CHARS) -> str:
     cut = len(text) > limit
     if cut:
         text = text[:limit]
-    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
-    # a lone surrogate cannot be encoded to a terminal; show it as \udXXX
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text + ("…" if cut else "")
+    return one_line(text) + ("…" if cut else "")
 
 
 def line_col(text: str, pos: int) -> str:
