@@ -234,8 +234,8 @@ def parquet_error(path: Path, err: BaseException) -> EventLogError:
     """pyarrow's error on a bad Parquet file or folder as one line naming it (its first line, escaped)."""
     text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     if not path.is_dir() and path.stat().st_size == 0:
-        return EventLogError(str(path), "is empty (not a Parquet file)")
-    return EventLogError(str(path), f"not a readable Parquet {'folder' if path.is_dir() else 'file'}: "
+        return EventLogError(path.name, "is empty (not a Parquet file)")
+    return EventLogError(path.name, f"not a readable Parquet {'folder' if path.is_dir() else 'file'}: "
                                     f"{escape(text, 160)}")
 
 

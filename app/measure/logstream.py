@@ -18,6 +18,7 @@ the checks of frames._check (unknown event kind, missing t, comp, tuple or msg) 
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -312,6 +313,35 @@ def batches(path: str | os.PathLike[str], time_unit: TimeUnit = "s", rows: int =
     yield from _file_batches(p, time_unit, rows)
 
 
+SNIFF_ROWS = 1000
+
+
+def sniff(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> None:
+    """Check the start of a local log in this process before Spark reads it, so that a bad file gets
+    the message the in-process readers give (file, line, field) rather than Spark's job failure:
+    the first SNIFF_ROWS rows of a JSON Lines or CSV file, the schema of Parquet."""
+    p = Path(path)
+    fmt = log_format(p)
+    files = list(find_run_files(p)) if fmt == "run-dir" else [p]
+    for f in files:
+        if f is None:
+            continue
+        kind = log_format(f)
+        if kind == "parquet":
+            try:
+                import pyarrow.dataset as ds
+            except ModuleNotFoundError:
+                continue
+            if not f.is_dir():
+                check_regular(f, functools.partial(EventLogError, str(f)))
+            try:
+                ds.dataset(str(f), format="parquet").schema  # noqa: B018 - reading the schema is the check
+            except (OSError, ValueError) as err:
+                raise parquet_error(f, err) from None
+        elif kind in ("jsonl", "csv"):
+            next(_file_batches(f, time_unit, SNIFF_ROWS), None)
+
+
 def event_source(path: str | os.PathLike[str], time_unit: TimeUnit = "s",
                  rows: int = BATCH_ROWS) -> Callable[[], Iterable[EventRow]]:
     """A function that streams the log's events each time it is called (for checks that read twice)."""
@@ -359,5 +389,5 @@ def log_bytes(path: str | os.PathLike[str]) -> int:
     return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
 
 
-__all__ = ["EVENT_FIELDS", "QUEUE_FIELDS", "batches", "event_source", "count_records", "log_bytes",
+__all__ = ["EVENT_FIELDS", "QUEUE_FIELDS", "batches", "sniff", "event_source", "count_records", "log_bytes",
            "event_row", "queue_row"]

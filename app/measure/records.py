@@ -33,7 +33,7 @@ def json_value(text: str, where: str) -> Any:
         return load_json_text(text, where)
     except FormatError as err:
         message = err.problems[0].message
-        if "\n" not in text:  # one line: its column is enough
+        if "\n" not in text.rstrip():  # one line: its column is enough
             message = message.replace(" at line 1 column ", " at column ")
         raise EventLogError(where, message) from None
 

@@ -108,7 +108,9 @@ def _bad_condition():
 
 def _raise_bad(row: dict, where: str) -> None:
     if row["ev"] not in EVENT_KINDS:
-        raise EventLogError(f"{where}.ev", f"unknown event '{row['ev']}' at t={row['t']}")
+        from app.core.formats.limits import escape
+
+        raise EventLogError(f"{where}.ev", f"unknown event '{escape(str(row['ev']))}' at t={row['t']}")
     needed = ("t", "comp") + (("tuple",) if row["ev"] in ("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail")
                               else ()) + (("msg",) if row["ev"] in ("spout_emit", "spout_ack", "spout_fail") else ())
     missing = next(k for k in needed if row.get(k) is None)
@@ -158,6 +160,9 @@ def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", 
     fmt = log_format(p)
     if fmt in ("json", "storm-metrics", "storm-events") or not _server_sees_files(spark):
         return log_to_frames(spark, read_log(p, time_unit))
+    from app.measure.logstream import sniff
+
+    sniff(p, time_unit)  # a bad start of the file named here, not as a failed Spark job
     if fmt == "run-dir":
         events_path, queues_path = find_run_files(p)
         events, _ = _split(_read_flat(spark, events_path, log_format(events_path)))
