@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from app.core.fileio import read_text
+from app.core.formats.limits import escape
 from app.measure.records import Event, EventLog, EventLogError
 
 FORMAT = "storm-events"
@@ -64,8 +65,9 @@ def _fields(rest: str, where: str) -> tuple[str, int, str, str]:
     task, sep2, tail = after.partition(",")
     if not sep or not sep2 or not comp:
         raise EventLogError(where, "expected DATE,COMPONENT,TASK,MESSAGE_ID,[VALUES]")
-    if not task.strip().lstrip("-").isdigit():
-        raise EventLogError(f"{where}.task", f"not a task number: '{task}'")
+    digits = task.strip().lstrip("-")
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 18:
+        raise EventLogError(f"{where}.task", f"not a task number: '{escape(task)}'")
     if tail.startswith(","):
         return comp, int(task), "", tail[1:]
     cut = tail.find(",[")  # the message id may itself hold commas; the values are the bracketed rest
