@@ -217,7 +217,7 @@ def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Ite
 
         try:
             rows = pq.read_table(str(p)).to_pylist()
-        except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError, ArrowIOError an OSError
+        except parquet_failures() as err:
             raise parquet_error(p, err) from None
     except ModuleNotFoundError:
         try:
@@ -228,6 +228,14 @@ def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Ite
         rows = [r.asDict() for r in spark.read.parquet(str(p)).collect()]
     for i, raw in enumerate(rows):
         yield record_from_dict(raw, f"{p.name} row {i}", time_unit)
+
+
+def parquet_failures() -> tuple[type[BaseException], ...]:
+    """What pyarrow raises on a bad Parquet file or folder (ArrowInvalid, ArrowTypeError on mixed
+    schemas, OSError on a truncated file): every pyarrow error, and OSError."""
+    import pyarrow as pa
+
+    return (OSError, pa.ArrowException)
 
 
 def parquet_error(path: Path, err: BaseException) -> EventLogError:

@@ -39,6 +39,7 @@ from app.measure.eventlog import (
     json_value,
     log_format,
     parquet_error,
+    parquet_failures,
     read_log,
 )
 
@@ -221,9 +222,7 @@ def _parquet_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[li
         for batch in dataset.to_batches(columns=wanted, batch_size=rows):
             yield _parquet_rows(batch, wanted, f"{path.name} row", offset, divisor)
             offset += batch.num_rows
-    except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError, ArrowIOError an OSError
-        if isinstance(err, EventLogError):
-            raise
+    except parquet_failures() as err:
         raise parquet_error(path, err) from None
 
 
@@ -336,7 +335,7 @@ def sniff(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> None:
                 check_regular(f, functools.partial(EventLogError, str(f)))
             try:
                 ds.dataset(str(f), format="parquet").schema  # noqa: B018 - reading the schema is the check
-            except (OSError, ValueError) as err:
+            except parquet_failures() as err:
                 raise parquet_error(f, err) from None
         elif kind in ("jsonl", "csv"):
             next(_file_batches(f, time_unit, SNIFF_ROWS), None)

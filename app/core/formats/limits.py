@@ -97,21 +97,27 @@ def check_depth(text: str, where: str = "file", limit: int | None = None) -> Non
                             f"(limit STORMBOUND_MAX_JSON_DEPTH={limit})")
 
 
-class _NotFinite(ValueError):
-    def __init__(self, literal: str):
-        super().__init__(literal)
-        self.literal = literal
+def _path_text(path: list[Any]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return escape(out or "(top)", 120)
 
 
-def _parse_float(literal: str) -> float:
-    value = float(literal)
-    if not math.isfinite(value):
-        raise _NotFinite(literal)
-    return value
-
-
-def _parse_constant(literal: str) -> float:
-    raise _NotFinite(literal)
+def nonfinite_path(value: Any) -> tuple[str, float] | None:
+    """The path (`layout.S1.x`, `spouts[0].rate`) and value of the first NaN or infinite number in
+    decoded JSON `value`, else None; iterative, so any depth is walked without recursion."""
+    stack: list[tuple[Any, list[Any]]] = [(value, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, float):
+            if not math.isfinite(node):
+                return _path_text(path), node
+        elif isinstance(node, dict):
+            stack.extend((v, [*path, k]) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((v, [*path, i]) for i, v in reversed(list(enumerate(node))))
+    return None
 
 
 _BIG_INT = re.compile(rf"-?\d{{{MAX_INT_DIGITS + 1},}}")
@@ -121,14 +127,23 @@ def load_json_text(text: str, where: str = "file") -> Any:
     """Decode JSON `text` within the limits; every failure is one FormatError at `where` naming the place.
 
     Refused: nesting deeper than MAX_DEPTH, NaN/Infinity and numbers that overflow a
-    float (`1e400`), integers over MAX_INT_DIGITS digits, and anything not JSON.
+    float (`1e400`) (the field is named), integers over MAX_INT_DIGITS digits, and anything not JSON.
     """
     check_depth(text, where)
+    odd: list[str] = []  # literals that decoded to NaN or ±inf (none in a sound file: checked only then)
+
+    def parse_float(literal: str) -> float:
+        value = float(literal)
+        if value - value != 0:  # inf or nan, without a call
+            odd.append(literal)
+        return value
+
+    def parse_constant(literal: str) -> float:
+        odd.append(literal)
+        return float(literal.replace("Infinity", "inf"))
+
     try:
-        return json.loads(text, parse_float=_parse_float, parse_constant=_parse_constant)
-    except _NotFinite as err:
-        at = _find_literal(text, err.literal)
-        raise _error(where, f"number {escape(err.literal)} is not finite{at} (finite numbers only)") from None
+        data = json.loads(text, parse_float=parse_float, parse_constant=parse_constant)
     except json.JSONDecodeError as err:
         raise _error(where, f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
     except RecursionError:  # a deeper stack than the pre-check allows for (a raised limit)
@@ -141,6 +156,12 @@ def load_json_text(text: str, where: str = "file") -> Any:
         digits = len(m.group().lstrip("-")) if m else 0
         size = f" of {digits} digits" if digits else ""
         raise _error(where, f"integer{size}{at} is too large (limit {MAX_INT_DIGITS} digits)") from None
+    if odd:
+        found = nonfinite_path(data)
+        field = f"{found[0]}: " if found else ""
+        at = _find_literal(text, odd[0])
+        raise _error(where, f"{field}number {escape(odd[0])}{at} is not finite (finite numbers only)")
+    return data
 
 
 def _find_literal(text: str, literal: str) -> str:
