@@ -209,7 +209,8 @@ class Topology(_Model):
     def _graph_rules(self) -> "Topology":
         problems = graph_problems(self)
         if problems:
-            raise ValueError("\n".join(f"{p.path}: {p.message}" for p in problems))
+            # one problem a line (parse_topology splits them again): newlines inside names are escaped
+            raise ValueError("\n".join(one_line(f"{p.path}: {p.message}") for p in problems))
         return self
 
     # ---- queries -------------------------------------------------------

@@ -232,10 +232,10 @@ def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Ite
 
 def parquet_failures() -> tuple[type[BaseException], ...]:
     """What pyarrow raises on a bad Parquet file or folder (ArrowInvalid, ArrowTypeError on mixed
-    schemas, OSError on a truncated file): every pyarrow error, and OSError."""
+    schemas, OSError on a truncated file, UnicodeDecodeError on a damaged string column)."""
     import pyarrow as pa
 
-    return (OSError, pa.ArrowException)
+    return (OSError, UnicodeError, pa.ArrowException)
 
 
 def parquet_error(path: Path, err: BaseException) -> EventLogError:
