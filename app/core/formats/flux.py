@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.formats import FormatError
-from app.core.formats.limits import escape
+from app.core.formats.limits import MAX_INT_DIGITS, escape
 from app.core.topology import Problem, Topology, parse_topology
 
 MAX_BYTES = 2_000_000
@@ -333,6 +333,13 @@ def parse_yaml(text: str, file: Path, options: FluxOptions | None = None) -> Any
         return _yaml().load(text)
     except RecursionError:
         raise FluxError(file, None, "", "nested too deeply to be a Flux file") from None
+    except ValueError as err:  # Python's integer digit limit, met while ruamel converts a scalar
+        if "digits" not in str(err):
+            raise
+        m = re.search(rf"\d{{{MAX_INT_DIGITS + 1},}}", text)
+        line = text.count("\n", 0, m.start()) + 1 if m else None
+        raise FluxError(file, line, _top_key_at(text, line) if line else "",
+                        f"integer is too large (limit {MAX_INT_DIGITS} digits)") from None
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark is not None else None
