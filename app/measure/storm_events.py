@@ -44,11 +44,15 @@ def looks_like_events_log(path: str | os.PathLike[str]) -> bool:
     p = Path(path)
     if p.name == "events.log":
         return True
+    if not p.is_file():  # a named pipe would block the peek; its reader refuses it by name
+        return False
     try:
         with open(p, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
+            for number, line in enumerate(fh):
                 if line.strip():
                     return _LINE.match(line.rstrip("\n")) is not None
+                if number > 1000:
+                    return False
     except OSError:
         return False
     return False

@@ -136,12 +136,13 @@ def test_named_pipe_is_refused_without_blocking(capsys, tmp_path: Path) -> None:
     pipe = tmp_path / "pipe.storm.json"
     os.mkfifo(pipe)
     refused(capsys, "check", str(pipe), says="is a named pipe, not a regular file")
-    log = tmp_path / "pipe.jsonl"
-    os.mkfifo(log)
-    with pytest.raises(EventLogError, match="named pipe"):
-        read_log(log)
-    with pytest.raises(EventLogError, match="named pipe"):
-        list(logstream.batches(log))
+    for name in ("pipe.jsonl", "pipe.csv", "pipe.log", "metrics.log", "events.log", "pipe.parquet"):
+        log = tmp_path / name
+        os.mkfifo(log)
+        with pytest.raises(EventLogError, match="named pipe"):
+            read_log(log)
+        with pytest.raises(EventLogError, match="named pipe"):
+            list(logstream.batches(log))
 
 
 def test_problem_text_is_one_line_with_control_characters_escaped() -> None:
