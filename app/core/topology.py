@@ -179,7 +179,7 @@ class Topology(_Model):
             return value if isinstance(value, list) else []
 
         comps = [c for key in ("spouts", "bolts") for c in items(key) if isinstance(c, dict)]
-        ids = {c.get("id") for c in comps if c.get("id")}
+        ids = {c["id"] for c in comps if isinstance(c.get("id"), str) and c["id"]}  # a wrong type: pydantic names it
         by_name: dict[str, str] = {}
         for c in comps:
             if "id" not in c or not c["id"]:

@@ -35,6 +35,9 @@ from app.core.topology import TopologyError
 from app.measure import logstream
 from app.measure.eventlog import read_log
 
+# ruamel warns about JSON-style floats (`1e+308`) read as YAML 1.1; the Flux reader still reads them
+pytestmark = pytest.mark.filterwarnings("ignore:\\s*In YAML 1.1 floating point")
+
 ROOT = Path(__file__).resolve().parents[2]
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 SLOW_S = 30.0  # a hang: readers take well under 0.5 s on these files, even on a loaded machine

@@ -115,6 +115,13 @@ def test_nonfinite_numbers_decoded_elsewhere_are_refused_by_the_model() -> None:
     assert any(p.endswith(".rate") for p in paths) and f"layout.{ident}.y" in paths
 
 
+def test_component_id_of_the_wrong_type_is_named() -> None:
+    doc = document()
+    doc["spouts"][0]["id"] = [1, "a", None]  # was: TypeError: unhashable type: 'list' (found by the fuzzer)
+    with pytest.raises(TopologyError, match=r"spouts\.\w+\.id: input should be a valid string"):
+        parse_topology(doc)
+
+
 def test_latin1_file_names_the_byte_and_line(capsys, tmp_path: Path) -> None:
     text = json.dumps({**document(), "description": "@@"}, indent=2).replace('"@@"', '"caf\u00e9"')
     path = tmp_path / "latin.storm.json"
