@@ -440,3 +440,15 @@ def test_flux_annotation_not_finite_is_named(tmp_path: Path) -> None:
     with pytest.raises(FluxError) as err:
         import_flux(path)
     assert "stormbound.rate" in str(err.value) and "finite" in str(err.value)
+
+
+def test_flux_config_not_finite_is_named_not_saved_as_null(tmp_path: Path) -> None:
+    from app.core.formats.flux import FluxError, import_flux
+
+    path = tmp_path / "topo.yaml"
+    path.write_text("name: t\nconfig:\n  topology.workers: 1\n  my.value: .nan\n"
+                    "spouts:\n  - id: s\n    className: S\n    parallelism: 1\n"
+                    "bolts:\n  - id: b\n    className: B\n    parallelism: 1\n"
+                    "streams:\n  - from: s\n    to: b\n    grouping:\n      type: SHUFFLE\n", encoding="utf-8")
+    with pytest.raises(FluxError, match="line 4: config.my.value: must be a finite number"):
+        import_flux(path)

@@ -405,6 +405,8 @@ def check_tree(root: Any, file: Path, options: FluxOptions) -> None:
             m = _PLACEHOLDER.search(node)
             if m:
                 raise FluxError(file, line, path or "document", _placeholder_problem(m.group(1), options))
+        elif isinstance(node, float) and not math.isfinite(node):  # .nan/.inf: a saved document could not keep it
+            raise FluxError(file, line, path or "document", f"must be a finite number, not {node}")
         elif isinstance(node, dict):
             for key, value in node.items():
                 label = f"{path}.{key}".lstrip(".")
