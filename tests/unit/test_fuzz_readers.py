@@ -450,3 +450,29 @@ def test_log_run_folder_of_odd_entries() -> None:
     (folder / "events.jsonl").write_bytes(jsonl_bytes(RECORDS, None))
     (folder / "queues.csv").mkdir(exist_ok=True)
     both_log_readers(folder)
+
+
+# ---- the depth pre-check agrees with the decoded depth -----------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 10) | st.text(alphabet='[]{}"\\ ab\n', max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet='[]{}"\\ab', max_size=4), inner,
+                                                                max_size=3),
+    max_leaves=30)
+
+
+def decoded_depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((decoded_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((decoded_depth(v) for v in value), default=0)
+    return 0
+
+
+@CI
+@given(JSON_VALUES, st.integers(0, 6), st.booleans())
+def test_depth_check_agrees_with_the_decoded_depth(value: Any, limit: int, ascii_only: bool) -> None:
+    from app.core.formats.limits import depth_overflow
+
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert (depth_overflow(text, limit) is None) == (decoded_depth(value) <= limit), text

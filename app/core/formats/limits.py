@@ -9,6 +9,7 @@ naming where (`line L column C`) and which limit.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -44,7 +45,7 @@ MAX_K = _env_int("STORMBOUND_MAX_K", 10_000)
 #: Longest value echoed back in a message (longer ones are cut with an ellipsis).
 ECHO_CHARS = 60
 
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 
 def escape(text: str, limit: int = ECHO_CHARS) -> str:
@@ -67,14 +68,26 @@ def _error(where: str, message: str) -> FormatError:
     return FormatError([Problem(where, message)])
 
 
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
 def depth_overflow(text: str, limit: int | None = None) -> int | None:
     """Offset of the first bracket nested deeper than `limit` (MAX_DEPTH) in JSON `text`, else None.
 
-    Iterative (strings skipped by a regex), so any depth is measured without recursion;
-    text with fewer brackets than the limit is passed at once.
+    Iterative, so any depth is measured without recursion: text with fewer brackets than
+    the limit passes at once; else strings are cut out and the brackets' running depth
+    summed (all at C speed), and only a text over the limit is walked token by token to
+    find where.
     """
     limit = MAX_DEPTH if limit is None else limit
     if text.count("[") + text.count("{") <= limit:
+        return None
+    # outside strings: every other piece between quotes, unless a quote may be escaped
+    outside = "".join(text.split('"')[0::2]) if "\\" not in text else _STRING.sub("", text)
+    brackets = outside.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    if not brackets or max(itertools.accumulate(map(_STEP.__getitem__, brackets))) <= limit:
         return None
     depth = 0
     for m in _TOKENS.finditer(text):
