@@ -122,24 +122,39 @@ def _anchors(value: Any, where: str, flat: bool) -> list[str]:
 
 
 def _row(raw: dict[str, Any], where: str, divisor: float, events: list, queues: list, flat: bool = False) -> None:
-    """Append one record (a dict with some of the COLUMNS) to events or queues, checked; `flat`: a CSV row."""
-    ev = _text(raw.get("ev"), where, "ev")
-    t = _number(raw.get("t"), where, "t")
-    comp = _text(raw.get("comp"), where, "comp")
-    task = _count(raw.get("task"), where, "task") or 0
+    """Append one record (a dict with some of the COLUMNS) to events or queues, checked; `flat`: a CSV row.
+
+    The common types (a finite float `t`, an int `task` >= 0, strings) are taken without a call.
+    """
+    get = raw.get
+    ev, t, comp, task = get("ev"), get("t"), get("comp"), get("task")
+    if type(ev) is not str or not ev:
+        ev = _text(ev, where, "ev")
+    if type(t) is not float or t - t != 0:  # t - t is 0.0 exactly for a finite float
+        t = _number(t, where, "t")
+    if type(comp) is not str or not comp:
+        comp = _text(comp, where, "comp")
+    if type(task) is not int or task < 0:
+        task = _count(task, where, "task") or 0
     if t is not None and divisor != 1.0:
         t = t / divisor
     if ev is None:
-        queue = _count(raw.get("queue"), where, "queue")
+        queue = _count(get("queue"), where, "queue")
         if queue is not None:
             queues.append((t, comp, task, queue))
         return
-    tup, msg = _text(raw.get("tuple"), where, "tuple"), _text(raw.get("msg"), where, "msg")
+    tup, msg = get("tuple"), get("msg")
+    if type(tup) is not str or not tup:
+        tup = _text(tup, where, "tuple")
+    if type(msg) is not str or not msg:
+        msg = _text(msg, where, "msg")
     if (ev not in _KINDS or t is None or comp is None or (tup is None and ev in _NEED_TUPLE)
             or (msg is None and ev in _NEED_MSG)):
         raise _bad(where, ev, t, comp, tup if ev in _NEED_TUPLE else "", msg if ev in _NEED_MSG else "")
-    anchors = _anchors(raw.get("anchors"), where, flat) if ev == "bolt_emit" else None
-    events.append((t, ev, comp, task, tup, msg, anchors, _text(raw.get("reason"), where, "reason")))
+    anchors = _anchors(get("anchors"), where, flat) if ev == "bolt_emit" else None
+    reason = get("reason")
+    events.append((t, ev, comp, task, tup, msg, anchors, reason if type(reason) is str and reason
+                   else _text(reason, where, "reason")))
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:

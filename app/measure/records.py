@@ -12,6 +12,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.core.formats.limits import FormatError, load_json_text
 from app.core.topology import Problem, TopologyError
 
 EventKind = Literal["spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail", "spout_ack", "spout_fail"]
@@ -27,8 +28,6 @@ class EventLogError(TopologyError):
 
 def json_value(text: str, where: str) -> Any:
     """One JSON value (a log line or a whole JSON log) within the limits of docs/limits.md, or an EventLogError."""
-    from app.core.formats.limits import FormatError, load_json_text
-
     try:
         return load_json_text(text, where)
     except FormatError as err:

@@ -136,27 +136,40 @@ def nonfinite_path(value: Any) -> tuple[str, float] | None:
 _BIG_INT = re.compile(rf"-?\d{{{MAX_INT_DIGITS + 1},}}")
 
 
+class _NotFinite(ValueError):
+    def __init__(self, literal: str):
+        super().__init__(literal)
+        self.literal = literal
+
+
+def _refuse_constant(literal: str) -> float:
+    raise _NotFinite(literal)
+
+
+# one decoder for every call (json.loads with hooks builds a new one each time: a third of a log line's cost)
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+# a literal that may overflow a float to inf: an exponent of three digits or more, or 309 digits
+# (a cheap test that strings may also pass: it only decides whether the decoded value is walked)
+_MAYBE_HUGE = re.compile(r"[eE]\+?\d{3}")
+_LONG_DIGITS = re.compile(r"\d{309}")
+
+
 def load_json_text(text: str, where: str = "file") -> Any:
     """Decode JSON `text` within the limits; every failure is one FormatError at `where` naming the place.
 
     Refused: nesting deeper than MAX_DEPTH, NaN/Infinity and numbers that overflow a
     float (`1e400`) (the field is named), integers over MAX_INT_DIGITS digits, and anything not JSON.
     """
-    check_depth(text, where)
-    odd: list[str] = []  # literals that decoded to NaN or ±inf (none in a sound file: checked only then)
-
-    def parse_float(literal: str) -> float:
-        value = float(literal)
-        if value - value != 0:  # inf or nan, without a call
-            odd.append(literal)
-        return value
-
-    def parse_constant(literal: str) -> float:
-        odd.append(literal)
-        return float(literal.replace("Infinity", "inf"))
-
+    if text.count("[") + text.count("{") > MAX_DEPTH:  # else it cannot nest deeper (a log line: no call)
+        check_depth(text, where)
     try:
-        data = json.loads(text, parse_float=parse_float, parse_constant=parse_constant)
+        data = _DECODER.decode(text)
+    except _NotFinite as err:
+        literal = err.literal
+        try:
+            data = json.loads(text)  # again, to name the field
+        except (ValueError, RecursionError):  # something else is wrong too: the number is named alone
+            data = None
     except json.JSONDecodeError as err:
         raise _error(where, f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
     except RecursionError:  # a deeper stack than the pre-check allows for (a raised limit)
@@ -169,12 +182,22 @@ def load_json_text(text: str, where: str = "file") -> Any:
         digits = len(m.group().lstrip("-")) if m else 0
         size = f" of {digits} digits" if digits else ""
         raise _error(where, f"integer{size}{at} is too large (limit {MAX_INT_DIGITS} digits)") from None
-    if odd:
-        found = nonfinite_path(data)
-        field = f"{found[0]}: " if found else ""
-        at = _find_literal(text, odd[0])
-        raise _error(where, f"{field}number {escape(odd[0])}{at} is not finite (finite numbers only)")
-    return data
+    else:
+        if not _MAYBE_HUGE.search(text) and (len(text) < 309 or not _LONG_DIGITS.search(text)):
+            return data
+        literal = ""
+    found = nonfinite_path(data)
+    if found is None and not literal:
+        return data
+    if not literal and found is not None:
+        m = next((m for m in _NUMBER.finditer(text) if not math.isfinite(float(m.group()))), None)
+        literal = m.group() if m else str(found[1])
+    at = _find_literal(text, literal)
+    field = f"{found[0]}: " if found is not None else ""
+    raise _error(where, f"{field}number {escape(literal)}{at} is not finite (finite numbers only)")
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+|-?\d{309,}(?:\.\d+)?")
 
 
 def _find_literal(text: str, literal: str) -> str:
