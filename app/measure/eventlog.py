@@ -199,9 +199,9 @@ def csv_rows(reader: csv.DictReader, name: str) -> Iterator[Any]:
                                     f"{len(row) - 1 + len(row[None])} cells, the header names {len(row) - 1}")
             yield reader.line_num, row
     except csv.Error as err:
-        raise EventLogError(f"{name} line {reader.line_num + 1}", f"not valid CSV: {escape(str(err), 120)} "
-                                                                  f"(limit {csv.field_size_limit()} characters a cell)"
-                            if "field limit" in str(err) else f"not valid CSV: {escape(str(err), 120)}") from None
+        why = (f"a cell is over {csv.field_size_limit()} characters (the CSV field limit)" if "field limit" in str(err)
+               else f"not valid CSV: {escape(str(err), 120)}")
+        raise EventLogError(f"{name} line {reader.line_num + 1}", why) from None
 
 
 def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Event | QueueSample]:

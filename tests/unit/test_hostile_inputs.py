@@ -282,7 +282,7 @@ def test_integer_of_5000_digits_in_a_csv_field(tmp_path: Path) -> None:
 def test_csv_cell_over_the_field_limit_names_the_line(capsys, tmp_path: Path) -> None:
     path = tmp_path / "cell.csv"
     path.write_text("t,ev,comp,tuple\n1,take,B,x\n2,take,B," + "x" * 200_000 + "\n", encoding="utf-8")
-    both_readers(path, "cell.csv line 3: not valid CSV: field larger than field limit")
+    both_readers(path, "cell.csv line 3: a cell is over 131072 characters (the CSV field limit)")
     refused(capsys, "analyze", str(path), "--engine", "local", says="line 3")
 
 
