@@ -157,17 +157,34 @@ def _row(raw: dict[str, Any], where: str, divisor: float, events: list, queues: 
                    else _text(reason, where, "reason")))
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    check_regular(path, lambda reason: EventLogError(str(path), reason))
-    number = 0
+def _not_utf8(path: Path, number: int, raw: bytes, start: int) -> EventLogError:
+    return EventLogError(f"{path.name} line {number}",
+                         f"is not UTF-8 text: byte 0x{raw[start]:02x} at column {start + 1}")
+
+
+def _first_bad_utf8(path: Path) -> EventLogError:
+    """The error naming the first line that is not UTF-8 (after a text reader failed somewhere in its buffer)."""
     try:
-        with open(path, encoding="utf-8", newline="\n") as handle:
-            for number, line in enumerate(handle, start=1):  # noqa: B007 - `number` names the line of an error
+        for _ in _lines(path):
+            pass
+    except EventLogError as err:
+        return err
+    return EventLogError(path.name, "is not UTF-8 text")
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a UTF-8 file, decoded line by line so that a bad byte is named by line."""
+    check_regular(path, functools.partial(EventLogError, str(path)))
+    try:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise _not_utf8(path, number, raw, err.start) from None
                 yield number, line
     except OSError as err:
         raise EventLogError(str(path), f"cannot be read: {err.strerror or err}") from None
-    except UnicodeDecodeError:
-        raise EventLogError(f"{path.name} line {number + 1}", "is not UTF-8 text") from None
 
 
 def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, list]]:
@@ -202,14 +219,14 @@ def _csv_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, 
         try:
             header = next(records)
         except UnicodeDecodeError:
-            raise EventLogError(f"{path.name} line 1", "is not UTF-8 text") from None
+            raise _first_bad_utf8(path) from None
         if not header:
             raise EventLogError(path.name, "is empty (expected a header line)")
         while True:
             try:
                 item = next(records, None)
             except UnicodeDecodeError:
-                raise EventLogError(f"{path.name} line {reader.line_num + 1}", "is not UTF-8 text") from None
+                raise _first_bad_utf8(path) from None
             if item is None:
                 break
             number, raw = item

@@ -8,6 +8,7 @@ Python readers, and so does every log sent to a Spark Connect server on another 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -131,10 +132,11 @@ def checked_job(events, run):
     where = getattr(events, _DEFERRED, None)
     try:
         rows = run()
-    except Exception as err:  # noqa: BLE001 - parse errors of the file: keep the first line
+    except Exception as err:  # noqa: BLE001 - parse errors of the file: named in this process when cheap
         if where is None or "Malformed" not in str(err) and "FAILFAST" not in str(err) and "PARSE" not in str(err):
             raise
-        raise EventLogError(where, f"cannot be read: {str(err).strip().splitlines()[0][:200]}") from None
+        recheck_locally(getattr(events, _LOCAL, None))
+        raise EventLogError(where, f"cannot be read: {spark_reason(err)}") from None
     if where is not None and any(r["_bad_n"] for r in rows):
         _check(events, where)
     return rows
@@ -172,15 +174,45 @@ def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", 
             queues = spark.createDataFrame([], QUEUE_DDL)
     else:
         events, queues = _split(_read_flat(spark, p, fmt))
-    return _finish_frames(events, queues, time_unit, check, p.name)
+    return _finish_frames(events, queues, time_unit, check, p.name, local=str(p))
 
 
-def _finish_frames(events, queues, time_unit: TimeUnit, check: bool | str, where: str):
+_LOCAL = "_stormbound_local_path"
+RECHECK_BYTES = 256 * 1024 * 1024  # a log Spark cannot parse is read here again, to name the line, up to this size
+
+
+def recheck_locally(path: str | None) -> None:
+    """After Spark failed to parse a local log: read it in this process, whose readers name the file,
+    line and field (EventLogError); nothing when it is not local, too large, or reads fine here."""
+    if path is None or not os.path.exists(path):
+        return
+    from app.measure.logstream import batches, log_bytes
+
+    if log_bytes(path) <= RECHECK_BYTES:
+        for _ in batches(path):
+            pass
+
+
+def spark_reason(err: BaseException) -> str:
+    """The most telling line of a Spark failure (Py4J's first line is only "An error occurred while calling
+    o123.collectToPython."), one line, escaped."""
+    from app.core.formats.limits import escape
+
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    telling = [line for line in lines if any(word in line for word in ("Malformed", "FAILFAST", "PARSE", "Cause"))]
+    line = (telling or lines or [type(err).__name__])[0]
+    return escape(line.split("Exception: ", 1)[-1], 200)
+
+
+def _finish_frames(events, queues, time_unit: TimeUnit, check: bool | str, where: str, local: str | None = None):
     from pyspark.sql import functions as F
 
     if time_unit == "ms":
         events = events.withColumn("t", F.col("t") / 1000.0)
         queues = queues.withColumn("t", F.col("t") / 1000.0)
+    if local is not None:
+        with contextlib.suppress(AttributeError):  # a bad line named in this process if Spark cannot parse it
+            setattr(events, _LOCAL, local)
     if check and check != "now":
         try:
             setattr(events, _DEFERRED, where)
@@ -192,6 +224,7 @@ def _finish_frames(events, queues, time_unit: TimeUnit, check: bool | str, where
             _check(events, where)
         except EventLogError:
             raise
-        except Exception as err:  # FAILFAST parse errors: keep the first line of Spark's message
-            raise EventLogError(where, f"cannot be read: {str(err).strip().splitlines()[0][:200]}") from None
+        except Exception as err:  # FAILFAST parse errors: named here when cheap, else Spark's telling line
+            recheck_locally(getattr(events, _LOCAL, None))
+            raise EventLogError(where, f"cannot be read: {spark_reason(err)}") from None
     return events, queues

@@ -452,3 +452,12 @@ def test_flux_config_not_finite_is_named_not_saved_as_null(tmp_path: Path) -> No
                     "streams:\n  - from: s\n    to: b\n    grouping:\n      type: SHUFFLE\n", encoding="utf-8")
     with pytest.raises(FluxError, match="line 4: config.my.value: must be a finite number"):
         import_flux(path)
+
+
+def test_not_utf8_far_into_a_log_names_its_line(tmp_path: Path) -> None:
+    good = "".join(json.dumps({**TAKE, "tuple": f"x{i}"}) + "\n" for i in range(3000))
+    for name, head, line in (("far.jsonl", good, 3001), ("far.csv", "t,ev,comp,tuple\n" + "1,take,B,x\n" * 3000, 3002)):
+        path = tmp_path / name
+        path.write_bytes(head.encode() + b'{"t": 1, "ev": "take", "comp": "B\xe9", "tuple": "y"}\n')
+        with pytest.raises(EventLogError, match=rf"{name} line {line}: is not UTF-8 text: byte 0xe9"):
+            list(logstream.batches(path))
