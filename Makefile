@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 EXAMPLE ?= models/simple-DIA-cfg-1.storm.json
 export QT_API := pyside6
 
-.PHONY: run test lint setup dist test-dist bench clean
+.PHONY: run test lint setup dist test-dist bench clean fuzz
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,9 @@ dist: $(VENV)/.dist-installed
 
 test-dist: $(VENV)/.dist-installed
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m slow tests/dist
+
+fuzz: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider -m fuzz tests/unit/test_fuzz_readers.py
 
 bench: $(STAMP)
 	@for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

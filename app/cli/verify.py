@@ -22,6 +22,7 @@ from app.cli.common import (
     examples,
     print_result,
 )
+from app.core.formats import limits
 
 log = logging.getLogger("stormbound.verify")
 EXIT_BY_VERDICT = {"counterexample": EXIT_FOUND, "none-up-to-k": EXIT_OK, "bounded": EXIT_OK, "unknown": EXIT_UNKNOWN}
@@ -90,7 +91,15 @@ def _check_writable(path: str) -> None:
         raise UsageError(f"--trace-out {path}: is a folder; give a file name such as {example}")
     folder = os.path.dirname(target)
     if not os.path.isdir(folder):
+        # name the part of the path that is in the way: a missing folder, or a file where a folder should be
+        above = folder
+        while above and not os.path.exists(above) and os.path.dirname(above) != above:
+            above = os.path.dirname(above)
+        if os.path.exists(above) and not os.path.isdir(above):
+            raise UsageError(f"--trace-out {path}: {above} is a file, not a folder")
         raise UsageError(f"--trace-out {path}: the folder {folder} does not exist")
+    if os.path.exists(target) and not os.path.isfile(target):
+        raise UsageError(f"--trace-out {path}: is not a regular file")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -102,6 +111,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError("--k must be at least 2")
     if args.k_max is not None and args.k_max < 2:
         raise UsageError("--k-max must be at least 2")
+    for option, value in (("--k", args.k), ("--k-max", args.k_max)):
+        if value is not None and value > args.max_k:
+            raise UsageError(f"{option} {value} is over the limit of {args.max_k} positions "
+                             "(raise it with --max-k N or STORMBOUND_MAX_K; docs/limits.md)")
     topo = read_topology(args.file)
     if args.trace_out:
         _check_writable(args.trace_out)
@@ -122,7 +135,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     options = SearchOptions(k=args.k, k_max=args.k_max, timeout_s=args.timeout, force_search=args.force_search,
                             threshold=args.threshold, widen_s=args.widen,
                             loop_clocks="region" if args.region_clocks else "equal",
-                            simulate=not args.no_simulation)
+                            simulate=not args.no_simulation, max_k=args.max_k)
     try:
         result = verify(topo, options, progress=show)
     finally:
@@ -163,7 +176,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="deepen the bound up to this many positions (default: the document's "
                             "verification.k, else its k_max)")
     p.add_argument("--timeout", type=_positive_float, metavar="S",
-                   help="give up after this many seconds of wall-clock time (verdict unknown, exit 4)")
+                   help="give up after this many seconds of wall-clock time, building the encoding included "
+                        "(verdict unknown, exit 4)")
+    p.add_argument("--max-k", type=_positive_int, dest="max_k", default=limits.MAX_K, metavar="N",
+                   help=f"refuse bounds k above N positions (default {limits.MAX_K}, or STORMBOUND_MAX_K; the "
+                        "encoding grows linearly in k; docs/limits.md)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document on stdout")
     p.add_argument("--trace-out", dest="trace_out", metavar="PATH",
                    help="write each distinct certified lasso as a trace file: the first to PATH, the next to "

@@ -9,6 +9,7 @@ resolves them (see :func:`parse_topology`).
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -29,7 +30,8 @@ def new_id() -> str:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+    # NaN and ±inf are refused in every number field (a rate of 1e400 decodes to inf)
+    model_config = ConfigDict(extra="forbid", validate_assignment=False, allow_inf_nan=False)
 
 
 # Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
@@ -178,7 +180,7 @@ class Topology(_Model):
             return value if isinstance(value, list) else []
 
         comps = [c for key in ("spouts", "bolts") for c in items(key) if isinstance(c, dict)]
-        ids = {c.get("id") for c in comps if c.get("id")}
+        ids = {c["id"] for c in comps if isinstance(c.get("id"), str) and c["id"]}  # a wrong type: pydantic names it
         by_name: dict[str, str] = {}
         for c in comps:
             if "id" not in c or not c["id"]:
@@ -208,7 +210,8 @@ class Topology(_Model):
     def _graph_rules(self) -> Topology:
         problems = graph_problems(self)
         if problems:
-            raise ValueError("\n".join(f"{p.path}: {p.message}" for p in problems))
+            # one problem a line (parse_topology splits them again): newlines inside names are escaped
+            raise ValueError("\n".join(one_line(f"{p.path}: {p.message}") for p in problems))
         return self
 
     # ---- queries -------------------------------------------------------
@@ -280,7 +283,17 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
+        text = f"{self.path}: {self.message}" if self.path else self.message
+        return one_line(text)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """`text` on one printable line: control characters escaped repr-style, lone surrogates as \\udXXX."""
+    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class TopologyError(ValueError):

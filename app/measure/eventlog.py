@@ -10,7 +10,6 @@ See docs/event-log.md for the format.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
@@ -23,7 +22,8 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from app.core.fileio import read_text
+from app.core.fileio import check_regular, read_text
+from app.core.formats.limits import escape, type_name
 from app.measure.records import (  # re-exported: the readers' callers use them from here
     EVENT_KINDS,
     Event,
@@ -31,6 +31,7 @@ from app.measure.records import (  # re-exported: the readers' callers use them 
     EventLogError,
     MetricSample,
     QueueSample,
+    json_value,
 )
 
 TimeUnit = Literal["s", "ms"]
@@ -52,27 +53,45 @@ QUEUE_FILES = ("queues.parquet", "queues.jsonl", "queues.csv")
 
 
 def _blank(value: Any) -> bool:
-    return (value is None or (isinstance(value, str) and value.strip() == "")
-            or (isinstance(value, float) and math.isnan(value)))
+    """A missing value: null, or an empty CSV cell (a NaN is a value, and refused where a number must be finite)."""
+    return value is None or (isinstance(value, str) and value.strip() == "")
+
+
+def _time(value: Any, where: str, scale: float) -> float:
+    """`t` as a finite number of seconds."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise EventLogError(f"{where}.t", f"must be a number, not {type_name(value)}")
+    try:
+        number = float(value) * scale
+    except OverflowError:
+        raise EventLogError(f"{where}.t", "number is too large") from None
+    except ValueError:
+        raise EventLogError(f"{where}.t", f"not a number: '{escape(str(value))}'") from None
+    if not math.isfinite(number):
+        raise EventLogError(f"{where}.t", f"must be a finite number, not {escape(str(value))}")
+    return number
 
 
 def _clean(raw: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if not _blank(v)}
 
 
-def record_from_dict(raw: Any, where: str, time_unit: TimeUnit = "s") -> Event | QueueSample:
-    """Decode one record: an event when it has `ev`, a queue sample when it has `queue` only."""
+def record_from_dict(raw: Any, where: str, time_unit: TimeUnit = "s", flat: bool = False) -> Event | QueueSample:
+    """Decode one record: an event when it has `ev`, a queue sample when it has `queue` only.
+
+    `flat`: a CSV row, where anchors are one `;`-joined string (elsewhere they must be a list).
+    """
     if not isinstance(raw, dict):
-        raise EventLogError(where, f"expected an object, got {type(raw).__name__}")
+        raise EventLogError(where, f"expected an object, got {type_name(raw)}")
     data = _clean(raw)
     scale = 0.001 if time_unit == "ms" else 1.0
     try:
         if "ev" in data:
             if data["ev"] not in EVENT_KINDS:
-                raise EventLogError(f"{where}.ev",
-                                    f"unknown event '{data['ev']}' (expected one of {', '.join(EVENT_KINDS)})")
+                raise EventLogError(f"{where}.ev", f"unknown event '{escape(str(data['ev']))}' "
+                                                   f"(expected one of {', '.join(EVENT_KINDS)})")
             data.pop("queue", None)
-            if isinstance(data.get("anchors"), str):
+            if flat and isinstance(data.get("anchors"), str):
                 data["anchors"] = [a for a in data["anchors"].split(ANCHOR_SEP) if a]
             if data["ev"] == "bolt_emit" and "anchors" not in data:
                 data["anchors"] = []  # CSV cannot tell [] from missing: both mean unanchored
@@ -80,11 +99,11 @@ def record_from_dict(raw: Any, where: str, time_unit: TimeUnit = "s") -> Event |
                 if isinstance(data.get(key), (int, float)) and not isinstance(data.get(key), bool):
                     data[key] = str(data[key])
             if "t" in data:
-                data["t"] = float(data["t"]) * scale
+                data["t"] = _time(data["t"], where, scale)
             return Event.model_validate(data)
         if "queue" in data:
             if "t" in data:
-                data["t"] = float(data["t"]) * scale
+                data["t"] = _time(data["t"], where, scale)
             return QueueSample.model_validate(data)
     except EventLogError:
         raise
@@ -96,9 +115,7 @@ def record_from_dict(raw: Any, where: str, time_unit: TimeUnit = "s") -> Event |
             loc, _, msg = msg.partition(": ")
         if first.get("type") == "extra_forbidden":
             msg = "unknown field"
-        raise EventLogError(f"{where}.{loc}" if loc else where, msg) from None
-    except (TypeError, ValueError) as err:
-        raise EventLogError(f"{where}.t", f"not a number: {err}") from None
+        raise EventLogError(f"{where}.{escape(loc)}" if loc else where, msg) from None
     raise EventLogError(where, "neither an event (no 'ev' field) nor a queue sample (no 'queue' field)")
 
 
@@ -125,31 +142,31 @@ def _open_text(path: Path) -> str:
 def iter_jsonl(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Event | QueueSample]:
     """Records of a JSON Lines file (blank lines skipped)."""
     p = Path(path)
-    for number, line in enumerate(_open_text(p).splitlines(), start=1):
+    for number, line in enumerate(_open_text(p).split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise EventLogError(f"{p.name} line {number}", f"not valid JSON: {err.msg}") from None
-        yield record_from_dict(raw, f"{p.name} line {number}", time_unit)
+        where = f"{p.name} line {number}"
+        yield record_from_dict(json_value(line, where), where, time_unit)
 
 
 def iter_json(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Event | QueueSample]:
     """Records of a JSON array, or of an object with `events` / `trace` and `queues` arrays."""
     p = Path(path)
-    try:
-        data = json.loads(_open_text(p))
-    except json.JSONDecodeError as err:
-        raise EventLogError(p.name, f"not valid JSON: {err.msg} at line {err.lineno}") from None
+    text = _open_text(p)
+    if not text.strip():
+        raise EventLogError(p.name, "is empty")
+    data = json_value(text, p.name)
     if isinstance(data, dict):
+        for key in ("events", "trace", "queues"):
+            if key in data and not isinstance(data[key], list):
+                raise EventLogError(f"{p.name} {key}", f"must be a list of records, not {type_name(data[key])}")
         arrays = [(k, data[k]) for k in ("events", "trace", "queues") if isinstance(data.get(k), list)]
         if not arrays:
             raise EventLogError(p.name, "expected a list of records or an object with an 'events' list")
     elif isinstance(data, list):
         arrays = [("records", data)]
     else:
-        raise EventLogError(p.name, f"expected a list of records, got {type(data).__name__}")
+        raise EventLogError(p.name, f"expected a list of records, got {type_name(data)}")
     for key, items in arrays:
         for i, raw in enumerate(items):
             yield record_from_dict(raw, f"{p.name} {key}[{i}]", time_unit)
@@ -159,14 +176,32 @@ def iter_csv(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterato
     """Records of a CSV file with a header naming some of COLUMNS; anchors joined by ';'."""
     p = Path(path)
     reader = csv.DictReader(io.StringIO(_open_text(p)))
-    unknown = [c for c in (reader.fieldnames or []) if c not in COLUMNS]
-    if not reader.fieldnames:
+    rows = csv_rows(reader, p.name)
+    fieldnames = next(rows)
+    unknown = [c for c in fieldnames if c not in COLUMNS]
+    if not fieldnames:
         raise EventLogError(p.name, "is empty (expected a header line)")
     if unknown:
         raise EventLogError(f"{p.name} header",
-                            f"unknown column '{unknown[0]}' (expected some of {', '.join(COLUMNS)})")
-    for number, row in enumerate(reader, start=2):
-        yield record_from_dict(dict(row), f"{p.name} line {number}", time_unit)
+                            f"unknown column '{escape(str(unknown[0]))}' (expected some of {', '.join(COLUMNS)})")
+    for number, row in rows:
+        yield record_from_dict(row, f"{p.name} line {number}", time_unit, flat=True)
+
+
+def csv_rows(reader: csv.DictReader, name: str) -> Iterator[Any]:
+    """First the header's field names, then (line, row) pairs; csv's own errors (a cell over its field
+    limit, a NUL byte) and rows longer than the header become one-line EventLogErrors naming the line."""
+    try:
+        yield list(reader.fieldnames or [])
+        for row in reader:
+            if None in row:
+                raise EventLogError(f"{name} line {reader.line_num}",
+                                    f"{len(row) - 1 + len(row[None])} cells, the header names {len(row) - 1}")
+            yield reader.line_num, row
+    except csv.Error as err:
+        why = (f"a cell is over {csv.field_size_limit()} characters (the CSV field limit)" if "field limit" in str(err)
+               else f"not valid CSV: {escape(str(err), 120)}")
+        raise EventLogError(f"{name} line {reader.line_num + 1}", why) from None
 
 
 def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Event | QueueSample]:
@@ -174,11 +209,16 @@ def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Ite
     p = Path(path)
     if not p.exists():
         raise EventLogError(str(p), "no such file")
+    if not p.is_dir():
+        check_regular(p, lambda reason: EventLogError(str(p), reason))
     rows: list[dict[str, Any]]
     try:
         import pyarrow.parquet as pq
 
-        rows = pq.read_table(str(p)).to_pylist()
+        try:
+            rows = pq.read_table(str(p)).to_pylist()
+        except parquet_failures() as err:
+            raise parquet_error(p, err) from None
     except ModuleNotFoundError:
         try:
             from app.spark.session import local_session
@@ -190,6 +230,23 @@ def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Ite
         yield record_from_dict(raw, f"{p.name} row {i}", time_unit)
 
 
+def parquet_failures() -> tuple[type[BaseException], ...]:
+    """What pyarrow raises on a bad Parquet file or folder (ArrowInvalid, ArrowTypeError on mixed
+    schemas, OSError on a truncated file, UnicodeDecodeError on a damaged string column)."""
+    import pyarrow as pa
+
+    return (OSError, UnicodeError, pa.ArrowException)
+
+
+def parquet_error(path: Path, err: BaseException) -> EventLogError:
+    """pyarrow's error on a bad Parquet file or folder as one line naming it (its first line, escaped)."""
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    if not path.is_dir() and path.stat().st_size == 0:
+        return EventLogError(path.name, "is empty (not a Parquet file)")
+    return EventLogError(path.name, f"not a readable Parquet {'folder' if path.is_dir() else 'file'}: "
+                                    f"{escape(text, 160)}")
+
+
 # Storm's LoggingMetricsConsumer line (after log4j's own prefix):
 #   1432753016    localhost:6703      2:split       __receive      {population=3, capacity=1024, ...}
 _METRIC_LINE = re.compile(
@@ -199,24 +256,35 @@ _MAP_ENTRY = re.compile(r"([^=,{}\s][^=,{}]*)=([^,{}]*)")
 
 
 def parse_metrics_line(line: str, where: str = "") -> list[MetricSample]:
-    """The data points of one LoggingMetricsConsumer line ([] for other log lines)."""
+    """The data points of one LoggingMetricsConsumer line ([] for other log lines).
+
+    Non-numeric and non-finite values carry no measurement and are left out, except the
+    `__receive` population (a queue length), which must be a whole number >= 0.
+    """
     m = _METRIC_LINE.search(line)
     if not m:
         return []
     ts = float(m["ts"])
     t = ts / 1000.0 if ts > 1e11 else ts  # seconds, or milliseconds in some forks
+    task_text = m["task"].lstrip("-")
+    if len(task_text) > 18:
+        raise EventLogError(where or "line", f"task number of {len(task_text)} digits is too large")
     base = dict(t=t, comp=m["comp"], task=max(0, int(m["task"])), worker=f"{m['host']}:{m['port']}", name=m["name"])
     value = m["value"].strip()
     out: list[MetricSample] = []
-    if value.startswith("{"):
-        for key, raw in _MAP_ENTRY.findall(value):
-            try:
-                out.append(MetricSample(**base, key=key.strip(), value=float(raw)))
-            except ValueError:
-                continue  # non-numeric entries (e.g. host names) carry no measurement
-    else:
-        with contextlib.suppress(ValueError):  # a non-numeric value carries no measurement
-            out.append(MetricSample(**base, value=float(value)))
+    entries = _MAP_ENTRY.findall(value) if value.startswith("{") else [("", value)]
+    for key, raw in entries:
+        key = key.strip()
+        try:
+            number = float(raw)
+        except ValueError:
+            number = math.nan  # non-numeric entries (e.g. host names) carry no measurement
+        population = m["name"] == "__receive" and key == "population"
+        if population and not (math.isfinite(number) and number >= 0 and number == int(number)):
+            raise EventLogError(f"{where}.__receive.population" if where else "__receive.population",
+                                    f"must be a whole number >= 0, not '{escape(raw.strip())}'")
+        if math.isfinite(number):
+            out.append(MetricSample(**base, key=key, value=number))
     return out
 
 
@@ -224,7 +292,7 @@ def read_storm_metrics(path: str | os.PathLike[str]) -> EventLog:
     """A `metrics.log` of Storm's LoggingMetricsConsumer: `__receive` population becomes queue samples."""
     p = Path(path)
     metrics: list[MetricSample] = []
-    for number, line in enumerate(_open_text(p).splitlines(), start=1):
+    for number, line in enumerate(_open_text(p).split("\n"), start=1):
         metrics.extend(parse_metrics_line(line, f"{p.name} line {number}"))
     if not metrics:
         raise EventLogError(p.name, "no LoggingMetricsConsumer lines found "
@@ -279,6 +347,10 @@ def find_run_files(folder: str | os.PathLike[str]) -> tuple[Path, Path | None]:
     if events is None:
         raise EventLogError(str(d), f"no event log in this folder (expected one of {', '.join(EVENT_FILES)})")
     queues = next((d / f for f in QUEUE_FILES if (d / f).exists()), None)
+    for found in (events, queues):
+        # a Parquet "file" may be a folder of parts; a .jsonl or .csv must be a file
+        if found is not None and found.is_dir() and found.suffix != ".parquet":
+            raise EventLogError(str(found), "is a folder, not a file")
     return events, queues
 
 

@@ -18,13 +18,15 @@ the checks of frames._check (unknown event kind, missing t, comp, tuple or msg) 
 from __future__ import annotations
 
 import csv
-import json
+import functools
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from app.core.fileio import check_regular
+from app.core.formats.limits import escape, type_name
 from app.measure.eventlog import (
     ANCHOR_SEP,
     EVENT_KINDS,
@@ -32,8 +34,12 @@ from app.measure.eventlog import (
     EventLogError,
     QueueSample,
     TimeUnit,
+    csv_rows,
     find_run_files,
+    json_value,
     log_format,
+    parquet_error,
+    parquet_failures,
     read_log,
 )
 
@@ -51,73 +57,134 @@ _NEED_MSG = frozenset(("spout_emit", "spout_ack", "spout_fail"))
 
 def _bad(where: str, ev: Any, t: Any, comp: Any, tup: Any, msg: Any) -> EventLogError:
     if ev not in _KINDS:
-        return EventLogError(f"{where}.ev", f"unknown event '{ev}' at t={t}")
+        return EventLogError(f"{where}.ev", f"unknown event '{escape(str(ev))}' at t={t} "
+                                            f"(expected one of {', '.join(EVENT_KINDS)})")
     missing = next(k for k, v in (("t", t), ("comp", comp), ("tuple", tup), ("msg", msg)) if v is None)
     return EventLogError(f"{where}.{missing}", f"a {ev} event at t={t} has no {missing}")
 
 
 def _number(value: Any, where: str, field: str) -> float | None:
+    """A finite number, or None when missing; NaN, infinities, booleans and other types refused."""
     if value is None or value == "":
         return None
-    if isinstance(value, bool):
-        raise EventLogError(f"{where}.{field}", f"not a number: {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise EventLogError(f"{where}.{field}", f"must be a number, not {type_name(value)}")
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        raise EventLogError(f"{where}.{field}", f"not a number: {value!r}") from None
-    if math.isnan(number):
-        return None
+    except ValueError:
+        raise EventLogError(f"{where}.{field}", f"not a number: '{escape(str(value))}'") from None
+    except OverflowError:
+        raise EventLogError(f"{where}.{field}", "number is too large") from None
+    if not math.isfinite(number):
+        raise EventLogError(f"{where}.{field}", f"must be a finite number, not {escape(str(value))}")
     return number
 
 
-def _text(value: Any) -> str | None:
+def _count(value: Any, where: str, field: str) -> int | None:
+    """A whole number >= 0 (a task or a queue length), or None when missing."""
+    number = _number(value, where, field)
+    if number is None:
+        return None
+    if number < 0 or number != int(number):
+        raise EventLogError(f"{where}.{field}", f"must be a whole number >= 0, not {escape(str(value))}")
+    return int(number)
+
+
+def _text(value: Any, where: str = "", field: str = "") -> str | None:
+    """A string field (numbers become their text, as in the Spark loaders); objects, arrays and booleans refused."""
     if value is None:
         return None
     if isinstance(value, str):
         return value if value != "" else None
-    if isinstance(value, float) and math.isnan(value):
-        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise EventLogError(f"{where}.{field}", f"must be a string, not {type_name(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise EventLogError(f"{where}.{field}", f"must be a string, not {value}")
     return str(value)
 
 
-def _row(raw: dict[str, Any], where: str, divisor: float, events: list, queues: list) -> None:
-    """Append one flat record (a dict with some of the COLUMNS) to events or queues, checked."""
-    ev = _text(raw.get("ev"))
-    t = _number(raw.get("t"), where, "t")
-    comp = _text(raw.get("comp"))
-    task_value = _number(raw.get("task"), where, "task")
-    task = int(task_value) if task_value is not None else 0
+def _anchors(value: Any, where: str, flat: bool) -> list[str]:
+    """A bolt_emit's anchors: a list of tuple ids, or in CSV (`flat`) one `;`-joined string."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str) and flat:
+        return [a for a in value.split(ANCHOR_SEP) if a]
+    if not isinstance(value, (list, tuple)):
+        raise EventLogError(f"{where}.anchors", f"must be a list of tuple ids, not {type_name(value)}")
+    out = []
+    for i, a in enumerate(value):
+        if a is None:
+            continue
+        if not isinstance(a, str):
+            raise EventLogError(f"{where}.anchors[{i}]", f"must be a string, not {type_name(a)}")
+        out.append(a)
+    return out
+
+
+def _row(raw: dict[str, Any], where: str, divisor: float, events: list, queues: list, flat: bool = False) -> None:
+    """Append one record (a dict with some of the COLUMNS) to events or queues, checked; `flat`: a CSV row.
+
+    The common types (a finite float `t`, an int `task` >= 0, strings) are taken without a call.
+    """
+    get = raw.get
+    ev, t, comp, task = get("ev"), get("t"), get("comp"), get("task")
+    if type(ev) is not str or not ev:
+        ev = _text(ev, where, "ev")
+    if type(t) is not float or t - t != 0:  # t - t is 0.0 exactly for a finite float
+        t = _number(t, where, "t")
+    if type(comp) is not str or not comp:
+        comp = _text(comp, where, "comp")
+    if type(task) is not int or task < 0:
+        task = _count(task, where, "task") or 0
     if t is not None and divisor != 1.0:
         t = t / divisor
     if ev is None:
-        queue = _number(raw.get("queue"), where, "queue")
+        queue = _count(get("queue"), where, "queue")
         if queue is not None:
-            queues.append((t, comp, task, int(queue)))
+            queues.append((t, comp, task, queue))
         return
-    tup, msg = _text(raw.get("tuple")), _text(raw.get("msg"))
+    tup, msg = get("tuple"), get("msg")
+    if type(tup) is not str or not tup:
+        tup = _text(tup, where, "tuple")
+    if type(msg) is not str or not msg:
+        msg = _text(msg, where, "msg")
     if (ev not in _KINDS or t is None or comp is None or (tup is None and ev in _NEED_TUPLE)
             or (msg is None and ev in _NEED_MSG)):
         raise _bad(where, ev, t, comp, tup if ev in _NEED_TUPLE else "", msg if ev in _NEED_MSG else "")
-    anchors = None
-    if ev == "bolt_emit":
-        value = raw.get("anchors")
-        if value is None or value == "":
-            anchors = []
-        elif isinstance(value, str):
-            anchors = [a for a in value.split(ANCHOR_SEP) if a]
-        else:
-            anchors = [str(a) for a in value if a is not None]
-    events.append((t, ev, comp, task, tup, msg, anchors, _text(raw.get("reason"))))
+    anchors = _anchors(get("anchors"), where, flat) if ev == "bolt_emit" else None
+    reason = get("reason")
+    events.append((t, ev, comp, task, tup, msg, anchors, reason if type(reason) is str and reason
+                   else _text(reason, where, "reason")))
+
+
+def _not_utf8(path: Path, number: int, raw: bytes, start: int) -> EventLogError:
+    return EventLogError(f"{path.name} line {number}",
+                         f"is not UTF-8 text: byte 0x{raw[start]:02x} at column {start + 1}")
+
+
+def _first_bad_utf8(path: Path) -> EventLogError:
+    """The error naming the first line that is not UTF-8 (after a text reader failed somewhere in its buffer)."""
+    try:
+        for _ in _lines(path):
+            pass
+    except EventLogError as err:
+        return err
+    return EventLogError(path.name, "is not UTF-8 text")
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a UTF-8 file, decoded line by line so that a bad byte is named by line."""
+    check_regular(path, functools.partial(EventLogError, str(path)))
     try:
-        with open(path, encoding="utf-8") as handle:
-            yield from enumerate(handle, start=1)
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise _not_utf8(path, number, raw, err.start) from None
+                yield number, line
     except OSError as err:
         raise EventLogError(str(path), f"cannot be read: {err.strerror or err}") from None
-    except UnicodeDecodeError:
-        raise EventLogError(path.name, "is not UTF-8 text") from None
 
 
 def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, list]]:
@@ -126,13 +193,11 @@ def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list
     for number, line in _lines(path):
         if not line.strip():
             continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise EventLogError(f"{path.name} line {number}", f"not valid JSON: {err.msg}") from None
+        where = f"{path.name} line {number}"
+        raw = json_value(line, where)
         if not isinstance(raw, dict):
-            raise EventLogError(f"{path.name} line {number}", f"expected an object, got {type(raw).__name__}")
-        _row(raw, f"{path.name} line {number}", divisor, events, queues)
+            raise EventLogError(where, f"expected an object, got {type_name(raw)}")
+        _row(raw, where, divisor, events, queues)
         if len(events) + len(queues) >= rows:
             yield events, queues
             events, queues = [], []
@@ -141,6 +206,7 @@ def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list
 
 
 def _csv_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, list]]:
+    check_regular(path, lambda reason: EventLogError(str(path), reason))
     try:
         handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed by the `with` below
     except OSError as err:
@@ -149,8 +215,22 @@ def _csv_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, 
         reader = csv.DictReader(handle)
         events: list = []
         queues: list = []
-        for number, raw in enumerate(reader, start=2):
-            _row(raw, f"{path.name} line {number}", divisor, events, queues)
+        records = csv_rows(reader, path.name)
+        try:
+            header = next(records)
+        except UnicodeDecodeError:
+            raise _first_bad_utf8(path) from None
+        if not header:
+            raise EventLogError(path.name, "is empty (expected a header line)")
+        while True:
+            try:
+                item = next(records, None)
+            except UnicodeDecodeError:
+                raise _first_bad_utf8(path) from None
+            if item is None:
+                break
+            number, raw = item
+            _row(raw, f"{path.name} line {number}", divisor, events, queues, flat=True)
             if len(events) + len(queues) >= rows:
                 yield events, queues
                 events, queues = [], []
@@ -164,44 +244,61 @@ def _parquet_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[li
     except ModuleNotFoundError:
         raise EventLogError(path.name, "reading Parquet in this process needs pyarrow (pip install pyarrow), "
                                        "or use --engine spark") from None
-    dataset = ds.dataset(str(path), format="parquet")
-    present = set(dataset.schema.names)
-    wanted = [c for c in (*EVENT_FIELDS, "queue") if c in present]
-    offset = 0
-    for batch in dataset.to_batches(columns=wanted, batch_size=rows):
-        cols = {name: batch.column(i).to_pylist() for i, name in enumerate(wanted)}
-        size = batch.num_rows
-        nothing = [None] * size
+    if not path.is_dir():
+        check_regular(path, lambda reason: EventLogError(str(path), reason))
+    try:
+        dataset = ds.dataset(str(path), format="parquet")
+        present = set(dataset.schema.names)
+        wanted = [c for c in (*EVENT_FIELDS, "queue") if c in present]
+        offset = 0
+        for batch in dataset.to_batches(columns=wanted, batch_size=rows):
+            yield _parquet_rows(batch, wanted, f"{path.name} row", offset, divisor)
+            offset += batch.num_rows
+    except parquet_failures() as err:
+        raise parquet_error(path, err) from None
 
-        def get(name: str, cols: dict[str, list] = cols, nothing: list = nothing) -> list:
-            return cols.get(name, nothing)
 
-        events: list = []
-        queues: list = []
-        ts, evs, comps, tasks = get("t"), get("ev"), get("comp"), get("task")
-        tuples, msgs, anchors, reasons, qs = get("tuple"), get("msg"), get("anchors"), get("reason"), get("queue")
-        for i in range(size):
-            ev = evs[i]
-            t = ts[i]
-            if t is not None:
-                t = float(t) / divisor if divisor != 1.0 else float(t)
-            comp = comps[i]
-            task = tasks[i] or 0
-            if ev is None:
-                if qs[i] is not None:
-                    queues.append((t, comp, int(task), int(qs[i])))
-                continue
-            tup, msg = tuples[i], msgs[i]
-            if (ev not in _KINDS or t is None or comp is None or (tup is None and ev in _NEED_TUPLE)
-                    or (msg is None and ev in _NEED_MSG)):
-                raise _bad(f"{path.name} row {offset + i}", ev, t, comp, tup if ev in _NEED_TUPLE else "",
-                           msg if ev in _NEED_MSG else "")
-            anc = None
-            if ev == "bolt_emit":
-                anc = [a for a in anchors[i] if a is not None] if anchors[i] is not None else []
-            events.append((t, ev, comp, int(task), tup, msg, anc, reasons[i]))
-        offset += size
-        yield events, queues
+def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, divisor: float) -> tuple[list, list]:
+    """The events and queue samples of one record batch, checked like the other formats' rows."""
+    cols = {name: batch.column(i).to_pylist() for i, name in enumerate(wanted)}
+    size = batch.num_rows
+    nothing = [None] * size
+
+    def get(name: str) -> list:
+        return cols.get(name, nothing)
+
+    events: list = []
+    queues: list = []
+    ts, evs, comps, tasks = get("t"), get("ev"), get("comp"), get("task")
+    tuples, msgs, anchors, reasons, qs = get("tuple"), get("msg"), get("anchors"), get("reason"), get("queue")
+    for i in range(size):
+        ev = evs[i]
+        t = ts[i]
+        if t is not None:
+            if not isinstance(t, float) or not math.isfinite(t):
+                t = _number(t, f"{label} {offset + i}", "t")
+            t = t / divisor if divisor != 1.0 else float(t)
+        comp = comps[i]
+        task = tasks[i]
+        if task is not None and not (isinstance(task, int) and task >= 0):
+            task = _count(task, f"{label} {offset + i}", "task")
+        task = task or 0
+        if ev is None:
+            if qs[i] is not None:
+                queue = qs[i] if isinstance(qs[i], int) and qs[i] >= 0 else _count(qs[i], f"{label} {offset + i}",
+                                                                                 "queue")
+                queues.append((t, comp, task, queue))
+            continue
+        tup, msg = tuples[i], msgs[i]
+        if (ev not in _KINDS or t is None or comp is None or (tup is None and ev in _NEED_TUPLE)
+                or (msg is None and ev in _NEED_MSG)):
+            raise _bad(f"{label} {offset + i}", ev, t, comp, tup if ev in _NEED_TUPLE else "",
+                       msg if ev in _NEED_MSG else "")
+        anc = None
+        if ev == "bolt_emit":
+            anc = _anchors(anchors[i], f"{label} {offset + i}", flat=False)
+        events.append((t, ev, comp, task, tup, msg, anc, reasons[i]))
+    return events, queues
 
 
 def _model_batches(path: Path, time_unit: TimeUnit) -> Iterator[tuple[list, list]]:
@@ -245,6 +342,35 @@ def batches(path: str | os.PathLike[str], time_unit: TimeUnit = "s", rows: int =
             yield from _file_batches(queues_path, time_unit, rows)
         return
     yield from _file_batches(p, time_unit, rows)
+
+
+SNIFF_ROWS = 1000
+
+
+def sniff(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> None:
+    """Check the start of a local log in this process before Spark reads it, so that a bad file gets
+    the message the in-process readers give (file, line, field) rather than Spark's job failure:
+    the first SNIFF_ROWS rows of a JSON Lines or CSV file, the schema of Parquet."""
+    p = Path(path)
+    fmt = log_format(p)
+    files = list(find_run_files(p)) if fmt == "run-dir" else [p]
+    for f in files:
+        if f is None:
+            continue
+        kind = log_format(f)
+        if kind == "parquet":
+            try:
+                import pyarrow.dataset as ds
+            except ModuleNotFoundError:
+                continue
+            if not f.is_dir():
+                check_regular(f, functools.partial(EventLogError, str(f)))
+            try:
+                ds.dataset(str(f), format="parquet").schema  # noqa: B018 - reading the schema is the check
+            except parquet_failures() as err:
+                raise parquet_error(f, err) from None
+        elif kind in ("jsonl", "csv"):
+            next(_file_batches(f, time_unit, SNIFF_ROWS), None)
 
 
 def event_source(path: str | os.PathLike[str], time_unit: TimeUnit = "s",
@@ -294,5 +420,5 @@ def log_bytes(path: str | os.PathLike[str]) -> int:
     return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
 
 
-__all__ = ["EVENT_FIELDS", "QUEUE_FIELDS", "batches", "event_source", "count_records", "log_bytes",
+__all__ = ["EVENT_FIELDS", "QUEUE_FIELDS", "batches", "sniff", "event_source", "count_records", "log_bytes",
            "event_row", "queue_row"]

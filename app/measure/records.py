@@ -8,10 +8,11 @@ without importing the dispatcher that calls it. See docs/event-log.md.
 from __future__ import annotations
 
 import math
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.core.formats.limits import FormatError, load_json_text
 from app.core.topology import Problem, TopologyError
 
 EventKind = Literal["spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail", "spout_ack", "spout_fail"]
@@ -23,6 +24,17 @@ class EventLogError(TopologyError):
 
     def __init__(self, where: str, message: str):
         super().__init__([Problem(where, message)])
+
+
+def json_value(text: str, where: str) -> Any:
+    """One JSON value (a log line or a whole JSON log) within the limits of docs/limits.md, or an EventLogError."""
+    try:
+        return load_json_text(text, where)
+    except FormatError as err:
+        message = err.problems[0].message
+        if "\n" not in text.rstrip():  # one line: its column is enough
+            message = message.replace(" at line 1 column ", " at column ")
+        raise EventLogError(where, message) from None
 
 
 class _Record(BaseModel):

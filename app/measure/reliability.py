@@ -51,10 +51,13 @@ def run_settings(path: Path) -> dict[str, Any]:
     meta_file = path / "run.json" if path.is_dir() else None
     if meta_file is None or not meta_file.exists():
         return {}
-    try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8")).get("reliability", {})
-    except (OSError, ValueError, AttributeError) as err:
-        raise EventLogError(str(meta_file), f"cannot be read: {err}") from None
+    from app.core.fileio import read_text
+    from app.measure.records import json_value
+
+    data = json_value(read_text(meta_file, lambda reason: EventLogError(str(meta_file), reason)), str(meta_file))
+    meta = data.get("reliability", {}) if isinstance(data, dict) else None
+    if not isinstance(meta, dict):
+        raise EventLogError(f"{meta_file}", "expected an object with a 'reliability' object")
     settings: dict[str, Any] = {"message_timeout_s": meta.get("topology.message.timeout.secs", 30),
                                 "ackers": meta.get("topology.acker.executors", 1)}
     if meta.get("topology.max.spout.pending") is not None:

@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from app.core.fileio import read_text
+from app.core.formats.limits import escape
 from app.measure.records import Event, EventLog, EventLogError
 
 FORMAT = "storm-events"
@@ -43,11 +44,15 @@ def looks_like_events_log(path: str | os.PathLike[str]) -> bool:
     p = Path(path)
     if p.name == "events.log":
         return True
+    if not p.is_file():  # a named pipe would block the peek; its reader refuses it by name
+        return False
     try:
         with open(p, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
+            for number, line in enumerate(fh):
                 if line.strip():
                     return _LINE.match(line.rstrip("\n")) is not None
+                if number > 1000:
+                    return False
     except OSError:
         return False
     return False
@@ -64,8 +69,9 @@ def _fields(rest: str, where: str) -> tuple[str, int, str, str]:
     task, sep2, tail = after.partition(",")
     if not sep or not sep2 or not comp:
         raise EventLogError(where, "expected DATE,COMPONENT,TASK,MESSAGE_ID,[VALUES]")
-    if not task.strip().lstrip("-").isdigit():
-        raise EventLogError(f"{where}.task", f"not a task number: '{task}'")
+    digits = task.strip().lstrip("-")
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 18:
+        raise EventLogError(f"{where}.task", f"not a task number: '{escape(task)}'")
     if tail.startswith(","):
         return comp, int(task), "", tail[1:]
     cut = tail.find(",[")  # the message id may itself hold commas; the values are the bracketed rest

@@ -8,6 +8,7 @@ Python readers, and so does every log sent to a Spark Connect server on another 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -108,7 +109,9 @@ def _bad_condition():
 
 def _raise_bad(row: dict, where: str) -> None:
     if row["ev"] not in EVENT_KINDS:
-        raise EventLogError(f"{where}.ev", f"unknown event '{row['ev']}' at t={row['t']}")
+        from app.core.formats.limits import escape
+
+        raise EventLogError(f"{where}.ev", f"unknown event '{escape(str(row['ev']))}' at t={row['t']}")
     needed = ("t", "comp") + (("tuple",) if row["ev"] in ("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail")
                               else ()) + (("msg",) if row["ev"] in ("spout_emit", "spout_ack", "spout_fail") else ())
     missing = next(k for k in needed if row.get(k) is None)
@@ -129,10 +132,11 @@ def checked_job(events, run):
     where = getattr(events, _DEFERRED, None)
     try:
         rows = run()
-    except Exception as err:  # noqa: BLE001 - parse errors of the file: keep the first line
+    except Exception as err:  # noqa: BLE001 - parse errors of the file: named in this process when cheap
         if where is None or "Malformed" not in str(err) and "FAILFAST" not in str(err) and "PARSE" not in str(err):
             raise
-        raise EventLogError(where, f"cannot be read: {str(err).strip().splitlines()[0][:200]}") from None
+        recheck_locally(getattr(events, _LOCAL, None))
+        raise EventLogError(where, f"cannot be read: {spark_reason(err)}") from None
     if where is not None and any(r["_bad_n"] for r in rows):
         _check(events, where)
     return rows
@@ -158,6 +162,9 @@ def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", 
     fmt = log_format(p)
     if fmt in ("json", "storm-metrics", "storm-events") or not _server_sees_files(spark):
         return log_to_frames(spark, read_log(p, time_unit))
+    from app.measure.logstream import sniff
+
+    sniff(p, time_unit)  # a bad start of the file named here, not as a failed Spark job
     if fmt == "run-dir":
         events_path, queues_path = find_run_files(p)
         events, _ = _split(_read_flat(spark, events_path, log_format(events_path)))
@@ -167,15 +174,45 @@ def load_frames(spark, path: str | os.PathLike[str], time_unit: TimeUnit = "s", 
             queues = spark.createDataFrame([], QUEUE_DDL)
     else:
         events, queues = _split(_read_flat(spark, p, fmt))
-    return _finish_frames(events, queues, time_unit, check, p.name)
+    return _finish_frames(events, queues, time_unit, check, p.name, local=str(p))
 
 
-def _finish_frames(events, queues, time_unit: TimeUnit, check: bool | str, where: str):
+_LOCAL = "_stormbound_local_path"
+RECHECK_BYTES = 256 * 1024 * 1024  # a log Spark cannot parse is read here again, to name the line, up to this size
+
+
+def recheck_locally(path: str | None) -> None:
+    """After Spark failed to parse a local log: read it in this process, whose readers name the file,
+    line and field (EventLogError); nothing when it is not local, too large, or reads fine here."""
+    if path is None or not os.path.exists(path):
+        return
+    from app.measure.logstream import batches, log_bytes
+
+    if log_bytes(path) <= RECHECK_BYTES:
+        for _ in batches(path):
+            pass
+
+
+def spark_reason(err: BaseException) -> str:
+    """The most telling line of a Spark failure (Py4J's first line is only "An error occurred while calling
+    o123.collectToPython."), one line, escaped."""
+    from app.core.formats.limits import escape
+
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    telling = [line for line in lines if any(word in line for word in ("Malformed", "FAILFAST", "PARSE", "Cause"))]
+    line = (telling or lines or [type(err).__name__])[0]
+    return escape(line.split("Exception: ", 1)[-1], 200)
+
+
+def _finish_frames(events, queues, time_unit: TimeUnit, check: bool | str, where: str, local: str | None = None):
     from pyspark.sql import functions as F
 
     if time_unit == "ms":
         events = events.withColumn("t", F.col("t") / 1000.0)
         queues = queues.withColumn("t", F.col("t") / 1000.0)
+    if local is not None:
+        with contextlib.suppress(AttributeError):  # a bad line named in this process if Spark cannot parse it
+            setattr(events, _LOCAL, local)
     if check and check != "now":
         try:
             setattr(events, _DEFERRED, where)
@@ -187,6 +224,7 @@ def _finish_frames(events, queues, time_unit: TimeUnit, check: bool | str, where
             _check(events, where)
         except EventLogError:
             raise
-        except Exception as err:  # FAILFAST parse errors: keep the first line of Spark's message
-            raise EventLogError(where, f"cannot be read: {str(err).strip().splitlines()[0][:200]}") from None
+        except Exception as err:  # FAILFAST parse errors: named here when cheap, else Spark's telling line
+            recheck_locally(getattr(events, _LOCAL, None))
+            raise EventLogError(where, f"cannot be read: {spark_reason(err)}") from None
     return events, queues

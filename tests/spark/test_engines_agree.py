@@ -176,7 +176,8 @@ def test_a_known_messy_log_breaks_every_property_in_both_engines(spark, tmp_path
     ({"t": 1.0, "ev": "take", "comp": "A"}, "tuple"),
     ({"t": 1.0, "ev": "spout_ack", "comp": "S"}, "msg"),
 ])
-def test_both_engines_refuse_the_same_bad_row(spark, tmp_path: Path, bad: dict, field: str) -> None:
+def test_both_engines_refuse_the_same_bad_row(spark, tmp_path: Path, bad: dict, field: str, monkeypatch) -> None:
+    from app.measure import logstream
     from app.measure.eventlog import EventLogError
 
     rows = build_log([{"spout": "S", "task": 1, "msg": 0, "t": 0.0, "taken": True, "children": 1,
@@ -187,6 +188,10 @@ def test_both_engines_refuse_the_same_bad_row(spark, tmp_path: Path, bad: dict, 
     for run in (lambda: analyze_path_local(path), lambda: check_reliability_path_local(path, config)):
         with pytest.raises(EventLogError, match=rf"log\.jsonl.*\.{field}"):
             run()
+    # a bad row near the start is named in this process before Spark reads the file
+    with pytest.raises(EventLogError, match=rf"log\.jsonl line {len(rows) + 1}\.{field}"):
+        load_frames(spark, path)
+    monkeypatch.setattr(logstream, "sniff", lambda *args, **kwargs: None)  # Spark's own check, further in
     events, queues = load_frames(spark, path)  # the check runs inside each job's first pass
     with pytest.raises(EventLogError, match=rf"log\.jsonl\.{field}"):
         analyze(spark, events, queues)

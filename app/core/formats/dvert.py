@@ -14,6 +14,7 @@ import -> export -> import keeps every semantic field.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from app.core.layout import layered_layout
@@ -31,9 +32,11 @@ def _fail(path: str, message: str) -> TopologyError:
 
 def dialect(data: dict[str, Any]) -> str:
     """'older' or 'newer' (see the module docstring)."""
-    vp = data.get("verification_params") or {}
-    spouts = (data.get("topology") or {}).get("spouts") or []
-    if "time_bound" in vp or any(isinstance(s, dict) and "parallelism" in s for s in spouts):
+    vp = data.get("verification_params")
+    topo = data.get("topology")
+    spouts = topo.get("spouts") if isinstance(topo, dict) else None
+    if (isinstance(vp, dict) and "time_bound" in vp) or (
+            isinstance(spouts, list) and any(isinstance(s, dict) and "parallelism" in s for s in spouts)):
         return "newer"
     return "older"
 
@@ -44,26 +47,43 @@ def _number(obj: dict[str, Any], key: str, path: str) -> Any:
     return obj[key]
 
 
+def _optional(obj: dict[str, Any], key: str, path: str, kind: type, default: Any) -> Any:
+    """`obj[key]` when it is a `kind` (list or object), `default` when absent or null, else a field-named error."""
+    value = obj.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, kind):
+        from app.core.formats.limits import type_name
+
+        want = "an array" if kind is list else "an object"
+        raise _fail(f"{path}.{key}" if path else key, f"must be {want}, not {type_name(value)}")
+    return value
+
+
+def _name(obj: dict[str, Any], path: str) -> str:
+    """A component's `id`: a string or an integer (D-VerT files use both)."""
+    value = _number(obj, "id", path)
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        raise _fail(f"{path}.id", "must be a non-empty string")
+    return str(value)
+
+
 def from_dvert(data: dict[str, Any]) -> Topology:
     """Convert a decoded D-VerT document into a validated Topology."""
     topo = data.get("topology")
     if not isinstance(topo, dict):
         raise _fail("topology", "missing or not an object")
-    vp = data.get("verification_params") or {}
-    if not isinstance(vp, dict):
-        raise _fail("verification_params", "not an object")
+    vp = _optional(data, "verification_params", "", dict, {})
     kind = dialect(data)
-    spouts_in = topo.get("spouts") or []
-    bolts_in = topo.get("bolts") or []
-    if not isinstance(spouts_in, list) or not isinstance(bolts_in, list):
-        raise _fail("topology", "spouts and bolts must be lists")
+    spouts_in = _optional(topo, "spouts", "topology", list, [])
+    bolts_in = _optional(topo, "bolts", "topology", list, [])
 
     ids: dict[str, str] = {}  # name -> id (exact names, then upper-cased ones)
     spouts: list[dict[str, Any]] = []
     for i, s in enumerate(spouts_in):
         if not isinstance(s, dict):
             raise _fail(f"spouts[{i}]", "not an object")
-        name = str(_number(s, "id", f"spouts[{i}]"))
+        name = _name(s, f"spouts[{i}]")
         ident = new_id()
         ids[name] = ident
         burst = s.get("parallelism", 1) if kind == "newer" else vp.get("base_quantity", 1)
@@ -75,7 +95,7 @@ def from_dvert(data: dict[str, Any]) -> Topology:
     for i, b in enumerate(bolts_in):
         if not isinstance(b, dict):
             raise _fail(f"bolts[{i}]", "not an object")
-        name = str(_number(b, "id", f"bolts[{i}]"))
+        name = _name(b, f"bolts[{i}]")
         ident = new_id()
         ids[name] = ident
         parallelism = _number(b, "parallelism", f"bolts.{name}")
@@ -83,16 +103,24 @@ def from_dvert(data: dict[str, Any]) -> Topology:
             alpha = b["alpha"]
         elif "max_proc_rate" in b:
             rate = b["max_proc_rate"]
-            if not isinstance(rate, (int, float)) or rate <= 0:
-                raise _fail(f"bolts.{name}.max_proc_rate", "must be a positive number")
-            alpha = parallelism / rate if isinstance(parallelism, (int, float)) else parallelism
+            if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate < math.inf:
+                raise _fail(f"bolts.{name}.max_proc_rate", "must be a positive finite number")
+            alpha = parallelism
+            if isinstance(parallelism, (int, float)) and not isinstance(parallelism, bool):
+                try:
+                    alpha = parallelism / rate
+                except OverflowError:
+                    raise _fail(f"bolts.{name}.parallelism", "number is too large") from None
         else:
             raise _fail(f"bolts.{name}.alpha", "missing (give alpha or max_proc_rate)")
         bolts.append({"id": ident, "name": name, "alpha": alpha, "sigma": _number(b, "sigma", f"bolts.{name}"),
                       "parallelism": parallelism})
-        groupings = b.get("stormbound_groupings") or {}
-        for ref in b.get("subs") or []:
-            subs.append((name, ref, ident, groupings.get(str(ref)) or {}))
+        groupings = _optional(b, "stormbound_groupings", f"bolts.{name}", dict, {})
+        for ref in _optional(b, "subs", f"bolts.{name}", list, []):
+            grouping = groupings.get(str(ref)) or {}
+            if not isinstance(grouping, dict):
+                raise _fail(f"bolts.{name}.stormbound_groupings.{ref}", "must be an object")
+            subs.append((name, ref, ident, grouping))
 
     upper: dict[str, str] = {}
     for name, ident in ids.items():
@@ -105,18 +133,18 @@ def from_dvert(data: dict[str, Any]) -> Topology:
     for bolt_name, ref, target, grouping in subs:
         source = lookup(ref)
         if source is None:
-            raise _fail(f"bolts.{bolt_name}.subs", f"unknown component '{ref}'")
+            raise _fail(f"bolts.{bolt_name}.subs", f"unknown component '{_echo(ref)}'")
         subscriptions.append({"source": source, "target": target, "grouping": grouping.get("grouping", "shuffle"),
                               "fields": grouping.get("fields", [])})
 
     tolerance = topo.get("tolerance", vp.get("tolerance", OLD_TOLERANCE if kind == "older" else NEW_TOLERANCE))
     k = vp.get("time_bound", vp.get("num_steps"))
-    checked_names = vp.get("strictly_monotonic_queues") or []
+    checked_names = _optional(vp, "strictly_monotonic_queues", "verification_params", list, [])
     checked = []
     for ref in checked_names:
         bolt_id = lookup(ref)
         if bolt_id is None:
-            raise _fail("verification_params.strictly_monotonic_queues", f"unknown bolt '{ref}'")
+            raise _fail("verification_params.strictly_monotonic_queues", f"unknown bolt '{_echo(ref)}'")
         checked.append(bolt_id)
     threshold = topo.get("queue_threshold") or None
     # D-VerT rounds the kept carry up; a "emission" extension (written by our export) says otherwise
@@ -127,7 +155,7 @@ def from_dvert(data: dict[str, Any]) -> Topology:
     verification: dict[str, Any] = {"checked": checked, "queue_threshold": threshold}
     if k is not None:
         verification["k"] = k
-        if isinstance(k, int) and k >= 2:
+        if isinstance(k, int) and not isinstance(k, bool) and k >= 2:
             verification["k_max"] = max(k, 40)
     doc = {
         "name": str(data.get("app_name") or "imported"),
@@ -140,6 +168,12 @@ def from_dvert(data: dict[str, Any]) -> Topology:
     }
     result = parse_topology(doc)
     return result.model_copy(update={"layout": layered_layout(result)})
+
+
+def _echo(value: Any) -> str:
+    from app.core.formats.limits import escape
+
+    return escape(str(value))
 
 
 def to_dvert(topo: Topology) -> dict[str, Any]:

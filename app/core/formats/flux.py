@@ -28,6 +28,7 @@ number of nodes reached through aliases (YAML bombs).
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.formats import FormatError
+from app.core.formats.limits import MAX_INT_DIGITS, escape
 from app.core.topology import Problem, Topology, parse_topology
 
 MAX_BYTES = 2_000_000
@@ -331,6 +333,13 @@ def parse_yaml(text: str, file: Path, options: FluxOptions | None = None) -> Any
         return _yaml().load(text)
     except RecursionError:
         raise FluxError(file, None, "", "nested too deeply to be a Flux file") from None
+    except ValueError as err:  # Python's integer digit limit, met while ruamel converts a scalar
+        if "digits" not in str(err):
+            raise
+        m = re.search(rf"\d{{{MAX_INT_DIGITS + 1},}}", text)
+        line = text.count("\n", 0, m.start()) + 1 if m else None
+        raise FluxError(file, line, _top_key_at(text, line) if line else "",
+                        f"integer is too large (limit {MAX_INT_DIGITS} digits)") from None
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -396,6 +405,8 @@ def check_tree(root: Any, file: Path, options: FluxOptions) -> None:
             m = _PLACEHOLDER.search(node)
             if m:
                 raise FluxError(file, line, path or "document", _placeholder_problem(m.group(1), options))
+        elif isinstance(node, float) and not math.isfinite(node):  # .nan/.inf: a saved document could not keep it
+            raise FluxError(file, line, path or "document", f"must be a finite number, not {node}")
         elif isinstance(node, dict):
             for key, value in node.items():
                 label = f"{path}.{key}".lstrip(".")
@@ -434,6 +445,9 @@ def plain(node: Any) -> Any:
 
 
 def _read(path: Path, what: str = "") -> str:
+    from app.core.fileio import check_regular
+
+    check_regular(path, lambda reason: FluxError(path, None, what, reason))
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -446,8 +460,10 @@ def _read(path: Path, what: str = "") -> str:
         raise FluxError(path, None, "", f"is larger than {MAX_BYTES // 1_000_000} MB: not a Flux file")
     try:
         return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise FluxError(path, None, "", "is not UTF-8 text") from None
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise FluxError(path, line, "",
+                        f"is not UTF-8 text: byte 0x{raw[err.start]:02x} at offset {err.start}") from None
 
 
 @dataclass
@@ -738,10 +754,15 @@ def _annotation(vertex: Vertex, key: str, kind: type) -> Any:
     if key not in vertex.annotations:
         return None
     value, line = vertex.annotations[key]
+    label = f"{vertex.kind}s.{vertex.id}.config.{ANNOTATION_PREFIX}{key}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise FluxError(vertex.file, line or vertex.line, f"{vertex.kind}s.{vertex.id}.config.{ANNOTATION_PREFIX}{key}",
-                        f"must be a number, not {value!r}")
-    return kind(value)
+        raise FluxError(vertex.file, line or vertex.line, label, f"must be a number, not {escape(repr(value))}")
+    if not math.isfinite(value):
+        raise FluxError(vertex.file, line or vertex.line, label, f"must be a finite number, not {value}")
+    try:
+        return kind(value)
+    except OverflowError:
+        raise FluxError(vertex.file, line or vertex.line, label, "number is too large") from None
 
 
 def to_topology(doc: FluxDocument) -> FluxImport:

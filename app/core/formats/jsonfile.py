@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
-from app.core.topology import Problem, TopologyError
+from app.core.formats.limits import MAX_DOCUMENT_BYTES, FormatError, load_json_text
+from app.core.topology import Problem
 
-
-class FormatError(TopologyError):
-    """The file could not be read as any supported format."""
+__all__ = ["FormatError", "read_json"]
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """Decode a JSON file, turning every failure into a one-line FormatError."""
+    """Decode a JSON document file within the limits of docs/limits.md; every failure is one FormatError line."""
     from app.core.fileio import read_text
 
-    text = read_text(path, lambda reason: FormatError([Problem("file", reason)]))
+    text = read_text(path, lambda reason: FormatError([Problem("file", reason)]), MAX_DOCUMENT_BYTES)
     if not text.strip():
         raise FormatError([Problem("file", "is empty")])
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        where = f"at line {err.lineno} column {err.colno}"
-        raise FormatError([Problem("file", f"not valid JSON: {err.msg} {where}")]) from None
+    return load_json_text(text, "file")

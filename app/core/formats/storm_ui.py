@@ -154,6 +154,10 @@ class StormUIClient:
         if len(body) > self.max_bytes:
             raise StormUIError(url, f"the reply is larger than {self.max_bytes // 1_000_000} MB")
         text = body.decode("utf-8", errors="replace")
+        from app.core.formats.limits import MAX_DEPTH, depth_overflow
+
+        if depth_overflow(text) is not None:
+            raise StormUIError(url, f"the reply nests deeper than {MAX_DEPTH} levels (docs/limits.md)")
         try:
             return json.loads(text)
         except json.JSONDecodeError as err:
@@ -164,6 +168,8 @@ class StormUIClient:
             if kind != "application/json":
                 raise StormUIError(url, f"the reply is {kind}, not JSON: is {self.base} a Storm UI?") from None
             raise StormUIError(url, f"the reply is not valid JSON: {err.msg} at character {err.pos}") from None
+        except ValueError:  # an integer over Python's 4300-digit limit
+            raise StormUIError(url, "the reply holds an integer over 4300 digits (docs/limits.md)") from None
 
 
 def _http_problem(err: urllib.error.HTTPError, sent_auth: bool) -> str:

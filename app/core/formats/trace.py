@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from fractions import Fraction
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.core.fileio import write_atomic
+from app.core.topology import Problem, one_line
+
+
+def escape(text: str, limit: int = 60) -> str:
+    return one_line(text if len(text) <= limit else text[:limit] + "…")
+
 
 TRACE_FORMAT: Literal["stormbound-trace/1"] = "stormbound-trace/1"
 
@@ -65,16 +72,16 @@ class TracePosition(BaseModel):
         if len(value) > 64:
             raise ValueError("a time stamp of more than 64 characters")
         try:
-            Fraction(value)
+            exact_fraction(value)
         except (ValueError, ZeroDivisionError):
-            raise ValueError(f"{value!r} is not an exact time (\"1.25\" or \"5/3\")") from None
+            raise ValueError(f"{escape(repr(value))} is not an exact time (\"1.25\" or \"5/3\")") from None
         return value
     spouts: dict[str, SpoutStep]
     bolts: dict[str, BoltStep]
 
     @property
     def exact_time(self) -> Fraction:
-        return Fraction(self.time)
+        return exact_fraction(self.time)
 
 
 class Trace(BaseModel):
@@ -105,9 +112,22 @@ def parse_carry(value: int | str) -> Fraction:
     if not isinstance(value, str) or len(value) > 64:
         raise ValueError("expected an integer or a \"p/q\" string")
     try:
-        return Fraction(value)
+        return exact_fraction(value)
     except (ValueError, ZeroDivisionError):
-        raise ValueError(f"{value!r} is not an exact number (an integer or \"p/q\")") from None
+        raise ValueError(f"{escape(repr(value))} is not an exact number (an integer or \"p/q\")") from None
+
+
+_EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)")
+MAX_EXPONENT = 64
+
+
+def exact_fraction(text: str) -> Fraction:
+    """`Fraction(text)`, refusing a decimal exponent beyond ±MAX_EXPONENT (`1e9999999` would take
+    tens of seconds to build)."""
+    m = _EXPONENT.search(text)
+    if m and abs(int(m.group(1)[:8])) > MAX_EXPONENT:
+        raise ValueError(f"exponent over {MAX_EXPONENT}")
+    return Fraction(text)
 
 
 def format_carry(value: Fraction) -> int | str:
@@ -139,11 +159,19 @@ def format_time(value: Fraction) -> str:
 
 
 def load_trace(path: str | os.PathLike[str]) -> Trace:
-    """Read a trace file (a `"$schema"` key naming its schema is allowed)."""
-    from app.core.formats.jsonfile import read_json
+    """Read a trace file (a `"$schema"` key naming its schema is allowed); bad input is one
+    FormatError naming the field (e.g. `positions.3.time`)."""
+    from app.core.formats.jsonfile import FormatError, read_json
     from app.core.formats.schema import without_schema_key
 
-    return Trace.model_validate(without_schema_key(read_json(path)))
+    data = without_schema_key(read_json(path))
+    try:
+        return Trace.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(x) for x in first.get("loc", ())) or "trace"
+        message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+        raise FormatError([Problem(escape(where), message)]) from None
 
 
 def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:

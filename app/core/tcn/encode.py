@@ -96,6 +96,7 @@ class Encoding:
         # Δ = 0 for them is a sound strengthening that prunes the search
         self.steady = steady
         self.cancelled = cancelled
+        self._made = 0
         self.n = k + 2  # positions 0..k+1
         Encoding._serial += 1
         self.tag = f"e{Encoding._serial}."
@@ -124,13 +125,22 @@ class Encoding:
     # Every encoding names its constants apart (a per-context serial number): a new bound
     # reusing the previous bound's constants in the same context was measured 3-8x slower.
     def _int(self, name: str) -> z3.ArithRef:
+        self._poll()
         return z3.Int(f"{self.tag}{name}", self.ctx)
 
     def _real_var(self, name: str) -> z3.ArithRef:
+        self._poll()
         return z3.Real(f"{self.tag}{name}", self.ctx)
 
     def _bool(self, name: str) -> z3.BoolRef:
+        self._poll()
         return z3.Bool(f"{self.tag}{name}", self.ctx)
+
+    def _poll(self) -> None:
+        """Every 512 constants made, stop if cancelled: at a large k making them alone takes seconds."""
+        self._made += 1
+        if not self._made & 511 and self.cancelled():
+            raise Cancelled
 
     def _q(self, ctx: z3.Context, value: Fraction | int) -> z3.ArithRef:
         """A time constant, in seconds or in time units (each made once)."""
@@ -155,6 +165,8 @@ class Encoding:
         t = self.time
         add(t[0] == 0)
         for i in range(1, self.n):
+            if not i & 63 and self.cancelled():
+                raise Cancelled
             add(t[i] > t[i - 1])
         for s in net.spouts:
             v = self.spouts[s.name]
@@ -242,6 +254,8 @@ class Encoding:
                 add(z3.Sum(self.spouts[x.name].emitted) >= z3.Sum(self.spouts[y.name].emitted))
         # no empty positions: removing them loses no run
         for i in range(1, self.n if not self.free_start else 1):
+            if not i & 63 and self.cancelled():
+                raise Cancelled
             events = [self.spouts[s.name].emits(i) for s in net.spouts]
             events += [x for b in net.bolts for x in (self.bolts[b.name].take[i], self.bolts[b.name].emit[i])]
             add(z3.Or(events))
@@ -300,6 +314,8 @@ class Encoding:
         if self.free_start:
             add(start[1])
         for i in range(1, k + 1):
+            if not i & 63 and self.cancelled():
+                raise Cancelled
             add(z3.Implies(inl[i - 1], inl[i]))
             add(start[i] == z3.And(inl[i], z3.Not(inl[i - 1])))
         loop_time = self._time_var("t_loop")
@@ -317,6 +333,8 @@ class Encoding:
                     clock_at_l[f"{kind}:{b.name}"] = self._time_var(f"c{kind}[{b.name}]")
                     readable[f"{kind}:{b.name}"] = self._bool(f"r{kind}[{b.name}]")
         for i in range(1, k + 1):
+            if not i & 63 and self.cancelled():
+                raise Cancelled
             same = [loop_time == t[i]]
             for s in net.spouts:
                 v = self.spouts[s.name]

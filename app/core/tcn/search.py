@@ -16,6 +16,7 @@ from typing import Any
 
 import z3
 
+from app.core.formats import limits
 from app.core.formats.trace import Trace, format_time
 from app.core.rates import margins, rate_check
 from app.core.tcn.certify import certify
@@ -24,7 +25,7 @@ from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.tcn.result import BoltVerdict, Progress, VerifyResult
 from app.core.tcn.simulate import build_lasso
-from app.core.topology import Topology
+from app.core.topology import Problem, Topology
 
 __all__ = ["SOLVER_OPTIONS", "Search", "SearchOptions", "deepening_schedule", "verify"]
 
@@ -78,6 +79,16 @@ class Search:
         self.widen_s = options.widen_s
         self.loop_clocks: LoopClocks = options.loop_clocks
         self.simulate = options.simulate
+        # max_k: the largest bound encoded (docs/limits.md); an encoding grows linearly in k
+        self.max_k = limits.MAX_K if options.max_k is None else options.max_k
+        k, k_max = options.k, options.k_max
+        bound, field = ((k, "k") if k is not None else (k_max, "k_max") if k_max is not None
+                        else (ver.k, "verification.k") if ver.k is not None else (ver.k_max, "verification.k_max"))
+        if bound > self.max_k:
+            raise limits.FormatError([Problem(field, f"{bound} is over the limit of {self.max_k} positions "
+                                                     "(raise it with verify --max-k N or STORMBOUND_MAX_K; "
+                                                     "docs/limits.md)")])
+        self._deadline: float | None = None
         self.ctx = z3.Context()
         self._cancelled = threading.Event()
         self._finished = threading.Event()
@@ -102,6 +113,10 @@ class Search:
     def cancelled(self) -> bool:
         return self._cancelled.is_set()
 
+    def _interrupted(self) -> bool:
+        """Cancelled, or past the time limit: what long loops (building an encoding) poll."""
+        return self._cancelled.is_set() or (self._deadline is not None and time.monotonic() >= self._deadline)
+
     # ---- the run ---------------------------------------------------------
     def run(self) -> VerifyResult:
         """Decide the property; blocking."""
@@ -112,6 +127,7 @@ class Search:
 
     def _run(self) -> VerifyResult:
         start = time.monotonic()
+        self._deadline = None if self.timeout_s is None else start + self.timeout_s
         topo = self.topo
         checked = [b.name for b in topo.checked_bolts()]
         report = rate_check(topo)
@@ -229,13 +245,13 @@ class Search:
         def build(attempt: int) -> Encoding:
             options = {**SOLVER_OPTIONS, "random_seed": attempt}
             return Encoding(net, k, self.ctx, threshold=self.threshold, solver_options=options,
-                            steady=steady, loop_clocks=self.loop_clocks, cancelled=self._cancelled.is_set)
+                            steady=steady, loop_clocks=self.loop_clocks, cancelled=self._interrupted)
 
         attempt, budget = 0, RESTART_FIRST_S
         try:
             enc = build(attempt)
         except Cancelled:
-            return "cancelled"
+            return self._stop_reason(elapsed()) or "cancelled"
         defects = 0
         while True:
             remaining = None if self.timeout_s is None else self.timeout_s - elapsed()
@@ -279,13 +295,13 @@ class Search:
             try:
                 enc = build(attempt)
             except Cancelled:
-                return "cancelled"
+                return self._stop_reason(elapsed()) or "cancelled"
 
     def _simulated(self, net: Any, target: str, checked: list[str], steady: frozenset[str], notes: list[str],
                    traces: list[Trace], verdicts: dict[str, BoltVerdict], elapsed: Callable[[], float]) -> None:
         """Build a lasso for `target` by simulation; record it if it certifies, else note a defect."""
         budget = SIMULATION_BUDGET_S if self.timeout_s is None else min(SIMULATION_BUDGET_S, self.timeout_s - elapsed())
-        lasso = build_lasso(net, target, cannot_grow=steady, cancelled=self._cancelled.is_set,
+        lasso = build_lasso(net, target, cannot_grow=steady, cancelled=self._interrupted,
                             deadline=time.monotonic() + max(0.0, budget))
         if lasso.trace is None:
             if not self._stop_reason(elapsed()):
@@ -369,7 +385,7 @@ class Search:
                 break
             try:
                 wide = Encoding(union, k, self.ctx, solver_options={**SOLVER_OPTIONS, "random_seed": k},
-                                steady=steady, loop_clocks=self.loop_clocks, cancelled=self._cancelled.is_set)
+                                steady=steady, loop_clocks=self.loop_clocks, cancelled=self._interrupted)
             except Cancelled:
                 break
             trace, growth, exhausted = self._widen(wide, trace, growth, [n for n in checked if n in union.checked],

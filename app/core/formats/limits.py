@@ -1,0 +1,245 @@
+"""Input limits and the one safe JSON loader every reader uses (docs/limits.md lists them).
+
+Python's `json` module recurses once per nesting level and turns `1e400` into `inf`
+and `NaN` into a float; a hostile file would then crash a later step. Here the text
+is checked before decoding (nesting depth, iteratively) and while decoding (numbers
+finite, integers within the digit limit), and every failure is one FormatError line
+naming where (`line L column C`) and which limit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import re
+from typing import Any
+
+from app.core.topology import Problem, TopologyError, one_line
+
+
+class FormatError(TopologyError):
+    """The file could not be read as any supported format."""
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+#: Deepest nesting of JSON arrays/objects accepted (setting: STORMBOUND_MAX_JSON_DEPTH).
+MAX_DEPTH = _env_int("STORMBOUND_MAX_JSON_DEPTH", 100)
+#: Most digits in a JSON integer (Python's own conversion limit; not configurable).
+MAX_INT_DIGITS = 4300
+#: Largest topology/D-VerT/trace/Flux document read, in bytes (setting: STORMBOUND_MAX_DOCUMENT_BYTES).
+MAX_DOCUMENT_BYTES = _env_int("STORMBOUND_MAX_DOCUMENT_BYTES", 64 * 1024 * 1024)
+#: Largest time bound `k` verify encodes (option `verify --max-k`, setting STORMBOUND_MAX_K).
+MAX_K = _env_int("STORMBOUND_MAX_K", 10_000)
+#: Longest value echoed back in a message (longer ones are cut with an ellipsis).
+ECHO_CHARS = 60
+
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+def escape(text: str, limit: int = ECHO_CHARS) -> str:
+    """`text` safe to print on one line: control characters escaped repr-style, cut to `limit` characters."""
+    text = str(text)
+    cut = len(text) > limit
+    if cut:
+        text = text[:limit]
+    return one_line(text) + ("…" if cut else "")
+
+
+def line_col(text: str, pos: int) -> str:
+    """`line L column C` of character offset `pos` in `text` (1-based)."""
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return f"line {line} column {col}"
+
+
+def _error(where: str, message: str) -> FormatError:
+    return FormatError([Problem(where, message)])
+
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def depth_overflow(text: str, limit: int | None = None) -> int | None:
+    """Offset of the first bracket nested deeper than `limit` (MAX_DEPTH) in JSON `text`, else None.
+
+    Iterative, so any depth is measured without recursion: text with fewer brackets than
+    the limit passes at once; else strings are cut out and the brackets' running depth
+    summed (all at C speed), and only a text over the limit is walked token by token to
+    find where.
+    """
+    limit = MAX_DEPTH if limit is None else limit
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    # outside strings: every other piece between quotes, unless a quote may be escaped
+    outside = "".join(text.split('"')[0::2]) if "\\" not in text else _STRING.sub("", text)
+    brackets = outside.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    if not brackets or max(itertools.accumulate(map(_STEP.__getitem__, brackets))) <= limit:
+        return None
+    depth = 0
+    for m in _TOKENS.finditer(text):
+        ch = m.group()
+        if ch in "[{":
+            depth += 1
+            if depth > limit:
+                return m.start()
+        elif ch in "]}":
+            depth -= 1
+    return None
+
+
+def check_depth(text: str, where: str = "file", limit: int | None = None) -> None:
+    """Raise FormatError when JSON `text` nests deeper than the depth limit."""
+    limit = MAX_DEPTH if limit is None else limit
+    pos = depth_overflow(text, limit)
+    if pos is not None:
+        raise _error(where, f"nested deeper than {limit} levels at {line_col(text, pos)} "
+                            f"(limit STORMBOUND_MAX_JSON_DEPTH={limit})")
+
+
+def _path_text(path: list[Any]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return escape(out or "(top)", 120)
+
+
+def nonfinite_path(value: Any) -> tuple[str, float] | None:
+    """The path (`layout.S1.x`, `spouts[0].rate`) and value of the first NaN or infinite number in
+    decoded JSON `value`, else None; iterative, so any depth is walked without recursion."""
+    stack: list[tuple[Any, list[Any]]] = [(value, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, float):
+            if not math.isfinite(node):
+                return _path_text(path), node
+        elif isinstance(node, dict):
+            stack.extend((v, [*path, k]) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((v, [*path, i]) for i, v in reversed(list(enumerate(node))))
+    return None
+
+
+_BIG_INT = re.compile(rf"-?\d{{{MAX_INT_DIGITS + 1},}}")
+
+
+class _NotFinite(ValueError):
+    def __init__(self, literal: str):
+        super().__init__(literal)
+        self.literal = literal
+
+
+def _refuse_constant(literal: str) -> float:
+    raise _NotFinite(literal)
+
+
+# one decoder for every call (json.loads with hooks builds a new one each time: a third of a log line's cost)
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+# a literal that may overflow a float to inf: an exponent of three digits or more, or 309 digits
+# (a cheap test that strings may also pass: it only decides whether the decoded value is walked)
+_MAYBE_HUGE = re.compile(r"[eE]\+?\d{3}")
+_LONG_DIGITS = re.compile(r"\d{309}")
+
+
+def load_json_text(text: str, where: str = "file") -> Any:
+    """Decode JSON `text` within the limits; every failure is one FormatError at `where` naming the place.
+
+    Refused: nesting deeper than MAX_DEPTH, NaN/Infinity and numbers that overflow a
+    float (`1e400`) (the field is named), integers over MAX_INT_DIGITS digits, and anything not JSON.
+    """
+    if text.count("[") + text.count("{") > MAX_DEPTH:  # else it cannot nest deeper (a log line: no call)
+        check_depth(text, where)
+    try:
+        data = _DECODER.decode(text)
+    except _NotFinite as err:
+        literal = err.literal
+        try:
+            data = json.loads(text)  # again, to name the field
+        except (ValueError, RecursionError):  # something else is wrong too: the number is named alone
+            data = None
+    except json.JSONDecodeError as err:
+        raise _error(where, f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
+    except RecursionError:  # a deeper stack than the pre-check allows for (a raised limit)
+        raise _error(where, "nested too deeply to decode (lower STORMBOUND_MAX_JSON_DEPTH)") from None
+    except ValueError as err:  # Python's integer digit limit
+        if "digits" not in str(err):
+            raise _error(where, f"not valid JSON: {escape(str(err))}") from None
+        m = _BIG_INT.search(text)
+        at = f" at {line_col(text, m.start())}" if m else ""
+        digits = len(m.group().lstrip("-")) if m else 0
+        size = f" of {digits} digits" if digits else ""
+        raise _error(where, f"integer{size}{at} is too large (limit {MAX_INT_DIGITS} digits)") from None
+    else:
+        if not _MAYBE_HUGE.search(text) and (len(text) < 309 or not _LONG_DIGITS.search(text)):
+            return data
+        literal = ""
+    found = nonfinite_path(data)
+    if found is None and not literal:
+        return data
+    if not literal and found is not None:
+        m = next((m for m in _NUMBER.finditer(text) if not math.isfinite(float(m.group()))), None)
+        literal = m.group() if m else str(found[1])
+    at = _find_literal(text, literal)
+    field = f"{found[0]}: " if found is not None else ""
+    raise _error(where, f"{field}number {escape(literal)}{at} is not finite (finite numbers only)")
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+|-?\d{309,}(?:\.\d+)?")
+
+
+def _find_literal(text: str, literal: str) -> str:
+    m = re.search(r"(?<![\w.+-])" + re.escape(literal) + r"(?![\w.])", text)
+    return f" at {line_col(text, m.start())}" if m else ""
+
+
+def finite_number(value: Any, field: str) -> float:
+    """`value` as a finite float, or a FormatError naming `field` (bools, strings, NaN and inf refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _error(field, f"must be a number, not {type_name(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise _error(field, "number is too large") from None
+    if not math.isfinite(number):
+        raise _error(field, f"must be a finite number, not {number}")
+    return number
+
+
+def type_name(value: Any) -> str:
+    """The JSON name of `value`'s type, for messages (`object`, `array`, `string`, ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return type(value).__name__
+
+
+def decode_utf8(data: bytes, where: str = "file") -> str:
+    """`data` as UTF-8 text, or a FormatError naming the byte offset and line of the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise _error(where, f"is not UTF-8 text: byte 0x{data[err.start]:02x} at offset {err.start} "
+                            f"(line {line})") from None

@@ -1,0 +1,478 @@
+"""Fuzzing every file reader with mutations of valid documents (docs/limits.md).
+
+Strategies start from a valid document of each kind (topology, D-VerT, trace, verified
+export, Flux, event logs as JSON Lines, JSON, CSV and Parquet, Storm metrics and events
+logs) and mutate it: a wrong type in a field, a field removed or added, huge and
+non-finite numbers, deep nesting, long and odd strings, truncation, flipped bytes, other
+encodings, random bytes. Every reader, in this process, must either return a result or
+refuse with a TopologyError subclass whose message is one printable line, within a few
+seconds. CI runs a fixed (derandomised) sample; `pytest -m fuzz` runs many more random ones.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+import re
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.core.formats import dvert, load_topology, read_json
+from app.core.formats.flux import import_flux
+from app.core.formats.trace import load_trace
+from app.core.formats.verified import build_verified, check_verified
+from app.core.tcn.result import VerifyResult
+from app.core.topology import TopologyError
+from app.measure import logstream
+from app.measure.eventlog import read_log
+
+# ruamel warns about JSON-style floats (`1e+308`) read as YAML 1.1; the Flux reader still reads them
+pytestmark = pytest.mark.filterwarnings("ignore::ruamel.yaml.error.MantissaNoDotYAML1_1Warning")
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+SLOW_S = 30.0  # a hang: readers take well under 0.5 s on these files, even on a loaded machine
+
+_COMMON = {"deadline": None, "database": None, "print_blob": True,
+           "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.filter_too_much]}
+CI = settings(max_examples=150, derandomize=True, **_COMMON)  # type: ignore[arg-type]
+FUZZ = settings(max_examples=1500, **_COMMON)  # type: ignore[arg-type]
+
+_TMP = tempfile.TemporaryDirectory(prefix="stormbound-fuzz-")
+TMP = Path(_TMP.name)
+
+
+# ---- valid documents -------------------------------------------------------------------
+
+
+def topology_doc() -> dict[str, Any]:
+    return json.loads((ROOT / "models" / "getting-started.storm.json").read_text(encoding="utf-8"))
+
+
+def dvert_doc() -> dict[str, Any]:
+    return dvert.to_dvert(load_topology(ROOT / "models" / "getting-started.storm.json"))
+
+
+def trace_doc() -> dict[str, Any]:
+    return json.loads((ROOT / "tests" / "data" / "traces" / "getting-started.1.trace.json").read_text(encoding="utf-8"))
+
+
+def verified_doc() -> dict[str, Any]:
+    topo = load_topology(ROOT / "models" / "getting-started.storm.json")
+    results = [VerifyResult(property="growth", verdict="counterexample", k=12, loop_start=5, growing=["count"],
+                            message="lasso"),
+               VerifyResult(property="threshold", verdict="none-up-to-k", k=20, threshold=50, message="none")]
+    return json.loads(json.dumps(build_verified(topo, results)))
+
+
+FLUX_DOC = {
+    "name": "fuzz",
+    "config": {"topology.workers": 1},
+    "spouts": [{"id": "s", "className": "org.example.S", "parallelism": 1,
+                "config": {"stormbound.rate": 10.0, "stormbound.burst": 2}}],
+    "bolts": [{"id": "b", "className": "org.example.B", "parallelism": 2,
+               "config": {"stormbound.alpha": 0.05, "stormbound.sigma": 1.0}},
+              {"id": "c", "className": "org.example.C", "parallelism": 1}],
+    "streams": [{"from": "s", "to": "b", "grouping": {"type": "SHUFFLE"}},
+                {"from": "b", "to": "c", "grouping": {"type": "FIELDS", "args": ["word"]}}],
+}
+
+RECORDS: list[dict[str, Any]] = [
+    {"t": 0.0, "ev": "spout_emit", "comp": "s", "task": 1, "tuple": "a1", "msg": "m1"},
+    {"t": 0.1, "ev": "take", "comp": "b", "task": 2, "tuple": "a1"},
+    {"t": 0.2, "ev": "bolt_emit", "comp": "b", "task": 2, "tuple": "b1", "anchors": ["a1"]},
+    {"t": 0.3, "ev": "bolt_ack", "comp": "b", "task": 2, "tuple": "a1"},
+    {"t": 0.4, "ev": "spout_ack", "comp": "s", "task": 1, "msg": "m1"},
+    {"t": 0.5, "ev": "spout_fail", "comp": "s", "task": 1, "msg": "m2", "reason": "TIMEOUT"},
+    {"t": 0.25, "comp": "b", "task": 2, "queue": 3},
+]
+COLUMNS = ["t", "ev", "comp", "task", "tuple", "msg", "anchors", "reason", "queue"]
+
+METRICS_LINES = [
+    "2024-03-01 10:00:01,000 10 [INFO] 1709287201 host:6700 3:b __receive {population=2, capacity=1024}",
+    "2024-03-01 10:00:01,000 10 [INFO] 1709287201 host:6700 3:b __execute-latency {s:default=1.5}",
+    "2024-03-01 10:00:02,000 10 [INFO] 1709287202 host:6700 3:b __receive {population=5, capacity=1024}",
+    "2024-03-01 10:00:02,000 10 [INFO] 1709287202 host:6700 3:b __ack-count 17",
+]
+EVENTS_LINES = [
+    "Mon Nov 23 11:33:18 UTC 2026,s,1,m1,[hello world]",
+    "Mon Nov 23 11:33:18 UTC 2026,b,2,,[hello]",
+    "Mon Nov 23 11:33:19 UTC 2026,b,2,,[world]",
+]
+
+
+# ---- mutations -------------------------------------------------------------------------
+
+WRONG = [None, True, False, 0, -1, 2, 1.5, -1e308, 1e308, 5e-324, 10 ** 30, -(10 ** 30), "", "x", "5", "NaN",
+         "\n\x1b[31m\x00", "\ud800", "é" * 3, [], {}, [1, "a", None], {"a": None}, [[[]]], "1e9999999", "5/0"]
+RAW = ["NaN", "Infinity", "-Infinity", "1e400", "-1e400", "1e-400", "-0", "9" * 5000, "-" + "9" * 4301,
+       "[" * 5000 + "]" * 5000, '{"a":' * 2000 + "1" + "}" * 2000, '"' + "x" * 200_000 + '"',
+       "1" + "0" * 400 + ".5", "[" * 101 + "]" * 101]
+RAW_MARK = "\x01raw\x01"
+
+
+def iter_paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every path into a decoded JSON value (iteratively: a mutant may nest deeply)."""
+    stack = [(node, prefix)]
+    while stack:
+        value, path = stack.pop()
+        yield path
+        if isinstance(value, dict):
+            stack.extend((v, (*path, k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, (*path, i)) for i, v in enumerate(value))
+
+
+def _parent(doc: Any, path: tuple[Any, ...]) -> Any:
+    for key in path[:-1]:
+        doc = doc[key]
+    return doc
+
+
+@st.composite
+def mutated_value(draw: st.DrawFn, original: Any) -> tuple[Any, str | None]:
+    """(a mutated copy of a decoded JSON document, raw text to splice in for RAW_MARK or None)."""
+    doc = copy.deepcopy(original)
+    paths = list(iter_paths(doc))
+    op = draw(st.sampled_from(["wrong", "wrong", "raw", "raw", "delete", "add", "list", "none"]))
+    raw = None
+    path = draw(st.sampled_from(paths))
+    if not path:
+        if op in ("wrong", "raw"):
+            return (draw(st.sampled_from(WRONG)), None) if op == "wrong" else (RAW_MARK, draw(st.sampled_from(RAW)))
+        return doc, None
+    parent, key = _parent(doc, path), path[-1]
+    if op == "wrong":
+        parent[key] = draw(st.sampled_from(WRONG))
+    elif op == "raw":
+        parent[key] = RAW_MARK
+        raw = draw(st.sampled_from(RAW))
+    elif op == "delete":
+        del parent[key]
+    elif op == "add" and isinstance(parent, dict):
+        parent[draw(st.sampled_from(["extra", "id", "k", "\n", ""]))] = draw(st.sampled_from(WRONG))
+    elif op == "list" and isinstance(parent[key], list) and parent[key]:
+        parent[key] = parent[key] * draw(st.sampled_from([0, 2, 50]))
+    return doc, raw
+
+
+def to_json_text(doc: Any, raw: str | None, ascii_only: bool) -> str:
+    text = json.dumps(doc, ensure_ascii=ascii_only)
+    if raw is not None:
+        text = text.replace(json.dumps(RAW_MARK, ensure_ascii=ascii_only), raw, 1)
+    return text
+
+
+@st.composite
+def damaged(draw: st.DrawFn, data: bytes) -> bytes:
+    """`data`, often left alone, else truncated, with bytes flipped or inserted, re-encoded, or replaced."""
+    op = draw(st.sampled_from(["keep", "keep", "keep", "truncate", "flip", "insert", "latin1", "utf16", "bom",
+                               "random", "empty", "nul"]))
+    if op == "truncate" and data:
+        return data[: draw(st.integers(0, len(data) - 1))]
+    if op == "flip" and data:
+        out = bytearray(data)
+        for _ in range(draw(st.integers(1, 4))):
+            out[draw(st.integers(0, len(out) - 1))] ^= draw(st.integers(1, 255))
+        return bytes(out)
+    if op == "insert":
+        at = draw(st.integers(0, len(data)))
+        return data[:at] + draw(st.binary(min_size=1, max_size=64)) + data[at:]
+    if op == "latin1":
+        return data.decode("utf-8", "replace").replace("e", "é").encode("latin-1", "replace")
+    if op == "utf16":
+        return data.decode("utf-8", "replace").encode("utf-16")
+    if op == "bom":
+        return b"\xef\xbb\xbf" + data
+    if op == "random":
+        return draw(st.binary(min_size=0, max_size=4096))
+    if op == "empty":
+        return b""
+    if op == "nul":
+        return data.replace(b",", b"\x00,", 1)
+    return data
+
+
+@st.composite
+def json_file(draw: st.DrawFn, original: Any) -> bytes:
+    doc, raw = draw(mutated_value(original))
+    text = to_json_text(doc, raw, draw(st.booleans()))
+    return draw(damaged(text.encode("utf-8", "surrogatepass")))
+
+
+@st.composite
+def records(draw: st.DrawFn) -> tuple[list[Any], str | None]:
+    """The sample records with one mutated (or the list itself)."""
+    base: Any = copy.deepcopy(RECORDS)
+    if draw(st.integers(0, 9)) == 0:
+        value, raw = draw(mutated_value(base))
+        return (value if isinstance(value, list) else [value]), raw
+    i = draw(st.integers(0, len(base) - 1))
+    rec, raw = draw(mutated_value(base[i]))
+    base[i] = rec
+    return base, raw
+
+
+def jsonl_bytes(recs: list[Any], raw: str | None) -> bytes:
+    lines = [to_json_text(r, raw, True) for r in recs]
+    return ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+
+
+def csv_bytes(recs: list[Any], raw: str | None) -> bytes:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for r in recs:
+        if not isinstance(r, dict):
+            writer.writerow([str(r)])
+            continue
+        row = []
+        for c in COLUMNS:
+            v = r.get(c)
+            if v == RAW_MARK:
+                v = raw
+            elif isinstance(v, list) and c == "anchors":
+                v = ";".join(str(a) for a in v)
+            row.append("" if v is None else str(v))
+        writer.writerow(row)
+    return buf.getvalue().encode("utf-8", "surrogatepass")
+
+
+# ---- the invariant ---------------------------------------------------------------------
+
+
+def read_cleanly(read: Callable[[Path], Any], path: Path) -> None:
+    """`read(path)` returns, or refuses with a TopologyError of one printable line; never hangs."""
+    start = time.monotonic()
+    try:
+        read(path)
+    except TopologyError as err:
+        text = str(err)
+        assert text.strip(), "an empty message"
+        assert not CONTROL.search(text), f"a control character in: {text!r}"
+        for problem in err.problems:
+            assert not CONTROL.search(str(problem)), f"a control character in: {problem!s}"
+    elapsed = time.monotonic() - start
+    assert elapsed < SLOW_S, f"{read} took {elapsed:.1f} s on {path}"
+
+
+def put(name: str, data: bytes) -> Path:
+    path = TMP / name
+    if path.is_dir():
+        import shutil
+
+        shutil.rmtree(path)
+    path.write_bytes(data)
+    return path
+
+
+def both_log_readers(path: Path) -> None:
+    read_cleanly(read_log, path)
+    read_cleanly(lambda p: list(logstream.batches(p)), path)
+
+
+# ---- the properties, each run twice: a fixed CI sample and a long random one ------------
+
+
+def _topology(data: bytes) -> None:
+    read_cleanly(load_topology, put("doc.storm.json", data))
+
+
+def _dvert(data: bytes) -> None:
+    read_cleanly(load_topology, put("doc.dvert.json", data))
+
+
+def _trace(data: bytes) -> None:
+    read_cleanly(load_trace, put("doc.trace.json", data))
+
+
+def _verified(data: bytes) -> None:
+    read_cleanly(lambda p: check_verified(read_json(p)), put("doc.verified.json", data))
+
+
+def _flux(data: bytes) -> None:
+    read_cleanly(import_flux, put("doc.yaml", data))
+
+
+def _jsonl(data: bytes) -> None:
+    both_log_readers(put("log.jsonl", data))
+
+
+def _json_log(data: bytes) -> None:
+    both_log_readers(put("log.json", data))
+
+
+def _csv(data: bytes) -> None:
+    both_log_readers(put("log.csv", data))
+
+
+def _metrics(data: bytes) -> None:
+    read_cleanly(read_log, put("metrics.log", data))
+
+
+def _storm_events(data: bytes) -> None:
+    read_cleanly(read_log, put("events.log", data))
+
+
+TOPOLOGY = json_file(topology_doc())
+DVERT = json_file(dvert_doc())
+TRACE = json_file(trace_doc())
+VERIFIED = json_file(verified_doc())
+FLUX = json_file(FLUX_DOC)  # YAML 1.1 reads JSON text (and Flux's own checks apply)
+JSONL = records().map(lambda r: jsonl_bytes(*r)).flatmap(damaged)
+JSON_LOG = st.one_of(json_file({"events": RECORDS[:-1], "queues": RECORDS[-1:]}), json_file(RECORDS))
+CSV = records().map(lambda r: csv_bytes(*r)).flatmap(damaged)
+
+ODD_VALUES = ["nan", "NaN", "1e400", "-5", "2.5", "", "abc", "9" * 5000, "-0", "1e-400", "\x1b"]
+
+
+@st.composite
+def metrics_file(draw: st.DrawFn) -> bytes:
+    lines = list(METRICS_LINES)
+    i = draw(st.integers(0, len(lines) - 1))
+    odd = draw(st.sampled_from(ODD_VALUES))
+    lines[i] = re.sub(r"(=|\s)(\d+(?:\.\d+)?)(}|\s*$)", lambda m: m[1] + odd + m[3], lines[i], count=1)
+    if draw(st.booleans()):
+        lines[i] = lines[i].replace(" 3:b ", draw(st.sampled_from([" 99999999999999999999999:b ", " -4:b ",
+                                                                   " 3:\x1b ", " x:b "])))
+    return draw(damaged(("\n".join(lines) + "\n").encode("utf-8")))
+
+
+@st.composite
+def events_log_file(draw: st.DrawFn) -> bytes:
+    lines = list(EVENTS_LINES)
+    i = draw(st.integers(0, len(lines) - 1))
+    field = draw(st.integers(0, 4))
+    parts = lines[i].split(",", 4)
+    parts[field] = draw(st.sampled_from(["", "9" * 5000, "-1", "Xyz Foo 99 99:99:99 UTC 0", "\x1b", "²", "[", "a,b"]))
+    lines[i] = ",".join(parts)
+    return draw(damaged(("\n".join(lines) + "\n").encode("utf-8")))
+
+
+METRICS = metrics_file()
+STORM_EVENTS = events_log_file()
+
+CASES = [
+    ("topology", TOPOLOGY, _topology),
+    ("dvert", DVERT, _dvert),
+    ("trace", TRACE, _trace),
+    ("verified", VERIFIED, _verified),
+    ("flux", FLUX, _flux),
+    ("jsonl", JSONL, _jsonl),
+    ("json_log", JSON_LOG, _json_log),
+    ("csv", CSV, _csv),
+    ("metrics", METRICS, _metrics),
+    ("storm_events", STORM_EVENTS, _storm_events),
+]
+
+
+@pytest.mark.parametrize(("kind", "strategy", "check"), CASES, ids=[c[0] for c in CASES])
+def test_reader_refuses_cleanly_or_reads(kind: str, strategy: st.SearchStrategy[bytes], check) -> None:
+    CI(given(strategy)(check))()
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize(("kind", "strategy", "check"), CASES, ids=[c[0] for c in CASES])
+def test_reader_refuses_cleanly_or_reads_long(kind: str, strategy: st.SearchStrategy[bytes], check) -> None:
+    FUZZ(given(strategy)(check))()
+
+
+# ---- Parquet: damaged bytes and odd column types ----------------------------------------
+
+
+def _parquet_bytes(table: Any) -> bytes:
+    pq = pytest.importorskip("pyarrow.parquet")
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+@st.composite
+def parquet_file(draw: st.DrawFn) -> bytes:
+    pa = pytest.importorskip("pyarrow")
+    rows = [{c: r.get(c) for c in COLUMNS} for r in RECORDS]
+    table = pa.Table.from_pylist(rows)
+    column = draw(st.sampled_from(COLUMNS))
+    kind = draw(st.sampled_from(["keep", "string", "nan", "negative", "null", "bool", "huge"]))
+    n = table.num_rows
+    replacement = {
+        "string": pa.array(["\x1b" + str(i) for i in range(n)]),
+        "nan": pa.array([float("nan")] * n),
+        "negative": pa.array([-5] * n),
+        "null": pa.array([None] * n, type=pa.string()),
+        "bool": pa.array([True] * n),
+        "huge": pa.array([1e308 * 10] * n),
+    }.get(kind)
+    if replacement is not None:
+        table = table.set_column(COLUMNS.index(column), column, replacement)
+    return draw(damaged(_parquet_bytes(table)))
+
+
+def _parquet(data: bytes) -> None:
+    both_log_readers(put("log.parquet", data))
+
+
+def test_parquet_reader_refuses_cleanly_or_reads() -> None:
+    pytest.importorskip("pyarrow")
+    CI(given(parquet_file())(_parquet))()
+
+
+@pytest.mark.fuzz
+def test_parquet_reader_refuses_cleanly_or_reads_long() -> None:
+    pytest.importorskip("pyarrow")
+    FUZZ(given(parquet_file())(_parquet))()
+
+
+# ---- a few inputs no mutation above reaches ------------------------------------------------
+
+
+def test_yaml_alias_bomb_is_refused() -> None:
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    lines += [f'{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},'
+              f'*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]' for i in range(8)]
+    lines += ["name: bomb", "spouts: *i", "bolts: []", "streams: []"]
+    read_cleanly(import_flux, put("bomb.yaml", ("\n".join(lines) + "\n").encode()))
+
+
+def test_log_run_folder_of_odd_entries() -> None:
+    folder = TMP / "run"
+    folder.mkdir(exist_ok=True)
+    (folder / "events.jsonl").write_bytes(jsonl_bytes(RECORDS, None))
+    (folder / "queues.csv").mkdir(exist_ok=True)
+    both_log_readers(folder)
+
+
+# ---- the depth pre-check agrees with the decoded depth -----------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 10) | st.text(alphabet='[]{}"\\ ab\n', max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet='[]{}"\\ab', max_size=4), inner,
+                                                                max_size=3),
+    max_leaves=30)
+
+
+def decoded_depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((decoded_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((decoded_depth(v) for v in value), default=0)
+    return 0
+
+
+@CI
+@given(JSON_VALUES, st.integers(0, 6), st.booleans())
+def test_depth_check_agrees_with_the_decoded_depth(value: Any, limit: int, ascii_only: bool) -> None:
+    from app.core.formats.limits import depth_overflow
+
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert (depth_overflow(text, limit) is None) == (decoded_depth(value) <= limit), text
