@@ -233,14 +233,14 @@ def test_verify_timeout_bounds_building_a_large_encoding(capsys) -> None:
     code, out, err = run(capsys, "verify", str(GETTING_STARTED), "--k", "10000", "--timeout", "5", "--force-search")
     elapsed = time.monotonic() - start
     print(f"verify --k 10000 --timeout 5: {elapsed:.1f} s", file=sys.stderr)
-    assert code == 3 and "time limit reached" in out, (out, err)
+    assert code == 4 and "time limit reached" in out, (out, err)
     assert elapsed < 40  # 5-7 s when idle; generous for a loaded machine
 
 
 def test_search_cancel_stops_building_an_encoding() -> None:
-    from app.core.tcn.search import Search
+    from app.core.tcn.search import Search, SearchOptions
 
-    search = Search(load_topology(GETTING_STARTED), k=10_000, force_search=True, simulate=False)
+    search = Search(load_topology(GETTING_STARTED), SearchOptions(k=10_000, force_search=True, simulate=False))
     threading.Timer(1.0, search.cancel).start()
     start = time.monotonic()
     result = search.run()
