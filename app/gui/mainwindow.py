@@ -35,6 +35,7 @@ MENU_ORDER = ("File", "Edit", "View", "Verify", "Runs", "Help")
 FRAGMENT_MIME = "application/x-stormbound-fragment"
 MAX_RECENT = 8
 AUTOSAVE_DELAY_MS = 3000
+DEFAULT_SIZE = (1500, 900)  # a first start; later starts restore the window's last geometry
 
 
 def problem_text(path: Path | str, err: TopologyError) -> str:
@@ -125,7 +126,7 @@ class MainWindow(QMainWindow):
         self._build_runs()
         self._build_storm_io()
         self._quit_last()
-        self.resize(1360, 860)
+        self._default_geometry()
         self._save_layout = restore_layout
         if restore_layout:
             geometry, state = self.settings.value("window/geometry"), self.settings.value("window/state")
@@ -135,6 +136,20 @@ class MainWindow(QMainWindow):
                 self._docks_arranged = True  # the user's own arrangement wins
         if recover and autosave:
             self.offer_recovery()
+
+    def _default_geometry(self) -> None:
+        """DEFAULT_SIZE, or most of a smaller screen, centred (a remembered geometry replaces it)."""
+        screen = self.screen() or QApplication.primaryScreen()
+        width, height = DEFAULT_SIZE
+        if screen is None:
+            self.resize(width, height)
+            return
+        free = screen.availableGeometry()
+        least = self.minimumSizeHint()  # the docked panels' own minimum widths add up
+        width = max(least.width(), min(width, int(free.width() * 0.94)))
+        height = max(least.height(), min(height, int(free.height() * 0.92)))
+        self.resize(width, height)
+        self.move(free.x() + (free.width() - width) // 2, free.y() + (free.height() - height) // 2)
 
     # ---- menus and docks ---------------------------------------------------------
     def menu(self, title: str) -> QMenu:
