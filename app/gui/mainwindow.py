@@ -30,12 +30,19 @@ from app.gui.panels.runs import RunsPanel
 from app.gui.panels.verification import VerificationPanel
 from app.gui.resources import icon, style_sheet
 from app.gui.storm_io import StormIO
+from app.gui.workers import Worker
 
 MENU_ORDER = ("File", "Edit", "View", "Verify", "Runs", "Help")
 FRAGMENT_MIME = "application/x-stormbound-fragment"
 MAX_RECENT = 8
 AUTOSAVE_DELAY_MS = 3000
 DEFAULT_SIZE = (1500, 900)  # a first start; later starts restore the window's last geometry
+QUIT_WAIT_MS = 10_000  # how long quitting waits for background work to stop
+
+
+def _stop_workers() -> None:
+    """Application exit: cancel every background worker and wait for it (bounded)."""
+    Worker.stop_all(QUIT_WAIT_MS)
 
 
 def problem_text(path: Path | str, err: TopologyError) -> str:
@@ -52,6 +59,7 @@ class MainWindow(QMainWindow):
     """
 
     _live_sessions: set[str] = set()
+    _quit_hooked = False
 
     def __init__(self, settings: QSettings | None = None, dialogs: Dialogs | None = None,
                  autosave_dir: Path | None = None, autosave: bool = True, recover: bool = True,
@@ -216,6 +224,9 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(panel.shutdown)
+            if not MainWindow._quit_hooked:  # every worker of every window joins before the app ends
+                app.aboutToQuit.connect(_stop_workers)
+                MainWindow._quit_hooked = True
 
         self.diffstream_dialog = DiffStreamDialog(self)
         self.action_compare_runs = QAction("Compare runs...", self)
@@ -673,9 +684,13 @@ class MainWindow(QMainWindow):
         event.accept()
 
     def shutdown(self) -> None:
-        """A clean exit: stop background work and autosaving, remove the lock and snapshot."""
+        """A clean exit: stop background work (cancel, then join with a bound) and autosaving, remove
+        the lock and snapshot. A worker that outlives the bound stays referenced until it ends
+        (app/gui/workers.py), so the window may go away; the application joins it before quitting."""
         self.verification_panel.shutdown()
         self.runs_panel.shutdown()
+        self.diffstream_dialog.shutdown()
+        self.storm_io.shutdown()
         self.autosave_timer.stop()
         self.autosave.stop()
         MainWindow._live_sessions.discard(self.autosave.session)
