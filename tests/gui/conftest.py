@@ -17,6 +17,15 @@ def _no_dialogs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("STORMBOUND_AUTOSAVE_DIR", str(tmp_path / "autosave"))
 
 
+GUI_TEST_TIMEOUT_S = 300  # a GUI test without its own timeout marker fails after this, never hangs the suite
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/gui/" in item.nodeid.replace("\\", "/") and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(GUI_TEST_TIMEOUT_S))
+
+
 WORKER_JOIN_S = 60  # generous: the machine may be busy; a worker still running after it is a bug
 
 

@@ -29,6 +29,7 @@ DRIVER = HERE / "real_display_driver.py"
 SCREEN = "1600x1000x24"
 START_TIMEOUT_S = 60
 DRIVER_TIMEOUT_S = 600  # every wait inside the driver has its own, shorter bound
+pytestmark = pytest.mark.timeout(DRIVER_TIMEOUT_S + 120)  # whichever test runs the driver first
 
 
 def _start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
@@ -124,7 +125,6 @@ def _step(run: dict[str, Any], name: str) -> dict[str, Any]:
     return found
 
 
-@pytest.mark.timeout(DRIVER_TIMEOUT_S + 120)
 def test_open_fits_the_nodes_into_the_shown_window(run: dict[str, Any]) -> None:
     found = _step(run, "open")
     fraction = found["fraction"]

@@ -100,7 +100,7 @@ def test_cfg1_counterexample_marker_trace_exports_and_stale(qtbot, models_dir: P
     assert panel.marker_colour(0) == "grey" and panel.verdict_text(0).startswith("stale: ")
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(120)
 def test_gui_thread_keeps_ticking_during_a_long_verification(qtbot, models_dir: Path) -> None:
     panel = make_panel(qtbot, long_document(models_dir), solver_only=True)
     panel.force_box.setChecked(True)
@@ -112,9 +112,9 @@ def test_gui_thread_keeps_ticking_during_a_long_verification(qtbot, models_dir: 
     started = time.monotonic()
     panel.start()
     # let it run 1.5 s (the search itself takes much longer), then stop it
-    qtbot.waitUntil(lambda: time.monotonic() - started > 1.5, timeout=5000)
+    qtbot.waitUntil(lambda: time.monotonic() - started > 1.5, timeout=30_000)
     still_running = panel.is_running()
-    with qtbot.waitSignal(panel.all_finished, timeout=5000):
+    with qtbot.waitSignal(panel.all_finished, timeout=30_000):
         panel.cancel()
     timer.stop()
     assert still_running, "the verification finished in under 1.5 s: pick a longer one"
@@ -139,7 +139,7 @@ def test_cancel_stops_the_solver_within_100_ms(qtbot, models_dir: Path) -> None:
         qtbot.wait(300)  # deep inside a solver call
         assert panel.is_running()
         started = time.monotonic()
-        with qtbot.waitSignal(panel.all_finished, timeout=10_000):
+        with qtbot.waitSignal(panel.all_finished, timeout=60_000):
             panel.cancel()
         latencies.append(time.monotonic() - started)
         assert panel.marker_colour(0) == "amber" and panel.verdict_text(0) == "unknown"
@@ -147,13 +147,14 @@ def test_cancel_stops_the_solver_within_100_ms(qtbot, models_dir: Path) -> None:
     assert max(latencies) < 2.0, f"cancel took {[round(t * 1000) for t in latencies]} ms"
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(300)
 def test_growth_and_threshold_properties_on_getting_started(qtbot, models_dir: Path) -> None:
     """Two properties in one Verify: a lasso for growth, a finite run (no loop) reaching the queue threshold."""
     document = DocumentModel(load_topology(models_dir / "getting-started.storm.json"))
     document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 5}))
     panel = make_panel(qtbot, document)
-    with qtbot.waitSignal(panel.all_finished, timeout=50_000):
+    # about 15 s on an idle 2-core machine; over 50 s with two copies of the suite running
+    with qtbot.waitSignal(panel.all_finished, timeout=240_000):
         panel.start()
     assert [panel.marker_colour(r) for r in (0, 1)] == ["red", "red"], panel.details.toPlainText()
     assert panel.trace_view.loop_region_bounds()  # the growth lasso opened first

@@ -80,7 +80,7 @@ def make_panel(qtbot, document: DocumentModel, **script: Any) -> VerificationPan
     return panel
 
 
-def run_to_end(qtbot, panel: VerificationPanel, timeout_ms: int = 5000) -> None:
+def run_to_end(qtbot, panel: VerificationPanel, timeout_ms: int = 30_000) -> None:
     with qtbot.waitSignal(panel.all_finished, timeout=timeout_ms):
         panel.start()
 
@@ -124,13 +124,13 @@ def test_progress_shows_k_elapsed_and_solver_statistics(qtbot, document: Documen
     panel = make_panel(qtbot, document, k_final=40, step_s=0.02)
     seen: list[str] = []
     panel.start()
-    qtbot.waitUntil(lambda: "k = " in panel.progress_label.text(), timeout=3000)
+    qtbot.waitUntil(lambda: "k = " in panel.progress_label.text(), timeout=30_000)
     seen.append(panel.progress_label.text())
     text = seen[0]
     assert text.startswith("Verifying unbounded growth of b2, b3: ")
     assert " s, k = " in text and "conflicts" in text and "decisions" in text and "memory 12.5 MB" in text
     assert panel.progress_bar.isVisible() and panel.progress_bar.value() >= 2
-    with qtbot.waitSignal(panel.all_finished, timeout=3000):
+    with qtbot.waitSignal(panel.all_finished, timeout=30_000):
         panel.cancel()
 
 
@@ -141,9 +141,9 @@ def test_cancel_stops_within_100_ms_and_reports_unknown(qtbot, document: Documen
     latencies, reported = [], []
     for _ in range(5):
         panel.start()
-        qtbot.waitUntil(lambda: panel.states[0].progress is not None, timeout=10_000)
+        qtbot.waitUntil(lambda: panel.states[0].progress is not None, timeout=60_000)
         started = time.monotonic()
-        with qtbot.waitSignal(panel.all_finished, timeout=10_000):
+        with qtbot.waitSignal(panel.all_finished, timeout=60_000):
             panel.cancel()
         latencies.append(time.monotonic() - started)
         assert panel.last_cancel_latency_s is not None
@@ -173,7 +173,7 @@ def test_any_edit_makes_results_stale(qtbot, document: DocumentModel) -> None:
 
 def test_edit_during_run_makes_arriving_result_stale(qtbot, document: DocumentModel) -> None:
     panel = make_panel(qtbot, document, k_final=8, step_s=0.02)
-    with qtbot.waitSignal(panel.all_finished, timeout=3000):
+    with qtbot.waitSignal(panel.all_finished, timeout=30_000):
         panel.start()
         b3 = document.topology().bolt_by_name("B3")
         document.undo_stack.push(SetComponentFieldsCommand(document, b3.id, {"alpha": 0.5}))
@@ -200,7 +200,7 @@ def test_gui_keeps_processing_events_while_verifying(qtbot, document: DocumentMo
 def test_invalid_document_is_refused_in_words(qtbot) -> None:
     document = DocumentModel()
     panel = make_panel(qtbot, document)
-    with qtbot.waitSignal(panel.all_finished, timeout=1000):
+    with qtbot.waitSignal(panel.all_finished, timeout=60_000):
         panel.start()
     assert panel.marker_colour(0) == "amber"
     assert "Cannot verify: topology: is empty" in panel.progress_label.text()
@@ -262,7 +262,7 @@ def test_install_in_main_window(qtbot, make_window, models_dir: Path, tmp_path: 
     assert any(a.objectName() == "action_export_verified" for a in window.menu("File").actions())
     window.document.replace(load_topology(models_dir / "simple-DIA-cfg-1.storm.json"))
     panel.search_factory = partial(ScriptedSearch)
-    with qtbot.waitSignal(panel.all_finished, timeout=5000):
+    with qtbot.waitSignal(panel.all_finished, timeout=30_000):
         panel.action_verify.trigger()
     assert panel.marker_colour(0) == "red"
     # the trace cursor highlights the acting components on the canvas
@@ -314,11 +314,11 @@ def test_install_standalone_window_stand_in(qtbot, document: DocumentModel) -> N
 def test_closing_the_panel_mid_search_stops_the_worker(qtbot, document: DocumentModel) -> None:
     panel = VerificationPanel(document, search_factory=partial(ScriptedSearch, k_final=10_000, step_s=0.05))
     panel.start()
-    qtbot.waitUntil(lambda: panel.states[0].progress is not None, timeout=3000)
+    qtbot.waitUntil(lambda: panel.states[0].progress is not None, timeout=30_000)
     worker = panel.worker
     assert worker is not None and worker in VerifyWorker._running
     panel.deleteLater()
-    qtbot.waitUntil(lambda: worker not in VerifyWorker._running, timeout=2000)
+    qtbot.waitUntil(lambda: worker not in VerifyWorker._running, timeout=60_000)
     assert worker.cancel_requested_at is not None
 
 
@@ -348,7 +348,7 @@ def test_edit_during_run_marks_queued_properties_stale_too(qtbot, document: Docu
     """Both properties verify the snapshot taken at Verify; an edit meanwhile makes both stale."""
     document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 40}))
     panel = make_panel(qtbot, document, k_final=8, step_s=0.02)
-    with qtbot.waitSignal(panel.all_finished, timeout=5000):
+    with qtbot.waitSignal(panel.all_finished, timeout=30_000):
         panel.start()
         document.undo_stack.push(SetSectionFieldsCommand(document, "settings", {"max_idle_time": 0.02}))
     assert [s.stale for s in panel.states] == [True, True]
@@ -358,7 +358,7 @@ def test_edit_during_run_marks_queued_properties_stale_too(qtbot, document: Docu
 def test_changing_the_properties_mid_run_does_not_confuse_rows(qtbot, document: DocumentModel) -> None:
     panel = make_panel(qtbot, document, k_final=8, step_s=0.02)
     b1 = document.topology().bolt_by_name("B1")
-    with qtbot.waitSignal(panel.all_finished, timeout=5000):
+    with qtbot.waitSignal(panel.all_finished, timeout=30_000):
         panel.start()
         panel.set_checked_bolt(b1.id, True)  # the growth property becomes "B1, B2, B3": a new row
     assert [s.spec.title for s in panel.states] == ["Unbounded growth of B1, B2, B3"]

@@ -34,7 +34,7 @@ def test_fit_follows_the_window_size_until_the_user_zooms(qtbot, make_window, mo
     settle(qtbot, window)
     assert window.open_path(models_dir / "simple-DIA-cfg-1.storm.json", ask=False)
     window.resize(window.width() + 600, 900)  # as when the window reaches its final size after opening
-    qtbot.waitUntil(lambda: nodes_width_fraction(window) > 0.4, timeout=10_000)
+    qtbot.waitUntil(lambda: nodes_width_fraction(window) > 0.4, timeout=60_000)
     assert window.canvas.auto_fit
     scale = window.canvas.transform().m11()
     window.canvas.zoom(1.15)  # the user's zoom ends the automatic fit
