@@ -154,10 +154,21 @@ class MainWindow(QMainWindow):
             return
         free = screen.availableGeometry()
         least = self.minimumSizeHint()  # the docked panels' own minimum widths add up
-        width = max(least.width(), min(width, int(free.width() * 0.94)))
-        height = max(least.height(), min(height, int(free.height() * 0.92)))
+        bottom = [self.docks[t] for t in ("Verification", "Trace", "Runs") if t in self.docks]
+        if least.width() > free.width() and len(bottom) > 1:
+            # a narrow screen: the bottom panels share one area as tabs instead of standing side by side
+            for dock in bottom[1:]:
+                self.tabifyDockWidget(bottom[0], dock)
+            bottom[0].raise_()
+            layout = self.layout()
+            if layout is not None:
+                layout.activate()  # the window's minimum size follows the tabs' narrower one now
+            least = self.minimumSizeHint()
+        # not below the minimum Qt would enforce, nor wider than the screen
+        width = min(max(least.width(), min(width, int(free.width() * 0.94))), free.width())
+        height = min(max(least.height(), min(height, int(free.height() * 0.92))), free.height())
         self.resize(width, height)
-        self.move(free.x() + (free.width() - width) // 2, free.y() + (free.height() - height) // 2)
+        self.move(free.x() + max(0, (free.width() - width) // 2), free.y() + max(0, (free.height() - height) // 2))
 
     # ---- menus and docks ---------------------------------------------------------
     def menu(self, title: str) -> QMenu:

@@ -103,3 +103,18 @@ def test_inspector_is_as_wide_as_its_fields(qtbot, make_window, models_dir: Path
             assert left >= 0 and left + field.width() <= viewport.width(), \
                 f"{field.objectName()} spans {left}..{left + field.width()} of {viewport.width()} ({ident})"
             assert field.width() >= field.fontMetrics().horizontalAdvance("0" * 6), field.objectName()
+
+
+def test_a_narrow_screen_gets_the_bottom_panels_as_tabs(qtbot, tmp_path: Path) -> None:
+    window = MainWindow(settings=QSettings(str(tmp_path / "narrow.ini"), QSettings.Format.IniFormat),
+                        dialogs=Dialogs(headless=True), autosave=False, recover=False)
+    qtbot.addWidget(window)
+    free = window.screen().availableGeometry()
+    verification = window.docks["Verification"]
+    side_by_side = sum(d.minimumSizeHint().width() for d in (verification, window.docks["Runs"]))
+    if side_by_side + window.inspector.minimumWidth() <= free.width():
+        assert not window.tabifiedDockWidgets(verification)  # room enough: verification beside the trace
+    else:  # the offscreen screen (800 px) is narrower than the panels side by side
+        assert {d.windowTitle() for d in window.tabifiedDockWidgets(verification)} == {"Trace", "Runs"}
+        assert window.minimumSizeHint().width() < side_by_side + window.inspector.minimumWidth()
+    window.shutdown()
