@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QMimeData, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QMimeData, QRect, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QToolBar, QUndoView, QWidget
 
@@ -148,15 +148,18 @@ class MainWindow(QMainWindow):
     def _default_geometry(self) -> None:
         """DEFAULT_SIZE, or most of a smaller screen, centred (a remembered geometry replaces it)."""
         screen = self.screen() or QApplication.primaryScreen()
-        width, height = DEFAULT_SIZE
-        if screen is None:
-            self.resize(width, height)
+        if screen is None or QApplication.platformName() == "offscreen":  # no real screen to fit
+            self.resize(*DEFAULT_SIZE)
             return
-        free = screen.availableGeometry()
+        self.place_on(screen.availableGeometry())
+
+    def place_on(self, free: QRect) -> None:
+        """Size and centre the window within `free` (a screen's available area); when the panels side by
+        side are wider than it, Verification, Trace and Runs share the bottom area as tabs."""
+        width, height = DEFAULT_SIZE
         least = self.minimumSizeHint()  # the docked panels' own minimum widths add up
         bottom = [self.docks[t] for t in ("Verification", "Trace", "Runs") if t in self.docks]
         if least.width() > free.width() and len(bottom) > 1:
-            # a narrow screen: the bottom panels share one area as tabs instead of standing side by side
             for dock in bottom[1:]:
                 self.tabifyDockWidget(bottom[0], dock)
             bottom[0].raise_()

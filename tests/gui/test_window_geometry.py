@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QRectF, QSettings
+from PySide6.QtCore import QRect, QRectF, QSettings
 from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit
 
 from app.gui.dialogs import Dialogs
@@ -60,11 +60,11 @@ def test_default_size_fits_the_screen_and_is_centred(qtbot, tmp_path: Path) -> N
     settings = QSettings(str(tmp_path / "fresh.ini"), QSettings.Format.IniFormat)
     window = MainWindow(settings=settings, dialogs=Dialogs(headless=True), autosave=False, recover=False)
     qtbot.addWidget(window)
-    free = window.screen().availableGeometry()
+    window.place_on(QRect(100, 50, 1600, 1000))  # the offscreen platform has no real screen: give one
     least = window.minimumSizeHint()
-    assert window.width() >= least.width() and window.height() >= least.height()
-    if free.width() >= least.width():
-        assert window.width() <= free.width() and abs(window.geometry().center().x() - free.center().x()) <= 2
+    assert not window.tabifiedDockWidgets(window.docks["Verification"])  # room enough: side by side
+    assert least.width() <= window.width() <= 1600 and least.height() <= window.height() <= 1000
+    assert abs(window.geometry().center().x() - 900) <= 2 and abs(window.geometry().center().y() - 550) <= 2
     window.shutdown()
 
 
@@ -74,9 +74,10 @@ def test_geometry_is_remembered_in_the_given_settings(qtbot, tmp_path: Path) -> 
                        autosave=False, recover=False)
     qtbot.addWidget(first)
     first.show()
-    first.resize(first.width() + 40, first.height() + 30)
+    default_height = first.height()
+    first.resize(first.width(), first.minimumSizeHint().height() + 40)  # within the offscreen 800x600 screen
     settle(qtbot, first)
-    default_height, size = first.height() - 30, first.size()
+    size = first.size()
     first.close()
     first.settings.sync()
     assert path.is_file() and b"geometry" in path.read_bytes()
@@ -109,12 +110,9 @@ def test_a_narrow_screen_gets_the_bottom_panels_as_tabs(qtbot, tmp_path: Path) -
     window = MainWindow(settings=QSettings(str(tmp_path / "narrow.ini"), QSettings.Format.IniFormat),
                         dialogs=Dialogs(headless=True), autosave=False, recover=False)
     qtbot.addWidget(window)
-    free = window.screen().availableGeometry()
     verification = window.docks["Verification"]
-    side_by_side = sum(d.minimumSizeHint().width() for d in (verification, window.docks["Runs"]))
-    if side_by_side + window.inspector.minimumWidth() <= free.width():
-        assert not window.tabifiedDockWidgets(verification)  # room enough: verification beside the trace
-    else:  # the offscreen screen (800 px) is narrower than the panels side by side
-        assert {d.windowTitle() for d in window.tabifiedDockWidgets(verification)} == {"Trace", "Runs"}
-        assert window.minimumSizeHint().width() < side_by_side + window.inspector.minimumWidth()
+    assert window.minimumSizeHint().width() > 1366  # side by side, the panels need more than a laptop screen
+    window.place_on(QRect(0, 0, 1366, 740))
+    assert {d.windowTitle() for d in window.tabifiedDockWidgets(verification)} == {"Trace", "Runs"}
+    assert window.minimumSizeHint().width() <= window.width() <= 1366
     window.shutdown()
