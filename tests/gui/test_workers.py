@@ -81,3 +81,20 @@ def test_a_worker_outliving_stop_all_stays_referenced(qtbot) -> None:
     finally:
         release.set()
     assert stubborn.join(30_000)
+
+
+def test_the_collector_pauses_while_a_search_runs(qtbot, models_dir: Path) -> None:
+    # the GUI thread's collector must not free a running search's z3 objects (app/gui/workers.py)
+    import gc
+
+    from app.core.formats import load_topology
+
+    assert gc.isenabled()
+    worker = VerifyWorker(load_topology(models_dir / "simple-DIA-cfg-1.storm.json"), search_factory=WaitingSearch)
+    worker.start()
+    try:
+        qtbot.waitUntil(lambda: worker._search is not None, timeout=30_000)
+        assert not gc.isenabled()
+    finally:
+        assert worker.join(30_000)
+    assert gc.isenabled()
