@@ -76,7 +76,7 @@ def screen_point(widget: QWidget, point: QPoint) -> tuple[int, int]:
 
 def drag(start: tuple[int, int], end: tuple[int, int], steps: int = 12) -> None:
     """Press at `start`, move in small steps (past Qt's drag distance), release at `end`."""
-    args = ["mousemove", "--sync", str(start[0]), str(start[1]), "sleep", "0.2", "mousedown", "1", "sleep", "0.2"]
+    args = ["mousemove", str(start[0]), str(start[1]), "sleep", "0.2", "mousedown", "1", "sleep", "0.2"]
     for i in range(1, steps + 1):
         x = start[0] + (end[0] - start[0]) * i // steps
         y = start[1] + (end[1] - start[1]) * i // steps
@@ -101,7 +101,7 @@ def settled(widget: QWidget, point: QPoint) -> tuple[int, int]:
 
 def click(widget: QWidget, point: QPoint | None = None) -> None:
     x, y = settled(widget, point if point is not None else widget.rect().center())
-    xdotool("mousemove", "--sync", str(x), str(y), "sleep", "0.1", "click", "1")
+    xdotool("mousemove", str(x), str(y), "sleep", "0.2", "click", "1")
 
 
 def nodes_fraction(window: Any) -> dict[str, float]:
