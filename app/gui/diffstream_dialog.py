@@ -232,8 +232,12 @@ class DiffStreamDialog(QDialog):
             for col, text in enumerate((str(entry.index), str(entry.position or ""), short_json(entry.item, 200))):
                 table.setItem(row, col, QTableWidgetItem(text))
 
+    def shutdown(self, timeout_ms: int = 5000) -> bool:
+        """Wait (bounded) for a running comparison, which cannot be interrupted; True when none runs."""
+        worker = self._worker
+        return worker is None or worker.join(timeout_ms)
+
     def closeEvent(self, event: Any) -> None:
-        if self._worker is not None:
-            self._worker.wait()
+        self.shutdown()
         super().closeEvent(event)
 

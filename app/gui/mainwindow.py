@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QMimeData, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QMimeData, QRect, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QToolBar, QUndoView, QWidget
 
@@ -30,11 +30,19 @@ from app.gui.panels.runs import RunsPanel
 from app.gui.panels.verification import VerificationPanel
 from app.gui.resources import icon, style_sheet
 from app.gui.storm_io import StormIO
+from app.gui.workers import Worker
 
 MENU_ORDER = ("File", "Edit", "View", "Verify", "Runs", "Help")
 FRAGMENT_MIME = "application/x-stormbound-fragment"
 MAX_RECENT = 8
 AUTOSAVE_DELAY_MS = 3000
+DEFAULT_SIZE = (1500, 900)  # a first start; later starts restore the window's last geometry
+QUIT_WAIT_MS = 10_000  # how long quitting waits for background work to stop
+
+
+def _stop_workers() -> None:
+    """Application exit: cancel every background worker and wait for it (bounded)."""
+    Worker.stop_all(QUIT_WAIT_MS)
 
 
 def problem_text(path: Path | str, err: TopologyError) -> str:
@@ -51,6 +59,7 @@ class MainWindow(QMainWindow):
     """
 
     _live_sessions: set[str] = set()
+    _quit_hooked = False
 
     def __init__(self, settings: QSettings | None = None, dialogs: Dialogs | None = None,
                  autosave_dir: Path | None = None, autosave: bool = True, recover: bool = True,
@@ -125,7 +134,7 @@ class MainWindow(QMainWindow):
         self._build_runs()
         self._build_storm_io()
         self._quit_last()
-        self.resize(1360, 860)
+        self._default_geometry()
         self._save_layout = restore_layout
         if restore_layout:
             geometry, state = self.settings.value("window/geometry"), self.settings.value("window/state")
@@ -135,6 +144,34 @@ class MainWindow(QMainWindow):
                 self._docks_arranged = True  # the user's own arrangement wins
         if recover and autosave:
             self.offer_recovery()
+
+    def _default_geometry(self) -> None:
+        """DEFAULT_SIZE, or most of a smaller screen, centred (a remembered geometry replaces it)."""
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None or QApplication.platformName() == "offscreen":  # no real screen to fit
+            self.resize(*DEFAULT_SIZE)
+            return
+        self.place_on(screen.availableGeometry())
+
+    def place_on(self, free: QRect) -> None:
+        """Size and centre the window within `free` (a screen's available area); when the panels side by
+        side are wider than it, Verification, Trace and Runs share the bottom area as tabs."""
+        width, height = DEFAULT_SIZE
+        least = self.minimumSizeHint()  # the docked panels' own minimum widths add up
+        bottom = [self.docks[t] for t in ("Verification", "Trace", "Runs") if t in self.docks]
+        if least.width() > free.width() and len(bottom) > 1:
+            for dock in bottom[1:]:
+                self.tabifyDockWidget(bottom[0], dock)
+            bottom[0].raise_()
+            layout = self.layout()
+            if layout is not None:
+                layout.activate()  # the window's minimum size follows the tabs' narrower one now
+            least = self.minimumSizeHint()
+        # not below the minimum Qt would enforce, nor wider than the screen
+        width = min(max(least.width(), min(width, int(free.width() * 0.94))), free.width())
+        height = min(max(least.height(), min(height, int(free.height() * 0.92))), free.height())
+        self.resize(width, height)
+        self.move(free.x() + max(0, (free.width() - width) // 2), free.y() + max(0, (free.height() - height) // 2))
 
     # ---- menus and docks ---------------------------------------------------------
     def menu(self, title: str) -> QMenu:
@@ -201,6 +238,9 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(panel.shutdown)
+            if not MainWindow._quit_hooked:  # every worker of every window joins before the app ends
+                app.aboutToQuit.connect(_stop_workers)
+                MainWindow._quit_hooked = True
 
         self.diffstream_dialog = DiffStreamDialog(self)
         self.action_compare_runs = QAction("Compare runs...", self)
@@ -658,9 +698,13 @@ class MainWindow(QMainWindow):
         event.accept()
 
     def shutdown(self) -> None:
-        """A clean exit: stop background work and autosaving, remove the lock and snapshot."""
+        """A clean exit: stop background work (cancel, then join with a bound) and autosaving, remove
+        the lock and snapshot. A worker that outlives the bound stays referenced until it ends
+        (app/gui/workers.py), so the window may go away; the application joins it before quitting."""
         self.verification_panel.shutdown()
         self.runs_panel.shutdown()
+        self.diffstream_dialog.shutdown()
+        self.storm_io.shutdown()
         self.autosave_timer.stop()
         self.autosave.stop()
         MainWindow._live_sessions.discard(self.autosave.session)

@@ -270,6 +270,10 @@ class StormIO(QObject):
         self.worker.start()
         return self.worker
 
+    def shutdown(self, timeout_ms: int = 5000) -> bool:
+        """Wait (bounded) for a Storm UI read in progress (its own timeout ends it); True when none runs."""
+        return self.worker is None or self.worker.join(timeout_ms)
+
     def _on_progress(self, progress: WorkProgress) -> None:
         self.window.show_message(progress.message, 0)
 

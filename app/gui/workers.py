@@ -4,10 +4,13 @@ A worker runs `work()` in its own thread and reports through queued signals:
 `progress(WorkProgress | Progress)` while it runs, then exactly one of
 `result_ready(T)` or `failed(str)` (one line), then QThread's `finished`.
 Connect them only to bound methods of GUI-thread objects (in PySide6 a lambda
-connected to a worker's signal runs in the worker's thread). Running workers
-stay referenced (per worker class) until they finish, so closing a panel or
-window mid-work never destroys a running QThread; `stop_all` cancels and joins
-them when the application quits.
+connected to a worker's signal runs in the worker's thread). A worker is never a
+Qt child of its owner (the `parent` argument is not passed to QThread): Qt would
+delete a child QThread with its owner even while it runs, which aborts the
+process. Running workers stay referenced (per worker class) until they finish,
+so closing a panel or window mid-work never destroys a running QThread; owners
+cancel and join theirs when they shut down (`join`), and `Worker.stop_all`
+cancels and joins every one when the application quits.
 
 Three kinds: `VerifyWorker` (one property of a topology snapshot, with its own
 Search and so its own z3 context; the GUI thread only calls the thread-safe
@@ -18,6 +21,7 @@ the DiffStream dialog and the monitor patterns over a run's log.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable
@@ -49,13 +53,17 @@ class Worker(QThread, Generic[T]):
     failed = Signal(str)
 
     _running: ClassVar[set[Any]] = set()
+    _kinds: ClassVar[list[type[Worker[Any]]]] = []
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._running = set()  # one registry per kind of worker
+        Worker._kinds.append(cls)
 
     def __init__(self, parent: QObject | None = None):
-        super().__init__(parent)
+        # `parent` says who owns the work, but is not the QThread's Qt parent (see the module's docstring)
+        super().__init__(None)
+        self.owner_name = type(parent).__name__ if parent is not None else ""
         self.finished.connect(self._forget)
 
     def start(self, priority: QThread.Priority = QThread.Priority.InheritPriority) -> None:
@@ -68,15 +76,38 @@ class Worker(QThread, Generic[T]):
         self.wait()
         type(self)._running.discard(self)
 
+    def join(self, timeout_ms: int = 5000) -> bool:
+        """Cancel and wait at most `timeout_ms` for the thread to end; True when it has (owner shutdown).
+
+        A worker still running afterwards stays referenced, so it is never destroyed while it runs.
+        """
+        if not self.isRunning():
+            return True
+        self.cancel()
+        return self.wait(timeout_ms)
+
     @classmethod
-    def stop_all(cls, timeout_ms: int = 5000) -> None:
-        """Cancel every running worker of this kind and wait for the threads (application exit)."""
-        workers = list(cls._running)
+    def running_workers(cls) -> list[Worker[Any]]:
+        """The workers of this kind (`Worker`: of every kind) whose thread is still running."""
+        kinds = [cls, *(k for k in Worker._kinds if issubclass(k, cls) and k is not cls)]
+        return [w for kind in kinds for w in list(kind._running) if w.isRunning()]
+
+    @classmethod
+    def stop_all(cls, timeout_ms: int = 5000) -> list[Worker[Any]]:
+        """Cancel every running worker of this kind (`Worker`: of every kind) and wait for the threads,
+        `timeout_ms` in all (application exit, test teardown); returns those still running."""
+        workers = cls.running_workers()
         for worker in workers:
             worker.cancel()
+        deadline = time.monotonic() + timeout_ms / 1000
+        still: list[Worker[Any]] = []
         for worker in workers:
-            worker.wait(timeout_ms)
-        cls._running.clear()
+            if not worker.wait(max(0, int((deadline - time.monotonic()) * 1000))):
+                still.append(worker)
+        kinds = [cls, *(k for k in Worker._kinds if issubclass(k, cls) and k is not cls)]
+        for kind in kinds:  # ended ones are forgotten now (their `finished` may still be queued)
+            kind._running.difference_update({w for w in kind._running if w.isFinished()})
+        return still
 
     def cancel(self) -> None:
         """Ask the work to stop (GUI thread); what stopping means is the worker's own."""
@@ -146,6 +177,38 @@ class SearchFactory(Protocol):
                  progress: Callable[[Progress], None]) -> SearchLike: ...
 
 
+class _CollectorPause:
+    """Automatic garbage collection paused while any search runs.
+
+    The collector runs in whichever thread happens to allocate: the GUI thread could free a
+    running search's z3 objects (found in reference cycles) while the worker thread builds terms
+    in the same z3 context, which is not thread-safe (a segmentation fault under load, with the
+    GUI thread "Garbage-collecting"). Paused, such cycles wait until the last search has ended;
+    then the collector resumes (if it was on) and frees them with no search running.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._searches = 0
+        self._was_enabled = False
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._searches == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._searches += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._searches -= 1
+            if self._searches == 0 and self._was_enabled:
+                gc.enable()
+
+
+collector_paused = _CollectorPause()
+
+
 def default_search_factory(topo: Topology, options: SearchOptions, *,
                            progress: Callable[[Progress], None]) -> SearchLike:
     """The real verifier (imported here, in the worker thread, so that z3 loads only when a search runs)."""
@@ -201,6 +264,10 @@ class VerifyWorker(Worker[VerifyResult]):
                             message="Verification was cancelled before the search started.")
 
     def work(self) -> VerifyResult:
+        with collector_paused:
+            return self._verify()
+
+    def _verify(self) -> VerifyResult:
         self.started_at = time.monotonic()
         try:
             with self._lock:

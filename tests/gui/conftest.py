@@ -1,4 +1,5 @@
-"""GUI test fixtures: no modal dialogs, autosaves in a temporary folder, windows closed cleanly."""
+"""GUI test fixtures: no modal dialogs, autosaves in a temporary folder, windows closed cleanly,
+and no background worker outliving its test."""
 
 from __future__ import annotations
 
@@ -14,6 +15,39 @@ def _no_dialogs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Every GUI test runs without modal dialogs and never touches the user's app data."""
     monkeypatch.setenv("STORMBOUND_NO_DIALOGS", "1")
     monkeypatch.setenv("STORMBOUND_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+
+
+GUI_TEST_TIMEOUT_S = 300  # a GUI test without its own timeout marker fails after this, never hangs the suite
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/gui/" in item.nodeid.replace("\\", "/") and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(GUI_TEST_TIMEOUT_S))
+
+
+WORKER_JOIN_S = 60  # generous: the machine may be busy; a worker still running after it is a bug
+
+
+@pytest.fixture(autouse=True)
+def _workers_joined() -> Any:
+    """After each test (and after its widgets are closed), cancel and join every background worker.
+
+    A QThread destroyed while it runs aborts the process (often a later test's, at a random point);
+    this makes each test leave none behind, and names the test that did.
+    """
+    yield
+    from PySide6.QtWidgets import QApplication
+
+    from app.gui.workers import Worker
+
+    still = Worker.stop_all(WORKER_JOIN_S * 1000)
+    app = QApplication.instance()
+    if app is not None:
+        app.processEvents()  # deliver the joined workers' last queued signals within this test
+    if still:
+        pytest.fail(f"{len(still)} background worker(s) still running {WORKER_JOIN_S} s after the test: "
+                    + ", ".join(f"{type(w).__name__} of {w.owner_name or 'no owner'}" for w in still))
 
 
 @pytest.fixture

@@ -43,6 +43,6 @@ def test_double_click_reports_the_match(qtbot: Any) -> None:
     patterns = [Pattern(id="pair", ast=parse_text("bolt_fail(comp) -> bolt_fail(comp)"), context="strict")]
     matches = panel.show_run(_events(), patterns)
     assert len(matches) == 1 and panel.proxy.rowCount() == 1
-    with qtbot.waitSignal(panel.match_activated, timeout=2000) as blocker:
+    with qtbot.waitSignal(panel.match_activated, timeout=60_000) as blocker:
         panel.table.doubleClicked.emit(panel.proxy.index(0, 3))  # what a double-click on a cell emits
     assert blocker.args[0] is matches[0]

@@ -21,7 +21,7 @@ def outputs(tmp_path: Path) -> Path:
 
 
 def _run(qtbot: Any, dialog: DiffStreamDialog) -> Any:
-    with qtbot.waitSignal(dialog.result_ready, timeout=10_000) as blocker:
+    with qtbot.waitSignal(dialog.result_ready, timeout=60_000) as blocker:
         dialog.compare_button.click()
     return blocker.args[0]
 

@@ -321,7 +321,7 @@ def test_unsaved_changes_are_asked_about(make_window) -> None:
     assert window.open_path(SIMPLE)
 
 
-def test_autosave_and_restore_after_a_crash(make_window, tmp_path) -> None:
+def test_autosave_and_restore_after_a_crash(qtbot, make_window, tmp_path) -> None:
     folder = tmp_path / "autosave"
     crashed = make_window(autosave_dir=folder)
     crashed.autosave_timer.setInterval(50)
@@ -331,15 +331,12 @@ def test_autosave_and_restore_after_a_crash(make_window, tmp_path) -> None:
     snapshot = crashed.autosave.autosave_path
     assert crashed.autosave_timer.isActive()
     assert not snapshot.exists()  # written a moment after the edit, not during it
-    for _ in range(100):
-        if snapshot.exists():
-            break
-        QTest.qWait(20)
-    assert snapshot.exists() and crashed.autosave.lock_path.exists()
+    qtbot.waitUntil(snapshot.exists, timeout=30_000)  # generous: a busy machine delays the timer
+    assert crashed.autosave.lock_path.exists()
     expected = crashed.document.topology()
     # the crash: the process holding the lock is gone
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait()
+    gone.wait(timeout=60)
     crashed.autosave.lock_path.write_text(json.dumps({"pid": gone.pid}))
     MainWindow._live_sessions.discard(crashed.autosave.session)
     crashed.autosave.active = False
@@ -547,7 +544,7 @@ def test_keyboard_shortcuts_on_the_canvas(make_window, qtbot) -> None:
     window = make_window()
     window.open_path(SIMPLE)
     window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=3000)
+    qtbot.waitUntil(window.isActiveWindow, timeout=30_000)
     window.canvas.setFocus()
     ctrl = Qt.KeyboardModifier.ControlModifier
     b1 = window.document.topology().bolt_by_name("B1").id

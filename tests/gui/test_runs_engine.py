@@ -24,12 +24,12 @@ def test_open_and_check_a_small_log_without_spark(make_window, qtbot, tmp_path: 
     assert panel.open_button.isEnabled() and not panel.run_button.isEnabled()
     path = _write_known(tmp_path)
     assert panel.open_log(path) is not None
-    qtbot.waitUntil(lambda: panel.analysis is not None and panel.running is None, timeout=20000)
+    qtbot.waitUntil(lambda: panel.analysis is not None and panel.running is None, timeout=60_000)
     assert panel.analysis.components["B"].taken == 20
     assert "grows" in panel.bolts.item(0, 4).text()
     assert panel.reliability_button.isEnabled()
     panel.check_reliability()
-    qtbot.waitUntil(lambda: panel.report is not None, timeout=20000)
+    qtbot.waitUntil(lambda: panel.report is not None, timeout=60_000)
     assert "P2_take_has_ack_or_fail" in panel.reliability_text.toPlainText()
 
 
@@ -51,5 +51,5 @@ def test_a_large_log_asks_for_spark(make_window, qtbot, tmp_path: Path, monkeypa
     messages: list[str] = []
     window.show_message = messages.append
     panel.open_log(_write_known(tmp_path))
-    qtbot.waitUntil(lambda: panel.running is None and "attach Spark" in panel.progress.format(), timeout=20000)
+    qtbot.waitUntil(lambda: panel.running is None and "attach Spark" in panel.progress.format(), timeout=60_000)
     assert panel.analysis is None

@@ -90,6 +90,9 @@ class Search:
                                                      "docs/limits.md)")])
         self._deadline: float | None = None
         self.ctx = z3.Context()
+        # z3 objects of this context may be freed by the garbage collector of another thread (the GUI's,
+        # while this search runs in a worker): make those reference decrements thread-safe
+        z3.Z3_enable_concurrent_dec_ref(self.ctx.ref())
         self._cancelled = threading.Event()
         self._finished = threading.Event()
 

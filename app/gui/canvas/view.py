@@ -1,10 +1,15 @@
-"""The canvas view: grid, zoom (wheel), pan (middle button or Space+drag), rubber-band select, drops."""
+"""The canvas view: grid, zoom (wheel), pan (middle button or Space+drag), rubber-band select, drops.
+
+After `fit_all` the view keeps the topology fitted while its size changes (the window being shown,
+docks arranged, the window resized) until the user zooms or pans: on a real display the first fit
+runs before the window has its final size.
+"""
 
 from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QColor,
@@ -16,6 +21,7 @@ from PySide6.QtGui import (
     QMouseEvent,
     QPainter,
     QPen,
+    QResizeEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QGraphicsView, QMenu
@@ -47,6 +53,13 @@ class CanvasView(QGraphicsView):
         self._space_held = False
         self._pan_start = QPointF()
         self.context_actions: list[QAction] = []  # the window's Copy, Paste, Delete ... for the right-click menu
+        self.auto_fit = False  # refit on resize: set by fit_all, cleared when the user zooms or pans
+        self._refit = QTimer(self)
+        self._refit.setSingleShot(True)
+        self._refit.setInterval(0)
+        self._refit.timeout.connect(self._refit_now)
+        for bar in (self.horizontalScrollBar(), self.verticalScrollBar()):
+            bar.actionTriggered.connect(self._user_moved)  # the user's own scrolling only
 
     @property
     def document(self):
@@ -94,18 +107,33 @@ class CanvasView(QGraphicsView):
 
     # ---- zoom and pan ------------------------------------------------------------
     def zoom(self, factor: float) -> None:
+        self.auto_fit = False
         scale = self.transform().m11() * factor
         if 0.15 <= scale <= 4.0:
             self.scale(factor, factor)
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            self.auto_fit = False
             super().wheelEvent(event)  # scroll
             return
         self.zoom(1.15 if event.angleDelta().y() > 0 else 1 / 1.15)
 
+    def _user_moved(self, *_: object) -> None:
+        self.auto_fit = False
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.auto_fit:
+            self._refit.start()  # after the layout settles; coalesces a burst of resizes
+
+    def _refit_now(self) -> None:
+        if self.auto_fit:
+            self.fit_all()
+
     def fit_all(self) -> None:
-        """Zoom to show every node (at most 100 %)."""
+        """Zoom to show every node (at most 125 %); kept fitted on resize until the user zooms or pans."""
+        self.auto_fit = True
         items = self.canvas_scene.nodes.values()
         if not items:
             self.resetTransform()
@@ -125,6 +153,7 @@ class CanvasView(QGraphicsView):
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
             self._space_held = True
+            self.auto_fit = False
             self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         super().keyPressEvent(event)
 
@@ -136,6 +165,7 @@ class CanvasView(QGraphicsView):
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.MiddleButton:
+            self.auto_fit = False
             self._panning = True
             self._pan_start = event.position()
             self.setCursor(Qt.CursorShape.ClosedHandCursor)

@@ -3,7 +3,8 @@
 Each field is a line edit so that any text can be typed; the value is checked by
 the same pydantic model as files, and a refused value shows the validation
 message next to the field (the document keeps its last valid value). Typing
-merges into one undo step per field and editing session.
+merges into one undo step per field and editing session. The panel is never narrower
+than its fields need (no edit box is cut off; the dock grows instead).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, get_args
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -78,6 +80,10 @@ SECTIONS: list[tuple[str, str, list[FieldSpec]]] = [
 ]
 
 
+MIN_FIELD_CHARS = 10  # an edit box shows at least this many digits
+MIN_PANEL_WIDTH = 250
+
+
 def parse_value(spec: FieldSpec, text: str) -> Any:
     """The typed text as a value of the field's kind, or FieldError saying what is wrong."""
     text = text.strip()
@@ -118,6 +124,7 @@ class FieldRow(QWidget):
         self.edit = QLineEdit()
         self.edit.setObjectName(f"field_{spec.key}")
         self.edit.setToolTip(spec.help)
+        self.edit.setMinimumWidth(self.edit.fontMetrics().horizontalAdvance("0" * MIN_FIELD_CHARS))
         self.error = QLabel()
         self.error.setObjectName("fieldError")
         self.error.setWordWrap(True)
@@ -181,8 +188,8 @@ class Inspector(QScrollArea):
         self.document = document
         self.setObjectName("inspector")
         self.setWidgetResizable(True)
-        self.setMinimumWidth(250)
-        body = QWidget()
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the width fits instead
+        body = self.body = QWidget()
         self.body_layout = QVBoxLayout(body)
         self.body_layout.setContentsMargins(6, 6, 6, 6)
         self.setWidget(body)
@@ -208,6 +215,9 @@ class Inspector(QScrollArea):
             if section == "settings":
                 self.emission_combo = QComboBox()
                 self.emission_combo.setObjectName("field_emission")
+                self.emission_combo.setSizeAdjustPolicy(
+                    QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+                self.emission_combo.setMinimumContentsLength(MIN_FIELD_CHARS)
                 for value, words in EMISSION_CHOICES:
                     self.emission_combo.addItem(words, value)
                 self.emission_combo.setToolTip(
@@ -220,6 +230,7 @@ class Inspector(QScrollArea):
             self.body_layout.addWidget(box)
         self.body_layout.addStretch(1)
         self._session = next(self._sessions)
+        self._fit_width()
         document.node_changed.connect(self._on_node_changed)
         document.node_removed.connect(self._on_node_removed)
         document.edge_removed.connect(self._on_edge_removed)
@@ -227,6 +238,12 @@ class Inspector(QScrollArea):
         document.settings_changed.connect(self.refresh_sections)
         document.document_replaced.connect(self._on_replaced)
         self.refresh_sections()
+
+    def _fit_width(self) -> None:
+        """At least as wide as the fields need beside the vertical scroll bar, so nothing is clipped."""
+        needed = self.body.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width() \
+            + 2 * self.frameWidth() + 4  # a few pixels for styles that draw the bar wider than its hint
+        self.setMinimumWidth(max(MIN_PANEL_WIDTH, needed))
 
     # ---- selection --------------------------------------------------------------------
     def show_element(self, ident: str | None) -> None:
@@ -269,6 +286,7 @@ class Inspector(QScrollArea):
             self.element_rows["fields"] = row
             self.grouping_combo.currentTextChanged.connect(self._on_grouping_changed)
         self.refresh_element()
+        self._fit_width()
 
     def _clear_element(self) -> None:
         # deleteLater, not removeRow: the widget whose signal led here may still be on the stack

@@ -381,4 +381,4 @@ class RunsController(QObject):
         """Stop the Spark host and wait for background calls (on quit)."""
         self.detach()
         for call in list(self.calls):
-            call.wait(5000)
+            call.join(5000)

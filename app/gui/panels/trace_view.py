@@ -148,6 +148,7 @@ class TraceView(QWidget):
         menu.addAction("Trace JSON…", self._ask_json)
         self.export_button.setMenu(menu)
         self.position_label = QLabel("")
+        self.position_label.setWordWrap(True)  # wraps rather than widening the window past the screen
 
         bar = QHBoxLayout()
         for w in (self.first_button, self.prev_button, self.next_button, self.last_button):

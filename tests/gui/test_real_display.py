@@ -1,0 +1,159 @@
+"""The app on a real X server, driven by real mouse and keyboard events (xdotool).
+
+The rest of the suite renders offscreen, which hides what only a real display shows (the
+first fit running before the window has its size, clipped inspector fields). Here a private
+Xvfb is started (or the display named by STORMBOUND_TEST_DISPLAY is used) and
+tests/gui/real_display_driver.py runs the app in a subprocess with QT_QPA_PLATFORM=xcb:
+it opens a model, verifies with F5, steps the trace, drags a bolt from the palette and
+connects a port, reporting each step; the tests below judge one step each. Without Xvfb
+(`apt-get install xvfb xdotool libxcb-cursor0`) they skip with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+DRIVER = HERE / "real_display_driver.py"
+SCREEN = "1600x1000x24"
+START_TIMEOUT_S = 60
+DRIVER_TIMEOUT_S = 600  # every wait inside the driver has its own, shorter bound
+pytestmark = pytest.mark.timeout(DRIVER_TIMEOUT_S + 120)  # whichever test runs the driver first
+
+
+def _start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
+    """A private Xvfb on a free display number (Xvfb picks it and writes it to a pipe)."""
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", SCREEN, "-nolisten", "tcp"],
+                            pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    os.close(write_end)
+    written = b""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    try:  # read up to the newline: closing the pipe before Xvfb wrote it all would end Xvfb
+        while not written.endswith(b"\n") and time.monotonic() < deadline:
+            ready, _, _ = select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(read_end, 64) if ready else b""
+            if not chunk:
+                break
+            written += chunk
+    finally:
+        os.close(read_end)
+    number = written.decode().strip() if written.endswith(b"\n") else ""
+    if not number:
+        proc.kill()
+        _, err = proc.communicate(timeout=10)
+        pytest.skip(f"Xvfb did not start within {START_TIMEOUT_S} s: {err.decode(errors='replace').strip()[:200]}")
+    return proc, f":{number}"
+
+
+@pytest.fixture(scope="module")
+def display() -> Iterator[str]:
+    """An X display for the app: a private Xvfb, or STORMBOUND_TEST_DISPLAY; skips with the reason otherwise."""
+    named = os.environ.get("STORMBOUND_TEST_DISPLAY")
+    if named:
+        yield named
+        return
+    if shutil.which("Xvfb") is None:
+        pytest.skip("no real X display: Xvfb is not on PATH (apt-get install xvfb xdotool libxcb-cursor0), "
+                    "and STORMBOUND_TEST_DISPLAY is not set")
+    proc, name = _start_xvfb()
+    try:
+        yield name
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _environment(display: str, home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"QT_QPA_PLATFORM": "xcb", "DISPLAY": display, "HOME": str(home),
+                "XDG_CONFIG_HOME": str(home / ".config"), "XDG_RUNTIME_DIR": str(home / "run"),
+                "STORMBOUND_NO_DIALOGS": "1", "STORMBOUND_AUTOSAVE_DIR": str(home / "autosave")})
+    (home / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
+    return env
+
+
+@pytest.fixture(scope="module")
+def run(display: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One run of the driver on simple-DIA-cfg-1: each step's findings by name."""
+    home = tmp_path_factory.mktemp("real-display-home")
+    env = _environment(display, home)
+    probe = subprocess.run([sys.executable, "-c", "from PySide6.QtGui import QGuiApplication; QGuiApplication([])"],
+                           env=env, capture_output=True, text=True, timeout=START_TIMEOUT_S)
+    if probe.returncode != 0:
+        last = (probe.stderr.strip().splitlines() or ["no message"])[-1]
+        pytest.skip(f"Qt cannot open {display} with the xcb platform (apt-get install libxcb-cursor0?): {last}")
+    out = home / "steps.json"
+    root = HERE.parent.parent
+    model = root / "models" / "simple-DIA-cfg-1.storm.json"
+    try:
+        done = subprocess.run([sys.executable, str(DRIVER), str(model), str(out), str(home / "window.png")],
+                              env=env, cwd=root, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
+    except subprocess.TimeoutExpired as err:
+        seen = out.read_text() if out.exists() else "no step finished"
+        pytest.fail(f"the driver ran over {DRIVER_TIMEOUT_S} s; steps so far: {seen}; stderr: {err.stderr!r}")
+    if not out.exists():
+        pytest.fail(f"the driver exited {done.returncode} without a report: {done.stderr.strip()[-2000:]}")
+    steps: dict[str, Any] = json.loads(out.read_text())
+    if done.returncode != 0:
+        pytest.fail(f"the driver exited {done.returncode}: {done.stderr.strip()[-2000:]}; steps: {steps}")
+    steps["_stderr"] = done.stderr
+    return steps
+
+
+def _step(run: dict[str, Any], name: str) -> dict[str, Any]:
+    found = run.get(name)
+    assert found is not None, f"the driver did not reach step '{name}' (steps: {sorted(run)})"
+    if found.get("skip"):
+        pytest.skip(found["skip"])
+    assert found["ok"], f"step '{name}' failed: {found['detail']}"
+    return found
+
+
+def test_open_fits_the_nodes_into_the_shown_window(run: dict[str, Any]) -> None:
+    found = _step(run, "open")
+    fraction = found["fraction"]
+    assert max(fraction["width"], fraction["height"]) >= 0.4 and not fraction["clipped"], fraction
+    x, y, width, height = found["window"]
+    sx, sy, swidth, sheight = found["screen"]
+    assert sx <= x and sy <= y and x + width <= sx + swidth and y + height <= sy + sheight, \
+        f"window {found['window']} is not inside the screen {found['screen']}"
+
+
+def test_inspector_fields_are_not_clipped(run: dict[str, Any]) -> None:
+    _step(run, "inspector")
+
+
+def test_f5_verifies_until_a_verdict(run: dict[str, Any]) -> None:
+    found = _step(run, "verify")
+    assert "counterexample" in found["verdicts"], found
+
+
+def test_trace_steps_with_the_next_button(run: dict[str, Any]) -> None:
+    found = _step(run, "trace")
+    assert found["position"].startswith("position 2 of"), found
+
+
+def test_bolt_dragged_from_the_palette_lands_where_dropped(run: dict[str, Any]) -> None:
+    found = _step(run, "drag")
+    assert found["distance_px"] <= 60
+
+
+def test_output_port_dragged_onto_a_bolt_connects_them(run: dict[str, Any]) -> None:
+    found = _step(run, "connect")
+    assert found["link"].startswith("S"), found
