@@ -45,7 +45,7 @@ def test_deleting_the_owner_of_a_running_worker_does_not_abort() -> None:
 class WaitingSearch:
     """A search that runs until cancelled."""
 
-    def __init__(self, topo: Any, **options: Any) -> None:
+    def __init__(self, topo: Any, options: Any = None, **kwargs: Any) -> None:
         self.stop = threading.Event()
 
     def run(self) -> VerifyResult:
