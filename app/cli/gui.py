@@ -95,9 +95,9 @@ def screenshot(file: str | None, out: Path, verify: bool) -> int:
     try:
         window.resize(*SCREENSHOT_SIZE)
         if file:
-            from app.core.formats import read_json
-
-            read_json(file)  # a missing or unreadable file: exit 2 naming it, before any rendering
+            # read it first as the other commands do: bad input is one line (exit 2, or a JSON error
+            # document), a reader defect an internal error (exit 3), and nothing is printed twice
+            window.load_file(Path(file))
             if not window.open_path(file, ask=False):
                 shown = window.dialogs.shown[-1][2] if window.dialogs.shown else f"{file}: cannot open"
                 raise UsageError(shown.splitlines()[0])

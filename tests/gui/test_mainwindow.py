@@ -422,6 +422,14 @@ def test_screenshot_mode_writes_a_png(tmp_path) -> None:
                           str(tmp_path / "no.png")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "missing.json" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "no.png").exists()
+    # a file that does not read as a topology: its problem once, on one line (it was printed twice)
+    wrong = tmp_path / "wrong.storm.json"
+    wrong.write_text('{"spouts": 5}')
+    bad = subprocess.run([sys.executable, "-m", "app", "gui", str(wrong), "--screenshot", str(tmp_path / "no.png")],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines() == [f"{wrong}: spouts: input should be a valid list"], bad.stderr
+    assert not (tmp_path / "no.png").exists()
 
 
 def test_zoom_and_pan(make_window) -> None:
