@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.measure.analysis import analyze
 from app.measure.eventlog import EventLogError
+from app.spark.analysis_job import analyze
 from app.spark.frames import load_frames, spark_reason
 
 pytestmark = pytest.mark.spark
