@@ -3,7 +3,9 @@
 `StormUIServer(mode=...)` misbehaves on request: "ok", "auth" (basic auth storm:secret or
 bearer token t0k3n required), "forbidden", "missing" (404 everywhere), "truncated"
 (Content-Length promises more than is sent), "html" (a login page instead of JSON),
-"badjson", "redirect" (every API path answers 302 to the same path under /ui/), "slow".
+"badjson", "redirect" (every API path answers 302 to the same path under /ui/), "slow", "deep"
+(the topology page nested 10,000 levels deep), "nan" and "huge" (the topology page with the
+spout's `emitted` count NaN, or 1e400).
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "storm-ui"
 TOPOLOGY_ID = "wordcount-3-1700000000"
+DEEP_LEVELS = 10_000
+# the number the "nan" and "huge" modes put in place of the spout's `emitted` on the topology page
+BAD_NUMBERS = {"nan": b"NaN", "huge": b"1e400"}
 
 
 def routes() -> dict[str, str]:
@@ -76,6 +81,10 @@ class StormUIServer:
                 body = (DATA / name).read_bytes()
                 if server.mode == "badjson" and name != "topology-summary.json":
                     return self._send(200, b"{'spouts': [oops}", "application/json")
+                if server.mode == "deep" and name == "topology.json":
+                    return self._send(200, b"[" * DEEP_LEVELS + b"]" * DEEP_LEVELS)
+                if server.mode in BAD_NUMBERS and name == "topology.json":
+                    body = body.replace(b'"emitted": 24020', b'"emitted": ' + BAD_NUMBERS[server.mode], 1)
                 if server.mode == "truncated" and name != "topology-summary.json":
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")

@@ -76,12 +76,14 @@ def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
 def _run_spark_host(args: argparse.Namespace, master: str) -> DiffResult:
     """The Spark job in the Spark host process (the frozen app has no pyspark of its own)."""
     from app.diff import DiffResult
+    from app.expr.limits import overrides
     from app.spark.client import HostError, SparkHost
 
     with SparkHost(master=master) as host:  # starting raises SparkUnavailable with the fix in one line
-        try:
+        try:  # the --limit values go along: the host process and its workers know only the defaults
             data = host.request("diff", left=str(Path(args.left).resolve()), right=str(Path(args.right).resolve()),
-                                dependence=args.dependence, equality=args.equality, order=args.order)
+                                dependence=args.dependence, equality=args.equality, order=args.order,
+                                limits=overrides())
         except HostError as err:
             raise UsageError(f"diff: {err}") from None
     return DiffResult.model_validate(data)

@@ -13,9 +13,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from app.core.formats.limits import JsonLimitError
 from app.core.topology import TopologyError
 from app.diff.specs import DiffError
-from app.expr.limits import exceeded, json_depth, limit, loads, number_problem, one_line
+from app.expr.limits import decoder, loads, one_line
 
 LEFT = 0
 RIGHT = 1
@@ -116,26 +117,18 @@ def _read_json_stream(p: Path) -> Iterator[Any]:
                 raise DiffError(f"{p}: expected a JSON array of items")
             yield from data
             return
-        stop = limit("json_depth")
+        decode = decoder(strict_numbers=False)
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
-            if line.count("[") + line.count("{") > stop:  # cheap; the exact check only for such lines
-                json_depth_ok(line, p, number)
             try:
-                item = json.loads(line)
+                item = decode(line)
+            except JsonLimitError as err:
+                message = str(err).replace(" at line 1 column ", " at column ")
+                raise DiffError(f"{p}: line {number}: {message}") from None
             except json.JSONDecodeError as err:
                 raise DiffError(f"{p}: line {number}: invalid JSON at column {err.colno}: {err.msg}") from None
-            except (RecursionError, ValueError) as err:
-                raise DiffError(f"{p}: line {number}: {number_problem(err)}") from None
             yield item
-
-
-def json_depth_ok(line: str, p: Path, number: int) -> None:
-    """Refuse a line whose JSON nests past json_depth."""
-    stop = limit("json_depth")
-    if json_depth(line, stop) > stop:
-        raise DiffError(f"{p}: line {number}: {exceeded('json_depth', 'JSON nested too deeply')}")
 
 
 def looks_like_json_lines(p: Path) -> bool:

@@ -4,20 +4,22 @@ Every limit has a name, a default and a message that names it. A user who needs
 more sets `STORMBOUND_LIMITS="name=value,name=value"` in the environment or
 passes `--limit name=value` to `stormbound diff` / `stormbound cep` (which call
 :func:`set_limits`). Also here: JSON decoding that refuses deep nesting and huge
-numbers with one clear line, and the one-line rendering of user text in messages.
+numbers with one clear line through the one bounded decoder of app/core/formats/limits.py,
+and the one-line rendering of user text in messages.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from types import FrameType
 from typing import Any
+
+from app.core.formats.limits import MAX_INT_DIGITS, JsonLimitError, decode_json, escape
 
 ENV = "STORMBOUND_LIMITS"
 
@@ -32,7 +34,7 @@ class Limit:
     what: str
 
 
-_PY_DIGITS = 4300  # Python's own limit on int <-> str conversion (sys.get_int_max_str_digits)
+_PY_DIGITS = MAX_INT_DIGITS  # Python's own limit on int <-> str conversion (sys.get_int_max_str_digits)
 
 LIMITS: dict[str, Limit] = {lim.name: lim for lim in (
     Limit("expr_depth", 64, 100, "nesting of an expression: parentheses, brackets, not, signs, calls, "
@@ -78,6 +80,11 @@ def set_limits(values: Mapping[str, int]) -> None:
     """Override limits for this process (what `--limit` does); an empty mapping restores the defaults."""
     _overrides.clear()
     _overrides.update(values)
+
+
+def overrides() -> dict[str, int]:
+    """The limits set for this process by :func:`set_limits` (to hand on to a Spark host or worker)."""
+    return dict(_overrides)
 
 
 def limit(name: str) -> int:
@@ -136,15 +143,11 @@ def stack_for(levels: int, frames_per_level: int) -> Iterator[None]:
 
 # ---- one-line text ------------------------------------------------------------
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-
 
 def one_line(text: str, width: int = 80) -> str:
-    """`text` for a one-line message: control characters and lone surrogates escaped repr-style, cut to
-    `width` characters with '…' (as the file readers' messages do)."""
-    if len(text) > width:
-        text = text[:width - 1] + "…"
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)  # repr-style: \n, \x1b, \ud800
+    """`text` for a one-line message, as the file readers' messages show it (control characters and
+    lone surrogates escaped repr-style), cut to `width` characters with '…'."""
+    return escape(text, width if len(text) <= width else width - 1)
 
 
 def shown(text: str, width: int = 60) -> str:
@@ -155,83 +158,30 @@ def shown(text: str, width: int = 60) -> str:
 # ---- JSON with limits -----------------------------------------------------------
 
 
-def json_depth(text: str, stop: int) -> int:
-    """How deep the brackets of a JSON text nest (strings skipped); stops counting past `stop`."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > stop:
-                    return deepest
-        elif ch in "]}":
-            depth -= 1
-    return deepest
+def _raise_hint(name: str) -> str:
+    return f"--limit {name}=N or {ENV}={name}=N"
 
 
-def _big_int(text: str) -> int:
-    digits = len(text) - text.startswith("-")
-    if digits > limit("number_digits"):
-        raise _BadNumber(exceeded("number_digits", f"a number of {digits:,} digits"))
-    return int(text)
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise _BadNumber(f"the number {one_line(text, 24)} is too large (only finite numbers)")
-    return value
-
-
-def _bad_constant(name: str) -> Any:
-    raise _BadNumber(f"{name} is not a number JSON allows (only finite numbers)")
-
-
-class _BadNumber(ValueError):
-    pass
+def decoder(strict_numbers: bool = True) -> Callable[[str], Any]:
+    """The one bounded JSON decoder (app/core/formats/limits.py) under the limits in force now:
+    json_depth and, with `strict_numbers`, number_digits, no NaN/Infinity and no float overflow
+    (stream items skip the number checks for speed: Python still refuses integers over 4,300
+    digits). The function raises JsonLimitError (one line) past a limit and JSONDecodeError for
+    text that is not JSON. Take it once per file: the limits are read here, not per item."""
+    options: dict[str, Any] = {
+        "max_depth": limit("json_depth"), "depth_hint": _raise_hint("json_depth"),
+        "max_digits": limit("number_digits") if strict_numbers else MAX_INT_DIGITS,
+        "digits_hint": _raise_hint("number_digits"), "check_numbers": strict_numbers}
+    return partial(decode_json, **options)
 
 
 def loads(text: str, error: Callable[[str], Exception], strict_numbers: bool = True) -> Any:
-    """json.loads under the limit json_depth; with `strict_numbers` also number_digits, no NaN/Infinity
-    and no float overflow (stream items skip those checks for speed: Python still refuses integers over
-    4,300 digits). Every failure is `error(one-line problem)`; JSONDecodeError passes through so callers
-    can name the line and column."""
-    stop = limit("json_depth")
-    if (text.count("[") + text.count("{") > stop) and json_depth(text, stop) > stop:  # counting is cheap
-        raise error(exceeded("json_depth", "JSON nested too deeply"))
+    """JSON `text` through :func:`decoder`; a limit is `error(one-line problem)`, and JSONDecodeError
+    passes through so callers can name the line and column."""
     try:
-        if strict_numbers:
-            return json.loads(text, parse_int=_big_int, parse_constant=_bad_constant, parse_float=_finite_float)
-        return json.loads(text)
-    except json.JSONDecodeError:
-        raise
-    except _BadNumber as err:
+        return decoder(strict_numbers)(text)
+    except JsonLimitError as err:
         raise error(str(err)) from None
-    except RecursionError:
-        raise error(exceeded("json_depth", "JSON nested too deeply")) from None
-    except ValueError as err:  # Python's own limit on integer digits
-        raise error(number_problem(err)) from None
-
-
-def number_problem(err: BaseException) -> str:
-    """The one line for a RecursionError or Python's digit-limit ValueError out of json.loads."""
-    if isinstance(err, RecursionError):
-        return exceeded("json_depth", "JSON nested too deeply")
-    found = re.search(r"value has (\d+) digits", str(err))
-    if not found:
-        return f"cannot be read: {one_line(str(err), 120)}"
-    return f"a number of {int(found.group(1)):,} digits (Python reads at most {_PY_DIGITS:,})"
 
 
 def int_digits_ok(text: str) -> bool:

@@ -10,15 +10,19 @@ would have noticed it (the later of the two items; streams connected
 result is the same :class:`DiffResult` as the local matcher's, except that the
 peak number of unmatched items is not measured. No Qt here; pyspark is
 imported by the caller's session only.
+
+The limits in force (`--limit`, :func:`app.expr.limits.set_limits`) travel with the
+job: the functions that run in Spark's Python workers put them in force first, so
+that an item nested past `json_depth` is refused there as the local reader refuses it.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from app.core.formats.limits import JsonLimitError
 from app.diff import (
     SIDE_NAMES,
     Difference,
@@ -30,6 +34,7 @@ from app.diff import (
     describe_equality,
     freeze,
 )
+from app.expr.limits import decoder, overrides, set_limits
 
 _ERROR = "\0error"
 
@@ -47,8 +52,10 @@ def _parser(side: int, key_of: Callable[[Any], Any]) -> Callable[[tuple[str, int
     def parse(pair: tuple[str, int]) -> tuple[Any, tuple]:
         line, zero_index = pair
         index = zero_index + 1
-        try:
-            item = json.loads(line)
+        try:  # the one bounded decoder, as the local reader (app/diff/streams.py) uses it
+            item = decoder(strict_numbers=False)(line)
+        except JsonLimitError as err:
+            return _ERROR, (side, index, f"line {index}: {str(err).replace(' at line 1 column ', ' at column ')}")
         except ValueError as err:
             return _ERROR, (side, index, f"line {index}: invalid JSON ({err})")
         try:
@@ -57,6 +64,18 @@ def _parser(side: int, key_of: Callable[[Any], Any]) -> Callable[[tuple[str, int
             return _ERROR, (side, index, f"item {index}: no key field in {line.strip()[:80]}")
         return key, (side, index, item)
     return parse
+
+
+def _in_workers(limits: Mapping[str, int], each: Callable[[Any], Any]) -> Callable[[Iterable[Any]], Iterator[Any]]:
+    """`each` over a partition, with the driver's `limits` in force first: a Spark Python worker is
+    another process (reused from task to task), which otherwise knows only the defaults."""
+    settings = dict(limits)
+
+    def run(rows: Iterable[Any]) -> Iterator[Any]:
+        set_limits(settings)  # every time: an empty dict restores the defaults a previous task changed
+        for row in rows:
+            yield each(row)
+    return run
 
 
 def _per_key(canon: Callable[[Any], Any] | None) -> Callable[[Iterable[tuple]], tuple]:
@@ -180,12 +199,27 @@ def partitioned_same_key_diff(left: Iterable[Any], right: Iterable[Any], depende
 
 
 def spark_same_key_diff(spark: Any, left_path: str | Path, right_path: str | Path, dependence: Any,
-                        equality: Any = None, order: str = "alternate", limit: int = 1000) -> DiffResult:
+                        equality: Any = None, order: str = "alternate", limit: int = 1000,
+                        limits: Mapping[str, int] | None = None) -> DiffResult:
     """Compare two JSON Lines files under `same_key` dependence with a Spark job (see module doc).
 
     `limit` caps how many unmatched items of each side are brought back (the counts are exact).
-    Four Spark actions: read and count (with the first bad line), first difference, leftovers.
+    `limits` are the reader limits for the job (default: those set in this process, `overrides()`;
+    the Spark host passes the ones its client sent); they are in force here while the job runs and
+    in the Python workers. Four Spark actions: read and count (with the first bad line), first
+    difference, leftovers.
     """
+    settings = overrides() if limits is None else dict(limits)
+    before = overrides()
+    set_limits(settings)
+    try:
+        return _spark_same_key_diff(spark, left_path, right_path, dependence, equality, order, limit, settings)
+    finally:
+        set_limits(before)
+
+
+def _spark_same_key_diff(spark: Any, left_path: str | Path, right_path: str | Path, dependence: Any,
+                         equality: Any, order: str, limit: int, limits: dict[str, int]) -> DiffResult:
     matcher = _same_key_matcher(dependence, equality, order)
     for path in (left_path, right_path):
         if not Path(path).exists():
@@ -196,7 +230,7 @@ def spark_same_key_diff(spark: Any, left_path: str | Path, right_path: str | Pat
     def side_rdd(path: str | Path, side: int) -> Any:
         # minPartitions=1: a small file is one partition, so zipWithIndex needs no extra job
         lines = sc.textFile(str(Path(path).resolve()), minPartitions=1).filter(lambda line: line.strip() != "")
-        return lines.zipWithIndex().map(_parser(side, key_of))
+        return lines.zipWithIndex().mapPartitions(_in_workers(limits, _parser(side, key_of)))
 
     parsed = side_rdd(left_path, 0).union(side_rdd(right_path, 1)).cache()
     try:
@@ -210,7 +244,9 @@ def spark_same_key_diff(spark: Any, left_path: str | Path, right_path: str | Pat
         if error:
             side, _, message = error
             raise DiffError(f"{left_path if side == 0 else right_path}: {message}")
-        per_key = parsed.groupByKey().mapValues(_per_key(canon)).cache()
+        match = _per_key(canon)
+        per_key = parsed.groupByKey().mapPartitions(_in_workers(limits, lambda kv: (kv[0], match(kv[1]))),
+                                                    preservesPartitioning=True).cache()
         found = per_key.flatMap(lambda kv: _detection(kv, n_left, n_right, order)).takeOrdered(
             1, key=lambda d: d[0])
         first = found[0] if found else None

@@ -87,12 +87,20 @@ class _Host:
         return check_reliability(self.spark, events, config, limit=req.get("limit", 200)).model_dump()
 
     def op_diff(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
-        """DiffStream under same_key dependence as a Spark job (for an app that has no pyspark itself)."""
+        """DiffStream under same_key dependence as a Spark job (for an app that has no pyspark itself),
+        under the reader limits the client sent (`limits`: its `--limit` values; else the defaults)."""
+        from app.core.topology import Problem, TopologyError
+        from app.diff import DiffError
         from app.spark.diff_job import spark_same_key_diff
 
+        limits = {str(name): int(value) for name, value in (req.get("limits") or {}).items()}
         progress(0.1, "matching per key")
-        return spark_same_key_diff(self.spark, req["left"], req["right"], req["dependence"], req.get("equality"),
-                                   req.get("order", "alternate")).model_dump(mode="json")
+        try:
+            result = spark_same_key_diff(self.spark, req["left"], req["right"], req["dependence"],
+                                         req.get("equality"), req.get("order", "alternate"), limits=limits)
+        except DiffError as err:  # the user's input (a spec, an item over a limit): one line, kind "input"
+            raise TopologyError([Problem("", str(err))]) from None
+        return result.model_dump(mode="json")
 
     def op_cancel(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
         self.cancels.setdefault(req["target"], threading.Event()).set()

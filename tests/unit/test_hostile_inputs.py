@@ -133,7 +133,7 @@ def test_latin1_file_names_the_byte_and_line(capsys, tmp_path: Path) -> None:
 def test_integer_of_5000_digits_is_refused_with_the_number_limit(capsys, tmp_path: Path) -> None:
     text = json.dumps(document()).replace('"init_queues": 0', '"init_queues": ' + "7" * 5000)
     path = write(tmp_path / "big.storm.json", text)
-    refused(capsys, "check", str(path), says="integer of 5000 digits", names="limit 4300 digits")
+    refused(capsys, "check", str(path), says="integer of 5,000 digits", names="at most 4,300 digits")
 
 
 @pytest.mark.timeout(60)
@@ -263,14 +263,14 @@ def both_readers(path: Path, match: str) -> None:
 def test_deep_json_in_a_log_line(tmp_path: Path) -> None:
     path = jsonl(tmp_path / "deep.jsonl", TAKE, '{"t": 2, "ev": "take", "comp": "B", "tuple": ' + "[" * 10_000
                  + "]" * 10_000 + "}")
-    both_readers(path, "deep.jsonl line 2: nested deeper than")
+    both_readers(path, "deep.jsonl line 2: JSON nested deeper than")
 
 
 def test_integer_of_5000_digits_in_a_log_field(capsys, tmp_path: Path) -> None:
     path = jsonl(tmp_path / "big.jsonl", TAKE, '{"t": 2, "ev": "take", "comp": "B", "tuple": "x", "task": '
                  + "9" * 5000 + "}")
-    both_readers(path, "big.jsonl line 2: integer of 5000 digits at column")
-    refused(capsys, "analyze", str(path), "--engine", "local", says="integer of 5000 digits")
+    both_readers(path, "big.jsonl line 2: an integer of 5,000 digits at column")
+    refused(capsys, "analyze", str(path), "--engine", "local", says="integer of 5,000 digits")
 
 
 def test_integer_of_5000_digits_in_a_csv_field(tmp_path: Path) -> None:
@@ -322,7 +322,8 @@ def test_random_bytes_as_a_json_lines_log(capsys, tmp_path: Path) -> None:
     text = tmp_path / "text.jsonl"
     text.write_bytes(bytes(rng.randrange(32, 127) for _ in range(4096)))
     both_readers(text, "text.jsonl line 1: not valid JSON")
-    refused(capsys, "analyze", str(text), "--engine", "local", says="not valid JSON")
+    line = refused(capsys, "analyze", str(text), "--engine", "local", says=f"{text}: line 1: not valid JSON")
+    assert line.count("text.jsonl") == 1, line  # the file is named once, not again in the field
 
 
 def test_latin1_log_names_the_line(tmp_path: Path) -> None:
@@ -342,7 +343,7 @@ def test_storm_metrics_population_is_checked(capsys, tmp_path: Path, value: str)
                     f"2024-01-01 10:00:01,000 10 [INFO] 1709287202 host:6700 3:count __receive "
                     f"{{population={value}, capacity=1024}}\n", encoding="utf-8")
     refused(capsys, "analyze", str(path), "--engine", "local",
-            says=f"metrics.log line 2.__receive.population: must be a whole number >= 0, not '{value}'")
+            says=f"metrics.log: line 2.__receive.population: must be a whole number >= 0, not '{value}'")
 
 
 def test_storm_metrics_other_non_finite_values_carry_no_measurement(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from storm_ui_server import TOPOLOGY_ID, StormUIServer
+from storm_ui_server import DEEP_LEVELS, TOPOLOGY_ID, StormUIServer
 
 from app.cli import main
 from app.core.formats.storm_ui import (
@@ -94,6 +94,36 @@ def test_each_failure_is_one_line_and_exit_2(capsys, tmp_path: Path, mode: str, 
     assert code == 2, err
     assert err.count("\n") == 1 and err.startswith(server.url) and message in err
     assert not out_file.exists()
+
+
+def test_a_reply_nested_10000_deep_is_one_line_naming_the_limit(capsys) -> None:
+    """The depth is measured before decoding: no RecursionError, one line with the URL and the limit."""
+    from app.core.formats.limits import MAX_DEPTH
+
+    with StormUIServer("deep") as server:
+        with pytest.raises(StormUIError) as err:
+            fetch_storm_ui(StormUIClient(server.url), "wordcount")
+        code, _, text = run(capsys, "import", "storm-ui", server.url, "--topology", "wordcount")
+    url = f"{server.url}/api/v1/topology/{TOPOLOGY_ID}?window=600"
+    line = str(err.value)
+    assert line.startswith(f"{url}: ") and "\n" not in line and len(line) < 300
+    assert f"deeper than {MAX_DEPTH} levels" in line and "STORMBOUND_MAX_JSON_DEPTH" in line
+    assert DEEP_LEVELS > MAX_DEPTH
+    assert code == 2 and text == line + "\n" and "RecursionError" not in text
+
+
+@pytest.mark.parametrize(("mode", "literal"), [("nan", "NaN"), ("huge", "1e400")])
+def test_a_reply_with_a_non_finite_number_is_refused_naming_the_field(capsys, mode: str, literal: str) -> None:
+    """NaN and 1e400 (which json.loads would read as nan and inf) never reach the mapping."""
+    with StormUIServer(mode) as server:
+        with pytest.raises(StormUIError) as err:
+            fetch_storm_ui(StormUIClient(server.url), "wordcount")
+        code, out, text = run(capsys, "import", "storm-ui", server.url, "--topology", "wordcount")
+    url = f"{server.url}/api/v1/topology/{TOPOLOGY_ID}?window=600"
+    line = str(err.value)
+    assert line.startswith(f"{url}: ") and "\n" not in line
+    assert "spouts[0].emitted" in line and literal in line and "not finite" in line
+    assert code == 2 and text == line + "\n" and not out
 
 
 def test_unreachable_host_and_absent_topology(capsys, tmp_path: Path) -> None:

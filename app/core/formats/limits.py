@@ -101,15 +101,6 @@ def depth_overflow(text: str, limit: int | None = None) -> int | None:
     return None
 
 
-def check_depth(text: str, where: str = "file", limit: int | None = None) -> None:
-    """Raise FormatError when JSON `text` nests deeper than the depth limit."""
-    limit = MAX_DEPTH if limit is None else limit
-    pos = depth_overflow(text, limit)
-    if pos is not None:
-        raise _error(where, f"nested deeper than {limit} levels at {line_col(text, pos)} "
-                            f"(limit STORMBOUND_MAX_JSON_DEPTH={limit})")
-
-
 def _path_text(path: list[Any]) -> str:
     out = ""
     for part in path:
@@ -133,7 +124,8 @@ def nonfinite_path(value: Any) -> tuple[str, float] | None:
     return None
 
 
-_BIG_INT = re.compile(rf"-?\d{{{MAX_INT_DIGITS + 1},}}")
+class JsonLimitError(ValueError):
+    """A JSON text past one of the limits; the message is one line naming the limit and where."""
 
 
 class _NotFinite(ValueError):
@@ -148,53 +140,102 @@ def _refuse_constant(literal: str) -> float:
 
 # one decoder for every call (json.loads with hooks builds a new one each time: a third of a log line's cost)
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_PLAIN = json.JSONDecoder()
 # a literal that may overflow a float to inf: an exponent of three digits or more, or 309 digits
 # (a cheap test that strings may also pass: it only decides whether the decoded value is walked)
 _MAYBE_HUGE = re.compile(r"[eE]\+?\d{3}")
 _LONG_DIGITS = re.compile(r"\d{309}")
+#: how to raise the depth limit, as the file readers say it (diff and cep add their --limit option)
+DEPTH_HINT = "STORMBOUND_MAX_JSON_DEPTH=N"
 
 
-def load_json_text(text: str, where: str = "file") -> Any:
-    """Decode JSON `text` within the limits; every failure is one FormatError at `where` naming the place.
+def _digit_run(text: str, more_than: int) -> re.Match[str] | None:
+    """The first run of more than `more_than` digits that is not a fraction or an exponent."""
+    return re.search(rf"(?<![\d.eE+-])-?\d{{{more_than + 1},}}(?![\d.eE])", text)
 
-    Refused: nesting deeper than MAX_DEPTH, NaN/Infinity and numbers that overflow a
-    float (`1e400`) (the field is named), integers over MAX_INT_DIGITS digits, and anything not JSON.
+
+def decode_json(text: str, *, max_depth: int | None = None, depth_hint: str = DEPTH_HINT,
+                max_digits: int = MAX_INT_DIGITS, digits_hint: str = "", check_numbers: bool = True) -> Any:
+    """The one bounded JSON decoder: every reader of JSON text comes here (docs/limits.md).
+
+    Refused with a one-line JsonLimitError: nesting deeper than `max_depth` (MAX_DEPTH; measured
+    before decoding, without recursion), integers of more than `max_digits` digits (the limit
+    `number_digits` where `digits_hint` says how to raise it, else Python's own limit), and, with
+    `check_numbers`, NaN/Infinity and numbers that overflow a float (`1e400`; the field is named).
+    Without `check_numbers` (stream items, for speed) NaN is taken as Python's json takes it.
+    Text that is not JSON raises json.JSONDecodeError, so each caller names line and column
+    in its own words.
     """
-    if text.count("[") + text.count("{") > MAX_DEPTH:  # else it cannot nest deeper (a log line: no call)
-        check_depth(text, where)
+    depth = MAX_DEPTH if max_depth is None else max_depth
+    if text.count("[") + text.count("{") > depth:  # else it cannot nest deeper (a log line: no call)
+        pos = depth_overflow(text, depth)
+        if pos is not None:
+            raise JsonLimitError(f"JSON nested deeper than {depth} levels at {line_col(text, pos)}, over the "
+                                 f"limit json_depth = {depth} (raise it with {depth_hint})")
+    if max_digits < MAX_INT_DIGITS and len(text) > max_digits:
+        m = _digit_run(text, max_digits)
+        if m is not None and _number_at(text, m.start()):
+            raise _digits_error(text, m, max_digits, digits_hint)
+    literal = ""
     try:
-        data = _DECODER.decode(text)
+        data = (_DECODER if check_numbers else _PLAIN).decode(text)
     except _NotFinite as err:
         literal = err.literal
         try:
             data = json.loads(text)  # again, to name the field
         except (ValueError, RecursionError):  # something else is wrong too: the number is named alone
             data = None
-    except json.JSONDecodeError as err:
-        raise _error(where, f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
+    except json.JSONDecodeError:
+        raise
     except RecursionError:  # a deeper stack than the pre-check allows for (a raised limit)
-        raise _error(where, "nested too deeply to decode (lower STORMBOUND_MAX_JSON_DEPTH)") from None
+        raise JsonLimitError(f"JSON nested too deeply to decode (lower json_depth: {depth_hint})") from None
     except ValueError as err:  # Python's integer digit limit
-        if "digits" not in str(err):
-            raise _error(where, f"not valid JSON: {escape(str(err))}") from None
-        m = _BIG_INT.search(text)
-        at = f" at {line_col(text, m.start())}" if m else ""
-        digits = len(m.group().lstrip("-")) if m else 0
-        size = f" of {digits} digits" if digits else ""
-        raise _error(where, f"integer{size}{at} is too large (limit {MAX_INT_DIGITS} digits)") from None
-    else:
+        m = _digit_run(text, MAX_INT_DIGITS)
+        if "digits" not in str(err) or m is None:
+            raise JsonLimitError(f"not valid JSON: {escape(str(err))}") from None
+        raise _digits_error(text, m, MAX_INT_DIGITS, "") from None
+    if not check_numbers:
+        return data
+    if not literal:
         if not _MAYBE_HUGE.search(text) and (len(text) < 309 or not _LONG_DIGITS.search(text)):
             return data
-        literal = ""
-    found = nonfinite_path(data)
-    if found is None and not literal:
-        return data
-    if not literal and found is not None:
+        found = nonfinite_path(data)
+        if found is None:
+            return data
         m = next((m for m in _NUMBER.finditer(text) if not math.isfinite(float(m.group()))), None)
         literal = m.group() if m else str(found[1])
+    else:
+        found = nonfinite_path(data) if data is not None else None
     at = _find_literal(text, literal)
     field = f"{found[0]}: " if found is not None else ""
-    raise _error(where, f"{field}number {escape(literal)}{at} is not finite (finite numbers only)")
+    raise JsonLimitError(f"{field}number {escape(literal)}{at} is not finite (finite numbers only)")
+
+
+def _number_at(text: str, pos: int) -> bool:
+    """Whether a digit run starting at `pos` is a JSON number, not part of a string (a quote count)."""
+    before = text[:pos]
+    if "\\" in before:
+        before = _STRING.sub("", before)
+        return '"' not in before
+    return before.count('"') % 2 == 0
+
+
+def _digits_error(text: str, m: re.Match[str], most: int, hint: str) -> JsonLimitError:
+    digits = len(m.group().lstrip("-"))
+    where = f"an integer of {digits:,} digits at {line_col(text, m.start())}"
+    if hint:
+        return JsonLimitError(f"{where}, over the limit number_digits = {most:,} (raise it with {hint})")
+    return JsonLimitError(f"{where} is too large (Python reads at most {MAX_INT_DIGITS:,} digits)")
+
+
+def load_json_text(text: str, where: str = "file") -> Any:
+    """Decode JSON `text` as :func:`decode_json` does; every failure is one FormatError at `where`."""
+    try:
+        return decode_json(text)
+    except json.JSONDecodeError as err:
+        raise _error(where, f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
+    except JsonLimitError as err:
+        raise _error(where, str(err)) from None
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+|-?\d{309,}(?:\.\d+)?")

@@ -154,22 +154,20 @@ class StormUIClient:
         if len(body) > self.max_bytes:
             raise StormUIError(url, f"the reply is larger than {self.max_bytes // 1_000_000} MB")
         text = body.decode("utf-8", errors="replace")
-        from app.core.formats.limits import MAX_DEPTH, depth_overflow
+        if not text.strip():
+            raise StormUIError(url, "the reply is empty")
+        from app.core.formats.limits import JsonLimitError, decode_json
 
-        if depth_overflow(text) is not None:
-            raise StormUIError(url, f"the reply nests deeper than {MAX_DEPTH} levels (docs/limits.md)")
-        try:
-            return json.loads(text)
+        try:  # the readers' limits: nesting depth, finite numbers, integer digits (docs/limits.md)
+            return decode_json(text)
+        except JsonLimitError as err:
+            raise StormUIError(url, f"the reply: {err}") from None
         except json.JSONDecodeError as err:
-            if not text.strip():
-                raise StormUIError(url, "the reply is empty") from None
             if kind == "application/json" and err.pos >= len(text.rstrip()) - 1:
                 raise StormUIError(url, "the reply was cut short (incomplete JSON)") from None
             if kind != "application/json":
                 raise StormUIError(url, f"the reply is {kind}, not JSON: is {self.base} a Storm UI?") from None
             raise StormUIError(url, f"the reply is not valid JSON: {err.msg} at character {err.pos}") from None
-        except ValueError:  # an integer over Python's 4300-digit limit
-            raise StormUIError(url, "the reply holds an integer over 4300 digits (docs/limits.md)") from None
 
 
 def _http_problem(err: urllib.error.HTTPError, sent_auth: bool) -> str:

@@ -15,12 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.core.fileio import write_atomic
-from app.core.topology import Problem, one_line
-
-
-def escape(text: str, limit: int = 60) -> str:
-    return one_line(text if len(text) <= limit else text[:limit] + "…")
-
+from app.core.formats.limits import escape
+from app.core.topology import Problem
 
 TRACE_FORMAT: Literal["stormbound-trace/1"] = "stormbound-trace/1"
 
