@@ -360,7 +360,7 @@ class MainWindow(QMainWindow):
         problems = self.document.problems()
         topo = self.document.topology()
         if problems:
-            self.status_problems.setText("⚠ " + "; ".join(p.message for p in problems[:2]))
+            self.status_problems.setText("⚠ " + "; ".join(str(p) for p in problems[:2]))
             self.status_problems.setToolTip("\n".join(str(p) for p in problems))
             return
         missing = unannotated_problems(topo)

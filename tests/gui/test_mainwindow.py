@@ -616,3 +616,9 @@ def test_save_as_dvert_json_exports_the_semantics(make_window, tmp_path) -> None
     data = json.loads(target.read_text())
     assert "topology" in data and "schema_version" not in data  # D-VerT's shape
     assert load_topology(target).semantics() == load_topology(SIMPLE).semantics()
+
+
+def test_the_status_line_names_what_each_problem_is_about(make_window) -> None:
+    window = make_window()
+    text = window.status_problems.text()
+    assert text.startswith("⚠ topology: is empty"), text  # not a bare "is empty"

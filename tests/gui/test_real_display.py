@@ -5,8 +5,9 @@ first fit running before the window has its size, clipped inspector fields). Her
 Xvfb is started (or the display named by STORMBOUND_TEST_DISPLAY is used) and
 tests/gui/real_display_driver.py runs the app in a subprocess with QT_QPA_PLATFORM=xcb:
 it opens a model, verifies with F5, steps the trace, drags a bolt from the palette and
-connects a port, reporting each step; the tests below judge one step each. Without Xvfb
-(`apt-get install xvfb xdotool libxcb-cursor0`) they skip with the reason.
+connects a port, reporting each step; the tests below judge one step each. Without Xvfb,
+xdotool and the X libraries Qt's xcb plugin loads (the packages `.ci/run` installs, listed
+in docs/install.md) they skip with the reason.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def display() -> Iterator[str]:
         yield named
         return
     if shutil.which("Xvfb") is None:
-        pytest.skip("no real X display: Xvfb is not on PATH (apt-get install xvfb xdotool libxcb-cursor0), "
+        pytest.skip("no real X display: Xvfb is not on PATH (apt-get install the packages .ci/run lists), "
                     "and STORMBOUND_TEST_DISPLAY is not set")
     proc, name = _start_xvfb()
     try:
@@ -97,7 +98,8 @@ def run(display: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
                            env=env, capture_output=True, text=True, timeout=START_TIMEOUT_S)
     if probe.returncode != 0:
         last = (probe.stderr.strip().splitlines() or ["no message"])[-1]
-        pytest.skip(f"Qt cannot open {display} with the xcb platform (apt-get install libxcb-cursor0?): {last}")
+        pytest.skip(f"Qt cannot open {display} with the xcb platform (the X libraries of docs/install.md, "
+                    f"as .ci/run installs them, missing?): {last}")
     out = home / "steps.json"
     root = HERE.parent.parent
     model = root / "models" / "simple-DIA-cfg-1.storm.json"
