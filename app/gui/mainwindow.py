@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QM
 
 from app.core.formats import detect_format, read_json, topology_from_data
 from app.core.layout import layered_layout, with_layout
-from app.core.rates import rate_check
+from app.core.rates import idle_warning, rate_check
 from app.core.topology import Topology, TopologyError, unannotated_problems
 from app.gui import storm_io
 from app.gui.autosave import AutosaveSession, default_autosave_dir, find_recoverable, write_bytes
@@ -375,10 +375,15 @@ class MainWindow(QMainWindow):
             self.status_problems.setText(f"rate check failed: {err}")
             return
         counts = {s: sum(1 for b in report.bolts.values() if b.status == s) for s in ("bounded", "may-grow", "grows")}
-        self.status_problems.setText(
-            f"{len(topo.spouts)} spouts, {len(topo.bolts)} bolts · rate check: {counts['bounded']} bounded, "
-            f"{counts['may-grow']} may grow, {counts['grows']} grow")
-        self.status_problems.setToolTip("\n".join(b.explanation for b in report.bolts.values()))
+        text = (f"{len(topo.spouts)} spouts, {len(topo.bolts)} bolts · rate check: {counts['bounded']} bounded, "
+                f"{counts['may-grow']} may grow, {counts['grows']} grow")
+        tips = [b.explanation for b in report.bolts.values()]
+        warning = idle_warning(topo)  # what `check` prints on stderr: the same words, in the tooltip
+        if warning is not None:
+            text += f" · ⚠ max idle time over α/10 of {warning.bolts[0]}"
+            tips.insert(0, "⚠ " + warning.message)
+        self.status_problems.setText(text)
+        self.status_problems.setToolTip("\n".join(tips))
 
     # ---- editing ----------------------------------------------------------------
     def add_component(self, kind: str) -> str:

@@ -622,3 +622,24 @@ def test_the_status_line_names_what_each_problem_is_about(make_window) -> None:
     window = make_window()
     text = window.status_problems.text()
     assert text.startswith("⚠ topology: is empty"), text  # not a bare "is empty"
+
+
+def test_a_max_idle_time_over_a_tenth_of_alpha_is_shown_as_check_shows_it(make_window, tmp_path) -> None:
+    import json
+
+    from app.core.formats import load_topology
+    from app.core.rates import idle_warning
+
+    source = SIMPLE
+    window = make_window()
+    assert window.open_path(source)
+    assert "max idle time" not in window.status_problems.text()  # 0.01 s is well under α/10
+    data = json.loads(source.read_text(encoding="utf-8"))
+    data["settings"]["max_idle_time"] = 0.5  # over α/10 = 0.1 s of the 1 s bolt
+    slow = tmp_path / "idle.storm.json"
+    slow.write_text(json.dumps(data), encoding="utf-8")
+    assert window.open_path(slow)
+    warning = idle_warning(load_topology(slow))
+    assert warning is not None
+    assert f"max idle time over α/10 of {warning.bolts[0]}" in window.status_problems.text()
+    assert warning.message in window.status_problems.toolTip()
