@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.core.formats.limits import JsonLimitError
+from app.core.formats.limits import JsonLimitError, on_one_line
 from app.core.topology import TopologyError
 from app.diff.specs import DiffError
 from app.expr.limits import decoder, loads, one_line
@@ -124,8 +124,7 @@ def _read_json_stream(p: Path) -> Iterator[Any]:
             try:
                 item = decode(line)
             except JsonLimitError as err:
-                message = str(err).replace(" at line 1 column ", " at column ")
-                raise DiffError(f"{p}: line {number}: {message}") from None
+                raise DiffError(f"{p}: line {number}: {on_one_line(str(err))}") from None
             except json.JSONDecodeError as err:
                 raise DiffError(f"{p}: line {number}: invalid JSON at column {err.colno}: {err.msg}") from None
             yield item

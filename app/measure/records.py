@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.core.formats.limits import FormatError, load_json_text
+from app.core.formats.limits import FormatError, load_json_text, on_one_line
 from app.core.topology import Problem, TopologyError
 
 EventKind = Literal["spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail", "spout_ack", "spout_fail"]
@@ -33,7 +33,7 @@ def json_value(text: str, where: str) -> Any:
     except FormatError as err:
         message = err.problems[0].message
         if "\n" not in text.rstrip():  # one line: its column is enough
-            message = message.replace(" at line 1 column ", " at column ")
+            message = on_one_line(message)
         raise EventLogError(where, message) from None
 
 

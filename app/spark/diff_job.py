@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from app.core.formats.limits import JsonLimitError
+from app.core.formats.limits import JsonLimitError, on_one_line
 from app.diff import (
     SIDE_NAMES,
     Difference,
@@ -49,13 +49,16 @@ def _connected_position(side: int, index: int, n_left: int, n_right: int, order:
 
 
 def _parser(side: int, key_of: Callable[[Any], Any]) -> Callable[[tuple[str, int]], tuple[Any, tuple]]:
+    """The line parser; make it where the limits are in force (a worker, inside :func:`_in_workers`)."""
+    decode = decoder(strict_numbers=False)  # the one bounded decoder, as the local reader uses it
+
     def parse(pair: tuple[str, int]) -> tuple[Any, tuple]:
         line, zero_index = pair
         index = zero_index + 1
-        try:  # the one bounded decoder, as the local reader (app/diff/streams.py) uses it
-            item = decoder(strict_numbers=False)(line)
+        try:
+            item = decode(line)
         except JsonLimitError as err:
-            return _ERROR, (side, index, f"line {index}: {str(err).replace(' at line 1 column ', ' at column ')}")
+            return _ERROR, (side, index, f"line {index}: {on_one_line(str(err))}")
         except ValueError as err:
             return _ERROR, (side, index, f"line {index}: invalid JSON ({err})")
         try:
@@ -66,13 +69,16 @@ def _parser(side: int, key_of: Callable[[Any], Any]) -> Callable[[tuple[str, int
     return parse
 
 
-def _in_workers(limits: Mapping[str, int], each: Callable[[Any], Any]) -> Callable[[Iterable[Any]], Iterator[Any]]:
-    """`each` over a partition, with the driver's `limits` in force first: a Spark Python worker is
-    another process (reused from task to task), which otherwise knows only the defaults."""
+def _in_workers(limits: Mapping[str, int],
+                make_each: Callable[[], Callable[[Any], Any]]) -> Callable[[Iterable[Any]], Iterator[Any]]:
+    """`make_each()` over a partition, with the driver's `limits` in force first: a Spark Python worker
+    is another process (reused from task to task), which otherwise knows only the defaults. The
+    function is made once per partition, after the limits are set, so it may read them once."""
     settings = dict(limits)
 
     def run(rows: Iterable[Any]) -> Iterator[Any]:
         set_limits(settings)  # every time: an empty dict restores the defaults a previous task changed
+        each = make_each()
         for row in rows:
             yield each(row)
     return run
@@ -230,7 +236,7 @@ def _spark_same_key_diff(spark: Any, left_path: str | Path, right_path: str | Pa
     def side_rdd(path: str | Path, side: int) -> Any:
         # minPartitions=1: a small file is one partition, so zipWithIndex needs no extra job
         lines = sc.textFile(str(Path(path).resolve()), minPartitions=1).filter(lambda line: line.strip() != "")
-        return lines.zipWithIndex().mapPartitions(_in_workers(limits, _parser(side, key_of)))
+        return lines.zipWithIndex().mapPartitions(_in_workers(limits, lambda: _parser(side, key_of)))
 
     parsed = side_rdd(left_path, 0).union(side_rdd(right_path, 1)).cache()
     try:
@@ -245,7 +251,7 @@ def _spark_same_key_diff(spark: Any, left_path: str | Path, right_path: str | Pa
             side, _, message = error
             raise DiffError(f"{left_path if side == 0 else right_path}: {message}")
         match = _per_key(canon)
-        per_key = parsed.groupByKey().mapPartitions(_in_workers(limits, lambda kv: (kv[0], match(kv[1]))),
+        per_key = parsed.groupByKey().mapPartitions(_in_workers(limits, lambda: lambda kv: (kv[0], match(kv[1]))),
                                                     preservesPartitioning=True).cache()
         found = per_key.flatMap(lambda kv: _detection(kv, n_left, n_right, order)).takeOrdered(
             1, key=lambda d: d[0])

@@ -228,6 +228,12 @@ def _digits_error(text: str, m: re.Match[str], most: int, hint: str) -> JsonLimi
     return JsonLimitError(f"{where} is too large (Python reads at most {MAX_INT_DIGITS:,} digits)")
 
 
+def on_one_line(message: str) -> str:
+    """A decoder message about a text that is one line of a file (a log line, a stream item): the
+    position as `column C`, since the caller names the line."""
+    return message.replace(" at line 1 column ", " at column ")
+
+
 def load_json_text(text: str, where: str = "file") -> Any:
     """Decode JSON `text` as :func:`decode_json` does; every failure is one FormatError at `where`."""
     try:
