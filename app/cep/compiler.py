@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.cep.syntax import (
+from app.cep.nodes import (
     And,
     Atom,
     Follows,

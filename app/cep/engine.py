@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.cep.compiler import INIT, Automaton, Edge, compile_pattern
-from app.cep.syntax import Pattern, PatternError
+from app.cep.nodes import Pattern, PatternError
 
 MAX_PARTIAL = 1_000_000  # live partial matches per pattern and partition before matching gives up
 _UNBOUND = object()

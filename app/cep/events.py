@@ -14,7 +14,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from app.cep.syntax import PatternError, read_text
+from app.cep.nodes import PatternError
+from app.cep.syntax import read_text
 from app.expr.limits import loads, one_line
 
 

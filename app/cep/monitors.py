@@ -13,7 +13,8 @@ from typing import Any
 
 from app.cep.engine import Match, find_matches
 from app.cep.events import events_from_log
-from app.cep.syntax import Pattern, load_patterns
+from app.cep.nodes import Pattern
+from app.cep.syntax import load_patterns
 from app.datafiles import resources_dir
 
 MONITORS_FILE = "storm-monitors.cep"

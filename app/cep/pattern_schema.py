@@ -1,4 +1,4 @@
-"""The JSON Schema of a JSON pattern file, written from the reader's rules (app/cep/syntax.py:
+"""The JSON Schema of a JSON pattern file, written from the reader's rules (app/cep/syntax.py and app/cep/nodes.py:
 `parse_pattern_json`, `pattern_from_json`, `parse_ast`, `_options`; docs/cep.md). The compact
 text form (`.cep`) is a grammar, not JSON, and has no schema."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.cep.syntax import COMPARATORS, CONTEXT_ALIASES, SKIPS
+from app.cep.nodes import COMPARATORS, CONTEXT_ALIASES, SKIPS
 
 # Spellings `_options` accepts besides the canonical ones (it lower-cases and drops `EventContext.`).
 SKIP_ALIASES = ("skip_to_next", "skip_past_last_event", "past_last_event")

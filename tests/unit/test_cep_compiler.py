@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from app.cep import compile_ast
-from app.cep.syntax import And, Atom, Follows, Or, PatternNode, Plus, Star, Times
+from app.cep.nodes import And, Atom, Follows, Or, PatternNode, Plus, Star, Times
 
 ALPHABET = "abc"
 
@@ -94,7 +94,7 @@ def test_some_tricky_constructions() -> None:
 
 
 def _random_pattern(rng: Any, depth: int = 0) -> PatternNode:
-    from app.cep.syntax import HoldsFor, Not, Within
+    from app.cep.nodes import HoldsFor, Not, Within
 
     if depth > 3 or rng.random() < 0.35:
         binds = (("k", "v"),) if rng.random() < 0.3 else ()

@@ -22,7 +22,7 @@ from app.cep import (
     to_ast,
     to_text,
 )
-from app.cep.syntax import And, Atom, Follows, HoldsFor, Not, Or, Plus, Star, Times, Within
+from app.cep.nodes import And, Atom, Follows, HoldsFor, Not, Or, Plus, Star, Times, Within
 
 
 def ev(kind: str, t: float = 0.0, **attrs: Any) -> dict[str, Any]:

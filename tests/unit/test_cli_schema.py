@@ -232,7 +232,8 @@ def test_event_records_validate_as_the_reader_reads_them(capsys) -> None:
 
 def test_pattern_files_validate_as_the_reader_reads_them(tmp_path: Path, capsys) -> None:
     from app.cep.monitors import load_monitors
-    from app.cep.syntax import PatternError, parse_pattern_json, to_ast
+    from app.cep.nodes import PatternError, to_ast
+    from app.cep.syntax import parse_pattern_json
 
     pattern = schema(capsys, "pattern")
     shipped = {"context": "chronicle", "patterns": [

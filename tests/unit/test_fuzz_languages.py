@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.cep import CepEngine, PatternError, compile_pattern, parse_ast, parse_pattern_text, parse_text
-from app.cep.syntax import Pattern
+from app.cep.nodes import Pattern
 from app.core.topology import TopologyError
 from app.diff import DiffError, Matcher, diff_streams, read_stream
 from app.expr import ExprError, ExprEvalError, parse_expr

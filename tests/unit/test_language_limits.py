@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from app.cep import PatternError, compile_pattern, find_matches, load_patterns, parse_ast, parse_text
-from app.cep.syntax import Pattern
+from app.cep.nodes import Pattern
 from app.cli import main
 from app.diff import DiffError, diff_streams, parse_dependence, parse_equality, read_stream
 from app.expr import ExprError, parse_expr
