@@ -73,17 +73,25 @@ def gzip_to(text: bytes, target: Path) -> None:
         gz.write(text)
 
 
+def keeps_executable_bit(path: Path) -> bool:
+    """A program: an ELF file that is not a shared library, or a shell script (wheels mark data files 0755 too)."""
+    if re.search(r"\.so(\.|$)", path.name):
+        return False
+    with path.open("rb") as handle:
+        head = handle.read(4)
+    return head == depends.ELF_MAGIC or (head[:2] == b"#!" and path.suffix != ".py")
+
+
 def normalize(stage: Path) -> None:
-    """root:root (dpkg-deb --root-owner-group), folders 0755, files 0755 when executable else 0644."""
+    """root:root (dpkg-deb --root-owner-group), folders 0755, programs 0755 (when they were), other files 0644."""
     for path in [stage, *stage.rglob("*")]:
         if path.is_symlink():
             continue
         if path.is_dir():
             path.chmod(0o755)
-        else:
+        elif path.relative_to(stage).parts[0] != "DEBIAN":
             executable = path.stat().st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-            shared_library = re.search(r"\.so(\.|$)", path.name) is not None
-            path.chmod(0o755 if executable and not shared_library else 0o644)
+            path.chmod(0o755 if executable and keeps_executable_bit(path) else 0o644)
 
 
 def installed_size(stage: Path) -> int:

@@ -62,9 +62,9 @@ def parse_dpkg_search(output: str) -> list[str]:
     """Package names (architecture qualifier dropped) of `dpkg -S` output; diversion lines ignored."""
     packages = []
     for line in output.splitlines():
-        if line.startswith("diversion by") or ": " not in line:
+        if line.startswith("diversion by") or ": /" not in line:
             continue
-        for name in line.split(": ", 1)[0].split(", "):
+        for name in line.split(": /", 1)[0].split(", "):
             packages.append(name.split(":", 1)[0].strip())
     return packages
 
