@@ -214,3 +214,16 @@ def test_non_elf_files_are_left_alone(tmp_path: Path):
     path.write_bytes(b"not an ELF file at all, just text" * 4)
     assert elf_runpath.drop_outside_runpaths(path) == []
     assert path.read_bytes().startswith(b"not an ELF")
+
+
+def test_frozen_entry_opens_a_document_handed_over_by_macos(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    entry = _load("stormbound_entry", ROOT / "packaging" / "stormbound_entry.py")
+    document = tmp_path / "t.storm.json"
+    document.write_text("{}")
+    monkeypatch.setattr(sys, "argv", ["stormbound", str(document)])
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert entry._argv() == [str(document)]  # Linux: the command line as typed
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert entry._argv() == ["gui", str(document)]
+    monkeypatch.setattr(sys, "argv", ["stormbound", "check", str(document)])
+    assert entry._argv() == ["check", str(document)]
