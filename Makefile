@@ -41,6 +41,8 @@ $(VENV)/.dist-installed: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[dist]"
 	@touch $@
 
+# The bundle, its .tar.gz and (with dpkg-deb) the .deb packages stormbound and stormbound-spark
+# (docs/install.md); DEB=0 skips the packages, SPARK_DEB=0 the Spark one.
 dist: $(VENV)/.dist-installed
 	bash packaging/build.sh
 

@@ -3,7 +3,8 @@
 The app itself never needs pyspark: Spark work runs in a host process
 (`python -m app.spark.host`) started with the Python named by
 `STORMBOUND_SPARK_PYTHON`, else the current interpreter when it has pyspark,
-else `python3` on PATH. These helpers give the one-line messages users see when
+else the one the `stormbound-spark` package installs (docs/install.md), else
+`python3` on PATH. These helpers give the one-line messages users see when
 Java or pyspark is missing.
 """
 
@@ -25,6 +26,8 @@ from typing import Any
 SPARK_PYTHON_ENV = "STORMBOUND_SPARK_PYTHON"
 SPARK_MASTER_ENV = "STORMBOUND_SPARK_MASTER"
 DEFAULT_MASTER = "local[*]"
+# The Python with pyspark that the stormbound-spark package installs (packaging/deb/build_spark_deb.py).
+PACKAGED_SPARK_PYTHON = "/opt/stormbound-spark/bin/python"
 
 
 class SparkUnavailable(RuntimeError):
@@ -58,7 +61,8 @@ def has_pyspark(python: str) -> bool:
 
 
 def spark_python(setting: str | None = None, env: Mapping[str, str] | None = None) -> str:
-    """The Python to start the Spark host with: the setting, $STORMBOUND_SPARK_PYTHON, this one, or python3."""
+    """The Python to start the Spark host with: the setting, $STORMBOUND_SPARK_PYTHON, this one,
+    the packaged one (PACKAGED_SPARK_PYTHON) when installed, or python3."""
     env = os.environ if env is None else env
     chosen = setting or env.get(SPARK_PYTHON_ENV)
     if chosen:
@@ -68,6 +72,8 @@ def spark_python(setting: str | None = None, env: Mapping[str, str] | None = Non
         return found
     if not getattr(sys, "frozen", False) and has_pyspark(sys.executable):
         return sys.executable
+    if os.access(PACKAGED_SPARK_PYTHON, os.X_OK):
+        return PACKAGED_SPARK_PYTHON
     for name in ("python3", "python"):
         found = shutil.which(name, path=env.get("PATH", ""))
         if found:

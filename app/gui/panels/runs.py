@@ -134,7 +134,7 @@ class RunsPanel(QWidget):
         self.master_edit.setToolTip("Spark master: local[*], spark://host:7077, yarn, k8s://..., "
                                     "or a Spark Connect server sc://host:15002")
         self.python_edit = QLineEdit(str(self.settings.value("runs/python", "")))
-        self.python_edit.setPlaceholderText("Python with pyspark (empty: STORMBOUND_SPARK_PYTHON or this one)")
+        self.python_edit.setPlaceholderText("Python with pyspark (empty: STORMBOUND_SPARK_PYTHON, else found)")
         self.attach_button = QPushButton("Attach Spark")
         self.attach_button.clicked.connect(self.toggle_attach)
         self.engine_box = QComboBox()
