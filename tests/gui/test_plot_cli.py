@@ -194,7 +194,9 @@ def test_report_is_one_self_contained_file_with_plots_and_tables(qapp, run_folde
     rows = re.findall(r"<tr[^>]*><td>(split|count)</td><td>(bounded|grows)</td>", text)
     assert rows == [("split", "bounded"), ("count", "grows")]
     assert "every guarantee holds" in text and "queue_above_threshold" in text
-    for section in ("Queues: measured and predicted", "Model versus measured", "Reliability", "Pattern matches"):
+    assert "headroom ×" in text  # capacity in Storm's terms, from the run's own topology
+    for section in ("Queues: measured and predicted", "Model versus measured", "Capacity in Storm's terms",
+                    "Reliability", "Pattern matches"):
         assert section in text
 
 

@@ -464,3 +464,19 @@ def test_the_controller_verifies_without_any_widget(qtbot, document: DocumentMod
     document.undo_stack.push(SetSectionFieldsCommand(document, "settings", {"max_idle_time": 0.02}))
     assert [s.stale for s in controller.states] == [True, True]
     assert "stale" in (controller.verified_problem() or "")
+
+
+def test_capacity_in_storm_terms_is_one_short_line(qtbot, document: DocumentModel) -> None:
+    """The headroom is computed in the worker thread with the verdict and shown as one line; Storm's response
+    (simple-DIA-cfg-1 is overloaded: B2 grows at the document's rates) in its tooltip and in the details."""
+    panel = make_panel(qtbot, document)
+    assert not panel.capacity_label.isVisible()
+    run_to_end(qtbot, panel)
+    text = panel.capacity_label.text()
+    assert text.startswith("Capacity: headroom ×0.612") and "B2 saturates first" in text
+    assert "\n" not in text and "overloaded" in text
+    tip = panel.capacity_label.toolTip()
+    assert "throttles the spouts to 1.5 tuples/s" in tip and "B2's receive queues" in tip
+    assert "Capacity (in Storm's terms)" in panel.details.toPlainText()
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 40}))
+    assert panel.capacity_label.text().startswith("(stale) ")

@@ -135,6 +135,10 @@ class VerificationPanel(QWidget):
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
         self.table.doubleClicked.connect(self._on_double_clicked)
 
+        # capacity in Storm's terms: one short line (the headroom), Storm's response in its tooltip
+        self.capacity_label = QLabel("")
+        self.capacity_label.setWordWrap(True)
+        self.capacity_label.setVisible(False)
         self.progress_label = QLabel("Not run.")
         self.progress_label.setWordWrap(True)
         self.progress_bar = QProgressBar()
@@ -151,6 +155,7 @@ class VerificationPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)
+        layout.addWidget(self.capacity_label)
         layout.addWidget(self.progress_label)
         layout.addWidget(self.progress_bar)
 
@@ -265,6 +270,9 @@ class VerificationPanel(QWidget):
             if verdict.verdict == "counterexample":
                 parts.append(_html(f"found by the {verdict.method}; certified" if verdict.certified
                                    else f"found by the {verdict.method}; not certified"))
+        if state.capacity and not state.stale:
+            parts.append("<b>Capacity</b> (in Storm's terms):<ul>"
+                         + "".join(f"<li>{_html(line)}</li>" for line in state.capacity) + "</ul>")
         if result is not None:
             if result.message:
                 parts.append(_html(result.message))
@@ -358,9 +366,21 @@ class VerificationPanel(QWidget):
     def _on_result(self, row: int, result: VerifyResult) -> None:
         if row < 0:
             return
+        self._show_capacity(self.states[row].capacity)
         shown = self.trace_row < 0 or self.trace_row == row or self.trace_view.trace is None
         if result.verdict == "counterexample" and result.trace is not None and not self.states[row].stale and shown:
             self.show_trace(row)
+
+    def _show_capacity(self, lines: list[str]) -> None:
+        """The headroom as a short line; what Storm does (when overloaded) in its tooltip."""
+        if not lines:
+            return
+        short = lines[0].split(": every bolt")[0]
+        rest = lines[0].split("; ", 1)[1] if "; " in lines[0] else ""
+        self.capacity_label.setText(f"Capacity: {short}" + (f"; {rest}" if rest else "")
+                                    + (" — overloaded: see the tooltip" if len(lines) > 1 else ""))
+        self.capacity_label.setToolTip("\n".join(lines))
+        self.capacity_label.setVisible(True)
 
     def _on_all_finished(self) -> None:
         self.elapsed_timer.stop()
@@ -369,12 +389,15 @@ class VerificationPanel(QWidget):
 
     # ---- staleness -------------------------------------------------------------------------
     def _on_results_stale(self) -> None:
+        if self.capacity_label.isVisible() and not self.capacity_label.text().startswith("(stale)"):
+            self.capacity_label.setText("(stale) " + self.capacity_label.text())
         if self.trace_view.trace is not None and "Stale" not in self.trace_view.title.text():
             self.trace_view.title.setText("Stale (the model changed since): " + self.trace_view.title.text())
         self._update_buttons()
 
     def _on_document_replaced(self) -> None:
         self.trace_row = -1
+        self.capacity_label.setVisible(False)
         self.trace_view.clear()
 
     # ---- the trace -------------------------------------------------------------------------
