@@ -191,6 +191,7 @@ def wanted_parallelism(items: list[str], document: Topology | None,
 def cmd_repair(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError, import_flux, options_of
     from app.core.formats.flux_repair import plan_repair
+    from app.core.rebalance import rebalance_lines, running_from_flux
 
     if args.in_place and args.output:
         raise _usage("give --in-place or -o OUT, not both")
@@ -204,7 +205,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
         if document is not None and not (args.filter or args.env or args.resources) \
                 and document.storm.flux_file and Path(document.storm.flux_file) == Path(args.file).resolve():
             options = options_of(document)  # read the file the way it was imported
-        flux_topology = import_flux(args.file, options).topology
+        imported = import_flux(args.file, options)
+        flux_topology = imported.topology
         wanted, notes = wanted_parallelism(args.parallelism, document, flux_topology)
         edits = plan_repair(args.file, wanted, options)
     except FluxError as err:
@@ -221,6 +223,11 @@ def cmd_repair(args: argparse.Namespace) -> int:
     for edit in edits:
         for change in edit.changes:
             print(f"{edit.path}: {change}")
+    commands = rebalance_lines(flux_topology.name, running_from_flux(imported.document), wanted)
+    if commands:
+        print("on the running topology, without a redeploy:")
+        for line in commands:
+            print(f"  {line}")
     if args.in_place:
         for edit in edits:
             _write(str(edit.path), edit.after.encode("utf-8"))

@@ -219,6 +219,9 @@ class StormIO(QObject):
             window.show_message(f"{Path(flux).name} already has this parallelism")
             return True
         changes = "\n".join(f"{e.path.name}: {c}" for e in edits for c in e.changes)
+        commands = rebalance_commands(topo)
+        if commands:
+            changes += "\n\nOn the running topology, without a redeploy:\n" + "\n".join(commands)
         if not window.dialogs.confirm(window, "Save parallelism to Flux file",
                                       f"Change only these values (comments and layout stay)?\n\n{changes}"):
             return False
@@ -302,6 +305,20 @@ class StormIO(QObject):
         lines = [f"{d.path} = {d.value:.6g}   ({d.source})" for d in measured.derived]
         text = "\n".join([what, "", *lines, *([""] + notes if notes else [])])
         window.dialogs.info(window, "Imported from Storm UI", text)
+
+
+def rebalance_commands(topo: Topology) -> list[str]:
+    """`storm rebalance` lines for the document's parallelism, against its Flux file as deployed."""
+    from app.core.formats.flux import FluxError, options_of, read_flux
+    from app.core.rebalance import rebalance_lines, running_from_flux
+
+    if not topo.storm.flux_file:
+        return []
+    try:
+        deployed = read_flux(topo.storm.flux_file, options_of(topo))
+    except (FluxError, OSError):
+        return []
+    return rebalance_lines(topo.name, running_from_flux(deployed), {b.name: b.parallelism for b in topo.bolts})
 
 
 def install(window: Any) -> StormIO:

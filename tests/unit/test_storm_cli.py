@@ -152,6 +152,11 @@ def test_flux_and_storm_ui_in_verified_repaired_and_back_into_the_flux_file(caps
                             "--in-place")
     assert code == 0, err
     assert f"{flux_copy}: bolts.count.parallelism: 1 -> 8" in stdout
+    # Storm's commands beside the edit: rebalance reaches split (2 tasks) but not count and report (1 task each)
+    assert "  storm rebalance wordcount -e split=1\n" in stdout
+    assert ("  count: has 1 task, and rebalance cannot raise its executors above that: redeploy the repaired "
+            "file, with numTasks: 8 or more on count to leave room for later rebalances") in stdout
+    assert "  report: has 1 task" in stdout
     after = flux_copy.read_text()
     assert all("parallelism:" in line for line in changed_lines(before, after))
     assert len(before.splitlines()) == len(after.splitlines())

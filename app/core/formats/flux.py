@@ -107,6 +107,7 @@ class Vertex:
     file: Path
     line: int
     annotations: dict[str, Any] = field(default_factory=dict)
+    num_tasks: int | None = None  # numTasks: None when not given (Storm makes one task per executor)
 
 
 @dataclass
@@ -577,14 +578,15 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
                             f"duplicate id '{ident}' (also line {seen[ident]}; Flux would keep only the last)")
         seen[ident] = line or 0
         class_name = _string(item.get("className"), path, _line_of(item, "className") or line, f"{label}.className")
-        parallelism = item.get("parallelism")
-        if parallelism is not None:
-            if isinstance(parallelism, bool) or not isinstance(parallelism, int):
-                raise FluxError(path, _line_of(item, "parallelism"), f"{label}.parallelism",
-                                f"must be a whole number, not {plain(parallelism)!r}")
-            if parallelism < 1:
-                raise FluxError(path, _line_of(item, "parallelism"), f"{label}.parallelism",
-                                f"must be at least 1 (Storm refuses {parallelism})")
+        parallelism, num_tasks = item.get("parallelism"), item.get("numTasks")
+        for key, value in (("parallelism", parallelism), ("numTasks", num_tasks)):
+            if value is not None:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise FluxError(path, _line_of(item, key), f"{label}.{key}",
+                                    f"must be a whole number, not {plain(value)!r}")
+                if value < 1:
+                    raise FluxError(path, _line_of(item, key), f"{label}.{key}",
+                                    f"must be at least 1 (Storm refuses {value})")
         annotations: dict[str, Any] = {}
         config = item.get("config")
         if isinstance(config, dict):
@@ -595,7 +597,7 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
         elif config is not None:
             raise FluxError(path, _line_of(item, "config"), f"{label}.config", "must be a mapping")
         out.append(Vertex(kind, ident, class_name, int(parallelism) if parallelism is not None else None,
-                          path, line or 0, annotations))
+                          path, line or 0, annotations, int(num_tasks) if num_tasks is not None else None))
     return out
 
 

@@ -1,0 +1,37 @@
+"""`storm rebalance` lines beside a repair: executors up to the tasks, numTasks named beyond them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.formats.flux import FluxError, read_flux
+from app.core.rebalance import Running, rebalance_lines, running_from_flux
+
+
+def test_rebalance_within_tasks_and_numtasks_beyond() -> None:
+    running = {"a": Running(2, 8, True), "b": Running(1, 1), "c": Running(3, 3), "odd name": Running(1, 4, True)}
+    lines = rebalance_lines("my topo", running, {"a": 6, "b": 4, "c": 3, "odd name": 2, "gone": 5})
+    assert lines[0] == "storm rebalance 'my topo' -e a=6 -e 'odd name=2'"  # c unchanged, gone unknown: left out
+    assert lines[1].startswith("b: has 1 task, and rebalance cannot raise its executors above that")
+    assert "numTasks: 4 or more on b" in lines[1]
+    assert len(lines) == 2
+    assert rebalance_lines("t", running, {"c": 3}) == []
+    capped = rebalance_lines("t", {"a": Running(2, 4, True)}, {"a": 6})
+    assert capped == ["a: its numTasks: 4 caps it at 4 executors, by rebalance or by a redeploy of the repaired "
+                      "file: raise numTasks to 6 or more in the Flux file and redeploy"]
+
+
+def test_tasks_come_from_numtasks_or_the_parallelism(tmp_path: Path) -> None:
+    flux = tmp_path / "t.yaml"
+    flux.write_text("name: t\nspouts:\n  - {id: s, className: S}\nbolts:\n"
+                    "  - {id: a, className: A, parallelism: 2, numTasks: 8}\n  - {id: b, className: B}\n"
+                    "streams:\n  - {from: s, to: a, grouping: {type: SHUFFLE}}\n"
+                    "  - {from: a, to: b, grouping: {type: SHUFFLE}}\n")
+    assert running_from_flux(read_flux(flux)) == {"a": Running(2, 8, True), "b": Running(1, 1, False)}
+    flux.write_text(flux.read_text().replace("numTasks: 8", "numTasks: 0"))
+    try:
+        read_flux(flux)
+    except FluxError as err:
+        assert "bolts.a.numTasks: must be at least 1" in str(err)
+    else:
+        raise AssertionError("numTasks: 0 was accepted")
