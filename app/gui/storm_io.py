@@ -189,6 +189,18 @@ class StormIO(QObject):
             window.dialogs.error(window, "Cannot import Flux file", str(err))
             window.show_message(f"Could not import {Path(path).name}")
             return False
+        # Flux leaves an unresolved ${...} as it is, and so does the import; offer what would resolve it
+        unresolved = " ".join(result.notes)
+        if ask and options.filter is None and "give --filter" in unresolved:
+            props = window.dialogs.open_file_name(
+                window, "Properties file for ${...} (Flux's --filter; cancel to keep them as they are)",
+                str(Path(path).parent), PROPERTIES_FILTER)
+            if props:
+                return self.import_flux_path(path, replace(options, filter=Path(props)), ask=False)
+        elif ask and not options.env and "needs --env" in unresolved and window.dialogs.confirm(
+                window, "Environment variables", "The file refers to ${ENV-...}: substitute them from the "
+                "environment? (No keeps them as they are, as Flux does without --env.)"):
+            return self.import_flux_path(path, replace(options, env=True), ask=False)
         window.document.replace(with_layout(result.topology), None)
         window.canvas.fit_all()
         missing = sum(len(c.unannotated) for c in result.topology.components)

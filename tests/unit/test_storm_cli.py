@@ -73,7 +73,9 @@ def test_check_lists_and_verify_refuses_unannotated_values(capsys, flux_copy: Pa
      "  - {from: s, to: b, grouping: {type: BROADCAST}}\n", "line 7: streams[0].grouping.type: unknown grouping"),
     ("name: t\nincludes:\n  - file: bad.yaml\n", "line 3: includes[0].file: cyclic include"),
     ("name: t\nincludes:\n  - file: absent.yaml\n", "line 3: includes[0].file: included file absent.yaml not found"),
-    ("name: ${nobody}\nspouts: []\n", "line 1: name: ${nobody} is not defined"),
+    ("name: t\nspouts:\n  - {id: s, className: S}\nbolts:\n  - id: b\n    className: B\n    parallelism: ${nobody}\n"
+     "streams:\n  - {from: s, to: b, grouping: {type: SHUFFLE}}\n",
+     "line 7: bolts.b.parallelism: ${nobody} is not defined"),
     ("name: t\nspouts: []\nconfig:\n  deep: " + "[" * 500 + "]" * 500 + "\n", "line 4: config: nested too deeply"),
     ("config:\n  x: &a [*a, *a]\n" + "".join(f"  y{i}: &y{i} [" + ", ".join([f"*y{i-1}" if i else "*a"] * 10) + "]\n"
                                              for i in range(8)) + "spouts: []\n", "expands to more than"),

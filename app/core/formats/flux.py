@@ -32,7 +32,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +108,7 @@ class Vertex:
     line: int
     annotations: dict[str, Any] = field(default_factory=dict)
     num_tasks: int | None = None  # numTasks: None when not given (Storm makes one task per executor)
+    tick_secs: Any = None  # its own config's topology.tick.tuple.freq.secs, if any
 
 
 @dataclass
@@ -389,10 +390,43 @@ def _item_label(path: str, index: int, item: Any) -> str:
     return f"{path}[{index}]"
 
 
-def check_tree(root: Any, file: Path, options: FluxOptions) -> None:
-    """Walk every node once in document order (aliases expanded) with limits; refuse unresolved `${...}`."""
+@dataclass(frozen=True)
+class Unresolved:
+    """A `${...}` that no substitution resolved: Flux passes it on verbatim, and so does the import."""
+
+    file: Path
+    line: int | None
+    path: str
+    var: str
+
+    def note(self, options: FluxOptions) -> str:
+        where = f"{self.file.name} line {self.line}" if self.line else self.file.name
+        why = _placeholder_problem(self.var, options)
+        return f"{where}: {self.path}: ${{{self.var}}} is left as it is, as Flux leaves it ({why})"
+
+
+def unresolved_notes(found: list[Unresolved], options: FluxOptions, each: int = 3) -> list[str]:
+    """A note per unresolved `${...}`, or one per file when it has more than `each`."""
+    by_file: dict[Path, list[Unresolved]] = {}
+    for u in found:
+        by_file.setdefault(u.file, []).append(u)
+    notes: list[str] = []
+    for file, items in by_file.items():
+        if len(items) <= each:
+            notes += [u.note(options) for u in items]
+            continue
+        why = sorted({_placeholder_problem(u.var, options).split(" ", 1)[1] for u in items})
+        where = ", ".join(f"line {u.line} ${{{u.var}}}" if u.line else f"${{{u.var}}}" for u in items)
+        notes.append(f"{file.name}: {len(items)} placeholders are left as they are, as Flux leaves them "
+                     f"({'; '.join(why)}): {where}")
+    return notes
+
+
+def check_tree(root: Any, file: Path, options: FluxOptions) -> list[Unresolved]:
+    """Walk every node once in document order (aliases expanded) with limits; return the unresolved `${...}`."""
     stack: list[tuple[Any, str, int, int | None]] = [(root, "", 0, _own_line(root))]
     visited = 0
+    unresolved: list[Unresolved] = []
     while stack:
         node, path, depth, line = stack.pop()
         visited += 1
@@ -403,22 +437,21 @@ def check_tree(root: Any, file: Path, options: FluxOptions) -> None:
             raise FluxError(file, line, path or "document", f"nested too deeply (more than {MAX_DEPTH} levels)")
         children: list[tuple[Any, str, int, int | None]] = []
         if isinstance(node, str):
-            m = _PLACEHOLDER.search(node)
-            if m:
-                raise FluxError(file, line, path or "document", _placeholder_problem(m.group(1), options))
+            unresolved += [Unresolved(file, line, path or "document", m.group(1)) for m in _PLACEHOLDER.finditer(node)]
         elif isinstance(node, float) and not math.isfinite(node):  # .nan/.inf: a saved document could not keep it
             raise FluxError(file, line, path or "document", f"must be a finite number, not {node}")
         elif isinstance(node, dict):
             for key, value in node.items():
                 label = f"{path}.{key}".lstrip(".")
-                found = _PLACEHOLDER.search(key) if isinstance(key, str) else None
-                if found:
-                    raise FluxError(file, _line_of(node, key), label, _placeholder_problem(found.group(1), options))
+                if isinstance(key, str):
+                    unresolved += [Unresolved(file, _line_of(node, key), label, m.group(1))
+                                   for m in _PLACEHOLDER.finditer(key)]
                 children.append((value, label, depth + 1, _line_of(node, key) or line))
         elif isinstance(node, list):
             for i, value in enumerate(node):
                 children.append((value, _item_label(path, i, value), depth + 1, _line_of(node, i) or line))
         stack.extend(reversed(children))
+    return unresolved
 
 
 def plain(node: Any) -> Any:
@@ -472,19 +505,28 @@ class _Parsed:
     path: Path
     text: str
     root: Any
+    unresolved: list[Unresolved] = field(default_factory=list)
+    unsubstituted_env: Any = None  # the tree with ${ENV-...} kept as written (None: no ${ENV-...} was substituted)
 
 
 def load_tree(path: Path, options: FluxOptions, props: dict[str, str] | None) -> _Parsed:
     """Read, substitute, parse and check one Flux file (no includes)."""
-    text = substitute(_read(path), props, options)
+    raw = _read(path)
+    text = substitute(raw, props, options)
     root = parse_yaml(text, path, options)
     if root is None:
         raise FluxError(path, None, "", "is empty")
     if not isinstance(root, dict):
         raise FluxError(path, 1, "", f"not a Flux file: expected a mapping of {', '.join(TOP_LEVEL[:6])}, ..., "
                                      f"found a {type(plain(root)).__name__}")
-    check_tree(root, path, options)
-    return _Parsed(path, text, root)
+    unresolved = check_tree(root, path, options)
+    kept = None
+    if options.env and "${ENV-" in raw:  # the references themselves, for the config the document keeps
+        try:
+            kept = parse_yaml(substitute(raw, props, replace(options, env=False)), path, options)
+        except FluxError:
+            kept = None
+    return _Parsed(path, text, root, unresolved, kept)
 
 
 def _require_flux(parsed: _Parsed, included: bool = False) -> None:
@@ -581,6 +623,9 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
         parallelism, num_tasks = item.get("parallelism"), item.get("numTasks")
         for key, value in (("parallelism", parallelism), ("numTasks", num_tasks)):
             if value is not None:
+                if isinstance(value, str) and (var := _PLACEHOLDER.search(value)):
+                    raise FluxError(path, _line_of(item, key), f"{label}.{key}",
+                                    _placeholder_problem(var.group(1), FluxOptions()))
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise FluxError(path, _line_of(item, key), f"{label}.{key}",
                                     f"must be a whole number, not {plain(value)!r}")
@@ -589,6 +634,7 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
                                     f"must be at least 1 (Storm refuses {value})")
         annotations: dict[str, Any] = {}
         config = item.get("config")
+        tick_secs = plain(config.get(TICK_FREQ)) if isinstance(config, dict) else None
         if isinstance(config, dict):
             for name in (*ANNOTATION_KEYS[kind], "checked"):
                 if f"{ANNOTATION_PREFIX}{name}" in config:
@@ -597,7 +643,8 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
         elif config is not None:
             raise FluxError(path, _line_of(item, "config"), f"{label}.config", "must be a mapping")
         out.append(Vertex(kind, ident, class_name, int(parallelism) if parallelism is not None else None,
-                          path, line or 0, annotations, int(num_tasks) if num_tasks is not None else None))
+                          path, line or 0, annotations, int(num_tasks) if num_tasks is not None else None,
+                          tick_secs))
     return out
 
 
@@ -660,7 +707,13 @@ def _config(parsed: _Parsed) -> dict[str, Any]:
         return {}
     if not isinstance(config, dict):
         raise FluxError(parsed.path, _line_of(parsed.root, "config"), "config", "must be a mapping")
-    return {str(k): (v, _line_of(config, k)) for k, v in config.items()}
+    out = {str(k): (v, _line_of(config, k)) for k, v in config.items()}
+    written = parsed.unsubstituted_env.get("config") if isinstance(parsed.unsubstituted_env, dict) else None
+    if isinstance(written, dict):
+        for key, value in written.items():  # ${ENV-...} stays a reference: never a secret or a broker list
+            if str(key) in out and str(key) not in STORM_SETTINGS and "${ENV-" in str(plain(value)):
+                out[str(key)] = (value, out[str(key)][1])
+    return out
 
 
 def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) -> FluxDocument:
@@ -678,6 +731,7 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
     spouts = {v.id: v for v in _vertices(main, "spouts")}
     bolts = {v.id: v for v in _vertices(main, "bolts")}
     streams = _streams(main)
+    unresolved = list(main.unresolved)
     for include, line, label in _includes(main):
         target = _resolve_include(include, main_path, options, line, label)
         if target in files:
@@ -689,6 +743,7 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
         inc = load_tree(target, options, props)
         _require_flux(inc, included=True)
         files.append(target)
+        unresolved += inc.unresolved
         if "topologySource" in inc.root:
             notes.append(f"{target.name}: its topologySource is not merged, as Flux does not merge it")
         for nested, nline, nlabel in _includes(inc):
@@ -714,6 +769,7 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
                     notes.append(f"{target.name}: {vertex.kind} '{vertex.id}' is already defined and the include "
                                  "does not override: ignored, as Flux ignores it")
         streams.extend(_streams(inc))
+    notes += unresolved_notes(unresolved, options)
     topo_name = _string(name, main_path, name_line, "name", required=False) if name is not None else None
     plain_config = {key: plain(value) for key, (value, _line) in config.items()}
     doc = FluxDocument(main_path, topo_name, plain_config, spouts, bolts, streams, files, notes)
@@ -729,8 +785,14 @@ def _check_graph(doc: FluxDocument, config_lines: dict[str, int | None]) -> None
     components = ", ".join([*doc.spouts, *doc.bolts])
     fed = {s.target for s in doc.streams}
     for s in doc.streams:
+        if is_tick(s.source, s.stream_id):
+            if s.target not in doc.bolts:
+                raise FluxError(s.file, s.line, f"{s.label}.to", f"unknown bolt '{s.target}' (known: {components})")
+            continue
         if s.source not in doc.spouts and s.source not in doc.bolts:
-            raise FluxError(s.file, s.line, f"{s.label}.from", f"unknown component '{s.source}' (known: {components})")
+            hint = ("; tick tuples come from __system on the stream __tick" if s.source == SYSTEM_COMPONENT else "")
+            raise FluxError(s.file, s.line, f"{s.label}.from",
+                            f"unknown component '{s.source}' (known: {components}){hint}")
         if s.target in doc.spouts:
             raise FluxError(s.file, s.line, f"{s.label}.to", f"'{s.target}' is a spout: streams go into bolts")
         if s.target not in doc.bolts:
@@ -750,6 +812,42 @@ def _check_graph(doc: FluxDocument, config_lines: dict[str, int | None]) -> None
 
 
 # ---- Flux -> Topology ----------------------------------------------------------
+
+SYSTEM_COMPONENT = "__system"
+TICK_STREAM = "__tick"
+TICK_FREQ = "topology.tick.tuple.freq.secs"
+TICK_PREFIX = "__tick:"  # the name of a bolt's timer source in the document: __tick:BOLT
+
+
+def is_tick(source: str, stream_id: str | None) -> bool:
+    """A stream of tick tuples: Storm's timer, from __system on the stream __tick."""
+    return source == SYSTEM_COMPONENT and stream_id == TICK_STREAM
+
+
+def tick_name(bolt: str) -> str:
+    return f"{TICK_PREFIX}{bolt}"
+
+
+def tick_spouts(doc: FluxDocument, notes: list[str]) -> list[dict[str, Any]]:
+    """A timer source per bolt that subscribes to tick tuples: every task of the bolt gets one tick every
+    `topology.tick.tuple.freq.secs` (its own config's, else the topology's), all at once."""
+    out: list[dict[str, Any]] = []
+    for bolt in dict.fromkeys(s.target for s in doc.streams if is_tick(s.source, s.stream_id)):
+        v = doc.bolts[bolt]
+        tasks = v.num_tasks or v.parallelism or 1
+        secs = v.tick_secs if v.tick_secs is not None else doc.config.get(TICK_FREQ)
+        known = isinstance(secs, (int, float)) and not isinstance(secs, bool) and math.isfinite(secs) and secs > 0
+        if known:
+            notes.append(f"bolts.{bolt}: tick tuples every {secs} s ({TICK_FREQ}) to each of its {tasks} task(s): "
+                         f"a timer source {tick_name(bolt)} of {tasks}/{secs} tuples/s")
+        else:
+            notes.append(f"bolts.{bolt}: receives tick tuples (from {SYSTEM_COMPONENT}, stream {TICK_STREAM}), but no "
+                         f"{TICK_FREQ} is set in the Flux file (the bolt may set it in Java): the rate of its timer "
+                         f"source {tick_name(bolt)} is not annotated")
+        out.append({"name": tick_name(bolt), "rate": tasks / secs if known else PLACEHOLDER_VALUE, "burst": tasks,
+                    "class_name": None, "executors": None, "unannotated": [] if known else ["rate"]})
+    return out
+
 
 
 def _annotation(vertex: Vertex, key: str, kind: type) -> Any:
@@ -799,8 +897,12 @@ def to_topology(doc: FluxDocument) -> FluxImport:
                       "unannotated": missing})
         if v.annotations.get("checked", (False, None))[0] is True:
             checked.append(v.id)
+    ticks = tick_spouts(doc, notes)
+    spouts += ticks
     subscriptions: dict[tuple[str, str, str | None], dict[str, Any]] = {}
     for s in doc.streams:
+        if is_tick(s.source, s.stream_id):
+            s = replace(s, source=tick_name(s.target))
         key = (s.source, s.target, s.stream_id)
         if key in subscriptions:
             notes.append(f"{s.label}: {s.source} -> {s.target} is declared again; Storm keeps only the last grouping")
@@ -896,6 +998,8 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
 
     spouts = []
     for s in topo.spouts:
+        if s.name.startswith(TICK_PREFIX):  # a timer: written as the stream from __system below
+            continue
         entry: dict[str, Any] = {"id": s.name, "className": s.class_name or UNKNOWN_SPOUT_CLASS,
                                  "parallelism": s.executors or 1}
         extra = annotations(s, ANNOTATION_KEYS["spout"])
@@ -918,7 +1022,10 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
             grouping["streamId"] = sub.stream
         if sub.grouping == "custom":
             grouping["customClass"] = {"className": sub.custom_class or UNKNOWN_GROUPING_CLASS}
-        streams.append({"name": f"{names[sub.source]} --> {names[sub.target]}", "from": names[sub.source],
+        source = names[sub.source]
+        if source.startswith(TICK_PREFIX) and sub.stream == TICK_STREAM:
+            source = SYSTEM_COMPONENT
+        streams.append({"name": f"{source} --> {names[sub.target]}", "from": source,
                         "to": names[sub.target], "grouping": grouping})
     data: dict[str, Any] = {"name": topo.name}
     if config:
@@ -929,6 +1036,31 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
     return data
 
 
+def placeholder_classes(topo: Topology) -> list[str]:
+    """The fields of a skeleton export that hold a stormbound.placeholder.* class."""
+    names = {c.id: c.name for c in topo.components}
+    found = [f"spouts.{s.name}.className" for s in topo.spouts
+             if not s.class_name and not s.name.startswith(TICK_PREFIX)]
+    found += [f"bolts.{b.name}.className" for b in topo.bolts if not b.class_name]
+    found += [f"streams.{names[s.source]}->{names[s.target]}.grouping.customClass.className"
+              for s in topo.subscriptions if s.grouping == "custom" and not s.custom_class]
+    return found
+
+
+def skeleton_header(topo: Topology) -> list[str]:
+    """The comment lines above a skeleton export: what it holds, and what to fill in before deploying."""
+    lines = [f"{topo.name}: written by Stormbound from the document alone.",
+             "Flux has no timing: each component's config keeps the model's values under stormbound.*",
+             "(Storm ignores them).",
+             "Not in the document, so not here: constructorArgs, configMethods, properties, components and",
+             "includes: add what your classes need before deploying."]
+    placeholders = placeholder_classes(topo)
+    if placeholders:
+        shown = ", ".join(placeholders[:8]) + (f" and {len(placeholders) - 8} more" if len(placeholders) > 8 else "")
+        lines.append(f"Placeholder classes (stormbound.placeholder.*) to replace: {shown}.")
+    return lines
+
+
 def to_flux_bytes(topo: Topology) -> bytes:
     """A Flux YAML file for the topology (className placeholders where the document has none)."""
     yaml = _yaml()
@@ -937,10 +1069,6 @@ def to_flux_bytes(topo: Topology) -> bytes:
     yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.width = 4096
     buf = io.StringIO()
-    header = (f"# {topo.name}: written by Stormbound.\n"
-              "# Flux has no timing: each component's config keeps the model's values under stormbound.*\n"
-              "# (Storm ignores them). A className of stormbound.placeholder.* stands for a class the\n"
-              "# document did not know: replace it before deploying.\n")
-    buf.write(header)
+    buf.write("".join(f"# {line}\n" for line in skeleton_header(topo)))
     yaml.dump(to_flux_data(topo), buf)
     return buf.getvalue().encode("utf-8")
