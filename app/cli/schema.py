@@ -15,7 +15,7 @@ from app.cli.common import EXIT_OK, RESULT_FORMAT, examples, print_json
 
 # The kinds of --json results the subcommands print (print_result's first argument).
 RESULT_KINDS = ("check", "verify", "analyze", "compare", "reliability", "diff", "cep", "run", "import-storm-ui",
-                "import-flux", "error")
+                "import-flux", "annotate", "error")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

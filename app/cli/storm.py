@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, bolt_count, examples
+from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, bolt_count, examples, seconds
 from app.core.topology import Problem, Topology, TopologyError
 
 
@@ -319,7 +319,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="basic auth (default $STORMBOUND_UI_USER; password from $STORMBOUND_UI_PASSWORD)")
     q.add_argument("--token", help="bearer token (default $STORMBOUND_UI_TOKEN)")
     q.add_argument("--cacert", metavar="FILE", help="trust this CA bundle for https (verification stays on)")
-    q.add_argument("--timeout", type=float, default=10.0, metavar="S",
+    q.add_argument("--timeout", type=seconds, default=10.0, metavar="S",
                    help="seconds to wait for each reply (default 10)")
     _flux_reading(q)
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")

@@ -21,6 +21,7 @@ from app.cli.common import (
     StatusLine,
     UsageError,
     examples,
+    positive_seconds,
     print_result,
 )
 from app.core.formats import limits
@@ -37,16 +38,6 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got '{text}'") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
     return value
 
 
@@ -238,9 +229,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     bound.add_argument("--k-max", type=_positive_int, dest="k_max",
                        help="deepen the bound up to this many positions (default: the document's "
                             "verification.k, else its k_max)")
-    p.add_argument("--timeout", type=_positive_float, metavar="S",
-                   help="give up after this many seconds of wall-clock time, building the encoding included "
-                        "(verdict unknown, exit 4)")
+    p.add_argument("--timeout", type=positive_seconds, metavar="S",
+                   help="give up after this much wall-clock time (seconds, or with a unit: 90s, 2min), building the "
+                        "encoding included (verdict unknown, exit 4)")
     p.add_argument("--max-k", type=_positive_int, dest="max_k", default=limits.MAX_K, metavar="N",
                    help=f"refuse bounds k above N positions (default {limits.MAX_K}, or STORMBOUND_MAX_K; the "
                         "encoding grows linearly in k; docs/limits.md)")
@@ -257,7 +248,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-simulation", action="store_true", dest="no_simulation",
                    help="search with the solver only (by default a lasso built by simulation is tried first for "
                         "bolts the rate check says may grow; docs/simulation.md)")
-    p.add_argument("--widen", type=_positive_float, metavar="S",
+    p.add_argument("--widen", type=positive_seconds, metavar="S",
                    help="after a lasso, spend up to S seconds looking for one where more checked queues grow together")
     p.add_argument("--progress", action="store_true",
                    help="print a line per bound on stderr, terminal or not (instead of the live status line)")
