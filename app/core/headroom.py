@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from app.core.formats.flux import TICK_PREFIX
 from app.core.rates import exact, margins, nominal_margins
 from app.core.topology import Topology
 
@@ -216,7 +217,8 @@ def _forecast(topo: Topology, g: Fraction, first: list[str]) -> StormForecast:
     backpressure = bp_raw is not False and str(bp_raw).lower() != "false"
     buf_raw = config.get(RECEIVE_BUFFER_KEY)
     buffer = buf_raw if isinstance(buf_raw, int) and not isinstance(buf_raw, bool) and buf_raw > 0 else None
-    rates = {s.name: exact(s.rate) for s in topo.spouts}
+    timers = {s.name for s in topo.spouts if s.name.startswith(TICK_PREFIX)}  # Storm's ticks: neither throttled
+    rates = {s.name: exact(s.rate) for s in topo.spouts if s.name not in timers}  # nor pending
     offered = sum(rates.values(), Fraction(0))
     sustainable = {n: r * g for n, r in rates.items()}
     queues = []
@@ -232,6 +234,8 @@ def _forecast(topo: Topology, g: Fraction, first: list[str]) -> StormForecast:
     pending = []
     if st.max_spout_pending is not None:
         for s in topo.spouts:
+            if s.name in timers:
+                continue
             in_flight = st.max_spout_pending * (s.executors or 1)
             throughput = sustainable[s.name]
             wait = in_flight / throughput

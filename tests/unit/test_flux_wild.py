@@ -185,3 +185,20 @@ def test_storm_examples_export_only_their_changed_parallelism(tmp_path: Path, ex
         assert changes and all("parallelism" in line for line in changes)
     else:  # include_test.yaml: its bolts live in the included file, which an export does not rewrite
         assert changes == []
+
+
+def test_yaml_and_json_mistakes_are_one_line_with_the_fix(capsys, tmp_path: Path) -> None:
+    tagged = tmp_path / "tagged.yaml"
+    tagged.write_text("name: !!str t\nspouts:\n  - id: !!str s\n    className: !!str S\nbolts:\n"
+                      "  - {id: b, className: !!str B}\nstreams:\n"
+                      "  - {from: s, to: b, grouping: {type: !!str FIELDS, args: [!!str w]}}\n")
+    topo = import_flux(tagged).topology
+    assert topo.name == "t" and topo.spouts[0].class_name == "S" and topo.subscriptions[0].fields == ["w"]
+    code, out, err = run(capsys, "import", "flux", str(ROOT / "models" / "getting-started.storm.json"),
+                         "-o", str(tmp_path / "x.storm.json"))
+    assert code == 2 and err.count("\n") == 1
+    assert "is a JSON topology document, not a Flux file: check, verify and the app read it as it is" in err
+    for command in ("check", "verify"):
+        code, out, err = run(capsys, command, str(ROOT / "models" / "wordcount.flux.yaml"))
+        assert code == 2 and err.count("\n") == 1 and "not valid JSON" not in err
+        assert "is a Flux (YAML) file, not JSON: import it first with `stormbound import flux" in err

@@ -31,6 +31,7 @@ import io
 import math
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -331,8 +332,11 @@ def parse_yaml(text: str, file: Path, options: FluxOptions | None = None) -> Any
     if not text.strip():
         raise FluxError(file, None, "", "is empty")
     _check_nesting(text, file)
+    _refuse_json_document(text, file)
     try:
-        return _yaml().load(text)
+        with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor...) are not for the user
+            warnings.simplefilter("ignore")
+            return _yaml().load(text)
     except RecursionError:
         raise FluxError(file, None, "", "nested too deeply to be a Flux file") from None
     except ValueError as err:  # Python's integer digit limit, met while ruamel converts a scalar
@@ -363,6 +367,22 @@ def parse_yaml(text: str, file: Path, options: FluxOptions | None = None) -> Any
         raise FluxError(file, line, field, f"not valid YAML: {problem}") from None
     except YAMLError as err:
         raise FluxError(file, None, "", f"not valid YAML: {str(err).splitlines()[0]}") from None
+
+
+def _refuse_json_document(text: str, file: Path) -> None:
+    """A Stormbound document or a D-VerT configuration given to the Flux reader: one line saying what to do."""
+    if text.lstrip()[:1] != "{":
+        return
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return  # YAML flow mappings are not JSON: let the YAML parser read (or refuse) it
+    if isinstance(data, dict) and ("spouts" in data or "bolts" in data or "topology" in data
+                                   or "schema_version" in data):
+        raise FluxError(file, 1, "", "is a JSON topology document, not a Flux file: check, verify and the app "
+                                     "read it as it is (nothing to import)")
 
 
 def _line_of(container: Any, key: Any) -> int | None:
@@ -586,6 +606,8 @@ def _includes(parsed: _Parsed) -> list[tuple[Any, int | None, str]]:
 
 
 def _string(value: Any, path: Path, line: int | None, label: str, required: bool = True) -> str | None:
+    if value is not None and not isinstance(value, (str, int)) and isinstance(plain(value), str):
+        value = plain(value)  # an explicitly tagged scalar (`!!str s`) is a string all the same
     if value is None:
         if required:
             raise FluxError(path, line, label, "missing")
@@ -671,6 +693,8 @@ def _streams(parsed: _Parsed) -> list[Stream]:
         if not isinstance(grouping, dict):
             raise FluxError(path, gline, f"{label}.grouping", "missing (a mapping with type)")
         kind = grouping.get("type")
+        if kind is not None and not isinstance(kind, str) and isinstance(plain(kind), str):
+            kind = plain(kind)  # `type: !!str SHUFFLE`
         tline = _line_of(grouping, "type") or gline
         if kind is None:
             raise FluxError(path, tline, f"{label}.grouping.type", f"missing (one of {', '.join(GROUPINGS)})")
@@ -678,7 +702,7 @@ def _streams(parsed: _Parsed) -> list[Stream]:
             hint = f"; Flux reads it in capitals: {str(kind).upper()}" if str(kind).upper() in GROUPINGS else ""
             raise FluxError(path, tline, f"{label}.grouping.type",
                             f"unknown grouping '{plain(kind)}' (expected one of {', '.join(GROUPINGS)}){hint}")
-        args = grouping.get("args")
+        args = plain(grouping.get("args"))  # plain strings, also when tagged (`!!str`)
         fields: list[str] = []
         if kind == "FIELDS":
             if not isinstance(args, list) or not args or not all(isinstance(a, str) and a for a in args):
