@@ -64,6 +64,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
     from app.core.headroom import capacity_lines, headroom
     from app.core.rates import idle_warning, rate_check
+    from app.core.rebalance import rebalance_lines, running_from_document
 
     topo = read_topology(args.file)
     report = rate_check(topo)
@@ -76,9 +77,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         log.info("%s", warning.message)
         print(f"{args.file}: warning: {warning.field}: {warning.message}", file=sys.stderr)
     room = headroom(topo, report.cyclic)
+    wanted = {n: s for n, s in report.suggested_parallelism.items() if s is not None}
+    commands = rebalance_lines(topo.name, running_from_document(topo), wanted)
     if args.json:
         data = report.to_public_json()
         data["headroom"] = room.to_json()
+        data["rebalance"] = commands
         data["warnings"] = [] if warning is None else [warning.model_dump()]
         if args.fail_on:
             data["fail_on"] = {"status": args.fail_on, "bolts": failing}
@@ -86,6 +90,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         print(format_rate_table(topo, report))
         print("\n".join(["", "Capacity:", *(f"- {line}" for line in capacity_lines(room))]))
+        if commands:
+            print("\n".join(["", "The suggested parallelism on the running topology:", *(f"  {c}" for c in commands)]))
         if failing:
             print(f"--fail-on {args.fail_on}: {', '.join(failing)}")
     return EXIT_FOUND if failing else EXIT_OK

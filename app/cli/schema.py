@@ -90,6 +90,9 @@ def result_schema() -> dict[str, Any]:
         },
     }
     check["properties"]["headroom"] = {"$ref": "#/$defs/Headroom"}
+    check["properties"]["rebalance"] = {"type": "array", "items": {"type": "string"},
+                                        "description": "storm rebalance commands for the suggested parallelism, "
+                                                       "and the bolts they cannot reach (numTasks)"}
     verify["properties"]["headroom"] = {"$ref": "#/$defs/Headroom",
                                         "description": "capacity in Storm's terms (left out with --threshold)"}
     text_or_null = {"anyOf": [{"type": "string"}, {"type": "null"}]}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from app.core.formats.flux import FluxDocument
+    from app.core.topology import Topology
 
 
 @dataclass(frozen=True)
@@ -56,3 +57,10 @@ def running_from_flux(document: FluxDocument) -> dict[str, Running]:
         executors = v.parallelism or 1
         out[name] = Running(executors, v.num_tasks or executors, v.num_tasks is not None)
     return out
+
+
+def running_from_document(topo: Topology) -> dict[str, Running]:
+    """Executors and tasks of every bolt as the document knows them: its parallelism and, from the Storm UI or
+    Flux's numTasks, its tasks (else one per executor, Storm's default)."""
+    # what runs; whether a redeploy keeps a numTasks is the Flux file's business (`repair` reads it)
+    return {b.name: Running(b.parallelism, b.tasks or b.parallelism) for b in topo.bolts}

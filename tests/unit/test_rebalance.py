@@ -35,3 +35,29 @@ def test_tasks_come_from_numtasks_or_the_parallelism(tmp_path: Path) -> None:
         assert "bolts.a.numTasks: must be at least 1" in str(err)
     else:
         raise AssertionError("numTasks: 0 was accepted")
+
+
+def test_a_storm_ui_import_gives_capacity_and_rebalance_lines_in_check(capsys, tmp_path: Path) -> None:
+    """The Storm UI of an overloaded word count (count: 1 executor, 1 task; split: 2 tasks): check gives the
+    headroom, the first saturated bolt, the backlog growth and the rebalance lines, by hand:
+    40 sentences/s, split σ 5 -> count gets 200/s and takes 1/0.02 = 50/s: it grows above ×50/200 = 1/4,
+    so backpressure lets 10 of the 40 tuples/s in and the backlog grows by 30/s."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from storm_ui_server import StormUIServer
+
+    from app.cli import main
+
+    doc = tmp_path / "ui.storm.json"
+    with StormUIServer() as ui:
+        assert main(["import", "storm-ui", ui.url, "--topology", "wordcount", "-o", str(doc)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(doc), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    room = data["headroom"]
+    assert room["first_to_saturate"] == ["count"] and room["grows_at"]["exact"] == "1/4"
+    assert room["storm"]["offered_rate"]["exact"] == "40" and room["storm"]["backlog_growth"]["exact"] == "30"
+    assert data["rebalance"][0] == "storm rebalance wordcount -e split=1"
+    assert data["rebalance"][1].startswith("count: has 1 task, and rebalance cannot raise its executors")

@@ -918,7 +918,7 @@ def to_topology(doc: FluxDocument) -> FluxImport:
                       "sigma": sigma if sigma is not None else (PLACEHOLDER_VALUE if v.id in feeding else 0.0),
                       "parallelism": v.parallelism if v.parallelism is not None else 1,
                       "class_name": None if v.class_name == UNKNOWN_BOLT_CLASS else v.class_name,
-                      "unannotated": missing})
+                      "tasks": v.num_tasks, "unannotated": missing})
         if v.annotations.get("checked", (False, None))[0] is True:
             checked.append(v.id)
     ticks = tick_spouts(doc, notes)
@@ -1033,6 +1033,8 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
     bolts = []
     for b in topo.bolts:
         entry = {"id": b.name, "className": b.class_name or UNKNOWN_BOLT_CLASS, "parallelism": b.parallelism}
+        if b.tasks is not None:  # never fewer tasks than executors: Storm would cap the executors there
+            entry["numTasks"] = max(b.tasks, b.parallelism)
         extra = annotations(b, ANNOTATION_KEYS["bolt"])
         if extra:
             entry["config"] = extra

@@ -397,6 +397,9 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
             latency_from = "executeLatency (topology page)"
         bolt: dict[str, Any] = {"name": name, "parallelism": max(1, executors), "alpha": 1.0, "sigma": 1.0,
                                 "class_name": None, "unannotated": []}
+        tasks = _number(comp.get("tasks", row.get("tasks")))
+        if tasks is not None and tasks >= 1:
+            bolt["tasks"] = int(tasks)  # what `storm rebalance` can reach
         record(f"bolts.{name}.parallelism", bolt["parallelism"], f"executors = {executors}")
         if latency_ms is None or not executed:
             bolt["unannotated"].append("alpha")
@@ -509,7 +512,7 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
             notes.append(f"bolts.{b.name}: not on the cluster: left as it was")
             bolts.append(b)
             continue
-        update = {}
+        update: dict[str, Any] = {"tasks": m.tasks} if m.tasks is not None else {}
         if m.parallelism != b.parallelism:
             notes.append(f"bolts.{b.name}.parallelism: {b.parallelism} in the document, {m.parallelism} executors on "
                          "the cluster: the document's kept (it is what a repair changes; α does not depend on it)")
