@@ -512,7 +512,7 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
             notes.append(f"bolts.{b.name}: not on the cluster: left as it was")
             bolts.append(b)
             continue
-        update: dict[str, Any] = {"tasks": m.tasks} if m.tasks is not None else {}
+        update = {"tasks": m.tasks} if m.tasks is not None else {}
         if m.parallelism != b.parallelism:
             notes.append(f"bolts.{b.name}.parallelism: {b.parallelism} in the document, {m.parallelism} executors on "
                          "the cluster: the document's kept (it is what a repair changes; α does not depend on it)")
