@@ -59,5 +59,9 @@ def test_a_storm_ui_import_gives_capacity_and_rebalance_lines_in_check(capsys, t
     room = data["headroom"]
     assert room["first_to_saturate"] == ["count"] and room["grows_at"]["exact"] == "1/4"
     assert room["storm"]["offered_rate"]["exact"] == "40" and room["storm"]["backlog_growth"]["exact"] == "30"
+    # the cluster's own receive buffer (topology.executor.receive.buffer.size in its configuration): count
+    # gains 200 - 50 = 150 tuples/s into 1 × 1024 slots
+    assert room["storm"]["receive_buffer_source"] == "config" and room["storm"]["receive_buffer"] == 1024
+    assert room["storm"]["queues"][0]["seconds_to_full"]["exact"] == "512/75"
     assert data["rebalance"][0] == "storm rebalance wordcount -e split=1"
     assert data["rebalance"][1].startswith("count: has 1 task, and rebalance cannot raise its executors")
