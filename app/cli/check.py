@@ -76,7 +76,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if warning is not None:
         log.info("%s", warning.message)
         print(f"{args.file}: warning: {warning.field}: {warning.message}", file=sys.stderr)
-    room = headroom(topo, report.cyclic)
+    room = headroom(topo, report)
     wanted = {n: s for n, s in report.suggested_parallelism.items() if s is not None}
     commands = rebalance_lines(topo.name, running_from_document(topo), wanted)
     if args.json:

@@ -38,7 +38,7 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.formats.flux import TICK_PREFIX
-from app.core.rates import exact, margins, nominal_margins
+from app.core.rates import RateReport, exact, margins, nominal_margins, rate_check
 from app.core.topology import Topology
 
 DEFAULT_RECEIVE_BUFFER = 1024  # topology.executor.receive.buffer.size in Storm 1.x's defaults.yaml
@@ -75,7 +75,7 @@ class PendingWait:
     spout: str
     in_flight: int  # max.spout.pending × the spout's executors
     throughput: Fraction  # tuples/s it can still emit (throttled)
-    wait: Fraction  # seconds a tuple is in flight: in_flight / throughput
+    wait: Fraction | None  # seconds a tuple is in flight: in_flight / throughput (None: nothing completes)
     times_out: bool  # wait > message timeout
 
 
@@ -175,13 +175,12 @@ def _all_bounded(topo: Topology, factor: Fraction) -> bool:
     return all(i < c for i, c in margins(scaled(topo, factor)).values())
 
 
-def headroom(topo: Topology, cyclic: bool | None = None) -> Headroom:
+def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
     """The headroom, the factor at which some bolt grows, and (when overloaded) Storm's response.
 
-    `cyclic` is the rate check's `RateReport.cyclic` when known (else it is worked out)."""
-    if cyclic is None:
-        from app.core.rates import rate_check  # only for its `cyclic` flag
-        cyclic = rate_check(topo).cyclic
+    `report` is the document's rate check when already made (else it is made here)."""
+    report = report if report is not None else rate_check(topo)
+    cyclic = report.cyclic
     h, limiting, found = _linear_factor(topo, margins, lambda i, c: i < c)
     h_exact = found and not cyclic
     if found and cyclic and h is not None:
@@ -206,6 +205,11 @@ def headroom(topo: Topology, cyclic: bool | None = None) -> Headroom:
     # in a cycle the rate check's finite iteration leaves tied bolts a hair apart (in an order that varies)
     slack = Fraction(1, 10**9) if cyclic else Fraction(0)
     g, first, _ = _linear_factor(topo, nominal_margins, lambda i, c: i <= c, slack)
+    # a cycle whose gain is at least one amplifies any inflow without bound: the rate check says no parallelism
+    # can fix such a bolt, and its finite iteration would give a tiny factor instead of none
+    amplified = [n for n, p in report.suggested_parallelism.items() if p is None] if cyclic else []
+    if amplified:
+        g, first = Fraction(0), amplified
     storm = _forecast(topo, g, first) if g is not None and g < 1 else None
     return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=not cyclic)
 
@@ -224,7 +228,7 @@ def _forecast(topo: Topology, g: Fraction, first: list[str]) -> StormForecast:
     queues = []
     bolts = {b.name: b for b in topo.bolts}
     for name, (inflow, capacity) in nominal_margins(topo).items():
-        if inflow > capacity:
+        if inflow > capacity and g > 0:  # (an amplifying cycle's queues grow ever faster: no fill time to give)
             growth = inflow - capacity
             executors = bolts[name].parallelism
             queues.append(QueueFill(name, growth, executors,
@@ -238,8 +242,11 @@ def _forecast(topo: Topology, g: Fraction, first: list[str]) -> StormForecast:
                 continue
             in_flight = st.max_spout_pending * (s.executors or 1)
             throughput = sustainable[s.name]
-            wait = in_flight / throughput
-            pending.append(PendingWait(s.name, in_flight, throughput, wait, wait > timeout))
+            if throughput > 0:
+                wait = in_flight / throughput
+                pending.append(PendingWait(s.name, in_flight, throughput, wait, wait > timeout))
+            else:  # nothing completes: every tuple in flight times out
+                pending.append(PendingWait(s.name, in_flight, throughput, None, True))
     return StormForecast(
         backpressure=backpressure, backpressure_source="config" if bp_raw is not None else "default",
         sustainable_rates=sustainable, offered_rate=offered, sustainable_rate=offered * g,
@@ -294,7 +301,11 @@ def headline(h: Headroom) -> str:
             bound = "" if h.headroom_exact else " at least"
             parts.append(f"headroom{bound} {factor_text(h.headroom)}: every bolt is proven bounded while the "
                          f"spouts' rates are multiplied by less than {decimal(h.headroom)}{who}")
-    if h.grows_at is not None:
+    if h.grows_at == 0:
+        verb = "grows" if len(h.first_to_saturate) == 1 else "grow"
+        parts.append(f"{', '.join(h.first_to_saturate)} {verb} at any load (a cycle passes on at least as many "
+                     "tuples as it receives; no parallelism fixes it)")
+    elif h.grows_at is not None:
         verb = "saturates" if len(h.first_to_saturate) == 1 else "saturate"
         parts.append(f"{', '.join(h.first_to_saturate)} {verb} first: surely growing above "
                      f"{factor_text(h.grows_at)}")
@@ -326,6 +337,11 @@ def storm_lines(h: Headroom) -> list[str]:
     for p in f.pending:
         verdict = ("longer than the message timeout: tuples fail and are replayed" if p.times_out
                    else "within the message timeout")
+        if p.wait is None:
+            lines.append(f"max.spout.pending {f.max_spout_pending}: {p.spout}'s {p.in_flight} tuples in flight never "
+                         f"complete: each fails after the message timeout ({f.message_timeout_secs} s{timeout_src}) "
+                         "and is replayed")
+            continue
         lines.append(f"max.spout.pending {f.max_spout_pending}: {p.spout} keeps {p.in_flight} tuples in flight at "
                      f"{decimal(p.throughput)} tuples/s, so each waits about {duration(p.wait)} (Little's law), "
                      f"{verdict} ({f.message_timeout_secs} s{timeout_src})")

@@ -130,3 +130,24 @@ def test_no_inflow_is_unlimited():
                            "subscriptions": []})
     h = headroom(topo)
     assert h.headroom is None and h.grows_at is None and "unlimited" in headline(h)
+
+
+def test_an_amplifying_cycle_grows_at_any_load() -> None:
+    """A → B → A with σ 1 and 2: the loop passes on twice what it takes, so no load is sustainable (the rate
+    check suggests no parallelism), whatever the finite iteration of the flows says."""
+    topo = parse_topology({
+        "name": "amplifier",
+        "spouts": [{"name": "S", "rate": 1}],
+        "bolts": [{"name": "A", "alpha": 0.001, "sigma": 1, "parallelism": 1},
+                  {"name": "B", "alpha": 0.001, "sigma": 2, "parallelism": 1}],
+        "subscriptions": [{"source": "S", "target": "A"}, {"source": "A", "target": "B"},
+                          {"source": "B", "target": "A"}],
+        "storm": {"max_spout_pending": 10},
+    })
+    h = headroom(topo)
+    assert h.grows_at == 0 and set(h.first_to_saturate) == {"A", "B"} and h.overloaded
+    assert "grow at any load" in headline(h)
+    f = h.storm
+    assert f is not None and f.sustainable_rate == 0 and f.backlog_growth == 1 and f.queues == []
+    assert f.pending[0].wait is None and f.pending[0].times_out
+    assert "never complete" in "\n".join(storm_lines(h))
