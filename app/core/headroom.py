@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from app.core.formats.flux import TICK_PREFIX
+from app.core.formats.flux_ticks import TICK_PREFIX
 from app.core.rates import RateReport, exact, margins, nominal_margins, rate_check
 from app.core.topology import Topology
 

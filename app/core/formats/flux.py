@@ -38,6 +38,15 @@ from pathlib import Path
 from typing import Any
 
 from app.core.formats import FormatError
+from app.core.formats.flux_ticks import (
+    SYSTEM_COMPONENT,
+    TICK_FREQ,
+    TICK_PREFIX,
+    TICK_STREAM,
+    is_tick,
+    tick_name,
+    tick_spouts,
+)
 from app.core.formats.limits import MAX_INT_DIGITS, escape
 from app.core.topology import Problem, Topology, parse_topology
 
@@ -837,43 +846,6 @@ def _check_graph(doc: FluxDocument, config_lines: dict[str, int | None]) -> None
 
 # ---- Flux -> Topology ----------------------------------------------------------
 
-SYSTEM_COMPONENT = "__system"
-TICK_STREAM = "__tick"
-TICK_FREQ = "topology.tick.tuple.freq.secs"
-TICK_PREFIX = "__tick:"  # the name of a bolt's timer source in the document: __tick:BOLT
-
-
-def is_tick(source: str, stream_id: str | None) -> bool:
-    """A stream of tick tuples: Storm's timer, from __system on the stream __tick."""
-    return source == SYSTEM_COMPONENT and stream_id == TICK_STREAM
-
-
-def tick_name(bolt: str) -> str:
-    return f"{TICK_PREFIX}{bolt}"
-
-
-def tick_spouts(doc: FluxDocument, notes: list[str]) -> list[dict[str, Any]]:
-    """A timer source per bolt that subscribes to tick tuples: every task of the bolt gets one tick every
-    `topology.tick.tuple.freq.secs` (its own config's, else the topology's), all at once."""
-    out: list[dict[str, Any]] = []
-    for bolt in dict.fromkeys(s.target for s in doc.streams if is_tick(s.source, s.stream_id)):
-        v = doc.bolts[bolt]
-        tasks = v.num_tasks or v.parallelism or 1
-        secs = v.tick_secs if v.tick_secs is not None else doc.config.get(TICK_FREQ)
-        known = isinstance(secs, (int, float)) and not isinstance(secs, bool) and math.isfinite(secs) and secs > 0
-        if known:
-            notes.append(f"bolts.{bolt}: tick tuples every {secs} s ({TICK_FREQ}) to each of its {tasks} task(s): "
-                         f"a timer source {tick_name(bolt)} of {tasks}/{secs} tuples/s")
-        else:
-            notes.append(f"bolts.{bolt}: receives tick tuples (from {SYSTEM_COMPONENT}, stream {TICK_STREAM}), but no "
-                         f"{TICK_FREQ} is set in the Flux file (the bolt may set it in Java): the rate of its timer "
-                         f"source {tick_name(bolt)} is not annotated")
-        out.append({"name": tick_name(bolt), "rate": tasks / secs if known else PLACEHOLDER_VALUE, "burst": tasks,
-                    "class_name": None, "executors": None, "unannotated": [] if known else ["rate"]})
-    return out
-
-
-
 def _annotation(vertex: Vertex, key: str, kind: type) -> Any:
     if key not in vertex.annotations:
         return None
@@ -921,7 +893,7 @@ def to_topology(doc: FluxDocument) -> FluxImport:
                       "tasks": v.num_tasks, "unannotated": missing})
         if v.annotations.get("checked", (False, None))[0] is True:
             checked.append(v.id)
-    ticks = tick_spouts(doc, notes)
+    ticks = tick_spouts(doc, notes, PLACEHOLDER_VALUE)
     spouts += ticks
     subscriptions: dict[tuple[str, str, str | None], dict[str, Any]] = {}
     for s in doc.streams:

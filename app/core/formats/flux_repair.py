@@ -22,13 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from app.core.formats.flux import (
-    TICK_PREFIX,
     FluxError,
     FluxOptions,
     _read,
     _yaml,
     check_tree,
-    is_tick,
     options_of,
     parse_yaml,
     plain,
@@ -36,6 +34,7 @@ from app.core.formats.flux import (
     read_properties,
     substitute,
 )
+from app.core.formats.flux_ticks import TICK_PREFIX, is_tick
 from app.core.topology import Topology
 
 
