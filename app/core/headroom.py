@@ -327,9 +327,10 @@ def storm_lines(h: Headroom) -> list[str]:
         lines.append(f"backpressure is off ({BACKPRESSURE_KEY}: false): the spouts keep emitting "
                      f"{decimal(f.offered_rate)} tuples/s and the queues below grow until the worker runs out "
                      "of memory")
-    buf = f"{f.receive_buffer}" + ("" if f.receive_buffer_source == "config" else " (Storm's default)")
+    size = "" if f.receive_buffer_source == "config" else ", Storm's default size"
     for q in f.queues[:5]:
-        lines.append(f"{q.bolt}'s receive queues ({q.executors} × {buf} tuples) fill in about "
+        executors = f"{q.executors} executor{'s' if q.executors != 1 else ''}"
+        lines.append(f"{q.bolt}'s receive queues ({executors} × {f.receive_buffer} tuples{size}) fill in about "
                      f"{duration(q.seconds_to_full)} at the offered rates (they gain {decimal(q.growth)} tuples/s)")
     if len(f.queues) > 5:
         lines.append(f"and {len(f.queues) - 5} more growing bolts")

@@ -70,7 +70,7 @@ def test_overloaded_by_hand():
     text = "\n".join(storm_lines(h))
     assert "throttles the spouts to 4.8 tuples/s of the 6 offered" in text
     assert "grows by 1.2 tuples/s" in text
-    assert "Y's receive queues (1 × 500 tuples) fill in about 4.17 min" in text
+    assert "Y's receive queues (1 executor × 500 tuples) fill in about 4.17 min" in text
     assert "S2 keeps 40 tuples in flight at 1.6 tuples/s, so each waits about 25 s" in text
     assert "tuples fail and are replayed" in text
     data = h.to_json()
