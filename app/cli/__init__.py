@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The `stormbound` parser with every subcommand (each module's `register`)."""
     from app.cli import (
         analyze,
+        annotate,
         cep,
         check,
         compare,
@@ -110,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_global_options(parser, None)
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
     for module in (check, schema, convert, verify, plot, run, analyze, compare, connect_server, reliability, diff,
-                   cep, storm, gui):
+                   cep, storm, annotate, gui):
         module.register(sub)
     for child in _subparsers(parser):
         _add_global_options(child, argparse.SUPPRESS)

@@ -26,6 +26,7 @@ from app.cli.common import (
     print_result,
     require_log,
     run_topology,
+    seconds,
     spark_request,
     table,
 )
@@ -39,7 +40,8 @@ if TYPE_CHECKING:
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
     """The options `analyze` and `compare` share."""
     add_log_options(p)
-    p.add_argument("--bin", type=float, default=1.0, metavar="S", help="queue series bin width in seconds (default 1)")
+    p.add_argument("--bin", type=seconds, default=1.0, metavar="S",
+                   help="queue series bin width (seconds or with a unit: 500ms; default 1 s)")
     p.add_argument("--growth-floor", type=float, default=0.05, metavar="X",
                    help="tuples/s a queue must gain to count as growing (default 0.05)")
 

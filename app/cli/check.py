@@ -30,7 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check", help="validate a topology and print the rate check",
         description="Validate a topology and print the instant rate check: per bolt its capacity and inflow "
-                    "(tuples/s), utilisation ρ and status (bounded, may-grow, grows).",
+                    "(tuples/s), utilisation ρ and status (bounded, may-grow, grows); then the headroom (by how "
+                    "much the spouts' rates may grow), the first bolt to saturate and, when overloaded, what Storm "
+                    "does (backpressure, receive queues, max.spout.pending; docs/storm.md).",
         epilog=examples("stormbound check models/simple-DIA-cfg-1.storm.json --fail-on grows   # exit 1: B2 grows"))
     p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")
     p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document on stdout)")
@@ -60,7 +62,9 @@ def format_rate_table(topo: Topology, report: RateReport) -> str:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
+    from app.core.headroom import capacity_lines, headroom
     from app.core.rates import idle_warning, rate_check
+    from app.core.rebalance import rebalance_lines, running_from_document
 
     topo = read_topology(args.file)
     report = rate_check(topo)
@@ -72,14 +76,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     if warning is not None:
         log.info("%s", warning.message)
         print(f"{args.file}: warning: {warning.field}: {warning.message}", file=sys.stderr)
+    room = headroom(topo, report)
+    wanted = {n: s for n, s in report.suggested_parallelism.items() if s is not None}
+    commands = rebalance_lines(topo.name, running_from_document(topo), wanted)
     if args.json:
         data = report.to_public_json()
+        data["headroom"] = room.to_json()
+        data["rebalance"] = commands
         data["warnings"] = [] if warning is None else [warning.model_dump()]
         if args.fail_on:
             data["fail_on"] = {"status": args.fail_on, "bolts": failing}
         print_result("check", data)
     else:
         print(format_rate_table(topo, report))
+        print("\n".join(["", "Capacity:", *(f"- {line}" for line in capacity_lines(room))]))
+        if commands:
+            print("\n".join(["", "The suggested parallelism on the running topology:", *(f"  {c}" for c in commands)]))
         if failing:
             print(f"--fail-on {args.fail_on}: {', '.join(failing)}")
     return EXIT_FOUND if failing else EXIT_OK

@@ -90,6 +90,24 @@ def error_document(file: str | None, field: str | None, message: str, *,
     return result_document("error", {"error": error, "problems": problems or [error], "exit_code": exit_code})
 
 
+def seconds(text: str) -> float:
+    """argparse type of every time option: seconds, or a time with a unit (2ms, 0.5s, 2min; app/core/units.py)."""
+    from app.core.units import UnitError, parse_duration
+
+    try:
+        return parse_duration(text)
+    except UnitError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def positive_seconds(text: str) -> float:
+    """`seconds`, above zero."""
+    value = seconds(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
 def read_topology(path: str) -> Topology:
     """A topology file of any supported format; bad input raises TopologyError (exit 2)."""
     from app.core.formats import load_topology

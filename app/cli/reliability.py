@@ -22,6 +22,7 @@ from app.cli.common import (
     read_topology,
     require_log,
     run_topology,
+    seconds,
     spark_request,
 )
 
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "Exit 0 when every guarantee holds, 1 when some is violated.",
         epilog=examples("stormbound reliability runs/cfg1 --timeout 30 --max-pending 100"))
     add_log_options(p)
-    p.add_argument("--timeout", type=float, metavar="S",
+    p.add_argument("--timeout", type=seconds, metavar="S",
                    help="topology.message.timeout.secs in seconds (default: the run's settings, else 30)")
     p.add_argument("--max-pending", type=int, metavar="N", help="topology.max.spout.pending (tuples per spout task)")
     p.add_argument("--ackers", type=int, metavar="N", help="topology.acker.executors (0: trees untracked)")

@@ -161,6 +161,7 @@ def queue_plots(analysis: Analysis, comparison: Comparison | None) -> dict[str, 
 def write_run_report(args: argparse.Namespace, analysis: Analysis, comparison: Comparison | None,
                      topo: Topology | None) -> Path:
     """Write the HTML report of `args.report` (checked by `check_output` before the analysis ran)."""
+    from app.core.topology import unannotated_problems
     from app.measure.report import Section, render_report
 
     path = Path(args.report)
@@ -176,8 +177,13 @@ def write_run_report(args: argparse.Namespace, analysis: Analysis, comparison: C
     if topo is not None and comparison is None:
         notes.append("the topology has unannotated parameters: no model prediction (calibrate it with "
                      "`stormbound analyze --calibrate OUT`)")
+    capacity: list[str] = []
+    if topo is not None and not unannotated_problems(topo):
+        from app.core.headroom import capacity_lines, headroom
+
+        capacity = capacity_lines(headroom(topo))
     title = topo.name if topo is not None and topo.name else Path(args.log).name
     text = render_report(analysis, comparison, queue_plots(analysis, comparison), reliability, patterns,
-                         title=title, notes=notes, source=args.log)
+                         title=title, notes=notes, source=args.log, capacity=capacity)
     write_output(path, text.encode("utf-8"))
     return path

@@ -15,7 +15,7 @@ from app.cli.common import EXIT_OK, RESULT_FORMAT, examples, print_json
 
 # The kinds of --json results the subcommands print (print_result's first argument).
 RESULT_KINDS = ("check", "verify", "analyze", "compare", "reliability", "diff", "cep", "run", "import-storm-ui",
-                "error")
+                "import-flux", "annotate", "error")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,7 +68,7 @@ def result_schema() -> dict[str, Any]:
                                       "description": "the trace files written with --trace-out (empty without it)"}
     idle = _hoist_defs(IdleWarning.model_json_schema(), defs)
     number = {"type": "number"}
-    check = {
+    check: dict[str, Any] = {
         "type": "object", "required": ["bolts", "suggested_parallelism", "warnings"],
         "properties": {
             "bolts": {"type": "object", "additionalProperties": {
@@ -89,6 +89,12 @@ def result_schema() -> dict[str, Any]:
                                        "bolts": {"type": "array", "items": {"type": "string"}}}},
         },
     }
+    check["properties"]["headroom"] = {"$ref": "#/$defs/Headroom"}
+    check["properties"]["rebalance"] = {"type": "array", "items": {"type": "string"},
+                                        "description": "storm rebalance commands for the suggested parallelism, "
+                                                       "and the bolts they cannot reach (numTasks)"}
+    verify["properties"]["headroom"] = {"$ref": "#/$defs/Headroom",
+                                        "description": "capacity in Storm's terms (left out with --threshold)"}
     text_or_null = {"anyOf": [{"type": "string"}, {"type": "null"}]}
     problem = {"type": "object", "required": ["file", "field", "message"], "additionalProperties": False,
                "properties": {"file": text_or_null, "field": text_or_null, "message": {"type": "string"}}}
@@ -98,7 +104,7 @@ def result_schema() -> dict[str, Any]:
                             "exit_code": {"enum": [2, 3]}}}
     defs = _reachable(defs, ["BoltVerdict"])
     defs.update({"VerifyResult": verify, "CheckResult": check, "ErrorResult": error, "Problem": problem,
-                 "IdleWarning": idle})
+                 "IdleWarning": idle, **headroom_defs()})
 
     def when(kind: str, ref: str) -> dict[str, Any]:
         return {"if": {"properties": {"kind": {"const": kind}}}, "then": {"$ref": f"#/$defs/{ref}"}}
@@ -117,6 +123,42 @@ def result_schema() -> dict[str, Any]:
         "$defs": defs,
     }
     return with_ids(schema, "result")
+
+
+def headroom_defs() -> dict[str, Any]:
+    """The `headroom` object of `check` and `verify` (app/core/headroom.py, Headroom.to_json)."""
+    num = {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/ExactNumber"}]}
+    exact = {"type": "object", "required": ["exact", "value"], "additionalProperties": False,
+             "properties": {"exact": {"type": "string", "pattern": "^-?[0-9]+(/[0-9]+)?$"},
+                            "value": {"type": "number"}},
+             "description": "an exact fraction as text beside its decimal"}
+    names = {"type": "array", "items": {"type": "string"}}
+    storm = {"type": "object",
+             "required": ["estimate", "backpressure", "offered_rate", "sustainable_rate", "backlog_growth",
+                          "receive_buffer", "queues", "max_spout_pending", "message_timeout_secs", "pending"],
+             "properties": {
+                 "estimate": {"const": True}, "backpressure": {"type": "boolean"},
+                 "backpressure_source": {"enum": ["config", "default"]},
+                 "offered_rate": num, "sustainable_rate": num, "backlog_growth": num,
+                 "sustainable_rates": {"type": "object", "additionalProperties": num},
+                 "receive_buffer": {"type": "integer"}, "receive_buffer_source": {"enum": ["config", "default"]},
+                 "queues": {"type": "array", "items": {"type": "object", "properties": {
+                     "bolt": {"type": "string"}, "growth": num, "executors": {"type": "integer"},
+                     "seconds_to_full": num}}},
+                 "max_spout_pending": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                 "message_timeout_secs": {"type": "integer"},
+                 "message_timeout_source": {"enum": ["config", "default"]},
+                 "pending": {"type": "array", "items": {"type": "object", "properties": {
+                     "spout": {"type": "string"}, "in_flight": {"type": "integer"}, "throughput": num, "wait": num,
+                     "times_out": {"type": "boolean"}}}}}}
+    headroom = {"type": "object",
+                "required": ["headroom", "headroom_exact", "limiting_bolts", "grows_at", "first_to_saturate",
+                             "overloaded", "exact", "storm"],
+                "properties": {"headroom": num, "headroom_exact": {"type": "boolean"}, "limiting_bolts": names,
+                               "grows_at": num, "first_to_saturate": names, "overloaded": {"type": "boolean"},
+                               "exact": names, "storm": {"anyOf": [{"type": "null"}, storm]}},
+                "description": "the factors by which every spout's rate may grow (docs/storm.md, \"Headroom\")"}
+    return {"Headroom": headroom, "ExactNumber": exact}
 
 
 def schema_of(kind: str) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """`stormbound import flux | storm-ui`, `export flux`, `repair`: in and out of a Storm project.
 
-* `import flux FILE.yaml [--filter P] [--env] [--resources DIR] [-o OUT.storm.json]`
+* `import flux FILE.yaml [--filter P] [--env] [--resources DIR] [-o OUT.storm.json] [--json]`
 * `import storm-ui URL --topology ID|NAME [--window 600|10800|86400|all] [--onto DOC] [-o OUT]`
-* `export flux IN.storm.json OUT.yaml`
+* `export flux IN.storm.json OUT.yaml [--skeleton]`
 * `repair FILE.yaml --parallelism suggested|document|BOLT=N ... [--topology DOC] [--in-place | -o OUT]`
 
 Bad input (a Flux file, a Storm UI that cannot be read, an unknown bolt) is one line on
@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, bolt_count, examples
+from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, bolt_count, examples, seconds
 from app.core.topology import Problem, Topology, TopologyError
 
 
@@ -69,8 +69,20 @@ def cmd_import_flux(args: argparse.Namespace) -> int:
     try:
         result = import_flux(args.file, _flux_options(args))
     except FluxError as err:
+        if args.json:
+            raise  # main() prints it as the JSON error document
         return _report_error(err)
     data = result.topology.to_json_bytes()
+    if args.json:
+        from app.cli.common import print_result
+        from app.core.topology import unannotated_problems
+
+        if args.output:
+            _write(args.output, data)
+        print_result("import-flux", {"topology": json.loads(data), "notes": result.notes,
+                                     "unannotated": [str(p) for p in unannotated_problems(result.topology)],
+                                     "output": args.output})
+        return EXIT_OK
     if args.output:
         _write(args.output, data)
         _summary(result.topology, result.notes, sys.stdout)
@@ -147,14 +159,30 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
 
 def cmd_export_flux(args: argparse.Namespace) -> int:
     from app.core.formats import load_topology
-    from app.core.formats.flux import to_flux_bytes
+    from app.core.formats.flux import FluxError, placeholder_classes, to_flux_bytes
+    from app.core.formats.flux_repair import export_original, why_skeleton
 
     topo = load_topology(args.input)
+    try:
+        original = None if args.skeleton else export_original(topo)
+        why = "" if original is not None or args.skeleton else why_skeleton(topo)
+    except FluxError as err:
+        return _report_error(err)
+    if original is not None:
+        _write(args.output, original.text.encode("utf-8"))
+        changed = f": {'; '.join(original.changes)}" if original.changes else ": no value changed"
+        print(f"wrote {args.output}: {original.source.name} as it is{changed}")
+        for note in original.notes:
+            print(f"note: {note}", file=sys.stderr)
+        return EXIT_OK
     _write(args.output, to_flux_bytes(topo))
-    print(f"wrote {args.output}")
-    if not all(c.class_name for c in topo.components):
-        print("note: components without a Java class got className stormbound.placeholder.*: replace them "
-              "before deploying", file=sys.stderr)
+    print(f"wrote {args.output}: a skeleton" + (f" ({why})" if why else ""))
+    placeholders = placeholder_classes(topo)
+    if placeholders:
+        print(f"note: placeholder classes (stormbound.placeholder.*) to replace before deploying: "
+              f"{', '.join(placeholders)}", file=sys.stderr)
+    print("note: constructorArgs, configMethods, properties and components are not in the document: add what "
+          "your classes need", file=sys.stderr)
     return EXIT_OK
 
 
@@ -191,6 +219,7 @@ def wanted_parallelism(items: list[str], document: Topology | None,
 def cmd_repair(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError, import_flux, options_of
     from app.core.formats.flux_repair import plan_repair
+    from app.core.rebalance import rebalance_lines, running_from_flux
 
     if args.in_place and args.output:
         raise _usage("give --in-place or -o OUT, not both")
@@ -204,7 +233,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
         if document is not None and not (args.filter or args.env or args.resources) \
                 and document.storm.flux_file and Path(document.storm.flux_file) == Path(args.file).resolve():
             options = options_of(document)  # read the file the way it was imported
-        flux_topology = import_flux(args.file, options).topology
+        imported = import_flux(args.file, options)
+        flux_topology = imported.topology
         wanted, notes = wanted_parallelism(args.parallelism, document, flux_topology)
         edits = plan_repair(args.file, wanted, options)
     except FluxError as err:
@@ -221,6 +251,11 @@ def cmd_repair(args: argparse.Namespace) -> int:
     for edit in edits:
         for change in edit.changes:
             print(f"{edit.path}: {change}")
+    commands = rebalance_lines(flux_topology.name, running_from_flux(imported.document), wanted)
+    if commands:
+        print("on the running topology, without a redeploy:")
+        for line in commands:
+            print(f"  {line}")
     if args.in_place:
         for edit in edits:
             _write(str(edit.path), edit.after.encode("utf-8"))
@@ -265,6 +300,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("file", metavar="FILE.yaml")
     _flux_reading(q)
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
+    q.add_argument("--json", action="store_true",
+                   help="the document, what is not annotated and the import's notes as one JSON document")
     q.set_defaults(func=cmd_import_flux, file_args=("file",))
 
     q = kinds.add_parser("storm-ui", help="import a running topology from the Storm UI's REST API",
@@ -282,7 +319,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="basic auth (default $STORMBOUND_UI_USER; password from $STORMBOUND_UI_PASSWORD)")
     q.add_argument("--token", help="bearer token (default $STORMBOUND_UI_TOKEN)")
     q.add_argument("--cacert", metavar="FILE", help="trust this CA bundle for https (verification stays on)")
-    q.add_argument("--timeout", type=float, default=10.0, metavar="S",
+    q.add_argument("--timeout", type=seconds, default=10.0, metavar="S",
                    help="seconds to wait for each reply (default 10)")
     _flux_reading(q)
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
@@ -293,10 +330,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog=examples("stormbound export flux wc.storm.json wc-model.yaml"))
     p.set_defaults(func=_needs("export flux IN.storm.json OUT.yaml"), file_args=())
     kinds = p.add_subparsers(dest="target", metavar="{flux}")
-    q = kinds.add_parser("flux", help="write a Flux YAML file (the model's timing kept under stormbound.*)",
+    q = kinds.add_parser("flux", help="write a Flux YAML file: the document's own Flux file with only its changed "
+                                      "parallelism replaced, else a skeleton (the model's timing under stormbound.*)",
                          epilog=examples("stormbound export flux wc.storm.json wc-model.yaml"))
     q.add_argument("input", metavar="IN.storm.json")
     q.add_argument("output", metavar="OUT.yaml")
+    q.add_argument("--skeleton", action="store_true",
+                   help="write a fresh Flux file from the document alone (placeholder classes, the model's timing "
+                        "under stormbound.*), even when its own Flux file is there")
     q.set_defaults(func=cmd_export_flux, file_args=("input",))
 
     p = sub.add_parser("repair", help="write parallelism into your own Flux file, changing nothing else",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 
 from app.cli.common import (
@@ -20,9 +21,11 @@ from app.cli.common import (
     StatusLine,
     UsageError,
     examples,
+    positive_seconds,
     print_result,
 )
 from app.core.formats import limits
+from app.core.headroom import duration
 
 log = logging.getLogger("stormbound.verify")
 EXIT_BY_VERDICT = {"counterexample": EXIT_FOUND, "none-up-to-k": EXIT_OK, "bounded": EXIT_OK, "unknown": EXIT_UNKNOWN}
@@ -38,45 +41,91 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got '{text}'") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
-
-
 def trace_paths(path: str, count: int) -> list[str]:
     """Where the lassos go: PATH for the first, then PATH.2.json, ... (before a final .json: lasso.2.json)."""
     stem = path[:-5] if path.endswith(".json") else path
     return [path] + [f"{stem}.{i}.json" for i in range(2, count + 1)]
 
 
-def format_bolts(result) -> list[str]:
-    """One line per checked bolt: its own verdict and, for a lasso, which one and how it grows."""
+SHOWN_NAMES = 5  # names in a headline; the rest are counted
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:SHOWN_NAMES])
+    return shown + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else "")
+
+
+def _decimals(text: str) -> str:
+    """A message for text output: exact fractions are for --json (`(exactly 20/9)` goes)."""
+    return re.sub(r" \(exactly [^)]*\)", "", text)
+
+
+def format_bolts(result, verbose: bool = False) -> list[str]:
+    """One line per growing or undecided bolt; bounded bolts only with `verbose`."""
     lines = []
     for name, v in result.bolts.items():
         if v.verdict == "counterexample" and v.trace_index is not None and result.property == "growth":
             trace = result.traces[v.trace_index]
-            lines.append(f"{name}: counterexample (lasso {v.trace_index + 1}: k = {v.k}, positions "
-                         f"{v.loop_start}..{v.k} repeat, position {v.k + 1} = {v.loop_start}, every "
-                         f"{float(trace.loop_duration()):.4g} s; +{v.growth_per_loop} per pass)")
+            lines.append(f"{name}: grows (lasso {v.trace_index + 1}: k = {v.k}, positions "
+                         f"{v.loop_start}..{v.k} repeat every {duration(trace.loop_duration())}; "
+                         f"+{v.growth_per_loop} per pass)")
         elif v.verdict == "counterexample":
             lines.append(f"{name}: counterexample (run {(v.trace_index or 0) + 1}: {v.message})")
-        else:
-            lines.append(f"{name}: {v.verdict}" + (f" ({v.message})" if v.message else ""))
+        elif v.verdict != "bounded" or verbose:
+            lines.append(f"{name}: {v.verdict}" + (f" ({_decimals(v.message)})" if v.message else ""))
     return lines
 
 
-def format_result(result) -> str:
-    """The human report: verdict in words, one line per checked bolt, rate-check agreement, notes."""
-    lines = [result.message]
-    if len(result.bolts) > 1 or result.verdict == "counterexample":
-        lines += ["  " + line for line in format_bolts(result)]
+def headline(result) -> str:
+    """The first line: the verdict and how many checked bolts grow, are undecided or are bounded."""
+    by: dict[str, list[str]] = {}
+    for name, v in result.bolts.items():
+        by.setdefault(v.verdict, []).append(name)
+    total = len(result.bolts)
+    bounded = by.get("bounded", [])
+    undecided = by.get("unknown", []) + by.get("none-up-to-k", [])
+    tail = []
+    if undecided:
+        tail.append(f"{len(undecided)} undecided")
+    if bounded and result.verdict != "bounded":
+        tail.append(f"{len(bounded)} proven bounded")
+    rest = f"; {', '.join(tail)}" if tail else ""
+    if result.verdict == "counterexample" and result.property == "growth":
+        growing = by.get("counterexample", [])
+        lassos = len(result.traces)
+        return (f"counterexample: {len(growing)} of {total} checked bolt{'s' if total != 1 else ''} "
+                f"{'grows' if len(growing) == 1 else 'grow'} without bound ({_names(growing)}), in {lassos} "
+                f"certified lasso{'s' if lassos != 1 else ''}{rest}")
+    if result.verdict == "bounded":
+        return (f"bounded: {'the checked bolt is' if total == 1 else f'all {total} checked bolts are'} proven "
+                "bounded by the rate check; no run makes a queue grow without bound (docs/boundedness.md)")
+    if result.verdict == "unknown":
+        return _decimals(result.message.split(". Per bolt:")[0]) + rest
+    if result.verdict == "none-up-to-k":
+        return (f"no counterexample up to k = {result.k} for {_names(undecided)} (not a proof of boundedness: "
+                f"longer runs were not examined){rest}")
+    return _decimals(result.message)
+
+
+# notes that repeat, per bolt, what -v shows: left out of the plain text
+_VERBOSE_NOTES = ("cone of influence of ", "not searched, proven bounded by the rate check")
+
+
+def format_result(result, verbose: bool = False, capacity: list[str] | None = None) -> str:
+    """The human report: a headline, one line per growing or undecided bolt (every bolt with `verbose`),
+    bounded bolts summarised, capacity in Storm's terms, notes."""
+    lines = [headline(result)]
+    lines += ["  " + line for line in format_bolts(result, verbose)]
+    bounded = [n for n, v in result.bolts.items() if v.verdict == "bounded"]
+    if bounded and not verbose and result.verdict != "bounded":
+        lines.append(f"  proven bounded by the rate check: {_names(bounded)} (-v lists each)")
+    elif bounded and not verbose and len(bounded) <= SHOWN_NAMES:
+        lines.append(f"  proven bounded: {_names(bounded)}")
+    for line in capacity or []:
+        lines.append(f"- {line}")
     for note in result.notes:
-        lines.append(f"- {note}")
+        if verbose or not note.startswith(_VERBOSE_NOTES):
+            lines.append(f"- {_decimals(note)}")
     lines.append(f"({result.elapsed_s:.2f} s)")
     return "\n".join(lines)
 
@@ -105,6 +154,7 @@ def _check_writable(path: str) -> None:
 def cmd_verify(args: argparse.Namespace) -> int:
     from app.cli.common import read_topology
     from app.core.formats.trace import save_trace
+    from app.core.headroom import capacity_lines, headroom
     from app.core.tcn.search import SearchOptions, verify
 
     if args.k is not None and args.k < 2:
@@ -149,10 +199,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
         written = trace_paths(args.trace_out, len(result.traces))
         for trace, path in zip(result.traces, written, strict=True):
             save_trace(trace, path)
+    room = None if args.threshold is not None else headroom(topo)
     if args.json:
-        print_result("verify", result.to_public_json(written))
+        data = result.to_public_json(written)
+        if room is not None:
+            data["headroom"] = room.to_json()
+        print_result("verify", data)
     else:
-        print(format_result(result))
+        print(format_result(result, verbose, [] if room is None else capacity_lines(room)))
         for i, path in enumerate(written or []):
             bolts = [n for n, v in result.bolts.items() if v.trace_index == i]
             print(f"trace {i + 1} written to {path}" + (f" ({', '.join(bolts)})" if bolts else ""))
@@ -175,9 +229,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     bound.add_argument("--k-max", type=_positive_int, dest="k_max",
                        help="deepen the bound up to this many positions (default: the document's "
                             "verification.k, else its k_max)")
-    p.add_argument("--timeout", type=_positive_float, metavar="S",
-                   help="give up after this many seconds of wall-clock time, building the encoding included "
-                        "(verdict unknown, exit 4)")
+    p.add_argument("--timeout", type=positive_seconds, metavar="S",
+                   help="give up after this much wall-clock time (seconds, or with a unit: 90s, 2min), building the "
+                        "encoding included (verdict unknown, exit 4)")
     p.add_argument("--max-k", type=_positive_int, dest="max_k", default=limits.MAX_K, metavar="N",
                    help=f"refuse bounds k above N positions (default {limits.MAX_K}, or STORMBOUND_MAX_K; the "
                         "encoding grows linearly in k; docs/limits.md)")
@@ -194,7 +248,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-simulation", action="store_true", dest="no_simulation",
                    help="search with the solver only (by default a lasso built by simulation is tried first for "
                         "bolts the rate check says may grow; docs/simulation.md)")
-    p.add_argument("--widen", type=_positive_float, metavar="S",
+    p.add_argument("--widen", type=positive_seconds, metavar="S",
                    help="after a lasso, spend up to S seconds looking for one where more checked queues grow together")
     p.add_argument("--progress", action="store_true",
                    help="print a line per bound on stderr, terminal or not (instead of the live status line)")

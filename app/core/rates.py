@@ -237,6 +237,12 @@ def margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]]:
     return {b.name: (e.in_max[b.id], e.cap_min[b.id]) for b in topo.bolts}
 
 
+def nominal_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]]:
+    """Exact (inflow, capacity) per bolt name at nominal timing (τ = 0, no idling): it grows when inflow > capacity."""
+    e = _Exact(topo)
+    return {b.name: (e.in_nominal[b.id], e.cap_nominal[b.id]) for b in topo.bolts}
+
+
 def _suggest(topo: Topology) -> dict[str, int | None]:
     """Smallest parallelism per bolt that makes every queue bounded (None: no value can)."""
     tau = exact(topo.settings.tolerance)

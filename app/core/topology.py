@@ -35,7 +35,7 @@ class _Model(BaseModel):
 
 
 # Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
-_SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class")
+_SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class", "tasks")
 
 
 class _StormFields(_Model):
@@ -73,6 +73,9 @@ class Bolt(_StormFields):
     sigma: float = Field(ge=0, description="output tuples per input tuple (σ); 0 = sink")
     parallelism: int = Field(ge=1, description="max tuples taken into one batch (C_TAKE)")
     class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
+    tasks: int | None = Field(default=None, ge=1, description=(
+        "Storm's task count (the Storm UI's tasks, Flux's numTasks): `storm rebalance` cannot raise the executors "
+        "above it; not used by the model"))
     unannotated: list[Literal["alpha", "sigma"]] = Field(
         default_factory=list, description="parameters still holding a placeholder (an import had no value)")
 

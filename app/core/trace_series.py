@@ -14,6 +14,7 @@ from fractions import Fraction
 
 from app.core.formats.trace import BoltStep, Trace, TracePosition, format_time
 from app.core.topology import TopologyError, parse_topology
+from app.core.units import format_duration
 
 
 @dataclass(frozen=True)
@@ -174,4 +175,4 @@ def describe_trace(trace: Trace) -> str:
     growth = {n: d for n, d in trace.growth_per_loop().items() if d}
     grows = ", ".join(f"{n} +{d}" for n, d in growth.items()) or "no queue"
     return (f"lasso with k = {trace.k}: positions {trace.loop_start}..{trace.k} repeat forever "
-            f"(every {format_time(trace.loop_duration())} s; per loop: {grows}).")
+            f"(every {format_duration(float(trace.loop_duration()))}; per loop: {grows}).")

@@ -208,7 +208,20 @@ class MainWindow(QMainWindow):
 
     def _build_verification(self) -> None:
         """The Verification and Trace docks, the Verify menu and File > Export verified configuration."""
-        self.verification_panel: VerificationPanel = verification.install(self)
+        panel = self.verification_panel = VerificationPanel(self.document, parent=self)
+        panel.canvas, panel.dialogs = self.canvas, self.dialogs
+        dock = self.add_panel(panel, "Verification")
+        panel.trace_dock = self.add_panel(panel.trace_view, "Trace")
+        self.splitDockWidget(dock, panel.trace_dock, Qt.Orientation.Horizontal)
+        verification.create_actions(panel, self)
+        menu = self.menu("Verify")
+        for action in (panel.action_verify, panel.action_cancel, panel.action_trace):
+            menu.addAction(action)
+        menu.addSeparator()
+        menu.addAction(panel.action_force)
+        self.toolbar.addSeparator()
+        self.toolbar.addAction(panel.action_verify)
+        self.menu("File").addAction(panel.action_export_verified)  # _quit_last keeps Quit below it
 
     def _build_storm_io(self) -> None:
         """File > Import > Flux… / From Storm UI… and File > Save Parallelism to Flux File…."""

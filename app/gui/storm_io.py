@@ -189,6 +189,18 @@ class StormIO(QObject):
             window.dialogs.error(window, "Cannot import Flux file", str(err))
             window.show_message(f"Could not import {Path(path).name}")
             return False
+        # Flux leaves an unresolved ${...} as it is, and so does the import; offer what would resolve it
+        unresolved = " ".join(result.notes)
+        if ask and options.filter is None and "give --filter" in unresolved:
+            props = window.dialogs.open_file_name(
+                window, "Properties file for ${...} (Flux's --filter; cancel to keep them as they are)",
+                str(Path(path).parent), PROPERTIES_FILTER)
+            if props:
+                return self.import_flux_path(path, replace(options, filter=Path(props)), ask=False)
+        elif ask and not options.env and "needs --env" in unresolved and window.dialogs.confirm(
+                window, "Environment variables", "The file refers to ${ENV-...}: substitute them from the "
+                "environment? (No keeps them as they are, as Flux does without --env.)"):
+            return self.import_flux_path(path, replace(options, env=True), ask=False)
         window.document.replace(with_layout(result.topology), None)
         window.canvas.fit_all()
         missing = sum(len(c.unannotated) for c in result.topology.components)
@@ -219,6 +231,9 @@ class StormIO(QObject):
             window.show_message(f"{Path(flux).name} already has this parallelism")
             return True
         changes = "\n".join(f"{e.path.name}: {c}" for e in edits for c in e.changes)
+        commands = rebalance_commands(topo)
+        if commands:
+            changes += "\n\nOn the running topology, without a redeploy:\n" + "\n".join(commands)
         if not window.dialogs.confirm(window, "Save parallelism to Flux file",
                                       f"Change only these values (comments and layout stay)?\n\n{changes}"):
             return False
@@ -302,6 +317,20 @@ class StormIO(QObject):
         lines = [f"{d.path} = {d.value:.6g}   ({d.source})" for d in measured.derived]
         text = "\n".join([what, "", *lines, *([""] + notes if notes else [])])
         window.dialogs.info(window, "Imported from Storm UI", text)
+
+
+def rebalance_commands(topo: Topology) -> list[str]:
+    """`storm rebalance` lines for the document's parallelism, against its Flux file as deployed."""
+    from app.core.formats.flux import FluxError, options_of, read_flux
+    from app.core.rebalance import rebalance_lines, running_from_flux
+
+    if not topo.storm.flux_file:
+        return []
+    try:
+        deployed = read_flux(topo.storm.flux_file, options_of(topo))
+    except (FluxError, OSError):
+        return []
+    return rebalance_lines(topo.name, running_from_flux(deployed), {b.name: b.parallelism for b in topo.bolts})
 
 
 def install(window: Any) -> StormIO:

@@ -24,7 +24,13 @@ from app.core.trace_series import TraceSeries
 
 QUEUE_PEN = pg.mkPen("#1f77b4", width=2)
 PROCESS_PEN = pg.mkPen("#2ca02c", width=1.5, style=Qt.PenStyle.DashLine)
-ARRIVAL_COLOURS = ["#d62728", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+# distinct from each other and from the queue's blue and the in-process green; more components get colours
+# generated around the hue circle (golden-ratio steps), so no two components ever share one
+ARRIVAL_COLOURS = ["#d62728", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
+                   "#393b79", "#e7969c", "#637939", "#ad494a", "#6b6ecf", "#8c6d31", "#ce6dbd", "#000000",
+                   "#fd8d3c", "#843c39", "#9e9ac8", "#b5cf6b"]
+TITLE_CHAR_PX = 7.2  # average width of a 10pt character: a title wraps before it is cut
+KEY_CHAR_PX = 6.0  # the same for the 8pt key
 LOOP_BRUSHES = [pg.mkBrush(255, 191, 0, 60), pg.mkBrush(255, 191, 0, 35)]
 MEASURED_PEN = pg.mkPen("#444444", width=1.5, style=Qt.PenStyle.DashLine)
 PREDICTED_PEN = pg.mkPen("#d62728", width=2)
@@ -44,28 +50,86 @@ class DrawnTrace:
     key: Any = None  # the key's label item
 
 
+def _generated(i: int) -> str:
+    import colorsys
+
+    hue = (i * 0.618033988749895) % 1.0
+    r, g, b = colorsys.hsv_to_rgb(hue, 0.75 if i % 2 else 0.55, 0.8 if i % 3 else 0.6)
+    return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
+
+
 def component_colours(names: list[str]) -> dict[str, str]:
-    """A colour per component name, in order, cycling through the arrival colours."""
-    return {n: ARRIVAL_COLOURS[i % len(ARRIVAL_COLOURS)] for i, n in enumerate(names)}
+    """A distinct colour per component name, in order: the palette first, then generated ones."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    extra = 0
+    for i, n in enumerate(names):
+        colour = ARRIVAL_COLOURS[i] if i < len(ARRIVAL_COLOURS) else ""
+        while not colour or colour in used:
+            colour = _generated(extra)
+            extra += 1
+        out[n] = colour
+        used.add(colour)
+    return out
 
 
-def key_html(series: TraceSeries, colours: dict[str, str]) -> str:
-    """One key for every plot: line styles, and a colour per component whose tuples arrive."""
-    dots = " ".join(f"<span style='color:{colours[n]}'>●</span>&nbsp;{n}" for n in series.senders if n in colours)
-    return ("<span style='color:#1f77b4'>━━</span>&nbsp;queue &nbsp; "
-            "<span style='color:#2ca02c'>╌╌</span>&nbsp;in process &nbsp; "
-            + (f"arrivals from: {dots} &nbsp; " if dots else "")
-            + ("<span style='background:#fde9a8'>&nbsp;&nbsp;&nbsp;</span>&nbsp;loop" if series.loop_passes else ""))
+def key_html(series: TraceSeries, colours: dict[str, str], max_chars: int | None = None) -> str:
+    """One key for every plot: line styles, and a colour per component whose tuples arrive.
+
+    With `max_chars` the key breaks into lines of about that many characters instead of running off the picture."""
+    parts = ["<span style='color:#1f77b4'>━━</span>&nbsp;queue",
+             "<span style='color:#2ca02c'>╌╌</span>&nbsp;in process"]
+    lengths = [7, 12]
+    senders = [n for n in series.senders if n in colours]
+    for i, n in enumerate(senders):
+        parts.append(("arrivals from: " if i == 0 else "") + f"<span style='color:{colours[n]}'>●</span>&nbsp;{n}")
+        lengths.append(len(n) + 3 + (15 if i == 0 else 0))
+    if series.loop_passes:
+        parts.append("<span style='background:#fde9a8'>&nbsp;&nbsp;&nbsp;</span>&nbsp;loop")
+        lengths.append(7)
+    out, used = "", 0
+    for part, length in zip(parts, lengths, strict=True):
+        if out and max_chars is not None and used + length > max_chars:
+            out += "<br>"
+            used = 0
+        elif out:
+            out += " &nbsp; "
+            used += 3
+        out += part
+        used += length
+    return out
 
 
-def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_row: int = 0) -> DrawnTrace:
+def wrap_title(title: str, width_px: int) -> str:
+    """The title broken into lines that fit `width_px` (HTML line breaks, the text escaped)."""
+    import html
+    import re
+    import textwrap
+
+    chars = max(20, int(width_px / TITLE_CHAR_PX))
+    kept = re.sub(r"(\d) (ms|s|min|h)\b", "\\1\u00a0\\2", title)  # a figure stays on the line of its unit
+    return "<br>".join(html.escape(line) for line in textwrap.wrap(kept, chars) or [""])
+
+
+def time_unit(series: TraceSeries) -> tuple[str, float]:
+    """One time unit for a whole figure: milliseconds when the trace spans less than a second, else seconds."""
+    span = float(series.step_times[-1] - series.times[0]) if len(series.times) else 0.0
+    return ("ms", 1000.0) if 0 < span < 1 else ("s", 1.0)
+
+
+def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_row: int = 0,
+               width_px: int | None = None) -> DrawnTrace:
     """Add the key and one plot per bolt to `layout` (a GraphicsLayoutWidget or GraphicsLayout), rows from `first_row`.
 
-    The plots share the time axis; the loop passes are shaded in each, labelled in the top one.
+    The plots share the time axis, in one unit for the figure (ms below a second of trace, else s); the loop
+    passes are shaded in each, labelled in the top one. With `width_px` the key wraps to fit.
     """
     drawn = DrawnTrace()
+    unit, scale = time_unit(series)
     # the key is part of the scene, so PNG and SVG exports carry it too
-    drawn.key = layout.addLabel(key_html(series, colours), row=first_row, col=0, size="8pt", justify="left")
+    max_chars = int(width_px / KEY_CHAR_PX) if width_px else None
+    drawn.key = layout.addLabel(key_html(series, colours, max_chars), row=first_row, col=0, size="8pt",
+                                justify="left")
     first: pg.PlotItem | None = None
     for row, bolt in enumerate(series.bolts, start=first_row + 1):
         plot = layout.addPlot(row=row, col=0)
@@ -73,6 +137,9 @@ def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_
         plot.setLabel("left", bolt.bolt + (f" (+{bolt.growth_per_loop}/loop)" if bolt.growth_per_loop else ""))
         plot.showGrid(x=True, y=True, alpha=0.2)
         plot.setMouseEnabled(x=True, y=False)
+        bottom = plot.getAxis("bottom")
+        bottom.enableAutoSIPrefix(False)  # no ms in one plot and s in the next: the figure's unit throughout
+        bottom.setScale(scale)  # the data stay in seconds (the trace view's cursor reads them); ticks show the unit
         plot.plot(series.step_times, bolt.queue, stepMode="center", pen=QUEUE_PEN, name="queue")
         plot.plot(series.step_times, bolt.in_process, stepMode="center", pen=PROCESS_PEN, name="in process")
         for arrivals in bolt.arrivals:
@@ -90,7 +157,7 @@ def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_
         drawn.plots[bolt.bolt] = plot
     if first is not None:
         first.setXRange(series.times[0], series.step_times[-1], padding=0.02)
-        list(drawn.plots.values())[-1].setLabel("bottom", "time", units="s")
+        list(drawn.plots.values())[-1].setLabel("bottom", f"time ({unit})")
     return drawn
 
 
@@ -165,8 +232,8 @@ def trace_canvas(series: TraceSeries, title: str, names: list[str], width: int =
     """The trace view's plots of `series` under a title, on an off-screen canvas ready to export."""
     height = height or 90 + 170 * max(1, len(series.bolts))
     canvas = new_canvas(width, height)
-    canvas.addLabel(title, row=0, col=0, size="10pt", justify="left", color="#222222")
-    draw_trace(canvas, series, component_colours(names), first_row=1)
+    canvas.addLabel(wrap_title(title, width - 20), row=0, col=0, size="10pt", justify="left", color="#222222")
+    draw_trace(canvas, series, component_colours(names), first_row=1, width_px=width - 20)
     settle(canvas)
     return canvas
 

@@ -238,6 +238,9 @@ class VerifyWorker(Worker[VerifyResult]):
         self._cancelled = False
         self.started_at = 0.0
         self.cancel_requested_at: float | None = None
+        # capacity in Storm's terms (app/core/headroom.py), a line each: set in the worker thread before
+        # `result_ready` is emitted, so the GUI thread reads it when the result arrives
+        self.capacity: list[str] = []
 
     def cancel(self) -> None:
         """Ask the search to stop (GUI thread); the result still arrives through `result_ready`."""
@@ -283,10 +286,20 @@ class VerifyWorker(Worker[VerifyResult]):
             result = search.run()
             if result.property != self.prop:
                 result = result.model_copy(update={"property": self.prop})
+            if self.prop == "growth" and not self.is_cancelled():
+                self.capacity = self._capacity()
             return result
         finally:
             with self._lock:
                 self._search = None
+
+    def _capacity(self) -> list[str]:
+        from app.core.headroom import capacity_lines, headroom
+
+        try:
+            return capacity_lines(headroom(self.topology))
+        except ValueError:  # a document the rate check refuses has no capacity to tell
+            return []
 
     def failure_text(self, err: Exception) -> str:
         text = str(err).splitlines()[0] if str(err) else type(err).__name__

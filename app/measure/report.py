@@ -111,10 +111,12 @@ th { background: #f3f3f3; } tr.disagree td { background: #fde2e2; } tr.violated 
 
 def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict[str, str],
                   reliability: ReliabilityReport | Section | None, patterns: PatternSummary | Section | None,
-                  title: str = "", notes: Sequence[str] = (), source: str = "") -> str:
+                  title: str = "", notes: Sequence[str] = (), source: str = "",
+                  capacity: Sequence[str] = ()) -> str:
     """The whole report as one HTML document; `plots` maps a component name to its SVG (already inline-ready).
 
-    `source` names the log as the user gave it (default: the analysis's own, an absolute path).
+    `source` names the log as the user gave it (default: the analysis's own, an absolute path); `capacity`
+    is the topology's capacity in Storm's terms, a line each (app/core/headroom.py, `capacity_lines`).
     """
     source = source or analysis.source
     name = title or source
@@ -158,6 +160,10 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
     else:
         parts.append("<h2>Model versus measured</h2><p>No topology with annotated parameters was given "
                      "(<code>--topology FILE</code>, or the run folder's own), so there is no model to compare.</p>")
+
+    if capacity:
+        parts.append("<h2>Capacity in Storm's terms</h2>")
+        parts.append("<ul>" + "".join(f"<li>{_e(line)}</li>" for line in capacity) + "</ul>")
 
     parts.append("<h2>Measurements per component</h2>")
     rows = []

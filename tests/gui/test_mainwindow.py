@@ -211,7 +211,7 @@ def test_invalid_parameters_are_refused_next_to_the_field(make_window, qtbot) ->
     assert row.edit.property("invalid") is True
     assert window.document.component(b1).alpha == 4.0
     type_into(qtbot, row, "abc")
-    assert "'abc' is not a number" in row.error.text()
+    assert "'abc' is not a time" in row.error.text()
     parallelism = window.inspector.row("parallelism")
     type_into(qtbot, parallelism, "2.5")
     assert "whole number" in parallelism.error.text()
@@ -643,3 +643,24 @@ def test_a_max_idle_time_over_a_tenth_of_alpha_is_shown_as_check_shows_it(make_w
     assert warning is not None
     assert f"max idle time over α/10 of {warning.bolts[0]}" in window.status_problems.text()
     assert warning.message in window.status_problems.toolTip()
+
+
+def test_time_and_rate_fields_take_units_and_show_milliseconds(make_window, qtbot) -> None:
+    """α typed as 20ms is stored as 0.02 s and shown as "20 ms"; a rate typed as 90/min is 1.5 tuples/s."""
+    window = make_window()
+    window.open_path(SIMPLE)
+    b1 = window.document.topology().bolt_by_name("B1").id
+    window.scene.select_ids({b1})
+    row = window.inspector.row("alpha")
+    assert row.edit.text() == "4 s"
+    type_into(qtbot, row, "20ms")
+    assert window.document.component(b1).alpha == 0.02
+    row.edit.clearFocus()
+    window.inspector.show_element(b1)
+    assert window.inspector.row("alpha").edit.text() == "20 ms"
+    s1 = window.document.topology().spouts[0].id
+    window.scene.select_ids({s1})
+    type_into(qtbot, window.inspector.row("rate"), "90/min")
+    assert window.document.component(s1).rate == 1.5
+    idle = window.inspector.row("max_idle_time", "settings")
+    assert idle.edit.text() == "10 ms"

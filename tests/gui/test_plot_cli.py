@@ -194,7 +194,9 @@ def test_report_is_one_self_contained_file_with_plots_and_tables(qapp, run_folde
     rows = re.findall(r"<tr[^>]*><td>(split|count)</td><td>(bounded|grows)</td>", text)
     assert rows == [("split", "bounded"), ("count", "grows")]
     assert "every guarantee holds" in text and "queue_above_threshold" in text
-    for section in ("Queues: measured and predicted", "Model versus measured", "Reliability", "Pattern matches"):
+    assert "headroom ×" in text  # capacity in Storm's terms, from the run's own topology
+    for section in ("Queues: measured and predicted", "Model versus measured", "Capacity in Storm's terms",
+                    "Reliability", "Pattern matches"):
         assert section in text
 
 
@@ -226,3 +228,37 @@ def test_plot_needs_no_display(trace_file: Path, tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ---- readable pictures ----------------------------------------------------------------------------
+
+
+def test_every_component_gets_its_own_colour() -> None:
+    from app.gui.trace_plots import ARRIVAL_COLOURS, component_colours
+
+    names = [f"c{i}" for i in range(60)]
+    colours = component_colours(names)
+    assert len(set(colours.values())) == 60  # no two components share a colour, however many there are
+    assert list(colours.values())[: len(ARRIVAL_COLOURS)] == ARRIVAL_COLOURS
+    assert not {"#1f77b4", "#2ca02c"} & set(colours.values())  # the queue's and in-process lines' colours
+
+
+def test_one_time_unit_per_figure_and_titles_that_fit() -> None:
+    from app.core.formats.trace import Trace
+    from app.core.trace_series import describe_trace, trace_series
+    from app.gui.trace_plots import time_unit, wrap_title
+
+    traces = ROOT / "tests" / "data" / "traces"
+    for name in ("focused-crawler-complete.1.trace.json", "getting-started.1.trace.json",
+                 "simple-DIA-cfg-1.1.trace.json"):
+        trace = Trace.model_validate(json.loads((traces / name).read_text()))
+        series = trace_series(trace, 0)
+        span = float(series.step_times[-1] - series.times[0])
+        assert time_unit(series) == (("ms", 1000.0) if span < 1 else ("s", 1.0))
+        text = describe_trace(trace)
+        assert not re.search(r"\d\.\d{7,}", text), text  # no float noise such as 0.036000000000000003
+    title = ("crawler — counterexample, a queue grows without bound: lasso with k = 60: positions 17..60 repeat "
+             "forever (every 570 ms; per loop: tika +7).")
+    lines = wrap_title(title, 600).split("<br>")
+    assert len(lines) > 1 and all(len(line) <= 600 / 7.2 for line in lines)
+    assert any("570\u00a0ms" in line for line in lines)  # a figure stays with its unit

@@ -132,6 +132,10 @@ def test_storm_ui_annotates_the_open_document_in_the_background(make_window: Cal
                if line[:1] in "+-" and not line.startswith(("+++", "---"))]
     assert changed and all("parallelism:" in line for line in changed)
     assert "+    parallelism: 8    # one counter: the bottleneck" in changed
+    # beside the Flux edit, Storm's commands: split shrinks by rebalance; count (1 task) needs a redeploy
+    question = next(text for kind, title, text in window.dialogs.shown if title == "Save parallelism to Flux file")
+    assert "storm rebalance wordcount -e split=1" in question
+    assert "count: has 1 task, and rebalance cannot raise its executors above that" in question
     assert window.statusBar().currentMessage() == "Saved parallelism to wordcount.yaml"
 
 

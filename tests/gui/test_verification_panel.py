@@ -28,7 +28,7 @@ from app.core.tcn.result import Progress, VerifyResult
 from app.core.topology import TopologyError
 from app.gui.commands import SetComponentFieldsCommand, SetSectionFieldsCommand
 from app.gui.document import DocumentModel
-from app.gui.panels.verification import VerificationPanel, format_stats, install
+from app.gui.panels.verification import VerificationPanel, create_actions, format_stats
 from app.gui.workers import VerifyWorker
 
 
@@ -268,7 +268,7 @@ def test_format_stats() -> None:
     assert format_stats({"b": 0.5, "a": 2}) == "a 2 · b 0.5"
 
 
-def test_install_in_main_window(qtbot, make_window, models_dir: Path, tmp_path: Path, monkeypatch) -> None:
+def test_docked_in_the_main_window(qtbot, make_window, models_dir: Path, tmp_path: Path, monkeypatch) -> None:
     window = make_window()
     panel = window.verification_panel
     assert panel.trace_view is not None
@@ -298,32 +298,18 @@ def test_install_in_main_window(qtbot, make_window, models_dir: Path, tmp_path: 
     assert not VerifyWorker._running
 
 
-def test_install_standalone_window_stand_in(qtbot, document: DocumentModel) -> None:
-    """install() only needs the documented contract: document, canvas, menu(), add_panel()."""
-    from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
-
-    class StandIn(QMainWindow):
-        def __init__(self) -> None:
-            super().__init__()
-            self.document = document
-            self.canvas = None
-            self.menus: dict[str, QMenu] = {}
-
-        def menu(self, title: str) -> QMenu:
-            return self.menus.setdefault(title, self.menuBar().addMenu(title))
-
-        def add_panel(self, widget, title, area=None) -> QDockWidget:  # type: ignore[no-untyped-def]  # a stand-in
-            dock = QDockWidget(title, self)
-            dock.setWidget(widget)
-            self.addDockWidget(area or __import__("PySide6.QtCore").QtCore.Qt.DockWidgetArea.BottomDockWidgetArea,
-                               dock)
-            return dock
-
-    window = StandIn()
-    qtbot.addWidget(window)
-    panel = install(window)
-    assert window.verification_panel is panel
-    assert [a.text() for a in window.menus["File"].actions()] == ["Export &verified configuration…"]
+def test_the_panel_actions_need_no_window(qtbot, document: DocumentModel) -> None:
+    """The actions belong to the panel; a window only places them (no searching its menus by text)."""
+    panel = make_panel(qtbot, document)
+    create_actions(panel, panel)
+    assert [a.objectName() for a in (panel.action_verify, panel.action_cancel, panel.action_trace,
+                                     panel.action_force, panel.action_export_verified)] == \
+        ["action_verify_all", "action_cancel_verification", "action_show_trace", "action_force_search",
+         "action_export_verified"]
+    panel.action_force.setChecked(True)
+    assert panel.force_box.isChecked()
+    run_to_end(qtbot, panel)
+    assert panel.trace_dock is None and panel.trace_view.trace is not None  # no dock to raise: nothing breaks
 
 
 def test_closing_the_panel_mid_search_stops_the_worker(qtbot, document: DocumentModel) -> None:
@@ -464,3 +450,19 @@ def test_the_controller_verifies_without_any_widget(qtbot, document: DocumentMod
     document.undo_stack.push(SetSectionFieldsCommand(document, "settings", {"max_idle_time": 0.02}))
     assert [s.stale for s in controller.states] == [True, True]
     assert "stale" in (controller.verified_problem() or "")
+
+
+def test_capacity_in_storm_terms_is_one_short_line(qtbot, document: DocumentModel) -> None:
+    """The headroom is computed in the worker thread with the verdict and shown as one line; Storm's response
+    (simple-DIA-cfg-1 is overloaded: B2 grows at the document's rates) in its tooltip and in the details."""
+    panel = make_panel(qtbot, document)
+    assert not panel.capacity_label.isVisible()
+    run_to_end(qtbot, panel)
+    text = panel.capacity_label.text()
+    assert text.startswith("Capacity: headroom ×0.612") and "B2 saturates first" in text
+    assert "\n" not in text and "overloaded" in text
+    tip = panel.capacity_label.toolTip()
+    assert "throttles the spouts to 1.5 tuples/s" in tip and "B2's receive queues" in tip
+    assert "Capacity (in Storm's terms)" in panel.details.toPlainText()
+    document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 40}))
+    assert panel.capacity_label.text().startswith("(stale) ")

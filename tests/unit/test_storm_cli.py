@@ -73,7 +73,9 @@ def test_check_lists_and_verify_refuses_unannotated_values(capsys, flux_copy: Pa
      "  - {from: s, to: b, grouping: {type: BROADCAST}}\n", "line 7: streams[0].grouping.type: unknown grouping"),
     ("name: t\nincludes:\n  - file: bad.yaml\n", "line 3: includes[0].file: cyclic include"),
     ("name: t\nincludes:\n  - file: absent.yaml\n", "line 3: includes[0].file: included file absent.yaml not found"),
-    ("name: ${nobody}\nspouts: []\n", "line 1: name: ${nobody} is not defined"),
+    ("name: t\nspouts:\n  - {id: s, className: S}\nbolts:\n  - id: b\n    className: B\n    parallelism: ${nobody}\n"
+     "streams:\n  - {from: s, to: b, grouping: {type: SHUFFLE}}\n",
+     "line 7: bolts.b.parallelism: ${nobody} is not defined"),
     ("name: t\nspouts: []\nconfig:\n  deep: " + "[" * 500 + "]" * 500 + "\n", "line 4: config: nested too deeply"),
     ("config:\n  x: &a [*a, *a]\n" + "".join(f"  y{i}: &y{i} [" + ", ".join([f"*y{i-1}" if i else "*a"] * 10) + "]\n"
                                              for i in range(8)) + "spouts: []\n", "expands to more than"),
@@ -152,6 +154,11 @@ def test_flux_and_storm_ui_in_verified_repaired_and_back_into_the_flux_file(caps
                             "--in-place")
     assert code == 0, err
     assert f"{flux_copy}: bolts.count.parallelism: 1 -> 8" in stdout
+    # Storm's commands beside the edit: rebalance reaches split (2 tasks) but not count and report (1 task each)
+    assert "  storm rebalance wordcount -e split=1\n" in stdout
+    assert ("  count: has 1 task, and rebalance cannot raise its executors above that: redeploy the repaired "
+            "file, with numTasks: 8 or more on count to leave room for later rebalances") in stdout
+    assert "  report: has 1 task" in stdout
     after = flux_copy.read_text()
     assert all("parallelism:" in line for line in changed_lines(before, after))
     assert len(before.splitlines()) == len(after.splitlines())

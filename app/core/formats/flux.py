@@ -31,12 +31,22 @@ import io
 import math
 import os
 import re
+import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from app.core.formats import FormatError
+from app.core.formats.flux_ticks import (
+    SYSTEM_COMPONENT,
+    TICK_FREQ,
+    TICK_PREFIX,
+    TICK_STREAM,
+    is_tick,
+    tick_name,
+    tick_spouts,
+)
 from app.core.formats.limits import MAX_INT_DIGITS, escape
 from app.core.topology import Problem, Topology, parse_topology
 
@@ -107,6 +117,8 @@ class Vertex:
     file: Path
     line: int
     annotations: dict[str, Any] = field(default_factory=dict)
+    num_tasks: int | None = None  # numTasks: None when not given (Storm makes one task per executor)
+    tick_secs: Any = None  # its own config's topology.tick.tuple.freq.secs, if any
 
 
 @dataclass
@@ -329,8 +341,11 @@ def parse_yaml(text: str, file: Path, options: FluxOptions | None = None) -> Any
     if not text.strip():
         raise FluxError(file, None, "", "is empty")
     _check_nesting(text, file)
+    _refuse_json_document(text, file)
     try:
-        return _yaml().load(text)
+        with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor...) are not for the user
+            warnings.simplefilter("ignore")
+            return _yaml().load(text)
     except RecursionError:
         raise FluxError(file, None, "", "nested too deeply to be a Flux file") from None
     except ValueError as err:  # Python's integer digit limit, met while ruamel converts a scalar
@@ -363,6 +378,22 @@ def parse_yaml(text: str, file: Path, options: FluxOptions | None = None) -> Any
         raise FluxError(file, None, "", f"not valid YAML: {str(err).splitlines()[0]}") from None
 
 
+def _refuse_json_document(text: str, file: Path) -> None:
+    """A Stormbound document or a D-VerT configuration given to the Flux reader: one line saying what to do."""
+    if text.lstrip()[:1] != "{":
+        return
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return  # YAML flow mappings are not JSON: let the YAML parser read (or refuse) it
+    if isinstance(data, dict) and ("spouts" in data or "bolts" in data or "topology" in data
+                                   or "schema_version" in data):
+        raise FluxError(file, 1, "", "is a JSON topology document, not a Flux file: check, verify and the app "
+                                     "read it as it is (nothing to import)")
+
+
 def _line_of(container: Any, key: Any) -> int | None:
     """1-based line of a key in a round-trip mapping or an item of a round-trip sequence."""
     lc = getattr(container, "lc", None)
@@ -388,10 +419,43 @@ def _item_label(path: str, index: int, item: Any) -> str:
     return f"{path}[{index}]"
 
 
-def check_tree(root: Any, file: Path, options: FluxOptions) -> None:
-    """Walk every node once in document order (aliases expanded) with limits; refuse unresolved `${...}`."""
+@dataclass(frozen=True)
+class Unresolved:
+    """A `${...}` that no substitution resolved: Flux passes it on verbatim, and so does the import."""
+
+    file: Path
+    line: int | None
+    path: str
+    var: str
+
+    def note(self, options: FluxOptions) -> str:
+        where = f"{self.file.name} line {self.line}" if self.line else self.file.name
+        why = _placeholder_problem(self.var, options)
+        return f"{where}: {self.path}: ${{{self.var}}} is left as it is, as Flux leaves it ({why})"
+
+
+def unresolved_notes(found: list[Unresolved], options: FluxOptions, each: int = 3) -> list[str]:
+    """A note per unresolved `${...}`, or one per file when it has more than `each`."""
+    by_file: dict[Path, list[Unresolved]] = {}
+    for u in found:
+        by_file.setdefault(u.file, []).append(u)
+    notes: list[str] = []
+    for file, items in by_file.items():
+        if len(items) <= each:
+            notes += [u.note(options) for u in items]
+            continue
+        why = sorted({_placeholder_problem(u.var, options).split(" ", 1)[1] for u in items})
+        where = ", ".join(f"line {u.line} ${{{u.var}}}" if u.line else f"${{{u.var}}}" for u in items)
+        notes.append(f"{file.name}: {len(items)} placeholders are left as they are, as Flux leaves them "
+                     f"({'; '.join(why)}): {where}")
+    return notes
+
+
+def check_tree(root: Any, file: Path, options: FluxOptions) -> list[Unresolved]:
+    """Walk every node once in document order (aliases expanded) with limits; return the unresolved `${...}`."""
     stack: list[tuple[Any, str, int, int | None]] = [(root, "", 0, _own_line(root))]
     visited = 0
+    unresolved: list[Unresolved] = []
     while stack:
         node, path, depth, line = stack.pop()
         visited += 1
@@ -402,22 +466,21 @@ def check_tree(root: Any, file: Path, options: FluxOptions) -> None:
             raise FluxError(file, line, path or "document", f"nested too deeply (more than {MAX_DEPTH} levels)")
         children: list[tuple[Any, str, int, int | None]] = []
         if isinstance(node, str):
-            m = _PLACEHOLDER.search(node)
-            if m:
-                raise FluxError(file, line, path or "document", _placeholder_problem(m.group(1), options))
+            unresolved += [Unresolved(file, line, path or "document", m.group(1)) for m in _PLACEHOLDER.finditer(node)]
         elif isinstance(node, float) and not math.isfinite(node):  # .nan/.inf: a saved document could not keep it
             raise FluxError(file, line, path or "document", f"must be a finite number, not {node}")
         elif isinstance(node, dict):
             for key, value in node.items():
                 label = f"{path}.{key}".lstrip(".")
-                found = _PLACEHOLDER.search(key) if isinstance(key, str) else None
-                if found:
-                    raise FluxError(file, _line_of(node, key), label, _placeholder_problem(found.group(1), options))
+                if isinstance(key, str):
+                    unresolved += [Unresolved(file, _line_of(node, key), label, m.group(1))
+                                   for m in _PLACEHOLDER.finditer(key)]
                 children.append((value, label, depth + 1, _line_of(node, key) or line))
         elif isinstance(node, list):
             for i, value in enumerate(node):
                 children.append((value, _item_label(path, i, value), depth + 1, _line_of(node, i) or line))
         stack.extend(reversed(children))
+    return unresolved
 
 
 def plain(node: Any) -> Any:
@@ -471,19 +534,28 @@ class _Parsed:
     path: Path
     text: str
     root: Any
+    unresolved: list[Unresolved] = field(default_factory=list)
+    unsubstituted_env: Any = None  # the tree with ${ENV-...} kept as written (None: no ${ENV-...} was substituted)
 
 
 def load_tree(path: Path, options: FluxOptions, props: dict[str, str] | None) -> _Parsed:
     """Read, substitute, parse and check one Flux file (no includes)."""
-    text = substitute(_read(path), props, options)
+    raw = _read(path)
+    text = substitute(raw, props, options)
     root = parse_yaml(text, path, options)
     if root is None:
         raise FluxError(path, None, "", "is empty")
     if not isinstance(root, dict):
         raise FluxError(path, 1, "", f"not a Flux file: expected a mapping of {', '.join(TOP_LEVEL[:6])}, ..., "
                                      f"found a {type(plain(root)).__name__}")
-    check_tree(root, path, options)
-    return _Parsed(path, text, root)
+    unresolved = check_tree(root, path, options)
+    kept = None
+    if options.env and "${ENV-" in raw:  # the references themselves, for the config the document keeps
+        try:
+            kept = parse_yaml(substitute(raw, props, replace(options, env=False)), path, options)
+        except FluxError:
+            kept = None
+    return _Parsed(path, text, root, unresolved, kept)
 
 
 def _require_flux(parsed: _Parsed, included: bool = False) -> None:
@@ -543,6 +615,8 @@ def _includes(parsed: _Parsed) -> list[tuple[Any, int | None, str]]:
 
 
 def _string(value: Any, path: Path, line: int | None, label: str, required: bool = True) -> str | None:
+    if value is not None and not isinstance(value, (str, int)) and isinstance(plain(value), str):
+        value = plain(value)  # an explicitly tagged scalar (`!!str s`) is a string all the same
     if value is None:
         if required:
             raise FluxError(path, line, label, "missing")
@@ -577,16 +651,21 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
                             f"duplicate id '{ident}' (also line {seen[ident]}; Flux would keep only the last)")
         seen[ident] = line or 0
         class_name = _string(item.get("className"), path, _line_of(item, "className") or line, f"{label}.className")
-        parallelism = item.get("parallelism")
-        if parallelism is not None:
-            if isinstance(parallelism, bool) or not isinstance(parallelism, int):
-                raise FluxError(path, _line_of(item, "parallelism"), f"{label}.parallelism",
-                                f"must be a whole number, not {plain(parallelism)!r}")
-            if parallelism < 1:
-                raise FluxError(path, _line_of(item, "parallelism"), f"{label}.parallelism",
-                                f"must be at least 1 (Storm refuses {parallelism})")
+        parallelism, num_tasks = item.get("parallelism"), item.get("numTasks")
+        for key, value in (("parallelism", parallelism), ("numTasks", num_tasks)):
+            if value is not None:
+                if isinstance(value, str) and (var := _PLACEHOLDER.search(value)):
+                    raise FluxError(path, _line_of(item, key), f"{label}.{key}",
+                                    _placeholder_problem(var.group(1), FluxOptions()))
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise FluxError(path, _line_of(item, key), f"{label}.{key}",
+                                    f"must be a whole number, not {plain(value)!r}")
+                if value < 1:
+                    raise FluxError(path, _line_of(item, key), f"{label}.{key}",
+                                    f"must be at least 1 (Storm refuses {value})")
         annotations: dict[str, Any] = {}
         config = item.get("config")
+        tick_secs = plain(config.get(TICK_FREQ)) if isinstance(config, dict) else None
         if isinstance(config, dict):
             for name in (*ANNOTATION_KEYS[kind], "checked"):
                 if f"{ANNOTATION_PREFIX}{name}" in config:
@@ -595,7 +674,8 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
         elif config is not None:
             raise FluxError(path, _line_of(item, "config"), f"{label}.config", "must be a mapping")
         out.append(Vertex(kind, ident, class_name, int(parallelism) if parallelism is not None else None,
-                          path, line or 0, annotations))
+                          path, line or 0, annotations, int(num_tasks) if num_tasks is not None else None,
+                          tick_secs))
     return out
 
 
@@ -622,6 +702,8 @@ def _streams(parsed: _Parsed) -> list[Stream]:
         if not isinstance(grouping, dict):
             raise FluxError(path, gline, f"{label}.grouping", "missing (a mapping with type)")
         kind = grouping.get("type")
+        if kind is not None and not isinstance(kind, str) and isinstance(plain(kind), str):
+            kind = plain(kind)  # `type: !!str SHUFFLE`
         tline = _line_of(grouping, "type") or gline
         if kind is None:
             raise FluxError(path, tline, f"{label}.grouping.type", f"missing (one of {', '.join(GROUPINGS)})")
@@ -629,7 +711,7 @@ def _streams(parsed: _Parsed) -> list[Stream]:
             hint = f"; Flux reads it in capitals: {str(kind).upper()}" if str(kind).upper() in GROUPINGS else ""
             raise FluxError(path, tline, f"{label}.grouping.type",
                             f"unknown grouping '{plain(kind)}' (expected one of {', '.join(GROUPINGS)}){hint}")
-        args = grouping.get("args")
+        args = plain(grouping.get("args"))  # plain strings, also when tagged (`!!str`)
         fields: list[str] = []
         if kind == "FIELDS":
             if not isinstance(args, list) or not args or not all(isinstance(a, str) and a for a in args):
@@ -658,7 +740,13 @@ def _config(parsed: _Parsed) -> dict[str, Any]:
         return {}
     if not isinstance(config, dict):
         raise FluxError(parsed.path, _line_of(parsed.root, "config"), "config", "must be a mapping")
-    return {str(k): (v, _line_of(config, k)) for k, v in config.items()}
+    out = {str(k): (v, _line_of(config, k)) for k, v in config.items()}
+    written = parsed.unsubstituted_env.get("config") if isinstance(parsed.unsubstituted_env, dict) else None
+    if isinstance(written, dict):
+        for key, value in written.items():  # ${ENV-...} stays a reference: never a secret or a broker list
+            if str(key) in out and str(key) not in STORM_SETTINGS and "${ENV-" in str(plain(value)):
+                out[str(key)] = (value, out[str(key)][1])
+    return out
 
 
 def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) -> FluxDocument:
@@ -676,6 +764,7 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
     spouts = {v.id: v for v in _vertices(main, "spouts")}
     bolts = {v.id: v for v in _vertices(main, "bolts")}
     streams = _streams(main)
+    unresolved = list(main.unresolved)
     for include, line, label in _includes(main):
         target = _resolve_include(include, main_path, options, line, label)
         if target in files:
@@ -687,6 +776,7 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
         inc = load_tree(target, options, props)
         _require_flux(inc, included=True)
         files.append(target)
+        unresolved += inc.unresolved
         if "topologySource" in inc.root:
             notes.append(f"{target.name}: its topologySource is not merged, as Flux does not merge it")
         for nested, nline, nlabel in _includes(inc):
@@ -712,6 +802,7 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
                     notes.append(f"{target.name}: {vertex.kind} '{vertex.id}' is already defined and the include "
                                  "does not override: ignored, as Flux ignores it")
         streams.extend(_streams(inc))
+    notes += unresolved_notes(unresolved, options)
     topo_name = _string(name, main_path, name_line, "name", required=False) if name is not None else None
     plain_config = {key: plain(value) for key, (value, _line) in config.items()}
     doc = FluxDocument(main_path, topo_name, plain_config, spouts, bolts, streams, files, notes)
@@ -727,8 +818,14 @@ def _check_graph(doc: FluxDocument, config_lines: dict[str, int | None]) -> None
     components = ", ".join([*doc.spouts, *doc.bolts])
     fed = {s.target for s in doc.streams}
     for s in doc.streams:
+        if is_tick(s.source, s.stream_id):
+            if s.target not in doc.bolts:
+                raise FluxError(s.file, s.line, f"{s.label}.to", f"unknown bolt '{s.target}' (known: {components})")
+            continue
         if s.source not in doc.spouts and s.source not in doc.bolts:
-            raise FluxError(s.file, s.line, f"{s.label}.from", f"unknown component '{s.source}' (known: {components})")
+            hint = ("; tick tuples come from __system on the stream __tick" if s.source == SYSTEM_COMPONENT else "")
+            raise FluxError(s.file, s.line, f"{s.label}.from",
+                            f"unknown component '{s.source}' (known: {components}){hint}")
         if s.target in doc.spouts:
             raise FluxError(s.file, s.line, f"{s.label}.to", f"'{s.target}' is a spout: streams go into bolts")
         if s.target not in doc.bolts:
@@ -748,7 +845,6 @@ def _check_graph(doc: FluxDocument, config_lines: dict[str, int | None]) -> None
 
 
 # ---- Flux -> Topology ----------------------------------------------------------
-
 
 def _annotation(vertex: Vertex, key: str, kind: type) -> Any:
     if key not in vertex.annotations:
@@ -794,11 +890,15 @@ def to_topology(doc: FluxDocument) -> FluxImport:
                       "sigma": sigma if sigma is not None else (PLACEHOLDER_VALUE if v.id in feeding else 0.0),
                       "parallelism": v.parallelism if v.parallelism is not None else 1,
                       "class_name": None if v.class_name == UNKNOWN_BOLT_CLASS else v.class_name,
-                      "unannotated": missing})
+                      "tasks": v.num_tasks, "unannotated": missing})
         if v.annotations.get("checked", (False, None))[0] is True:
             checked.append(v.id)
+    ticks = tick_spouts(doc, notes, PLACEHOLDER_VALUE)
+    spouts += ticks
     subscriptions: dict[tuple[str, str, str | None], dict[str, Any]] = {}
     for s in doc.streams:
+        if is_tick(s.source, s.stream_id):
+            s = replace(s, source=tick_name(s.target))
         key = (s.source, s.target, s.stream_id)
         if key in subscriptions:
             notes.append(f"{s.label}: {s.source} -> {s.target} is declared again; Storm keeps only the last grouping")
@@ -894,6 +994,8 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
 
     spouts = []
     for s in topo.spouts:
+        if s.name.startswith(TICK_PREFIX):  # a timer: written as the stream from __system below
+            continue
         entry: dict[str, Any] = {"id": s.name, "className": s.class_name or UNKNOWN_SPOUT_CLASS,
                                  "parallelism": s.executors or 1}
         extra = annotations(s, ANNOTATION_KEYS["spout"])
@@ -903,6 +1005,8 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
     bolts = []
     for b in topo.bolts:
         entry = {"id": b.name, "className": b.class_name or UNKNOWN_BOLT_CLASS, "parallelism": b.parallelism}
+        if b.tasks is not None:  # never fewer tasks than executors: Storm would cap the executors there
+            entry["numTasks"] = max(b.tasks, b.parallelism)
         extra = annotations(b, ANNOTATION_KEYS["bolt"])
         if extra:
             entry["config"] = extra
@@ -916,7 +1020,10 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
             grouping["streamId"] = sub.stream
         if sub.grouping == "custom":
             grouping["customClass"] = {"className": sub.custom_class or UNKNOWN_GROUPING_CLASS}
-        streams.append({"name": f"{names[sub.source]} --> {names[sub.target]}", "from": names[sub.source],
+        source = names[sub.source]
+        if source.startswith(TICK_PREFIX) and sub.stream == TICK_STREAM:
+            source = SYSTEM_COMPONENT
+        streams.append({"name": f"{source} --> {names[sub.target]}", "from": source,
                         "to": names[sub.target], "grouping": grouping})
     data: dict[str, Any] = {"name": topo.name}
     if config:
@@ -927,6 +1034,31 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
     return data
 
 
+def placeholder_classes(topo: Topology) -> list[str]:
+    """The fields of a skeleton export that hold a stormbound.placeholder.* class."""
+    names = {c.id: c.name for c in topo.components}
+    found = [f"spouts.{s.name}.className" for s in topo.spouts
+             if not s.class_name and not s.name.startswith(TICK_PREFIX)]
+    found += [f"bolts.{b.name}.className" for b in topo.bolts if not b.class_name]
+    found += [f"streams.{names[s.source]}->{names[s.target]}.grouping.customClass.className"
+              for s in topo.subscriptions if s.grouping == "custom" and not s.custom_class]
+    return found
+
+
+def skeleton_header(topo: Topology) -> list[str]:
+    """The comment lines above a skeleton export: what it holds, and what to fill in before deploying."""
+    lines = [f"{topo.name}: written by Stormbound from the document alone.",
+             "Flux has no timing: each component's config keeps the model's values under stormbound.*",
+             "(Storm ignores them).",
+             "Not in the document, so not here: constructorArgs, configMethods, properties, components and",
+             "includes: add what your classes need before deploying."]
+    placeholders = placeholder_classes(topo)
+    if placeholders:
+        shown = ", ".join(placeholders[:8]) + (f" and {len(placeholders) - 8} more" if len(placeholders) > 8 else "")
+        lines.append(f"Placeholder classes (stormbound.placeholder.*) to replace: {shown}.")
+    return lines
+
+
 def to_flux_bytes(topo: Topology) -> bytes:
     """A Flux YAML file for the topology (className placeholders where the document has none)."""
     yaml = _yaml()
@@ -935,10 +1067,6 @@ def to_flux_bytes(topo: Topology) -> bytes:
     yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.width = 4096
     buf = io.StringIO()
-    header = (f"# {topo.name}: written by Stormbound.\n"
-              "# Flux has no timing: each component's config keeps the model's values under stormbound.*\n"
-              "# (Storm ignores them). A className of stormbound.placeholder.* stands for a class the\n"
-              "# document did not know: replace it before deploying.\n")
-    buf.write(header)
+    buf.write("".join(f"# {line}\n" for line in skeleton_header(topo)))
     yaml.dump(to_flux_data(topo), buf)
     return buf.getvalue().encode("utf-8")

@@ -27,12 +27,15 @@ from app.core.formats.flux import (
     _read,
     _yaml,
     check_tree,
+    options_of,
     parse_yaml,
     plain,
     read_flux,
     read_properties,
     substitute,
 )
+from app.core.formats.flux_ticks import TICK_PREFIX, is_tick
+from app.core.topology import Topology
 
 
 @dataclass
@@ -294,7 +297,7 @@ def _check_only_parallelism(file: Path, before: str, after: str, wanted: dict[st
                             options: FluxOptions) -> None:
     old_tree = parse_yaml(before, file)
     new_tree = parse_yaml(after, file)
-    check_tree(new_tree, file, options)
+    check_tree(new_tree, file, options)  # its limits; ${...} left unresolved stay as they are
     old, old_values = _without_parallelism(old_tree)
     new, new_values = _without_parallelism(new_tree)
     expected = dict(old_values)
@@ -302,3 +305,70 @@ def _check_only_parallelism(file: Path, before: str, after: str, wanted: dict[st
         expected[("bolts", name)] = n
     if old != new or new_values != expected:
         raise RuntimeError(f"{file}: the repair would change more than parallelism values; nothing was written")
+
+
+@dataclass
+class OriginalExport:
+    """The document's own Flux file with only the values the document changed (`export flux`)."""
+
+    source: Path
+    text: str
+    changes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _structure_differs(topo: Topology, flux_path: Path, options: FluxOptions) -> str | None:
+    """Why the document is no longer the Flux file's topology (None when only values differ)."""
+    doc = read_flux(flux_path, options)
+    names = {c.id: c.name for c in topo.components}
+    spouts = {s.name for s in topo.spouts if not s.name.startswith(TICK_PREFIX)}
+    bolts = {b.name for b in topo.bolts}
+    fed = {s.target for s in doc.streams}
+    flux_bolts = {b for b in doc.bolts if b in fed}
+    if spouts != set(doc.spouts) or bolts != flux_bolts:
+        added = sorted((spouts | bolts) - set(doc.spouts) - flux_bolts)
+        gone = sorted((set(doc.spouts) | flux_bolts) - spouts - bolts)
+        parts = ([f"new {', '.join(added)}"] if added else []) + ([f"no {', '.join(gone)}"] if gone else [])
+        return "; ".join(parts)
+    edges = {(names[s.source], names[s.target], s.stream) for s in topo.subscriptions
+             if not names[s.source].startswith(TICK_PREFIX)}
+    flux_edges = {(s.source, s.target, s.stream_id) for s in doc.streams if not is_tick(s.source, s.stream_id)}
+    if edges != flux_edges:
+        return "its subscriptions differ"
+    return None
+
+
+def export_original(topo: Topology) -> OriginalExport | None:
+    """The Flux file the document was imported from, with only its changed parallelism replaced; everything
+    else (comments, anchors, constructorArgs, components, includes, ${...}) byte for byte.
+
+    None when there is no such file to start from, or the document's structure is no longer the file's
+    (then a skeleton is the honest export)."""
+    flux = topo.storm.flux_file
+    if not flux or not Path(flux).is_file():
+        return None
+    options = options_of(topo)
+    source = Path(flux).resolve()
+    if _structure_differs(topo, source, options) is not None:
+        return None
+    edits = plan_repair(source, {b.name: b.parallelism for b in topo.bolts}, options)
+    out = OriginalExport(source, _read(source))
+    for edit in edits:
+        if edit.path.resolve() == source:
+            out.text = edit.after
+            out.changes += edit.changes
+        else:
+            out.notes.append(f"{edit.path.name}: {', '.join(edit.changes)}: that bolt is defined in an included file, "
+                             "which an export does not rewrite (stormbound repair --in-place does)")
+    return out
+
+
+def why_skeleton(topo: Topology) -> str:
+    """Why `export flux` writes a skeleton rather than the document's own Flux file."""
+    flux = topo.storm.flux_file
+    if not flux:
+        return "the document did not come from a Flux file"
+    if not Path(flux).is_file():
+        return f"its Flux file {flux} is not there any more"
+    why = _structure_differs(topo, Path(flux).resolve(), options_of(topo))
+    return f"the document's topology is not its Flux file's any more ({why})" if why else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from app.core.formats.limits import MAX_DOCUMENT_BYTES, FormatError, load_json_text
@@ -18,4 +19,20 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     text = read_text(path, lambda reason: FormatError([Problem("file", reason)]), MAX_DOCUMENT_BYTES)
     if not text.strip():
         raise FormatError([Problem("file", "is empty")])
-    return load_json_text(text, "file")
+    try:
+        return load_json_text(text, "file")
+    except FormatError:
+        if looks_like_flux(text):
+            stem = os.path.basename(os.fspath(path)).split(".")[0] or "topology"
+            raise FormatError([Problem("file", f"is a Flux (YAML) file, not JSON: import it first with "
+                                                f"`stormbound import flux {os.fspath(path)} -o {stem}.storm.json`")]
+                              ) from None
+        raise
+
+
+_FLUX_KEY = re.compile(r"^(name|config|spouts|bolts|streams|includes|components|topologySource)\s*:", re.MULTILINE)
+
+
+def looks_like_flux(text: str) -> bool:
+    """Whether a text that is not JSON reads like a Flux YAML topology (a top-level Flux key on a line)."""
+    return text.lstrip()[:1] not in ("{", "[") and len(set(_FLUX_KEY.findall(text))) >= 2

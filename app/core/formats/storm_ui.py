@@ -238,6 +238,10 @@ class StormUIImport(BaseModel):
     window: str = "600"
 
 
+CAPACITY_CONFIG = ("topology.executor.receive.buffer.size", "topology.backpressure.enable",
+                   "topology.tick.tuple.freq.secs")
+
+
 def _system(name: Any) -> bool:
     return not isinstance(name, str) or name.startswith("__")
 
@@ -397,6 +401,9 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
             latency_from = "executeLatency (topology page)"
         bolt: dict[str, Any] = {"name": name, "parallelism": max(1, executors), "alpha": 1.0, "sigma": 1.0,
                                 "class_name": None, "unannotated": []}
+        tasks = _number(comp.get("tasks", row.get("tasks")))
+        if tasks is not None and tasks >= 1:
+            bolt["tasks"] = int(tasks)  # what `storm rebalance` can reach
         record(f"bolts.{name}.parallelism", bolt["parallelism"], f"executors = {executors}")
         if latency_ms is None or not executed:
             bolt["unannotated"].append("alpha")
@@ -445,6 +452,10 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= least:
             storm[attr] = int(value)
             record(f"storm.{attr}", int(value), f"{key} in the topology configuration")
+    # the settings the capacity figures read (app/core/headroom.py): kept in the document's Storm config
+    kept = {key: config[key] for key in CAPACITY_CONFIG if config.get(key) is not None}
+    if kept:
+        storm["config"] = kept
     workers = _number(page.get("workersTotal"))
     if "workers" not in storm and workers:
         storm["workers"] = int(workers)
@@ -509,7 +520,7 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
             notes.append(f"bolts.{b.name}: not on the cluster: left as it was")
             bolts.append(b)
             continue
-        update = {}
+        update = {"tasks": m.tasks} if m.tasks is not None else {}
         if m.parallelism != b.parallelism:
             notes.append(f"bolts.{b.name}.parallelism: {b.parallelism} in the document, {m.parallelism} executors on "
                          "the cluster: the document's kept (it is what a repair changes; α does not depend on it)")
@@ -531,5 +542,6 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
         notes.append(f"subscriptions.{a}->{b}: seen on the cluster but not in the document")
     storm_update = {attr: getattr(ui.storm, attr) for attr in STORM_CONFIG.values()
                     if getattr(document.storm, attr) is None and getattr(ui.storm, attr) is not None}
-    storm = document.storm.model_copy(update={**storm_update, "sources": sources})
+    config = {**{k: v for k, v in ui.storm.config.items() if k not in document.storm.config}, **document.storm.config}
+    storm = document.storm.model_copy(update={**storm_update, "sources": sources, "config": config})
     return document.model_copy(update={"spouts": spouts, "bolts": bolts, "storm": storm}), notes

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem,
 
 from app.core.rates import BoltRates
 from app.core.topology import Component
+from app.core.units import format_duration
 
 NODE_WIDTH = 156.0
 NODE_HEIGHT = 74.0
@@ -132,7 +133,7 @@ class NodeItem(QGraphicsObject):
         if c.kind == "spout":
             text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"
         else:
-            text = (f"Bolt {c.name}: takes up to {c.parallelism} tuples per batch, works {_number(c.alpha)} s, "
+            text = (f"Bolt {c.name}: takes up to {c.parallelism} tuples per batch, works {format_duration(c.alpha)}, "
                     f"emits {_number(c.sigma)} per input")
             if self.rates is not None:
                 text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({self.rates.status})"
@@ -156,7 +157,8 @@ class NodeItem(QGraphicsObject):
         c = self.component
         if c.kind == "spout":
             return [f"rate {_value(c, 'rate', _number(c.rate) + '/s')} · burst {_value(c, 'burst', str(c.burst))}"]
-        lines = [f"α {_value(c, 'alpha', _number(c.alpha) + 's')} · σ {_value(c, 'sigma', _number(c.sigma))} "
+        alpha = format_duration(c.alpha).replace(" ", "")  # milliseconds below a second, as the inspector shows it
+        lines = [f"α {_value(c, 'alpha', alpha)} · σ {_value(c, 'sigma', _number(c.sigma))} "
                  f"· C {c.parallelism}"]
         if self.rates is not None:
             lines.append(f"ρ {self.rates.utilisation:.2f} · {self.rates.status}")

@@ -48,12 +48,13 @@ class FieldSpec:
 
 SPOUT_FIELDS = [
     FieldSpec("name", "Name", "text", "unique among spouts and bolts"),
-    FieldSpec("rate", "Rate (tuples/s)", "float", "average tuples emitted per second (λ)"),
+    FieldSpec("rate", "Rate (tuples/s)", "rate", "average tuples emitted per second (λ); 1500, 1500/s or 90/min"),
     FieldSpec("burst", "Burst", "int", "max tuples in one emission"),
 ]
 BOLT_FIELDS = [
     FieldSpec("name", "Name", "text", "unique among spouts and bolts"),
-    FieldSpec("alpha", "α (s per batch)", "float", "duration of one processing batch in seconds"),
+    FieldSpec("alpha", "α (per batch)", "duration", "duration of one processing batch: 20 ms, 0.5 s (a bare number "
+              "is seconds)"),
     FieldSpec("sigma", "σ (out per in)", "float", "output tuples per input tuple; 0 = sink"),
     FieldSpec("parallelism", "Parallelism", "int", "max tuples taken into one batch"),
 ]
@@ -65,7 +66,8 @@ SECTIONS: list[tuple[str, str, list[FieldSpec]]] = [
     ]),
     ("settings", "Timing", [
         FieldSpec("tolerance", "Tolerance τ", "float", "relative jitter of every duration, 0 ≤ τ < 1"),
-        FieldSpec("max_idle_time", "Max idle time (s)", "float", "a bolt with waiting tuples takes within this delay"),
+        FieldSpec("max_idle_time", "Max idle time", "duration",
+                  "a bolt with waiting tuples takes within this delay: 10 ms, 0.01 s (a bare number is seconds)"),
         FieldSpec("init_queues", "Initial queues", "int", "every queue's size at time 0"),
     ]),
     ("verification", "Verification", [
@@ -75,7 +77,7 @@ SECTIONS: list[tuple[str, str, list[FieldSpec]]] = [
         FieldSpec("k_max", "k max", "int"),
         FieldSpec("queue_threshold", "Queue reaches N", "optional-int",
                   "also check: some queue can reach N; empty = off"),
-        FieldSpec("timeout_s", "Timeout (s)", "optional-float", "empty = no timeout"),
+        FieldSpec("timeout_s", "Timeout", "optional-duration", "30 s, 2 min; empty = no timeout"),
     ]),
 ]
 
@@ -93,6 +95,13 @@ def parse_value(spec: FieldSpec, text: str) -> Any:
         return None
     if text == "":
         raise FieldError(spec.key, "a value is required")
+    if spec.kind in ("duration", "optional-duration", "rate"):
+        from app.core.units import UnitError, parse_duration, parse_rate
+
+        try:
+            return parse_rate(text) if spec.kind == "rate" else parse_duration(text)
+        except UnitError as err:
+            raise FieldError(spec.key, str(err)) from None
     try:
         value = float(text)
     except ValueError:
@@ -106,9 +115,14 @@ def parse_value(spec: FieldSpec, text: str) -> Any:
     return value
 
 
-def format_value(value: Any) -> str:
+def format_value(value: Any, kind: str = "") -> str:
+    """A value as the field shows it: a time in milliseconds below a second (the Storm UI's unit)."""
     if value is None:
         return ""
+    if kind in ("duration", "optional-duration") and isinstance(value, (int, float)):
+        from app.core.units import format_duration
+
+        return format_duration(float(value))
     if isinstance(value, float):
         return f"{value:g}" if abs(value) < 1e15 else repr(value)
     return str(value)
@@ -141,7 +155,7 @@ class FieldRow(QWidget):
         """Show the document's value unless the user is typing in this field."""
         if self.edit.hasFocus() and self.error.isVisible():
             return
-        text = format_value(value)
+        text = format_value(value, self.spec.kind)
         if self.edit.text() != text and not (self.edit.hasFocus() and self._same(text)):
             self.edit.setText(text)
 

@@ -10,13 +10,13 @@ trace view. What runs lives in `VerificationController`
 (app/gui/panels/verification_controller.py: the property states, one `VerifyWorker` per
 property in turn, staleness), the list is a `PropertyTableModel`
 (app/gui/panels/property_table.py). Cancel interrupts the solver from the GUI thread. A
-counterexample opens in the trace view. `install(window)` docks both, fills the Verify
-menu and adds File > Export verified configuration.
+counterexample opens in the trace view (its dock raised, when the panel has one).
+`create_actions` makes the panel's actions; the main window docks the panel and the trace
+view and places the actions in its Verify and File menus (app/gui/mainwindow.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,6 @@ from PySide6.QtCore import QItemSelection, QModelIndex, QObject, Qt, QTimer, Sig
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
     QCheckBox,
     QFileDialog,
     QHBoxLayout,
@@ -59,11 +58,8 @@ from app.gui.workers import SearchFactory, VerifyWorker
 
 __all__ = [
     "COLUMNS", "MARKER_COLOURS", "VERDICT_MARKER", "PropertySpec", "PropertyState", "VerificationPanel",
-    "format_stats", "install", "marker_icon", "property_specs",
+    "create_actions", "format_stats", "marker_icon", "property_specs",
 ]
-
-_QUIT_HOOKED = False  # the application-exit hook that stops running searches, connected once
-
 
 class VerificationPanel(QWidget):
     """The property list, Verify/Cancel, progress and the verdicts in words; owns the trace view."""
@@ -79,9 +75,15 @@ class VerificationPanel(QWidget):
         self.controller = VerificationController(document, search_factory=search_factory, parent=self)
         self.model = PropertyTableModel(self.controller)
         self.trace_view = TraceView()
-        self.canvas: Any = None  # set by install(); has highlight_components(names)
-        self.dialogs: Any = None  # the main window's Dialogs, when installed
+        self.canvas: Any = None  # the main window's canvas, when docked in one: has highlight_components(names)
+        self.dialogs: Any = None  # the main window's Dialogs, when docked in one
+        self.trace_dock: QWidget | None = None  # the dock holding the trace view, raised when a lasso arrives
         self.trace_row = -1
+        self.action_verify: QAction
+        self.action_cancel: QAction
+        self.action_trace: QAction
+        self.action_force: QAction
+        self.action_export_verified: QAction
 
         self.verify_button = QPushButton("Verify")
         self.verify_button.setToolTip("Verify every property in a background thread (F5)")
@@ -135,6 +137,10 @@ class VerificationPanel(QWidget):
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
         self.table.doubleClicked.connect(self._on_double_clicked)
 
+        # capacity in Storm's terms: one short line (the headroom), Storm's response in its tooltip
+        self.capacity_label = QLabel("")
+        self.capacity_label.setWordWrap(True)
+        self.capacity_label.setVisible(False)
         self.progress_label = QLabel("Not run.")
         self.progress_label.setWordWrap(True)
         self.progress_bar = QProgressBar()
@@ -151,6 +157,7 @@ class VerificationPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)
+        layout.addWidget(self.capacity_label)
         layout.addWidget(self.progress_label)
         layout.addWidget(self.progress_bar)
 
@@ -169,6 +176,7 @@ class VerificationPanel(QWidget):
         controller.result_arrived.connect(self.result_arrived)
         controller.all_finished.connect(self._on_all_finished)
         controller.all_finished.connect(self.all_finished)
+        self.trace_available.connect(self.raise_trace)
         controller.results_stale.connect(self._on_results_stale)
         document.document_replaced.connect(self._on_document_replaced)
         self.trace_view.acting_changed.connect(self.highlight_on_canvas)
@@ -265,6 +273,9 @@ class VerificationPanel(QWidget):
             if verdict.verdict == "counterexample":
                 parts.append(_html(f"found by the {verdict.method}; certified" if verdict.certified
                                    else f"found by the {verdict.method}; not certified"))
+        if state.capacity and not state.stale:
+            parts.append("<b>Capacity</b> (in Storm's terms):<ul>"
+                         + "".join(f"<li>{_html(line)}</li>" for line in state.capacity) + "</ul>")
         if result is not None:
             if result.message:
                 parts.append(_html(result.message))
@@ -358,9 +369,27 @@ class VerificationPanel(QWidget):
     def _on_result(self, row: int, result: VerifyResult) -> None:
         if row < 0:
             return
+        self._show_capacity(self.states[row].capacity)
         shown = self.trace_row < 0 or self.trace_row == row or self.trace_view.trace is None
         if result.verdict == "counterexample" and result.trace is not None and not self.states[row].stale and shown:
             self.show_trace(row)
+
+    def _show_capacity(self, lines: list[str]) -> None:
+        """The headroom as a short line; what Storm does (when overloaded) in its tooltip."""
+        if not lines:
+            return
+        short = lines[0].split(": every bolt")[0]
+        rest = lines[0].split("; ", 1)[1] if "; " in lines[0] else ""
+        self.capacity_label.setText(f"Capacity: {short}" + (f"; {rest}" if rest else "")
+                                    + (" — overloaded: see the tooltip" if len(lines) > 1 else ""))
+        self.capacity_label.setToolTip("\n".join(lines))
+        self.capacity_label.setVisible(True)
+
+    def raise_trace(self) -> None:
+        """Show the trace view's dock (a counterexample arrived)."""
+        if self.trace_dock is not None:
+            self.trace_dock.show()
+            self.trace_dock.raise_()
 
     def _on_all_finished(self) -> None:
         self.elapsed_timer.stop()
@@ -369,12 +398,15 @@ class VerificationPanel(QWidget):
 
     # ---- staleness -------------------------------------------------------------------------
     def _on_results_stale(self) -> None:
+        if self.capacity_label.isVisible() and not self.capacity_label.text().startswith("(stale)"):
+            self.capacity_label.setText("(stale) " + self.capacity_label.text())
         if self.trace_view.trace is not None and "Stale" not in self.trace_view.title.text():
             self.trace_view.title.setText("Stale (the model changed since): " + self.trace_view.title.text())
         self._update_buttons()
 
     def _on_document_replaced(self) -> None:
         self.trace_row = -1
+        self.capacity_label.setVisible(False)
         self.trace_view.clear()
 
     # ---- the trace -------------------------------------------------------------------------
@@ -468,75 +500,29 @@ def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\n", "<br>")
 
 
-class _Integration(QObject):
-    """Raises the trace dock when a counterexample arrives (a bound method, as the rules ask)."""
-
-    def __init__(self, panel: VerificationPanel, trace_dock: QWidget, parent: QObject):
-        super().__init__(parent)
-        self.panel, self.trace_dock = panel, trace_dock
-
-    def raise_trace(self) -> None:
-        self.trace_dock.show()
-        self.trace_dock.raise_()
-
-
-def install(window: Any) -> VerificationPanel:
-    """Add the Verification and Trace docks, the Verify menu and File > Export verified configuration."""
-    panel = VerificationPanel(window.document, parent=window)
-    panel.canvas = getattr(window, "canvas", None)
-    panel.dialogs = getattr(window, "dialogs", None)
-    window.verification_panel = panel
-    panel.dock = window.add_panel(panel, "Verification")
-    panel.trace_dock = window.add_panel(panel.trace_view, "Trace")
-    with contextlib.suppress(AttributeError, RuntimeError):
-        window.splitDockWidget(panel.dock, panel.trace_dock, Qt.Orientation.Horizontal)
-    integration = _Integration(panel, panel.trace_dock, panel)
-    panel.trace_available.connect(integration.raise_trace)
-    global _QUIT_HOOKED
-    app = QApplication.instance()
-    if app is not None and not _QUIT_HOOKED:
-        app.aboutToQuit.connect(VerifyWorker.stop_all)
-        _QUIT_HOOKED = True
-
-    verify_menu = window.menu("Verify")
-    panel.action_verify = QAction("&Verify all properties", window)
+def create_actions(panel: VerificationPanel, parent: QObject) -> None:
+    """The panel's actions (Verify all, Cancel, Show trace, Search even when bounded, Export verified
+    configuration), owned by `parent`; the main window puts them in its menus and toolbar."""
+    panel.action_verify = QAction("&Verify all properties", parent)
     panel.action_verify.setObjectName("action_verify_all")
     panel.action_verify.setShortcut(QKeySequence("F5"))
     panel.action_verify.setIconText("Verify")
     panel.action_verify.setToolTip("Verify every property in the background (F5)")
     panel.action_verify.triggered.connect(panel.start)
-    panel.action_cancel = QAction("&Cancel verification", window)
+    panel.action_cancel = QAction("&Cancel verification", parent)
     panel.action_cancel.setObjectName("action_cancel_verification")
     panel.action_cancel.setShortcut(QKeySequence("Shift+F5"))
     panel.action_cancel.triggered.connect(panel.cancel)
-    panel.action_trace = QAction("Show &trace of selected property", window)
+    panel.action_trace = QAction("Show &trace of selected property", parent)
     panel.action_trace.setObjectName("action_show_trace")
     panel.action_trace.triggered.connect(panel.show_selected_trace)
-    panel.action_force = QAction("&Search even when the rate check proves bounded", window)
+    panel.action_force = QAction("&Search even when the rate check proves bounded", parent)
     panel.action_force.setObjectName("action_force_search")
     panel.action_force.setCheckable(True)
     panel.action_force.toggled.connect(panel.force_box.setChecked)
     panel.force_box.toggled.connect(panel.action_force.setChecked)
-    for action in (panel.action_verify, panel.action_cancel, panel.action_trace):
-        verify_menu.addAction(action)
-    verify_menu.addSeparator()
-    verify_menu.addAction(panel.action_force)
-    toolbar = getattr(window, "toolbar", None)
-    if toolbar is not None:
-        toolbar.addSeparator()
-        toolbar.addAction(panel.action_verify)
-
-    file_menu = window.menu("File")
-    panel.action_export_verified = QAction("Export &verified configuration…", window)
+    panel.action_export_verified = QAction("Export &verified configuration…", parent)
     panel.action_export_verified.setObjectName("action_export_verified")
     panel.action_export_verified.setStatusTip(
         "Save the topology with its verdicts, the solver bound and a content hash")
     panel.action_export_verified.triggered.connect(panel.export_verified_dialog)
-    quit_action = next((a for a in file_menu.actions() if "quit" in a.text().lower() or "exit" in a.text().lower()),
-                       None)
-    if quit_action is not None:
-        file_menu.insertAction(quit_action, panel.action_export_verified)
-        file_menu.insertSeparator(quit_action)
-    else:
-        file_menu.addAction(panel.action_export_verified)
-    return panel

@@ -13,7 +13,7 @@ GUI thread, so worker signals reach its bound methods there.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Signal
 
@@ -72,6 +72,7 @@ class PropertyState:
     note: str = ""
     progress: Progress | None = None
     generation: int = -1
+    capacity: list[str] = field(default_factory=list)  # the headroom and Storm's response (app/core/headroom.py)
 
     @property
     def colour(self) -> str:
@@ -244,6 +245,7 @@ class VerificationController(QObject):
         self._queue = list(self.states)
         for row, state in enumerate(self.states):
             state.result, state.stale, state.error, state.note = None, False, "", "waiting"
+            state.capacity = []
             state.generation = self._generation  # the snapshot's generation: later edits make it stale
             self.property_changed.emit(row)
         self.run_started_at = time.monotonic()
@@ -294,6 +296,7 @@ class VerificationController(QObject):
         if state is None:
             return
         state.result = result
+        state.capacity = list(self.worker.capacity) if self.worker is not None else []
         state.running = False
         state.stale = state.generation != self._generation
         state.error = ""

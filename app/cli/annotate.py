@@ -1,0 +1,128 @@
+"""`stormbound annotate FILE COMPONENT key=value ...`: set a component's values without editing JSON.
+
+Keys: a spout's `rate` (tuples/s: `1500`, `1500/s`, `90/min`), `burst` and `parallelism` (its executors);
+a bolt's `alpha` (a time: `20ms`, `0.02`, `0.5s`), `sigma` and `parallelism`. Setting a value
+clears it from the component's `unannotated`. The document is checked as a whole before it is
+written, atomically; it keeps seconds and tuples per second. Exit 0, or 2 with one line naming
+the component and the key.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from app.cli.common import EXIT_OK, UsageError, examples, print_result
+
+KEYS = {
+    "spout": {"rate": "rate", "burst": "count", "parallelism": "executors"},
+    "bolt": {"alpha": "time", "sigma": "number", "parallelism": "count"},
+}
+FIELD = {"spout": {"parallelism": "executors"}, "bolt": {}}
+
+
+def _value(kind: str, text: str) -> float | int:
+    from app.core.units import UnitError, parse_duration, parse_rate
+
+    try:
+        if kind == "time":
+            return parse_duration(text)
+        if kind == "rate":
+            return parse_rate(text)
+        if kind == "count":
+            value = float(text)
+            if not value.is_integer():
+                raise UnitError(f"'{text}' is not a whole number")
+            return int(value)
+        return float(text)
+    except (ValueError, OverflowError) as err:
+        message = str(err) if isinstance(err, UnitError) else f"'{text}' is not a number"
+        raise UsageError(message) from None
+
+
+def plan(data: dict[str, Any], component: str, items: list[str]) -> list[str]:
+    """Apply `key=value` items to `component` in the decoded document (in place); one line per change."""
+    from app.core.units import format_duration
+
+    for key in ("spouts", "bolts"):
+        for c in data.get(key) or []:
+            if isinstance(c, dict) and c.get("name") == component:
+                kind = key[:-1]
+                break
+        else:
+            continue
+        break
+    else:
+        names = [c.get("name") for key in ("spouts", "bolts") for c in data.get(key) or [] if isinstance(c, dict)]
+        raise UsageError(f"no component '{component}' (the document has {', '.join(map(str, names)) or 'none'})")
+    changes = []
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not text.strip():
+            raise UsageError(f"{item!r}: write KEY=VALUE, e.g. alpha=20ms")
+        if key not in KEYS[kind]:
+            raise UsageError(f"{kind}s.{component}.{key}: a {kind} has {', '.join(KEYS[kind])}")
+        value = _value(KEYS[kind][key], text.strip())
+        field = FIELD[kind].get(key, key)
+        old = c.get(field)
+        c[field] = value
+        unannotated = c.get("unannotated") or []
+        was_missing = field in unannotated
+        if was_missing:
+            c["unannotated"] = [u for u in unannotated if u != field]
+        def shown(x: float | int, unit: str = KEYS[kind][key]) -> str:
+            if unit == "time":
+                return format_duration(float(x))
+            return f"{x:g} tuples/s" if unit == "rate" else f"{x:g}"
+
+        before = "not annotated" if was_missing else ("unset" if old is None else shown(old))
+        changes.append(f"{kind}s.{component}.{field}: {before} -> {shown(value)}")
+    return changes
+
+
+def cmd_annotate(args: argparse.Namespace) -> int:
+    from app.core.fileio import write_atomic
+    from app.core.formats import detect_format, read_json
+    from app.core.topology import parse_topology
+
+    data = read_json(args.file)
+    if detect_format(data) != "stormbound":
+        raise UsageError(f"{args.file}: not a .storm.json document (annotate writes that format only: "
+                         "`stormbound convert` it first)", file=args.file)
+    changes = plan(data, args.component, args.values)
+    topo = parse_topology(data)  # the whole document must still be valid (exit 2 naming the field otherwise)
+    write_atomic(args.file, topo.to_json_bytes())
+    if args.json:
+        print_result("annotate", {"file": args.file, "component": args.component, "changes": changes,
+                                  "unannotated": [str(p) for p in _missing(topo)]})
+    else:
+        for line in changes:
+            print(f"{args.file}: {line}")
+        missing = _missing(topo)
+        if missing:
+            print(f"{len(missing)} values still not annotated")
+    return EXIT_OK
+
+
+def _missing(topo: Any) -> list[Any]:
+    from app.core.topology import unannotated_problems
+
+    return unannotated_problems(topo)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `annotate` to the `stormbound` command line."""
+    p = sub.add_parser(
+        "annotate", help="set a spout's or bolt's values (units allowed) and clear them from 'not annotated'",
+        description="Set values of one component in a .storm.json document, written atomically: a spout's rate "
+                    "(tuples/s; 1500, 1500/s, 90/min), burst and parallelism (executors); a bolt's alpha (a time: "
+                    "20ms, 0.02, 0.5s), sigma and parallelism. Each value set is cleared from the component's "
+                    "'unannotated'. The document keeps seconds and tuples per second.",
+        epilog=examples("stormbound annotate wordcount.storm.json count alpha=20ms sigma=0 parallelism=4",
+                        "stormbound annotate wordcount.storm.json sentences rate=1500/s burst=10"))
+    p.add_argument("file", metavar="FILE.storm.json")
+    p.add_argument("component", metavar="COMPONENT", help="the spout's or bolt's name")
+    p.add_argument("values", nargs="+", metavar="KEY=VALUE", help="rate, burst, alpha, sigma, parallelism")
+    p.add_argument("--json", action="store_true", help="the changes and what is still not annotated as JSON")
+    p.set_defaults(func=cmd_annotate, file_args=("file",))

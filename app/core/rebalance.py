@@ -1,0 +1,66 @@
+"""`storm rebalance` commands for a new parallelism, beside the Flux edit (docs/storm.md, "Repair").
+
+`storm rebalance TOPOLOGY -e COMPONENT=N` changes a running component's executors without a
+redeploy, but never above its tasks: Storm fixes a component's task count at submission
+(`numTasks`, by default its parallelism hint), and an executor runs at least one task. A
+component that needs more executors than it has tasks is named with the `numTasks` to set
+before the next deploy.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.core.formats.flux import FluxDocument
+    from app.core.topology import Topology
+
+
+@dataclass(frozen=True)
+class Running:
+    """A component as deployed: its executors (the parallelism hint) and its tasks."""
+
+    executors: int
+    tasks: int
+    tasks_set: bool = False  # numTasks written in the Flux file (else Storm's default, one per executor)
+
+
+def rebalance_lines(topology: str, running: dict[str, Running], wanted: dict[str, int]) -> list[str]:
+    """One `storm rebalance` command for the components whose tasks allow it, then a line per component
+    that needs `numTasks` raised and a redeploy. Nothing when no executor count changes."""
+    reachable = {c: n for c, n in wanted.items() if c in running and n != running[c].executors
+                 and n <= running[c].tasks}
+    beyond = {c: n for c, n in wanted.items() if c in running and n > running[c].tasks}
+    lines = []
+    if reachable:
+        lines.append(f"storm rebalance {shlex.quote(topology)} "
+                     + " ".join(f"-e {shlex.quote(f'{c}={n}')}" for c, n in reachable.items()))
+    for c, n in beyond.items():
+        tasks = running[c].tasks
+        if running[c].tasks_set:
+            lines.append(f"{c}: its numTasks: {tasks} caps it at {tasks} executor{'s' if tasks != 1 else ''}, by "
+                         f"rebalance or by a redeploy of the repaired file: raise numTasks to {n} or more in the "
+                         "Flux file and redeploy")
+        else:
+            lines.append(f"{c}: has {tasks} task{'s' if tasks != 1 else ''}, and rebalance cannot raise its "
+                         f"executors above that: redeploy the repaired file, with numTasks: {n} or more on {c} "
+                         "to leave room for later rebalances")
+    return lines
+
+
+def running_from_flux(document: FluxDocument) -> dict[str, Running]:
+    """Executors and tasks of every bolt of a read Flux file, as Storm deploys it."""
+    out: dict[str, Running] = {}
+    for name, v in document.bolts.items():
+        executors = v.parallelism or 1
+        out[name] = Running(executors, v.num_tasks or executors, v.num_tasks is not None)
+    return out
+
+
+def running_from_document(topo: Topology) -> dict[str, Running]:
+    """Executors and tasks of every bolt as the document knows them: its parallelism and, from the Storm UI or
+    Flux's numTasks, its tasks (else one per executor, Storm's default)."""
+    # what runs; whether a redeploy keeps a numTasks is the Flux file's business (`repair` reads it)
+    return {b.name: Running(b.parallelism, b.tasks or b.parallelism) for b in topo.bolts}
