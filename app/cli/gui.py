@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from app.cli.common import UsageError, examples
+from app.cli.common import UsageError, add_force_option, check_output_file, examples, write_output_file
 
 SCREENSHOT_SIZE = (1440, 900)
 VERIFY_LIMIT_S = 900
@@ -23,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="render the window offscreen to OUT.png and exit (no dialogs, no autosave)")
     p.add_argument("--verify", action="store_true", help=f"with --screenshot: run verification to completion first "
                                                              f"(at most {VERIFY_LIMIT_S} s)")
+    add_force_option(p)
     p.set_defaults(func=cmd_gui, file_args=("file",))
 
 
@@ -32,7 +33,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
     if args.screenshot:
         if not args.screenshot.lower().endswith(".png"):
             raise UsageError(f"--screenshot: '{args.screenshot}' must end in .png")
-        return screenshot(args.file, Path(args.screenshot), args.verify)
+        check_output_file(args, "--screenshot", args.screenshot)
+        return screenshot(args.file, Path(args.screenshot), args.verify, args)
     return run_app(args.file)
 
 
@@ -76,7 +78,7 @@ def run_app(file: str | None) -> int:
     return int(app.exec())
 
 
-def screenshot(file: str | None, out: Path, verify: bool) -> int:
+def screenshot(file: str | None, out: Path, verify: bool, args: argparse.Namespace | None = None) -> int:
     """Render the window offscreen (optionally after verification) to a PNG; bad input exits 2."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ["STORMBOUND_NO_DIALOGS"] = "1"
@@ -119,9 +121,14 @@ def screenshot(file: str | None, out: Path, verify: bool) -> int:
         for _ in range(3):
             app.processEvents()
         image = window.grab()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if not image.save(str(out), "PNG"):
-            raise UsageError(f"{out}: cannot write the PNG")
+        from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+        data = QByteArray()
+        buffer = QBuffer(data)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        if not image.save(buffer, "PNG"):
+            raise UsageError(f"{out}: cannot encode the PNG")
+        write_output_file(args or argparse.Namespace(force=True), "--screenshot", str(out), bytes(data.data()))
         print(f"wrote {out} ({image.width()}x{image.height()})")
         return 0
     finally:

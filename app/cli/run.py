@@ -12,10 +12,13 @@ import json
 from pathlib import Path
 
 from app.cli.common import (
+    MAX_SECONDS,
+    STORM_MAX_INT,
     UsageError,
     add_spark_options,
     bolt_count,
     examples,
+    number,
     print_result,
     read_topology,
     spark_request,
@@ -31,22 +34,25 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "and record its event log and queue samples in a run folder.",
         epilog=examples("stormbound run models/simple-DIA-cfg-1.storm.json --duration 30 --out runs/cfg1"))
     p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")
-    p.add_argument("--duration", type=float, required=True, metavar="S", help="seconds of wall-clock time")
+    p.add_argument("--duration", type=number(float, 0, MAX_SECONDS, above=True, unit="s"), required=True, metavar="S",
+                   help="seconds of wall-clock time")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for events, queue samples and run.json")
     p.add_argument("--parallelism", nargs="*", metavar="BOLT=N",
                    help="override bolt parallelism ('suggested' = rate check's)")
-    p.add_argument("--seed", type=int, default=1, help="random seed of the synthetic workload (default 1)")
-    p.add_argument("--workers", type=int, help="Spark tasks hosting the components (default: as many as fit)")
-    p.add_argument("--sample", type=float, default=0.25, metavar="S",
+    p.add_argument("--seed", type=number(int, 0, 2**63 - 1), default=1,
+                   help="random seed of the synthetic workload (default 1)")
+    p.add_argument("--workers", type=number(int, 1, 100_000),
+                   help="Spark tasks hosting the components (default: as many as fit)")
+    p.add_argument("--sample", type=number(float, 0, MAX_SECONDS, above=True, unit="s"), default=0.25, metavar="S",
                    help="queue sampling interval in seconds (default 0.25)")
     p.add_argument("--format", choices=["jsonl", "csv"], default="jsonl", help="event log format (default jsonl)")
-    p.add_argument("--ackers", type=int, metavar="N",
+    p.add_argument("--ackers", type=number(int, 0, STORM_MAX_INT), metavar="N",
                    help="topology.acker.executors: 0 = spouts ack at emit, else tuple trees are tracked "
                         "(default: the document's Storm settings, else 1)")
-    p.add_argument("--timeout", type=float, metavar="S",
+    p.add_argument("--timeout", type=number(float, 0, MAX_SECONDS, above=True, unit="s"), metavar="S",
                    help="topology.message.timeout.secs: pending trees fail after this "
                         "(default: the document's Storm settings, else 30)")
-    p.add_argument("--max-pending", type=int, metavar="N",
+    p.add_argument("--max-pending", type=number(int, 1, STORM_MAX_INT), metavar="N",
                    help="topology.max.spout.pending per spout (default: the document's Storm settings, else none)")
     add_spark_options(p)
     p.set_defaults(func=cmd_run, file_args=("file",))

@@ -171,4 +171,9 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
 
 
 def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
-    write_atomic(path, (json.dumps(trace.model_dump(mode="json"), indent=2) + "\n").encode("utf-8"))
+    write_atomic(path, trace_bytes(trace))
+
+
+def trace_bytes(trace: Trace) -> bytes:
+    """A trace file's bytes (indented JSON), as `save_trace` writes them."""
+    return (json.dumps(trace.model_dump(mode="json"), indent=2) + "\n").encode("utf-8")
