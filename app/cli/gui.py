@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from app.cli.common import UsageError, add_force_option, check_output_file, examples, write_output_file
 
@@ -71,11 +73,28 @@ def run_app(file: str | None) -> int:
     app = _application()
     from app.gui.mainwindow import MainWindow
 
-    window = MainWindow()
-    window.show()
-    if file:
-        window.open_path(file)  # asks first if restored work of a crashed session is showing
+    windows = open_windows(file, MainWindow)  # noqa: F841 - kept alive until the event loop ends
     return int(app.exec())
+
+
+def open_windows(file: str | None, make: Callable[..., Any]) -> list[Any]:
+    """The first window (it offers work of a crashed session), and FILE: in that window, or, when
+    restored work is showing there (unsaved, marked modified), in a window of its own beside it, so
+    the restored work is never replaced or dropped without the user deciding."""
+    from PySide6.QtCore import QPoint
+
+    window = make()
+    window.show()
+    windows = [window]
+    if file and window.restored:
+        other = make(recover=False, restore_layout=False)
+        other.move(window.pos() + QPoint(40, 40))
+        other.show()
+        other.open_path(file, ask=False)
+        windows.append(other)
+    elif file:
+        window.open_path(file)
+    return windows
 
 
 def screenshot(file: str | None, out: Path, verify: bool, args: argparse.Namespace | None = None) -> int:
