@@ -52,15 +52,18 @@ def format_rate_table(topo: Topology, report: RateReport) -> str:
             b.status,
             "-" if sugg is None else str(sugg),
         ])
-    lines = [f"{topo.name}: valid topology, {len(topo.spouts)} spouts, {len(topo.bolts)} bolts, "
+    from app.core.topology import one_line
+
+    lines = [f"{one_line(topo.name)}: valid topology, {len(topo.spouts)} spouts, {len(topo.bolts)} bolts, "
              f"{len(topo.subscriptions)} subscriptions (tolerance {topo.settings.tolerance})", "", table(rows), ""]
-    lines += [f"- {b.explanation}" for b in report.bolts.values()]
+    lines += [f"- {one_line(b.explanation)}" for b in report.bolts.values()]
     return "\n".join(lines)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
     from app.core.rates import idle_warning, rate_check
+    from app.core.topology import one_line
 
     topo = read_topology(args.file)
     report = rate_check(topo)
@@ -81,5 +84,5 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         print(format_rate_table(topo, report))
         if failing:
-            print(f"--fail-on {args.fail_on}: {', '.join(failing)}")
+            print(one_line(f"--fail-on {args.fail_on}: {', '.join(failing)}"))
     return EXIT_FOUND if failing else EXIT_OK

@@ -63,7 +63,7 @@ def number(kind: type, low: float | None = None, high: float | None = None, *, a
            unit: str = "") -> Callable[[str], Any]:
     """An argparse `type` for a finite number of `kind` (int or float) in [low, high] (low excluded when
     `above`), `unit` named in the message: `--timeout nan`, `--ackers -1` or `--max-pending 0` is one line."""
-    units = f" {unit}" if unit else ""
+    units = f" ({unit})" if unit else ""
 
     def parse(text: str) -> Any:
         import math
@@ -134,7 +134,11 @@ def read_topology(path: str) -> Topology:
 
 
 def table(rows: list[list[str]]) -> str:
-    """Rows as left-aligned text columns (the first row is the header)."""
+    """Rows as left-aligned text columns (the first row is the header); every cell on one printable
+    line (a name's control characters and direction overrides escaped)."""
+    from app.core.topology import one_line
+
+    rows = [[one_line(cell) for cell in row] for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows)
 
@@ -211,11 +215,11 @@ def bolt_count(item: str, expected: str) -> tuple[str, int]:
 
     name, sep, number = item.partition("=")
     number = number.strip()
-    if not sep or not number.isascii() or not number.isdigit() or len(number) > 12 or int(number) < 1:
+    if not sep or not number.isascii() or not number.isdigit() or not number.lstrip("0"):
         raise UsageError(f"--parallelism {one_line(item)}: expected {expected}")
-    if int(number) > STORM_MAX_INT:
-        raise UsageError(f"--parallelism {one_line(item)}: {number} is over Storm's largest parallelism "
-                         f"{STORM_MAX_INT} (2^31-1)")
+    if len(number.lstrip("0")) > 10 or int(number) > STORM_MAX_INT:
+        raise UsageError(f"--parallelism {one_line(item)}: {one_line(number)[:30]} is over Storm's largest "
+                         f"parallelism {STORM_MAX_INT} (2^31-1)")
     return name, int(number)
 
 
@@ -361,8 +365,18 @@ def require_log(log: str | Path) -> None:
     """A missing log or run folder is bad input (exit 2); a URI (hdfs://, s3a://, ...) is Spark's to find."""
     from app.measure.eventlog import is_uri
 
-    if not (isinstance(log, str) and is_uri(log)) and not Path(log).exists():
+    if isinstance(log, str) and is_uri(log):
+        return
+    path = Path(log)
+    if not path.exists():
         raise TopologyError([Problem("", "no such file or folder")])
+    if path.is_file() and path.stat().st_size == 0:
+        raise TopologyError([Problem("", "is empty: a log has at least one event or queue sample")])
+    if path.is_dir():
+        logs = [p for p in path.iterdir() if p.is_file() and p.name.startswith(("events", "queues"))]
+        if logs and all(p.stat().st_size == 0 for p in logs):
+            raise TopologyError([Problem("", "the run's logs are empty: a log has at least one event or queue "
+                                             "sample")])
 
 
 def log_arg(log: str) -> str:

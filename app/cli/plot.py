@@ -66,6 +66,12 @@ def read_trace(path: str) -> Trace:
     if len(trace.positions) != trace.k + 2 or not 0 <= trace.loop_start <= trace.k + 1 or not trace.positions[0].bolts:
         raise UsageError(f"{path}: positions: a trace with k = {trace.k} needs k + 2 positions with bolts and "
                          f"0 <= loop_start <= k + 1")
+    from app.core.formats.trace import trace_problems
+    from app.core.topology import TopologyError
+
+    problems = trace_problems(trace)  # the certifier's structural rules: a plot of a broken trace is refused
+    if problems:
+        raise TopologyError(problems)  # main() names the trace file, one line per problem
     return trace
 
 

@@ -287,11 +287,14 @@ class Problem:
         return one_line(text)
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# control characters, line separators and bidirectional marks and overrides (which would make a
+# printed name read as something else): escaped wherever a name or key is echoed
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def one_line(text: str) -> str:
-    """`text` on one printable line: control characters escaped repr-style, lone surrogates as \\udXXX."""
+    """`text` on one printable line: control characters and bidi overrides escaped repr-style, lone
+    surrogates as \\udXXX."""
     text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
