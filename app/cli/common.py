@@ -305,6 +305,11 @@ def check_log_file(args: argparse.Namespace) -> None:
         return  # a new file (an unwritable place is named when it is opened)
     if stat.S_ISDIR(st.st_mode):
         raise UsageError(f"{head}: is a folder, not a file", field="--log-file")
+    if stat.S_ISFIFO(st.st_mode):  # opening a pipe nobody reads would block forever
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK))
+        except OSError:
+            raise UsageError(f"{head}: is a named pipe that nobody reads", field="--log-file") from None
     inputs = [p for p in command_inputs(args) if p != path]
     same = input_ids(inputs).get((st.st_dev, st.st_ino))
     if same is not None:
