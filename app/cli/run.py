@@ -36,7 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")
     p.add_argument("--duration", type=number(float, 0, MAX_SECONDS, above=True, unit="s"), required=True, metavar="S",
                    help="seconds of wall-clock time")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder for events, queue samples and run.json")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for events, queue samples and run.json "
+                                                               "(a folder holding a run already: only with --force)")
+    p.add_argument("--force", action="store_true", help="replace the run in an --out folder that holds one")
     p.add_argument("--parallelism", nargs="*", metavar="BOLT=N",
                    help="override bolt parallelism ('suggested' = rate check's)")
     p.add_argument("--seed", type=number(int, 0, 2**63 - 1), default=1,
@@ -79,8 +81,29 @@ def apply_parallelism(topo: Topology, items: list[str]) -> Topology:
     return topo.model_copy(update={"bolts": bolts})
 
 
+RUN_FILES = ("events.jsonl", "events.csv", "queues.jsonl", "queues.csv", "topology.storm.json", "run.json")
+
+
+def check_run_folder(args: argparse.Namespace) -> None:
+    """--out DIR through the one writer's checks, file by file (app/cli/common.check_output_file): not a
+    file, no input of the command among what a run writes there, and a folder that holds a run
+    already only with --force."""
+    from app.cli.common import check_output_file
+    from app.core.topology import one_line
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {one_line(args.out)}: is a file; give a folder for the run", field="--out")
+    if not out.is_dir():
+        return  # a new folder: created by the run
+    for name in RUN_FILES:
+        if (out / name).exists():
+            check_output_file(args, "--out", str(out / name))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run FILE on Spark for --duration seconds; the event log goes to --out."""
+    check_run_folder(args)
     topo = apply_parallelism(read_topology(args.file), args.parallelism or [])
     from app.core.topology import require_annotated
 
