@@ -35,6 +35,7 @@ from app.cli.common import (
     write_output_file,
 )
 from app.cli.report import REPORT_SUFFIXES, add_report_option, check_output, write_run_report
+from app.core.topology import one_line
 
 if TYPE_CHECKING:
     from app.measure.analysis import Analysis
@@ -150,9 +151,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     else:
         print(format_analysis(analysis, comparison))
         if args.calibrate:
-            print(f"wrote {args.calibrate}")
+            print(f"wrote {one_line(str(args.calibrate))}")
         if getattr(args, "report", None):
-            print(f"wrote {args.report}")
+            print(f"wrote {one_line(str(args.report))}")
         if fail:
             print(f"--fail-on-disagreement: model and measurement disagree on {', '.join(disagreeing)}")
     return EXIT_FOUND if fail else EXIT_OK

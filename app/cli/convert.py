@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from app.cli.common import EXIT_OK, add_force_option, check_output_file, examples, read_topology, write_output_file
+from app.core.topology import one_line
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,5 +30,5 @@ def cmd_convert(args: argparse.Namespace) -> int:
     topo = read_topology(args.input)
     dvert = args.to == "dvert" or (args.to is None and out.endswith(".dvert.json"))
     write_output_file(args, "OUT", out, to_dvert_bytes(topo) if dvert else topo.to_json_bytes())
-    print(f"wrote {out}")
+    print(f"wrote {one_line(str(out))}")
     return EXIT_OK

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from app.cli.common import UsageError, add_force_option, check_output_file, examples, write_output_file
+from app.core.topology import one_line
 
 SCREENSHOT_SIZE = (1440, 900)
 VERIFY_LIMIT_S = 900
@@ -148,7 +149,7 @@ def screenshot(file: str | None, out: Path, verify: bool, args: argparse.Namespa
         if not image.save(buffer, "PNG"):
             raise UsageError(f"{out}: cannot encode the PNG")
         write_output_file(args or argparse.Namespace(force=True), "--screenshot", str(out), bytes(data.data()))
-        print(f"wrote {out} ({image.width()}x{image.height()})")
+        print(f"wrote {one_line(str(out))} ({image.width()}x{image.height()})")
         return 0
     finally:
         window.shutdown()

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from app.cli.common import UsageError, add_force_option, number
 from app.cli.report import check_output, write_output
+from app.core.topology import one_line
 
 if TYPE_CHECKING:
     from app.core.formats.trace import Trace
@@ -104,6 +105,6 @@ def cmd_plot(args: argparse.Namespace) -> int:
     data = svg_bytes(canvas) if out.suffix.lower() == ".svg" else png_bytes(canvas, args.width)
     canvas.close()
     write_output(args, "-o", out, data)
-    print(f"wrote {out} ({len(series.bolts)} plots, {len(series.loop_passes)} loop passes shaded, "
+    print(f"wrote {one_line(str(out))} ({len(series.bolts)} plots, {len(series.loop_passes)} loop passes shaded, "
           f"t = {series.times[0]:g}..{series.times[-1]:g} s)")
     return 0

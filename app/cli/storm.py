@@ -27,7 +27,7 @@ from app.cli.common import (
     number,
     write_output_file,
 )
-from app.core.topology import Problem, Topology, TopologyError
+from app.core.topology import Problem, Topology, TopologyError, one_line
 
 
 def _usage(message: str) -> Exception:
@@ -78,7 +78,7 @@ def _included(topo: Topology) -> list[str]:
 def _summary(topo: Topology, notes: list[str], stream) -> None:  # noqa: ANN001 - a text stream
     from app.core.topology import unannotated_problems
 
-    print(f"{topo.name}: {len(topo.spouts)} spouts, {len(topo.bolts)} bolts, {len(topo.subscriptions)} "
+    print(f"{one_line(topo.name)}: {len(topo.spouts)} spouts, {len(topo.bolts)} bolts, {len(topo.subscriptions)} "
           f"subscriptions", file=stream)
     missing = unannotated_problems(topo)
     if missing:
@@ -106,7 +106,7 @@ def cmd_import_flux(args: argparse.Namespace) -> int:
     if args.output:
         _write(args, "-o", args.output, data, _included(result.topology))
         _summary(result.topology, result.notes, sys.stdout)
-        print(f"wrote {args.output}")
+        print(f"wrote {one_line(str(args.output))}")
     else:
         sys.stdout.write(data.decode("utf-8"))
         _summary(result.topology, result.notes, sys.stderr)
@@ -168,7 +168,7 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
     _summary(topo, notes, stream)
     if args.output:
         _write(_onto_itself(args), "-o", args.output, topo.to_json_bytes())
-        print(f"wrote {args.output}")
+        print(f"wrote {one_line(str(args.output))}")
     else:
         sys.stdout.write(topo.to_json_bytes().decode("utf-8"))
     return EXIT_OK
@@ -184,7 +184,7 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
     check_output_file(args, "OUT.yaml", args.output)
     topo = load_topology(args.input)
     _write(args, "OUT.yaml", args.output, to_flux_bytes(topo))
-    print(f"wrote {args.output}")
+    print(f"wrote {one_line(str(args.output))}")
     if not all(c.class_name for c in topo.components):
         print("note: components without a Java class got className stormbound.placeholder.*: replace them "
               "before deploying", file=sys.stderr)
@@ -268,10 +268,10 @@ def cmd_repair(args: argparse.Namespace) -> int:
                 write_output(edit.path, edit.after.encode("utf-8"), force=True)
             except OutputRefused as err:
                 raise _usage(f"--in-place {edit.path}: {err}") from None
-            print(f"wrote {edit.path}")
+            print(f"wrote {one_line(str(edit.path))}")
     elif args.output:
         _write(args, "-o", args.output, edits[0].after.encode("utf-8"), [str(e.path) for e in edits])
-        print(f"wrote {args.output}")
+        print(f"wrote {one_line(str(args.output))}")
     else:
         for edit in edits:
             sys.stdout.write(edit.diff())
