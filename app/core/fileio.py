@@ -43,8 +43,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
+        os.chmod(tmp, mode)  # mkstemp's file is private (0600): the target's own mode, or a new file's
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -29,6 +29,9 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+#: Storm takes parallelism, executor and task counts as a Java int: larger values are refused
+STORM_MAX_INT = 2**31 - 1
+
 class _Model(BaseModel):
     # NaN and ±inf are refused in every number field (a rate of 1e400 decodes to inf)
     model_config = ConfigDict(extra="forbid", validate_assignment=False, allow_inf_nan=False)
@@ -58,7 +61,8 @@ class Spout(_StormFields):
     rate: float = Field(gt=0, description="average tuples emitted per second (λ)")
     burst: int = Field(default=1, ge=1, description="max tuples in one emission (C_EMIT)")
     class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
-    executors: int | None = Field(default=None, ge=1, description="Storm's parallelism hint; not used by the model")
+    executors: int | None = Field(default=None, ge=1, le=STORM_MAX_INT,
+                                  description="Storm's parallelism hint; not used by the model")
     unannotated: list[Literal["rate", "burst"]] = Field(
         default_factory=list, description="parameters still holding a placeholder (an import had no value)")
 
@@ -71,7 +75,7 @@ class Bolt(_StormFields):
     name: str = Field(min_length=1)
     alpha: float = Field(gt=0, description="duration of one processing batch in seconds (α)")
     sigma: float = Field(ge=0, description="output tuples per input tuple (σ); 0 = sink")
-    parallelism: int = Field(ge=1, description="max tuples taken into one batch (C_TAKE)")
+    parallelism: int = Field(ge=1, le=STORM_MAX_INT, description="max tuples taken into one batch (C_TAKE)")
     class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
     unannotated: list[Literal["alpha", "sigma"]] = Field(
         default_factory=list, description="parameters still holding a placeholder (an import had no value)")
@@ -135,9 +139,10 @@ class StormSettings(_Model):
     the topology config is kept so that an export to Flux writes it back.
     """
 
-    workers: int | None = Field(default=None, ge=1, description="topology.workers")
-    acker_executors: int | None = Field(default=None, ge=0, description="topology.acker.executors")
-    max_spout_pending: int | None = Field(default=None, ge=1, description="topology.max.spout.pending")
+    workers: int | None = Field(default=None, ge=1, le=STORM_MAX_INT, description="topology.workers")
+    acker_executors: int | None = Field(default=None, ge=0, le=STORM_MAX_INT, description="topology.acker.executors")
+    max_spout_pending: int | None = Field(default=None, ge=1, le=STORM_MAX_INT,
+                                          description="topology.max.spout.pending")
     message_timeout_secs: int | None = Field(default=None, ge=1, description="topology.message.timeout.secs")
     config: dict[str, Any] = Field(default_factory=dict, description="the rest of the topology config")
     flux_file: str | None = Field(default=None, description="the Flux file this document was imported from")
