@@ -5,7 +5,12 @@ bearer token t0k3n required), "forbidden", "missing" (404 everywhere), "truncate
 (Content-Length promises more than is sent), "html" (a login page instead of JSON),
 "badjson", "redirect" (every API path answers 302 to the same path under /ui/), "slow", "deep"
 (the topology page nested 10,000 levels deep), "nan" and "huge" (the topology page with the
-spout's `emitted` count NaN, or 1e400).
+spout's `emitted` count NaN, or 1e400), "drip" (the topology page one byte every half second),
+"drip-headers" (the status line and headers that slowly), "loop" (every path redirects to
+itself), "elsewhere" (a redirect to the same port under another host name), "badutf8" (a byte that
+is not UTF-8 in the topology page), "badnames" (a bolt named with a newline, a NUL and a
+right-to-left override), "bignum" (a bolt with 10^23 executors), "dupkeys" (the topology page
+with a key twice).
 """
 
 from __future__ import annotations
@@ -55,6 +60,22 @@ class StormUIServer:
                 parts = urllib.parse.urlsplit(self.path)
                 server.requests.append((self.path, {k: v for k, v in self.headers.items()}))
                 path = parts.path
+                if server.mode == "loop":
+                    self.send_response(302)
+                    self.send_header("Location", self.path)
+                    self.end_headers()
+                    return
+                if server.mode == "elsewhere":
+                    self.send_response(302)
+                    self.send_header("Location", f"http://localhost:{self.server.server_address[1]}{self.path}")
+                    self.end_headers()
+                    return
+                if server.mode == "drip-headers":
+                    for byte in b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{}":
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(0.5)
+                    return
                 if server.mode == "redirect" and not path.startswith("/ui/"):
                     self.send_response(302)
                     self.send_header("Location", f"/ui{self.path}")
@@ -83,6 +104,24 @@ class StormUIServer:
                     return self._send(200, b"{'spouts': [oops}", "application/json")
                 if server.mode == "deep" and name == "topology.json":
                     return self._send(200, b"[" * DEEP_LEVELS + b"]" * DEEP_LEVELS)
+                if server.mode == "drip" and name == "topology.json":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    for byte in body:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(0.5)
+                    return
+                if server.mode == "badutf8" and name == "topology.json":
+                    body = body.replace(b'"name"', b'"\xff"', 1)
+                if server.mode == "badnames" and name == "topology.json":
+                    body = body.replace(b'"boltId": "split"', b'"boltId": "spl\\nit\\u0000\\u202e"', 1)
+                if server.mode == "bignum" and name == "component-split.json":
+                    body = body.replace(b'"executors": 2', b'"executors": 100000000000000000000000', 1)
+                if server.mode == "dupkeys" and name == "topology.json":
+                    body = body.replace(b'"boltId": "split"', b'"boltId": "split", "boltId": "count"', 1)
                 if server.mode in BAD_NUMBERS and name == "topology.json":
                     body = body.replace(b'"emitted": 24020', b'"emitted": ' + BAD_NUMBERS[server.mode], 1)
                 if server.mode == "truncated" and name != "topology-summary.json":

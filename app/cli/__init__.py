@@ -32,6 +32,7 @@ from app.cli.common import (
     add_log_options,
     add_spark_options,
     call_spark_host,
+    check_log_file,
     choose_log_engine,
     error_document,
     log_arg,
@@ -44,7 +45,7 @@ from app.cli.common import (
     start_spark_host,
     table,
 )
-from app.core.topology import TopologyError
+from app.core.topology import TopologyError, one_line
 
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_FOUND", "EXIT_INTERNAL", "EXIT_OK", "EXIT_UNKNOWN", "RESULT_FORMAT", "UsageError",
@@ -153,7 +154,8 @@ def _report(args: argparse.Namespace | None, argv: list[str], code: int, problem
         return code
     for field, message in problems:
         head = prefix or file or "stormbound"
-        print(f"{head}: " + (f"{_without_name(field, head)}: " if field else "") + message, file=sys.stderr)
+        print(one_line(f"{head}: " + (f"{_without_name(field, head)}: " if field else "") + message),
+              file=sys.stderr)
     return code
 
 
@@ -183,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv or ["gui"])
+        check_log_file(args)
         undo_logging = setup_logging(args.verbose, args.log_file)
         log.debug("stormbound %s: %s", __version__, " ".join(argv))
         if args.selftest:

@@ -18,19 +18,24 @@ from app.cli.common import (
     EXIT_FOUND,
     EXIT_OK,
     UsageError,
+    add_force_option,
     add_log_options,
     add_spark_options,
+    check_output_file,
     choose_log_engine,
     examples,
     log_arg,
+    number,
+    positive_seconds,
     print_result,
     require_log,
     run_topology,
-    seconds,
     spark_request,
     table,
+    write_output_file,
 )
 from app.cli.report import REPORT_SUFFIXES, add_report_option, check_output, write_run_report
+from app.core.topology import one_line
 
 if TYPE_CHECKING:
     from app.measure.analysis import Analysis
@@ -40,9 +45,9 @@ if TYPE_CHECKING:
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
     """The options `analyze` and `compare` share."""
     add_log_options(p)
-    p.add_argument("--bin", type=seconds, default=1.0, metavar="S",
+    p.add_argument("--bin", type=positive_seconds, default=1.0, metavar="S",
                    help="queue series bin width (seconds or with a unit: 500ms; default 1 s)")
-    p.add_argument("--growth-floor", type=float, default=0.05, metavar="X",
+    p.add_argument("--growth-floor", type=number(float, 0, unit="tuples/s"), default=0.05, metavar="X",
                    help="tuples/s a queue must gain to count as growing (default 0.05)")
 
 
@@ -57,6 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--calibrate", metavar="OUT",
                    help="write the topology with measured parameters to OUT (.storm.json)")
     add_report_option(p)
+    add_force_option(p)
     add_spark_options(p)
     p.set_defaults(func=cmd_analyze, file_args=("log",))
 
@@ -113,7 +119,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     path = Path(args.log)
     require_log(args.log)
     if getattr(args, "report", None):
-        check_output(args.report, REPORT_SUFFIXES, "report")
+        check_output(args, "--report", args.report, REPORT_SUFFIXES, "report")
+    if getattr(args, "calibrate", None):
+        check_output_file(args, "--calibrate", args.calibrate)
     topo = run_topology(path, args.topology)
     analysis = _analysis(args)
     from app.core.topology import unannotated_problems
@@ -125,9 +133,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.calibrate:
         if topo is None:
             raise UsageError("--calibrate needs the topology: give --topology FILE (a run folder has its own)")
-        from app.core.formats import save_topology
+        from app.core.formats.dvert import to_dvert_bytes
 
-        save_topology(calibrate(topo, analysis), args.calibrate)
+        calibrated = calibrate(topo, analysis)
+        data = to_dvert_bytes(calibrated) if args.calibrate.endswith(".dvert.json") else calibrated.to_json_bytes()
+        write_output_file(args, "--calibrate", args.calibrate, data)
     if getattr(args, "report", None):
         write_run_report(args, analysis, comparison, topo)
     disagreeing = [] if comparison is None else [b.bolt for b in comparison.bolts if b.agrees is False]
@@ -141,9 +151,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     else:
         print(format_analysis(analysis, comparison))
         if args.calibrate:
-            print(f"wrote {args.calibrate}")
+            print(f"wrote {one_line(str(args.calibrate))}")
         if getattr(args, "report", None):
-            print(f"wrote {args.report}")
+            print(f"wrote {one_line(str(args.report))}")
         if fail:
             print(f"--fail-on-disagreement: model and measurement disagree on {', '.join(disagreeing)}")
     return EXIT_FOUND if fail else EXIT_OK

@@ -54,9 +54,11 @@ def format_rate_table(topo: Topology, report: RateReport) -> str:
             b.status,
             "-" if sugg is None else str(sugg),
         ])
-    lines = [f"{topo.name}: valid topology, {len(topo.spouts)} spouts, {len(topo.bolts)} bolts, "
+    from app.core.topology import one_line
+
+    lines = [f"{one_line(topo.name)}: valid topology, {len(topo.spouts)} spouts, {len(topo.bolts)} bolts, "
              f"{len(topo.subscriptions)} subscriptions (tolerance {topo.settings.tolerance})", "", table(rows), ""]
-    lines += [f"- {b.explanation}" for b in report.bolts.values()]
+    lines += [f"- {one_line(b.explanation)}" for b in report.bolts.values()]
     return "\n".join(lines)
 
 
@@ -65,6 +67,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from app.core.headroom import capacity_lines, headroom
     from app.core.rates import idle_warning, rate_check
     from app.core.rebalance import rebalance_lines, running_from_document
+    from app.core.topology import one_line
 
     topo = read_topology(args.file)
     report = rate_check(topo)
@@ -93,5 +96,5 @@ def cmd_check(args: argparse.Namespace) -> int:
         if commands:
             print("\n".join(["", "The suggested parallelism on the running topology:", *(f"  {c}" for c in commands)]))
         if failing:
-            print(f"--fail-on {args.fail_on}: {', '.join(failing)}")
+            print(one_line(f"--fail-on {args.fail_on}: {', '.join(failing)}"))
     return EXIT_FOUND if failing else EXIT_OK

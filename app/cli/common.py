@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from app.core.topology import Problem, TopologyError
+from app.core.topology import Problem, TopologyError, one_line
 
 if TYPE_CHECKING:
     from app.core.topology import Topology
@@ -59,6 +59,49 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def number(kind: type, low: float | None = None, high: float | None = None, *, above: bool = False,
+           unit: str = "") -> Callable[[str], Any]:
+    """An argparse `type` for a finite number of `kind` (int or float) in [low, high] (low excluded when
+    `above`), `unit` named in the message: `--timeout nan`, `--ackers -1` or `--max-pending 0` is one line.
+    A float option in seconds (`unit="s"`) also takes a time with a unit (2ms, 0.5s, 2min; app/core/units.py)."""
+    units = f" ({unit})" if unit else ""
+
+    def read(text: str, shown: str) -> Any:
+        import math
+
+        if kind is float and unit == "s":
+            from app.core.units import UnitError, parse_duration
+
+            try:
+                return parse_duration(text)
+            except (UnitError, ValueError, OverflowError) as err:
+                raise argparse.ArgumentTypeError(one_line(str(err))) from None
+        try:
+            value = int(text) if kind is int else float(text)
+        except (ValueError, OverflowError):
+            what = "a whole number" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"expected {what}{units}, got '{shown}'") from None
+        if kind is float and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected a finite number{units}, got '{shown}'")
+        return value
+
+    def parse(text: str) -> Any:
+        shown = one_line(text)[:40]
+        value = read(text, shown)
+        if low is not None and (value <= low if above else value < low):
+            bound = f"above {low:g}" if above else f"at least {low:g}"
+            raise argparse.ArgumentTypeError(f"must be {bound}{units}, got {shown}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:g}{units}, got {shown}")
+        return value
+    parse.__name__ = "whole number" if kind is int else "number"  # argparse names the type on errors
+    return parse
+
+
+#: the largest number of seconds an option takes (a year): a longer timeout or duration is a typo
+MAX_SECONDS = 365 * 24 * 3600.0
+
+
 def examples(*lines: str) -> str:
     """An `epilog` for a subcommand's --help: one or more example command lines."""
     return "example:\n" + "\n".join(f"  {line}" for line in lines)
@@ -90,22 +133,9 @@ def error_document(file: str | None, field: str | None, message: str, *,
     return result_document("error", {"error": error, "problems": problems or [error], "exit_code": exit_code})
 
 
-def seconds(text: str) -> float:
-    """argparse type of every time option: seconds, or a time with a unit (2ms, 0.5s, 2min; app/core/units.py)."""
-    from app.core.units import UnitError, parse_duration
-
-    try:
-        return parse_duration(text)
-    except UnitError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
 def positive_seconds(text: str) -> float:
-    """`seconds`, above zero."""
-    value = seconds(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
+    """argparse type of every time option: seconds, or a time with a unit (2ms, 0.5s, 2min), above 0, up to a year."""
+    return float(number(float, 0, MAX_SECONDS, above=True, unit="s")(text))
 
 
 def read_topology(path: str) -> Topology:
@@ -119,7 +149,11 @@ def read_topology(path: str) -> Topology:
 
 
 def table(rows: list[list[str]]) -> str:
-    """Rows as left-aligned text columns (the first row is the header)."""
+    """Rows as left-aligned text columns (the first row is the header); every cell on one printable
+    line (a name's control characters and direction overrides escaped)."""
+    from app.core.topology import one_line
+
+    rows = [[one_line(cell) for cell in row] for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows)
 
@@ -185,12 +219,117 @@ def call_spark_host(host: SparkHost, op: str, quiet: bool, **params: Any) -> dic
             sys.stderr.write("\n")
 
 
+#: Storm's largest parallelism and task count (a Java int): larger values are refused, not clamped.
+STORM_MAX_INT = 2**31 - 1
+
+
 def bolt_count(item: str, expected: str) -> tuple[str, int]:
-    """A `--parallelism BOLT=N` item (N >= 1) as (BOLT, N); anything else is a UsageError naming `expected`."""
+    """A `--parallelism BOLT=N` item (1 <= N <= 2^31-1) as (BOLT, N); anything else is a UsageError naming
+    `expected`."""
+    from app.core.topology import one_line
+
     name, sep, number = item.partition("=")
-    if not sep or not number.strip().isdigit() or int(number) < 1:
-        raise UsageError(f"--parallelism {item}: expected {expected}")
+    number = number.strip()
+    if not sep or not number.isascii() or not number.isdigit() or not number.lstrip("0"):
+        raise UsageError(f"--parallelism {one_line(item)}: expected {expected}")
+    if len(number.lstrip("0")) > 10 or int(number) > STORM_MAX_INT:
+        raise UsageError(f"--parallelism {one_line(item)}: {one_line(number)[:30]} is over Storm's largest "
+                         f"parallelism {STORM_MAX_INT} (2^31-1)")
     return name, int(number)
+
+
+# ---- outputs: the one way a command writes a file (app/core/fileio.py) -----------------------------
+
+#: the attributes of a command's arguments that name files it writes (never taken as its inputs)
+OUTPUT_ATTRS = frozenset({"output", "out", "trace_out", "calibrate", "report", "screenshot", "log_file"})
+#: attributes that are never paths
+_NOT_PATHS = frozenset({"command", "source", "target", "func", "file_args", "verbose", "quiet"})
+
+
+def command_inputs(args: argparse.Namespace) -> list[str]:
+    """Every path the command may read: each string argument (or list of strings) naming an existing file
+    or folder, outputs excepted. The log file counts too: no output may replace it."""
+    found: list[str] = []
+    for attr, value in vars(args).items():
+        if attr in _NOT_PATHS or (attr in OUTPUT_ATTRS and attr != "log_file"):
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item and "\0" not in item and len(item) < 4096:
+                try:
+                    if os.path.exists(item):
+                        found.append(item)
+                except (OSError, ValueError):
+                    continue
+    return found
+
+
+def add_force_option(p: argparse.ArgumentParser) -> None:
+    """`--force`: replace an existing output file (else an existing output is refused, exit 2)."""
+    p.add_argument("--force", action="store_true",
+                   help="replace an output file that exists (never one of the command's inputs)")
+
+
+def check_output_file(args: argparse.Namespace, option: str, path: str, inputs: list[str] | None = None) -> Path:
+    """The file `option PATH` will write, checked before any work (app/core/fileio.check_output); a refusal
+    is a one-line UsageError naming the option and the path."""
+    from app.core.fileio import OutputRefused, check_output
+    from app.core.topology import one_line
+
+    try:
+        return check_output(path, inputs=command_inputs(args) + list(inputs or []),
+                            force=bool(getattr(args, "force", False)))
+    except OutputRefused as err:
+        raise UsageError(f"{option} {one_line(path)}: {err}", field=option) from None
+
+
+def write_output_file(args: argparse.Namespace, option: str, path: str, data: bytes,
+                      inputs: list[str] | None = None) -> Path:
+    """Write a command's output through the one writer (app/core/fileio.write_output): refused when it
+    is an input, the log file, a folder, a pipe or device, or exists without --force; atomic; keeps the mode."""
+    from app.core.fileio import OutputRefused, write_output
+    from app.core.topology import one_line
+
+    try:
+        return write_output(path, data, inputs=command_inputs(args) + list(inputs or []),
+                            force=bool(getattr(args, "force", False)))
+    except OutputRefused as err:
+        raise UsageError(f"{option} {one_line(path)}: {err}", field=option) from None
+
+
+#: what a --log-file must not be named: the documents and logs the commands read
+_NOT_A_LOG = (".json", ".yaml", ".yml", ".jsonl", ".csv", ".parquet", ".properties")
+
+
+def check_log_file(args: argparse.Namespace) -> None:
+    """--log-file appends to a log only: not an input of the command, not a JSON/YAML file, not a folder."""
+    import stat
+
+    from app.core.fileio import input_ids
+    from app.core.topology import one_line
+
+    path = getattr(args, "log_file", None)
+    if not path:
+        return
+    head = f"--log-file {one_line(path)}"
+    if path.lower().endswith(_NOT_A_LOG):
+        raise UsageError(f"{head}: a log file is appended to; this name is a document or data file "
+                         "(give a name such as stormbound.log)", field="--log-file")
+    try:
+        st = os.stat(path)
+    except OSError:
+        return  # a new file (an unwritable place is named when it is opened)
+    if stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{head}: is a folder, not a file", field="--log-file")
+    if stat.S_ISFIFO(st.st_mode):  # opening a pipe nobody reads would block forever
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK))
+        except OSError:
+            raise UsageError(f"{head}: is a named pipe that nobody reads", field="--log-file") from None
+    inputs = [p for p in command_inputs(args) if p != path]
+    same = input_ids(inputs).get((st.st_dev, st.st_ino))
+    if same is not None:
+        raise UsageError(f"{head}: is also an input of this command ({one_line(same)}): give another file",
+                         field="--log-file")
 
 
 def spark_request(args: argparse.Namespace, op: str, why: str = "", **params: Any) -> dict[str, Any]:
@@ -225,10 +364,10 @@ def add_log_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=["auto", "local", "spark"], default="auto",
                    help="auto (default): this process for a small log, Spark for a large one or when --master "
                         "is given; local: always this process (no Java); spark: always Spark")
-    p.add_argument("--local-max-events", type=int, metavar="N",
+    p.add_argument("--local-max-events", type=number(int, 1), metavar="N",
                    help="auto: largest log (records) read in this process "
                         "(default $STORMBOUND_LOCAL_MAX_EVENTS or 1000000)")
-    p.add_argument("--local-max-mb", type=float, metavar="MB",
+    p.add_argument("--local-max-mb", type=number(float, 0, above=True, unit="MB"), metavar="MB",
                    help="auto: largest log on disk (MB) read in this process (default $STORMBOUND_LOCAL_MAX_MB or 200)")
 
 
@@ -246,8 +385,18 @@ def require_log(log: str | Path) -> None:
     """A missing log or run folder is bad input (exit 2); a URI (hdfs://, s3a://, ...) is Spark's to find."""
     from app.measure.eventlog import is_uri
 
-    if not (isinstance(log, str) and is_uri(log)) and not Path(log).exists():
+    if isinstance(log, str) and is_uri(log):
+        return
+    path = Path(log)
+    if not path.exists():
         raise TopologyError([Problem("", "no such file or folder")])
+    if path.is_file() and path.stat().st_size == 0:
+        raise TopologyError([Problem("", "is empty: a log has at least one event or queue sample")])
+    if path.is_dir():
+        logs = [p for p in path.iterdir() if p.is_file() and p.name.startswith(("events", "queues"))]
+        if logs and all(p.stat().st_size == 0 for p in logs):
+            raise TopologyError([Problem("", "the run's logs are empty: a log has at least one event or queue "
+                                             "sample")])
 
 
 def log_arg(log: str) -> str:
@@ -299,10 +448,12 @@ def setup_logging(verbose: int, log_file: str | None) -> Callable[[], None]:
     console.addFilter(_ConsoleFilter())
     handlers: list[logging.Handler] = [console]
     if log_file:
+        from app.core.topology import one_line
+
         try:
-            handler: logging.Handler = logging.FileHandler(log_file, encoding="utf-8")
+            handler: logging.Handler = logging.FileHandler(log_file, mode="a", encoding="utf-8")
         except OSError as err:
-            raise UsageError(f"--log-file {log_file}: cannot write: {err.strerror or err}",
+            raise UsageError(f"--log-file {one_line(log_file)}: cannot write: {err.strerror or err}",
                              field="--log-file") from None
         handler.setLevel(logging.DEBUG)
         handler.setFormatter(logging.Formatter(LOG_FORMAT_FILE))

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 
 from app.cli.analyze import add_analysis_options, cmd_analyze
-from app.cli.common import UsageError, add_spark_options, examples, run_topology
+from app.cli.common import UsageError, add_force_option, add_spark_options, examples, run_topology
 from app.cli.report import add_report_option
 
 
@@ -23,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fail-on-disagreement", action="store_true", dest="fail_on_disagreement",
                    help="exit 1 when the model and the measurement disagree on some bolt (agrees: NO)")
     add_report_option(p)
+    add_force_option(p)
     add_spark_options(p)
     p.set_defaults(func=cmd_compare, file_args=("log",))
 

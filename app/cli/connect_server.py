@@ -7,7 +7,7 @@ import signal
 import subprocess
 from typing import IO
 
-from app.cli.common import UsageError, examples
+from app.cli.common import UsageError, examples, number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,7 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("connect-server", help="run a local Spark Connect server (from pyspark) until Ctrl+C",
                        epilog=examples("stormbound connect-server --port 15002 --log connect.log &",
                                        "stormbound analyze runs/cfg1 --master sc://localhost:15002"))
-    p.add_argument("--port", type=int, default=15002, help="gRPC port (default 15002, Spark Connect's own)")
+    p.add_argument("--port", type=number(int, 1, 65535), default=15002,
+                   help="gRPC port (default 15002, Spark Connect's own)")
     p.add_argument("--master", default="local[*]", help="the server's Spark master (default local[*])")
     p.add_argument("--log", metavar="FILE", help="append the server's output to FILE")
     p.set_defaults(func=cmd_connect_server, file_args=())

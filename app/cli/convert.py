@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import EXIT_OK, examples, read_topology
+from app.cli.common import EXIT_OK, add_force_option, check_output_file, examples, read_topology, write_output_file
+from app.core.topology import one_line
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,23 +17,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("input", help="a .storm.json document or a D-VerT JSON configuration")
     p.add_argument("output", help="OUT.storm.json, or OUT.dvert.json for D-VerT (newer dialect)")
     p.add_argument("--to", choices=["stormbound", "dvert"], help="force the output format")
+    add_force_option(p)
     p.set_defaults(func=cmd_convert, file_args=("input",))
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
     """Write INPUT in the format that OUTPUT's name (or --to) asks for."""
-    from app.core.fileio import write_atomic
-    from app.core.formats import save_topology
+    from app.core.formats.dvert import to_dvert_bytes
 
-    topo = read_topology(args.input)
     out = args.output
-    if args.to == "dvert" and not out.endswith(".dvert.json"):
-        from app.core.formats.dvert import to_dvert_bytes
-
-        write_atomic(out, to_dvert_bytes(topo))
-    elif args.to == "stormbound" and out.endswith(".dvert.json"):
-        write_atomic(out, topo.to_json_bytes())
-    else:
-        save_topology(topo, out)
-    print(f"wrote {out}")
+    check_output_file(args, "OUT", out)
+    topo = read_topology(args.input)
+    dvert = args.to == "dvert" or (args.to is None and out.endswith(".dvert.json"))
+    write_output_file(args, "OUT", out, to_dvert_bytes(topo) if dvert else topo.to_json_bytes())
+    print(f"wrote {one_line(str(out))}")
     return EXIT_OK

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.cli.common import UsageError, add_limit_option, apply_limits, examples, print_result
+from app.cli.common import UsageError, add_limit_option, apply_limits, examples, number, print_result
 
 if TYPE_CHECKING:
     from app.diff import DiffResult
@@ -39,10 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--order", choices=["alternate", "left-first"], default="alternate",
                    help="how two files are connected into one stream (default: alternate)")
     p.add_argument("--spark", action="store_true", help="use the Spark job (same_key dependence only)")
-    p.add_argument("--spark-threshold", type=float, default=SPARK_THRESHOLD_MB, metavar="MB",
+    p.add_argument("--spark-threshold", type=number(float, 0, unit="MB"), default=SPARK_THRESHOLD_MB, metavar="MB",
                    help="use Spark for same_key when the files together exceed this many megabytes "
                         f"(default {SPARK_THRESHOLD_MB}; 0 = never automatically)")
-    p.add_argument("--show", type=int, default=10, metavar="N", help="unmatched items shown per side (text output)")
+    p.add_argument("--show", type=number(int, 0), default=10, metavar="N",
+                   help="unmatched items shown per side (text output)")
     p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document on stdout)")
     add_limit_option(p)
     p.set_defaults(func=cmd_diff, file_args=("left",))

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from app.cli.common import UsageError, examples
+from app.cli.common import UsageError, add_force_option, check_output_file, examples, write_output_file
+from app.core.topology import one_line
 
 SCREENSHOT_SIZE = (1440, 900)
 VERIFY_LIMIT_S = 900
@@ -23,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="render the window offscreen to OUT.png and exit (no dialogs, no autosave)")
     p.add_argument("--verify", action="store_true", help=f"with --screenshot: run verification to completion first "
                                                              f"(at most {VERIFY_LIMIT_S} s)")
+    add_force_option(p)
     p.set_defaults(func=cmd_gui, file_args=("file",))
 
 
@@ -32,7 +36,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
     if args.screenshot:
         if not args.screenshot.lower().endswith(".png"):
             raise UsageError(f"--screenshot: '{args.screenshot}' must end in .png")
-        return screenshot(args.file, Path(args.screenshot), args.verify)
+        check_output_file(args, "--screenshot", args.screenshot)
+        return screenshot(args.file, Path(args.screenshot), args.verify, args)
     return run_app(args.file)
 
 
@@ -69,14 +74,31 @@ def run_app(file: str | None) -> int:
     app = _application()
     from app.gui.mainwindow import MainWindow
 
-    window = MainWindow()
-    window.show()
-    if file:
-        window.open_path(file)  # asks first if restored work of a crashed session is showing
+    windows = open_windows(file, MainWindow)  # noqa: F841 - kept alive until the event loop ends
     return int(app.exec())
 
 
-def screenshot(file: str | None, out: Path, verify: bool) -> int:
+def open_windows(file: str | None, make: Callable[..., Any]) -> list[Any]:
+    """The first window (it offers work of a crashed session), and FILE: in that window, or, when
+    restored work is showing there (unsaved, marked modified), in a window of its own beside it, so
+    the restored work is never replaced or dropped without the user deciding."""
+    from PySide6.QtCore import QPoint
+
+    window = make()
+    window.show()
+    windows = [window]
+    if file and window.restored:
+        other = make(recover=False, restore_layout=False)
+        other.move(window.pos() + QPoint(40, 40))
+        other.show()
+        other.open_path(file, ask=False)
+        windows.append(other)
+    elif file:
+        window.open_path(file)
+    return windows
+
+
+def screenshot(file: str | None, out: Path, verify: bool, args: argparse.Namespace | None = None) -> int:
     """Render the window offscreen (optionally after verification) to a PNG; bad input exits 2."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ["STORMBOUND_NO_DIALOGS"] = "1"
@@ -119,10 +141,15 @@ def screenshot(file: str | None, out: Path, verify: bool) -> int:
         for _ in range(3):
             app.processEvents()
         image = window.grab()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if not image.save(str(out), "PNG"):
-            raise UsageError(f"{out}: cannot write the PNG")
-        print(f"wrote {out} ({image.width()}x{image.height()})")
+        from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+        data = QByteArray()
+        buffer = QBuffer(data)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        if not image.save(buffer, "PNG"):
+            raise UsageError(f"{out}: cannot encode the PNG")
+        write_output_file(args or argparse.Namespace(force=True), "--screenshot", str(out), bytes(data.data()))
+        print(f"wrote {one_line(str(out))} ({image.width()}x{image.height()})")
         return 0
     finally:
         window.shutdown()

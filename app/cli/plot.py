@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.cli.common import UsageError
+from app.cli.common import UsageError, add_force_option, number
 from app.cli.report import check_output, write_output
+from app.core.topology import one_line
 
 if TYPE_CHECKING:
     from app.core.formats.trace import Trace
@@ -36,10 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("trace", help="trace file (stormbound-trace/1 JSON, as written by `verify --trace-out`)")
     p.add_argument("-o", "--out", required=True, metavar="OUT",
                    help="picture to write: .svg (drawing) or .png (image), chosen by the extension")
-    p.add_argument("--unroll", type=int, default=0, metavar="N",
+    p.add_argument("--unroll", type=number(int), default=0, metavar="N",
                    help=f"repeat the loop N more times (0..{MAX_UNROLL}; default 0: the trace as found)")
-    p.add_argument("--width", type=int, default=1000, metavar="PX", help="picture width in pixels (default 1000)")
+    p.add_argument("--width", type=number(int), default=1000, metavar="PX",
+                   help="picture width in pixels (default 1000)")
     p.add_argument("--title", help="title above the plots (default: the verdict, k and the loop)")
+    add_force_option(p)
     p.set_defaults(func=cmd_plot, file_args=("trace",))
 
 
@@ -64,6 +67,12 @@ def read_trace(path: str) -> Trace:
     if len(trace.positions) != trace.k + 2 or not 0 <= trace.loop_start <= trace.k + 1 or not trace.positions[0].bolts:
         raise UsageError(f"{path}: positions: a trace with k = {trace.k} needs k + 2 positions with bolts and "
                          f"0 <= loop_start <= k + 1")
+    from app.core.formats.trace import trace_problems
+    from app.core.topology import TopologyError
+
+    problems = trace_problems(trace)  # the certifier's structural rules: a plot of a broken trace is refused
+    if problems:
+        raise TopologyError(problems)  # main() names the trace file, one line per problem
     return trace
 
 
@@ -82,7 +91,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise UsageError(f"--unroll: {args.unroll} is out of range (0..{MAX_UNROLL})")
     if not 200 <= args.width <= 10000:
         raise UsageError(f"--width: {args.width} is out of range (200..10000 pixels)")
-    out = check_output(args.out, FORMATS, "picture")
+    out = check_output(args, "-o", args.out, FORMATS, "picture")
     trace = read_trace(args.trace)
     from app.core.trace_series import trace_series
     from app.gui.trace_plots import png_bytes, svg_bytes, trace_canvas  # Qt: only for this command
@@ -95,7 +104,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     canvas = trace_canvas(series, args.title or default_title(trace, args.trace), names, width=args.width)
     data = svg_bytes(canvas) if out.suffix.lower() == ".svg" else png_bytes(canvas, args.width)
     canvas.close()
-    write_output(out, data)
-    print(f"wrote {out} ({len(series.bolts)} plots, {len(series.loop_passes)} loop passes shaded, "
+    write_output(args, "-o", out, data)
+    print(f"wrote {one_line(str(out))} ({len(series.bolts)} plots, {len(series.loop_passes)} loop passes shaded, "
           f"t = {series.times[0]:g}..{series.times[-1]:g} s)")
     return 0

@@ -13,16 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.cli.common import (
+    STORM_MAX_INT,
     add_log_options,
     add_spark_options,
     choose_log_engine,
     examples,
     log_arg,
+    number,
+    positive_seconds,
     print_result,
     read_topology,
     require_log,
     run_topology,
-    seconds,
     spark_request,
 )
 
@@ -38,11 +40,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "Exit 0 when every guarantee holds, 1 when some is violated.",
         epilog=examples("stormbound reliability runs/cfg1 --timeout 30 --max-pending 100"))
     add_log_options(p)
-    p.add_argument("--timeout", type=seconds, metavar="S",
+    p.add_argument("--timeout", type=positive_seconds, metavar="S",
                    help="topology.message.timeout.secs in seconds (default: the run's settings, else 30)")
-    p.add_argument("--max-pending", type=int, metavar="N", help="topology.max.spout.pending (tuples per spout task)")
-    p.add_argument("--ackers", type=int, metavar="N", help="topology.acker.executors (0: trees untracked)")
-    p.add_argument("--limit", type=int, default=200, metavar="N", help="violations listed at most (default 200)")
+    p.add_argument("--max-pending", type=number(int, 1, STORM_MAX_INT), metavar="N",
+                   help="topology.max.spout.pending (tuples per spout task)")
+    p.add_argument("--ackers", type=number(int, 0, STORM_MAX_INT), metavar="N",
+                   help="topology.acker.executors (0: trees untracked)")
+    p.add_argument("--limit", type=number(int, 0), default=200, metavar="N",
+                   help="violations listed at most (default 200)")
     add_spark_options(p)
     p.set_defaults(func=cmd_reliability, file_args=("log",))
 

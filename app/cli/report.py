@@ -9,7 +9,6 @@ offscreen) and writes one self-contained HTML file (app/measure/report.py).
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,33 +25,25 @@ REPORT_SUFFIXES = (".html", ".htm")
 FIRST_MATCHES = 20  # matches listed in words; the counts cover them all
 
 
-def check_output(out: str, suffixes: tuple[str, ...], what: str) -> Path:
-    """The output path, refused early (exit 2) for an unknown extension or a place that cannot be written."""
+def check_output(args: argparse.Namespace, option: str, out: str, suffixes: tuple[str, ...], what: str) -> Path:
+    """The output path, refused early (exit 2) for an unknown extension, or by the one writer's checks
+    (an input, a folder, a device, an existing file without --force, a place that cannot be written)."""
+    from app.cli.common import check_output_file
+    from app.core.topology import one_line
+
     path = Path(out)
     if path.suffix.lower() not in suffixes:
-        raise UsageError(f"{out}: unknown {what} format {path.suffix or '(no extension)'!r}: "
-                         f"use {' or '.join(suffixes)}")
-    if path.is_dir():
-        raise UsageError(f"{out}: is a folder, not a file")
-    folder = path.parent
-    if not folder.is_dir():
-        raise UsageError(f"{out}: no such folder {str(folder)!r}")
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise UsageError(f"{out}: cannot write here (permission denied)")
+        raise UsageError(f"{option} {one_line(out)}: unknown {what} format {path.suffix or '(no extension)'!r}: "
+                         f"use {' or '.join(suffixes)}", field=option)
+    check_output_file(args, option, out)
     return path
 
 
-def write_output(path: Path, data: bytes) -> None:
-    """Write atomically; an OS failure (disk full, permissions) is a one-line UsageError (exit 2)."""
-    from app.core.fileio import write_atomic
+def write_output(args: argparse.Namespace, option: str, path: Path, data: bytes) -> None:
+    """Write through the one writer (app/cli/common.write_output_file): one line on any refusal (exit 2)."""
+    from app.cli.common import write_output_file
 
-    try:
-        write_atomic(path, data)
-        umask = os.umask(0)  # the temporary file is private (0600); a picture or report is as readable as any file
-        os.umask(umask)
-        os.chmod(path, 0o666 & ~umask)
-    except OSError as err:
-        raise UsageError(f"{path}: cannot write: {err.strerror or err}") from None
+    write_output_file(args, option, str(path), data)
 
 
 def add_report_option(p: argparse.ArgumentParser) -> None:
@@ -185,5 +176,5 @@ def write_run_report(args: argparse.Namespace, analysis: Analysis, comparison: C
     title = topo.name if topo is not None and topo.name else Path(args.log).name
     text = render_report(analysis, comparison, queue_plots(analysis, comparison), reliability, patterns,
                          title=title, notes=notes, source=args.log, capacity=capacity)
-    write_output(path, text.encode("utf-8"))
+    write_output(args, "--report", path, text.encode("utf-8"))
     return path

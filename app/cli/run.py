@@ -12,13 +12,15 @@ import json
 from pathlib import Path
 
 from app.cli.common import (
+    STORM_MAX_INT,
     UsageError,
     add_spark_options,
     bolt_count,
     examples,
+    number,
+    positive_seconds,
     print_result,
     read_topology,
-    seconds,
     spark_request,
 )
 from app.core.topology import Problem, Topology, TopologyError
@@ -32,23 +34,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "and record its event log and queue samples in a run folder.",
         epilog=examples("stormbound run models/simple-DIA-cfg-1.storm.json --duration 30 --out runs/cfg1"))
     p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")
-    p.add_argument("--duration", type=seconds, required=True, metavar="S",
+    p.add_argument("--duration", type=positive_seconds, required=True, metavar="S",
                    help="wall-clock time (seconds, or with a unit: 30s, 2min)")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder for events, queue samples and run.json")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for events, queue samples and run.json "
+                                                               "(a folder holding a run already: only with --force)")
+    p.add_argument("--force", action="store_true", help="replace the run in an --out folder that holds one")
     p.add_argument("--parallelism", nargs="*", metavar="BOLT=N",
                    help="override bolt parallelism ('suggested' = rate check's)")
-    p.add_argument("--seed", type=int, default=1, help="random seed of the synthetic workload (default 1)")
-    p.add_argument("--workers", type=int, help="Spark tasks hosting the components (default: as many as fit)")
-    p.add_argument("--sample", type=seconds, default=0.25, metavar="S",
+    p.add_argument("--seed", type=number(int, 0, 2**63 - 1), default=1,
+                   help="random seed of the synthetic workload (default 1)")
+    p.add_argument("--workers", type=number(int, 1, 100_000),
+                   help="Spark tasks hosting the components (default: as many as fit)")
+    p.add_argument("--sample", type=positive_seconds, default=0.25, metavar="S",
                    help="queue sampling interval (seconds or with a unit: 250ms; default 0.25 s)")
     p.add_argument("--format", choices=["jsonl", "csv"], default="jsonl", help="event log format (default jsonl)")
-    p.add_argument("--ackers", type=int, metavar="N",
+    p.add_argument("--ackers", type=number(int, 0, STORM_MAX_INT), metavar="N",
                    help="topology.acker.executors: 0 = spouts ack at emit, else tuple trees are tracked "
                         "(default: the document's Storm settings, else 1)")
-    p.add_argument("--timeout", type=seconds, metavar="S",
+    p.add_argument("--timeout", type=positive_seconds, metavar="S",
                    help="topology.message.timeout.secs: pending trees fail after this "
                         "(default: the document's Storm settings, else 30)")
-    p.add_argument("--max-pending", type=int, metavar="N",
+    p.add_argument("--max-pending", type=number(int, 1, STORM_MAX_INT), metavar="N",
                    help="topology.max.spout.pending per spout (default: the document's Storm settings, else none)")
     add_spark_options(p)
     p.set_defaults(func=cmd_run, file_args=("file",))
@@ -75,8 +81,29 @@ def apply_parallelism(topo: Topology, items: list[str]) -> Topology:
     return topo.model_copy(update={"bolts": bolts})
 
 
+RUN_FILES = ("events.jsonl", "events.csv", "queues.jsonl", "queues.csv", "topology.storm.json", "run.json")
+
+
+def check_run_folder(args: argparse.Namespace) -> None:
+    """--out DIR through the one writer's checks, file by file (app/cli/common.check_output_file): not a
+    file, no input of the command among what a run writes there, and a folder that holds a run
+    already only with --force."""
+    from app.cli.common import check_output_file
+    from app.core.topology import one_line
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {one_line(args.out)}: is a file; give a folder for the run", field="--out")
+    if not out.is_dir():
+        return  # a new folder: created by the run
+    for name in RUN_FILES:
+        if (out / name).exists():
+            check_output_file(args, "--out", str(out / name))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run FILE on Spark for --duration seconds; the event log goes to --out."""
+    check_run_folder(args)
     topo = apply_parallelism(read_topology(args.file), args.parallelism or [])
     from app.core.topology import require_annotated
 

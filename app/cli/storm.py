@@ -16,8 +16,18 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, bolt_count, examples, seconds
-from app.core.topology import Problem, Topology, TopologyError
+from app.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    UsageError,
+    add_force_option,
+    bolt_count,
+    check_output_file,
+    examples,
+    number,
+    write_output_file,
+)
+from app.core.topology import Problem, Topology, TopologyError, one_line
 
 
 def _usage(message: str) -> Exception:
@@ -39,16 +49,36 @@ def _report_error(err: Exception) -> int:
     return EXIT_BAD_INPUT
 
 
-def _write(path: str, data: bytes) -> None:
-    from app.core.fileio import write_atomic
+def _write(args: argparse.Namespace, option: str, path: str, data: bytes, inputs: list[str] | None = None) -> None:
+    """Through the one writer: never an input, the log file, a folder or device; an existing file only with --force."""
+    write_output_file(args, option, path, data, inputs)
 
-    write_atomic(path, data)
+
+def _onto_itself(args: argparse.Namespace) -> argparse.Namespace:
+    """`import storm-ui --onto DOC -o DOC` annotates DOC in place (the documented overwrite): the
+    arguments the writer sees then have no --onto input and --force; any other output as given."""
+    import os
+
+    try:
+        same = bool(args.onto and args.output and os.path.samefile(args.onto, args.output))
+    except OSError:
+        same = False
+    if not same or args.onto.endswith((".yaml", ".yml")):  # a Flux file is never replaced by a document
+        return args
+    return argparse.Namespace(**{**vars(args), "onto": None, "force": True})
+
+
+def _included(topo: Topology) -> list[str]:
+    """The Flux files a document was read from (the file and its includes): inputs an output must not replace."""
+    storm = topo.storm
+    files = [storm.flux_file] if getattr(storm, "flux_file", None) else []
+    return [str(f) for f in files + list(getattr(storm, "flux_includes", None) or []) if f]
 
 
 def _summary(topo: Topology, notes: list[str], stream) -> None:  # noqa: ANN001 - a text stream
     from app.core.topology import unannotated_problems
 
-    print(f"{topo.name}: {len(topo.spouts)} spouts, {len(topo.bolts)} bolts, {len(topo.subscriptions)} "
+    print(f"{one_line(topo.name)}: {len(topo.spouts)} spouts, {len(topo.bolts)} bolts, {len(topo.subscriptions)} "
           f"subscriptions", file=stream)
     missing = unannotated_problems(topo)
     if missing:
@@ -66,6 +96,8 @@ def _summary(topo: Topology, notes: list[str], stream) -> None:  # noqa: ANN001 
 def cmd_import_flux(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError, import_flux
 
+    if args.output:
+        check_output_file(args, "-o", args.output)
     try:
         result = import_flux(args.file, _flux_options(args))
     except FluxError as err:
@@ -78,15 +110,15 @@ def cmd_import_flux(args: argparse.Namespace) -> int:
         from app.core.topology import unannotated_problems
 
         if args.output:
-            _write(args.output, data)
+            _write(args, "-o", args.output, data, _included(result.topology))
         print_result("import-flux", {"topology": json.loads(data), "notes": result.notes,
                                      "unannotated": [str(p) for p in unannotated_problems(result.topology)],
                                      "output": args.output})
         return EXIT_OK
     if args.output:
-        _write(args.output, data)
+        _write(args, "-o", args.output, data, _included(result.topology))
         _summary(result.topology, result.notes, sys.stdout)
-        print(f"wrote {args.output}")
+        print(f"wrote {one_line(str(args.output))}")
     else:
         sys.stdout.write(data.decode("utf-8"))
         _summary(result.topology, result.notes, sys.stderr)
@@ -115,8 +147,8 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError
     from app.core.formats.storm_ui import Credentials, StormUIError, annotate, read_storm_ui
 
-    if args.timeout <= 0:
-        raise _usage("--timeout must be positive (seconds)")
+    if args.output:
+        check_output_file(_onto_itself(args), "-o", args.output)
     try:
         onto = _load_document(args.onto, args) if args.onto else None
         measured = read_storm_ui(args.url, args.topology, args.window, Credentials.resolve(args.user, None, args.token),
@@ -133,7 +165,7 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
         out = {"topology": json.loads(topo.to_json_bytes()), "derived": [d.model_dump() for d in measured.derived],
                "notes": notes}
         if args.output:
-            _write(args.output, topo.to_json_bytes())
+            _write(_onto_itself(args), "-o", args.output, topo.to_json_bytes())
         from app.cli.common import print_result
 
         print_result("import-storm-ui", out)
@@ -147,8 +179,8 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
     print(_table(rows), file=stream)
     _summary(topo, notes, stream)
     if args.output:
-        _write(args.output, topo.to_json_bytes())
-        print(f"wrote {args.output}")
+        _write(_onto_itself(args), "-o", args.output, topo.to_json_bytes())
+        print(f"wrote {one_line(str(args.output))}")
     else:
         sys.stdout.write(topo.to_json_bytes().decode("utf-8"))
     return EXIT_OK
@@ -162,6 +194,7 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError, placeholder_classes, to_flux_bytes
     from app.core.formats.flux_repair import export_original, why_skeleton
 
+    check_output_file(args, "OUT.yaml", args.output)
     topo = load_topology(args.input)
     try:
         original = None if args.skeleton else export_original(topo)
@@ -169,14 +202,14 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
     except FluxError as err:
         return _report_error(err)
     if original is not None:
-        _write(args.output, original.text.encode("utf-8"))
+        _write(args, "OUT.yaml", args.output, original.text.encode("utf-8"))
         changed = f": {'; '.join(original.changes)}" if original.changes else ": no value changed"
-        print(f"wrote {args.output}: {original.source.name} as it is{changed}")
+        print(f"wrote {one_line(str(args.output))}: {original.source.name} as it is{changed}")
         for note in original.notes:
             print(f"note: {note}", file=sys.stderr)
         return EXIT_OK
-    _write(args.output, to_flux_bytes(topo))
-    print(f"wrote {args.output}: a skeleton" + (f" ({why})" if why else ""))
+    _write(args, "OUT.yaml", args.output, to_flux_bytes(topo))
+    print(f"wrote {one_line(str(args.output))}: a skeleton" + (f" ({why})" if why else ""))
     placeholders = placeholder_classes(topo)
     if placeholders:
         print(f"note: placeholder classes (stormbound.placeholder.*) to replace before deploying: "
@@ -223,11 +256,17 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
     if args.in_place and args.output:
         raise _usage("give --in-place or -o OUT, not both")
+    if args.output:
+        check_output_file(args, "-o", args.output)
     document = None
     if args.topology:
         from app.core.formats import load_topology
 
-        document = load_topology(args.topology)
+        try:
+            document = load_topology(args.topology)
+        except TopologyError as err:  # named as the --topology file's problems, not the Flux file's
+            err.file = args.topology  # type: ignore[attr-defined]  # main() names a reader's file
+            raise
     try:
         options = _flux_options(args)
         if document is not None and not (args.filter or args.env or args.resources) \
@@ -256,13 +295,18 @@ def cmd_repair(args: argparse.Namespace) -> int:
         print("on the running topology, without a redeploy:")
         for line in commands:
             print(f"  {line}")
-    if args.in_place:
+    if args.in_place:  # the documented overwrite: the Flux file itself, atomically, its mode kept
+        from app.core.fileio import OutputRefused, write_output
+
         for edit in edits:
-            _write(str(edit.path), edit.after.encode("utf-8"))
-            print(f"wrote {edit.path}")
+            try:
+                write_output(edit.path, edit.after.encode("utf-8"), force=True)
+            except OutputRefused as err:
+                raise _usage(f"--in-place {edit.path}: {err}") from None
+            print(f"wrote {one_line(str(edit.path))}")
     elif args.output:
-        _write(args.output, edits[0].after.encode("utf-8"))
-        print(f"wrote {args.output}")
+        _write(args, "-o", args.output, edits[0].after.encode("utf-8"), [str(e.path) for e in edits])
+        print(f"wrote {one_line(str(args.output))}")
     else:
         for edit in edits:
             sys.stdout.write(edit.diff())
@@ -302,6 +346,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
     q.add_argument("--json", action="store_true",
                    help="the document, what is not annotated and the import's notes as one JSON document")
+    add_force_option(q)
     q.set_defaults(func=cmd_import_flux, file_args=("file",))
 
     q = kinds.add_parser("storm-ui", help="import a running topology from the Storm UI's REST API",
@@ -319,10 +364,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="basic auth (default $STORMBOUND_UI_USER; password from $STORMBOUND_UI_PASSWORD)")
     q.add_argument("--token", help="bearer token (default $STORMBOUND_UI_TOKEN)")
     q.add_argument("--cacert", metavar="FILE", help="trust this CA bundle for https (verification stays on)")
-    q.add_argument("--timeout", type=seconds, default=10.0, metavar="S",
-                   help="seconds to wait for each reply (default 10)")
+    q.add_argument("--timeout", type=number(float, 0, 3600, above=True, unit="s"), default=10.0, metavar="S",
+                   help="how long each request may take in all: connecting, headers and body "
+                        "(seconds or with a unit: 2s, 500ms; default 10 s)")
     _flux_reading(q)
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
+    add_force_option(q)
     q.add_argument("--json", action="store_true", help="the document, each derived value's source, and notes as JSON")
     q.set_defaults(func=cmd_import_storm_ui, file_args=("url",))
 
@@ -338,6 +385,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--skeleton", action="store_true",
                    help="write a fresh Flux file from the document alone (placeholder classes, the model's timing "
                         "under stormbound.*), even when its own Flux file is there")
+    add_force_option(q)
     q.set_defaults(func=cmd_export_flux, file_args=("input",))
 
     p = sub.add_parser("repair", help="write parallelism into your own Flux file, changing nothing else",
@@ -351,6 +399,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--in-place", action="store_true", help="rewrite the Flux file (and included files) atomically")
     where.add_argument("-o", "--output", metavar="OUT.yaml", help="write the repaired file here")
+    add_force_option(p)
     _flux_reading(p)
     p.set_defaults(func=cmd_repair, file_args=("file",))
 

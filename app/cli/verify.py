@@ -130,14 +130,18 @@ def format_result(result, verbose: bool = False, capacity: list[str] | None = No
     return "\n".join(lines)
 
 
-def _check_writable(path: str) -> None:
-    """Refuse a --trace-out that cannot be written before spending minutes on the search."""
+def _check_writable(args: argparse.Namespace, path: str) -> None:
+    """Refuse a --trace-out that cannot be written before spending minutes on the search: the one
+    writer's checks (app/core/fileio.check_output), and a folder that does not exist."""
     import os
+
+    from app.cli.common import check_output_file
+    from app.core.topology import one_line
 
     target = os.path.abspath(path)
     if os.path.isdir(target):
         example = os.path.join(path, "lasso.json")
-        raise UsageError(f"--trace-out {path}: is a folder; give a file name such as {example}")
+        raise UsageError(f"--trace-out {one_line(path)}: is a folder; give a file name such as {one_line(example)}")
     folder = os.path.dirname(target)
     if not os.path.isdir(folder):
         # name the part of the path that is in the way: a missing folder, or a file where a folder should be
@@ -145,15 +149,14 @@ def _check_writable(path: str) -> None:
         while above and not os.path.exists(above) and os.path.dirname(above) != above:
             above = os.path.dirname(above)
         if os.path.exists(above) and not os.path.isdir(above):
-            raise UsageError(f"--trace-out {path}: {above} is a file, not a folder")
-        raise UsageError(f"--trace-out {path}: the folder {folder} does not exist")
-    if os.path.exists(target) and not os.path.isfile(target):
-        raise UsageError(f"--trace-out {path}: is not a regular file")
+            raise UsageError(f"--trace-out {one_line(path)}: {one_line(above)} is a file, not a folder")
+        raise UsageError(f"--trace-out {one_line(path)}: the folder {one_line(folder)} does not exist")
+    check_output_file(args, "--trace-out", path)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from app.cli.common import read_topology
-    from app.core.formats.trace import save_trace
+    from app.cli.common import read_topology, write_output_file
+    from app.core.formats.trace import trace_bytes
     from app.core.headroom import capacity_lines, headroom
     from app.core.tcn.search import SearchOptions, verify
 
@@ -167,7 +170,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                              "(raise it with --max-k N or STORMBOUND_MAX_K; docs/limits.md)")
     topo = read_topology(args.file)
     if args.trace_out:
-        _check_writable(args.trace_out)
+        _check_writable(args, args.trace_out)
     if not topo.bolts:
         raise UsageError(f"{args.file}: the topology has no bolt to verify", field="bolts", file=args.file)
 
@@ -198,7 +201,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         written = trace_paths(args.trace_out, len(result.traces))
         for trace, path in zip(result.traces, written, strict=True):
-            save_trace(trace, path)
+            write_output_file(args, "--trace-out", path, trace_bytes(trace))
     room = None if args.threshold is not None else headroom(topo)
     if args.json:
         data = result.to_public_json(written)
@@ -240,6 +243,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write each distinct certified lasso as a trace file: the first to PATH, the next to "
                         "PATH.2.json, PATH.3.json, ... (a final .json of PATH is replaced: lasso.json, lasso.2.json); "
                         "the JSON result's 'traces' lists the files and each bolt's 'trace_index' points into it")
+    p.add_argument("--force", action="store_true",
+                   help="replace trace files that exist (never one of the command's inputs)")
     p.add_argument("--force-search", action="store_true", dest="force_search",
                    help="search every checked bolt without anything derived from the rate check (no bolt skipped "
                         "as bounded, no queue assumed level): slower, a cross-check of the rate proof")

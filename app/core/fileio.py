@@ -1,4 +1,11 @@
-"""Atomic file writes for the core (the GUI uses QSaveFile)."""
+"""The one way to write a file (every command and the GUI's save), and the checked readers.
+
+`write_output` refuses an output that is one of the command's inputs (same device and inode,
+through links too), a folder, a pipe, a device or anything else that is not a regular file
+or a new path, and an existing file unless the caller was told to replace it (`--force`);
+then `write_atomic` writes a temporary file beside the target, keeps the target's mode and
+renames it over the target, so a reader sees the old file or the whole new one.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +13,38 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from app.core.topology import one_line
+
+
+def _umask() -> int:
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write `data` to `path` so that readers see either the old or the whole new file.
 
-    Serialise first, then write a temporary file in the same folder, fsync and rename.
+    Serialise first, then write a temporary file in the same folder, fsync and rename. A link
+    is followed (its target is replaced, the link kept); the target keeps its mode, a new file
+    gets the mode any new file gets (0666 less the umask).
     """
-    target = Path(path)
+    target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, mode)  # mkstemp's file is private (0600): the target's own mode, or a new file's
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -77,3 +99,93 @@ def read_bytes(path: str | os.PathLike[str], error: Callable[[str], Exception], 
     if max_bytes is not None and len(data) > max_bytes:
         raise error(f"is over the limit of {max_bytes} bytes")
     return data
+
+
+# ---- the one way to write an output ------------------------------------------------------
+
+
+class OutputRefused(ValueError):
+    """An output path that must not or cannot be written; the message is one line naming why."""
+
+
+def _kind(st: os.stat_result) -> str:
+    if stat.S_ISDIR(st.st_mode):
+        return "a folder"
+    if stat.S_ISFIFO(st.st_mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(st.st_mode):
+        return "a socket"
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+        return "a device"
+    return "not a regular file"
+
+
+def input_ids(inputs: Iterable[str | os.PathLike[str]]) -> dict[tuple[int, int], str]:
+    """(device, inode) -> name of every input that exists; a folder stands for itself and the files in it
+    (a run folder's log and topology)."""
+    found: dict[tuple[int, int], str] = {}
+    for item in inputs:
+        try:
+            st = os.stat(item)
+        except (OSError, ValueError):
+            continue
+        found[(st.st_dev, st.st_ino)] = str(item)
+        if stat.S_ISDIR(st.st_mode):
+            with contextlib.suppress(OSError):
+                for count, entry in enumerate(os.scandir(item)):
+                    if count >= 10_000:
+                        break
+                    with contextlib.suppress(OSError):
+                        inner = entry.stat()
+                        found.setdefault((inner.st_dev, inner.st_ino), entry.path)
+    return found
+
+
+def check_output(path: str | os.PathLike[str], *, inputs: Iterable[str | os.PathLike[str]] = (),
+                 force: bool = False) -> Path:
+    """The file to write for output `path` (a link followed), or OutputRefused (one line) when it is an
+    input, a folder, a pipe, a device, or an existing file and not `force`, or its folder is missing or
+    cannot be written."""
+    text = os.fspath(path)
+    if not text:
+        raise OutputRefused("an empty file name")
+    target = Path(os.path.realpath(text))
+    try:
+        st: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as err:
+        raise OutputRefused(f"cannot write: {err.strerror or err}") from None
+    if st is not None:
+        if not stat.S_ISREG(st.st_mode):
+            if stat.S_ISDIR(st.st_mode):
+                raise OutputRefused("is a folder, not a file: give a file name")
+            raise OutputRefused(f"is {_kind(st)}, not a regular file: give a file name")
+        same = input_ids(inputs).get((st.st_dev, st.st_ino))
+        if same is not None:
+            raise OutputRefused(f"is also an input of this command ({one_line(same)}): give another file")
+        if not force:
+            raise OutputRefused("exists: give --force to replace it")
+    folder = target.parent
+    if not folder.is_dir():
+        above = folder
+        while not above.exists() and above.parent != above:
+            above = above.parent
+        if above.exists() and not above.is_dir():
+            raise OutputRefused(f"{one_line(str(above))} is a file, not a folder")
+        raise OutputRefused(f"no such folder {one_line(str(folder))}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputRefused(f"cannot write in the folder {one_line(str(folder))} (permission denied)")
+    return target
+
+
+def write_output(path: str | os.PathLike[str], data: bytes, *, inputs: Iterable[str | os.PathLike[str]] = (),
+                 force: bool = False) -> Path:
+    """Check `path` (:func:`check_output`), then write `data` atomically; an OS failure (a read-only
+    place, a full disk) is one OutputRefused line. Returns the file written."""
+    target = check_output(path, inputs=inputs, force=force)
+    try:
+        write_atomic(target, data)
+    except OSError as err:
+        raise OutputRefused(f"cannot write: {err.strerror or err}") from None
+    return target

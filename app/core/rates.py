@@ -12,9 +12,12 @@ Per bolt j, with C = parallelism, α, τ = tolerance, idle = max_idle_time:
   of full bursts only, which is not the smallest possible rate).
 
 Everything is computed with exact fractions. Cycles are handled per strongly
-connected component: largest flows are iterated *down* from a sound upper bound
-(σ · largest capacity), smallest flows *up* from zero, so both stay sound after a
-finite number of rounds; largest flows use σ_hi, smallest and nominal ones σ_lo.
+connected component: largest flows are the limit of the iteration *down* from a sound
+upper bound (σ · largest capacity), smallest flows the limit *up* from zero; largest
+flows use σ_hi, smallest and nominal ones σ_lo. The limit is solved exactly (which
+inputs are capped, then one sparse linear system whose elimination certifies that the
+solution is that limit: docs/boundedness.md, "Cycles"); when no certificate comes out,
+CYCLE_ROUNDS rounds of the iteration itself, sound after any number of rounds.
 A bolt is `bounded` when its largest inflow is below its smallest capacity (a proof: see
 docs/boundedness.md), `grows` when inflow exceeds capacity at nominal rates (τ = 0, no idling), `may-grow` otherwise.
 """
@@ -33,6 +36,8 @@ from app.core.topology import Topology, require_annotated
 
 Status = Literal["bounded", "may-grow", "grows"]
 CYCLE_ROUNDS = 60
+GUESS_SWEEPS = 400  # float sweeps that guess which bolts of a cycle are capped (checked exactly after)
+FILL_PER_MEMBER = 64  # elimination entries per cycle member before the exact solve gives up (dense cycles)
 LARGEST_CARRY_AUTOMATON = 200_000  # states² × batch sizes of the Bellman-Ford in output_ratio_bounds
 
 
@@ -134,6 +139,12 @@ class _Exact:
             if not members:
                 continue
             cyclic = len(members) > 1 or self.graph.has_edge(members[0], members[0])
+            solved = _cycle_fixpoint(self.graph, members, out, cap, ratio, from_above) if cyclic else None
+            if solved is not None:
+                out.update(solved)
+                for m in members:
+                    inflow[m] = sum((out.get(p, Fraction(0)) for p in self.graph.predecessors(m)), Fraction(0))
+                continue
             if cyclic:
                 for m in members:
                     out[m] = ratio[m] * cap[m] if from_above else Fraction(0)
@@ -154,6 +165,131 @@ class _Exact:
                 for m in members:
                     inflow[m] = sum((out.get(p, Fraction(0)) for p in self.graph.predecessors(m)), Fraction(0))
         return inflow
+
+
+def _cycle_fixpoint(graph: nx.DiGraph, members: list[str], out: dict[str, Fraction], cap: dict[str, Fraction],
+                    ratio: dict[str, Fraction], from_above: bool) -> dict[str, Fraction] | None:
+    """The exact limit of the iteration of one strongly connected component's outflows, or None.
+
+    The outflows are the fixpoint of x_m = r_m · min(e_m + Σ_{p→m inside} x_p, c_m), e_m the
+    inflow from outside (already final). A float iteration guesses which members are capped;
+    the uncapped ones then solve a linear system exactly by elimination. The result is used
+    only when it is a fixpoint (checked exactly) and the elimination's pivots are all positive,
+    which proves that the fixpoint is the limit the iteration from above (`from_above`) or from
+    zero would reach (docs/boundedness.md, "Cycles"). None: the caller iterates instead.
+    """
+    inside = set(members)
+    order = _sweep_order(graph, members, inside)
+    preds = {m: [p for p in graph.predecessors(m) if p in inside] for m in order}
+    ext = {m: sum((out.get(p, Fraction(0)) for p in graph.predecessors(m) if p not in inside), Fraction(0))
+           for m in order}
+    capped = _guess_capped(order, preds, ext, cap, ratio, from_above)
+    if capped is None:
+        return None
+    if not from_above and _solve(order, preds, ratio, {m: Fraction(0) for m in order}, set()) is None:
+        return None  # the fixpoint may not be unique: only the iteration from zero is known to be sound
+    for _ in range(4):  # a wrong guess (a float tie) is corrected from the exact solution
+        x = _solve(order, preds, ratio, {m: ratio[m] * ext[m] for m in order}, capped, cap)
+        if x is None:
+            return None
+        lin = {m: ext[m] + sum((x[p] for p in preds[m]), Fraction(0)) for m in order}
+        over = {m for m in order if lin[m] > cap[m]}
+        under = {m for m in capped if lin[m] < cap[m]}
+        if not over - capped and not under:
+            return x
+        capped = (capped | over) - under
+    return None
+
+
+def _sweep_order(graph: nx.DiGraph, members: list[str], inside: set[str]) -> list[str]:
+    """The members in depth-first order from one fed from outside, so one sweep follows the edges."""
+    entry = next((m for m in members if any(p not in inside for p in graph.predecessors(m))), members[0])
+    order = list(nx.dfs_preorder_nodes(graph.subgraph(members), source=entry))
+    seen = set(order)
+    return order + [m for m in members if m not in seen]
+
+
+def _guess_capped(order: list[str], preds: dict[str, list[str]], ext: dict[str, Fraction], cap: dict[str, Fraction],
+                  ratio: dict[str, Fraction], from_above: bool) -> set[str] | None:
+    """The members whose inflow reaches their capacity at the limit, guessed with float sweeps (None: no guess)."""
+    try:
+        e = {m: float(ext[m]) for m in order}
+        c = {m: float(cap[m]) for m in order}
+        r = {m: float(ratio[m]) for m in order}
+    except OverflowError:
+        return None
+    index = {m: i for i, m in enumerate(order)}
+    rows = [([index[p] for p in preds[m]], e[m], c[m], r[m]) for m in order]
+    x = [row[3] * row[2] if from_above else 0.0 for row in rows]
+    scale = max([*x, *e.values(), 1e-300])
+    for _ in range(GUESS_SWEEPS):
+        delta = 0.0
+        for i, (into, ei, ci, ri) in enumerate(rows):
+            total = ei
+            for j in into:
+                total += x[j]
+            new = ri * (total if total < ci else ci)
+            if abs(new - x[i]) > delta:
+                delta = abs(new - x[i])
+            x[i] = new
+        if delta <= 1e-13 * scale:
+            break
+    return {m for m, (into, ei, ci, _) in zip(order, rows, strict=True)
+            if ei + sum(x[j] for j in into) >= ci * (1 - 1e-12)}
+
+
+def _solve(order: list[str], preds: dict[str, list[str]], ratio: dict[str, Fraction], const: dict[str, Fraction],
+           capped: set[str], cap: dict[str, Fraction] | None = None) -> dict[str, Fraction] | None:
+    """x_m = r_m · c_m for capped m, x_m = const_m + r_m · Σ_{p→m} x_p for the others, exactly.
+
+    Gaussian elimination in `order` on the sparse system; None when a pivot 1 − (self weight) is
+    not positive (then I − B is not a nonsingular M-matrix: the uncapped part does not shrink
+    around its cycles) or the elimination would fill in too much."""
+    fixed = {m: ratio[m] * cap[m] for m in capped} if cap is not None else {}
+    rows: dict[str, dict[str, Fraction]] = {}
+    rhs: dict[str, Fraction] = {}
+    users: dict[str, set[str]] = {m: set() for m in order}
+    for m in order:
+        if m in fixed:
+            continue
+        row: dict[str, Fraction] = {}
+        rhs[m] = const[m]
+        for p in preds[m]:
+            if p in fixed:
+                rhs[m] += ratio[m] * fixed[p]
+            elif ratio[m]:
+                row[p] = row.get(p, Fraction(0)) + ratio[m]
+                users[p].add(m)
+        rows[m] = row
+    budget = FILL_PER_MEMBER * len(order) + 1000
+    done: set[str] = set()
+    eliminated: list[str] = []
+    for v in order:
+        if v in fixed:
+            continue
+        row = rows[v]
+        pivot = 1 - row.pop(v, Fraction(0))
+        if pivot <= 0:
+            return None
+        if pivot != 1:
+            row = rows[v] = {p: w / pivot for p, w in row.items()}
+            rhs[v] /= pivot
+        done.add(v)
+        eliminated.append(v)
+        for u in users[v] - done:
+            urow = rows[u]
+            w = urow.pop(v)
+            for p, wp in row.items():
+                urow[p] = urow.get(p, Fraction(0)) + w * wp
+                users[p].add(u)
+                budget -= 1
+            rhs[u] += w * rhs[v]
+        if budget < 0:
+            return None
+    x = dict(fixed)
+    for v in reversed(eliminated):
+        x[v] = rhs[v] + sum((w * x[p] for p, w in rows[v].items()), Fraction(0))
+    return x
 
 
 def sigma_bounds(sigma: Fraction, take_max: int, emission: str) -> tuple[Fraction, Fraction]:

@@ -29,6 +29,9 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+#: Storm takes parallelism, executor and task counts as a Java int: larger values are refused
+STORM_MAX_INT = 2**31 - 1
+
 class _Model(BaseModel):
     # NaN and ±inf are refused in every number field (a rate of 1e400 decodes to inf)
     model_config = ConfigDict(extra="forbid", validate_assignment=False, allow_inf_nan=False)
@@ -58,7 +61,8 @@ class Spout(_StormFields):
     rate: float = Field(gt=0, description="average tuples emitted per second (λ)")
     burst: int = Field(default=1, ge=1, description="max tuples in one emission (C_EMIT)")
     class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
-    executors: int | None = Field(default=None, ge=1, description="Storm's parallelism hint; not used by the model")
+    executors: int | None = Field(default=None, ge=1, le=STORM_MAX_INT,
+                                  description="Storm's parallelism hint; not used by the model")
     unannotated: list[Literal["rate", "burst"]] = Field(
         default_factory=list, description="parameters still holding a placeholder (an import had no value)")
 
@@ -71,7 +75,7 @@ class Bolt(_StormFields):
     name: str = Field(min_length=1)
     alpha: float = Field(gt=0, description="duration of one processing batch in seconds (α)")
     sigma: float = Field(ge=0, description="output tuples per input tuple (σ); 0 = sink")
-    parallelism: int = Field(ge=1, description="max tuples taken into one batch (C_TAKE)")
+    parallelism: int = Field(ge=1, le=STORM_MAX_INT, description="max tuples taken into one batch (C_TAKE)")
     class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
     tasks: int | None = Field(default=None, ge=1, description=(
         "Storm's task count (the Storm UI's tasks, Flux's numTasks): `storm rebalance` cannot raise the executors "
@@ -138,9 +142,10 @@ class StormSettings(_Model):
     the topology config is kept so that an export to Flux writes it back.
     """
 
-    workers: int | None = Field(default=None, ge=1, description="topology.workers")
-    acker_executors: int | None = Field(default=None, ge=0, description="topology.acker.executors")
-    max_spout_pending: int | None = Field(default=None, ge=1, description="topology.max.spout.pending")
+    workers: int | None = Field(default=None, ge=1, le=STORM_MAX_INT, description="topology.workers")
+    acker_executors: int | None = Field(default=None, ge=0, le=STORM_MAX_INT, description="topology.acker.executors")
+    max_spout_pending: int | None = Field(default=None, ge=1, le=STORM_MAX_INT,
+                                          description="topology.max.spout.pending")
     message_timeout_secs: int | None = Field(default=None, ge=1, description="topology.message.timeout.secs")
     config: dict[str, Any] = Field(default_factory=dict, description="the rest of the topology config")
     flux_file: str | None = Field(default=None, description="the Flux file this document was imported from")
@@ -290,11 +295,14 @@ class Problem:
         return one_line(text)
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# control characters, line separators and bidirectional marks and overrides (which would make a
+# printed name read as something else): escaped wherever a name or key is echoed
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def one_line(text: str) -> str:
-    """`text` on one printable line: control characters escaped repr-style, lone surrogates as \\udXXX."""
+    """`text` on one printable line: control characters and bidi overrides escaped repr-style, lone
+    surrogates as \\udXXX."""
     text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QIODevice, QSaveFile, QStandardPaths
+from PySide6.QtCore import QStandardPaths
 
 from app.core.topology import Topology
 
@@ -34,16 +34,16 @@ def default_autosave_dir() -> Path:
 
 
 def write_bytes(path: Path, data: bytes) -> None:
-    """Write through QSaveFile: readers see the old file or the whole new one, never half."""
+    """Write through the one writer (app/core/fileio.write_output): a temporary file renamed over the
+    target, its mode kept; a folder, pipe or device refused. Replacing is what the caller asked for
+    (a dialog, an autosave); every failure is an OSError with one line."""
+    from app.core.fileio import OutputRefused, write_output
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    out = QSaveFile(str(path))
-    if not out.open(QIODevice.OpenModeFlag.WriteOnly):
-        raise OSError(out.errorString())
-    if out.write(data) != len(data):
-        out.cancelWriting()
-        raise OSError(out.errorString() or "short write")
-    if not out.commit():
-        raise OSError(out.errorString() or "could not replace the file")
+    try:
+        write_output(path, data, force=True)
+    except OutputRefused as err:
+        raise OSError(str(err)) from None
 
 
 def process_alive(pid: int) -> bool:

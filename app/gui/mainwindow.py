@@ -17,7 +17,7 @@ from app.core.layout import layered_layout, with_layout
 from app.core.rates import idle_warning, rate_check
 from app.core.topology import Topology, TopologyError, unannotated_problems
 from app.gui import storm_io
-from app.gui.autosave import AutosaveSession, default_autosave_dir, find_recoverable, write_bytes
+from app.gui.autosave import AutosaveSession, Recoverable, default_autosave_dir, find_recoverable
 from app.gui.canvas import CanvasScene, CanvasView
 from app.gui.commands import MoveComponentsCommand, PasteCommand, RemoveElementsCommand, SetParallelismCommand
 from app.gui.dialogs import Dialogs
@@ -118,6 +118,8 @@ class MainWindow(QMainWindow):
         self._update_status()
 
         self.autosave = AutosaveSession(autosave_dir or default_autosave_dir())
+        self._restored: list[Recoverable] = []  # a crashed session's files, kept until its work is saved or dropped
+        self.restored = False  # this window shows work restored from a crash
         self.autosave_timer = QTimer(self)
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(AUTOSAVE_DELAY_MS)
@@ -505,7 +507,10 @@ class MainWindow(QMainWindow):
         answer = self.dialogs.ask_save_changes(self, self.document.section_values("topology")["name"])
         if answer == "save":
             return self.save()
-        return answer == "discard"
+        if answer == "discard":
+            self._forget_restored()  # the user chose to drop the work, restored work included
+            return True
+        return False
 
     def new_document(self) -> None:
         if self.maybe_save():
@@ -573,7 +578,9 @@ class MainWindow(QMainWindow):
         return self.save_to(Path(target))
 
     def save_to(self, path: Path) -> bool:
-        """Serialise to bytes first, then write through QSaveFile (never a half-written file)."""
+        """Serialise to bytes first, then write through the one writer (app/core/fileio.write_output:
+        a temporary file renamed over the target, its mode kept; never a folder, pipe or device).
+        Replacing a file is what Save means (Save As asked already)."""
         topo = self.document.topology()
         if str(path).endswith(".dvert.json"):
             from app.core.formats.dvert import to_dvert_bytes
@@ -585,14 +592,17 @@ class MainWindow(QMainWindow):
                 return False
         else:
             data = topo.to_json_bytes()
+        from app.core.fileio import OutputRefused, write_output
+
         try:
-            write_bytes(path, data)
-        except OSError as err:
+            write_output(path, data, force=True)
+        except (OSError, OutputRefused) as err:
             self.dialogs.error(self, "Cannot save file", f"{path}: {err}")
             return False
         self.document.mark_saved(path.resolve())
         self.add_recent(path.resolve())
         self.autosave.clear_snapshot()
+        self._forget_restored()  # the restored work is in a file now
         problems = self.document.problems()
         note = f"; note: {problems[0]}" if problems else ""
         self.show_message(f"Saved {path.name}{note}")
@@ -673,7 +683,7 @@ class MainWindow(QMainWindow):
             return False
         newest = found[0]
         if not self.dialogs.ask_restore(self, newest.describe()):
-            for item in found:
+            for item in found:  # the user said no: knowingly discarded
                 item.discard()
             return False
         try:
@@ -684,12 +694,23 @@ class MainWindow(QMainWindow):
         self.document.replace(with_layout(topo), newest.original)
         self.document.undo_stack.resetClean()  # restored work is unsaved work
         self._update_title()
-        for item in found:
-            item.discard()
+        # The crashed session's files stay until the restored work is saved or knowingly discarded
+        # (a second crash before then still finds them); this process claims them so that no other
+        # window offers them again.
+        self._restored = found
+        MainWindow._live_sessions.update(item.session for item in found)
+        self.restored = True
         self.autosave_now()
         self.canvas.fit_all()
         self.show_message("Restored unsaved work; save it to keep it")
         return True
+
+    def _forget_restored(self) -> None:
+        """The restored work was saved or knowingly discarded: the crashed session's files go."""
+        for item in self._restored:
+            item.discard()
+            MainWindow._live_sessions.discard(item.session)
+        self._restored = []
 
     def arrange_docks(self) -> None:
         """Give the canvas most of the height: bottom panels get about a third of the window."""

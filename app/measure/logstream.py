@@ -80,13 +80,19 @@ def _number(value: Any, where: str, field: str) -> float | None:
     return number
 
 
+#: the largest task number or queue length a log may give (2^53: every count a float holds exactly)
+MAX_COUNT = 2**53
+
+
 def _count(value: Any, where: str, field: str) -> int | None:
-    """A whole number >= 0 (a task or a queue length), or None when missing."""
+    """A whole number in 0..MAX_COUNT (a task or a queue length), or None when missing."""
     number = _number(value, where, field)
     if number is None:
         return None
     if number < 0 or number != int(number):
         raise EventLogError(f"{where}.{field}", f"must be a whole number >= 0, not {escape(str(value))}")
+    if number > MAX_COUNT:
+        raise EventLogError(f"{where}.{field}", f"{escape(str(value))} is over the largest count {MAX_COUNT} (2^53)")
     return int(number)
 
 
@@ -285,8 +291,8 @@ def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, diviso
         task = task or 0
         if ev is None:
             if qs[i] is not None:
-                queue = qs[i] if isinstance(qs[i], int) and qs[i] >= 0 else _count(qs[i], f"{label} {offset + i}",
-                                                                                 "queue")
+                queue = qs[i] if isinstance(qs[i], int) and 0 <= qs[i] <= MAX_COUNT else \
+                    _count(qs[i], f"{label} {offset + i}", "queue")
                 queues.append((t, comp, task, queue))
             continue
         tup, msg = tuples[i], msgs[i]

@@ -72,7 +72,7 @@ class QueueSample(_Record):
     t: float
     comp: str = Field(min_length=1)
     task: int = Field(default=0, ge=0)
-    queue: int = Field(ge=0)
+    queue: int = Field(ge=0, le=2**53)
 
 
 class MetricSample(_Record):

@@ -58,11 +58,30 @@ def run_settings(path: Path) -> dict[str, Any]:
     meta = data.get("reliability", {}) if isinstance(data, dict) else None
     if not isinstance(meta, dict):
         raise EventLogError(f"{meta_file}", "expected an object with a 'reliability' object")
-    settings: dict[str, Any] = {"message_timeout_s": meta.get("topology.message.timeout.secs", 30),
-                                "ackers": meta.get("topology.acker.executors", 1)}
+    settings: dict[str, Any] = {
+        "message_timeout_s": _setting(meta, "topology.message.timeout.secs", 30, float, 0, meta_file),
+        "ackers": _setting(meta, "topology.acker.executors", 1, int, 0, meta_file)}
     if meta.get("topology.max.spout.pending") is not None:
-        settings["max_spout_pending"] = meta["topology.max.spout.pending"]
+        settings["max_spout_pending"] = _setting(meta, "topology.max.spout.pending", None, int, 1, meta_file)
     return settings
+
+
+def _setting(meta: dict[str, Any], key: str, default: Any, kind: type, least: int, where: Path) -> Any:
+    """One Storm setting of run.json's `reliability`: a finite number (a whole one for `int`), at least
+    `least` (above 0 for a timeout), at most 2^31-1 as Storm takes it; else one EventLogError naming it."""
+    import math
+
+    value = meta.get(key, default)
+    field = f"reliability.{key}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise EventLogError(where.name, f"{field}: must be a number, not {type(value).__name__}")
+    if not math.isfinite(value) or (kind is int and value != int(value)):
+        raise EventLogError(where.name, f"{field}: must be a {'whole ' if kind is int else 'finite '}number, "
+                                        f"not {value!r}")
+    if value < least or (kind is float and value <= 0) or value > 2**31 - 1:
+        raise EventLogError(where.name, f"{field}: {value!r} is out of range "
+                                        f"({'above 0' if kind is float else least}..{2**31 - 1})")
+    return kind(value)
 
 
 class ReliabilityConfig(BaseModel):

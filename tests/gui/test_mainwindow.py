@@ -17,7 +17,8 @@ from PySide6.QtWidgets import QApplication, QLabel
 
 from app.core.formats import load_topology
 from app.core.rates import rate_check
-from app.core.topology import parse_topology
+from app.core.topology import Topology, parse_topology
+from app.gui.autosave import find_recoverable
 from app.gui.canvas.view import COMPONENT_MIME
 from app.gui.dialogs import Dialogs
 from app.gui.mainwindow import MainWindow
@@ -348,8 +349,11 @@ def test_autosave_and_restore_after_a_crash(qtbot, make_window, tmp_path) -> Non
     assert restored.document.topology().semantics() == expected.semantics()
     assert restored.document.topology().layout == expected.layout
     assert restored.document.path == SIMPLE.resolve() and restored.isWindowModified()
-    assert not snapshot.exists()  # offered once
-    # a clean exit leaves nothing to recover
+    # the crashed session's snapshot stays until the restored work is saved or knowingly discarded,
+    # but no other window offers it again
+    assert snapshot.exists()
+    assert make_window(autosave_dir=folder, dialogs=Dialogs(headless=True, answers=answers)).dialogs.shown == []
+    # a clean exit (the user discards the work knowingly) leaves nothing to recover
     restored.dialogs.answers["save_changes"] = "discard"
     assert restored.close()
     bystander.close()
@@ -664,3 +668,74 @@ def test_time_and_rate_fields_take_units_and_show_milliseconds(make_window, qtbo
     assert window.document.component(s1).rate == 1.5
     idle = window.inspector.row("max_idle_time", "settings")
     assert idle.edit.text() == "10 ms"
+
+
+def _crashed_session(make_window, folder: Path, tmp_path: Path) -> tuple[Path, Topology]:
+    """A session that crashed with unsaved work on a copy of SIMPLE (a bolt added): its snapshot and the work."""
+    original = tmp_path / "a.storm.json"
+    original.write_bytes(SIMPLE.read_bytes())
+    os.utime(original, (1_000_000, 1_000_000))  # older than the snapshot
+    crashed = make_window(autosave_dir=folder)
+    crashed.open_path(original)
+    crashed.add_component("bolt")
+    assert crashed.autosave_now()
+    work = crashed.document.topology()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=60)
+    crashed.autosave.lock_path.write_text(json.dumps({"pid": gone.pid}))
+    MainWindow._live_sessions.discard(crashed.autosave.session)
+    crashed.autosave.active = False
+    return crashed.autosave.autosave_path, work
+
+
+def test_a_file_named_after_a_restore_opens_beside_the_restored_work(make_window, tmp_path) -> None:
+    """`stormbound gui a.storm.json` after a crash: Yes restores; the restored work stays open and
+    modified in the first window, the file opens in a second one, and nothing asks or discards."""
+    from app.cli.gui import open_windows
+
+    folder = tmp_path / "autosave"
+    snapshot, work = _crashed_session(make_window, folder, tmp_path)
+    other = tmp_path / "b.storm.json"
+    other.write_bytes(SIMPLE.read_bytes())
+    answers = {"restore": True}  # no answer for save_changes: asking would cancel
+
+    def make(**kwargs):  # noqa: ANN003, ANN202 - MainWindow's keyword arguments
+        return make_window(autosave_dir=folder, dialogs=Dialogs(headless=True, answers=answers), **kwargs)
+
+    first, second = open_windows(str(other), make)
+    assert [d[1] for d in first.dialogs.shown] == ["Restore unsaved work"]
+    assert first.document.topology().semantics() == work.semantics() and first.isWindowModified()
+    assert second.document.path == other.resolve() and not second.isWindowModified()
+    assert second.dialogs.shown == []
+    assert snapshot.exists()  # kept until the restored work is saved or discarded
+    assert first.save()
+    assert not snapshot.exists() and not first.isWindowModified()
+
+
+def test_restored_work_is_dropped_only_when_the_user_says_so(make_window, tmp_path) -> None:
+    folder = tmp_path / "autosave"
+    snapshot, _ = _crashed_session(make_window, folder, tmp_path)
+    window = make_window(autosave_dir=folder, dialogs=Dialogs(headless=True, answers={"restore": True,
+                                                                                      "save_changes": "cancel"}))
+    assert window.restored and window.isWindowModified()
+    assert not window.open_path(SIMPLE)  # asked, cancelled: the restored work stays
+    assert snapshot.exists() and window.isWindowModified()
+    window.dialogs.answers["save_changes"] = "discard"
+    assert window.open_path(SIMPLE)  # asked, discarded knowingly
+    assert not snapshot.exists()
+    assert find_recoverable(folder, MainWindow._live_sessions) == []
+
+
+def test_save_keeps_the_files_mode_and_refuses_a_folder(make_window, tmp_path) -> None:
+    target = tmp_path / "kept.storm.json"
+    target.write_bytes(SIMPLE.read_bytes())
+    target.chmod(0o640)
+    window = make_window()
+    window.open_path(target)
+    window.add_component("bolt")
+    assert window.save()
+    assert (target.stat().st_mode & 0o777) == 0o640
+    folder = tmp_path / "taken.storm.json"
+    folder.mkdir()
+    assert not window.save_to(folder)
+    assert "is a folder" in window.dialogs.shown[-1][2]

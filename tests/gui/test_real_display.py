@@ -159,3 +159,68 @@ def test_bolt_dragged_from_the_palette_lands_where_dropped(run: dict[str, Any]) 
 def test_output_port_dragged_onto_a_bolt_connects_them(run: dict[str, Any]) -> None:
     found = _step(run, "connect")
     assert found["link"].startswith("S"), found
+
+
+def _xdotool(env: dict[str, str], *args: str, timeout: float = 30) -> str:
+    done = subprocess.run(["xdotool", *args], env=env, capture_output=True, text=True, timeout=timeout)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _window_names(env: dict[str, str]) -> list[str]:
+    ids = _xdotool(env, "search", "--onlyvisible", "--name", ".").split()
+    return [_xdotool(env, "getwindowname", wid) for wid in ids]
+
+
+def _wait_for_window(env: dict[str, str], pattern: str, timeout_s: float = START_TIMEOUT_S) -> str:
+    """The id of a visible window whose title matches `pattern` (a regular expression), or pytest.fail."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = _xdotool(env, "search", "--onlyvisible", "--name", pattern).split()
+        if found:
+            return found[0]
+        time.sleep(0.2)
+    pytest.fail(f"no window titled /{pattern}/ after {timeout_s:.0f} s; windows: {_window_names(env)}")
+
+
+def test_restore_after_a_crash_with_a_file_on_the_command_line_keeps_the_work(display: str,
+                                                                              tmp_path: Path) -> None:
+    """`stormbound gui a.storm.json` after a crash, the real dialog answered with the keyboard: the
+    restored work is the open document (modified), the file opens in a second window, nothing asks
+    about unsaved changes, and after a second crash (kill -9) the restored work is still on disk."""
+    if shutil.which("xdotool") is None:
+        pytest.skip("xdotool is not on PATH")
+    root = HERE.parent.parent
+    home = tmp_path / "home"
+    env = _environment(display, home)
+    del env["STORMBOUND_NO_DIALOGS"]  # the real question box, answered with a real key press
+    folder = Path(env["STORMBOUND_AUTOSAVE_DIR"])
+    folder.mkdir(parents=True)
+    original = tmp_path / "a.storm.json"
+    original.write_bytes((root / "models" / "simple-DIA-cfg-1.storm.json").read_bytes())
+    os.utime(original, (1_000_000, 1_000_000))
+    before = original.read_bytes()
+    work = json.loads(before)
+    work["name"] = "restored-work"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=60)
+    (folder / "crashed.lock").write_text(json.dumps({"pid": gone.pid}))
+    (folder / "crashed.autosave.json").write_text(json.dumps(
+        {"format": "stormbound-autosave/1", "original": str(original), "saved_at": time.time(), "topology": work}))
+    app = subprocess.Popen([sys.executable, "-m", "app", "gui", str(original)], env=env, cwd=root,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        question = _wait_for_window(env, "^Restore unsaved work")
+        _xdotool(env, "windowfocus", "--sync", question)
+        _xdotool(env, "key", "--clearmodifiers", "Return")  # Yes is the default button
+        _wait_for_window(env, r"^restored-work \(a\.storm\.json\)\*")  # restored, marked modified
+        _wait_for_window(env, rf"^{json.loads(before)['name']} \(a\.storm\.json\) — Stormbound$")  # the file, beside it
+        time.sleep(2)
+        names = _window_names(env)
+        assert not any(name.startswith("Unsaved changes") for name in names), names
+        assert app.poll() is None, app.stderr.read().decode(errors="replace") if app.stderr else ""
+    finally:
+        app.kill()  # a second crash
+        app.wait(timeout=30)
+    kept = [json.loads(p.read_text()) for p in folder.glob("*.autosave.json")]
+    assert any(doc["topology"]["name"] == "restored-work" for doc in kept), kept
+    assert original.read_bytes() == before

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,43 @@ def test_cli_json_lists_each_value_with_its_source(capsys, ui: StormUIServer, tm
     derived = {d["path"]: d for d in data["derived"]}
     assert derived["bolts.split.sigma"]["value"] == 5.0
     assert json.loads(out_file.read_text())["name"] == "wordcount"
+
+
+@pytest.mark.parametrize(("mode", "message"), [
+    ("loop", "a redirect loop"),
+    ("elsewhere", "redirected to another host (http://localhost:"),
+    ("badutf8", "the reply is not UTF-8 text: byte 0xff at offset"),
+    ("badnames", r"bolt 'spl\nit\x00\u202e': a name with control characters"),
+    ("bignum", "bolts.split: executors 100000000000000000000000 is not a whole number up to Storm's largest"),
+    ("dupkeys", "duplicate key 'boltId'"),
+])
+def test_hostile_replies_are_one_line_and_exit_2(capsys, tmp_path: Path, mode: str, message: str) -> None:
+    """Redirect loops and other hosts, bad UTF-8, unprintable names, huge counts, duplicate keys."""
+    out_file = tmp_path / "out.storm.json"
+    with StormUIServer(mode) as server:
+        code, out, err = run(capsys, "import", "storm-ui", server.url, "--topology", "wordcount", "-o", str(out_file))
+    assert code == 2, err
+    assert err.count("\n") == 1 and message in err, err
+    assert "\u202e" not in err and "\x00" not in err
+    assert not out_file.exists()
+
+
+@pytest.mark.parametrize("mode", ["drip", "drip-headers"])
+def test_a_slow_drip_is_cut_at_the_total_deadline(mode: str) -> None:
+    """One byte every half second (in the body, or in the status line and headers): the request ends
+    at its one total deadline, not after the last byte."""
+    with StormUIServer(mode) as server:
+        client = StormUIClient(server.url, timeout_s=2)
+        start = time.monotonic()
+        with pytest.raises(StormUIError, match="no answer within 2 s for the whole request"):
+            if mode == "drip":
+                fetch_storm_ui(client, "wordcount")
+            else:
+                client.get("/api/v1/topology/summary")
+        assert time.monotonic() - start < 6
+
+
+def test_import_storm_ui_timeout_is_checked_at_the_parser(capsys) -> None:
+    for bad in ("nan", "inf", "0", "-1", "1e400"):
+        code, _, err = run(capsys, "import", "storm-ui", "http://127.0.0.1:9", "--topology", "x", "--timeout", bad)
+        assert code == 2 and err.count("\n") == 1 and "--timeout" in err, (bad, err)

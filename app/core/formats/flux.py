@@ -80,6 +80,9 @@ PLACEHOLDER_VALUE = 1.0
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _LIST_PLACEHOLDER = re.compile(r"^(?P<list>.+)\[(?P<index>\d+)\]$")
 
+#: Storm takes parallelism and task counts as a Java int: larger values are refused
+STORM_MAX_INT = 2**31 - 1
+
 
 class FluxError(FormatError):
     """A Flux file that cannot be imported: `str()` is one line `FILE: line N: field: problem`."""
@@ -663,6 +666,9 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
                 if value < 1:
                     raise FluxError(path, _line_of(item, key), f"{label}.{key}",
                                     f"must be at least 1 (Storm refuses {value})")
+                if value > STORM_MAX_INT:
+                    raise FluxError(path, _line_of(item, key), f"{label}.{key}",
+                                    f"{value:.3g} is over Storm's largest {key} {STORM_MAX_INT} (2^31-1)")
         annotations: dict[str, Any] = {}
         config = item.get("config")
         tick_secs = plain(config.get(TICK_FREQ)) if isinstance(config, dict) else None

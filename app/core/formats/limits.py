@@ -139,7 +139,20 @@ def _refuse_constant(literal: str) -> float:
 
 
 # one decoder for every call (json.loads with hooks builds a new one each time: a third of a log line's cost)
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all different; a repeated key (JSON lets the last one win, silently)
+    is a one-line JsonLimitError naming it."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise JsonLimitError(f"duplicate key {escape(repr(key))} in an object (each key may appear once)")
+            seen.add(key)
+    return found
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
 _PLAIN = json.JSONDecoder()
 # a literal that may overflow a float to inf: an exponent of three digits or more, or 309 digits
 # (a cheap test that strings may also pass: it only decides whether the decoded value is walked)
@@ -182,10 +195,10 @@ def decode_json(text: str, *, max_depth: int | None = None, depth_hint: str = DE
     except _NotFinite as err:
         literal = err.literal
         try:
-            data = json.loads(text)  # again, to name the field
+            data = json.loads(text, object_pairs_hook=_unique_keys)  # again, to name the field
         except (ValueError, RecursionError):  # something else is wrong too: the number is named alone
             data = None
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, JsonLimitError):
         raise
     except RecursionError:  # a deeper stack than the pre-check allows for (a raised limit)
         raise JsonLimitError(f"JSON nested too deeply to decode (lower json_depth: {depth_hint})") from None

@@ -25,10 +25,15 @@ value is returned with the figures it came from. Every failure is a
 from __future__ import annotations
 
 import base64
+import contextlib
+import http.client
 import json
 import os
+import re
 import socket
 import ssl
+import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -39,7 +44,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from app.core.formats import FormatError
-from app.core.topology import Problem, Topology, parse_topology
+from app.core.topology import Problem, Topology, one_line, parse_topology
 
 WINDOWS: dict[str, str] = {"600": "600", "10800": "10800", "86400": "86400", "all": ":all-time"}
 DEFAULT_TIMEOUT_S = 10.0
@@ -92,16 +97,71 @@ class Credentials(BaseModel):
         return None
 
 
+class _OtherHost(Exception):
+    """A redirect to another scheme, host or port: not followed (the credentials would go there)."""
+
+    def __init__(self, url: str):
+        super().__init__(url)
+        self.url = url
+
+
 class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow redirects, but never carry credentials to another scheme, host or port."""
+    """Follow redirects on the same scheme, host and port; a redirect elsewhere is named, not followed."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, ANN201 - urllib's signature
-        new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None:
-            old, moved = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
-            if (old.scheme, old.netloc) != (moved.scheme, moved.netloc):
-                new.remove_header("Authorization")
-        return new
+        old, moved = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
+        if (old.scheme, old.netloc) != (moved.scheme, moved.netloc):
+            raise _OtherHost(newurl)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+class _Connections:
+    """The connections of the request under way, so that a deadline can cut them (a slow drip)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: list[http.client.HTTPConnection] = []
+
+    def add(self, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            self._open.append(conn)
+
+    def abort(self) -> None:
+        with self._lock:
+            conns, self._open = self._open, []
+        for conn in conns:
+            sock = conn.sock
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+            conn.close()
+
+
+def _tracked(base: type[http.client.HTTPConnection], connections: _Connections) -> Any:
+    class Tracked(base):  # type: ignore[misc, valid-type]  # a subclass of the class urllib picked
+        def connect(self) -> None:
+            connections.add(self)
+            super().connect()
+    return Tracked
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, connections: _Connections):
+        super().__init__()
+        self.connections = connections
+
+    def http_open(self, req):  # noqa: ANN001, ANN201 - urllib's signature
+        return self.do_open(_tracked(http.client.HTTPConnection, self.connections), req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, connections: _Connections, context: ssl.SSLContext):
+        super().__init__(context=context)
+        self.connections = connections
+
+    def https_open(self, req):  # noqa: ANN001, ANN201 - urllib's signature
+        return self.do_open(_tracked(http.client.HTTPSConnection, self.connections), req,
+                            context=self._context)
 
 
 class StormUIClient:
@@ -120,7 +180,9 @@ class StormUIClient:
             context = ssl.create_default_context(cafile=cafile)
         except (OSError, ssl.SSLError) as err:
             raise StormUIError(cafile or url, f"cannot read the CA file: {err}") from None
-        handlers: list[Any] = [_SameOriginRedirects(), urllib.request.HTTPSHandler(context=context)]
+        self._connections = _Connections()
+        handlers: list[Any] = [_SameOriginRedirects(), _HTTPHandler(self._connections),
+                               _HTTPSHandler(self._connections, context)]
         if parts.hostname in ("127.0.0.1", "localhost", "::1"):
             handlers.append(urllib.request.ProxyHandler({}))  # a local UI is never behind the proxy
         self._opener = urllib.request.build_opener(*handlers)
@@ -136,10 +198,64 @@ class StormUIClient:
         auth = self.credentials.header()
         if auth:
             request.add_header("Authorization", auth)
+        body, kind = self._within_deadline(url, request, bool(auth))
+        if len(body) > self.max_bytes:
+            raise StormUIError(url, f"the reply is larger than {self.max_bytes // 1_000_000} MB")
+        from app.core.formats.limits import FormatError, JsonLimitError, decode_json, decode_utf8
+
+        try:
+            text = decode_utf8(body)
+        except FormatError as err:
+            raise StormUIError(url, f"the reply {err.problems[0].message}") from None
+        if not text.strip():
+            raise StormUIError(url, "the reply is empty")
+
+        try:  # the readers' limits: nesting depth, finite numbers, integer digits, no duplicate keys (docs/limits.md)
+            return decode_json(text)
+        except JsonLimitError as err:
+            raise StormUIError(url, f"the reply: {err}") from None
+        except json.JSONDecodeError as err:
+            if kind == "application/json" and err.pos >= len(text.rstrip()) - 1:
+                raise StormUIError(url, "the reply was cut short (incomplete JSON)") from None
+            if kind != "application/json":
+                raise StormUIError(url, f"the reply is {kind}, not JSON: is {self.base} a Storm UI?") from None
+            raise StormUIError(url, f"the reply is not valid JSON: {err.msg} at character {err.pos}") from None
+
+    def _within_deadline(self, url: str, request: urllib.request.Request, sent_auth: bool) -> tuple[bytes, str]:
+        """(body, content type) of one request, all of it (connecting, headers, body, redirects) within
+        `timeout_s`: the request runs on a helper thread; past the deadline its connection is cut."""
+        found: dict[str, Any] = {}
+
+        def fetch() -> None:
+            try:
+                found["reply"] = self._fetch(url, request, sent_auth)
+            except BaseException as err:  # noqa: BLE001 - handed to the caller's thread as it is
+                found["error"] = err
+
+        worker = threading.Thread(target=fetch, name="storm-ui-request", daemon=True)
+        deadline = time.monotonic() + self.timeout_s
+        worker.start()
+        while worker.is_alive() and time.monotonic() < deadline:
+            worker.join(min(0.1, max(0.0, deadline - time.monotonic())))
+        if worker.is_alive():
+            self._connections.abort()
+            worker.join(2)
+            raise StormUIError(url, f"no answer within {self.timeout_s:g} s for the whole request (connecting, "
+                                    "headers and body; --timeout S)")
+        self._connections.abort()  # nothing is kept open between requests
+        if "error" in found:
+            raise found["error"]
+        return found["reply"]
+
+    def _fetch(self, url: str, request: urllib.request.Request, auth: bool) -> tuple[bytes, str]:
         try:
             with self._opener.open(request, timeout=self.timeout_s) as reply:
                 body = reply.read(self.max_bytes + 1)
                 kind = reply.headers.get_content_type()
+        except _OtherHost as err:
+            moved = urllib.parse.urlsplit(err.url)
+            raise StormUIError(url, f"redirected to another host ({one_line(moved.scheme + '://' + moved.netloc)}): "
+                                    "not followed; give that address if it is the Storm UI") from None
         except urllib.error.HTTPError as err:
             raise StormUIError(url, _http_problem(err, bool(auth))) from None
         except urllib.error.URLError as err:
@@ -150,24 +266,8 @@ class StormUIClient:
         except TimeoutError:
             raise StormUIError(url, f"no answer within {self.timeout_s:g} s") from None
         except (ConnectionError, HTTPException, OSError) as err:
-            raise StormUIError(url, f"the connection failed: {err or type(err).__name__}") from None
-        if len(body) > self.max_bytes:
-            raise StormUIError(url, f"the reply is larger than {self.max_bytes // 1_000_000} MB")
-        text = body.decode("utf-8", errors="replace")
-        if not text.strip():
-            raise StormUIError(url, "the reply is empty")
-        from app.core.formats.limits import JsonLimitError, decode_json
-
-        try:  # the readers' limits: nesting depth, finite numbers, integer digits (docs/limits.md)
-            return decode_json(text)
-        except JsonLimitError as err:
-            raise StormUIError(url, f"the reply: {err}") from None
-        except json.JSONDecodeError as err:
-            if kind == "application/json" and err.pos >= len(text.rstrip()) - 1:
-                raise StormUIError(url, "the reply was cut short (incomplete JSON)") from None
-            if kind != "application/json":
-                raise StormUIError(url, f"the reply is {kind}, not JSON: is {self.base} a Storm UI?") from None
-            raise StormUIError(url, f"the reply is not valid JSON: {err.msg} at character {err.pos}") from None
+            raise StormUIError(url, f"the connection failed: {one_line(str(err)) or type(err).__name__}") from None
+        return body, kind
 
 
 def _http_problem(err: urllib.error.HTTPError, sent_auth: bool) -> str:
@@ -187,7 +287,11 @@ def _http_problem(err: urllib.error.HTTPError, sent_auth: bool) -> str:
         return "403 Forbidden: this user may not read it"
     if err.code == 404:
         return "404 Not Found: no Storm UI REST API at this address"
-    return f"HTTP {err.code} {err.reason}" + (f": {detail}" if detail else "")
+    if 300 <= err.code < 400 and "infinite loop" in str(err.reason):
+        return f"HTTP {err.code}: a redirect loop (the address redirects back to itself)"
+    if 300 <= err.code < 400:
+        return f"HTTP {err.code}: too many redirects"
+    return one_line(f"HTTP {err.code} {err.reason}" + (f": {detail}" if detail else ""))
 
 
 def _network_problem(reason: Any, timeout_s: float) -> str:
@@ -246,6 +350,33 @@ def _system(name: Any) -> bool:
     return not isinstance(name, str) or name.startswith("__")
 
 
+#: characters no component name may hold: controls, line breaks and bidirectional overrides, which
+#: would print as something else than the name (a reply is checked as a document's text is shown)
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: Storm's largest executor or task count (a Java int)
+STORM_MAX_INT = 2**31 - 1
+
+
+def _checked_name(name: str, where: str, what: str) -> str:
+    """A component or topology name from the Storm UI, refused (one line) when it holds a control
+    character or a bidirectional override, or is longer than 200 characters."""
+    if _UNPRINTABLE.search(name) or not name.strip() or len(name) > 200:
+        raise StormUIError(where, f"{what} {one_line(repr(name))[:80]}: a name with control characters, line "
+                                  "breaks or direction overrides (or blank, or over 200 characters) is refused")
+    return name
+
+
+def _executors(value: Any, where: str, path: str) -> int:
+    """An executor count from the Storm UI: a whole number 1..2^31-1 (missing: 1)."""
+    number = _number(value)
+    if number is None or number < 1:
+        return 1
+    if number > STORM_MAX_INT or number != int(number):
+        raise StormUIError(where, f"{path}: executors {value!r:.40} is not a whole number up to Storm's largest "
+                                  f"{STORM_MAX_INT} (2^31-1)")
+    return int(number)
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
@@ -292,8 +423,10 @@ def fetch_storm_ui(client: StormUIClient, topology: str, window: str = "600",
     if not (isinstance(page, dict) and isinstance(page.get("spouts"), list) and isinstance(page.get("bolts"), list)):
         raise StormUIError(client.url(path, params), "the reply has no 'spouts' and 'bolts' lists")
     snapshot = StormUISnapshot(url=client.base, topology_id=ident, window=window, topology=page)
-    names = [str(c.get("spoutId")) for c in page["spouts"] if isinstance(c, dict) and not _system(c.get("spoutId"))]
-    names += [str(c.get("boltId")) for c in page["bolts"] if isinstance(c, dict) and not _system(c.get("boltId"))]
+    names = [_checked_name(str(c.get("spoutId")), client.base, "spout") for c in page["spouts"]
+             if isinstance(c, dict) and not _system(c.get("spoutId"))]
+    names += [_checked_name(str(c.get("boltId")), client.base, "bolt") for c in page["bolts"]
+              if isinstance(c, dict) and not _system(c.get("boltId"))]
     for name in names:
         if progress is not None:
             progress(f"reading component {name}")
@@ -366,8 +499,9 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
         name = row.get("spoutId") if isinstance(row, dict) else None
         if _system(name):
             continue
+        _checked_name(name, snapshot.url, "spout")
         comp = snapshot.components.get(name, {})
-        executors = int(_number(comp.get("executors", row.get("executors"))) or 1)
+        executors = _executors(comp.get("executors", row.get("executors")), snapshot.url, f"spouts.{one_line(name)}")
         emitted = _emitted(comp)
         where = "emitted on its own streams (component page)"
         if emitted is None:
@@ -387,8 +521,9 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
         name = row.get("boltId") if isinstance(row, dict) else None
         if _system(name):
             continue
+        _checked_name(name, snapshot.url, "bolt")
         comp = snapshot.components.get(name, {})
-        executors = int(_number(comp.get("executors", row.get("executors"))) or 1)
+        executors = _executors(comp.get("executors", row.get("executors")), snapshot.url, f"bolts.{one_line(name)}")
         inputs = _inputs(comp) or snapshot.all_time_inputs.get(name, [])
         executed = sum(_number(i.get("executed")) or 0.0 for i in _inputs(comp))
         weighted = sum((_number(i.get("executed")) or 0.0) * (_number(i.get("executeLatency")) or 0.0)
@@ -461,7 +596,8 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
         storm["workers"] = int(workers)
         record("storm.workers", int(workers), "workersTotal on the topology page")
     storm["sources"] = {d.path: d.source for d in derived if not d.path.startswith("storm.")}
-    data = {"name": str(page.get("name") or snapshot.topology_id), "spouts": spouts, "bolts": bolts,
+    name = _checked_name(str(page.get("name") or snapshot.topology_id), snapshot.url, "topology")
+    data = {"name": name, "spouts": spouts, "bolts": bolts,
             "subscriptions": subscriptions, "storm": storm,
             "description": f"Read from {snapshot.url} (topology {snapshot.topology_id}, {span})."}
     try:

@@ -171,4 +171,37 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
 
 
 def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
-    write_atomic(path, (json.dumps(trace.model_dump(mode="json"), indent=2) + "\n").encode("utf-8"))
+    write_atomic(path, trace_bytes(trace))
+
+
+def trace_bytes(trace: Trace) -> bytes:
+    """A trace file's bytes (indented JSON), as `save_trace` writes them."""
+    return (json.dumps(trace.model_dump(mode="json"), indent=2) + "\n").encode("utf-8")
+
+
+def trace_problems(trace: Trace) -> list[Problem]:
+    """What makes a decoded trace unusable beyond its fields (the certifier's structural rules): its
+    embedded topology as `check` reads it, k + 2 positions, loop_start within them, and every
+    position naming exactly the topology's spouts and bolts. Empty when none."""
+    from app.core.topology import TopologyError, parse_topology
+
+    try:
+        topo = parse_topology(trace.topology)
+    except TopologyError as err:
+        return [Problem(f"topology.{p.path}" if p.path else "topology", p.message) for p in err.problems[:5]]
+    except (ValueError, TypeError) as err:
+        return [Problem("topology", escape(str(err)))]
+    if trace.k < 1 or len(trace.positions) != trace.k + 2:
+        return [Problem("positions", f"{len(trace.positions)} positions; a trace with k = {trace.k} needs k + 2 "
+                                     "(and k at least 1)")]
+    if not 0 <= trace.loop_start <= trace.k + 1:
+        return [Problem("loop_start", f"{trace.loop_start} is outside 0..{trace.k + 1}")]
+    spouts, bolts = {s.name for s in topo.spouts}, {b.name for b in topo.bolts}
+    for i, position in enumerate(trace.positions):
+        for key, names, found in (("spouts", spouts, set(position.spouts)), ("bolts", bolts, set(position.bolts))):
+            missing, extra = sorted(names - found), sorted(found - names)
+            if missing:
+                return [Problem(f"positions.{i}.{key}", f"{escape(missing[0])} of the topology is missing")]
+            if extra:
+                return [Problem(f"positions.{i}.{key}.{escape(extra[0])}", "is not in the trace's topology")]
+    return []

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QByteArray, QIODevice, QPointF, QSaveFile, Qt, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -65,14 +65,14 @@ class ExportError(OSError):
 
 
 def save_bytes(path: str | Path, data: bytes) -> None:
-    """Write `data` with QSaveFile: readers see the old file or the whole new one, never half."""
-    out = QSaveFile(str(path))
-    if not out.open(QIODevice.OpenModeFlag.WriteOnly):
-        raise ExportError(f"{path}: {out.errorString()}")
-    if out.write(QByteArray(data)) != len(data) or not out.commit():
-        reason = out.errorString()
-        out.cancelWriting()
-        raise ExportError(f"{path}: {reason}")
+    """Write `data` through the one writer (app/core/fileio.write_output; the user chose the file in a
+    dialog): atomic, the target's mode kept, a folder, pipe or device refused."""
+    from app.core.fileio import OutputRefused, write_output
+
+    try:
+        write_output(path, data, force=True)
+    except (OSError, OutputRefused) as err:
+        raise ExportError(f"{path}: {err}") from None
 
 
 def trace_csv(trace: Trace, shown: list[ShownPosition]) -> str:
