@@ -145,7 +145,8 @@ def _load_document(path: str, args: argparse.Namespace) -> Topology:
 
 def cmd_import_storm_ui(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError
-    from app.core.formats.storm_ui import Credentials, StormUIError, annotate, read_storm_ui
+    from app.core.formats.storm_ui import annotate, read_storm_ui
+    from app.core.formats.storm_ui_client import Credentials, StormUIError
 
     if args.output:
         check_output_file(_onto_itself(args), "-o", args.output)

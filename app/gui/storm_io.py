@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.formats.storm_ui import WINDOWS, Credentials, StormUIImport, annotate, read_storm_ui
+from app.core.formats.storm_ui import WINDOWS, StormUIImport, annotate, read_storm_ui
+from app.core.formats.storm_ui_client import Credentials
 from app.core.layout import with_layout
 from app.core.topology import Component, StormSettings, Topology
 from app.gui.dialogs import FLUX_FILTER, PROPERTIES_FILTER

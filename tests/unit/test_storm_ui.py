@@ -10,14 +10,8 @@ import pytest
 from storm_ui_server import DEEP_LEVELS, TOPOLOGY_ID, StormUIServer
 
 from app.cli import main
-from app.core.formats.storm_ui import (
-    Credentials,
-    StormUIClient,
-    StormUIError,
-    annotate,
-    fetch_storm_ui,
-    from_storm_ui,
-)
+from app.core.formats.storm_ui import annotate, fetch_storm_ui, from_storm_ui
+from app.core.formats.storm_ui_client import Credentials, StormUIClient, StormUIError
 from app.core.rates import rate_check
 
 ROOT = Path(__file__).resolve().parents[2]
