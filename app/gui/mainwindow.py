@@ -1,5 +1,6 @@
-"""The main window: canvas in the middle, panels docked around it, menus, recent files, autosave and
-crash recovery. It builds every panel itself and wires their signals: the one place the GUI is composed.
+"""The main window: canvas in the middle, panels docked around it, menus. It builds every panel itself
+and wires their signals: the one place the GUI is composed. Its files (open, save, recent files,
+autosave and crash recovery) are the DocumentFiles mixin of app/gui/window_files.py.
 """
 
 from __future__ import annotations
@@ -9,20 +10,19 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QMimeData, QRect, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QShowEvent
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QToolBar, QUndoView, QWidget
 
-from app.core.formats import detect_format, read_json, topology_from_data
-from app.core.layout import layered_layout, with_layout
+from app.core.layout import layered_layout
 from app.core.rates import idle_warning, rate_check
-from app.core.topology import Topology, TopologyError, unannotated_problems
+from app.core.topology import unannotated_problems
 from app.gui import storm_io
-from app.gui.autosave import AutosaveSession, Recoverable, default_autosave_dir, find_recoverable
+from app.gui.autosave import AutosaveSession, Recoverable, default_autosave_dir
 from app.gui.canvas import CanvasScene, CanvasView
 from app.gui.commands import MoveComponentsCommand, PasteCommand, RemoveElementsCommand, SetParallelismCommand
 from app.gui.dialogs import Dialogs
 from app.gui.diffstream_dialog import DiffStreamDialog
-from app.gui.document import DocumentModel, FieldError, lenient_topology
+from app.gui.document import DocumentModel, FieldError
 from app.gui.panels import verification
 from app.gui.panels.inspector import Inspector
 from app.gui.panels.palette import Palette
@@ -30,11 +30,11 @@ from app.gui.panels.runs import RunsPanel
 from app.gui.panels.verification import VerificationPanel
 from app.gui.resources import icon, style_sheet
 from app.gui.storm_io import StormIO
+from app.gui.window_files import DocumentFiles
 from app.gui.workers import Worker
 
 MENU_ORDER = ("File", "Edit", "View", "Verify", "Runs", "Help")
 FRAGMENT_MIME = "application/x-stormbound-fragment"
-MAX_RECENT = 8
 AUTOSAVE_DELAY_MS = 3000
 DEFAULT_SIZE = (1500, 900)  # a first start; later starts restore the window's last geometry
 QUIT_WAIT_MS = 10_000  # how long quitting waits for background work to stop
@@ -45,12 +45,7 @@ def _stop_workers() -> None:
     Worker.stop_all(QUIT_WAIT_MS)
 
 
-def problem_text(path: Path | str, err: TopologyError) -> str:
-    """Every problem of a file, one per line, as `FILE: element.field: problem`."""
-    return "\n".join(f"{path}: {p}" for p in err.problems)
-
-
-class MainWindow(QMainWindow):
+class MainWindow(DocumentFiles, QMainWindow):
     """The Stormbound editor window.
 
     `document` holds the topology, `canvas` is the view; the panels (`inspector`,
@@ -58,7 +53,6 @@ class MainWindow(QMainWindow):
     and given their menu entries with `menu(title)`.
     """
 
-    _live_sessions: set[str] = set()
     _quit_hooked = False
 
     def __init__(self, settings: QSettings | None = None, dialogs: Dialogs | None = None,
@@ -498,219 +492,6 @@ class MainWindow(QMainWindow):
         self.dialogs.info(self, "About Stormbound",
                           f"Stormbound {__version__}\nDraw Storm topologies and verify before deployment "
                           "whether any bolt's queue can grow without bound.")
-
-    # ---- files ----------------------------------------------------------------
-    def maybe_save(self) -> bool:
-        """Ask before the current work is replaced; False means the user cancelled."""
-        if not self.document.is_modified():
-            return True
-        answer = self.dialogs.ask_save_changes(self, self.document.section_values("topology")["name"])
-        if answer == "save":
-            return self.save()
-        if answer == "discard":
-            self._forget_restored()  # the user chose to drop the work, restored work included
-            return True
-        return False
-
-    def new_document(self) -> None:
-        if self.maybe_save():
-            self.document.replace(Topology.model_construct(name="untitled"))
-
-    def open_dialog(self) -> None:
-        folder = str(self.document.path.parent) if self.document.path else ""
-        name = self.dialogs.open_file_name(self, "Open topology", folder)
-        if name:
-            self.open_path(name)
-
-    def import_dialog(self) -> None:
-        name = self.dialogs.open_file_name(self, "Import D-VerT JSON")
-        if name:
-            self.open_path(name)
-
-    def load_file(self, path: Path) -> tuple[Topology, bool]:
-        """Read a topology file of any supported format; (topology, saved in our own format)."""
-        data = read_json(path)
-        kind = detect_format(data)
-        try:
-            topo = topology_from_data(data)
-        except TopologyError:
-            if kind != "stormbound":
-                raise
-            topo = lenient_topology(data)  # a file saved mid-edit, e.g. before its first spout
-        return with_layout(topo), kind == "stormbound"
-
-    def open_path(self, path: str | Path, ask: bool = True) -> bool:
-        """Open a .storm.json or D-VerT file; errors are shown naming the file and field."""
-        path = Path(path)
-        if ask and not self.maybe_save():
-            return False
-        try:
-            topo, ours = self.load_file(path)
-        except TopologyError as err:
-            self.dialogs.error(self, "Cannot open file", problem_text(path, err))
-            self.show_message(f"Could not open {path.name}")
-            return False
-        except Exception as err:  # a reader defect: still one message, and the open work stays
-            self.dialogs.error(self, "Cannot open file", f"{path}: internal error: {type(err).__name__}: {err}")
-            return False
-        # an imported D-VerT file is not overwritten in our format: Save asks for a new name
-        self.document.replace(topo, path.resolve() if ours else None)
-        self.add_recent(path.resolve())
-        self.canvas.fit_all()
-        problems = self.document.problems()
-        note = f" ({len(problems)} problem(s) to fix before verifying)" if problems else ""
-        self.show_message(f"Opened {path.name}{note}" if ours else f"Imported D-VerT file {path.name}{note}")
-        return True
-
-    def save(self) -> bool:
-        if self.document.path is None:
-            return self.save_as_dialog()
-        return self.save_to(self.document.path)
-
-    def save_as_dialog(self) -> bool:
-        name = self.document.section_values("topology")["name"] or "untitled"
-        suggestion = str(self.document.path or Path.cwd() / f"{name}.storm.json")
-        target = self.dialogs.save_file_name(self, "Save topology as", suggestion)
-        if not target:
-            return False
-        if not target.endswith(".json"):
-            target += ".storm.json"
-        return self.save_to(Path(target))
-
-    def save_to(self, path: Path) -> bool:
-        """Serialise to bytes first, then write through the one writer (app/core/fileio.write_output:
-        a temporary file renamed over the target, its mode kept; never a folder, pipe or device).
-        Replacing a file is what Save means (Save As asked already)."""
-        topo = self.document.topology()
-        if str(path).endswith(".dvert.json"):
-            from app.core.formats.dvert import to_dvert_bytes
-
-            try:
-                data = to_dvert_bytes(topo)
-            except Exception as err:
-                self.dialogs.error(self, "Cannot save file", f"{path}: {err}")
-                return False
-        else:
-            data = topo.to_json_bytes()
-        from app.core.fileio import OutputRefused, write_output
-
-        try:
-            write_output(path, data, force=True)
-        except (OSError, OutputRefused) as err:
-            self.dialogs.error(self, "Cannot save file", f"{path}: {err}")
-            return False
-        self.document.mark_saved(path.resolve())
-        self.add_recent(path.resolve())
-        self.autosave.clear_snapshot()
-        self._forget_restored()  # the restored work is in a file now
-        problems = self.document.problems()
-        note = f"; note: {problems[0]}" if problems else ""
-        self.show_message(f"Saved {path.name}{note}")
-        return True
-
-    # ---- recent files and drops ---------------------------------------------------
-    def recent_files(self) -> list[Path]:
-        """Recently opened or saved files that still exist (missing ones are pruned)."""
-        raw = self.settings.value("recent_files", [])
-        if isinstance(raw, str):
-            raw = [raw]
-        paths = [Path(p) for p in (raw if isinstance(raw, list) else [])]
-        kept = [p for p in paths if p.is_file()]
-        if len(kept) != len(paths):
-            self.settings.setValue("recent_files", [str(p) for p in kept])
-        return kept
-
-    def add_recent(self, path: Path) -> None:
-        current = [p for p in self.recent_files() if p != path]
-        self.settings.setValue("recent_files", [str(p) for p in [path, *current][:MAX_RECENT]])
-
-    def _fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        files = self.recent_files()
-        if not files:
-            self.recent_menu.addAction("(no recent files)").setEnabled(False)
-        for path in files:
-            action = self.recent_menu.addAction(path.name)
-            action.setToolTip(str(path))
-            action.triggered.connect(lambda _=False, p=path: self.open_path(p))
-
-    def _on_files_dropped(self, paths: list[str]) -> None:
-        if paths:
-            self.open_path(paths[0])
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if any(url.isLocalFile() for url in event.mimeData().urls()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dropEvent(self, event: QDropEvent) -> None:
-        paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
-        if paths:
-            event.acceptProposedAction()
-            self.open_path(paths[0])
-
-    def _on_document_replaced(self) -> None:
-        self._update_title()
-        self._update_status()
-        self.autosave.clear_snapshot()
-
-    # ---- autosave and recovery ----------------------------------------------------
-    def _schedule_autosave(self, *_: Any) -> None:
-        if self.autosave.active and self.document.is_modified():
-            self.autosave_timer.start()
-
-    def _on_modified_for_autosave(self, modified: bool) -> None:
-        if not modified:
-            self.autosave_timer.stop()
-            self.autosave.clear_snapshot()
-
-    def autosave_now(self) -> bool:
-        """Write the snapshot now (the timer calls this a few seconds after the last edit)."""
-        if not self.autosave.active or not self.document.is_modified():
-            return False
-        try:
-            self.autosave.save_snapshot(self.document.topology(), self.document.path)
-        except OSError as err:
-            self.show_message(f"Autosave failed: {err}")
-            return False
-        return True
-
-    def offer_recovery(self) -> bool:
-        """Offer the newest unsaved work of a crashed session; True when it was restored."""
-        found = find_recoverable(self.autosave.folder, MainWindow._live_sessions)
-        if not found:
-            return False
-        newest = found[0]
-        if not self.dialogs.ask_restore(self, newest.describe()):
-            for item in found:  # the user said no: knowingly discarded
-                item.discard()
-            return False
-        try:
-            topo = lenient_topology(newest.topology_data)
-        except TopologyError as err:
-            self.dialogs.error(self, "Cannot restore", problem_text(newest.autosave, err))
-            return False
-        self.document.replace(with_layout(topo), newest.original)
-        self.document.undo_stack.resetClean()  # restored work is unsaved work
-        self._update_title()
-        # The crashed session's files stay until the restored work is saved or knowingly discarded
-        # (a second crash before then still finds them); this process claims them so that no other
-        # window offers them again.
-        self._restored = found
-        MainWindow._live_sessions.update(item.session for item in found)
-        self.restored = True
-        self.autosave_now()
-        self.canvas.fit_all()
-        self.show_message("Restored unsaved work; save it to keep it")
-        return True
-
-    def _forget_restored(self) -> None:
-        """The restored work was saved or knowingly discarded: the crashed session's files go."""
-        for item in self._restored:
-            item.discard()
-            MainWindow._live_sessions.discard(item.session)
-        self._restored = []
 
     def arrange_docks(self) -> None:
         """Give the canvas most of the height: bottom panels get about a third of the window."""
