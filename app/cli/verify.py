@@ -146,7 +146,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if not result.traces:
             print(f"stormbound: no trace written to {args.trace_out}: the verdict is {result.verdict}",
                   file=sys.stderr)
-        written = trace_paths(args.trace_out, len(result.traces))
+        written = trace_paths(args.trace_out, len(result.traces)) if result.traces else []
         for trace, path in zip(result.traces, written, strict=True):
             save_trace(trace, path)
     if args.json:

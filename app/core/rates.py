@@ -29,7 +29,7 @@ import networkx as nx
 from pydantic import BaseModel
 
 from app.core.emission import output_ratio_bounds
-from app.core.topology import Topology, require_annotated
+from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
 
 Status = Literal["bounded", "may-grow", "grows"]
 CYCLE_ROUNDS = 60
@@ -105,29 +105,47 @@ class _Exact:
         self.sigma: dict[str, Fraction] = {}
         self.sigma_lo: dict[str, Fraction] = {}
         self.sigma_hi: dict[str, Fraction] = {}
+        # per component, per output stream: (σ or ratio, σ_lo, σ_hi); a spout's default stream is its emissions
+        self.streams: dict[str, dict[str, tuple[Fraction, Fraction, Fraction]]] = {}
+        for s in topo.spouts:
+            self.streams[s.id] = {name: (exact(r), *sigma_bounds(exact(r), s.burst, topo.settings.emission))
+                                  for name, r in s.output_streams().items() if r is not None}
         for b in topo.bolts:
             c = par.get(b.id, b.parallelism)
             alpha = exact(b.alpha)
             self.cap_min[b.id] = c / (alpha * (1 + tau) + idle)
             self.cap_max[b.id] = c / (alpha * (1 - tau))
             self.cap_nominal[b.id] = c / alpha
-            self.sigma[b.id] = exact(b.sigma)
-            self.sigma_lo[b.id], self.sigma_hi[b.id] = sigma_bounds(self.sigma[b.id], c, topo.settings.emission)
+            self.streams[b.id] = {name: (exact(v), *sigma_bounds(exact(v), c, topo.settings.emission))
+                                  for name, v in b.output_streams().items() if v is not None}
+            self.sigma[b.id], self.sigma_lo[b.id], self.sigma_hi[b.id] = self.streams[b.id][DEFAULT_STREAM]
+        # what each bolt receives: its input streams, each once (Topology.inputs_of, shared with the network)
+        self.inputs: dict[str, list[tuple[str, str]]] = {b.id: topo.inputs_of(b.id) for b in topo.bolts}
         graph = nx.DiGraph()
         graph.add_nodes_from(c.id for c in topo.components)
-        graph.add_edges_from((s.source, s.target) for s in topo.subscriptions)
+        graph.add_edges_from((src, b) for b, ins in self.inputs.items() for src, _ in ins)
         self.graph = graph
         self.cyclic = not nx.is_directed_acyclic_graph(graph)
         self.in_max = self._inflows(self.spout_max, self.cap_max, from_above=True)
         self.in_min = self._inflows(self.spout_min, self.cap_min, from_above=False)
         self.in_nominal = self._inflows(self.spout_nominal, self.cap_nominal, from_above=False)
 
+    def _outflows(self, ident: str, processed: Fraction, high: bool) -> dict[tuple[str, str], Fraction]:
+        """Per output stream of `ident`: σ_hi (high) or σ_lo times the tuples it processes (or emits)."""
+        return {(ident, name): (hi if high else lo) * processed for name, (_, lo, hi) in self.streams[ident].items()}
+
     def _inflows(self, spout_out: dict[str, Fraction], cap: dict[str, Fraction], from_above: bool,
-                 ratio: dict[str, Fraction] | None = None) -> dict[str, Fraction]:
-        """Inflow per bolt id; outflows use σ_hi from above, σ_lo from below (or `ratio`)."""
-        ratio = ratio if ratio is not None else (self.sigma_hi if from_above else self.sigma_lo)
-        out: dict[str, Fraction] = dict(spout_out)
+                 high: bool | None = None) -> dict[str, Fraction]:
+        """Inflow per bolt id; outflows use σ_hi from above, σ_lo from below (or σ_hi when `high`)."""
+        high = from_above if high is None else high
+        out: dict[tuple[str, str], Fraction] = {}
+        for ident, rate in spout_out.items():
+            out.update(self._outflows(ident, rate, high))
         inflow: dict[str, Fraction] = {}
+
+        def received(m: str) -> Fraction:
+            return sum((out.get(key, Fraction(0)) for key in self.inputs[m]), Fraction(0))
+
         condensed = nx.condensation(self.graph)
         for node in nx.topological_sort(condensed):
             members = [m for m in condensed.nodes[node]["members"] if m in cap]
@@ -136,23 +154,23 @@ class _Exact:
             cyclic = len(members) > 1 or self.graph.has_edge(members[0], members[0])
             if cyclic:
                 for m in members:
-                    out[m] = ratio[m] * cap[m] if from_above else Fraction(0)
+                    out.update(self._outflows(m, cap[m] if from_above else Fraction(0), high))
             rounds = CYCLE_ROUNDS if cyclic else 1
             for _ in range(rounds):
                 changed = False
                 for m in members:
-                    total = sum((out.get(p, Fraction(0)) for p in self.graph.predecessors(m)), Fraction(0))
-                    new_out = ratio[m] * min(total, cap[m])
+                    total = received(m)
+                    new_out = self._outflows(m, min(total, cap[m]), high)
                     inflow[m] = total
-                    if new_out != out.get(m):
+                    if any(out.get(key) != value for key, value in new_out.items()):
                         changed = True
-                    out[m] = new_out
+                    out.update(new_out)
                 if not changed:
                     break
             if cyclic and from_above:
                 # one more pass so inflow reflects the final (still sound) outflows
                 for m in members:
-                    inflow[m] = sum((out.get(p, Fraction(0)) for p in self.graph.predecessors(m)), Fraction(0))
+                    inflow[m] = received(m)
         return inflow
 
 
@@ -183,12 +201,13 @@ def _fmt(x: Fraction | float) -> str:
 def _ratio_note(e: _Exact, ident: str) -> str:
     """Says which upstream bolts pass on more (or less) than σ per processed tuple."""
     notes = []
-    for p in e.graph.predecessors(ident):
-        if p in e.sigma and (e.sigma_lo[p], e.sigma_hi[p]) != (e.sigma[p], e.sigma[p]):
-            lo, hi = e.sigma_lo[p], e.sigma_hi[p]
+    for p, stream in e.inputs[ident]:
+        sigma, lo, hi = e.streams[p].get(stream, (Fraction(0),) * 3)
+        if p in e.sigma and (lo, hi) != (sigma, sigma):
             span = str(hi) if lo == hi else f"{lo}..{hi}"
-            notes.append(f"{e.topo.component(p).name} emits {span} per processed tuple in the long run, not its "
-                         f"σ = {e.sigma[p]} (emission 'dvert' rounds its carry up)")
+            on = "" if stream == DEFAULT_STREAM else f" on stream '{stream}'"
+            notes.append(f"{e.topo.component(p).name} emits {span}{on} per processed tuple in the long run, not its "
+                         f"σ = {sigma} (emission 'dvert' rounds its carry up)")
     return ("; " + "; ".join(notes)) if notes else ""
 
 
@@ -244,7 +263,7 @@ def _suggest(topo: Topology) -> dict[str, int | None]:
     # Once every bolt is bounded, each passes on σ·inflow: flows no longer depend on
     # parallelism, so the needed capacity of each bolt follows from the uncapped flows.
     probe = _Exact(topo, {b.id: 10**12 for b in topo.bolts})
-    uncapped = probe._inflows(probe.spout_max, probe.cap_max, from_above=False, ratio=probe.sigma_hi)
+    uncapped = probe._inflows(probe.spout_max, probe.cap_max, from_above=False, high=True)
     suggestion: dict[str, int | None] = {}
     parallelism: dict[str, int] = {}
     for b in topo.bolts:

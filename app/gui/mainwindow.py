@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QM
 from app.core.formats import detect_format, read_json, topology_from_data
 from app.core.layout import layered_layout, with_layout
 from app.core.rates import idle_warning, rate_check
-from app.core.topology import Topology, TopologyError, unannotated_problems
+from app.core.topology import Topology, TopologyError, new_topology, unannotated_problems
 from app.gui import storm_io
 from app.gui.autosave import AutosaveSession, default_autosave_dir, find_recoverable, write_bytes
 from app.gui.canvas import CanvasScene, CanvasView
@@ -496,7 +496,7 @@ class MainWindow(QMainWindow):
 
     def new_document(self) -> None:
         if self.maybe_save():
-            self.document.replace(Topology.model_construct(name="untitled"))
+            self.document.replace(new_topology())
 
     def open_dialog(self) -> None:
         folder = str(self.document.path.parent) if self.document.path else ""
