@@ -166,6 +166,7 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
     waiting_since: dict[str, int | None] = {b: None for b in rules.alpha}
     expected_queue: dict[str, int] = {b: rules.init for b in rules.alpha}
     spout_names, bolt_names = set(rules.period), set(rules.alpha)
+    with_streams = {name for name, declared in rules.declared.items() if declared}
     # the declared streams' carries (a bolt's default stream keeps its carry in `buffer`)
     stream_buffer: dict[tuple[str, str], Fraction | int] = {
         (c, st): 0 for c, outs in rules.streams.items() for st in outs if st != "default"}
@@ -186,16 +187,16 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
             bad(i, "trace", "the components do not match the topology")
             return befores
         # what each output stream carries at i (section 2: emitted_by_stream for a component with streams)
-        emitted: dict[tuple[str, str], int] = {}
+        emitted: dict[tuple[str, str], int] = {(name, "default"): sx["emitted"]
+                                               for part in (step.spouts, step.bolts) for name, sx in part.items()}
         for name, sx in (*step.spouts.items(), *step.bolts.items()):
-            by_stream = sx.get("emitted_by_stream")
-            if not rules.declared[name]:
-                emitted[(name, "default")] = sx["emitted"]
-                if by_stream is not None or sx.get("buffer_by_stream") is not None:
+            by_stream = sx["emitted_by_stream"]
+            if name not in with_streams:
+                if by_stream is not None or sx["buffer_by_stream"] is not None:
                     bad(i, name, "records per-stream counts but declares no stream")
                 continue
             listed = {"default", *rules.streams[name]}
-            if by_stream is None or set(by_stream) != listed or set(sx.get("buffer_by_stream") or {}) != (
+            if by_stream is None or set(by_stream) != listed or set(sx["buffer_by_stream"] or {}) != (
                     listed - {"default"} if name in spout_names else listed):
                 bad(i, name, f"emitted_by_stream / buffer_by_stream must list its streams "
                     f"({', '.join(sorted(listed))})")
