@@ -305,3 +305,13 @@ def _written(tmp_path: Path, data: bytes) -> Path:
     path = tmp_path / "again.flux.yaml"
     path.write_bytes(data)
     return path
+
+
+def test_d_vert_export_refuses_declared_streams_in_one_line(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "crawler.storm.json"
+    source.write_text(json.dumps(crawler()))
+    target = tmp_path / "crawler.dvert.json"
+    code = main(["convert", str(source), str(target), "--to", "dvert"])
+    _, err = capsys.readouterr()
+    assert code == 2 and not target.exists()
+    assert len(err.strip().splitlines()) == 1 and "spouts.urls.streams" in err
