@@ -14,6 +14,7 @@ replay checks the counter rules and skips the timing rules.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -167,6 +168,7 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
     expected_queue: dict[str, int] = {b: rules.init for b in rules.alpha}
     spout_names, bolt_names = set(rules.period), set(rules.alpha)
     with_streams = {name for name, declared in rules.declared.items() if declared}
+    default_key = {name: (name, "default") for name in rules.declared}  # made once, not per position
     # the declared streams' carries (a bolt's default stream keeps its carry in `buffer`)
     stream_buffer: dict[tuple[str, str], Fraction | int] = {
         (c, st): 0 for c, outs in rules.streams.items() for st in outs if st != "default"}
@@ -187,9 +189,9 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
             bad(i, "trace", "the components do not match the topology")
             return befores
         # what each output stream carries at i (section 2: emitted_by_stream for a component with streams)
-        emitted: dict[tuple[str, str], int] = {(name, "default"): sx["emitted"]
-                                               for part in (step.spouts, step.bolts) for name, sx in part.items()}
-        for name, sx in (*step.spouts.items(), *step.bolts.items()):
+        emitted: dict[tuple[str, str], int] = {default_key[name]: sx["emitted"] for name, sx in step.spouts.items()}
+        emitted.update({default_key[name]: bx["emitted"] for name, bx in step.bolts.items()})
+        for name, sx in itertools.chain(step.spouts.items(), step.bolts.items()):
             by_stream = sx["emitted_by_stream"]
             if name not in with_streams:
                 if by_stream is not None or sx["buffer_by_stream"] is not None:
@@ -222,7 +224,7 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 stream_buffer=dict(stream_buffer)))
         # spouts: emit at 0, then each emission n·a ± τ·a after the previous one
         for name, sp in step.spouts.items():
-            n = emitted[(name, "default")]  # the emission itself; declared streams follow it below
+            n = emitted[default_key[name]]  # the emission itself; declared streams follow it below
             for st, (_, silent) in rules.streams[name].items():
                 carry = parse_carry(sp["buffer_by_stream"][st])
                 if n > 0:
@@ -306,9 +308,10 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                         "at an emit)")
                 if bo["buffer"] != buffer[name]:
                     bad(i, who, f"buffer changes from {buffer[name]} to {bo['buffer']} without an emit")
-                for st in rules.streams[name]:
-                    if st != "default" and parse_carry(bo["buffer_by_stream"][st]) != stream_buffer[(name, st)]:
-                        bad(i, who, f"stream {st}: its buffer changes without an emit")
+                if name in with_streams:
+                    for st in rules.streams[name]:
+                        if st != "default" and parse_carry(bo["buffer_by_stream"][st]) != stream_buffer[(name, st)]:
+                            bad(i, who, f"stream {st}: its buffer changes without an emit")
             if bo["take"]:
                 if processing[name]:
                     bad(i, who, "takes while processing")
