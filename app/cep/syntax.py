@@ -400,7 +400,7 @@ def parse_pattern_text(source: str, where: str = "patterns",
     patterns: list[Pattern] = []
     seen: dict[str, PatternNode] = {}
     for number, name, opts, body, desc in entries:
-        here = f"{where} line {number} ({name})"
+        here = f"{where} line {number} ({one_line(name, 60)})"
         if name in seen:
             raise PatternError(here, f"a pattern named {echo(name)} is already defined")
         options = _bracket_options(opts, here)

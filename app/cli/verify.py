@@ -159,6 +159,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from app.core.formats.trace import trace_bytes
     from app.core.headroom import capacity_lines, headroom
     from app.core.tcn.search import SearchOptions, verify
+    from app.core.topology import one_line
 
     if args.k is not None and args.k < 2:
         raise UsageError("--k must be at least 2")
@@ -197,9 +198,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     written: list[str] | None = None
     if args.trace_out:
         if not result.traces:
-            print(f"stormbound: no trace written to {args.trace_out}: the verdict is {result.verdict}",
+            print(f"stormbound: no trace written to {one_line(args.trace_out)}: the verdict is {result.verdict}",
                   file=sys.stderr)
-        written = trace_paths(args.trace_out, len(result.traces))
+        written = trace_paths(args.trace_out, len(result.traces)) if result.traces else []
         for trace, path in zip(result.traces, written, strict=True):
             write_output_file(args, "--trace-out", path, trace_bytes(trace))
     room = None if args.threshold is not None else headroom(topo)
@@ -212,7 +213,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(format_result(result, verbose, [] if room is None else capacity_lines(room)))
         for i, path in enumerate(written or []):
             bolts = [n for n, v in result.bolts.items() if v.trace_index == i]
-            print(f"trace {i + 1} written to {path}" + (f" ({', '.join(bolts)})" if bolts else ""))
+            print(f"trace {i + 1} written to {one_line(path)}" + (f" ({', '.join(bolts)})" if bolts else ""))
     return EXIT_BY_VERDICT[result.verdict]
 
 

@@ -32,7 +32,7 @@ import networkx as nx
 from pydantic import BaseModel
 
 from app.core.emission import output_ratio_bounds
-from app.core.topology import Topology, require_annotated
+from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
 
 Status = Literal["bounded", "may-grow", "grows"]
 CYCLE_ROUNDS = 60
@@ -110,93 +110,132 @@ class _Exact:
         self.sigma: dict[str, Fraction] = {}
         self.sigma_lo: dict[str, Fraction] = {}
         self.sigma_hi: dict[str, Fraction] = {}
+        # per component, per output stream: (σ or ratio, σ_lo, σ_hi); a spout's default stream is its emissions
+        self.streams: dict[str, dict[str, tuple[Fraction, Fraction, Fraction]]] = {}
+        for s in topo.spouts:
+            self.streams[s.id] = {name: (exact(r), *sigma_bounds(exact(r), s.burst, topo.settings.emission))
+                                  for name, r in s.output_streams().items() if r is not None}
         for b in topo.bolts:
             c = par.get(b.id, b.parallelism)
             alpha = exact(b.alpha)
             self.cap_min[b.id] = c / (alpha * (1 + tau) + idle)
             self.cap_max[b.id] = c / (alpha * (1 - tau))
             self.cap_nominal[b.id] = c / alpha
-            self.sigma[b.id] = exact(b.sigma)
-            self.sigma_lo[b.id], self.sigma_hi[b.id] = sigma_bounds(self.sigma[b.id], c, topo.settings.emission)
+            self.streams[b.id] = {name: (exact(v), *sigma_bounds(exact(v), c, topo.settings.emission))
+                                  for name, v in b.output_streams().items() if v is not None}
+            self.sigma[b.id], self.sigma_lo[b.id], self.sigma_hi[b.id] = self.streams[b.id][DEFAULT_STREAM]
+        # what each bolt receives: its input streams, each once (Topology.inputs_of, shared with the network)
+        self.inputs: dict[str, list[tuple[str, str]]] = {b.id: topo.inputs_of(b.id) for b in topo.bolts}
         graph = nx.DiGraph()
         graph.add_nodes_from(c.id for c in topo.components)
-        graph.add_edges_from((s.source, s.target) for s in topo.subscriptions)
+        graph.add_edges_from((src, b) for b, ins in self.inputs.items() for src, _ in ins)
         self.graph = graph
         self.cyclic = not nx.is_directed_acyclic_graph(graph)
         self.in_max = self._inflows(self.spout_max, self.cap_max, from_above=True)
         self.in_min = self._inflows(self.spout_min, self.cap_min, from_above=False)
         self.in_nominal = self._inflows(self.spout_nominal, self.cap_nominal, from_above=False)
 
+    def _outflows(self, ident: str, processed: Fraction, high: bool) -> dict[tuple[str, str], Fraction]:
+        """Per output stream of `ident`: σ_hi (high) or σ_lo times the tuples it processes (or emits)."""
+        return {(ident, name): (hi if high else lo) * processed for name, (_, lo, hi) in self.streams[ident].items()}
+
     def _inflows(self, spout_out: dict[str, Fraction], cap: dict[str, Fraction], from_above: bool,
-                 ratio: dict[str, Fraction] | None = None) -> dict[str, Fraction]:
-        """Inflow per bolt id; outflows use σ_hi from above, σ_lo from below (or `ratio`)."""
-        ratio = ratio if ratio is not None else (self.sigma_hi if from_above else self.sigma_lo)
-        out: dict[str, Fraction] = dict(spout_out)
+                 high: bool | None = None) -> dict[str, Fraction]:
+        """Inflow per bolt id; outflows use σ_hi from above, σ_lo from below (or σ_hi when `high`)."""
+        high = from_above if high is None else high
+        out: dict[tuple[str, str], Fraction] = {}
+        for ident, rate in spout_out.items():
+            out.update(self._outflows(ident, rate, high))
         inflow: dict[str, Fraction] = {}
+
+        def received(m: str) -> Fraction:
+            return sum((out.get(key, Fraction(0)) for key in self.inputs[m]), Fraction(0))
+
         condensed = nx.condensation(self.graph)
         for node in nx.topological_sort(condensed):
             members = [m for m in condensed.nodes[node]["members"] if m in cap]
             if not members:
                 continue
             cyclic = len(members) > 1 or self.graph.has_edge(members[0], members[0])
-            solved = _cycle_fixpoint(self.graph, members, out, cap, ratio, from_above) if cyclic else None
-            if solved is not None:
-                out.update(solved)
-                for m in members:
-                    inflow[m] = sum((out.get(p, Fraction(0)) for p in self.graph.predecessors(m)), Fraction(0))
-                continue
+            if cyclic:
+                weights, ext = self._cycle_system(members, out, high)
+                processed = _cycle_fixpoint(self.graph, members, weights, ext, cap, from_above)
+                if processed is not None:
+                    for m in members:
+                        out.update(self._outflows(m, processed[m], high))
+                    for m in members:
+                        inflow[m] = received(m)
+                    continue
             if cyclic:
                 for m in members:
-                    out[m] = ratio[m] * cap[m] if from_above else Fraction(0)
+                    out.update(self._outflows(m, cap[m] if from_above else Fraction(0), high))
             rounds = CYCLE_ROUNDS if cyclic else 1
             for _ in range(rounds):
                 changed = False
                 for m in members:
-                    total = sum((out.get(p, Fraction(0)) for p in self.graph.predecessors(m)), Fraction(0))
-                    new_out = ratio[m] * min(total, cap[m])
+                    total = received(m)
+                    new_out = self._outflows(m, min(total, cap[m]), high)
                     inflow[m] = total
-                    if new_out != out.get(m):
+                    if any(out.get(key) != value for key, value in new_out.items()):
                         changed = True
-                    out[m] = new_out
+                    out.update(new_out)
                 if not changed:
                     break
             if cyclic and from_above:
                 # one more pass so inflow reflects the final (still sound) outflows
                 for m in members:
-                    inflow[m] = sum((out.get(p, Fraction(0)) for p in self.graph.predecessors(m)), Fraction(0))
+                    inflow[m] = received(m)
         return inflow
 
+    def _cycle_system(self, members: list[str], out: dict[tuple[str, str], Fraction], high: bool
+                      ) -> tuple[dict[str, dict[str, Fraction]], dict[str, Fraction]]:
+        """One strongly connected component as y = min(e + W·y, c) in the tuples each member processes:
+        W[m][u] = Σ of the ratios (σ_hi when `high`, else σ_lo) of u's streams that m receives, e[m] what m
+        receives from outside the component (final already: components come in topological order)."""
+        inside = set(members)
+        weights: dict[str, dict[str, Fraction]] = {m: {} for m in members}
+        ext: dict[str, Fraction] = {}
+        for m in members:
+            outside = Fraction(0)
+            for key in self.inputs[m]:
+                source, stream = key
+                if source not in inside:
+                    outside += out.get(key, Fraction(0))
+                elif stream in self.streams[source]:
+                    _, lo, hi = self.streams[source][stream]
+                    if hi if high else lo:
+                        weights[m][source] = weights[m].get(source, Fraction(0)) + (hi if high else lo)
+            ext[m] = outside
+        return weights, ext
 
-def _cycle_fixpoint(graph: nx.DiGraph, members: list[str], out: dict[str, Fraction], cap: dict[str, Fraction],
-                    ratio: dict[str, Fraction], from_above: bool) -> dict[str, Fraction] | None:
-    """The exact limit of the iteration of one strongly connected component's outflows, or None.
 
-    The outflows are the fixpoint of x_m = r_m · min(e_m + Σ_{p→m inside} x_p, c_m), e_m the
-    inflow from outside (already final). A float iteration guesses which members are capped;
-    the uncapped ones then solve a linear system exactly by elimination. The result is used
-    only when it is a fixpoint (checked exactly) and the elimination's pivots are all positive,
-    which proves that the fixpoint is the limit the iteration from above (`from_above`) or from
-    zero would reach (docs/boundedness.md, "Cycles"). None: the caller iterates instead.
+def _cycle_fixpoint(graph: nx.DiGraph, members: list[str], weights: dict[str, dict[str, Fraction]],
+                    ext: dict[str, Fraction], cap: dict[str, Fraction], from_above: bool) -> dict[str, Fraction] | None:
+    """The exact limit of the iteration of one strongly connected component, or None: per member, the
+    tuples it processes per second.
+
+    They are the fixpoint of y_m = min(e_m + Σ_u W_mu · y_u, c_m) (`_Exact._cycle_system`). A float
+    iteration guesses which members are capped; the uncapped ones then solve a linear system exactly
+    by elimination. The result is used only when it is a fixpoint (checked exactly) and the
+    elimination's pivots are all positive, which proves that the fixpoint is the limit the iteration
+    from above (`from_above`) or from zero would reach (docs/boundedness.md, "Cycles"). None: the
+    caller iterates instead.
     """
-    inside = set(members)
-    order = _sweep_order(graph, members, inside)
-    preds = {m: [p for p in graph.predecessors(m) if p in inside] for m in order}
-    ext = {m: sum((out.get(p, Fraction(0)) for p in graph.predecessors(m) if p not in inside), Fraction(0))
-           for m in order}
-    capped = _guess_capped(order, preds, ext, cap, ratio, from_above)
+    order = _sweep_order(graph, members, set(members))
+    capped = _guess_capped(order, weights, ext, cap, from_above)
     if capped is None:
         return None
-    if not from_above and _solve(order, preds, ratio, {m: Fraction(0) for m in order}, set()) is None:
+    if not from_above and _solve(order, weights, {m: Fraction(0) for m in order}, set(), cap) is None:
         return None  # the fixpoint may not be unique: only the iteration from zero is known to be sound
     for _ in range(4):  # a wrong guess (a float tie) is corrected from the exact solution
-        x = _solve(order, preds, ratio, {m: ratio[m] * ext[m] for m in order}, capped, cap)
-        if x is None:
+        y = _solve(order, weights, ext, capped, cap)
+        if y is None:
             return None
-        lin = {m: ext[m] + sum((x[p] for p in preds[m]), Fraction(0)) for m in order}
+        lin = {m: ext[m] + sum((w * y[u] for u, w in weights[m].items()), Fraction(0)) for m in order}
         over = {m for m in order if lin[m] > cap[m]}
         under = {m for m in capped if lin[m] < cap[m]}
         if not over - capped and not under:
-            return x
+            return y
         capped = (capped | over) - under
     return None
 
@@ -209,43 +248,40 @@ def _sweep_order(graph: nx.DiGraph, members: list[str], inside: set[str]) -> lis
     return order + [m for m in members if m not in seen]
 
 
-def _guess_capped(order: list[str], preds: dict[str, list[str]], ext: dict[str, Fraction], cap: dict[str, Fraction],
-                  ratio: dict[str, Fraction], from_above: bool) -> set[str] | None:
+def _guess_capped(order: list[str], weights: dict[str, dict[str, Fraction]], ext: dict[str, Fraction],
+                  cap: dict[str, Fraction], from_above: bool) -> set[str] | None:
     """The members whose inflow reaches their capacity at the limit, guessed with float sweeps (None: no guess)."""
+    index = {m: i for i, m in enumerate(order)}
     try:
-        e = {m: float(ext[m]) for m in order}
-        c = {m: float(cap[m]) for m in order}
-        r = {m: float(ratio[m]) for m in order}
+        rows = [([(index[u], float(w)) for u, w in weights[m].items()], float(ext[m]), float(cap[m])) for m in order]
     except OverflowError:
         return None
-    index = {m: i for i, m in enumerate(order)}
-    rows = [([index[p] for p in preds[m]], e[m], c[m], r[m]) for m in order]
-    x = [row[3] * row[2] if from_above else 0.0 for row in rows]
-    scale = max([*x, *e.values(), 1e-300])
+    y = [row[2] if from_above else 0.0 for row in rows]
+    scale = max([*y, *(row[1] for row in rows), 1e-300])
     for _ in range(GUESS_SWEEPS):
         delta = 0.0
-        for i, (into, ei, ci, ri) in enumerate(rows):
+        for i, (into, ei, ci) in enumerate(rows):
             total = ei
-            for j in into:
-                total += x[j]
-            new = ri * (total if total < ci else ci)
-            if abs(new - x[i]) > delta:
-                delta = abs(new - x[i])
-            x[i] = new
+            for j, w in into:
+                total += w * y[j]
+            new = total if total < ci else ci
+            if abs(new - y[i]) > delta:
+                delta = abs(new - y[i])
+            y[i] = new
         if delta <= 1e-13 * scale:
             break
-    return {m for m, (into, ei, ci, _) in zip(order, rows, strict=True)
-            if ei + sum(x[j] for j in into) >= ci * (1 - 1e-12)}
+    return {m for m, (into, ei, ci) in zip(order, rows, strict=True)
+            if ei + sum(w * y[j] for j, w in into) >= ci * (1 - 1e-12)}
 
 
-def _solve(order: list[str], preds: dict[str, list[str]], ratio: dict[str, Fraction], const: dict[str, Fraction],
-           capped: set[str], cap: dict[str, Fraction] | None = None) -> dict[str, Fraction] | None:
-    """x_m = r_m · c_m for capped m, x_m = const_m + r_m · Σ_{p→m} x_p for the others, exactly.
+def _solve(order: list[str], weights: dict[str, dict[str, Fraction]], const: dict[str, Fraction],
+           capped: set[str], cap: dict[str, Fraction]) -> dict[str, Fraction] | None:
+    """y_m = c_m for capped m, y_m = const_m + Σ_u W_mu · y_u for the others, exactly.
 
     Gaussian elimination in `order` on the sparse system; None when a pivot 1 − (self weight) is
-    not positive (then I − B is not a nonsingular M-matrix: the uncapped part does not shrink
+    not positive (then I − W is not a nonsingular M-matrix: the uncapped part does not shrink
     around its cycles) or the elimination would fill in too much."""
-    fixed = {m: ratio[m] * cap[m] for m in capped} if cap is not None else {}
+    fixed = {m: cap[m] for m in capped}
     rows: dict[str, dict[str, Fraction]] = {}
     rhs: dict[str, Fraction] = {}
     users: dict[str, set[str]] = {m: set() for m in order}
@@ -254,12 +290,12 @@ def _solve(order: list[str], preds: dict[str, list[str]], ratio: dict[str, Fract
             continue
         row: dict[str, Fraction] = {}
         rhs[m] = const[m]
-        for p in preds[m]:
-            if p in fixed:
-                rhs[m] += ratio[m] * fixed[p]
-            elif ratio[m]:
-                row[p] = row.get(p, Fraction(0)) + ratio[m]
-                users[p].add(m)
+        for u, w in weights[m].items():
+            if u in fixed:
+                rhs[m] += w * fixed[u]
+            elif w:
+                row[u] = row.get(u, Fraction(0)) + w
+                users[u].add(m)
         rows[m] = row
     budget = FILL_PER_MEMBER * len(order) + 1000
     done: set[str] = set()
@@ -286,10 +322,10 @@ def _solve(order: list[str], preds: dict[str, list[str]], ratio: dict[str, Fract
             rhs[u] += w * rhs[v]
         if budget < 0:
             return None
-    x = dict(fixed)
+    y = dict(fixed)
     for v in reversed(eliminated):
-        x[v] = rhs[v] + sum((w * x[p] for p, w in rows[v].items()), Fraction(0))
-    return x
+        y[v] = rhs[v] + sum((w * y[p] for p, w in rows[v].items()), Fraction(0))
+    return y
 
 
 def sigma_bounds(sigma: Fraction, take_max: int, emission: str) -> tuple[Fraction, Fraction]:
@@ -319,12 +355,13 @@ def _fmt(x: Fraction | float) -> str:
 def _ratio_note(e: _Exact, ident: str) -> str:
     """Says which upstream bolts pass on more (or less) than σ per processed tuple."""
     notes = []
-    for p in e.graph.predecessors(ident):
-        if p in e.sigma and (e.sigma_lo[p], e.sigma_hi[p]) != (e.sigma[p], e.sigma[p]):
-            lo, hi = e.sigma_lo[p], e.sigma_hi[p]
+    for p, stream in e.inputs[ident]:
+        sigma, lo, hi = e.streams[p].get(stream, (Fraction(0),) * 3)
+        if p in e.sigma and (lo, hi) != (sigma, sigma):
             span = str(hi) if lo == hi else f"{lo}..{hi}"
-            notes.append(f"{e.topo.component(p).name} emits {span} per processed tuple in the long run, not its "
-                         f"σ = {e.sigma[p]} (emission 'dvert' rounds its carry up)")
+            on = "" if stream == DEFAULT_STREAM else f" on stream '{stream}'"
+            notes.append(f"{e.topo.component(p).name} emits {span}{on} per processed tuple in the long run, not its "
+                         f"σ = {sigma} (emission 'dvert' rounds its carry up)")
     return ("; " + "; ".join(notes)) if notes else ""
 
 
@@ -386,7 +423,7 @@ def _suggest(topo: Topology) -> dict[str, int | None]:
     # Once every bolt is bounded, each passes on σ·inflow: flows no longer depend on
     # parallelism, so the needed capacity of each bolt follows from the uncapped flows.
     probe = _Exact(topo, {b.id: 10**12 for b in topo.bolts})
-    uncapped = probe._inflows(probe.spout_max, probe.cap_max, from_above=False, ratio=probe.sigma_hi)
+    uncapped = probe._inflows(probe.spout_max, probe.cap_max, from_above=False, high=True)
     suggestion: dict[str, int | None] = {}
     parallelism: dict[str, int] = {}
     for b in topo.bolts:

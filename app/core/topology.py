@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
 
@@ -38,7 +38,12 @@ class _Model(BaseModel):
 
 
 # Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
-_SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class", "tasks")
+_SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class", "streams", "stream_sigma",
+                  "stream_ratio", "tasks")
+
+DEFAULT_STREAM = "default"
+StreamName = Annotated[str, Field(min_length=1, max_length=200)]
+StreamValue = Annotated[float, Field(ge=0)]
 
 
 class _StormFields(_Model):
@@ -47,7 +52,7 @@ class _StormFields(_Model):
         data = handler(self)
         if isinstance(data, dict):
             for key in _SPARSE_FIELDS:
-                if key in data and data[key] in (None, []):
+                if key in data and data[key] in (None, [], {}):
                     del data[key]
         return data
 
@@ -65,6 +70,14 @@ class Spout(_StormFields):
                                   description="Storm's parallelism hint; not used by the model")
     unannotated: list[Literal["rate", "burst"]] = Field(
         default_factory=list, description="parameters still holding a placeholder (an import had no value)")
+    streams: list[StreamName] = Field(
+        default_factory=list, description="declared output streams besides 'default' (which carries the emissions)")
+    stream_ratio: dict[str, StreamValue] = Field(
+        default_factory=dict, description="tuples on each declared stream per tuple emitted; unset = not annotated")
+
+    def output_streams(self) -> dict[str, float | None]:
+        """Every output stream and its ratio ('default': 1; None: declared, not annotated yet)."""
+        return {DEFAULT_STREAM: 1.0, **{s: self.stream_ratio.get(s) for s in self.streams}}
 
 
 class Bolt(_StormFields):
@@ -82,6 +95,15 @@ class Bolt(_StormFields):
         "above it; not used by the model"))
     unannotated: list[Literal["alpha", "sigma"]] = Field(
         default_factory=list, description="parameters still holding a placeholder (an import had no value)")
+    streams: list[StreamName] = Field(
+        default_factory=list, description="declared output streams besides 'default' (whose σ is `sigma`)")
+    stream_sigma: dict[str, StreamValue] = Field(
+        default_factory=dict, description="σ of each declared stream (output tuples on it per input tuple); "
+                                          "unset = not annotated")
+
+    def output_streams(self) -> dict[str, float | None]:
+        """Every output stream and its σ ('default': `sigma`; None: declared, not annotated yet)."""
+        return {DEFAULT_STREAM: self.sigma, **{s: self.stream_sigma.get(s) for s in self.streams}}
 
 
 Component = Spout | Bolt
@@ -111,6 +133,18 @@ class TopologySettings(_Model):
         description=("how a bolt's carry of processed tuples is kept after an emit: 'exact' (an exact rational, "
                      "so the long-run output ratio is σ) or 'dvert' (rounded up to an integer, as the D-VerT "
                      "prototype modelled it; the ratio can exceed σ); docs/model.md section 2"))
+
+
+def new_settings() -> TopologySettings:
+    """The settings of a new document (the app's New, an import from Flux or the Storm UI): no idle time,
+    as a Storm executor takes the next tuple as soon as it finishes one. A file without the field keeps
+    the older default, 0.01 s (docs/model.md, "Choosing max_idle_time")."""
+    return TopologySettings(max_idle_time=0.0)
+
+
+def new_topology(name: str = "untitled") -> Topology:
+    """An empty new document (not validated: it has no component yet)."""
+    return Topology.model_construct(name=name, settings=new_settings())
 
 
 class VerificationSettings(_Model):
@@ -251,6 +285,18 @@ class Topology(_Model):
         targets = [s.target for s in self.subscriptions if s.source == ident]
         return [b for b in self.bolts if b.id in targets]
 
+    def inputs_of(self, ident: str) -> list[tuple[str, str]]:
+        """What bolt `ident` receives: its input streams (source id, stream name), each once.
+
+        The one definition the rate check and the network both use (section 1 of docs/model.md):
+        a repeated subscription to one stream of one component counts once (Storm keeps one
+        grouping per input stream); two streams of one component are two inputs."""
+        seen: dict[tuple[str, str], None] = {}
+        for s in self.subscriptions:
+            if s.target == ident:
+                seen.setdefault((s.source, s.stream or DEFAULT_STREAM), None)
+        return list(seen)
+
     def sources_of(self, ident: str) -> list[Component]:
         """Components bolt `ident` subscribes to (subs(j))."""
         sources = [s.source for s in self.subscriptions if s.target == ident]
@@ -270,10 +316,12 @@ class Topology(_Model):
         """
         names = {c.id: c.name for c in self.components}
         return {
-            "spouts": sorted((s.name, s.rate, s.burst) for s in self.spouts),
-            "bolts": sorted((b.name, b.alpha, b.sigma, b.parallelism) for b in self.bolts),
+            "spouts": sorted((s.name, s.rate, s.burst) + _stream_semantics(s) for s in self.spouts),
+            "bolts": sorted((b.name, b.alpha, b.sigma, b.parallelism) + _stream_semantics(b) for b in self.bolts),
             "subscriptions": sorted(
-                (names[s.source], names[s.target], s.grouping, tuple(s.fields)) for s in self.subscriptions
+                (names[s.source], names[s.target], s.grouping, tuple(s.fields))
+                + ((s.stream,) if (s.stream or DEFAULT_STREAM) != DEFAULT_STREAM else ())
+                for s in self.subscriptions
             ),
             "settings": self.settings.model_dump(),
             "checked": sorted(names[r] for r in self.verification.checked),
@@ -281,6 +329,14 @@ class Topology(_Model):
 
     def to_json_bytes(self) -> bytes:
         return (self.model_dump_json(indent=2) + "\n").encode("utf-8")
+
+
+def _stream_semantics(c: Component) -> tuple[Any, ...]:
+    """A component's declared streams and their σ / ratio, for `semantics()` (empty without streams,
+    so documents without streams keep the semantics they had)."""
+    streams = c.output_streams()
+    del streams[DEFAULT_STREAM]
+    return (tuple(sorted(streams.items(), key=lambda kv: kv[0])),) if streams else ()
 
 
 @dataclass(frozen=True)
@@ -334,6 +390,7 @@ def graph_problems(topo: Topology) -> list[Problem]:
         if c.id in ids:
             problems.append(Problem(f"{c.kind}s.{c.name}.id", f"duplicate id '{c.id}'"))
         ids[c.id] = c
+        problems += _stream_problems(c)
     pairs: set[tuple[str, str, str | None]] = set()
     for i, s in enumerate(topo.subscriptions):
         label = f"subscriptions[{i}]"
@@ -349,6 +406,10 @@ def graph_problems(topo: Topology) -> list[Problem]:
             if (s.source, s.target, s.stream) in pairs:
                 problems.append(Problem(label, "duplicate subscription"))
             pairs.add((s.source, s.target, s.stream))
+            declared = src.output_streams()
+            if s.stream is not None and s.stream not in declared:
+                problems.append(Problem(f"{label}.stream", f"'{s.stream}' is not a declared stream of {src.name} "
+                                        f"(declared: {', '.join(declared)}; add it to {src.kind}s.{src.name}.streams)"))
             if s.grouping == "fields" and not s.fields:
                 problems.append(Problem(f"{label}.fields", "fields grouping needs at least one field name"))
     for ref in topo.verification.checked:
@@ -363,15 +424,47 @@ def graph_problems(topo: Topology) -> list[Problem]:
     return problems
 
 
+def _stream_problems(c: Component) -> list[Problem]:
+    """Declared streams: unique and not 'default'; a σ (a spout's ratio) only for a declared stream."""
+    problems: list[Problem] = []
+    where = f"{c.kind}s.{c.name}"
+    if isinstance(c, Bolt):
+        values, field, own = c.stream_sigma, "stream_sigma", "its σ is the bolt's sigma"
+    else:
+        values, field, own = c.stream_ratio, "stream_ratio", "it carries the spout's emissions"
+    seen: set[str] = set()
+    for name in c.streams:
+        if name == DEFAULT_STREAM:
+            problems.append(Problem(f"{where}.streams", f"'{DEFAULT_STREAM}' is always declared ({own})"))
+        elif name in seen:
+            problems.append(Problem(f"{where}.streams", f"stream '{name}' is declared twice"))
+        seen.add(name)
+    declared = ", ".join(sorted(seen - {DEFAULT_STREAM})) or "none"
+    for name in values:
+        if name == DEFAULT_STREAM:
+            problems.append(Problem(f"{where}.{field}.{name}",
+                                    f"the '{DEFAULT_STREAM}' stream has no entry here ({own})"))
+        elif name not in seen:
+            problems.append(Problem(f"{where}.{field}.{name}",
+                                    f"names an undeclared stream '{name}' (declared: {declared}; "
+                                    f"add it to {where}.streams)"))
+    return problems
+
+
 class NotAnnotated(TopologyError):
     """The document still has placeholder values (an import found no rate, burst, α or σ)."""
 
 
 def unannotated_problems(topo: Topology) -> list[Problem]:
     """One `spouts.S.rate: not annotated` per placeholder value, in document order."""
-    return [Problem(f"{key}.{c.name}.{field}", "not annotated")
-            for key, items in (("spouts", topo.spouts), ("bolts", topo.bolts))
-            for c in items for field in c.unannotated]
+    problems = [Problem(f"{key}.{c.name}.{field}", "not annotated")
+                for key, items in (("spouts", topo.spouts), ("bolts", topo.bolts))
+                for c in items for field in c.unannotated]
+    for c in topo.components:
+        field = "stream_sigma" if isinstance(c, Bolt) else "stream_ratio"
+        problems += [Problem(f"{c.kind}s.{c.name}.{field}.{name}", "not annotated")
+                     for name, value in c.output_streams().items() if value is None]
+    return problems
 
 
 def require_annotated(topo: Topology) -> None:

@@ -87,12 +87,21 @@ def subscriptions_by_bolt(trace: Trace) -> dict[str, list[str]]:
     return {b.name: [c.name for c in topo.sources_of(b.id)] for b in topo.bolts}
 
 
-def emitted_at(position: TracePosition, name: str) -> int:
-    """Tuples component `name` emits at this position (0 when it does not emit)."""
+def inputs_by_bolt(trace: Trace) -> dict[str, list[tuple[str, str]]]:
+    """For each bolt of the trace, its input streams (component name, stream), each once (empty if unknown)."""
+    try:
+        topo = parse_topology(trace.topology)
+    except TopologyError:
+        return {}
+    return {b.name: [(topo.name_of(u), stream) for u, stream in topo.inputs_of(b.id)] for b in topo.bolts}
+
+
+def emitted_at(position: TracePosition, name: str, stream: str | None = None) -> int:
+    """Tuples component `name` emits at this position (on `stream` when given; 0 when it does not emit)."""
     step = position.spouts.get(name) or position.bolts.get(name)
     if step is None or not step.emit:
         return 0
-    return step.emitted
+    return step.emitted if stream is None else step.stream_emitted(stream)
 
 
 # ---- the series the plots draw ----------------------------------------------------------------
@@ -145,6 +154,7 @@ def trace_series(trace: Trace, extra_passes: int = 0) -> TraceSeries:
     span = (times[-1] - times[0]) or 1.0
     step_times = [*times, times[-1] + span * 0.03]
     sources = subscriptions_by_bolt(trace)
+    inputs = inputs_by_bolt(trace)
     growth = trace.growth_per_loop()
     bolts: list[BoltSeries] = []
     for bolt in shown[0].position.bolts:
@@ -152,9 +162,10 @@ def trace_series(trace: Trace, extra_passes: int = 0) -> TraceSeries:
         arrivals: list[Arrivals] = []
         if not sources.get(bolt):
             arrivals.append(_arrivals("arrivals", None, times, [s.arrivals for s in steps]))
-        for source in sources.get(bolt, []):
-            arrivals.append(_arrivals(f"from {source}", source, times,
-                                      [emitted_at(sp.position, source) for sp in shown]))
+        for source, stream in inputs.get(bolt, []):  # each input stream once, as the bolt receives it
+            label = f"from {source}" if stream == "default" else f"from {source} ({stream})"
+            arrivals.append(_arrivals(label, source, times,
+                                      [emitted_at(sp.position, source, stream) for sp in shown]))
         bolts.append(BoltSeries(bolt=bolt, growth_per_loop=growth.get(bolt, 0), queue=[queue_after(s) for s in steps],
                                 in_process=[s.batch for s in steps], arrivals=arrivals))
     names = [*trace.positions[0].spouts, *trace.positions[0].bolts]

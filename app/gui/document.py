@@ -30,6 +30,7 @@ from app.core.topology import (
     TopologySettings,
     VerificationSettings,
     graph_problems,
+    new_topology,
     parse_topology,
 )
 
@@ -126,7 +127,7 @@ class DocumentModel(QObject):
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._path: Path | None = None
         self._snapshot: Topology | None = None
-        self._load(topology if topology is not None else Topology.model_construct(name="untitled"))
+        self._load(topology if topology is not None else new_topology())
         self._path = Path(path) if path is not None else None
 
     # ---- reading -------------------------------------------------------------

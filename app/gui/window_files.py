@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from app.core.formats import detect_format, read_json, topology_from_data
 from app.core.layout import with_layout
-from app.core.topology import Topology, TopologyError
+from app.core.topology import Topology, TopologyError, new_topology
 from app.gui.autosave import AutosaveSession, Recoverable, find_recoverable
 from app.gui.canvas import CanvasView
 from app.gui.dialogs import Dialogs
@@ -71,7 +71,7 @@ class DocumentFiles:
 
     def new_document(self) -> None:
         if self.maybe_save():
-            self.document.replace(Topology.model_construct(name="untitled"))
+            self.document.replace(new_topology())
 
     def open_dialog(self) -> None:
         folder = str(self.document.path.parent) if self.document.path else ""

@@ -58,7 +58,8 @@ def build_simple_dia(doc: DocumentModel) -> dict[str, str]:
         ids[name] = b.id
     for src, tgt in (("S1", "B1"), ("S1", "B2"), ("S2", "B2"), ("B1", "B3"), ("B2", "B3")):
         push(AddSubscriptionCommand(doc, ids[src], ids[tgt]))
-    push(SetSectionFieldsCommand(doc, "settings", {"init_queues": 2, "emission": "dvert"}))  # as D-VerT had it
+    # as D-VerT had it (a new document idles for no time: max_idle_time 0, docs/model.md)
+    push(SetSectionFieldsCommand(doc, "settings", {"init_queues": 2, "emission": "dvert", "max_idle_time": 0.01}))
     push(SetSectionFieldsCommand(doc, "verification", {"checked": [ids["B2"], ids["B3"]], "k": 15}))
     push(SetSectionFieldsCommand(doc, "topology", {"name": "simple-DIA-cfg-1"}))
     return ids

@@ -70,6 +70,8 @@ def test_build_simple_dia_from_the_palette_and_inspector(make_window, qtbot) -> 
     for src, tgt in (("S1", "B1"), ("S1", "B2"), ("S2", "B2"), ("B1", "B3"), ("B2", "B3")):
         assert window.scene.connect_components(ids[src], ids[tgt])
     type_into(qtbot, window.inspector.row("init_queues", "settings"), "2")
+    assert window.document.topology().settings.max_idle_time == 0  # a new document idles for no time
+    type_into(qtbot, window.inspector.row("max_idle_time", "settings"), "0.01")  # D-VerT's value
     combo = window.inspector.emission_combo  # the example came from D-VerT: its carry is rounded up
     combo.setCurrentIndex(combo.findData("dvert"))
     type_into(qtbot, window.inspector.row("k", "verification"), "15")
@@ -739,3 +741,43 @@ def test_save_keeps_the_files_mode_and_refuses_a_folder(make_window, tmp_path) -
     folder.mkdir()
     assert not window.save_to(folder)
     assert "is a folder" in window.dialogs.shown[-1][2]
+
+
+def test_streams_in_the_inspector_and_on_the_canvas(make_window, qtbot, tmp_path) -> None:
+    """The inspector lists a component's declared streams with their σ and edits them; a link shows and
+    edits the stream it reads; a non-default stream is named on its link."""
+    window = make_window()
+    window.open_path(SIMPLE)
+    topo = window.document.topology()
+    b1 = topo.bolt_by_name("B1")
+    sub = next(s for s in topo.subscriptions if s.source == b1.id)
+    window.scene.select_ids({b1.id})
+    QApplication.processEvents()
+    inspector = window.inspector
+    assert inspector.row("streams").edit.text() == ""
+    type_into(qtbot, inspector.row("streams"), "status=0.25, errors")
+    changed = window.document.component(b1.id)
+    assert changed.streams == ["status", "errors"] and changed.stream_sigma == {"status": 0.25}
+    assert inspector.row("streams").edit.property("unannotated")  # errors has no σ yet
+    type_into(qtbot, inspector.row("streams"), "status=-1")
+    assert "status: must be at least 0" in inspector.row("streams").error.text()
+    assert all(v >= 0 for v in window.document.component(b1.id).stream_sigma.values())  # refused: never set
+    type_into(qtbot, inspector.row("streams"), "status=0.25, errors=0")
+    window.scene.select_ids({sub.id})
+    QApplication.processEvents()
+    combo = inspector.stream_combo
+    assert [combo.itemText(i) for i in range(combo.count())] == ["default", "status", "errors"]
+    assert combo.currentText() == "default"
+    combo.setCurrentText("status")
+    assert window.document.subscription(sub.id).stream == "status"
+    assert window.scene.edges[sub.id].label.startswith("status")
+    assert "stream status of B1" in window.scene.edges[sub.id].toolTip()
+    window.action_undo.trigger()
+    assert window.document.subscription(sub.id).stream is None
+    assert not window.scene.edges[sub.id].label.startswith("status")
+
+
+def test_a_new_document_idles_for_no_time(make_window) -> None:
+    window = make_window()
+    window.new_document()
+    assert window.document.topology().settings.max_idle_time == 0

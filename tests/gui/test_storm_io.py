@@ -131,7 +131,7 @@ def test_storm_ui_annotates_the_open_document_in_the_background(make_window: Cal
     changed = [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
                if line[:1] in "+-" and not line.startswith(("+++", "---"))]
     assert changed and all("parallelism:" in line for line in changed)
-    assert "+    parallelism: 8    # one counter: the bottleneck" in changed
+    assert "+    parallelism: 5    # one counter: the bottleneck" in changed  # max_idle_time 0 (the imports')
     # beside the Flux edit, Storm's commands: split shrinks by rebalance; count (1 task) needs a redeploy
     question = next(text for kind, title, text in window.dialogs.shown if title == "Save parallelism to Flux file")
     assert "storm rebalance wordcount -e split=1" in question

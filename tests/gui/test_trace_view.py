@@ -187,3 +187,30 @@ def test_finite_run_without_loop(qtbot) -> None:
     assert not view.unroll_box.isEnabled()
     view.last()
     assert "next pass" not in view.position_label.text()
+
+
+def test_the_table_shows_each_streams_count_and_carry(qtbot) -> None:
+    """A component with declared streams: the table names what it emits on each stream and each carry."""
+    from app.core.tcn.search import verify
+    from app.core.topology import parse_topology
+
+    topo = parse_topology({
+        "spouts": [{"name": "S", "rate": 1, "burst": 1}],
+        "bolts": [{"name": "A", "alpha": 0.1, "sigma": 1, "parallelism": 1, "streams": ["err"],
+                   "stream_sigma": {"err": 0.5}},
+                  {"name": "U", "alpha": 0.8, "sigma": 0, "parallelism": 1}],
+        "subscriptions": [{"source": "S", "target": "A"}, {"source": "A", "target": "U"},
+                          {"source": "A", "target": "U", "stream": "err"}],
+        "settings": {"tolerance": 0.1, "max_idle_time": 0}, "verification": {"checked": ["U"]}})
+    trace = verify(topo).traces[0]
+    view = TraceView()
+    qtbot.addWidget(view)
+    view.set_trace(trace)
+    emits = next(i for i, p in enumerate(trace.positions) if p.bolts["A"].emit)
+    view.set_cursor(emits)
+    step = trace.positions[emits].bolts["A"]
+    assert step.emitted_by_stream is not None
+    row = view.table_values()["A"]
+    assert row["emitted"] == (f"{step.emitted} (default {step.emitted_by_stream['default']}, "
+                              f"err {step.emitted_by_stream['err']})")
+    assert row["buffer"].startswith("default ") and ", err " in row["buffer"]

@@ -38,12 +38,15 @@ def changed_lines(before: str, after: str) -> list[str]:
 
 def annotated(doc: Path, out: Path) -> Path:
     """Every placeholder value filled in, as a Storm UI or a calibration would: spouts 60 tuples/s, bolts 20 ms
-    and σ 1/2 (below one, so the linkchecker's redirect cycle has a gain below one)."""
+    and σ 1/2 (below one, so the linkchecker's redirect cycle has a gain below one), a tenth of the tuples on
+    each declared side stream (status, tika, deletion, ...)."""
     data = json.loads(doc.read_text())
     for s in data["spouts"]:
         s.update({"rate": 60.0 if "rate" in s.get("unannotated", []) else s["rate"], "burst": 1, "unannotated": []})
+        s["stream_ratio"] = {name: s.get("stream_ratio", {}).get(name, 0.1) for name in s.get("streams", [])}
     for b in data["bolts"]:
         b.update({"alpha": 0.02, "sigma": 0.5 if b["sigma"] else 0.0, "unannotated": []})
+        b["stream_sigma"] = {name: b.get("stream_sigma", {}).get(name, 0.1) for name in b.get("streams", [])}
     out.write_text(json.dumps(parse_topology(data).model_dump(mode="json")))
     return out
 

@@ -299,3 +299,12 @@ def test_streams_long(case: tuple[str, bytes]) -> None:
 @given(SPECS)
 def test_specs_long(spec: Any) -> None:
     check_spec(spec)
+
+
+def test_a_long_pattern_name_is_cut_in_the_message() -> None:
+    """A header names the pattern in every message about its body: a name of thousands of characters is cut."""
+    name = "p10" * 1000
+    with pytest.raises(PatternError) as err:
+        parse_pattern_text(f"# c\n{name}: a -> \x1b", "f.cep")
+    _one_line(err.value)
+    assert str(err.value).startswith("f.cep line 2 (p10p10")

@@ -123,3 +123,46 @@ def test_a_cycle_that_does_not_shrink_falls_back_to_the_iteration() -> None:
     assert new.in_max == old.in_max and new.in_min == old.in_min
     report = rates.rate_check(topo)
     assert report.bolts["a"].status != "bounded"
+
+
+def _random_topology_with_streams(rng: random.Random):
+    """As `_random_topology`, with a side stream `status` on some bolts (its own σ) read inside the cycles,
+    sometimes beside the same component's default stream (two streams of one source into one bolt)."""
+    topo = _random_topology(rng).model_dump(mode="json")
+    names = {c["id"]: c["name"] for c in [*topo["spouts"], *topo["bolts"]]}
+    side = {b["name"] for b in topo["bolts"] if rng.random() < 0.5}
+    for b in topo["bolts"]:
+        if b["name"] in side:
+            b["streams"], b["stream_sigma"] = ["status"], {"status": rng.choice([0, 0.1, 0.5, 1])}
+    subs = []
+    for sub in topo["subscriptions"]:
+        source = names[sub["source"]]
+        subs.append(sub)
+        if source in side:
+            extra = {**sub, "id": f"{sub['id']}-status", "stream": "status"}
+            if rng.random() < 0.5:
+                subs[-1] = extra  # the status stream only
+            else:
+                subs.append(extra)  # both streams of the source
+    topo["subscriptions"] = subs
+    return parse_topology(topo)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_solved_cycles_with_streams_are_the_limit_of_the_old_iteration(seed: int) -> None:
+    topo = _random_topology_with_streams(random.Random(1000 + seed))
+    new, old, long = rates._Exact(topo), _old(topo), _old(topo, 3000)
+    for b in topo.bolts:
+        i = b.id
+        assert new.in_max[i] <= old.in_max[i]  # sound: never above the iteration from above
+        assert new.in_min[i] >= old.in_min[i] and new.in_nominal[i] >= old.in_nominal[i]
+        assert new.in_max[i] <= long.in_max[i] or abs(float(new.in_max[i]) - float(long.in_max[i])) <= 1e-9
+        if old.in_max[i] < old.cap_min[i]:
+            assert new.in_max[i] < new.cap_min[i]  # bounded by the old iteration: bounded now
+    # the largest inflows are a fixpoint of the per-stream equations
+    processed = {b.id: min(new.in_max[b.id], new.cap_max[b.id]) for b in topo.bolts}
+    processed.update(new.spout_max)
+    for b in topo.bolts:
+        expected = sum((new.streams[u][s][2] * processed[u] for u, s in new.inputs[b.id] if s in new.streams[u]),
+                       Fraction(0))
+        assert new.in_max[b.id] == expected, b.name

@@ -51,7 +51,9 @@ def test_mapping_of_the_wordcount_replies(ui: StormUIServer) -> None:
     assert sources["bolts.split.parallelism"] == "executors = 2"
     assert topo.storm.sources["bolts.count.alpha"] == sources["bolts.count.alpha"]
     report = rate_check(topo)
-    assert report.bolts["count"].status == "grows" and report.suggested_parallelism["count"] == 8
+    # the import idles for no time (max_idle_time 0, as a Storm executor): C / (α(1+τ)) must exceed the inflow
+    assert topo.settings.max_idle_time == 0
+    assert report.bolts["count"].status == "grows" and report.suggested_parallelism["count"] == 5
 
 
 def test_window_all_uses_the_uptime(ui: StormUIServer) -> None:

@@ -93,3 +93,58 @@ def test_region_clocks_flag_finds_a_certified_lasso(tmp_path: Path, capsys) -> N
     data = json.loads(out)
     assert data["verdict"] == "counterexample" and data["certified"] is True and data["growing"] == ["count"]
     assert certify(load_trace(trace_path)).ok
+
+
+def _two_into_one(tmp_path: Path, rate: float) -> Path:
+    """A spout of `rate` tuples/s into a bolt that processes one per second (α 1, parallelism 1), max idle 0."""
+    doc = {"name": "two-into-one", "spouts": [{"name": "S", "rate": rate, "burst": 1}],
+           "bolts": [{"name": "B", "alpha": 1, "sigma": 1, "parallelism": 1}],
+           "subscriptions": [{"source": "S", "target": "B"}],
+           "settings": {"tolerance": 0.1, "max_idle_time": 0}}
+    path = tmp_path / f"two-{rate}.storm.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_max_idle_0_overload_is_a_certified_counterexample_and_check_agrees(tmp_path: Path, capsys) -> None:
+    path = _two_into_one(tmp_path, 2)
+    code, out, err = run(capsys, "check", str(path), "--json")
+    assert code == 0 and json.loads(out)["bolts"]["B"]["status"] == "grows"
+    trace_path = tmp_path / "lasso.json"
+    code, out, err = run(capsys, "verify", str(path), "--json", "--trace-out", str(trace_path))
+    assert code == 1, err
+    assert json.loads(out)["verdict"] == "counterexample" and json.loads(out)["traces"] == [str(trace_path)]
+    trace = load_trace(trace_path)
+    assert certify(trace).ok
+    # back-to-back: with max_idle_time 0 the bolt takes at the very position of its emit
+    assert any(p.bolts["B"].take and p.bolts["B"].emit for p in trace.positions)
+
+
+def test_max_idle_0_overload_is_found_by_the_solver_alone(tmp_path: Path, capsys) -> None:
+    code, out, err = run(capsys, "verify", str(_two_into_one(tmp_path, 2)), "--json", "--no-simulation",
+                         "--k-max", "8")
+    assert code == 1, err
+    assert json.loads(out)["bolts"]["B"]["method"] == "solver"
+
+
+def test_max_idle_0_underload_is_bounded_and_check_agrees(tmp_path: Path, capsys) -> None:
+    path = _two_into_one(tmp_path, 0.7)
+    code, out, _ = run(capsys, "check", str(path), "--json")
+    assert code == 0 and json.loads(out)["bolts"]["B"]["status"] == "bounded"
+    code, out, _ = run(capsys, "verify", str(path), "--json")
+    assert code == 0 and json.loads(out)["verdict"] == "bounded"
+    code, out, _ = run(capsys, "verify", str(path), "--json", "--force-search", "--k-max", "10")
+    assert code == 0 and json.loads(out)["verdict"] == "none-up-to-k"
+
+
+def test_trace_out_without_a_trace_writes_nothing_and_lists_nothing(tmp_path: Path, capsys) -> None:
+    trace_path = tmp_path / "lasso.json"
+    for argv, verdict in ((["--json"], "bounded"), (["--json", "--force-search", "--k-max", "6"], "none-up-to-k"),
+                          (["--json", "--force-search", "--timeout", "0.001"], "unknown")):
+        code, out, err = run(capsys, "verify", str(_two_into_one(tmp_path, 0.7)), "--trace-out", str(trace_path),
+                             *argv)
+        assert code in (0, 4), err
+        data = json.loads(out)
+        assert data["verdict"] == verdict and data["traces"] == []
+        assert not trace_path.exists()
+        assert "no trace written" in err

@@ -179,6 +179,10 @@ def _echo(value: Any) -> str:
 def to_dvert(topo: Topology) -> dict[str, Any]:
     """The newer D-VerT dialect (time_bound, spout parallelism) plus explicit tolerance."""
     names = {c.id: c.name for c in topo.components}
+    for c in topo.components:  # D-VerT has one output stream per component: refuse rather than merge them
+        if c.streams:
+            raise _fail(f"{c.kind}s.{c.name}.streams", "D-VerT JSON has one stream per component and cannot "
+                        f"hold the declared streams {', '.join(c.streams)}: keep the .storm.json document")
     bolts = []
     for b in topo.bolts:
         incoming = [s for s in topo.subscriptions if s.target == b.id]

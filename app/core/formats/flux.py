@@ -48,7 +48,7 @@ from app.core.formats.flux_ticks import (
     tick_spouts,
 )
 from app.core.formats.limits import MAX_INT_DIGITS, escape
-from app.core.topology import Problem, Topology, parse_topology
+from app.core.topology import Problem, Topology, new_settings, parse_topology
 
 MAX_BYTES = 2_000_000
 MAX_DEPTH = 40  # nesting of YAML collections (Flux files need about 8)
@@ -71,6 +71,10 @@ STORM_SETTINGS: dict[str, str] = {
 # the model's values, kept in each component's `config` by an export
 ANNOTATION_KEYS = {"spout": ("rate", "burst"), "bolt": ("alpha", "sigma")}
 ANNOTATION_PREFIX = "stormbound."
+# per declared stream: a bolt's σ, a spout's ratio (a mapping {stream: number} in the component's config)
+STREAM_ANNOTATIONS = {"spout": "stream_ratio", "bolt": "stream_sigma"}
+# Storm's executors take the next tuple as soon as they finish one: an import idles for no time
+IMPORT_SETTINGS: dict[str, Any] = {"max_idle_time": new_settings().max_idle_time}
 SETTINGS_KEYS = ("tolerance", "max_idle_time", "init_queues", "emission")
 UNKNOWN_SPOUT_CLASS = "stormbound.placeholder.SpoutClass"
 UNKNOWN_BOLT_CLASS = "stormbound.placeholder.BoltClass"
@@ -673,7 +677,7 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
         config = item.get("config")
         tick_secs = plain(config.get(TICK_FREQ)) if isinstance(config, dict) else None
         if isinstance(config, dict):
-            for name in (*ANNOTATION_KEYS[kind], "checked"):
+            for name in (*ANNOTATION_KEYS[kind], "checked", STREAM_ANNOTATIONS[kind]):
                 if f"{ANNOTATION_PREFIX}{name}" in config:
                     annotations[name] = (plain(config[f"{ANNOTATION_PREFIX}{name}"]),
                                          _line_of(config, f"{ANNOTATION_PREFIX}{name}"))
@@ -867,13 +871,41 @@ def _annotation(vertex: Vertex, key: str, kind: type) -> Any:
         raise FluxError(vertex.file, line or vertex.line, label, "number is too large") from None
 
 
+def _stream_values(vertex: Vertex) -> dict[str, float]:
+    """The `stormbound.stream_sigma` (bolt) or `stormbound.stream_ratio` (spout) mapping of a component."""
+    key = STREAM_ANNOTATIONS[vertex.kind]
+    if key not in vertex.annotations:
+        return {}
+    value, line = vertex.annotations[key]
+    label = f"{vertex.kind}s.{vertex.id}.config.{ANNOTATION_PREFIX}{key}"
+    if not isinstance(value, dict):
+        raise FluxError(vertex.file, line or vertex.line, label, "must be a mapping of stream names to numbers")
+    out: dict[str, float] = {}
+    for stream, number in value.items():
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
+                or number < 0:
+            raise FluxError(vertex.file, line or vertex.line, f"{label}.{stream}",
+                            f"must be a finite number of at least 0, not {escape(repr(number))}")
+        out[str(stream)] = float(number)
+    return out
+
+
+def _declared_streams(doc: FluxDocument, vertex: Vertex) -> tuple[list[str], dict[str, float]]:
+    """Every `streamId` the file's streams read from `vertex` (and every stream its annotation names),
+    besides 'default', with the σ (ratio) annotated for it; the others stay unannotated."""
+    values = _stream_values(vertex)
+    names = {s.stream_id for s in doc.streams if s.source == vertex.id and s.stream_id not in (None, "default")}
+    names |= set(values) - {"default"}
+    return sorted(n for n in names if n is not None), {k: v for k, v in values.items() if k != "default"}
+
+
 def to_topology(doc: FluxDocument) -> FluxImport:
     """The Stormbound topology Flux would deploy; timing Flux lacks stays unannotated."""
     from app.core.layout import layered_layout
 
     notes = list(doc.notes)
     fed = {s.target for s in doc.streams}
-    feeding = {s.source for s in doc.streams}
+    feeding = {s.source for s in doc.streams if s.stream_id in (None, "default")}  # its default stream is read
     spouts: list[dict[str, Any]] = []
     for v in doc.spouts.values():
         rate, burst = _annotation(v, "rate", float), _annotation(v, "burst", int)
@@ -882,6 +914,7 @@ def to_topology(doc: FluxDocument) -> FluxImport:
                        "class_name": None if v.class_name == UNKNOWN_SPOUT_CLASS else v.class_name,
                        "executors": v.parallelism if v.parallelism is not None else 1,
                        "unannotated": [k for k, x in (("rate", rate), ("burst", burst)) if x is None]})
+        spouts[-1]["streams"], spouts[-1]["stream_ratio"] = _declared_streams(doc, v)
     bolts: list[dict[str, Any]] = []
     checked: list[str] = []
     for v in doc.bolts.values():
@@ -897,6 +930,7 @@ def to_topology(doc: FluxDocument) -> FluxImport:
                       "parallelism": v.parallelism if v.parallelism is not None else 1,
                       "class_name": None if v.class_name == UNKNOWN_BOLT_CLASS else v.class_name,
                       "tasks": v.num_tasks, "unannotated": missing})
+        bolts[-1]["streams"], bolts[-1]["stream_sigma"] = _declared_streams(doc, v)
         if v.annotations.get("checked", (False, None))[0] is True:
             checked.append(v.id)
     ticks = tick_spouts(doc, notes, PLACEHOLDER_VALUE)
@@ -916,7 +950,7 @@ def to_topology(doc: FluxDocument) -> FluxImport:
                          "tuples evenly over its tasks (see docs/storm.md)")
     storm: dict[str, Any] = {attr: doc.config[key] for key, attr in STORM_SETTINGS.items()
                              if doc.config.get(key) is not None}
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] = dict(IMPORT_SETTINGS)
     rest: dict[str, Any] = {}
     for key, value in doc.config.items():
         if key in STORM_SETTINGS:
@@ -985,7 +1019,7 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
         if value is not None:
             config[key] = value
     config.update(topo.storm.config)
-    defaults = type(topo.settings)()
+    defaults = type(topo.settings)(**IMPORT_SETTINGS)  # what an import of the file would assume
     for key in SETTINGS_KEYS:
         value = getattr(topo.settings, key)
         if value != getattr(defaults, key):
@@ -994,6 +1028,9 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
 
     def annotations(c: Any, keys: tuple[str, ...]) -> dict[str, Any]:
         out = {f"{ANNOTATION_PREFIX}{k}": _number(getattr(c, k)) for k in keys if k not in c.unannotated}
+        values = c.stream_sigma if c.kind == "bolt" else c.stream_ratio
+        if values:
+            out[f"{ANNOTATION_PREFIX}{STREAM_ANNOTATIONS[c.kind]}"] = {n: _number(x) for n, x in values.items()}
         if c.id in checked:
             out[f"{ANNOTATION_PREFIX}checked"] = True
         return out

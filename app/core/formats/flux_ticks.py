@@ -46,6 +46,8 @@ def tick_spouts(doc: FluxDocument, notes: list[str], placeholder: float) -> list
                          f"{TICK_FREQ} is set in the Flux file (the bolt may set it in Java): the rate of its timer "
                          f"source {tick_name(bolt)} is not annotated")
         rate = tasks / float(secs) if known and secs is not None else placeholder
+        # its ticks go out on Storm's stream __tick (every emission once), which the bolt subscribes to
         out.append({"name": tick_name(bolt), "rate": rate, "burst": tasks,
+                    "streams": [TICK_STREAM], "stream_ratio": {TICK_STREAM: 1.0},
                     "class_name": None, "executors": None, "unannotated": [] if known else ["rate"]})
     return out

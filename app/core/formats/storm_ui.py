@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 
 from app.core.formats import FormatError
 from app.core.formats.storm_ui_client import DEFAULT_TIMEOUT_S, Credentials, StormUIClient, StormUIError
-from app.core.topology import Problem, Topology, one_line, parse_topology
+from app.core.topology import Problem, Topology, new_settings, one_line, parse_topology
 
 WINDOWS: dict[str, str] = {"600": "600", "10800": "10800", "86400": "86400", "all": ":all-time"}
 LATENCY_RESOLUTION_MS = 0.0005  # the UI prints latencies with three decimals: "0.000" means below this
@@ -200,6 +200,32 @@ def _emitted(component: dict[str, Any]) -> float | None:
     return total
 
 
+def _emitted_by_stream(component: dict[str, Any]) -> dict[str, float]:
+    """Tuples emitted per output stream (`outputStats`, one row per stream), system streams left out."""
+    counts: dict[str, float] = {}
+    for item in component.get("outputStats") or []:
+        if isinstance(item, dict) and not _system(item.get("stream", "default")):
+            stream = str(item.get("stream") or "default")
+            counts[stream] = counts.get(stream, 0.0) + (_number(item.get("emitted")) or 0.0)
+    return counts
+
+
+def _streams_read(page: dict[str, Any], snapshot: StormUISnapshot) -> dict[str, set[str]]:
+    """Per component, the non-default streams some bolt of the topology reads from it (`inputStats`)."""
+    read: dict[str, set[str]] = {}
+    for row in page.get("bolts") or []:
+        name = row.get("boltId") if isinstance(row, dict) else None
+        if _system(name):
+            continue
+        comp = snapshot.components.get(name, {})
+        for item in _inputs(comp) or snapshot.all_time_inputs.get(name, []):
+            stream = item.get("stream")
+            if stream not in (None, "default"):
+                read.setdefault(str(item.get("component")), set()).add(_checked_name(str(stream), snapshot.url,
+                                                                                     "stream"))
+    return read
+
+
 def _window_seconds(snapshot: StormUISnapshot) -> tuple[float, str]:
     uptime = _number(snapshot.topology.get("uptimeSeconds"))
     if snapshot.window == "all":
@@ -233,6 +259,23 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
     spouts: list[dict[str, Any]] = []
     bolts: list[dict[str, Any]] = []
     edges: dict[tuple[str, str, str | None], dict[str, Any]] = {}
+    read = _streams_read(page, snapshot)
+
+    def declare(entry: dict[str, Any], key: str, counts: dict[str, float], per: float | None, what: str) -> None:
+        """The component's non-default streams (those it emits on and those read from it), each with
+        its σ (ratio): tuples on the stream per `per` tuples; unannotated without a count."""
+        name = entry["name"]
+        streams = sorted((set(counts) | read.get(name, set())) - {"default"})
+        entry["streams"], entry[key] = streams, {}
+        for stream in streams:
+            path = f"{'spouts' if key == 'stream_ratio' else 'bolts'}.{name}.{key}.{stream}"
+            if per:
+                entry[key][stream] = round(counts.get(stream, 0.0) / per, 6)
+                record(path, entry[key][stream], f"{counts.get(stream, 0.0):g} emitted on stream {stream} / "
+                                                 f"{per:g} {what} over {span}")
+            else:
+                notes.append(f"{path}: no {what} counts over {span}: not annotated")
+
     for row in page.get("spouts") or []:
         name = row.get("spoutId") if isinstance(row, dict) else None
         if _system(name):
@@ -240,8 +283,11 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
         _checked_name(name, snapshot.url, "spout")
         comp = snapshot.components.get(name, {})
         executors = _executors(comp.get("executors", row.get("executors")), snapshot.url, f"spouts.{one_line(name)}")
+        by_stream = _emitted_by_stream(comp)
         emitted = _emitted(comp)
         where = "emitted on its own streams (component page)"
+        if len(set(by_stream) - {"default"}) and by_stream.get("default"):
+            emitted, where = by_stream["default"], "emitted on its default stream (component page)"
         if emitted is None:
             emitted, where = _number(row.get("emitted")) or 0.0, "emitted (topology page, all streams)"
         spout: dict[str, Any] = {"name": name, "executors": max(1, executors), "burst": 1, "rate": 1.0,
@@ -254,6 +300,8 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
             spout["unannotated"].append("rate")
             notes.append(f"spouts.{name}.rate: emitted nothing over {span}: not annotated")
         record(f"spouts.{name}.burst", 1, "assumed: the Storm UI reports no burst size (one tuple per nextTuple)")
+        declare(spout, "stream_ratio", by_stream, emitted if emitted > 0 else None,
+                "tuples emitted on its default stream")
         spouts.append(spout)
     for row in page.get("bolts") or []:
         name = row.get("boltId") if isinstance(row, dict) else None
@@ -289,15 +337,20 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
                         "(an upper bound, so capacity is not overestimated)"
             bolt["alpha"] = round(latency_ms / 1000.0, 12)
             record(f"bolts.{name}.alpha", bolt["alpha"], shown)
+        by_stream = _emitted_by_stream(comp)
         emitted = _emitted(comp)
+        on = ""
+        if set(by_stream) - {"default"}:  # streams of its own: the default stream's σ from its own count
+            emitted, on = by_stream.get("default", 0.0), " on its default stream"
         if emitted is None:
             emitted = _number(row.get("emitted"))
         if executed and emitted is not None:
             bolt["sigma"] = round(emitted / executed, 6)
-            record(f"bolts.{name}.sigma", bolt["sigma"], f"{emitted:g} emitted / {executed:g} executed over {span}")
+            record(f"bolts.{name}.sigma", bolt["sigma"], f"{emitted:g} emitted{on} / {executed:g} executed over {span}")
         else:
             bolt["unannotated"].append("sigma")
             notes.append(f"bolts.{name}.sigma: no executed or emitted counts over {span}: not annotated")
+        declare(bolt, "stream_sigma", by_stream, executed or None, "executed tuples")
         bolts.append(bolt)
         for item in inputs:
             source = str(item.get("component"))
@@ -335,8 +388,9 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
         record("storm.workers", int(workers), "workersTotal on the topology page")
     storm["sources"] = {d.path: d.source for d in derived if not d.path.startswith("storm.")}
     name = _checked_name(str(page.get("name") or snapshot.topology_id), snapshot.url, "topology")
+    # Storm's executors take the next tuple as soon as they finish one: the model idles for no time
     data = {"name": name, "spouts": spouts, "bolts": bolts,
-            "subscriptions": subscriptions, "storm": storm,
+            "subscriptions": subscriptions, "storm": storm, "settings": {"max_idle_time": new_settings().max_idle_time},
             "description": f"Read from {snapshot.url} (topology {snapshot.topology_id}, {span})."}
     try:
         topo = parse_topology(data)
@@ -403,6 +457,12 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
                 update[field] = getattr(m, field)
                 sources[f"bolts.{b.name}.{field}"] = ui.storm.sources.get(f"bolts.{b.name}.{field}", "Storm UI")
         update["unannotated"] = [f for f in b.unannotated if f not in update]
+        measured_streams = {n: v for n, v in m.stream_sigma.items() if n in b.streams}
+        if measured_streams:  # the document's declared streams, with the cluster's σ where it has one
+            update["stream_sigma"] = {**b.stream_sigma, **measured_streams}
+            for n in measured_streams:
+                path = f"bolts.{b.name}.stream_sigma.{n}"
+                sources[path] = ui.storm.sources.get(path, "Storm UI")
         bolts.append(b.model_copy(update=update))
     known = {c.name for c in document.components}
     for c in ui.components:

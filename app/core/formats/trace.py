@@ -10,9 +10,9 @@ import json
 import os
 import re
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
 from app.core.fileio import write_atomic
 from app.core.formats.limits import escape
@@ -21,16 +21,53 @@ from app.core.topology import Problem
 TRACE_FORMAT: Literal["stormbound-trace/1"] = "stormbound-trace/1"
 
 
-class SpoutStep(BaseModel):
+class _Step(BaseModel):
+    """What spout and bolt steps share: per-stream counts, present only for a component with streams."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
+    emitted_by_stream: dict[str, Annotated[int, Field(ge=0)]] | None = Field(
+        default=None, description="tuples emitted on each output stream (a component with declared streams)")
+    buffer_by_stream: dict[str, int | str] | None = Field(
+        default=None, description="each output stream's carry after this position (a component with declared "
+                                  "streams)")
+
+    @field_validator("buffer_by_stream")
+    @classmethod
+    def _carries(cls, value: dict[str, int | str] | None) -> dict[str, int | str] | None:
+        for carry in (value or {}).values():
+            if parse_carry(carry) < 0:
+                raise ValueError("must not be negative")
+        return value
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("emitted_by_stream", "buffer_by_stream"):  # unset: left out; set: written last
+                value = data.pop(key, None)
+                if value is not None:
+                    data[key] = value
+        return data
+
+    def stream_emitted(self, stream: str) -> int:
+        """Tuples emitted on `stream` ('default' for a component without declared streams: `emitted`)."""
+        if self.emitted_by_stream is None:
+            return getattr(self, "emitted", 0) if stream == "default" else 0
+        return self.emitted_by_stream.get(stream, 0)
+
+
+class SpoutStep(_Step):
+    """A spout at one position; with declared streams `emitted` is the sum over its streams and the
+    emission itself (what its timing rule reads) is `emitted_by_stream["default"]`."""
+
     emit: bool
     emitted: int = Field(ge=0)
 
 
-class BoltStep(BaseModel):
-    """A bolt at one position. `queue` is before this position's actions, `buffer` after."""
+class BoltStep(_Step):
+    """A bolt at one position. `queue` is before this position's actions, `buffer` after; with declared
+    streams `emitted` is the sum over `emitted_by_stream` and `buffer` the default stream's carry."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
     queue: int = Field(ge=0)
     arrivals: int = Field(ge=0)
     take: bool

@@ -14,6 +14,7 @@ replay checks the counter rules and skips the timing rules.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,8 +23,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.core.formats.trace import Trace
-from app.core.topology import Topology, parse_topology
+from app.core.formats.trace import Trace, parse_carry
+from app.core.topology import Bolt, Topology, parse_topology, unannotated_problems
 
 UNROLL_PASSES = 3
 
@@ -61,6 +62,7 @@ class _Before:
     bolt_buffer: dict[str, Fraction | int]
     bolt_take_clock: dict[str, int | None]
     bolt_waiting_clock: dict[str, int | None]
+    stream_buffer: dict[tuple[str, str], Fraction | int]  # the declared streams' carries
 
 
 class _Rules:
@@ -79,23 +81,35 @@ class _Rules:
         self.alpha = {b.name: fr(b.alpha) for b in topo.bolts}
         self.sigma = {b.name: fr(b.sigma) for b in topo.bolts}
         self.take_max = {b.name: b.parallelism for b in topo.bolts}
-        self.sources = {b.name: [names[s.source] for s in topo.subscriptions if s.target == b.id] for b in topo.bolts}
-        has_subscriber = {names[s.source] for s in topo.subscriptions}
-        self.silent = {b.name: b.name not in has_subscriber or self.sigma[b.name] == 0 for b in topo.bolts}
+        # input streams (component, stream): a repeated subscription to one stream counts once (section 1)
+        inputs = {(names[s.target], names[s.source], s.stream or "default") for s in topo.subscriptions}
+        self.sources = {b.name: sorted({(u, st) for j, u, st in inputs if j == b.name}) for b in topo.bolts}
+        subscribed = {(u, st) for _, u, st in inputs}
+        # every output stream with its σ (a spout's: its ratio; its default stream is the emission itself)
+        # and whether it carries nothing and keeps no buffer (nobody subscribes, or σ = 0)
+        self.streams: dict[str, dict[str, tuple[Fraction, bool]]] = {}
+        for c in topo.components:
+            given = c.stream_sigma if isinstance(c, Bolt) else c.stream_ratio
+            values = {"default": fr(c.sigma)} if isinstance(c, Bolt) else {}
+            values.update({name: fr(given[name]) for name in c.streams})
+            self.streams[c.name] = {name: (v, (c.name, name) not in subscribed or v == 0)
+                                    for name, v in values.items()}
+        self.declared = {c.name: bool(c.streams) for c in topo.components}
+        self.silent = {b.name: self.streams[b.name]["default"][1] for b in topo.bolts}  # the default stream's
         self.emission = topo.settings.emission
 
-    def emit(self, name: str, total: Fraction) -> tuple[int, Fraction]:
-        """Section 2's EMIT for a buffer of `total`: (tuples emitted, carry kept)."""
-        if self.silent[name]:
+    def emit(self, name: str, total: Fraction, stream: str = "default") -> tuple[int, Fraction]:
+        """Section 2's EMIT on one output stream for a buffer of `total`: (tuples emitted, carry kept)."""
+        sigma, silent = self.streams[name][stream]
+        if silent:
             return 0, Fraction(0)
-        sigma = self.sigma[name]
         out = math.floor(sigma * total)
         rest = total - Fraction(out) / sigma
         return out, (Fraction(math.ceil(rest)) if self.emission == "dvert" else rest)
 
-    def emit_fast(self, name: str, total: Fraction | int) -> tuple[int, Fraction | int]:
+    def emit_fast(self, name: str, total: Fraction | int, stream: str = "default") -> tuple[int, Fraction | int]:
         """`emit`, with a whole carry as an int (cheaper to compare on long traces)."""
-        out, keep = self.emit(name, Fraction(total))
+        out, keep = self.emit(name, Fraction(total), stream)
         return out, (keep.numerator if keep.denominator == 1 else keep)
 
     def constants(self) -> list[Fraction]:
@@ -153,6 +167,11 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
     waiting_since: dict[str, int | None] = {b: None for b in rules.alpha}
     expected_queue: dict[str, int] = {b: rules.init for b in rules.alpha}
     spout_names, bolt_names = set(rules.period), set(rules.alpha)
+    with_streams = {name for name, declared in rules.declared.items() if declared}
+    default_key = {name: (name, "default") for name in rules.declared}  # made once, not per position
+    # the declared streams' carries (a bolt's default stream keeps its carry in `buffer`)
+    stream_buffer: dict[tuple[str, str], Fraction | int] = {
+        (c, st): 0 for c, outs in rules.streams.items() for st in outs if st != "default"}
 
     def bad(i: int, who: str, text: str) -> None:
         problems.append(f"{label} {i}: {who}: {text}")
@@ -166,11 +185,27 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
         if i % 32 == 0 and cancelled():
             raise _Cancelled
         t = ticks(step.time)
-        emitted = {n: sp["emitted"] for n, sp in step.spouts.items()}
-        emitted.update((n, bo["emitted"]) for n, bo in step.bolts.items())
         if step.spouts.keys() != spout_names or step.bolts.keys() != bolt_names:
             bad(i, "trace", "the components do not match the topology")
             return befores
+        # what each output stream carries at i (section 2: emitted_by_stream for a component with streams)
+        emitted: dict[tuple[str, str], int] = {default_key[name]: sx["emitted"] for name, sx in step.spouts.items()}
+        emitted.update({default_key[name]: bx["emitted"] for name, bx in step.bolts.items()})
+        for name, sx in itertools.chain(step.spouts.items(), step.bolts.items()):
+            by_stream = sx["emitted_by_stream"]
+            if name not in with_streams:
+                if by_stream is not None or sx["buffer_by_stream"] is not None:
+                    bad(i, name, "records per-stream counts but declares no stream")
+                continue
+            listed = {"default", *rules.streams[name]}
+            if by_stream is None or set(by_stream) != listed or set(sx["buffer_by_stream"] or {}) != (
+                    listed - {"default"} if name in spout_names else listed):
+                bad(i, name, f"emitted_by_stream / buffer_by_stream must list its streams "
+                    f"({', '.join(sorted(listed))})")
+                return befores
+            emitted.update(((name, st), n) for st, n in by_stream.items())
+            if sx["emitted"] != sum(by_stream.values()):
+                bad(i, name, f"emitted {sx['emitted']} is not the sum of emitted_by_stream")
         if i == 0 and t != 0:
             late(i, "time", f"the run starts at {step.time}, not 0")
         if previous is not None and t <= previous:
@@ -185,10 +220,21 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 spout_clock={s: t - last_emit[s][0] for s in last_emit},
                 bolt_processing=dict(processing), bolt_batch=dict(batch), bolt_buffer=dict(buffer),
                 bolt_take_clock={b: (t - take_time[b]) if processing[b] else None for b in processing},
-                bolt_waiting_clock={b: (t - w) if w is not None else None for b, w in waiting_since.items()}))
+                bolt_waiting_clock={b: (t - w) if w is not None else None for b, w in waiting_since.items()},
+                stream_buffer=dict(stream_buffer)))
         # spouts: emit at 0, then each emission n·a ± τ·a after the previous one
         for name, sp in step.spouts.items():
-            n = sp["emitted"]
+            n = emitted[default_key[name]]  # the emission itself; declared streams follow it below
+            for st, (_, silent) in rules.streams[name].items():
+                carry = parse_carry(sp["buffer_by_stream"][st])
+                if n > 0:
+                    out, keep = rules.emit_fast(name, stream_buffer[(name, st)] + n, st)
+                else:
+                    out, keep = 0, stream_buffer[(name, st)]
+                if emitted[(name, st)] != out or carry != keep:
+                    bad(i, f"spout {name}", f"stream {st}: emits {emitted[(name, st)]} keeping {carry}, but the "
+                        f"rule gives {out} keeping {keep}" + (" (nobody receives it)" if silent else ""))
+                stream_buffer[(name, st)] = keep
             if sp["emit"] != (n > 0):
                 bad(i, f"spout {name}", f"emit is {sp['emit']} but {n} tuples emitted")
             if n > rules.burst[name]:
@@ -215,7 +261,7 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
         # bolts
         for name, bo in step.bolts.items():
             who = f"bolt {name}"
-            arrivals = sum(map(emitted.__getitem__, rules.sources[name]))
+            arrivals = sum(map(emitted.__getitem__, rules.sources[name]))  # each input stream once
             if bo["arrivals"] != arrivals:
                 bad(i, who, f"arrivals {bo['arrivals']} but its sources emit {arrivals}")
             queue = bo["queue"]
@@ -229,24 +275,8 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 late(i, who, f"tuples wait {sec(t - since)} s, longer than max_idle_time {rules.idle}")
             lo, hi = window[name]
             taken = 0
-            if bo["take"] and bo["emit"]:
-                bad(i, who, "takes and emits at the same position")
-            if bo["take"]:
-                if was_processing:
-                    bad(i, who, "takes while processing")
-                want = min(rules.take_max[name], queue + bo["arrivals"])
-                if want <= 0:
-                    bad(i, who, "takes with nothing to take")
-                if bo["batch"] != want:
-                    bad(i, who, f"takes {bo['batch']} tuples but min(parallelism, queue + arrivals) = {want}")
-                taken = bo["batch"]
-                processing[name], batch[name], take_time[name] = True, bo["batch"], t
-                if bo["emitted"] != 0:
-                    bad(i, who, f"emits {bo['emitted']} tuples at a take (tuples leave a bolt only at an emit)")
-                if bo["buffer"] != buffer[name]:
-                    bad(i, who, f"buffer changes from {buffer[name]} to {bo['buffer']} at a take "
-                        "(only an emit changes it)")
-            elif bo["emit"]:
+            # EMIT first: it ends the phase; a TAKE at the same position (back-to-back) starts the next
+            if bo["emit"]:
                 if not was_processing:
                     bad(i, who, "emits while idle")
                 else:
@@ -255,17 +285,43 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                         late(i, who, f"processing took {sec(busy)} s, outside [{sec(lo)}, {sec(hi)}]")
                 total = buffer[name] + batch[name]
                 out, keep = rules.emit_fast(name, total)
-                if bo["emitted"] != out or bo["buffer"] != keep:
-                    bad(i, who, f"emits {bo['emitted']} keeping {bo['buffer']}, but a buffer of {total} "
+                if emitted[(name, "default")] != out or bo["buffer"] != keep:
+                    bad(i, who, f"emits {emitted[(name, 'default')]} keeping {bo['buffer']}, but a buffer of {total} "
                         f"gives {out} keeping {keep} (emission '{rules.emission}')")
+                for st in rules.streams[name]:  # every other output stream on its own, with its own carry
+                    if st != "default":
+                        out, kept = rules.emit_fast(name, stream_buffer[(name, st)] + batch[name], st)
+                        carry = parse_carry(bo["buffer_by_stream"][st])
+                        if emitted[(name, st)] != out or carry != kept:
+                            bad(i, who, f"stream {st}: emits {emitted[(name, st)]} keeping {carry}, but a buffer of "
+                                f"{stream_buffer[(name, st)] + batch[name]} gives {out} keeping {kept}")
+                        stream_buffer[(name, st)] = kept
+                if rules.declared[name] and parse_carry(bo["buffer_by_stream"]["default"]) != bo["buffer"]:
+                    bad(i, who, "buffer_by_stream.default is not its buffer")
                 processing[name], batch[name], buffer[name] = False, 0, keep
             else:
                 if was_processing and t - take_time[name] >= hi:
                     late(i, who, f"still processing {sec(t - take_time[name])} s after its take (at most {sec(hi)})")
                 if bo["emitted"] != 0:
-                    bad(i, who, f"emits {bo['emitted']} tuples without an emit")
+                    where = " at a take" if bo["take"] else ""
+                    bad(i, who, f"emits {bo['emitted']} tuples{where} without an emit (tuples leave a bolt only "
+                        "at an emit)")
                 if bo["buffer"] != buffer[name]:
                     bad(i, who, f"buffer changes from {buffer[name]} to {bo['buffer']} without an emit")
+                if name in with_streams:
+                    for st in rules.streams[name]:
+                        if st != "default" and parse_carry(bo["buffer_by_stream"][st]) != stream_buffer[(name, st)]:
+                            bad(i, who, f"stream {st}: its buffer changes without an emit")
+            if bo["take"]:
+                if processing[name]:
+                    bad(i, who, "takes while processing")
+                want = min(rules.take_max[name], queue + bo["arrivals"])
+                if want <= 0:
+                    bad(i, who, "takes with nothing to take")
+                if bo["batch"] != want:
+                    bad(i, who, f"takes {bo['batch']} tuples but min(parallelism, queue + arrivals) = {want}")
+                taken = bo["batch"]
+                processing[name], batch[name], take_time[name] = True, bo["batch"], t
             want_phase = "processing" if processing[name] else "idle"
             if bo["phase"] != want_phase:
                 bad(i, who, f"phase {bo['phase']} but the rules give {want_phase}")
@@ -362,7 +418,8 @@ def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[
     growth: dict[str, int] = {}
     for name in rules.alpha:
         a, z = first.bolts[name], last.bolts[name]
-        for key in ("arrivals", "take", "batch", "emit", "emitted", "buffer", "phase"):
+        for key in ("arrivals", "take", "batch", "emit", "emitted", "buffer", "phase", "emitted_by_stream",
+                    "buffer_by_stream"):
             if a[key] != z[key]:
                 bad(f"bolt {name}: {key} differs at {loop_start} and {k + 1}")
         for key in ("bolt_processing", "bolt_batch", "bolt_buffer"):
@@ -371,6 +428,9 @@ def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[
         growth[name] = z["queue"] - a["queue"]
         if growth[name] < 0:
             bad(f"bolt {name}: queue shrinks by {-growth[name]} per pass, so the loop cannot repeat forever")
+    for (name, st), carry in b_first.stream_buffer.items():
+        if b_last.stream_buffer[(name, st)] != carry:
+            bad(f"{name}: the carry of stream {st} does not repeat")
     for problem in _region_problems(rules, _clocks(b_first), _clocks(b_last), loop_start, k + 1):
         bad(problem)
     loop = steps[loop_start:k + 1]
@@ -440,6 +500,8 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
         topo = parse_topology(trace.topology)
     except Exception as err:  # the embedded document itself is broken
         return Certificate(False, [f"topology: {err}"])
+    if unannotated_problems(topo):
+        return Certificate(False, [f"topology: {p}" for p in unannotated_problems(topo)])
     rules = _Rules(topo)
     if checked is None:
         checked = [b.name for b in topo.checked_bolts()]

@@ -22,7 +22,7 @@ from fractions import Fraction
 import z3
 
 from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, format_carry, format_time
-from app.core.tcn.network import BoltParams, Network, SpoutParams
+from app.core.tcn.network import BoltParams, Network, SpoutParams, StreamParams
 
 LOOP_CLOCKS = ("equal", "region")
 
@@ -39,6 +39,11 @@ def _real(ctx: z3.Context, value: Fraction | int) -> z3.ArithRef:
 class _SpoutVars:
     def __init__(self, enc: Encoding, s: SpoutParams, n: int) -> None:
         self.emitted = [enc._int(f"E[{s.name}]{i}") for i in range(n)]
+        # declared streams that carry tuples: per position the tuples on them and the carry after
+        self.stream_emitted = {st.name: [enc._int(f"E[{s.name}/{st.name}]{i}") for i in range(n)]
+                               for st in s.streams if not st.silent}
+        self.stream_buffer = {st.name: [enc._int(f"buf[{s.name}/{st.name}]{i}") for i in range(n)]
+                              for st in s.streams if not st.silent}
         self.last_size = [enc._int(f"n[{s.name}]{i}") for i in range(n)]  # size of the last emission, after i
         self.last_time = [enc._time_var(f"tE[{s.name}]{i}") for i in range(n)]  # its time, after i
 
@@ -56,8 +61,14 @@ class _BoltVars:
         self.batch = [enc._int(f"P[{p}]{i}") for i in range(n)]  # after actions at i (0 when idle)
         self.take_time = [enc._time_var(f"tT[{p}]{i}") for i in range(n)]
         self.waiting_since = [enc._time_var(f"tW[{p}]{i}") for i in range(n)]
-        self.emitted = [enc._int(f"E[{p}]{i}") for i in range(n)]
-        self.buffer = [enc._int(f"buf[{p}]{i}") for i in range(n)]  # after actions at i
+        self.emitted = [enc._int(f"E[{p}]{i}") for i in range(n)]  # on the default stream
+        self.buffer = [enc._int(f"buf[{p}]{i}") for i in range(n)]  # the default stream's, after actions at i
+        # per output stream (the default one is `emitted` / `buffer`)
+        self.stream_emitted = {st.name: [enc._int(f"E[{p}/{st.name}]{i}") for i in range(n)]
+                               for st in b.streams[1:]}
+        self.stream_buffer = {st.name: [enc._int(f"buf[{p}/{st.name}]{i}") for i in range(n)]
+                              for st in b.streams[1:]}
+        self.stream_emitted["default"], self.stream_buffer["default"] = self.emitted, self.buffer
         self.arrivals: list[z3.ArithRef] = []
         self._waiting: dict[int, z3.BoolRef] = {}
 
@@ -189,6 +200,20 @@ class Encoding:
                                  v.last_size[i] == v.emitted[i], v.last_time[i] == t[i]),
                           z3.And(gap < due + self._q(ctx, jitter),
                                  v.last_size[i] == v.last_size[i - 1], v.last_time[i] == v.last_time[i - 1])))
+            for st in s.streams:  # a declared stream: the emit rule applied to the spout's emissions
+                if st.silent:
+                    continue
+                es, kept = v.stream_emitted[st.name], v.stream_buffer[st.name]
+                for i in range(self.n):
+                    if i == 0 and self.free_start:
+                        add(es[0] >= 0)
+                        self._free_carry(st.sigma, False, kept[0])
+                        continue
+                    before = kept[i - 1] if i > 0 else z3.IntVal(0, ctx)
+                    add(z3.Implies(z3.Not(v.emits(i)), z3.And(es[i] == 0, kept[i] == before)))
+                    for guard, rule in self._emit_rule(st.sigma, s.burst, before + v.emitted[i], before, v.emitted[i],
+                                                       es[i], kept[i]):
+                        add(z3.Implies(v.emits(i) if guard is None else z3.And(v.emits(i), guard), rule))
         for b in net.bolts:
             v = self.bolts[b.name]
             lo, hi = b.alpha * (1 - tau), b.alpha * (1 + tau)
@@ -197,7 +222,7 @@ class Encoding:
             for i in range(self.n):
                 if self.cancelled():
                     raise Cancelled
-                arrivals = [self._emitted(src, i) for src in b.sources]
+                arrivals = [self._emitted(src, stream, i) for src, stream in b.sources]
                 v.arrivals.append(z3.Sum(arrivals) if arrivals else z3.IntVal(0, ctx))
                 avail = v.queue[i] + v.arrivals[i]
                 add(v.queue[i] >= 0)
@@ -207,10 +232,10 @@ class Encoding:
                 was_processing = v.processing[i - 1] if i > 0 else z3.BoolVal(False, ctx)
                 was_waiting = v.waiting(i - 1) if i > 0 else z3.BoolVal(False, ctx)
                 prev_batch = v.batch[i - 1] if i > 0 else z3.IntVal(0, ctx)
-                prev_buffer = v.buffer[i - 1] if i > 0 else z3.IntVal(0, ctx)
                 take, emit = v.take[i], v.emit[i]
-                # TAKE only when idle, EMIT only when processing: never both at one position
-                add(z3.Implies(take, z3.Not(was_processing)), z3.Implies(emit, was_processing))
+                # TAKE only when idle or right after its own EMIT at this position (back-to-back: the EMIT
+                # ends the old phase first), EMIT only when processing
+                add(z3.Implies(take, z3.Or(z3.Not(was_processing), emit)), z3.Implies(emit, was_processing))
                 add(v.processing[i] == z3.Or(take, z3.And(was_processing, z3.Not(emit))))
                 add(z3.If(take,
                           z3.And(v.batch[i] >= 1, v.batch[i] <= b.take_max, v.batch[i] <= avail,
@@ -227,15 +252,17 @@ class Encoding:
                 else:
                     add(z3.Not(emit))
                 # EMIT (docs/model.md section 2): buffer += batch, emit floor(σ·buffer), keep the rest
-                if b.silent:
-                    add(v.emitted[i] == 0, v.buffer[i] == 0)
-                else:
+                for st in b.streams:  # each output stream on its own, with its own σ and carry
+                    e, keep = v.stream_emitted[st.name][i], v.stream_buffer[st.name][i]
+                    if st.silent:
+                        add(e == 0, keep == 0)
+                        continue
                     # built in this order on purpose: z3's search depends on the order terms are created
                     # in, and this is the order measured in bench/RESULTS.md
-                    total = prev_buffer + prev_batch
-                    e, keep = v.emitted[i], v.buffer[i]
-                    add(z3.Implies(z3.Not(emit), z3.And(e == 0, keep == prev_buffer)))
-                    for guard, rule in self._emit_rule(b, total, prev_buffer, prev_batch, e, keep):
+                    before = v.stream_buffer[st.name][i - 1] if i > 0 else z3.IntVal(0, ctx)
+                    total = before + prev_batch
+                    add(z3.Implies(z3.Not(emit), z3.And(e == 0, keep == before)))
+                    for guard, rule in self._emit_rule(st.sigma, b.take_max, total, before, prev_batch, e, keep):
                         add(z3.Implies(emit if guard is None else z3.And(emit, guard), rule))
                 # idle rule: waiting tuples are taken within max_idle of becoming available
                 waiting = v.waiting(i)
@@ -248,9 +275,11 @@ class Encoding:
                 add(z3.Implies(z3.Not(waiting), v.waiting_since[i] == t[i]))
         # interchangeable spouts (same rate, burst and subscribers): any run with their roles
         # swapped is a run too, so the first may be taken to emit at least as many tuples
-        subscribers = {s.name: tuple(sorted(b.name for b in net.bolts if s.name in b.sources)) for s in net.spouts}
+        subscribers = {s.name: tuple(sorted(b.name for b in net.bolts if (s.name, "default") in b.sources))
+                       for s in net.spouts}
         for x, y in zip(net.spouts, net.spouts[1:], strict=False):
-            if (x.period, x.burst, subscribers[x.name]) == (y.period, y.burst, subscribers[y.name]):
+            if (x.period, x.burst, subscribers[x.name]) == (y.period, y.burst, subscribers[y.name]) \
+                    and not x.streams and not y.streams:
                 add(z3.Sum(self.spouts[x.name].emitted) >= z3.Sum(self.spouts[y.name].emitted))
         # no empty positions: removing them loses no run
         for i in range(1, self.n if not self.free_start else 1):
@@ -260,8 +289,9 @@ class Encoding:
             events += [x for b in net.bolts for x in (self.bolts[b.name].take[i], self.bolts[b.name].emit[i])]
             add(z3.Or(events))
 
-    def _emit_rule(self, b: BoltParams, total: z3.ArithRef, prev_buffer: z3.ArithRef, prev_batch: z3.ArithRef,
-                   e: z3.ArithRef, keep: z3.ArithRef) -> list[tuple[z3.BoolRef | None, z3.BoolRef]]:
+    def _emit_rule(self, sigma: Fraction, take_max: int, total: z3.ArithRef, prev_buffer: z3.ArithRef,
+                   prev_batch: z3.ArithRef, e: z3.ArithRef,
+                   keep: z3.ArithRef) -> list[tuple[z3.BoolRef | None, z3.BoolRef]]:
         """What an EMIT does to the carry `buffer` of a non-silent bolt with σ = num/den, as
         (guard, constraint) pairs that hold when the bolt emits and the guard holds.
 
@@ -269,17 +299,17 @@ class Encoding:
         emits E = ⌊(m + num·P)/den⌋ and keeps m' = m + num·P − den·E, i.e. c' = c + P − E/σ.
         "dvert": the carry is rounded up, E = ⌊σ·total⌋, keep ⌈total − E/σ⌉, as a small
         table over the possible totals (no integer division for the solver)."""
-        num, den = b.sigma.numerator, b.sigma.denominator
+        num, den = sigma.numerator, sigma.denominator
         if self.net.emission == "exact":
             scaled = prev_buffer + num * prev_batch
             return [(None, z3.And(scaled == den * e + keep, keep >= 0, keep < den))]
         if den == 1:  # integer σ: everything is emitted, nothing kept
             return [(None, z3.And(e == num * total, keep == 0))]
-        most = b.take_max + math.ceil(Fraction(den, num)) + 1
+        most = take_max + math.ceil(Fraction(den, num)) + 1
         cases: list[tuple[z3.BoolRef | None, z3.BoolRef]] = [(None, z3.And(total >= 1, total <= most))]
         for value in range(1, most + 1):
-            out = math.floor(b.sigma * value)
-            cases.append((total == value, z3.And(e == out, keep == math.ceil(value - out / b.sigma))))
+            out = math.floor(sigma * value)
+            cases.append((total == value, z3.And(e == out, keep == math.ceil(value - out / sigma))))
         return cases
 
     def _free_bolt_start(self, b: BoltParams, v: _BoltVars) -> None:
@@ -291,20 +321,31 @@ class Encoding:
                   z3.And(v.batch[0] >= 1, v.batch[0] <= b.take_max, v.take_time[0] <= t[0],
                          t[0] - v.take_time[0] < self._q(ctx, hi)),
                   z3.And(v.batch[0] == 0, v.take_time[0] == t[0])))
-        if b.silent:
-            add(v.buffer[0] == 0)
-        elif net.emission == "exact":  # the carry times num, below den (carry < 1/σ)
-            add(v.buffer[0] >= 0, v.buffer[0] < b.sigma.denominator)
-        else:  # after an emit the buffer keeps less than 1/σ + 1 tuples
-            add(v.buffer[0] >= 0, v.buffer[0] * b.sigma.numerator < b.sigma.denominator + b.sigma.numerator)
+        for st in b.streams:
+            self._free_carry(st.sigma, st.silent, v.stream_buffer[st.name][0])
+            if st.name != "default":
+                add(v.stream_emitted[st.name][0] == 0)
         add(z3.If(v.waiting(0),
                   z3.And(v.waiting_since[0] <= t[0], t[0] - v.waiting_since[0] < self._q(ctx, net.max_idle)),
                   v.waiting_since[0] == t[0]))
 
-    def _emitted(self, name: str, i: int) -> z3.ArithRef:
+    def _free_carry(self, sigma: Fraction, silent: bool, buffer: z3.ArithRef) -> None:
+        """Any carry a run could hold after an emit (position 0 of a loop-only encoding)."""
+        if silent:
+            self._add(buffer == 0)
+        elif self.net.emission == "exact":  # the carry times num, below den (carry < 1/σ)
+            self._add(buffer >= 0, buffer < sigma.denominator)
+        else:  # after an emit the buffer keeps less than 1/σ + 1 tuples
+            self._add(buffer >= 0, buffer * sigma.numerator < sigma.denominator + sigma.numerator)
+
+    def _emitted(self, name: str, stream: str, i: int) -> z3.ArithRef:
+        """Tuples component `name` emits on `stream` at position i."""
         if name in self.spouts:
-            return self.spouts[name].emitted[i]
-        return self.bolts[name].emitted[i]
+            v = self.spouts[name]
+            if stream == "default":
+                return v.emitted[i]
+            return v.stream_emitted[stream][i] if stream in v.stream_emitted else z3.IntVal(0, self.ctx)
+        return self.bolts[name].stream_emitted[stream][i]
 
     # ---- section 3: the lasso -------------------------------------------
     def _encode_loop(self) -> None:
@@ -339,6 +380,8 @@ class Encoding:
             for s in net.spouts:
                 v = self.spouts[s.name]
                 same += [v.emitted[k + 1] == v.emitted[i], v.last_size[k] == v.last_size[i - 1]]
+                for name, es in v.stream_emitted.items():
+                    same += [es[k + 1] == es[i], v.stream_buffer[name][k] == v.stream_buffer[name][i - 1]]
                 if region:
                     same.append(clock_at_l[f"s:{s.name}"] == t[i] - v.last_time[i - 1])
                 else:
@@ -349,6 +392,9 @@ class Encoding:
                          v.processing[k] == v.processing[i - 1], v.batch[k] == v.batch[i - 1],
                          v.batch[k + 1] == v.batch[i], v.buffer[k] == v.buffer[i - 1],
                          v.emitted[k + 1] == v.emitted[i], v.waiting(k) == v.waiting(i - 1)]
+                for st in b.streams[1:]:
+                    es, kept = v.stream_emitted[st.name], v.stream_buffer[st.name]
+                    same += [es[k + 1] == es[i], kept[k] == kept[i - 1]]
                 if region:
                     same += [readable[f"take:{b.name}"] == v.processing[i - 1],
                              readable[f"wait:{b.name}"] == v.waiting(i - 1),
@@ -387,9 +433,11 @@ class Encoding:
         any_growing = []
         loop_len = self._int("loop_length")
         add(loop_len == z3.Sum([z3.If(inl[i], ints(1, ctx), ints(0, ctx)) for i in loop_positions]), loop_len >= 1)
-        loop_out: dict[str, z3.ArithRef] = {}
+        loop_out: dict[tuple[str, str], z3.ArithRef] = {}  # tuples per loop pass on each (component, stream)
         for b in net.bolts:
-            loop_out[b.name] = self._int(f"N[{b.name}]")
+            for st in b.streams:
+                suffix = "" if st.name == "default" else f"/{st.name}"
+                loop_out[(b.name, st.name)] = self._int(f"N[{b.name}{suffix}]")
         for s in net.spouts:
             v = self.spouts[s.name]
             count = z3.Sum([z3.If(z3.And(inl[i], v.emits(i)), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
@@ -398,7 +446,15 @@ class Encoding:
             # name the loop sums so linear reasoning can link them across components
             n_tuples = self._int(f"N[{s.name}]")
             add(n_tuples == tuples, n_tuples >= count, n_tuples <= count * s.burst, loop_len >= count)
-            loop_out[s.name] = n_tuples
+            loop_out[(s.name, "default")] = n_tuples
+            for st in s.streams:
+                out = loop_out[(s.name, st.name)] = self._int(f"N[{s.name}/{st.name}]")
+                if st.silent:
+                    add(out == 0)
+                    continue
+                es = v.stream_emitted[st.name]
+                add(out == z3.Sum([z3.If(inl[i], es[i], ints(0, ctx)) for i in loop_positions]))
+                self._loop_ratio(out, st.sigma, n_tuples, count)
             # fluid bounds over one loop pass (redundant, section 7)
             gaps = less_drift(period, f"s:{s.name}")  # the sum of the gaps between its emissions
             add(gaps >= n_tuples * self._q(ctx, s.period) - count * self._q(ctx, s.period * tau))
@@ -428,22 +484,21 @@ class Encoding:
             takes, taken, arrived = n_takes, n_taken, n_arrived
             add(takes == emits, delta == arrived - taken)
             # counting links (implied, but invisible to linear reasoning without them)
-            add(taken >= takes, taken <= takes * b.take_max, loop_len >= 2 * takes)
+            # (a take may share its position with an emit: back-to-back, so only loop_len >= takes)
+            add(taken >= takes, taken <= takes * b.take_max, loop_len >= takes)
             add(arrived == z3.Sum([loop_out[src] for src in b.sources]) if b.sources else arrived == 0)
             add(less_drift(period, f"take:{b.name}") >= takes * self._q(ctx, b.alpha * (1 - tau)))
             add(z3.Implies(grows, less_drift(period, f"take:{b.name}", f"wait:{b.name}")
                            <= takes * self._q(ctx, b.alpha * (1 + tau) + idle)))
             add(z3.Implies(grows, takes >= 1))
-            if not b.silent:
-                out = loop_out[b.name]
-                add(out == z3.Sum([z3.If(inl[i], v.emitted[i], ints(0, ctx)) for i in loop_positions]))
-                num, den = b.sigma.numerator, b.sigma.denominator
-                if net.emission == "exact":  # the carry repeats, so emitted = σ·taken exactly
-                    add(out * den == num * taken)
-                else:  # the buffer repeats, so σ·taken <= emitted < σ·(taken + emits)
-                    add(out * den >= num * taken, out * den < num * (taken + emits))
-            if b.silent:
-                add(loop_out[b.name] == 0)
+            for st in b.streams:
+                out = loop_out[(b.name, st.name)]
+                if st.silent:
+                    add(out == 0)
+                    continue
+                es = v.stream_emitted[st.name]
+                add(out == z3.Sum([z3.If(inl[i], es[i], ints(0, ctx)) for i in loop_positions]))
+                self._loop_ratio(out, st.sigma, taken, emits)
             # a growing queue: every take in the loop is a full batch and the queue never empties
             for i in loop_positions:
                 add(z3.Implies(z3.And(grows, inl[i]),
@@ -451,6 +506,14 @@ class Encoding:
                                       z3.Implies(v.take[i], v.queue[i] + v.arrivals[i] >= b.take_max))))
             add(z3.Implies(grows, taken == takes * b.take_max))
         add(z3.Or(any_growing) if any_growing else z3.BoolVal(False, ctx))
+
+    def _loop_ratio(self, out: z3.ArithRef, sigma: Fraction, taken: z3.ArithRef, emits: z3.ArithRef) -> None:
+        """Tuples out on one stream per loop pass against the tuples that fed it (its carry repeats)."""
+        num, den = sigma.numerator, sigma.denominator
+        if self.net.emission == "exact":  # the carry repeats, so emitted = σ·taken exactly
+            self._add(out * den == num * taken)
+        else:  # the buffer repeats, so σ·taken <= emitted < σ·(taken + emits)
+            self._add(out * den >= num * taken, out * den < num * (taken + emits))
 
     def _clock_limits(self) -> tuple[int, dict[str, int]]:
         """The scale D (LCM of the constants' denominators, in seconds) and each clock's c_max·D."""
@@ -519,17 +582,33 @@ class Encoding:
 
         positions: list[TracePosition] = []
         for i in range(self.n):
-            spouts = {s.name: SpoutStep(emit=flag(self.spouts[s.name].emits(i)),
-                                        emitted=int(num(self.spouts[s.name].emitted[i])))
-                      for s in self.net.spouts}
+            spouts = {}
+            for s in self.net.spouts:
+                w = self.spouts[s.name]
+                emitted = int(num(w.emitted[i]))
+                if not s.streams:
+                    spouts[s.name] = SpoutStep(emit=flag(w.emits(i)), emitted=emitted)
+                    continue
+                by_stream = {"default": emitted}
+                carries: dict[str, int | str] = {}
+                for st in s.streams:
+                    on = st.name in w.stream_emitted
+                    by_stream[st.name] = int(num(w.stream_emitted[st.name][i])) if on else 0
+                    carries[st.name] = self._carry(st, int(num(w.stream_buffer[st.name][i])) if on else 0)
+                spouts[s.name] = SpoutStep(emit=flag(w.emits(i)), emitted=sum(by_stream.values()),
+                                           emitted_by_stream=by_stream, buffer_by_stream=carries)
             bolts = {}
             for b in self.net.bolts:
                 v = self.bolts[b.name]
+                outs = {st.name: (int(num(v.stream_emitted[st.name][i])),
+                                  self._carry(st, int(num(v.stream_buffer[st.name][i])))) for st in b.streams}
+                many = len(b.streams) > 1
                 bolts[b.name] = BoltStep(
                     queue=int(num(v.queue[i])), arrivals=int(num(v.arrivals[i])), take=flag(v.take[i]),
-                    batch=int(num(v.batch[i])), emit=flag(v.emit[i]), emitted=int(num(v.emitted[i])),
-                    buffer=self._carry(b, int(num(v.buffer[i]))),
-                    phase="processing" if flag(v.processing[i]) else "idle")
+                    batch=int(num(v.batch[i])), emit=flag(v.emit[i]), emitted=sum(e for e, _ in outs.values()),
+                    buffer=outs["default"][1], phase="processing" if flag(v.processing[i]) else "idle",
+                    emitted_by_stream={n: e for n, (e, _) in outs.items()} if many else None,
+                    buffer_by_stream={n: c for n, (_, c) in outs.items()} if many else None)
             unit = self.time_unit if self.time_unit is not None else 1
             positions.append(TracePosition(time=format_time(num(self.time[i]) * unit), spouts=spouts, bolts=bolts))
         if self.threshold is None:
@@ -539,11 +618,11 @@ class Encoding:
         return Trace(topology=self.net.document(), k=self.k, loop_start=loop_start, positions=positions,
                      kept=list(self.net.kept))
 
-    def _carry(self, b: BoltParams, value: int) -> int | str:
-        """The buffer as the trace writes it: an integer, or "p/q" for an exact carry that is not one."""
-        if self.net.emission != "exact" or b.silent:
+    def _carry(self, st: StreamParams, value: int) -> int | str:
+        """A stream's carry as the trace writes it: an integer, or "p/q" for an exact carry that is not one."""
+        if self.net.emission != "exact" or st.silent:
             return value
-        return format_carry(Fraction(value, b.sigma.numerator))
+        return format_carry(Fraction(value, st.sigma.numerator))
 
     def block(self, model: z3.ModelRef) -> None:
         """Exclude this model's discrete run (used when its trace fails certification)."""

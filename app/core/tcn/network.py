@@ -20,24 +20,43 @@ def exact(value: float | int) -> Fraction:
 
 
 @dataclass(frozen=True)
+class StreamParams:
+    """One output stream: its σ (a spout's: its ratio), `silent` = carries nothing and keeps no
+    buffer (nobody in the network subscribes to it, or σ = 0)."""
+
+    name: str
+    sigma: Fraction
+    silent: bool
+
+
+@dataclass(frozen=True)
 class SpoutParams:
-    """A spout in exact numbers: `period` a = 1/rate, `burst` = C_EMIT."""
+    """A spout in exact numbers: `period` a = 1/rate, `burst` = C_EMIT; `streams` its declared
+    streams besides 'default' (which carries the emissions themselves)."""
 
     name: str
     period: Fraction
     burst: int
+    streams: tuple[StreamParams, ...] = ()
 
 
 @dataclass(frozen=True)
 class BoltParams:
-    """A bolt in exact numbers; `sources` are names, `silent` = emits nothing (final or σ = 0)."""
+    """A bolt in exact numbers; `sources` are its input streams (component name, stream name), each
+    once; `streams` every output stream, 'default' (σ = `sigma`) first; `silent` = every stream is."""
 
     name: str
     alpha: Fraction
     sigma: Fraction
     take_max: int
-    sources: tuple[str, ...]
+    sources: tuple[tuple[str, str], ...]
     silent: bool
+    streams: tuple[StreamParams, ...] = ()
+
+    @property
+    def source_names(self) -> tuple[str, ...]:
+        """The components it receives from, each once."""
+        return tuple(dict.fromkeys(name for name, _ in self.sources))
 
 
 @dataclass
@@ -88,13 +107,20 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
         checked = [topo.bolt_by_name(n).id for n in checked_names]
     reduced = cone_of_influence(topo, checked) if reduce else topo
     names = {c.id: c.name for c in reduced.components}
-    spouts = [SpoutParams(s.name, 1 / exact(s.rate), s.burst) for s in reduced.spouts]
+    inputs = {b.id: reduced.inputs_of(b.id) for b in reduced.bolts}  # what each bolt receives (one definition)
+    subscribed = {pair for pairs in inputs.values() for pair in pairs}
+
+    def streams(c: Any) -> tuple[StreamParams, ...]:
+        return tuple(StreamParams(name, exact(v), (c.id, name) not in subscribed or v == 0)
+                     for name, v in c.output_streams().items())
+
+    spouts = [SpoutParams(s.name, 1 / exact(s.rate), s.burst, streams(s)[1:]) for s in reduced.spouts]
     bolts: list[BoltParams] = []
     for b in reduced.bolts:
-        sources = tuple(names[s.source] for s in reduced.subscriptions if s.target == b.id)
-        final = not any(s.source == b.id for s in reduced.subscriptions)
-        sigma = exact(b.sigma)
-        bolts.append(BoltParams(b.name, exact(b.alpha), sigma, b.parallelism, sources, final or sigma == 0))
+        sources = tuple((names[src], stream) for src, stream in inputs[b.id])
+        outs = streams(b)
+        bolts.append(BoltParams(b.name, exact(b.alpha), exact(b.sigma), b.parallelism, sources,
+                                all(st.silent for st in outs), outs))
     kept = [c.name for c in reduced.components]
     dropped = [c.name for c in topo.components if c.name not in kept]
     return Network(
@@ -140,11 +166,15 @@ def lasso_lower_bound(net: Network) -> int:
     dist: dict[str, int] = {s.name: 0 for s in net.spouts}
     frontier = [s.name for s in net.spouts]
     passes_on = {b.name: not b.silent for b in net.bolts}
+    carries = {(s.name, "default") for s in net.spouts}  # the streams that carry tuples
+    carries |= {(s.name, st.name) for s in net.spouts for st in s.streams if not st.silent}
+    carries |= {(b.name, st.name) for b in net.bolts for st in b.streams if not st.silent}
     while frontier:
         reached = []
         for b in net.bolts:
-            if b.name not in dist and any(src in frontier and passes_on.get(src, True) for src in b.sources):
-                dist[b.name] = dist[next(src for src in b.sources if src in frontier)] + 1
+            fed = [src for src, stream in b.sources if src in frontier and (src, stream) in carries]
+            if b.name not in dist and fed:
+                dist[b.name] = dist[fed[0]] + 1
                 reached.append(b.name)
         frontier = reached
     return max([1] + [d for name, d in dist.items() if passes_on.get(name, False)])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import z3
@@ -58,6 +59,30 @@ def _stats(solver: z3.Solver) -> dict[str, float | int]:
     except z3.Z3Exception:
         pass
     return out
+
+
+@dataclass
+class _Run:
+    """What one verification has found so far, passed from phase to phase of `Search._run`."""
+
+    start: float
+    checked: list[str]
+    report: Any  # the rate check's RateReport
+    base: dict[str, Any]  # the result's property, checked bolts, threshold and rate-check figures
+    verdicts: dict[str, BoltVerdict] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    traces: list[Trace] = field(default_factory=list)
+    proven: dict[str, int] = field(default_factory=dict)  # per target: the largest k proven to have no lasso
+    targets: list[str] = field(default_factory=list)
+    nets: dict[str, Any] = field(default_factory=dict)  # per target: its cone of influence
+    kept: list[str] = field(default_factory=list)
+    ks: list[int] = field(default_factory=list)
+    steady: frozenset[str] = frozenset()
+    phases: list[list[str]] = field(default_factory=list)
+    stop: str | None = None
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
 
 
 class Search:
@@ -129,6 +154,23 @@ class Search:
             self._finished.set()
 
     def _run(self) -> VerifyResult:
+        """The phases of a verification: the rate check (which may prove everything bounded), the
+        targets and their cones, lassos built by simulation, the solver's deepening search, and the
+        verdicts of what is left undecided."""
+        run = self._rate_phase()
+        if isinstance(run, VerifyResult):
+            return run
+        self._plan(run)
+        if self.simulate and self.threshold is None and self.single_k is None:
+            self._simulation_phase(run)
+        self._deepening_phase(run)
+        self._close_undecided(run)
+        ordered = {n: run.verdicts[n] for n in run.checked}
+        return self._summary(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop)
+
+    def _rate_phase(self) -> _Run | VerifyResult:
+        """The rate check: every checked bolt it proves bounded gets that verdict (growth property,
+        unless forcing the search); a result when that is all of them."""
         start = time.monotonic()
         self._deadline = None if self.timeout_s is None else start + self.timeout_s
         topo = self.topo
@@ -144,94 +186,98 @@ class Search:
             "all_checked_bounded": report.all_bounded(checked),
         }
         prop = "growth" if self.threshold is None else "threshold"
-        base = dict(property=prop, checked=checked, threshold=self.threshold, rate_check=rate_json)
-
-        def elapsed() -> float:
-            return time.monotonic() - start
-
-        verdicts: dict[str, BoltVerdict] = {}
-        notes: list[str] = []
+        run = _Run(start=start, checked=checked, report=report,
+                   base=dict(property=prop, checked=checked, threshold=self.threshold, rate_check=rate_json))
         if prop == "growth" and not self.force_search:
             for n in checked:
                 if report.bolts[n].status == "bounded":
-                    verdicts[n] = BoltVerdict(
+                    run.verdicts[n] = BoltVerdict(
                         verdict="bounded", method="rate check",
                         message=(f"{n} receives at most {float(exact[n][0]):.4g} tuples/s (exactly "
                                  f"{format_time(exact[n][0])}) and processes at least {float(exact[n][1]):.4g} "
                                  f"(exactly {format_time(exact[n][1])})"))
-        if prop == "growth" and len(verdicts) == len(checked):
-            cited = "; ".join(verdicts[n].message for n in checked)
-            return VerifyResult(verdict="bounded", elapsed_s=elapsed(), kept=[c.name for c in topo.components],
-                                bolts=verdicts,
+        if prop == "growth" and len(run.verdicts) == len(checked):
+            cited = "; ".join(run.verdicts[n].message for n in checked)
+            return VerifyResult(verdict="bounded", elapsed_s=run.elapsed(), kept=[c.name for c in topo.components],
+                                bolts=run.verdicts,
                                 message=("bounded: for every checked bolt the largest possible inflow is below the "
                                          f"smallest possible capacity, so no run can make its queue grow without "
-                                         f"bound (docs/boundedness.md): {cited}."), **base)
-        # One target per checked bolt that the rate check does not prove bounded, each searched on
-        # its own cone of influence (a lasso of a cone extends to the whole network): small cones
-        # solve much faster than the union. Bolts the rate check says `grows` go first, all the way
-        # up the bounds; a lasso found for one bolt also answers for every checked bolt growing in it.
-        skipped = [n for n in verdicts]
+                                         f"bound (docs/boundedness.md): {cited}."), **run.base)
+        return run
+
+    def _plan(self, run: _Run) -> None:
+        """One target per checked bolt that the rate check does not prove bounded, each searched on
+        its own cone of influence (a lasso of a cone extends to the whole network): small cones
+        solve much faster than the union. Bolts the rate check says `grows` go first, all the way
+        up the bounds; a lasso found for one bolt also answers for every checked bolt growing in it."""
+        report, topo = run.report, self.topo
+        skipped = [n for n in run.verdicts]
         if skipped:
-            notes.append("not searched, proven bounded by the rate check: "
-                         + "; ".join(report.bolts[n].explanation for n in skipped))
-        targets = [n for n in checked if n not in verdicts]
-        nets = {n: build_network(topo, [n]) for n in targets}
-        targets.sort(key=lambda n: (report.bolts[n].status != "grows", len(nets[n].kept)))
-        kept = [c.name for c in topo.components if any(c.name in nets[n].kept for n in targets)]
+            run.notes.append("not searched, proven bounded by the rate check: "
+                             + "; ".join(report.bolts[n].explanation for n in skipped))
+        targets = [n for n in run.checked if n not in run.verdicts]
+        run.nets = {n: build_network(topo, [n]) for n in targets}
+        targets.sort(key=lambda n: (report.bolts[n].status != "grows", len(run.nets[n].kept)))
+        run.targets = targets
+        run.kept = [c.name for c in topo.components if any(c.name in run.nets[n].kept for n in targets)]
         for n in targets:
-            net = nets[n]
-            notes.append(f"cone of influence of {n}: kept {', '.join(net.kept)}"
-                         + (f"; dropped {', '.join(net.dropped)}" if net.dropped else ""))
-        ks = [self.single_k] if self.single_k is not None else deepening_schedule(self.k_min, self.k_max)
+            net = run.nets[n]
+            run.notes.append(f"cone of influence of {n}: kept {', '.join(net.kept)}"
+                             + (f"; dropped {', '.join(net.dropped)}" if net.dropped else ""))
+        run.ks = [self.single_k] if self.single_k is not None else deepening_schedule(self.k_min, self.k_max)
         # queues the rate check proves bounded stay level in any lasso (not assumed when forcing the search,
         # which exists to test that very proof); sound because the rate check is (docs/boundedness.md)
         bounded = frozenset(n for n, b in report.bolts.items() if b.status == "bounded")
-        steady: frozenset[str] = frozenset() if self.force_search else bounded
-        traces: list[Trace] = []
-        proven: dict[str, int] = {}
+        run.steady = frozenset() if self.force_search else bounded
         first = [n for n in targets if report.bolts[n].status == "grows" and self.threshold is None]
-        phases = [first, [n for n in targets if n not in first]]
-        stop: str | None = None
-        if self.simulate and self.threshold is None and self.single_k is None:
-            for target in (t for phase in phases for t in phase):  # cheap lassos first (docs/simulation.md)
-                if target not in verdicts and not self._stop_reason(elapsed()):
-                    self._simulated(nets[target], target, checked, steady, notes, traces, verdicts, elapsed)
-        shortest = {n: lasso_lower_bound(nets[n]) for n in targets} if self.threshold is None else {}
-        for k, target in ((k, t) for phase in phases for k in ks for t in phase):
-            if target in verdicts:
+        run.phases = [first, [n for n in targets if n not in first]]
+
+    def _simulation_phase(self, run: _Run) -> None:
+        """Cheap lassos first (docs/simulation.md): one simulation per target not yet answered."""
+        for target in (t for phase in run.phases for t in phase):
+            if target not in run.verdicts and not self._stop_reason(run.elapsed()):
+                self._simulated(run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
+                                run.verdicts, run.elapsed)
+
+    def _deepening_phase(self, run: _Run) -> None:
+        """The solver, bound by bound (grows-targets first, each all the way up), until every target is
+        answered or the search must stop (`run.stop`)."""
+        shortest = {n: lasso_lower_bound(run.nets[n]) for n in run.targets} if self.threshold is None else {}
+        for k, target in ((k, t) for phase in run.phases for k in run.ks for t in phase):
+            if target in run.verdicts:
                 continue
-            stop = self._stop_reason(elapsed())
-            if stop:
+            run.stop = self._stop_reason(run.elapsed())
+            if run.stop:
                 break
             if k < shortest.get(target, 0):  # provably no lasso this short: no solver call
-                proven[target] = k
+                run.proven[target] = k
                 continue
-            outcome = self._solve(nets[target], k, target, targets, steady, notes, elapsed)
+            outcome = self._solve(run.nets[target], k, target, run.targets, run.steady, run.notes, run.elapsed)
             if isinstance(outcome, str):
                 if outcome == "unsat":
-                    proven[target] = k
+                    run.proven[target] = k
                     continue
                 if outcome == "defects":
-                    verdicts[target] = BoltVerdict(
-                        verdict="unknown", k=proven.get(target),
+                    run.verdicts[target] = BoltVerdict(
+                        verdict="unknown", k=run.proven.get(target),
                         message=f"the solver kept producing traces that fail certification at k = {k}")
                     continue
-                stop = outcome
+                run.stop = outcome
                 break
             trace, growth = outcome
-            traces.append(trace)
-            self._record(trace, growth, len(traces) - 1, checked, verdicts)
-        undecided = [n for n in targets if n not in verdicts]
-        for n in undecided:
-            if stop:
-                upto = f" (no counterexample up to k = {proven[n]} before that)" if n in proven else ""
-                verdicts[n] = BoltVerdict(verdict="unknown", k=proven.get(n), message=f"{stop}{upto}")
+            run.traces.append(trace)
+            self._record(trace, growth, len(run.traces) - 1, run.checked, run.verdicts)
+
+    def _close_undecided(self, run: _Run) -> None:
+        """Targets without an answer: unknown when the search stopped, else none up to the bound reached."""
+        for n in [n for n in run.targets if n not in run.verdicts]:
+            if run.stop:
+                upto = f" (no counterexample up to k = {run.proven[n]} before that)" if n in run.proven else ""
+                run.verdicts[n] = BoltVerdict(verdict="unknown", k=run.proven.get(n), message=f"{run.stop}{upto}")
             else:
-                k_done = proven.get(n, ks[-1])
-                verdicts[n] = BoltVerdict(verdict="none-up-to-k", k=k_done, method="solver",
-                                          message=f"no lasso makes {n}'s queue grow within {k_done} positions")
-        ordered = {n: verdicts[n] for n in checked}
-        return self._summary(base, kept, notes, elapsed(), ordered, traces, report, stop)
+                k_done = run.proven.get(n, run.ks[-1])
+                run.verdicts[n] = BoltVerdict(verdict="none-up-to-k", k=k_done, method="solver",
+                                              message=f"no lasso makes {n}'s queue grow within {k_done} positions")
 
     def _stop_reason(self, elapsed: float) -> str | None:
         if self.cancelled:

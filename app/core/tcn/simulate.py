@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from pydantic import TypeAdapter
 
@@ -94,7 +95,7 @@ def _split_slow(cycle: Fraction, lo: Fraction, hi: Fraction, idle: Fraction) -> 
     """(processing, delay) summing to `cycle`, waiting as long as allowed; None if impossible."""
     delay = min(idle, cycle - lo)
     processing = cycle - delay
-    if delay <= 0 or not lo <= processing <= hi:
+    if delay < 0 or (delay == 0 and idle > 0) or not lo <= processing <= hi:
         return None
     return processing, delay
 
@@ -103,7 +104,7 @@ def _split_fast(cycle: Fraction, lo: Fraction, hi: Fraction, idle: Fraction) -> 
     """(processing, delay) summing to `cycle`, processing as fast as allowed; None if impossible."""
     processing = max(lo, cycle - idle)
     delay = cycle - processing
-    if delay <= 0 or processing > hi:
+    if delay < 0 or (delay == 0 and idle > 0) or processing > hi:
         return None
     return processing, delay
 
@@ -155,20 +156,25 @@ def whole_flow_multiples(net: Network, target: str) -> dict[str, int]:
     order = _topological(net)
     if order is None:
         return {s.name: 1 for s in net.spouts}
-    sigma = {b.name: b.sigma for b in net.bolts}
-    primes = sorted({p for b in net.bolts if not b.silent for p in _primes(b.sigma.denominator)})
+    carrying = [st for s in net.spouts for st in s.streams if not st.silent]
+    carrying += [st for b in net.bolts for st in b.streams if not st.silent]
+    primes = sorted({p for st in carrying for p in _primes(st.sigma.denominator)})
     out: dict[str, int] = {}
     for s in net.spouts:
         need = 1
         for p in primes:
-            lowest: dict[str, int] = {s.name: 0}  # smallest valuation of a σ product reaching each output
-            deficit = 0
+            # smallest valuation of a σ product reaching each output stream
+            lowest: dict[tuple[str, str], int] = {(s.name, "default"): 0}
+            lowest.update({(s.name, st.name): _valuation(st.sigma, p) for st in s.streams if not st.silent})
+            deficit = max([0] + [-v for v in lowest.values()])
             for b in order:
                 reached = [lowest[u] for u in b.sources if u in lowest]
                 if not reached or b.name == target or b.silent:
                     continue
-                lowest[b.name] = min(reached) + _valuation(sigma[b.name], p)
-                deficit = max(deficit, -lowest[b.name])
+                for st in b.streams:
+                    if not st.silent:
+                        lowest[(b.name, st.name)] = min(reached) + _valuation(st.sigma, p)
+                        deficit = max(deficit, -lowest[(b.name, st.name)])
             need *= p ** deficit
         out[s.name] = need if need <= MAX_MULTIPLE else 1
     return out
@@ -179,17 +185,32 @@ def whole_flows(net: Network, sched: Schedule) -> bool:
     (each bolt passing on σ times what it processes, min(inflow, C × its cycles per period))."""
     if sched.period is None:
         return False
-    out: dict[str, Fraction] = {s.name: sched.period / sched.gap[s.name] for s in net.spouts}
+    out = _spout_flows(net, {s.name: sched.period / sched.gap[s.name] for s in net.spouts}, None)
     order = _topological(net)
-    if order is None:
+    if order is None or any(v.denominator != 1 for v in out.values()):
         return False
     for b in order:
         inflow = sum((out[u] for u in b.sources), Fraction(0))
         cycles = sched.period / (sched.processing[b.name] + sched.delay[b.name])
-        out[b.name] = Fraction(0) if b.silent else b.sigma * min(inflow, b.take_max * cycles)
-        if inflow.denominator != 1 or out[b.name].denominator != 1:
+        processed = min(inflow, b.take_max * cycles)
+        for st in b.streams:
+            out[(b.name, st.name)] = Fraction(0) if st.silent else st.sigma * processed
+        if inflow.denominator != 1 or any(out[(b.name, st.name)].denominator != 1 for st in b.streams):
             return False
     return True
+
+
+def _spout_flows(net: Network, rate: dict[str, Fraction], optimistic: bool | None) -> dict[tuple[str, str], Fraction]:
+    """Each spout stream's flow for spout emission rates `rate`: the default stream carries the emissions,
+    a declared one its ratio of them (σ itself when `optimistic` is None, else σ_hi / σ_lo)."""
+    out: dict[tuple[str, str], Fraction] = {}
+    for s in net.spouts:
+        out[(s.name, "default")] = rate[s.name]
+        for st in s.streams:
+            lo, hi = sigma_bounds(st.sigma, s.burst, net.emission)
+            ratio = st.sigma if optimistic is None else hi if optimistic else lo
+            out[(s.name, st.name)] = Fraction(0) if st.silent else ratio * rate[s.name]
+    return out
 
 
 def _topological(net: Network) -> list | None:
@@ -197,7 +218,7 @@ def _topological(net: Network) -> list | None:
     placed: set[str] = {s.name for s in net.spouts}
     order, left = [], list(net.bolts)
     while left:
-        ready = [b for b in left if all(u in placed for u in b.sources)]
+        ready = [b for b in left if all(u in placed for u in b.source_names)]
         if not ready:
             return None
         order += ready
@@ -230,11 +251,9 @@ def unaligned_schedule(net: Network, target: str) -> Schedule | None:
     """Every duration at its extreme: spouts and other bolts fastest, the target slowest.
 
     A bolt other than the target takes one grid step (the largest time unit dividing every
-    constant) after an emit that leaves tuples; None when max_idle_time is 0 (then no bolt
-    may ever emit while tuples wait, and no queue can grow)."""
+    constant) after an emit that leaves tuples; with max_idle_time 0 every bolt takes at the
+    emit's own position (back-to-back)."""
     idle = net.max_idle
-    if idle <= 0:
-        return None
     step = time_grid(net)
     gap = {s.name: _window(net, s.period)[0] for s in net.spouts}
     processing: dict[str, Fraction] = {}
@@ -250,21 +269,23 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
 
     Each bolt passes on min(inflow, C / cycle) times its long-run output ratio (σ_hi when
     `optimistic`, else σ_lo); around cycles the flows are iterated up from zero."""
-    out: dict[str, Fraction] = {s.name: 1 / sched.gap[s.name] for s in net.spouts}
+    out = _spout_flows(net, {s.name: 1 / sched.gap[s.name] for s in net.spouts}, optimistic)
     capacity = {b.name: b.take_max / (sched.processing[b.name] + sched.delay[b.name]) for b in net.bolts}
-    ratio = {}
+    ratio: dict[tuple[str, str], Fraction] = {}
     for b in net.bolts:
-        lo, hi = sigma_bounds(b.sigma, b.take_max, net.emission)
-        ratio[b.name] = Fraction(0) if b.silent else (hi if optimistic else lo)
+        for st in b.streams:
+            lo, hi = sigma_bounds(st.sigma, b.take_max, net.emission)
+            ratio[(b.name, st.name)] = Fraction(0) if st.silent else (hi if optimistic else lo)
     inflow: dict[str, Fraction] = {}
     for _ in range(len(net.bolts) + 1):
         changed = False
         for b in net.bolts:
             total = sum((out.get(src, Fraction(0)) for src in b.sources), Fraction(0))
-            new = ratio[b.name] * min(total, capacity[b.name])
             inflow[b.name] = total
-            if out.get(b.name) != new:
-                out[b.name], changed = new, True
+            for st in b.streams:
+                new = ratio[(b.name, st.name)] * min(total, capacity[b.name])
+                if out.get((b.name, st.name)) != new:
+                    out[(b.name, st.name)], changed = new, True
         if not changed:
             break
     return inflow[target] - capacity[target]
@@ -275,8 +296,6 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     those whose streams carry whole tuples per period first, then those that grow even with σ_lo,
     then shorter periods; finally the unaligned one."""
     idle = net.max_idle
-    if idle <= 0:
-        return
     tb = next(b for b in net.bolts if b.name == target)
     slowest = tb.alpha * (1 + net.tolerance) + idle
     multiple = whole_flow_multiples(net, target)
@@ -328,7 +347,7 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     if cancelled():
         return Lasso(None, "cancelled", positions, tried)
     if not tried:
-        return Lasso(None, "no legal schedule lets a queue grow (max_idle_time is 0)", positions, tried)
+        return Lasso(None, "no legal schedule lets the target grow", positions, tried)
     return Lasso(None, "no schedule closed a lasso in which the target grows: " + "; ".join(tried), positions, tried)
 
 
@@ -339,14 +358,31 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     scale = math.lcm(*(d.denominator for d in durations))  # time unit 1/scale: every duration an integer
     spouts, bolts = net.spouts, net.bolts
     n_s, n_b = len(spouts), len(bolts)
-    index = {s.name: i for i, s in enumerate(spouts)} | {b.name: n_s + j for j, b in enumerate(bolts)}
+    # one slot per output stream: each component's default stream first, then the declared ones
+    index = {(s.name, "default"): i for i, s in enumerate(spouts)}
+    index |= {(b.name, "default"): n_s + j for j, b in enumerate(bolts)}
+    extra_spout: list[list[tuple[int, Fraction]]] = []  # per spout: (slot, ratio) of its carrying streams
+    for sp in spouts:
+        extra_spout.append([])
+        for st in sp.streams:
+            index[(sp.name, st.name)] = len(index)
+            if not st.silent:
+                extra_spout[-1].append((index[(sp.name, st.name)], st.sigma))
+    extra_bolt: list[list[tuple[int, Fraction, bool]]] = []  # per bolt: (slot, σ, silent) of its other streams
+    for b in bolts:
+        extra_bolt.append([])
+        for st in b.streams[1:]:
+            index[(b.name, st.name)] = len(index)
+            extra_bolt[-1].append((index[(b.name, st.name)], st.sigma, st.silent))
+    extras = list(range(n_s + n_b, len(index)))
+    xcarry: dict[int, Fraction | int] = dict.fromkeys(extras, 0)  # the declared streams' carries
     gap = [int(sched.gap[s.name] * scale) for s in spouts]
     proc = [int(sched.processing[b.name] * scale) for b in bolts]
     delay = [int(sched.delay[b.name] * scale) for b in bolts]
     eager = [sched.eager[b.name] for b in bolts]
     take_max = [b.take_max for b in bolts]
     sources = [[index[src] for src in b.sources] for b in bolts]
-    silent = [b.silent for b in bolts]
+    silent = [b.streams[0].silent for b in bolts]  # the default stream's
     sigma = [b.sigma for b in bolts]
     rule = net.emission
     tgt = next(j for j, b in enumerate(bolts) if b.name == target)
@@ -387,6 +423,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                           t - take_time[j] if processing[j] else -1,
                           t - waiting_since[j] if waiting_since[j] is not None else -1,
                           min(queue[j], cap[j]) if j in slot else queue[j])
+            state += tuple(xcarry[x] for x in extras)  # type: ignore[misc]  # carries hash like the rest
             key = tuple(state)
         queues_at.append([queue[j] for j in free])
         loop_start = None
@@ -399,12 +436,14 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                     loop_start = start
                     break
         # ---- the actions at position i (time t)
-        emitted = [0] * (n_s + n_b)
+        emitted = [0] * len(index)
         for s in range(n_s):
             if next_emit[s] == t:
                 emitted[s] = 1
                 last_emit[s] = t
                 next_emit[s] = t + gap[s]
+                for x, ratio in extra_spout[s]:
+                    emitted[x], xcarry[x] = _emit(ratio, xcarry[x], 1, rule)
         emits = [False] * n_b
         for j in range(n_b):
             if processing[j] and take_time[j] + proc[j] == t:
@@ -415,6 +454,9 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                     out, kept = emit_rule(sigma[j], Fraction(carry[j]), batch[j], rule)
                     keep = kept.numerator if kept.denominator == 1 else kept  # an int hashes faster
                 emitted[n_s + j], carry[j] = out, keep
+                for x, ratio, quiet in extra_bolt[j]:
+                    if not quiet:
+                        emitted[x], xcarry[x] = _emit(ratio, xcarry[x], batch[j], rule)
         step = []
         breaches = bad_upto[-1][:]
         for j in range(n_b):
@@ -422,13 +464,14 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
             before = queue[j]
             was_waiting = waiting_since[j] is not None
             took = 0
-            if not processing[j] and not emits[j] and before + arrivals > 0:
-                due = was_waiting and waiting_since[j] + delay[j] == t
-                if due or (not was_waiting and eager[j]):
-                    took = min(take_max[j], before + arrivals)
-            if emits[j]:
+            if emits[j]:  # the EMIT ends the phase first; a zero delay takes at once (back-to-back)
                 processing[j], batch[j] = False, 0
-            elif took:
+            # due: the idle allowance is spent, or tuples just became available and the bolt takes at once
+            due = (waiting_since[j] + delay[j] == t if was_waiting
+                   else delay[j] == 0 or (eager[j] and not emits[j]))
+            if not processing[j] and before + arrivals > 0 and due:
+                took = min(take_max[j], before + arrivals)
+            if took:
                 processing[j], batch[j], take_time[j] = True, took, t
             queue[j] = before + arrivals - took
             waiting = not processing[j] and queue[j] > 0
@@ -440,9 +483,9 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
             if j in slot and (before < 1 or (0 < took < take_max[j])):
                 breaches[slot[j]] += 1
         bad_upto.append(breaches)
-        rows.append((t, emitted[:n_s], step))
+        rows.append((t, emitted[:n_s], step, {x: (emitted[x], xcarry[x]) for x in extras} if extras else None))
         if loop_start is not None:
-            return _trace(net, rows, loop_start, scale, cancelled)
+            return _trace(net, rows, loop_start, scale, index, cancelled)
         if key is not None:
             seen.setdefault(key, []).append(i)
         # ---- the next position: the earliest pending event
@@ -473,7 +516,13 @@ def _closes(start: int, end: int, tgt: int, queues_at: list[list[int]],
     return "lasso"
 
 
-def _trace(net: Network, rows: list[tuple], loop_start: int, scale: int,
+def _emit(sigma: Fraction, carry: Fraction | int, batch: int, rule: str) -> tuple[int, Fraction | int]:
+    """One stream's EMIT (app/core/emission.py), a whole carry kept as an int (it hashes faster)."""
+    out, kept = emit_rule(sigma, Fraction(carry), batch, rule)
+    return out, kept.numerator if kept.denominator == 1 else kept
+
+
+def _trace(net: Network, rows: list[tuple], loop_start: int, scale: int, index: dict[tuple[str, str], int],
            cancelled: Callable[[], bool] = lambda: False) -> Trace:
     """Positions 0..k+1 of the simulated run as a `stormbound-trace/1` lasso (k+1 repeats loop_start),
     validated a block of positions at a time (far cheaper than one model per step on a long
@@ -483,13 +532,32 @@ def _trace(net: Network, rows: list[tuple], loop_start: int, scale: int,
     spout_names = [s.name for s in net.spouts]
     positions: list[TracePosition] = []
     block: list[dict] = []
-    for n, (t, spout_emitted, step) in enumerate(rows, start=1):
+    def carry_text(carry: Fraction | int) -> int | str:
+        return format_carry(Fraction(carry)) if exact else int(carry)
+
+    def by_stream(comp: Any, step: dict[str, Any], extra: dict[int, tuple[int, Any]], spout: bool) -> None:
+        """Record a component's declared streams (emitted_by_stream, buffer_by_stream; `emitted` their sum)."""
+        counts = {"default": step["emitted"]}
+        carries = {} if spout else {"default": step["buffer"]}  # a spout's default stream is its emission
+        for st in comp.streams if spout else comp.streams[1:]:
+            e, c = extra[index[(comp.name, st.name)]]
+            counts[st.name], carries[st.name] = e, carry_text(c)
+        step.update(emitted=sum(counts.values()), emitted_by_stream=counts, buffer_by_stream=carries)
+
+    for n, (t, spout_emitted, step, extra) in enumerate(rows, start=1):
         spouts = {name: {"emit": e > 0, "emitted": e} for name, e in zip(spout_names, spout_emitted, strict=True)}
         bolts = {}
         for name, (queue, arrivals, take, batch, emit, emitted, carry, busy) in zip(names, step, strict=True):
             bolts[name] = {"queue": queue, "arrivals": arrivals, "take": take, "batch": batch, "emit": emit,
-                           "emitted": emitted, "buffer": format_carry(carry) if exact else int(carry),
+                           "emitted": emitted, "buffer": carry_text(carry),
                            "phase": "processing" if busy else "idle"}
+        if extra is not None:
+            for sp in net.spouts:
+                if sp.streams:
+                    by_stream(sp, spouts[sp.name], extra, spout=True)
+            for b in net.bolts:
+                if len(b.streams) > 1:
+                    by_stream(b, bolts[b.name], extra, spout=False)
         block.append({"time": format_time(Fraction(t, scale)), "spouts": spouts, "bolts": bolts})
         if len(block) == CHECK_EVERY or n == len(rows):
             if cancelled():

@@ -85,10 +85,13 @@ class CanvasScene(QGraphicsScene):
         label: str = sub.grouping if sub.grouping != "shuffle" else ""
         if sub.grouping == "fields":
             label = "fields(" + ",".join(sub.fields) + ")"
+        if sub.stream not in (None, "default"):  # a non-default stream is named on its link
+            label = f"{sub.stream}: {label}" if label else sub.stream
         edge = EdgeItem(ident, self.nodes[sub.source], self.nodes[sub.target], label)
         grouping = sub.grouping + (f" on {', '.join(sub.fields)}" if sub.fields else "")
+        stream = f"stream {sub.stream or 'default'} of "
         edge.setToolTip(f"{self.nodes[sub.target].component.name} subscribes to "
-                        f"{self.nodes[sub.source].component.name} ({grouping} grouping)")
+                        f"{stream}{self.nodes[sub.source].component.name} ({grouping} grouping)")
         self.addItem(edge)
         self.edges[ident] = edge
         if ident == self._reselect_edge:  # a changed subscription keeps its selection

@@ -58,6 +58,16 @@ BOLT_FIELDS = [
     FieldSpec("sigma", "σ (out per in)", "float", "output tuples per input tuple; 0 = sink"),
     FieldSpec("parallelism", "Parallelism", "int", "max tuples taken into one batch"),
 ]
+# a component's declared streams besides `default`, typed as "status=0.1, tika=0.5" (a name alone: σ not annotated)
+STREAMS_FIELD = {
+    "spout": FieldSpec("streams", "Streams (ratio)", "text",
+                       "declared streams besides 'default' (which carries the emissions), each with the tuples on "
+                       "it per tuple emitted: status=0.1, errors=0.01"),
+    "bolt": FieldSpec("streams", "Streams (σ)", "text",
+                      "declared streams besides 'default' (whose σ is above), each with its σ, output tuples on it "
+                      "per input tuple: status=0.1, tika=0.5"),
+}
+DEFAULT_STREAM_TEXT = "default"
 EMISSION_CHOICES = [("exact", "exact (σ per tuple)"), ("dvert", "D-VerT (carry rounded up)")]
 SECTIONS: list[tuple[str, str, list[FieldSpec]]] = [
     ("topology", "Topology", [
@@ -113,6 +123,40 @@ def parse_value(spec: FieldSpec, text: str) -> Any:
             raise FieldError(spec.key, "must be a whole number")
         return int(value)
     return value
+
+
+def stream_values(comp: Any) -> dict[str, float]:
+    """A component's σ (bolt) or ratio (spout) per declared stream."""
+    return comp.stream_sigma if comp.kind == "bolt" else comp.stream_ratio
+
+
+def format_streams(comp: Any) -> str:
+    """"status=0.1, tika" for the inspector: each declared stream with its σ (ratio), if annotated."""
+    values = stream_values(comp)
+    return ", ".join(f"{n}={format_value(values[n])}" if n in values else n for n in comp.streams)
+
+
+def parse_streams(kind: str, text: str) -> dict[str, Any]:
+    """The fields "status=0.1, tika" sets: `streams` and `stream_sigma` (bolt) or `stream_ratio` (spout)."""
+    names: list[str] = []
+    values: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, eq, number = (x.strip() for x in part.partition("="))
+        if not name:
+            raise FieldError("streams", f"'{part}' has no stream name")
+        if name in names:
+            raise FieldError("streams", f"stream '{name}' is named twice")
+        names.append(name)
+        if eq:
+            try:
+                values[name] = parse_value(FieldSpec(f"streams.{name}", name, "float"), number)
+            except FieldError as err:
+                raise FieldError("streams", f"{name}: {err.message}") from None
+            if values[name] < 0:
+                raise FieldError("streams", f"{name}: must be at least 0, not {number}")
+    return {"streams": names, ("stream_sigma" if kind == "bolt" else "stream_ratio"): values}
 
 
 def format_value(value: Any, kind: str = "") -> str:
@@ -214,6 +258,7 @@ class Inspector(QScrollArea):
         self.element_rows: dict[str, FieldRow] = {}
         self.checked_box: QCheckBox | None = None
         self.grouping_combo: QComboBox | None = None
+        self.stream_combo: QComboBox | None = None
         self.hint = QLabel("Select a spout, bolt or link on the canvas to edit it.")
         self.hint.setWordWrap(True)
         self.element_form.addRow(self.hint)
@@ -275,7 +320,7 @@ class Inspector(QScrollArea):
             comp = self.document.component(ident)
             self.selected_kind = comp.kind
             self.element_box.setTitle(f"{comp.kind.capitalize()} {comp.name}")
-            for spec in SPOUT_FIELDS if comp.kind == "spout" else BOLT_FIELDS:
+            for spec in [*(SPOUT_FIELDS if comp.kind == "spout" else BOLT_FIELDS), STREAMS_FIELD[comp.kind]]:
                 row = FieldRow(spec, self._on_component_edit, self._end_session)
                 self.element_form.addRow(spec.label, row)
                 self.element_rows[spec.key] = row
@@ -299,6 +344,11 @@ class Inspector(QScrollArea):
             self.element_form.addRow("Fields", row)
             self.element_rows["fields"] = row
             self.grouping_combo.currentTextChanged.connect(self._on_grouping_changed)
+            self.stream_combo = QComboBox()
+            self.stream_combo.setObjectName("field_stream")
+            self.stream_combo.setToolTip("the stream of the source this link reads (the source's declared streams)")
+            self.element_form.addRow("Stream", self.stream_combo)
+            self.stream_combo.currentTextChanged.connect(self._on_stream_changed)
         self.refresh_element()
         self._fit_width()
 
@@ -314,6 +364,7 @@ class Inspector(QScrollArea):
         self.element_rows = {}
         self.checked_box = None
         self.grouping_combo = None
+        self.stream_combo = None
 
     def refresh_element(self) -> None:
         ident = self.selected_id
@@ -324,6 +375,10 @@ class Inspector(QScrollArea):
             self.element_box.setTitle(f"{comp.kind.capitalize()} {comp.name}")
             sources = self.document.topology().storm.sources
             for key, row in self.element_rows.items():
+                if key == "streams":
+                    row.set_value(format_streams(comp))
+                    row.set_unannotated(any(n not in stream_values(comp) for n in comp.streams))
+                    continue
                 row.set_value(None if key in comp.unannotated else getattr(comp, key))
                 row.set_unannotated(key in comp.unannotated, sources.get(f"{comp.kind}s.{comp.name}.{key}"))
             if self.checked_box is not None:
@@ -337,6 +392,17 @@ class Inspector(QScrollArea):
                 self.grouping_combo.setCurrentText(sub.grouping)
                 self.grouping_combo.blockSignals(False)
             self.element_rows["fields"].set_value(", ".join(sub.fields))
+            if self.stream_combo is not None:
+                source = self.document.component(sub.source)
+                names = [DEFAULT_STREAM_TEXT, *source.streams]
+                current = sub.stream or DEFAULT_STREAM_TEXT
+                if current not in names:
+                    names.append(current)  # an undeclared stream: shown, and reported by the problems list
+                self.stream_combo.blockSignals(True)
+                self.stream_combo.clear()
+                self.stream_combo.addItems(names)
+                self.stream_combo.setCurrentText(current)
+                self.stream_combo.blockSignals(False)
 
     def refresh_sections(self) -> None:
         for (section, key), row in self.section_rows.items():
@@ -369,6 +435,17 @@ class Inspector(QScrollArea):
             row.show_error(err.message)
             return
         comp = self.document.component(ident)
+        if row.spec.key == "streams":
+            try:
+                fields = parse_streams(comp.kind, text)
+            except FieldError as err:
+                row.show_error(err.message)
+                return
+            if all(getattr(comp, k) == v for k, v in fields.items()):
+                row.show_error(None)
+                return
+            self._push(row, lambda: SetComponentFieldsCommand(self.document, ident, fields))
+            return
         if getattr(comp, row.spec.key) == value and row.spec.key not in comp.unannotated:
             row.show_error(None)
             return
@@ -396,6 +473,16 @@ class Inspector(QScrollArea):
             self.grouping_combo.blockSignals(True)
             self.grouping_combo.setCurrentText(self.document.subscription(ident).grouping)
             self.grouping_combo.blockSignals(False)
+
+    def _on_stream_changed(self, text: str) -> None:
+        ident = self.selected_id
+        stream = None if text in ("", DEFAULT_STREAM_TEXT) else text
+        if ident is None or (self.document.subscription(ident).stream or None) == stream \
+                or (stream is None and self.document.subscription(ident).stream == DEFAULT_STREAM_TEXT):
+            return
+        row = self.element_rows["fields"]
+        self._end_session(row)
+        self._push(row, lambda: SetSubscriptionFieldsCommand(self.document, ident, {"stream": stream}, merge=False))
 
     def _on_emission_changed(self, index: int) -> None:
         value = self.emission_combo.itemData(index)

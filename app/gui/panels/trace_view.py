@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.formats.trace import Trace, TracePosition, save_trace
+from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, save_trace
 from app.core.trace_series import (  # the Qt-free half, re-exported for the view's callers and tests
     ShownPosition,
     acting_components,
@@ -100,6 +100,18 @@ def trace_csv(trace: Trace, shown: list[ShownPosition]) -> str:
                     queue_after(st)]
         writer.writerow(row)
     return out.getvalue()
+
+
+def _streams_text(values: dict[str, int | str] | None) -> str:
+    """Per-stream values as the table shows them: "default 2, status 1" (empty without streams)."""
+    return ", ".join(f"{stream} {value}" for stream, value in (values or {}).items())
+
+
+def _emitted_text(step: SpoutStep | BoltStep) -> str:
+    """Tuples emitted, and on which streams for a component with declared streams: "3 (default 2, status 1)"."""
+    if step.emitted_by_stream is None:
+        return str(step.emitted)
+    return f"{step.emitted} ({_streams_text(dict(step.emitted_by_stream))})"
 
 
 def _time_words(shown: ShownPosition) -> str:
@@ -280,10 +292,12 @@ class TraceView(QWidget):
     def _fill_table(self, position: TracePosition) -> None:
         rows: list[list[str]] = []
         for name, s in position.spouts.items():
-            rows.append([name, "", "", "", "", "yes" if s.emit else "", str(s.emitted) if s.emit else "", "", "spout"])
+            rows.append([name, "", "", "", "", "yes" if s.emit else "", _emitted_text(s) if s.emit else "",
+                         _streams_text(s.buffer_by_stream), "spout"])
         for name, b in position.bolts.items():
+            buffer = str(b.buffer) if b.buffer_by_stream is None else _streams_text(b.buffer_by_stream)
             rows.append([name, f"{b.queue} → {queue_after(b)}", str(b.arrivals), "yes" if b.take else "",
-                         str(b.batch), "yes" if b.emit else "", str(b.emitted) if b.emit else "", str(b.buffer),
+                         str(b.batch), "yes" if b.emit else "", _emitted_text(b) if b.emit else "", buffer,
                          b.phase])
         acting = acting_components(position)
         self.table.setRowCount(len(rows))
