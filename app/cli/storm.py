@@ -192,7 +192,8 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
 
 def cmd_export_flux(args: argparse.Namespace) -> int:
     from app.core.formats import load_topology
-    from app.core.formats.flux import FluxError, placeholder_classes, to_flux_bytes
+    from app.core.formats.flux import FluxError
+    from app.core.formats.flux_export import placeholder_classes, to_flux_bytes
     from app.core.formats.flux_repair import export_original, why_skeleton
 
     check_output_file(args, "OUT.yaml", args.output)

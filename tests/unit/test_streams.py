@@ -278,7 +278,8 @@ def test_a_healthy_storm_ui_import_is_bounded_and_an_overloaded_bolt_a_certified
 
 
 def test_crawler_flux_imports_with_per_stream_sigma_and_verifies(tmp_path: Path, capsys) -> None:
-    from app.core.formats.flux import import_flux, to_flux_bytes
+    from app.core.formats.flux import import_flux
+    from app.core.formats.flux_export import to_flux_bytes
 
     source = Path(__file__).resolve().parents[1] / "data" / "crawler-streams.flux.yaml"
     topo = import_flux(source).topology

@@ -1,38 +1,24 @@
-"""Flux YAML, Apache Storm's topology files: import into a Topology and export back.
+"""Flux YAML, Apache Storm's topology files: read as Flux reads them and mapped to a Topology.
 
-What is read, as Flux reads it (see docs/storm.md for the whole mapping):
+What is read (docs/storm.md has the whole mapping): `name`, `config` (the four Storm
+settings Stormbound uses are taken out, the rest is kept), `spouts` and `bolts` (`id`,
+`className`, `parallelism`, `numTasks`), `streams` (`from`, `to`, `grouping` with `type`,
+`args`, `streamId`, `customClass`; every `streamId` becomes a declared stream of its source,
+tick tuples from `__system` a timer source: app/core/formats/flux_ticks.py); `includes`,
+merged with Flux's rules. `${...}` substitution, the safe YAML and the tree checks are
+app/core/formats/flux_yaml.py (an unresolved `${...}` is left as it is and noted, as Flux
+does); the skeleton export is app/core/formats/flux_export.py, the export that rewrites the
+document's own Flux file app/core/formats/flux_repair.py.
 
-* `name`, `config` (the four Storm settings Stormbound uses are taken out, the rest is
-  kept for export), `spouts` and `bolts` (`id`, `className`, `parallelism`, default 1),
-  `streams` (`from`, `to`, `grouping` with `type`, `args`, `streamId`, `customClass`);
-* `includes`: files or classpath resources (`resource: true`), merged with Flux's rules
-  (`override`; streams are appended); like Flux, includes inside an included file are not
-  followed, but a cycle among them is refused;
-* `${name}` from a properties file (`--filter`), `${name[i]}` for an element of a list
-  property, `${ENV-NAME}` from the environment (`--env`), substituted in the text before
-  it is parsed. A placeholder left unresolved is refused (Flux would pass it on verbatim);
-* a file with `topologySource` (its topology is built in Java) or without any Flux
-  section is refused with one line saying why.
-
-Flux has no timing: spout rates and bursts and bolt α and σ become placeholders listed in
-each component's `unannotated` (a bolt nobody subscribes to gets σ = 0: it feeds no
-queue). An export keeps the model's values in each component's `config` under
-`stormbound.*` (Storm ignores keys it does not know), so import -> export -> import
-returns the same topology.
-
-Every problem is a :class:`FluxError` naming the file, the line and the field. The YAML
-is parsed as YAML 1.1 (as Flux's SnakeYAML does), with limits on size, nesting and the
-number of nodes reached through aliases (YAML bombs).
+Flux has no timing: spout rates and bursts, bolt α and σ and each declared stream's σ become
+placeholders listed as not annotated (a bolt nobody subscribes to gets σ = 0). Every problem
+is a :class:`FluxError` naming the file, the line and the field.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import os
-import re
-import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -41,19 +27,27 @@ from app.core.formats import FormatError
 from app.core.formats.flux_ticks import (
     SYSTEM_COMPONENT,
     TICK_FREQ,
-    TICK_PREFIX,
-    TICK_STREAM,
     is_tick,
     tick_name,
     tick_spouts,
 )
-from app.core.formats.limits import MAX_INT_DIGITS, escape
+from app.core.formats.flux_yaml import (
+    PLACEHOLDER,
+    Unresolved,
+    check_tree,
+    line_of,
+    parse_yaml,
+    placeholder_problem,
+    plain,
+    read_flux_text,
+    read_properties,
+    substitute,
+    unresolved_notes,
+)
+from app.core.formats.flux_yaml import FluxError as FluxError  # the reader's error and options, part of its API
+from app.core.formats.flux_yaml import FluxOptions as FluxOptions
+from app.core.formats.limits import escape
 from app.core.topology import Problem, Topology, new_settings, parse_topology
-
-MAX_BYTES = 2_000_000
-MAX_DEPTH = 40  # nesting of YAML collections (Flux files need about 8)
-MAX_NODES = 50_000  # nodes visited with aliases expanded (Flux files have hundreds)
-MAX_INDENT = 160  # columns of block indentation before a line counts as nested too deeply
 
 GROUPINGS: dict[str, str] = {
     "SHUFFLE": "shuffle", "FIELDS": "fields", "ALL": "all", "GLOBAL": "global", "NONE": "none",
@@ -81,36 +75,9 @@ UNKNOWN_BOLT_CLASS = "stormbound.placeholder.BoltClass"
 UNKNOWN_GROUPING_CLASS = "stormbound.placeholder.GroupingClass"
 PLACEHOLDER_VALUE = 1.0
 
-_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
-_LIST_PLACEHOLDER = re.compile(r"^(?P<list>.+)\[(?P<index>\d+)\]$")
 
 #: Storm takes parallelism and task counts as a Java int: larger values are refused
 STORM_MAX_INT = 2**31 - 1
-
-
-class FluxError(FormatError):
-    """A Flux file that cannot be imported: `str()` is one line `FILE: line N: field: problem`."""
-
-    def __init__(self, file: str | os.PathLike[str], line: int | None, field: str, message: str):
-        self.file = str(file)
-        self.line = line
-        self.field = field
-        self.message = message
-        where = f"line {line}: " if line else ""
-        super().__init__([Problem(f"{where}{field}" if field else where.rstrip(": "), message)])
-
-    def __str__(self) -> str:
-        return f"{self.file}: {self.problems[0]}"
-
-
-@dataclass
-class FluxOptions:
-    """How to read a Flux file: Flux's `--filter`, `--env`, and where resource includes live."""
-
-    filter: Path | None = None
-    env: bool = False
-    resources: list[Path] = field(default_factory=list)
-    environ: Mapping[str, str] | None = None  # None = os.environ
 
 
 @dataclass
@@ -166,376 +133,6 @@ class FluxImport:
     document: FluxDocument
 
 
-# ---- properties and substitution --------------------------------------------
-
-
-def read_properties(path: str | os.PathLike[str]) -> dict[str, str]:
-    """A Java `.properties` file (ISO-8859-1, `key=value`, `key: value` or `key value`, `\\` continuations)."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise FluxError(p, None, "", "no such properties file") from None
-    except IsADirectoryError:
-        raise FluxError(p, None, "", "is a folder, not a properties file") from None
-    except OSError as err:
-        raise FluxError(p, None, "", err.strerror or str(err)) from None
-    lines = raw.decode("latin-1").splitlines()
-    props: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        line = lines[i].lstrip(" \t\f")
-        i += 1
-        if not line or line[0] in "#!":
-            continue
-        while _continues(line) and i < len(lines):
-            line = line[:-1] + lines[i].lstrip(" \t\f")
-            i += 1
-        if _continues(line):
-            line = line[:-1]
-        key, value = _split_property(line)
-        props[key] = value
-    return props
-
-
-def _continues(line: str) -> bool:
-    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
-
-
-def _split_property(line: str) -> tuple[str, str]:
-    key_chars: list[str] = []
-    i = 0
-    while i < len(line):
-        ch = line[i]
-        if ch == "\\" and i + 1 < len(line):
-            key_chars.append(line[i:i + 2])
-            i += 2
-            continue
-        if ch in "=: \t\f":
-            break
-        key_chars.append(ch)
-        i += 1
-    rest = line[i:].lstrip(" \t\f")
-    if rest[:1] in ("=", ":"):
-        rest = rest[1:].lstrip(" \t\f")
-    return _unescape("".join(key_chars)), _unescape(rest)
-
-
-def _unescape(text: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch != "\\" or i + 1 >= len(text):
-            out.append(ch)
-            i += 1
-            continue
-        nxt = text[i + 1]
-        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2:i + 6] or ""):
-            out.append(chr(int(text[i + 2:i + 6], 16)))
-            i += 6
-            continue
-        out.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(nxt, nxt))
-        i += 2
-    return "".join(out)
-
-
-def _list_element(value: str, index: int) -> str | None:
-    """Flux's `${list[i]}`: element i of a property written like `["a", "b"]`."""
-    items = value.strip()[1:-1].split(",")
-    if index >= len(items):
-        return None
-    item = items[index].strip()
-    return item[1:-1] if len(item) >= 2 else item
-
-
-def _resolve(var: str, props: dict[str, str] | None, options: FluxOptions) -> str | None:
-    if var.startswith("ENV-") and options.env:
-        environ = os.environ if options.environ is None else options.environ
-        return environ.get(var[4:])
-    if props is None:
-        return None
-    listed = _LIST_PLACEHOLDER.match(var)
-    if listed and listed["list"] in props:
-        return _list_element(props[listed["list"]], int(listed["index"]))
-    return props.get(var)
-
-
-def substitute(text: str, props: dict[str, str] | None, options: FluxOptions) -> str:
-    """Replace every resolvable `${...}` (Flux substitutes the text before parsing it); others stay."""
-    def replace(m: re.Match[str]) -> str:
-        value = _resolve(m.group(1), props, options)
-        return m.group(0) if value is None else value
-
-    return _PLACEHOLDER.sub(replace, text)
-
-
-def _placeholder_problem(var: str, options: FluxOptions) -> str:
-    if var.startswith("ENV-"):
-        if not options.env:
-            return f"${{{var}}} needs --env (environment variable substitution)"
-        return f"${{{var}}}: environment variable {var[4:]} is not set"
-    if options.filter is None:
-        return f"${{{var}}} is not defined: give --filter FILE.properties"
-    return f"${{{var}}} is not defined in {options.filter.name}"
-
-
-# ---- safe YAML ---------------------------------------------------------------
-
-
-def _yaml():
-    from ruamel.yaml import YAML
-
-    yaml = YAML(typ="rt", pure=True)
-    yaml.version = (1, 1)  # Flux reads with SnakeYAML: YAML 1.1 (yes/no booleans, 010 octal)
-    yaml.allow_duplicate_keys = False
-    return yaml
-
-
-def _top_key_at(text: str, line: int) -> str:
-    """The top-level key whose block holds `line` (1-based), for naming a field in a syntax error."""
-    lines = text.splitlines()
-    for i in range(min(line, len(lines)) - 1, -1, -1):
-        m = re.match(r"^([A-Za-z_][\w.-]*)\s*:", lines[i])
-        if m:
-            return m.group(1)
-    return ""
-
-
-def _check_nesting(text: str, file: Path) -> None:
-    """Refuse nesting deeper than the parser can take before it is parsed (it recurses per level)."""
-    depth = 0
-    quote = ""
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.lstrip(" -")
-        if len(line) - len(stripped) > MAX_INDENT and stripped and not stripped.startswith("#"):
-            raise FluxError(file, number, _top_key_at(text, number), f"nested too deeply (more than {MAX_INDENT} "
-                                                                     "columns of indentation)")
-        i = 0
-        while i < len(line):
-            ch = line[i]
-            if quote:
-                if ch == "\\" and quote == '"':
-                    i += 1
-                elif ch == quote:
-                    quote = ""
-            elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
-                break
-            elif ch in "\"'" and (i == 0 or line[i - 1] in " \t[{,:"):
-                quote = ch
-            elif ch in "[{":
-                depth += 1
-                if depth > MAX_DEPTH:
-                    raise FluxError(file, number, _top_key_at(text, number),
-                                    f"nested too deeply (more than {MAX_DEPTH} levels of brackets)")
-            elif ch in "]}":
-                depth = max(0, depth - 1)
-            i += 1
-        if quote == "'":
-            quote = ""  # single-quoted scalars rarely span lines; do not let one stray quote hide the rest
-
-
-def parse_yaml(text: str, file: Path, options: FluxOptions | None = None) -> Any:
-    """The round-trip YAML tree of a Flux file (line numbers kept), or FluxError naming the line.
-
-    A `${...}` left in the text can itself break the YAML (inside `[...]` or `{...}`); then
-    the missing substitution is what gets reported.
-    """
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    if len(text) > MAX_BYTES:
-        raise FluxError(file, None, "", f"is larger than {MAX_BYTES // 1_000_000} MB: not a Flux file")
-    if not text.strip():
-        raise FluxError(file, None, "", "is empty")
-    _check_nesting(text, file)
-    _refuse_json_document(text, file)
-    try:
-        with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor...) are not for the user
-            warnings.simplefilter("ignore")
-            return _yaml().load(text)
-    except RecursionError:
-        raise FluxError(file, None, "", "nested too deeply to be a Flux file") from None
-    except ValueError as err:  # Python's integer digit limit, met while ruamel converts a scalar
-        if "digits" not in str(err):
-            raise
-        m = re.search(rf"\d{{{MAX_INT_DIGITS + 1},}}", text)
-        line = text.count("\n", 0, m.start()) + 1 if m else None
-        raise FluxError(file, line, _top_key_at(text, line) if line else "",
-                        f"integer is too large (limit {MAX_INT_DIGITS} digits)") from None
-    except MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        line = mark.line + 1 if mark is not None else None
-        opened = err.context_mark.line + 1 if err.context_mark is not None else line
-        problem = (err.problem or err.context or "invalid").strip()
-        if "duplicate key" in problem:
-            problem = problem.split(" with value")[0]
-        elif opened and line and opened != line:
-            problem += f" (in what starts on line {opened})"
-        field = _top_key_at(text, opened) if opened else ""
-        lines = text.splitlines()
-        for number in dict.fromkeys(n for n in (opened, line) if n):
-            found = _PLACEHOLDER.search(lines[number - 1]) if number <= len(lines) else None
-            if found:
-                raise FluxError(file, number, _top_key_at(text, number),
-                                _placeholder_problem(found.group(1), options or FluxOptions())) from None
-        if "expected a single document" in str(err) or "but found another document" in str(err):
-            problem, field = "holds more than one YAML document (Flux reads one)", ""
-        raise FluxError(file, line, field, f"not valid YAML: {problem}") from None
-    except YAMLError as err:
-        raise FluxError(file, None, "", f"not valid YAML: {str(err).splitlines()[0]}") from None
-
-
-def _refuse_json_document(text: str, file: Path) -> None:
-    """A Stormbound document or a D-VerT configuration given to the Flux reader: one line saying what to do."""
-    if text.lstrip()[:1] != "{":
-        return
-    import json
-
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return  # YAML flow mappings are not JSON: let the YAML parser read (or refuse) it
-    if isinstance(data, dict) and ("spouts" in data or "bolts" in data or "topology" in data
-                                   or "schema_version" in data):
-        raise FluxError(file, 1, "", "is a JSON topology document, not a Flux file: check, verify and the app "
-                                     "read it as it is (nothing to import)")
-
-
-def _line_of(container: Any, key: Any) -> int | None:
-    """1-based line of a key in a round-trip mapping or an item of a round-trip sequence."""
-    lc = getattr(container, "lc", None)
-    if lc is None:
-        return None
-    try:
-        if isinstance(container, dict):
-            return lc.key(key)[0] + 1
-        return lc.item(key)[0] + 1
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return getattr(lc, "line", None) + 1 if getattr(lc, "line", None) is not None else None
-
-
-def _own_line(container: Any) -> int | None:
-    lc = getattr(container, "lc", None)
-    return lc.line + 1 if lc is not None and lc.line is not None else None
-
-
-def _item_label(path: str, index: int, item: Any) -> str:
-    ident = item.get("id") if isinstance(item, dict) else None
-    if isinstance(ident, (str, int)) and not isinstance(ident, bool) and str(ident):
-        return f"{path}.{ident}"
-    return f"{path}[{index}]"
-
-
-@dataclass(frozen=True)
-class Unresolved:
-    """A `${...}` that no substitution resolved: Flux passes it on verbatim, and so does the import."""
-
-    file: Path
-    line: int | None
-    path: str
-    var: str
-
-    def note(self, options: FluxOptions) -> str:
-        where = f"{self.file.name} line {self.line}" if self.line else self.file.name
-        why = _placeholder_problem(self.var, options)
-        return f"{where}: {self.path}: ${{{self.var}}} is left as it is, as Flux leaves it ({why})"
-
-
-def unresolved_notes(found: list[Unresolved], options: FluxOptions, each: int = 3) -> list[str]:
-    """A note per unresolved `${...}`, or one per file when it has more than `each`."""
-    by_file: dict[Path, list[Unresolved]] = {}
-    for u in found:
-        by_file.setdefault(u.file, []).append(u)
-    notes: list[str] = []
-    for file, items in by_file.items():
-        if len(items) <= each:
-            notes += [u.note(options) for u in items]
-            continue
-        why = sorted({_placeholder_problem(u.var, options).split(" ", 1)[1] for u in items})
-        where = ", ".join(f"line {u.line} ${{{u.var}}}" if u.line else f"${{{u.var}}}" for u in items)
-        notes.append(f"{file.name}: {len(items)} placeholders are left as they are, as Flux leaves them "
-                     f"({'; '.join(why)}): {where}")
-    return notes
-
-
-def check_tree(root: Any, file: Path, options: FluxOptions) -> list[Unresolved]:
-    """Walk every node once in document order (aliases expanded) with limits; return the unresolved `${...}`."""
-    stack: list[tuple[Any, str, int, int | None]] = [(root, "", 0, _own_line(root))]
-    visited = 0
-    unresolved: list[Unresolved] = []
-    while stack:
-        node, path, depth, line = stack.pop()
-        visited += 1
-        if visited > MAX_NODES:
-            raise FluxError(file, line, path.split("[")[0] or "document",
-                            f"expands to more than {MAX_NODES} YAML nodes (an alias bomb?)")
-        if depth > MAX_DEPTH:
-            raise FluxError(file, line, path or "document", f"nested too deeply (more than {MAX_DEPTH} levels)")
-        children: list[tuple[Any, str, int, int | None]] = []
-        if isinstance(node, str):
-            unresolved += [Unresolved(file, line, path or "document", m.group(1)) for m in _PLACEHOLDER.finditer(node)]
-        elif isinstance(node, float) and not math.isfinite(node):  # .nan/.inf: a saved document could not keep it
-            raise FluxError(file, line, path or "document", f"must be a finite number, not {node}")
-        elif isinstance(node, dict):
-            for key, value in node.items():
-                label = f"{path}.{key}".lstrip(".")
-                if isinstance(key, str):
-                    unresolved += [Unresolved(file, _line_of(node, key), label, m.group(1))
-                                   for m in _PLACEHOLDER.finditer(key)]
-                children.append((value, label, depth + 1, _line_of(node, key) or line))
-        elif isinstance(node, list):
-            for i, value in enumerate(node):
-                children.append((value, _item_label(path, i, value), depth + 1, _line_of(node, i) or line))
-        stack.extend(reversed(children))
-    return unresolved
-
-
-def plain(node: Any) -> Any:
-    """A round-trip YAML value as plain JSON-able Python (call after :func:`check_tree`)."""
-    import datetime
-
-    if isinstance(node, dict):
-        return {str(k): plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [plain(v) for v in node]
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    if isinstance(node, (datetime.date, datetime.datetime)):
-        return node.isoformat()
-    if isinstance(node, bytes):
-        return node.decode("latin-1")
-    return str(node)
-
-
-# ---- reading one file and its includes ----------------------------------------
-
-
-def _read(path: Path, what: str = "") -> str:
-    from app.core.fileio import check_regular
-
-    check_regular(path, lambda reason: FluxError(path, None, what, reason))
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise FluxError(path, None, what, "no such file") from None
-    except IsADirectoryError:
-        raise FluxError(path, None, what, "is a folder, not a Flux file") from None
-    except OSError as err:
-        raise FluxError(path, None, what, err.strerror or str(err)) from None
-    if len(raw) > MAX_BYTES:
-        raise FluxError(path, None, "", f"is larger than {MAX_BYTES // 1_000_000} MB: not a Flux file")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
-        raise FluxError(path, line, "",
-                        f"is not UTF-8 text: byte 0x{raw[err.start]:02x} at offset {err.start}") from None
-
-
 @dataclass
 class _Parsed:
     path: Path
@@ -547,7 +144,7 @@ class _Parsed:
 
 def load_tree(path: Path, options: FluxOptions, props: dict[str, str] | None) -> _Parsed:
     """Read, substitute, parse and check one Flux file (no includes)."""
-    raw = _read(path)
+    raw = read_flux_text(path)
     text = substitute(raw, props, options)
     root = parse_yaml(text, path, options)
     if root is None:
@@ -570,7 +167,7 @@ def _require_flux(parsed: _Parsed, included: bool = False) -> None:
     if "topologySource" in root and not included:
         source = root.get("topologySource")
         cls = source.get("className") if isinstance(source, dict) else None
-        raise FluxError(path, _line_of(root, "topologySource"), "topologySource",
+        raise FluxError(path, line_of(root, "topologySource"), "topologySource",
                         f"the topology is built by Java code{f' ({cls})' if cls else ''}, which Stormbound "
                         "cannot read: import it from the Storm UI while it runs, or describe it with spouts, bolts "
                         "and streams")
@@ -579,7 +176,7 @@ def _require_flux(parsed: _Parsed, included: bool = False) -> None:
         raise FluxError(path, 1, "", f"not a Flux file: no {', '.join(wanted[:-1])} or {wanted[-1]}")
     for key in root:
         if key not in TOP_LEVEL:
-            raise FluxError(path, _line_of(root, key), str(key),
+            raise FluxError(path, line_of(root, key), str(key),
                             f"unknown field (Flux reads {', '.join(TOP_LEVEL)}; it would refuse this file)")
 
 
@@ -589,10 +186,10 @@ def _resolve_include(include: Any, including: Path, options: FluxOptions, line: 
         raise FluxError(including, line, label, "expected a mapping with `file` (and `resource`, `override`)")
     name = include.get("file")
     if not isinstance(name, str) or not name.strip():
-        raise FluxError(including, _line_of(include, "file") or line, f"{label}.file", "missing or not a string")
+        raise FluxError(including, line_of(include, "file") or line, f"{label}.file", "missing or not a string")
     resource = include.get("resource", False)
     if not isinstance(resource, bool):
-        raise FluxError(including, _line_of(include, "resource") or line, f"{label}.resource", "must be true or false")
+        raise FluxError(including, line_of(include, "resource") or line, f"{label}.resource", "must be true or false")
     if resource:
         rel = name.lstrip("/")
         candidates = [Path(d) / rel for d in options.resources]
@@ -601,14 +198,14 @@ def _resolve_include(include: Any, including: Path, options: FluxOptions, line: 
             if candidate.is_file():
                 return candidate.resolve()
         looked = ", ".join(dict.fromkeys(str(c.parent) for c in candidates))
-        raise FluxError(including, _line_of(include, "file") or line, f"{label}.file",
+        raise FluxError(including, line_of(include, "file") or line, f"{label}.file",
                         f"resource {name} not found (looked in {looked}; give --resources DIR)")
     candidate = Path(name)
     tries = [candidate] if candidate.is_absolute() else [including.parent / candidate, Path.cwd() / candidate]
     for c in tries:
         if c.is_file():
             return c.resolve()
-    raise FluxError(including, _line_of(include, "file") or line, f"{label}.file",
+    raise FluxError(including, line_of(include, "file") or line, f"{label}.file",
                     f"included file {name} not found (looked beside {including.name} and in the working folder)")
 
 
@@ -617,8 +214,8 @@ def _includes(parsed: _Parsed) -> list[tuple[Any, int | None, str]]:
     if items is None:
         return []
     if not isinstance(items, list):
-        raise FluxError(parsed.path, _line_of(parsed.root, "includes"), "includes", "must be a list")
-    return [(inc, _line_of(items, i), f"includes[{i}]") for i, inc in enumerate(items)]
+        raise FluxError(parsed.path, line_of(parsed.root, "includes"), "includes", "must be a list")
+    return [(inc, line_of(items, i), f"includes[{i}]") for i, inc in enumerate(items)]
 
 
 def _string(value: Any, path: Path, line: int | None, label: str, required: bool = True) -> str | None:
@@ -642,36 +239,36 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
     if items is None:
         return []
     if not isinstance(items, list):
-        raise FluxError(path, _line_of(root, key), key, "must be a list of definitions")
+        raise FluxError(path, line_of(root, key), key, "must be a list of definitions")
     kind = key[:-1]
     out: list[Vertex] = []
     seen: dict[str, int] = {}
     for i, item in enumerate(items):
-        line = _line_of(items, i)
+        line = line_of(items, i)
         if not isinstance(item, dict):
             raise FluxError(path, line, f"{key}[{i}]", "expected a mapping with id and className")
-        ident = _string(item.get("id"), path, _line_of(item, "id") or line, f"{key}[{i}].id")
+        ident = _string(item.get("id"), path, line_of(item, "id") or line, f"{key}[{i}].id")
         assert ident is not None
         label = f"{key}.{ident}"
         if ident in seen:
             raise FluxError(path, line, f"{label}.id",
                             f"duplicate id '{ident}' (also line {seen[ident]}; Flux would keep only the last)")
         seen[ident] = line or 0
-        class_name = _string(item.get("className"), path, _line_of(item, "className") or line, f"{label}.className")
+        class_name = _string(item.get("className"), path, line_of(item, "className") or line, f"{label}.className")
         parallelism, num_tasks = item.get("parallelism"), item.get("numTasks")
         for key, value in (("parallelism", parallelism), ("numTasks", num_tasks)):
             if value is not None:
-                if isinstance(value, str) and (var := _PLACEHOLDER.search(value)):
-                    raise FluxError(path, _line_of(item, key), f"{label}.{key}",
-                                    _placeholder_problem(var.group(1), FluxOptions()))
+                if isinstance(value, str) and (var := PLACEHOLDER.search(value)):
+                    raise FluxError(path, line_of(item, key), f"{label}.{key}",
+                                    placeholder_problem(var.group(1), FluxOptions()))
                 if isinstance(value, bool) or not isinstance(value, int):
-                    raise FluxError(path, _line_of(item, key), f"{label}.{key}",
+                    raise FluxError(path, line_of(item, key), f"{label}.{key}",
                                     f"must be a whole number, not {plain(value)!r}")
                 if value < 1:
-                    raise FluxError(path, _line_of(item, key), f"{label}.{key}",
+                    raise FluxError(path, line_of(item, key), f"{label}.{key}",
                                     f"must be at least 1 (Storm refuses {value})")
                 if value > STORM_MAX_INT:
-                    raise FluxError(path, _line_of(item, key), f"{label}.{key}",
+                    raise FluxError(path, line_of(item, key), f"{label}.{key}",
                                     f"{value:.3g} is over Storm's largest {key} {STORM_MAX_INT} (2^31-1)")
         annotations: dict[str, Any] = {}
         config = item.get("config")
@@ -680,9 +277,9 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
             for name in (*ANNOTATION_KEYS[kind], "checked", STREAM_ANNOTATIONS[kind]):
                 if f"{ANNOTATION_PREFIX}{name}" in config:
                     annotations[name] = (plain(config[f"{ANNOTATION_PREFIX}{name}"]),
-                                         _line_of(config, f"{ANNOTATION_PREFIX}{name}"))
+                                         line_of(config, f"{ANNOTATION_PREFIX}{name}"))
         elif config is not None:
-            raise FluxError(path, _line_of(item, "config"), f"{label}.config", "must be a mapping")
+            raise FluxError(path, line_of(item, "config"), f"{label}.config", "must be a mapping")
         out.append(Vertex(kind, ident, class_name, int(parallelism) if parallelism is not None else None,
                           path, line or 0, annotations, int(num_tasks) if num_tasks is not None else None,
                           tick_secs))
@@ -695,26 +292,26 @@ def _streams(parsed: _Parsed) -> list[Stream]:
     if items is None:
         return []
     if not isinstance(items, list):
-        raise FluxError(path, _line_of(root, "streams"), "streams", "must be a list")
+        raise FluxError(path, line_of(root, "streams"), "streams", "must be a list")
     out: list[Stream] = []
     for i, item in enumerate(items):
-        line = _line_of(items, i)
+        line = line_of(items, i)
         label = f"streams[{i}]"
         if not isinstance(item, dict):
             raise FluxError(path, line, label, "expected a mapping with from, to and grouping")
-        source = _string(item.get("from"), path, _line_of(item, "from") or line, f"{label}.from")
-        target = _string(item.get("to"), path, _line_of(item, "to") or line, f"{label}.to")
+        source = _string(item.get("from"), path, line_of(item, "from") or line, f"{label}.from")
+        target = _string(item.get("to"), path, line_of(item, "to") or line, f"{label}.to")
         if "streamId" in item:
-            raise FluxError(path, _line_of(item, "streamId"), f"{label}.streamId",
+            raise FluxError(path, line_of(item, "streamId"), f"{label}.streamId",
                             "belongs under grouping (grouping.streamId), where Flux reads it")
         grouping = item.get("grouping")
-        gline = _line_of(item, "grouping") or line
+        gline = line_of(item, "grouping") or line
         if not isinstance(grouping, dict):
             raise FluxError(path, gline, f"{label}.grouping", "missing (a mapping with type)")
         kind = grouping.get("type")
         if kind is not None and not isinstance(kind, str) and isinstance(plain(kind), str):
             kind = plain(kind)  # `type: !!str SHUFFLE`
-        tline = _line_of(grouping, "type") or gline
+        tline = line_of(grouping, "type") or gline
         if kind is None:
             raise FluxError(path, tline, f"{label}.grouping.type", f"missing (one of {', '.join(GROUPINGS)})")
         if not isinstance(kind, str) or kind not in GROUPINGS:
@@ -725,19 +322,19 @@ def _streams(parsed: _Parsed) -> list[Stream]:
         fields: list[str] = []
         if kind == "FIELDS":
             if not isinstance(args, list) or not args or not all(isinstance(a, str) and a for a in args):
-                raise FluxError(path, _line_of(grouping, "args") or tline, f"{label}.grouping.args",
+                raise FluxError(path, line_of(grouping, "args") or tline, f"{label}.grouping.args",
                                 "a FIELDS grouping needs a list of field names")
             fields = [str(a) for a in args]
-        stream_id = _string(grouping.get("streamId"), path, _line_of(grouping, "streamId") or tline,
+        stream_id = _string(grouping.get("streamId"), path, line_of(grouping, "streamId") or tline,
                             f"{label}.grouping.streamId", required=False)
         custom_class = None
         if kind == "CUSTOM":
             custom = grouping.get("customClass")
-            cline = _line_of(grouping, "customClass") or tline
+            cline = line_of(grouping, "customClass") or tline
             if not isinstance(custom, dict):
                 raise FluxError(path, cline, f"{label}.grouping.customClass",
                                 "a CUSTOM grouping needs customClass with its className")
-            custom_class = _string(custom.get("className"), path, _line_of(custom, "className") or cline,
+            custom_class = _string(custom.get("className"), path, line_of(custom, "className") or cline,
                                    f"{label}.grouping.customClass.className")
         assert source is not None and target is not None
         out.append(Stream(source, target, GROUPINGS[kind], fields, stream_id, custom_class, path, line or 0, label))
@@ -749,8 +346,8 @@ def _config(parsed: _Parsed) -> dict[str, Any]:
     if config is None:
         return {}
     if not isinstance(config, dict):
-        raise FluxError(parsed.path, _line_of(parsed.root, "config"), "config", "must be a mapping")
-    out = {str(k): (v, _line_of(config, k)) for k, v in config.items()}
+        raise FluxError(parsed.path, line_of(parsed.root, "config"), "config", "must be a mapping")
+    out = {str(k): (v, line_of(config, k)) for k, v in config.items()}
     written = parsed.unsubstituted_env.get("config") if isinstance(parsed.unsubstituted_env, dict) else None
     if isinstance(written, dict):
         for key, value in written.items():  # ${ENV-...} stays a reference: never a secret or a broker list
@@ -769,7 +366,7 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
     notes: list[str] = []
     files = [main_path.resolve()]
     name = main.root.get("name")
-    name_line = _line_of(main.root, "name")
+    name_line = line_of(main.root, "name")
     config = _config(main)
     spouts = {v.id: v for v in _vertices(main, "spouts")}
     bolts = {v.id: v for v in _vertices(main, "bolts")}
@@ -781,7 +378,7 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
             raise FluxError(main_path, line, f"{label}.file", f"cyclic include: {target.name} is already being read")
         override = include.get("override", False)
         if not isinstance(override, bool):
-            raise FluxError(main_path, _line_of(include, "override") or line, f"{label}.override",
+            raise FluxError(main_path, line_of(include, "override") or line, f"{label}.override",
                             "must be true or false")
         inc = load_tree(target, options, props)
         _require_flux(inc, included=True)
@@ -800,7 +397,7 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
             notes.append(f"{target.name}: its own includes are not followed, as Flux does not follow them")
         inc_name = inc.root.get("name")
         if inc_name is not None and (name is None or override):
-            name, name_line = inc_name, _line_of(inc.root, "name")
+            name, name_line = inc_name, line_of(inc.root, "name")
         for key, value in _config(inc).items():
             if override or key not in config:
                 config[key] = value
@@ -1002,114 +599,3 @@ def options_of(topo: Topology) -> FluxOptions:
     return FluxOptions(filter=Path(s.flux_filter) if s.flux_filter else None, env=s.flux_env,
                        resources=[Path(r) for r in s.flux_resources])
 
-
-# ---- Topology -> Flux ------------------------------------------------------------
-
-
-def _number(value: float) -> int | float:
-    return int(value) if float(value).is_integer() and abs(value) < 1e15 else float(value)
-
-
-def to_flux_data(topo: Topology) -> dict[str, Any]:
-    """The Flux document (plain data) for a topology, with the model's values under `stormbound.*`."""
-    names = {c.id: c.name for c in topo.components}
-    config: dict[str, Any] = {}
-    for key, attr in STORM_SETTINGS.items():
-        value = getattr(topo.storm, attr)
-        if value is not None:
-            config[key] = value
-    config.update(topo.storm.config)
-    defaults = type(topo.settings)(**IMPORT_SETTINGS)  # what an import of the file would assume
-    for key in SETTINGS_KEYS:
-        value = getattr(topo.settings, key)
-        if value != getattr(defaults, key):
-            config[f"{ANNOTATION_PREFIX}{key}"] = value if isinstance(value, str) else _number(value)
-    checked = set(topo.verification.checked)
-
-    def annotations(c: Any, keys: tuple[str, ...]) -> dict[str, Any]:
-        out = {f"{ANNOTATION_PREFIX}{k}": _number(getattr(c, k)) for k in keys if k not in c.unannotated}
-        values = c.stream_sigma if c.kind == "bolt" else c.stream_ratio
-        if values:
-            out[f"{ANNOTATION_PREFIX}{STREAM_ANNOTATIONS[c.kind]}"] = {n: _number(x) for n, x in values.items()}
-        if c.id in checked:
-            out[f"{ANNOTATION_PREFIX}checked"] = True
-        return out
-
-    spouts = []
-    for s in topo.spouts:
-        if s.name.startswith(TICK_PREFIX):  # a timer: written as the stream from __system below
-            continue
-        entry: dict[str, Any] = {"id": s.name, "className": s.class_name or UNKNOWN_SPOUT_CLASS,
-                                 "parallelism": s.executors or 1}
-        extra = annotations(s, ANNOTATION_KEYS["spout"])
-        if extra:
-            entry["config"] = extra
-        spouts.append(entry)
-    bolts = []
-    for b in topo.bolts:
-        entry = {"id": b.name, "className": b.class_name or UNKNOWN_BOLT_CLASS, "parallelism": b.parallelism}
-        if b.tasks is not None:  # never fewer tasks than executors: Storm would cap the executors there
-            entry["numTasks"] = max(b.tasks, b.parallelism)
-        extra = annotations(b, ANNOTATION_KEYS["bolt"])
-        if extra:
-            entry["config"] = extra
-        bolts.append(entry)
-    streams = []
-    for sub in topo.subscriptions:
-        grouping: dict[str, Any] = {"type": FLUX_GROUPING[sub.grouping]}
-        if sub.grouping == "fields":
-            grouping["args"] = list(sub.fields)
-        if sub.stream is not None:
-            grouping["streamId"] = sub.stream
-        if sub.grouping == "custom":
-            grouping["customClass"] = {"className": sub.custom_class or UNKNOWN_GROUPING_CLASS}
-        source = names[sub.source]
-        if source.startswith(TICK_PREFIX) and sub.stream == TICK_STREAM:
-            source = SYSTEM_COMPONENT
-        streams.append({"name": f"{source} --> {names[sub.target]}", "from": source,
-                        "to": names[sub.target], "grouping": grouping})
-    data: dict[str, Any] = {"name": topo.name}
-    if config:
-        data["config"] = config
-    data["spouts"] = spouts
-    data["bolts"] = bolts
-    data["streams"] = streams
-    return data
-
-
-def placeholder_classes(topo: Topology) -> list[str]:
-    """The fields of a skeleton export that hold a stormbound.placeholder.* class."""
-    names = {c.id: c.name for c in topo.components}
-    found = [f"spouts.{s.name}.className" for s in topo.spouts
-             if not s.class_name and not s.name.startswith(TICK_PREFIX)]
-    found += [f"bolts.{b.name}.className" for b in topo.bolts if not b.class_name]
-    found += [f"streams.{names[s.source]}->{names[s.target]}.grouping.customClass.className"
-              for s in topo.subscriptions if s.grouping == "custom" and not s.custom_class]
-    return found
-
-
-def skeleton_header(topo: Topology) -> list[str]:
-    """The comment lines above a skeleton export: what it holds, and what to fill in before deploying."""
-    lines = [f"{topo.name}: written by Stormbound from the document alone.",
-             "Flux has no timing: each component's config keeps the model's values under stormbound.*",
-             "(Storm ignores them).",
-             "Not in the document, so not here: constructorArgs, configMethods, properties, components and",
-             "includes: add what your classes need before deploying."]
-    placeholders = placeholder_classes(topo)
-    if placeholders:
-        shown = ", ".join(placeholders[:8]) + (f" and {len(placeholders) - 8} more" if len(placeholders) > 8 else "")
-        lines.append(f"Placeholder classes (stormbound.placeholder.*) to replace: {shown}.")
-    return lines
-
-
-def to_flux_bytes(topo: Topology) -> bytes:
-    """A Flux YAML file for the topology (className placeholders where the document has none)."""
-    yaml = _yaml()
-    yaml.version = None
-    yaml.explicit_start = True
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 4096
-    buf = io.StringIO()
-    buf.write("".join(f"# {line}\n" for line in skeleton_header(topo)))
-    yaml.dump(to_flux_data(topo), buf)
-    return buf.getvalue().encode("utf-8")

@@ -21,20 +21,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.formats.flux import (
+from app.core.formats.flux import options_of, read_flux
+from app.core.formats.flux_ticks import TICK_PREFIX, is_tick
+from app.core.formats.flux_yaml import (
     FluxError,
     FluxOptions,
-    _read,
-    _yaml,
     check_tree,
-    options_of,
     parse_yaml,
     plain,
-    read_flux,
+    read_flux_text,
     read_properties,
     substitute,
+    yaml_parser,
 )
-from app.core.formats.flux_ticks import TICK_PREFIX, is_tick
 from app.core.topology import Topology
 
 
@@ -80,7 +79,7 @@ def _walk(text: str) -> Iterator[tuple[str, tuple[Any, ...], Any]]:
         else:
             parent["index"] += 1
 
-    for ev in _yaml().parse(text):
+    for ev in yaml_parser().parse(text):
         name = type(ev).__name__
         if name in ("StreamStartEvent", "StreamEndEvent", "DocumentStartEvent", "DocumentEndEvent"):
             continue
@@ -283,7 +282,7 @@ def plan_repair(flux_path: str | Path, wanted: dict[str, int], options: FluxOpti
             by_file.setdefault(vertex.file, {})[name] = n
     edits: list[FileEdit] = []
     for file, values in by_file.items():
-        raw = _read(file)
+        raw = read_flux_text(file)
         text = substitute(raw, props, options)
         current = {b.id: (b.parallelism or 1) for b in doc.bolts.values() if b.file == file}
         spouts = {s.id: (s.parallelism or 1) for s in doc.spouts.values() if s.file == file}
@@ -352,7 +351,7 @@ def export_original(topo: Topology) -> OriginalExport | None:
     if _structure_differs(topo, source, options) is not None:
         return None
     edits = plan_repair(source, {b.name: b.parallelism for b in topo.bolts}, options)
-    out = OriginalExport(source, _read(source))
+    out = OriginalExport(source, read_flux_text(source))
     for edit in edits:
         if edit.path.resolve() == source:
             out.text = edit.after
