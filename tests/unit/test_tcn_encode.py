@@ -9,6 +9,7 @@ import z3
 
 from app.core.formats import load_topology
 from app.core.tcn.certify import certify
+from app.core.tcn.decode import decode
 from app.core.tcn.encode import Encoding
 from app.core.tcn.network import build_network, time_grid
 
@@ -22,7 +23,7 @@ def net_of(name: str, checked: list[str] | None = None):
 def test_decoded_lasso_has_exact_times_and_certifies() -> None:
     enc = Encoding(net_of("getting-started"), 4, z3.Context())
     assert enc.solver.check() == z3.sat
-    trace = enc.decode(enc.solver.model())
+    trace = decode(enc, enc.solver.model())
     assert len(trace.positions) == 6 and 1 <= trace.loop_start <= 4
     assert all(isinstance(p.exact_time, Fraction) for p in trace.positions)
     assert certify(trace).ok
@@ -37,7 +38,7 @@ def test_integer_time_option_finds_genuine_lassos() -> None:
     net = net_of("getting-started")
     enc = Encoding(net, 4, z3.Context(), time_unit=time_grid(net) / 2)
     assert enc.solver.check() == z3.sat
-    trace = enc.decode(enc.solver.model())
+    trace = decode(enc, enc.solver.model())
     unit = time_grid(net) / 2
     assert all((p.exact_time / unit).denominator == 1 for p in trace.positions)
     assert certify(trace).ok
@@ -60,7 +61,7 @@ def test_region_clocks_find_certified_lassos() -> None:
     for unit in (None, time_grid(net_of("getting-started"))):
         enc = Encoding(net_of("getting-started"), 4, z3.Context(), loop_clocks="region", time_unit=unit)
         assert enc.solver.check() == z3.sat
-        assert certify(enc.decode(enc.solver.model())).ok
+        assert certify(decode(enc, enc.solver.model())).ok
 
 
 def test_region_clocks_admit_loops_whose_clocks_differ() -> None:
@@ -76,7 +77,7 @@ def test_region_clocks_admit_loops_whose_clocks_differ() -> None:
     region = Encoding(net, 4, z3.Context(), loop_clocks="region")
     region.solver.add(z3.Or([z3.And(on, at_l != at_end) for on, at_l, at_end in region.loop_clocks_at.values()]))
     assert region.solver.check() == z3.sat
-    trace = region.decode(region.solver.model())
+    trace = decode(region, region.solver.model())
     cert = certify(trace)
     assert cert.ok, cert.problems
 

@@ -10,9 +10,8 @@ app/core/formats/flux_yaml.py (an unresolved `${...}` is left as it is and noted
 does); the skeleton export is app/core/formats/flux_export.py, the export that rewrites the
 document's own Flux file app/core/formats/flux_repair.py.
 
-Flux has no timing: spout rates and bursts, bolt α and σ and each declared stream's σ become
-placeholders listed as not annotated (a bolt nobody subscribes to gets σ = 0). Every problem
-is a :class:`FluxError` naming the file, the line and the field.
+Flux has no timing: rates, bursts, α and each stream's σ are placeholders listed as not
+annotated (a bolt nobody subscribes to gets σ = 0). A problem is one FluxError line.
 """
 
 from __future__ import annotations

@@ -21,8 +21,7 @@ from fractions import Fraction
 
 import z3
 
-from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, format_carry, format_time
-from app.core.tcn.network import BoltParams, Network, SpoutParams, StreamParams
+from app.core.tcn.network import BoltParams, Network, SpoutParams
 
 LOOP_CLOCKS = ("equal", "region")
 
@@ -566,63 +565,6 @@ class Encoding:
     def _encode_threshold(self, threshold: int) -> None:
         reach = [self.bolts[name].queue[i] >= threshold for name in self.net.checked for i in range(self.n)]
         self._add(z3.Or(reach) if reach else z3.BoolVal(False, self.ctx))
-
-    # ---- decoding --------------------------------------------------------
-    def decode(self, model: z3.ModelRef) -> Trace:
-        """The trace a satisfying assignment describes, with exact times."""
-
-        def num(expr: z3.ArithRef) -> Fraction:
-            val = model.eval(expr, model_completion=True)
-            if z3.is_int_value(val):
-                return Fraction(val.as_long())
-            return Fraction(val.as_fraction())
-
-        def flag(expr: z3.BoolRef) -> bool:
-            return z3.is_true(model.eval(expr, model_completion=True))
-
-        positions: list[TracePosition] = []
-        for i in range(self.n):
-            spouts = {}
-            for s in self.net.spouts:
-                w = self.spouts[s.name]
-                emitted = int(num(w.emitted[i]))
-                if not s.streams:
-                    spouts[s.name] = SpoutStep(emit=flag(w.emits(i)), emitted=emitted)
-                    continue
-                by_stream = {"default": emitted}
-                carries: dict[str, int | str] = {}
-                for st in s.streams:
-                    on = st.name in w.stream_emitted
-                    by_stream[st.name] = int(num(w.stream_emitted[st.name][i])) if on else 0
-                    carries[st.name] = self._carry(st, int(num(w.stream_buffer[st.name][i])) if on else 0)
-                spouts[s.name] = SpoutStep(emit=flag(w.emits(i)), emitted=sum(by_stream.values()),
-                                           emitted_by_stream=by_stream, buffer_by_stream=carries)
-            bolts = {}
-            for b in self.net.bolts:
-                v = self.bolts[b.name]
-                outs = {st.name: (int(num(v.stream_emitted[st.name][i])),
-                                  self._carry(st, int(num(v.stream_buffer[st.name][i])))) for st in b.streams}
-                many = len(b.streams) > 1
-                bolts[b.name] = BoltStep(
-                    queue=int(num(v.queue[i])), arrivals=int(num(v.arrivals[i])), take=flag(v.take[i]),
-                    batch=int(num(v.batch[i])), emit=flag(v.emit[i]), emitted=sum(e for e, _ in outs.values()),
-                    buffer=outs["default"][1], phase="processing" if flag(v.processing[i]) else "idle",
-                    emitted_by_stream={n: e for n, (e, _) in outs.items()} if many else None,
-                    buffer_by_stream={n: c for n, (_, c) in outs.items()} if many else None)
-            unit = self.time_unit if self.time_unit is not None else 1
-            positions.append(TracePosition(time=format_time(num(self.time[i]) * unit), spouts=spouts, bolts=bolts))
-        if self.threshold is None:
-            loop_start = next(i for i in range(1, self.k + 1) if flag(self.loop_start[i]))
-        else:
-            loop_start = self.k + 1
-        return Trace(topology=self.net.document(), k=self.k, loop_start=loop_start, positions=positions,
-                     kept=list(self.net.kept))
-
-    def _carry(self, st: StreamParams, value: int) -> int | str:
-        """A stream's carry as the trace writes it: an integer, or "p/q" for an exact carry that is not one."""
-        if self.net.emission != "exact" or st.silent:
-            return value
-        return format_carry(Fraction(value, st.sigma.numerator))
 
     def block(self, model: z3.ModelRef) -> None:
         """Exclude this model's discrete run (used when its trace fails certification)."""

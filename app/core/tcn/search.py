@@ -21,6 +21,7 @@ from app.core.formats import limits
 from app.core.formats.trace import Trace, format_time
 from app.core.rates import margins, rate_check
 from app.core.tcn.certify import certify
+from app.core.tcn.decode import decode
 from app.core.tcn.encode import Cancelled, Encoding
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.options import LoopClocks, SearchOptions
@@ -315,7 +316,7 @@ class Search:
             if answer == z3.sat:
                 try:
                     model = enc.solver.model()
-                    trace = enc.decode(model)
+                    trace = decode(enc, model)
                 except z3.Z3Exception:  # a cancel that lands while the model is read interrupts z3 there too
                     if self.cancelled:
                         return "cancelled"
@@ -408,7 +409,7 @@ class Search:
             answer = enc.solver.check()
             if answer != z3.sat:
                 return trace, growth, answer == z3.unsat
-            wider = enc.decode(enc.solver.model())
+            wider = decode(enc, enc.solver.model())
             cert = certify(wider, checked=[c for c in checked if c in enc.growing])
             if not cert.ok:
                 return trace, growth, False
