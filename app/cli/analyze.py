@@ -1,6 +1,6 @@
 """`stormbound analyze DIR|LOG`: measured rates, α, σ, bursts and queue growth of a run.
 
-A small log is analysed in this process, a large one (or a URI) by a Spark job (`--engine`,
+A log on this machine is analysed by the embedded engine (DuckDB), a URI (or with --master) by Spark (`--engine`,
 app.measure.engine_choice).
 
 With the topology (`--topology`, or the run folder's own) it also prints the
@@ -21,6 +21,7 @@ from app.cli.common import (
     add_log_options,
     add_spark_options,
     choose_log_engine,
+    engine_failures,
     examples,
     log_arg,
     print_result,
@@ -63,8 +64,10 @@ def _analysis(args: argparse.Namespace) -> Analysis:
     from app.measure.analysis import Analysis, analyze_path_local
 
     choice = choose_log_engine(args)
-    if choice.engine == "local":
-        return analyze_path_local(log_arg(args.log), args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
+    if choice.engine == "embedded":
+        with engine_failures():
+            return analyze_path_local(log_arg(args.log), args.time_unit, bin_s=args.bin,
+                                      growth_floor=args.growth_floor)
     data = spark_request(args, "analyze", choice.reason, path=log_arg(args.log),
                          time_unit=args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
     return Analysis.model_validate(data)

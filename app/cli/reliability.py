@@ -16,6 +16,7 @@ from app.cli.common import (
     add_log_options,
     add_spark_options,
     choose_log_engine,
+    engine_failures,
     examples,
     log_arg,
     print_result,
@@ -89,10 +90,11 @@ def cmd_reliability(args: argparse.Namespace) -> int:
     require_log(args.log)
     config = _reliability_config(args, path)
     choice = choose_log_engine(args)
-    if choice.engine == "local":
+    if choice.engine == "embedded":
         from app.measure.reliability import check_reliability_path_local
 
-        report = check_reliability_path_local(log_arg(args.log), config, args.time_unit, limit=args.limit)
+        with engine_failures():
+            report = check_reliability_path_local(log_arg(args.log), config, args.time_unit, limit=args.limit)
     else:
         data = spark_request(args, "reliability", choice.reason, path=log_arg(args.log),
                              time_unit=args.time_unit, config=config.model_dump(), limit=args.limit)

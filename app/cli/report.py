@@ -71,7 +71,7 @@ def _small_enough(args: argparse.Namespace) -> str | None:
                                max_events=args.local_max_events, max_mb=args.local_max_mb)
     except EngineError as err:
         return str(err)
-    return None if choice.engine == "local" else choice.reason
+    return None if choice.engine == "embedded" else choice.reason
 
 
 def _reliability(args: argparse.Namespace, topo: Topology | None) -> ReliabilityReport | Section:

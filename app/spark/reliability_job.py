@@ -26,7 +26,7 @@ from app.measure.reliability import (
 def check_reliability(spark, events, config: ReliabilityConfig, limit: int = 200) -> ReliabilityReport:
     """The same check as Spark jobs over an events DataFrame (schema EVENT_DDL, any order); see
     _check_reliability. Running out of memory is reported as such, not as an internal error."""
-    from app.measure.engine_choice import raise_if_out_of_memory
+    from app.spark.session import raise_if_out_of_memory
 
     try:
         return _check_reliability(spark, events, config, limit)

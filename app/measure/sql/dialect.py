@@ -1,0 +1,30 @@
+"""What DuckDB and Spark SQL spell differently, in one table; the queries use `{name}` for these.
+
+Everything else in the queries of app/measure/sql is the SQL both engines read alike
+(window functions, `max_by`, `stddev_pop`, `CASE`, `coalesce`, `floor`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Dialect = Literal["duckdb", "spark"]
+
+SPELLINGS: dict[str, dict[str, str]] = {
+    # one row per element of a list column, in the select list
+    "explode": {"duckdb": "unnest", "spark": "explode"},
+    # a 64-bit integer type
+    "long": {"duckdb": "BIGINT", "spark": "BIGINT"},
+}
+
+
+def render(sql: str, dialect: Dialect, **values: object) -> str:
+    """`sql` with the dialect's spellings and the given values filled in (`{name}` placeholders)."""
+    words = {name: spelled[dialect] for name, spelled in SPELLINGS.items()}
+    return sql.format(**words, **values)
+
+
+def number(value: float) -> str:
+    """A float as a SQL literal both engines read exactly (a DOUBLE, never a DECIMAL)."""
+    text = repr(float(value))
+    return f"CAST('{text}' AS DOUBLE)"
