@@ -29,7 +29,7 @@ def analyze(spark, events, queues, bin_s: float = 1.0, growth_floor: float = 0.0
     queues.createOrReplaceTempView(names[1])
 
     def run(sql: str) -> list[tuple]:
-        if "_bad_n" in sql:  # the first pass: the log's check rides along (frames.checked_job)
+        if "_bad_n" in sql and names[0] in sql:  # the first pass: the log's check rides along (frames.checked_job)
             return [tuple(r) for r in checked_job(events, lambda: spark.sql(sql).collect())]
         return [tuple(r) for r in spark.sql(sql).collect()]
 

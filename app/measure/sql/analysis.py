@@ -39,11 +39,14 @@ def _listed(names: Sequence[str]) -> str:
     return ", ".join(f"'{n}'" for n in names)
 
 
-# A row the readers refuse (unknown kind; t, comp, and tuple or msg where the kind needs them). The
-# embedded engine loads only checked rows; Spark reads large logs itself and counts these in its first job.
-BAD_EVENT = (f"ev NOT IN ({_listed(KINDS)}) OR t IS NULL OR comp IS NULL"
+# A row the readers refuse (unknown kind; t, comp, and tuple or msg where the kind needs them; a time that
+# is not finite, a negative task or queue). An engine that reads a log itself (DuckDB a Parquet file, Spark
+# any file) counts these in its first pass over the events and queues (`_bad_n`) and, when there is one,
+# has the log's reader name it (app.measure.sql.embedded, app.spark.frames.checked_job).
+BAD_EVENT = (f"ev NOT IN ({_listed(KINDS)}) OR t IS NULL OR {{nonfinite_t}} OR comp IS NULL OR task < 0"
              f" OR (ev IN ({_listed(NEEDS_TUPLE)}) AND tuple IS NULL)"
              f" OR (ev IN ({_listed(NEEDS_MSG)}) AND msg IS NULL)")
+BAD_QUEUE = "t IS NULL OR {nonfinite_t} OR task < 0 OR queue < 0"
 
 # Events per (component, task) and kind, the time span, and the rows a reader would refuse.
 COUNTS = ("SELECT comp, task, count(*) AS n, min(t) AS a, max(t) AS b, "
@@ -51,7 +54,7 @@ COUNTS = ("SELECT comp, task, count(*) AS n, min(t) AS a, max(t) AS b, "
           + f", sum(CASE WHEN {BAD_EVENT} THEN 1 ELSE 0 END) AS _bad_n"
           + " FROM {events} GROUP BY comp, task")
 
-QUEUE_SPAN = "SELECT min(t), max(t), count(*) FROM {queues}"
+QUEUE_SPAN = f"SELECT min(t), max(t), count(*), sum(CASE WHEN {BAD_QUEUE} THEN 1 ELSE 0 END) AS _bad_n FROM {{queues}}"
 
 # α: first take of (comp, tuple) -> first emit anchored to it, else its first ack/fail.
 ALPHA = """
@@ -114,7 +117,7 @@ def analyze_sql(run: Run, dialect: Dialect, events: str, queues: str, bin_s: flo
         return run(render(sql, dialect, events=events, queues=queues, **values))
 
     per_task = query(COUNTS)
-    q_start, q_end, q_n = query(QUEUE_SPAN)[0]
+    q_start, q_end, q_n, _ = query(QUEUE_SPAN)[0]
     starts = [r[3] for r in per_task if r[3] is not None] + ([q_start] if q_start is not None else [])
     ends = [r[4] for r in per_task if r[4] is not None] + ([q_end] if q_end is not None else [])
     start, end = (float(min(starts)), float(max(ends))) if starts else (0.0, 0.0)

@@ -15,6 +15,8 @@ SPELLINGS: dict[str, dict[str, str]] = {
     "explode": {"duckdb": "unnest", "spark": "explode"},
     # a 64-bit integer type
     "long": {"duckdb": "BIGINT", "spark": "BIGINT"},
+    # the time column is NaN or infinite
+    "nonfinite_t": {"duckdb": "NOT isfinite(t)", "spark": "(isnan(t) OR abs(t) = CAST('Infinity' AS DOUBLE))"},
 }
 
 
@@ -28,3 +30,12 @@ def number(value: float) -> str:
     """A float as a SQL literal both engines read exactly (a DOUBLE, never a DECIMAL)."""
     text = repr(float(value))
     return f"CAST('{text}' AS DOUBLE)"
+
+
+def literal(text: str, dialect: Dialect) -> str:
+    """A string literal of `dialect`, ready to pass through `render` once (its braces doubled).
+
+    DuckDB doubles a quote; Spark SQL escapes quotes and backslashes with a backslash."""
+    spark = dialect == "spark"
+    body = text.replace("\\", "\\\\").replace("'", "\\'") if spark else text.replace("'", "''")
+    return "'" + body.replace("{", "{{").replace("}", "}}") + "'"

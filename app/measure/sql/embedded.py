@@ -1,10 +1,11 @@
 """The in-process engine: DuckDB, with a log loaded as its `events` and `queues` tables.
 
 A Parquet log whose columns have the expected types is read by DuckDB itself (only the
-columns a query needs, in parallel, spilling to disk beyond memory); one query first
-looks for a bad row (unknown event kind, missing t, comp, tuple or msg, a non-finite
-time, a negative task or queue) and, when there is one, the log is read again by the
-Python readers of app.measure.logstream, whose one-line message names the row and field.
+columns a query needs, in parallel, spilling to disk beyond memory); the first pass of a
+check counts the bad rows (app.measure.sql.analysis.BAD_EVENT: unknown event kind,
+missing t, comp, tuple or msg, a non-finite time, a negative task or queue) and, when there
+is one, the log is read again by the Python readers of app.measure.logstream, whose
+one-line message names the row and field.
 Every other log (JSON Lines, CSV, a JSON array, Storm metrics and events logs, Parquet
 of other column types) goes through those readers, batch by batch, into DuckDB as Arrow
 record batches: the limits of docs/limits.md and the one-line errors of the readers hold
@@ -24,12 +25,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.measure.eventlog import EVENT_KINDS, EventLogError, TimeUnit, find_run_files, log_format
+from app.measure.eventlog import EventLogError, TimeUnit, find_run_files, log_format
 from app.measure.sql.dialect import Dialect
 
 MEMORY_ENV = "STORMBOUND_DUCKDB_MEMORY"
-NEEDS_TUPLE = ("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail")
-NEEDS_MSG = ("spout_emit", "spout_ack", "spout_fail")
 DUCKDB_INSTALL = "pip install duckdb"
 
 
@@ -64,6 +63,7 @@ class Embedded:
         except ModuleNotFoundError:
             raise EmbeddedError(f"the embedded engine needs DuckDB ({DUCKDB_INSTALL}), or use --engine spark") from None
         self._spill = tempfile.mkdtemp(prefix="stormbound-duckdb-")
+        self._deferred: tuple[Path, TimeUnit] | None = None  # a log DuckDB reads itself, not yet checked
         self.con = duckdb.connect(":memory:")
         self.con.execute(f"SET temp_directory = {_quote(self._spill)}")
         self.con.execute("SET preserve_insertion_order = false")
@@ -87,6 +87,17 @@ class Embedded:
         self.close()
 
     def run(self, sql: str) -> Sequence[Sequence]:
+        """The rows of one query. A query counting bad rows (`_bad_n`, its last column) over a log DuckDB
+        reads itself has the log read by the Python readers when it finds one: they name the row."""
+        rows = self._run(sql)
+        if self._deferred is not None and "_bad_n" in sql and any(r[-1] for r in rows):
+            path, time_unit = self._deferred
+            self._deferred = None
+            self._load_rows_of(path, time_unit)  # raises EventLogError naming the row
+            rows = self._run(sql)
+        return rows
+
+    def _run(self, sql: str) -> Sequence[Sequence]:
         import duckdb
 
         try:
@@ -94,6 +105,19 @@ class Embedded:
         except duckdb.OutOfMemoryException as err:
             raise EmbeddedError(f"the embedded engine ran out of memory ({str(err).splitlines()[0][:120]}): "
                                 f"raise ${MEMORY_ENV} (e.g. 8GB), or use --engine spark") from None
+
+    def materialize(self, name: str, sql: str) -> None:
+        """Keep a query's rows as the table `name` (spilled to disk beyond memory)."""
+        import duckdb
+
+        try:
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}")
+        except duckdb.OutOfMemoryException as err:
+            raise EmbeddedError(f"the embedded engine ran out of memory ({str(err).splitlines()[0][:120]}): "
+                                f"raise ${MEMORY_ENV} (e.g. 8GB), or use --engine spark") from None
+
+    def drop(self, name: str) -> None:
+        self.con.execute(f"DROP TABLE IF EXISTS {name}")
 
     # ---- loading ----------------------------------------------------------------
 
@@ -114,19 +138,25 @@ class Embedded:
         else:
             files = [p]
         direct = [f for f in files if log_format(f) == "parquet" and self._parquet_columns(f) is not None]
-        if len(direct) == len(files) and self._parquet_views(files, time_unit):
+        if len(direct) == len(files):
+            self._parquet_views(files, time_unit)
+            self._deferred = (p, time_unit)
             return
+        self._load_rows_of(p, time_unit)
+
+    def _load_rows_of(self, path: Path, time_unit: TimeUnit) -> None:
         from app.measure.logstream import batches
 
         self._create()
-        for events, queues in batches(p, time_unit):
+        for events, queues in batches(path, time_unit):
             self._append(events, queues)
 
     def _create(self) -> None:
         self.con.execute("DROP VIEW IF EXISTS events; DROP VIEW IF EXISTS queues; "
                          "DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS queues")
         self.con.execute("CREATE TABLE events (t DOUBLE, ev VARCHAR, comp VARCHAR, task BIGINT, tuple VARCHAR, "
-                         "msg VARCHAR, anchors VARCHAR[], reason VARCHAR)")
+                         "msg VARCHAR, anchors VARCHAR[], reason VARCHAR, seq BIGINT)")
+        self._seq = 0
         self.con.execute("CREATE TABLE queues (t DOUBLE, comp VARCHAR, task BIGINT, queue BIGINT)")
 
     def _append(self, events: Any, queues: Any) -> None:
@@ -138,8 +168,11 @@ class Embedded:
             if not rows:
                 continue
             columns = list(zip(*rows, strict=True))
-            batch = pa.table([pa.array(list(col), type=field.type) for col, field in zip(columns, schema, strict=True)],
-                             schema=schema)
+            arrays = [pa.array(list(col), type=field.type) for col, field in zip(columns, schema, strict=True)]
+            if table == "events":  # the log order, which breaks ties in time
+                arrays.append(pa.array(range(self._seq, self._seq + len(rows)), type=pa.int64()))
+                self._seq += len(rows)
+            batch = pa.table(arrays, names=[*schema.names, "seq"] if table == "events" else schema.names)
             self.con.register("_batch", batch)
             self.con.execute(f"INSERT INTO {table} SELECT * FROM _batch")
             self.con.unregister("_batch")
@@ -181,13 +214,14 @@ class Embedded:
             found[name] = "yes"
         return found if "ev" in found or "queue" in found else None
 
-    def _parquet_views(self, files: list[Path], time_unit: TimeUnit) -> bool:
-        """Views over the Parquet files, after one query found no bad row; False when one has a bad row."""
+    def _parquet_views(self, files: list[Path], time_unit: TimeUnit) -> None:
+        """`events` and `queues` as views over the Parquet files (checked by the first pass, see `run`)."""
         divisor = "1000.0" if time_unit == "ms" else "1.0"
         event_parts, queue_parts = [], []
-        for f in files:
-            present = self._parquet_columns(f) or {}
-            source = f"read_parquet({_quote(str(f / '**' / '*.parquet') if f.is_dir() else str(f))})"
+        parts = [(self._parquet_columns(f) or {}, part) for f in files
+                 for part in (sorted(f.rglob("*.parquet")) if f.is_dir() else [f])]
+        for number, (present, part) in enumerate(parts, start=1):
+            source = f"read_parquet({_quote(str(part))}, file_row_number = true)"
 
             def col(name: str, kind: str, present: dict[str, str] = present) -> str:
                 return f"CAST({name} AS {kind})" if name in present else f"CAST(NULL AS {kind})"
@@ -200,44 +234,16 @@ class Embedded:
                 f"SELECT {t} AS t, {ev} AS ev, {col('comp', 'VARCHAR')} AS comp, {task} AS task, "
                 f"{col('tuple', 'VARCHAR')} AS tuple, {col('msg', 'VARCHAR')} AS msg, "
                 f"CASE WHEN {ev} = 'bolt_emit' THEN coalesce([a FOR a IN {anchors} IF a IS NOT NULL], []) END "
-                f"AS anchors, {col('reason', 'VARCHAR')} AS reason FROM {source} WHERE {ev} IS NOT NULL")
+                f"AS anchors, {col('reason', 'VARCHAR')} AS reason, "
+                f"CAST({number} AS BIGINT) * 4294967296 + file_row_number AS seq "
+                f"FROM {source} WHERE {ev} IS NOT NULL")
             queue_parts.append(
                 f"SELECT {t} AS t, {col('comp', 'VARCHAR')} AS comp, {task} AS task, {col('queue', 'BIGINT')} AS queue "
                 f"FROM {source} WHERE {ev} IS NULL AND {col('queue', 'BIGINT')} IS NOT NULL")
-            bad = self._bad_rows(source, present)
-            if bad:
-                return False
         self.con.execute("DROP VIEW IF EXISTS events; DROP VIEW IF EXISTS queues; "
                          "DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS queues")
         self.con.execute("CREATE VIEW events AS " + " UNION ALL ".join(event_parts))
         self.con.execute("CREATE VIEW queues AS " + " UNION ALL ".join(queue_parts))
-        return True
-
-    def _bad_rows(self, source: str, present: dict[str, str]) -> int:
-        """Rows of a Parquet log the readers would refuse (counted in one pass over the needed columns)."""
-
-        def has(name: str) -> bool:
-            return name in present
-
-        kinds = ", ".join(_quote(k) for k in EVENT_KINDS)
-        ev = "ev" if has("ev") else "CAST(NULL AS VARCHAR)"
-        t_missing = "t IS NULL" if has("t") else "TRUE"
-        t_bad = "coalesce(NOT isfinite(CAST(t AS DOUBLE)), FALSE)" if has("t") else "FALSE"
-        comp_null = "comp IS NULL" if has("comp") else "TRUE"
-        task_bad = "coalesce(task < 0, FALSE)" if has("task") else "FALSE"
-        tuple_null = "tuple IS NULL" if has("tuple") else "TRUE"
-        msg_null = "msg IS NULL" if has("msg") else "TRUE"
-        queue_bad = "coalesce(queue < 0, FALSE)" if has("queue") else "FALSE"
-        queue_t = f"(queue IS NOT NULL AND {t_missing})" if has("queue") else "FALSE"
-        needs_tuple = ", ".join(_quote(k) for k in NEEDS_TUPLE)
-        needs_msg = ", ".join(_quote(k) for k in NEEDS_MSG)
-        condition = (f"{t_bad} OR {task_bad} OR ({ev} IS NOT NULL AND ({ev} NOT IN ({kinds}) OR {t_missing} "
-                     f"OR {comp_null} OR ({ev} IN ({needs_tuple}) AND {tuple_null}) "
-                     f"OR ({ev} IN ({needs_msg}) AND {msg_null}))) OR ({ev} IS NULL AND ({queue_bad} OR {queue_t}))")
-        try:
-            return int(self.run(f"SELECT count(*) FROM {source} WHERE {condition}")[0][0])
-        except Exception:  # noqa: BLE001 - DuckDB cannot read it as expected: the Python reader says why
-            return 1
 
 
 @contextlib.contextmanager
