@@ -87,3 +87,52 @@ def load_events(path: str | Path) -> list[dict[str, Any]]:
     from app.measure import eventlog  # only for run logs: keeps plain pattern work light
 
     return events_from_log(eventlog.read_log(p))
+
+
+def log_kind_types(path: str | Path) -> tuple[frozenset[str], str] | None:
+    """The event types a kind of log can hold at all, and what that kind is; None when any type can occur."""
+    p = Path(path)
+    if not p.exists():
+        return None
+    from app.measure import eventlog
+
+    try:
+        kind = eventlog.log_format(p)
+    except ValueError:
+        return None
+    if kind == "storm-events":
+        from app.measure.storm_events import EVENT_TYPES
+
+        return frozenset(EVENT_TYPES), "a Storm events.log (sampled emits only)"
+    return None
+
+
+def _can_match(node: Any, possible: frozenset[str]) -> bool:
+    from app.cep import syntax as s
+
+    if isinstance(node, s.Atom):
+        return node.type in possible
+    if isinstance(node, (s.Follows, s.And)):
+        return all(_can_match(a, possible) for a in node.args)
+    if isinstance(node, s.Or):
+        return any(_can_match(a, possible) for a in node.args)
+    if isinstance(node, (s.Star, s.Not)):
+        return True  # zero occurrences, or an absence, needs no event
+    return _can_match(node.arg, possible)  # Times, Plus, Within, HoldsFor
+
+
+def _types(node: Any) -> list[str]:
+    from app.cep import syntax as s
+
+    if isinstance(node, s.Atom):
+        return [node.type]
+    if isinstance(node, (s.Follows, s.And, s.Or)):
+        return [t for a in node.args for t in _types(a)]
+    return _types(node.arg)
+
+
+def impossible_types(pattern: Any, possible: frozenset[str]) -> list[str]:
+    """The event types of `pattern` that cannot occur, when without them it cannot match; else []."""
+    if _can_match(pattern.ast, possible):
+        return []
+    return sorted({t for t in _types(pattern.ast) if t not in possible})

@@ -80,7 +80,7 @@ def format_analysis(analysis: Analysis, comparison: Comparison | None = None) ->
     rows = [["component", "in/s", "out/s", "α mean", "σ", "bursts", "queue slope/s (95% robust CI)", "verdict"]]
     for c in analysis.components.values():
         q = c.queue
-        rows.append([c.name, f"{c.rate_in:.3g}", f"{c.rate_out:.3g}",
+        rows.append([c.name, "unknown" if c.rate_in is None else f"{c.rate_in:.3g}", f"{c.rate_out:.3g}",
                      "-" if c.alpha_mean is None else f"{c.alpha_mean:.3g}",
                      "-" if c.sigma is None else f"{c.sigma:.3g}",
                      "-" if not c.bursts else f"{c.burst_mean:.2f} (max {c.burst_max})",

@@ -89,6 +89,9 @@ def cmd_reliability(args: argparse.Namespace) -> int:
     path = Path(args.log)
     require_log(args.log)
     config = _reliability_config(args, path)
+    from app.measure.reliability import undecidable
+
+    cannot = undecidable(log_arg(args.log))  # a log that can decide nothing: one line, exit 2
     choice = choose_log_engine(args)
     if choice.engine == "embedded":
         from app.measure.reliability import check_reliability_path_local
@@ -99,6 +102,7 @@ def cmd_reliability(args: argparse.Namespace) -> int:
         data = spark_request(args, "reliability", choice.reason, path=log_arg(args.log),
                              time_unit=args.time_unit, config=config.model_dump(), limit=args.limit)
         report = ReliabilityReport.model_validate(data)
+        report.cannot_decide = cannot
     if args.json:
         print_result("reliability", report.model_dump())
     else:

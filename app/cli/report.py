@@ -90,7 +90,7 @@ def _reliability(args: argparse.Namespace, topo: Topology | None) -> Reliability
         config = ReliabilityConfig(**settings)
     try:
         return check_reliability_path_local(str(path.resolve()), config, args.time_unit)
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError) as err:  # an EventLogError (a log that cannot decide) is a ValueError
         return Section(title="Reliability", reason=f"not checked: {err}")
 
 

@@ -45,10 +45,10 @@ class ComponentStats(BaseModel):
     kind: Literal["spout", "bolt"]
     tasks: int = 1
     emitted: int = 0
-    taken: int = 0
-    acked: int = 0
-    failed: int = 0
-    rate_in: float = 0.0
+    taken: int | None = Field(default=0, description="None: this kind of log cannot say (a Storm events.log)")
+    acked: int | None = Field(default=0, description="None: this kind of log cannot say")
+    failed: int | None = Field(default=0, description="None: this kind of log cannot say")
+    rate_in: float | None = Field(default=0.0, description="takes/s; None: this kind of log cannot say")
     rate_out: float = 0.0
     alpha_mean: float | None = None
     alpha_min: float | None = None

@@ -311,6 +311,11 @@ def log_format(path: str | os.PathLike[str]) -> str:
     if p.is_dir():
         if name.endswith(".parquet") or any(p.glob("*.parquet")) and not any((p / f).exists() for f in EVENT_FILES):
             return "parquet"
+        if not any((p / f).exists() for f in EVENT_FILES):
+            from app.measure.storm_events import FORMAT, events_files
+
+            if events_files(p):  # rolled events.log files, or a worker-artifacts folder
+                return FORMAT
         return "run-dir"
     if name.endswith((".jsonl", ".ndjson")):
         return "jsonl"
@@ -320,6 +325,10 @@ def log_format(path: str | os.PathLike[str]) -> str:
         return "csv"
     if name.endswith(".parquet"):
         return "parquet"
+    from app.measure.storm_events import is_rolled_name
+
+    if is_rolled_name(name):  # events.log, events.log.3, events.log.2.gz
+        return "storm-events"
     if name.endswith(".log") and "metrics" not in name:
         from app.measure.storm_events import FORMAT, looks_like_events_log
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from app.measure.eventlog import Event, EventLogError
 from app.measure.reliability_model import (
+    CANNOT_DECIDE,
     P1,
     P2,
     P3,
@@ -46,7 +47,7 @@ from app.measure.reliability_model import (
 
 __all__ = ["P1", "P2", "P3", "P4", "PENDING", "PROPERTIES", "TREE_EVENTS", "ReliabilityConfig", "ReliabilityReport",
            "Violation", "build_report", "violation_detail", "run_settings", "check_reliability_local",
-           "check_reliability_path_local", "load_vectors"]
+           "check_reliability_path_local", "load_vectors", "undecidable"]
 
 
 def run_settings(path: Path) -> dict[str, Any]:
@@ -82,18 +83,36 @@ def check_reliability_local(events: Iterable[Event], config: ReliabilityConfig, 
         return check_reliability_sql(engine, engine.events, config, limit)
 
 
+def undecidable(path) -> dict[str, str]:
+    """The properties this kind of log cannot decide (property -> why); EventLogError (one line, exit 2)
+    when it can decide none, or has no per-tuple events at all (a Storm metrics log)."""
+    from app.measure.eventlog import is_uri, log_format
+
+    if isinstance(path, str) and is_uri(path):
+        return {}
+    kind = log_format(path)
+    if kind == "storm-metrics":
+        raise EventLogError(str(path), "a Storm metrics log has no per-tuple events; "
+                                       "the reliability check needs an event log")
+    props, why = CANNOT_DECIDE.get(kind, ((), ""))
+    if set(props) >= set(PROPERTIES):
+        raise EventLogError("", f"{why}: none of P1-P4 and max spout pending can be decided from it "
+                                       "(the reliability check needs a run's event log with takes and acks, "
+                                       "docs/event-log.md)")
+    return {p: why for p in props}
+
+
 def check_reliability_path_local(path, config: ReliabilityConfig, time_unit: str = "s",
                                  limit: int = 200) -> ReliabilityReport:
     """The check of a log file or run folder on the embedded engine (DuckDB, in this process; no Spark)."""
-    from app.measure.eventlog import log_format
     from app.measure.sql.embedded import embedded_log
     from app.measure.sql.reliability import check_reliability_sql
 
-    if log_format(path) == "storm-metrics":
-        raise EventLogError(str(path), "a Storm metrics log has no per-tuple events; "
-                                       "the reliability check needs an event log")
+    cannot = undecidable(path)
     with embedded_log(path, time_unit) as engine:  # type: ignore[arg-type]  # a str time unit, checked by the reader
-        return check_reliability_sql(engine, engine.events, config, limit)
+        report = check_reliability_sql(engine, engine.events, config, limit)
+    report.cannot_decide = cannot
+    return report
 
 
 def load_vectors(path: str | Path) -> list[dict[str, Any]]:

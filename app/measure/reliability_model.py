@@ -22,6 +22,12 @@ PROPERTIES = (
 P1, P2, P3, P4, PENDING = PROPERTIES
 TREE_EVENTS = ("take", "bolt_emit", "bolt_ack", "bolt_fail")
 
+# What a kind of log (app.measure.eventlog.log_format) cannot decide, and why. A log that can decide
+# none of the properties is refused (exit 2); one that can decide some reports the others as undecidable.
+CANNOT_DECIDE: dict[str, tuple[tuple[str, ...], str]] = {
+    "storm-events": (PROPERTIES, "a Storm events.log holds sampled emits only (no takes, acks or fails)"),
+}
+
 
 class ReliabilityConfig(BaseModel):
     """What the check needs beyond the log: Storm's settings and who subscribes to whom."""
@@ -89,17 +95,21 @@ class ReliabilityReport(BaseModel):
     log_end: float = 0.0
     config: ReliabilityConfig
     notes: list[str] = Field(default_factory=list)
+    cannot_decide: dict[str, str] = Field(default_factory=dict,
+                                          description="property -> why this kind of log cannot decide it")
 
     @property
     def ok(self) -> bool:
-        return all(self.properties.values())
+        return all(ok for p, ok in self.properties.items() if p not in self.cannot_decide)
 
     def summary(self) -> str:
         lines = [f"{self.events} events, log ends at t={self.log_end:.6g} s"]
+        lines += [f"n/a   {p}  (this log cannot decide it: {self.cannot_decide[p]})" for p in PROPERTIES
+                  if p in self.cannot_decide]
         lines += [f"{'ok  ' if self.properties[p] else 'FAIL'}  {p}"
                   + (f"  ({self.counts.get(p, 0)} violations)" if not self.properties[p] else "")
                   + (f"  [{self.undecided[p]} undecided at end of log]" if self.undecided.get(p) else "")
-                  for p in PROPERTIES]
+                  for p in PROPERTIES if p not in self.cannot_decide]
         lines += [f"- {note}" for note in self.notes]
         lines += [f"  {v.describe()}" for v in self.violations]
         return "\n".join(lines)
