@@ -2,8 +2,9 @@
 
 The definition is the one the embedded engine (DuckDB) runs; here the events DataFrame
 (app.spark.frames, with its log order as `seq`) is registered as a temporary view, each
-intermediate fact is a cached temporary view (`CACHE TABLE`, memory then disk), released
-at the end. The first job also counts the rows a reader would refuse (frames.checked_job).
+intermediate fact is computed once and kept with its lineage cut (`localCheckpoint`,
+memory then disk) as a temporary view, released at the end. The first job also counts
+the rows a reader would refuse (frames.checked_job).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class SparkSQL:
     def __init__(self, spark, events):
         self.spark = spark
         self.events = events
+        self.kept: dict[str, object] = {}
 
     def run(self, sql: str) -> Sequence[Sequence]:
         from app.spark.frames import checked_job
@@ -34,12 +36,18 @@ class SparkSQL:
         return [tuple(r) for r in self.spark.sql(sql).collect()]
 
     def materialize(self, name: str, sql: str) -> None:
-        self.spark.sql(f"CACHE TABLE {name} OPTIONS ('storageLevel' 'MEMORY_AND_DISK') AS {sql}")
+        """The query's rows computed now and kept (memory, then disk) with their lineage cut, so that the
+        next queries plan over a small table rather than over every query before them."""
+        frame = self.spark.sql(sql).localCheckpoint(eager=True)
+        frame.createOrReplaceTempView(name)
+        self.kept[name] = frame
 
     def drop(self, name: str) -> None:
+        frame = self.kept.pop(name, None)
         with contextlib.suppress(Exception):  # a session that no longer answers holds nothing
-            self.spark.sql(f"UNCACHE TABLE IF EXISTS {name}")
             self.spark.catalog.dropTempView(name)
+            if frame is not None:
+                frame.unpersist()  # type: ignore[attr-defined]  # a DataFrame
 
 
 def check_reliability(spark, events, config: ReliabilityConfig, limit: int = 200) -> ReliabilityReport:

@@ -29,6 +29,7 @@ from app.measure.eventlog import EventLogError, TimeUnit, find_run_files, log_fo
 from app.measure.sql.dialect import Dialect
 
 MEMORY_ENV = "STORMBOUND_DUCKDB_MEMORY"
+SMALL_BATCH = 2000  # rows loaded with plain inserts rather than as Arrow
 DUCKDB_INSTALL = "pip install duckdb"
 
 
@@ -160,11 +161,20 @@ class Embedded:
         self.con.execute("CREATE TABLE queues (t DOUBLE, comp VARCHAR, task BIGINT, queue BIGINT)")
 
     def _append(self, events: Any, queues: Any) -> None:
+        events, queues = list(events), list(queues)
+        if len(events) + len(queues) <= SMALL_BATCH:  # a few rows: no Arrow (whose first use imports pandas)
+            if events:
+                first = self._seq
+                self._seq += len(events)
+                self.con.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                     [(*row, first + i) for i, row in enumerate(events)])
+            if queues:
+                self.con.executemany("INSERT INTO queues VALUES (?, ?, ?, ?)", queues)
+            return
         import pyarrow as pa
 
         event_schema, queue_schema = _arrow_schemas()
         for rows, schema, table in ((events, event_schema, "events"), (queues, queue_schema, "queues")):
-            rows = list(rows)
             if not rows:
                 continue
             columns = list(zip(*rows, strict=True))

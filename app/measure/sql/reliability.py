@@ -210,7 +210,7 @@ WHERE e.ev = 'take' AND (s.done_t IS NULL OR e.t > s.done_t)
 WITH acked AS (SELECT * FROM {{joined}} WHERE close_ev = 'spout_ack'),
 failed_roots AS (SELECT DISTINCT root FROM {{joined}} WHERE failed = 1),
 subs AS ({subs}),
-took AS (SELECT DISTINCT tuple, comp AS sub FROM {{facts}} WHERE take_last IS NOT NULL)
+took AS (SELECT tuple, comp AS sub FROM {{facts}} WHERE take_last IS NOT NULL)
 SELECT {_row(t='a.close_t', prop=literal(P3, dialect), comp='a.emitter', tuple='a.tuple', msg='a.root_msg', other='s.sub')}
 FROM acked a JOIN subs s ON a.emitter = s.emitter
 WHERE a.emitter IS NOT NULL
