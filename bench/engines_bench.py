@@ -12,7 +12,7 @@ memory from wait4):
 * before: the checkout given by `--before` (default /work/main, the code this branch
   started from) with `--engine local` (its in-process engine);
 * after: this checkout with its default engine (`auto`: the embedded engine, DuckDB);
-* `--spark`: this checkout with `--engine spark --master local[2]` (peak memory: the
+* `--spark`: both checkouts with `--engine spark --master local[2]` (peak memory: the
   Python side only; the JVM is a child of it);
 * a 10-event log with this checkout's defaults, `analyze` and `reliability`: wall time, and
   whether a java process appeared.
@@ -177,6 +177,10 @@ def main() -> int:
                              **run_measured(args.before, [command, str(folder), "--engine", "local", *extra])})
             rows.append({"command": command, "engine": "after: embedded (DuckDB, default)",
                          **run_measured(ROOT, [command, str(folder), *extra])})
+            if args.spark and not args.skip_before:
+                rows.append({"command": command, "engine": "before: Spark local[2]",
+                             **run_measured(args.before, [command, str(folder), "--engine", "spark", "--master",
+                                                          "local[2]", *extra])})
             if args.spark:
                 rows.append({"command": command, "engine": "after: Spark local[2]",
                              **run_measured(ROOT, [command, str(folder), "--engine", "spark", "--master", "local[2]",

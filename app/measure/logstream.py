@@ -1,8 +1,8 @@
 """Event logs read in batches of plain tuples, in this process, without Spark or pydantic per record.
 
-The in-process engine (`--engine local`) and the single-process baseline of
-bench/runs_pipeline.py read logs through here: JSON Lines and CSV line by line, Parquet in
-record batches (pyarrow), JSON arrays and Storm metrics logs through the readers of
+The embedded engine (app/measure/sql/embedded.py) loads every log it does not read itself
+through here, into DuckDB: JSON Lines and CSV line by line, Parquet in record batches
+(pyarrow), JSON arrays and Storm metrics and events logs through the readers of
 app.measure.eventlog. Records come back as plain tuples
 
 * events: ``(t, ev, comp, task, tuple, msg, anchors, reason)`` (EVENT_FIELDS),

@@ -125,7 +125,7 @@ CONFIGS = [
 ]
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(roots=st.lists(root_specs(), min_size=1, max_size=14), queue_comps=st.sampled_from([[], ["B"], ["A", "B"]]),
        config_index=st.integers(0, len(CONFIGS) - 1), limit=st.sampled_from([3, 1000]),
        reverse=st.booleans())

@@ -59,9 +59,8 @@ QUEUE_SPAN = f"SELECT min(t), max(t), count(*), sum(CASE WHEN {BAD_QUEUE} THEN 1
 # α: first take of (comp, tuple) -> first emit anchored to it, else its first ack/fail.
 ALPHA = """
 WITH keyed AS (
-  SELECT comp, t, ev, tuple AS k FROM {events} WHERE ev IN ('take', 'bolt_ack', 'bolt_fail')
-  UNION ALL
-  SELECT comp, t, ev, {explode}(anchors) AS k FROM {events} WHERE ev = 'bolt_emit'
+  SELECT comp, t, ev, {explode}(CASE WHEN ev = 'bolt_emit' THEN anchors ELSE {array}(tuple) END) AS k
+  FROM {events} WHERE ev IN ('take', 'bolt_emit', 'bolt_ack', 'bolt_fail')
 ), firsts AS (
   SELECT comp, k,
          min(CASE WHEN ev = 'take' THEN t END) AS take_t,

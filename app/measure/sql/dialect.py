@@ -13,6 +13,8 @@ Dialect = Literal["duckdb", "spark"]
 SPELLINGS: dict[str, dict[str, str]] = {
     # one row per element of a list column, in the select list
     "explode": {"duckdb": "unnest", "spark": "explode"},
+    # a list of the given values
+    "array": {"duckdb": "list_value", "spark": "array"},
     # a 64-bit integer type
     "long": {"duckdb": "BIGINT", "spark": "BIGINT"},
     # the time column is NaN or infinite
