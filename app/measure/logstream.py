@@ -21,7 +21,7 @@ import csv
 import functools
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -373,15 +373,6 @@ def sniff(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> None:
             next(_file_batches(f, time_unit, SNIFF_ROWS), None)
 
 
-def event_source(path: str | os.PathLike[str], time_unit: TimeUnit = "s",
-                 rows: int = BATCH_ROWS) -> Callable[[], Iterable[EventRow]]:
-    """A function that streams the log's events each time it is called (for checks that read twice)."""
-    def stream() -> Iterator[EventRow]:
-        for events, _ in batches(path, time_unit, rows, events_only=True):
-            yield from events
-    return stream
-
-
 def count_records(path: str | os.PathLike[str]) -> int | None:
     """Records (events and queue samples) in a log without reading it all: Parquet metadata, or the
     lines of a JSON Lines / CSV file; None for other formats."""
@@ -420,5 +411,5 @@ def log_bytes(path: str | os.PathLike[str]) -> int:
     return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
 
 
-__all__ = ["EVENT_FIELDS", "QUEUE_FIELDS", "batches", "sniff", "event_source", "count_records", "log_bytes",
+__all__ = ["EVENT_FIELDS", "QUEUE_FIELDS", "batches", "sniff", "count_records", "log_bytes",
            "event_row", "queue_row"]
