@@ -1,7 +1,7 @@
 """`stormbound analyze DIR|LOG`: measured rates, α, σ, bursts and queue growth of a run.
 
-A log on this machine is analysed by the embedded engine (DuckDB), a URI (or with --master) by Spark (`--engine`,
-app.measure.engine_choice).
+A log on this machine is analysed by the embedded engine (DuckDB), a URI (or with --master)
+by Spark SQL (`--engine`, app.measure.engine_choice).
 
 With the topology (`--topology`, or the run folder's own) it also prints the
 model-versus-measured comparison; `--calibrate OUT` writes the topology with the

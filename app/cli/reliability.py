@@ -1,9 +1,10 @@
 """`stormbound reliability DIR|LOG`: check Storm's delivery guarantees over an event log.
 
-A small log is checked in this process, a large one (or a URI) by a Spark job (`--engine`,
-app.measure.engine_choice).
+A log on this machine is checked by the embedded engine (DuckDB, in this process), a URI
+(or with --master) by Spark SQL (`--engine`, app.measure.engine_choice).
 
-Exit 0 when every guarantee holds, 1 when some is violated.
+Exit 0 when every guarantee holds, 1 when some is violated, 2 for a log that can decide
+none of them (Storm's events.log).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "reliability", help="check Storm's delivery guarantees over an event log",
         description="Check Storm's delivery guarantees (acking, timeouts, max pending) over a run's event log. "
-                    "Exit 0 when every guarantee holds, 1 when some is violated.",
+                    "Exit 0 when every guarantee holds, 1 when some is violated, 2 when the log cannot decide them "
+                    "(Storm's events.log: emits only).",
         epilog=examples("stormbound reliability runs/cfg1 --timeout 30 --max-pending 100"))
     add_log_options(p)
     p.add_argument("--timeout", type=float, metavar="S",
