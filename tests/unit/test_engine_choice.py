@@ -210,3 +210,26 @@ def test_a_uri_goes_to_spark(monkeypatch, capsys) -> None:
         choose_engine(uri, "embedded")
     assert main(["reliability", uri, "--engine", "local"]) == 2
     assert "URI" in capsys.readouterr().err
+
+
+def test_the_embedded_engine_loads_rows_without_arrow_as_with_it(tmp_path: Path, monkeypatch) -> None:
+    """The frozen app has no pyarrow: rows then go into DuckDB by plain inserts, with the same figures."""
+    from app.measure.analysis import analyze_path_local
+    from app.measure.reliability import ReliabilityConfig, check_reliability_path_local
+    from app.measure.sql import embedded
+
+    rows = []
+    for i in range(1500):  # more than one small batch
+        rows += [{"t": i * 0.01, "ev": "spout_emit", "comp": "S", "task": 1, "tuple": f"r{i}", "msg": f"m{i}"},
+                 {"t": i * 0.01 + 0.002, "ev": "take", "comp": "A", "task": 2, "tuple": f"r{i}"},
+                 {"t": i * 0.01 + 0.004, "ev": "bolt_ack", "comp": "A", "task": 2, "tuple": f"r{i}"},
+                 {"t": i * 0.01 + 0.005, "comp": "A", "task": 2, "queue": i % 3}]
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = ReliabilityConfig(message_timeout_s=0.001)
+    with_arrow = (analyze_path_local(path).model_dump(), check_reliability_path_local(path, config).model_dump())
+    monkeypatch.setattr(embedded, "_has_pyarrow", lambda: False)
+    without = (analyze_path_local(path).model_dump(), check_reliability_path_local(path, config).model_dump())
+    assert with_arrow == without
+    assert with_arrow[0]["components"]["A"]["taken"] == 1500
+    assert with_arrow[1]["counts"]["P1_emit_eventually_acked_or_failed"] == 1500

@@ -51,6 +51,14 @@ def _arrow_schemas() -> tuple[Any, Any]:
     return events, queues
 
 
+def _has_pyarrow() -> bool:
+    try:
+        import pyarrow  # noqa: F401  # only whether it imports
+    except ModuleNotFoundError:
+        return False
+    return True
+
+
 class Embedded:
     """One DuckDB connection holding one log as `events` and `queues` (tables or views); `run(sql)` answers rows."""
 
@@ -162,7 +170,8 @@ class Embedded:
 
     def _append(self, events: Any, queues: Any) -> None:
         events, queues = list(events), list(queues)
-        if len(events) + len(queues) <= SMALL_BATCH:  # a few rows: no Arrow (whose first use imports pandas)
+        if len(events) + len(queues) <= SMALL_BATCH or not _has_pyarrow():
+            # a few rows: no Arrow (whose first use imports pandas); and the frozen app has no pyarrow
             if events:
                 first = self._seq
                 self._seq += len(events)
