@@ -13,10 +13,10 @@ Then, over that one Parquet log:
   it (app.cli.common.start_spark_host: same environment, driver memory and settings, no tuning of our
   own), and the same requests (`analyze`, `reliability`) the CLI sends. Reported: wall
   time, CPU time of the JVM, and the JVM's peak resident memory (VmHWM).
-* one process: the in-process engine (`--engine local`: app.measure.analysis.analyze_path_local,
-  app.measure.reliability.check_reliability_path_local) in a child process, streaming the same
-  Parquet file in record batches (pyarrow), over all of its events. Reported: wall and CPU
-  time and peak resident memory.
+* one process: the embedded engine (`--engine embedded`, DuckDB: app.measure.analysis.analyze_path_local,
+  app.measure.reliability.check_reliability_path_local) in a child process, over the same
+  Parquet log. Reported: wall and CPU time and peak resident memory. (bench/engines_bench.py
+  compares it with the code before it, end to end through the CLI.)
 * a 10-event log: `stormbound reliability` with the default engine (no JVM) and with
   `--engine spark`, end to end as a user runs it.
 * `--cli`: also `stormbound analyze` and `stormbound reliability` end to end on the big log

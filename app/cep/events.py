@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from app.cep.nodes import PatternError
+from app.cep.nodes import And, Atom, Follows, Not, Or, PatternError, PatternNode, Star, iter_atoms
 from app.cep.syntax import read_text
 from app.expr.limits import loads, one_line
 
@@ -88,3 +88,40 @@ def load_events(path: str | Path) -> list[dict[str, Any]]:
     from app.measure import eventlog  # only for run logs: keeps plain pattern work light
 
     return events_from_log(eventlog.read_log(p))
+
+
+def log_kind_types(path: str | Path) -> tuple[frozenset[str], str] | None:
+    """The event types a kind of log can hold at all, and what that kind is; None when any type can occur."""
+    p = Path(path)
+    if not p.exists():
+        return None
+    from app.measure import eventlog
+
+    try:
+        kind = eventlog.log_format(p)
+    except ValueError:
+        return None
+    if kind == "storm-events":
+        from app.measure.storm_events import EVENT_TYPES
+
+        return frozenset(EVENT_TYPES), "a Storm events.log (sampled emits only)"
+    return None
+
+
+def _can_match(node: PatternNode, possible: frozenset[str]) -> bool:
+    if isinstance(node, Atom):
+        return node.type in possible
+    if isinstance(node, (Follows, And)):
+        return all(_can_match(a, possible) for a in node.args)
+    if isinstance(node, Or):
+        return any(_can_match(a, possible) for a in node.args)
+    if isinstance(node, (Star, Not)):
+        return True  # zero occurrences, or an absence, needs no event
+    return _can_match(node.arg, possible)  # Times, Plus, Within, HoldsFor
+
+
+def impossible_types(pattern: Any, possible: frozenset[str]) -> list[str]:
+    """The event types of `pattern` that cannot occur, when without them it cannot match; else []."""
+    if _can_match(pattern.ast, possible):
+        return []
+    return sorted({a.type for a in iter_atoms(pattern.ast) if a.type not in possible})

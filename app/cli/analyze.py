@@ -1,7 +1,7 @@
 """`stormbound analyze DIR|LOG`: measured rates, α, σ, bursts and queue growth of a run.
 
-A small log is analysed in this process, a large one (or a URI) by a Spark job (`--engine`,
-app.measure.engine_choice).
+A log on this machine is analysed by the embedded engine (DuckDB), a URI (or with --master)
+by Spark SQL (`--engine`, app.measure.engine_choice).
 
 With the topology (`--topology`, or the run folder's own) it also prints the
 model-versus-measured comparison; `--calibrate OUT` writes the topology with the
@@ -23,6 +23,7 @@ from app.cli.common import (
     add_spark_options,
     check_output_file,
     choose_log_engine,
+    engine_failures,
     examples,
     log_arg,
     number,
@@ -71,8 +72,10 @@ def _analysis(args: argparse.Namespace) -> Analysis:
     from app.measure.analysis import Analysis, analyze_path_local
 
     choice = choose_log_engine(args)
-    if choice.engine == "local":
-        return analyze_path_local(log_arg(args.log), args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
+    if choice.engine == "embedded":
+        with engine_failures():
+            return analyze_path_local(log_arg(args.log), args.time_unit, bin_s=args.bin,
+                                      growth_floor=args.growth_floor)
     data = spark_request(args, "analyze", choice.reason, path=log_arg(args.log),
                          time_unit=args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
     return Analysis.model_validate(data)
@@ -85,7 +88,7 @@ def format_analysis(analysis: Analysis, comparison: Comparison | None = None) ->
     rows = [["component", "in/s", "out/s", "α mean", "σ", "bursts", "queue slope/s (95% robust CI)", "verdict"]]
     for c in analysis.components.values():
         q = c.queue
-        rows.append([c.name, f"{c.rate_in:.3g}", f"{c.rate_out:.3g}",
+        rows.append([c.name, "unknown" if c.rate_in is None else f"{c.rate_in:.3g}", f"{c.rate_out:.3g}",
                      "-" if c.alpha_mean is None else f"{c.alpha_mean:.3g}",
                      "-" if c.sigma is None else f"{c.sigma:.3g}",
                      "-" if not c.bursts else f"{c.burst_mean:.2f} (max {c.burst_max})",

@@ -61,17 +61,25 @@ def cmd_cep(args: argparse.Namespace) -> int:
         compile_pattern(p)  # report a bad pattern before reading the log
     events = load_events(args.log)
     matches = find_matches(patterns, events)
+    from app.cep.events import impossible_types, log_kind_types
+
+    kind = log_kind_types(args.log)
+    impossible = {p.id: impossible_types(p, kind[0]) for p in patterns} if kind is not None else {}
+    impossible = {k: v for k, v in impossible.items() if v}
     code = EXIT_FOUND if matches and getattr(args, "fail_on_match", False) else EXIT_OK
     if getattr(args, "json", False):
         counts = {p.id: 0 for p in patterns}
         for m in matches:
             counts[m.pattern] += 1
         doc = {"patterns": [{"id": p.id, "text": p.text, "context": p.context} for p in patterns],
-               "events": len(events), "counts": counts, "matches": [m.to_json() for m in matches]}
+               "events": len(events), "counts": counts, "matches": [m.to_json() for m in matches],
+               "cannot_occur": impossible}
         print_result("cep", doc)
         return code
     for m in matches:
         print(format_match(m))
     summary = ", ".join(f"{p.id} {sum(1 for m in matches if m.pattern == p.id)}" for p in patterns)
     print(f"{len(matches)} matches over {len(events)} events ({summary})")
+    for pid, types in impossible.items():
+        print(f"note: {pid} cannot match this log: {', '.join(types)} cannot occur in {kind[1] if kind else 'it'}")
     return code

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -177,7 +178,7 @@ def start_spark_host(master: str | None, driver_memory: str | None = None, conf:
         host.start()
     except SparkUnavailable as err:
         if why:
-            raise UsageError(f"Spark: {err} (this log needs Spark: {why}; --engine local reads it in this "
+            raise UsageError(f"Spark: {err} (this log needs Spark: {why}; --engine embedded reads it in this "
                              f"process instead)") from None
         raise UsageError(f"Spark: {err}") from None
     return host
@@ -361,14 +362,16 @@ def add_log_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topology", help="the topology the log comes from (a run folder has its own)")
     p.add_argument("--time-unit", choices=["s", "ms"], default="s",
                    help="unit of the log's t field: seconds (default) or milliseconds")
-    p.add_argument("--engine", choices=["auto", "local", "spark"], default="auto",
-                   help="auto (default): this process for a small log, Spark for a large one or when --master "
-                        "is given; local: always this process (no Java); spark: always Spark")
+    p.add_argument("--engine", choices=["auto", "embedded", "spark", "local"], default="auto",
+                   help="auto (default): the embedded engine (DuckDB, in this process, no Java) for a log on this "
+                        "machine, Spark for a URI or when --master is given; embedded or spark: always that one "
+                        "(local: the former name of embedded)")
     p.add_argument("--local-max-events", type=number(int, 1), metavar="N",
-                   help="auto: largest log (records) read in this process "
-                        "(default $STORMBOUND_LOCAL_MAX_EVENTS or 1000000)")
+                   help="auto: send logs of more records than N to Spark (default $STORMBOUND_LOCAL_MAX_EVENTS, "
+                        "else no limit)")
     p.add_argument("--local-max-mb", type=number(float, 0, above=True, unit="MB"), metavar="MB",
-                   help="auto: largest log on disk (MB) read in this process (default $STORMBOUND_LOCAL_MAX_MB or 200)")
+                   help="auto: send logs larger than MB on disk to Spark (default $STORMBOUND_LOCAL_MAX_MB, "
+                        "else no limit)")
 
 
 def run_topology(path: Path, given: str | None) -> Topology | None:
@@ -416,11 +419,28 @@ def choose_log_engine(args: argparse.Namespace) -> Choice:
                                max_events=args.local_max_events, max_mb=args.local_max_mb)
     except EngineError as err:
         raise UsageError(str(err)) from None
-    where = "this process" if choice.engine == "local" else "Spark"
+    where = "embedded (DuckDB, this process)" if choice.engine == "embedded" else "Spark"
     logging.getLogger("stormbound.engine").info("engine: %s (%s)", where, choice.reason)
     if not quiet(args) and not getattr(args, "verbose", 0) and sys.stderr.isatty():
         sys.stderr.write(f"engine: {where} ({choice.reason})\n")
     return choice
+
+
+@contextlib.contextmanager
+def engine_failures() -> Iterator[None]:
+    """A failure of the engine running a log (app.measure.engine_choice.engine_failure: out of memory,
+    DuckDB missing) becomes one line, exit 2; every other error passes."""
+    try:
+        yield
+    except (TopologyError, UsageError):
+        raise
+    except Exception as err:
+        from app.measure.engine_choice import engine_failure
+
+        line = engine_failure(err)
+        if line is None:
+            raise
+        raise UsageError(line) from None
 
 
 # ---- logging and progress ---------------------------------------------------

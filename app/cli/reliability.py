@@ -1,9 +1,10 @@
 """`stormbound reliability DIR|LOG`: check Storm's delivery guarantees over an event log.
 
-A small log is checked in this process, a large one (or a URI) by a Spark job (`--engine`,
-app.measure.engine_choice).
+A log on this machine is checked by the embedded engine (DuckDB, in this process), a URI
+(or with --master) by Spark SQL (`--engine`, app.measure.engine_choice).
 
-Exit 0 when every guarantee holds, 1 when some is violated.
+Exit 0 when every guarantee holds, 1 when some is violated, 2 for a log that can decide
+none of them (Storm's events.log).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from app.cli.common import (
     add_log_options,
     add_spark_options,
     choose_log_engine,
+    engine_failures,
     examples,
     log_arg,
     number,
@@ -37,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "reliability", help="check Storm's delivery guarantees over an event log",
         description="Check Storm's delivery guarantees (acking, timeouts, max pending) over a run's event log. "
-                    "Exit 0 when every guarantee holds, 1 when some is violated.",
+                    "Exit 0 when every guarantee holds, 1 when some is violated, 2 when the log cannot decide them "
+                    "(Storm's events.log: emits only).",
         epilog=examples("stormbound reliability runs/cfg1 --timeout 30 --max-pending 100"))
     add_log_options(p)
     p.add_argument("--timeout", type=positive_seconds, metavar="S",
@@ -94,15 +97,20 @@ def cmd_reliability(args: argparse.Namespace) -> int:
     path = Path(args.log)
     require_log(args.log)
     config = _reliability_config(args, path)
+    from app.measure.reliability import undecidable
+
+    cannot = undecidable(log_arg(args.log))  # a log that can decide nothing: one line, exit 2
     choice = choose_log_engine(args)
-    if choice.engine == "local":
+    if choice.engine == "embedded":
         from app.measure.reliability import check_reliability_path_local
 
-        report = check_reliability_path_local(log_arg(args.log), config, args.time_unit, limit=args.limit)
+        with engine_failures():
+            report = check_reliability_path_local(log_arg(args.log), config, args.time_unit, limit=args.limit)
     else:
         data = spark_request(args, "reliability", choice.reason, path=log_arg(args.log),
                              time_unit=args.time_unit, config=config.model_dump(), limit=args.limit)
         report = ReliabilityReport.model_validate(data)
+        report.cannot_decide = cannot
     if args.json:
         print_result("reliability", report.model_dump())
     else:

@@ -62,7 +62,7 @@ def _small_enough(args: argparse.Namespace) -> str | None:
                                max_events=args.local_max_events, max_mb=args.local_max_mb)
     except EngineError as err:
         return str(err)
-    return None if choice.engine == "local" else choice.reason
+    return None if choice.engine == "embedded" else choice.reason
 
 
 def _reliability(args: argparse.Namespace, topo: Topology | None) -> ReliabilityReport | Section:
@@ -81,7 +81,7 @@ def _reliability(args: argparse.Namespace, topo: Topology | None) -> Reliability
         config = ReliabilityConfig(**settings)
     try:
         return check_reliability_path_local(str(path.resolve()), config, args.time_unit)
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError) as err:  # an EventLogError (a log that cannot decide) is a ValueError
         return Section(title="Reliability", reason=f"not checked: {err}")
 
 

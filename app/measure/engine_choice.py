@@ -1,10 +1,17 @@
-"""Where `analyze`, `compare` and `reliability` run: in this process, or on Spark (no Spark here).
+"""Where `analyze`, `compare` and `reliability` run: the one place that chooses the engine.
 
-`--engine auto` (the default) runs a log in this process when it is small: at most
-`STORMBOUND_LOCAL_MAX_EVENTS` records (default 1,000,000) and `STORMBOUND_LOCAL_MAX_MB`
-megabytes on disk (default 200); larger logs, and any command given `--master`, go to
-Spark. `local` and `spark` force one engine. Both engines compute the same report
-(app.measure.analysis, app.measure.reliability).
+Two engines run the same definition (the SQL of app/measure/sql): `embedded`, DuckDB in
+this process (no JVM; it spills to disk beyond memory), and `spark`, Spark SQL on a
+Spark session (`--master`, a cluster's storage, Spark Connect). `--engine auto` (the
+default) reads a log on this machine with the embedded engine, whatever its size, and a
+log named by a URI (`hdfs://`, `s3a://`, ...) or any command given `--master` with
+Spark. Optional limits send larger local logs to Spark too: `--local-max-events` /
+`STORMBOUND_LOCAL_MAX_EVENTS` records, `--local-max-mb` / `STORMBOUND_LOCAL_MAX_MB`
+megabytes on disk (no limit by default). `--engine local` is the former name of `embedded`.
+
+The CLI (app.cli.common.choose_log_engine) and the Runs panel (app/gui/panels/runs_controller.py)
+both ask `choose_engine`; `engine_failure` turns a failure of either engine (out of memory,
+DuckDB or Java missing) into one line.
 
 The Spark host gets its memory here too: a JVM master (`local[N]`, `spark://`, `yarn`,
 `k8s://`) starts with `--driver-memory` (default `STORMBOUND_SPARK_DRIVER_MEMORY`, else a
@@ -23,10 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-Engine = Literal["auto", "local", "spark"]
-ENGINES: tuple[str, ...] = ("auto", "local", "spark")
-DEFAULT_MAX_EVENTS = 1_000_000
-DEFAULT_MAX_MB = 200.0
+Engine = Literal["auto", "embedded", "spark", "local"]
+ENGINES: tuple[str, ...] = ("auto", "embedded", "spark", "local")
 MAX_EVENTS_ENV = "STORMBOUND_LOCAL_MAX_EVENTS"
 MAX_MB_ENV = "STORMBOUND_LOCAL_MAX_MB"
 DRIVER_MEMORY_ENV = "STORMBOUND_SPARK_DRIVER_MEMORY"
@@ -43,7 +48,7 @@ class EngineError(ValueError):
 class Choice:
     """The engine picked for a log, and why."""
 
-    engine: Literal["local", "spark"]
+    engine: Literal["embedded", "spark"]
     reason: str
     records: int | None
     bytes: int
@@ -62,54 +67,63 @@ def _number(value: str | float | int | None, name: str, kind: type) -> float | i
 
 
 def local_limits(max_events: int | None = None, max_mb: float | None = None,
-                 env: Mapping[str, str] | None = None) -> tuple[int, float]:
-    """(records, megabytes) up to which `auto` stays in this process: the arguments, else the
-    environment, else 1,000,000 records and 200 MB."""
+                 env: Mapping[str, str] | None = None) -> tuple[int | None, float | None]:
+    """(records, megabytes) beyond which `auto` sends a local log to Spark: the arguments, else the
+    environment, else None (no limit: the embedded engine spills to disk)."""
     env = os.environ if env is None else env
     events = max_events if max_events is not None else _number(env.get(MAX_EVENTS_ENV), MAX_EVENTS_ENV, int)
     mb = max_mb if max_mb is not None else _number(env.get(MAX_MB_ENV), MAX_MB_ENV, float)
-    return (int(DEFAULT_MAX_EVENTS if events is None else events), float(DEFAULT_MAX_MB if mb is None else mb))
+    return (None if events is None else int(events), None if mb is None else float(mb))
+
+
+def engine_name(engine: str) -> str:
+    """The engine asked for, checked; `local` (the former name) is `embedded`."""
+    if engine not in ENGINES:
+        raise EngineError(f"--engine {engine}: expected one of auto, embedded, spark")
+    return "embedded" if engine == "local" else engine
 
 
 def choose_engine(path: str | os.PathLike[str], engine: str = "auto", *, spark_requested: bool = False,
                   max_events: int | None = None, max_mb: float | None = None,
                   env: Mapping[str, str] | None = None) -> Choice:
-    """The engine for a log: `local`/`spark` as asked; `auto` by size (and Spark when a master was given)."""
-    from app.measure.eventlog import is_uri, log_format
+    """The engine for a log: `embedded`/`spark` as asked; `auto`: Spark for a URI or a given master,
+    or beyond the optional size limits, else embedded."""
+    from app.measure.eventlog import is_uri
     from app.measure.logstream import count_records, log_bytes
 
-    if engine not in ENGINES:
-        raise EngineError(f"--engine {engine}: expected one of {', '.join(ENGINES)}")
+    engine = engine_name(engine)
     if is_uri(path):
-        if engine == "local":
-            raise EngineError(f"{path}: --engine local reads files on this machine; a URI is read by Spark")
+        if engine == "embedded":
+            raise EngineError(f"{path}: --engine embedded reads files on this machine; a URI is read by Spark")
         return Choice("spark", "a URI, read by Spark", None, 0)
     p = Path(path)
     size = log_bytes(p)
-    if engine == "local":
-        return Choice("local", "--engine local", None, size)
+    if engine == "embedded":
+        return Choice("embedded", "--engine embedded", None, size)
     if engine == "spark":
         return Choice("spark", "--engine spark", None, size)
     if spark_requested:
         return Choice("spark", "a Spark master was given", None, size)
-    if log_format(p) == "parquet" and not _has_pyarrow():
-        return Choice("spark", "Parquet, and this Python has no pyarrow to read it", None, size)
     limit_events, limit_mb = local_limits(max_events, max_mb, env)
-    if size > limit_mb * 1e6:
+    if limit_mb is not None and size > limit_mb * 1e6:
         return Choice("spark", f"{size / 1e6:,.0f} MB on disk, more than {limit_mb:,.0f} MB", None, size)
-    records = count_records(p)
-    if records is not None and records > limit_events:
+    records = count_records(p) if limit_events is not None or size < 64e6 else None
+    if limit_events is not None and records is not None and records > limit_events:
         return Choice("spark", f"{records:,} records, more than {limit_events:,}", records, size)
     described = f"{records:,} records" if records is not None else f"{size / 1e6:,.1f} MB"
-    return Choice("local", f"{described}: small enough for this process", records, size)
+    return Choice("embedded", f"{described} on this machine", records, size)
 
 
-def _has_pyarrow() -> bool:
-    try:
-        import pyarrow.dataset  # noqa: F401  # only whether it imports
-    except ModuleNotFoundError:
-        return False
-    return True
+def engine_failure(err: BaseException) -> str | None:
+    """One line for a failure of an engine (the embedded engine out of memory or missing; Spark out
+    of memory), None for any other error."""
+    from app.measure.sql.embedded import EmbeddedError
+
+    if isinstance(err, EmbeddedError):
+        return str(err)
+    if is_out_of_memory(str(err)):
+        return "the engine ran out of memory: " + str(err).strip().splitlines()[0][:160]
+    return None
 
 
 # ---- Spark memory ---------------------------------------------------------------
@@ -172,24 +186,6 @@ _OOM_MARKS = ("OutOfMemoryError", "No enough memory for aggregation", "Java heap
               "GC overhead limit exceeded", "Unable to acquire", "Not enough memory", "ran out of memory")
 
 
-def raise_if_out_of_memory(err: BaseException, spark=None) -> None:
-    """Inside a Spark job: turn an out-of-memory failure (anywhere in Spark's message, the Java
-    stack trace included) into SparkUnavailable, which the Spark host reports as a setup problem
-    (exit 2 in the CLI) instead of an internal error. Other errors are left alone."""
-    text = str(err)
-    if not is_out_of_memory(text):
-        return
-    from app.spark.session import SparkUnavailable
-
-    memory = None
-    try:
-        memory = spark.conf.get("spark.driver.memory", None) if spark is not None else None
-    except Exception:  # noqa: BLE001 - a session that no longer answers
-        memory = None
-    raise SparkUnavailable("Spark ran out of memory" + (f" (driver memory {memory})" if memory else "")
-                           + ": raise --driver-memory (local) or --conf spark.executor.memory=... (cluster)") from None
-
-
 def is_out_of_memory(*texts: str) -> bool:
     """Whether a Spark failure (its message, the host's stderr) is an out-of-memory error."""
     return any(mark in text for text in texts for mark in _OOM_MARKS)
@@ -199,7 +195,7 @@ def out_of_memory_advice(master: str, env: Mapping[str, str]) -> str:
     """One line: Spark ran out of memory, and what to raise."""
     if master.startswith("sc://"):
         return ("Spark ran out of memory on the Spark Connect server: raise the server's spark.driver.memory / "
-                "spark.executor.memory (or use --engine local for a log that fits this machine)")
+                "spark.executor.memory (or use --engine embedded for a log that fits this machine)")
     now = driver_memory_of(env) or "its default"
     if master.startswith("local"):
         return (f"Spark ran out of memory (driver memory {now}, master {master}): raise it with "

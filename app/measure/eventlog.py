@@ -205,27 +205,18 @@ def csv_rows(reader: csv.DictReader, name: str) -> Iterator[Any]:
 
 
 def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Event | QueueSample]:
-    """Records of a Parquet file or folder; needs pyarrow, or else pyspark (a local session)."""
+    """Records of a Parquet file or folder (read with pyarrow)."""
     p = Path(path)
     if not p.exists():
         raise EventLogError(str(p), "no such file")
     if not p.is_dir():
         check_regular(p, lambda reason: EventLogError(str(p), reason))
-    rows: list[dict[str, Any]]
-    try:
-        import pyarrow.parquet as pq
+    import pyarrow.parquet as pq
 
-        try:
-            rows = pq.read_table(str(p)).to_pylist()
-        except parquet_failures() as err:
-            raise parquet_error(p, err) from None
-    except ModuleNotFoundError:
-        try:
-            from app.spark.session import local_session
-        except ModuleNotFoundError:
-            raise EventLogError(p.name, "reading Parquet needs pyarrow or pyspark in this Python") from None
-        spark = local_session()
-        rows = [r.asDict() for r in spark.read.parquet(str(p)).collect()]
+    try:
+        rows: list[dict[str, Any]] = pq.read_table(str(p)).to_pylist()
+    except parquet_failures() as err:
+        raise parquet_error(p, err) from None
     for i, raw in enumerate(rows):
         yield record_from_dict(raw, f"{p.name} row {i}", time_unit)
 
@@ -320,6 +311,11 @@ def log_format(path: str | os.PathLike[str]) -> str:
     if p.is_dir():
         if name.endswith(".parquet") or any(p.glob("*.parquet")) and not any((p / f).exists() for f in EVENT_FILES):
             return "parquet"
+        if not any((p / f).exists() for f in EVENT_FILES):
+            from app.measure.storm_events import FORMAT, events_files
+
+            if events_files(p):  # rolled events.log files, or a worker-artifacts folder
+                return FORMAT
         return "run-dir"
     if name.endswith((".jsonl", ".ndjson")):
         return "jsonl"
@@ -329,6 +325,10 @@ def log_format(path: str | os.PathLike[str]) -> str:
         return "csv"
     if name.endswith(".parquet"):
         return "parquet"
+    from app.measure.storm_events import is_rolled_name
+
+    if is_rolled_name(name):  # events.log, events.log.3, events.log.2.gz
+        return "storm-events"
     if name.endswith(".log") and "metrics" not in name:
         from app.measure.storm_events import FORMAT, looks_like_events_log
 
@@ -427,13 +427,30 @@ def write_records(path: str | os.PathLike[str], records: Iterable[Event | QueueS
     elif fmt == "csv":
         write_atomic(p, _csv_bytes(items))
     elif fmt == "parquet":
-        from app.spark.session import local_session
-
-        frame = local_session().createDataFrame(flat_rows(items), FLAT_DDL)
-        frame.coalesce(1).write.mode("overwrite").parquet(str(p))
+        _write_parquet(p, flat_rows(items))
     else:
         raise EventLogError(p.name, "write logs as .jsonl, .csv or .parquet")
     return p
+
+
+def _write_parquet(path: Path, rows: list[tuple[Any, ...]]) -> None:
+    """FLAT_DDL rows as one Parquet file, written beside `path` and renamed over it (a folder of parts
+    left by an earlier writer is replaced)."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([("t", pa.float64()), ("ev", pa.string()), ("comp", pa.string()), ("task", pa.int64()),
+                        ("tuple", pa.string()), ("msg", pa.string()), ("anchors", pa.list_(pa.string())),
+                        ("reason", pa.string()), ("queue", pa.int64())])
+    columns: list[list[Any]] = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in schema]
+    table = pa.table([pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)], schema=schema)
+    part = path.with_name(path.name + ".part")
+    pq.write_table(table, str(part))
+    if path.is_dir():
+        shutil.rmtree(path)
+    os.replace(part, path)
 
 
 def write_log(folder: str | os.PathLike[str], log: EventLog, fmt: str = "jsonl") -> tuple[Path, Path]:

@@ -1,8 +1,8 @@
 """Event logs read in batches of plain tuples, in this process, without Spark or pydantic per record.
 
-The in-process engine (`--engine local`) and the single-process baseline of
-bench/runs_pipeline.py read logs through here: JSON Lines and CSV line by line, Parquet in
-record batches (pyarrow), JSON arrays and Storm metrics logs through the readers of
+The embedded engine (app/measure/sql/embedded.py) loads every log it does not read itself
+through here, into DuckDB: JSON Lines and CSV line by line, Parquet in record batches
+(pyarrow), JSON arrays and Storm metrics and events logs through the readers of
 app.measure.eventlog. Records come back as plain tuples
 
 * events: ``(t, ev, comp, task, tuple, msg, anchors, reason)`` (EVENT_FIELDS),
@@ -21,7 +21,7 @@ import csv
 import functools
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -379,15 +379,6 @@ def sniff(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> None:
             next(_file_batches(f, time_unit, SNIFF_ROWS), None)
 
 
-def event_source(path: str | os.PathLike[str], time_unit: TimeUnit = "s",
-                 rows: int = BATCH_ROWS) -> Callable[[], Iterable[EventRow]]:
-    """A function that streams the log's events each time it is called (for checks that read twice)."""
-    def stream() -> Iterator[EventRow]:
-        for events, _ in batches(path, time_unit, rows, events_only=True):
-            yield from events
-    return stream
-
-
 def count_records(path: str | os.PathLike[str]) -> int | None:
     """Records (events and queue samples) in a log without reading it all: Parquet metadata, or the
     lines of a JSON Lines / CSV file; None for other formats."""
@@ -426,5 +417,5 @@ def log_bytes(path: str | os.PathLike[str]) -> int:
     return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
 
 
-__all__ = ["EVENT_FIELDS", "QUEUE_FIELDS", "batches", "sniff", "event_source", "count_records", "log_bytes",
+__all__ = ["EVENT_FIELDS", "QUEUE_FIELDS", "batches", "sniff", "count_records", "log_bytes",
            "event_row", "queue_row"]

@@ -169,7 +169,8 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
     rows = []
     for c in analysis.components.values():
         q = c.queue
-        rows.append([c.name, c.kind, c.tasks, f"{c.rate_in:.3g}", f"{c.rate_out:.3g}",
+        rows.append([c.name, c.kind, c.tasks, "unknown" if c.rate_in is None else f"{c.rate_in:.3g}",
+                     f"{c.rate_out:.3g}",
                      "-" if c.alpha_mean is None else f"{c.alpha_mean:.3g}",
                      "-" if c.sigma is None else f"{c.sigma:.3g}",
                      "-" if not c.bursts else f"{c.burst_mean:.2f} (max {c.burst_max})",
@@ -187,10 +188,12 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
         parts.append(f"<p>{verdict}</p>")
         parts.append(f"<p>{reliability.events} events checked, the log ends at t = {reliability.log_end:.6g} s; "
                      f"message timeout {reliability.config.message_timeout_s:g} s.</p>")
+        cannot = reliability.cannot_decide
         parts.append(_table(["property", "holds", "violations", "undecided at the end of the log"],
-                            [[p, "yes" if ok else "NO", reliability.counts.get(p, 0),
+                            [[p, f"cannot be decided from this log: {cannot[p]}" if p in cannot
+                              else "yes" if ok else "NO", reliability.counts.get(p, 0),
                               reliability.undecided.get(p, 0)] for p, ok in reliability.properties.items()],
-                            ["" if ok else "violated" for ok in reliability.properties.values()]))
+                            ["" if ok or p in cannot else "violated" for p, ok in reliability.properties.items()]))
         lines = [*reliability.notes, *(v.describe() for v in reliability.violations[:VIOLATIONS_SHOWN])]
         if lines:
             parts.append(f"<pre>{_e(chr(10).join(lines))}</pre>")

@@ -6,6 +6,11 @@ for instance `Mon Nov 23 11:33:18 UTC 2026,split,5,,[the, cow]`. The values are 
 list's `toString()` (commas inside), the message id is empty for bolts and for spouts
 that emit unanchored, and the date has one-second resolution in the worker's time zone.
 
+Storm's log4j rolls the file (`events.log.1`, `events.log.2.gz`, ...) and a worker keeps
+it under `workers-artifacts/TOPOLOGY-ID/PORT/`: a rolled file (gzip or not), a folder of
+them, or a worker-artifacts folder (every `TOPOLOGY-ID/PORT/events.log*` below it, one
+topology) reads as one log. A gzip file is decompressed up to MAX_BYTES.
+
 Each line becomes an emit event: `spout_emit` when it carries a message id (only spouts
 have one), else `bolt_emit` (unanchored). Tuple ids are made up from the line number.
 What such a log cannot give is said by :data:`LIMITS`: there are no takes and no acks,
@@ -25,6 +30,9 @@ from app.core.formats.limits import escape
 from app.measure.records import Event, EventLog, EventLogError
 
 FORMAT = "storm-events"
+EVENT_TYPES = ("spout_emit", "bolt_emit")  # all that an events.log line can become
+MAX_BYTES = 512 * 1024 * 1024  # decompressed, per file: a gzip bomb stops here
+_ROLLED = re.compile(r"events\.log(?:\.\d+)?(?:\.gz)?")
 LIMITS = (
     "Storm events.log: emits only; no takes and no acks, so α, σ, input rates, queue growth and reliability "
     "cannot be measured from it",
@@ -39,10 +47,33 @@ _LINE = re.compile(
     r"(?P<h>\d{2}):(?P<m>\d{2}):(?P<s>\d{2}) (?P<tz>\S+) (?P<year>\d{4}),(?P<rest>.*)$")
 
 
+def is_rolled_name(name: str) -> bool:
+    """`events.log`, `events.log.3`, `events.log.gz`, `events.log.2.gz`: the names Storm's rolling gives."""
+    return _ROLLED.fullmatch(name) is not None
+
+
+def events_files(folder: str | os.PathLike[str]) -> list[Path]:
+    """The events.log files of a folder: its own rolled files, else those of `PORT/` or
+    `TOPOLOGY-ID/PORT/` folders below it (a worker-artifacts folder); oldest roll first."""
+    d = Path(folder)
+    for pattern in ("*", "*/*", "*/*/*"):
+        found = [f for f in d.glob(pattern) if f.is_file() and is_rolled_name(f.name)]
+        if found:
+            return sorted(found, key=_roll_order)
+    return []
+
+
+def _roll_order(path: Path) -> tuple[str, int]:
+    """Per folder, the highest roll number (the oldest) first and the live `events.log` last."""
+    digits = re.findall(r"\.(\d+)", path.name)
+    return (str(path.parent), -int(digits[0]) if digits else 0)
+
+
 def looks_like_events_log(path: str | os.PathLike[str]) -> bool:
-    """True for `events.log`, or a `.log` whose first non-blank line is an event inspector line."""
+    """True for `events.log` (and its rolled files), or a `.log` whose first non-blank line is an event
+    inspector line."""
     p = Path(path)
-    if p.name == "events.log":
+    if is_rolled_name(p.name):
         return True
     if not p.is_file():  # a named pipe would block the peek; its reader refuses it by name
         return False
@@ -80,31 +111,52 @@ def _fields(rest: str, where: str) -> tuple[str, int, str, str]:
     return comp, int(task), tail[:cut], tail[cut + 1:]
 
 
+def _text_of(p: Path) -> str:
+    """A file's text; a `.gz` file decompressed (at most MAX_BYTES)."""
+    if not p.name.endswith(".gz"):
+        return read_text(p, lambda reason: EventLogError(str(p), reason))
+    import gzip
+    import zlib
+
+    from app.core.fileio import check_regular
+
+    check_regular(p, lambda reason: EventLogError(str(p), reason))
+    try:
+        with gzip.open(p, "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as err:
+        raise EventLogError(p.name, f"not a readable gzip file: {escape(str(err), 120)}") from None
+    if len(data) > MAX_BYTES:
+        raise EventLogError(p.name, f"decompresses to over {MAX_BYTES} bytes (the limit of one events.log)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise EventLogError(f"{p.name} line {line}", f"is not UTF-8 text: byte 0x{data[err.start]:02x}") from None
+
+
 def read_storm_events(path: str | os.PathLike[str]) -> EventLog:
-    """An `events.log` as an EventLog of emits (times in seconds from its first line)."""
+    """An `events.log` (or its rolled files, or a folder of them: see `events_files`) as one EventLog of
+    emits (times in seconds from its first line)."""
     p = Path(path)
-    text = read_text(p, lambda reason: EventLogError(str(p), reason))
-    records: list[tuple[int, str, int, str, int]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        m = _LINE.match(line)
-        if m is None:
-            if records:
-                continue  # a value with a line break: the rest of the previous tuple
-            raise EventLogError(f"{p.name} line {number}",
-                                "not an event inspector line (expected "
-                                "'Mon Nov 23 11:33:18 UTC 2026,COMPONENT,TASK,MSGID,[VALUES]')")
-        if m["mon"] not in _MONTHS:
-            raise EventLogError(f"{p.name} line {number}.date", f"unknown month '{m['mon']}'")
-        comp, task, msg, _values = _fields(m["rest"], f"{p.name} line {number}")
-        records.append((_seconds(m), comp, max(0, task), msg.strip(), number))
+    files = events_files(p) if p.is_dir() else [p]
+    if not files:
+        raise EventLogError(str(p), "no events.log files in this folder (nor in PORT/ or TOPOLOGY-ID/PORT/ below it)")
+    topologies = sorted({f.relative_to(p).parts[0] for f in files if len(f.relative_to(p).parts) == 3}) \
+        if p.is_dir() else []
+    if len(topologies) > 1:
+        raise EventLogError(str(p), f"holds the events.log files of {len(topologies)} topologies "
+                                    f"({', '.join(topologies[:3])}{', ...' if len(topologies) > 3 else ''}): "
+                                    "give one TOPOLOGY-ID folder")
+    records: list[tuple[int, str, int, str, int, int]] = []
+    for index, f in enumerate(files):
+        records += _records(f, index, len(files) > 1)
     if not records:
         raise EventLogError(p.name, "no event inspector lines found")
     start = min(r[0] for r in records)
     events: list[Event] = []
-    for stamp, comp, task, msg, number in records:
-        ident = f"{comp}:{task}:{number}"
+    for stamp, comp, task, msg, number, index in records:
+        ident = f"{comp}:{task}:{number}" if len(files) == 1 else f"{comp}:{task}:{index}.{number}"
         if msg:
             events.append(Event(t=float(stamp - start), ev="spout_emit", comp=comp, task=task, tuple=ident, msg=msg))
         else:
@@ -113,11 +165,35 @@ def read_storm_events(path: str | os.PathLike[str]) -> EventLog:
     return EventLog(events=events, source=str(p))
 
 
+def _records(p: Path, index: int, several: bool) -> list[tuple[int, str, int, str, int, int]]:
+    """(seconds, component, task, message id, line number, file index) of one file's event inspector lines."""
+    text = _text_of(p)
+    name = f"{p.parent.name}/{p.name}" if several else p.name
+    records: list[tuple[int, str, int, str, int, int]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        m = _LINE.match(line)
+        if m is None:
+            if records:
+                continue  # a value with a line break: the rest of the previous tuple
+            raise EventLogError(f"{name} line {number}",
+                                "not an event inspector line (expected "
+                                "'Mon Nov 23 11:33:18 UTC 2026,COMPONENT,TASK,MSGID,[VALUES]')")
+        if m["mon"] not in _MONTHS:
+            raise EventLogError(f"{name} line {number}.date", f"unknown month '{m['mon']}'")
+        comp, task, msg, _values = _fields(m["rest"], f"{name} line {number}")
+        records.append((_seconds(m), comp, max(0, task), msg.strip(), number, index))
+    return records
+
+
 def apply_storm_events(analysis, log: EventLog):  # noqa: ANN001, ANN201 - an app.measure.analysis.Analysis
     """Keep only what an events.log can say: emit rates over whole seconds; notes for the rest."""
     span = max((e.t for e in log.events), default=0.0) - min((e.t for e in log.events), default=0.0) + 1.0
     for stats in analysis.components.values():
         stats.rate_out = stats.emitted / span
+        stats.rate_in = None  # no takes in an events.log: unknown, not 0
+        stats.taken = stats.acked = stats.failed = None
         stats.bursts, stats.burst_mean, stats.burst_max = 0, None, None
         stats.alpha_mean = stats.alpha_min = stats.alpha_max = stats.alpha_std = None
         stats.sigma = None

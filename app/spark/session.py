@@ -269,3 +269,20 @@ def local_session():
     if active is not None:
         return active
     return build_session(os.environ.get(SPARK_MASTER_ENV, "local[2]"))
+
+
+def raise_if_out_of_memory(err: BaseException, spark=None) -> None:
+    """Inside a Spark job: turn an out-of-memory failure (anywhere in Spark's message, the Java
+    stack trace included) into SparkUnavailable, which the Spark host reports as a setup problem
+    (exit 2 in the CLI) instead of an internal error. Other errors are left alone."""
+    from app.measure.engine_choice import is_out_of_memory
+
+    if not is_out_of_memory(str(err)):
+        return
+    memory = None
+    try:
+        memory = spark.conf.get("spark.driver.memory", None) if spark is not None else None
+    except Exception:  # noqa: BLE001 - a session that no longer answers
+        memory = None
+    raise SparkUnavailable("Spark ran out of memory" + (f" (driver memory {memory})" if memory else "")
+                           + ": raise --driver-memory (local) or --conf spark.executor.memory=... (cluster)") from None

@@ -1,4 +1,4 @@
-"""`--engine auto|local|spark`: which engine runs a log, and small logs without Spark or Java."""
+"""`--engine auto|embedded|spark`: which engine runs a log, and logs on this machine without Spark or Java."""
 
 from __future__ import annotations
 
@@ -45,16 +45,17 @@ def ten_events(tmp_path: Path) -> Path:
 
 
 def test_auto_picks_by_size_and_master(ten_events: Path, tmp_path: Path) -> None:
-    assert choose_engine(ten_events).engine == "local"
+    assert choose_engine(ten_events).engine == "embedded"
     assert choose_engine(ten_events).records == 10
     assert choose_engine(ten_events, max_events=9).engine == "spark"
     assert choose_engine(ten_events, max_mb=0.0001).engine == "spark"
     assert choose_engine(ten_events, spark_requested=True).engine == "spark"
-    assert choose_engine(ten_events, "local", max_events=1).engine == "local"
+    assert choose_engine(ten_events, "embedded", max_events=1).engine == "embedded"
+    assert choose_engine(ten_events, "local", max_events=1).engine == "embedded"  # the former name
     assert choose_engine(ten_events, "spark").engine == "spark"
     env = {"STORMBOUND_LOCAL_MAX_EVENTS": "5"}
     assert choose_engine(ten_events, env=env).engine == "spark"
-    assert local_limits(env={}) == (1_000_000, 200.0)
+    assert local_limits(env={}) == (None, None)  # no limit: the embedded engine spills to disk
     assert local_limits(env={"STORMBOUND_LOCAL_MAX_MB": "50", "STORMBOUND_LOCAL_MAX_EVENTS": "2_000"}) == (2000, 50.0)
     with pytest.raises(EngineError):
         local_limits(env={"STORMBOUND_LOCAL_MAX_EVENTS": "many"})
@@ -171,7 +172,7 @@ def test_a_large_log_without_pyspark_says_how_to_install_spark(ten_events: Path,
     done = _run_cli(["reliability", str(ten_events), "--local-max-events", "5"], env, tmp_path)
     assert done.returncode == 2
     message = done.stderr.strip()
-    assert "pyspark" in message and "pip install" in message and "--engine local" in message
+    assert "pyspark" in message and "pip install" in message and "--engine embedded" in message
     assert len(message.splitlines()) == 1
     done = _run_cli(["reliability", str(ten_events), "--local-max-events", "5", "--engine", "local"], env, tmp_path)
     assert done.returncode == 0, done.stderr
@@ -206,6 +207,29 @@ def test_a_uri_goes_to_spark(monkeypatch, capsys) -> None:
     uri = "hdfs://namenode:8020/logs/run1/events.parquet"
     assert choose_engine(uri).engine == "spark"
     with pytest.raises(EngineError):
-        choose_engine(uri, "local")
+        choose_engine(uri, "embedded")
     assert main(["reliability", uri, "--engine", "local"]) == 2
     assert "URI" in capsys.readouterr().err
+
+
+def test_the_embedded_engine_loads_rows_without_arrow_as_with_it(tmp_path: Path, monkeypatch) -> None:
+    """The frozen app has no pyarrow: rows then go into DuckDB by plain inserts, with the same figures."""
+    from app.measure.analysis import analyze_path_local
+    from app.measure.reliability import ReliabilityConfig, check_reliability_path_local
+    from app.measure.sql import embedded
+
+    rows = []
+    for i in range(1500):  # more than one small batch
+        rows += [{"t": i * 0.01, "ev": "spout_emit", "comp": "S", "task": 1, "tuple": f"r{i}", "msg": f"m{i}"},
+                 {"t": i * 0.01 + 0.002, "ev": "take", "comp": "A", "task": 2, "tuple": f"r{i}"},
+                 {"t": i * 0.01 + 0.004, "ev": "bolt_ack", "comp": "A", "task": 2, "tuple": f"r{i}"},
+                 {"t": i * 0.01 + 0.005, "comp": "A", "task": 2, "queue": i % 3}]
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = ReliabilityConfig(message_timeout_s=0.001)
+    with_arrow = (analyze_path_local(path).model_dump(), check_reliability_path_local(path, config).model_dump())
+    monkeypatch.setattr(embedded, "_has_pyarrow", lambda: False)
+    without = (analyze_path_local(path).model_dump(), check_reliability_path_local(path, config).model_dump())
+    assert with_arrow == without
+    assert with_arrow[0]["components"]["A"]["taken"] == 1500
+    assert with_arrow[1]["counts"]["P1_emit_eventually_acked_or_failed"] == 1500

@@ -115,3 +115,123 @@ def test_the_report_prints_the_limits(tmp_path: Path) -> None:
     log = read_storm_events(path)
     text = format_analysis(apply_storm_events(analyze_local(log.events, log.queues, source=str(path)), log))
     assert f"note: {LIMITS[0]}" in text and f"note: {LIMITS[1]}" in text
+
+
+# ---- what such a log cannot decide, rolled files and the worker-artifacts layout --------------------
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    from app.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_reliability_refuses_an_events_log_in_one_line_and_the_report_agrees(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "events.log"
+    path.write_text(events_log())
+    code, out, err = _run(capsys, "reliability", str(path))
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "emits only" in err and "none of P1-P4 and max spout pending can be decided" in err
+    assert err.count(str(path)) == 1  # named once
+    code, out, _ = _run(capsys, "reliability", str(path), "--json")
+    assert code == 2 and "can be decided" in out
+    report = tmp_path / "r.html"
+    code, _, _ = _run(capsys, "analyze", str(path), "--report", str(report))
+    html = report.read_text()
+    assert code == 0 and "every guarantee holds" not in html and "not checked" in html and "emits only" in html
+
+
+def test_a_report_says_which_properties_a_log_kind_cannot_decide() -> None:
+    from app.measure.reliability import P1, P2, ReliabilityConfig, ReliabilityReport
+
+    props = {p: True for p in ("P1_emit_eventually_acked_or_failed", "P2_take_has_ack_or_fail",
+                               "P3_no_failure_implies_take_at_each_subscriber", "P4_root_ack_is_last_event_of_tree",
+                               "max_spout_pending_respected")}
+    props[P1] = False
+    report = ReliabilityReport(properties=props, counts={}, violations=[], config=ReliabilityConfig(),
+                               cannot_decide={P1: "no acks in this log"})
+    assert report.ok  # P1 is not decided, so its False is no verdict
+    text = report.summary()
+    assert f"n/a   {P1}  (this log cannot decide it: no acks in this log)" in text and f"ok    {P2}" in text
+    assert f"FAIL  {P1}" not in text
+
+
+def test_rolled_and_gzipped_files_and_worker_artifacts_read_as_one_log(tmp_path: Path, capsys) -> None:
+    import gzip
+    import json
+
+    lines = events_log().splitlines(keepends=True)
+    whole = tmp_path / "events.log"
+    whole.write_text("".join(lines))
+    port = tmp_path / "workers-artifacts" / "wordcount-1-1700000000" / "6700"
+    port.mkdir(parents=True)
+    half = len(lines) // 2
+    with gzip.open(port / "events.log.1.gz", "wt") as fh:  # the older half, rolled and compressed
+        fh.write("".join(lines[:half]))
+    (port / "events.log").write_text("".join(lines[half:]))
+    artifacts = tmp_path / "workers-artifacts"
+    for given in (artifacts, artifacts / "wordcount-1-1700000000", port):
+        assert log_format(given) == "storm-events"
+        assert len(read_log(given).events) == len(lines)
+    assert log_format(port / "events.log.1.gz") == "storm-events"
+    assert len(read_log(port / "events.log.1.gz").events) == half
+    code, out, _ = _run(capsys, "analyze", str(artifacts), "--json")
+    merged = json.loads(out)["analysis"]
+    code2, out2, _ = _run(capsys, "analyze", str(whole), "--json")
+    alone = json.loads(out2)["analysis"]
+    assert code == code2 == 0 and merged["events"] == alone["events"] == len(lines)
+    for name in ("sentences", "split"):
+        assert merged["components"][name]["rate_out"] == pytest.approx(alone["components"][name]["rate_out"])
+    other = artifacts / "other-2-1700000001" / "6701"
+    other.mkdir(parents=True)
+    (other / "events.log").write_text("".join(lines[:4]))
+    with pytest.raises(EventLogError, match="of 2 topologies .*give one TOPOLOGY-ID folder"):
+        read_log(artifacts)
+
+
+def test_a_gzip_file_is_bounded_and_a_broken_one_is_one_line(tmp_path: Path, monkeypatch) -> None:
+    import gzip
+
+    from app.measure import storm_events
+
+    path = tmp_path / "events.log.2.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write(events_log())
+    monkeypatch.setattr(storm_events, "MAX_BYTES", 100)
+    with pytest.raises(EventLogError, match="decompresses to over 100 bytes"):
+        read_log(path)
+    broken = tmp_path / "events.log.3.gz"
+    broken.write_bytes(b"not gzip at all")
+    with pytest.raises(EventLogError, match="not a readable gzip file"):
+        read_log(broken)
+
+
+def test_unknown_figures_are_unknown_not_zero(tmp_path: Path, capsys) -> None:
+    import json
+
+    path = tmp_path / "events.log"
+    path.write_text(events_log())
+    code, out, _ = _run(capsys, "analyze", str(path), "--json")
+    split = json.loads(out)["analysis"]["components"]["split"]
+    assert code == 0 and split["rate_in"] is None and split["taken"] is None and split["acked"] is None
+    code, out, _ = _run(capsys, "analyze", str(path))
+    row = next(line for line in out.splitlines() if line.startswith("split"))
+    assert "unknown" in row.split()[1]
+
+
+def test_cep_names_the_patterns_that_cannot_occur_in_an_events_log(tmp_path: Path, capsys) -> None:
+    import json
+
+    path = tmp_path / "events.log"
+    path.write_text(events_log())
+    patterns = tmp_path / "p.txt"
+    patterns.write_text("emits: spout_emit -> bolt_emit\nacks: take -> bolt_ack\neither: bolt_emit OR take\n")
+    code, out, _ = _run(capsys, "cep", str(patterns), str(path))
+    assert code == 0
+    assert "note: acks cannot match this log: bolt_ack, take cannot occur in a Storm events.log" in out
+    assert "note: emits" not in out and "note: either" not in out  # these can occur
+    code, out, _ = _run(capsys, "cep", str(patterns), str(path), "--json")
+    assert json.loads(out)["cannot_occur"] == {"acks": ["bolt_ack", "take"]}

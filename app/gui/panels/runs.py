@@ -138,11 +138,12 @@ class RunsPanel(QWidget):
         self.attach_button = QPushButton("Attach Spark")
         self.attach_button.clicked.connect(self.toggle_attach)
         self.engine_box = QComboBox()
-        self.engine_box.addItems(["auto", "local", "spark"])
+        self.engine_box.addItems(["auto", "embedded", "spark"])
         engine = str(self.settings.value("runs/engine", "auto"))
-        self.engine_box.setCurrentText(engine if engine in ("auto", "local", "spark") else "auto")
-        self.engine_box.setToolTip("Where logs are analysed and checked: auto = in this process when small "
-                                   "(no Java), on the attached Spark when large; local = always here; "
+        engine = "embedded" if engine == "local" else engine
+        self.engine_box.setCurrentText(engine if engine in ("auto", "embedded", "spark") else "auto")
+        self.engine_box.setToolTip("Where logs are analysed and checked: auto = the embedded engine (DuckDB, "
+                                   "in this process, no Java) for a log on this machine; embedded = always here; "
                                    "spark = always on the attached Spark")
         self.engine_box.currentTextChanged.connect(self._engine_changed)
         top = QHBoxLayout()

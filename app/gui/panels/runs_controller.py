@@ -176,24 +176,25 @@ class RunsController(QObject):
     # ---- where a log is read (called off the GUI thread: sizing a log reads it)
     @staticmethod
     def engine_for(path: Path, host: SparkHostLike | None, engine: str) -> str:
-        """'local' or 'spark' for a log; a log that needs Spark while none is attached is an error."""
+        """'embedded' or 'spark' for a log (app.measure.engine_choice decides); a log that needs Spark while
+        none is attached is an error."""
         from app.measure.engine_choice import choose_engine
 
         try:
             choice = choose_engine(path, engine)
         except Exception:  # noqa: BLE001 - a log we cannot size: Spark, if attached, reports its own error
-            if host is not None and engine != "local":
+            if host is not None and engine not in ("embedded", "local"):
                 return "spark"
             raise
         if choice.engine == "spark" and host is None:
             raise RuntimeError(f"this log needs Spark ({choice.reason}): attach Spark first, "
-                               f"or choose the engine 'local'")
+                               f"or choose the engine 'embedded'")
         return choice.engine
 
     @classmethod
     def analyse(cls, report: Report, host: SparkHostLike | None, path: Path, engine: str) -> Analysis:
         """The analysis of a log, in this process or on the attached Spark as `engine_for` decides."""
-        if cls.engine_for(path, host, engine) == "local" or host is None:
+        if cls.engine_for(path, host, engine) == "embedded" or host is None:
             from app.measure.analysis import analyze_path_local
 
             report("analysing in this process", 0.3)
@@ -305,7 +306,7 @@ class RunsController(QObject):
 
         def check(report: Report) -> ReliabilityReport:  # run.json is read here, off the GUI thread
             config = ReliabilityConfig.from_topology(topo, **run_settings(path))
-            if self.engine_for(path, host, engine) == "local" or host is None:
+            if self.engine_for(path, host, engine) == "embedded" or host is None:
                 from app.measure.reliability import check_reliability_path_local
 
                 report("checking in this process", 0.3)

@@ -1,0 +1,108 @@
+"""The figures of a run's log as a report: the models `analyze` fills (both engines) and the queue-trend fit.
+
+The figures themselves are defined once, as SQL, in app/measure/sql/analysis.py; the
+trend of each queue series is fitted here (app.measure.growth), after either engine
+has computed the series.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from app.measure.growth import assess, t_quantile
+
+Verdict = Literal["grows", "stable", "uncertain"]
+
+
+class QueueTrend(BaseModel):
+    """A queue's growth: the slope the verdict rests on, its autocorrelation-robust 95 % interval
+    (app.measure.growth), and the verdict. After a warm-up (`warmup_until`), slope and interval are
+    those of the settled part of the run; `run_slope` is the whole run's."""
+
+    slope: float
+    ci_low: float
+    ci_high: float
+    intercept: float
+    points: int
+    verdict: Verdict
+    first: float = 0.0
+    last: float = 0.0
+    run_slope: float | None = None
+    lag: int = Field(default=0, description="Bartlett lags of the HAC interval")
+    rho: float = Field(default=0.0, description="AR(1) prewhitening coefficient of the residuals")
+    warmup_until: float | None = Field(default=None,
+                                       description="time (s) a warm-up ended; the verdict uses what follows")
+    needed_s: float | None = Field(default=None, description="uncertain: about how long a run would tell")
+    note: str = ""
+
+
+class ComponentStats(BaseModel):
+    """What one component did during the run (rates in tuples per second)."""
+
+    name: str
+    kind: Literal["spout", "bolt"]
+    tasks: int = 1
+    emitted: int = 0
+    taken: int | None = Field(default=0, description="None: this kind of log cannot say (a Storm events.log)")
+    acked: int | None = Field(default=0, description="None: this kind of log cannot say")
+    failed: int | None = Field(default=0, description="None: this kind of log cannot say")
+    rate_in: float | None = Field(default=0.0, description="takes/s; None: this kind of log cannot say")
+    rate_out: float = 0.0
+    alpha_mean: float | None = None
+    alpha_min: float | None = None
+    alpha_max: float | None = None
+    alpha_std: float | None = None
+    sigma: float | None = None
+    bursts: int = 0
+    burst_mean: float | None = None
+    burst_max: int | None = None
+    queue: QueueTrend | None = None
+    series: list[tuple[float, float]] = Field(default_factory=list, description="(bin start s, queue) points")
+
+
+class Analysis(BaseModel):
+    """The measured figures of one log."""
+
+    source: str = ""
+    start: float
+    end: float
+    events: int
+    queue_samples: int
+    bin_s: float
+    growth_floor: float
+    components: dict[str, ComponentStats]
+    notes: list[str] = Field(default_factory=list, description="figures this kind of log cannot give")
+
+    @property
+    def duration_s(self) -> float:
+        return max(0.0, self.end - self.start)
+
+
+def t_quantile_975(dof: int) -> float:
+    """The 97.5 % quantile of Student's t."""
+    return t_quantile(0.975, dof)
+
+
+def fit_trend(points: list[tuple[float, float]], growth_floor: float, bin_s: float = 1.0) -> QueueTrend | None:
+    """The slope of a (time, queue) series with its robust interval and verdict (app.measure.growth.assess)."""
+    found = assess(points, growth_floor, bin_s)
+    if found is None:
+        return None
+    basis = found.late if found.warmup and found.late is not None else found.fit
+    pts = sorted(points)
+    return QueueTrend(slope=basis.slope, ci_low=basis.low, ci_high=basis.high, intercept=basis.intercept,
+                      points=len(pts), verdict=found.verdict, first=pts[0][1], last=pts[-1][1],
+                      run_slope=found.fit.slope, lag=basis.lag, rho=basis.rho,
+                      warmup_until=pts[len(pts) - basis.points][0] if found.warmup else None,
+                      needed_s=found.needed_s, note=found.note)
+
+
+def finish_queues(components: dict[str, ComponentStats], bins: dict[str, list[tuple[float, float]]],
+            growth_floor: float, bin_s: float = 1.0) -> None:
+    for name, pts in bins.items():
+        pts.sort()
+        stats = components.setdefault(name, ComponentStats(name=name, kind="bolt"))
+        stats.series = pts
+        stats.queue = fit_trend(pts, growth_floor, bin_s)

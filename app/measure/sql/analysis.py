@@ -1,0 +1,167 @@
+"""The figures of `analyze`, written once as SQL over two tables, and their rows made into an Analysis.
+
+The tables (named by the engine, `{events}` and `{queues}` below):
+
+* events ``(t DOUBLE, ev, comp, task BIGINT, tuple, msg, anchors LIST<STRING>, reason)``:
+  times in seconds, a missing task is 0, anchors only on `bolt_emit`;
+* queues ``(t DOUBLE, comp, task BIGINT, queue BIGINT)``.
+
+Per component: throughput in (takes/s) and out (emits/s), measured α (from a take to the
+first emit anchored to that tuple, else to its first ack/fail: the end of its batch), σ
+(emitted per taken), spout rates and burst sizes (emits of one task less than `burst_gap`
+apart form a burst; a spout's rate is the tuples of all but its last burst over the time
+from its first to its last burst, so the idle tail of a log is not counted), and per
+queue the series (mean of the samples in each `bin_s` bin, summed over tasks), whose
+trend app.measure.analysis_model.fit_trend fits.
+
+An engine is a function `run(sql) -> rows` (tuples in the select's order) plus its
+dialect (app.measure.sql.dialect): DuckDB in this process (app.measure.sql.embedded),
+Spark SQL on a cluster (app/spark/analysis_job.py).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+from app.measure.analysis_model import Analysis, ComponentStats, finish_queues
+from app.measure.sql.dialect import Dialect, number, render
+
+Run = Callable[[str], Sequence[Sequence]]
+
+KINDS = ("spout_emit", "bolt_emit", "take", "bolt_ack", "bolt_fail", "spout_ack", "spout_fail")
+
+NEEDS_TUPLE = ("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail")
+NEEDS_MSG = ("spout_emit", "spout_ack", "spout_fail")
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
+# A row the readers refuse (unknown kind; t, comp, and tuple or msg where the kind needs them; a time that
+# is not finite, a negative task or queue). An engine that reads a log itself (DuckDB a Parquet file, Spark
+# any file) counts these in its first pass over the events and queues (`_bad_n`) and, when there is one,
+# has the log's reader name it (app.measure.sql.embedded, app.spark.frames.checked_job).
+BAD_EVENT = (f"ev NOT IN ({_listed(KINDS)}) OR t IS NULL OR {{nonfinite_t}} OR comp IS NULL OR task < 0"
+             f" OR (ev IN ({_listed(NEEDS_TUPLE)}) AND tuple IS NULL)"
+             f" OR (ev IN ({_listed(NEEDS_MSG)}) AND msg IS NULL)")
+BAD_QUEUE = "t IS NULL OR {nonfinite_t} OR task < 0 OR queue < 0"
+
+# Events per (component, task) and kind, the time span, and the rows a reader would refuse.
+COUNTS = ("SELECT comp, task, count(*) AS n, min(t) AS a, max(t) AS b, "
+          + ", ".join(f"sum(CASE WHEN ev = '{k}' THEN 1 ELSE 0 END) AS {k}" for k in KINDS)
+          + f", sum(CASE WHEN {BAD_EVENT} THEN 1 ELSE 0 END) AS _bad_n"
+          + " FROM {events} GROUP BY comp, task")
+
+QUEUE_SPAN = f"SELECT min(t), max(t), count(*), sum(CASE WHEN {BAD_QUEUE} THEN 1 ELSE 0 END) AS _bad_n FROM {{queues}}"
+
+# α: first take of (comp, tuple) -> first emit anchored to it, else its first ack/fail.
+ALPHA = """
+WITH keyed AS (
+  SELECT comp, t, ev, {explode}(CASE WHEN ev = 'bolt_emit' THEN anchors ELSE {array}(tuple) END) AS k
+  FROM {events} WHERE ev IN ('take', 'bolt_emit', 'bolt_ack', 'bolt_fail')
+), firsts AS (
+  SELECT comp, k,
+         min(CASE WHEN ev = 'take' THEN t END) AS take_t,
+         min(CASE WHEN ev = 'bolt_emit' THEN t END) AS emit_t,
+         min(CASE WHEN ev IN ('bolt_ack', 'bolt_fail') THEN t END) AS ack_t
+  FROM keyed GROUP BY comp, k
+), work AS (
+  SELECT comp, coalesce(emit_t, ack_t) - take_t AS alpha FROM firsts
+  WHERE take_t IS NOT NULL AND coalesce(emit_t, ack_t) >= take_t
+)
+SELECT comp, avg(alpha), min(alpha), max(alpha), stddev_pop(alpha) FROM work GROUP BY comp
+"""
+
+# Bursts: the emits of one spout task closer than burst_gap; the rate leaves out the last burst.
+BURSTS = """
+WITH gaps AS (
+  SELECT comp, task, t, t - lag(t) OVER (PARTITION BY comp, task ORDER BY t) AS gap
+  FROM {events} WHERE ev = 'spout_emit'
+), marked AS (
+  SELECT comp, task, t, CASE WHEN gap IS NULL OR gap > {gap} THEN 1 ELSE 0 END AS fresh FROM gaps
+), numbered AS (
+  SELECT comp, task, t,
+         sum(fresh) OVER (PARTITION BY comp, task ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS burst
+  FROM marked
+), sizes AS (
+  SELECT comp, task, burst, count(*) AS size, min(t) AS began FROM numbered GROUP BY comp, task, burst
+), by_task AS (
+  SELECT comp, task, count(*) AS n, sum(size) AS tuples, max(size) AS mx, min(began) AS first_at, max(began) AS last_at,
+         max_by(size, began) AS last_size
+  FROM sizes GROUP BY comp, task
+)
+SELECT comp, CAST(sum(n) AS {long}), CAST(sum(tuples) AS {long}), CAST(max(mx) AS {long}),
+       sum(CASE WHEN last_at > first_at THEN (tuples - last_size) / (last_at - first_at) END)
+FROM by_task GROUP BY comp
+"""
+
+# The queue series: the mean of each task's samples in a bin, summed over the tasks.
+QUEUE_BINS = """
+WITH binned AS (
+  SELECT comp, task, CAST(floor((t - {start}) / {bin}) AS {long}) AS bin, queue FROM {queues}
+), per_task AS (
+  SELECT comp, task, bin, avg(queue) AS q FROM binned GROUP BY comp, task, bin
+)
+SELECT comp, bin, sum(q) FROM per_task GROUP BY comp, bin
+"""
+
+
+def analyze_sql(run: Run, dialect: Dialect, events: str, queues: str, bin_s: float = 1.0,
+                growth_floor: float = 0.05, burst_gap: float = 0.005, source: str = "") -> Analysis:
+    """The analysis of the tables `events` and `queues` by an engine that runs SQL of `dialect`."""
+
+    def query(sql: str, **values: object) -> Sequence[Sequence]:
+        return run(render(sql, dialect, events=events, queues=queues, **values))
+
+    per_task = query(COUNTS)
+    q_start, q_end, q_n, _ = query(QUEUE_SPAN)[0]
+    starts = [r[3] for r in per_task if r[3] is not None] + ([q_start] if q_start is not None else [])
+    ends = [r[4] for r in per_task if r[4] is not None] + ([q_end] if q_end is not None else [])
+    start, end = (float(min(starts)), float(max(ends))) if starts else (0.0, 0.0)
+    duration = max(end - start, 1e-9)
+    n_events = sum(int(r[2]) for r in per_task)
+
+    totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    tasks: dict[str, set] = defaultdict(set)
+    first_seen: dict[str, float] = {}
+    for r in per_task:
+        comp = r[0]
+        tasks[comp].add(r[1])
+        first_seen[comp] = min(first_seen.get(comp, float(r[3])), float(r[3]))
+        for k, value in zip(KINDS, r[5:5 + len(KINDS)], strict=True):
+            totals[comp][k] += int(value)
+    components: dict[str, ComponentStats] = {}
+    for comp in sorted(totals, key=lambda c: (first_seen[c], c)):
+        n = totals[comp]
+        kind = "spout" if n["spout_emit"] > 0 else "bolt"
+        emitted = n["spout_emit"] + n["bolt_emit"]
+        components[comp] = ComponentStats(
+            name=comp, kind=kind, tasks=len(tasks[comp]), emitted=emitted, taken=n["take"],
+            acked=n["bolt_ack"] + n["spout_ack"], failed=n["bolt_fail"] + n["spout_fail"],
+            rate_in=n["take"] / duration, rate_out=emitted / duration,
+            sigma=(n["bolt_emit"] / n["take"]) if kind == "bolt" and n["take"] else None)
+
+    if any(n["take"] for n in totals.values()):
+        for comp, mean, lo, hi, sd in query(ALPHA):
+            if comp in components:
+                c = components[comp]
+                c.alpha_mean, c.alpha_min, c.alpha_max = float(mean), float(lo), float(hi)
+                c.alpha_std = float(sd) if sd is not None else 0.0
+
+    if any(n["spout_emit"] for n in totals.values()):
+        for comp, bursts, tuples, biggest, rate in query(BURSTS, gap=number(burst_gap)):
+            if comp in components:
+                c = components[comp]
+                c.bursts, c.burst_mean, c.burst_max = int(bursts), int(tuples) / int(bursts), int(biggest)
+                if rate is not None:
+                    c.rate_out = float(rate)
+
+    bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    if q_n:
+        for comp, slot, level in query(QUEUE_BINS, start=number(start), bin=number(bin_s)):
+            bins[comp].append((start + (int(slot) + 0.5) * bin_s, float(level)))
+    finish_queues(components, bins, growth_floor, bin_s)
+    return Analysis(source=source, start=start, end=end, events=n_events, queue_samples=int(q_n),
+                    bin_s=bin_s, growth_floor=growth_floor, components=components)

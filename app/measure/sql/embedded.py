@@ -1,0 +1,276 @@
+"""The in-process engine: DuckDB, with a log loaded as its `events` and `queues` tables.
+
+A Parquet log whose columns have the expected types is read by DuckDB itself (only the
+columns a query needs, in parallel, spilling to disk beyond memory); the first pass of a
+check counts the bad rows (app.measure.sql.analysis.BAD_EVENT: unknown event kind,
+missing t, comp, tuple or msg, a non-finite time, a negative task or queue) and, when there
+is one, the log is read again by the Python readers of app.measure.logstream, whose
+one-line message names the row and field.
+Every other log (JSON Lines, CSV, a JSON array, Storm metrics and events logs, Parquet
+of other column types) goes through those readers, batch by batch, into DuckDB as Arrow
+record batches: the limits of docs/limits.md and the one-line errors of the readers hold
+for every engine.
+
+DuckDB's memory is capped by `STORMBOUND_DUCKDB_MEMORY` (a DuckDB size such as `2GB`;
+default: DuckDB's own, 80 % of this machine) and it spills to a temporary folder beyond it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from app.measure.eventlog import EventLogError, TimeUnit, find_run_files, log_format
+from app.measure.sql.dialect import Dialect
+
+MEMORY_ENV = "STORMBOUND_DUCKDB_MEMORY"
+SMALL_BATCH = 2000  # rows loaded with plain inserts rather than as Arrow
+DUCKDB_INSTALL = "pip install duckdb"
+
+
+class EmbeddedError(RuntimeError):
+    """The embedded engine failed (out of memory, DuckDB missing); one line, said by app.measure.engines."""
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _arrow_schemas() -> tuple[Any, Any]:
+    import pyarrow as pa
+
+    events = pa.schema([("t", pa.float64()), ("ev", pa.string()), ("comp", pa.string()), ("task", pa.int64()),
+                        ("tuple", pa.string()), ("msg", pa.string()), ("anchors", pa.list_(pa.string())),
+                        ("reason", pa.string())])
+    queues = pa.schema([("t", pa.float64()), ("comp", pa.string()), ("task", pa.int64()), ("queue", pa.int64())])
+    return events, queues
+
+
+def _has_pyarrow() -> bool:
+    try:
+        import pyarrow  # noqa: F401  # only whether it imports
+    except ModuleNotFoundError:
+        return False
+    return True
+
+
+class Embedded:
+    """One DuckDB connection holding one log as `events` and `queues` (tables or views); `run(sql)` answers rows."""
+
+    dialect: Dialect = "duckdb"
+    events = "events"
+    queues = "queues"
+
+    def __init__(self) -> None:
+        try:
+            import duckdb
+        except ModuleNotFoundError:
+            raise EmbeddedError(f"the embedded engine needs DuckDB ({DUCKDB_INSTALL}), or use --engine spark") from None
+        self._spill = tempfile.mkdtemp(prefix="stormbound-duckdb-")
+        self._deferred: tuple[Path, TimeUnit] | None = None  # a log DuckDB reads itself, not yet checked
+        self.con = duckdb.connect(":memory:")
+        self.con.execute(f"SET temp_directory = {_quote(self._spill)}")
+        self.con.execute("SET preserve_insertion_order = false")
+        memory = os.environ.get(MEMORY_ENV, "").strip()
+        if memory:
+            try:
+                self.con.execute(f"SET memory_limit = {_quote(memory)}")
+            except duckdb.Error:
+                self.close()
+                raise EmbeddedError(f"${MEMORY_ENV}: expected a size such as 2GB, got '{memory}'") from None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.con.close()
+        shutil.rmtree(self._spill, ignore_errors=True)
+
+    def __enter__(self) -> Embedded:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(self, sql: str) -> Sequence[Sequence]:
+        """The rows of one query. A query counting bad rows (`_bad_n`, its last column) over a log DuckDB
+        reads itself has the log read by the Python readers when it finds one: they name the row."""
+        rows = self._run(sql)
+        if self._deferred is not None and "_bad_n" in sql and any(r[-1] for r in rows):
+            path, time_unit = self._deferred
+            self._deferred = None
+            self._load_rows_of(path, time_unit)  # raises EventLogError naming the row
+            rows = self._run(sql)
+        return rows
+
+    def _run(self, sql: str) -> Sequence[Sequence]:
+        import duckdb
+
+        try:
+            return self.con.execute(sql).fetchall()
+        except duckdb.OutOfMemoryException as err:
+            raise EmbeddedError(f"the embedded engine ran out of memory ({str(err).splitlines()[0][:120]}): "
+                                f"raise ${MEMORY_ENV} (e.g. 8GB), or use --engine spark") from None
+
+    def materialize(self, name: str, sql: str) -> None:
+        """Keep a query's rows as the table `name` (spilled to disk beyond memory)."""
+        import duckdb
+
+        try:
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}")
+        except duckdb.OutOfMemoryException as err:
+            raise EmbeddedError(f"the embedded engine ran out of memory ({str(err).splitlines()[0][:120]}): "
+                                f"raise ${MEMORY_ENV} (e.g. 8GB), or use --engine spark") from None
+
+    def drop(self, name: str) -> None:
+        self.con.execute(f"DROP TABLE IF EXISTS {name}")
+
+    # ---- loading ----------------------------------------------------------------
+
+    def load_rows(self, events: Any, queues: Any) -> None:
+        """Event and queue rows (app.measure.logstream's plain tuples) as the two tables."""
+        self._create()
+        self._append(events, queues)
+
+    def load_path(self, path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> None:
+        """A log file or run folder as the two tables (Parquet read by DuckDB where it can)."""
+        p = Path(path)
+        if not p.exists():
+            raise EventLogError(str(p), "no such file or folder")
+        fmt = log_format(p)
+        if fmt == "run-dir":
+            events_path, queues_path = find_run_files(p)
+            files: list[Path] = [events_path] + ([queues_path] if queues_path is not None else [])
+        else:
+            files = [p]
+        direct = [f for f in files if log_format(f) == "parquet" and self._parquet_columns(f) is not None]
+        if len(direct) == len(files):
+            self._parquet_views(files, time_unit)
+            self._deferred = (p, time_unit)
+            return
+        self._load_rows_of(p, time_unit)
+
+    def _load_rows_of(self, path: Path, time_unit: TimeUnit) -> None:
+        from app.measure.logstream import batches
+
+        self._create()
+        for events, queues in batches(path, time_unit):
+            self._append(events, queues)
+
+    def _create(self) -> None:
+        self.con.execute("DROP VIEW IF EXISTS events; DROP VIEW IF EXISTS queues; "
+                         "DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS queues")
+        self.con.execute("CREATE TABLE events (t DOUBLE, ev VARCHAR, comp VARCHAR, task BIGINT, tuple VARCHAR, "
+                         "msg VARCHAR, anchors VARCHAR[], reason VARCHAR, seq BIGINT)")
+        self._seq = 0
+        self.con.execute("CREATE TABLE queues (t DOUBLE, comp VARCHAR, task BIGINT, queue BIGINT)")
+
+    def _append(self, events: Any, queues: Any) -> None:
+        events, queues = list(events), list(queues)
+        if len(events) + len(queues) <= SMALL_BATCH or not _has_pyarrow():
+            # a few rows: no Arrow (whose first use imports pandas); and the frozen app has no pyarrow
+            if events:
+                first = self._seq
+                self._seq += len(events)
+                self.con.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                     [(*row, first + i) for i, row in enumerate(events)])
+            if queues:
+                self.con.executemany("INSERT INTO queues VALUES (?, ?, ?, ?)", queues)
+            return
+        import pyarrow as pa
+
+        event_schema, queue_schema = _arrow_schemas()
+        for rows, schema, table in ((events, event_schema, "events"), (queues, queue_schema, "queues")):
+            if not rows:
+                continue
+            columns = list(zip(*rows, strict=True))
+            arrays = [pa.array(list(col), type=field.type) for col, field in zip(columns, schema, strict=True)]
+            if table == "events":  # the log order, which breaks ties in time
+                arrays.append(pa.array(range(self._seq, self._seq + len(rows)), type=pa.int64()))
+                self._seq += len(rows)
+            batch = pa.table(arrays, names=[*schema.names, "seq"] if table == "events" else schema.names)
+            self.con.register("_batch", batch)
+            self.con.execute(f"INSERT INTO {table} SELECT * FROM _batch")
+            self.con.unregister("_batch")
+
+    # ---- Parquet read by DuckDB ----------------------------------------------------
+
+    @staticmethod
+    def _parquet_columns(path: Path) -> dict[str, str] | None:
+        """The log columns of a Parquet file or folder when their types are the ones DuckDB can read
+        as they are (numbers for t, task and queue, strings, a list of strings for anchors); else None."""
+        try:
+            import pyarrow as pa
+            import pyarrow.dataset as ds
+            import pyarrow.types as pt
+
+            from app.measure.eventlog import parquet_failures
+
+            if not path.is_dir() and not path.is_file():
+                return None
+            schema = ds.dataset(str(path), format="parquet").schema
+        except ModuleNotFoundError:
+            return None
+        except parquet_failures():
+            return None  # the Python reader says what is wrong with it
+        want = {"t": pt.is_floating, "task": pt.is_integer, "queue": pt.is_integer,
+                "ev": pt.is_string, "comp": pt.is_string, "tuple": pt.is_string, "msg": pt.is_string,
+                "reason": pt.is_string,
+                "anchors": lambda ty: pt.is_list(ty) and pt.is_string(ty.value_type)}
+        found: dict[str, str] = {}
+        for name, ok in want.items():
+            if name not in schema.names:
+                continue
+            ty = schema.field(name).type
+            if name == "t" and pt.is_integer(ty):
+                found[name] = "number"
+                continue
+            if not ok(ty) or isinstance(ty, pa.DictionaryType):
+                return None
+            found[name] = "yes"
+        return found if "ev" in found or "queue" in found else None
+
+    def _parquet_views(self, files: list[Path], time_unit: TimeUnit) -> None:
+        """`events` and `queues` as views over the Parquet files (checked by the first pass, see `run`)."""
+        divisor = "1000.0" if time_unit == "ms" else "1.0"
+        event_parts, queue_parts = [], []
+        parts = [(self._parquet_columns(f) or {}, part) for f in files
+                 for part in (sorted(f.rglob("*.parquet")) if f.is_dir() else [f])]
+        for number, (present, part) in enumerate(parts, start=1):
+            source = f"read_parquet({_quote(str(part))}, file_row_number = true)"
+
+            def col(name: str, kind: str, present: dict[str, str] = present) -> str:
+                return f"CAST({name} AS {kind})" if name in present else f"CAST(NULL AS {kind})"
+
+            t = f"({col('t', 'DOUBLE')} / {divisor})"
+            task = f"coalesce({col('task', 'BIGINT')}, 0)"
+            ev = col("ev", "VARCHAR")
+            anchors = col("anchors", "VARCHAR[]")
+            event_parts.append(
+                f"SELECT {t} AS t, {ev} AS ev, {col('comp', 'VARCHAR')} AS comp, {task} AS task, "
+                f"{col('tuple', 'VARCHAR')} AS tuple, {col('msg', 'VARCHAR')} AS msg, "
+                f"CASE WHEN {ev} = 'bolt_emit' THEN coalesce([a FOR a IN {anchors} IF a IS NOT NULL], []) END "
+                f"AS anchors, {col('reason', 'VARCHAR')} AS reason, "
+                f"CAST({number} AS BIGINT) * 4294967296 + file_row_number AS seq "
+                f"FROM {source} WHERE {ev} IS NOT NULL")
+            queue_parts.append(
+                f"SELECT {t} AS t, {col('comp', 'VARCHAR')} AS comp, {task} AS task, {col('queue', 'BIGINT')} AS queue "
+                f"FROM {source} WHERE {ev} IS NULL AND {col('queue', 'BIGINT')} IS NOT NULL")
+        self.con.execute("DROP VIEW IF EXISTS events; DROP VIEW IF EXISTS queues; "
+                         "DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS queues")
+        self.con.execute("CREATE VIEW events AS " + " UNION ALL ".join(event_parts))
+        self.con.execute("CREATE VIEW queues AS " + " UNION ALL ".join(queue_parts))
+
+
+@contextlib.contextmanager
+def embedded_log(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Embedded]:
+    """An embedded engine holding the log at `path` (closed after)."""
+    engine = Embedded()
+    try:
+        engine.load_path(path, time_unit)
+        yield engine
+    finally:
+        engine.close()
