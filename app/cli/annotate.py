@@ -1,7 +1,8 @@
 """`stormbound annotate FILE COMPONENT key=value ...`: set a component's values without editing JSON.
 
 Keys: a spout's `rate` (tuples/s: `1500`, `1500/s`, `90/min`), `burst` and `parallelism` (its executors);
-a bolt's `alpha` (a time: `20ms`, `0.02`, `0.5s`), `sigma` and `parallelism`. Setting a value
+a bolt's `alpha` (a time: `20ms`, `0.02`, `0.5s`), `sigma` and `parallelism`; per declared output stream
+a bolt's `sigma.STREAM` and a spout's `ratio.STREAM` (docs/formats.md, "Streams"). Setting a value
 clears it from the component's `unannotated`. The document is checked as a whole before it is
 written, atomically; it keeps seconds and tuples per second. Exit 0, or 2 with one line naming
 the component and the key.
@@ -20,6 +21,8 @@ KEYS = {
     "bolt": {"alpha": "time", "sigma": "number", "parallelism": "count"},
 }
 FIELD = {"spout": {"parallelism": "executors"}, "bolt": {}}
+# a value per declared output stream: KEY.STREAM=VALUE
+STREAM_KEYS = {"spout": ("ratio", "stream_ratio"), "bolt": ("sigma", "stream_sigma")}
 
 
 def _value(kind: str, text: str) -> float | int:
@@ -39,6 +42,26 @@ def _value(kind: str, text: str) -> float | int:
     except (ValueError, OverflowError) as err:
         message = str(err) if isinstance(err, UnitError) else f"'{text}' is not a number"
         raise UsageError(message) from None
+
+
+def _stream_value(c: dict[str, Any], kind: str, component: str, key: str, text: str) -> str:
+    """`sigma.STREAM=V` (bolt) or `ratio.STREAM=V` (spout): the value of one declared output stream."""
+    per, field = STREAM_KEYS[kind]
+    base, _, stream = key.partition(".")
+    where = f"{kind}s.{one_line(component)}.{one_line(key)}"
+    if base != per or not stream:
+        raise UsageError(f"{where}: a {kind}'s value per stream is written {per}.STREAM=VALUE")
+    declared = c.get("streams") or []
+    if stream not in declared:
+        listed = ", ".join(one_line(str(d)) for d in declared) or "none besides default"
+        raise UsageError(f"{where}: {one_line(component)} declares no stream '{one_line(stream)}' "
+                         f"(its streams: {listed})")
+    value = _value("number", text)
+    values = dict(c.get(field) or {})
+    old = values.get(stream)
+    values[stream] = value
+    c[field] = values
+    return f"{kind}s.{component}.{field}.{stream}: {'not annotated' if old is None else f'{old:g}'} -> {value:g}"
 
 
 def plan(data: dict[str, Any], component: str, items: list[str]) -> list[str]:
@@ -61,9 +84,16 @@ def plan(data: dict[str, Any], component: str, items: list[str]) -> list[str]:
         key, sep, text = item.partition("=")
         key = key.strip()
         if not sep or not text.strip():
-            raise UsageError(f"{item!r}: write KEY=VALUE, e.g. alpha=20ms")
+            raise UsageError(f"{one_line(item)!r}: write KEY=VALUE, e.g. alpha=20ms")
+        base, dot, stream = key.partition(".")
+        if dot and not (kind == "bolt" and base == "sigma" and stream == "default"):
+            changes.append(_stream_value(c, kind, component, key, text.strip()))
+            continue
+        key = base
         if key not in KEYS[kind]:
-            raise UsageError(f"{kind}s.{component}.{key}: a {kind} has {', '.join(KEYS[kind])}")
+            per = STREAM_KEYS[kind][0]
+            raise UsageError(f"{kind}s.{one_line(component)}.{one_line(key)}: a {kind} has "
+                             f"{', '.join(KEYS[kind])} and {per}.STREAM")
         value = _value(KEYS[kind][key], text.strip())
         field = FIELD[kind].get(key, key)
         old = c.get(field)
@@ -121,12 +151,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "annotate", help="set a spout's or bolt's values (units allowed) and clear them from 'not annotated'",
         description="Set values of one component in a .storm.json document, written atomically: a spout's rate "
                     "(tuples/s; 1500, 1500/s, 90/min), burst and parallelism (executors); a bolt's alpha (a time: "
-                    "20ms, 0.02, 0.5s), sigma and parallelism. Each value set is cleared from the component's "
-                    "'unannotated'. The document keeps seconds and tuples per second.",
+                    "20ms, 0.02, 0.5s), sigma and parallelism; per declared output stream a bolt's sigma.STREAM and a "
+                    "spout's ratio.STREAM. Each value set is cleared from the component's 'unannotated'. The "
+                    "document keeps seconds and tuples per second.",
         epilog=examples("stormbound annotate wordcount.storm.json count alpha=20ms sigma=0 parallelism=4",
-                        "stormbound annotate wordcount.storm.json sentences rate=1500/s burst=10"))
+                        "stormbound annotate wordcount.storm.json sentences rate=1500/s burst=10",
+                        "stormbound annotate crawler.storm.json fetcher alpha=80ms sigma=1 sigma.status=0.05"))
     p.add_argument("file", metavar="FILE.storm.json")
     p.add_argument("component", metavar="COMPONENT", help="the spout's or bolt's name")
-    p.add_argument("values", nargs="+", metavar="KEY=VALUE", help="rate, burst, alpha, sigma, parallelism")
+    p.add_argument("values", nargs="+", metavar="KEY=VALUE",
+                   help="rate, burst, alpha, sigma, parallelism; sigma.STREAM (bolt), ratio.STREAM (spout)")
     p.add_argument("--json", action="store_true", help="the changes and what is still not annotated as JSON")
     p.set_defaults(func=cmd_annotate, file_args=("file",))

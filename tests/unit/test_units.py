@@ -108,3 +108,46 @@ def test_time_options_take_units(capsys) -> None:
     assert code == 1, err
     code, _, err = run(capsys, "verify", str(ROOT / "models" / "getting-started.storm.json"), "--timeout", "soon")
     assert code == 2 and "'soon' is not a time" in err
+
+
+@pytest.fixture()
+def crawler(tmp_path: Path, capsys) -> Path:
+    """StormCrawler's crawler.flux imported: its status, tika and deletion streams are declared, their σ not given."""
+    folder = tmp_path / "stormcrawler"
+    shutil.copytree(ROOT / "tests" / "data" / "flux" / "stormcrawler", folder)
+    doc = tmp_path / "crawler.storm.json"
+    assert main(["import", "flux", str(folder / "crawler.flux"), "-o", str(doc)]) == 0
+    capsys.readouterr()
+    return doc
+
+
+def test_annotate_sets_a_streams_sigma_and_a_spouts_ratio(capsys, crawler: Path) -> None:
+    code, out, err = run(capsys, "annotate", str(crawler), "fetcher", "alpha=80ms", "sigma=1", "sigma.status=0.05",
+                         "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert "bolts.fetcher.stream_sigma.status: not annotated -> 0.05" in data["changes"]
+    assert "bolts.fetcher.stream_sigma.status: not annotated" not in data["unannotated"]
+    assert "bolts.parse.stream_sigma.status: not annotated" in data["unannotated"]
+    assert load_topology(crawler).bolt_by_name("fetcher").stream_sigma == {"status": 0.05}
+    code, out, err = run(capsys, "annotate", str(crawler), "filespout", "ratio.status=0.5")
+    assert code == 0, err
+    assert load_topology(crawler).spouts[[s.name for s in load_topology(crawler).spouts].index("filespout")] \
+        .stream_ratio == {"status": 0.5}
+    code, out, err = run(capsys, "annotate", str(crawler), "fetcher", "sigma.default=0.5")
+    assert code == 0 and load_topology(crawler).bolt_by_name("fetcher").sigma == 0.5
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["fetcher", "sigma.bogus=1"], "bolts.fetcher.sigma.bogus: fetcher declares no stream 'bogus' (its streams: "
+                                   "status)"),
+    (["fetcher", "ratio.status=1"], "a bolt's value per stream is written sigma.STREAM=VALUE"),
+    (["filespout", "ratio.status=-1"], "spouts.filespout.stream_ratio.status: input should be greater than or equal"),
+    (["filespout", "ratio.status=nan"], "spouts.filespout.stream_ratio.status: input should be a finite number"),
+])
+def test_annotate_refuses_a_bad_stream_value_in_one_line(capsys, crawler: Path, argv: list[str],
+                                                        message: str) -> None:
+    before = crawler.read_bytes()
+    code, out, err = run(capsys, "annotate", str(crawler), *argv)
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1
+    assert crawler.read_bytes() == before
