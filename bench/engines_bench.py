@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from runs_pipeline import TEN_EVENTS  # bench/runs_pipeline.py: the 10-event log both benches time
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -74,18 +76,6 @@ COPY (SELECT range / 10.0 AS t, 'B' AS comp, CAST(3 AS BIGINT) AS task, CAST(ran
       FROM range({samples})) TO '{queues}' (FORMAT parquet)
 """
 
-TEN_EVENTS = [
-    {"t": 0.0, "ev": "spout_emit", "comp": "S", "task": 1, "tuple": "r1", "msg": "m1"},
-    {"t": 0.01, "ev": "take", "comp": "A", "task": 2, "tuple": "r1"},
-    {"t": 0.02, "ev": "bolt_emit", "comp": "A", "task": 2, "tuple": "c1", "anchors": ["r1"]},
-    {"t": 0.021, "ev": "bolt_ack", "comp": "A", "task": 2, "tuple": "r1"},
-    {"t": 0.03, "ev": "take", "comp": "B", "task": 3, "tuple": "c1"},
-    {"t": 0.04, "ev": "bolt_ack", "comp": "B", "task": 3, "tuple": "c1"},
-    {"t": 0.05, "ev": "spout_ack", "comp": "S", "task": 1, "msg": "m1"},
-    {"t": 1.0, "ev": "spout_emit", "comp": "S", "task": 1, "tuple": "r2", "msg": "m2"},
-    {"t": 1.01, "ev": "take", "comp": "A", "task": 2, "tuple": "r2"},
-    {"t": 1.02, "ev": "bolt_ack", "comp": "A", "task": 2, "tuple": "r2"},
-]
 
 
 def generate(folder: Path, events: int) -> None:

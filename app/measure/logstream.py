@@ -337,17 +337,20 @@ def _file_batches(path: Path, time_unit: TimeUnit, rows: int) -> Iterator[tuple[
 def batches(path: str | os.PathLike[str], time_unit: TimeUnit = "s", rows: int = BATCH_ROWS,
             events_only: bool = False) -> Iterator[tuple[list[EventRow], list[QueueRow]]]:
     """(events, queue samples) batches of a log file or run folder, in file order."""
+    files = log_files(path)
+    for f in files[:1] if events_only else files:
+        yield from _file_batches(f, time_unit, rows)
+
+
+def log_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The files of a log: the file itself, or a run folder's events and (when there) queue samples."""
     p = Path(path)
     if not p.exists():
         raise EventLogError(str(p), "no such file or folder")
-    fmt = log_format(p)
-    if fmt == "run-dir":
-        events_path, queues_path = find_run_files(p)
-        yield from _file_batches(events_path, time_unit, rows)
-        if queues_path is not None and not events_only:
-            yield from _file_batches(queues_path, time_unit, rows)
-        return
-    yield from _file_batches(p, time_unit, rows)
+    if log_format(p) != "run-dir":
+        return [p]
+    events_path, queues_path = find_run_files(p)
+    return [events_path] + ([queues_path] if queues_path is not None else [])
 
 
 SNIFF_ROWS = 1000

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.measure.eventlog import EventLogError, TimeUnit, find_run_files, log_format
+from app.measure.eventlog import TimeUnit, log_format
 from app.measure.sql.dialect import Dialect
 
 MEMORY_ENV = "STORMBOUND_DUCKDB_MEMORY"
@@ -137,15 +137,10 @@ class Embedded:
 
     def load_path(self, path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> None:
         """A log file or run folder as the two tables (Parquet read by DuckDB where it can)."""
+        from app.measure.logstream import log_files
+
         p = Path(path)
-        if not p.exists():
-            raise EventLogError(str(p), "no such file or folder")
-        fmt = log_format(p)
-        if fmt == "run-dir":
-            events_path, queues_path = find_run_files(p)
-            files: list[Path] = [events_path] + ([queues_path] if queues_path is not None else [])
-        else:
-            files = [p]
+        files = log_files(p)
         direct = [f for f in files if log_format(f) == "parquet" and self._parquet_columns(f) is not None]
         if len(direct) == len(files):
             self._parquet_views(files, time_unit)
