@@ -188,7 +188,8 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
         if step.spouts.keys() != spout_names or step.bolts.keys() != bolt_names:
             bad(i, "trace", "the components do not match the topology")
             return befores
-        # what each output stream carries at i (section 2: emitted_by_stream for a component with streams)
+        # ---- section 4 (traces): the record of position i, per output stream ----
+        # what each output stream carries at i (emitted_by_stream for a component with streams)
         emitted: dict[tuple[str, str], int] = {default_key[name]: sx["emitted"] for name, sx in step.spouts.items()}
         emitted.update({default_key[name]: bx["emitted"] for name, bx in step.bolts.items()})
         for name, sx in itertools.chain(step.spouts.items(), step.bolts.items()):
@@ -206,6 +207,7 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
             emitted.update(((name, st), n) for st, n in by_stream.items())
             if sx["emitted"] != sum(by_stream.values()):
                 bad(i, name, f"emitted {sx['emitted']} is not the sum of emitted_by_stream")
+        # ---- section 2 (runs): t₀ = 0 < t₁ < t₂ < … ----
         if i == 0 and t != 0:
             late(i, "time", f"the run starts at {step.time}, not 0")
         if previous is not None and t <= previous:
@@ -222,7 +224,8 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 bolt_take_clock={b: (t - take_time[b]) if processing[b] else None for b in processing},
                 bolt_waiting_clock={b: (t - w) if w is not None else None for b, w in waiting_since.items()},
                 stream_buffer=dict(stream_buffer)))
-        # spouts: emit at 0, then each emission n·a ± τ·a after the previous one
+        # ---- section 2.1 (spouts): emit at 0, then each emission n·a ± τ·a after the previous one;
+        # a declared stream applies the emit rule of 2.3 to the emissions, with its own carry ----
         for name, sp in step.spouts.items():
             n = emitted[default_key[name]]  # the emission itself; declared streams follow it below
             for st, (_, silent) in rules.streams[name].items():
@@ -258,7 +261,8 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                     late(i, f"spout {name}", f"misses its emission deadline ({sec(gap)} s since the last emission)")
             if n > 0:
                 last_emit[name] = (t, n)
-        # bolts
+        # ---- section 2.2 (bolts), in the page's order: arrivals (each input stream once), the queue,
+        # the idle rule's deadline, EMIT (2.3) then TAKE at one position (back-to-back), phase and batch ----
         for name, bo in step.bolts.items():
             who = f"bolt {name}"
             arrivals = sum(map(emitted.__getitem__, rules.sources[name]))  # each input stream once
@@ -275,7 +279,8 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 late(i, who, f"tuples wait {sec(t - since)} s, longer than max_idle_time {rules.idle}")
             lo, hi = window[name]
             taken = 0
-            # EMIT first: it ends the phase; a TAKE at the same position (back-to-back) starts the next
+            # 2.2 processing time and 2.3 EMIT first: it ends the phase; a TAKE at the same position
+            # (back-to-back) starts the next
             if bo["emit"]:
                 if not was_processing:
                     bad(i, who, "emits while idle")
@@ -312,6 +317,7 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                     for st in rules.streams[name]:
                         if st != "default" and parse_carry(bo["buffer_by_stream"][st]) != stream_buffer[(name, st)]:
                             bad(i, who, f"stream {st}: its buffer changes without an emit")
+            # 2.2 TAKE: P = min(C_TAKE, Q + A) > 0, only when idle (or right after its own EMIT)
             if bo["take"]:
                 if processing[name]:
                     bad(i, who, "takes while processing")
@@ -327,6 +333,7 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 bad(i, who, f"phase {bo['phase']} but the rules give {want_phase}")
             if bo["batch"] != batch[name]:
                 bad(i, who, f"batch {bo['batch']} but the current phase holds {batch[name]}")
+            # 2.2 queue: Q(i+1) = Q(i) + A(i) − P; then the idle rule's clock for the tuples left waiting
             expected_queue[name] = queue + bo["arrivals"] - taken
             if expected_queue[name] < 0:
                 bad(i, who, "queue becomes negative")
