@@ -1,5 +1,5 @@
-"""Flux files as found in the wild: StormCrawler crawlers (tests/data/flux/, see its README for origins) and
-Storm's own examples (../shared/data/flux). Each imports, verifies once annotated, repairs and exports, and
+"""Flux files as found in the wild: StormCrawler crawlers and Azure HDInsight's Event Hubs sample
+(tests/data/flux/, see its README for origins) and Storm's own examples (../shared/data/flux). Each imports, verifies once annotated, repairs and exports, and
 an export differs from its source only in the changed parallelism values (checked with a diff)."""
 
 from __future__ import annotations
@@ -205,3 +205,52 @@ def test_yaml_and_json_mistakes_are_one_line_with_the_fix(capsys, tmp_path: Path
         code, out, err = run(capsys, command, str(ROOT / "models" / "wordcount.flux.yaml"))
         assert code == 2 and err.count("\n") == 1 and "not valid JSON" not in err
         assert "is a Flux (YAML) file, not JSON: import it first with `stormbound import flux" in err
+
+
+# Azure HDInsight's Event Hubs sample: parallelism from ${eventhub.partitions} of a properties file (--filter)
+HDINSIGHT = [("reader.yaml", "eventhub-spout", {"eventhub-spout": ("rate=1000/s", "burst=10")},
+              {"parser-bolt": ("alpha=0.5ms", "sigma=1"), "log-bolt": ("alpha=3ms",)}),
+             ("writer.yaml", "device-emulator-spout", {"device-emulator-spout": ("rate=500/s", "burst=5")},
+              {"eventhub-bolt": ("alpha=1ms", "sigma=0"), "log-bolt": ("alpha=4ms",)})]
+
+
+@pytest.mark.parametrize(("name", "spout", "spouts", "bolts"), HDINSIGHT)
+def test_hdinsight_flux_files_import_verify_repair_and_export(capsys, tmp_path: Path, name: str, spout: str,
+                                                               spouts: dict, bolts: dict) -> None:
+    folder = tmp_path / "hdinsight"
+    shutil.copytree(WILD / "hdinsight-eventhub", folder)
+    flux, props = folder / name, folder / "dev.properties"
+    source = flux.read_text(encoding="utf-8")
+    doc = tmp_path / "doc.storm.json"
+    code, out, err = run(capsys, "import", "flux", str(flux), "--filter", str(props), "-o", str(doc))
+    assert code == 0, err
+    assert load_topology(doc).spouts[0].executors == 2  # eventhub.partitions = 2, substituted
+    code, out, err = run(capsys, "export", "flux", str(doc), str(tmp_path / "same.yaml"))
+    assert code == 0 and (tmp_path / "same.yaml").read_text(encoding="utf-8") == source, err
+    for component, values in {**spouts, **bolts}.items():
+        assert run(capsys, "annotate", str(doc), component, *values)[0] == 0
+    code, out, err = run(capsys, "verify", str(doc))
+    assert code == 1 and "log-bolt: grows" in out, out + err  # the slow logger: a certified lasso
+    # the repair changes log-bolt's literal parallelism only; ${eventhub.partitions} stays in the file
+    repaired = folder / "repaired.yaml"
+    code, out, err = run(capsys, "repair", str(flux), "--filter", str(props), "--parallelism", "log-bolt=8",
+                         "--topology", str(doc), "-o", str(repaired))
+    assert code == 0, err
+    changes = changed_lines(source, repaired.read_text(encoding="utf-8"))
+    assert changes == ["-    parallelism: 1", "+    parallelism: 8"]
+    assert "log-bolt: has 1 task" in out and "numTasks: 8 or more on log-bolt" in out  # Storm's side of it
+    fixed = json.loads(doc.read_text())
+    next(b for b in fixed["bolts"] if b["name"] == "log-bolt")["parallelism"] = 8
+    moved = tmp_path / "fixed.storm.json"
+    moved.write_text(json.dumps(fixed))
+    exported = tmp_path / "exported.yaml"
+    assert run(capsys, "export", "flux", str(moved), str(exported))[0] == 0
+    assert exported.read_text(encoding="utf-8") == repaired.read_text(encoding="utf-8")
+    code, out, _ = run(capsys, "verify", str(moved))
+    assert code == 0 and "bounded" in out
+    # a value that comes from the properties file is not rewritten in the Flux file: the line says where it is
+    code, out, err = run(capsys, "repair", str(flux), "--filter", str(props), "--parallelism",
+                         f"{'parser-bolt' if name == 'reader.yaml' else 'eventhub-bolt'}=4", "--topology", str(doc),
+                         "-o", str(tmp_path / "refused.yaml"))
+    assert code == 2 and "comes from a ${...} substitution: change it in the properties file" in err
+    assert err.count("\n") == 1 and not (tmp_path / "refused.yaml").exists()
