@@ -1,6 +1,7 @@
 """Flux files as found in the wild: StormCrawler crawlers and Azure HDInsight's Event Hubs sample
-(tests/data/flux/, see its README for origins) and Storm's own examples (../shared/data/flux). Each imports, verifies once annotated, repairs and exports, and
-an export differs from its source only in the changed parallelism values (checked with a diff)."""
+(tests/data/flux/, see its README for origins) and Storm's own examples (../shared/data/flux). Each
+imports, verifies once annotated, repairs and exports, and an export differs from its source only in
+the changed parallelism values (checked with a diff)."""
 
 from __future__ import annotations
 
