@@ -33,12 +33,13 @@ For an overloaded topology (G < 1), what Storm does, from the document's Storm s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from app.core.formats.flux_ticks import TICK_PREFIX
-from app.core.rates import RateReport, exact, margins, nominal_margins, rate_check
+from app.core.rates import LoadMargins, RateReport, exact, load_margins, margins, nominal_margins, rate_check
 from app.core.topology import Topology
 
 DEFAULT_RECEIVE_BUFFER = 1024  # topology.executor.receive.buffer.size in Storm 1.x's defaults.yaml
@@ -149,15 +150,15 @@ def _num(x: Fraction | None) -> dict[str, Any] | None:
     return None if x is None else {"exact": str(x), "value": float(x)}
 
 
-def _linear_factor(topo: Topology, figures: Any, within: Any,
+def _linear_factor(figures: Callable[[Fraction], dict[str, tuple[Fraction, Fraction]]], within: Any,
                    slack: Fraction = Fraction(0)) -> tuple[Fraction | None, list[str], bool]:
     """min_j capacity_j / (inflow_j per unit factor), read where flows are linear.
 
-    `figures(topo)` gives {bolt: (inflow, capacity)}; `within(inflow, capacity)` says the bolt is
-    in the linear regime. Returns (factor, the bolts reaching it, whether a linear point was found)."""
+    `figures(f)` gives {bolt: (inflow, capacity)} at load factor f; `within(inflow, capacity)` says the bolt
+    is in the linear regime. Returns (factor, the bolts reaching it, whether a linear point was found)."""
     f = Fraction(1)
     for _ in range(_SHRINK_ROUNDS):
-        m = figures(scaled(topo, f))
+        m = figures(f)
         outside = [(i, c) for i, c in m.values() if not within(i, c)]
         if not outside:
             break
@@ -181,15 +182,32 @@ def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
     `report` is the document's rate check when already made (else it is made here)."""
     report = report if report is not None else rate_check(topo)
     cyclic = report.cyclic
-    h, limiting, found = _linear_factor(topo, margins, lambda i, c: i < c)
-    h_exact = found and not cyclic
-    if found and cyclic and h is not None:
+    read: dict[Fraction, LoadMargins] = {}
+    solved: dict[str, bool] = {}  # whether the cycles were solved exactly where each factor was read
+
+    def at(f: Fraction) -> LoadMargins:
+        if f not in read:
+            read[f] = load_margins(scaled(topo, f))
+        return read[f]
+
+    def largest(f: Fraction) -> dict[str, tuple[Fraction, Fraction]]:
+        solved["largest"] = at(f).cycles_solved
+        return at(f).largest
+
+    def nominal(f: Fraction) -> dict[str, tuple[Fraction, Fraction]]:
+        solved["nominal"] = at(f).cycles_solved
+        return at(f).nominal
+
+    h, limiting, found = _linear_factor(largest, lambda i, c: i < c)
+    # a cycle solved exactly is linear below the caps as an acyclic topology is; one iterated is not
+    h_exact = found and (not cyclic or solved.get("largest", False))
+    if found and not h_exact and h is not None:
         lo = Fraction(0)
         m = margins(topo)
         if all(i < c for i, c in m.values()):
             lo = Fraction(1)
         hi = max(h, lo * 2, Fraction(1, 10**6))
-        for _ in range(_SHRINK_ROUNDS):  # the largest flows of a cycle are not linear: find a factor not proven
+        for _ in range(_SHRINK_ROUNDS):  # an iterated cycle is not linear: find a factor not proven
             if not _all_bounded(topo, hi):
                 break
             lo, hi = hi, hi * 2
@@ -202,16 +220,18 @@ def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
         h = lo.limit_denominator(10**9) if _all_bounded(topo, lo.limit_denominator(10**9)) else lo
         worst = margins(scaled(topo, hi))
         limiting = [n for n, (i, c) in worst.items() if not i < c]
-    # in a cycle the rate check's finite iteration leaves tied bolts a hair apart (in an order that varies)
-    slack = Fraction(1, 10**9) if cyclic else Fraction(0)
-    g, first, _ = _linear_factor(topo, nominal_margins, lambda i, c: i <= c, slack)
+    g, first, _ = _linear_factor(nominal, lambda i, c: i <= c)
+    g_exact = not cyclic or solved.get("nominal", False)
+    if not g_exact:
+        # in an iterated cycle the finite iteration leaves tied bolts a hair apart (in an order that varies)
+        g, first, _ = _linear_factor(nominal, lambda i, c: i <= c, Fraction(1, 10**9))
     # a cycle whose gain is at least one amplifies any inflow without bound: the rate check says no parallelism
     # can fix such a bolt, and its finite iteration would give a tiny factor instead of none
     amplified = [n for n, p in report.suggested_parallelism.items() if p is None] if cyclic else []
     if amplified:
-        g, first = Fraction(0), amplified
+        g, first, g_exact = Fraction(0), amplified, False
     storm = _forecast(topo, g, first) if g is not None and g < 1 else None
-    return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=not cyclic)
+    return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact)
 
 
 def _forecast(topo: Topology, g: Fraction, first: list[str]) -> StormForecast:
@@ -288,6 +308,12 @@ def factor_text(x: Fraction) -> str:
     return f"×{decimal(x)}"
 
 
+def _names(names: list[str], most: int = 5) -> str:
+    """At most `most` names, then how many more (a chain of thousands of equal bolts stays one line)."""
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
 def headline(h: Headroom) -> str:
     """One line: the headroom and the first bolt to saturate."""
     if h.headroom is None and h.grows_at is None:
@@ -297,17 +323,18 @@ def headline(h: Headroom) -> str:
         if h.headroom == 0:
             parts.append("headroom: no load factor is proven bounded")
         else:
-            who = f" ({', '.join(h.limiting_bolts)} limits it)" if h.limiting_bolts else ""
+            verb = "limits" if len(h.limiting_bolts) == 1 else "limit"
+            who = f" ({_names(h.limiting_bolts)} {verb} it)" if h.limiting_bolts else ""
             bound = "" if h.headroom_exact else " at least"
             parts.append(f"headroom{bound} {factor_text(h.headroom)}: every bolt is proven bounded while the "
                          f"spouts' rates are multiplied by less than {decimal(h.headroom)}{who}")
     if h.grows_at == 0:
         verb = "grows" if len(h.first_to_saturate) == 1 else "grow"
-        parts.append(f"{', '.join(h.first_to_saturate)} {verb} at any load (a cycle passes on at least as many "
+        parts.append(f"{_names(h.first_to_saturate)} {verb} at any load (a cycle passes on at least as many "
                      "tuples as it receives; no parallelism fixes it)")
     elif h.grows_at is not None:
         verb = "saturates" if len(h.first_to_saturate) == 1 else "saturate"
-        parts.append(f"{', '.join(h.first_to_saturate)} {verb} first: surely growing above "
+        parts.append(f"{_names(h.first_to_saturate)} {verb} first: surely growing above "
                      f"{factor_text(h.grows_at)}")
     return "; ".join(parts)
 

@@ -25,6 +25,7 @@ docs/boundedness.md), `grows` when inflow exceeds capacity at nominal rates (τ 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
@@ -124,13 +125,17 @@ class _Exact:
             self.streams[b.id] = {name: (exact(v), *sigma_bounds(exact(v), c, topo.settings.emission))
                                   for name, v in b.output_streams().items() if v is not None}
             self.sigma[b.id], self.sigma_lo[b.id], self.sigma_hi[b.id] = self.streams[b.id][DEFAULT_STREAM]
-        # what each bolt receives: its input streams, each once (Topology.inputs_of, shared with the network)
-        self.inputs: dict[str, list[tuple[str, str]]] = {b.id: topo.inputs_of(b.id) for b in topo.bolts}
+        # what each bolt receives: its input streams, each once (Topology.inputs, shared with the network)
+        received = topo.inputs()
+        self.inputs: dict[str, list[tuple[str, str]]] = {b.id: received.get(b.id, []) for b in topo.bolts}
         graph = nx.DiGraph()
         graph.add_nodes_from(c.id for c in topo.components)
         graph.add_edges_from((src, b) for b, ins in self.inputs.items() for src, _ in ins)
         self.graph = graph
         self.cyclic = not nx.is_directed_acyclic_graph(graph)
+        # every cycle solved exactly (no fallback to the finite iteration): the flows below the caps are then
+        # linear in the spout rates (docs/boundedness.md, "Cycles"; app/core/headroom.py relies on it)
+        self.cycles_solved = True
         self.in_max = self._inflows(self.spout_max, self.cap_max, from_above=True)
         self.in_min = self._inflows(self.spout_min, self.cap_min, from_above=False)
         self.in_nominal = self._inflows(self.spout_nominal, self.cap_nominal, from_above=False)
@@ -169,6 +174,8 @@ class _Exact:
             if cyclic:
                 for m in members:
                     out.update(self._outflows(m, cap[m] if from_above else Fraction(0), high))
+            if cyclic:
+                self.cycles_solved = False
             rounds = CYCLE_ROUNDS if cyclic else 1
             for _ in range(rounds):
                 changed = False
@@ -408,6 +415,25 @@ def margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]]:
     """Exact (largest inflow, smallest capacity) per bolt name, for proofs that cite the numbers."""
     e = _Exact(topo)
     return {b.name: (e.in_max[b.id], e.cap_min[b.id]) for b in topo.bolts}
+
+
+@dataclass(frozen=True)
+class LoadMargins:
+    """The exact (inflow, capacity) pairs per bolt name that load factors are read from: `largest` (largest
+    inflow, smallest capacity: bounded when below) and `nominal` (τ = 0, no idling: grows when above), and
+    whether every cycle's flows were solved exactly (then every flow below the caps is linear in the spout
+    rates: docs/boundedness.md, "Cycles")."""
+
+    largest: dict[str, tuple[Fraction, Fraction]]
+    nominal: dict[str, tuple[Fraction, Fraction]]
+    cycles_solved: bool
+
+
+def load_margins(topo: Topology) -> LoadMargins:
+    """`margins` and `nominal_margins` from one exact rate check, with whether its cycles were solved exactly."""
+    e = _Exact(topo)
+    return LoadMargins({b.name: (e.in_max[b.id], e.cap_min[b.id]) for b in topo.bolts},
+                       {b.name: (e.in_nominal[b.id], e.cap_nominal[b.id]) for b in topo.bolts}, e.cycles_solved)
 
 
 def nominal_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]]:

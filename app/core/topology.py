@@ -285,17 +285,21 @@ class Topology(_Model):
         targets = [s.target for s in self.subscriptions if s.source == ident]
         return [b for b in self.bolts if b.id in targets]
 
-    def inputs_of(self, ident: str) -> list[tuple[str, str]]:
-        """What bolt `ident` receives: its input streams (source id, stream name), each once.
+    def inputs(self) -> dict[str, list[tuple[str, str]]]:
+        """What each bolt receives: per bolt id, its input streams (source id, stream name), each once.
 
         The one definition the rate check and the network both use (section 1 of docs/model.md):
         a repeated subscription to one stream of one component counts once (Storm keeps one
-        grouping per input stream); two streams of one component are two inputs."""
-        seen: dict[tuple[str, str], None] = {}
+        grouping per input stream); two streams of one component are two inputs. One pass over
+        the subscriptions, for every bolt at once."""
+        seen: dict[str, dict[tuple[str, str], None]] = {b.id: {} for b in self.bolts}
         for s in self.subscriptions:
-            if s.target == ident:
-                seen.setdefault((s.source, s.stream or DEFAULT_STREAM), None)
-        return list(seen)
+            seen.setdefault(s.target, {}).setdefault((s.source, s.stream or DEFAULT_STREAM), None)
+        return {target: list(streams) for target, streams in seen.items()}
+
+    def inputs_of(self, ident: str) -> list[tuple[str, str]]:
+        """What bolt `ident` receives (:meth:`inputs` for one bolt)."""
+        return self.inputs().get(ident, [])
 
     def sources_of(self, ident: str) -> list[Component]:
         """Components bolt `ident` subscribes to (subs(j))."""

@@ -93,7 +93,8 @@ def inputs_by_bolt(trace: Trace) -> dict[str, list[tuple[str, str]]]:
         topo = parse_topology(trace.topology)
     except TopologyError:
         return {}
-    return {b.name: [(topo.name_of(u), stream) for u, stream in topo.inputs_of(b.id)] for b in topo.bolts}
+    received = topo.inputs()
+    return {b.name: [(topo.name_of(u), stream) for u, stream in received.get(b.id, [])] for b in topo.bolts}
 
 
 def emitted_at(position: TracePosition, name: str, stream: str | None = None) -> int:

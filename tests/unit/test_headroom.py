@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
+
 from app.core.headroom import DEFAULT_RECEIVE_BUFFER, headline, headroom, scaled, storm_lines
 from app.core.rates import margins, nominal_margins, rate_check
 from app.core.topology import parse_topology
@@ -105,7 +107,13 @@ def test_defaults_and_backpressure_off():
     assert "backpressure is off" in storm_lines(h)[0]
 
 
-def test_cyclic_headroom_is_a_proven_lower_bound():
+def test_a_solved_cycle_has_an_exact_headroom_by_hand():
+    """A cycle whose flows the rate check solves exactly is linear below the caps, as a chain is.
+
+    By hand (τ = 0.1, max_idle 0.01 s): the spout emits at most 10/9·f; A receives that and half of B's
+    batches, B all of A's: in_A = 10/9 f + in_A / 2, so both receive 20/9 f against a smallest capacity of
+    1 / (0.1 · 1.1 + 0.01) = 25/3: H = (25/3) / (20/9) = 15/4. Nominal: A gets f + A/2 -> 2f, capacity 10:
+    G = 5."""
     topo = parse_topology({
         "name": "loop",
         "spouts": [{"name": "S", "rate": 1}],
@@ -115,12 +123,31 @@ def test_cyclic_headroom_is_a_proven_lower_bound():
                           {"source": "B", "target": "A"}],
     })
     h = headroom(topo)
-    assert not h.headroom_exact and h.headroom is not None and h.headroom > 0
+    assert h.headroom == Fraction(15, 4) and h.headroom_exact and h.limiting_bolts == ["A", "B"]
+    assert all(i < c for i, c in margins(scaled(topo, h.headroom * Fraction(999, 1000))).values())
+    assert not all(i < c for i, c in margins(scaled(topo, h.headroom)).values())
+    assert h.grows_at == 5 and h.grows_at_exact and h.first_to_saturate == ["A", "B"]
+    assert h.to_json()["exact"] == ["headroom", "grows_at"] and "at least" not in headline(h)
+
+
+def test_an_iterated_cycle_gives_a_proven_lower_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where a cycle's flows are only iterated (no exact solve), the headroom is found by bisection on the
+    exact check: a proven factor, marked not exact."""
+    from app.core import rates
+
+    monkeypatch.setattr(rates, "_cycle_fixpoint", lambda *args, **kwargs: None)  # the iteration alone
+    topo = parse_topology({
+        "name": "loop",
+        "spouts": [{"name": "S", "rate": 1}],
+        "bolts": [{"name": "A", "alpha": 0.1, "sigma": 1, "parallelism": 1},
+                  {"name": "B", "alpha": 0.1, "sigma": 0.5, "parallelism": 1}],
+        "subscriptions": [{"source": "S", "target": "A"}, {"source": "A", "target": "B"},
+                          {"source": "B", "target": "A"}],
+    })
+    h = headroom(topo)
+    assert not h.headroom_exact and h.headroom is not None and 0 < h.headroom <= Fraction(15, 4)
     assert all(i < c for i, c in margins(scaled(topo, h.headroom)).values())
-    # nominal flows stay linear in a cycle: A gets f + A/2 -> 2f, B the same 2f, both capacity 10 -> grow above 5
-    # (the rate check iterates the loop's flow a finite number of rounds: close to 5, marked not exact)
-    assert h.grows_at is not None and abs(h.grows_at - 5) < Fraction(1, 10**9) and h.first_to_saturate == ["A", "B"]
-    assert h.limiting_bolts and not h.grows_at_exact and h.to_json()["exact"] == []
+    assert h.grows_at is not None and abs(h.grows_at - 5) < Fraction(1, 10**9) and not h.grows_at_exact
     assert "at least" in headline(h)
 
 
@@ -151,3 +178,28 @@ def test_an_amplifying_cycle_grows_at_any_load() -> None:
     assert f is not None and f.sustainable_rate == 0 and f.backlog_growth == 1 and f.queues == []
     assert f.pending[0].wait is None and f.pending[0].times_out
     assert "never complete" in "\n".join(storm_lines(h))
+
+
+def test_a_long_chain_with_a_back_edge_is_read_in_closed_form_not_bisected(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` on thousands of bolts in a cycle stays a few exact rate checks: the solved cycle is linear, so
+    the headroom is the closed form (no bisection, which costs dozens of rate checks), and exact."""
+    import sys
+    from pathlib import Path
+
+    from app.core import headroom as module
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from rate_cycles import chain  # bench/rate_cycles.py: the bench's own topology
+
+    checks: list[int] = []
+    original = module.load_margins
+
+    def counted(topo):  # noqa: ANN001, ANN202 - load_margins' own signature
+        checks.append(1)
+        return original(topo)
+
+    monkeypatch.setattr(module, "load_margins", counted)
+    monkeypatch.setattr(module, "_all_bounded", lambda *a: pytest.fail("bisected"))  # noqa: ARG005
+    h = headroom(chain(300, True))
+    assert h.headroom_exact and h.grows_at_exact and len(checks) <= 2
+    assert "and 295 more" in headline(h)

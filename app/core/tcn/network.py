@@ -107,7 +107,8 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
         checked = [topo.bolt_by_name(n).id for n in checked_names]
     reduced = cone_of_influence(topo, checked) if reduce else topo
     names = {c.id: c.name for c in reduced.components}
-    inputs = {b.id: reduced.inputs_of(b.id) for b in reduced.bolts}  # what each bolt receives (one definition)
+    received = reduced.inputs()  # what each bolt receives (the one definition)
+    inputs = {b.id: received.get(b.id, []) for b in reduced.bolts}
     subscribed = {pair for pairs in inputs.values() for pair in pairs}
 
     def streams(c: Any) -> tuple[StreamParams, ...]:
