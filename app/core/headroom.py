@@ -14,10 +14,11 @@ spout rates as long as inflow ≤ capacity. While every bolt is proven bounded (
 inflow < smallest capacity ≤ largest capacity) no bolt saturates in the largest flows, so
 on [0, H] every largest inflow is f·U_j, with U_j read at any factor where all bolts are
 bounded, and H = min_j cap_min_j / U_j. Likewise, while no bolt grows at nominal timing no
-nominal flow is capped, so G = min_j cap_nominal_j / N_j. The rate check's largest flows
-inside a cycle are iterated down from a bound that does not scale, so for a cyclic topology
-H is found by bisection on the exact check instead, and is the largest factor proven (a
-sound lower bound of the supremum, marked not exact).
+nominal flow is capped, so G = min_j cap_nominal_j / N_j. A cycle the rate check solves
+exactly is linear below its caps as well (docs/boundedness.md, "Cycles"); where it only
+iterates a cycle's flows down from a bound that does not scale, H is found by bisection on
+the exact check instead, and is the largest factor proven (a sound lower bound of the
+supremum, marked not exact).
 
 For an overloaded topology (G < 1), what Storm does, from the document's Storm settings
 (all estimates from the model's nominal timing, not proofs):
