@@ -107,14 +107,9 @@ def test_defaults_and_backpressure_off():
     assert "backpressure is off" in storm_lines(h)[0]
 
 
-def test_a_solved_cycle_has_an_exact_headroom_by_hand():
-    """A cycle whose flows the rate check solves exactly is linear below the caps, as a chain is.
-
-    By hand (τ = 0.1, max_idle 0.01 s): the spout emits at most 10/9·f; A receives that and half of B's
-    batches, B all of A's: in_A = 10/9 f + in_A / 2, so both receive 20/9 f against a smallest capacity of
-    1 / (0.1 · 1.1 + 0.01) = 25/3: H = (25/3) / (20/9) = 15/4. Nominal: A gets f + A/2 -> 2f, capacity 10:
-    G = 5."""
-    topo = parse_topology({
+def _loop():
+    """S -> A <-> B: A passes on every tuple to B, B half of them back to A."""
+    return parse_topology({
         "name": "loop",
         "spouts": [{"name": "S", "rate": 1}],
         "bolts": [{"name": "A", "alpha": 0.1, "sigma": 1, "parallelism": 1},
@@ -122,6 +117,16 @@ def test_a_solved_cycle_has_an_exact_headroom_by_hand():
         "subscriptions": [{"source": "S", "target": "A"}, {"source": "A", "target": "B"},
                           {"source": "B", "target": "A"}],
     })
+
+
+def test_a_solved_cycle_has_an_exact_headroom_by_hand():
+    """A cycle whose flows the rate check solves exactly is linear below the caps, as a chain is.
+
+    By hand (τ = 0.1, max_idle 0.01 s): the spout emits at most 10/9·f; A receives that and half of B's
+    batches, B all of A's: in_A = 10/9 f + in_A / 2, so both receive 20/9 f against a smallest capacity of
+    1 / (0.1 · 1.1 + 0.01) = 25/3: H = (25/3) / (20/9) = 15/4. Nominal: A gets f + A/2 -> 2f, capacity 10:
+    G = 5."""
+    topo = _loop()
     h = headroom(topo)
     assert h.headroom == Fraction(15, 4) and h.headroom_exact and h.limiting_bolts == ["A", "B"]
     assert all(i < c for i, c in margins(scaled(topo, h.headroom * Fraction(999, 1000))).values())
@@ -136,14 +141,7 @@ def test_an_iterated_cycle_gives_a_proven_lower_bound(monkeypatch: pytest.Monkey
     from app.core import rates
 
     monkeypatch.setattr(rates, "_cycle_fixpoint", lambda *args, **kwargs: None)  # the iteration alone
-    topo = parse_topology({
-        "name": "loop",
-        "spouts": [{"name": "S", "rate": 1}],
-        "bolts": [{"name": "A", "alpha": 0.1, "sigma": 1, "parallelism": 1},
-                  {"name": "B", "alpha": 0.1, "sigma": 0.5, "parallelism": 1}],
-        "subscriptions": [{"source": "S", "target": "A"}, {"source": "A", "target": "B"},
-                          {"source": "B", "target": "A"}],
-    })
+    topo = _loop()
     h = headroom(topo)
     assert not h.headroom_exact and h.headroom is not None and 0 < h.headroom <= Fraction(15, 4)
     assert all(i < c for i, c in margins(scaled(topo, h.headroom)).values())
