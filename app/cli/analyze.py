@@ -95,6 +95,11 @@ def format_analysis(analysis: Analysis, comparison: Comparison | None = None) ->
                      "-" if q is None else f"{q.slope:+.3f} ({q.ci_low:+.3f}..{q.ci_high:+.3f})",
                      "-" if q is None else q.verdict])
     lines += ["", table(rows)]
+    from app.measure.failures_measured import failure_table
+
+    failures = failure_table(analysis)
+    if failures:
+        lines += ["", "failures and replays:", table(failures)]
     notes = [f"- {c.name}: {c.queue.note}" for c in analysis.components.values()
              if c.queue is not None and c.queue.note]
     if notes:
@@ -112,6 +117,14 @@ def format_analysis(analysis: Analysis, comparison: Comparison | None = None) ->
         rows += [[p.component, p.parameter, f"{p.annotated:g}", "-" if p.measured is None else f"{p.measured:.4g}"]
                  for p in comparison.parameters]
         lines += [table(rows)]
+        if comparison.failures is not None:
+            from app.measure.failures_measured import replay_table, window_table
+
+            lines += ["", "around the failures (queues in tuples; forecast: backlog / spare capacity "
+                          "of the rate check at measured rates):", table(window_table(comparison.failures))]
+            if comparison.failures.replays:
+                lines += ["", "replays of the lost tuples (model: ceil(lost / Imp) .. lost):",
+                          table(replay_table(comparison.failures))]
     return "\n".join(lines)
 
 

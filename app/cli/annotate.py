@@ -1,8 +1,10 @@
 """`stormbound annotate FILE COMPONENT key=value ...`: set a component's values without editing JSON.
 
 Keys: a spout's `rate` (tuples/s: `1500`, `1500/s`, `90/min`), `burst` and `parallelism` (its executors);
-a bolt's `alpha` (a time: `20ms`, `0.02`, `0.5s`), `sigma` and `parallelism`; per declared output stream
-a bolt's `sigma.STREAM` and a spout's `ratio.STREAM` (docs/formats.md, "Streams"). Setting a value
+a bolt's `alpha` (a time: `20ms`, `0.02`, `0.5s`), `sigma`, `parallelism` and `min_ttf` (a time: it may fail);
+per declared output stream a bolt's `sigma.STREAM` and a spout's `ratio.STREAM` (docs/formats.md, "Streams").
+The component `settings` sets `min_reboot_time`, `max_reboot_time`, `failures` (on/off), `replay`,
+`tolerance` and `max_idle_time` (docs/model.md section 7). Setting a value
 clears it from the component's `unannotated`. The document is checked as a whole before it is
 written, atomically; it keeps seconds and tuples per second. Exit 0, or 2 with one line naming
 the component and the key.
@@ -18,7 +20,7 @@ from app.core.topology import one_line
 
 KEYS = {
     "spout": {"rate": "rate", "burst": "count", "parallelism": "executors"},
-    "bolt": {"alpha": "time", "sigma": "number", "parallelism": "count"},
+    "bolt": {"alpha": "time", "sigma": "number", "parallelism": "count", "min_ttf": "time"},
 }
 FIELD = {"spout": {"parallelism": "executors"}, "bolt": {}}
 # a value per declared output stream: KEY.STREAM=VALUE
@@ -64,10 +66,56 @@ def _stream_value(c: dict[str, Any], kind: str, component: str, key: str, text: 
     return f"{kind}s.{component}.{field}.{stream}: {'not annotated' if old is None else f'{old:g}'} -> {value:g}"
 
 
-def plan(data: dict[str, Any], component: str, items: list[str]) -> list[str]:
-    """Apply `key=value` items to `component` in the decoded document (in place); one line per change."""
+SETTINGS_KEYS = {"min_reboot_time": "time", "max_reboot_time": "time", "max_idle_time": "time",
+                 "tolerance": "number", "failures": "on/off", "replay": "paced/at-once/none"}
+
+
+def _plan_settings(data: dict[str, Any], items: list[str]) -> list[str]:
+    """`settings KEY=VALUE ...`: the topology's timing and failure settings (docs/model.md sections 1 and 7)."""
     from app.core.units import format_duration
 
+    settings = data.setdefault("settings", {})
+    if not isinstance(settings, dict):
+        raise UsageError("settings: not an object in the document")
+    changes = []
+    for item in items:
+        key, sep, text = (x.strip() for x in item.partition("="))
+        if not sep or not text:
+            raise UsageError(f"{one_line(item)!r}: write KEY=VALUE, e.g. min_reboot_time=10s")
+        kind = SETTINGS_KEYS.get(key)
+        if kind is None:
+            raise UsageError(f"settings.{one_line(key)}: annotate sets {', '.join(SETTINGS_KEYS)}")
+        value: Any
+        if kind == "on/off":
+            if text not in ("on", "off", "true", "false"):
+                raise UsageError(f"settings.failures: '{one_line(text)}' is not on or off")
+            value = text in ("on", "true")
+        elif "/" in kind:
+            if text not in kind.split("/"):
+                raise UsageError(f"settings.{key}: '{one_line(text)}' is not one of {', '.join(kind.split('/'))}")
+            value = text
+        else:
+            value = _value(kind, text)
+        old = settings.get(key)
+        settings[key] = value
+
+        def shown(x: Any, unit: str = kind) -> str:
+            if x is None:
+                return "unset"
+            return format_duration(float(x)) if unit == "time" else str(x).lower()
+
+        changes.append(f"settings.{key}: {shown(old)} -> {shown(value)}")
+    return changes
+
+
+def plan(data: dict[str, Any], component: str, items: list[str]) -> list[str]:
+    """Apply `key=value` items to `component` in the decoded document (in place); one line per change.
+    The component `settings` (when no spout or bolt has that name) sets the topology's settings."""
+    from app.core.units import format_duration
+
+    named = {c.get("name") for key in ("spouts", "bolts") for c in data.get(key) or [] if isinstance(c, dict)}
+    if component == "settings" and component not in named:
+        return _plan_settings(data, items)
     for key in ("spouts", "bolts"):
         for c in data.get(key) or []:
             if isinstance(c, dict) and c.get("name") == component:
@@ -156,10 +204,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "document keeps seconds and tuples per second.",
         epilog=examples("stormbound annotate wordcount.storm.json count alpha=20ms sigma=0 parallelism=4",
                         "stormbound annotate wordcount.storm.json sentences rate=1500/s burst=10",
-                        "stormbound annotate crawler.storm.json fetcher alpha=80ms sigma=1 sigma.status=0.05"))
+                        "stormbound annotate crawler.storm.json fetcher alpha=80ms sigma=1 sigma.status=0.05",
+                        "stormbound annotate crawler.storm.json fetcher min_ttf=10min",
+                        "stormbound annotate crawler.storm.json settings min_reboot_time=10s max_reboot_time=2min"))
     p.add_argument("file", metavar="FILE.storm.json")
-    p.add_argument("component", metavar="COMPONENT", help="the spout's or bolt's name")
+    p.add_argument("component", metavar="COMPONENT", help="the spout's or bolt's name, or settings")
     p.add_argument("values", nargs="+", metavar="KEY=VALUE",
-                   help="rate, burst, alpha, sigma, parallelism; sigma.STREAM (bolt), ratio.STREAM (spout)")
+                   help="rate, burst, alpha, sigma, parallelism, min_ttf (bolt); sigma.STREAM (bolt), "
+                        "ratio.STREAM (spout); for COMPONENT settings: min_reboot_time, max_reboot_time, failures, "
+                        "replay, tolerance, max_idle_time")
     p.add_argument("--json", action="store_true", help="the changes and what is still not annotated as JSON")
     p.set_defaults(func=cmd_annotate, file_args=("file",))

@@ -12,7 +12,16 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from app.cli.common import EXIT_FOUND, EXIT_OK, examples, print_result, read_topology, table
+from app.cli.common import (
+    EXIT_FOUND,
+    EXIT_OK,
+    add_failures_option,
+    examples,
+    print_result,
+    read_topology,
+    table,
+    with_failures,
+)
 
 if TYPE_CHECKING:
     from app.core.rates import RateReport
@@ -38,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document on stdout)")
     p.add_argument("--fail-on", choices=["grows", "may-grow"], dest="fail_on",
                    help="exit 1 when some bolt has this status or a worse one (may-grow includes grows)")
+    add_failures_option(p)
     p.set_defaults(func=cmd_check, file_args=("file",))
 
 
@@ -59,6 +69,18 @@ def format_rate_table(topo: Topology, report: RateReport) -> str:
     lines = [f"{one_line(topo.name)}: valid topology, {len(topo.spouts)} spouts, {len(topo.bolts)} bolts, "
              f"{len(topo.subscriptions)} subscriptions (tolerance {topo.settings.tolerance})", "", table(rows), ""]
     lines += [f"- {one_line(b.explanation)}" for b in report.bolts.values()]
+    if report.failures:
+        lines += ["", "Failures (docs/boundedness.md):"]
+        lines += [f"- {name} ({b.status}): {one_line(b.failures_note)}"
+                  for name, b in report.bolts.items()]
+        for spout, rate in report.replay_rate.items():
+            backlog = report.replay_backlog.get(spout)
+            if rate is None:
+                lines.append(f"- {spout}: its replays are not bounded")
+            elif rate:
+                lines.append(f"- {spout}: replays up to {rate:.3g} tuples/s; "
+                             + ("its backlog of replays may grow" if backlog is None
+                                else f"at most {backlog:.3g} replays wait"))
     return "\n".join(lines)
 
 
@@ -69,7 +91,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from app.core.rebalance import rebalance_lines, running_from_document
     from app.core.topology import one_line
 
-    topo = read_topology(args.file)
+    topo = with_failures(read_topology(args.file), args.failures, args.file)
     report = rate_check(topo)
     log.info("rate check: %s", ", ".join(f"{n} {b.status}" for n, b in report.bolts.items()))
     warning = idle_warning(topo)

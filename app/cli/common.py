@@ -149,6 +149,29 @@ def read_topology(path: str) -> Topology:
     return topo
 
 
+def add_failures_option(p: argparse.ArgumentParser) -> None:
+    """`--failures on|off`: override the document's settings.failures for this run (docs/model.md 7.1)."""
+    p.add_argument("--failures", choices=["on", "off"],
+                   help="switch the failure model on or off for this run, whatever settings.failures says "
+                        "(on: the bolts with a min_ttf may fail; docs/model.md section 7)")
+
+
+def with_failures(topo: Topology, choice: str | None, file: str) -> Topology:
+    """`topo` with settings.failures set by `--failures` (None: as the document says). `on` on a
+    document in which no bolt has a min_ttf is bad input (exit 2): nothing could fail."""
+    if choice is None:
+        return topo
+    if choice == "on" and not any(b.min_ttf is not None for b in topo.bolts):
+        raise UsageError(f"--failures on: no bolt of {file} can fail: set bolts[].min_ttf on the bolts that may fail",
+                         field="bolts[].min_ttf", file=file)
+    from app.core.topology import parse_topology
+
+    data = topo.model_dump(mode="json")
+    data["settings"]["failures"] = choice == "on"
+    log.info("--failures %s: settings.failures overridden for this run", choice)
+    return parse_topology(data)  # validated again: failures on need the reboot bounds
+
+
 def table(rows: list[list[str]]) -> str:
     """Rows as left-aligned text columns (the first row is the header); every cell on one printable
     line (a name's control characters and direction overrides escaped)."""

@@ -56,8 +56,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default: the document's Storm settings, else 30)")
     p.add_argument("--max-pending", type=number(int, 1, STORM_MAX_INT), metavar="N",
                    help="topology.max.spout.pending per spout (default: the document's Storm settings, else none)")
+    p.add_argument("--kill", type=kill_option, action="append", metavar="BOLT@TIME[/DOWN]",
+                   help="kill the bolt's task TIME after the start for DOWN (times with a unit like --duration; "
+                        "DOWN defaults to the document's min_reboot_time, else 1 s): its queue, batch and the tuples "
+                        "reaching it while down are lost, and reliable spouts replay the failed trees (repeatable)")
     add_spark_options(p)
     p.set_defaults(func=cmd_run, file_args=("file",))
+
+
+def kill_option(text: str) -> tuple[str, float, float | None]:
+    """argparse type of `--kill BOLT@TIME[/DOWN]` (app.spark.run_job.parse_kill)."""
+    from app.spark.run_job import parse_kill
+
+    try:
+        return parse_kill(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def apply_parallelism(topo: Topology, items: list[str]) -> Topology:
@@ -122,11 +136,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} must be at least {least}")
     if args.timeout <= 0 or args.sample <= 0:
         raise UsageError(f"{'--timeout' if args.timeout <= 0 else '--sample'} must be positive (seconds)")
-    from app.spark.run_job import RunSpec
+    from app.spark.run_job import RunSpec, plan_kills
 
+    try:
+        kills = plan_kills(topo, args.kill or [], args.duration)
+    except ValueError as err:
+        raise UsageError(f"--kill {err}", field="--kill") from None
     spec = RunSpec(topology=topo, duration_s=args.duration, seed=args.seed, workers=args.workers,
                    sample_interval_s=args.sample, acking=args.ackers > 0, message_timeout_s=args.timeout,
-                   max_spout_pending=args.max_pending)
+                   max_spout_pending=args.max_pending, kills=kills,
+                   replay=getattr(topo.settings, "replay", None) or "paced")
     result = spark_request(args, "run", spec=json.loads(spec.model_dump_json()),
                            out=str(Path(args.out).resolve()), format=args.format)
     if args.json:

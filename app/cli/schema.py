@@ -68,6 +68,7 @@ def result_schema() -> dict[str, Any]:
                                       "description": "the trace files written with --trace-out (empty without it)"}
     idle = _hoist_defs(IdleWarning.model_json_schema(), defs)
     number = {"type": "number"}
+    maybe = {"anyOf": [number, {"type": "null"}]}
     check: dict[str, Any] = {
         "type": "object", "required": ["bolts", "suggested_parallelism", "warnings"],
         "properties": {
@@ -80,7 +81,14 @@ def result_schema() -> dict[str, Any]:
                                "status": {"enum": ["bounded", "may-grow", "grows"]},
                                "explanation": {"type": "string"},
                                "sigma_effective": {"type": "array", "items": {"type": "string"},
-                                                   "minItems": 2, "maxItems": 2}}}},
+                                                   "minItems": 2, "maxItems": 2},
+                               # with failures on (docs/boundedness.md, "Failures"); null: no bound
+                               "inflow_failures": maybe, "added_load": maybe, "queue_bound": maybe,
+                               "lost_per_failure": maybe, "failures_note": {"type": "string"}}}},
+            "failures": {"type": "object", "required": ["replay_rate", "replay_backlog"],
+                         "description": "present when the statuses account for failures and replays",
+                         "properties": {"replay_rate": {"type": "object", "additionalProperties": maybe},
+                                        "replay_backlog": {"type": "object", "additionalProperties": maybe}}},
             "suggested_parallelism": {"type": "object",
                                       "additionalProperties": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
             "warnings": {"type": "array", "items": {"$ref": "#/$defs/IdleWarning"}},
@@ -156,7 +164,9 @@ def headroom_defs() -> dict[str, Any]:
                              "overloaded", "exact", "storm"],
                 "properties": {"headroom": num, "headroom_exact": {"type": "boolean"}, "limiting_bolts": names,
                                "grows_at": num, "first_to_saturate": names, "overloaded": {"type": "boolean"},
-                               "exact": names, "storm": {"anyOf": [{"type": "null"}, storm]}},
+                               "exact": names, "storm": {"anyOf": [{"type": "null"}, storm]},
+                               "ignores_failures": {"const": True, "description": "set by check when failures are "
+                                                    "on: the factors are those of the failure-free rate check"}},
                 "description": "the factors by which every spout's rate may grow (docs/storm.md, \"Headroom\")"}
     return {"Headroom": headroom, "ExactNumber": exact}
 

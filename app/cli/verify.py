@@ -20,6 +20,7 @@ from app.cli.common import (
     EXIT_UNKNOWN,
     StatusLine,
     UsageError,
+    add_failures_option,
     examples,
     positive_seconds,
     print_result,
@@ -62,13 +63,16 @@ def _decimals(text: str) -> str:
 
 def format_bolts(result, verbose: bool = False) -> list[str]:
     """One line per growing or undecided bolt; bounded bolts only with `verbose`."""
+    from app.core.tcn.failing import failure_summary
+
     lines = []
     for name, v in result.bolts.items():
         if v.verdict == "counterexample" and v.trace_index is not None and result.property == "growth":
             trace = result.traces[v.trace_index]
+            failing = failure_summary(trace) if v.failures else None  # docs/model.md section 7
             lines.append(f"{name}: grows (lasso {v.trace_index + 1}: k = {v.k}, positions "
                          f"{v.loop_start}..{v.k} repeat every {duration(trace.loop_duration())}; "
-                         f"+{v.growth_per_loop} per pass)")
+                         f"+{v.growth_per_loop} per pass" + (f"; with failures: {failing}" if failing else "") + ")")
         elif v.verdict == "counterexample":
             lines.append(f"{name}: counterexample (run {(v.trace_index or 0) + 1}: {v.message})")
         elif v.verdict != "bounded" or verbose:
@@ -155,7 +159,7 @@ def _check_writable(args: argparse.Namespace, path: str) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from app.cli.common import read_topology, write_output_file
+    from app.cli.common import read_topology, with_failures, write_output_file
     from app.core.formats.trace import trace_bytes
     from app.core.headroom import capacity_lines, headroom
     from app.core.tcn.search import SearchOptions, verify
@@ -169,7 +173,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if value is not None and value > args.max_k:
             raise UsageError(f"{option} {value} is over the limit of {args.max_k} positions "
                              "(raise it with --max-k N or STORMBOUND_MAX_K; docs/limits.md)")
-    topo = read_topology(args.file)
+    topo = with_failures(read_topology(args.file), args.failures, args.file)
     if args.trace_out:
         _check_writable(args, args.trace_out)
     if not topo.bolts:
@@ -260,6 +264,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print a line per bound on stderr, terminal or not (instead of the live status line)")
     p.add_argument("--region-clocks", action="store_true", dest="region_clocks",
                    help="let clocks repeat up to regions at the loop (finds more lassos, may be slower)")
+    add_failures_option(p)
     p.set_defaults(func=cmd_verify, file_args=("file",))
 
 

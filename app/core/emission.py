@@ -29,6 +29,7 @@ from typing import Literal
 
 Emission = Literal["dvert", "exact"]
 EMISSIONS: tuple[Emission, ...] = ("dvert", "exact")
+LARGEST_CARRY_AUTOMATON = 200_000  # states² × batch sizes of the Bellman-Ford in output_ratio_bounds
 
 
 def emit(sigma: Fraction, carry: Fraction, batch: int, rule: Emission) -> tuple[int, Fraction]:
@@ -132,3 +133,23 @@ def output_ratio_bounds(sigma: Fraction, take_max: int, rule: Emission) -> tuple
     while (cycle := _better_cycle(edges, lo, largest=False)) is not None:
         lo = _ratio(cycle)
     return lo, hi
+
+
+def sigma_bounds(sigma: Fraction, take_max: int, emission: str) -> tuple[Fraction, Fraction]:
+    """(σ_lo, σ_hi) of a bolt with batches of 1..take_max (`output_ratio_bounds`, made cheap).
+
+    Under "dvert" a batch of P and one of P + den(σ) reach the same carry with the same
+    rounding excess, so batches above den(σ) never raise the largest ratio, and a batch of
+    den(σ) from carry 0 is a cycle of ratio exactly σ, the smallest possible (the rule only
+    rounds up): the automaton needs batches up to min(take_max, den(σ)) only
+    (docs/boundedness.md). A very fine σ (a huge automaton) gets the sound bounds [σ, 2σ]."""
+    if sigma == 0:
+        return Fraction(0), Fraction(0)
+    if emission == "exact" or sigma.denominator == 1:
+        return sigma, sigma
+    batches = min(take_max, sigma.denominator)
+    states = math.ceil(1 / sigma) + 1
+    if states * states * batches > LARGEST_CARRY_AUTOMATON:
+        return sigma, 2 * sigma
+    low, high = output_ratio_bounds(sigma, batches, "dvert")
+    return (sigma if take_max >= sigma.denominator else low), high

@@ -113,6 +113,9 @@ class Headroom:
     # in a cycle the rate check's nominal flows come from a finite iteration, so grows_at is the factor at which
     # its "grows" verdict flips (close to, not exactly, the fixed point's)
     grows_at_exact: bool = True
+    # with failures on, the rate check's statuses include the replays (docs/boundedness.md, "Failures") but
+    # these factors, like the suggested parallelism, come from the failure-free flows: they say so
+    ignores_failures: bool = False
 
     @property
     def overloaded(self) -> bool:
@@ -128,6 +131,8 @@ class Headroom:
             "exact": [k for k, ok in (("headroom", self.headroom_exact), ("grows_at", self.grows_at_exact)) if ok],
             "storm": None,
         }
+        if self.ignores_failures:
+            out["ignores_failures"] = True
         f = self.storm
         if f is not None:
             out["storm"] = {
@@ -232,7 +237,7 @@ def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
     if amplified:
         g, first, g_exact = Fraction(0), amplified, False
     storm = _forecast(topo, g, first) if g is not None and g < 1 else None
-    return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact)
+    return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact, ignores_failures=report.failures)
 
 
 def _forecast(topo: Topology, g: Fraction, first: list[str]) -> StormForecast:
@@ -385,4 +390,7 @@ def capacity_lines(h: Headroom) -> list[str]:
         lines += more
         lines.append("(headroom and growth factors are exact in the model; what Storm does is an estimate from "
                      "nominal timing)")
+    if h.ignores_failures:
+        lines.append("the headroom, the growth factor and the suggested parallelism ignore failures; the statuses "
+                     "include them")
     return lines

@@ -32,14 +32,13 @@ from typing import Literal
 import networkx as nx
 from pydantic import BaseModel
 
-from app.core.emission import output_ratio_bounds
+from app.core.emission import sigma_bounds as sigma_bounds  # (also re-exported: its former home)
 from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
 
 Status = Literal["bounded", "may-grow", "grows"]
 CYCLE_ROUNDS = 60
 GUESS_SWEEPS = 400  # float sweeps that guess which bolts of a cycle are capped (checked exactly after)
 FILL_PER_MEMBER = 64  # elimination entries per cycle member before the exact solve gives up (dense cycles)
-LARGEST_CARRY_AUTOMATON = 200_000  # states² × batch sizes of the Bellman-Ford in output_ratio_bounds
 
 
 def exact(value: float | int) -> Fraction:
@@ -63,6 +62,12 @@ class BoltRates(BaseModel):
     sigma_effective: tuple[str, str] = ("1", "1")  # (σ_lo, σ_hi): exact long-run output ratios
     status: Status
     explanation: str
+    # under failures (RateReport.failures; docs/boundedness.md, "Failures"), None: no bound
+    inflow_failures: float | None = None  # largest inflow rate with replays (tuples/s)
+    added_load: float | None = None  # of which replays add (tuples/s) over the failure-free largest inflow
+    queue_bound: float | None = None  # the queue never exceeds this (tuples)
+    lost_per_failure: float | None = None  # tuples one failure of this bolt loses at most (failing bolts)
+    failures_note: str = ""  # one sentence about failures (empty when failures are off)
 
 
 class RateReport(BaseModel):
@@ -73,15 +78,25 @@ class RateReport(BaseModel):
     spout_rate_max: dict[str, float]
     suggested_parallelism: dict[str, int | None]
     cyclic: bool
+    # True when the statuses account for failures and replays (docs/model.md section 7): then
+    # "bounded" holds in every run with failures, and the figures below are filled
+    failures: bool = False
+    replay_rate: dict[str, float | None] = {}  # spout -> replays added per second at most (None: no bound)
+    replay_backlog: dict[str, float | None] = {}  # spout -> replays waiting at most (None: may grow)
 
     def to_public_json(self) -> dict:
-        """The shape `stormbound check --json` prints."""
+        """The shape `stormbound check --json` prints (the failure figures only when failures are on)."""
         keys = ("capacity_min", "capacity_max", "inflow_min", "inflow_max", "utilisation", "status", "explanation")
-        return {
-            "bolts": {n: {**{k: getattr(b, k) for k in keys}, "sigma_effective": list(b.sigma_effective)}
+        more = ("inflow_failures", "added_load", "queue_bound", "lost_per_failure", "failures_note")
+        data: dict = {
+            "bolts": {n: {**{k: getattr(b, k) for k in keys}, "sigma_effective": list(b.sigma_effective),
+                          **({k: getattr(b, k) for k in more} if self.failures else {})}
                       for n, b in self.bolts.items()},
             "suggested_parallelism": self.suggested_parallelism,
         }
+        if self.failures:
+            data["failures"] = {"replay_rate": self.replay_rate, "replay_backlog": self.replay_backlog}
+        return data
 
     def all_bounded(self, names: list[str] | None = None) -> bool:
         chosen = names if names is not None else list(self.bolts)
@@ -335,26 +350,6 @@ def _solve(order: list[str], weights: dict[str, dict[str, Fraction]], const: dic
     return y
 
 
-def sigma_bounds(sigma: Fraction, take_max: int, emission: str) -> tuple[Fraction, Fraction]:
-    """(σ_lo, σ_hi) of a bolt with batches of 1..take_max (app/core/emission.py).
-
-    Under "dvert" a batch of P and one of P + den(σ) reach the same carry with the same
-    rounding excess, so batches above den(σ) never raise the largest ratio, and a batch of
-    den(σ) from carry 0 is a cycle of ratio exactly σ, the smallest possible (the rule only
-    rounds up): the automaton needs batches up to min(take_max, den(σ)) only
-    (docs/boundedness.md). A very fine σ (a huge automaton) gets the sound bounds [σ, 2σ]."""
-    if sigma == 0:
-        return Fraction(0), Fraction(0)
-    if emission == "exact" or sigma.denominator == 1:
-        return sigma, sigma
-    batches = min(take_max, sigma.denominator)
-    states = math.ceil(1 / sigma) + 1
-    if states * states * batches > LARGEST_CARRY_AUTOMATON:
-        return sigma, 2 * sigma
-    low, high = output_ratio_bounds(sigma, batches, "dvert")
-    return (sigma if take_max >= sigma.denominator else low), high
-
-
 def _fmt(x: Fraction | float) -> str:
     return f"{float(x):.3g}"
 
@@ -480,8 +475,54 @@ def _suggest(topo: Topology) -> dict[str, int | None]:
 
 
 def rate_check(topo: Topology) -> RateReport:
-    """The instant fluid analysis of every bolt, with explanations and a repair suggestion."""
+    """The instant fluid analysis of every bolt, with explanations and a repair suggestion.
+
+    With a failure model (`failure_model(topo)` not None) the statuses account for failures and
+    replays (app/core/replay_check.py) and `failures` is True; without, nothing changes."""
+    from app.core.failures import failure_model
+
     e = _Exact(topo)
+    model = failure_model(topo)
+    report = _fluid_report(topo, e)
+    if model is None:
+        return report
+    from app.core.replay_check import failure_check
+
+    check = failure_check(topo, e, model, {b.id: report.bolts[b.name].status for b in topo.bolts},
+                          lambda t: _Exact(t).in_nominal)
+
+    def num(x: Fraction | None) -> float | None:
+        return None if x is None else float(x)
+
+    for b in topo.bolts:
+        f, rates = check.bolts[b.id], report.bolts[b.name]
+        report.bolts[b.name] = rates.model_copy(update=dict(
+            status=f.status, inflow_failures=num(f.inflow), added_load=num(f.added), queue_bound=num(f.queue),
+            lost_per_failure=num(f.lost), failures_note=f.note,
+            explanation=(rates.explanation if f.status == rates.status
+                         else f"{f.note} (without failures: {rates.explanation})")))
+    return report.model_copy(update=dict(
+        failures=True, replay_rate={s.name: num(check.spouts[s.id].replay_rate) for s in topo.spouts},
+        replay_backlog={s.name: num(check.spouts[s.id].backlog) for s in topo.spouts}))
+
+
+def failure_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]] | None:
+    """Exact (largest inflow with replays, smallest capacity) per bolt name that has a bound under failures,
+    for proofs that cite the numbers (None when no bolt can fail: then `margins` is the one)."""
+    from app.core.failures import failure_model
+    from app.core.replay_check import failure_check
+
+    model = failure_model(topo)
+    if model is None:
+        return None
+    e = _Exact(topo)
+    status = {b.id: _status(e, b.id) for b in topo.bolts}
+    check = failure_check(topo, e, model, status, lambda t: _Exact(t).in_nominal)
+    return {b.name: (inflow, e.cap_min[b.id]) for b in topo.bolts
+            if (inflow := check.bolts[b.id].inflow) is not None}
+
+
+def _fluid_report(topo: Topology, e: _Exact) -> RateReport:
     bolts: dict[str, BoltRates] = {}
     for b in topo.bolts:
         status = _status(e, b.id)

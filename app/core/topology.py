@@ -21,6 +21,9 @@ from app.core.emission import Emission
 SCHEMA_VERSION = 1
 
 # Storm's groupings; the rate check and the verifier treat every one alike (see docs/storm.md)
+#: what a reliable spout does with the tuples lost at a failed bolt (docs/model.md section 7)
+Replay = Literal["paced", "at-once", "none"]
+
 Grouping = Literal["shuffle", "fields", "all", "global", "none", "local_or_shuffle", "direct", "custom"]
 
 
@@ -39,7 +42,7 @@ class _Model(BaseModel):
 
 # Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
 _SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class", "streams", "stream_sigma",
-                  "stream_ratio", "tasks")
+                  "stream_ratio", "tasks", "min_ttf")
 
 DEFAULT_STREAM = "default"
 StreamName = Annotated[str, Field(min_length=1, max_length=200)]
@@ -100,6 +103,9 @@ class Bolt(_StormFields):
     stream_sigma: dict[str, StreamValue] = Field(
         default_factory=dict, description="σ of each declared stream (output tuples on it per input tuple); "
                                           "unset = not annotated")
+    min_ttf: float | None = Field(default=None, ge=0, description=(
+        "minimum time to failure (s): the bolt may fail once this long has passed since its last failure "
+        "ended (since time 0 for the first); unset = it never fails (docs/model.md section 7)"))
 
     def output_streams(self) -> dict[str, float | None]:
         """Every output stream and its σ ('default': `sigma`; None: declared, not annotated yet)."""
@@ -133,6 +139,42 @@ class TopologySettings(_Model):
         description=("how a bolt's carry of processed tuples is kept after an emit: 'exact' (an exact rational, "
                      "so the long-run output ratio is σ) or 'dvert' (rounded up to an integer, as the D-VerT "
                      "prototype modelled it; the ratio can exceed σ); docs/model.md section 2"))
+    failures: bool = Field(default=True, description=(
+        "bolts with a min_ttf may fail (docs/model.md section 7); false switches every failure off, as the "
+        "published D-VerT runs did"))
+    min_reboot_time: float | None = Field(default=None, gt=0, description="shortest failure (s)")
+    max_reboot_time: float | None = Field(default=None, gt=0, description="longest failure (s)")
+    replay: Replay = Field(default="paced", description=(
+        "what a spout does with the spout tuples whose trees lost a tuple at a failed bolt: 'paced' (re-emits "
+        "them with its own emissions, at most as many as it emits fresh: Storm's nextTuple), 'at-once' (all "
+        "with its next emission) or 'none' (an unreliable topology: lost is lost)"))
+
+    @model_serializer(mode="wrap")
+    def _drop_failure_defaults(self, handler: Any) -> Any:
+        # files without failures stay byte-identical: the failure fields are written only when set
+        data = handler(self)
+        if isinstance(data, dict):
+            for key, default in _FAILURE_DEFAULTS.items():
+                if key in data and data[key] == default:
+                    del data[key]
+        return data
+
+    @model_validator(mode="after")
+    def _reboot_range(self) -> TopologySettings:
+        lo, hi = self.min_reboot_time, self.max_reboot_time
+        if lo is not None and hi is not None and lo > hi:
+            raise ValueError(f"min_reboot_time ({lo:g} s) is above max_reboot_time ({hi:g} s)")
+        return self
+
+    def failure_semantics(self) -> dict[str, Any]:
+        """The failure settings that differ from the defaults (what `semantics()` adds for them)."""
+        data = {"failures": self.failures, "min_reboot_time": self.min_reboot_time,
+                "max_reboot_time": self.max_reboot_time, "replay": self.replay}
+        return {k: v for k, v in data.items() if v != _FAILURE_DEFAULTS[k]}
+
+
+_FAILURE_DEFAULTS: dict[str, Any] = {"failures": True, "min_reboot_time": None, "max_reboot_time": None,
+                                     "replay": "paced"}
 
 
 def new_settings() -> TopologySettings:
@@ -319,15 +361,20 @@ class Topology(_Model):
         trips preserve and what the content hash of an exported configuration covers.
         """
         names = {c.id: c.name for c in self.components}
+        # the failure fields only count when some bolt can fail (docs/model.md section 7)
+        fails = self.settings.failures and any(b.min_ttf is not None for b in self.bolts)
         return {
             "spouts": sorted((s.name, s.rate, s.burst) + _stream_semantics(s) for s in self.spouts),
-            "bolts": sorted((b.name, b.alpha, b.sigma, b.parallelism) + _stream_semantics(b) for b in self.bolts),
+            "bolts": sorted((b.name, b.alpha, b.sigma, b.parallelism) + _stream_semantics(b)
+                            + ((("min_ttf", b.min_ttf),) if fails and b.min_ttf is not None else ())
+                            for b in self.bolts),
             "subscriptions": sorted(
                 (names[s.source], names[s.target], s.grouping, tuple(s.fields))
                 + ((s.stream,) if (s.stream or DEFAULT_STREAM) != DEFAULT_STREAM else ())
                 for s in self.subscriptions
             ),
-            "settings": self.settings.model_dump(),
+            "settings": {**{k: v for k, v in self.settings.model_dump().items() if k not in _FAILURE_DEFAULTS},
+                         **(self.settings.failure_semantics() if fails else {})},
             "checked": sorted(names[r] for r in self.verification.checked),
         }
 
@@ -425,7 +472,21 @@ def graph_problems(topo: Topology) -> list[Problem]:
     for ref in topo.layout:
         if ref not in ids:
             problems.append(Problem("layout", f"position for unknown component '{ref}'"))
+    problems += _failure_problems(topo)
     return problems
+
+
+def _failure_problems(topo: Topology) -> list[Problem]:
+    """A bolt that may fail needs the reboot bounds (how long a failure lasts)."""
+    failing = [b.name for b in topo.bolts if b.min_ttf is not None]
+    if not failing or not topo.settings.failures:
+        return []
+    missing = [f"settings.{key}" for key in ("min_reboot_time", "max_reboot_time")
+               if getattr(topo.settings, key) is None]
+    if not missing:
+        return []
+    return [Problem(", ".join(missing), f"not set: bolts.{failing[0]}.min_ttf makes {failing[0]} fail, and a "
+                                        "failure lasts between settings.min_reboot_time and max_reboot_time (s)")]
 
 
 def _stream_problems(c: Component) -> list[Problem]:
@@ -523,6 +584,8 @@ def parse_topology(data: Any) -> Topology:
                 continue
             if e.get("type") == "extra_forbidden":
                 msg = "unknown field"
+                if len(loc) == 3 and loc[0] == "spouts" and loc[2] == "min_ttf":
+                    msg = "a spout never fails in the model: only bolts take min_ttf (docs/model.md section 7)"
             path = _element_label(raw, loc) if loc else "topology"
             problems.append(Problem(path, _friendly(msg)))
         raise TopologyError(problems) from None

@@ -3,13 +3,15 @@
 The trace view (app/gui/panels/trace_view.py) and `stormbound plot` draw the same
 series: each bolt's queue after each position's actions (a step line), the tuples in
 process, the tuples arriving from each component it subscribes to, and the loop
-passes as shaded time spans. Unrolling repeats the loop: times shift by the loop's
-duration and queues by their growth per loop (docs/trace-view.md).
+passes as shaded time spans. With failures (docs/model.md section 7) each bolt's
+failure intervals, its lost tuples, and each spout's replays and backlog. Unrolling
+repeats the loop: times shift by the loop's duration, queues and replay backlogs by their
+growth per loop (docs/trace-view.md).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from app.core.formats.trace import BoltStep, Trace, TracePosition, format_time
@@ -33,7 +35,10 @@ def _shifted(position: TracePosition, passes: int, growth: dict[str, int], durat
         return position
     bolts = {name: step.model_copy(update={"queue": step.queue + passes * growth.get(name, 0)})
              for name, step in position.bolts.items()}
-    return position.model_copy(update={"time": format_time(position.exact_time + passes * duration), "bolts": bolts})
+    spouts = {name: step.model_copy(update={"backlog": step.backlog + passes * growth.get(name, 0)})
+              if growth.get(name) else step for name, step in position.spouts.items()}
+    return position.model_copy(update={"time": format_time(position.exact_time + passes * duration), "bolts": bolts,
+                                       "spouts": spouts})
 
 
 def has_loop(trace: Trace) -> bool:
@@ -52,7 +57,7 @@ def unroll(trace: Trace, extra_passes: int = 0) -> list[ShownPosition]:
     k, start = trace.k, trace.loop_start
     if not has_loop(trace):
         return [ShownPosition(i, 0, p.exact_time, p) for i, p in enumerate(trace.positions)]
-    growth, duration = trace.growth_per_loop(), trace.loop_duration()
+    growth, duration = {**trace.growth_per_loop(), **backlog_growth(trace)}, trace.loop_duration()
     shown: list[ShownPosition] = []
     for i in range(k + 1):
         p = trace.positions[i]
@@ -66,8 +71,25 @@ def unroll(trace: Trace, extra_passes: int = 0) -> list[ShownPosition]:
     return shown
 
 
+def backlog_growth(trace: Trace) -> dict[str, int]:
+    """Each spout's growth of its replay backlog per loop pass (docs/model.md section 7.4), 0 without a loop."""
+    if not has_loop(trace):
+        return {}
+    last, start = trace.positions[trace.k + 1], trace.positions[trace.loop_start]
+    return {name: last.spouts[name].backlog - start.spouts[name].backlog for name in start.spouts}
+
+
+def has_failures(trace: Trace) -> bool:
+    """Whether some bolt fails or loses tuples, or some spout replays, in the trace."""
+    return any(b.fail or b.phase == "failed" or b.lost for p in trace.positions for b in p.bolts.values()) or any(
+        s.replayed or s.backlog for p in trace.positions for s in p.spouts.values())
+
+
 def queue_after(step: BoltStep) -> int:
-    """The queue after the position's actions: arrivals join it, a take removes the batch."""
+    """The queue after the position's actions: arrivals join it, a take removes the batch; a failed bolt
+    loses them (docs/model.md section 7.2), so its queue is 0."""
+    if step.fail or step.phase == "failed":
+        return 0
     return step.queue + step.arrivals - (step.batch if step.take else 0)
 
 
@@ -117,14 +139,36 @@ class Arrivals:
 
 
 @dataclass(frozen=True)
+class Marks:
+    """Counts at some positions (lost tuples, replays): only where the count is not 0."""
+
+    times: list[float]
+    counts: list[int]
+
+
+@dataclass(frozen=True)
 class BoltSeries:
-    """One bolt's plot: queue and tuples in process as steps over `TraceSeries.step_times`, arrivals as stems."""
+    """One bolt's plot: queue and tuples in process as steps over `TraceSeries.step_times`, arrivals as stems;
+    with failures its failure intervals (from the failure to the recovery, or to the end of the plot) and the
+    tuples it loses (docs/model.md section 7)."""
 
     bolt: str
     growth_per_loop: int
     queue: list[int]
     in_process: list[int]
     arrivals: list[Arrivals]
+    failed: list[tuple[float, float]] = field(default_factory=list)
+    lost: Marks = field(default_factory=lambda: Marks([], []))
+
+
+@dataclass(frozen=True)
+class SpoutSeries:
+    """A spout that replays: its backlog of replays (a step over `TraceSeries.step_times`, after each
+    position's actions) and the replays it emits (counts at their positions)."""
+
+    spout: str
+    backlog: list[int]
+    replayed: Marks
 
 
 @dataclass(frozen=True)
@@ -137,6 +181,12 @@ class TraceSeries:
     bolts: list[BoltSeries]
     loop_passes: list[tuple[float, float]]  # shaded spans; empty for a run without a loop
     senders: list[str]  # components whose tuples arrive somewhere (the key's colours)
+    spouts: list[SpoutSeries] = field(default_factory=list)  # the spouts that replay (none without failures)
+
+    @property
+    def failures(self) -> bool:
+        """Whether some bolt fails or loses tuples, or some spout replays, in the shown positions."""
+        return bool(self.spouts) or any(b.failed or b.lost.times for b in self.bolts)
 
 
 def loop_passes(trace: Trace, extra_passes: int = 0) -> list[tuple[float, float]]:
@@ -168,11 +218,42 @@ def trace_series(trace: Trace, extra_passes: int = 0) -> TraceSeries:
             arrivals.append(_arrivals(label, source, times,
                                       [emitted_at(sp.position, source, stream) for sp in shown]))
         bolts.append(BoltSeries(bolt=bolt, growth_per_loop=growth.get(bolt, 0), queue=[queue_after(s) for s in steps],
-                                in_process=[s.batch for s in steps], arrivals=arrivals))
+                                in_process=[s.batch for s in steps], arrivals=arrivals,
+                                failed=failure_intervals(steps, times, step_times[-1]),
+                                lost=_marks(times, [s.lost for s in steps])))
+    spouts: list[SpoutSeries] = []
+    for spout in shown[0].position.spouts:
+        steps_s = [sp.position.spouts[spout] for sp in shown]
+        if any(s.backlog or s.replayed for s in steps_s) or any(
+                (b.replays or {}).get(spout) for sp in shown for b in sp.position.bolts.values()):
+            # the backlog after each position: what was waiting, less the replays emitted, plus the new ones
+            added = [sum((b.replays or {}).get(spout, 0) for b in sp.position.bolts.values()) for sp in shown]
+            spouts.append(SpoutSeries(spout, [s.backlog - s.replayed + a for s, a in zip(steps_s, added, strict=True)],
+                                      _marks(times, [s.replayed for s in steps_s])))
     names = [*trace.positions[0].spouts, *trace.positions[0].bolts]
     senders = [n for n in names if any(n in found for found in sources.values())]
     return TraceSeries(shown=shown, times=times, step_times=step_times, bolts=bolts,
-                       loop_passes=loop_passes(trace, extra_passes), senders=senders)
+                       loop_passes=loop_passes(trace, extra_passes), senders=senders, spouts=spouts)
+
+
+def failure_intervals(steps: list[BoltStep], times: list[float], end: float) -> list[tuple[float, float]]:
+    """A bolt's failures as time spans: from its `fail` to its `recover`, or to `end` while still failed."""
+    spans: list[tuple[float, float]] = []
+    since: float | None = None
+    for step, t in zip(steps, times, strict=True):
+        if step.recover and since is not None:
+            spans.append((since, t))
+            since = None
+        if step.fail or (since is None and step.phase == "failed"):
+            since = t if since is None else since
+    if since is not None:
+        spans.append((since, end))
+    return spans
+
+
+def _marks(times: list[float], counts: list[int]) -> Marks:
+    kept = [(t, c) for t, c in zip(times, counts, strict=True) if c]
+    return Marks([t for t, _ in kept], [c for _, c in kept])
 
 
 def _arrivals(label: str, source: str | None, times: list[float], counts: list[int]) -> Arrivals:

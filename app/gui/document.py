@@ -239,7 +239,8 @@ class DocumentModel(QObject):
     def section_values(self, section: str) -> dict[str, Any]:
         if section == "topology":
             return {"name": self._name, "description": self._description}
-        return self._section(section).model_dump()
+        model = self._section(section)
+        return {key: getattr(model, key) for key in type(model).model_fields}  # every field, sparse or not
 
     # ---- whole-document operations (not undoable) -------------------------------
     def replace(self, topology: Topology, path: Path | None = None) -> None:

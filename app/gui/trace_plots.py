@@ -20,7 +20,7 @@ from pyqtgraph.exporters import ImageExporter, SVGExporter
 from PySide6.QtCore import QBuffer, QIODevice, Qt
 from PySide6.QtWidgets import QApplication
 
-from app.core.trace_series import TraceSeries
+from app.core.trace_series import Marks, TraceSeries
 
 QUEUE_PEN = pg.mkPen("#1f77b4", width=2)
 PROCESS_PEN = pg.mkPen("#2ca02c", width=1.5, style=Qt.PenStyle.DashLine)
@@ -34,6 +34,12 @@ KEY_CHAR_PX = 6.0  # the same for the 8pt key
 LOOP_BRUSHES = [pg.mkBrush(255, 191, 0, 60), pg.mkBrush(255, 191, 0, 35)]
 MEASURED_PEN = pg.mkPen("#444444", width=1.5, style=Qt.PenStyle.DashLine)
 PREDICTED_PEN = pg.mkPen("#d62728", width=2)
+FAILED_ALPHA = 60  # a failure interval is shaded in its bolt's own colour, this opaque (0..255)
+# one per bolt, in the bolts' order: none of them near the loop's amber
+FAILED_COLOURS = ["#d62728", "#9467bd", "#17becf", "#e377c2", "#1f3b99", "#2ca02c", "#8c564b", "#7f7f7f"]
+LOST_COLOUR = "#000000"
+BACKLOG_PEN = pg.mkPen("#ff7f0e", width=2)
+REPLAY_COLOUR = "#d62728"
 
 
 class RenderError(OSError):
@@ -48,6 +54,9 @@ class DrawnTrace:
     loop_regions: list[pg.LinearRegionItem] = field(default_factory=list)
     loop_labels: list[pg.InfLineLabel] = field(default_factory=list)
     key: Any = None  # the key's label item
+    failed_regions: dict[str, list[pg.LinearRegionItem]] = field(default_factory=dict)  # per bolt
+    lost_marks: dict[str, pg.ScatterPlotItem] = field(default_factory=dict)  # per bolt that loses tuples
+    replay_marks: dict[str, pg.ScatterPlotItem] = field(default_factory=dict)  # per spout that replays
 
 
 def _generated(i: int) -> str:
@@ -87,6 +96,18 @@ def key_html(series: TraceSeries, colours: dict[str, str], max_chars: int | None
     if series.loop_passes:
         parts.append("<span style='background:#fde9a8'>&nbsp;&nbsp;&nbsp;</span>&nbsp;loop")
         lengths.append(7)
+    failing = [(i, b.bolt) for i, b in enumerate(series.bolts) if b.failed]
+    for order, (i, bolt) in enumerate(failing):  # each bolt's failures in its own colour
+        parts.append(("failed: " if order == 0 else "")
+                     + f"<span style='background:{failed_colour(i)}'>&nbsp;&nbsp;&nbsp;</span>&nbsp;{bolt}")
+        lengths.append(len(bolt) + 4 + (8 if order == 0 else 0))
+    if any(b.lost.times for b in series.bolts):
+        parts.append(f"<span style='color:{LOST_COLOUR}'>✕</span>&nbsp;lost")
+        lengths.append(6)
+    if series.spouts:
+        parts.append(f"<span style='color:{REPLAY_COLOUR}'>▲</span>&nbsp;replays "
+                     "<span style='color:#ff7f0e'>━━</span>&nbsp;backlog")
+        lengths.append(20)
     out, used = "", 0
     for part, length in zip(parts, lengths, strict=True):
         if out and max_chars is not None and used + length > max_chars:
@@ -150,15 +171,62 @@ def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_
             plot.plot(arrivals.times, arrivals.counts, pen=None, symbol="o", symbolSize=6, symbolBrush=colour,
                       symbolPen=None, name=arrivals.label)
         _shade_loops(plot, series, drawn, labelled=first is None)
+        _shade_failures(plot, bolt.bolt, bolt.failed, failed_colour(row - first_row - 1), drawn)
+        if bolt.lost.times:
+            drawn.lost_marks[bolt.bolt] = _marks(plot, bolt.lost, "x", LOST_COLOUR, "lost {} tuple(s)")
         if first is None:
             first = plot
         else:
             plot.setXLink(first)
         drawn.plots[bolt.bolt] = plot
+    for row, spout in enumerate(series.spouts, start=first_row + 1 + len(series.bolts)):
+        # a spout that replays: its backlog of replays (a step line) and the replays it emits (markers)
+        plot = layout.addPlot(row=row, col=0)
+        plot.setLabel("left", f"{spout.spout} replays")
+        plot.showGrid(x=True, y=True, alpha=0.2)
+        plot.setMouseEnabled(x=True, y=False)
+        bottom = plot.getAxis("bottom")
+        bottom.enableAutoSIPrefix(False)
+        bottom.setScale(scale)
+        plot.plot(series.step_times, spout.backlog, stepMode="center", pen=BACKLOG_PEN, name="backlog")
+        drawn.replay_marks[spout.spout] = _marks(plot, spout.replayed, "t1", REPLAY_COLOUR, "{} replay(s) emitted")
+        _shade_loops(plot, series, drawn, labelled=False)
+        if first is None:
+            first = plot
+        else:
+            plot.setXLink(first)
+        drawn.plots[f"{spout.spout} (replays)"] = plot
     if first is not None:
         first.setXRange(series.times[0], series.step_times[-1], padding=0.02)
         list(drawn.plots.values())[-1].setLabel("bottom", f"time ({unit})")
     return drawn
+
+
+def failed_colour(index: int) -> str:
+    """The colour of the failure intervals of the bolt at `index` (in the plots' order)."""
+    return FAILED_COLOURS[index] if index < len(FAILED_COLOURS) else _generated(index)
+
+
+def _shade_failures(plot: pg.PlotItem, bolt: str, spans: list[tuple[float, float]], colour: str,
+                    drawn: DrawnTrace) -> None:
+    """A bolt's failure intervals, shaded in the bolt's own colour behind its curves."""
+    brush = pg.mkColor(colour)
+    brush.setAlpha(FAILED_ALPHA)
+    for begin, end in spans:
+        region = pg.LinearRegionItem(values=(begin, end), movable=False, brush=pg.mkBrush(brush), pen=pg.mkPen(None))
+        region.setZValue(-5)
+        region.setToolTip(f"{bolt} failed")
+        plot.addItem(region, ignoreBounds=True)
+        drawn.failed_regions.setdefault(bolt, []).append(region)
+
+
+def _marks(plot: pg.PlotItem, marks: Marks, symbol: str, colour: str, tip: str) -> pg.ScatterPlotItem:
+    """Markers at (time, count) with the count in the tooltip."""
+    item = pg.ScatterPlotItem(x=marks.times, y=marks.counts, data=marks.counts, symbol=symbol, size=10,
+                              brush=pg.mkBrush(colour), pen=pg.mkPen(colour), hoverable=True,
+                              tip=lambda x, y, data: tip.format(data))
+    plot.addItem(item)
+    return item
 
 
 def _shade_loops(plot: pg.PlotItem, series: TraceSeries, drawn: DrawnTrace, labelled: bool) -> None:
@@ -230,7 +298,7 @@ def png_bytes(canvas: pg.GraphicsLayoutWidget, width: int | None = None) -> byte
 def trace_canvas(series: TraceSeries, title: str, names: list[str], width: int = 1000,
                  height: int | None = None) -> pg.GraphicsLayoutWidget:
     """The trace view's plots of `series` under a title, on an off-screen canvas ready to export."""
-    height = height or 90 + 170 * max(1, len(series.bolts))
+    height = height or 90 + 170 * max(1, len(series.bolts) + len(series.spouts))
     canvas = new_canvas(width, height)
     canvas.addLabel(wrap_title(title, width - 20), row=0, col=0, size="10pt", justify="left", color="#222222")
     draw_trace(canvas, series, component_colours(names), first_row=1, width_px=width - 20)

@@ -60,6 +60,23 @@ class ComponentStats(BaseModel):
     burst_max: int | None = None
     queue: QueueTrend | None = None
     series: list[tuple[float, float]] = Field(default_factory=list, description="(bin start s, queue) points")
+    failures: int = Field(default=0, description="times a task of this bolt went down (bolt_down events)")
+    down: list[tuple[float, float]] = Field(default_factory=list,
+                                            description="(down, up) times of each failure; up = log end if never up")
+    down_s: float = Field(default=0.0, description="seconds its tasks were down, summed")
+    lost: int = Field(default=0, description="tuples lost by this bolt: queue, batch and arrivals while down")
+    trees_failed: int = Field(default=0, description="spout: its messages' trees that failed (spout_fail)")
+    replays: int = Field(default=0, description="spout: failed messages it emitted again (spout_emit REPLAY)")
+
+
+class LossRow(BaseModel):
+    """Tuples a bolt lost (its task killed) from the trees of one spout, and what the spout did about them."""
+
+    bolt: str
+    spout: str
+    lost: int = Field(description="tuples the bolt lost from this spout's trees")
+    trees: int = Field(description="the distinct trees (spout attempts) those tuples belonged to")
+    replayed: int = Field(description="of those trees, the messages the spout emitted again afterwards")
 
 
 class Analysis(BaseModel):
@@ -74,6 +91,7 @@ class Analysis(BaseModel):
     growth_floor: float
     components: dict[str, ComponentStats]
     notes: list[str] = Field(default_factory=list, description="figures this kind of log cannot give")
+    losses: list[LossRow] = Field(default_factory=list, description="lost tuples per (bolt, spout of their tree)")
 
     @property
     def duration_s(self) -> float:

@@ -40,8 +40,11 @@ from app.measure.eventlog import (
     log_format,
     parquet_error,
     parquet_failures,
+    parquet_row_count,
+    parquet_schema,
     read_log,
 )
+from app.measure.records import NEEDS_MSG, NEEDS_TUPLE
 
 EVENT_FIELDS = ("t", "ev", "comp", "task", "tuple", "msg", "anchors", "reason")
 QUEUE_FIELDS = ("t", "comp", "task", "queue")
@@ -51,8 +54,8 @@ EventRow = tuple  # (t, ev, comp, task, tuple, msg, anchors, reason)
 QueueRow = tuple  # (t, comp, task, queue)
 
 _KINDS = frozenset(EVENT_KINDS)
-_NEED_TUPLE = frozenset(("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail"))
-_NEED_MSG = frozenset(("spout_emit", "spout_ack", "spout_fail"))
+_NEED_TUPLE = frozenset(NEEDS_TUPLE)
+_NEED_MSG = frozenset(NEEDS_MSG)
 
 
 def _bad(where: str, ev: Any, t: Any, comp: Any, tup: Any, msg: Any) -> EventLogError:
@@ -368,14 +371,12 @@ def sniff(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> None:
             continue
         kind = log_format(f)
         if kind == "parquet":
-            try:
-                import pyarrow.dataset as ds
-            except ModuleNotFoundError:
-                continue
             if not f.is_dir():
                 check_regular(f, functools.partial(EventLogError, str(f)))
             try:
-                ds.dataset(str(f), format="parquet").schema  # noqa: B018 - reading the schema is the check
+                parquet_schema(f)  # reading the schema is the check
+            except ModuleNotFoundError:
+                continue
             except parquet_failures() as err:
                 raise parquet_error(f, err) from None
         elif kind in ("jsonl", "csv"):
@@ -393,10 +394,9 @@ def count_records(path: str | os.PathLike[str]) -> int | None:
         return None if any(c is None for c in counts) else sum(c for c in counts if c is not None)
     if fmt == "parquet":
         try:
-            import pyarrow.dataset as ds
+            return parquet_row_count(p)
         except ModuleNotFoundError:
             return None
-        return int(ds.dataset(str(p), format="parquet").count_rows())
     if fmt in ("jsonl", "csv"):
         lines = 0
         last = b"\n"

@@ -9,11 +9,15 @@ robust to autocorrelation, warm-ups set aside); an `uncertain` verdict leaves `a
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel
 
+from app.core.failures import Impact
 from app.core.rates import rate_check
 from app.core.topology import Topology
 from app.measure.analysis import Analysis
+from app.measure.failures_measured import FailureComparison, around_failures
 
 
 class ParameterRow(BaseModel):
@@ -57,6 +61,7 @@ class Comparison(BaseModel):
     bolts: list[BoltComparison]
     parameters: list[ParameterRow]
     calibrated: Topology
+    failures: FailureComparison | None = None  # a run with killed tasks: model and measurement around them
 
 
 def calibrate(topo: Topology, analysis: Analysis) -> Topology:
@@ -125,4 +130,30 @@ def compare(topo: Topology, analysis: Analysis) -> Comparison:
             measured_ci=(trend.ci_low, trend.ci_high) if trend else None,
             measured_verdict=trend.verdict if trend else None, agrees=agrees,
             measured_note=trend.note if trend else ""))
-    return Comparison(bolts=bolts, parameters=parameter_rows(topo, analysis), calibrated=calibrated)
+    failures = None
+    if any(c.down for c in analysis.components.values()) or analysis.losses:
+        subscribers: dict[str, list[str]] = {}
+        for s in topo.subscriptions:
+            subscribers.setdefault(topo.name_of(s.source), []).append(topo.name_of(s.target))
+        spare = {name: r.capacity_nominal - r.inflow_nominal for name, r in predicted.bolts.items()} \
+            if predicted is not None else None
+        failures = around_failures(analysis, subscribers, impact_of(topo), spare)
+    return Comparison(bolts=bolts, parameters=parameter_rows(topo, analysis), calibrated=calibrated,
+                      failures=failures)
+
+
+def impact_of(topo: Topology) -> Callable[[str, str], Impact | None] | None:
+    """Imp(j, s) of the model (app/core/failures.py) by the bolt's and the spout's names; None when the
+    model cannot say (a stream without a ratio)."""
+    from app.core.failures import impacts
+
+    try:
+        table = impacts(topo)
+    except ValueError:
+        return None
+    ids = {c.name: c.id for c in topo.components}
+
+    def impact(bolt: str, spout: str) -> Impact | None:
+        return table.get(ids.get(bolt, ""), {}).get(ids.get(spout, ""))
+
+    return impact

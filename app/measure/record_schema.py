@@ -6,11 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.measure.records import Event, QueueSample
-
-# Which events need which id (Event._needed_fields says the same in Python).
-NEEDS_TUPLE = ("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail")
-NEEDS_MSG = ("spout_emit", "spout_ack", "spout_fail")
+from app.measure.records import NEEDS_MSG, NEEDS_TUPLE, Event, QueueSample
 
 
 def event_record_schema() -> dict[str, Any]:

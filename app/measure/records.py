@@ -15,8 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from app.core.formats.limits import FormatError, load_json_text, on_one_line
 from app.core.topology import Problem, TopologyError
 
-EventKind = Literal["spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail", "spout_ack", "spout_fail"]
+EventKind = Literal["spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail", "spout_ack", "spout_fail",
+                    "bolt_down", "bolt_up", "bolt_lost"]
 EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
+# Which events need which id (the readers, the SQL's bad-row test and the record schema say the same).
+NEEDS_TUPLE: tuple[str, ...] = ("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail", "bolt_lost")
+NEEDS_MSG: tuple[str, ...] = ("spout_emit", "spout_ack", "spout_fail")
 
 
 class EventLogError(TopologyError):
@@ -42,24 +46,26 @@ class _Record(BaseModel):
 
 
 class Event(_Record):
-    """One thing a component did: emit, take, ack or fail a tuple."""
+    """One thing a component did: emit, take, ack, fail or lose a tuple; a bolt's task going down or up."""
 
     t: float = Field(description="seconds since the start of the run")
     ev: EventKind
     comp: str = Field(min_length=1, description="component name")
     task: int = Field(default=0, ge=0)
-    tuple: str | None = Field(default=None, description="tuple id (emit, take, bolt ack/fail)")
-    msg: str | None = Field(default=None, description="root message id (spout events)")
+    tuple: str | None = Field(default=None, description="tuple id (emit, take, bolt ack/fail/lost)")
+    msg: str | None = Field(default=None, description="root message id (spout events); bolt_lost: the root tuple "
+                                                       "of the lost tuple's tree (the tuple of its spout_emit)")
     anchors: list[str] | None = Field(default=None, description="bolt_emit: ids of the input tuples it is anchored to")
-    reason: str | None = Field(default=None, description="spout_fail: TIMEOUT or FAILED")
+    reason: str | None = Field(default=None, description="spout_fail: TIMEOUT or FAILED; spout_emit: REPLAY for "
+                                                          "a replayed message; bolt_lost: QUEUE, BATCH or DOWN")
 
     @model_validator(mode="after")
     def _needed_fields(self) -> Event:
         if not math.isfinite(self.t):
             raise ValueError("t: must be a finite number")
-        if self.ev in ("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail") and not self.tuple:
+        if self.ev in NEEDS_TUPLE and not self.tuple:
             raise ValueError(f"tuple: a {self.ev} event needs a tuple id")
-        if self.ev in ("spout_emit", "spout_ack", "spout_fail") and not self.msg:
+        if self.ev in NEEDS_MSG and not self.msg:
             raise ValueError(f"msg: a {self.ev} event needs a message id")
         if self.anchors is not None and self.ev != "bolt_emit":
             raise ValueError(f"anchors: only bolt_emit events carry anchors, not {self.ev}")

@@ -6,8 +6,10 @@ Properties (the names of the reliability vectors in the shared test data folder)
   Attempts pair each emit of (spout, task, msg) with the next ack/fail of that msg
   (a replay re-uses the msg id). With no ackers Storm acks at once: P1 holds trivially.
 * P2: every `take` has a later `bolt_ack`/`bolt_fail` of that tuple by the same
-  component. Undecided (not a violation) while the log ends less than 2x timeout after
-  the take and the tuple's root is still pending.
+  component, or a `bolt_lost` (the task died with the tuple in its batch: Storm acks
+  nothing then, the tree times out, P1 sees its `spout_fail`). Undecided (not a
+  violation) while the log ends less than 2x timeout after the take and the tuple's
+  root is still pending.
 * P3: when a root was acked and nothing in its tree failed, every tuple of the tree is
   taken by each component subscribing to its emitter (needs ackers; trees are untracked
   otherwise).

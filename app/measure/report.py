@@ -109,6 +109,35 @@ th { background: #f3f3f3; } tr.disagree td { background: #fde2e2; } tr.violated 
 """
 
 
+def _failure_sections(analysis: Analysis, comparison: Comparison | None) -> list[str]:
+    """Failures and replays (a run with killed tasks): what was measured, and model and measurement around them."""
+    from app.measure.failures_measured import failure_table, replay_table, window_table
+
+    measured = failure_table(analysis)
+    if not measured:
+        return []
+    parts = ["<h2>Failures and replays</h2>",
+             '<p class="note">Failures: times a task went down (killed); lost: tuples its queue, batch and arrivals '
+             "while down held; failed trees: spout messages whose tree timed out; replays: failed messages the spout "
+             "emitted again (docs/spark-runs.md, \"Killing a task\").</p>",
+             _table(measured[0], measured[1:])]
+    failures = comparison.failures if comparison is not None else None
+    if failures is not None:
+        rows = window_table(failures)
+        parts.append("<h3>Queues around the failures</h3>")
+        parts.append('<p class="note">Before: the mean queue in the window before the failure; drained after: from '
+                     "the restart until the queue is back within a tuple (or a tenth) of it; forecast: the backlog "
+                     "over the spare capacity the rate check gives at the measured rates.</p>")
+        parts.append(_table(rows[0], rows[1:]))
+        if failures.replays:
+            rows = replay_table(failures)
+            parts.append("<h3>Replays: model and measurement</h3>")
+            parts.append('<p class="note">The model allows between ceil(lost / Imp(bolt, spout)) and lost replays '
+                         "for the tuples a bolt lost from a spout's trees (docs/model.md, section 7.3).</p>")
+            parts.append(_table(rows[0], rows[1:], ["disagree" if r.within is False else "" for r in failures.replays]))
+    return parts
+
+
 def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict[str, str],
                   reliability: ReliabilityReport | Section | None, patterns: PatternSummary | Section | None,
                   title: str = "", notes: Sequence[str] = (), source: str = "",
@@ -178,6 +207,8 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
                      "-" if q is None else q.verdict])
     parts.append(_table(["component", "kind", "tasks", "in/s", "out/s", "α mean (s)", "σ", "bursts",
                          "queue slope/s (95% robust CI)", "verdict"], rows))
+
+    parts += _failure_sections(analysis, comparison)
 
     parts.append("<h2>Reliability</h2>")
     if isinstance(reliability, Section):

@@ -29,6 +29,7 @@ from app.measure.eventlog import (
     log_format,
     read_log,
 )
+from app.measure.records import NEEDS_MSG, NEEDS_TUPLE
 
 
 def records_to_frame(spark, records: Iterable[Event | QueueSample]):
@@ -103,8 +104,8 @@ def _bad_condition():
 
     return (~F.col("ev").isin(*EVENT_KINDS)
             | F.col("t").isNull() | F.col("comp").isNull()
-            | (F.col("ev").isin("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail") & F.col("tuple").isNull())
-            | (F.col("ev").isin("spout_emit", "spout_ack", "spout_fail") & F.col("msg").isNull()))
+            | (F.col("ev").isin(*NEEDS_TUPLE) & F.col("tuple").isNull())
+            | (F.col("ev").isin(*NEEDS_MSG) & F.col("msg").isNull()))
 
 
 def _raise_bad(row: dict, where: str) -> None:
@@ -112,8 +113,8 @@ def _raise_bad(row: dict, where: str) -> None:
         from app.core.formats.limits import escape
 
         raise EventLogError(f"{where}.ev", f"unknown event '{escape(str(row['ev']))}' at t={row['t']}")
-    needed = ("t", "comp") + (("tuple",) if row["ev"] in ("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail")
-                              else ()) + (("msg",) if row["ev"] in ("spout_emit", "spout_ack", "spout_fail") else ())
+    needed = ("t", "comp") + (("tuple",) if row["ev"] in NEEDS_TUPLE else ()) + (("msg",) if row["ev"] in NEEDS_MSG
+                                                                                else ())
     missing = next(k for k in needed if row.get(k) is None)
     raise EventLogError(f"{where}.{missing}", f"a {row['ev']} event at t={row['t']} has no {missing}")
 

@@ -18,7 +18,9 @@ emits a burst of n ∈ [1, burst] tuples, then waits n/rate ± τ/rate; a bolt t
 subscriber and acks its batch. Storm's acker tracks every tuple tree (XOR of edge ids),
 so spouts see `spout_ack` when a tree completes and `spout_fail` (reason `TIMEOUT`) when
 it takes longer than the message timeout; with `acking=False` a spout acks at emit, as
-Storm does without ackers. The task side lives in :mod:`app.spark.tasks` (standard
+Storm does without ackers. `kills` kill bolt executors during the run (their queue, batch
+and arriving tuples lost) and reliable spouts replay the failed trees' messages.
+The task side lives in :mod:`app.spark.tasks` (standard
 library only, shipped to Spark's Python workers); this module is the driver.
 """
 
@@ -38,6 +40,67 @@ from pydantic import BaseModel, Field
 from app.core.topology import Topology
 
 
+class Kill(BaseModel):
+    """One killed task: bolt `bolt`'s executor dies `at_s` seconds after the start and is down `down_s` seconds."""
+
+    bolt: str
+    at_s: float = Field(ge=0, allow_inf_nan=False)
+    down_s: float = Field(gt=0, allow_inf_nan=False)
+
+
+def parse_kill(text: str) -> tuple[str, float, float | None]:
+    """`BOLT@TIME[/DOWN]` (times in seconds or with a unit: 500ms, 5s, 2min) as (bolt, time, down or None);
+    a ValueError says what is wrong. The bolt is checked against the topology by `plan_kills`."""
+    from app.core.topology import one_line
+    from app.core.units import UnitError, parse_duration
+
+    shown = one_line(text)[:40]
+    name, at, rest = text.rpartition("@")
+    if not at or not name:
+        raise ValueError(f"expected BOLT@TIME[/DOWN], got '{shown}'")
+    when, slash, down = rest.partition("/")
+    times: list[float] = []
+    for what, value in (("TIME", when), ("DOWN", down)) if slash else (("TIME", when),):
+        try:
+            seconds = parse_duration(value)
+        except (UnitError, ValueError, OverflowError) as err:
+            raise ValueError(f"{shown}: {what} {one_line(str(err))}") from None
+        if what == "TIME" and seconds < 0:
+            raise ValueError(f"{shown}: TIME must be at least 0 (s), got {one_line(value)[:40]}")
+        if what == "DOWN" and seconds <= 0:
+            raise ValueError(f"{shown}: DOWN must be above 0 (s), got {one_line(value)[:40]}")
+        times.append(seconds)
+    return name, times[0], times[1] if slash else None
+
+
+def plan_kills(topo: Topology, items: list[tuple[str, float, float | None]], duration_s: float) -> list[Kill]:
+    """Parsed kills checked against the topology and the run: a bolt, killed before the end, not down already;
+    DOWN defaults to the document's `settings.min_reboot_time` when it has one, else 1 s. A ValueError starts
+    with the kill it is about."""
+    from app.core.topology import one_line
+
+    default = getattr(topo.settings, "min_reboot_time", None)
+    down_default = float(default) if default is not None else 1.0
+    spouts = {s.name for s in topo.spouts}
+    bolts = {b.name for b in topo.bolts}
+    kills: list[Kill] = []
+    for name, at, down in items:
+        shown = one_line(name)[:40]
+        if name in spouts:
+            raise ValueError(f"{shown}: a spout cannot be killed (only a bolt's task)")
+        if name not in bolts:
+            raise ValueError(f"{shown}: no bolt named '{shown}'")
+        if at >= duration_s:
+            raise ValueError(f"{shown}@{at:g}: the time must be before the end of the run ({duration_s:g} s)")
+        kills.append(Kill(bolt=name, at_s=at, down_s=down if down is not None else down_default))
+    kills.sort(key=lambda k: (k.bolt, k.at_s))
+    for a, b in zip(kills, kills[1:], strict=False):
+        if a.bolt == b.bolt and b.at_s < a.at_s + a.down_s:
+            raise ValueError(f"{one_line(b.bolt)[:40]}@{b.at_s:g}: the bolt is still down then "
+                             f"(killed at {a.at_s:g} s for {a.down_s:g} s)")
+    return kills
+
+
 class RunSpec(BaseModel):
     """Everything a run needs (the driver turns it into the plain plan the Spark tasks run)."""
 
@@ -51,6 +114,9 @@ class RunSpec(BaseModel):
                          description="track tuple trees as Storm's acker does (topology.acker.executors >= 1)")
     message_timeout_s: float = Field(default=30.0, gt=0, description="topology.message.timeout.secs")
     max_spout_pending: int | None = Field(default=None, ge=1, description="topology.max.spout.pending per spout task")
+    kills: list[Kill] = Field(default_factory=list, description="bolt tasks killed during the run")
+    replay: str = Field(default="paced", pattern="^(paced|at-once|none)$",
+                        description="how a reliable spout replays failed messages (Storm: paced, through nextTuple)")
 
 
 class RunResult(BaseModel):
@@ -97,6 +163,7 @@ def plan_of(spec: RunSpec, workers: int) -> dict[str, Any]:
             "emission": topo.settings.emission,
             "acking": spec.acking, "message_timeout": spec.message_timeout_s,
             "max_spout_pending": spec.max_spout_pending, "components": components, "subscribers": subscribers,
+            "kills": [{"bolt": k.bolt, "at": k.at_s, "down": k.down_s} for k in spec.kills], "replay": spec.replay,
             "where": placement(topo, workers), "workers": workers}
 
 

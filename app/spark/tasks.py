@@ -15,6 +15,15 @@ XORs the ids of what it sends into the root's value and the taker XORs its own e
 back when it acks, in one message per ack as Storm does; the root is acked when its
 value is zero (order-independent, so messages may arrive in any order), and fails with
 reason `TIMEOUT` when it stays pending longer than the message timeout.
+
+A killed bolt (the plan's `kills`, docs/spark-runs.md "Killing a task") dies as a Storm
+executor does: at the kill its waiting queue and the batch it works on are dropped, tuples
+that reach it while it is down are dropped too (each one a `bolt_lost` event, no ack), and
+after the down time it starts again with an empty queue (`bolt_down`, `bolt_up`). The trees
+that lost a tuple fail at the message timeout, and a reliable spout replays each failed
+message through its own emission loop (a `spout_emit` with the failed `msg`, reason `REPLAY`),
+as docs/model.md section 7.3 says: with each burst of n new messages, up to n replays
+(`paced`) or all of them (`at-once`).
 """
 
 from __future__ import annotations
@@ -46,6 +55,18 @@ def emit_tuples(sigma: Fraction, carry: Fraction, batch: int, rounded: bool) -> 
     return out, (Fraction(math.ceil(rest)) if rounded else rest)
 
 
+def killable_batch_lost(generation: int, now_generation: int, taken: float, last_kill: float, last_up: float,
+                        down: bool) -> bool:
+    """Whether a batch taken at `taken` died with its executor: a kill since the take, or a kill since the
+    generation read before the take that the executor has not come back from before the take (a batch
+    taken after a restart is the new executor's)."""
+    if now_generation == generation:
+        return False
+    if last_kill >= taken:
+        return True
+    return down or last_up > taken
+
+
 class StormWorker:
     """One Storm worker process of the run, inside one Spark task: components as threads, their queues, the acker."""
 
@@ -61,12 +82,24 @@ class StormWorker:
         self.acking = bool(plan.get("acking", True))
         self.timeout = float(plan.get("message_timeout", 30.0))
         self.max_pending = plan.get("max_spout_pending")
+        self.replay = str(plan.get("replay", "paced"))
+        self.to_replay: dict[str, list[str]] = {c["name"]: [] for c in plan["components"] if c["kind"] == "spout"}
+        # killed bolts hosted here: down or not, a generation counted up at each kill, when the last kill and
+        # restart happened, a wake-up for the executor
+        self.kills = [k for k in plan.get("kills", []) if index == self.where[k["bolt"]]]
+        self.killable = {k["bolt"] for k in self.kills}
+        self.down = {name: False for name in self.killable}
+        self.generation = {name: 0 for name in self.killable}
+        self.last_kill = {name: -math.inf for name in self.killable}
+        self.last_up = {name: -math.inf for name in self.killable}
+        self.wake = {name: threading.Event() for name in self.killable}
+        self.kill_lock = threading.Lock()
         self.rows: list[Row] = []
         self.queues: dict[str, queue.Queue[Delivery]] = {
             c["name"]: queue.Queue() for c in plan["components"]
             if c["kind"] == "bolt" and self.where[c["name"]] == index}
         self.links: dict[int, tuple[socket.socket, threading.Lock]] = {}
-        self.pending: dict[str, list[Any]] = {}  # root -> [xor value, spout, emitted at]
+        self.pending: dict[str, list[Any]] = {}  # root tuple -> [xor value, spout, emitted at, message id]
         self.pending_lock = threading.Lock()
         self.edges = random.Random(f"{plan['seed']}/edges/{index}")
 
@@ -84,6 +117,17 @@ class StormWorker:
         self.rows.append((self.now(), ev, comp, self.task[comp], tuple_id, msg, anchors, reason, None))
 
     # -- moving tuples and acker messages
+    def deliver(self, target: str, delivery: Delivery) -> None:
+        """Put a tuple on a bolt's queue here; a bolt that is down loses it (no ack: its tree will time out)."""
+        if target not in self.killable:
+            self.queues[target].put(delivery)
+            return
+        with self.kill_lock:
+            if self.down[target]:
+                self.record("bolt_lost", target, delivery[0], msg=delivery[2], reason="DOWN")
+            else:
+                self.queues[target].put(delivery)
+
     def _send(self, owner: int, line: str) -> None:
         sock, lock = self.links[owner]
         with lock:
@@ -97,7 +141,7 @@ class StormWorker:
             xor ^= edge
             owner = self.where[target]
             if owner == self.index:
-                self.queues[target].put((tuple_id, spout, root, edge))
+                self.deliver(target, (tuple_id, spout, root, edge))
             else:
                 self._send(owner, f"T\t{target}\t{tuple_id}\t{spout or ''}\t{root or ''}\t{edge}\n")
         return xor
@@ -115,7 +159,7 @@ class StormWorker:
             entry[0] ^= value
             if entry[0] == 0:
                 del self.pending[root]
-                self.record("spout_ack", spout, msg=root)
+                self.record("spout_ack", spout, msg=entry[3])
 
     def receive(self, conn: socket.socket) -> None:
         with conn, conn.makefile("r", encoding="utf-8") as lines:
@@ -123,7 +167,7 @@ class StormWorker:
                 parts = line.rstrip("\n").split("\t")
                 if parts[0] == "T":
                     _, target, tuple_id, spout, root, edge = parts
-                    self.queues[target].put((tuple_id, spout or None, root or None, int(edge)))
+                    self.deliver(target, (tuple_id, spout or None, root or None, int(edge)))
                 elif parts[0] == "A":
                     _, spout, root, value = parts
                     self.ack_update(spout, root, int(value))
@@ -139,10 +183,17 @@ class StormWorker:
         tau = float(self.plan["tolerance"])
         period = 1.0 / float(s["rate"])
         next_t, count = 0.0, 0
+        failed = self.to_replay[name]  # messages the acker failed, oldest first (filled by fail_expired)
         while next_t < self.deadline:
             self.sleep_until(next_t)
             n = rng.randint(1, int(s["burst"]))
-            for _ in range(n):
+            replaying: list[str | None] = []  # the replays that go out with these n new messages (docs/model.md 7.3)
+            if failed:
+                with self.pending_lock:
+                    take = len(failed) if self.replay == "at-once" else min(len(failed), n)
+                    replaying += failed[:take]
+                    del failed[:take]
+            for replayed in [*replaying, *([None] * n)]:  # nextTuple re-emits failed messages first
                 if self.acking and self.max_pending:
                     while self._pending_of(name) >= self.max_pending and self.now() < self.deadline:
                         time.sleep(0.002)
@@ -150,22 +201,58 @@ class StormWorker:
                         return
                 count += 1
                 tuple_id = f"{name}-{count}"
-                self.record("spout_emit", name, tuple_id, msg=tuple_id)
+                if replayed is None:  # a new message: its id is its first tuple's
+                    msg = tuple_id
+                    self.record("spout_emit", name, tuple_id, msg=msg)
+                else:
+                    msg = replayed
+                    self.record("spout_emit", name, tuple_id, msg=msg, reason="REPLAY")
                 if not self.acking:
                     self.route(name, tuple_id, None, None)
-                    self.record("spout_ack", name, msg=tuple_id)  # no ackers: Storm acks at emit
+                    self.record("spout_ack", name, msg=msg)  # no ackers: Storm acks at emit
                     continue
                 with self.pending_lock:  # registered before any delivery can be acked
-                    self.pending[tuple_id] = [0, name, self.now()]
+                    self.pending[tuple_id] = [0, name, self.now(), msg]
                 # XOR is order-free: acks of the deliveries may come in before this update
                 edges = self.route(name, tuple_id, name, tuple_id)
                 if edges == 0:  # nobody subscribes: the tree is complete at once
                     with self.pending_lock:
                         del self.pending[tuple_id]
-                    self.record("spout_ack", name, msg=tuple_id)
+                    self.record("spout_ack", name, msg=msg)
                 else:
                     self.ack_update(name, tuple_id, edges)
             next_t += n * period + rng.uniform(-tau, tau) * period
+
+    def lose(self, name: str, deliveries: list[Delivery], why: str) -> None:
+        """Record the deliveries bolt `name` lost, each with the root tuple of its tree (none for an init tuple)."""
+        for delivery in deliveries:
+            self.record("bolt_lost", name, delivery[0], msg=delivery[2], reason=why)
+
+    def killer(self, name: str, at: float, down: float) -> None:
+        """Kill bolt `name` at `at` and start it again `down` seconds later (docs/spark-runs.md)."""
+        self.sleep_until(at)
+        if self.now() >= self.deadline:
+            return
+        inbox = self.queues[name]
+        with self.kill_lock:
+            self.down[name] = True
+            self.generation[name] += 1
+            self.last_kill[name] = self.now()
+            self.record("bolt_down", name, reason="KILLED")
+            waiting: list[Delivery] = []
+            while True:
+                try:
+                    waiting.append(inbox.get_nowait())
+                except queue.Empty:
+                    break
+            self.lose(name, waiting, "QUEUE")
+            self.wake[name].set()  # the executor drops the batch it works on
+        self.sleep_until(min(at + down, self.deadline))
+        with self.kill_lock:
+            self.down[name] = False
+            self.last_up[name] = self.now()
+            self.wake[name].clear()
+            self.record("bolt_up", name)
 
     def bolt(self, name: str) -> None:
         b = self.components[name]
@@ -175,8 +262,10 @@ class StormWorker:
         inbox = self.queues[name]
         exact_sigma = Fraction(str(b["sigma"]))
         rounded = self.plan.get("emission", "exact") == "dvert"
+        killable = name in self.killable
         buffer, count = Fraction(0), 0
         while True:
+            generation = self.generation[name] if killable else 0  # before the take: a kill after it is seen
             try:
                 first = inbox.get(timeout=0.05)
             except queue.Empty:
@@ -194,7 +283,19 @@ class StormWorker:
             taken = self.now()
             for delivery in batch:
                 self.record("take", name, delivery[0])
-            self.sleep_until(taken + alpha * rng.uniform(1 - tau, 1 + tau))
+            work = taken + alpha * rng.uniform(1 - tau, 1 + tau)
+            if killable:
+                self.wake[name].wait(max(0.0, work - self.now()))
+                with self.kill_lock:
+                    killed = killable_batch_lost(generation, self.generation[name], taken, self.last_kill[name],
+                                                 self.last_up[name], self.down[name])
+                    if killed:  # the executor died during the batch: it is lost, and the carry with it
+                        self.lose(name, batch, "BATCH")
+                if killed:
+                    buffer = Fraction(0)
+                    continue
+            else:
+                self.sleep_until(work)
             children = [0] * len(batch)  # XOR of the edge ids anchored to each tuple of the batch
             if sigma > 0:
                 out, buffer = emit_tuples(exact_sigma, buffer, len(batch), rounded)
@@ -221,13 +322,16 @@ class StormWorker:
             t += float(self.plan["sample"])
 
     def fail_expired(self) -> None:
-        """Fail the roots pending longer than the message timeout, as Storm's acker does."""
+        """Fail the roots pending longer than the message timeout, as Storm's acker does; a reliable spout
+        replays each failed message (queued for its emission loop, unless replays are off)."""
         limit = self.now() - self.timeout
         with self.pending_lock:
             expired = [root for root, entry in self.pending.items() if entry[2] <= limit]
             for root in expired:
-                spout = self.pending.pop(root)[1]
-                self.record("spout_fail", spout, msg=root, reason="TIMEOUT")
+                _, spout, _, msg = self.pending.pop(root)
+                self.record("spout_fail", spout, msg=msg, reason="TIMEOUT")
+                if self.replay != "none":
+                    self.to_replay[spout].append(msg)
 
     def run(self) -> list[Row]:
         init = int(self.plan["init_queues"])
@@ -238,6 +342,8 @@ class StormWorker:
         threads = [threading.Thread(target=self.spout if c["kind"] == "spout" else self.bolt, args=(c["name"],),
                                     name=f"{c['kind']}-{c['name']}", daemon=True) for c in mine]
         threads.append(threading.Thread(target=self.sampler, name="queue-sampler", daemon=True))
+        threads += [threading.Thread(target=self.killer, args=(k["bolt"], float(k["at"]), float(k["down"])),
+                                     name=f"kill-{k['bolt']}", daemon=True) for k in self.kills]
         self.sleep_until(0.0)
         for th in threads:
             th.start()

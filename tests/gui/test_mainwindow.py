@@ -781,3 +781,30 @@ def test_a_new_document_idles_for_no_time(make_window) -> None:
     window = make_window()
     window.new_document()
     assert window.document.topology().settings.max_idle_time == 0
+
+
+def test_failure_fields_in_the_inspector(make_window, qtbot) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)  # a D-VerT configuration: no failure fields yet
+    inspector = window.inspector
+    assert inspector.failures_box.isChecked() and inspector.replay_combo.currentData() == "paced"
+    b1 = window.document.topology().bolt_by_name("B1").id
+    window.scene.select_ids({b1})
+    type_into(qtbot, inspector.row("min_ttf"), "30 s")
+    assert window.document.component(b1).min_ttf == 30
+    type_into(qtbot, inspector.row("max_reboot_time", "settings"), "2 s")
+    row = inspector.row("min_reboot_time", "settings")
+    type_into(qtbot, row, "5")
+    assert "min_reboot_time (5 s) is above max_reboot_time (2 s)" in row.error.text()
+    type_into(qtbot, row, "1")
+    topo = window.document.topology()
+    assert (topo.settings.min_reboot_time, topo.settings.max_reboot_time) == (1, 2)
+    inspector.replay_combo.setCurrentIndex(inspector.replay_combo.findData("at-once"))
+    inspector.failures_box.setChecked(False)
+    topo = window.document.topology()
+    assert topo.settings.replay == "at-once" and topo.settings.failures is False
+    window.action_undo.trigger()
+    assert window.document.topology().settings.failures is True and inspector.failures_box.isChecked()
+    window.action_undo.trigger()
+    assert inspector.replay_combo.currentData() == "paced"
+    parse_topology(json.loads(window.document.topology().to_json_bytes()))  # a valid document with failures

@@ -217,3 +217,23 @@ def test_run_sends_the_acker_settings(make_window, qtbot, tmp_path: Path) -> Non
     spec = [params["spec"] for op, params in fake.requests if op == "run"][-1]
     assert (spec["acking"], spec["max_spout_pending"]) == (False, None)
     assert panel.settings.value("runs/acking") == "false" and call is not None
+
+
+def test_run_sends_the_kills_and_refuses_a_bad_one(make_window, qtbot, tmp_path: Path) -> None:
+    fake = FakeHost()
+    panel = _attached_window(make_window, qtbot, tmp_path, fake).runs_panel
+    panel.duration.setValue(5)
+    failures: list[str] = []
+    panel.controller.failed.connect(failures.append)
+    for bad, message in (("B@9", "kill B@9: the time must be before the end of the run"),
+                         ("S@1", "kill S: a spout cannot be killed"), ("B@-1", "kill B@-1: TIME must be at least 0"),
+                         ("B", "kill expected BOLT@TIME[/DOWN]")):
+        panel.kill_edit.setText(bad)
+        assert panel.start_run() is None
+        assert failures[-1].startswith(message), failures[-1]
+    assert not fake.requests
+    panel.kill_edit.setText("B@1/500ms, C@2s")
+    panel.start_run()
+    qtbot.waitUntil(lambda: panel.running is None, timeout=60_000)
+    spec = fake.requests[0][1]["spec"]
+    assert spec["kills"] == [{"bolt": "B", "at_s": 1.0, "down_s": 0.5}, {"bolt": "C", "at_s": 2.0, "down_s": 1.0}]

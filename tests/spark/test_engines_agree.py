@@ -2,9 +2,10 @@
 
 Both run the one definition of app/measure/sql; this checks that the dialects and the
 loaders agree. Logs with several spouts and tasks, replays (a message emitted again after
-a fail or a timeout), dropped tuples, bolt failures, late acks, timeouts and closes that
-never come, queue samples, written as JSON Lines in an order that is not time order (and
-the same log as Parquet, which DuckDB reads itself).
+a fail or a timeout, some marked REPLAY), dropped tuples, tuples lost by a killed task and
+its down intervals, bolt failures, late acks, timeouts and closes that never come, queue
+samples, written as JSON Lines in an order that is not time order (and the same log as
+Parquet, which DuckDB reads itself).
 """
 
 from __future__ import annotations
@@ -39,19 +40,26 @@ def root_specs(draw) -> dict[str, Any]:
         "t": draw(st.integers(0, 400)) / 10.0,
         "taken": draw(st.booleans() | st.just(True)),
         "children": draw(st.integers(0, 2)),
-        "child_fate": draw(st.lists(st.sampled_from(["ack", "ack", "fail", "drop", "no-ack", "late"]), min_size=2,
-                                    max_size=2)),
+        "child_fate": draw(st.lists(st.sampled_from(["ack", "ack", "fail", "drop", "no-ack", "late", "lost"]),
+                                    min_size=2, max_size=2)),
+        "replay": draw(st.booleans()),  # marked as a replay (reason REPLAY), as a run with killed tasks writes it
         "close": draw(st.sampled_from(["ack", "ack", "fail", "timeout", "none", "late", "early"])),
         "delay": draw(st.integers(1, 30)) / 100.0,
     }
 
 
-def build_log(roots: list[dict[str, Any]], queue_comps: list[str]) -> list[dict[str, Any]]:
+def build_log(roots: list[dict[str, Any]], queue_comps: list[str],
+              kills: list[tuple[int, float, float | None]] | None = None) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
+    for task, down, length in kills or []:  # B's task goes down (and up again unless the log ends first)
+        rows.append({"t": down, "ev": "bolt_down", "comp": "B", "task": task, "reason": "KILLED"})
+        if length is not None:
+            rows.append({"t": down + length, "ev": "bolt_up", "comp": "B", "task": task})
     for i, r in enumerate(roots):
         t, d = r["t"], r["delay"]
         root, msg = f"r{i}", f"{r['spout']}-m{r['msg']}"
-        rows.append({"t": t, "ev": "spout_emit", "comp": r["spout"], "task": r["task"], "tuple": root, "msg": msg})
+        rows.append({"t": t, "ev": "spout_emit", "comp": r["spout"], "task": r["task"], "tuple": root, "msg": msg,
+                     **({"reason": "REPLAY"} if r.get("replay") else {})})
         bolt = "A" if r["spout"] == "S" else "C"
         if r["taken"]:
             rows.append({"t": t + d, "ev": "take", "comp": bolt, "task": 3, "tuple": root})
@@ -61,6 +69,10 @@ def build_log(roots: list[dict[str, Any]], queue_comps: list[str]) -> list[dict[
                              "anchors": [root]})
                 fate = r["child_fate"][k]
                 if fate == "drop":
+                    continue
+                if fate == "lost":
+                    rows.append({"t": t + 3 * d, "ev": "bolt_lost", "comp": "B", "task": 4 + k, "tuple": child,
+                                 "msg": root, "reason": "DOWN"})
                     continue
                 rows.append({"t": t + 3 * d, "ev": "take", "comp": "B", "task": 4 + k, "tuple": child})
                 if fate in ("ack", "fail"):
@@ -128,9 +140,11 @@ CONFIGS = [
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(roots=st.lists(root_specs(), min_size=1, max_size=14), queue_comps=st.sampled_from([[], ["B"], ["A", "B"]]),
        config_index=st.integers(0, len(CONFIGS) - 1), limit=st.sampled_from([3, 1000]),
-       reverse=st.booleans())
-def test_local_and_spark_reports_agree(spark, roots, queue_comps, config_index, limit, reverse) -> None:
-    rows = build_log(roots, queue_comps)
+       reverse=st.booleans(),
+       kills=st.lists(st.tuples(st.sampled_from([4, 5]), st.integers(0, 400).map(lambda n: n / 10.0),
+                                st.none() | st.integers(1, 30).map(lambda n: n / 10.0)), max_size=3))
+def test_local_and_spark_reports_agree(spark, roots, queue_comps, config_index, limit, reverse, kills) -> None:
+    rows = build_log(roots, queue_comps, kills)
     if reverse:
         rows.reverse()
     config = CONFIGS[config_index]

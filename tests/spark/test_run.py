@@ -7,6 +7,7 @@ session, so both fit in one minute of wall-clock time.
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -85,3 +86,42 @@ def test_dia_cfg1_grows_and_suggested_parallelism_does_not(spark, tmp_path: Path
     assert steady.components["B2"].queue.verdict == "stable"
     print(f"suggested {dict((b.name, b.parallelism) for b in fixed.bolts)}: "
           + ", ".join(f"{n} {c.queue.slope:+.3f}/s" for n, c in steady.components.items() if c.queue))
+
+
+def test_a_killed_task_shows_its_losses_and_replays(spark, tmp_path: Path, capsys) -> None:
+    """One killed task on Spark: bolt_down/bolt_up, lost tuples, failed trees and replays, in `analyze` on
+    both engines, in the reliability check (no violation), in `compare` and in the HTML report."""
+    from app.cli import main
+    from app.measure.analysis import analyze_path_local
+    from app.spark.run_job import Kill
+
+    topo = load_topology(MODELS / "getting-started.storm.json")
+    bolts = [b.model_copy(update={"alpha": 0.05}) for b in topo.bolts]
+    spouts = [s.model_copy(update={"rate": 20.0}) for s in topo.spouts]
+    topo = topo.model_copy(update={"bolts": bolts, "spouts": spouts})
+    spec = RunSpec(topology=topo, duration_s=3.0, workers=2, message_timeout_s=0.5,
+                   kills=[Kill(bolt="split", at_s=0.8, down_s=0.5)])
+    run_on_spark(spark, spec, tmp_path)
+    assert json.loads((tmp_path / "run.json").read_text())["spec"]["kills"] == [
+        {"bolt": "split", "at_s": 0.8, "down_s": 0.5}]
+    events, queues = load_frames(spark, tmp_path)
+    on_spark = analyze(spark, events, queues)
+    local = analyze_path_local(tmp_path)
+    for measured in (on_spark, local):
+        split, sentences = measured.components["split"], measured.components["sentences"]
+        assert split.failures == 1 and split.lost >= 5 and split.down_s == pytest.approx(0.5, abs=0.05)
+        assert sentences.trees_failed >= split.lost // 8 and sentences.replays >= 1
+        (row,) = measured.losses
+        assert (row.bolt, row.spout, row.lost) == ("split", "sentences", split.lost)
+    assert on_spark.losses == local.losses
+    assert [(c.failures, c.lost, c.trees_failed, c.replays, c.down) for c in on_spark.components.values()] == \
+        [(c.failures, c.lost, c.trees_failed, c.replays, c.down) for c in local.components.values()]
+    report = check_reliability_local(read_log(tmp_path).events,
+                                     ReliabilityConfig.from_topology(topo, ackers=1, message_timeout_s=0.5))
+    assert report.ok, report.summary()
+    code = main(["compare", str(tmp_path), "--bin", "0.25", "--report", str(tmp_path / "report.html")])
+    out = capsys.readouterr().out
+    assert code == 0 and "failures and replays:" in out and "around the failures" in out, out
+    assert "replays of the lost tuples" in out
+    html = (tmp_path / "report.html").read_text()
+    assert "<h2>Failures and replays</h2>" in html and "Queues around the failures" in html

@@ -263,3 +263,20 @@ def test_pattern_files_validate_as_the_reader_reads_them(tmp_path: Path, capsys)
         for case in json.loads(vectors.read_text()):
             if isinstance(case, dict) and case.get("patterns"):
                 assert errors(case["patterns"], pattern, pattern) == [], case.get("name")
+
+
+def test_check_with_failures_validates(tmp_path: Path, capsys) -> None:
+    """`check --json` with failures on adds the replay figures (docs/boundedness.md, "Failures")."""
+    doc = {"spouts": [{"name": "S", "rate": 1}],
+           "bolts": [{"name": "A", "alpha": 0.9, "sigma": 1, "parallelism": 1},
+                     {"name": "C", "alpha": 0.1, "sigma": 0, "parallelism": 1, "min_ttf": 2}],
+           "subscriptions": [{"source": "S", "target": "A"}, {"source": "S", "target": "C"}],
+           "settings": {"tolerance": 0, "max_idle_time": 0, "min_reboot_time": 1, "max_reboot_time": 2}}
+    path = tmp_path / "fails.storm.json"
+    path.write_text(json.dumps(doc))
+    result_schema = schema(capsys, "result")
+    code, data = run(capsys, "check", str(path), "--json")
+    assert code == 0 and data["failures"]["replay_backlog"]["S"] is None and data["headroom"]["ignores_failures"]
+    assert data["bolts"]["A"]["queue_bound"] is None and data["bolts"]["C"]["lost_per_failure"] == 10
+    assert errors(data, result_schema, result_schema) == [], data
+    assert errors({**data, "failures": {"replay_rate": {"S": "fast"}}}, result_schema, result_schema)

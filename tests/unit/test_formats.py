@@ -97,7 +97,7 @@ def test_dvert_errors_name_the_field() -> None:
 
 def test_models_are_valid_and_laid_out() -> None:
     files = sorted(MODELS.glob("*.storm.json"))
-    assert len(files) == 11
+    assert len(files) == 12
     for path in files:
         topo = load_topology(path)
         assert set(topo.layout) == {c.id for c in topo.components}, path

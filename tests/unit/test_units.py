@@ -83,6 +83,12 @@ def test_annotate_sets_values_with_units_and_clears_unannotated(capsys, imported
     (["count", "alpha=-1ms"], "bolts.count.alpha: input should be greater than 0"),
     (["count", "parallelism=2.5"], "'2.5' is not a whole number"),
     (["count", "alpha"], "write KEY=VALUE"),
+    (["count", "min_ttf=-1s"], "bolts.count.min_ttf: input should be greater than or equal to 0"),
+    (["count", "min_ttf=10s"], "settings.min_reboot_time, settings.max_reboot_time: not set: bolts.count.min_ttf"),
+    (["settings", "replay=maybe"], "settings.replay: 'maybe' is not one of paced, at-once, none"),
+    (["settings", "failures=sometimes"], "settings.failures: 'sometimes' is not on or off"),
+    (["settings", "min_reboot_time=2min", "max_reboot_time=1min"], "min_reboot_time (120 s) is above max_reboot_time"),
+    (["settings", "colour=red"], "settings.colour: annotate sets min_reboot_time"),
 ])
 def test_annotate_refuses_in_one_line_and_writes_nothing(capsys, imported: Path, argv: list[str],
                                                          message: str) -> None:
@@ -90,6 +96,18 @@ def test_annotate_refuses_in_one_line_and_writes_nothing(capsys, imported: Path,
     code, out, err = run(capsys, "annotate", str(imported), *argv)
     assert code == 2 and out == "" and message in err and err.count("\n") == 1
     assert imported.read_bytes() == before
+
+
+def test_annotate_sets_failures(capsys, imported: Path) -> None:
+    code, out, err = run(capsys, "annotate", str(imported), "settings", "min_reboot_time=10s",
+                         "max_reboot_time=2min", "replay=at-once", "failures=on")
+    assert code == 0, err
+    assert f"{imported}: settings.max_reboot_time: unset -> 120 s" in out
+    code, out, err = run(capsys, "annotate", str(imported), "count", "alpha=20ms", "min_ttf=10min")
+    assert code == 0, err and f"{imported}: bolts.count.min_ttf: unset -> 600 s" in out
+    topo = load_topology(imported)
+    assert topo.bolt_by_name("count").min_ttf == 600
+    assert (topo.settings.min_reboot_time, topo.settings.max_reboot_time, topo.settings.replay) == (10, 120, "at-once")
 
 
 def test_annotate_refuses_a_dvert_file(capsys, tmp_path: Path) -> None:

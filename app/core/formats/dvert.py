@@ -113,8 +113,11 @@ def from_dvert(data: dict[str, Any]) -> Topology:
                     raise _fail(f"bolts.{name}.parallelism", "number is too large") from None
         else:
             raise _fail(f"bolts.{name}.alpha", "missing (give alpha or max_proc_rate)")
-        bolts.append({"id": ident, "name": name, "alpha": alpha, "sigma": _number(b, "sigma", f"bolts.{name}"),
-                      "parallelism": parallelism})
+        bolt = {"id": ident, "name": name, "alpha": alpha, "sigma": _number(b, "sigma", f"bolts.{name}"),
+                "parallelism": parallelism}
+        if "min_ttf" in b and b.get("stormbound_fails", True) is not False:  # our export marks bolts that never fail
+            bolt["min_ttf"] = b["min_ttf"]
+        bolts.append(bolt)
         groupings = _optional(b, "stormbound_groupings", f"bolts.{name}", dict, {})
         for ref in _optional(b, "subs", f"bolts.{name}", list, []):
             grouping = groupings.get(str(ref)) or {}
@@ -149,9 +152,12 @@ def from_dvert(data: dict[str, Any]) -> Topology:
     threshold = topo.get("queue_threshold") or None
     # D-VerT rounds the kept carry up; a "emission" extension (written by our export) says otherwise
     settings = {"tolerance": tolerance, "emission": topo.get("emission", "dvert")}
-    for key in ("max_idle_time", "init_queues"):
+    for key in ("max_idle_time", "init_queues", "min_reboot_time", "max_reboot_time", "replay"):
         if key in topo:
             settings[key] = topo[key]
+    # every published run switched failures off: the fields are read, the failures stay off until asked for
+    # (`--failures on`, or the document's settings.failures); a "failures" extension (our export) says otherwise
+    settings["failures"] = topo.get("failures", False)
     verification: dict[str, Any] = {"checked": checked, "queue_threshold": threshold}
     if k is not None:
         verification["k"] = k
@@ -195,7 +201,8 @@ def to_dvert(topo: Topology) -> dict[str, Any]:
             "sigma": b.sigma,
             "parallelism": b.parallelism,
             "d": 0.0,
-            "min_ttf": 0,
+            "min_ttf": b.min_ttf if b.min_ttf is not None else 0,
+            **({} if b.min_ttf is not None else {"stormbound_fails": False}),  # not read by D-VerT
         })
     checked = [names[r] for r in topo.verification.checked]
     return {
@@ -210,8 +217,10 @@ def to_dvert(topo: Topology) -> dict[str, Any]:
             "tolerance": topo.settings.tolerance,
             "emission": topo.settings.emission,  # not read by D-VerT (which always rounds up: "dvert")
             "queue_threshold": topo.verification.queue_threshold or 0,
-            "min_reboot_time": 10,
-            "max_reboot_time": 100,
+            "min_reboot_time": topo.settings.min_reboot_time or 10,
+            "max_reboot_time": topo.settings.max_reboot_time or 100,
+            "failures": topo.settings.failures,  # not read by D-VerT (its published runs had failures off)
+            "replay": topo.settings.replay,  # not read by D-VerT
         },
         "verification_params": {
             "plugin": ["ae2sbvzot"],

@@ -43,6 +43,9 @@ class _Step(BaseModel):
     def _drop_unset(self, handler: Any) -> Any:
         data = handler(self)
         if isinstance(data, dict):
+            for key in _FAILURE_FIELDS:  # no failure here: left out, so traces without failures read as before
+                if key in data and data[key] in (False, 0, None, {}):
+                    del data[key]
             for key in ("emitted_by_stream", "buffer_by_stream"):  # unset: left out; set: written last
                 value = data.pop(key, None)
                 if value is not None:
@@ -56,12 +59,20 @@ class _Step(BaseModel):
         return self.emitted_by_stream.get(stream, 0)
 
 
+#: the fields of docs/model.md section 7.5, written only where something fails or is replayed
+_FAILURE_FIELDS = ("backlog", "replayed", "fail", "recover", "lost", "replays")
+
+
 class SpoutStep(_Step):
     """A spout at one position; with declared streams `emitted` is the sum over its streams and the
-    emission itself (what its timing rule reads) is `emitted_by_stream["default"]`."""
+    emission itself (what its timing rule reads) is `emitted_by_stream["default"]`. With failures
+    (docs/model.md section 7) `emitted` includes `replayed` replays; `backlog` is the replays waiting
+    before this position's actions."""
 
     emit: bool
     emitted: int = Field(ge=0)
+    backlog: int = Field(default=0, ge=0, description="replays waiting before this position's actions")
+    replayed: int = Field(default=0, ge=0, description="replays among the tuples emitted here")
 
 
 class BoltStep(_Step):
@@ -76,7 +87,13 @@ class BoltStep(_Step):
     emitted: int = Field(ge=0)
     buffer: int | str = Field(description='carry after this position: an integer, or an exact "p/q" string '
                                           '(emission "exact")')
-    phase: Literal["idle", "processing"]
+    phase: Literal["idle", "processing", "failed"]
+    fail: bool = Field(default=False, description="a failure starts here (docs/model.md section 7)")
+    recover: bool = Field(default=False, description="the bolt comes back here after a failure")
+    lost: int = Field(default=0, ge=0, description="tuples lost here (queue, batch, arrivals at a failure; "
+                                                   "arrivals while failed)")
+    replays: dict[str, Annotated[int, Field(ge=0)]] | None = Field(
+        default=None, description="spout tuples each spout replays for the tuples lost here")
 
     @field_validator("buffer")
     @classmethod

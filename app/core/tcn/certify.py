@@ -10,6 +10,12 @@ growing queue raised by its growth per pass, replaying the rules again: a lasso
 whose constraints change truth value fails there. When the clocks are only
 region-equivalent (not equal) the unrolled times are not a concrete run, so that
 replay checks the counter rules and skips the timing rules.
+
+With failures (docs/model.md section 7) the replay also checks when a bolt may fail, the
+failure and failed positions, recovery timing, the replays of every loss (the split rule,
+with its own Imp from app/core/tcn/certify_failures.py) and each spout's backlog and
+replays; the loop compares up/failed and the two failure clocks, keeps a failing bolt's
+growth at 0, and lets a spout's backlog grow only under "paced" replays of n per emission.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.core.formats.trace import Trace, parse_carry
+from app.core.tcn.certify_clocks import region_problems
+from app.core.tcn.certify_failures import Failing, failed_position, failure_rules, split_problem
 from app.core.topology import Bolt, Topology, parse_topology, unannotated_problems
 
 UNROLL_PASSES = 3
@@ -63,6 +71,11 @@ class _Before:
     bolt_take_clock: dict[str, int | None]
     bolt_waiting_clock: dict[str, int | None]
     stream_buffer: dict[tuple[str, str], Fraction | int]  # the declared streams' carries
+    # section 7.4: up/failed, the time since the last recovery (while up and below
+    # min_ttf) and since the failure (while failed), in ticks
+    bolt_failed: dict[str, bool] = field(default_factory=dict)
+    bolt_up_clock: dict[str, int | None] = field(default_factory=dict)
+    bolt_down_clock: dict[str, int | None] = field(default_factory=dict)
 
 
 class _Rules:
@@ -97,6 +110,7 @@ class _Rules:
         self.declared = {c.name: bool(c.streams) for c in topo.components}
         self.silent = {b.name: self.streams[b.name]["default"][1] for b in topo.bolts}  # the default stream's
         self.emission = topo.settings.emission
+        self.fail = failure_rules(topo)  # section 7: None when no bolt may fail
 
     def emit(self, name: str, total: Fraction, stream: str = "default") -> tuple[int, Fraction]:
         """Section 2's EMIT on one output stream for a buffer of `total`: (tuples emitted, carry kept)."""
@@ -119,7 +133,7 @@ class _Rules:
             out += [a, a * self.tau]
         for alpha in self.alpha.values():
             out += [alpha * (1 - self.tau), alpha * (1 + self.tau)]
-        return out
+        return out + (self.fail.constants() if self.fail else [])
 
 
 def _steps(trace: Trace, cancelled: Callable[[], bool] = lambda: False) -> list[_Step]:
@@ -172,6 +186,14 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
     # the declared streams' carries (a bolt's default stream keeps its carry in `buffer`)
     stream_buffer: dict[tuple[str, str], Fraction | int] = {
         (c, st): 0 for c, outs in rules.streams.items() for st in outs if st != "default"}
+    # section 7: which bolts may fail (min_ttf in ticks), the reboot bounds, up/failed, t_up, t_f, backlogs
+    fl = rules.fail
+    ttf = {b: ticks(v) for b, v in fl.min_ttf.items()} if fl else {}
+    reboot = (ticks(fl.min_reboot), ticks(fl.max_reboot)) if fl else (0, 0)
+    failed = {b: False for b in rules.alpha}
+    up_since = {b: 0 for b in rules.alpha}
+    down_since: dict[str, int] = {}
+    backlog = {s: 0 for s in rules.period}  # R_s before the next position's actions
 
     def bad(i: int, who: str, text: str) -> None:
         problems.append(f"{label} {i}: {who}: {text}")
@@ -223,7 +245,11 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 bolt_processing=dict(processing), bolt_batch=dict(batch), bolt_buffer=dict(buffer),
                 bolt_take_clock={b: (t - take_time[b]) if processing[b] else None for b in processing},
                 bolt_waiting_clock={b: (t - w) if w is not None else None for b, w in waiting_since.items()},
-                stream_buffer=dict(stream_buffer)))
+                stream_buffer=dict(stream_buffer),
+                bolt_failed=dict(failed),
+                bolt_up_clock={b: (t - up_since[b]) if b in ttf and not failed[b] and t - up_since[b] < ttf[b]
+                               else None for b in rules.alpha},
+                bolt_down_clock={b: (t - down_since[b]) if failed[b] else None for b in rules.alpha}))
         # ---- section 2.1 (spouts): emit at 0, then each emission n·a ± τ·a after the previous one;
         # a declared stream applies the emit rule of 2.3 to the emissions, with its own carry ----
         for name, sp in step.spouts.items():
@@ -238,8 +264,31 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                     bad(i, f"spout {name}", f"stream {st}: emits {emitted[(name, st)]} keeping {carry}, but the "
                         f"rule gives {out} keeping {keep}" + (" (nobody receives it)" if silent else ""))
                 stream_buffer[(name, st)] = keep
+            # 7.3: the backlog recurrence and the replays among the emitted tuples; the timing of 2.1
+            # reads the fresh tuples n − replayed
+            replayed = sp["replayed"]
+            if fl is None:
+                if replayed or sp["backlog"]:
+                    bad(i, f"spout {name}", f"records backlog {sp['backlog']} and replayed {replayed}, but the "
+                        "topology has no failure model (failures off, or no bolt with min_ttf): nothing is ever "
+                        "replayed (section 7.1)")
+                want = 0
+            else:
+                if sp["backlog"] != backlog[name]:
+                    bad(i, f"spout {name}", f"backlog {sp['backlog']} but the replays so far leave "
+                        f"{backlog[name]} (backlog recurrence, section 7.3)")
+                fresh = n - replayed
+                if fresh < 0:
+                    bad(i, f"spout {name}", f"replays {replayed} among {n} emitted tuples")
+                mode, held = fl.mode, backlog[name]
+                want = 0 if fresh <= 0 else min(held, fresh) if mode == "paced" else held if mode == "at-once" else 0
+                if replayed != want:
+                    bad(i, f"spout {name}", f"replays {replayed} tuples, but settings.replay '{mode}' with backlog "
+                        f"{held} and {max(fresh, 0)} fresh tuples gives {want} (replays per mode, section 7.3)")
+                backlog[name] = held - want  # the bolts below add the replays their losses cause
+            n = max(n - replayed, 0)  # the fresh tuples: what the timing and the burst are about
             if sp["emit"] != (n > 0):
-                bad(i, f"spout {name}", f"emit is {sp['emit']} but {n} tuples emitted")
+                bad(i, f"spout {name}", f"emit is {sp['emit']} but {n} fresh tuples emitted")
             if n > rules.burst[name]:
                 bad(i, f"spout {name}", f"emits {n} tuples, more than its burst {rules.burst[name]}")
             if i == 0:
@@ -279,6 +328,47 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
                 late(i, who, f"tuples wait {sec(t - since)} s, longer than max_idle_time {rules.idle}")
             lo, hi = window[name]
             taken = 0
+            # ---- section 7.2: failures; 7.3: the replays a loss causes ----
+            lost, gave = bo["lost"], bo["replays"] or {}
+            if name not in ttf and (bo["fail"] or bo["recover"] or bo["phase"] == "failed" or lost
+                                    or any(gave.values())):
+                why = ("the topology has no failure model (failures off, or no bolt with min_ttf)" if fl is None
+                       else f"{name} has no min_ttf")
+                bad(i, who, f"records a failure (fail, recover, lost, replays or phase 'failed') but {why}: it "
+                    "never fails (section 7.1)")
+            if fl is not None and name in ttf:
+                down = failed[name]
+                if bo["fail"] or (down and not bo["recover"]):
+                    failed_position(Failing(i, name, bo, down, t, queue, batch[name],
+                                            take_time[name] if was_processing else None, hi, ttf[name],
+                                            up_since[name], reboot, down_since),
+                                    fl, bad, late, sec)
+                    for st in rules.streams[name]:
+                        if st != "default":
+                            stream_buffer[(name, st)] = 0
+                    failed[name], processing[name], batch[name], buffer[name] = True, False, 0, 0
+                    expected_queue[name], waiting_since[name] = 0, None
+                    problem = split_problem(lost, gave, fl.impact.get(name, {}), fl.mode)
+                    if problem:
+                        bad(i, who, f"loses {lost} and replays {dict(gave)}: {problem} (replay split rule, "
+                            "section 7.3)")
+                    for s, r in gave.items():
+                        if s in backlog:
+                            backlog[s] += r
+                    continue
+                if bo["recover"]:
+                    if not down:
+                        bad(i, who, "recovers but is not failed (section 7.2)")
+                    else:
+                        gone = t - down_since[name]
+                        if not reboot[0] <= gone <= reboot[1]:
+                            late(i, who, f"recovers {sec(gone)} s after its failure, outside [min_reboot_time, "
+                                 f"max_reboot_time] = [{fl.min_reboot}, {fl.max_reboot}] (recovery timing, "
+                                 "section 7.2)")
+                        failed[name], up_since[name] = False, t
+                if lost or any(gave.values()):
+                    bad(i, who, f"loses {lost} tuples and replays {dict(gave)} while up: only a failure loses "
+                        "tuples (section 7.2)")
             # 2.2 processing time and 2.3 EMIT first: it ends the phase; a TAKE at the same position
             # (back-to-back) starts the next
             if bo["emit"]:
@@ -356,58 +446,23 @@ def _clocks(before: _Before) -> dict[str, Fraction | None]:
     clocks: dict[str, Fraction | None] = {f"spout {n}: its clock": sec(c) for n, c in before.spout_clock.items()}
     clocks.update({f"bolt {n}: its processing clock": sec(c) for n, c in before.bolt_take_clock.items()})
     clocks.update({f"bolt {n}: its idle deadline clock": sec(c) for n, c in before.bolt_waiting_clock.items()})
+    clocks.update({f"bolt {n}: its time since recovery": sec(c) for n, c in before.bolt_up_clock.items()})
+    clocks.update({f"bolt {n}: its time since failure": sec(c) for n, c in before.bolt_down_clock.items()})
     return clocks
 
 
-def _clock_limits(rules: _Rules) -> tuple[int, dict[str, Fraction]]:
-    """The scale D (LCM of every constant's denominator) and each clock's c_max in seconds."""
-    constants = [rules.idle]
-    limits: dict[str, Fraction] = {}
-    for n, a in rules.period.items():
-        constants += [a, a * rules.tau]
-        limits[f"spout {n}: its clock"] = rules.burst[n] * a + a * rules.tau
-    for n, alpha in rules.alpha.items():
-        hi = alpha * (1 + rules.tau)
-        constants += [alpha * (1 - rules.tau), hi]
-        limits[f"bolt {n}: its processing clock"] = hi
-        limits[f"bolt {n}: its idle deadline clock"] = rules.idle
-    return math.lcm(*(Fraction(c).denominator for c in constants)), limits
+def _emission(sp: dict[str, Any]) -> int:
+    """A spout's emission E_s at a position: fresh tuples and replays (its default stream)."""
+    by_stream = sp["emitted_by_stream"]
+    return int(by_stream["default"]) if by_stream else int(sp["emitted"])
 
 
-def _region_problems(rules: _Rules, first: dict[str, Fraction | None], last: dict[str, Fraction | None],
-                     loop_start: int, end: int) -> list[str]:
-    """Section 3 item 2: readable clocks region-equivalent at loop_start and k+1 (on clocks scaled by D)."""
-    scale, limits = _clock_limits(rules)
-    problems: list[str] = []
-    below: dict[str, tuple[Fraction, Fraction]] = {}  # fractional parts at loop_start and at k+1
-    for name, x in first.items():
-        y = last.get(name)
-        if x is None and y is None:
-            continue
-        if x is None or y is None:
-            problems.append(f"{name} does not repeat (readable at only one of {loop_start} and {end})")
-            continue
-        limit = limits[name] * scale
-        sx, sy = x * scale, y * scale
-        if sx > limit and sy > limit:
-            continue
-        if math.floor(sx) != math.floor(sy) or (sx.denominator == 1) != (sy.denominator == 1):
-            problems.append(f"{name} does not repeat up to regions ({x} s at {loop_start}, {y} s at {end}; "
-                            f"scaled by {scale}: integer parts or integrality differ, c_max {limit})")
-            continue
-        below[name] = (sx - math.floor(sx), sy - math.floor(sy))
-    names = sorted(below)
-    for m, a in enumerate(names):
-        for c in names[m + 1:]:
-            (fa, ga), (fc, gc) = below[a], below[c]
-            if (fa < fc, fa == fc) != (ga < gc, ga == gc):
-                problems.append(f"{a} and {c.split(': ')[0]}: the order of their fractional parts "
-                                f"does not repeat at {loop_start} and {end}, so the clocks do not repeat up to regions")
-    return problems
+def _replays(bo: dict[str, Any]) -> dict[str, int]:
+    return {s: r for s, r in (bo["replays"] or {}).items() if r}
 
 
 def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[_Before | None],
-                 checked: list[str], problems: list[str]) -> dict[str, int]:
+                 checked: list[str], problems: list[str]) -> tuple[dict[str, int], dict[str, int]]:
     """Section 3: what must repeat at loop_start and k+1, fairness, growing-queue conditions."""
     k, loop_start = trace.k, trace.loop_start
     first, last = steps[loop_start], steps[k + 1]
@@ -417,19 +472,38 @@ def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[
     def bad(text: str) -> None:
         problems.append(f"loop {loop_start}..{k}: {text}")
 
+    backlog_growth: dict[str, int] = {}
     for name in rules.period:
-        if first.spouts[name] != last.spouts[name]:
+        a_s, z_s = first.spouts[name], last.spouts[name]
+        if any(a_s[key] != z_s[key] for key in a_s if key != "backlog"):
             bad(f"spout {name} acts differently at {loop_start} and {k + 1}")
         if b_first.spout_last_size.get(name) != b_last.spout_last_size.get(name):
             bad(f"spout {name}: the last emission size does not repeat")
+        # 7.4: a backlog may grow; under "paced" only when every loop emission replays n, never under "at-once"
+        grow = backlog_growth[name] = z_s["backlog"] - a_s["backlog"]  # as recorded (the recurrence: _replay)
+        mode = rules.fail.mode if rules.fail else "none"
+        if grow < 0:
+            bad(f"spout {name}: its backlog shrinks by {-grow} per pass (section 7.4)")
+        elif grow > 0 and mode != "paced":
+            bad(f"spout {name}: its backlog grows by {grow} per pass under settings.replay '{mode}' "
+                "(a growing backlog, section 7.4)")
+        elif grow > 0:
+            for offset, s in enumerate(steps[loop_start:k + 1]):
+                sp = s.spouts[name]
+                if sp["emitted"] and sp["replayed"] * 2 != _emission(sp):
+                    bad(f"spout {name}: its backlog grows by {grow} per pass but position {loop_start + offset} "
+                        "replays fewer than its fresh tuples (a growing backlog replays n at every emission, "
+                        "section 7.4)")
     growth: dict[str, int] = {}
     for name in rules.alpha:
         a, z = first.bolts[name], last.bolts[name]
         for key in ("arrivals", "take", "batch", "emit", "emitted", "buffer", "phase", "emitted_by_stream",
-                    "buffer_by_stream"):
+                    "buffer_by_stream", "fail", "recover", "lost"):
             if a[key] != z[key]:
                 bad(f"bolt {name}: {key} differs at {loop_start} and {k + 1}")
-        for key in ("bolt_processing", "bolt_batch", "bolt_buffer"):
+        if _replays(a) != _replays(z):
+            bad(f"bolt {name}: replays differ at {loop_start} and {k + 1}")
+        for key in ("bolt_processing", "bolt_batch", "bolt_buffer", "bolt_failed"):
             if getattr(b_first, key)[name] != getattr(b_last, key)[name]:
                 bad(f"bolt {name}: the state before the loop does not repeat ({key.removeprefix('bolt_')})")
         growth[name] = z["queue"] - a["queue"]
@@ -438,7 +512,7 @@ def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[
     for (name, st), carry in b_first.stream_buffer.items():
         if b_last.stream_buffer[(name, st)] != carry:
             bad(f"{name}: the carry of stream {st} does not repeat")
-    for problem in _region_problems(rules, _clocks(b_first), _clocks(b_last), loop_start, k + 1):
+    for problem in region_problems(rules, _clocks(b_first), _clocks(b_last), loop_start, k + 1):
         bad(problem)
     loop = steps[loop_start:k + 1]
     for name in rules.period:
@@ -446,8 +520,12 @@ def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[
             bad(f"spout {name} never emits inside the loop")
     for name in rules.alpha:
         busy = any(s.bolts[name]["queue"] > 0 or s.bolts[name]["arrivals"] > 0 for s in loop)
-        if busy and not any(s.bolts[name]["take"] for s in loop):
-            bad(f"bolt {name} has tuples but never takes inside the loop")
+        if busy and not any(s.bolts[name]["take"] or s.bolts[name]["fail"] for s in loop):
+            bad(f"bolt {name} has tuples but never takes (or fails) inside the loop")
+        if growth.get(name, 0) > 0 and any(s.bolts[name]["fail"] or s.bolts[name]["lost"]
+                                           or s.bolts[name]["phase"] == "failed" for s in loop):
+            bad(f"bolt {name} grows by {growth[name]} per pass but fails or loses tuples inside the loop "
+                "(Δ = 0 for such a bolt, section 7.4)")
         if growth.get(name, 0) > 0:
             for offset, s in enumerate(loop):
                 pos = loop_start + offset
@@ -457,7 +535,7 @@ def _loop_checks(rules: _Rules, trace: Trace, steps: list[_Step], befores: list[
                     bad(f"bolt {name} grows but takes a partial batch of {s.bolts[name]['batch']} at position {pos}")
     if not any(growth.get(name, 0) > 0 for name in checked):
         bad(f"no checked queue grows ({', '.join(checked) or 'none checked'})")
-    return growth
+    return growth, backlog_growth
 
 
 def _validated(trace: Any) -> tuple[Trace | None, list[str]]:
@@ -532,20 +610,23 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
         if not any(s.bolts[n]["queue"] >= threshold for s in steps for n in checked):
             problems.append(f"no checked queue reaches {threshold}")
         return Certificate(not problems, problems)
-    growth = _loop_checks(rules, trace, steps, befores, checked, problems)
+    growth, backlog_growth = _loop_checks(rules, trace, steps, befores, checked, problems)
     period = steps[k + 1].time - steps[loop_start].time
     if not problems:
         # unroll: the loop repeated with times shifted by its duration and queues raised by their growth.
         # Clocks exactly equal: the shifted times are a concrete run, replay every rule. Clocks only
         # region-equivalent: the same discrete steps are possible again in every pass (time-abstract
-        # bisimulation) but at other times, so replay the counter rules only.
+        # bisimulation) but at other times, so replay the counter rules only. A growing backlog of replays
+        # (section 7.4) is raised like a queue.
         exact = _clocks(befores[loop_start]) == _clocks(befores[k + 1])  # type: ignore[arg-type]  # both kept
         unrolled = steps[:k + 1]
         for p in range(1, UNROLL_PASSES + 1):
             if cancelled():
                 raise _Cancelled
             for s in steps[loop_start:k + 1]:
-                unrolled.append(_Step(s.time + p * period, s.spouts,
+                unrolled.append(_Step(s.time + p * period,
+                                      {n: {**sp, "backlog": sp["backlog"] + p * backlog_growth[n]}
+                                       if backlog_growth[n] else sp for n, sp in s.spouts.items()},
                                       {n: {**b, "queue": b["queue"] + p * growth[n]} if growth[n] else b
                                        for n, b in s.bolts.items()}))
         _replay(rules, unrolled, problems, label="unrolled position", timing=exact, record=set(),

@@ -6,8 +6,11 @@ counters are Ints. For the growth property position k+1 repeats the loop start l
 finite counters equal, every readable clock *equal* at l and k+1 (the simple
 sufficient case, `loop_clocks="equal"`) or region-equivalent there
 (`loop_clocks="region"`: scaled clocks, integer parts, fractional order), growing queues only see full batches and
-never empty inside the loop. Redundant fluid invariants per loop pass (section 7)
-help the solver. For the threshold property the positions are a plain prefix.
+never empty inside the loop (the region constraints: app/core/tcn/encode_regions.py). Redundant
+fluid invariants per loop pass (docs/model.md section 5, end) help the solver. For the threshold
+property the positions are a plain prefix. With failures (docs/model.md section 7, when
+`Network.failures` is set) app/core/tcn/encode_failures.py adds the failing bolts, losses,
+replays and backlogs; without them the constraints are exactly those of sections 2 and 3.
 
 Every variable lives in the `z3.Context` given to :class:`Encoding`; nothing here
 keeps z3 objects beyond the encoding's lifetime.
@@ -21,6 +24,9 @@ from fractions import Fraction
 
 import z3
 
+from app.core.tcn.encode_failures import Failures, may_fail_within, without_failures
+from app.core.tcn.encode_regions import real as _real
+from app.core.tcn.encode_regions import region_constraints
 from app.core.tcn.network import BoltParams, Network, SpoutParams
 
 LOOP_CLOCKS = ("equal", "region")
@@ -28,11 +34,6 @@ LOOP_CLOCKS = ("equal", "region")
 
 class Cancelled(Exception):
     """Raised while building an encoding when the search was cancelled."""
-
-
-def _real(ctx: z3.Context, value: Fraction | int) -> z3.ArithRef:
-    value = Fraction(value)
-    return z3.RealVal(f"{value.numerator}/{value.denominator}", ctx)
 
 
 class _SpoutVars:
@@ -91,6 +92,8 @@ class Encoding:
                  loop_clocks: str = "equal", cancelled: Callable[[], bool] = lambda: False) -> None:
         if loop_clocks not in LOOP_CLOCKS:
             raise ValueError(f"loop_clocks must be one of {', '.join(LOOP_CLOCKS)}, not {loop_clocks!r}")
+        if net.failures is not None and not free_start and not may_fail_within(net, k + 2):
+            net = without_failures(net)  # no bolt can fail in k+2 positions: section 2 alone, on a smaller cone
         self.net, self.k, self.ctx, self.threshold = net, k, ctx, threshold
         # loop_clocks: how readable clocks repeat at l and k+1; "equal" (simple sufficient case)
         # or "region" (region equivalence, section 3 item 2: finds more lassos)
@@ -117,6 +120,10 @@ class Encoding:
         self.time = [self._time_var(f"t{i}") for i in range(self.n)]
         self.spouts = {s.name: _SpoutVars(self, s, self.n) for s in net.spouts}
         self.bolts = {b.name: _BoltVars(self, b, self.n) for b in net.bolts}
+        # the failure model (docs/model.md section 7), None when no bolt can fail: nothing changes then
+        # (also None when no bolt can fail within the k+2 positions: see Failures.step)
+        fails = None if net.failures is None else Failures(self, net.failures)
+        self.failures = fails if fails is not None and fails.bolts else None
         self.in_loop = [self._bool(f"inloop{i}") for i in range(self.n)]
         self.loop_start = [self._bool(f"loop{i}") for i in range(self.n)]
         self.growing: dict[str, z3.BoolRef] = {}
@@ -178,25 +185,28 @@ class Encoding:
             if not i & 63 and self.cancelled():
                 raise Cancelled
             add(t[i] > t[i - 1])
+        fails = self.failures
         for s in net.spouts:
             v = self.spouts[s.name]
             a, jitter = s.period, s.period * tau
+            # the emission its timing reads: with replays (section 7.3) the fresh tuples only
+            fresh = v.emitted if fails is None else [fails.fresh(s.name, i) for i in range(self.n)]
             for i in range(self.n):
                 if self.cancelled():
                     raise Cancelled
-                add(v.emitted[i] >= 0, v.emitted[i] <= s.burst)
+                add(fresh[i] >= 0, fresh[i] <= s.burst)
                 if i == 0 and self.free_start:
                     add(v.last_size[0] >= 1, v.last_size[0] <= s.burst, v.last_time[0] <= t[0],
                         t[0] - v.last_time[0] < v.last_size[0] * self._q(ctx, a) + self._q(ctx, jitter))
                     continue
                 if i == 0:
-                    add(v.emitted[0] >= 1, v.last_size[0] == v.emitted[0], v.last_time[0] == 0)
+                    add(v.emitted[0] >= 1, v.last_size[0] == fresh[0], v.last_time[0] == 0)
                     continue
                 gap = t[i] - v.last_time[i - 1]
                 due = v.last_size[i - 1] * self._q(ctx, a)
                 add(z3.If(v.emits(i),
                           z3.And(gap >= due - self._q(ctx, jitter), gap <= due + self._q(ctx, jitter),
-                                 v.last_size[i] == v.emitted[i], v.last_time[i] == t[i]),
+                                 v.last_size[i] == fresh[i], v.last_time[i] == t[i]),
                           z3.And(gap < due + self._q(ctx, jitter),
                                  v.last_size[i] == v.last_size[i - 1], v.last_time[i] == v.last_time[i - 1])))
             for st in s.streams:  # a declared stream: the emit rule applied to the spout's emissions
@@ -210,11 +220,13 @@ class Encoding:
                         continue
                     before = kept[i - 1] if i > 0 else z3.IntVal(0, ctx)
                     add(z3.Implies(z3.Not(v.emits(i)), z3.And(es[i] == 0, kept[i] == before)))
-                    for guard, rule in self._emit_rule(st.sigma, s.burst, before + v.emitted[i], before, v.emitted[i],
+                    most = s.burst if fails is None else fails.emission_bound(s.name, s.burst)
+                    for guard, rule in self._emit_rule(st.sigma, most, before + v.emitted[i], before, v.emitted[i],
                                                        es[i], kept[i]):
                         add(z3.Implies(v.emits(i) if guard is None else z3.And(v.emits(i), guard), rule))
         for b in net.bolts:
             v = self.bolts[b.name]
+            f = None if fails is None else fails.bolt(b.name)  # its failure variables, if it may fail
             lo, hi = b.alpha * (1 - tau), b.alpha * (1 + tau)
             if not self.free_start:
                 add(v.queue[0] == net.init_queue)
@@ -235,19 +247,29 @@ class Encoding:
                 # TAKE only when idle or right after its own EMIT at this position (back-to-back: the EMIT
                 # ends the old phase first), EMIT only when processing
                 add(z3.Implies(take, z3.Or(z3.Not(was_processing), emit)), z3.Implies(emit, was_processing))
-                add(v.processing[i] == z3.Or(take, z3.And(was_processing, z3.Not(emit))))
+                if f is None:
+                    stays = z3.And(was_processing, z3.Not(emit))  # the phase goes on
+                    after = avail  # the queue after a position without a take
+                else:  # section 7.2: a failed (or failing) bolt neither takes nor emits, and loses its tuples
+                    down = f.down(i, ctx)
+                    add(z3.Implies(take, z3.Not(down)), z3.Implies(emit, z3.Not(f.fail[i])))
+                    stays = z3.And(was_processing, z3.Not(emit), z3.Not(f.fail[i]))
+                    after = z3.If(down, 0, avail)
+                add(v.processing[i] == z3.Or(take, stays))
                 add(z3.If(take,
                           z3.And(v.batch[i] >= 1, v.batch[i] <= b.take_max, v.batch[i] <= avail,
                                  z3.Or(v.batch[i] == b.take_max, v.batch[i] == avail),
                                  v.take_time[i] == t[i], v.queue[i + 1] == avail - v.batch[i]),
-                          z3.And(v.queue[i + 1] == avail,
+                          z3.And(v.queue[i + 1] == after,
                                  v.take_time[i] == (v.take_time[i - 1] if i > 0 else t[0]))))
-                add(z3.Implies(z3.And(was_processing, z3.Not(emit)), v.batch[i] == prev_batch))
+                add(z3.Implies(stays, v.batch[i] == prev_batch))
                 add(z3.Implies(z3.Not(v.processing[i]), v.batch[i] == 0))
                 if i > 0:
                     busy = t[i] - v.take_time[i - 1]
                     add(z3.Implies(emit, z3.And(busy >= self._q(ctx, lo), busy <= self._q(ctx, hi))))
-                    add(z3.Implies(z3.And(was_processing, z3.Not(emit)), busy < self._q(ctx, hi)))
+                    add(z3.Implies(stays, busy < self._q(ctx, hi)))
+                    if f is not None:  # a failure at or before the deadline ends the phase (section 7.2)
+                        add(z3.Implies(z3.And(was_processing, f.fail[i]), busy <= self._q(ctx, hi)))
                 else:
                     add(z3.Not(emit))
                 # EMIT (docs/model.md section 2): buffer += batch, emit floor(σ·buffer), keep the rest
@@ -260,7 +282,8 @@ class Encoding:
                     # in, and this is the order measured in bench/RESULTS.md
                     before = v.stream_buffer[st.name][i - 1] if i > 0 else z3.IntVal(0, ctx)
                     total = before + prev_batch
-                    add(z3.Implies(z3.Not(emit), z3.And(e == 0, keep == before)))
+                    kept = before if f is None else z3.If(f.fail[i], 0, before)  # a failure keeps no carry
+                    add(z3.Implies(z3.Not(emit), z3.And(e == 0, keep == kept)))
                     for guard, rule in self._emit_rule(st.sigma, b.take_max, total, before, prev_batch, e, keep):
                         add(z3.Implies(emit if guard is None else z3.And(emit, guard), rule))
                 # idle rule: waiting tuples are taken within max_idle of becoming available
@@ -286,7 +309,9 @@ class Encoding:
                 raise Cancelled
             events = [self.spouts[s.name].emits(i) for s in net.spouts]
             events += [x for b in net.bolts for x in (self.bolts[b.name].take[i], self.bolts[b.name].emit[i])]
-            add(z3.Or(events))
+            add(z3.Or(events if fails is None else events + fails.events(i)))
+        if fails is not None:
+            fails.encode_positions()
 
     def _emit_rule(self, sigma: Fraction, take_max: int, total: z3.ArithRef, prev_buffer: z3.ArithRef,
                    prev_batch: z3.ArithRef, e: z3.ArithRef,
@@ -362,6 +387,7 @@ class Encoding:
         period = t[k + 1] - loop_time
         ints = z3.IntVal
         region = self.loop_clocks == "region"
+        fails = self.failures
         # the readable clocks at l (named once, bound at the loop start) and at k+1
         clock_at_l: dict[str, z3.ArithRef] = {}
         readable: dict[str, z3.BoolRef] = {}
@@ -372,6 +398,8 @@ class Encoding:
                 for kind in ("take", "wait"):
                     clock_at_l[f"{kind}:{b.name}"] = self._time_var(f"c{kind}[{b.name}]")
                     readable[f"{kind}:{b.name}"] = self._bool(f"r{kind}[{b.name}]")
+            if fails is not None:
+                fails.region_clocks(clock_at_l, readable)
         for i in range(1, k + 1):
             if not i & 63 and self.cancelled():
                 raise Cancelled
@@ -404,6 +432,8 @@ class Encoding:
                                         t[k + 1] - v.take_time[k] == t[i] - v.take_time[i - 1]),
                              z3.Implies(v.waiting(i - 1),
                                         t[k + 1] - v.waiting_since[k] == t[i] - v.waiting_since[i - 1])]
+            if fails is not None:
+                same += fails.loop_same(i, region)
             add(z3.Implies(start[i], z3.And(same)))
         # drift[c]: clock at k+1 minus clock at l (0 under equality); one loop pass lasts the sum of
         # its whole intervals plus this drift, so the fluid bounds below subtract it
@@ -413,10 +443,12 @@ class Encoding:
             for b in net.bolts:
                 clock_at_end[f"take:{b.name}"] = t[k + 1] - self.bolts[b.name].take_time[k]
                 clock_at_end[f"wait:{b.name}"] = t[k + 1] - self.bolts[b.name].waiting_since[k]
+            if fails is not None:
+                clock_at_end.update(fails.region_ends())
             for name, at_l in clock_at_l.items():
                 change = clock_at_end[name] - at_l
                 drift[name] = z3.If(readable[name], change, 0 * change) if name in readable else change
-            self._region_constraints(clock_at_l, clock_at_end, readable)
+            region_constraints(self, clock_at_l, clock_at_end, readable)
             # exposed for tests: each clock's (readable, value at l, value at k+1)
             self.loop_clocks_at = {name: (readable.get(name, z3.BoolVal(True, ctx)), at_l, clock_at_end[name])
                                    for name, at_l in clock_at_l.items()}
@@ -444,7 +476,14 @@ class Encoding:
             add(count >= 1)  # fairness
             # name the loop sums so linear reasoning can link them across components
             n_tuples = self._int(f"N[{s.name}]")
-            add(n_tuples == tuples, n_tuples >= count, n_tuples <= count * s.burst, loop_len >= count)
+            if fails is None or s.name not in fails.spouts:
+                add(n_tuples == tuples, n_tuples >= count, n_tuples <= count * s.burst, loop_len >= count)
+                fresh = n_tuples
+            else:  # with replays the timing and the burst bound read the fresh tuples (section 7.3)
+                fresh = self._int(f"Nfresh[{s.name}]")
+                add(n_tuples == tuples, fresh == z3.Sum([z3.If(inl[i], fails.fresh(s.name, i), ints(0, ctx))
+                                                         for i in loop_positions]),
+                    fresh >= count, fresh <= count * s.burst, n_tuples >= fresh, loop_len >= count)
             loop_out[(s.name, "default")] = n_tuples
             for st in s.streams:
                 out = loop_out[(s.name, st.name)] = self._int(f"N[{s.name}/{st.name}]")
@@ -456,8 +495,8 @@ class Encoding:
                 self._loop_ratio(out, st.sigma, n_tuples, count)
             # fluid bounds over one loop pass (redundant, section 7)
             gaps = less_drift(period, f"s:{s.name}")  # the sum of the gaps between its emissions
-            add(gaps >= n_tuples * self._q(ctx, s.period) - count * self._q(ctx, s.period * tau))
-            add(gaps <= n_tuples * self._q(ctx, s.period) + count * self._q(ctx, s.period * tau))
+            add(gaps >= fresh * self._q(ctx, s.period) - count * self._q(ctx, s.period * tau))
+            add(gaps <= fresh * self._q(ctx, s.period) + count * self._q(ctx, s.period * tau))
         for b in net.bolts:
             v = self.bolts[b.name]
             at_start = self._int(f"Qloop[{b.name}]")
@@ -481,12 +520,20 @@ class Encoding:
                                            self._int(f"arrived[{b.name}]"))
             add(n_takes == takes, n_taken == taken, n_arrived == arrived)
             takes, taken, arrived = n_takes, n_taken, n_arrived
-            add(takes == emits, delta == arrived - taken)
+            # a bolt that fails in the loop does not grow (Δ = 0, section 7.4), and the per-pass balances
+            # below hold only in a loop without its failure (a failure loses a taken batch and the carries)
+            quiet = None if fails is None or b.name not in fails.bolts else z3.Not(fails.fails_in_loop(b.name))
+            if quiet is not None:
+                add(z3.Implies(z3.Not(quiet), delta == 0))
+
+            def per_pass(*facts: z3.BoolRef, quiet: z3.BoolRef | None = quiet) -> None:
+                add(*(facts if quiet is None else [z3.Implies(quiet, fact) for fact in facts]))
+            per_pass(takes == emits, delta == arrived - taken)
             # counting links (implied, but invisible to linear reasoning without them)
             # (a take may share its position with an emit: back-to-back, so only loop_len >= takes)
             add(taken >= takes, taken <= takes * b.take_max, loop_len >= takes)
             add(arrived == z3.Sum([loop_out[src] for src in b.sources]) if b.sources else arrived == 0)
-            add(less_drift(period, f"take:{b.name}") >= takes * self._q(ctx, b.alpha * (1 - tau)))
+            per_pass(less_drift(period, f"take:{b.name}") >= takes * self._q(ctx, b.alpha * (1 - tau)))
             add(z3.Implies(grows, less_drift(period, f"take:{b.name}", f"wait:{b.name}")
                            <= takes * self._q(ctx, b.alpha * (1 + tau) + idle)))
             add(z3.Implies(grows, takes >= 1))
@@ -497,70 +544,27 @@ class Encoding:
                     continue
                 es = v.stream_emitted[st.name]
                 add(out == z3.Sum([z3.If(inl[i], es[i], ints(0, ctx)) for i in loop_positions]))
-                self._loop_ratio(out, st.sigma, taken, emits)
+                self._loop_ratio(out, st.sigma, taken, emits, quiet)
             # a growing queue: every take in the loop is a full batch and the queue never empties
             for i in loop_positions:
                 add(z3.Implies(z3.And(grows, inl[i]),
                                z3.And(v.queue[i] >= 1,
                                       z3.Implies(v.take[i], v.queue[i] + v.arrivals[i] >= b.take_max))))
             add(z3.Implies(grows, taken == takes * b.take_max))
+        if fails is not None:
+            fails.encode_loop()
         add(z3.Or(any_growing) if any_growing else z3.BoolVal(False, ctx))
 
-    def _loop_ratio(self, out: z3.ArithRef, sigma: Fraction, taken: z3.ArithRef, emits: z3.ArithRef) -> None:
-        """Tuples out on one stream per loop pass against the tuples that fed it (its carry repeats)."""
+    def _loop_ratio(self, out: z3.ArithRef, sigma: Fraction, taken: z3.ArithRef, emits: z3.ArithRef,
+                    quiet: z3.BoolRef | None = None) -> None:
+        """Tuples out on one stream per loop pass against the tuples that fed it (its carry repeats);
+        `quiet` set: only in a loop without the bolt's failure (a failure resets the carry)."""
         num, den = sigma.numerator, sigma.denominator
         if self.net.emission == "exact":  # the carry repeats, so emitted = σ·taken exactly
-            self._add(out * den == num * taken)
+            facts = [out * den == num * taken]
         else:  # the buffer repeats, so σ·taken <= emitted < σ·(taken + emits)
-            self._add(out * den >= num * taken, out * den < num * (taken + emits))
-
-    def _clock_limits(self) -> tuple[int, dict[str, int]]:
-        """The scale D (LCM of the constants' denominators, in seconds) and each clock's c_max·D."""
-        net, tau = self.net, self.net.tolerance
-        limits: dict[str, Fraction] = {}
-        constants: list[Fraction] = [Fraction(net.max_idle)]
-        for s in net.spouts:
-            a = Fraction(s.period)
-            constants += [a, a * tau]
-            limits[f"s:{s.name}"] = s.burst * a + a * tau
-        for b in net.bolts:
-            lo, hi = Fraction(b.alpha) * (1 - tau), Fraction(b.alpha) * (1 + tau)
-            constants += [lo, hi]
-            limits[f"take:{b.name}"] = hi
-            limits[f"wait:{b.name}"] = Fraction(net.max_idle)
-        scale = math.lcm(*(c.denominator for c in constants))
-        return scale, {name: int(c * scale) for name, c in limits.items()}
-
-    def _region_constraints(self, at_l: dict[str, z3.ArithRef], at_end: dict[str, z3.ArithRef],
-                            readable: dict[str, z3.BoolRef]) -> None:
-        """Every readable clock region-equivalent at l and k+1 (section 3 item 2), on scaled clocks."""
-        add, ctx = self._add, self.ctx
-        scale, limits = self._clock_limits()
-        unit = self.time_unit if self.time_unit is not None else Fraction(1)
-        factor = _real(ctx, unit * scale)
-
-        def scaled(x: z3.ArithRef) -> z3.ArithRef:
-            return (z3.ToReal(x) if x.is_int() else x) * factor
-
-        always = z3.BoolVal(True, ctx)
-        below: dict[str, z3.BoolRef] = {}
-        frac: dict[str, tuple[z3.ArithRef, z3.ArithRef]] = {}
-        for name in at_l:
-            x, y = scaled(at_l[name]), scaled(at_end[name])
-            nx, ny = self._int(f"int[{name}]l"), self._int(f"int[{name}]e")  # integer parts
-            rx, ry = z3.ToReal(nx), z3.ToReal(ny)
-            add(rx <= x, x < rx + 1, ry <= y, y < ry + 1)
-            limit = z3.RealVal(limits[name], ctx)
-            equivalent = z3.Or(z3.And(x > limit, y > limit), z3.And(nx == ny, (x == rx) == (y == ry)))
-            on = readable.get(name, always)
-            add(z3.Implies(on, equivalent))
-            below[name] = z3.And(on, x <= limit)
-            frac[name] = (x - rx, y - ry)
-        names = list(at_l)
-        for m, a in enumerate(names):
-            for c in names[m + 1:]:
-                (fa, ga), (fc, gc) = frac[a], frac[c]
-                add(z3.Implies(z3.And(below[a], below[c]), z3.And((fa <= fc) == (ga <= gc), (fc <= fa) == (gc <= ga))))
+            facts = [out * den >= num * taken, out * den < num * (taken + emits)]
+        self._add(*(facts if quiet is None else [z3.Implies(quiet, fact) for fact in facts]))
 
     def _encode_threshold(self, threshold: int) -> None:
         reach = [self.bolts[name].queue[i] >= threshold for name in self.net.checked for i in range(self.n)]
@@ -576,4 +580,6 @@ class Encoding:
                 for x in (w.take[i], w.emit[i]):
                     lits.append(x != model.eval(x, model_completion=True))
             lits.append(self.loop_start[i] != model.eval(self.loop_start[i], model_completion=True))
+            if self.failures is not None:
+                lits += [x != model.eval(x, model_completion=True) for x in self.failures.events(i)]
         self._add(z3.Or(lits))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from app.core.failures import Impact, failure_model
 from app.core.topology import Topology, parse_topology, require_annotated
 
 
@@ -59,6 +60,19 @@ class BoltParams:
         return tuple(dict.fromkeys(name for name, _ in self.sources))
 
 
+@dataclass(frozen=True)
+class FailureParams:
+    """The failure model of docs/model.md section 7 in exact numbers, keyed by component name:
+    `min_ttf` of each bolt that may fail, the reboot bounds, the replay mode, and `impact[j][s]`
+    = Imp(j, s) for every spout s whose trees reach bolt j."""
+
+    min_ttf: dict[str, Fraction]
+    min_reboot: Fraction
+    max_reboot: Fraction
+    replay: str
+    impact: dict[str, dict[str, Impact]]
+
+
 @dataclass
 class Network:
     """The (possibly reduced) timed counter network with exact constants."""
@@ -73,6 +87,7 @@ class Network:
     emission: str = "exact"
     kept: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    failures: FailureParams | None = None  # None: no bolt of the network can fail
 
     def document(self) -> dict[str, Any]:
         """The reduced topology as a JSON document (what a trace embeds)."""
@@ -80,15 +95,33 @@ class Network:
 
 
 def cone_of_influence(topo: Topology, checked_ids: list[str]) -> Topology:
-    """The checked bolts and their transitive upstream, as a valid topology document."""
+    """The checked bolts and their transitive upstream, as a valid topology document.
+
+    With failures (docs/model.md section 7) a bolt that may fail downstream of a kept spout
+    makes that spout replay, so it is kept too, with its own upstream, until nothing changes."""
+    failing = {b.id for b in topo.bolts if b.min_ttf is not None} if failure_model(topo) else set()
+    downstream: dict[str, list[str]] = {}
+    for sub in topo.subscriptions:
+        downstream.setdefault(sub.source, []).append(sub.target)
     keep: set[str] = set()
     todo = list(checked_ids)
     while todo:
-        ident = todo.pop()
-        if ident in keep:
-            continue
-        keep.add(ident)
-        todo.extend(s.source for s in topo.subscriptions if s.target == ident)
+        while todo:
+            ident = todo.pop()
+            if ident in keep:
+                continue
+            keep.add(ident)
+            todo.extend(s.source for s in topo.subscriptions if s.target == ident)
+        if failing:
+            reached: set[str] = set()
+            frontier = [s.id for s in topo.spouts if s.id in keep]
+            while frontier:
+                node = frontier.pop()
+                for nxt in downstream.get(node, []):
+                    if nxt not in reached:
+                        reached.add(nxt)
+                        frontier.append(nxt)
+            todo = sorted((reached & failing) - keep)
     data = topo.model_dump(mode="json")
     data["spouts"] = [s for s in data["spouts"] if s["id"] in keep]
     data["bolts"] = [b for b in data["bolts"] if b["id"] in keep]
@@ -124,6 +157,10 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
                                 all(st.silent for st in outs), outs))
     kept = [c.name for c in reduced.components]
     dropped = [c.name for c in topo.components if c.name not in kept]
+    model = failure_model(reduced)
+    failures = None if model is None else FailureParams(
+        {names[j]: v for j, v in model.min_ttf.items()}, model.min_reboot, model.max_reboot, model.replay,
+        {names[j]: {names[s]: v for s, v in row.items()} for j, row in model.impact.items()})
     return Network(
         topology=reduced,
         spouts=spouts,
@@ -135,6 +172,7 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
         emission=reduced.settings.emission,
         kept=kept,
         dropped=dropped,
+        failures=failures,
     )
 
 
@@ -146,6 +184,8 @@ def time_grid(net: Network) -> Fraction:
         constants += [s.period, s.period * tau]
     for b in net.bolts:
         constants += [b.alpha * (1 - tau), b.alpha * (1 + tau), b.alpha * (1 + tau) + net.max_idle]
+    if net.failures is not None:
+        constants += [net.failures.min_reboot, net.failures.max_reboot, *net.failures.min_ttf.values()]
     denominator = 1
     for c in constants:
         denominator = math.lcm(denominator, Fraction(c).denominator)
@@ -161,7 +201,9 @@ def lasso_lower_bound(net: Network) -> int:
     takes inside the loop (fairness), and one that passes tuples on (σ > 0, a subscriber in the
     network) emits at least σ times what it took over a pass (its carry repeats): it emits
     inside the loop, at a position ≤ k. Hence k ≥ that distance for every such bolt. With
-    initial queues a bolt may emit at position 1 whatever its distance: the bound is then 1."""
+    initial queues a bolt may emit at position 1 whatever its distance: the bound is then 1.
+    With failures (docs/model.md section 7) a bolt that may fail can lose every batch of a pass,
+    so only the bolts that cannot fail and are fed through such bolts must emit in the loop."""
     if net.init_queue > 0:
         return 1
     dist: dict[str, int] = {s.name: 0 for s in net.spouts}
@@ -178,4 +220,15 @@ def lasso_lower_bound(net: Network) -> int:
                 dist[b.name] = dist[fed[0]] + 1
                 reached.append(b.name)
         frontier = reached
+    if net.failures is not None:
+        forced = {s.name for s in net.spouts}  # components that emit in every loop
+        grown = True
+        while grown:
+            grown = False
+            for b in net.bolts:
+                if b.name not in forced and b.name not in net.failures.min_ttf and passes_on[b.name] \
+                        and any(src in forced and (src, stream) in carries for src, stream in b.sources):
+                    forced.add(b.name)
+                    grown = True
+        passes_on = {name: name in forced for name in passes_on}
     return max([1] + [d for name, d in dist.items() if passes_on.get(name, False)])

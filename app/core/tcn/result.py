@@ -41,6 +41,9 @@ class BoltVerdict(BaseModel):
     method: Literal["rate check", "solver", "simulation", "none"] = Field(
         default="none",
         description="what decided it: the rate-check proof, the SMT search, or a lasso built by simulation")
+    failures: bool | None = Field(
+        default=None, description="when bolts may fail (docs/model.md section 7): whether its lasso has failures; "
+                                  "None (left out of --json) when nothing can fail or there is no lasso")
     message: str = ""
 
 
@@ -68,6 +71,9 @@ class VerifyResult(BaseModel):
     def to_public_json(self, trace_files: list[str] | None = None) -> dict[str, Any]:
         """The JSON `stormbound verify --json` prints (traces go to --trace-out; `trace_files` names them)."""
         data = self.model_dump(mode="json", exclude={"trace", "traces"})
+        for bolt in data["bolts"].values():
+            if bolt.get("failures") is None:  # nothing can fail: the output reads as before
+                bolt.pop("failures", None)
         if trace_files is not None:
             data["traces"] = list(trace_files)
         return data

@@ -17,12 +17,14 @@ from typing import Any
 
 import z3
 
+from app.core.failures import failure_model
 from app.core.formats import limits
 from app.core.formats.trace import Trace, format_time
 from app.core.rates import margins, rate_check
 from app.core.tcn.certify import certify
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Cancelled, Encoding
+from app.core.tcn.failing import failure_summary, has_failures, rates_under_failures
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.tcn.result import BoltVerdict, Progress, VerifyResult
@@ -79,6 +81,7 @@ class _Run:
     kept: list[str] = field(default_factory=list)
     ks: list[int] = field(default_factory=list)
     steady: frozenset[str] = frozenset()
+    downgraded: frozenset[str] = frozenset()  # bounded without failures, searched because bolts may fail
     phases: list[list[str]] = field(default_factory=list)
     stop: str | None = None
 
@@ -176,7 +179,8 @@ class Search:
         self._deadline = None if self.timeout_s is None else start + self.timeout_s
         topo = self.topo
         checked = [b.name for b in topo.checked_bolts()]
-        report = rate_check(topo)
+        plain = rate_check(topo)
+        report = rates_under_failures(topo, plain)  # bounded is a proof only if it covers replays
         exact = margins(topo)
         rate_json: dict[str, Any] = {
             "bolts": {n: {"status": report.bolts[n].status, "inflow_max": format_time(exact[n][0]),
@@ -188,7 +192,8 @@ class Search:
         }
         prop = "growth" if self.threshold is None else "threshold"
         run = _Run(start=start, checked=checked, report=report,
-                   base=dict(property=prop, checked=checked, threshold=self.threshold, rate_check=rate_json))
+                   base=dict(property=prop, checked=checked, threshold=self.threshold, rate_check=rate_json),
+                   downgraded=frozenset(n for n, b in report.bolts.items() if b.status != plain.bolts[n].status))
         if prop == "growth" and not self.force_search:
             for n in checked:
                 if report.bolts[n].status == "bounded":
@@ -218,7 +223,8 @@ class Search:
                              + "; ".join(report.bolts[n].explanation for n in skipped))
         targets = [n for n in run.checked if n not in run.verdicts]
         run.nets = {n: build_network(topo, [n]) for n in targets}
-        targets.sort(key=lambda n: (report.bolts[n].status != "grows", len(run.nets[n].kept)))
+        # bolts bounded but for failures last: their lassos, if any, are the long ones of a failure cycle
+        targets.sort(key=lambda n: (n in run.downgraded, report.bolts[n].status != "grows", len(run.nets[n].kept)))
         run.targets = targets
         run.kept = [c.name for c in topo.components if any(c.name in run.nets[n].kept for n in targets)]
         for n in targets:
@@ -238,12 +244,15 @@ class Search:
         for target in (t for phase in run.phases for t in phase):
             if target not in run.verdicts and not self._stop_reason(run.elapsed()):
                 self._simulated(run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
-                                run.verdicts, run.elapsed)
+                                run.verdicts, run.elapsed, bounded_without_failures=target in run.downgraded)
 
     def _deepening_phase(self, run: _Run) -> None:
         """The solver, bound by bound (grows-targets first, each all the way up), until every target is
         answered or the search must stop (`run.stop`)."""
-        shortest = {n: lasso_lower_bound(run.nets[n]) for n in run.targets} if self.threshold is None else {}
+        # the bound's argument (every bolt that passes tuples on emits inside the loop) fails when a bolt may
+        # fail before each emit (docs/model.md 7.2): with failures no bound is assumed
+        shortest = ({n: lasso_lower_bound(run.nets[n]) for n in run.targets if run.nets[n].failures is None}
+                    if self.threshold is None else {})
         for k, target in ((k, t) for phase in run.phases for k in run.ks for t in phase):
             if target in run.verdicts:
                 continue
@@ -348,8 +357,11 @@ class Search:
                 return self._stop_reason(elapsed()) or "cancelled"
 
     def _simulated(self, net: Any, target: str, checked: list[str], steady: frozenset[str], notes: list[str],
-                   traces: list[Trace], verdicts: dict[str, BoltVerdict], elapsed: Callable[[], float]) -> None:
-        """Build a lasso for `target` by simulation; record it if it certifies, else note a defect."""
+                   traces: list[Trace], verdicts: dict[str, BoltVerdict], elapsed: Callable[[], float], *,
+                   bounded_without_failures: bool = False) -> None:
+        """Build a lasso for `target` by simulation; record it if it certifies, else note a defect.
+        A lasso with failures is noted in words: one the target *needs* when the failure-free rate
+        check proves it bounded (`bounded_without_failures`)."""
         budget = SIMULATION_BUDGET_S if self.timeout_s is None else min(SIMULATION_BUDGET_S, self.timeout_s - elapsed())
         lasso = build_lasso(net, target, cannot_grow=steady, cancelled=self._interrupted,
                             deadline=time.monotonic() + max(0.0, budget))
@@ -366,6 +378,12 @@ class Search:
             return
         traces.append(lasso.trace)
         self._record(lasso.trace, cert.growth_per_loop, len(traces) - 1, checked, verdicts, method="simulation")
+        summary = failure_summary(lasso.trace)
+        if summary and bounded_without_failures:
+            notes.append(f"the lasso for {target} needs failures (without them the rate check proves it bounded): "
+                         f"{summary}")
+        elif summary:
+            notes.append(f"the lasso for {target} has failures: {summary}")
         if self.progress is not None:
             self.progress(Progress(k=lasso.trace.k, elapsed_s=elapsed(),
                                    message=f"{target}: certified lasso of {lasso.trace.k} positions by simulation"))
@@ -383,14 +401,17 @@ class Search:
                                               message=f"its queue reaches {self.threshold} within {trace.k} positions")
             return
         built = ", built by simulation," if method == "simulation" else ""
+        failing = has_failures(trace) if failure_model(self.topo) is not None else None
+        summary = failure_summary(trace) if failing else None
         for n in checked:
             if growth.get(n, 0) > 0 and n not in verdicts:
                 verdicts[n] = BoltVerdict(
                     verdict="counterexample", k=trace.k, loop_start=trace.loop_start, growth_per_loop=growth[n],
-                    certified=True, trace_index=index, method=method,
+                    certified=True, trace_index=index, method=method, failures=failing,
                     message=(f"a certified lasso of {trace.k} positions{built} repeats "
                              f"{trace.loop_start}..{trace.k} every {float(trace.loop_duration()):.4g} s "
-                             f"and {n}'s queue gains {growth[n]} per pass"))
+                             f"and {n}'s queue gains {growth[n]} per pass"
+                             + (f", with failures: {summary}" if summary else "")))
 
     def _widen(self, enc: Encoding, trace: Any, growth: dict[str, int], checked: list[str],
                deadline: float, elapsed: Callable[[], float]) -> tuple[Any, dict[str, int], bool]:

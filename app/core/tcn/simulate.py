@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -39,38 +39,17 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from app.core.emission import emit as emit_rule
+from app.core.failures import replay_problem
 from app.core.formats.trace import Trace, TracePosition, format_carry, format_time
-from app.core.rates import sigma_bounds
-from app.core.tcn.network import Network, time_grid
+from app.core.tcn.network import Network
+from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
 
-MAX_PERIODS = 200  # multiples of the target's slowest cycle tried as the aligned period T
-MAX_MULTIPLE = 64  # largest number of tuples per period a spout is rounded to for whole flows
-MAX_ALIGNED_TRIES = 4  # aligned schedules simulated before the unaligned one
+__all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Lasso", "Schedule", "build_lasso", "schedules",
+           "unaligned_schedule"]
+
 MAX_CELLS = 3_000_000  # positions × bolts simulated per schedule (memory and time bound)
 CHECK_EVERY = 64  # positions between two looks at the wall clock
 MAX_CANDIDATES = 8  # earlier positions with the same hashed state examined per position
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """The durations one simulation uses, exact, per component name.
-
-    `gap`: a spout's time between two emissions of one tuple; `processing`: a bolt's
-    time from take to emit; `delay`: a bolt's time from tuples becoming available (an
-    emit leaving some, or an arrival while it waits for none) to its take; `eager`:
-    the bolt takes tuples arriving while it is idle with nothing waiting at once,
-    instead of after `delay`. `period`: the aligned period T, None when not aligned."""
-
-    period: Fraction | None
-    gap: dict[str, Fraction]
-    processing: dict[str, Fraction]
-    delay: dict[str, Fraction]
-    eager: dict[str, bool]
-
-    def describe(self) -> str:
-        if self.period is None:
-            return "unaligned schedule (every duration at its extreme)"
-        return f"schedule aligned to a period of {format_time(self.period)} s"
 
 
 @dataclass
@@ -85,241 +64,6 @@ class Lasso:
 
 class _Stop(Exception):
     """Cancelled or out of time."""
-
-
-def _window(net: Network, alpha: Fraction) -> tuple[Fraction, Fraction]:
-    return alpha * (1 - net.tolerance), alpha * (1 + net.tolerance)
-
-
-def _split_slow(cycle: Fraction, lo: Fraction, hi: Fraction, idle: Fraction) -> tuple[Fraction, Fraction] | None:
-    """(processing, delay) summing to `cycle`, waiting as long as allowed; None if impossible."""
-    delay = min(idle, cycle - lo)
-    processing = cycle - delay
-    if delay < 0 or (delay == 0 and idle > 0) or not lo <= processing <= hi:
-        return None
-    return processing, delay
-
-
-def _split_fast(cycle: Fraction, lo: Fraction, hi: Fraction, idle: Fraction) -> tuple[Fraction, Fraction] | None:
-    """(processing, delay) summing to `cycle`, processing as fast as allowed; None if impossible."""
-    processing = max(lo, cycle - idle)
-    delay = cycle - processing
-    if delay < 0 or (delay == 0 and idle > 0) or processing > hi:
-        return None
-    return processing, delay
-
-
-def aligned_schedule(net: Network, target: str, period: Fraction,
-                     multiple: dict[str, int] | None = None) -> Schedule | None:
-    """The schedule aligned to `period` T, or None when some component cannot fit T.
-
-    Spout: n emissions per T, the largest multiple of `multiple[spout]` (default 1) with
-    n ≤ T / (a(1−τ)), gap T/n (legal when ≤ a(1+τ)). Target: the fewest cycles per T with a
-    cycle no longer than α(1+τ) + max_idle. Any other bolt: the most cycles per T with a cycle
-    longer than α(1−τ) (or, for a slow bolt, one cycle of a multiple of T)."""
-    idle = net.max_idle
-    gap: dict[str, Fraction] = {}
-    for s in net.spouts:
-        lo, hi = _window(net, s.period)
-        step = (multiple or {}).get(s.name, 1)
-        n = math.floor(period / lo / step) * step
-        if n < 1 or period / n > hi:
-            return None
-        gap[s.name] = period / n
-    processing: dict[str, Fraction] = {}
-    delay: dict[str, Fraction] = {}
-    eager: dict[str, bool] = {}
-    for b in net.bolts:
-        lo, hi = _window(net, b.alpha)
-        if b.name == target:
-            cycles = math.ceil(period / (hi + idle))
-            split = _split_slow(period / cycles, lo, hi, idle)
-        else:
-            cycles = math.ceil(period / lo) - 1
-            if cycles >= 1:
-                split = _split_fast(period / cycles, lo, hi, idle)
-            else:  # slower than T: one cycle of the smallest multiple of T longer than α(1−τ)
-                split = _split_fast(period * (math.floor(lo / period) + 1), lo, hi, idle)
-        if split is None:
-            return None
-        processing[b.name], delay[b.name] = split
-        eager[b.name] = b.name != target
-    return Schedule(period, gap, processing, delay, eager)
-
-
-def whole_flow_multiples(net: Network, target: str) -> dict[str, int]:
-    """Per spout, a number of tuples m such that m times the product of σ along any path from the
-    spout (through bolts other than the target) is a whole number: with spout counts per period
-    that are multiples of these, every stream carries whole tuples per period, which a lasso
-    needs wherever queues cannot grow (docs/simulation.md). 1 when above MAX_MULTIPLE or when the
-    cone has a cycle."""
-    order = _topological(net)
-    if order is None:
-        return {s.name: 1 for s in net.spouts}
-    carrying = [st for s in net.spouts for st in s.streams if not st.silent]
-    carrying += [st for b in net.bolts for st in b.streams if not st.silent]
-    primes = sorted({p for st in carrying for p in _primes(st.sigma.denominator)})
-    out: dict[str, int] = {}
-    for s in net.spouts:
-        need = 1
-        for p in primes:
-            # smallest valuation of a σ product reaching each output stream
-            lowest: dict[tuple[str, str], int] = {(s.name, "default"): 0}
-            lowest.update({(s.name, st.name): _valuation(st.sigma, p) for st in s.streams if not st.silent})
-            deficit = max([0] + [-v for v in lowest.values()])
-            for b in order:
-                reached = [lowest[u] for u in b.sources if u in lowest]
-                if not reached or b.name == target or b.silent:
-                    continue
-                for st in b.streams:
-                    if not st.silent:
-                        lowest[(b.name, st.name)] = min(reached) + _valuation(st.sigma, p)
-                        deficit = max(deficit, -lowest[(b.name, st.name)])
-            need *= p ** deficit
-        out[s.name] = need if need <= MAX_MULTIPLE else 1
-    return out
-
-
-def whole_flows(net: Network, sched: Schedule) -> bool:
-    """Whether, in the fluid picture, every stream carries a whole number of tuples per period
-    (each bolt passing on σ times what it processes, min(inflow, C × its cycles per period))."""
-    if sched.period is None:
-        return False
-    out = _spout_flows(net, {s.name: sched.period / sched.gap[s.name] for s in net.spouts}, None)
-    order = _topological(net)
-    if order is None or any(v.denominator != 1 for v in out.values()):
-        return False
-    for b in order:
-        inflow = sum((out[u] for u in b.sources), Fraction(0))
-        cycles = sched.period / (sched.processing[b.name] + sched.delay[b.name])
-        processed = min(inflow, b.take_max * cycles)
-        for st in b.streams:
-            out[(b.name, st.name)] = Fraction(0) if st.silent else st.sigma * processed
-        if inflow.denominator != 1 or any(out[(b.name, st.name)].denominator != 1 for st in b.streams):
-            return False
-    return True
-
-
-def _spout_flows(net: Network, rate: dict[str, Fraction], optimistic: bool | None) -> dict[tuple[str, str], Fraction]:
-    """Each spout stream's flow for spout emission rates `rate`: the default stream carries the emissions,
-    a declared one its ratio of them (σ itself when `optimistic` is None, else σ_hi / σ_lo)."""
-    out: dict[tuple[str, str], Fraction] = {}
-    for s in net.spouts:
-        out[(s.name, "default")] = rate[s.name]
-        for st in s.streams:
-            lo, hi = sigma_bounds(st.sigma, s.burst, net.emission)
-            ratio = st.sigma if optimistic is None else hi if optimistic else lo
-            out[(s.name, st.name)] = Fraction(0) if st.silent else ratio * rate[s.name]
-    return out
-
-
-def _topological(net: Network) -> list | None:
-    """The bolts in an order where every source comes first, or None if the network has a cycle."""
-    placed: set[str] = {s.name for s in net.spouts}
-    order, left = [], list(net.bolts)
-    while left:
-        ready = [b for b in left if all(u in placed for u in b.source_names)]
-        if not ready:
-            return None
-        order += ready
-        placed.update(b.name for b in ready)
-        left = [b for b in left if b.name not in placed]
-    return order
-
-
-def _primes(n: int) -> list[int]:
-    out, p = [], 2
-    while p * p <= n:
-        while n % p == 0:
-            out.append(p)
-            n //= p
-        p += 1
-    return out + ([n] if n > 1 else [])
-
-
-def _valuation(x: Fraction, p: int) -> int:
-    """The exponent of p in x (negative when p divides the denominator)."""
-    v, num, den = 0, x.numerator, x.denominator
-    while num and num % p == 0:
-        num, v = num // p, v + 1
-    while den % p == 0:
-        den, v = den // p, v - 1
-    return v
-
-
-def unaligned_schedule(net: Network, target: str) -> Schedule | None:
-    """Every duration at its extreme: spouts and other bolts fastest, the target slowest.
-
-    A bolt other than the target takes one grid step (the largest time unit dividing every
-    constant) after an emit that leaves tuples; with max_idle_time 0 every bolt takes at the
-    emit's own position (back-to-back)."""
-    idle = net.max_idle
-    step = time_grid(net)
-    gap = {s.name: _window(net, s.period)[0] for s in net.spouts}
-    processing: dict[str, Fraction] = {}
-    delay: dict[str, Fraction] = {}
-    for b in net.bolts:
-        lo, hi = _window(net, b.alpha)
-        processing[b.name], delay[b.name] = (hi, idle) if b.name == target else (lo, min(step, idle))
-    return Schedule(None, gap, processing, delay, {b.name: b.name != target for b in net.bolts})
-
-
-def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool) -> Fraction:
-    """Fluid estimate of the target's queue growth per second under `sched`.
-
-    Each bolt passes on min(inflow, C / cycle) times its long-run output ratio (σ_hi when
-    `optimistic`, else σ_lo); around cycles the flows are iterated up from zero."""
-    out = _spout_flows(net, {s.name: 1 / sched.gap[s.name] for s in net.spouts}, optimistic)
-    capacity = {b.name: b.take_max / (sched.processing[b.name] + sched.delay[b.name]) for b in net.bolts}
-    ratio: dict[tuple[str, str], Fraction] = {}
-    for b in net.bolts:
-        for st in b.streams:
-            lo, hi = sigma_bounds(st.sigma, b.take_max, net.emission)
-            ratio[(b.name, st.name)] = Fraction(0) if st.silent else (hi if optimistic else lo)
-    inflow: dict[str, Fraction] = {}
-    for _ in range(len(net.bolts) + 1):
-        changed = False
-        for b in net.bolts:
-            total = sum((out.get(src, Fraction(0)) for src in b.sources), Fraction(0))
-            inflow[b.name] = total
-            for st in b.streams:
-                new = ratio[(b.name, st.name)] * min(total, capacity[b.name])
-                if out.get((b.name, st.name)) != new:
-                    out[(b.name, st.name)], changed = new, True
-        if not changed:
-            break
-    return inflow[target] - capacity[target]
-
-
-def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda: False) -> Iterator[Schedule]:
-    """The schedules to simulate, in order: aligned ones whose fluid estimate lets the target grow,
-    those whose streams carry whole tuples per period first, then those that grow even with σ_lo,
-    then shorter periods; finally the unaligned one."""
-    idle = net.max_idle
-    tb = next(b for b in net.bolts if b.name == target)
-    slowest = tb.alpha * (1 + net.tolerance) + idle
-    multiple = whole_flow_multiples(net, target)
-    ranked: list[tuple[bool, bool, int, Schedule]] = []
-    best = 0
-    for m in range(1, MAX_PERIODS + 1):
-        if cancelled():
-            return
-        whole_counts = aligned_schedule(net, target, m * slowest, multiple)
-        fastest = aligned_schedule(net, target, m * slowest)
-        for sched in [whole_counts] + ([fastest] if fastest != whole_counts else []):
-            if sched is None or expected_growth(net, target, sched, optimistic=True) <= 0:
-                continue
-            whole = whole_flows(net, sched)
-            sure = expected_growth(net, target, sched, optimistic=False) > 0
-            ranked.append((not whole, not sure, m, sched))
-            best += whole and sure
-        if best >= MAX_ALIGNED_TRIES:
-            break
-    ranked.sort(key=lambda r: r[:3])
-    yield from (r[3] for r in ranked[:MAX_ALIGNED_TRIES])
-    natural = unaligned_schedule(net, target)
-    if natural is not None:
-        yield natural
 
 
 def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = frozenset(),
@@ -353,9 +97,17 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
 
 def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
               cancelled: Callable[[], bool], deadline: float | None, max_cells: int) -> Trace | tuple[str, int]:
-    """One deterministic run under `sched`; a lasso trace, or (why not, positions simulated)."""
-    durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values()]
-    scale = math.lcm(*(d.denominator for d in durations))  # time unit 1/scale: every duration an integer
+    """One deterministic run under `sched`; a lasso trace, or (why not, positions simulated).
+
+    With a failure plan (`sched.fail`, docs/model.md section 7) the planned bolts fail and
+    recover on their clocks; each loss replays one spout tuple per lost tuple, split evenly
+    among the spouts of the bolt's impact table (the upper end of section 7.3), and the
+    replays wait in the spouts' backlogs until the replay mode lets them out."""
+    fm = net.failures if sched.fail else None
+    plan_times = [t for pair in sched.fail.values() for t in pair]
+    ttfs = list(net.failures.min_ttf.values()) if net.failures is not None else []
+    durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values(), *plan_times, *ttfs]
+    scale = math.lcm(*(Fraction(d).denominator for d in durations))  # time unit 1/scale: every duration an integer
     spouts, bolts = net.spouts, net.bolts
     n_s, n_b = len(spouts), len(bolts)
     # one slot per output stream: each component's default stream first, then the declared ones
@@ -386,10 +138,25 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     sigma = [b.sigma for b in bolts]
     rule = net.emission
     tgt = next(j for j, b in enumerate(bolts) if b.name == target)
-    # queues that may grow are hashed capped: above `cap` the rules read them the same way
-    free = [j for j, b in enumerate(bolts) if b.name not in cannot_grow or j == tgt]
+    # failures: the planned bolts' (up, down) durations; the other bolts that may fail keep a clock
+    # since time 0 that is readable until it reaches min_ttf (docs/model.md 7.4)
+    plan = {j: (int(sched.fail[b.name][0] * scale), int(sched.fail[b.name][1] * scale))
+            for j, b in enumerate(bolts) if b.name in sched.fail}
+    unplanned = {j: int(net.failures.min_ttf[b.name] * scale) for j, b in enumerate(bolts)
+                 if net.failures is not None and b.name in net.failures.min_ttf and j not in plan}
+    mode = fm.replay if fm is not None else "none"
+    spout_pos = {sp.name: m for m, sp in enumerate(spouts)}
+    reach = {j: [spout_pos[name] for name in (sp.name for sp in spouts) if name in fm.impact.get(bolts[j].name, {})]
+             for j in plan} if fm is not None else {}
+    # queues that may grow are hashed capped: above `cap` the rules read them the same way; a bolt that
+    # fails in the run is emptied at each failure and hashed exactly (it cannot grow in a lasso)
+    free = [j for j, b in enumerate(bolts) if (b.name not in cannot_grow or j == tgt) and j not in plan]
     slot = {j: m for m, j in enumerate(free)}
     cap = [2 * c for c in take_max]
+    # a paced backlog may grow like a queue (hashed capped, a loop condition per emission); an
+    # at-once backlog empties at every emission and is hashed exactly
+    growing_backlog = [s for s in range(n_s) if mode == "paced" and any(s in r for r in reach.values())]
+    bslot = {s: len(free) + m for m, s in enumerate(growing_backlog)}
 
     next_emit = [0] * n_s
     last_emit: list[int | None] = [None] * n_s
@@ -399,11 +166,15 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     carry: list[Fraction | int] = [0] * n_b
     queue = [net.init_queue] * n_b
     waiting_since: list[int | None] = [None] * n_b
+    down = [False] * n_b
+    next_fail = {j: up for j, (up, _) in plan.items()}  # while up: when it fails next
+    recover_at: dict[int, int] = {}  # while down: when it comes back
+    backlog = [0] * n_s
 
     rows: list[tuple] = []  # per position: time, spout emissions, then per bolt its step
     seen: dict[tuple, list[int]] = {}
-    queues_at: list[list[int]] = []  # free queues before each position
-    bad_upto: list[list[int]] = [[0] * len(free)]  # per free bolt: loop-condition breaches before position i
+    queues_at: list[list[int]] = []  # free queues (and growing backlogs) before each position
+    bad_upto: list[list[int]] = [[0] * (len(free) + len(growing_backlog))]  # loop-condition breaches before i
     t = 0
     i = 0
     limit = max(16, max_cells // max(1, n_b))
@@ -424,8 +195,12 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                           t - waiting_since[j] if waiting_since[j] is not None else -1,
                           min(queue[j], cap[j]) if j in slot else queue[j])
             state += tuple(xcarry[x] for x in extras)  # type: ignore[misc]  # carries hash like the rest
+            if plan or unplanned:
+                state += [(recover_at[j] - t) if down[j] else -(next_fail[j] - t) - 1 for j in plan]  # sign: failed
+                state += [min(t, ttf) for ttf in unplanned.values()]
+                state += [min(r, 2) if s in bslot else r for s, r in enumerate(backlog)]
             key = tuple(state)
-        queues_at.append([queue[j] for j in free])
+        queues_at.append([queue[j] for j in free] + [backlog[s] for s in growing_backlog])
         loop_start = None
         if key is not None and key in seen:
             for start in reversed(seen[key][-MAX_CANDIDATES:]):
@@ -437,16 +212,28 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                     break
         # ---- the actions at position i (time t)
         emitted = [0] * len(index)
+        replayed = [0] * n_s
+        backlog_before = backlog[:]
+        breaches = bad_upto[-1][:]
         for s in range(n_s):
             if next_emit[s] == t:
-                emitted[s] = 1
+                if mode == "paced":
+                    replayed[s] = min(backlog[s], 1)
+                elif mode == "at-once":
+                    replayed[s] = backlog[s]
+                if s in bslot and backlog[s] < 1:  # a growing backlog must replay at every emission
+                    breaches[bslot[s]] += 1
+                backlog[s] -= replayed[s]
+                emitted[s] = 1 + replayed[s]
                 last_emit[s] = t
                 next_emit[s] = t + gap[s]
                 for x, ratio in extra_spout[s]:
-                    emitted[x], xcarry[x] = _emit(ratio, xcarry[x], 1, rule)
+                    emitted[x], xcarry[x] = _emit(ratio, xcarry[x], emitted[s], rule)
+        fails = [j in plan and not down[j] and next_fail[j] == t for j in range(n_b)]
+        recovers = [down[j] and recover_at[j] == t for j in range(n_b)]
         emits = [False] * n_b
         for j in range(n_b):
-            if processing[j] and take_time[j] + proc[j] == t:
+            if processing[j] and take_time[j] + proc[j] == t and not fails[j]:
                 emits[j] = True
                 if silent[j]:
                     out, keep = 0, 0
@@ -458,10 +245,24 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                     if not quiet:
                         emitted[x], xcarry[x] = _emit(ratio, xcarry[x], batch[j], rule)
         step = []
-        breaches = bad_upto[-1][:]
+        losses: dict[int, tuple[int, dict[str, int]]] = {}
         for j in range(n_b):
             arrivals = sum(emitted[u] for u in sources[j])
             before = queue[j]
+            if fails[j] or (down[j] and not recovers[j]):
+                lost = arrivals + (before + (batch[j] if processing[j] else 0) if fails[j] else 0)
+                if fails[j]:  # a restarted executor keeps nothing
+                    down[j], recover_at[j] = True, t + plan[j][1]
+                    processing[j], batch[j], carry[j], queue[j], waiting_since[j] = False, 0, 0, 0, None
+                    for x, _, _ in extra_bolt[j]:
+                        xcarry[x] = 0
+                if lost:
+                    losses[j] = (lost, _replays(lost, reach[j], spouts, fm.impact[bolts[j].name] if fm else {},
+                                                mode))
+                step.append((before, arrivals, False, 0, False, 0, 0, False))
+                continue
+            if recovers[j]:  # up again, idle with an empty queue: what arrives now may be taken now
+                down[j], next_fail[j] = False, t + plan[j][0]
             was_waiting = waiting_since[j] is not None
             took = 0
             if emits[j]:  # the EMIT ends the phase first; a zero delay takes at once (back-to-back)
@@ -482,8 +283,15 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
             step.append((before, arrivals, took > 0, batch[j], emits[j], emitted[n_s + j], carry[j], processing[j]))
             if j in slot and (before < 1 or (0 < took < take_max[j])):
                 breaches[slot[j]] += 1
+        for _, replays in losses.values():
+            for name, r in replays.items():
+                backlog[spout_pos[name]] += r
         bad_upto.append(breaches)
-        rows.append((t, emitted[:n_s], step, {x: (emitted[x], xcarry[x]) for x in extras} if extras else None))
+        failure_row = None
+        if plan:
+            failure_row = (backlog_before, replayed, fails, recovers, losses, down[:])
+        rows.append((t, emitted[:n_s], step, {x: (emitted[x], xcarry[x]) for x in extras} if extras else None,
+                     failure_row))
         if loop_start is not None:
             return _trace(net, rows, loop_start, scale, index, cancelled)
         if key is not None:
@@ -492,8 +300,24 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         pending = list(next_emit)
         pending += [take_time[j] + proc[j] for j in range(n_b) if processing[j]]
         pending += [waiting_since[j] + delay[j] for j in range(n_b) if waiting_since[j] is not None]
+        pending += [recover_at[j] if down[j] else next_fail[j] for j in plan]
         t = min(pending)
         i += 1
+
+
+def _replays(lost: int, reach: list[int], spouts: list[Any], impact: dict[str, Any], mode: str) -> dict[str, int]:
+    """The replays of a loss of `lost` tuples (docs/model.md 7.3), at the upper end: one spout tuple
+    per lost tuple, split evenly among the spouts whose trees reach the bolt (`reach`, in the
+    network's order; the first ones take the remainder). Checked against the replay rule."""
+    if mode == "none" or not reach:
+        return {}
+    share, extra = divmod(lost, len(reach))
+    replays = {spouts[s].name: share + (m < extra) for m, s in enumerate(reach)}
+    replays = {name: n for name, n in replays.items() if n > 0}
+    problem = replay_problem(lost, replays, impact, mode)
+    if problem is not None:  # cannot happen: the upper end always obeys the rule
+        raise AssertionError(f"simulated replays break docs/model.md 7.3: {problem}")
+    return replays
 
 
 def _closes(start: int, end: int, tgt: int, queues_at: list[list[int]],
@@ -544,13 +368,31 @@ def _trace(net: Network, rows: list[tuple], loop_start: int, scale: int, index: 
             counts[st.name], carries[st.name] = e, carry_text(c)
         step.update(emitted=sum(counts.values()), emitted_by_stream=counts, buffer_by_stream=carries)
 
-    for n, (t, spout_emitted, step, extra) in enumerate(rows, start=1):
+    for n, (t, spout_emitted, step, extra, failure) in enumerate(rows, start=1):
         spouts = {name: {"emit": e > 0, "emitted": e} for name, e in zip(spout_names, spout_emitted, strict=True)}
         bolts = {}
         for name, (queue, arrivals, take, batch, emit, emitted, carry, busy) in zip(names, step, strict=True):
             bolts[name] = {"queue": queue, "arrivals": arrivals, "take": take, "batch": batch, "emit": emit,
                            "emitted": emitted, "buffer": carry_text(carry),
                            "phase": "processing" if busy else "idle"}
+        if failure is not None:  # the fields of docs/model.md 7.5
+            backlog, replayed, fails, recovers, losses, down = failure
+            for m, name in enumerate(spout_names):  # only what is set: absent fields are false or 0
+                if backlog[m]:
+                    spouts[name]["backlog"] = backlog[m]
+                if replayed[m]:
+                    spouts[name]["replayed"] = replayed[m]
+            for j, name in enumerate(names):
+                if fails[j]:
+                    bolts[name]["fail"] = True
+                if recovers[j]:
+                    bolts[name]["recover"] = True
+                if j in losses:
+                    bolts[name]["lost"], replays = losses[j]
+                    if replays:
+                        bolts[name]["replays"] = replays
+                if down[j]:
+                    bolts[name]["phase"] = "failed"
         if extra is not None:
             for sp in net.spouts:
                 if sp.streams:

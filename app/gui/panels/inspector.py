@@ -57,6 +57,9 @@ BOLT_FIELDS = [
               "is seconds)"),
     FieldSpec("sigma", "σ (out per in)", "float", "output tuples per input tuple; 0 = sink"),
     FieldSpec("parallelism", "Parallelism", "int", "max tuples taken into one batch"),
+    FieldSpec("min_ttf", "Min time to failure", "optional-duration",
+              "the bolt may fail once this long has passed since its last failure ended: 30 s, 5 min; "
+              "empty = it never fails (docs/model.md section 7)"),
 ]
 # a component's declared streams besides `default`, typed as "status=0.1, tika=0.5" (a name alone: σ not annotated)
 STREAMS_FIELD = {
@@ -69,6 +72,7 @@ STREAMS_FIELD = {
 }
 DEFAULT_STREAM_TEXT = "default"
 EMISSION_CHOICES = [("exact", "exact (σ per tuple)"), ("dvert", "D-VerT (carry rounded up)")]
+REPLAY_CHOICES = [("paced", "paced (with fresh tuples)"), ("at-once", "at once"), ("none", "none (no acking)")]
 SECTIONS: list[tuple[str, str, list[FieldSpec]]] = [
     ("topology", "Topology", [
         FieldSpec("name", "Name", "text"),
@@ -79,6 +83,11 @@ SECTIONS: list[tuple[str, str, list[FieldSpec]]] = [
         FieldSpec("max_idle_time", "Max idle time", "duration",
                   "a bolt with waiting tuples takes within this delay: 10 ms, 0.01 s (a bare number is seconds)"),
         FieldSpec("init_queues", "Initial queues", "int", "every queue's size at time 0"),
+    ]),
+    ("settings", "Failures", [
+        FieldSpec("min_reboot_time", "Min reboot time", "optional-duration",
+                  "shortest failure of a bolt with a min time to failure: 10 s"),
+        FieldSpec("max_reboot_time", "Max reboot time", "optional-duration", "longest failure: 100 s"),
     ]),
     ("verification", "Verification", [
         FieldSpec("k", "Bound k", "optional-int",
@@ -271,7 +280,9 @@ class Inspector(QScrollArea):
                 row = FieldRow(spec, self._section_editor(section), self._end_session)
                 form.addRow(spec.label, row)
                 self.section_rows[(section, spec.key)] = row
-            if section == "settings":
+            if title == "Failures":
+                self._add_failure_controls(form)
+            if title == "Timing":
                 self.emission_combo = QComboBox()
                 self.emission_combo.setObjectName("field_emission")
                 self.emission_combo.setSizeAdjustPolicy(
@@ -404,13 +415,45 @@ class Inspector(QScrollArea):
                 self.stream_combo.setCurrentText(current)
                 self.stream_combo.blockSignals(False)
 
+    def _add_failure_controls(self, form: QFormLayout) -> None:
+        """The switch for every failure and the replay mode (docs/model.md section 7)."""
+        self.failures_box = QCheckBox("Bolts may fail")
+        self.failures_box.setObjectName("field_failures")
+        self.failures_box.setToolTip("Off: no bolt fails, whatever its min time to failure (the published D-VerT "
+                                     "runs had failures off)")
+        self.failures_box.toggled.connect(
+            lambda on: self._set_setting("failures", on, f"Failures {'on' if on else 'off'}"))
+        form.addRow(self.failures_box)
+        self.replay_combo = QComboBox()
+        self.replay_combo.setObjectName("field_replay")
+        for value, words in REPLAY_CHOICES:
+            self.replay_combo.addItem(words, value)
+        self.replay_combo.setToolTip(
+            "What a spout does with the spout tuples whose trees lost a tuple at a failed bolt:\n"
+            "paced: re-emits them with its own emissions, at most one per fresh tuple (Storm's nextTuple);\n"
+            "at once: all with its next emission; none: the topology does not ack, lost is lost")
+        self.replay_combo.currentIndexChanged.connect(
+            lambda i: self._set_setting("replay", self.replay_combo.itemData(i), "Set replay mode"))
+        form.addRow("Replay", self.replay_combo)
+
+    def _set_setting(self, key: str, value: Any, text: str) -> None:
+        if value == self.document.section_values("settings")[key]:
+            return
+        command = SetSectionFieldsCommand(self.document, "settings", {key: value}, merge=False)
+        command.setText(text)
+        self.document.undo_stack.push(command)
+
     def refresh_sections(self) -> None:
         for (section, key), row in self.section_rows.items():
             row.set_value(self.document.section_values(section)[key])
-        emission = self.document.section_values("settings")["emission"]
-        self.emission_combo.blockSignals(True)
-        self.emission_combo.setCurrentIndex(max(0, self.emission_combo.findData(emission)))
-        self.emission_combo.blockSignals(False)
+        settings = self.document.section_values("settings")
+        for combo, value in ((self.emission_combo, settings["emission"]), (self.replay_combo, settings["replay"])):
+            combo.blockSignals(True)
+            combo.setCurrentIndex(max(0, combo.findData(value)))
+            combo.blockSignals(False)
+        self.failures_box.blockSignals(True)
+        self.failures_box.setChecked(bool(settings["failures"]))
+        self.failures_box.blockSignals(False)
         if self.checked_box is not None and self.selected_id is not None:
             self.refresh_element()
 
@@ -486,11 +529,7 @@ class Inspector(QScrollArea):
 
     def _on_emission_changed(self, index: int) -> None:
         value = self.emission_combo.itemData(index)
-        if value == self.document.section_values("settings")["emission"]:
-            return
-        command = SetSectionFieldsCommand(self.document, "settings", {"emission": value}, merge=False)
-        command.setText(f"Set emission rule to {value}")
-        self.document.undo_stack.push(command)
+        self._set_setting("emission", value, f"Set emission rule to {value}")
 
     def _on_checked_toggled(self, on: bool) -> None:
         ident = self.selected_id

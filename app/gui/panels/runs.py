@@ -171,6 +171,11 @@ class RunsPanel(QWidget):
         self.max_pending.setValue(int(str(self.settings.value("runs/max_pending", 0))))
         self.max_pending.setToolTip(
             "topology.max.spout.pending: a spout waits while this many of its trees are pending")
+        self.kill_edit = QLineEdit()  # not remembered: a kill names the bolts of one topology
+        self.kill_edit.setPlaceholderText("kill: BOLT@TIME[/DOWN], ...")
+        self.kill_edit.setToolTip("Optional: kill bolts' tasks during the run, e.g. 'split@20s/2s, count@40': "
+                                  "the queue, batch and tuples reaching it while down are lost, the acker fails "
+                                  "their trees and the spouts replay them (docs/spark-runs.md, Killing a task)")
         self.acker_box.toggled.connect(self.timeout.setEnabled)
         self.acker_box.toggled.connect(self.max_pending.setEnabled)
         self.timeout.setEnabled(self.acker_box.isChecked())
@@ -187,7 +192,7 @@ class RunsPanel(QWidget):
         self.reliability_button.clicked.connect(self.check_reliability)
         settings_row = QHBoxLayout()
         for w in (QLabel("duration"), self.duration, self.acker_box, QLabel("timeout"), self.timeout,
-                  QLabel("max pending"), self.max_pending):
+                  QLabel("max pending"), self.max_pending, self.kill_edit):
             settings_row.addWidget(w)
         settings_row.addStretch(1)
         row = QHBoxLayout()
@@ -288,9 +293,16 @@ class RunsPanel(QWidget):
             # an import's placeholders would drive the workload
             self.controller.failed.emit("Run needs every rate, burst, α and σ annotated (amber values are not)")
             return None
+        from app.spark.run_job import parse_kill
+
+        try:
+            kills = tuple(parse_kill(item.strip()) for item in self.kill_edit.text().split(",") if item.strip())
+        except ValueError as err:
+            self.controller.failed.emit(f"kill {err}")
+            return None
         options = RunOptions(duration_s=self.duration.value(), acking=self.acker_box.isChecked(),
                              message_timeout_s=self.timeout.value(),
-                             max_spout_pending=self.max_pending.value() or None)
+                             max_spout_pending=self.max_pending.value() or None, kills=kills)
         self.settings.setValue("runs/duration", self.duration.value())
         self.settings.setValue("runs/acking", "true" if self.acker_box.isChecked() else "false")
         self.settings.setValue("runs/timeout", self.timeout.value())

@@ -86,6 +86,7 @@ class RunOptions:
     acking: bool
     message_timeout_s: float
     max_spout_pending: int | None
+    kills: tuple[tuple[str, float, float | None], ...] = ()  # (bolt, time, down or None), checked at start
 
 
 @dataclass(frozen=True)
@@ -242,11 +243,17 @@ class RunsController(QObject):
         """Run the current topology on Spark, then analyse its log; None when detached or busy."""
         if self.host is None or self.running is not None:
             return None
-        from app.spark.run_job import RunSpec
+        from app.spark.run_job import RunSpec, plan_kills
 
         topo = self.document.topology()
+        try:
+            kills = plan_kills(topo, list(options.kills), options.duration_s)
+        except ValueError as err:
+            self.failed.emit(f"kill {err}")
+            return None
         spec = RunSpec(topology=topo, duration_s=options.duration_s, acking=options.acking,
-                       message_timeout_s=options.message_timeout_s, max_spout_pending=options.max_spout_pending)
+                       message_timeout_s=options.message_timeout_s, max_spout_pending=options.max_spout_pending,
+                       kills=kills, replay=getattr(topo.settings, "replay", None) or "paced")
         out = Path(tempfile.mkdtemp(prefix=f"stormbound-run-{topo.name}-"))
         host, request, engine = self.host, SparkRequest(), self.engine
 

@@ -45,13 +45,14 @@ from app.core.trace_series import (  # the Qt-free half, re-exported for the vie
     acting_components,
     describe_trace,
     emitted_at,
+    has_failures,
     has_loop,
     queue_after,
     subscriptions_by_bolt,
     trace_series,
     unroll,
 )
-from app.gui.trace_plots import RenderError, component_colours, draw_trace, png_bytes, svg_bytes
+from app.gui.trace_plots import DrawnTrace, RenderError, component_colours, draw_trace, png_bytes, svg_bytes
 
 __all__ = ["ExportError", "ShownPosition", "TraceView", "acting_components", "emitted_at", "has_loop", "queue_after",
            "save_bytes", "subscriptions_by_bolt", "trace_csv", "unroll"]
@@ -79,12 +80,14 @@ def trace_csv(trace: Trace, shown: list[ShownPosition]) -> str:
     """One row per shown position: index, source position, loop pass, time, then each component's values."""
     spouts = list(trace.positions[0].spouts)
     bolts = list(trace.positions[0].bolts)
+    failures = has_failures(trace)  # the columns of docs/model.md section 7.5, only for a trace with failures
     header = ["index", "position", "loop_pass", "time", "time_s"]
     for s in spouts:
-        header += [f"{s}.emit", f"{s}.emitted"]
+        header += [f"{s}.emit", f"{s}.emitted"] + ([f"{s}.backlog", f"{s}.replayed"] if failures else [])
     for b in bolts:
         header += [f"{b}.{f}" for f in ("queue", "arrivals", "take", "batch", "emit", "emitted", "buffer", "phase",
                                         "queue_after")]
+        header += [f"{b}.{f}" for f in ("fail", "recover", "lost", "replays")] if failures else []
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
@@ -93,11 +96,14 @@ def trace_csv(trace: Trace, shown: list[ShownPosition]) -> str:
         row: list[object] = [index, sp.source, sp.loop_pass, p.time, f"{float(sp.time):.6g}"]
         for s in spouts:
             step = p.spouts[s]
-            row += [int(step.emit), step.emitted]
+            row += [int(step.emit), step.emitted] + ([step.backlog, step.replayed] if failures else [])
         for b in bolts:
             st = p.bolts[b]
             row += [st.queue, st.arrivals, int(st.take), st.batch, int(st.emit), st.emitted, st.buffer, st.phase,
                     queue_after(st)]
+            if failures:
+                row += [int(st.fail), int(st.recover), st.lost,
+                        " ".join(f"{k}={v}" for k, v in (st.replays or {}).items() if v)]
         writer.writerow(row)
     return out.getvalue()
 
@@ -112,6 +118,23 @@ def _emitted_text(step: SpoutStep | BoltStep) -> str:
     if step.emitted_by_stream is None:
         return str(step.emitted)
     return f"{step.emitted} ({_streams_text(dict(step.emitted_by_stream))})"
+
+
+def _replay_words(step: SpoutStep) -> str:
+    """A spout's replays at a position (docs/model.md section 7.3): ", 1 replayed, backlog 4"; "" without."""
+    words = ([f"{step.replayed} replayed"] if step.replayed else []) + (
+        [f"backlog {step.backlog}"] if step.backlog else [])
+    return "".join(f", {w}" for w in words)
+
+
+def _failure_words(step: BoltStep) -> str:
+    """A bolt's failure at a position (docs/model.md section 7.2): " (fails here, lost 4, replays S 4)"."""
+    words = (["fails here"] if step.fail else []) + (["recovers here"] if step.recover else []) + (
+        [f"lost {step.lost}"] if step.lost else [])
+    replays = {s: r for s, r in (step.replays or {}).items() if r}
+    if replays:
+        words.append("replays " + ", ".join(f"{s} {r}" for s, r in replays.items()))
+    return f" ({', '.join(words)})" if words else ""
 
 
 def _time_words(shown: ShownPosition) -> str:
@@ -135,6 +158,7 @@ class TraceView(QWidget):
         self.plot_items: dict[str, pg.PlotItem] = {}
         self.loop_regions: list[pg.LinearRegionItem] = []
         self.loop_labels: list[pg.TextItem] = []
+        self.drawn = DrawnTrace()  # everything the last draw made (failure intervals, lost and replay markers)
         self._cursor_lines: list[pg.InfiniteLine] = []
         self.title = QLabel("No trace: verify a property; a counterexample opens here.")
         self.title.setWordWrap(True)
@@ -239,6 +263,7 @@ class TraceView(QWidget):
         self.plot_items.clear()
         self.loop_regions.clear()
         self.loop_labels.clear()
+        self.drawn = DrawnTrace()
         self._cursor_lines.clear()
         trace = self.trace
         if trace is None:
@@ -247,7 +272,7 @@ class TraceView(QWidget):
             return
         series = trace_series(trace, extra_passes)
         self.shown = series.shown
-        drawn = draw_trace(self.plots, series, self._colours)
+        drawn = self.drawn = draw_trace(self.plots, series, self._colours)
         self.key_item = drawn.key
         self.plot_items.update(drawn.plots)
         self.loop_regions.extend(drawn.loop_regions)
@@ -293,12 +318,12 @@ class TraceView(QWidget):
         rows: list[list[str]] = []
         for name, s in position.spouts.items():
             rows.append([name, "", "", "", "", "yes" if s.emit else "", _emitted_text(s) if s.emit else "",
-                         _streams_text(s.buffer_by_stream), "spout"])
+                         _streams_text(s.buffer_by_stream), "spout" + _replay_words(s)])
         for name, b in position.bolts.items():
             buffer = str(b.buffer) if b.buffer_by_stream is None else _streams_text(b.buffer_by_stream)
             rows.append([name, f"{b.queue} → {queue_after(b)}", str(b.arrivals), "yes" if b.take else "",
                          str(b.batch), "yes" if b.emit else "", _emitted_text(b) if b.emit else "", buffer,
-                         b.phase])
+                         b.phase + _failure_words(b)])
         acting = acting_components(position)
         self.table.setRowCount(len(rows))
         for r, values in enumerate(rows):

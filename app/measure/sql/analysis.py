@@ -24,15 +24,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from app.measure.analysis_model import Analysis, ComponentStats, finish_queues
+from app.measure.analysis_model import Analysis, ComponentStats, LossRow, finish_queues
+from app.measure.records import NEEDS_MSG, NEEDS_TUPLE
 from app.measure.sql.dialect import Dialect, number, render
 
 Run = Callable[[str], Sequence[Sequence]]
 
-KINDS = ("spout_emit", "bolt_emit", "take", "bolt_ack", "bolt_fail", "spout_ack", "spout_fail")
-
-NEEDS_TUPLE = ("spout_emit", "take", "bolt_emit", "bolt_ack", "bolt_fail")
-NEEDS_MSG = ("spout_emit", "spout_ack", "spout_fail")
+KINDS = ("spout_emit", "bolt_emit", "take", "bolt_ack", "bolt_fail", "spout_ack", "spout_fail",
+         "bolt_down", "bolt_up", "bolt_lost")
 
 
 def _listed(names: Sequence[str]) -> str:
@@ -51,8 +50,40 @@ BAD_QUEUE = "t IS NULL OR {nonfinite_t} OR task < 0 OR queue < 0"
 # Events per (component, task) and kind, the time span, and the rows a reader would refuse.
 COUNTS = ("SELECT comp, task, count(*) AS n, min(t) AS a, max(t) AS b, "
           + ", ".join(f"sum(CASE WHEN ev = '{k}' THEN 1 ELSE 0 END) AS {k}" for k in KINDS)
+          + ", sum(CASE WHEN ev = 'spout_emit' AND reason = 'REPLAY' THEN 1 ELSE 0 END) AS replays"
+          + ", sum(CASE WHEN ev = 'bolt_lost' AND reason = 'BATCH' THEN 1 ELSE 0 END) AS lost_batch"
           + f", sum(CASE WHEN {BAD_EVENT} THEN 1 ELSE 0 END) AS _bad_n"
           + " FROM {events} GROUP BY comp, task")
+
+# Down intervals of killed tasks: per (component, task) the k-th bolt_down (in time) pairs with the k-th
+# bolt_up; a task still down when the log ends has no up time.
+DOWN = """
+WITH d AS (
+  SELECT comp, task, t, row_number() OVER (PARTITION BY comp, task ORDER BY t) AS k FROM {events} WHERE ev = 'bolt_down'
+), u AS (
+  SELECT comp, task, t, row_number() OVER (PARTITION BY comp, task ORDER BY t) AS k FROM {events} WHERE ev = 'bolt_up'
+)
+SELECT d.comp, d.task, d.t, u.t FROM d LEFT JOIN u ON d.comp = u.comp AND d.task = u.task AND d.k = u.k
+"""
+
+# Tuples lost per (bolt, spout of their tree): the lost tuples, their trees, and how many of those trees' messages
+# the spout emitted again after the tree's attempt (bolt_lost.msg is the root tuple, the tuple of a spout_emit).
+LOSSES = """
+WITH lost AS (
+  SELECT comp AS bolt, msg AS root, count(*) AS n FROM {events} WHERE ev = 'bolt_lost' AND msg IS NOT NULL
+  GROUP BY comp, msg
+), roots AS (
+  SELECT l.bolt, e.comp AS spout, e.msg, e.t, l.n
+  FROM lost l JOIN {events} e ON e.ev = 'spout_emit' AND e.tuple = l.root
+), again AS (
+  SELECT r.bolt, r.spout, r.msg, r.t, max(r.n) AS n, max(CASE WHEN x.t IS NOT NULL THEN 1 ELSE 0 END) AS replayed
+  FROM roots r LEFT JOIN {events} x
+    ON x.ev = 'spout_emit' AND x.reason = 'REPLAY' AND x.comp = r.spout AND x.msg = r.msg AND x.t > r.t
+  GROUP BY r.bolt, r.spout, r.msg, r.t
+)
+SELECT bolt, spout, CAST(sum(n) AS {long}), CAST(count(*) AS {long}), CAST(sum(replayed) AS {long})
+FROM again GROUP BY bolt, spout
+"""
 
 QUEUE_SPAN = f"SELECT min(t), max(t), count(*), sum(CASE WHEN {BAD_QUEUE} THEN 1 ELSE 0 END) AS _bad_n FROM {{queues}}"
 
@@ -130,7 +161,7 @@ def analyze_sql(run: Run, dialect: Dialect, events: str, queues: str, bin_s: flo
         comp = r[0]
         tasks[comp].add(r[1])
         first_seen[comp] = min(first_seen.get(comp, float(r[3])), float(r[3]))
-        for k, value in zip(KINDS, r[5:5 + len(KINDS)], strict=True):
+        for k, value in zip((*KINDS, "replays", "lost_batch"), r[5:7 + len(KINDS)], strict=True):
             totals[comp][k] += int(value)
     components: dict[str, ComponentStats] = {}
     for comp in sorted(totals, key=lambda c: (first_seen[c], c)):
@@ -141,7 +172,24 @@ def analyze_sql(run: Run, dialect: Dialect, events: str, queues: str, bin_s: flo
             name=comp, kind=kind, tasks=len(tasks[comp]), emitted=emitted, taken=n["take"],
             acked=n["bolt_ack"] + n["spout_ack"], failed=n["bolt_fail"] + n["spout_fail"],
             rate_in=n["take"] / duration, rate_out=emitted / duration,
-            sigma=(n["bolt_emit"] / n["take"]) if kind == "bolt" and n["take"] else None)
+            # σ over the batches the bolt finished: a batch its killed task lost emitted nothing
+            sigma=(n["bolt_emit"] / (n["take"] - n["lost_batch"])) if kind == "bolt" and n["take"] > n["lost_batch"]
+            else None,
+            failures=n["bolt_down"], lost=n["bolt_lost"], trees_failed=n["spout_fail"], replays=n["replays"])
+
+    if any(n["bolt_down"] for n in totals.values()):
+        for comp, _task, down_t, up_t in query(DOWN):
+            if comp in components:
+                c = components[comp]
+                until = float(up_t) if up_t is not None else end
+                c.down.append((float(down_t), until))
+                c.down_s += max(0.0, until - float(down_t))
+        for c in components.values():
+            c.down.sort()
+    losses: list[LossRow] = []
+    if any(n["bolt_lost"] for n in totals.values()):
+        losses = sorted((LossRow(bolt=b, spout=s, lost=int(n), trees=int(k), replayed=int(r))
+                        for b, s, n, k, r in query(LOSSES)), key=lambda row: (row.bolt, row.spout))
 
     if any(n["take"] for n in totals.values()):
         for comp, mean, lo, hi, sd in query(ALPHA):
@@ -164,4 +212,4 @@ def analyze_sql(run: Run, dialect: Dialect, events: str, queues: str, bin_s: flo
             bins[comp].append((start + (int(slot) + 0.5) * bin_s, float(level)))
     finish_queues(components, bins, growth_floor, bin_s)
     return Analysis(source=source, start=start, end=end, events=n_events, queue_samples=int(q_n),
-                    bin_s=bin_s, growth_floor=growth_floor, components=components)
+                    bin_s=bin_s, growth_floor=growth_floor, components=components, losses=losses)

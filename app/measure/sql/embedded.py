@@ -199,14 +199,13 @@ class Embedded:
         as they are (numbers for t, task and queue, strings, a list of strings for anchors); else None."""
         try:
             import pyarrow as pa
-            import pyarrow.dataset as ds
             import pyarrow.types as pt
 
-            from app.measure.eventlog import parquet_failures
+            from app.measure.eventlog import parquet_failures, parquet_schema
 
             if not path.is_dir() and not path.is_file():
                 return None
-            schema = ds.dataset(str(path), format="parquet").schema
+            schema = parquet_schema(path)
         except ModuleNotFoundError:
             return None
         except parquet_failures():

@@ -7,11 +7,17 @@ log order (ties in time are broken by it):
 
 * attempts: per (spout, task, msg) the k-th `spout_emit` (in time, then log order) pairs
   with the k-th `spout_ack`/`spout_fail`;
-* per (component, tuple): its last take, last ack/fail, whether it failed, its last tree
-  event; per tuple: its emitter (the component of its first emit) and those facts over all
-  components;
+* per tuple (one group-by over its tree events): whether it failed, its last tree event,
+  its last take and ack/fail, and the components that emitted it and that took or finished
+  it (first and last in name order); its emitter is the component of its first emit. The
+  per-component facts (P2) and who took it (P3) come from these when one component did it
+  all, and from the events only for the few tuples several components emitted, took or
+  finished;
 * trees: (tuple, root) pairs, from the attempts' root tuples through the anchors, one
   query per level until a level adds nothing (anchors in a cycle end too);
+* each property from its few candidates: P2 from the suspect takes, P3 from the (tuple,
+  subscriber) pairs never taken, P4 from the late tuples, max spout pending from the time
+  buckets that can reach the cap;
 * the violation rows of each property in one table, counted per property, the first
   `limit` listed in a total order (time first, missing times last).
 
@@ -48,7 +54,7 @@ class Engine(Protocol):
 
 
 # The first pass: events, the log's end, and the rows a reader would refuse (see app.measure.sql.analysis).
-SPAN = "SELECT count(*), max(t), sum(CASE WHEN {bad} THEN 1 ELSE 0 END) AS _bad_n FROM {events}"
+SPAN = "SELECT count(*), max(t), min(t), sum(CASE WHEN {bad} THEN 1 ELSE 0 END) AS _bad_n FROM {events}"
 
 ATTEMPTS = """
 WITH e AS (
@@ -64,25 +70,63 @@ SELECT e.comp, e.task, e.msg, e.t, e.seq, e.tuple, c.t AS close_t, c.seq AS clos
 FROM e LEFT JOIN c ON e.comp = c.comp AND e.task = c.task AND e.msg = c.msg AND e.k = c.k
 """
 
-FACTS = """
-SELECT comp, tuple,
-       max(CASE WHEN ev = 'take' THEN t END) AS take_last,
-       max(CASE WHEN ev IN ('bolt_ack', 'bolt_fail') THEN t END) AS done_t,
+# Per tuple, one pass over its tree events: whether it failed, its last tree event, and the components that
+# emitted it, took it, and took or finished it (each as the first and last in name order: when these are
+# equal, one component did it all, and the per-component facts are the per-tuple ones).
+TUPLES = """
+SELECT tuple,
        max(CASE WHEN ev = 'bolt_fail' THEN 1 ELSE 0 END) AS failed,
-       max(CASE WHEN ev <> 'spout_emit' THEN t END) AS tree_last
-FROM {events} WHERE ev IN ('spout_emit', 'bolt_emit', 'take', 'bolt_ack', 'bolt_fail')
-GROUP BY comp, tuple
+       max(CASE WHEN ev <> 'spout_emit' THEN t END) AS tree_last,
+       min(CASE WHEN ev IN ('spout_emit', 'bolt_emit') THEN comp END) AS e_lo,
+       max(CASE WHEN ev IN ('spout_emit', 'bolt_emit') THEN comp END) AS e_hi,
+       min(CASE WHEN ev IN ('take', 'bolt_ack', 'bolt_fail', 'bolt_lost') THEN comp END) AS w_lo,
+       max(CASE WHEN ev IN ('take', 'bolt_ack', 'bolt_fail', 'bolt_lost') THEN comp END) AS w_hi,
+       max(CASE WHEN ev = 'take' THEN t END) AS take_last,
+       max(CASE WHEN ev IN ('bolt_ack', 'bolt_fail', 'bolt_lost') THEN t END) AS done_t
+FROM {events} WHERE ev IN ('spout_emit', 'bolt_emit', 'take', 'bolt_ack', 'bolt_fail', 'bolt_lost')
+GROUP BY tuple
 """
 
-PER_TUPLE = """
-WITH firsts AS (
-  SELECT tuple, comp, row_number() OVER (PARTITION BY tuple ORDER BY t, seq) AS rn
-  FROM {events} WHERE ev IN ('spout_emit', 'bolt_emit')
-), facts AS (
-  SELECT tuple, max(failed) AS failed, max(tree_last) AS tree_last FROM {facts} GROUP BY tuple
-)
-SELECT f.tuple, e.comp AS emitter, f.failed, f.tree_last
-FROM facts f LEFT JOIN (SELECT tuple, comp FROM firsts WHERE rn = 1) e ON f.tuple = e.tuple
+# The emitter of a tuple emitted by several components: the component of its first emit (time, then log order).
+FIRST_EMITTERS = """
+SELECT tuple, comp AS emitter FROM (
+  SELECT e.tuple, e.comp, row_number() OVER (PARTITION BY e.tuple ORDER BY e.t, e.seq) AS rn
+  FROM {events} e JOIN (SELECT tuple FROM {tuples} WHERE e_lo <> e_hi) s ON e.tuple = s.tuple
+  WHERE e.ev IN ('spout_emit', 'bolt_emit')
+) f WHERE rn = 1
+"""
+
+# Every tuple with an emitter; `taker`: the one component that took it (NULL: none); `several`: 1 when several
+# components took or finished it (who took it is then in took_several).
+EMITTED = """
+SELECT tuple, emitter, CASE WHEN w_lo = w_hi AND take_last IS NOT NULL THEN w_lo END AS taker,
+       CASE WHEN w_lo <> w_hi THEN 1 ELSE 0 END AS several
+FROM (SELECT tuple, e_lo AS emitter, w_lo, w_hi, take_last FROM {tuples} WHERE e_lo = e_hi
+      UNION ALL
+      SELECT p.tuple, f.emitter, p.w_lo, p.w_hi, p.take_last
+      FROM {tuples} p JOIN {first_emitters} f ON p.tuple = f.tuple
+     ) p
+"""
+
+# Who took a tuple that several components took or finished.
+TOOK_SEVERAL = """
+SELECT DISTINCT e.tuple, e.comp AS sub
+FROM {events} e JOIN (SELECT tuple FROM {tuples} WHERE w_lo <> w_hi) s ON e.tuple = s.tuple
+WHERE e.ev = 'take'
+"""
+
+# P2's suspects: (component, tuple) whose last take has no later ack/fail by that component; per tuple where
+# one component took and finished it, else per component over the events of those tuples.
+SUSPECTS = """
+SELECT w_lo AS comp, tuple, done_t FROM {tuples}
+WHERE w_lo = w_hi AND take_last IS NOT NULL AND (done_t IS NULL OR take_last > done_t)
+UNION ALL
+SELECT comp, tuple, done_t FROM (
+  SELECT e.comp, e.tuple, max(CASE WHEN e.ev = 'take' THEN e.t END) AS take_last,
+         max(CASE WHEN e.ev IN ('bolt_ack', 'bolt_fail', 'bolt_lost') THEN e.t END) AS done_t
+  FROM {events} e JOIN (SELECT tuple FROM {tuples} WHERE w_lo <> w_hi) s ON e.tuple = s.tuple
+  WHERE e.ev IN ('take', 'bolt_ack', 'bolt_fail', 'bolt_lost') GROUP BY e.comp, e.tuple
+) g WHERE take_last IS NOT NULL AND (done_t IS NULL OR take_last > done_t)
 """
 
 EDGES = """
@@ -98,10 +142,45 @@ SELECT DISTINCT e.child AS tuple, f.root FROM {edges} e JOIN {frontier} f ON e.p
 WHERE NOT EXISTS (SELECT 1 FROM {tree} s WHERE s.tuple = e.child AND s.root = f.root)
 """
 
-JOINED = """
-SELECT tr.tuple, tr.root, a.close_t, a.close_ev, a.msg AS root_msg, p.emitter, p.failed, p.tree_last
-FROM {tree} tr JOIN {attempts} a ON tr.root = a.tuple LEFT JOIN {per_tuple} p ON tr.tuple = p.tuple
+# max spout pending: the attempts of a spout task pending when it emits, a running sum over its emits (+1) and
+# closes (-1) in time, then log order. Summed first per time bucket (`width` seconds from `start`): a bucket
+# whose emits cannot reach the cap (pending before it, plus its emits but one, below `cap`) is skipped, and
+# the running sum is taken only inside the others (a bucket's steps all come after an earlier bucket's).
+PENDING_BUCKETS = 4096
+PENDING_OVER = """
+WITH steps AS (
+  SELECT comp, task, t, seq, 1 AS step, CAST(floor((t - {start}) / {width}) AS {long}) AS b FROM {attempts}
+  UNION ALL
+  SELECT comp, task, close_t AS t, close_seq AS seq, -1 AS step,
+         CAST(floor((close_t - {start}) / {width}) AS {long}) AS b
+  FROM {attempts} WHERE close_t IS NOT NULL
+), buckets AS (
+  SELECT comp, task, b, sum(step) AS net, sum(CASE WHEN step = 1 THEN 1 ELSE 0 END) AS emits
+  FROM steps GROUP BY comp, task, b
+), hot AS (
+  SELECT comp, task, b, before FROM (
+    SELECT comp, task, b, emits,
+           coalesce(sum(net) OVER (PARTITION BY comp, task ORDER BY b
+                                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM buckets
+  ) c WHERE emits > 0 AND before + emits - 1 >= {cap}
+), pending AS (
+  SELECT s.comp, s.task, s.seq, s.step,
+         h.before + coalesce(sum(s.step) OVER (PARTITION BY s.comp, s.task, s.b ORDER BY s.t, s.seq
+                                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS pending
+  FROM steps s JOIN hot h ON s.comp = h.comp AND s.task = h.task AND s.b = h.b
+)
+SELECT {row}
+FROM pending p JOIN {attempts} a ON p.comp = a.comp AND p.task = a.task AND p.seq = a.seq
+WHERE p.step = 1 AND p.pending >= {cap}
 """
+
+
+def _bucket_width(start: float, end: float) -> float:
+    """The time buckets of PENDING_OVER: about PENDING_BUCKETS over the log (1 s for a log of one instant)."""
+    width = (end - start) / PENDING_BUCKETS
+    return width if width > 0 and width < float("inf") else 1.0
+
 
 COLUMNS = ("t", "prop", "comp", "task", "tuple", "msg", "other", "kind", "x")
 TYPES = ("DOUBLE", "STRING", "STRING", "BIGINT", "STRING", "STRING", "STRING", "STRING", "DOUBLE")
@@ -133,28 +212,29 @@ def check_reliability_sql(engine: Engine, events: str, config: ReliabilityConfig
 
     two_t = number(2 * config.message_timeout_s)
     try:
-        n_events, log_end, _ = engine.run(sql(SPAN, bad=render(BAD_EVENT, dialect)))[0]
+        n_events, log_end, log_start, _ = engine.run(sql(SPAN, bad=render(BAD_EVENT, dialect)))[0]
         n_events = int(n_events)
         log_end = float(log_end) if log_end is not None else 0.0
+        log_start = float(log_start) if log_start is not None else 0.0
         end = number(log_end)
         keep("attempts", ATTEMPTS)
-        keep("facts", FACTS)
-        keep("per_tuple", PER_TUPLE)
+        keep("tuples", TUPLES)
+        keep("suspects", SUSPECTS)
+        suspects = int(engine.run(sql("SELECT count(*) FROM {suspects}"))[0][0])
 
-        # trees: one level at a time until nothing new
-        keep("edges", EDGES)
-        keep("tree", TREE_START)
-        level = 0
-        frontier = names["tree"]
-        while True:
-            level += 1
-            deeper = keep(f"level{level}", TREE_LEVEL, frontier=frontier)
-            if not int(engine.run(f"SELECT count(*) FROM {deeper}")[0][0]):
-                break
-            keep(f"tree{level}", "SELECT tuple, root FROM {tree} UNION ALL SELECT tuple, root FROM " + deeper)
-            names["tree"] = names[f"tree{level}"]
-            frontier = deeper
-        keep("joined", JOINED)
+        if config.ackers > 0 or suspects:  # trees: one level at a time until nothing new
+            keep("edges", EDGES)
+            keep("tree", TREE_START)
+            level = 0
+            frontier = names["tree"]
+            while True:
+                level += 1
+                deeper = keep(f"level{level}", TREE_LEVEL, frontier=frontier)
+                if not int(engine.run(f"SELECT count(*) FROM {deeper}")[0][0]):
+                    break
+                keep(f"tree{level}", "SELECT tuple, root FROM {tree} UNION ALL SELECT tuple, root FROM " + deeper)
+                names["tree"] = names[f"tree{level}"]
+                frontier = deeper
 
         parts: list[str] = []
         undecided: dict[str, int] = {}
@@ -166,65 +246,77 @@ def check_reliability_sql(engine: Engine, events: str, config: ReliabilityConfig
             undecided[P1] = int(engine.run(sql(f"SELECT count(*) FROM {{attempts}} WHERE close_t IS NULL "
                                                f"AND {end} - t <= {two_t}"))[0][0])
         if config.max_spout_pending is not None:
-            cap = config.max_spout_pending
-            keep("steps", """
-SELECT comp, task, t, seq, tuple, msg, step,
-       coalesce(sum(step) OVER (PARTITION BY comp, task ORDER BY t, seq
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS pending
-FROM (SELECT comp, task, t, seq, tuple, msg, 1 AS step FROM {attempts}
-      UNION ALL
-      SELECT comp, task, close_t AS t, close_seq AS seq, tuple, msg, -1 AS step FROM {attempts}
-      WHERE close_t IS NOT NULL) s
-""")
-            parts.append(sql(f"SELECT {_row(t='t', prop=literal(PENDING, dialect), comp='comp', task='task', tuple='tuple', msg='msg', kind=literal(str(cap), dialect), x='pending')} "  # noqa: E501
-                             f"FROM {{steps}} WHERE step = 1 AND pending >= {int(cap)}"))
+            cap = int(config.max_spout_pending)
+            row = _row(t='a.t', prop=literal(PENDING, dialect), comp='a.comp', task='a.task', tuple='a.tuple',
+                       msg='a.msg', kind=literal(str(cap), dialect), x='p.pending')
+            parts.append(sql(PENDING_OVER.replace("{row}", row), cap=cap, start=number(log_start),
+                             width=number(_bucket_width(log_start, log_end))))
 
-        # P2: takes with no later ack/fail by the same component
-        keep("unfinished", f"""
-WITH suspects AS (
-  SELECT comp, tuple, done_t FROM {{facts}} WHERE take_last IS NOT NULL AND (done_t IS NULL OR take_last > done_t)
-), open_roots AS (
-  SELECT tuple, max(CASE WHEN close_t IS NULL THEN 1 ELSE 0 END) AS any_open FROM {{joined}} GROUP BY tuple
+        # P2: takes with no later ack/fail by the same component; undecided while the log ends less than 2x the
+        # timeout after the take and a root of the tuple is open (or the tuple is in no tree)
+        if suspects:
+            keep("unfinished", f"""
+WITH open_roots AS (
+  SELECT tr.tuple, max(CASE WHEN a.close_t IS NULL THEN 1 ELSE 0 END) AS any_open
+  FROM {{tree}} tr JOIN {{attempts}} a ON tr.root = a.tuple
+  WHERE tr.tuple IN (SELECT tuple FROM {{suspects}}) GROUP BY tr.tuple
 )
 SELECT e.t, e.comp, e.task, e.tuple,
        CASE WHEN {end} - e.t <= {two_t} AND coalesce(o.any_open = 1, TRUE) THEN 1 ELSE 0 END AS wait
-FROM {{events}} e JOIN suspects s ON e.comp = s.comp AND e.tuple = s.tuple
+FROM {{events}} e JOIN {{suspects}} s ON e.comp = s.comp AND e.tuple = s.tuple
 LEFT JOIN open_roots o ON e.tuple = o.tuple
 WHERE e.ev = 'take' AND (s.done_t IS NULL OR e.t > s.done_t)
 """)
-        parts.append(sql(f"SELECT {_row(t='t', prop=literal(P2, dialect), comp='comp', task='task', tuple='tuple')} "
-                         "FROM {unfinished} WHERE wait = 0"))
-        undecided[P2] = int(engine.run(sql("SELECT count(*) FROM {unfinished} WHERE wait = 1"))[0][0])
+            parts.append(sql(f"SELECT {_row(t='t', prop=literal(P2, dialect), comp='comp', task='task', tuple='tuple')} "  # noqa: E501
+                             "FROM {unfinished} WHERE wait = 0"))
+            undecided[P2] = int(engine.run(sql("SELECT count(*) FROM {unfinished} WHERE wait = 1"))[0][0])
 
         if config.ackers > 0:
-            if config.subscribers is None:
-                subs = ("SELECT DISTINCT p.emitter, f.comp AS sub FROM {facts} f JOIN {per_tuple} p "
-                        "ON f.tuple = p.tuple WHERE f.take_last IS NOT NULL AND p.emitter IS NOT NULL")
+            keep("first_emitters", FIRST_EMITTERS)
+            keep("took_several", TOOK_SEVERAL)
+            emitted = sql(EMITTED)
+            if config.subscribers is None:  # who took what each component emitted
+                subs = (f"SELECT DISTINCT emitter, taker AS sub FROM ({emitted}) p "
+                        "WHERE emitter IS NOT NULL AND taker IS NOT NULL "
+                        f"UNION SELECT DISTINCT p.emitter, k.sub FROM ({emitted}) p "
+                        "JOIN {took_several} k ON p.tuple = k.tuple WHERE p.emitter IS NOT NULL")
             else:
                 pairs = [(src, dst) for src, dsts in sorted(config.subscribers.items()) for dst in dsts]
                 subs = ("SELECT * FROM (VALUES " + ", ".join(
                     f"({literal(a, dialect)}, {literal(b, dialect)})" for a, b in pairs) + ") AS v(emitter, sub)"
                         if pairs else "SELECT CAST(NULL AS STRING) AS emitter, CAST(NULL AS STRING) AS sub WHERE 1 = 0")
-            # P3: every tuple of a clean acked tree is taken by each subscriber of its emitter
+            # P3: every tuple of a clean acked tree is taken by each subscriber of its emitter. The (tuple,
+            # subscriber) pairs never taken come first (no taker, or one: a filter; several: who took it), then
+            # the acked trees without a failed tuple that hold them.
+            keep("missing", f"""
+WITH subs AS ({subs}), p AS ({emitted})
+SELECT p.tuple, p.emitter, s.sub FROM p JOIN subs s ON p.emitter = s.emitter
+WHERE p.several = 0 AND (p.taker IS NULL OR s.sub <> p.taker)
+UNION ALL
+SELECT p.tuple, p.emitter, s.sub FROM p JOIN subs s ON p.emitter = s.emitter
+WHERE p.several = 1 AND NOT EXISTS (SELECT 1 FROM {{took_several}} k WHERE k.tuple = p.tuple AND k.sub = s.sub)
+""")
             parts.append(sql(f"""
-WITH acked AS (SELECT * FROM {{joined}} WHERE close_ev = 'spout_ack'),
-failed_roots AS (SELECT DISTINCT root FROM {{joined}} WHERE failed = 1),
-subs AS ({subs}),
-took AS (SELECT tuple, comp AS sub FROM {{facts}} WHERE take_last IS NOT NULL)
-SELECT {_row(t='a.close_t', prop=literal(P3, dialect), comp='a.emitter', tuple='a.tuple', msg='a.root_msg', other='s.sub')}
-FROM acked a JOIN subs s ON a.emitter = s.emitter
-WHERE a.emitter IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM failed_roots r WHERE r.root = a.root)
-  AND NOT EXISTS (SELECT 1 FROM took k WHERE k.tuple = a.tuple AND k.sub = s.sub)
+WITH failed_roots AS (
+  SELECT DISTINCT tr.root FROM {{tree}} tr JOIN {{tuples}} p ON tr.tuple = p.tuple WHERE p.failed = 1
+)
+SELECT {_row(t='a.close_t', prop=literal(P3, dialect), comp='m.emitter', tuple='m.tuple', msg='a.msg', other='m.sub')}
+FROM {{missing}} m JOIN {{tree}} tr ON m.tuple = tr.tuple JOIN {{attempts}} a ON tr.root = a.tuple
+WHERE a.close_ev = 'spout_ack' AND NOT EXISTS (SELECT 1 FROM failed_roots r WHERE r.root = tr.root)
 """))  # noqa: E501
-            # P4: events of an acked tree after its root's spout_ack
+            # P4: events of an acked tree after its root's spout_ack (the few late tuples first)
+            keep("late", """
+SELECT tr.tuple, a.close_t, a.msg AS root_msg
+FROM {tree} tr JOIN {attempts} a ON tr.root = a.tuple JOIN {tuples} p ON tr.tuple = p.tuple
+WHERE a.close_ev = 'spout_ack' AND p.tree_last > a.close_t
+""")
             parts.append(sql(f"""
-WITH late AS (SELECT tuple, close_t, root_msg FROM {{joined}} WHERE close_ev = 'spout_ack' AND tree_last > close_t)
 SELECT {_row(t='e.t', prop=literal(P4, dialect), comp='e.comp', task='e.task', tuple='e.tuple', msg='l.root_msg', kind='e.ev', x='l.close_t')}
-FROM {{events}} e JOIN late l ON e.tuple = l.tuple
+FROM {{events}} e JOIN {{late}} l ON e.tuple = l.tuple
 WHERE e.ev IN ('take', 'bolt_emit', 'bolt_ack', 'bolt_fail') AND e.t > l.close_t
 """))  # noqa: E501
 
+        parts = parts or [f"SELECT {_row()} WHERE 1 = 0"]  # nothing to check
         keep("violations", " UNION ALL ".join(f"SELECT * FROM ({p}) AS part{i}" for i, p in enumerate(parts)),
              rendered=True)
         counts = {str(p): int(n) for p, n in engine.run(sql("SELECT prop, count(*) FROM {violations} GROUP BY prop"))}

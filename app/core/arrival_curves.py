@@ -1,0 +1,286 @@
+"""Arrival curves: how many tuples a component can emit in any window, under failures and replays.
+
+The rate check without failures only needs long-run rates (docs/boundedness.md). With failures
+(docs/model.md section 7) a bolt's losses depend on its queue at the failure, so bounds on
+bursts are needed too. Every flow here is an *arrival curve*: in every closed window of length
+w ≥ 0, at most min_k (ρ_k·w + b_k) tuples, a minimum of affine pieces (ρ_k, b_k), exact
+fractions. `FailureBounds` derives, in one pass over an acyclic topology, the curve of every
+spout and bolt stream, each bolt's queue bound, and what one failure of a bolt loses; the
+replays those losses add to the spouts feed back into the spouts' curves, so the pass is
+iterated until the replays it assumes are at least those it derives (a post-fixpoint, which
+makes every bound hold in every run by induction over positions). docs/boundedness.md,
+"Failures", proves each step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import networkx as nx
+
+from app.core.emission import carry_graph, carry_limit
+from app.core.failures import FailureModel
+
+ROUNDS = 200  # iterations of the replay fixpoint before giving up (then nothing it feeds is proven)
+MAX_PIECES = 6  # pieces kept per curve (dropping a piece of a minimum only loosens it: always sound)
+_GRID = 2**32  # candidates of the fixpoint are rounded up to this grid to keep the fractions small
+
+
+@dataclass(frozen=True)
+class Curve:
+    """At most min_k (rate_k·w + burst_k) tuples in any window of length w; no pieces: no bound."""
+
+    pieces: tuple[tuple[Fraction, Fraction], ...]
+
+    @staticmethod
+    def affine(rate: Fraction | int, burst: Fraction | int) -> Curve:
+        return Curve(((Fraction(rate), Fraction(burst)),))
+
+    @property
+    def bounded(self) -> bool:
+        return bool(self.pieces)
+
+    @property
+    def rate(self) -> Fraction | None:
+        """The long-run rate: the smallest slope (None: unbounded)."""
+        return min(r for r, _ in self.pieces) if self.pieces else None
+
+    def at(self, w: Fraction) -> Fraction | None:
+        return min(r * w + b for r, b in self.pieces) if self.pieces else None
+
+    def plus(self, other: Curve) -> Curve:
+        if not self.pieces or not other.pieces:
+            return UNBOUNDED_CURVE
+        return _pruned((r1 + r2, b1 + b2) for r1, b1 in self.pieces for r2, b2 in other.pieces)
+
+    def scaled(self, k: Fraction, rate: Fraction = Fraction(0), burst: Fraction = Fraction(0)) -> Curve:
+        """k·curve + rate·w + burst."""
+        if not self.pieces:
+            return UNBOUNDED_CURVE
+        return _pruned((k * r + rate, k * b + burst) for r, b in self.pieces)
+
+    def shifted(self, d: Fraction, burst: Fraction = Fraction(0)) -> Curve:
+        """The curve of windows d longer, plus a constant: w -> curve(w + d) + burst."""
+        return _pruned((r, b + r * d + burst) for r, b in self.pieces) if self.pieces else UNBOUNDED_CURVE
+
+    def meet(self, other: Curve) -> Curve:
+        """The minimum of two valid curves (both bound the same flow)."""
+        if not self.pieces:
+            return other
+        if not other.pieces:
+            return self
+        return _pruned([*self.pieces, *other.pieces])
+
+    def excess(self, rate: Fraction) -> Fraction | None:
+        """sup over w ≥ 0 of curve(w) − rate·w (None: infinite, the curve outgrows the rate).
+
+        Walks the lower envelope from w = 0 (the piece of the smallest burst) along its breakpoints
+        while its slope is above `rate`: the curve is concave, so the first piece with a slope at most
+        `rate` starts where the difference is largest."""
+        if not self.pieces or min(r for r, _ in self.pieces) > rate:
+            return None
+        r, b = min(self.pieces, key=lambda p: (p[1], p[0]))
+        w = Fraction(0)
+        while r > rate:
+            # the next envelope piece: the flatter one whose line crosses the current one first
+            r, b, w = min(((r2, b2, (b2 - b) / (r - r2)) for r2, b2 in self.pieces if r2 < r),
+                          key=lambda p: (p[2], p[0]))
+        return r * w + b - rate * w
+
+
+UNBOUNDED_CURVE = Curve(())
+ZERO = Curve.affine(0, 0)
+
+
+def _pruned(pieces) -> Curve:  # type: ignore[no-untyped-def]
+    """Drop dominated pieces (rate and burst both no smaller than another's); keep at most MAX_PIECES."""
+    items = sorted(set(pieces))
+    kept: list[tuple[Fraction, Fraction]] = []
+    for r, b in items:  # by rate, then burst: a piece is dominated when an earlier one has burst <= b
+        if not any(b0 <= b for _, b0 in kept):
+            kept.append((r, b))
+    if len(kept) > MAX_PIECES:  # keep the smallest rate (the long run) and the smallest bursts
+        kept = [kept[0], *sorted(kept[1:], key=lambda p: p[1])[:MAX_PIECES - 1]]
+    return Curve(tuple(kept))
+
+
+def stream_excess(sigma: Fraction, hi: Fraction, take_max: int, rule: str) -> Fraction:
+    """H: over any stretch of a run without a reset, emitted ≤ σ_hi·processed + H on a stream of ratio σ.
+
+    "exact": Σ E = σ(Σ P + c_start − c_end) with σ·c < 1, so H = 1. "dvert": H = the largest excess
+    of a path of the carry automaton, max_c h(c) with h(c) = max(0, max over moves (E − σ_hi·P + h(c'))),
+    finite because no cycle has a ratio above σ_hi; batches above den(σ) have a smaller twin with
+    as large an excess (docs/boundedness.md, "Failures"). When σ_hi is the coarse 2σ (automaton too
+    large), Σ E < σ·c_start + 2σ·Σ P, so H = σ·(⌈1/σ⌉ + 1)."""
+    if sigma == 0:
+        return Fraction(0)
+    if rule == "exact" or sigma.denominator == 1:
+        return Fraction(1)
+    if hi == 2 * sigma:
+        return sigma * carry_limit(sigma, "dvert")
+    edges = carry_graph(sigma, min(take_max, sigma.denominator), "dvert")
+    h = {c: Fraction(0) for c in edges}
+    for _ in range(len(edges) + 1):
+        new = {c: max([Fraction(0), *(out - hi * batch + h[nxt] for batch, out, nxt in moves)])
+               for c, moves in edges.items()}
+        if new == h:
+            return max(h.values())
+        h = new
+    return sigma * carry_limit(sigma, "dvert")  # (not reached: longest paths settle within |states| rounds)
+
+
+@dataclass(frozen=True)
+class StreamBound:
+    """One output stream: emitted ≤ hi·(what it processes or receives) + H, plus H per reset (dvert)."""
+
+    hi: Fraction
+    excess: Fraction
+    reset_cost: Fraction  # added by each failure of the bolt (the carry restarts from 0); 0 under "exact"
+
+
+@dataclass
+class Bounds:
+    """One pass: every curve and bound, given the replays each spout may receive."""
+
+    stream: dict[str, dict[str, Curve]] = field(default_factory=dict)  # component -> stream -> curve
+    inflow: dict[str, Curve] = field(default_factory=dict)  # bolt -> what it receives
+    queue: dict[str, Fraction | None] = field(default_factory=dict)  # bolt -> queue bound (None: none)
+    lost: dict[str, Fraction | None] = field(default_factory=dict)  # failing bolt -> tuples one failure loses
+    backlog: dict[str, Fraction | None] = field(default_factory=dict)  # spout -> replay backlog bound
+    replays: dict[str, Curve] = field(default_factory=dict)  # spout -> replays added (the assumption)
+
+
+@dataclass(frozen=True)
+class Component:
+    """What the pass needs of one component (exact figures from the rate check)."""
+
+    ident: str
+    kind: str
+    inputs: tuple[tuple[str, str], ...]
+    streams: dict[str, StreamBound]
+    take: int  # C_TAKE of a bolt, C_EMIT of a spout
+    rate_max: Fraction  # spout: 1/(a(1−τ)); bolt: C/(α(1−τ))
+    rate_min: Fraction  # spout: 1/(a(1+τ)); bolt: C/(α(1+τ) + max_idle)
+    busy: Fraction  # spout: the longest gap C_EMIT·a(1+τ); bolt: the longest phase α(1+τ)
+
+
+class FailureBounds:
+    """The bounds of docs/boundedness.md, "Failures", for an acyclic topology."""
+
+    def __init__(self, components: list[Component], graph: nx.DiGraph, model: FailureModel, init_queue: int,
+                 names: dict[str, str] | None = None):
+        self.names = names or {}
+        self.order = [c for c in nx.topological_sort(graph)]
+        self.comp = {c.ident: c for c in components}
+        self.model = model
+        self.q0 = Fraction(init_queue)
+        self.period = {j: ttf + model.min_reboot for j, ttf in model.min_ttf.items()}
+        self.fed: dict[str, list[str]] = {c.ident: [] for c in components if c.kind == "spout"}
+        for j in model.min_ttf:
+            for s in model.impact.get(j, {}):
+                self.fed[s].append(j)
+        self.rounds = 0
+        self.reason = ""
+
+    def solve(self) -> Bounds | None:
+        """The pass at a post-fixpoint of the replays (None: none found; `reason` says why)."""
+        replays = {s: ZERO for s in self.fed}
+        if self.model.replay == "none":
+            return self.run(replays)
+        for self.rounds in range(1, ROUNDS + 1):
+            derived = self.derive(replays)
+            inflated = {s: _round_up(c.scaled(1 + Fraction(1, 256), Fraction(1, 256), Fraction(1, 256)))
+                        for s, c in derived.items()}
+            for candidate in (derived, inflated):  # a post-fixpoint above the iterates (they rise towards it)
+                if _below(self.derive(candidate), candidate):
+                    return self.run(candidate)
+            if _below(derived, replays):  # (no assumption is ever needed above "no bound": it is one)
+                return self.run(replays)
+            replays = {s: _round_up(c) for s, c in derived.items()}
+        self.reason = f"the replays found no fixpoint in {ROUNDS} rounds (their feedback does not settle)"
+        return None
+
+    def derive(self, replays: dict[str, Curve]) -> dict[str, Curve]:
+        """The replays the losses of a pass under `replays` add to each spout (no pieces: no bound, when
+        a failing bolt whose trees reach the spout has no queue bound; a paced spout still emits at most
+        twice its fresh tuples)."""
+        run = self.run(replays)
+        derived: dict[str, Curve] = {}
+        for s, failing in self.fed.items():
+            rate, burst = Fraction(0), Fraction(0)
+            unbounded = [j for j in failing if run.lost[j] is None]
+            if unbounded:
+                j = unbounded[0]
+                self.reason = (f"the queue of {self.names.get(j, j)} is not bounded, so neither is what one of "
+                               "its failures loses")
+                derived[s] = UNBOUNDED_CURVE
+                continue
+            for j in failing:
+                lost = run.lost[j]
+                assert lost is not None
+                rate += lost / self.period[j]
+                burst += lost * (1 + self.model.max_reboot / self.period[j])
+            derived[s] = Curve.affine(rate, burst)
+        return derived
+
+    def run(self, replays: dict[str, Curve]) -> Bounds:
+        """Every curve and bound of one pass, assuming each spout's added replays obey `replays`."""
+        out = Bounds(replays=replays)
+        mode = self.model.replay
+        for ident in self.order:
+            c = self.comp[ident]
+            if c.kind == "spout":
+                total, out.backlog[ident] = self._spout(c, replays[ident], mode)
+                out.stream[ident] = {name: total.scaled(sb.hi, burst=sb.excess) if name != "default" else total
+                                     for name, sb in c.streams.items()}
+                continue
+            inflow = ZERO
+            for src, stream in c.inputs:
+                inflow = inflow.plus(out.stream[src].get(stream, ZERO))
+            out.inflow[ident] = inflow
+            excess = inflow.excess(c.rate_min)
+            queue = None if excess is None else self.q0 + excess + c.take
+            out.queue[ident] = queue
+            if ident in self.model.min_ttf:
+                reach = inflow.at(self.model.max_reboot)
+                out.lost[ident] = None if queue is None or reach is None else queue + c.take + reach
+            processed = Curve.affine(c.rate_max, c.take)  # one batch per phase of at least α(1−τ)
+            if queue is not None:
+                processed = processed.meet(inflow.shifted(c.busy, queue))
+            fails = ident in self.model.min_ttf
+            out.stream[ident] = {}
+            for name, sb in c.streams.items():
+                per = sb.reset_cost if fails else Fraction(0)
+                rate = per / self.period[ident] if fails else Fraction(0)
+                out.stream[ident][name] = processed.scaled(sb.hi, rate, sb.excess + per)
+        return out
+
+    def _spout(self, c: Component, added: Curve, mode: str) -> tuple[Curve, Fraction | None]:
+        """A spout's emissions (fresh and replayed) and the bound of its replay backlog."""
+        fresh = Curve.affine(c.rate_max, c.take)
+        if mode == "none" or added == ZERO:
+            return fresh, Fraction(0)
+        if mode == "paced":  # a replay per fresh tuple at most; the backlog drains below the slowest rate
+            total = fresh.scaled(Fraction(2))
+            drain = added.excess(c.rate_min)
+            if drain is None:
+                return total, None
+            # replayed in a window <= added since the backlog last emptied - the fresh tuples since then + C_EMIT
+            (rate, burst), = added.pieces
+            return total.meet(fresh.plus(Curve.affine(rate, burst + c.take))), c.take + drain
+        if not added.bounded:  # at-once: the whole backlog, added since the previous emission, goes out
+            return UNBOUNDED_CURVE, None
+        return fresh.plus(added.shifted(c.busy)), added.at(c.busy)
+
+
+def _below(a: dict[str, Curve], b: dict[str, Curve]) -> bool:
+    """Every single-piece curve of a at most the one of b (both rate and burst; no pieces: no bound)."""
+    return all(not b[s].bounded or (a[s].bounded and a[s].pieces[0][0] <= b[s].pieces[0][0]
+                                    and a[s].pieces[0][1] <= b[s].pieces[0][1]) for s in a)
+
+
+def _round_up(c: Curve) -> Curve:
+    return Curve(tuple((Fraction(math.ceil(r * _GRID), _GRID), Fraction(math.ceil(b * _GRID), _GRID))
+                       for r, b in c.pieces))

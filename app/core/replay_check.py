@@ -1,0 +1,231 @@
+"""The rate check under failures: is every bolt still bounded when bolts fail and spouts replay?
+
+docs/model.md section 7 defines the failures; docs/boundedness.md, "Failures", proves the
+bounds. Per bolt the verdict is:
+
+* `bounded` when, with the replays of every failure cycle allowed by `min_ttf` and the reboot
+  bounds (one replay per lost tuple, the upper end of section 7.3), its inflow rate
+  (app/core/arrival_curves.py) is below its smallest capacity, the replays' fixpoint exists,
+  and it is bounded without failures too (a run without failures is a run);
+* `grows` when it grows without failures, or when the *nominal* replays (each failing bolt
+  failing every min_ttf + max_reboot s and losing what arrives at its nominal inflow during
+  max_reboot) push its nominal inflow above its nominal capacity (an estimate like the
+  failure-free `grows`, not a proof; a bolt that itself fails is emptied by its failures
+  and is never said to grow from replays);
+* `may-grow` otherwise, with the reason.
+
+Only acyclic topologies get bounds with failures: in a cyclic one every bolt that a failure
+or a replay can reach is `may-grow` (not proven), the others keep the failure-free verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+import networkx as nx
+
+from app.core.arrival_curves import Bounds, Component, FailureBounds, StreamBound, stream_excess
+from app.core.emission import sigma_bounds
+from app.core.failures import UNBOUNDED, FailureModel
+
+if TYPE_CHECKING:
+    from app.core.rates import Status, _Exact
+    from app.core.topology import Topology
+
+Flows = Callable[["Topology"], dict[str, Fraction]]  # a topology -> its nominal inflows (rates._Exact)
+NOMINAL_ROUNDS = 40  # rounds of the nominal replay estimate (from below: every round is a lower bound)
+
+
+@dataclass(frozen=True)
+class BoltFailures:
+    """One bolt's figures under failures (exact; None: no bound)."""
+
+    status: Status
+    inflow: Fraction | None  # largest inflow rate with replays (tuples/s)
+    added: Fraction | None  # of which replays and carry restarts: inflow − the failure-free largest inflow
+    queue: Fraction | None  # bound of its queue
+    lost: Fraction | None  # tuples one of its failures loses at most (failing bolts only)
+    note: str
+
+
+@dataclass(frozen=True)
+class SpoutFailures:
+    replay_rate: Fraction | None  # replays added per second at most (long run)
+    backlog: Fraction | None  # bound of the replay backlog (None: it may grow)
+
+
+@dataclass(frozen=True)
+class FailureCheck:
+    bolts: dict[str, BoltFailures]  # by bolt id
+    spouts: dict[str, SpoutFailures]  # by spout id
+    rounds: int
+    bounds: Bounds | None  # every arrival curve (None: cyclic, or no fixpoint)
+
+
+def exact(value: float | int | Fraction) -> Fraction:
+    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+
+
+def _fmt(x: Fraction | float) -> str:
+    return f"{float(x):.3g}"
+
+
+def _components(topo: Topology, e: _Exact, model: FailureModel) -> list[Component]:
+    tau = exact(topo.settings.tolerance)
+    rule = topo.settings.emission
+    result = []
+    for s in topo.spouts:
+        streams = {}
+        for name, r in s.output_streams().items():
+            if r is None:
+                continue
+            ratio = exact(r)
+            # with replays an emission may exceed the burst: the ratio bound of any batch size
+            size = s.burst if model.replay == "none" else max(s.burst, ratio.denominator)
+            hi = sigma_bounds(ratio, size, rule)[1]
+            streams[name] = StreamBound(hi, stream_excess(ratio, hi, size, rule), Fraction(0))
+        period = 1 / exact(s.rate)
+        result.append(Component(s.id, "spout", (), streams, s.burst, e.spout_max[s.id], e.spout_min[s.id],
+                                s.burst * period * (1 + tau)))
+    for b in topo.bolts:
+        streams = {}
+        for name, (sigma, _, hi) in e.streams[b.id].items():
+            h = stream_excess(sigma, hi, b.parallelism, rule)
+            reset = h if rule == "dvert" and sigma.denominator != 1 else Fraction(0)
+            streams[name] = StreamBound(hi, h, reset)
+        result.append(Component(b.id, "bolt", tuple(e.inputs[b.id]), streams, b.parallelism, e.cap_max[b.id],
+                                e.cap_min[b.id], exact(b.alpha) * (1 + tau)))
+    return result
+
+
+def failure_check(topo: Topology, e: _Exact, model: FailureModel, status: dict[str, Status],
+                  flows: Flows) -> FailureCheck:
+    """The verdict of every bolt under failures; `status` is the failure-free one (by bolt id), `flows`
+    gives the nominal inflows of a topology (the rate check's, passed in: rates imports this module)."""
+    names = {c.id: c.name for c in topo.components}
+    replaying = set() if model.replay == "none" else {s for j in model.min_ttf for s in model.impact.get(j, {})}
+    touched = set(model.min_ttf) | replaying
+    affected: set[str] = set()
+    for n in touched:
+        affected |= nx.descendants(e.graph, n) | {n}
+    bounds: Bounds | None = None
+    reason = ""
+    rounds = 0
+    if e.cyclic:
+        reason = "the topology has a cycle, and the rate check bounds replays only on acyclic topologies"
+    else:
+        solver = FailureBounds(_components(topo, e, model), e.graph, model, topo.settings.init_queues, names)
+        bounds = solver.solve()
+        reason, rounds = solver.reason, solver.rounds
+    nominal = _nominal(topo, e, model, flows)
+    culprits = _culprits(topo, e, model)
+    bolts: dict[str, BoltFailures] = {}
+    for b in topo.bolts:
+        j = b.id
+        if j not in affected:
+            bolts[j] = BoltFailures(status[j], e.in_max[j], Fraction(0), None, None,
+                                    f"no failure or replay reaches {b.name}")
+            continue
+        inflow = None if bounds is None else bounds.inflow[j].rate
+        queue = None if bounds is None else bounds.queue[j]
+        lost = None if bounds is None else bounds.lost.get(j)
+        added = None if inflow is None else max(Fraction(0), inflow - e.in_max[j])
+        spare = e.cap_min[j] - e.in_max[j]
+        who = culprits.get(j, [])
+        replay_txt = _replay_words(who, bounds, names)
+        if status[j] == "bounded" and inflow is not None and inflow < e.cap_min[j] and queue is not None:
+            verdict: Status = "bounded"
+            note = (f"with failures {b.name} receives at most {_fmt(inflow)} tuples/s and processes at least "
+                    f"{_fmt(e.cap_min[j])}: it has {_fmt(spare)} tuples/s spare{replay_txt}, so its queue stays "
+                    f"below {_fmt(queue)} tuples")
+        else:
+            grows_nominal = j not in model.min_ttf and nominal[0].get(j, Fraction(0)) > e.cap_nominal[j]
+            verdict = "grows" if status[j] == "grows" or grows_nominal else "may-grow"
+            if status[j] != "bounded":
+                note = f"{b.name} is not bounded even without failures"
+            elif bounds is None or inflow is None:
+                note = f"with failures {b.name} is not proven bounded: {reason or 'its replays have no bound'}"
+            else:
+                note = (f"with failures {b.name} may receive {_fmt(inflow)} tuples/s, more than the "
+                        f"{_fmt(e.cap_min[j])} it processes at least: it has {_fmt(spare)} tuples/s spare"
+                        f"{replay_txt}" + (f" ({reason})" if reason else ""))
+            if grows_nominal and status[j] != "grows":
+                note += (f"; at nominal timing, with every failing bolt failing as often as it may, the replays "
+                         f"bring it {_fmt(nominal[0][j])} tuples/s against a capacity of {_fmt(e.cap_nominal[j])}")
+        bolts[j] = BoltFailures(verdict, inflow, added, queue, lost, note)
+    spouts = {}
+    for s in topo.spouts:
+        if bounds is None or s.id not in bounds.replays:
+            spouts[s.id] = SpoutFailures(None if s.id in replaying else Fraction(0),
+                                         None if s.id in replaying else Fraction(0))
+        else:
+            spouts[s.id] = SpoutFailures(bounds.replays[s.id].rate, bounds.backlog[s.id])
+    return FailureCheck(bolts, spouts, rounds, bounds)
+
+
+def _culprits(topo: Topology, e: _Exact, model: FailureModel) -> dict[str, list[str]]:
+    """Per bolt, the failing bolts whose replays reach it (through a spout that replays their losses)."""
+    result: dict[str, list[str]] = {}
+    if model.replay == "none":
+        return result
+    for j in model.min_ttf:
+        for s in model.impact.get(j, {}):
+            for k in nx.descendants(e.graph, s):
+                if j not in result.setdefault(k, []):
+                    result[k].append(j)
+    return result
+
+
+def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str]) -> str:
+    if not who or bounds is None:
+        return ""
+    parts = []
+    for j in who:
+        lost = bounds.lost.get(j)
+        if lost is None:
+            continue
+        parts.append(f"{names[j]}'s failures lose at most {_fmt(lost)} tuples each")
+    rates = [f"{names[s]} replays up to {_fmt(c.rate)} tuples/s" if c.rate is not None
+             else f"{names[s]}'s replays have no bound, but paced it re-emits at most one per fresh tuple"
+             for s, c in bounds.replays.items() if c.rate != 0]
+    if not parts and not rates:
+        return ""
+    return "; " + ", ".join(parts) + (" and " if parts and rates else "") + ", ".join(rates)
+
+
+def _nominal(topo: Topology, e: _Exact, model: FailureModel, flows: Flows
+             ) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+    """Nominal inflows with nominal replays (by bolt id) and the spouts' nominal replay rates.
+
+    Each failing bolt j fails every min_ttf + max_reboot s and loses what arrives at its nominal inflow in
+    max_reboot; each loss replays one spout tuple per lost tuple, split among the spouts whose trees reach j
+    in proportion to rate × Imp(j, s). Iterated up from no replays (every round a lower bound of the limit)."""
+    base = {s.id: e.spout_nominal[s.id] for s in topo.spouts}
+    if model.replay == "none":
+        return e.in_nominal, {s: Fraction(0) for s in base}
+    replays = {s: Fraction(0) for s in base}
+    inflow = e.in_nominal
+    for _ in range(NOMINAL_ROUNDS):
+        new = {s: Fraction(0) for s in base}
+        for j, ttf in model.min_ttf.items():
+            imp = {s: i for s, i in model.impact.get(j, {}).items() if i != UNBOUNDED}
+            if not imp or len(imp) != len(model.impact.get(j, {})):
+                continue
+            lost = inflow[j] * model.max_reboot / (ttf + model.max_reboot)
+            weight = {s: (base[s] + replays[s]) * Fraction(i) for s, i in imp.items()}
+            total = sum(weight.values(), Fraction(0))
+            for s, w in weight.items():
+                new[s] += lost * w / total if total else Fraction(0)
+        if model.replay == "paced":
+            new = {s: min(r, base[s]) for s, r in new.items()}
+        new = {s: Fraction(math.floor(r * 10**12), 10**12) for s, r in new.items()}  # down: still a lower bound
+        if all(abs(new[s] - replays[s]) <= base[s] / 10**9 for s in new):
+            break  # (settled: an earlier stop is still a lower bound of the limit)
+        replays = new
+        spouts = [s.model_copy(update={"rate": base[s.id] + replays[s.id]}) for s in topo.spouts]
+        inflow = flows(topo.model_copy(update={"spouts": spouts}))
+    return inflow, replays

@@ -1,0 +1,373 @@
+"""The schedules a simulated lasso runs under (docs/simulation.md, "The schedule"): every duration,
+per component, of one legal adversarial run, aligned to a common period when possible.
+
+A spout emits one tuple per gap at the fast end of its window; the target processes as slowly
+as the rules allow; every other bolt as fast as they allow. With failures (docs/model.md
+section 7) a bolt that may fail, other than the target, fails as early and as often as allowed:
+at min_ttf, then min_ttf after each recovery, and stays down `reboot` (max_reboot_time, or
+min_reboot_time in a second variant); an aligned period is then a multiple of every such
+failure cycle. The target never fails (a failure empties its queue).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from app.core.formats.trace import format_time
+from app.core.rates import sigma_bounds
+from app.core.tcn.network import BoltParams, Network, time_grid
+
+MAX_PERIODS = 200  # multiples of the target's slowest cycle tried as the aligned period T
+MAX_MULTIPLE = 64  # largest number of tuples per period a spout is rounded to for whole flows
+MAX_ALIGNED_TRIES = 4  # aligned schedules simulated before the unaligned one
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The durations one simulation uses, exact, per component name.
+
+    `gap`: a spout's time between two emissions of one tuple; `processing`: a bolt's
+    time from take to emit; `delay`: a bolt's time from tuples becoming available (an
+    emit leaving some, or an arrival while it waits for none) to its take; `eager`:
+    the bolt takes tuples arriving while it is idle with nothing waiting at once,
+    instead of after `delay`. `period`: the aligned period T, None when not aligned.
+    `fail`: per bolt that fails in this run, (up, down): it fails `up` after time 0 and after
+    each recovery, and recovers `down` after each failure (empty: nothing fails)."""
+
+    period: Fraction | None
+    gap: dict[str, Fraction]
+    processing: dict[str, Fraction]
+    delay: dict[str, Fraction]
+    eager: dict[str, bool]
+    fail: dict[str, tuple[Fraction, Fraction]] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        text = ("unaligned schedule (every duration at its extreme)" if self.period is None
+                else f"schedule aligned to a period of {format_time(self.period)} s")
+        if self.fail:
+            text += " with failures (" + ", ".join(
+                f"{name} fails every {format_time(up + down)} s, down {format_time(down)} s"
+                for name, (up, down) in self.fail.items()) + ")"
+        return text
+
+
+def _window(net: Network, alpha: Fraction) -> tuple[Fraction, Fraction]:
+    return alpha * (1 - net.tolerance), alpha * (1 + net.tolerance)
+
+
+def _split_slow(cycle: Fraction, lo: Fraction, hi: Fraction, idle: Fraction) -> tuple[Fraction, Fraction] | None:
+    """(processing, delay) summing to `cycle`, waiting as long as allowed; None if impossible."""
+    delay = min(idle, cycle - lo)
+    processing = cycle - delay
+    if delay < 0 or (delay == 0 and idle > 0) or not lo <= processing <= hi:
+        return None
+    return processing, delay
+
+
+def _split_fast(cycle: Fraction, lo: Fraction, hi: Fraction, idle: Fraction) -> tuple[Fraction, Fraction] | None:
+    """(processing, delay) summing to `cycle`, processing as fast as allowed; None if impossible."""
+    processing = max(lo, cycle - idle)
+    delay = cycle - processing
+    if delay < 0 or (delay == 0 and idle > 0) or processing > hi:
+        return None
+    return processing, delay
+
+
+def aligned_schedule(net: Network, target: str, period: Fraction, multiple: dict[str, int] | None = None,
+                     fail: dict[str, tuple[Fraction, Fraction]] | None = None) -> Schedule | None:
+    """The schedule aligned to `period` T, or None when some component cannot fit T.
+
+    Spout: n emissions per T, the largest multiple of `multiple[spout]` (default 1) with
+    n ≤ T / (a(1−τ)), gap T/n (legal when ≤ a(1+τ)). Target: the fewest cycles per T with a
+    cycle no longer than α(1+τ) + max_idle. Any other bolt: the most cycles per T with a cycle
+    longer than α(1−τ) (or, for a slow bolt, one cycle of a multiple of T). `fail`: the failure
+    plan (:func:`failure_plans`), whose cycles the caller makes divide T."""
+    idle = net.max_idle
+    gap: dict[str, Fraction] = {}
+    for s in net.spouts:
+        lo, hi = _window(net, s.period)
+        step = (multiple or {}).get(s.name, 1)
+        n = math.floor(period / lo / step) * step
+        if n < 1 or period / n > hi:
+            return None
+        gap[s.name] = period / n
+    processing: dict[str, Fraction] = {}
+    delay: dict[str, Fraction] = {}
+    eager: dict[str, bool] = {}
+    for b in net.bolts:
+        lo, hi = _window(net, b.alpha)
+        if b.name == target:
+            cycles = math.ceil(period / (hi + idle))
+            split = _split_slow(period / cycles, lo, hi, idle)
+        else:
+            cycles = math.ceil(period / lo) - 1
+            if cycles >= 1:
+                split = _split_fast(period / cycles, lo, hi, idle)
+            else:  # slower than T: one cycle of the smallest multiple of T longer than α(1−τ)
+                split = _split_fast(period * (math.floor(lo / period) + 1), lo, hi, idle)
+        if split is None:
+            return None
+        processing[b.name], delay[b.name] = split
+        eager[b.name] = b.name != target
+    return Schedule(period, gap, processing, delay, eager, dict(fail or {}))
+
+
+def whole_flow_multiples(net: Network, target: str) -> dict[str, int]:
+    """Per spout, a number of tuples m such that m times the product of σ along any path from the
+    spout (through bolts other than the target) is a whole number: with spout counts per period
+    that are multiples of these, every stream carries whole tuples per period, which a lasso
+    needs wherever queues cannot grow (docs/simulation.md). 1 when above MAX_MULTIPLE or when the
+    cone has a cycle."""
+    order = _topological(net)
+    if order is None:
+        return {s.name: 1 for s in net.spouts}
+    carrying = [st for s in net.spouts for st in s.streams if not st.silent]
+    carrying += [st for b in net.bolts for st in b.streams if not st.silent]
+    primes = sorted({p for st in carrying for p in _primes(st.sigma.denominator)})
+    out: dict[str, int] = {}
+    for s in net.spouts:
+        need = 1
+        for p in primes:
+            # smallest valuation of a σ product reaching each output stream
+            lowest: dict[tuple[str, str], int] = {(s.name, "default"): 0}
+            lowest.update({(s.name, st.name): _valuation(st.sigma, p) for st in s.streams if not st.silent})
+            deficit = max([0] + [-v for v in lowest.values()])
+            for b in order:
+                reached = [lowest[u] for u in b.sources if u in lowest]
+                if not reached or b.name == target or b.silent:
+                    continue
+                for st in b.streams:
+                    if not st.silent:
+                        lowest[(b.name, st.name)] = min(reached) + _valuation(st.sigma, p)
+                        deficit = max(deficit, -lowest[(b.name, st.name)])
+            need *= p ** deficit
+        out[s.name] = need if need <= MAX_MULTIPLE else 1
+    return out
+
+
+def whole_flows(net: Network, sched: Schedule) -> bool:
+    """Whether, in the fluid picture, every stream carries a whole number of tuples per period
+    (each bolt passing on σ times what it processes, min(inflow, C × its cycles per period))."""
+    if sched.period is None:
+        return False
+    out = _spout_flows(net, {s.name: sched.period / sched.gap[s.name] for s in net.spouts}, None)
+    order = _topological(net)
+    if order is None or any(v.denominator != 1 for v in out.values()):
+        return False
+    for b in order:
+        inflow = sum((out[u] for u in b.sources), Fraction(0))
+        cycles = sched.period / (sched.processing[b.name] + sched.delay[b.name])
+        processed = min(inflow, b.take_max * cycles)
+        for st in b.streams:
+            out[(b.name, st.name)] = Fraction(0) if st.silent else st.sigma * processed
+        if inflow.denominator != 1 or any(out[(b.name, st.name)].denominator != 1 for st in b.streams):
+            return False
+    return True
+
+
+def _spout_flows(net: Network, rate: dict[str, Fraction], optimistic: bool | None) -> dict[tuple[str, str], Fraction]:
+    """Each spout stream's flow for spout emission rates `rate`: the default stream carries the emissions,
+    a declared one its ratio of them (σ itself when `optimistic` is None, else σ_hi / σ_lo)."""
+    out: dict[tuple[str, str], Fraction] = {}
+    for s in net.spouts:
+        out[(s.name, "default")] = rate[s.name]
+        for st in s.streams:
+            lo, hi = sigma_bounds(st.sigma, s.burst, net.emission)
+            ratio = st.sigma if optimistic is None else hi if optimistic else lo
+            out[(s.name, st.name)] = Fraction(0) if st.silent else ratio * rate[s.name]
+    return out
+
+
+def _topological(net: Network) -> list[BoltParams] | None:
+    """The bolts in an order where every source comes first, or None if the network has a cycle."""
+    placed: set[str] = {s.name for s in net.spouts}
+    order: list[BoltParams] = []
+    left = list(net.bolts)
+    while left:
+        ready = [b for b in left if all(u in placed for u in b.source_names)]
+        if not ready:
+            return None
+        order += ready
+        placed.update(b.name for b in ready)
+        left = [b for b in left if b.name not in placed]
+    return order
+
+
+def _primes(n: int) -> list[int]:
+    out, p = [], 2
+    while p * p <= n:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+        p += 1
+    return out + ([n] if n > 1 else [])
+
+
+def _valuation(x: Fraction, p: int) -> int:
+    """The exponent of p in x (negative when p divides the denominator)."""
+    v, num, den = 0, x.numerator, x.denominator
+    while num and num % p == 0:
+        num, v = num // p, v + 1
+    while den % p == 0:
+        den, v = den // p, v - 1
+    return v
+
+
+def unaligned_schedule(net: Network, target: str,
+                       fail: dict[str, tuple[Fraction, Fraction]] | None = None) -> Schedule | None:
+    """Every duration at its extreme: spouts and other bolts fastest, the target slowest.
+
+    A bolt other than the target takes one grid step (the largest time unit dividing every
+    constant) after an emit that leaves tuples; with max_idle_time 0 every bolt takes at the
+    emit's own position (back-to-back)."""
+    idle = net.max_idle
+    step = time_grid(net)
+    gap = {s.name: _window(net, s.period)[0] for s in net.spouts}
+    processing: dict[str, Fraction] = {}
+    delay: dict[str, Fraction] = {}
+    for b in net.bolts:
+        lo, hi = _window(net, b.alpha)
+        processing[b.name], delay[b.name] = (hi, idle) if b.name == target else (lo, min(step, idle))
+    return Schedule(None, gap, processing, delay, {b.name: b.name != target for b in net.bolts}, dict(fail or {}))
+
+
+def failure_plans(net: Network, target: str) -> list[dict[str, tuple[Fraction, Fraction]]]:
+    """The failure plans to try (docs/model.md section 7), each a set of bolts that fail as early
+    and as often as allowed (at min_ttf after time 0 and after each recovery; a min_ttf of 0 is
+    one grid step, since a failure and a recovery are never at one position) and stay down
+    max_reboot_time, then, if different, min_reboot_time. First only the bolts off the target's
+    upstream (their losses come back as extra replays; a failure upstream also starves the target
+    while it lasts), then every bolt that may fail but the target (a failure empties its queue).
+    Empty when nothing but the target may fail."""
+    fm = net.failures
+    if fm is None:
+        return []
+    step = time_grid(net)
+    up = {name: ttf if ttf > 0 else step for name, ttf in fm.min_ttf.items() if name != target}
+    feeds = {b.name: set(b.source_names) for b in net.bolts}
+    upstream: set[str] = set()
+    todo = [target]
+    while todo:
+        for src in feeds.get(todo.pop(), set()):
+            if src not in upstream:
+                upstream.add(src)
+                todo.append(src)
+    downs = [fm.max_reboot] + ([fm.min_reboot] if fm.min_reboot != fm.max_reboot else [])
+    plans: list[dict[str, tuple[Fraction, Fraction]]] = []
+    for chosen in ({n: u for n, u in up.items() if n not in upstream}, up):
+        for down in downs:
+            plan = {name: (u, down) for name, u in chosen.items()}
+            if plan and plan not in plans:
+                plans.append(plan)
+    return plans
+
+
+def _lcm(values: list[Fraction]) -> Fraction:
+    """The least common multiple of positive fractions: lcm of numerators over gcd of denominators."""
+    return Fraction(math.lcm(*(v.numerator for v in values)), math.gcd(*(v.denominator for v in values)))
+
+
+def _replay_rates(net: Network, sched: Schedule, rate: dict[str, Fraction],
+                  inflow: dict[str, Fraction]) -> dict[str, Fraction]:
+    """Fluid estimate of each spout's extra emissions per second from replays under `sched`'s
+    failures, given each bolt's `inflow`: a failing bolt loses a share down/(up + down) of it,
+    split evenly among the spouts of its impact table; paced replays add at most one per fresh
+    tuple, "none" nothing."""
+    fm = net.failures
+    extra = dict.fromkeys(rate, Fraction(0))
+    if fm is None or fm.replay == "none":
+        return extra
+    for name, (up, down) in sched.fail.items():
+        reach = [s for s in rate if s in fm.impact.get(name, {})]
+        for s in reach:
+            extra[s] += inflow.get(name, Fraction(0)) * down / (up + down) / len(reach)
+    return {s: min(v, rate[s]) if fm.replay == "paced" else v for s, v in extra.items()}
+
+
+def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool) -> Fraction:
+    """Fluid estimate of the target's queue growth per second under `sched`.
+
+    Each bolt passes on min(inflow, C / cycle) times its long-run output ratio (σ_hi when
+    `optimistic`, else σ_lo); around cycles the flows are iterated up from zero. With failures
+    the replays of what the failing bolts lose are added to the spouts' rates, a few rounds
+    (replays lost again are replayed again)."""
+    fresh = {s.name: 1 / sched.gap[s.name] for s in net.spouts}
+    capacity = {b.name: b.take_max / (sched.processing[b.name] + sched.delay[b.name]) for b in net.bolts}
+    ratio: dict[tuple[str, str], Fraction] = {}
+    for b in net.bolts:
+        for st in b.streams:
+            lo, hi = sigma_bounds(st.sigma, b.take_max, net.emission)
+            ratio[(b.name, st.name)] = Fraction(0) if st.silent else (hi if optimistic else lo)
+    replays = dict.fromkeys(fresh, Fraction(0))
+    inflow: dict[str, Fraction] = {}
+    for _ in range(4 if sched.fail else 1):
+        out = _spout_flows(net, {s: r + replays[s] for s, r in fresh.items()}, optimistic)
+        for _ in range(len(net.bolts) + 1):
+            changed = False
+            for b in net.bolts:
+                total = sum((out.get(src, Fraction(0)) for src in b.sources), Fraction(0))
+                inflow[b.name] = total
+                for st in b.streams:
+                    new = ratio[(b.name, st.name)] * min(total, capacity[b.name])
+                    if out.get((b.name, st.name)) != new:
+                        out[(b.name, st.name)], changed = new, True
+            if not changed:
+                break
+        if sched.fail:
+            replays = _replay_rates(net, sched, fresh, inflow)
+    return inflow[target] - capacity[target]
+
+
+def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda: False) -> Iterator[Schedule]:
+    """The schedules to simulate, in order (:func:`_schedules_for` for each failure plan). With
+    failures, the runs in which bolts fail come first, unless some failure-free aligned schedule
+    surely lets the target grow (then that simpler lasso is tried first)."""
+    plans = failure_plans(net, target)
+    if not plans:
+        yield from _schedules_for(net, target, None, cancelled)
+        return
+    free = list(_schedules_for(net, target, None, cancelled))
+    sure = any(s.period is not None and expected_growth(net, target, s, optimistic=False) > 0 for s in free)
+    if sure:
+        yield from free
+    for plan in plans:
+        yield from _schedules_for(net, target, plan, cancelled)
+    if not sure:
+        yield from free
+
+
+def _schedules_for(net: Network, target: str, fail: dict[str, tuple[Fraction, Fraction]] | None,
+                   cancelled: Callable[[], bool]) -> Iterator[Schedule]:
+    """The schedules for one failure plan (None: no failure), in order: aligned ones whose fluid
+    estimate lets the target grow, those whose streams carry whole tuples per period first, then
+    those that grow even with σ_lo, then shorter periods; finally the unaligned one. With a
+    failure plan an aligned period is a multiple of every failure cycle (up + down)."""
+    idle = net.max_idle
+    tb = next(b for b in net.bolts if b.name == target)
+    slowest = tb.alpha * (1 + net.tolerance) + idle
+    base = _lcm([up + down for up, down in fail.values()]) if fail else slowest
+    multiple = whole_flow_multiples(net, target)
+    ranked: list[tuple[bool, bool, int, Schedule]] = []
+    best = 0
+    for m in range(1, MAX_PERIODS + 1):
+        if cancelled():
+            return
+        whole_counts = aligned_schedule(net, target, m * base, multiple, fail)
+        fastest = aligned_schedule(net, target, m * base, None, fail)
+        for sched in [whole_counts] + ([fastest] if fastest != whole_counts else []):
+            if sched is None or expected_growth(net, target, sched, optimistic=True) <= 0:
+                continue
+            whole = whole_flows(net, sched)
+            sure = expected_growth(net, target, sched, optimistic=False) > 0
+            ranked.append((not whole, not sure, m, sched))
+            best += whole and sure
+        if best >= MAX_ALIGNED_TRIES:
+            break
+    ranked.sort(key=lambda r: r[:3])
+    yield from (r[3] for r in ranked[:MAX_ALIGNED_TRIES])
+    natural = unaligned_schedule(net, target, fail)
+    if natural is not None:
+        yield natural
