@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from app.cli import main
 from app.core.failures import failure_model, replay_problem
-from app.core.formats.trace import Trace
+from app.core.formats.trace import Trace, format_time
 from app.core.rates import rate_check
 from app.core.tcn.certify import certify
 from app.core.tcn.failing import failure_summary, has_failures, rates_under_failures
@@ -54,7 +54,9 @@ def rule_problems(trace: Trace) -> list[str]:
     """The rules of docs/model.md section 7 (and the queue arithmetic they change) that `trace` breaks."""
     topo = parse_topology(trace.topology)
     model = failure_model(topo)
-    assert model is not None
+    if model is None:  # a failure-free lasso built with failures off (docs/model.md 7.4): nothing may fail
+        return [f"{i} {name}: records a failure with failures off" for i, p in enumerate(trace.positions)
+                for name, b in p.bolts.items() if b.fail or b.recover or b.lost or b.replays or b.phase == "failed"]
     names = {c.id: c.name for c in topo.components}
     ttf = {names[j]: v for j, v in model.min_ttf.items()}
     impact = {names[j]: {names[s]: v for s, v in row.items()} for j, row in model.impact.items()}
@@ -196,8 +198,9 @@ def test_a_failing_bolt_that_fails_inside_the_loop_does_not_grow() -> None:
     assert last.bolts["C"].queue - first.bolts["C"].queue == 0
     data["bolts"][1]["alpha"] = 1.5  # C itself now overloaded; as the target it never fails in the schedule
     data["verification"]["checked"] = ["C"]
-    own = lasso_of(data, "C")
-    assert own is not None and rule_problems(own) == []
+    own = lasso_of(data, "C")  # built with failures off: C never fails in it (docs/model.md 7.4)
+    assert own is not None and rule_problems(own) == [] and certify(own, checked=["C"]).ok
+    assert own.topology["settings"]["failures"] is False
     assert not has_failures(own) and own.growth_per_loop()["C"] > 0
 
 
@@ -247,6 +250,43 @@ def test_the_search_reports_a_lasso_that_needs_failures() -> None:
     from app.cli.verify import format_bolts
 
     assert "; with failures: C fails every 4 s; S replays" in format_bolts(result)[0]
+
+
+def test_a_failure_free_lasso_is_built_without_failures_and_is_a_run_with_them() -> None:
+    """docs/model.md 7.4, "Bolts that never fail": the simulation builds a failure-free schedule on the
+    network with failures off, so its loop need not wait for min_ttf; the lasso is still a run of the
+    topology with failures, checked here by unrolling it past min_ttf and certifying that finite run
+    under the failure rules (the stricter reading, which rejects the lasso itself as a lasso)."""
+    data = {"name": "never-fails", "spouts": [{"name": "S", "rate": 1, "burst": 1}],
+            "bolts": [{"name": "B", "alpha": 0.1, "sigma": 1, "parallelism": 1, "min_ttf": 50},
+                      {"name": "A", "alpha": 1.5, "sigma": 1, "parallelism": 1}],
+            "subscriptions": [{"source": "S", "target": "B"}, {"source": "B", "target": "A"}],
+            "settings": {"tolerance": 0, "max_idle_time": 0.5, "min_reboot_time": 1, "max_reboot_time": 2},
+            "verification": {"checked": ["A"]}}
+    trace = lasso_of(data)
+    assert trace is not None and trace.topology["settings"].get("failures", True) is False
+    assert trace.positions[trace.loop_start].exact_time < 50  # the loop starts before B's min_ttf
+    cert = certify(trace, checked=["A"])
+    assert cert.ok, cert.problems
+    strict = trace.model_dump(mode="json")
+    strict["topology"]["settings"]["failures"] = True  # B may fail: the loop does not repeat its clock
+    assert not certify(Trace.model_validate(strict), checked=["A"]).ok
+    # the infinite run the lasso denotes, unrolled past min_ttf, is a run with failures in which B never fails
+    period, growth = trace.loop_duration(), cert.growth_per_loop
+    loop = strict["positions"][trace.loop_start:trace.k + 1]
+    passes = int(60 // period) + 1
+    positions = strict["positions"][:trace.k + 1]
+    for p in range(1, passes + 2):
+        for q in loop if p <= passes else loop[:1]:
+            shifted = json.loads(json.dumps(q))
+            shifted["time"] = format_time(Fraction(q["time"]) + p * period)
+            for name, b in shifted["bolts"].items():
+                b["queue"] += p * growth[name]
+            positions.append(shifted)
+    finite = {**strict, "positions": positions, "k": len(positions) - 2, "loop_start": len(positions) - 1}
+    assert Fraction(positions[-1]["time"]) > 60
+    run_cert = certify(Trace.model_validate(finite), checked=["A"], threshold=1)
+    assert run_cert.ok, run_cert.problems[:3]
 
 
 def test_rare_failures_leave_the_search_without_a_lasso() -> None:

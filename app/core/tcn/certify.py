@@ -111,6 +111,7 @@ class _Rules:
         self.silent = {b.name: self.streams[b.name]["default"][1] for b in topo.bolts}  # the default stream's
         self.emission = topo.settings.emission
         self.fail = failure_rules(topo)  # section 7: None when no bolt may fail
+        self._emitted: dict[tuple[str, Fraction | int, str], tuple[int, Fraction | int]] = {}
 
     def emit(self, name: str, total: Fraction, stream: str = "default") -> tuple[int, Fraction]:
         """Section 2's EMIT on one output stream for a buffer of `total`: (tuples emitted, carry kept)."""
@@ -122,9 +123,14 @@ class _Rules:
         return out, (Fraction(math.ceil(rest)) if self.emission == "dvert" else rest)
 
     def emit_fast(self, name: str, total: Fraction | int, stream: str = "default") -> tuple[int, Fraction | int]:
-        """`emit`, with a whole carry as an int (cheaper to compare on long traces)."""
-        out, keep = self.emit(name, Fraction(total), stream)
-        return out, (keep.numerator if keep.denominator == 1 else keep)
+        """`emit`, with a whole carry as an int (cheaper to compare on long traces); a pure function of
+        its arguments, remembered (a long trace repeats the same few buffers)."""
+        key = (name, total, stream)
+        known = self._emitted.get(key)
+        if known is None:
+            out, keep = self.emit(name, Fraction(total), stream)
+            known = self._emitted[key] = (out, (keep.numerator if keep.denominator == 1 else keep))
+        return known
 
     def constants(self) -> list[Fraction]:
         """Every time constant a rule compares a clock with."""

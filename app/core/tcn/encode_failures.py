@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import z3
 
 from app.core.failures import UNBOUNDED
-from app.core.tcn.network import FailureParams, Network
+from app.core.tcn.network import FailureParams, Network, only_failing
 
 if TYPE_CHECKING:
     from app.core.tcn.encode import Encoding
@@ -49,13 +49,7 @@ def without_failures(net: Network) -> Network:
     which nothing fails, extends to the whole network). Its document has failures off: its lassos are
     runs of the topology with failures on too, in which nothing happens to fail, but their loops need
     not repeat the time since recovery of a bolt that does not fail in them (docs/model.md 7.4)."""
-    from app.core.tcn.network import build_network
-
-    settings = net.topology.settings
-    off = net.topology.model_copy(update={"settings": settings.model_copy(update={"failures": False})})
-    reduced = build_network(off, list(net.checked))
-    reduced.dropped = list(net.dropped) + [n for n in net.kept if n not in reduced.kept]
-    return reduced
+    return only_failing(net, ())
 
 
 class _FailingBolt:

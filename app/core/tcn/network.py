@@ -7,6 +7,7 @@ figures from the trace's topology document so that the two share no code.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -174,6 +175,27 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
         dropped=dropped,
         failures=failures,
     )
+
+
+def only_failing(net: Network, failing: Collection[str]) -> Network:
+    """`net` in which only the bolts named in `failing` may fail (docs/model.md 7.4): the others lose
+    their `min_ttf`, and with none left the document has failures off; the cone is recomputed (bolts
+    kept only because their losses would be replayed drop out). A run of the result is a run of
+    `net` in which the other bolts never fail (a FAIL is never forced; the time since recovery is
+    read by nothing else), so its lassos are lassos of `net` too, without the loop having to repeat
+    the clocks of bolts that do not fail. `net` itself when nothing changes."""
+    if net.failures is None or set(net.failures.min_ttf) <= set(failing):
+        return net
+    data = net.topology.model_dump(mode="json")
+    if not set(failing) & set(net.failures.min_ttf):
+        data["settings"]["failures"] = False
+    else:
+        for bolt in data["bolts"]:
+            if bolt["name"] not in failing:
+                bolt.pop("min_ttf", None)
+    reduced = build_network(parse_topology(data), list(net.checked))
+    reduced.dropped = list(net.dropped) + [n for n in net.kept if n not in reduced.kept]
+    return reduced
 
 
 def time_grid(net: Network) -> Fraction:

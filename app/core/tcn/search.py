@@ -384,6 +384,9 @@ class Search:
                          f"{summary}")
         elif summary:
             notes.append(f"the lasso for {target} has failures: {summary}")
+        elif failure_model(self.topo) is not None:
+            notes.append(f"the lasso for {target} has no failures: a run in which no bolt fails, so its trace "
+                         "carries the topology with failures off (docs/model.md 7.4)")
         if self.progress is not None:
             self.progress(Progress(k=lasso.trace.k, elapsed_s=elapsed(),
                                    message=f"{target}: certified lasso of {lasso.trace.k} positions by simulation"))

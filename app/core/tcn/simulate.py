@@ -29,6 +29,7 @@ No z3 here; nothing in this module is shared with the certifier.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -41,7 +42,7 @@ from pydantic import TypeAdapter
 from app.core.emission import emit as emit_rule
 from app.core.failures import replay_problem
 from app.core.formats.trace import Trace, TracePosition, format_carry, format_time
-from app.core.tcn.network import Network
+from app.core.tcn.network import Network, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
 
 __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Lasso", "Schedule", "build_lasso", "schedules",
@@ -103,7 +104,8 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     recover on their clocks; each loss replays one spout tuple per lost tuple, split evenly
     among the spouts of the bolt's impact table (the upper end of section 7.3), and the
     replays wait in the spouts' backlogs until the replay mode lets them out."""
-    fm = net.failures if sched.fail else None
+    net = only_failing(net, sched.fail)  # the bolts the plan leaves up never fail (docs/model.md 7.4)
+    fm = net.failures
     plan_times = [t for pair in sched.fail.values() for t in pair]
     ttfs = list(net.failures.min_ttf.values()) if net.failures is not None else []
     durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values(), *plan_times, *ttfs]
@@ -138,12 +140,9 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     sigma = [b.sigma for b in bolts]
     rule = net.emission
     tgt = next(j for j, b in enumerate(bolts) if b.name == target)
-    # failures: the planned bolts' (up, down) durations; the other bolts that may fail keep a clock
-    # since time 0 that is readable until it reaches min_ttf (docs/model.md 7.4)
+    # failures: the planned bolts' (up, down) durations; no other bolt of `net` may fail
     plan = {j: (int(sched.fail[b.name][0] * scale), int(sched.fail[b.name][1] * scale))
             for j, b in enumerate(bolts) if b.name in sched.fail}
-    unplanned = {j: int(net.failures.min_ttf[b.name] * scale) for j, b in enumerate(bolts)
-                 if net.failures is not None and b.name in net.failures.min_ttf and j not in plan}
     mode = fm.replay if fm is not None else "none"
     spout_pos = {sp.name: m for m, sp in enumerate(spouts)}
     reach = {j: [spout_pos[name] for name in (sp.name for sp in spouts) if name in fm.impact.get(bolts[j].name, {})]
@@ -195,9 +194,8 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                           t - waiting_since[j] if waiting_since[j] is not None else -1,
                           min(queue[j], cap[j]) if j in slot else queue[j])
             state += tuple(xcarry[x] for x in extras)  # type: ignore[misc]  # carries hash like the rest
-            if plan or unplanned:
+            if plan:
                 state += [(recover_at[j] - t) if down[j] else -(next_fail[j] - t) - 1 for j in plan]  # sign: failed
-                state += [min(t, ttf) for ttf in unplanned.values()]
                 state += [min(r, 2) if s in bslot else r for s, r in enumerate(backlog)]
             key = tuple(state)
         queues_at.append([queue[j] for j in free] + [backlog[s] for s in growing_backlog])
@@ -238,8 +236,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                 if silent[j]:
                     out, keep = 0, 0
                 else:
-                    out, kept = emit_rule(sigma[j], Fraction(carry[j]), batch[j], rule)
-                    keep = kept.numerator if kept.denominator == 1 else kept  # an int hashes faster
+                    out, keep = _emit(sigma[j], carry[j], batch[j], rule)
                 emitted[n_s + j], carry[j] = out, keep
                 for x, ratio, quiet in extra_bolt[j]:
                     if not quiet:
@@ -340,8 +337,10 @@ def _closes(start: int, end: int, tgt: int, queues_at: list[list[int]],
     return "lasso"
 
 
+@functools.lru_cache(maxsize=4096)
 def _emit(sigma: Fraction, carry: Fraction | int, batch: int, rule: str) -> tuple[int, Fraction | int]:
-    """One stream's EMIT (app/core/emission.py), a whole carry kept as an int (it hashes faster)."""
+    """One stream's EMIT (app/core/emission.py), a whole carry kept as an int (it hashes faster);
+    pure, so remembered (a long run repeats the same few carries and batches)."""
     out, kept = emit_rule(sigma, Fraction(carry), batch, rule)
     return out, kept.numerator if kept.denominator == 1 else kept
 
