@@ -128,11 +128,14 @@ def _patterns(args: argparse.Namespace) -> PatternSummary | Section:
 
 def queue_plots(analysis: Analysis, comparison: Comparison | None) -> dict[str, str]:
     """Inline SVG per component with queue samples: the measured series and, for a bolt the model covers,
-    the predicted queue."""
+    the predicted queue; the intervals in which a killed task was down are shaded."""
     from app.gui.trace_plots import queue_plot, svg_bytes  # Qt: only when a report is asked for
     from app.measure.report import inline_svg, predicted_queue
 
     predicted = {b.bolt: b for b in comparison.bolts} if comparison is not None else {}
+    # a killed task's down intervals shade every queue plot (its losses and the replays reach the others too)
+    down = {name: [(a - analysis.start, b - analysis.start) for a, b in comp.down]
+            for name, comp in analysis.components.items() if comp.down}
     plots: dict[str, str] = {}
     for index, (name, comp) in enumerate(analysis.components.items()):
         if not comp.series:
@@ -143,7 +146,7 @@ def queue_plots(analysis: Analysis, comparison: Comparison | None) -> dict[str, 
         verdict = f"measured: {comp.queue.verdict} ({comp.queue.slope:+.3g}/s)" if comp.queue is not None else ""
         if bolt is not None and bolt.predicted_growth is not None:
             verdict += f"; model: {bolt.predicted_growth:.3g}/s"
-        canvas = queue_plot(name, measured, model, f"{name}" + (f" — {verdict}" if verdict else ""))
+        canvas = queue_plot(name, measured, model, f"{name}" + (f" — {verdict}" if verdict else ""), down=down)
         plots[name] = inline_svg(svg_bytes(canvas).decode("utf-8"), f"q{index}")
         canvas.close()
     return plots

@@ -307,10 +307,24 @@ def trace_canvas(series: TraceSeries, title: str, names: list[str], width: int =
 
 
 def queue_plot(name: str, measured: list[tuple[float, float]], predicted: list[tuple[float, float]] | None,
-               title: str, width: int = 640, height: int = 260) -> pg.GraphicsLayoutWidget:
-    """A measured queue series (dashed) with the model's predicted queue (solid), on an off-screen canvas."""
+               title: str, width: int = 640, height: int = 260,
+               down: dict[str, list[tuple[float, float]]] | None = None) -> pg.GraphicsLayoutWidget:
+    """A measured queue series (dashed) with the model's predicted queue (solid), on an off-screen canvas.
+    `down`: per killed bolt its (down, up) intervals, shaded in its failure colour (as in the trace view)
+    and named in the title."""
+    down = {bolt: spans for bolt, spans in (down or {}).items() if spans}
+    if down:
+        title += " — shaded: " + ", ".join(f"{bolt} down" for bolt in down)
     canvas = new_canvas(width, height)
     plot = canvas.addPlot(row=0, col=0, title=title)
+    for index, (bolt, spans) in enumerate(down.items()):
+        brush = pg.mkColor(failed_colour(index))
+        brush.setAlpha(FAILED_ALPHA)
+        for begin, end in spans:
+            region = pg.LinearRegionItem(values=(begin, end), movable=False, brush=pg.mkBrush(brush),
+                                         pen=pg.mkPen(None))
+            region.setZValue(-5)
+            plot.addItem(region, ignoreBounds=True)
     plot.addLegend(offset=(10, 10))
     plot.showGrid(x=True, y=True, alpha=0.2)
     plot.setLabel("left", f"{name} queue (tuples)")

@@ -262,3 +262,28 @@ def test_one_time_unit_per_figure_and_titles_that_fit() -> None:
     lines = wrap_title(title, 600).split("<br>")
     assert len(lines) > 1 and all(len(line) <= 600 / 7.2 for line in lines)
     assert any("570\u00a0ms" in line for line in lines)  # a figure stays with its unit
+
+
+def test_report_plots_shade_the_intervals_a_killed_task_was_down(qapp) -> None:
+    from app.cli.report import queue_plots
+    from app.measure.analysis_model import Analysis
+
+    analysis = Analysis.model_validate({
+        "start": 100.0, "end": 110.0, "events": 0, "queue_samples": 20, "bin_s": 1.0, "growth_floor": 0.0,
+        "components": {"B": {"name": "B", "kind": "bolt", "series": [(100.0 + t, t % 3) for t in range(10)]},
+                       "C": {"name": "C", "kind": "bolt", "series": [(100.0 + t, 1) for t in range(10)],
+                             "failures": 1, "down": [(103.0, 105.5)], "down_s": 2.5}}})
+    plots = queue_plots(analysis, None)
+    for name in ("B", "C"):  # every queue plot shows C's down time, in run time (3 s .. 5.5 s)
+        root = ET.fromstring(f"<svg xmlns='http://www.w3.org/2000/svg'>{plots[name]}</svg>")
+        texts = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
+        assert "shaded: C down" in texts
+        regions = [g for g in root.iter(f"{SVG}g") if re.fullmatch(r"q\d+-LinearRegionItem_\d+", g.get("id", ""))]
+        assert len(regions) == 1  # ids made unique per plot by inline_svg
+        shape = next(g for g in regions[0].iter(f"{SVG}g") if g.find(f"{SVG}rect") is not None)
+        rect = shape.find(f"{SVG}rect")
+        assert shape.get("fill") == "#d62728" and rect is not None  # the first failure colour, as in the trace view
+        x, width = float(rect.get("x", "nan")), float(rect.get("width", "nan"))
+        assert (round(x, 6), round(x + width, 6)) == (3.0, 5.5)
+    assert "shaded" not in queue_plots(analysis.model_copy(update={"components": {
+        "B": analysis.components["B"]}}), None)["B"]
