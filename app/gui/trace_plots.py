@@ -324,6 +324,7 @@ def queue_plot(name: str, measured: list[tuple[float, float]], predicted: list[t
             region = pg.LinearRegionItem(values=(begin, end), movable=False, brush=pg.mkBrush(brush),
                                          pen=pg.mkPen(None))
             region.setZValue(-5)
+            region.setToolTip(f"{bolt} down (killed)")
             plot.addItem(region, ignoreBounds=True)
     plot.addLegend(offset=(10, 10))
     plot.showGrid(x=True, y=True, alpha=0.2)
