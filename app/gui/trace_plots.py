@@ -210,14 +210,23 @@ def failed_colour(index: int) -> str:
 def _shade_failures(plot: pg.PlotItem, bolt: str, spans: list[tuple[float, float]], colour: str,
                     drawn: DrawnTrace) -> None:
     """A bolt's failure intervals, shaded in the bolt's own colour behind its curves."""
+    regions = _shade(plot, spans, colour, f"{bolt} failed")
+    if regions:
+        drawn.failed_regions.setdefault(bolt, []).extend(regions)
+
+
+def _shade(plot: pg.PlotItem, spans: list[tuple[float, float]], colour: str, tip: str) -> list[pg.LinearRegionItem]:
+    """Intervals shaded in `colour` (FAILED_ALPHA opaque) behind the plot's curves, with a tooltip."""
     brush = pg.mkColor(colour)
     brush.setAlpha(FAILED_ALPHA)
+    regions = []
     for begin, end in spans:
         region = pg.LinearRegionItem(values=(begin, end), movable=False, brush=pg.mkBrush(brush), pen=pg.mkPen(None))
         region.setZValue(-5)
-        region.setToolTip(f"{bolt} failed")
+        region.setToolTip(tip)
         plot.addItem(region, ignoreBounds=True)
-        drawn.failed_regions.setdefault(bolt, []).append(region)
+        regions.append(region)
+    return regions
 
 
 def _marks(plot: pg.PlotItem, marks: Marks, symbol: str, colour: str, tip: str) -> pg.ScatterPlotItem:
@@ -318,14 +327,7 @@ def queue_plot(name: str, measured: list[tuple[float, float]], predicted: list[t
     canvas = new_canvas(width, height)
     plot = canvas.addPlot(row=0, col=0, title=title)
     for index, (bolt, spans) in enumerate(down.items()):
-        brush = pg.mkColor(failed_colour(index))
-        brush.setAlpha(FAILED_ALPHA)
-        for begin, end in spans:
-            region = pg.LinearRegionItem(values=(begin, end), movable=False, brush=pg.mkBrush(brush),
-                                         pen=pg.mkPen(None))
-            region.setZValue(-5)
-            region.setToolTip(f"{bolt} down (killed)")
-            plot.addItem(region, ignoreBounds=True)
+        _shade(plot, spans, failed_colour(index), f"{bolt} down (killed)")
     plot.addLegend(offset=(10, 10))
     plot.showGrid(x=True, y=True, alpha=0.2)
     plot.setLabel("left", f"{name} queue (tuples)")

@@ -78,10 +78,14 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     max_cells = MAX_CELLS if max_cells is None else max_cells
     tried: list[str] = []
     positions = 0
+    runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
         for sched in schedules(net, target, cancelled):
             tried.append(sched.describe())
-            outcome = _simulate(net, target, sched, cannot_grow, cancelled, deadline, max_cells)
+            plan = frozenset(sched.fail)
+            if plan not in runs_on:  # the bolts the plan leaves up never fail (docs/model.md 7.4)
+                runs_on[plan] = only_failing(net, plan)
+            outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, deadline, max_cells)
             if isinstance(outcome, Trace):
                 return Lasso(outcome, f"{sched.describe()}: lasso of {outcome.k} positions",
                              positions + len(outcome.positions), tried)
@@ -103,12 +107,11 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     With a failure plan (`sched.fail`, docs/model.md section 7) the planned bolts fail and
     recover on their clocks; each loss replays one spout tuple per lost tuple, split evenly
     among the spouts of the bolt's impact table (the upper end of section 7.3), and the
-    replays wait in the spouts' backlogs until the replay mode lets them out."""
-    net = only_failing(net, sched.fail)  # the bolts the plan leaves up never fail (docs/model.md 7.4)
+    replays wait in the spouts' backlogs until the replay mode lets them out. In `net` no other
+    bolt may fail (`only_failing`)."""
     fm = net.failures
     plan_times = [t for pair in sched.fail.values() for t in pair]
-    ttfs = list(net.failures.min_ttf.values()) if net.failures is not None else []
-    durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values(), *plan_times, *ttfs]
+    durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values(), *plan_times]
     scale = math.lcm(*(Fraction(d).denominator for d in durations))  # time unit 1/scale: every duration an integer
     spouts, bolts = net.spouts, net.bolts
     n_s, n_b = len(spouts), len(bolts)
