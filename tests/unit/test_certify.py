@@ -158,3 +158,22 @@ def test_rejects_clocks_whose_fractional_order_flips(lasso: Trace) -> None:
     # at l: spout fraction .45 < idle fraction .95; at k+1: spout .95 > idle .91
     data = retimed(lasso, {2: "0.9445", 4: "1.8904", 5: "1.8995"})
     rejected(data, "order of their fractional parts does not repeat")
+
+
+@pytest.mark.parametrize("text", ["0", "12", "007", "12.5", "0.125", "1.000", "5/3", "10/4", "3/007", "00/01",
+                                  "1e3", "-1", " 1", "1.", ".5", "1/0", "1/00", "abc", "1//2", "2/3.5"])
+def test_trace_times_read_as_fraction_reads_them(text: str) -> None:
+    """exact_fraction reads the plain forms format_time writes from their integers: same value, same errors."""
+    from app.core.formats.trace import exact_fraction
+
+    try:
+        expected: object = Fraction(text)
+    except (ValueError, ZeroDivisionError) as err:
+        expected = type(err)
+    try:
+        got: object = exact_fraction(text)
+    except (ValueError, ZeroDivisionError) as err:
+        got = type(err)
+    assert got == expected
+    for value in (Fraction(7, 3), Fraction(1234567, 1000), Fraction(0), Fraction(250)):
+        assert exact_fraction(format_time(value)) == value

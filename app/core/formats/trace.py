@@ -171,9 +171,19 @@ _EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)")
 MAX_EXPONENT = 64
 
 
+_PLAIN = re.compile(r"(\d+)(?:\.(\d+)|/(\d*[1-9]\d*))?")  # "12", "12.5", "5/3": what format_time writes
+
+
 def exact_fraction(text: str) -> Fraction:
     """`Fraction(text)`, refusing a decimal exponent beyond ±MAX_EXPONENT (`1e9999999` would take
-    tens of seconds to build)."""
+    tens of seconds to build). The plain forms the project writes are read from their integers
+    (the same value, without `Fraction`'s general parser: a long trace has one per position)."""
+    plain = _PLAIN.fullmatch(text)
+    if plain is not None:
+        whole, decimals, denominator = plain.groups()
+        if decimals is not None:
+            return Fraction(int(whole + decimals), 10 ** len(decimals))
+        return Fraction(int(whole), int(denominator) if denominator is not None else 1)
     m = _EXPONENT.search(text)
     if m and abs(int(m.group(1)[:8])) > MAX_EXPONENT:
         raise ValueError(f"exponent over {MAX_EXPONENT}")
