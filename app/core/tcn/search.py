@@ -181,6 +181,9 @@ class Search:
         checked = [b.name for b in topo.checked_bolts()]
         plain = rate_check(topo)
         report = rates_under_failures(topo, plain)  # bounded is a proof only if it covers replays
+        # bounded when nothing fails but not with failures: a lasso, if any, needs failures (the long ones)
+        free = plain if failure_model(topo) is None else rate_check(topo.model_copy(update={
+            "settings": topo.settings.model_copy(update={"failures": False})}))
         exact = margins(topo)
         rate_json: dict[str, Any] = {
             "bolts": {n: {"status": report.bolts[n].status, "inflow_max": format_time(exact[n][0]),
@@ -193,7 +196,8 @@ class Search:
         prop = "growth" if self.threshold is None else "threshold"
         run = _Run(start=start, checked=checked, report=report,
                    base=dict(property=prop, checked=checked, threshold=self.threshold, rate_check=rate_json),
-                   downgraded=frozenset(n for n, b in report.bolts.items() if b.status != plain.bolts[n].status))
+                   downgraded=frozenset(n for n, b in report.bolts.items()
+                                        if b.status != "bounded" and free.bolts[n].status == "bounded"))
         if prop == "growth" and not self.force_search:
             for n in checked:
                 if report.bolts[n].status == "bounded":
