@@ -177,3 +177,60 @@ def test_trace_times_read_as_fraction_reads_them(text: str) -> None:
     assert got == expected
     for value in (Fraction(7, 3), Fraction(1234567, 1000), Fraction(0), Fraction(250)):
         assert exact_fraction(format_time(value)) == value
+
+
+def _unrolled(trace: Trace, passes: int) -> tuple[list, int]:
+    """The certifier's unrolled steps of a certified lasso (as `_certify` builds them) and k + 1."""
+    from app.core.tcn.certify import _Step, _steps
+
+    cert = certify(trace)
+    assert cert.ok, cert.problems
+    steps, k, start = _steps(trace), trace.k, trace.loop_start
+    period = steps[k + 1].time - steps[start].time
+    unrolled = steps[:k + 1]
+    for p in range(1, passes + 1):
+        for s in steps[start:k + 1]:
+            unrolled.append(_Step(s.time + p * period,
+                                  {n: {**sp, "backlog": sp["backlog"] + p * (steps[k + 1].spouts[n]["backlog"]
+                                                                             - steps[start].spouts[n]["backlog"])}
+                                   for n, sp in s.spouts.items()},
+                                  {n: {**b, "queue": b["queue"] + p * cert.growth_per_loop[n]}
+                                   for n, b in s.bolts.items()}))
+    return unrolled, k + 1
+
+
+@pytest.mark.parametrize("name", ["getting-started.1", "failure-paced", "exact-carry", "sigma-rounding-dvert",
+                                  "focused-crawler-complete.1", "simple-DIA-cfg-3.2"])
+@pytest.mark.parametrize("change", ["none", "queue", "time", "take", "backlog"])
+def test_the_unrolled_replay_resumed_before_k_plus_1_finds_what_a_replay_from_0_finds(name: str, change: str) -> None:
+    """The certifier resumes the unrolled replay from the state recorded before k + 1 instead of replaying
+    positions 0..k again: on certified lassos and on unrolled loops broken past k + 1 (a queue, a time, a
+    take, a backlog), both replays report the same problems, rule for rule."""
+    from app.core.tcn.certify import _replay, _Rules
+    from app.core.topology import parse_topology
+
+    data = broken(load_trace(ROOT / "tests" / "data" / "traces" / f"{name}.trace.json"))
+    trace = Trace.model_validate(data)
+    unrolled, k1 = _unrolled(trace, passes=3)
+    at = k1 + (len(unrolled) - k1) // 2  # a position of the second pass
+    step = unrolled[at]
+    bolt = next(iter(step.bolts))
+    if change == "queue":
+        step.bolts[bolt] = {**step.bolts[bolt], "queue": step.bolts[bolt]["queue"] + 1}
+    elif change == "time":
+        step.time = unrolled[at - 1].time
+    elif change == "take":
+        step.bolts[bolt] = {**step.bolts[bolt], "take": not step.bolts[bolt]["take"]}
+    elif change == "backlog":
+        spout = next(iter(step.spouts))
+        step.spouts[spout] = {**step.spouts[spout], "backlog": step.spouts[spout]["backlog"] + 1}
+    rules = _Rules(parse_topology(trace.topology))
+    first: list[str] = []
+    befores = _replay(rules, unrolled[:k1 + 1], first, record={k1})
+    assert first == [] and befores[k1] is not None and befores[k1].state is not None
+    whole: list[str] = []
+    _replay(rules, unrolled, whole, label="unrolled position", record=set())
+    resumed: list[str] = []
+    _replay(rules, unrolled, resumed, label="unrolled position", record=set(), resume=(k1, befores[k1].state))
+    assert resumed == whole
+    assert (whole == []) == (change == "none"), whole

@@ -9,7 +9,9 @@ and never empty, fairness), and finally unrolls the loop a few times with every
 growing queue raised by its growth per pass, replaying the rules again: a lasso
 whose constraints change truth value fails there. When the clocks are only
 region-equivalent (not equal) the unrolled times are not a concrete run, so that
-replay checks the counter rules and skips the timing rules.
+replay checks the counter rules and skips the timing rules. The unrolled steps
+0..k are the trace's own, so that replay resumes before k+1 from the state the
+first one recorded there (`_State`; docs/verifier.md, step 6).
 
 With failures (docs/model.md section 7) the replay also checks when a bolt may fail, the
 failure and failed positions, recovery timing, the replays of every loss (the split rule,
@@ -30,6 +32,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.core.formats.trace import Trace, parse_carry
+from app.core.gc_pause import paused_gc
 from app.core.tcn.certify_clocks import region_problems
 from app.core.tcn.certify_failures import Failing, failed_position, failure_rules, split_problem
 from app.core.topology import Bolt, Topology, parse_topology, unannotated_problems
@@ -76,6 +79,37 @@ class _Before:
     bolt_failed: dict[str, bool] = field(default_factory=dict)
     bolt_up_clock: dict[str, int | None] = field(default_factory=dict)
     bolt_down_clock: dict[str, int | None] = field(default_factory=dict)
+    state: _State | None = None  # the replay's whole state here, to resume from (see `_replay`)
+
+
+@dataclass
+class _State:
+    """All the replay carries from one position to the next, times in ticks of 1/`unit` s.
+
+    A replay resumed from a copy taken before position i of one list of steps goes on exactly as
+    the replay of that list would: the rules are checked position by position and the state after
+    a position depends only on the state before it and the position's record (never on `timing`
+    or on the problems found)."""
+
+    unit: int
+    previous: int | None  # the time of the position before
+    last_emit: dict[str, tuple[int, int]]  # per spout: (time, size) of its last emission
+    processing: dict[str, bool]
+    batch: dict[str, int]
+    buffer: dict[str, Fraction | int]  # an int whenever whole
+    take_time: dict[str, int]
+    waiting_since: dict[str, int | None]
+    expected_queue: dict[str, int]
+    stream_buffer: dict[tuple[str, str], Fraction | int]  # the declared streams' carries
+    failed: dict[str, bool]
+    up_since: dict[str, int]
+    down_since: dict[str, int]
+    backlog: dict[str, int]  # R_s before the next position's actions
+
+    def copy(self) -> _State:
+        return _State(self.unit, self.previous, *(dict(getattr(self, f)) for f in (
+            "last_emit", "processing", "batch", "buffer", "take_time", "waiting_since", "expected_queue",
+            "stream_buffer", "failed", "up_since", "down_since", "backlog")))
 
 
 class _Rules:
@@ -158,14 +192,19 @@ def _steps(trace: Trace, cancelled: Callable[[], bool] = lambda: False) -> list[
 
 def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str = "position",
             timing: bool = True, record: set[int] | None = None,
-            cancelled: Callable[[], bool] = lambda: False) -> list[_Before | None]:
+            cancelled: Callable[[], bool] = lambda: False,
+            resume: tuple[int, _State] | None = None) -> list[_Before | None]:
     """Check every rule of section 2 along `steps`; return the state before each position
     (only at the positions in `record` when given, None elsewhere: a long trace's states are large).
 
     timing=False skips the rules that compare times (for an unrolled loop whose clocks are
     only region-equivalent: its times are not a concrete run, its counters must still be).
     Times are compared as whole ticks of 1/unit s, unit the LCM of the denominators of every
-    time stamp and constant (exact, and far faster than fractions on long traces)."""
+    time stamp and constant (exact, and far faster than fractions on long traces).
+
+    `resume` = (i, state): start at position i from `state`, the `_Before.state` a replay of
+    steps[:i] recorded there (the same list up to i, so the same unit); positions before i are
+    neither checked again nor recorded (None in the result)."""
     unit = math.lcm(*(Fraction(c).denominator for c in rules.constants()), *(s.time.denominator for s in steps))
 
     def ticks(x: Fraction) -> int:
@@ -178,28 +217,31 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
     period = {n: ticks(a) for n, a in rules.period.items()}
     jitter = {n: ticks(a * rules.tau) for n, a in rules.period.items()}
     window = {n: (ticks(a * (1 - rules.tau)), ticks(a * (1 + rules.tau))) for n, a in rules.alpha.items()}
-    befores: list[_Before | None] = []
-    last_emit: dict[str, tuple[int, int]] = {}
-    processing = {b: False for b in rules.alpha}
-    batch = {b: 0 for b in rules.alpha}
-    buffer: dict[str, Fraction | int] = {b: 0 for b in rules.alpha}  # an int whenever whole
-    take_time: dict[str, int] = {}
-    waiting_since: dict[str, int | None] = {b: None for b in rules.alpha}
-    expected_queue: dict[str, int] = {b: rules.init for b in rules.alpha}
+    if resume is None:
+        start, state = 0, _State(
+            unit, None, {}, processing={b: False for b in rules.alpha}, batch={b: 0 for b in rules.alpha},
+            buffer={b: 0 for b in rules.alpha}, take_time={}, waiting_since={b: None for b in rules.alpha},
+            expected_queue={b: rules.init for b in rules.alpha},
+            stream_buffer={(c, st): 0 for c, outs in rules.streams.items() for st in outs if st != "default"},
+            failed={b: False for b in rules.alpha}, up_since={b: 0 for b in rules.alpha}, down_since={},
+            backlog={s: 0 for s in rules.period})
+    else:
+        start, state = resume[0], resume[1].copy()
+        if state.unit != unit:  # the same steps up to `start` give the same unit: never, unless misused
+            raise ValueError(f"resumed with ticks of 1/{state.unit} s, the steps need 1/{unit} s")
+    befores: list[_Before | None] = [None] * start
+    # the state's parts by name (mutated in place; `previous` is rebound, so written back at each record)
+    previous, last_emit, processing, batch = state.previous, state.last_emit, state.processing, state.batch
+    buffer, take_time, waiting_since = state.buffer, state.take_time, state.waiting_since
+    expected_queue, stream_buffer = state.expected_queue, state.stream_buffer
+    failed, up_since, down_since, backlog = state.failed, state.up_since, state.down_since, state.backlog
     spout_names, bolt_names = set(rules.period), set(rules.alpha)
     with_streams = {name for name, declared in rules.declared.items() if declared}
     default_key = {name: (name, "default") for name in rules.declared}  # made once, not per position
-    # the declared streams' carries (a bolt's default stream keeps its carry in `buffer`)
-    stream_buffer: dict[tuple[str, str], Fraction | int] = {
-        (c, st): 0 for c, outs in rules.streams.items() for st in outs if st != "default"}
-    # section 7: which bolts may fail (min_ttf in ticks), the reboot bounds, up/failed, t_up, t_f, backlogs
+    # section 7: which bolts may fail (min_ttf in ticks), the reboot bounds
     fl = rules.fail
     ttf = {b: ticks(v) for b, v in fl.min_ttf.items()} if fl else {}
     reboot = (ticks(fl.min_reboot), ticks(fl.max_reboot)) if fl else (0, 0)
-    failed = {b: False for b in rules.alpha}
-    up_since = {b: 0 for b in rules.alpha}
-    down_since: dict[str, int] = {}
-    backlog = {s: 0 for s in rules.period}  # R_s before the next position's actions
 
     def bad(i: int, who: str, text: str) -> None:
         problems.append(f"{label} {i}: {who}: {text}")
@@ -208,14 +250,31 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
         if timing:
             bad(i, who, text)
 
-    previous: int | None = None
-    for i, step in enumerate(steps):
+    for i in range(start, len(steps)):
+        step = steps[i]
         if i % 32 == 0 and cancelled():
             raise _Cancelled
         t = ticks(step.time)
         if step.spouts.keys() != spout_names or step.bolts.keys() != bolt_names:
             bad(i, "trace", "the components do not match the topology")
             return befores
+        if record is not None and i not in record:
+            befores.append(None)
+        else:
+            state.previous = previous
+            befores.append(_Before(
+                unit=unit,
+                spout_last_size={s: last_emit[s][1] for s in last_emit},
+                spout_clock={s: t - last_emit[s][0] for s in last_emit},
+                bolt_processing=dict(processing), bolt_batch=dict(batch), bolt_buffer=dict(buffer),
+                bolt_take_clock={b: (t - take_time[b]) if processing[b] else None for b in processing},
+                bolt_waiting_clock={b: (t - w) if w is not None else None for b, w in waiting_since.items()},
+                stream_buffer=dict(stream_buffer),
+                bolt_failed=dict(failed),
+                bolt_up_clock={b: (t - up_since[b]) if b in ttf and not failed[b] and t - up_since[b] < ttf[b]
+                               else None for b in rules.alpha},
+                bolt_down_clock={b: (t - down_since[b]) if failed[b] else None for b in rules.alpha},
+                state=state.copy() if record is not None else None))
         # ---- section 4 (traces): the record of position i, per output stream ----
         # what each output stream carries at i (emitted_by_stream for a component with streams)
         emitted: dict[tuple[str, str], int] = {default_key[name]: sx["emitted"] for name, sx in step.spouts.items()}
@@ -241,21 +300,6 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
         if previous is not None and t <= previous:
             late(i, "time", f"time {step.time} does not increase (previous {steps[i - 1].time})")
         previous = t
-        if record is not None and i not in record:
-            befores.append(None)
-        else:
-            befores.append(_Before(
-                unit=unit,
-                spout_last_size={s: last_emit[s][1] for s in last_emit},
-                spout_clock={s: t - last_emit[s][0] for s in last_emit},
-                bolt_processing=dict(processing), bolt_batch=dict(batch), bolt_buffer=dict(buffer),
-                bolt_take_clock={b: (t - take_time[b]) if processing[b] else None for b in processing},
-                bolt_waiting_clock={b: (t - w) if w is not None else None for b, w in waiting_since.items()},
-                stream_buffer=dict(stream_buffer),
-                bolt_failed=dict(failed),
-                bolt_up_clock={b: (t - up_since[b]) if b in ttf and not failed[b] and t - up_since[b] < ttf[b]
-                               else None for b in rules.alpha},
-                bolt_down_clock={b: (t - down_since[b]) if failed[b] else None for b in rules.alpha}))
         # ---- section 2.1 (spouts): emit at 0, then each emission n·a ± τ·a after the previous one;
         # a declared stream applies the emit rule of 2.3 to the emissions, with its own carry ----
         for name, sp in step.spouts.items():
@@ -565,6 +609,7 @@ class _Cancelled(Exception):
     pass
 
 
+@paused_gc()  # a long lasso: app/core/gc_pause.py
 def certify(trace: Trace | Any, checked: list[str] | None = None, threshold: int | None = None,
             cancelled: Callable[[], bool] | None = None) -> Certificate:
     """Replay `trace` against every rule; `ok` means it is a genuine witness of the property.
@@ -635,6 +680,10 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
                                        if backlog_growth[n] else sp for n, sp in s.spouts.items()},
                                       {n: {**b, "queue": b["queue"] + p * growth[n]} if growth[n] else b
                                        for n, b in s.bolts.items()}))
+        # positions 0..k of `unrolled` are the trace's own, replayed above without a problem (timing only
+        # adds problems, never changes the state): the replay resumes before k + 1 from the state recorded there
+        resume = befores[k + 1].state  # type: ignore[union-attr]  # kept
+        assert resume is not None
         _replay(rules, unrolled, problems, label="unrolled position", timing=exact, record=set(),
-                cancelled=cancelled)
+                cancelled=cancelled, resume=(k + 1, resume))
     return Certificate(not problems, problems, growth, period)

@@ -20,6 +20,7 @@ import z3
 from app.core.failures import failure_model
 from app.core.formats import limits
 from app.core.formats.trace import Trace, format_time
+from app.core.gc_pause import paused_gc
 from app.core.rates import margins, rate_check
 from app.core.tcn.certify import certify
 from app.core.tcn.decode import decode
@@ -360,6 +361,7 @@ class Search:
             except Cancelled:
                 return self._stop_reason(elapsed()) or "cancelled"
 
+    @paused_gc()  # a long lasso: app/core/gc_pause.py
     def _simulated(self, net: Any, target: str, checked: list[str], steady: frozenset[str], notes: list[str],
                    traces: list[Trace], verdicts: dict[str, BoltVerdict], elapsed: Callable[[], float], *,
                    bounded_without_failures: bool = False) -> None:

@@ -42,6 +42,7 @@ from pydantic import TypeAdapter
 from app.core.emission import emit as emit_rule
 from app.core.failures import replay_problem
 from app.core.formats.trace import Trace, TracePosition, format_carry, format_time
+from app.core.gc_pause import paused_gc
 from app.core.tcn.network import Network, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
 
@@ -67,6 +68,7 @@ class _Stop(Exception):
     """Cancelled or out of time."""
 
 
+@paused_gc()  # a long lasso: app/core/gc_pause.py
 def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = frozenset(),
                 cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
                 max_cells: int | None = None) -> Lasso:

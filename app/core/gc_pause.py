@@ -1,0 +1,42 @@
+"""Pausing Python's cyclic garbage collector while a long trace is built or replayed.
+
+A lasso with failures on a published configuration has tens of thousands of positions, each
+a handful of dicts and models that all stay alive until the trace is done. The collector runs
+every few hundred allocations and, as the surviving objects pile up, keeps traversing them:
+on cfg-4 with failures it doubled the time of simulation, trace building and certification
+(bench/RESULTS.md). These objects hold no reference cycles (plain dicts, lists, pydantic
+models of them), so reference counting frees them the moment they are dropped: pausing the
+cyclic collector for such a stretch changes no result and frees nothing later than it would.
+
+The pause is process-wide (the collector is), counted (nested and concurrent pauses end when
+the last one does) and only turns the collector back on when it was on to begin with.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_lock = threading.Lock()
+_depth = 0
+_was_enabled = False
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Run the block with the cyclic garbage collector off (reference counting still frees)."""
+    global _depth, _was_enabled
+    with _lock:
+        if _depth == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _was_enabled:
+                gc.enable()
