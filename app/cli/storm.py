@@ -235,12 +235,13 @@ def wanted_parallelism(items: list[str], document: Topology | None,
             if item == "document" and document is None:
                 raise _usage("--parallelism document needs --topology DOC (the document whose parallelism to write)")
             if item == "suggested":
-                from app.core.rates import rate_check
+                from app.core.rates import no_parallelism_reason, rate_check
 
-                for name, n in rate_check(source).suggested_parallelism.items():
+                report = rate_check(source)
+                for name, n in report.suggested_parallelism.items():
                     if n is None:
-                        notes.append(f"bolts.{name}: no parallelism keeps its queue bounded (σ or a cycle amplifies "
-                                     "its inflow): left as it is")
+                        notes.append(f"bolts.{name}: no parallelism keeps its queue bounded "
+                                     f"({no_parallelism_reason(report)}): left as it is")
                     else:
                         values[name] = n
             else:

@@ -233,7 +233,10 @@ def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
         g, first, _ = _linear_factor(nominal, lambda i, c: i <= c, Fraction(1, 10**9))
     # a cycle whose gain is at least one amplifies any inflow without bound: the rate check says no parallelism
     # can fix such a bolt, and its finite iteration would give a tiny factor instead of none
-    amplified = [n for n, p in report.suggested_parallelism.items() if p is None] if cyclic else []
+    # (the failure-free suggestion: with failures on, None also means "not proven with failures")
+    free = report if not report.failures or not cyclic else rate_check(topo.model_copy(update={
+        "settings": topo.settings.model_copy(update={"failures": False})}))
+    amplified = [n for n, p in free.suggested_parallelism.items() if p is None] if cyclic else []
     if amplified:
         g, first, g_exact = Fraction(0), amplified, False
     storm = _forecast(topo, g, first) if g is not None and g < 1 else None
@@ -391,6 +394,6 @@ def capacity_lines(h: Headroom) -> list[str]:
         lines.append("(headroom and growth factors are exact in the model; what Storm does is an estimate from "
                      "nominal timing)")
     if h.ignores_failures:
-        lines.append("the headroom, the growth factor and the suggested parallelism ignore failures; the statuses "
-                     "include them")
+        lines.append("the headroom and the growth factor ignore failures; the statuses and the suggested "
+                     "parallelism include them")
     return lines

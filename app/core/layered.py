@@ -101,7 +101,7 @@ def overloaded_bolts(topo: Topology) -> list[str]:
     """The bolts the rate check says `grows` (the ones a layered topology was built to overload)."""
     from app.core.rates import rate_check
 
-    return [n for n, b in rate_check(topo).bolts.items() if b.status == "grows"]
+    return [n for n, b in rate_check(topo, suggest=False).bolts.items() if b.status == "grows"]
 
 
 def _pick_sources(rng: random.Random, previous: list[str], before: list[str], consumed: set[str]) -> list[str]:

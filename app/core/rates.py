@@ -71,7 +71,8 @@ class BoltRates(BaseModel):
 
 
 class RateReport(BaseModel):
-    """The whole rate check; `suggested_parallelism` is None for a bolt no parallelism can fix."""
+    """The whole rate check; `suggested_parallelism` is None for a bolt no parallelism can fix (with
+    failures on: none the check proves bounded with failures, `no_parallelism_reason`)."""
 
     bolts: dict[str, BoltRates]
     spout_rate_min: dict[str, float]
@@ -474,16 +475,75 @@ def _suggest(topo: Topology) -> dict[str, int | None]:
     return suggestion
 
 
-def rate_check(topo: Topology) -> RateReport:
+FAILURE_SUGGEST_ROUNDS = 24  # raises of the failure-free suggestion (each by a quarter) before giving up
+
+
+def _suggest_with_failures(topo: Topology, base: dict[str, int | None]) -> dict[str, int | None]:
+    """With failures on: the failure-free suggestion `base`, raised (the bolts the check does not yet
+    prove, by a quarter each round) until the rate check under failures proves every bolt bounded
+    (app/core/replay_check.py), then lowered to what the proven inflows with replays need, for as
+    long as the check still proves it; None for a bolt it proves with no value tried. Each answer
+    is one the check proved, not always the smallest: a larger batch loses more at a failure, so
+    the proof is not monotone in the parallelism."""
+    from app.core.failures import failure_model
+    from app.core.replay_check import failure_check
+
+    tau, idle = exact(topo.settings.tolerance), exact(topo.settings.max_idle_time)
+
+    def checked(parallelism: dict[str, int]) -> tuple[list[str], bool, dict[str, int]]:
+        """(the bolts not proven, cyclic, the parallelism each proven inflow with replays needs)."""
+        trial = topo.model_copy(update={"bolts": [b.model_copy(update={"parallelism": parallelism[b.name]})
+                                                  for b in topo.bolts]})
+        e, model = _Exact(trial), failure_model(trial)
+        assert model is not None  # parallelism leaves min_ttf and the settings alone
+        check = failure_check(trial, e, model, {b.id: _status(e, b.id) for b in trial.bolts},
+                              lambda t: _Exact(t).in_nominal)
+        needed = {b.name: math.floor(inflow * (exact(b.alpha) * (1 + tau) + idle)) + 1 for b in trial.bolts
+                  if (inflow := check.bolts[b.id].inflow) is not None}  # as in _suggest, with the replays
+        return [b.name for b in trial.bolts if check.bolts[b.id].status != "bounded"], e.cyclic, needed
+
+    start = {b.name: base[b.name] or b.parallelism for b in topo.bolts}
+    parallelism = dict(start)
+    for _ in range(FAILURE_SUGGEST_ROUNDS):
+        short, cyclic, needed = checked(parallelism)
+        if not short or any(base[n] is None for n in short) or cyclic:
+            break  # proven; or a bolt no parallelism bounds, or a cycle (never proven with failures)
+        for name in short:
+            parallelism[name] += max(1, parallelism[name] // 4)
+    if short:
+        return {b.name: None if base[b.name] is None or b.name in short else parallelism[b.name] for b in topo.bolts}
+    for _ in range(FAILURE_SUGGEST_ROUNDS):  # down to what the proven inflows need, while still proven
+        lower = {n: max(start[n], min(p, needed.get(n, p))) for n, p in parallelism.items()}
+        if lower == parallelism:
+            break
+        short, _cyclic, lower_needs = checked(lower)
+        if short:
+            break
+        parallelism, needed = lower, lower_needs
+    return {b.name: parallelism[b.name] if base[b.name] is not None else None for b in topo.bolts}
+
+
+def no_parallelism_reason(report: RateReport) -> str:
+    """Why a bolt's suggestion is None, in the words `check`, `repair` and the GUI use."""
+    if report.failures:
+        return ("σ or a cycle amplifies its inflow, or with failures the rate check proves no parallelism "
+                "tried bounded: docs/boundedness.md, \"Failures\"")
+    return "σ or a cycle amplifies its inflow"
+
+
+def rate_check(topo: Topology, *, suggest: bool = True) -> RateReport:
     """The instant fluid analysis of every bolt, with explanations and a repair suggestion.
 
     With a failure model (`failure_model(topo)` not None) the statuses account for failures and
-    replays (app/core/replay_check.py) and `failures` is True; without, nothing changes."""
+    replays (app/core/replay_check.py), `failures` is True and the suggestion is one the check
+    proves bounded with failures; without, nothing changes. suggest=False leaves
+    `suggested_parallelism` empty (the canvas colours bolts after every edit and needs no
+    suggestion: with failures it costs several checks)."""
     from app.core.failures import failure_model
 
     e = _Exact(topo)
     model = failure_model(topo)
-    report = _fluid_report(topo, e)
+    report = _fluid_report(topo, e, suggest)
     if model is None:
         return report
     from app.core.replay_check import failure_check
@@ -502,7 +562,9 @@ def rate_check(topo: Topology) -> RateReport:
             explanation=(rates.explanation if f.status == rates.status
                          else f"{f.note} (without failures: {rates.explanation})")))
     return report.model_copy(update=dict(
-        failures=True, replay_rate={s.name: num(check.spouts[s.id].replay_rate) for s in topo.spouts},
+        failures=True,
+        suggested_parallelism=_suggest_with_failures(topo, report.suggested_parallelism) if suggest else {},
+        replay_rate={s.name: num(check.spouts[s.id].replay_rate) for s in topo.spouts},
         replay_backlog={s.name: num(check.spouts[s.id].backlog) for s in topo.spouts}))
 
 
@@ -522,7 +584,7 @@ def failure_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]] | No
             if (inflow := check.bolts[b.id].inflow) is not None}
 
 
-def _fluid_report(topo: Topology, e: _Exact) -> RateReport:
+def _fluid_report(topo: Topology, e: _Exact, suggest: bool = True) -> RateReport:
     bolts: dict[str, BoltRates] = {}
     for b in topo.bolts:
         status = _status(e, b.id)
@@ -546,7 +608,7 @@ def _fluid_report(topo: Topology, e: _Exact) -> RateReport:
         bolts=bolts,
         spout_rate_min={s.name: float(e.spout_min[s.id]) for s in topo.spouts},
         spout_rate_max={s.name: float(e.spout_max[s.id]) for s in topo.spouts},
-        suggested_parallelism=_suggest(topo),
+        suggested_parallelism=_suggest(topo) if suggest else {},
         cyclic=e.cyclic,
     )
 

@@ -14,7 +14,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QToolBar, QUndoView, QWidget
 
 from app.core.layout import layered_layout
-from app.core.rates import idle_warning, rate_check
+from app.core.rates import idle_warning, no_parallelism_reason, rate_check
 from app.core.topology import unannotated_problems
 from app.gui import storm_io
 from app.gui.autosave import AutosaveSession, Recoverable, default_autosave_dir
@@ -379,7 +379,7 @@ class MainWindow(DocumentFiles, QMainWindow):
             self.status_problems.setToolTip("\n".join(str(p) for p in missing))
             return
         try:
-            report = rate_check(topo)
+            report = rate_check(topo, suggest=False)
         except Exception as err:  # keep editing possible whatever the analysis thinks
             self.status_problems.setText(f"rate check failed: {err}")
             return
@@ -454,7 +454,8 @@ class MainWindow(DocumentFiles, QMainWindow):
         if unannotated_problems(topo):
             self.show_message("Suggest parallelism needs every value annotated (the amber ones are not)")
             return
-        suggestion = rate_check(topo).suggested_parallelism
+        report = rate_check(topo)
+        suggestion = report.suggested_parallelism
         hopeless = sorted(name for name, value in suggestion.items() if value is None)
         wanted = {name: value for name, value in suggestion.items() if value is not None}
         command = SetParallelismCommand(self.document, wanted, "Suggest parallelism")
@@ -465,7 +466,7 @@ class MainWindow(DocumentFiles, QMainWindow):
         else:
             message = "Every bolt already has the suggested parallelism"
         if hopeless:
-            message += f"; no parallelism bounds {', '.join(hopeless)} (σ or a cycle amplifies its inflow)"
+            message += f"; no parallelism bounds {', '.join(hopeless)} ({no_parallelism_reason(report)})"
         self.show_message(message)
 
     def auto_layout(self) -> None:

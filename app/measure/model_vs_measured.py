@@ -109,10 +109,10 @@ def parameter_rows(topo: Topology, analysis: Analysis) -> list[ParameterRow]:
 
 def compare(topo: Topology, analysis: Analysis) -> Comparison:
     """Per bolt: the model's status and growth, the growth predicted at measured rates, the measured slope."""
-    model = rate_check(topo)
+    model = rate_check(topo, suggest=False)
     calibrated = calibrate(topo, analysis)
     try:
-        predicted = rate_check(calibrated)
+        predicted = rate_check(calibrated, suggest=False)
     except Exception:  # noqa: BLE001 - a degenerate measurement must not hide the rest of the report
         predicted = None
     bolts = []

@@ -97,7 +97,9 @@ def test_published_cfg5_and_cfg6_are_proven_bounded() -> None:
 
 @pytest.mark.parametrize("path", sorted(MODELS.glob("*.storm.json")), ids=lambda p: p.stem)
 def test_suggestion_is_minimal_and_makes_every_queue_bounded(path: Path) -> None:
+    # without failures (with failures the suggestion is raised until proven: tests/unit/test_rates_failures.py)
     t = load_topology(path)
+    t = t.model_copy(update={"settings": t.settings.model_copy(update={"failures": False})})
     suggestion = rate_check(t).suggested_parallelism
     ids = {b.name: b.id for b in t.bolts}
     applied = {ids[n]: c for n, c in suggestion.items() if c is not None}

@@ -180,11 +180,11 @@ class Search:
         self._deadline = None if self.timeout_s is None else start + self.timeout_s
         topo = self.topo
         checked = [b.name for b in topo.checked_bolts()]
-        plain = rate_check(topo)
+        plain = rate_check(topo, suggest=False)  # statuses only
         report = rates_under_failures(topo, plain)  # bounded is a proof only if it covers replays
         # bounded when nothing fails but not with failures: a lasso, if any, needs failures (the long ones)
         free = plain if failure_model(topo) is None else rate_check(topo.model_copy(update={
-            "settings": topo.settings.model_copy(update={"failures": False})}))
+            "settings": topo.settings.model_copy(update={"failures": False})}), suggest=False)
         exact = margins(topo)
         rate_json: dict[str, Any] = {
             "bolts": {n: {"status": report.bolts[n].status, "inflow_max": format_time(exact[n][0]),

@@ -116,7 +116,7 @@ class CanvasScene(QGraphicsScene):
         """Colour every bolt by the rate check's utilisation (instant, so after every change)."""
         topo = self.document.topology()
         try:
-            report = rate_check(topo) if topo.bolts else None
+            report = rate_check(topo, suggest=False) if topo.bolts else None
         except Exception:  # a document mid-edit (e.g. no spout) may not be analysable yet
             report = None
         for b in topo.bolts:
