@@ -163,14 +163,24 @@ def plan(data: dict[str, Any], component: str, items: list[str]) -> list[str]:
 def cmd_annotate(args: argparse.Namespace) -> int:
     from app.core.fileio import OutputRefused, write_output
     from app.core.formats import detect_format, read_json
-    from app.core.topology import parse_topology
+    from app.core.topology import TopologyError, parse_topology
 
     data = read_json(args.file)
     if detect_format(data) != "stormbound":
         raise UsageError(f"{args.file}: not a .storm.json document (annotate writes that format only: "
                          "`stormbound convert` it first)", file=args.file)
     changes = plan(data, args.component, args.values)
-    topo = parse_topology(data)  # the whole document must still be valid (exit 2 naming the field otherwise)
+    try:  # the whole document must still be valid (exit 2 naming the field otherwise)
+        topo = parse_topology(data)
+    except TopologyError as err:
+        reboot = [p for p in err.problems if p.path.startswith("settings.min_reboot_time")
+                  or p.path.startswith("settings.max_reboot_time")]
+        if reboot and any(v.partition("=")[0].strip() == "min_ttf" for v in args.values):
+            # a bolt's first min_ttf before the reboot bounds: say the command that sets them
+            raise UsageError(f"{one_line(args.file)}: {reboot[0]}; set them first, e.g. stormbound annotate "
+                             f"{one_line(args.file)} settings min_reboot_time=10s max_reboot_time=2min",
+                             field=reboot[0].path, file=args.file) from None
+        raise
     try:  # the documented overwrite (the file itself), through the one writer: atomic, its mode kept
         write_output(args.file, topo.to_json_bytes(), force=True)
     except OutputRefused as err:

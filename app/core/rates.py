@@ -517,9 +517,16 @@ def _suggest_with_failures(topo: Topology, base: dict[str, int | None]) -> dict[
         if lower == parallelism:
             break
         short, _cyclic, lower_needs = checked(lower)
-        if short:
+        if not short:
+            parallelism, needed = lower, lower_needs
+            continue
+        lowered = False  # all at once loses the proof: one bolt at a time
+        for name in [n for n in parallelism if lower[n] < parallelism[n]]:
+            short, _cyclic, trial_needs = checked({**parallelism, name: lower[name]})
+            if not short:
+                parallelism, needed, lowered = {**parallelism, name: lower[name]}, trial_needs, True
+        if not lowered:
             break
-        parallelism, needed = lower, lower_needs
     return {b.name: parallelism[b.name] if base[b.name] is not None else None for b in topo.bolts}
 
 

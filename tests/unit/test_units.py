@@ -85,6 +85,7 @@ def test_annotate_sets_values_with_units_and_clears_unannotated(capsys, imported
     (["count", "alpha"], "write KEY=VALUE"),
     (["count", "min_ttf=-1s"], "bolts.count.min_ttf: input should be greater than or equal to 0"),
     (["count", "min_ttf=10s"], "settings.min_reboot_time, settings.max_reboot_time: not set: bolts.count.min_ttf"),
+    (["count", "min_ttf=10s"], "set them first, e.g. stormbound annotate "),  # the command that gets out
     (["settings", "replay=maybe"], "settings.replay: 'maybe' is not one of paced, at-once, none"),
     (["settings", "failures=sometimes"], "settings.failures: 'sometimes' is not on or off"),
     (["settings", "min_reboot_time=2min", "max_reboot_time=1min"], "min_reboot_time (120 s) is above max_reboot_time"),
