@@ -497,7 +497,7 @@ def _suggest_with_failures(topo: Topology, base: dict[str, int | None]) -> dict[
         e, model = _Exact(trial), failure_model(trial)
         assert model is not None  # parallelism leaves min_ttf and the settings alone
         check = failure_check(trial, e, model, {b.id: _status(e, b.id) for b in trial.bolts},
-                              lambda t: _Exact(t).in_nominal)
+                              lambda t: _Exact(t).in_nominal, nominal_estimate=False)  # bounded or not is all we read
         needed = {b.name: math.floor(inflow * (exact(b.alpha) * (1 + tau) + idle)) + 1 for b in trial.bolts
                   if (inflow := check.bolts[b.id].inflow) is not None}  # as in _suggest, with the replays
         return [b.name for b in trial.bolts if check.bolts[b.id].status != "bounded"], e.cyclic, needed

@@ -103,9 +103,11 @@ def _components(topo: Topology, e: _Exact, model: FailureModel) -> list[Componen
 
 
 def failure_check(topo: Topology, e: _Exact, model: FailureModel, status: dict[str, Status],
-                  flows: Flows) -> FailureCheck:
+                  flows: Flows, *, nominal_estimate: bool = True) -> FailureCheck:
     """The verdict of every bolt under failures; `status` is the failure-free one (by bolt id), `flows`
-    gives the nominal inflows of a topology (the rate check's, passed in: rates imports this module)."""
+    gives the nominal inflows of a topology (the rate check's, passed in: rates imports this module).
+    nominal_estimate=False skips the nominal replays (many rate checks): `bounded` is the same, and
+    what is not bounded is `may-grow` unless it grows without failures."""
     names = {c.id: c.name for c in topo.components}
     replaying = set() if model.replay == "none" else {s for j in model.min_ttf for s in model.impact.get(j, {})}
     touched = set(model.min_ttf) | replaying
@@ -121,7 +123,7 @@ def failure_check(topo: Topology, e: _Exact, model: FailureModel, status: dict[s
         solver = FailureBounds(_components(topo, e, model), e.graph, model, topo.settings.init_queues, names)
         bounds = solver.solve()
         reason, rounds = solver.reason, solver.rounds
-    nominal = _nominal(topo, e, model, flows)
+    nominal = _nominal(topo, e, model, flows) if nominal_estimate else ({}, {})
     culprits = _culprits(topo, e, model)
     bolts: dict[str, BoltFailures] = {}
     for b in topo.bolts:

@@ -470,3 +470,20 @@ def test_suggest_false_leaves_the_suggestion_out_and_the_statuses_alone() -> Non
     full, quick = rate_check(topo), rate_check(topo, suggest=False)
     assert quick.suggested_parallelism == {} and full.suggested_parallelism
     assert {n: b.status for n, b in quick.bolts.items()} == {n: b.status for n, b in full.bolts.items()}
+
+
+@pytest.mark.parametrize("data", [shared(BOUNDED_TTF), shared(GROWING_TTF), chain(), chain("at-once"),
+                                  chain(emission="dvert")], ids=["rare", "frequent", "chain", "at-once", "dvert"])
+def test_without_the_nominal_estimate_the_same_bolts_are_bounded(data: dict[str, Any]) -> None:
+    """The suggestion's checks skip the nominal replay estimate: it only words what is not bounded."""
+    from app.core.rates import _status
+
+    topo = parse_topology(data)
+    e, model = _Exact(topo), failure_model(topo)
+    assert model is not None
+    status = {b.id: _status(e, b.id) for b in topo.bolts}
+    full = failure_check(topo, e, model, status, lambda t: _Exact(t).in_nominal)
+    quick = failure_check(topo, e, model, status, lambda t: _Exact(t).in_nominal, nominal_estimate=False)
+    assert {j for j, b in full.bolts.items() if b.status == "bounded"} == \
+        {j for j, b in quick.bolts.items() if b.status == "bounded"}
+    assert all(quick.bolts[j].status != "grows" or status[j] == "grows" for j in quick.bolts)
