@@ -173,8 +173,8 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     try:  # the whole document must still be valid (exit 2 naming the field otherwise)
         topo = parse_topology(data)
     except TopologyError as err:
-        reboot = [p for p in err.problems if p.path.startswith("settings.min_reboot_time")
-                  or p.path.startswith("settings.max_reboot_time")]
+        reboot = [p for p in err.problems
+                  if p.path.startswith(("settings.min_reboot_time", "settings.max_reboot_time"))]
         if reboot and any(v.partition("=")[0].strip() == "min_ttf" for v in args.values):
             # a bolt's first min_ttf before the reboot bounds: say the command that sets them
             raise UsageError(f"{one_line(args.file)}: {reboot[0]}; set them first, e.g. stormbound annotate "

@@ -59,6 +59,11 @@ def failure_model(topo: Topology) -> FailureModel | None:
     return FailureModel(ttf, _exact(s.min_reboot_time), _exact(s.max_reboot_time), s.replay, impacts(topo))
 
 
+def failures_off(topo: Topology) -> Topology:
+    """`topo` with `settings.failures` off: the failure-free view (its `min_ttf` and reboot bounds kept)."""
+    return topo.model_copy(update={"settings": topo.settings.model_copy(update={"failures": False})})
+
+
 def _gains(topo: Topology) -> nx.DiGraph:
     """Components as nodes; an edge u -> j weighted by the most tuples one tuple processed by u
     (for a spout: one tuple it emits) puts at j, over every stream of u that j receives."""

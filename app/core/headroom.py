@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from app.core.failures import failures_off
 from app.core.formats.flux_ticks import TICK_PREFIX
 from app.core.rates import LoadMargins, RateReport, exact, load_margins, margins, nominal_margins, rate_check
 from app.core.topology import Topology
@@ -234,8 +235,7 @@ def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
     # a cycle whose gain is at least one amplifies any inflow without bound: the rate check says no parallelism
     # can fix such a bolt, and its finite iteration would give a tiny factor instead of none
     # (the failure-free suggestion: with failures on, None also means "not proven with failures")
-    free = report if not report.failures or not cyclic else rate_check(topo.model_copy(update={
-        "settings": topo.settings.model_copy(update={"failures": False})}))
+    free = report if not report.failures or not cyclic else rate_check(failures_off(topo))
     amplified = [n for n, p in free.suggested_parallelism.items() if p is None] if cyclic else []
     if amplified:
         g, first, g_exact = Fraction(0), amplified, False

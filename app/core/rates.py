@@ -33,7 +33,7 @@ import networkx as nx
 from pydantic import BaseModel
 
 from app.core.emission import sigma_bounds as sigma_bounds  # (also re-exported: its former home)
-from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
+from app.core.topology import DEFAULT_STREAM, Bolt, Topology, require_annotated
 
 Status = Literal["bounded", "may-grow", "grows"]
 CYCLE_ROUNDS = 60
@@ -438,10 +438,14 @@ def nominal_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]]:
     return {b.name: (e.in_nominal[b.id], e.cap_nominal[b.id]) for b in topo.bolts}
 
 
+def _needed(topo: Topology, bolt: Bolt, inflow: Fraction) -> int:
+    """The fewest executors whose smallest capacity, p / (α(1+τ) + max_idle), exceeds `inflow`."""
+    slow = exact(bolt.alpha) * (1 + exact(topo.settings.tolerance)) + exact(topo.settings.max_idle_time)
+    return math.floor(inflow * slow) + 1
+
+
 def _suggest(topo: Topology) -> dict[str, int | None]:
     """Smallest parallelism per bolt that makes every queue bounded (None: no value can)."""
-    tau = exact(topo.settings.tolerance)
-    idle = exact(topo.settings.max_idle_time)
     # Once every bolt is bounded, each passes on σ·inflow: flows no longer depend on
     # parallelism, so the needed capacity of each bolt follows from the uncapped flows.
     probe = _Exact(topo, {b.id: 10**12 for b in topo.bolts})
@@ -449,9 +453,7 @@ def _suggest(topo: Topology) -> dict[str, int | None]:
     suggestion: dict[str, int | None] = {}
     parallelism: dict[str, int] = {}
     for b in topo.bolts:
-        inflow = uncapped[b.id]
-        slow = exact(b.alpha) * (1 + tau) + idle
-        needed = math.floor(inflow * slow) + 1
+        needed = _needed(topo, b, uncapped[b.id])
         if needed >= 10**9:
             suggestion[b.name] = None
             parallelism[b.id] = b.parallelism
@@ -488,8 +490,6 @@ def _suggest_with_failures(topo: Topology, base: dict[str, int | None]) -> dict[
     from app.core.failures import failure_model
     from app.core.replay_check import failure_check
 
-    tau, idle = exact(topo.settings.tolerance), exact(topo.settings.max_idle_time)
-
     def checked(parallelism: dict[str, int]) -> tuple[list[str], bool, dict[str, int]]:
         """(the bolts not proven, cyclic, the parallelism each proven inflow with replays needs)."""
         trial = topo.model_copy(update={"bolts": [b.model_copy(update={"parallelism": parallelism[b.name]})
@@ -498,7 +498,7 @@ def _suggest_with_failures(topo: Topology, base: dict[str, int | None]) -> dict[
         assert model is not None  # parallelism leaves min_ttf and the settings alone
         check = failure_check(trial, e, model, {b.id: _status(e, b.id) for b in trial.bolts},
                               lambda t: _Exact(t).in_nominal, nominal_estimate=False)  # bounded or not is all we read
-        needed = {b.name: math.floor(inflow * (exact(b.alpha) * (1 + tau) + idle)) + 1 for b in trial.bolts
+        needed = {b.name: _needed(trial, b, inflow) for b in trial.bolts
                   if (inflow := check.bolts[b.id].inflow) is not None}  # as in _suggest, with the replays
         return [b.name for b in trial.bolts if check.bolts[b.id].status != "bounded"], e.cyclic, needed
 

@@ -682,8 +682,8 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
                                        for n, b in s.bolts.items()}))
         # positions 0..k of `unrolled` are the trace's own, replayed above without a problem (timing only
         # adds problems, never changes the state): the replay resumes before k + 1 from the state recorded there
-        resume = befores[k + 1].state  # type: ignore[union-attr]  # kept
-        assert resume is not None
+        before = befores[k + 1]
+        assert before is not None and before.state is not None  # recorded: k + 1 is in `record`
         _replay(rules, unrolled, problems, label="unrolled position", timing=exact, record=set(),
-                cancelled=cancelled, resume=(k + 1, resume))
+                cancelled=cancelled, resume=(k + 1, before.state))
     return Certificate(not problems, problems, growth, period)

@@ -17,7 +17,7 @@ from typing import Any
 
 import z3
 
-from app.core.failures import failure_model
+from app.core.failures import failure_model, failures_off
 from app.core.formats import limits
 from app.core.formats.trace import Trace, format_time
 from app.core.gc_pause import paused_gc
@@ -183,8 +183,7 @@ class Search:
         plain = rate_check(topo, suggest=False)  # statuses only
         report = rates_under_failures(topo, plain)  # bounded is a proof only if it covers replays
         # bounded when nothing fails but not with failures: a lasso, if any, needs failures (the long ones)
-        free = plain if failure_model(topo) is None else rate_check(topo.model_copy(update={
-            "settings": topo.settings.model_copy(update={"failures": False})}), suggest=False)
+        free = plain if failure_model(topo) is None else rate_check(failures_off(topo), suggest=False)
         exact = margins(topo)
         rate_json: dict[str, Any] = {
             "bolts": {n: {"status": report.bolts[n].status, "inflow_max": format_time(exact[n][0]),
