@@ -1,6 +1,6 @@
 """The rate check's previous cycle handling, for bench/rate_cycles.py's before/after figures only.
 
-Before the exact solve (app/core/rates.py, `_cycle_fixpoint`), every cycle was iterated
+Before the exact solve (app/core/rates/cycles.py, `cycle_fixpoint`), every cycle was iterated
 CYCLE_ROUNDS times; `old_iteration()` brings that back for the length of a `with` block.
 """
 
@@ -13,11 +13,11 @@ from collections.abc import Iterator
 @contextlib.contextmanager
 def old_iteration() -> Iterator[None]:
     """Inside the block the rate check iterates every cycle instead of solving it."""
-    from app.core import rates
+    from app.core.rates import flows
 
-    saved = rates._cycle_fixpoint
-    rates._cycle_fixpoint = lambda *args, **kwargs: None  # type: ignore[assignment]  # the old path
+    saved = flows.cycle_fixpoint
+    flows.cycle_fixpoint = lambda *args, **kwargs: None  # type: ignore[assignment]  # the old path
     try:
         yield
     finally:
-        rates._cycle_fixpoint = saved  # type: ignore[assignment]
+        flows.cycle_fixpoint = saved  # type: ignore[assignment]

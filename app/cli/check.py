@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("stormbound.check")
 
 # How bad each status is: --fail-on S fails on S and on every status worse than S.
-SEVERITY = {"bounded": 0, "may-grow": 1, "grows": 2}
+SEVERITY = {"bounded": 0, "no-repeating-growth": 1, "may-grow": 1, "grows": 2}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,21 +39,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check", help="validate a topology and print the rate check",
         description="Validate a topology and print the instant rate check: per bolt its capacity and inflow "
-                    "(tuples/s), utilisation ρ and status (bounded, may-grow, grows); then the headroom (by how "
+                    "(tuples/s), utilisation ρ and status (bounded: below its queue bound in every run; "
+                    "no-repeating-growth: no repeating run grows, but a backed-up upstream bolt may flood it; "
+                    "may-grow; grows); then the headroom (by how "
                     "much the spouts' rates may grow), the first bolt to saturate and, when overloaded, what Storm "
                     "does (backpressure, receive queues, max.spout.pending; docs/storm.md).",
         epilog=examples("stormbound check models/simple-DIA-cfg-1.storm.json --fail-on grows   # exit 1: B2 grows"))
     p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")
     p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document on stdout)")
     p.add_argument("--fail-on", choices=["grows", "may-grow"], dest="fail_on",
-                   help="exit 1 when some bolt has this status or a worse one (may-grow includes grows)")
+                   help="exit 1 when some bolt has this status or a worse one (may-grow includes grows and "
+                        "no-repeating-growth: every status but bounded)")
     add_failures_option(p)
     p.set_defaults(func=cmd_check, file_args=("file",))
 
 
 def format_rate_table(topo: Topology, report: RateReport) -> str:
     """The human rate table printed by `check` (and by `make run` without a display)."""
-    rows = [["bolt", "capacity min..max", "inflow min..max", "ρ", "status", "suggest"]]
+    rows = [["bolt", "capacity min..max", "inflow min..max", "ρ", "status", "queue bound", "suggest"]]
     for name, b in report.bolts.items():
         sugg = report.suggested_parallelism.get(name)
         rows.append([
@@ -62,6 +65,7 @@ def format_rate_table(topo: Topology, report: RateReport) -> str:
             f"{b.inflow_min:.3g}..{b.inflow_max:.3g}",
             f"{b.utilisation:.2f}",
             b.status,
+            "-" if b.queue_bound is None else f"{b.queue_bound:.4g}",
             "-" if sugg is None else str(sugg),
         ])
     from app.core.topology import one_line

@@ -75,15 +75,19 @@ def result_schema() -> dict[str, Any]:
             "bolts": {"type": "object", "additionalProperties": {
                 "type": "object",
                 "required": ["capacity_min", "capacity_max", "inflow_min", "inflow_max", "utilisation", "status",
-                             "explanation", "sigma_effective"],
+                             "explanation", "sigma_effective", "queue_bound"],
                 "properties": {"capacity_min": number, "capacity_max": number, "inflow_min": number,
                                "inflow_max": number, "utilisation": number,
-                               "status": {"enum": ["bounded", "may-grow", "grows"]},
+                               "status": {"enum": ["bounded", "no-repeating-growth", "may-grow", "grows"]},
                                "explanation": {"type": "string"},
                                "sigma_effective": {"type": "array", "items": {"type": "string"},
                                                    "minItems": 2, "maxItems": 2},
+                               # bounded: the queue never exceeds it in any run; null: not bounded
+                               "queue_bound": maybe,
+                               # in a repeating run, when below inflow_max (an upstream bolt may flood it)
+                               "inflow_long_run_max": number,
                                # with failures on (docs/boundedness.md, "Failures"); null: no bound
-                               "inflow_failures": maybe, "added_load": maybe, "queue_bound": maybe,
+                               "inflow_failures": maybe, "added_load": maybe,
                                "lost_per_failure": maybe, "failures_note": {"type": "string"}}}},
             "failures": {"type": "object", "required": ["replay_rate", "replay_backlog"],
                          "description": "present when the statuses account for failures and replays",

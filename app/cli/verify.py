@@ -1,7 +1,8 @@
 """`stormbound verify FILE`: decide whether a checked bolt's queue can grow without bound.
 
-Answers for every checked bolt (bounded, a certified lasso, none up to k, unknown).
-Exit codes: 0 no counterexample up to k or bounded, 1 certified counterexample for some bolt,
+Answers for every checked bolt (bounded with its queue bound, no repeating run grows, a certified
+lasso, none up to k, unknown).
+Exit codes: 0 no counterexample up to k, no repeating growth or bounded, 1 certified counterexample for some bolt,
 2 bad input, 3 internal error, 4 unknown (time limit, or the solver gave up). On a terminal,
 stderr shows a live status line while searching (-q silences it, --progress prints each bound).
 """
@@ -29,7 +30,8 @@ from app.core.formats import limits
 from app.core.headroom import duration
 
 log = logging.getLogger("stormbound.verify")
-EXIT_BY_VERDICT = {"counterexample": EXIT_FOUND, "none-up-to-k": EXIT_OK, "bounded": EXIT_OK, "unknown": EXIT_UNKNOWN}
+EXIT_BY_VERDICT = {"counterexample": EXIT_FOUND, "none-up-to-k": EXIT_OK, "no-repeating-growth": EXIT_OK,
+                   "bounded": EXIT_OK, "unknown": EXIT_UNKNOWN}
 
 
 def _positive_int(text: str) -> int:
@@ -75,7 +77,13 @@ def format_bolts(result, verbose: bool = False) -> list[str]:
                          f"+{v.growth_per_loop} per pass" + (f"; with failures: {failing}" if failing else "") + ")")
         elif v.verdict == "counterexample":
             lines.append(f"{name}: counterexample (run {(v.trace_index or 0) + 1}: {v.message})")
-        elif v.verdict != "bounded" or verbose:
+        elif v.verdict == "bounded" and verbose:
+            lines.append(f"{name}: bounded, queue below {v.queue_bound:.4g}" + (f" ({_decimals(v.message)})"
+                                                                              if v.message else ""))
+        elif v.verdict == "no-repeating-growth":
+            lines.append(f"{name}: no repeating run grows, not proven bounded" + (f" ({_decimals(v.message)})"
+                                                                                 if v.message else ""))
+        elif v.verdict != "bounded":
             lines.append(f"{name}: {v.verdict}" + (f" ({_decimals(v.message)})" if v.message else ""))
     return lines
 
@@ -87,10 +95,13 @@ def headline(result) -> str:
         by.setdefault(v.verdict, []).append(name)
     total = len(result.bolts)
     bounded = by.get("bounded", [])
+    steady = by.get("no-repeating-growth", [])
     undecided = by.get("unknown", []) + by.get("none-up-to-k", [])
     tail = []
     if undecided:
         tail.append(f"{len(undecided)} undecided")
+    if steady and result.verdict != "no-repeating-growth":
+        tail.append(f"{len(steady)} with no repeating growth")
     if bounded and result.verdict != "bounded":
         tail.append(f"{len(bounded)} proven bounded")
     rest = f"; {', '.join(tail)}" if tail else ""
@@ -102,7 +113,11 @@ def headline(result) -> str:
                 f"certified lasso{'s' if lassos != 1 else ''}{rest}")
     if result.verdict == "bounded":
         return (f"bounded: {'the checked bolt is' if total == 1 else f'all {total} checked bolts are'} proven "
-                "bounded by the rate check; no run makes a queue grow without bound (docs/boundedness.md)")
+                "bounded by the rate check; in every run each queue stays below its bound (docs/boundedness.md)")
+    if result.verdict == "no-repeating-growth":
+        return (f"no repeating run grows: no lasso makes a queue of {_names(steady)} grow, but "
+                f"{'it is' if len(steady) == 1 else 'they are'} not proven bounded in every run "
+                f"(docs/boundedness.md){rest}")
     if result.verdict == "unknown":
         return _decimals(result.message.split(". Per bolt:")[0]) + rest
     if result.verdict == "none-up-to-k":
@@ -112,7 +127,7 @@ def headline(result) -> str:
 
 
 # notes that repeat, per bolt, what -v shows: left out of the plain text
-_VERBOSE_NOTES = ("cone of influence of ", "not searched, proven bounded by the rate check")
+_VERBOSE_NOTES = ("cone of influence of ", "not searched, decided by the rate check")
 
 
 def format_result(result, verbose: bool = False, capacity: list[str] | None = None) -> str:
@@ -120,11 +135,14 @@ def format_result(result, verbose: bool = False, capacity: list[str] | None = No
     bounded bolts summarised, capacity in Storm's terms, notes."""
     lines = [headline(result)]
     lines += ["  " + line for line in format_bolts(result, verbose)]
-    bounded = [n for n, v in result.bolts.items() if v.verdict == "bounded"]
+    bounded = {n: v for n, v in result.bolts.items() if v.verdict == "bounded"}
+    bounds = ", ".join(f"{n} < {v.queue_bound:.4g}" for n, v in list(bounded.items())[:SHOWN_NAMES]
+                       if v.queue_bound is not None)
+    more = f" and {len(bounded) - SHOWN_NAMES} more" if len(bounded) > SHOWN_NAMES else ""
     if bounded and not verbose and result.verdict != "bounded":
-        lines.append(f"  proven bounded by the rate check: {_names(bounded)} (-v lists each)")
-    elif bounded and not verbose and len(bounded) <= SHOWN_NAMES:
-        lines.append(f"  proven bounded: {_names(bounded)}")
+        lines.append(f"  proven bounded by the rate check (queue bounds): {bounds}{more} (-v lists each)")
+    elif bounded and not verbose:
+        lines.append(f"  proven bounded (queue bounds): {bounds}{more}")
     for line in capacity or []:
         lines.append(f"- {line}")
     for note in result.notes:
@@ -227,8 +245,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "verify", help="search for a lasso in which a checked queue grows without bound",
         description="Decide for every checked bolt whether its queue can grow without bound: a proof from the rate "
                     "check, a certified lasso (a prefix plus a loop that repeats forever), none up to the bound k, "
-                    "or unknown. Exit 0 bounded / none up to k, 1 a counterexample, 2 bad input, 3 internal error, "
-                    "4 unknown. On a terminal stderr shows a status line while searching (-q: none).",
+                    "no repeating growth, or unknown. Exit 0 bounded / no repeating growth / none up to k, "
+                    "1 a counterexample, 2 bad input, 3 internal error, 4 unknown. On a terminal stderr shows a "
+                    "status line while searching (-q: none).",
         epilog=examples("stormbound verify models/getting-started.storm.json --k-max 8 --timeout 60 "
                         "--trace-out lasso.json"))
     p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")

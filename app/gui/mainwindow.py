@@ -383,9 +383,12 @@ class MainWindow(DocumentFiles, QMainWindow):
         except Exception as err:  # keep editing possible whatever the analysis thinks
             self.status_problems.setText(f"rate check failed: {err}")
             return
-        counts = {s: sum(1 for b in report.bolts.values() if b.status == s) for s in ("bounded", "may-grow", "grows")}
+        counts = {s: sum(1 for b in report.bolts.values() if b.status == s)
+                  for s in ("bounded", "no-repeating-growth", "may-grow", "grows")}
+        steady = counts["no-repeating-growth"]
         text = (f"{len(topo.spouts)} spouts, {len(topo.bolts)} bolts · rate check: {counts['bounded']} bounded, "
-                f"{counts['may-grow']} may grow, {counts['grows']} grow")
+                + (f"{steady} without repeating growth, " if steady else "")
+                + f"{counts['may-grow']} may grow, {counts['grows']} grow")
         tips = [b.explanation for b in report.bolts.values()]
         warning = idle_warning(topo)  # what `check` prints on stderr: the same words, in the tooltip
         if warning is not None:

@@ -1,4 +1,4 @@
-"""The rate check's exact cycle solve (app/core/rates.py, `_cycle_fixpoint`) against the iteration it replaces.
+"""The rate check's exact cycle solve (app/core/rates/cycles.py, `cycle_fixpoint`) against the iteration it replaces.
 
 On random cyclic topologies the solved flows must be the limit of the old iteration: never
 above it from above (largest flows: still sound, docs/boundedness.md "Cycles"), never below it
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import rates
+from app.core.rates import flows, rate_check
 from app.core.topology import parse_topology
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -43,18 +43,25 @@ def _random_topology(rng: random.Random):
     })
 
 
-def _old(topo, rounds: int = rates.CYCLE_ROUNDS):
+def _computed(e: flows.RateFigures) -> flows.RateFigures:
+    """Every figure computed now (they are computed on first use)."""
+    for figures in (e.in_long, e.in_long, e.in_min, e.in_nominal):
+        assert figures is not None
+    return e
+
+
+def _old(topo, rounds: int = flows.CYCLE_ROUNDS):
     """The flows as the iteration alone computes them (`rounds` per cycle)."""
-    saved, saved_rounds = rates._cycle_fixpoint, rates.CYCLE_ROUNDS
-    rates._cycle_fixpoint = lambda *a, **k: None  # type: ignore[assignment]
-    rates.CYCLE_ROUNDS = rounds
+    saved, saved_rounds = flows.cycle_fixpoint, flows.CYCLE_ROUNDS
+    flows.cycle_fixpoint = lambda *a, **k: None  # type: ignore[assignment]
+    flows.CYCLE_ROUNDS = rounds
     try:
-        return rates._Exact(topo)
+        return _computed(flows.RateFigures(topo))
     finally:
-        rates._cycle_fixpoint, rates.CYCLE_ROUNDS = saved, saved_rounds  # type: ignore[assignment]
+        flows.cycle_fixpoint, flows.CYCLE_ROUNDS = saved, saved_rounds  # type: ignore[assignment]
 
 
-def _fixpoint_holds(e: rates._Exact, inflow: dict[str, Fraction], cap: dict[str, Fraction],
+def _fixpoint_holds(e: flows.RateFigures, inflow: dict[str, Fraction], cap: dict[str, Fraction],
                     ratio: dict[str, Fraction]) -> bool:
     for m in cap:
         expected = sum((ratio[p] * min(inflow[p], cap[p]) if p in cap else Fraction(0)
@@ -69,39 +76,39 @@ def _fixpoint_holds(e: rates._Exact, inflow: dict[str, Fraction], cap: dict[str,
 def test_the_solved_cycles_are_the_limit_of_the_old_iteration(seed: int) -> None:
     topo = _random_topology(random.Random(seed))
     unsolved: list[bool] = []
-    solve = rates._cycle_fixpoint
+    solve = flows.cycle_fixpoint
 
     def recording(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the solver's own arguments
         found = solve(*args, **kwargs)
         unsolved.append(found is None)
         return found
 
-    rates._cycle_fixpoint = recording  # type: ignore[assignment]
+    flows.cycle_fixpoint = recording  # type: ignore[assignment]
     try:
-        new = rates._Exact(topo)
+        new = _computed(flows.RateFigures(topo))
     finally:
-        rates._cycle_fixpoint = solve  # type: ignore[assignment]
+        flows.cycle_fixpoint = solve  # type: ignore[assignment]
     old, long = _old(topo), _old(topo, 3000)
     for b in topo.bolts:
         i = b.id
-        assert new.in_max[i] <= old.in_max[i]  # sound: never above the iteration from above
+        assert new.in_long[i] <= old.in_long[i]  # sound: never above the iteration from above
         assert new.in_min[i] >= old.in_min[i] and new.in_nominal[i] >= old.in_nominal[i]  # from zero: never below
         if any(unsolved):
             continue  # some cycle was iterated as before (CYCLE_ROUNDS rounds): the figures above hold
-        assert new.in_max[i] <= long.in_max[i]  # the limit is below every iterate
-        for solved, iterated in ((new.in_max, long.in_max), (new.in_min, long.in_min),
+        assert new.in_long[i] <= long.in_long[i]  # the limit is below every iterate
+        for solved, iterated in ((new.in_long, long.in_long), (new.in_min, long.in_min),
                                  (new.in_nominal, long.in_nominal)):
             assert abs(float(solved[i]) - float(iterated[i])) <= 1e-6 * max(1.0, float(iterated[i])), b.name
-        if old.in_max[i] < old.cap_min[i]:
-            assert new.in_max[i] < new.cap_min[i]  # bounded by the old iteration: bounded now
-    assert _fixpoint_holds(new, new.in_max, new.cap_max, new.sigma_hi)
+        if old.in_long[i] < old.cap_min[i]:
+            assert new.in_long[i] < new.cap_min[i]  # bounded by the old iteration: bounded now
+    assert _fixpoint_holds(new, new.in_long, new.cap_max, new.sigma_hi)
 
 
 def test_a_long_chain_with_one_back_edge_is_solved_not_iterated() -> None:
     from rate_cycles import chain  # bench/rate_cycles.py: the bench's own topology
 
     start = time.perf_counter()
-    report = rates.rate_check(chain(1000, True))
+    report = rate_check(chain(1000, True))
     assert time.perf_counter() - start < 10
     assert all(b.status == "bounded" for b in report.bolts.values())
     first = report.bolts["b0"]
@@ -119,9 +126,9 @@ def test_a_cycle_that_does_not_shrink_falls_back_to_the_iteration() -> None:
                           {"source": "b", "target": "a"}],
         "settings": {"tolerance": 0.0, "max_idle_time": 0.0},
     })
-    new, old = rates._Exact(topo), _old(topo)
-    assert new.in_max == old.in_max and new.in_min == old.in_min
-    report = rates.rate_check(topo)
+    new, old = flows.RateFigures(topo), _old(topo)
+    assert new.in_long == old.in_long and new.in_min == old.in_min
+    report = rate_check(topo)
     assert report.bolts["a"].status != "bounded"
 
 
@@ -151,18 +158,18 @@ def _random_topology_with_streams(rng: random.Random):
 @pytest.mark.parametrize("seed", range(60))
 def test_the_solved_cycles_with_streams_are_the_limit_of_the_old_iteration(seed: int) -> None:
     topo = _random_topology_with_streams(random.Random(1000 + seed))
-    new, old, long = rates._Exact(topo), _old(topo), _old(topo, 3000)
+    new, old, long = flows.RateFigures(topo), _old(topo), _old(topo, 3000)
     for b in topo.bolts:
         i = b.id
-        assert new.in_max[i] <= old.in_max[i]  # sound: never above the iteration from above
+        assert new.in_long[i] <= old.in_long[i]  # sound: never above the iteration from above
         assert new.in_min[i] >= old.in_min[i] and new.in_nominal[i] >= old.in_nominal[i]
-        assert new.in_max[i] <= long.in_max[i] or abs(float(new.in_max[i]) - float(long.in_max[i])) <= 1e-9
-        if old.in_max[i] < old.cap_min[i]:
-            assert new.in_max[i] < new.cap_min[i]  # bounded by the old iteration: bounded now
+        assert new.in_long[i] <= long.in_long[i] or abs(float(new.in_long[i]) - float(long.in_long[i])) <= 1e-9
+        if old.in_long[i] < old.cap_min[i]:
+            assert new.in_long[i] < new.cap_min[i]  # bounded by the old iteration: bounded now
     # the largest inflows are a fixpoint of the per-stream equations
-    processed = {b.id: min(new.in_max[b.id], new.cap_max[b.id]) for b in topo.bolts}
+    processed = {b.id: min(new.in_long[b.id], new.cap_max[b.id]) for b in topo.bolts}
     processed.update(new.spout_max)
     for b in topo.bolts:
         expected = sum((new.streams[u][s][2] * processed[u] for u, s in new.inputs[b.id] if s in new.streams[u]),
                        Fraction(0))
-        assert new.in_max[b.id] == expected, b.name
+        assert new.in_long[b.id] == expected, b.name

@@ -113,4 +113,4 @@ def test_public_json_shape() -> None:
     data = rate_check(load_topology(MODELS / "simple-DIA-cfg-1.storm.json")).to_public_json()
     assert set(data) == {"bolts", "suggested_parallelism"}
     assert set(data["bolts"]["B2"]) == {"capacity_min", "capacity_max", "inflow_min", "inflow_max", "utilisation",
-                                        "status", "explanation", "sigma_effective"}
+                                        "status", "explanation", "sigma_effective", "queue_bound"}

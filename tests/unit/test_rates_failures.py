@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from app.core.arrival_curves import Curve
 from app.core.failures import failure_model
-from app.core.rates import _Exact, failure_margins, rate_check
-from app.core.replay_check import FailureCheck, failure_check
+from app.core.rates import RateFigures, failure_margins, rate_check
+from app.core.rates.curves import Curve
+from app.core.rates.failures_check import FailureCheck, failure_check
 from app.core.topology import Topology, parse_topology
 
 # The shared topology of the failure model: A keeps up with S without failures (capacity 1/0.9 against
@@ -93,7 +93,8 @@ def test_check_prints_a_line_per_bolt_about_failures_and_json_has_the_figures(tm
     assert data["bolts"]["A"]["queue_bound"] > 0 and data["bolts"]["C"]["lost_per_failure"] == 10
     path.write_text(json.dumps(shared(BOUNDED_TTF, failures=False)))
     plain = json.loads(subprocess.run([*cmd, "--json"], capture_output=True, text=True, check=True).stdout)
-    assert "failures" not in plain and "queue_bound" not in plain["bolts"]["A"]
+    assert "failures" not in plain and "lost_per_failure" not in plain["bolts"]["A"]
+    assert plain["bolts"]["A"]["queue_bound"] > 0  # every bounded bolt has its bound, failures or not
 
 
 def test_replay_none_at_once_and_cycles() -> None:
@@ -325,8 +326,8 @@ def test_no_random_run_exceeds_the_bounds(name: str, data: dict[str, Any]) -> No
     topo = parse_topology(data)
     model = failure_model(topo)
     assert model is not None
-    e = _Exact(topo)
-    check = failure_check(topo, e, model, {b.id: "bounded" for b in topo.bolts}, lambda t: _Exact(t).in_nominal)
+    e = RateFigures(topo)
+    check = failure_check(topo, e, model, {b.id: "bounded" for b in topo.bolts})
     assert check.bounds is not None, name
     failed = 0
     for seed in range(4):
@@ -365,8 +366,7 @@ def test_no_random_run_exceeds_the_bounds_of_a_published_configuration_with_fail
     topo = plain.model_copy(update={"settings": plain.settings.model_copy(update={"failures": True})})
     model = failure_model(topo)
     assert model is not None
-    check = failure_check(topo, _Exact(topo), model, {b.id: "bounded" for b in topo.bolts},
-                          lambda t: _Exact(t).in_nominal)
+    check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})
     assert check.bounds is not None
     for seed in range(2):
         run = Run(topo, seed, Fraction(2500)).go()
@@ -405,8 +405,7 @@ def test_no_random_run_of_a_random_topology_exceeds_the_bounds() -> None:
         topo = parse_topology(random_topology(rng))
         model = failure_model(topo)
         assert model is not None
-        check = failure_check(topo, _Exact(topo), model, {b.id: "bounded" for b in topo.bolts},
-                              lambda t: _Exact(t).in_nominal)
+        check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})
         if check.bounds is None:
             continue
         check_run(topo, check, Run(topo, rng.randint(0, 10**6), Fraction(150)).go())
@@ -476,14 +475,14 @@ def test_suggest_false_leaves_the_suggestion_out_and_the_statuses_alone() -> Non
                                   chain(emission="dvert")], ids=["rare", "frequent", "chain", "at-once", "dvert"])
 def test_without_the_nominal_estimate_the_same_bolts_are_bounded(data: dict[str, Any]) -> None:
     """The suggestion's checks skip the nominal replay estimate: it only words what is not bounded."""
-    from app.core.rates import _status
+    from app.core.rates.verdicts import status_of as _status
 
     topo = parse_topology(data)
-    e, model = _Exact(topo), failure_model(topo)
+    e, model = RateFigures(topo), failure_model(topo)
     assert model is not None
     status = {b.id: _status(e, b.id) for b in topo.bolts}
-    full = failure_check(topo, e, model, status, lambda t: _Exact(t).in_nominal)
-    quick = failure_check(topo, e, model, status, lambda t: _Exact(t).in_nominal, nominal_estimate=False)
+    full = failure_check(topo, e, model, status)
+    quick = failure_check(topo, e, model, status, nominal_estimate=False)
     assert {j for j, b in full.bolts.items() if b.status == "bounded"} == \
         {j for j, b in quick.bolts.items() if b.status == "bounded"}
     assert all(quick.bolts[j].status != "grows" or status[j] == "grows" for j in quick.bolts)

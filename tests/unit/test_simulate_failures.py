@@ -26,7 +26,7 @@ from app.core.failures import failure_model, replay_problem
 from app.core.formats.trace import Trace, format_time
 from app.core.rates import rate_check
 from app.core.tcn.certify import certify
-from app.core.tcn.failing import failure_summary, has_failures, rates_under_failures
+from app.core.tcn.failing import failure_summary, has_failures
 from app.core.tcn.network import build_network
 from app.core.tcn.schedule import failure_plans
 from app.core.tcn.search import SearchOptions, verify
@@ -226,16 +226,13 @@ def test_the_rule_check_rejects_a_broken_trace() -> None:
     assert any("replays" in p for p in problems) and any("backlog" in p for p in problems)
 
 
-def test_without_failures_the_rate_report_is_unchanged_and_with_them_bounded_is_no_proof() -> None:
-    off = parse_topology(shared(failures=False))
-    report = rate_check(off)
-    assert rates_under_failures(off, report) is report
-    on = parse_topology(shared(min_ttf=100))
-    aware = rate_check(on)  # the rate check covers the replays: its bounded is a proof, kept as it is
-    assert aware.failures and aware.bolts["A"].status == "bounded" and rates_under_failures(on, aware) is aware
-    plain = aware.model_copy(update={"failures": False})  # a report that did not cover them is downgraded
-    downgraded = rates_under_failures(on, plain)
-    assert downgraded.bolts["A"].status == "may-grow" and "C may fail" in downgraded.bolts["A"].explanation
+def test_with_failures_the_rate_report_covers_them() -> None:
+    """The search trusts the rate check's bounded: with a failure model it is the failure-aware proof."""
+    off = rate_check(parse_topology(shared(failures=False)))
+    assert not off.failures and off.bolts["A"].status == "bounded"
+    aware = rate_check(parse_topology(shared(min_ttf=100)))
+    assert aware.failures and aware.bolts["A"].status == "bounded"
+    assert "with failures A receives at most" in aware.bolts["A"].explanation
 
 
 def test_the_search_reports_a_lasso_that_needs_failures() -> None:

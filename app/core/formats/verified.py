@@ -55,6 +55,8 @@ def verdict_words(result: VerifyResult) -> str:
         return f"no counterexample up to k = {result.k}" if result.k is not None else "no counterexample up to k"
     if result.verdict == "bounded":
         return "bounded (rate proof)"
+    if result.verdict == "no-repeating-growth":
+        return "no repeating run grows (rate proof; not bounded in every run)"
     return "unknown"
 
 
@@ -66,7 +68,10 @@ def bolt_verdict_words(verdict: BoltVerdict) -> str:
     if verdict.verdict == "none-up-to-k":
         return f"no lasso up to k = {verdict.k}"
     if verdict.verdict == "bounded":
-        return "bounded (rate proof)"
+        bound = f", queue < {verdict.queue_bound:.4g}" if verdict.queue_bound is not None else ""
+        return f"bounded (rate proof{bound})"
+    if verdict.verdict == "no-repeating-growth":
+        return "no repeating run grows (rate proof; not bounded in every run)"
     return "unknown"
 
 

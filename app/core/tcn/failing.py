@@ -1,5 +1,5 @@
-"""What the search says about failures (docs/model.md section 7): which rate proofs still hold
-when bolts may fail, and how a lasso's failures and replays read in words.
+"""What the search says about failures (docs/model.md section 7): how a lasso's failures and
+replays read in words.
 
 No z3 here: the search (`search.py`) calls these between its phases.
 """
@@ -9,36 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 
-from app.core.failures import failure_model
 from app.core.formats.trace import Trace, format_time
-from app.core.rates import RateReport
-from app.core.tcn.network import cone_of_influence
-from app.core.topology import Topology
-
-
-def rates_under_failures(topo: Topology, report: RateReport) -> RateReport:
-    """The rate check's report as the search may trust it when bolts may fail.
-
-    A `bounded` of the failure-free rate check is no proof once replays add load: unless the
-    report says it covers failures (`RateReport.failures`, docs/boundedness.md "Failures"), every
-    bounded bolt whose cone of influence holds a bolt that may fail is downgraded to `may-grow`
-    (searched, never proven). Without failures, or with a failure-aware report, the report is
-    returned unchanged."""
-    if failure_model(topo) is None or report.failures:
-        return report
-    bolts = dict(report.bolts)
-    for bolt in topo.bolts:
-        rates = bolts.get(bolt.name)
-        if rates is None or rates.status != "bounded":
-            continue
-        cone = cone_of_influence(topo, [bolt.id])
-        failing = sorted(b.name for b in cone.bolts if b.min_ttf is not None)
-        if failing:
-            bolts[bolt.name] = rates.model_copy(update={
-                "status": "may-grow",
-                "explanation": (f"{rates.explanation}, without failures; {', '.join(failing)} may fail and "
-                                "the replays add load this rate check does not cover, so it is searched")})
-    return report.model_copy(update={"bolts": bolts})
 
 
 def has_failures(trace: Trace) -> bool:

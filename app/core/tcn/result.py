@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from app.core.formats.trace import Trace
 
-Verdict = Literal["counterexample", "none-up-to-k", "bounded", "unknown"]
+Verdict = Literal["counterexample", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
 PropertyKind = Literal["growth", "threshold"]
 
 
@@ -25,7 +25,7 @@ class Progress(BaseModel):
     message: str = ""
 
 
-BoltVerdictKind = Literal["counterexample", "none-up-to-k", "bounded", "unknown"]
+BoltVerdictKind = Literal["counterexample", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
 
 
 class BoltVerdict(BaseModel):
@@ -37,6 +37,7 @@ class BoltVerdict(BaseModel):
     loop_start: int | None = None
     growth_per_loop: int | None = Field(default=None, description="tuples its queue gains per loop pass")
     certified: bool = False
+    queue_bound: float | None = Field(default=None, description="bounded: its queue never exceeds this in any run")
     trace_index: int | None = None
     method: Literal["rate check", "solver", "simulation", "none"] = Field(
         default="none",

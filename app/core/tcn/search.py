@@ -21,11 +21,11 @@ from app.core.failures import failure_model, failures_off
 from app.core.formats import limits
 from app.core.formats.trace import Trace, format_time
 from app.core.gc_pause import paused_gc
-from app.core.rates import margins, rate_check
+from app.core.rates import failure_margins, margins, rate_check, repeating_margins
 from app.core.tcn.certify import certify
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Cancelled, Encoding
-from app.core.tcn.failing import failure_summary, has_failures, rates_under_failures
+from app.core.tcn.failing import failure_summary, has_failures
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.tcn.result import BoltVerdict, Progress, VerifyResult
@@ -174,21 +174,22 @@ class Search:
         return self._summary(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop)
 
     def _rate_phase(self) -> _Run | VerifyResult:
-        """The rate check: every checked bolt it proves bounded gets that verdict (growth property,
-        unless forcing the search); a result when that is all of them."""
+        """The rate check: every checked bolt it proves bounded (in every run) or free of growing lassos gets
+        that verdict (growth property, unless forcing the search); a result when that is all of them."""
         start = time.monotonic()
         self._deadline = None if self.timeout_s is None else start + self.timeout_s
         topo = self.topo
         checked = [b.name for b in topo.checked_bolts()]
-        plain = rate_check(topo, suggest=False)  # statuses only
-        report = rates_under_failures(topo, plain)  # bounded is a proof only if it covers replays
+        report = rate_check(topo, suggest=False)  # statuses only; with a failure model they cover the replays
         # bounded when nothing fails but not with failures: a lasso, if any, needs failures (the long ones)
-        free = plain if failure_model(topo) is None else rate_check(failures_off(topo), suggest=False)
+        free = report if failure_model(topo) is None else rate_check(failures_off(topo), suggest=False)
         exact = margins(topo)
+        with_failures = failure_margins(topo) or {}
         rate_json: dict[str, Any] = {
             "bolts": {n: {"status": report.bolts[n].status, "inflow_max": format_time(exact[n][0]),
                           "capacity_min": format_time(exact[n][1]),
                           "sigma_effective": list(report.bolts[n].sigma_effective),
+                          "queue_bound": report.bolts[n].queue_bound,
                           "explanation": report.bolts[n].explanation}
                       for n in checked},
             "all_checked_bounded": report.all_bounded(checked),
@@ -199,20 +200,39 @@ class Search:
                    downgraded=frozenset(n for n, b in report.bolts.items()
                                         if b.status != "bounded" and free.bolts[n].status == "bounded"))
         if prop == "growth" and not self.force_search:
+            repeating = repeating_margins(topo)
             for n in checked:
-                if report.bolts[n].status == "bounded":
+                status = report.bolts[n].status
+                if status == "bounded":
+                    inflow, capacity = with_failures.get(n, exact[n]) if report.failures else exact[n]
+                    bound = report.bolts[n].queue_bound
                     run.verdicts[n] = BoltVerdict(
-                        verdict="bounded", method="rate check",
-                        message=(f"{n} receives at most {float(exact[n][0]):.4g} tuples/s (exactly "
-                                 f"{format_time(exact[n][0])}) and processes at least {float(exact[n][1]):.4g} "
-                                 f"(exactly {format_time(exact[n][1])})"))
+                        verdict="bounded", method="rate check", queue_bound=bound,
+                        message=(f"{n} receives at most {float(inflow):.4g} tuples/s (exactly {format_time(inflow)})"
+                                 f"{' with failures' if report.failures and n in with_failures else ''} in any long "
+                                 f"window of any run and processes at least {float(capacity):.4g} (exactly "
+                                 f"{format_time(capacity)}), so its queue stays below {bound:.4g} tuples"))
+                elif status == "no-repeating-growth":
+                    inflow, capacity = repeating[n]
+                    upstream = ", ".join(report.bolts[n].flooded_by) or "an upstream bolt"
+                    run.verdicts[n] = BoltVerdict(
+                        verdict="no-repeating-growth", method="rate check",
+                        message=(f"in the long run of any lasso {n} receives at most {float(inflow):.4g} tuples/s "
+                                 f"(exactly {format_time(inflow)}) and processes at least {float(capacity):.4g} "
+                                 f"(exactly {format_time(capacity)}), so no repeating run makes its queue grow; it "
+                                 f"is not bounded in every run: {upstream} may back up and then flood it"))
         if prop == "growth" and len(run.verdicts) == len(checked):
             cited = "; ".join(run.verdicts[n].message for n in checked)
-            return VerifyResult(verdict="bounded", elapsed_s=run.elapsed(), kept=[c.name for c in topo.components],
-                                bolts=run.verdicts,
-                                message=("bounded: for every checked bolt the largest possible inflow is below the "
-                                         f"smallest possible capacity, so no run can make its queue grow without "
-                                         f"bound (docs/boundedness.md): {cited}."), **run.base)
+            if all(v.verdict == "bounded" for v in run.verdicts.values()):
+                return VerifyResult(verdict="bounded", elapsed_s=run.elapsed(), kept=[c.name for c in topo.components],
+                                    bolts=run.verdicts,
+                                    message=("bounded: every checked bolt's queue stays below a bound in every run "
+                                             f"(docs/boundedness.md): {cited}."), **run.base)
+            return VerifyResult(verdict="no-repeating-growth", elapsed_s=run.elapsed(),
+                                kept=[c.name for c in topo.components], bolts=run.verdicts,
+                                message=("no repeating run grows: no lasso of any length makes a checked bolt's queue "
+                                         "grow, but not every checked bolt is bounded in every run "
+                                         f"(docs/boundedness.md): {cited}."), **run.base)
         return run
 
     def _plan(self, run: _Run) -> None:
@@ -223,7 +243,7 @@ class Search:
         report, topo = run.report, self.topo
         skipped = [n for n in run.verdicts]
         if skipped:
-            run.notes.append("not searched, proven bounded by the rate check: "
+            run.notes.append("not searched, decided by the rate check: "
                              + "; ".join(report.bolts[n].explanation for n in skipped))
         targets = [n for n in run.checked if n not in run.verdicts]
         run.nets = {n: build_network(topo, [n]) for n in targets}
@@ -236,9 +256,9 @@ class Search:
             run.notes.append(f"cone of influence of {n}: kept {', '.join(net.kept)}"
                              + (f"; dropped {', '.join(net.dropped)}" if net.dropped else ""))
         run.ks = [self.single_k] if self.single_k is not None else deepening_schedule(self.k_min, self.k_max)
-        # queues the rate check proves bounded stay level in any lasso (not assumed when forcing the search,
-        # which exists to test that very proof); sound because the rate check is (docs/boundedness.md)
-        bounded = frozenset(n for n, b in report.bolts.items() if b.status == "bounded")
+        # queues no lasso can make grow stay level in any lasso (not assumed when forcing the search, which
+        # exists to test that very proof); sound because the rate check is (docs/boundedness.md)
+        bounded = frozenset(n for n, b in report.bolts.items() if b.status in ("bounded", "no-repeating-growth"))
         run.steady = frozenset() if self.force_search else bounded
         first = [n for n in targets if report.bolts[n].status == "grows" and self.threshold is None]
         run.phases = [first, [n for n in targets if n not in first]]
@@ -513,7 +533,7 @@ class Search:
             return VerifyResult(verdict="counterexample", k=first.k, loop_start=first.loop_start, growing=growing,
                                 growth_per_loop=growth, certified=True, message=message, **common)
         if "unknown" in kinds:
-            bounds = [v.k for v in verdicts.values() if v.verdict != "bounded"]
+            bounds = [v.k for v in verdicts.values() if v.verdict not in ("bounded", "no-repeating-growth")]
             known = [x for x in bounds if x is not None]
             proven_k = min(known) if known and len(known) == len(bounds) else None
             upto = f" (no counterexample up to k = {proven_k} before that)" if proven_k else ""
@@ -530,6 +550,9 @@ class Search:
             bounded = [n for n, v in verdicts.items() if v.verdict == "bounded"]
             if bounded:
                 message += f" Proven bounded by the rate check: {', '.join(bounded)}."
+            steady = [n for n, v in verdicts.items() if v.verdict == "no-repeating-growth"]
+            if steady:
+                message += f" Proven to grow in no repeating run by the rate check: {', '.join(steady)}."
             if self.threshold is None:
                 for name in searched:
                     status = report.bolts[name].status
@@ -540,7 +563,9 @@ class Search:
                 if report.all_bounded(searched):
                     notes.append("as the rate check predicts: every checked bolt is bounded, and the search agrees")
             return VerifyResult(verdict="none-up-to-k", k=k, message=message, **common)
-        return VerifyResult(verdict="bounded", message="bounded: " + per_bolt, **common)
+        if all(v.verdict == "bounded" for v in verdicts.values()):
+            return VerifyResult(verdict="bounded", message="bounded: " + per_bolt, **common)
+        return VerifyResult(verdict="no-repeating-growth", message="no repeating run grows: " + per_bolt, **common)
 
 
 def verify(topo: Topology, options: SearchOptions | None = None, *,

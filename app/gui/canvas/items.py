@@ -22,7 +22,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
-from app.core.rates import BoltRates
+from app.core.rates import STATUS_WORDS, BoltRates
 from app.core.topology import Component
 from app.core.units import format_duration
 
@@ -136,7 +136,10 @@ class NodeItem(QGraphicsObject):
             text = (f"Bolt {c.name}: takes up to {c.parallelism} tuples per batch, works {format_duration(c.alpha)}, "
                     f"emits {_number(c.sigma)} per input")
             if self.rates is not None:
-                text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({self.rates.status})"
+                bound = self.rates.queue_bound
+                shown = STATUS_WORDS.get(self.rates.status, self.rates.status)
+                text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({shown}"
+                         + (f": queue below {bound:.4g} tuples in every run" if bound is not None else "") + ")"
                          f"\n{self.rates.explanation}")
         if c.unannotated:
             text = (f"{c.kind.capitalize()} {c.name}: not annotated: {', '.join(SYMBOLS[f] for f in c.unannotated)} "
@@ -161,7 +164,9 @@ class NodeItem(QGraphicsObject):
         lines = [f"α {_value(c, 'alpha', alpha)} · σ {_value(c, 'sigma', _number(c.sigma))} "
                  f"· C {c.parallelism}"]
         if self.rates is not None:
-            lines.append(f"ρ {self.rates.utilisation:.2f} · {self.rates.status}")
+            bound = self.rates.queue_bound
+            lines.append(f"ρ {self.rates.utilisation:.2f} · {STATUS_WORDS.get(self.rates.status, self.rates.status)}"
+                         + (f" < {bound:.4g}" if bound is not None else ""))
         return lines
 
     def header_colour(self) -> QColor:

@@ -25,7 +25,8 @@ from app.gui.commands import SetSectionFieldsCommand
 from app.gui.document import DocumentModel
 from app.gui.workers import SearchFactory, VerifyWorker
 
-VERDICT_MARKER = {"counterexample": "red", "none-up-to-k": "green", "bounded": "green", "unknown": "amber"}
+VERDICT_MARKER = {"counterexample": "red", "none-up-to-k": "green", "no-repeating-growth": "amber", "bounded": "green",
+                  "unknown": "amber"}
 MARKER_MEANING = {"grey": "not run or stale", "red": "counterexample", "green": "no counterexample found",
                   "amber": "unknown"}
 PREFERRED_STATS = ("conflicts", "decisions", "propagations", "memory", "max memory", "rlimit count")

@@ -5,7 +5,7 @@ bounds. Per bolt the verdict is:
 
 * `bounded` when, with the replays of every failure cycle allowed by `min_ttf` and the reboot
   bounds (one replay per lost tuple, the upper end of section 7.3), its inflow rate
-  (app/core/arrival_curves.py) is below its smallest capacity, the replays' fixpoint exists,
+  (app/core/rates/curves.py) is below its smallest capacity, the replays' fixpoint exists,
   and it is bounded without failures too (a run without failures is a run);
 * `grows` when it grows without failures, or when the *nominal* replays (each failing bolt
   failing every min_ttf + max_reboot s and losing what arrives at its nominal inflow during
@@ -21,22 +21,21 @@ or a replay can reach is `may-grow` (not proven), the others keep the failure-fr
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import networkx as nx
 
-from app.core.arrival_curves import Bounds, Component, FailureBounds, StreamBound, stream_excess
 from app.core.emission import sigma_bounds
 from app.core.failures import UNBOUNDED, FailureModel
+from app.core.rates.curves import Bounds, Component, FailureBounds, StreamBound, stream_excess
+from app.core.rates.flows import RateFigures, exact, keeps_up
 
 if TYPE_CHECKING:
-    from app.core.rates import Status, _Exact
+    from app.core.rates.verdicts import Status
     from app.core.topology import Topology
 
-Flows = Callable[["Topology"], dict[str, Fraction]]  # a topology -> its nominal inflows (rates._Exact)
 NOMINAL_ROUNDS = 40  # rounds of the nominal replay estimate (from below: every round is a lower bound)
 
 
@@ -50,6 +49,7 @@ class BoltFailures:
     queue: Fraction | None  # bound of its queue
     lost: Fraction | None  # tuples one of its failures loses at most (failing bolts only)
     note: str
+    reached: bool = True  # False: no failure or replay reaches it (its failure-free figures stand)
 
 
 @dataclass(frozen=True)
@@ -66,15 +66,11 @@ class FailureCheck:
     bounds: Bounds | None  # every arrival curve (None: cyclic, or no fixpoint)
 
 
-def exact(value: float | int | Fraction) -> Fraction:
-    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
-
-
 def _fmt(x: Fraction | float) -> str:
     return f"{float(x):.3g}"
 
 
-def _components(topo: Topology, e: _Exact, model: FailureModel) -> list[Component]:
+def _components(topo: Topology, e: RateFigures, model: FailureModel) -> list[Component]:
     tau = exact(topo.settings.tolerance)
     rule = topo.settings.emission
     result = []
@@ -97,15 +93,15 @@ def _components(topo: Topology, e: _Exact, model: FailureModel) -> list[Componen
             h = stream_excess(sigma, hi, b.parallelism, rule)
             reset = h if rule == "dvert" and sigma.denominator != 1 else Fraction(0)
             streams[name] = StreamBound(hi, h, reset)
-        result.append(Component(b.id, "bolt", tuple(e.inputs[b.id]), streams, b.parallelism, e.cap_max[b.id],
-                                e.cap_min[b.id], exact(b.alpha) * (1 + tau)))
+        inputs = tuple(k for k in e.inputs[b.id] if e.carries(*k))  # a σ = 0 stream is no input
+        result.append(Component(b.id, "bolt", inputs, streams, b.parallelism, e.cap_max[b.id], e.cap_min[b.id],
+                                exact(b.alpha) * (1 + tau)))
     return result
 
 
-def failure_check(topo: Topology, e: _Exact, model: FailureModel, status: dict[str, Status],
-                  flows: Flows, *, nominal_estimate: bool = True) -> FailureCheck:
-    """The verdict of every bolt under failures; `status` is the failure-free one (by bolt id), `flows`
-    gives the nominal inflows of a topology (the rate check's, passed in: rates imports this module).
+def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: dict[str, Status],
+                  *, nominal_estimate: bool = True) -> FailureCheck:
+    """The verdict of every bolt under failures; `status` is the failure-free one (by bolt id).
     nominal_estimate=False skips the nominal replays (many rate checks): `bounded` is the same, and
     what is not bounded is `may-grow` unless it grows without failures."""
     names = {c.id: c.name for c in topo.components}
@@ -123,14 +119,14 @@ def failure_check(topo: Topology, e: _Exact, model: FailureModel, status: dict[s
         solver = FailureBounds(_components(topo, e, model), e.graph, model, topo.settings.init_queues, names)
         bounds = solver.solve()
         reason, rounds = solver.reason, solver.rounds
-    nominal = _nominal(topo, e, model, flows) if nominal_estimate else ({}, {})
+    nominal = _nominal(topo, e, model) if nominal_estimate else ({}, {})
     culprits = _culprits(topo, e, model)
     bolts: dict[str, BoltFailures] = {}
     for b in topo.bolts:
         j = b.id
         if j not in affected:
-            bolts[j] = BoltFailures(status[j], e.in_max[j], Fraction(0), None, None,
-                                    f"no failure or replay reaches {b.name}")
+            bolts[j] = BoltFailures(status[j], e.in_max[j], Fraction(0), e.queue_bound.get(j), None,
+                                    f"no failure or replay reaches {b.name}", reached=False)
             continue
         inflow = None if bounds is None else bounds.inflow[j].rate
         queue = None if bounds is None else bounds.queue[j]
@@ -139,13 +135,13 @@ def failure_check(topo: Topology, e: _Exact, model: FailureModel, status: dict[s
         spare = e.cap_min[j] - e.in_max[j]
         who = culprits.get(j, [])
         replay_txt = _replay_words(who, bounds, names)
-        if status[j] == "bounded" and inflow is not None and inflow < e.cap_min[j] and queue is not None:
+        if status[j] == "bounded" and inflow is not None and keeps_up(inflow, e.cap_min[j]) and queue is not None:
             verdict: Status = "bounded"
             note = (f"with failures {b.name} receives at most {_fmt(inflow)} tuples/s and processes at least "
                     f"{_fmt(e.cap_min[j])}: it has {_fmt(spare)} tuples/s spare{replay_txt}, so its queue stays "
                     f"below {_fmt(queue)} tuples")
         else:
-            grows_nominal = j not in model.min_ttf and nominal[0].get(j, Fraction(0)) > e.cap_nominal[j]
+            grows_nominal = j not in model.min_ttf and keeps_up(e.cap_nominal[j], nominal[0].get(j, Fraction(0)))
             verdict = "grows" if status[j] == "grows" or grows_nominal else "may-grow"
             if status[j] != "bounded":
                 note = f"{b.name} is not bounded even without failures"
@@ -169,7 +165,7 @@ def failure_check(topo: Topology, e: _Exact, model: FailureModel, status: dict[s
     return FailureCheck(bolts, spouts, rounds, bounds)
 
 
-def _culprits(topo: Topology, e: _Exact, model: FailureModel) -> dict[str, list[str]]:
+def _culprits(topo: Topology, e: RateFigures, model: FailureModel) -> dict[str, list[str]]:
     """Per bolt, the failing bolts whose replays reach it (through a spout that replays their losses)."""
     result: dict[str, list[str]] = {}
     if model.replay == "none":
@@ -199,18 +195,29 @@ def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str]) 
     return "; " + ", ".join(parts) + (" and " if parts and rates else "") + ", ".join(rates)
 
 
-def _nominal(topo: Topology, e: _Exact, model: FailureModel, flows: Flows
-             ) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
-    """Nominal inflows with nominal replays (by bolt id) and the spouts' nominal replay rates.
+def _lossy_nominal(topo: Topology, model: FailureModel) -> dict[str, Fraction]:
+    """Nominal inflows (by bolt id) when each failing bolt j loses the share max_reboot / (min_ttf + max_reboot)
+    of what it receives (down that share of the time): what it passes on shrinks by as much."""
+    e = RateFigures(topo)
+    for j, ttf in model.min_ttf.items():
+        keep = ttf / (ttf + model.max_reboot)
+        e.streams[j] = {name: (sigma * keep, lo * keep, hi * keep) for name, (sigma, lo, hi) in e.streams[j].items()}
+    return e.inflows(e.spout_nominal, e.cap_nominal, from_above=False)
+
+
+def _nominal(topo: Topology, e: RateFigures, model: FailureModel) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+    """Nominal inflows with nominal failures and replays (by bolt id) and the spouts' nominal replay rates.
 
     Each failing bolt j fails every min_ttf + max_reboot s and loses what arrives at its nominal inflow in
-    max_reboot; each loss replays one spout tuple per lost tuple, split among the spouts whose trees reach j
-    in proportion to rate × Imp(j, s). Iterated up from no replays (every round a lower bound of the limit)."""
+    max_reboot, so it passes on only the rest; each loss replays one spout tuple per lost tuple, split among
+    the spouts whose trees reach j in proportion to rate × Imp(j, s). Replays make up for the losses: a bolt
+    below a failing one receives the fresh tuples once in the long run, not the replays on top of them.
+    Iterated up from no replays (every round a lower bound of the limit)."""
     base = {s.id: e.spout_nominal[s.id] for s in topo.spouts}
-    if model.replay == "none":
-        return e.in_nominal, {s: Fraction(0) for s in base}
     replays = {s: Fraction(0) for s in base}
-    inflow = e.in_nominal
+    inflow = _lossy_nominal(topo, model)
+    if model.replay == "none":
+        return inflow, replays
     for _ in range(NOMINAL_ROUNDS):
         new = {s: Fraction(0) for s in base}
         for j, ttf in model.min_ttf.items():
@@ -229,5 +236,5 @@ def _nominal(topo: Topology, e: _Exact, model: FailureModel, flows: Flows
             break  # (settled: an earlier stop is still a lower bound of the limit)
         replays = new
         spouts = [s.model_copy(update={"rate": base[s.id] + replays[s.id]}) for s in topo.spouts]
-        inflow = flows(topo.model_copy(update={"spouts": spouts}))
+        inflow = _lossy_nominal(topo.model_copy(update={"spouts": spouts}), model)
     return inflow, replays

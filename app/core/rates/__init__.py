@@ -1,0 +1,40 @@
+"""The rate check (section 5 of the timed-counter-network semantics): instant, exact, no solver.
+
+One package, one concept per module:
+
+* `flows`: the exact figures of a topology (capacities, long-run and every-run inflows, queue bounds);
+* `cycles`: a strongly connected component solved exactly;
+* `curves`: arrival curves, the bounds under failures and replays;
+* `failures_check`: the verdicts under failures;
+* `verdicts`: the status of one bolt and its explanation;
+* `suggest`: the smallest parallelism that keeps every queue bounded;
+* `report`: `rate_check`, the report the CLI, the GUI and the search read;
+* `idle`: the max_idle_time warning.
+
+docs/boundedness.md proves every verdict.
+"""
+
+from app.core.emission import sigma_bounds
+from app.core.rates.flows import RateFigures, exact, keeps_up
+from app.core.rates.idle import IDLE_SHARE_LIMIT, IdleWarning, idle_warning
+from app.core.rates.report import (
+    BoltRates,
+    LoadMargins,
+    RateReport,
+    bounded_bolts,
+    failure_margins,
+    load_margins,
+    margins,
+    no_parallelism_reason,
+    nominal_margins,
+    queue_bounds,
+    rate_check,
+    repeating_margins,
+)
+from app.core.rates.verdicts import STATUS_WORDS, Status
+
+__all__ = [
+    "IDLE_SHARE_LIMIT", "STATUS_WORDS", "BoltRates", "IdleWarning", "LoadMargins", "RateFigures", "RateReport",
+    "Status", "bounded_bolts", "exact", "failure_margins", "idle_warning", "keeps_up", "load_margins", "margins",
+    "no_parallelism_reason", "nominal_margins", "queue_bounds", "rate_check", "repeating_margins", "sigma_bounds",
+]

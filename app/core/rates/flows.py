@@ -1,0 +1,355 @@
+"""The rate check's exact figures of one topology (section 5 of the timed-counter-network semantics).
+
+Per bolt j, with C = parallelism, α, τ = tolerance, idle = max_idle_time:
+
+* capacity_j ∈ [C / (α(1+τ) + idle), C / (α(1−τ))]
+* a spout with period a = 1/rate emits n ≤ burst tuples then waits n·a ± τ·a, so its long-run
+  rate lies in [1/(a(1+τ)), 1/(a(1−τ))] (both extremes are reached with bursts of one tuple)
+* a bolt passes on σ_lo..σ_hi per processed tuple on each stream, its exact long-run output
+  ratios under the topology's emission rule (app/core/emission.py)
+
+Two kinds of largest inflow are computed, because they answer two questions
+(docs/boundedness.md):
+
+* `in_max`, over long windows of **every** run: an upstream bolt passes on at most σ_hi times
+  its own inflow only when its own queue is proven bounded; any other upstream bolt may drain
+  an arbitrarily large backlog at its largest capacity, so σ_hi·capacity_max is passed on.
+  With the bursts this gives every bolt below its smallest capacity a queue bound
+  (`queue_bound`): the every-run proof behind "bounded".
+* `in_long`, in the long run of a **repeating** run (a lasso): a bolt passes on at most σ_hi ·
+  min(inflow, capacity_max) per loop pass. Below the smallest capacity no lasso makes the
+  queue grow ("no repeating run grows"), a weaker answer than bounded.
+
+Cycles are handled per strongly connected component (app/core/rates/cycles.py); a stream
+that carries nothing (σ = 0) closes no cycle. Everything is an exact fraction.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import cached_property
+
+import networkx as nx
+
+from app.core.emission import sigma_bounds
+from app.core.rates.curves import stream_excess
+from app.core.rates.cycles import Weights, cycle_fixpoint, solve_linear
+from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
+
+CYCLE_ROUNDS = 60
+Key = tuple[str, str]  # (component id, stream name)
+
+
+def exact(value: float | int | Fraction) -> Fraction:
+    """The decimal a user typed, as an exact fraction (0.01 -> 1/100, not a binary float)."""
+    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+
+
+def keeps_up(inflow: Fraction, capacity: Fraction) -> bool:
+    """The one comparison behind every proof of the rate check: an inflow strictly below a capacity.
+
+    Equal is not enough: a bolt that receives exactly what it can process may drift without bound."""
+    return inflow < capacity
+
+
+class RateFigures:
+    """Exact per-bolt figures used by the report, the proofs, the headroom and the suggestions."""
+
+    def __init__(self, topo: Topology, parallelism: dict[str, int] | None = None):
+        tau = exact(topo.settings.tolerance)
+        idle = exact(topo.settings.max_idle_time)
+        require_annotated(topo)  # placeholder values from an import would give meaningless figures
+        par = parallelism or {}
+        self.topo = topo
+        self.tau = tau
+        self.q0 = Fraction(topo.settings.init_queues)
+        self.spout_min: dict[str, Fraction] = {}
+        self.spout_max: dict[str, Fraction] = {}
+        self.spout_nominal: dict[str, Fraction] = {}
+        self.burst: dict[str, int] = {}  # C_EMIT of a spout, C_TAKE of a bolt
+        for s in topo.spouts:
+            period = 1 / exact(s.rate)
+            self.spout_min[s.id] = 1 / (period * (1 + tau))
+            self.spout_max[s.id] = 1 / (period * (1 - tau))
+            self.spout_nominal[s.id] = exact(s.rate)
+            self.burst[s.id] = s.burst
+        self.cap_min: dict[str, Fraction] = {}
+        self.cap_max: dict[str, Fraction] = {}
+        self.cap_nominal: dict[str, Fraction] = {}
+        self.slowest_take: dict[str, Fraction] = {}  # L = α(1+τ) + max_idle: the longest time between takes
+        self.longest_phase: dict[str, Fraction] = {}  # α(1+τ)
+        self.sigma: dict[str, Fraction] = {}
+        self.sigma_lo: dict[str, Fraction] = {}
+        self.sigma_hi: dict[str, Fraction] = {}
+        # per component, per output stream: (σ or ratio, σ_lo, σ_hi); a spout's default stream is its emissions
+        self.streams: dict[str, dict[str, tuple[Fraction, Fraction, Fraction]]] = {}
+        rule = topo.settings.emission
+        for s in topo.spouts:
+            self.streams[s.id] = {name: (exact(r), *sigma_bounds(exact(r), s.burst, rule))
+                                  for name, r in s.output_streams().items() if r is not None}
+        for b in topo.bolts:
+            c = par.get(b.id, b.parallelism)
+            alpha = exact(b.alpha)
+            self.burst[b.id] = c
+            self.cap_min[b.id] = c / (alpha * (1 + tau) + idle)
+            self.cap_max[b.id] = c / (alpha * (1 - tau))
+            self.cap_nominal[b.id] = c / alpha
+            self.slowest_take[b.id] = alpha * (1 + tau) + idle
+            self.longest_phase[b.id] = alpha * (1 + tau)
+            self.streams[b.id] = {name: (exact(v), *sigma_bounds(exact(v), c, rule))
+                                  for name, v in b.output_streams().items() if v is not None}
+            self.sigma[b.id], self.sigma_lo[b.id], self.sigma_hi[b.id] = self.streams[b.id][DEFAULT_STREAM]
+        # what each bolt receives: its input streams, each once (Topology.inputs, shared with the network)
+        received = topo.inputs()
+        self.inputs: dict[str, list[Key]] = {b.id: received.get(b.id, []) for b in topo.bolts}
+        graph = nx.DiGraph()
+        graph.add_nodes_from(c.id for c in topo.components)
+        # an edge only for a stream that carries something: a σ = 0 stream closes no cycle
+        graph.add_edges_from((src, b) for b, ins in self.inputs.items() for src, stream in ins
+                             if self.carries(src, stream))
+        self.graph = graph
+        self.cyclic = not nx.is_directed_acyclic_graph(graph)
+        self._order = [condensed_members(graph, node) for node in _topological_components(graph)]
+        # every cycle solved exactly (no fallback to the finite iteration): the flows below the caps are then
+        # linear in the spout rates (docs/boundedness.md, "Cycles"; app/core/headroom.py relies on it)
+        self.cycles_solved = True
+        # filled with in_max (computed on first use, as every figure below)
+        self.pinned: set[str] = set()  # bolts not proven bounded: they pass on σ_hi · capacity_max (every run)
+        self.queue_bound: dict[str, Fraction | None] = {}  # None: not bounded
+        self.in_burst: dict[str, Fraction] = {}
+
+    @cached_property
+    def in_max(self) -> dict[str, Fraction]:
+        """Largest inflow rate over long windows of every run (with `queue_bound`, `in_burst`, `pinned`)."""
+        return self._every_run()
+
+    @cached_property
+    def in_long(self) -> dict[str, Fraction]:
+        """Largest long-run inflow of a repeating run (equal to in_max when every bolt is bounded)."""
+        every = self.in_max
+        return self.inflows(self.spout_max, self.cap_max, from_above=True) if self.pinned else every
+
+    @cached_property
+    def in_min(self) -> dict[str, Fraction]:
+        """Smallest long-run inflow (the slowest spouts and bolts, σ_lo)."""
+        return self.inflows(self.spout_min, self.cap_min, from_above=False)
+
+    @cached_property
+    def in_nominal(self) -> dict[str, Fraction]:
+        """Long-run inflow at nominal timing (τ = 0, no idling, σ_lo)."""
+        return self.inflows(self.spout_nominal, self.cap_nominal, from_above=False)
+
+    def carries(self, source: str, stream: str) -> bool:
+        """Whether `source`'s `stream` can carry a tuple (declared, and σ_hi > 0)."""
+        ratios = self.streams.get(source, {}).get(stream)
+        return ratios is not None and ratios[2] > 0
+
+    def bounded(self, ident: str) -> bool:
+        """Proven bounded in every run: the every-run inflow is below the smallest capacity."""
+        return keeps_up(self.in_max[ident], self.cap_min[ident])
+
+    def no_repeating_growth(self, ident: str) -> bool:
+        """No lasso makes the queue grow: the long-run inflow of a repeating run is below the smallest capacity."""
+        return keeps_up(self.in_long[ident], self.cap_min[ident])
+
+    # ---- long-run flows ------------------------------------------------------------------------------------
+    def _outflows(self, ident: str, processed: Fraction, high: bool) -> dict[Key, Fraction]:
+        """Per output stream of `ident`: σ_hi (high) or σ_lo times the tuples it processes (or emits)."""
+        return {(ident, name): (hi if high else lo) * processed for name, (_, lo, hi) in self.streams[ident].items()}
+
+    def inflows(self, spout_out: dict[str, Fraction], cap: dict[str, Fraction], from_above: bool,
+                 high: bool | None = None) -> dict[str, Fraction]:
+        """Long-run inflow per bolt id; outflows use σ_hi from above, σ_lo from below (or σ_hi when `high`)."""
+        high = from_above if high is None else high
+        out: dict[Key, Fraction] = {}
+        for ident, rate in spout_out.items():
+            out.update(self._outflows(ident, rate, high))
+        inflow: dict[str, Fraction] = {}
+        for members in self._order:
+            members = [m for m in members if m in cap]
+            if not members:
+                continue
+            if self._is_cycle(members):
+                self._cycle_flows(members, out, inflow, cap, from_above, high)
+                continue
+            m = members[0]
+            inflow[m] = self._received(m, out)
+            out.update(self._outflows(m, min(inflow[m], cap[m]), high))
+        return inflow
+
+    def _received(self, m: str, out: dict[Key, Fraction]) -> Fraction:
+        return sum((out.get(key, Fraction(0)) for key in self.inputs[m]), Fraction(0))
+
+    def _is_cycle(self, members: list[str]) -> bool:
+        return len(members) > 1 or self.graph.has_edge(members[0], members[0])
+
+    def _cycle_flows(self, members: list[str], out: dict[Key, Fraction], inflow: dict[str, Fraction],
+                     cap: dict[str, Fraction], from_above: bool, high: bool,
+                     pinned: frozenset[str] = frozenset()) -> bool:
+        """The flows of one cycle into `out` and `inflow`; True when solved exactly (with a certificate that
+        the part not pinned shrinks around its cycles), False when iterated CYCLE_ROUNDS rounds."""
+        weights, ext = self._cycle_system(members, out, high)
+        processed = cycle_fixpoint(self.graph, members, weights, ext, cap, from_above, pinned)
+        if processed is not None:
+            for m in members:
+                out.update(self._outflows(m, processed[m], high))
+            for m in members:
+                inflow[m] = self._received(m, out)
+            return True
+        self.cycles_solved = False
+        for m in members:
+            out.update(self._outflows(m, cap[m] if from_above or m in pinned else Fraction(0), high))
+        for _ in range(CYCLE_ROUNDS):
+            changed = False
+            for m in members:
+                total = self._received(m, out)
+                inflow[m] = total
+                if m in pinned:
+                    continue
+                new_out = self._outflows(m, min(total, cap[m]), high)
+                if any(out.get(key) != value for key, value in new_out.items()):
+                    changed = True
+                out.update(new_out)
+            if not changed:
+                break
+        for m in members:  # one more pass so inflow reflects the final (still sound) outflows
+            inflow[m] = self._received(m, out)
+        return False
+
+    def _cycle_system(self, members: list[str], out: dict[Key, Fraction], high: bool) -> tuple[Weights,
+                                                                                                dict[str, Fraction]]:
+        """One strongly connected component as y = min(e + W·y, c) in the tuples each member processes:
+        W[m][u] = Σ of the ratios (σ_hi when `high`, else σ_lo) of u's streams that m receives, e[m] what m
+        receives from outside the component (final already: components come in topological order)."""
+        inside = set(members)
+        weights: Weights = {m: {} for m in members}
+        ext: dict[str, Fraction] = {}
+        for m in members:
+            outside = Fraction(0)
+            for key in self.inputs[m]:
+                source, stream = key
+                if source not in inside:
+                    outside += out.get(key, Fraction(0))
+                elif stream in self.streams[source]:
+                    _, lo, hi = self.streams[source][stream]
+                    if hi if high else lo:
+                        weights[m][source] = weights[m].get(source, Fraction(0)) + (hi if high else lo)
+            ext[m] = outside
+        return weights, ext
+
+    # ---- every run: rates and bursts over windows (docs/boundedness.md, "Every run") --------------------------
+    def _excess(self, ident: str, stream: str) -> Fraction:
+        """H of one output stream: emitted ≤ σ_hi · processed + H over any stretch (0 for a spout's emissions)."""
+        sigma, _, hi = self.streams[ident][stream]
+        if ident in self.spout_max and stream == DEFAULT_STREAM:
+            return Fraction(0)
+        return stream_excess(sigma, hi, self.burst[ident], self.topo.settings.emission)
+
+    def _spout_windows(self, rate: dict[Key, Fraction], burst: dict[Key, Fraction]) -> None:
+        for s, top in self.spout_max.items():
+            for name, (_, _, hi) in self.streams[s].items():
+                rate[(s, name)] = hi * top
+                burst[(s, name)] = hi * self.burst[s] + self._excess(s, name)
+
+    def _bolt_windows(self, m: str, r: Fraction, rate: dict[Key, Fraction], burst: dict[Key, Fraction]) -> None:
+        """The curves of m's output streams from its inflow curve (in_max, in_burst) and whether it is bounded.
+
+        Bounded (inflow rate R below the smallest capacity): its takes in any window of length v are at most
+        R·v + b + Q0 + C + R·L, so its emits in a window w at most that over w + α(1+τ). Not bounded: at most
+        one batch per α(1−τ), capacity_max·w + C."""
+        queue = self.queue_bound.get(m)
+        for name, (_, _, hi) in self.streams[m].items():
+            h = self._excess(m, name)
+            if queue is None:
+                rate[(m, name)] = hi * self.cap_max[m]
+                burst[(m, name)] = hi * self.burst[m] + h
+            else:
+                rate[(m, name)] = hi * r
+                burst[(m, name)] = hi * (self.in_burst[m] + self.q0 + self.burst[m]
+                                         + r * (self.slowest_take[m] + self.longest_phase[m])) + h
+
+    def _every_run(self) -> dict[str, Fraction]:
+        """in_max, in_burst and queue_bound of every bolt (docs/boundedness.md, "Every run")."""
+        rate: dict[Key, Fraction] = {}
+        burst: dict[Key, Fraction] = {}
+        in_max: dict[str, Fraction] = {}
+        self._spout_windows(rate, burst)
+        for members in self._order:
+            members = [m for m in members if m in self.cap_max]
+            if not members:
+                continue
+            if self._is_cycle(members):
+                self._cycle_windows(members, rate, burst, in_max)
+                continue
+            m = members[0]
+            in_max[m] = self._received(m, rate)
+            self.in_burst[m] = self._received(m, burst)
+            if keeps_up(in_max[m], self.cap_min[m]):
+                self.queue_bound[m] = self.q0 + self.burst[m] + self.in_burst[m]
+            else:
+                self.queue_bound[m] = None
+                self.pinned.add(m)
+            self._bolt_windows(m, in_max[m], rate, burst)
+        return in_max
+
+    def _cycle_windows(self, members: list[str], rate: dict[Key, Fraction], burst: dict[Key, Fraction],
+                       in_max: dict[str, Fraction]) -> None:
+        """One cycle's every-run rates and bursts: members not proven bounded are pinned at their largest
+        capacity until no more are found; the rest (S) get their bursts from b = k + W_SS·b, whose
+        elimination succeeds only when W_SS shrinks around its cycles (else nobody in it is proven)."""
+        pinned: frozenset[str] = frozenset()
+        inside = set(members)
+        while True:
+            out = dict(rate)
+            inflow: dict[str, Fraction] = {}
+            solved = self._cycle_flows(members, out, inflow, self.cap_max, True, True, pinned)
+            short = frozenset(m for m in members if not keeps_up(inflow[m], self.cap_min[m]))
+            if short - pinned:
+                pinned |= short
+                continue
+            kept = [m for m in members if m not in pinned]
+            weights, _ = self._cycle_system(members, out, high=True)
+            inner: Weights = {m: {u: w for u, w in weights[m].items() if u in kept} for m in kept}
+            if kept and not solved and solve_linear(kept, inner, {m: Fraction(0) for m in kept}, set(),
+                                                    self.cap_max) is None:
+                pinned = frozenset(members)  # no certificate that the bursts settle around the cycle
+                continue
+            for m in members:
+                in_max[m] = inflow[m]
+            const: dict[str, Fraction] = {}
+            for m in kept:
+                const[m] = Fraction(0)
+                for source, stream in self.inputs[m]:
+                    if source not in inside:
+                        const[m] += burst.get((source, stream), Fraction(0))
+                    elif stream in self.streams[source]:
+                        _, _, hi = self.streams[source][stream]
+                        own = self.burst[source]
+                        const[m] += self._excess(source, stream) + hi * (
+                            own if source in pinned else
+                            self.q0 + own + inflow[source] * (self.slowest_take[source] + self.longest_phase[source]))
+            bursts = solve_linear(kept, inner, const, set(), self.cap_max) if kept else {}
+            if bursts is None:
+                pinned = frozenset(members)
+                continue
+            for m in members:
+                if m in pinned:
+                    self.queue_bound[m] = None
+                    self.pinned.add(m)
+                    self.in_burst[m] = Fraction(0)
+                else:
+                    self.in_burst[m] = bursts[m]
+                    self.queue_bound[m] = self.q0 + self.burst[m] + bursts[m]
+            for m in members:
+                self._bolt_windows(m, inflow[m], rate, burst)
+            return
+
+
+def _topological_components(graph: nx.DiGraph) -> list[frozenset[str]]:
+    condensed = nx.condensation(graph)
+    return [frozenset(condensed.nodes[node]["members"]) for node in nx.topological_sort(condensed)]
+
+
+def condensed_members(graph: nx.DiGraph, members: frozenset[str]) -> list[str]:
+    """A component's members in the graph's node order (deterministic sweeps)."""
+    return [n for n in graph.nodes if n in members] if len(members) > 1 else list(members)

@@ -1,0 +1,236 @@
+"""The rate check's report: every bolt's figures, status and explanation, and the repair suggestion.
+
+`rate_check` is what the CLI, the GUI, the search and the headroom call; the figures come from
+one `RateFigures` of the topology (and, with failures, one failure model), computed once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from pydantic import BaseModel
+
+from app.core.failures import FailureModel, failure_model
+from app.core.rates.failures_check import failure_check
+from app.core.rates.flows import RateFigures
+from app.core.rates.suggest import suggest as suggest_parallelism
+from app.core.rates.suggest import suggest_with_failures
+from app.core.rates.verdicts import Status, explain, flooding, status_of
+from app.core.topology import Topology
+
+
+class BoltRates(BaseModel):
+    """The rate check's figures for one bolt, in tuples per second."""
+
+    name: str
+    capacity_min: float
+    capacity_max: float
+    capacity_nominal: float
+    inflow_min: float
+    inflow_max: float  # over long windows of every run (what "bounded" compares)
+    inflow_long_run_max: float | None = None  # in the long run of a repeating run (None: equal to inflow_max)
+    inflow_nominal: float
+    utilisation: float
+    growth_nominal: float  # tuples/s the queue gains at nominal rates (0 when it keeps up)
+    sigma: str = "1"  # the annotated σ, exactly
+    sigma_effective: tuple[str, str] = ("1", "1")  # (σ_lo, σ_hi): exact long-run output ratios
+    status: Status
+    explanation: str
+    queue_bound: float | None = None  # bounded: the queue never exceeds this, in any run (tuples)
+    flooded_by: list[str] = []  # upstream bolts not proven bounded: after a backlog they may flood this one
+    # under failures (RateReport.failures; docs/boundedness.md, "Failures"), None: no bound
+    inflow_failures: float | None = None  # largest inflow rate with replays (tuples/s)
+    added_load: float | None = None  # of which replays add (tuples/s) over the failure-free largest inflow
+    lost_per_failure: float | None = None  # tuples one failure of this bolt loses at most (failing bolts)
+    failures_note: str = ""  # one sentence about failures (empty when failures are off)
+
+
+class RateReport(BaseModel):
+    """The whole rate check; `suggested_parallelism` is None for a bolt no parallelism can fix (with
+    failures on: none the check proves bounded with failures, `no_parallelism_reason`)."""
+
+    bolts: dict[str, BoltRates]
+    spout_rate_min: dict[str, float]
+    spout_rate_max: dict[str, float]
+    suggested_parallelism: dict[str, int | None]
+    cyclic: bool
+    # True when the statuses account for failures and replays (docs/model.md section 7): then
+    # "bounded" holds in every run with failures, and the figures below are filled
+    failures: bool = False
+    replay_rate: dict[str, float | None] = {}  # spout -> replays added per second at most (None: no bound)
+    replay_backlog: dict[str, float | None] = {}  # spout -> replays waiting at most (None: may grow)
+
+    def to_public_json(self) -> dict[str, Any]:
+        """The shape `stormbound check --json` prints (the failure figures only when failures are on)."""
+        keys = ("capacity_min", "capacity_max", "inflow_min", "inflow_max", "utilisation", "status", "explanation",
+                "queue_bound")
+        more = ("inflow_failures", "added_load", "lost_per_failure", "failures_note")
+        data: dict[str, Any] = {
+            "bolts": {n: {**{k: getattr(b, k) for k in keys}, "sigma_effective": list(b.sigma_effective),
+                          **({"inflow_long_run_max": b.inflow_long_run_max}
+                             if b.inflow_long_run_max is not None else {}),
+                          **({k: getattr(b, k) for k in more} if self.failures else {})}
+                      for n, b in self.bolts.items()},
+            "suggested_parallelism": self.suggested_parallelism,
+        }
+        if self.failures:
+            data["failures"] = {"replay_rate": self.replay_rate, "replay_backlog": self.replay_backlog}
+        return data
+
+    def all_bounded(self, names: list[str] | None = None) -> bool:
+        chosen = names if names is not None else list(self.bolts)
+        return all(self.bolts[n].status == "bounded" for n in chosen)
+
+
+def _num(x: Fraction | None) -> float | None:
+    return None if x is None else float(x)
+
+
+def rate_check(topo: Topology, *, suggest: bool = True) -> RateReport:
+    """The instant fluid analysis of every bolt, with explanations and a repair suggestion.
+
+    With a failure model (`failure_model(topo)` not None) the statuses account for failures and
+    replays (app/core/rates/failures_check.py), `failures` is True and the suggestion is one the
+    check proves bounded with failures; without, nothing changes. suggest=False leaves
+    `suggested_parallelism` empty (the canvas colours bolts after every edit and needs no
+    suggestion: with failures it costs several checks)."""
+    e = RateFigures(topo)
+    model = failure_model(topo)
+    report = _fluid_report(topo, e, suggest)
+    if model is None:
+        return report
+    return _with_failures(topo, e, model, report, suggest)
+
+
+def _with_failures(topo: Topology, e: RateFigures, model: FailureModel, report: RateReport,
+                   suggest: bool) -> RateReport:
+    """The report with the statuses of the failure check; a changed status is explained by its own figures."""
+    check = failure_check(topo, e, model, {b.id: report.bolts[b.name].status for b in topo.bolts})
+    for b in topo.bolts:
+        f, rates = check.bolts[b.id], report.bolts[b.name]
+        if not f.reached:  # the failure-free figures are the proof
+            words = rates.explanation
+        elif f.status == "bounded":
+            words = f.note
+        elif f.status != rates.status:
+            words = f"{f.note} (without failures: {rates.explanation})"
+        else:
+            words = rates.explanation
+        report.bolts[b.name] = rates.model_copy(update=dict(
+            status=f.status, inflow_failures=_num(f.inflow), added_load=_num(f.added),
+            queue_bound=(_num(f.queue) if f.reached else rates.queue_bound) if f.status == "bounded" else None,
+            lost_per_failure=_num(f.lost), failures_note=f.note, explanation=words))
+    return report.model_copy(update=dict(
+        failures=True,
+        suggested_parallelism=suggest_with_failures(topo, report.suggested_parallelism) if suggest else {},
+        replay_rate={s.name: _num(check.spouts[s.id].replay_rate) for s in topo.spouts},
+        replay_backlog={s.name: _num(check.spouts[s.id].backlog) for s in topo.spouts}))
+
+
+def failure_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]] | None:
+    """Exact (largest inflow with replays, smallest capacity) per bolt name that has a bound under failures,
+    for proofs that cite the numbers (None when no bolt can fail: then `margins` is the one)."""
+    model = failure_model(topo)
+    if model is None:
+        return None
+    e = RateFigures(topo)
+    status = {b.id: status_of(e, b.id) for b in topo.bolts}
+    check = failure_check(topo, e, model, status, nominal_estimate=False)
+    return {b.name: (inflow, e.cap_min[b.id]) for b in topo.bolts
+            if (inflow := check.bolts[b.id].inflow) is not None}
+
+
+def _fluid_report(topo: Topology, e: RateFigures, suggest: bool = True) -> RateReport:
+    bolts: dict[str, BoltRates] = {}
+    for b in topo.bolts:
+        status = status_of(e, b.id)
+        cap_nominal = e.cap_nominal[b.id]
+        bound = e.queue_bound[b.id]
+        long_run = e.in_long[b.id]
+        bolts[b.name] = BoltRates(
+            name=b.name,
+            capacity_min=float(e.cap_min[b.id]),
+            capacity_max=float(e.cap_max[b.id]),
+            capacity_nominal=float(cap_nominal),
+            inflow_min=float(e.in_min[b.id]),
+            inflow_max=float(e.in_max[b.id]),
+            inflow_long_run_max=None if long_run == e.in_max[b.id] else float(long_run),
+            inflow_nominal=float(e.in_nominal[b.id]),
+            utilisation=float(e.in_nominal[b.id] / cap_nominal),
+            growth_nominal=float(max(Fraction(0), e.in_nominal[b.id] - cap_nominal)),
+            sigma=str(e.sigma[b.id]),
+            sigma_effective=(str(e.sigma_lo[b.id]), str(e.sigma_hi[b.id])),
+            status=status,
+            explanation=explain(b.name, e, b.id, status),
+            queue_bound=None if bound is None else float(bound),
+            flooded_by=flooding(e, b.id),
+        )
+    return RateReport(
+        bolts=bolts,
+        spout_rate_min={s.name: float(e.spout_min[s.id]) for s in topo.spouts},
+        spout_rate_max={s.name: float(e.spout_max[s.id]) for s in topo.spouts},
+        suggested_parallelism=suggest_parallelism(topo) if suggest else {},
+        cyclic=e.cyclic,
+    )
+
+
+def bounded_bolts(topo: Topology, parallelism: dict[str, int] | None = None) -> dict[str, bool]:
+    """Per bolt name: proven bounded in every run (failure-free)."""
+    e = RateFigures(topo, parallelism)
+    return {b.name: e.bounded(b.id) for b in topo.bolts}
+
+
+def margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]]:
+    """Exact (largest inflow in every run, smallest capacity) per bolt name, for proofs that cite the numbers."""
+    e = RateFigures(topo)
+    return {b.name: (e.in_max[b.id], e.cap_min[b.id]) for b in topo.bolts}
+
+
+def repeating_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]]:
+    """Exact (largest long-run inflow of a repeating run, smallest capacity) per bolt name: no lasso makes a
+    bolt grow when the first is below the second."""
+    e = RateFigures(topo)
+    return {b.name: (e.in_long[b.id], e.cap_min[b.id]) for b in topo.bolts}
+
+
+def queue_bounds(topo: Topology) -> dict[str, Fraction | None]:
+    """Exact every-run queue bound per bolt name (None: not proven bounded), failure-free."""
+    e = RateFigures(topo)
+    e.in_max  # noqa: B018 (computes the bounds)
+    return {b.name: e.queue_bound[b.id] for b in topo.bolts}
+
+
+@dataclass(frozen=True)
+class LoadMargins:
+    """The exact (inflow, capacity) pairs per bolt name that load factors are read from: `largest` (long-run
+    largest inflow, smallest capacity: every bolt is bounded when each is below, and these flows are linear in
+    the spout rates below the caps) and `nominal` (τ = 0, no idling: grows when above), and whether every
+    cycle's flows were solved exactly (docs/boundedness.md, "Cycles")."""
+
+    largest: dict[str, tuple[Fraction, Fraction]]
+    nominal: dict[str, tuple[Fraction, Fraction]]
+    cycles_solved: bool
+
+
+def load_margins(topo: Topology) -> LoadMargins:
+    """`largest` and `nominal_margins` from one exact rate check, with whether its cycles were solved exactly."""
+    e = RateFigures(topo)
+    largest = {b.name: (e.in_long[b.id], e.cap_min[b.id]) for b in topo.bolts}
+    nominal = {b.name: (e.in_nominal[b.id], e.cap_nominal[b.id]) for b in topo.bolts}
+    return LoadMargins(largest, nominal, e.cycles_solved)
+
+
+def nominal_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]]:
+    """Exact (inflow, capacity) per bolt name at nominal timing (τ = 0, no idling): it grows when inflow > capacity."""
+    e = RateFigures(topo)
+    return {b.name: (e.in_nominal[b.id], e.cap_nominal[b.id]) for b in topo.bolts}
+
+
+def no_parallelism_reason(report: RateReport) -> str:
+    """Why a bolt's suggestion is None, in the words `check`, `repair` and the GUI use."""
+    if report.failures:
+        return ("σ or a cycle amplifies its inflow, or with failures the rate check proves no parallelism "
+                "tried bounded: docs/boundedness.md, \"Failures\"")
+    return "σ or a cycle amplifies its inflow"

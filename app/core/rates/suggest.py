@@ -1,0 +1,116 @@
+"""The smallest parallelism that keeps every queue bounded (check's suggest column, repair, the GUI).
+
+Without failures: once every bolt keeps up, each passes on σ·inflow, so the flows no longer
+depend on parallelism and the executors each bolt needs follow from the uncapped flows; inside
+cycles the estimate comes from below and is raised until proven. When every bolt keeps up in the
+long run, every bolt is bounded in every run (no upstream bolt is then left unproven: the two
+checks of docs/boundedness.md agree on "all bounded"). With failures: raised until the failure
+check proves it (app/core/rates/failures_check.py).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from app.core.failures import failure_model
+from app.core.rates.failures_check import failure_check
+from app.core.rates.flows import RateFigures, exact, keeps_up
+from app.core.rates.verdicts import status_of
+from app.core.topology import Bolt, Topology
+
+
+def executors_needed(topo: Topology, bolt: Bolt, inflow: Fraction) -> int:
+    """The fewest executors whose smallest capacity, p / (α(1+τ) + max_idle), exceeds `inflow`."""
+    slow = exact(bolt.alpha) * (1 + exact(topo.settings.tolerance)) + exact(topo.settings.max_idle_time)
+    return math.floor(inflow * slow) + 1
+
+
+def suggest(topo: Topology) -> dict[str, int | None]:
+    """Smallest parallelism per bolt that makes every queue bounded (None: no value can)."""
+    # Once every bolt is bounded, each passes on σ·inflow: flows no longer depend on
+    # parallelism, so the needed capacity of each bolt follows from the uncapped flows.
+    probe = RateFigures(topo, {b.id: 10**12 for b in topo.bolts})
+    uncapped = probe.inflows(probe.spout_max, probe.cap_max, from_above=False, high=True)
+    suggestion: dict[str, int | None] = {}
+    parallelism: dict[str, int] = {}
+    for b in topo.bolts:
+        need = executors_needed(topo, b, uncapped[b.id])
+        if need >= 10**9:
+            suggestion[b.name] = None
+            parallelism[b.id] = b.parallelism
+        else:
+            suggestion[b.name] = max(1, need)
+            parallelism[b.id] = max(1, need)
+    # confirm exactly; inside cycles the estimate comes from below, so raise until proven
+    ok = _no_repeating_growth(topo, parallelism)
+    for round_ in range(60):
+        failing = [b for b in topo.bolts if suggestion[b.name] is not None and not ok[b.name]]
+        if not failing:
+            break
+        for b in failing:  # small steps first (keeps the answer minimal), then faster
+            step = 1 if round_ < 30 else math.ceil(parallelism[b.id] * 0.1)
+            parallelism[b.id] += step
+            suggestion[b.name] = parallelism[b.id]
+        ok = _no_repeating_growth(topo, parallelism)
+    for b in topo.bolts:
+        if suggestion[b.name] is not None and not ok[b.name]:
+            suggestion[b.name] = None
+    return suggestion
+
+
+FAILURE_SUGGEST_ROUNDS = 24  # raises of the failure-free suggestion (each by a quarter) before giving up
+
+
+def suggest_with_failures(topo: Topology, base: dict[str, int | None]) -> dict[str, int | None]:
+    """With failures on: the failure-free suggestion `base`, raised (the bolts the check does not yet
+    prove, by a quarter each round) until the rate check under failures proves every bolt bounded
+    (app/core/rates/failures_check.py), then lowered to what the proven inflows with replays need, for as
+    long as the check still proves it; None for a bolt it proves with no value tried. Each answer
+    is one the check proved, not always the smallest: a larger batch loses more at a failure, so
+    the proof is not monotone in the parallelism."""
+    def checked(parallelism: dict[str, int]) -> tuple[list[str], bool, dict[str, int]]:
+        """(the bolts not proven, cyclic, the parallelism each proven inflow with replays needs)."""
+        trial = topo.model_copy(update={"bolts": [b.model_copy(update={"parallelism": parallelism[b.name]})
+                                                  for b in topo.bolts]})
+        e, model = RateFigures(trial), failure_model(trial)
+        assert model is not None  # parallelism leaves min_ttf and the settings alone
+        # bounded or not is all we read
+        check = failure_check(trial, e, model, {b.id: status_of(e, b.id) for b in trial.bolts},
+                              nominal_estimate=False)
+        needs = {b.name: executors_needed(trial, b, inflow) for b in trial.bolts
+                  if (inflow := check.bolts[b.id].inflow) is not None}  # as in suggest, with the replays
+        return [b.name for b in trial.bolts if check.bolts[b.id].status != "bounded"], e.cyclic, needs
+
+    start = {b.name: base[b.name] or b.parallelism for b in topo.bolts}
+    parallelism = dict(start)
+    for _ in range(FAILURE_SUGGEST_ROUNDS):
+        short, cyclic, needed = checked(parallelism)
+        if not short or any(base[n] is None for n in short) or cyclic:
+            break  # proven; or a bolt no parallelism bounds, or a cycle (never proven with failures)
+        for name in short:
+            parallelism[name] += max(1, parallelism[name] // 4)
+    if short:
+        return {b.name: None if base[b.name] is None or b.name in short else parallelism[b.name] for b in topo.bolts}
+    for _ in range(FAILURE_SUGGEST_ROUNDS):  # down to what the proven inflows need, while still proven
+        lower = {n: max(start[n], min(p, needed.get(n, p))) for n, p in parallelism.items()}
+        if lower == parallelism:
+            break
+        short, _cyclic, lower_needs = checked(lower)
+        if not short:
+            parallelism, needed = lower, lower_needs
+            continue
+        lowered = False  # all at once loses the proof: one bolt at a time
+        for name in [n for n in parallelism if lower[n] < parallelism[n]]:
+            short, _cyclic, trial_needs = checked({**parallelism, name: lower[name]})
+            if not short:
+                parallelism, needed, lowered = {**parallelism, name: lower[name]}, trial_needs, True
+        if not lowered:
+            break
+    return {b.name: parallelism[b.name] if base[b.name] is not None else None for b in topo.bolts}
+
+
+def _no_repeating_growth(topo: Topology, parallelism: dict[str, int]) -> dict[str, bool]:
+    """Per bolt name: its long-run inflow keeps up (every bolt at once: all bounded in every run)."""
+    e = RateFigures(topo, parallelism)
+    return {b.name: keeps_up(e.in_long[b.id], e.cap_min[b.id]) for b in topo.bolts}

@@ -1,0 +1,95 @@
+"""What the rate check says of one bolt, and why, in words (docs/boundedness.md).
+
+Four answers, from strongest to weakest proof of safety:
+
+* `bounded`: in every run the queue stays below `queue_bound` (an every-run proof);
+* `no-repeating-growth`: no repeating run (lasso) makes the queue grow, but some run that is not
+  repeating may push it past any bound (an upstream bolt backs up, recovers and floods it);
+* `may-grow`: some timing may let the queue grow (the search decides);
+* `grows`: at nominal timing (τ = 0, no idling) its inflow exceeds its capacity (an estimate).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Literal
+
+from app.core.rates.flows import RateFigures, keeps_up
+from app.core.topology import DEFAULT_STREAM
+
+Status = Literal["bounded", "no-repeating-growth", "may-grow", "grows"]
+#: the words a user reads for each status
+STATUS_WORDS: dict[str, str] = {"bounded": "bounded", "no-repeating-growth": "no repeating run grows",
+                                "may-grow": "may grow", "grows": "grows"}
+
+
+def status_of(e: RateFigures, ident: str) -> Status:
+    """The rate check's answer for one bolt (by id)."""
+    if e.bounded(ident):
+        return "bounded"
+    if keeps_up(e.cap_nominal[ident], e.in_nominal[ident]):
+        return "grows"
+    if e.no_repeating_growth(ident):
+        return "no-repeating-growth"
+    return "may-grow"
+
+
+def fmt(x: Fraction | float) -> str:
+    return f"{float(x):.3g}"
+
+
+def explain(name: str, e: RateFigures, ident: str, status: Status) -> str:
+    """One explanation from the very figures that decided `status`."""
+    return _explain_rates(name, e, ident, status) + _ratio_note(e, ident) + _own_ratio(e, ident)
+
+
+def _ratio_note(e: RateFigures, ident: str) -> str:
+    """Says which upstream bolts pass on more (or less) than σ per processed tuple."""
+    notes = []
+    for p, stream in e.inputs[ident]:
+        sigma, lo, hi = e.streams[p].get(stream, (Fraction(0),) * 3)
+        if p in e.sigma and (lo, hi) != (sigma, sigma):
+            span = str(hi) if lo == hi else f"{lo}..{hi}"
+            on = "" if stream == DEFAULT_STREAM else f" on stream '{stream}'"
+            notes.append(f"{e.topo.component(p).name} emits {span}{on} per processed tuple in the long run, not its "
+                         f"σ = {sigma} (emission 'dvert' rounds its carry up)")
+    return ("; " + "; ".join(notes)) if notes else ""
+
+
+def _own_ratio(e: RateFigures, ident: str) -> str:
+    lo, hi = e.sigma_lo[ident], e.sigma_hi[ident]
+    if lo == hi == e.sigma[ident]:
+        return ""
+    span = str(hi) if lo == hi else f"{lo}..{hi}"
+    return (f"; it passes on {span} tuples per processed tuple in the long run, not σ = {e.sigma[ident]} "
+            "(emission 'dvert' rounds its carry up)")
+
+
+def flooding(e: RateFigures, ident: str) -> list[str]:
+    """The names of the upstream bolts not proven bounded that may flood `ident` after a backlog."""
+    return [e.topo.component(p).name for p, stream in e.inputs[ident]
+            if p in e.pinned and p != ident and e.carries(p, stream)]
+
+
+def _explain_rates(name: str, e: RateFigures, ident: str, status: Status) -> str:
+    if status == "bounded":
+        bound = e.queue_bound[ident]
+        assert bound is not None  # bounded means a bound was derived
+        return (f"{name} can process at least {fmt(e.cap_min[ident])} tuples/s and receives at most "
+                f"{fmt(e.in_max[ident])} in any long window of any run, so its queue stays below "
+                f"{fmt(bound)} tuples")
+    if status == "grows":
+        return (f"{name} can process {fmt(e.cap_nominal[ident])} tuples/s at nominal timing but receives "
+                f"{fmt(e.in_nominal[ident])}: its queue grows by about "
+                f"{fmt(e.in_nominal[ident] - e.cap_nominal[ident])} tuples/s")
+    upstream = flooding(e, ident)
+    if status == "no-repeating-growth":
+        return (f"no repeating run makes {name}'s queue grow: in the long run it receives at most "
+                f"{fmt(e.in_long[ident])} tuples/s and processes at least {fmt(e.cap_min[ident])}; but it is not "
+                f"proven bounded: {', '.join(upstream) or 'an upstream bolt'} may back up and then drain "
+                f"its backlog at full speed, {fmt(e.in_max[ident])} tuples/s into {name}, for as long as the "
+                "backlog lasts")
+    flood = (f"; {', '.join(upstream)} may also drain a backlog into it at full speed, up to "
+             f"{fmt(e.in_max[ident])} tuples/s" if upstream and e.in_long[ident] != e.in_max[ident] else "")
+    return (f"{name} can process at most {fmt(e.cap_min[ident])} tuples/s in its slowest timing "
+            f"but may receive {fmt(e.in_long[ident])} in the long run: some timings let its queue grow{flood}")
