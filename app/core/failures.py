@@ -98,9 +98,13 @@ def impacts(topo: Topology) -> dict[str, dict[str, Impact]]:
     result: dict[str, dict[str, Impact]] = {b.id: {} for b in topo.bolts}
     for s in spouts:
         reach = nx.descendants(graph, s) | {s}
-        through_cycle = set()
-        for n in reach & cyclic:
-            through_cycle |= nx.descendants(graph, n) | {n}
+        through_cycle = set(reach & cyclic)  # and everything below them: one walk from all of them at once
+        stack = list(through_cycle)
+        while stack:
+            for m in graph.successors(stack.pop()):
+                if m not in through_cycle:
+                    through_cycle.add(m)
+                    stack.append(m)
         sub = graph.subgraph(reach - through_cycle)
         paths: dict[str, Fraction] = {s: Fraction(1)}
         for n in nx.topological_sort(sub):

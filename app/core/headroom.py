@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from app.core.failures import failures_off
 from app.core.formats.flux_ticks import TICK_PREFIX
 from app.core.rates import LoadMargins, RateReport, exact, load_margins, margins, nominal_margins, rate_check
+from app.core.rates.suggest import suggest as failure_free_suggestion
 from app.core.topology import Topology
 
 DEFAULT_RECEIVE_BUFFER = 1024  # topology.executor.receive.buffer.size in Storm 1.x's defaults.yaml
@@ -235,8 +235,9 @@ def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
     # a cycle whose gain is at least one amplifies any inflow without bound: the rate check says no parallelism
     # can fix such a bolt, and its finite iteration would give a tiny factor instead of none
     # (the failure-free suggestion: with failures on, None also means "not proven with failures")
-    free = report if not report.failures or not cyclic else rate_check(failures_off(topo))
-    amplified = [n for n, p in free.suggested_parallelism.items() if p is None] if cyclic else []
+    free = (report.suggested_parallelism if not report.failures or not cyclic
+            else failure_free_suggestion(topo))  # (the suggestion never reads failures: no whole rate check)
+    amplified = [n for n, p in free.items() if p is None] if cyclic else []
     if amplified:
         g, first, g_exact = Fraction(0), amplified, False
     storm = _forecast(topo, g, first) if g is not None and g < 1 else None

@@ -15,6 +15,7 @@ makes every bound hold in every run by induction over positions). docs/boundedne
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -94,12 +95,11 @@ UNBOUNDED_CURVE = Curve(())
 ZERO = Curve.affine(0, 0)
 
 
-def _pruned(pieces) -> Curve:  # type: ignore[no-untyped-def]
+def _pruned(pieces: Iterable[tuple[Fraction, Fraction]]) -> Curve:
     """Drop dominated pieces (rate and burst both no smaller than another's); keep at most MAX_PIECES."""
-    items = sorted(set(pieces))
     kept: list[tuple[Fraction, Fraction]] = []
-    for r, b in items:  # by rate, then burst: a piece is dominated when an earlier one has burst <= b
-        if not any(b0 <= b for _, b0 in kept):
+    for r, b in sorted(pieces):  # by rate, then burst: a piece is kept when its burst is below every earlier one
+        if not kept or b < kept[-1][1]:  # (the kept bursts fall, so the last is the smallest)
             kept.append((r, b))
     if len(kept) > MAX_PIECES:  # keep the smallest rate (the long run) and the smallest bursts
         kept = [kept[0], *sorted(kept[1:], key=lambda p: p[1])[:MAX_PIECES - 1]]
@@ -164,6 +164,7 @@ class Component:
     rate_max: Fraction  # spout: 1/(a(1−τ)); bolt: C/(α(1−τ))
     rate_min: Fraction  # spout: 1/(a(1+τ)); bolt: C/(α(1+τ) + max_idle)
     busy: Fraction  # spout: the longest gap C_EMIT·a(1+τ); bolt: the longest phase α(1+τ)
+    slowest_take: Fraction = Fraction(0)  # bolt: L = α(1+τ) + max_idle, the longest wait between takes
 
 
 class FailureBounds:
@@ -247,9 +248,13 @@ class FailureBounds:
                 reach = inflow.at(self.model.max_reboot)
                 out.lost[ident] = None if queue is None or reach is None else queue + c.take + reach
             processed = Curve.affine(c.rate_max, c.take)  # one batch per phase of at least α(1−τ)
-            if queue is not None:
-                processed = processed.meet(inflow.shifted(c.busy, queue))
             fails = ident in self.model.min_ttf
+            if queue is not None and fails:  # the queue at the window's start, then what arrives
+                processed = processed.meet(inflow.shifted(c.busy, queue))
+            elif queue is not None:  # never fails: the burst counts once (docs/boundedness.md, "Every run" 4)
+                processed = processed.meet(_pruned(
+                    (r, b + self.q0 + c.take + r * c.slowest_take) for r, b in inflow.pieces if r <= c.rate_min
+                ).shifted(c.busy))
             out.stream[ident] = {}
             for name, sb in c.streams.items():
                 per = sb.reset_cost if fails else Fraction(0)
