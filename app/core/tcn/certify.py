@@ -374,7 +374,7 @@ def _replay(rules: _Rules, steps: list[_Step], problems: list[str], label: str =
             was_processing = processing[name]
             since = waiting_since[name]
             was_waiting = since is not None
-            if was_waiting and t - since > idle:
+            if since is not None and t - since > idle:
                 late(i, who, f"tuples wait {sec(t - since)} s, longer than max_idle_time {rules.idle}")
             lo, hi = window[name]
             taken = 0

@@ -225,25 +225,25 @@ class Encoding:
                                                        es[i], kept[i]):
                         add(z3.Implies(v.emits(i) if guard is None else z3.And(v.emits(i), guard), rule))
         for b in net.bolts:
-            v = self.bolts[b.name]
+            bv = self.bolts[b.name]
             f = None if fails is None else fails.bolt(b.name)  # its failure variables, if it may fail
             lo, hi = b.alpha * (1 - tau), b.alpha * (1 + tau)
             if not self.free_start:
-                add(v.queue[0] == net.init_queue)
+                add(bv.queue[0] == net.init_queue)
             for i in range(self.n):
                 if self.cancelled():
                     raise Cancelled
                 arrivals = [self._emitted(src, stream, i) for src, stream in b.sources]
-                v.arrivals.append(z3.Sum(arrivals) if arrivals else z3.IntVal(0, ctx))
-                avail = v.queue[i] + v.arrivals[i]
-                add(v.queue[i] >= 0)
+                bv.arrivals.append(z3.Sum(arrivals) if arrivals else z3.IntVal(0, ctx))
+                avail = bv.queue[i] + bv.arrivals[i]
+                add(bv.queue[i] >= 0)
                 if i == 0 and self.free_start:
-                    self._free_bolt_start(b, v)
+                    self._free_bolt_start(b, bv)
                     continue
-                was_processing = v.processing[i - 1] if i > 0 else z3.BoolVal(False, ctx)
-                was_waiting = v.waiting(i - 1) if i > 0 else z3.BoolVal(False, ctx)
-                prev_batch = v.batch[i - 1] if i > 0 else z3.IntVal(0, ctx)
-                take, emit = v.take[i], v.emit[i]
+                was_processing = bv.processing[i - 1] if i > 0 else z3.BoolVal(False, ctx)
+                was_waiting = bv.waiting(i - 1) if i > 0 else z3.BoolVal(False, ctx)
+                prev_batch = bv.batch[i - 1] if i > 0 else z3.IntVal(0, ctx)
+                take, emit = bv.take[i], bv.emit[i]
                 # TAKE only when idle or right after its own EMIT at this position (back-to-back: the EMIT
                 # ends the old phase first), EMIT only when processing
                 add(z3.Implies(take, z3.Or(z3.Not(was_processing), emit)), z3.Implies(emit, was_processing))
@@ -255,17 +255,17 @@ class Encoding:
                     add(z3.Implies(take, z3.Not(down)), z3.Implies(emit, z3.Not(f.fail[i])))
                     stays = z3.And(was_processing, z3.Not(emit), z3.Not(f.fail[i]))
                     after = z3.If(down, 0, avail)
-                add(v.processing[i] == z3.Or(take, stays))
+                add(bv.processing[i] == z3.Or(take, stays))
                 add(z3.If(take,
-                          z3.And(v.batch[i] >= 1, v.batch[i] <= b.take_max, v.batch[i] <= avail,
-                                 z3.Or(v.batch[i] == b.take_max, v.batch[i] == avail),
-                                 v.take_time[i] == t[i], v.queue[i + 1] == avail - v.batch[i]),
-                          z3.And(v.queue[i + 1] == after,
-                                 v.take_time[i] == (v.take_time[i - 1] if i > 0 else t[0]))))
-                add(z3.Implies(stays, v.batch[i] == prev_batch))
-                add(z3.Implies(z3.Not(v.processing[i]), v.batch[i] == 0))
+                          z3.And(bv.batch[i] >= 1, bv.batch[i] <= b.take_max, bv.batch[i] <= avail,
+                                 z3.Or(bv.batch[i] == b.take_max, bv.batch[i] == avail),
+                                 bv.take_time[i] == t[i], bv.queue[i + 1] == avail - bv.batch[i]),
+                          z3.And(bv.queue[i + 1] == after,
+                                 bv.take_time[i] == (bv.take_time[i - 1] if i > 0 else t[0]))))
+                add(z3.Implies(stays, bv.batch[i] == prev_batch))
+                add(z3.Implies(z3.Not(bv.processing[i]), bv.batch[i] == 0))
                 if i > 0:
-                    busy = t[i] - v.take_time[i - 1]
+                    busy = t[i] - bv.take_time[i - 1]
                     add(z3.Implies(emit, z3.And(busy >= self._q(ctx, lo), busy <= self._q(ctx, hi))))
                     add(z3.Implies(stays, busy < self._q(ctx, hi)))
                     if f is not None:  # a failure at or before the deadline ends the phase (section 7.2)
@@ -274,27 +274,27 @@ class Encoding:
                     add(z3.Not(emit))
                 # EMIT (docs/model.md section 2): buffer += batch, emit floor(σ·buffer), keep the rest
                 for st in b.streams:  # each output stream on its own, with its own σ and carry
-                    e, keep = v.stream_emitted[st.name][i], v.stream_buffer[st.name][i]
+                    e, keep = bv.stream_emitted[st.name][i], bv.stream_buffer[st.name][i]
                     if st.silent:
                         add(e == 0, keep == 0)
                         continue
                     # built in this order on purpose: z3's search depends on the order terms are created
                     # in, and this is the order measured in bench/RESULTS.md
-                    before = v.stream_buffer[st.name][i - 1] if i > 0 else z3.IntVal(0, ctx)
+                    before = bv.stream_buffer[st.name][i - 1] if i > 0 else z3.IntVal(0, ctx)
                     total = before + prev_batch
                     kept = before if f is None else z3.If(f.fail[i], 0, before)  # a failure keeps no carry
                     add(z3.Implies(z3.Not(emit), z3.And(e == 0, keep == kept)))
                     for guard, rule in self._emit_rule(st.sigma, b.take_max, total, before, prev_batch, e, keep):
                         add(z3.Implies(emit if guard is None else z3.And(emit, guard), rule))
                 # idle rule: waiting tuples are taken within max_idle of becoming available
-                waiting = v.waiting(i)
-                add(z3.Implies(z3.And(waiting, z3.Or(emit, z3.Not(was_waiting))), v.waiting_since[i] == t[i]))
+                waiting = bv.waiting(i)
+                add(z3.Implies(z3.And(waiting, z3.Or(emit, z3.Not(was_waiting))), bv.waiting_since[i] == t[i]))
                 if i > 0:
                     add(z3.Implies(z3.And(waiting, z3.Not(emit), was_waiting),
-                                   v.waiting_since[i] == v.waiting_since[i - 1]))
-                    add(z3.Implies(was_waiting, t[i] - v.waiting_since[i - 1] <= self._q(ctx, idle)))
-                add(z3.Implies(waiting, t[i] - v.waiting_since[i] < self._q(ctx, idle)))
-                add(z3.Implies(z3.Not(waiting), v.waiting_since[i] == t[i]))
+                                   bv.waiting_since[i] == bv.waiting_since[i - 1]))
+                    add(z3.Implies(was_waiting, t[i] - bv.waiting_since[i - 1] <= self._q(ctx, idle)))
+                add(z3.Implies(waiting, t[i] - bv.waiting_since[i] < self._q(ctx, idle)))
+                add(z3.Implies(z3.Not(waiting), bv.waiting_since[i] == t[i]))
         # interchangeable spouts (same rate, burst and subscribers): any run with their roles
         # swapped is a run too, so the first may be taken to emit at least as many tuples
         subscribers = {s.name: tuple(sorted(b.name for b in net.bolts if (s.name, "default") in b.sources))
@@ -414,24 +414,24 @@ class Encoding:
                 else:
                     same.append(t[k + 1] - v.last_time[k] == t[i] - v.last_time[i - 1])
             for b in net.bolts:
-                v = self.bolts[b.name]
-                same += [v.take[k + 1] == v.take[i], v.emit[k + 1] == v.emit[i],
-                         v.processing[k] == v.processing[i - 1], v.batch[k] == v.batch[i - 1],
-                         v.batch[k + 1] == v.batch[i], v.buffer[k] == v.buffer[i - 1],
-                         v.emitted[k + 1] == v.emitted[i], v.waiting(k) == v.waiting(i - 1)]
+                bv = self.bolts[b.name]
+                same += [bv.take[k + 1] == bv.take[i], bv.emit[k + 1] == bv.emit[i],
+                         bv.processing[k] == bv.processing[i - 1], bv.batch[k] == bv.batch[i - 1],
+                         bv.batch[k + 1] == bv.batch[i], bv.buffer[k] == bv.buffer[i - 1],
+                         bv.emitted[k + 1] == bv.emitted[i], bv.waiting(k) == bv.waiting(i - 1)]
                 for st in b.streams[1:]:
-                    es, kept = v.stream_emitted[st.name], v.stream_buffer[st.name]
+                    es, kept = bv.stream_emitted[st.name], bv.stream_buffer[st.name]
                     same += [es[k + 1] == es[i], kept[k] == kept[i - 1]]
                 if region:
-                    same += [readable[f"take:{b.name}"] == v.processing[i - 1],
-                             readable[f"wait:{b.name}"] == v.waiting(i - 1),
-                             clock_at_l[f"take:{b.name}"] == t[i] - v.take_time[i - 1],
-                             clock_at_l[f"wait:{b.name}"] == t[i] - v.waiting_since[i - 1]]
+                    same += [readable[f"take:{b.name}"] == bv.processing[i - 1],
+                             readable[f"wait:{b.name}"] == bv.waiting(i - 1),
+                             clock_at_l[f"take:{b.name}"] == t[i] - bv.take_time[i - 1],
+                             clock_at_l[f"wait:{b.name}"] == t[i] - bv.waiting_since[i - 1]]
                 else:
-                    same += [z3.Implies(v.processing[i - 1],
-                                        t[k + 1] - v.take_time[k] == t[i] - v.take_time[i - 1]),
-                             z3.Implies(v.waiting(i - 1),
-                                        t[k + 1] - v.waiting_since[k] == t[i] - v.waiting_since[i - 1])]
+                    same += [z3.Implies(bv.processing[i - 1],
+                                        t[k + 1] - bv.take_time[k] == t[i] - bv.take_time[i - 1]),
+                             z3.Implies(bv.waiting(i - 1),
+                                        t[k + 1] - bv.waiting_since[k] == t[i] - bv.waiting_since[i - 1])]
             if fails is not None:
                 same += fails.loop_same(i, region)
             add(z3.Implies(start[i], z3.And(same)))
@@ -498,11 +498,11 @@ class Encoding:
             add(gaps >= fresh * self._q(ctx, s.period) - count * self._q(ctx, s.period * tau))
             add(gaps <= fresh * self._q(ctx, s.period) + count * self._q(ctx, s.period * tau))
         for b in net.bolts:
-            v = self.bolts[b.name]
+            bv = self.bolts[b.name]
             at_start = self._int(f"Qloop[{b.name}]")
             for i in loop_positions:
-                add(z3.Implies(start[i], at_start == v.queue[i]))
-            delta = v.queue[k + 1] - at_start
+                add(z3.Implies(start[i], at_start == bv.queue[i]))
+            delta = bv.queue[k + 1] - at_start
             self.delta[b.name] = delta
             add(delta >= 0)
             grows = self._bool(f"grows[{b.name}]")
@@ -512,10 +512,10 @@ class Encoding:
             self.growing[b.name] = grows
             if b.name in net.checked:
                 any_growing.append(grows)
-            takes = z3.Sum([z3.If(z3.And(inl[i], v.take[i]), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
-            emits = z3.Sum([z3.If(z3.And(inl[i], v.emit[i]), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
-            taken = z3.Sum([z3.If(z3.And(inl[i], v.take[i]), v.batch[i], ints(0, ctx)) for i in loop_positions])
-            arrived = z3.Sum([z3.If(inl[i], v.arrivals[i], ints(0, ctx)) for i in loop_positions])
+            takes = z3.Sum([z3.If(z3.And(inl[i], bv.take[i]), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
+            emits = z3.Sum([z3.If(z3.And(inl[i], bv.emit[i]), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
+            taken = z3.Sum([z3.If(z3.And(inl[i], bv.take[i]), bv.batch[i], ints(0, ctx)) for i in loop_positions])
+            arrived = z3.Sum([z3.If(inl[i], bv.arrivals[i], ints(0, ctx)) for i in loop_positions])
             n_takes, n_taken, n_arrived = (self._int(f"takes[{b.name}]"), self._int(f"taken[{b.name}]"),
                                            self._int(f"arrived[{b.name}]"))
             add(n_takes == takes, n_taken == taken, n_arrived == arrived)
@@ -542,14 +542,14 @@ class Encoding:
                 if st.silent:
                     add(out == 0)
                     continue
-                es = v.stream_emitted[st.name]
+                es = bv.stream_emitted[st.name]
                 add(out == z3.Sum([z3.If(inl[i], es[i], ints(0, ctx)) for i in loop_positions]))
                 self._loop_ratio(out, st.sigma, taken, emits, quiet)
             # a growing queue: every take in the loop is a full batch and the queue never empties
             for i in loop_positions:
                 add(z3.Implies(z3.And(grows, inl[i]),
-                               z3.And(v.queue[i] >= 1,
-                                      z3.Implies(v.take[i], v.queue[i] + v.arrivals[i] >= b.take_max))))
+                               z3.And(bv.queue[i] >= 1,
+                                      z3.Implies(bv.take[i], bv.queue[i] + bv.arrivals[i] >= b.take_max))))
             add(z3.Implies(grows, taken == takes * b.take_max))
         if fails is not None:
             fails.encode_loop()
