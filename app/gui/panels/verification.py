@@ -461,7 +461,7 @@ class VerificationPanel(QWidget):
         return self.controller.verified_problem()
 
     def export_verified(self, path: str | Path) -> None:
-        """Write the verified configuration (topology, settings, verdicts, bound, hash) via QSaveFile."""
+        """Write the verified configuration (topology, settings, verdicts, bound, hash) through `save_bytes`."""
         save_bytes(path, self.controller.verified_configuration())
 
     def export_verified_dialog(self) -> None:
