@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import z3
+from layered_topologies import layered_topology, overloaded_bolts
 
 from app.core.formats import load_topology
 from app.core.formats.trace import Trace
-from app.core.layered import layered_topology, overloaded_bolts
 from app.core.rates import rate_check
 from app.core.tcn import search as search_module
 from app.core.tcn import simulate
@@ -131,7 +131,7 @@ def test_a_simulated_trace_survives_the_json_round_trip() -> None:
     assert again == lasso.trace and certify(again, checked=["B"]).ok
 
 
-# ---- generated layered topologies (app/core/layered.py) ---------------------------------
+# ---- generated layered topologies (tests/layered_topologies.py) ---------------------------------
 
 def test_layered_topologies_are_seeded_and_overload_what_they_say() -> None:
     topo = layered_topology(30, seed=1)
