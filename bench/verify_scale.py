@@ -1,4 +1,4 @@
-"""The verifier on seeded layered topologies of growing size (app/core/layered.py).
+"""The verifier on seeded layered topologies of growing size (tests/layered_topologies.py).
 
 Usage: .venv/bin/python bench/verify_scale.py [--sizes 10,30,60,100,200] [--seeds 0] [--timeout S]
        [--emission dvert|exact] [--flow-denominator N|none] [--no-simulation] [--markdown]
@@ -26,7 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def run_one(size: int, seed: int, timeout: float, emission: str, denominator: int | None, simulate: bool) -> dict:
     """Generate and verify one topology in this process; the result as plain data."""
     sys.path.insert(0, str(ROOT))
-    from app.core.layered import layered_topology
+    sys.path.insert(0, str(ROOT / "tests"))
+    from layered_topologies import layered_topology
+
     from app.core.rates import rate_check
     from app.core.tcn.search import SearchOptions, verify
 
@@ -51,7 +53,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per topology")
     parser.add_argument("--emission", choices=("dvert", "exact"), default="dvert")
     parser.add_argument("--flow-denominator", default="8", dest="denominator",
-                        help="σ products times this are whole numbers ('none': any σ; see app/core/layered.py)")
+                        help="σ products times this are whole numbers ('none': any σ; see tests/layered_topologies.py)")
     parser.add_argument("--no-simulation", action="store_true", help="the solver only (no simulated lassos)")
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     parser.add_argument("--one", nargs=6, help=argparse.SUPPRESS)

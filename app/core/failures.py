@@ -45,9 +45,6 @@ class FailureModel:
     replay: str
     impact: dict[str, dict[str, Impact]]
 
-    def may_fail(self, bolt_id: str) -> bool:
-        return bolt_id in self.min_ttf
-
 
 def failure_model(topo: Topology) -> FailureModel | None:
     """The topology's failure model, or None when no bolt can fail (no `min_ttf`, or

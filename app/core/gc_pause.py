@@ -8,8 +8,14 @@ on cfg-4 with failures it doubled the time of simulation, trace building and cer
 models of them), so reference counting frees them the moment they are dropped: pausing the
 cyclic collector for such a stretch changes no result and frees nothing later than it would.
 
+The GUI pauses it too while a search runs in a worker thread (app/gui/workers.py): the
+collector runs in whichever thread allocates, and the GUI thread must not free a running
+search's z3 objects (found in reference cycles) while the search builds terms in the same z3
+context, which is not thread-safe. Those cycles are freed once the last search has ended.
+
 The pause is process-wide (the collector is), counted (nested and concurrent pauses end when
-the last one does) and only turns the collector back on when it was on to begin with.
+the last one does, whichever started first) and only turns the collector back on when it was
+on to begin with.
 """
 
 from __future__ import annotations

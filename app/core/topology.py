@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
 
 from app.core.emission import Emission
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 
 # Storm's groupings; the rate check and the verifier treat every one alike (see docs/storm.md)
 #: what a reliable spout does with the tuples lost at a failed bolt (docs/model.md section 7)
@@ -464,11 +464,11 @@ def graph_problems(topo: Topology) -> list[Problem]:
             if s.grouping == "fields" and not s.fields:
                 problems.append(Problem(f"{label}.fields", "fields grouping needs at least one field name"))
     for ref in topo.verification.checked:
-        c = ids.get(ref)
-        if c is None:
+        checked = ids.get(ref)
+        if checked is None:
             problems.append(Problem("verification.checked", f"unknown bolt '{ref}'"))
-        elif c.kind != "bolt":
-            problems.append(Problem("verification.checked", f"'{c.name}' is a spout; only bolts have queues"))
+        elif checked.kind != "bolt":
+            problems.append(Problem("verification.checked", f"'{checked.name}' is a spout; only bolts have queues"))
     for ref in topo.layout:
         if ref not in ids:
             problems.append(Problem("layout", f"position for unknown component '{ref}'"))

@@ -21,7 +21,6 @@ the DiffStream dialog and the monitor patterns over a run's log.
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal
 
+from app.core.gc_pause import paused_gc
 from app.core.tcn.options import SearchOptions
 from app.core.tcn.result import Progress, PropertyKind, VerifyResult
 from app.core.topology import Topology
@@ -177,38 +177,6 @@ class SearchFactory(Protocol):
                  progress: Callable[[Progress], None]) -> SearchLike: ...
 
 
-class _CollectorPause:
-    """Automatic garbage collection paused while any search runs.
-
-    The collector runs in whichever thread happens to allocate: the GUI thread could free a
-    running search's z3 objects (found in reference cycles) while the worker thread builds terms
-    in the same z3 context, which is not thread-safe (a segmentation fault under load, with the
-    GUI thread "Garbage-collecting"). Paused, such cycles wait until the last search has ended;
-    then the collector resumes (if it was on) and frees them with no search running.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._searches = 0
-        self._was_enabled = False
-
-    def __enter__(self) -> None:
-        with self._lock:
-            if self._searches == 0:
-                self._was_enabled = gc.isenabled()
-                gc.disable()
-            self._searches += 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._searches -= 1
-            if self._searches == 0 and self._was_enabled:
-                gc.enable()
-
-
-collector_paused = _CollectorPause()
-
-
 def default_search_factory(topo: Topology, options: SearchOptions, *,
                            progress: Callable[[Progress], None]) -> SearchLike:
     """The real verifier (imported here, in the worker thread, so that z3 loads only when a search runs)."""
@@ -267,7 +235,11 @@ class VerifyWorker(Worker[VerifyResult]):
                             message="Verification was cancelled before the search started.")
 
     def work(self) -> VerifyResult:
-        with collector_paused:
+        # the collector runs in whichever thread allocates: left on, the GUI thread could free this
+        # search's z3 objects (in reference cycles) while this thread builds terms in the same z3
+        # context, which is not thread-safe (a segmentation fault under load); paused while any
+        # search runs, those cycles are freed after the last one ends (app/core/gc_pause.py)
+        with paused_gc():
             return self._verify()
 
     def _verify(self) -> VerifyResult:

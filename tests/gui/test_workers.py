@@ -98,3 +98,26 @@ def test_the_collector_pauses_while_a_search_runs(qtbot, models_dir: Path) -> No
     finally:
         assert worker.join(30_000)
     assert gc.isenabled()
+
+
+def test_a_search_ending_inside_a_core_pause_does_not_end_it(qtbot, models_dir: Path) -> None:
+    # one pause count for the GUI's searches and the core's trace work (app/core/gc_pause.py): a search
+    # that ends while a certification (begun after it) still runs must leave the collector paused
+    import gc
+
+    from app.core.formats import load_topology
+    from app.core.gc_pause import paused_gc
+
+    assert gc.isenabled()
+    worker = VerifyWorker(load_topology(models_dir / "simple-DIA-cfg-1.storm.json"), search_factory=WaitingSearch)
+    worker.start()
+    try:
+        qtbot.waitUntil(lambda: worker._search is not None, timeout=30_000)
+        with paused_gc():
+            worker.cancel()
+            assert worker.join(30_000)
+            assert not gc.isenabled()
+    finally:
+        worker.cancel()
+        assert worker.join(30_000)
+    assert gc.isenabled()

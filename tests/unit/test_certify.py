@@ -206,7 +206,8 @@ def test_the_unrolled_replay_resumed_before_k_plus_1_finds_what_a_replay_from_0_
     """The certifier resumes the unrolled replay from the state recorded before k + 1 instead of replaying
     positions 0..k again: on certified lassos and on unrolled loops broken past k + 1 (a queue, a time, a
     take, a backlog), both replays report the same problems, rule for rule."""
-    from app.core.tcn.certify import _replay, _Rules
+    from app.core.tcn.certify import _replay
+    from app.core.tcn.certify_rules import Rules
     from app.core.topology import parse_topology
 
     data = broken(load_trace(ROOT / "tests" / "data" / "traces" / f"{name}.trace.json"))
@@ -224,7 +225,7 @@ def test_the_unrolled_replay_resumed_before_k_plus_1_finds_what_a_replay_from_0_
     elif change == "backlog":
         spout = next(iter(step.spouts))
         step.spouts[spout] = {**step.spouts[spout], "backlog": step.spouts[spout]["backlog"] + 1}
-    rules = _Rules(parse_topology(trace.topology))
+    rules = Rules(parse_topology(trace.topology))
     first: list[str] = []
     befores = _replay(rules, unrolled[:k1 + 1], first, record={k1})
     assert first == [] and befores[k1] is not None and befores[k1].state is not None

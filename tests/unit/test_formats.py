@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.formats import FormatError, load_topology, save_topology, topology_from_data
-from app.core.formats.dvert import dialect, from_dvert, to_dvert
+from app.core.fileio import write_output
+from app.core.formats import FormatError, load_topology, topology_from_data
+from app.core.formats.dvert import dialect, from_dvert, to_dvert, to_dvert_bytes
 from app.core.topology import Topology, parse_topology
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
@@ -122,14 +123,20 @@ def test_malformed_files(tmp_path: Path, content: str) -> None:
     assert type(info.value).__name__ in {"FormatError", "TopologyError"}
 
 
+def save(topo: Topology, path: Path) -> None:
+    """What File > Save does (app/gui/window_files.save_to): the format's bytes through the one writer."""
+    data = to_dvert_bytes(topo) if path.name.endswith(".dvert.json") else topo.to_json_bytes()
+    write_output(path, data, force=True)
+
+
 def test_save_is_atomic_and_round_trips(tmp_path: Path) -> None:
     topo = load_topology(MODELS / "simple-DIA-cfg-1.storm.json")
     target = tmp_path / "out.storm.json"
     target.write_text("old")
-    save_topology(topo, target)
+    save(topo, target)
     assert load_topology(target) == topo
     assert [p.name for p in tmp_path.iterdir()] == ["out.storm.json"]  # no temp file left
-    save_topology(topo, tmp_path / "out.dvert.json")
+    save(topo, tmp_path / "out.dvert.json")
     assert load_topology(tmp_path / "out.dvert.json").semantics() == topo.semantics()
 
 
@@ -168,7 +175,7 @@ def topologies(draw) -> Topology:
 @given(topologies())
 def test_random_topologies_round_trip(tmp_path_factory, topo: Topology) -> None:
     folder = tmp_path_factory.mktemp("rt")
-    save_topology(topo, folder / "t.storm.json")
+    save(topo, folder / "t.storm.json")
     assert load_topology(folder / "t.storm.json") == topo
-    save_topology(topo, folder / "t.dvert.json")
+    save(topo, folder / "t.dvert.json")
     assert load_topology(folder / "t.dvert.json").semantics() == topo.semantics()

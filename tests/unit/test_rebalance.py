@@ -21,6 +21,14 @@ def test_rebalance_within_tasks_and_numtasks_beyond() -> None:
                       "file: raise numTasks to 6 or more in the Flux file and redeploy"]
 
 
+def test_executors_up_to_exactly_the_tasks_are_a_rebalance() -> None:
+    # the boundary: as many executors as tasks is reachable by rebalance (one task per executor), one more is not
+    running = {"a": Running(2, 4, True), "b": Running(1, 3)}
+    assert rebalance_lines("t", running, {"a": 4, "b": 3}) == ["storm rebalance t -e a=4 -e b=3"]
+    over = rebalance_lines("t", running, {"a": 5})
+    assert len(over) == 1 and over[0].startswith("a: its numTasks: 4 caps it at 4 executors")
+
+
 def test_tasks_come_from_numtasks_or_the_parallelism(tmp_path: Path) -> None:
     flux = tmp_path / "t.yaml"
     flux.write_text("name: t\nspouts:\n  - {id: s, className: S}\nbolts:\n"

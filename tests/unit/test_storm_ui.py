@@ -56,6 +56,24 @@ def test_mapping_of_the_wordcount_replies(ui: StormUIServer) -> None:
     assert report.bolts["count"].status == "grows" and report.suggested_parallelism["count"] == 5
 
 
+@pytest.mark.parametrize("page", ["component", "topology"])
+def test_a_latency_shown_as_0_000_ms_is_taken_as_the_resolution(ui: StormUIServer, page: str) -> None:
+    # the UI prints three decimals: "0.000" is below 0.0005 ms, so that upper bound is assumed, not α = 0
+    snapshot = fetch_storm_ui(StormUIClient(ui.url), "wordcount")
+    if page == "component":
+        for item in snapshot.components["count"]["inputStats"]:
+            item["executeLatency"] = "0.000"
+    else:  # only the topology page's row gives the bolt's latency
+        del snapshot.components["count"]["inputStats"]
+        row = next(r for r in snapshot.topology["bolts"] if r["boltId"] == "count")
+        row["executeLatency"] = "0.000"
+    result = from_storm_ui(snapshot)
+    count = next(b for b in result.topology.bolts if b.name == "count")
+    assert count.alpha == pytest.approx(0.0005 / 1000) and "alpha" not in count.unannotated
+    source = {d.path: d.source for d in result.derived}["bolts.count.alpha"]
+    assert source.startswith("execute latency below the UI's 0.001 ms resolution: 0.0005 ms assumed")
+
+
 def test_window_all_uses_the_uptime(ui: StormUIServer) -> None:
     result = from_storm_ui(fetch_storm_ui(StormUIClient(ui.url), TOPOLOGY_ID, window="all"))
     assert result.topology.spouts[0].rate == pytest.approx(24000 / 1800)

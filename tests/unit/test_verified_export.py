@@ -16,8 +16,8 @@ from app.core.formats.verified import (
     canonical_json,
     check_verified,
     content_hash,
-    save_verified,
     verdict_words,
+    verified_bytes,
 )
 from app.core.tcn.result import VerifyResult
 from app.core.topology import Position, TopologyError
@@ -68,10 +68,8 @@ def test_canonical_json_is_order_independent() -> None:
     assert canonical_json({"b": 1, "a": [1, 2]}) == canonical_json({"a": [1, 2], "b": 1}) == b'{"a":[1,2],"b":1}'
 
 
-def test_saved_file_round_trips_and_detects_tampering(topo, tmp_path: Path) -> None:
-    out = tmp_path / "cfg.verified.json"
-    save_verified(topo, _results(), out)
-    data = json.loads(out.read_text(encoding="utf-8"))
+def test_exported_bytes_round_trip_and_tampering_is_detected(topo) -> None:
+    data = json.loads(verified_bytes(topo, _results()).decode("utf-8"))
     assert check_verified(data).semantics() == topo.semantics()
     data["topology"]["bolts"][1]["parallelism"] = 99
     with pytest.raises(TopologyError, match="content_hash.value: does not match"):

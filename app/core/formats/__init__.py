@@ -12,7 +12,7 @@ from typing import Any
 from app.core.formats.jsonfile import FormatError, read_json
 from app.core.topology import Topology
 
-__all__ = ["FormatError", "detect_format", "load_topology", "read_json", "save_topology", "topology_from_data"]
+__all__ = ["FormatError", "detect_format", "load_topology", "read_json", "topology_from_data"]
 
 
 def detect_format(data: Any) -> str:
@@ -41,14 +41,3 @@ def topology_from_data(data: Any) -> Topology:
 def load_topology(path: str | os.PathLike[str]) -> Topology:
     """Read our format or D-VerT JSON (detected from the content)."""
     return topology_from_data(read_json(path))
-
-
-def save_topology(topo: Topology, path: str | os.PathLike[str]) -> None:
-    """Save as D-VerT JSON when the name ends in `.dvert.json`, else in our format; atomically."""
-    from app.core.fileio import write_atomic
-    from app.core.formats import dvert
-
-    if str(path).endswith(".dvert.json"):
-        write_atomic(path, dvert.to_dvert_bytes(topo))
-    else:
-        write_atomic(path, topo.to_json_bytes())

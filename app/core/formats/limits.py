@@ -265,19 +265,6 @@ def _find_literal(text: str, literal: str) -> str:
     return f" at {line_col(text, m.start())}" if m else ""
 
 
-def finite_number(value: Any, field: str) -> float:
-    """`value` as a finite float, or a FormatError naming `field` (bools, strings, NaN and inf refused)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _error(field, f"must be a number, not {type_name(value)}")
-    try:
-        number = float(value)
-    except OverflowError:
-        raise _error(field, "number is too large") from None
-    if not math.isfinite(number):
-        raise _error(field, f"must be a finite number, not {number}")
-    return number
-
-
 def type_name(value: Any) -> str:
     """The JSON name of `value`'s type, for messages (`object`, `array`, `string`, ...)."""
     if value is None:

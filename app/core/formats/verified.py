@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from datetime import UTC, datetime
 from typing import Any
 
 from app import __version__
-from app.core.fileio import write_atomic
 from app.core.tcn.result import BoltVerdict, VerifyResult
 from app.core.topology import Problem, Topology, TopologyError, parse_topology
 
@@ -101,14 +99,9 @@ def build_verified(topo: Topology, results: list[VerifyResult], *, created: date
 
 
 def verified_bytes(topo: Topology, results: list[VerifyResult], *, created: datetime | None = None) -> bytes:
-    """The document serialised (indented JSON), ready for QSaveFile or write_atomic."""
+    """The document serialised (indented JSON), what the GUI writes through app/core/fileio.write_output."""
     text = json.dumps(build_verified(topo, results, created=created), indent=2, ensure_ascii=False)
     return (text + "\n").encode("utf-8")
-
-
-def save_verified(topo: Topology, results: list[VerifyResult], path: str | os.PathLike[str]) -> None:
-    """Write the verified configuration atomically (the headless path; the GUI uses QSaveFile)."""
-    write_atomic(path, verified_bytes(topo, results))
 
 
 def check_verified(data: Any) -> Topology:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from app.core.tcn.certify import _Rules
+from app.core.tcn.certify_rules import Rules
 
 
-def clock_limits(rules: _Rules) -> tuple[int, dict[str, Fraction]]:
+def clock_limits(rules: Rules) -> tuple[int, dict[str, Fraction]]:
     """The scale D (LCM of every constant's denominator) and each clock's c_max in seconds."""
     constants = [rules.idle]
     limits: dict[str, Fraction] = {}
@@ -34,7 +32,7 @@ def clock_limits(rules: _Rules) -> tuple[int, dict[str, Fraction]]:
     return math.lcm(*(Fraction(c).denominator for c in constants)), limits
 
 
-def region_problems(rules: _Rules, first: dict[str, Fraction | None], last: dict[str, Fraction | None],
+def region_problems(rules: Rules, first: dict[str, Fraction | None], last: dict[str, Fraction | None],
                      loop_start: int, end: int) -> list[str]:
     """Section 3 item 2: readable clocks region-equivalent at loop_start and k+1 (on clocks scaled by D)."""
     scale, limits = clock_limits(rules)

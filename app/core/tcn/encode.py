@@ -25,60 +25,15 @@ from fractions import Fraction
 import z3
 
 from app.core.tcn.encode_failures import Failures, may_fail_within, without_failures
-from app.core.tcn.encode_regions import real as _real
 from app.core.tcn.encode_regions import region_constraints
-from app.core.tcn.network import BoltParams, Network, SpoutParams
+from app.core.tcn.encode_vars import BoltVars, SpoutVars, real
+from app.core.tcn.network import BoltParams, Network
 
 LOOP_CLOCKS = ("equal", "region")
 
 
 class Cancelled(Exception):
     """Raised while building an encoding when the search was cancelled."""
-
-
-class _SpoutVars:
-    def __init__(self, enc: Encoding, s: SpoutParams, n: int) -> None:
-        self.emitted = [enc._int(f"E[{s.name}]{i}") for i in range(n)]
-        # declared streams that carry tuples: per position the tuples on them and the carry after
-        self.stream_emitted = {st.name: [enc._int(f"E[{s.name}/{st.name}]{i}") for i in range(n)]
-                               for st in s.streams if not st.silent}
-        self.stream_buffer = {st.name: [enc._int(f"buf[{s.name}/{st.name}]{i}") for i in range(n)]
-                              for st in s.streams if not st.silent}
-        self.last_size = [enc._int(f"n[{s.name}]{i}") for i in range(n)]  # size of the last emission, after i
-        self.last_time = [enc._time_var(f"tE[{s.name}]{i}") for i in range(n)]  # its time, after i
-
-    def emits(self, i: int) -> z3.BoolRef:
-        return self.emitted[i] > 0
-
-
-class _BoltVars:
-    def __init__(self, enc: Encoding, b: BoltParams, n: int) -> None:
-        p = b.name
-        self.queue = [enc._int(f"Q[{p}]{i}") for i in range(n + 1)]  # before actions at i; queue[n] after n-1
-        self.take = [enc._bool(f"take[{p}]{i}") for i in range(n)]
-        self.emit = [enc._bool(f"emit[{p}]{i}") for i in range(n)]
-        self.processing = [enc._bool(f"proc[{p}]{i}") for i in range(n)]  # after actions at i
-        self.batch = [enc._int(f"P[{p}]{i}") for i in range(n)]  # after actions at i (0 when idle)
-        self.take_time = [enc._time_var(f"tT[{p}]{i}") for i in range(n)]
-        self.waiting_since = [enc._time_var(f"tW[{p}]{i}") for i in range(n)]
-        self.emitted = [enc._int(f"E[{p}]{i}") for i in range(n)]  # on the default stream
-        self.buffer = [enc._int(f"buf[{p}]{i}") for i in range(n)]  # the default stream's, after actions at i
-        # per output stream (the default one is `emitted` / `buffer`)
-        self.stream_emitted = {st.name: [enc._int(f"E[{p}/{st.name}]{i}") for i in range(n)]
-                               for st in b.streams[1:]}
-        self.stream_buffer = {st.name: [enc._int(f"buf[{p}/{st.name}]{i}") for i in range(n)]
-                              for st in b.streams[1:]}
-        self.stream_emitted["default"], self.stream_buffer["default"] = self.emitted, self.buffer
-        self.arrivals: list[z3.ArithRef] = []
-        self._waiting: dict[int, z3.BoolRef] = {}
-
-    def waiting(self, i: int) -> z3.BoolRef:
-        """Idle with tuples in the queue after the actions of position i (built once per position:
-        building z3 terms through the Python API dominates the encoding time of large cones)."""
-        term = self._waiting.get(i)
-        if term is None:
-            term = self._waiting[i] = z3.And(z3.Not(self.processing[i]), self.queue[i + 1] > 0)
-        return term
 
 
 class Encoding:
@@ -117,31 +72,31 @@ class Encoding:
         self._constants: dict[Fraction, z3.ArithRef] = {}
         for key, value in (solver_options or {}).items():
             self.solver.set(key, value)
-        self.time = [self._time_var(f"t{i}") for i in range(self.n)]
-        self.spouts = {s.name: _SpoutVars(self, s, self.n) for s in net.spouts}
-        self.bolts = {b.name: _BoltVars(self, b, self.n) for b in net.bolts}
+        self.time = [self.time_var(f"t{i}") for i in range(self.n)]
+        self.spouts = {s.name: SpoutVars(self, s, self.n) for s in net.spouts}
+        self.bolts = {b.name: BoltVars(self, b, self.n) for b in net.bolts}
         # the failure model (docs/model.md section 7), None when no bolt can fail: nothing changes then
         # (also None when no bolt can fail within the k+2 positions: see Failures.step)
         fails = None if net.failures is None else Failures(self, net.failures)
         self.failures = fails if fails is not None and fails.bolts else None
-        self.in_loop = [self._bool(f"inloop{i}") for i in range(self.n)]
-        self.loop_start = [self._bool(f"loop{i}") for i in range(self.n)]
+        self.in_loop = [self.bool_var(f"inloop{i}") for i in range(self.n)]
+        self.loop_start = [self.bool_var(f"loop{i}") for i in range(self.n)]
         self.growing: dict[str, z3.BoolRef] = {}
         self.delta: dict[str, z3.ArithRef] = {}
         self.loop_clocks_at: dict[str, tuple[z3.BoolRef, z3.ArithRef, z3.ArithRef]] = {}
-        self._add = self.solver.add
+        self.add = self.solver.add  # (EncoderParts.add)
         self._encode_positions()
         if threshold is None:
             self._encode_loop()
         else:
             self._encode_threshold(threshold)
 
-    def _time_var(self, name: str) -> z3.ArithRef:
-        return self._real_var(name) if self.time_unit is None else self._int(name)
+    def time_var(self, name: str) -> z3.ArithRef:
+        return self._real_var(name) if self.time_unit is None else self.int_var(name)
 
     # Every encoding names its constants apart (a per-context serial number): a new bound
     # reusing the previous bound's constants in the same context was measured 3-8x slower.
-    def _int(self, name: str) -> z3.ArithRef:
+    def int_var(self, name: str) -> z3.ArithRef:
         self._poll()
         return z3.Int(f"{self.tag}{name}", self.ctx)
 
@@ -149,7 +104,7 @@ class Encoding:
         self._poll()
         return z3.Real(f"{self.tag}{name}", self.ctx)
 
-    def _bool(self, name: str) -> z3.BoolRef:
+    def bool_var(self, name: str) -> z3.BoolRef:
         self._poll()
         return z3.Bool(f"{self.tag}{name}", self.ctx)
 
@@ -159,7 +114,7 @@ class Encoding:
         if not self._made & 511 and self.cancelled():
             raise Cancelled
 
-    def _q(self, ctx: z3.Context, value: Fraction | int) -> z3.ArithRef:
+    def duration(self, ctx: z3.Context, value: Fraction | int) -> z3.ArithRef:
         """A time constant, in seconds or in time units (each made once)."""
         key = Fraction(value)
         term = self._constants.get(key)
@@ -169,7 +124,7 @@ class Encoding:
 
     def _make_constant(self, ctx: z3.Context, value: Fraction) -> z3.ArithRef:
         if self.time_unit is None:
-            return _real(ctx, value)
+            return real(ctx, value)
         scaled = Fraction(value) / self.time_unit
         if scaled.denominator != 1:
             raise ValueError(f"time unit {self.time_unit} does not divide {value}")
@@ -177,7 +132,7 @@ class Encoding:
 
     # ---- sections 2: runs ------------------------------------------------
     def _encode_positions(self) -> None:
-        add, ctx, net = self._add, self.ctx, self.net
+        add, ctx, net = self.add, self.ctx, self.net
         tau, idle = net.tolerance, net.max_idle
         t = self.time
         add(t[0] == 0)
@@ -197,17 +152,17 @@ class Encoding:
                 add(fresh[i] >= 0, fresh[i] <= s.burst)
                 if i == 0 and self.free_start:
                     add(v.last_size[0] >= 1, v.last_size[0] <= s.burst, v.last_time[0] <= t[0],
-                        t[0] - v.last_time[0] < v.last_size[0] * self._q(ctx, a) + self._q(ctx, jitter))
+                        t[0] - v.last_time[0] < v.last_size[0] * self.duration(ctx, a) + self.duration(ctx, jitter))
                     continue
                 if i == 0:
                     add(v.emitted[0] >= 1, v.last_size[0] == fresh[0], v.last_time[0] == 0)
                     continue
                 gap = t[i] - v.last_time[i - 1]
-                due = v.last_size[i - 1] * self._q(ctx, a)
+                due = v.last_size[i - 1] * self.duration(ctx, a)
                 add(z3.If(v.emits(i),
-                          z3.And(gap >= due - self._q(ctx, jitter), gap <= due + self._q(ctx, jitter),
+                          z3.And(gap >= due - self.duration(ctx, jitter), gap <= due + self.duration(ctx, jitter),
                                  v.last_size[i] == fresh[i], v.last_time[i] == t[i]),
-                          z3.And(gap < due + self._q(ctx, jitter),
+                          z3.And(gap < due + self.duration(ctx, jitter),
                                  v.last_size[i] == v.last_size[i - 1], v.last_time[i] == v.last_time[i - 1])))
             for st in s.streams:  # a declared stream: the emit rule applied to the spout's emissions
                 if st.silent:
@@ -225,25 +180,25 @@ class Encoding:
                                                        es[i], kept[i]):
                         add(z3.Implies(v.emits(i) if guard is None else z3.And(v.emits(i), guard), rule))
         for b in net.bolts:
-            v = self.bolts[b.name]
+            bv = self.bolts[b.name]
             f = None if fails is None else fails.bolt(b.name)  # its failure variables, if it may fail
             lo, hi = b.alpha * (1 - tau), b.alpha * (1 + tau)
             if not self.free_start:
-                add(v.queue[0] == net.init_queue)
+                add(bv.queue[0] == net.init_queue)
             for i in range(self.n):
                 if self.cancelled():
                     raise Cancelled
                 arrivals = [self._emitted(src, stream, i) for src, stream in b.sources]
-                v.arrivals.append(z3.Sum(arrivals) if arrivals else z3.IntVal(0, ctx))
-                avail = v.queue[i] + v.arrivals[i]
-                add(v.queue[i] >= 0)
+                bv.arrivals.append(z3.Sum(arrivals) if arrivals else z3.IntVal(0, ctx))
+                avail = bv.queue[i] + bv.arrivals[i]
+                add(bv.queue[i] >= 0)
                 if i == 0 and self.free_start:
-                    self._free_bolt_start(b, v)
+                    self._free_bolt_start(b, bv)
                     continue
-                was_processing = v.processing[i - 1] if i > 0 else z3.BoolVal(False, ctx)
-                was_waiting = v.waiting(i - 1) if i > 0 else z3.BoolVal(False, ctx)
-                prev_batch = v.batch[i - 1] if i > 0 else z3.IntVal(0, ctx)
-                take, emit = v.take[i], v.emit[i]
+                was_processing = bv.processing[i - 1] if i > 0 else z3.BoolVal(False, ctx)
+                was_waiting = bv.waiting(i - 1) if i > 0 else z3.BoolVal(False, ctx)
+                prev_batch = bv.batch[i - 1] if i > 0 else z3.IntVal(0, ctx)
+                take, emit = bv.take[i], bv.emit[i]
                 # TAKE only when idle or right after its own EMIT at this position (back-to-back: the EMIT
                 # ends the old phase first), EMIT only when processing
                 add(z3.Implies(take, z3.Or(z3.Not(was_processing), emit)), z3.Implies(emit, was_processing))
@@ -255,46 +210,46 @@ class Encoding:
                     add(z3.Implies(take, z3.Not(down)), z3.Implies(emit, z3.Not(f.fail[i])))
                     stays = z3.And(was_processing, z3.Not(emit), z3.Not(f.fail[i]))
                     after = z3.If(down, 0, avail)
-                add(v.processing[i] == z3.Or(take, stays))
+                add(bv.processing[i] == z3.Or(take, stays))
                 add(z3.If(take,
-                          z3.And(v.batch[i] >= 1, v.batch[i] <= b.take_max, v.batch[i] <= avail,
-                                 z3.Or(v.batch[i] == b.take_max, v.batch[i] == avail),
-                                 v.take_time[i] == t[i], v.queue[i + 1] == avail - v.batch[i]),
-                          z3.And(v.queue[i + 1] == after,
-                                 v.take_time[i] == (v.take_time[i - 1] if i > 0 else t[0]))))
-                add(z3.Implies(stays, v.batch[i] == prev_batch))
-                add(z3.Implies(z3.Not(v.processing[i]), v.batch[i] == 0))
+                          z3.And(bv.batch[i] >= 1, bv.batch[i] <= b.take_max, bv.batch[i] <= avail,
+                                 z3.Or(bv.batch[i] == b.take_max, bv.batch[i] == avail),
+                                 bv.take_time[i] == t[i], bv.queue[i + 1] == avail - bv.batch[i]),
+                          z3.And(bv.queue[i + 1] == after,
+                                 bv.take_time[i] == (bv.take_time[i - 1] if i > 0 else t[0]))))
+                add(z3.Implies(stays, bv.batch[i] == prev_batch))
+                add(z3.Implies(z3.Not(bv.processing[i]), bv.batch[i] == 0))
                 if i > 0:
-                    busy = t[i] - v.take_time[i - 1]
-                    add(z3.Implies(emit, z3.And(busy >= self._q(ctx, lo), busy <= self._q(ctx, hi))))
-                    add(z3.Implies(stays, busy < self._q(ctx, hi)))
+                    busy = t[i] - bv.take_time[i - 1]
+                    add(z3.Implies(emit, z3.And(busy >= self.duration(ctx, lo), busy <= self.duration(ctx, hi))))
+                    add(z3.Implies(stays, busy < self.duration(ctx, hi)))
                     if f is not None:  # a failure at or before the deadline ends the phase (section 7.2)
-                        add(z3.Implies(z3.And(was_processing, f.fail[i]), busy <= self._q(ctx, hi)))
+                        add(z3.Implies(z3.And(was_processing, f.fail[i]), busy <= self.duration(ctx, hi)))
                 else:
                     add(z3.Not(emit))
                 # EMIT (docs/model.md section 2): buffer += batch, emit floor(σ·buffer), keep the rest
                 for st in b.streams:  # each output stream on its own, with its own σ and carry
-                    e, keep = v.stream_emitted[st.name][i], v.stream_buffer[st.name][i]
+                    e, keep = bv.stream_emitted[st.name][i], bv.stream_buffer[st.name][i]
                     if st.silent:
                         add(e == 0, keep == 0)
                         continue
                     # built in this order on purpose: z3's search depends on the order terms are created
                     # in, and this is the order measured in bench/RESULTS.md
-                    before = v.stream_buffer[st.name][i - 1] if i > 0 else z3.IntVal(0, ctx)
+                    before = bv.stream_buffer[st.name][i - 1] if i > 0 else z3.IntVal(0, ctx)
                     total = before + prev_batch
                     kept = before if f is None else z3.If(f.fail[i], 0, before)  # a failure keeps no carry
                     add(z3.Implies(z3.Not(emit), z3.And(e == 0, keep == kept)))
                     for guard, rule in self._emit_rule(st.sigma, b.take_max, total, before, prev_batch, e, keep):
                         add(z3.Implies(emit if guard is None else z3.And(emit, guard), rule))
                 # idle rule: waiting tuples are taken within max_idle of becoming available
-                waiting = v.waiting(i)
-                add(z3.Implies(z3.And(waiting, z3.Or(emit, z3.Not(was_waiting))), v.waiting_since[i] == t[i]))
+                waiting = bv.waiting(i)
+                add(z3.Implies(z3.And(waiting, z3.Or(emit, z3.Not(was_waiting))), bv.waiting_since[i] == t[i]))
                 if i > 0:
                     add(z3.Implies(z3.And(waiting, z3.Not(emit), was_waiting),
-                                   v.waiting_since[i] == v.waiting_since[i - 1]))
-                    add(z3.Implies(was_waiting, t[i] - v.waiting_since[i - 1] <= self._q(ctx, idle)))
-                add(z3.Implies(waiting, t[i] - v.waiting_since[i] < self._q(ctx, idle)))
-                add(z3.Implies(z3.Not(waiting), v.waiting_since[i] == t[i]))
+                                   bv.waiting_since[i] == bv.waiting_since[i - 1]))
+                    add(z3.Implies(was_waiting, t[i] - bv.waiting_since[i - 1] <= self.duration(ctx, idle)))
+                add(z3.Implies(waiting, t[i] - bv.waiting_since[i] < self.duration(ctx, idle)))
+                add(z3.Implies(z3.Not(waiting), bv.waiting_since[i] == t[i]))
         # interchangeable spouts (same rate, burst and subscribers): any run with their roles
         # swapped is a run too, so the first may be taken to emit at least as many tuples
         subscribers = {s.name: tuple(sorted(b.name for b in net.bolts if (s.name, "default") in b.sources))
@@ -336,31 +291,31 @@ class Encoding:
             cases.append((total == value, z3.And(e == out, keep == math.ceil(value - out / sigma))))
         return cases
 
-    def _free_bolt_start(self, b: BoltParams, v: _BoltVars) -> None:
+    def _free_bolt_start(self, b: BoltParams, v: BoltVars) -> None:
         """Position 0 of a loop-only encoding: any state a run could be in, no action."""
-        add, ctx, t, net = self._add, self.ctx, self.time, self.net
+        add, ctx, t, net = self.add, self.ctx, self.time, self.net
         hi = b.alpha * (1 + net.tolerance)
         add(z3.Not(v.take[0]), z3.Not(v.emit[0]), v.emitted[0] == 0, v.queue[1] == v.queue[0] + v.arrivals[0])
         add(z3.If(v.processing[0],
                   z3.And(v.batch[0] >= 1, v.batch[0] <= b.take_max, v.take_time[0] <= t[0],
-                         t[0] - v.take_time[0] < self._q(ctx, hi)),
+                         t[0] - v.take_time[0] < self.duration(ctx, hi)),
                   z3.And(v.batch[0] == 0, v.take_time[0] == t[0])))
         for st in b.streams:
             self._free_carry(st.sigma, st.silent, v.stream_buffer[st.name][0])
             if st.name != "default":
                 add(v.stream_emitted[st.name][0] == 0)
         add(z3.If(v.waiting(0),
-                  z3.And(v.waiting_since[0] <= t[0], t[0] - v.waiting_since[0] < self._q(ctx, net.max_idle)),
+                  z3.And(v.waiting_since[0] <= t[0], t[0] - v.waiting_since[0] < self.duration(ctx, net.max_idle)),
                   v.waiting_since[0] == t[0]))
 
     def _free_carry(self, sigma: Fraction, silent: bool, buffer: z3.ArithRef) -> None:
         """Any carry a run could hold after an emit (position 0 of a loop-only encoding)."""
         if silent:
-            self._add(buffer == 0)
+            self.add(buffer == 0)
         elif self.net.emission == "exact":  # the carry times num, below den (carry < 1/σ)
-            self._add(buffer >= 0, buffer < sigma.denominator)
+            self.add(buffer >= 0, buffer < sigma.denominator)
         else:  # after an emit the buffer keeps less than 1/σ + 1 tuples
-            self._add(buffer >= 0, buffer * sigma.numerator < sigma.denominator + sigma.numerator)
+            self.add(buffer >= 0, buffer * sigma.numerator < sigma.denominator + sigma.numerator)
 
     def _emitted(self, name: str, stream: str, i: int) -> z3.ArithRef:
         """Tuples component `name` emits on `stream` at position i."""
@@ -373,7 +328,7 @@ class Encoding:
 
     # ---- section 3: the lasso -------------------------------------------
     def _encode_loop(self) -> None:
-        add, ctx, net, k = self._add, self.ctx, self.net, self.k
+        add, ctx, net, k = self.add, self.ctx, self.net, self.k
         t, inl, start = self.time, self.in_loop, self.loop_start
         add(z3.Not(inl[0]), inl[k], z3.Not(start[0]), z3.Not(start[k + 1]))
         if self.free_start:
@@ -383,7 +338,7 @@ class Encoding:
                 raise Cancelled
             add(z3.Implies(inl[i - 1], inl[i]))
             add(start[i] == z3.And(inl[i], z3.Not(inl[i - 1])))
-        loop_time = self._time_var("t_loop")
+        loop_time = self.time_var("t_loop")
         period = t[k + 1] - loop_time
         ints = z3.IntVal
         region = self.loop_clocks == "region"
@@ -393,11 +348,11 @@ class Encoding:
         readable: dict[str, z3.BoolRef] = {}
         if region:
             for s in net.spouts:
-                clock_at_l[f"s:{s.name}"] = self._time_var(f"cE[{s.name}]")
+                clock_at_l[f"s:{s.name}"] = self.time_var(f"cE[{s.name}]")
             for b in net.bolts:
                 for kind in ("take", "wait"):
-                    clock_at_l[f"{kind}:{b.name}"] = self._time_var(f"c{kind}[{b.name}]")
-                    readable[f"{kind}:{b.name}"] = self._bool(f"r{kind}[{b.name}]")
+                    clock_at_l[f"{kind}:{b.name}"] = self.time_var(f"c{kind}[{b.name}]")
+                    readable[f"{kind}:{b.name}"] = self.bool_var(f"r{kind}[{b.name}]")
             if fails is not None:
                 fails.region_clocks(clock_at_l, readable)
         for i in range(1, k + 1):
@@ -414,24 +369,24 @@ class Encoding:
                 else:
                     same.append(t[k + 1] - v.last_time[k] == t[i] - v.last_time[i - 1])
             for b in net.bolts:
-                v = self.bolts[b.name]
-                same += [v.take[k + 1] == v.take[i], v.emit[k + 1] == v.emit[i],
-                         v.processing[k] == v.processing[i - 1], v.batch[k] == v.batch[i - 1],
-                         v.batch[k + 1] == v.batch[i], v.buffer[k] == v.buffer[i - 1],
-                         v.emitted[k + 1] == v.emitted[i], v.waiting(k) == v.waiting(i - 1)]
+                bv = self.bolts[b.name]
+                same += [bv.take[k + 1] == bv.take[i], bv.emit[k + 1] == bv.emit[i],
+                         bv.processing[k] == bv.processing[i - 1], bv.batch[k] == bv.batch[i - 1],
+                         bv.batch[k + 1] == bv.batch[i], bv.buffer[k] == bv.buffer[i - 1],
+                         bv.emitted[k + 1] == bv.emitted[i], bv.waiting(k) == bv.waiting(i - 1)]
                 for st in b.streams[1:]:
-                    es, kept = v.stream_emitted[st.name], v.stream_buffer[st.name]
+                    es, kept = bv.stream_emitted[st.name], bv.stream_buffer[st.name]
                     same += [es[k + 1] == es[i], kept[k] == kept[i - 1]]
                 if region:
-                    same += [readable[f"take:{b.name}"] == v.processing[i - 1],
-                             readable[f"wait:{b.name}"] == v.waiting(i - 1),
-                             clock_at_l[f"take:{b.name}"] == t[i] - v.take_time[i - 1],
-                             clock_at_l[f"wait:{b.name}"] == t[i] - v.waiting_since[i - 1]]
+                    same += [readable[f"take:{b.name}"] == bv.processing[i - 1],
+                             readable[f"wait:{b.name}"] == bv.waiting(i - 1),
+                             clock_at_l[f"take:{b.name}"] == t[i] - bv.take_time[i - 1],
+                             clock_at_l[f"wait:{b.name}"] == t[i] - bv.waiting_since[i - 1]]
                 else:
-                    same += [z3.Implies(v.processing[i - 1],
-                                        t[k + 1] - v.take_time[k] == t[i] - v.take_time[i - 1]),
-                             z3.Implies(v.waiting(i - 1),
-                                        t[k + 1] - v.waiting_since[k] == t[i] - v.waiting_since[i - 1])]
+                    same += [z3.Implies(bv.processing[i - 1],
+                                        t[k + 1] - bv.take_time[k] == t[i] - bv.take_time[i - 1]),
+                             z3.Implies(bv.waiting(i - 1),
+                                        t[k + 1] - bv.waiting_since[k] == t[i] - bv.waiting_since[i - 1])]
             if fails is not None:
                 same += fails.loop_same(i, region)
             add(z3.Implies(start[i], z3.And(same)))
@@ -448,7 +403,8 @@ class Encoding:
             for name, at_l in clock_at_l.items():
                 change = clock_at_end[name] - at_l
                 drift[name] = z3.If(readable[name], change, 0 * change) if name in readable else change
-            region_constraints(self, clock_at_l, clock_at_end, readable)
+            region_constraints(self, clock_at_l, clock_at_end, readable,
+                               fails.clock_limits() if fails is not None else ([], {}))
             # exposed for tests: each clock's (readable, value at l, value at k+1)
             self.loop_clocks_at = {name: (readable.get(name, z3.BoolVal(True, ctx)), at_l, clock_at_end[name])
                                    for name, at_l in clock_at_l.items()}
@@ -462,31 +418,31 @@ class Encoding:
         loop_positions = range(1, k + 1)
         tau, idle = net.tolerance, net.max_idle
         any_growing = []
-        loop_len = self._int("loop_length")
+        loop_len = self.int_var("loop_length")
         add(loop_len == z3.Sum([z3.If(inl[i], ints(1, ctx), ints(0, ctx)) for i in loop_positions]), loop_len >= 1)
         loop_out: dict[tuple[str, str], z3.ArithRef] = {}  # tuples per loop pass on each (component, stream)
         for b in net.bolts:
             for st in b.streams:
                 suffix = "" if st.name == "default" else f"/{st.name}"
-                loop_out[(b.name, st.name)] = self._int(f"N[{b.name}{suffix}]")
+                loop_out[(b.name, st.name)] = self.int_var(f"N[{b.name}{suffix}]")
         for s in net.spouts:
             v = self.spouts[s.name]
             count = z3.Sum([z3.If(z3.And(inl[i], v.emits(i)), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
             tuples = z3.Sum([z3.If(inl[i], v.emitted[i], ints(0, ctx)) for i in loop_positions])
             add(count >= 1)  # fairness
             # name the loop sums so linear reasoning can link them across components
-            n_tuples = self._int(f"N[{s.name}]")
+            n_tuples = self.int_var(f"N[{s.name}]")
             if fails is None or s.name not in fails.spouts:
                 add(n_tuples == tuples, n_tuples >= count, n_tuples <= count * s.burst, loop_len >= count)
                 fresh = n_tuples
             else:  # with replays the timing and the burst bound read the fresh tuples (section 7.3)
-                fresh = self._int(f"Nfresh[{s.name}]")
+                fresh = self.int_var(f"Nfresh[{s.name}]")
                 add(n_tuples == tuples, fresh == z3.Sum([z3.If(inl[i], fails.fresh(s.name, i), ints(0, ctx))
                                                          for i in loop_positions]),
                     fresh >= count, fresh <= count * s.burst, n_tuples >= fresh, loop_len >= count)
             loop_out[(s.name, "default")] = n_tuples
             for st in s.streams:
-                out = loop_out[(s.name, st.name)] = self._int(f"N[{s.name}/{st.name}]")
+                out = loop_out[(s.name, st.name)] = self.int_var(f"N[{s.name}/{st.name}]")
                 if st.silent:
                     add(out == 0)
                     continue
@@ -495,29 +451,29 @@ class Encoding:
                 self._loop_ratio(out, st.sigma, n_tuples, count)
             # fluid bounds over one loop pass (redundant, section 7)
             gaps = less_drift(period, f"s:{s.name}")  # the sum of the gaps between its emissions
-            add(gaps >= fresh * self._q(ctx, s.period) - count * self._q(ctx, s.period * tau))
-            add(gaps <= fresh * self._q(ctx, s.period) + count * self._q(ctx, s.period * tau))
+            add(gaps >= fresh * self.duration(ctx, s.period) - count * self.duration(ctx, s.period * tau))
+            add(gaps <= fresh * self.duration(ctx, s.period) + count * self.duration(ctx, s.period * tau))
         for b in net.bolts:
-            v = self.bolts[b.name]
-            at_start = self._int(f"Qloop[{b.name}]")
+            bv = self.bolts[b.name]
+            at_start = self.int_var(f"Qloop[{b.name}]")
             for i in loop_positions:
-                add(z3.Implies(start[i], at_start == v.queue[i]))
-            delta = v.queue[k + 1] - at_start
+                add(z3.Implies(start[i], at_start == bv.queue[i]))
+            delta = bv.queue[k + 1] - at_start
             self.delta[b.name] = delta
             add(delta >= 0)
-            grows = self._bool(f"grows[{b.name}]")
+            grows = self.bool_var(f"grows[{b.name}]")
             add(grows == (delta > 0))
             if b.name in self.steady:
                 add(delta == 0)
             self.growing[b.name] = grows
             if b.name in net.checked:
                 any_growing.append(grows)
-            takes = z3.Sum([z3.If(z3.And(inl[i], v.take[i]), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
-            emits = z3.Sum([z3.If(z3.And(inl[i], v.emit[i]), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
-            taken = z3.Sum([z3.If(z3.And(inl[i], v.take[i]), v.batch[i], ints(0, ctx)) for i in loop_positions])
-            arrived = z3.Sum([z3.If(inl[i], v.arrivals[i], ints(0, ctx)) for i in loop_positions])
-            n_takes, n_taken, n_arrived = (self._int(f"takes[{b.name}]"), self._int(f"taken[{b.name}]"),
-                                           self._int(f"arrived[{b.name}]"))
+            takes = z3.Sum([z3.If(z3.And(inl[i], bv.take[i]), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
+            emits = z3.Sum([z3.If(z3.And(inl[i], bv.emit[i]), ints(1, ctx), ints(0, ctx)) for i in loop_positions])
+            taken = z3.Sum([z3.If(z3.And(inl[i], bv.take[i]), bv.batch[i], ints(0, ctx)) for i in loop_positions])
+            arrived = z3.Sum([z3.If(inl[i], bv.arrivals[i], ints(0, ctx)) for i in loop_positions])
+            n_takes, n_taken, n_arrived = (self.int_var(f"takes[{b.name}]"), self.int_var(f"taken[{b.name}]"),
+                                           self.int_var(f"arrived[{b.name}]"))
             add(n_takes == takes, n_taken == taken, n_arrived == arrived)
             takes, taken, arrived = n_takes, n_taken, n_arrived
             # a bolt that fails in the loop does not grow (Δ = 0, section 7.4), and the per-pass balances
@@ -533,23 +489,23 @@ class Encoding:
             # (a take may share its position with an emit: back-to-back, so only loop_len >= takes)
             add(taken >= takes, taken <= takes * b.take_max, loop_len >= takes)
             add(arrived == z3.Sum([loop_out[src] for src in b.sources]) if b.sources else arrived == 0)
-            per_pass(less_drift(period, f"take:{b.name}") >= takes * self._q(ctx, b.alpha * (1 - tau)))
+            per_pass(less_drift(period, f"take:{b.name}") >= takes * self.duration(ctx, b.alpha * (1 - tau)))
             add(z3.Implies(grows, less_drift(period, f"take:{b.name}", f"wait:{b.name}")
-                           <= takes * self._q(ctx, b.alpha * (1 + tau) + idle)))
+                           <= takes * self.duration(ctx, b.alpha * (1 + tau) + idle)))
             add(z3.Implies(grows, takes >= 1))
             for st in b.streams:
                 out = loop_out[(b.name, st.name)]
                 if st.silent:
                     add(out == 0)
                     continue
-                es = v.stream_emitted[st.name]
+                es = bv.stream_emitted[st.name]
                 add(out == z3.Sum([z3.If(inl[i], es[i], ints(0, ctx)) for i in loop_positions]))
                 self._loop_ratio(out, st.sigma, taken, emits, quiet)
             # a growing queue: every take in the loop is a full batch and the queue never empties
             for i in loop_positions:
                 add(z3.Implies(z3.And(grows, inl[i]),
-                               z3.And(v.queue[i] >= 1,
-                                      z3.Implies(v.take[i], v.queue[i] + v.arrivals[i] >= b.take_max))))
+                               z3.And(bv.queue[i] >= 1,
+                                      z3.Implies(bv.take[i], bv.queue[i] + bv.arrivals[i] >= b.take_max))))
             add(z3.Implies(grows, taken == takes * b.take_max))
         if fails is not None:
             fails.encode_loop()
@@ -564,11 +520,11 @@ class Encoding:
             facts = [out * den == num * taken]
         else:  # the buffer repeats, so σ·taken <= emitted < σ·(taken + emits)
             facts = [out * den >= num * taken, out * den < num * (taken + emits)]
-        self._add(*(facts if quiet is None else [z3.Implies(quiet, fact) for fact in facts]))
+        self.add(*(facts if quiet is None else [z3.Implies(quiet, fact) for fact in facts]))
 
     def _encode_threshold(self, threshold: int) -> None:
         reach = [self.bolts[name].queue[i] >= threshold for name in self.net.checked for i in range(self.n)]
-        self._add(z3.Or(reach) if reach else z3.BoolVal(False, self.ctx))
+        self.add(z3.Or(reach) if reach else z3.BoolVal(False, self.ctx))
 
     def block(self, model: z3.ModelRef) -> None:
         """Exclude this model's discrete run (used when its trace fails certification)."""
@@ -582,4 +538,4 @@ class Encoding:
             lits.append(self.loop_start[i] != model.eval(self.loop_start[i], model_completion=True))
             if self.failures is not None:
                 lits += [x != model.eval(x, model_completion=True) for x in self.failures.events(i)]
-        self._add(z3.Or(lits))
+        self.add(z3.Or(lits))

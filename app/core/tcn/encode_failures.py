@@ -18,15 +18,12 @@ the actions of i; one more entry for the state after the last position).
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 import z3
 
 from app.core.failures import UNBOUNDED
+from app.core.tcn.encode_vars import EncoderParts
 from app.core.tcn.network import FailureParams, Network, only_failing
-
-if TYPE_CHECKING:
-    from app.core.tcn.encode import Encoding
 
 
 def position_step(net: Network) -> Fraction | None:
@@ -53,14 +50,14 @@ def without_failures(net: Network) -> Network:
 
 
 class _FailingBolt:
-    def __init__(self, enc: Encoding, name: str, n: int, spouts: list[str]) -> None:
-        self.fail = [enc._bool(f"fail[{name}]{i}") for i in range(n)]
-        self.recover = [enc._bool(f"recover[{name}]{i}") for i in range(n)]
-        self.failed = [enc._bool(f"failed[{name}]{i}") for i in range(n)]  # after the actions of i
-        self.lost = [enc._int(f"lost[{name}]{i}") for i in range(n)]
-        self.replays = {s: [enc._int(f"r[{name}>{s}]{i}") for i in range(n)] for s in spouts}
-        self.up_since = [enc._time_var(f"tU[{name}]{i}") for i in range(n)]
-        self.fail_time = [enc._time_var(f"tF[{name}]{i}") for i in range(n)]
+    def __init__(self, enc: EncoderParts, name: str, n: int, spouts: list[str]) -> None:
+        self.fail = [enc.bool_var(f"fail[{name}]{i}") for i in range(n)]
+        self.recover = [enc.bool_var(f"recover[{name}]{i}") for i in range(n)]
+        self.failed = [enc.bool_var(f"failed[{name}]{i}") for i in range(n)]  # after the actions of i
+        self.lost = [enc.int_var(f"lost[{name}]{i}") for i in range(n)]
+        self.replays = {s: [enc.int_var(f"r[{name}>{s}]{i}") for i in range(n)] for s in spouts}
+        self.up_since = [enc.time_var(f"tU[{name}]{i}") for i in range(n)]
+        self.fail_time = [enc.time_var(f"tF[{name}]{i}") for i in range(n)]
 
     def was_failed(self, i: int, ctx: z3.Context) -> z3.BoolRef:
         return self.failed[i - 1] if i > 0 else z3.BoolVal(False, ctx)
@@ -71,16 +68,16 @@ class _FailingBolt:
 
 
 class _ReplayingSpout:
-    def __init__(self, enc: Encoding, name: str, n: int) -> None:
-        self.fresh = [enc._int(f"F[{name}]{i}") for i in range(n)]
-        self.replayed = [enc._int(f"RE[{name}]{i}") for i in range(n)]
-        self.backlog = [enc._int(f"R[{name}]{i}") for i in range(n + 1)]  # before the actions of i
+    def __init__(self, enc: EncoderParts, name: str, n: int) -> None:
+        self.fresh = [enc.int_var(f"F[{name}]{i}") for i in range(n)]
+        self.replayed = [enc.int_var(f"RE[{name}]{i}") for i in range(n)]
+        self.backlog = [enc.int_var(f"R[{name}]{i}") for i in range(n + 1)]  # before the actions of i
 
 
 class Failures:
     """The failure variables and constraints of one encoding (docs/model.md section 7)."""
 
-    def __init__(self, enc: Encoding, params: FailureParams) -> None:
+    def __init__(self, enc: EncoderParts, params: FailureParams) -> None:
         self.enc, self.params = enc, params
         spouts = {s.name for s in enc.net.spouts}
         replaying = params.replay != "none"
@@ -127,7 +124,7 @@ class Failures:
 
     # ---- section 7.2 and 7.3: failures, losses, replays, backlogs --------
     def encode_positions(self) -> None:
-        enc, add, ctx, t = self.enc, self.enc._add, self.enc.ctx, self.enc.time
+        enc, add, ctx, t = self.enc, self.enc.add, self.enc.ctx, self.enc.time
         p = self.params
         for name, f in self.bolts.items():
             v = enc.bolts[name]
@@ -137,7 +134,7 @@ class Failures:
                 prev_up = f.up_since[i - 1] if i > 0 else t[0]  # t[0] = 0: the clock starts at time 0
                 prev_fail = f.fail_time[i - 1] if i > 0 else t[0]
                 prev_batch = v.batch[i - 1] if i > 0 else z3.IntVal(0, ctx)
-                add(z3.Implies(f.fail[i], z3.And(z3.Not(was_failed), t[i] - prev_up >= enc._q(ctx, ttf))))
+                add(z3.Implies(f.fail[i], z3.And(z3.Not(was_failed), t[i] - prev_up >= enc.duration(ctx, ttf))))
                 if not self._may_fail_by(ttf, i):  # implied (see `step`), stated for the solver
                     add(z3.Not(f.fail[i]))
                 add(f.failed[i] == z3.Or(f.fail[i], z3.And(was_failed, z3.Not(f.recover[i]))))
@@ -145,9 +142,10 @@ class Failures:
                     add(z3.Not(f.recover[0]))
                 else:
                     down_for = t[i] - prev_fail
-                    add(z3.Implies(f.recover[i], z3.And(was_failed, down_for >= enc._q(ctx, p.min_reboot),
-                                                        down_for <= enc._q(ctx, p.max_reboot))))
-                    add(z3.Implies(z3.And(was_failed, z3.Not(f.recover[i])), down_for < enc._q(ctx, p.max_reboot)))
+                    add(z3.Implies(f.recover[i], z3.And(was_failed, down_for >= enc.duration(ctx, p.min_reboot),
+                                                        down_for <= enc.duration(ctx, p.max_reboot))))
+                    add(z3.Implies(z3.And(was_failed, z3.Not(f.recover[i])),
+                                   down_for < enc.duration(ctx, p.max_reboot)))
                 add(f.up_since[i] == z3.If(f.recover[i], t[i], prev_up))
                 add(f.fail_time[i] == z3.If(f.fail[i], t[i], prev_fail))
                 add(f.lost[i] == z3.If(f.fail[i], v.queue[i] + v.arrivals[i] + prev_batch,
@@ -168,7 +166,7 @@ class Failures:
     def _replay_rule(self, name: str, f: _FailingBolt, i: int) -> None:
         """Σ_s r_s ≤ lost ≤ Σ_s ⌊r_s·Imp(j, s)⌋ (docs/model.md 7.3), linear: cap_s is an integer with
         den·cap_s ≤ num·r_s, or `lost` itself when Imp is unbounded and r_s ≥ 1."""
-        enc, add = self.enc, self.enc._add
+        enc, add = self.enc, self.enc.add
         if not f.replays:
             return
         caps = []
@@ -179,7 +177,7 @@ class Failures:
                 caps.append(z3.If(r >= 1, f.lost[i], 0))
                 continue
             frac = Fraction(imp)
-            cap = enc._int(f"cap[{name}>{s}]{i}")
+            cap = enc.int_var(f"cap[{name}>{s}]{i}")
             add(cap >= 0, cap * frac.denominator <= r * frac.numerator)
             caps.append(cap)
         add(z3.Sum([f.replays[s][i] for s in f.replays]) <= f.lost[i], f.lost[i] <= z3.Sum(caps))
@@ -213,7 +211,7 @@ class Failures:
                          readable[f"up:{name}"] == self.up_readable(name, i),
                          readable[f"down:{name}"] == f.failed[i - 1]]
                 continue
-            ttf = enc._q(ctx, self.params.min_ttf[name])
+            ttf = enc.duration(ctx, self.params.min_ttf[name])
             same += [z3.Implies(self.up_readable(name, i),
                                 z3.Or(z3.And(up_l >= ttf, up_e >= ttf), up_l == up_e)),
                      z3.Implies(f.failed[i - 1], down_l == down_e)]
@@ -227,8 +225,8 @@ class Failures:
         mine: tuple[dict[str, z3.ArithRef], dict[str, z3.BoolRef]] = ({}, {})
         for name in self.bolts:
             for kind in ("up", "down"):
-                at_l[f"{kind}:{name}"] = mine[0][f"{kind}:{name}"] = enc._time_var(f"c{kind}[{name}]")
-                readable[f"{kind}:{name}"] = mine[1][f"{kind}:{name}"] = enc._bool(f"r{kind}[{name}]")
+                at_l[f"{kind}:{name}"] = mine[0][f"{kind}:{name}"] = enc.time_var(f"c{kind}[{name}]")
+                readable[f"{kind}:{name}"] = mine[1][f"{kind}:{name}"] = enc.bool_var(f"r{kind}[{name}]")
         self._region = mine
 
     def region_ends(self) -> dict[str, z3.ArithRef]:
@@ -252,9 +250,9 @@ class Failures:
     def encode_loop(self) -> None:
         """Backlogs across the loop: Δ_s ≥ 0; a growing paced backlog replays n at every emission of the
         loop (R ≥ n there); an at-once backlog repeats (it empties at every emission)."""
-        enc, add, k = self.enc, self.enc._add, self.enc.k
+        enc, add, k = self.enc, self.enc.add, self.enc.k
         for s, r in self.spouts.items():
-            at_start = enc._int(f"Rloop[{s}]")
+            at_start = enc.int_var(f"Rloop[{s}]")
             for i in range(1, k + 1):
                 add(z3.Implies(enc.loop_start[i], at_start == r.backlog[i]))
             grown = self.backlog_delta[s] = r.backlog[k + 1] - at_start

@@ -8,22 +8,16 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 import z3
 
-if TYPE_CHECKING:
-    from app.core.tcn.encode import Encoding
+from app.core.tcn.encode_vars import EncoderParts, real
 
 
-def real(ctx: z3.Context, value: Fraction | int) -> z3.ArithRef:
-    """An exact rational constant."""
-    value = Fraction(value)
-    return z3.RealVal(f"{value.numerator}/{value.denominator}", ctx)
-
-
-def clock_limits(enc: Encoding) -> tuple[int, dict[str, int]]:
-    """The scale D (LCM of the constants' denominators, in seconds) and each clock's c_max·D."""
+def clock_limits(enc: EncoderParts, failure_limits: tuple[list[Fraction], dict[str, Fraction]]
+                 ) -> tuple[int, dict[str, int]]:
+    """The scale D (LCM of the constants' denominators, in seconds) and each clock's c_max·D;
+    `failure_limits`: the failure constants and clocks' c_max (`Failures.clock_limits`, none without failures)."""
     net, tau = enc.net, enc.net.tolerance
     limits: dict[str, Fraction] = {}
     constants: list[Fraction] = [Fraction(net.max_idle)]
@@ -36,19 +30,19 @@ def clock_limits(enc: Encoding) -> tuple[int, dict[str, int]]:
         constants += [lo, hi]
         limits[f"take:{b.name}"] = hi
         limits[f"wait:{b.name}"] = Fraction(net.max_idle)
-    if enc.failures is not None:
-        more, clocks = enc.failures.clock_limits()
-        constants += more
-        limits.update(clocks)
+    more, clocks = failure_limits
+    constants += more
+    limits.update(clocks)
     scale = math.lcm(*(c.denominator for c in constants))
     return scale, {name: int(c * scale) for name, c in limits.items()}
 
 
-def region_constraints(enc: Encoding, at_l: dict[str, z3.ArithRef], at_end: dict[str, z3.ArithRef],
-                       readable: dict[str, z3.BoolRef]) -> None:
+def region_constraints(enc: EncoderParts, at_l: dict[str, z3.ArithRef], at_end: dict[str, z3.ArithRef],
+                       readable: dict[str, z3.BoolRef],
+                       failure_limits: tuple[list[Fraction], dict[str, Fraction]]) -> None:
     """Every readable clock region-equivalent at l and k+1 (section 3 item 2), on scaled clocks."""
-    add, ctx = enc._add, enc.ctx
-    scale, limits = clock_limits(enc)
+    add, ctx = enc.add, enc.ctx
+    scale, limits = clock_limits(enc, failure_limits)
     unit = enc.time_unit if enc.time_unit is not None else Fraction(1)
     factor = real(ctx, unit * scale)
 
@@ -60,7 +54,7 @@ def region_constraints(enc: Encoding, at_l: dict[str, z3.ArithRef], at_end: dict
     frac: dict[str, tuple[z3.ArithRef, z3.ArithRef]] = {}
     for name in at_l:
         x, y = scaled(at_l[name]), scaled(at_end[name])
-        nx, ny = enc._int(f"int[{name}]l"), enc._int(f"int[{name}]e")  # integer parts
+        nx, ny = enc.int_var(f"int[{name}]l"), enc.int_var(f"int[{name}]e")  # integer parts
         rx, ry = z3.ToReal(nx), z3.ToReal(ny)
         add(rx <= x, x < rx + 1, ry <= y, y < ry + 1)
         limit = z3.RealVal(limits[name], ctx)

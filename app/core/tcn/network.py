@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from app.core.emission import Emission
 from app.core.failures import Impact, failure_model
 from app.core.topology import Topology, parse_topology, require_annotated
 
@@ -85,7 +86,7 @@ class Network:
     tolerance: Fraction
     max_idle: Fraction
     init_queue: int
-    emission: str = "exact"
+    emission: Emission = "exact"
     kept: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     failures: FailureParams | None = None  # None: no bolt of the network can fail

@@ -39,6 +39,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from app.core.emission import Emission
 from app.core.emission import emit as emit_rule
 from app.core.failures import replay_problem
 from app.core.formats.trace import Trace, TracePosition, format_carry, format_time
@@ -62,6 +63,14 @@ class Lasso:
     message: str
     positions: int = 0
     schedules_tried: list[str] = field(default_factory=list)
+
+
+# one bolt's step at a position: queue before, arrivals, take, batch, emit, emitted, carry, processing after
+_BoltStep = tuple[int, int, bool, int, bool, int, Fraction | int, bool]
+# with a failure plan, per position: backlogs before, replayed, fails, recovers, losses (lost, replays), down
+_FailureRow = tuple[list[int], list[int], list[bool], list[bool], dict[int, tuple[int, dict[str, int]]], list[bool]]
+# per position: time, spout emissions, the bolts' steps, the declared streams' (emitted, carry), failures
+_Row = tuple[int, list[int], list[_BoltStep], dict[int, tuple[int, Fraction | int]] | None, _FailureRow | None]
 
 
 class _Stop(Exception):
@@ -175,8 +184,8 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     recover_at: dict[int, int] = {}  # while down: when it comes back
     backlog = [0] * n_s
 
-    rows: list[tuple] = []  # per position: time, spout emissions, then per bolt its step
-    seen: dict[tuple, list[int]] = {}
+    rows: list[_Row] = []
+    seen: dict[tuple[int | Fraction, ...], list[int]] = {}
     queues_at: list[list[int]] = []  # free queues (and growing backlogs) before each position
     bad_upto: list[list[int]] = [[0] * (len(free) + len(growing_backlog))]  # loop-condition breaches before i
     t = 0
@@ -192,13 +201,14 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         # ---- the state before position i, and the loop it may close
         key = None
         if i >= 1:
-            state = [t - e if e is not None else -1 for e in last_emit]
+            state: list[int | Fraction] = [t - e if e is not None else -1 for e in last_emit]
             for j in range(n_b):  # one flat tuple: fewer objects to keep per position
+                since = waiting_since[j]
                 state += (batch[j] if processing[j] else -1, carry[j],
                           t - take_time[j] if processing[j] else -1,
-                          t - waiting_since[j] if waiting_since[j] is not None else -1,
+                          t - since if since is not None else -1,
                           min(queue[j], cap[j]) if j in slot else queue[j])
-            state += tuple(xcarry[x] for x in extras)  # type: ignore[misc]  # carries hash like the rest
+            state += tuple(xcarry[x] for x in extras)
             if plan:
                 state += [(recover_at[j] - t) if down[j] else -(next_fail[j] - t) - 1 for j in plan]  # sign: failed
                 state += [min(r, 2) if s in bslot else r for s, r in enumerate(backlog)]
@@ -238,6 +248,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         for j in range(n_b):
             if processing[j] and take_time[j] + proc[j] == t and not fails[j]:
                 emits[j] = True
+                keep: Fraction | int
                 if silent[j]:
                     out, keep = 0, 0
                 else:
@@ -246,7 +257,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                 for x, ratio, quiet in extra_bolt[j]:
                     if not quiet:
                         emitted[x], xcarry[x] = _emit(ratio, xcarry[x], batch[j], rule)
-        step = []
+        step: list[_BoltStep] = []
         losses: dict[int, tuple[int, dict[str, int]]] = {}
         for j in range(n_b):
             arrivals = sum(emitted[u] for u in sources[j])
@@ -265,12 +276,12 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                 continue
             if recovers[j]:  # up again, idle with an empty queue: what arrives now may be taken now
                 down[j], next_fail[j] = False, t + plan[j][0]
-            was_waiting = waiting_since[j] is not None
+            since = waiting_since[j]
             took = 0
             if emits[j]:  # the EMIT ends the phase first; a zero delay takes at once (back-to-back)
                 processing[j], batch[j] = False, 0
             # due: the idle allowance is spent, or tuples just became available and the bolt takes at once
-            due = (waiting_since[j] + delay[j] == t if was_waiting
+            due = (since + delay[j] == t if since is not None
                    else delay[j] == 0 or (eager[j] and not emits[j]))
             if not processing[j] and before + arrivals > 0 and due:
                 took = min(take_max[j], before + arrivals)
@@ -280,7 +291,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
             waiting = not processing[j] and queue[j] > 0
             if not waiting:
                 waiting_since[j] = None
-            elif emits[j] or not was_waiting:
+            elif emits[j] or since is None:
                 waiting_since[j] = t
             step.append((before, arrivals, took > 0, batch[j], emits[j], emitted[n_s + j], carry[j], processing[j]))
             if j in slot and (before < 1 or (0 < took < take_max[j])):
@@ -301,7 +312,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         # ---- the next position: the earliest pending event
         pending = list(next_emit)
         pending += [take_time[j] + proc[j] for j in range(n_b) if processing[j]]
-        pending += [waiting_since[j] + delay[j] for j in range(n_b) if waiting_since[j] is not None]
+        pending += [since + delay[j] for j, since in enumerate(waiting_since) if since is not None]
         pending += [recover_at[j] if down[j] else next_fail[j] for j in plan]
         t = min(pending)
         i += 1
@@ -343,14 +354,14 @@ def _closes(start: int, end: int, tgt: int, queues_at: list[list[int]],
 
 
 @functools.lru_cache(maxsize=4096)
-def _emit(sigma: Fraction, carry: Fraction | int, batch: int, rule: str) -> tuple[int, Fraction | int]:
+def _emit(sigma: Fraction, carry: Fraction | int, batch: int, rule: Emission) -> tuple[int, Fraction | int]:
     """One stream's EMIT (app/core/emission.py), a whole carry kept as an int (it hashes faster);
     pure, so remembered (a long run repeats the same few carries and batches)."""
     out, kept = emit_rule(sigma, Fraction(carry), batch, rule)
     return out, kept.numerator if kept.denominator == 1 else kept
 
 
-def _trace(net: Network, rows: list[tuple], loop_start: int, scale: int, index: dict[tuple[str, str], int],
+def _trace(net: Network, rows: list[_Row], loop_start: int, scale: int, index: dict[tuple[str, str], int],
            cancelled: Callable[[], bool] = lambda: False) -> Trace:
     """Positions 0..k+1 of the simulated run as a `stormbound-trace/1` lasso (k+1 repeats loop_start),
     validated a block of positions at a time (far cheaper than one model per step on a long
@@ -359,7 +370,7 @@ def _trace(net: Network, rows: list[tuple], loop_start: int, scale: int, index: 
     names = [b.name for b in net.bolts]
     spout_names = [s.name for s in net.spouts]
     positions: list[TracePosition] = []
-    block: list[dict] = []
+    block: list[dict[str, Any]] = []
     def carry_text(carry: Fraction | int) -> int | str:
         return format_carry(Fraction(carry)) if exact else int(carry)
 
@@ -374,7 +385,7 @@ def _trace(net: Network, rows: list[tuple], loop_start: int, scale: int, index: 
 
     for n, (t, spout_emitted, step, extra, failure) in enumerate(rows, start=1):
         spouts = {name: {"emit": e > 0, "emitted": e} for name, e in zip(spout_names, spout_emitted, strict=True)}
-        bolts = {}
+        bolts: dict[str, dict[str, Any]] = {}
         for name, (queue, arrivals, take, batch, emit, emitted, carry, busy) in zip(names, step, strict=True):
             bolts[name] = {"queue": queue, "arrivals": arrivals, "take": take, "batch": batch, "emit": emit,
                            "emitted": emitted, "buffer": carry_text(carry),

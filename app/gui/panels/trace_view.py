@@ -389,7 +389,7 @@ class TraceView(QWidget):
         return self.trace
 
     def export_png(self, path: str | Path, width: int | None = None) -> None:
-        """The plots as a PNG image (pyqtgraph ImageExporter, written through QSaveFile)."""
+        """The plots as a PNG image (pyqtgraph ImageExporter, written through `save_bytes`)."""
         self._require_trace()
         try:
             data = png_bytes(self.plots, width)

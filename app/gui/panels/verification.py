@@ -461,7 +461,7 @@ class VerificationPanel(QWidget):
         return self.controller.verified_problem()
 
     def export_verified(self, path: str | Path) -> None:
-        """Write the verified configuration (topology, settings, verdicts, bound, hash) via QSaveFile."""
+        """Write the verified configuration (topology, settings, verdicts, bound, hash) through `save_bytes`."""
         save_bytes(path, self.controller.verified_configuration())
 
     def export_verified_dialog(self) -> None:
@@ -471,9 +471,9 @@ class VerificationPanel(QWidget):
         if problem is not None:
             self._message("error", title, f"Cannot export: {problem}.")
             return
-        path = self.document.path
-        base = path.name.removesuffix(".json").removesuffix(".storm") if path else "topology"
-        suggestion = str((self.document.path.parent if self.document.path else Path.cwd()) / f"{base}.verified.json")
+        document_path = self.document.path
+        base = document_path.name.removesuffix(".json").removesuffix(".storm") if document_path else "topology"
+        suggestion = str((document_path.parent if document_path else Path.cwd()) / f"{base}.verified.json")
         if self.dialogs is not None and getattr(self.dialogs, "headless", False):
             path = str(self.dialogs._answer("verified_file", ""))
         else:

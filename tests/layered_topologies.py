@@ -1,4 +1,5 @@
-"""Seeded layered topologies of any size, for the verifier's scale bench and tests.
+"""Seeded layered topologies of any size, for the verifier's scale bench and tests (not shipped: the tests
+import it from tests/, bench/verify_scale.py puts tests/ on its path).
 
 `layered_topology(n, seed)` builds n components: a few spouts with different rates and
 bursts, then about √n layers of bolts, each bolt subscribing to one or two components

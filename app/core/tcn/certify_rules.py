@@ -1,0 +1,74 @@
+"""The certifier's constants of a trace's topology (app/core/tcn/certify.py), recomputed from the
+document alone: what its replay, its region test (certify_clocks.py) and its failure rules read."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from app.core.tcn.certify_failures import failure_rules
+from app.core.topology import Bolt, Topology
+
+
+class Rules:
+    """Constants of the trace's topology, recomputed from the document alone."""
+
+    def __init__(self, topo: Topology) -> None:
+        def fr(x: float | int) -> Fraction:
+            return Fraction(str(x)) if isinstance(x, float) else Fraction(x)
+
+        self.tau = fr(topo.settings.tolerance)
+        self.idle = fr(topo.settings.max_idle_time)
+        self.init = topo.settings.init_queues
+        names = {c.id: c.name for c in topo.components}
+        self.period = {s.name: 1 / fr(s.rate) for s in topo.spouts}
+        self.burst = {s.name: s.burst for s in topo.spouts}
+        self.alpha = {b.name: fr(b.alpha) for b in topo.bolts}
+        self.sigma = {b.name: fr(b.sigma) for b in topo.bolts}
+        self.take_max = {b.name: b.parallelism for b in topo.bolts}
+        # input streams (component, stream): a repeated subscription to one stream counts once (section 1)
+        inputs = {(names[s.target], names[s.source], s.stream or "default") for s in topo.subscriptions}
+        self.sources = {b.name: sorted({(u, st) for j, u, st in inputs if j == b.name}) for b in topo.bolts}
+        subscribed = {(u, st) for _, u, st in inputs}
+        # every output stream with its σ (a spout's: its ratio; its default stream is the emission itself)
+        # and whether it carries nothing and keeps no buffer (nobody subscribes, or σ = 0)
+        self.streams: dict[str, dict[str, tuple[Fraction, bool]]] = {}
+        for c in topo.components:
+            given = c.stream_sigma if isinstance(c, Bolt) else c.stream_ratio
+            values = {"default": fr(c.sigma)} if isinstance(c, Bolt) else {}
+            values.update({name: fr(given[name]) for name in c.streams})
+            self.streams[c.name] = {name: (v, (c.name, name) not in subscribed or v == 0)
+                                    for name, v in values.items()}
+        self.declared = {c.name: bool(c.streams) for c in topo.components}
+        self.silent = {b.name: self.streams[b.name]["default"][1] for b in topo.bolts}  # the default stream's
+        self.emission = topo.settings.emission
+        self.fail = failure_rules(topo)  # section 7: None when no bolt may fail
+        self._emitted: dict[tuple[str, Fraction | int, str], tuple[int, Fraction | int]] = {}
+
+    def emit(self, name: str, total: Fraction, stream: str = "default") -> tuple[int, Fraction]:
+        """Section 2's EMIT on one output stream for a buffer of `total`: (tuples emitted, carry kept)."""
+        sigma, silent = self.streams[name][stream]
+        if silent:
+            return 0, Fraction(0)
+        out = math.floor(sigma * total)
+        rest = total - Fraction(out) / sigma
+        return out, (Fraction(math.ceil(rest)) if self.emission == "dvert" else rest)
+
+    def emit_fast(self, name: str, total: Fraction | int, stream: str = "default") -> tuple[int, Fraction | int]:
+        """`emit`, with a whole carry as an int (cheaper to compare on long traces); a pure function of
+        its arguments, remembered (a long trace repeats the same few buffers)."""
+        key = (name, total, stream)
+        known = self._emitted.get(key)
+        if known is None:
+            out, keep = self.emit(name, Fraction(total), stream)
+            known = self._emitted[key] = (out, (keep.numerator if keep.denominator == 1 else keep))
+        return known
+
+    def constants(self) -> list[Fraction]:
+        """Every time constant a rule compares a clock with."""
+        out = [self.idle]
+        for a in self.period.values():
+            out += [a, a * self.tau]
+        for alpha in self.alpha.values():
+            out += [alpha * (1 - self.tau), alpha * (1 + self.tau)]
+        return out + (self.fail.constants() if self.fail else [])
