@@ -164,12 +164,10 @@ def with_failures(topo: Topology, choice: str | None, file: str) -> Topology:
     if choice == "on" and not any(b.min_ttf is not None for b in topo.bolts):
         raise UsageError(f"--failures on: no bolt of {file} can fail: set bolts[].min_ttf on the bolts that may fail",
                          field="bolts[].min_ttf", file=file)
-    from app.core.topology import parse_topology
+    from app.core import failures
 
-    data = topo.model_dump(mode="json")
-    data["settings"]["failures"] = choice == "on"
     log.info("--failures %s: settings.failures overridden for this run", choice)
-    return parse_topology(data)  # validated again: failures on need the reboot bounds
+    return failures.with_failures(topo, choice == "on")  # failures on need the reboot bounds
 
 
 def table(rows: list[list[str]]) -> str:

@@ -472,11 +472,11 @@ def graph_problems(topo: Topology) -> list[Problem]:
     for ref in topo.layout:
         if ref not in ids:
             problems.append(Problem("layout", f"position for unknown component '{ref}'"))
-    problems += _failure_problems(topo)
+    problems += failure_problems(topo)
     return problems
 
 
-def _failure_problems(topo: Topology) -> list[Problem]:
+def failure_problems(topo: Topology) -> list[Problem]:
     """A bolt that may fail needs the reboot bounds (how long a failure lasts)."""
     failing = [b.name for b in topo.bolts if b.min_ttf is not None]
     if not failing or not topo.settings.failures:

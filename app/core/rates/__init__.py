@@ -15,7 +15,8 @@ docs/boundedness.md proves every verdict.
 """
 
 from app.core.emission import sigma_bounds
-from app.core.rates.flows import RateFigures, exact, keeps_up
+from app.core.numbers import exact
+from app.core.rates.flows import RateFigures, keeps_up
 from app.core.rates.idle import IDLE_SHARE_LIMIT, IdleWarning, idle_warning
 from app.core.rates.report import (
     BoltRates,
