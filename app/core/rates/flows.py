@@ -122,8 +122,9 @@ class RateFigures:
     @cached_property
     def in_long(self) -> dict[str, Fraction]:
         """Largest long-run inflow of a repeating run (equal to in_max when every bolt is bounded)."""
-        every = self.in_max
-        return self.inflows(self.spout_max, self.cap_max, from_above=True) if self.pinned else every
+        if "in_max" in self.__dict__ and not self.pinned:  # computed already, nothing pinned: the same flows
+            return self.in_max
+        return self.inflows(self.spout_max, self.cap_max, from_above=True)
 
     @cached_property
     def in_min(self) -> dict[str, Fraction]:
