@@ -16,11 +16,13 @@ from app.cli.common import (
     EXIT_FOUND,
     EXIT_OK,
     add_failures_option,
+    add_storm_version_option,
     examples,
     print_result,
     read_topology,
     table,
     with_failures,
+    with_storm_version,
 )
 
 if TYPE_CHECKING:
@@ -48,6 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fail-on", choices=["grows", "may-grow"], dest="fail_on",
                    help="exit 1 when some bolt has this status or a worse one (may-grow includes grows)")
     add_failures_option(p)
+    add_storm_version_option(p, "for this run")
     p.set_defaults(func=cmd_check, file_args=("file",))
 
 
@@ -91,7 +94,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from app.core.rebalance import rebalance_lines, running_from_document
     from app.core.topology import one_line
 
-    topo = with_failures(read_topology(args.file), args.failures, args.file)
+    topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
     report = rate_check(topo)
     log.info("rate check: %s", ", ".join(f"{n} {b.status}" for n, b in report.bolts.items()))
     warning = idle_warning(topo)

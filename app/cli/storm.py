@@ -21,10 +21,12 @@ from app.cli.common import (
     EXIT_OK,
     UsageError,
     add_force_option,
+    add_storm_version_option,
     bolt_count,
     check_output_file,
     examples,
     number,
+    with_storm_version,
     write_output_file,
 )
 from app.core.topology import Problem, Topology, TopologyError, one_line
@@ -104,6 +106,7 @@ def cmd_import_flux(args: argparse.Namespace) -> int:
         if args.json:
             raise  # main() prints it as the JSON error document
         return _report_error(err)
+    result.topology = with_storm_version(result.topology, args.storm_version)
     data = result.topology.to_json_bytes()
     if args.json:
         from app.cli.common import print_result
@@ -162,6 +165,7 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
     if onto is not None:
         topo, more = annotate(onto, measured)
         notes += more
+    topo = with_storm_version(topo, args.storm_version)
     if args.json:
         out = {"topology": json.loads(topo.to_json_bytes()), "derived": [d.model_dump() for d in measured.derived],
                "notes": notes}
@@ -346,6 +350,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                          "--filter dev.properties"))
     q.add_argument("file", metavar="FILE.yaml")
     _flux_reading(q)
+    add_storm_version_option(q, "(else stormbound.storm_version in the Flux config)")
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
     q.add_argument("--json", action="store_true",
                    help="the document, what is not annotated and the import's notes as one JSON document")
@@ -371,6 +376,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="how long each request may take in all: connecting, headers and body "
                         "(seconds or with a unit: 2s, 500ms; default 10 s)")
     _flux_reading(q)
+    add_storm_version_option(q, "(else the Storm UI's stormVersion)")
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
     add_force_option(q)
     q.add_argument("--json", action="store_true", help="the document, each derived value's source, and notes as JSON")

@@ -223,6 +223,9 @@ class StormSettings(_Model):
     max_spout_pending: int | None = Field(default=None, ge=1, le=STORM_MAX_INT,
                                           description="topology.max.spout.pending")
     message_timeout_secs: int | None = Field(default=None, ge=1, description="topology.message.timeout.secs")
+    storm_version: str | None = Field(default=None, max_length=40, pattern=r"^[0-9]+(\.[0-9A-Za-z-]+)*$",
+                                      description=("the cluster's Storm version (e.g. 2.6.1, 1.2.3 or 2.x): it sets "
+                                                   "the defaults the capacity estimates assume; unset: 2.x"))
     config: dict[str, Any] = Field(default_factory=dict, description="the rest of the topology config")
     flux_file: str | None = Field(default=None, description="the Flux file this document was imported from")
     flux_filter: str | None = Field(default=None, description="the properties file used for ${...}")

@@ -68,6 +68,8 @@ ANNOTATION_PREFIX = "stormbound."
 STREAM_ANNOTATIONS = {"spout": "stream_ratio", "bolt": "stream_sigma"}
 # Storm's executors take the next tuple as soon as they finish one: an import idles for no time
 IMPORT_SETTINGS: dict[str, Any] = {"max_idle_time": new_settings().max_idle_time}
+# the cluster's Storm version (sets the defaults the capacity estimates assume: docs/storm.md, "Storm versions")
+STORM_VERSION_KEY = "stormbound.storm_version"
 SETTINGS_KEYS = ("tolerance", "max_idle_time", "init_queues", "emission")
 UNKNOWN_SPOUT_CLASS = "stormbound.placeholder.SpoutClass"
 UNKNOWN_BOLT_CLASS = "stormbound.placeholder.BoltClass"
@@ -552,7 +554,9 @@ def to_topology(doc: FluxDocument) -> FluxImport:
         if key in STORM_SETTINGS:
             continue
         short = key.removeprefix(ANNOTATION_PREFIX)
-        if key.startswith(ANNOTATION_PREFIX) and short in SETTINGS_KEYS:
+        if key == STORM_VERSION_KEY and value is not None:
+            storm["storm_version"] = str(value)
+        elif key.startswith(ANNOTATION_PREFIX) and short in SETTINGS_KEYS:
             settings[short] = value
         else:
             rest[key] = value

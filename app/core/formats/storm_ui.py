@@ -80,6 +80,7 @@ class StormUIImport(BaseModel):
     window: str = "600"
 
 
+STORM_VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z-]+)*$")
 CAPACITY_CONFIG = ("topology.executor.receive.buffer.size", "topology.backpressure.enable",
                    "topology.tick.tuple.freq.secs")
 
@@ -131,6 +132,11 @@ def _quote(part: str) -> str:
 
 def find_topology(client: StormUIClient, wanted: str) -> str:
     """The id of the running topology with this id or name."""
+    return str(_find_entry(client, wanted).get("id"))
+
+
+def _find_entry(client: StormUIClient, wanted: str) -> dict[str, Any]:
+    """The summary entry (`/api/v1/topology/summary`) of the running topology with this id or name."""
     path = "/api/v1/topology/summary"
     summary = client.get(path)
     items = summary.get("topologies") if isinstance(summary, dict) else None
@@ -139,10 +145,10 @@ def find_topology(client: StormUIClient, wanted: str) -> str:
     entries = [t for t in items if isinstance(t, dict)]
     for t in entries:
         if t.get("id") == wanted:
-            return str(wanted)
+            return t
     named = [str(t.get("id")) for t in entries if t.get("name") == wanted]
     if len(named) == 1:
-        return named[0]
+        return next(t for t in entries if t.get("name") == wanted)
     if len(named) > 1:
         raise StormUIError(client.base, f"several topologies are named '{wanted}': give one id ({', '.join(named)})")
     running = ", ".join(f"{t.get('name')} ({t.get('id')})" for t in entries) or "none"
@@ -155,11 +161,14 @@ def fetch_storm_ui(client: StormUIClient, topology: str, window: str = "600",
     if window not in WINDOWS:
         raise StormUIError(client.base, f"--window {window}: expected one of {', '.join(WINDOWS)}")
     params = {"window": WINDOWS[window]}
-    ident = find_topology(client, topology)
+    entry = _find_entry(client, topology)
+    ident = str(entry.get("id"))
     path = f"/api/v1/topology/{_quote(ident)}"
     page = client.get(path, params)
     if not (isinstance(page, dict) and isinstance(page.get("spouts"), list) and isinstance(page.get("bolts"), list)):
         raise StormUIError(client.url(path, params), "the reply has no 'spouts' and 'bolts' lists")
+    if "stormVersion" not in page and entry.get("stormVersion") is not None:  # the summary has it since 1.x
+        page = {**page, "stormVersion": entry.get("stormVersion")}
     snapshot = StormUISnapshot(url=client.base, topology_id=ident, window=window, topology=page)
     names = [_checked_name(str(c.get("spoutId")), client.base, "spout") for c in page["spouts"]
              if isinstance(c, dict) and not _system(c.get("spoutId"))]
@@ -382,6 +391,12 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
     kept = {key: config[key] for key in CAPACITY_CONFIG if config.get(key) is not None}
     if kept:
         storm["config"] = kept
+    version = page.get("stormVersion")
+    if isinstance(version, str) and STORM_VERSION.match(version.strip()) and len(version.strip()) <= 40:
+        storm["storm_version"] = version.strip()
+        notes.append(f"Storm {one_line(version.strip())} (stormVersion): the capacity estimates assume its defaults")
+    elif version is not None:
+        notes.append(f"stormVersion {one_line(str(version))[:60]} is not a version: Storm 2.x's defaults assumed")
     workers = _number(page.get("workersTotal"))
     if "workers" not in storm and workers:
         storm["workers"] = int(workers)
@@ -474,7 +489,7 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
     theirs = {(ui_names[s.source], ui_names[s.target]) for s in ui.subscriptions}
     for a, b in sorted(theirs - mine):
         notes.append(f"subscriptions.{a}->{b}: seen on the cluster but not in the document")
-    storm_update = {attr: getattr(ui.storm, attr) for attr in STORM_CONFIG.values()
+    storm_update = {attr: getattr(ui.storm, attr) for attr in (*STORM_CONFIG.values(), "storm_version")
                     if getattr(document.storm, attr) is None and getattr(ui.storm, attr) is not None}
     config = {**{k: v for k, v in ui.storm.config.items() if k not in document.storm.config}, **document.storm.config}
     storm = document.storm.model_copy(update={**storm_update, "sources": sources, "config": config})

@@ -1,0 +1,158 @@
+"""Issue 32: every line in Storm's terms true on today's clusters (docs/storm.md, "Storm versions").
+
+Real files: the D-VerT configuration simple-DIA-cfg-1 (models/), StormCrawler's crawler.flux and Azure
+HDInsight's Event Hubs reader (tests/data/flux/, see its README), with figures computed by hand for Storm 2.x's
+defaults (receive queues of 32768 tuples per executor, backpressure always on, message timeout 30 s)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+from app.cli import main
+from app.core.formats import load_topology
+from app.core.formats.flux import import_flux
+from app.core.headroom import headroom, storm_defaults, storm_lines
+from app.core.topology import Topology, parse_topology
+
+ROOT = Path(__file__).resolve().parents[2]
+WILD = ROOT / "tests" / "data" / "flux"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_storm_versions_set_the_defaults() -> None:
+    two = storm_defaults(None)
+    assert (two.version, two.given, two.receive_buffer, two.buffer_unit) == ("2.x", False, 32768, "tuples")
+    assert two.backpressure_default and not two.backpressure_configurable
+    assert storm_defaults("2.6.1").line == "Storm 2.x" and storm_defaults("2.6.1").given
+    one_two = storm_defaults("1.2.3")
+    assert (one_two.receive_buffer, one_two.buffer_unit, one_two.backpressure_default) == (1024, "slots", False)
+    assert one_two.backpressure_configurable and one_two.line == "Storm 1.2"
+    assert storm_defaults("1.0.2").backpressure_default  # on by default in 1.0 only
+    assert not storm_defaults("0.9.2-incubating-SNAPSHOT").backpressure_default  # none before 1.0
+
+
+def test_cfg1_fills_in_109_hours_on_storm_2_and_3_41_on_storm_1(capsys) -> None:
+    """B2 gains 0.5 tuples/s over 6 executors: 6 × 32768 / 0.5 = 393216 s = 109.2 h on Storm 2.x (3.41 h with
+    Storm 1.x's 1024 slots: 12288 s, a lower bound since a slot holds a batch)."""
+    cfg1 = str(ROOT / "models" / "simple-DIA-cfg-1.storm.json")
+    h = headroom(load_topology(cfg1))
+    assert h.storm is not None
+    (b2,) = h.storm.queues
+    assert (b2.bolt, b2.executors, b2.growth, b2.slots) == ("B2", 6, Fraction(1, 2), 6 * 32768)
+    assert b2.seconds_to_full == 393216
+    code, out, _ = run(capsys, "check", cfg1)
+    assert code == 0
+    assert "assuming Storm 2.x (no version given" in out and "backpressure always on (Storm 2.x)" in out
+    assert "B2's receive queues (6 executors × 32768 tuples, Storm 2.x's default) fill in about 109 h" in out
+    assert "surely growing above ×0.75 at nominal timing" in out
+    code, out, _ = run(capsys, "check", cfg1, "--storm-version", "1.2.3")
+    assert code == 0 and "assuming Storm 1.2.3:" in out
+    assert "B2's receive queues (6 executors × 1024 slots, Storm 1.2's default) fill in at least about 3.41 h" in out
+    assert "backpressure is off" in out  # 1.1 and 1.2: off unless the config turns it on
+    code, out, _ = run(capsys, "check", cfg1, "--json", "--storm-version", "2.6.1")
+    storm = json.loads(out)["headroom"]["storm"]
+    assert storm["storm_version"] == "2.6.1" and storm["storm_version_given"] and storm["receive_buffer"] == 32768
+    assert run(capsys, "check", cfg1, "--storm-version", "two")[0] == 2
+
+
+def _crawler(acker_executors: int | None = None) -> Topology:
+    """StormCrawler's crawler.flux (max.spout.pending 100, 10 spout executors, message timeout 300 s), timed
+    so that the status bolt (10 ms a tuple, 100 tuples/s) is the one overloaded bolt. Tuples of one spout
+    tuple's tree at status, σ along the paths: fetcher 0.1 + sitemap 0.05 + parse 26 (a status per outlink)
+    + tika 0.1 × 0.2 + index (0.9 + 0.1) × 1 = 27.17; the filespout's trees bring 1 each (filter)."""
+    topo = import_flux(WILD / "stormcrawler" / "crawler.flux").topology
+    data = topo.model_dump(mode="json")
+    sigma = {"partitioner": (1, {}), "fetcher": (1, {"status": 0.1}), "sitemap": (1, {"status": 0.05}),
+             "parse": (1, {"status": 26}), "shunt": (0.9, {"tika": 0.1}), "tika": (1, {"status": 0.2}),
+             "index": (0, {"status": 1}), "status": (0, {"deletion": 0.01}), "filter": (0, {"status": 1}),
+             "deleter": (0, {}), "status_metrics": (0, {})}
+    for s in data["spouts"]:
+        s.update({"rate": {"spout": 10, "filespout": 1}.get(s["name"], 0.1), "burst": 1, "unannotated": []})
+        if s["name"] == "filespout":
+            s["stream_ratio"] = {"status": 1}
+    for b in data["bolts"]:
+        value, streams = sigma[b["name"]]
+        b.update({"alpha": 0.01 if b["name"] in ("status", "fetcher") else 0.001, "sigma": value,
+                  "stream_sigma": streams, "unannotated": []})
+    data["storm"]["acker_executors"] = acker_executors
+    return parse_topology(data)
+
+
+def test_the_crawler_says_which_limit_binds_first() -> None:
+    """1000 spout trees × 27.17 + 100 filespout trees × 1 = 27270 tuples can ever be queued at status, below its
+    32768: its queue never fills, so max.spout.pending throttles, not backpressure. Status takes 100/s of
+    10 × 27.17 + 1 × 1 = 272.7: ×100/272.7 = 0.3667; Little's law: 1000 in flight at 3.667/s -> 272.7 s, within
+    the 300 s timeout, as is a tuple's wait at status (27270 / 100 = 272.7 s)."""
+    h = headroom(_crawler())
+    f = h.storm
+    assert f is not None and h.grows_at == Fraction(1000, 2727) and h.first_to_saturate == ["status"]
+    (status,) = f.queues
+    assert status.per_tree["spout"] == (1000, Fraction(2717, 100)) and status.per_tree["filespout"] == (100, 1)
+    assert status.pending_bound == 27270 and status.never_fills and f.throttle == "max.spout.pending"
+    assert status.wait_when_full == Fraction(2727, 10) and not status.times_out
+    text = "\n".join(storm_lines(h))
+    assert "max.spout.pending binds first" in text and "with backpressure" not in text
+    assert ("status's receive queues (1 executor × 32768 tuples, Storm 2.x's default) never fill: max.spout.pending "
+            "lets at most 27270 tuples ever reach them (1000 spout trees × 27.2 + 100 filespout trees × 1 tuples "
+            "per tree, assuming every emit is anchored") in text
+    assert "spout keeps 1000 tuples in flight at 3.67 tuples/s, so each waits about 4.54 min" in text
+
+
+def test_without_ackers_max_spout_pending_throttles_nothing() -> None:
+    """topology.acker.executors: 0 (as Metron's enrichment topology sets it): Storm acks at emit, so there is no
+    max.spout.pending line, no tree bound and no timeout; backpressure throttles, and status's queue fills in
+    32768 / (272.7 - 100) = 189.7 s."""
+    h = headroom(_crawler(acker_executors=0))
+    f = h.storm
+    assert f is not None and not f.acking and f.acking_source == "off" and f.pending == []
+    (status,) = f.queues
+    assert status.pending_bound is None and not status.never_fills and not status.times_out
+    assert f.throttle == "backpressure" and status.seconds_to_full == Fraction(32768) / Fraction(1727, 10)
+    text = "\n".join(storm_lines(h))
+    assert "max.spout.pending 100" not in text and "in flight" not in text
+    assert "acking off (topology.acker.executors: 0: Storm acks every tuple at emit" in text
+    assert "status's receive queues (1 executor × 32768 tuples, Storm 2.x's default) fill in about 3.16 min" in text
+
+
+def test_the_hdinsight_reader_warns_that_every_tree_times_out(capsys, tmp_path: Path) -> None:
+    """The Event Hubs reader has no max.spout.pending: log-bolt (5 ms, 1 executor: 200 tuples/s) receives 300/s;
+    once its 32768 tuples are queued each waits 32768 / 200 = 163.84 s against the 30 s default timeout."""
+    folder = tmp_path / "hdinsight"
+    shutil.copytree(WILD / "hdinsight-eventhub", folder)
+    doc = tmp_path / "reader.storm.json"
+    assert run(capsys, "import", "flux", str(folder / "reader.yaml"), "--filter", str(folder / "dev.properties"),
+               "--storm-version", "2.6.1", "-o", str(doc))[0] == 0
+    assert load_topology(doc).storm.storm_version == "2.6.1"
+    for component, values in {"eventhub-spout": ("rate=300/s", "burst=1"), "parser-bolt": ("alpha=0.5ms", "sigma=1"),
+                              "log-bolt": ("alpha=5ms", "sigma=0")}.items():
+        assert run(capsys, "annotate", str(doc), component, *values)[0] == 0
+    h = headroom(load_topology(doc))
+    assert h.storm is not None and h.storm.max_spout_pending is None and h.storm.pending == []
+    (log_bolt,) = h.storm.queues
+    assert log_bolt.service_rate == 200 and log_bolt.wait_when_full == Fraction(32768, 200) and log_bolt.times_out
+    code, out, _ = run(capsys, "check", str(doc))
+    assert code == 0 and "assuming Storm 2.6.1: receive queues of 32768 tuples per executor" in out
+    assert ("then each tuple waits 2.73 min in them (at 200 tuples/s), longer than the message timeout (30 s): "
+            "every tree through log-bolt times out and its replay piles on") in out
+
+
+def test_the_version_comes_from_the_flux_config_and_goes_back(tmp_path: Path) -> None:
+    from app.core.formats.flux_export import to_flux_bytes
+
+    flux = tmp_path / "t.yaml"
+    flux.write_text('name: t\nconfig:\n  stormbound.storm_version: "1.2.3"\n  topology.acker.executors: 0\n'
+                    "spouts:\n  - {id: s, className: S}\nbolts:\n  - {id: b, className: B}\n"
+                    "streams:\n  - {from: s, to: b, grouping: {type: SHUFFLE}}\n")
+    topo = import_flux(flux).topology
+    assert topo.storm.storm_version == "1.2.3" and "stormbound.storm_version" not in topo.storm.config
+    again = tmp_path / "again.yaml"
+    again.write_bytes(to_flux_bytes(topo))
+    assert import_flux(again).topology.storm.storm_version == "1.2.3"
