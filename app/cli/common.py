@@ -142,9 +142,18 @@ def positive_seconds(text: str) -> float:
 
 def read_topology(path: str) -> Topology:
     """A topology file of any supported format; bad input raises TopologyError (exit 2)."""
-    from app.core.formats import load_topology
+    from app.core.formats import FormatError, load_topology
 
-    topo = load_topology(path)
+    try:
+        topo = load_topology(path)
+    except FormatError as err:
+        problems = getattr(err, "problems", [])
+        if problems and "is a Flux (YAML) file" in problems[0].message:  # the command with what the file needs
+            from app.core.formats.flux import import_command
+
+            raise FormatError([Problem("file", "is a Flux (YAML) file, not JSON: import it first with "
+                                               f"`{import_command(path)}`")]) from None
+        raise
     log.info("read %s: %s, %d spouts, %d bolts, %d subscriptions", path, topo.name, len(topo.spouts), len(topo.bolts),
              len(topo.subscriptions))
     return topo
@@ -196,6 +205,14 @@ def with_storm_version(topo: Topology, version: str | None) -> Topology:
     if version is None:
         return topo
     return topo.model_copy(update={"storm": topo.storm.model_copy(update={"storm_version": version})})
+
+
+def rebased_document(topo: Topology, source: str | None, output: str) -> Topology:
+    """`topo`, read from `source`, as written to `output`: the Flux file, filter and resources it was imported with
+    stay found (relative paths are relative to the document's folder)."""
+    from app.core.formats.flux import relative_paths, resolved_paths
+
+    return relative_paths(resolved_paths(topo, source), output)
 
 
 def table(rows: list[list[str]]) -> str:

@@ -107,6 +107,10 @@ def cmd_import_flux(args: argparse.Namespace) -> int:
             raise  # main() prints it as the JSON error document
         return _report_error(err)
     result.topology = with_storm_version(result.topology, args.storm_version)
+    if args.output:  # the Flux file, filter and resources relative to the document: a moved folder keeps them
+        from app.core.formats.flux import relative_paths
+
+        result.topology = relative_paths(result.topology, args.output)
     data = result.topology.to_json_bytes()
     if args.json:
         from app.cli.common import print_result
@@ -138,9 +142,10 @@ def _load_document(path: str, args: argparse.Namespace) -> Topology:
 
         return import_flux(path, _flux_options(args)).topology
     from app.core.formats import load_topology
+    from app.core.formats.flux import resolved_paths
 
     try:
-        return load_topology(path)
+        return resolved_paths(load_topology(path), path)
     except TopologyError as err:
         raise TopologyError([Problem(f"{path}: {p.path}" if p.path else path, p.message) for p in err.problems]) \
             from None
@@ -166,6 +171,10 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
         topo, more = annotate(onto, measured)
         notes += more
     topo = with_storm_version(topo, args.storm_version)
+    if args.output:
+        from app.core.formats.flux import relative_paths
+
+        topo = relative_paths(topo, args.output)
     if args.json:
         out = {"topology": json.loads(topo.to_json_bytes()), "derived": [d.model_dump() for d in measured.derived],
                "notes": notes}
@@ -196,12 +205,19 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
 
 def cmd_export_flux(args: argparse.Namespace) -> int:
     from app.core.formats import load_topology
-    from app.core.formats.flux import FluxError
+    from app.core.formats.flux import FluxError, missing_flux_files, resolved_paths
     from app.core.formats.flux_export import placeholder_classes, to_flux_bytes
     from app.core.formats.flux_repair import export_original, why_skeleton
 
     check_output_file(args, "OUT.yaml", args.output)
-    topo = load_topology(args.input)
+    topo = resolved_paths(load_topology(args.input), args.input)
+    missing = [] if args.skeleton else missing_flux_files(topo)
+    if missing:  # a skeleton in its place would drop constructorArgs, components, ...: never silently
+        shown = "; ".join(f"{field} {one_line(path)}" for field, path in missing)
+        print(f"{one_line(args.input)}: the files it was imported from are not there: {shown} (relative paths are "
+              "relative to the document's folder): put them back, import the Flux file again, or give --skeleton "
+              "to write a skeleton from the document alone", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         original = None if args.skeleton else export_original(topo)
         why = "" if original is not None or args.skeleton else why_skeleton(topo)
@@ -268,9 +284,10 @@ def cmd_repair(args: argparse.Namespace) -> int:
     document = None
     if args.topology:
         from app.core.formats import load_topology
+        from app.core.formats.flux import resolved_paths
 
         try:
-            document = load_topology(args.topology)
+            document = resolved_paths(load_topology(args.topology), args.topology)
         except TopologyError as err:  # named as the --topology file's problems, not the Flux file's
             err.file = args.topology  # type: ignore[attr-defined]  # main() names a reader's file
             raise

@@ -213,12 +213,18 @@ class StormIO(QObject):
 
     def save_parallelism_to_flux(self) -> bool:
         """Write the document's bolt parallelism into its Flux file after a confirmation."""
-        from app.core.formats.flux import FluxError, options_of
+        from app.core.formats.flux import FluxError, missing_flux_files, options_of, resolved_paths
         from app.core.formats.flux_repair import plan_repair
         from app.gui.autosave import write_bytes
 
         window = self.window
-        topo = window.document.topology()
+        # relative paths are relative to the document's folder (as `import flux -o` writes them)
+        topo = resolved_paths(window.document.topology(), window.document.path)
+        missing = missing_flux_files(topo)
+        if topo.storm.flux_file and missing:
+            window.dialogs.error(window, "Cannot save parallelism", "The files this document was imported from are "
+                                 "not there: " + "; ".join(f"{f} {p}" for f, p in missing))
+            return False
         flux = topo.storm.flux_file
         if not flux:
             window.show_message("This document did not come from a Flux file")

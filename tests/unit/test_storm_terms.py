@@ -156,3 +156,107 @@ def test_the_version_comes_from_the_flux_config_and_goes_back(tmp_path: Path) ->
     again = tmp_path / "again.yaml"
     again.write_bytes(to_flux_bytes(topo))
     assert import_flux(again).topology.storm.storm_version == "1.2.3"
+
+
+# ---- point 8: a round trip that cannot deploy the wrong thing ----------------------------------------------
+
+
+def _crawler_project(tmp_path: Path) -> Path:
+    """StormCrawler's crawler as a project lays it out: crawler-default.yaml is a classpath resource in
+    src/main/resources, not beside crawler.flux."""
+    project = tmp_path / "project"
+    (project / "src" / "main" / "resources").mkdir(parents=True)
+    for name in ("crawler.flux", "crawler-conf.yaml", "opensearch-conf.yaml"):
+        shutil.copy(WILD / "stormcrawler" / name, project / name)
+    shutil.copy(WILD / "stormcrawler" / "crawler-default.yaml", project / "src" / "main" / "resources")
+    return project
+
+
+def test_check_of_a_flux_file_gives_the_resources_it_needs(capsys, tmp_path: Path) -> None:
+    project = _crawler_project(tmp_path)
+    code, _, err = run(capsys, "check", str(project / "crawler.flux"))
+    resources = project / "src" / "main" / "resources"
+    assert code == 2 and f"stormbound import flux {project / 'crawler.flux'} --resources {resources} -o " in err
+    code, _, err = run(capsys, "check", str(WILD / "hdinsight-eventhub" / "reader.yaml"))
+    assert code == 2 and "--filter FILE.properties -o reader.storm.json" in err  # parallelism: ${eventhub.partitions}
+
+
+def test_a_moved_folder_keeps_export_flux_a_faithful_round_trip(capsys, tmp_path: Path) -> None:
+    project = _crawler_project(tmp_path)
+    resources = project / "src" / "main" / "resources"
+    doc = project / "crawler.storm.json"
+    assert run(capsys, "import", "flux", str(project / "crawler.flux"), "--resources", str(resources),
+               "-o", str(doc))[0] == 0
+    stored = json.loads(doc.read_text())["storm"]
+    assert stored["flux_file"] == "crawler.flux" and stored["flux_resources"] == ["src/main/resources"]
+    moved = tmp_path / "elsewhere" / "project"
+    moved.parent.mkdir()
+    shutil.move(project, moved)
+    data = json.loads((moved / "crawler.storm.json").read_text())
+    next(s for s in data["spouts"] if s["name"] == "spout")["executors"] = 12  # a changed spout parallelism
+    (moved / "crawler.storm.json").write_text(json.dumps(data))
+    out_yaml = tmp_path / "out.yaml"
+    code, out, err = run(capsys, "export", "flux", str(moved / "crawler.storm.json"), str(out_yaml))
+    assert code == 0 and "a skeleton" not in out, out + err
+    source = (moved / "crawler.flux").read_text()
+    assert out_yaml.read_text() == source.replace("    parallelism: 10", "    parallelism: 12", 1)
+    assert "spouts.spout.parallelism: 10 -> 12" in out
+    (moved / "crawler.flux").unlink()  # the Flux file gone: refused, naming it, nothing written
+    code, out, err = run(capsys, "export", "flux", str(moved / "crawler.storm.json"), str(tmp_path / "gone.yaml"))
+    assert code == 2 and f"storm.flux_file {moved / 'crawler.flux'}" in err and "--skeleton" in err
+    assert not (tmp_path / "gone.yaml").exists()
+    code, out, _ = run(capsys, "export", "flux", str(moved / "crawler.storm.json"), str(tmp_path / "sk.yaml"),
+                       "--skeleton")
+    assert code == 0 and "a skeleton" in out
+
+
+DIAMOND = """name: diamond
+spouts:
+  - id: source
+    className: org.example.Source
+    parallelism: 2
+bolts:
+  - id: left
+    className: org.example.Left
+    parallelism: 2
+    numTasks: 4
+  - id: right
+    className: org.example.Right
+    parallelism: 2
+    numTasks: 8
+  - id: join
+    className: org.example.Join
+    parallelism: 1
+streams:
+  - {from: source, to: left, grouping: {type: SHUFFLE}}
+  - {from: source, to: right, grouping: {type: SHUFFLE}}
+  - {from: left, to: join, grouping: {type: FIELDS, args: [key]}}
+  - {from: right, to: join, grouping: {type: FIELDS, args: [key]}}
+"""
+
+
+def test_repair_raises_num_tasks_with_the_parallelism(capsys, tmp_path: Path) -> None:
+    """A diamond whose bolts set numTasks: left 2 -> 6 exceeds its 4 tasks, so numTasks goes to 6 as well
+    (Storm would run 4 executors otherwise); right 2 -> 6 stays within its 8 tasks."""
+    flux = tmp_path / "diamond.yaml"
+    flux.write_text(DIAMOND)
+    out = tmp_path / "repaired.yaml"
+    code, text, err = run(capsys, "repair", str(flux), "--parallelism", "left=6", "right=6", "-o", str(out))
+    assert code == 0, err
+    assert "bolts.left.numTasks: 4 -> 6 (raised with the parallelism: Storm runs no more executors than tasks)" \
+        in text
+    assert out.read_text() == DIAMOND.replace("parallelism: 2\n    numTasks: 4", "parallelism: 6\n    numTasks: 6") \
+        .replace("parallelism: 2\n    numTasks: 8", "parallelism: 6\n    numTasks: 8")
+    again = import_flux(out).topology
+    assert {b.name: (b.parallelism, b.tasks) for b in again.bolts}["left"] == (6, 6)
+
+
+def test_a_refused_placeholder_repair_names_the_key_and_its_file(capsys, tmp_path: Path) -> None:
+    folder = tmp_path / "hdinsight"
+    shutil.copytree(WILD / "hdinsight-eventhub", folder)
+    props = folder / "dev.properties"
+    code, _, err = run(capsys, "repair", str(folder / "reader.yaml"), "--filter", str(props), "--parallelism",
+                       "parser-bolt=4", "-o", str(tmp_path / "x.yaml"))
+    assert code == 2 and err.count("\n") == 1
+    assert f"comes from ${{eventhub.partitions}}: change eventhub.partitions in the properties file {props} line 6" \
+        in err
