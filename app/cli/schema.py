@@ -171,6 +171,8 @@ def headroom_defs() -> dict[str, Any]:
                 "properties": {"headroom": num, "headroom_exact": {"type": "boolean"}, "limiting_bolts": names,
                                "grows_at": num, "first_to_saturate": names, "overloaded": {"type": "boolean"},
                                "exact": names, "storm": {"anyOf": [{"type": "null"}, storm]},
+                               "observed": {"type": "object", "description": "what the Storm UI showed beyond "
+                                            "the rates (a Storm UI import) and its signs of saturation"},
                                "ignores_failures": {"const": True, "description": "set by check when failures are "
                                                     "on: the factors are those of the failure-free rate check"}},
                 "description": "the factors by which every spout's rate may grow (docs/storm.md, \"Headroom\")"}

@@ -153,7 +153,7 @@ def _load_document(path: str, args: argparse.Namespace) -> Topology:
 
 def cmd_import_storm_ui(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError
-    from app.core.formats.storm_ui import annotate, read_storm_ui
+    from app.core.formats.storm_ui import annotate, onto_notes, read_storm_ui
     from app.core.formats.storm_ui_client import Credentials, StormUIError
 
     if args.output:
@@ -161,7 +161,7 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
     try:
         onto = _load_document(args.onto, args) if args.onto else None
         measured = read_storm_ui(args.url, args.topology, args.window, Credentials.resolve(args.user, None, args.token),
-                                 args.timeout, args.cacert)
+                                 args.timeout, args.cacert, lag_interval=args.lag_interval)
     except (StormUIError, FluxError) as err:
         if args.json:
             raise  # main() prints it as the JSON error document
@@ -169,7 +169,7 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
     topo, notes = measured.topology, list(measured.notes)
     if onto is not None:
         topo, more = annotate(onto, measured)
-        notes += more
+        notes = onto_notes(measured) + more
     topo = with_storm_version(topo, args.storm_version)
     if args.output:
         from app.core.formats.flux import relative_paths
@@ -392,6 +392,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--timeout", type=number(float, 0, 3600, above=True, unit="s"), default=10.0, metavar="S",
                    help="how long each request may take in all: connecting, headers and body "
                         "(seconds or with a unit: 2s, 500ms; default 10 s)")
+    q.add_argument("--lag-interval", type=number(float, 0, 600, unit="s"), default=0.0, metavar="S",
+                   dest="lag_interval",
+                   help="read the lag endpoint twice, S seconds apart, and add the lag's growth to each spout's rate "
+                        "(what the source offered beyond what backpressure let through; default 0: one reading)")
     _flux_reading(q)
     add_storm_version_option(q, "(else the Storm UI's stormVersion)")
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")

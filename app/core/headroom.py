@@ -43,13 +43,14 @@ from typing import Any
 from app.core.failures import failures_off
 from app.core.formats.flux_ticks import TICK_PREFIX
 from app.core.rates import LoadMargins, RateReport, exact, load_margins, margins, nominal_margins, rate_check
-from app.core.topology import Topology
+from app.core.topology import StormObserved, Topology
 
 DEFAULT_RECEIVE_BUFFER = 32768  # topology.executor.receive.buffer.size in Storm 2.x's defaults.yaml (tuples)
 STORM1_RECEIVE_BUFFER = 1024  # the same key in Storm 1.x: slots of its Disruptor queue, each a batch of tuples
 DEFAULT_MESSAGE_TIMEOUT = 30  # topology.message.timeout.secs in Storm's defaults.yaml (1.x and 2.x)
 RECEIVE_BUFFER_KEY = "topology.executor.receive.buffer.size"
 BACKPRESSURE_KEY = "topology.backpressure.enable"
+SATURATED_CAPACITY = 0.9  # a bolt whose executors were busy this much of the Storm UI's window is saturated
 _SHRINK_ROUNDS = 200
 _BISECTION_ROUNDS = 40
 
@@ -176,6 +177,9 @@ class Headroom:
     # with failures on, the rate check's statuses include the replays (docs/boundedness.md, "Failures") but
     # these factors, like the suggested parallelism, come from the failure-free flows: they say so
     ignores_failures: bool = False
+    # what the Storm UI showed of the running topology (a Storm UI import), and the message timeout it is read against
+    observed: StormObserved | None = None
+    message_timeout_secs: int | None = None
 
     @property
     def overloaded(self) -> bool:
@@ -193,6 +197,9 @@ class Headroom:
         }
         if self.ignores_failures:
             out["ignores_failures"] = True
+        if self.observed is not None:
+            out["observed"] = {**self.observed.model_dump(mode="json"),
+                               "signs": saturation_signs(self.observed, self.message_timeout_secs)}
         f = self.storm
         if f is not None:
             out["storm"] = {
@@ -308,7 +315,8 @@ def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
     if amplified:
         g, first, g_exact = Fraction(0), amplified, False
     storm = _forecast(topo, g, first) if g is not None and g < 1 else None
-    return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact, ignores_failures=report.failures)
+    return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact, ignores_failures=report.failures,
+                    observed=topo.storm.observed, message_timeout_secs=topo.storm.message_timeout_secs)
 
 
 def _acking(topo: Topology) -> tuple[bool, str]:
@@ -588,9 +596,50 @@ def storm_lines(h: Headroom) -> list[str]:
     return [assumptions_line(f), throttle_line(h, f), *queue_lines(f), *pending_lines(f)]
 
 
+def saturation_signs(observed: StormObserved, timeout: int | None, span: str | None = None) -> list[str]:
+    """What the Storm UI showed that says its measured rates are throttled: a bolt busy nearly all the window,
+    failed tuples, a complete latency of half the message timeout or more, a growing lag."""
+    span = span or f"the last {decimal(observed.window_seconds)} s"
+    signs = []
+    capacity, bolt = observed.busiest_capacity, observed.busiest_bolt
+    if capacity is not None and capacity >= SATURATED_CAPACITY:
+        signs.append(f"{bolt}'s capacity is {capacity:.3f} (the Storm UI's capacity, the model's ρ)")
+    if observed.failed:
+        per_s = observed.failed / observed.window_seconds
+        signs.append(f"{observed.failed} spout tuples failed over {span} ({decimal(per_s)}/s; timeouts count as "
+                     "failures)")
+    latency = observed.complete_latency_ms
+    limit = timeout or DEFAULT_MESSAGE_TIMEOUT
+    if latency is not None and latency >= 500 * limit:
+        signs.append(f"the complete latency is {decimal(latency / 1000)} s against the {limit} s message timeout")
+    growing = {n: g for n, g in observed.lag_growth.items() if g > 0}
+    if growing:
+        grows = ", ".join(f"{decimal(g)} tuples/s at {n}" for n, g in growing.items())
+        signs.append(f"the source's lag grows by {grows} (added to the spout's rate: the offered load)")
+    return signs
+
+
+def observed_line(h: Headroom) -> str | None:
+    """The Storm UI's signs of saturation, and what they mean for the rates the verdict read."""
+    if h.observed is None:
+        return None
+    signs = saturation_signs(h.observed, h.message_timeout_secs)
+    if not signs:
+        return None
+    grown = any(g > 0 for g in h.observed.lag_growth.values())
+    meaning = ("the spout rates here add the lag's growth to what the spouts emitted: the offered load, at least"
+               if grown else "the spout rates here are what the spouts emitted, throttled: the load offered is higher "
+               "(import with --lag-interval S to add the lag's growth)")
+    return f"the Storm UI shows a saturated topology: {'; '.join(signs)}; under backpressure it shows throttled " \
+           f"rates, so {meaning}"
+
+
 def capacity_lines(h: Headroom) -> list[str]:
     """The capacity block of `check`, `verify` and the report: the headline, then Storm's response."""
     lines = [headline(h)]
+    seen = observed_line(h)
+    if seen is not None:
+        lines.append(seen)
     more = storm_lines(h)
     if more:
         lines += more

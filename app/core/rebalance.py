@@ -37,6 +37,13 @@ def rebalance_lines(topology: str, running: dict[str, Running], wanted: dict[str
     if reachable:
         lines.append(f"storm rebalance {shlex.quote(topology)} "
                      + " ".join(f"-e {shlex.quote(f'{c}={n}')}" for c, n in reachable.items()))
+    for c, n in reachable.items():
+        before = running[c].executors
+        if n < before:
+            freed = before - n
+            lines.append(f"{c}: scales down from {before} to {n} executor{'s' if n != 1 else ''}: frees {freed} "
+                         f"executor thread{'s' if freed != 1 else ''}; its {running[c].tasks} tasks stay, run by "
+                         f"{n} (the queue model's parallelism is the executors)")
     for c, n in beyond.items():
         tasks = running[c].tasks
         if running[c].tasks_set:
@@ -60,7 +67,13 @@ def running_from_flux(document: FluxDocument) -> dict[str, Running]:
 
 
 def running_from_document(topo: Topology) -> dict[str, Running]:
-    """Executors and tasks of every bolt as the document knows them: its parallelism and, from the Storm UI or
-    Flux's numTasks, its tasks (else one per executor, Storm's default)."""
+    """Executors and tasks of every bolt as the document knows them: the executors running on the cluster (a
+    Storm UI import, also `--onto` a Flux file whose parallelism differs), else its parallelism; and, from the
+    Storm UI or Flux's numTasks, its tasks (else one per executor, Storm's default)."""
     # what runs; whether a redeploy keeps a numTasks is the Flux file's business (`repair` reads it)
-    return {b.name: Running(b.parallelism, b.tasks or b.parallelism) for b in topo.bolts}
+    on_cluster = topo.storm.running_executors
+    out = {}
+    for b in topo.bolts:
+        executors = on_cluster.get(b.name, b.parallelism)
+        out[b.name] = Running(executors, b.tasks or executors)
+    return out

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.formats.storm_ui import WINDOWS, StormUIImport, annotate, read_storm_ui
+from app.core.formats.storm_ui import WINDOWS, StormUIImport, annotate, onto_notes, read_storm_ui
 from app.core.formats.storm_ui_client import Credentials
 from app.core.layout import with_layout
 from app.core.topology import Component, StormSettings, Topology
@@ -310,7 +310,7 @@ class StormIO(QObject):
         notes = list(measured.notes)
         if self.pending.get("annotate") and window.document.topology().components:
             annotated, more = annotate(window.document.topology(), measured)
-            notes += more
+            notes = onto_notes(measured) + more  # the document keeps its groupings
             command = AnnotateCommand(window.document, annotated)
             window.document.undo_stack.push(command)
             what = f"Annotated {len(command.changes)} component(s) from {measured.topology_id}"

@@ -260,3 +260,76 @@ def test_a_refused_placeholder_repair_names_the_key_and_its_file(capsys, tmp_pat
     assert code == 2 and err.count("\n") == 1
     assert f"comes from ${{eventhub.partitions}}: change eventhub.partitions in the properties file {props} line 6" \
         in err
+
+
+# ---- point 6: a saturated topology on the Storm UI ------------------------------------------------------
+
+
+def _server():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from storm_ui_server import SATURATED_LAG_GROWTH, StormUIServer
+
+    return StormUIServer, SATURATED_LAG_GROWTH
+
+
+def test_a_saturated_storm_ui_is_flagged_overloaded_with_the_lags_growth(capsys, tmp_path: Path) -> None:
+    """The stand-in UI (127.0.0.1, stopped on leaving the block) shows count at capacity 0.996 with 9000 failed
+    tuples and a 24.8 s complete latency; its measured rates put count at ρ 1.00 (40 sentences/s, σ 5: 200/s
+    against 1/5 ms = 200/s). Read twice 0.5 s apart, the Kafka lag grows by about 10 tuples/s: the offered load
+    is about 50/s, count receives about 250/s and grows above ×200/250 = 0.8."""
+    server, growth = _server()
+    throttled, offered = tmp_path / "throttled.storm.json", tmp_path / "offered.storm.json"
+    with server("saturated") as ui:
+        code, out, err = run(capsys, "import", "storm-ui", ui.url, "--topology", "wordcount", "-o", str(throttled))
+        assert code == 0, err
+        assert ("saturated: count's capacity is 0.996 (the Storm UI's capacity, the model's ρ); 9000 spout tuples "
+                "failed over the last 600 s (15/s; timeouts count as failures); the complete latency is 24.8 s "
+                "against the 30 s message timeout") in out
+        assert "give --lag-interval S" in out
+        code, out, err = run(capsys, "import", "storm-ui", ui.url, "--topology", "wordcount", "--lag-interval", "0.5",
+                             "-o", str(offered))
+        assert code == 0, err
+        lag_reads = [path for path, _ in ui.requests if path.endswith("/lag")]
+    assert len(lag_reads) == 3  # one reading, then two: bounded
+    topo = load_topology(throttled)
+    assert topo.storm.storm_version == "2.4.0" and topo.storm.observed is not None
+    assert topo.storm.observed.failed == 9000 and topo.storm.observed.complete_latency_ms == 24800
+    code, out, _ = run(capsys, "check", str(throttled))
+    assert "count   " in out and "1.00  may-grow" in out  # what the throttled rates alone say
+    assert "the Storm UI shows a saturated topology" in out and "the load offered is higher" in out
+    doc = load_topology(offered)
+    observed = doc.storm.observed
+    assert observed is not None and abs(observed.lag_growth["sentences"] - growth) < 2
+    assert abs(doc.spouts[0].rate - (40 + observed.lag_growth["sentences"])) < 1e-4
+    h = headroom(doc)
+    assert h.overloaded and h.first_to_saturate == ["count"] and h.grows_at is not None
+    assert abs(float(h.grows_at) - 200 / (5 * doc.spouts[0].rate)) < 1e-6  # about 0.8
+    code, out, _ = run(capsys, "check", str(offered))
+    assert "grows" in out and "the source's lag grows by" in out and "the offered load, at least" in out
+
+
+def test_onto_a_flux_file_rebalances_from_the_running_executors(capsys, tmp_path: Path) -> None:
+    """The Flux file asks for 6 split executors; the cluster runs 2 (2 tasks). The rebalance lines start from the
+    cluster's 2: the suggested 1 scales split down and frees one executor; the groupings are the file's, so the
+    import does not say shuffle was assumed."""
+    server, _ = _server()
+    flux = tmp_path / "wordcount.yaml"
+    flux.write_text((ROOT / "models" / "wordcount.flux.yaml").read_text().replace("&splitters 2", "&splitters 6"))
+    doc = tmp_path / "wc.storm.json"
+    with server("saturated") as ui:
+        code, out, err = run(capsys, "import", "storm-ui", ui.url, "--topology", "wordcount", "--onto", str(flux),
+                             "-o", str(doc))
+    assert code == 0, err
+    assert "groupings: the Storm UI does not report them" not in out + err
+    assert "bolts.split.parallelism: 6 in the document, 2 executors on the cluster" in out
+    topo = load_topology(doc)
+    assert topo.storm.running_executors["split"] == 2
+    from app.core.rebalance import running_from_document
+
+    assert running_from_document(topo)["split"].executors == 2
+    code, out, _ = run(capsys, "check", str(doc), "--json")
+    lines = json.loads(out)["rebalance"]
+    assert lines[0] == "storm rebalance wordcount -e split=1"
+    assert lines[1].startswith("split: scales down from 2 to 1 executor: frees 1 executor thread")
