@@ -275,7 +275,7 @@ def wanted_parallelism(items: list[str], document: Topology | None,
 def cmd_repair(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError, import_flux, options_of
     from app.core.formats.flux_repair import plan_repair
-    from app.core.rebalance import rebalance_lines, running_from_flux
+    from app.core.rebalance import as_running, rebalance_lines, running_from_flux
 
     if args.in_place and args.output:
         raise _usage("give --in-place or -o OUT, not both")
@@ -314,7 +314,10 @@ def cmd_repair(args: argparse.Namespace) -> int:
     for edit in edits:
         for change in edit.changes:
             print(f"{edit.path}: {change}")
-    commands = rebalance_lines(flux_topology.name, running_from_flux(imported.document), wanted)
+    running = running_from_flux(imported.document)
+    if document is not None:  # what the cluster runs, when the document was annotated from its Storm UI
+        running = as_running(running, document)
+    commands = rebalance_lines(flux_topology.name, running, wanted)
     if commands:
         print("on the running topology, without a redeploy:")
         for line in commands:

@@ -77,3 +77,14 @@ def running_from_document(topo: Topology) -> dict[str, Running]:
         executors = on_cluster.get(b.name, b.parallelism)
         out[b.name] = Running(executors, b.tasks or executors)
     return out
+
+
+def as_running(deployed: dict[str, Running], topo: Topology) -> dict[str, Running]:
+    """`deployed` (a Flux file's executors and tasks) with what runs on the cluster where the document knows it
+    (a Storm UI import, `--onto` the file): `storm rebalance` starts from the running executors and tasks."""
+    tasks = {b.name: b.tasks for b in topo.bolts if b.tasks is not None}
+    out = {}
+    for name, r in deployed.items():
+        executors = topo.storm.running_executors.get(name)
+        out[name] = r if executors is None else Running(executors, tasks.get(name, r.tasks), r.tasks_set)
+    return out

@@ -333,3 +333,16 @@ def test_onto_a_flux_file_rebalances_from_the_running_executors(capsys, tmp_path
     lines = json.loads(out)["rebalance"]
     assert lines[0] == "storm rebalance wordcount -e split=1"
     assert lines[1].startswith("split: scales down from 2 to 1 executor: frees 1 executor thread")
+
+
+def test_repair_onto_the_running_topology_starts_from_the_running_executors(capsys, tmp_path: Path) -> None:
+    server, _ = _server()
+    flux = tmp_path / "wordcount.yaml"
+    flux.write_text((ROOT / "models" / "wordcount.flux.yaml").read_text().replace("&splitters 2", "&splitters 6"))
+    doc = tmp_path / "wc.storm.json"
+    with server("saturated") as ui:
+        assert run(capsys, "import", "storm-ui", ui.url, "--topology", "wordcount", "--onto", str(flux),
+                   "-o", str(doc))[0] == 0
+    code, out, err = run(capsys, "repair", str(flux), "--parallelism", "split=1", "--topology", str(doc))
+    assert code == 0, err
+    assert "storm rebalance wordcount -e split=1" in out and "split: scales down from 2 to 1 executor" in out
