@@ -56,7 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def format_rate_table(topo: Topology, report: RateReport) -> str:
     """The human rate table printed by `check` (and by `make run` without a display)."""
-    rows = [["bolt", "capacity min..max", "inflow min..max", "ρ", "status", "suggest"]]
+    # Storm's words: the Storm UI's "capacity" is the fraction of time a bolt's executors are busy, the model's ρ;
+    # what the rate check calls a bolt's capacity (JSON: capacity_min, capacity_max) is its service rate in tuples/s
+    rows = [["bolt", "service rate min..max (tuples/s)", "inflow min..max (tuples/s)", "capacity ρ", "status",
+             "suggest executors"]]
     for name, b in report.bolts.items():
         sugg = report.suggested_parallelism.get(name)
         rows.append([

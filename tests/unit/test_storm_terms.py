@@ -297,7 +297,8 @@ def test_a_saturated_storm_ui_is_flagged_overloaded_with_the_lags_growth(capsys,
     assert topo.storm.storm_version == "2.4.0" and topo.storm.observed is not None
     assert topo.storm.observed.failed == 9000 and topo.storm.observed.complete_latency_ms == 24800
     code, out, _ = run(capsys, "check", str(throttled))
-    assert "count   " in out and "1.00  may-grow" in out  # what the throttled rates alone say
+    count_row = next(line.split() for line in out.splitlines() if line.startswith("count "))
+    assert count_row[3:5] == ["1.00", "may-grow"]  # what the throttled rates alone say
     assert "the Storm UI shows a saturated topology" in out and "the load offered is higher" in out
     doc = load_topology(offered)
     observed = doc.storm.observed
@@ -346,3 +347,12 @@ def test_repair_onto_the_running_topology_starts_from_the_running_executors(caps
     code, out, err = run(capsys, "repair", str(flux), "--parallelism", "split=1", "--topology", str(doc))
     assert code == 0, err
     assert "storm rebalance wordcount -e split=1" in out and "split: scales down from 2 to 1 executor" in out
+
+
+def test_check_speaks_storms_words(capsys) -> None:
+    """Point 7: the Storm UI's capacity is ρ; the tuples/s column is a service rate; the suggestion is executors."""
+    code, out, _ = run(capsys, "check", str(ROOT / "models" / "getting-started.storm.json"))
+    header = out.splitlines()[2].split()
+    assert code == 0 and " ".join(header) == ("bolt service rate min..max (tuples/s) inflow min..max (tuples/s) "
+                                              "capacity ρ status suggest executors")
+    assert "count  2.7..3.33" in out and "1.33        grows" in out
