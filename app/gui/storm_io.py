@@ -170,38 +170,44 @@ class StormIO(QObject):
             self.import_flux_path(name)
 
     def import_flux_path(self, path: str | Path, options: Any = None, ask: bool = True) -> bool:
-        """Import a Flux file as a new document; asks for a properties file or --env when the file needs one."""
+        """Import a Flux file as a new document, as `stormbound import flux` does: asks for a properties file
+        (--filter), the environment (--env) or a folder of classpath resources (--resources) when the file needs
+        one, and only once it imports asks whether to replace unsaved work."""
+
         from app.core.formats.flux import FluxError, FluxOptions, import_flux
         window = self.window
-        if ask and not window.maybe_save():
-            return False
         options = options or FluxOptions()
-        try:
-            result = import_flux(path, options)
-        except FluxError as err:
-            if "give --filter" in err.message and options.filter is None:
-                props = window.dialogs.open_file_name(window, "Properties file for ${...} (Flux's --filter)",
-                                                      str(Path(path).parent), PROPERTIES_FILTER)
+        result = None
+        for _ in range(8):  # each round adds one thing the file needs, or gives up
+            try:
+                result = import_flux(path, options)
+            except FluxError as err:
+                more = self._what_flux_needs(path, options, err)
+                if more is None:
+                    window.dialogs.error(window, "Cannot import Flux file", str(err))
+                    window.show_message(f"Could not import {Path(path).name}")
+                    return False
+                options = more
+                continue
+            # Flux leaves an unresolved ${...} as it is, and so does the import; offer what would resolve it
+            unresolved = " ".join(result.notes)
+            if ask and options.filter is None and "give --filter" in unresolved:
+                props = window.dialogs.open_file_name(
+                    window, "Properties file for ${...} (Flux's --filter; cancel to keep them as they are)",
+                    str(Path(path).parent), PROPERTIES_FILTER)
                 if props:
-                    return self.import_flux_path(path, replace(options, filter=Path(props)), ask=False)
-            elif "needs --env" in err.message and not options.env and window.dialogs.confirm(
-                    window, "Environment variables", f"{err}\n\nSubstitute ${{ENV-...}} from the environment?"):
-                return self.import_flux_path(path, replace(options, env=True), ask=False)
-            window.dialogs.error(window, "Cannot import Flux file", str(err))
-            window.show_message(f"Could not import {Path(path).name}")
+                    options = replace(options, filter=Path(props))
+                    continue
+            elif ask and not options.env and "needs --env" in unresolved and window.dialogs.confirm(
+                    window, "Environment variables", "The file refers to ${ENV-...}: substitute them from the "
+                    "environment? (No keeps them as they are, as Flux does without --env.)"):
+                options = replace(options, env=True)
+                continue
+            break
+        if result is None:
             return False
-        # Flux leaves an unresolved ${...} as it is, and so does the import; offer what would resolve it
-        unresolved = " ".join(result.notes)
-        if ask and options.filter is None and "give --filter" in unresolved:
-            props = window.dialogs.open_file_name(
-                window, "Properties file for ${...} (Flux's --filter; cancel to keep them as they are)",
-                str(Path(path).parent), PROPERTIES_FILTER)
-            if props:
-                return self.import_flux_path(path, replace(options, filter=Path(props)), ask=False)
-        elif ask and not options.env and "needs --env" in unresolved and window.dialogs.confirm(
-                window, "Environment variables", "The file refers to ${ENV-...}: substitute them from the "
-                "environment? (No keeps them as they are, as Flux does without --env.)"):
-            return self.import_flux_path(path, replace(options, env=True), ask=False)
+        if ask and not window.maybe_save():  # only now: a file that cannot be imported keeps the work as it is
+            return False
         window.document.replace(with_layout(result.topology), None)
         window.canvas.fit_all()
         missing = sum(len(c.unannotated) for c in result.topology.components)
@@ -210,6 +216,32 @@ class StormIO(QObject):
         if result.notes:
             window.dialogs.info(window, "Imported Flux file", "\n".join(result.notes))
         return True
+
+    def _what_flux_needs(self, path: str | Path, options: Any, err: Any) -> Any:
+        """The options with what the error says the file needs, chosen by the user; None: nothing to ask, or
+        the user cancelled."""
+        import re
+
+        from app.core.formats.flux import find_resource_folder
+        window = self.window
+        resource = re.search(r"resource (\S+) not found", err.message)
+        if resource is not None:
+            rel = resource.group(1).lstrip("/")
+            found = find_resource_folder(Path(path).resolve(), rel)
+            start = str(found) if found is not None else str(Path(path).parent)
+            folder = window.dialogs.existing_folder(
+                window, f"Folder of classpath resources holding /{rel} (Flux's --resources)", start)
+            if folder and Path(folder).is_dir() and Path(folder) not in options.resources:
+                return replace(options, resources=[*options.resources, Path(folder)])
+            return None
+        if "give --filter" in err.message and options.filter is None:
+            props = window.dialogs.open_file_name(window, "Properties file for ${...} (Flux's --filter)",
+                                                  str(Path(path).parent), PROPERTIES_FILTER)
+            return replace(options, filter=Path(props)) if props else None
+        if "needs --env" in err.message and not options.env and window.dialogs.confirm(
+                window, "Environment variables", f"{err}\n\nSubstitute ${{ENV-...}} from the environment?"):
+            return replace(options, env=True)
+        return None
 
     def save_parallelism_to_flux(self) -> bool:
         """Write the document's bolt parallelism into its Flux file after a confirmation."""

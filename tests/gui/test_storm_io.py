@@ -155,3 +155,39 @@ def test_storm_ui_into_an_empty_window_and_a_refusal(make_window: Callable[..., 
     assert (kind, title) == ("error", "Cannot import from Storm UI")
     assert text == f"{ui.url}/api/v1/topology/summary: 403 Forbidden: this user may not read it"
     assert window.document.topology() == topo
+
+
+def test_the_app_imports_what_the_cli_imports(make_window: Callable[..., Any], tmp_path: Path) -> None:
+    """Issue 32, point 9: File ▸ Import ▸ Flux shows *.flux and asks for the folder of classpath resources a
+    StormCrawler crawler needs (crawler-default.yaml in src/main/resources, not beside crawler.flux); unsaved
+    work is only put at stake once the file imports."""
+    from app.gui.dialogs import FLUX_FILTER
+
+    assert "*.flux" in FLUX_FILTER
+    wild = ROOT / "tests" / "data" / "flux" / "stormcrawler"
+    project = tmp_path / "crawler"
+    resources = project / "src" / "main" / "resources"
+    resources.mkdir(parents=True)
+    for name in ("crawler.flux", "crawler-conf.yaml", "opensearch-conf.yaml"):
+        shutil.copy(wild / name, project / name)
+    shutil.copy(wild / "crawler-default.yaml", resources)
+    window = make_window()
+    window.add_component("bolt")  # unsaved work
+    assert window.document.is_modified()
+    before = window.document.topology()
+    # a file that cannot be imported (its resource folder refused): one message, no question about the work
+    window.dialogs.answers.update({"open_file": str(project / "crawler.flux"), "folder": ""})
+    window.storm_io.action_import_flux.trigger()
+    kinds = [(kind, title) for kind, title, _ in window.dialogs.shown]
+    assert ("error", "Cannot import Flux file") in kinds and ("question", "Unsaved changes") not in kinds
+    assert window.document.topology() == before
+    # given the folder (the dialog starts in the one found in the project), it imports, then asks about the work
+    window.dialogs.shown.clear()
+    window.dialogs.answers.update({"open_file": [str(project / "crawler.flux"), ""], "folder": str(resources),
+                                   "save_changes": "discard"})
+    window.storm_io.action_import_flux.trigger()
+    asked = [text for kind, title, text in window.dialogs.shown if kind == "question"]
+    assert asked[0] == str(resources) and any("unsaved changes" in text for text in asked)
+    topo = window.document.topology()
+    assert topo.name == "crawler" and len(topo.bolts) == 11
+    assert topo.storm.flux_resources == [str(resources.resolve())]

@@ -651,7 +651,7 @@ def missing_flux_files(topo: Topology) -> list[tuple[str, str]]:
 _HINT_WALK_LIMIT = 5000  # folders looked at when searching a project for a resource the file includes
 
 
-def _find_resource_folder(flux: Path, rel: str) -> Path | None:
+def find_resource_folder(flux: Path, rel: str) -> Path | None:
     """A folder under the Flux file's folder or its parent that holds the classpath resource `rel` (as a Maven
     project's src/main/resources does), searched breadth-first within a bound."""
     seen = 0
@@ -687,7 +687,7 @@ def import_command(path: str | os.PathLike[str]) -> str:
                 extra += ["--env"] if "--env" in err.message else []
                 break
             rel = match.group(1).lstrip("/")
-            found = _find_resource_folder(flux.resolve(), rel)
+            found = find_resource_folder(flux.resolve(), rel)
             if found is None:
                 extra.append(f"--resources DIR  # DIR: the folder holding the classpath resource /{rel}")
                 break
