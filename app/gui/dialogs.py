@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 STORMBOUND_FILTER = "Stormbound topologies (*.storm.json *.json);;D-VerT JSON (*.json);;All files (*)"
 FLUX_FILTER = "Flux topologies (*.yaml *.yml *.flux);;All files (*)"
 PROPERTIES_FILTER = "Properties (*.properties);;All files (*)"
+TIMINGS_FILTER = ("Timings and Storm UI tables (*.yaml *.yml *.csv *.tsv *.txt *.json);;All files (*)")
 
 
 class Dialogs:

@@ -31,7 +31,7 @@ from app.core.formats.storm_ui import WINDOWS, StormUIImport, annotate, onto_not
 from app.core.formats.storm_ui_client import Credentials
 from app.core.layout import with_layout
 from app.core.topology import Component, StormSettings, Topology
-from app.gui.dialogs import FLUX_FILTER, PROPERTIES_FILTER
+from app.gui.dialogs import FLUX_FILTER, PROPERTIES_FILTER, TIMINGS_FILTER
 from app.gui.document import DocumentModel
 from app.gui.workers import CallWorker, WorkProgress
 
@@ -129,7 +129,11 @@ class StormIO(QObject):
         self.action_import_storm_ui = self._action("From &Storm UI…", self.import_storm_ui_dialog,
                                                    "action_import_storm_ui",
                                                    "Read a running topology's structure and timing from its Storm UI")
-        for action in (dvert, self.action_import_flux, self.action_import_storm_ui):
+        self.action_import_timings = self._action(
+            "&Timings or Storm UI Tables…", self.import_timings_dialog, "action_import_timings",
+            "Annotate every component at once from a timings file (YAML or CSV) or the Storm UI's topology page "
+            "(its JSON, or its tables copied as text)")
+        for action in (dvert, self.action_import_flux, self.action_import_storm_ui, self.action_import_timings):
             self.import_menu.addAction(action)
         if after is not None:
             file_menu.insertMenu(after, self.import_menu)
@@ -242,6 +246,36 @@ class StormIO(QObject):
                 window, "Environment variables", f"{err}\n\nSubstitute ${{ENV-...}} from the environment?"):
             return replace(options, env=True)
         return None
+
+    # ---- timings ------------------------------------------------------------------------------
+    def import_timings_dialog(self) -> None:
+        folder = str(self.window.document.path.parent) if self.window.document.path else ""
+        name = self.window.dialogs.open_file_name(self.window, "Annotate from timings or Storm UI tables", folder,
+                                                  TIMINGS_FILTER)
+        if name:
+            self.import_timings_path(name)
+
+    def import_timings_path(self, path: str | Path) -> bool:
+        """Annotate the open document from a timings file or the Storm UI's tables, as one undo step (the same
+        core call as `stormbound annotate FILE --from PATH`)."""
+        from app.core.formats.timings import TimingsError, annotate_from_files
+
+        window = self.window
+        current = window.document.topology()
+        if not current.components:
+            window.show_message("Annotating needs a topology: import or open one first")
+            return False
+        try:
+            annotated, changes, notes = annotate_from_files(current, [path])
+        except TimingsError as err:
+            window.dialogs.error(window, "Cannot annotate", str(err))
+            return False
+        command = AnnotateCommand(window.document, annotated, f"Annotate from {Path(path).name}")
+        window.document.undo_stack.push(command)
+        window.show_message(f"Annotated {len(command.changes)} component(s) from {Path(path).name}")
+        if notes:
+            window.dialogs.info(window, "Annotated", "\n".join([*changes, "", *notes]))
+        return True
 
     def save_parallelism_to_flux(self) -> bool:
         """Write the document's bolt parallelism into its Flux file after a confirmation."""

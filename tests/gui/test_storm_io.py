@@ -33,7 +33,8 @@ def test_file_menu_has_the_import_submenu_and_save_to_flux(make_window: Callable
     file_menu = window.menu("File")
     submenu = next(a.menu() for a in file_menu.actions()
                    if a.menu() is not None and a.menu().objectName() == "menu_import")
-    assert [a.text() for a in submenu.actions()] == ["&D-VerT JSON…", "&Flux…", "From &Storm UI…"]
+    assert [a.text() for a in submenu.actions()] == ["&D-VerT JSON…", "&Flux…", "From &Storm UI…",
+                                                   "&Timings or Storm UI Tables…"]
     save = window.storm_io.action_save_flux
     assert save in file_menu.actions() and not save.isEnabled()
     names = [a.objectName() for a in file_menu.actions()]
@@ -191,3 +192,23 @@ def test_the_app_imports_what_the_cli_imports(make_window: Callable[..., Any], t
     topo = window.document.topology()
     assert topo.name == "crawler" and len(topo.bolts) == 11
     assert topo.storm.flux_resources == [str(resources.resolve())]
+
+
+def test_timings_annotate_the_open_document_as_one_undo_step(make_window: Callable[..., Any], flux_copy: Path,
+                                                              tmp_path: Path) -> None:
+    """Issue 32, point 10: File ▸ Import ▸ Timings or Storm UI Tables… annotates every component at once."""
+    window = make_window()
+    _import_flux(window, flux_copy)
+    timings = tmp_path / "timings.csv"
+    timings.write_text("component,rate,alpha,sigma\nsentences,40/s,,\nsplit,,5ms,5\ncount,,20ms,0\nreport,,1ms,0\n")
+    window.dialogs.answers["open_file"] = str(timings)
+    window.storm_io.action_import_timings.trigger()
+    topo = window.document.topology()
+    assert topo.spouts[0].rate == 40 and topo.bolt_by_name("split").alpha == 0.005
+    assert not any(c.unannotated for c in topo.components if c.kind == "bolt")
+    window.document.undo_stack.undo()
+    assert window.document.topology().bolt_by_name("split").unannotated == ["alpha", "sigma"]
+    timings.write_text("component,alpha\nnobody,5ms\n")
+    window.storm_io.action_import_timings.trigger()
+    kind, title, text = window.dialogs.shown[-1]
+    assert (kind, title) == ("error", "Cannot annotate") and "no component 'nobody'" in text

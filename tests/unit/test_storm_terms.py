@@ -356,3 +356,83 @@ def test_check_speaks_storms_words(capsys) -> None:
     assert code == 0 and " ".join(header) == ("bolt service rate min..max (tuples/s) inflow min..max (tuples/s) "
                                               "capacity ρ status suggest executors")
     assert "count  2.7..3.33" in out and "1.33        grows" in out
+
+
+# ---- point 10: annotating a real topology in one command ----------------------------------------------------
+
+CRAWLER_TIMINGS = """# StormCrawler's crawler, timed as in _crawler()
+spout: {rate: 10/s, burst: 1}
+filespout: {rate: 1/s, burst: 1, ratio.status: 1}
+__tick:status_metrics: {rate: 0.1, burst: 1}
+filter: {alpha: 1ms, sigma: 0, sigma.status: 1}
+partitioner: {alpha: 1ms, sigma: 1}
+fetcher: {alpha: 10ms, sigma: {default: 1, status: 0.1}}
+sitemap: {alpha: 1ms, sigma: 1, sigma.status: 0.05}
+parse: {alpha: 1ms, sigma: 1, sigma.status: 26}
+shunt: {alpha: 1ms, sigma: 0.9, sigma.tika: 0.1}
+tika: {alpha: 1ms, sigma: 1, sigma.status: 0.2}
+index: {alpha: 1ms, sigma: 0, sigma.status: 1}
+status: {alpha: 10ms, sigma: 0, sigma.deletion: 0.01}
+deleter: {alpha: 1ms, sigma: 0}
+status_metrics: {alpha: 1ms, sigma: 0}
+"""
+
+
+def test_a_timings_file_annotates_the_whole_crawler_in_one_command(capsys, tmp_path: Path) -> None:
+    doc = tmp_path / "crawler.storm.json"
+    assert run(capsys, "import", "flux", str(WILD / "stormcrawler" / "crawler.flux"), "-o", str(doc))[0] == 0
+    timings = tmp_path / "timings.yaml"
+    timings.write_text(CRAWLER_TIMINGS)
+    code, out, err = run(capsys, "annotate", str(doc), "--from", str(timings))
+    assert code == 0, err
+    assert "bolts.fetcher.alpha: not annotated -> 10 ms" in out and "still not annotated" not in out
+    topo = load_topology(doc)
+    expected = _crawler()
+    mine = {c.name: (c.model_dump(exclude={"id", "unannotated"})) for c in topo.components}
+    assert mine == {c.name: c.model_dump(exclude={"id", "unannotated"}) for c in expected.components}
+    h = headroom(topo)
+    assert h.storm is not None and h.storm.queues[0].pending_bound == 27270  # the figures of point 3 again
+
+
+def test_a_csv_and_a_bad_value_name_their_line(capsys, tmp_path: Path) -> None:
+    folder = tmp_path / "hdinsight"
+    shutil.copytree(WILD / "hdinsight-eventhub", folder)
+    doc = tmp_path / "reader.storm.json"
+    assert run(capsys, "import", "flux", str(folder / "reader.yaml"), "--filter", str(folder / "dev.properties"),
+               "-o", str(doc))[0] == 0
+    timings = tmp_path / "timings.csv"
+    timings.write_text("component,rate,burst,alpha,sigma\neventhub-spout,300/s,1,,\nparser-bolt,,,0.5ms,1\n"
+                       "log-bolt,,,5ms,0\n")
+    code, out, err = run(capsys, "annotate", str(doc), "--from", str(timings))
+    assert code == 0, err
+    (log_bolt,) = headroom(load_topology(doc)).storm.queues  # type: ignore[union-attr]
+    assert log_bolt.wait_when_full == Fraction(32768, 200)  # point 4's figure, from one command
+    timings.write_text("component,alpha\nlog-bolt,5 parsecs\n")
+    code, _, err = run(capsys, "annotate", str(doc), "--from", str(timings))
+    assert code == 2 and err.count("\n") == 1 and "bolts.log-bolt.alpha" in err and str(timings) in err
+
+
+def test_the_storm_ui_tables_annotate_a_flux_import(capsys, tmp_path: Path) -> None:
+    """The Storm UI's topology page saved as JSON, or its Bolts and Spouts tables copied from the page: the
+    sentences spout emitted 24020 tuples in 10 min (40.03/s); split executed 24000 in 5 ms each, emitting 5 per
+    sentence."""
+    doc = tmp_path / "wc.storm.json"
+    assert run(capsys, "import", "flux", str(ROOT / "models" / "wordcount.flux.yaml"), "-o", str(doc))[0] == 0
+    page = tmp_path / "page.json"
+    shutil.copy(ROOT / "tests" / "data" / "storm-ui" / "topology.json", page)
+    code, out, err = run(capsys, "annotate", str(doc), "--from", str(page))
+    assert code == 0, err
+    topo = load_topology(doc)
+    split = topo.bolt_by_name("split")
+    assert abs(topo.spouts[0].rate - 24020 / 600) < 1e-6 and split.alpha == 0.005 and split.sigma == 5
+    copied = tmp_path / "tables.tsv"
+    copied.write_text("Id\tExecutors\tTasks\tEmitted\tTransferred\tComplete latency (ms)\tAcked\tFailed\n"
+                      "sentences\t1\t1\t30,000\t30,000\t31.250\t23,990\t0\n\n"
+                      "Id\tExecutors\tTasks\tEmitted\tTransferred\tCapacity (last 10m)\tExecute latency (ms)\t"
+                      "Executed\tProcess latency (ms)\tAcked\tFailed\n"
+                      "split\t2\t2\t120,000\t120,000\t0.100\t4.000\t30,000\t5.212\t24,000\t0\n")
+    code, out, err = run(capsys, "annotate", str(doc), "--from", str(copied))
+    assert code == 0, err
+    topo = load_topology(doc)
+    assert topo.spouts[0].rate == 50 and topo.bolt_by_name("split").alpha == 0.004
+    assert topo.bolt_by_name("split").sigma == 4
