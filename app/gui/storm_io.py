@@ -81,12 +81,18 @@ class StormUIDialog(QDialog):
         self.timeout = QDoubleSpinBox()
         self.timeout.setRange(1, 300)
         self.timeout.setValue(float(last.get("timeout", 10)))
+        self.lag_interval = QDoubleSpinBox()
+        self.lag_interval.setRange(0, 600)
+        self.lag_interval.setValue(float(last.get("lag_interval", 0)))
+        self.lag_interval.setToolTip("Read the Kafka lag twice, this many seconds apart, and add its growth to the "
+                                     "spouts' rates: under backpressure the Storm UI shows throttled rates (0: once)")
         self.annotate = QCheckBox("annotate the open document (match components by name)")
         self.annotate.setChecked(annotate_possible)
         self.annotate.setEnabled(annotate_possible)
         for label, widget in (("Storm UI", self.url), ("Topology", self.topology), ("Window (s)", self.window),
                               ("User", self.user), ("Password", self.password), ("Token", self.token),
-                              ("Timeout (s)", self.timeout), ("", self.annotate)):
+                              ("Timeout (s)", self.timeout), ("Lag interval (s)", self.lag_interval),
+                              ("", self.annotate)):
             form.addRow(label, widget)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
@@ -97,14 +103,16 @@ class StormUIDialog(QDialog):
         return {"url": self.url.text().strip(), "topology": self.topology.text().strip(),
                 "window": self.window.currentText(), "user": self.user.text().strip() or None,
                 "password": self.password.text() or None, "token": self.token.text() or None,
-                "timeout": self.timeout.value(), "annotate": self.annotate.isChecked()}
+                "timeout": self.timeout.value(), "lag_interval": self.lag_interval.value(),
+                "annotate": self.annotate.isChecked()}
 
 
 def _fetch(request: dict[str, Any], report: Any) -> StormUIImport:
     """Runs in the worker thread: plain data in, a pydantic model out."""
     credentials = Credentials.resolve(request.get("user"), request.get("password"), request.get("token"))
     return read_storm_ui(request["url"], request["topology"], request.get("window", "600"), credentials,
-                         float(request.get("timeout", 10)), request.get("cafile"), progress=report)
+                         float(request.get("timeout", 10)), request.get("cafile"), progress=report,
+                         lag_interval=float(request.get("lag_interval", 0)))
 
 
 class StormIO(QObject):
