@@ -317,7 +317,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
     running = running_from_flux(imported.document)
     if document is not None:  # what the cluster runs, when the document was annotated from its Storm UI
         running = as_running(running, document)
-    commands = rebalance_lines(flux_topology.name, running, wanted)
+    raised = {c: n for e in edits for c, n in e.raised_tasks.items()}
+    commands = rebalance_lines(flux_topology.name, running, wanted, raised)
     if commands:
         print("on the running topology, without a redeploy:")
         for line in commands:

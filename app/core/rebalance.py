@@ -27,9 +27,12 @@ class Running:
     tasks_set: bool = False  # numTasks written in the Flux file (else Storm's default, one per executor)
 
 
-def rebalance_lines(topology: str, running: dict[str, Running], wanted: dict[str, int]) -> list[str]:
+def rebalance_lines(topology: str, running: dict[str, Running], wanted: dict[str, int],
+                    raised_tasks: dict[str, int] | None = None) -> list[str]:
     """One `storm rebalance` command for the components whose tasks allow it, then a line per component
-    that needs `numTasks` raised and a redeploy. Nothing when no executor count changes."""
+    that needs `numTasks` raised and a redeploy (`raised_tasks`: those the repaired file already raises).
+    Nothing when no executor count changes."""
+    raised_tasks = raised_tasks or {}
     reachable = {c: n for c, n in wanted.items() if c in running and n != running[c].executors
                  and n <= running[c].tasks}
     beyond = {c: n for c, n in wanted.items() if c in running and n > running[c].tasks}
@@ -46,7 +49,10 @@ def rebalance_lines(topology: str, running: dict[str, Running], wanted: dict[str
                          f"{n} (the queue model's parallelism is the executors)")
     for c, n in beyond.items():
         tasks = running[c].tasks
-        if running[c].tasks_set:
+        if raised_tasks.get(c, 0) >= n:
+            lines.append(f"{c}: has {tasks} task{'s' if tasks != 1 else ''}, and rebalance cannot raise its executors "
+                         f"above that: redeploy the repaired file, which raises its numTasks to {raised_tasks[c]}")
+        elif running[c].tasks_set:
             lines.append(f"{c}: its numTasks: {tasks} caps it at {tasks} executor{'s' if tasks != 1 else ''}, by "
                          f"rebalance or by a redeploy of the repaired file: raise numTasks to {n} or more in the "
                          "Flux file and redeploy")

@@ -312,7 +312,7 @@ class StormIO(QObject):
             window.show_message(f"{Path(flux).name} already has this parallelism")
             return True
         changes = "\n".join(f"{e.path.name}: {c}" for e in edits for c in e.changes)
-        commands = rebalance_commands(topo)
+        commands = rebalance_commands(topo, {c: n for e in edits for c, n in e.raised_tasks.items()})
         if commands:
             changes += "\n\nOn the running topology, without a redeploy:\n" + "\n".join(commands)
         if not window.dialogs.confirm(window, "Save parallelism to Flux file",
@@ -400,7 +400,7 @@ class StormIO(QObject):
         window.dialogs.info(window, "Imported from Storm UI", text)
 
 
-def rebalance_commands(topo: Topology) -> list[str]:
+def rebalance_commands(topo: Topology, raised_tasks: dict[str, int] | None = None) -> list[str]:
     """`storm rebalance` lines for the document's parallelism, against its Flux file as deployed."""
     from app.core.formats.flux import FluxError, options_of, read_flux
     from app.core.rebalance import rebalance_lines, running_from_flux
@@ -411,7 +411,8 @@ def rebalance_commands(topo: Topology) -> list[str]:
         deployed = read_flux(topo.storm.flux_file, options_of(topo))
     except (FluxError, OSError):
         return []
-    return rebalance_lines(topo.name, running_from_flux(deployed), {b.name: b.parallelism for b in topo.bolts})
+    return rebalance_lines(topo.name, running_from_flux(deployed), {b.name: b.parallelism for b in topo.bolts},
+                           raised_tasks)
 
 
 def install(window: Any) -> StormIO:

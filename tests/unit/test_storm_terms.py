@@ -249,6 +249,8 @@ def test_repair_raises_num_tasks_with_the_parallelism(capsys, tmp_path: Path) ->
         in text
     assert out.read_text() == DIAMOND.replace("parallelism: 2\n    numTasks: 4", "parallelism: 6\n    numTasks: 6") \
         .replace("parallelism: 2\n    numTasks: 8", "parallelism: 6\n    numTasks: 8")
+    assert "left: has 4 tasks, and rebalance cannot raise its executors above that: redeploy the repaired file, " \
+        "which raises its numTasks to 6" in text and "storm rebalance diamond -e right=6" in text
     again = import_flux(out).topology
     assert {b.name: (b.parallelism, b.tasks) for b in again.bolts}["left"] == (6, 6)
 

@@ -45,6 +45,8 @@ class FileEdit:
     before: str
     after: str
     changes: list[str] = field(default_factory=list)
+    # component -> the numTasks the edit raises it to (with its parallelism: Storm runs no more executors than tasks)
+    raised_tasks: dict[str, int] = field(default_factory=dict)
 
     def diff(self) -> str:
         """A unified diff of the edit (what `repair` prints without --in-place)."""
@@ -150,7 +152,8 @@ def _placeholder_source(raw_line: str, properties: Path | None) -> str:
 
 
 def _plan_file(path: Path, raw: str, text: str, wanted: dict[tuple[str, str], int],
-               current: dict[tuple[str, str], int], properties: Path | None = None) -> tuple[str, list[str]]:
+               current: dict[tuple[str, str], int], properties: Path | None = None,
+               raised: dict[str, int] | None = None) -> tuple[str, list[str]]:
     """The repaired raw text of one file: `wanted` parallelism for its spouts and bolts (by ("spouts" or "bolts",
     id)); `current` holds every component's value in the file."""
     items: dict[tuple[str, int], _Item] = {}
@@ -200,7 +203,8 @@ def _plan_file(path: Path, raw: str, text: str, wanted: dict[tuple[str, str], in
         ev = item.values.get("parallelism")
         label = f"{kind_of}.{bolt}.parallelism"
         old = current.get((kind_of, bolt), 1)
-        _raise_tasks(path, text, item, f"{kind_of}.{bolt}", n, edits, changes)
+        if _raise_tasks(path, text, item, f"{kind_of}.{bolt}", n, edits, changes) and raised is not None:
+            raised[bolt] = n
         if ev is None:
             if item.flow:
                 at = item.end.start_mark.index
@@ -276,12 +280,12 @@ def _plan_file(path: Path, raw: str, text: str, wanted: dict[tuple[str, str], in
 
 
 def _raise_tasks(path: Path, text: str, item: _Item, label: str, n: int, edits: list[tuple[int, int, str]],
-                 changes: list[str]) -> None:
+                 changes: list[str]) -> bool:
     """A `numTasks` below the new parallelism is raised to it: Storm runs no more executors than tasks, so the
-    repaired file would still run the old count."""
+    repaired file would still run the old count. Whether it was raised."""
     ev = item.values.get("numTasks")
     if ev is None:
-        return
+        return False
     if type(ev).__name__ != "ScalarEvent" or ev.anchor:
         raise FluxError(path, ev.start_mark.line + 1, f"{label}.numTasks",
                         f"must be raised to at least {n} with the parallelism, but it is shared or not a plain "
@@ -289,12 +293,14 @@ def _raise_tasks(path: Path, text: str, item: _Item, label: str, n: int, edits: 
     try:
         tasks = int(ev.value)
     except ValueError:
-        return  # a ${...} left as it is: the repair's line check names it
-    if tasks < n:
-        start, end = _value_span(text, ev)
-        edits.append((start, end, str(n)))
-        changes.append(f"{label}.numTasks: {tasks} -> {n} (raised with the parallelism: Storm runs no more "
-                       "executors than tasks)")
+        return False  # a ${...} left as it is: the repair's line check names it
+    if tasks >= n:
+        return False
+    start, end = _value_span(text, ev)
+    edits.append((start, end, str(n)))
+    changes.append(f"{label}.numTasks: {tasks} -> {n} (raised with the parallelism: Storm runs no more "
+                   "executors than tasks)")
+    return True
 
 
 def _without_parallelism(tree: Any) -> tuple[Any, dict[tuple[str, str], int], dict[tuple[str, str], Any]]:
@@ -334,9 +340,10 @@ def plan_repair(flux_path: str | Path, wanted: dict[str, int], options: FluxOpti
         text = substitute(raw, props, options)
         current = {("bolts", b.id): (b.parallelism or 1) for b in doc.bolts.values() if b.file == file}
         current.update({("spouts", s.id): (s.parallelism or 1) for s in doc.spouts.values() if s.file == file})
-        after, changes = _plan_file(file, raw, text, values_here, current, options.filter)
+        raised: dict[str, int] = {}
+        after, changes = _plan_file(file, raw, text, values_here, current, options.filter, raised)
         _check_only_parallelism(file, text, substitute(after, props, options), values_here, options)
-        edits.append(FileEdit(file, raw, after, changes))
+        edits.append(FileEdit(file, raw, after, changes, raised))
     return edits
 
 
