@@ -171,6 +171,8 @@ def headroom_defs() -> dict[str, Any]:
                 "properties": {"headroom": num, "headroom_exact": {"type": "boolean"}, "limiting_bolts": names,
                                "grows_at": num, "first_to_saturate": names, "overloaded": {"type": "boolean"},
                                "exact": names, "storm": {"anyOf": [{"type": "null"}, storm]},
+                               "timeouts": {"type": "array", "items": {"type": "object"}, "description": "bounded "
+                                            "queues whose wait can exceed the message timeout"},
                                "observed": {"type": "object", "description": "what the Storm UI showed beyond "
                                             "the rates (a Storm UI import) and its signs of saturation"},
                                "ignores_failures": {"const": True, "description": "set by check when failures are "

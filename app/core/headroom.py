@@ -162,6 +162,17 @@ class StormForecast:
 
 
 @dataclass
+class TimeoutRisk:
+    """A bolt whose queue bound (from the rate check) lets a tuple wait longer than the message timeout."""
+
+    bolt: str
+    queue_bound: Fraction  # tuples its queue stays below (the rate check's bound)
+    service_rate: Fraction  # its smallest service rate, tuples/s
+    wait: Fraction  # queue_bound / service_rate: the longest a tuple waits in it
+    timeout: int  # topology.message.timeout.secs (30 when unset)
+
+
+@dataclass
 class Headroom:
     """The factors of `docs/storm.md` ("Headroom"); None for a factor that is unlimited."""
 
@@ -180,6 +191,9 @@ class Headroom:
     # what the Storm UI showed of the running topology (a Storm UI import), and the message timeout it is read against
     observed: StormObserved | None = None
     message_timeout_secs: int | None = None
+    # bounded queues that still hold tuples longer than the message timeout (with acking; from the rate check's
+    # queue bounds, where it gives them)
+    timeout_risks: list[TimeoutRisk] = field(default_factory=list)
 
     @property
     def overloaded(self) -> bool:
@@ -197,6 +211,10 @@ class Headroom:
         }
         if self.ignores_failures:
             out["ignores_failures"] = True
+        if self.timeout_risks:
+            out["timeouts"] = [{"bolt": r.bolt, "queue_bound": _num(r.queue_bound),
+                                "service_rate": _num(r.service_rate), "wait": _num(r.wait), "timeout": r.timeout}
+                               for r in self.timeout_risks]
         if self.observed is not None:
             out["observed"] = {**self.observed.model_dump(mode="json"),
                                "signs": saturation_signs(self.observed, self.message_timeout_secs)}
@@ -316,7 +334,25 @@ def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
         g, first, g_exact = Fraction(0), amplified, False
     storm = _forecast(topo, g, first) if g is not None and g < 1 else None
     return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact, ignores_failures=report.failures,
-                    observed=topo.storm.observed, message_timeout_secs=topo.storm.message_timeout_secs)
+                    observed=topo.storm.observed, message_timeout_secs=topo.storm.message_timeout_secs,
+                    timeout_risks=_timeout_risks(topo, report))
+
+
+def _timeout_risks(topo: Topology, report: RateReport) -> list[TimeoutRisk]:
+    """Bolts whose queue bound, drained at their smallest service rate, outlasts the message timeout: with acking,
+    trees through them can time out and be replayed although nothing is lost (docs/storm.md, "Timeouts")."""
+    if not _acking(topo)[0]:
+        return []
+    timeout = topo.storm.message_timeout_secs or DEFAULT_MESSAGE_TIMEOUT
+    risks = []
+    for name, b in report.bolts.items():
+        bound = getattr(b, "queue_bound", None)
+        if bound is None or b.capacity_min <= 0:
+            continue
+        wait = exact(bound) / exact(b.capacity_min)
+        if wait > timeout:
+            risks.append(TimeoutRisk(name, exact(bound), exact(b.capacity_min), wait, timeout))
+    return risks
 
 
 def _acking(topo: Topology) -> tuple[bool, str]:
@@ -634,9 +670,17 @@ def observed_line(h: Headroom) -> str | None:
            f"rates, so {meaning}"
 
 
+def timeout_lines(h: Headroom) -> list[str]:
+    """A line per bounded queue whose wait can exceed the message timeout."""
+    return [f"{r.bolt}'s queue stays below {decimal(r.queue_bound)} tuples, but a tuple may wait up to "
+            f"{duration(r.wait)} in it (at {decimal(r.service_rate)} tuples/s), longer than the message timeout "
+            f"({r.timeout} s): trees through {r.bolt} can time out and be replayed although nothing is lost"
+            for r in h.timeout_risks]
+
+
 def capacity_lines(h: Headroom) -> list[str]:
     """The capacity block of `check`, `verify` and the report: the headline, then Storm's response."""
-    lines = [headline(h)]
+    lines = [headline(h), *timeout_lines(h)]
     seen = observed_line(h)
     if seen is not None:
         lines.append(seen)

@@ -499,3 +499,24 @@ def options_of_doc(doc: Path):  # noqa: ANN201 - FluxOptions
     from app.core.formats.flux import options_of, resolved_paths
 
     return options_of(resolved_paths(load_topology(doc), doc))
+
+
+def test_a_bounded_queue_whose_wait_exceeds_the_timeout_is_warned(capsys, tmp_path: Path) -> None:
+    """Point 4 where the rate check gives a queue bound (failures on): models/failover with C failing every 100 s
+    at the soonest proves A bounded with its queue below 13.06 tuples; at A's 1/0.9 = 1.11 tuples/s a tuple
+    waits up to 13.06 × 0.9 = 11.75 s: over a 5 s message timeout, within the default 30 s."""
+    data = json.loads((ROOT / "models" / "failover.storm.json").read_text())
+    data["bolts"][1]["min_ttf"] = 100
+    doc = tmp_path / "fo.storm.json"
+    doc.write_text(json.dumps(data))
+    assert headroom(load_topology(doc)).timeout_risks == []  # 30 s, Storm's default
+    data.setdefault("storm", {})["message_timeout_secs"] = 5
+    doc.write_text(json.dumps(data))
+    (risk,) = headroom(load_topology(doc)).timeout_risks
+    assert risk.bolt == "A" and abs(float(risk.wait) - float(risk.queue_bound) * 0.9) < 1e-9
+    assert 11.7 < float(risk.wait) < 11.8
+    code, out, _ = run(capsys, "check", str(doc))
+    assert code == 0 and "A's queue stays below 13.1 tuples, but a tuple may wait up to 11.8 s in it" in out
+    data["settings"]["replay"] = "none"  # no acking: nothing times out
+    doc.write_text(json.dumps(data))
+    assert headroom(load_topology(doc)).timeout_risks == []
