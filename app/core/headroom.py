@@ -20,16 +20,22 @@ iterates a cycle's flows down from a bound that does not scale, H is found by bi
 the exact check instead, and is the largest factor proven (a sound lower bound of the
 supremum, marked not exact).
 
-For an overloaded topology (G < 1), what Storm does, from the document's Storm settings
-(all estimates from the model's nominal timing, not proofs):
+For an overloaded topology (G < 1), what Storm does, from the document's Storm settings and the defaults of
+its Storm version (2.x when unknown: `storm_defaults`; all estimates from the model's nominal timing, not
+proofs):
 
-* backpressure (on by default since Storm 1.0) throttles the spouts to G × their rates, and
-  the source's backlog (Kafka lag) grows by Σ rate × (1 − G) tuples/s;
-* each growing bolt's receive queues (`topology.executor.receive.buffer.size` per executor,
-  1024 when unset) fill in buffer × executors / growth seconds;
-* with `topology.max.spout.pending` P, a spout with E executors keeps P × E tuples in flight;
-  Little's law (L = λW) at the throttled rate λ gives each one's waiting time W, and a W
-  above `topology.message.timeout.secs` (30 when unset) means tuples time out and are replayed.
+* backpressure (always on in 2.x, on by default in 1.0, off by default in 1.1 and 1.2) throttles the spouts to
+  G × their rates, and the source's backlog (Kafka lag) grows by Σ rate × (1 − G) tuples/s;
+* each growing bolt's receive queues (`topology.executor.receive.buffer.size` per executor: 32768 tuples in
+  2.x, 1024 batched slots in 1.x) fill in buffer × executors / growth seconds, and a tuple then waits
+  buffer × executors / service rate, warned when above `topology.message.timeout.secs` (30 when unset);
+* with acking (ackers and reliable spouts) and `topology.max.spout.pending` P, a spout with n tasks keeps
+  P × n trees in flight: at most Σ P × n × (tuples per tree, σ along the anchored paths) tuples can reach a
+  bolt, and when that is below its queue max.spout.pending binds before backpressure; Little's law
+  (L = λW) at the throttled rate λ gives each tree's waiting time W, against the message timeout.
+
+Every text is a presentation function of its own (`assumptions_line`, `throttle_line`, `queue_lines`,
+`pending_lines`, `timeout_lines`, `observed_line`), apart from the analysis.
 """
 
 from __future__ import annotations
