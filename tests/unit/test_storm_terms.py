@@ -520,3 +520,64 @@ def test_a_bounded_queue_whose_wait_exceeds_the_timeout_is_warned(capsys, tmp_pa
     data["settings"]["replay"] = "none"  # no acking: nothing times out
     doc.write_text(json.dumps(data))
     assert headroom(load_topology(doc)).timeout_risks == []
+
+
+SPLIT_JOIN = """# a split-join enrichment topology in the shape of Apache Metron's (written for this test)
+name: "enrichment"
+config:
+  topology.workers: ${enrichment.workers}
+  topology.acker.executors: ${enrichment.acker.executors}
+  topology.max.spout.pending: ${enrichment.max.spout.pending}
+spouts:
+  - id: "kafkaSpout"
+    className: "org.apache.storm.kafka.spout.KafkaSpout"
+    parallelism: ${kafka.spout.parallelism}
+bolts:
+  - id: "enrichmentSplitBolt"
+    className: "org.example.SplitBolt"
+    parallelism: 1
+  - id: "geoEnrichmentBolt"
+    className: "org.example.GeoBolt"
+    parallelism: 1
+  - id: "hostEnrichmentBolt"
+    className: "org.example.HostBolt"
+    parallelism: 1
+  - id: "enrichmentJoinBolt"
+    className: "org.example.JoinBolt"
+    parallelism: 1
+streams:
+  - {from: kafkaSpout, to: enrichmentSplitBolt, grouping: {type: LOCAL_OR_SHUFFLE}}
+  - {from: enrichmentSplitBolt, to: geoEnrichmentBolt, grouping: {type: FIELDS, args: [key], streamId: geo}}
+  - {from: enrichmentSplitBolt, to: hostEnrichmentBolt, grouping: {type: FIELDS, args: [key], streamId: host}}
+  - {from: enrichmentSplitBolt, to: enrichmentJoinBolt, grouping: {type: FIELDS, args: [key], streamId: message}}
+  - {from: geoEnrichmentBolt, to: enrichmentJoinBolt, grouping: {type: FIELDS, args: [key], streamId: geo}}
+  - {from: hostEnrichmentBolt, to: enrichmentJoinBolt, grouping: {type: FIELDS, args: [key], streamId: host}}
+"""
+
+
+def test_a_split_join_with_zero_ackers_from_its_properties_has_no_max_spout_pending_line(capsys,
+                                                                                         tmp_path: Path) -> None:
+    """Point 2 with the settings from a properties file (--filter): 0 ackers, max.spout.pending 500 over 1 spout
+    executor. The join (2 ms, 500 tuples/s) receives 3 tuples per message (message, geo, host) of 200/s: 600/s,
+    so it grows above ×500/600; Storm acks at emit, so no "500 tuples in flight" line, no timeout."""
+    flux, props = tmp_path / "enrichment.yaml", tmp_path / "enrichment.properties"
+    flux.write_text(SPLIT_JOIN)
+    props.write_text("enrichment.workers=1\nenrichment.acker.executors=0\nenrichment.max.spout.pending=500\n"
+                     "kafka.spout.parallelism=1\n")
+    doc = tmp_path / "enrichment.storm.json"
+    assert run(capsys, "import", "flux", str(flux), "--filter", str(props), "-o", str(doc))[0] == 0
+    timings = tmp_path / "timings.yaml"
+    timings.write_text("kafkaSpout: {rate: 200/s, burst: 1}\n"
+                       "enrichmentSplitBolt: {alpha: 1ms, sigma: 0, sigma.geo: 1, sigma.host: 1, sigma.message: 1}\n"
+                       "geoEnrichmentBolt: {alpha: 1ms, sigma: 0, sigma.geo: 1}\n"
+                       "hostEnrichmentBolt: {alpha: 1ms, sigma: 0, sigma.host: 1}\n"
+                       "enrichmentJoinBolt: {alpha: 2ms, sigma: 1}\n")
+    assert run(capsys, "annotate", str(doc), "--from", str(timings))[0] == 0
+    topo = load_topology(doc)
+    assert topo.storm.acker_executors == 0 and topo.storm.max_spout_pending == 500
+    h = headroom(topo)
+    assert h.grows_at == Fraction(5, 6) and h.first_to_saturate == ["enrichmentJoinBolt"]
+    assert h.storm is not None and not h.storm.acking and h.storm.pending == [] and h.storm.throttle == "backpressure"
+    code, out, _ = run(capsys, "check", str(doc))
+    assert "tuples in flight" not in out and "max.spout.pending 500" not in out
+    assert "acking off (topology.acker.executors: 0: Storm acks every tuple at emit" in out
