@@ -22,6 +22,7 @@ from app.cli.common import (
     StatusLine,
     UsageError,
     add_failures_option,
+    add_storm_version_option,
     examples,
     positive_seconds,
     print_result,
@@ -177,7 +178,7 @@ def _check_writable(args: argparse.Namespace, path: str) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from app.cli.common import read_topology, with_failures, write_output_file
+    from app.cli.common import read_topology, with_failures, with_storm_version, write_output_file
     from app.core.formats.trace import trace_bytes
     from app.core.headroom import capacity_lines, headroom
     from app.core.tcn.search import SearchOptions, verify
@@ -191,7 +192,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if value is not None and value > args.max_k:
             raise UsageError(f"{option} {value} is over the limit of {args.max_k} positions "
                              "(raise it with --max-k N or STORMBOUND_MAX_K; docs/limits.md)")
-    topo = with_failures(read_topology(args.file), args.failures, args.file)
+    topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
     if args.trace_out:
         _check_writable(args, args.trace_out)
     if not topo.bolts:
@@ -284,6 +285,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--region-clocks", action="store_true", dest="region_clocks",
                    help="let clocks repeat up to regions at the loop (finds more lassos, may be slower)")
     add_failures_option(p)
+    add_storm_version_option(p, "for this run")
     p.set_defaults(func=cmd_verify, file_args=("file",))
 
 
