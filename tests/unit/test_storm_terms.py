@@ -358,7 +358,7 @@ def test_check_speaks_storms_words(capsys) -> None:
     code, out, _ = run(capsys, "check", str(ROOT / "models" / "getting-started.storm.json"))
     header = out.splitlines()[2].split()
     assert code == 0 and " ".join(header) == ("bolt service rate min..max (tuples/s) inflow min..max (tuples/s) "
-                                              "capacity ρ status suggest executors")
+                                              "capacity ρ status queue bound suggest executors")
     assert "count  2.7..3.33" in out and "1.33        grows" in out
 
 
