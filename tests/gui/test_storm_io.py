@@ -53,7 +53,7 @@ def test_import_flux_shows_unannotated_values_amber(make_window: Callable[..., A
     node = window.scene.nodes[count.id]
     assert node.unannotated_fields() == ["alpha", "sigma"]
     assert node.parameter_colour() == UNANNOTATED_TEXT
-    assert node.parameter_lines()[0] == "α ? · σ ? · C 1"
+    assert node.parameter_lines()[0] == "α ? · σ ? · 1 exec"
     assert "not annotated: α, σ" in node.toolTip()
     assert window.scene.nodes[topo.spouts[0].id].parameter_lines() == ["rate ? · burst ?"]
     assert "not annotated" in window.status_problems.text()
@@ -212,3 +212,17 @@ def test_timings_annotate_the_open_document_as_one_undo_step(make_window: Callab
     window.storm_io.action_import_timings.trigger()
     kind, title, text = window.dialogs.shown[-1]
     assert (kind, title) == ("error", "Cannot annotate") and "no component 'nobody'" in text
+
+
+def test_saving_an_imported_document_stores_its_flux_file_relative_to_it(make_window: Callable[..., Any],
+                                                                          flux_copy: Path) -> None:
+    """The folder with the document and its Flux file can move: `export flux` still finds the file."""
+    import json
+
+    window = make_window()
+    _import_flux(window, flux_copy)
+    assert Path(window.document.topology().storm.flux_file or "").is_absolute()
+    target = flux_copy.parent / "wc.storm.json"
+    assert window.save_to(target)
+    saved = json.loads(target.read_text())
+    assert saved["storm"]["flux_file"] == "wordcount.yaml"
