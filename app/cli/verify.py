@@ -28,7 +28,7 @@ from app.cli.common import (
     print_result,
 )
 from app.core.formats import limits
-from app.core.headroom import duration
+from app.core.storm.words import duration
 
 log = logging.getLogger("stormbound.verify")
 EXIT_BY_VERDICT = {"counterexample": EXIT_FOUND, "none-up-to-k": EXIT_OK, "no-repeating-growth": EXIT_OK,
@@ -180,7 +180,8 @@ def _check_writable(args: argparse.Namespace, path: str) -> None:
 def cmd_verify(args: argparse.Namespace) -> int:
     from app.cli.common import read_topology, with_failures, with_storm_version, write_output_file
     from app.core.formats.trace import trace_bytes
-    from app.core.headroom import capacity_lines, headroom
+    from app.core.headroom import headroom
+    from app.core.storm.lines import capacity_lines
     from app.core.tcn.search import SearchOptions, verify
     from app.core.topology import one_line
 

@@ -6,8 +6,10 @@ from fractions import Fraction
 
 import pytest
 
-from app.core.headroom import DEFAULT_RECEIVE_BUFFER, headline, headroom, scaled, storm_lines
+from app.core.headroom import headroom
 from app.core.rates import margins, nominal_margins, rate_check
+from app.core.storm.forecast import DEFAULT_RECEIVE_BUFFER, scaled
+from app.core.storm.lines import headline, storm_lines
 from app.core.topology import parse_topology
 
 

@@ -16,7 +16,9 @@ import pytest
 from app.cli import main
 from app.core.formats import load_topology
 from app.core.formats.flux import import_flux
-from app.core.headroom import headroom, storm_defaults, storm_lines
+from app.core.headroom import headroom
+from app.core.storm.forecast import storm_defaults
+from app.core.storm.lines import storm_lines
 from app.core.topology import Topology, parse_topology
 
 ROOT = Path(__file__).resolve().parents[2]

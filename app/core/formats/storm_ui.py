@@ -325,8 +325,8 @@ GROUPINGS_NOTE = ("groupings: the Storm UI does not report them; shuffle assumed
 
 
 def _saturation_notes(observed: dict[str, Any], span: str, timeout: int | None, lag_error: str | None) -> list[str]:
-    """What says the measured rates are throttled (app/core/headroom.py, `saturation_signs`), as import notes."""
-    from app.core.headroom import saturation_signs
+    """What says the measured rates are throttled (app/core/storm/forecast.py, `saturation_signs`), as import notes."""
+    from app.core.storm.forecast import saturation_signs
     from app.core.topology import StormObserved
 
     signs = saturation_signs(StormObserved.model_validate(observed), timeout, span)
