@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
@@ -495,6 +496,13 @@ def graph_problems(topo: Topology) -> list[Problem]:
             problems.append(Problem("layout", f"position for unknown component '{ref}'"))
     problems += failure_problems(topo)
     return problems
+
+
+def still_unannotated(unannotated: Iterable[str], set_fields: Iterable[str]) -> list[str]:
+    """What stays "not annotated" after values are set for `set_fields`: a value typed, imported or
+    annotated is a value (the one rule `annotate`, timings files and the inspector follow)."""
+    done = set(set_fields)
+    return [f for f in unannotated if f not in done]
 
 
 def failure_problems(topo: Topology) -> list[Problem]:

@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from app.core.topology import Topology, one_line
+from app.core.topology import Topology, one_line, still_unannotated
 
 KEYS = {
     "spout": {"rate": "rate", "burst": "count", "parallelism": "count"},
@@ -122,7 +122,7 @@ def apply_values(data: dict[str, Any], component: str, items: list[tuple[str, st
         unannotated = c.get("unannotated") or []
         was_missing = field in unannotated
         if was_missing:
-            c["unannotated"] = [u for u in unannotated if u != field]
+            c["unannotated"] = still_unannotated(unannotated, [field])
 
         def shown(x: float | int, unit: str = unit) -> str:
             if unit == "time":
