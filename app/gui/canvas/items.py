@@ -22,7 +22,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
-from app.core.rates import STATUS_WORDS, BoltRates
+from app.core.rates import STATUS_SHORT, STATUS_WORDS, BoltRates
 from app.core.topology import Component
 from app.core.units import format_duration
 
@@ -166,7 +166,7 @@ class NodeItem(QGraphicsObject):
                  f"· {c.parallelism} exec" + (f"/{c.tasks} tasks" if c.tasks and c.tasks != c.parallelism else "")]
         if self.rates is not None:
             bound = self.rates.queue_bound
-            lines.append(f"ρ {self.rates.utilisation:.2f} · {STATUS_WORDS.get(self.rates.status, self.rates.status)}"
+            lines.append(f"ρ {self.rates.utilisation:.2f} · {STATUS_SHORT.get(self.rates.status, self.rates.status)}"
                          + (f" < {bound:.4g}" if bound is not None else ""))
         return lines
 
