@@ -35,7 +35,8 @@ from app.core.rates.report import (
 from app.core.rates.verdicts import STATUS_SHORT, STATUS_WORDS, Status
 
 __all__ = [
-    "IDLE_SHARE_LIMIT", "STATUS_SHORT", "STATUS_WORDS", "BoltRates", "IdleWarning", "LoadMargins", "RateFigures", "RateReport",
-    "Status", "bounded_bolts", "exact", "failure_margins", "idle_warning", "keeps_up", "load_margins", "margins",
-    "no_parallelism_reason", "nominal_margins", "queue_bounds", "rate_check", "repeating_margins", "sigma_bounds",
+    "IDLE_SHARE_LIMIT", "STATUS_SHORT", "STATUS_WORDS", "BoltRates", "IdleWarning", "LoadMargins", "RateFigures",
+    "RateReport", "Status", "bounded_bolts", "exact", "failure_margins", "idle_warning", "keeps_up", "load_margins",
+    "margins", "no_parallelism_reason", "nominal_margins", "queue_bounds", "rate_check", "repeating_margins",
+    "sigma_bounds",
 ]
