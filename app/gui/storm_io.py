@@ -222,7 +222,9 @@ class StormIO(QObject):
             return False
         window.document.replace(with_layout(result.topology), None)
         window.canvas.fit_all()
-        missing = sum(len(c.unannotated) for c in result.topology.components)
+        from app.core.topology import unannotated_problems
+
+        missing = len(unannotated_problems(result.topology))  # the count the status bar gives too
         note = f": {missing} value(s) not annotated (amber)" if missing else ""
         window.show_message(f"Imported Flux file {Path(path).name}{note}")
         if result.notes:

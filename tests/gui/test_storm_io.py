@@ -226,3 +226,22 @@ def test_saving_an_imported_document_stores_its_flux_file_relative_to_it(make_wi
     assert window.save_to(target)
     saved = json.loads(target.read_text())
     assert saved["storm"]["flux_file"] == "wordcount.yaml"
+
+
+def test_the_import_message_and_the_status_bar_count_the_same_missing_values(make_window: Callable[..., Any],
+                                                                            tmp_path: Path) -> None:
+    """StormCrawler's crawler: its declared streams' σ are missing too; both messages give one count."""
+    import re
+
+    crawler = ROOT / "tests" / "data" / "flux" / "stormcrawler"
+    for name in ("crawler.flux", "crawler-conf.yaml", "opensearch-conf.yaml", "crawler-default.yaml"):
+        shutil.copy(crawler / name, tmp_path / name)
+    window = make_window()
+    window.dialogs.answers["open_folder"] = None
+    window.dialogs.answers["open_file"] = [str(tmp_path / "crawler.flux"), None]
+    messages: list[str] = []
+    window.show_message = messages.append
+    _import_flux(window, tmp_path / "crawler.flux")
+    counts = [re.search(r"(\d+) value\(s\) not annotated", text) for text in (messages[-1],
+                                                                           window.status_problems.text())]
+    assert all(counts) and counts[0].group(1) == counts[1].group(1), (messages, window.status_problems.text())
