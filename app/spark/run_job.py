@@ -148,16 +148,23 @@ def plan_of(spec: RunSpec, workers: int) -> dict[str, Any]:
     """The plain-data plan the Spark tasks run (app.spark.tasks needs no pydantic)."""
     topo = spec.topology
     names = {c.id: c.name for c in topo.components}
-    subscribers: dict[str, list[str]] = {c.name: [] for c in topo.components}
-    for s in topo.subscriptions:
-        subscribers[names[s.source]].append(names[s.target])
+    # who receives each output stream: what each bolt receives is its input streams, each once (Topology.inputs,
+    # the rate check's and the network's definition): a repeated subscription delivers once, a declared stream
+    # only its own tuples
+    subscribers: dict[str, dict[str, list[str]]] = {c.name: {} for c in topo.components}
+    for target, streams in topo.inputs().items():
+        for source, stream in streams:
+            subscribers[names[source]].setdefault(stream, []).append(names[target])
     components = []
     for c in topo.components:
+        # every output stream and its σ (a spout's: its ratio; 'default' carries a spout's emissions themselves)
+        streams = {name: float(value) for name, value in c.output_streams().items() if value is not None}
         if c.kind == "spout":
-            components.append({"name": c.name, "kind": "spout", "rate": float(c.rate), "burst": int(c.burst)})
+            components.append({"name": c.name, "kind": "spout", "rate": float(c.rate), "burst": int(c.burst),
+                               "streams": streams})
         else:
             components.append({"name": c.name, "kind": "bolt", "alpha": float(c.alpha), "sigma": float(c.sigma),
-                               "parallelism": int(c.parallelism)})
+                               "parallelism": int(c.parallelism), "streams": streams})
     return {"duration": spec.duration_s, "seed": spec.seed, "sample": spec.sample_interval_s,
             "tolerance": float(topo.settings.tolerance), "init_queues": int(topo.settings.init_queues),
             "emission": topo.settings.emission,

@@ -77,7 +77,8 @@ class StormWorker:
         self.deadline = float(plan["duration"])
         self.where: dict[str, int] = plan["where"]
         self.components = {c["name"]: c for c in plan["components"]}
-        self.subscribers: dict[str, list[str]] = plan["subscribers"]
+        # component -> output stream -> the bolts that receive it (each input stream once)
+        self.subscribers: dict[str, dict[str, list[str]]] = plan["subscribers"]
         self.task = {c["name"]: i + 1 for i, c in enumerate(plan["components"])}
         self.acking = bool(plan.get("acking", True))
         self.timeout = float(plan.get("message_timeout", 30.0))
@@ -133,10 +134,11 @@ class StormWorker:
         with lock:
             sock.sendall(line.encode())
 
-    def route(self, comp: str, tuple_id: str, spout: str | None, root: str | None) -> int:
-        """Deliver a tuple to every subscriber of `comp`; returns the XOR of the deliveries' edge ids."""
+    def route(self, comp: str, tuple_id: str, spout: str | None, root: str | None, stream: str = "default") -> int:
+        """Deliver a tuple of `comp`'s `stream` to every bolt that receives that stream; returns the XOR of the
+        deliveries' edge ids."""
         xor = 0
-        for target in self.subscribers.get(comp, []):
+        for target in self.subscribers.get(comp, {}).get(stream, []):
             edge = self.edges.getrandbits(64) | 1 if root is not None else 0
             xor ^= edge
             owner = self.where[target]
@@ -183,6 +185,8 @@ class StormWorker:
         tau = float(self.plan["tolerance"])
         period = 1.0 / float(s["rate"])
         next_t, count = 0.0, 0
+        carries = {stream: Fraction(0) for stream, ratio in s.get("streams", {}).items()
+                   if stream != "default" and ratio > 0}  # the declared streams that carry something
         failed = self.to_replay[name]  # messages the acker failed, oldest first (filled by fail_expired)
         while next_t < self.deadline:
             self.sleep_until(next_t)
@@ -209,12 +213,14 @@ class StormWorker:
                     self.record("spout_emit", name, tuple_id, msg=msg, reason="REPLAY")
                 if not self.acking:
                     self.route(name, tuple_id, None, None)
+                    self.spout_streams(name, carries, tuple_id, None)
                     self.record("spout_ack", name, msg=msg)  # no ackers: Storm acks at emit
                     continue
                 with self.pending_lock:  # registered before any delivery can be acked
                     self.pending[tuple_id] = [0, name, self.now(), msg]
                 # XOR is order-free: acks of the deliveries may come in before this update
-                edges = self.route(name, tuple_id, name, tuple_id)
+                edges = self.route(name, tuple_id, name, tuple_id) ^ self.spout_streams(name, carries, tuple_id,
+                                                                                        tuple_id)
                 if edges == 0:  # nobody subscribes: the tree is complete at once
                     with self.pending_lock:
                         del self.pending[tuple_id]
@@ -222,6 +228,17 @@ class StormWorker:
                 else:
                     self.ack_update(name, tuple_id, edges)
             next_t += n * period + rng.uniform(-tau, tau) * period
+
+    def spout_streams(self, name: str, carries: dict[str, Fraction], tuple_id: str, root: str | None) -> int:
+        """The tuples a spout's declared streams carry for one emitted tuple (ratio r each, the emission rule on
+        its own carry), routed in the same tree; returns the XOR of their deliveries' edge ids."""
+        xor = 0
+        for stream, carry in carries.items():
+            ratio = Fraction(str(self.components[name]["streams"][stream]))
+            out, carries[stream] = emit_tuples(ratio, carry, 1, self.plan.get("emission", "exact") == "dvert")
+            for k in range(out):
+                xor ^= self.route(name, f"{tuple_id}/{stream}/{k}", name if root else None, root, stream)
+        return xor
 
     def lose(self, name: str, deliveries: list[Delivery], why: str) -> None:
         """Record the deliveries bolt `name` lost, each with the root tuple of its tree (none for an init tuple)."""
@@ -258,12 +275,14 @@ class StormWorker:
         b = self.components[name]
         rng = random.Random(f"{self.plan['seed']}/{name}")
         tau = float(self.plan["tolerance"])
-        alpha, sigma, parallelism = float(b["alpha"]), float(b["sigma"]), int(b["parallelism"])
+        alpha, parallelism = float(b["alpha"]), int(b["parallelism"])
         inbox = self.queues[name]
-        exact_sigma = Fraction(str(b["sigma"]))
+        # every output stream that carries something, with its exact σ and its own carry
+        streams = {stream: Fraction(str(value)) for stream, value in b.get("streams", {"default": b["sigma"]}).items()
+                   if value > 0}
         rounded = self.plan.get("emission", "exact") == "dvert"
         killable = name in self.killable
-        buffer, count = Fraction(0), 0
+        carries, count = {stream: Fraction(0) for stream in streams}, 0
         while True:
             generation = self.generation[name] if killable else 0  # before the take: a kill after it is seen
             try:
@@ -292,19 +311,19 @@ class StormWorker:
                     if killed:  # the executor died during the batch: it is lost, and the carry with it
                         self.lose(name, batch, "BATCH")
                 if killed:
-                    buffer = Fraction(0)
+                    carries = {stream: Fraction(0) for stream in streams}
                     continue
             else:
                 self.sleep_until(work)
             children = [0] * len(batch)  # XOR of the edge ids anchored to each tuple of the batch
-            if sigma > 0:
-                out, buffer = emit_tuples(exact_sigma, buffer, len(batch), rounded)
+            for stream, sigma in streams.items():
+                out, carries[stream] = emit_tuples(sigma, carries[stream], len(batch), rounded)
                 for k in range(out):
                     count += 1
                     tuple_id = f"{name}-{count}"
                     anchor = batch[k % len(batch)]
                     self.record("bolt_emit", name, tuple_id, anchors=[anchor[0]])
-                    children[k % len(batch)] ^= self.route(name, tuple_id, anchor[1], anchor[2])
+                    children[k % len(batch)] ^= self.route(name, tuple_id, anchor[1], anchor[2], stream)
             for delivery, child_xor in zip(batch, children, strict=True):
                 self.record("bolt_ack", name, delivery[0])
                 if self.acking and delivery[2] is not None:

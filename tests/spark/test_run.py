@@ -125,3 +125,31 @@ def test_a_killed_task_shows_its_losses_and_replays(spark, tmp_path: Path, capsy
     assert "replays of the lost tuples" in out
     html = (tmp_path / "report.html").read_text()
     assert "<h2>Failures and replays</h2>" in html and "Queues around the failures" in html
+
+
+def test_a_run_delivers_each_stream_as_the_model_says(spark, tmp_path: Path) -> None:
+    """A bolt with a declared stream: each subscriber receives the stream it subscribes to, with that stream's σ,
+    and a repeated subscription delivers once (Topology.inputs, the rate check's definition)."""
+    from app.core.topology import parse_topology
+
+    doc = {
+        "schema_version": 1, "name": "streams",
+        "spouts": [{"kind": "spout", "id": "S", "name": "S", "rate": 40.0, "burst": 1}],
+        "bolts": [{"kind": "bolt", "id": "A", "name": "A", "alpha": 0.002, "sigma": 1.0, "parallelism": 4,
+                   "streams": ["status"], "stream_sigma": {"status": 0.5}},
+                  {"kind": "bolt", "id": "B", "name": "B", "alpha": 0.002, "sigma": 0.0, "parallelism": 4},
+                  {"kind": "bolt", "id": "C", "name": "C", "alpha": 0.002, "sigma": 0.0, "parallelism": 4}],
+        "subscriptions": [{"id": "e1", "source": "S", "target": "A"},
+                          {"id": "e2", "source": "A", "target": "B"},
+                          {"id": "e3", "source": "A", "target": "B", "stream": "default"},  # the same stream again
+                          {"id": "e4", "source": "A", "target": "C", "stream": "status"}],
+        "settings": {"tolerance": 0.0, "max_idle_time": 0.0, "emission": "exact"},
+    }
+    topo = parse_topology(doc)
+    run_on_spark(spark, RunSpec(topology=topo, duration_s=4.0, workers=1, seed=3), tmp_path)
+    log = read_log(tmp_path)
+    takes = {name: sum(1 for e in log.events if e.ev == "take" and e.comp == name) for name in "ABC"}
+    inflow = {name: b.inflow_nominal for name, b in rate_check(topo).bolts.items()}
+    assert inflow["B"] == inflow["A"] and inflow["C"] == inflow["A"] / 2  # what the model says
+    assert abs(takes["B"] - takes["A"]) <= 4, takes  # each of A's default tuples once, not twice
+    assert abs(takes["C"] - takes["A"] / 2) <= 2, takes  # half of A's tuples on 'status', none of the default ones
