@@ -88,7 +88,10 @@ def format_analysis(analysis: Analysis, comparison: Comparison | None = None) ->
     rows = [["component", "in/s", "out/s", "α mean", "σ", "bursts", "queue slope/s (95% robust CI)", "verdict"]]
     for c in analysis.components.values():
         q = c.queue
-        rows.append([c.name, "unknown" if c.rate_in is None else f"{c.rate_in:.3g}", f"{c.rate_out:.3g}",
+        out = f"{c.rate_out:.3g}"
+        if c.rate_replayed:  # a spout that replayed: its fresh and replayed tuples apart
+            out += f" ({c.rate_fresh or 0:.3g} fresh + {c.rate_replayed:.3g} replayed)"
+        rows.append([c.name, "unknown" if c.rate_in is None else f"{c.rate_in:.3g}", out,
                      "-" if c.alpha_mean is None else f"{c.alpha_mean:.3g}",
                      "-" if c.sigma is None else f"{c.sigma:.3g}",
                      "-" if not c.bursts else f"{c.burst_mean:.2f} (max {c.burst_max})",

@@ -50,6 +50,8 @@ class ComponentStats(BaseModel):
     failed: int | None = Field(default=0, description="None: this kind of log cannot say")
     rate_in: float | None = Field(default=0.0, description="takes/s; None: this kind of log cannot say")
     rate_out: float = 0.0
+    rate_fresh: float | None = Field(default=None, description="spout: new messages per second (rate_out less replays)")
+    rate_replayed: float | None = Field(default=None, description="spout: failed messages emitted again per second")
     alpha_mean: float | None = None
     alpha_min: float | None = None
     alpha_max: float | None = None

@@ -70,8 +70,9 @@ def calibrate(topo: Topology, analysis: Analysis) -> Topology:
     for s in topo.spouts:
         m = analysis.components.get(s.name)
         update: dict = {}
-        if m is not None and m.rate_out > 0:
-            update["rate"] = round(m.rate_out, 6)
+        fresh = None if m is None else (m.rate_fresh if m.rate_fresh is not None else m.rate_out)
+        if fresh:  # the new messages: replays are the failure model's, not the spout's rate
+            update["rate"] = round(fresh, 6)
         if m is not None and m.burst_max:
             update["burst"] = int(m.burst_max)
         update["unannotated"] = [f for f in s.unannotated if f not in update]  # measured now
@@ -94,8 +95,9 @@ def parameter_rows(topo: Topology, analysis: Analysis) -> list[ParameterRow]:
     rows: list[ParameterRow] = []
     for s in topo.spouts:
         m = analysis.components.get(s.name)
-        rows.append(ParameterRow(component=s.name, parameter="rate", annotated=s.rate,
-                                 measured=m.rate_out if m else None))
+        replayed = m.rate_replayed if m is not None else None
+        rows.append(ParameterRow(component=s.name, parameter="rate (fresh)" if replayed else "rate", annotated=s.rate,
+                                 measured=(m.rate_fresh if m.rate_fresh is not None else m.rate_out) if m else None))
         rows.append(ParameterRow(component=s.name, parameter="burst", annotated=s.burst,
                                  measured=float(m.burst_max) if m and m.burst_max else None))
     for b in topo.bolts:

@@ -199,7 +199,8 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
     for c in analysis.components.values():
         q = c.queue
         rows.append([c.name, c.kind, c.tasks, "unknown" if c.rate_in is None else f"{c.rate_in:.3g}",
-                     f"{c.rate_out:.3g}",
+                     f"{c.rate_out:.3g}" + (f" ({c.rate_fresh or 0:.3g} fresh + {c.rate_replayed:.3g} replayed)"
+                                            if c.rate_replayed else ""),
                      "-" if c.alpha_mean is None else f"{c.alpha_mean:.3g}",
                      "-" if c.sigma is None else f"{c.sigma:.3g}",
                      "-" if not c.bursts else f"{c.burst_mean:.2f} (max {c.burst_max})",

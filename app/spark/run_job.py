@@ -158,13 +158,13 @@ def plan_of(spec: RunSpec, workers: int) -> dict[str, Any]:
     components = []
     for c in topo.components:
         # every output stream and its σ (a spout's: its ratio; 'default' carries a spout's emissions themselves)
-        streams = {name: float(value) for name, value in c.output_streams().items() if value is not None}
+        ratios = {name: float(value) for name, value in c.output_streams().items() if value is not None}
         if c.kind == "spout":
             components.append({"name": c.name, "kind": "spout", "rate": float(c.rate), "burst": int(c.burst),
-                               "streams": streams})
+                               "streams": ratios})
         else:
             components.append({"name": c.name, "kind": "bolt", "alpha": float(c.alpha), "sigma": float(c.sigma),
-                               "parallelism": int(c.parallelism), "streams": streams})
+                               "parallelism": int(c.parallelism), "streams": ratios})
     return {"duration": spec.duration_s, "seed": spec.seed, "sample": spec.sample_interval_s,
             "tolerance": float(topo.settings.tolerance), "init_queues": int(topo.settings.init_queues),
             "emission": topo.settings.emission,

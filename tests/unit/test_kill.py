@@ -78,6 +78,15 @@ def test_a_killed_bolt_loses_its_tuples_and_the_spout_replays_them() -> None:
     assert parse.failures == 1 and parse.lost == len(lost) and abs(parse.down_s - 0.5) < 0.05
     assert parse.sigma == 1.0  # the lost batch does not count: σ is over the batches the bolt finished
     assert lines.trees_failed == len([e for e in events if e.ev == "spout_fail"]) and lines.replays == len(replays)
+    # the spout's rate apart: fresh (the annotated rate, 20/s) and replayed; calibration reads the fresh one
+    assert lines.rate_replayed and lines.rate_fresh is not None
+    assert lines.rate_fresh + lines.rate_replayed == pytest.approx(lines.rate_out)
+    assert lines.rate_fresh == pytest.approx(20.0, rel=0.1) and lines.rate_out > 1.05 * lines.rate_fresh
+    from app.measure.model_vs_measured import calibrate, parameter_rows
+
+    assert calibrate(topo, analysis).spouts[0].rate == pytest.approx(lines.rate_fresh)
+    row_rate = next(p for p in parameter_rows(topo, analysis) if p.component == "lines")
+    assert row_rate.parameter == "rate (fresh)" and row_rate.measured == pytest.approx(lines.rate_fresh)
     (row,) = analysis.losses
     assert (row.bolt, row.spout, row.lost, row.trees) == ("parse", "lines", len(lost), len({e.msg for e in lost}))
     assert row.replayed <= row.trees

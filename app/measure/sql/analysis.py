@@ -205,6 +205,10 @@ def analyze_sql(run: Run, dialect: Dialect, events: str, queues: str, bin_s: flo
                 c.bursts, c.burst_mean, c.burst_max = int(bursts), int(tuples) / int(bursts), int(biggest)
                 if rate is not None:
                     c.rate_out = float(rate)
+        for c in components.values():  # fresh and replayed apart: the annotated rate is the fresh one
+            if c.kind == "spout" and c.emitted:
+                share = c.replays / c.emitted
+                c.rate_fresh, c.rate_replayed = c.rate_out * (1 - share), c.rate_out * share
 
     bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
     if q_n:
