@@ -98,11 +98,15 @@ def format_analysis(analysis: Analysis, comparison: Comparison | None = None) ->
                      "-" if q is None else f"{q.slope:+.3f} ({q.ci_low:+.3f}..{q.ci_high:+.3f})",
                      "-" if q is None else q.verdict])
     lines += ["", table(rows)]
-    from app.measure.failures_measured import failure_table
+    from app.measure.failures_measured import failure_table, segment_table
 
     failures = failure_table(analysis)
     if failures:
         lines += ["", "failures and replays:", table(failures)]
+    segments = segment_table(analysis)
+    if segments:  # the verdict above is the last stretch's
+        lines += ["", "queues between failures and recoveries (each verdict above is its last stretch's):",
+                  table(segments)]
     notes = [f"- {c.name}: {c.queue.note}" for c in analysis.components.values()
              if c.queue is not None and c.queue.note]
     if notes:

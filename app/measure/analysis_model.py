@@ -38,6 +38,16 @@ class QueueTrend(BaseModel):
     note: str = ""
 
 
+class SegmentTrend(BaseModel):
+    """A queue's trend over one stretch of a run with failures: before the first failure, or after one failure
+    or recovery until the next (`label` says which); None: too few points to fit."""
+
+    start: float
+    end: float
+    label: str
+    trend: QueueTrend | None
+
+
 class ComponentStats(BaseModel):
     """What one component did during the run (rates in tuples per second)."""
 
@@ -69,6 +79,8 @@ class ComponentStats(BaseModel):
     lost: int = Field(default=0, description="tuples lost by this bolt: queue, batch and arrivals while down")
     trees_failed: int = Field(default=0, description="spout: its messages' trees that failed (spout_fail)")
     replays: int = Field(default=0, description="spout: failed messages it emitted again (spout_emit REPLAY)")
+    segments: list[SegmentTrend] = Field(
+        default_factory=list, description="a run with failures: the queue's trend between failures and recoveries")
 
 
 class LossRow(BaseModel):
@@ -119,10 +131,33 @@ def fit_trend(points: list[tuple[float, float]], growth_floor: float, bin_s: flo
                       needed_s=found.needed_s, note=found.note)
 
 
+SEGMENT_MIN_POINTS = 6  # a stretch between failures needs this many queue bins to be fitted on its own
+
+
 def finish_queues(components: dict[str, ComponentStats], bins: dict[str, list[tuple[float, float]]],
-            growth_floor: float, bin_s: float = 1.0) -> None:
+                  growth_floor: float, bin_s: float = 1.0) -> None:
+    """Fit every queue series. With failures (some component has `down` intervals) each series is also fitted
+    per stretch between failures and recoveries, and the verdict is the last stretch's, after the last
+    failure or recovery, when it has the points: a queue that settled after a restart is not called growing
+    for the backlog the failure left, and one that grows after it is not hidden by the quiet stretch before."""
+    cuts = sorted({(t, f"{c.name} {what}") for c in components.values() for down, up in c.down
+                   for t, what in ((down, "failed"), (up, "recovered"))})
     for name, pts in bins.items():
         pts.sort()
         stats = components.setdefault(name, ComponentStats(name=name, kind="bolt"))
         stats.series = pts
         stats.queue = fit_trend(pts, growth_floor, bin_s)
+        if not cuts or not pts:
+            continue
+        edges = [(pts[0][0], "")] + [c for c in cuts if pts[0][0] < c[0] < pts[-1][0]] + [(pts[-1][0] + bin_s, "")]
+        for (start, label), (end, _) in zip(edges, edges[1:], strict=False):
+            part = [p for p in pts if start <= p[0] < end]
+            trend = fit_trend(part, growth_floor, bin_s) if len(part) >= SEGMENT_MIN_POINTS else None
+            stats.segments.append(SegmentTrend(start=start, end=end, trend=trend,
+                                               label=f"after {label}" if label else f"before {edges[1][1]}"))
+        last = stats.segments[-1] if stats.segments else None
+        if last is not None and last.trend is not None and len(stats.segments) > 1:
+            stats.queue = last.trend.model_copy(update={
+                "run_slope": stats.queue.run_slope if stats.queue else None,
+                "note": f"judged {last.label} at {last.start:.3g} s (the stretch after the last failure or "
+                        f"recovery); " + (last.trend.note or "")})

@@ -29,6 +29,15 @@ def failure_table(analysis: Analysis) -> list[list[str]]:
     return [FAILURE_HEADER, *rows] if rows else []
 
 
+def segment_table(analysis: Analysis) -> list[list[str]]:
+    """Each queue's trend per stretch between failures and recoveries (header first); [] without failures."""
+    rows = [[c.name, f"{s.start:.3g}..{s.end:.3g}", s.label,
+             "-" if s.trend is None else f"{s.trend.slope:+.3f} ({s.trend.ci_low:+.3f}..{s.trend.ci_high:+.3f})",
+             "too short" if s.trend is None else s.trend.verdict]
+            for c in analysis.components.values() for s in c.segments]
+    return [["queue of", "stretch (s)", "", "slope/s (95% robust CI)", "verdict"], *rows] if rows else []
+
+
 class SpoutReplays(BaseModel):
     """Per killed bolt and spout: the tuples lost from the spout's trees, the trees that failed (the replays Storm
     owes), the replays seen, and the model's range for the replays of that loss."""

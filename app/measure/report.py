@@ -111,7 +111,7 @@ th { background: #f3f3f3; } tr.disagree td { background: #fde2e2; } tr.violated 
 
 def _failure_sections(analysis: Analysis, comparison: Comparison | None) -> list[str]:
     """Failures and replays (a run with killed tasks): what was measured, and model and measurement around them."""
-    from app.measure.failures_measured import failure_table, replay_table, window_table
+    from app.measure.failures_measured import failure_table, replay_table, segment_table, window_table
 
     measured = failure_table(analysis)
     if not measured:
@@ -121,6 +121,12 @@ def _failure_sections(analysis: Analysis, comparison: Comparison | None) -> list
              "while down held; failed trees: spout messages whose tree timed out; replays: failed messages the spout "
              "emitted again (docs/spark-runs.md, \"Killing a task\").</p>",
              _table(measured[0], measured[1:])]
+    segments = segment_table(analysis)
+    if segments:
+        parts.append("<h3>Queues between failures and recoveries</h3>")
+        parts.append('<p class="note">Each queue\'s trend per stretch of the run; the verdict of the measurements '
+                     "table is the last stretch's, after the last failure or recovery.</p>")
+        parts.append(_table(segments[0], segments[1:]))
     failures = comparison.failures if comparison is not None else None
     if failures is not None:
         rows = window_table(failures)

@@ -283,3 +283,25 @@ def test_compare_takes_imp_from_the_model() -> None:
     assert (row.lost, row.trees, row.model_high, row.within) == (2, 1, 2, True)
     assert row.model_low == -(-2 // int(impact("count", "lines")))
 
+
+
+def test_growth_is_judged_per_stretch_between_failures() -> None:
+    """A queue that piles up while a bolt is down and settles after its restart is not 'grows'; one that grows
+    only after the restart is not hidden by the quiet stretch before it. Both say which stretch they judged."""
+    from app.measure.analysis_model import ComponentStats, finish_queues
+
+    def series(level) -> list[tuple[float, float]]:  # noqa: ANN001 - a function of time
+        return [(t * 0.5, float(level(t * 0.5))) for t in range(200)]
+
+    components = {"parse": ComponentStats(name="parse", kind="bolt", failures=1, down=[(20.0, 25.0)]),
+                  "settles": ComponentStats(name="settles", kind="bolt"),
+                  "grows": ComponentStats(name="grows", kind="bolt")}
+    bins = {"settles": series(lambda t: 3 + (t % 2) if t < 20 else 3 + 8 * (t - 20) if t < 25
+                              else 3 + (t % 2) + max(0.0, 40 - 40 * (t - 25))),  # drained within a second
+            "grows": series(lambda t: 2 + (t % 2) if t < 25 else 2 + 4 * (t - 25))}
+    finish_queues(components, bins, growth_floor=0.05, bin_s=0.5)
+    settles, grows = components["settles"], components["grows"]
+    assert [s.label for s in settles.segments] == ["before parse failed", "after parse failed", "after parse recovered"]
+    assert settles.queue is not None and settles.queue.verdict == "stable", settles.queue
+    assert "after parse recovered" in settles.queue.note
+    assert grows.queue is not None and grows.queue.verdict == "grows" and grows.queue.slope == pytest.approx(4, rel=0.1)
