@@ -333,3 +333,16 @@ def test_the_crawler_with_failing_fetcher_and_parse_is_decided(crawler: Path, ca
     assert result.verdict == "no-repeating-growth"
     file = certificate_file(topo, result.bolts)
     assert file is not None and all(not problems for _, problems in check_file(file))
+
+
+def test_an_undecided_bolt_that_needs_a_whole_failure_cycle_is_not_told_to_try_twice_the_bound(
+        crawler: Path, capsys) -> None:
+    """fetcher at α = 80 ms: bounded without failures, and with parse failing every 5 min it does grow (the
+    simulation builds a lasso of some 40,000 positions); the solver alone up to k = 8 cannot reach it."""
+    assert main(["annotate", str(crawler), "fetcher", "alpha=80ms"]) == 0
+    capsys.readouterr()
+    result = verify(load_topology(crawler), SearchOptions(k_max=8, timeout_s=120, simulate=False))
+    assert result.bolts["fetcher"].verdict == "none-up-to-k", result.message
+    said = [n for n in result.notes if n.startswith("the rate check says fetcher")]
+    assert said and "--k-max 16" not in said[0]
+    assert "whole failure cycle of at least 310 s" in said[0] and "What would decide it" in said[0]
