@@ -346,3 +346,12 @@ def test_an_undecided_bolt_that_needs_a_whole_failure_cycle_is_not_told_to_try_t
     said = [n for n in result.notes if n.startswith("the rate check says fetcher")]
     assert said and "--k-max 16" not in said[0]
     assert "whole failure cycle of at least 310 s" in said[0] and "What would decide it" in said[0]
+
+
+def test_the_panel_and_the_verified_export_name_the_linear_program() -> None:
+    from app.core.formats.verified import bolt_verdict_words, verdict_words
+
+    result = verify(with_failures(load_topology(CFG5)), SearchOptions(timeout_s=60))
+    assert bolt_verdict_words(result.bolts["expander"]) == ("no repeating run grows (linear program, certified; "
+                                                            "not bounded in every run)")
+    assert verdict_words(result) == "no repeating run grows (linear program; not bounded in every run)"
