@@ -346,6 +346,15 @@ def test_an_undecided_bolt_that_needs_a_whole_failure_cycle_is_not_told_to_try_t
     said = [n for n in result.notes if n.startswith("the rate check says fetcher")]
     assert said and "--k-max 16" not in said[0]
     assert "whole failure cycle of at least 310 s" in said[0] and "What would decide it" in said[0]
+    assert "What would decide it" in result.bolts["fetcher"].message
+
+
+def test_the_certificate_hash_is_the_verified_exports_content_hash() -> None:
+    from app.core.formats.verified import content_hash
+
+    for path in PUBLISHED[:4]:
+        topo = load_topology(path)
+        assert semantics_hash(topo) == content_hash(topo)
 
 
 def test_the_panel_and_the_verified_export_name_the_linear_program() -> None:

@@ -353,8 +353,11 @@ class Search:
                 run.verdicts[n] = BoltVerdict(verdict="unknown", k=run.proven.get(n), message=f"{run.stop}{upto}")
             else:
                 k_done = run.proven.get(n, run.ks[-1])
-                run.verdicts[n] = BoltVerdict(verdict="none-up-to-k", k=k_done, method="solver",
-                                              message=f"no lasso makes {n}'s queue grow within {k_done} positions")
+                message = f"no lasso makes {n}'s queue grow within {k_done} positions"
+                decide = self._what_would_decide(n, k_done, run.nets, run.downgraded)
+                if self.threshold is None and not decide.startswith("try a larger k"):
+                    message += "; " + decide
+                run.verdicts[n] = BoltVerdict(verdict="none-up-to-k", k=k_done, method="solver", message=message)
 
     def _stop_reason(self, elapsed: float) -> str | None:
         if self.cancelled:
