@@ -28,7 +28,7 @@ from app.core.formats.trace import Trace
 from app.core.rates import rate_check
 from app.core.tcn.certify import certify
 from app.core.tcn.linear import build_rows, certificate_file, farkas, primal_feasible
-from app.core.tcn.linear_check import check_certificate, check_file, pass_rows, semantics_hash
+from app.core.tcn.linear_check import check_certificate, check_file, label, pass_rows, semantics_hash
 from app.core.tcn.network import build_network
 from app.core.tcn.result import LinearCertificate
 from app.core.tcn.search import SearchOptions, verify
@@ -184,34 +184,38 @@ def pass_sums(trace: Trace) -> dict[str, Fraction]:
     for i in range(lo, k + 1):
         for s, sp in pos[i].spouts.items():
             default = sp.emitted_by_stream.get("default", 0) if sp.emitted_by_stream else sp.emitted
-            add(f"M[{s}]", int(sp.emit))
-            add(f"N[{s}]", default - sp.replayed)
-            add(f"R[{s}]", sp.replayed)
+            add(f"M{label(s)}", int(sp.emit))
+            add(f"N{label(s)}", default - sp.replayed)
+            add(f"R{label(s)}", sp.replayed)
             for st, n in (sp.emitted_by_stream or {}).items():
                 if st != "default":
-                    add(f"E[{s}/{st}]", n)
+                    add(f"E{label(s, st)}", n)
         for j, b in pos[i].bolts.items():
-            add(f"K[{j}]", int(b.take))
-            add(f"P[{j}]", b.batch if b.take else 0)
-            add(f"A[{j}]", b.arrivals)
-            add(f"L[{j}]", b.lost)
-            add(f"F[{j}]", int(b.fail))
-            add(f"D[{j}]", times[i + 1] - times[i] if b.phase == "failed" else 0)
+            add(f"K{label(j)}", int(b.take))
+            add(f"P{label(j)}", b.batch if b.take else 0)
+            add(f"A{label(j)}", b.arrivals)
+            add(f"L{label(j)}", b.lost)
+            add(f"F{label(j)}", int(b.fail))
+            add(f"D{label(j)}", times[i + 1] - times[i] if b.phase == "failed" else 0)
             for st, n in (b.emitted_by_stream or {"default": b.emitted}).items():
-                add(f"E[{j}/{st}]", n)
+                add(f"E{label(j, st)}", n)
             for s, r in (b.replays or {}).items():
-                add(f"r[{j}>{s}]", r)
-                add(f"G[{s}]", r)
+                add(f"r{label(j, s)}", r)
+                add(f"G{label(s)}", r)
     for s in pos[0].spouts:
-        sums[f"dR[{s}]"] = Fraction(pos[k + 1].spouts[s].backlog - pos[lo].spouts[s].backlog)
+        sums[f"dR{label(s)}"] = Fraction(pos[k + 1].spouts[s].backlog - pos[lo].spouts[s].backlog)
     for j in pos[0].bolts:
-        sums[f"d[{j}]"] = Fraction(pos[k + 1].bolts[j].queue - pos[lo].bolts[j].queue)
+        sums[f"d{label(j)}"] = Fraction(pos[k + 1].bolts[j].queue - pos[lo].bolts[j].queue)
     return sums
 
 
 def _components(var: str) -> list[str]:
-    inside = var[var.index("[") + 1:-1] if "[" in var else ""
-    return [part.split("/")[0] for part in inside.split(">")] if inside else []
+    """The components a variable's name is about (a stream's: its component; a replay's: bolt and spout)."""
+    if "[" not in var:
+        return []
+    inside = var[var.index("["):]
+    names = json.loads(inside) if inside.startswith('["') else inside[1:-1].split("/")
+    return names if var.startswith("r") else names[:1]
 
 
 def broken_rows(rows: dict[str, tuple[str, dict[str, Fraction], Fraction]], sums: dict[str, Fraction],
@@ -364,3 +368,22 @@ def test_the_panel_and_the_verified_export_name_the_linear_program() -> None:
     assert bolt_verdict_words(result.bolts["expander"]) == ("no repeating run grows (linear program, certified; "
                                                             "not bounded in every run)")
     assert verdict_words(result) == "no repeating run grows (linear program; not bounded in every run)"
+
+
+def test_names_with_brackets_and_slashes_never_share_a_variable() -> None:
+    """A bolt "x/y" and a bolt "x" with a stream "y/default" are different quantities: names are quoted."""
+    topo = parse_topology({
+        "spouts": [{"name": "S", "rate": 1, "burst": 1}],
+        "bolts": [{"name": "x", "alpha": 0.1, "sigma": 1, "parallelism": 1, "streams": ["y/default"],
+                   "stream_sigma": {"y/default": 1}},
+                  {"name": "x/y", "alpha": 0.1, "sigma": 1, "parallelism": 1},
+                  {"name": "z]", "alpha": 0.5, "sigma": 0, "parallelism": 1}],
+        "subscriptions": [{"source": "S", "target": "x"}, {"source": "S", "target": "x/y"},
+                          {"source": "x", "target": "z]", "stream": "y/default"},
+                          {"source": "x/y", "target": "z]"}],
+        "settings": {"tolerance": 0.1, "max_idle_time": 0}})
+    same_rows(topo, "z]")
+    rows = pass_rows(topo, "z]")
+    arrivals = [name for name in rows if name.startswith("arrivals")]
+    received = next(cs for n, (_, cs, _) in rows.items() if n == "arrivals" + label("z]"))
+    assert len(arrivals) == 3 and len([v for v in received if v.startswith("E")]) == 2

@@ -16,6 +16,7 @@ by row name are the certificate; `app/core/tcn/linear_check.py` checks one witho
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -64,6 +65,15 @@ def _sum(*parts: dict[str, Fraction | int]) -> dict[str, Fraction | int]:
     return out
 
 
+def _label(*names: str) -> str:
+    """The bracketed part of a variable's or a row's name: `[B1]`, `[B1/default]`; JSON (`["a/b"]`) when a
+    name holds a character of the plain form, so that two different components or streams never share
+    a variable (the names are injective)."""
+    if any(ch in name for name in names for ch in '[]/"\\'):
+        return json.dumps(list(names), ensure_ascii=False)
+    return "[" + "/".join(names) + "]"
+
+
 def _excess(sigma: Fraction) -> Fraction:
     """The most one `"dvert"` emit gives beyond σ·(carry + batch − kept carry): σ·(⌈x⌉ − x), x the exact
     remainder frac(σ·total)/σ, a multiple j/num(σ) with j < den(σ); 0 when σ is integral (x = 0) or 1/n
@@ -91,101 +101,103 @@ def build_rows(net: Network, target: str) -> list[LinearRow]:
     # what each (component, stream) carries per pass, as terms
     carried: dict[tuple[str, str], dict[str, Fraction | int]] = {}
     for s in net.spouts:
-        total: dict[str, Fraction | int] = {f"N[{s.name}]": 1}
+        total: dict[str, Fraction | int] = {f"N{_label(s.name)}": 1}
         if replayed_by[s.name]:
-            total[f"R[{s.name}]"] = 1
+            total[f"R{_label(s.name)}"] = 1
         carried[(s.name, "default")] = total
         for st in s.streams:
-            carried[(s.name, st.name)] = {f"E[{s.name}/{st.name}]": 1}
+            carried[(s.name, st.name)] = {f"E{_label(s.name, st.name)}": 1}
     for b in net.bolts:
         for st in b.streams:
-            carried[(b.name, st.name)] = {f"E[{b.name}/{st.name}]": 1}
+            carried[(b.name, st.name)] = {f"E{_label(b.name, st.name)}": 1}
     subscribed = {src for b in net.bolts for src in b.sources}
 
     for s in net.spouts:
-        n, m, a = f"N[{s.name}]", f"M[{s.name}]", s.period
-        out.add(f"emissions[{s.name}]", "ge", {n: 1, m: -1})
-        out.add(f"burst[{s.name}]", "ge", {m: s.burst, n: -1})
-        out.add(f"period-lo[{s.name}]", "ge", {"T": 1, n: -a, m: tau * a})
-        out.add(f"period-hi[{s.name}]", "ge", {n: a, m: tau * a, "T": -1})
+        n, m, a = f"N{_label(s.name)}", f"M{_label(s.name)}", s.period
+        out.add(f"emissions{_label(s.name)}", "ge", {n: 1, m: -1})
+        out.add(f"burst{_label(s.name)}", "ge", {m: s.burst, n: -1})
+        out.add(f"period-lo{_label(s.name)}", "ge", {"T": 1, n: -a, m: tau * a})
+        out.add(f"period-hi{_label(s.name)}", "ge", {n: a, m: tau * a, "T": -1})
         if replayed_by[s.name]:
-            r, g, grown = f"R[{s.name}]", f"G[{s.name}]", f"dR[{s.name}]"
-            out.add(f"backlog[{s.name}]", "eq", {grown: 1, g: -1, r: 1})
-            out.add(f"replays-in[{s.name}]", "eq", _sum({g: 1}, {f"r[{j}>{s.name}]": -1 for j in replayed_by[s.name]}))
+            r, g, grown = f"R{_label(s.name)}", f"G{_label(s.name)}", f"dR{_label(s.name)}"
+            out.add(f"backlog{_label(s.name)}", "eq", {grown: 1, g: -1, r: 1})
+            out.add(f"replays-in{_label(s.name)}", "eq",
+                    _sum({g: 1}, {f"r{_label(j, s.name)}": -1 for j in replayed_by[s.name]}))
             if fails is not None and fails.replay == "paced":
-                out.add(f"paced[{s.name}]", "ge", {n: 1, r: -1})
+                out.add(f"paced{_label(s.name)}", "ge", {n: 1, r: -1})
             else:
-                out.add(f"at-once[{s.name}]", "eq", {grown: 1})
+                out.add(f"at-once{_label(s.name)}", "eq", {grown: 1})
         total = carried[(s.name, "default")]
         for st in s.streams:
             if (s.name, st.name) not in subscribed:
                 continue
-            e, ratio = f"E[{s.name}/{st.name}]", st.sigma
+            e, ratio = f"E{_label(s.name, st.name)}", st.sigma
             if rule == "exact":
-                out.add(f"ratio[{s.name}/{st.name}]", "eq", _sum({e: 1}, {v: -ratio * c for v, c in total.items()}))
+                out.add(f"ratio{_label(s.name, st.name)}", "eq",
+                        _sum({e: 1}, {v: -ratio * c for v, c in total.items()}))
                 continue
-            out.add(f"ratio-round-lo[{s.name}/{st.name}]", "ge",
+            out.add(f"ratio-round-lo{_label(s.name, st.name)}", "ge",
                     _sum({e: 1}, {v: -ratio * c for v, c in total.items()}))
-            out.add(f"ratio-round-hi[{s.name}/{st.name}]", "ge",
+            out.add(f"ratio-round-hi{_label(s.name, st.name)}", "ge",
                     _sum({v: ratio * c for v, c in total.items()}, {m: _excess(ratio), e: -1}))
             if not replayed_by[s.name]:  # every emission within the burst: the carry automaton of section 5
                 lo, hi = sigma_bounds(ratio, s.burst, rule)
-                out.add(f"ratio-lo[{s.name}/{st.name}]", "ge", {e: 1, n: -lo})
-                out.add(f"ratio-hi[{s.name}/{st.name}]", "ge", {n: hi, e: -1})
+                out.add(f"ratio-lo{_label(s.name, st.name)}", "ge", {e: 1, n: -lo})
+                out.add(f"ratio-hi{_label(s.name, st.name)}", "ge", {n: hi, e: -1})
 
     for b in net.bolts:
         j = b.name
-        k, p, arrived, grown = f"K[{j}]", f"P[{j}]", f"A[{j}]", f"d[{j}]"
+        k, p, arrived, grown = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}", f"d{_label(j)}"
         c = b.take_max
         may_fail = j in failing
-        f_, d_, lost = f"F[{j}]", f"D[{j}]", f"L[{j}]"
-        out.add(f"takes[{j}]", "ge", {p: 1, k: -1})
-        out.add(f"batch[{j}]", "ge", {k: c, p: -1})
-        out.add(f"arrivals[{j}]", "eq", _sum({arrived: 1}, *({v: -x for v, x in carried[src].items()}
+        f_, d_, lost = f"F{_label(j)}", f"D{_label(j)}", f"L{_label(j)}"
+        out.add(f"takes{_label(j)}", "ge", {p: 1, k: -1})
+        out.add(f"batch{_label(j)}", "ge", {k: c, p: -1})
+        out.add(f"arrivals{_label(j)}", "eq", _sum({arrived: 1}, *({v: -x for v, x in carried[src].items()}
                                                             for src in b.sources)))
         fast = b.alpha * (1 - tau)
         if may_fail:
-            out.add(f"queue-lo[{j}]", "ge", {grown: 1, arrived: -1, p: 1, lost: 1})
-            out.add(f"queue-hi[{j}]", "ge", {arrived: 1, p: -1, lost: -1, f_: c, grown: -1})
-            out.add(f"busy[{j}]", "ge", {"T": 1, d_: -1, k: -fast, f_: fast})
+            out.add(f"queue-lo{_label(j)}", "ge", {grown: 1, arrived: -1, p: 1, lost: 1})
+            out.add(f"queue-hi{_label(j)}", "ge", {arrived: 1, p: -1, lost: -1, f_: c, grown: -1})
+            out.add(f"busy{_label(j)}", "ge", {"T": 1, d_: -1, k: -fast, f_: fast})
             assert fails is not None
-            out.add(f"ttf[{j}]", "ge", {"T": 1, d_: -1, f_: -fails.min_ttf[j]})
-            out.add(f"down-lo[{j}]", "ge", {d_: 1, f_: -fails.min_reboot})
-            out.add(f"down-hi[{j}]", "ge", {f_: fails.max_reboot, d_: -1})
+            out.add(f"ttf{_label(j)}", "ge", {"T": 1, d_: -1, f_: -fails.min_ttf[j]})
+            out.add(f"down-lo{_label(j)}", "ge", {d_: 1, f_: -fails.min_reboot})
+            out.add(f"down-hi{_label(j)}", "ge", {f_: fails.max_reboot, d_: -1})
             if sources[j]:
-                rs = {f"r[{j}>{s}]": 1 for s in sources[j]}
-                out.add(f"lost-lo[{j}]", "ge", _sum({lost: 1}, {v: -1 for v in rs}))
+                rs = {f"r{_label(j, s)}": 1 for s in sources[j]}
+                out.add(f"lost-lo{_label(j)}", "ge", _sum({lost: 1}, {v: -1 for v in rs}))
                 impact = fails.impact[j]
                 if all(impact[s] != UNBOUNDED for s in sources[j]):
-                    out.add(f"lost-hi[{j}]", "ge", _sum({f"r[{j}>{s}]": Fraction(impact[s]) for s in sources[j]},
-                                                        {lost: -1}))
+                    out.add(f"lost-hi{_label(j)}", "ge",
+                            _sum({f"r{_label(j, s)}": Fraction(impact[s]) for s in sources[j]}, {lost: -1}))
         else:
-            out.add(f"queue[{j}]", "eq", {grown: 1, arrived: -1, p: 1})
-            out.add(f"busy[{j}]", "ge", {"T": 1, k: -fast})
+            out.add(f"queue{_label(j)}", "eq", {grown: 1, arrived: -1, p: 1})
+            out.add(f"busy{_label(j)}", "ge", {"T": 1, k: -fast})
         for st in b.streams:
             if (j, st.name) not in subscribed:
                 continue
-            e, sigma = f"E[{j}/{st.name}]", st.sigma
-            tag = f"{j}/{st.name}"
+            e, sigma = f"E{_label(j, st.name)}", st.sigma
+            tag = _label(j, st.name)
             if may_fail:
                 keep = Fraction(1) if rule == "exact" else sigma * math.ceil(1 / sigma) if sigma else Fraction(0)
                 if rule == "exact":
-                    out.add(f"ratio-hi[{tag}]", "ge", {p: sigma, e: -1})
+                    out.add(f"ratio-hi{tag}", "ge", {p: sigma, e: -1})
                 else:
-                    out.add(f"ratio-round[{tag}]", "ge", {p: sigma, k: _excess(sigma), e: -1})
+                    out.add(f"ratio-round{tag}", "ge", {p: sigma, k: _excess(sigma), e: -1})
                 if sigma:
-                    out.add(f"ratio-lo[{tag}]", "ge", {e: 1, p: -sigma, f_: sigma * c + keep})
+                    out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -sigma, f_: sigma * c + keep})
             elif rule == "exact":
-                out.add(f"ratio[{tag}]", "eq", {e: 1, p: -sigma})
+                out.add(f"ratio{tag}", "eq", {e: 1, p: -sigma})
             else:
                 lo, hi = sigma_bounds(sigma, c, rule)
-                out.add(f"ratio-lo[{tag}]", "ge", {e: 1, p: -lo})
-                out.add(f"ratio-hi[{tag}]", "ge", {p: hi, e: -1})
-                out.add(f"ratio-round[{tag}]", "ge", {p: sigma, k: _excess(sigma), e: -1})
+                out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -lo})
+                out.add(f"ratio-hi{tag}", "ge", {p: hi, e: -1})
+                out.add(f"ratio-round{tag}", "ge", {p: sigma, k: _excess(sigma), e: -1})
         if j == target:
-            out.add(f"grows[{j}]", "ge", {grown: 1}, -1)
-            out.add(f"full[{j}]", "eq", {p: 1, k: -c})
-            out.add(f"never-idle[{j}]", "ge", {k: b.alpha * (1 + tau) + idle, "T": -1})
+            out.add(f"grows{_label(j)}", "ge", {grown: 1}, -1)
+            out.add(f"full{_label(j)}", "eq", {p: 1, k: -c})
+            out.add(f"never-idle{_label(j)}", "ge", {k: b.alpha * (1 + tau) + idle, "T": -1})
     return out.rows
 
 

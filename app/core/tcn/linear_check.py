@@ -43,6 +43,15 @@ def semantics_hash(topo: Topology) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def label(*names: str) -> str:
+    """The bracketed part of a variable's or a row's name: `[B1]`, `[B1/default]`, or JSON (`["a/b"]`)
+    when a name holds `[`, `]`, `/`, `"` or a backslash: different components or streams never share a
+    variable, whatever their names."""
+    if any(ch in name for name in names for ch in '[]/"\\'):
+        return json.dumps(list(names), ensure_ascii=False)
+    return "[" + "/".join(names) + "]"
+
+
 def _round_excess(sigma: Fraction) -> Fraction:
     """A `"dvert"` emit of E = ⌊σ·t⌋ keeps ⌈t − E/σ⌉: E exceeds σ·(t − kept) by σ·(⌈x⌉ − x), x = t − E/σ
     = j/num(σ) for some j < den(σ): nothing when σ or 1/σ is whole, else below σ·(1 − 1/num(σ))."""
@@ -82,136 +91,136 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
         s = sp.name
         a = 1 / _fr(sp.rate)
         fed_back = sorted(j for j, ss in trees.items() if s in ss)
-        fresh, count = f"N[{s}]", f"M[{s}]"
-        c = row(f"emissions[{s}]", "ge")
+        fresh, count = f"N{label(s)}", f"M{label(s)}"
+        c = row(f"emissions{label(s)}", "ge")
         put(c, (fresh, 1), (count, -1))
-        c = row(f"burst[{s}]", "ge")
+        c = row(f"burst{label(s)}", "ge")
         put(c, (count, sp.burst), (fresh, -1))
-        c = row(f"period-lo[{s}]", "ge")
+        c = row(f"period-lo{label(s)}", "ge")
         put(c, ("T", 1), (fresh, -a), (count, a * tau))
-        c = row(f"period-hi[{s}]", "ge")
+        c = row(f"period-hi{label(s)}", "ge")
         put(c, (fresh, a), (count, a * tau), ("T", -1))
-        emitted = [fresh] + ([f"R[{s}]"] if fed_back else [])
+        emitted = [fresh] + ([f"R{label(s)}"] if fed_back else [])
         if fed_back:
-            c = row(f"backlog[{s}]", "eq")
-            put(c, (f"dR[{s}]", 1), (f"G[{s}]", -1), (f"R[{s}]", 1))
-            c = row(f"replays-in[{s}]", "eq")
-            put(c, (f"G[{s}]", 1))
+            c = row(f"backlog{label(s)}", "eq")
+            put(c, (f"dR{label(s)}", 1), (f"G{label(s)}", -1), (f"R{label(s)}", 1))
+            c = row(f"replays-in{label(s)}", "eq")
+            put(c, (f"G{label(s)}", 1))
             for j in fed_back:
-                put(c, (f"r[{j}>{s}]", -1))
+                put(c, (f"r{label(j, s)}", -1))
             if rules is not None and rules.mode == "paced":
-                c = row(f"paced[{s}]", "ge")
-                put(c, (fresh, 1), (f"R[{s}]", -1))
+                c = row(f"paced{label(s)}", "ge")
+                put(c, (fresh, 1), (f"R{label(s)}", -1))
             else:
-                c = row(f"at-once[{s}]", "eq")
-                put(c, (f"dR[{s}]", 1))
+                c = row(f"at-once{label(s)}", "eq")
+                put(c, (f"dR{label(s)}", 1))
         for st in sp.streams:
             if (s, st) not in listened:
                 continue
-            ratio, out = _fr(sp.stream_ratio[st]), f"E[{s}/{st}]"
+            ratio, out = _fr(sp.stream_ratio[st]), f"E{label(s, st)}"
             if not dvert:
-                c = row(f"ratio[{s}/{st}]", "eq")
+                c = row(f"ratio{label(s, st)}", "eq")
                 put(c, (out, 1))
                 for v in emitted:
                     put(c, (v, -ratio))
                 continue
-            c = row(f"ratio-round-lo[{s}/{st}]", "ge")
+            c = row(f"ratio-round-lo{label(s, st)}", "ge")
             put(c, (out, 1))
             for v in emitted:
                 put(c, (v, -ratio))
-            c = row(f"ratio-round-hi[{s}/{st}]", "ge")
+            c = row(f"ratio-round-hi{label(s, st)}", "ge")
             put(c, (out, -1), (count, _round_excess(ratio)))
             for v in emitted:
                 put(c, (v, ratio))
             if not fed_back:
                 lo, hi = sigma_bounds(ratio, sp.burst, "dvert")
-                c = row(f"ratio-lo[{s}/{st}]", "ge")
+                c = row(f"ratio-lo{label(s, st)}", "ge")
                 put(c, (out, 1), (fresh, -lo))
-                c = row(f"ratio-hi[{s}/{st}]", "ge")
+                c = row(f"ratio-hi{label(s, st)}", "ge")
                 put(c, (fresh, hi), (out, -1))
 
     for bo in topo.bolts:
         j = bo.name
         size = bo.parallelism
-        takes, taken, came, grew = f"K[{j}]", f"P[{j}]", f"A[{j}]", f"d[{j}]"
-        fails, down, lost = f"F[{j}]", f"D[{j}]", f"L[{j}]"
-        c = row(f"takes[{j}]", "ge")
+        takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
+        fails, down, lost = f"F{label(j)}", f"D{label(j)}", f"L{label(j)}"
+        c = row(f"takes{label(j)}", "ge")
         put(c, (taken, 1), (takes, -1))
-        c = row(f"batch[{j}]", "ge")
+        c = row(f"batch{label(j)}", "ge")
         put(c, (takes, size), (taken, -1))
-        c = row(f"arrivals[{j}]", "eq")
+        c = row(f"arrivals{label(j)}", "eq")
         put(c, (came, 1))
         for u, st in received.get(j, []):
             if u in spout_names and st == "default":
-                put(c, (f"N[{u}]", -1))
+                put(c, (f"N{label(u)}", -1))
                 if any(u in ss for ss in trees.values()):
-                    put(c, (f"R[{u}]", -1))
+                    put(c, (f"R{label(u)}", -1))
             else:
-                put(c, (f"E[{u}/{st}]", -1))
+                put(c, (f"E{label(u, st)}", -1))
         shortest = _fr(bo.alpha) * (1 - tau)
         if j in down_bolts:
             assert rules is not None
-            c = row(f"queue-lo[{j}]", "ge")
+            c = row(f"queue-lo{label(j)}", "ge")
             put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1))
-            c = row(f"queue-hi[{j}]", "ge")
+            c = row(f"queue-hi{label(j)}", "ge")
             put(c, (came, 1), (taken, -1), (lost, -1), (fails, size), (grew, -1))
-            c = row(f"busy[{j}]", "ge")
+            c = row(f"busy{label(j)}", "ge")
             put(c, ("T", 1), (down, -1), (takes, -shortest), (fails, shortest))
-            c = row(f"ttf[{j}]", "ge")
+            c = row(f"ttf{label(j)}", "ge")
             put(c, ("T", 1), (down, -1), (fails, -down_bolts[j]))
-            c = row(f"down-lo[{j}]", "ge")
+            c = row(f"down-lo{label(j)}", "ge")
             put(c, (down, 1), (fails, -rules.min_reboot))
-            c = row(f"down-hi[{j}]", "ge")
+            c = row(f"down-hi{label(j)}", "ge")
             put(c, (fails, rules.max_reboot), (down, -1))
             if trees[j]:
-                c = row(f"lost-lo[{j}]", "ge")
+                c = row(f"lost-lo{label(j)}", "ge")
                 put(c, (lost, 1))
                 for s in trees[j]:
-                    put(c, (f"r[{j}>{s}]", -1))
+                    put(c, (f"r{label(j, s)}", -1))
                 imps = [rules.impact[j][s] for s in trees[j]]
                 if all(imp is not None for imp in imps):
-                    c = row(f"lost-hi[{j}]", "ge")
+                    c = row(f"lost-hi{label(j)}", "ge")
                     put(c, (lost, -1))
                     for s in trees[j]:
-                        put(c, (f"r[{j}>{s}]", Fraction(rules.impact[j][s] or 0)))
+                        put(c, (f"r{label(j, s)}", Fraction(rules.impact[j][s] or 0)))
         else:
-            c = row(f"queue[{j}]", "eq")
+            c = row(f"queue{label(j)}", "eq")
             put(c, (grew, 1), (came, -1), (taken, 1))
-            c = row(f"busy[{j}]", "ge")
+            c = row(f"busy{label(j)}", "ge")
             put(c, ("T", 1), (takes, -shortest))
         for st, value in bo.output_streams().items():
             if (j, st) not in listened:
                 continue
-            sigma, out, tag = _fr(value or 0), f"E[{j}/{st}]", f"{j}/{st}"
+            sigma, out, tag = _fr(value or 0), f"E{label(j, st)}", label(j, st)
             if j in down_bolts:
                 if dvert:
-                    c = row(f"ratio-round[{tag}]", "ge")
+                    c = row(f"ratio-round{tag}", "ge")
                     put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
                     kept = sigma * math.ceil(1 / sigma) if sigma else Fraction(0)
                 else:
-                    c = row(f"ratio-hi[{tag}]", "ge")
+                    c = row(f"ratio-hi{tag}", "ge")
                     put(c, (taken, sigma), (out, -1))
                     kept = Fraction(1)
                 if sigma:
-                    c = row(f"ratio-lo[{tag}]", "ge")
+                    c = row(f"ratio-lo{tag}", "ge")
                     put(c, (out, 1), (taken, -sigma), (fails, sigma * size + kept))
             elif not dvert:
-                c = row(f"ratio[{tag}]", "eq")
+                c = row(f"ratio{tag}", "eq")
                 put(c, (out, 1), (taken, -sigma))
             else:
                 lo, hi = sigma_bounds(sigma, size, "dvert")
-                c = row(f"ratio-lo[{tag}]", "ge")
+                c = row(f"ratio-lo{tag}", "ge")
                 put(c, (out, 1), (taken, -lo))
-                c = row(f"ratio-hi[{tag}]", "ge")
+                c = row(f"ratio-hi{tag}", "ge")
                 put(c, (taken, hi), (out, -1))
-                c = row(f"ratio-round[{tag}]", "ge")
+                c = row(f"ratio-round{tag}", "ge")
                 put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
         if j == target:
-            c = row(f"grows[{j}]", "ge", -1)
+            c = row(f"grows{label(j)}", "ge", -1)
             put(c, (grew, 1))
-            c = row(f"full[{j}]", "eq")
+            c = row(f"full{label(j)}", "eq")
             put(c, (taken, 1), (takes, -size))
-            c = row(f"never-idle[{j}]", "ge")
+            c = row(f"never-idle{label(j)}", "ge")
             put(c, (takes, _fr(bo.alpha) * (1 + tau) + idle), ("T", -1))
     return rows
 
