@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from app.core.emission import sigma_bounds
 from app.core.tcn.certify_failures import failure_rules
 from app.core.tcn.result import LinearCertificate
-from app.core.topology import Bolt, Topology, TopologyError, parse_topology
+from app.core.topology import Bolt, Topology, TopologyError, parse_topology, unannotated_problems
 
 CERTIFICATE_FORMAT = "stormbound-lp-certificate/1"
 
@@ -243,6 +243,9 @@ def check_certificate(document: Any, certificate: Any) -> list[str]:
                 else LinearCertificate.model_validate(certificate))
     except ValidationError as exc:
         return [f"not a certificate: {exc.errors()[0]['msg']}"]
+    missing = unannotated_problems(topo)
+    if missing:
+        return [f"the embedded topology is not annotated: {missing[0]}"]
     problems: list[str] = []
     if cert.content_hash != semantics_hash(topo):
         problems.append("content_hash is not the embedded topology's (the document changed after the proof)")
