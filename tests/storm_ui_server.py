@@ -10,7 +10,9 @@ spout's `emitted` count NaN, or 1e400), "drip" (the topology page one byte every
 itself), "elsewhere" (a redirect to the same port under another host name), "badutf8" (a byte that
 is not UTF-8 in the topology page), "badnames" (a bolt named with a newline, a NUL and a
 right-to-left override), "bignum" (a bolt with 10^23 executors), "dupkeys" (the topology page
-with a key twice).
+with a key twice), "saturated" (Storm 2.4.0; count executes in 5 ms, so the measured rates put it at ρ 1.00;
+its Storm UI capacity 0.996; 9000 spout tuples failed in the window; a complete latency of 24.8 s; and a lag
+endpoint whose Kafka lag grows by SATURATED_LAG_GROWTH tuples/s from the server's start).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ TOPOLOGY_ID = "wordcount-3-1700000000"
 DEEP_LEVELS = 10_000
 # the number the "nan" and "huge" modes put in place of the spout's `emitted` on the topology page
 BAD_NUMBERS = {"nan": b"NaN", "huge": b"1e400"}
+SATURATED_LAG_GROWTH = 10  # tuples/s
+SATURATED_LAG_START = 50_000
 
 
 def routes() -> dict[str, str]:
@@ -50,6 +54,7 @@ class StormUIServer:
     def __init__(self, mode: str = "ok"):
         self.mode = mode
         self.requests: list[tuple[str, dict[str, str]]] = []
+        self.started = time.monotonic()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -94,6 +99,12 @@ class StormUIServer:
                     return self._send(200, b"<html><body>Please log in</body></html>", "text/html")
                 if server.mode == "slow":
                     time.sleep(3)
+                if server.mode == "saturated" and path == f"/api/v1/topology/{TOPOLOGY_ID}/lag":
+                    lag = SATURATED_LAG_START + round(SATURATED_LAG_GROWTH * (time.monotonic() - server.started))
+                    reply = {"sentences": {"spoutId": "sentences", "spoutType": "KAFKA", "spoutLagResult": {
+                        "sentences-topic": {"0": {"consumerCommittedOffset": 1000, "logHeadOffset": 1000 + lag,
+                                                  "lag": lag}}}}}
+                    return self._send(200, json.dumps(reply).encode())
                 name = routes().get(path)
                 if name is None:
                     body = json.dumps({"error": "Internal Server Error",
@@ -124,6 +135,14 @@ class StormUIServer:
                     body = body.replace(b'"boltId": "split"', b'"boltId": "split", "boltId": "count"', 1)
                 if server.mode in BAD_NUMBERS and name == "topology.json":
                     body = body.replace(b'"emitted": 24020', b'"emitted": ' + BAD_NUMBERS[server.mode], 1)
+                if server.mode == "saturated" and name in ("topology.json", "component-count.json"):
+                    body = body.replace(b'"executeLatency": "20.000"', b'"executeLatency": "5.000"')
+                    if name == "topology.json":
+                        page = json.loads(body)
+                        page["stormVersion"] = "2.4.0"
+                        page["spouts"][0].update({"failed": 9000, "completeLatency": "24800.000"})
+                        next(b for b in page["bolts"] if b["boltId"] == "count")["capacity"] = "0.996"
+                        body = json.dumps(page).encode()
                 if server.mode == "truncated" and name != "topology-summary.json":
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")

@@ -152,6 +152,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         from app.core.formats.dvert import to_dvert_bytes
 
         calibrated = calibrate(topo, analysis)
+        if getattr(args, "topology", None) and not args.calibrate.endswith(".dvert.json"):
+            from app.cli.common import rebased_document
+
+            calibrated = rebased_document(calibrated, args.topology, args.calibrate)
         data = to_dvert_bytes(calibrated) if args.calibrate.endswith(".dvert.json") else calibrated.to_json_bytes()
         write_output_file(args, "--calibrate", args.calibrate, data)
     if getattr(args, "report", None):

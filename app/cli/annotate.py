@@ -13,57 +13,20 @@ the component and the key.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from app.cli.common import EXIT_OK, UsageError, examples, print_result
 from app.core.topology import one_line
 
-KEYS = {
-    "spout": {"rate": "rate", "burst": "count", "parallelism": "executors"},
-    "bolt": {"alpha": "time", "sigma": "number", "parallelism": "count", "min_ttf": "time"},
-}
-FIELD = {"spout": {"parallelism": "executors"}, "bolt": {}}
-# a value per declared output stream: KEY.STREAM=VALUE
-STREAM_KEYS = {"spout": ("ratio", "stream_ratio"), "bolt": ("sigma", "stream_sigma")}
-
 
 def _value(kind: str, text: str) -> float | int:
-    from app.core.units import UnitError, parse_duration, parse_rate
+    from app.core.formats.timings import TimingsError, parse_value
 
     try:
-        if kind == "time":
-            return parse_duration(text)
-        if kind == "rate":
-            return parse_rate(text)
-        if kind == "count":
-            value = float(text)
-            if not value.is_integer():
-                raise UnitError(f"'{text}' is not a whole number")
-            return int(value)
-        return float(text)
-    except (ValueError, OverflowError) as err:
-        message = str(err) if isinstance(err, UnitError) else f"'{text}' is not a number"
-        raise UsageError(message) from None
-
-
-def _stream_value(c: dict[str, Any], kind: str, component: str, key: str, text: str) -> str:
-    """`sigma.STREAM=V` (bolt) or `ratio.STREAM=V` (spout): the value of one declared output stream."""
-    per, field = STREAM_KEYS[kind]
-    base, _, stream = key.partition(".")
-    where = f"{kind}s.{one_line(component)}.{one_line(key)}"
-    if base != per or not stream:
-        raise UsageError(f"{where}: a {kind}'s value per stream is written {per}.STREAM=VALUE")
-    declared = c.get("streams") or []
-    if stream not in declared:
-        listed = ", ".join(one_line(str(d)) for d in declared) or "none besides default"
-        raise UsageError(f"{where}: {one_line(component)} declares no stream '{one_line(stream)}' "
-                         f"(its streams: {listed})")
-    value = _value("number", text)
-    values = dict(c.get(field) or {})
-    old = values.get(stream)
-    values[stream] = value
-    c[field] = values
-    return f"{kind}s.{component}.{field}.{stream}: {'not annotated' if old is None else f'{old:g}'} -> {value:g}"
+        return parse_value(kind, text)
+    except TimingsError as err:
+        raise UsageError(str(err)) from None
 
 
 SETTINGS_KEYS = {"min_reboot_time": "time", "max_reboot_time": "time", "max_idle_time": "time",
@@ -111,53 +74,33 @@ def _plan_settings(data: dict[str, Any], items: list[str]) -> list[str]:
 def plan(data: dict[str, Any], component: str, items: list[str]) -> list[str]:
     """Apply `key=value` items to `component` in the decoded document (in place); one line per change.
     The component `settings` (when no spout or bolt has that name) sets the topology's settings."""
-    from app.core.units import format_duration
+    from app.core.formats.timings import TimingsError, apply_values
 
     named = {c.get("name") for key in ("spouts", "bolts") for c in data.get(key) or [] if isinstance(c, dict)}
     if component == "settings" and component not in named:
         return _plan_settings(data, items)
-    for key in ("spouts", "bolts"):
-        for c in data.get(key) or []:
-            if isinstance(c, dict) and c.get("name") == component:
-                kind = key[:-1]
-                break
-        else:
-            continue
-        break
-    else:
-        names = [c.get("name") for key in ("spouts", "bolts") for c in data.get(key) or [] if isinstance(c, dict)]
-        raise UsageError(f"no component '{component}' (the document has {', '.join(map(str, names)) or 'none'})")
-    changes = []
+    pairs = []
     for item in items:
         key, sep, text = item.partition("=")
-        key = key.strip()
         if not sep or not text.strip():
             raise UsageError(f"{one_line(item)!r}: write KEY=VALUE, e.g. alpha=20ms")
-        base, dot, stream = key.partition(".")
-        if dot and not (kind == "bolt" and base == "sigma" and stream == "default"):
-            changes.append(_stream_value(c, kind, component, key, text.strip()))
-            continue
-        key = base
-        if key not in KEYS[kind]:
-            per = STREAM_KEYS[kind][0]
-            raise UsageError(f"{kind}s.{one_line(component)}.{one_line(key)}: a {kind} has "
-                             f"{', '.join(KEYS[kind])} and {per}.STREAM")
-        value = _value(KEYS[kind][key], text.strip())
-        field = FIELD[kind].get(key, key)
-        old = c.get(field)
-        c[field] = value
-        unannotated = c.get("unannotated") or []
-        was_missing = field in unannotated
-        if was_missing:
-            c["unannotated"] = [u for u in unannotated if u != field]
-        def shown(x: float | int, unit: str = KEYS[kind][key]) -> str:
-            if unit == "time":
-                return format_duration(float(x))
-            return f"{x:g} tuples/s" if unit == "rate" else f"{x:g}"
+        pairs.append((key, text))
+    try:
+        return apply_values(data, component, pairs)
+    except TimingsError as err:
+        raise UsageError(str(err)) from None
 
-        before = "not annotated" if was_missing else ("unset" if old is None else shown(old))
-        changes.append(f"{kind}s.{component}.{field}: {before} -> {shown(value)}")
-    return changes
+
+def _from_files(args: argparse.Namespace, data: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The document with every `--from` file's values (timings files, Storm UI tables), as decoded JSON."""
+    from app.core.formats.timings import TimingsError, annotate_from_files
+    from app.core.topology import parse_topology
+
+    try:
+        topo, changes, notes = annotate_from_files(parse_topology(data), list(args.from_files))
+    except TimingsError as err:
+        raise UsageError(str(err)) from None
+    return topo.model_dump(mode="json"), changes, notes
 
 
 def cmd_annotate(args: argparse.Namespace) -> int:
@@ -169,7 +112,16 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     if detect_format(data) != "stormbound":
         raise UsageError(f"{args.file}: not a .storm.json document (annotate writes that format only: "
                          "`stormbound convert` it first)", file=args.file)
-    changes = plan(data, args.component, args.values)
+    if args.component is None and not args.from_files:
+        raise UsageError("give COMPONENT KEY=VALUE ..., or --from FILE (a timings file or the Storm UI's tables)")
+    if args.component is not None and not args.values:
+        raise UsageError(f"{one_line(args.component)}: give KEY=VALUE ..., e.g. alpha=20ms")
+    changes: list[str] = []
+    notes: list[str] = []
+    if args.from_files:
+        data, changes, notes = _from_files(args, data)
+    if args.component is not None:
+        changes += plan(data, args.component, args.values)
     try:  # the whole document must still be valid (exit 2 naming the field otherwise)
         topo = parse_topology(data)
     except TopologyError as err:
@@ -187,10 +139,12 @@ def cmd_annotate(args: argparse.Namespace) -> int:
         raise UsageError(f"{one_line(args.file)}: {err}", file=args.file) from None
     if args.json:
         print_result("annotate", {"file": args.file, "component": args.component, "changes": changes,
-                                  "unannotated": [str(p) for p in _missing(topo)]})
+                                  "notes": notes, "unannotated": [str(p) for p in _missing(topo)]})
     else:
         for line in changes:
             print(f"{args.file}: {line}")
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
         missing = _missing(topo)
         if missing:
             print(f"{len(missing)} values still not annotated")
@@ -216,12 +170,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "stormbound annotate wordcount.storm.json sentences rate=1500/s burst=10",
                         "stormbound annotate crawler.storm.json fetcher alpha=80ms sigma=1 sigma.status=0.05",
                         "stormbound annotate crawler.storm.json fetcher min_ttf=10min",
-                        "stormbound annotate crawler.storm.json settings min_reboot_time=10s max_reboot_time=2min"))
+                        "stormbound annotate crawler.storm.json settings min_reboot_time=10s max_reboot_time=2min",
+                        "stormbound annotate crawler.storm.json --from timings.yaml --from storm-ui-page.json"))
     p.add_argument("file", metavar="FILE.storm.json")
-    p.add_argument("component", metavar="COMPONENT", help="the spout's or bolt's name, or settings")
-    p.add_argument("values", nargs="+", metavar="KEY=VALUE",
+    p.add_argument("component", metavar="COMPONENT", nargs="?", help="the spout's or bolt's name, or settings")
+    p.add_argument("values", nargs="*", metavar="KEY=VALUE",
                    help="rate, burst, alpha, sigma, parallelism, min_ttf (bolt); sigma.STREAM (bolt), "
                         "ratio.STREAM (spout); for COMPONENT settings: min_reboot_time, max_reboot_time, failures, "
                         "replay, tolerance, max_idle_time")
+    p.add_argument("--from", dest="from_files", action="append", default=[], metavar="FILE",
+                   help="every component's values from a timings file (YAML: {component: {alpha: 20ms, sigma: 1, "
+                        "sigma.status: 0.05}}; CSV: a header component,alpha,sigma,...,rate) or from the Storm UI's "
+                        "topology page (its JSON, or its Spouts and Bolts tables copied as text); repeatable, a "
+                        "later file wins; COMPONENT KEY=VALUE apply after them")
     p.add_argument("--json", action="store_true", help="the changes and what is still not annotated as JSON")
     p.set_defaults(func=cmd_annotate, file_args=("file",))

@@ -16,15 +16,17 @@ from app.cli.common import (
     EXIT_FOUND,
     EXIT_OK,
     add_failures_option,
+    add_storm_version_option,
     examples,
     print_result,
     read_topology,
     table,
     with_failures,
+    with_storm_version,
 )
 
 if TYPE_CHECKING:
-    from app.core.rates import RateReport
+    from app.core.rates import BoltRates, RateReport
     from app.core.topology import Topology
 
 
@@ -51,12 +53,42 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="exit 1 when some bolt has this status or a worse one (may-grow includes grows and "
                         "no-repeating-growth: every status but bounded)")
     add_failures_option(p)
+    add_storm_version_option(p, "for this run")
     p.set_defaults(func=cmd_check, file_args=("file",))
 
 
-def format_rate_table(topo: Topology, report: RateReport) -> str:
-    """The human rate table printed by `check` (and by `make run` without a display)."""
-    rows = [["bolt", "capacity min..max", "inflow min..max", "ρ", "status", "queue bound", "suggest"]]
+def failure_line(name: str, b: BoltRates) -> str:
+    """One bolt under failures in one line: its inflow with replays against its service rate, its queue bound and
+    what one of its failures loses (the figures of the rate check; the reasons are its failures_note)."""
+    inflow = "no bound on its inflow" if b.inflow_failures is None else \
+        f"receives at most {b.inflow_failures:.3g} tuples/s with replays"
+    added = f" ({b.added_load:.3g} of them replays)" if b.added_load else ""
+    queue = f"; queue below {b.queue_bound:.3g} tuples" if b.queue_bound is not None else ""
+    lost = f"; a failure of it loses at most {b.lost_per_failure:.3g} tuples" if b.lost_per_failure else ""
+    return f"{name} ({b.status}): {inflow}{added}, processes at least {b.capacity_min:.3g}{queue}{lost}"
+
+
+def replay_lines(report: RateReport) -> list[str]:
+    """A line per spout that replays: how fast, and whether its backlog of replays is bounded."""
+    lines = []
+    for spout, rate in report.replay_rate.items():
+        backlog = report.replay_backlog.get(spout)
+        if rate is None:
+            lines.append(f"{spout}: its replays are not bounded")
+        elif rate:
+            lines.append(f"{spout}: replays up to {rate:.3g} tuples/s; "
+                         + ("its backlog of replays may grow" if backlog is None
+                            else f"at most {backlog:.3g} replays wait"))
+    return lines
+
+
+def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True) -> str:
+    """The human rate table printed by `check` (and by `make run` without a display); with failures on and not
+    `verbose`, one line per bolt about them instead of the reasons in full."""
+    # Storm's words: the Storm UI's "capacity" is the fraction of time a bolt's executors are busy, the model's ρ;
+    # what the rate check calls a bolt's capacity (JSON: capacity_min, capacity_max) is its service rate in tuples/s
+    rows = [["bolt", "service rate min..max (tuples/s)", "inflow min..max (tuples/s)", "capacity ρ", "status",
+             "queue bound", "suggest executors"]]
     for name, b in report.bolts.items():
         sugg = report.suggested_parallelism.get(name)
         rows.append([
@@ -72,30 +104,29 @@ def format_rate_table(topo: Topology, report: RateReport) -> str:
 
     lines = [f"{one_line(topo.name)}: valid topology, {len(topo.spouts)} spouts, {len(topo.bolts)} bolts, "
              f"{len(topo.subscriptions)} subscriptions (tolerance {topo.settings.tolerance})", "", table(rows), ""]
+    if report.failures and not verbose:  # one line per bolt; the reasons in full under -v
+        lines += ["Failures (docs/boundedness.md; -v for the reasons in full):"]
+        lines += [f"- {one_line(failure_line(name, b))}" for name, b in report.bolts.items()]
+        lines += [f"- {line}" for line in replay_lines(report)]
+        return "\n".join(lines)
     lines += [f"- {one_line(b.explanation)}" for b in report.bolts.values()]
     if report.failures:
         lines += ["", "Failures (docs/boundedness.md):"]
         lines += [f"- {name} ({b.status}): {one_line(b.failures_note)}"
                   for name, b in report.bolts.items()]
-        for spout, rate in report.replay_rate.items():
-            backlog = report.replay_backlog.get(spout)
-            if rate is None:
-                lines.append(f"- {spout}: its replays are not bounded")
-            elif rate:
-                lines.append(f"- {spout}: replays up to {rate:.3g} tuples/s; "
-                             + ("its backlog of replays may grow" if backlog is None
-                                else f"at most {backlog:.3g} replays wait"))
+        lines += [f"- {line}" for line in replay_lines(report)]
     return "\n".join(lines)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
-    from app.core.headroom import capacity_lines, headroom
+    from app.core.headroom import headroom
     from app.core.rates import idle_warning, rate_check
     from app.core.rebalance import rebalance_lines, running_from_document
+    from app.core.storm.lines import capacity_lines
     from app.core.topology import one_line
 
-    topo = with_failures(read_topology(args.file), args.failures, args.file)
+    topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
     report = rate_check(topo)
     log.info("rate check: %s", ", ".join(f"{n} {b.status}" for n, b in report.bolts.items()))
     warning = idle_warning(topo)
@@ -117,7 +148,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             data["fail_on"] = {"status": args.fail_on, "bolts": failing}
         print_result("check", data)
     else:
-        print(format_rate_table(topo, report))
+        print(format_rate_table(topo, report, verbose=getattr(args, "verbose", 0) > 0))
         print("\n".join(["", "Capacity:", *(f"- {line}" for line in capacity_lines(room))]))
         if commands:
             print("\n".join(["", "The suggested parallelism on the running topology:", *(f"  {c}" for c in commands)]))

@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -141,9 +142,18 @@ def positive_seconds(text: str) -> float:
 
 def read_topology(path: str) -> Topology:
     """A topology file of any supported format; bad input raises TopologyError (exit 2)."""
-    from app.core.formats import load_topology
+    from app.core.formats import FormatError, load_topology
 
-    topo = load_topology(path)
+    try:
+        topo = load_topology(path)
+    except FormatError as err:
+        problems = getattr(err, "problems", [])
+        if problems and "is a Flux (YAML) file" in problems[0].message:  # the command with what the file needs
+            from app.core.formats.flux import import_command
+
+            raise FormatError([Problem("file", "is a Flux (YAML) file, not JSON: import it first with "
+                                               f"`{import_command(path)}`")]) from None
+        raise
     log.info("read %s: %s, %d spouts, %d bolts, %d subscriptions", path, topo.name, len(topo.spouts), len(topo.bolts),
              len(topo.subscriptions))
     return topo
@@ -164,12 +174,43 @@ def with_failures(topo: Topology, choice: str | None, file: str) -> Topology:
     if choice == "on" and not any(b.min_ttf is not None for b in topo.bolts):
         raise UsageError(f"--failures on: no bolt of {file} can fail: set bolts[].min_ttf on the bolts that may fail",
                          field="bolts[].min_ttf", file=file)
-    from app.core.topology import parse_topology
+    from app.core import failures
 
-    data = topo.model_dump(mode="json")
-    data["settings"]["failures"] = choice == "on"
     log.info("--failures %s: settings.failures overridden for this run", choice)
-    return parse_topology(data)  # validated again: failures on need the reboot bounds
+    return failures.with_failures(topo, choice == "on")  # failures on need the reboot bounds
+
+
+STORM_VERSION_PATTERN = re.compile(r"^[0-9]+(\.[0-9A-Za-z-]+)*$")
+
+
+def storm_version_arg(text: str) -> str:
+    """A Storm version as `--storm-version` takes it: 2.6.1, 1.2, 2.x."""
+    if not STORM_VERSION_PATTERN.match(text) or len(text) > 40:
+        raise argparse.ArgumentTypeError(f"not a Storm version: {text!r} (e.g. 2.6.1, 1.2.3 or 2.x)")
+    return text
+
+
+def add_storm_version_option(p: argparse.ArgumentParser, what: str) -> None:
+    """`--storm-version V`: the Storm release whose defaults the capacity estimates assume (docs/storm.md)."""
+    p.add_argument("--storm-version", dest="storm_version", type=storm_version_arg, metavar="VERSION",
+                   help=f"the cluster's Storm version (e.g. 2.6.1 or 1.2.3) {what}; it sets the defaults the "
+                        "capacity estimates assume (receive queue size, backpressure); unset: the document's, "
+                        "else 2.x")
+
+
+def with_storm_version(topo: Topology, version: str | None) -> Topology:
+    """`topo` with storm.storm_version set by `--storm-version` (None: as the document says)."""
+    if version is None:
+        return topo
+    return topo.model_copy(update={"storm": topo.storm.model_copy(update={"storm_version": version})})
+
+
+def rebased_document(topo: Topology, source: str | None, output: str) -> Topology:
+    """`topo`, read from `source`, as written to `output`: the Flux file, filter and resources it was imported with
+    stay found (relative paths are relative to the document's folder)."""
+    from app.core.formats.flux import relative_paths, resolved_paths
+
+    return relative_paths(resolved_paths(topo, source), output)
 
 
 def table(rows: list[list[str]]) -> str:

@@ -29,6 +29,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
     check_output_file(args, "OUT", out)
     topo = read_topology(args.input)
     dvert = args.to == "dvert" or (args.to is None and out.endswith(".dvert.json"))
+    if not dvert:
+        from app.cli.common import rebased_document
+
+        topo = rebased_document(topo, args.input, out)
     write_output_file(args, "OUT", out, to_dvert_bytes(topo) if dvert else topo.to_json_bytes())
     print(f"wrote {one_line(str(out))}")
     return EXIT_OK

@@ -99,7 +99,7 @@ def cmd_reliability(args: argparse.Namespace) -> int:
     config = _reliability_config(args, path)
     from app.measure.reliability import undecidable
 
-    cannot = undecidable(log_arg(args.log))  # a log that can decide nothing: one line, exit 2
+    undecidable(log_arg(args.log))  # a log that can decide nothing: one line, exit 2 (before any engine starts)
     choice = choose_log_engine(args)
     if choice.engine == "embedded":
         from app.measure.reliability import check_reliability_path_local
@@ -109,8 +109,7 @@ def cmd_reliability(args: argparse.Namespace) -> int:
     else:
         data = spark_request(args, "reliability", choice.reason, path=log_arg(args.log),
                              time_unit=args.time_unit, config=config.model_dump(), limit=args.limit)
-        report = ReliabilityReport.model_validate(data)
-        report.cannot_decide = cannot
+        report = ReliabilityReport.model_validate(data)  # its cannot_decide filled by the host (app/spark/host.py)
     if args.json:
         print_result("reliability", report.model_dump())
     else:

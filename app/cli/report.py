@@ -173,7 +173,8 @@ def write_run_report(args: argparse.Namespace, analysis: Analysis, comparison: C
                      "`stormbound analyze --calibrate OUT`)")
     capacity: list[str] = []
     if topo is not None and not unannotated_problems(topo):
-        from app.core.headroom import capacity_lines, headroom
+        from app.core.headroom import headroom
+        from app.core.storm.lines import capacity_lines
 
         capacity = capacity_lines(headroom(topo))
     title = topo.name if topo is not None and topo.name else Path(args.log).name

@@ -150,13 +150,19 @@ def headroom_defs() -> dict[str, Any]:
                           "receive_buffer", "queues", "max_spout_pending", "message_timeout_secs", "pending"],
              "properties": {
                  "estimate": {"const": True}, "backpressure": {"type": "boolean"},
-                 "backpressure_source": {"enum": ["config", "default"]},
+                 "backpressure_source": {"enum": ["config", "default", "always"]},
+                 "storm_version": {"type": "string"}, "storm_version_given": {"type": "boolean"},
+                 "receive_buffer_unit": {"enum": ["tuples", "slots"]}, "acking": {"type": "boolean"},
+                 "acking_source": {"enum": ["default", "config", "off", "unreliable"]},
+                 "throttle": {"enum": ["backpressure", "max.spout.pending", "none"]},
                  "offered_rate": num, "sustainable_rate": num, "backlog_growth": num,
                  "sustainable_rates": {"type": "object", "additionalProperties": num},
                  "receive_buffer": {"type": "integer"}, "receive_buffer_source": {"enum": ["config", "default"]},
                  "queues": {"type": "array", "items": {"type": "object", "properties": {
                      "bolt": {"type": "string"}, "growth": num, "executors": {"type": "integer"},
-                     "seconds_to_full": num}}},
+                     "seconds_to_full": num, "slots": {"type": "integer"}, "service_rate": num,
+                     "pending_bound": num, "per_tree": {"type": "object"}, "never_fills": {"type": "boolean"},
+                     "wait_when_full": num, "times_out": {"type": "boolean"}}}},
                  "max_spout_pending": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
                  "message_timeout_secs": {"type": "integer"},
                  "message_timeout_source": {"enum": ["config", "default"]},
@@ -169,6 +175,10 @@ def headroom_defs() -> dict[str, Any]:
                 "properties": {"headroom": num, "headroom_exact": {"type": "boolean"}, "limiting_bolts": names,
                                "grows_at": num, "first_to_saturate": names, "overloaded": {"type": "boolean"},
                                "exact": names, "storm": {"anyOf": [{"type": "null"}, storm]},
+                               "timeouts": {"type": "array", "items": {"type": "object"}, "description": "bounded "
+                                            "queues whose wait can exceed the message timeout"},
+                               "observed": {"type": "object", "description": "what the Storm UI showed beyond "
+                                            "the rates (a Storm UI import) and its signs of saturation"},
                                "ignores_failures": {"const": True, "description": "set by check when failures are "
                                                     "on: the factors are those of the failure-free rate check"}},
                 "description": "the factors by which every spout's rate may grow (docs/storm.md, \"Headroom\")"}

@@ -21,10 +21,12 @@ from app.cli.common import (
     EXIT_OK,
     UsageError,
     add_force_option,
+    add_storm_version_option,
     bolt_count,
     check_output_file,
     examples,
     number,
+    with_storm_version,
     write_output_file,
 )
 from app.core.topology import Problem, Topology, TopologyError, one_line
@@ -104,6 +106,11 @@ def cmd_import_flux(args: argparse.Namespace) -> int:
         if args.json:
             raise  # main() prints it as the JSON error document
         return _report_error(err)
+    result.topology = with_storm_version(result.topology, args.storm_version)
+    if args.output:  # the Flux file, filter and resources relative to the document: a moved folder keeps them
+        from app.core.formats.flux import relative_paths
+
+        result.topology = relative_paths(result.topology, args.output)
     data = result.topology.to_json_bytes()
     if args.json:
         from app.cli.common import print_result
@@ -135,9 +142,10 @@ def _load_document(path: str, args: argparse.Namespace) -> Topology:
 
         return import_flux(path, _flux_options(args)).topology
     from app.core.formats import load_topology
+    from app.core.formats.flux import resolved_paths
 
     try:
-        return load_topology(path)
+        return resolved_paths(load_topology(path), path)
     except TopologyError as err:
         raise TopologyError([Problem(f"{path}: {p.path}" if p.path else path, p.message) for p in err.problems]) \
             from None
@@ -145,7 +153,7 @@ def _load_document(path: str, args: argparse.Namespace) -> Topology:
 
 def cmd_import_storm_ui(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError
-    from app.core.formats.storm_ui import annotate, read_storm_ui
+    from app.core.formats.storm_ui import annotate, onto_notes, read_storm_ui
     from app.core.formats.storm_ui_client import Credentials, StormUIError
 
     if args.output:
@@ -153,7 +161,7 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
     try:
         onto = _load_document(args.onto, args) if args.onto else None
         measured = read_storm_ui(args.url, args.topology, args.window, Credentials.resolve(args.user, None, args.token),
-                                 args.timeout, args.cacert)
+                                 args.timeout, args.cacert, lag_interval=args.lag_interval)
     except (StormUIError, FluxError) as err:
         if args.json:
             raise  # main() prints it as the JSON error document
@@ -161,7 +169,12 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
     topo, notes = measured.topology, list(measured.notes)
     if onto is not None:
         topo, more = annotate(onto, measured)
-        notes += more
+        notes = onto_notes(measured) + more
+    topo = with_storm_version(topo, args.storm_version)
+    if args.output:
+        from app.core.formats.flux import relative_paths
+
+        topo = relative_paths(topo, args.output)
     if args.json:
         out = {"topology": json.loads(topo.to_json_bytes()), "derived": [d.model_dump() for d in measured.derived],
                "notes": notes}
@@ -192,12 +205,19 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
 
 def cmd_export_flux(args: argparse.Namespace) -> int:
     from app.core.formats import load_topology
-    from app.core.formats.flux import FluxError
+    from app.core.formats.flux import FluxError, missing_flux_files, resolved_paths
     from app.core.formats.flux_export import placeholder_classes, to_flux_bytes
     from app.core.formats.flux_repair import export_original, why_skeleton
 
     check_output_file(args, "OUT.yaml", args.output)
-    topo = load_topology(args.input)
+    topo = resolved_paths(load_topology(args.input), args.input)
+    missing = [] if args.skeleton else missing_flux_files(topo)
+    if missing:  # a skeleton in its place would drop constructorArgs, components, ...: never silently
+        shown = "; ".join(f"{field} {one_line(path)}" for field, path in missing)
+        print(f"{one_line(args.input)}: the files it was imported from are not there: {shown} (relative paths are "
+              "relative to the document's folder): put them back, import the Flux file again, or give --skeleton "
+              "to write a skeleton from the document alone", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         original = None if args.skeleton else export_original(topo)
         why = "" if original is not None or args.skeleton else why_skeleton(topo)
@@ -255,7 +275,7 @@ def wanted_parallelism(items: list[str], document: Topology | None,
 def cmd_repair(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError, import_flux, options_of
     from app.core.formats.flux_repair import plan_repair
-    from app.core.rebalance import rebalance_lines, running_from_flux
+    from app.core.rebalance import as_running, rebalance_lines, running_from_flux
 
     if args.in_place and args.output:
         raise _usage("give --in-place or -o OUT, not both")
@@ -264,9 +284,10 @@ def cmd_repair(args: argparse.Namespace) -> int:
     document = None
     if args.topology:
         from app.core.formats import load_topology
+        from app.core.formats.flux import resolved_paths
 
         try:
-            document = load_topology(args.topology)
+            document = resolved_paths(load_topology(args.topology), args.topology)
         except TopologyError as err:  # named as the --topology file's problems, not the Flux file's
             err.file = args.topology  # type: ignore[attr-defined]  # main() names a reader's file
             raise
@@ -293,7 +314,11 @@ def cmd_repair(args: argparse.Namespace) -> int:
     for edit in edits:
         for change in edit.changes:
             print(f"{edit.path}: {change}")
-    commands = rebalance_lines(flux_topology.name, running_from_flux(imported.document), wanted)
+    running = running_from_flux(imported.document)
+    if document is not None:  # what the cluster runs, when the document was annotated from its Storm UI
+        running = as_running(running, document)
+    raised = {c: n for e in edits for c, n in e.raised_tasks.items()}
+    commands = rebalance_lines(flux_topology.name, running, wanted, raised)
     if commands:
         print("on the running topology, without a redeploy:")
         for line in commands:
@@ -346,6 +371,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                          "--filter dev.properties"))
     q.add_argument("file", metavar="FILE.yaml")
     _flux_reading(q)
+    add_storm_version_option(q, "(else stormbound.storm_version in the Flux config)")
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
     q.add_argument("--json", action="store_true",
                    help="the document, what is not annotated and the import's notes as one JSON document")
@@ -370,7 +396,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--timeout", type=number(float, 0, 3600, above=True, unit="s"), default=10.0, metavar="S",
                    help="how long each request may take in all: connecting, headers and body "
                         "(seconds or with a unit: 2s, 500ms; default 10 s)")
+    q.add_argument("--lag-interval", type=number(float, 0, 600, unit="s"), default=0.0, metavar="S",
+                   dest="lag_interval",
+                   help="read the lag endpoint twice, S seconds apart, and add the lag's growth to each spout's rate "
+                        "(what the source offered beyond what backpressure let through; default 0: one reading)")
     _flux_reading(q)
+    add_storm_version_option(q, "(else the Storm UI's stormVersion)")
     q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
     add_force_option(q)
     q.add_argument("--json", action="store_true", help="the document, each derived value's source, and notes as JSON")

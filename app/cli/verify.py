@@ -23,12 +23,13 @@ from app.cli.common import (
     StatusLine,
     UsageError,
     add_failures_option,
+    add_storm_version_option,
     examples,
     positive_seconds,
     print_result,
 )
 from app.core.formats import limits
-from app.core.headroom import duration
+from app.core.storm.words import duration
 
 log = logging.getLogger("stormbound.verify")
 EXIT_BY_VERDICT = {"counterexample": EXIT_FOUND, "none-up-to-k": EXIT_OK, "no-repeating-growth": EXIT_OK,
@@ -179,9 +180,10 @@ def _check_writable(args: argparse.Namespace, path: str) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from app.cli.common import check_output_file, read_topology, with_failures, write_output_file
+    from app.cli.common import check_output_file, read_topology, with_failures, with_storm_version, write_output_file
     from app.core.formats.trace import trace_bytes
-    from app.core.headroom import capacity_lines, headroom
+    from app.core.headroom import headroom
+    from app.core.storm.lines import capacity_lines
     from app.core.tcn.search import SearchOptions, verify
     from app.core.topology import one_line
 
@@ -193,7 +195,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if value is not None and value > args.max_k:
             raise UsageError(f"{option} {value} is over the limit of {args.max_k} positions "
                              "(raise it with --max-k N or STORMBOUND_MAX_K; docs/limits.md)")
-    topo = with_failures(read_topology(args.file), args.failures, args.file)
+    topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
     if args.trace_out:
         _check_writable(args, args.trace_out)
     if args.certificate_out:
@@ -304,6 +306,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(stormbound-lp-certificate/1: each with the document of its cone; check one with "
                         "stormbound check-certificate FILE)")
     add_failures_option(p)
+    add_storm_version_option(p, "for this run")
     p.set_defaults(func=cmd_verify, file_args=("file",))
     c = sub.add_parser(
         "check-certificate", help="check the linear program's certificates, independently of the verifier",

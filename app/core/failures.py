@@ -20,7 +20,8 @@ from fractions import Fraction
 import networkx as nx
 
 from app.core.emission import sigma_bounds
-from app.core.topology import DEFAULT_STREAM, Topology
+from app.core.numbers import exact
+from app.core.topology import DEFAULT_STREAM, Topology, TopologyError, failure_problems
 
 #: Imp(j, s) when a path from s to j runs through a cycle: a tree may put any number of tuples at j
 UNBOUNDED = math.inf
@@ -28,13 +29,10 @@ UNBOUNDED = math.inf
 Impact = Fraction | float  # a Fraction >= 1, or UNBOUNDED
 
 
-def _exact(value: float | int) -> Fraction:
-    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
-
-
 @dataclass(frozen=True)
 class FailureModel:
-    """The failure settings of a topology in exact numbers, keyed by component id.
+    """The failure settings of a topology in exact numbers, keyed by component id (the network's copy,
+    `renamed`, by component name).
 
     `min_ttf`: the bolts that may fail; `impact[j][s]`: Imp(j, s) for every spout s whose
     trees reach bolt j (a spout missing there never replays j's losses)."""
@@ -45,20 +43,36 @@ class FailureModel:
     replay: str
     impact: dict[str, dict[str, Impact]]
 
+    def renamed(self, names: dict[str, str]) -> FailureModel:
+        """The same model keyed by other names (the network's component names instead of ids)."""
+        return FailureModel({names[j]: v for j, v in self.min_ttf.items()}, self.min_reboot, self.max_reboot,
+                            self.replay, {names[j]: {names[s]: v for s, v in row.items()}
+                                          for j, row in self.impact.items()})
+
 
 def failure_model(topo: Topology) -> FailureModel | None:
     """The topology's failure model, or None when no bolt can fail (no `min_ttf`, or
     `settings.failures` off). Validation has already checked the reboot bounds."""
     s = topo.settings
-    ttf = {b.id: _exact(b.min_ttf) for b in topo.bolts if b.min_ttf is not None}
+    ttf = {b.id: exact(b.min_ttf) for b in topo.bolts if b.min_ttf is not None}
     if not ttf or not s.failures or s.min_reboot_time is None or s.max_reboot_time is None:
         return None
-    return FailureModel(ttf, _exact(s.min_reboot_time), _exact(s.max_reboot_time), s.replay, impacts(topo))
+    return FailureModel(ttf, exact(s.min_reboot_time), exact(s.max_reboot_time), s.replay, impacts(topo))
+
+
+def with_failures(topo: Topology, on: bool) -> Topology:
+    """`topo` with `settings.failures` set to `on` (its `min_ttf` and reboot bounds kept): the one way the
+    product switches the failure model for a run. Raises TopologyError when on lacks the reboot bounds."""
+    view = topo.model_copy(update={"settings": topo.settings.model_copy(update={"failures": on})})
+    problems = failure_problems(view) if on else []
+    if problems:
+        raise TopologyError(problems)
+    return view
 
 
 def failures_off(topo: Topology) -> Topology:
     """`topo` with `settings.failures` off: the failure-free view (its `min_ttf` and reboot bounds kept)."""
-    return topo.model_copy(update={"settings": topo.settings.model_copy(update={"failures": False})})
+    return with_failures(topo, False)
 
 
 def _gains(topo: Topology) -> nx.DiGraph:
@@ -79,7 +93,7 @@ def _gains(topo: Topology) -> nx.DiGraph:
                 raise ValueError(f"{c.kind}s.{c.name}: stream '{stream}' is not annotated")
             else:
                 size = c.burst if c.kind == "spout" else c.parallelism
-                gain = sigma_bounds(_exact(value), size, rule)[1]
+                gain = sigma_bounds(exact(value), size, rule)[1]
             if gain > 0:
                 old = graph.get_edge_data(source, target, {}).get("gain", Fraction(0))
                 graph.add_edge(source, target, gain=old + gain)

@@ -20,16 +20,7 @@ iterates a cycle's flows down from a bound that does not scale, H is found by bi
 the exact check instead, and is the largest factor proven (a sound lower bound of the
 supremum, marked not exact).
 
-For an overloaded topology (G < 1), what Storm does, from the document's Storm settings
-(all estimates from the model's nominal timing, not proofs):
-
-* backpressure (on by default since Storm 1.0) throttles the spouts to G × their rates, and
-  the source's backlog (Kafka lag) grows by Σ rate × (1 − G) tuples/s;
-* each growing bolt's receive queues (`topology.executor.receive.buffer.size` per executor,
-  1024 when unset) fill in buffer × executors / growth seconds;
-* with `topology.max.spout.pending` P, a spout with E executors keeps P × E tuples in flight;
-  Little's law (L = λW) at the throttled rate λ gives each one's waiting time W, and a W
-  above `topology.message.timeout.secs` (30 when unset) means tuples time out and are replayed.
+What Storm does past G: app/core/storm/forecast.py; the words: app/core/storm/lines.py.
 """
 
 from __future__ import annotations
@@ -39,66 +30,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from app.core.formats.flux_ticks import TICK_PREFIX
-from app.core.rates import LoadMargins, RateReport, exact, load_margins, margins, nominal_margins, rate_check
+from app.core.rates import LoadMargins, RateReport, load_margins, margins, rate_check
 from app.core.rates.suggest import suggest as failure_free_suggestion
-from app.core.topology import Topology
+from app.core.storm.forecast import StormForecast, TimeoutRisk, forecast, saturation_signs, scaled, timeout_risks
+from app.core.topology import StormObserved, Topology
 
-DEFAULT_RECEIVE_BUFFER = 1024  # topology.executor.receive.buffer.size in Storm 1.x's defaults.yaml
-DEFAULT_MESSAGE_TIMEOUT = 30  # topology.message.timeout.secs in Storm's defaults.yaml
-RECEIVE_BUFFER_KEY = "topology.executor.receive.buffer.size"
-BACKPRESSURE_KEY = "topology.backpressure.enable"
 _SHRINK_ROUNDS = 200
 _BISECTION_ROUNDS = 40
-
-
-def scaled(topo: Topology, factor: Fraction) -> Topology:
-    """The topology with every spout's rate multiplied by `factor`, kept exact.
-
-    The rate is stored as a Fraction (not a float) so the rate check, which reads rates with
-    `exact`, sees exactly rate × factor; the copy is only given to the rate check."""
-    spouts = [s.model_copy(update={"rate": exact(s.rate) * factor}) for s in topo.spouts]
-    return topo.model_copy(update={"spouts": spouts})
-
-
-@dataclass
-class QueueFill:
-    """A bolt whose queues grow at nominal rates: how fast, and when its receive queues are full."""
-
-    bolt: str
-    growth: Fraction  # tuples/s its queues gain together
-    executors: int
-    seconds_to_full: Fraction  # buffer × executors / growth
-
-
-@dataclass
-class PendingWait:
-    """Little's law for one spout's in-flight tuples under max.spout.pending."""
-
-    spout: str
-    in_flight: int  # max.spout.pending × the spout's executors
-    throughput: Fraction  # tuples/s it can still emit (throttled)
-    wait: Fraction | None  # seconds a tuple is in flight: in_flight / throughput (None: nothing completes)
-    times_out: bool  # wait > message timeout
-
-
-@dataclass
-class StormForecast:
-    """What Storm does with an overloaded topology (every figure an estimate)."""
-
-    backpressure: bool
-    backpressure_source: str  # "config" or "default"
-    sustainable_rates: dict[str, Fraction]
-    offered_rate: Fraction
-    sustainable_rate: Fraction
-    backlog_growth: Fraction  # tuples/s piling up at the source
-    receive_buffer: int
-    receive_buffer_source: str
-    queues: list[QueueFill]
-    max_spout_pending: int | None
-    message_timeout_secs: int
-    message_timeout_source: str
-    pending: list[PendingWait] = field(default_factory=list)
 
 
 @dataclass
@@ -117,6 +55,12 @@ class Headroom:
     # with failures on, the rate check's statuses include the replays (docs/boundedness.md, "Failures") but
     # these factors, like the suggested parallelism, come from the failure-free flows: they say so
     ignores_failures: bool = False
+    # what the Storm UI showed of the running topology (a Storm UI import), and the message timeout it is read against
+    observed: StormObserved | None = None
+    message_timeout_secs: int | None = None
+    # bounded queues that still hold tuples longer than the message timeout (with acking; from the rate check's
+    # queue bounds, where it gives them)
+    timeout_risks: list[TimeoutRisk] = field(default_factory=list)
 
     @property
     def overloaded(self) -> bool:
@@ -134,6 +78,13 @@ class Headroom:
         }
         if self.ignores_failures:
             out["ignores_failures"] = True
+        if self.timeout_risks:
+            out["timeouts"] = [{"bolt": r.bolt, "queue_bound": _num(r.queue_bound),
+                                "service_rate": _num(r.service_rate), "wait": _num(r.wait), "timeout": r.timeout}
+                               for r in self.timeout_risks]
+        if self.observed is not None:
+            out["observed"] = {**self.observed.model_dump(mode="json"),
+                               "signs": saturation_signs(self.observed, self.message_timeout_secs)}
         f = self.storm
         if f is not None:
             out["storm"] = {
@@ -144,7 +95,16 @@ class Headroom:
                 "backlog_growth": _num(f.backlog_growth),
                 "receive_buffer": f.receive_buffer, "receive_buffer_source": f.receive_buffer_source,
                 "queues": [{"bolt": q.bolt, "growth": _num(q.growth), "executors": q.executors,
-                            "seconds_to_full": _num(q.seconds_to_full)} for q in f.queues],
+                            "seconds_to_full": _num(q.seconds_to_full), "slots": q.slots,
+                            "service_rate": _num(q.service_rate), "pending_bound": _num(q.pending_bound),
+                            "never_fills": q.never_fills,
+                            "per_tree": {s: {"trees": n, "tuples_per_tree": _num(t)}
+                                         for s, (n, t) in q.per_tree.items()},
+                            "wait_when_full": _num(q.wait_when_full), "times_out": q.times_out}
+                           for q in f.queues],
+                "storm_version": f.defaults.version, "storm_version_given": f.defaults.given,
+                "receive_buffer_unit": "tuples" if f.receive_buffer_source == "config" else f.defaults.buffer_unit,
+                "acking": f.acking, "acking_source": f.acking_source, "throttle": f.throttle,
                 "max_spout_pending": f.max_spout_pending,
                 "message_timeout_secs": f.message_timeout_secs, "message_timeout_source": f.message_timeout_source,
                 "pending": [{"spout": p.spout, "in_flight": p.in_flight, "throughput": _num(p.throughput),
@@ -240,161 +200,7 @@ def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
     amplified = [n for n, p in free.items() if p is None] if cyclic else []
     if amplified:
         g, first, g_exact = Fraction(0), amplified, False
-    storm = _forecast(topo, g, first) if g is not None and g < 1 else None
-    return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact, ignores_failures=report.failures)
-
-
-def _forecast(topo: Topology, g: Fraction, first: list[str]) -> StormForecast:
-    st = topo.storm
-    config = st.config
-    bp_raw = config.get(BACKPRESSURE_KEY)
-    backpressure = bp_raw is not False and str(bp_raw).lower() != "false"
-    buf_raw = config.get(RECEIVE_BUFFER_KEY)
-    buffer = buf_raw if isinstance(buf_raw, int) and not isinstance(buf_raw, bool) and buf_raw > 0 else None
-    timers = {s.name for s in topo.spouts if s.name.startswith(TICK_PREFIX)}  # Storm's ticks: neither throttled
-    rates = {s.name: exact(s.rate) for s in topo.spouts if s.name not in timers}  # nor pending
-    offered = sum(rates.values(), Fraction(0))
-    sustainable = {n: r * g for n, r in rates.items()}
-    queues = []
-    bolts = {b.name: b for b in topo.bolts}
-    for name, (inflow, capacity) in nominal_margins(topo).items():
-        if inflow > capacity and g > 0:  # (an amplifying cycle's queues grow ever faster: no fill time to give)
-            growth = inflow - capacity
-            executors = bolts[name].parallelism
-            queues.append(QueueFill(name, growth, executors,
-                                    Fraction((buffer or DEFAULT_RECEIVE_BUFFER) * executors) / growth))
-    queues.sort(key=lambda q: q.seconds_to_full)
-    timeout = st.message_timeout_secs or DEFAULT_MESSAGE_TIMEOUT
-    pending = []
-    if st.max_spout_pending is not None:
-        for s in topo.spouts:
-            if s.name in timers:
-                continue
-            in_flight = st.max_spout_pending * (s.executors or 1)
-            throughput = sustainable[s.name]
-            if throughput > 0:
-                wait = in_flight / throughput
-                pending.append(PendingWait(s.name, in_flight, throughput, wait, wait > timeout))
-            else:  # nothing completes: every tuple in flight times out
-                pending.append(PendingWait(s.name, in_flight, throughput, None, True))
-    return StormForecast(
-        backpressure=backpressure, backpressure_source="config" if bp_raw is not None else "default",
-        sustainable_rates=sustainable, offered_rate=offered, sustainable_rate=offered * g,
-        backlog_growth=offered * (1 - g),
-        receive_buffer=buffer or DEFAULT_RECEIVE_BUFFER, receive_buffer_source="config" if buffer else "default",
-        queues=queues, max_spout_pending=st.max_spout_pending, message_timeout_secs=timeout,
-        message_timeout_source="config" if st.message_timeout_secs else "default", pending=pending)
-
-
-# ---- text -----------------------------------------------------------------------------------
-
-
-def decimal(x: Fraction | float, digits: int = 3) -> str:
-    """A figure for text: `digits` significant digits, no float noise, no exponent for everyday sizes."""
-    v = float(x)
-    if v == 0:
-        return "0"
-    if 1e-4 <= abs(v) < 1e9:
-        text = f"{v:.{digits}g}"
-        if "e" in text:
-            text = f"{v:.0f}"
-        return text
-    return f"{v:.{digits}g}"
-
-
-def duration(seconds: Fraction | float) -> str:
-    """A duration for text: milliseconds below a second, seconds up to two minutes, then minutes or hours."""
-    v = float(seconds)
-    if v < 1:
-        return f"{decimal(v * 1000)} ms"
-    if v < 120:
-        return f"{decimal(v)} s"
-    if v < 7200:
-        return f"{decimal(v / 60)} min"
-    return f"{decimal(v / 3600)} h"
-
-
-def factor_text(x: Fraction) -> str:
-    return f"×{decimal(x)}"
-
-
-def _names(names: list[str], most: int = 5) -> str:
-    """At most `most` names, then how many more (a chain of thousands of equal bolts stays one line)."""
-    shown = ", ".join(names[:most])
-    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
-
-
-def headline(h: Headroom) -> str:
-    """One line: the headroom and the first bolt to saturate."""
-    if h.headroom is None and h.grows_at is None:
-        return "headroom: unlimited (no bolt receives tuples)"
-    parts = []
-    if h.headroom is not None:
-        if h.headroom == 0:
-            parts.append("headroom: no load factor is proven bounded")
-        else:
-            verb = "limits" if len(h.limiting_bolts) == 1 else "limit"
-            who = f" ({_names(h.limiting_bolts)} {verb} it)" if h.limiting_bolts else ""
-            bound = "" if h.headroom_exact else " at least"
-            parts.append(f"headroom{bound} {factor_text(h.headroom)}: every bolt is proven bounded while the "
-                         f"spouts' rates are multiplied by less than {decimal(h.headroom)}{who}")
-    if h.grows_at == 0:
-        verb = "grows" if len(h.first_to_saturate) == 1 else "grow"
-        parts.append(f"{_names(h.first_to_saturate)} {verb} at any load (a cycle passes on at least as many "
-                     "tuples as it receives; no parallelism fixes it)")
-    elif h.grows_at is not None:
-        verb = "saturates" if len(h.first_to_saturate) == 1 else "saturate"
-        parts.append(f"{_names(h.first_to_saturate)} {verb} first: surely growing above "
-                     f"{factor_text(h.grows_at)}")
-    return "; ".join(parts)
-
-
-def storm_lines(h: Headroom) -> list[str]:
-    """What Storm does with an overloaded topology, a line per effect (estimates)."""
-    f = h.storm
-    if f is None:
-        return []
-    lines = []
-    src = "" if f.backpressure_source == "config" else " (Storm's default since 1.0)"
-    if f.backpressure:
-        lines.append(f"with backpressure on{src}, Storm throttles the spouts to {decimal(f.sustainable_rate)} tuples/s "
-                     f"of the {decimal(f.offered_rate)} offered ({factor_text(h.grows_at or Fraction(0))}): the "
-                     f"source's backlog (e.g. Kafka lag) grows by {decimal(f.backlog_growth)} tuples/s")
-    else:
-        lines.append(f"backpressure is off ({BACKPRESSURE_KEY}: false): the spouts keep emitting "
-                     f"{decimal(f.offered_rate)} tuples/s and the queues below grow until the worker runs out "
-                     "of memory")
-    size = "" if f.receive_buffer_source == "config" else ", Storm's default size"
-    for q in f.queues[:5]:
-        executors = f"{q.executors} executor{'s' if q.executors != 1 else ''}"
-        lines.append(f"{q.bolt}'s receive queues ({executors} × {f.receive_buffer} tuples{size}) fill in about "
-                     f"{duration(q.seconds_to_full)} at the offered rates (they gain {decimal(q.growth)} tuples/s)")
-    if len(f.queues) > 5:
-        lines.append(f"and {len(f.queues) - 5} more growing bolts")
-    timeout_src = "" if f.message_timeout_source == "config" else " (Storm's default)"
-    for p in f.pending:
-        verdict = ("longer than the message timeout: tuples fail and are replayed" if p.times_out
-                   else "within the message timeout")
-        if p.wait is None:
-            lines.append(f"max.spout.pending {f.max_spout_pending}: {p.spout}'s {p.in_flight} tuples in flight never "
-                         f"complete: each fails after the message timeout ({f.message_timeout_secs} s{timeout_src}) "
-                         "and is replayed")
-            continue
-        lines.append(f"max.spout.pending {f.max_spout_pending}: {p.spout} keeps {p.in_flight} tuples in flight at "
-                     f"{decimal(p.throughput)} tuples/s, so each waits about {duration(p.wait)} (Little's law), "
-                     f"{verdict} ({f.message_timeout_secs} s{timeout_src})")
-    return lines
-
-
-def capacity_lines(h: Headroom) -> list[str]:
-    """The capacity block of `check`, `verify` and the report: the headline, then Storm's response."""
-    lines = [headline(h)]
-    more = storm_lines(h)
-    if more:
-        lines += more
-        lines.append("(headroom and growth factors are exact in the model; what Storm does is an estimate from "
-                     "nominal timing)")
-    if h.ignores_failures:
-        lines.append("the headroom and the growth factor ignore failures; the statuses and the suggested "
-                     "parallelism include them")
-    return lines
+    storm = forecast(topo, g, first) if g is not None and g < 1 else None
+    return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact, ignores_failures=report.failures,
+                    observed=topo.storm.observed, message_timeout_secs=topo.storm.message_timeout_secs,
+                    timeout_risks=timeout_risks(topo, report))

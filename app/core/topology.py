@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
@@ -211,6 +212,21 @@ class Position(_Model):
     y: float = 0.0
 
 
+class StormObserved(_Model):
+    """What the Storm UI showed of a running topology over the import's window, beyond the rates (docs/storm.md,
+    "A saturated topology"): the signs that its measured rates are throttled."""
+
+    window_seconds: float = Field(gt=0, description="the seconds the counts cover")
+    failed: int = Field(default=0, ge=0, description="spout tuples failed in the window (timeouts included)")
+    complete_latency_ms: float | None = Field(default=None, ge=0, description="the spouts' complete latency (ms)")
+    busiest_bolt: str | None = Field(default=None, description="the bolt with the highest Storm UI capacity")
+    busiest_capacity: float | None = Field(default=None, ge=0, description=(
+        "its Storm UI capacity: the fraction of the window its executors were executing (the model's ρ)"))
+    lag: dict[str, int] = Field(default_factory=dict, description="each spout's source lag (the lag endpoint)")
+    lag_growth: dict[str, float] = Field(default_factory=dict, description=(
+        "each spout's lag growth (tuples/s) between two readings of the lag endpoint: offered beyond what it emitted"))
+
+
 class StormSettings(_Model):
     """Storm's own settings and where the document came from (a Flux file, the Storm UI).
 
@@ -223,6 +239,9 @@ class StormSettings(_Model):
     max_spout_pending: int | None = Field(default=None, ge=1, le=STORM_MAX_INT,
                                           description="topology.max.spout.pending")
     message_timeout_secs: int | None = Field(default=None, ge=1, description="topology.message.timeout.secs")
+    storm_version: str | None = Field(default=None, max_length=40, pattern=r"^[0-9]+(\.[0-9A-Za-z-]+)*$",
+                                      description=("the cluster's Storm version (e.g. 2.6.1, 1.2.3 or 2.x): it sets "
+                                                   "the defaults the capacity estimates assume; unset: 2.x"))
     config: dict[str, Any] = Field(default_factory=dict, description="the rest of the topology config")
     flux_file: str | None = Field(default=None, description="the Flux file this document was imported from")
     flux_filter: str | None = Field(default=None, description="the properties file used for ${...}")
@@ -230,6 +249,9 @@ class StormSettings(_Model):
     flux_resources: list[str] = Field(default_factory=list, description="folders searched for resource includes")
     sources: dict[str, str] = Field(default_factory=dict,
                                     description="where an imported value came from, e.g. 'bolts.split.alpha'")
+    running_executors: dict[str, int] = Field(default_factory=dict, description=(
+        "executors per component on the cluster (the Storm UI), where `storm rebalance` starts from"))
+    observed: StormObserved | None = Field(default=None, description="what the Storm UI showed beyond the rates")
 
 
 class Topology(_Model):
@@ -472,11 +494,18 @@ def graph_problems(topo: Topology) -> list[Problem]:
     for ref in topo.layout:
         if ref not in ids:
             problems.append(Problem("layout", f"position for unknown component '{ref}'"))
-    problems += _failure_problems(topo)
+    problems += failure_problems(topo)
     return problems
 
 
-def _failure_problems(topo: Topology) -> list[Problem]:
+def still_unannotated(unannotated: Iterable[str], set_fields: Iterable[str]) -> list[str]:
+    """What stays "not annotated" after values are set for `set_fields`: a value typed, imported or
+    annotated is a value (the one rule `annotate`, timings files and the inspector follow)."""
+    done = set(set_fields)
+    return [f for f in unannotated if f not in done]
+
+
+def failure_problems(topo: Topology) -> list[Problem]:
     """A bolt that may fail needs the reboot bounds (how long a failure lasts)."""
     failing = [b.name for b in topo.bolts if b.min_ttf is not None]
     if not failing or not topo.settings.failures:

@@ -13,8 +13,9 @@ from typing import Any
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 STORMBOUND_FILTER = "Stormbound topologies (*.storm.json *.json);;D-VerT JSON (*.json);;All files (*)"
-FLUX_FILTER = "Flux topologies (*.yaml *.yml);;All files (*)"
+FLUX_FILTER = "Flux topologies (*.yaml *.yml *.flux);;All files (*)"
 PROPERTIES_FILTER = "Properties (*.properties);;All files (*)"
+TIMINGS_FILTER = ("Timings and Storm UI tables (*.yaml *.yml *.csv *.tsv *.txt *.json);;All files (*)")
 
 
 class Dialogs:
@@ -69,6 +70,13 @@ class Dialogs:
             return str(self._answer("open_file", ""))
         name, _ = QFileDialog.getOpenFileName(parent, title, folder, filter)
         return name
+
+    def existing_folder(self, parent: QWidget | None, title: str, folder: str = "") -> str:
+        """A folder to choose (answer key `folder`; headless default: none)."""
+        self.shown.append(("question", title, folder))
+        if self.headless:
+            return str(self._answer("folder", ""))
+        return QFileDialog.getExistingDirectory(parent, title, folder)
 
     def confirm(self, parent: QWidget | None, title: str, text: str) -> bool:
         """A yes/no question (answer key `confirm`; headless default: no)."""

@@ -32,6 +32,7 @@ from app.core.topology import (
     graph_problems,
     new_topology,
     parse_topology,
+    still_unannotated,
 )
 
 
@@ -207,7 +208,7 @@ class DocumentModel(QObject):
                 raise FieldError("name", f"'{name}' is already the name of another component")
             fields = {**fields, "name": name}
         if "unannotated" not in fields and any(f in old.unannotated for f in fields):
-            fields = {**fields, "unannotated": [f for f in old.unannotated if f not in fields]}  # typed = annotated
+            fields = {**fields, "unannotated": still_unannotated(old.unannotated, fields)}  # typed = annotated
         return validated_update(old, fields)  # type: ignore[return-value]  # same model type as `old`
 
     def check_section_fields(self, section: str, fields: dict[str, Any]) -> BaseModel | dict[str, str]:

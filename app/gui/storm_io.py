@@ -27,11 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.formats.storm_ui import WINDOWS, StormUIImport, annotate, read_storm_ui
+from app.core.formats.storm_ui import WINDOWS, StormUIImport, annotate, onto_notes, read_storm_ui
 from app.core.formats.storm_ui_client import Credentials
 from app.core.layout import with_layout
 from app.core.topology import Component, StormSettings, Topology
-from app.gui.dialogs import FLUX_FILTER, PROPERTIES_FILTER
+from app.gui.dialogs import FLUX_FILTER, PROPERTIES_FILTER, TIMINGS_FILTER
 from app.gui.document import DocumentModel
 from app.gui.workers import CallWorker, WorkProgress
 
@@ -81,12 +81,18 @@ class StormUIDialog(QDialog):
         self.timeout = QDoubleSpinBox()
         self.timeout.setRange(1, 300)
         self.timeout.setValue(float(last.get("timeout", 10)))
+        self.lag_interval = QDoubleSpinBox()
+        self.lag_interval.setRange(0, 600)
+        self.lag_interval.setValue(float(last.get("lag_interval", 0)))
+        self.lag_interval.setToolTip("Read the Kafka lag twice, this many seconds apart, and add its growth to the "
+                                     "spouts' rates: under backpressure the Storm UI shows throttled rates (0: once)")
         self.annotate = QCheckBox("annotate the open document (match components by name)")
         self.annotate.setChecked(annotate_possible)
         self.annotate.setEnabled(annotate_possible)
         for label, widget in (("Storm UI", self.url), ("Topology", self.topology), ("Window (s)", self.window),
                               ("User", self.user), ("Password", self.password), ("Token", self.token),
-                              ("Timeout (s)", self.timeout), ("", self.annotate)):
+                              ("Timeout (s)", self.timeout), ("Lag interval (s)", self.lag_interval),
+                              ("", self.annotate)):
             form.addRow(label, widget)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
@@ -97,14 +103,16 @@ class StormUIDialog(QDialog):
         return {"url": self.url.text().strip(), "topology": self.topology.text().strip(),
                 "window": self.window.currentText(), "user": self.user.text().strip() or None,
                 "password": self.password.text() or None, "token": self.token.text() or None,
-                "timeout": self.timeout.value(), "annotate": self.annotate.isChecked()}
+                "timeout": self.timeout.value(), "lag_interval": self.lag_interval.value(),
+                "annotate": self.annotate.isChecked()}
 
 
 def _fetch(request: dict[str, Any], report: Any) -> StormUIImport:
     """Runs in the worker thread: plain data in, a pydantic model out."""
     credentials = Credentials.resolve(request.get("user"), request.get("password"), request.get("token"))
     return read_storm_ui(request["url"], request["topology"], request.get("window", "600"), credentials,
-                         float(request.get("timeout", 10)), request.get("cafile"), progress=report)
+                         float(request.get("timeout", 10)), request.get("cafile"), progress=report,
+                         lag_interval=float(request.get("lag_interval", 0)))
 
 
 class StormIO(QObject):
@@ -129,7 +137,11 @@ class StormIO(QObject):
         self.action_import_storm_ui = self._action("From &Storm UI…", self.import_storm_ui_dialog,
                                                    "action_import_storm_ui",
                                                    "Read a running topology's structure and timing from its Storm UI")
-        for action in (dvert, self.action_import_flux, self.action_import_storm_ui):
+        self.action_import_timings = self._action(
+            "&Timings or Storm UI Tables…", self.import_timings_dialog, "action_import_timings",
+            "Annotate every component at once from a timings file (YAML or CSV) or the Storm UI's topology page "
+            "(its JSON, or its tables copied as text)")
+        for action in (dvert, self.action_import_flux, self.action_import_storm_ui, self.action_import_timings):
             self.import_menu.addAction(action)
         if after is not None:
             file_menu.insertMenu(after, self.import_menu)
@@ -170,55 +182,125 @@ class StormIO(QObject):
             self.import_flux_path(name)
 
     def import_flux_path(self, path: str | Path, options: Any = None, ask: bool = True) -> bool:
-        """Import a Flux file as a new document; asks for a properties file or --env when the file needs one."""
+        """Import a Flux file as a new document, as `stormbound import flux` does: asks for a properties file
+        (--filter), the environment (--env) or a folder of classpath resources (--resources) when the file needs
+        one, and only once it imports asks whether to replace unsaved work."""
+
         from app.core.formats.flux import FluxError, FluxOptions, import_flux
         window = self.window
-        if ask and not window.maybe_save():
-            return False
         options = options or FluxOptions()
-        try:
-            result = import_flux(path, options)
-        except FluxError as err:
-            if "give --filter" in err.message and options.filter is None:
-                props = window.dialogs.open_file_name(window, "Properties file for ${...} (Flux's --filter)",
-                                                      str(Path(path).parent), PROPERTIES_FILTER)
+        result = None
+        for _ in range(8):  # each round adds one thing the file needs, or gives up
+            try:
+                result = import_flux(path, options)
+            except FluxError as err:
+                more = self._what_flux_needs(path, options, err)
+                if more is None:
+                    window.dialogs.error(window, "Cannot import Flux file", str(err))
+                    window.show_message(f"Could not import {Path(path).name}")
+                    return False
+                options = more
+                continue
+            # Flux leaves an unresolved ${...} as it is, and so does the import; offer what would resolve it
+            unresolved = " ".join(result.notes)
+            if ask and options.filter is None and "give --filter" in unresolved:
+                props = window.dialogs.open_file_name(
+                    window, "Properties file for ${...} (Flux's --filter; cancel to keep them as they are)",
+                    str(Path(path).parent), PROPERTIES_FILTER)
                 if props:
-                    return self.import_flux_path(path, replace(options, filter=Path(props)), ask=False)
-            elif "needs --env" in err.message and not options.env and window.dialogs.confirm(
-                    window, "Environment variables", f"{err}\n\nSubstitute ${{ENV-...}} from the environment?"):
-                return self.import_flux_path(path, replace(options, env=True), ask=False)
-            window.dialogs.error(window, "Cannot import Flux file", str(err))
-            window.show_message(f"Could not import {Path(path).name}")
+                    options = replace(options, filter=Path(props))
+                    continue
+            elif ask and not options.env and "needs --env" in unresolved and window.dialogs.confirm(
+                    window, "Environment variables", "The file refers to ${ENV-...}: substitute them from the "
+                    "environment? (No keeps them as they are, as Flux does without --env.)"):
+                options = replace(options, env=True)
+                continue
+            break
+        if result is None:
             return False
-        # Flux leaves an unresolved ${...} as it is, and so does the import; offer what would resolve it
-        unresolved = " ".join(result.notes)
-        if ask and options.filter is None and "give --filter" in unresolved:
-            props = window.dialogs.open_file_name(
-                window, "Properties file for ${...} (Flux's --filter; cancel to keep them as they are)",
-                str(Path(path).parent), PROPERTIES_FILTER)
-            if props:
-                return self.import_flux_path(path, replace(options, filter=Path(props)), ask=False)
-        elif ask and not options.env and "needs --env" in unresolved and window.dialogs.confirm(
-                window, "Environment variables", "The file refers to ${ENV-...}: substitute them from the "
-                "environment? (No keeps them as they are, as Flux does without --env.)"):
-            return self.import_flux_path(path, replace(options, env=True), ask=False)
+        if ask and not window.maybe_save():  # only now: a file that cannot be imported keeps the work as it is
+            return False
         window.document.replace(with_layout(result.topology), None)
         window.canvas.fit_all()
-        missing = sum(len(c.unannotated) for c in result.topology.components)
+        from app.core.topology import unannotated_problems
+
+        missing = len(unannotated_problems(result.topology))  # the count the status bar gives too
         note = f": {missing} value(s) not annotated (amber)" if missing else ""
         window.show_message(f"Imported Flux file {Path(path).name}{note}")
         if result.notes:
             window.dialogs.info(window, "Imported Flux file", "\n".join(result.notes))
         return True
 
+    def _what_flux_needs(self, path: str | Path, options: Any, err: Any) -> Any:
+        """The options with what the error says the file needs, chosen by the user; None: nothing to ask, or
+        the user cancelled."""
+        import re
+
+        from app.core.formats.flux import find_resource_folder
+        window = self.window
+        resource = re.search(r"resource (\S+) not found", err.message)
+        if resource is not None:
+            rel = resource.group(1).lstrip("/")
+            found = find_resource_folder(Path(path).resolve(), rel)
+            start = str(found) if found is not None else str(Path(path).parent)
+            folder = window.dialogs.existing_folder(
+                window, f"Folder of classpath resources holding /{rel} (Flux's --resources)", start)
+            if folder and Path(folder).is_dir() and Path(folder) not in options.resources:
+                return replace(options, resources=[*options.resources, Path(folder)])
+            return None
+        if "give --filter" in err.message and options.filter is None:
+            props = window.dialogs.open_file_name(window, "Properties file for ${...} (Flux's --filter)",
+                                                  str(Path(path).parent), PROPERTIES_FILTER)
+            return replace(options, filter=Path(props)) if props else None
+        if "needs --env" in err.message and not options.env and window.dialogs.confirm(
+                window, "Environment variables", f"{err}\n\nSubstitute ${{ENV-...}} from the environment?"):
+            return replace(options, env=True)
+        return None
+
+    # ---- timings ------------------------------------------------------------------------------
+    def import_timings_dialog(self) -> None:
+        folder = str(self.window.document.path.parent) if self.window.document.path else ""
+        name = self.window.dialogs.open_file_name(self.window, "Annotate from timings or Storm UI tables", folder,
+                                                  TIMINGS_FILTER)
+        if name:
+            self.import_timings_path(name)
+
+    def import_timings_path(self, path: str | Path) -> bool:
+        """Annotate the open document from a timings file or the Storm UI's tables, as one undo step (the same
+        core call as `stormbound annotate FILE --from PATH`)."""
+        from app.core.formats.timings import TimingsError, annotate_from_files
+
+        window = self.window
+        current = window.document.topology()
+        if not current.components:
+            window.show_message("Annotating needs a topology: import or open one first")
+            return False
+        try:
+            annotated, changes, notes = annotate_from_files(current, [path])
+        except TimingsError as err:
+            window.dialogs.error(window, "Cannot annotate", str(err))
+            return False
+        command = AnnotateCommand(window.document, annotated, f"Annotate from {Path(path).name}")
+        window.document.undo_stack.push(command)
+        window.show_message(f"Annotated {len(command.changes)} component(s) from {Path(path).name}")
+        if notes:
+            window.dialogs.info(window, "Annotated", "\n".join([*changes, "", *notes]))
+        return True
+
     def save_parallelism_to_flux(self) -> bool:
         """Write the document's bolt parallelism into its Flux file after a confirmation."""
-        from app.core.formats.flux import FluxError, options_of
+        from app.core.formats.flux import FluxError, missing_flux_files, options_of, resolved_paths
         from app.core.formats.flux_repair import plan_repair
         from app.gui.autosave import write_bytes
 
         window = self.window
-        topo = window.document.topology()
+        # relative paths are relative to the document's folder (as `import flux -o` writes them)
+        topo = resolved_paths(window.document.topology(), window.document.path)
+        missing = missing_flux_files(topo)
+        if topo.storm.flux_file and missing:
+            window.dialogs.error(window, "Cannot save parallelism", "The files this document was imported from are "
+                                 "not there: " + "; ".join(f"{f} {p}" for f, p in missing))
+            return False
         flux = topo.storm.flux_file
         if not flux:
             window.show_message("This document did not come from a Flux file")
@@ -232,7 +314,7 @@ class StormIO(QObject):
             window.show_message(f"{Path(flux).name} already has this parallelism")
             return True
         changes = "\n".join(f"{e.path.name}: {c}" for e in edits for c in e.changes)
-        commands = rebalance_commands(topo)
+        commands = rebalance_commands(topo, {c: n for e in edits for c, n in e.raised_tasks.items()})
         if commands:
             changes += "\n\nOn the running topology, without a redeploy:\n" + "\n".join(commands)
         if not window.dialogs.confirm(window, "Save parallelism to Flux file",
@@ -304,7 +386,7 @@ class StormIO(QObject):
         notes = list(measured.notes)
         if self.pending.get("annotate") and window.document.topology().components:
             annotated, more = annotate(window.document.topology(), measured)
-            notes += more
+            notes = onto_notes(measured) + more  # the document keeps its groupings
             command = AnnotateCommand(window.document, annotated)
             window.document.undo_stack.push(command)
             what = f"Annotated {len(command.changes)} component(s) from {measured.topology_id}"
@@ -320,7 +402,7 @@ class StormIO(QObject):
         window.dialogs.info(window, "Imported from Storm UI", text)
 
 
-def rebalance_commands(topo: Topology) -> list[str]:
+def rebalance_commands(topo: Topology, raised_tasks: dict[str, int] | None = None) -> list[str]:
     """`storm rebalance` lines for the document's parallelism, against its Flux file as deployed."""
     from app.core.formats.flux import FluxError, options_of, read_flux
     from app.core.rebalance import rebalance_lines, running_from_flux
@@ -331,7 +413,8 @@ def rebalance_commands(topo: Topology) -> list[str]:
         deployed = read_flux(topo.storm.flux_file, options_of(topo))
     except (FluxError, OSError):
         return []
-    return rebalance_lines(topo.name, running_from_flux(deployed), {b.name: b.parallelism for b in topo.bolts})
+    return rebalance_lines(topo.name, running_from_flux(deployed), {b.name: b.parallelism for b in topo.bolts},
+                           raised_tasks)
 
 
 def install(window: Any) -> StormIO:

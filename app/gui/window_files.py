@@ -149,6 +149,10 @@ class DocumentFiles:
                 self.dialogs.error(self._widget(), "Cannot save file", f"{path}: {err}")
                 return False
         else:
+            if topo.storm.flux_file or topo.storm.flux_filter or topo.storm.flux_resources:
+                from app.core.formats.flux import relative_paths
+
+                topo = relative_paths(topo, path)  # the folder can move with its Flux file (docs/storm.md)
             data = topo.to_json_bytes()
         from app.core.fileio import OutputRefused, write_output
 

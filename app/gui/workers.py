@@ -266,7 +266,8 @@ class VerifyWorker(Worker[VerifyResult]):
                 self._search = None
 
     def _capacity(self) -> list[str]:
-        from app.core.headroom import capacity_lines, headroom
+        from app.core.headroom import headroom
+        from app.core.storm.lines import capacity_lines
 
         try:
             return capacity_lines(headroom(self.topology))

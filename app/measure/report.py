@@ -145,7 +145,7 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
     """The whole report as one HTML document; `plots` maps a component name to its SVG (already inline-ready).
 
     `source` names the log as the user gave it (default: the analysis's own, an absolute path); `capacity`
-    is the topology's capacity in Storm's terms, a line each (app/core/headroom.py, `capacity_lines`).
+    is the topology's capacity in Storm's terms, a line each (app/core/storm/lines.py, `capacity_lines`).
     """
     source = source or analysis.source
     name = title or source

@@ -73,7 +73,7 @@ class _Host:
 
     def op_reliability(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
         from app.measure.eventlog import EventLogError, log_format
-        from app.measure.reliability import ReliabilityConfig
+        from app.measure.reliability import ReliabilityConfig, undecidable
         from app.spark.frames import load_frames
         from app.spark.reliability_job import check_reliability
 
@@ -84,7 +84,9 @@ class _Host:
         events, _ = load_frames(self.spark, req["path"], req.get("time_unit", "s"))
         progress(0.3, "checking")
         config = ReliabilityConfig.model_validate(req.get("config", {}))
-        return check_reliability(self.spark, events, config, limit=req.get("limit", 200)).model_dump()
+        report = check_reliability(self.spark, events, config, limit=req.get("limit", 200))
+        report.cannot_decide = undecidable(req["path"])  # as the embedded engine says: the CLI and the app alike
+        return report.model_dump()
 
     def op_diff(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
         """DiffStream under same_key dependence as a Spark job (for an app that has no pyspark itself),

@@ -33,7 +33,8 @@ def test_file_menu_has_the_import_submenu_and_save_to_flux(make_window: Callable
     file_menu = window.menu("File")
     submenu = next(a.menu() for a in file_menu.actions()
                    if a.menu() is not None and a.menu().objectName() == "menu_import")
-    assert [a.text() for a in submenu.actions()] == ["&D-VerT JSON…", "&Flux…", "From &Storm UI…"]
+    assert [a.text() for a in submenu.actions()] == ["&D-VerT JSON…", "&Flux…", "From &Storm UI…",
+                                                   "&Timings or Storm UI Tables…"]
     save = window.storm_io.action_save_flux
     assert save in file_menu.actions() and not save.isEnabled()
     names = [a.objectName() for a in file_menu.actions()]
@@ -52,7 +53,7 @@ def test_import_flux_shows_unannotated_values_amber(make_window: Callable[..., A
     node = window.scene.nodes[count.id]
     assert node.unannotated_fields() == ["alpha", "sigma"]
     assert node.parameter_colour() == UNANNOTATED_TEXT
-    assert node.parameter_lines()[0] == "α ? · σ ? · C 1"
+    assert node.parameter_lines()[0] == "α ? · σ ? · 1 exec"
     assert "not annotated: α, σ" in node.toolTip()
     assert window.scene.nodes[topo.spouts[0].id].parameter_lines() == ["rate ? · burst ?"]
     assert "not annotated" in window.status_problems.text()
@@ -155,3 +156,92 @@ def test_storm_ui_into_an_empty_window_and_a_refusal(make_window: Callable[..., 
     assert (kind, title) == ("error", "Cannot import from Storm UI")
     assert text == f"{ui.url}/api/v1/topology/summary: 403 Forbidden: this user may not read it"
     assert window.document.topology() == topo
+
+
+def test_the_app_imports_what_the_cli_imports(make_window: Callable[..., Any], tmp_path: Path) -> None:
+    """Issue 32, point 9: File ▸ Import ▸ Flux shows *.flux and asks for the folder of classpath resources a
+    StormCrawler crawler needs (crawler-default.yaml in src/main/resources, not beside crawler.flux); unsaved
+    work is only put at stake once the file imports."""
+    from app.gui.dialogs import FLUX_FILTER
+
+    assert "*.flux" in FLUX_FILTER
+    wild = ROOT / "tests" / "data" / "flux" / "stormcrawler"
+    project = tmp_path / "crawler"
+    resources = project / "src" / "main" / "resources"
+    resources.mkdir(parents=True)
+    for name in ("crawler.flux", "crawler-conf.yaml", "opensearch-conf.yaml"):
+        shutil.copy(wild / name, project / name)
+    shutil.copy(wild / "crawler-default.yaml", resources)
+    window = make_window()
+    window.add_component("bolt")  # unsaved work
+    assert window.document.is_modified()
+    before = window.document.topology()
+    # a file that cannot be imported (its resource folder refused): one message, no question about the work
+    window.dialogs.answers.update({"open_file": str(project / "crawler.flux"), "folder": ""})
+    window.storm_io.action_import_flux.trigger()
+    kinds = [(kind, title) for kind, title, _ in window.dialogs.shown]
+    assert ("error", "Cannot import Flux file") in kinds and ("question", "Unsaved changes") not in kinds
+    assert window.document.topology() == before
+    # given the folder (the dialog starts in the one found in the project), it imports, then asks about the work
+    window.dialogs.shown.clear()
+    window.dialogs.answers.update({"open_file": [str(project / "crawler.flux"), ""], "folder": str(resources),
+                                   "save_changes": "discard"})
+    window.storm_io.action_import_flux.trigger()
+    asked = [text for kind, title, text in window.dialogs.shown if kind == "question"]
+    assert asked[0] == str(resources) and any("unsaved changes" in text for text in asked)
+    topo = window.document.topology()
+    assert topo.name == "crawler" and len(topo.bolts) == 11
+    assert topo.storm.flux_resources == [str(resources.resolve())]
+
+
+def test_timings_annotate_the_open_document_as_one_undo_step(make_window: Callable[..., Any], flux_copy: Path,
+                                                              tmp_path: Path) -> None:
+    """Issue 32, point 10: File ▸ Import ▸ Timings or Storm UI Tables… annotates every component at once."""
+    window = make_window()
+    _import_flux(window, flux_copy)
+    timings = tmp_path / "timings.csv"
+    timings.write_text("component,rate,alpha,sigma\nsentences,40/s,,\nsplit,,5ms,5\ncount,,20ms,0\nreport,,1ms,0\n")
+    window.dialogs.answers["open_file"] = str(timings)
+    window.storm_io.action_import_timings.trigger()
+    topo = window.document.topology()
+    assert topo.spouts[0].rate == 40 and topo.bolt_by_name("split").alpha == 0.005
+    assert not any(c.unannotated for c in topo.components if c.kind == "bolt")
+    window.document.undo_stack.undo()
+    assert window.document.topology().bolt_by_name("split").unannotated == ["alpha", "sigma"]
+    timings.write_text("component,alpha\nnobody,5ms\n")
+    window.storm_io.action_import_timings.trigger()
+    kind, title, text = window.dialogs.shown[-1]
+    assert (kind, title) == ("error", "Cannot annotate") and "no component 'nobody'" in text
+
+
+def test_saving_an_imported_document_stores_its_flux_file_relative_to_it(make_window: Callable[..., Any],
+                                                                          flux_copy: Path) -> None:
+    """The folder with the document and its Flux file can move: `export flux` still finds the file."""
+    import json
+
+    window = make_window()
+    _import_flux(window, flux_copy)
+    assert Path(window.document.topology().storm.flux_file or "").is_absolute()
+    target = flux_copy.parent / "wc.storm.json"
+    assert window.save_to(target)
+    saved = json.loads(target.read_text())
+    assert saved["storm"]["flux_file"] == "wordcount.yaml"
+
+
+def test_the_import_message_and_the_status_bar_count_the_same_missing_values(make_window: Callable[..., Any],
+                                                                            tmp_path: Path) -> None:
+    """StormCrawler's crawler: its declared streams' σ are missing too; both messages give one count."""
+    import re
+
+    crawler = ROOT / "tests" / "data" / "flux" / "stormcrawler"
+    for name in ("crawler.flux", "crawler-conf.yaml", "opensearch-conf.yaml", "crawler-default.yaml"):
+        shutil.copy(crawler / name, tmp_path / name)
+    window = make_window()
+    window.dialogs.answers["open_folder"] = None
+    window.dialogs.answers["open_file"] = [str(tmp_path / "crawler.flux"), None]
+    messages: list[str] = []
+    window.show_message = messages.append
+    _import_flux(window, tmp_path / "crawler.flux")
+    counts = [re.search(r"(\d+) value\(s\) not annotated", text) for text in (messages[-1],
+                                                                           window.status_problems.text())]
+    assert all(counts) and counts[0].group(1) == counts[1].group(1), (messages, window.status_problems.text())

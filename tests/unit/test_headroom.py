@@ -6,8 +6,10 @@ from fractions import Fraction
 
 import pytest
 
-from app.core.headroom import DEFAULT_RECEIVE_BUFFER, headline, headroom, scaled, storm_lines
+from app.core.headroom import headroom
 from app.core.rates import margins, nominal_margins, rate_check
+from app.core.storm.forecast import DEFAULT_RECEIVE_BUFFER, scaled
+from app.core.storm.lines import headline, storm_lines
 from app.core.topology import parse_topology
 
 
@@ -47,7 +49,7 @@ def test_chain_by_hand():
     assert h.grows_at == Fraction(2) and h.first_to_saturate == ["A"]
     assert not h.overloaded and h.storm is None
     assert headline(h) == ("headroom ×1.43: every bolt is proven bounded while the spouts' rates are multiplied by "
-                           "less than 1.43 (B limits it); A saturates first: surely growing above ×2")
+                           "less than 1.43 (B limits it); A saturates first: surely growing above ×2 at nominal timing")
 
 
 def test_overloaded_by_hand():
@@ -59,20 +61,30 @@ def test_overloaded_by_hand():
     assert h.grows_at == Fraction(4, 5) and h.first_to_saturate == ["Y"]
     f = h.storm
     assert f is not None and h.overloaded
-    assert f.backpressure and f.backpressure_source == "default"
+    assert f.backpressure and f.backpressure_source == "always"  # no version: Storm 2.x
+    assert f.defaults.version == "2.x" and not f.defaults.given and f.acking
     # 6 tuples/s offered, 4/5 of it sustained: 24/5; the backlog grows by 6/5 tuples/s
     assert f.offered_rate == 6 and f.sustainable_rate == Fraction(24, 5) and f.backlog_growth == Fraction(6, 5)
     assert f.sustainable_rates == {"S1": Fraction(16, 5), "S2": Fraction(8, 5)}
     # at the offered rates Y gets 10/s and takes 8: +2/s into 1 × 500 slots -> 250 s
     assert f.receive_buffer == 500 and f.receive_buffer_source == "config"
     assert [(q.bolt, q.growth, q.seconds_to_full) for q in f.queues] == [("Y", 2, 250)]
+    # but max.spout.pending 40 per spout task lets at most 40 S1 trees × 2 tuples (X's σ) + 40 S2 trees × 1 = 120
+    # tuples reach Y, below its 500: Y's queue never fills and max.spout.pending, not backpressure, throttles
+    (y,) = f.queues
+    assert y.per_tree == {"S1": (40, 2), "S2": (40, 1)} and y.pending_bound == 120 and y.never_fills
+    assert f.throttle == "max.spout.pending"
+    assert y.wait_when_full == Fraction(120, 8) and not y.times_out  # 120 tuples at 8/s: 15 s < 20 s
     # Little's law: 40 in flight at 16/5 per s -> 12.5 s (under 20); at 8/5 per s -> 25 s (over 20)
     waits = {p.spout: (p.in_flight, p.wait, p.times_out) for p in f.pending}
     assert waits == {"S1": (40, Fraction(25, 2), False), "S2": (40, Fraction(25), True)}
     text = "\n".join(storm_lines(h))
     assert "throttles the spouts to 4.8 tuples/s of the 6 offered" in text
     assert "grows by 1.2 tuples/s" in text
-    assert "Y's receive queues (1 executor × 500 tuples) fill in about 4.17 min" in text
+    assert ("Y's receive queues (1 executor × 500 tuples) never fill: max.spout.pending lets at most 120 tuples "
+            "ever reach them (40 S1 trees × 2 + 40 S2 trees × 1 tuples per tree") in text
+    assert "max.spout.pending binds first" in text and "with backpressure" not in text
+    assert text.startswith("assuming Storm 2.x (no version given")
     assert "S2 keeps 40 tuples in flight at 1.6 tuples/s, so each waits about 25 s" in text
     assert "tuples fail and are replayed" in text
     data = h.to_json()
@@ -101,10 +113,28 @@ def test_defaults_and_backpressure_off():
     topo.storm.max_spout_pending = None
     topo.storm.message_timeout_secs = None
     h = headroom(topo)
-    assert h.storm is not None and not h.storm.backpressure
-    assert h.storm.receive_buffer == DEFAULT_RECEIVE_BUFFER and h.storm.pending == []
+    # Storm 2.x (no version given) ignores topology.backpressure.enable: always on; receive queues of 32768 tuples
+    assert h.storm is not None and h.storm.backpressure and h.storm.backpressure_source == "always"
+    assert h.storm.receive_buffer == DEFAULT_RECEIVE_BUFFER == 32768 and h.storm.pending == []
     assert h.storm.queues[0].seconds_to_full == Fraction(DEFAULT_RECEIVE_BUFFER, 2)
-    assert "backpressure is off" in storm_lines(h)[0]
+    lines = storm_lines(h)
+    assert "backpressure always on (Storm 2.x, topology.backpressure.enable: False ignored)" in lines[0]
+    # Storm 1.2: off by default since 1.1 and here off by the config; 1024 batched slots per executor
+    topo.storm.storm_version = "1.2.3"
+    h = headroom(topo)
+    assert h.storm is not None and not h.storm.backpressure and h.storm.receive_buffer == 1024
+    lines = storm_lines(h)
+    assert lines[0].startswith("assuming Storm 1.2.3: receive queues of 1024 slots per executor (Storm 1.2's default")
+    assert "backpressure is off" in lines[1]
+    assert ("Y's receive queues (1 executor × 1024 slots, Storm 1.2's default) fill in at least about 8.53 min"
+            in lines[2])
+    topo.storm.config = {}
+    h = headroom(topo)
+    assert h.storm is not None and not h.storm.backpressure and "backpressure off (Storm 1.2's default)" in \
+        storm_lines(h)[0]
+    topo.storm.storm_version = "1.0.6"  # Storm 1.0 had it on by default
+    h = headroom(topo)
+    assert h.storm is not None and h.storm.backpressure and h.storm.backpressure_source == "default"
 
 
 def _loop():

@@ -72,4 +72,6 @@ def test_a_storm_ui_import_gives_capacity_and_rebalance_lines_in_check(capsys, t
     assert room["storm"]["receive_buffer_source"] == "config" and room["storm"]["receive_buffer"] == 1024
     assert room["storm"]["queues"][0]["seconds_to_full"]["exact"] == "512/75"
     assert data["rebalance"][0] == "storm rebalance wordcount -e split=1"
-    assert data["rebalance"][1].startswith("count: has 1 task, and rebalance cannot raise its executors")
+    assert data["rebalance"][1] == ("split: scales down from 2 to 1 executor: frees 1 executor thread; its 2 tasks "
+                                    "stay, run by 1 (the queue model's parallelism is the executors)")
+    assert data["rebalance"][2].startswith("count: has 1 task, and rebalance cannot raise its executors")

@@ -19,6 +19,7 @@ from app.core.formats.flux import (
     IMPORT_SETTINGS,
     SETTINGS_KEYS,
     STORM_SETTINGS,
+    STORM_VERSION_KEY,
     STREAM_ANNOTATIONS,
     UNKNOWN_BOLT_CLASS,
     UNKNOWN_GROUPING_CLASS,
@@ -44,6 +45,8 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
         if value is not None:
             config[key] = value
     config.update(topo.storm.config)
+    if topo.storm.storm_version is not None:
+        config[STORM_VERSION_KEY] = topo.storm.storm_version
     defaults = type(topo.settings)(**IMPORT_SETTINGS)  # what an import of the file would assume
     for key in SETTINGS_KEYS:
         value = getattr(topo.settings, key)

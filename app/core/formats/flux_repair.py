@@ -45,6 +45,8 @@ class FileEdit:
     before: str
     after: str
     changes: list[str] = field(default_factory=list)
+    # component -> the numTasks the edit raises it to (with its parallelism: Storm runs no more executors than tasks)
+    raised_tasks: dict[str, int] = field(default_factory=dict)
 
     def diff(self) -> str:
         """A unified diff of the edit (what `repair` prints without --in-place)."""
@@ -129,9 +131,31 @@ def _value_span(text: str, ev: Any) -> tuple[int, int]:
     return start, end
 
 
-def _plan_file(path: Path, raw: str, text: str, wanted: dict[str, int], current: dict[str, int],
-               spout_values: dict[str, int]) -> tuple[str, list[str]]:
-    """The repaired raw text of one file: `wanted` parallelism for its bolts (by id)."""
+def _placeholder_source(raw_line: str, properties: Path | None) -> str:
+    """Where a `parallelism: ${...}` value comes from, named for the user: the property key and its file (with its
+    line), or the environment variable."""
+    match = re.search(r"parallelism\s*:\s*\$\{([^}]*)\}", raw_line)
+    key = match.group(1) if match else "?"
+    if key.startswith("ENV-"):
+        return (f"comes from the environment variable {key[4:]} (${{{key}}}): change it there, not in the Flux file")
+    if properties is None:
+        return f"is ${{{key}}}, from a properties file (none was given with --filter): change {key} there"
+    number = None
+    try:
+        for i, line in enumerate(properties.read_text(encoding="latin-1").splitlines(), 1):
+            if re.match(rf"\s*{re.escape(key)}\s*[=:\s]", line):
+                number = i
+    except OSError:
+        pass
+    where = f"{properties}" + (f" line {number}" if number is not None else "")
+    return f"comes from ${{{key}}}: change {key} in the properties file {where}"
+
+
+def _plan_file(path: Path, raw: str, text: str, wanted: dict[tuple[str, str], int],
+               current: dict[tuple[str, str], int], properties: Path | None = None,
+               raised: dict[str, int] | None = None) -> tuple[str, list[str]]:
+    """The repaired raw text of one file: `wanted` parallelism for its spouts and bolts (by ("spouts" or "bolts",
+    id)); `current` holds every component's value in the file."""
     items: dict[tuple[str, int], _Item] = {}
     anchors: dict[str, tuple[tuple[Any, ...], Any]] = {}
     aliases: list[tuple[tuple[Any, ...], Any]] = []
@@ -161,9 +185,7 @@ def _plan_file(path: Path, raw: str, text: str, wanted: dict[str, int], current:
             where[(key, name)] = item
 
     def final(kind: str, name: str) -> int:
-        if kind == "bolts":
-            return wanted.get(name, current.get(name, 1))
-        return spout_values.get(name, 1)
+        return wanted.get((kind, name), current.get((kind, name), 1))
 
     def owner(path_: tuple[Any, ...]) -> tuple[str, str] | None:
         if len(path_) == 3 and path_[2] == "parallelism" and (path_[0], path_[1]) in items:
@@ -174,13 +196,15 @@ def _plan_file(path: Path, raw: str, text: str, wanted: dict[str, int], current:
     edits: list[tuple[int, int, str]] = []
     changes: list[str] = []
     lines = text.splitlines()
-    for bolt, n in wanted.items():
-        item = where.get(("bolts", bolt))
+    for (kind_of, bolt), n in wanted.items():
+        item = where.get((kind_of, bolt))
         if item is None:
-            raise FluxError(path, None, f"bolts.{bolt}", "not found in this file")
+            raise FluxError(path, None, f"{kind_of}.{bolt}", "not found in this file")
         ev = item.values.get("parallelism")
-        label = f"bolts.{bolt}.parallelism"
-        old = current.get(bolt, 1)
+        label = f"{kind_of}.{bolt}.parallelism"
+        old = current.get((kind_of, bolt), 1)
+        if _raise_tasks(path, text, item, f"{kind_of}.{bolt}", n, edits, changes) and raised is not None:
+            raised[bolt] = n
         if ev is None:
             if item.flow:
                 at = item.end.start_mark.index
@@ -219,7 +243,7 @@ def _plan_file(path: Path, raw: str, text: str, wanted: dict[str, int], current:
                     raise FluxError(path, alias.start_mark.line + 1, shown,
                                     f"uses the anchor &{ev.anchor} of {label}; repairing it would change this value "
                                     "too: edit it by hand")
-                if held == ("bolts", bolt) or final(*held) == n:
+                if held == (kind_of, bolt) or final(*held) == n:
                     continue
                 edits.append((alias.start_mark.index, alias.end_mark.index, str(final(*held))))
     # the edits were found in the substituted text; the raw file must agree on those lines
@@ -244,7 +268,7 @@ def _plan_file(path: Path, raw: str, text: str, wanted: dict[str, int], current:
         here = lines[number] if number < len(lines) else ""
         if raw_line != here:
             placeholder = re.search(r"parallelism\s*:\s*\$\{", raw_line) is not None
-            what = "comes from a ${...} substitution: change it in the properties file" if placeholder \
+            what = _placeholder_source(raw_line, properties) if placeholder \
                 else "shares its line with a ${...} substitution: edit it by hand"
             raise FluxError(path, number + 1, "parallelism", what)
         offset = raw_starts[number] if number < len(raw_starts) else len(raw)
@@ -255,54 +279,86 @@ def _plan_file(path: Path, raw: str, text: str, wanted: dict[str, int], current:
     return after, changes
 
 
-def _without_parallelism(tree: Any) -> tuple[Any, dict[tuple[str, str], int]]:
+def _raise_tasks(path: Path, text: str, item: _Item, label: str, n: int, edits: list[tuple[int, int, str]],
+                 changes: list[str]) -> bool:
+    """A `numTasks` below the new parallelism is raised to it: Storm runs no more executors than tasks, so the
+    repaired file would still run the old count. Whether it was raised."""
+    ev = item.values.get("numTasks")
+    if ev is None:
+        return False
+    if type(ev).__name__ != "ScalarEvent" or ev.anchor:
+        raise FluxError(path, ev.start_mark.line + 1, f"{label}.numTasks",
+                        f"must be raised to at least {n} with the parallelism, but it is shared or not a plain "
+                        "number: edit it by hand")
+    try:
+        tasks = int(ev.value)
+    except ValueError:
+        return False  # a ${...} left as it is: the repair's line check names it
+    if tasks >= n:
+        return False
+    start, end = _value_span(text, ev)
+    edits.append((start, end, str(n)))
+    changes.append(f"{label}.numTasks: {tasks} -> {n} (raised with the parallelism: Storm runs no more "
+                   "executors than tasks)")
+    return True
+
+
+def _without_parallelism(tree: Any) -> tuple[Any, dict[tuple[str, str], int], dict[tuple[str, str], Any]]:
     data = plain(tree)
     values: dict[tuple[str, str], int] = {}
+    tasks: dict[tuple[str, str], Any] = {}
     for key in ("spouts", "bolts"):
         for item in data.get(key) or []:
             if isinstance(item, dict):
                 values[(key, str(item.get("id")))] = item.pop("parallelism", 1)
-    return data, values
+                tasks[(key, str(item.get("id")))] = item.pop("numTasks", None)
+    return data, values, tasks
 
 
-def plan_repair(flux_path: str | Path, wanted: dict[str, int], options: FluxOptions | None = None) -> list[FileEdit]:
-    """The edits that give each named bolt its new parallelism (files whose bolts already have it are left out)."""
+def plan_repair(flux_path: str | Path, wanted: dict[str, int], options: FluxOptions | None = None,
+                spouts: dict[str, int] | None = None) -> list[FileEdit]:
+    """The edits that give each named bolt (and each spout of `spouts`) its new parallelism (files whose components
+    already have it are left out)."""
     options = options or FluxOptions()
     doc = read_flux(flux_path, options)
     props = read_properties(options.filter) if options.filter is not None else None
-    by_file: dict[Path, dict[str, int]] = {}
-    for name, n in wanted.items():
-        vertex = doc.bolts.get(name)
-        if vertex is None:
-            known = ", ".join(doc.bolts) or "none"
-            raise FluxError(flux_path, None, f"bolts.{name}", f"no such bolt in the Flux file (its bolts: {known})")
-        if n < 1:
-            raise FluxError(flux_path, vertex.line, f"bolts.{name}.parallelism", f"must be at least 1, not {n}")
-        if (vertex.parallelism or 1) != n:
-            by_file.setdefault(vertex.file, {})[name] = n
+    by_file: dict[Path, dict[tuple[str, str], int]] = {}
+    for kind, values, vertices in (("bolts", wanted, doc.bolts), ("spouts", spouts or {}, doc.spouts)):
+        for name, n in values.items():
+            vertex = vertices.get(name)
+            if vertex is None:
+                known = ", ".join(vertices) or "none"
+                raise FluxError(flux_path, None, f"{kind}.{name}",
+                                f"no such {kind[:-1]} in the Flux file (its {kind}: {known})")
+            if n < 1:
+                raise FluxError(flux_path, vertex.line, f"{kind}.{name}.parallelism", f"must be at least 1, not {n}")
+            if (vertex.parallelism or 1) != n:
+                by_file.setdefault(vertex.file, {})[(kind, name)] = n
     edits: list[FileEdit] = []
-    for file, values in by_file.items():
+    for file, values_here in by_file.items():
         raw = read_flux_text(file)
         text = substitute(raw, props, options)
-        current = {b.id: (b.parallelism or 1) for b in doc.bolts.values() if b.file == file}
-        spouts = {s.id: (s.parallelism or 1) for s in doc.spouts.values() if s.file == file}
-        after, changes = _plan_file(file, raw, text, values, current, spouts)
-        _check_only_parallelism(file, text, substitute(after, props, options), values, options)
-        edits.append(FileEdit(file, raw, after, changes))
+        current = {("bolts", b.id): (b.parallelism or 1) for b in doc.bolts.values() if b.file == file}
+        current.update({("spouts", s.id): (s.parallelism or 1) for s in doc.spouts.values() if s.file == file})
+        raised: dict[str, int] = {}
+        after, changes = _plan_file(file, raw, text, values_here, current, options.filter, raised)
+        _check_only_parallelism(file, text, substitute(after, props, options), values_here, options)
+        edits.append(FileEdit(file, raw, after, changes, raised))
     return edits
 
 
-def _check_only_parallelism(file: Path, before: str, after: str, wanted: dict[str, int],
+def _check_only_parallelism(file: Path, before: str, after: str, wanted: dict[tuple[str, str], int],
                             options: FluxOptions) -> None:
     old_tree = parse_yaml(before, file)
     new_tree = parse_yaml(after, file)
     check_tree(new_tree, file, options)  # its limits; ${...} left unresolved stay as they are
-    old, old_values = _without_parallelism(old_tree)
-    new, new_values = _without_parallelism(new_tree)
+    old, old_values, old_tasks = _without_parallelism(old_tree)
+    new, new_values, new_tasks = _without_parallelism(new_tree)
     expected = dict(old_values)
-    for name, n in wanted.items():
-        expected[("bolts", name)] = n
-    if old != new or new_values != expected:
+    expected.update(wanted)
+    tasks_ok = all(new_tasks.get(k) == t or (k in wanted and new_tasks.get(k) == wanted[k])
+                   for k, t in old_tasks.items())
+    if old != new or new_values != expected or not tasks_ok:
         raise RuntimeError(f"{file}: the repair would change more than parallelism values; nothing was written")
 
 
@@ -350,15 +406,16 @@ def export_original(topo: Topology) -> OriginalExport | None:
     source = Path(flux).resolve()
     if _structure_differs(topo, source, options) is not None:
         return None
-    edits = plan_repair(source, {b.name: b.parallelism for b in topo.bolts}, options)
+    spouts = {s.name: s.executors for s in topo.spouts if not s.name.startswith(TICK_PREFIX) and s.executors}
+    edits = plan_repair(source, {b.name: b.parallelism for b in topo.bolts}, options, spouts)
     out = OriginalExport(source, read_flux_text(source))
     for edit in edits:
         if edit.path.resolve() == source:
             out.text = edit.after
             out.changes += edit.changes
         else:
-            out.notes.append(f"{edit.path.name}: {', '.join(edit.changes)}: that bolt is defined in an included file, "
-                             "which an export does not rewrite (stormbound repair --in-place does)")
+            out.notes.append(f"{edit.path.name}: {', '.join(edit.changes)}: defined in an included file, which an "
+                             "export does not rewrite (stormbound repair --in-place does bolts; edit a spout by hand)")
     return out
 
 

@@ -59,6 +59,9 @@ class StormUISnapshot(BaseModel):
     topology: dict[str, Any]
     components: dict[str, dict[str, Any]] = Field(default_factory=dict)
     all_time_inputs: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    # readings of /api/v1/topology/<id>/lag: (seconds since the first, reply); none when it could not be read
+    lag: list[tuple[float, Any]] = Field(default_factory=list)
+    lag_error: str | None = None
 
 
 class DerivedValue(BaseModel):
@@ -80,6 +83,7 @@ class StormUIImport(BaseModel):
     window: str = "600"
 
 
+STORM_VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z-]+)*$")
 CAPACITY_CONFIG = ("topology.executor.receive.buffer.size", "topology.backpressure.enable",
                    "topology.tick.tuple.freq.secs")
 
@@ -131,6 +135,11 @@ def _quote(part: str) -> str:
 
 def find_topology(client: StormUIClient, wanted: str) -> str:
     """The id of the running topology with this id or name."""
+    return str(_find_entry(client, wanted).get("id"))
+
+
+def _find_entry(client: StormUIClient, wanted: str) -> dict[str, Any]:
+    """The summary entry (`/api/v1/topology/summary`) of the running topology with this id or name."""
     path = "/api/v1/topology/summary"
     summary = client.get(path)
     items = summary.get("topologies") if isinstance(summary, dict) else None
@@ -139,10 +148,10 @@ def find_topology(client: StormUIClient, wanted: str) -> str:
     entries = [t for t in items if isinstance(t, dict)]
     for t in entries:
         if t.get("id") == wanted:
-            return str(wanted)
+            return t
     named = [str(t.get("id")) for t in entries if t.get("name") == wanted]
     if len(named) == 1:
-        return named[0]
+        return next(t for t in entries if t.get("name") == wanted)
     if len(named) > 1:
         raise StormUIError(client.base, f"several topologies are named '{wanted}': give one id ({', '.join(named)})")
     running = ", ".join(f"{t.get('name')} ({t.get('id')})" for t in entries) or "none"
@@ -150,16 +159,20 @@ def find_topology(client: StormUIClient, wanted: str) -> str:
 
 
 def fetch_storm_ui(client: StormUIClient, topology: str, window: str = "600",
-                   progress: Callable[[str], None] | None = None) -> StormUISnapshot:
-    """Every reply `from_storm_ui` needs, for the topology with this id or name."""
+                   progress: Callable[[str], None] | None = None, lag_interval: float = 0.0) -> StormUISnapshot:
+    """Every reply `from_storm_ui` needs, for the topology with this id or name. The lag endpoint is read once,
+    or twice `lag_interval` seconds apart (its growth: what the spouts were offered beyond what they emitted)."""
     if window not in WINDOWS:
         raise StormUIError(client.base, f"--window {window}: expected one of {', '.join(WINDOWS)}")
     params = {"window": WINDOWS[window]}
-    ident = find_topology(client, topology)
+    entry = _find_entry(client, topology)
+    ident = str(entry.get("id"))
     path = f"/api/v1/topology/{_quote(ident)}"
     page = client.get(path, params)
     if not (isinstance(page, dict) and isinstance(page.get("spouts"), list) and isinstance(page.get("bolts"), list)):
         raise StormUIError(client.url(path, params), "the reply has no 'spouts' and 'bolts' lists")
+    if "stormVersion" not in page and entry.get("stormVersion") is not None:  # the summary has it since 1.x
+        page = {**page, "stormVersion": entry.get("stormVersion")}
     snapshot = StormUISnapshot(url=client.base, topology_id=ident, window=window, topology=page)
     names = [_checked_name(str(c.get("spoutId")), client.base, "spout") for c in page["spouts"]
              if isinstance(c, dict) and not _system(c.get("spoutId"))]
@@ -178,7 +191,29 @@ def fetch_storm_ui(client: StormUIClient, topology: str, window: str = "600",
         if is_bolt and not _inputs(reply) and window != "all":  # nothing executed in the window: inputs not listed
             again = client.get(comp_path, {"window": WINDOWS["all"]})
             snapshot.all_time_inputs[name] = _inputs(again) if isinstance(again, dict) else []
+    _read_lag(client, f"{path}/lag", snapshot, lag_interval, progress)
     return snapshot
+
+
+def _read_lag(client: StormUIClient, path: str, snapshot: StormUISnapshot, interval: float,
+              progress: Callable[[str], None] | None) -> None:
+    """One reading of the lag endpoint, or two `interval` seconds apart; a UI without it (before 1.1, or spouts
+    that are not Kafka's) is noted, not an error."""
+    import time
+
+    start = time.monotonic()
+    for reading in range(2 if interval > 0 else 1):
+        if reading:
+            if progress is not None:
+                progress(f"waiting {interval:g} s to read the lag again")
+            time.sleep(interval)
+        try:
+            reply = client.get(path)
+        except StormUIError as err:
+            snapshot.lag_error = str(err)
+            snapshot.lag = []
+            return
+        snapshot.lag.append((time.monotonic() - start, reply))
 
 
 def _inputs(component: dict[str, Any]) -> list[dict[str, Any]]:
@@ -239,6 +274,74 @@ def _window_seconds(snapshot: StormUISnapshot) -> tuple[float, str]:
     return seconds, f"the last {seconds:g} s"
 
 
+def _lag_total(value: Any, depth: int = 0) -> int | None:
+    """The sum of every `lag` number in a spout's entry of the lag endpoint (per topic and partition; the shape
+    differs between Storm's Kafka spouts), None when it has none."""
+    if depth > 8:
+        return None
+    total: int | None = None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+    for key, item in items:
+        if key == "lag":
+            number = _number(item)
+            if number is not None and number >= 0:
+                total = (total or 0) + int(number)
+        elif isinstance(item, (dict, list)):
+            inner = _lag_total(item, depth + 1)
+            if inner is not None:
+                total = (total or 0) + inner
+    return total
+
+
+def _lags(reply: Any) -> dict[str, int]:
+    """Spout -> its total lag, from one reply of the lag endpoint ({spout: entry} or a list of entries)."""
+    entries = reply.items() if isinstance(reply, dict) else \
+        ((e.get("spoutId"), e) for e in reply if isinstance(e, dict)) if isinstance(reply, list) else []
+    out: dict[str, int] = {}
+    for key, entry in entries:
+        name = entry.get("spoutId", key) if isinstance(entry, dict) else key
+        total = _lag_total(entry)
+        if isinstance(name, str) and total is not None:
+            out[name] = total
+    return out
+
+
+def _lag_growth(snapshot: StormUISnapshot) -> tuple[dict[str, int], dict[str, float], float | None]:
+    """(each spout's last lag, its growth in tuples/s between the two readings, the seconds between them)."""
+    if not snapshot.lag:
+        return {}, {}, None
+    last = _lags(snapshot.lag[-1][1])
+    if len(snapshot.lag) < 2:
+        return last, {}, None
+    first = _lags(snapshot.lag[0][1])
+    elapsed = snapshot.lag[-1][0] - snapshot.lag[0][0]
+    if elapsed <= 0:
+        return last, {}, None
+    return last, {n: (last[n] - first[n]) / elapsed for n in last if n in first}, elapsed
+
+
+GROUPINGS_NOTE = ("groupings: the Storm UI does not report them; shuffle assumed (annotate a Flux import to keep the "
+                  "real ones)")
+
+
+def _saturation_notes(observed: dict[str, Any], span: str, timeout: int | None, lag_error: str | None) -> list[str]:
+    """What says the measured rates are throttled (app/core/storm/forecast.py, `saturation_signs`), as import notes."""
+    from app.core.storm.forecast import saturation_signs
+    from app.core.topology import StormObserved
+
+    signs = saturation_signs(StormObserved.model_validate(observed), timeout, span)
+    notes = []
+    if signs:
+        notes.append("saturated: " + "; ".join(signs) + ": under backpressure the Storm UI shows throttled rates, "
+                     "so the measured spout rates are what the topology passed, not what was offered")
+    if lag_error is not None and signs:
+        notes.append(f"lag: not read ({lag_error})")
+    elif signs and not observed["lag_growth"]:
+        notes.append("lag: give --lag-interval S to read the lag endpoint twice and add its growth to the spout "
+                     "rates (the offered load)")
+    return notes
+
+
 def _summary_row(page: dict[str, Any], key: str, name: str) -> dict[str, Any]:
     for row in page.get(key) or []:
         if isinstance(row, dict) and row.get("spoutId" if key == "spouts" else "boltId") == name:
@@ -260,6 +363,10 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
     bolts: list[dict[str, Any]] = []
     edges: dict[tuple[str, str, str | None], dict[str, Any]] = {}
     read = _streams_read(page, snapshot)
+    lags, growths, elapsed = _lag_growth(snapshot)
+    running: dict[str, int] = {}
+    failed, acked, latency_weighted = 0, 0.0, 0.0
+    busiest: tuple[float, str] | None = None
 
     def declare(entry: dict[str, Any], key: str, counts: dict[str, float], per: float | None, what: str) -> None:
         """The component's non-default streams (those it emits on and those read from it), each with
@@ -293,7 +400,18 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
         spout: dict[str, Any] = {"name": name, "executors": max(1, executors), "burst": 1, "rate": 1.0,
                                  "class_name": None, "unannotated": []}
         record(f"spouts.{name}.executors", spout["executors"], f"executors = {executors}")
-        if emitted > 0:
+        running[name] = spout["executors"]
+        failed += int(_number(row.get("failed")) or 0)
+        row_acked = _number(row.get("acked")) or 0.0
+        acked += row_acked
+        latency_weighted += row_acked * (_number(row.get("completeLatency")) or 0.0)
+        growth = growths.get(name, 0.0)
+        if growth > 0:  # the source offered more than the spout emitted: backpressure held the rest back
+            spout["rate"] = round(emitted / seconds + growth, 6)
+            record(f"spouts.{name}.rate", spout["rate"],
+                   f"{emitted:g} tuples {where} over {span}, plus the lag's growth of {growth:.4g} tuples/s (lag "
+                   f"endpoint, two readings {elapsed or 0:.3g} s apart): the offered load, at least")
+        elif emitted > 0:
             spout["rate"] = round(emitted / seconds, 6)
             record(f"spouts.{name}.rate", spout["rate"], f"{emitted:g} tuples {where} over {span}")
         else:
@@ -326,6 +444,10 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
         if tasks is not None and tasks >= 1:
             bolt["tasks"] = int(tasks)  # what `storm rebalance` can reach
         record(f"bolts.{name}.parallelism", bolt["parallelism"], f"executors = {executors}")
+        running[name] = bolt["parallelism"]
+        capacity = _number(row.get("capacity", comp.get("capacity")))
+        if capacity is not None and (busiest is None or capacity > busiest[0]):
+            busiest = (capacity, name)
         if latency_ms is None or not executed:
             bolt["unannotated"].append("alpha")
             notes.append(f"bolts.{name}.alpha: executed nothing over {span}: not annotated")
@@ -366,8 +488,7 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
             continue
         subscriptions.append(edge)
     if subscriptions:
-        notes.append("groupings: the Storm UI does not report them; shuffle assumed (annotate a Flux import to keep "
-                     "the real ones)")
+        notes.append(GROUPINGS_NOTE)
     config = page.get("configuration") if isinstance(page.get("configuration"), dict) else {}
     storm: dict[str, Any] = {"sources": {}}
     for key, attr in STORM_CONFIG.items():
@@ -382,6 +503,21 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
     kept = {key: config[key] for key in CAPACITY_CONFIG if config.get(key) is not None}
     if kept:
         storm["config"] = kept
+    version = page.get("stormVersion")
+    if isinstance(version, str) and STORM_VERSION.match(version.strip()) and len(version.strip()) <= 40:
+        storm["storm_version"] = version.strip()
+        notes.append(f"Storm {one_line(version.strip())} (stormVersion): the capacity estimates assume its defaults")
+    elif version is not None:
+        notes.append(f"stormVersion {one_line(str(version))[:60]} is not a version: Storm 2.x's defaults assumed")
+    storm["running_executors"] = running
+    observed: dict[str, Any] = {"window_seconds": seconds, "failed": max(0, failed), "lag": lags,
+                                "lag_growth": {n: round(g, 6) for n, g in growths.items()}}
+    if acked > 0:
+        observed["complete_latency_ms"] = round(latency_weighted / acked, 3)
+    if busiest is not None:
+        observed["busiest_capacity"], observed["busiest_bolt"] = busiest
+    storm["observed"] = observed
+    notes += _saturation_notes(observed, span, storm.get("message_timeout_secs"), snapshot.lag_error)
     workers = _number(page.get("workersTotal"))
     if "workers" not in storm and workers:
         storm["workers"] = int(workers)
@@ -409,18 +545,24 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
 
 def read_storm_ui(url: str, topology: str, window: str = "600", credentials: Credentials | None = None,
                   timeout_s: float = DEFAULT_TIMEOUT_S, cafile: str | None = None,
-                  progress: Callable[[str], None] | None = None) -> StormUIImport:
+                  progress: Callable[[str], None] | None = None, lag_interval: float = 0.0) -> StormUIImport:
     """Fetch and map in one call (the CLI and the GUI's worker both use it)."""
     client = StormUIClient(url, credentials, timeout_s=timeout_s, cafile=cafile)
-    return from_storm_ui(fetch_storm_ui(client, topology, window, progress=progress))
+    return from_storm_ui(fetch_storm_ui(client, topology, window, progress=progress, lag_interval=lag_interval))
+
+
+def onto_notes(measured: StormUIImport) -> list[str]:
+    """The import's notes that still hold when it annotates a document: the document keeps its groupings."""
+    return [n for n in measured.notes if n != GROUPINGS_NOTE]
 
 
 def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, list[str]]:
     """`document` (say a Flux import) with the cluster's rates, bursts, α and σ, matched by name.
 
     The document keeps its structure, groupings, class names and parallelism (a
-    different executor count on the cluster is reported); the cluster fills the Storm
-    settings the document lacks. What does not match is reported, not guessed.
+    different executor count on the cluster is reported, and kept as what runs); the cluster fills the Storm
+    settings the document lacks. What does not match is reported, not guessed. Give the caller's notes
+    with `onto_notes(measured)`.
     """
     ui = measured.topology
     notes: list[str] = []
@@ -451,7 +593,8 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
         update = {"tasks": m.tasks} if m.tasks is not None else {}
         if m.parallelism != b.parallelism:
             notes.append(f"bolts.{b.name}.parallelism: {b.parallelism} in the document, {m.parallelism} executors on "
-                         "the cluster: the document's kept (it is what a repair changes; α does not depend on it)")
+                         "the cluster: the document's kept (it is what a repair changes; α does not depend on it); "
+                         "storm rebalance lines start from the cluster's")
         for field in ("alpha", "sigma"):
             if field not in m.unannotated:
                 update[field] = getattr(m, field)
@@ -474,8 +617,11 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
     theirs = {(ui_names[s.source], ui_names[s.target]) for s in ui.subscriptions}
     for a, b in sorted(theirs - mine):
         notes.append(f"subscriptions.{a}->{b}: seen on the cluster but not in the document")
-    storm_update = {attr: getattr(ui.storm, attr) for attr in STORM_CONFIG.values()
+    storm_update = {attr: getattr(ui.storm, attr) for attr in (*STORM_CONFIG.values(), "storm_version")
                     if getattr(document.storm, attr) is None and getattr(ui.storm, attr) is not None}
     config = {**{k: v for k, v in ui.storm.config.items() if k not in document.storm.config}, **document.storm.config}
-    storm = document.storm.model_copy(update={**storm_update, "sources": sources, "config": config})
+    # what runs now and what the UI showed are the cluster's, whatever the document says
+    storm = document.storm.model_copy(update={**storm_update, "sources": sources, "config": config,
+                                              "running_executors": dict(ui.storm.running_executors),
+                                              "observed": ui.storm.observed})
     return document.model_copy(update={"spouts": spouts, "bolts": bolts, "storm": storm}), notes

@@ -15,7 +15,8 @@ docs/boundedness.md proves every verdict.
 """
 
 from app.core.emission import sigma_bounds
-from app.core.rates.flows import RateFigures, exact, keeps_up
+from app.core.numbers import exact
+from app.core.rates.flows import RateFigures, keeps_up
 from app.core.rates.idle import IDLE_SHARE_LIMIT, IdleWarning, idle_warning
 from app.core.rates.report import (
     BoltRates,
@@ -31,10 +32,11 @@ from app.core.rates.report import (
     rate_check,
     repeating_margins,
 )
-from app.core.rates.verdicts import STATUS_WORDS, Status
+from app.core.rates.verdicts import STATUS_SHORT, STATUS_WORDS, Status
 
 __all__ = [
-    "IDLE_SHARE_LIMIT", "STATUS_WORDS", "BoltRates", "IdleWarning", "LoadMargins", "RateFigures", "RateReport",
-    "Status", "bounded_bolts", "exact", "failure_margins", "idle_warning", "keeps_up", "load_margins", "margins",
-    "no_parallelism_reason", "nominal_margins", "queue_bounds", "rate_check", "repeating_margins", "sigma_bounds",
+    "IDLE_SHARE_LIMIT", "STATUS_SHORT", "STATUS_WORDS", "BoltRates", "IdleWarning", "LoadMargins", "RateFigures",
+    "RateReport", "Status", "bounded_bolts", "exact", "failure_margins", "idle_warning", "keeps_up", "load_margins",
+    "margins", "no_parallelism_reason", "nominal_margins", "queue_bounds", "rate_check", "repeating_margins",
+    "sigma_bounds",
 ]

@@ -29,8 +29,9 @@ import networkx as nx
 
 from app.core.emission import sigma_bounds
 from app.core.failures import UNBOUNDED, FailureModel
+from app.core.numbers import exact
 from app.core.rates.curves import Bounds, Component, FailureBounds, StreamBound, stream_excess
-from app.core.rates.flows import RateFigures, exact, keeps_up
+from app.core.rates.flows import RateFigures, keeps_up
 
 if TYPE_CHECKING:
     from app.core.rates.verdicts import Status

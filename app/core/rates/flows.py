@@ -32,17 +32,13 @@ from functools import cached_property
 import networkx as nx
 
 from app.core.emission import sigma_bounds
+from app.core.numbers import exact
 from app.core.rates.curves import stream_excess
 from app.core.rates.cycles import Weights, cycle_fixpoint, solve_linear
 from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
 
 CYCLE_ROUNDS = 60
 Key = tuple[str, str]  # (component id, stream name)
-
-
-def exact(value: float | int | Fraction) -> Fraction:
-    """The decimal a user typed, as an exact fraction (0.01 -> 1/100, not a binary float)."""
-    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
 
 
 def keeps_up(inflow: Fraction, capacity: Fraction) -> bool:
@@ -126,8 +122,9 @@ class RateFigures:
     @cached_property
     def in_long(self) -> dict[str, Fraction]:
         """Largest long-run inflow of a repeating run (equal to in_max when every bolt is bounded)."""
-        every = self.in_max
-        return self.inflows(self.spout_max, self.cap_max, from_above=True) if self.pinned else every
+        if "in_max" in self.__dict__ and not self.pinned:  # computed already, nothing pinned: the same flows
+            return self.in_max
+        return self.inflows(self.spout_max, self.cap_max, from_above=True)
 
     @cached_property
     def in_min(self) -> dict[str, Fraction]:

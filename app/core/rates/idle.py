@@ -6,7 +6,7 @@ from fractions import Fraction
 
 from pydantic import BaseModel
 
-from app.core.rates.flows import exact
+from app.core.numbers import exact
 from app.core.rates.verdicts import fmt
 from app.core.topology import Topology
 

@@ -14,8 +14,9 @@ import math
 from fractions import Fraction
 
 from app.core.failures import failure_model
+from app.core.numbers import exact
 from app.core.rates.failures_check import failure_check
-from app.core.rates.flows import RateFigures, exact, keeps_up
+from app.core.rates.flows import RateFigures, keeps_up
 from app.core.rates.verdicts import status_of
 from app.core.topology import Bolt, Topology
 

@@ -21,6 +21,8 @@ Status = Literal["bounded", "no-repeating-growth", "may-grow", "grows"]
 #: the words a user reads for each status
 STATUS_WORDS: dict[str, str] = {"bounded": "bounded", "no-repeating-growth": "no repeating run grows",
                                 "may-grow": "may grow", "grows": "grows"}
+#: the same, short enough for a bolt on the canvas
+STATUS_SHORT: dict[str, str] = {**STATUS_WORDS, "no-repeating-growth": "no loop grows"}
 
 
 def status_of(e: RateFigures, ident: str) -> Status:

@@ -21,9 +21,9 @@ from fractions import Fraction
 
 import z3
 
-from app.core.failures import UNBOUNDED
+from app.core.failures import UNBOUNDED, FailureModel
 from app.core.tcn.encode_vars import EncoderParts
-from app.core.tcn.network import FailureParams, Network, only_failing
+from app.core.tcn.network import Network, only_failing
 
 
 def position_step(net: Network) -> Fraction | None:
@@ -77,7 +77,7 @@ class _ReplayingSpout:
 class Failures:
     """The failure variables and constraints of one encoding (docs/model.md section 7)."""
 
-    def __init__(self, enc: EncoderParts, params: FailureParams) -> None:
+    def __init__(self, enc: EncoderParts, params: FailureModel) -> None:
         self.enc, self.params = enc, params
         spouts = {s.name for s in enc.net.spouts}
         replaying = params.replay != "none"

@@ -13,13 +13,9 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.emission import Emission
-from app.core.failures import Impact, failure_model
+from app.core.failures import FailureModel, failure_model, failures_off
+from app.core.numbers import exact
 from app.core.topology import Topology, parse_topology, require_annotated
-
-
-def exact(value: float | int) -> Fraction:
-    """The decimal a user typed as an exact fraction (0.1 -> 1/10, not a binary float)."""
-    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
 
 
 @dataclass(frozen=True)
@@ -62,19 +58,6 @@ class BoltParams:
         return tuple(dict.fromkeys(name for name, _ in self.sources))
 
 
-@dataclass(frozen=True)
-class FailureParams:
-    """The failure model of docs/model.md section 7 in exact numbers, keyed by component name:
-    `min_ttf` of each bolt that may fail, the reboot bounds, the replay mode, and `impact[j][s]`
-    = Imp(j, s) for every spout s whose trees reach bolt j."""
-
-    min_ttf: dict[str, Fraction]
-    min_reboot: Fraction
-    max_reboot: Fraction
-    replay: str
-    impact: dict[str, dict[str, Impact]]
-
-
 @dataclass
 class Network:
     """The (possibly reduced) timed counter network with exact constants."""
@@ -89,7 +72,7 @@ class Network:
     emission: Emission = "exact"
     kept: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
-    failures: FailureParams | None = None  # None: no bolt of the network can fail
+    failures: FailureModel | None = None  # keyed by component name; None: no bolt of the network can fail
 
     def document(self) -> dict[str, Any]:
         """The reduced topology as a JSON document (what a trace embeds)."""
@@ -160,9 +143,7 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
     kept = [c.name for c in reduced.components]
     dropped = [c.name for c in topo.components if c.name not in kept]
     model = failure_model(reduced)
-    failures = None if model is None else FailureParams(
-        {names[j]: v for j, v in model.min_ttf.items()}, model.min_reboot, model.max_reboot, model.replay,
-        {names[j]: {names[s]: v for s, v in row.items()} for j, row in model.impact.items()})
+    failures = None if model is None else model.renamed(names)
     return Network(
         topology=reduced,
         spouts=spouts,
@@ -187,14 +168,13 @@ def only_failing(net: Network, failing: Collection[str]) -> Network:
     the clocks of bolts that do not fail. `net` itself when nothing changes."""
     if net.failures is None or set(net.failures.min_ttf) <= set(failing):
         return net
-    data = net.topology.model_dump(mode="json")
+    topo = net.topology
     if not set(failing) & set(net.failures.min_ttf):
-        data["settings"]["failures"] = False
+        topo = failures_off(topo)
     else:
-        for bolt in data["bolts"]:
-            if bolt["name"] not in failing:
-                bolt.pop("min_ttf", None)
-    reduced = build_network(parse_topology(data), list(net.checked))
+        topo = topo.model_copy(update={"bolts": [b if b.name in failing else b.model_copy(update={"min_ttf": None})
+                                                 for b in topo.bolts]})
+    reduced = build_network(topo, list(net.checked))
     reduced.dropped = list(net.dropped) + [n for n in net.kept if n not in reduced.kept]
     return reduced
 

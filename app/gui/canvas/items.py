@@ -22,7 +22,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
-from app.core.rates import STATUS_WORDS, BoltRates
+from app.core.rates import STATUS_SHORT, STATUS_WORDS, BoltRates
 from app.core.topology import Component
 from app.core.units import format_duration
 
@@ -133,7 +133,8 @@ class NodeItem(QGraphicsObject):
         if c.kind == "spout":
             text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"
         else:
-            text = (f"Bolt {c.name}: takes up to {c.parallelism} tuples per batch, works {format_duration(c.alpha)}, "
+            text = (f"Bolt {c.name}: {c.parallelism} executors (the model's C: up to {c.parallelism} tuples "
+                    f"in process at once), works {format_duration(c.alpha)}, "
                     f"emits {_number(c.sigma)} per input")
             if self.rates is not None:
                 bound = self.rates.queue_bound
@@ -162,10 +163,10 @@ class NodeItem(QGraphicsObject):
             return [f"rate {_value(c, 'rate', _number(c.rate) + '/s')} · burst {_value(c, 'burst', str(c.burst))}"]
         alpha = format_duration(c.alpha).replace(" ", "")  # milliseconds below a second, as the inspector shows it
         lines = [f"α {_value(c, 'alpha', alpha)} · σ {_value(c, 'sigma', _number(c.sigma))} "
-                 f"· C {c.parallelism}"]
+                 f"· {c.parallelism} exec" + (f"/{c.tasks} tasks" if c.tasks and c.tasks != c.parallelism else "")]
         if self.rates is not None:
             bound = self.rates.queue_bound
-            lines.append(f"ρ {self.rates.utilisation:.2f} · {STATUS_WORDS.get(self.rates.status, self.rates.status)}"
+            lines.append(f"ρ {self.rates.utilisation:.2f} · {STATUS_SHORT.get(self.rates.status, self.rates.status)}"
                          + (f" < {bound:.4g}" if bound is not None else ""))
         return lines
 

@@ -1,0 +1,189 @@
+"""Capacity in Storm's terms, in words: the headroom line and what Storm does past it, one presentation
+function per block (`assumptions_line`, `throttle_line`, `queue_lines`, `pending_lines`, `timeout_lines`,
+`observed_line`), apart from the analysis (app/core/headroom.py, app/core/storm/forecast.py). `check`,
+`verify`, the report and the GUI print these same lines.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from app.core.headroom import Headroom
+from app.core.storm.forecast import (
+    BACKPRESSURE_KEY,
+    RECEIVE_BUFFER_KEY,
+    StormForecast,
+    saturation_signs,
+)
+from app.core.storm.words import decimal, duration, factor_text, names
+
+
+def headline(h: Headroom) -> str:
+    """One line: the headroom and the first bolt to saturate."""
+    if h.headroom is None and h.grows_at is None:
+        return "headroom: unlimited (no bolt receives tuples)"
+    parts = []
+    if h.headroom is not None:
+        if h.headroom == 0:
+            parts.append("headroom: no load factor is proven bounded")
+        else:
+            verb = "limits" if len(h.limiting_bolts) == 1 else "limit"
+            who = f" ({names(h.limiting_bolts)} {verb} it)" if h.limiting_bolts else ""
+            bound = "" if h.headroom_exact else " at least"
+            parts.append(f"headroom{bound} {factor_text(h.headroom)}: every bolt is proven bounded while the "
+                         f"spouts' rates are multiplied by less than {decimal(h.headroom)}{who}")
+    if h.grows_at == 0:
+        verb = "grows" if len(h.first_to_saturate) == 1 else "grow"
+        parts.append(f"{names(h.first_to_saturate)} {verb} at any load (a cycle passes on at least as many "
+                     "tuples as it receives; no parallelism fixes it)")
+    elif h.grows_at is not None:
+        verb = "saturates" if len(h.first_to_saturate) == 1 else "saturate"
+        parts.append(f"{names(h.first_to_saturate)} {verb} first: surely growing above "
+                     f"{factor_text(h.grows_at)} at nominal timing")
+    return "; ".join(parts)
+
+
+def assumptions_line(f: StormForecast) -> str:
+    """Which Storm version and which of its defaults the estimates below assume."""
+    d = f.defaults
+    version = (f"Storm {d.version}" if d.given
+               else "Storm 2.x (no version given: set one with --storm-version or stormbound.storm_version)")
+    if f.receive_buffer_source == "config":
+        buffer = f"{RECEIVE_BUFFER_KEY}: {f.receive_buffer} (config)"
+    elif d.buffer_unit == "tuples":
+        buffer = f"receive queues of {f.receive_buffer} tuples per executor ({d.line}'s default)"
+    else:
+        buffer = (f"receive queues of {f.receive_buffer} slots per executor ({d.line}'s default; a slot holds a "
+                  "batch of tuples)")
+    if f.backpressure_source == "always":
+        ignored = (f", {BACKPRESSURE_KEY}: {f.backpressure_config} ignored" if f.backpressure_config is not None
+                   else "")
+        bp = f"backpressure always on ({d.line}{ignored})"
+    elif f.backpressure_source == "config":
+        bp = f"backpressure {'on' if f.backpressure else 'off'} ({BACKPRESSURE_KEY}: {f.backpressure_config})"
+    elif d.major < 1:
+        bp = f"no backpressure ({d.line} has none)"
+    else:
+        bp = f"backpressure {'on' if f.backpressure else 'off'} ({d.line}'s default)"
+    timeout = (f"message timeout {f.message_timeout_secs} s"
+               + (" (config)" if f.message_timeout_source == "config" else " (Storm's default)"))
+    acking = {
+        "default": "acking on (topology.acker.executors unset: one acker per worker; spouts assumed reliable)",
+        "config": "acking on (topology.acker.executors set; spouts assumed reliable)",
+        "off": ("acking off (topology.acker.executors: 0: Storm acks every tuple at emit, so max.spout.pending "
+                "throttles nothing and no tuple times out)"),
+        "unreliable": "no acking (the spouts do not replay: replay none)",
+    }[f.acking_source]
+    return f"assuming {version}: {buffer}; {bp}; {timeout}; {acking}"
+
+
+def throttle_line(h: Headroom, f: StormForecast) -> str:
+    """What holds the spouts back, and the source's backlog that results."""
+    factor = factor_text(h.grows_at or Fraction(0))
+    rates = (f"Storm throttles the spouts to {decimal(f.sustainable_rate)} tuples/s of the "
+             f"{decimal(f.offered_rate)} offered ({factor} at nominal timing): the source's backlog (e.g. Kafka lag) "
+             f"grows by {decimal(f.backlog_growth)} tuples/s")
+    if f.throttle == "max.spout.pending":
+        why = ("max.spout.pending binds first: the tuples it lets in flight never fill a receive queue, so "
+               "backpressure never triggers" if all(q.never_fills for q in f.queues)
+               else "backpressure is off, so only max.spout.pending holds the spouts back")
+        return f"{why}; {rates}"
+    if f.throttle == "backpressure":
+        return f"with backpressure, {rates}"
+    return (f"backpressure is off: the spouts keep emitting {decimal(f.offered_rate)} tuples/s and the queues "
+            "below grow until the worker runs out of memory")
+
+
+def queue_lines(f: StormForecast, most: int = 5) -> list[str]:
+    """Per growing bolt: when its receive queues fill (or why they never do), and whether a tuple then waits
+    longer than the message timeout."""
+    lines = []
+    d = f.defaults
+    unit = "tuples" if f.receive_buffer_source == "config" or d.buffer_unit == "tuples" else "slots"
+    at_least = "" if unit == "tuples" else "at least "
+    for q in f.queues[:most]:
+        executors = f"{q.executors} executor{'s' if q.executors != 1 else ''}"
+        default = "" if f.receive_buffer_source == "config" else f", {d.line}'s default"
+        size = f"{executors} × {f.receive_buffer} {unit}{default}"
+        if q.never_fills and q.pending_bound is not None:
+            trees = " + ".join(f"{n} {s} trees × {decimal(t)}" for s, (n, t) in q.per_tree.items())
+            line = (f"{q.bolt}'s receive queues ({size}) never fill: max.spout.pending lets at most "
+                    f"{decimal(q.pending_bound, 5)} tuples ever reach them ({trees} tuples per tree, assuming every "
+                    "emit is anchored: σ along the paths), so max.spout.pending binds before backpressure")
+        else:
+            line = (f"{q.bolt}'s receive queues ({size}) fill in {at_least}about {duration(q.seconds_to_full)} at "
+                    f"the offered rates and nominal timing (they gain {decimal(q.growth)} tuples/s)")
+        if q.times_out and q.wait_when_full is not None:
+            line += (f"; then each tuple waits {at_least}{duration(q.wait_when_full)} in them (at "
+                     f"{decimal(q.service_rate)} tuples/s), longer than the message timeout "
+                     f"({f.message_timeout_secs} s): every tree through {q.bolt} times out and its replay piles on")
+        lines.append(line)
+    if len(f.queues) > most:
+        lines.append(f"and {len(f.queues) - most} more growing bolts")
+    return lines
+
+
+def pending_lines(f: StormForecast) -> list[str]:
+    """Little's law for each reliable spout's tuples in flight under max.spout.pending (with acking only)."""
+    lines = []
+    timeout_src = "" if f.message_timeout_source == "config" else " (Storm's default)"
+    for p in f.pending:
+        verdict = ("longer than the message timeout: tuples fail and are replayed" if p.times_out
+                   else "within the message timeout")
+        if p.wait is None:
+            lines.append(f"max.spout.pending {f.max_spout_pending}: {p.spout}'s {p.in_flight} tuples in flight never "
+                         f"complete: each fails after the message timeout ({f.message_timeout_secs} s{timeout_src}) "
+                         "and is replayed")
+            continue
+        lines.append(f"max.spout.pending {f.max_spout_pending}: {p.spout} keeps {p.in_flight} tuples in flight at "
+                     f"{decimal(p.throughput)} tuples/s, so each waits about {duration(p.wait)} (Little's law), "
+                     f"{verdict} ({f.message_timeout_secs} s{timeout_src})")
+    return lines
+
+
+def storm_lines(h: Headroom) -> list[str]:
+    """What Storm does with an overloaded topology, a line per effect (estimates), after the assumptions."""
+    f = h.storm
+    if f is None:
+        return []
+    return [assumptions_line(f), throttle_line(h, f), *queue_lines(f), *pending_lines(f)]
+
+
+def observed_line(h: Headroom) -> str | None:
+    """The Storm UI's signs of saturation, and what they mean for the rates the verdict read."""
+    if h.observed is None:
+        return None
+    signs = saturation_signs(h.observed, h.message_timeout_secs)
+    if not signs:
+        return None
+    grown = any(g > 0 for g in h.observed.lag_growth.values())
+    meaning = ("the spout rates here add the lag's growth to what the spouts emitted: the offered load, at least"
+               if grown else "the spout rates here are what the spouts emitted, throttled: the load offered is higher "
+               "(import with --lag-interval S to add the lag's growth)")
+    return f"the Storm UI shows a saturated topology: {'; '.join(signs)}; under backpressure it shows throttled " \
+           f"rates, so {meaning}"
+
+
+def timeout_lines(h: Headroom) -> list[str]:
+    """A line per bounded queue whose wait can exceed the message timeout."""
+    return [f"{r.bolt}'s queue stays below {decimal(r.queue_bound)} tuples, but a tuple may wait up to "
+            f"{duration(r.wait)} in it (at {decimal(r.service_rate)} tuples/s), longer than the message timeout "
+            f"({r.timeout} s): trees through {r.bolt} can time out and be replayed although nothing is lost"
+            for r in h.timeout_risks]
+
+
+def capacity_lines(h: Headroom) -> list[str]:
+    """The capacity block of `check`, `verify` and the report: the headline, then Storm's response."""
+    lines = [headline(h), *timeout_lines(h)]
+    seen = observed_line(h)
+    if seen is not None:
+        lines.append(seen)
+    more = storm_lines(h)
+    if more:
+        lines += more
+        lines.append("(headroom and growth factors are exact in the model; what Storm does is an estimate from "
+                     "nominal timing)")
+    if h.ignores_failures:
+        lines.append("the headroom and the growth factor ignore failures; the statuses and the suggested "
+                     "parallelism include them")
+    return lines
