@@ -10,6 +10,7 @@ stderr shows a live status line while searching (-q silences it, --progress prin
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import re
 import sys
@@ -82,8 +83,9 @@ def format_bolts(result, verbose: bool = False) -> list[str]:
             lines.append(f"{name}: bounded, queue below {v.queue_bound:.4g}" + (f" ({_decimals(v.message)})"
                                                                               if v.message else ""))
         elif v.verdict == "no-repeating-growth":
-            lines.append(f"{name}: no repeating run grows, not proven bounded" + (f" ({_decimals(v.message)})"
-                                                                                 if v.message else ""))
+            how = " (linear program, certificate in --json / --certificate-out)" if v.certificate else ""
+            lines.append(f"{name}: no repeating run grows, not proven bounded{how}"
+                         + (f" ({_decimals(v.message)})" if v.message else ""))
         elif v.verdict != "bounded":
             lines.append(f"{name}: {v.verdict}" + (f" ({_decimals(v.message)})" if v.message else ""))
     return lines
@@ -178,7 +180,7 @@ def _check_writable(args: argparse.Namespace, path: str) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from app.cli.common import read_topology, with_failures, with_storm_version, write_output_file
+    from app.cli.common import check_output_file, read_topology, with_failures, with_storm_version, write_output_file
     from app.core.formats.trace import trace_bytes
     from app.core.headroom import headroom
     from app.core.storm.lines import capacity_lines
@@ -196,6 +198,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
     if args.trace_out:
         _check_writable(args, args.trace_out)
+    if args.certificate_out:
+        check_output_file(args, "--certificate-out", args.certificate_out)
     if not topo.bolts:
         raise UsageError(f"{args.file}: the topology has no bolt to verify", field="bolts", file=args.file)
 
@@ -227,6 +231,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
         written = trace_paths(args.trace_out, len(result.traces)) if result.traces else []
         for trace, path in zip(result.traces, written, strict=True):
             write_output_file(args, "--trace-out", path, trace_bytes(trace))
+    if args.certificate_out:
+        from app.core.tcn.linear import certificate_file
+
+        certs = certificate_file(topo, result.bolts)
+        if certs is None:
+            print(f"stormbound: no certificate written to {one_line(args.certificate_out)}: no bolt was decided by "
+                  "the linear program", file=sys.stderr)
+        else:
+            text = json.dumps(certs, indent=2, ensure_ascii=False) + "\n"
+            write_output_file(args, "--certificate-out", args.certificate_out, text.encode("utf-8"))
+            if not args.json:
+                log.info("certificates written to %s", args.certificate_out)
     room = None if args.threshold is not None else headroom(topo)
     if args.json:
         data = result.to_public_json(written)
@@ -285,9 +301,41 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print a line per bound on stderr, terminal or not (instead of the live status line)")
     p.add_argument("--region-clocks", action="store_true", dest="region_clocks",
                    help="let clocks repeat up to regions at the loop (finds more lassos, may be slower)")
+    p.add_argument("--certificate-out", dest="certificate_out", metavar="FILE",
+                   help="write the certificates of the bolts the linear program proves free of repeating growth "
+                        "(stormbound-lp-certificate/1: each with the document of its cone; check one with "
+                        "stormbound check-certificate FILE)")
     add_failures_option(p)
     add_storm_version_option(p, "for this run")
     p.set_defaults(func=cmd_verify, file_args=("file",))
+    c = sub.add_parser(
+        "check-certificate", help="check the linear program's certificates, independently of the verifier",
+        description="Re-derive every row of one loop pass from each certificate's embedded topology document and "
+                    "check that the weighted sum of the rows is a contradiction (docs/verifier.md, 'Linear "
+                    "program'). Exit 0 every certificate accepted, 1 some rejected, 2 bad input.",
+        epilog=examples("stormbound verify cfg5.json --failures on --certificate-out cfg5.cert.json",
+                        "stormbound check-certificate cfg5.cert.json"))
+    c.add_argument("file", help="a certificate file written by verify --certificate-out")
+    c.set_defaults(func=cmd_check_certificate, file_args=("file",))
+
+
+def cmd_check_certificate(args: argparse.Namespace) -> int:
+    """Check every certificate of a `stormbound-lp-certificate/1` file with the independent checker."""
+    from app.core.formats.jsonfile import FormatError, read_json
+    from app.core.tcn.linear_check import check_file
+    from app.core.topology import one_line
+
+    try:
+        checked = check_file(read_json(args.file))
+    except (FormatError, ValueError) as exc:
+        raise UsageError(f"{args.file}: {exc}", file=args.file) from None
+    rejected = [(target, problems) for target, problems in checked if problems]
+    for target, problems in checked:
+        if problems:
+            print(f"{one_line(target)}: rejected: " + "; ".join(problems))
+        else:
+            print(f"{one_line(target)}: accepted: no lasso of any length makes its queue grow")
+    return 1 if rejected else EXIT_OK
 
 
 __all__ = ["register", "EXIT_BAD_INPUT"]

@@ -54,7 +54,10 @@ def verdict_words(result: VerifyResult) -> str:
     if result.verdict == "bounded":
         return "bounded (rate proof)"
     if result.verdict == "no-repeating-growth":
-        return "no repeating run grows (rate proof; not bounded in every run)"
+        methods = {v.method for v in result.bolts.values() if v.verdict == "no-repeating-growth"}
+        how = ("rate proof and linear program" if methods >= {"rate check", "linear program"}
+               else "linear program" if "linear program" in methods else "rate proof")
+        return f"no repeating run grows ({how}; not bounded in every run)"
     return "unknown"
 
 
@@ -69,7 +72,8 @@ def bolt_verdict_words(verdict: BoltVerdict) -> str:
         bound = f", queue < {verdict.queue_bound:.4g}" if verdict.queue_bound is not None else ""
         return f"bounded (rate proof{bound})"
     if verdict.verdict == "no-repeating-growth":
-        return "no repeating run grows (rate proof; not bounded in every run)"
+        how = "linear program, certified" if verdict.method == "linear program" else "rate proof"
+        return f"no repeating run grows ({how}; not bounded in every run)"
     return "unknown"
 
 

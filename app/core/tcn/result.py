@@ -25,6 +25,17 @@ class Progress(BaseModel):
     message: str = ""
 
 
+class LinearCertificate(BaseModel):
+    """Farkas multipliers proving that no lasso makes `target`'s queue grow (docs/verifier.md, "Linear
+    program"): the rows of one loop pass, named, each weighted by an exact fraction ("p/q"), whose sum
+    is a contradiction. `content_hash` is the SHA-256 of the semantics of the topology the rows were
+    built from (the target's cone of influence); `app/core/tcn/linear_check.py` checks it."""
+
+    target: str
+    content_hash: str
+    rows: dict[str, str] = Field(default_factory=dict, description="row name -> multiplier 'p/q' (zeros left out)")
+
+
 BoltVerdictKind = Literal["counterexample", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
 
 
@@ -39,12 +50,15 @@ class BoltVerdict(BaseModel):
     certified: bool = False
     queue_bound: float | None = Field(default=None, description="bounded: its queue never exceeds this in any run")
     trace_index: int | None = None
-    method: Literal["rate check", "solver", "simulation", "none"] = Field(
+    method: Literal["rate check", "solver", "simulation", "linear program", "none"] = Field(
         default="none",
-        description="what decided it: the rate-check proof, the SMT search, or a lasso built by simulation")
+        description="what decided it: the rate-check proof, the SMT search, a lasso built by simulation, or the "
+                    "linear program over one loop pass (with a certificate)")
     failures: bool | None = Field(
         default=None, description="when bolts may fail (docs/model.md section 7): whether its lasso has failures; "
                                   "None (left out of --json) when nothing can fail or there is no lasso")
+    certificate: LinearCertificate | None = Field(
+        default=None, description="method 'linear program': the Farkas multipliers that prove it (None otherwise)")
     message: str = ""
 
 
@@ -75,6 +89,8 @@ class VerifyResult(BaseModel):
         for bolt in data["bolts"].values():
             if bolt.get("failures") is None:  # nothing can fail: the output reads as before
                 bolt.pop("failures", None)
+            if bolt.get("certificate") is None:  # only the linear program's verdicts carry one
+                bolt.pop("certificate", None)
         if trace_files is not None:
             data["traces"] = list(trace_files)
         return data

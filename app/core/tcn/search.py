@@ -9,6 +9,7 @@ build (app/core/tcn/options.py, free of z3 so that the GUI builds it without loa
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -25,10 +26,13 @@ from app.core.rates import failure_margins, margins, rate_check, repeating_margi
 from app.core.tcn.certify import certify
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Cancelled, Encoding
+from app.core.tcn.encode_failures import position_step
 from app.core.tcn.failing import failure_summary, has_failures
+from app.core.tcn.linear import build_rows, farkas
+from app.core.tcn.linear_check import semantics_hash
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.options import LoopClocks, SearchOptions
-from app.core.tcn.result import BoltVerdict, Progress, VerifyResult
+from app.core.tcn.result import BoltVerdict, LinearCertificate, Progress, VerifyResult
 from app.core.tcn.simulate import build_lasso
 from app.core.topology import Problem, Topology
 
@@ -39,6 +43,7 @@ WIDEN_BUDGET_S = 20.0  # after a lasso is found: most time spent looking for one
 MAX_DEFECTS = 5
 SIMULATION_BUDGET_S = 5.0  # per target: building a lasso by simulation before any solver call
 RESTART_FIRST_S = 2.0  # first solver budget per bound; doubled with a new random seed on each restart
+LINEAR_BUDGET_S = 10.0  # per target: the linear program over one loop pass (measured: 10-100 ms)
 
 
 def deepening_schedule(k_min: int, k_max: int) -> list[int]:
@@ -168,10 +173,13 @@ class Search:
         self._plan(run)
         if self.simulate and self.threshold is None and self.single_k is None:
             self._simulation_phase(run)
+        if self.threshold is None and not self.force_search:
+            self._linear_phase(run)
         self._deepening_phase(run)
         self._close_undecided(run)
         ordered = {n: run.verdicts[n] for n in run.checked}
-        return self._summary(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop)
+        return self._summary(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
+                             run.nets, run.downgraded)
 
     def _rate_phase(self) -> _Run | VerifyResult:
         """The rate check: every checked bolt it proves bounded (in every run) or free of growing lassos gets
@@ -270,6 +278,41 @@ class Search:
                 self._simulated(run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
                                 run.verdicts, run.elapsed, bounded_without_failures=target in run.downgraded)
 
+    def _linear_phase(self, run: _Run) -> None:
+        """The linear program over one loop pass (app/core/tcn/linear.py, docs/verifier.md): every target
+        still undecided whose rows have no solution in which it grows gets `no-repeating-growth` with the
+        Farkas multipliers as its certificate, is not searched, and is held level in the other cones."""
+        proven: list[str] = []
+        for target in run.targets:
+            if target in run.verdicts or self._stop_reason(run.elapsed()):
+                continue
+            net = run.nets[target]
+            started = time.monotonic()
+            rows = build_rows(net, target)
+            budget = LINEAR_BUDGET_S if self.timeout_s is None else min(LINEAR_BUDGET_S,
+                                                                       self.timeout_s - run.elapsed())
+            multipliers = farkas(rows, timeout_ms=max(1, int(budget * 1000)), cancelled=self._interrupted)
+            if multipliers is None:
+                continue
+            took = time.monotonic() - started
+            failing = net.failures is not None
+            run.verdicts[target] = BoltVerdict(
+                verdict="no-repeating-growth", method="linear program",
+                certificate=LinearCertificate(target=target, content_hash=semantics_hash(net.topology),
+                                              rows={name: str(y) for name, y in multipliers.items()}),
+                message=(f"no lasso of any length makes {target}'s queue grow: summed over one pass of a loop, "
+                         f"the counts of its cone ({', '.join(net.kept)}) obey {len(rows)} linear relations"
+                         + (" (failures and replays included)" if failing else "")
+                         + f" that have no solution in which it grows; {len(multipliers)} of them, weighted by "
+                         "exact Farkas multipliers, add up to the contradiction -1 ≥ 0 (the certificate; "
+                         "docs/verifier.md). It is not bounded in every run"))
+            proven.append(target)
+            if self.progress is not None:
+                self.progress(Progress(k=0, elapsed_s=run.elapsed(),
+                                       message=f"{target}: no repeating run grows (linear program, {took:.2f} s)"))
+        if proven:
+            run.steady = run.steady | frozenset(proven)
+
     def _deepening_phase(self, run: _Run) -> None:
         """The solver, bound by bound (grows-targets first, each all the way up), until every target is
         answered or the search must stop (`run.stop`)."""
@@ -310,8 +353,11 @@ class Search:
                 run.verdicts[n] = BoltVerdict(verdict="unknown", k=run.proven.get(n), message=f"{run.stop}{upto}")
             else:
                 k_done = run.proven.get(n, run.ks[-1])
-                run.verdicts[n] = BoltVerdict(verdict="none-up-to-k", k=k_done, method="solver",
-                                              message=f"no lasso makes {n}'s queue grow within {k_done} positions")
+                message = f"no lasso makes {n}'s queue grow within {k_done} positions"
+                decide = self._what_would_decide(n, k_done, run.nets, run.downgraded)
+                if self.threshold is None and not decide.startswith("try a larger k"):
+                    message += "; " + decide
+                run.verdicts[n] = BoltVerdict(verdict="none-up-to-k", k=k_done, method="solver", message=message)
 
     def _stop_reason(self, elapsed: float) -> str | None:
         if self.cancelled:
@@ -392,7 +438,9 @@ class Search:
                             deadline=time.monotonic() + max(0.0, budget))
         if lasso.trace is None:
             if not self._stop_reason(elapsed()):
-                notes.append(f"simulation for {target}: {lasso.message}; searching with the solver")
+                notes.append(f"simulation for {target}: {lasso.message}; "
+                             + ("searching with the solver" if self.force_search
+                                else "trying the linear program, then the solver"))
             return
         cert = certify(lasso.trace, checked=[target], cancelled=self._cancelled.is_set)
         if self.cancelled:
@@ -500,8 +548,30 @@ class Search:
             self.progress(Progress(k=k, elapsed_s=elapsed, stats=_stats(solver), message=message))
 
     # ---- verdicts --------------------------------------------------------
+    def _what_would_decide(self, name: str, k: int, nets: dict[str, Any], downgraded: frozenset[str]) -> str:
+        """For an undecided bolt: a larger k when that can help, else what would decide it. A bolt that the
+        failure-free rate check proves bounded can only grow in a loop that holds a whole failure cycle
+        (min_ttf + min_reboot seconds), and positions are at most min_s(C_EMIT·a + τa) apart."""
+        larger = f"try a larger k (e.g. --k-max {2 * k})"
+        net = nets.get(name)
+        if net is None or net.failures is None or name not in downgraded:
+            return larger
+        cycle = min(net.failures.min_ttf.values()) + net.failures.min_reboot
+        step = position_step(net)
+        if step is None or cycle / step <= 2 * k:
+            return larger
+        needed = math.ceil(cycle / step)
+        return (f"without failures the rate check proves it bounded, so a lasso in which it grows must hold a "
+                f"whole failure cycle of at least {float(cycle):.4g} s (min_ttf + min_reboot_time), at least "
+                f"{needed} positions (positions are at most {float(step):.4g} s apart): a larger k within reach "
+                f"will not find it. What would decide it: a bound of at least {needed} positions (--k-max "
+                f"{needed}; an encoding grows linearly in k, so expect a long search), or a proof, which neither "
+                "the rate check nor the linear program over one loop pass gives here (both leave room for growth: "
+                "what a failing bolt loses is bounded only by what it receives)")
+
     def _summary(self, base: dict[str, Any], kept: list[str], notes: list[str], elapsed: float,
-                 verdicts: dict[str, BoltVerdict], traces: list[Trace], report: Any, stop: str | None) -> VerifyResult:
+                 verdicts: dict[str, BoltVerdict], traces: list[Trace], report: Any, stop: str | None,
+                 nets: dict[str, Any] | None = None, downgraded: frozenset[str] = frozenset()) -> VerifyResult:
         """The top-level verdict over the checked bolts' own: counterexample if any bolt has one,
         else unknown if any is undecided, else none-up-to-k, else bounded."""
         kinds = {v.verdict for v in verdicts.values()}
@@ -550,16 +620,17 @@ class Search:
             bounded = [n for n, v in verdicts.items() if v.verdict == "bounded"]
             if bounded:
                 message += f" Proven bounded by the rate check: {', '.join(bounded)}."
-            steady = [n for n, v in verdicts.items() if v.verdict == "no-repeating-growth"]
-            if steady:
-                message += f" Proven to grow in no repeating run by the rate check: {', '.join(steady)}."
+            for how in ("rate check", "linear program"):
+                steady = [n for n, v in verdicts.items() if v.verdict == "no-repeating-growth" and v.method == how]
+                if steady:
+                    message += f" Proven to grow in no repeating run by the {how}: {', '.join(steady)}."
             if self.threshold is None:
                 for name in searched:
                     status = report.bolts[name].status
                     if status in ("grows", "may-grow"):
                         notes.append(f"the rate check says {name} {status.replace('-', ' ')} "
-                                     f"({report.bolts[name].explanation}); no lasso up to k = {k}: try a larger k "
-                                     f"(e.g. --k-max {2 * k})")
+                                     f"({report.bolts[name].explanation}); no lasso up to k = {k}: "
+                                     + self._what_would_decide(name, k, nets or {}, downgraded))
                 if report.all_bounded(searched):
                     notes.append("as the rate check predicts: every checked bolt is bounded, and the search agrees")
             return VerifyResult(verdict="none-up-to-k", k=k, message=message, **common)

@@ -1,0 +1,283 @@
+"""The linear program that proves "no repeating run grows" for one target bolt, with its certificate.
+
+Summed over one pass of a lasso's loop (positions loop_start..k; the state at k+1 repeats the one at
+loop_start, so every carry, backlog, phase and clock repeats) the counts of the cone of influence obey
+linear relations that follow from the rules of docs/model.md sections 2, 3 and 7 (each row and its
+one-line justification: docs/verifier.md, "Linear program"). Asking for the target's queue to grow
+(Δ_t ≥ 1: the rows are homogeneous otherwise, so any growth scales to that) and finding the rows
+infeasible proves that no lasso of any length makes it grow.
+
+Every row reads `Σ coefficient·variable + constant ≥ 0` (or `= 0`) over non-negative real variables.
+Infeasibility is shown by Farkas multipliers, found by solving the dual with z3 (exact rationals, one
+`z3.Context` per call): y ≥ 0 on every inequality, free on every equality, the weighted sum of the rows
+has every variable's coefficient ≤ 0 (the variables are ≥ 0) and the constant −1. The multipliers keyed
+by row name are the certificate; `app/core/tcn/linear_check.py` checks one without this module.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+import z3
+
+from app import __version__
+from app.core.emission import sigma_bounds
+from app.core.failures import UNBOUNDED
+from app.core.tcn.network import Network, build_network
+from app.core.topology import Topology
+
+CERTIFICATE_FORMAT = "stormbound-lp-certificate/1"  # restated by the checker (linear_check.py)
+
+__all__ = ["CERTIFICATE_FORMAT", "LinearRow", "build_rows", "certificate_file", "farkas", "primal_feasible", "prove"]
+
+RowKind = Literal["ge", "eq"]
+
+
+@dataclass(frozen=True)
+class LinearRow:
+    """`Σ coefficients[v]·v + constant ≥ 0` (kind "ge") or `= 0` (kind "eq"), named for the certificate."""
+
+    name: str
+    kind: RowKind
+    coefficients: dict[str, Fraction]
+    constant: Fraction = Fraction(0)
+
+
+@dataclass
+class _Rows:
+    rows: list[LinearRow] = field(default_factory=list)
+
+    def add(self, name: str, kind: RowKind, terms: dict[str, Fraction | int], constant: Fraction | int = 0) -> None:
+        coefficients = {v: Fraction(c) for v, c in terms.items() if c != 0}
+        self.rows.append(LinearRow(name, kind, coefficients, Fraction(constant)))
+
+
+def _sum(*parts: dict[str, Fraction | int]) -> dict[str, Fraction | int]:
+    out: dict[str, Fraction | int] = {}
+    for part in parts:
+        for v, c in part.items():
+            out[v] = out.get(v, 0) + c
+    return out
+
+
+def _label(*names: str) -> str:
+    """The bracketed part of a variable's or a row's name: `[B1]`, `[B1/default]`; JSON (`["a/b"]`) when a
+    name holds a character of the plain form, so that two different components or streams never share
+    a variable (the names are injective)."""
+    if any(ch in name for name in names for ch in '[]/"\\'):
+        return json.dumps(list(names), ensure_ascii=False)
+    return "[" + "/".join(names) + "]"
+
+
+def _excess(sigma: Fraction) -> Fraction:
+    """The most one `"dvert"` emit gives beyond σ·(carry + batch − kept carry): σ·(⌈x⌉ − x), x the exact
+    remainder frac(σ·total)/σ, a multiple j/num(σ) with j < den(σ); 0 when σ is integral (x = 0) or 1/n
+    (x integral), else at most σ·(1 − 1/num(σ))."""
+    if sigma.numerator <= 1 or sigma.denominator == 1:
+        return Fraction(0)
+    return sigma * (1 - Fraction(1, sigma.numerator))
+
+
+def build_rows(net: Network, target: str) -> list[LinearRow]:
+    """The rows of one loop pass on `net` (the target's cone) with the target growing (docs/verifier.md)."""
+    tau, idle = net.tolerance, net.max_idle
+    rule = net.emission
+    fails = net.failures
+    failing = set() if fails is None else set(fails.min_ttf) - {target}  # the target never fails in its loop
+    replaying = fails is not None and fails.replay != "none"
+    out = _Rows()
+    # replays: per failing bolt, the spouts whose trees reach it (docs/model.md 7.3)
+    spout_names = {s.name for s in net.spouts}
+    sources: dict[str, list[str]] = {}
+    for j in sorted(failing):
+        row = fails.impact.get(j, {}) if fails is not None and replaying else {}
+        sources[j] = sorted(s for s in row if s in spout_names)
+    replayed_by = {s: sorted(j for j, src in sources.items() if s in src) for s in spout_names}
+    # what each (component, stream) carries per pass, as terms
+    carried: dict[tuple[str, str], dict[str, Fraction | int]] = {}
+    for s in net.spouts:
+        total: dict[str, Fraction | int] = {f"N{_label(s.name)}": 1}
+        if replayed_by[s.name]:
+            total[f"R{_label(s.name)}"] = 1
+        carried[(s.name, "default")] = total
+        for st in s.streams:
+            carried[(s.name, st.name)] = {f"E{_label(s.name, st.name)}": 1}
+    for b in net.bolts:
+        for st in b.streams:
+            carried[(b.name, st.name)] = {f"E{_label(b.name, st.name)}": 1}
+    subscribed = {src for b in net.bolts for src in b.sources}
+
+    for s in net.spouts:
+        n, m, a = f"N{_label(s.name)}", f"M{_label(s.name)}", s.period
+        out.add(f"emissions{_label(s.name)}", "ge", {n: 1, m: -1})
+        out.add(f"burst{_label(s.name)}", "ge", {m: s.burst, n: -1})
+        out.add(f"period-lo{_label(s.name)}", "ge", {"T": 1, n: -a, m: tau * a})
+        out.add(f"period-hi{_label(s.name)}", "ge", {n: a, m: tau * a, "T": -1})
+        if replayed_by[s.name]:
+            r, g, grown = f"R{_label(s.name)}", f"G{_label(s.name)}", f"dR{_label(s.name)}"
+            out.add(f"backlog{_label(s.name)}", "eq", {grown: 1, g: -1, r: 1})
+            out.add(f"replays-in{_label(s.name)}", "eq",
+                    _sum({g: 1}, {f"r{_label(j, s.name)}": -1 for j in replayed_by[s.name]}))
+            if fails is not None and fails.replay == "paced":
+                out.add(f"paced{_label(s.name)}", "ge", {n: 1, r: -1})
+            else:
+                out.add(f"at-once{_label(s.name)}", "eq", {grown: 1})
+        total = carried[(s.name, "default")]
+        for st in s.streams:
+            if (s.name, st.name) not in subscribed:
+                continue
+            e, ratio = f"E{_label(s.name, st.name)}", st.sigma
+            if rule == "exact":
+                out.add(f"ratio{_label(s.name, st.name)}", "eq",
+                        _sum({e: 1}, {v: -ratio * c for v, c in total.items()}))
+                continue
+            out.add(f"ratio-round-lo{_label(s.name, st.name)}", "ge",
+                    _sum({e: 1}, {v: -ratio * c for v, c in total.items()}))
+            out.add(f"ratio-round-hi{_label(s.name, st.name)}", "ge",
+                    _sum({v: ratio * c for v, c in total.items()}, {m: _excess(ratio), e: -1}))
+            if not replayed_by[s.name]:  # every emission within the burst: the carry automaton of section 5
+                lo, hi = sigma_bounds(ratio, s.burst, rule)
+                out.add(f"ratio-lo{_label(s.name, st.name)}", "ge", {e: 1, n: -lo})
+                out.add(f"ratio-hi{_label(s.name, st.name)}", "ge", {n: hi, e: -1})
+
+    for b in net.bolts:
+        j = b.name
+        k, p, arrived, grown = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}", f"d{_label(j)}"
+        c = b.take_max
+        may_fail = j in failing
+        f_, d_, lost = f"F{_label(j)}", f"D{_label(j)}", f"L{_label(j)}"
+        out.add(f"takes{_label(j)}", "ge", {p: 1, k: -1})
+        out.add(f"batch{_label(j)}", "ge", {k: c, p: -1})
+        out.add(f"arrivals{_label(j)}", "eq", _sum({arrived: 1}, *({v: -x for v, x in carried[src].items()}
+                                                            for src in b.sources)))
+        fast = b.alpha * (1 - tau)
+        if may_fail:
+            out.add(f"queue-lo{_label(j)}", "ge", {grown: 1, arrived: -1, p: 1, lost: 1})
+            out.add(f"queue-hi{_label(j)}", "ge", {arrived: 1, p: -1, lost: -1, f_: c, grown: -1})
+            out.add(f"busy{_label(j)}", "ge", {"T": 1, d_: -1, k: -fast, f_: fast})
+            assert fails is not None
+            out.add(f"ttf{_label(j)}", "ge", {"T": 1, d_: -1, f_: -fails.min_ttf[j]})
+            out.add(f"down-lo{_label(j)}", "ge", {d_: 1, f_: -fails.min_reboot})
+            out.add(f"down-hi{_label(j)}", "ge", {f_: fails.max_reboot, d_: -1})
+            if sources[j]:
+                rs = {f"r{_label(j, s)}": 1 for s in sources[j]}
+                out.add(f"lost-lo{_label(j)}", "ge", _sum({lost: 1}, {v: -1 for v in rs}))
+                impact = fails.impact[j]
+                if all(impact[s] != UNBOUNDED for s in sources[j]):
+                    out.add(f"lost-hi{_label(j)}", "ge",
+                            _sum({f"r{_label(j, s)}": Fraction(impact[s]) for s in sources[j]}, {lost: -1}))
+        else:
+            out.add(f"queue{_label(j)}", "eq", {grown: 1, arrived: -1, p: 1})
+            out.add(f"busy{_label(j)}", "ge", {"T": 1, k: -fast})
+        for st in b.streams:
+            if (j, st.name) not in subscribed:
+                continue
+            e, sigma = f"E{_label(j, st.name)}", st.sigma
+            tag = _label(j, st.name)
+            if may_fail:
+                keep = Fraction(1) if rule == "exact" else sigma * math.ceil(1 / sigma) if sigma else Fraction(0)
+                if rule == "exact":
+                    out.add(f"ratio-hi{tag}", "ge", {p: sigma, e: -1})
+                else:
+                    out.add(f"ratio-round{tag}", "ge", {p: sigma, k: _excess(sigma), e: -1})
+                if sigma:
+                    out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -sigma, f_: sigma * c + keep})
+            elif rule == "exact":
+                out.add(f"ratio{tag}", "eq", {e: 1, p: -sigma})
+            else:
+                lo, hi = sigma_bounds(sigma, c, rule)
+                out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -lo})
+                out.add(f"ratio-hi{tag}", "ge", {p: hi, e: -1})
+                out.add(f"ratio-round{tag}", "ge", {p: sigma, k: _excess(sigma), e: -1})
+        if j == target:
+            out.add(f"grows{_label(j)}", "ge", {grown: 1}, -1)
+            out.add(f"full{_label(j)}", "eq", {p: 1, k: -c})
+            out.add(f"never-idle{_label(j)}", "ge", {k: b.alpha * (1 + tau) + idle, "T": -1})
+    return out.rows
+
+
+def _real(ctx: z3.Context, value: Fraction) -> z3.ArithRef:
+    return z3.RealVal(f"{value.numerator}/{value.denominator}", ctx)
+
+
+def _fraction(value: z3.ExprRef) -> Fraction:
+    assert isinstance(value, z3.RatNumRef)
+    return Fraction(value.numerator_as_long(), value.denominator_as_long())
+
+
+def primal_feasible(rows: list[LinearRow], timeout_ms: int = 10_000) -> bool | None:
+    """Whether some non-negative point satisfies every row (None: no answer within the time)."""
+    ctx = z3.Context()
+    solver = z3.Solver(ctx=ctx)
+    solver.set("timeout", timeout_ms)
+    variables: dict[str, z3.ArithRef] = {}
+    for row in rows:
+        for v in row.coefficients:
+            if v not in variables:
+                variables[v] = z3.Real(v, ctx)
+                solver.add(variables[v] >= 0)
+        expr = z3.Sum([_real(ctx, c) * variables[v] for v, c in row.coefficients.items()] + [_real(ctx, row.constant)])
+        solver.add(expr >= 0 if row.kind == "ge" else expr == 0)
+    answer = solver.check()
+    return None if answer == z3.unknown else answer == z3.sat
+
+
+def farkas(rows: list[LinearRow], timeout_ms: int = 10_000,
+           cancelled: Callable[[], bool] | None = None) -> dict[str, Fraction] | None:
+    """Multipliers proving the rows infeasible (keyed by row name, zeros left out), or None when none exist
+    (the rows have a solution) or z3 gave no answer in time."""
+    ctx = z3.Context()
+    solver = z3.Solver(ctx=ctx)
+    solver.set("timeout", timeout_ms)
+    y = {row.name: z3.Real(f"y:{row.name}", ctx) for row in rows}
+    columns: dict[str, list[z3.ArithRef]] = {}
+    constant: list[z3.ArithRef] = []
+    for row in rows:
+        if row.kind == "ge":
+            solver.add(y[row.name] >= 0)
+        for v, c in row.coefficients.items():
+            columns.setdefault(v, []).append(_real(ctx, c) * y[row.name])
+        if row.constant:
+            constant.append(_real(ctx, row.constant) * y[row.name])
+    for terms in columns.values():
+        solver.add(z3.Sum(terms) <= 0)
+    if not constant:
+        return None
+    solver.add(z3.Sum(constant) == -1)
+    if cancelled is not None and cancelled():
+        return None
+    if solver.check() != z3.sat:
+        return None
+    model = solver.model()
+    out: dict[str, Fraction] = {}
+    for name, var in y.items():
+        value = _fraction(model.eval(var, model_completion=True))
+        if value != 0:
+            out[name] = value
+    return out
+
+
+def prove(net: Network, target: str, timeout_ms: int = 10_000,
+          cancelled: Callable[[], bool] | None = None) -> dict[str, Fraction] | None:
+    """Farkas multipliers showing that no lasso of `net` makes `target`'s queue grow, or None."""
+    return farkas(build_rows(net, target), timeout_ms, cancelled)
+
+
+def certificate_file(topo: Topology, verdicts: dict[str, Any]) -> dict[str, Any] | None:
+    """The certificate file (`stormbound-lp-certificate/1`) for the bolts of `verdicts` (name -> BoltVerdict)
+    that the linear program decided: each certificate with the document of the cone its rows were built on
+    (its content hash is the certificate's). None when no bolt has a certificate."""
+    entries = []
+    for name, verdict in verdicts.items():
+        cert = getattr(verdict, "certificate", None)
+        if cert is None:
+            continue
+        entries.append({"topology": build_network(topo, [name]).document(), "certificate": cert.model_dump()})
+    if not entries:
+        return None
+    return {"format": CERTIFICATE_FORMAT, "tool": f"stormbound {__version__}", "certificates": entries}

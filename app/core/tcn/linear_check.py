@@ -1,0 +1,297 @@
+"""An independent checker for the linear program's certificates: plain Python, exact fractions, no z3.
+
+It shares no code with the builder (`app/core/tcn/linear.py`), in the spirit of the trace certifier
+(`app/core/tcn/certify.py`): from the topology document alone it recomputes every constant and states
+every row of one loop pass again (docs/verifier.md, "Linear program"), with the certifier's own impact
+Imp(j, s) (`certify_failures.py`) and the emission ratio bounds σ_lo, σ_hi of `app/core/emission.py`.
+A certificate is accepted when its content hash is the document's, its target is a bolt of it, every
+row it names exists, every inequality's multiplier is ≥ 0, and the weighted sum of the rows is
+`Σ c_v·v + c ≥ 0` with every c_v ≤ 0 (every variable is ≥ 0) and c < 0: no point satisfies the rows.
+
+A certificate file (`stormbound verify --certificate-out FILE`, format `stormbound-lp-certificate/1`)
+holds one entry per bolt the linear program decided, each with the topology document its rows are
+built from (the bolt's cone of influence) and the certificate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from fractions import Fraction
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.core.emission import sigma_bounds
+from app.core.tcn.certify_failures import failure_rules
+from app.core.tcn.result import LinearCertificate
+from app.core.topology import Bolt, Topology, TopologyError, parse_topology, unannotated_problems
+
+CERTIFICATE_FORMAT = "stormbound-lp-certificate/1"
+
+_Row = tuple[str, dict[str, Fraction], Fraction]  # kind ("ge" / "eq"), coefficients, constant
+
+
+def _fr(x: float | int) -> Fraction:
+    return Fraction(str(x)) if isinstance(x, float) else Fraction(x)
+
+
+def semantics_hash(topo: Topology) -> str:
+    """SHA-256 of the canonical JSON of the topology's semantics (what `stormbound-verified/1` records)."""
+    text = json.dumps(topo.semantics(), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def label(*names: str) -> str:
+    """The bracketed part of a variable's or a row's name: `[B1]`, `[B1/default]`, or JSON (`["a/b"]`)
+    when a name holds `[`, `]`, `/`, `"` or a backslash: different components or streams never share a
+    variable, whatever their names."""
+    if any(ch in name for name in names for ch in '[]/"\\'):
+        return json.dumps(list(names), ensure_ascii=False)
+    return "[" + "/".join(names) + "]"
+
+
+def _round_excess(sigma: Fraction) -> Fraction:
+    """A `"dvert"` emit of E = ⌊σ·t⌋ keeps ⌈t − E/σ⌉: E exceeds σ·(t − kept) by σ·(⌈x⌉ − x), x = t − E/σ
+    = j/num(σ) for some j < den(σ): nothing when σ or 1/σ is whole, else below σ·(1 − 1/num(σ))."""
+    if sigma.denominator == 1 or sigma.numerator <= 1:
+        return Fraction(0)
+    return sigma - sigma / sigma.numerator
+
+
+def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
+    """Every row of one loop pass of `topo` in which bolt `target` grows, keyed by name."""
+    rows: dict[str, _Row] = {}
+
+    def row(name: str, kind: str, constant: Fraction | int = 0) -> dict[str, Fraction]:
+        coefficients: dict[str, Fraction] = {}
+        rows[name] = (kind, coefficients, Fraction(constant))
+        return coefficients
+
+    def put(coefficients: dict[str, Fraction], *terms: tuple[str, Fraction | int]) -> None:
+        for var, value in terms:
+            coefficients[var] = coefficients.get(var, Fraction(0)) + Fraction(value)
+
+    tau = _fr(topo.settings.tolerance)
+    idle = _fr(topo.settings.max_idle_time)
+    dvert = topo.settings.emission == "dvert"
+    name_of = {c.id: c.name for c in topo.components}
+    received = {name_of[b]: [(name_of[u], st) for u, st in pairs] for b, pairs in topo.inputs().items()}
+    listened = {pair for pairs in received.values() for pair in pairs}
+    rules = failure_rules(topo)
+    down_bolts = {} if rules is None else {j: v for j, v in rules.min_ttf.items() if j != target}
+    spout_names = [s.name for s in topo.spouts]
+    trees: dict[str, list[str]] = {}  # failing bolt -> spouts replaying its losses
+    for j in down_bolts:
+        reach = (rules.impact.get(j, {}) if rules is not None and rules.mode != "none" else {})
+        trees[j] = [s for s in spout_names if s in reach]
+
+    for sp in topo.spouts:
+        s = sp.name
+        a = 1 / _fr(sp.rate)
+        fed_back = sorted(j for j, ss in trees.items() if s in ss)
+        fresh, count = f"N{label(s)}", f"M{label(s)}"
+        c = row(f"emissions{label(s)}", "ge")
+        put(c, (fresh, 1), (count, -1))
+        c = row(f"burst{label(s)}", "ge")
+        put(c, (count, sp.burst), (fresh, -1))
+        c = row(f"period-lo{label(s)}", "ge")
+        put(c, ("T", 1), (fresh, -a), (count, a * tau))
+        c = row(f"period-hi{label(s)}", "ge")
+        put(c, (fresh, a), (count, a * tau), ("T", -1))
+        emitted = [fresh] + ([f"R{label(s)}"] if fed_back else [])
+        if fed_back:
+            c = row(f"backlog{label(s)}", "eq")
+            put(c, (f"dR{label(s)}", 1), (f"G{label(s)}", -1), (f"R{label(s)}", 1))
+            c = row(f"replays-in{label(s)}", "eq")
+            put(c, (f"G{label(s)}", 1))
+            for j in fed_back:
+                put(c, (f"r{label(j, s)}", -1))
+            if rules is not None and rules.mode == "paced":
+                c = row(f"paced{label(s)}", "ge")
+                put(c, (fresh, 1), (f"R{label(s)}", -1))
+            else:
+                c = row(f"at-once{label(s)}", "eq")
+                put(c, (f"dR{label(s)}", 1))
+        for st in sp.streams:
+            if (s, st) not in listened:
+                continue
+            ratio, out = _fr(sp.stream_ratio[st]), f"E{label(s, st)}"
+            if not dvert:
+                c = row(f"ratio{label(s, st)}", "eq")
+                put(c, (out, 1))
+                for v in emitted:
+                    put(c, (v, -ratio))
+                continue
+            c = row(f"ratio-round-lo{label(s, st)}", "ge")
+            put(c, (out, 1))
+            for v in emitted:
+                put(c, (v, -ratio))
+            c = row(f"ratio-round-hi{label(s, st)}", "ge")
+            put(c, (out, -1), (count, _round_excess(ratio)))
+            for v in emitted:
+                put(c, (v, ratio))
+            if not fed_back:
+                lo, hi = sigma_bounds(ratio, sp.burst, "dvert")
+                c = row(f"ratio-lo{label(s, st)}", "ge")
+                put(c, (out, 1), (fresh, -lo))
+                c = row(f"ratio-hi{label(s, st)}", "ge")
+                put(c, (fresh, hi), (out, -1))
+
+    for bo in topo.bolts:
+        j = bo.name
+        size = bo.parallelism
+        takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
+        fails, down, lost = f"F{label(j)}", f"D{label(j)}", f"L{label(j)}"
+        c = row(f"takes{label(j)}", "ge")
+        put(c, (taken, 1), (takes, -1))
+        c = row(f"batch{label(j)}", "ge")
+        put(c, (takes, size), (taken, -1))
+        c = row(f"arrivals{label(j)}", "eq")
+        put(c, (came, 1))
+        for u, st in received.get(j, []):
+            if u in spout_names and st == "default":
+                put(c, (f"N{label(u)}", -1))
+                if any(u in ss for ss in trees.values()):
+                    put(c, (f"R{label(u)}", -1))
+            else:
+                put(c, (f"E{label(u, st)}", -1))
+        shortest = _fr(bo.alpha) * (1 - tau)
+        if j in down_bolts:
+            assert rules is not None
+            c = row(f"queue-lo{label(j)}", "ge")
+            put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1))
+            c = row(f"queue-hi{label(j)}", "ge")
+            put(c, (came, 1), (taken, -1), (lost, -1), (fails, size), (grew, -1))
+            c = row(f"busy{label(j)}", "ge")
+            put(c, ("T", 1), (down, -1), (takes, -shortest), (fails, shortest))
+            c = row(f"ttf{label(j)}", "ge")
+            put(c, ("T", 1), (down, -1), (fails, -down_bolts[j]))
+            c = row(f"down-lo{label(j)}", "ge")
+            put(c, (down, 1), (fails, -rules.min_reboot))
+            c = row(f"down-hi{label(j)}", "ge")
+            put(c, (fails, rules.max_reboot), (down, -1))
+            if trees[j]:
+                c = row(f"lost-lo{label(j)}", "ge")
+                put(c, (lost, 1))
+                for s in trees[j]:
+                    put(c, (f"r{label(j, s)}", -1))
+                imps = [rules.impact[j][s] for s in trees[j]]
+                if all(imp is not None for imp in imps):
+                    c = row(f"lost-hi{label(j)}", "ge")
+                    put(c, (lost, -1))
+                    for s in trees[j]:
+                        put(c, (f"r{label(j, s)}", Fraction(rules.impact[j][s] or 0)))
+        else:
+            c = row(f"queue{label(j)}", "eq")
+            put(c, (grew, 1), (came, -1), (taken, 1))
+            c = row(f"busy{label(j)}", "ge")
+            put(c, ("T", 1), (takes, -shortest))
+        for st, value in bo.output_streams().items():
+            if (j, st) not in listened:
+                continue
+            sigma, out, tag = _fr(value or 0), f"E{label(j, st)}", label(j, st)
+            if j in down_bolts:
+                if dvert:
+                    c = row(f"ratio-round{tag}", "ge")
+                    put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
+                    kept = sigma * math.ceil(1 / sigma) if sigma else Fraction(0)
+                else:
+                    c = row(f"ratio-hi{tag}", "ge")
+                    put(c, (taken, sigma), (out, -1))
+                    kept = Fraction(1)
+                if sigma:
+                    c = row(f"ratio-lo{tag}", "ge")
+                    put(c, (out, 1), (taken, -sigma), (fails, sigma * size + kept))
+            elif not dvert:
+                c = row(f"ratio{tag}", "eq")
+                put(c, (out, 1), (taken, -sigma))
+            else:
+                lo, hi = sigma_bounds(sigma, size, "dvert")
+                c = row(f"ratio-lo{tag}", "ge")
+                put(c, (out, 1), (taken, -lo))
+                c = row(f"ratio-hi{tag}", "ge")
+                put(c, (taken, hi), (out, -1))
+                c = row(f"ratio-round{tag}", "ge")
+                put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
+        if j == target:
+            c = row(f"grows{label(j)}", "ge", -1)
+            put(c, (grew, 1))
+            c = row(f"full{label(j)}", "eq")
+            put(c, (taken, 1), (takes, -size))
+            c = row(f"never-idle{label(j)}", "ge")
+            put(c, (takes, _fr(bo.alpha) * (1 + tau) + idle), ("T", -1))
+    return rows
+
+
+def _multiplier(text: str) -> Fraction | None:
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError, TypeError):
+        return None
+
+
+def check_certificate(document: Any, certificate: Any) -> list[str]:
+    """Why `certificate` does not prove that no lasso of `document` makes its target grow; [] = accepted."""
+    try:
+        topo = document if isinstance(document, Topology) else parse_topology(document)
+    except TopologyError as exc:
+        return [f"the embedded topology is not a valid document: {exc}"]
+    try:
+        cert = (certificate if isinstance(certificate, LinearCertificate)
+                else LinearCertificate.model_validate(certificate))
+    except ValidationError as exc:
+        return [f"not a certificate: {exc.errors()[0]['msg']}"]
+    missing = unannotated_problems(topo)
+    if missing:
+        return [f"the embedded topology is not annotated: {missing[0]}"]
+    problems: list[str] = []
+    if cert.content_hash != semantics_hash(topo):
+        problems.append("content_hash is not the embedded topology's (the document changed after the proof)")
+    if not any(isinstance(c, Bolt) and c.name == cert.target for c in topo.components):
+        return problems + [f"target {cert.target!r} is not a bolt of the topology"]
+    rows = pass_rows(topo, cert.target)
+    total: dict[str, Fraction] = {}
+    constant = Fraction(0)
+    for name, text in cert.rows.items():
+        y = _multiplier(text)
+        if y is None:
+            problems.append(f"row {name}: multiplier {text!r} is not a fraction p/q")
+            continue
+        if name not in rows:
+            problems.append(f"row {name}: no such row for target {cert.target}")
+            continue
+        kind, coefficients, c0 = rows[name]
+        if kind == "ge" and y < 0:
+            problems.append(f"row {name}: an inequality's multiplier must be ≥ 0, got {text}")
+        for var, c in coefficients.items():
+            total[var] = total.get(var, Fraction(0)) + y * c
+        constant += y * c0
+    if problems:
+        return problems
+    positive = sorted(v for v, c in total.items() if c > 0)
+    if positive:
+        problems.append("the weighted sum keeps a positive coefficient on " + ", ".join(positive[:5])
+                        + (f" and {len(positive) - 5} more" if len(positive) > 5 else "") + ": no contradiction")
+    if constant >= 0:
+        problems.append(f"the weighted sum's constant is {constant}, not negative: no contradiction")
+    return problems
+
+
+def check_file(data: Any) -> list[tuple[str, list[str]]]:
+    """Every entry of a certificate file: (target, problems); raises ValueError for a file of another format."""
+    if not isinstance(data, dict) or data.get("format") != CERTIFICATE_FORMAT:
+        raise ValueError(f"not a {CERTIFICATE_FORMAT} file")
+    entries = data.get("certificates")
+    if not isinstance(entries, list) or not entries:
+        raise ValueError("certificates: expected a non-empty list")
+    out: list[tuple[str, list[str]]] = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            out.append((f"certificates[{i}]", ["not an object"]))
+            continue
+        cert = entry.get("certificate")
+        target = cert.get("target", f"certificates[{i}]") if isinstance(cert, dict) else f"certificates[{i}]"
+        out.append((str(target), check_certificate(entry.get("topology"), cert)))
+    return out
