@@ -23,10 +23,10 @@ sys.path.insert(0, str(ROOT))
 
 from app.core.formats import load_topology  # noqa: E402
 from app.core.rates import rate_check  # noqa: E402
+from app.core.results import LinearCertificate  # noqa: E402
 from app.core.tcn.linear import build_rows, farkas  # noqa: E402
 from app.core.tcn.linear_check import check_certificate, semantics_hash  # noqa: E402
 from app.core.tcn.network import build_network  # noqa: E402
-from app.core.tcn.result import LinearCertificate  # noqa: E402
 from app.core.topology import Topology, parse_topology  # noqa: E402
 
 DVERT = ROOT.parent / "shared" / "data" / "dvert"

@@ -59,7 +59,7 @@ def result_schema() -> dict[str, Any]:
     """The envelope of every --json output, with the `check`, `verify` and `error` shapes spelled out."""
     from app.core.formats.schema import with_ids
     from app.core.rates import IdleWarning
-    from app.core.tcn.result import VerifyResult
+    from app.core.results import VerifyResult
 
     defs: dict[str, Any] = {}
     verify = _hoist_defs(VerifyResult.model_json_schema(), defs)

@@ -30,8 +30,8 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from PySide6.QtCore import QObject, QThread, Signal
 
 from app.core.gc_pause import paused_gc
+from app.core.results import Progress, PropertyKind, VerifyResult
 from app.core.tcn.options import SearchOptions
-from app.core.tcn.result import Progress, PropertyKind, VerifyResult
 from app.core.topology import Topology
 
 T = TypeVar("T")

@@ -23,7 +23,7 @@ from PySide6.QtGui import QImage
 from app.core.formats import load_topology
 from app.core.formats.trace import load_trace
 from app.core.formats.verified import check_verified
-from app.core.tcn.result import Progress
+from app.core.results import Progress
 from app.core.tcn.search import Search, SearchOptions, verify
 from app.core.topology import Topology
 from app.gui.commands import SetComponentFieldsCommand, SetSectionFieldsCommand

@@ -23,8 +23,8 @@ from test_trace_view import make_trace
 from app.cli import build_parser
 from app.core.formats import load_topology
 from app.core.formats.verified import check_verified
+from app.core.results import Progress, VerifyResult
 from app.core.tcn.options import SearchOptions
-from app.core.tcn.result import Progress, VerifyResult
 from app.core.topology import TopologyError
 from app.gui.commands import SetComponentFieldsCommand, SetSectionFieldsCommand
 from app.gui.document import DocumentModel
@@ -371,7 +371,7 @@ class PerBoltSearch(ScriptedSearch):
     """B2 grows in one lasso, B3 in another: each bolt's row opens its own."""
 
     def run(self) -> VerifyResult:
-        from app.core.tcn.result import BoltVerdict
+        from app.core.results import BoltVerdict
 
         first, second = make_trace(), make_trace()
         second = second.model_copy(update={"k": second.k})  # a distinct object with the same shape

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from app.core.tcn.result import VerifyResult
+from app.core.results import VerifyResult
 from app.gui.workers import CallWorker, VerifyWorker, Worker
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -30,7 +30,7 @@ from app.core.formats import dvert, load_topology, read_json
 from app.core.formats.flux import import_flux
 from app.core.formats.trace import load_trace
 from app.core.formats.verified import build_verified, check_verified
-from app.core.tcn.result import VerifyResult
+from app.core.results import VerifyResult
 from app.core.topology import TopologyError
 from app.measure import logstream
 from app.measure.eventlog import read_log

@@ -26,11 +26,11 @@ from app.cli import main
 from app.core.formats import load_topology
 from app.core.formats.trace import Trace
 from app.core.rates import rate_check
+from app.core.results import LinearCertificate
 from app.core.tcn.certify import certify
 from app.core.tcn.linear import build_rows, certificate_file, farkas, primal_feasible
 from app.core.tcn.linear_check import check_certificate, check_file, label, pass_rows, semantics_hash
 from app.core.tcn.network import build_network
-from app.core.tcn.result import LinearCertificate
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import Topology, parse_topology
 

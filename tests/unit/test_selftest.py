@@ -77,7 +77,7 @@ def test_a_step_raising_any_error_is_reported_not_raised(monkeypatch, capsys):
 
 
 def test_wrong_verdict_is_a_failure(monkeypatch, capsys):
-    from app.core.tcn.result import VerifyResult
+    from app.core.results import VerifyResult
 
     monkeypatch.setattr(selftest, "_verify_function",
                         lambda: (lambda topo, options=None, **kwargs: VerifyResult(verdict="none-up-to-k", k=3,

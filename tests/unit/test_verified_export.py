@@ -19,7 +19,7 @@ from app.core.formats.verified import (
     verdict_words,
     verified_bytes,
 )
-from app.core.tcn.result import VerifyResult
+from app.core.results import VerifyResult
 from app.core.topology import Position, TopologyError
 
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app import __version__
-from app.core.tcn.result import BoltVerdict, VerifyResult
+from app.core.results import BoltVerdict, VerifyResult
 from app.core.topology import Problem, Topology, TopologyError, parse_topology
 
 VERIFIED_FORMAT = "stormbound-verified/1"

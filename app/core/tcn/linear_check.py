@@ -24,8 +24,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.core.emission import sigma_bounds
+from app.core.results import LinearCertificate
 from app.core.tcn.certify_failures import failure_rules
-from app.core.tcn.result import LinearCertificate
 from app.core.topology import Bolt, Topology, TopologyError, parse_topology, unannotated_problems
 
 CERTIFICATE_FORMAT = "stormbound-lp-certificate/1"

@@ -23,6 +23,7 @@ from app.core.formats import limits
 from app.core.formats.trace import Trace, format_time
 from app.core.gc_pause import paused_gc
 from app.core.rates import failure_margins, margins, rate_check, repeating_margins
+from app.core.results import BoltVerdict, LinearCertificate, Progress, VerifyResult
 from app.core.tcn.certify import certify
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Cancelled, Encoding
@@ -32,7 +33,6 @@ from app.core.tcn.linear import build_rows, farkas
 from app.core.tcn.linear_check import semantics_hash
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.options import LoopClocks, SearchOptions
-from app.core.tcn.result import BoltVerdict, LinearCertificate, Progress, VerifyResult
 from app.core.tcn.simulate import build_lasso
 from app.core.topology import Problem, Topology
 

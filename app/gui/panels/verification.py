@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.formats.verified import bolt_verdict_words
-from app.core.tcn.result import BoltVerdict, VerifyResult
+from app.core.results import BoltVerdict, VerifyResult
 from app.gui.document import DocumentModel
 from app.gui.panels.property_table import COLUMNS, MARKER_COLOURS, PropertyTableModel, marker_icon
 from app.gui.panels.trace_view import TraceView, save_bytes

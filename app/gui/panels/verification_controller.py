@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, Signal
 
 from app.core.formats.verified import verdict_words, verified_bytes
+from app.core.results import BoltVerdict, Progress, PropertyKind, VerifyResult
 from app.core.tcn.options import LoopClocks, SearchOptions
-from app.core.tcn.result import BoltVerdict, Progress, PropertyKind, VerifyResult
 from app.core.topology import Problem, Topology, TopologyError, parse_topology
 from app.gui.commands import SetSectionFieldsCommand
 from app.gui.document import DocumentModel

@@ -1,4 +1,5 @@
-"""What a verification reports: progress while searching, and the final result.
+"""What a verification reports: progress while searching, and the final result (plain data: the
+verifier in app/core/tcn/ fills it; the CLI, the GUI and the verified-configuration format read it).
 
 These models cross threads (GUI worker -> panel) and processes (CLI JSON), so
 they hold only plain data: never z3 objects.
