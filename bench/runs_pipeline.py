@@ -166,7 +166,7 @@ def spark_steps(master: str, log: Path, steps: list[str]) -> dict[str, dict[str,
     host = start_spark_host(master)
     attach = time.perf_counter() - began
     java = _java_of(host.process.pid)
-    from app.measure.engine_choice import driver_memory_of
+    from app.spark.memory import driver_memory_of
 
     out["attach"] = {"seconds": attach, "driver_memory": driver_memory_of(host.env), "load": _load()}
     try:

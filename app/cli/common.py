@@ -227,8 +227,9 @@ def start_spark_host(master: str | None, driver_memory: str | None = None, conf:
                      why: str = "") -> SparkHost:
     """A started Spark host process with the driver memory and Spark settings asked for; a missing
     Java or pyspark is a one-line UsageError (naming `why` this log needs Spark, when given)."""
-    from app.measure.engine_choice import EngineError, spark_host_env
+    from app.measure.engine_choice import EngineError
     from app.spark.client import SparkHost
+    from app.spark.memory import spark_host_env
     from app.spark.session import DEFAULT_MASTER, SPARK_MASTER_ENV, SparkUnavailable
 
     master = master or os.environ.get(SPARK_MASTER_ENV) or DEFAULT_MASTER
@@ -270,7 +271,8 @@ def call_spark_host(host: SparkHost, op: str, quiet: bool, **params: Any) -> dic
     try:
         return host.request(op, on_progress=_progress(quiet), **params)
     except HostError as err:
-        from app.measure.engine_choice import is_out_of_memory, out_of_memory_advice
+        from app.measure.engine_choice import is_out_of_memory
+        from app.spark.memory import out_of_memory_advice
 
         if err.kind == "cancelled":
             raise UsageError(str(err)) from None

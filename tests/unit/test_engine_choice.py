@@ -11,16 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.measure.engine_choice import (
-    Choice,
-    EngineError,
-    choose_engine,
-    driver_memory_of,
-    is_out_of_memory,
-    local_limits,
-    out_of_memory_advice,
-    spark_host_env,
-)
+from app.measure.engine_choice import Choice, EngineError, choose_engine, is_out_of_memory, local_limits
+from app.spark.memory import driver_memory_of, out_of_memory_advice, spark_host_env
 from tests.conftest import ROOT
 
 TEN_EVENTS = [
