@@ -13,6 +13,8 @@ the component and the key.
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Callable
 from typing import Any
 
 from app.cli.common import EXIT_OK, UsageError, examples, print_result
@@ -27,23 +29,39 @@ FIELD = {"spout": {"parallelism": "executors"}, "bolt": {}}
 STREAM_KEYS = {"spout": ("ratio", "stream_ratio"), "bolt": ("sigma", "stream_sigma")}
 
 
-def _value(kind: str, text: str) -> float | int:
-    from app.core.units import UnitError, parse_duration, parse_rate
+def _value(kind: str, text: str, where: str) -> float | int:
+    """The value of `text` for a field of `kind` (time, rate, count or number); a refusal names `where`."""
+    from app.core.units import UnitError, magnitude_problem, parse_duration, parse_rate, shown
 
     try:
         if kind == "time":
             return parse_duration(text)
         if kind == "rate":
             return parse_rate(text)
+        value = float(text)
         if kind == "count":
-            value = float(text)
             if not value.is_integer():
-                raise UnitError(f"'{text}' is not a whole number")
+                raise UnitError(f"'{shown(text)}' is not a whole number")
             return int(value)
-        return float(text)
+        problem = magnitude_problem(value, "")
+        if problem:
+            raise UnitError(f"'{shown(text)}': {problem}")
+        return value
     except (ValueError, OverflowError) as err:
-        message = str(err) if isinstance(err, UnitError) else f"'{text}' is not a number"
-        raise UsageError(message) from None
+        message = str(err) if isinstance(err, UnitError) else f"'{shown(text)}' is not a number"
+        raise UsageError(f"{where}: {message}", field=where) from None
+
+
+def _old(value: Any, show: Callable[[Any], str]) -> str:
+    """A value the document held before, as shown in a change line: any JSON value, even a malformed one."""
+    from app.core.units import shown
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return show(value)
+        except (ValueError, OverflowError):
+            pass
+    return repr(shown(one_line(json.dumps(value, default=str))))
 
 
 def _stream_value(c: dict[str, Any], kind: str, component: str, key: str, text: str) -> str:
@@ -58,12 +76,14 @@ def _stream_value(c: dict[str, Any], kind: str, component: str, key: str, text: 
         listed = ", ".join(one_line(str(d)) for d in declared) or "none besides default"
         raise UsageError(f"{where}: {one_line(component)} declares no stream '{one_line(stream)}' "
                          f"(its streams: {listed})")
-    value = _value("number", text)
-    values = dict(c.get(field) or {})
+    value = _value("number", text, f"{kind}s.{one_line(component)}.{field}.{one_line(stream)}")
+    values = c.get(field)
+    values = dict(values) if isinstance(values, dict) else {}
     old = values.get(stream)
     values[stream] = value
     c[field] = values
-    return f"{kind}s.{component}.{field}.{stream}: {'not annotated' if old is None else f'{old:g}'} -> {value:g}"
+    return (f"{kind}s.{component}.{field}.{stream}: "
+            f"{'not annotated' if old is None else _old(old, lambda x: f'{x:g}')} -> {value:g}")
 
 
 SETTINGS_KEYS = {"min_reboot_time": "time", "max_reboot_time": "time", "max_idle_time": "time",
@@ -95,14 +115,16 @@ def _plan_settings(data: dict[str, Any], items: list[str]) -> list[str]:
                 raise UsageError(f"settings.{key}: '{one_line(text)}' is not one of {', '.join(kind.split('/'))}")
             value = text
         else:
-            value = _value(kind, text)
+            value = _value(kind, text, f"settings.{key}")
         old = settings.get(key)
         settings[key] = value
 
         def shown(x: Any, unit: str = kind) -> str:
             if x is None:
                 return "unset"
-            return format_duration(float(x)) if unit == "time" else str(x).lower()
+            if unit == "time":
+                return _old(x, lambda v: format_duration(float(v)))
+            return str(x).lower() if isinstance(x, (bool, int, float, str)) and len(str(x)) <= 60 else _old(x, str)
 
         changes.append(f"settings.{key}: {shown(old)} -> {shown(value)}")
     return changes
@@ -142,11 +164,12 @@ def plan(data: dict[str, Any], component: str, items: list[str]) -> list[str]:
             per = STREAM_KEYS[kind][0]
             raise UsageError(f"{kind}s.{one_line(component)}.{one_line(key)}: a {kind} has "
                              f"{', '.join(KEYS[kind])} and {per}.STREAM")
-        value = _value(KEYS[kind][key], text.strip())
         field = FIELD[kind].get(key, key)
+        value = _value(KEYS[kind][key], text.strip(), f"{kind}s.{one_line(component)}.{field}")
         old = c.get(field)
         c[field] = value
-        unannotated = c.get("unannotated") or []
+        unannotated = c.get("unannotated")
+        unannotated = unannotated if isinstance(unannotated, list) else []
         was_missing = field in unannotated
         if was_missing:
             c["unannotated"] = [u for u in unannotated if u != field]
@@ -155,7 +178,7 @@ def plan(data: dict[str, Any], component: str, items: list[str]) -> list[str]:
                 return format_duration(float(x))
             return f"{x:g} tuples/s" if unit == "rate" else f"{x:g}"
 
-        before = "not annotated" if was_missing else ("unset" if old is None else shown(old))
+        before = "not annotated" if was_missing else ("unset" if old is None else _old(old, shown))
         changes.append(f"{kind}s.{component}.{field}: {before} -> {shown(value)}")
     return changes
 
@@ -169,7 +192,10 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     if detect_format(data) != "stormbound":
         raise UsageError(f"{args.file}: not a .storm.json document (annotate writes that format only: "
                          "`stormbound convert` it first)", file=args.file)
-    changes = plan(data, args.component, args.values)
+    try:
+        changes = plan(data, args.component, args.values)
+    except UsageError as err:  # one line naming the file and the field
+        raise UsageError(f"{one_line(args.file)}: {err}", field=err.field, file=args.file) from None
     try:  # the whole document must still be valid (exit 2 naming the field otherwise)
         topo = parse_topology(data)
     except TopologyError as err:

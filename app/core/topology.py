@@ -14,9 +14,19 @@ import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from app.core.emission import Emission
+from app.core.units import magnitude_problem
 
 SCHEMA_VERSION = 1
 
@@ -35,6 +45,37 @@ def new_id() -> str:
 #: Storm takes parallelism, executor and task counts as a Java int: larger values are refused
 STORM_MAX_INT = 2**31 - 1
 
+def _plain_number(value: Any) -> Any:
+    """A number field takes a JSON number: `"0.005"` or `true` is a typo, not a value (pydantic would convert)."""
+    if isinstance(value, bool):
+        raise ValueError("input should be a valid number, not true or false")
+    if isinstance(value, str):
+        raise ValueError("input should be a valid number, not a string")
+    return value
+
+
+def _magnitude(unit: str) -> Any:
+    def check(value: float) -> float:
+        problem = magnitude_problem(value, unit)
+        if problem:
+            raise ValueError(problem)
+        return value
+    return AfterValidator(check)
+
+
+#: the number fields of the model: JSON numbers only; times, rates and ratios within the magnitudes
+#: the model takes (0, or 1e-9 to 1e12: app/core/units.py), the one guard before the rate check and the encoding
+Number = Annotated[float, BeforeValidator(_plain_number)]
+Whole = Annotated[int, BeforeValidator(_plain_number)]
+Seconds = Annotated[float, BeforeValidator(_plain_number), _magnitude("s")]
+PerSecond = Annotated[float, BeforeValidator(_plain_number), _magnitude("/s")]
+Ratio = Annotated[float, BeforeValidator(_plain_number), _magnitude("")]
+# (the bounds come first where the type is optional or a dict's value, so that the schema shows them)
+PositiveSeconds = Annotated[float, Field(gt=0), BeforeValidator(_plain_number), _magnitude("s")]
+NonNegativeSeconds = Annotated[float, Field(ge=0), BeforeValidator(_plain_number), _magnitude("s")]
+Count = Annotated[int, Field(ge=1, le=STORM_MAX_INT), BeforeValidator(_plain_number)]
+
+
 class _Model(BaseModel):
     # NaN and ±inf are refused in every number field (a rate of 1e400 decodes to inf)
     model_config = ConfigDict(extra="forbid", validate_assignment=False, allow_inf_nan=False)
@@ -46,7 +87,7 @@ _SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_cl
 
 DEFAULT_STREAM = "default"
 StreamName = Annotated[str, Field(min_length=1, max_length=200)]
-StreamValue = Annotated[float, Field(ge=0)]
+StreamValue = Annotated[float, Field(ge=0), BeforeValidator(_plain_number), _magnitude("")]
 
 
 class _StormFields(_Model):
@@ -66,11 +107,11 @@ class Spout(_StormFields):
     kind: Literal["spout"] = "spout"
     id: str = Field(default_factory=new_id)
     name: str = Field(min_length=1)
-    rate: float = Field(gt=0, description="average tuples emitted per second (λ)")
-    burst: int = Field(default=1, ge=1, description="max tuples in one emission (C_EMIT)")
+    rate: PerSecond = Field(gt=0, description="average tuples emitted per second (λ)")
+    burst: Whole = Field(default=1, ge=1, le=STORM_MAX_INT, description="max tuples in one emission (C_EMIT)")
     class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
-    executors: int | None = Field(default=None, ge=1, le=STORM_MAX_INT,
-                                  description="Storm's parallelism hint; not used by the model")
+    executors: Count | None = Field(default=None,
+                                    description="Storm's parallelism hint; not used by the model")
     unannotated: list[Literal["rate", "burst"]] = Field(
         default_factory=list, description="parameters still holding a placeholder (an import had no value)")
     streams: list[StreamName] = Field(
@@ -89,11 +130,11 @@ class Bolt(_StormFields):
     kind: Literal["bolt"] = "bolt"
     id: str = Field(default_factory=new_id)
     name: str = Field(min_length=1)
-    alpha: float = Field(gt=0, description="duration of one processing batch in seconds (α)")
-    sigma: float = Field(ge=0, description="output tuples per input tuple (σ); 0 = sink")
-    parallelism: int = Field(ge=1, le=STORM_MAX_INT, description="max tuples taken into one batch (C_TAKE)")
+    alpha: Seconds = Field(gt=0, description="duration of one processing batch in seconds (α)")
+    sigma: Ratio = Field(ge=0, description="output tuples per input tuple (σ); 0 = sink")
+    parallelism: Whole = Field(ge=1, le=STORM_MAX_INT, description="max tuples taken into one batch (C_TAKE)")
     class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
-    tasks: int | None = Field(default=None, ge=1, description=(
+    tasks: Count | None = Field(default=None, description=(
         "Storm's task count (the Storm UI's tasks, Flux's numTasks): `storm rebalance` cannot raise the executors "
         "above it; not used by the model"))
     unannotated: list[Literal["alpha", "sigma"]] = Field(
@@ -103,7 +144,7 @@ class Bolt(_StormFields):
     stream_sigma: dict[str, StreamValue] = Field(
         default_factory=dict, description="σ of each declared stream (output tuples on it per input tuple); "
                                           "unset = not annotated")
-    min_ttf: float | None = Field(default=None, ge=0, description=(
+    min_ttf: NonNegativeSeconds | None = Field(default=None, description=(
         "minimum time to failure (s): the bolt may fail once this long has passed since its last failure "
         "ended (since time 0 for the first); unset = it never fails (docs/model.md section 7)"))
 
@@ -130,10 +171,10 @@ class Subscription(_StormFields):
 class TopologySettings(_Model):
     """Timing constants shared by every component (section 1 of the TCN semantics)."""
 
-    tolerance: float = Field(default=0.1, ge=0, lt=1, description="relative jitter τ of every duration")
-    max_idle_time: float = Field(default=0.01, ge=0,
-                                 description="a bolt with waiting tuples takes within this delay (s)")
-    init_queues: int = Field(default=0, ge=0, description="every queue's size at time 0")
+    tolerance: Number = Field(default=0.1, ge=0, lt=1, description="relative jitter τ of every duration")
+    max_idle_time: Seconds = Field(default=0.01, ge=0,
+                                   description="a bolt with waiting tuples takes within this delay (s)")
+    init_queues: Whole = Field(default=0, ge=0, le=2**53, description="every queue's size at time 0")
     emission: Emission = Field(
         default="exact",
         description=("how a bolt's carry of processed tuples is kept after an emit: 'exact' (an exact rational, "
@@ -142,8 +183,8 @@ class TopologySettings(_Model):
     failures: bool = Field(default=True, description=(
         "bolts with a min_ttf may fail (docs/model.md section 7); false switches every failure off, as the "
         "published D-VerT runs did"))
-    min_reboot_time: float | None = Field(default=None, gt=0, description="shortest failure (s)")
-    max_reboot_time: float | None = Field(default=None, gt=0, description="longest failure (s)")
+    min_reboot_time: PositiveSeconds | None = Field(default=None, description="shortest failure (s)")
+    max_reboot_time: PositiveSeconds | None = Field(default=None, description="longest failure (s)")
     replay: Replay = Field(default="paced", description=(
         "what a spout does with the spout tuples whose trees lost a tuple at a failed bolt: 'paced' (re-emits "
         "them with its own emissions, at most as many as it emits fresh: Storm's nextTuple), 'at-once' (all "
@@ -197,7 +238,7 @@ class VerificationSettings(_Model):
     k_max: int = Field(default=40, ge=2)
     checked: list[str] = Field(default_factory=list, description="ids of checked bolts; empty = all bolts")
     queue_threshold: int | None = Field(default=None, ge=1, description="also check: some queue can reach N")
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: PositiveSeconds | None = None
 
     @model_validator(mode="after")
     def _range(self) -> VerificationSettings:
@@ -207,8 +248,8 @@ class VerificationSettings(_Model):
 
 
 class Position(_Model):
-    x: float = 0.0
-    y: float = 0.0
+    x: Number = 0.0
+    y: Number = 0.0
 
 
 class StormSettings(_Model):

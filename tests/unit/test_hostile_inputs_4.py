@@ -1,0 +1,136 @@
+"""Hostile input, round four (issue 33): each case from its smallest reproducer is refused with exit 2
+and one line naming the file and the field, in time and memory (docs/limits.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.core.units import UnitError, parse_duration, parse_rate
+
+ROOT = Path(__file__).resolve().parents[2]
+GETTING_STARTED = ROOT / "models" / "getting-started.storm.json"
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def refused(capsys, *argv: str, says: str, names: str | None = None) -> str:
+    """Run a command that must refuse its input: exit 2, one line on stderr saying `says`."""
+    code, _out, err = run(capsys, *argv)
+    lines = err.strip().splitlines()
+    assert code == 2, err
+    assert len(lines) == 1, err
+    assert not CONTROL.search(lines[0]), lines[0]
+    assert "internal error" not in err
+    assert says in lines[0], lines[0]
+    if names:
+        assert names in lines[0], lines[0]
+    return lines[0]
+
+
+def document() -> dict:
+    return json.loads(GETTING_STARTED.read_text(encoding="utf-8"))
+
+
+def write(path: Path, data: object) -> Path:
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path
+
+
+# ---- the unit parser: huge exponents are refused at once ------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["1e-99999999", "0e99999999", "1e99999999", "5e-400ms", "1" * 5001])
+def test_huge_exponents_are_refused_at_once(text: str) -> None:
+    start = time.monotonic()
+    for parse in (parse_duration, parse_rate):
+        if text == "0e99999999":
+            assert parse(text) == 0.0
+            continue
+        with pytest.raises(UnitError) as err:
+            parse(text)
+        assert len(str(err.value)) < 300 and "…" in str(err.value) or len(text) < 60
+    assert time.monotonic() - start < 1
+
+
+def test_annotate_with_a_huge_exponent_exits_2_at_once(capsys, tmp_path: Path) -> None:
+    doc = write(tmp_path / "t.storm.json", document())
+    before = doc.read_bytes()
+    start = time.monotonic()
+    refused(capsys, "annotate", str(doc), "split", "alpha=1e-99999999", says="bolts.split.alpha", names=str(doc))
+    assert time.monotonic() - start < 2 and doc.read_bytes() == before
+
+
+@pytest.mark.parametrize("option", ["--timeout", "--widen"])
+def test_verify_time_option_with_a_huge_exponent_exits_2_at_once(capsys, option: str) -> None:
+    start = time.monotonic()
+    refused(capsys, "verify", str(GETTING_STARTED), option, "1e-99999999", says=option)
+    assert time.monotonic() - start < 2
+
+
+# ---- numbers the model cannot take: refused at the document, not crashing the rate check -------------
+
+
+@pytest.mark.parametrize(("where", "value", "field"), [
+    (("bolts", 0, "alpha"), 1e-320, "bolts.split.alpha"), (("bolts", 0, "alpha"), 1e308, "bolts.split.alpha"),
+    (("bolts", 0, "sigma"), 1e308, "bolts.split.sigma"), (("spouts", 0, "rate"), 1e-320, "spouts.sentences.rate"),
+    (("bolts", 0, "alpha"), "0.005", "bolts.split.alpha"), (("spouts", 0, "rate"), True, "spouts.sentences.rate"),
+    (("bolts", 0, "parallelism"), True, "bolts.split.parallelism"),
+    (("settings", None, "max_idle_time"), 1e-320, "settings.max_idle_time"),
+])
+def test_extreme_or_mistyped_numbers_are_refused_naming_the_field(capsys, tmp_path: Path, where: tuple,
+                                                                 value: object, field: str) -> None:
+    data = document()
+    key, index, name = where
+    (data[key][index] if index is not None else data[key])[name] = value
+    refused(capsys, "check", str(write(tmp_path / "t.storm.json", data)), says=field, names="t.storm.json")
+
+
+def test_reboot_time_of_1e308_is_refused(capsys, tmp_path: Path) -> None:
+    data = document()
+    data["bolts"][0]["min_ttf"] = 10
+    data["settings"].update(min_reboot_time=1, max_reboot_time=1e308)
+    refused(capsys, "check", str(write(tmp_path / "t.storm.json", data)), says="settings.max_reboot_time")
+
+
+@pytest.mark.parametrize(("value", "field"), [
+    ("alpha=1e-320", "bolts.split.alpha"), ("alpha=1e308", "bolts.split.alpha"), ("sigma=1e308", "bolts.split.sigma"),
+    ("min_ttf=1e308", "min_ttf")])
+def test_annotate_does_not_write_what_check_would_refuse(capsys, tmp_path: Path, value: str, field: str) -> None:
+    doc = write(tmp_path / "t.storm.json", document())
+    before = doc.read_bytes()
+    refused(capsys, "annotate", str(doc), "split", value, says=field)
+    assert doc.read_bytes() == before
+
+
+def test_annotate_names_file_and_field_of_a_value_that_is_not_a_number(capsys, tmp_path: Path) -> None:
+    doc = write(tmp_path / "t.storm.json", document())
+    line = refused(capsys, "annotate", str(doc), "split", "sigma=5ms", says="bolts.split.sigma: '5ms' is not a number",
+                   names=str(doc))
+    assert line.count(str(doc)) == 1
+
+
+def test_annotate_cuts_a_5001_digit_value_to_60_characters(capsys, tmp_path: Path) -> None:
+    doc = write(tmp_path / "t.storm.json", document())
+    line = refused(capsys, "annotate", str(doc), "split", "sigma=" + "9" * 5001, says="bolts.split.sigma")
+    assert len(line) < 300 and "…" in line
+
+
+@pytest.mark.parametrize("old", ["abc", [1, 2], {"x": 1}, True, "9" * 5000])
+def test_annotate_over_a_malformed_old_value(capsys, tmp_path: Path, old: object) -> None:
+    data = document()
+    data["bolts"][0]["alpha"] = old
+    doc = write(tmp_path / "t.storm.json", data)
+    code, out, err = run(capsys, "annotate", str(doc), "split", "alpha=20ms")
+    assert code == 0, err
+    assert "bolts.split.alpha:" in out and "-> 20 ms" in out and len(out.splitlines()[0]) < 300
