@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from storm_ui_server import StormUIServer
 
 from app.cli import main
 from app.core.units import UnitError, parse_duration, parse_rate
@@ -134,3 +135,16 @@ def test_annotate_over_a_malformed_old_value(capsys, tmp_path: Path, old: object
     code, out, err = run(capsys, "annotate", str(doc), "split", "alpha=20ms")
     assert code == 0, err
     assert "bolts.split.alpha:" in out and "-> 20 ms" in out and len(out.splitlines()[0]) < 300
+
+
+# ---- the Storm UI: a slow body over HTTP/1.1 keep-alive ----------------------------------------------
+
+
+def test_import_storm_ui_dripping_over_http_1_1_exits_2_within_the_timeout(capsys, tmp_path: Path) -> None:
+    out_file = tmp_path / "ui.storm.json"
+    with StormUIServer("drip11") as server:
+        start = time.monotonic()
+        refused(capsys, "import", "storm-ui", server.url, "--topology", "wordcount", "-o", str(out_file),
+                "--timeout", "2", says="no answer within 2 s for the whole request")
+        assert time.monotonic() - start < 4
+    assert not out_file.exists()
