@@ -88,7 +88,11 @@ def read_bytes(path: str | os.PathLike[str], error: Callable[[str], Exception], 
     if max_bytes is not None and st.st_size > max_bytes:
         raise error(f"is {st.st_size} bytes, over the limit of {max_bytes} bytes")
     try:
-        with open(path, "rb") as fh:
+        # not blocking: a file swapped for a pipe since the check is refused, not waited on
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise error("is not a regular file")
             data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
     except FileNotFoundError:
         raise error("no such file") from None

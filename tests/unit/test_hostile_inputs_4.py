@@ -4,6 +4,7 @@ and one line naming the file and the field, in time and memory (docs/limits.md).
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -148,3 +149,78 @@ def test_import_storm_ui_dripping_over_http_1_1_exits_2_within_the_timeout(capsy
                 "--timeout", "2", says="no answer within 2 s for the whole request")
         assert time.monotonic() - start < 4
     assert not out_file.exists()
+
+
+# ---- Flux: pipes, devices, sizes before reading, ${...} growth ---------------------------------------
+
+FLUX = """\
+name: "${name}"
+spouts:
+  - id: "sentences"
+    className: "org.example.SentenceSpout"
+bolts:
+  - id: "split"
+    className: "org.example.SplitBolt"
+    parallelism: 2
+streams:
+  - from: "sentences"
+    to: "split"
+    grouping:
+      type: SHUFFLE
+"""
+
+
+def flux_import(capsys, flux: Path, *more: str, says: str, names: str | None = None) -> str:
+    start = time.monotonic()
+    line = refused(capsys, "import", "flux", str(flux), "-o", str(flux.parent / "out.storm.json"), *more, says=says,
+                   names=names)
+    assert time.monotonic() - start < 3
+    assert not (flux.parent / "out.storm.json").exists()
+    return line
+
+
+def test_a_named_pipe_as_the_filter_file_is_refused_without_blocking(capsys, tmp_path: Path) -> None:
+    flux = write(tmp_path / "t.yaml", FLUX)
+    pipe = tmp_path / "dev.properties"
+    os.mkfifo(pipe)
+    flux_import(capsys, flux, "--filter", str(pipe), says="is a named pipe", names="dev.properties")
+
+
+def test_dev_zero_as_the_filter_file_is_refused(capsys, tmp_path: Path) -> None:
+    flux_import(capsys, write(tmp_path / "t.yaml", FLUX), "--filter", "/dev/zero", says="is a device")
+
+
+def test_a_huge_filter_file_is_refused_before_it_is_read(capsys, tmp_path: Path) -> None:
+    props = tmp_path / "big.properties"
+    with open(props, "wb") as fh:
+        fh.truncate(4 * 2**30)  # sparse: 4 GB that take no disk
+    flux_import(capsys, write(tmp_path / "t.yaml", FLUX), "--filter", str(props), says="over the limit")
+
+
+def test_a_4_gb_flux_file_is_refused_before_it_is_read(capsys, tmp_path: Path) -> None:
+    flux = tmp_path / "big.yaml"
+    with open(flux, "wb") as fh:
+        fh.write(FLUX.encode())
+        fh.truncate(4 * 2**30)
+    flux_import(capsys, flux, says="is larger than 2 MB")
+
+
+def test_substitution_is_refused_as_it_grows_past_the_limit(capsys, tmp_path: Path) -> None:
+    import tracemalloc
+
+    props = write(tmp_path / "p.properties", "name=n\nx=" + "a" * 100_000 + "\n")
+    flux = write(tmp_path / "t.yaml", FLUX + "".join(f"# ${{x}}{i}\n" for i in range(20_000)))  # 220 kB -> 2 GB
+    tracemalloc.start()
+    try:
+        flux_import(capsys, flux, "--filter", str(props), says="once ${...} is substituted")
+        assert tracemalloc.get_traced_memory()[1] < 100 * 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_list_index_of_5000_digits_is_not_an_internal_error(capsys, tmp_path: Path) -> None:
+    props = write(tmp_path / "p.properties", 'name=n\nlst=["a", "b"]\n')
+    flux = write(tmp_path / "t.yaml", FLUX.replace('"${name}"', '"${lst[' + "9" * 5000 + ']}"'))
+    code, _out, err = run(capsys, "import", "flux", str(flux), "-o", str(tmp_path / "o.storm.json"), "--filter",
+                          str(props))
+    assert code in (0, 2) and "internal error" not in err, err

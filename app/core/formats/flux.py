@@ -144,7 +144,7 @@ class _Parsed:
 def load_tree(path: Path, options: FluxOptions, props: dict[str, str] | None) -> _Parsed:
     """Read, substitute, parse and check one Flux file (no includes)."""
     raw = read_flux_text(path)
-    text = substitute(raw, props, options)
+    text = substitute(raw, props, options, path)
     root = parse_yaml(text, path, options)
     if root is None:
         raise FluxError(path, None, "", "is empty")
@@ -155,7 +155,7 @@ def load_tree(path: Path, options: FluxOptions, props: dict[str, str] | None) ->
     kept = None
     if options.env and "${ENV-" in raw:  # the references themselves, for the config the document keeps
         try:
-            kept = parse_yaml(substitute(raw, props, replace(options, env=False)), path, options)
+            kept = parse_yaml(substitute(raw, props, replace(options, env=False), path), path, options)
         except FluxError:
             kept = None
     return _Parsed(path, text, root, unresolved, kept)

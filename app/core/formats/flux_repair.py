@@ -283,11 +283,11 @@ def plan_repair(flux_path: str | Path, wanted: dict[str, int], options: FluxOpti
     edits: list[FileEdit] = []
     for file, values in by_file.items():
         raw = read_flux_text(file)
-        text = substitute(raw, props, options)
+        text = substitute(raw, props, options, file)
         current = {b.id: (b.parallelism or 1) for b in doc.bolts.values() if b.file == file}
         spouts = {s.id: (s.parallelism or 1) for s in doc.spouts.values() if s.file == file}
         after, changes = _plan_file(file, raw, text, values, current, spouts)
-        _check_only_parallelism(file, text, substitute(after, props, options), values, options)
+        _check_only_parallelism(file, text, substitute(after, props, options, file), values, options)
         edits.append(FileEdit(file, raw, after, changes))
     return edits
 
