@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -484,6 +485,7 @@ def graph_problems(topo: Topology) -> list[Problem]:
         ids[c.id] = c
         problems += _stream_problems(c)
     pairs: set[tuple[str, str, str | None]] = set()
+    declared_of: dict[str, dict[str, float | None]] = {}  # each component's streams once (not once per edge)
     for i, s in enumerate(topo.subscriptions):
         label = f"subscriptions[{i}]"
         src, tgt = ids.get(s.source), ids.get(s.target)
@@ -498,10 +500,12 @@ def graph_problems(topo: Topology) -> list[Problem]:
             if (s.source, s.target, s.stream) in pairs:
                 problems.append(Problem(label, "duplicate subscription"))
             pairs.add((s.source, s.target, s.stream))
-            declared = src.output_streams()
+            declared = declared_of.get(src.id)
+            if declared is None:
+                declared = declared_of[src.id] = src.output_streams()
             if s.stream is not None and s.stream not in declared:
                 problems.append(Problem(f"{label}.stream", f"'{s.stream}' is not a declared stream of {src.name} "
-                                        f"(declared: {', '.join(declared)}; add it to {src.kind}s.{src.name}.streams)"))
+                                        f"(declared: {_listed(declared)}; add it to {src.kind}s.{src.name}.streams)"))
             if s.grouping == "fields" and not s.fields:
                 problems.append(Problem(f"{label}.fields", "fields grouping needs at least one field name"))
     for ref in topo.verification.checked:
@@ -515,6 +519,13 @@ def graph_problems(topo: Topology) -> list[Problem]:
             problems.append(Problem("layout", f"position for unknown component '{ref}'"))
     problems += _failure_problems(topo)
     return problems
+
+
+def _listed(names: Iterable[str], most: int = 10) -> str:
+    """Names for a message: the first `most`, then how many more."""
+    names = list(names)
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
 
 
 def _failure_problems(topo: Topology) -> list[Problem]:
@@ -540,12 +551,18 @@ def _stream_problems(c: Component) -> list[Problem]:
         values, field, own = c.stream_ratio, "stream_ratio", "it carries the spout's emissions"
     seen: set[str] = set()
     for name in c.streams:
-        if name == DEFAULT_STREAM:
+        if name.startswith("__"):
+            problems.append(Problem(f"{where}.streams", f"'{name[:60]}': a name starting with __ is one of Storm's "
+                                                        "own streams (__ack_init, __tick...): Storm refuses it"))
+        elif _CONTROL.search(name):
+            problems.append(Problem(f"{where}.streams", f"'{name[:60]}' holds a control character or a bidirectional "
+                                                        "mark: Storm's stream ids are printable names"))
+        elif name == DEFAULT_STREAM:
             problems.append(Problem(f"{where}.streams", f"'{DEFAULT_STREAM}' is always declared ({own})"))
         elif name in seen:
             problems.append(Problem(f"{where}.streams", f"stream '{name}' is declared twice"))
         seen.add(name)
-    declared = ", ".join(sorted(seen - {DEFAULT_STREAM})) or "none"
+    declared = _listed(sorted(seen - {DEFAULT_STREAM})) or "none"
     for name in values:
         if name == DEFAULT_STREAM:
             problems.append(Problem(f"{where}.{field}.{name}",

@@ -224,3 +224,35 @@ def test_a_list_index_of_5000_digits_is_not_an_internal_error(capsys, tmp_path: 
     code, _out, err = run(capsys, "import", "flux", str(flux), "-o", str(tmp_path / "o.storm.json"), "--filter",
                           str(props))
     assert code in (0, 2) and "internal error" not in err, err
+
+
+# ---- declared streams ---------------------------------------------------------------------------------
+
+
+def test_20000_declared_streams_are_validated_in_linear_time() -> None:
+    from app.core.topology import parse_topology
+
+    data = document()
+    n = 20_000
+    data["spouts"][0]["streams"] = [f"s{i}" for i in range(n)]
+    data["spouts"][0]["stream_ratio"] = {f"s{i}": 1.0 for i in range(n)}
+    data["subscriptions"] += [{"source": "sentences", "target": "split", "stream": f"s{i}"} for i in range(n)]
+    start = time.monotonic()
+    parse_topology(data)
+    assert time.monotonic() - start < 5  # was 40 s: every edge listed its source's streams again
+
+
+@pytest.mark.parametrize(("name", "says"), [("__ack_init", "Storm's own streams"), ("__ack", "Storm's own streams"),
+                                            ("st\x1b[31m", "control character"), ("a\u202eb", "control character")])
+def test_reserved_or_unprintable_stream_names_are_refused(capsys, tmp_path: Path, name: str, says: str) -> None:
+    data = document()
+    data["bolts"][0]["streams"] = [name]
+    refused(capsys, "check", str(write(tmp_path / "t.storm.json", data)), says=says, names="bolts.split.streams")
+
+
+def test_an_undeclared_stream_lists_ten_of_20000_declared(capsys, tmp_path: Path) -> None:
+    data = document()
+    data["spouts"][0]["streams"] = [f"s{i}" for i in range(20_000)]
+    data["subscriptions"].append({"source": "sentences", "target": "split", "stream": "nope"})
+    line = refused(capsys, "check", str(write(tmp_path / "t.storm.json", data)), says="'nope' is not a declared")
+    assert "and 19991 more" in line and len(line) < 600
