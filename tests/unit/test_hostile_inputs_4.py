@@ -256,3 +256,51 @@ def test_an_undeclared_stream_lists_ten_of_20000_declared(capsys, tmp_path: Path
     data["subscriptions"].append({"source": "sentences", "target": "split", "stream": "nope"})
     line = refused(capsys, "check", str(write(tmp_path / "t.storm.json", data)), says="'nope' is not a declared")
     assert "and 19991 more" in line and len(line) < 600
+
+
+# ---- Storm's events.log: streamed, bounded, dates checked ------------------------------------------------
+
+LINE = "Mon Nov 23 11:33:18 UTC 2026,split,5,,[the, cow]\n"
+
+
+def test_a_gzip_of_newlines_is_streamed_not_held(capsys, tmp_path: Path) -> None:
+    import gzip
+    import tracemalloc
+
+    path = tmp_path / "events.log.gz"
+    with gzip.open(path, "wb", compresslevel=9) as fh:
+        for _ in range(64):
+            fh.write(b"\n" * 2**20)  # 64 MB of newlines in 64 kB
+    tracemalloc.start()
+    try:
+        refused(capsys, "analyze", str(path), says="no event inspector lines")
+        assert tracemalloc.get_traced_memory()[1] < 40 * 2**20  # was: the whole text, then one string per line
+    finally:
+        tracemalloc.stop()
+
+
+def test_an_events_log_over_the_event_limit_is_refused_before_the_events_are_built(capsys, tmp_path: Path,
+                                                                                 monkeypatch) -> None:
+    monkeypatch.setenv("STORMBOUND_MAX_EVENTS", "1000")
+    path = tmp_path / "events.log"
+    path.write_text(LINE * 1001)
+    refused(capsys, "analyze", str(path), says="holds over 1000 events", names="STORMBOUND_MAX_EVENTS")
+    path.write_text(LINE * 1000)
+    code, _out, err = run(capsys, "analyze", str(path))
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(("date", "says"), [
+    ("Mon Nov 23 11:33:18 UTC 0000", "year 0000"), ("Mon Nov 99 11:33:18 UTC 2026", "Nov 99 2026 is not a day"),
+    ("Mon Feb 30 11:33:18 UTC 2026", "Feb 30 2026"), ("Mon Nov 23 99:99:99 UTC 2026", "99:99:99 is not a time"),
+])
+def test_dates_java_never_prints_are_refused(capsys, tmp_path: Path, date: str, says: str) -> None:
+    path = tmp_path / "events.log"
+    path.write_text(LINE + date + ",split,5,,[x]\n")
+    refused(capsys, "analyze", str(path), says=says, names="line 2.date")
+
+
+def test_a_line_over_a_megabyte_is_refused(capsys, tmp_path: Path) -> None:
+    path = tmp_path / "events.log"
+    path.write_text(LINE + "x" * (2 * 2**20) + "\n")
+    refused(capsys, "analyze", str(path), says="is over 1048576 bytes", names="line 2")
