@@ -154,18 +154,18 @@ def _report(args: argparse.Namespace | None, argv: list[str], code: int, problem
         return code
     for field, message in problems:
         head = prefix or file or "stormbound"
-        print(one_line(f"{head}: " + (f"{_without_name(field, head)}: " if field else "") + message),
-              file=sys.stderr)
+        shown = _without_name(field, head) if field else ""
+        print(one_line(f"{head}: " + (f"{shown}: " if shown else "") + message), file=sys.stderr)
     return code
 
 
 def _without_name(field: str, head: str) -> str:
     """`field` without a leading file name that the line's head already gives (`log.jsonl line 3` after
     `runs/log.jsonl: ` is `line 3`), so a message never names its file twice."""
-    name = os.path.basename(head)
+    name = os.path.basename(head.rstrip("/"))
     if name and field.startswith(name + " ") and len(field) > len(name) + 1:
         return field[len(name) + 1:]
-    return field
+    return "" if name and field == name else field
 
 
 def _usage_field(err: UsageError) -> str | None:

@@ -418,6 +418,17 @@ def require_log(log: str | Path) -> None:
         raise TopologyError([Problem("", "no such file or folder")])
     if path.is_file() and path.stat().st_size == 0:
         raise TopologyError([Problem("", "is empty: a log has at least one event or queue sample")])
+    from app.measure.eventlog import log_format, parquet_failures, parquet_row_count
+
+    if log_format(path) == "parquet":
+        try:
+            rows: int | None = parquet_row_count(path)
+        except ModuleNotFoundError:
+            rows = None
+        except parquet_failures():
+            rows = None  # the reader names what is wrong with it
+        if rows == 0:
+            raise TopologyError([Problem("", "is empty (0 rows): a log has at least one event or queue sample")])
     if path.is_dir():
         logs = [p for p in path.iterdir() if p.is_file() and p.name.startswith(("events", "queues"))]
         if logs and all(p.stat().st_size == 0 for p in logs):

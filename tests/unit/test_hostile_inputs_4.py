@@ -304,3 +304,63 @@ def test_a_line_over_a_megabyte_is_refused(capsys, tmp_path: Path) -> None:
     path = tmp_path / "events.log"
     path.write_text(LINE + "x" * (2 * 2**20) + "\n")
     refused(capsys, "analyze", str(path), says="is over 1048576 bytes", names="line 2")
+
+
+# ---- Parquet: folders with pipes and dangling links, uint64 columns, empty or ev-less files -------------
+
+
+def parquet_log(path: Path, **types: object) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"t": pa.array([0.0, 1.0]), "ev": pa.array(["spout_emit", "take"]), "comp": ["S", "B"],
+                      "task": pa.array([1, 1], type=types.get("task", pa.int64())), "tuple": ["x1", "x1"],
+                      "msg": ["m1", None]})
+    pq.write_table(table, path)
+    return path
+
+
+@pytest.mark.parametrize("command", ["analyze", "compare"])
+def test_a_named_pipe_in_a_parquet_folder_is_refused_without_blocking(capsys, tmp_path: Path, command: str) -> None:
+    folder = tmp_path / "log.parquet"
+    folder.mkdir()
+    parquet_log(folder / "part-0.parquet")
+    os.mkfifo(folder / "part-1.parquet")
+    start = time.monotonic()
+    extra = ["--topology", str(GETTING_STARTED)] if command == "compare" else []
+    refused(capsys, command, *extra, str(folder), says="part-1.parquet: is a named pipe")
+    assert time.monotonic() - start < 5
+
+
+def test_a_dangling_link_in_a_parquet_folder_is_named(capsys, tmp_path: Path) -> None:
+    folder = tmp_path / "log.parquet"
+    folder.mkdir()
+    parquet_log(folder / "part-0.parquet")
+    (folder / "part-1.parquet").symlink_to(tmp_path / "gone.parquet")
+    refused(capsys, "analyze", str(folder), says="part-1.parquet: is a link to nothing")
+
+
+def test_uint64_columns_are_read_and_values_over_2_53_refused(capsys, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    code, _out, err = run(capsys, "analyze", str(parquet_log(tmp_path / "ok.parquet", task=pa.uint64())))
+    assert code == 0, err
+    table = pa.table({"t": [0.0], "comp": ["S"], "task": pa.array([0], type=pa.uint64()),
+                      "queue": pa.array([2**63 + 5], type=pa.uint64())})
+    pq.write_table(table, tmp_path / "q.parquet")
+    for command in ("analyze", "compare"):
+        extra = ["--topology", str(GETTING_STARTED)] if command == "compare" else []
+        refused(capsys, command, *extra, str(tmp_path / "q.parquet"), says="row 0.queue", names="over the largest")
+
+
+def test_an_empty_or_ev_less_parquet_is_not_0_events(capsys, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"t": pa.array([], type=pa.float64()), "ev": pa.array([], type=pa.string())}),
+                   tmp_path / "empty.parquet")
+    refused(capsys, "analyze", str(tmp_path / "empty.parquet"), says="is empty (0 rows)")
+    pq.write_table(pa.table({"t": [0.0, 1.0], "comp": ["S", "B"]}), tmp_path / "noev.parquet")
+    line = refused(capsys, "analyze", str(tmp_path / "noev.parquet"), says="has neither an ev nor a queue column")
+    assert line.count("noev.parquet") == 1

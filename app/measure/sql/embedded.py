@@ -141,6 +141,16 @@ class Embedded:
 
         p = Path(path)
         files = log_files(p)
+        for f in files:
+            if log_format(f) == "parquet":
+                from app.measure.eventlog import check_parquet_log, parquet_error, parquet_failures
+
+                try:
+                    check_parquet_log(f)
+                except ModuleNotFoundError:
+                    break
+                except parquet_failures() as err:
+                    raise parquet_error(f, err) from None
         direct = [f for f in files if log_format(f) == "parquet" and self._parquet_columns(f) is not None]
         if len(direct) == len(files):
             self._parquet_views(files, time_unit)
@@ -210,7 +220,10 @@ class Embedded:
             return None
         except parquet_failures():
             return None  # the Python reader says what is wrong with it
-        want = {"t": pt.is_floating, "task": pt.is_integer, "queue": pt.is_integer,
+        def signed(ty: Any) -> bool:  # DuckDB casts to BIGINT: a uint64 over 2^63 fails there, so the Python
+            return bool(pt.is_integer(ty) and not pt.is_uint64(ty))  # reader checks those values one by one
+
+        want = {"t": pt.is_floating, "task": signed, "queue": signed,
                 "ev": pt.is_string, "comp": pt.is_string, "tuple": pt.is_string, "msg": pt.is_string,
                 "reason": pt.is_string,
                 "anchors": lambda ty: pt.is_list(ty) and pt.is_string(ty.value_type)}
