@@ -364,3 +364,60 @@ def test_an_empty_or_ev_less_parquet_is_not_0_events(capsys, tmp_path: Path) -> 
     pq.write_table(pa.table({"t": [0.0, 1.0], "comp": ["S", "B"]}), tmp_path / "noev.parquet")
     line = refused(capsys, "analyze", str(tmp_path / "noev.parquet"), says="has neither an ev nor a queue column")
     assert line.count("noev.parquet") == 1
+
+
+# ---- Storm UI number shapes ----------------------------------------------------------------------------
+
+UI_DATA = ROOT / "tests" / "data" / "storm-ui"
+
+
+def ui_snapshot():  # noqa: ANN201 - a StormUISnapshot
+    from app.core.formats.storm_ui import StormUISnapshot
+
+    comps = {c: json.loads((UI_DATA / f"component-{c}.json").read_text()) for c in ("sentences", "split", "count",
+                                                                                      "report")}
+    return StormUISnapshot(url="http://127.0.0.1:1", topology_id="wordcount-3-1700000000", window="600",
+                           topology=json.loads((UI_DATA / "topology.json").read_text()), components=comps)
+
+
+def first_input(snapshot) -> dict:  # noqa: ANN001
+    return next(i for i in snapshot.components["split"]["inputStats"] if not i["component"].startswith("__"))
+
+
+@pytest.mark.parametrize(("field", "value", "says"), [
+    ("executeLatency", "-3", "is negative"), ("executed", -1, "is negative"), ("executed", 10**4000, "is over 1e+15"),
+    ("executeLatency", "9" * 4000, "at most 40 characters"), ("executed", True, "true or false"),
+    ("executed", [], "is list"),
+])
+def test_storm_ui_figures_that_are_no_measurement_are_refused(field: str, value: object, says: str) -> None:
+    from app.core.formats.storm_ui import from_storm_ui
+    from app.core.formats.storm_ui_client import StormUIError
+
+    snapshot = ui_snapshot()
+    first_input(snapshot)[field] = value
+    with pytest.raises(StormUIError, match=re.escape(says)) as err:
+        from_storm_ui(snapshot)
+    assert "components.split.inputStats[" in str(err.value) and f".{field}:" in str(err.value)
+    assert "\n" not in str(err.value) and len(str(err.value)) < 300
+
+
+def test_storm_ui_nulls_are_missing_values_not_internal_errors() -> None:
+    from app.core.formats.storm_ui import from_storm_ui
+
+    snapshot = ui_snapshot()
+    for comp in snapshot.components.values():
+        comp["componentType"] = None
+        for item in comp.get("inputStats") or []:
+            item.update(executed=None, executeLatency=None)
+    imported = from_storm_ui(snapshot)
+    assert imported.topology.bolt_by_name("split").alpha > 0  # from the topology page instead
+
+
+def test_a_storm_config_count_of_4000_digits_is_refused() -> None:
+    from app.core.formats.storm_ui import from_storm_ui
+    from app.core.formats.storm_ui_client import StormUIError
+
+    snapshot = ui_snapshot()
+    snapshot.topology.setdefault("configuration", {})["topology.workers"] = 10**4000
+    with pytest.raises(StormUIError, match="over Storm's largest"):
+        from_storm_ui(snapshot)
