@@ -176,8 +176,27 @@ def _usage_field(err: UsageError) -> str | None:
     return m.group(1) if m else None
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # unwinds like Ctrl+C: a half-written output's temporary file is removed
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run one `stormbound` command line; returns the exit code."""
+    """Run one `stormbound` command line; returns the exit code. SIGTERM stops it as Ctrl+C does."""
+    import signal
+    import threading
+
+    given = sys.argv[1:] if argv is None else argv
+    if threading.current_thread() is not threading.main_thread() or not given or "gui" in given or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:  # the GUI's event loop handles its own
+        return _main(argv)
+    signal.signal(signal.SIGTERM, _terminated)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args: argparse.Namespace | None = None
     undo_logging: Callable[[], None] | None = None

@@ -184,6 +184,23 @@ def plan(data: dict[str, Any], component: str, items: list[str]) -> list[str]:
 
 
 def cmd_annotate(args: argparse.Namespace) -> int:
+    """Read, change and write back under the file's lock: two annotates at once both keep their change."""
+    import contextlib
+
+    from app.core.fileio import FileBusy, locked
+
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(locked(args.file))
+        except FileBusy as err:
+            raise UsageError(f"{one_line(args.file)}: {err}", file=args.file) from None
+        except (OSError, ValueError):
+            pass  # missing, a folder, a long name: the reader names it
+        return _annotate(args)
+    raise AssertionError("unreachable")  # ExitStack does not swallow exceptions
+
+
+def _annotate(args: argparse.Namespace) -> int:
     from app.core.fileio import OutputRefused, write_output
     from app.core.formats import detect_format, read_json
     from app.core.topology import TopologyError, parse_topology

@@ -203,14 +203,15 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
         why = "" if original is not None or args.skeleton else why_skeleton(topo)
     except FluxError as err:
         return _report_error(err)
-    if original is not None:
-        _write(args, "OUT.yaml", args.output, original.text.encode("utf-8"))
+    sources = [args.input, *_included(topo), *([topo.storm.flux_filter] if topo.storm.flux_filter else [])]
+    if original is not None:  # its Flux file and includes are inputs too: never replaced, even with --force
+        _write(args, "OUT.yaml", args.output, original.text.encode("utf-8"), [*sources, str(original.source)])
         changed = f": {'; '.join(original.changes)}" if original.changes else ": no value changed"
         print(f"wrote {one_line(str(args.output))}: {original.source.name} as it is{changed}")
         for note in original.notes:
             print(f"note: {note}", file=sys.stderr)
         return EXIT_OK
-    _write(args, "OUT.yaml", args.output, to_flux_bytes(topo))
+    _write(args, "OUT.yaml", args.output, to_flux_bytes(topo), sources)
     print(f"wrote {one_line(str(args.output))}: a skeleton" + (f" ({why})" if why else ""))
     placeholders = placeholder_classes(topo)
     if placeholders:

@@ -87,6 +87,8 @@ _SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_cl
                   "stream_ratio", "tasks", "min_ttf")
 
 DEFAULT_STREAM = "default"
+#: the stream of a timer spout standing for Storm's tick tuples (app/core/formats/flux_ticks.py)
+TICK_STREAM = "__tick"
 StreamName = Annotated[str, Field(min_length=1, max_length=200)]
 StreamValue = Annotated[float, Field(ge=0), BeforeValidator(_plain_number), _magnitude("")]
 
@@ -266,8 +268,9 @@ class StormSettings(_Model):
                                           description="topology.max.spout.pending")
     message_timeout_secs: int | None = Field(default=None, ge=1, description="topology.message.timeout.secs")
     config: dict[str, Any] = Field(default_factory=dict, description="the rest of the topology config")
-    flux_file: str | None = Field(default=None, description="the Flux file this document was imported from")
-    flux_filter: str | None = Field(default=None, description="the properties file used for ${...}")
+    flux_file: str | None = Field(default=None, max_length=4096,
+                                  description="the Flux file this document was imported from")
+    flux_filter: str | None = Field(default=None, max_length=4096, description="the properties file used for ${...}")
     flux_env: bool = Field(default=False, description="${ENV-NAME} substituted from the environment")
     flux_resources: list[str] = Field(default_factory=list, description="folders searched for resource includes")
     sources: dict[str, str] = Field(default_factory=dict,
@@ -551,9 +554,9 @@ def _stream_problems(c: Component) -> list[Problem]:
         values, field, own = c.stream_ratio, "stream_ratio", "it carries the spout's emissions"
     seen: set[str] = set()
     for name in c.streams:
-        if name.startswith("__"):
+        if name.startswith("__") and name != TICK_STREAM:
             problems.append(Problem(f"{where}.streams", f"'{name[:60]}': a name starting with __ is one of Storm's "
-                                                        "own streams (__ack_init, __tick...): Storm refuses it"))
+                                                        "own streams (__ack_init, __metrics...): Storm refuses it"))
         elif _CONTROL.search(name):
             problems.append(Problem(f"{where}.streams", f"'{name[:60]}' holds a control character or a bidirectional "
                                                         "mark: Storm's stream ids are printable names"))

@@ -243,6 +243,7 @@ def test_20000_declared_streams_are_validated_in_linear_time() -> None:
 
 
 @pytest.mark.parametrize(("name", "says"), [("__ack_init", "Storm's own streams"), ("__ack", "Storm's own streams"),
+                                            ("__metrics", "own streams"),
                                             ("st\x1b[31m", "control character"), ("a\u202eb", "control character")])
 def test_reserved_or_unprintable_stream_names_are_refused(capsys, tmp_path: Path, name: str, says: str) -> None:
     data = document()
@@ -421,3 +422,74 @@ def test_a_storm_config_count_of_4000_digits_is_refused() -> None:
     snapshot.topology.setdefault("configuration", {})["topology.workers"] = 10**4000
     with pytest.raises(StormUIError, match="over Storm's largest"):
         from_storm_ui(snapshot)
+
+
+# ---- inputs never overwritten ----------------------------------------------------------------------------
+
+
+def test_export_flux_never_replaces_its_flux_source_even_with_force(capsys, tmp_path: Path) -> None:
+    flux = write(tmp_path / "w.yaml", FLUX.replace('"${name}"', '"wc"'))
+    doc = tmp_path / "w.storm.json"
+    assert run(capsys, "import", "flux", str(flux), "-o", str(doc))[0] == 0
+    before = flux.read_bytes()
+    refused(capsys, "export", "flux", str(doc), str(flux), "--force", says="is also an input of this command")
+    assert flux.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["/tmp/" + "a" * 100_000, "/tmp/" + "a" * 300])
+def test_a_very_long_flux_file_is_no_internal_error(capsys, tmp_path: Path, name: str) -> None:
+    data = document()
+    data["storm"] = {"flux_file": name}
+    doc = write(tmp_path / "t.storm.json", data)
+    code, _out, err = run(capsys, "export", "flux", str(doc), str(tmp_path / "o.yaml"))
+    assert code in (0, 2) and "internal error" not in err and all(len(line) < 400 for line in err.splitlines()), err
+
+
+def test_a_read_only_document_is_not_replaced_by_annotate(capsys, tmp_path: Path) -> None:
+    doc = write(tmp_path / "t.storm.json", document())
+    doc.chmod(0o444)
+    before = doc.read_bytes()
+    refused(capsys, "annotate", str(doc), "split", "alpha=20ms", says="is read-only")
+    assert doc.read_bytes() == before
+
+
+def test_concurrent_annotates_keep_both_changes(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    doc = write(tmp_path / "t.storm.json", document())
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for _ in range(3):
+        procs = [subprocess.Popen([sys.executable, "-m", "app", "annotate", str(doc), "split", value], cwd=ROOT,
+                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                 for value in ("alpha=20ms", "sigma=3")]
+        assert [p.wait(timeout=60) for p in procs] == [0, 0]
+        bolt = next(b for b in json.loads(doc.read_text())["bolts"] if b["name"] == "split")
+        assert (bolt["alpha"], bolt["sigma"]) == (0.02, 3.0)
+        write(doc, document())
+
+
+def test_sigterm_leaves_no_temporary_file(tmp_path: Path, monkeypatch) -> None:
+    """SIGTERM arrives while the output's temporary file is written: it is removed, the input kept."""
+    from app.core import fileio
+
+    real_fsync = os.fsync
+    killed: list[bool] = []
+
+    def fsync_then_term(fd: int) -> None:
+        real_fsync(fd)
+        killed.append(True)
+        os.kill(os.getpid(), 15)
+        time.sleep(1)  # the handler raises here
+
+    doc = write(tmp_path / "t.storm.json", document())
+    before = doc.read_bytes()
+    monkeypatch.setattr(fileio.os, "fsync", fsync_then_term)
+    code = main(["annotate", str(doc), "split", "alpha=20ms"])
+    monkeypatch.undo()
+    assert killed and code == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.storm.json"] and doc.read_bytes() == before
+
+
+def test_a_full_log_disk_is_one_line_and_exit_2(capsys) -> None:
+    refused(capsys, "check", str(GETTING_STARTED), "--log-file", "/dev/full", says="--log-file /dev/full: cannot write")

@@ -337,17 +337,26 @@ def _structure_differs(topo: Topology, flux_path: Path, options: FluxOptions) ->
     return None
 
 
+def _flux_file(topo: Topology) -> Path | None:
+    """The document's Flux file when it is there (a name too long for the system, or holding a NUL, is not)."""
+    flux = topo.storm.flux_file
+    try:
+        return Path(flux) if flux and Path(flux).is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
 def export_original(topo: Topology) -> OriginalExport | None:
     """The Flux file the document was imported from, with only its changed parallelism replaced; everything
     else (comments, anchors, constructorArgs, components, includes, ${...}) byte for byte.
 
     None when there is no such file to start from, or the document's structure is no longer the file's
     (then a skeleton is the honest export)."""
-    flux = topo.storm.flux_file
-    if not flux or not Path(flux).is_file():
+    flux = _flux_file(topo)
+    if flux is None:
         return None
     options = options_of(topo)
-    source = Path(flux).resolve()
+    source = flux.resolve()
     if _structure_differs(topo, source, options) is not None:
         return None
     edits = plan_repair(source, {b.name: b.parallelism for b in topo.bolts}, options)
@@ -367,7 +376,9 @@ def why_skeleton(topo: Topology) -> str:
     flux = topo.storm.flux_file
     if not flux:
         return "the document did not come from a Flux file"
-    if not Path(flux).is_file():
-        return f"its Flux file {flux} is not there any more"
-    why = _structure_differs(topo, Path(flux).resolve(), options_of(topo))
+    found = _flux_file(topo)
+    if found is None:
+        shown = flux if len(flux) <= 60 else flux[:60] + "…"
+        return f"its Flux file {shown} is not there any more"
+    why = _structure_differs(topo, found.resolve(), options_of(topo))
     return f"the document's topology is not its Flux file's any more ({why})" if why else ""
