@@ -7,6 +7,7 @@ bearer token t0k3n required), "forbidden", "missing" (404 everywhere), "truncate
 (the topology page nested 10,000 levels deep), "nan" and "huge" (the topology page with the
 spout's `emitted` count NaN, or 1e400), "drip" (the topology page one byte every half second),
 "drip-headers" (the status line and headers that slowly), "drip11" (as "drip", over HTTP/1.1 keep-alive),
+"file" (every path redirects to file:///etc/passwd),
 "loop" (every path redirects to
 itself), "elsewhere" (a redirect to the same port under another host name), "badutf8" (a byte that
 is not UTF-8 in the topology page), "badnames" (a bolt named with a newline, a NUL and a
@@ -64,6 +65,11 @@ class StormUIServer:
                 if server.mode == "loop":
                     self.send_response(302)
                     self.send_header("Location", self.path)
+                    self.end_headers()
+                    return
+                if server.mode == "file":
+                    self.send_response(302)
+                    self.send_header("Location", "file:///etc/passwd")
                     self.end_headers()
                     return
                 if server.mode == "elsewhere":

@@ -649,7 +649,29 @@ def parse_topology(data: Any) -> Topology:
                     msg = "a spout never fails in the model: only bolts take min_ttf (docs/model.md section 7)"
             path = _element_label(raw, loc) if loc else "topology"
             problems.append(Problem(path, _friendly(msg)))
-        raise TopologyError(problems) from None
+        raise TopologyError(_one_per_field(problems)) from None
+
+
+_ITEM = re.compile(r"\[\d+\]$")
+
+
+def _one_per_field(problems: list[Problem]) -> list[Problem]:
+    """One problem per field: the elements of one bad list (`streams[0]`, `streams[1]`, ...) are one line,
+    the first and how many more, not a line each."""
+    first: dict[str, Problem] = {}
+    more: dict[str, int] = {}
+    merged: list[str] = []
+    for problem in problems:
+        key = _ITEM.sub("", problem.path)
+        if key == problem.path:  # not a list element: kept as it is
+            key = f"{len(merged)}:{key}"
+        if key in first:
+            more[key] += 1
+            continue
+        first[key], more[key] = problem, 0
+        merged.append(key)
+    return [Problem(first[k].path, first[k].message + (f" (and {more[k]} more in {_ITEM.sub('', first[k].path)})"
+                                                       if more[k] else "")) for k in merged]
 
 
 def topology_json_schema() -> dict[str, Any]:

@@ -493,3 +493,32 @@ def test_sigterm_leaves_no_temporary_file(tmp_path: Path, monkeypatch) -> None:
 
 def test_a_full_log_disk_is_one_line_and_exit_2(capsys) -> None:
     refused(capsys, "check", str(GETTING_STARTED), "--log-file", "/dev/full", says="--log-file /dev/full: cannot write")
+
+
+# ---- messages: the true cause, one line ---------------------------------------------------------------
+
+
+def test_a_redirect_to_file_is_named_not_too_many_redirects(capsys, tmp_path: Path) -> None:
+    with StormUIServer("file") as server:
+        line = refused(capsys, "import", "storm-ui", server.url, "--topology", "wordcount", "-o",
+                       str(tmp_path / "o.storm.json"), "--timeout", "5", says="redirected to a file: address")
+    assert "too many redirects" not in line
+
+
+def test_a_file_included_twice_is_not_a_cyclic_include(capsys, tmp_path: Path) -> None:
+    write(tmp_path / "conf.yaml", "config:\n  topology.workers: 2\n")
+    flux = write(tmp_path / "t.yaml", FLUX.replace('"${name}"', '"wc"')
+                 + "includes:\n  - file: conf.yaml\n  - file: conf.yaml\n")
+    line = refused(capsys, "import", "flux", str(flux), "-o", str(tmp_path / "o.storm.json"),
+                   says="conf.yaml is included twice (also includes[0])")
+    assert "cyclic" not in line
+    write(tmp_path / "self.yaml", FLUX.replace('"${name}"', '"wc"') + "includes:\n  - file: self.yaml\n")
+    refused(capsys, "import", "flux", str(tmp_path / "self.yaml"), "-o", str(tmp_path / "o.storm.json"),
+            says="cyclic include: self.yaml includes itself")
+
+
+def test_one_bad_list_is_one_line(capsys, tmp_path: Path) -> None:
+    data = document()
+    data["bolts"][0]["streams"] = [1, 2, None, 4, 5]
+    line = refused(capsys, "check", str(write(tmp_path / "t.storm.json", data)), says="bolts.split.streams[0]")
+    assert "and 4 more" in line

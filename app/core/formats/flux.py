@@ -373,8 +373,12 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
     unresolved = list(main.unresolved)
     for include, line, label in _includes(main):
         target = _resolve_include(include, main_path, options, line, label)
+        if target == files[0]:
+            raise FluxError(main_path, line, f"{label}.file", f"cyclic include: {target.name} includes itself")
         if target in files:
-            raise FluxError(main_path, line, f"{label}.file", f"cyclic include: {target.name} is already being read")
+            earlier = files.index(target) - 1
+            raise FluxError(main_path, line, f"{label}.file", f"{target.name} is included twice (also "
+                                                              f"includes[{earlier}]): include each file once")
         override = include.get("override", False)
         if not isinstance(override, bool):
             raise FluxError(main_path, line_of(include, "override") or line, f"{label}.override",
@@ -390,7 +394,7 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
                 again = _resolve_include(nested, target, options, nline, nlabel)
             except FluxError:
                 continue  # Flux does not follow it, so a missing one does not matter
-            if again in files:
+            if again in (files[0], target):
                 raise FluxError(target, nline, f"{nlabel}.file",
                                 f"cyclic include: {again.name} includes {target.name}, which includes it again")
             notes.append(f"{target.name}: its own includes are not followed, as Flux does not follow them")

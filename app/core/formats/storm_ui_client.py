@@ -271,6 +271,10 @@ def _http_problem(err: urllib.error.HTTPError, sent_auth: bool) -> str:
         return "403 Forbidden: this user may not read it"
     if err.code == 404:
         return "404 Not Found: no Storm UI REST API at this address"
+    if 300 <= err.code < 400 and "is not allowed" in str(err.reason):  # urllib's refusal of file://, data:...
+        moved = urllib.parse.urlsplit(err.headers.get("Location", "") if err.headers else "")
+        return one_line(f"HTTP {err.code}: redirected to a {moved.scheme or 'non-HTTP'}: address, not followed "
+                        "(a Storm UI redirects only to http or https)")
     if 300 <= err.code < 400 and "infinite loop" in str(err.reason):
         return f"HTTP {err.code}: a redirect loop (the address redirects back to itself)"
     if 300 <= err.code < 400:
