@@ -61,8 +61,24 @@ def events_files(folder: str | os.PathLike[str]) -> list[Path]:
     for pattern in ("*", "*/*", "*/*/*"):
         found = [f for f in d.glob(pattern) if f.is_file() and is_rolled_name(f.name)]
         if found:
-            return sorted(found, key=_roll_order)
+            return sorted(_once_each(found), key=_roll_order)
     return []
+
+
+def _once_each(files: list[Path]) -> list[Path]:
+    """Each file once: a port folder linked under a second name (or a linked file) is not read twice."""
+    seen: set[tuple[int, int]] = set()
+    kept: list[Path] = []
+    for f in sorted(files, key=lambda f: (f.is_symlink() or f.parent.is_symlink(), str(f))):
+        try:
+            st = f.stat()
+        except OSError:
+            kept.append(f)  # its reader names the problem
+            continue
+        if (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            kept.append(f)
+    return kept
 
 
 def _roll_order(path: Path) -> tuple[str, int]:

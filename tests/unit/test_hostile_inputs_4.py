@@ -522,3 +522,13 @@ def test_one_bad_list_is_one_line(capsys, tmp_path: Path) -> None:
     data["bolts"][0]["streams"] = [1, 2, None, 4, 5]
     line = refused(capsys, "check", str(write(tmp_path / "t.storm.json", data)), says="bolts.split.streams[0]")
     assert "and 4 more" in line
+
+
+def test_a_linked_port_folder_is_read_once(capsys, tmp_path: Path) -> None:
+    port = tmp_path / "artifacts" / "wc-1-1700000000" / "6700"
+    port.mkdir(parents=True)
+    (port / "events.log").write_text(LINE * 10)
+    (port.parent / "6701").symlink_to(port, target_is_directory=True)
+    from app.measure.storm_events import read_storm_events
+
+    assert len(read_storm_events(tmp_path / "artifacts").events) == 10
