@@ -398,10 +398,13 @@ def count_records(path: str | os.PathLike[str]) -> int | None:
         check_regular(p, functools.partial(EventLogError, str(p)))
         lines = 0
         last = b"\n"
-        with open(p, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                lines += block.count(b"\n")
-                last = block[-1:]
+        try:
+            with open(p, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    lines += block.count(b"\n")
+                    last = block[-1:]
+        except OSError as err:  # unreadable (permissions): one line, as the readers say it
+            raise EventLogError(str(p), f"cannot be read: {err.strerror or err}") from None
         lines += last != b"\n"
         return lines - (1 if fmt == "csv" else 0)
     return None

@@ -532,3 +532,38 @@ def test_a_linked_port_folder_is_read_once(capsys, tmp_path: Path) -> None:
     from app.measure.storm_events import read_storm_events
 
     assert len(read_storm_events(tmp_path / "artifacts").events) == 10
+
+
+# ---- unreadable files (permissions, simulated: the tests may run as root) --------------------------------
+
+
+@pytest.mark.parametrize(("name", "text", "argv"), [
+    ("l.jsonl", '{"t":0,"ev":"spout_emit","comp":"S","task":1,"tuple":"a","msg":"m"}\n', ["analyze"]),
+    ("l.csv", "t,ev,comp,task,tuple,msg\n0,spout_emit,S,1,a,m\n", ["analyze"]),
+    ("events.log", LINE, ["analyze"]),
+    ("t.storm.json", GETTING_STARTED.read_text(), ["check"]),
+    ("w.yaml", FLUX, ["import", "flux"]),
+])
+def test_an_unreadable_file_is_one_line_exit_2(capsys, tmp_path: Path, monkeypatch, name: str, text: str,
+                                              argv: list[str]) -> None:
+    import builtins
+    import io
+
+    path = write(tmp_path / name, text)
+    real_open, real_os_open = builtins.open, os.open
+
+    def denied(file: object, *args: object, **kwargs: object) -> object:
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    def os_denied(file: object, *args: object, **kwargs: object) -> int:
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_os_open(file, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "open", denied)
+    monkeypatch.setattr(io, "open", denied)
+    monkeypatch.setattr(os, "open", os_denied)
+    extra = ["-o", str(tmp_path / "o.storm.json")] if argv[0] == "import" else []
+    refused(capsys, *argv, str(path), *extra, says="ermission denied")
