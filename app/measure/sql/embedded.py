@@ -59,6 +59,17 @@ def _has_pyarrow() -> bool:
     return True
 
 
+def _read_failures() -> tuple[type[Exception], ...]:
+    try:
+        import duckdb
+    except ModuleNotFoundError:
+        return ()
+    return (duckdb.Error,)  # after OutOfMemoryException, which says to raise the memory
+
+
+_READ_FAILURES = _read_failures()
+
+
 class Embedded:
     """One DuckDB connection holding one log as `events` and `queues` (tables or views); `run(sql)` answers rows."""
 
@@ -114,6 +125,18 @@ class Embedded:
         except duckdb.OutOfMemoryException as err:
             raise EmbeddedError(f"the embedded engine ran out of memory ({str(err).splitlines()[0][:120]}): "
                                 f"raise ${MEMORY_ENV} (e.g. 8GB), or use --engine spark") from None
+        except _READ_FAILURES as err:
+            self._read_again(err)
+            return self.con.execute(sql).fetchall()
+
+    def _read_again(self, err: Exception) -> None:
+        """DuckDB could not read a Parquet log it reads itself (damaged pages pyarrow's footer check let
+        through, a value out of range): the Python readers read it instead, and name what is wrong."""
+        if self._deferred is None:
+            raise err
+        path, time_unit = self._deferred
+        self._deferred = None
+        self._load_rows_of(path, time_unit)
 
     def materialize(self, name: str, sql: str) -> None:
         """Keep a query's rows as the table `name` (spilled to disk beyond memory)."""
@@ -124,6 +147,9 @@ class Embedded:
         except duckdb.OutOfMemoryException as err:
             raise EmbeddedError(f"the embedded engine ran out of memory ({str(err).splitlines()[0][:120]}): "
                                 f"raise ${MEMORY_ENV} (e.g. 8GB), or use --engine spark") from None
+        except _READ_FAILURES as err:
+            self._read_again(err)
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}")
 
     def drop(self, name: str) -> None:
         self.con.execute(f"DROP TABLE IF EXISTS {name}")
@@ -245,7 +271,7 @@ class Embedded:
         divisor = "1000.0" if time_unit == "ms" else "1.0"
         event_parts, queue_parts = [], []
         parts = [(self._parquet_columns(f) or {}, part) for f in files
-                 for part in (sorted(f.rglob("*.parquet")) if f.is_dir() else [f])]
+                 for part in (_parts(f) if f.is_dir() else [f])]
         for number, (present, part) in enumerate(parts, start=1):
             source = f"read_parquet({_quote(str(part))}, file_row_number = true)"
 
@@ -270,6 +296,13 @@ class Embedded:
                          "DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS queues")
         self.con.execute("CREATE VIEW events AS " + " UNION ALL ".join(event_parts))
         self.con.execute("CREATE VIEW queues AS " + " UNION ALL ".join(queue_parts))
+
+
+def _parts(folder: Path) -> list[Path]:
+    """The Parquet files of a folder as pyarrow reads them: files (not folders named *.parquet), hidden
+    ones (`_SUCCESS`, `.crc`, `_temporary/`) left out."""
+    return sorted(p for p in folder.rglob("*.parquet") if p.is_file()
+                  and not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts))
 
 
 @contextlib.contextmanager
