@@ -38,9 +38,12 @@ ECHO = 60
 
 
 def shown(text: str) -> str:
-    """`text` as a message echoes it: stripped and cut to 60 characters (the CLI escapes control characters)."""
+    """`text` as a message echoes it: stripped, cut to 60 characters, control characters escaped."""
     text = text.strip()
-    return text if len(text) <= ECHO else text[:ECHO] + "…"
+    cut = len(text) > ECHO
+    # on one printable line: control characters, line breaks and bidirectional marks escaped as repr does
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[:ECHO])
+    return text + ("…" if cut else "")
 
 
 def magnitude_problem(value: float, unit: str) -> str | None:

@@ -394,6 +394,8 @@ def count_records(path: str | os.PathLike[str]) -> int | None:
             return parquet_row_count(p)
         except ModuleNotFoundError:
             return None
+        except parquet_failures() as err:  # a damaged or empty part: one line naming it
+            raise parquet_error(p, err) from None
     if fmt in ("jsonl", "csv"):
         check_regular(p, functools.partial(EventLogError, str(p)))
         lines = 0

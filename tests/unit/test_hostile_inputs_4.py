@@ -567,3 +567,20 @@ def test_an_unreadable_file_is_one_line_exit_2(capsys, tmp_path: Path, monkeypat
     monkeypatch.setattr(os, "open", os_denied)
     extra = ["-o", str(tmp_path / "o.storm.json")] if argv[0] == "import" else []
     refused(capsys, *argv, str(path), *extra, says="ermission denied")
+
+
+def test_parquet_parts_duckdb_cannot_read_are_read_by_the_python_readers(capsys, tmp_path: Path) -> None:
+    """Found by fuzzing: an empty part, a folder named part-1.parquet, a part with a byte-order mark in front
+    (pyarrow's footer check lets it through, DuckDB fails on its pages): never DuckDB's error, exit 3."""
+    folder = tmp_path / "log.parquet"
+    folder.mkdir()
+    parquet_log(folder / "part-0.parquet")
+    (folder / "part-1.parquet").mkdir()
+    code, _out, err = run(capsys, "analyze", str(folder))
+    assert code == 0, err
+    (folder / "part-2.parquet").write_bytes(b"")
+    code, _out, err = run(capsys, "analyze", str(folder))
+    assert code == 2 and "internal error" not in err and len(err.strip().splitlines()) == 1, err
+    (folder / "part-2.parquet").write_bytes(b"\xef\xbb\xbf" + (folder / "part-0.parquet").read_bytes())
+    code, _out, err = run(capsys, "analyze", str(folder))
+    assert code in (0, 2) and "internal error" not in err, err

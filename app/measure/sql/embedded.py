@@ -179,7 +179,11 @@ class Embedded:
                     raise parquet_error(f, err) from None
         direct = [f for f in files if log_format(f) == "parquet" and self._parquet_columns(f) is not None]
         if len(direct) == len(files):
-            self._parquet_views(files, time_unit)
+            try:
+                self._parquet_views(files, time_unit)
+            except _READ_FAILURES:  # a part DuckDB cannot bind (damaged, empty, another schema): read in Python
+                self._load_rows_of(p, time_unit)
+                return
             self._deferred = (p, time_unit)
             return
         self._load_rows_of(p, time_unit)
