@@ -254,6 +254,25 @@ def wanted_parallelism(items: list[str], document: Topology | None,
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
+    """`repair`; with --in-place under the Flux file's lock (read, changed and written back by one command)."""
+    if not args.in_place:
+        return _repair(args)
+    import contextlib
+
+    from app.core.fileio import FileBusy, locked
+
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(locked(args.file))
+        except FileBusy as err:
+            raise _usage(f"--in-place {one_line(args.file)}: {err}") from None
+        except (OSError, ValueError):
+            pass  # missing, a folder, a long name: the reader names it
+        return _repair(args)
+    raise AssertionError("unreachable")  # ExitStack does not swallow exceptions
+
+
+def _repair(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError, import_flux, options_of
     from app.core.formats.flux_repair import plan_repair
     from app.core.rebalance import rebalance_lines, running_from_flux

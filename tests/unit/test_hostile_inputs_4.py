@@ -584,3 +584,12 @@ def test_parquet_parts_duckdb_cannot_read_are_read_by_the_python_readers(capsys,
     (folder / "part-2.parquet").write_bytes(b"\xef\xbb\xbf" + (folder / "part-0.parquet").read_bytes())
     code, _out, err = run(capsys, "analyze", str(folder))
     assert code in (0, 2) and "internal error" not in err, err
+
+
+def test_a_read_only_flux_file_is_not_replaced_by_repair_in_place(capsys, tmp_path: Path) -> None:
+    flux = write(tmp_path / "w.yaml", FLUX.replace('"${name}"', '"wc"'))
+    flux.chmod(0o444)
+    before = flux.read_bytes()
+    code, _out, err = run(capsys, "repair", str(flux), "--parallelism", "split=5", "--in-place")
+    assert code == 2 and "is read-only" in err and "internal error" not in err, err
+    assert flux.read_bytes() == before
