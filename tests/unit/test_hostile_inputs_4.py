@@ -593,3 +593,23 @@ def test_a_read_only_flux_file_is_not_replaced_by_repair_in_place(capsys, tmp_pa
     code, _out, err = run(capsys, "repair", str(flux), "--parallelism", "split=5", "--in-place")
     assert code == 2 and "is read-only" in err and "internal error" not in err, err
     assert flux.read_bytes() == before
+
+
+def test_ctrl_c_cuts_a_dripping_storm_ui_request_at_once() -> None:
+    import signal
+    import threading
+
+    from app.core.formats.storm_ui import fetch_storm_ui
+    from app.core.formats.storm_ui_client import StormUIClient
+
+    with StormUIServer("drip11") as server:
+        client = StormUIClient(server.url, timeout_s=30)
+        timer = threading.Timer(1.0, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
+        start = time.monotonic()
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                fetch_storm_ui(client, "wordcount")
+        finally:
+            timer.cancel()
+        assert time.monotonic() - start < 4  # not the 30 s deadline, nor the drip's end
