@@ -613,3 +613,18 @@ def test_ctrl_c_cuts_a_dripping_storm_ui_request_at_once() -> None:
         finally:
             timer.cancel()
         assert time.monotonic() - start < 4  # not the 30 s deadline, nor the drip's end
+
+
+@pytest.mark.parametrize("command", ["analyze", "compare"])
+def test_queue_samples_over_2_53_in_parquet_are_refused_as_in_the_other_formats(capsys, tmp_path: Path,
+                                                                              command: str) -> None:
+    """DuckDB reads a Parquet log itself; its statistics send one with a queue over 2^53 (or a negative task)
+    to the Python readers, which name the row, as for JSON Lines and CSV."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"t": [0.0, 1.0], "ev": ["spout_emit", None], "comp": ["sentences", "split"], "task": [1, 1],
+                      "tuple": ["a", None], "msg": ["m", None], "queue": pa.array([None, 2**63 - 1], type=pa.int64())})
+    pq.write_table(table, tmp_path / "q.parquet")
+    extra = ["--topology", str(GETTING_STARTED)] if command == "compare" else []
+    refused(capsys, command, *extra, str(tmp_path / "q.parquet"), says="row 1.queue", names="over the largest count")

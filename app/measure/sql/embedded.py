@@ -268,7 +268,9 @@ class Embedded:
             if not ok(ty) or isinstance(ty, pa.DictionaryType):
                 return None
             found[name] = "yes"
-        return found if "ev" in found or "queue" in found else None
+        if not ("ev" in found or "queue" in found) or not _counts_in_range(path):
+            return None
+        return found
 
     def _parquet_views(self, files: list[Path], time_unit: TimeUnit) -> None:
         """`events` and `queues` as views over the Parquet files (checked by the first pass, see `run`)."""
@@ -300,6 +302,30 @@ class Embedded:
                          "DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS queues")
         self.con.execute("CREATE VIEW events AS " + " UNION ALL ".join(event_parts))
         self.con.execute("CREATE VIEW queues AS " + " UNION ALL ".join(queue_parts))
+
+
+def _counts_in_range(path: Path) -> bool:
+    """The task and queue columns hold whole numbers in 0..2^53 by their Parquet statistics (the footer, no
+    data read); False sends the log to the Python readers, which name the row (docs/limits.md). Parts
+    without statistics are taken as they are."""
+    import pyarrow.parquet as pq
+
+    from app.measure.eventlog import parquet_failures
+
+    for part in (_parts(path) if path.is_dir() else [path])[:10_000]:
+        try:
+            meta = pq.ParquetFile(str(part)).metadata
+        except parquet_failures():
+            return False
+        for group in range(meta.num_row_groups):
+            row_group = meta.row_group(group)
+            for index in range(row_group.num_columns):
+                column = row_group.column(index)
+                stats = column.statistics
+                if column.path_in_schema in ("task", "queue") and stats is not None and stats.has_min_max \
+                        and (stats.min < 0 or stats.max > 2**53):
+                    return False
+    return True
 
 
 def _parts(folder: Path) -> list[Path]:
