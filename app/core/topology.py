@@ -653,25 +653,38 @@ def parse_topology(data: Any) -> Topology:
 
 
 _ITEM = re.compile(r"\[\d+\]$")
+_UNKNOWN = re.compile(r"unknown component '([^']*)'")
+
+
+def _family(index: int, problem: Problem) -> tuple[Any, ...]:
+    """What a problem is a consequence of: one bad list (its elements), one element (the fields it lacks),
+    one component that is gone (every reference to it); otherwise itself."""
+    gone = _UNKNOWN.search(problem.message)
+    if gone:
+        return ("gone", gone.group(1))
+    listed = _ITEM.sub("", problem.path)
+    if listed != problem.path:
+        return ("list", listed, problem.message)
+    if problem.message == "field required":
+        return ("element", problem.path.rpartition(".")[0])
+    return ("own", index)
 
 
 def _one_per_field(problems: list[Problem]) -> list[Problem]:
-    """One problem per field: the elements of one bad list (`streams[0]`, `streams[1]`, ...) are one line,
-    the first and how many more, not a line each."""
-    first: dict[str, Problem] = {}
-    more: dict[str, int] = {}
-    merged: list[str] = []
-    for problem in problems:
-        key = _ITEM.sub("", problem.path)
-        if key == problem.path:  # not a list element: kept as it is
-            key = f"{len(merged)}:{key}"
-        if key in first:
-            more[key] += 1
-            continue
-        first[key], more[key] = problem, 0
-        merged.append(key)
-    return [Problem(first[k].path, first[k].message + (f" (and {more[k]} more in {_ITEM.sub('', first[k].path)})"
-                                                       if more[k] else "")) for k in merged]
+    """One line per bad input, not per consequence (`_family`): the first place, then the others (up to
+    three, then how many more)."""
+    families: dict[tuple[Any, ...], list[Problem]] = {}
+    for index, problem in enumerate(problems):
+        families.setdefault(_family(index, problem), []).append(problem)
+    merged: list[Problem] = []
+    for same in families.values():
+        others = [p.path for p in same[1:]]
+        also = ""
+        if others:
+            more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+            also = f" (also {', '.join(others[:3])}{more})"
+        merged.append(Problem(same[0].path, same[0].message + also))
+    return merged
 
 
 def topology_json_schema() -> dict[str, Any]:
