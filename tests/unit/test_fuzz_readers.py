@@ -740,7 +740,7 @@ def ui_replies(draw: st.DrawFn) -> dict[str, Any]:
         root = draw(st.sampled_from(roots))
         paths = [p for p in iter_paths(root) if p]
         path = draw(st.sampled_from(paths))
-        _parent(root, path)[path[-1]] = draw(st.sampled_from(UI_SHAPES))
+        _parent(root, path)[path[-1]] = copy.deepcopy(draw(st.sampled_from(UI_SHAPES)))  # never shared: no cycle
     return snapshot
 
 
