@@ -6,6 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# the Debian packages the build needs (the libraries Qt loads, readelf, dpkg-dev): installed when missing,
+# as root with apt-get, so that `make dist` stays one command on a fresh machine
+if [ "${DEB:-1}" = "1" ]; then
+  bash packaging/build_deps.sh
+fi
+
 PY="${PYTHON:-.venv/bin/python}"
 if ! "$PY" -c "import PyInstaller" 2>/dev/null; then
   echo "build.sh: PyInstaller is not installed in $PY; run 'make dist' (installs .[dist])" >&2

@@ -6,7 +6,9 @@ bearer token t0k3n required), "forbidden", "missing" (404 everywhere), "truncate
 "badjson", "redirect" (every API path answers 302 to the same path under /ui/), "slow", "deep"
 (the topology page nested 10,000 levels deep), "nan" and "huge" (the topology page with the
 spout's `emitted` count NaN, or 1e400), "drip" (the topology page one byte every half second),
-"drip-headers" (the status line and headers that slowly), "loop" (every path redirects to
+"drip-headers" (the status line and headers that slowly), "drip11" (as "drip", over HTTP/1.1 keep-alive),
+"file" (every path redirects to file:///etc/passwd),
+"loop" (every path redirects to
 itself), "elsewhere" (a redirect to the same port under another host name), "badutf8" (a byte that
 is not UTF-8 in the topology page), "badnames" (a bolt named with a newline, a NUL and a
 right-to-left override), "bignum" (a bolt with 10^23 executors), "dupkeys" (the topology page
@@ -70,6 +72,11 @@ class StormUIServer:
                     self.send_header("Location", self.path)
                     self.end_headers()
                     return
+                if server.mode == "file":
+                    self.send_response(302)
+                    self.send_header("Location", "file:///etc/passwd")
+                    self.end_headers()
+                    return
                 if server.mode == "elsewhere":
                     self.send_response(302)
                     self.send_header("Location", f"http://localhost:{self.server.server_address[1]}{self.path}")
@@ -115,7 +122,7 @@ class StormUIServer:
                     return self._send(200, b"{'spouts': [oops}", "application/json")
                 if server.mode == "deep" and name == "topology.json":
                     return self._send(200, b"[" * DEEP_LEVELS + b"]" * DEEP_LEVELS)
-                if server.mode == "drip" and name == "topology.json":
+                if server.mode in ("drip", "drip11") and name == "topology.json":
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(body)))
@@ -161,6 +168,8 @@ class StormUIServer:
                 self.end_headers()
                 self.wfile.write(body)
 
+        if mode == "drip11":
+            Handler.protocol_version = "HTTP/1.1"
         self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

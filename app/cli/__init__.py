@@ -154,18 +154,18 @@ def _report(args: argparse.Namespace | None, argv: list[str], code: int, problem
         return code
     for field, message in problems:
         head = prefix or file or "stormbound"
-        print(one_line(f"{head}: " + (f"{_without_name(field, head)}: " if field else "") + message),
-              file=sys.stderr)
+        shown = _without_name(field, head) if field else ""
+        print(one_line(f"{head}: " + (f"{shown}: " if shown else "") + message), file=sys.stderr)
     return code
 
 
 def _without_name(field: str, head: str) -> str:
     """`field` without a leading file name that the line's head already gives (`log.jsonl line 3` after
     `runs/log.jsonl: ` is `line 3`), so a message never names its file twice."""
-    name = os.path.basename(head)
+    name = os.path.basename(head.rstrip("/"))
     if name and field.startswith(name + " ") and len(field) > len(name) + 1:
         return field[len(name) + 1:]
-    return field
+    return "" if name and field == name else field
 
 
 def _usage_field(err: UsageError) -> str | None:
@@ -176,8 +176,27 @@ def _usage_field(err: UsageError) -> str | None:
     return m.group(1) if m else None
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # unwinds like Ctrl+C: a half-written output's temporary file is removed
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run one `stormbound` command line; returns the exit code."""
+    """Run one `stormbound` command line; returns the exit code. SIGTERM stops it as Ctrl+C does."""
+    import signal
+    import threading
+
+    given = sys.argv[1:] if argv is None else argv
+    if threading.current_thread() is not threading.main_thread() or not given or "gui" in given or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:  # the GUI's event loop handles its own
+        return _main(argv)
+    signal.signal(signal.SIGTERM, _terminated)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args: argparse.Namespace | None = None
     undo_logging: Callable[[], None] | None = None

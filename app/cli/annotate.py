@@ -20,13 +20,14 @@ from app.cli.common import EXIT_OK, UsageError, examples, print_result
 from app.core.topology import one_line
 
 
-def _value(kind: str, text: str) -> float | int:
+def _value(kind: str, text: str, where: str) -> float | int:
+    """The value of `text` for a field of `kind` (time, rate, count or number); a refusal names `where`."""
     from app.core.formats.timings import TimingsError, parse_value
 
     try:
         return parse_value(kind, text)
     except TimingsError as err:
-        raise UsageError(str(err)) from None
+        raise UsageError(f"{where}: {err}", field=where) from None
 
 
 SETTINGS_KEYS = {"min_reboot_time": "time", "max_reboot_time": "time", "max_idle_time": "time",
@@ -35,6 +36,7 @@ SETTINGS_KEYS = {"min_reboot_time": "time", "max_reboot_time": "time", "max_idle
 
 def _plan_settings(data: dict[str, Any], items: list[str]) -> list[str]:
     """`settings KEY=VALUE ...`: the topology's timing and failure settings (docs/model.md sections 1 and 7)."""
+    from app.core.formats.timings import shown_before
     from app.core.units import format_duration
 
     settings = data.setdefault("settings", {})
@@ -58,14 +60,18 @@ def _plan_settings(data: dict[str, Any], items: list[str]) -> list[str]:
                 raise UsageError(f"settings.{key}: '{one_line(text)}' is not one of {', '.join(kind.split('/'))}")
             value = text
         else:
-            value = _value(kind, text)
+            value = _value(kind, text, f"settings.{key}")
         old = settings.get(key)
         settings[key] = value
 
         def shown(x: Any, unit: str = kind) -> str:
             if x is None:
                 return "unset"
-            return format_duration(float(x)) if unit == "time" else str(x).lower()
+            if unit == "time":
+                return shown_before(x, lambda v: format_duration(float(v)))
+            if isinstance(x, (bool, int, float, str)) and len(str(x)) <= 60:
+                return str(x).lower()
+            return shown_before(x, str)
 
         changes.append(f"settings.{key}: {shown(old)} -> {shown(value)}")
     return changes
@@ -104,6 +110,23 @@ def _from_files(args: argparse.Namespace, data: dict[str, Any]) -> tuple[dict[st
 
 
 def cmd_annotate(args: argparse.Namespace) -> int:
+    """Read, change and write back under the file's lock: two annotates at once both keep their change."""
+    import contextlib
+
+    from app.core.fileio import FileBusy, locked
+
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(locked(args.file))
+        except FileBusy as err:
+            raise UsageError(f"{one_line(args.file)}: {err}", file=args.file) from None
+        except (OSError, ValueError):
+            pass  # missing, a folder, a long name: the reader names it
+        return _annotate(args)
+    raise AssertionError("unreachable")  # ExitStack does not swallow exceptions
+
+
+def _annotate(args: argparse.Namespace) -> int:
     from app.core.fileio import OutputRefused, write_output
     from app.core.formats import detect_format, read_json
     from app.core.topology import TopologyError, parse_topology
@@ -121,7 +144,10 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     if args.from_files:
         data, changes, notes = _from_files(args, data)
     if args.component is not None:
-        changes += plan(data, args.component, args.values)
+        try:
+            changes += plan(data, args.component, args.values)
+        except UsageError as err:  # one line naming the file and the field
+            raise UsageError(f"{one_line(args.file)}: {err}", field=err.field, file=args.file) from None
     try:  # the whole document must still be valid (exit 2 naming the field otherwise)
         topo = parse_topology(data)
     except TopologyError as err:

@@ -461,6 +461,17 @@ def require_log(log: str | Path) -> None:
         raise TopologyError([Problem("", "no such file or folder")])
     if path.is_file() and path.stat().st_size == 0:
         raise TopologyError([Problem("", "is empty: a log has at least one event or queue sample")])
+    from app.measure.eventlog import log_format, parquet_failures, parquet_row_count
+
+    if log_format(path) == "parquet":
+        try:
+            rows: int | None = parquet_row_count(path)
+        except ModuleNotFoundError:
+            rows = None
+        except parquet_failures():
+            rows = None  # the reader names what is wrong with it
+        if rows == 0:
+            raise TopologyError([Problem("", "is empty (0 rows): a log has at least one event or queue sample")])
     if path.is_dir():
         logs = [p for p in path.iterdir() if p.is_file() and p.name.startswith(("events", "queues"))]
         if logs and all(p.stat().st_size == 0 for p in logs):
@@ -537,12 +548,19 @@ def setup_logging(verbose: int, log_file: str | None) -> Callable[[], None]:
         from app.core.topology import one_line
 
         try:
-            handler: logging.Handler = logging.FileHandler(log_file, mode="a", encoding="utf-8")
+            handler = _LogFile(log_file)
         except OSError as err:
             raise UsageError(f"--log-file {one_line(log_file)}: cannot write: {err.strerror or err}",
                              field="--log-file") from None
         handler.setLevel(logging.DEBUG)
         handler.setFormatter(logging.Formatter(LOG_FORMAT_FILE))
+        # a first line written now: a log that cannot be written (a full disk, /dev/full) is refused up front
+        handler.emit(logging.LogRecord("stormbound", logging.DEBUG, __file__, 0, "log opened", None, None))
+        if handler.failure:
+            with contextlib.suppress(OSError):
+                handler.close()
+            raise UsageError(f"--log-file {one_line(log_file)}: cannot write: {handler.failure}", field="--log-file")
+        handler.quiet = False
         handlers.append(handler)
     old_level = logger.level
     logger.setLevel(min(h.level for h in handlers))
@@ -552,9 +570,34 @@ def setup_logging(verbose: int, log_file: str | None) -> Callable[[], None]:
     def undo() -> None:
         for h in handlers:
             logger.removeHandler(h)
-            h.close()
+            with contextlib.suppress(OSError):  # the last flush of a log on a full disk
+                h.close()
         logger.setLevel(old_level)
     return undo
+
+
+class _LogFile(logging.FileHandler):
+    """--log-file: appended to; when a write fails (the disk filled up) one line says so on stderr and the
+    log is off for the rest of the command, instead of logging's traceback for every record."""
+
+    def __init__(self, path: str):
+        super().__init__(path, mode="a", encoding="utf-8")
+        self.failure = ""
+        self.quiet = True  # the first write's failure is the caller's to report
+        self.path = path
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.failure:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        err = sys.exc_info()[1]
+        self.failure = (getattr(err, "strerror", None) or str(err) or type(err).__name__) if err else "write failed"
+        if not self.quiet:
+            from app.core.topology import one_line
+
+            print(one_line(f"stormbound: note: --log-file {self.path}: cannot write ({self.failure}): the log is "
+                           "off for the rest of this command"), file=sys.stderr)
 
 
 class StatusLine:

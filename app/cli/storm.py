@@ -213,7 +213,11 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
     topo = resolved_paths(load_topology(args.input), args.input)
     missing = [] if args.skeleton else missing_flux_files(topo)
     if missing:  # a skeleton in its place would drop constructorArgs, components, ...: never silently
-        shown = "; ".join(f"{field} {one_line(path)}" for field, path in missing)
+        def cut(path: str) -> str:  # its end names the file: keep that
+            text = one_line(path)
+            return text if len(text) <= 60 else "…" + text[-50:]
+
+        shown = "; ".join(f"{field} {cut(path)}" for field, path in missing)
         print(f"{one_line(args.input)}: the files it was imported from are not there: {shown} (relative paths are "
               "relative to the document's folder): put them back, import the Flux file again, or give --skeleton "
               "to write a skeleton from the document alone", file=sys.stderr)
@@ -223,14 +227,15 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
         why = "" if original is not None or args.skeleton else why_skeleton(topo)
     except FluxError as err:
         return _report_error(err)
-    if original is not None:
-        _write(args, "OUT.yaml", args.output, original.text.encode("utf-8"))
+    sources = [args.input, *_included(topo), *([topo.storm.flux_filter] if topo.storm.flux_filter else [])]
+    if original is not None:  # its Flux file and includes are inputs too: never replaced, even with --force
+        _write(args, "OUT.yaml", args.output, original.text.encode("utf-8"), [*sources, str(original.source)])
         changed = f": {'; '.join(original.changes)}" if original.changes else ": no value changed"
         print(f"wrote {one_line(str(args.output))}: {original.source.name} as it is{changed}")
         for note in original.notes:
             print(f"note: {note}", file=sys.stderr)
         return EXIT_OK
-    _write(args, "OUT.yaml", args.output, to_flux_bytes(topo))
+    _write(args, "OUT.yaml", args.output, to_flux_bytes(topo), sources)
     print(f"wrote {one_line(str(args.output))}: a skeleton" + (f" ({why})" if why else ""))
     placeholders = placeholder_classes(topo)
     if placeholders:
@@ -273,6 +278,25 @@ def wanted_parallelism(items: list[str], document: Topology | None,
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
+    """`repair`; with --in-place under the Flux file's lock (read, changed and written back by one command)."""
+    if not args.in_place:
+        return _repair(args)
+    import contextlib
+
+    from app.core.fileio import FileBusy, locked
+
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(locked(args.file))
+        except FileBusy as err:
+            raise _usage(f"--in-place {one_line(args.file)}: {err}") from None
+        except (OSError, ValueError):
+            pass  # missing, a folder, a long name: the reader names it
+        return _repair(args)
+    raise AssertionError("unreachable")  # ExitStack does not swallow exceptions
+
+
+def _repair(args: argparse.Namespace) -> int:
     from app.core.formats.flux import FluxError, import_flux, options_of
     from app.core.formats.flux_repair import plan_repair
     from app.core.rebalance import as_running, rebalance_lines, running_from_flux

@@ -13,7 +13,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from app.core.topology import one_line
@@ -88,7 +88,11 @@ def read_bytes(path: str | os.PathLike[str], error: Callable[[str], Exception], 
     if max_bytes is not None and st.st_size > max_bytes:
         raise error(f"is {st.st_size} bytes, over the limit of {max_bytes} bytes")
     try:
-        with open(path, "rb") as fh:
+        # not blocking: a file swapped for a pipe since the check is refused, not waited on
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise error("is not a regular file")
             data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
     except FileNotFoundError:
         raise error("no such file") from None
@@ -166,6 +170,9 @@ def check_output(path: str | os.PathLike[str], *, inputs: Iterable[str | os.Path
             raise OutputRefused(f"is also an input of this command ({one_line(same)}): give another file")
         if not force:
             raise OutputRefused("exists: give --force to replace it")
+        if not os.access(target, os.W_OK) or not st.st_mode & stat.S_IWUSR:
+            # the rename would replace it all the same (the folder is writable): a read-only file says "keep me"
+            raise OutputRefused("is read-only: make it writable (chmod u+w) to replace it")
     folder = target.parent
     if not folder.is_dir():
         above = folder
@@ -189,3 +196,38 @@ def write_output(path: str | os.PathLike[str], data: bytes, *, inputs: Iterable[
     except OSError as err:
         raise OutputRefused(f"cannot write: {err.strerror or err}") from None
     return target
+
+
+# ---- one command at a time on a file it reads, changes and writes back ----------------------------------
+
+
+class FileBusy(OutputRefused):
+    """Another command holds the file (`locked`) for longer than the wait."""
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike[str], wait_s: float = 30.0) -> Iterator[None]:
+    """An exclusive lock on the file at `path` around a read-change-write (`annotate`, `repair --in-place`):
+    a second command waits for the first and then reads what it wrote, so no change is lost. The lock is
+    on the file's inode; a file replaced while we waited is locked again (the writer renames a new one in)."""
+    import fcntl
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise FileBusy(f"is being changed by another command (waited {wait_s:g} s)") from None
+                    time.sleep(0.02)
+            held, now = os.fstat(fd), os.stat(path)
+            if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+                yield
+                return
+        finally:
+            os.close(fd)  # releases the lock

@@ -15,9 +15,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from app.core.emission import Emission
+from app.core.units import magnitude_problem
 
 SCHEMA_VERSION: Final = 1
 
@@ -36,6 +46,37 @@ def new_id() -> str:
 #: Storm takes parallelism, executor and task counts as a Java int: larger values are refused
 STORM_MAX_INT = 2**31 - 1
 
+def _plain_number(value: Any) -> Any:
+    """A number field takes a JSON number: `"0.005"` or `true` is a typo, not a value (pydantic would convert)."""
+    if isinstance(value, bool):
+        raise ValueError("input should be a valid number, not true or false")
+    if isinstance(value, str):
+        raise ValueError("input should be a valid number, not a string")
+    return value
+
+
+def _magnitude(unit: str) -> Any:
+    def check(value: float) -> float:
+        problem = magnitude_problem(value, unit)
+        if problem:
+            raise ValueError(problem)
+        return value
+    return AfterValidator(check)
+
+
+#: the number fields of the model: JSON numbers only; times, rates and ratios within the magnitudes
+#: the model takes (0, or 1e-9 to 1e12: app/core/units.py), the one guard before the rate check and the encoding
+Number = Annotated[float, BeforeValidator(_plain_number)]
+Whole = Annotated[int, BeforeValidator(_plain_number)]
+Seconds = Annotated[float, BeforeValidator(_plain_number), _magnitude("s")]
+PerSecond = Annotated[float, BeforeValidator(_plain_number), _magnitude("/s")]
+Ratio = Annotated[float, BeforeValidator(_plain_number), _magnitude("")]
+# (the bounds come first where the type is optional or a dict's value, so that the schema shows them)
+PositiveSeconds = Annotated[float, Field(gt=0), BeforeValidator(_plain_number), _magnitude("s")]
+NonNegativeSeconds = Annotated[float, Field(ge=0), BeforeValidator(_plain_number), _magnitude("s")]
+Count = Annotated[int, Field(ge=1, le=STORM_MAX_INT), BeforeValidator(_plain_number)]
+
+
 class _Model(BaseModel):
     # NaN and ±inf are refused in every number field (a rate of 1e400 decodes to inf)
     model_config = ConfigDict(extra="forbid", validate_assignment=False, allow_inf_nan=False)
@@ -46,8 +87,10 @@ _SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_cl
                   "stream_ratio", "tasks", "min_ttf")
 
 DEFAULT_STREAM = "default"
+#: the stream of a timer spout standing for Storm's tick tuples (app/core/formats/flux_ticks.py)
+TICK_STREAM = "__tick"
 StreamName = Annotated[str, Field(min_length=1, max_length=200)]
-StreamValue = Annotated[float, Field(ge=0)]
+StreamValue = Annotated[float, Field(ge=0), BeforeValidator(_plain_number), _magnitude("")]
 
 
 class _StormFields(_Model):
@@ -67,11 +110,11 @@ class Spout(_StormFields):
     kind: Literal["spout"] = "spout"
     id: str = Field(default_factory=new_id)
     name: str = Field(min_length=1)
-    rate: float = Field(gt=0, description="average tuples emitted per second (λ)")
-    burst: int = Field(default=1, ge=1, description="max tuples in one emission (C_EMIT)")
+    rate: PerSecond = Field(gt=0, description="average tuples emitted per second (λ)")
+    burst: Whole = Field(default=1, ge=1, le=STORM_MAX_INT, description="max tuples in one emission (C_EMIT)")
     class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
-    executors: int | None = Field(default=None, ge=1, le=STORM_MAX_INT,
-                                  description="Storm's parallelism hint; not used by the model")
+    executors: Count | None = Field(default=None,
+                                    description="Storm's parallelism hint; not used by the model")
     unannotated: list[Literal["rate", "burst"]] = Field(
         default_factory=list, description="parameters still holding a placeholder (an import had no value)")
     streams: list[StreamName] = Field(
@@ -90,11 +133,11 @@ class Bolt(_StormFields):
     kind: Literal["bolt"] = "bolt"
     id: str = Field(default_factory=new_id)
     name: str = Field(min_length=1)
-    alpha: float = Field(gt=0, description="duration of one processing batch in seconds (α)")
-    sigma: float = Field(ge=0, description="output tuples per input tuple (σ); 0 = sink")
-    parallelism: int = Field(ge=1, le=STORM_MAX_INT, description="max tuples taken into one batch (C_TAKE)")
+    alpha: Seconds = Field(gt=0, description="duration of one processing batch in seconds (α)")
+    sigma: Ratio = Field(ge=0, description="output tuples per input tuple (σ); 0 = sink")
+    parallelism: Whole = Field(ge=1, le=STORM_MAX_INT, description="max tuples taken into one batch (C_TAKE)")
     class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
-    tasks: int | None = Field(default=None, ge=1, description=(
+    tasks: Count | None = Field(default=None, description=(
         "Storm's task count (the Storm UI's tasks, Flux's numTasks): `storm rebalance` cannot raise the executors "
         "above it; not used by the model"))
     unannotated: list[Literal["alpha", "sigma"]] = Field(
@@ -104,7 +147,7 @@ class Bolt(_StormFields):
     stream_sigma: dict[str, StreamValue] = Field(
         default_factory=dict, description="σ of each declared stream (output tuples on it per input tuple); "
                                           "unset = not annotated")
-    min_ttf: float | None = Field(default=None, ge=0, description=(
+    min_ttf: NonNegativeSeconds | None = Field(default=None, description=(
         "minimum time to failure (s): the bolt may fail once this long has passed since its last failure "
         "ended (since time 0 for the first); unset = it never fails (docs/model.md section 7)"))
 
@@ -131,10 +174,10 @@ class Subscription(_StormFields):
 class TopologySettings(_Model):
     """Timing constants shared by every component (section 1 of the TCN semantics)."""
 
-    tolerance: float = Field(default=0.1, ge=0, lt=1, description="relative jitter τ of every duration")
-    max_idle_time: float = Field(default=0.01, ge=0,
-                                 description="a bolt with waiting tuples takes within this delay (s)")
-    init_queues: int = Field(default=0, ge=0, description="every queue's size at time 0")
+    tolerance: Number = Field(default=0.1, ge=0, lt=1, description="relative jitter τ of every duration")
+    max_idle_time: Seconds = Field(default=0.01, ge=0,
+                                   description="a bolt with waiting tuples takes within this delay (s)")
+    init_queues: Whole = Field(default=0, ge=0, le=2**53, description="every queue's size at time 0")
     emission: Emission = Field(
         default="exact",
         description=("how a bolt's carry of processed tuples is kept after an emit: 'exact' (an exact rational, "
@@ -143,8 +186,8 @@ class TopologySettings(_Model):
     failures: bool = Field(default=True, description=(
         "bolts with a min_ttf may fail (docs/model.md section 7); false switches every failure off, as the "
         "published D-VerT runs did"))
-    min_reboot_time: float | None = Field(default=None, gt=0, description="shortest failure (s)")
-    max_reboot_time: float | None = Field(default=None, gt=0, description="longest failure (s)")
+    min_reboot_time: PositiveSeconds | None = Field(default=None, description="shortest failure (s)")
+    max_reboot_time: PositiveSeconds | None = Field(default=None, description="longest failure (s)")
     replay: Replay = Field(default="paced", description=(
         "what a spout does with the spout tuples whose trees lost a tuple at a failed bolt: 'paced' (re-emits "
         "them with its own emissions, at most as many as it emits fresh: Storm's nextTuple), 'at-once' (all "
@@ -198,7 +241,7 @@ class VerificationSettings(_Model):
     k_max: int = Field(default=40, ge=2)
     checked: list[str] = Field(default_factory=list, description="ids of checked bolts; empty = all bolts")
     queue_threshold: int | None = Field(default=None, ge=1, description="also check: some queue can reach N")
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: PositiveSeconds | None = None
 
     @model_validator(mode="after")
     def _range(self) -> VerificationSettings:
@@ -208,8 +251,8 @@ class VerificationSettings(_Model):
 
 
 class Position(_Model):
-    x: float = 0.0
-    y: float = 0.0
+    x: Number = 0.0
+    y: Number = 0.0
 
 
 class StormObserved(_Model):
@@ -243,8 +286,9 @@ class StormSettings(_Model):
                                       description=("the cluster's Storm version (e.g. 2.6.1, 1.2.3 or 2.x): it sets "
                                                    "the defaults the capacity estimates assume; unset: 2.x"))
     config: dict[str, Any] = Field(default_factory=dict, description="the rest of the topology config")
-    flux_file: str | None = Field(default=None, description="the Flux file this document was imported from")
-    flux_filter: str | None = Field(default=None, description="the properties file used for ${...}")
+    flux_file: str | None = Field(default=None, max_length=4096,
+                                  description="the Flux file this document was imported from")
+    flux_filter: str | None = Field(default=None, max_length=4096, description="the properties file used for ${...}")
     flux_env: bool = Field(default=False, description="${ENV-NAME} substituted from the environment")
     flux_resources: list[str] = Field(default_factory=list, description="folders searched for resource includes")
     sources: dict[str, str] = Field(default_factory=dict,
@@ -465,6 +509,7 @@ def graph_problems(topo: Topology) -> list[Problem]:
         ids[c.id] = c
         problems += _stream_problems(c)
     pairs: set[tuple[str, str, str | None]] = set()
+    declared_of: dict[str, dict[str, float | None]] = {}  # each component's streams once (not once per edge)
     for i, s in enumerate(topo.subscriptions):
         label = f"subscriptions[{i}]"
         src, tgt = ids.get(s.source), ids.get(s.target)
@@ -479,10 +524,12 @@ def graph_problems(topo: Topology) -> list[Problem]:
             if (s.source, s.target, s.stream) in pairs:
                 problems.append(Problem(label, "duplicate subscription"))
             pairs.add((s.source, s.target, s.stream))
-            declared = src.output_streams()
+            declared = declared_of.get(src.id)
+            if declared is None:
+                declared = declared_of[src.id] = src.output_streams()
             if s.stream is not None and s.stream not in declared:
                 problems.append(Problem(f"{label}.stream", f"'{s.stream}' is not a declared stream of {src.name} "
-                                        f"(declared: {', '.join(declared)}; add it to {src.kind}s.{src.name}.streams)"))
+                                        f"(declared: {_listed(declared)}; add it to {src.kind}s.{src.name}.streams)"))
             if s.grouping == "fields" and not s.fields:
                 problems.append(Problem(f"{label}.fields", "fields grouping needs at least one field name"))
     for ref in topo.verification.checked:
@@ -503,6 +550,13 @@ def still_unannotated(unannotated: Iterable[str], set_fields: Iterable[str]) -> 
     annotated is a value (the one rule `annotate`, timings files and the inspector follow)."""
     done = set(set_fields)
     return [f for f in unannotated if f not in done]
+
+
+def _listed(names: Iterable[str], most: int = 10) -> str:
+    """Names for a message: the first `most`, then how many more."""
+    names = list(names)
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
 
 
 def failure_problems(topo: Topology) -> list[Problem]:
@@ -528,12 +582,18 @@ def _stream_problems(c: Component) -> list[Problem]:
         values, field, own = c.stream_ratio, "stream_ratio", "it carries the spout's emissions"
     seen: set[str] = set()
     for name in c.streams:
-        if name == DEFAULT_STREAM:
+        if name.startswith("__") and name != TICK_STREAM:
+            problems.append(Problem(f"{where}.streams", f"'{name[:60]}': a name starting with __ is one of Storm's "
+                                                        "own streams (__ack_init, __metrics...): Storm refuses it"))
+        elif _CONTROL.search(name):
+            problems.append(Problem(f"{where}.streams", f"'{name[:60]}' holds a control character or a bidirectional "
+                                                        "mark: Storm's stream ids are printable names"))
+        elif name == DEFAULT_STREAM:
             problems.append(Problem(f"{where}.streams", f"'{DEFAULT_STREAM}' is always declared ({own})"))
         elif name in seen:
             problems.append(Problem(f"{where}.streams", f"stream '{name}' is declared twice"))
         seen.add(name)
-    declared = ", ".join(sorted(seen - {DEFAULT_STREAM})) or "none"
+    declared = _listed(sorted(seen - {DEFAULT_STREAM})) or "none"
     for name in values:
         if name == DEFAULT_STREAM:
             problems.append(Problem(f"{where}.{field}.{name}",
@@ -617,7 +677,42 @@ def parse_topology(data: Any) -> Topology:
                     msg = "a spout never fails in the model: only bolts take min_ttf (docs/model.md section 7)"
             path = _element_label(raw, loc) if loc else "topology"
             problems.append(Problem(path, _friendly(msg)))
-        raise TopologyError(problems) from None
+        raise TopologyError(_one_per_field(problems)) from None
+
+
+_ITEM = re.compile(r"\[\d+\]$")
+_UNKNOWN = re.compile(r"unknown component '([^']*)'")
+
+
+def _family(index: int, problem: Problem) -> tuple[Any, ...]:
+    """What a problem is a consequence of: one bad list (its elements), one element (the fields it lacks),
+    one component that is gone (every reference to it); otherwise itself."""
+    gone = _UNKNOWN.search(problem.message)
+    if gone:
+        return ("gone", gone.group(1))
+    listed = _ITEM.sub("", problem.path)
+    if listed != problem.path:
+        return ("list", listed, problem.message)
+    if problem.message == "field required":
+        return ("element", problem.path.rpartition(".")[0])
+    return ("own", index)
+
+
+def _one_per_field(problems: list[Problem]) -> list[Problem]:
+    """One line per bad input, not per consequence (`_family`): the first place, then the others (up to
+    three, then how many more)."""
+    families: dict[tuple[Any, ...], list[Problem]] = {}
+    for index, problem in enumerate(problems):
+        families.setdefault(_family(index, problem), []).append(problem)
+    merged: list[Problem] = []
+    for same in families.values():
+        others = [p.path for p in same[1:]]
+        also = ""
+        if others:
+            more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+            also = f" (also {', '.join(others[:3])}{more})"
+        merged.append(Problem(same[0].path, same[0].message + also))
+    return merged
 
 
 def topology_json_schema() -> dict[str, Any]:

@@ -209,11 +209,10 @@ def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Ite
     p = Path(path)
     if not p.exists():
         raise EventLogError(str(p), "no such file")
-    if not p.is_dir():
-        check_regular(p, lambda reason: EventLogError(str(p), reason))
     import pyarrow.parquet as pq
 
     try:
+        check_parquet_log(p)
         rows: list[dict[str, Any]] = pq.read_table(str(p)).to_pylist()
     except parquet_failures() as err:
         raise parquet_error(p, err) from None
@@ -221,9 +220,55 @@ def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Ite
         yield record_from_dict(raw, f"{p.name} row {i}", time_unit)
 
 
+MAX_PARQUET_ENTRIES = 100_000  # files and folders below a Parquet folder
+
+
+def check_parquet_path(path: Path) -> None:
+    """A Parquet file that is a regular file, or a folder every entry of which (below it too) is a regular
+    file or a folder: a named pipe would block pyarrow and DuckDB for ever, a link to nothing fails them
+    half-way. Hidden entries (`.crc`, `_SUCCESS`), which neither reads, are not looked at."""
+    import stat as st_
+
+    if not path.is_dir():
+        check_regular(path, lambda reason: EventLogError(str(path), reason))
+        return
+    seen = 0
+    for folder, dirs, files in os.walk(path):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+        for name in [*dirs, *files]:
+            if name.startswith((".", "_")):
+                continue
+            seen += 1
+            entry = Path(folder) / name
+            where = f"{path.name}/{entry.relative_to(path)}"
+            if seen > MAX_PARQUET_ENTRIES:
+                raise EventLogError(path.name, f"holds over {MAX_PARQUET_ENTRIES} files and folders: not one log")
+            try:
+                mode = entry.stat().st_mode
+            except FileNotFoundError:
+                raise EventLogError(where, "is a link to nothing (dangling): remove it or point it at a "
+                                           "Parquet file") from None
+            except OSError as err:
+                raise EventLogError(where, escape(err.strerror or str(err), 120)) from None
+            if not (st_.S_ISREG(mode) or st_.S_ISDIR(mode)):
+                kind = "a named pipe" if st_.S_ISFIFO(mode) else "a socket" if st_.S_ISSOCK(mode) else "a device"
+                raise EventLogError(where, f"is {kind}, not a regular file (a Parquet folder holds files)")
+
+
+def check_parquet_log(path: Path) -> Any:
+    """The schema of a Parquet log (file or folder), checked: its files (check_parquet_path) and an `ev` or
+    `queue` column (without either it holds no event and no queue sample); raises parquet_failures()."""
+    schema = parquet_schema(path)
+    if "ev" not in schema.names and "queue" not in schema.names:
+        raise EventLogError(path.name, "has neither an ev nor a queue column: not an event log "
+                                       f"(its columns: {escape(', '.join(schema.names), 120)}; docs/event-log.md)")
+    return schema
+
+
 def parquet_schema(path: Path) -> Any:
     """The Arrow schema of a Parquet file (read from its footer with pyarrow.parquet, which imports in half
     the time of pyarrow.dataset: no pandas) or folder (pyarrow.dataset); raises parquet_failures()."""
+    check_parquet_path(path)
     if path.is_dir():
         import pyarrow.dataset as ds
 
@@ -235,6 +280,7 @@ def parquet_schema(path: Path) -> Any:
 
 def parquet_row_count(path: Path) -> int:
     """The rows of a Parquet file (its footer) or folder; raises parquet_failures()."""
+    check_parquet_path(path)
     if path.is_dir():
         import pyarrow.dataset as ds
 

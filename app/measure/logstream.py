@@ -34,6 +34,7 @@ from app.measure.eventlog import (
     EventLogError,
     QueueSample,
     TimeUnit,
+    check_parquet_log,
     csv_rows,
     find_run_files,
     json_value,
@@ -41,7 +42,6 @@ from app.measure.eventlog import (
     parquet_error,
     parquet_failures,
     parquet_row_count,
-    parquet_schema,
     read_log,
 )
 from app.measure.records import NEEDS_MSG, NEEDS_TUPLE
@@ -253,9 +253,8 @@ def _parquet_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[li
     except ModuleNotFoundError:
         raise EventLogError(path.name, "reading Parquet in this process needs pyarrow (pip install pyarrow), "
                                        "or use --engine spark") from None
-    if not path.is_dir():
-        check_regular(path, lambda reason: EventLogError(str(path), reason))
     try:
+        check_parquet_log(path)
         dataset = ds.dataset(str(path), format="parquet")
         present = set(dataset.schema.names)
         wanted = [c for c in (*EVENT_FIELDS, "queue") if c in present]
@@ -371,10 +370,8 @@ def sniff(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> None:
             continue
         kind = log_format(f)
         if kind == "parquet":
-            if not f.is_dir():
-                check_regular(f, functools.partial(EventLogError, str(f)))
             try:
-                parquet_schema(f)  # reading the schema is the check
+                check_parquet_log(f)  # reading the schema is the check
             except ModuleNotFoundError:
                 continue
             except parquet_failures() as err:
@@ -397,13 +394,19 @@ def count_records(path: str | os.PathLike[str]) -> int | None:
             return parquet_row_count(p)
         except ModuleNotFoundError:
             return None
+        except parquet_failures() as err:  # a damaged or empty part: one line naming it
+            raise parquet_error(p, err) from None
     if fmt in ("jsonl", "csv"):
+        check_regular(p, functools.partial(EventLogError, str(p)))
         lines = 0
         last = b"\n"
-        with open(p, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                lines += block.count(b"\n")
-                last = block[-1:]
+        try:
+            with open(p, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    lines += block.count(b"\n")
+                    last = block[-1:]
+        except OSError as err:  # unreadable (permissions): one line, as the readers say it
+            raise EventLogError(str(p), f"cannot be read: {err.strerror or err}") from None
         lines += last != b"\n"
         return lines - (1 if fmt == "csv" else 0)
     return None

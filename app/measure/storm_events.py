@@ -23,15 +23,17 @@ from __future__ import annotations
 import calendar
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
-from app.core.fileio import read_text
 from app.core.formats.limits import escape
 from app.measure.records import Event, EventLog, EventLogError
 
 FORMAT = "storm-events"
 EVENT_TYPES = ("spout_emit", "bolt_emit")  # all that an events.log line can become
 MAX_BYTES = 512 * 1024 * 1024  # decompressed, per file: a gzip bomb stops here
+MAX_LINES = 20_000_000  # per file, blank ones included
+MAX_LINE_BYTES = 1024 * 1024
 _ROLLED = re.compile(r"events\.log(?:\.\d+)?(?:\.gz)?")
 LIMITS = (
     "Storm events.log: emits only; no takes and no acks, so α, σ, input rates, queue growth and reliability "
@@ -59,8 +61,24 @@ def events_files(folder: str | os.PathLike[str]) -> list[Path]:
     for pattern in ("*", "*/*", "*/*/*"):
         found = [f for f in d.glob(pattern) if f.is_file() and is_rolled_name(f.name)]
         if found:
-            return sorted(found, key=_roll_order)
+            return sorted(_once_each(found), key=_roll_order)
     return []
+
+
+def _once_each(files: list[Path]) -> list[Path]:
+    """Each file once: a port folder linked under a second name (or a linked file) is not read twice."""
+    seen: set[tuple[int, int]] = set()
+    kept: list[Path] = []
+    for f in sorted(files, key=lambda f: (f.is_symlink() or f.parent.is_symlink(), str(f))):
+        try:
+            st = f.stat()
+        except OSError:
+            kept.append(f)  # its reader names the problem
+            continue
+        if (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            kept.append(f)
+    return kept
 
 
 def _roll_order(path: Path) -> tuple[str, int]:
@@ -89,10 +107,17 @@ def looks_like_events_log(path: str | os.PathLike[str]) -> bool:
     return False
 
 
-def _seconds(m: re.Match[str]) -> int:
-    """Seconds since the epoch as if the worker's zone were UTC (only differences are used)."""
-    return calendar.timegm((int(m["year"]), _MONTHS[m["mon"]], int(m["day"]), int(m["h"]), int(m["m"]),
-                            int(m["s"]), 0, 0, 0))
+def _seconds(m: re.Match[str], where: str) -> int:
+    """Seconds since the epoch as if the worker's zone were UTC (only differences are used); a date Java
+    never prints (day 99, 99:99:99, year 0) is refused rather than rolled over."""
+    year, month, day = int(m["year"]), _MONTHS[m["mon"]], int(m["day"])
+    if not 1970 <= year <= 9999:
+        raise EventLogError(f"{where}.date", f"year {m['year']} is not a year Storm ran in (1970 to 9999)")
+    if not 1 <= day <= calendar.monthrange(year, month)[1]:
+        raise EventLogError(f"{where}.date", f"{m['mon']} {m['day']} {m['year']} is not a day of the calendar")
+    if int(m["h"]) > 23 or int(m["m"]) > 59 or int(m["s"]) > 60:
+        raise EventLogError(f"{where}.date", f"{m['h']}:{m['m']}:{m['s']} is not a time of day")
+    return calendar.timegm((year, month, day, int(m["h"]), int(m["m"]), int(m["s"]), 0, 0, 0))
 
 
 def _fields(rest: str, where: str) -> tuple[str, int, str, str]:
@@ -111,28 +136,63 @@ def _fields(rest: str, where: str) -> tuple[str, int, str, str]:
     return comp, int(task), tail[:cut], tail[cut + 1:]
 
 
-def _text_of(p: Path) -> str:
-    """A file's text; a `.gz` file decompressed (at most MAX_BYTES)."""
-    if not p.name.endswith(".gz"):
-        return read_text(p, lambda reason: EventLogError(str(p), reason))
+def max_events() -> int:
+    """The most events one events.log (its rolled files together) may hold when read in this process:
+    each takes about 1.2 kB, so the default 300,000 stays well under 1 GB (STORMBOUND_MAX_EVENTS=N raises it)."""
+    text = os.environ.get("STORMBOUND_MAX_EVENTS", "")
+    return int(text) if text.isascii() and text.isdigit() and 0 < int(text) < 10**12 else 300_000
+
+
+def _lines(p: Path, name: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every non-blank line of a file, a `.gz` file decompressed, read a chunk at a
+    time: at most MAX_BYTES decompressed, MAX_LINES lines and MAX_LINE_BYTES per line, so that neither a
+    gzip bomb nor a file of newlines fills the memory."""
     import gzip
     import zlib
 
     from app.core.fileio import check_regular
 
     check_regular(p, lambda reason: EventLogError(str(p), reason))
+    number = total = 0
+    rest = b""
     try:
-        with gzip.open(p, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as raw, (gzip.GzipFile(fileobj=raw) if p.name.endswith(".gz") else raw) as fh:
+            while True:
+                chunk = fh.read(1 << 20)
+                total += len(chunk)
+                if total > MAX_BYTES:
+                    raise EventLogError(name, f"{'decompresses to' if p.name.endswith('.gz') else 'is'} over "
+                                              f"{MAX_BYTES} bytes (the limit of one events.log)")
+                data = rest + chunk
+                if not chunk:
+                    pieces, rest = ([data] if data.strip() else []), b""
+                elif not data.strip():  # blank: counted, not split
+                    number += data.count(b"\n")
+                    rest = b""
+                    continue
+                else:
+                    pieces = data.split(b"\n")
+                    rest = pieces.pop()
+                    if len(rest) > MAX_LINE_BYTES:
+                        raise EventLogError(f"{name} line {number + len(pieces) + 1}",
+                                            f"is over {MAX_LINE_BYTES} bytes (an events.log line is far shorter)")
+                for piece in pieces:
+                    number += 1
+                    if number > MAX_LINES:
+                        raise EventLogError(name, f"has over {MAX_LINES} lines (the limit of one events.log)")
+                    if piece.strip():
+                        try:
+                            yield number, piece.decode("utf-8").rstrip("\r")
+                        except UnicodeDecodeError as err:
+                            raise EventLogError(f"{name} line {number}",
+                                                f"is not UTF-8 text: byte 0x{piece[err.start]:02x}") from None
+                if not chunk:
+                    return
     except (OSError, EOFError, zlib.error) as err:
-        raise EventLogError(p.name, f"not a readable gzip file: {escape(str(err), 120)}") from None
-    if len(data) > MAX_BYTES:
-        raise EventLogError(p.name, f"decompresses to over {MAX_BYTES} bytes (the limit of one events.log)")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        raise EventLogError(f"{p.name} line {line}", f"is not UTF-8 text: byte 0x{data[err.start]:02x}") from None
+        if p.name.endswith(".gz"):
+            raise EventLogError(name, f"not a readable gzip file: {escape(str(err), 120)}") from None
+        raise EventLogError(name, escape(getattr(err, "strerror", None) or str(err), 120)) from None
 
 
 def read_storm_events(path: str | os.PathLike[str]) -> EventLog:
@@ -149,8 +209,9 @@ def read_storm_events(path: str | os.PathLike[str]) -> EventLog:
                                     f"({', '.join(topologies[:3])}{', ...' if len(topologies) > 3 else ''}): "
                                     "give one TOPOLOGY-ID folder")
     records: list[tuple[int, str, int, str, int, int]] = []
+    limit = max_events()
     for index, f in enumerate(files):
-        records += _records(f, index, len(files) > 1)
+        _records(f, index, len(files) > 1, records, limit)
     if not records:
         raise EventLogError(p.name, "no event inspector lines found")
     start = min(r[0] for r in records)
@@ -165,26 +226,29 @@ def read_storm_events(path: str | os.PathLike[str]) -> EventLog:
     return EventLog(events=events, source=str(p))
 
 
-def _records(p: Path, index: int, several: bool) -> list[tuple[int, str, int, str, int, int]]:
-    """(seconds, component, task, message id, line number, file index) of one file's event inspector lines."""
-    text = _text_of(p)
+def _records(p: Path, index: int, several: bool, records: list[tuple[int, str, int, str, int, int]],
+             limit: int) -> None:
+    """Add (seconds, component, task, message id, line number, file index) of one file's event inspector
+    lines to `records`, refusing the log once it holds more than `limit` (before the memory is spent)."""
     name = f"{p.parent.name}/{p.name}" if several else p.name
-    records: list[tuple[int, str, int, str, int, int]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    names: dict[str, str] = {}  # one string per component and message id prefix, not one per line
+    first = len(records)
+    for number, line in _lines(p, name):
         m = _LINE.match(line)
         if m is None:
-            if records:
+            if len(records) > first:
                 continue  # a value with a line break: the rest of the previous tuple
             raise EventLogError(f"{name} line {number}",
                                 "not an event inspector line (expected "
                                 "'Mon Nov 23 11:33:18 UTC 2026,COMPONENT,TASK,MSGID,[VALUES]')")
         if m["mon"] not in _MONTHS:
-            raise EventLogError(f"{name} line {number}.date", f"unknown month '{m['mon']}'")
+            raise EventLogError(f"{name} line {number}.date", f"unknown month '{escape(m['mon'])}'")
         comp, task, msg, _values = _fields(m["rest"], f"{name} line {number}")
-        records.append((_seconds(m), comp, max(0, task), msg.strip(), number, index))
-    return records
+        if len(records) >= limit:
+            raise EventLogError(name, f"holds over {limit} events, more than this process reads at once "
+                                      "(raise it with STORMBOUND_MAX_EVENTS=N, about 1.2 kB each; docs/limits.md)")
+        comp = names.setdefault(comp, comp)
+        records.append((_seconds(m, f"{name} line {number}"), comp, max(0, task), msg.strip(), number, index))
 
 
 def apply_storm_events(analysis, log: EventLog):  # noqa: ANN001, ANN201 - an app.measure.analysis.Analysis

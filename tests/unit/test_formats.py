@@ -152,7 +152,7 @@ def topologies(draw) -> Topology:
     n_spouts = draw(st.integers(1, len(all_names) - 1))
     spouts = [{"name": n, "rate": draw(positive), "burst": draw(st.integers(1, 10))} for n in all_names[:n_spouts]]
     bolts = [
-        {"name": n, "alpha": draw(positive), "sigma": draw(st.floats(0, 10, allow_nan=False)),
+        {"name": n, "alpha": draw(positive), "sigma": draw(st.one_of(st.just(0.0), st.floats(1e-6, 10))),
          "parallelism": draw(st.integers(1, 50))}
         for n in all_names[n_spouts:]
     ]
@@ -164,7 +164,7 @@ def topologies(draw) -> Topology:
     ]
     settings_ = {
         "tolerance": draw(st.floats(0, 0.99, allow_nan=False)),
-        "max_idle_time": draw(st.floats(0, 10, allow_nan=False)),
+        "max_idle_time": draw(st.one_of(st.just(0.0), st.floats(1e-6, 10))),
         "init_queues": draw(st.integers(0, 20)),
     }
     return parse_topology({"name": draw(names), "spouts": spouts, "bolts": bolts, "subscriptions": subs,

@@ -476,3 +476,401 @@ def test_depth_check_agrees_with_the_decoded_depth(value: Any, limit: int, ascii
 
     text = json.dumps(value, ensure_ascii=ascii_only)
     assert (depth_overflow(text, limit) is None) == (decoded_depth(value) <= limit), text
+
+
+# ---- issue 33: units, stream declarations, failure fields, Parquet folders and rolled logs, Storm UI number
+# shapes, HTTP/1.1 slow bodies. Each runs a fixed CI sample and a long random one (`make fuzz`).
+
+SMALL_CI = settings(max_examples=40, derandomize=True, **_COMMON)  # type: ignore[arg-type]
+SMALL_FUZZ = settings(max_examples=400, **_COMMON)  # type: ignore[arg-type]
+UNITS = ["", "ms", "s", "us", "µs", "ns", "min", "h", "/s", "/min", "/ms", " tuples/s", "m", "sec", "\x1b", "/x"]
+UNIT_TEXT = st.one_of(
+    st.builds(lambda sign, mantissa, exponent, unit: f"{sign}{mantissa}{exponent}{unit}",
+              st.sampled_from(["", "-", "+", " "]),
+              st.one_of(st.integers(0, 10**6).map(str), st.floats(0, 1e6).map(repr),
+                        st.text("0123456789.", min_size=1, max_size=300)),
+              st.one_of(st.just(""), st.integers(-10**9, 10**9).map(lambda e: f"e{e}"),
+                        st.integers(-400, 400).map(lambda e: f"E{e}")),
+              st.sampled_from(UNITS)),
+    st.text(max_size=300))
+
+
+def _units(text: str) -> None:
+    """Every time and rate the command line and the app parse: a value the model takes, or one UnitError line,
+    at once (a huge exponent is not built digit by digit)."""
+    import math
+
+    from app.core.units import MAX_MAGNITUDE, MIN_MAGNITUDE, UnitError, parse_duration, parse_rate
+
+    start = time.monotonic()
+    for parse in (parse_duration, parse_rate):
+        try:
+            value = parse(text)
+        except UnitError as err:
+            assert "\n" not in str(err).strip() and len(str(err)) < 400, str(err)
+        else:
+            assert math.isfinite(value) and (value == 0 or MIN_MAGNITUDE <= abs(value) <= MAX_MAGNITUDE), value
+    assert time.monotonic() - start < 2, text[:80]
+
+
+def _annotate_values(items: list[str]) -> None:
+    """`annotate`'s planning of KEY=VALUE items on a document: changes, or one UsageError line."""
+    from app.cli.annotate import plan
+    from app.cli.common import UsageError
+
+    doc = topology_doc()
+    doc["bolts"][0]["streams"] = ["extra"]
+    start = time.monotonic()
+    for component in ("split", "sentences", "settings"):
+        try:
+            plan(doc, component, items)
+        except UsageError as err:
+            assert "\n" not in str(err) and len(str(err)) < 600, str(err)
+    assert time.monotonic() - start < 2
+
+
+KEYS = ["alpha", "sigma", "parallelism", "min_ttf", "rate", "burst", "sigma.extra", "ratio.extra",
+        "min_reboot_time", "max_reboot_time", "max_idle_time", "tolerance", "failures", "replay"]
+ANNOTATE_ITEMS = st.lists(st.builds(lambda k, v: f"{k}={v}", st.sampled_from(KEYS), UNIT_TEXT), min_size=1,
+                          max_size=3)
+
+
+@st.composite
+def stream_declarations(draw: st.DrawFn) -> bytes:
+    """A document whose spouts and bolts declare odd, reserved, duplicate, long or many streams, with values
+    and subscriptions naming them (or not)."""
+    doc = topology_doc()
+    names = st.one_of(st.sampled_from(["default", "__ack", "__tick", "__metrics", "x" * 300, "a\nb", "\u202e", "s",
+                                       "s", ""]), st.text(max_size=12))
+    for comp in draw(st.lists(st.sampled_from([*doc["spouts"], *doc["bolts"]]), min_size=1, max_size=3)):
+        if draw(st.booleans()):
+            declared = draw(st.lists(names, max_size=20))
+        else:
+            declared = [f"s{i}" for i in range(draw(st.sampled_from([10, 1000, 5000])))]
+        comp["streams"] = declared if draw(st.integers(0, 9)) else draw(st.sampled_from(WRONG))
+        field = "stream_sigma" if "alpha" in comp else "stream_ratio"
+        values = {str(n): draw(st.sampled_from([0, 0.5, 2, -1, 1e308, 5e-324, "1", None, True]))
+                  for n in (declared[:draw(st.integers(0, 3))] + draw(st.lists(names, max_size=2)))}
+        comp[field] = values if draw(st.integers(0, 9)) else draw(st.sampled_from(WRONG))
+        for name in declared[:draw(st.sampled_from([0, 1, 3, 1000]))]:
+            doc["subscriptions"].append({"source": comp["name"], "target": "split", "stream": name})
+    return json.dumps(doc).encode("utf-8")
+
+
+FAILURE_VALUES = [0, 1e-9, 1e-10, 0.5, 10, 1e12, 1e13, 1e308, 5e-324, -1, None, True, "10", "1e-99999999", [], {}]
+
+
+@st.composite
+def failure_fields(draw: st.DrawFn) -> dict[str, Any]:
+    """A document with a failing bolt: min_ttf, the reboot bounds, failures and replay set to anything."""
+    doc = topology_doc()
+    for bolt in draw(st.lists(st.sampled_from(doc["bolts"]), min_size=1, max_size=2)):
+        bolt["min_ttf"] = draw(st.sampled_from(FAILURE_VALUES))
+        bolt["alpha"] = draw(st.sampled_from([0.001, 1e-9, 1e12, 0.5, 5e-324, 1e308]))
+    settings_ = doc.setdefault("settings", {})
+    for key in ("min_reboot_time", "max_reboot_time", "max_idle_time"):
+        if draw(st.booleans()):
+            settings_[key] = draw(st.sampled_from(FAILURE_VALUES))
+    settings_["failures"] = draw(st.sampled_from([True, False, None, "on", 1]))
+    settings_["replay"] = draw(st.sampled_from(["paced", "at-once", "none", "", None, 5]))
+    doc["spouts"][0]["rate"] = draw(st.sampled_from([1e-9, 1, 1e12, 1e-320, 1e308, "5", True]))
+    return doc
+
+
+def _check_command(doc: dict[str, Any]) -> None:
+    """`stormbound check` of the document, in this process: exit 0, 1 or 2 and one line per refusal, never 3."""
+    import contextlib
+
+    from app.cli import main
+
+    path = put("failing.storm.json", json.dumps(doc).encode("utf-8"))
+    out, err = io.StringIO(), io.StringIO()
+    start = time.monotonic()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["check", str(path)])
+    assert code in (0, 1, 2), (code, err.getvalue()[:300])
+    if code == 2:  # one line per problem, at most one per field set wrong
+        lines = err.getvalue().strip().splitlines()
+        assert 1 <= len(lines) <= 8 and not any(CONTROL.search(line) for line in lines), err.getvalue()[:300]
+    assert time.monotonic() - start < SLOW_S
+
+
+def _streams(data: bytes) -> None:
+    read_cleanly(load_topology, put("streams.storm.json", data))
+
+
+NEW_CASES = [
+    ("units", UNIT_TEXT, _units),
+    ("annotate_values", ANNOTATE_ITEMS, _annotate_values),
+    ("stream_declarations", stream_declarations(), _streams),
+    ("failure_fields", failure_fields(), _check_command),
+]
+
+
+@pytest.mark.parametrize(("kind", "strategy", "check"), NEW_CASES, ids=[c[0] for c in NEW_CASES])
+def test_new_reader_cases_refuse_cleanly_or_read(kind: str, strategy: st.SearchStrategy[Any], check) -> None:
+    SMALL_CI(given(strategy)(check))()
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize(("kind", "strategy", "check"), NEW_CASES, ids=[c[0] for c in NEW_CASES])
+def test_new_reader_cases_refuse_cleanly_or_read_long(kind: str, strategy: st.SearchStrategy[Any], check) -> None:
+    SMALL_FUZZ(given(strategy)(check))()
+
+
+# ---- Parquet folders and rolled events.log files ------------------------------------------------------------
+
+
+@st.composite
+def parquet_folder(draw: st.DrawFn) -> list[tuple[str, str, bytes]]:
+    """Entries of a Parquet folder: (kind, name, bytes) with kind part, fifo, dangling, folder, hidden, empty,
+    uint64 (a part whose task and queue columns are uint64, values up to 2^64-1)."""
+    entries: list[tuple[str, str, bytes]] = []
+    for i in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["part", "part", "part", "fifo", "dangling", "folder", "hidden", "empty",
+                                     "uint64"]))
+        data = b""
+        if kind == "part":
+            data = draw(parquet_file())
+        elif kind == "uint64":
+            pa = pytest.importorskip("pyarrow")
+            big = draw(st.sampled_from([0, 5, 2**53, 2**53 + 1, 2**63 + 5, 2**64 - 1]))
+            data = _parquet_bytes(pa.table({"t": [0.0, 1.0], "ev": ["spout_emit", None], "comp": ["s", "b"],
+                                            "task": pa.array([1, big], type=pa.uint64()), "tuple": ["a1", None],
+                                            "msg": ["m1", None], "queue": pa.array([None, big], type=pa.uint64())}))
+        entries.append((kind, f"part-{i}.parquet" if kind != "hidden" else f"_part-{i}", data))
+    return entries
+
+
+def _parquet_folder(entries: list[tuple[str, str, bytes]]) -> None:
+    import os
+    import shutil
+
+    folder = TMP / "folder.parquet"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    for kind, name, data in entries:
+        path = folder / name
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "dangling":
+            path.symlink_to(TMP / "gone.parquet")
+        elif kind == "folder":
+            path.mkdir()
+        else:
+            path.write_bytes(data)
+    both_log_readers(folder)
+    read_cleanly(_embedded, folder)
+
+
+def _embedded(path: Path) -> None:
+    """The embedded engine (DuckDB) on the log: a refusal is a TopologyError line, never DuckDB's own error."""
+    from app.measure.sql.embedded import embedded_log
+
+    with embedded_log(path) as engine:
+        engine.run("SELECT count(*), max(task) FROM events")
+        engine.run("SELECT count(*), max(queue) FROM queues")
+
+
+@st.composite
+def rolled_events(draw: st.DrawFn) -> list[tuple[str, bytes]]:
+    """A worker's rolled events.log files: live, numbered and gzipped, each maybe damaged, one maybe all
+    newlines (a gzip bomb in small)."""
+    import gzip
+
+    files: list[tuple[str, bytes]] = []
+    for name in draw(st.lists(st.sampled_from(["events.log", "events.log.1", "events.log.2.gz", "events.log.3.gz",
+                                               "events.log.gz"]), min_size=1, max_size=3, unique=True)):
+        text = draw(events_log_file())
+        if draw(st.integers(0, 5)) == 0:
+            text = b"\n" * draw(st.sampled_from([1, 1000, 3_000_000]))
+        data = gzip.compress(text) if name.endswith(".gz") else text
+        files.append((name, draw(damaged(data)) if name.endswith(".gz") else data))
+    return files
+
+
+def _rolled(files: list[tuple[str, bytes]]) -> None:
+    import shutil
+
+    port = TMP / "artifacts" / "wc-1-1" / "6700"
+    shutil.rmtree(TMP / "artifacts", ignore_errors=True)
+    port.mkdir(parents=True)
+    for name, data in files:
+        (port / name).write_bytes(data)
+    (port.parent / "6701").symlink_to(port, target_is_directory=True)
+    read_cleanly(read_log, TMP / "artifacts")
+
+
+def test_parquet_folders_and_rolled_logs_refuse_cleanly_or_read() -> None:
+    pytest.importorskip("pyarrow")
+    SMALL_CI(given(parquet_folder())(_parquet_folder))()
+    SMALL_CI(given(rolled_events())(_rolled))()
+
+
+@pytest.mark.fuzz
+def test_parquet_folders_and_rolled_logs_refuse_cleanly_or_read_long() -> None:
+    pytest.importorskip("pyarrow")
+    SMALL_FUZZ(given(parquet_folder())(_parquet_folder))()
+    SMALL_FUZZ(given(rolled_events())(_rolled))()
+
+
+# ---- Storm UI number shapes --------------------------------------------------------------------------------
+
+UI_SHAPES = [None, -3, -1, 0, 0.0, -0.0, 1, 10**4000, -(10**4000), 1e308, 5e-324, 2**63, "-3", "3", "0.5", "abc",
+             "1e400", "NaN", "", " 7 ", "9" * 4000, True, False, [], {}, [None], {"x": None}]
+
+
+def _ui_snapshot() -> dict[str, Any]:
+    data = ROOT / "tests" / "data" / "storm-ui"
+    comps = {c: json.loads((data / f"component-{c}.json").read_text()) for c in ("sentences", "split", "count",
+                                                                                  "report")}
+    return {"url": "http://127.0.0.1:1", "topology_id": "wordcount-3-1700000000", "window": "600",
+            "topology": json.loads((data / "topology.json").read_text()), "components": comps}
+
+
+UI_BASE = _ui_snapshot()
+
+
+@st.composite
+def ui_replies(draw: st.DrawFn) -> dict[str, Any]:
+    """The replies of one import with one to three values (any field, nested too) replaced by an odd shape."""
+    snapshot = copy.deepcopy(UI_BASE)
+    roots = [snapshot["topology"], *snapshot["components"].values()]
+    for _ in range(draw(st.integers(1, 3))):
+        root = draw(st.sampled_from(roots))
+        paths = [p for p in iter_paths(root) if p]
+        path = draw(st.sampled_from(paths))
+        _parent(root, path)[path[-1]] = copy.deepcopy(draw(st.sampled_from(UI_SHAPES)))  # never shared: no cycle
+    return snapshot
+
+
+def _ui(snapshot: dict[str, Any]) -> None:
+    from app.core.formats.storm_ui import StormUISnapshot, from_storm_ui
+
+    start = time.monotonic()
+    try:
+        from_storm_ui(StormUISnapshot(**snapshot))
+    except TopologyError as err:
+        assert "\n" not in str(err) and not CONTROL.search(str(err)) and len(str(err)) < 600, str(err)[:300]
+    assert time.monotonic() - start < SLOW_S
+
+
+def test_storm_ui_number_shapes_refuse_cleanly_or_read() -> None:
+    CI(given(ui_replies())(_ui))()
+
+
+@pytest.mark.fuzz
+def test_storm_ui_number_shapes_refuse_cleanly_or_read_long() -> None:
+    FUZZ(given(ui_replies())(_ui))()
+
+
+# ---- HTTP/1.1 slow bodies: a loopback server that drips, stalls or lies about lengths ------------------------
+
+
+class _SlowServer:
+    """A one-behaviour HTTP server on 127.0.0.1 (raw sockets): `plan` says what it sends for every request;
+    each connection stops by itself once the client is gone, its time is up, or the server is closed."""
+
+    def __init__(self, plan: dict[str, Any]):
+        import socket
+        import threading
+
+        self.plan = plan
+        self.stop = threading.Event()
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.1)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def __enter__(self) -> _SlowServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(5)
+        self.sock.close()
+
+    def _serve(self) -> None:
+        import threading
+
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: Any) -> None:
+        plan = self.plan
+        deadline = time.monotonic() + 10  # bounded: the client's deadline is far shorter
+        try:
+            conn.settimeout(1)
+            conn.recv(65536)
+            body = plan["body"]
+            head = [f"HTTP/{plan['version']} 200 OK", "Content-Type: application/json"]
+            if plan["length"] == "right":
+                head.append(f"Content-Length: {len(body)}")
+            elif plan["length"] == "more":
+                head.append(f"Content-Length: {len(body) + 1000}")
+            elif plan["length"] == "chunked":
+                head.append("Transfer-Encoding: chunked")
+            if plan["keepalive"]:
+                head.append("Connection: keep-alive")
+            data = ("\r\n".join(head) + "\r\n\r\n").encode()
+            if plan["length"] == "chunked":
+                data += b"".join(b"%x\r\n%s\r\n" % (1, body[i:i + 1]) for i in range(len(body))) + b"0\r\n\r\n"
+            else:
+                data += body
+            step = plan["step"]
+            for i in range(0, len(data), step):
+                if self.stop.is_set() or time.monotonic() > deadline:
+                    break
+                conn.sendall(data[i:i + step])
+                time.sleep(plan["pause"])
+            if plan["stall"]:
+                self.stop.wait(min(10.0, max(0.0, deadline - time.monotonic())))
+        except OSError:
+            pass  # the client cut the connection at its deadline
+        finally:
+            conn.close()
+
+
+SLOW_PLANS = st.fixed_dictionaries({
+    "version": st.sampled_from(["1.0", "1.1"]),
+    "keepalive": st.booleans(),
+    "length": st.sampled_from(["right", "more", "none", "chunked"]),
+    "step": st.sampled_from([1, 7, 100, 100_000]),
+    "pause": st.sampled_from([0.0, 0.01, 0.2]),
+    "stall": st.booleans(),
+    "body": st.sampled_from([b'{"topologies": []}', b'{"topologies": [' + b'{"id": "x"},' * 200 + b'{}]}',
+                             b"[" * 200 + b"]" * 200, b'{"a": 1e400}', b"\xff\xfe"]),
+})
+HTTP_TIMEOUT_S = 0.8
+
+
+def _slow(plan: dict[str, Any]) -> None:
+    """One GET with a 0.8 s deadline: a reply or one StormUIError line, and back within the deadline (plus
+    the join of the helper thread), however the server drips, stalls or lies."""
+    from app.core.formats.storm_ui_client import StormUIClient, StormUIError
+
+    with _SlowServer(plan) as server:
+        client = StormUIClient(server.url, timeout_s=HTTP_TIMEOUT_S)
+        start = time.monotonic()
+        try:
+            client.get("/api/v1/topology/summary")
+        except StormUIError as err:
+            assert "\n" not in str(err) and not CONTROL.search(str(err)), str(err)
+        assert time.monotonic() - start < HTTP_TIMEOUT_S + 1.5, plan
+
+
+def test_http_slow_bodies_end_within_the_deadline() -> None:
+    settings(max_examples=8, derandomize=True, **_COMMON)(given(SLOW_PLANS)(_slow))()  # type: ignore[arg-type]
+
+
+@pytest.mark.fuzz
+def test_http_slow_bodies_end_within_the_deadline_long() -> None:
+    settings(max_examples=80, **_COMMON)(given(SLOW_PLANS)(_slow))()  # type: ignore[arg-type]

@@ -227,3 +227,20 @@ def test_frozen_entry_opens_a_document_handed_over_by_macos(tmp_path: Path, monk
     assert entry._argv() == ["gui", str(document)]
     monkeypatch.setattr(sys, "argv", ["stormbound", "check", str(document)])
     assert entry._argv() == ["check", str(document)]
+
+
+def test_make_dist_installs_the_libraries_docs_install_lists():
+    """`make dist` on a fresh machine: build.sh runs packaging/build_deps.sh first, whose list holds every
+    library of docs/install.md's apt command (the ones `ldd` on the bundled Qt names), and the tools."""
+    import re
+
+    listed = subprocess.run(["bash", str(ROOT / "packaging" / "build_deps.sh"), "--list"], capture_output=True,
+                            text=True, check=True).stdout.split()
+    text = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    command = re.search(r"sudo apt install (libxcb-cursor0.*?)\n```", text, re.S)
+    assert command is not None
+    documented = command.group(1).replace("\\", " ").split()
+    assert set(documented) <= set(listed), set(documented) - set(listed)
+    assert {"binutils", "dpkg-dev"} <= set(listed)
+    build = (ROOT / "packaging" / "build.sh").read_text(encoding="utf-8")
+    assert build.index("packaging/build_deps.sh") < build.index("PyInstaller --noconfirm")

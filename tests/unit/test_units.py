@@ -162,7 +162,7 @@ def test_annotate_sets_a_streams_sigma_and_a_spouts_ratio(capsys, crawler: Path)
                                    "status)"),
     (["fetcher", "ratio.status=1"], "a bolt's value per stream is written sigma.STREAM=VALUE"),
     (["filespout", "ratio.status=-1"], "spouts.filespout.stream_ratio.status: input should be greater than or equal"),
-    (["filespout", "ratio.status=nan"], "spouts.filespout.stream_ratio.status: input should be a finite number"),
+    (["filespout", "ratio.status=nan"], "spouts.filespout.stream_ratio.status: 'nan': nan is not a finite number"),
 ])
 def test_annotate_refuses_a_bad_stream_value_in_one_line(capsys, crawler: Path, argv: list[str],
                                                         message: str) -> None:

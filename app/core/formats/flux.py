@@ -147,7 +147,7 @@ class _Parsed:
 def load_tree(path: Path, options: FluxOptions, props: dict[str, str] | None) -> _Parsed:
     """Read, substitute, parse and check one Flux file (no includes)."""
     raw = read_flux_text(path)
-    text = substitute(raw, props, options)
+    text = substitute(raw, props, options, path)
     root = parse_yaml(text, path, options)
     if root is None:
         raise FluxError(path, None, "", "is empty")
@@ -158,7 +158,7 @@ def load_tree(path: Path, options: FluxOptions, props: dict[str, str] | None) ->
     kept = None
     if options.env and "${ENV-" in raw:  # the references themselves, for the config the document keeps
         try:
-            kept = parse_yaml(substitute(raw, props, replace(options, env=False)), path, options)
+            kept = parse_yaml(substitute(raw, props, replace(options, env=False), path), path, options)
         except FluxError:
             kept = None
     return _Parsed(path, text, root, unresolved, kept)
@@ -376,8 +376,12 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
     unresolved = list(main.unresolved)
     for include, line, label in _includes(main):
         target = _resolve_include(include, main_path, options, line, label)
+        if target == files[0]:
+            raise FluxError(main_path, line, f"{label}.file", f"cyclic include: {target.name} includes itself")
         if target in files:
-            raise FluxError(main_path, line, f"{label}.file", f"cyclic include: {target.name} is already being read")
+            earlier = files.index(target) - 1
+            raise FluxError(main_path, line, f"{label}.file", f"{target.name} is included twice (also "
+                                                              f"includes[{earlier}]): include each file once")
         override = include.get("override", False)
         if not isinstance(override, bool):
             raise FluxError(main_path, line_of(include, "override") or line, f"{label}.override",
@@ -393,7 +397,7 @@ def read_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) 
                 again = _resolve_include(nested, target, options, nline, nlabel)
             except FluxError:
                 continue  # Flux does not follow it, so a missing one does not matter
-            if again in files:
+            if again in (files[0], target):
                 raise FluxError(target, nline, f"{nlabel}.file",
                                 f"cyclic include: {again.name} includes {target.name}, which includes it again")
             notes.append(f"{target.name}: its own includes are not followed, as Flux does not follow them")
@@ -639,12 +643,19 @@ def relative_paths(topo: Topology, document: str | os.PathLike[str]) -> Topology
 def missing_flux_files(topo: Topology) -> list[tuple[str, str]]:
     """(field, path) of each file or folder the document was imported with that is not there (paths resolved)."""
     s = topo.storm
+
+    def there(path: str, folder: bool) -> bool:
+        try:
+            return Path(path).is_dir() if folder else Path(path).is_file()
+        except (OSError, ValueError):  # a name the system cannot take (too long, a NUL): not there
+            return False
+
     out = []
-    if s.flux_file and not Path(s.flux_file).is_file():
+    if s.flux_file and not there(s.flux_file, False):
         out.append(("storm.flux_file", s.flux_file))
-    if s.flux_filter and not Path(s.flux_filter).is_file():
+    if s.flux_filter and not there(s.flux_filter, False):
         out.append(("storm.flux_filter", s.flux_filter))
-    out += [("storm.flux_resources", r) for r in s.flux_resources if not Path(r).is_dir()]
+    out += [("storm.flux_resources", r) for r in s.flux_resources if not there(r, True)]
     return out
 
 

@@ -337,12 +337,12 @@ def plan_repair(flux_path: str | Path, wanted: dict[str, int], options: FluxOpti
     edits: list[FileEdit] = []
     for file, values_here in by_file.items():
         raw = read_flux_text(file)
-        text = substitute(raw, props, options)
+        text = substitute(raw, props, options, file)
         current = {("bolts", b.id): (b.parallelism or 1) for b in doc.bolts.values() if b.file == file}
         current.update({("spouts", s.id): (s.parallelism or 1) for s in doc.spouts.values() if s.file == file})
         raised: dict[str, int] = {}
         after, changes = _plan_file(file, raw, text, values_here, current, options.filter, raised)
-        _check_only_parallelism(file, text, substitute(after, props, options), values_here, options)
+        _check_only_parallelism(file, text, substitute(after, props, options, file), values_here, options)
         edits.append(FileEdit(file, raw, after, changes, raised))
     return edits
 
@@ -393,17 +393,26 @@ def _structure_differs(topo: Topology, flux_path: Path, options: FluxOptions) ->
     return None
 
 
+def _flux_file(topo: Topology) -> Path | None:
+    """The document's Flux file when it is there (a name too long for the system, or holding a NUL, is not)."""
+    flux = topo.storm.flux_file
+    try:
+        return Path(flux) if flux and Path(flux).is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
 def export_original(topo: Topology) -> OriginalExport | None:
     """The Flux file the document was imported from, with only its changed parallelism replaced; everything
     else (comments, anchors, constructorArgs, components, includes, ${...}) byte for byte.
 
     None when there is no such file to start from, or the document's structure is no longer the file's
     (then a skeleton is the honest export)."""
-    flux = topo.storm.flux_file
-    if not flux or not Path(flux).is_file():
+    flux = _flux_file(topo)
+    if flux is None:
         return None
     options = options_of(topo)
-    source = Path(flux).resolve()
+    source = flux.resolve()
     if _structure_differs(topo, source, options) is not None:
         return None
     spouts = {s.name: s.executors for s in topo.spouts if not s.name.startswith(TICK_PREFIX) and s.executors}
@@ -424,7 +433,9 @@ def why_skeleton(topo: Topology) -> str:
     flux = topo.storm.flux_file
     if not flux:
         return "the document did not come from a Flux file"
-    if not Path(flux).is_file():
-        return f"its Flux file {flux} is not there any more"
-    why = _structure_differs(topo, Path(flux).resolve(), options_of(topo))
+    found = _flux_file(topo)
+    if found is None:
+        shown = flux if len(flux) <= 60 else flux[:60] + "…"
+        return f"its Flux file {shown} is not there any more"
+    why = _structure_differs(topo, found.resolve(), options_of(topo))
     return f"the document's topology is not its Flux file's any more ({why})" if why else ""

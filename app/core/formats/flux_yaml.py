@@ -61,15 +61,17 @@ class FluxOptions:
 
 def read_properties(path: str | os.PathLike[str]) -> dict[str, str]:
     """A Java `.properties` file (ISO-8859-1, `key=value`, `key: value` or `key value`, `\\` continuations)."""
+    from app.core.fileio import read_bytes
+
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise FluxError(p, None, "", "no such properties file") from None
-    except IsADirectoryError:
-        raise FluxError(p, None, "", "is a folder, not a properties file") from None
-    except OSError as err:
-        raise FluxError(p, None, "", err.strerror or str(err)) from None
+
+    def refused(reason: str) -> FluxError:
+        reason = {"no such file": "no such properties file",
+                  "is a folder, not a file": "is a folder, not a properties file"}.get(reason, reason)
+        return FluxError(p, None, "", reason)
+
+    # a regular file of at most 2 MB: a pipe would block, /dev/zero would fill the memory
+    raw = read_bytes(p, refused, MAX_BYTES)
     lines = raw.decode("latin-1").splitlines()
     props: dict[str, str] = {}
     i = 0
@@ -147,17 +149,30 @@ def _resolve(var: str, props: dict[str, str] | None, options: FluxOptions) -> st
         return None
     listed = LIST_PLACEHOLDER.match(var)
     if listed and listed["list"] in props:
+        if len(listed["index"]) > 9:  # no list has a billion elements (and int() refuses 4,300 digits)
+            return None
         return _list_element(props[listed["list"]], int(listed["index"]))
     return props.get(var)
 
 
-def substitute(text: str, props: dict[str, str] | None, options: FluxOptions) -> str:
-    """Replace every resolvable `${...}` (Flux substitutes the text before parsing it); others stay."""
-    def replace(m: re.Match[str]) -> str:
+def substitute(text: str, props: dict[str, str] | None, options: FluxOptions, file: Path | None = None) -> str:
+    """Replace every resolvable `${...}` (Flux substitutes the text before parsing it); others stay.
+    The text is refused as soon as it grows past the Flux size limit (2 MB), before that memory is spent."""
+    parts: list[str] = []
+    size = 0
+    end = 0
+    for m in PLACEHOLDER.finditer(text):
         value = _resolve(m.group(1), props, options)
-        return m.group(0) if value is None else value
-
-    return PLACEHOLDER.sub(replace, text)
+        piece = text[end:m.start()] + (m.group(0) if value is None else value)
+        size += len(piece)
+        if size > MAX_BYTES:
+            line = text.count("\n", 0, m.start()) + 1
+            raise FluxError(file or Path("flux"), line, "", f"is larger than {MAX_BYTES // 1_000_000} MB once "
+                            "${...} is substituted: not a Flux file")
+        parts.append(piece)
+        end = m.end()
+    parts.append(text[end:])
+    return "".join(parts)
 
 
 def placeholder_problem(var: str, options: FluxOptions) -> str:
@@ -405,19 +420,15 @@ def plain(node: Any) -> Any:
 
 
 def read_flux_text(path: Path, what: str = "") -> str:
-    from app.core.fileio import check_regular
+    from app.core.fileio import read_bytes
 
-    check_regular(path, lambda reason: FluxError(path, None, what, reason))
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise FluxError(path, None, what, "no such file") from None
-    except IsADirectoryError:
-        raise FluxError(path, None, what, "is a folder, not a Flux file") from None
-    except OSError as err:
-        raise FluxError(path, None, what, err.strerror or str(err)) from None
-    if len(raw) > MAX_BYTES:
-        raise FluxError(path, None, "", f"is larger than {MAX_BYTES // 1_000_000} MB: not a Flux file")
+    def refused(reason: str) -> FluxError:
+        if reason.startswith(("is ", "over")) and "bytes" in reason:  # the size, before any of it is read
+            return FluxError(path, None, "", f"is larger than {MAX_BYTES // 1_000_000} MB: not a Flux file")
+        return FluxError(path, None, what, "is a folder, not a Flux file" if reason == "is a folder, not a file"
+                         else reason)
+
+    raw = read_bytes(path, refused, MAX_BYTES)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:

@@ -24,6 +24,7 @@ value is returned with the figures it came from. Every failure is a
 
 from __future__ import annotations
 
+import math
 import re
 import urllib.error
 import urllib.parse
@@ -110,7 +111,12 @@ def _checked_name(name: str, where: str, what: str) -> str:
 
 def _executors(value: Any, where: str, path: str) -> int:
     """An executor count from the Storm UI: a whole number 1..2^31-1 (missing: 1)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > STORM_MAX_INT:  # float() overflows
+        raise StormUIError(where, f"{path}: executors {value!r:.40} is not a whole number up to Storm's largest "
+                                  f"{STORM_MAX_INT} (2^31-1)")
     number = _number(value)
+    if number is not None and number < 0:
+        raise StormUIError(where, f"{path}: executors {value!r:.40} is negative")
     if number is None or number < 1:
         return 1
     if number > STORM_MAX_INT or number != int(number):
@@ -124,7 +130,7 @@ def _number(value: Any) -> float | None:
         return None
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return number if number == number and abs(number) != float("inf") else None
 
@@ -186,7 +192,7 @@ def fetch_storm_ui(client: StormUIClient, topology: str, window: str = "600",
         if not isinstance(reply, dict):
             raise StormUIError(client.url(comp_path, params), "expected a JSON object")
         snapshot.components[name] = reply
-        is_bolt = "boltStats" in reply or reply.get("componentType", "").lower() == "bolt" or \
+        is_bolt = "boltStats" in reply or str(reply.get("componentType") or "").lower() == "bolt" or \
             any(name == b.get("boltId") for b in page["bolts"] if isinstance(b, dict))
         if is_bolt and not _inputs(reply) and window != "all":  # nothing executed in the window: inputs not listed
             again = client.get(comp_path, {"window": WINDOWS["all"]})
@@ -349,8 +355,76 @@ def _summary_row(page: dict[str, Any], key: str, name: str) -> dict[str, Any]:
     return {}
 
 
+# the figures of the replies the import reads: each a count or a time, so a number >= 0 (a numeric string for
+# the latencies, as the Storm UI sends them), or null when the UI has none (executors: _executors)
+_FIGURES = frozenset({"emitted", "executed", "transferred", "acked", "failed", "tasks",
+                      "uptimeSeconds", "workersTotal", "msgTimeout", "executeLatency", "processLatency",
+                      "completeLatency", "capacity"})
+_LISTS = frozenset({"spouts", "bolts", "inputStats", "outputStats"})
+#: the largest figure a reply may hold (10^15 tuples, or ms): beyond it a reply is garbage, not a measurement
+MAX_FIGURE = 1e15
+
+
+def _figure_problem(value: Any) -> str | None:
+    """Why `value` is no count or time of the Storm UI, or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "is true or false, not a number"
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) > 40:
+            return "is not a number of at most 40 characters"
+        try:
+            number = float(text)
+        except ValueError:
+            return "is not a number"
+    elif isinstance(value, int):
+        if abs(value) > MAX_FIGURE:
+            return f"is over {MAX_FIGURE:g}: not a measurement"
+        number = float(value)
+    elif isinstance(value, float):
+        number = value
+    else:
+        return f"is {type(value).__name__}, not a number"
+    if not math.isfinite(number):
+        return "is not a finite number"
+    if number < 0:
+        return "is negative: a count or a latency is at least 0"
+    if number > MAX_FIGURE:
+        return f"is over {MAX_FIGURE:g}: not a measurement"
+    return None
+
+
+def check_figures(snapshot: StormUISnapshot) -> None:
+    """Every count and latency of the replies is null or a number from 0 to 10^15, and the lists the
+    import walks are lists: one line naming the reply's field otherwise (-3 ms is no latency: it made
+    α 0.0005 ms and σ -7/-1 = 7, then 'bounded'). Iterative: a reply's nesting is already bounded."""
+    roots: list[tuple[str, Any]] = [("topology", snapshot.topology)]
+    roots += [(f"components.{one_line(str(k))[:60]}", v) for k, v in snapshot.components.items()]
+    roots += [(f"components.{one_line(str(k))[:60]}.inputStats (all time)", v)
+              for k, v in snapshot.all_time_inputs.items()]
+    stack = list(reversed(roots))
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                where = f"{path}.{one_line(str(key))[:60]}"
+                if key in _FIGURES:
+                    problem = _figure_problem(value)
+                    if problem:
+                        raise StormUIError(snapshot.url, f"{where}: {one_line(repr(value))[:60]} {problem}")
+                elif key in _LISTS and value is not None and not isinstance(value, list):
+                    raise StormUIError(snapshot.url, f"{where}: must be a list, not {type(value).__name__}")
+                if isinstance(value, (dict, list)):
+                    stack.append((where, value))
+        elif isinstance(node, list):
+            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(node) if isinstance(item, (dict, list)))
+
+
 def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
     """The topology as the cluster runs it, with rates, α and σ measured over the window."""
+    check_figures(snapshot)
     page = snapshot.topology
     seconds, span = _window_seconds(snapshot)
     derived: list[DerivedValue] = []
@@ -497,6 +571,9 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
             value = page.get("msgTimeout")
         least = 0 if attr == "acker_executors" else 1
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= least:
+            if value > STORM_MAX_INT:
+                raise StormUIError(snapshot.url, f"configuration.{key}: {one_line(repr(value))[:60]} is over Storm's "
+                                                 f"largest {STORM_MAX_INT} (2^31-1)")
             storm[attr] = int(value)
             record(f"storm.{attr}", int(value), f"{key} in the topology configuration")
     # the settings the capacity figures read (app/core/headroom.py): kept in the document's Storm config

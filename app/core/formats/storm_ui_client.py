@@ -93,32 +93,35 @@ class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
 
 
 class _Connections:
-    """The connections of the request under way, so that a deadline can cut them (a slow drip)."""
+    """The sockets of the request under way, so that a deadline can cut them (a slow drip). The socket
+    itself is kept: over HTTP/1.1 urllib detaches it from the connection once the headers are in, and
+    closing the connection then waits for the reader's lock (the drip would hold it for ever)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._open: list[http.client.HTTPConnection] = []
+        self._open: list[socket.socket] = []
 
-    def add(self, conn: http.client.HTTPConnection) -> None:
+    def add(self, sock: socket.socket) -> None:
         with self._lock:
-            self._open.append(conn)
+            self._open.append(sock)
 
     def abort(self) -> None:
+        """Cut every socket: a read blocked in another thread returns at once. Never blocks."""
         with self._lock:
-            conns, self._open = self._open, []
-        for conn in conns:
-            sock = conn.sock
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-            conn.close()
+            socks, self._open = self._open, []
+        for sock in socks:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                sock.close()
 
 
 def _tracked(base: type[http.client.HTTPConnection], connections: _Connections) -> Any:
     class Tracked(base):  # type: ignore[misc, valid-type]  # a subclass of the class urllib picked
         def connect(self) -> None:
-            connections.add(self)
             super().connect()
+            if self.sock is not None:
+                connections.add(self.sock)
     return Tracked
 
 
@@ -212,8 +215,12 @@ class StormUIClient:
         worker = threading.Thread(target=fetch, name="storm-ui-request", daemon=True)
         deadline = time.monotonic() + self.timeout_s
         worker.start()
-        while worker.is_alive() and time.monotonic() < deadline:
-            worker.join(min(0.1, max(0.0, deadline - time.monotonic())))
+        try:
+            while worker.is_alive() and time.monotonic() < deadline:
+                worker.join(min(0.1, max(0.0, deadline - time.monotonic())))
+        except BaseException:  # Ctrl+C: the request is cut, not left reading
+            self._connections.abort()
+            raise
         if worker.is_alive():
             self._connections.abort()
             worker.join(2)
@@ -264,6 +271,10 @@ def _http_problem(err: urllib.error.HTTPError, sent_auth: bool) -> str:
         return "403 Forbidden: this user may not read it"
     if err.code == 404:
         return "404 Not Found: no Storm UI REST API at this address"
+    if 300 <= err.code < 400 and "is not allowed" in str(err.reason):  # urllib's refusal of file://, data:...
+        moved = urllib.parse.urlsplit(err.headers.get("Location", "") if err.headers else "")
+        return one_line(f"HTTP {err.code}: redirected to a {moved.scheme or 'non-HTTP'}: address, not followed "
+                        "(a Storm UI redirects only to http or https)")
     if 300 <= err.code < 400 and "infinite loop" in str(err.reason):
         return f"HTTP {err.code}: a redirect loop (the address redirects back to itself)"
     if 300 <= err.code < 400:

@@ -23,6 +23,7 @@ import csv
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,22 +46,37 @@ class TimingsError(ValueError):
 
 def parse_value(kind: str, text: str) -> float | int:
     """A value of a timings key: a time (`20ms`), a rate (`90/min`), a whole count or a number."""
-    from app.core.units import UnitError, parse_duration, parse_rate
+    from app.core.units import UnitError, magnitude_problem, parse_duration, parse_rate, shown
 
     try:
         if kind == "time":
             return parse_duration(text)
         if kind == "rate":
             return parse_rate(text)
+        value = float(text)
         if kind == "count":
-            value = float(text)
             if not value.is_integer():
-                raise UnitError(f"'{text}' is not a whole number")
+                raise UnitError(f"'{shown(text)}' is not a whole number")
             return int(value)
-        return float(text)
+        problem = magnitude_problem(value, "")
+        if problem:
+            raise UnitError(f"'{shown(text)}': {problem}")
+        return value
     except (ValueError, OverflowError) as err:
-        message = str(err) if isinstance(err, UnitError) else f"'{text}' is not a number"
+        message = str(err) if isinstance(err, UnitError) else f"'{shown(text)}' is not a number"
         raise TimingsError(message) from None
+
+
+def shown_before(value: Any, show: Callable[[Any], str]) -> str:
+    """A value the document held before, as shown in a change line: any JSON value, even a malformed one."""
+    from app.core.units import shown
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return show(value)
+        except (ValueError, OverflowError):
+            pass
+    return repr(shown(one_line(json.dumps(value, default=str))))  # (str: a repr is one)
 
 
 def _stream_value(c: dict[str, Any], kind: str, component: str, key: str, text: str) -> str:
@@ -74,12 +90,17 @@ def _stream_value(c: dict[str, Any], kind: str, component: str, key: str, text: 
         listed = ", ".join(one_line(str(d)) for d in declared) or "none besides default"
         raise TimingsError(f"{where}: {one_line(component)} declares no stream '{one_line(stream)}' "
                            f"(its streams: {listed})")
-    value = parse_value("number", text)
-    values = dict(c.get(field) or {})
+    try:
+        value = parse_value("number", text)
+    except TimingsError as err:
+        raise TimingsError(f"{kind}s.{one_line(component)}.{field}.{one_line(stream)}: {err}") from None
+    values = c.get(field)
+    values = dict(values) if isinstance(values, dict) else {}
     old = values.get(stream)
     values[stream] = value
     c[field] = values
-    return f"{kind}s.{component}.{field}.{stream}: {'not annotated' if old is None else f'{old:g}'} -> {value:g}"
+    return (f"{kind}s.{component}.{field}.{stream}: "
+            f"{'not annotated' if old is None else shown_before(old, lambda x: f'{x:g}')} -> {value:g}")
 
 
 def apply_values(data: dict[str, Any], component: str, items: list[tuple[str, str]]) -> list[str]:
@@ -119,7 +140,8 @@ def apply_values(data: dict[str, Any], component: str, items: list[tuple[str, st
         field = FIELD[kind].get(key, key)
         old = c.get(field)
         c[field] = value
-        unannotated = c.get("unannotated") or []
+        unannotated = c.get("unannotated")
+        unannotated = unannotated if isinstance(unannotated, list) else []
         was_missing = field in unannotated
         if was_missing:
             c["unannotated"] = still_unannotated(unannotated, [field])
@@ -129,7 +151,7 @@ def apply_values(data: dict[str, Any], component: str, items: list[tuple[str, st
                 return format_duration(float(x))
             return f"{x:g} tuples/s" if unit == "rate" else f"{x:g}"
 
-        before = "not annotated" if was_missing else ("unset" if old is None else shown(old))
+        before = "not annotated" if was_missing else ("unset" if old is None else shown_before(old, shown))
         changes.append(f"{kind}s.{component}.{field}: {before} -> {shown(value)}")
     return changes
 

@@ -59,6 +59,17 @@ def _has_pyarrow() -> bool:
     return True
 
 
+def _read_failures() -> tuple[type[Exception], ...]:
+    try:
+        import duckdb
+    except ModuleNotFoundError:
+        return ()
+    return (duckdb.Error,)  # after OutOfMemoryException, which says to raise the memory
+
+
+_READ_FAILURES = _read_failures()
+
+
 class Embedded:
     """One DuckDB connection holding one log as `events` and `queues` (tables or views); `run(sql)` answers rows."""
 
@@ -114,6 +125,18 @@ class Embedded:
         except duckdb.OutOfMemoryException as err:
             raise EmbeddedError(f"the embedded engine ran out of memory ({str(err).splitlines()[0][:120]}): "
                                 f"raise ${MEMORY_ENV} (e.g. 8GB), or use --engine spark") from None
+        except _READ_FAILURES as err:
+            self._read_again(err)
+            return self.con.execute(sql).fetchall()
+
+    def _read_again(self, err: Exception) -> None:
+        """DuckDB could not read a Parquet log it reads itself (damaged pages pyarrow's footer check let
+        through, a value out of range): the Python readers read it instead, and name what is wrong."""
+        if self._deferred is None:
+            raise err
+        path, time_unit = self._deferred
+        self._deferred = None
+        self._load_rows_of(path, time_unit)
 
     def materialize(self, name: str, sql: str) -> None:
         """Keep a query's rows as the table `name` (spilled to disk beyond memory)."""
@@ -124,6 +147,9 @@ class Embedded:
         except duckdb.OutOfMemoryException as err:
             raise EmbeddedError(f"the embedded engine ran out of memory ({str(err).splitlines()[0][:120]}): "
                                 f"raise ${MEMORY_ENV} (e.g. 8GB), or use --engine spark") from None
+        except _READ_FAILURES as err:
+            self._read_again(err)
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}")
 
     def drop(self, name: str) -> None:
         self.con.execute(f"DROP TABLE IF EXISTS {name}")
@@ -141,9 +167,23 @@ class Embedded:
 
         p = Path(path)
         files = log_files(p)
+        for f in files:
+            if log_format(f) == "parquet":
+                from app.measure.eventlog import check_parquet_log, parquet_error, parquet_failures
+
+                try:
+                    check_parquet_log(f)
+                except ModuleNotFoundError:
+                    break
+                except parquet_failures() as err:
+                    raise parquet_error(f, err) from None
         direct = [f for f in files if log_format(f) == "parquet" and self._parquet_columns(f) is not None]
         if len(direct) == len(files):
-            self._parquet_views(files, time_unit)
+            try:
+                self._parquet_views(files, time_unit)
+            except _READ_FAILURES:  # a part DuckDB cannot bind (damaged, empty, another schema): read in Python
+                self._load_rows_of(p, time_unit)
+                return
             self._deferred = (p, time_unit)
             return
         self._load_rows_of(p, time_unit)
@@ -210,7 +250,10 @@ class Embedded:
             return None
         except parquet_failures():
             return None  # the Python reader says what is wrong with it
-        want = {"t": pt.is_floating, "task": pt.is_integer, "queue": pt.is_integer,
+        def signed(ty: Any) -> bool:  # DuckDB casts to BIGINT: a uint64 over 2^63 fails there, so the Python
+            return bool(pt.is_integer(ty) and not pt.is_uint64(ty))  # reader checks those values one by one
+
+        want = {"t": pt.is_floating, "task": signed, "queue": signed,
                 "ev": pt.is_string, "comp": pt.is_string, "tuple": pt.is_string, "msg": pt.is_string,
                 "reason": pt.is_string,
                 "anchors": lambda ty: pt.is_list(ty) and pt.is_string(ty.value_type)}
@@ -225,14 +268,16 @@ class Embedded:
             if not ok(ty) or isinstance(ty, pa.DictionaryType):
                 return None
             found[name] = "yes"
-        return found if "ev" in found or "queue" in found else None
+        if not ("ev" in found or "queue" in found) or not _counts_in_range(path):
+            return None
+        return found
 
     def _parquet_views(self, files: list[Path], time_unit: TimeUnit) -> None:
         """`events` and `queues` as views over the Parquet files (checked by the first pass, see `run`)."""
         divisor = "1000.0" if time_unit == "ms" else "1.0"
         event_parts, queue_parts = [], []
         parts = [(self._parquet_columns(f) or {}, part) for f in files
-                 for part in (sorted(f.rglob("*.parquet")) if f.is_dir() else [f])]
+                 for part in (_parts(f) if f.is_dir() else [f])]
         for number, (present, part) in enumerate(parts, start=1):
             source = f"read_parquet({_quote(str(part))}, file_row_number = true)"
 
@@ -257,6 +302,37 @@ class Embedded:
                          "DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS queues")
         self.con.execute("CREATE VIEW events AS " + " UNION ALL ".join(event_parts))
         self.con.execute("CREATE VIEW queues AS " + " UNION ALL ".join(queue_parts))
+
+
+def _counts_in_range(path: Path) -> bool:
+    """The task and queue columns hold whole numbers in 0..2^53 by their Parquet statistics (the footer, no
+    data read); False sends the log to the Python readers, which name the row (docs/limits.md). Parts
+    without statistics are taken as they are."""
+    import pyarrow.parquet as pq
+
+    from app.measure.eventlog import parquet_failures
+
+    for part in (_parts(path) if path.is_dir() else [path])[:10_000]:
+        try:
+            meta = pq.ParquetFile(str(part)).metadata
+        except parquet_failures():
+            return False
+        for group in range(meta.num_row_groups):
+            row_group = meta.row_group(group)
+            for index in range(row_group.num_columns):
+                column = row_group.column(index)
+                stats = column.statistics
+                if column.path_in_schema in ("task", "queue") and stats is not None and stats.has_min_max \
+                        and (stats.min < 0 or stats.max > 2**53):
+                    return False
+    return True
+
+
+def _parts(folder: Path) -> list[Path]:
+    """The Parquet files of a folder as pyarrow reads them: files (not folders named *.parquet), hidden
+    ones (`_SUCCESS`, `.crc`, `_temporary/`) left out."""
+    return sorted(p for p in folder.rglob("*.parquet") if p.is_file()
+                  and not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts))
 
 
 @contextlib.contextmanager
