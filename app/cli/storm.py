@@ -215,7 +215,7 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
     if missing:  # a skeleton in its place would drop constructorArgs, components, ...: never silently
         def cut(path: str) -> str:  # its end names the file: keep that
             text = one_line(path)
-            return text if len(text) <= 60 else "…" + text[-50:]
+            return text if len(text) <= 160 else "…" + text[-60:]
 
         shown = "; ".join(f"{field} {cut(path)}" for field, path in missing)
         print(f"{one_line(args.input)}: the files it was imported from are not there: {shown} (relative paths are "
