@@ -85,6 +85,11 @@ def record_from_dict(raw: Any, where: str, time_unit: TimeUnit = "s", flat: bool
         raise EventLogError(where, f"expected an object, got {type_name(raw)}")
     data = _clean(raw)
     scale = 0.001 if time_unit == "ms" else 1.0
+    for key in ("task", "queue"):  # in the words of the streaming reader (app/measure/logstream.py)
+        value = data.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 2**53:
+            raise EventLogError(f"{where}.{key}", f"{escape(str(value))} is over the largest count "
+                                                  f"{2**53} (2^53)")
     try:
         if "ev" in data:
             if data["ev"] not in EVENT_KINDS:

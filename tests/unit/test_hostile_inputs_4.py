@@ -628,3 +628,11 @@ def test_queue_samples_over_2_53_in_parquet_are_refused_as_in_the_other_formats(
     pq.write_table(table, tmp_path / "q.parquet")
     extra = ["--topology", str(GETTING_STARTED)] if command == "compare" else []
     refused(capsys, command, *extra, str(tmp_path / "q.parquet"), says="row 1.queue", names="over the largest count")
+
+
+def test_a_1e308_queue_sample_in_a_json_log_is_named_as_in_json_lines(capsys, tmp_path: Path) -> None:
+    log = write(tmp_path / "q.json", {"events": [{"t": 0, "ev": "spout_emit", "comp": "sentences", "task": 1,
+                                                  "tuple": "a", "msg": "m"}],
+                                      "queues": [{"t": 1, "comp": "split", "task": 1, "queue": 1e308}]})
+    refused(capsys, "compare", "--topology", str(GETTING_STARTED), str(log), says="queues[0].queue: 1e+308 is over the "
+            "largest count")
