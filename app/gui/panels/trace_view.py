@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -52,12 +52,21 @@ from app.core.trace_series import (  # the Qt-free half, re-exported for the vie
     trace_series,
     unroll,
 )
-from app.gui.trace_plots import DrawnTrace, RenderError, component_colours, draw_trace, png_bytes, svg_bytes
+from app.gui.trace_plots import (
+    DrawnTrace,
+    RenderError,
+    component_colours,
+    draw_trace,
+    png_bytes,
+    show_range,
+    svg_bytes,
+)
 
 __all__ = ["ExportError", "ShownPosition", "TraceView", "acting_components", "emitted_at", "has_loop", "queue_after",
            "save_bytes", "subscriptions_by_bolt", "trace_csv", "unroll"]
 
 CURSOR_PEN = pg.mkPen("#444444", width=1, style=Qt.PenStyle.DotLine)
+DETAIL_DELAY_MS = 60  # after a zoom, pan or resize, the series are redrawn for the new range this much later
 TABLE_COLUMNS = ["component", "queue", "arrivals", "take", "in process", "emit", "emitted", "buffer", "phase"]
 
 
@@ -163,6 +172,12 @@ class TraceView(QWidget):
         self.title = QLabel("No trace: verify a property; a counterexample opens here.")
         self.title.setWordWrap(True)
         self._colours: dict[str, str] = {}
+        # a zoom or a resize redraws the series for the time range shown, once the view settles: exact values
+        # when few positions are in range, per-pixel bands when more than the plot has pixels
+        self._detail_timer = QTimer(self)
+        self._detail_timer.setSingleShot(True)
+        self._detail_timer.setInterval(DETAIL_DELAY_MS)
+        self._detail_timer.timeout.connect(self.refresh_detail)
 
         self.first_button = self._tool("|◀", "First position (Home)", self.first)
         self.prev_button = self._tool("◀", "Previous position (Left)", self.step_back)
@@ -281,7 +296,20 @@ class TraceView(QWidget):
             line = pg.InfiniteLine(pos=series.times[0], angle=90, movable=False, pen=CURSOR_PEN)
             plot.addItem(line, ignoreBounds=True)
             self._cursor_lines.append(line)
+        if drawn.plots:  # the plots share the time axis: the first one's view says what is shown
+            view = next(iter(drawn.plots.values())).vb
+            view.sigXRangeChanged.connect(self._detail_timer.start)
+            view.sigResized.connect(self._detail_timer.start)
         self._update_enabled()
+
+    def refresh_detail(self) -> None:
+        """Redraw the series for the time range the plots show, as many buckets as they are pixels wide."""
+        if not self.drawn.plots:
+            return
+        view = next(iter(self.drawn.plots.values())).vb
+        (t0, t1), pixels = view.viewRange()[0], int(view.width())
+        if pixels > 0 and self.drawn.shown_range != (t0, t1, pixels):
+            show_range(self.drawn, t0, t1, pixels)
 
     def loop_region_bounds(self) -> list[tuple[float, float]]:
         """The shaded loop passes (of the first plot) as (start, end) times."""
