@@ -40,8 +40,9 @@ def _env_positions(default: int) -> int:
 
 
 #: Most positions a trace may have once expanded (setting: STORMBOUND_MAX_TRACE_POSITIONS): a compressed
-#: file of a few kilobytes may stand for millions of positions, each of which is read into memory.
-MAX_TRACE_POSITIONS = _env_positions(500_000)
+#: file of a few kilobytes may stand for millions of positions, each read into memory (about 7 kB a position
+#: of five components: 23 495 of focused-crawler cfg-4 take 167 MB); the longest lassos found are ~10^5.
+MAX_TRACE_POSITIONS = _env_positions(200_000)
 
 
 class _Step(BaseModel):

@@ -440,7 +440,8 @@ class TraceView(QWidget):
         save_bytes(path, trace_csv(trace, self.shown).encode("utf-8"))
 
     def export_json(self, path: str | Path) -> None:
-        """The trace as found (not unrolled), in the `stormbound-trace/1` format."""
+        """The trace as found (not unrolled): `stormbound-trace/1`, or `/2` for a long lasso that repeats itself
+        (app/core/formats/trace.py `trace_bytes`)."""
         save_trace(self._require_trace(), path)
 
     def _ask(self, title: str, pattern: str, suffix: str, write: Callable[[str], object]) -> None:
