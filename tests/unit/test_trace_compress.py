@@ -208,3 +208,17 @@ def test_the_trace_schema_describes_both_formats(capsys) -> None:
     index = next(i for i, p in enumerate(packed["positions"]) if "repeat" in p)
     packed["positions"][index]["repeat"]["period"] = 0
     assert errors(packed, schema, schema)
+
+
+def test_times_of_unrelated_denominators_are_compared_as_fractions(monkeypatch) -> None:
+    import app.core.formats.trace as trace_format
+
+    monkeypatch.setattr(trace_format, "MAX_SCALE_BITS", 0)  # every common denominator counts as too large
+    for seed in range(10):
+        rnd = random.Random(seed)
+        positions = random_positions(rnd, 300)
+        doc = {"format": COMPRESSED_FORMAT, "topology": {}, "k": 298, "loop_start": 1,
+               "positions": json.loads(json.dumps(compress_positions(positions)))}
+        assert expand_trace_data(doc)["positions"] == positions
+    trace = load_trace(TRACES / "failure-paced.trace.json")
+    same_positions(round_trip(trace), trace)

@@ -440,6 +440,8 @@ def _packed_bytes(data: dict[str, Any]) -> bytes:
 
 #: how many earlier positions of the same shape `compress_positions` tries as a block's start
 CANDIDATES = 24
+#: the largest common denominator of the times compared as integers (beyond: as fractions, slower)
+MAX_SCALE_BITS = 256
 #: the shortest run written as a repeat item (1: a single position as an earlier one shifted)
 MIN_RUN = 1
 
@@ -469,7 +471,7 @@ def compress_positions(positions: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 best, period, shift = j - i, p, d
         if best >= MIN_RUN:
             run = best
-            items.append({"repeat": _repeat_fields(positions[i], period, run, Fraction(shift[0], scale), shift[1:])})
+            items.append({"repeat": _repeat_fields(positions[i], period, run, Fraction(shift[0]) / scale, shift[1:])})
         else:
             run = 1
             items.append(positions[i])
@@ -479,15 +481,17 @@ def compress_positions(positions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return items
 
 
-def _shapes(positions: list[dict[str, Any]]) -> tuple[list[int], list[tuple[int, ...]], int]:
+def _shapes(positions: list[dict[str, Any]]) -> tuple[list[int], list[tuple[Any, ...]], int]:
     """Per position: a number naming its shape (equal numbers: equal but for the time, the queues and the
     backlogs; a time not written as `format_time` writes it is a shape of its own) and those values as
-    integers, the times in units of 1/scale (scale: the least common multiple of their denominators)."""
+    integers, the times in units of 1/scale (scale: the least common multiple of their denominators; with
+    more than MAX_SCALE_BITS bits, scale 1 and the times as fractions)."""
     ids: dict[str, int] = {}
     shapes: list[int] = []
     times = [exact_fraction(position["time"]) for position in positions]
     scale = math.lcm(*(t.denominator for t in times)) if times else 1
-    values: list[tuple[int, ...]] = []
+    exact = scale.bit_length() > MAX_SCALE_BITS  # unrelated denominators: compare the fractions themselves
+    values: list[tuple[Any, ...]] = []
     for index, (position, time) in enumerate(zip(positions, times, strict=True)):
         bolts = {name: {k: v for k, v in step.items() if k != "queue"} for name, step in position["bolts"].items()}
         spouts = {name: {k: v for k, v in step.items() if k != "backlog"} for name, step in position["spouts"].items()}
@@ -495,10 +499,10 @@ def _shapes(positions: list[dict[str, Any]]) -> tuple[list[int], list[tuple[int,
         key = json.dumps([bolts, spouts, rest])
         shape = ids.setdefault(key, len(ids)) if format_time(time) == position["time"] else -1 - index
         shapes.append(shape)
-        values.append((time.numerator * (scale // time.denominator),
+        values.append((time if exact else time.numerator * (scale // time.denominator),
                        *(step["queue"] for step in position["bolts"].values()),
                        *(step.get("backlog", 0) for step in position["spouts"].values())))
-    return shapes, values, scale
+    return shapes, values, 1 if exact else scale
 
 
 def _repeat_fields(position: dict[str, Any], period: int, count: int, time: Fraction,
