@@ -101,7 +101,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise UsageError(f"--width: {args.width} is out of range (200..10000 pixels)")
     out = check_output(args, "-o", args.out, FORMATS, "picture")
     trace = read_trace(args.trace)
-    from app.core.trace_series import trace_series
+    from app.core.trace_series import MAX_SHOWN_POSITIONS, max_unroll, trace_series
+
+    if max_unroll(trace, args.unroll) < args.unroll:
+        raise UsageError(f"--unroll: {args.unroll} passes of a {trace.k + 1 - trace.loop_start}-position loop would "
+                         f"show more than {MAX_SHOWN_POSITIONS} positions (at most {max_unroll(trace, args.unroll)} "
+                         "here)")
     from app.gui.trace_plots import png_bytes, svg_bytes, trace_canvas  # Qt: only for this command
 
     series = trace_series(trace, args.unroll)

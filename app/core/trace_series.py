@@ -79,6 +79,18 @@ def unroll(trace: Trace, extra_passes: int = 0) -> list[ShownPosition]:
     return shown
 
 
+#: most positions shown once unrolled (each is a copy of a trace position; a long lasso's loop may be 10^4 of them)
+MAX_SHOWN_POSITIONS = 200_000
+
+
+def max_unroll(trace: Trace, wanted: int) -> int:
+    """At most `wanted` extra loop passes, fewer when they would show more than MAX_SHOWN_POSITIONS positions."""
+    if not has_loop(trace):
+        return wanted
+    room = MAX_SHOWN_POSITIONS - len(trace.positions)
+    return max(0, min(wanted, room // (trace.k + 1 - trace.loop_start)))
+
+
 def backlog_growth(trace: Trace) -> dict[str, int]:
     """Each spout's growth of its replay backlog per loop pass (docs/model.md section 7.4), 0 without a loop."""
     if not has_loop(trace):

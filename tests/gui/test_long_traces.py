@@ -80,3 +80,23 @@ def test_the_trace_view_draws_bands_then_each_position_when_zoomed_in(qtbot, las
     # the cursor still steps through every position of the trace
     view.cursor_to_time(102.0)
     assert abs(float(view.shown[view.cursor_index].time) - 102.0) <= 1
+
+
+def test_unrolling_a_long_loop_stops_at_the_shown_positions_limit(qtbot, monkeypatch, lasso: Trace,
+                                                                  tmp_path: Path, capsys) -> None:
+    import app.core.trace_series as trace_series
+
+    monkeypatch.setattr(trace_series, "MAX_SHOWN_POSITIONS", len(lasso.positions) + 20)
+    loop = lasso.k + 1 - lasso.loop_start
+    assert trace_series.max_unroll(lasso, 50) == 20 // loop
+    path = tmp_path / "long.trace.json"
+    save_trace(lasso, path)
+    assert main(["plot", str(path), "-o", str(tmp_path / "x.png"), "--unroll", "50"]) == 2
+    err = capsys.readouterr().err
+    assert f"would show more than {len(lasso.positions) + 20} positions (at most {20 // loop} here)" in err
+    view = TraceView()
+    qtbot.addWidget(view)
+    view.set_trace(lasso)
+    assert view.unroll_box.maximum() == 20 // loop
+    view.set_trace(load_trace(TRACE))
+    assert view.unroll_box.maximum() == 50

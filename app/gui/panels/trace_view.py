@@ -47,6 +47,7 @@ from app.core.trace_series import (  # the Qt-free half, re-exported for the vie
     emitted_at,
     has_failures,
     has_loop,
+    max_unroll,
     queue_after,
     subscriptions_by_bolt,
     trace_series,
@@ -66,6 +67,7 @@ __all__ = ["ExportError", "ShownPosition", "TraceView", "acting_components", "em
            "save_bytes", "subscriptions_by_bolt", "trace_csv", "unroll"]
 
 CURSOR_PEN = pg.mkPen("#444444", width=1, style=Qt.PenStyle.DotLine)
+MAX_UNROLL = 50  # loop passes the unroll control offers (fewer for a long loop: trace_series.max_unroll)
 DETAIL_DELAY_MS = 60  # after a zoom, pan or resize, the series are redrawn for the new range this much later
 TABLE_COLUMNS = ["component", "queue", "arrivals", "take", "in process", "emit", "emitted", "buffer", "phase"]
 
@@ -184,7 +186,7 @@ class TraceView(QWidget):
         self.next_button = self._tool("▶", "Next position (Right)", self.step_forward)
         self.last_button = self._tool("▶|", "Last position (End)", self.last)
         self.unroll_box = QSpinBox()
-        self.unroll_box.setRange(0, 50)
+        self.unroll_box.setRange(0, MAX_UNROLL)
         self.unroll_box.setPrefix("unroll loop ×")
         self.unroll_box.setToolTip("Repeat the loop this many more times (times shift by the loop's duration, "
                                    "queues by their growth per loop)")
@@ -256,6 +258,8 @@ class TraceView(QWidget):
             self.title.setText((caption + " — " if caption else "") + describe_trace(trace))
         self.unroll_box.blockSignals(True)
         self.unroll_box.setValue(0)
+        # a long lasso's loop has thousands of positions: no more passes than MAX_SHOWN_POSITIONS allows
+        self.unroll_box.setMaximum(max_unroll(trace, MAX_UNROLL) if trace is not None else MAX_UNROLL)
         self.unroll_box.blockSignals(False)
         self._rebuild(0)
         self.set_cursor(0)
