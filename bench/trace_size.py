@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DVERT = ROOT.parent / "shared" / "data" / "dvert"
 sys.path.insert(0, str(ROOT))
 
 from app.core.formats import load_topology  # noqa: E402
@@ -42,6 +43,25 @@ def cfg4_with_failures() -> list[Trace]:
     return [t for t in verify(parse_topology(data)).traces if len(t.positions) > 1000]
 
 
+def published_with_failures() -> list[tuple[str, Trace]]:
+    """The lassos of every published ICFEM configuration (D-VerT files, failures on as bench/verify_failures.py)."""
+    from app.core.tcn.search import verify
+
+    out = []
+    for config in sorted(DVERT.glob("icfem-*.json")):
+        if "expected-outcomes" in config.name:
+            continue
+        data = load_topology(config).model_dump(mode="json")
+        data["settings"]["failures"] = True
+        try:
+            traces = verify(parse_topology(data)).traces
+        except Exception as err:  # noqa: BLE001 - a bench row, not a verdict
+            print(f"{config.name}: {type(err).__name__}: {err}")
+            continue
+        out += [(f"{config.stem.removeprefix('icfem-')} lasso {i + 1}", t) for i, t in enumerate(traces)]
+    return out
+
+
 def plot_seconds(tree: Path, trace: Path, out: Path, width: int) -> float:
     env = {**os.environ, "PYTHONPATH": str(tree), "QT_QPA_PLATFORM": "offscreen"}
     argv = [sys.executable, "-m", "app", "plot", str(trace), "-o", str(out), "--width", str(width), "--force"]
@@ -52,6 +72,22 @@ def plot_seconds(tree: Path, trace: Path, out: Path, width: int) -> float:
         print(f"  plot ({tree}) exit {done.returncode}: {done.stderr.strip()[-200:]}")
         return float("nan")
     return seconds
+
+
+def trace_bytes_packed(trace: Trace) -> bytes:
+    """The `/2` form whatever its size (the writer keeps `/1` for short traces or when it is smaller)."""
+    from app.core.formats import trace as trace_format
+
+    data = trace.model_dump(mode="json")
+    items = trace_format.compress_positions(data["positions"])
+    return trace_format._packed_bytes({**data, "format": trace_format.COMPRESSED_FORMAT, "positions": items})
+
+
+def trace_from_bytes(data: bytes) -> Trace:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.json"
+        path.write_bytes(data)
+        return load_trace(path)
 
 
 def timed(fn, *args):  # noqa: ANN001, ANN202 - a tiny helper
@@ -65,7 +101,18 @@ def main() -> int:
     parser.add_argument("--trace", nargs="*", default=[], help="trace files to measure (default: cfg-4's lassos)")
     parser.add_argument("--baseline", type=Path, help="a source tree whose `plot` is the 'before' figure")
     parser.add_argument("--width", type=int, default=1000, help="picture width (default 1000)")
+    parser.add_argument("--published", action="store_true",
+                        help=f"sizes only, of every lasso of the published configurations with failures on ({DVERT})")
     args = parser.parse_args()
+    if args.published:
+        for name, trace in published_with_failures():
+            plain, packed = trace_bytes(trace, False), trace_bytes(trace)
+            back = trace_from_bytes(packed)
+            print(f"{name}: {len(trace.positions)} positions, /1 {len(plain)} bytes, as written "
+                  f"({json.loads(packed)['format']}) {len(packed)} bytes, {len(plain) / len(packed):.1f}x; "
+                  f"compressed form: {len(trace_bytes_packed(trace))} bytes; same positions: {back == trace}",
+                  flush=True)
+        return 0
     traces = [(Path(p).name, load_trace(p)) for p in args.trace] if args.trace else [
         (f"cfg-4+failures lasso {i + 1}", t) for i, t in enumerate(cfg4_with_failures())]
     with tempfile.TemporaryDirectory() as folder:
