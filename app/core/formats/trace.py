@@ -7,7 +7,8 @@ loop_start..k repeat forever. Times are exact: a decimal or a "p/q" string.
 A long lasso (a run with failures: 10^4..10^5 positions) repeats itself: a block of
 positions recurs with its times shifted by a constant and its queues and replay
 backlogs raised by constant increments. `stormbound-trace/2` writes such a run as one
-`{"repeat": ...}` item in place of its positions; `expand_trace_data` gives back the
+`{"repeat": ...}` item in place of its positions, and another position as a
+`{"patch": ...}` of the one before (its time and the fields that differ); `expand_trace_data` gives back the
 exact `stormbound-trace/1` document, position by position, before anything reads it
 (`load_trace`, the certifier, `stormbound plot`). `trace_bytes` writes the compressed
 form whenever it is smaller.
@@ -263,6 +264,32 @@ class Repeat(BaseModel):
         return TracePosition._exact(value)
 
 
+class Patch(BaseModel):
+    """One position written as the position before it (in the expanded list) with its own time and the fields
+    that differ: per spout or bolt named, each field given replaces the previous position's (null: left out)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    time: str = Field(description='this position\'s exact time (a decimal or "p/q" string)')
+    spouts: dict[str, dict[str, Any]] = Field(default_factory=dict,
+                                              description="per spout: the fields that differ from the previous "
+                                                          "position's (null: the field is left out here)")
+    bolts: dict[str, dict[str, Any]] = Field(default_factory=dict,
+                                             description="per bolt: the fields that differ from the previous "
+                                                         "position's (null: the field is left out here)")
+
+    @field_validator("time")
+    @classmethod
+    def _exact(cls, value: str) -> str:
+        return TracePosition._exact(value)
+
+
+class PatchItem(BaseModel):
+    """An item of a compressed trace's `positions` standing for one position, as a change of the previous one."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    patch: Patch
+
+
 class RepeatItem(BaseModel):
     """An item of a compressed trace's `positions` standing for a run of positions."""
 
@@ -279,8 +306,9 @@ class CompressedTrace(BaseModel):
     topology: dict[str, Any] = Field(description="the (possibly reduced) topology document the trace runs on")
     k: int
     loop_start: int
-    positions: list[TracePosition | RepeatItem] = Field(
-        description="positions, and runs of positions as repeat items; expanded: exactly k + 2 positions")
+    positions: list[TracePosition | RepeatItem | PatchItem] = Field(
+        description="positions, runs of positions as repeat items and positions as patches of the previous one; "
+                    "expanded: exactly k + 2 positions")
     kept: list[str] = Field(default_factory=list, description="component names kept by the cone of influence")
 
 
@@ -310,20 +338,26 @@ def expand_trace_data(data: dict[str, Any], limit: int | None = None) -> dict[st
     too_many = ExpandError("positions", f"more than {limit} positions once expanded (the limit on a trace's "
                                         "positions; setting STORMBOUND_MAX_TRACE_POSITIONS)")
     for index, item in enumerate(items):
-        if not (isinstance(item, dict) and "repeat" in item):
-            if len(out) >= limit:
-                raise too_many
+        kind = next((key for key in ("repeat", "patch") if isinstance(item, dict) and key in item), None)
+        if kind != "repeat" and len(out) >= limit:
+            raise too_many
+        if kind is None:
             out.append(item)
             times.append(None)
             continue
         where = f"positions.{index}"
         try:
-            rep = RepeatItem.model_validate(item).repeat
+            found = (RepeatItem if kind == "repeat" else PatchItem).model_validate(item)
         except ValidationError as err:
             first = err.errors()[0]
             loc = ".".join(str(x) for x in first.get("loc", ()))
             message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
             raise ExpandError(escape(f"{where}.{loc}" if loc else where, 80), message) from None
+        if isinstance(found, PatchItem):
+            out.append(_patched(out, found.patch, f"{where}.patch"))
+            times.append(None)
+            continue
+        rep = found.repeat
         if rep.period > len(out):
             raise ExpandError(f"{where}.repeat.period", f"{rep.period} reaches before the first position "
                                                         f"({len(out)} positions precede it)")
@@ -358,6 +392,33 @@ def _repeat(out: list[Any], times: list[Fraction | None], rep: Repeat, where: st
                               ) from None
         out.append(position)
         times.append(time)
+
+
+def _patched(out: list[Any], patch: Patch, where: str) -> dict[str, Any]:
+    """The position `patch` stands for: the last of `out` with the patch's time and fields."""
+    if not out or not isinstance(out[-1], dict):
+        raise ExpandError(where, "no position before it to change")
+    source = out[-1]
+    position = {**source, "time": patch.time}
+    for key, changes in (("spouts", patch.spouts), ("bolts", patch.bolts)):
+        if not changes:
+            continue
+        steps = source.get(key)
+        if not isinstance(steps, dict):
+            raise ExpandError(f"{where}.{key}", "the position before it has none")
+        changed = dict(steps)
+        for name, fields in changes.items():
+            step = steps.get(name)
+            if not isinstance(step, dict):
+                raise ExpandError(f"{where}.{key}.{escape(name)}", f"no {key[:-1]} {escape(name)} in the "
+                                                                   "position before it")
+            new = {**step, **fields}
+            for field_name, value in fields.items():
+                if value is None:
+                    del new[field_name]
+            changed[name] = new
+        position[key] = changed
+    return position
 
 
 def _raised(steps: dict[str, Any], increments: dict[str, int], key: str) -> dict[str, Any]:
@@ -447,14 +508,15 @@ MIN_RUN = 1
 
 
 def compress_positions(positions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Positions (as `model_dump(mode="json")` gives them) with their repeating runs as repeat items;
-    `expand_trace_data` gives back exactly `positions`.
+    """Positions (as `model_dump(mode="json")` gives them) with their repeating runs as repeat items and
+    the others as patches of the position before; `expand_trace_data` gives back exactly `positions`.
 
     Greedy, left to right: at position i, each of the last CANDIDATES positions q of the same shape
     (every field but the time, the queues and the backlogs) proposes the period p = i - q and the
     shift of position i over position q; the run extends while position j is position j - p with
-    that shift. The longest run (of at least MIN_RUN positions) becomes one item, else position i is
-    written as found. Linear in the positions for the runs of a lasso (each tries CANDIDATES periods)."""
+    that shift. The longest run (of at least MIN_RUN positions) becomes one item; a single position
+    is the shortest of its repeat item, its patch of position i - 1 (the fields that differ) and itself.
+    Linear in the positions for the runs of a lasso (each tries CANDIDATES periods)."""
     shapes, values, scale = _shapes(positions)
     seen: dict[int, list[int]] = {}
     items: list[dict[str, Any]] = []
@@ -469,12 +531,14 @@ def compress_positions(positions: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 j += 1
             if j - i > best:
                 best, period, shift = j - i, p, d
-        if best >= MIN_RUN:
-            run = best
-            items.append({"repeat": _repeat_fields(positions[i], period, run, Fraction(shift[0]) / scale, shift[1:])})
-        else:
-            run = 1
-            items.append(positions[i])
+        run = max(1, best)
+        item = {"repeat": _repeat_fields(positions[i], period, run, Fraction(shift[0]) / scale, shift[1:])} \
+            if best >= MIN_RUN else positions[i]
+        if run == 1 and i > 0:  # a single position: the smallest of it, its repeat and its patch
+            patch = _patch_fields(positions[i - 1], positions[i])
+            if patch is not None and len(json.dumps(patch)) < len(json.dumps(item)):
+                item = patch
+        items.append(item)
         for j in range(i, i + run):
             seen.setdefault(shapes[j], []).append(j)
         i += run
@@ -503,6 +567,29 @@ def _shapes(positions: list[dict[str, Any]]) -> tuple[list[int], list[tuple[Any,
                        *(step["queue"] for step in position["bolts"].values()),
                        *(step.get("backlog", 0) for step in position["spouts"].values())))
     return shapes, values, 1 if exact else scale
+
+
+def _patch_fields(before: dict[str, Any], position: dict[str, Any]) -> dict[str, Any] | None:
+    """`position` as a patch item of the position before it (None when the two differ beyond their steps'
+    fields: other keys, or other spouts and bolts)."""
+    if set(before) != set(position) or any(before[k] != position[k] for k in position
+                                           if k not in ("time", "spouts", "bolts")):
+        return None
+    patch: dict[str, Any] = {"time": position["time"]}
+    for key in ("spouts", "bolts"):
+        old, new = before[key], position[key]
+        if set(old) != set(new):
+            return None
+        changes = {}
+        for name, step in new.items():
+            was = old[name]
+            if step != was:
+                fields = {f: v for f, v in step.items() if f not in was or was[f] != v}
+                fields.update({f: None for f in was if f not in step})
+                changes[name] = fields
+        if changes:
+            patch[key] = changes
+    return {"patch": patch}
 
 
 def _repeat_fields(position: dict[str, Any], period: int, count: int, time: Fraction,
