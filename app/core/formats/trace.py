@@ -8,10 +8,11 @@ A long lasso (a run with failures: 10^4..10^5 positions) repeats itself: a block
 positions recurs with its times shifted by a constant and its queues and replay
 backlogs raised by constant increments. `stormbound-trace/2` writes such a run as one
 `{"repeat": ...}` item in place of its positions, and another position as a
-`{"patch": ...}` of the one before (its time and the fields that differ); `expand_trace_data` gives back the
-exact `stormbound-trace/1` document, position by position, before anything reads it
-(`load_trace`, the certifier, `stormbound plot`). `trace_bytes` writes the compressed
-form whenever it is smaller.
+`{"patch": ...}` of the one before (its time and the fields that differ).
+`expand_trace_data` gives back the exact `stormbound-trace/1` document, position by
+position, before anything reads it (`load_trace`, the certifier, `stormbound plot`).
+`trace_bytes` writes the compressed form for a trace of COMPRESS_FROM positions or more
+whenever it is smaller.
 """
 
 from __future__ import annotations
