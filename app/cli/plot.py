@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="example:\n  stormbound verify models/getting-started.storm.json --trace-out t.json\n"
                "  stormbound plot t.json -o lasso.svg --unroll 2",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("trace", help="trace file (stormbound-trace/1 JSON, as written by `verify --trace-out`)")
+    p.add_argument("trace", help="trace file (stormbound-trace/1 JSON, or /2 compressed, as written by "
+                                 "`verify --trace-out`)")
     p.add_argument("-o", "--out", required=True, metavar="OUT",
                    help="picture to write: .svg (drawing) or .png (image), chosen by the extension")
     p.add_argument("--unroll", type=number(int), default=0, metavar="N",
@@ -51,15 +52,22 @@ def read_trace(path: str) -> Trace:
     from pydantic import ValidationError
 
     from app.core.formats.jsonfile import read_json
-    from app.core.formats.trace import Trace
+    from app.core.formats.trace import TRACE_FORMATS, ExpandError, Trace, expand_trace_data, is_compressed
 
     data = read_json(path)  # FormatError (exit 2) for a missing, empty or non-JSON file
-    if not isinstance(data, dict) or data.get("format") != "stormbound-trace/1":
-        raise UsageError(f"{path}: format: not a stormbound trace (expected \"format\": \"stormbound-trace/1\")")
+    if not isinstance(data, dict) or data.get("format") not in TRACE_FORMATS:
+        raise UsageError(f"{path}: format: not a stormbound trace (expected \"format\": \"stormbound-trace/1\", "
+                         f"or \"stormbound-trace/2\" compressed)")
     from app.core.formats.schema import without_schema_key
 
+    data = without_schema_key(data)  # a trace may name its schema
+    if is_compressed(data):  # its runs expanded into positions, at most MAX_TRACE_POSITIONS of them
+        try:
+            data = expand_trace_data(data)
+        except ExpandError as err:
+            raise UsageError(f"{path}: {err}") from None
     try:
-        trace = Trace.model_validate(without_schema_key(data))  # a trace may name its schema
+        trace = Trace.model_validate(data)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "trace"
@@ -93,7 +101,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise UsageError(f"--width: {args.width} is out of range (200..10000 pixels)")
     out = check_output(args, "-o", args.out, FORMATS, "picture")
     trace = read_trace(args.trace)
-    from app.core.trace_series import trace_series
+    from app.core.trace_series import MAX_SHOWN_POSITIONS, max_unroll, trace_series
+
+    if max_unroll(trace, args.unroll) < args.unroll:
+        raise UsageError(f"--unroll: {args.unroll} passes of a {trace.k + 1 - trace.loop_start}-position loop would "
+                         f"show more than {MAX_SHOWN_POSITIONS} positions (at most {max_unroll(trace, args.unroll)} "
+                         "here)")
     from app.gui.trace_plots import png_bytes, svg_bytes, trace_canvas  # Qt: only for this command
 
     series = trace_series(trace, args.unroll)

@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "schema", help="print the JSON Schema of a Stormbound format (default: the .storm.json document)",
         description="Print a JSON Schema (2020-12) with its $id, https://stormbound.dev/schema/KIND/1: topology "
-                    "(.storm.json), trace (stormbound-trace/1 lasso files), result (what --json prints), event "
+                    "(.storm.json), trace (stormbound-trace/1 lasso files, /2 compressed), result (what --json "
+                    "prints), event "
                     "(one event-log record) or pattern (a JSON pattern file for `cep`).",
         epilog=examples("stormbound schema --kind trace > trace.schema.json"))
     p.add_argument("--kind", choices=SCHEMA_KINDS, default="topology", help="which format (default topology)")
@@ -192,9 +193,7 @@ def schema_of(kind: str) -> dict[str, Any]:
     if kind == "topology":
         return topology_schema()
     if kind == "trace":
-        from app.core.formats.trace import Trace
-
-        return with_ids(Trace.model_json_schema(), "trace", "Stormbound lasso trace (stormbound-trace/1)")
+        return trace_schema()
     if kind == "event":
         from app.measure.record_schema import event_record_schema
 
@@ -204,6 +203,24 @@ def schema_of(kind: str) -> dict[str, Any]:
 
         return with_ids(pattern_file_schema(), "pattern")
     return result_schema()
+
+
+def trace_schema() -> dict[str, Any]:
+    """A trace file: `stormbound-trace/1`, or the compressed `stormbound-trace/2` whose `positions` may hold
+    repeat items (docs/trace-format.md); either may name its schema with a `"$schema"` key."""
+    from app.core.formats.schema import with_ids
+    from app.core.formats.trace import CompressedTrace, Trace
+
+    plain, packed = Trace.model_json_schema(), CompressedTrace.model_json_schema()
+    defs = {**plain.pop("$defs", {}), **packed.pop("$defs", {})}
+    named = {"$schema": {"type": "string", "description": "the schema this document follows (ignored by the readers)"}}
+    for body in (plain, packed):
+        body["properties"] = {**named, **body["properties"]}
+    defs["Trace"], defs["CompressedTrace"] = plain, packed
+    body = {"description": "a lasso trace: stormbound-trace/1, or stormbound-trace/2 with its repeating runs as "
+                           "repeat items (docs/trace-format.md)",
+            "anyOf": [{"$ref": "#/$defs/Trace"}, {"$ref": "#/$defs/CompressedTrace"}], "$defs": defs}
+    return with_ids(body, "trace", "Stormbound lasso trace (stormbound-trace/1, or /2 compressed)")
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -7,10 +7,18 @@ passes as shaded time spans. With failures (docs/model.md section 7) each bolt's
 failure intervals, its lost tuples, and each spout's replays and backlog. Unrolling
 repeats the loop: times shift by the loop's duration, queues and replay backlogs by their
 growth per loop (docs/trace-view.md).
+
+A long trace (10^4..10^5 positions: a lasso with failures) has more positions than a plot
+has pixels: `step_band` and `peaks` reduce a time range to one bucket per pixel (the least
+and the greatest value of each step series, the largest count of each stem or mark series),
+so a plot draws envelopes there and the exact values when few enough positions are shown.
 """
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -69,6 +77,18 @@ def unroll(trace: Trace, extra_passes: int = 0) -> list[ShownPosition]:
     closing = _shifted(trace.positions[k + 1], extra_passes, growth, duration)
     shown.append(ShownPosition(k + 1, extra_passes + 2, closing.exact_time, closing))
     return shown
+
+
+#: most positions shown once unrolled (each is a copy of a trace position; a long lasso's loop may be 10^4 of them)
+MAX_SHOWN_POSITIONS = 200_000
+
+
+def max_unroll(trace: Trace, wanted: int) -> int:
+    """At most `wanted` extra loop passes, fewer when they would show more than MAX_SHOWN_POSITIONS positions."""
+    if not has_loop(trace):
+        return wanted
+    room = MAX_SHOWN_POSITIONS - len(trace.positions)
+    return max(0, min(wanted, room // (trace.k + 1 - trace.loop_start)))
 
 
 def backlog_growth(trace: Trace) -> dict[str, int]:
@@ -269,3 +289,66 @@ def describe_trace(trace: Trace) -> str:
     grows = ", ".join(f"{n} +{d}" for n, d in growth.items()) or "no queue"
     return (f"lasso with k = {trace.k}: positions {trace.loop_start}..{trace.k} repeat forever "
             f"(every {format_duration(float(trace.loop_duration()))}; per loop: {grows}).")
+
+
+# ---- long traces: one bucket per pixel ------------------------------------------------------------
+def visible(times: Sequence[float], t0: float, t1: float) -> tuple[int, int]:
+    """The positions to draw for the time range [t0, t1]: indices lo..hi-1, those inside and one either side
+    (a step that starts before t0 still shows at t0)."""
+    return max(0, bisect_left(times, t0) - 1), min(len(times), bisect_right(times, t1) + 1)
+
+
+@dataclass(frozen=True)
+class Band:
+    """A step series reduced to buckets of time: over bucket i, [edges[i], edges[i+1]), the series takes values
+    from low[i] to high[i] (both reached)."""
+
+    edges: list[float]
+    low: list[float]
+    high: list[float]
+
+
+def step_band(step_times: Sequence[float], values: Sequence[float], t0: float, t1: float, buckets: int) -> Band:
+    """The least and greatest value of the step series (values[i] on [step_times[i], step_times[i+1])) in each of
+    `buckets` equal buckets of [t0, t1] clipped to the series' span: exact extremes, every step counted in every
+    bucket it overlaps. Linear in the steps in range plus the buckets."""
+    t0, t1 = max(t0, step_times[0]), min(t1, step_times[-1])
+    if not values or t1 <= t0 or buckets < 1:
+        return Band([], [], [])
+    width = (t1 - t0) / buckets
+    low, high = [math.inf] * buckets, [-math.inf] * buckets
+    i = max(0, bisect_right(step_times, t0) - 1)
+    while i < len(values) and step_times[i] < t1:
+        begin, end = max(step_times[i], t0), min(step_times[i + 1], t1)
+        if end > begin:
+            first = min(buckets - 1, int((begin - t0) / width))
+            last = min(buckets - 1, max(first, math.ceil((end - t0) / width) - 1))
+            v = values[i]
+            for b in range(first, last + 1):
+                if v < low[b]:
+                    low[b] = v
+                if v > high[b]:
+                    high[b] = v
+        i += 1
+    edges = [t0 + b * width for b in range(buckets)] + [t1]
+    # a bucket no step reaches (cannot happen inside the span, kept safe): the previous bucket's values
+    for b in range(buckets):
+        if low[b] == math.inf:
+            low[b], high[b] = (low[b - 1], high[b - 1]) if b else (0, 0)
+    return Band(edges, low, high)
+
+
+def peaks(times: Sequence[float], counts: Sequence[int], t0: float, t1: float, buckets: int) -> tuple[
+        list[float], list[int]]:
+    """The largest count of each of `buckets` equal buckets of [t0, t1], at its own time (the first position
+    with it): a stem or mark series with at most one point per bucket, each a real one."""
+    if t1 <= t0 or buckets < 1:
+        return [], []
+    width = (t1 - t0) / buckets
+    best: dict[int, tuple[int, float]] = {}
+    for i in range(bisect_left(times, t0), bisect_right(times, t1)):
+        b = min(buckets - 1, int((times[i] - t0) / width))
+        if b not in best or counts[i] > best[b][0]:
+            best[b] = (counts[i], times[i])
+    kept = [best[b] for b in sorted(best)]
+    return [t for _, t in kept], [c for c, _ in kept]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,7 @@ from pyqtgraph.exporters import ImageExporter, SVGExporter
 from PySide6.QtCore import QBuffer, QIODevice, Qt
 from PySide6.QtWidgets import QApplication
 
-from app.core.trace_series import Marks, TraceSeries
+from app.core.trace_series import Band, Marks, TraceSeries, peaks, step_band, visible
 
 QUEUE_PEN = pg.mkPen("#1f77b4", width=2)
 PROCESS_PEN = pg.mkPen("#2ca02c", width=1.5, style=Qt.PenStyle.DashLine)
@@ -40,6 +41,9 @@ FAILED_COLOURS = ["#d62728", "#9467bd", "#17becf", "#e377c2", "#1f3b99", "#2ca02
 LOST_COLOUR = "#000000"
 BACKLOG_PEN = pg.mkPen("#ff7f0e", width=2)
 REPLAY_COLOUR = "#d62728"
+BAND_ALPHA = 90  # a band (least..greatest per pixel) is filled in its line's colour, this opaque (0..255)
+DEFAULT_PIXELS = 1000  # the buckets of a plot whose width is not known yet
+MARK_PIXELS = 8  # with bands, one lost or replay marker (the largest) per this many pixels
 
 
 class RenderError(OSError):
@@ -57,6 +61,12 @@ class DrawnTrace:
     failed_regions: dict[str, list[pg.LinearRegionItem]] = field(default_factory=dict)  # per bolt
     lost_marks: dict[str, pg.ScatterPlotItem] = field(default_factory=dict)  # per bolt that loses tuples
     replay_marks: dict[str, pg.ScatterPlotItem] = field(default_factory=dict)  # per spout that replays
+    series: TraceSeries | None = None
+    colours: dict[str, str] = field(default_factory=dict)
+    max_chars: int | None = None  # the key's line length
+    data_items: dict[str, list[Any]] = field(default_factory=dict)  # per plot: what `show_range` drew last
+    envelope: bool = False  # the last `show_range` drew bands (more positions in range than pixels)
+    shown_range: tuple[float, float, int] | None = None  # (t0, t1, pixels) of the last `show_range`
 
 
 def _generated(i: int) -> str:
@@ -82,10 +92,12 @@ def component_colours(names: list[str]) -> dict[str, str]:
     return out
 
 
-def key_html(series: TraceSeries, colours: dict[str, str], max_chars: int | None = None) -> str:
+def key_html(series: TraceSeries, colours: dict[str, str], max_chars: int | None = None,
+             envelope: bool = False) -> str:
     """One key for every plot: line styles, and a colour per component whose tuples arrive.
 
-    With `max_chars` the key breaks into lines of about that many characters instead of running off the picture."""
+    With `max_chars` the key breaks into lines of about that many characters instead of running off the picture;
+    with `envelope` it says that the plots show bands, not single positions."""
     parts = ["<span style='color:#1f77b4'>━━</span>&nbsp;queue",
              "<span style='color:#2ca02c'>╌╌</span>&nbsp;in process"]
     lengths = [7, 12]
@@ -108,6 +120,9 @@ def key_html(series: TraceSeries, colours: dict[str, str], max_chars: int | None
         parts.append(f"<span style='color:{REPLAY_COLOUR}'>▲</span>&nbsp;replays "
                      "<span style='color:#ff7f0e'>━━</span>&nbsp;backlog")
         lengths.append(20)
+    if envelope:
+        parts.append(f"<i>{ENVELOPE_WORDS}</i>")
+        lengths.append(len(ENVELOPE_WORDS))
     out, used = "", 0
     for part, length in zip(parts, lengths, strict=True):
         if out and max_chars is not None and used + length > max_chars:
@@ -119,6 +134,9 @@ def key_html(series: TraceSeries, colours: dict[str, str], max_chars: int | None
         out += part
         used += length
     return out
+
+
+ENVELOPE_WORDS = "bands: min..max per pixel (zoom in for each position)"
 
 
 def wrap_title(title: str, width_px: int) -> str:
@@ -143,37 +161,24 @@ def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_
     """Add the key and one plot per bolt to `layout` (a GraphicsLayoutWidget or GraphicsLayout), rows from `first_row`.
 
     The plots share the time axis, in one unit for the figure (ms below a second of trace, else s); the loop
-    passes are shaded in each, labelled in the top one. With `width_px` the key wraps to fit.
+    passes are shaded in each, labelled in the top one. With `width_px` the key wraps to fit. The series are
+    drawn by `show_range` for the whole trace, `width_px` (else DEFAULT_PIXELS) buckets wide: exact with
+    fewer positions than that, else as per-pixel bands.
     """
-    drawn = DrawnTrace()
+    drawn = DrawnTrace(series=series, colours=colours)
     unit, scale = time_unit(series)
     # the key is part of the scene, so PNG and SVG exports carry it too
-    max_chars = int(width_px / KEY_CHAR_PX) if width_px else None
-    drawn.key = layout.addLabel(key_html(series, colours, max_chars), row=first_row, col=0, size="8pt",
+    drawn.max_chars = int(width_px / KEY_CHAR_PX) if width_px else None
+    drawn.key = layout.addLabel(key_html(series, colours, drawn.max_chars), row=first_row, col=0, size="8pt",
                                 justify="left")
     first: pg.PlotItem | None = None
     for row, bolt in enumerate(series.bolts, start=first_row + 1):
         plot = layout.addPlot(row=row, col=0)
         # the bolt's name as the axis label (a title would cost each plot a text line)
         plot.setLabel("left", bolt.bolt + (f" (+{bolt.growth_per_loop}/loop)" if bolt.growth_per_loop else ""))
-        plot.showGrid(x=True, y=True, alpha=0.2)
-        plot.setMouseEnabled(x=True, y=False)
-        bottom = plot.getAxis("bottom")
-        bottom.enableAutoSIPrefix(False)  # no ms in one plot and s in the next: the figure's unit throughout
-        bottom.setScale(scale)  # the data stay in seconds (the trace view's cursor reads them); ticks show the unit
-        plot.plot(series.step_times, bolt.queue, stepMode="center", pen=QUEUE_PEN, name="queue")
-        plot.plot(series.step_times, bolt.in_process, stepMode="center", pen=PROCESS_PEN, name="in process")
-        for arrivals in bolt.arrivals:
-            colour = colours.get(arrivals.source, ARRIVAL_COLOURS[0]) if arrivals.source else ARRIVAL_COLOURS[0]
-            stems_x = [x for t in arrivals.times for x in (t, t)]
-            stems_y = [y for c in arrivals.counts for y in (0, c)]
-            plot.plot(stems_x, stems_y, pen=pg.mkPen(colour, width=1), connect="pairs")
-            plot.plot(arrivals.times, arrivals.counts, pen=None, symbol="o", symbolSize=6, symbolBrush=colour,
-                      symbolPen=None, name=arrivals.label)
+        _axes(plot, scale)
         _shade_loops(plot, series, drawn, labelled=first is None)
         _shade_failures(plot, bolt.bolt, bolt.failed, failed_colour(row - first_row - 1), drawn)
-        if bolt.lost.times:
-            drawn.lost_marks[bolt.bolt] = _marks(plot, bolt.lost, "x", LOST_COLOUR, "lost {} tuple(s)")
         if first is None:
             first = plot
         else:
@@ -183,13 +188,7 @@ def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_
         # a spout that replays: its backlog of replays (a step line) and the replays it emits (markers)
         plot = layout.addPlot(row=row, col=0)
         plot.setLabel("left", f"{spout.spout} replays")
-        plot.showGrid(x=True, y=True, alpha=0.2)
-        plot.setMouseEnabled(x=True, y=False)
-        bottom = plot.getAxis("bottom")
-        bottom.enableAutoSIPrefix(False)
-        bottom.setScale(scale)
-        plot.plot(series.step_times, spout.backlog, stepMode="center", pen=BACKLOG_PEN, name="backlog")
-        drawn.replay_marks[spout.spout] = _marks(plot, spout.replayed, "t1", REPLAY_COLOUR, "{} replay(s) emitted")
+        _axes(plot, scale)
         _shade_loops(plot, series, drawn, labelled=False)
         if first is None:
             first = plot
@@ -199,7 +198,106 @@ def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_
     if first is not None:
         first.setXRange(series.times[0], series.step_times[-1], padding=0.02)
         list(drawn.plots.values())[-1].setLabel("bottom", f"time ({unit})")
+    show_range(drawn, series.times[0], series.step_times[-1], width_px or DEFAULT_PIXELS)
     return drawn
+
+
+def _axes(plot: pg.PlotItem, scale: float) -> None:
+    plot.showGrid(x=True, y=True, alpha=0.2)
+    plot.setMouseEnabled(x=True, y=False)
+    bottom = plot.getAxis("bottom")
+    bottom.enableAutoSIPrefix(False)  # no ms in one plot and s in the next: the figure's unit throughout
+    bottom.setScale(scale)  # the data stay in seconds (the trace view's cursor reads them); ticks show the unit
+
+
+def show_range(drawn: DrawnTrace, t0: float, t1: float, pixels: int) -> None:
+    """(Re)draw the series for the time range [t0, t1] on plots `pixels` wide: each position exactly when the
+    range holds at most `pixels` positions, else per-pixel bands (the least and greatest queue, tuples in
+    process and backlog of each pixel's positions, filled) and the largest arrivals, losses and replays of each
+    pixel (app/core/trace_series.py). Only the series' own items are replaced; the shading stays."""
+    series = drawn.series
+    if series is None or not series.times:
+        return
+    pixels = max(1, int(pixels))
+    lo, hi = visible(series.times, t0, t1)
+    envelope = hi - lo > pixels
+    if drawn.key is not None and envelope != drawn.envelope:
+        drawn.key.setText(key_html(series, drawn.colours, drawn.max_chars, envelope))
+    drawn.envelope, drawn.shown_range = envelope, (t0, t1, pixels)
+    for key, items in drawn.data_items.items():
+        for item in items:
+            drawn.plots[key].removeItem(item)
+    drawn.data_items = {}
+    steps = series.step_times
+    for bolt in series.bolts:
+        plot = drawn.plots[bolt.bolt]
+        items = drawn.data_items.setdefault(bolt.bolt, [])
+        if envelope:
+            items += _band(plot, step_band(steps, bolt.queue, t0, t1, pixels), QUEUE_PEN.color(), "queue")
+            items += _band(plot, step_band(steps, bolt.in_process, t0, t1, pixels), PROCESS_PEN.color(),
+                           "in process")
+        else:
+            items.append(plot.plot(steps[lo:hi + 1], bolt.queue[lo:hi], stepMode="center", pen=QUEUE_PEN,
+                                   name="queue"))
+            items.append(plot.plot(steps[lo:hi + 1], bolt.in_process[lo:hi], stepMode="center", pen=PROCESS_PEN,
+                                   name="in process"))
+        for arrivals in bolt.arrivals:
+            colour = drawn.colours.get(arrivals.source, ARRIVAL_COLOURS[0]) if arrivals.source else ARRIVAL_COLOURS[0]
+            if envelope:  # the largest arrival of each pixel, joined: the arrivals' envelope
+                xs, ys = peaks(arrivals.times, arrivals.counts, t0, t1, pixels)
+                items.append(plot.plot(xs, ys, pen=pg.mkPen(colour, width=1), name=arrivals.label))
+                continue
+            xs, ys = _within(arrivals.times, arrivals.counts, series.times[lo], series.times[hi - 1])
+            stems_x = [x for t in xs for x in (t, t)]
+            stems_y = [y for c in ys for y in (0, c)]
+            items.append(plot.plot(stems_x, stems_y, pen=pg.mkPen(colour, width=1), connect="pairs"))
+            items.append(plot.plot(xs, ys, pen=None, symbol="o", symbolSize=6, symbolBrush=colour,
+                                   symbolPen=None, name=arrivals.label))
+        if bolt.lost.times:
+            mark = _marks(plot, _shown_marks(bolt.lost, series.times[lo], series.times[hi - 1], envelope, pixels),
+                          "x", LOST_COLOUR, "lost {} tuple(s)")
+            drawn.lost_marks[bolt.bolt] = mark
+            items.append(mark)
+    for spout in series.spouts:
+        key = f"{spout.spout} (replays)"
+        plot = drawn.plots[key]
+        items = drawn.data_items.setdefault(key, [])
+        if envelope:
+            items += _band(plot, step_band(steps, spout.backlog, t0, t1, pixels), BACKLOG_PEN.color(), "backlog")
+        else:
+            items.append(plot.plot(steps[lo:hi + 1], spout.backlog[lo:hi], stepMode="center", pen=BACKLOG_PEN,
+                                   name="backlog"))
+        mark = _marks(plot, _shown_marks(spout.replayed, series.times[lo], series.times[hi - 1], envelope, pixels),
+                      "t1", REPLAY_COLOUR, "{} replay(s) emitted")
+        drawn.replay_marks[spout.spout] = mark
+        items.append(mark)
+
+
+def _within(times: list[float], counts: list[int], t0: float, t1: float) -> tuple[list[float], list[int]]:
+    """The (time, count) points from t0 to t1 (times sorted)."""
+    a, b = bisect_left(times, t0), bisect_right(times, t1)
+    return times[a:b], counts[a:b]
+
+
+def _shown_marks(marks: Marks, t0: float, t1: float, envelope: bool, pixels: int) -> Marks:
+    """The marks from t0 to t1: each one, or with bands the largest of every MARK_PIXELS pixels (a marker is
+    about that wide: more would merge into a bar)."""
+    if envelope:
+        return Marks(*peaks(marks.times, marks.counts, t0, t1, max(1, pixels // MARK_PIXELS)))
+    return Marks(*_within(marks.times, marks.counts, t0, t1))
+
+
+def _band(plot: pg.PlotItem, band: Band, colour: Any, name: str) -> list[Any]:
+    """A band: the least and greatest value of each bucket as two thin step lines, filled between."""
+    pen = pg.mkPen(colour, width=1)
+    high = plot.plot(band.edges, band.high, stepMode="center", pen=pen, name=name)
+    low = plot.plot(band.edges, band.low, stepMode="center", pen=pen)
+    brush = pg.mkColor(colour)
+    brush.setAlpha(BAND_ALPHA)
+    fill = pg.FillBetweenItem(low, high, brush=pg.mkBrush(brush))
+    fill.setZValue(-1)
+    plot.addItem(fill)
+    return [high, low, fill]
 
 
 def failed_colour(index: int) -> str:

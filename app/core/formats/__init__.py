@@ -18,7 +18,7 @@ __all__ = ["FormatError", "detect_format", "load_topology", "read_json", "topolo
 def detect_format(data: Any) -> str:
     """'stormbound', 'dvert' or 'trace' for a decoded JSON document."""
     if isinstance(data, dict):
-        if data.get("format") == "stormbound-trace/1":
+        if data.get("format") in ("stormbound-trace/1", "stormbound-trace/2"):
             return "trace"
         topo = data.get("topology")
         if isinstance(topo, dict) and ("bolts" in topo or "spouts" in topo) and "schema_version" not in data:

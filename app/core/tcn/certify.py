@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.core.formats.trace import Trace, parse_carry
+from app.core.formats.trace import ExpandError, Trace, expand_trace_data, is_compressed, parse_carry
 from app.core.gc_pause import paused_gc
 from app.core.tcn.certify_clocks import region_problems
 from app.core.tcn.certify_failures import Failing, failed_position, split_problem
@@ -529,6 +529,11 @@ def _validated(trace: Any) -> tuple[Trace | None, list[str]]:
     """A `Trace` from a model or decoded JSON; malformed input gives problems naming the field."""
     if isinstance(trace, Trace):
         return trace, []
+    if is_compressed(trace):  # stormbound-trace/2: replayed as the exact positions it stands for
+        try:
+            trace = expand_trace_data(trace)
+        except ExpandError as err:
+            return None, [f"trace format: {err}"]
     try:
         return Trace.model_validate(trace), []
     except ValidationError as err:

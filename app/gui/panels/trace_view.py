@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -47,17 +47,28 @@ from app.core.trace_series import (  # the Qt-free half, re-exported for the vie
     emitted_at,
     has_failures,
     has_loop,
+    max_unroll,
     queue_after,
     subscriptions_by_bolt,
     trace_series,
     unroll,
 )
-from app.gui.trace_plots import DrawnTrace, RenderError, component_colours, draw_trace, png_bytes, svg_bytes
+from app.gui.trace_plots import (
+    DrawnTrace,
+    RenderError,
+    component_colours,
+    draw_trace,
+    png_bytes,
+    show_range,
+    svg_bytes,
+)
 
 __all__ = ["ExportError", "ShownPosition", "TraceView", "acting_components", "emitted_at", "has_loop", "queue_after",
            "save_bytes", "subscriptions_by_bolt", "trace_csv", "unroll"]
 
 CURSOR_PEN = pg.mkPen("#444444", width=1, style=Qt.PenStyle.DotLine)
+MAX_UNROLL = 50  # loop passes the unroll control offers (fewer for a long loop: trace_series.max_unroll)
+DETAIL_DELAY_MS = 60  # after a zoom, pan or resize, the series are redrawn for the new range this much later
 TABLE_COLUMNS = ["component", "queue", "arrivals", "take", "in process", "emit", "emitted", "buffer", "phase"]
 
 
@@ -163,13 +174,19 @@ class TraceView(QWidget):
         self.title = QLabel("No trace: verify a property; a counterexample opens here.")
         self.title.setWordWrap(True)
         self._colours: dict[str, str] = {}
+        # a zoom or a resize redraws the series for the time range shown, once the view settles: exact values
+        # when few positions are in range, per-pixel bands when more than the plot has pixels
+        self._detail_timer = QTimer(self)
+        self._detail_timer.setSingleShot(True)
+        self._detail_timer.setInterval(DETAIL_DELAY_MS)
+        self._detail_timer.timeout.connect(self.refresh_detail)
 
         self.first_button = self._tool("|◀", "First position (Home)", self.first)
         self.prev_button = self._tool("◀", "Previous position (Left)", self.step_back)
         self.next_button = self._tool("▶", "Next position (Right)", self.step_forward)
         self.last_button = self._tool("▶|", "Last position (End)", self.last)
         self.unroll_box = QSpinBox()
-        self.unroll_box.setRange(0, 50)
+        self.unroll_box.setRange(0, MAX_UNROLL)
         self.unroll_box.setPrefix("unroll loop ×")
         self.unroll_box.setToolTip("Repeat the loop this many more times (times shift by the loop's duration, "
                                    "queues by their growth per loop)")
@@ -241,6 +258,8 @@ class TraceView(QWidget):
             self.title.setText((caption + " — " if caption else "") + describe_trace(trace))
         self.unroll_box.blockSignals(True)
         self.unroll_box.setValue(0)
+        # a long lasso's loop has thousands of positions: no more passes than MAX_SHOWN_POSITIONS allows
+        self.unroll_box.setMaximum(max_unroll(trace, MAX_UNROLL) if trace is not None else MAX_UNROLL)
         self.unroll_box.blockSignals(False)
         self._rebuild(0)
         self.set_cursor(0)
@@ -281,7 +300,20 @@ class TraceView(QWidget):
             line = pg.InfiniteLine(pos=series.times[0], angle=90, movable=False, pen=CURSOR_PEN)
             plot.addItem(line, ignoreBounds=True)
             self._cursor_lines.append(line)
+        if drawn.plots:  # the plots share the time axis: the first one's view says what is shown
+            view = next(iter(drawn.plots.values())).vb
+            view.sigXRangeChanged.connect(self._detail_timer.start)
+            view.sigResized.connect(self._detail_timer.start)
         self._update_enabled()
+
+    def refresh_detail(self) -> None:
+        """Redraw the series for the time range the plots show, as many buckets as they are pixels wide."""
+        if not self.drawn.plots:
+            return
+        view = next(iter(self.drawn.plots.values())).vb
+        (t0, t1), pixels = view.viewRange()[0], int(view.width())
+        if pixels > 0 and self.drawn.shown_range != (t0, t1, pixels):
+            show_range(self.drawn, t0, t1, pixels)
 
     def loop_region_bounds(self) -> list[tuple[float, float]]:
         """The shaded loop passes (of the first plot) as (start, end) times."""
@@ -412,7 +444,8 @@ class TraceView(QWidget):
         save_bytes(path, trace_csv(trace, self.shown).encode("utf-8"))
 
     def export_json(self, path: str | Path) -> None:
-        """The trace as found (not unrolled), in the `stormbound-trace/1` format."""
+        """The trace as found (not unrolled): `stormbound-trace/1`, or `/2` for a long lasso that repeats itself
+        (app/core/formats/trace.py `trace_bytes`)."""
         save_trace(self._require_trace(), path)
 
     def _ask(self, title: str, pattern: str, suffix: str, write: Callable[[str], object]) -> None:
