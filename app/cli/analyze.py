@@ -133,6 +133,12 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from app.measure.model_vs_measured import calibrate, compare
 
     path = Path(args.log)
+    from app.measure.storm_run import is_storm_run
+
+    if is_storm_run(path):  # a recording of a real cluster (record, import metrics): docs/storm-runs.md
+        from app.cli.storm_live import analyze_storm_run
+
+        return analyze_storm_run(args, format_analysis)
     require_log(args.log)
     if getattr(args, "report", None):
         check_output(args, "--report", args.report, REPORT_SUFFIXES, "report")
