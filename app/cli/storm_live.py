@@ -206,6 +206,8 @@ def cmd_record(args: argparse.Namespace) -> int:
         for poll in poll_loop(client, ident, args.every, polls=args.polls, duration=args.duration,
                               stop=stopper.event, first=first, on_configuration=keep_configuration):
             writer.append(poll)
+            if poll.ok and not (out / RUN_TOPOLOGY).exists():
+                _write_run_topology(out)
             if poll.ok:
                 ok += 1
                 _progress(args, f"poll {poll.poll}: ok ({len(poll.components)} components"
@@ -216,6 +218,18 @@ def cmd_record(args: argparse.Namespace) -> int:
         stopped = stopper.event.is_set()
     _progress(args, f"{'stopped: ' if stopped else ''}{ok} polls, {gaps} gaps in {out / 'polls.jsonl'}")
     return EXIT_OK
+
+
+RUN_TOPOLOGY = "topology.storm.json"  # what runs, as the first successful poll showed it (as a Spark run folder's)
+
+
+def _write_run_topology(out: Path) -> None:
+    from app.core.fileio import write_output
+    from app.measure.storm_figures import model_of_run
+
+    model = model_of_run(str(out))
+    if model is not None:
+        write_output(out / RUN_TOPOLOGY, model.to_json_bytes(), force=True)
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -255,7 +269,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
                 line = WatchLine(poll=poll.poll, t=poll.t, elapsed_s=round(poll.t - started, 3), gap=poll.gap,
                                  note="no model yet: the topology has processed nothing")
             else:
-                line = check_poll(model, counts, poll, started, args.fail_on, args.growth_floor)
+                line = check_poll(model, counts, poll, started, args.fail_on, args.growth_floor, args.every)
             if args.json:
                 print(json.dumps(line.model_dump(mode="json"), separators=(",", ":")), flush=True)
             else:
@@ -369,9 +383,11 @@ def analyze_storm_run(args: argparse.Namespace,
                                               args.growth_floor)
     except StormRunError as err:
         raise UsageError(str(err)) from None
-    topo = read_topology(args.topology) if getattr(args, "topology", None) else model_of_run(str(args.log))
-    if args.func.__name__ == "cmd_compare" and not getattr(args, "topology", None) and topo is None:
-        raise UsageError("compare needs the topology: give --topology DOC (the recording has no successful poll)")
+    own = Path(args.log) / RUN_TOPOLOGY
+    if getattr(args, "topology", None):
+        topo: Topology | None = read_topology(args.topology)
+    else:
+        topo = read_topology(str(own)) if own.is_file() else model_of_run(str(args.log))
     comparison: Comparison | None = None
     now = {}
     if topo is not None and not unannotated_problems(topo):

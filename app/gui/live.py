@@ -90,7 +90,8 @@ class LiveWorker(Worker[int]):
                     found = from_storm_ui(StormUISnapshot(url=client.base, topology_id=ident, window="all",
                                                           topology=poll.topology, components=poll.components))
                     model = None if unannotated_problems(found.topology) else found.topology
-            line = check_poll(model, counts, poll, started) if model is not None else \
+            line = check_poll(model, counts, poll, started, min_interval=float(r.get("every", 30))) \
+                if model is not None else \
                 WatchLine(poll=poll.poll, t=poll.t, elapsed_s=poll.t - started, gap=poll.gap,
                           note="no model yet: the topology has processed nothing")
             self.progress.emit(line)

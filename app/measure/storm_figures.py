@@ -269,6 +269,7 @@ class StormRunFigures(BaseModel):
     notes: list[str] = Field(default_factory=list)
     cannot: list[str] = Field(default_factory=list)
     recent_from_s: float | None = None  # the later half of the polls starts here (seconds since the first)
+    compared_from_s: float | None = None  # a bolt started to grow here: the comparison's figures are from then on
     recent_spouts: list[SpoutFigures] = Field(default_factory=list)
     recent_bolts: list[BoltFigures] = Field(default_factory=list)
 
@@ -418,8 +419,7 @@ def storm_run_figures(folder: str, bin_s: float | None = None,
     counts = [poll_counts(p) for p in ok]
     samples = read_queue_samples(folder)
     figures = StormRunFigures(folder=folder, header=header, polls=len(polls), gaps=len(gap_polls), notes=notes,
-                              gap_lines=[f"poll {p.poll} (t={p.t - (header.started or p.t):.3g} s): {p.gap}"
-                                         for p in gap_polls])
+                              gap_lines=[f"poll {p.poll} (t={p.t - polls[0].t:.4g} s): {p.gap}" for p in gap_polls])
     spouts: dict[str, SpoutFigures] = {}
     bolts: dict[str, BoltFigures] = {}
     if len(counts) >= 2:
@@ -440,12 +440,14 @@ def storm_run_figures(folder: str, bin_s: float | None = None,
     step = bin_s or (intervals[len(intervals) // 2] if intervals else 1.0)
     queue_trends: dict[str, ComponentStats] = {}
     series: dict[str, list[tuple[float, float]]] = {}
+    onsets: list[int] = []
     if samples:
         from app.measure.analysis import analyze_local
 
         rows = [(s["t"], s["comp"], s["task"], int(s["queue"])) for s in samples]  # the engine's queue rows
-        measured_q = analyze_local([], rows,  # type: ignore[arg-type]  # plain rows, as analyze_local takes them bin_s=bin_s or max(step, 1e-3), growth_floor=growth_floor,
-                                   source=folder)
+        # plain rows, as analyze_local takes them
+        measured_q = analyze_local([], rows, bin_s=bin_s or max(step, 1e-3),  # type: ignore[arg-type]
+                                   growth_floor=growth_floor, source=folder)
         queue_trends = measured_q.components
     for name in sorted({s["comp"] for s in samples} - set(bolts) - set(spouts)):
         bolts[name] = BoltFigures(name=name)
@@ -461,10 +463,26 @@ def storm_run_figures(folder: str, bin_s: float | None = None,
                 f.growth_from, f.queue = "ui-counts", growth_trend(points, growth_floor, step)
                 f.recent_growth = _recent(points)
                 series[name] = points
+                onset = growth_onset(points)
+                if onset is not None:
+                    onsets.append(onset)
     figures.spouts = list(spouts.values())
     figures.bolts = list(bolts.values())
     figures.cannot = cannot_measure(figures, bool(counts), bool(samples))
-    analysis = as_analysis(figures, counts, samples, step, growth_floor)
+    compared = figures
+    if onsets and len(counts) - max(onsets) >= 3:
+        # a bolt started to grow during the recording: the model is compared with the figures from then on
+        start = max(onsets)
+        after_s, after_b = figures_between(counts, start, len(counts) - 1)
+        for name, f in after_b.items():
+            f.queue, f.growth_from, f.recent_growth = bolts[name].queue, bolts[name].growth_from, \
+                bolts[name].recent_growth
+        figures.compared_from_s = counts[start].t - counts[0].t
+        compared = figures.model_copy(update={"spouts": list(after_s.values()), "bolts": list(after_b.values()),
+                                              "span_s": counts[-1].t - counts[start].t})
+        figures.notes.append(f"a bolt started to grow at t={figures.compared_from_s:.4g} s: rates, α and σ compared "
+                             "with the model are those measured from then on")
+    analysis = as_analysis(compared, counts, samples, step, growth_floor)
     for name, points in series.items():
         analysis.components[name].series = points
     return figures, analysis
@@ -484,9 +502,11 @@ def cannot_measure(figures: StormRunFigures, ui: bool, metrics: bool) -> list[st
         if not any(s.lag_last is not None for s in figures.spouts):
             out.append("Kafka lag: the UI served none (before Storm 1.1, or spouts that are not Kafka's): the "
                        "offered load is the emitted rate, throttled under backpressure")
-    else:
+    elif metrics:
         out.append("rates, α and σ: a metrics folder alone has only queue populations (record the Storm UI "
                    "with `record` into the same folder)")
+    else:
+        out.append("nothing: no poll succeeded and no queue metrics were imported")
     return out
 
 

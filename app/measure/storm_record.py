@@ -4,9 +4,9 @@ One poll reads the topology page and every component's page with all-time counts
 (`/api/v1/topology/ID/lag`; a UI without it is noted in the poll, not a failure), through the Storm UI
 client (app/core/formats/storm_ui_client.py: one deadline per request). A poll that fails (the UI is
 down, a reply is cut short) is a gap: recorded as such, and the next poll goes on. Polls keep a fixed
-rhythm (start + k × every; after a late poll the next starts at once and the rhythm
-starts again from there). Stopping (`stop` set, e.g. by Ctrl+C)
-ends the loop after the poll in hand.
+rhythm (start + k × every; a poll that overran its slot moves the rhythm: the next comes a
+whole interval after it, so that no interval between polls is much shorter than `every`).
+Stopping (`stop` set, e.g. by Ctrl+C) ends the loop after the poll in hand.
 """
 
 from __future__ import annotations
@@ -84,8 +84,9 @@ def poll_loop(client: StormUIClient, topology_id: str, every: float, *, polls: i
             return
         due = start + done * every
         wait = due - time.monotonic()
-        if wait < 0:  # late: the next poll at once, and the rhythm starts again from it (no burst of catch-ups)
-            start -= wait
+        if wait < 0:  # late: the rhythm starts again from now, a whole interval on (no burst of short intervals)
+            start += every - wait
+            wait = every
         if duration is not None:
             wait = min(wait, origin + duration - time.monotonic())
         if wait > 0:
@@ -128,8 +129,9 @@ FAIL_ON = {"may-grow": ("may-grow", "grows"), "grows": ("grows",)}
 
 
 def check_poll(model: Topology, counts: list[PollCounts], poll: Poll, started: float,
-               fail_on: str | None = None, growth_floor: float = 0.05) -> WatchLine:
-    """The model re-checked with the figures measured since the previous poll whose counts differ."""
+               fail_on: str | None = None, growth_floor: float = 0.05, min_interval: float = 0.0) -> WatchLine:
+    """The model re-checked with the figures measured since the previous poll whose counts differ (and at least
+    half of `min_interval`, the poll interval, before this one)."""
     from app.core.headroom import headroom
     from app.core.rates import rate_check
 
@@ -140,6 +142,8 @@ def check_poll(model: Topology, counts: list[PollCounts], poll: Poll, started: f
     j = len(counts) - 1
     i = j - 1
     while i >= 0 and counts[i].counters == counts[j].counters:
+        i -= 1
+    while i > 0 and counts[j].t - counts[i].t < 0.5 * min_interval:  # too short to measure: reach further back
         i -= 1
     if i < 0:
         line.note = "first reading (or no counts changed yet): figures from the next poll"

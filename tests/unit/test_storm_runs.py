@@ -59,6 +59,9 @@ def test_record_then_analyze_names_the_growing_bolt(tmp_path: Path, capsys: pyte
     assert main(["analyze", str(out)]) == 0
     text = capsys.readouterr().out
     assert "grows (1.2" in text and "ui-counts" in text and "cannot" not in text.split("note:")[0]
+    # the folder keeps the topology as the first poll showed it, so compare needs no --topology
+    assert (out / "topology.storm.json").is_file()
+    assert main(["compare", str(out), "--fail-on-disagreement"]) == 0
 
 
 def test_calibrated_timings_annotate_a_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
