@@ -152,6 +152,22 @@ def test_ctrl_c_finishes_the_poll_and_exits_0(tmp_path: Path) -> None:
     assert json.loads((out / "storm-run.json").read_text())["topology_id"] == "wordcount-drift-1"
 
 
+def test_duration_ends_the_recording_and_the_header_says_what_was_recorded(tmp_path: Path) -> None:
+    out = tmp_path / "timed"
+    with DriftingStormUI() as ui:
+        started = time.monotonic()
+        assert _record(ui, out, "--duration", "0.4") == 0
+        assert time.monotonic() - started < 3
+        header = json.loads((out / "storm-run.json").read_text())
+        assert header["format"] == "stormbound-storm-run/1" and header["every_s"] == 0.05
+        assert header["url"] == ui.url and header["configuration"]["topology.workers"] == 1
+        first = len(read_polls(out)[0])
+        assert 3 <= first <= 12
+        assert _record(ui, out, "--polls", "2") == 0  # the same topology again: the recording goes on
+    polls, _ = read_polls(out)
+    assert [p.poll for p in polls] == list(range(1, first + 3))
+
+
 def test_a_line_cut_short_is_left_out_and_cut_before_appending(tmp_path: Path) -> None:
     with PollWriter(tmp_path) as writer:
         writer.append(Poll(poll=1, t=1.0, ok=False, gap="down"))
