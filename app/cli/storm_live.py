@@ -330,7 +330,8 @@ def format_storm_figures(figures: StormRunFigures, now: dict[str, ModelNow] | No
                          "-" if q is None else f"{q.slope:+.4g} ({q.ci_low:+.4g}..{q.ci_high:+.4g})",
                          _fmt(b.recent_growth, "+.4g"), "-" if q is None else q.verdict, b.growth_from,
                          "-" if b.name not in now else
-                         f"{now[b.name].status} ({now[b.name].utilisation:.3g}, {now[b.name].growth:+.4g})"])
+                         f"{now[b.name].status} ({now[b.name].utilisation:.3g}, {now[b.name].growth:+.4g})"
+                         + ("" if now[b.name].queue_bound is None else f" < {now[b.name].queue_bound:.4g}")])
         lines += ["", table(rows)]
     if now and figures.recent_from_s is not None:
         lines.append(f"model now: the rate check with the rates, α and σ measured from t={figures.recent_from_s:.4g} s "
@@ -393,6 +394,13 @@ def analyze_storm_run(args: argparse.Namespace,
     if topo is not None and not unannotated_problems(topo):
         comparison = compare(topo, analysis)
         now = model_now(topo, figures)
+        for name, m in now.items():  # a measured queue above the bound the model proves disagrees with it
+            stats = analysis.components.get(name)
+            bolt = next((b for b in figures.bolts if b.name == name), None)
+            if m.queue_bound is not None and stats is not None and bolt is not None and bolt.growth_from == "metrics" \
+                    and stats.series and max(q for _, q in stats.series) > m.queue_bound:
+                figures.notes.append(f"{name}: its receive queues held {max(q for _, q in stats.series):.4g} tuples, "
+                                     f"above the {m.queue_bound:.4g} the model proves at the measured figures")
     elif topo is not None:
         analysis.notes.append("the topology has unannotated values: calibrate it with --calibrate OUT.yaml and "
                               "`annotate DOC --from OUT.yaml`")

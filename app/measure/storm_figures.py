@@ -236,6 +236,7 @@ class ModelNow(BaseModel):
     status: str
     utilisation: float
     growth: float
+    queue_bound: float | None = None  # bounded: the queue never exceeds this (tuples), in any run
 
 
 def model_now(model: Topology, figures: StormRunFigures) -> dict[str, ModelNow]:
@@ -250,8 +251,8 @@ def model_now(model: Topology, figures: StormRunFigures) -> dict[str, ModelNow]:
         report = rate_check(measured, suggest=False)
     except Exception:  # noqa: BLE001 - a topology still not annotated: no verdict, the rest of the report stands
         return {}
-    return {name: ModelNow(status=r.status, utilisation=r.utilisation, growth=r.growth_nominal)
-            for name, r in report.bolts.items()}
+    return {name: ModelNow(status=r.status, utilisation=r.utilisation, growth=r.growth_nominal,
+                           queue_bound=r.queue_bound) for name, r in report.bolts.items()}
 
 
 class StormRunFigures(BaseModel):

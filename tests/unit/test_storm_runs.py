@@ -246,3 +246,23 @@ def test_import_metrics_refuses_a_folder_without_queue_metrics(tmp_path: Path,
     (tmp_path / "m" / "unrelated.csv").write_text("a,b\n1,2\n")
     assert main(["import", "metrics", str(tmp_path / "m"), "--out", str(tmp_path / "o")]) == 2
     assert "no metrics-v2 executor metrics" in capsys.readouterr().err
+
+
+def test_metrics_join_a_recording_and_a_queue_above_the_models_bound_is_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "both"
+    with DriftingStormUI(overload_after=1000) as ui:
+        assert _record(ui, out, "--polls", "8") == 0
+    source = tmp_path / "csv"
+    source.mkdir()
+    name = "storm.topology.wordcount-drift-1.h.split.1.6700-receive-queue.population"
+    (source / f"{name}.csv").write_text("t,value\n" + "".join(f"{1_700_000_000 + s},50\n" for s in range(40)))
+    assert main(["import", "metrics", str(source), "--out", str(out)]) == 0
+    data = _analyze(capsys, str(out))
+    split = next(b for b in data["storm_run"]["bolts"] if b["name"] == "split")
+    assert split["growth_from"] == "metrics" and split["queue"]["verdict"] == "stable"
+    assert data["model_now"]["split"]["queue_bound"] == pytest.approx(2.0)
+    notes = data["storm_run"]["notes"]
+    assert any(n.startswith("split: its receive queues held 50 tuples, above the 2 ") for n in notes)
+    header = json.loads((out / "storm-run.json").read_text())
+    assert header["source"] == "storm-ui" and header["metrics_from"] == str(source.resolve())
