@@ -14,7 +14,6 @@ import json
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -172,6 +171,8 @@ def cmd_record(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder", field="--out")
+    if out.is_dir() and any(out.iterdir()) and not is_storm_run(out):
+        raise UsageError(f"--out {out}: holds other files (not a Storm recording): give a new folder", field="--out")
     client = _client(args)
     ident = _resolve(client, args.topology)
     header = StormRunHeader(source="storm-ui", url=client.base, topology=args.topology, topology_id=ident,
@@ -193,10 +194,9 @@ def cmd_record(args: argparse.Namespace) -> int:
     def keep_configuration(configuration: dict[str, Any]) -> None:
         h = state["header"]
         version = configuration.get("storm.version") if isinstance(configuration.get("storm.version"), str) else None
-        if h.configuration != configuration or h.started is None:
+        if h.configuration != configuration:
             state["header"] = h.model_copy(update={"configuration": configuration,
-                                                   "storm_version": h.storm_version or version,
-                                                   "started": h.started or time.time()})
+                                                   "storm_version": h.storm_version or version})
             write_header(out, state["header"])
 
     write_header(out, header)
@@ -206,6 +206,9 @@ def cmd_record(args: argparse.Namespace) -> int:
         for poll in poll_loop(client, ident, args.every, polls=args.polls, duration=args.duration,
                               stop=stopper.event, first=first, on_configuration=keep_configuration):
             writer.append(poll)
+            if poll.ok and state["header"].started is None:
+                state["header"] = state["header"].model_copy(update={"started": poll.t})
+                write_header(out, state["header"])
             if poll.ok and not (out / RUN_TOPOLOGY).exists():
                 _write_run_topology(out)
             if poll.ok:

@@ -265,17 +265,19 @@ def queue_samples(points: list[MetricPoint]) -> list[dict[str, Any]]:
 def write_metrics_run(source: str | os.PathLike[str], out: str | os.PathLike[str],
                       force: bool = False) -> dict[str, Any]:
     """`import metrics`: the receive-queue populations of a metrics-v2 reporter's output as a Storm run folder."""
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise StormRunError(f"{folder}: exists and is not a folder")
+    if folder.is_dir() and any(folder.iterdir()) and not is_storm_run(folder):
+        raise StormRunError(f"{folder}: holds other files (not a Storm recording): give a new folder")
+    if (folder / QUEUES).exists() and not force:
+        raise StormRunError(f"{folder / QUEUES}: exists (give --force to replace it)")
     points = read_metrics(source)
     samples = queue_samples(points)
     if not samples:
         names = sorted({p.name for p in points})[:8]
         raise StormRunError(f"{source}: no receive-queue population among the metrics ({', '.join(names)}, ...): "
                             "enable the executor's queue metrics in the reporter's filter")
-    folder = Path(out)
-    if folder.exists() and not folder.is_dir():
-        raise StormRunError(f"{folder}: exists and is not a folder")
-    if (folder / QUEUES).exists() and not force:
-        raise StormRunError(f"{folder / QUEUES}: exists (give --force to replace it)")
     folder.mkdir(parents=True, exist_ok=True)
     data = b"".join(json.dumps(s, separators=(",", ":")).encode() + b"\n" for s in samples)
     write_output(folder / QUEUES, data, force=True)

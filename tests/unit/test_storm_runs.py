@@ -182,6 +182,18 @@ def test_a_line_cut_short_is_left_out_and_cut_before_appending(tmp_path: Path) -
     assert [p.poll for p in polls] == [1, 2, 3] and not notes
 
 
+def test_record_and_import_refuse_a_folder_of_other_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spark_run = tmp_path / "spark-run"
+    spark_run.mkdir()
+    (spark_run / "events.jsonl").write_text("")
+    with DriftingStormUI() as ui:
+        assert _record(ui, spark_run, "--polls", "1") == 2
+    assert "holds other files" in capsys.readouterr().err
+    assert main(["import", "metrics", str(tmp_path), "--out", str(spark_run)]) == 2
+    assert "holds other files" in capsys.readouterr().err
+    assert sorted(p.name for p in spark_run.iterdir()) == ["events.jsonl"]
+
+
 def test_record_refuses_an_unknown_topology(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with DriftingStormUI() as ui:
         code = main(["record", ui.url, "--topology", "nope", "--every", EVERY, "--polls", "2",
