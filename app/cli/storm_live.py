@@ -343,21 +343,24 @@ def format_storm_figures(figures: StormRunFigures, now: dict[str, ModelNow] | No
     return "\n".join(lines)
 
 
-def timings_yaml(figures: StormRunFigures, model: Topology | None) -> bytes:
-    """A timings file (`annotate DOC --from FILE`) with the measured rates, α and σ."""
+def timings_yaml(figures: StormRunFigures, analysis: Analysis, model: Topology | None) -> bytes:
+    """A timings file (`annotate DOC --from FILE`) with the measured rates (offered), α and σ: those the
+    comparison uses (from a growth onset on, when a bolt started to grow), and the declared streams' σ."""
     declared = {b.name: set(b.streams) for b in model.bolts} if model is not None else None
-    out = [f"# measured by stormbound from {figures.folder} ({figures.polls} polls, {figures.span_s:.4g} s): "
-           "stormbound annotate DOC --from THIS_FILE"]
+    out = [f"# measured by stormbound from {figures.folder} ({figures.polls} polls, {figures.span_s:.4g} s"
+           + ("" if figures.compared_from_s is None else f"; from t={figures.compared_from_s:.4g} s on")
+           + "): stormbound annotate DOC --from THIS_FILE"]
     for s in figures.spouts:
-        rate = s.offered_rate or s.emitted_rate
-        if rate:
-            out.append(f"{json.dumps(s.name)}: {{rate: {rate:.6g}/s}}")
+        stats = analysis.components.get(s.name)
+        if stats is not None and stats.rate_out:
+            out.append(f"{json.dumps(s.name)}: {{rate: {stats.rate_out:.6g}/s}}")
     for b in figures.bolts:
+        stats = analysis.components.get(b.name)
         values = []
-        if b.alpha_s:
-            values.append(f"alpha: {b.alpha_s * 1000:.6g}ms")
-        if b.sigma is not None:
-            values.append(f"sigma: {b.sigma:.6g}")
+        if stats is not None and stats.alpha_mean:
+            values.append(f"alpha: {stats.alpha_mean * 1000:.6g}ms")
+        if stats is not None and stats.sigma is not None:
+            values.append(f"sigma: {stats.sigma:.6g}")
         for stream, v in sorted(b.stream_sigma.items()):
             if declared is None or stream in declared.get(b.name, set()):
                 values.append(f"sigma.{stream}: {v:.6g}")
@@ -409,7 +412,7 @@ def analyze_storm_run(args: argparse.Namespace,
                               "`annotate DOC --from OUT.yaml`")
     if calibrate_to:
         if calibrate_to.endswith((".yaml", ".yml")):
-            data = timings_yaml(figures, topo)
+            data = timings_yaml(figures, analysis, topo)
         elif topo is None:
             raise UsageError("--calibrate OUT.storm.json needs the topology: give --topology DOC, or write a "
                              "timings file (OUT.yaml)")
