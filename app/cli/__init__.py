@@ -98,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         run,
         schema,
         storm,
+        storm_live,
         verify,
     )
 
@@ -112,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_global_options(parser, None)
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
     for module in (check, schema, convert, verify, plot, run, analyze, compare, connect_server, reliability, diff,
-                   cep, storm, annotate, gui):
+                   cep, storm, storm_live, annotate, gui):
         module.register(sub)
     for child in _subparsers(parser):
         _add_global_options(child, argparse.SUPPRESS)

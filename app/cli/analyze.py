@@ -58,7 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "analyze", help="measured rates, α, σ, bursts and queue growth of a run",
         description="Measure a run's rates (tuples/s), α (s), σ, bursts and queue growth (tuples/s, robust 95 % CI) "
                     "from its event log; with the topology, compare them with the model.",
-        epilog=examples("stormbound analyze runs/cfg1 --calibrate cfg1-measured.storm.json"))
+        epilog=examples("stormbound analyze runs/cfg1 --calibrate cfg1-measured.storm.json",
+                        "stormbound analyze runs/prod-1 --calibrate measured.yaml   # a `record`ed Storm cluster: "
+                        "docs/storm-runs.md"))
     add_analysis_options(p)
     p.add_argument("--calibrate", metavar="OUT",
                    help="write the topology with measured parameters to OUT (.storm.json)")
@@ -140,6 +142,12 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from app.measure.model_vs_measured import calibrate, compare
 
     path = Path(args.log)
+    from app.measure.storm_run import is_storm_run
+
+    if is_storm_run(path):  # a recording of a real cluster (record, import metrics): docs/storm-runs.md
+        from app.cli.storm_live import analyze_storm_run
+
+        return analyze_storm_run(args, format_analysis)
     require_log(args.log)
     if getattr(args, "report", None):
         check_output(args, "--report", args.report, REPORT_SUFFIXES, "report")

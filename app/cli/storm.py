@@ -388,8 +388,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add `import`, `export` and `repair`."""
     p = sub.add_parser("import", help="bring a topology in from a Flux file or a running cluster's Storm UI",
                        epilog=examples("stormbound import flux models/wordcount.flux.yaml -o wc.storm.json"))
-    p.set_defaults(func=_needs("import flux FILE.yaml | import storm-ui URL --topology ID"), file_args=())
-    kinds = p.add_subparsers(dest="source", metavar="{flux,storm-ui}")
+    p.set_defaults(func=_needs("import flux FILE.yaml | import storm-ui URL --topology ID | "
+                               "import metrics DIR --out RUNDIR"), file_args=())
+    kinds = p.add_subparsers(dest="source", metavar="{flux,storm-ui,metrics}")
     q = kinds.add_parser("flux", help="import a Flux YAML file (spouts, bolts, streams, config, includes)",
                          epilog=examples("stormbound import flux models/wordcount.flux.yaml -o wc.storm.json "
                                          "--filter dev.properties"))
@@ -430,6 +431,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_force_option(q)
     q.add_argument("--json", action="store_true", help="the document, each derived value's source, and notes as JSON")
     q.set_defaults(func=cmd_import_storm_ui, file_args=("url",))
+    from app.cli.storm_live import register_import
+
+    register_import(kinds)
 
     p = sub.add_parser("export", help="write a document in another tool's format",
                        epilog=examples("stormbound export flux wc.storm.json wc-model.yaml"))

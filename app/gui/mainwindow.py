@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QM
 from app.core.layout import layered_layout
 from app.core.rates import idle_warning, no_parallelism_reason, rate_check
 from app.core.topology import unannotated_problems
-from app.gui import storm_io
+from app.gui import live, storm_io
 from app.gui.autosave import AutosaveSession, Recoverable, default_autosave_dir
 from app.gui.canvas import CanvasScene, CanvasView
 from app.gui.commands import MoveComponentsCommand, PasteCommand, RemoveElementsCommand, SetParallelismCommand
@@ -129,6 +129,7 @@ class MainWindow(DocumentFiles, QMainWindow):
         self._build_verification()
         self._build_runs()
         self._build_storm_io()
+        self.live = live.install(self)  # Runs > Live Mode (Storm UI)
         self._quit_last()
         self._default_geometry()
         self._save_layout = restore_layout
@@ -529,6 +530,7 @@ class MainWindow(DocumentFiles, QMainWindow):
         self.runs_panel.shutdown()
         self.diffstream_dialog.shutdown()
         self.storm_io.shutdown()
+        self.live.shutdown()
         self.autosave_timer.stop()
         self.autosave.stop()
         MainWindow._live_sessions.discard(self.autosave.session)

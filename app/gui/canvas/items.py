@@ -102,6 +102,7 @@ class NodeItem(QGraphicsObject):
         self.component_id = component.id
         self.component = component
         self.rates: BoltRates | None = None
+        self.live: dict[str, Any] | None = None  # Live Mode: measured capacity, ρ and α at the last poll
         self.highlighted = False
         self.edges: list[EdgeItem] = []
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable
@@ -123,6 +124,26 @@ class NodeItem(QGraphicsObject):
         self._update_tooltip()
         self.update()
 
+    def set_live(self, live: dict[str, Any] | None) -> None:
+        """Live Mode's figures of this bolt (capacity, rho, alpha_s, growth, status), or None to leave it."""
+        self.live = live
+        self._update_tooltip()
+        self.update()
+
+    def live_line(self) -> str | None:
+        """`cap 1.00  ρ 0.50  α+150%`: the measured capacity beside the model's ρ (the document's), and the
+        drift of the measured α from the document's."""
+        live = self.live
+        if live is None or self.component.kind != "bolt":
+            return None
+        parts = [f"cap {live['capacity']:.2f}" if live.get("capacity") is not None else "cap -"]
+        if self.rates is not None:
+            parts.append(f"ρ {self.rates.utilisation:.2f}")
+        alpha = live.get("alpha_s")
+        if alpha:
+            parts.append(f"α{(alpha - self.component.alpha) / self.component.alpha:+.0%}")
+        return "  ".join(parts)
+
     def set_highlighted(self, on: bool) -> None:
         if on != self.highlighted:
             self.highlighted = on
@@ -142,6 +163,15 @@ class NodeItem(QGraphicsObject):
                 text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({shown}"
                          + (f": queue below {bound:.4g} tuples in every run" if bound is not None else "") + ")"
                          f"\n{self.rates.explanation}")
+        if self.live is not None and c.kind == "bolt":
+            live = self.live
+            alpha = live.get("alpha_s")
+            capacity = "-" if live.get("capacity") is None else f"{live['capacity']:.3f}"
+            text += (f"\nLive (Storm UI): capacity {capacity}"
+                     + f", the model's ρ at the measured figures {live.get('rho') or 0:.3f} ({live.get('status')})"
+                     + ("" if not alpha else f", measured α {format_duration(alpha)} (document "
+                                             f"{format_duration(c.alpha)})")
+                     + ("" if live.get("growth") is None else f", queue {live['growth']:+.4g} tuples/s"))
         if c.unannotated:
             text = (f"{c.kind.capitalize()} {c.name}: not annotated: {', '.join(SYMBOLS[f] for f in c.unannotated)} "
                     "(the import had no value; take it from the Storm UI, a run's calibration, or type it)\n" + text)
@@ -164,7 +194,10 @@ class NodeItem(QGraphicsObject):
         alpha = format_duration(c.alpha).replace(" ", "")  # milliseconds below a second, as the inspector shows it
         lines = [f"α {_value(c, 'alpha', alpha)} · σ {_value(c, 'sigma', _number(c.sigma))} "
                  f"· {c.parallelism} exec" + (f"/{c.tasks} tasks" if c.tasks and c.tasks != c.parallelism else "")]
-        if self.rates is not None:
+        live = self.live_line()
+        if live is not None:  # Live Mode: the measured capacity beside the model's ρ, and α's drift
+            lines.append(live)
+        elif self.rates is not None:
             bound = self.rates.queue_bound
             lines.append(f"ρ {self.rates.utilisation:.2f} · {STATUS_SHORT.get(self.rates.status, self.rates.status)}"
                          + (f" < {bound:.4g}" if bound is not None else ""))
@@ -173,6 +206,8 @@ class NodeItem(QGraphicsObject):
     def header_colour(self) -> QColor:
         if self.component.kind == "spout":
             return SPOUT_COLOUR
+        if self.live is not None and self.live.get("capacity") is not None:  # Live Mode: the measured capacity
+            return utilisation_colour(float(self.live["capacity"]))
         if self.rates is None:
             return GREY
         return utilisation_colour(self.rates.utilisation)

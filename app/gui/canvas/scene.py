@@ -123,6 +123,14 @@ class CanvasScene(QGraphicsScene):
             if b.id in self.nodes:
                 self.nodes[b.id].set_rates(report.bolts.get(b.name) if report else None)
 
+    def set_live(self, bolts: dict[str, dict[str, float | None]] | None, statuses: dict[str, str] | None) -> None:
+        """Live Mode (app/gui/live.py): each bolt's measured figures and its status at them; None clears."""
+        for b in self.document.topology().bolts:
+            if b.id in self.nodes:
+                figures = None if bolts is None else bolts.get(b.name)
+                status = None if statuses is None else statuses.get(b.name)
+                self.nodes[b.id].set_live(None if figures is None else {**figures, "status": status})
+
     # ---- queries used by the window -----------------------------------------------
     def selected_ids(self) -> tuple[set[str], set[str]]:
         """(component ids, subscription ids) currently selected."""

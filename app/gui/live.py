@@ -1,0 +1,196 @@
+"""Runs ▸ Live Mode: the canvas coloured by a running topology's measured capacity, beside the model's ρ.
+
+A `LiveWorker` (app/gui/workers.py's Worker) polls the Storm UI off the GUI thread exactly as
+`stormbound watch` does (app/measure/storm_record.py: `poll_loop`, `check_poll`) and hands each poll's
+line to the GUI thread through its `progress` signal; the window's scene then shows, per bolt, the
+measured capacity (its header colour), the model's ρ at the measured figures and the drift of α from
+the document's. Stopping cancels the worker (the poll in hand finishes; its own timeout bounds it).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout, QLineEdit, QWidget
+
+from app.core.topology import Topology
+from app.gui.workers import Worker
+from app.measure.storm_record import WatchLine
+
+
+class LiveDialog(QDialog):
+    """Where the Storm UI is, which topology, how often."""
+
+    def __init__(self, parent: QWidget | None, last: dict[str, Any]):
+        super().__init__(parent)
+        self.setWindowTitle("Live Mode (Storm UI)")
+        form = QFormLayout(self)
+        self.url = QLineEdit(str(last.get("url", "http://localhost:8080")))
+        self.topology = QLineEdit(str(last.get("topology", "")))
+        self.topology.setPlaceholderText("id or name of the running topology")
+        self.every = QDoubleSpinBox()
+        self.every.setRange(0.05, 3600)
+        self.every.setValue(float(last.get("every", 30)))
+        self.every.setSuffix(" s")
+        self.user = QLineEdit(str(last.get("user", "")))
+        self.password = QLineEdit()
+        self.password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.token = QLineEdit()
+        self.token.setEchoMode(QLineEdit.EchoMode.Password)
+        for label, widget in (("Storm UI", self.url), ("Topology", self.topology), ("Every", self.every),
+                              ("User", self.user), ("Password", self.password), ("Token", self.token)):
+            form.addRow(label, widget)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def values(self) -> dict[str, Any]:
+        return {"url": self.url.text().strip(), "topology": self.topology.text().strip(),
+                "every": self.every.value(), "user": self.user.text().strip() or None,
+                "password": self.password.text() or None, "token": self.token.text() or None}
+
+
+class LiveWorker(Worker[int]):
+    """Polls the Storm UI until cancelled (or `polls` are done); each poll's WatchLine arrives by `progress`.
+    The result is the number of polls."""
+
+    def __init__(self, request: dict[str, Any], model: Topology | None, parent: QObject | None = None):
+        super().__init__(parent)
+        self.request = dict(request)
+        self.model = model
+        self.stop = threading.Event()
+
+    def cancel(self) -> None:
+        self.stop.set()
+
+    def work(self) -> int:
+        from app.core.formats.storm_ui import StormUISnapshot, find_topology, from_storm_ui
+        from app.core.formats.storm_ui_client import Credentials, StormUIClient
+        from app.core.topology import unannotated_problems
+        from app.measure.storm_figures import PollCounts, poll_counts
+        from app.measure.storm_record import check_poll, poll_loop
+
+        r = self.request
+        client = StormUIClient(r["url"], Credentials.resolve(r.get("user"), r.get("password"), r.get("token")),
+                               timeout_s=float(r.get("timeout", 10)))
+        ident = find_topology(client, r["topology"])
+        counts: list[PollCounts] = []
+        model = self.model
+        started: float | None = None
+        done = 0
+        for poll in poll_loop(client, ident, float(r.get("every", 30)), polls=r.get("polls"), stop=self.stop):
+            started = poll.t if started is None else started
+            if poll.ok:
+                counts.append(poll_counts(poll))
+                if model is None:
+                    found = from_storm_ui(StormUISnapshot(url=client.base, topology_id=ident, window="all",
+                                                          topology=poll.topology, components=poll.components))
+                    model = None if unannotated_problems(found.topology) else found.topology
+            line = check_poll(model, counts, poll, started, min_interval=float(r.get("every", 30))) \
+                if model is not None else \
+                WatchLine(poll=poll.poll, t=poll.t, elapsed_s=poll.t - started, gap=poll.gap,
+                          note="no model yet: the topology has processed nothing")
+            self.progress.emit(line)
+            done += 1
+        return done
+
+
+class LiveMode(QObject):
+    """Runs ▸ Live Mode (Storm UI)… and Stop Live Mode: the worker, and the scene fed with each poll."""
+
+    def __init__(self, window: Any):
+        super().__init__(window)
+        self.window = window
+        self.worker: LiveWorker | None = None
+        self.last: WatchLine | None = None
+        menu = window.menu("Runs")
+        menu.addSeparator()
+        self.action_start = self._action("&Live Mode (Storm UI)…", self.start_dialog, "action_live_start",
+                                         "Poll a running topology's Storm UI and colour the bolts by their measured "
+                                         "capacity, beside the model's ρ at the measured figures")
+        self.action_stop = self._action("Stop Live &Mode", self.stop, "action_live_stop", "Stop polling the Storm UI")
+        self.action_stop.setEnabled(False)
+        menu.addAction(self.action_start)
+        menu.addAction(self.action_stop)
+
+    def _action(self, text: str, slot: Any, name: str, tip: str) -> QAction:
+        action = QAction(text, self.window)
+        action.setObjectName(name)
+        action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        return action
+
+    def start_dialog(self) -> None:
+        window = self.window
+        last = {k: window.settings.value(f"live/{k}") for k in ("url", "topology", "every", "user")}
+        last = {k: v for k, v in last.items() if v not in (None, "")}
+        if window.dialogs.headless:
+            request = window.dialogs.answers.get("live")
+            if not request:
+                return
+        else:
+            dialog = LiveDialog(window, last)
+            if dialog.exec() != QDialog.DialogCode.Accepted:
+                return
+            request = dialog.values()
+        if not request.get("url") or not request.get("topology"):
+            window.dialogs.error(window, "Live Mode", "give the Storm UI's address and the topology")
+            return
+        for key in ("url", "topology", "every", "user"):
+            if request.get(key) is not None:
+                window.settings.setValue(f"live/{key}", request[key])
+        self.start(request)
+
+    def start(self, request: dict[str, Any]) -> LiveWorker | None:
+        """Start polling (the open document is the model when it is annotated, else the first poll's topology)."""
+        from app.core.topology import unannotated_problems
+
+        if self.worker is not None and self.worker.isRunning():
+            self.window.show_message("Live Mode is already on")
+            return None
+        topo = self.window.document.topology()
+        model = topo if topo.bolts and not unannotated_problems(topo) else None
+        self.worker = LiveWorker(request, model, parent=self)
+        self.worker.progress.connect(self._on_line)
+        self.worker.failed.connect(self._on_failed)
+        self.worker.finished.connect(self._on_finished)
+        self.action_start.setEnabled(False)
+        self.action_stop.setEnabled(True)
+        self.window.show_message(f"Live Mode: polling {request['topology']} at {request['url']} …", 0)
+        self.worker.start()
+        return self.worker
+
+    def stop(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+
+    def shutdown(self, timeout_ms: int = 5000) -> bool:
+        return self.worker is None or self.worker.join(timeout_ms)
+
+    def _on_line(self, line: object) -> None:
+        from app.measure.storm_record import format_watch_line
+
+        if not isinstance(line, WatchLine):
+            return
+        self.last = line
+        if line.statuses:
+            self.window.scene.set_live(line.bolts, line.statuses)
+        self.window.show_message("Live: " + format_watch_line(line), 0)
+
+    def _on_failed(self, text: str) -> None:
+        self.window.dialogs.error(self.window, "Live Mode", text)
+
+    def _on_finished(self) -> None:
+        self.action_start.setEnabled(True)
+        self.action_stop.setEnabled(False)
+        self.window.scene.set_live(None, None)
+        self.window.show_message("Live Mode stopped")
+
+
+def install(window: Any) -> LiveMode:
+    """Add Runs ▸ Live Mode to the window (MainWindow keeps the result)."""
+    return LiveMode(window)

@@ -1,0 +1,310 @@
+"""A measured run of a real Storm cluster: the run folder `stormbound record` and `import metrics` write.
+
+A *Storm run folder* (docs/storm-runs.md) holds
+
+* `storm-run.json`: what was recorded (format `stormbound-storm-run/1`, the source, the Storm UI's
+  address, the topology, the poll interval, the topology's configuration as the UI served it);
+* `polls.jsonl`: one JSON line per poll of the Storm UI, in time order: `{"poll": N, "t": UNIX_S,
+  "ok": true, "topology": PAGE, "components": {NAME: PAGE}, "lag": REPLY|null, "lag_error": TEXT|null}`
+  (all-time counts; the topology page without its `configuration`), or a gap when the poll failed:
+  `{"poll": N, "t": UNIX_S, "ok": false, "gap": "one line: what went wrong"}`;
+* `queues.jsonl` (from a metrics-v2 reporter, `import metrics`): queue samples of the event-log format
+  (`{"t", "comp", "task", "queue"}`, docs/event-log.md), one per executor's receive-queue population.
+
+Lines are appended whole (one write, flushed and synced), so a recorder that is stopped or killed
+leaves every finished poll readable; a last line cut short is ignored by the reader (and removed before
+a recorder appends again).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from app.core.fileio import write_output
+
+RUN_FORMAT = "stormbound-storm-run/1"
+HEADER = "storm-run.json"
+POLLS = "polls.jsonl"
+QUEUES = "queues.jsonl"
+MAX_LINE_BYTES = 50_000_000
+
+
+class StormRunError(ValueError):
+    """A Storm run folder or metrics folder that cannot be read: one line naming the file and the problem."""
+
+
+class StormRunHeader(BaseModel):
+    """`storm-run.json`: what a Storm run folder holds."""
+
+    format: Literal["stormbound-storm-run/1"] = "stormbound-storm-run/1"
+    source: Literal["storm-ui", "metrics"] = "storm-ui"
+    url: str = ""
+    topology: str = ""
+    topology_id: str = ""
+    every_s: float | None = None
+    started: float | None = Field(default=None, description="unix time of the first poll")
+    configuration: dict[str, Any] = Field(default_factory=dict, description="the topology's configuration (UI)")
+    storm_version: str | None = None
+    metrics_from: str | None = Field(default=None, description="the metrics folder or file imported")
+
+
+class Poll(BaseModel):
+    """One line of polls.jsonl: a reading of the Storm UI, or a gap."""
+
+    poll: int
+    t: float
+    ok: bool
+    topology: dict[str, Any] = Field(default_factory=dict)
+    components: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    lag: Any = None
+    lag_error: str | None = None
+    gap: str | None = None
+
+
+def is_storm_run(path: str | os.PathLike[str]) -> bool:
+    """A folder written by `record` or `import metrics` (it has storm-run.json)."""
+    p = Path(path)
+    return p.is_dir() and (p / HEADER).is_file()
+
+
+def read_header(folder: str | os.PathLike[str]) -> StormRunHeader:
+    path = Path(folder) / HEADER
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return StormRunHeader.model_validate(data)
+    except OSError as err:
+        raise StormRunError(f"{path}: cannot read: {err.strerror or err}") from None
+    except ValueError as err:
+        first = str(err).splitlines()[0]
+        raise StormRunError(f"{path}: not a Storm run header ({first})") from None
+
+
+def write_header(folder: str | os.PathLike[str], header: StormRunHeader) -> None:
+    """storm-run.json, written atomically (replaced as a whole)."""
+    write_output(Path(folder) / HEADER, json.dumps(header.model_dump(), indent=2).encode() + b"\n", force=True)
+
+
+def read_polls(folder: str | os.PathLike[str]) -> tuple[list[Poll], list[str]]:
+    """Every poll of polls.jsonl in order, and notes (a last line cut short is left out and noted)."""
+    path = Path(folder) / POLLS
+    polls: list[Poll] = []
+    notes: list[str] = []
+    if not path.exists():
+        return polls, notes
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    complete = data.endswith(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        last = number == len(lines) and not complete
+        try:
+            polls.append(Poll.model_validate(json.loads(raw)))
+        except ValueError as err:
+            if last:
+                notes.append(f"{POLLS} line {number}: cut short (the recorder stopped while writing it): left out")
+                continue
+            raise StormRunError(f"{path} line {number}: not a poll record ({str(err).splitlines()[0]})") from None
+    return polls, notes
+
+
+class PollWriter:
+    """Appends poll lines to polls.jsonl: each line in one write, flushed and synced; a partial last line
+    left by an earlier recorder is cut off first, so the file stays one complete record per line."""
+
+    def __init__(self, folder: str | os.PathLike[str]):
+        self.path = Path(folder) / POLLS
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            data = self.path.read_bytes()
+            if data and not data.endswith(b"\n"):
+                with open(self.path, "r+b") as f:
+                    f.truncate(data.rfind(b"\n") + 1)
+        self._file = open(self.path, "ab")  # noqa: SIM115 - kept open for the recording, closed by close()
+
+    def append(self, poll: Poll) -> None:
+        line = json.dumps(poll.model_dump(exclude_defaults=False), separators=(",", ":")).encode() + b"\n"
+        self._file.write(line)
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+    def __enter__(self) -> PollWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def next_poll_number(folder: str | os.PathLike[str]) -> int:
+    polls, _ = read_polls(folder) if (Path(folder) / POLLS).exists() else ([], [])
+    return (polls[-1].poll + 1) if polls else 1
+
+
+# ---- metrics v2 reporters: CSV files and Graphite plaintext --------------------------------
+
+#: storm.topology.{topology ID}.{hostname}.{component ID}.{task ID}.{worker port}-{metric name}
+#: (Storm's metrics_v2 documentation; dots inside the parts are written as underscores)
+METRIC_NAME = re.compile(r"^storm\.topology\.(?P<topology>[^.]+)\.(?P<host>[^.]+)\.(?P<component>[^.]+)\."
+                         r"(?P<task>-?\d+)\.(?P<port>\d+)-(?P<name>.+)$")
+#: the executor's receive-queue population under the names Storm's reporters use for it
+QUEUE_METRICS = ("receive-queue.population", "receive_queue.population", "__receive.population",
+                 "receive-queue-population")
+
+
+class MetricPoint(BaseModel):
+    t: float
+    topology: str
+    host: str
+    component: str
+    task: int
+    port: int
+    name: str
+    value: float
+
+
+def parse_metric_name(name: str) -> dict[str, Any] | None:
+    """The parts of a metrics-v2 name, None when it is not one of a topology's executor metrics."""
+    m = METRIC_NAME.match(name.strip())
+    if m is None:
+        return None
+    parts = m.groupdict()
+    return {**parts, "task": int(parts["task"]), "port": int(parts["port"])}
+
+
+def _finite(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _csv_points(path: Path, parts: dict[str, Any]) -> Iterator[MetricPoint]:
+    """One Dropwizard CsvReporter file: a header `t,value` (a gauge; `t,count` a counter, `t,count,...`
+    a meter or timer: its first column after t), one row per report, t in unix seconds."""
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        rows = csv.reader(f)
+        header = next(rows, None)
+        if not header or header[0].strip() != "t" or len(header) < 2:
+            raise StormRunError(f"{path}: not a metrics CSV file (expected a header t,value or t,count,...)")
+        column = 1
+        for number, row in enumerate(rows, 2):
+            if not row:
+                continue
+            t = _finite(row[0]) if row else None
+            value = _finite(row[column]) if len(row) > column else None
+            if t is None or value is None:
+                raise StormRunError(f"{path} line {number}: expected a time and a number, got {','.join(row)[:60]}")
+            yield MetricPoint(t=t, value=value, **parts)
+
+
+def _graphite_points(path: Path) -> Iterator[MetricPoint]:
+    """Graphite plaintext lines: `NAME VALUE UNIX_TIME`; names that are not a topology's executor
+    metrics are skipped (a worker's or the JVM's)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            fields = line.split()
+            if not fields:
+                continue
+            if len(fields) != 3:
+                raise StormRunError(f"{path} line {number}: expected 'NAME VALUE TIME' (Graphite plaintext)")
+            parts = parse_metric_name(fields[0])
+            value, t = _finite(fields[1]), _finite(fields[2])
+            if value is None or t is None:
+                raise StormRunError(f"{path} line {number}: value and time must be finite numbers")
+            if parts is not None:
+                yield MetricPoint(t=t, value=value, **parts)
+
+
+def read_metrics(path: str | os.PathLike[str]) -> list[MetricPoint]:
+    """Every executor metric of a CSV reporter's folder (one `NAME.csv` per metric) or of Graphite
+    plaintext files (a file, or the `.txt`/`.log`/`.graphite` files of a folder)."""
+    root = Path(path)
+    if not root.exists():
+        raise StormRunError(f"{root}: no such file or folder")
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+    points: list[MetricPoint] = []
+    for f in files:
+        if f.suffix == ".csv":
+            parts = parse_metric_name(f.name[:-4])
+            if parts is not None:
+                points.extend(_csv_points(f, parts))
+        elif f.suffix in (".txt", ".log", ".graphite", ".plain") or not root.is_dir():
+            points.extend(_graphite_points(f))
+    if not points:
+        raise StormRunError(f"{root}: no metrics-v2 executor metrics found (files named "
+                            "storm.topology.ID.HOST.COMPONENT.TASK.PORT-NAME.csv, or Graphite lines)")
+    return points
+
+
+def queue_samples(points: list[MetricPoint]) -> list[dict[str, Any]]:
+    """The receive-queue populations as queue samples (t relative to the first point), system components
+    (`__acker`, `__system`, ...) left out."""
+    samples = [p for p in points if p.name in QUEUE_METRICS and not p.component.startswith("__")]
+    if not samples:
+        return []
+    origin = min(p.t for p in samples)
+    return [{"t": round(p.t - origin, 6), "comp": p.component, "task": max(0, p.task), "queue": max(0, round(p.value))}
+            for p in sorted(samples, key=lambda p: (p.t, p.component, p.task))]
+
+
+def write_metrics_run(source: str | os.PathLike[str], out: str | os.PathLike[str],
+                      force: bool = False) -> dict[str, Any]:
+    """`import metrics`: the receive-queue populations of a metrics-v2 reporter's output as a Storm run folder."""
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise StormRunError(f"{folder}: exists and is not a folder")
+    if folder.is_dir() and any(folder.iterdir()) and not is_storm_run(folder):
+        raise StormRunError(f"{folder}: holds other files (not a Storm recording): give a new folder")
+    if (folder / QUEUES).exists() and not force:
+        raise StormRunError(f"{folder / QUEUES}: exists (give --force to replace it)")
+    points = read_metrics(source)
+    samples = queue_samples(points)
+    if not samples:
+        names = sorted({p.name for p in points})[:8]
+        raise StormRunError(f"{source}: no receive-queue population among the metrics ({', '.join(names)}, ...): "
+                            "enable the executor's queue metrics in the reporter's filter")
+    folder.mkdir(parents=True, exist_ok=True)
+    data = b"".join(json.dumps(s, separators=(",", ":")).encode() + b"\n" for s in samples)
+    write_output(folder / QUEUES, data, force=True)
+    topologies = sorted({p.topology for p in points})
+    header = read_header(folder) if is_storm_run(folder) else StormRunHeader(source="metrics")
+    header = header.model_copy(update={"metrics_from": str(Path(source).resolve()),
+                                       "topology_id": header.topology_id or topologies[0],
+                                       "started": header.started or min(p.t for p in points)})
+    write_header(folder, header)
+    components = sorted({s["comp"] for s in samples})
+    return {"samples": len(samples), "components": components, "topologies": topologies,
+            "executors": len({(s["comp"], s["task"]) for s in samples}), "output": str(folder)}
+
+
+def read_queue_samples(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    path = Path(folder) / QUEUES
+    if not path.exists():
+        return []
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                out.append({"t": float(row["t"]), "comp": str(row["comp"]), "task": int(row.get("task", 0)),
+                            "queue": float(row["queue"])})
+            except (ValueError, KeyError, TypeError) as err:
+                raise StormRunError(f"{path} line {number}: not a queue sample ({err})") from None
+    return out
