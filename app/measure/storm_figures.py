@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.core.formats.storm_ui import lags
 from app.core.topology import Topology
 from app.measure.analysis_model import Analysis, ComponentStats, QueueTrend, fit_trend
 from app.measure.growth import fit_slope
@@ -46,37 +47,6 @@ def _num(value: Any) -> float | None:
 
 def _system(name: Any) -> bool:
     return not isinstance(name, str) or name.startswith("__")
-
-
-def lag_total(entry: Any, depth: int = 0) -> int | None:
-    """Every `lag` number under one spout's entry of the lag endpoint, summed (None: none)."""
-    if depth > 8:
-        return None
-    total: int | None = None
-    items = entry.items() if isinstance(entry, dict) else enumerate(entry) if isinstance(entry, list) else []
-    for key, item in items:
-        if key == "lag":
-            number = _num(item)
-            if number is not None and number >= 0:
-                total = (total or 0) + int(number)
-        elif isinstance(item, (dict, list)):
-            inner = lag_total(item, depth + 1)
-            if inner is not None:
-                total = (total or 0) + inner
-    return total
-
-
-def lags(reply: Any) -> dict[str, int]:
-    """Spout -> its total lag, from one reply of /api/v1/topology/ID/lag."""
-    entries = reply.items() if isinstance(reply, dict) else \
-        ((e.get("spoutId"), e) for e in reply if isinstance(e, dict)) if isinstance(reply, list) else []
-    out: dict[str, int] = {}
-    for key, entry in entries:
-        name = entry.get("spoutId", key) if isinstance(entry, dict) else key
-        total = lag_total(entry)
-        if isinstance(name, str) and total is not None:
-            out[name] = total
-    return out
 
 
 class PollCounts(BaseModel):

@@ -280,7 +280,7 @@ def _window_seconds(snapshot: StormUISnapshot) -> tuple[float, str]:
     return seconds, f"the last {seconds:g} s"
 
 
-def _lag_total(value: Any, depth: int = 0) -> int | None:
+def lag_total(value: Any, depth: int = 0) -> int | None:
     """The sum of every `lag` number in a spout's entry of the lag endpoint (per topic and partition; the shape
     differs between Storm's Kafka spouts), None when it has none."""
     if depth > 8:
@@ -293,20 +293,20 @@ def _lag_total(value: Any, depth: int = 0) -> int | None:
             if number is not None and number >= 0:
                 total = (total or 0) + int(number)
         elif isinstance(item, (dict, list)):
-            inner = _lag_total(item, depth + 1)
+            inner = lag_total(item, depth + 1)
             if inner is not None:
                 total = (total or 0) + inner
     return total
 
 
-def _lags(reply: Any) -> dict[str, int]:
+def lags(reply: Any) -> dict[str, int]:
     """Spout -> its total lag, from one reply of the lag endpoint ({spout: entry} or a list of entries)."""
     entries = reply.items() if isinstance(reply, dict) else \
         ((e.get("spoutId"), e) for e in reply if isinstance(e, dict)) if isinstance(reply, list) else []
     out: dict[str, int] = {}
     for key, entry in entries:
         name = entry.get("spoutId", key) if isinstance(entry, dict) else key
-        total = _lag_total(entry)
+        total = lag_total(entry)
         if isinstance(name, str) and total is not None:
             out[name] = total
     return out
@@ -316,10 +316,10 @@ def _lag_growth(snapshot: StormUISnapshot) -> tuple[dict[str, int], dict[str, fl
     """(each spout's last lag, its growth in tuples/s between the two readings, the seconds between them)."""
     if not snapshot.lag:
         return {}, {}, None
-    last = _lags(snapshot.lag[-1][1])
+    last = lags(snapshot.lag[-1][1])
     if len(snapshot.lag) < 2:
         return last, {}, None
-    first = _lags(snapshot.lag[0][1])
+    first = lags(snapshot.lag[0][1])
     elapsed = snapshot.lag[-1][0] - snapshot.lag[0][0]
     if elapsed <= 0:
         return last, {}, None
