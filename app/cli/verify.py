@@ -47,9 +47,12 @@ def _positive_int(text: str) -> int:
 
 
 def trace_paths(path: str, count: int) -> list[str]:
-    """Where the lassos go: PATH for the first, then PATH.2.json, ... (before a final .json: lasso.2.json)."""
-    stem = path[:-5] if path.endswith(".json") else path
-    return [path] + [f"{stem}.{i}.json" for i in range(2, count + 1)]
+    """Where the lassos go: PATH for the first, then PATH.2.json, ... (before a final .json: lasso.2.json;
+    a gzipped PATH.json.gz: lasso.2.json.gz)."""
+    gz = ".gz" if path.endswith(".gz") else ""
+    base = path[:-3] if gz else path
+    stem = base[:-5] if base.endswith(".json") else base
+    return [path] + [f"{stem}.{i}.json{gz}" for i in range(2, count + 1)]
 
 
 SHOWN_NAMES = 5  # names in a headline; the rest are counted
@@ -181,7 +184,7 @@ def _check_writable(args: argparse.Namespace, path: str) -> None:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from app.cli.common import check_output_file, read_topology, with_failures, with_storm_version, write_output_file
-    from app.core.formats.trace import trace_bytes
+    from app.core.formats.trace import gzip_name, trace_bytes
     from app.core.headroom import headroom
     from app.core.storm.lines import capacity_lines
     from app.core.tcn.search import SearchOptions, verify
@@ -230,7 +233,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         written = trace_paths(args.trace_out, len(result.traces)) if result.traces else []
         for trace, path in zip(result.traces, written, strict=True):
-            write_output_file(args, "--trace-out", path, trace_bytes(trace))
+            write_output_file(args, "--trace-out", path, trace_bytes(trace, gzipped=gzip_name(path)))
     if args.certificate_out:
         from app.core.tcn.linear import certificate_file
 

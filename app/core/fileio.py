@@ -57,13 +57,33 @@ def read_text(path: str | os.PathLike[str], error: Callable[[str], Exception], m
 
     Refused up front: no such file, a folder, a named pipe or device (reading one could
     block forever), a file over `max_bytes`; then bytes that are not UTF-8 (offset and line named).
+    A gzip file (its magic bytes) is read decompressed, within the same `max_bytes` once decompressed.
     """
     data = read_bytes(path, error, max_bytes)
+    if data[:2] == b"\x1f\x8b":
+        data = _gunzipped(data, error, max_bytes)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise error(f"is not UTF-8 text: byte 0x{data[err.start]:02x} at offset {err.start} (line {line})") from None
+
+
+def _gunzipped(data: bytes, error: Callable[[str], Exception], max_bytes: int | None) -> bytes:
+    """A gzip file's content, refused past `max_bytes` before it is all in memory (a gzip bomb)."""
+    import zlib
+
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    limit = max_bytes if max_bytes is not None else 2**62
+    try:
+        out = inflate.decompress(data, limit + 1)
+    except zlib.error as err:
+        raise error(f"is a damaged gzip file ({err})") from None
+    if len(out) > limit:
+        raise error(f"is over the limit of {limit} bytes once decompressed")
+    if not inflate.eof:
+        raise error("is a gzip file cut short")
+    return out
 
 
 def check_regular(path: str | os.PathLike[str], error: Callable[[str], Exception]) -> os.stat_result:

@@ -256,3 +256,30 @@ def test_times_of_unrelated_denominators_are_compared_as_fractions(monkeypatch) 
         assert expand_trace_data(doc)["positions"] == positions
     trace = load_trace(TRACES / "failure-paced.trace.json")
     same_positions(round_trip(trace), trace)
+
+
+def test_a_trace_named_gz_is_written_gzipped_and_read_back(tmp_path) -> None:
+    """`--trace-out lasso.json.gz`: the same trace, gzip-compressed; every JSON reader reads gzip files, within
+    the document limit once decompressed (a gzip bomb is refused before it fills the memory)."""
+    import gzip as gz
+
+    from app.core.formats import load_topology
+    from app.core.formats.jsonfile import FormatError
+    from app.core.formats.trace import load_trace, save_trace
+    from app.core.tcn.options import SearchOptions
+    from app.core.tcn.search import verify
+    from tests.conftest import MODELS
+
+    result = verify(load_topology(MODELS / "simple-DIA-cfg-1.storm.json"), SearchOptions(timeout_s=60))
+    trace = result.traces[0]
+    save_trace(trace, tmp_path / "t.json.gz")
+    raw = (tmp_path / "t.json.gz").read_bytes()
+    assert raw[:2] == b"\x1f\x8b" and load_trace(tmp_path / "t.json.gz") == trace
+    bomb = tmp_path / "bomb.json.gz"
+    bomb.write_bytes(gz.compress(b" " * (70 * 2**20)))
+    with pytest.raises(FormatError, match="once decompressed"):
+        load_trace(bomb)
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(FormatError):
+        load_trace(cut)

@@ -463,17 +463,28 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
 
 
 def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
-    write_atomic(path, trace_bytes(trace))
+    write_atomic(path, trace_bytes(trace, gzipped=gzip_name(path)))
+
+
+def gzip_name(path: str | os.PathLike[str]) -> bool:
+    """A file named `*.gz` is written gzip-compressed (every reader of JSON documents reads it back)."""
+    return os.fspath(path).endswith(".gz")
 
 
 #: a trace of fewer positions is always written as `stormbound-trace/1` (it reads as before, and is short)
 COMPRESS_FROM = 1000
 
 
-def trace_bytes(trace: Trace, compress: bool = True) -> bytes:
+def trace_bytes(trace: Trace, compress: bool = True, gzipped: bool = False) -> bytes:
     """A trace file's bytes, as `save_trace` writes them: for a trace of COMPRESS_FROM positions or more,
     `stormbound-trace/2` (one line per position or repeat item) when that is smaller, as it is for a lasso
-    that repeats itself; else `stormbound-trace/1` (indented JSON, as always). `compress=False`: always /1."""
+    that repeats itself; else `stormbound-trace/1` (indented JSON, as always). `compress=False`: always /1.
+    `gzipped`: those bytes gzip-compressed (a `*.gz` file name; StormCrawler's 311,558-position lasso with
+    failures: 11 MB as /2, 97 kB gzipped)."""
+    if gzipped:
+        import gzip
+
+        return gzip.compress(trace_bytes(trace, compress), compresslevel=9, mtime=0)
     data = trace.model_dump(mode="json")
     if compress and len(data["positions"]) >= COMPRESS_FROM:
         items = compress_positions(data["positions"])
