@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout, QLineEdit, QWidget
 
@@ -27,6 +27,7 @@ class LiveDialog(QDialog):
     def __init__(self, parent: QWidget | None, last: dict[str, Any]):
         super().__init__(parent)
         self.setWindowTitle("Live Mode (Storm UI)")
+        self.setMinimumWidth(480)  # an address and a topology id read whole
         form = QFormLayout(self)
         self.url = QLineEdit(str(last.get("url", "http://localhost:8080")))
         self.topology = QLineEdit(str(last.get("topology", "")))
@@ -56,7 +57,9 @@ class LiveDialog(QDialog):
 
 class LiveWorker(Worker[int]):
     """Polls the Storm UI until cancelled (or `polls` are done); each poll's WatchLine arrives by `progress`.
-    The result is the number of polls."""
+    The result is the number of polls; `model_found` carries the first poll's topology when no model was given."""
+
+    model_found = Signal(object)
 
     def __init__(self, request: dict[str, Any], model: Topology | None, parent: QObject | None = None):
         super().__init__(parent)
@@ -90,6 +93,8 @@ class LiveWorker(Worker[int]):
                     found = from_storm_ui(StormUISnapshot(url=client.base, topology_id=ident, window="all",
                                                           topology=poll.topology, components=poll.components))
                     model = None if unannotated_problems(found.topology) else found.topology
+                    if model is not None:
+                        self.model_found.emit(model)
             line = check_poll(model, counts, poll, started, min_interval=float(r.get("every", 30))) \
                 if model is not None else \
                 WatchLine(poll=poll.poll, t=poll.t, elapsed_s=poll.t - started, gap=poll.gap,
@@ -156,6 +161,7 @@ class LiveMode(QObject):
         model = topo if topo.bolts and not unannotated_problems(topo) else None
         self.worker = LiveWorker(request, model, parent=self)
         self.worker.progress.connect(self._on_line)
+        self.worker.model_found.connect(self._on_model)
         self.worker.failed.connect(self._on_failed)
         self.worker.finished.connect(self._on_finished)
         self.action_start.setEnabled(False)
@@ -180,6 +186,16 @@ class LiveMode(QObject):
         if line.statuses:
             self.window.scene.set_live(line.bolts, line.statuses)
         self.window.show_message("Live: " + format_watch_line(line), 0)
+
+    def _on_model(self, topo: object) -> None:
+        """The running topology read from its first poll: drawn when the canvas is empty, so its bolts can be
+        coloured (an open document is never replaced)."""
+        from app.core.layout import with_layout
+
+        if not isinstance(topo, Topology) or self.window.document.topology().components:
+            return
+        self.window.document.replace(with_layout(topo), None)
+        self.window.canvas.fit_all()
 
     def _on_failed(self, text: str) -> None:
         self.window.dialogs.error(self.window, "Live Mode", text)

@@ -22,8 +22,10 @@ def test_live_mode_colours_bolts_by_measured_capacity(make_window: Callable[...,
         lines: list[Any] = []
         worker.progress.connect(lines.append)
         qtbot.waitUntil(lambda: len(lines) >= 6, timeout=15000)
-        topo = window.document.topology()  # empty: the model is the first poll's topology
-        assert not topo.bolts
+        topo = window.document.topology()  # it was empty: the first poll's topology is drawn, to be coloured
+        assert {b.name for b in topo.bolts} >= {"split", "count"}, [b.name for b in topo.bolts]
+        count = next(b for b in topo.bolts if b.name == "count")
+        assert window.scene.nodes[count.id].live is not None  # coloured by its measured capacity
         last = window.live.last
         assert last is not None and last.statuses["count"] == "grows"
         assert last.bolts["count"]["capacity"] == 1.0
