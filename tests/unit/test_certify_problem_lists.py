@@ -160,7 +160,7 @@ def _failure_cases() -> dict[str, tuple[dict[str, Any], int | None]]:
 
 def _unrolled_cases() -> dict[str, list[str]]:
     """The replay of a certified lasso's unrolled loop broken past k + 1, with and without timing."""
-    from app.core.tcn.certify import _replay, _Step, _steps
+    from app.core.tcn.certify_replay import Step, replay, steps_of
     from app.core.tcn.certify_rules import Rules
     from app.core.topology import parse_topology
 
@@ -170,13 +170,13 @@ def _unrolled_cases() -> dict[str, list[str]]:
         cert = certify(trace)
         if not cert.ok or trace.loop_start > trace.k:
             continue
-        steps, k, start = _steps(trace), trace.k, trace.loop_start
+        steps, k, start = steps_of(trace), trace.k, trace.loop_start
         period = steps[k + 1].time - steps[start].time
         for j in range(4):
             unrolled = steps[:k + 1]
             for p in range(1, 4):
                 for s in steps[start:k + 1]:
-                    unrolled.append(_Step(s.time + p * period, dict(s.spouts),
+                    unrolled.append(Step(s.time + p * period, dict(s.spouts),
                                           {n: {**b, "queue": b["queue"] + p * cert.growth_per_loop[n]}
                                            for n, b in s.bolts.items()}))
             rnd = random.Random(f"unrolled {name}:{j}")
@@ -194,7 +194,7 @@ def _unrolled_cases() -> dict[str, list[str]]:
             rules = Rules(parse_topology(trace.topology))
             for timing in (True, False):
                 problems: list[str] = []
-                _replay(rules, unrolled, problems, label="unrolled position", timing=timing, record=set())
+                replay(rules, unrolled, problems, label="unrolled position", timing=timing, record=set())
                 found[f"{name} unrolled #{j} at {at} {part} {who} {key} timing={timing}"] = problems
     return found
 
