@@ -181,16 +181,16 @@ def test_trace_times_read_as_fraction_reads_them(text: str) -> None:
 
 def _unrolled(trace: Trace, passes: int) -> tuple[list, int]:
     """The certifier's unrolled steps of a certified lasso (as `_certify` builds them) and k + 1."""
-    from app.core.tcn.certify import _Step, _steps
+    from app.core.tcn.certify_replay import Step, steps_of
 
     cert = certify(trace)
     assert cert.ok, cert.problems
-    steps, k, start = _steps(trace), trace.k, trace.loop_start
+    steps, k, start = steps_of(trace), trace.k, trace.loop_start
     period = steps[k + 1].time - steps[start].time
     unrolled = steps[:k + 1]
     for p in range(1, passes + 1):
         for s in steps[start:k + 1]:
-            unrolled.append(_Step(s.time + p * period,
+            unrolled.append(Step(s.time + p * period,
                                   {n: {**sp, "backlog": sp["backlog"] + p * (steps[k + 1].spouts[n]["backlog"]
                                                                              - steps[start].spouts[n]["backlog"])}
                                    for n, sp in s.spouts.items()},
@@ -206,7 +206,7 @@ def test_the_unrolled_replay_resumed_before_k_plus_1_finds_what_a_replay_from_0_
     """The certifier resumes the unrolled replay from the state recorded before k + 1 instead of replaying
     positions 0..k again: on certified lassos and on unrolled loops broken past k + 1 (a queue, a time, a
     take, a backlog), both replays report the same problems, rule for rule."""
-    from app.core.tcn.certify import _replay
+    from app.core.tcn.certify_replay import replay
     from app.core.tcn.certify_rules import Rules
     from app.core.topology import parse_topology
 
@@ -227,11 +227,11 @@ def test_the_unrolled_replay_resumed_before_k_plus_1_finds_what_a_replay_from_0_
         step.spouts[spout] = {**step.spouts[spout], "backlog": step.spouts[spout]["backlog"] + 1}
     rules = Rules(parse_topology(trace.topology))
     first: list[str] = []
-    befores = _replay(rules, unrolled[:k1 + 1], first, record={k1})
+    befores = replay(rules, unrolled[:k1 + 1], first, record={k1})
     assert first == [] and befores[k1] is not None and befores[k1].state is not None
     whole: list[str] = []
-    _replay(rules, unrolled, whole, label="unrolled position", record=set())
+    replay(rules, unrolled, whole, label="unrolled position", record=set())
     resumed: list[str] = []
-    _replay(rules, unrolled, resumed, label="unrolled position", record=set(), resume=(k1, befores[k1].state))
+    replay(rules, unrolled, resumed, label="unrolled position", record=set(), resume=(k1, befores[k1].state))
     assert resumed == whole
     assert (whole == []) == (change == "none"), whole

@@ -551,14 +551,15 @@ def test_the_shipped_failure_trace_is_the_hand_lasso_and_certifies() -> None:
 def test_the_loop_reads_the_two_failure_clocks() -> None:
     """Section 7.4: the time since the last recovery (while up, below min_ttf) and since the failure (while
     failed) are clocks of the loop; a loop whose time since a failure differs is not a run."""
-    from app.core.tcn.certify import _clocks, _replay, _steps
+    from app.core.tcn.certify import _clocks
     from app.core.tcn.certify_clocks import region_problems
+    from app.core.tcn.certify_replay import replay, steps_of
     from app.core.tcn.certify_rules import Rules
 
     trace = Trace.model_validate(at_once_run())
     rules = Rules(parse_topology(trace.topology))
     problems: list[str] = []
-    befores = _replay(rules, _steps(trace), problems)
+    befores = replay(rules, steps_of(trace), problems)
     assert problems == []
     clocks = [_clocks(b) for b in befores if b is not None]
     assert [c["bolt C: its time since failure"] for c in clocks] == [None, None, 1, 2, None]

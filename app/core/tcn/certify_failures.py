@@ -5,7 +5,7 @@ encoder, the simulation or app/core/failures.py: it recomputes which bolts may f
 reboot bounds, the replay mode and the impact Imp(j, s) (section 7.3) from the trace's
 embedded topology, with its own path sum and its own largest output ratio σ_hi of the
 `"dvert"` carry automaton (section 5), states the replay split rule once more, and checks
-a failing bolt's position (section 7.2) for the replay of certify.py.
+a failing bolt's position (section 7.2) for the replay of certify_replay.py.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def split_problem(lost: int, replays: dict[str, int], impact: dict[str, Fraction
 
 @dataclass
 class Failing:
-    """A failing bolt at one position, as `failed_position` checks it (ticks as in certify.py's `_replay`)."""
+    """A failing bolt at one position, as `failed_position` checks it (ticks as in certify_replay.py's `replay`)."""
 
     i: int
     name: str

@@ -49,7 +49,7 @@ def without_failures(net: Network) -> Network:
     return only_failing(net, ())
 
 
-class _FailingBolt:
+class FailingBolt:
     def __init__(self, enc: EncoderParts, name: str, n: int, spouts: list[str]) -> None:
         self.fail = [enc.bool_var(f"fail[{name}]{i}") for i in range(n)]
         self.recover = [enc.bool_var(f"recover[{name}]{i}") for i in range(n)]
@@ -90,7 +90,7 @@ class Failures:
             for b in enc.net.bolts if b.name in params.min_ttf and self._may_fail_by(params.min_ttf[b.name], enc.n - 1)}
         if enc.free_start and self.sources:
             raise ValueError("free_start is not available for networks whose bolts may fail")
-        self.bolts = {name: _FailingBolt(enc, name, enc.n, list(src)) for name, src in self.sources.items()}
+        self.bolts = {name: FailingBolt(enc, name, enc.n, list(src)) for name, src in self.sources.items()}
         used = {s for src in self.sources.values() for s in src}
         self.spouts = {s.name: _ReplayingSpout(enc, s.name, enc.n) for s in enc.net.spouts if s.name in used}
         self.backlog_delta: dict[str, z3.ArithRef] = {}  # Δ_s of each replaying spout's backlog over the loop
@@ -115,7 +115,7 @@ class Failures:
             return burst
         return 2 * burst if self.params.replay == "paced" else 3 * burst
 
-    def bolt(self, name: str) -> _FailingBolt | None:
+    def bolt(self, name: str) -> FailingBolt | None:
         return self.bolts.get(name)
 
     def events(self, i: int) -> list[z3.BoolRef]:
@@ -163,7 +163,7 @@ class Failures:
                 incoming = [f.replays[s][i] for f in self.bolts.values() if s in f.replays]
                 add(r.backlog[i + 1] == r.backlog[i] - r.replayed[i] + z3.Sum(incoming))
 
-    def _replay_rule(self, name: str, f: _FailingBolt, i: int) -> None:
+    def _replay_rule(self, name: str, f: FailingBolt, i: int) -> None:
         """Σ_s r_s ≤ lost ≤ Σ_s ⌊r_s·Imp(j, s)⌋ (docs/model.md 7.3), linear: cap_s is an integer with
         den·cap_s ≤ num·r_s, or `lost` itself when Imp is unbounded and r_s ≥ 1."""
         enc, add = self.enc, self.enc.add

@@ -41,10 +41,10 @@ from pydantic import TypeAdapter
 
 from app.core.emission import Emission
 from app.core.emission import emit as emit_rule
-from app.core.failures import replay_problem
+from app.core.failures import FailureModel, replay_problem
 from app.core.formats.trace import Trace, TracePosition, format_carry, format_time
 from app.core.gc_pause import paused_gc
-from app.core.tcn.network import Network, only_failing
+from app.core.tcn.network import Network, SpoutParams, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
 
 __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Lasso", "Schedule", "build_lasso", "schedules",
@@ -119,71 +119,21 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     recover on their clocks; each loss replays one spout tuple per lost tuple, split evenly
     among the spouts of the bolt's impact table (the upper end of section 7.3), and the
     replays wait in the spouts' backlogs until the replay mode lets them out. In `net` no other
-    bolt may fail (`only_failing`)."""
-    fm = net.failures
-    plan_times = [t for pair in sched.fail.values() for t in pair]
-    durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values(), *plan_times]
-    scale = math.lcm(*(Fraction(d).denominator for d in durations))  # time unit 1/scale: every duration an integer
-    spouts, bolts = net.spouts, net.bolts
-    n_s, n_b = len(spouts), len(bolts)
-    # one slot per output stream: each component's default stream first, then the declared ones
-    index = {(s.name, "default"): i for i, s in enumerate(spouts)}
-    index |= {(b.name, "default"): n_s + j for j, b in enumerate(bolts)}
-    extra_spout: list[list[tuple[int, Fraction]]] = []  # per spout: (slot, ratio) of its carrying streams
-    for sp in spouts:
-        extra_spout.append([])
-        for st in sp.streams:
-            index[(sp.name, st.name)] = len(index)
-            if not st.silent:
-                extra_spout[-1].append((index[(sp.name, st.name)], st.sigma))
-    extra_bolt: list[list[tuple[int, Fraction, bool]]] = []  # per bolt: (slot, σ, silent) of its other streams
-    for b in bolts:
-        extra_bolt.append([])
-        for st in b.streams[1:]:
-            index[(b.name, st.name)] = len(index)
-            extra_bolt[-1].append((index[(b.name, st.name)], st.sigma, st.silent))
-    extras = list(range(n_s + n_b, len(index)))
-    xcarry: dict[int, Fraction | int] = dict.fromkeys(extras, 0)  # the declared streams' carries
-    gap = [int(sched.gap[s.name] * scale) for s in spouts]
-    proc = [int(sched.processing[b.name] * scale) for b in bolts]
-    delay = [int(sched.delay[b.name] * scale) for b in bolts]
-    eager = [sched.eager[b.name] for b in bolts]
-    take_max = [b.take_max for b in bolts]
-    sources = [[index[src] for src in b.sources] for b in bolts]
-    silent = [b.streams[0].silent for b in bolts]  # the default stream's
-    sigma = [b.sigma for b in bolts]
-    rule = net.emission
-    tgt = next(j for j, b in enumerate(bolts) if b.name == target)
-    # failures: the planned bolts' (up, down) durations; no other bolt of `net` may fail
-    plan = {j: (int(sched.fail[b.name][0] * scale), int(sched.fail[b.name][1] * scale))
-            for j, b in enumerate(bolts) if b.name in sched.fail}
-    mode = fm.replay if fm is not None else "none"
-    spout_pos = {sp.name: m for m, sp in enumerate(spouts)}
-    reach = {j: [spout_pos[name] for name in (sp.name for sp in spouts) if name in fm.impact.get(bolts[j].name, {})]
-             for j in plan} if fm is not None else {}
-    # queues that may grow are hashed capped: above `cap` the rules read them the same way; a bolt that
-    # fails in the run is emptied at each failure and hashed exactly (it cannot grow in a lasso)
-    free = [j for j, b in enumerate(bolts) if (b.name not in cannot_grow or j == tgt) and j not in plan]
-    slot = {j: m for m, j in enumerate(free)}
-    cap = [2 * c for c in take_max]
-    # a paced backlog may grow like a queue (hashed capped, a loop condition per emission); an
-    # at-once backlog empties at every emission and is hashed exactly
-    growing_backlog = [s for s in range(n_s) if mode == "paced" and any(s in r for r in reach.values())]
-    bslot = {s: len(free) + m for m, s in enumerate(growing_backlog)}
+    bolt may fail (`only_failing`).
 
-    next_emit = [0] * n_s
-    last_emit: list[int | None] = [None] * n_s
-    processing = [False] * n_b
-    batch = [0] * n_b
-    take_time = [0] * n_b
-    carry: list[Fraction | int] = [0] * n_b
-    queue = [net.init_queue] * n_b
-    waiting_since: list[int | None] = [None] * n_b
-    down = [False] * n_b
-    next_fail = {j: up for j, (up, _) in plan.items()}  # while up: when it fails next
-    recover_at: dict[int, int] = {}  # while down: when it comes back
-    backlog = [0] * n_s
-
+    Each position: the hashed state before it (`_state_key`) and the loop it may close (`_closes`),
+    then the actions at its time, in the rules' order: the spouts' emissions and replays
+    (`_spout_actions`), the failures, recoveries and EMITs (`_emit_actions`), the bolts' arrivals,
+    losses and TAKEs (`_bolt_actions`); then the next position's time."""
+    run = _Run.start(net, target, sched, cannot_grow)
+    state_key, spout_actions, emit_actions = _state_key(run), _spout_actions(run), _emit_actions(run)
+    bolt_actions = _bolt_actions(run)
+    queue, backlog, down, xcarry = run.queue, run.backlog, run.down, run.xcarry
+    next_emit, take_time, proc, processing, delay, waiting_since, recover_at, next_fail = (
+        run.next_emit, run.take_time, run.proc, run.processing, run.delay, run.waiting_since, run.recover_at,
+        run.next_fail)
+    free, growing_backlog, spout_pos, plan, extras = run.free, run.growing_backlog, run.spout_pos, run.plan, run.extras
+    n_s, n_b, slot, tgt, slots = len(net.spouts), len(net.bolts), run.slot, run.tgt, len(run.index)
     rows: list[_Row] = []
     seen: dict[tuple[int | Fraction, ...], list[int]] = {}
     queues_at: list[list[int]] = []  # free queues (and growing backlogs) before each position
@@ -199,20 +149,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         if i >= limit:
             return f"no repeated state within {limit} positions", i
         # ---- the state before position i, and the loop it may close
-        key = None
-        if i >= 1:
-            state: list[int | Fraction] = [t - e if e is not None else -1 for e in last_emit]
-            for j in range(n_b):  # one flat tuple: fewer objects to keep per position
-                since = waiting_since[j]
-                state += (batch[j] if processing[j] else -1, carry[j],
-                          t - take_time[j] if processing[j] else -1,
-                          t - since if since is not None else -1,
-                          min(queue[j], cap[j]) if j in slot else queue[j])
-            state += tuple(xcarry[x] for x in extras)
-            if plan:
-                state += [(recover_at[j] - t) if down[j] else -(next_fail[j] - t) - 1 for j in plan]  # sign: failed
-                state += [min(r, 2) if s in bslot else r for s, r in enumerate(backlog)]
-            key = tuple(state)
+        key = state_key(t) if i >= 1 else None
         queues_at.append([queue[j] for j in free] + [backlog[s] for s in growing_backlog])
         loop_start = None
         if key is not None and key in seen:
@@ -224,10 +161,172 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                     loop_start = start
                     break
         # ---- the actions at position i (time t)
-        emitted = [0] * len(index)
-        replayed = [0] * n_s
+        emitted = [0] * slots
         backlog_before = backlog[:]
         breaches = bad_upto[-1][:]
+        replayed = spout_actions(t, emitted, breaches)
+        fails, recovers, emits = emit_actions(t, emitted)
+        step, losses = bolt_actions(t, emitted, fails, recovers, emits, breaches)
+        for _, replays in losses.values():
+            for name, r in replays.items():
+                backlog[spout_pos[name]] += r
+        bad_upto.append(breaches)
+        failure_row = None
+        if plan:
+            failure_row = (backlog_before, replayed, fails, recovers, losses, down[:])
+        rows.append((t, emitted[:n_s], step, {x: (emitted[x], xcarry[x]) for x in extras} if extras else None,
+                     failure_row))
+        if loop_start is not None:
+            return _trace(net, rows, loop_start, run.scale, run.index, cancelled)
+        if key is not None:
+            seen.setdefault(key, []).append(i)
+        # ---- the next position: the earliest pending event
+        pending = list(next_emit)
+        pending += [take_time[j] + proc[j] for j in range(n_b) if processing[j]]
+        pending += [since + delay[j] for j, since in enumerate(waiting_since) if since is not None]
+        pending += [recover_at[j] if down[j] else next_fail[j] for j in plan]
+        t = min(pending)
+        i += 1
+
+
+@dataclass
+class _Run:
+    """One run under a schedule: its constants (durations as integers on the schedule's grid of 1/`scale` s,
+    per spout and per bolt in the network's order) and the state it updates in place."""
+
+    scale: int
+    index: dict[tuple[str, str], int]  # one slot per output stream: the default streams first, then declared ones
+    extra_spout: list[list[tuple[int, Fraction]]]  # per spout: (slot, ratio) of its carrying streams
+    extra_bolt: list[list[tuple[int, Fraction, bool]]]  # per bolt: (slot, σ, silent) of its other streams
+    extras: list[int]
+    gap: list[int]
+    proc: list[int]
+    delay: list[int]
+    eager: list[bool]
+    take_max: list[int]
+    sources: list[list[int]]
+    silent: list[bool]  # the default stream's
+    sigma: list[Fraction]
+    rule: Emission
+    tgt: int
+    plan: dict[int, tuple[int, int]]  # the planned bolts' (up, down) durations; no other bolt may fail
+    mode: str
+    spout_pos: dict[str, int]
+    reach: dict[int, list[int]]
+    spouts: list[SpoutParams]
+    bolt_names: list[str]
+    failures: FailureModel | None
+    free: list[int]  # the bolts whose queues are hashed capped
+    slot: dict[int, int]
+    cap: list[int]
+    growing_backlog: list[int]
+    bslot: dict[int, int]
+    # the state
+    xcarry: dict[int, Fraction | int]  # the declared streams' carries
+    next_emit: list[int]
+    last_emit: list[int | None]
+    processing: list[bool]
+    batch: list[int]
+    take_time: list[int]
+    carry: list[Fraction | int]
+    queue: list[int]
+    waiting_since: list[int | None]
+    down: list[bool]
+    next_fail: dict[int, int]  # while up: when it fails next
+    recover_at: dict[int, int]  # while down: when it comes back
+    backlog: list[int]
+
+    @staticmethod
+    def start(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str]) -> _Run:
+        """The run's constants and its state at time 0."""
+        fm = net.failures
+        plan_times = [t for pair in sched.fail.values() for t in pair]
+        durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values(), *plan_times]
+        scale = math.lcm(*(Fraction(d).denominator for d in durations))  # every duration an integer
+        spouts, bolts = net.spouts, net.bolts
+        n_s, n_b = len(spouts), len(bolts)
+        index = {(s.name, "default"): i for i, s in enumerate(spouts)}
+        index |= {(b.name, "default"): n_s + j for j, b in enumerate(bolts)}
+        extra_spout: list[list[tuple[int, Fraction]]] = []
+        for sp in spouts:
+            extra_spout.append([])
+            for st in sp.streams:
+                index[(sp.name, st.name)] = len(index)
+                if not st.silent:
+                    extra_spout[-1].append((index[(sp.name, st.name)], st.sigma))
+        extra_bolt: list[list[tuple[int, Fraction, bool]]] = []
+        for b in bolts:
+            extra_bolt.append([])
+            for st in b.streams[1:]:
+                index[(b.name, st.name)] = len(index)
+                extra_bolt[-1].append((index[(b.name, st.name)], st.sigma, st.silent))
+        extras = list(range(n_s + n_b, len(index)))
+        tgt = next(j for j, b in enumerate(bolts) if b.name == target)
+        plan = {j: (int(sched.fail[b.name][0] * scale), int(sched.fail[b.name][1] * scale))
+                for j, b in enumerate(bolts) if b.name in sched.fail}
+        mode = fm.replay if fm is not None else "none"
+        spout_pos = {sp.name: m for m, sp in enumerate(spouts)}
+        reach = {j: [spout_pos[name] for name in (sp.name for sp in spouts) if name in fm.impact.get(bolts[j].name, {})]
+                 for j in plan} if fm is not None else {}
+        # queues that may grow are hashed capped: above `cap` the rules read them the same way; a bolt that
+        # fails in the run is emptied at each failure and hashed exactly (it cannot grow in a lasso)
+        free = [j for j, b in enumerate(bolts) if (b.name not in cannot_grow or j == tgt) and j not in plan]
+        take_max = [b.take_max for b in bolts]
+        # a paced backlog may grow like a queue (hashed capped, a loop condition per emission); an
+        # at-once backlog empties at every emission and is hashed exactly
+        growing_backlog = [s for s in range(n_s) if mode == "paced" and any(s in r for r in reach.values())]
+        return _Run(
+            scale, index, extra_spout, extra_bolt, extras, [int(sched.gap[s.name] * scale) for s in spouts],
+            [int(sched.processing[b.name] * scale) for b in bolts], [int(sched.delay[b.name] * scale) for b in bolts],
+            [sched.eager[b.name] for b in bolts], take_max, [[index[src] for src in b.sources] for b in bolts],
+            [b.streams[0].silent for b in bolts], [b.sigma for b in bolts], net.emission, tgt, plan, mode,
+            spout_pos, reach, spouts, [b.name for b in bolts], fm, free,
+            {j: m for m, j in enumerate(free)}, [2 * c for c in take_max], growing_backlog,
+            {s: len(free) + m for m, s in enumerate(growing_backlog)},
+            dict.fromkeys(extras, 0), [0] * n_s, [None] * n_s, [False] * n_b, [0] * n_b, [0] * n_b, [0] * n_b,
+            [net.init_queue] * n_b, [None] * n_b, [False] * n_b, {j: up for j, (up, _) in plan.items()}, {},
+            [0] * n_s)
+
+
+def _state_key(run: _Run) -> Callable[[int], tuple[int | Fraction, ...]]:
+    """The hashed discrete state before a position at time t: clocks, phases, batches, carries, the queues
+    (capped for the free ones), the declared streams' carries, and with failures the failure clocks and
+    the backlogs (a growing one capped)."""
+    last_emit, waiting_since, batch, processing, carry = (
+        run.last_emit, run.waiting_since, run.batch, run.processing, run.carry)
+    take_time, queue, cap, slot, xcarry, extras = run.take_time, run.queue, run.cap, run.slot, run.xcarry, run.extras
+    plan, down, recover_at, next_fail, bslot, backlog = (
+        run.plan, run.down, run.recover_at, run.next_fail, run.bslot, run.backlog)
+    n_b = len(queue)
+
+    def state_key(t: int) -> tuple[int | Fraction, ...]:
+        state: list[int | Fraction] = [t - e if e is not None else -1 for e in last_emit]
+        for j in range(n_b):  # one flat tuple: fewer objects to keep per position
+            since = waiting_since[j]
+            state += (batch[j] if processing[j] else -1, carry[j],
+                      t - take_time[j] if processing[j] else -1,
+                      t - since if since is not None else -1,
+                      min(queue[j], cap[j]) if j in slot else queue[j])
+        state += tuple(xcarry[x] for x in extras)
+        if plan:
+            state += [(recover_at[j] - t) if down[j] else -(next_fail[j] - t) - 1 for j in plan]  # sign: failed
+            state += [min(r, 2) if s in bslot else r for s, r in enumerate(backlog)]
+        return tuple(state)
+
+    return state_key
+
+
+def _spout_actions(run: _Run) -> Callable[[int, list[int], list[int]], list[int]]:
+    """The spouts at time t: each due spout emits one fresh tuple and the replays its mode lets out of its
+    backlog (a growing backlog must replay at every emission: a breach otherwise), and its declared
+    streams; gives the replayed tuples per spout."""
+    next_emit, last_emit, backlog, gap, bslot, mode = (
+        run.next_emit, run.last_emit, run.backlog, run.gap, run.bslot, run.mode)
+    extra_spout, xcarry, rule = run.extra_spout, run.xcarry, run.rule
+    n_s = len(next_emit)
+
+    def spout_actions(t: int, emitted: list[int], breaches: list[int]) -> list[int]:
+        replayed = [0] * n_s
         for s in range(n_s):
             if next_emit[s] == t:
                 if mode == "paced":
@@ -242,6 +341,21 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                 next_emit[s] = t + gap[s]
                 for x, ratio in extra_spout[s]:
                     emitted[x], xcarry[x] = _emit(ratio, xcarry[x], emitted[s], rule)
+        return replayed
+
+    return spout_actions
+
+
+def _emit_actions(run: _Run) -> Callable[[int, list[int]], tuple[list[bool], list[bool], list[bool]]]:
+    """The bolts' failures and recoveries due at time t, and their EMITs (a bolt whose processing ends at
+    t emits, unless it fails there); gives (fails, recovers, emits) per bolt."""
+    plan, down, next_fail, recover_at, processing, take_time, proc = (
+        run.plan, run.down, run.next_fail, run.recover_at, run.processing, run.take_time, run.proc)
+    silent, sigma, carry, batch, extra_bolt, xcarry, rule = (
+        run.silent, run.sigma, run.carry, run.batch, run.extra_bolt, run.xcarry, run.rule)
+    n_b, n_s = len(down), len(run.next_emit)
+
+    def emit_actions(t: int, emitted: list[int]) -> tuple[list[bool], list[bool], list[bool]]:
         fails = [j in plan and not down[j] and next_fail[j] == t for j in range(n_b)]
         recovers = [down[j] and recover_at[j] == t for j in range(n_b)]
         emits = [False] * n_b
@@ -257,8 +371,33 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                 for x, ratio, quiet in extra_bolt[j]:
                     if not quiet:
                         emitted[x], xcarry[x] = _emit(ratio, xcarry[x], batch[j], rule)
+        return fails, recovers, emits
+
+    return emit_actions
+
+
+_Losses = dict[int, tuple[int, dict[str, int]]]  # per bolt that lost tuples: (lost, replays per spout)
+
+
+def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool], list[bool], list[int]],
+                                         tuple[list[_BoltStep], _Losses]]:
+    """The bolts at time t, after the EMITs: arrivals (each input stream once); a failing or failed bolt
+    loses them (and, failing, its queue and batch) and replays what it lost; an up bolt takes when due
+    (its idle allowance spent, or at once), and its queue and idle clock follow. A free queue that is
+    empty or sees a partial batch breaches the loop conditions. Gives the bolts' steps and losses."""
+    sources, queue, processing, batch, carry, waiting_since, down, recover_at, next_fail = (
+        run.sources, run.queue, run.processing, run.batch, run.carry, run.waiting_since, run.down,
+        run.recover_at, run.next_fail)
+    plan, extra_bolt, xcarry, reach, mode, delay, eager, take_max, take_time, slot = (
+        run.plan, run.extra_bolt, run.xcarry, run.reach, run.mode, run.delay, run.eager,
+        run.take_max, run.take_time, run.slot)
+    spouts, names, fm = run.spouts, run.bolt_names, run.failures
+    n_b, n_s = len(queue), len(spouts)
+
+    def bolt_actions(t: int, emitted: list[int], fails: list[bool], recovers: list[bool], emits: list[bool],
+                     breaches: list[int]) -> tuple[list[_BoltStep], _Losses]:
         step: list[_BoltStep] = []
-        losses: dict[int, tuple[int, dict[str, int]]] = {}
+        losses: _Losses = {}
         for j in range(n_b):
             arrivals = sum(emitted[u] for u in sources[j])
             before = queue[j]
@@ -270,8 +409,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
                     for x, _, _ in extra_bolt[j]:
                         xcarry[x] = 0
                 if lost:
-                    losses[j] = (lost, _replays(lost, reach[j], spouts, fm.impact[bolts[j].name] if fm else {},
-                                                mode))
+                    losses[j] = (lost, _replays(lost, reach[j], spouts, fm.impact[names[j]] if fm else {}, mode))
                 step.append((before, arrivals, False, 0, False, 0, 0, False))
                 continue
             if recovers[j]:  # up again, idle with an empty queue: what arrives now may be taken now
@@ -296,26 +434,9 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
             step.append((before, arrivals, took > 0, batch[j], emits[j], emitted[n_s + j], carry[j], processing[j]))
             if j in slot and (before < 1 or (0 < took < take_max[j])):
                 breaches[slot[j]] += 1
-        for _, replays in losses.values():
-            for name, r in replays.items():
-                backlog[spout_pos[name]] += r
-        bad_upto.append(breaches)
-        failure_row = None
-        if plan:
-            failure_row = (backlog_before, replayed, fails, recovers, losses, down[:])
-        rows.append((t, emitted[:n_s], step, {x: (emitted[x], xcarry[x]) for x in extras} if extras else None,
-                     failure_row))
-        if loop_start is not None:
-            return _trace(net, rows, loop_start, scale, index, cancelled)
-        if key is not None:
-            seen.setdefault(key, []).append(i)
-        # ---- the next position: the earliest pending event
-        pending = list(next_emit)
-        pending += [take_time[j] + proc[j] for j in range(n_b) if processing[j]]
-        pending += [since + delay[j] for j, since in enumerate(waiting_since) if since is not None]
-        pending += [recover_at[j] if down[j] else next_fail[j] for j in plan]
-        t = min(pending)
-        i += 1
+        return step, losses
+
+    return bolt_actions
 
 
 def _replays(lost: int, reach: list[int], spouts: list[Any], impact: dict[str, Any], mode: str) -> dict[str, int]:

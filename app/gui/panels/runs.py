@@ -129,6 +129,18 @@ class RunsPanel(QWidget):
 
     # ---- layout
     def _build(self) -> None:
+        """Three rows (Spark, the run's settings, run and open) above the result tabs."""
+        top = self._build_spark_row()
+        settings_row, row = self._build_run_rows()
+        self._build_tabs()
+        main = QVBoxLayout(self)
+        main.addLayout(top)
+        main.addLayout(settings_row)
+        main.addLayout(row)
+        main.addWidget(self.tabs)
+
+    def _build_spark_row(self) -> QHBoxLayout:
+        """The Spark host: its status, master and Python, Attach, and the engine that analyses logs."""
         self.status = QLabel("Spark: detached")
         self.master_edit = QLineEdit(str(self.settings.value("runs/master", "local[*]")))
         self.master_edit.setToolTip("Spark master: local[*], spark://host:7077, yarn, k8s://..., "
@@ -151,7 +163,11 @@ class RunsPanel(QWidget):
         for w in (self.status, QLabel("master"), self.master_edit, QLabel("python"), self.python_edit,
                   self.attach_button, QLabel("engine"), self.engine_box):
             top.addWidget(w)
+        return top
 
+    def _build_run_rows(self) -> tuple[QHBoxLayout, QHBoxLayout]:
+        """The run's settings (duration, acker, timeout, max pending, kills) and the row that runs,
+        cancels, opens a log or checks reliability."""
         self.duration = QDoubleSpinBox()
         self.duration.setRange(1, 24 * 3600)
         self.duration.setValue(float(str(self.settings.value("runs/duration", 60.0))))
@@ -191,6 +207,7 @@ class RunsPanel(QWidget):
         self.reliability_button = QPushButton("Check reliability")
         self.reliability_button.clicked.connect(self.check_reliability)
         settings_row = QHBoxLayout()
+        w: QWidget
         for w in (QLabel("duration"), self.duration, self.acker_box, QLabel("timeout"), self.timeout,
                   QLabel("max pending"), self.max_pending, self.kill_edit):
             settings_row.addWidget(w)
@@ -198,7 +215,10 @@ class RunsPanel(QWidget):
         row = QHBoxLayout()
         for w in (self.run_button, self.progress, self.cancel_button, self.open_button, self.reliability_button):
             row.addWidget(w)
+        return settings_row, row
 
+    def _build_tabs(self) -> None:
+        """The result tabs: measured queues, parameters, model vs measured, reliability, patterns."""
         self.plot = pg.PlotWidget(background="w")
         self.plot.setLabel("left", "queue (tuples)")
         self.plot.setLabel("bottom", "time (s)")
@@ -233,12 +253,6 @@ class RunsPanel(QWidget):
         self.tabs.addTab(self.reliability_text, "Reliability")
         self.patterns = CepMatchesPanel()
         self.tabs.addTab(self.patterns, "Patterns")
-
-        main = QVBoxLayout(self)
-        main.addLayout(top)
-        main.addLayout(settings_row)
-        main.addLayout(row)
-        main.addWidget(self.tabs)
 
     def _update_buttons(self) -> None:
         attached = self.host is not None

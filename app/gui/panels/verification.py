@@ -84,7 +84,31 @@ class VerificationPanel(QWidget):
         self.action_trace: QAction
         self.action_force: QAction
         self.action_export_verified: QAction
+        bar = self._build_bar()
+        self._build_table()
+        self._build_status()
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.details)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.capacity_label)
+        layout.addWidget(self.progress_label)
+        layout.addWidget(self.progress_bar)
 
+        self.elapsed_timer = QTimer(self)
+        self.elapsed_timer.setInterval(100)
+        self.elapsed_timer.timeout.connect(self._show_progress)
+        self._connect_controller()
+        self._selected_property = 0
+        self._restore_selection()
+        self._update_buttons()
+
+    def _build_bar(self) -> QHBoxLayout:
+        """The buttons (Verify, Cancel, Show trace, Checked bolts) and the search options, in one row."""
         self.verify_button = QPushButton("Verify")
         self.verify_button.setToolTip("Verify every property in a background thread (F5)")
         self.verify_button.clicked.connect(self.start)
@@ -119,7 +143,10 @@ class VerificationPanel(QWidget):
         options.addWidget(self.region_box)
         bar.addLayout(options)
         bar.addStretch(1)
+        return bar
 
+    def _build_table(self) -> None:
+        """The property list: one row per property (and per checked bolt), selected one at a time."""
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -137,6 +164,8 @@ class VerificationPanel(QWidget):
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
         self.table.doubleClicked.connect(self._on_double_clicked)
 
+    def _build_status(self) -> None:
+        """Below the list: the capacity line, the progress in words and as a bar, the selected row's details."""
         # capacity in Storm's terms: one short line (the headroom), Storm's response in its tooltip
         self.capacity_label = QLabel("")
         self.capacity_label.setWordWrap(True)
@@ -149,23 +178,10 @@ class VerificationPanel(QWidget):
         self.details = QTextBrowser()
         self.details.setOpenExternalLinks(False)
 
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.table)
-        splitter.addWidget(self.details)
-        splitter.setStretchFactor(0, 1)
-        splitter.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
-        layout.addLayout(bar)
-        layout.addWidget(splitter, 1)
-        layout.addWidget(self.capacity_label)
-        layout.addWidget(self.progress_label)
-        layout.addWidget(self.progress_bar)
-
-        self.elapsed_timer = QTimer(self)
-        self.elapsed_timer.setInterval(100)
-        self.elapsed_timer.timeout.connect(self._show_progress)
-
-        controller = self.controller
+    def _connect_controller(self) -> None:
+        """The controller's and the document's signals to the panel (in this order: a result reaches the
+        panel before the panel's own `result_arrived`)."""
+        controller, document = self.controller, self.document
         self.model.modelAboutToBeReset.connect(self._remember_selection)
         self.model.modelReset.connect(self._restore_selection)
         controller.property_changed.connect(self._on_property_changed)
@@ -180,9 +196,6 @@ class VerificationPanel(QWidget):
         controller.results_stale.connect(self._on_results_stale)
         document.document_replaced.connect(self._on_document_replaced)
         self.trace_view.acting_changed.connect(self.highlight_on_canvas)
-        self._selected_property = 0
-        self._restore_selection()
-        self._update_buttons()
 
     # ---- the controller's state, as the panel's ---------------------------------------------
     @property
