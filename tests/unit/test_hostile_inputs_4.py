@@ -14,39 +14,10 @@ from storm_ui_server import StormUIServer
 
 from app.cli import main
 from app.core.units import UnitError, parse_duration, parse_rate
+from tests.unit.test_hostile_inputs import document, refused, run, write  # the same helpers
 
 ROOT = Path(__file__).resolve().parents[2]
 GETTING_STARTED = ROOT / "models" / "getting-started.storm.json"
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def refused(capsys, *argv: str, says: str, names: str | None = None) -> str:
-    """Run a command that must refuse its input: exit 2, one line on stderr saying `says`."""
-    code, _out, err = run(capsys, *argv)
-    lines = err.strip().splitlines()
-    assert code == 2, err
-    assert len(lines) == 1, err
-    assert not CONTROL.search(lines[0]), lines[0]
-    assert "internal error" not in err
-    assert says in lines[0], lines[0]
-    if names:
-        assert names in lines[0], lines[0]
-    return lines[0]
-
-
-def document() -> dict:
-    return json.loads(GETTING_STARTED.read_text(encoding="utf-8"))
-
-
-def write(path: Path, data: object) -> Path:
-    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-    return path
 
 
 # ---- the unit parser: huge exponents are refused at once ------------------------------------------
