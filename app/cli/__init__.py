@@ -45,6 +45,7 @@ from app.cli.common import (
     start_spark_host,
     table,
 )
+from app.core.errors import StormboundError
 from app.core.topology import TopologyError, one_line
 
 __all__ = [
@@ -229,6 +230,8 @@ def _main(argv: list[str] | None = None) -> int:
             code = _report(args, argv, EXIT_BAD_INPUT, [(field, message)], err.file)
         else:  # the message already names what it is about
             code = _report(args, argv, EXIT_BAD_INPUT, [(None, message)], None, prefix="stormbound")
+    except StormboundError as err:  # any other refusal the user can act on (docs: app/core/errors.py)
+        code = _report(args, argv, EXIT_BAD_INPUT, [(err.field, str(err))], err.file or _input_name(args))
     except KeyboardInterrupt:
         code = _report(args, argv, EXIT_INTERNAL, [(None, "interrupted")], _input_name(args), prefix="stormbound")
     except BrokenPipeError:

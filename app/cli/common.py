@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from app.core.errors import StormboundError
 from app.core.topology import Problem, TopologyError, one_line
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ RESULT_FORMAT = "stormbound-result/1"  # the `format` of every --json document (
 log = logging.getLogger("stormbound.cli")
 
 
-class UsageError(Exception):
+class UsageError(StormboundError):
     """Bad arguments or input that is not a topology problem; exit code 2. `field` names the
     option or field at fault, `file` the input, when the message is about one."""
 

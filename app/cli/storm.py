@@ -313,7 +313,7 @@ def _repair(args: argparse.Namespace) -> int:
         try:
             document = resolved_paths(load_topology(args.topology), args.topology)
         except TopologyError as err:  # named as the --topology file's problems, not the Flux file's
-            err.file = args.topology  # type: ignore[attr-defined]  # main() names a reader's file
+            err.file = args.topology  # main() names a reader's file
             raise
     try:
         options = _flux_options(args)

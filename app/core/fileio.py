@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from app.core.errors import StormboundError
 from app.core.topology import one_line
 
 
@@ -128,7 +129,7 @@ def read_bytes(path: str | os.PathLike[str], error: Callable[[str], Exception], 
 # ---- the one way to write an output ------------------------------------------------------
 
 
-class OutputRefused(ValueError):
+class OutputRefused(StormboundError, ValueError):
     """An output path that must not or cannot be written; the message is one line naming why."""
 
 

@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from app.core.emission import Emission
+from app.core.errors import StormboundError
 from app.core.units import magnitude_problem
 
 SCHEMA_VERSION: Final = 1
@@ -480,7 +481,7 @@ def one_line(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-class TopologyError(ValueError):
+class TopologyError(StormboundError, ValueError):
     """Raised when a document is invalid; carries every problem found."""
 
     def __init__(self, problems: list[Problem]):

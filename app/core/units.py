@@ -12,6 +12,8 @@ import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
+from app.core.errors import StormboundError
+
 # seconds per unit, exact: "7ms" is the double nearest 7/1000, as "0.007" is; no bare "m": "20m" is a typo of
 # "20ms" more often than 20 minutes
 TIME_UNITS = {"ns": Fraction(1, 10**9), "us": Fraction(1, 10**6), "µs": Fraction(1, 10**6),
@@ -22,7 +24,7 @@ _TIME = re.compile(rf"^\s*({_NUMBER})\s*([a-zµμ]*)\s*$", re.IGNORECASE)
 _RATE = re.compile(rf"^\s*({_NUMBER})\s*(?:(?:tuples?)?\s*/\s*([a-zµμ]+))?\s*$", re.IGNORECASE)
 
 
-class UnitError(ValueError):
+class UnitError(StormboundError, ValueError):
     """A time or rate that cannot be read; the message says what is accepted."""
 
 

@@ -15,11 +15,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from app.core.errors import StormboundError
 from app.expr import ExprError, compile_predicate
 from app.expr.limits import loads, one_line
 
 
-class DiffError(ValueError):
+class DiffError(StormboundError, ValueError):
     """Bad dependence/equality spec or bad input; the message names the field or item."""
 
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from app.core.errors import StormboundError
+
 Engine = Literal["auto", "embedded", "spark", "local"]
 ENGINES: tuple[str, ...] = ("auto", "embedded", "spark", "local")
 MAX_EVENTS_ENV = "STORMBOUND_LOCAL_MAX_EVENTS"
@@ -33,7 +35,7 @@ MAX_MB_ENV = "STORMBOUND_LOCAL_MAX_MB"
 SPARK_INSTALL = "pip install 'pyspark[connect]>=4.0,<4.1'"
 
 
-class EngineError(ValueError):
+class EngineError(StormboundError, ValueError):
     """A setting that cannot be used (bad threshold or memory size); one line."""
 
 

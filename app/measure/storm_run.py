@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from app.core.errors import StormboundError
 from app.core.fileio import write_output
 
 RUN_FORMAT = "stormbound-storm-run/1"
@@ -38,7 +39,7 @@ QUEUES = "queues.jsonl"
 MAX_LINE_BYTES = 50_000_000
 
 
-class StormRunError(ValueError):
+class StormRunError(StormboundError, ValueError):
     """A Storm run folder or metrics folder that cannot be read: one line naming the file and the problem."""
 
 

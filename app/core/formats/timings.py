@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from app.core.errors import StormboundError
 from app.core.topology import Topology, one_line, still_unannotated
 
 KEYS = {
@@ -40,7 +41,7 @@ MAX_TIMINGS_BYTES = 2_000_000
 UI_TABLE_HEADERS = {"execute latency (ms)", "complete latency (ms)"}
 
 
-class TimingsError(ValueError):
+class TimingsError(StormboundError, ValueError):
     """A value, key, component or file that cannot be used: one line naming it."""
 
 

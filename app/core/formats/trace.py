@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
+from app.core.errors import StormboundError
 from app.core.fileio import write_atomic
 from app.core.formats.limits import escape
 from app.core.topology import Problem
@@ -313,7 +314,7 @@ class CompressedTrace(BaseModel):
     kept: list[str] = Field(default_factory=list, description="component names kept by the cone of influence")
 
 
-class ExpandError(ValueError):
+class ExpandError(StormboundError, ValueError):
     """A compressed trace that stands for no trace: `where` names the item (`positions.3.repeat.period`)."""
 
     def __init__(self, where: str, message: str):
