@@ -25,7 +25,6 @@ TO_BE_SPLIT: dict[str, str] = {
     "app/cli/common.py": "to be split",
     "app/core/formats/flux.py": "to be split",
     "app/core/formats/storm_ui.py": "to be split",
-    "app/core/formats/trace.py": "to be split",
     "app/core/tcn/linear.py::build_rows": "to be split",
     "app/core/tcn/linear_check.py::pass_rows": "to be split",
     "app/core/tcn/search.py": "to be split",

@@ -245,7 +245,7 @@ def test_the_trace_schema_describes_both_formats(capsys) -> None:
 
 
 def test_times_of_unrelated_denominators_are_compared_as_fractions(monkeypatch) -> None:
-    import app.core.formats.trace as trace_format
+    import app.core.formats.trace_compress as trace_format
 
     monkeypatch.setattr(trace_format, "MAX_SCALE_BITS", 0)  # every common denominator counts as too large
     for seed in range(10):
