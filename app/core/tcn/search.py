@@ -9,7 +9,6 @@ build (app/core/tcn/options.py, free of z3 so that the GUI builds it without loa
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -27,13 +26,13 @@ from app.core.results import BoltVerdict, LinearCertificate, Progress, VerifyRes
 from app.core.tcn.certify import certify
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Cancelled, Encoding
-from app.core.tcn.encode_failures import position_step
 from app.core.tcn.failing import failure_summary, has_failures
 from app.core.tcn.linear import build_rows, farkas
 from app.core.tcn.linear_check import semantics_hash
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.tcn.simulate import build_lasso
+from app.core.tcn.summary import summarise, what_would_decide
 from app.core.topology import Problem, Topology
 
 __all__ = ["SOLVER_OPTIONS", "Search", "SearchOptions", "deepening_schedule", "verify"]
@@ -178,8 +177,8 @@ class Search:
         self._deepening_phase(run)
         self._close_undecided(run)
         ordered = {n: run.verdicts[n] for n in run.checked}
-        return self._summary(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
-                             run.nets, run.downgraded)
+        return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
+                         self.threshold, run.nets, run.downgraded)
 
     def _rate_phase(self) -> _Run | VerifyResult:
         """The rate check: every checked bolt it proves bounded (in every run) or free of growing lassos gets
@@ -354,7 +353,7 @@ class Search:
             else:
                 k_done = run.proven.get(n, run.ks[-1])
                 message = f"no lasso makes {n}'s queue grow within {k_done} positions"
-                decide = self._what_would_decide(n, k_done, run.nets, run.downgraded)
+                decide = what_would_decide(n, k_done, run.nets, run.downgraded)
                 if self.threshold is None and not decide.startswith("try a larger k"):
                     message += "; " + decide
                 run.verdicts[n] = BoltVerdict(verdict="none-up-to-k", k=k_done, method="solver", message=message)
@@ -546,97 +545,6 @@ class Search:
     def _report(self, k: int, elapsed: float, solver: z3.Solver, message: str) -> None:
         if self.progress is not None:
             self.progress(Progress(k=k, elapsed_s=elapsed, stats=_stats(solver), message=message))
-
-    # ---- verdicts --------------------------------------------------------
-    def _what_would_decide(self, name: str, k: int, nets: dict[str, Any], downgraded: frozenset[str]) -> str:
-        """For an undecided bolt: a larger k when that can help, else what would decide it. A bolt that the
-        failure-free rate check proves bounded can only grow in a loop that holds a whole failure cycle
-        (min_ttf + min_reboot seconds), and positions are at most min_s(C_EMIT·a + τa) apart."""
-        larger = f"try a larger k (e.g. --k-max {2 * k})"
-        net = nets.get(name)
-        if net is None or net.failures is None or name not in downgraded:
-            return larger
-        cycle = min(net.failures.min_ttf.values()) + net.failures.min_reboot
-        step = position_step(net)
-        if step is None or cycle / step <= 2 * k:
-            return larger
-        needed = math.ceil(cycle / step)
-        return (f"without failures the rate check proves it bounded, so a lasso in which it grows must hold a "
-                f"whole failure cycle of at least {float(cycle):.4g} s (min_ttf + min_reboot_time), at least "
-                f"{needed} positions (positions are at most {float(step):.4g} s apart): a larger k within reach "
-                f"will not find it. What would decide it: a bound of at least {needed} positions (--k-max "
-                f"{needed}; an encoding grows linearly in k, so expect a long search), or a proof, which neither "
-                "the rate check nor the linear program over one loop pass gives here (both leave room for growth: "
-                "what a failing bolt loses is bounded only by what it receives)")
-
-    def _summary(self, base: dict[str, Any], kept: list[str], notes: list[str], elapsed: float,
-                 verdicts: dict[str, BoltVerdict], traces: list[Trace], report: Any, stop: str | None,
-                 nets: dict[str, Any] | None = None, downgraded: frozenset[str] = frozenset()) -> VerifyResult:
-        """The top-level verdict over the checked bolts' own: counterexample if any bolt has one,
-        else unknown if any is undecided, else none-up-to-k, else bounded."""
-        kinds = {v.verdict for v in verdicts.values()}
-        growing = [n for n, v in verdicts.items() if v.verdict == "counterexample"]
-        common = dict(kept=kept, notes=notes, elapsed_s=elapsed, bolts=verdicts, traces=traces,
-                      trace=traces[0] if traces else None, **base)
-        per_bolt = "; ".join(f"{n}: {v.verdict}" + (f" ({v.message})" if v.verdict != "counterexample" else "")
-                             for n, v in verdicts.items())
-        if "counterexample" in kinds:
-            first = traces[0]
-            if self.threshold is not None:
-                message = (f"counterexample: the queue of {', '.join(growing)} reaches {self.threshold} "
-                           f"(certified run{'s' if len(traces) > 1 else ''})")
-                return VerifyResult(verdict="counterexample", k=first.k, growing=growing, certified=True,
-                                    message=message, **common)
-            growth = {n: verdicts[n].growth_per_loop or 0 for n in growing}
-            shown = ("this queue grows without bound" if len(growing) == 1
-                     else "these queues grow without bound")
-            message = (f"counterexample: {', '.join(growing)} {'grows' if len(growing) == 1 else 'grow'} in "
-                       f"{len(traces)} certified lasso{'s' if len(traces) > 1 else ''}; the first, of {first.k} "
-                       f"positions, repeats positions {first.loop_start}..{first.k} every "
-                       f"{float(first.loop_duration()):.4g} s, so {shown}")
-            others = {n: v for n, v in verdicts.items() if v.verdict != "counterexample"}
-            if others:
-                message += ". Other checked bolts: " + "; ".join(f"{n}: {v.verdict} ({v.message})"
-                                                                for n, v in others.items())
-            if report.all_bounded([n for n in verdicts]):
-                notes.append("BUG: the rate check proves every checked bolt bounded, yet a certified lasso was found")
-            return VerifyResult(verdict="counterexample", k=first.k, loop_start=first.loop_start, growing=growing,
-                                growth_per_loop=growth, certified=True, message=message, **common)
-        if "unknown" in kinds:
-            bounds = [v.k for v in verdicts.values() if v.verdict not in ("bounded", "no-repeating-growth")]
-            known = [x for x in bounds if x is not None]
-            proven_k = min(known) if known and len(known) == len(bounds) else None
-            upto = f" (no counterexample up to k = {proven_k} before that)" if proven_k else ""
-            reason = stop or next(v.message for v in verdicts.values() if v.verdict == "unknown")
-            return VerifyResult(verdict="unknown", k=proven_k,
-                                message=f"unknown: {reason}{upto}. Per bolt: {per_bolt}.", **common)
-        searched = [n for n, v in verdicts.items() if v.verdict == "none-up-to-k"]
-        if searched:
-            k = min(v.k or 0 for n, v in verdicts.items() if n in searched)
-            what = (f"no queue of {', '.join(searched)} reaches {self.threshold}" if self.threshold is not None
-                    else f"no lasso makes a queue of {', '.join(searched)} grow")
-            message = (f"no counterexample up to k = {k}: {what} within {k} positions. This is not a proof of "
-                       "boundedness; longer runs were not examined.")
-            bounded = [n for n, v in verdicts.items() if v.verdict == "bounded"]
-            if bounded:
-                message += f" Proven bounded by the rate check: {', '.join(bounded)}."
-            for how in ("rate check", "linear program"):
-                steady = [n for n, v in verdicts.items() if v.verdict == "no-repeating-growth" and v.method == how]
-                if steady:
-                    message += f" Proven to grow in no repeating run by the {how}: {', '.join(steady)}."
-            if self.threshold is None:
-                for name in searched:
-                    status = report.bolts[name].status
-                    if status in ("grows", "may-grow"):
-                        notes.append(f"the rate check says {name} {status.replace('-', ' ')} "
-                                     f"({report.bolts[name].explanation}); no lasso up to k = {k}: "
-                                     + self._what_would_decide(name, k, nets or {}, downgraded))
-                if report.all_bounded(searched):
-                    notes.append("as the rate check predicts: every checked bolt is bounded, and the search agrees")
-            return VerifyResult(verdict="none-up-to-k", k=k, message=message, **common)
-        if all(v.verdict == "bounded" for v in verdicts.values()):
-            return VerifyResult(verdict="bounded", message="bounded: " + per_bolt, **common)
-        return VerifyResult(verdict="no-repeating-growth", message="no repeating run grows: " + per_bolt, **common)
 
 
 def verify(topo: Topology, options: SearchOptions | None = None, *,
