@@ -109,20 +109,38 @@ class RateFigures:
         # every cycle solved exactly (no fallback to the finite iteration): the flows below the caps are then
         # linear in the spout rates (docs/boundedness.md, "Cycles"; app/core/headroom.py relies on it)
         self.cycles_solved = True
-        # filled with in_max (computed on first use, as every figure below)
-        self.pinned: set[str] = set()  # bolts not proven bounded: they pass on σ_hi · capacity_max (every run)
-        self.queue_bound: dict[str, Fraction | None] = {}  # None: not bounded
-        self.in_burst: dict[str, Fraction] = {}
+        # filled by the every-run pass with in_max (read through the properties below, which run it first)
+        self._pinned: set[str] = set()
+        self._queue_bound: dict[str, Fraction | None] = {}
+        self._in_burst: dict[str, Fraction] = {}
 
     @cached_property
     def in_max(self) -> dict[str, Fraction]:
         """Largest inflow rate over long windows of every run (with `queue_bound`, `in_burst`, `pinned`)."""
         return self._every_run()
 
+    @property
+    def pinned(self) -> set[str]:
+        """Bolts not proven bounded: they pass on σ_hi · capacity_max (every run)."""
+        _ = self.in_max
+        return self._pinned
+
+    @property
+    def queue_bound(self) -> dict[str, Fraction | None]:
+        """Per bolt id, its every-run queue bound (None: not bounded)."""
+        _ = self.in_max
+        return self._queue_bound
+
+    @property
+    def in_burst(self) -> dict[str, Fraction]:
+        """Per bolt id, the burst of its every-run arrival curve (beside the rate in_max)."""
+        _ = self.in_max
+        return self._in_burst
+
     @cached_property
     def in_long(self) -> dict[str, Fraction]:
         """Largest long-run inflow of a repeating run (equal to in_max when every bolt is bounded)."""
-        if "in_max" in self.__dict__ and not self.pinned:  # computed already, nothing pinned: the same flows
+        if "in_max" in self.__dict__ and not self._pinned:  # computed already, nothing pinned: the same flows
             return self.in_max
         return self.inflows(self.spout_max, self.cap_max, from_above=True)
 
@@ -254,7 +272,7 @@ class RateFigures:
         Bounded (inflow rate R below the smallest capacity): its takes in any window of length v are at most
         R·v + b + Q0 + C + R·L, so its emits in a window w at most that over w + α(1+τ). Not bounded: at most
         one batch per α(1−τ), capacity_max·w + C."""
-        queue = self.queue_bound.get(m)
+        queue = self._queue_bound.get(m)
         for name, (_, _, hi) in self.streams[m].items():
             h = self._excess(m, name)
             if queue is None:
@@ -262,7 +280,7 @@ class RateFigures:
                 burst[(m, name)] = hi * self.burst[m] + h
             else:
                 rate[(m, name)] = hi * r
-                burst[(m, name)] = hi * (self.in_burst[m] + self.q0 + self.burst[m]
+                burst[(m, name)] = hi * (self._in_burst[m] + self.q0 + self.burst[m]
                                          + r * (self.slowest_take[m] + self.longest_phase[m])) + h
 
     def _every_run(self) -> dict[str, Fraction]:
@@ -280,12 +298,12 @@ class RateFigures:
                 continue
             m = members[0]
             in_max[m] = self._received(m, rate)
-            self.in_burst[m] = self._received(m, burst)
+            self._in_burst[m] = self._received(m, burst)
             if keeps_up(in_max[m], self.cap_min[m]):
-                self.queue_bound[m] = self.q0 + self.burst[m] + self.in_burst[m]
+                self._queue_bound[m] = self.q0 + self.burst[m] + self._in_burst[m]
             else:
-                self.queue_bound[m] = None
-                self.pinned.add(m)
+                self._queue_bound[m] = None
+                self._pinned.add(m)
             self._bolt_windows(m, in_max[m], rate, burst)
         return in_max
 
@@ -331,12 +349,12 @@ class RateFigures:
                 continue
             for m in members:
                 if m in pinned:
-                    self.queue_bound[m] = None
-                    self.pinned.add(m)
-                    self.in_burst[m] = Fraction(0)
+                    self._queue_bound[m] = None
+                    self._pinned.add(m)
+                    self._in_burst[m] = Fraction(0)
                 else:
-                    self.in_burst[m] = bursts[m]
-                    self.queue_bound[m] = self.q0 + self.burst[m] + bursts[m]
+                    self._in_burst[m] = bursts[m]
+                    self._queue_bound[m] = self.q0 + self.burst[m] + bursts[m]
             for m in members:
                 self._bolt_windows(m, inflow[m], rate, burst)
             return

@@ -198,7 +198,6 @@ def repeating_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]]:
 def queue_bounds(topo: Topology) -> dict[str, Fraction | None]:
     """Exact every-run queue bound per bolt name (None: not proven bounded), failure-free."""
     e = RateFigures(topo)
-    e.in_max  # noqa: B018 (computes the bounds)
     return {b.name: e.queue_bound[b.id] for b in topo.bolts}
 
 
