@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
@@ -91,3 +92,32 @@ class Dialogs:
             return str(self._answer("save_file", ""))
         name, _ = QFileDialog.getSaveFileName(parent, title, suggestion, STORMBOUND_FILTER)
         return name
+
+
+def ask_storm_ui(window: Any, group: str, keys: tuple[str, ...], title: str,
+                 make_dialog: Callable[[dict[str, Any]], Any], headless: dict[str, Any] | None = None
+                 ) -> dict[str, Any] | None:
+    """Where a running topology's Storm UI is: the dialog `make_dialog(last values)` (or, headless, the answer
+    under `group`), refused without an address and a topology; the values in `keys` are remembered under
+    `group/` for the next time. `headless` adds defaults to a headless answer. None: cancelled or refused."""
+    from PySide6.QtWidgets import QDialog
+
+    last = {k: window.settings.value(f"{group}/{k}") for k in keys}
+    last = {k: v for k, v in last.items() if v not in (None, "")}
+    if window.dialogs.headless:
+        answer = window.dialogs.answers.get(group)
+        if not answer:
+            return None
+        request: dict[str, Any] = {**(headless or {}), **answer}
+    else:
+        dialog = make_dialog(last)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        request = dialog.values()
+    if not request.get("url") or not request.get("topology"):
+        window.dialogs.error(window, title, "give the Storm UI's address and the topology")
+        return None
+    for key in keys:
+        if request.get(key) is not None:
+            window.settings.setValue(f"{group}/{key}", request[key])
+    return request

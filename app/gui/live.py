@@ -130,25 +130,12 @@ class LiveMode(QObject):
         return action
 
     def start_dialog(self) -> None:
-        window = self.window
-        last = {k: window.settings.value(f"live/{k}") for k in ("url", "topology", "every", "user")}
-        last = {k: v for k, v in last.items() if v not in (None, "")}
-        if window.dialogs.headless:
-            request = window.dialogs.answers.get("live")
-            if not request:
-                return
-        else:
-            dialog = LiveDialog(window, last)
-            if dialog.exec() != QDialog.DialogCode.Accepted:
-                return
-            request = dialog.values()
-        if not request.get("url") or not request.get("topology"):
-            window.dialogs.error(window, "Live Mode", "give the Storm UI's address and the topology")
-            return
-        for key in ("url", "topology", "every", "user"):
-            if request.get(key) is not None:
-                window.settings.setValue(f"live/{key}", request[key])
-        self.start(request)
+        from app.gui.dialogs import ask_storm_ui
+
+        request = ask_storm_ui(self.window, "live", ("url", "topology", "every", "user"), "Live Mode",
+                               lambda last: LiveDialog(self.window, last))
+        if request is not None:
+            self.start(request)
 
     def start(self, request: dict[str, Any]) -> LiveWorker | None:
         """Start polling (the open document is the model when it is annotated, else the first poll's topology)."""

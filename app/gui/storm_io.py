@@ -331,27 +331,15 @@ class StormIO(QObject):
 
     # ---- Storm UI -------------------------------------------------------------------------
     def import_storm_ui_dialog(self) -> None:
+        from app.gui.dialogs import ask_storm_ui
+
         window = self.window
         has_document = bool(window.document.topology().components)
-        last = {k: window.settings.value(f"storm_ui/{k}") for k in ("url", "topology", "window", "user", "timeout")}
-        last = {k: v for k, v in last.items() if v not in (None, "")}
-        if window.dialogs.headless:
-            request = window.dialogs.answers.get("storm_ui")
-            if not request:
-                return
-            request = {"annotate": has_document, **request}
-        else:
-            dialog = StormUIDialog(window, has_document, last)
-            if dialog.exec() != QDialog.DialogCode.Accepted:
-                return
-            request = dialog.values()
-        if not request.get("url") or not request.get("topology"):
-            window.dialogs.error(window, "Import from Storm UI", "give the Storm UI's address and the topology")
-            return
-        for key in ("url", "topology", "window", "user", "timeout"):
-            if request.get(key) is not None:
-                window.settings.setValue(f"storm_ui/{key}", request[key])
-        self.start_fetch(request)
+        request = ask_storm_ui(window, "storm_ui", ("url", "topology", "window", "user", "timeout"),
+                               "Import from Storm UI", lambda last: StormUIDialog(window, has_document, last),
+                               headless={"annotate": has_document})
+        if request is not None:
+            self.start_fetch(request)
 
     def start_fetch(self, request: dict[str, Any]) -> CallWorker | None:
         """Read the Storm UI in a worker; the result arrives in `_on_fetched` on the GUI thread."""
