@@ -309,7 +309,8 @@ def bolt_count(item: str, expected: str) -> tuple[str, int]:
 # ---- outputs: the one way a command writes a file (app/core/fileio.py) -----------------------------
 
 #: the attributes of a command's arguments that name files it writes (never taken as its inputs)
-OUTPUT_ATTRS = frozenset({"output", "out", "trace_out", "calibrate", "report", "screenshot", "log_file"})
+OUTPUT_ATTRS = frozenset({"output", "out", "trace_out", "certificate_out", "calibrate", "report", "screenshot",
+                          "log_file"})
 #: attributes that are never paths
 _NOT_PATHS = frozenset({"command", "source", "target", "func", "file_args", "verbose", "quiet"})
 
