@@ -37,6 +37,7 @@ from app.core.topology import Topology, parse_topology
 ROOT = Path(__file__).resolve().parents[2]
 DVERT = ROOT.parent / "shared" / "data" / "dvert"
 CFG5 = DVERT / "icfem-focused-crawler-reduced-cfg-5.json"
+needs_shared = pytest.mark.skipif(not CFG5.exists(), reason="the shared D-VerT files (../shared/data/dvert) are absent")
 
 
 def with_failures(topo: Topology, on: bool = True) -> Topology:
@@ -68,6 +69,7 @@ def same_rows(topo: Topology, target: str) -> None:
 # ---- the published configurations ----------------------------------------------------------------
 
 
+@needs_shared
 def test_cfg5_with_failures_has_a_certificate_the_checker_accepts() -> None:
     topo = with_failures(load_topology(CFG5))
     found = certificate_for(topo, "expander")
@@ -121,6 +123,7 @@ def _mutated(document: dict[str, Any], cert: LinearCertificate) -> list[tuple[st
     return out
 
 
+@needs_shared
 @pytest.mark.parametrize("source", ["cfg5-failures", "getting-started-split", "cfg6"])
 def test_mutated_certificates_are_rejected(source: str) -> None:
     if source == "cfg5-failures":
@@ -280,6 +283,7 @@ def test_the_linear_program_never_contradicts_the_search_and_every_lasso_obeys_e
 # ---- the verifier --------------------------------------------------------------------------------
 
 
+@needs_shared
 def test_verify_decides_cfg5_with_failures_and_writes_a_checkable_certificate(tmp_path: Path, capsys) -> None:
     out = tmp_path / "cfg5.cert.json"
     code = main(["verify", str(CFG5), "--failures", "on", "--json", "--certificate-out", str(out), "-q"])
@@ -298,6 +302,7 @@ def test_verify_decides_cfg5_with_failures_and_writes_a_checkable_certificate(tm
     assert "expander: rejected" in capsys.readouterr().out
 
 
+@needs_shared
 def test_force_search_does_not_use_the_linear_program() -> None:
     topo = with_failures(load_topology(CFG5))
     result = verify(topo, SearchOptions(k_max=6, timeout_s=30, force_search=True, simulate=False))
@@ -353,6 +358,7 @@ def test_an_undecided_bolt_that_needs_a_whole_failure_cycle_is_not_told_to_try_t
     assert "What would decide it" in result.bolts["fetcher"].message
 
 
+@needs_shared
 def test_the_certificate_hash_is_the_verified_exports_content_hash() -> None:
     from app.core.formats.verified import content_hash
 
@@ -361,6 +367,7 @@ def test_the_certificate_hash_is_the_verified_exports_content_hash() -> None:
         assert semantics_hash(topo) == content_hash(topo)
 
 
+@needs_shared
 def test_the_panel_and_the_verified_export_name_the_linear_program() -> None:
     from app.core.formats.verified import bolt_verdict_words, verdict_words
 
@@ -387,3 +394,18 @@ def test_names_with_brackets_and_slashes_never_share_a_variable() -> None:
     arrivals = [name for name in rows if name.startswith("arrivals")]
     received = next(cs for n, (_, cs, _) in rows.items() if n == "arrivals" + label("z]"))
     assert len(arrivals) == 3 and len([v for v in received if v.startswith("E")]) == 2
+
+
+@needs_shared
+def test_an_existing_certificate_file_is_an_output_not_an_input(tmp_path: Path, capsys) -> None:
+    """--certificate-out names a file the command writes: an existing one asks for --force (and is then replaced);
+    the command's own input is never replaced."""
+    out = tmp_path / "old.cert.json"
+    out.write_text("{}")
+    assert main(["verify", str(CFG5), "--failures", "on", "--certificate-out", str(out), "-q"]) == 2
+    assert "exists: give --force" in capsys.readouterr().err and out.read_text() == "{}"
+    assert main(["verify", str(CFG5), "--failures", "on", "--certificate-out", str(out), "--force", "-q"]) == 0
+    assert [problems for _, problems in check_file(json.loads(out.read_text()))] == [[]]
+    before = CFG5.read_bytes()
+    assert main(["verify", str(CFG5), "--failures", "on", "--certificate-out", str(CFG5), "--force", "-q"]) == 2
+    assert "is also an input" in capsys.readouterr().err and CFG5.read_bytes() == before
