@@ -80,6 +80,9 @@ def format_bolts(result, verbose: bool = False) -> list[str]:
             lines.append(f"{name}: grows (lasso {v.trace_index + 1}: k = {v.k}, positions "
                          f"{v.loop_start}..{v.k} repeat every {duration(trace.loop_duration())}; "
                          f"+{v.growth_per_loop} per pass" + (f"; with failures: {failing}" if failing else "") + ")")
+        elif v.verdict == "counterexample" and v.growth_certificate is not None:
+            lines.append(f"{name}: grows (proven by rates; certificate in --json / --certificate-out) "
+                         f"({_decimals(v.message)})")
         elif v.verdict == "counterexample":
             lines.append(f"{name}: counterexample (run {(v.trace_index or 0) + 1}: {v.message})")
         elif v.verdict == "bounded" and verbose:
@@ -114,9 +117,12 @@ def headline(result) -> str:
     if result.verdict == "counterexample" and result.property == "growth":
         growing = by.get("counterexample", [])
         lassos = len(result.traces)
+        by_rates = sum(1 for n in growing if result.bolts[n].method == "rate proof")
+        how = [f"in {lassos} certified lasso{'s' if lassos != 1 else ''}"] if lassos else []
+        how += [f"{by_rates} proven by rates"] if by_rates else []
         return (f"counterexample: {len(growing)} of {total} checked bolt{'s' if total != 1 else ''} "
-                f"{'grows' if len(growing) == 1 else 'grow'} without bound ({_names(growing)}), in {lassos} "
-                f"certified lasso{'s' if lassos != 1 else ''}{rest}")
+                f"{'grows' if len(growing) == 1 else 'grow'} without bound ({_names(growing)}), "
+                f"{', '.join(how)}{rest}")
     if result.verdict == "bounded":
         return (f"bounded: {'the checked bolt is' if total == 1 else f'all {total} checked bolts are'} proven "
                 "bounded by the rate check; in every run each queue stays below its bound (docs/boundedness.md)")
@@ -235,12 +241,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
         for trace, path in zip(result.traces, written, strict=True):
             write_output_file(args, "--trace-out", path, trace_bytes(trace, gzipped=gzip_name(path)))
     if args.certificate_out:
-        from app.core.tcn.linear import certificate_file
+        from app.core.tcn.certificates import certificate_file
 
         certs = certificate_file(topo, result.bolts)
         if certs is None:
             print(f"stormbound: no certificate written to {one_line(args.certificate_out)}: no bolt was decided by "
-                  "the linear program", file=sys.stderr)
+                  "the linear program or by rates", file=sys.stderr)
         else:
             text = json.dumps(certs, indent=2, ensure_ascii=False) + "\n"
             write_output_file(args, "--certificate-out", args.certificate_out, text.encode("utf-8"))
@@ -306,16 +312,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="let clocks repeat up to regions at the loop (finds more lassos, may be slower)")
     p.add_argument("--certificate-out", dest="certificate_out", metavar="FILE",
                    help="write the certificates of the bolts the linear program proves free of repeating growth "
-                        "(stormbound-lp-certificate/1: each with the document of its cone; check one with "
-                        "stormbound check-certificate FILE)")
+                        "and of those proven to grow by rates (stormbound-certificates/1: each with the document of "
+                        "its cone; check them with stormbound check-certificate FILE)")
     add_failures_option(p)
     add_storm_version_option(p, "for this run")
     p.set_defaults(func=cmd_verify, file_args=("file",))
     c = sub.add_parser(
-        "check-certificate", help="check the linear program's certificates, independently of the verifier",
-        description="Re-derive every row of one loop pass from each certificate's embedded topology document and "
-                    "check that the weighted sum of the rows is a contradiction (docs/verifier.md, 'Linear "
-                    "program'). Exit 0 every certificate accepted, 1 some rejected, 2 bad input.",
+        "check-certificate", help="check the verifier's certificates (linear program, growth by rates) independently",
+        description="From each certificate's embedded topology document: for the linear program, re-derive every "
+                    "row of one loop pass and check that the weighted sum of the rows is a contradiction "
+                    "(docs/verifier.md, 'Linear program'); for growth proven by rates, re-derive every rate of the "
+                    "schedule and check its strict inequalities (docs/verifier.md, 'Growth proven by rates'). "
+                    "Exit 0 every certificate accepted, 1 some rejected, 2 bad input.",
         epilog=examples("stormbound verify cfg5.json --failures on --certificate-out cfg5.cert.json",
                         "stormbound check-certificate cfg5.cert.json"))
     c.add_argument("file", help="a certificate file written by verify --certificate-out")
@@ -323,21 +331,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_check_certificate(args: argparse.Namespace) -> int:
-    """Check every certificate of a `stormbound-lp-certificate/1` file with the independent checker."""
+    """Check every certificate of a certificate file (app/core/tcn/certificates.py) with its independent checker."""
     from app.core.formats.jsonfile import FormatError, read_json
-    from app.core.tcn.linear_check import check_file
+    from app.core.tcn.certificates import check_file
     from app.core.topology import one_line
 
     try:
         checked = check_file(read_json(args.file))
     except (FormatError, ValueError) as exc:
         raise UsageError(f"{args.file}: {exc}", file=args.file) from None
-    rejected = [(target, problems) for target, problems in checked if problems]
-    for target, problems in checked:
+    rejected = [(target, problems) for target, _, problems in checked if problems]
+    for target, kind, problems in checked:
         if problems:
-            print(f"{one_line(target)}: rejected: " + "; ".join(problems))
+            print(f"{one_line(target)}: rejected ({kind}): " + "; ".join(problems))
+        elif kind == "rate proof":
+            print(f"{one_line(target)}: accepted (rate proof): a lasso in which its queue grows exists")
         else:
-            print(f"{one_line(target)}: accepted: no lasso of any length makes its queue grow")
+            print(f"{one_line(target)}: accepted (linear program): no lasso of any length makes its queue grow")
     return 1 if rejected else EXIT_OK
 
 

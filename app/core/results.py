@@ -37,6 +37,30 @@ class LinearCertificate(BaseModel):
     rows: dict[str, str] = Field(default_factory=dict, description="row name -> multiplier 'p/q' (zeros left out)")
 
 
+class RateGrowthLine(BaseModel):
+    """One bolt of a rate-growth certificate: its role under the schedule and its exact long-run figures
+    there ("p/q" strings): the least and the most it receives per second, and the capacity the role uses
+    (the target's smallest, every other bolt's largest)."""
+
+    role: Literal["target", "saturated", "keeps up"]
+    inflow_low: str
+    inflow_high: str
+    capacity: str
+
+
+class RateGrowthCertificate(BaseModel):
+    """A legal schedule under which `target`'s queue grows (docs/verifier.md, "Growth proven by rates"):
+    spouts emit one tuple at their shortest period, every other bolt of the cone takes at once and processes
+    as fast as it may, the target waits as long as it may and processes as slowly as it may. `spouts` holds
+    each spout's emission rate under it, `bolts` each bolt's figures; strict inequalities between them
+    prove that a lasso in which the target grows exists. `app/core/tcn/rate_growth_check.py` checks it."""
+
+    target: str
+    content_hash: str
+    spouts: dict[str, str] = Field(default_factory=dict, description="spout name -> tuples/s emitted ('p/q')")
+    bolts: dict[str, RateGrowthLine] = Field(default_factory=dict)
+
+
 BoltVerdictKind = Literal["counterexample", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
 
 
@@ -51,15 +75,18 @@ class BoltVerdict(BaseModel):
     certified: bool = False
     queue_bound: float | None = Field(default=None, description="bounded: its queue never exceeds this in any run")
     trace_index: int | None = None
-    method: Literal["rate check", "solver", "simulation", "linear program", "none"] = Field(
+    method: Literal["rate check", "solver", "simulation", "linear program", "rate proof", "none"] = Field(
         default="none",
-        description="what decided it: the rate-check proof, the SMT search, a lasso built by simulation, or the "
-                    "linear program over one loop pass (with a certificate)")
+        description="what decided it: the rate-check proof, the SMT search, a lasso built by simulation, the "
+                    "linear program over one loop pass (with a certificate), or growth proven by rates under a "
+                    "fixed schedule (with a growth certificate, no trace)")
     failures: bool | None = Field(
         default=None, description="when bolts may fail (docs/model.md section 7): whether its lasso has failures; "
                                   "None (left out of --json) when nothing can fail or there is no lasso")
     certificate: LinearCertificate | None = Field(
         default=None, description="method 'linear program': the Farkas multipliers that prove it (None otherwise)")
+    growth_certificate: RateGrowthCertificate | None = Field(
+        default=None, description="method 'rate proof': the schedule and exact rates under which it grows")
     message: str = ""
 
 
@@ -90,8 +117,9 @@ class VerifyResult(BaseModel):
         for bolt in data["bolts"].values():
             if bolt.get("failures") is None:  # nothing can fail: the output reads as before
                 bolt.pop("failures", None)
-            if bolt.get("certificate") is None:  # only the linear program's verdicts carry one
-                bolt.pop("certificate", None)
+            for key in ("certificate", "growth_certificate"):  # only the two certified methods carry one
+                if bolt.get(key) is None:
+                    bolt.pop(key, None)
         if trace_files is not None:
             data["traces"] = list(trace_files)
         return data

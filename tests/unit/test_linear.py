@@ -27,9 +27,10 @@ from app.core.formats import load_topology
 from app.core.formats.trace import Trace
 from app.core.rates import rate_check
 from app.core.results import LinearCertificate
+from app.core.tcn.certificates import certificate_file, check_file
 from app.core.tcn.certify import certify
-from app.core.tcn.linear import build_rows, certificate_file, farkas, primal_feasible
-from app.core.tcn.linear_check import check_certificate, check_file, label, pass_rows, semantics_hash
+from app.core.tcn.linear import build_rows, farkas, primal_feasible
+from app.core.tcn.linear_check import check_certificate, label, pass_rows, semantics_hash
 from app.core.tcn.network import build_network
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import Topology, parse_topology
@@ -142,7 +143,7 @@ def test_mutated_certificates_are_rejected(source: str) -> None:
 
 
 def test_a_file_of_another_format_is_refused() -> None:
-    with pytest.raises(ValueError, match="stormbound-lp-certificate/1"):
+    with pytest.raises(ValueError, match="stormbound-certificates/1"):
         check_file({"format": "stormbound-trace/1"})
 
 
@@ -293,7 +294,7 @@ def test_verify_decides_cfg5_with_failures_and_writes_a_checkable_certificate(tm
     assert bolt["method"] == "linear program" and bolt["certificate"]["target"] == "expander"
     assert "linear relations" in bolt["message"] and "--k-max" not in bolt["message"]
     written = json.loads(out.read_text())
-    assert [problems for _, problems in check_file(written)] == [[]]
+    assert [problems for _, _, problems in check_file(written)] == [[]]
     assert main(["check-certificate", str(out)]) == 0
     assert "expander: accepted" in capsys.readouterr().out
     written["certificates"][0]["topology"]["bolts"][1]["alpha"] = 30
@@ -341,7 +342,7 @@ def test_the_crawler_with_failing_fetcher_and_parse_is_decided(crawler: Path, ca
     assert fetcher.verdict == "no-repeating-growth" and fetcher.method == "linear program", fetcher.message
     assert result.verdict == "no-repeating-growth"
     file = certificate_file(topo, result.bolts)
-    assert file is not None and all(not problems for _, problems in check_file(file))
+    assert file is not None and all(not problems for _, _, problems in check_file(file))
 
 
 def test_an_undecided_bolt_that_needs_a_whole_failure_cycle_is_not_told_to_try_twice_the_bound(
@@ -405,7 +406,7 @@ def test_an_existing_certificate_file_is_an_output_not_an_input(tmp_path: Path, 
     assert main(["verify", str(CFG5), "--failures", "on", "--certificate-out", str(out), "-q"]) == 2
     assert "exists: give --force" in capsys.readouterr().err and out.read_text() == "{}"
     assert main(["verify", str(CFG5), "--failures", "on", "--certificate-out", str(out), "--force", "-q"]) == 0
-    assert [problems for _, problems in check_file(json.loads(out.read_text()))] == [[]]
+    assert [problems for _, _, problems in check_file(json.loads(out.read_text()))] == [[]]
     before = CFG5.read_bytes()
     assert main(["verify", str(CFG5), "--failures", "on", "--certificate-out", str(CFG5), "--force", "-q"]) == 2
     assert "is also an input" in capsys.readouterr().err and CFG5.read_bytes() == before

@@ -63,6 +63,8 @@ def verdict_words(result: VerifyResult) -> str:
 
 def bolt_verdict_words(verdict: BoltVerdict) -> str:
     """One checked bolt's verdict as the verification panel's row for it says it."""
+    if verdict.verdict == "counterexample" and verdict.method == "rate proof":
+        return "grows (proven by rates, certified)"
     if verdict.verdict == "counterexample":
         how = f", {verdict.method}" if verdict.method not in ("none", "rate check") else ""
         return f"grows: lasso {(verdict.trace_index or 0) + 1} (k = {verdict.k}{how})"

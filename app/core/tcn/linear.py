@@ -21,19 +21,15 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Literal
 
 import z3
 
-from app import __version__
 from app.core.emission import sigma_bounds
 from app.core.failures import UNBOUNDED
-from app.core.tcn.network import Network, build_network
-from app.core.topology import Topology
+from app.core.tcn.network import Network
 
-CERTIFICATE_FORMAT = "stormbound-lp-certificate/1"  # restated by the checker (linear_check.py)
-
-__all__ = ["CERTIFICATE_FORMAT", "LinearRow", "build_rows", "certificate_file", "farkas", "primal_feasible", "prove"]
+__all__ = ["LinearRow", "build_rows", "farkas", "primal_feasible", "prove"]
 
 RowKind = Literal["ge", "eq"]
 
@@ -266,18 +262,3 @@ def prove(net: Network, target: str, timeout_ms: int = 10_000,
           cancelled: Callable[[], bool] | None = None) -> dict[str, Fraction] | None:
     """Farkas multipliers showing that no lasso of `net` makes `target`'s queue grow, or None."""
     return farkas(build_rows(net, target), timeout_ms, cancelled)
-
-
-def certificate_file(topo: Topology, verdicts: dict[str, Any]) -> dict[str, Any] | None:
-    """The certificate file (`stormbound-lp-certificate/1`) for the bolts of `verdicts` (name -> BoltVerdict)
-    that the linear program decided: each certificate with the document of the cone its rows were built on
-    (its content hash is the certificate's). None when no bolt has a certificate."""
-    entries = []
-    for name, verdict in verdicts.items():
-        cert = getattr(verdict, "certificate", None)
-        if cert is None:
-            continue
-        entries.append({"topology": build_network(topo, [name]).document(), "certificate": cert.model_dump()})
-    if not entries:
-        return None
-    return {"format": CERTIFICATE_FORMAT, "tool": f"stormbound {__version__}", "certificates": entries}

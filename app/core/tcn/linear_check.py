@@ -8,9 +8,9 @@ A certificate is accepted when its content hash is the document's, its target is
 row it names exists, every inequality's multiplier is ≥ 0, and the weighted sum of the rows is
 `Σ c_v·v + c ≥ 0` with every c_v ≤ 0 (every variable is ≥ 0) and c < 0: no point satisfies the rows.
 
-A certificate file (`stormbound verify --certificate-out FILE`, format `stormbound-lp-certificate/1`)
-holds one entry per bolt the linear program decided, each with the topology document its rows are
-built from (the bolt's cone of influence) and the certificate.
+A certificate file (`stormbound verify --certificate-out FILE`, `app/core/tcn/certificates.py`) holds one
+entry per bolt the linear program decided, each with the topology document its rows are built from (the
+bolt's cone of influence) and the certificate.
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ from app.core.emission import sigma_bounds
 from app.core.results import LinearCertificate
 from app.core.tcn.certify_failures import failure_rules
 from app.core.topology import Bolt, Topology, TopologyError, parse_topology, unannotated_problems
-
-CERTIFICATE_FORMAT = "stormbound-lp-certificate/1"
 
 _Row = tuple[str, dict[str, Fraction], Fraction]  # kind ("ge" / "eq"), coefficients, constant
 
@@ -277,21 +275,3 @@ def check_certificate(document: Any, certificate: Any) -> list[str]:
     if constant >= 0:
         problems.append(f"the weighted sum's constant is {constant}, not negative: no contradiction")
     return problems
-
-
-def check_file(data: Any) -> list[tuple[str, list[str]]]:
-    """Every entry of a certificate file: (target, problems); raises ValueError for a file of another format."""
-    if not isinstance(data, dict) or data.get("format") != CERTIFICATE_FORMAT:
-        raise ValueError(f"not a {CERTIFICATE_FORMAT} file")
-    entries = data.get("certificates")
-    if not isinstance(entries, list) or not entries:
-        raise ValueError("certificates: expected a non-empty list")
-    out: list[tuple[str, list[str]]] = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            out.append((f"certificates[{i}]", ["not an object"]))
-            continue
-        cert = entry.get("certificate")
-        target = cert.get("target", f"certificates[{i}]") if isinstance(cert, dict) else f"certificates[{i}]"
-        out.append((str(target), check_certificate(entry.get("topology"), cert)))
-    return out

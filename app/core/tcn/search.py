@@ -31,6 +31,8 @@ from app.core.tcn.linear import build_rows, farkas
 from app.core.tcn.linear_check import semantics_hash
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.options import LoopClocks, SearchOptions
+from app.core.tcn.rate_growth import growth_message, prove_growth
+from app.core.tcn.rate_growth_check import check_growth_certificate
 from app.core.tcn.simulate import build_lasso
 from app.core.tcn.summary import summarise, what_would_decide
 from app.core.topology import Problem, Topology
@@ -173,6 +175,8 @@ class Search:
         if self.simulate and self.threshold is None and self.single_k is None:
             self._simulation_phase(run)
         if self.threshold is None and not self.force_search:
+            if self.simulate and self.single_k is None:  # --no-simulate and --k ask for the solver's lassos
+                self._rate_growth_phase(run)
             self._linear_phase(run)
         self._deepening_phase(run)
         self._close_undecided(run)
@@ -276,6 +280,28 @@ class Search:
             if target not in run.verdicts and not self._stop_reason(run.elapsed()):
                 self._simulated(run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
                                 run.verdicts, run.elapsed, bounded_without_failures=target in run.downgraded)
+
+    def _rate_growth_phase(self, run: _Run) -> None:
+        """Growth proven by rates (app/core/tcn/rate_growth.py, docs/verifier.md): every target still undecided
+        that grows under the fixed fastest-upstream, slowest-target schedule gets `counterexample` with the
+        schedule's exact rates as its certificate, without writing the lasso's positions."""
+        for target in run.targets:
+            if target in run.verdicts or self._stop_reason(run.elapsed()):
+                continue
+            cert = prove_growth(run.nets[target].topology, target)
+            if cert is None:
+                continue
+            problems = check_growth_certificate(run.nets[target].topology, cert)
+            if problems:  # the independent checker has the last word, as the certifier has for traces
+                run.notes.append(f"defect: a proof of growth by rates for {target} was rejected by its checker "
+                                 "and discarded: " + "; ".join(problems[:3]))
+                continue
+            run.verdicts[target] = BoltVerdict(verdict="counterexample", method="rate proof", growth_certificate=cert,
+                                               certified=True,
+                                               failures=False if run.nets[target].failures is not None else None,
+                                               message=growth_message(cert))
+            if self.progress is not None:
+                self.progress(Progress(k=0, elapsed_s=run.elapsed(), message=f"{target}: grows (proven by rates)"))
 
     def _linear_phase(self, run: _Run) -> None:
         """The linear program over one loop pass (app/core/tcn/linear.py, docs/verifier.md): every target

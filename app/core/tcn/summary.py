@@ -45,26 +45,37 @@ def summarise(base: dict[str, Any], kept: list[str], notes: list[str], elapsed: 
     per_bolt = "; ".join(f"{n}: {v.verdict}" + (f" ({v.message})" if v.verdict != "counterexample" else "")
                          for n, v in verdicts.items())
     if "counterexample" in kinds:
-        first = traces[0]
+        first = traces[0] if traces else None
         if threshold is not None:
             message = (f"counterexample: the queue of {', '.join(growing)} reaches {threshold} "
                        f"(certified run{'s' if len(traces) > 1 else ''})")
-            return VerifyResult(verdict="counterexample", k=first.k, growing=growing, certified=True,
-                                message=message, **common)
-        growth = {n: verdicts[n].growth_per_loop or 0 for n in growing}
+            return VerifyResult(verdict="counterexample", k=first.k if first else None, growing=growing,
+                                certified=True, message=message, **common)
+        growth = {n: verdicts[n].growth_per_loop or 0 for n in growing if verdicts[n].method != "rate proof"}
+        by_rates = [n for n in growing if verdicts[n].method == "rate proof"]
         shown = ("this queue grows without bound" if len(growing) == 1
                  else "these queues grow without bound")
-        message = (f"counterexample: {', '.join(growing)} {'grows' if len(growing) == 1 else 'grow'} in "
-                   f"{len(traces)} certified lasso{'s' if len(traces) > 1 else ''}; the first, of {first.k} "
-                   f"positions, repeats positions {first.loop_start}..{first.k} every "
-                   f"{float(first.loop_duration()):.4g} s, so {shown}")
+        if first is not None:
+            lassoed = [n for n in growing if n not in by_rates]
+            message = (f"counterexample: {', '.join(lassoed)} {'grows' if len(lassoed) == 1 else 'grow'} in "
+                       f"{len(traces)} certified lasso{'s' if len(traces) > 1 else ''}; the first, of {first.k} "
+                       f"positions, repeats positions {first.loop_start}..{first.k} every "
+                       f"{float(first.loop_duration()):.4g} s")
+            if by_rates:
+                message += f"; {', '.join(by_rates)} {'grows' if len(by_rates) == 1 else 'grow'} as proven by rates"
+            message += f", so {shown}"
+        else:
+            message = (f"counterexample: {', '.join(by_rates)} {'grows' if len(by_rates) == 1 else 'grow'}, proven "
+                       "by rates under a fixed legal schedule (a lasso exists; its positions are not written), so "
+                       f"{shown}")
         others = {n: v for n, v in verdicts.items() if v.verdict != "counterexample"}
         if others:
             message += ". Other checked bolts: " + "; ".join(f"{n}: {v.verdict} ({v.message})"
                                                             for n, v in others.items())
         if report.all_bounded([n for n in verdicts]):
             notes.append("BUG: the rate check proves every checked bolt bounded, yet a certified lasso was found")
-        return VerifyResult(verdict="counterexample", k=first.k, loop_start=first.loop_start, growing=growing,
+        return VerifyResult(verdict="counterexample", k=first.k if first else None,
+                            loop_start=first.loop_start if first else None, growing=growing,
                             growth_per_loop=growth, certified=True, message=message, **common)
     if "unknown" in kinds:
         bounds = [v.k for v in verdicts.values() if v.verdict not in ("bounded", "no-repeating-growth")]

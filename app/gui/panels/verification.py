@@ -298,7 +298,8 @@ class VerificationPanel(QWidget):
             if result.growth_per_loop:
                 facts.append("growth per loop: " + ", ".join(f"{n} +{d}" for n, d in result.growth_per_loop.items()))
             if result.verdict == "counterexample":
-                facts.append("certified lasso" if result.certified else "not certified")
+                facts.append(("certified lasso" if result.traces else "certified proof of growth by rates")
+                             if result.certified else "not certified")
             if result.kept:
                 facts.append("components kept (cone of influence): " + ", ".join(result.kept))
             facts.append(f"elapsed {result.elapsed_s:.2f} s")

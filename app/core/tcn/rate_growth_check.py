@@ -1,0 +1,158 @@
+"""An independent checker for growth proven by rates: plain Python, exact fractions, no rate-check code.
+
+It shares no code with the builder (`app/core/tcn/rate_growth.py`, which reads the rate check's figures):
+from the topology document alone it walks the target's upstream again, checks that no cycle runs
+through it, and recomputes under the certificate's schedule (docs/verifier.md, "Growth proven by
+rates") every spout's emission rate a⁻¹/(1−τ), every bolt's smallest and largest long-run inflow
+(σ_lo, σ_hi per stream from `app/core/emission.py`; a bolt passes on what it processes, min(inflow,
+its largest capacity C/(α(1−τ)))), the target's smallest capacity C/(α(1+τ) + max_idle) and every
+other bolt's largest. A certificate is accepted when its content hash is the document's, it names
+exactly the bolts upstream of its target (and the target), every figure it states is one the checker
+derives or a weaker one (an inflow_low no higher, an inflow_high no lower, the capacity itself), and with
+its figures: the target receives strictly more than its capacity, and every other bolt is `saturated`
+(it receives strictly more than its capacity) or `keeps up` (strictly less).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.core.emission import sigma_bounds
+from app.core.results import RateGrowthCertificate
+from app.core.tcn.linear_check import semantics_hash
+from app.core.topology import Topology, TopologyError, parse_topology, unannotated_problems
+
+Flows = dict[tuple[str, str], tuple[Fraction, Fraction]]  # (component name, stream) -> (least, most) tuples/s
+
+
+def _fr(x: float | int) -> Fraction:
+    return Fraction(str(x)) if isinstance(x, float) else Fraction(x)
+
+
+def _upstream(received: dict[str, list[tuple[str, str]]], carries: set[tuple[str, str]],
+              target: str) -> tuple[set[str], list[str] | None]:
+    """The components from which a carrying stream path reaches `target` (and the target), and the bolts
+    among them in an order where every bolt follows its senders (None: a cycle runs through them)."""
+    seen, todo = {target}, [target]
+    while todo:
+        for source, stream in received.get(todo.pop(), []):
+            if (source, stream) in carries and source not in seen:
+                seen.add(source)
+                todo.append(source)
+    bolts = [b for b in seen if b in received]
+    order: list[str] = []
+    state: dict[str, int] = {}  # 1: on the path, 2: placed
+
+    def place(b: str) -> bool:
+        state[b] = 1
+        for source, stream in received[b]:
+            if (source, stream) not in carries or source not in received:
+                continue
+            if state.get(source) == 1 or (state.get(source) is None and not place(source)):
+                return False
+        state[b] = 2
+        order.append(b)
+        return True
+
+    for b in sorted(bolts):
+        if state.get(b) is None and not place(b):
+            return seen, None
+    return seen, order
+
+
+def _fraction(text: str) -> Fraction | None:
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError, TypeError):
+        return None
+
+
+def _claims(cert: RateGrowthCertificate, name: str, low: Fraction, high: Fraction, capacity: Fraction,
+            problems: list[str]) -> tuple[Fraction, Fraction] | None:
+    """The certificate's (inflow_low, inflow_high) for bolt `name` when each is at least as weak as derived."""
+    line = cert.bolts[name]
+    claimed = [_fraction(line.inflow_low), _fraction(line.inflow_high), _fraction(line.capacity)]
+    if any(x is None for x in claimed):
+        problems.append(f"{name}: a figure is not a fraction p/q")
+        return None
+    c_low, c_high, c_cap = (x for x in claimed if x is not None)
+    if c_low > low:
+        problems.append(f"{name}: inflow_low {line.inflow_low} is above the derived least inflow {low}")
+    if c_high < high:
+        problems.append(f"{name}: inflow_high {line.inflow_high} is below the derived most inflow {high}")
+    if c_cap != capacity:
+        problems.append(f"{name}: capacity {line.capacity} is not the derived {capacity}")
+    return c_low, c_high
+
+
+def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
+    """Why `certificate` does not prove that a lasso of `document` makes its target grow; [] = accepted."""
+    try:
+        topo = document if isinstance(document, Topology) else parse_topology(document)
+    except TopologyError as exc:
+        return [f"the embedded topology is not a valid document: {exc}"]
+    try:
+        cert = (certificate if isinstance(certificate, RateGrowthCertificate)
+                else RateGrowthCertificate.model_validate(certificate))
+    except ValidationError as exc:
+        return [f"not a growth certificate: {exc.errors()[0]['msg']}"]
+    missing = unannotated_problems(topo)
+    if missing:
+        return [f"the embedded topology is not annotated: {missing[0]}"]
+    problems: list[str] = []
+    if cert.content_hash != semantics_hash(topo):
+        problems.append("content_hash is not the embedded topology's (the document changed after the proof)")
+    bolts = {b.name: b for b in topo.bolts}
+    if cert.target not in bolts:
+        return problems + [f"target {cert.target!r} is not a bolt of the topology"]
+    tau, idle, rule = _fr(topo.settings.tolerance), _fr(topo.settings.max_idle_time), topo.settings.emission
+    name_of = {c.id: c.name for c in topo.components}
+    received = {name_of[b]: [(name_of[u], st) for u, st in pairs] for b, pairs in topo.inputs().items()}
+    ratios: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
+    for sp in topo.spouts:
+        for stream, r in sp.output_streams().items():
+            ratios[(sp.name, stream)] = sigma_bounds(_fr(r or 0), sp.burst, rule)
+    for b in topo.bolts:
+        for stream, sigma in b.output_streams().items():
+            ratios[(b.name, stream)] = sigma_bounds(_fr(sigma or 0), b.parallelism, rule)
+    carries = {key for key, (_, hi) in ratios.items() if hi > 0}
+    upstream, order = _upstream(received, carries, cert.target)
+    if order is None:
+        return problems + ["a cycle runs through the target's upstream: the schedule's rates do not settle"]
+    named = {n for n in upstream if n in bolts}
+    if set(cert.bolts) != named:
+        return problems + [f"the certificate names bolts {sorted(cert.bolts)}, the target's upstream is "
+                           f"{sorted(named)}"]
+    flows: Flows = {}
+    for sp in topo.spouts:
+        rate = _fr(sp.rate) / (1 - tau)  # one tuple every a(1−τ)
+        if sp.name in upstream and _fraction(cert.spouts.get(sp.name, "")) != rate:
+            problems.append(f"spout {sp.name}: rate {cert.spouts.get(sp.name)} is not the derived {rate}")
+        for stream in sp.output_streams():
+            lo, hi = ratios[(sp.name, stream)]
+            flows[(sp.name, stream)] = (lo * rate, hi * rate)
+    for name in order:
+        b = bolts[name]
+        low = sum((flows[key][0] for key in received[name] if key in carries), Fraction(0))
+        high = sum((flows[key][1] for key in received[name] if key in carries), Fraction(0))
+        alpha = _fr(b.alpha)
+        fastest = b.parallelism / (alpha * (1 - tau))
+        slowest = b.parallelism / (alpha * (1 + tau) + idle)
+        capacity = slowest if name == cert.target else fastest
+        claimed = _claims(cert, name, low, high, capacity, problems)
+        role = cert.bolts[name].role
+        if claimed is not None:
+            c_low, c_high = claimed
+            if (role == "target") != (name == cert.target):
+                problems.append(f"{name}: role {role!r}, but the target is {cert.target}")
+            elif role in ("target", "saturated") and not c_low > capacity:
+                problems.append(f"{name}: {role}, yet its least inflow {c_low} is not above its capacity {capacity}")
+            elif role == "keeps up" and not c_high < capacity:
+                problems.append(f"{name}: keeps up, yet its most inflow {c_high} is not below its capacity {capacity}")
+        for stream in b.output_streams():
+            lo, hi = ratios[(name, stream)]
+            flows[(name, stream)] = (lo * min(low, fastest), hi * min(high, fastest))
+    return problems

@@ -1,0 +1,178 @@
+"""Growth proven by rates (docs/verifier.md, "Growth proven by rates"): the fixed schedule, its certificate,
+the independent checker (app/core/tcn/rate_growth_check.py), and its soundness against runs played by an
+independent simulator (tests/adversary.py) and against the linear program's proofs."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.cli import main
+from app.core.results import RateGrowthCertificate
+from app.core.tcn.certificates import certificate_file, check_file
+from app.core.tcn.certify import certify
+from app.core.tcn.linear import build_rows, farkas
+from app.core.tcn.network import build_network
+from app.core.tcn.options import SearchOptions
+from app.core.tcn.rate_growth import prove_growth
+from app.core.tcn.rate_growth_check import check_growth_certificate
+from app.core.tcn.search import verify
+from app.core.topology import parse_topology
+from tests.adversary import play, slow_then_fast
+
+
+def _doc(bolts: list[tuple[str, float, float, int]], subs: list[tuple[str, str]], *, rate: float = 1.0,
+         tolerance: float = 0.0, idle: float = 0.0, emission: str = "exact") -> dict[str, Any]:
+    return {
+        "schema_version": 1, "name": "t",
+        "spouts": [{"kind": "spout", "id": "S", "name": "S", "rate": rate, "burst": 1}],
+        "bolts": [{"kind": "bolt", "id": n, "name": n, "alpha": a, "sigma": s, "parallelism": c}
+                  for n, a, s, c in bolts],
+        "subscriptions": [{"id": f"e{i}", "source": a, "target": b} for i, (a, b) in enumerate(subs)],
+        "settings": {"tolerance": tolerance, "max_idle_time": idle, "emission": emission},
+    }
+
+
+# B gains one tuple every 10^6 s: its shortest lasso has millions of positions, past what the simulation builds
+SLOW_GROWTH = _doc([("U", 0.5, 1.0, 1), ("B", 1.000001, 0.0, 1)], [("S", "U"), ("U", "B")])
+
+
+def _certificate(doc: dict[str, Any], target: str) -> tuple[dict[str, Any], RateGrowthCertificate | None]:
+    cone = build_network(parse_topology(doc), [target]).document()
+    return cone, prove_growth(parse_topology(cone), target)
+
+
+def test_a_growth_too_slow_for_any_lasso_search_is_proven_by_rates_and_checked() -> None:
+    cone, cert = _certificate(SLOW_GROWTH, "B")
+    assert cert is not None
+    assert cert.bolts["U"].role == "keeps up" and cert.bolts["B"].role == "target"
+    b = cert.bolts["B"]
+    assert Fraction(b.inflow_low) == 1 and Fraction(b.capacity) == Fraction(10**6, 10**6 + 1)
+    assert check_growth_certificate(cone, cert) == []
+    result = verify(parse_topology(SLOW_GROWTH), SearchOptions(timeout_s=60))
+    b = result.bolts["B"]
+    assert result.verdict == "counterexample" and b.verdict == "counterexample" and b.method == "rate proof"
+    assert b.certified and b.trace_index is None and b.growth_certificate is not None and not result.traces
+    assert "proven by rates" in result.message and result.bolts["U"].verdict == "bounded"
+
+
+def test_ties_and_cycles_prove_nothing() -> None:
+    tie = copy.deepcopy(SLOW_GROWTH)
+    tie["bolts"][1]["alpha"] = 1.0  # B receives exactly what it can process
+    assert _certificate(tie, "B")[1] is None
+    upstream_tie = _doc([("U", 1.0, 1.0, 1), ("B", 2.0, 0.0, 1)], [("S", "U"), ("U", "B")])  # U's inflow = capacity
+    assert _certificate(upstream_tie, "B")[1] is None
+    cycle = _doc([("U", 0.5, 1.0, 1), ("B", 1.5, 0.5, 1)], [("S", "U"), ("U", "B"), ("B", "U")])
+    assert _certificate(cycle, "B")[1] is None
+    saturated = _doc([("U", 1.5, 1.0, 1), ("B", 2.0, 0.0, 1)], [("S", "U"), ("U", "B")])  # U saturated, B slower
+    cone, cert = _certificate(saturated, "B")
+    assert cert is not None and cert.bolts["U"].role == "saturated" and check_growth_certificate(cone, cert) == []
+
+
+MUTATIONS = {
+    "target inflow raised": lambda c: c["bolts"]["B"].update(inflow_low="3/1"),
+    "keeps-up inflow lowered": lambda c: c["bolts"]["U"].update(inflow_high="1/2"),
+    "capacity changed": lambda c: c["bolts"]["B"].update(capacity="1/2"),
+    "role swapped": lambda c: c["bolts"]["U"].update(role="saturated"),
+    "target renamed": lambda c: c.update(target="U"),
+    "bolt left out": lambda c: c["bolts"].pop("U"),
+    "spout rate": lambda c: c["spouts"].update(S="2/1"),
+    "hash": lambda c: c.update(content_hash="0" * 64),
+    "not a fraction": lambda c: c["bolts"]["B"].update(inflow_low="one"),
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_the_checker_rejects_a_mutated_certificate(mutation: str) -> None:
+    cone, cert = _certificate(SLOW_GROWTH, "B")
+    assert cert is not None
+    data = cert.model_dump()
+    MUTATIONS[mutation](data)
+    assert check_growth_certificate(cone, data) != []
+
+
+def test_the_checker_rejects_a_document_changed_after_the_proof() -> None:
+    cone, cert = _certificate(SLOW_GROWTH, "B")
+    changed = copy.deepcopy(cone)
+    changed["bolts"][1]["alpha"] = 0.9  # B now keeps up; the hash and the inequality both fail
+    problems = check_growth_certificate(changed, cert)
+    assert any("content_hash" in p for p in problems) and any("not above" in p or "capacity" in p for p in problems)
+
+
+def test_certificate_file_and_check_certificate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "slow.storm.json"
+    source.write_text(json.dumps(SLOW_GROWTH))
+    out = tmp_path / "slow.cert.json"
+    assert main(["verify", str(source), "--timeout", "60", "--certificate-out", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert "B: grows (proven by rates" in text and "1 proven by rates" in text
+    written = json.loads(out.read_text())
+    assert written["format"] == "stormbound-certificates/1"
+    assert [(t, kind, p) for t, kind, p in check_file(written)] == [("B", "rate proof", [])]
+    assert main(["check-certificate", str(out)]) == 0
+    assert "B: accepted (rate proof)" in capsys.readouterr().out
+    written["certificates"][0]["growth_certificate"]["bolts"]["B"]["inflow_low"] = "5/1"
+    out.write_text(json.dumps(written))
+    assert main(["check-certificate", str(out)]) == 1
+    assert "B: rejected (rate proof)" in capsys.readouterr().out
+    topo = parse_topology(SLOW_GROWTH)
+    assert certificate_file(topo, verify(topo, SearchOptions(timeout_s=60)).bolts) is not None
+
+
+def subs_of(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(s["source"], s["target"]) for s in doc["subscriptions"]]
+
+
+def _random_chain(rng: random.Random) -> dict[str, Any]:
+    n = rng.randint(1, 3)
+    names = [f"B{i}" for i in range(n)]
+    bolts = [(name, rng.choice([0.2, 0.45, 0.6, 0.9, 1.3]), rng.choice([0.5, 1.0, 1.0, 2.0]) if i < n - 1 else 0.0,
+              rng.choice([1, 1, 2])) for i, name in enumerate(names)]
+    subs = [("S", names[0])] + [(rng.choice(["S", *names[:i]]), name) for i, name in enumerate(names[1:], start=1)]
+    return _doc(bolts, sorted(set(subs)), rate=rng.choice([1.0, 2.0, 3.0]), tolerance=rng.choice([0.0, 0.1]),
+                idle=rng.choice([0.0, 0.05]), emission=rng.choice(["exact", "exact", "dvert"]))
+
+
+def test_the_schedule_makes_the_queue_grow_in_runs_played_independently() -> None:
+    """Whenever a certificate is written, the independent simulator plays its schedule (spouts fastest, the target
+    slowest and idling as long as allowed, every other bolt fastest): the target's queue grows at least at the
+    certified rate between two horizons, and the run is a legal one by the product's certifier. The checker
+    accepts every certificate written, and the linear program never proves such a target free of growth."""
+    rng = random.Random(2026_11_27)
+    played = proofs = 0
+    for _ in range(80):
+        doc = _random_chain(rng)
+        topo = parse_topology(doc)
+        for target in [b.name for b in topo.bolts]:
+            cone, cert = _certificate(doc, target)
+            if cert is None:
+                continue
+            proofs += 1
+            assert check_growth_certificate(cone, cert) == [], (doc, target)
+            net = build_network(topo, [target])
+            assert farkas(build_rows(net, target), timeout_ms=5000) is None, (doc, target)
+            if doc["settings"]["emission"] != "exact":
+                continue  # the simulator plays the exact rule only
+            line = cert.bolts[target]
+            gain = Fraction(line.inflow_low) - Fraction(line.capacity)
+            if gain < Fraction(1, 20):
+                continue  # too slow to see within the horizon
+            # a stream nobody listens to is silent (docs/model.md section 1); the simulator keeps no such rule
+            listened = {source for source, _ in subs_of(doc)}
+            for b in doc["bolts"]:
+                b["sigma"] = b["sigma"] if b["name"] in listened else 0.0
+            schedule = slow_then_fast({}, {target})
+            short, long = play(doc, schedule, Fraction(60)), play(doc, schedule, Fraction(160), max_positions=60_000)
+            grew = long.largest[target] - short.largest[target]
+            assert grew >= gain * 100 * Fraction(4, 5) - 4, (doc, target, grew, gain)
+            reached = max(p["bolts"][target]["queue"] for p in long.positions)
+            witness = certify(long.trace(doc), checked=[target], threshold=reached)
+            assert witness.ok, witness.problems[:3]
+            played += 1
+    assert proofs >= 20 and played >= 8, (proofs, played)
