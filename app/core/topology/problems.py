@@ -33,18 +33,17 @@ def one_line(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def has_control(text: str) -> bool:
+    """`text` holds a control character, a line separator or a bidirectional mark (what one_line escapes)."""
+    return _CONTROL.search(text) is not None
+
+
 class TopologyError(StormboundError, ValueError):
     """Raised when a document is invalid; carries every problem found."""
 
     def __init__(self, problems: list[Problem]):
         self.problems = problems
         super().__init__("; ".join(str(p) for p in problems))
-
-
-
-def has_control(text: str) -> bool:
-    """`text` holds a control character, a line separator or a bidirectional mark (what one_line escapes)."""
-    return _CONTROL.search(text) is not None
 
 
 class NotAnnotated(TopologyError):
