@@ -10,6 +10,7 @@ the document's. Stopping cancels the worker (the poll in hand finishes; its own 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -17,6 +18,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout, QLineEdit, QWidget
 
 from app.core.topology import Topology
+from app.gui.plugins import PluginHost
 from app.gui.workers import Worker
 from app.measure.storm_record import WatchLine
 
@@ -105,25 +107,29 @@ class LiveWorker(Worker[int]):
 
 
 class LiveMode(QObject):
-    """Runs ▸ Live Mode (Storm UI)… and Stop Live Mode: the worker, and the scene fed with each poll."""
+    """Runs ▸ Live Mode (Storm UI)… and Stop Live Mode: the worker, and the scene fed with each poll (a plug-in,
+    app/gui/plugins.py)."""
 
-    def __init__(self, window: Any):
-        super().__init__(window)
-        self.window = window
+    name = "live"
+    sections = ("Runs ▸ Live",)
+
+    def __init__(self, host: PluginHost):
+        super().__init__(host.host_widget())
+        self.host = host
+        self.widget = host.host_widget()  # the parent of the dialogs and actions
         self.worker: LiveWorker | None = None
         self.last: WatchLine | None = None
-        menu = window.menu("Runs")
-        menu.addSeparator()
+        section = host.menu_section("Runs ▸ Live")
         self.action_start = self._action("&Live Mode (Storm UI)…", self.start_dialog, "action_live_start",
                                          "Poll a running topology's Storm UI and colour the bolts by their measured "
                                          "capacity, beside the model's ρ at the measured figures")
         self.action_stop = self._action("Stop Live &Mode", self.stop, "action_live_stop", "Stop polling the Storm UI")
         self.action_stop.setEnabled(False)
-        menu.addAction(self.action_start)
-        menu.addAction(self.action_stop)
+        section.add_action(self.action_start)
+        section.add_action(self.action_stop)
 
-    def _action(self, text: str, slot: Any, name: str, tip: str) -> QAction:
-        action = QAction(text, self.window)
+    def _action(self, text: str, slot: Callable[[], object], name: str, tip: str) -> QAction:
+        action = QAction(text, self.widget)
         action.setObjectName(name)
         action.setStatusTip(tip)
         action.triggered.connect(slot)
@@ -132,8 +138,8 @@ class LiveMode(QObject):
     def start_dialog(self) -> None:
         from app.gui.dialogs import ask_storm_ui
 
-        request = ask_storm_ui(self.window, "live", ("url", "topology", "every", "user"), "Live Mode",
-                               lambda last: LiveDialog(self.window, last))
+        request = ask_storm_ui(self.host, "live", ("url", "topology", "every", "user"), "Live Mode",
+                               lambda last: LiveDialog(self.widget, last))
         if request is not None:
             self.start(request)
 
@@ -142,9 +148,9 @@ class LiveMode(QObject):
         from app.core.topology import unannotated_problems
 
         if self.worker is not None and self.worker.isRunning():
-            self.window.show_message("Live Mode is already on")
+            self.host.show_message("Live Mode is already on")
             return None
-        topo = self.window.document.topology()
+        topo = self.host.document.topology()
         model = topo if topo.bolts and not unannotated_problems(topo) else None
         self.worker = LiveWorker(request, model, parent=self)
         self.worker.progress.connect(self._on_line)
@@ -153,7 +159,7 @@ class LiveMode(QObject):
         self.worker.finished.connect(self._on_finished)
         self.action_start.setEnabled(False)
         self.action_stop.setEnabled(True)
-        self.window.show_message(f"Live Mode: polling {request['topology']} at {request['url']} …", 0)
+        self.host.show_message(f"Live Mode: polling {request['topology']} at {request['url']} …", 0)
         self.worker.start()
         return self.worker
 
@@ -171,29 +177,25 @@ class LiveMode(QObject):
             return
         self.last = line
         if line.statuses:
-            self.window.scene.set_live(line.bolts, line.statuses)
-        self.window.show_message("Live: " + format_watch_line(line), 0)
+            self.host.scene.set_live(line.bolts, line.statuses)
+        self.host.show_message("Live: " + format_watch_line(line), 0)
 
     def _on_model(self, topo: object) -> None:
         """The running topology read from its first poll: drawn when the canvas is empty, so its bolts can be
         coloured (an open document is never replaced)."""
         from app.core.layout import with_layout
 
-        if not isinstance(topo, Topology) or self.window.document.topology().components:
+        if not isinstance(topo, Topology) or self.host.document.topology().components:
             return
-        self.window.document.replace(with_layout(topo), None)
-        self.window.canvas.fit_all()
+        self.host.document.replace(with_layout(topo), None)
+        self.host.canvas.fit_all()
 
     def _on_failed(self, text: str) -> None:
-        self.window.dialogs.error(self.window, "Live Mode", text)
+        self.host.dialogs.error(self.widget, "Live Mode", text)
 
     def _on_finished(self) -> None:
         self.action_start.setEnabled(True)
         self.action_stop.setEnabled(False)
-        self.window.scene.set_live(None, None)
-        self.window.show_message("Live Mode stopped")
+        self.host.scene.set_live(None, None)
+        self.host.show_message("Live Mode stopped")
 
-
-def install(window: Any) -> LiveMode:
-    """Add Runs ▸ Live Mode to the window (MainWindow keeps the result)."""
-    return LiveMode(window)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QByteArray, QMimeData, QRect, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
@@ -16,24 +16,46 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QM
 from app.core.layout import layered_layout
 from app.core.rates import idle_warning, no_parallelism_reason, rate_check
 from app.core.topology import unannotated_problems
-from app.gui import live, storm_io
 from app.gui.autosave import AutosaveSession, Recoverable, default_autosave_dir
 from app.gui.canvas import CanvasScene, CanvasView
 from app.gui.commands import MoveComponentsCommand, PasteCommand, RemoveElementsCommand, SetParallelismCommand
 from app.gui.dialogs import Dialogs
 from app.gui.diffstream_dialog import DiffStreamDialog
 from app.gui.document import DocumentModel, FieldError
+from app.gui.live import LiveMode
 from app.gui.panels import verification
 from app.gui.panels.inspector import Inspector
 from app.gui.panels.palette import Palette
 from app.gui.panels.runs import RunsPanel
 from app.gui.panels.verification import VerificationPanel
+from app.gui.plugins import MenuSection, Plugin
 from app.gui.resources import icon, style_sheet
 from app.gui.storm_io import StormIO
 from app.gui.window_files import DocumentFiles
 from app.gui.workers import Worker
 
+P = TypeVar("P", bound=Plugin)
+
 MENU_ORDER = ("File", "Edit", "View", "Verify", "Runs", "Help")
+#: the named sections of the menus, in order: (section, its menu, a separator before it). The window and its
+#: plug-ins add entries to a section by its name (app/gui/plugins.py); "File ▸ Import" is File's Import submenu.
+MENU_SECTIONS: tuple[tuple[str, str, bool], ...] = (
+    ("File ▸ Open", "File", False),
+    ("File ▸ Save", "File", True),
+    ("File ▸ Export", "File", True),
+    ("File ▸ Quit", "File", True),
+    ("Edit ▸ Undo", "Edit", False),
+    ("Edit ▸ Clipboard", "Edit", True),
+    ("Edit ▸ Add", "Edit", True),
+    ("Edit ▸ Parallelism", "Edit", True),
+    ("View", "View", False),
+    ("View ▸ Panels", "View", True),
+    ("Verify", "Verify", False),
+    ("Verify ▸ Options", "Verify", True),
+    ("Runs", "Runs", False),
+    ("Runs ▸ Live", "Runs", True),
+    ("Help", "Help", False),
+)
 FRAGMENT_MIME = "application/x-stormbound-fragment"
 AUTOSAVE_DELAY_MS = 3000
 DEFAULT_SIZE = (1500, 900)  # a first start; later starts restore the window's last geometry
@@ -50,7 +72,8 @@ class MainWindow(DocumentFiles, QMainWindow):
 
     `document` holds the topology, `canvas` is the view; the panels (`inspector`,
     `verification_panel`, `runs_panel`, ...) are built here, docked with `add_panel`
-    and given their menu entries with `menu(title)`.
+    and given their menu entries with `menu_section(name)` (MENU_SECTIONS); the plug-ins
+    (`storm_io`, `live`) are built with the window as their PluginHost (app/gui/plugins.py).
     """
 
     _quit_hooked = False
@@ -79,12 +102,17 @@ class MainWindow(DocumentFiles, QMainWindow):
         self._docks_arranged = False
         for title in MENU_ORDER:
             self.menu(title)
+        self._sections: dict[str, MenuSection] = {}
+        last: dict[str, MenuSection] = {}
+        for name, title, separated in MENU_SECTIONS:
+            self._sections[name] = last[title] = MenuSection(name, self.menu(title), separated, last.get(title))
+        self.plugins: dict[str, Plugin] = {}
         self.toolbar = QToolBar("Main", self)
         self.toolbar.setObjectName("toolbar_main")
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.addToolBar(self.toolbar)
 
-        self._build_actions()  # before the docks, so View lists zoom and layout above the panel toggles
+        self._build_actions()
         self.component_palette = Palette()  # not `palette`: QWidget.palette() is Qt's colour palette
         self.palette_dock = self.add_panel(self.component_palette, "Palette", Qt.DockWidgetArea.LeftDockWidgetArea)
         self.inspector = Inspector(self.document)
@@ -128,9 +156,9 @@ class MainWindow(DocumentFiles, QMainWindow):
                 self.show_message(f"Autosave is off: cannot write {self.autosave.folder}: {err}")
         self._build_verification()
         self._build_runs()
-        self._build_storm_io()
-        self.live = live.install(self)  # Runs > Live Mode (Storm UI)
-        self._quit_last()
+        # File > Import > Flux… / From Storm UI… / Timings…, File > Save Parallelism to Flux File…
+        self.storm_io = self.install_plugin(StormIO(self))
+        self.live = self.install_plugin(LiveMode(self))  # Runs > Live Mode (Storm UI)
         self._default_geometry()
         self._save_layout = restore_layout
         if restore_layout:
@@ -190,6 +218,28 @@ class MainWindow(DocumentFiles, QMainWindow):
             self._menus[key] = menu
         return self._menus[key]
 
+    def menu_section(self, name: str) -> MenuSection:
+        """The menu section `name` (MENU_SECTIONS, and "File ▸ Import"): where the window and its plug-ins add
+        their entries."""
+        try:
+            return self._sections[name]
+        except KeyError:
+            raise KeyError(f"no menu section {name!r}; the sections: {', '.join(self._sections)}") from None
+
+    def host_widget(self) -> QWidget:
+        """The window as the parent of the plug-ins' actions, dialogs and workers (app/gui/plugins.py)."""
+        return self
+
+    def install_plugin(self, plugin: P) -> P:
+        """Keep `plugin` (built with this window as its host) under its name; the window shuts it down."""
+        if plugin.name in self.plugins:
+            raise ValueError(f"a plug-in named {plugin.name!r} is installed already")
+        unknown = [s for s in plugin.sections if s not in self._sections]
+        if unknown:
+            raise KeyError(f"plug-in {plugin.name!r} names unknown menu sections: {', '.join(unknown)}")
+        self.plugins[plugin.name] = plugin
+        return plugin
+
     def add_panel(self, widget: QWidget, title: str,
                   area: Qt.DockWidgetArea = Qt.DockWidgetArea.BottomDockWidgetArea) -> QDockWidget:
         """Dock `widget` under `title` and add its show/hide toggle to the View menu."""
@@ -200,7 +250,7 @@ class MainWindow(DocumentFiles, QMainWindow):
         self.docks[title] = dock
         toggle = dock.toggleViewAction()
         toggle.setText(f"{title} panel")
-        self.menu("View").addAction(toggle)
+        self.menu_section("View ▸ Panels").add_action(toggle)
         return dock
 
     def _build_verification(self) -> None:
@@ -211,18 +261,12 @@ class MainWindow(DocumentFiles, QMainWindow):
         panel.trace_dock = self.add_panel(panel.trace_view, "Trace")
         self.splitDockWidget(dock, panel.trace_dock, Qt.Orientation.Horizontal)
         verification.create_actions(panel, self)
-        menu = self.menu("Verify")
         for action in (panel.action_verify, panel.action_cancel, panel.action_trace):
-            menu.addAction(action)
-        menu.addSeparator()
-        menu.addAction(panel.action_force)
+            self.menu_section("Verify").add_action(action)
+        self.menu_section("Verify ▸ Options").add_action(panel.action_force)
         self.toolbar.addSeparator()
         self.toolbar.addAction(panel.action_verify)
-        self.menu("File").addAction(panel.action_export_verified)  # _quit_last keeps Quit below it
-
-    def _build_storm_io(self) -> None:
-        """File > Import > Flux… / From Storm UI… and File > Save Parallelism to Flux File…."""
-        self.storm_io: StormIO = storm_io.install(self)
+        self.menu_section("File ▸ Export").add_action(panel.action_export_verified)
 
     def _build_runs(self) -> None:
         """The Runs dock (tabbed with the trace view), the Runs menu and the DiffStream dialog."""
@@ -234,7 +278,7 @@ class MainWindow(DocumentFiles, QMainWindow):
         panel.set_trace_plots(self.verification_panel.trace_view)
         panel.controller.failed.connect(self.show_message)
         panel.controller.raise_requested.connect(self.runs_dock.raise_)
-        menu = self.menu("Runs")
+        menu = self.menu_section("Runs")
         for text, slot, name in (("Attach / detach Spark", panel.toggle_attach, "action_runs_attach"),
                                  ("Run current topology", panel.start_run, "action_runs_run"),
                                  ("Cancel run", panel.cancel, "action_runs_cancel"),
@@ -244,7 +288,7 @@ class MainWindow(DocumentFiles, QMainWindow):
             action = QAction(text, self)
             action.setObjectName(name)
             action.triggered.connect(slot)
-            menu.addAction(action)
+            menu.add_action(action)
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(panel.shutdown)
@@ -258,23 +302,15 @@ class MainWindow(DocumentFiles, QMainWindow):
         self.action_compare_runs.setStatusTip(
             "Are two run outputs equivalent up to a dependence relation? (DiffStream)")
         self.action_compare_runs.triggered.connect(self.show_diffstream_dialog)
-        menu.addAction(self.action_compare_runs)
+        menu.add_action(self.action_compare_runs)
 
     def show_diffstream_dialog(self) -> None:
         """Runs > Compare runs...: the DiffStream dialog (one per window)."""
         self.diffstream_dialog.show()
         self.diffstream_dialog.raise_()
 
-    def _quit_last(self) -> None:
-        """Keep Quit at the bottom of File after panels added their entries."""
-        file_menu = self.menu("File")
-        if file_menu.actions() and file_menu.actions()[-1] is not self.action_quit:
-            file_menu.removeAction(self.action_quit)
-            file_menu.addSeparator()
-            file_menu.addAction(self.action_quit)
-
     # ---- actions -------------------------------------------------------------------
-    def _action(self, menu: str, text: str, slot: Any,
+    def _action(self, section: str, text: str, slot: Any,
                 shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
                 tip: str = "", name: str = "") -> QAction:
         action = QAction(text, self)
@@ -286,24 +322,26 @@ class MainWindow(DocumentFiles, QMainWindow):
         action.setObjectName(name or "action_" + "".join(ch for ch in text.lower() if ch.isalnum() or ch == " ")
                              .strip().replace(" ", "_"))
         action.triggered.connect(slot)
-        self.menu(menu).addAction(action)
+        self.menu_section(section).add_action(action)
         return action
 
     def _build_actions(self) -> None:
         keys = QKeySequence.StandardKey
-        self.action_new = self._action("File", "&New", self.new_document, keys.New)
-        self.action_open = self._action("File", "&Open…", self.open_dialog, keys.Open,
+        self.action_new = self._action("File ▸ Open", "&New", self.new_document, keys.New)
+        self.action_open = self._action("File ▸ Open", "&Open…", self.open_dialog, keys.Open,
                                         "Open a .storm.json topology or a D-VerT JSON file")
-        self.recent_menu = self.menu("File").addMenu("Open &Recent")
+        self.recent_menu = self.menu_section("File ▸ Open").add_menu(QMenu("Open &Recent", self.menu("File")))
         self.recent_menu.setObjectName("menu_recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
-        self.action_import = self._action("File", "&Import D-VerT JSON…", self.import_dialog, None,
-                                          "Import a D-VerT configuration (laid out automatically)")
-        self.menu("File").addSeparator()
-        self.action_save = self._action("File", "&Save", self.save, keys.Save)
-        self.action_save_as = self._action("File", "Save &As…", self.save_as_dialog, keys.SaveAs)
-        self.menu("File").addSeparator()
-        self.action_quit = self._action("File", "&Quit", self.close, keys.Quit)
+        self.import_menu = self.menu_section("File ▸ Open").add_menu(QMenu("&Import", self))
+        self.import_menu.setObjectName("menu_import")
+        self._sections["File ▸ Import"] = MenuSection("File ▸ Import", self.import_menu)
+        self.action_import = self._action("File ▸ Import", "&D-VerT JSON…", self.import_dialog, None,
+                                          "Import a D-VerT configuration (laid out automatically)",
+                                          name="action_import_dvert_json")
+        self.action_save = self._action("File ▸ Save", "&Save", self.save, keys.Save)
+        self.action_save_as = self._action("File ▸ Save", "Save &As…", self.save_as_dialog, keys.SaveAs)
+        self.action_quit = self._action("File ▸ Quit", "&Quit", self.close, keys.Quit)
 
         self.action_undo = self.document.undo_stack.createUndoAction(self, "&Undo")
         self.action_undo.setShortcut(QKeySequence(keys.Undo))
@@ -311,22 +349,20 @@ class MainWindow(DocumentFiles, QMainWindow):
         self.action_redo = self.document.undo_stack.createRedoAction(self, "&Redo")
         self.action_redo.setShortcut(QKeySequence(keys.Redo))
         self.action_redo.setObjectName("action_redo")
-        edit = self.menu("Edit")
-        edit.addAction(self.action_undo)
-        edit.addAction(self.action_redo)
-        edit.addSeparator()
-        self.action_cut = self._action("Edit", "Cu&t", self.cut, keys.Cut)
-        self.action_copy = self._action("Edit", "&Copy", self.copy, keys.Copy)
-        self.action_paste = self._action("Edit", "&Paste", self.paste, keys.Paste)
-        self.action_delete = self._action("Edit", "&Delete", self.delete_selection, keys.Delete,
+        self.menu_section("Edit ▸ Undo").add_action(self.action_undo)
+        self.menu_section("Edit ▸ Undo").add_action(self.action_redo)
+        self.action_cut = self._action("Edit ▸ Clipboard", "Cu&t", self.cut, keys.Cut)
+        self.action_copy = self._action("Edit ▸ Clipboard", "&Copy", self.copy, keys.Copy)
+        self.action_paste = self._action("Edit ▸ Clipboard", "&Paste", self.paste, keys.Paste)
+        self.action_delete = self._action("Edit ▸ Clipboard", "&Delete", self.delete_selection, keys.Delete,
                                           "Delete the selected components and links")
-        self.action_select_all = self._action("Edit", "Select &All", self.select_all, keys.SelectAll)
-        edit.addSeparator()
-        self.action_add_spout = self._action("Edit", "Add &Spout", lambda: self.add_component("spout"), "Ctrl+Shift+S")
-        self.action_add_bolt = self._action("Edit", "Add &Bolt", lambda: self.add_component("bolt"), "Ctrl+Shift+B")
-        edit.addSeparator()
+        self.action_select_all = self._action("Edit ▸ Clipboard", "Select &All", self.select_all, keys.SelectAll)
+        self.action_add_spout = self._action("Edit ▸ Add", "Add &Spout", lambda: self.add_component("spout"),
+                                             "Ctrl+Shift+S")
+        self.action_add_bolt = self._action("Edit ▸ Add", "Add &Bolt", lambda: self.add_component("bolt"),
+                                            "Ctrl+Shift+B")
         self.action_suggest = self._action(
-            "Edit", "Suggest &Parallelism", self.suggest_parallelism, "Ctrl+Shift+P",
+            "Edit ▸ Parallelism", "Suggest &Parallelism", self.suggest_parallelism, "Ctrl+Shift+P",
             "Set each bolt's parallelism to the rate check's smallest value that keeps every queue bounded",
             name="action_suggest_parallelism")
         self.action_suggest.setIcon(icon("suggest"))
@@ -339,7 +375,6 @@ class MainWindow(DocumentFiles, QMainWindow):
         self.action_layout = self._action("View", "&Auto-layout", self.auto_layout, "Ctrl+L",
                                           "Arrange the components in layers (one undo step)")
         self.action_layout.setIcon(icon("layout"))
-        self.menu("View").addSeparator()
 
         self._action("Help", "&Mouse and Keyboard", self.show_controls)
         self._action("Help", "&About Stormbound", self.about)
@@ -529,8 +564,8 @@ class MainWindow(DocumentFiles, QMainWindow):
         self.verification_panel.shutdown()
         self.runs_panel.shutdown()
         self.diffstream_dialog.shutdown()
-        self.storm_io.shutdown()
-        self.live.shutdown()
+        for plugin in self.plugins.values():
+            plugin.shutdown()
         self.autosave_timer.stop()
         self.autosave.stop()
         MainWindow._live_sessions.discard(self.autosave.session)

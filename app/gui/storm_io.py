@@ -1,6 +1,6 @@
 """File ▸ Import ▸ Flux… / From Storm UI…, and File ▸ Save Parallelism to Flux File….
 
-A plug-in of the main window (`install(window)`): the same core calls as
+A plug-in of the main window (app/gui/plugins.py): the same core calls as
 `stormbound import flux | storm-ui` and `stormbound repair`. The Storm UI is read in a
 CallWorker, so the window never waits on the network; its result annotates the open
 document as one undo step (or opens as a new document). Saving parallelism writes
@@ -9,9 +9,10 @@ only the `parallelism` values of the user's own Flux file, through QSaveFile.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QUndoCommand
@@ -23,7 +24,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QLineEdit,
-    QMenu,
     QWidget,
 )
 
@@ -33,7 +33,11 @@ from app.core.layout import with_layout
 from app.core.topology import Component, StormSettings, Topology
 from app.gui.dialogs import FLUX_FILTER, PROPERTIES_FILTER, TIMINGS_FILTER
 from app.gui.document import DocumentModel
+from app.gui.plugins import PluginHost
 from app.gui.workers import CallWorker, WorkProgress
+
+if TYPE_CHECKING:
+    from app.core.formats.flux import FluxError, FluxOptions
 
 
 class AnnotateCommand(QUndoCommand):
@@ -70,9 +74,9 @@ class StormUIDialog(QDialog):
         self.url = QLineEdit(str(last.get("url", "http://localhost:8080")))
         self.topology = QLineEdit(str(last.get("topology", "")))
         self.topology.setPlaceholderText("id or name of the running topology")
-        self.window = QComboBox()
-        self.window.addItems(list(WINDOWS))
-        self.window.setCurrentText(str(last.get("window", "600")))
+        self.time_window = QComboBox()
+        self.time_window.addItems(list(WINDOWS))
+        self.time_window.setCurrentText(str(last.get("window", "600")))
         self.user = QLineEdit(str(last.get("user", "")))
         self.password = QLineEdit()
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
@@ -89,7 +93,7 @@ class StormUIDialog(QDialog):
         self.annotate = QCheckBox("annotate the open document (match components by name)")
         self.annotate.setChecked(annotate_possible)
         self.annotate.setEnabled(annotate_possible)
-        for label, widget in (("Storm UI", self.url), ("Topology", self.topology), ("Window (s)", self.window),
+        for label, widget in (("Storm UI", self.url), ("Topology", self.topology), ("Window (s)", self.time_window),
                               ("User", self.user), ("Password", self.password), ("Token", self.token),
                               ("Timeout (s)", self.timeout), ("Lag interval (s)", self.lag_interval),
                               ("", self.annotate)):
@@ -101,13 +105,13 @@ class StormUIDialog(QDialog):
 
     def values(self) -> dict[str, Any]:
         return {"url": self.url.text().strip(), "topology": self.topology.text().strip(),
-                "window": self.window.currentText(), "user": self.user.text().strip() or None,
+                "window": self.time_window.currentText(), "user": self.user.text().strip() or None,
                 "password": self.password.text() or None, "token": self.token.text() or None,
                 "timeout": self.timeout.value(), "lag_interval": self.lag_interval.value(),
                 "annotate": self.annotate.isChecked()}
 
 
-def _fetch(request: dict[str, Any], report: Any) -> StormUIImport:
+def _fetch(request: dict[str, Any], report: Callable[..., None]) -> StormUIImport:
     """Runs in the worker thread: plain data in, a pydantic model out."""
     credentials = Credentials.resolve(request.get("user"), request.get("password"), request.get("token"))
     return read_storm_ui(request["url"], request["topology"], request.get("window", "600"), credentials,
@@ -116,55 +120,37 @@ def _fetch(request: dict[str, Any], report: Any) -> StormUIImport:
 
 
 class StormIO(QObject):
-    """The window's Flux and Storm UI entries and what they do."""
+    """The window's Flux and Storm UI entries and what they do (a plug-in, app/gui/plugins.py)."""
 
-    def __init__(self, window: Any):
-        super().__init__(window)
-        self.window = window
-        self.worker: CallWorker | None = None
+    name = "storm_io"
+    sections = ("File ▸ Import", "File ▸ Save")
+
+    def __init__(self, host: PluginHost):
+        super().__init__(host.host_widget())
+        self.host = host
+        self.widget = host.host_widget()  # the parent of the dialogs and actions
+        self.worker: CallWorker[StormUIImport] | None = None
         self.pending: dict[str, Any] = {}
-        file_menu: QMenu = window.menu("File")
-        actions = file_menu.actions()
-        dvert = window.action_import
-        after = actions[actions.index(dvert) + 1] if dvert in actions and actions.index(dvert) + 1 < len(actions) \
-            else None
-        self.import_menu = QMenu("&Import", window)
-        self.import_menu.setObjectName("menu_import")
-        file_menu.removeAction(dvert)
-        dvert.setText("&D-VerT JSON…")
-        self.action_import_flux = self._action("&Flux…", self.import_flux_dialog, "action_import_flux",
-                                               "Import a Flux YAML topology (timing stays unannotated until set)")
-        self.action_import_storm_ui = self._action("From &Storm UI…", self.import_storm_ui_dialog,
-                                                   "action_import_storm_ui",
-                                                   "Read a running topology's structure and timing from its Storm UI")
-        self.action_import_timings = self._action(
+        imports = host.menu_section("File ▸ Import")
+        self.action_import_flux = imports.add_action(self._action(
+            "&Flux…", self.import_flux_dialog, "action_import_flux",
+            "Import a Flux YAML topology (timing stays unannotated until set)"))
+        self.action_import_storm_ui = imports.add_action(self._action(
+            "From &Storm UI…", self.import_storm_ui_dialog, "action_import_storm_ui",
+            "Read a running topology's structure and timing from its Storm UI"))
+        self.action_import_timings = imports.add_action(self._action(
             "&Timings or Storm UI Tables…", self.import_timings_dialog, "action_import_timings",
             "Annotate every component at once from a timings file (YAML or CSV) or the Storm UI's topology page "
-            "(its JSON, or its tables copied as text)")
-        for action in (dvert, self.action_import_flux, self.action_import_storm_ui, self.action_import_timings):
-            self.import_menu.addAction(action)
-        if after is not None:
-            file_menu.insertMenu(after, self.import_menu)
-        else:
-            file_menu.addMenu(self.import_menu)
-        self.action_save_flux = self._action("Save Parallelism to &Flux File…", self.save_parallelism_to_flux,
-                                             "action_save_parallelism_to_flux",
-                                             "Write the bolts' parallelism into the Flux file this document came from "
-                                             "(nothing else in it changes)")
-        actions = file_menu.actions()
-        save_as = window.action_save_as
-        following = actions.index(save_as) + 1 if save_as in actions else len(actions)
-        later = actions[following] if following < len(actions) else None
-        if later is not None:
-            file_menu.insertAction(later, self.action_save_flux)
-        else:
-            file_menu.addAction(self.action_save_flux)
-        window.document.document_replaced.connect(self._update_enabled)
-        window.document.changed.connect(self._update_enabled)
+            "(its JSON, or its tables copied as text)"))
+        self.action_save_flux = host.menu_section("File ▸ Save").add_action(self._action(
+            "Save Parallelism to &Flux File…", self.save_parallelism_to_flux, "action_save_parallelism_to_flux",
+            "Write the bolts' parallelism into the Flux file this document came from (nothing else in it changes)"))
+        host.document.document_replaced.connect(self._update_enabled)
+        host.document.changed.connect(self._update_enabled)
         self._update_enabled()
 
-    def _action(self, text: str, slot: Any, name: str, tip: str) -> QAction:
-        action = QAction(text, self.window)
+    def _action(self, text: str, slot: Callable[[], object], name: str, tip: str) -> QAction:
+        action = QAction(text, self.widget)
         action.setObjectName(name)
         action.setStatusTip(tip)
         action.setToolTip(tip)
@@ -172,22 +158,22 @@ class StormIO(QObject):
         return action
 
     def _update_enabled(self) -> None:
-        self.action_save_flux.setEnabled(bool(self.window.document.topology().storm.flux_file))
+        self.action_save_flux.setEnabled(bool(self.host.document.topology().storm.flux_file))
 
     # ---- Flux ---------------------------------------------------------------------------
     def import_flux_dialog(self) -> None:
-        folder = str(self.window.document.path.parent) if self.window.document.path else ""
-        name = self.window.dialogs.open_file_name(self.window, "Import Flux topology", folder, FLUX_FILTER)
+        folder = str(self.host.document.path.parent) if self.host.document.path else ""
+        name = self.host.dialogs.open_file_name(self.widget, "Import Flux topology", folder, FLUX_FILTER)
         if name:
             self.import_flux_path(name)
 
-    def import_flux_path(self, path: str | Path, options: Any = None, ask: bool = True) -> bool:
+    def import_flux_path(self, path: str | Path, options: FluxOptions | None = None, ask: bool = True) -> bool:
         """Import a Flux file as a new document, as `stormbound import flux` does: asks for a properties file
         (--filter), the environment (--env) or a folder of classpath resources (--resources) when the file needs
         one, and only once it imports asks whether to replace unsaved work."""
 
         from app.core.formats.flux import FluxError, FluxOptions, import_flux
-        window = self.window
+        host = self.host
         options = options or FluxOptions()
         result = None
         for _ in range(8):  # each round adds one thing the file needs, or gives up
@@ -196,71 +182,71 @@ class StormIO(QObject):
             except FluxError as err:
                 more = self._what_flux_needs(path, options, err)
                 if more is None:
-                    window.dialogs.error(window, "Cannot import Flux file", str(err))
-                    window.show_message(f"Could not import {Path(path).name}")
+                    host.dialogs.error(self.widget, "Cannot import Flux file", str(err))
+                    host.show_message(f"Could not import {Path(path).name}")
                     return False
                 options = more
                 continue
             # Flux leaves an unresolved ${...} as it is, and so does the import; offer what would resolve it
             unresolved = " ".join(result.notes)
             if ask and options.filter is None and "give --filter" in unresolved:
-                props = window.dialogs.open_file_name(
-                    window, "Properties file for ${...} (Flux's --filter; cancel to keep them as they are)",
+                props = host.dialogs.open_file_name(
+                    self.widget, "Properties file for ${...} (Flux's --filter; cancel to keep them as they are)",
                     str(Path(path).parent), PROPERTIES_FILTER)
                 if props:
                     options = replace(options, filter=Path(props))
                     continue
-            elif ask and not options.env and "needs --env" in unresolved and window.dialogs.confirm(
-                    window, "Environment variables", "The file refers to ${ENV-...}: substitute them from the "
+            elif ask and not options.env and "needs --env" in unresolved and host.dialogs.confirm(
+                    self.widget, "Environment variables", "The file refers to ${ENV-...}: substitute them from the "
                     "environment? (No keeps them as they are, as Flux does without --env.)"):
                 options = replace(options, env=True)
                 continue
             break
         if result is None:
             return False
-        if ask and not window.maybe_save():  # only now: a file that cannot be imported keeps the work as it is
+        if ask and not host.maybe_save():  # only now: a file that cannot be imported keeps the work as it is
             return False
-        window.document.replace(with_layout(result.topology), None)
-        window.canvas.fit_all()
+        host.document.replace(with_layout(result.topology), None)
+        host.canvas.fit_all()
         from app.core.topology import unannotated_problems
 
         missing = len(unannotated_problems(result.topology))  # the count the status bar gives too
         note = f": {missing} value(s) not annotated (amber)" if missing else ""
-        window.show_message(f"Imported Flux file {Path(path).name}{note}")
+        host.show_message(f"Imported Flux file {Path(path).name}{note}")
         if result.notes:
-            window.dialogs.info(window, "Imported Flux file", "\n".join(result.notes))
+            host.dialogs.info(self.widget, "Imported Flux file", "\n".join(result.notes))
         return True
 
-    def _what_flux_needs(self, path: str | Path, options: Any, err: Any) -> Any:
+    def _what_flux_needs(self, path: str | Path, options: FluxOptions, err: FluxError) -> FluxOptions | None:
         """The options with what the error says the file needs, chosen by the user; None: nothing to ask, or
         the user cancelled."""
         import re
 
         from app.core.formats.flux import find_resource_folder
-        window = self.window
+        host = self.host
         resource = re.search(r"resource (\S+) not found", err.message)
         if resource is not None:
             rel = resource.group(1).lstrip("/")
             found = find_resource_folder(Path(path).resolve(), rel)
             start = str(found) if found is not None else str(Path(path).parent)
-            folder = window.dialogs.existing_folder(
-                window, f"Folder of classpath resources holding /{rel} (Flux's --resources)", start)
+            folder = host.dialogs.existing_folder(
+                self.widget, f"Folder of classpath resources holding /{rel} (Flux's --resources)", start)
             if folder and Path(folder).is_dir() and Path(folder) not in options.resources:
                 return replace(options, resources=[*options.resources, Path(folder)])
             return None
         if "give --filter" in err.message and options.filter is None:
-            props = window.dialogs.open_file_name(window, "Properties file for ${...} (Flux's --filter)",
+            props = host.dialogs.open_file_name(self.widget, "Properties file for ${...} (Flux's --filter)",
                                                   str(Path(path).parent), PROPERTIES_FILTER)
             return replace(options, filter=Path(props)) if props else None
-        if "needs --env" in err.message and not options.env and window.dialogs.confirm(
-                window, "Environment variables", f"{err}\n\nSubstitute ${{ENV-...}} from the environment?"):
+        if "needs --env" in err.message and not options.env and host.dialogs.confirm(
+                self.widget, "Environment variables", f"{err}\n\nSubstitute ${{ENV-...}} from the environment?"):
             return replace(options, env=True)
         return None
 
     # ---- timings ------------------------------------------------------------------------------
     def import_timings_dialog(self) -> None:
-        folder = str(self.window.document.path.parent) if self.window.document.path else ""
-        name = self.window.dialogs.open_file_name(self.window, "Annotate from timings or Storm UI tables", folder,
+        folder = str(self.host.document.path.parent) if self.host.document.path else ""
+        name = self.host.dialogs.open_file_name(self.widget, "Annotate from timings or Storm UI tables", folder,
                                                   TIMINGS_FILTER)
         if name:
             self.import_timings_path(name)
@@ -270,21 +256,21 @@ class StormIO(QObject):
         core call as `stormbound annotate FILE --from PATH`)."""
         from app.core.formats.timings import TimingsError, annotate_from_files
 
-        window = self.window
-        current = window.document.topology()
+        host = self.host
+        current = host.document.topology()
         if not current.components:
-            window.show_message("Annotating needs a topology: import or open one first")
+            host.show_message("Annotating needs a topology: import or open one first")
             return False
         try:
             annotated, changes, notes = annotate_from_files(current, [path])
         except TimingsError as err:
-            window.dialogs.error(window, "Cannot annotate", str(err))
+            host.dialogs.error(self.widget, "Cannot annotate", str(err))
             return False
-        command = AnnotateCommand(window.document, annotated, f"Annotate from {Path(path).name}")
-        window.document.undo_stack.push(command)
-        window.show_message(f"Annotated {len(command.changes)} component(s) from {Path(path).name}")
+        command = AnnotateCommand(host.document, annotated, f"Annotate from {Path(path).name}")
+        host.document.undo_stack.push(command)
+        host.show_message(f"Annotated {len(command.changes)} component(s) from {Path(path).name}")
         if notes:
-            window.dialogs.info(window, "Annotated", "\n".join([*changes, "", *notes]))
+            host.dialogs.info(self.widget, "Annotated", "\n".join([*changes, "", *notes]))
         return True
 
     def save_parallelism_to_flux(self) -> bool:
@@ -293,50 +279,50 @@ class StormIO(QObject):
         from app.core.formats.flux_repair import plan_repair
         from app.gui.autosave import write_bytes
 
-        window = self.window
+        host = self.host
         # relative paths are relative to the document's folder (as `import flux -o` writes them)
-        topo = resolved_paths(window.document.topology(), window.document.path)
+        topo = resolved_paths(host.document.topology(), host.document.path)
         missing = missing_flux_files(topo)
         if topo.storm.flux_file and missing:
-            window.dialogs.error(window, "Cannot save parallelism", "The files this document was imported from are "
+            host.dialogs.error(self.widget, "Cannot save parallelism", "The files this document was imported from are "
                                  "not there: " + "; ".join(f"{f} {p}" for f, p in missing))
             return False
         flux = topo.storm.flux_file
         if not flux:
-            window.show_message("This document did not come from a Flux file")
+            host.show_message("This document did not come from a Flux file")
             return False
         try:
             edits = plan_repair(flux, {b.name: b.parallelism for b in topo.bolts}, options_of(topo))
         except (FluxError, RuntimeError) as err:
-            window.dialogs.error(window, "Cannot save parallelism", str(err))
+            host.dialogs.error(self.widget, "Cannot save parallelism", str(err))
             return False
         if not edits:
-            window.show_message(f"{Path(flux).name} already has this parallelism")
+            host.show_message(f"{Path(flux).name} already has this parallelism")
             return True
         changes = "\n".join(f"{e.path.name}: {c}" for e in edits for c in e.changes)
         commands = rebalance_commands(topo, {c: n for e in edits for c, n in e.raised_tasks.items()})
         if commands:
             changes += "\n\nOn the running topology, without a redeploy:\n" + "\n".join(commands)
-        if not window.dialogs.confirm(window, "Save parallelism to Flux file",
+        if not host.dialogs.confirm(self.widget, "Save parallelism to Flux file",
                                       f"Change only these values (comments and layout stay)?\n\n{changes}"):
             return False
         for edit in edits:
             try:
                 write_bytes(edit.path, edit.after.encode("utf-8"))
             except OSError as err:
-                window.dialogs.error(window, "Cannot save parallelism", f"{edit.path}: {err}")
+                host.dialogs.error(self.widget, "Cannot save parallelism", f"{edit.path}: {err}")
                 return False
-        window.show_message(f"Saved parallelism to {', '.join(e.path.name for e in edits)}")
+        host.show_message(f"Saved parallelism to {', '.join(e.path.name for e in edits)}")
         return True
 
     # ---- Storm UI -------------------------------------------------------------------------
     def import_storm_ui_dialog(self) -> None:
         from app.gui.dialogs import ask_storm_ui
 
-        window = self.window
-        has_document = bool(window.document.topology().components)
-        request = ask_storm_ui(window, "storm_ui", ("url", "topology", "window", "user", "timeout"),
-                               "Import from Storm UI", lambda last: StormUIDialog(window, has_document, last),
+        host = self.host
+        has_document = bool(host.document.topology().components)
+        request = ask_storm_ui(host, "storm_ui", ("url", "topology", "window", "user", "timeout"),
+                               "Import from Storm UI", lambda last: StormUIDialog(self.widget, has_document, last),
                                headless={"annotate": has_document})
         if request is not None:
             self.start_fetch(request)
@@ -344,7 +330,7 @@ class StormIO(QObject):
     def start_fetch(self, request: dict[str, Any]) -> CallWorker | None:
         """Read the Storm UI in a worker; the result arrives in `_on_fetched` on the GUI thread."""
         if self.worker is not None and self.worker.isRunning():
-            self.window.show_message("Already reading a Storm UI")
+            self.host.show_message("Already reading a Storm UI")
             return None
         self.pending = dict(request)
         self.worker = CallWorker(_fetch, dict(request), parent=self)
@@ -352,7 +338,7 @@ class StormIO(QObject):
         self.worker.result_ready.connect(self._on_fetched)
         self.worker.failed.connect(self._on_failed)
         self.action_import_storm_ui.setEnabled(False)
-        self.window.show_message(f"Reading {request['topology']} from {request['url']} …", 0)
+        self.host.show_message(f"Reading {request['topology']} from {request['url']} …", 0)
         self.worker.start()
         return self.worker
 
@@ -361,33 +347,33 @@ class StormIO(QObject):
         return self.worker is None or self.worker.join(timeout_ms)
 
     def _on_progress(self, progress: WorkProgress) -> None:
-        self.window.show_message(progress.message, 0)
+        self.host.show_message(progress.message, 0)
 
     def _on_failed(self, text: str) -> None:
         self.action_import_storm_ui.setEnabled(True)
-        self.window.dialogs.error(self.window, "Cannot import from Storm UI", text)
-        self.window.show_message("Storm UI import failed")
+        self.host.dialogs.error(self.widget, "Cannot import from Storm UI", text)
+        self.host.show_message("Storm UI import failed")
 
     def _on_fetched(self, measured: StormUIImport) -> None:
         self.action_import_storm_ui.setEnabled(True)
-        window = self.window
+        host = self.host
         notes = list(measured.notes)
-        if self.pending.get("annotate") and window.document.topology().components:
-            annotated, more = annotate(window.document.topology(), measured)
+        if self.pending.get("annotate") and host.document.topology().components:
+            annotated, more = annotate(host.document.topology(), measured)
             notes = onto_notes(measured) + more  # the document keeps its groupings
-            command = AnnotateCommand(window.document, annotated)
-            window.document.undo_stack.push(command)
+            command = AnnotateCommand(host.document, annotated)
+            host.document.undo_stack.push(command)
             what = f"Annotated {len(command.changes)} component(s) from {measured.topology_id}"
         else:
-            if not window.maybe_save():
+            if not host.maybe_save():
                 return
-            window.document.replace(with_layout(measured.topology), None)
-            window.canvas.fit_all()
+            host.document.replace(with_layout(measured.topology), None)
+            host.canvas.fit_all()
             what = f"Imported {measured.topology_id} from the Storm UI"
-        window.show_message(what)
+        host.show_message(what)
         lines = [f"{d.path} = {d.value:.6g}   ({d.source})" for d in measured.derived]
         text = "\n".join([what, "", *lines, *([""] + notes if notes else [])])
-        window.dialogs.info(window, "Imported from Storm UI", text)
+        host.dialogs.info(self.widget, "Imported from Storm UI", text)
 
 
 def rebalance_commands(topo: Topology, raised_tasks: dict[str, int] | None = None) -> list[str]:
@@ -404,7 +390,3 @@ def rebalance_commands(topo: Topology, raised_tasks: dict[str, int] | None = Non
     return rebalance_lines(topo.name, running_from_flux(deployed), {b.name: b.parallelism for b in topo.bolts},
                            raised_tasks)
 
-
-def install(window: Any) -> StormIO:
-    """Add the Flux and Storm UI entries to the window's File menu (MainWindow keeps the result)."""
-    return StormIO(window)

@@ -27,7 +27,6 @@ TO_BE_SPLIT: dict[str, str] = {
     "app/core/formats/storm_ui.py": "to be split",
     "app/core/tcn/linear.py::build_rows": "to be split",
     "app/core/tcn/linear_check.py::pass_rows": "to be split",
-    "app/core/topology.py": "to be split",
 }
 
 

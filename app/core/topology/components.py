@@ -1,0 +1,117 @@
+"""The elements of the topology graph: spouts, bolts, the subscriptions between them (the edges, each
+on a stream) and a component's canvas position."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_serializer
+
+from app.core.topology.fields import (
+    STORM_MAX_INT,
+    Count,
+    NonNegativeSeconds,
+    Number,
+    PerSecond,
+    Ratio,
+    Seconds,
+    StreamName,
+    StreamValue,
+    StrictModel,
+    Whole,
+    new_id,
+)
+
+# Storm's groupings; the rate check and the verifier treat every one alike (see docs/storm.md)
+Grouping = Literal["shuffle", "fields", "all", "global", "none", "local_or_shuffle", "direct", "custom"]
+
+DEFAULT_STREAM = "default"
+#: the stream of a timer spout standing for Storm's tick tuples (app/core/formats/flux_ticks.py)
+TICK_STREAM = "__tick"
+
+# Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
+_SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class", "streams", "stream_sigma",
+                  "stream_ratio", "tasks", "min_ttf")
+
+
+class _StormFields(StrictModel):
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in _SPARSE_FIELDS:
+                if key in data and data[key] in (None, [], {}):
+                    del data[key]
+        return data
+
+
+class Spout(_StormFields):
+    """A source of tuples: emits bursts of up to `burst` tuples, `rate` tuples/s on average."""
+
+    kind: Literal["spout"] = "spout"
+    id: str = Field(default_factory=new_id)
+    name: str = Field(min_length=1)
+    rate: PerSecond = Field(gt=0, description="average tuples emitted per second (λ)")
+    burst: Whole = Field(default=1, ge=1, le=STORM_MAX_INT, description="max tuples in one emission (C_EMIT)")
+    class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
+    executors: Count | None = Field(default=None,
+                                    description="Storm's parallelism hint; not used by the model")
+    unannotated: list[Literal["rate", "burst"]] = Field(
+        default_factory=list, description="parameters still holding a placeholder (an import had no value)")
+    streams: list[StreamName] = Field(
+        default_factory=list, description="declared output streams besides 'default' (which carries the emissions)")
+    stream_ratio: dict[str, StreamValue] = Field(
+        default_factory=dict, description="tuples on each declared stream per tuple emitted; unset = not annotated")
+
+    def output_streams(self) -> dict[str, float | None]:
+        """Every output stream and its ratio ('default': 1; None: declared, not annotated yet)."""
+        return {DEFAULT_STREAM: 1.0, **{s: self.stream_ratio.get(s) for s in self.streams}}
+
+
+class Bolt(_StormFields):
+    """A worker: takes up to `parallelism` tuples per batch, works `alpha` s, emits σ per input."""
+
+    kind: Literal["bolt"] = "bolt"
+    id: str = Field(default_factory=new_id)
+    name: str = Field(min_length=1)
+    alpha: Seconds = Field(gt=0, description="duration of one processing batch in seconds (α)")
+    sigma: Ratio = Field(ge=0, description="output tuples per input tuple (σ); 0 = sink")
+    parallelism: Whole = Field(ge=1, le=STORM_MAX_INT, description="max tuples taken into one batch (C_TAKE)")
+    class_name: str | None = Field(default=None, description="Storm's Java class (kept from Flux or the Storm UI)")
+    tasks: Count | None = Field(default=None, description=(
+        "Storm's task count (the Storm UI's tasks, Flux's numTasks): `storm rebalance` cannot raise the executors "
+        "above it; not used by the model"))
+    unannotated: list[Literal["alpha", "sigma"]] = Field(
+        default_factory=list, description="parameters still holding a placeholder (an import had no value)")
+    streams: list[StreamName] = Field(
+        default_factory=list, description="declared output streams besides 'default' (whose σ is `sigma`)")
+    stream_sigma: dict[str, StreamValue] = Field(
+        default_factory=dict, description="σ of each declared stream (output tuples on it per input tuple); "
+                                          "unset = not annotated")
+    min_ttf: NonNegativeSeconds | None = Field(default=None, description=(
+        "minimum time to failure (s): the bolt may fail once this long has passed since its last failure "
+        "ended (since time 0 for the first); unset = it never fails (docs/model.md section 7)"))
+
+    def output_streams(self) -> dict[str, float | None]:
+        """Every output stream and its σ ('default': `sigma`; None: declared, not annotated yet)."""
+        return {DEFAULT_STREAM: self.sigma, **{s: self.stream_sigma.get(s) for s in self.streams}}
+
+
+Component = Spout | Bolt
+
+
+class Subscription(_StormFields):
+    """An edge: `target` bolt subscribes to the stream of `source`."""
+
+    id: str = Field(default_factory=new_id)
+    source: str = Field(description="id of the emitting spout or bolt")
+    target: str = Field(description="id of the subscribing bolt")
+    grouping: Grouping = "shuffle"
+    fields: list[str] = Field(default_factory=list, description="grouping fields (fields grouping)")
+    stream: str | None = Field(default=None, description="Storm stream id; none = the default stream")
+    custom_class: str | None = Field(default=None, description="the grouping class of a custom grouping")
+
+
+class Position(StrictModel):
+    x: Number = 0.0
+    y: Number = 0.0
