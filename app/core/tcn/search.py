@@ -44,6 +44,9 @@ WIDEN_BUDGET_S = 20.0  # after a lasso is found: most time spent looking for one
 MAX_DEFECTS = 5
 SIMULATION_BUDGET_S = 5.0  # per target: building a lasso by simulation before any solver call
 RESTART_FIRST_S = 2.0  # first solver budget per bound; doubled with a new random seed on each restart
+# per target whose lasso must hold a whole failure cycle (bounded without failures): 10^4 to 10^6 positions that
+# only the simulation reaches (StormCrawler's 311,558-position lasso: 49 s on a loaded machine)
+FAILURE_CYCLE_BUDGET_S = 300.0
 LINEAR_BUDGET_S = 10.0  # per target: the linear program over one loop pass (measured: 10-100 ms)
 
 
@@ -172,12 +175,15 @@ class Search:
         if isinstance(run, VerifyResult):
             return run
         self._plan(run)
-        if self.simulate and self.threshold is None and self.single_k is None:
+        simulating = self.simulate and self.threshold is None and self.single_k is None
+        if simulating:
             self._simulation_phase(run)
         if self.threshold is None and not self.force_search:
-            if self.simulate and self.single_k is None:  # --no-simulate and --k ask for the solver's lassos
+            if simulating:  # --no-simulate and --k ask for the solver's own lassos
                 self._rate_growth_phase(run)
             self._linear_phase(run)
+        if simulating:
+            self._failure_cycle_phase(run)
         self._deepening_phase(run)
         self._close_undecided(run)
         ordered = {n: run.verdicts[n] for n in run.checked}
@@ -275,11 +281,22 @@ class Search:
         run.phases = [first, [n for n in targets if n not in first]]
 
     def _simulation_phase(self, run: _Run) -> None:
-        """Cheap lassos first (docs/simulation.md): one simulation per target not yet answered."""
+        """Cheap lassos first (docs/simulation.md): one simulation per target not yet answered, but those whose
+        lasso must hold a whole failure cycle (their long simulation comes after the linear program)."""
         for target in (t for phase in run.phases for t in phase):
-            if target not in run.verdicts and not self._stop_reason(run.elapsed()):
+            if target not in run.verdicts and target not in run.downgraded and not self._stop_reason(run.elapsed()):
                 self._simulated(run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
-                                run.verdicts, run.elapsed, bounded_without_failures=target in run.downgraded)
+                                run.verdicts, run.elapsed)
+
+    def _failure_cycle_phase(self, run: _Run) -> None:
+        """Targets bounded without failures and still undecided after the linear program: a lasso in which they
+        grow holds a whole failure cycle, out of the solver's reach; the simulation gets up to
+        FAILURE_CYCLE_BUDGET_S for each (or what is left of the time limit)."""
+        for target in (t for phase in run.phases for t in phase):
+            if target in run.downgraded and target not in run.verdicts and not self._stop_reason(run.elapsed()):
+                self._simulated(run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
+                                run.verdicts, run.elapsed, bounded_without_failures=True,
+                                budget_s=FAILURE_CYCLE_BUDGET_S)
 
     def _rate_growth_phase(self, run: _Run) -> None:
         """Growth proven by rates (app/core/tcn/rate_growth.py, docs/verifier.md): every target still undecided
@@ -454,18 +471,19 @@ class Search:
     @paused_gc()  # a long lasso: app/core/gc_pause.py
     def _simulated(self, net: Any, target: str, checked: list[str], steady: frozenset[str], notes: list[str],
                    traces: list[Trace], verdicts: dict[str, BoltVerdict], elapsed: Callable[[], float], *,
-                   bounded_without_failures: bool = False) -> None:
+                   bounded_without_failures: bool = False, budget_s: float | None = None) -> None:
         """Build a lasso for `target` by simulation; record it if it certifies, else note a defect.
         A lasso with failures is noted in words: one the target *needs* when the failure-free rate
         check proves it bounded (`bounded_without_failures`)."""
-        budget = SIMULATION_BUDGET_S if self.timeout_s is None else min(SIMULATION_BUDGET_S, self.timeout_s - elapsed())
+        budget = SIMULATION_BUDGET_S if budget_s is None else budget_s
+        budget = budget if self.timeout_s is None else min(budget, self.timeout_s - elapsed())
         lasso = build_lasso(net, target, cannot_grow=steady, cancelled=self._interrupted,
                             deadline=time.monotonic() + max(0.0, budget))
         if lasso.trace is None:
             if not self._stop_reason(elapsed()):
-                notes.append(f"simulation for {target}: {lasso.message}; "
-                             + ("searching with the solver" if self.force_search
-                                else "trying the linear program, then the solver"))
+                then = ("searching with the solver" if self.force_search or budget_s is not None
+                        else "trying rates and the linear program, then the solver")
+                notes.append(f"simulation for {target}: {lasso.message}; {then}")
             return
         cert = certify(lasso.trace, checked=[target], cancelled=self._cancelled.is_set)
         if self.cancelled:
