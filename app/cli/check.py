@@ -122,8 +122,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
     from app.core.headroom import headroom
     from app.core.rates import idle_warning, rate_check
-    from app.core.rebalance import rebalance_lines, running_from_document
     from app.core.storm.lines import capacity_lines
+    from app.core.storm.rebalance import rebalance_lines, running_from_document
     from app.core.topology import one_line
 
     topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)

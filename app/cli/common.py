@@ -150,7 +150,7 @@ def read_topology(path: str) -> Topology:
     except FormatError as err:
         problems = getattr(err, "problems", [])
         if problems and "is a Flux (YAML) file" in problems[0].message:  # the command with what the file needs
-            from app.core.formats.flux import import_command
+            from app.core.storm.flux.origin import import_command
 
             raise FormatError([Problem("file", "is a Flux (YAML) file, not JSON: import it first with "
                                                f"`{import_command(path)}`")]) from None
@@ -209,7 +209,7 @@ def with_storm_version(topo: Topology, version: str | None) -> Topology:
 def rebased_document(topo: Topology, source: str | None, output: str) -> Topology:
     """`topo`, read from `source`, as written to `output`: the Flux file, filter and resources it was imported with
     stay found (relative paths are relative to the document's folder)."""
-    from app.core.formats.flux import relative_paths, resolved_paths
+    from app.core.storm.flux.origin import relative_paths, resolved_paths
 
     return relative_paths(resolved_paths(topo, source), output)
 

@@ -37,7 +37,7 @@ def _usage(message: str) -> Exception:
 
 
 def _flux_options(args: argparse.Namespace):
-    from app.core.formats.flux import FluxOptions
+    from app.core.storm.flux.yaml_text import FluxOptions
 
     for folder in args.resources or []:
         if not Path(folder).is_dir():
@@ -96,7 +96,8 @@ def _summary(topo: Topology, notes: list[str], stream) -> None:  # noqa: ANN001 
 
 
 def cmd_import_flux(args: argparse.Namespace) -> int:
-    from app.core.formats.flux import FluxError, import_flux
+    from app.core.storm.flux.builder import import_flux
+    from app.core.storm.flux.yaml_text import FluxError
 
     if args.output:
         check_output_file(args, "-o", args.output)
@@ -108,7 +109,7 @@ def cmd_import_flux(args: argparse.Namespace) -> int:
         return _report_error(err)
     result.topology = with_storm_version(result.topology, args.storm_version)
     if args.output:  # the Flux file, filter and resources relative to the document: a moved folder keeps them
-        from app.core.formats.flux import relative_paths
+        from app.core.storm.flux.origin import relative_paths
 
         result.topology = relative_paths(result.topology, args.output)
     data = result.topology.to_json_bytes()
@@ -138,11 +139,11 @@ def cmd_import_flux(args: argparse.Namespace) -> int:
 def _load_document(path: str, args: argparse.Namespace) -> Topology:
     """A .storm.json / D-VerT document, or a Flux file imported on the fly."""
     if path.endswith((".yaml", ".yml")):
-        from app.core.formats.flux import import_flux
+        from app.core.storm.flux.builder import import_flux
 
         return import_flux(path, _flux_options(args)).topology
     from app.core.formats import load_topology
-    from app.core.formats.flux import resolved_paths
+    from app.core.storm.flux.origin import resolved_paths
 
     try:
         return resolved_paths(load_topology(path), path)
@@ -152,9 +153,9 @@ def _load_document(path: str, args: argparse.Namespace) -> Topology:
 
 
 def cmd_import_storm_ui(args: argparse.Namespace) -> int:
-    from app.core.formats.flux import FluxError
-    from app.core.formats.storm_ui import annotate, onto_notes, read_storm_ui
-    from app.core.formats.storm_ui_client import Credentials, StormUIError
+    from app.core.storm.flux.yaml_text import FluxError
+    from app.core.storm.ui.client import Credentials, StormUIError
+    from app.core.storm.ui.reader import annotate, onto_notes, read_storm_ui
 
     if args.output:
         check_output_file(_onto_itself(args), "-o", args.output)
@@ -172,7 +173,7 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
         notes = onto_notes(measured) + more
     topo = with_storm_version(topo, args.storm_version)
     if args.output:
-        from app.core.formats.flux import relative_paths
+        from app.core.storm.flux.origin import relative_paths
 
         topo = relative_paths(topo, args.output)
     if args.json:
@@ -205,9 +206,10 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
 
 def cmd_export_flux(args: argparse.Namespace) -> int:
     from app.core.formats import load_topology
-    from app.core.formats.flux import FluxError, missing_flux_files, resolved_paths
-    from app.core.formats.flux_export import placeholder_classes, to_flux_bytes
-    from app.core.formats.flux_repair import export_original, why_skeleton
+    from app.core.storm.flux.export import placeholder_classes, to_flux_bytes
+    from app.core.storm.flux.origin import missing_flux_files, resolved_paths
+    from app.core.storm.flux.repair import export_original, why_skeleton
+    from app.core.storm.flux.yaml_text import FluxError
 
     check_output_file(args, "OUT.yaml", args.output)
     topo = resolved_paths(load_topology(args.input), args.input)
@@ -297,9 +299,11 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 
 def _repair(args: argparse.Namespace) -> int:
-    from app.core.formats.flux import FluxError, import_flux, options_of
-    from app.core.formats.flux_repair import plan_repair
-    from app.core.rebalance import as_running, rebalance_lines, running_from_flux
+    from app.core.storm.flux.builder import import_flux
+    from app.core.storm.flux.origin import options_of
+    from app.core.storm.flux.repair import plan_repair
+    from app.core.storm.flux.yaml_text import FluxError
+    from app.core.storm.rebalance import as_running, rebalance_lines, running_from_flux
 
     if args.in_place and args.output:
         raise _usage("give --in-place or -o OUT, not both")
@@ -308,7 +312,7 @@ def _repair(args: argparse.Namespace) -> int:
     document = None
     if args.topology:
         from app.core.formats import load_topology
-        from app.core.formats.flux import resolved_paths
+        from app.core.storm.flux.origin import resolved_paths
 
         try:
             document = resolved_paths(load_topology(args.topology), args.topology)

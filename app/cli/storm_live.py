@@ -35,7 +35,7 @@ from app.cli.common import (
 from app.core.topology import one_line
 
 if TYPE_CHECKING:
-    from app.core.formats.storm_ui_client import StormUIClient
+    from app.core.storm.ui.client import StormUIClient
     from app.core.topology import Topology
     from app.measure.analysis import Analysis
     from app.measure.model_vs_measured import Comparison
@@ -107,7 +107,7 @@ def register_import(kinds: argparse._SubParsersAction) -> None:
 
 
 def _client(args: argparse.Namespace) -> StormUIClient:
-    from app.core.formats.storm_ui_client import Credentials, StormUIClient, StormUIError
+    from app.core.storm.ui.client import Credentials, StormUIClient, StormUIError
 
     try:
         return StormUIClient(args.url, Credentials.resolve(args.user, None, args.token), timeout_s=args.timeout,
@@ -117,8 +117,8 @@ def _client(args: argparse.Namespace) -> StormUIClient:
 
 
 def _resolve(client: StormUIClient, topology: str) -> str:
-    from app.core.formats.storm_ui import find_topology
-    from app.core.formats.storm_ui_client import StormUIError
+    from app.core.storm.ui.client import StormUIError
+    from app.core.storm.ui.fetch import find_topology
 
     try:
         return find_topology(client, topology)
@@ -237,7 +237,8 @@ def _write_run_topology(out: Path) -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Re-check the model at every poll; exit 1 at the first poll --fail-on applies to."""
-    from app.core.formats.storm_ui import StormUISnapshot, from_storm_ui
+    from app.core.storm.ui.reader import from_storm_ui
+    from app.core.storm.ui.replies import StormUISnapshot
     from app.core.topology import unannotated_problems
     from app.measure.storm_figures import PollCounts, poll_counts
     from app.measure.storm_record import check_poll, format_watch_line, poll_loop

@@ -73,8 +73,10 @@ class LiveWorker(Worker[int]):
         self.stop.set()
 
     def work(self) -> int:
-        from app.core.formats.storm_ui import StormUISnapshot, find_topology, from_storm_ui
-        from app.core.formats.storm_ui_client import Credentials, StormUIClient
+        from app.core.storm.ui.client import Credentials, StormUIClient
+        from app.core.storm.ui.fetch import find_topology
+        from app.core.storm.ui.reader import from_storm_ui
+        from app.core.storm.ui.replies import StormUISnapshot
         from app.core.topology import unannotated_problems
         from app.measure.storm_figures import PollCounts, poll_counts
         from app.measure.storm_record import check_poll, poll_loop

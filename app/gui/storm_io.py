@@ -27,9 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.formats.storm_ui import WINDOWS, StormUIImport, annotate, onto_notes, read_storm_ui
-from app.core.formats.storm_ui_client import Credentials
 from app.core.layout import with_layout
+from app.core.storm.ui.client import Credentials
+from app.core.storm.ui.fetch import WINDOWS
+from app.core.storm.ui.reader import StormUIImport, annotate, onto_notes, read_storm_ui
 from app.core.topology import Component, StormSettings, Topology
 from app.gui.dialogs import FLUX_FILTER, PROPERTIES_FILTER, TIMINGS_FILTER
 from app.gui.document import DocumentModel
@@ -37,7 +38,7 @@ from app.gui.plugins import PluginHost
 from app.gui.workers import CallWorker, WorkProgress
 
 if TYPE_CHECKING:
-    from app.core.formats.flux import FluxError, FluxOptions
+    from app.core.storm.flux.yaml_text import FluxError, FluxOptions
 
 
 class AnnotateCommand(QUndoCommand):
@@ -172,7 +173,8 @@ class StormIO(QObject):
         (--filter), the environment (--env) or a folder of classpath resources (--resources) when the file needs
         one, and only once it imports asks whether to replace unsaved work."""
 
-        from app.core.formats.flux import FluxError, FluxOptions, import_flux
+        from app.core.storm.flux.builder import import_flux
+        from app.core.storm.flux.yaml_text import FluxError, FluxOptions
         host = self.host
         options = options or FluxOptions()
         result = None
@@ -222,7 +224,7 @@ class StormIO(QObject):
         the user cancelled."""
         import re
 
-        from app.core.formats.flux import find_resource_folder
+        from app.core.storm.flux.origin import find_resource_folder
         host = self.host
         resource = re.search(r"resource (\S+) not found", err.message)
         if resource is not None:
@@ -275,8 +277,9 @@ class StormIO(QObject):
 
     def save_parallelism_to_flux(self) -> bool:
         """Write the document's bolt parallelism into its Flux file after a confirmation."""
-        from app.core.formats.flux import FluxError, missing_flux_files, options_of, resolved_paths
-        from app.core.formats.flux_repair import plan_repair
+        from app.core.storm.flux.origin import missing_flux_files, options_of, resolved_paths
+        from app.core.storm.flux.repair import plan_repair
+        from app.core.storm.flux.yaml_text import FluxError
         from app.gui.autosave import write_bytes
 
         host = self.host
@@ -378,8 +381,10 @@ class StormIO(QObject):
 
 def rebalance_commands(topo: Topology, raised_tasks: dict[str, int] | None = None) -> list[str]:
     """`storm rebalance` lines for the document's parallelism, against its Flux file as deployed."""
-    from app.core.formats.flux import FluxError, options_of, read_flux
-    from app.core.rebalance import rebalance_lines, running_from_flux
+    from app.core.storm.flux.origin import options_of
+    from app.core.storm.flux.parser import read_flux
+    from app.core.storm.flux.yaml_text import FluxError
+    from app.core.storm.rebalance import rebalance_lines, running_from_flux
 
     if not topo.storm.flux_file:
         return []

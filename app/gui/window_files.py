@@ -150,7 +150,7 @@ class DocumentFiles:
                 return False
         else:
             if topo.storm.flux_file or topo.storm.flux_filter or topo.storm.flux_resources:
-                from app.core.formats.flux import relative_paths
+                from app.core.storm.flux.origin import relative_paths
 
                 topo = relative_paths(topo, path)  # the folder can move with its Flux file (docs/storm.md)
             data = topo.to_json_bytes()

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from app.core.formats.storm_ui import lags
+from app.core.storm.ui.replies import lags
 from app.core.topology import Topology
 from app.measure.analysis_model import Analysis, ComponentStats, QueueTrend, fit_trend
 from app.measure.growth import fit_slope
@@ -511,7 +511,8 @@ def model_of_run(folder: str) -> Topology | None:
     """The topology as the first successful poll showed it (the Storm UI import's mapping over all-time counts),
     None when no poll succeeded or its pages make no topology."""
     from app.core.formats import FormatError
-    from app.core.formats.storm_ui import StormUISnapshot, from_storm_ui
+    from app.core.storm.ui.reader import from_storm_ui
+    from app.core.storm.ui.replies import StormUISnapshot
 
     header = read_header(folder)
     polls, _ = read_polls(folder)

@@ -2,7 +2,7 @@
 
 One poll reads the topology page and every component's page with all-time counts, and the Kafka lag
 (`/api/v1/topology/ID/lag`; a UI without it is noted in the poll, not a failure), through the Storm UI
-client (app/core/formats/storm_ui_client.py: one deadline per request). A poll that fails (the UI is
+client (app/core/storm/ui/client.py: one deadline per request). A poll that fails (the UI is
 down, a reply is cut short) is a gap: recorded as such, and the next poll goes on. Polls keep a fixed
 rhythm (start + k × every; a poll that overran its slot moves the rhythm: the next comes a
 whole interval after it, so that no interval between polls is much shorter than `every`).
@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from app.core.formats.storm_ui_client import StormUIClient, StormUIError
+from app.core.storm.ui.client import StormUIClient, StormUIError
 from app.core.topology import Topology
 from app.measure.storm_figures import PollCounts, figures_between, measured_topology
 from app.measure.storm_run import Poll

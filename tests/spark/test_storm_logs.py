@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.formats.flux import import_flux
+from app.core.storm.flux.builder import import_flux
 from tests.conftest import MODELS, ROOT
 from tests.unit.test_storm_events import events_log
 

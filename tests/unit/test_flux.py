@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.formats.flux import FluxError, FluxOptions, import_flux
-from app.core.formats.flux_export import to_flux_bytes
-from app.core.formats.flux_repair import plan_repair
-from app.core.formats.flux_yaml import read_properties
+from app.core.storm.flux.builder import import_flux
+from app.core.storm.flux.export import to_flux_bytes
+from app.core.storm.flux.repair import plan_repair
+from app.core.storm.flux.yaml_text import FluxError, FluxOptions, read_properties
 from app.core.topology import NotAnnotated, Topology, require_annotated, unannotated_problems
 
 ROOT = Path(__file__).resolve().parents[2]

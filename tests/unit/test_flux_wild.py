@@ -14,7 +14,8 @@ import pytest
 
 from app.cli import main
 from app.core.formats import load_topology
-from app.core.formats.flux import FluxOptions, import_flux
+from app.core.storm.flux.builder import import_flux
+from app.core.storm.flux.yaml_text import FluxOptions
 from app.core.topology import parse_topology
 
 ROOT = Path(__file__).resolve().parents[2]

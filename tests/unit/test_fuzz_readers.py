@@ -27,10 +27,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.formats import dvert, load_topology, read_json
-from app.core.formats.flux import import_flux
 from app.core.formats.trace import load_trace
 from app.core.formats.verified import build_verified, check_verified
 from app.core.results import VerifyResult
+from app.core.storm.flux.builder import import_flux
 from app.core.topology import TopologyError
 from app.measure import logstream
 from app.measure.eventlog import read_log
@@ -745,7 +745,8 @@ def ui_replies(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _ui(snapshot: dict[str, Any]) -> None:
-    from app.core.formats.storm_ui import StormUISnapshot, from_storm_ui
+    from app.core.storm.ui.reader import from_storm_ui
+    from app.core.storm.ui.replies import StormUISnapshot
 
     start = time.monotonic()
     try:
@@ -855,7 +856,7 @@ HTTP_TIMEOUT_S = 0.8
 def _slow(plan: dict[str, Any]) -> None:
     """One GET with a 0.8 s deadline: a reply or one StormUIError line, and back within the deadline (plus
     the join of the helper thread), however the server drips, stalls or lies."""
-    from app.core.formats.storm_ui_client import StormUIClient, StormUIError
+    from app.core.storm.ui.client import StormUIClient, StormUIError
 
     with _SlowServer(plan) as server:
         client = StormUIClient(server.url, timeout_s=HTTP_TIMEOUT_S)

@@ -431,7 +431,8 @@ def test_trace_with_a_huge_exponent_is_refused_quickly(tmp_path: Path) -> None:
 
 
 def test_flux_annotation_not_finite_is_named(tmp_path: Path) -> None:
-    from app.core.formats.flux import FluxError, import_flux
+    from app.core.storm.flux.builder import import_flux
+    from app.core.storm.flux.yaml_text import FluxError
 
     path = tmp_path / "topo.yaml"
     path.write_text("name: t\nspouts:\n  - id: s\n    className: S\n    parallelism: 1\n"
@@ -444,7 +445,8 @@ def test_flux_annotation_not_finite_is_named(tmp_path: Path) -> None:
 
 
 def test_flux_config_not_finite_is_named_not_saved_as_null(tmp_path: Path) -> None:
-    from app.core.formats.flux import FluxError, import_flux
+    from app.core.storm.flux.builder import import_flux
+    from app.core.storm.flux.yaml_text import FluxError
 
     path = tmp_path / "topo.yaml"
     path.write_text("name: t\nconfig:\n  topology.workers: 1\n  my.value: .nan\n"

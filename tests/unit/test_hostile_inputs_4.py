@@ -344,7 +344,7 @@ UI_DATA = ROOT / "tests" / "data" / "storm-ui"
 
 
 def ui_snapshot():  # noqa: ANN201 - a StormUISnapshot
-    from app.core.formats.storm_ui import StormUISnapshot
+    from app.core.storm.ui.replies import StormUISnapshot
 
     comps = {c: json.loads((UI_DATA / f"component-{c}.json").read_text()) for c in ("sentences", "split", "count",
                                                                                       "report")}
@@ -362,8 +362,8 @@ def first_input(snapshot) -> dict:  # noqa: ANN001
     ("executed", [], "is list"),
 ])
 def test_storm_ui_figures_that_are_no_measurement_are_refused(field: str, value: object, says: str) -> None:
-    from app.core.formats.storm_ui import from_storm_ui
-    from app.core.formats.storm_ui_client import StormUIError
+    from app.core.storm.ui.client import StormUIError
+    from app.core.storm.ui.reader import from_storm_ui
 
     snapshot = ui_snapshot()
     first_input(snapshot)[field] = value
@@ -374,7 +374,7 @@ def test_storm_ui_figures_that_are_no_measurement_are_refused(field: str, value:
 
 
 def test_storm_ui_nulls_are_missing_values_not_internal_errors() -> None:
-    from app.core.formats.storm_ui import from_storm_ui
+    from app.core.storm.ui.reader import from_storm_ui
 
     snapshot = ui_snapshot()
     for comp in snapshot.components.values():
@@ -386,8 +386,8 @@ def test_storm_ui_nulls_are_missing_values_not_internal_errors() -> None:
 
 
 def test_a_storm_config_count_of_4000_digits_is_refused() -> None:
-    from app.core.formats.storm_ui import from_storm_ui
-    from app.core.formats.storm_ui_client import StormUIError
+    from app.core.storm.ui.client import StormUIError
+    from app.core.storm.ui.reader import from_storm_ui
 
     snapshot = ui_snapshot()
     snapshot.topology.setdefault("configuration", {})["topology.workers"] = 10**4000
@@ -570,8 +570,8 @@ def test_ctrl_c_cuts_a_dripping_storm_ui_request_at_once() -> None:
     import signal
     import threading
 
-    from app.core.formats.storm_ui import fetch_storm_ui
-    from app.core.formats.storm_ui_client import StormUIClient
+    from app.core.storm.ui.client import StormUIClient
+    from app.core.storm.ui.fetch import fetch_storm_ui
 
     with StormUIServer("drip11") as server:
         client = StormUIClient(server.url, timeout_s=30)

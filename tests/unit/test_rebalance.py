@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.formats.flux import FluxError, read_flux
-from app.core.rebalance import Running, rebalance_lines, running_from_flux
+from app.core.storm.flux.parser import read_flux
+from app.core.storm.flux.yaml_text import FluxError
+from app.core.storm.rebalance import Running, rebalance_lines, running_from_flux
 
 
 def test_rebalance_within_tasks_and_numtasks_beyond() -> None:

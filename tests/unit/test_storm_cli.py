@@ -13,7 +13,7 @@ from storm_ui_server import StormUIServer
 
 from app.cli import main
 from app.core.formats import load_topology
-from app.core.formats.flux import import_flux
+from app.core.storm.flux.builder import import_flux
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDCOUNT_FLUX = ROOT / "models" / "wordcount.flux.yaml"

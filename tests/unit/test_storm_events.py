@@ -85,7 +85,7 @@ def test_analysis_keeps_rates_and_says_what_the_log_cannot_give(tmp_path: Path) 
 
 
 def test_compare_and_calibrate_from_an_events_log(tmp_path: Path) -> None:
-    from app.core.formats.flux import import_flux
+    from app.core.storm.flux.builder import import_flux
 
     path = tmp_path / "events.log"
     path.write_text(events_log())

@@ -15,8 +15,8 @@ import pytest
 
 from app.cli import main
 from app.core.formats import load_topology
-from app.core.formats.flux import import_flux
 from app.core.headroom import headroom
+from app.core.storm.flux.builder import import_flux
 from app.core.storm.forecast import storm_defaults
 from app.core.storm.lines import storm_lines
 from app.core.topology import Topology, parse_topology
@@ -149,7 +149,7 @@ def test_the_hdinsight_reader_warns_that_every_tree_times_out(capsys, tmp_path: 
 
 
 def test_the_version_comes_from_the_flux_config_and_goes_back(tmp_path: Path) -> None:
-    from app.core.formats.flux_export import to_flux_bytes
+    from app.core.storm.flux.export import to_flux_bytes
 
     flux = tmp_path / "t.yaml"
     flux.write_text('name: t\nconfig:\n  stormbound.storm_version: "1.2.3"\n  topology.acker.executors: 0\n'
@@ -333,7 +333,7 @@ def test_onto_a_flux_file_rebalances_from_the_running_executors(capsys, tmp_path
     assert "bolts.split.parallelism: 6 in the document, 2 executors on the cluster" in out
     topo = load_topology(doc)
     assert topo.storm.running_executors["split"] == 2
-    from app.core.rebalance import running_from_document
+    from app.core.storm.rebalance import running_from_document
 
     assert running_from_document(topo)["split"].executors == 2
     code, out, _ = run(capsys, "check", str(doc), "--json")
@@ -498,7 +498,7 @@ def changed_lines(before: str, after: str) -> list[str]:
 
 
 def options_of_doc(doc: Path):  # noqa: ANN201 - FluxOptions
-    from app.core.formats.flux import options_of, resolved_paths
+    from app.core.storm.flux.origin import options_of, resolved_paths
 
     return options_of(resolved_paths(load_topology(doc), doc))
 

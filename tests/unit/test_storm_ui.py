@@ -10,9 +10,10 @@ import pytest
 from storm_ui_server import DEEP_LEVELS, TOPOLOGY_ID, StormUIServer
 
 from app.cli import main
-from app.core.formats.storm_ui import annotate, fetch_storm_ui, from_storm_ui
-from app.core.formats.storm_ui_client import Credentials, StormUIClient, StormUIError
 from app.core.rates import rate_check
+from app.core.storm.ui.client import Credentials, StormUIClient, StormUIError
+from app.core.storm.ui.fetch import fetch_storm_ui
+from app.core.storm.ui.reader import annotate, from_storm_ui
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDCOUNT_FLUX = ROOT / "models" / "wordcount.flux.yaml"
@@ -159,7 +160,7 @@ def test_slow_reply_times_out() -> None:
 
 
 def test_annotate_a_flux_import_keeps_its_groupings(ui: StormUIServer) -> None:
-    from app.core.formats.flux import import_flux
+    from app.core.storm.flux.builder import import_flux
 
     flux = import_flux(WORDCOUNT_FLUX).topology
     measured = from_storm_ui(fetch_storm_ui(StormUIClient(ui.url), "wordcount"))

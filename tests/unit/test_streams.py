@@ -232,7 +232,7 @@ def test_trace_files_keep_the_stream_fields(tmp_path: Path) -> None:
 def ui_snapshot(capacity_of_updater: float) -> Any:
     """A healthy crawler on a cluster over 600 s: sub-millisecond latencies, capacities below 0.5;
     the updater's load (executed × latency / window) is `capacity_of_updater`."""
-    from app.core.formats.storm_ui import StormUISnapshot
+    from app.core.storm.ui.replies import StormUISnapshot
 
     window = 600.0
     fetched = 600_000  # 1000 tuples/s
@@ -263,7 +263,7 @@ def ui_snapshot(capacity_of_updater: float) -> Any:
 
 
 def test_a_healthy_storm_ui_import_is_bounded_and_an_overloaded_bolt_a_certified_counterexample() -> None:
-    from app.core.formats.storm_ui import from_storm_ui
+    from app.core.storm.ui.reader import from_storm_ui
 
     healthy = from_storm_ui(ui_snapshot(0.42)).topology
     assert healthy.settings.max_idle_time == 0
@@ -279,8 +279,8 @@ def test_a_healthy_storm_ui_import_is_bounded_and_an_overloaded_bolt_a_certified
 
 
 def test_crawler_flux_imports_with_per_stream_sigma_and_verifies(tmp_path: Path, capsys) -> None:
-    from app.core.formats.flux import import_flux
-    from app.core.formats.flux_export import to_flux_bytes
+    from app.core.storm.flux.builder import import_flux
+    from app.core.storm.flux.export import to_flux_bytes
 
     source = Path(__file__).resolve().parents[1] / "data" / "crawler-streams.flux.yaml"
     topo = import_flux(source).topology

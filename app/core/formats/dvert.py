@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from app.core.layout import layered_layout
@@ -77,8 +78,34 @@ def from_dvert(data: dict[str, Any]) -> Topology:
     kind = dialect(data)
     spouts_in = _optional(topo, "spouts", "topology", list, [])
     bolts_in = _optional(topo, "bolts", "topology", list, [])
-
     ids: dict[str, str] = {}  # name -> id (exact names, then upper-cased ones)
+    spouts = _spouts(spouts_in, kind, vp, ids)
+    bolts, subs = _bolts(bolts_in, ids)
+    lookup = _lookup(ids)
+    subscriptions = []
+    for bolt_name, ref, target, grouping in subs:
+        source = lookup(ref)
+        if source is None:
+            raise _fail(f"bolts.{bolt_name}.subs", f"unknown component '{_echo(ref)}'")
+        subscriptions.append({"source": source, "target": target, "grouping": grouping.get("grouping", "shuffle"),
+                              "fields": grouping.get("fields", [])})
+    settings, verification = _settings_and_verification(topo, vp, kind, lookup)
+    doc = {
+        "name": str(data.get("app_name") or "imported"),
+        "description": str(data.get("description") or ""),
+        "spouts": spouts,
+        "bolts": bolts,
+        "subscriptions": subscriptions,
+        "settings": settings,
+        "verification": verification,
+    }
+    result = parse_topology(doc)
+    return result.model_copy(update={"layout": layered_layout(result)})
+
+
+def _spouts(spouts_in: list[Any], kind: str, vp: dict[str, Any], ids: dict[str, str]) -> list[dict[str, Any]]:
+    """The spouts (each name's new id added to `ids`); the burst is the newer dialect's spout parallelism, the
+    older's base_quantity."""
     spouts: list[dict[str, Any]] = []
     for i, s in enumerate(spouts_in):
         if not isinstance(s, dict):
@@ -89,9 +116,15 @@ def from_dvert(data: dict[str, Any]) -> Topology:
         burst = s.get("parallelism", 1) if kind == "newer" else vp.get("base_quantity", 1)
         spouts.append({"id": ident, "name": name, "rate": _number(s, "avg_emit_rate", f"spouts.{name}"),
                        "burst": burst})
+    return spouts
 
+
+def _bolts(bolts_in: list[Any], ids: dict[str, str]) -> tuple[list[dict[str, Any]],
+                                                              list[tuple[str, Any, str, dict[str, Any]]]]:
+    """The bolts (each name's new id added to `ids`) and their subscriptions as written: (bolt, subscribed name,
+    bolt id, grouping)."""
     bolts: list[dict[str, Any]] = []
-    subs: list[tuple[str, Any, str, dict[str, Any]]] = []  # (bolt, subscribed name, bolt id, grouping)
+    subs: list[tuple[str, Any, str, dict[str, Any]]] = []
     for i, b in enumerate(bolts_in):
         if not isinstance(b, dict):
             raise _fail(f"bolts[{i}]", "not an object")
@@ -124,7 +157,11 @@ def from_dvert(data: dict[str, Any]) -> Topology:
             if not isinstance(grouping, dict):
                 raise _fail(f"bolts.{name}.stormbound_groupings.{ref}", "must be an object")
             subs.append((name, ref, ident, grouping))
+    return bolts, subs
 
+
+def _lookup(ids: dict[str, str]) -> Callable[[Any], str | None]:
+    """The id of a referenced component: by its exact name, else by its upper-cased one."""
     upper: dict[str, str] = {}
     for name, ident in ids.items():
         upper.setdefault(name.upper(), ident)
@@ -132,14 +169,12 @@ def from_dvert(data: dict[str, Any]) -> Topology:
     def lookup(ref: Any) -> str | None:
         return ids.get(str(ref)) or upper.get(str(ref).upper())
 
-    subscriptions = []
-    for bolt_name, ref, target, grouping in subs:
-        source = lookup(ref)
-        if source is None:
-            raise _fail(f"bolts.{bolt_name}.subs", f"unknown component '{_echo(ref)}'")
-        subscriptions.append({"source": source, "target": target, "grouping": grouping.get("grouping", "shuffle"),
-                              "fields": grouping.get("fields", [])})
+    return lookup
 
+
+def _settings_and_verification(topo: dict[str, Any], vp: dict[str, Any], kind: str,
+                               lookup: Callable[[Any], str | None]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The document's settings and verification from the topology's and verification_params' fields."""
     tolerance = topo.get("tolerance", vp.get("tolerance", OLD_TOLERANCE if kind == "older" else NEW_TOLERANCE))
     k = vp.get("time_bound", vp.get("num_steps"))
     checked_names = _optional(vp, "strictly_monotonic_queues", "verification_params", list, [])
@@ -163,17 +198,7 @@ def from_dvert(data: dict[str, Any]) -> Topology:
         verification["k"] = k
         if isinstance(k, int) and not isinstance(k, bool) and k >= 2:
             verification["k_max"] = max(k, 40)
-    doc = {
-        "name": str(data.get("app_name") or "imported"),
-        "description": str(data.get("description") or ""),
-        "spouts": spouts,
-        "bolts": bolts,
-        "subscriptions": subscriptions,
-        "settings": settings,
-        "verification": verification,
-    }
-    result = parse_topology(doc)
-    return result.model_copy(update={"layout": layered_layout(result)})
+    return settings, verification
 
 
 def _echo(value: Any) -> str:

@@ -14,7 +14,7 @@ a bolt's `alpha` (a time: `20ms`), `sigma`, `sigma.STREAM`, `parallelism` and `m
 The **Storm UI's component tables** are read too: the JSON of `/api/v1/topology/<id>` saved to a file,
 or its Spouts and Bolts tables copied from the page as tab- or comma-separated text (headers `Id`,
 `Executors`, `Emitted`, `Execute latency (ms)`, `Executed`, ...): they go through the same mapping as
-`import storm-ui` (app/core/formats/storm_ui.py) over the page's window (600 s unless the JSON says).
+`import storm-ui` (app/core/storm/ui/reader.py) over the page's window (600 s unless the JSON says).
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def read_timings(path: str | os.PathLike[str]) -> list[tuple[str, list[tuple[str
                                    "`component` column)")
             out.append((name, [(k, v) for k, v in row.items() if v]))
         return out
-    from app.core.formats.flux_yaml import FluxError, parse_yaml, plain
+    from app.core.storm.flux.yaml_text import FluxError, parse_yaml, plain
 
     try:
         data = plain(parse_yaml(text, p))
@@ -279,8 +279,9 @@ def _table_page(text: str) -> dict[str, Any]:
 def read_storm_ui_table(path: str | os.PathLike[str]) -> Any:
     """The Storm UI's topology page (its JSON, or its tables copied as text) mapped as `import storm-ui` maps it
     (a StormUIImport); the counts cover the page's window (600 s, the UI's default, unless the JSON says)."""
-    from app.core.formats.storm_ui import StormUISnapshot, from_storm_ui
-    from app.core.formats.storm_ui_client import StormUIError
+    from app.core.storm.ui.client import StormUIError
+    from app.core.storm.ui.reader import from_storm_ui
+    from app.core.storm.ui.replies import StormUISnapshot
 
     p = Path(path)
     text = _text(p)
@@ -298,7 +299,7 @@ def annotate_from_files(topo: Topology, paths: list[str | os.PathLike[str]]) -> 
                                                                                         list[str]]:
     """`topo` with every file's values, in order (a later file wins): timings files and Storm UI tables.
     Returns (topology, changes, notes); a bad file, key, value or component raises TimingsError."""
-    from app.core.formats.storm_ui import annotate, onto_notes
+    from app.core.storm.ui.reader import annotate, onto_notes
     from app.core.topology import TopologyError, parse_topology
 
     changes: list[str] = []

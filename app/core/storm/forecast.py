@@ -21,9 +21,9 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.failures import failures_off
-from app.core.formats.flux_ticks import TICK_PREFIX
 from app.core.numbers import exact
 from app.core.rates import RateReport, nominal_margins
+from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.words import decimal
 from app.core.topology import StormObserved, Topology
 

@@ -26,7 +26,7 @@ from app.core.topology.fields import (
 Grouping = Literal["shuffle", "fields", "all", "global", "none", "local_or_shuffle", "direct", "custom"]
 
 DEFAULT_STREAM = "default"
-#: the stream of a timer spout standing for Storm's tick tuples (app/core/formats/flux_ticks.py)
+#: the stream of a timer spout standing for Storm's tick tuples (app/core/storm/flux/ticks.py)
 TICK_STREAM = "__tick"
 
 # Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.

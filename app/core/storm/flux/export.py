@@ -1,7 +1,7 @@
 """A Topology as a Flux file: the skeleton export (when the document has no Flux file of its own).
 
 An imported document's export writes its own Flux file with only the changed values replaced
-(:mod:`app.core.formats.flux_repair`); without one, this module writes a complete Flux file whose
+(app/core/storm/flux/repair.py); without one, this module writes a complete Flux file whose
 classes and arguments Stormbound cannot know are named placeholders, with the model's values
 kept in each component's `config` under `stormbound.*` (Storm ignores keys it does not know),
 so that import -> export -> import returns the same topology.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from app.core.formats.flux import (
+from app.core.storm.flux.model import (
     ANNOTATION_KEYS,
     ANNOTATION_PREFIX,
     FLUX_GROUPING,
@@ -25,8 +25,8 @@ from app.core.formats.flux import (
     UNKNOWN_GROUPING_CLASS,
     UNKNOWN_SPOUT_CLASS,
 )
-from app.core.formats.flux_ticks import SYSTEM_COMPONENT, TICK_PREFIX, TICK_STREAM
-from app.core.formats.flux_yaml import yaml_parser
+from app.core.storm.flux.ticks import SYSTEM_COMPONENT, TICK_PREFIX, TICK_STREAM
+from app.core.storm.flux.yaml_text import yaml_parser
 from app.core.topology import Topology
 
 # ---- Topology -> Flux ------------------------------------------------------------
@@ -55,7 +55,8 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
     checked = set(topo.verification.checked)
 
     def annotations(c: Any, keys: tuple[str, ...]) -> dict[str, Any]:
-        out = {f"{ANNOTATION_PREFIX}{k}": _number(getattr(c, k)) for k in keys if k not in c.unannotated}
+        out: dict[str, Any] = {f"{ANNOTATION_PREFIX}{k}": _number(getattr(c, k)) for k in keys
+                               if k not in c.unannotated}
         values = c.stream_sigma if c.kind == "bolt" else c.stream_ratio
         if values:
             out[f"{ANNOTATION_PREFIX}{STREAM_ANNOTATIONS[c.kind]}"] = {n: _number(x) for n, x in values.items()}

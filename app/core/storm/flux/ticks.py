@@ -9,10 +9,9 @@ of the document) and a skeleton export writes it back as the stream from `__syst
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from app.core.formats.flux import FluxDocument
+from app.core.storm.flux.model import FluxDocument
 
 SYSTEM_COMPONENT = "__system"
 TICK_STREAM = "__tick"

@@ -1,7 +1,7 @@
 """Flux files as text: properties (`--filter`), `${...}` substitution, safe YAML and the checks of a parsed tree.
 
-The layer under :mod:`app.core.formats.flux` (which reads a Flux document and maps it to a
-Topology) and :mod:`app.core.formats.flux_repair` (which edits the text in place): the YAML is
+The layer under app/core/storm/flux/parser.py (which reads a Flux document, built into a
+Topology by builder.py) and app/core/storm/flux/repair.py (which edits the text in place): the YAML is
 parsed as YAML 1.1, as Flux's SnakeYAML does, with limits on size, nesting and the number of
 nodes reached through aliases (YAML bombs); every problem is a :class:`FluxError` naming the
 file, the line and the field.
@@ -16,11 +16,14 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.formats import FormatError
 from app.core.formats.limits import MAX_INT_DIGITS
 from app.core.topology import Problem
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
 
 MAX_BYTES = 2_000_000
 MAX_DEPTH = 40  # nesting of YAML collections (Flux files need about 8)
@@ -188,7 +191,8 @@ def placeholder_problem(var: str, options: FluxOptions) -> str:
 # ---- safe YAML ---------------------------------------------------------------
 
 
-def yaml_parser():
+def yaml_parser() -> YAML:
+    """ruamel.yaml's round-trip reader, set to read as Flux does."""
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="rt", pure=True)
@@ -311,12 +315,13 @@ def line_of(container: Any, key: Any) -> int | None:
     lc = getattr(container, "lc", None)
     if lc is None:
         return None
+    found: int
     try:
-        if isinstance(container, dict):
-            return lc.key(key)[0] + 1
-        return lc.item(key)[0] + 1
+        found = lc.key(key)[0] if isinstance(container, dict) else lc.item(key)[0]
     except (KeyError, IndexError, TypeError, AttributeError):
-        return getattr(lc, "line", None) + 1 if getattr(lc, "line", None) is not None else None
+        own: int | None = getattr(lc, "line", None)
+        return own + 1 if own is not None else None
+    return found + 1
 
 
 def _own_line(container: Any) -> int | None:

@@ -1,38 +1,32 @@
-"""Flux YAML, Apache Storm's topology files: read as Flux reads them and mapped to a Topology.
-
-What is read (docs/storm.md has the whole mapping): `name`, `config` (the four Storm
-settings Stormbound uses are taken out, the rest is kept), `spouts` and `bolts` (`id`,
-`className`, `parallelism`, `numTasks`), `streams` (`from`, `to`, `grouping` with `type`,
-`args`, `streamId`, `customClass`; every `streamId` becomes a declared stream of its source,
-tick tuples from `__system` a timer source: app/core/formats/flux_ticks.py); `includes`,
-merged with Flux's rules. `${...}` substitution, the safe YAML and the tree checks are
-app/core/formats/flux_yaml.py (an unresolved `${...}` is left as it is and noted, as Flux
-does); the skeleton export is app/core/formats/flux_export.py, the export that rewrites the
-document's own Flux file app/core/formats/flux_repair.py.
-
-Flux has no timing: rates, bursts, α and each stream's σ are placeholders listed as not
-annotated (a bolt nobody subscribes to gets σ = 0). A problem is one FluxError line.
+"""Reading a Flux file as Flux's FluxParser reads it: the file and its includes (merged with Flux's rules), the
+properties and `${...}` substitution (app/core/storm/flux/yaml_text.py), each spout, bolt and stream checked into
+the definition of app/core/storm/flux/model.py. A problem is one FluxError line naming the file, line and field.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app.core.formats import FormatError
-from app.core.formats.flux_ticks import (
-    SYSTEM_COMPONENT,
-    TICK_FREQ,
-    is_tick,
-    tick_name,
-    tick_spouts,
+from app.core.storm.flux.model import (
+    ANNOTATION_KEYS,
+    ANNOTATION_PREFIX,
+    GROUPINGS,
+    STORM_MAX_INT,
+    STORM_SETTINGS,
+    STREAM_ANNOTATIONS,
+    TOP_LEVEL,
+    FluxDocument,
+    Stream,
+    Vertex,
 )
-from app.core.formats.flux_yaml import (
+from app.core.storm.flux.ticks import SYSTEM_COMPONENT, TICK_FREQ, is_tick
+from app.core.storm.flux.yaml_text import (
     PLACEHOLDER,
+    FluxError,
+    FluxOptions,
     Unresolved,
     check_tree,
     line_of,
@@ -44,95 +38,6 @@ from app.core.formats.flux_yaml import (
     substitute,
     unresolved_notes,
 )
-from app.core.formats.flux_yaml import FluxError as FluxError  # the reader's error and options, part of its API
-from app.core.formats.flux_yaml import FluxOptions as FluxOptions
-from app.core.formats.limits import escape
-from app.core.topology import Problem, Topology, new_settings, parse_topology
-
-GROUPINGS: dict[str, str] = {
-    "SHUFFLE": "shuffle", "FIELDS": "fields", "ALL": "all", "GLOBAL": "global", "NONE": "none",
-    "LOCAL_OR_SHUFFLE": "local_or_shuffle", "DIRECT": "direct", "CUSTOM": "custom",
-}
-FLUX_GROUPING = {model: flux for flux, model in GROUPINGS.items()}
-TOP_LEVEL = ("name", "config", "components", "spouts", "bolts", "streams", "includes", "workerHooks",
-             "topologySource")
-STORM_SETTINGS: dict[str, str] = {
-    "topology.workers": "workers",
-    "topology.acker.executors": "acker_executors",
-    "topology.max.spout.pending": "max_spout_pending",
-    "topology.message.timeout.secs": "message_timeout_secs",
-}
-# the model's values, kept in each component's `config` by an export
-ANNOTATION_KEYS = {"spout": ("rate", "burst"), "bolt": ("alpha", "sigma")}
-ANNOTATION_PREFIX = "stormbound."
-# per declared stream: a bolt's σ, a spout's ratio (a mapping {stream: number} in the component's config)
-STREAM_ANNOTATIONS = {"spout": "stream_ratio", "bolt": "stream_sigma"}
-# Storm's executors take the next tuple as soon as they finish one: an import idles for no time
-IMPORT_SETTINGS: dict[str, Any] = {"max_idle_time": new_settings().max_idle_time}
-# the cluster's Storm version (sets the defaults the capacity estimates assume: docs/storm.md, "Storm versions")
-STORM_VERSION_KEY = "stormbound.storm_version"
-SETTINGS_KEYS = ("tolerance", "max_idle_time", "init_queues", "emission")
-UNKNOWN_SPOUT_CLASS = "stormbound.placeholder.SpoutClass"
-UNKNOWN_BOLT_CLASS = "stormbound.placeholder.BoltClass"
-UNKNOWN_GROUPING_CLASS = "stormbound.placeholder.GroupingClass"
-PLACEHOLDER_VALUE = 1.0
-
-
-#: Storm takes parallelism and task counts as a Java int: larger values are refused
-STORM_MAX_INT = 2**31 - 1
-
-
-@dataclass
-class Vertex:
-    """One spout or bolt definition and the file it was read from."""
-
-    kind: str
-    id: str
-    class_name: str | None
-    parallelism: int | None  # None: not given (Flux uses 1)
-    file: Path
-    line: int
-    annotations: dict[str, Any] = field(default_factory=dict)
-    num_tasks: int | None = None  # numTasks: None when not given (Storm makes one task per executor)
-    tick_secs: Any = None  # its own config's topology.tick.tuple.freq.secs, if any
-
-
-@dataclass
-class Stream:
-    """One `streams` entry."""
-
-    source: str
-    target: str
-    grouping: str
-    fields: list[str]
-    stream_id: str | None
-    custom_class: str | None
-    file: Path
-    line: int
-    label: str
-
-
-@dataclass
-class FluxDocument:
-    """A Flux file with its includes merged, as Flux would build it."""
-
-    path: Path
-    name: str | None
-    config: dict[str, Any]
-    spouts: dict[str, Vertex]
-    bolts: dict[str, Vertex]
-    streams: list[Stream]
-    files: list[Path]
-    notes: list[str]
-
-
-@dataclass
-class FluxImport:
-    """The imported topology, what the import noticed, and the merged Flux document."""
-
-    topology: Topology
-    notes: list[str]
-    document: FluxDocument
 
 
 @dataclass
@@ -455,270 +360,3 @@ def _check_graph(doc: FluxDocument, config_lines: dict[str, int | None]) -> None
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise FluxError(doc.path, config_lines.get(key), f"config.{key}",
                             f"must be a whole number of at least {least}, not {value!r}")
-
-
-# ---- Flux -> Topology ----------------------------------------------------------
-
-def _annotation(vertex: Vertex, key: str, kind: type) -> Any:
-    if key not in vertex.annotations:
-        return None
-    value, line = vertex.annotations[key]
-    label = f"{vertex.kind}s.{vertex.id}.config.{ANNOTATION_PREFIX}{key}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise FluxError(vertex.file, line or vertex.line, label, f"must be a number, not {escape(repr(value))}")
-    if not math.isfinite(value):
-        raise FluxError(vertex.file, line or vertex.line, label, f"must be a finite number, not {value}")
-    try:
-        return kind(value)
-    except OverflowError:
-        raise FluxError(vertex.file, line or vertex.line, label, "number is too large") from None
-
-
-def _stream_values(vertex: Vertex) -> dict[str, float]:
-    """The `stormbound.stream_sigma` (bolt) or `stormbound.stream_ratio` (spout) mapping of a component."""
-    key = STREAM_ANNOTATIONS[vertex.kind]
-    if key not in vertex.annotations:
-        return {}
-    value, line = vertex.annotations[key]
-    label = f"{vertex.kind}s.{vertex.id}.config.{ANNOTATION_PREFIX}{key}"
-    if not isinstance(value, dict):
-        raise FluxError(vertex.file, line or vertex.line, label, "must be a mapping of stream names to numbers")
-    out: dict[str, float] = {}
-    for stream, number in value.items():
-        if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
-                or number < 0:
-            raise FluxError(vertex.file, line or vertex.line, f"{label}.{stream}",
-                            f"must be a finite number of at least 0, not {escape(repr(number))}")
-        out[str(stream)] = float(number)
-    return out
-
-
-def _declared_streams(doc: FluxDocument, vertex: Vertex) -> tuple[list[str], dict[str, float]]:
-    """Every `streamId` the file's streams read from `vertex` (and every stream its annotation names),
-    besides 'default', with the σ (ratio) annotated for it; the others stay unannotated."""
-    values = _stream_values(vertex)
-    names = {s.stream_id for s in doc.streams if s.source == vertex.id and s.stream_id not in (None, "default")}
-    names |= set(values) - {"default"}
-    return sorted(n for n in names if n is not None), {k: v for k, v in values.items() if k != "default"}
-
-
-def to_topology(doc: FluxDocument) -> FluxImport:
-    """The Stormbound topology Flux would deploy; timing Flux lacks stays unannotated."""
-    from app.core.layout import layered_layout
-
-    notes = list(doc.notes)
-    fed = {s.target for s in doc.streams}
-    feeding = {s.source for s in doc.streams if s.stream_id in (None, "default")}  # its default stream is read
-    spouts: list[dict[str, Any]] = []
-    for v in doc.spouts.values():
-        rate, burst = _annotation(v, "rate", float), _annotation(v, "burst", int)
-        spouts.append({"name": v.id, "rate": rate if rate is not None else PLACEHOLDER_VALUE,
-                       "burst": burst if burst is not None else 1,
-                       "class_name": None if v.class_name == UNKNOWN_SPOUT_CLASS else v.class_name,
-                       "executors": v.parallelism if v.parallelism is not None else 1,
-                       "unannotated": [k for k, x in (("rate", rate), ("burst", burst)) if x is None]})
-        spouts[-1]["streams"], spouts[-1]["stream_ratio"] = _declared_streams(doc, v)
-    bolts: list[dict[str, Any]] = []
-    checked: list[str] = []
-    for v in doc.bolts.values():
-        if v.id not in fed:
-            notes.append(f"bolts.{v.id}: no stream goes into it, so Flux does not add it to the topology: left out")
-            continue
-        alpha, sigma = _annotation(v, "alpha", float), _annotation(v, "sigma", float)
-        missing = [] if alpha is not None else ["alpha"]
-        if sigma is None and v.id in feeding:
-            missing.append("sigma")
-        bolts.append({"name": v.id, "alpha": alpha if alpha is not None else PLACEHOLDER_VALUE,
-                      "sigma": sigma if sigma is not None else (PLACEHOLDER_VALUE if v.id in feeding else 0.0),
-                      "parallelism": v.parallelism if v.parallelism is not None else 1,
-                      "class_name": None if v.class_name == UNKNOWN_BOLT_CLASS else v.class_name,
-                      "tasks": v.num_tasks, "unannotated": missing})
-        bolts[-1]["streams"], bolts[-1]["stream_sigma"] = _declared_streams(doc, v)
-        if v.annotations.get("checked", (False, None))[0] is True:
-            checked.append(v.id)
-    ticks = tick_spouts(doc, notes, PLACEHOLDER_VALUE)
-    spouts += ticks
-    subscriptions: dict[tuple[str, str, str | None], dict[str, Any]] = {}
-    for s in doc.streams:
-        if is_tick(s.source, s.stream_id):
-            s = replace(s, source=tick_name(s.target))
-        key = (s.source, s.target, s.stream_id)
-        if key in subscriptions:
-            notes.append(f"{s.label}: {s.source} -> {s.target} is declared again; Storm keeps only the last grouping")
-        subscriptions[key] = {"source": s.source, "target": s.target, "grouping": s.grouping, "fields": s.fields,
-                              "stream": s.stream_id,
-                              "custom_class": None if s.custom_class == UNKNOWN_GROUPING_CLASS else s.custom_class}
-        if s.grouping in ("all", "global", "direct", "custom"):
-            notes.append(f"{s.label}: {FLUX_GROUPING[s.grouping]} grouping into {s.target}: the model spreads "
-                         "tuples evenly over its tasks (see docs/storm.md)")
-    storm: dict[str, Any] = {attr: doc.config[key] for key, attr in STORM_SETTINGS.items()
-                             if doc.config.get(key) is not None}
-    settings: dict[str, Any] = dict(IMPORT_SETTINGS)
-    rest: dict[str, Any] = {}
-    for key, value in doc.config.items():
-        if key in STORM_SETTINGS:
-            continue
-        short = key.removeprefix(ANNOTATION_PREFIX)
-        if key == STORM_VERSION_KEY and value is not None:
-            storm["storm_version"] = str(value)
-        elif key.startswith(ANNOTATION_PREFIX) and short in SETTINGS_KEYS:
-            settings[short] = value
-        else:
-            rest[key] = value
-    storm["config"] = rest
-    data = {
-        "name": doc.name or doc.path.stem,
-        "spouts": spouts,
-        "bolts": bolts,
-        "subscriptions": list(subscriptions.values()),
-        "settings": settings,
-        "verification": {"checked": checked},
-        "storm": storm,
-    }
-    try:
-        topo = parse_topology(data)
-    except FormatError:
-        raise
-    except Exception as err:  # a value the model refuses (say a negative annotation): name the file
-        problems = getattr(err, "problems", None)
-        first = problems[0] if problems else Problem("", str(err))
-        raise FluxError(doc.path, None, first.path, first.message) from None
-    return FluxImport(topo.model_copy(update={"layout": layered_layout(topo)}), notes, doc)
-
-
-def import_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) -> FluxImport:
-    """Read a Flux file (with includes and substitutions) into a Topology; remembers where it came from."""
-    options = options or FluxOptions()
-    doc = read_flux(path, options)
-    result = to_topology(doc)
-    storm = result.topology.storm.model_copy(update={
-        "flux_file": str(Path(path).resolve()),
-        "flux_filter": str(options.filter.resolve()) if options.filter is not None else None,
-        "flux_env": options.env,
-        "flux_resources": [str(Path(r).resolve()) for r in options.resources],
-    })
-    result.topology = result.topology.model_copy(update={"storm": storm})
-    return result
-
-
-def _absolute(stored: str, folder: Path) -> Path:
-    path = Path(stored)
-    return path if path.is_absolute() else folder / path
-
-
-def resolved_paths(topo: Topology, document: str | os.PathLike[str] | None) -> Topology:
-    """`topo` with its Flux file, properties filter and resource folders as absolute paths: a relative one is
-    relative to the folder of the document it was read from (`import flux -o` writes them so, so that a folder
-    moved with its document and Flux file keeps them), else to the working folder."""
-    s = topo.storm
-    if not (s.flux_file or s.flux_filter or s.flux_resources):
-        return topo
-    folder = Path(document).resolve().parent if document is not None else Path.cwd()
-    update: dict[str, Any] = {
-        "flux_file": str(_absolute(s.flux_file, folder)) if s.flux_file else None,
-        "flux_filter": str(_absolute(s.flux_filter, folder)) if s.flux_filter else None,
-        "flux_resources": [str(_absolute(r, folder)) for r in s.flux_resources],
-    }
-    return topo.model_copy(update={"storm": s.model_copy(update=update)})
-
-
-def relative_paths(topo: Topology, document: str | os.PathLike[str]) -> Topology:
-    """`topo` (its paths absolute, or relative to the working folder) as written to `document`: the Flux file,
-    filter and resources relative to the document's folder where they can be (else absolute)."""
-    s = resolved_paths(topo, None).storm
-    folder = Path(document).resolve().parent
-
-    def rel(path: str) -> str:
-        try:
-            return os.path.relpath(path, folder)
-        except ValueError:  # another drive (Windows): keep it absolute
-            return path
-
-    update: dict[str, Any] = {"flux_file": rel(s.flux_file) if s.flux_file else None,
-                              "flux_filter": rel(s.flux_filter) if s.flux_filter else None,
-                              "flux_resources": [rel(r) for r in s.flux_resources]}
-    return topo.model_copy(update={"storm": s.model_copy(update=update)})
-
-
-def missing_flux_files(topo: Topology) -> list[tuple[str, str]]:
-    """(field, path) of each file or folder the document was imported with that is not there (paths resolved)."""
-    s = topo.storm
-
-    def there(path: str, folder: bool) -> bool:
-        try:
-            return Path(path).is_dir() if folder else Path(path).is_file()
-        except (OSError, ValueError):  # a name the system cannot take (too long, a NUL): not there
-            return False
-
-    out = []
-    if s.flux_file and not there(s.flux_file, False):
-        out.append(("storm.flux_file", s.flux_file))
-    if s.flux_filter and not there(s.flux_filter, False):
-        out.append(("storm.flux_filter", s.flux_filter))
-    out += [("storm.flux_resources", r) for r in s.flux_resources if not there(r, True)]
-    return out
-
-
-_HINT_WALK_LIMIT = 5000  # folders looked at when searching a project for a resource the file includes
-
-
-def find_resource_folder(flux: Path, rel: str) -> Path | None:
-    """A folder under the Flux file's folder or its parent that holds the classpath resource `rel` (as a Maven
-    project's src/main/resources does), searched breadth-first within a bound."""
-    seen = 0
-    for top in (flux.parent, flux.parent.parent):
-        queue = [top]
-        while queue and seen < _HINT_WALK_LIMIT:
-            folder = queue.pop(0)
-            seen += 1
-            if (folder / rel).is_file() and folder != flux.parent:
-                return folder
-            try:
-                queue += sorted(c for c in folder.iterdir() if c.is_dir() and not c.name.startswith("."))
-            except OSError:
-                continue
-    return None
-
-
-def import_command(path: str | os.PathLike[str]) -> str:
-    """The `stormbound import flux` command a Flux file needs (the hint of `check FILE.flux`): `--resources DIR`
-    for a classpath resource it includes that is not beside it (with the folder found in the project, else
-    DIR), `--filter`/`--env` when a number in it comes from ${...}."""
-    flux = Path(path)
-    stem = flux.name.split(".")[0] or "topology"
-    options = FluxOptions()
-    extra: list[str] = []
-    for _ in range(5):  # one missing resource folder at a time
-        try:
-            result = import_flux(flux, options)
-        except FluxError as err:
-            match = re.search(r"resource (\S+) not found", err.message)
-            if match is None:  # a number from ${...} needs its properties file or the environment
-                extra += ["--filter FILE.properties"] if "--filter" in err.message else []
-                extra += ["--env"] if "--env" in err.message else []
-                break
-            rel = match.group(1).lstrip("/")
-            found = find_resource_folder(flux.resolve(), rel)
-            if found is None:
-                extra.append(f"--resources DIR  # DIR: the folder holding the classpath resource /{rel}")
-                break
-            options = replace(options, resources=[*options.resources, found])
-            extra.insert(len(options.resources) - 1, f"--resources {found}")
-            continue
-        del result  # it imports: a ${...} left in a config string is left as Flux leaves it (the import notes it)
-        break
-    options_text = "".join(f" {e}" for e in extra if "#" not in e)
-    command = f"stormbound import flux {os.fspath(path)}{options_text} -o {stem}.storm.json"
-    comments = [e.split("#", 1)[1].strip() for e in extra if "#" in e]
-    if comments:
-        command = f"stormbound import flux {os.fspath(path)}{options_text} --resources DIR -o {stem}.storm.json " \
-                  f"({'; '.join(comments)})"
-    return command
-
-
-def options_of(topo: Topology) -> FluxOptions:
-    """The options a document was imported with (to read its Flux file again)."""
-    s = topo.storm
-    return FluxOptions(filter=Path(s.flux_filter) if s.flux_filter else None, env=s.flux_env,
-                       resources=[Path(r) for r in s.flux_resources])
-

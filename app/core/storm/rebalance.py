@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from app.core.formats.flux import FluxDocument
+    from app.core.storm.flux.model import FluxDocument
     from app.core.topology import Topology
 
 

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.formats.flux import options_of, read_flux
-from app.core.formats.flux_ticks import TICK_PREFIX, is_tick
-from app.core.formats.flux_yaml import (
+from app.core.storm.flux.origin import options_of
+from app.core.storm.flux.parser import read_flux
+from app.core.storm.flux.ticks import TICK_PREFIX, is_tick
+from app.core.storm.flux.yaml_text import (
     FluxError,
     FluxOptions,
     check_tree,
@@ -151,51 +152,78 @@ def _placeholder_source(raw_line: str, properties: Path | None) -> str:
     return f"comes from ${{{key}}}: change {key} in the properties file {where}"
 
 
+@dataclass
+class _Scan:
+    """The parsing events of one file: its spouts' and bolts' mappings (by ("spouts" or "bolts", index)), the
+    anchored values and the aliases (each with its path)."""
+
+    items: dict[tuple[str, int], _Item] = field(default_factory=dict)
+    anchors: dict[str, tuple[tuple[Any, ...], Any]] = field(default_factory=dict)
+    aliases: list[tuple[tuple[Any, ...], Any]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, text: str) -> _Scan:
+        scan = cls()
+        items = scan.items
+        for role, path_, ev in _walk(text):
+            name = type(ev).__name__
+            in_list = len(path_) >= 2 and path_[0] in ("spouts", "bolts") and isinstance(path_[1], int)
+            if role == "value" and len(path_) == 2 and in_list and name == "MappingStartEvent":
+                items[(path_[0], path_[1])] = _Item(ev, bool(ev.flow_style))
+            elif role == "end" and len(path_) == 2 and (path_[0], path_[1]) in items:
+                items[(path_[0], path_[1])].end = ev
+            elif len(path_) == 3 and in_list and (path_[0], path_[1]) in items:
+                item = items[(path_[0], path_[1])]
+                (item.keys if role == "key" else item.values)[str(path_[2])] = ev
+            if role == "value" and getattr(ev, "anchor", None) and name != "AliasEvent":
+                scan.anchors[ev.anchor] = (path_, ev)
+            if name == "AliasEvent":
+                scan.aliases.append((path_, ev))
+        return scan
+
+    @staticmethod
+    def ident(item: _Item) -> str | None:
+        ev = item.values.get("id")
+        return ev.value if ev is not None and type(ev).__name__ == "ScalarEvent" else None
+
+    def by_id(self) -> dict[tuple[str, str], _Item]:
+        """The mappings by ("spouts" or "bolts", id)."""
+        where: dict[tuple[str, str], _Item] = {}
+        for (key, _index), item in self.items.items():
+            name = self.ident(item)
+            if name is not None:
+                where[(key, name)] = item
+        return where
+
+    def owner(self, path_: tuple[Any, ...]) -> tuple[str, str] | None:
+        """The component whose `parallelism` is at `path_`, if it is one."""
+        if len(path_) == 3 and path_[2] == "parallelism" and (path_[0], path_[1]) in self.items:
+            name = self.ident(self.items[(path_[0], path_[1])])
+            return (path_[0], name) if name is not None else None
+        return None
+
+
 def _plan_file(path: Path, raw: str, text: str, wanted: dict[tuple[str, str], int],
                current: dict[tuple[str, str], int], properties: Path | None = None,
                raised: dict[str, int] | None = None) -> tuple[str, list[str]]:
     """The repaired raw text of one file: `wanted` parallelism for its spouts and bolts (by ("spouts" or "bolts",
     id)); `current` holds every component's value in the file."""
-    items: dict[tuple[str, int], _Item] = {}
-    anchors: dict[str, tuple[tuple[Any, ...], Any]] = {}
-    aliases: list[tuple[tuple[Any, ...], Any]] = []
-    for role, path_, ev in _walk(text):
-        name = type(ev).__name__
-        in_list = len(path_) >= 2 and path_[0] in ("spouts", "bolts") and isinstance(path_[1], int)
-        if role == "value" and len(path_) == 2 and in_list and name == "MappingStartEvent":
-            items[(path_[0], path_[1])] = _Item(ev, bool(ev.flow_style))
-        elif role == "end" and len(path_) == 2 and (path_[0], path_[1]) in items:
-            items[(path_[0], path_[1])].end = ev
-        elif len(path_) == 3 and in_list and (path_[0], path_[1]) in items:
-            item = items[(path_[0], path_[1])]
-            (item.keys if role == "key" else item.values)[str(path_[2])] = ev
-        if role == "value" and getattr(ev, "anchor", None) and name != "AliasEvent":
-            anchors[ev.anchor] = (path_, ev)
-        if name == "AliasEvent":
-            aliases.append((path_, ev))
+    edits, changes = _edits(path, text, _Scan.of(text), wanted, current, raised)
+    return _apply_to_raw(path, raw, text, edits, properties), changes
 
-    def ident(item: _Item) -> str | None:
-        ev = item.values.get("id")
-        return ev.value if ev is not None and type(ev).__name__ == "ScalarEvent" else None
 
-    where: dict[tuple[str, str], _Item] = {}
-    for (key, _index), item in items.items():
-        name = ident(item)
-        if name is not None:
-            where[(key, name)] = item
+def _edits(path: Path, text: str, scan: _Scan, wanted: dict[tuple[str, str], int],
+           current: dict[tuple[str, str], int],
+           raised: dict[str, int] | None) -> tuple[list[tuple[int, int, str]], list[str]]:
+    """The edits of the substituted text (start, end, replacement) that give each component its `wanted`
+    parallelism (and an alias of a changed anchor its own value), with the changes they make."""
+    where = scan.by_id()
 
     def final(kind: str, name: str) -> int:
         return wanted.get((kind, name), current.get((kind, name), 1))
 
-    def owner(path_: tuple[Any, ...]) -> tuple[str, str] | None:
-        if len(path_) == 3 and path_[2] == "parallelism" and (path_[0], path_[1]) in items:
-            name = ident(items[(path_[0], path_[1])])
-            return (path_[0], name) if name is not None else None
-        return None
-
     edits: list[tuple[int, int, str]] = []
     changes: list[str] = []
-    lines = text.splitlines()
     for (kind_of, bolt), n in wanted.items():
         item = where.get((kind_of, bolt))
         if item is None:
@@ -206,23 +234,14 @@ def _plan_file(path: Path, raw: str, text: str, wanted: dict[tuple[str, str], in
         if _raise_tasks(path, text, item, f"{kind_of}.{bolt}", n, edits, changes) and raised is not None:
             raised[bolt] = n
         if ev is None:
-            if item.flow:
-                at = item.end.start_mark.index
-                edits.append((at, at, f", parallelism: {n}"))
-            else:
-                id_end = item.values["id"].end_mark.line
-                column = item.keys["id"].start_mark.column
-                starts = _offsets(text)
-                at = starts[id_end + 1] if id_end + 1 < len(starts) else len(text)
-                prefix = "" if at == 0 or text[at - 1] == "\n" else "\n"
-                edits.append((at, at, f"{prefix}{' ' * column}parallelism: {n}\n"))
+            edits.append(_added_parallelism(text, item, n))
             changes.append(f"{label}: {old} -> {n} (added)")
             continue
         kind = type(ev).__name__
         line = ev.start_mark.line + 1
         if kind == "AliasEvent":
-            anchor = anchors.get(ev.anchor)
-            held = owner(anchor[0]) if anchor else None
+            anchor = scan.anchors.get(ev.anchor)
+            held = scan.owner(anchor[0]) if anchor else None
             shared = final(*held) if held is not None else None
             if shared != n:
                 edits.append((ev.start_mark.index, ev.end_mark.index, str(n)))
@@ -234,10 +253,10 @@ def _plan_file(path: Path, raw: str, text: str, wanted: dict[tuple[str, str], in
         edits.append((start, end, str(n)))
         changes.append(f"{label}: {old} -> {n}")
         if ev.anchor:
-            for alias_path, alias in aliases:
+            for alias_path, alias in scan.aliases:
                 if alias.anchor != ev.anchor:
                     continue
-                held = owner(alias_path)
+                held = scan.owner(alias_path)
                 if held is None:
                     shown = ".".join(str(p) for p in alias_path)
                     raise FluxError(path, alias.start_mark.line + 1, shown,
@@ -246,7 +265,28 @@ def _plan_file(path: Path, raw: str, text: str, wanted: dict[tuple[str, str], in
                 if held == (kind_of, bolt) or final(*held) == n:
                     continue
                 edits.append((alias.start_mark.index, alias.end_mark.index, str(final(*held))))
-    # the edits were found in the substituted text; the raw file must agree on those lines
+    return edits, changes
+
+
+def _added_parallelism(text: str, item: _Item, n: int) -> tuple[int, int, str]:
+    """The edit that gives a mapping without `parallelism` one: in a flow mapping at its end, else a line after its
+    `id`."""
+    if item.flow:
+        at = item.end.start_mark.index
+        return (at, at, f", parallelism: {n}")
+    id_end = item.values["id"].end_mark.line
+    column = item.keys["id"].start_mark.column
+    starts = _offsets(text)
+    at = starts[id_end + 1] if id_end + 1 < len(starts) else len(text)
+    prefix = "" if at == 0 or text[at - 1] == "\n" else "\n"
+    return (at, at, f"{prefix}{' ' * column}parallelism: {n}\n")
+
+
+def _apply_to_raw(path: Path, raw: str, text: str, edits: list[tuple[int, int, str]],
+                  properties: Path | None) -> str:
+    """The raw file with the edits found in the substituted text: the raw file must agree on their lines (a value
+    from ${...} is named with where it comes from)."""
+    lines = text.splitlines()
     raw_lines = raw.splitlines()
     starts = _offsets(text)
     raw_starts = _offsets(raw)
@@ -276,7 +316,7 @@ def _plan_file(path: Path, raw: str, text: str, wanted: dict[tuple[str, str], in
     after = raw
     for start, end, replacement in sorted(mapped, reverse=True):
         after = after[:start] + replacement + after[end:]
-    return after, changes
+    return after
 
 
 def _raise_tasks(path: Path, text: str, item: _Item, label: str, n: int, edits: list[tuple[int, int, str]],

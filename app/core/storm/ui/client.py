@@ -5,7 +5,7 @@ JSON reply under the readers' limits: one deadline covers connecting, the header
 body (a reply that drips is cut), redirects are followed only to the same scheme, host and
 port (credentials are never sent elsewhere; another host or a loop is named), basic auth or
 a bearer token, TLS verification on. Every failure is a :class:`StormUIError`: one line
-naming the URL and what went wrong. What the replies mean is :mod:`app.core.formats.storm_ui`.
+naming the URL and what went wrong. What the replies mean is app/core/storm/ui/reader.py.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from http.client import HTTPException, IncompleteRead
-from typing import Any
+from http.client import HTTPException, HTTPMessage, HTTPResponse, IncompleteRead
+from typing import IO, Any
 
 from pydantic import BaseModel
 
@@ -85,7 +85,8 @@ class _OtherHost(Exception):
 class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
     """Follow redirects on the same scheme, host and port; a redirect elsewhere is named, not followed."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, ANN201 - urllib's signature
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
+                         headers: HTTPMessage, newurl: str) -> urllib.request.Request | None:
         old, moved = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
         if (old.scheme, old.netloc) != (moved.scheme, moved.netloc):
             raise _OtherHost(newurl)
@@ -130,7 +131,7 @@ class _HTTPHandler(urllib.request.HTTPHandler):
         super().__init__()
         self.connections = connections
 
-    def http_open(self, req):  # noqa: ANN001, ANN201 - urllib's signature
+    def http_open(self, req: urllib.request.Request) -> HTTPResponse:
         return self.do_open(_tracked(http.client.HTTPConnection, self.connections), req)
 
 
@@ -138,10 +139,11 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
     def __init__(self, connections: _Connections, context: ssl.SSLContext):
         super().__init__(context=context)
         self.connections = connections
+        self.context = context
 
-    def https_open(self, req):  # noqa: ANN001, ANN201 - urllib's signature
+    def https_open(self, req: urllib.request.Request) -> HTTPResponse:
         return self.do_open(_tracked(http.client.HTTPSConnection, self.connections), req,
-                            context=self._context)
+                            context=self.context)
 
 
 class StormUIClient:
@@ -229,7 +231,8 @@ class StormUIClient:
         self._connections.abort()  # nothing is kept open between requests
         if "error" in found:
             raise found["error"]
-        return found["reply"]
+        reply: tuple[bytes, str] = found["reply"]
+        return reply
 
     def _fetch(self, url: str, request: urllib.request.Request, auth: bool) -> tuple[bytes, str]:
         try:

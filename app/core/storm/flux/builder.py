@@ -1,0 +1,199 @@
+"""Building our Topology from a Flux definition, as Flux's FluxBuilder builds Storm's: each spout and bolt with the
+values annotated in its config (else placeholders listed as not annotated: Flux has no timing), the tick tuples'
+timer sources (app/core/storm/flux/ticks.py), the subscriptions and the Storm settings.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from app.core.formats import FormatError
+from app.core.formats.limits import escape
+from app.core.storm.flux.model import (
+    ANNOTATION_PREFIX,
+    FLUX_GROUPING,
+    IMPORT_SETTINGS,
+    PLACEHOLDER_VALUE,
+    SETTINGS_KEYS,
+    STORM_SETTINGS,
+    STORM_VERSION_KEY,
+    STREAM_ANNOTATIONS,
+    UNKNOWN_BOLT_CLASS,
+    UNKNOWN_GROUPING_CLASS,
+    UNKNOWN_SPOUT_CLASS,
+    FluxDocument,
+    Vertex,
+)
+from app.core.storm.flux.parser import read_flux
+from app.core.storm.flux.ticks import is_tick, tick_name, tick_spouts
+from app.core.storm.flux.yaml_text import FluxError, FluxOptions
+from app.core.topology import Problem, Topology, parse_topology
+
+
+@dataclass
+class FluxImport:
+    """The imported topology, what the import noticed, and the merged Flux document."""
+
+    topology: Topology
+    notes: list[str]
+    document: FluxDocument
+
+
+def _annotation(vertex: Vertex, key: str, kind: type) -> Any:
+    if key not in vertex.annotations:
+        return None
+    value, line = vertex.annotations[key]
+    label = f"{vertex.kind}s.{vertex.id}.config.{ANNOTATION_PREFIX}{key}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise FluxError(vertex.file, line or vertex.line, label, f"must be a number, not {escape(repr(value))}")
+    if not math.isfinite(value):
+        raise FluxError(vertex.file, line or vertex.line, label, f"must be a finite number, not {value}")
+    try:
+        return kind(value)
+    except OverflowError:
+        raise FluxError(vertex.file, line or vertex.line, label, "number is too large") from None
+
+
+def _stream_values(vertex: Vertex) -> dict[str, float]:
+    """The `stormbound.stream_sigma` (bolt) or `stormbound.stream_ratio` (spout) mapping of a component."""
+    key = STREAM_ANNOTATIONS[vertex.kind]
+    if key not in vertex.annotations:
+        return {}
+    value, line = vertex.annotations[key]
+    label = f"{vertex.kind}s.{vertex.id}.config.{ANNOTATION_PREFIX}{key}"
+    if not isinstance(value, dict):
+        raise FluxError(vertex.file, line or vertex.line, label, "must be a mapping of stream names to numbers")
+    out: dict[str, float] = {}
+    for stream, number in value.items():
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
+                or number < 0:
+            raise FluxError(vertex.file, line or vertex.line, f"{label}.{stream}",
+                            f"must be a finite number of at least 0, not {escape(repr(number))}")
+        out[str(stream)] = float(number)
+    return out
+
+
+def _declared_streams(doc: FluxDocument, vertex: Vertex) -> tuple[list[str], dict[str, float]]:
+    """Every `streamId` the file's streams read from `vertex` (and every stream its annotation names),
+    besides 'default', with the σ (ratio) annotated for it; the others stay unannotated."""
+    values = _stream_values(vertex)
+    names = {s.stream_id for s in doc.streams if s.source == vertex.id and s.stream_id not in (None, "default")}
+    names |= set(values) - {"default"}
+    return sorted(n for n in names if n is not None), {k: v for k, v in values.items() if k != "default"}
+
+
+def to_topology(doc: FluxDocument) -> FluxImport:
+    """The Stormbound topology Flux would deploy; timing Flux lacks stays unannotated."""
+    from app.core.layout import layered_layout
+
+    notes = list(doc.notes)
+    fed = {s.target for s in doc.streams}
+    feeding = {s.source for s in doc.streams if s.stream_id in (None, "default")}  # its default stream is read
+    spouts: list[dict[str, Any]] = []
+    for v in doc.spouts.values():
+        rate, burst = _annotation(v, "rate", float), _annotation(v, "burst", int)
+        spouts.append({"name": v.id, "rate": rate if rate is not None else PLACEHOLDER_VALUE,
+                       "burst": burst if burst is not None else 1,
+                       "class_name": None if v.class_name == UNKNOWN_SPOUT_CLASS else v.class_name,
+                       "executors": v.parallelism if v.parallelism is not None else 1,
+                       "unannotated": [k for k, x in (("rate", rate), ("burst", burst)) if x is None]})
+        spouts[-1]["streams"], spouts[-1]["stream_ratio"] = _declared_streams(doc, v)
+    bolts: list[dict[str, Any]] = []
+    checked: list[str] = []
+    for v in doc.bolts.values():
+        if v.id not in fed:
+            notes.append(f"bolts.{v.id}: no stream goes into it, so Flux does not add it to the topology: left out")
+            continue
+        alpha, sigma = _annotation(v, "alpha", float), _annotation(v, "sigma", float)
+        missing = [] if alpha is not None else ["alpha"]
+        if sigma is None and v.id in feeding:
+            missing.append("sigma")
+        bolts.append({"name": v.id, "alpha": alpha if alpha is not None else PLACEHOLDER_VALUE,
+                      "sigma": sigma if sigma is not None else (PLACEHOLDER_VALUE if v.id in feeding else 0.0),
+                      "parallelism": v.parallelism if v.parallelism is not None else 1,
+                      "class_name": None if v.class_name == UNKNOWN_BOLT_CLASS else v.class_name,
+                      "tasks": v.num_tasks, "unannotated": missing})
+        bolts[-1]["streams"], bolts[-1]["stream_sigma"] = _declared_streams(doc, v)
+        if v.annotations.get("checked", (False, None))[0] is True:
+            checked.append(v.id)
+    ticks = tick_spouts(doc, notes, PLACEHOLDER_VALUE)
+    spouts += ticks
+    subscriptions = _subscriptions(doc, notes)
+    storm, settings = _storm_and_settings(doc)
+    data = {
+        "name": doc.name or doc.path.stem,
+        "spouts": spouts,
+        "bolts": bolts,
+        "subscriptions": subscriptions,
+        "settings": settings,
+        "verification": {"checked": checked},
+        "storm": storm,
+    }
+    try:
+        topo = parse_topology(data)
+    except FormatError:
+        raise
+    except Exception as err:  # a value the model refuses (say a negative annotation): name the file
+        problems = getattr(err, "problems", None)
+        first = problems[0] if problems else Problem("", str(err))
+        raise FluxError(doc.path, None, first.path, first.message) from None
+    return FluxImport(topo.model_copy(update={"layout": layered_layout(topo)}), notes, doc)
+
+
+def _subscriptions(doc: FluxDocument, notes: list[str]) -> list[dict[str, Any]]:
+    """The streams as subscriptions (tick tuples from the bolt's timer source); a stream declared again replaces the
+    earlier one, as in Storm, and is noted, as is a grouping the model spreads evenly."""
+    subscriptions: dict[tuple[str, str, str | None], dict[str, Any]] = {}
+    for s in doc.streams:
+        if is_tick(s.source, s.stream_id):
+            s = replace(s, source=tick_name(s.target))
+        key = (s.source, s.target, s.stream_id)
+        if key in subscriptions:
+            notes.append(f"{s.label}: {s.source} -> {s.target} is declared again; Storm keeps only the last grouping")
+        subscriptions[key] = {"source": s.source, "target": s.target, "grouping": s.grouping, "fields": s.fields,
+                              "stream": s.stream_id,
+                              "custom_class": None if s.custom_class == UNKNOWN_GROUPING_CLASS else s.custom_class}
+        if s.grouping in ("all", "global", "direct", "custom"):
+            notes.append(f"{s.label}: {FLUX_GROUPING[s.grouping]} grouping into {s.target}: the model spreads "
+                         "tuples evenly over its tasks (see docs/storm.md)")
+    return list(subscriptions.values())
+
+
+def _storm_and_settings(doc: FluxDocument) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The document's `storm` (the four Storm settings, the Storm version, the rest of the config kept) and its
+    settings (an import's, with those the file's `stormbound.*` config gives)."""
+    storm: dict[str, Any] = {attr: doc.config[key] for key, attr in STORM_SETTINGS.items()
+                             if doc.config.get(key) is not None}
+    settings: dict[str, Any] = dict(IMPORT_SETTINGS)
+    rest: dict[str, Any] = {}
+    for key, value in doc.config.items():
+        if key in STORM_SETTINGS:
+            continue
+        short = key.removeprefix(ANNOTATION_PREFIX)
+        if key == STORM_VERSION_KEY and value is not None:
+            storm["storm_version"] = str(value)
+        elif key.startswith(ANNOTATION_PREFIX) and short in SETTINGS_KEYS:
+            settings[short] = value
+        else:
+            rest[key] = value
+    storm["config"] = rest
+    return storm, settings
+
+
+def import_flux(path: str | os.PathLike[str], options: FluxOptions | None = None) -> FluxImport:
+    """Read a Flux file (with includes and substitutions) into a Topology; remembers where it came from."""
+    options = options or FluxOptions()
+    doc = read_flux(path, options)
+    result = to_topology(doc)
+    storm = result.topology.storm.model_copy(update={
+        "flux_file": str(Path(path).resolve()),
+        "flux_filter": str(options.filter.resolve()) if options.filter is not None else None,
+        "flux_env": options.env,
+        "flux_resources": [str(Path(r).resolve()) for r in options.resources],
+    })
+    result.topology = result.topology.model_copy(update={"storm": storm})
+    return result
