@@ -28,7 +28,7 @@ FIRST_MATCHES = 20  # matches listed in words; the counts cover them all
 def check_output(args: argparse.Namespace, option: str, out: str, suffixes: tuple[str, ...], what: str) -> Path:
     """The output path, refused early (exit 2) for an unknown extension, or by the one writer's checks
     (an input, a folder, a device, an existing file without --force, a place that cannot be written)."""
-    from app.cli.common import check_output_file
+    from app.cli.outputs import check_output_file
     from app.core.topology import one_line
 
     path = Path(out)
@@ -40,8 +40,8 @@ def check_output(args: argparse.Namespace, option: str, out: str, suffixes: tupl
 
 
 def write_output(args: argparse.Namespace, option: str, path: Path, data: bytes) -> None:
-    """Write through the one writer (app/cli/common.write_output_file): one line on any refusal (exit 2)."""
-    from app.cli.common import write_output_file
+    """Write through the one writer (app/cli/outputs.write_output_file): one line on any refusal (exit 2)."""
+    from app.cli.outputs import write_output_file
 
     write_output_file(args, option, str(path), data)
 
@@ -51,18 +51,6 @@ def add_report_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report", metavar="OUT.html",
                    help="also write one self-contained HTML report: queue plots (measured and the model's "
                         "prediction), model versus measured, reliability, monitor pattern matches")
-
-
-def _small_enough(args: argparse.Namespace) -> str | None:
-    """None when the log is read in this process; else why the in-process checks are left out."""
-    from app.measure.engine_choice import EngineError, choose_engine
-
-    try:
-        choice = choose_engine(args.log, args.engine, spark_requested=args.master is not None,
-                               max_events=args.local_max_events, max_mb=args.local_max_mb)
-    except EngineError as err:
-        return str(err)
-    return None if choice.engine == "embedded" else choice.reason
 
 
 def _reliability(args: argparse.Namespace, topo: Topology | None) -> ReliabilityReport | Section:
@@ -155,11 +143,12 @@ def queue_plots(analysis: Analysis, comparison: Comparison | None) -> dict[str, 
 def write_run_report(args: argparse.Namespace, analysis: Analysis, comparison: Comparison | None,
                      topo: Topology | None) -> Path:
     """Write the HTML report of `args.report` (checked by `check_output` before the analysis ran)."""
+    from app.cli.engine import in_this_process
     from app.core.topology import unannotated_problems
     from app.measure.report import Section, render_report
 
     path = Path(args.report)
-    too_large = _small_enough(args)
+    too_large = in_this_process(args)
     notes: list[str] = []
     if too_large is None:
         reliability: ReliabilityReport | Section = _reliability(args, topo)
