@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from typing import Any, NoReturn
 
@@ -22,7 +21,6 @@ EXIT_INTERNAL = 3
 EXIT_UNKNOWN = 4  # verify: no answer within the limits (time limit, solver gave up)
 
 RESULT_FORMAT = "stormbound-result/1"  # the `format` of every --json document (docs/formats.md)
-log = logging.getLogger("stormbound.cli")
 
 
 class UsageError(StormboundError):
