@@ -48,18 +48,19 @@ def open_engine(args: argparse.Namespace) -> LogEngine:
     return engine
 
 
-def in_this_process(args: argparse.Namespace) -> str | None:
-    """None when the engine for the log of `args` is the embedded one (the log is read in this process);
-    else why not (a bad setting, or why it goes to Spark). Says nothing."""
+def in_this_process(args: argparse.Namespace) -> LogEngine | str:
+    """The factory's engine for the log of `args` when it reads the log in this process (no Spark offered);
+    else why not (a bad setting, or why the log goes to Spark). Says nothing."""
     from app.measure.engine_choice import EngineError
-    from app.spark.log_engine import choose
+    from app.spark.log_engine import SparkNeeded, open_log_engine
 
     try:
-        choice = choose(args.log, args.engine, spark_requested=args.master is not None,
-                        max_events=args.local_max_events, max_mb=args.local_max_mb)
+        return open_log_engine(args.log, args.engine, spark=None, spark_requested=args.master is not None,
+                               max_events=args.local_max_events, max_mb=args.local_max_mb)
     except EngineError as err:
         return str(err)
-    return None if choice.engine == "embedded" else choice.reason
+    except SparkNeeded as err:
+        return err.choice.reason
 
 
 @contextlib.contextmanager

@@ -17,6 +17,7 @@ from app.cli.common import UsageError
 if TYPE_CHECKING:
     from app.core.topology import Topology
     from app.measure.analysis import Analysis
+    from app.measure.log_engine import LogEngine
     from app.measure.model_vs_measured import Comparison
     from app.measure.reliability import ReliabilityReport
     from app.measure.report import PatternSummary, Section
@@ -53,8 +54,8 @@ def add_report_option(p: argparse.ArgumentParser) -> None:
                         "prediction), model versus measured, reliability, monitor pattern matches")
 
 
-def _reliability(args: argparse.Namespace, topo: Topology | None) -> ReliabilityReport | Section:
-    from app.measure.reliability import ReliabilityConfig, check_reliability_path_local, run_settings
+def _reliability(args: argparse.Namespace, topo: Topology | None, engine: LogEngine) -> ReliabilityReport | Section:
+    from app.measure.reliability import ReliabilityConfig, run_settings
     from app.measure.report import Section
 
     path = Path(args.log)
@@ -68,7 +69,7 @@ def _reliability(args: argparse.Namespace, topo: Topology | None) -> Reliability
     else:
         config = ReliabilityConfig(**settings)
     try:
-        return check_reliability_path_local(str(path.resolve()), config, args.time_unit)
+        return engine.reliability(str(path.resolve()), config, time_unit=args.time_unit)
     except (OSError, ValueError) as err:  # an EventLogError (a log that cannot decide) is a ValueError
         return Section(title="Reliability", reason=f"not checked: {err}")
 
@@ -148,13 +149,13 @@ def write_run_report(args: argparse.Namespace, analysis: Analysis, comparison: C
     from app.measure.report import Section, render_report
 
     path = Path(args.report)
-    too_large = in_this_process(args)
+    engine = in_this_process(args)
     notes: list[str] = []
-    if too_large is None:
-        reliability: ReliabilityReport | Section = _reliability(args, topo)
+    if not isinstance(engine, str):
+        reliability: ReliabilityReport | Section = _reliability(args, topo, engine)
         patterns: PatternSummary | Section = _patterns(args)
     else:
-        why = f"not checked in this process ({too_large}): run `stormbound %s` on the log"
+        why = f"not checked in this process ({engine}): run `stormbound %s` on the log"
         reliability = Section(title="Reliability", reason=why % "reliability")
         patterns = Section(title="Pattern matches", reason=why % "cep monitors")
     if topo is not None and comparison is None:

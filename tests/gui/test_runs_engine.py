@@ -104,3 +104,26 @@ def test_the_attached_spark_is_the_factorys_spark_engine(tmp_path: Path) -> None
     assert host.requests[-1] == ("analyze", {"path": str(path.resolve()), "time_unit": "s", "bin_s": 1.0,
                                              "growth_floor": 0.05})
     assert RunsController.engine_for(path, None, "embedded").name == "embedded"
+
+
+def test_the_reports_reliability_comes_from_the_factorys_engine(tmp_path: Path, monkeypatch) -> None:
+    """`analyze --report` checks the log in this process only with the engine the factory gives for it."""
+    from app.cli import main
+    from app.measure.reliability import ReliabilityConfig, check_reliability_local
+    from app.spark import log_engine
+    from tests.unit.test_log_engine import FakeEngine
+
+    path = _write_known(tmp_path)
+
+    class Fake(FakeEngine):
+        def reliability(self, log, config, **kwargs):
+            self.calls.append("reliability")
+            report = check_reliability_local(known_log().events, ReliabilityConfig(ackers=0))
+            return report.model_copy(update={"notes": ["checked by the fake engine"]})
+
+    fake = Fake(path)
+    monkeypatch.setitem(log_engine.ENGINE_BUILDERS, "embedded", lambda choice, spark: fake)
+    out = tmp_path / "report.html"
+    assert main(["analyze", str(path), "--report", str(out), "--json"]) == 0
+    assert fake.calls == ["analyze", "reliability"]
+    assert "checked by the fake engine" in out.read_text()

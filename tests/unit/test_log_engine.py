@@ -134,3 +134,19 @@ def test_the_cli_reads_a_log_only_through_the_factory(ten_events: Path, fake_eng
     main(["reliability", str(ten_events), "--json"])
     assert json.loads(capsys.readouterr().out)["notes"] == ["from the fake engine"]
     assert fake_engine.calls == ["analyze", "reliability"]
+
+
+def test_the_report_checks_in_this_process_only_with_the_embedded_engine(ten_events: Path,
+                                                                         fake_engine: FakeEngine) -> None:
+    from argparse import Namespace
+
+    from app.cli.engine import in_this_process
+
+    def args(**given: Any) -> Namespace:
+        return Namespace(**{"log": str(ten_events), "engine": "auto", "master": None, "local_max_events": None,
+                            "local_max_mb": None, **given})
+
+    assert in_this_process(args()) is fake_engine  # the factory's engine: no Spark is started for a report
+    assert in_this_process(args(local_max_events=5)) == "10 records, more than 5"
+    assert in_this_process(args(master="local[2]")) == "a Spark master was given"
+    assert in_this_process(args(engine="gpu")).startswith("--engine gpu")
