@@ -10,7 +10,7 @@ violations to find; B's queue grows slowly. (`--log DIR` reuses a folder written
 Then, over that one Parquet log:
 
 * Spark: a Spark host started exactly as `stormbound analyze/reliability --master M` starts
-  it (app.cli.common.start_spark_host: same environment, driver memory and settings, no tuning of our
+  it (app.cli.spark_jobs.start_spark_host: same environment, driver memory and settings, no tuning of our
   own), and the same requests (`analyze`, `reliability`) the CLI sends. Reported: wall
   time, CPU time of the JVM, and the JVM's peak resident memory (VmHWM).
 * one process: the embedded engine (`--engine embedded`, DuckDB: app.measure.analysis.analyze_path_local,
@@ -159,7 +159,7 @@ def _load() -> float:
 
 def spark_steps(master: str, log: Path, steps: list[str]) -> dict[str, dict[str, Any]]:
     """Time `analyze` and `reliability` through a Spark host started as the CLI starts it."""
-    from app.cli.common import start_spark_host  # the CLI's own entry point: same environment and settings
+    from app.cli.spark_jobs import start_spark_host
 
     out: dict[str, dict[str, Any]] = {}
     began = time.perf_counter()

@@ -7,7 +7,9 @@ stderr, `FILE: element.field: problem`), 3 internal error, 4 `verify` could not 
 carrying `"format": "stormbound-result/1"` and its `kind`. Global options (-v, --log-file,
 -q) route the `stormbound` loggers. Heavy modules (z3, Qt, Spark) are imported inside the
 command that needs them, so `check` starts fast. The helpers the subcommands share live in
-app/cli/common.py (public here too); no subcommand imports another one's private names.
+app/cli/common.py (exit codes, usage error, parser, result documents), options.py, inputs.py,
+outputs.py, spark_jobs.py, engine.py (the engine reading a run's log) and console.py (the main
+ones public here too); no subcommand imports another one's private names.
 """
 
 from __future__ import annotations
@@ -29,28 +31,22 @@ from app.cli.common import (
     RESULT_FORMAT,
     Parser,
     UsageError,
-    add_log_options,
-    add_spark_options,
-    call_spark_host,
-    check_log_file,
-    choose_log_engine,
     error_document,
-    log_arg,
     print_json,
     print_result,
-    read_topology,
-    require_log,
-    run_topology,
-    setup_logging,
-    start_spark_host,
     table,
 )
+from app.cli.console import setup_logging
+from app.cli.engine import open_engine
+from app.cli.inputs import add_log_options, log_arg, read_topology, require_log, run_topology
+from app.cli.outputs import check_log_file
+from app.cli.spark_jobs import add_spark_options, call_spark_host, start_spark_host
 from app.core.errors import StormboundError
 from app.core.topology import TopologyError, one_line
 
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_FOUND", "EXIT_INTERNAL", "EXIT_OK", "EXIT_UNKNOWN", "RESULT_FORMAT", "UsageError",
-    "add_log_options", "add_spark_options", "build_parser", "call_spark_host", "choose_log_engine", "log_arg", "main",
+    "add_log_options", "add_spark_options", "build_parser", "call_spark_host", "log_arg", "main", "open_engine",
     "print_json", "print_result", "read_topology", "require_log", "run_topology", "start_spark_host", "table",
 ]
 

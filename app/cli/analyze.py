@@ -14,28 +14,13 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.cli.common import (
-    EXIT_FOUND,
-    EXIT_OK,
-    UsageError,
-    add_force_option,
-    add_log_options,
-    add_spark_options,
-    check_output_file,
-    choose_log_engine,
-    engine_failures,
-    examples,
-    log_arg,
-    number,
-    positive_seconds,
-    print_result,
-    require_log,
-    run_topology,
-    spark_request,
-    table,
-    write_output_file,
-)
+from app.cli.common import EXIT_FOUND, EXIT_OK, UsageError, examples, print_result, table
+from app.cli.engine import engine_failures, open_engine
+from app.cli.inputs import add_log_options, log_arg, require_log, run_topology
+from app.cli.options import number, positive_seconds
+from app.cli.outputs import add_force_option, check_output_file, write_output_file
 from app.cli.report import REPORT_SUFFIXES, add_report_option, check_output, write_run_report
+from app.cli.spark_jobs import add_spark_options
 from app.core.topology import one_line
 
 if TYPE_CHECKING:
@@ -71,16 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _analysis(args: argparse.Namespace) -> Analysis:
-    from app.measure.analysis import Analysis, analyze_path_local
-
-    choice = choose_log_engine(args)
-    if choice.engine == "embedded":
-        with engine_failures():
-            return analyze_path_local(log_arg(args.log), args.time_unit, bin_s=args.bin,
-                                      growth_floor=args.growth_floor)
-    data = spark_request(args, "analyze", choice.reason, path=log_arg(args.log),
-                         time_unit=args.time_unit, bin_s=args.bin, growth_floor=args.growth_floor)
-    return Analysis.model_validate(data)
+    engine = open_engine(args)
+    with engine_failures():
+        return engine.analyze(log_arg(args.log), time_unit=args.time_unit, bin_s=args.bin,
+                              growth_floor=args.growth_floor)
 
 
 def format_analysis(analysis: Analysis, comparison: Comparison | None = None) -> str:
@@ -168,7 +147,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
         calibrated = calibrate(topo, analysis)
         if getattr(args, "topology", None) and not args.calibrate.endswith(".dvert.json"):
-            from app.cli.common import rebased_document
+            from app.cli.outputs import rebased_document
 
             calibrated = rebased_document(calibrated, args.topology, args.calibrate)
         data = to_dvert_bytes(calibrated) if args.calibrate.endswith(".dvert.json") else calibrated.to_json_bytes()

@@ -10,7 +10,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.cli.common import EXIT_FOUND, EXIT_OK, add_limit_option, apply_limits, examples, print_result
+from app.cli.common import EXIT_FOUND, EXIT_OK, examples, print_result
+from app.cli.options import add_limit_option, apply_limits
 from app.expr.limits import one_line
 
 if TYPE_CHECKING:

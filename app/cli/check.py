@@ -12,18 +12,9 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from app.cli.common import (
-    EXIT_FOUND,
-    EXIT_OK,
-    add_failures_option,
-    add_storm_version_option,
-    examples,
-    print_result,
-    read_topology,
-    table,
-    with_failures,
-    with_storm_version,
-)
+from app.cli.common import EXIT_FOUND, EXIT_OK, examples, print_result, table
+from app.cli.inputs import read_topology
+from app.cli.options import add_failures_option, add_storm_version_option, with_failures, with_storm_version
 
 if TYPE_CHECKING:
     from app.core.rates import BoltRates, RateReport

@@ -9,8 +9,11 @@ import argparse
 from pathlib import Path
 
 from app.cli.analyze import add_analysis_options, cmd_analyze
-from app.cli.common import UsageError, add_force_option, add_spark_options, examples, run_topology
+from app.cli.common import UsageError, examples
+from app.cli.inputs import run_topology
+from app.cli.outputs import add_force_option
 from app.cli.report import add_report_option
+from app.cli.spark_jobs import add_spark_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:

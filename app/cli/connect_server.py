@@ -7,7 +7,8 @@ import signal
 import subprocess
 from typing import IO
 
-from app.cli.common import UsageError, examples, number
+from app.cli.common import UsageError, examples
+from app.cli.options import number
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import EXIT_OK, add_force_option, check_output_file, examples, read_topology, write_output_file
+from app.cli.common import EXIT_OK, examples
+from app.cli.inputs import read_topology
+from app.cli.outputs import add_force_option, check_output_file, write_output_file
 from app.core.topology import one_line
 
 
@@ -30,7 +32,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     topo = read_topology(args.input)
     dvert = args.to == "dvert" or (args.to is None and out.endswith(".dvert.json"))
     if not dvert:
-        from app.cli.common import rebased_document
+        from app.cli.outputs import rebased_document
 
         topo = rebased_document(topo, args.input, out)
     write_output_file(args, "OUT", out, to_dvert_bytes(topo) if dvert else topo.to_json_bytes())

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.cli.common import UsageError, add_limit_option, apply_limits, examples, number, print_result
+from app.cli.common import UsageError, examples, print_result
+from app.cli.options import add_limit_option, apply_limits, number
 
 if TYPE_CHECKING:
     from app.diff import DiffResult

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.cli.common import UsageError, add_force_option, check_output_file, examples, write_output_file
+from app.cli.common import UsageError, examples
+from app.cli.outputs import add_force_option, check_output_file, write_output_file
 from app.core.topology import one_line
 
 SCREENSHOT_SIZE = (1440, 900)

@@ -13,7 +13,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.cli.common import UsageError, add_force_option, number
+from app.cli.common import UsageError
+from app.cli.options import number
+from app.cli.outputs import add_force_option
 from app.cli.report import check_output, write_output
 from app.core.topology import one_line
 

@@ -13,22 +13,11 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.cli.common import (
-    STORM_MAX_INT,
-    add_log_options,
-    add_spark_options,
-    choose_log_engine,
-    engine_failures,
-    examples,
-    log_arg,
-    number,
-    positive_seconds,
-    print_result,
-    read_topology,
-    require_log,
-    run_topology,
-    spark_request,
-)
+from app.cli.common import examples, print_result
+from app.cli.engine import engine_failures, open_engine
+from app.cli.inputs import add_log_options, log_arg, read_topology, require_log, run_topology
+from app.cli.options import STORM_MAX_INT, number, positive_seconds
+from app.cli.spark_jobs import add_spark_options
 
 if TYPE_CHECKING:
     from app.measure.reliability import ReliabilityConfig
@@ -92,7 +81,6 @@ def _reliability_config(args: argparse.Namespace, path: Path) -> ReliabilityConf
 
 def cmd_reliability(args: argparse.Namespace) -> int:
     """Check the log against the guarantees of its topology's settings (or the options)."""
-    from app.measure.reliability import ReliabilityReport
 
     path = Path(args.log)
     require_log(args.log)
@@ -100,16 +88,9 @@ def cmd_reliability(args: argparse.Namespace) -> int:
     from app.measure.reliability import undecidable
 
     undecidable(log_arg(args.log))  # a log that can decide nothing: one line, exit 2 (before any engine starts)
-    choice = choose_log_engine(args)
-    if choice.engine == "embedded":
-        from app.measure.reliability import check_reliability_path_local
-
-        with engine_failures():
-            report = check_reliability_path_local(log_arg(args.log), config, args.time_unit, limit=args.limit)
-    else:
-        data = spark_request(args, "reliability", choice.reason, path=log_arg(args.log),
-                             time_unit=args.time_unit, config=config.model_dump(), limit=args.limit)
-        report = ReliabilityReport.model_validate(data)  # its cannot_decide filled by the host (app/spark/host.py)
+    engine = open_engine(args)
+    with engine_failures():
+        report = engine.reliability(log_arg(args.log), config, time_unit=args.time_unit, limit=args.limit)
     if args.json:
         print_result("reliability", report.model_dump())
     else:

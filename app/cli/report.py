@@ -17,6 +17,7 @@ from app.cli.common import UsageError
 if TYPE_CHECKING:
     from app.core.topology import Topology
     from app.measure.analysis import Analysis
+    from app.measure.log_engine import LogEngine
     from app.measure.model_vs_measured import Comparison
     from app.measure.reliability import ReliabilityReport
     from app.measure.report import PatternSummary, Section
@@ -28,7 +29,7 @@ FIRST_MATCHES = 20  # matches listed in words; the counts cover them all
 def check_output(args: argparse.Namespace, option: str, out: str, suffixes: tuple[str, ...], what: str) -> Path:
     """The output path, refused early (exit 2) for an unknown extension, or by the one writer's checks
     (an input, a folder, a device, an existing file without --force, a place that cannot be written)."""
-    from app.cli.common import check_output_file
+    from app.cli.outputs import check_output_file
     from app.core.topology import one_line
 
     path = Path(out)
@@ -40,8 +41,8 @@ def check_output(args: argparse.Namespace, option: str, out: str, suffixes: tupl
 
 
 def write_output(args: argparse.Namespace, option: str, path: Path, data: bytes) -> None:
-    """Write through the one writer (app/cli/common.write_output_file): one line on any refusal (exit 2)."""
-    from app.cli.common import write_output_file
+    """Write through the one writer (app/cli/outputs.write_output_file): one line on any refusal (exit 2)."""
+    from app.cli.outputs import write_output_file
 
     write_output_file(args, option, str(path), data)
 
@@ -53,20 +54,8 @@ def add_report_option(p: argparse.ArgumentParser) -> None:
                         "prediction), model versus measured, reliability, monitor pattern matches")
 
 
-def _small_enough(args: argparse.Namespace) -> str | None:
-    """None when the log is read in this process; else why the in-process checks are left out."""
-    from app.measure.engine_choice import EngineError, choose_engine
-
-    try:
-        choice = choose_engine(args.log, args.engine, spark_requested=args.master is not None,
-                               max_events=args.local_max_events, max_mb=args.local_max_mb)
-    except EngineError as err:
-        return str(err)
-    return None if choice.engine == "embedded" else choice.reason
-
-
-def _reliability(args: argparse.Namespace, topo: Topology | None) -> ReliabilityReport | Section:
-    from app.measure.reliability import ReliabilityConfig, check_reliability_path_local, run_settings
+def _reliability(args: argparse.Namespace, topo: Topology | None, engine: LogEngine) -> ReliabilityReport | Section:
+    from app.measure.reliability import ReliabilityConfig, run_settings
     from app.measure.report import Section
 
     path = Path(args.log)
@@ -80,7 +69,7 @@ def _reliability(args: argparse.Namespace, topo: Topology | None) -> Reliability
     else:
         config = ReliabilityConfig(**settings)
     try:
-        return check_reliability_path_local(str(path.resolve()), config, args.time_unit)
+        return engine.reliability(str(path.resolve()), config, time_unit=args.time_unit)
     except (OSError, ValueError) as err:  # an EventLogError (a log that cannot decide) is a ValueError
         return Section(title="Reliability", reason=f"not checked: {err}")
 
@@ -155,17 +144,18 @@ def queue_plots(analysis: Analysis, comparison: Comparison | None) -> dict[str, 
 def write_run_report(args: argparse.Namespace, analysis: Analysis, comparison: Comparison | None,
                      topo: Topology | None) -> Path:
     """Write the HTML report of `args.report` (checked by `check_output` before the analysis ran)."""
+    from app.cli.engine import in_this_process
     from app.core.topology import unannotated_problems
     from app.measure.report import Section, render_report
 
     path = Path(args.report)
-    too_large = _small_enough(args)
+    engine = in_this_process(args)
     notes: list[str] = []
-    if too_large is None:
-        reliability: ReliabilityReport | Section = _reliability(args, topo)
+    if not isinstance(engine, str):
+        reliability: ReliabilityReport | Section = _reliability(args, topo, engine)
         patterns: PatternSummary | Section = _patterns(args)
     else:
-        why = f"not checked in this process ({too_large}): run `stormbound %s` on the log"
+        why = f"not checked in this process ({engine}): run `stormbound %s` on the log"
         reliability = Section(title="Reliability", reason=why % "reliability")
         patterns = Section(title="Pattern matches", reason=why % "cep monitors")
     if topo is not None and comparison is None:

@@ -11,18 +11,10 @@ import argparse
 import json
 from pathlib import Path
 
-from app.cli.common import (
-    STORM_MAX_INT,
-    UsageError,
-    add_spark_options,
-    bolt_count,
-    examples,
-    number,
-    positive_seconds,
-    print_result,
-    read_topology,
-    spark_request,
-)
+from app.cli.common import UsageError, examples, print_result
+from app.cli.inputs import read_topology
+from app.cli.options import STORM_MAX_INT, bolt_count, number, positive_seconds
+from app.cli.spark_jobs import add_spark_options, spark_request
 from app.core.topology import Problem, Topology, TopologyError
 
 
@@ -99,10 +91,10 @@ RUN_FILES = ("events.jsonl", "events.csv", "queues.jsonl", "queues.csv", "topolo
 
 
 def check_run_folder(args: argparse.Namespace) -> None:
-    """--out DIR through the one writer's checks, file by file (app/cli/common.check_output_file): not a
+    """--out DIR through the one writer's checks, file by file (app/cli/outputs.check_output_file): not a
     file, no input of the command among what a run writes there, and a folder that holds a run
     already only with --force."""
-    from app.cli.common import check_output_file
+    from app.cli.outputs import check_output_file
     from app.core.topology import one_line
 
     out = Path(args.out)

@@ -16,19 +16,9 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.common import (
-    EXIT_BAD_INPUT,
-    EXIT_OK,
-    UsageError,
-    add_force_option,
-    add_storm_version_option,
-    bolt_count,
-    check_output_file,
-    examples,
-    number,
-    with_storm_version,
-    write_output_file,
-)
+from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, examples
+from app.cli.options import add_storm_version_option, bolt_count, number, with_storm_version
+from app.cli.outputs import add_force_option, check_output_file, write_output_file
 from app.core.topology import Problem, Topology, TopologyError, one_line
 
 

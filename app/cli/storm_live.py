@@ -18,20 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.cli.common import (
-    EXIT_FOUND,
-    EXIT_OK,
-    UsageError,
-    add_force_option,
-    check_output_file,
-    examples,
-    number,
-    positive_seconds,
-    print_result,
-    read_topology,
-    table,
-    write_output_file,
-)
+from app.cli.common import EXIT_FOUND, EXIT_OK, UsageError, examples, print_result, table
+from app.cli.inputs import read_topology
+from app.cli.options import number, positive_seconds
+from app.cli.outputs import add_force_option, check_output_file, write_output_file
 from app.core.topology import one_line
 
 if TYPE_CHECKING:

@@ -15,19 +15,9 @@ import logging
 import re
 import sys
 
-from app.cli.common import (
-    EXIT_BAD_INPUT,
-    EXIT_FOUND,
-    EXIT_OK,
-    EXIT_UNKNOWN,
-    StatusLine,
-    UsageError,
-    add_failures_option,
-    add_storm_version_option,
-    examples,
-    positive_seconds,
-    print_result,
-)
+from app.cli.common import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_OK, EXIT_UNKNOWN, UsageError, examples, print_result
+from app.cli.console import StatusLine
+from app.cli.options import add_failures_option, add_storm_version_option, positive_seconds
 from app.core.formats import limits
 from app.core.storm.words import duration
 
@@ -169,7 +159,7 @@ def _check_writable(args: argparse.Namespace, path: str) -> None:
     writer's checks (app/core/fileio.check_output), and a folder that does not exist."""
     import os
 
-    from app.cli.common import check_output_file
+    from app.cli.outputs import check_output_file
     from app.core.topology import one_line
 
     target = os.path.abspath(path)
@@ -189,7 +179,9 @@ def _check_writable(args: argparse.Namespace, path: str) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from app.cli.common import check_output_file, read_topology, with_failures, with_storm_version, write_output_file
+    from app.cli.inputs import read_topology
+    from app.cli.options import with_failures, with_storm_version
+    from app.cli.outputs import check_output_file, write_output_file
     from app.core.formats.trace import gzip_name, trace_bytes
     from app.core.headroom import headroom
     from app.core.storm.lines import capacity_lines

@@ -9,9 +9,10 @@ Spark. Optional limits send larger local logs to Spark too: `--local-max-events`
 `STORMBOUND_LOCAL_MAX_EVENTS` records, `--local-max-mb` / `STORMBOUND_LOCAL_MAX_MB`
 megabytes on disk (no limit by default). `--engine local` is the former name of `embedded`.
 
-The CLI (app.cli.common.choose_log_engine) and the Runs panel (app/gui/panels/runs_controller.py)
-both ask `choose_engine`; `engine_failure` turns a failure of either engine (out of memory,
-DuckDB or Java missing) into one line.
+`choose_engine` holds the rules; the one factory, app.spark.log_engine.open_log_engine, applies them
+and returns the engine (app/measure/log_engine.py's `LogEngine`) the CLI (app/cli/engine.py) and the
+Runs panel (app/gui/panels/runs_controller.py) both use; `engine_failure` turns a failure of either
+engine (out of memory, DuckDB or Java missing) into one line.
 
 Whether a failure of either engine is an out-of-memory error is said here (`is_out_of_memory`);
 the Spark host's JVM memory settings and the advice on what to raise are app/spark/memory.py's.

@@ -153,7 +153,21 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
     `source` names the log as the user gave it (default: the analysis's own, an absolute path); `capacity`
     is the topology's capacity in Storm's terms, a line each (app/core/storm/lines.py, `capacity_lines`).
     """
-    source = source or analysis.source
+    parts = _head(analysis, title, notes, source or analysis.source)
+    parts += _queues_section(plots)
+    parts += _model_section(comparison)
+    parts += _capacity_section(capacity)
+    parts += _measurements_section(analysis)
+    parts += _failure_sections(analysis, comparison)
+    parts += _reliability_section(reliability)
+    parts += _patterns_section(patterns)
+    parts.append('<p class="note">Made by <code>stormbound analyze --report</code>; '
+                 "docs/spark-runs.md explains each figure.</p></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _head(analysis: Analysis, title: str, notes: Sequence[str], source: str) -> list[str]:
+    """The document's head, its title and what the log holds, then the notes."""
     name = title or source
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f"<title>{_e('Stormbound run report: ' + name)}</title>", f"<style>{STYLE}</style></head><body>",
@@ -162,9 +176,12 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
              f"{analysis.duration_s:.1f} s; queues binned every {analysis.bin_s:g} s; a queue counts as growing "
              f"above {analysis.growth_floor:g} tuples/s.</p>"]
     parts += [f'<p class="note">{_e(n)}</p>' for n in [*notes, *analysis.notes]]
-    rows: list[list[object]] = []
+    return parts
 
-    parts.append("<h2>Queues: measured and predicted</h2>")
+
+def _queues_section(plots: dict[str, str]) -> list[str]:
+    """The measured and predicted queue plots."""
+    parts = ["<h2>Queues: measured and predicted</h2>"]
     if plots:
         parts.append('<p class="note">Dashed: the measured queue (mean per bin). Solid: the model, from the first '
                      "measured value at the growth the rate check predicts with the measured rates, α and σ "
@@ -173,35 +190,46 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
                                                     for n, svg in plots.items()) + "</div>")
     else:
         parts.append("<p>No queue samples in this log.</p>")
+    return parts
 
-    if comparison is not None:
-        parts.append("<h2>Model versus measured</h2>")
-        classes: list[str] = []
-        for b in comparison.bolts:
-            rows.append([b.bolt, b.model_status, f"{b.model_growth:.3g}",
-                         "-" if b.predicted_growth is None else f"{b.predicted_growth:.3g}",
-                         "-" if b.measured_slope is None else f"{b.measured_slope:+.3g}",
-                         "-" if b.measured_ci is None else f"{b.measured_ci[0]:+.3g}..{b.measured_ci[1]:+.3g}",
-                         b.measured_verdict or "-", _agrees(b), b.measured_note])
-            classes.append("disagree" if b.agrees is False else "")
-        parts.append(_table(["bolt", "model", "growth/s annotated", "growth/s predicted at measured",
-                             "measured slope/s", "95% robust CI", "measured verdict", "agrees", "note"], rows, classes))
-        parts.append("<h3>Parameters</h3>")
-        parts.append(_table(["component", "parameter", "annotated", "measured", "difference"],
-                            [[p.component, p.parameter, f"{p.annotated:g}",
-                              "-" if p.measured is None else f"{p.measured:.4g}",
-                              "-" if p.relative_error is None else f"{p.relative_error:+.1%}"]
-                             for p in comparison.parameters]))
-    else:
-        parts.append("<h2>Model versus measured</h2><p>No topology with annotated parameters was given "
-                     "(<code>--topology FILE</code>, or the run folder's own), so there is no model to compare.</p>")
 
-    if capacity:
-        parts.append("<h2>Capacity in Storm's terms</h2>")
-        parts.append("<ul>" + "".join(f"<li>{_e(line)}</li>" for line in capacity) + "</ul>")
+def _model_section(comparison: Comparison | None) -> list[str]:
+    """Model versus measured per bolt, and the parameters annotated and measured."""
+    if comparison is None:
+        return ["<h2>Model versus measured</h2><p>No topology with annotated parameters was given "
+                "(<code>--topology FILE</code>, or the run folder's own), so there is no model to compare.</p>"]
+    parts = ["<h2>Model versus measured</h2>"]
+    rows: list[list[object]] = []
+    classes: list[str] = []
+    for b in comparison.bolts:
+        rows.append([b.bolt, b.model_status, f"{b.model_growth:.3g}",
+                     "-" if b.predicted_growth is None else f"{b.predicted_growth:.3g}",
+                     "-" if b.measured_slope is None else f"{b.measured_slope:+.3g}",
+                     "-" if b.measured_ci is None else f"{b.measured_ci[0]:+.3g}..{b.measured_ci[1]:+.3g}",
+                     b.measured_verdict or "-", _agrees(b), b.measured_note])
+        classes.append("disagree" if b.agrees is False else "")
+    parts.append(_table(["bolt", "model", "growth/s annotated", "growth/s predicted at measured",
+                         "measured slope/s", "95% robust CI", "measured verdict", "agrees", "note"], rows, classes))
+    parts.append("<h3>Parameters</h3>")
+    parts.append(_table(["component", "parameter", "annotated", "measured", "difference"],
+                        [[p.component, p.parameter, f"{p.annotated:g}",
+                          "-" if p.measured is None else f"{p.measured:.4g}",
+                          "-" if p.relative_error is None else f"{p.relative_error:+.1%}"]
+                         for p in comparison.parameters]))
+    return parts
 
-    parts.append("<h2>Measurements per component</h2>")
-    rows = []
+
+def _capacity_section(capacity: Sequence[str]) -> list[str]:
+    """The topology's capacity in Storm's terms, when known."""
+    if not capacity:
+        return []
+    return ["<h2>Capacity in Storm's terms</h2>",
+            "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in capacity) + "</ul>"]
+
+
+def _measurements_section(analysis: Analysis) -> list[str]:
+    """The measured figures of every component."""
+    rows: list[list[object]] = []
     for c in analysis.components.values():
         q = c.queue
         rows.append([c.name, c.kind, c.tasks, "unknown" if c.rate_in is None else f"{c.rate_in:.3g}",
@@ -212,12 +240,14 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
                      "-" if not c.bursts else f"{c.burst_mean:.2f} (max {c.burst_max})",
                      "-" if q is None else f"{q.slope:+.3f} ({q.ci_low:+.3f}..{q.ci_high:+.3f})",
                      "-" if q is None else q.verdict])
-    parts.append(_table(["component", "kind", "tasks", "in/s", "out/s", "α mean (s)", "σ", "bursts",
-                         "queue slope/s (95% robust CI)", "verdict"], rows))
+    return ["<h2>Measurements per component</h2>",
+            _table(["component", "kind", "tasks", "in/s", "out/s", "α mean (s)", "σ", "bursts",
+                    "queue slope/s (95% robust CI)", "verdict"], rows)]
 
-    parts += _failure_sections(analysis, comparison)
 
-    parts.append("<h2>Reliability</h2>")
+def _reliability_section(reliability: ReliabilityReport | Section | None) -> list[str]:
+    """Storm's delivery guarantees over the log, or why they were not checked."""
+    parts = ["<h2>Reliability</h2>"]
     if isinstance(reliability, Section):
         parts.append(f"<p>{_e(reliability.reason)}</p>")
     elif reliability is not None:
@@ -235,8 +265,12 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
         lines = [*reliability.notes, *(v.describe() for v in reliability.violations[:VIOLATIONS_SHOWN])]
         if lines:
             parts.append(f"<pre>{_e(chr(10).join(lines))}</pre>")
+    return parts
 
-    parts.append("<h2>Pattern matches (shipped Storm monitors)</h2>")
+
+def _patterns_section(patterns: PatternSummary | Section | None) -> list[str]:
+    """The matches of the shipped Storm monitor patterns, or why they were not matched."""
+    parts = ["<h2>Pattern matches (shipped Storm monitors)</h2>"]
     if isinstance(patterns, Section):
         parts.append(f"<p>{_e(patterns.reason)}</p>")
     elif patterns is not None:
@@ -245,6 +279,4 @@ def render_report(analysis: Analysis, comparison: Comparison | None, plots: dict
                             [[c.pattern, c.matches, c.text] for c in patterns.counts]))
         if patterns.first:
             parts.append("<h3>First matches</h3><pre>" + _e("\n".join(patterns.first)) + "</pre>")
-    parts.append('<p class="note">Made by <code>stormbound analyze --report</code>; '
-                 "docs/spark-runs.md explains each figure.</p></body></html>")
-    return "\n".join(parts) + "\n"
+    return parts

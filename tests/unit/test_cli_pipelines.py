@@ -345,7 +345,7 @@ def test_status_line_redraws_while_waiting_and_clears_itself(monkeypatch) -> Non
     import io
     import time
 
-    from app.cli.common import StatusLine
+    from app.cli.console import StatusLine
 
     screen = io.StringIO()
     monkeypatch.setattr(sys, "stderr", screen)

@@ -171,8 +171,7 @@ def test_a_large_log_without_pyspark_says_how_to_install_spark(ten_events: Path,
 
 
 def test_spark_out_of_memory_is_one_line_exit_2(ten_events: Path, monkeypatch, capsys) -> None:
-    from app.cli import common as cli_common
-    from app.cli import main
+    from app.cli import main, spark_jobs
     from app.spark.client import HostError
 
     class Host:
@@ -186,7 +185,7 @@ def test_spark_out_of_memory_is_one_line_exit_2(ten_events: Path, monkeypatch, c
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(cli_common, "start_spark_host", lambda *args, **kwargs: Host())
+    monkeypatch.setattr(spark_jobs, "start_spark_host", lambda *args, **kwargs: Host())
     assert main(["reliability", str(ten_events), "--engine", "spark"]) == 2
     err = capsys.readouterr().err.strip()
     assert "ran out of memory" in err and "--driver-memory" in err and "internal error" not in err

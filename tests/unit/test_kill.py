@@ -224,7 +224,7 @@ def test_run_kill_bad_input_is_one_line_exit_2(tmp_path: Path, capsys, kill: str
 
 
 def test_run_kill_overlapping_and_default_down(tmp_path: Path, capsys, monkeypatch) -> None:
-    from app.cli import common as cli_common
+    from app.cli import spark_jobs
 
     doc = tmp_path / "kill.storm.json"
     doc.write_text(json.dumps(DOC))
@@ -242,7 +242,7 @@ def test_run_kill_overlapping_and_default_down(tmp_path: Path, capsys, monkeypat
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(cli_common, "start_spark_host", lambda master, *a, **k: FakeHost())
+    monkeypatch.setattr(spark_jobs, "start_spark_host", lambda master, *a, **k: FakeHost())
     assert main(["run", str(doc), "--duration", "10", "--out", str(tmp_path / "run"), "--kill", "count@500ms",
                  "--kill", "parse@1/2", "--kill", "parse@3s/250ms"]) == 0
     assert seen["kills"] == [{"bolt": "count", "at_s": 0.5, "down_s": 1.0},

@@ -363,7 +363,7 @@ def test_failure_plans_fail_the_bolts_off_the_targets_upstream_first() -> None:
 
 
 def test_dvert_configuration_with_failures_gives_lassos_that_obey_the_rules(dvert_dir: Path) -> None:
-    from app.cli.common import with_failures
+    from app.cli.options import with_failures
     from app.core.formats import load_topology
 
     path = dvert_dir / "icfem-focused-crawler-reduced-cfg-4.json"

@@ -179,8 +179,8 @@ def test_run_and_reliability_take_the_documents_storm_settings(capsys, flux_copy
                                                                 monkeypatch) -> None:
     import argparse
 
-    from app.cli import common as cli_common
     from app.cli import reliability as reliability_cli
+    from app.cli import spark_jobs
 
     doc = tmp_path / "wc.storm.json"
     topo = import_flux(flux_copy).topology
@@ -197,7 +197,7 @@ def test_run_and_reliability_take_the_documents_storm_settings(capsys, flux_copy
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(cli_common, "start_spark_host", lambda master, *a, **k: FakeHost())
+    monkeypatch.setattr(spark_jobs, "start_spark_host", lambda master, *a, **k: FakeHost())
     assert run(capsys, "run", str(doc), "--duration", "1", "--out", str(tmp_path / "run"))[0] == 0
     settings = (seen["workers"], seen["acking"], seen["message_timeout_s"], seen["max_spout_pending"])
     assert settings == (2, True, 30.0, 1000)

@@ -1,7 +1,8 @@
 """What the Runs panel does, without its widgets: attach Spark, run, open a log, compare, apply measured values.
 
 Spark work goes through the Spark host process (`app.spark.client.SparkHost`); a log is
-analysed and checked in this process instead when `engine` allows it (`auto`: small logs,
+analysed and checked by the engine the one factory picks (app.spark.log_engine.open_log_engine, as
+the CLI does): in this process when `engine` allows it (`auto`: logs on this machine,
 app.measure.engine_choice), so no Spark needs attaching for it. Each call runs in a
 `CallWorker` (app.gui.workers); results come back as typed values (`RunAnalysed`,
 `ReliabilityReport`, `MonitorMatches`) to bound methods of this controller, which lives
@@ -30,6 +31,7 @@ from app.measure.reliability import ReliabilityConfig, ReliabilityReport, run_se
 
 if TYPE_CHECKING:
     from app.cep import Match, Pattern
+    from app.measure.log_engine import LogEngine
 
 MEASURED_FIELDS = ("rate", "burst", "alpha", "sigma")
 
@@ -176,32 +178,22 @@ class RunsController(QObject):
 
     # ---- where a log is read (called off the GUI thread: sizing a log reads it)
     @staticmethod
-    def engine_for(path: Path, host: SparkHostLike | None, engine: str) -> str:
-        """'embedded' or 'spark' for a log (app.measure.engine_choice decides); a log that needs Spark while
-        none is attached is an error."""
-        from app.measure.engine_choice import choose_engine
+    def engine_for(path: Path, host: SparkHostLike | None, engine: str) -> LogEngine:
+        """The engine that reads a log, from the one factory (app.spark.log_engine.open_log_engine): the
+        embedded one, or the attached Spark; a log that needs Spark while none is attached is an error, and
+        one that cannot be sized here goes to the attached Spark, which reports its own error."""
+        from app.spark.log_engine import SparkNeeded, open_log_engine
 
+        spark = None if host is None else (lambda choice: host.request)
         try:
-            choice = choose_engine(path, engine)
-        except Exception:  # noqa: BLE001 - a log we cannot size: Spark, if attached, reports its own error
-            if host is not None and engine not in ("embedded", "local"):
-                return "spark"
-            raise
-        if choice.engine == "spark" and host is None:
-            raise RuntimeError(f"this log needs Spark ({choice.reason}): attach Spark first, "
-                               f"or choose the engine 'embedded'")
-        return choice.engine
+            return open_log_engine(path, engine, spark=spark, unsized_to_spark=True)
+        except SparkNeeded as err:
+            raise RuntimeError(f"{err}: attach Spark first, or choose the engine 'embedded'") from None
 
     @classmethod
     def analyse(cls, report: Report, host: SparkHostLike | None, path: Path, engine: str) -> Analysis:
         """The analysis of a log, in this process or on the attached Spark as `engine_for` decides."""
-        if cls.engine_for(path, host, engine) == "embedded" or host is None:
-            from app.measure.analysis import analyze_path_local
-
-            report("analysing in this process", 0.3)
-            return analyze_path_local(path.resolve())
-        return Analysis.model_validate(host.request("analyze", on_progress=_progress_to(report),
-                                                    path=str(path.resolve())))
+        return cls.engine_for(path, host, engine).analyze(path.resolve(), on_progress=_progress_to(report))
 
     # ---- attach / detach
     def attach(self, python: str, master: str) -> CallWorker[Any]:
@@ -313,14 +305,8 @@ class RunsController(QObject):
 
         def check(report: Report) -> ReliabilityReport:  # run.json is read here, off the GUI thread
             config = ReliabilityConfig.from_topology(topo, **run_settings(path))
-            if self.engine_for(path, host, engine) == "embedded" or host is None:
-                from app.measure.reliability import check_reliability_path_local
-
-                report("checking in this process", 0.3)
-                return check_reliability_path_local(path.resolve(), config)
-            data = host.request("reliability", on_progress=_progress_to(report), path=str(path),
-                                config=config.model_dump())
-            return ReliabilityReport.model_validate(data)
+            return self.engine_for(path, host, engine).reliability(path.resolve(), config,
+                                                                   on_progress=_progress_to(report))
 
         self.running = self._call(check, self._on_reliability)
         self.state_changed.emit()

@@ -191,71 +191,118 @@ def _row(**given: str) -> str:
     return ", ".join(f"CAST({given.get(c, 'NULL')} AS {ty}) AS {c}" for c, ty in zip(COLUMNS, TYPES, strict=True))
 
 
+class _Tables:
+    """The tables of one check: queries rendered with the names kept so far, results kept as `{prefix}_{name}`
+    tables for the next queries, all dropped at the end (`drop_all`)."""
+
+    def __init__(self, engine: Engine, events: str, prefix: str):
+        self.engine = engine
+        self.dialect = engine.dialect
+        self.prefix = prefix
+        self.names: dict[str, str] = {"events": events}
+        self.made: list[str] = []
+
+    def sql(self, text: str, **values: object) -> str:
+        return render(text, self.dialect, **self.names, **values)
+
+    def keep(self, name: str, text: str, rendered: bool = False, **values: object) -> str:
+        full = f"{self.prefix}_{name}"
+        self.engine.materialize(full, text if rendered else self.sql(text, **values))
+        self.made.append(full)
+        self.names[name] = full
+        return full
+
+    def count(self, text: str) -> int:
+        """The single count of an already rendered query."""
+        return int(self.engine.run(text)[0][0])
+
+    def drop_all(self) -> None:
+        for name in reversed(self.made):
+            self.engine.drop(name)
+
+
 def check_reliability_sql(engine: Engine, events: str, config: ReliabilityConfig, limit: int = 200,
                           prefix: str = "rel") -> ReliabilityReport:
     """The reliability report of the events table `events` by `engine`."""
-    from app.measure.sql.analysis import BAD_EVENT
-
-    dialect = engine.dialect
-    names: dict[str, str] = {"events": events}
-    made: list[str] = []
-
-    def sql(text: str, **values: object) -> str:
-        return render(text, dialect, **names, **values)
-
-    def keep(name: str, text: str, rendered: bool = False, **values: object) -> str:
-        full = f"{prefix}_{name}"
-        engine.materialize(full, text if rendered else sql(text, **values))
-        made.append(full)
-        names[name] = full
-        return full
-
+    q = _Tables(engine, events, prefix)
     two_t = number(2 * config.message_timeout_s)
     try:
-        n_events, log_end, log_start, _ = engine.run(sql(SPAN, bad=render(BAD_EVENT, dialect)))[0]
-        n_events = int(n_events)
-        log_end = float(log_end) if log_end is not None else 0.0
-        log_start = float(log_start) if log_start is not None else 0.0
+        n_events, log_end, log_start = _span(q)
         end = number(log_end)
-        keep("attempts", ATTEMPTS)
-        keep("tuples", TUPLES)
-        keep("suspects", SUSPECTS)
-        suspects = int(engine.run(sql("SELECT count(*) FROM {suspects}"))[0][0])
-
-        if config.ackers > 0 or suspects:  # trees: one level at a time until nothing new
-            keep("edges", EDGES)
-            keep("tree", TREE_START)
-            level = 0
-            frontier = names["tree"]
-            while True:
-                level += 1
-                deeper = keep(f"level{level}", TREE_LEVEL, frontier=frontier)
-                if not int(engine.run(f"SELECT count(*) FROM {deeper}")[0][0]):
-                    break
-                keep(f"tree{level}", "SELECT tuple, root FROM {tree} UNION ALL SELECT tuple, root FROM " + deeper)
-                names["tree"] = names[f"tree{level}"]
-                frontier = deeper
-
+        q.keep("attempts", ATTEMPTS)
+        q.keep("tuples", TUPLES)
+        q.keep("suspects", SUSPECTS)
+        suspects = q.count(q.sql("SELECT count(*) FROM {suspects}"))
+        if config.ackers > 0 or suspects:
+            _keep_trees(q)
         parts: list[str] = []
         undecided: dict[str, int] = {}
         if config.ackers > 0:
-            parts.append(sql(f"SELECT {_row(t='t', prop=literal(P1, dialect), comp='comp', task='task', tuple='tuple', msg='msg', kind='close_ev', x='close_t - t')} "  # noqa: E501
-                             "FROM {attempts} WHERE close_t IS NOT NULL AND close_t - t > " + two_t))
-            parts.append(sql(f"SELECT {_row(t='t', prop=literal(P1, dialect), comp='comp', task='task', tuple='tuple', msg='msg')} "  # noqa: E501
-                             f"FROM {{attempts}} WHERE close_t IS NULL AND {end} - t > {two_t}"))
-            undecided[P1] = int(engine.run(sql(f"SELECT count(*) FROM {{attempts}} WHERE close_t IS NULL "
-                                               f"AND {end} - t <= {two_t}"))[0][0])
+            parts += _timed_out(q, end, two_t, undecided)
         if config.max_spout_pending is not None:
-            cap = int(config.max_spout_pending)
-            row = _row(t='a.t', prop=literal(PENDING, dialect), comp='a.comp', task='a.task', tuple='a.tuple',
-                       msg='a.msg', kind=literal(str(cap), dialect), x='p.pending')
-            parts.append(sql(PENDING_OVER.replace("{row}", row), cap=cap, start=number(log_start),
-                             width=number(_bucket_width(log_start, log_end))))
-
-        # P2: takes with no later ack/fail by the same component; undecided while the log ends less than 2x the
-        # timeout after the take and a root of the tuple is open (or the tuple is in no tree)
+            parts.append(_pending_over(q, int(config.max_spout_pending), log_start, log_end))
         if suspects:
-            keep("unfinished", f"""
+            parts.append(_unfinished(q, end, two_t, undecided))
+        if config.ackers > 0:
+            parts += _not_delivered(q, config)
+            parts.append(_late(q))
+        counts, rows = _violations(q, parts, limit)
+    finally:
+        q.drop_all()
+    return build_report(config, counts, rows, undecided, n_events, log_end, limit)
+
+
+def _span(q: _Tables) -> tuple[int, float, float]:
+    """The events of the log, its end and its start (0 for an empty log)."""
+    from app.measure.sql.analysis import BAD_EVENT
+
+    n_events, log_end, log_start, _ = q.engine.run(q.sql(SPAN, bad=render(BAD_EVENT, q.dialect)))[0]
+    return (int(n_events), float(log_end) if log_end is not None else 0.0,
+            float(log_start) if log_start is not None else 0.0)
+
+
+def _keep_trees(q: _Tables) -> None:
+    """The trees as `{tree}` (tuple, root): one level at a time until nothing new."""
+    q.keep("edges", EDGES)
+    q.keep("tree", TREE_START)
+    level = 0
+    frontier = q.names["tree"]
+    while True:
+        level += 1
+        deeper = q.keep(f"level{level}", TREE_LEVEL, frontier=frontier)
+        if not q.count(f"SELECT count(*) FROM {deeper}"):
+            break
+        q.keep(f"tree{level}", "SELECT tuple, root FROM {tree} UNION ALL SELECT tuple, root FROM " + deeper)
+        q.names["tree"] = q.names[f"tree{level}"]
+        frontier = deeper
+
+
+def _timed_out(q: _Tables, end: str, two_t: str, undecided: dict[str, int]) -> list[str]:
+    """P1: the attempts closed, or still open at the end of the log, later than twice the timeout; those the
+    log ends too early to decide counted in `undecided`."""
+    dialect = q.dialect
+    parts = [q.sql(f"SELECT {_row(t='t', prop=literal(P1, dialect), comp='comp', task='task', tuple='tuple', msg='msg', kind='close_ev', x='close_t - t')} "  # noqa: E501
+                   "FROM {attempts} WHERE close_t IS NOT NULL AND close_t - t > " + two_t),
+             q.sql(f"SELECT {_row(t='t', prop=literal(P1, dialect), comp='comp', task='task', tuple='tuple', msg='msg')} "  # noqa: E501
+                   f"FROM {{attempts}} WHERE close_t IS NULL AND {end} - t > {two_t}")]
+    undecided[P1] = q.count(q.sql(f"SELECT count(*) FROM {{attempts}} WHERE close_t IS NULL "
+                                  f"AND {end} - t <= {two_t}"))
+    return parts
+
+
+def _pending_over(q: _Tables, cap: int, log_start: float, log_end: float) -> str:
+    """Max spout pending: the spout tasks with more than `cap` tuples pending."""
+    dialect = q.dialect
+    row = _row(t='a.t', prop=literal(PENDING, dialect), comp='a.comp', task='a.task', tuple='a.tuple',
+               msg='a.msg', kind=literal(str(cap), dialect), x='p.pending')
+    return q.sql(PENDING_OVER.replace("{row}", row), cap=cap, start=number(log_start),
+                 width=number(_bucket_width(log_start, log_end)))
+
+
+def _unfinished(q: _Tables, end: str, two_t: str, undecided: dict[str, int]) -> str:
+    """P2: takes with no later ack/fail by the same component; undecided while the log ends less than 2x the
+    timeout after the take and a root of the tuple is open (or the tuple is in no tree)."""
+    q.keep("unfinished", f"""
 WITH open_roots AS (
   SELECT tr.tuple, max(CASE WHEN a.close_t IS NULL THEN 1 ELSE 0 END) AS any_open
   FROM {{tree}} tr JOIN {{attempts}} a ON tr.root = a.tuple
@@ -267,28 +314,35 @@ FROM {{events}} e JOIN {{suspects}} s ON e.comp = s.comp AND e.tuple = s.tuple
 LEFT JOIN open_roots o ON e.tuple = o.tuple
 WHERE e.ev = 'take' AND (s.done_t IS NULL OR e.t > s.done_t)
 """)
-            parts.append(sql(f"SELECT {_row(t='t', prop=literal(P2, dialect), comp='comp', task='task', tuple='tuple')} "  # noqa: E501
-                             "FROM {unfinished} WHERE wait = 0"))
-            undecided[P2] = int(engine.run(sql("SELECT count(*) FROM {unfinished} WHERE wait = 1"))[0][0])
+    part = q.sql(f"SELECT {_row(t='t', prop=literal(P2, q.dialect), comp='comp', task='task', tuple='tuple')} "
+                 "FROM {unfinished} WHERE wait = 0")
+    undecided[P2] = q.count(q.sql("SELECT count(*) FROM {unfinished} WHERE wait = 1"))
+    return part
 
-        if config.ackers > 0:
-            keep("first_emitters", FIRST_EMITTERS)
-            keep("took_several", TOOK_SEVERAL)
-            emitted = sql(EMITTED)
-            if config.subscribers is None:  # who took what each component emitted
-                subs = (f"SELECT DISTINCT emitter, taker AS sub FROM ({emitted}) p "
-                        "WHERE emitter IS NOT NULL AND taker IS NOT NULL "
-                        f"UNION SELECT DISTINCT p.emitter, k.sub FROM ({emitted}) p "
-                        "JOIN {took_several} k ON p.tuple = k.tuple WHERE p.emitter IS NOT NULL")
-            else:
-                pairs = [(src, dst) for src, dsts in sorted(config.subscribers.items()) for dst in dsts]
-                subs = ("SELECT * FROM (VALUES " + ", ".join(
-                    f"({literal(a, dialect)}, {literal(b, dialect)})" for a, b in pairs) + ") AS v(emitter, sub)"
-                        if pairs else "SELECT CAST(NULL AS STRING) AS emitter, CAST(NULL AS STRING) AS sub WHERE 1 = 0")
-            # P3: every tuple of a clean acked tree is taken by each subscriber of its emitter. The (tuple,
-            # subscriber) pairs never taken come first (no taker, or one: a filter; several: who took it), then
-            # the acked trees without a failed tuple that hold them.
-            keep("missing", f"""
+
+def _subscriptions(q: _Tables, config: ReliabilityConfig, emitted: str) -> str:
+    """The (emitter, sub) pairs: the configured subscribers, else who took what each component emitted."""
+    dialect = q.dialect
+    if config.subscribers is None:  # who took what each component emitted
+        return (f"SELECT DISTINCT emitter, taker AS sub FROM ({emitted}) p "
+                "WHERE emitter IS NOT NULL AND taker IS NOT NULL "
+                f"UNION SELECT DISTINCT p.emitter, k.sub FROM ({emitted}) p "
+                "JOIN {took_several} k ON p.tuple = k.tuple WHERE p.emitter IS NOT NULL")
+    pairs = [(src, dst) for src, dsts in sorted(config.subscribers.items()) for dst in dsts]
+    return ("SELECT * FROM (VALUES " + ", ".join(
+        f"({literal(a, dialect)}, {literal(b, dialect)})" for a, b in pairs) + ") AS v(emitter, sub)"
+            if pairs else "SELECT CAST(NULL AS STRING) AS emitter, CAST(NULL AS STRING) AS sub WHERE 1 = 0")
+
+
+def _not_delivered(q: _Tables, config: ReliabilityConfig) -> list[str]:
+    """P3: every tuple of a clean acked tree is taken by each subscriber of its emitter. The (tuple,
+    subscriber) pairs never taken come first (no taker, or one: a filter; several: who took it), then the
+    acked trees without a failed tuple that hold them."""
+    q.keep("first_emitters", FIRST_EMITTERS)
+    q.keep("took_several", TOOK_SEVERAL)
+    emitted = q.sql(EMITTED)
+    subs = _subscriptions(q, config, emitted)
+    q.keep("missing", f"""
 WITH subs AS ({subs}), p AS ({emitted})
 SELECT p.tuple, p.emitter, s.sub FROM p JOIN subs s ON p.emitter = s.emitter
 WHERE p.several = 0 AND (p.taker IS NULL OR s.sub <> p.taker)
@@ -296,37 +350,44 @@ UNION ALL
 SELECT p.tuple, p.emitter, s.sub FROM p JOIN subs s ON p.emitter = s.emitter
 WHERE p.several = 1 AND NOT EXISTS (SELECT 1 FROM {{took_several}} k WHERE k.tuple = p.tuple AND k.sub = s.sub)
 """)
-            parts.append(sql(f"""
+    return [q.sql(f"""
 WITH failed_roots AS (
   SELECT DISTINCT tr.root FROM {{tree}} tr JOIN {{tuples}} p ON tr.tuple = p.tuple WHERE p.failed = 1
 )
-SELECT {_row(t='a.close_t', prop=literal(P3, dialect), comp='m.emitter', tuple='m.tuple', msg='a.msg', other='m.sub')}
+SELECT {_row(t='a.close_t', prop=literal(P3, q.dialect), comp='m.emitter', tuple='m.tuple', msg='a.msg', other='m.sub')}
 FROM {{missing}} m JOIN {{tree}} tr ON m.tuple = tr.tuple JOIN {{attempts}} a ON tr.root = a.tuple
 WHERE a.close_ev = 'spout_ack' AND NOT EXISTS (SELECT 1 FROM failed_roots r WHERE r.root = tr.root)
-"""))  # noqa: E501
-            # P4: events of an acked tree after its root's spout_ack (the few late tuples first)
-            keep("late", """
+""")]  # noqa: E501
+
+
+def _late(q: _Tables) -> str:
+    """P4: events of an acked tree after its root's spout_ack (the few late tuples first)."""
+    q.keep("late", """
 SELECT tr.tuple, a.close_t, a.msg AS root_msg
 FROM {tree} tr JOIN {attempts} a ON tr.root = a.tuple JOIN {tuples} p ON tr.tuple = p.tuple
 WHERE a.close_ev = 'spout_ack' AND p.tree_last > a.close_t
 """)
-            parts.append(sql(f"""
-SELECT {_row(t='e.t', prop=literal(P4, dialect), comp='e.comp', task='e.task', tuple='e.tuple', msg='l.root_msg', kind='e.ev', x='l.close_t')}
+    return q.sql(f"""
+SELECT {_row(t='e.t', prop=literal(P4, q.dialect), comp='e.comp', task='e.task', tuple='e.tuple', msg='l.root_msg', kind='e.ev', x='l.close_t')}
 FROM {{events}} e JOIN {{late}} l ON e.tuple = l.tuple
 WHERE e.ev IN ('take', 'bolt_emit', 'bolt_ack', 'bolt_fail') AND e.t > l.close_t
-"""))  # noqa: E501
+""")  # noqa: E501
 
-        parts = parts or [f"SELECT {_row()} WHERE 1 = 0"]  # nothing to check
-        keep("violations", " UNION ALL ".join(f"SELECT * FROM ({p}) AS part{i}" for i, p in enumerate(parts)),
-             rendered=True)
-        counts = {str(p): int(n) for p, n in engine.run(sql("SELECT prop, count(*) FROM {violations} GROUP BY prop"))}
-        rows = [tuple(r) for r in engine.run(sql(
-            "SELECT t, prop, comp, task, tuple, msg, other, kind, x FROM {violations} "
-            "ORDER BY t ASC NULLS LAST, prop, comp ASC NULLS FIRST, task ASC NULLS FIRST, tuple ASC NULLS FIRST, "
-            f"msg ASC NULLS FIRST, other ASC NULLS FIRST, x ASC NULLS FIRST LIMIT {int(limit)}"))]
-        rows = [(None if t is None else float(t), prop, comp, None if task is None else int(task), tup, msg, other,
-                 kind, None if x is None else float(x)) for t, prop, comp, task, tup, msg, other, kind, x in rows]
-    finally:
-        for name in reversed(made):
-            engine.drop(name)
-    return build_report(config, counts, rows, undecided, n_events, log_end, limit)
+
+Row = tuple[float | None, str, str | None, int | None, str | None, str | None, str | None, str | None, float | None]
+
+
+def _violations(q: _Tables, parts: list[str], limit: int) -> tuple[dict[str, int], list[Row]]:
+    """The violation rows of every property in one table: their counts per property, and the first `limit`
+    in a total order (time first, missing times last)."""
+    parts = parts or [f"SELECT {_row()} WHERE 1 = 0"]  # nothing to check
+    q.keep("violations", " UNION ALL ".join(f"SELECT * FROM ({p}) AS part{i}" for i, p in enumerate(parts)),
+           rendered=True)
+    counts = {str(p): int(n) for p, n in q.engine.run(q.sql("SELECT prop, count(*) FROM {violations} GROUP BY prop"))}
+    found = [tuple(r) for r in q.engine.run(q.sql(
+        "SELECT t, prop, comp, task, tuple, msg, other, kind, x FROM {violations} "
+        "ORDER BY t ASC NULLS LAST, prop, comp ASC NULLS FIRST, task ASC NULLS FIRST, tuple ASC NULLS FIRST, "
+        f"msg ASC NULLS FIRST, other ASC NULLS FIRST, x ASC NULLS FIRST LIMIT {int(limit)}"))]
+    rows = [(None if t is None else float(t), prop, comp, None if task is None else int(task), tup, msg, other,
+             kind, None if x is None else float(x)) for t, prop, comp, task, tup, msg, other, kind, x in found]
+    return counts, rows
