@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.cli.common import UsageError
 from app.cli.options import number
@@ -21,6 +21,7 @@ from app.core.topology import one_line
 
 if TYPE_CHECKING:
     from app.core.formats.trace import Trace
+    from app.core.trace_series import TraceSeries
 
 FORMATS = (".svg", ".png")
 MAX_UNROLL = 50  # as the trace view's control: beyond it the steps are too thin to read
@@ -49,20 +50,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_plot, file_args=("trace",))
 
 
-def read_trace(path: str) -> Trace:
-    """A trace file; a missing file or a document that is not a trace is a one-line UsageError (exit 2)."""
-    from pydantic import ValidationError
-
+def read_trace_data(path: str) -> dict[str, Any]:
+    """A trace file's decoded JSON (either format, `$schema` left out); one-line UsageError (exit 2) otherwise."""
     from app.core.formats.jsonfile import read_json
-    from app.core.formats.trace import TRACE_FORMATS, ExpandError, Trace, expand_trace_data, is_compressed
+    from app.core.formats.schema import without_schema_key
+    from app.core.formats.trace import TRACE_FORMATS
 
     data = read_json(path)  # FormatError (exit 2) for a missing, empty or non-JSON file
     if not isinstance(data, dict) or data.get("format") not in TRACE_FORMATS:
         raise UsageError(f"{path}: format: not a stormbound trace (expected \"format\": \"stormbound-trace/1\", "
                          f"or \"stormbound-trace/2\" compressed)")
-    from app.core.formats.schema import without_schema_key
+    return without_schema_key(data)  # a trace may name its schema
 
-    data = without_schema_key(data)  # a trace may name its schema
+
+def read_trace(path: str) -> Trace:
+    """A trace file; a missing file or a document that is not a trace is a one-line UsageError (exit 2)."""
+    from pydantic import ValidationError
+
+    from app.core.formats.trace import ExpandError, Trace, expand_trace_data, is_compressed
+
+    data = read_trace_data(path)
     if is_compressed(data):  # its runs expanded into positions, at most MAX_TRACE_POSITIONS of them
         try:
             data = expand_trace_data(data)
@@ -86,13 +93,41 @@ def read_trace(path: str) -> Trace:
     return trace
 
 
-def default_title(trace: Trace, source: str) -> str:
+def default_title(topology: dict[str, Any], k: int, loop_start: int, growth: dict[str, int], duration_s: float,
+                  source: str) -> str:
     """The verdict and k in words: a lasso is a counterexample to boundedness, a finite run a threshold witness."""
-    from app.core.trace_series import describe_trace, has_loop
+    from app.core.trace_series import describe_lasso
 
-    name = str(trace.topology.get("name") or Path(source).name)
-    verdict = "counterexample, a queue grows without bound" if has_loop(trace) else "witness"
-    return f"{name} — {verdict}: {describe_trace(trace)}"
+    name = str(topology.get("name") or Path(source).name)
+    verdict = "counterexample, a queue grows without bound" if loop_start <= k else "witness"
+    return f"{name} — {verdict}: {describe_lasso(k, loop_start, growth, duration_s)}"
+
+
+def plotted(path: str, unroll: int) -> tuple[TraceSeries, str, list[str]]:
+    """The series of a trace file, its default title and its components: a compressed trace (a long lasso) is
+    read without its positions (app/core/long_trace.py), a `/1` one as a Trace."""
+    from app.core.formats.trace import ExpandError, is_compressed
+
+    data = read_trace_data(path)
+    if is_compressed(data):
+        from app.core.long_trace import read_long_trace
+
+        try:
+            long = read_long_trace(data, unroll)
+        except ExpandError as err:
+            raise UsageError(f"{path}: {err}") from None
+        return long.series, default_title(long.topology, long.k, long.loop_start, long.growth_per_loop,
+                                          long.loop_duration, path), long.names
+    trace = read_trace(path)
+    from app.core.trace_series import MAX_SHOWN_POSITIONS, has_loop, max_unroll, trace_series
+
+    if max_unroll(trace, unroll) < unroll:
+        raise UsageError(f"--unroll: {unroll} passes of a {trace.k + 1 - trace.loop_start}-position loop would "
+                         f"show more than {MAX_SHOWN_POSITIONS} positions (at most {max_unroll(trace, unroll)} "
+                         "here)")
+    title = default_title(trace.topology, trace.k, trace.loop_start, trace.growth_per_loop(),
+                          float(trace.loop_duration()) if has_loop(trace) else 0.0, path)
+    return trace_series(trace, unroll), title, [*trace.positions[0].spouts, *trace.positions[0].bolts]
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -102,21 +137,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if not 200 <= args.width <= 10000:
         raise UsageError(f"--width: {args.width} is out of range (200..10000 pixels)")
     out = check_output(args, "-o", args.out, FORMATS, "picture")
-    trace = read_trace(args.trace)
-    from app.core.trace_series import MAX_SHOWN_POSITIONS, max_unroll, trace_series
-
-    if max_unroll(trace, args.unroll) < args.unroll:
-        raise UsageError(f"--unroll: {args.unroll} passes of a {trace.k + 1 - trace.loop_start}-position loop would "
-                         f"show more than {MAX_SHOWN_POSITIONS} positions (at most {max_unroll(trace, args.unroll)} "
-                         "here)")
+    series, title, names = plotted(args.trace, args.unroll)
     from app.gui.trace_plots import png_bytes, svg_bytes, trace_canvas  # Qt: only for this command
 
-    series = trace_series(trace, args.unroll)
     if args.unroll and not series.loop_passes:
         print(f"{args.trace}: --unroll: the trace has no loop (a finite witness run); drawn as found",
               file=sys.stderr)
-    names = [*trace.positions[0].spouts, *trace.positions[0].bolts]
-    canvas = trace_canvas(series, args.title or default_title(trace, args.trace), names, width=args.width)
+    canvas = trace_canvas(series, args.title or title, names, width=args.width)
     data = svg_bytes(canvas) if out.suffix.lower() == ".svg" else png_bytes(canvas, args.width)
     canvas.close()
     write_output(args, "-o", out, data)

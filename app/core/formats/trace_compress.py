@@ -132,7 +132,7 @@ def expand_trace_data(data: dict[str, Any], limit: int | None = None) -> dict[st
             message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
             raise ExpandError(escape(f"{where}.{loc}" if loc else where, 80), message) from None
         if isinstance(found, PatchItem):
-            out.append(_patched(out, found.patch, f"{where}.patch"))
+            out.append(patched_position(out, found.patch, f"{where}.patch"))
             times.append(None)
             continue
         rep = found.repeat
@@ -172,7 +172,7 @@ def _repeat(out: list[Any], times: list[Fraction | None], rep: Repeat, where: st
         times.append(time)
 
 
-def _patched(out: list[Any], patch: Patch, where: str) -> dict[str, Any]:
+def patched_position(out: list[Any], patch: Patch, where: str) -> dict[str, Any]:
     """The position `patch` stands for: the last of `out` with the patch's time and fields."""
     if not out or not isinstance(out[-1], dict):
         raise ExpandError(where, "no position before it to change")
