@@ -26,8 +26,8 @@ from typing import Literal
 import z3
 
 from app.core.emission import sigma_bounds
-from app.core.failures import UNBOUNDED
-from app.core.tcn.network import Network
+from app.core.failures import UNBOUNDED, FailureModel
+from app.core.tcn.network import BoltParams, Network, SpoutParams
 
 __all__ = ["LinearRow", "build_rows", "farkas", "primal_feasible", "prove"]
 
@@ -79,22 +79,21 @@ def _excess(sigma: Fraction) -> Fraction:
     return sigma * (1 - Fraction(1, sigma.numerator))
 
 
-def build_rows(net: Network, target: str) -> list[LinearRow]:
-    """The rows of one loop pass on `net` (the target's cone) with the target growing (docs/verifier.md)."""
-    tau, idle = net.tolerance, net.max_idle
-    rule = net.emission
+def _replay_sources(net: Network, failing: set[str]) -> dict[str, list[str]]:
+    """Per failing bolt, the spouts whose trees reach it and replay its losses (docs/model.md 7.3)."""
     fails = net.failures
-    failing = set() if fails is None else set(fails.min_ttf) - {target}  # the target never fails in its loop
     replaying = fails is not None and fails.replay != "none"
-    out = _Rows()
-    # replays: per failing bolt, the spouts whose trees reach it (docs/model.md 7.3)
     spout_names = {s.name for s in net.spouts}
     sources: dict[str, list[str]] = {}
     for j in sorted(failing):
         row = fails.impact.get(j, {}) if fails is not None and replaying else {}
         sources[j] = sorted(s for s in row if s in spout_names)
-    replayed_by = {s: sorted(j for j, src in sources.items() if s in src) for s in spout_names}
-    # what each (component, stream) carries per pass, as terms
+    return sources
+
+
+def _carried(net: Network, replayed_by: dict[str, list[str]]) -> dict[tuple[str, str], dict[str, Fraction | int]]:
+    """What each (component, stream) carries per pass, as terms: a spout's default stream its fresh
+    emissions (and its replays), every other stream its own count."""
     carried: dict[tuple[str, str], dict[str, Fraction | int]] = {}
     for s in net.spouts:
         total: dict[str, Fraction | int] = {f"N{_label(s.name)}": 1}
@@ -106,94 +105,163 @@ def build_rows(net: Network, target: str) -> list[LinearRow]:
     for b in net.bolts:
         for st in b.streams:
             carried[(b.name, st.name)] = {f"E{_label(b.name, st.name)}": 1}
-    subscribed = {src for b in net.bolts for src in b.sources}
+    return carried
 
-    for s in net.spouts:
-        n, m, a = f"N{_label(s.name)}", f"M{_label(s.name)}", s.period
-        out.add(f"emissions{_label(s.name)}", "ge", {n: 1, m: -1})
-        out.add(f"burst{_label(s.name)}", "ge", {m: s.burst, n: -1})
-        out.add(f"period-lo{_label(s.name)}", "ge", {"T": 1, n: -a, m: tau * a})
-        out.add(f"period-hi{_label(s.name)}", "ge", {n: a, m: tau * a, "T": -1})
-        if replayed_by[s.name]:
-            r, g, grown = f"R{_label(s.name)}", f"G{_label(s.name)}", f"dR{_label(s.name)}"
-            out.add(f"backlog{_label(s.name)}", "eq", {grown: 1, g: -1, r: 1})
-            out.add(f"replays-in{_label(s.name)}", "eq",
-                    _sum({g: 1}, {f"r{_label(j, s.name)}": -1 for j in replayed_by[s.name]}))
-            if fails is not None and fails.replay == "paced":
-                out.add(f"paced{_label(s.name)}", "ge", {n: 1, r: -1})
-            else:
-                out.add(f"at-once{_label(s.name)}", "eq", {grown: 1})
-        total = carried[(s.name, "default")]
-        for st in s.streams:
-            if (s.name, st.name) not in subscribed:
-                continue
-            e, ratio = f"E{_label(s.name, st.name)}", st.sigma
-            if rule == "exact":
-                out.add(f"ratio{_label(s.name, st.name)}", "eq",
-                        _sum({e: 1}, {v: -ratio * c for v, c in total.items()}))
-                continue
-            out.add(f"ratio-round-lo{_label(s.name, st.name)}", "ge",
+
+def _spout_rows(out: _Rows, s: SpoutParams, tau: Fraction) -> None:
+    """A spout's emissions within its bursts and its period."""
+    n, m, a = f"N{_label(s.name)}", f"M{_label(s.name)}", s.period
+    out.add(f"emissions{_label(s.name)}", "ge", {n: 1, m: -1})
+    out.add(f"burst{_label(s.name)}", "ge", {m: s.burst, n: -1})
+    out.add(f"period-lo{_label(s.name)}", "ge", {"T": 1, n: -a, m: tau * a})
+    out.add(f"period-hi{_label(s.name)}", "ge", {n: a, m: tau * a, "T": -1})
+
+
+def _replay_rows(out: _Rows, s: SpoutParams, replayed_by: list[str], replay: str) -> None:
+    """A replaying spout's backlog: the replays it receives from the failing bolts `replayed_by`, sent
+    paced (at most one per fresh emission) or at once."""
+    n = f"N{_label(s.name)}"
+    r, g, grown = f"R{_label(s.name)}", f"G{_label(s.name)}", f"dR{_label(s.name)}"
+    out.add(f"backlog{_label(s.name)}", "eq", {grown: 1, g: -1, r: 1})
+    out.add(f"replays-in{_label(s.name)}", "eq",
+            _sum({g: 1}, {f"r{_label(j, s.name)}": -1 for j in replayed_by}))
+    if replay == "paced":
+        out.add(f"paced{_label(s.name)}", "ge", {n: 1, r: -1})
+    else:
+        out.add(f"at-once{_label(s.name)}", "eq", {grown: 1})
+
+
+def _spout_stream_rows(out: _Rows, s: SpoutParams, total: dict[str, Fraction | int], subscribed: set[tuple[str, str]],
+                       rule: str, replayed: bool) -> None:
+    """The ratio of each subscribed declared stream of a spout to what its default stream carries (`total`)."""
+    n, m = f"N{_label(s.name)}", f"M{_label(s.name)}"
+    for st in s.streams:
+        if (s.name, st.name) not in subscribed:
+            continue
+        e, ratio = f"E{_label(s.name, st.name)}", st.sigma
+        if rule == "exact":
+            out.add(f"ratio{_label(s.name, st.name)}", "eq",
                     _sum({e: 1}, {v: -ratio * c for v, c in total.items()}))
-            out.add(f"ratio-round-hi{_label(s.name, st.name)}", "ge",
-                    _sum({v: ratio * c for v, c in total.items()}, {m: _excess(ratio), e: -1}))
-            if not replayed_by[s.name]:  # every emission within the burst: the carry automaton of section 5
-                lo, hi = sigma_bounds(ratio, s.burst, rule)
-                out.add(f"ratio-lo{_label(s.name, st.name)}", "ge", {e: 1, n: -lo})
-                out.add(f"ratio-hi{_label(s.name, st.name)}", "ge", {n: hi, e: -1})
+            continue
+        out.add(f"ratio-round-lo{_label(s.name, st.name)}", "ge",
+                _sum({e: 1}, {v: -ratio * c for v, c in total.items()}))
+        out.add(f"ratio-round-hi{_label(s.name, st.name)}", "ge",
+                _sum({v: ratio * c for v, c in total.items()}, {m: _excess(ratio), e: -1}))
+        if not replayed:  # every emission within the burst: the carry automaton of section 5
+            lo, hi = sigma_bounds(ratio, s.burst, rule)
+            out.add(f"ratio-lo{_label(s.name, st.name)}", "ge", {e: 1, n: -lo})
+            out.add(f"ratio-hi{_label(s.name, st.name)}", "ge", {n: hi, e: -1})
 
-    for b in net.bolts:
-        j = b.name
-        k, p, arrived, grown = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}", f"d{_label(j)}"
-        c = b.take_max
-        may_fail = j in failing
-        f_, d_, lost = f"F{_label(j)}", f"D{_label(j)}", f"L{_label(j)}"
-        out.add(f"takes{_label(j)}", "ge", {p: 1, k: -1})
-        out.add(f"batch{_label(j)}", "ge", {k: c, p: -1})
-        out.add(f"arrivals{_label(j)}", "eq", _sum({arrived: 1}, *({v: -x for v, x in carried[src].items()}
-                                                            for src in b.sources)))
-        fast = b.alpha * (1 - tau)
+
+def _bolt_rows(out: _Rows, b: BoltParams, carried: dict[tuple[str, str], dict[str, Fraction | int]]) -> None:
+    """A bolt's takes within its batches and its arrivals, what its sources carry."""
+    j = b.name
+    k, p, arrived = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}"
+    out.add(f"takes{_label(j)}", "ge", {p: 1, k: -1})
+    out.add(f"batch{_label(j)}", "ge", {k: b.take_max, p: -1})
+    out.add(f"arrivals{_label(j)}", "eq", _sum({arrived: 1}, *({v: -x for v, x in carried[src].items()}
+                                                        for src in b.sources)))
+
+
+def _steady_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction) -> None:
+    """The queue and the busy time of a bolt that never fails."""
+    j = b.name
+    k, p, arrived, grown = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}", f"d{_label(j)}"
+    fast = b.alpha * (1 - tau)
+    out.add(f"queue{_label(j)}", "eq", {grown: 1, arrived: -1, p: 1})
+    out.add(f"busy{_label(j)}", "ge", {"T": 1, k: -fast})
+
+
+def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureModel, sources: list[str]) -> None:
+    """The queue, busy time, failures, downtime and losses of a bolt that may fail; its losses replayed
+    by the spouts `sources`."""
+    j = b.name
+    k, p, arrived, grown = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}", f"d{_label(j)}"
+    f_, d_, lost = f"F{_label(j)}", f"D{_label(j)}", f"L{_label(j)}"
+    c = b.take_max
+    fast = b.alpha * (1 - tau)
+    out.add(f"queue-lo{_label(j)}", "ge", {grown: 1, arrived: -1, p: 1, lost: 1})
+    out.add(f"queue-hi{_label(j)}", "ge", {arrived: 1, p: -1, lost: -1, f_: c, grown: -1})
+    out.add(f"busy{_label(j)}", "ge", {"T": 1, d_: -1, k: -fast, f_: fast})
+    out.add(f"ttf{_label(j)}", "ge", {"T": 1, d_: -1, f_: -fails.min_ttf[j]})
+    out.add(f"down-lo{_label(j)}", "ge", {d_: 1, f_: -fails.min_reboot})
+    out.add(f"down-hi{_label(j)}", "ge", {f_: fails.max_reboot, d_: -1})
+    if sources:
+        rs = {f"r{_label(j, s)}": 1 for s in sources}
+        out.add(f"lost-lo{_label(j)}", "ge", _sum({lost: 1}, {v: -1 for v in rs}))
+        impact = fails.impact[j]
+        if all(impact[s] != UNBOUNDED for s in sources):
+            out.add(f"lost-hi{_label(j)}", "ge",
+                    _sum({f"r{_label(j, s)}": Fraction(impact[s]) for s in sources}, {lost: -1}))
+
+
+def _bolt_stream_rows(out: _Rows, b: BoltParams, subscribed: set[tuple[str, str]], rule: str, may_fail: bool) -> None:
+    """The ratio of each subscribed stream of a bolt to the tuples it took."""
+    j = b.name
+    k, p, f_ = f"K{_label(j)}", f"P{_label(j)}", f"F{_label(j)}"
+    c = b.take_max
+    for st in b.streams:
+        if (j, st.name) not in subscribed:
+            continue
+        e, sigma = f"E{_label(j, st.name)}", st.sigma
+        tag = _label(j, st.name)
         if may_fail:
-            out.add(f"queue-lo{_label(j)}", "ge", {grown: 1, arrived: -1, p: 1, lost: 1})
-            out.add(f"queue-hi{_label(j)}", "ge", {arrived: 1, p: -1, lost: -1, f_: c, grown: -1})
-            out.add(f"busy{_label(j)}", "ge", {"T": 1, d_: -1, k: -fast, f_: fast})
-            assert fails is not None
-            out.add(f"ttf{_label(j)}", "ge", {"T": 1, d_: -1, f_: -fails.min_ttf[j]})
-            out.add(f"down-lo{_label(j)}", "ge", {d_: 1, f_: -fails.min_reboot})
-            out.add(f"down-hi{_label(j)}", "ge", {f_: fails.max_reboot, d_: -1})
-            if sources[j]:
-                rs = {f"r{_label(j, s)}": 1 for s in sources[j]}
-                out.add(f"lost-lo{_label(j)}", "ge", _sum({lost: 1}, {v: -1 for v in rs}))
-                impact = fails.impact[j]
-                if all(impact[s] != UNBOUNDED for s in sources[j]):
-                    out.add(f"lost-hi{_label(j)}", "ge",
-                            _sum({f"r{_label(j, s)}": Fraction(impact[s]) for s in sources[j]}, {lost: -1}))
-        else:
-            out.add(f"queue{_label(j)}", "eq", {grown: 1, arrived: -1, p: 1})
-            out.add(f"busy{_label(j)}", "ge", {"T": 1, k: -fast})
-        for st in b.streams:
-            if (j, st.name) not in subscribed:
-                continue
-            e, sigma = f"E{_label(j, st.name)}", st.sigma
-            tag = _label(j, st.name)
-            if may_fail:
-                keep = Fraction(1) if rule == "exact" else sigma * math.ceil(1 / sigma) if sigma else Fraction(0)
-                if rule == "exact":
-                    out.add(f"ratio-hi{tag}", "ge", {p: sigma, e: -1})
-                else:
-                    out.add(f"ratio-round{tag}", "ge", {p: sigma, k: _excess(sigma), e: -1})
-                if sigma:
-                    out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -sigma, f_: sigma * c + keep})
-            elif rule == "exact":
-                out.add(f"ratio{tag}", "eq", {e: 1, p: -sigma})
+            keep = Fraction(1) if rule == "exact" else sigma * math.ceil(1 / sigma) if sigma else Fraction(0)
+            if rule == "exact":
+                out.add(f"ratio-hi{tag}", "ge", {p: sigma, e: -1})
             else:
-                lo, hi = sigma_bounds(sigma, c, rule)
-                out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -lo})
-                out.add(f"ratio-hi{tag}", "ge", {p: hi, e: -1})
                 out.add(f"ratio-round{tag}", "ge", {p: sigma, k: _excess(sigma), e: -1})
-        if j == target:
-            out.add(f"grows{_label(j)}", "ge", {grown: 1}, -1)
-            out.add(f"full{_label(j)}", "eq", {p: 1, k: -c})
-            out.add(f"never-idle{_label(j)}", "ge", {k: b.alpha * (1 + tau) + idle, "T": -1})
+            if sigma:
+                out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -sigma, f_: sigma * c + keep})
+        elif rule == "exact":
+            out.add(f"ratio{tag}", "eq", {e: 1, p: -sigma})
+        else:
+            lo, hi = sigma_bounds(sigma, c, rule)
+            out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -lo})
+            out.add(f"ratio-hi{tag}", "ge", {p: hi, e: -1})
+            out.add(f"ratio-round{tag}", "ge", {p: sigma, k: _excess(sigma), e: -1})
+
+
+def _growth_rows(out: _Rows, b: BoltParams, tau: Fraction, idle: Fraction) -> None:
+    """The target grows, takes full batches and is never idle longer than allowed."""
+    j = b.name
+    k, p, grown = f"K{_label(j)}", f"P{_label(j)}", f"d{_label(j)}"
+    out.add(f"grows{_label(j)}", "ge", {grown: 1}, -1)
+    out.add(f"full{_label(j)}", "eq", {p: 1, k: -b.take_max})
+    out.add(f"never-idle{_label(j)}", "ge", {k: b.alpha * (1 + tau) + idle, "T": -1})
+
+
+def build_rows(net: Network, target: str) -> list[LinearRow]:
+    """The rows of one loop pass on `net` (the target's cone) with the target growing (docs/verifier.md):
+    per spout its emission rows, its replay rows and its streams' ratios; per bolt its takes and arrivals,
+    its queue (with failures and losses when it may fail) and its streams' ratios; the target's growth."""
+    tau, idle = net.tolerance, net.max_idle
+    rule = net.emission
+    fails = net.failures
+    failing = set() if fails is None else set(fails.min_ttf) - {target}  # the target never fails in its loop
+    sources = _replay_sources(net, failing)
+    spout_names = {s.name for s in net.spouts}
+    replayed_by = {s: sorted(j for j, src in sources.items() if s in src) for s in spout_names}
+    carried = _carried(net, replayed_by)
+    subscribed = {src for b in net.bolts for src in b.sources}
+    out = _Rows()
+    for s in net.spouts:
+        _spout_rows(out, s, tau)
+        if replayed_by[s.name]:
+            assert fails is not None
+            _replay_rows(out, s, replayed_by[s.name], fails.replay)
+        _spout_stream_rows(out, s, carried[(s.name, "default")], subscribed, rule, bool(replayed_by[s.name]))
+    for b in net.bolts:
+        may_fail = b.name in failing
+        _bolt_rows(out, b, carried)
+        if may_fail:
+            assert fails is not None
+            _failing_bolt_rows(out, b, tau, fails, sources[b.name])
+        else:
+            _steady_bolt_rows(out, b, tau)
+        _bolt_stream_rows(out, b, subscribed, rule, may_fail)
+        if b.name == target:
+            _growth_rows(out, b, tau, idle)
     return out.rows
 
 

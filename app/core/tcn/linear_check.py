@@ -25,8 +25,8 @@ from pydantic import ValidationError
 
 from app.core.emission import sigma_bounds
 from app.core.results import LinearCertificate
-from app.core.tcn.certify_failures import failure_rules
-from app.core.topology import Bolt, Topology, TopologyError, parse_topology, unannotated_problems
+from app.core.tcn.certify_failures import FailureRules, failure_rules
+from app.core.topology import Bolt, Spout, Topology, TopologyError, parse_topology, unannotated_problems
 
 _Row = tuple[str, dict[str, Fraction], Fraction]  # kind ("ge" / "eq"), coefficients, constant
 
@@ -58,19 +58,195 @@ def _round_excess(sigma: Fraction) -> Fraction:
     return sigma - sigma / sigma.numerator
 
 
+def _row(rows: dict[str, _Row], name: str, kind: str, constant: Fraction | int = 0) -> dict[str, Fraction]:
+    """A new row of `rows`, its coefficients to fill with `_put`."""
+    coefficients: dict[str, Fraction] = {}
+    rows[name] = (kind, coefficients, Fraction(constant))
+    return coefficients
+
+
+def _put(coefficients: dict[str, Fraction], *terms: tuple[str, Fraction | int]) -> None:
+    for var, value in terms:
+        coefficients[var] = coefficients.get(var, Fraction(0)) + Fraction(value)
+
+
+def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction) -> None:
+    """Fresh emissions N within M bursts of at most `burst`, one burst per period 1/rate (± tau)."""
+    s = sp.name
+    a = 1 / _fr(sp.rate)
+    fresh, count = f"N{label(s)}", f"M{label(s)}"
+    c = _row(rows, f"emissions{label(s)}", "ge")
+    _put(c, (fresh, 1), (count, -1))
+    c = _row(rows, f"burst{label(s)}", "ge")
+    _put(c, (count, sp.burst), (fresh, -1))
+    c = _row(rows, f"period-lo{label(s)}", "ge")
+    _put(c, ("T", 1), (fresh, -a), (count, a * tau))
+    c = _row(rows, f"period-hi{label(s)}", "ge")
+    _put(c, (fresh, a), (count, a * tau), ("T", -1))
+
+
+def _replay_rows(rows: dict[str, _Row], s: str, fed_back: list[str], rules: FailureRules | None) -> None:
+    """Spout `s`'s replay backlog, fed by the losses of the bolts `fed_back`, sent paced or at once."""
+    c = _row(rows, f"backlog{label(s)}", "eq")
+    _put(c, (f"dR{label(s)}", 1), (f"G{label(s)}", -1), (f"R{label(s)}", 1))
+    c = _row(rows, f"replays-in{label(s)}", "eq")
+    _put(c, (f"G{label(s)}", 1))
+    for j in fed_back:
+        _put(c, (f"r{label(j, s)}", -1))
+    if rules is not None and rules.mode == "paced":
+        c = _row(rows, f"paced{label(s)}", "ge")
+        _put(c, (f"N{label(s)}", 1), (f"R{label(s)}", -1))
+    else:
+        c = _row(rows, f"at-once{label(s)}", "eq")
+        _put(c, (f"dR{label(s)}", 1))
+
+
+def _spout_stream_rows(rows: dict[str, _Row], sp: Spout, emitted: list[str], listened: set[tuple[str, str]],
+                       dvert: bool, fed_back: bool) -> None:
+    """Each listened declared stream of a spout against what it `emitted` on its default stream."""
+    s = sp.name
+    fresh, count = f"N{label(s)}", f"M{label(s)}"
+    for st in sp.streams:
+        if (s, st) not in listened:
+            continue
+        ratio, out = _fr(sp.stream_ratio[st]), f"E{label(s, st)}"
+        if not dvert:
+            c = _row(rows, f"ratio{label(s, st)}", "eq")
+            _put(c, (out, 1))
+            for v in emitted:
+                _put(c, (v, -ratio))
+            continue
+        c = _row(rows, f"ratio-round-lo{label(s, st)}", "ge")
+        _put(c, (out, 1))
+        for v in emitted:
+            _put(c, (v, -ratio))
+        c = _row(rows, f"ratio-round-hi{label(s, st)}", "ge")
+        _put(c, (out, -1), (count, _round_excess(ratio)))
+        for v in emitted:
+            _put(c, (v, ratio))
+        if not fed_back:
+            lo, hi = sigma_bounds(ratio, sp.burst, "dvert")
+            c = _row(rows, f"ratio-lo{label(s, st)}", "ge")
+            _put(c, (out, 1), (fresh, -lo))
+            c = _row(rows, f"ratio-hi{label(s, st)}", "ge")
+            _put(c, (fresh, hi), (out, -1))
+
+
+def _bolt_rows(rows: dict[str, _Row], bo: Bolt, received: list[tuple[str, str]], spout_names: list[str],
+               replaying: set[str]) -> None:
+    """A bolt takes K batches of P tuples in all; A tuples arrive from what it `received` (a spout's
+    default stream: fresh emissions, and replays from a spout of `replaying`)."""
+    j = bo.name
+    takes, taken, came = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}"
+    c = _row(rows, f"takes{label(j)}", "ge")
+    _put(c, (taken, 1), (takes, -1))
+    c = _row(rows, f"batch{label(j)}", "ge")
+    _put(c, (takes, bo.parallelism), (taken, -1))
+    c = _row(rows, f"arrivals{label(j)}", "eq")
+    _put(c, (came, 1))
+    for u, st in received:
+        if u in spout_names and st == "default":
+            _put(c, (f"N{label(u)}", -1))
+            if u in replaying:
+                _put(c, (f"R{label(u)}", -1))
+        else:
+            _put(c, (f"E{label(u, st)}", -1))
+
+
+def _steady_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction) -> None:
+    """A bolt that never fails: its queue grows by what arrives less what it takes, each batch takes time."""
+    j = bo.name
+    takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
+    c = _row(rows, f"queue{label(j)}", "eq")
+    _put(c, (grew, 1), (came, -1), (taken, 1))
+    c = _row(rows, f"busy{label(j)}", "ge")
+    _put(c, ("T", 1), (takes, -_fr(bo.alpha) * (1 - tau)))
+
+
+def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: FailureRules, tree: list[str]) -> None:
+    """A bolt that may fail F times, down D in all: its queue loses L tuples, replayed by the spouts of `tree`."""
+    j = bo.name
+    size = bo.parallelism
+    takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
+    fails, down, lost = f"F{label(j)}", f"D{label(j)}", f"L{label(j)}"
+    shortest = _fr(bo.alpha) * (1 - tau)
+    c = _row(rows, f"queue-lo{label(j)}", "ge")
+    _put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1))
+    c = _row(rows, f"queue-hi{label(j)}", "ge")
+    _put(c, (came, 1), (taken, -1), (lost, -1), (fails, size), (grew, -1))
+    c = _row(rows, f"busy{label(j)}", "ge")
+    _put(c, ("T", 1), (down, -1), (takes, -shortest), (fails, shortest))
+    c = _row(rows, f"ttf{label(j)}", "ge")
+    _put(c, ("T", 1), (down, -1), (fails, -rules.min_ttf[j]))
+    c = _row(rows, f"down-lo{label(j)}", "ge")
+    _put(c, (down, 1), (fails, -rules.min_reboot))
+    c = _row(rows, f"down-hi{label(j)}", "ge")
+    _put(c, (fails, rules.max_reboot), (down, -1))
+    if tree:
+        c = _row(rows, f"lost-lo{label(j)}", "ge")
+        _put(c, (lost, 1))
+        for s in tree:
+            _put(c, (f"r{label(j, s)}", -1))
+        imps = [rules.impact[j][s] for s in tree]
+        if all(imp is not None for imp in imps):
+            c = _row(rows, f"lost-hi{label(j)}", "ge")
+            _put(c, (lost, -1))
+            for s in tree:
+                _put(c, (f"r{label(j, s)}", Fraction(rules.impact[j][s] or 0)))
+
+
+def _bolt_stream_rows(rows: dict[str, _Row], bo: Bolt, listened: set[tuple[str, str]], dvert: bool,
+                      may_fail: bool) -> None:
+    """Each listened stream of a bolt against the P tuples it took (and its failures, when it may fail)."""
+    j = bo.name
+    size = bo.parallelism
+    takes, taken, fails = f"K{label(j)}", f"P{label(j)}", f"F{label(j)}"
+    for st, value in bo.output_streams().items():
+        if (j, st) not in listened:
+            continue
+        sigma, out, tag = _fr(value or 0), f"E{label(j, st)}", label(j, st)
+        if may_fail:
+            if dvert:
+                c = _row(rows, f"ratio-round{tag}", "ge")
+                _put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
+                kept = sigma * math.ceil(1 / sigma) if sigma else Fraction(0)
+            else:
+                c = _row(rows, f"ratio-hi{tag}", "ge")
+                _put(c, (taken, sigma), (out, -1))
+                kept = Fraction(1)
+            if sigma:
+                c = _row(rows, f"ratio-lo{tag}", "ge")
+                _put(c, (out, 1), (taken, -sigma), (fails, sigma * size + kept))
+        elif not dvert:
+            c = _row(rows, f"ratio{tag}", "eq")
+            _put(c, (out, 1), (taken, -sigma))
+        else:
+            lo, hi = sigma_bounds(sigma, size, "dvert")
+            c = _row(rows, f"ratio-lo{tag}", "ge")
+            _put(c, (out, 1), (taken, -lo))
+            c = _row(rows, f"ratio-hi{tag}", "ge")
+            _put(c, (taken, hi), (out, -1))
+            c = _row(rows, f"ratio-round{tag}", "ge")
+            _put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
+
+
+def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction) -> None:
+    """The target's queue grows by at least one, its batches are full and it is never idle for long."""
+    j = bo.name
+    takes, taken, grew = f"K{label(j)}", f"P{label(j)}", f"d{label(j)}"
+    c = _row(rows, f"grows{label(j)}", "ge", -1)
+    _put(c, (grew, 1))
+    c = _row(rows, f"full{label(j)}", "eq")
+    _put(c, (taken, 1), (takes, -bo.parallelism))
+    c = _row(rows, f"never-idle{label(j)}", "ge")
+    _put(c, (takes, _fr(bo.alpha) * (1 + tau) + idle), ("T", -1))
+
+
 def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
-    """Every row of one loop pass of `topo` in which bolt `target` grows, keyed by name."""
+    """Every row of one loop pass of `topo` in which bolt `target` grows, keyed by name: per spout its
+    emissions, its replays and its streams; per bolt its takes and arrivals, its queue (failures and
+    losses when it may fail) and its streams; the target's growth."""
     rows: dict[str, _Row] = {}
-
-    def row(name: str, kind: str, constant: Fraction | int = 0) -> dict[str, Fraction]:
-        coefficients: dict[str, Fraction] = {}
-        rows[name] = (kind, coefficients, Fraction(constant))
-        return coefficients
-
-    def put(coefficients: dict[str, Fraction], *terms: tuple[str, Fraction | int]) -> None:
-        for var, value in terms:
-            coefficients[var] = coefficients.get(var, Fraction(0)) + Fraction(value)
-
     tau = _fr(topo.settings.tolerance)
     idle = _fr(topo.settings.max_idle_time)
     dvert = topo.settings.emission == "dvert"
@@ -84,142 +260,26 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
     for j in down_bolts:
         reach = (rules.impact.get(j, {}) if rules is not None and rules.mode != "none" else {})
         trees[j] = [s for s in spout_names if s in reach]
+    replaying = {s for ss in trees.values() for s in ss}
 
     for sp in topo.spouts:
-        s = sp.name
-        a = 1 / _fr(sp.rate)
-        fed_back = sorted(j for j, ss in trees.items() if s in ss)
-        fresh, count = f"N{label(s)}", f"M{label(s)}"
-        c = row(f"emissions{label(s)}", "ge")
-        put(c, (fresh, 1), (count, -1))
-        c = row(f"burst{label(s)}", "ge")
-        put(c, (count, sp.burst), (fresh, -1))
-        c = row(f"period-lo{label(s)}", "ge")
-        put(c, ("T", 1), (fresh, -a), (count, a * tau))
-        c = row(f"period-hi{label(s)}", "ge")
-        put(c, (fresh, a), (count, a * tau), ("T", -1))
-        emitted = [fresh] + ([f"R{label(s)}"] if fed_back else [])
+        fed_back = sorted(j for j, ss in trees.items() if sp.name in ss)
+        _spout_rows(rows, sp, tau)
         if fed_back:
-            c = row(f"backlog{label(s)}", "eq")
-            put(c, (f"dR{label(s)}", 1), (f"G{label(s)}", -1), (f"R{label(s)}", 1))
-            c = row(f"replays-in{label(s)}", "eq")
-            put(c, (f"G{label(s)}", 1))
-            for j in fed_back:
-                put(c, (f"r{label(j, s)}", -1))
-            if rules is not None and rules.mode == "paced":
-                c = row(f"paced{label(s)}", "ge")
-                put(c, (fresh, 1), (f"R{label(s)}", -1))
-            else:
-                c = row(f"at-once{label(s)}", "eq")
-                put(c, (f"dR{label(s)}", 1))
-        for st in sp.streams:
-            if (s, st) not in listened:
-                continue
-            ratio, out = _fr(sp.stream_ratio[st]), f"E{label(s, st)}"
-            if not dvert:
-                c = row(f"ratio{label(s, st)}", "eq")
-                put(c, (out, 1))
-                for v in emitted:
-                    put(c, (v, -ratio))
-                continue
-            c = row(f"ratio-round-lo{label(s, st)}", "ge")
-            put(c, (out, 1))
-            for v in emitted:
-                put(c, (v, -ratio))
-            c = row(f"ratio-round-hi{label(s, st)}", "ge")
-            put(c, (out, -1), (count, _round_excess(ratio)))
-            for v in emitted:
-                put(c, (v, ratio))
-            if not fed_back:
-                lo, hi = sigma_bounds(ratio, sp.burst, "dvert")
-                c = row(f"ratio-lo{label(s, st)}", "ge")
-                put(c, (out, 1), (fresh, -lo))
-                c = row(f"ratio-hi{label(s, st)}", "ge")
-                put(c, (fresh, hi), (out, -1))
+            _replay_rows(rows, sp.name, fed_back, rules)
+        emitted = [f"N{label(sp.name)}"] + ([f"R{label(sp.name)}"] if fed_back else [])
+        _spout_stream_rows(rows, sp, emitted, listened, dvert, bool(fed_back))
 
     for bo in topo.bolts:
-        j = bo.name
-        size = bo.parallelism
-        takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
-        fails, down, lost = f"F{label(j)}", f"D{label(j)}", f"L{label(j)}"
-        c = row(f"takes{label(j)}", "ge")
-        put(c, (taken, 1), (takes, -1))
-        c = row(f"batch{label(j)}", "ge")
-        put(c, (takes, size), (taken, -1))
-        c = row(f"arrivals{label(j)}", "eq")
-        put(c, (came, 1))
-        for u, st in received.get(j, []):
-            if u in spout_names and st == "default":
-                put(c, (f"N{label(u)}", -1))
-                if any(u in ss for ss in trees.values()):
-                    put(c, (f"R{label(u)}", -1))
-            else:
-                put(c, (f"E{label(u, st)}", -1))
-        shortest = _fr(bo.alpha) * (1 - tau)
-        if j in down_bolts:
+        _bolt_rows(rows, bo, received.get(bo.name, []), spout_names, replaying)
+        if bo.name in down_bolts:
             assert rules is not None
-            c = row(f"queue-lo{label(j)}", "ge")
-            put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1))
-            c = row(f"queue-hi{label(j)}", "ge")
-            put(c, (came, 1), (taken, -1), (lost, -1), (fails, size), (grew, -1))
-            c = row(f"busy{label(j)}", "ge")
-            put(c, ("T", 1), (down, -1), (takes, -shortest), (fails, shortest))
-            c = row(f"ttf{label(j)}", "ge")
-            put(c, ("T", 1), (down, -1), (fails, -down_bolts[j]))
-            c = row(f"down-lo{label(j)}", "ge")
-            put(c, (down, 1), (fails, -rules.min_reboot))
-            c = row(f"down-hi{label(j)}", "ge")
-            put(c, (fails, rules.max_reboot), (down, -1))
-            if trees[j]:
-                c = row(f"lost-lo{label(j)}", "ge")
-                put(c, (lost, 1))
-                for s in trees[j]:
-                    put(c, (f"r{label(j, s)}", -1))
-                imps = [rules.impact[j][s] for s in trees[j]]
-                if all(imp is not None for imp in imps):
-                    c = row(f"lost-hi{label(j)}", "ge")
-                    put(c, (lost, -1))
-                    for s in trees[j]:
-                        put(c, (f"r{label(j, s)}", Fraction(rules.impact[j][s] or 0)))
+            _failing_bolt_rows(rows, bo, tau, rules, trees[bo.name])
         else:
-            c = row(f"queue{label(j)}", "eq")
-            put(c, (grew, 1), (came, -1), (taken, 1))
-            c = row(f"busy{label(j)}", "ge")
-            put(c, ("T", 1), (takes, -shortest))
-        for st, value in bo.output_streams().items():
-            if (j, st) not in listened:
-                continue
-            sigma, out, tag = _fr(value or 0), f"E{label(j, st)}", label(j, st)
-            if j in down_bolts:
-                if dvert:
-                    c = row(f"ratio-round{tag}", "ge")
-                    put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
-                    kept = sigma * math.ceil(1 / sigma) if sigma else Fraction(0)
-                else:
-                    c = row(f"ratio-hi{tag}", "ge")
-                    put(c, (taken, sigma), (out, -1))
-                    kept = Fraction(1)
-                if sigma:
-                    c = row(f"ratio-lo{tag}", "ge")
-                    put(c, (out, 1), (taken, -sigma), (fails, sigma * size + kept))
-            elif not dvert:
-                c = row(f"ratio{tag}", "eq")
-                put(c, (out, 1), (taken, -sigma))
-            else:
-                lo, hi = sigma_bounds(sigma, size, "dvert")
-                c = row(f"ratio-lo{tag}", "ge")
-                put(c, (out, 1), (taken, -lo))
-                c = row(f"ratio-hi{tag}", "ge")
-                put(c, (taken, hi), (out, -1))
-                c = row(f"ratio-round{tag}", "ge")
-                put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
-        if j == target:
-            c = row(f"grows{label(j)}", "ge", -1)
-            put(c, (grew, 1))
-            c = row(f"full{label(j)}", "eq")
-            put(c, (taken, 1), (takes, -size))
-            c = row(f"never-idle{label(j)}", "ge")
-            put(c, (takes, _fr(bo.alpha) * (1 + tau) + idle), ("T", -1))
+            _steady_bolt_rows(rows, bo, tau)
+        _bolt_stream_rows(rows, bo, listened, dvert, bo.name in down_bolts)
+        if bo.name == target:
+            _growth_rows(rows, bo, tau, idle)
     return rows
 
 
