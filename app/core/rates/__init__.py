@@ -8,7 +8,8 @@ One package, one concept per module:
 * `failures_check`: the verdicts under failures;
 * `verdicts`: the status of one bolt and its explanation;
 * `suggest`: the smallest parallelism that keeps every queue bounded;
-* `report`: `rate_check`, the report the CLI, the GUI and the search read;
+* `report`: `RateAnalysis` (one snapshot's figures and failure model, computed once) and `rate_check`,
+  the report the CLI, the GUI and the search read;
 * `idle`: the max_idle_time warning.
 
 docs/boundedness.md proves every verdict.
@@ -21,6 +22,7 @@ from app.core.rates.idle import IDLE_SHARE_LIMIT, IdleWarning, idle_warning
 from app.core.rates.report import (
     BoltRates,
     LoadMargins,
+    RateAnalysis,
     RateReport,
     bounded_bolts,
     failure_margins,
@@ -35,7 +37,8 @@ from app.core.rates.report import (
 from app.core.rates.verdicts import STATUS_SHORT, STATUS_WORDS, Status
 
 __all__ = [
-    "IDLE_SHARE_LIMIT", "STATUS_SHORT", "STATUS_WORDS", "BoltRates", "IdleWarning", "LoadMargins", "RateFigures",
+    "IDLE_SHARE_LIMIT", "STATUS_SHORT", "STATUS_WORDS", "BoltRates", "IdleWarning", "LoadMargins", "RateAnalysis",
+    "RateFigures",
     "RateReport", "Status", "bounded_bolts", "exact", "failure_margins", "idle_warning", "keeps_up", "load_margins",
     "margins", "no_parallelism_reason", "nominal_margins", "queue_bounds", "rate_check", "repeating_margins",
     "sigma_bounds",

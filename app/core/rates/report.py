@@ -88,6 +88,56 @@ def _num(x: Fraction | None) -> float | None:
     return None if x is None else float(x)
 
 
+class RateAnalysis:
+    """The rate check of one topology snapshot: its exact figures and its failure model, each computed once,
+    and every report and table of exact margins read from them (the search reads several; the CLI and the
+    GUI one, through the functions below)."""
+
+    def __init__(self, topo: Topology):
+        self.topo = topo
+        self.figures = RateFigures(topo)
+        self.model = failure_model(topo)  # None: no bolt can fail
+        self._fluid: RateReport | None = None
+
+    def fluid_report(self) -> RateReport:
+        """The failure-free report (statuses as if nothing failed), without a suggestion."""
+        if self._fluid is None:
+            self._fluid = _fluid_report(self.topo, self.figures, suggest=False)
+        return self._fluid
+
+    def report(self, suggest: bool = True) -> RateReport:
+        """`rate_check`'s report (statuses with failures when a bolt can fail)."""
+        if suggest:
+            report = _fluid_report(self.topo, self.figures, suggest)
+        else:  # the failure statuses replace entries of `bolts`: a dict of its own, the cached report stays
+            fluid = self.fluid_report()
+            report = fluid.model_copy(update={"bolts": dict(fluid.bolts)})
+        if self.model is None:
+            return report
+        return _with_failures(self.topo, self.figures, self.model, report, suggest)
+
+    def margins(self) -> dict[str, tuple[Fraction, Fraction]]:
+        """Exact (largest inflow in every run, smallest capacity) per bolt name."""
+        e = self.figures
+        return {b.name: (e.in_max[b.id], e.cap_min[b.id]) for b in self.topo.bolts}
+
+    def repeating_margins(self) -> dict[str, tuple[Fraction, Fraction]]:
+        """Exact (largest long-run inflow of a repeating run, smallest capacity) per bolt name."""
+        e = self.figures
+        return {b.name: (e.in_long[b.id], e.cap_min[b.id]) for b in self.topo.bolts}
+
+    def failure_margins(self) -> dict[str, tuple[Fraction, Fraction]] | None:
+        """Exact (largest inflow with replays, smallest capacity) per bolt name that has a bound under failures
+        (None when no bolt can fail)."""
+        if self.model is None:
+            return None
+        e = self.figures
+        status = {b.id: status_of(e, b.id) for b in self.topo.bolts}
+        check = failure_check(self.topo, e, self.model, status, nominal_estimate=False)
+        return {b.name: (inflow, e.cap_min[b.id]) for b in self.topo.bolts
+                if (inflow := check.bolts[b.id].inflow) is not None}
+
+
 def rate_check(topo: Topology, *, suggest: bool = True) -> RateReport:
     """The instant fluid analysis of every bolt, with explanations and a repair suggestion.
 
@@ -96,12 +146,7 @@ def rate_check(topo: Topology, *, suggest: bool = True) -> RateReport:
     check proves bounded with failures; without, nothing changes. suggest=False leaves
     `suggested_parallelism` empty (the canvas colours bolts after every edit and needs no
     suggestion: with failures it costs several checks)."""
-    e = RateFigures(topo)
-    model = failure_model(topo)
-    report = _fluid_report(topo, e, suggest)
-    if model is None:
-        return report
-    return _with_failures(topo, e, model, report, suggest)
+    return RateAnalysis(topo).report(suggest)
 
 
 def _with_failures(topo: Topology, e: RateFigures, model: FailureModel, report: RateReport,
@@ -132,14 +177,7 @@ def _with_failures(topo: Topology, e: RateFigures, model: FailureModel, report: 
 def failure_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]] | None:
     """Exact (largest inflow with replays, smallest capacity) per bolt name that has a bound under failures,
     for proofs that cite the numbers (None when no bolt can fail: then `margins` is the one)."""
-    model = failure_model(topo)
-    if model is None:
-        return None
-    e = RateFigures(topo)
-    status = {b.id: status_of(e, b.id) for b in topo.bolts}
-    check = failure_check(topo, e, model, status, nominal_estimate=False)
-    return {b.name: (inflow, e.cap_min[b.id]) for b in topo.bolts
-            if (inflow := check.bolts[b.id].inflow) is not None}
+    return RateAnalysis(topo).failure_margins()
 
 
 def _fluid_report(topo: Topology, e: RateFigures, suggest: bool = True) -> RateReport:
@@ -184,15 +222,13 @@ def bounded_bolts(topo: Topology, parallelism: dict[str, int] | None = None) -> 
 
 def margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]]:
     """Exact (largest inflow in every run, smallest capacity) per bolt name, for proofs that cite the numbers."""
-    e = RateFigures(topo)
-    return {b.name: (e.in_max[b.id], e.cap_min[b.id]) for b in topo.bolts}
+    return RateAnalysis(topo).margins()
 
 
 def repeating_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]]:
     """Exact (largest long-run inflow of a repeating run, smallest capacity) per bolt name: no lasso makes a
     bolt grow when the first is below the second."""
-    e = RateFigures(topo)
-    return {b.name: (e.in_long[b.id], e.cap_min[b.id]) for b in topo.bolts}
+    return RateAnalysis(topo).repeating_margins()
 
 
 def queue_bounds(topo: Topology) -> dict[str, Fraction | None]:

@@ -17,11 +17,10 @@ from typing import Any
 
 import z3
 
-from app.core.failures import failure_model, failures_off
 from app.core.formats import limits
 from app.core.formats.trace import Trace, format_time
 from app.core.gc_pause import paused_gc
-from app.core.rates import failure_margins, margins, rate_check, repeating_margins
+from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, LinearCertificate, Progress, VerifyResult
 from app.core.tcn.certify import certify
 from app.core.tcn.decode import decode
@@ -134,6 +133,7 @@ class Search:
         z3.Z3_enable_concurrent_dec_ref(self.ctx.ref())
         self._cancelled = threading.Event()
         self._finished = threading.Event()
+        self.failing = False  # whether a bolt can fail (the rate phase reads the failure model, once)
 
     # ---- control ---------------------------------------------------------
     def cancel(self) -> None:
@@ -197,11 +197,13 @@ class Search:
         self._deadline = None if self.timeout_s is None else start + self.timeout_s
         topo = self.topo
         checked = [b.name for b in topo.checked_bolts()]
-        report = rate_check(topo, suggest=False)  # statuses only; with a failure model they cover the replays
+        rates = RateAnalysis(topo)  # the exact figures and the failure model, once
+        self.failing = rates.model is not None
+        report = rates.report(suggest=False)  # statuses only; with a failure model they cover the replays
         # bounded when nothing fails but not with failures: a lasso, if any, needs failures (the long ones)
-        free = report if failure_model(topo) is None else rate_check(failures_off(topo), suggest=False)
-        exact = margins(topo)
-        with_failures = failure_margins(topo) or {}
+        free = rates.fluid_report() if self.failing else report
+        exact = rates.margins()
+        with_failures = rates.failure_margins() or {}
         rate_json: dict[str, Any] = {
             "bolts": {n: {"status": report.bolts[n].status, "inflow_max": format_time(exact[n][0]),
                           "capacity_min": format_time(exact[n][1]),
@@ -217,7 +219,7 @@ class Search:
                    downgraded=frozenset(n for n, b in report.bolts.items()
                                         if b.status != "bounded" and free.bolts[n].status == "bounded"))
         if prop == "growth" and not self.force_search:
-            repeating = repeating_margins(topo)
+            repeating = rates.repeating_margins()
             for n in checked:
                 status = report.bolts[n].status
                 if status == "bounded":
@@ -500,7 +502,7 @@ class Search:
                          f"{summary}")
         elif summary:
             notes.append(f"the lasso for {target} has failures: {summary}")
-        elif failure_model(self.topo) is not None:
+        elif self.failing:
             notes.append(f"the lasso for {target} has no failures: a run in which no bolt fails, so its trace "
                          "carries the topology with failures off (docs/model.md 7.4)")
         if self.progress is not None:
@@ -520,7 +522,7 @@ class Search:
                                               message=f"its queue reaches {self.threshold} within {trace.k} positions")
             return
         built = ", built by simulation," if method == "simulation" else ""
-        failing = has_failures(trace) if failure_model(self.topo) is not None else None
+        failing = has_failures(trace) if self.failing else None
         summary = failure_summary(trace) if failing else None
         for n in checked:
             if growth.get(n, 0) > 0 and n not in verdicts:
