@@ -82,4 +82,4 @@ def growth_message(cert: RateGrowthCertificate) -> str:
             f"{cert.target} as slowly as it may, it receives at least {float(inflow):.4g} tuples/s (exactly "
             f"{_exactly(inflow)}) and processes at most {float(capacity):.4g} (exactly {_exactly(capacity)}), so its "
             f"queue gains {float(inflow - capacity):.4g} tuples/s; that run repeats, so a lasso in which it grows "
-            "exists (growth proven by rates, certificate in --json / --certificate-out; docs/verifier.md)")
+            "exists (growth proven by rates, with a checked certificate; docs/verifier.md)")
