@@ -27,10 +27,11 @@ from app.core.formats import load_topology
 from app.core.formats.trace import Trace
 from app.core.rates import rate_check
 from app.core.results import LinearCertificate
+from app.core.tcn.certificate_input import semantics_hash
 from app.core.tcn.certificates import certificate_file, check_file
 from app.core.tcn.certify import certify
 from app.core.tcn.linear import build_rows, farkas, primal_feasible
-from app.core.tcn.linear_check import check_certificate, label, pass_rows, semantics_hash
+from app.core.tcn.linear_check import check_certificate, label, pass_rows
 from app.core.tcn.network import build_network
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import Topology, parse_topology

@@ -15,30 +15,22 @@ bolt's cone of influence) and the certificate.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from fractions import Fraction
 from typing import Any
 
-from pydantic import ValidationError
-
 from app.core.emission import sigma_bounds
 from app.core.results import LinearCertificate
+from app.core.tcn.certificate_input import read_certificate
 from app.core.tcn.certify_failures import FailureRules, failure_rules
-from app.core.topology import Bolt, Spout, Topology, TopologyError, parse_topology, unannotated_problems
+from app.core.topology import Bolt, Spout, Topology
 
 _Row = tuple[str, dict[str, Fraction], Fraction]  # kind ("ge" / "eq"), coefficients, constant
 
 
 def _fr(x: float | int) -> Fraction:
     return Fraction(str(x)) if isinstance(x, float) else Fraction(x)
-
-
-def semantics_hash(topo: Topology) -> str:
-    """SHA-256 of the canonical JSON of the topology's semantics (what `stormbound-verified/1` records)."""
-    text = json.dumps(topo.semantics(), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def label(*names: str) -> str:
@@ -292,21 +284,10 @@ def _multiplier(text: str) -> Fraction | None:
 
 def check_certificate(document: Any, certificate: Any) -> list[str]:
     """Why `certificate` does not prove that no lasso of `document` makes its target grow; [] = accepted."""
-    try:
-        topo = document if isinstance(document, Topology) else parse_topology(document)
-    except TopologyError as exc:
-        return [f"the embedded topology is not a valid document: {exc}"]
-    try:
-        cert = (certificate if isinstance(certificate, LinearCertificate)
-                else LinearCertificate.model_validate(certificate))
-    except ValidationError as exc:
-        return [f"not a certificate: {exc.errors()[0]['msg']}"]
-    missing = unannotated_problems(topo)
-    if missing:
-        return [f"the embedded topology is not annotated: {missing[0]}"]
-    problems: list[str] = []
-    if cert.content_hash != semantics_hash(topo):
-        problems.append("content_hash is not the embedded topology's (the document changed after the proof)")
+    read = read_certificate(document, certificate, LinearCertificate, "a certificate")
+    if isinstance(read, list):
+        return read
+    topo, cert, problems = read
     if not any(isinstance(c, Bolt) and c.name == cert.target for c in topo.components):
         return problems + [f"target {cert.target!r} is not a bolt of the topology"]
     rows = pass_rows(topo, cert.target)

@@ -24,7 +24,7 @@ import networkx as nx
 
 from app.core.rates.flows import RateFigures, keeps_up
 from app.core.results import RateGrowthCertificate, RateGrowthLine
-from app.core.tcn.linear_check import semantics_hash
+from app.core.tcn.certificate_input import semantics_hash
 from app.core.topology import Topology
 
 __all__ = ["prove_growth", "growth_message"]

@@ -18,12 +18,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from pydantic import ValidationError
-
 from app.core.emission import sigma_bounds
 from app.core.results import RateGrowthCertificate
-from app.core.tcn.linear_check import semantics_hash
-from app.core.topology import Topology, TopologyError, parse_topology, unannotated_problems
+from app.core.tcn.certificate_input import read_certificate
 
 Flows = dict[tuple[str, str], tuple[Fraction, Fraction]]  # (component name, stream) -> (least, most) tuples/s
 
@@ -90,21 +87,10 @@ def _claims(cert: RateGrowthCertificate, name: str, low: Fraction, high: Fractio
 
 def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     """Why `certificate` does not prove that a lasso of `document` makes its target grow; [] = accepted."""
-    try:
-        topo = document if isinstance(document, Topology) else parse_topology(document)
-    except TopologyError as exc:
-        return [f"the embedded topology is not a valid document: {exc}"]
-    try:
-        cert = (certificate if isinstance(certificate, RateGrowthCertificate)
-                else RateGrowthCertificate.model_validate(certificate))
-    except ValidationError as exc:
-        return [f"not a growth certificate: {exc.errors()[0]['msg']}"]
-    missing = unannotated_problems(topo)
-    if missing:
-        return [f"the embedded topology is not annotated: {missing[0]}"]
-    problems: list[str] = []
-    if cert.content_hash != semantics_hash(topo):
-        problems.append("content_hash is not the embedded topology's (the document changed after the proof)")
+    read = read_certificate(document, certificate, RateGrowthCertificate, "a growth certificate")
+    if isinstance(read, list):
+        return read
+    topo, cert, problems = read
     bolts = {b.name: b for b in topo.bolts}
     if cert.target not in bolts:
         return problems + [f"target {cert.target!r} is not a bolt of the topology"]

@@ -22,12 +22,12 @@ from app.core.formats.trace import Trace, format_time
 from app.core.gc_pause import paused_gc
 from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, LinearCertificate, Progress, VerifyResult
+from app.core.tcn.certificate_input import semantics_hash
 from app.core.tcn.certify import certify
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Cancelled, Encoding
 from app.core.tcn.failing import failure_summary, has_failures
 from app.core.tcn.linear import build_rows, farkas
-from app.core.tcn.linear_check import semantics_hash
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.tcn.rate_growth import growth_message, prove_growth

@@ -1,0 +1,43 @@
+"""What every certificate checker reads first (the linear program's, `linear_check.py`, and growth by
+rates', `rate_growth_check.py`): the embedded document as a valid, annotated topology, the certificate
+as its model, and whether the certificate's content hash is the document's. Shared by the checkers only,
+never by the builders they check."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from app.core.topology import Topology, TopologyError, parse_topology, unannotated_problems
+
+CertificateT = TypeVar("CertificateT", bound=BaseModel)
+
+
+def semantics_hash(topo: Topology) -> str:
+    """SHA-256 of the canonical JSON of the topology's semantics (what `stormbound-verified/1` records)."""
+    text = json.dumps(topo.semantics(), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
+                     what: str) -> tuple[Topology, CertificateT, list[str]] | list[str]:
+    """(topology, certificate, problems so far: a hash that is not the document's) or, when either cannot be
+    read, the reason why the certificate is refused; `what` names the certificate in that reason."""
+    try:
+        topo = document if isinstance(document, Topology) else parse_topology(document)
+    except TopologyError as exc:
+        return [f"the embedded topology is not a valid document: {exc}"]
+    try:
+        cert = certificate if isinstance(certificate, model) else model.model_validate(certificate)
+    except ValidationError as exc:
+        return [f"not {what}: {exc.errors()[0]['msg']}"]
+    missing = unannotated_problems(topo)
+    if missing:
+        return [f"the embedded topology is not annotated: {missing[0]}"]
+    problems: list[str] = []
+    if getattr(cert, "content_hash", None) != semantics_hash(topo):
+        problems.append("content_hash is not the embedded topology's (the document changed after the proof)")
+    return topo, cert, problems
