@@ -201,6 +201,8 @@ def pass_sums(trace: Trace) -> dict[str, Fraction]:
             add(f"A{label(j)}", b.arrivals)
             add(f"L{label(j)}", b.lost)
             add(f"F{label(j)}", int(b.fail))
+            before = pos[i - 1].bolts[j]  # the state before i (before loop_start: the one before k + 1)
+            add(f"Lb{label(j)}", before.batch if b.fail and before.phase == "processing" else 0)
             add(f"D{label(j)}", times[i + 1] - times[i] if b.phase == "failed" else 0)
             for st, n in (b.emitted_by_stream or {"default": b.emitted}).items():
                 add(f"E{label(j, st)}", n)
@@ -411,3 +413,23 @@ def test_an_existing_certificate_file_is_an_output_not_an_input(tmp_path: Path, 
     before = CFG5.read_bytes()
     assert main(["verify", str(CFG5), "--failures", "on", "--certificate-out", str(CFG5), "--force", "-q"]) == 2
     assert "is also an input" in capsys.readouterr().err and CFG5.read_bytes() == before
+
+
+def test_a_bolt_below_a_failing_bolt_whose_replays_only_make_up_for_its_losses_is_proven() -> None:
+    """S (2/s) -> F (fails, paced replays) -> B (capacity 2.02): what F loses is replayed, so B receives the fresh
+    2/s in the long run. The rows count the batch F loses at a failure once (Lb: taken, then lost, never
+    emitted); when they counted it as emitted too, every failure gave B one tuple more and nothing was proven."""
+    doc = {"schema_version": 1, "name": "replays", "spouts": [{"id": "s", "name": "S", "rate": 2, "burst": 1}],
+           "bolts": [{"id": "f", "name": "F", "alpha": 0.2, "sigma": 1, "parallelism": 1, "min_ttf": 20},
+                     {"id": "b", "name": "B", "alpha": 0.495, "sigma": 0, "parallelism": 1}],
+           "subscriptions": [{"source": "s", "target": "f"}, {"source": "f", "target": "b"}],
+           "settings": {"tolerance": 0, "max_idle_time": 0, "min_reboot_time": 5, "max_reboot_time": 10,
+                        "failures": True}}
+    topo = parse_topology(doc)
+    net = build_network(topo, ["B"])
+    multipliers = farkas(build_rows(net, "B"))
+    assert multipliers is not None  # with the batch counted as emitted too, the rows had a solution
+    cert = LinearCertificate(target="B", content_hash=semantics_hash(net.topology),
+                             rows={n: str(y) for n, y in multipliers.items()})
+    assert check_certificate(net.topology, cert) == []
+    assert verify(topo, SearchOptions(timeout_s=60)).bolts["B"].verdict == "no-repeating-growth"

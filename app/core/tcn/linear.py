@@ -180,8 +180,10 @@ def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureM
     f_, d_, lost = f"F{_label(j)}", f"D{_label(j)}", f"L{_label(j)}"
     c = b.take_max
     fast = b.alpha * (1 - tau)
-    out.add(f"queue-lo{_label(j)}", "ge", {grown: 1, arrived: -1, p: 1, lost: 1})
-    out.add(f"queue-hi{_label(j)}", "ge", {arrived: 1, p: -1, lost: -1, f_: c, grown: -1})
+    batches = f"Lb{_label(j)}"  # tuples of the batches in progress lost at its failures (counted in P too)
+    out.add(f"queue{_label(j)}", "eq", {grown: 1, arrived: -1, p: 1, lost: 1, batches: -1})
+    out.add(f"batch-lost{_label(j)}", "ge", {f_: c, batches: -1})
+    out.add(f"batch-in-lost{_label(j)}", "ge", {lost: 1, batches: -1})
     out.add(f"busy{_label(j)}", "ge", {"T": 1, d_: -1, k: -fast, f_: fast})
     out.add(f"ttf{_label(j)}", "ge", {"T": 1, d_: -1, f_: -fails.min_ttf[j]})
     out.add(f"down-lo{_label(j)}", "ge", {d_: 1, f_: -fails.min_reboot})
@@ -205,14 +207,15 @@ def _bolt_stream_rows(out: _Rows, b: BoltParams, subscribed: set[tuple[str, str]
             continue
         e, sigma = f"E{_label(j, st.name)}", st.sigma
         tag = _label(j, st.name)
-        if may_fail:
+        if may_fail:  # only the batches it completes emit: P - Lb of them
+            batches = f"Lb{_label(j)}"
             keep = Fraction(1) if rule == "exact" else sigma * math.ceil(1 / sigma) if sigma else Fraction(0)
             if rule == "exact":
-                out.add(f"ratio-hi{tag}", "ge", {p: sigma, e: -1})
+                out.add(f"ratio-hi{tag}", "ge", {p: sigma, batches: -sigma, e: -1})
             else:
-                out.add(f"ratio-round{tag}", "ge", {p: sigma, k: _excess(sigma), e: -1})
+                out.add(f"ratio-round{tag}", "ge", {p: sigma, batches: -sigma, k: _excess(sigma), e: -1})
             if sigma:
-                out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -sigma, f_: sigma * c + keep})
+                out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -sigma, batches: sigma, f_: keep})
         elif rule == "exact":
             out.add(f"ratio{tag}", "eq", {e: 1, p: -sigma})
         else:

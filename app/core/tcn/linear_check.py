@@ -162,10 +162,13 @@ def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: Fa
     takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
     fails, down, lost = f"F{label(j)}", f"D{label(j)}", f"L{label(j)}"
     shortest = _fr(bo.alpha) * (1 - tau)
-    c = _row(rows, f"queue-lo{label(j)}", "ge")
-    _put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1))
-    c = _row(rows, f"queue-hi{label(j)}", "ge")
-    _put(c, (came, 1), (taken, -1), (lost, -1), (fails, size), (grew, -1))
+    in_batches = f"Lb{label(j)}"  # lost with the batch in progress at a failure: taken (in P) and lost (in L)
+    c = _row(rows, f"queue{label(j)}", "eq")
+    _put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1), (in_batches, -1))
+    c = _row(rows, f"batch-lost{label(j)}", "ge")
+    _put(c, (fails, size), (in_batches, -1))
+    c = _row(rows, f"batch-in-lost{label(j)}", "ge")
+    _put(c, (lost, 1), (in_batches, -1))
     c = _row(rows, f"busy{label(j)}", "ge")
     _put(c, ("T", 1), (down, -1), (takes, -shortest), (fails, shortest))
     c = _row(rows, f"ttf{label(j)}", "ge")
@@ -198,17 +201,18 @@ def _bolt_stream_rows(rows: dict[str, _Row], bo: Bolt, listened: set[tuple[str, 
             continue
         sigma, out, tag = _fr(value or 0), f"E{label(j, st)}", label(j, st)
         if may_fail:
+            completed = ((taken, sigma), (f"Lb{label(j)}", -sigma))  # σ·(P − Lb): the batches it finishes
             if dvert:
                 c = _row(rows, f"ratio-round{tag}", "ge")
-                _put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
+                _put(c, *completed, (takes, _round_excess(sigma)), (out, -1))
                 kept = sigma * math.ceil(1 / sigma) if sigma else Fraction(0)
             else:
                 c = _row(rows, f"ratio-hi{tag}", "ge")
-                _put(c, (taken, sigma), (out, -1))
+                _put(c, *completed, (out, -1))
                 kept = Fraction(1)
             if sigma:
                 c = _row(rows, f"ratio-lo{tag}", "ge")
-                _put(c, (out, 1), (taken, -sigma), (fails, sigma * size + kept))
+                _put(c, (out, 1), *((v, -x) for v, x in completed), (fails, kept))
         elif not dvert:
             c = _row(rows, f"ratio{tag}", "eq")
             _put(c, (out, 1), (taken, -sigma))
