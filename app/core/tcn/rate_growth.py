@@ -1,15 +1,16 @@
 """Growth proven by rates: a fixed legal schedule under which the target's queue grows, and its certificate.
 
 The schedule (docs/verifier.md, "Growth proven by rates", with the proof): every spout emits one tuple at
-its shortest period a(1−τ); every other bolt of the target's upstream takes the moment tuples wait and
+its shortest period a(1−τ); every other bolt takes the moment tuples wait and
 processes for α(1−τ); the target waits max_idle before each take and processes for α(1+τ); nothing fails
 (a failure is never forced, docs/model.md 7.2). Under it every long-run flow lies between exact bounds
 (σ_lo, σ_hi per stream), and when
 
 * the target receives strictly more than its smallest capacity C/(α(1+τ) + max_idle), and
-* every other bolt of its upstream either receives strictly more than its largest capacity (it is
-  saturated: always busy with full batches) or strictly less (it keeps up: its queue stays bounded),
-* with no cycle through the target's upstream,
+* every other bolt of the network (the target's cone: its upstream, and with failures the failing bolts
+  the spouts feed) either receives strictly more than its largest capacity (it is saturated: always busy
+  with full batches) or strictly less (it keeps up: its queue stays bounded),
+* with no cycle in the network,
 
 the run is eventually periodic with the target's queue growing by a fixed amount per period: a lasso in
 which it grows exists, without writing its positions (there may be 10^4 to 10^5 of them). The figures are
@@ -19,8 +20,6 @@ the certificate; `app/core/tcn/rate_growth_check.py` re-derives them without thi
 from __future__ import annotations
 
 from fractions import Fraction
-
-import networkx as nx
 
 from app.core.rates.flows import RateFigures, keeps_up
 from app.core.results import RateGrowthCertificate, RateGrowthLine
@@ -46,8 +45,7 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
     if ident is None:
         return None
     figures = RateFigures(topo)
-    upstream = nx.ancestors(figures.graph, ident) | {ident}
-    if not nx.is_directed_acyclic_graph(figures.graph.subgraph(upstream)):
+    if figures.cyclic:  # every component of the network must settle into a period, not only the upstream
         return None
     low = figures.inflows(figures.spout_max, figures.cap_max, from_above=False)
     high = figures.inflows(figures.spout_max, figures.cap_max, from_above=True)
@@ -56,8 +54,6 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
     name_of = {c.id: c.name for c in topo.components}
     lines: dict[str, RateGrowthLine] = {}
     for b in topo.bolts:
-        if b.id not in upstream:
-            continue
         if b.id == ident:
             role, capacity = "target", figures.cap_min[b.id]
         elif keeps_up(figures.cap_max[b.id], low[b.id]):
@@ -68,7 +64,7 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
             return None
         lines[b.name] = RateGrowthLine(role=role, inflow_low=_text(low[b.id]), inflow_high=_text(high[b.id]),
                                        capacity=_text(capacity))
-    spouts = {name_of[s]: _text(rate) for s, rate in figures.spout_max.items() if s in upstream}
+    spouts = {name_of[s]: _text(rate) for s, rate in figures.spout_max.items()}
     return RateGrowthCertificate(target=target, content_hash=semantics_hash(topo), spouts=spouts, bolts=lines)
 
 

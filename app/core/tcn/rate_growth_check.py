@@ -1,13 +1,13 @@
 """An independent checker for growth proven by rates: plain Python, exact fractions, no rate-check code.
 
 It shares no code with the builder (`app/core/tcn/rate_growth.py`, which reads the rate check's figures):
-from the topology document alone it walks the target's upstream again, checks that no cycle runs
-through it, and recomputes under the certificate's schedule (docs/verifier.md, "Growth proven by
+from the topology document alone it orders the bolts again (its own walk), checks that no cycle runs
+through the network, and recomputes under the certificate's schedule (docs/verifier.md, "Growth proven by
 rates") every spout's emission rate a⁻¹/(1−τ), every bolt's smallest and largest long-run inflow
 (σ_lo, σ_hi per stream from `app/core/emission.py`; a bolt passes on what it processes, min(inflow,
 its largest capacity C/(α(1−τ)))), the target's smallest capacity C/(α(1+τ) + max_idle) and every
 other bolt's largest. A certificate is accepted when its content hash is the document's, it names
-exactly the bolts upstream of its target (and the target), every figure it states is one the checker
+exactly the network's bolts, every figure it states is one the checker
 derives or a weaker one (an inflow_low no higher, an inflow_high no lower, the capacity itself), and with
 its figures: the target receives strictly more than its capacity, and every other bolt is `saturated`
 (it receives strictly more than its capacity) or `keeps up` (strictly less).
@@ -29,17 +29,8 @@ def _fr(x: float | int) -> Fraction:
     return Fraction(str(x)) if isinstance(x, float) else Fraction(x)
 
 
-def _upstream(received: dict[str, list[tuple[str, str]]], carries: set[tuple[str, str]],
-              target: str) -> tuple[set[str], list[str] | None]:
-    """The components from which a carrying stream path reaches `target` (and the target), and the bolts
-    among them in an order where every bolt follows its senders (None: a cycle runs through them)."""
-    seen, todo = {target}, [target]
-    while todo:
-        for source, stream in received.get(todo.pop(), []):
-            if (source, stream) in carries and source not in seen:
-                seen.add(source)
-                todo.append(source)
-    bolts = [b for b in seen if b in received]
+def _ordered(received: dict[str, list[tuple[str, str]]], carries: set[tuple[str, str]]) -> list[str] | None:
+    """The bolts in an order where every bolt follows the bolts that send it tuples (None: a cycle)."""
     order: list[str] = []
     state: dict[str, int] = {}  # 1: on the path, 2: placed
 
@@ -54,10 +45,10 @@ def _upstream(received: dict[str, list[tuple[str, str]]], carries: set[tuple[str
         order.append(b)
         return True
 
-    for b in sorted(bolts):
+    for b in sorted(received):
         if state.get(b) is None and not place(b):
-            return seen, None
-    return seen, order
+            return None
+    return order
 
 
 def _fraction(text: str) -> Fraction | None:
@@ -105,17 +96,15 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
         for stream, sigma in b.output_streams().items():
             ratios[(b.name, stream)] = sigma_bounds(_fr(sigma or 0), b.parallelism, rule)
     carries = {key for key, (_, hi) in ratios.items() if hi > 0}
-    upstream, order = _upstream(received, carries, cert.target)
+    order = _ordered(received, carries)
     if order is None:
-        return problems + ["a cycle runs through the target's upstream: the schedule's rates do not settle"]
-    named = {n for n in upstream if n in bolts}
-    if set(cert.bolts) != named:
-        return problems + [f"the certificate names bolts {sorted(cert.bolts)}, the target's upstream is "
-                           f"{sorted(named)}"]
+        return problems + ["a cycle runs through the network: the schedule's rates need not settle"]
+    if set(cert.bolts) != set(bolts):
+        return problems + [f"the certificate names bolts {sorted(cert.bolts)}, the network has {sorted(bolts)}"]
     flows: Flows = {}
     for sp in topo.spouts:
         rate = _fr(sp.rate) / (1 - tau)  # one tuple every a(1−τ)
-        if sp.name in upstream and _fraction(cert.spouts.get(sp.name, "")) != rate:
+        if _fraction(cert.spouts.get(sp.name, "")) != rate:
             problems.append(f"spout {sp.name}: rate {cert.spouts.get(sp.name)} is not the derived {rate}")
         for stream in sp.output_streams():
             lo, hi = ratios[(sp.name, stream)]
