@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 
 from app.cli.common import (
@@ -16,12 +17,15 @@ from app.cli.common import (
     UsageError,
     add_spark_options,
     bolt_count,
+    call_spark_host,
     examples,
+    log,
     number,
     positive_seconds,
     print_result,
+    quiet,
     read_topology,
-    spark_request,
+    start_spark_host,
 )
 from app.core.topology import Problem, Topology, TopologyError
 
@@ -146,8 +150,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                    sample_interval_s=args.sample, acking=args.ackers > 0, message_timeout_s=args.timeout,
                    max_spout_pending=args.max_pending, kills=kills,
                    replay=getattr(topo.settings, "replay", None) or "paced")
-    result = spark_request(args, "run", spec=json.loads(spec.model_dump_json()),
-                           out=str(Path(args.out).resolve()), format=args.format)
+    began = time.perf_counter()
+    host = start_spark_host(args.master, args.driver_memory, args.conf)
+    host_start = time.perf_counter() - began
+    log.debug("Spark host started in %.2f s", host_start)
+    try:
+        result = call_spark_host(host, "run", quiet(args), spec=json.loads(spec.model_dump_json()),
+                                 out=str(Path(args.out).resolve()), format=args.format, host_start_s=host_start)
+    finally:
+        host.close()
+    log.info("run phases (s): %s", ", ".join(f"{k} {v:.2f}" for k, v in result.get("phases", {}).items()))
     if args.json:
         print_result("run", result)
     else:

@@ -130,6 +130,8 @@ class RunResult(BaseModel):
     placement: dict[str, int]
     master: str
     wall_s: float
+    phases: dict[str, float] = Field(default_factory=dict,
+                                     description="seconds per phase of the run (phase_times; docs/spark-runs.md)")
 
 
 class RunCancelled(RuntimeError):
@@ -174,6 +176,31 @@ def plan_of(spec: RunSpec, workers: int) -> dict[str, Any]:
             "where": placement(topo, workers), "workers": workers}
 
 
+#: The phases of a run in the order they happen (docs/spark-runs.md, "Where a run's time goes")
+PHASE_NAMES = ("host_start", "worker_start", "shared_start", "run", "collect", "write")
+
+
+def phase_times(submitted: float, marks: list[dict[str, float]], collected: float, written: float,
+                host_start_s: float | None = None) -> dict[str, float]:
+    """Seconds per phase from the driver's clock readings and each task's marks (epoch seconds):
+    `worker_start` from submitting the job until the last task runs our code (Spark schedules the
+    tasks and starts its Python workers), `shared_start` from then to the common start (the tasks
+    meet and connect), `run` the run itself until the last task stops, `collect` until the driver
+    has every record (the tasks' barrier, Arrow batches, the transfer), `write` the run folder;
+    `host_start` (starting the Spark host and its session) when the caller measured it."""
+    phases: dict[str, float] = {}
+    if host_start_s is not None:
+        phases["host_start"] = host_start_s
+    if marks:
+        entered = max(m["entered"] for m in marks)
+        start = max(m["start"] for m in marks)
+        ended = max(m["ended"] for m in marks)
+        phases.update(worker_start=entered - submitted, shared_start=start - entered, run=ended - start,
+                      collect=collected - ended)
+    phases["write"] = written - collected
+    return {name: round(max(0.0, value), 3) for name, value in phases.items()}
+
+
 def _explain(err: BaseException, workers: int) -> BaseException:
     """Spark's refusals that the user's setup causes, as SparkUnavailable with one line saying
     what to change; other errors unchanged."""
@@ -192,17 +219,18 @@ def _explain(err: BaseException, workers: int) -> BaseException:
 
 def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str = "jsonl",
                  progress: Callable[[float, str], None] | None = None,
-                 cancel: threading.Event | None = None) -> RunResult:
+                 cancel: threading.Event | None = None, host_start_s: float | None = None) -> RunResult:
     """Run the topology as one barrier job, then write events, queues, topology and run.json to `out_dir`.
 
     The job is `spark.range(W).mapInArrow(task, barrier=True)`: DataFrame operations only,
     so the same code runs on a classic session and over Spark Connect. Cancel interrupts
-    the job through its tag.
+    the job through its tag. `run.json` records the time of each phase (`result.phases`, see
+    :func:`phase_times`; `host_start_s` is the caller's measure of starting the host).
     """
     from app.core.fileio import write_atomic
     from app.measure.eventlog import FLAT_DDL, Event, QueueSample, write_records
     from app.spark.session import master_of, task_slots
-    from app.spark.tasks import task_function
+    from app.spark.tasks import PHASES, task_function
 
     slots = task_slots(spark)
     n_components = len(spec.topology.components)
@@ -215,8 +243,10 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
     def submit() -> None:
         spark.addTag(tag)  # tags belong to the thread that starts the job
         try:
+            outcome["submitted"] = time.time()
             frame = spark.range(0, workers, 1, workers).mapInArrow(job, FLAT_DDL, barrier=True)
             outcome["table"] = frame.toArrow()
+            outcome["collected"] = time.time()
         except BaseException as err:  # noqa: BLE001 - reported to the caller below
             outcome["error"] = err
         finally:
@@ -239,8 +269,9 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
             raise RunCancelled("run cancelled")
         raise _explain(outcome["error"], workers)
     rows = outcome["table"].to_pylist()
+    marks = [json.loads(r["msg"]) for r in rows if r["ev"] == PHASES]
     events = [Event(t=r["t"], ev=r["ev"], comp=r["comp"], task=r["task"], tuple=r["tuple"], msg=r["msg"],
-                    anchors=r["anchors"], reason=r["reason"]) for r in rows if r["ev"] is not None]
+                    anchors=r["anchors"], reason=r["reason"]) for r in rows if r["ev"] not in (None, PHASES)]
     samples = [QueueSample(t=r["t"], comp=r["comp"], task=r["task"], queue=r["queue"]) for r in rows if r["ev"] is None]
     events.sort(key=lambda e: e.t)
     samples.sort(key=lambda q: q.t)
@@ -249,8 +280,10 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
     write_records(out / f"events.{fmt}", events)
     write_records(out / f"queues.{fmt}", samples)
     write_atomic(out / "topology.storm.json", spec.topology.to_json_bytes())
+    phases = phase_times(outcome["submitted"], marks, outcome["collected"], time.time(), host_start_s)
     result = RunResult(out_dir=str(out), events=len(events), queue_samples=len(samples), duration_s=spec.duration_s,
-                       workers=workers, placement=plan["where"], master=master_of(spark), wall_s=time.time() - began)
+                       workers=workers, placement=plan["where"], master=master_of(spark), wall_s=time.time() - began,
+                       phases=phases)
     reliability: dict[str, Any] = {"topology.acker.executors": 1 if spec.acking else 0,
                                    "topology.message.timeout.secs": spec.message_timeout_s}
     if spec.max_spout_pending is not None:

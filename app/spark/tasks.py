@@ -384,10 +384,20 @@ def arrow_batches(rows: list[Row], size: int = 65536) -> Iterator[Any]:
             [pa.array([r[i] for r in chunk], type=field.type) for i, field in enumerate(schema)], schema=schema)
 
 
+#: `ev` of the one row per task that carries its phase marks (not an event: the driver takes it out)
+PHASES = "__phases__"
+
+
+def phase_row(index: int, marks: dict[str, float]) -> Row:
+    """The row carrying task `index`'s phase marks (epoch seconds, JSON in `msg`) back to the driver."""
+    return (0.0, PHASES, "", index, None, json.dumps(marks), None, None, None)
+
+
 def task_function(plan_json: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The function every barrier task runs: connect to the other tasks, run the hosted components."""
 
     def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
+        entered = time.time()  # this task's Python worker is up and running our code
         from pyspark import BarrierTaskContext
 
         for _ in batches:  # one input row per task; its value is the partition id anyway
@@ -402,6 +412,7 @@ def task_function(plan_json: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
         server.bind((host, 0))
         server.listen(workers)
         addresses = ctx.allGather(json.dumps([host, server.getsockname()[1], time.time()]))
+        gathered = time.time()
         peers = [json.loads(a) for a in addresses]
         start = max(p[2] for p in peers) + 1.0  # a shared start, a second after the last task is ready
         worker = StormWorker(plan, index, start)
@@ -420,10 +431,12 @@ def task_function(plan_json: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 worker.links[other] = (sock, threading.Lock())
         acceptor.join(60)
+        connected = time.time()
         receivers = [threading.Thread(target=worker.receive, args=(c,), daemon=True) for c in accepted]
         for r in receivers:
             r.start()
         rows = worker.run()
+        ended = time.time()
         ctx.barrier()  # every task has stopped sending
         for sock, _lock in worker.links.values():
             sock.shutdown(socket.SHUT_WR)
@@ -432,6 +445,9 @@ def task_function(plan_json: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
         server.close()
         for sock, _lock in worker.links.values():
             sock.close()
+        marks = {"entered": entered, "gathered": gathered, "connected": connected, "start": start, "ended": ended,
+                 "returned": time.time()}
+        rows.append(phase_row(index, marks))
         yield from arrow_batches(rows)
 
     return run_partition
