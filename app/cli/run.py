@@ -158,7 +158,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = call_spark_host(host, "run", quiet(args), spec=json.loads(spec.model_dump_json()),
                                  out=str(Path(args.out).resolve()), format=args.format, host_start_s=host_start)
     finally:
+        closing = time.perf_counter()
         host.close()
+        log.debug("Spark host stopped in %.2f s", time.perf_counter() - closing)
     log.info("run phases (s): %s", ", ".join(f"{k} {v:.2f}" for k, v in result.get("phases", {}).items()))
     if args.json:
         print_result("run", result)

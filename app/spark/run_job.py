@@ -26,6 +26,7 @@ library only, shipped to Spark's Python workers); this module is the driver.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -176,6 +177,103 @@ def plan_of(spec: RunSpec, workers: int) -> dict[str, Any]:
             "where": placement(topo, workers), "workers": workers}
 
 
+class Rendezvous:
+    """Where the tasks of a run on this machine meet, instead of `BarrierTaskContext.allGather`: Spark
+    answers a barrier call at its next poll, once a second, so each exchange cost a second of the run's
+    time. A socket of the driver's process on 127.0.0.1; each task sends `token, index, host, port`
+    (a task of a retried stage replaces its index's earlier one); when all W tasks are there, each gets
+    the list of addresses, connects to the others and says `connected`; when all have, each gets the
+    common start (epoch seconds, `START_MARGIN` from then). Only for tasks on this machine
+    (`tasks_meet_here`): a cluster's executors may not reach this process, and they meet with allGather
+    as before."""
+
+    START_MARGIN = 0.1  # seconds for the start to reach every task before it comes
+
+    def __init__(self, workers: int):
+        import socket
+
+        self.workers = workers
+        self.token = uuid.uuid4().hex
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.thread = threading.Thread(target=self._serve, name="run-rendezvous", daemon=True)
+        self.thread.start()
+
+    @property
+    def address(self) -> list[Any]:
+        return ["127.0.0.1", self.server.getsockname()[1], self.token]
+
+    def _serve(self) -> None:
+        waiting: dict[int, tuple[list[Any], Any, Any]] = {}  # task index -> its address, socket, lines
+        while True:
+            try:
+                conn, _addr = self.server.accept()
+            except OSError:  # closed: the job is over
+                return
+            lines = conn.makefile("rw", encoding="utf-8")
+            try:
+                conn.settimeout(60)
+                token, index, host, port = lines.readline().rstrip("\n").split("\t")
+                if token != self.token:
+                    raise ValueError(token)
+            except (OSError, ValueError):
+                _hang_up(conn, lines)
+                continue
+            stale = waiting.pop(int(index), None)  # an earlier attempt's task (Spark retried the stage)
+            if stale is not None:
+                _hang_up(stale[1], stale[2])
+            waiting[int(index)] = ([host, int(port)], conn, lines)
+            if len(waiting) == self.workers:
+                group = [waiting[i] for i in sorted(waiting)]
+                waiting = {}
+                self._meet(group)
+
+    def _meet(self, group: list[tuple[list[Any], Any, Any]]) -> None:
+        """Addresses to all, then the start once every task has connected (a task that fails closes its socket:
+        the attempt is given up, Spark fails or retries the stage)."""
+        try:
+            addresses = json.dumps([address for address, _, _ in group]) + "\n"
+            for _, _, lines in group:
+                lines.write(addresses)
+                lines.flush()
+            for _, conn, lines in group:
+                conn.settimeout(None)  # connecting may take long on a loaded machine; a dead task closes it
+                if lines.readline().strip() != "connected":
+                    return
+            start = f"{time.time() + self.START_MARGIN!r}\n"
+            for _, _, lines in group:
+                lines.write(start)
+                lines.flush()
+        except OSError:
+            return
+        finally:
+            for _, conn, lines in group:
+                _hang_up(conn, lines)
+
+    def close(self) -> None:
+        self.server.close()
+
+
+def _hang_up(conn: Any, lines: Any) -> None:
+    """Close a task's socket and its file (the socket stays open while its file does)."""
+    for closing in (lines, conn):
+        with contextlib.suppress(OSError):
+            closing.close()
+
+
+def tasks_meet_here(spark) -> bool:
+    """Whether the run's tasks run on this machine (a local master, or a Spark Connect server here whose
+    master is local), so they can reach a Rendezvous of this process."""
+    from app.spark.session import connect_address, is_connect, is_local_host, master_of
+
+    if not is_connect(spark):
+        return master_of(spark).startswith("local")
+    try:
+        server_master = str(spark.conf.get("spark.master", ""))
+        return is_local_host(connect_address(master_of(spark))[0]) and server_master.startswith("local")
+    except Exception:  # noqa: BLE001 - a server that does not say: meet with allGather
+        return False
+
+
 #: The phases of a run in the order they happen (docs/spark-runs.md, "Where a run's time goes")
 PHASE_NAMES = ("host_start", "worker_start", "shared_start", "run", "collect", "write")
 
@@ -236,6 +334,8 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
     n_components = len(spec.topology.components)
     workers = min(spec.workers or slots, slots, n_components)
     plan = plan_of(spec, workers)
+    rendezvous = Rendezvous(workers) if workers > 1 and tasks_meet_here(spark) else None
+    plan["rendezvous"] = rendezvous.address if rendezvous is not None else None
     job = task_function(json.dumps(plan))
     tag = f"stormbound-run-{uuid.uuid4().hex[:8]}"
     outcome: dict[str, Any] = {}
@@ -255,15 +355,19 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
     began = time.time()
     runner = threading.Thread(target=submit, name="spark-run", daemon=True)
     runner.start()
-    while runner.is_alive():
-        runner.join(0.25)
-        if cancel is not None and cancel.is_set():
-            spark.interruptTag(tag)
-            runner.join(30)
-            raise RunCancelled("run cancelled")
-        if progress is not None:
-            elapsed = time.time() - began
-            progress(min(0.99, elapsed / (spec.duration_s + 3.0)), f"running {elapsed:.0f}/{spec.duration_s:g} s")
+    try:
+        while runner.is_alive():
+            runner.join(0.25)
+            if cancel is not None and cancel.is_set():
+                spark.interruptTag(tag)
+                runner.join(30)
+                raise RunCancelled("run cancelled")
+            if progress is not None:
+                elapsed = time.time() - began
+                progress(min(0.99, elapsed / (spec.duration_s + 3.0)), f"running {elapsed:.0f}/{spec.duration_s:g} s")
+    finally:
+        if rendezvous is not None:
+            rendezvous.close()
     if "error" in outcome:
         if cancel is not None and cancel.is_set():
             raise RunCancelled("run cancelled")

@@ -1,0 +1,91 @@
+"""Where a run's time goes, without Spark: the phases run.json records (app/spark/run_job.py `phase_times`)
+and the Rendezvous where the tasks of a run on this machine meet (instead of Spark's allGather, which
+answers a second late): every task gets every address, and the common start comes only once all
+tasks have connected to each other."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+from app.spark.run_job import PHASE_NAMES, Rendezvous, phase_times
+
+
+def test_phase_times_from_the_driver_and_the_tasks_marks() -> None:
+    marks = [{"entered": 103.0, "start": 104.0, "ended": 114.5},
+             {"entered": 103.5, "start": 104.0, "ended": 114.0}]
+    phases = phase_times(100.0, marks, collected=115.0, written=115.25, host_start_s=4.8)
+    assert phases == {"host_start": 4.8, "worker_start": 3.5, "shared_start": 0.5, "run": 10.5, "collect": 0.5,
+                      "write": 0.25}
+    assert list(phases) == list(PHASE_NAMES)  # in the order they happen
+    assert phase_times(100.0, [], collected=101.0, written=101.5) == {"write": 0.5}  # no marks: what is known
+
+
+def _task(address: list, index: int, port: int, seen: dict, delay: float = 0.0) -> None:
+    """One task's side of the meeting (app/spark/tasks.py run_partition), `delay` seconds slow to connect."""
+    with socket.create_connection((address[0], address[1]), timeout=10) as desk:
+        lines = desk.makefile("rw", encoding="utf-8")
+        lines.write(f"{address[2]}\t{index}\t127.0.0.1\t{port}\n")
+        lines.flush()
+        peers = json.loads(lines.readline())
+        time.sleep(delay)  # connecting to the others
+        connected = time.time()
+        lines.write("connected\n")
+        lines.flush()
+        seen[index] = (peers, float(lines.readline()), connected)
+
+
+def test_rendezvous_gives_every_address_then_a_start_after_all_have_connected() -> None:
+    meeting = Rendezvous(3)
+    try:
+        seen: dict[int, tuple] = {}
+        tasks = [threading.Thread(target=_task, args=(meeting.address, i, 7000 + i, seen, 0.3 if i == 1 else 0.0))
+                 for i in (2, 0, 1)]  # in any order
+        for t in tasks:
+            t.start()
+        for t in tasks:
+            t.join(20)
+    finally:
+        meeting.close()
+    assert sorted(seen) == [0, 1, 2]
+    assert all(peers == [["127.0.0.1", 7000], ["127.0.0.1", 7001], ["127.0.0.1", 7002]]
+               for peers, _, _ in seen.values())
+    starts = {start for _, start, _ in seen.values()}
+    assert len(starts) == 1  # one common start
+    assert starts.pop() >= max(connected for _, _, connected in seen.values())  # after the slowest connected
+
+
+def test_rendezvous_refuses_another_token_and_takes_a_retried_task() -> None:
+    meeting = Rendezvous(2)
+    try:
+        with socket.create_connection(tuple(meeting.address[:2]), timeout=10) as stranger:
+            stranger.sendall(b"not-the-token\t0\t127.0.0.1\t1\n")
+            assert stranger.recv(100) == b""  # closed without an answer
+        stale = socket.create_connection(tuple(meeting.address[:2]), timeout=10)  # a task of a failed attempt
+        stale.sendall(f"{meeting.address[2]}\t0\t127.0.0.1\t1\n".encode())
+        time.sleep(0.2)
+        seen: dict[int, tuple] = {}
+        tasks = [threading.Thread(target=_task, args=(meeting.address, i, 8000 + i, seen)) for i in (0, 1)]
+        for t in tasks:
+            t.start()
+        for t in tasks:
+            t.join(20)
+        assert stale.recv(100) == b""  # replaced by the retried task 0
+        stale.close()
+    finally:
+        meeting.close()
+    assert seen[0][0] == seen[1][0] == [["127.0.0.1", 8000], ["127.0.0.1", 8001]]
+
+
+def test_a_closed_rendezvous_stops_serving() -> None:
+    meeting = Rendezvous(2)
+    where = tuple(meeting.address[:2])
+    meeting.close()
+    meeting.thread.join(5)
+    assert not meeting.thread.is_alive()
+    with pytest.raises(OSError):
+        socket.create_connection(where, timeout=2).close()
