@@ -17,15 +17,12 @@ from app.cli.common import (
     UsageError,
     add_spark_options,
     bolt_count,
-    call_spark_host,
     examples,
     log,
     number,
     positive_seconds,
     print_result,
-    quiet,
     read_topology,
-    start_spark_host,
 )
 from app.core.topology import Problem, Topology, TopologyError
 
@@ -150,13 +147,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                    sample_interval_s=args.sample, acking=args.ackers > 0, message_timeout_s=args.timeout,
                    max_spout_pending=args.max_pending, kills=kills,
                    replay=getattr(topo.settings, "replay", None) or "paced")
+    from app.cli import common  # through the module: tests stand in for the host there
+
     began = time.perf_counter()
-    host = start_spark_host(args.master, args.driver_memory, args.conf)
-    host_start = time.perf_counter() - began
+    host = common.start_spark_host(args.master, args.driver_memory, args.conf)
+    host_start = time.perf_counter() - began  # recorded with the run's phases (run.json, docs/spark-runs.md)
     log.debug("Spark host started in %.2f s", host_start)
     try:
-        result = call_spark_host(host, "run", quiet(args), spec=json.loads(spec.model_dump_json()),
-                                 out=str(Path(args.out).resolve()), format=args.format, host_start_s=host_start)
+        result = common.call_spark_host(host, "run", common.quiet(args), spec=json.loads(spec.model_dump_json()),
+                                        out=str(Path(args.out).resolve()), format=args.format,
+                                        host_start_s=host_start)
     finally:
         closing = time.perf_counter()
         host.close()
