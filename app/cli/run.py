@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -148,9 +149,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                    max_spout_pending=args.max_pending, kills=kills,
                    replay=getattr(topo.settings, "replay", None) or "paced")
     from app.cli import common  # through the module: tests stand in for the host there
+    from app.spark.session import DEFAULT_MASTER, SPARK_MASTER_ENV, shared_connect_url
 
+    # a Spark Connect server: attach to this user's run session there, whose Python workers are up already
+    master = shared_connect_url(args.master or os.environ.get(SPARK_MASTER_ENV) or DEFAULT_MASTER)
     began = time.perf_counter()
-    host = common.start_spark_host(args.master, args.driver_memory, args.conf)
+    host = common.start_spark_host(master, args.driver_memory, args.conf)
     host_start = time.perf_counter() - began  # recorded with the run's phases (run.json, docs/spark-runs.md)
     log.debug("Spark host started in %.2f s", host_start)
     try:

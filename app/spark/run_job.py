@@ -133,6 +133,9 @@ class RunResult(BaseModel):
     wall_s: float
     phases: dict[str, float] = Field(default_factory=dict,
                                      description="seconds per phase of the run (phase_times; docs/spark-runs.md)")
+    task_pids: list[int] = Field(default_factory=list,
+                                 description="the Python worker process of each task, in task order (the same "
+                                             "processes again when Spark reuses its workers for the next run)")
 
 
 class RunCancelled(RuntimeError):
@@ -373,7 +376,7 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
             raise RunCancelled("run cancelled")
         raise _explain(outcome["error"], workers)
     rows = outcome["table"].to_pylist()
-    marks = [json.loads(r["msg"]) for r in rows if r["ev"] == PHASES]
+    marks = [{**json.loads(r["msg"]), "index": r["task"]} for r in rows if r["ev"] == PHASES]
     events = [Event(t=r["t"], ev=r["ev"], comp=r["comp"], task=r["task"], tuple=r["tuple"], msg=r["msg"],
                     anchors=r["anchors"], reason=r["reason"]) for r in rows if r["ev"] not in (None, PHASES)]
     samples = [QueueSample(t=r["t"], comp=r["comp"], task=r["task"], queue=r["queue"]) for r in rows if r["ev"] is None]
@@ -387,7 +390,7 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
     phases = phase_times(outcome["submitted"], marks, outcome["collected"], time.time(), host_start_s)
     result = RunResult(out_dir=str(out), events=len(events), queue_samples=len(samples), duration_s=spec.duration_s,
                        workers=workers, placement=plan["where"], master=master_of(spark), wall_s=time.time() - began,
-                       phases=phases)
+                       phases=phases, task_pids=[int(m["pid"]) for m in sorted(marks, key=lambda m: m["index"])])
     reliability: dict[str, Any] = {"topology.acker.executors": 1 if spec.acking else 0,
                                    "topology.message.timeout.secs": spec.message_timeout_s}
     if spec.max_spout_pending is not None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import queue
 import random
 import socket
@@ -389,7 +390,8 @@ PHASES = "__phases__"
 
 
 def phase_row(index: int, marks: dict[str, float]) -> Row:
-    """The row carrying task `index`'s phase marks (epoch seconds, JSON in `msg`) back to the driver."""
+    """The row carrying task `index`'s phase marks (epoch seconds, JSON in `msg`; its Python worker's pid)
+    back to the driver."""
     return (0.0, PHASES, "", index, None, json.dumps(marks), None, None, None)
 
 
@@ -466,8 +468,8 @@ def task_function(plan_json: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
         server.close()
         for sock, _lock in worker.links.values():
             sock.close()
-        marks = {"entered": entered, "gathered": gathered, "connected": connected, "start": start, "ended": ended,
-                 "returned": time.time()}
+        marks = {"pid": os.getpid(), "entered": entered, "gathered": gathered, "connected": connected,
+                 "start": start, "ended": ended, "returned": time.time()}
         rows.append(phase_row(index, marks))
         yield from arrow_batches(rows)
 
