@@ -26,7 +26,7 @@ Routes (`--routes`, default all three):
 
 `--tree DIR` (repeatable) times another checkout of the app too (e.g. `git worktree add` or
 `git archive` of a commit), interleaved with this one so that both meet the same machine
-load: each repetition runs every tree back to back. Prints one markdown table per route
+load: each repetition runs every tree back to back, each first in turn. Prints one markdown table per route
 (medians over `--repeat` runs, the load average beside each), `--json` for machine output.
 The machine is shared: compare trees by their ratio, not across sessions.
 """
@@ -188,7 +188,7 @@ def main() -> int:
         if "cold" in routes:
             cold: dict[Path, list[dict[str, Any]]] = {t: [] for t in trees}
             for i in range(args.repeat):
-                for t in trees:
+                for t in trees if i % 2 == 0 else trees[::-1]:  # each tree first in turn: no order bias
                     cold[t].append(cli_run(t, folder / f"cold-{i}", args.duration, args.master))
             results["cold"] = {str(t): {"runs": rs, "median": median_row(rs)} for t, rs in cold.items()}
         if "connect" in routes:  # one server per tree, in turn (two JVMs at once would load the machine)

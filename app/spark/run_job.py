@@ -6,10 +6,11 @@ with W tasks that all start together, like the W worker processes of a Storm top
 Every spout and bolt is a thread ("executor") inside one of these tasks, placed round-robin.
 Each bolt owns a real receive queue (`queue.Queue`); a tuple for a bolt in the same task is
 put on its queue directly, a tuple for a bolt in another
-task travels over a TCP connection between the tasks (addresses exchanged with
-`BarrierTaskContext.allGather`). Everything happens in wall-clock time: spouts sleep
-between bursts, bolts sleep α·(1 ± τ) per batch. Each task records its events and queue
-samples and returns them as the job's result; the driver writes the run folder.
+task travels over a TCP connection between the tasks (addresses exchanged at the driver's
+`Rendezvous` on this machine, with `BarrierTaskContext.allGather` on a cluster). Everything
+happens in wall-clock time: spouts sleep between bursts, bolts sleep α·(1 ± τ) per batch.
+Each task records its events and queue samples and returns them as the job's result; the
+driver writes the run folder.
 
 The workload follows the model (docs/timed-counter-network.md, section 2): a spout
 emits a burst of n ∈ [1, burst] tuples, then waits n/rate ± τ/rate; a bolt takes up to
