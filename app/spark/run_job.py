@@ -216,16 +216,17 @@ class Rendezvous:
             lines = conn.makefile("rw", encoding="utf-8")
             try:
                 conn.settimeout(60)
-                token, index, host, port = lines.readline().rstrip("\n").split("\t")
+                token, index_text, host, port = lines.readline().rstrip("\n").split("\t")
                 if token != self.token:
                     raise ValueError(token)
+                index, address = int(index_text), [host, int(port)]
             except (OSError, ValueError):
                 _hang_up(conn, lines)
                 continue
-            stale = waiting.pop(int(index), None)  # an earlier attempt's task (Spark retried the stage)
+            stale = waiting.pop(index, None)  # an earlier attempt's task (Spark retried the stage)
             if stale is not None:
                 _hang_up(stale[1], stale[2])
-            waiting[int(index)] = ([host, int(port)], conn, lines)
+            waiting[index] = (address, conn, lines)
             if len(waiting) == self.workers:
                 group = [waiting[i] for i in sorted(waiting)]
                 waiting = {}
@@ -254,7 +255,13 @@ class Rendezvous:
                 _hang_up(conn, lines)
 
     def close(self) -> None:
+        """Stop serving (shutdown wakes the thread blocked in accept; close alone does not on Linux)."""
+        import socket
+
+        with contextlib.suppress(OSError):
+            self.server.shutdown(socket.SHUT_RDWR)
         self.server.close()
+        self.thread.join(5)
 
 
 def _hang_up(conn: Any, lines: Any) -> None:
@@ -288,7 +295,8 @@ def phase_times(submitted: float, marks: list[dict[str, float]], collected: floa
     `worker_start` from submitting the job until the last task runs our code (Spark schedules the
     tasks and starts its Python workers), `shared_start` from then to the common start (the tasks
     meet and connect), `run` the run itself until the last task stops, `collect` until the driver
-    has every record (the tasks' barrier, Arrow batches, the transfer), `write` the run folder;
+    has every record (the tasks close their links, make Arrow batches, Spark brings them), `write` the
+    run folder;
     `host_start` (starting the Spark host and its session) when the caller measured it."""
     phases: dict[str, float] = {}
     if host_start_s is not None:

@@ -70,8 +70,9 @@ def test_rendezvous_refuses_another_token_and_takes_a_retried_task() -> None:
         time.sleep(0.2)
         seen: dict[int, tuple] = {}
         tasks = [threading.Thread(target=_task, args=(meeting.address, i, 8000 + i, seen)) for i in (0, 1)]
-        for t in tasks:
+        for t in tasks:  # the retried task 0 first (a task 1 before it would meet the stale one, which fails)
             t.start()
+            time.sleep(0.2)
         for t in tasks:
             t.join(20)
         assert stale.recv(100) == b""  # replaced by the retried task 0
