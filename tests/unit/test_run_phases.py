@@ -90,3 +90,39 @@ def test_a_closed_rendezvous_stops_serving() -> None:
     assert not meeting.thread.is_alive()
     with pytest.raises(OSError):
         socket.create_connection(where, timeout=2).close()
+
+
+@pytest.mark.parametrize("master", ["local[2]", "sc://gw:15002"])
+def test_the_cli_sends_its_host_start_and_runs_over_connect_in_a_run_session(tmp_path, monkeypatch, master) -> None:
+    """`stormbound run` measures the host's start and sends it with the run (run.json's phases); against a
+    Spark Connect server it attaches to the user's run session there (session.shared_connect_url)."""
+    from app.cli import common as cli_common
+    from app.cli import main
+    from app.spark.session import shared_connect_url
+    from tests.conftest import MODELS
+
+    seen: dict = {}
+
+    class FakeHost:
+        def request(self, op, on_progress=None, **params):  # noqa: ANN001, ANN003  # a stand-in for the host client
+            seen.update(params)
+            return {"master": master, "workers": 1, "events": 0, "queue_samples": 0, "out_dir": params["out"],
+                    "phases": {"host_start": params["host_start_s"]}}
+
+        def close(self) -> None:
+            pass
+
+    def start(url, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
+        seen["url"] = url
+        time.sleep(0.05)
+        return FakeHost()
+
+    monkeypatch.delenv("STORMBOUND_SPARK_MASTER", raising=False)
+    monkeypatch.setattr(cli_common, "start_spark_host", start)
+    assert main(["run", str(MODELS / "getting-started.storm.json"), "--duration", "1", "--out", str(tmp_path / "r"),
+                 "--master", master]) == 0
+    assert seen["host_start_s"] >= 0.05
+    if master.startswith("local"):
+        assert seen["url"] == master
+    else:
+        assert seen["url"] == shared_connect_url(master) and ";session_id=" in seen["url"]
