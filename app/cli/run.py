@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import time
 from pathlib import Path
 
 from app.cli.common import UsageError, examples, print_result
 from app.cli.inputs import read_topology
 from app.cli.options import STORM_MAX_INT, bolt_count, number, positive_seconds
-from app.cli.spark_jobs import add_spark_options, spark_request
+from app.cli.spark_jobs import add_spark_options, log
 from app.core.topology import Problem, Topology, TopologyError
 
 
@@ -138,8 +140,25 @@ def cmd_run(args: argparse.Namespace) -> int:
                    sample_interval_s=args.sample, acking=args.ackers > 0, message_timeout_s=args.timeout,
                    max_spout_pending=args.max_pending, kills=kills,
                    replay=getattr(topo.settings, "replay", None) or "paced")
-    result = spark_request(args, "run", spec=json.loads(spec.model_dump_json()),
-                           out=str(Path(args.out).resolve()), format=args.format)
+    from app.cli import spark_jobs  # through the module: tests stand in for the host there
+    from app.spark.session import DEFAULT_MASTER, SPARK_MASTER_ENV, shared_connect_url
+
+    # a Spark Connect server: attach to this user's run session there, whose Python workers are up already
+    master = shared_connect_url(args.master or os.environ.get(SPARK_MASTER_ENV) or DEFAULT_MASTER)
+    began = time.perf_counter()
+    host = spark_jobs.start_spark_host(master, args.driver_memory, args.conf)
+    host_start = time.perf_counter() - began  # recorded with the run's phases (run.json, docs/spark-runs.md)
+    log.debug("Spark host started in %.2f s", host_start)
+    try:
+        result = spark_jobs.call_spark_host(host, "run", spark_jobs.quiet(args),
+                                            spec=json.loads(spec.model_dump_json()),
+                                            out=str(Path(args.out).resolve()), format=args.format,
+                                            host_start_s=host_start)
+    finally:
+        closing = time.perf_counter()
+        host.close()
+        log.debug("Spark host stopped in %.2f s", time.perf_counter() - closing)
+    log.info("run phases (s): %s", ", ".join(f"{k} {v:.2f}" for k, v in result.get("phases", {}).items()))
     if args.json:
         print_result("run", result)
     else:

@@ -46,7 +46,7 @@ class _Host:
         spec = RunSpec.model_validate(req["spec"])
         cancel = self.cancels.setdefault(req["id"], threading.Event())
         return run_on_spark(self.spark, spec, req["out"], fmt=req.get("format", "jsonl"),
-                            progress=progress, cancel=cancel).model_dump()
+                            progress=progress, cancel=cancel, host_start_s=req.get("host_start_s")).model_dump()
 
     def op_analyze(self, req: dict[str, Any], progress: Callable[[float, str], None]) -> dict[str, Any]:
         from app.spark.analysis_job import analyze

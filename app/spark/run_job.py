@@ -6,10 +6,11 @@ with W tasks that all start together, like the W worker processes of a Storm top
 Every spout and bolt is a thread ("executor") inside one of these tasks, placed round-robin.
 Each bolt owns a real receive queue (`queue.Queue`); a tuple for a bolt in the same task is
 put on its queue directly, a tuple for a bolt in another
-task travels over a TCP connection between the tasks (addresses exchanged with
-`BarrierTaskContext.allGather`). Everything happens in wall-clock time: spouts sleep
-between bursts, bolts sleep α·(1 ± τ) per batch. Each task records its events and queue
-samples and returns them as the job's result; the driver writes the run folder.
+task travels over a TCP connection between the tasks (addresses exchanged at the driver's
+`Rendezvous` on this machine, with `BarrierTaskContext.allGather` on a cluster). Everything
+happens in wall-clock time: spouts sleep between bursts, bolts sleep α·(1 ± τ) per batch.
+Each task records its events and queue samples and returns them as the job's result; the
+driver writes the run folder.
 
 The workload follows the model (docs/timed-counter-network.md, section 2): a spout
 emits a burst of n ∈ [1, burst] tuples, then waits n/rate ± τ/rate; a bolt takes up to
@@ -26,6 +27,7 @@ library only, shipped to Spark's Python workers); this module is the driver.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -130,6 +132,11 @@ class RunResult(BaseModel):
     placement: dict[str, int]
     master: str
     wall_s: float
+    phases: dict[str, float] = Field(default_factory=dict,
+                                     description="seconds per phase of the run (phase_times; docs/spark-runs.md)")
+    task_pids: list[int] = Field(default_factory=list,
+                                 description="the Python worker process of each task, in task order (the same "
+                                             "processes again when Spark reuses its workers for the next run)")
 
 
 class RunCancelled(RuntimeError):
@@ -174,6 +181,136 @@ def plan_of(spec: RunSpec, workers: int) -> dict[str, Any]:
             "where": placement(topo, workers), "workers": workers}
 
 
+class Rendezvous:
+    """Where the tasks of a run on this machine meet, instead of `BarrierTaskContext.allGather`: Spark
+    answers a barrier call at its next poll, once a second, so each exchange cost a second of the run's
+    time. A socket of the driver's process on 127.0.0.1; each task sends `token, index, host, port`
+    (a task of a retried stage replaces its index's earlier one); when all W tasks are there, each gets
+    the list of addresses, connects to the others and says `connected`; when all have, each gets the
+    common start (epoch seconds, `START_MARGIN` from then). Only for tasks on this machine
+    (`tasks_meet_here`): a cluster's executors may not reach this process, and they meet with allGather
+    as before."""
+
+    START_MARGIN = 0.1  # seconds for the start to reach every task before it comes
+
+    def __init__(self, workers: int):
+        import socket
+
+        self.workers = workers
+        self.token = uuid.uuid4().hex
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.thread = threading.Thread(target=self._serve, name="run-rendezvous", daemon=True)
+        self.thread.start()
+
+    @property
+    def address(self) -> list[Any]:
+        return ["127.0.0.1", self.server.getsockname()[1], self.token]
+
+    def _serve(self) -> None:
+        waiting: dict[int, tuple[list[Any], Any, Any]] = {}  # task index -> its address, socket, lines
+        while True:
+            try:
+                conn, _addr = self.server.accept()
+            except OSError:  # closed: the job is over
+                return
+            lines = conn.makefile("rw", encoding="utf-8")
+            try:
+                conn.settimeout(60)
+                token, index_text, host, port = lines.readline().rstrip("\n").split("\t")
+                if token != self.token:
+                    raise ValueError(token)
+                index, address = int(index_text), [host, int(port)]
+            except (OSError, ValueError):
+                _hang_up(conn, lines)
+                continue
+            stale = waiting.pop(index, None)  # an earlier attempt's task (Spark retried the stage)
+            if stale is not None:
+                _hang_up(stale[1], stale[2])
+            waiting[index] = (address, conn, lines)
+            if len(waiting) == self.workers:
+                group = [waiting[i] for i in sorted(waiting)]
+                waiting = {}
+                self._meet(group)
+
+    def _meet(self, group: list[tuple[list[Any], Any, Any]]) -> None:
+        """Addresses to all, then the start once every task has connected (a task that fails closes its socket:
+        the attempt is given up, Spark fails or retries the stage)."""
+        try:
+            addresses = json.dumps([address for address, _, _ in group]) + "\n"
+            for _, _, lines in group:
+                lines.write(addresses)
+                lines.flush()
+            for _, conn, lines in group:
+                conn.settimeout(None)  # connecting may take long on a loaded machine; a dead task closes it
+                if lines.readline().strip() != "connected":
+                    return
+            start = f"{time.time() + self.START_MARGIN!r}\n"
+            for _, _, lines in group:
+                lines.write(start)
+                lines.flush()
+        except OSError:
+            return
+        finally:
+            for _, conn, lines in group:
+                _hang_up(conn, lines)
+
+    def close(self) -> None:
+        """Stop serving (shutdown wakes the thread blocked in accept; close alone does not on Linux)."""
+        import socket
+
+        with contextlib.suppress(OSError):
+            self.server.shutdown(socket.SHUT_RDWR)
+        self.server.close()
+        self.thread.join(5)
+
+
+def _hang_up(conn: Any, lines: Any) -> None:
+    """Close a task's socket and its file (the socket stays open while its file does)."""
+    for closing in (lines, conn):
+        with contextlib.suppress(OSError):
+            closing.close()
+
+
+def tasks_meet_here(spark) -> bool:
+    """Whether the run's tasks run on this machine (a local master, or a Spark Connect server here whose
+    master is local), so they can reach a Rendezvous of this process."""
+    from app.spark.session import connect_address, is_connect, is_local_host, master_of
+
+    if not is_connect(spark):
+        return master_of(spark).startswith("local")
+    try:
+        server_master = str(spark.conf.get("spark.master", ""))
+        return is_local_host(connect_address(master_of(spark))[0]) and server_master.startswith("local")
+    except Exception:  # noqa: BLE001 - a server that does not say: meet with allGather
+        return False
+
+
+#: The phases of a run in the order they happen (docs/spark-runs.md, "Where a run's time goes")
+PHASE_NAMES = ("host_start", "worker_start", "shared_start", "run", "collect", "write")
+
+
+def phase_times(submitted: float, marks: list[dict[str, float]], collected: float, written: float,
+                host_start_s: float | None = None) -> dict[str, float]:
+    """Seconds per phase from the driver's clock readings and each task's marks (epoch seconds):
+    `worker_start` from submitting the job until the last task runs our code (Spark schedules the
+    tasks and starts its Python workers), `shared_start` from then to the common start (the tasks
+    meet and connect), `run` the run itself until the last task stops, `collect` until the driver
+    has every record (the tasks close their links, make Arrow batches, Spark brings them), `write` the
+    run folder;
+    `host_start` (starting the Spark host and its session) when the caller measured it."""
+    phases: dict[str, float] = {}
+    if host_start_s is not None:
+        phases["host_start"] = host_start_s
+    if marks:
+        entered = max(m["entered"] for m in marks)
+        start = max(m["start"] for m in marks)
+        ended = max(m["ended"] for m in marks)
+        phases.update(worker_start=entered - submitted, shared_start=start - entered, run=ended - start,
+                      collect=collected - ended)
+    phases["write"] = written - collected
+    return {name: round(max(0.0, value), 3) for name, value in phases.items()}
+
+
 def _explain(err: BaseException, workers: int) -> BaseException:
     """Spark's refusals that the user's setup causes, as SparkUnavailable with one line saying
     what to change; other errors unchanged."""
@@ -192,22 +329,25 @@ def _explain(err: BaseException, workers: int) -> BaseException:
 
 def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str = "jsonl",
                  progress: Callable[[float, str], None] | None = None,
-                 cancel: threading.Event | None = None) -> RunResult:
+                 cancel: threading.Event | None = None, host_start_s: float | None = None) -> RunResult:
     """Run the topology as one barrier job, then write events, queues, topology and run.json to `out_dir`.
 
     The job is `spark.range(W).mapInArrow(task, barrier=True)`: DataFrame operations only,
     so the same code runs on a classic session and over Spark Connect. Cancel interrupts
-    the job through its tag.
+    the job through its tag. `run.json` records the time of each phase (`result.phases`, see
+    :func:`phase_times`; `host_start_s` is the caller's measure of starting the host).
     """
     from app.core.fileio import write_atomic
     from app.measure.eventlog import FLAT_DDL, Event, QueueSample, write_records
     from app.spark.session import master_of, task_slots
-    from app.spark.tasks import task_function
+    from app.spark.tasks import PHASES, task_function
 
     slots = task_slots(spark)
     n_components = len(spec.topology.components)
     workers = min(spec.workers or slots, slots, n_components)
     plan = plan_of(spec, workers)
+    rendezvous = Rendezvous(workers) if workers > 1 and tasks_meet_here(spark) else None
+    plan["rendezvous"] = rendezvous.address if rendezvous is not None else None
     job = task_function(json.dumps(plan))
     tag = f"stormbound-run-{uuid.uuid4().hex[:8]}"
     outcome: dict[str, Any] = {}
@@ -215,8 +355,10 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
     def submit() -> None:
         spark.addTag(tag)  # tags belong to the thread that starts the job
         try:
+            outcome["submitted"] = time.time()
             frame = spark.range(0, workers, 1, workers).mapInArrow(job, FLAT_DDL, barrier=True)
             outcome["table"] = frame.toArrow()
+            outcome["collected"] = time.time()
         except BaseException as err:  # noqa: BLE001 - reported to the caller below
             outcome["error"] = err
         finally:
@@ -225,22 +367,27 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
     began = time.time()
     runner = threading.Thread(target=submit, name="spark-run", daemon=True)
     runner.start()
-    while runner.is_alive():
-        runner.join(0.25)
-        if cancel is not None and cancel.is_set():
-            spark.interruptTag(tag)
-            runner.join(30)
-            raise RunCancelled("run cancelled")
-        if progress is not None:
-            elapsed = time.time() - began
-            progress(min(0.99, elapsed / (spec.duration_s + 3.0)), f"running {elapsed:.0f}/{spec.duration_s:g} s")
+    try:
+        while runner.is_alive():
+            runner.join(0.25)
+            if cancel is not None and cancel.is_set():
+                spark.interruptTag(tag)
+                runner.join(30)
+                raise RunCancelled("run cancelled")
+            if progress is not None:
+                elapsed = time.time() - began
+                progress(min(0.99, elapsed / (spec.duration_s + 3.0)), f"running {elapsed:.0f}/{spec.duration_s:g} s")
+    finally:
+        if rendezvous is not None:
+            rendezvous.close()
     if "error" in outcome:
         if cancel is not None and cancel.is_set():
             raise RunCancelled("run cancelled")
         raise _explain(outcome["error"], workers)
     rows = outcome["table"].to_pylist()
+    marks = [{**json.loads(r["msg"]), "index": r["task"]} for r in rows if r["ev"] == PHASES]
     events = [Event(t=r["t"], ev=r["ev"], comp=r["comp"], task=r["task"], tuple=r["tuple"], msg=r["msg"],
-                    anchors=r["anchors"], reason=r["reason"]) for r in rows if r["ev"] is not None]
+                    anchors=r["anchors"], reason=r["reason"]) for r in rows if r["ev"] not in (None, PHASES)]
     samples = [QueueSample(t=r["t"], comp=r["comp"], task=r["task"], queue=r["queue"]) for r in rows if r["ev"] is None]
     events.sort(key=lambda e: e.t)
     samples.sort(key=lambda q: q.t)
@@ -249,8 +396,10 @@ def run_on_spark(spark, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str
     write_records(out / f"events.{fmt}", events)
     write_records(out / f"queues.{fmt}", samples)
     write_atomic(out / "topology.storm.json", spec.topology.to_json_bytes())
+    phases = phase_times(outcome["submitted"], marks, outcome["collected"], time.time(), host_start_s)
     result = RunResult(out_dir=str(out), events=len(events), queue_samples=len(samples), duration_s=spec.duration_s,
-                       workers=workers, placement=plan["where"], master=master_of(spark), wall_s=time.time() - began)
+                       workers=workers, placement=plan["where"], master=master_of(spark), wall_s=time.time() - began,
+                       phases=phases, task_pids=[int(m["pid"]) for m in sorted(marks, key=lambda m: m["index"])])
     reliability: dict[str, Any] = {"topology.acker.executors": 1 if spec.acking else 0,
                                    "topology.message.timeout.secs": spec.message_timeout_s}
     if spec.max_spout_pending is not None:

@@ -160,13 +160,14 @@ def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound", co
     from pyspark.sql import SparkSession
 
     if is_connect_url(master):
-        spark = SparkSession.builder.remote(master).getOrCreate()
-        spark._stormbound_url = master  # type: ignore[attr-defined]  # remembered for session_info (Connect hides it)
         sql = {k: str(v) for k, v in (conf or {}).items() if k.startswith("spark.sql.")}  # the rest is the server's
-        for key, value in {**SESSION_SQL, **sql}.items():
-            spark.conf.set(key, value)  # session-scoped: other users of the server keep theirs
-        ship_code(spark)
-        return spark
+        try:
+            return _connect_session(master, sql)
+        except Exception as err:
+            if "SESSION_CLOSED" not in str(err) or SESSION_ID not in master:
+                raise
+            # the server closed that session (idle for its session timeout): a new one, not kept
+            return _connect_session(without_session_id(master), sql)
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = {
         **SESSION_SQL,
@@ -191,6 +192,56 @@ def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound", co
     if not master.startswith("local"):  # executors on other machines: send them the code
         ship_code(spark)
     return spark
+
+
+def _connect_session(master: str, sql: Mapping[str, str]):
+    """A Spark Connect session with our SQL settings and the app's code. A URL naming its session
+    (`;session_id=`, e.g. from :func:`shared_connect_url`) names one that outlives this process: it is
+    not released when the host stops, so the next process attaches to it again."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.remote(master).getOrCreate()
+    if SESSION_ID in master:
+        spark.release_session_on_close = False  # type: ignore[attr-defined]  # a Connect session's own
+    spark._stormbound_url = without_session_id(master)  # type: ignore[attr-defined]  # for session_info
+    try:
+        for key, value in {**SESSION_SQL, **sql}.items():
+            spark.conf.set(key, value)  # session-scoped: other users of the server keep theirs
+        ship_code(spark)
+    except Exception:
+        spark.stop()
+        raise
+    return spark
+
+
+SESSION_ID = ";session_id="
+
+
+def without_session_id(master: str) -> str:
+    """A Spark Connect URL without its `session_id` parameter (as the user gave it, for showing)."""
+    if SESSION_ID not in master:
+        return master
+    head, _, tail = master.partition(SESSION_ID)
+    rest = tail.partition(";")[2]
+    url = head + (";" + rest if rest else "")
+    return url if ";" in url else url.rstrip("/")
+
+
+def shared_connect_url(master: str) -> str:
+    """`master` (a Spark Connect URL) naming a server-side session of its own: one per user, server and
+    version of the app's code (the artifact the session holds), so every `run` against that server attaches
+    to the same session, whose Python workers are already up (Spark keeps a session's workers and reuses
+    them; a new session starts its own). A URL naming a session already, or not `sc://`, is left alone.
+    The server closes the session after its idle timeout (spark.connect.session.manager.defaultSessionTimeout,
+    60 min by default); `build_session` then starts a new one."""
+    import getpass
+    import uuid
+
+    if not is_connect_url(master) or SESSION_ID in master:
+        return master
+    digest = hashlib.sha256(f"{getpass.getuser()}\0{master}\0{code_archive().name}".encode()).digest()
+    session = uuid.UUID(bytes=digest[:16], version=4)
+    return (master if ";" in master else master.rstrip("/") + "/") + f"{SESSION_ID}{session}"
 
 
 def is_connect(spark) -> bool:

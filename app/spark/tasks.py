@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import queue
 import random
 import socket
@@ -384,10 +385,21 @@ def arrow_batches(rows: list[Row], size: int = 65536) -> Iterator[Any]:
             [pa.array([r[i] for r in chunk], type=field.type) for i, field in enumerate(schema)], schema=schema)
 
 
+#: `ev` of the one row per task that carries its phase marks (not an event: the driver takes it out)
+PHASES = "__phases__"
+
+
+def phase_row(index: int, marks: dict[str, float]) -> Row:
+    """The row carrying task `index`'s phase marks (epoch seconds, JSON in `msg`; its Python worker's pid)
+    back to the driver."""
+    return (0.0, PHASES, "", index, None, json.dumps(marks), None, None, None)
+
+
 def task_function(plan_json: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The function every barrier task runs: connect to the other tasks, run the hosted components."""
 
     def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
+        entered = time.time()  # this task's Python worker is up and running our code
         from pyspark import BarrierTaskContext
 
         for _ in batches:  # one input row per task; its value is the partition id anyway
@@ -396,14 +408,28 @@ def task_function(plan_json: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
         index = ctx.partitionId()
         plan = json.loads(plan_json)
         workers = int(plan["workers"])
+        meeting = plan.get("rendezvous")  # [host, port, token] of the driver's Rendezvous, or None: allGather
         server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        host = "127.0.0.1" if workers == 1 else own_address()
+        host = "127.0.0.1" if workers == 1 or meeting else own_address()
         server.bind((host, 0))
         server.listen(workers)
-        addresses = ctx.allGather(json.dumps([host, server.getsockname()[1], time.time()]))
-        peers = [json.loads(a) for a in addresses]
-        start = max(p[2] for p in peers) + 1.0  # a shared start, a second after the last task is ready
+        port = server.getsockname()[1]
+        desk = None
+        if workers == 1:  # nobody to meet: start now
+            peers, start = [[host, port]], time.time()
+        elif meeting:  # on this machine: meet at the driver's socket (app.spark.run_job.Rendezvous)
+            desk = socket.create_connection((meeting[0], int(meeting[1])), timeout=120)
+            desk.settimeout(None)
+            desk_lines = desk.makefile("rw", encoding="utf-8")
+            desk_lines.write(f"{meeting[2]}\t{index}\t{host}\t{port}\n")
+            desk_lines.flush()
+            peers, start = json.loads(desk_lines.readline()), 0.0
+        else:  # Spark's own exchange (answers at its next poll, once a second): the common start is its answer
+            addresses = ctx.allGather(json.dumps([host, port, time.time()]))
+            peers = [json.loads(a)[:2] for a in addresses]
+            start = max(json.loads(a)[2] for a in addresses) + 1.0  # a second after the last task was ready
+        gathered = time.time()
         worker = StormWorker(plan, index, start)
         accepted: list[socket.socket] = []
 
@@ -414,24 +440,37 @@ def task_function(plan_json: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
 
         acceptor = threading.Thread(target=accept_all, daemon=True)
         acceptor.start()
-        for other, (peer_host, peer_port, _) in enumerate(peers):
+        for other, (peer_host, peer_port) in enumerate(peers):
             if other != index:
                 sock = socket.create_connection((peer_host, peer_port), timeout=30)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 worker.links[other] = (sock, threading.Lock())
         acceptor.join(60)
+        connected = time.time()
+        if desk is not None:  # every link is up here: the driver names the common start once all tasks say so
+            desk_lines.write("connected\n")
+            desk_lines.flush()
+            start = worker.start = float(desk_lines.readline())
+            desk_lines.close()
+            desk.close()
         receivers = [threading.Thread(target=worker.receive, args=(c,), daemon=True) for c in accepted]
         for r in receivers:
             r.start()
         rows = worker.run()
-        ctx.barrier()  # every task has stopped sending
+        ended = time.time()
+        # This task sends nothing more (its components have stopped; a receiver only queues tuples and acks
+        # spouts hosted here): close our side of every link. A receiver ends when its peer has closed its side,
+        # so once all have ended every task has stopped sending (Spark's barrier() would answer a second late).
         for sock, _lock in worker.links.values():
             sock.shutdown(socket.SHUT_WR)
         for r in receivers:
-            r.join(10)
+            r.join()
         server.close()
         for sock, _lock in worker.links.values():
             sock.close()
+        marks = {"pid": os.getpid(), "entered": entered, "gathered": gathered, "connected": connected,
+                 "start": start, "ended": ended, "returned": time.time()}
+        rows.append(phase_row(index, marks))
         yield from arrow_batches(rows)
 
     return run_partition

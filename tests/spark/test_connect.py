@@ -48,6 +48,37 @@ def test_run_then_reliability_over_connect(connect_url: str, tmp_path: Path) -> 
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert all(report["properties"].values()) and not report["violations"]
+    # the next run attaches to the same server-side session (session.shared_connect_url): Spark's Python
+    # workers of the first run are reused, and the host's start is recorded with the phases
+    again = _cli(["run", str(MODELS / "getting-started.storm.json"), "--duration", "2", "--workers", "2",
+                  "--out", str(tmp_path / "again"), "--master", connect_url, "--json"])
+    assert again.returncode == 0, again.stderr
+    second = json.loads(again.stdout)
+    assert second["master"] == connect_url
+    assert set(second["task_pids"]) & set(result["task_pids"]), (result["task_pids"], second["task_pids"])
+    phases = json.loads((tmp_path / "again" / "run.json").read_text())["result"]["phases"]
+    assert list(phases) == ["host_start", "worker_start", "shared_start", "run", "collect", "write"]
+
+
+def test_a_closed_run_session_gives_way_to_a_new_one(connect_url: str) -> None:
+    """The server closes a run session left idle (its session timeout) and refuses its id from then on:
+    the next run starts a new session instead of failing."""
+    script = (
+        "import sys\n"
+        "from app.spark.session import build_session, shared_connect_url\n"
+        "url = shared_connect_url(sys.argv[1])\n"
+        "spark = build_session(url)\n"
+        "assert spark.release_session_on_close is False\n"  # kept for the next process
+        "spark.release_session_on_close = True\n"
+        "spark.stop()\n"  # released: closed on the server, as its idle timeout does
+        "spark = build_session(url)\n"
+        "print(spark.range(3).count(), spark.conf.get('spark.sql.shuffle.partitions'),\n"
+        "      spark.client._session_id in url)\n")
+    env = {k: v for k, v in os.environ.items() if k != "STORMBOUND_SPARK_MASTER"}
+    done = subprocess.run([sys.executable, "-c", script, connect_url], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["3", "4", "False"]  # a new working session, with our settings
 
 
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.2"])
@@ -125,11 +156,25 @@ def test_connect_urls_and_missing_client_libraries(monkeypatch) -> None:
     import importlib
 
     from app.spark import session
-    from app.spark.session import SparkUnavailable, check_environment, connect_address
+    from app.spark.session import (
+        SparkUnavailable,
+        check_environment,
+        connect_address,
+        shared_connect_url,
+        without_session_id,
+    )
 
     assert connect_address("sc://gw") == ("gw", 15002)
     assert connect_address("sc://gw:443/;use_ssl=true;token=x") == ("gw", 443)
     assert connect_address("sc://[::1]:15099") == ("::1", 15099)
+    # a run's own session on the server: one per user, server and version of the app's code; shown without it
+    shared = shared_connect_url("sc://gw:443/;use_ssl=true")
+    assert shared.startswith("sc://gw:443/;use_ssl=true;session_id=") and connect_address(shared) == ("gw", 443)
+    assert shared == shared_connect_url("sc://gw:443/;use_ssl=true") != shared_connect_url("sc://other:443")
+    assert without_session_id(shared) == "sc://gw:443/;use_ssl=true"
+    assert without_session_id(shared_connect_url("sc://gw")) == "sc://gw"
+    mine = "sc://gw/;session_id=00000000-0000-4000-8000-000000000000"
+    assert shared_connect_url(mine) == mine and shared_connect_url("local[2]") == "local[2]"
     for bad, words in (("sc://:15002", "names a host"), ("sc://gw:port", "not a number")):
         with pytest.raises(SparkUnavailable, match=words):
             connect_address(bad)

@@ -44,6 +44,27 @@ def test_tiny_run_two_workers(spark, tmp_path: Path) -> None:
     report = check_reliability_local(log.events, ReliabilityConfig.from_topology(topo, ackers=1))
     assert report.ok, report.summary()
     assert (tmp_path / "run.json").exists() and load_topology(tmp_path / "topology.storm.json") == topo
+    # where the time went (docs/spark-runs.md): every phase but the host's start, which the CLI measures
+    phases = json.loads((tmp_path / "run.json").read_text())["result"]["phases"]
+    assert phases == result.phases and list(phases) == ["worker_start", "shared_start", "run", "collect", "write"]
+    assert phases["run"] >= 4.0 and all(value >= 0 for value in phases.values())
+
+
+def test_tasks_elsewhere_meet_with_all_gather(spark, tmp_path: Path, monkeypatch) -> None:
+    """Tasks that may not reach the driver's process (a cluster) meet with Spark's allGather, as before
+    the Rendezvous: the same run, trees acked across the two tasks."""
+    import app.spark.run_job as run_job
+
+    monkeypatch.setattr(run_job, "tasks_meet_here", lambda spark: False)
+    met: list[object] = []
+    monkeypatch.setattr(run_job, "Rendezvous", lambda workers: met.append(workers))
+    topo = load_topology(MODELS / "getting-started.storm.json")
+    result = run_on_spark(spark, RunSpec(topology=topo, duration_s=2.0, workers=2), tmp_path)
+    assert not met and result.workers == 2 and set(result.placement.values()) == {0, 1}
+    log = read_log(tmp_path)
+    acked = {e.msg for e in log.events if e.ev == "spout_ack"}
+    assert acked and {e.comp for e in log.events if e.ev == "take"} == {"split", "count"}
+    assert result.phases["shared_start"] >= 0.5  # Spark answers allGather at its next poll, a second later
 
 
 def test_dia_cfg1_grows_and_suggested_parallelism_does_not(spark, tmp_path: Path) -> None:
