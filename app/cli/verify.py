@@ -36,6 +36,9 @@ def _positive_int(text: str) -> int:
     return value
 
 
+LARGE_TRACE_BYTES = 5_000_000  # beyond this, the hint to write it gzipped (StormCrawler: 11 MB, 97 kB gzipped)
+
+
 def trace_paths(path: str, count: int) -> list[str]:
     """Where the lassos go: PATH for the first, then PATH.2.json, ... (before a final .json: lasso.2.json;
     a gzipped PATH.json.gz: lasso.2.json.gz)."""
@@ -231,7 +234,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         written = trace_paths(args.trace_out, len(result.traces)) if result.traces else []
         for trace, path in zip(result.traces, written, strict=True):
-            write_output_file(args, "--trace-out", path, trace_bytes(trace, gzipped=gzip_name(path)))
+            written_bytes = trace_bytes(trace, gzipped=gzip_name(path))
+            write_output_file(args, "--trace-out", path, written_bytes)
+            if not gzip_name(path) and len(written_bytes) > LARGE_TRACE_BYTES:
+                print(f"stormbound: {one_line(path)} is {len(written_bytes) / 1e6:.1f} MB; a name ending in .gz "
+                      f"(--trace-out {one_line(args.trace_out)}.gz) writes it gzipped, often 100 times smaller, and "
+                      "every stormbound command reads it", file=sys.stderr)
     if args.certificate_out:
         from app.core.tcn.certificates import certificate_file
 

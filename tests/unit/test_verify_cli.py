@@ -148,3 +148,14 @@ def test_trace_out_without_a_trace_writes_nothing_and_lists_nothing(tmp_path: Pa
         assert data["verdict"] == verdict and data["traces"] == []
         assert not trace_path.exists()
         assert "no trace written" in err
+
+
+def test_a_large_trace_file_gets_the_hint_to_write_it_gzipped(tmp_path, capsys, monkeypatch) -> None:
+    from app.cli import verify as verify_cli
+
+    monkeypatch.setattr(verify_cli, "LARGE_TRACE_BYTES", 100)  # StormCrawler's lasso: 11 MB plain, 97 kB gzipped
+    model = str(MODELS / "getting-started.storm.json")
+    assert main(["verify", model, "--trace-out", str(tmp_path / "t.json")]) == 1
+    assert "a name ending in .gz" in capsys.readouterr().err
+    assert main(["verify", model, "--trace-out", str(tmp_path / "t.json.gz")]) == 1
+    assert "a name ending in .gz" not in capsys.readouterr().err
