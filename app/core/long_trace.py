@@ -191,9 +191,11 @@ def _header(data: dict[str, Any]) -> tuple[dict[str, Any], int, int, list[Any]]:
     return topology, k, loop_start, items
 
 
-def read_long_trace(data: dict[str, Any], extra_passes: int = 0, limit: int = MAX_LONG_POSITIONS) -> LongTrace:
+def read_long_trace(data: dict[str, Any], extra_passes: int = 0, limit: int | None = None) -> LongTrace:
     """The series of a decoded `stormbound-trace/2` document with the loop repeated `extra_passes` more times;
-    ExpandError (naming the item or field) or TopologyError when the document is no trace."""
+    ExpandError (naming the item or field) or TopologyError when the document is no trace. At most `limit`
+    (MAX_LONG_POSITIONS) positions, unrolled passes included."""
+    limit = MAX_LONG_POSITIONS if limit is None else limit
     topology, k, loop_start, items = _header(data)
     try:
         topo = parse_topology(topology)
@@ -230,7 +232,9 @@ def read_long_trace(data: dict[str, Any], extra_passes: int = 0, limit: int = MA
         shifts.append(np.array([passes], dtype=np.int64))
     shown, shift = np.concatenate(parts), np.concatenate(shifts)
     if len(shown) > limit:
-        raise _problem("--unroll", f"{passes} passes would show more than {limit} positions")
+        loop = k + 1 - loop_start
+        raise _problem("--unroll", f"{passes} passes of a {loop}-position loop would show more than {limit} "
+                                   f"positions (at most {max(0, (limit - k - 2) // loop)} here)")
     source = written.copies[shown]
     times = written.times[shown] + shift * duration
     series = _series(topo, written, steps, bolts, spouts, shown, source, shift, times, growth, backlog_growth)

@@ -84,9 +84,11 @@ def test_the_trace_view_draws_bands_then_each_position_when_zoomed_in(qtbot, las
 
 def test_unrolling_a_long_loop_stops_at_the_shown_positions_limit(qtbot, monkeypatch, lasso: Trace,
                                                                   tmp_path: Path, capsys) -> None:
+    import app.core.long_trace as long_trace
     import app.core.trace_series as trace_series
 
     monkeypatch.setattr(trace_series, "MAX_SHOWN_POSITIONS", len(lasso.positions) + 20)
+    monkeypatch.setattr(long_trace, "MAX_LONG_POSITIONS", len(lasso.positions) + 20)  # plot reads it compressed
     loop = lasso.k + 1 - lasso.loop_start
     assert trace_series.max_unroll(lasso, 50) == 20 // loop
     path = tmp_path / "long.trace.json"
