@@ -3,6 +3,7 @@ and no background worker outliving its test."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,10 @@ def _workers_joined() -> Any:
     app = QApplication.instance()
     if app is not None:
         app.processEvents()  # deliver the joined workers' last queued signals within this test
+    # free this test's reference cycles (widgets, canvases, results) now, in this thread, with no worker running:
+    # left to the collector, they are freed at a random allocation of a later test, possibly while that test's
+    # worker thread ends (a segmentation fault seen once under load, in the GUI thread's collection)
+    gc.collect()
     if still:
         pytest.fail(f"{len(still)} background worker(s) still running {WORKER_JOIN_S} s after the test: "
                     + ", ".join(f"{type(w).__name__} of {w.owner_name or 'no owner'}" for w in still))

@@ -176,3 +176,18 @@ def test_the_schedule_makes_the_queue_grow_in_runs_played_independently() -> Non
             assert witness.ok, witness.problems[:3]
             played += 1
     assert proofs >= 20 and played >= 8, (proofs, played)
+
+
+def test_a_failing_bolt_below_the_target_receives_what_the_slow_target_passes_on() -> None:
+    """With failures the cone keeps a failing bolt the spout feeds, here through the target: under the schedule
+    the target processes at its smallest capacity, so that is what it passes on (not its largest)."""
+    doc = _doc([("B", 1.0, 1.0, 1), ("F", 1.05, 0.0, 1)], [("S", "B"), ("B", "F")], rate=2.0, tolerance=0.1)
+    doc["bolts"][1]["min_ttf"] = 10
+    doc["settings"].update(min_reboot_time=1, max_reboot_time=2, failures=True)
+    cone, cert = _certificate(doc, "B")
+    assert cert is not None and "F" in cert.bolts
+    assert Fraction(cert.bolts["F"].inflow_low) == Fraction(10, 11)  # B's smallest capacity 1/(1·1.1)
+    assert cert.bolts["F"].role == "keeps up" and check_growth_certificate(cone, cert) == []
+    data = cert.model_dump()
+    data["bolts"]["F"].update(inflow_low="10/9", inflow_high="10/9", role="saturated")  # B at its largest
+    assert check_growth_certificate(cone, data) != []

@@ -47,8 +47,11 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
     figures = RateFigures(topo)
     if figures.cyclic:  # every component of the network must settle into a period, not only the upstream
         return None
-    low = figures.inflows(figures.spout_max, figures.cap_max, from_above=False)
-    high = figures.inflows(figures.spout_max, figures.cap_max, from_above=True)
+    # the schedule's capacities: every bolt its largest, the target its smallest (what it passes on, with failures
+    # a failing bolt of the cone may be below it)
+    capacities = {**figures.cap_max, ident: figures.cap_min[ident]}
+    low = figures.inflows(figures.spout_max, capacities, from_above=False)
+    high = figures.inflows(figures.spout_max, capacities, from_above=True)
     if not keeps_up(figures.cap_min[ident], low[ident]):  # it must receive strictly more than it can process
         return None
     name_of = {c.id: c.name for c in topo.components}

@@ -4,13 +4,13 @@ It shares no code with the builder (`app/core/tcn/rate_growth.py`, which reads t
 from the topology document alone it orders the bolts again (its own walk), checks that no cycle runs
 through the network, and recomputes under the certificate's schedule (docs/verifier.md, "Growth proven by
 rates") every spout's emission rate a⁻¹/(1−τ), every bolt's smallest and largest long-run inflow
-(σ_lo, σ_hi per stream from `app/core/emission.py`; a bolt passes on what it processes, min(inflow,
-its largest capacity C/(α(1−τ)))), the target's smallest capacity C/(α(1+τ) + max_idle) and every
-other bolt's largest. A certificate is accepted when its content hash is the document's, it names
-exactly the network's bolts, every figure it states is one the checker
-derives or a weaker one (an inflow_low no higher, an inflow_high no lower, the capacity itself), and with
-its figures: the target receives strictly more than its capacity, and every other bolt is `saturated`
-(it receives strictly more than its capacity) or `keeps up` (strictly less).
+(σ_lo, σ_hi per stream from `app/core/emission.py`; a bolt passes on what it processes: min(inflow, its
+largest capacity C/(α(1−τ))), the target min(inflow, its smallest C/(α(1+τ) + max_idle))) and each
+capacity. A certificate is accepted when its content hash is the document's, it names exactly the
+network's bolts, every figure it states is one the checker derives or a weaker one (an inflow_low no
+higher, an inflow_high no lower, the capacity itself), and with its figures: the target receives strictly
+more than its capacity, and every other bolt is `saturated` (it receives strictly more than its
+capacity) or `keeps up` (strictly less).
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
                 problems.append(f"{name}: {role}, yet its least inflow {c_low} is not above its capacity {capacity}")
             elif role == "keeps up" and not c_high < capacity:
                 problems.append(f"{name}: keeps up, yet its most inflow {c_high} is not below its capacity {capacity}")
-        for stream in b.output_streams():
+        for stream in b.output_streams():  # it passes on what it processes, at the pace the schedule gives it
             lo, hi = ratios[(name, stream)]
-            flows[(name, stream)] = (lo * min(low, fastest), hi * min(high, fastest))
+            flows[(name, stream)] = (lo * min(low, capacity), hi * min(high, capacity))
     return problems
