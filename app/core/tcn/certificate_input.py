@@ -1,12 +1,14 @@
 """What every certificate checker reads first (the linear program's, `linear_check.py`, and growth by
 rates', `rate_growth_check.py`): the embedded document as a valid, annotated topology, the certificate
-as its model, and whether the certificate's content hash is the document's. Shared by the checkers only,
-never by the builders they check."""
+as its model, and whether the certificate's content hash is the document's; and the two ways they read
+numbers (a document's decimal, a certificate's "p/q"). Shared by the checkers only, never by the builders
+they check."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from fractions import Fraction
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -14,6 +16,19 @@ from pydantic import BaseModel, ValidationError
 from app.core.topology import Topology, TopologyError, parse_topology, unannotated_problems
 
 CertificateT = TypeVar("CertificateT", bound=BaseModel)
+
+
+def exact_value(x: float | int) -> Fraction:
+    """A document's number as the exact fraction its decimal denotes (0.1 is 1/10)."""
+    return Fraction(str(x)) if isinstance(x, float) else Fraction(x)
+
+
+def fraction_of(text: str) -> Fraction | None:
+    """A certificate's exact figure ("p/q" or a decimal); None when it is not one."""
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError, TypeError):
+        return None
 
 
 def semantics_hash(topo: Topology) -> str:

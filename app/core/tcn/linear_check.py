@@ -22,15 +22,12 @@ from typing import Any
 
 from app.core.emission import sigma_bounds
 from app.core.results import LinearCertificate
-from app.core.tcn.certificate_input import read_certificate
+from app.core.tcn.certificate_input import exact_value, fraction_of, read_certificate
 from app.core.tcn.certify_failures import FailureRules, failure_rules
 from app.core.topology import Bolt, Spout, Topology
 
 _Row = tuple[str, dict[str, Fraction], Fraction]  # kind ("ge" / "eq"), coefficients, constant
 
-
-def _fr(x: float | int) -> Fraction:
-    return Fraction(str(x)) if isinstance(x, float) else Fraction(x)
 
 
 def label(*names: str) -> str:
@@ -65,7 +62,7 @@ def _put(coefficients: dict[str, Fraction], *terms: tuple[str, Fraction | int]) 
 def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction) -> None:
     """Fresh emissions N within M bursts of at most `burst`, one burst per period 1/rate (± tau)."""
     s = sp.name
-    a = 1 / _fr(sp.rate)
+    a = 1 / exact_value(sp.rate)
     fresh, count = f"N{label(s)}", f"M{label(s)}"
     c = _row(rows, f"emissions{label(s)}", "ge")
     _put(c, (fresh, 1), (count, -1))
@@ -101,7 +98,7 @@ def _spout_stream_rows(rows: dict[str, _Row], sp: Spout, emitted: list[str], lis
     for st in sp.streams:
         if (s, st) not in listened:
             continue
-        ratio, out = _fr(sp.stream_ratio[st]), f"E{label(s, st)}"
+        ratio, out = exact_value(sp.stream_ratio[st]), f"E{label(s, st)}"
         if not dvert:
             c = _row(rows, f"ratio{label(s, st)}", "eq")
             _put(c, (out, 1))
@@ -152,7 +149,7 @@ def _steady_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction) -> None:
     c = _row(rows, f"queue{label(j)}", "eq")
     _put(c, (grew, 1), (came, -1), (taken, 1))
     c = _row(rows, f"busy{label(j)}", "ge")
-    _put(c, ("T", 1), (takes, -_fr(bo.alpha) * (1 - tau)))
+    _put(c, ("T", 1), (takes, -exact_value(bo.alpha) * (1 - tau)))
 
 
 def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: FailureRules, tree: list[str]) -> None:
@@ -161,7 +158,7 @@ def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: Fa
     size = bo.parallelism
     takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
     fails, down, lost = f"F{label(j)}", f"D{label(j)}", f"L{label(j)}"
-    shortest = _fr(bo.alpha) * (1 - tau)
+    shortest = exact_value(bo.alpha) * (1 - tau)
     in_batches = f"Lb{label(j)}"  # lost with the batch in progress at a failure: taken (in P) and lost (in L)
     c = _row(rows, f"queue{label(j)}", "eq")
     _put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1), (in_batches, -1))
@@ -199,7 +196,7 @@ def _bolt_stream_rows(rows: dict[str, _Row], bo: Bolt, listened: set[tuple[str, 
     for st, value in bo.output_streams().items():
         if (j, st) not in listened:
             continue
-        sigma, out, tag = _fr(value or 0), f"E{label(j, st)}", label(j, st)
+        sigma, out, tag = exact_value(value or 0), f"E{label(j, st)}", label(j, st)
         if may_fail:
             completed = ((taken, sigma), (f"Lb{label(j)}", -sigma))  # σ·(P − Lb): the batches it finishes
             if dvert:
@@ -235,7 +232,7 @@ def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction)
     c = _row(rows, f"full{label(j)}", "eq")
     _put(c, (taken, 1), (takes, -bo.parallelism))
     c = _row(rows, f"never-idle{label(j)}", "ge")
-    _put(c, (takes, _fr(bo.alpha) * (1 + tau) + idle), ("T", -1))
+    _put(c, (takes, exact_value(bo.alpha) * (1 + tau) + idle), ("T", -1))
 
 
 def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
@@ -243,8 +240,8 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
     emissions, its replays and its streams; per bolt its takes and arrivals, its queue (failures and
     losses when it may fail) and its streams; the target's growth."""
     rows: dict[str, _Row] = {}
-    tau = _fr(topo.settings.tolerance)
-    idle = _fr(topo.settings.max_idle_time)
+    tau = exact_value(topo.settings.tolerance)
+    idle = exact_value(topo.settings.max_idle_time)
     dvert = topo.settings.emission == "dvert"
     name_of = {c.id: c.name for c in topo.components}
     received = {name_of[b]: [(name_of[u], st) for u, st in pairs] for b, pairs in topo.inputs().items()}
@@ -279,12 +276,6 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
     return rows
 
 
-def _multiplier(text: str) -> Fraction | None:
-    try:
-        return Fraction(text)
-    except (ValueError, ZeroDivisionError, TypeError):
-        return None
-
 
 def check_certificate(document: Any, certificate: Any) -> list[str]:
     """Why `certificate` does not prove that no lasso of `document` makes its target grow; [] = accepted."""
@@ -298,7 +289,7 @@ def check_certificate(document: Any, certificate: Any) -> list[str]:
     total: dict[str, Fraction] = {}
     constant = Fraction(0)
     for name, text in cert.rows.items():
-        y = _multiplier(text)
+        y = fraction_of(text)
         if y is None:
             problems.append(f"row {name}: multiplier {text!r} is not a fraction p/q")
             continue

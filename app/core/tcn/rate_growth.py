@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from app.core.formats.trace_numbers import format_time
 from app.core.rates.flows import RateFigures, keeps_up
 from app.core.results import RateGrowthCertificate, RateGrowthLine
 from app.core.tcn.certificate_input import semantics_hash
@@ -33,9 +34,6 @@ def _text(x: Fraction) -> str:
     """An exact figure as the certificate holds it: always "p/q"."""
     return f"{x.numerator}/{x.denominator}"
 
-
-def _exactly(x: Fraction) -> str:
-    return str(x.numerator) if x.denominator == 1 else _text(x)
 
 
 def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
@@ -79,6 +77,7 @@ def growth_message(cert: RateGrowthCertificate) -> str:
     return (f"{cert.target} grows: in a legal run where the spouts emit as fast as they may, the bolts above it "
             f"process as fast as they may{' (saturated: ' + ', '.join(saturated) + ')' if saturated else ''} and "
             f"{cert.target} as slowly as it may, it receives at least {float(inflow):.4g} tuples/s (exactly "
-            f"{_exactly(inflow)}) and processes at most {float(capacity):.4g} (exactly {_exactly(capacity)}), so its "
-            f"queue gains {float(inflow - capacity):.4g} tuples/s; that run repeats, so a lasso in which it grows "
-            "exists (growth proven by rates, with a checked certificate; docs/verifier.md)")
+            f"{format_time(inflow)}) and processes at most {float(capacity):.4g} (exactly "
+            f"{format_time(capacity)}), so its queue gains {float(inflow - capacity):.4g} tuples/s; that run "
+            "repeats, so a lasso in which it grows exists (growth proven by rates, with a checked certificate; "
+            "docs/verifier.md)")

@@ -20,13 +20,10 @@ from typing import Any
 
 from app.core.emission import sigma_bounds
 from app.core.results import RateGrowthCertificate
-from app.core.tcn.certificate_input import read_certificate
+from app.core.tcn.certificate_input import exact_value, fraction_of, read_certificate
 
 Flows = dict[tuple[str, str], tuple[Fraction, Fraction]]  # (component name, stream) -> (least, most) tuples/s
 
-
-def _fr(x: float | int) -> Fraction:
-    return Fraction(str(x)) if isinstance(x, float) else Fraction(x)
 
 
 def _ordered(received: dict[str, list[tuple[str, str]]], carries: set[tuple[str, str]]) -> list[str] | None:
@@ -51,18 +48,12 @@ def _ordered(received: dict[str, list[tuple[str, str]]], carries: set[tuple[str,
     return order
 
 
-def _fraction(text: str) -> Fraction | None:
-    try:
-        return Fraction(text)
-    except (ValueError, ZeroDivisionError, TypeError):
-        return None
-
 
 def _claims(cert: RateGrowthCertificate, name: str, low: Fraction, high: Fraction, capacity: Fraction,
             problems: list[str]) -> tuple[Fraction, Fraction] | None:
     """The certificate's (inflow_low, inflow_high) for bolt `name` when each is at least as weak as derived."""
     line = cert.bolts[name]
-    claimed = [_fraction(line.inflow_low), _fraction(line.inflow_high), _fraction(line.capacity)]
+    claimed = [fraction_of(line.inflow_low), fraction_of(line.inflow_high), fraction_of(line.capacity)]
     if any(x is None for x in claimed):
         problems.append(f"{name}: a figure is not a fraction p/q")
         return None
@@ -85,16 +76,17 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     bolts = {b.name: b for b in topo.bolts}
     if cert.target not in bolts:
         return problems + [f"target {cert.target!r} is not a bolt of the topology"]
-    tau, idle, rule = _fr(topo.settings.tolerance), _fr(topo.settings.max_idle_time), topo.settings.emission
+    tau, idle = exact_value(topo.settings.tolerance), exact_value(topo.settings.max_idle_time)
+    rule = topo.settings.emission
     name_of = {c.id: c.name for c in topo.components}
     received = {name_of[b]: [(name_of[u], st) for u, st in pairs] for b, pairs in topo.inputs().items()}
     ratios: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
     for sp in topo.spouts:
         for stream, r in sp.output_streams().items():
-            ratios[(sp.name, stream)] = sigma_bounds(_fr(r or 0), sp.burst, rule)
+            ratios[(sp.name, stream)] = sigma_bounds(exact_value(r or 0), sp.burst, rule)
     for b in topo.bolts:
         for stream, sigma in b.output_streams().items():
-            ratios[(b.name, stream)] = sigma_bounds(_fr(sigma or 0), b.parallelism, rule)
+            ratios[(b.name, stream)] = sigma_bounds(exact_value(sigma or 0), b.parallelism, rule)
     carries = {key for key, (_, hi) in ratios.items() if hi > 0}
     order = _ordered(received, carries)
     if order is None:
@@ -103,8 +95,8 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
         return problems + [f"the certificate names bolts {sorted(cert.bolts)}, the network has {sorted(bolts)}"]
     flows: Flows = {}
     for sp in topo.spouts:
-        rate = _fr(sp.rate) / (1 - tau)  # one tuple every a(1−τ)
-        if _fraction(cert.spouts.get(sp.name, "")) != rate:
+        rate = exact_value(sp.rate) / (1 - tau)  # one tuple every a(1−τ)
+        if fraction_of(cert.spouts.get(sp.name, "")) != rate:
             problems.append(f"spout {sp.name}: rate {cert.spouts.get(sp.name)} is not the derived {rate}")
         for stream in sp.output_streams():
             lo, hi = ratios[(sp.name, stream)]
@@ -113,7 +105,7 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
         b = bolts[name]
         low = sum((flows[key][0] for key in received[name] if key in carries), Fraction(0))
         high = sum((flows[key][1] for key in received[name] if key in carries), Fraction(0))
-        alpha = _fr(b.alpha)
+        alpha = exact_value(b.alpha)
         fastest = b.parallelism / (alpha * (1 - tau))
         slowest = b.parallelism / (alpha * (1 + tau) + idle)
         capacity = slowest if name == cert.target else fastest
