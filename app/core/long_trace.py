@@ -20,8 +20,16 @@ import numpy as np
 from pydantic import ValidationError
 
 from app.core.formats.limits import escape
-from app.core.formats.trace import TracePosition
-from app.core.formats.trace_compress import ExpandError, PatchItem, RepeatItem, patched_position
+from app.core.formats.trace import CompressedTrace, TracePosition, names_problem
+from app.core.formats.trace_compress import (
+    ExpandError,
+    PatchItem,
+    RepeatItem,
+    invalid,
+    item_kind,
+    patched_position,
+    read_item,
+)
 from app.core.formats.trace_numbers import exact_fraction
 from app.core.topology import TopologyError, parse_topology
 from app.core.trace_series import Arrivals, BoltSeries, Marks, SpoutSeries, TraceSeries, emitted_at, queue_after
@@ -62,30 +70,21 @@ def _problem(where: str, message: str) -> ExpandError:
     return ExpandError(escape(where, 80), message)
 
 
-def _item_kind(item: Any) -> str | None:
-    return next((key for key in ("repeat", "patch") if isinstance(item, dict) and key in item), None)
-
-
-def _read_position(raw: Any, where: str, spouts: list[str], bolts: list[str]) -> TracePosition:
+def _read_position(raw: Any, where: str, spouts: set[str], bolts: set[str]) -> TracePosition:
     """One written position, checked as a TracePosition naming exactly the topology's components."""
     try:
         position = TracePosition.model_validate(raw)
     except ValidationError as err:
-        first = err.errors()[0]
-        loc = ".".join(str(x) for x in first.get("loc", ()))
-        raise _problem(f"{where}.{loc}" if loc else where, str(first.get("msg", "invalid"))) from None
-    for key, names, found in (("spouts", spouts, list(position.spouts)), ("bolts", bolts, list(position.bolts))):
-        missing, extra = sorted(set(names) - set(found)), sorted(set(found) - set(names))
-        if missing:
-            raise _problem(f"{where}.{key}", f"{missing[0]} of the topology is missing")
-        if extra:
-            raise _problem(f"{where}.{key}.{extra[0]}", "is not in the trace's topology")
+        raise invalid(where, err) from None
+    problem = names_problem(where, position, spouts, bolts)
+    if problem is not None:
+        raise ExpandError(problem.path, problem.message)  # names_problem escaped the names already
     return position
 
 
 def _expand(items: list[Any], spouts: list[str], bolts: list[str], limit: int) -> _Written:
     """Every position the items stand for, as (written position, time, gains); ExpandError naming the item."""
-    total = sum(item["repeat"]["count"] if _item_kind(item) == "repeat" and isinstance(item["repeat"], dict)
+    total = sum(item["repeat"]["count"] if item_kind(item) == "repeat" and isinstance(item["repeat"], dict)
                 and isinstance(item["repeat"].get("count"), int) else 1 for item in items)
     if total > limit:
         raise _problem("positions", f"more than {limit} positions once expanded (the limit on a long trace's plot)")
@@ -99,19 +98,18 @@ def _expand(items: list[Any], spouts: list[str], bolts: list[str], limit: int) -
     n = 0
     for index, item in enumerate(items):
         where = f"positions.{index}"
-        kind = _item_kind(item)
+        kind = item_kind(item)
         if kind == "repeat":
             n = _repeat(written, item, n, where, column, spout_column)
             continue
         if kind == "patch":
-            try:
-                patch = PatchItem.model_validate(item).patch
-            except ValidationError as err:
-                raise _problem(where, str(err.errors()[0].get("msg", "invalid"))) from None
+            found = read_item(item, where)
+            assert isinstance(found, PatchItem)
             if n == 0:
                 raise _problem(f"{where}.patch", "no position before it to change")
-            item = patched_position([_materialised(written, n - 1, bolts, spouts)], patch, f"{where}.patch")
-        position = _read_position(item, where, spouts, bolts)
+            item = patched_position([_materialised(written, n - 1, column, spout_column)], found.patch,
+                                    f"{where}.patch")
+        position = _read_position(item, where, set(spouts), set(bolts))
         written.positions.append(position)
         written.raw.append(item)
         copies[n], times[n] = len(written.positions) - 1, float(position.exact_time)
@@ -122,12 +120,9 @@ def _expand(items: list[Any], spouts: list[str], bolts: list[str], limit: int) -
 def _repeat(written: _Written, item: dict[str, Any], n: int, where: str, column: dict[str, int],
             spout_column: dict[str, int]) -> int:
     """Append the run of a repeat item after position n - 1; the count of positions after it."""
-    try:
-        rep = RepeatItem.model_validate(item).repeat
-    except ValidationError as err:
-        first = err.errors()[0]
-        loc = ".".join(str(x) for x in first.get("loc", ()))
-        raise _problem(f"{where}.{loc}", str(first.get("msg", "invalid")).removeprefix("Value error, ")) from None
+    found = read_item(item, where)
+    assert isinstance(found, RepeatItem)
+    rep = found.repeat
     if rep.period > n:
         raise _problem(f"{where}.repeat.period", f"{rep.period} reaches before the first position ({n} positions "
                                                  "precede it)")
@@ -155,15 +150,14 @@ def _repeat(written: _Written, item: dict[str, Any], n: int, where: str, column:
     return n
 
 
-def _materialised(written: _Written, i: int, bolts: list[str], spouts: list[str]) -> dict[str, Any]:
-    """Position i as a written dict (what a patch changes): its source with its gains and its own time."""
+def _materialised(written: _Written, i: int, column: dict[str, int], spout_column: dict[str, int]) -> dict[str, Any]:
+    """Position i as a written dict (what a patch changes): its source with its gains."""
     source = written.raw[int(written.copies[i])]
-    gains = written.queue_gain[i]
-    backlogs = written.backlog_gain[i]
-    step_bolts = {name: {**step, "queue": step["queue"] + int(gains[bolts.index(name)])}
-                  if gains[bolts.index(name)] else step for name, step in source["bolts"].items()}
-    step_spouts = {name: {**step, "backlog": step.get("backlog", 0) + int(backlogs[spouts.index(name)])}
-                   if backlogs[spouts.index(name)] else step for name, step in source["spouts"].items()}
+    gains, backlogs = written.queue_gain[i], written.backlog_gain[i]
+    step_bolts = {name: {**step, "queue": step["queue"] + int(gains[column[name]])} if gains[column[name]] else step
+                  for name, step in source["bolts"].items()}
+    step_spouts = {name: {**step, "backlog": step.get("backlog", 0) + int(backlogs[spout_column[name]])}
+                   if backlogs[spout_column[name]] else step for name, step in source["spouts"].items()}
     return {**source, "bolts": step_bolts, "spouts": step_spouts}  # the patch brings its own time
 
 
@@ -172,7 +166,7 @@ def _column(written: _Written, values: list[list[int]]) -> Ints:
     return np.array(values, dtype=np.int64).reshape(len(written.positions), -1)
 
 
-_KEYS = {"format", "topology", "k", "loop_start", "positions", "kept", "$schema"}
+_KEYS = {*CompressedTrace.model_fields, "$schema"}
 
 
 def _header(data: dict[str, Any]) -> tuple[dict[str, Any], int, int, list[Any]]:
@@ -304,18 +298,19 @@ def _series(topo: Any, written: _Written, steps: list[list[Any]], bolts: list[st
                               failed=_failed_spans(fail[source, j], recover[source, j], failed[source, j], times,
                                                    step_times[-1]),
                               lost=Marks(*_kept(times, lost[source, j]))))
+    spout_steps = [[p.spouts[sp] for sp in spouts] for p in written.positions]
+    backlog = _column(written, [[s.backlog for s in row] for row in spout_steps])
+    replayed = _column(written, [[s.replayed for s in row] for row in spout_steps])
+    added = _column(written, [[sum((b.replays or {}).get(sp, 0) for b in p.bolts.values()) for sp in spouts]
+                              for p in written.positions])  # replays the losses at a position add to the backlog
     spout_series: list[SpoutSeries] = []
     for spout in written.positions[0].spouts:
         j = spouts.index(spout)
-        backlog = _column(written, [[p.spouts[spout].backlog] for p in written.positions])[:, 0]
-        replayed = _column(written, [[p.spouts[spout].replayed] for p in written.positions])[:, 0]
-        added = _column(written, [[sum((b.replays or {}).get(spout, 0) for b in p.bolts.values())]
-                                  for p in written.positions])[:, 0]
-        raised = backlog[source] + written.backlog_gain[shown, j] + shift * backlog_growth[j]
-        if not (raised.any() or replayed[source].any() or added[source].any()):
+        raised = backlog[source, j] + written.backlog_gain[shown, j] + shift * backlog_growth[j]
+        if not (raised.any() or replayed[source, j].any() or added[source, j].any()):
             continue
-        spout_series.append(SpoutSeries(spout, (raised - replayed[source] + added[source]).tolist(),
-                                        Marks(*_kept(times, replayed[source]))))
+        spout_series.append(SpoutSeries(spout, (raised - replayed[source, j] + added[source, j]).tolist(),
+                                        Marks(*_kept(times, replayed[source, j]))))
     sources = {b.name: {c.name for c in topo.sources_of(b.id)} for b in topo.bolts}
     senders = [n for n in [*written.positions[0].spouts, *written.positions[0].bolts]
                if any(n in found for found in sources.values())]

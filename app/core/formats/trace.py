@@ -275,10 +275,18 @@ def trace_problems(trace: Trace) -> list[Problem]:
         return [Problem("loop_start", f"{trace.loop_start} is outside 0..{trace.k + 1}")]
     spouts, bolts = {s.name for s in topo.spouts}, {b.name for b in topo.bolts}
     for i, position in enumerate(trace.positions):
-        for key, names, found in (("spouts", spouts, set(position.spouts)), ("bolts", bolts, set(position.bolts))):
-            missing, extra = sorted(names - found), sorted(found - names)
-            if missing:
-                return [Problem(f"positions.{i}.{key}", f"{escape(missing[0])} of the topology is missing")]
-            if extra:
-                return [Problem(f"positions.{i}.{key}.{escape(extra[0])}", "is not in the trace's topology")]
+        problem = names_problem(f"positions.{i}", position, spouts, bolts)
+        if problem is not None:
+            return [problem]
     return []
+
+
+def names_problem(where: str, position: TracePosition, spouts: set[str], bolts: set[str]) -> Problem | None:
+    """Why a position does not name exactly the topology's spouts and bolts (None when it does)."""
+    for key, names, found in (("spouts", spouts, set(position.spouts)), ("bolts", bolts, set(position.bolts))):
+        missing, extra = sorted(names - found), sorted(found - names)
+        if missing:
+            return Problem(f"{where}.{key}", f"{escape(missing[0])} of the topology is missing")
+        if extra:
+            return Problem(f"{where}.{key}.{escape(extra[0])}", "is not in the trace's topology")
+    return None

@@ -103,6 +103,32 @@ def is_compressed(data: Any) -> bool:
     return isinstance(data, dict) and data.get("format") == COMPRESSED_FORMAT
 
 
+def item_kind(item: Any) -> Literal["repeat", "patch"] | None:
+    """What an item of a compressed trace's `positions` is: a repeat item, a patch item or (None) a position."""
+    if isinstance(item, dict):
+        if "repeat" in item:
+            return "repeat"
+        if "patch" in item:
+            return "patch"
+    return None
+
+
+def invalid(where: str, err: ValidationError) -> ExpandError:
+    """A validation error of the item or position at `where` as one ExpandError naming the field."""
+    first = err.errors()[0]
+    loc = ".".join(str(x) for x in first.get("loc", ()))
+    message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+    return ExpandError(escape(f"{where}.{loc}" if loc else where, 80), message)
+
+
+def read_item(item: Any, where: str) -> RepeatItem | PatchItem:
+    """A repeat or patch item (see `item_kind`) as its model; ExpandError naming the field otherwise."""
+    try:
+        return (RepeatItem if item_kind(item) == "repeat" else PatchItem).model_validate(item)
+    except ValidationError as err:
+        raise invalid(where, err) from None
+
+
 def expand_trace_data(data: dict[str, Any], limit: int | None = None) -> dict[str, Any]:
     """The `stormbound-trace/1` document a decoded `stormbound-trace/2` one stands for: every repeat item
     replaced by its positions (ExpandError naming the item when it cannot be; at most `limit`,
@@ -116,7 +142,7 @@ def expand_trace_data(data: dict[str, Any], limit: int | None = None) -> dict[st
     too_many = ExpandError("positions", f"more than {limit} positions once expanded (the limit on a trace's "
                                         "positions; setting STORMBOUND_MAX_TRACE_POSITIONS)")
     for index, item in enumerate(items):
-        kind = next((key for key in ("repeat", "patch") if isinstance(item, dict) and key in item), None)
+        kind = item_kind(item)
         if kind != "repeat" and len(out) >= limit:
             raise too_many
         if kind is None:
@@ -124,13 +150,7 @@ def expand_trace_data(data: dict[str, Any], limit: int | None = None) -> dict[st
             times.append(None)
             continue
         where = f"positions.{index}"
-        try:
-            found = (RepeatItem if kind == "repeat" else PatchItem).model_validate(item)
-        except ValidationError as err:
-            first = err.errors()[0]
-            loc = ".".join(str(x) for x in first.get("loc", ()))
-            message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
-            raise ExpandError(escape(f"{where}.{loc}" if loc else where, 80), message) from None
+        found = read_item(item, where)
         if isinstance(found, PatchItem):
             out.append(patched_position(out, found.patch, f"{where}.patch"))
             times.append(None)
