@@ -35,6 +35,9 @@ from app.measure.records import (  # re-exported: the readers' callers use them 
 )
 
 TimeUnit = Literal["s", "ms"]
+#: the largest time (seconds, either sign) a log may give: 10^13 s is 300,000 years, so unix times in
+#: milliseconds still pass, and the engines' bins (t / bin as a 64-bit integer) cannot overflow
+MAX_TIME = 1e13
 
 # Columns of the flat (CSV / Parquet / Spark) form; a queue sample leaves `ev` empty.
 COLUMNS = ("t", "ev", "comp", "task", "tuple", "msg", "anchors", "reason", "queue")
@@ -69,6 +72,8 @@ def _time(value: Any, where: str, scale: float) -> float:
         raise EventLogError(f"{where}.t", f"not a number: '{escape(str(value))}'") from None
     if not math.isfinite(number):
         raise EventLogError(f"{where}.t", f"must be a finite number, not {escape(str(value))}")
+    if not -MAX_TIME <= number <= MAX_TIME:
+        raise EventLogError(f"{where}.t", f"{number:g} s is beyond the largest time {MAX_TIME:g} s (300,000 years)")
     return number
 
 

@@ -30,6 +30,7 @@ from app.core.formats.limits import escape, type_name
 from app.measure.eventlog import (
     ANCHOR_SEP,
     EVENT_KINDS,
+    MAX_TIME,
     Event,
     EventLogError,
     QueueSample,
@@ -87,8 +88,16 @@ def _number(value: Any, where: str, field: str) -> float | None:
 MAX_COUNT = 2**53
 
 
-def _count(value: Any, where: str, field: str) -> int | None:
-    """A whole number in 0..MAX_COUNT (a task or a queue length), or None when missing."""
+def checked_time(t: float, where: str) -> float:
+    """A finite time `t` in seconds, refused (naming `where.t`) beyond MAX_TIME."""
+    if not -MAX_TIME <= t <= MAX_TIME:
+        raise EventLogError(f"{where}.t", f"{t:g} s is beyond the largest time {MAX_TIME:g} s (300,000 years)")
+    return t
+
+
+def checked_count(value: Any, where: str, field: str) -> int | None:
+    """A whole number in 0..MAX_COUNT (a task or a queue length), or None when missing: the one rule for
+    counts wherever they enter (event logs, queues.jsonl, `import metrics`)."""
     number = _number(value, where, field)
     if number is None:
         return None
@@ -144,11 +153,14 @@ def _row(raw: dict[str, Any], where: str, divisor: float, events: list, queues: 
     if type(comp) is not str or not comp:
         comp = _text(comp, where, "comp")
     if type(task) is not int or task < 0:
-        task = _count(task, where, "task") or 0
-    if t is not None and divisor != 1.0:
-        t = t / divisor
+        task = checked_count(task, where, "task") or 0
+    if t is not None:
+        if divisor != 1.0:
+            t = t / divisor
+        if not -MAX_TIME <= t <= MAX_TIME:
+            checked_time(t, where)
     if ev is None:
-        queue = _count(get("queue"), where, "queue")
+        queue = checked_count(get("queue"), where, "queue")
         if queue is not None:
             queues.append((t, comp, task, queue))
         return
@@ -286,15 +298,17 @@ def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, diviso
             if not isinstance(t, float) or not math.isfinite(t):
                 t = _number(t, f"{label} {offset + i}", "t")
             t = t / divisor if divisor != 1.0 else float(t)
+            if not -MAX_TIME <= t <= MAX_TIME:
+                checked_time(t, f"{label} {offset + i}")
         comp = comps[i]
         task = tasks[i]
         if task is not None and not (isinstance(task, int) and task >= 0):
-            task = _count(task, f"{label} {offset + i}", "task")
+            task = checked_count(task, f"{label} {offset + i}", "task")
         task = task or 0
         if ev is None:
             if qs[i] is not None:
                 queue = qs[i] if isinstance(qs[i], int) and 0 <= qs[i] <= MAX_COUNT else \
-                    _count(qs[i], f"{label} {offset + i}", "queue")
+                    checked_count(qs[i], f"{label} {offset + i}", "queue")
                 queues.append((t, comp, task, queue))
             continue
         tup, msg = tuples[i], msgs[i]
