@@ -17,7 +17,6 @@ the checks of frames._check (unknown event kind, missing t, comp, tuple or msg) 
 
 from __future__ import annotations
 
-import csv
 import functools
 import math
 import os
@@ -25,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from app.core.fileio import check_regular
+from app.core.fileio import iter_lines, open_checked
 from app.core.formats.limits import escape, type_name
 from app.measure.eventlog import (
     ANCHOR_SEP,
@@ -36,7 +35,7 @@ from app.measure.eventlog import (
     QueueSample,
     TimeUnit,
     check_parquet_log,
-    csv_rows,
+    csv_records,
     find_run_files,
     json_value,
     log_format,
@@ -178,42 +177,22 @@ def _row(raw: dict[str, Any], where: str, divisor: float, events: list, queues: 
                    else _text(reason, where, "reason")))
 
 
-def _not_utf8(path: Path, number: int, raw: bytes, start: int) -> EventLogError:
-    return EventLogError(f"{path.name} line {number}",
-                         f"is not UTF-8 text: byte 0x{raw[start]:02x} at column {start + 1}")
+#: the longest line of a JSON Lines or CSV event log (one event: its anchors may be many)
+MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
-def _first_bad_utf8(path: Path) -> EventLogError:
-    """The error naming the first line that is not UTF-8 (after a text reader failed somewhere in its buffer)."""
-    try:
-        for _ in _lines(path):
-            pass
-    except EventLogError as err:
-        return err
-    return EventLogError(path.name, "is not UTF-8 text")
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of a UTF-8 file, decoded line by line so that a bad byte is named by line."""
-    check_regular(path, functools.partial(EventLogError, str(path)))
-    try:
-        with open(path, "rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    raise _not_utf8(path, number, raw, err.start) from None
-                yield number, line
-    except OSError as err:
-        raise EventLogError(str(path), f"cannot be read: {err.strerror or err}") from None
+def _lines(path: Path, skip_blank: bool = True) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a UTF-8 file through the read boundary (app/core/fileio.py), a bad byte or a
+    line over MAX_LINE_BYTES named by line."""
+    return iter_lines(path, functools.partial(EventLogError, str(path)), max_line_bytes=MAX_LINE_BYTES,
+                      skip_blank=skip_blank, gunzip=False,
+                      at_line=lambda number, reason: EventLogError(f"{path.name} line {number}", reason))
 
 
 def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, list]]:
     events: list = []
     queues: list = []
     for number, line in _lines(path):
-        if not line.strip():
-            continue
         where = f"{path.name} line {number}"
         raw = json_value(line, where)
         if not isinstance(raw, dict):
@@ -227,36 +206,18 @@ def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list
 
 
 def _csv_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, list]]:
-    check_regular(path, lambda reason: EventLogError(str(path), reason))
-    try:
-        handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed by the `with` below
-    except OSError as err:
-        raise EventLogError(str(path), f"cannot be read: {err.strerror or err}") from None
-    with handle:
-        reader = csv.DictReader(handle)
-        events: list = []
-        queues: list = []
-        records = csv_rows(reader, path.name)
-        try:
-            header = next(records)
-        except UnicodeDecodeError:
-            raise _first_bad_utf8(path) from None
-        if not header:
-            raise EventLogError(path.name, "is empty (expected a header line)")
-        while True:
-            try:
-                item = next(records, None)
-            except UnicodeDecodeError:
-                raise _first_bad_utf8(path) from None
-            if item is None:
-                break
-            number, raw = item
-            _row(raw, f"{path.name} line {number}", divisor, events, queues, flat=True)
-            if len(events) + len(queues) >= rows:
-                yield events, queues
-                events, queues = [], []
-        if events or queues:
+    records = csv_records((text for _, text in _lines(path, skip_blank=False)), path.name)
+    if not next(records):
+        raise EventLogError(path.name, "is empty (expected a header line)")
+    events: list = []
+    queues: list = []
+    for number, raw in records:
+        _row(raw, f"{path.name} line {number}", divisor, events, queues, flat=True)
+        if len(events) + len(queues) >= rows:
             yield events, queues
+            events, queues = [], []
+    if events or queues:
+        yield events, queues
 
 
 def _parquet_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, list]]:
@@ -411,11 +372,10 @@ def count_records(path: str | os.PathLike[str]) -> int | None:
         except parquet_failures() as err:  # a damaged or empty part: one line naming it
             raise parquet_error(p, err) from None
     if fmt in ("jsonl", "csv"):
-        check_regular(p, functools.partial(EventLogError, str(p)))
         lines = 0
         last = b"\n"
         try:
-            with open(p, "rb") as handle:
+            with open_checked(p, functools.partial(EventLogError, str(p))) as handle:
                 for block in iter(lambda: handle.read(1 << 20), b""):
                     lines += block.count(b"\n")
                     last = block[-1:]

@@ -241,24 +241,39 @@ def figures_problem(roots: list[tuple[str, Any]], with_executors: bool = False) 
     only `with_executors`: the import names them in its own words, app/core/storm/ui/reader.py). Used on every
     poll of `record`, `watch` and Live Mode and on every poll a recording holds, not only on the first.
     Iterative: a reply's nesting is already bounded."""
-    stack = list(reversed(roots))
+    # a node's path is built only for the message: (parent's path, key or index), joined on failure
+    stack: list[tuple[Any, Any]] = [((None, name), node) for name, node in reversed(roots)]
     while stack:
         path, node = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
-                where = f"{path}.{one_line(str(key))[:60]}"
                 if key in _FIGURES or (with_executors and key == "executors"):
-                    problem = _figure_problem(value)
+                    kind = type(value)
+                    if value is None or ((kind is int or kind is float) and 0 <= value <= MAX_FIGURE):
+                        problem = None  # the common cases without a call (NaN fails the comparison)
+                    else:
+                        problem = _figure_problem(value)
                     if problem is None and key == "executors" and value is not None:
                         number = float(value) if not isinstance(value, str) else float(value.strip())
                         problem = None if number == int(number) and number <= STORM_MAX_INT else \
                             f"is not a whole number up to Storm's largest {STORM_MAX_INT} (2^31-1)"
                     if problem:
-                        return f"{where}: {escape(repr(value))} {problem}"
+                        return f"{_path_text((path, key))}: {escape(repr(value))} {problem}"
                 elif key in _LISTS and value is not None and not isinstance(value, list):
-                    return f"{where}: must be a list, not {type(value).__name__}"
+                    return f"{_path_text((path, key))}: must be a list, not {type(value).__name__}"
                 if isinstance(value, (dict, list)):
-                    stack.append((where, value))
+                    stack.append(((path, key), value))
         elif isinstance(node, list):
-            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(node) if isinstance(item, (dict, list)))
+            stack.extend(((path, i), item) for i, item in enumerate(node) if isinstance(item, (dict, list)))
     return None
+
+
+def _path_text(path: tuple[Any, Any]) -> str:
+    """`topology.bolts[1].executed` from the linked (parent, key) pairs of figures_problem."""
+    parts: list[str] = []
+    node: Any = path
+    while node is not None:
+        node, key = node
+        parts.append(f"[{key}]" if isinstance(key, int) else (f".{one_line(str(key))[:60]}" if node is not None
+                                                              else str(key)))
+    return "".join(reversed(parts))
