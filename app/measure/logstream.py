@@ -151,7 +151,7 @@ def _row(raw: dict[str, Any], where: str, divisor: float, events: list, queues: 
         t = _number(t, where, "t")
     if type(comp) is not str or not comp:
         comp = _text(comp, where, "comp")
-    if type(task) is not int or task < 0:
+    if type(task) is not int or not 0 <= task <= MAX_COUNT:
         task = checked_count(task, where, "task") or 0
     if t is not None:
         if divisor != 1.0:
@@ -263,7 +263,7 @@ def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, diviso
                 checked_time(t, f"{label} {offset + i}")
         comp = comps[i]
         task = tasks[i]
-        if task is not None and not (isinstance(task, int) and task >= 0):
+        if task is not None and not (isinstance(task, int) and 0 <= task <= MAX_COUNT):
             task = checked_count(task, f"{label} {offset + i}", "task")
         task = task or 0
         if ev is None:
