@@ -222,3 +222,34 @@ def test_compare_of_a_log_with_a_queue_time_of_1e308_exits_2(capsys, tmp_path: P
     path = jsonl(tmp_path / "log.jsonl", {"t": 1, "ev": "take", "comp": "split", "tuple": "x"},
                  {"t": 1e308, "comp": "split", "queue": 3})
     refused(capsys, "compare", str(path), "--topology", str(model(tmp_path)), says="line 2.t: 1e+308 s is beyond")
+
+
+# ---- timings files (`annotate --from`, File ▸ Import ▸ Timings) -----------------------------------------
+
+
+@pytest.mark.parametrize(("kind", "says"), [
+    ("fifo", "is a named pipe"), ("folder", "is a folder"), ("/dev/zero", "is a device"),
+    ("big", "over the limit of 2000000 bytes"), ("csv twice", "the column 'alpha' is named twice"),
+    ("csv cell", "a cell is over 131072 characters"), ("json deep", "nested too deeply")])
+def test_annotate_from_a_timings_file_that_cannot_be_read_exits_2_at_once(capsys, tmp_path: Path, kind: str,
+                                                                          says: str) -> None:
+    doc = write(tmp_path / "t.storm.json", document())
+    before = doc.read_bytes()
+    path = tmp_path / ("timings.json" if kind == "json deep" else "timings.csv")
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "/dev/zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "big":
+        path.write_text("component,alpha\n" + "split,20ms\n" * 200_000)
+    elif kind == "csv twice":
+        path.write_text("component,alpha,alpha\nsplit,20ms,30ms\n")
+    elif kind == "csv cell":
+        path.write_text("component,alpha\nsplit," + "9" * 200_000 + "\n")
+    else:
+        path.write_text('{"bolts": [], "spouts": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    start = time.monotonic()
+    refused(capsys, "annotate", str(doc), "--from", str(path), says=says, names=path.name)
+    assert time.monotonic() - start < 30 and doc.read_bytes() == before
