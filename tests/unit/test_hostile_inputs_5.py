@@ -253,3 +253,44 @@ def test_annotate_from_a_timings_file_that_cannot_be_read_exits_2_at_once(capsys
     start = time.monotonic()
     refused(capsys, "annotate", str(doc), "--from", str(path), says=says, names=path.name)
     assert time.monotonic() - start < 30 and doc.read_bytes() == before
+
+
+# ---- import metrics ------------------------------------------------------------------------------------
+
+METRIC = "storm.topology.wc-1.host.count.3.6700-receive-queue.population"
+
+
+@pytest.mark.parametrize(("rows", "says"), [
+    ("t,value\n1700000000,1e308\n", "line 2.receive-queue.population: 1e308 is over the largest count"),
+    ("t,value\n1700000000,nan\n", "line 2.receive-queue.population: must be a finite number, not nan"),
+    ("t,value\n1700000000,-5\n", "line 2.receive-queue.population: must be a whole number >= 0, not -5"),
+    ("t,value,value\n1700000000,1,2\n", "line 1: the column 'value' is named twice"),
+    ("t,value\n1700000000," + "9" * 200_000 + "\n", "line 2: a cell is over 131072 characters"),
+    ("t,value\n1e19,3\n", "line 2: expected a time and a number"),
+])
+def test_import_metrics_checks_every_population_as_an_event_log_queue(capsys, tmp_path: Path, rows: str,
+                                                                      says: str) -> None:
+    source = tmp_path / "csv"
+    source.mkdir()
+    (source / f"{METRIC}.csv").write_text(rows)
+    refused(capsys, "import", "metrics", str(source), "--out", str(tmp_path / "run"), says=says, names=METRIC)
+    assert not (tmp_path / "run" / "queues.jsonl").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
+def test_import_metrics_names_a_metrics_file_that_is_not_a_regular_file(capsys, tmp_path: Path, kind: str) -> None:
+    source = tmp_path / "csv"
+    source.mkdir()
+    target = source / f"{METRIC}.csv"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero")
+    refused(capsys, "import", "metrics", str(source), "--out", str(tmp_path / "run"),
+            says="is a named pipe" if kind == "fifo" else "is a device", names=METRIC)
+
+
+def test_import_metrics_of_a_graphite_file_with_a_negative_population(capsys, tmp_path: Path) -> None:
+    source = write(tmp_path / "g.txt", f"{METRIC} 4 1700000000\n{METRIC} -5 1700000001\n")
+    refused(capsys, "import", "metrics", str(source), "--out", str(tmp_path / "run"),
+            says="g.txt line 2.receive-queue.population: must be a whole number >= 0")
