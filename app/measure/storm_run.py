@@ -330,15 +330,19 @@ def read_metrics(path: str | os.PathLike[str]) -> MetricsScan:
     return scan
 
 
-def queue_samples(scan: MetricsScan) -> list[tuple[float, str, int, int]]:
-    """The receive-queue populations as queue samples (t relative to the first one, in time order), system
-    components (`__acker`, `__system`, ...) left out."""
+def queues_jsonl(scan: MetricsScan) -> bytes:
+    """The receive-queue populations as queues.jsonl (t relative to the first one, in time order; system
+    components such as `__acker` were left out when read), written a line at a time into one buffer."""
+    import io
+
     samples = scan.samples
-    if not samples:
-        return []
-    samples.sort()
-    origin = samples[0][0]
-    return [(round(t - origin, 6), comp, task, queue) for t, comp, task, queue in samples]
+    samples.sort()  # in place: no second list
+    origin = samples[0][0] if samples else 0.0
+    out = io.BytesIO()
+    for t, comp, task, queue in samples:
+        out.write(f'{{"t":{round(t - origin, 6)!r},"comp":{json.dumps(comp)},"task":{task},"queue":{queue}}}\n'
+                  .encode())
+    return out.getvalue()
 
 
 def write_metrics_run(source: str | os.PathLike[str], out: str | os.PathLike[str],
@@ -352,15 +356,13 @@ def write_metrics_run(source: str | os.PathLike[str], out: str | os.PathLike[str
     if (folder / QUEUES).exists() and not force:
         raise StormRunError(f"{folder / QUEUES}: exists (give --force to replace it)")
     scan = read_metrics(source)
-    samples = queue_samples(scan)
+    samples = scan.samples
     if not samples:
         names = sorted(scan.names)[:8]
         raise StormRunError(f"{source}: no receive-queue population among the metrics ({', '.join(names)}, ...): "
                             "enable the executor's queue metrics in the reporter's filter")
     folder.mkdir(parents=True, exist_ok=True)
-    data = "".join(f'{{"t":{t!r},"comp":{json.dumps(c)},"task":{task},"queue":{q}}}\n'
-                   for t, c, task, q in samples).encode()
-    write_output(folder / QUEUES, data, force=True)
+    write_output(folder / QUEUES, queues_jsonl(scan), force=True)
     topologies = sorted(scan.topologies)
     header = read_header(folder) if is_storm_run(folder) else StormRunHeader(source="metrics")
     header = header.model_copy(update={"metrics_from": str(Path(source).resolve()),
