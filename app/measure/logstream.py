@@ -66,6 +66,12 @@ def _bad(where: str, ev: Any, t: Any, comp: Any, tup: Any, msg: Any) -> EventLog
     return EventLogError(f"{where}.{missing}", f"a {ev} event at t={t} has no {missing}")
 
 
+def _no_queue_field(where: str, t: Any, comp: Any) -> EventLogError:
+    """A queue sample without its time or component (the model reader's QueueSample needs both)."""
+    missing = "t" if t is None else "comp"
+    return EventLogError(f"{where}.{missing}", f"a queue sample has no {missing}")
+
+
 def _number(value: Any, where: str, field: str) -> float | None:
     """A finite number, or None when missing; NaN, infinities, booleans and other types refused."""
     if value is None or value == "":
@@ -161,6 +167,8 @@ def _row(raw: dict[str, Any], where: str, divisor: float, events: list, queues: 
     if ev is None:
         queue = checked_count(get("queue"), where, "queue")
         if queue is not None:
+            if t is None or comp is None:
+                raise _no_queue_field(where, t, comp)
             queues.append((t, comp, task, queue))
         return
     tup, msg = get("tuple"), get("msg")
@@ -270,6 +278,8 @@ def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, diviso
             if qs[i] is not None:
                 queue = qs[i] if isinstance(qs[i], int) and 0 <= qs[i] <= MAX_COUNT else \
                     checked_count(qs[i], f"{label} {offset + i}", "queue")
+                if t is None or comp is None:
+                    raise _no_queue_field(f"{label} {offset + i}", t, comp)
                 queues.append((t, comp, task, queue))
             continue
         tup, msg = tuples[i], msgs[i]

@@ -358,8 +358,9 @@ def write_metrics_run(source: str | os.PathLike[str], out: str | os.PathLike[str
     scan = read_metrics(source)
     samples = scan.samples
     if not samples:
-        names = sorted(scan.names)[:8]
-        raise StormRunError(f"{source}: no receive-queue population among the metrics ({', '.join(names)}, ...): "
+        names = [escape(n) for n in sorted(scan.names)[:8]]
+        raise StormRunError(f"{one_line(str(source))}: no receive-queue population among the metrics "
+                            f"({', '.join(names)}, ...): "
                             "enable the executor's queue metrics in the reporter's filter")
     folder.mkdir(parents=True, exist_ok=True)
     write_output(folder / QUEUES, queues_jsonl(scan), force=True)

@@ -187,6 +187,19 @@ def test_queues_jsonl_samples_are_checked_as_in_an_event_log(capsys, tmp_path: P
     refused(capsys, "analyze", str(run_dir), says=says, names="queues.jsonl line 2")
 
 
+@pytest.mark.parametrize("log", [False, True])
+def test_a_queue_sample_without_its_component_is_refused(capsys, tmp_path: Path, log: bool) -> None:
+    """Found by make fuzz: the streaming reader took a queue sample with `"comp": null` (the model reader
+    refused it), and analyze then failed on a bolt without a name (exit 3)."""
+    sample = '{"t": 0, "comp": null, "task": 1, "queue": 3}\n'
+    if log:
+        path = jsonl(tmp_path / "log.jsonl", {"t": 1, "ev": "take", "comp": "B", "tuple": "x"}, sample.strip())
+    else:
+        path = recording(tmp_path / "run")
+        (path / "queues.jsonl").write_text(sample)
+    refused(capsys, "analyze", str(path), says=".comp: a queue sample has no comp")
+
+
 @pytest.mark.parametrize("suffix", ["jsonl", "csv"])
 def test_a_queue_sample_at_t_1e19_is_refused_in_any_event_log(capsys, tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"log.{suffix}"
