@@ -333,7 +333,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_check_certificate(args: argparse.Namespace) -> int:
     """Check every certificate of a certificate file (app/core/tcn/certificates.py) with its independent checker."""
     from app.core.formats.jsonfile import FormatError, read_json
-    from app.core.tcn.certificates import check_file
+    from app.core.tcn.check.files import check_file
     from app.core.topology import one_line
 
     try:

@@ -30,7 +30,7 @@ class LinearCertificate(BaseModel):
     """Farkas multipliers proving that no lasso makes `target`'s queue grow (docs/verifier.md, "Linear
     program"): the rows of one loop pass, named, each weighted by an exact fraction ("p/q"), whose sum
     is a contradiction. `content_hash` is the SHA-256 of the semantics of the topology the rows were
-    built from (the target's cone of influence); `app/core/tcn/linear_check.py` checks it."""
+    built from (the target's cone of influence); `app/core/tcn/check/linear.py` checks it."""
 
     target: str
     content_hash: str
@@ -53,7 +53,7 @@ class RateGrowthCertificate(BaseModel):
     spouts emit one tuple at their shortest period, every other bolt of the cone takes at once and processes
     as fast as it may, the target waits as long as it may and processes as slowly as it may. `spouts` holds
     each spout's emission rate under it, `bolts` each bolt's figures; strict inequalities between them
-    prove that a lasso in which the target grows exists. `app/core/tcn/rate_growth_check.py` checks it."""
+    prove that a lasso in which the target grows exists. `app/core/tcn/check/rate_growth.py` checks it."""
 
     target: str
     content_hash: str

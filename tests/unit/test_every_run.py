@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.core.rates import rate_check
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.topology import parse_topology
 from tests.adversary import play, random_policy, slow_then_fast
 

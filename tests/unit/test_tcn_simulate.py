@@ -15,7 +15,7 @@ from app.core.formats.trace import Trace
 from app.core.rates import rate_check
 from app.core.tcn import search as search_module
 from app.core.tcn import simulate
-from app.core.tcn.certify import CANCELLED, certify
+from app.core.tcn.check.certify import CANCELLED, certify
 from app.core.tcn.encode import Encoding
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.search import Search, SearchOptions, verify

@@ -11,7 +11,7 @@ Every row reads `Σ coefficient·variable + constant ≥ 0` (or `= 0`) over non-
 Infeasibility is shown by Farkas multipliers, found by solving the dual with z3 (exact rationals, one
 `z3.Context` per call): y ≥ 0 on every inequality, free on every equality, the weighted sum of the rows
 has every variable's coefficient ≤ 0 (the variables are ≥ 0) and the constant −1. The multipliers keyed
-by row name are the certificate; `app/core/tcn/linear_check.py` checks one without this module.
+by row name are the certificate; `app/core/tcn/check/linear.py` checks one without this module.
 """
 
 from __future__ import annotations

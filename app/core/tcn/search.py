@@ -22,8 +22,9 @@ from app.core.formats.trace import Trace, format_time
 from app.core.gc_pause import paused_gc
 from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, LinearCertificate, Progress, VerifyResult
-from app.core.tcn.certificate_input import semantics_hash
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
+from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Cancelled, Encoding
 from app.core.tcn.failing import failure_summary, has_failures
@@ -31,7 +32,6 @@ from app.core.tcn.linear import build_rows, farkas
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.tcn.rate_growth import growth_message, prove_growth
-from app.core.tcn.rate_growth_check import check_growth_certificate
 from app.core.tcn.simulate import build_lasso
 from app.core.tcn.summary import summarise, what_would_decide
 from app.core.topology import Problem, Topology
@@ -342,7 +342,7 @@ class Search:
             failing = net.failures is not None
             run.verdicts[target] = BoltVerdict(
                 verdict="no-repeating-growth", method="linear program",
-                certificate=LinearCertificate(target=target, content_hash=semantics_hash(net.topology),
+                certificate=LinearCertificate(target=target, content_hash=content_hash(net.topology),
                                               rows={name: str(y) for name, y in multipliers.items()}),
                 message=(f"no lasso of any length makes {target}'s queue grow: summed over one pass of a loop, "
                          f"the counts of its cone ({', '.join(net.kept)}) obey {len(rows)} linear relations"
