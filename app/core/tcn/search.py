@@ -24,11 +24,12 @@ from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, LinearCertificate, Progress, VerifyResult
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.linear import check_certificate
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Cancelled, Encoding
 from app.core.tcn.failing import failure_summary, has_failures
-from app.core.tcn.linear import build_rows, farkas
+from app.core.tcn.linear import build_rows, farkas, linear_message
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.tcn.rate_growth import growth_message, prove_growth
@@ -339,17 +340,15 @@ class Search:
             if multipliers is None:
                 continue
             took = time.monotonic() - started
-            failing = net.failures is not None
-            run.verdicts[target] = BoltVerdict(
-                verdict="no-repeating-growth", method="linear program",
-                certificate=LinearCertificate(target=target, content_hash=content_hash(net.topology),
-                                              rows={name: str(y) for name, y in multipliers.items()}),
-                message=(f"no lasso of any length makes {target}'s queue grow: summed over one pass of a loop, "
-                         f"the counts of its cone ({', '.join(net.kept)}) obey {len(rows)} linear relations"
-                         + (" (failures and replays included)" if failing else "")
-                         + f" that have no solution in which it grows; {len(multipliers)} of them, weighted by "
-                         "exact Farkas multipliers, add up to the contradiction -1 ≥ 0 (the certificate; "
-                         "docs/verifier.md). It is not bounded in every run"))
+            cert = LinearCertificate(target=target, content_hash=content_hash(net.topology),
+                                     rows={name: str(y) for name, y in multipliers.items()})
+            problems = check_certificate(net.topology, cert)
+            if problems:  # the independent checker has the last word, as for every other certificate
+                run.notes.append(f"defect: the linear program's certificate for {target} was rejected by its "
+                                 "checker and discarded: " + "; ".join(problems[:3]))
+                continue
+            run.verdicts[target] = BoltVerdict(verdict="no-repeating-growth", method="linear program",
+                                               certificate=cert, message=linear_message(net, len(rows), cert))
             proven.append(target)
             if self.progress is not None:
                 self.progress(Progress(k=0, elapsed_s=run.elapsed(),
