@@ -43,6 +43,8 @@ def verdict_words(result: VerifyResult) -> str:
         return f"counterexample (k = {result.k})" if result.k is not None else "counterexample"
     if result.verdict == "none-up-to-k":
         return f"no counterexample up to k = {result.k}" if result.k is not None else "no counterexample up to k"
+    if result.verdict == "unbounded":
+        return "unbounded (flood proof, certified)"
     if result.verdict == "bounded":
         return "bounded (rate proof)"
     if result.verdict == "no-repeating-growth":
@@ -60,6 +62,8 @@ def bolt_verdict_words(verdict: BoltVerdict) -> str:
     if verdict.verdict == "counterexample":
         how = f", {verdict.method}" if verdict.method not in ("none", "rate check") else ""
         return f"grows: lasso {(verdict.trace_index or 0) + 1} (k = {verdict.k}{how})"
+    if verdict.verdict == "unbounded" and verdict.flood_certificate is not None:
+        return f"unbounded: {verdict.flood_certificate.source} backs up, then floods it (flood proof, certified)"
     if verdict.verdict == "none-up-to-k":
         return f"no lasso up to k = {verdict.k}"
     if verdict.verdict == "bounded":

@@ -2,8 +2,10 @@
 half; the checking half is the checker room's, app/core/tcn/check/files.py).
 
 `stormbound verify --certificate-out FILE` writes `stormbound-certificates/1`, one entry per bolt the linear
-program proved free of repeating growth (docs/verifier.md, "Linear program") or proved to grow by rates
-(docs/verifier.md, "Growth proven by rates"), each with the document of its cone.
+program proved free of repeating growth (docs/verifier.md, "Linear program"), proved to grow by rates
+(docs/verifier.md, "Growth proven by rates") or proved unbounded by a flood (docs/boundedness.md, "Unbounded: a
+backlog that floods", with the source's lasso embedded when that is its evidence), each with the document of its
+cone.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from app import __version__
+from app.core.formats.trace import Trace
 from app.core.results import BoltVerdict
 from app.core.tcn.check.files import CERTIFICATE_FORMAT, KINDS
 from app.core.tcn.network import build_network
@@ -19,15 +22,20 @@ from app.core.topology import Topology
 __all__ = ["certificate_file"]
 
 
-def certificate_file(topo: Topology, verdicts: dict[str, BoltVerdict]) -> dict[str, Any] | None:
+def certificate_file(topo: Topology, verdicts: dict[str, BoltVerdict],
+                     traces: list[Trace] | None = None) -> dict[str, Any] | None:
     """The certificate file for the bolts of `verdicts` decided by a certificate: each certificate with the
     document of the cone it was derived on (its content hash is the certificate's). None when no bolt has one."""
     entries = []
     for name, verdict in verdicts.items():
         for key in KINDS:
             cert = getattr(verdict, key, None)
-            if cert is not None:
-                entries.append({"topology": build_network(topo, [name]).document(), key: cert.model_dump()})
+            if cert is None:
+                continue
+            data = cert.model_dump(mode="json")
+            if key == "flood_certificate" and cert.evidence.trace_index is not None and traces:
+                data["evidence"]["trace"] = traces[cert.evidence.trace_index].model_dump(mode="json")
+            entries.append({"topology": build_network(topo, [name]).document(), key: data})
     if not entries:
         return None
     return {"format": CERTIFICATE_FORMAT, "tool": f"stormbound {__version__}", "certificates": entries}

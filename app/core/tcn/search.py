@@ -1,10 +1,9 @@
 """The verifier's front: rate-check proof, deepening search over k, certification, verdicts.
 
-`Search(topo, SearchOptions(...)).run()` blocks (the GUI calls it in a worker thread);
-`cancel()` may be called from any thread and turns the result into `unknown` within 100 ms.
-Each Search owns one `z3.Context`; no z3 object leaves this module. `SearchOptions` is the
-one description of what to search that the CLI's `verify`, the GUI's worker and the tests
-build (app/core/tcn/options.py, free of z3 so that the GUI builds it without loading the solver).
+`Search(topo, SearchOptions(...)).run()` blocks (the GUI calls it in a worker thread); `cancel()` may be called
+from any thread and turns the result into `unknown` within 100 ms. Each Search owns one `z3.Context`; no z3
+object leaves this module. `SearchOptions` is the one description of what to search that the CLI's `verify`,
+the GUI's worker and the tests build (app/core/tcn/options.py, free of z3: the GUI builds it without z3).
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Cancelled, Encoding
 from app.core.tcn.failing import failure_summary, has_failures
+from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.linear import build_rows, farkas, linear_message
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.options import LoopClocks, SearchOptions
@@ -169,9 +169,8 @@ class Search:
             self._finished.set()
 
     def _run(self) -> VerifyResult:
-        """The phases of a verification: the rate check (which may prove everything bounded), the
-        targets and their cones, lassos built by simulation, the solver's deepening search, and the
-        verdicts of what is left undecided."""
+        """The phases: the rate check (which may prove everything bounded), the targets and their cones, lassos
+        by simulation, the solver's deepening search, the undecided verdicts, and the floods."""
         run = self._rate_phase()
         if isinstance(run, VerifyResult):
             return run
@@ -187,6 +186,9 @@ class Search:
             self._failure_cycle_phase(run)
         self._deepening_phase(run)
         self._close_undecided(run)
+        if self.threshold is None and not self.force_search:  # a source that backs up may flood a bolt below it
+            flood_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
+                           lambda: self._stop_reason(run.elapsed()) is not None)
         ordered = {n: run.verdicts[n] for n in run.checked}
         return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
                          self.threshold, run.nets, run.downgraded)
