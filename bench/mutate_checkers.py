@@ -1,5 +1,6 @@
 """Applies each mutation the checker room's tests must kill, one at a time, to a copy of the tree, and runs
-tests/unit/test_checker_room.py there: a mutation is killed when some test fails.
+the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py): a mutation is
+killed when some test fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep]
 
@@ -7,8 +8,9 @@ The mutations (docs/verifier.md, "The checker room"): the linear program's check
 multiplier on an inequality; its `constant >= 0` turned into `> 0` (a certificate with no rows passes); the
 rate proof's checker comparing the claimed least inflow with the derived most; the same checker accepting a
 bolt that "keeps up" with an inflow equal to its capacity; app/core/emission.py's fine-σ fallback [σ, 2σ]
-narrowed to [σ, σ]. Prints one line per mutation; exits 1 when one survives. Not run by the tests (it runs
-the file five times).
+narrowed to [σ, σ]; and the flood checker accepting a tie, a ratio above the derived one, evidence about another
+document or of another bolt. Prints one line per mutation; exits 1 when one survives. Not run by the tests (it
+runs a test file once per mutation).
 """
 
 from __future__ import annotations
@@ -23,15 +25,24 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-MUTATIONS = [  # (name, file, original text, mutated text)
+ROOM, FLOOD = "tests/unit/test_checker_room.py", "tests/unit/test_flood.py"
+MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
-     'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:'),
-    ("constant >= 0 -> > 0", "app/core/tcn/check/linear.py", "if constant >= 0:", "if constant > 0:"),
+     'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
+    ("constant >= 0 -> > 0", "app/core/tcn/check/linear.py", "if constant >= 0:", "if constant > 0:", ROOM),
     ("least inflow compared with the derived most", "app/core/tcn/check/rate_growth.py",
-     "if c_low > low:", "if c_low > high:"),
+     "if c_low > low:", "if c_low > high:", ROOM),
     ("keeps up with inflow equal to capacity", "app/core/tcn/check/rate_growth.py",
-     'role == "keeps up" and not c_high < capacity', 'role == "keeps up" and not c_high <= capacity'),
-    ("fine-σ fallback [σ, σ]", "app/core/emission.py", "return sigma, 2 * sigma", "return sigma, sigma"),
+     'role == "keeps up" and not c_high < capacity', 'role == "keeps up" and not c_high <= capacity', ROOM),
+    ("fine-σ fallback [σ, σ]", "app/core/emission.py", "return sigma, 2 * sigma", "return sigma, sigma", ROOM),
+    ("flood: a tie accepted", "app/core/tcn/check/flood.py", "elif not total > capacity:",
+     "elif not total >= capacity:", FLOOD),
+    ("flood: a ratio above the derived accepted", "app/core/tcn/check/flood.py",
+     "elif rate > derived[key][0] or ratio > derived[key][1]:", "elif rate > derived[key][0]:", FLOOD),
+    ("flood: evidence about another document accepted", "app/core/tcn/check/flood.py",
+     "return problems or _part_of(proven_on, cert.source, topo)", "return problems", FLOOD),
+    ("flood: evidence of another bolt accepted", "app/core/tcn/check/flood.py",
+     "if ev.growth_certificate.target != cert.source:", "if False:", FLOOD),
 ]
 
 
@@ -40,7 +51,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the mutated copies (printed)")
     args = parser.parse_args()
     survived = 0
-    for name, rel, before, after in MUTATIONS:
+    for name, rel, before, after, tests in MUTATIONS:
         work = Path(tempfile.mkdtemp(prefix="mutant-"))
         for part in ("app", "tests", "models", "pyproject.toml"):
             src = ROOT / part
@@ -52,9 +63,8 @@ def main() -> int:
             return 2
         target.write_text(text.replace(before, after), encoding="utf-8")
         env = {**os.environ, "PYTHONPATH": str(work), "QT_QPA_PLATFORM": "offscreen"}
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
-                               "tests/unit/test_checker_room.py"], cwd=work, env=env, capture_output=True, text=True,
-                              check=False)
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", tests],
+                              cwd=work, env=env, capture_output=True, text=True, check=False)
         failed = [ln for ln in done.stdout.splitlines() if ln.startswith("FAILED")]
         killed = done.returncode != 0 and bool(failed)
         survived += not killed
