@@ -19,7 +19,7 @@ from app.core.emission import sigma_bounds
 from app.core.formats import load_topology
 from app.core.formats.verified import content_hash as verified_hash
 from app.core.results import LinearCertificate, RateGrowthCertificate, RateGrowthLine
-from app.core.tcn import search as search_module
+from app.core.tcn import search_proofs
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.linear import check_certificate, pass_rows
 from app.core.tcn.check.rate_growth import check_growth_certificate
@@ -205,13 +205,13 @@ def test_a_linear_certificate_the_checker_rejects_is_not_recorded(monkeypatch: p
         "subscriptions": [{"source": "s", "target": "f"}, {"source": "f", "target": "b"}],
         "settings": {"tolerance": 0, "max_idle_time": 0, "min_reboot_time": 5, "max_reboot_time": 10,
                      "failures": True}})
-    real = search_module.farkas
+    real = search_proofs.farkas
 
     def doctored(*args: object, **kwargs: object) -> dict[str, Fraction] | None:
         y = real(*args, **kwargs)  # type: ignore[arg-type]
         return None if y is None else {n: (v if n.startswith("grows[") else v / 2) for n, v in y.items()}
 
-    monkeypatch.setattr(search_module, "farkas", doctored)
+    monkeypatch.setattr(search_proofs, "farkas", doctored)
     result = verify(topo, SearchOptions(timeout_s=8, simulate=False))
     assert result.bolts["B"].method != "linear program"
     assert any("certificate for B was rejected by its checker" in n for n in result.notes), result.notes

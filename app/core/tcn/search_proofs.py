@@ -1,0 +1,74 @@
+"""Proofs without a lasso's positions, after the simulation: growth proven by rates
+(app/core/tcn/rate_growth.py) and no repeating growth proven by the linear program over one loop pass
+(app/core/tcn/linear.py), each with its certificate (docs/verifier.md)."""
+
+from __future__ import annotations
+
+import time
+
+from app.core.results import BoltVerdict, LinearCertificate, Progress
+from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.linear import check_certificate
+from app.core.tcn.check.rate_growth import check_growth_certificate
+from app.core.tcn.linear import build_rows, farkas, linear_message
+from app.core.tcn.rate_growth import growth_message, prove_growth
+from app.core.tcn.search_run import Run, SearchControl
+
+LINEAR_BUDGET_S = 10.0  # per target: the linear program over one loop pass (measured: 10-100 ms)
+
+
+def rate_growth_phase(search: SearchControl, run: Run) -> None:
+    """Growth proven by rates (app/core/tcn/rate_growth.py, docs/verifier.md): every target still undecided
+    that grows under the fixed fastest-upstream, slowest-target schedule gets `counterexample` with the
+    schedule's exact rates as its certificate, without writing the lasso's positions."""
+    for target in run.targets:
+        if target in run.verdicts or search.stop_reason(run.elapsed()):
+            continue
+        cert = prove_growth(run.nets[target].topology, target)
+        if cert is None:
+            continue
+        problems = check_growth_certificate(run.nets[target].topology, cert)
+        if problems:  # the independent checker has the last word, as the certifier has for traces
+            run.notes.append(f"defect: a proof of growth by rates for {target} was rejected by its checker "
+                             "and discarded: " + "; ".join(problems[:3]))
+            continue
+        run.verdicts[target] = BoltVerdict(verdict="counterexample", method="rate proof", growth_certificate=cert,
+                                           certified=True,
+                                           failures=False if run.nets[target].failures is not None else None,
+                                           message=growth_message(cert))
+        if search.progress is not None:
+            search.progress(Progress(k=0, elapsed_s=run.elapsed(), message=f"{target}: grows (proven by rates)"))
+
+def linear_phase(search: SearchControl, run: Run) -> None:
+    """The linear program over one loop pass (app/core/tcn/linear.py, docs/verifier.md): every target
+    still undecided whose rows have no solution in which it grows gets `no-repeating-growth` with the
+    Farkas multipliers as its certificate (accepted by its independent checker, app/core/tcn/check/linear.py,
+    before it is recorded), is not searched, and is held level in the other cones."""
+    proven: list[str] = []
+    for target in run.targets:
+        if target in run.verdicts or search.stop_reason(run.elapsed()):
+            continue
+        net = run.nets[target]
+        started = time.monotonic()
+        rows = build_rows(net, target)
+        budget = LINEAR_BUDGET_S if search.timeout_s is None else min(LINEAR_BUDGET_S,
+                                                                   search.timeout_s - run.elapsed())
+        multipliers = farkas(rows, timeout_ms=max(1, int(budget * 1000)), cancelled=search.interrupted)
+        if multipliers is None:
+            continue
+        took = time.monotonic() - started
+        cert = LinearCertificate(target=target, content_hash=content_hash(net.topology),
+                                 rows={name: str(y) for name, y in multipliers.items()})
+        problems = check_certificate(net.topology, cert)
+        if problems:  # the independent checker has the last word, as for every other certificate
+            run.notes.append(f"defect: the linear program's certificate for {target} was rejected by its "
+                             "checker and discarded: " + "; ".join(problems[:3]))
+            continue
+        run.verdicts[target] = BoltVerdict(verdict="no-repeating-growth", method="linear program",
+                                           certificate=cert, message=linear_message(net, len(rows), cert))
+        proven.append(target)
+        if search.progress is not None:
+            search.progress(Progress(k=0, elapsed_s=run.elapsed(),
+                                   message=f"{target}: no repeating run grows (linear program, {took:.2f} s)"))
+    if proven:
+        run.steady = run.steady | frozenset(proven)
