@@ -239,3 +239,18 @@ def test_no_bolt_called_unbounded_is_proven_bounded() -> None:
                 assert check_flood_certificate(cone(doc, target), cert) == [], (doc, source, target)
                 assert status[target].status != "bounded" and free[target].status != "bounded", (doc, target)
     assert floods >= 15, floods
+
+
+def test_the_app_and_the_verified_export_show_unbounded_red_with_its_source() -> None:
+    from app.core.formats.verified import bolt_verdict_words, verdict_words
+    from app.core.results import VerifyResult
+    from app.gui.panels.verification_controller import MARKER_MEANING, VERDICT_MARKER
+
+    cert = by_rates(WIDE, "U", "J")
+    assert cert is not None
+    verdict = BoltVerdict(verdict="unbounded", method="flood proof", certified=True, flood_certificate=cert)
+    assert VERDICT_MARKER["unbounded"] == VERDICT_MARKER["counterexample"] == "red"
+    assert "unbounded" in MARKER_MEANING["red"]
+    assert bolt_verdict_words(verdict) == "unbounded: U backs up, then floods it (flood proof, certified)"
+    whole = VerifyResult(verdict="unbounded", bolts={"J": verdict})
+    assert verdict_words(whole) == "unbounded (flood proof, certified)"
