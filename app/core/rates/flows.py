@@ -160,8 +160,9 @@ class RateFigures:
         return ratios is not None and ratios[2] > 0
 
     def bounded(self, ident: str) -> bool:
-        """Proven bounded in every run: the every-run inflow is below the smallest capacity."""
-        return keeps_up(self.in_max[ident], self.cap_min[ident])
+        """Proven bounded in every run: a queue bound was derived (the every-run inflow below the smallest
+        capacity, or equal to it outside a cycle: docs/boundedness.md, "Every run", step 3)."""
+        return self.queue_bound[ident] is not None
 
     def no_repeating_growth(self, ident: str) -> bool:
         """No lasso makes the queue grow: the long-run inflow of a repeating run is below the smallest capacity."""
@@ -269,7 +270,7 @@ class RateFigures:
     def _bolt_windows(self, m: str, r: Fraction, rate: dict[Key, Fraction], burst: dict[Key, Fraction]) -> None:
         """The curves of m's output streams from its inflow curve (in_max, in_burst) and whether it is bounded.
 
-        Bounded (inflow rate R below the smallest capacity): its takes in any window of length v are at most
+        Bounded (inflow rate R at most the smallest capacity): its takes in any window of length v are at most
         R·v + b + Q0 + C + R·L, so its emits in a window w at most that over w + α(1+τ). Not bounded: at most
         one batch per α(1−τ), capacity_max·w + C."""
         queue = self._queue_bound.get(m)
@@ -299,7 +300,7 @@ class RateFigures:
             m = members[0]
             in_max[m] = self._received(m, rate)
             self._in_burst[m] = self._received(m, burst)
-            if keeps_up(in_max[m], self.cap_min[m]):
+            if in_max[m] <= self.cap_min[m]:  # a tie too: Q ≤ Q₀ + C + b − (c − R)·D needs only R ≤ c (step 3)
                 self._queue_bound[m] = self.q0 + self.burst[m] + self._in_burst[m]
             else:
                 self._queue_bound[m] = None

@@ -25,9 +25,9 @@ from app.gui.commands import SetSectionFieldsCommand
 from app.gui.document import DocumentModel
 from app.gui.workers import SearchFactory, VerifyWorker
 
-VERDICT_MARKER = {"counterexample": "red", "none-up-to-k": "green", "no-repeating-growth": "amber", "bounded": "green",
-                  "unknown": "amber"}
-MARKER_MEANING = {"grey": "not run or stale", "red": "counterexample", "green": "no counterexample found",
+VERDICT_MARKER = {"counterexample": "red", "unbounded": "red", "none-up-to-k": "green", "no-repeating-growth": "amber",
+                  "bounded": "green", "unknown": "amber"}
+MARKER_MEANING = {"grey": "not run or stale", "red": "counterexample or unbounded", "green": "no counterexample found",
                   "amber": "unknown"}
 PREFERRED_STATS = ("conflicts", "decisions", "propagations", "memory", "max memory", "rlimit count")
 
