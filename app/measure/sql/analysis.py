@@ -45,7 +45,8 @@ def _listed(names: Sequence[str]) -> str:
 BAD_EVENT = (f"ev NOT IN ({_listed(KINDS)}) OR t IS NULL OR {{nonfinite_t}} OR comp IS NULL OR task < 0"
              f" OR (ev IN ({_listed(NEEDS_TUPLE)}) AND tuple IS NULL)"
              f" OR (ev IN ({_listed(NEEDS_MSG)}) AND msg IS NULL)")
-BAD_QUEUE = "t IS NULL OR {nonfinite_t} OR task < 0 OR queue < 0"
+BAD_QUEUE = ("t IS NULL OR {nonfinite_t} OR comp IS NULL OR task < 0 OR queue < 0 OR task > 9007199254740992"
+             " OR queue > 9007199254740992")  # counts up to 2^53, as the readers take them
 
 # Events per (component, task) and kind, the time span, and the rows a reader would refuse.
 COUNTS = ("SELECT comp, task, count(*) AS n, min(t) AS a, max(t) AS b, "
