@@ -1,0 +1,8 @@
+"""Latency bounds: how long a tuple waits at a bolt and how long a spout tuple's tree takes, in every run.
+
+* `netcalc`: exact network-calculus operations on token buckets and rate-latency curves (TFA, SFA);
+* `bounds`: per-bolt sojourn bounds and per-spout complete-latency bounds of a topology, against the
+  message timeout and max.spout.pending.
+
+docs/latency.md proves every bound.
+"""
