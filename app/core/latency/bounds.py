@@ -1,0 +1,305 @@
+"""Proven latency bounds of a topology: per bolt the longest sojourn of a tuple, per spout the longest time a
+tuple tree takes to complete (Storm's complete latency), against the message timeout (docs/latency.md).
+
+Per bolt j proven bounded (its every-run arrival curve (R, b) has R below c = C/L, docs/boundedness.md):
+
+    sojourn_j = α(1+τ) + (L/C)·(Q₀ + C − 1 + E),   E = sup_w (arrivals(w) − c·w)  (= b for one affine piece)
+
+with L = α(1+τ) + max_idle: the FIFO queue is served C tuples per take, the takes at most L apart while it
+waits, and the batch is emitted (and acked) within α(1+τ) of its take ("Per bolt"). With acking and
+max.spout.pending P, a second bound holds whatever the rates: no more than Q₀ + Σ_s P·tasks_s·Imp(j, s)
+tuples can be ahead of a tuple ("max.spout.pending"). A tree completes when its slowest branch does: per
+spout the longest path of sojourns ("Per spout"); a pipeline of σ = 1 bolts is also bounded as one server
+(the concatenated rate-latency curves, its burst paid once: app/core/latency/netcalc.py) and the smaller
+bound is kept. A spout whose trees reach a cycle, or a bolt not proven bounded, gets no bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import networkx as nx
+
+from app.core.failures import UNBOUNDED, failure_model, impacts
+from app.core.latency.netcalc import Bucket, RateLatency, Unstable, concatenate, delay, leftover_fifo
+from app.core.numbers import exact
+from app.core.rates import RateFigures
+from app.core.rates.failures_check import failure_check
+from app.core.rates.verdicts import status_of
+from app.core.storm.flux.ticks import TICK_PREFIX
+from app.core.storm.forecast import DEFAULT_MESSAGE_TIMEOUT, acking_of
+from app.core.topology import Topology
+
+MAX_SEGMENT = 64  # bolts of one pipeline bounded as one server (any split is sound; this caps the work)
+MAX_PENDING = 2**31 - 1  # topology.max.spout.pending is a Java int
+
+
+@dataclass(frozen=True)
+class BoltLatency:
+    """One bolt's sojourn bound (None: not proven) and the figures behind it."""
+
+    ident: str
+    name: str
+    sojourn: Fraction | None  # arrival -> the emit that ends its processing, in every run (s)
+    service: RateLatency  # c tuples/s after a latency α(1+τ) + L: its rate-latency service curve
+    excess: Fraction | None  # E: the most its arrivals exceed c·w in a window of length w
+    reason: str  # why there is no bound ("" when there is one)
+
+
+@dataclass
+class SpoutLatency:
+    """One spout's complete-latency bound and the path that makes it."""
+
+    ident: str
+    name: str
+    bound: Fraction | None  # every tree completes within this many seconds (None: not proven)
+    path: list[str] = field(default_factory=list)  # the critical path: bolt ids from the spout on
+    hops: list[Fraction] = field(default_factory=list)  # what each bolt of the path adds (s)
+    paid_once: list[list[str]] = field(default_factory=list)  # pipelines of the path bounded as one server
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class PendingAdvice:
+    """max.spout.pending against a latency target, with acking (None: the bound does not depend on it)."""
+
+    target: Fraction
+    largest: int | None  # the largest P whose bound keeps every spout within the target (0: none does)
+    unlimited: bool  # every spout is within the target whatever P (the rates alone bound it)
+    current: int | None  # the topology's max.spout.pending
+    current_bound: dict[str, Fraction | None]  # per spout name: the proven bound at the current P
+    little: dict[str, Fraction]  # per spout name: Little's law estimate P × tasks / rate at the current P
+
+
+class LatencyAnalysis:
+    """The latency bounds of one topology snapshot (exact; failures included when a bolt can fail)."""
+
+    def __init__(self, topo: Topology, figures: RateFigures | None = None):
+        self.topo = topo
+        self.e = figures or RateFigures(topo)
+        e = self.e
+        self.tau = e.tau
+        self.q0 = e.q0
+        self.names = {c.id: c.name for c in topo.components}
+        self.timeout = Fraction(topo.storm.message_timeout_secs or DEFAULT_MESSAGE_TIMEOUT)
+        self.acking, _ = acking_of(topo)
+        self.model = failure_model(topo)
+        self.graph = e.graph  # edges of the streams that carry something
+        self._impact: dict[str, dict[str, Fraction | float]] | None = None
+        self._excess = self._excesses()
+        self.bolts = {b.id: self._bolt(b.id) for b in topo.bolts}
+        self.chained = {b.id: self._chained(b.id) for b in topo.bolts}
+
+    # ---- per bolt ---------------------------------------------------------------------------------------------
+    def _excesses(self) -> dict[str, Fraction | None]:
+        """E per bolt id from its arrival curve: failure-free (in_max, in_burst), or with failures the curve of
+        the replays' fixpoint (docs/boundedness.md, "Failures")."""
+        e = self.e
+        out: dict[str, Fraction | None] = {}
+        if self.model is None:
+            for b in self.topo.bolts:
+                out[b.id] = e.in_burst[b.id] if e.bounded(b.id) else None
+            return out
+        status = {b.id: status_of(e, b.id) for b in self.topo.bolts}
+        check = failure_check(self.topo, e, self.model, status, nominal_estimate=False)
+        for b in self.topo.bolts:
+            f = check.bolts[b.id]
+            if not f.reached:
+                out[b.id] = e.in_burst[b.id] if e.bounded(b.id) else None
+            elif f.status == "bounded" and check.bounds is not None:
+                out[b.id] = check.bounds.inflow[b.id].excess(e.cap_min[b.id])
+            else:
+                out[b.id] = None
+        return out
+
+    def _bolt(self, ident: str) -> BoltLatency:
+        e = self.e
+        c, phase, slow = e.cap_min[ident], e.longest_phase[ident], e.slowest_take[ident]
+        service = RateLatency(c, phase + slow)
+        excess = self._excess[ident]
+        if excess is None:
+            return BoltLatency(ident, self.names[ident], None, service, None,
+                               f"{self.names[ident]} is not proven bounded, so no tuple's wait in its queue is")
+        take = e.burst[ident]
+        return BoltLatency(ident, self.names[ident], phase + slow * (self.q0 + take - 1 + excess) / take, service,
+                           excess, "")
+
+    def pending_sojourn(self, ident: str, pending: int) -> Fraction | None:
+        """With acking and max.spout.pending `pending`: a tuple waits behind at most Q₀ + Σ_s P·tasks·Imp(j, s)
+        − 1 tuples (None: a tick or a cycle's tree reaches it, or acking is off)."""
+        if not self.acking:
+            return None
+        if self._impact is None:
+            self._impact = dict(impacts(self.topo))
+        ahead = self.q0
+        for source, imp in self._impact.get(ident, {}).items():
+            spout = self.topo.component(source)
+            if imp == UNBOUNDED or spout.name.startswith(TICK_PREFIX):
+                return None
+            ahead += pending * (spout.executors or 1) * Fraction(imp)
+        e = self.e
+        take = e.burst[ident]
+        return e.longest_phase[ident] + e.slowest_take[ident] * -(-ahead // take)
+
+    def hop(self, ident: str, pending: int | None = None) -> Fraction | None:
+        """The sojourn bound of one bolt: the rates' bound, or with max.spout.pending the smaller of both."""
+        own = self.bolts[ident].sojourn
+        if pending is None:
+            return own
+        other = self.pending_sojourn(ident, pending)
+        return other if own is None else own if other is None else min(own, other)
+
+    # ---- pipelines: σ = 1, one input, bounded as one server -----------------------------------------------------
+    def _chained(self, ident: str) -> bool:
+        """A bolt whose only input is one stream of σ exactly 1 from a bolt (not under failures): its tuples are
+        its upstream's outputs one for one, in FIFO order."""
+        if self.model is not None:
+            return False
+        inputs = [(s, st) for s, st in self.e.inputs[ident] if self.e.carries(s, st)]
+        if len(inputs) != 1 or inputs[0][0] not in self.e.cap_min:
+            return False
+        return self.e.streams[inputs[0][0]][inputs[0][1]] == (Fraction(1),) * 3
+
+    def _pipeline(self, ident: str) -> list[str]:
+        """ident and the bolts after it while each has exactly one successor and that successor is chained."""
+        line = [ident]
+        while len(line) < MAX_SEGMENT:
+            succ = list(self.graph.successors(line[-1]))
+            if len(succ) != 1 or not self.chained.get(succ[0]) or succ[0] in line:
+                break
+            line.append(succ[0])
+        return line
+
+    def segment(self, line: list[str]) -> Fraction | None:
+        """The bolts of `line` as one server: the aggregate entering the first (its arrival curve plus Q₀) through
+        the concatenated service curves, the initial tuples of the later ones as FIFO cross traffic."""
+        first = self.bolts[line[0]]
+        if first.excess is None or any(self.bolts[j].sojourn is None for j in line):
+            return None
+        e = self.e
+        alpha = Bucket(e.in_max[line[0]], e.in_burst[line[0]] + self.q0)
+        betas = [leftover_fifo(self.bolts[j].service, Bucket(Fraction(0), k * self.q0)) for k, j in enumerate(line)]
+        try:
+            return delay(alpha, concatenate(betas))
+        except Unstable:  # (not reached: every bolt of the line is bounded and receives the same rate)
+            return None
+
+    # ---- per spout ----------------------------------------------------------------------------------------------
+    def spouts(self, pending: int | None = None) -> dict[str, SpoutLatency]:
+        """Per spout id (ticks left out: they start no tree) its complete-latency bound."""
+        best = self._longest(pending)
+        out: dict[str, SpoutLatency] = {}
+        for s in self.topo.spouts:
+            if s.name.startswith(TICK_PREFIX):
+                continue
+            out[s.id] = self._spout(s.id, best)
+        return out
+
+    def _spout(self, ident: str, best: dict[str, tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str]
+               ) -> SpoutLatency:
+        name = self.names[ident]
+        first = sorted(set(self.graph.successors(ident)), key=str)
+        if not first:
+            return SpoutLatency(ident, name, Fraction(0), reason="no bolt receives its tuples")
+        reach = nx.descendants(self.graph, ident)
+        sub = self.graph.subgraph(reach)
+        if not nx.is_directed_acyclic_graph(sub):
+            cycle = [self.names[n] for n in next(iter(nx.simple_cycles(sub)))]
+            return SpoutLatency(ident, name, None, reason=(
+                f"its trees reach the cycle {' → '.join(cycle)}: the model does not bound how often a tuple goes "
+                "around it, so no tree is proven to complete"))
+        worst: tuple[Fraction, list[str], list[Fraction], list[list[str]]] | None = None
+        for j in first:
+            got = best[j]
+            if isinstance(got, str):
+                return SpoutLatency(ident, name, None, reason=got)
+            if worst is None or got[0] > worst[0]:
+                worst = got
+        assert worst is not None
+        return SpoutLatency(ident, name, worst[0], worst[1], worst[2], worst[3])
+
+    def _longest(self, pending: int | None) -> dict[str, tuple[Fraction, list[str], list[Fraction],
+                                                                list[list[str]]] | str]:
+        """Per bolt outside every cycle: the longest bound from a tuple's arrival there to the completion of its
+        subtree, with the path, each bolt's share and the pipelines paid once; or why there is none."""
+        best: dict[str, tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str] = {}
+        acyclic = {n for comp in nx.strongly_connected_components(self.graph) for n in comp
+                   if len(comp) == 1 and not self.graph.has_edge(n, n)}
+        order = [n for n in reversed(list(nx.topological_sort(self.graph.subgraph(acyclic)))) if n in self.bolts]
+        for j in order:
+            best[j] = self._best_from(j, pending, best)
+        return best
+
+    def _after(self, j: str, best: dict[str, tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str]
+               ) -> tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str:
+        """The worst continuation after bolt j emits: the largest bound among its successors (none: 0)."""
+        worst: tuple[Fraction, list[str], list[Fraction], list[list[str]]] = (Fraction(0), [], [], [])
+        for w in self.graph.successors(j):
+            got = best.get(w, f"{self.names[w]} is on a cycle")
+            if isinstance(got, str):
+                return got
+            if got[0] > worst[0]:
+                worst = got
+        return worst
+
+    def _best_from(self, j: str, pending: int | None,
+                   best: dict[str, tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str]
+                   ) -> tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str:
+        own = self.hop(j, pending)
+        if own is None:
+            return self.bolts[j].reason
+        after = self._after(j, best)
+        if isinstance(after, str):
+            return after
+        chosen = (own + after[0], [j, *after[1]], [own, *after[2]], after[3])
+        line = self._pipeline(j)
+        for m in range(2, len(line) + 1):  # the first m bolts as one server, then the worst continuation
+            bound = self.segment(line[:m])
+            tail = self._after(line[m - 1], best)
+            if bound is None or isinstance(tail, str):
+                break
+            if bound + tail[0] < chosen[0]:
+                share = [bound, *([Fraction(0)] * (m - 1))]
+                chosen = (bound + tail[0], [*line[:m], *tail[1]], [*share, *tail[2]], [line[:m], *tail[3]])
+        return chosen
+
+    # ---- against the timeout and max.spout.pending --------------------------------------------------------------
+    def advice(self, target: Fraction | None = None) -> PendingAdvice | None:
+        """With acking: the largest max.spout.pending keeping every spout's bound within `target` (default: the
+        message timeout), the bound at the current setting and Little's law estimate there (None: no acking)."""
+        if not self.acking:
+            return None
+        goal = self.timeout if target is None else target
+        current = self.topo.storm.max_spout_pending
+
+        def within(p: int | None) -> bool:
+            return all(s.bound is not None and s.bound <= goal for s in self.spouts(p).values())
+
+        unlimited = within(None)
+        largest: int | None = None
+        if not unlimited:
+            largest = _largest(within)
+        now = self.spouts(current)
+        little: dict[str, Fraction] = {}
+        if current is not None:
+            for s in self.topo.spouts:
+                if s.id in now and exact(s.rate) > 0:
+                    little[s.name] = current * (s.executors or 1) / exact(s.rate)
+        return PendingAdvice(goal, largest, unlimited, current, {self.names[k]: v.bound for k, v in now.items()},
+                             little)
+
+
+def _largest(within: Callable[[int | None], bool]) -> int:
+    """The largest P in 1..MAX_PENDING with within(P) (the bound grows with P), 0 when none."""
+    if not within(1):
+        return 0
+    low, high = 1, MAX_PENDING
+    while low < high:
+        mid = (low + high + 1) // 2
+        if within(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
