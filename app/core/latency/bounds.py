@@ -88,6 +88,7 @@ class LatencyAnalysis:
         self.model = failure_model(topo)
         self.graph = e.graph  # edges of the streams that carry something
         self._impact: dict[str, dict[str, Fraction | float]] | None = None
+        self.tasks = {s.id: s.executors or 1 for s in topo.spouts}  # max.spout.pending counts per spout task
         self._excess = self._excesses()
         self.bolts = {b.id: self._bolt(b.id) for b in topo.bolts}
         self.chained = {b.id: self._chained(b.id) for b in topo.bolts}
@@ -135,10 +136,9 @@ class LatencyAnalysis:
             self._impact = dict(impacts(self.topo))
         ahead = self.q0
         for source, imp in self._impact.get(ident, {}).items():
-            spout = self.topo.component(source)
-            if imp == UNBOUNDED or spout.name.startswith(TICK_PREFIX):
+            if imp == UNBOUNDED or self.names[source].startswith(TICK_PREFIX):
                 return None
-            ahead += pending * (spout.executors or 1) * Fraction(imp)
+            ahead += pending * self.tasks[source] * Fraction(imp)
         e = self.e
         take = e.burst[ident]
         return e.longest_phase[ident] + e.slowest_take[ident] * -(-ahead // take)
