@@ -76,6 +76,7 @@ def play(doc: dict[str, Any], policy: Policy, until: Fraction, max_positions: in
     bolts = {b["name"]: _Bolt(b["name"], exact(b["alpha"]), exact(b["sigma"]), int(b["parallelism"]), q0,
                               sorted(subs.get(b["name"], set()))) for b in doc["bolts"]}
     period = {s["name"]: 1 / exact(s["rate"]) for s in doc["spouts"]}
+    burst = {s["name"]: int(s.get("burst", 1)) for s in doc["spouts"]}  # every emission a maximal burst
     next_emit = {s: Fraction(0) for s in period}
 
     def choose(name: str, now: Fraction, kind: str, low: Fraction, high: Fraction) -> Fraction:
@@ -90,10 +91,11 @@ def play(doc: dict[str, Any], policy: Policy, until: Fraction, max_positions: in
         emitted: dict[str, int] = {}
         for s, at in next_emit.items():
             emits = at == now
-            spouts_step[s] = {"emit": emits, "emitted": 1 if emits else 0}
-            if emits:
-                emitted[s] = 1
-                next_emit[s] = now + choose(s, now, "gap", period[s] * (1 - tau), period[s] * (1 + tau))
+            n = burst[s]
+            spouts_step[s] = {"emit": emits, "emitted": n if emits else 0}
+            if emits:  # n tuples, then a gap of n·a ± τ·a (docs/model.md 2.1)
+                emitted[s] = n
+                next_emit[s] = now + choose(s, now, "gap", period[s] * (n - tau), period[s] * (n + tau))
         steps: dict[str, dict[str, Any]] = {}
         for b in bolts.values():  # emits first: the emit ends a phase
             step: dict[str, Any] = {"queue": b.queue, "emit": False, "emitted": 0}
