@@ -72,7 +72,6 @@ class Latencies:
 
     def sojourns(self, bolt: str) -> list[Fraction]:
         """The sojourn (arrival -> ack) of the last tuple of every position where tuples arrive."""
-        b = self.bolts[bolt]
         out = []
         for i, pos in enumerate(self.run.positions):
             if pos["bolts"][bolt]["arrivals"]:

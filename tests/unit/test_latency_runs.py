@@ -36,7 +36,7 @@ def _random_doc(rng: random.Random, shape: str) -> dict[str, Any]:
               rng.choice([1, 1, 2, 3])) for name in names]
     if shape == "chain":
         bolts = [(name, a, 1.0, c) for name, a, _, c in bolts]
-        subs = [("S", names[0]), *zip(names, names[1:])]
+        subs = [("S", names[0]), *zip(names, names[1:], strict=False)]
     else:
         subs = [("S", names[0])]
         for i, name in enumerate(names[1:], start=1):

@@ -23,9 +23,10 @@ from fractions import Fraction
 import networkx as nx
 
 from app.core.failures import UNBOUNDED, failure_model, impacts
-from app.core.latency.netcalc import Bucket, RateLatency, Unstable, concatenate, delay, leftover_fifo
+from app.core.latency.netcalc import Bucket, RateLatency, concatenate, leftover_fifo
 from app.core.numbers import exact
 from app.core.rates import RateFigures
+from app.core.rates.curves import ZERO, Curve
 from app.core.rates.failures_check import failure_check
 from app.core.rates.verdicts import status_of
 from app.core.storm.flux.ticks import TICK_PREFIX
@@ -33,6 +34,7 @@ from app.core.storm.forecast import DEFAULT_MESSAGE_TIMEOUT, acking_of
 from app.core.topology import Topology
 
 MAX_SEGMENT = 64  # bolts of one pipeline bounded as one server (any split is sound; this caps the work)
+MAX_STEPS = 20_000  # tuple counts stepped through for one wait bound (then the bound without integer counts)
 MAX_PENDING = 2**31 - 1  # topology.max.spout.pending is a Java int
 
 
@@ -45,6 +47,7 @@ class BoltLatency:
     sojourn: Fraction | None  # arrival -> the emit that ends its processing, in every run (s)
     service: RateLatency  # c tuples/s after a latency α(1+τ) + L: its rate-latency service curve
     excess: Fraction | None  # E: the most its arrivals exceed c·w in a window of length w
+    arrival: Curve | None  # its arrival curve in every run
     reason: str  # why there is no bound ("" when there is one)
 
 
@@ -89,43 +92,82 @@ class LatencyAnalysis:
         self.graph = e.graph  # edges of the streams that carry something
         self._impact: dict[str, dict[str, Fraction | float]] | None = None
         self.tasks = {s.id: s.executors or 1 for s in topo.spouts}  # max.spout.pending counts per spout task
-        self._excess = self._excesses()
-        self.bolts = {b.id: self._bolt(b.id) for b in topo.bolts}
+        self.idle = exact(topo.settings.max_idle_time)
+        self.bolts: dict[str, BoltLatency] = {}
+        failures = self._failure_arrivals()
+        for j in self._bolts_in_order():
+            self.bolts[j] = self._bolt(j, self._arrival(j, failures))
         self.chained = {b.id: self._chained(b.id) for b in topo.bolts}
 
     # ---- per bolt ---------------------------------------------------------------------------------------------
-    def _excesses(self) -> dict[str, Fraction | None]:
-        """E per bolt id from its arrival curve: failure-free (in_max, in_burst), or with failures the curve of
-        the replays' fixpoint (docs/boundedness.md, "Failures")."""
-        e = self.e
-        out: dict[str, Fraction | None] = {}
+    def _failure_arrivals(self) -> dict[str, Curve | None]:
+        """With failures: per bolt id reached by a failure or a replay, the arrival curve of the replays'
+        fixpoint (None: not bounded with failures; docs/boundedness.md, "Failures")."""
         if self.model is None:
-            for b in self.topo.bolts:
-                out[b.id] = e.in_burst[b.id] if e.bounded(b.id) else None
-            return out
+            return {}
+        e = self.e
         status = {b.id: status_of(e, b.id) for b in self.topo.bolts}
         check = failure_check(self.topo, e, self.model, status, nominal_estimate=False)
+        out: dict[str, Curve | None] = {}
         for b in self.topo.bolts:
             f = check.bolts[b.id]
-            if not f.reached:
-                out[b.id] = e.in_burst[b.id] if e.bounded(b.id) else None
-            elif f.status == "bounded" and check.bounds is not None:
-                out[b.id] = check.bounds.inflow[b.id].excess(e.cap_min[b.id])
-            else:
-                out[b.id] = None
+            if f.reached:
+                out[b.id] = check.bounds.inflow[b.id] if f.status == "bounded" and check.bounds is not None else None
         return out
 
-    def _bolt(self, ident: str) -> BoltLatency:
+    def _arrival(self, ident: str, failures: dict[str, Curve | None]) -> Curve | None:
+        """One bolt's arrival curve in every run (None: not proven bounded). Per input stream the smallest of
+        three valid curves: the rate check's (docs/boundedness.md, "Every run"), one batch per α(1−τ) of its
+        source (step 5 there), and, for a source with a sojourn bound S, what arrived there in a window S
+        longer: σ_hi·(α_u(w + S) + Q₀) + H (docs/latency.md, "Per spout"). Under failures, the fixpoint's."""
         e = self.e
-        c, phase, slow = e.cap_min[ident], e.longest_phase[ident], e.slowest_take[ident]
+        if ident in failures:
+            return failures[ident]
+        if not e.bounded(ident):
+            return None
+        windows = e.stream_windows
+        total = ZERO
+        for source, stream in e.inputs[ident]:
+            if (source, stream) not in windows:
+                continue
+            rate, burst = windows[(source, stream)]
+            piece = Curve.affine(rate, burst)
+            if source in e.cap_max:
+                sigma, _, hi = e.streams[source][stream]
+                # an integer σ keeps no carry (E = σ·P at every emit, both rules): nothing beyond σ·processed
+                h = Fraction(0) if sigma.denominator == 1 else e.excess_of(source, stream)
+                piece = piece.meet(Curve.affine(hi * e.cap_max[source], hi * e.burst[source] + h))
+                upstream = self.bolts.get(source)
+                if upstream is not None and upstream.arrival is not None and upstream.sojourn is not None:
+                    piece = piece.meet(upstream.arrival.shifted(upstream.sojourn, self.q0).scaled(hi, burst=h))
+            total = total.plus(piece)
+        return total
+
+    def _bolts_in_order(self) -> list[str]:
+        """Bolt ids, every bolt outside a cycle after its sources."""
+        condensed = nx.condensation(self.graph)
+        order = [m for node in nx.topological_sort(condensed) for m in sorted(condensed.nodes[node]["members"])]
+        return [j for j in order if j in self.e.cap_min]
+
+    def _bolt(self, ident: str, arrival: Curve | None) -> BoltLatency:
+        """sojourn = α(1+τ) + the smaller of two waits (docs/latency.md, "Per bolt"): (L/C)(Q₀ + C − 1 + E_c) from
+        the last moment the queue was empty, and max_idle + L·(Q₀ − 1 + E_{1/L}) from the start of the busy
+        period (when the arrivals' long-run rate is at most 1/L), E_r = sup_w (arrivals(w) − r·w)."""
+        e = self.e
+        c, phase, slow, take = e.cap_min[ident], e.longest_phase[ident], e.slowest_take[ident], e.burst[ident]
         service = RateLatency(c, phase + slow)
-        excess = self._excess[ident]
-        if excess is None:
-            return BoltLatency(ident, self.names[ident], None, service, None,
+        excess = None if arrival is None else arrival.excess(c)
+        if arrival is None or excess is None:
+            return BoltLatency(ident, self.names[ident], None, service, None, None,
                                f"{self.names[ident]} is not proven bounded, so no tuple's wait in its queue is")
-        take = e.burst[ident]
-        return BoltLatency(ident, self.names[ident], phase + slow * (self.q0 + take - 1 + excess) / take, service,
-                           excess, "")
+        wait = _stepped(arrival, self.q0, slow, lambda m: -(-m // take), lambda m: -(-m // take) * take + 1)
+        if wait is None:  # (a burst too large to step through: the same bound without the integer counts)
+            wait = slow * (self.q0 + take - 1 + excess) / take
+        if arrival.excess(1 / slow) is not None:
+            busy = _stepped(arrival, self.q0, slow, lambda m: m - 1, lambda m: m + 1)
+            if busy is not None:
+                wait = min(wait, self.idle + busy)
+        return BoltLatency(ident, self.names[ident], phase + wait, service, excess, arrival, "")
 
     def pending_sojourn(self, ident: str, pending: int) -> Fraction | None:
         """With acking and max.spout.pending `pending`: a tuple waits behind at most Q₀ + Σ_s P·tasks·Imp(j, s)
@@ -175,16 +217,13 @@ class LatencyAnalysis:
     def segment(self, line: list[str]) -> Fraction | None:
         """The bolts of `line` as one server: the aggregate entering the first (its arrival curve plus Q₀) through
         the concatenated service curves, the initial tuples of the later ones as FIFO cross traffic."""
-        first = self.bolts[line[0]]
-        if first.excess is None or any(self.bolts[j].sojourn is None for j in line):
+        alpha = self.bolts[line[0]].arrival
+        if alpha is None or any(self.bolts[j].sojourn is None for j in line):
             return None
-        e = self.e
-        alpha = Bucket(e.in_max[line[0]], e.in_burst[line[0]] + self.q0)
         betas = [leftover_fifo(self.bolts[j].service, Bucket(Fraction(0), k * self.q0)) for k, j in enumerate(line)]
-        try:
-            return delay(alpha, concatenate(betas))
-        except Unstable:  # (not reached: every bolt of the line is bounded and receives the same rate)
-            return None
+        beta = concatenate(betas)
+        excess = alpha.excess(beta.rate)  # h(α + Q₀, β) = T + sup_w (α(w) + Q₀ − R·w)/R for a concave α
+        return None if excess is None else beta.latency + (excess + self.q0) / beta.rate
 
     # ---- per spout ----------------------------------------------------------------------------------------------
     def spouts(self, pending: int | None = None) -> dict[str, SpoutLatency]:
@@ -289,6 +328,40 @@ class LatencyAnalysis:
                     little[s.name] = current * (s.executors or 1) / exact(s.rate)
         return PendingAdvice(goal, largest, unlimited, current, {self.names[k]: v.bound for k, v in now.items()},
                              little)
+
+
+def _reach(alpha: Curve, y: Fraction) -> Fraction | None:
+    """The shortest window in which the curve allows y tuples (None: never)."""
+    d = Fraction(0)
+    for r, b in alpha.pieces:
+        if b < y:
+            if r == 0:
+                return None
+            d = max(d, (y - b) / r)
+    return d
+
+
+def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, takes: Callable[[int], int],
+             next_count: Callable[[int], int]) -> Fraction | None:
+    """sup over D ≥ 0 of L·takes(M) − D, M = ⌊Q₀ + α(D)⌋ the most tuples a window of length D holds (an integer).
+    Between two counts the value falls, so only D = 0 and the D at which M reaches each `next_count` matter;
+    α is concave, so the windows between counts only lengthen and the values rise then fall: stop at the
+    first fall (None: MAX_STEPS counts without one)."""
+    start = alpha.at(Fraction(0))
+    assert start is not None
+    m = int(q0 + start)  # floor: both are non-negative
+    best = prev = slow * takes(m)
+    for _ in range(MAX_STEPS):
+        m = next_count(m)
+        d = _reach(alpha, m - q0)
+        if d is None:
+            return best
+        value = slow * takes(m) - d
+        if value < prev:
+            return best
+        best = max(best, value)
+        prev = value
+    return None
 
 
 def _largest(within: Callable[[int | None], bool]) -> int:
