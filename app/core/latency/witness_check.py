@@ -46,8 +46,8 @@ def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout:
     duration = times[k + 1] - times[start]
 
     def arrived_up_to(r: int, i: int) -> int:  # tuples arrived by position i of pass r, initial ones included
-        before = sum(rows[j]["arrivals"] for j in range(start))
-        loop = [rows[j]["arrivals"] for j in range(start, k + 1)]
+        before = sum(int(rows[j]["arrivals"]) for j in range(start))
+        loop = [int(rows[j]["arrivals"]) for j in range(start, k + 1)]
         return int(rows[0]["queue"]) + before + (r - 1) * sum(loop) + sum(loop[:i - start + 1])
 
     number = arrived_up_to(loop_pass, position)
