@@ -114,3 +114,30 @@ def test_answers_in_storm_terms() -> None:
                                            "(topology.message.timeout.secs 30 s): no timeouts; slowest branch S → B")
     doc["storm"] = {"acker_executors": 0}
     assert latency_report(parse_topology(doc)).spouts["S"].answer == "no-acking"
+
+
+def test_check_and_verify_answer_per_spout(tmp_path, capsys) -> None:
+    """`check` and `verify` print the answers; --fail-on timeout exits 1 where tuples may time out; --witness-out
+    writes a witness the independent checker accepts; --latency-target moves the max.spout.pending advice."""
+    import json
+
+    from app.cli import main
+
+    models = __import__("pathlib").Path(__file__).resolve().parents[2] / "models"
+    proven = str(models / "focused-crawler-reduced-cfg-6.storm.json")
+    assert main(["check", proven, "--fail-on", "timeout"]) == 0
+    out = capsys.readouterr().out
+    assert "wpSpout: every tuple tree completes within 14.2275 s in every run" in out and "no timeouts" in out
+    assert main(["check", proven, "--json", "--latency-target", "10"]) == 0
+    data = json.loads(capsys.readouterr().out)["latency"]
+    assert data["spouts"]["wpSpout"]["critical_path"] == ["WpDeserializer", "expander", "articleExtraction"]
+    assert data["pending"]["largest"] == 6 and data["pending"]["target"] == 10
+    witness_file = tmp_path / "w.json"
+    grows = str(models / "getting-started.storm.json")
+    assert main(["check", grows, "--fail-on", "timeout", "--witness-out", str(witness_file)]) == 1
+    assert "sentences: tuples time out: a certified run" in capsys.readouterr().out
+    written = json.loads(witness_file.read_text())
+    (w,) = written["witnesses"]
+    assert check_witness(w["trace"], w["bolt"], w["loop_pass"], w["position"], Fraction(30)).ok
+    assert main(["verify", proven, "--fail-on", "timeout", "-q"]) == 0
+    assert "no timeouts" in capsys.readouterr().out

@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 import networkx as nx
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from app.core.latency.bounds import LatencyAnalysis, PendingAdvice, SpoutLatency
 from app.core.latency.witness import LatencyWitness, timeout_witness
@@ -53,6 +53,8 @@ class LatencyReport(BaseModel):
     sojourn_bound: dict[str, float | None]  # per bolt name (s); None: not proven
     sojourn_exact: dict[str, str | None]
     pending: dict[str, Any] | None = None  # with acking: the largest max.spout.pending within the target
+    # per bolt name: the lasso of its witness (for `--witness-out`; not in --json, which has the summary)
+    witness_traces: dict[str, dict[str, Any]] = Field(default_factory=dict, exclude=True)
 
     def not_proven(self) -> list[str]:
         """Spouts with acking whose trees are not proven to complete within the timeout (`--fail-on timeout`)."""
@@ -158,4 +160,5 @@ def latency_report(topo: Topology, *, target: Fraction | None = None, witnesses:
         timeout=float(lat.timeout), acking=lat.acking, failures=lat.model is not None, spouts=answers,
         sojourn_bound={b.name: None if b.sojourn is None else float(b.sojourn) for b in lat.bolts.values()},
         sojourn_exact={b.name: _s(b.sojourn) for b in lat.bolts.values()},
-        pending=None if advice is None else _pending(lat, advice, target is not None))
+        pending=None if advice is None else _pending(lat, advice, target is not None),
+        witness_traces={w.bolt: w.trace.model_dump(mode="json") for w in found.values()})

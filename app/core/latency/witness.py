@@ -22,6 +22,7 @@ from app.core.tcn.simulate import build_lasso
 from app.core.topology import Topology
 
 MAX_PASSES = 10**12  # passes of the loop tried before giving up
+WITNESS_FORMAT = "stormbound-latency-witness/1"  # `check --witness-out`: {timeout, witnesses: [{..., trace}]}
 
 
 @dataclass(frozen=True)
