@@ -60,6 +60,14 @@ class LatencyReport(BaseModel):
         """Spouts with acking whose trees are not proven to complete within the timeout (`--fail-on timeout`)."""
         return [n for n, s in self.spouts.items() if s.answer in ("may-time-out", "times-out")]
 
+    def short(self) -> list[str]:
+        """Per spout its answer in a few words (the verification panel's line; the sentences in its tooltip)."""
+        words = {"times-out": "tuples time out (a certified run)", "may-time-out": "not proven",
+                 "no-acking": "acking off, nothing times out"}
+        return [f"{n}: " + (f"no timeouts, proven (within {format_duration(s.bound)})"
+                            if s.answer == "no-timeouts" and s.bound is not None else words.get(s.answer, s.answer))
+                for n, s in self.spouts.items()]
+
     def lines(self) -> list[str]:
         """The lines `check` and `verify` print, in Storm's terms."""
         out = [s.sentence for s in self.spouts.values()]
@@ -162,3 +170,25 @@ def latency_report(topo: Topology, *, target: Fraction | None = None, witnesses:
         sojourn_exact={b.name: _s(b.sojourn) for b in lat.bolts.values()},
         pending=None if advice is None else _pending(lat, advice, target is not None),
         witness_traces={w.bolt: w.trace.model_dump(mode="json") for w in found.values()})
+
+
+def canvas_latency(topo: Topology) -> tuple[dict[str, str], set[tuple[str, str]]]:
+    """What the canvas shows (proofs only, instant): per component id a line for its tooltip (a bolt's sojourn
+    bound, a spout's complete-latency bound), and the links (source id, target id) of every spout's critical path."""
+    lat = LatencyAnalysis(topo)
+    words: dict[str, str] = {}
+    for j, b in lat.bolts.items():
+        words[j] = (f"A tuple stays here at most {format_duration(float(b.sojourn))} (queue and processing) in every "
+                    "run (docs/latency.md)" if b.sojourn is not None else
+                    "No bound on how long a tuple stays here: its queue is not proven bounded (docs/latency.md)")
+    links: set[tuple[str, str]] = set()
+    for ident, s in lat.spouts().items():
+        if s.bound is None:
+            words[ident] = f"Its tuple trees: no proven latency bound ({s.reason})"
+            continue
+        path = [ident, *s.path]
+        words[ident] = (f"Every tuple tree completes within {format_duration(float(s.bound))} in every run; slowest "
+                        f"branch {' → '.join(lat.names[n] for n in path)} (docs/latency.md)")
+        links.update(zip(path, path[1:], strict=False))
+    return words, links
+

@@ -11,8 +11,9 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent, QGraphicsTextItem
 
+from app.core.latency.report import canvas_latency
 from app.core.rates import rate_check
-from app.core.topology import Position
+from app.core.topology import Position, Topology
 from app.gui.canvas.items import EdgeItem, NodeItem, PortItem, RubberLink
 from app.gui.commands import AddSubscriptionCommand, ConnectionRefused, MoveComponentsCommand
 from app.gui.document import DocumentModel
@@ -122,6 +123,26 @@ class CanvasScene(QGraphicsScene):
         for b in topo.bolts:
             if b.id in self.nodes:
                 self.nodes[b.id].set_rates(report.bolts.get(b.name) if report else None)
+        self._refresh_latency(topo if report is not None else None)
+
+    def _refresh_latency(self, topo: Topology | None) -> None:
+        """Each bolt's sojourn bound in its tooltip, each spout's complete-latency bound in its, and the critical
+        paths marked (app/core/latency/bounds.py: exact and instant, no witness searched here)."""
+        words: dict[str, str] = {}
+        critical: set[tuple[str, str]] = set()
+        if topo is not None:
+            try:
+                words, critical = canvas_latency(topo)
+            except Exception:  # a document mid-edit may not be analysable yet
+                words, critical = {}, set()
+        on_path = {n for pair in critical for n in pair}
+        for ident, node in self.nodes.items():
+            node.set_latency(words.get(ident), ident in on_path)
+        for edge in self.edges.values():
+            mark = (edge.source.component_id, edge.target.component_id) in critical
+            if mark != edge.critical:
+                edge.critical = mark
+                edge.update()
 
     def set_live(self, bolts: dict[str, dict[str, float | None]] | None, statuses: dict[str, str] | None) -> None:
         """Live Mode (app/gui/live.py): each bolt's measured figures and its status at them; None clears."""
