@@ -141,3 +141,38 @@ def test_check_and_verify_answer_per_spout(tmp_path, capsys) -> None:
     assert check_witness(w["trace"], w["bolt"], w["loop_pass"], w["position"], Fraction(30)).ok
     assert main(["verify", proven, "--fail-on", "timeout", "-q"]) == 0
     assert "no timeouts" in capsys.readouterr().out
+
+
+def test_compare_reports_a_measured_tree_above_the_bound(tmp_path, capsys) -> None:
+    """A run whose acked trees take longer than the proven bound disagrees with the model (`compare`)."""
+    import json
+
+    from app.cli import main
+
+    topo_file = tmp_path / "pair.storm.json"
+    topo_file.write_text(json.dumps({"name": "pair", "spouts": [{"name": "S", "rate": 1.0}],
+                                     "bolts": [{"name": "B", "alpha": 0.1, "sigma": 0, "parallelism": 1}],
+                                     "subscriptions": [{"source": "S", "target": "B"}]}))
+    from app.core.formats import load_topology
+
+    bound = LatencyAnalysis(load_topology(topo_file)).spouts()
+    (spout,) = bound.values()
+    assert spout.bound is not None
+    for late, agrees in ((0.0, True), (1.0, False)):
+        log = tmp_path / f"run{late}.jsonl"
+        lines = []
+        for i in range(60):
+            done = i + float(spout.bound) * (0.9 if not late else 1) + late
+            lines += [{"t": i, "ev": "spout_emit", "comp": "S", "msg": f"m{i}", "tuple": f"t{i}"},
+                      {"t": i + 0.01, "ev": "take", "comp": "B", "tuple": f"t{i}"},
+                      {"t": i + 0.11, "ev": "bolt_ack", "comp": "B", "tuple": f"t{i}"},
+                      {"t": done, "ev": "spout_ack", "comp": "S", "msg": f"m{i}"},
+                      {"t": i + 0.5, "comp": "B", "queue": i % 2}]
+        log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        code = main(["compare", str(log), "--topology", str(topo_file), "--engine", "local", "--json",
+                     "--fail-on-disagreement"])
+        data = json.loads(capsys.readouterr().out)
+        (row,) = data["comparison"]["latency"]
+        assert row["agrees"] is agrees and row["completed"] == 60 and row["bound"] == float(spout.bound)
+        assert code == (0 if agrees else 1)
+        assert data["disagreeing"] == ([] if agrees else ["S (complete latency)"])
