@@ -16,6 +16,7 @@ bound is kept. A spout whose trees reach a cycle, or a bolt not proven bounded, 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -34,6 +35,7 @@ from app.core.storm.forecast import DEFAULT_MESSAGE_TIMEOUT, acking_of
 from app.core.topology import Topology
 
 MAX_SEGMENT = 64  # bolts of one pipeline bounded as one server (any split is sound; this caps the work)
+GRID = 2**20  # the shifted arrival curves are rounded up to multiples of 1/GRID (sound: only larger)
 MAX_STEPS = 20_000  # tuple counts stepped through for one wait bound (then the bound without integer counts)
 MAX_PENDING = 2**31 - 1  # topology.max.spout.pending is a Java int
 
@@ -98,6 +100,8 @@ class LatencyAnalysis:
         for j in self._bolts_in_order():
             self.bolts[j] = self._bolt(j, self._arrival(j, failures))
         self.chained = {b.id: self._chained(b.id) for b in topo.bolts}
+        self._pipelines: dict[str, list[str]] = {}  # P-independent, kept across the max.spout.pending bisection
+        self._segments: dict[tuple[str, int], Fraction | None] = {}
 
     # ---- per bolt ---------------------------------------------------------------------------------------------
     def _failure_arrivals(self) -> dict[str, Curve | None]:
@@ -139,7 +143,8 @@ class LatencyAnalysis:
                 piece = piece.meet(Curve.affine(hi * e.cap_max[source], hi * e.burst[source] + h))
                 upstream = self.bolts.get(source)
                 if upstream is not None and upstream.arrival is not None and upstream.sojourn is not None:
-                    piece = piece.meet(upstream.arrival.shifted(upstream.sojourn, self.q0).scaled(hi, burst=h))
+                    shifted = upstream.arrival.shifted(upstream.sojourn, self.q0).scaled(hi, burst=h)
+                    piece = piece.meet(_rounded_up(shifted))
             total = total.plus(piece)
         return total
 
@@ -160,11 +165,11 @@ class LatencyAnalysis:
         if arrival is None or excess is None:
             return BoltLatency(ident, self.names[ident], None, service, None, None,
                                f"{self.names[ident]} is not proven bounded, so no tuple's wait in its queue is")
-        wait = _stepped(arrival, self.q0, slow, lambda m: -(-m // take), lambda m: -(-m // take) * take + 1)
+        wait = _stepped(arrival, self.q0, slow, c, lambda m: -(-m // take), lambda m: -(-m // take) * take + 1, take)
         if wait is None:  # (a burst too large to step through: the same bound without the integer counts)
             wait = slow * (self.q0 + take - 1 + excess) / take
         if arrival.excess(1 / slow) is not None:
-            busy = _stepped(arrival, self.q0, slow, lambda m: m - 1, lambda m: m + 1)
+            busy = _stepped(arrival, self.q0, slow, 1 / slow, lambda m: m - 1, lambda m: m + 1, 1)
             if busy is not None:
                 wait = min(wait, self.idle + busy)
         return BoltLatency(ident, self.names[ident], phase + wait, service, excess, arrival, "")
@@ -293,9 +298,12 @@ class LatencyAnalysis:
         if isinstance(after, str):
             return after
         chosen = (own + after[0], [j, *after[1]], [own, *after[2]], after[3])
-        line = self._pipeline(j)
+        line = self._pipelines.setdefault(j, self._pipeline(j))
         for m in range(2, len(line) + 1):  # the first m bolts as one server, then the worst continuation
-            bound = self.segment(line[:m])
+            key = (j, m)
+            if key not in self._segments:
+                self._segments[key] = self.segment(line[:m])
+            bound = self._segments[key]
             tail = self._after(line[m - 1], best)
             if bound is None or isinstance(tail, str):
                 break
@@ -341,23 +349,46 @@ def _reach(alpha: Curve, y: Fraction) -> Fraction | None:
     return d
 
 
-def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, takes: Callable[[int], int],
-             next_count: Callable[[int], int]) -> Fraction | None:
+def _rounded_up(curve: Curve) -> Curve:
+    """The curve with every rate and burst rounded up to the grid 1/GRID: a larger curve still bounds the flow, and
+    the fractions of curves shifted along a long path stay small."""
+    return Curve(tuple((Fraction(math.ceil(r * GRID), GRID), Fraction(math.ceil(b * GRID), GRID))
+                       for r, b in curve.pieces))
+
+
+def _turn(alpha: Curve, threshold: Fraction) -> Fraction:
+    """The window at which the concave curve's slope falls to `threshold` or below (0: from the start)."""
+    r, b = min(alpha.pieces, key=lambda p: (p[1], p[0]))
+    w = Fraction(0)
+    while r > threshold:
+        flatter = [(r2, b2, (b2 - b) / (r - r2)) for r2, b2 in alpha.pieces if r2 < r]
+        if not flatter:
+            break
+        r, b, w = min(flatter, key=lambda p: (p[2], p[0]))
+    return w
+
+
+def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, threshold: Fraction, takes: Callable[[int], int],
+             next_count: Callable[[int], int], spacing: int) -> Fraction | None:
     """sup over D ≥ 0 of L·takes(M) − D, M = ⌊Q₀ + α(D)⌋ the most tuples a window of length D holds (an integer).
-    Between two counts the value falls, so only D = 0 and the D at which M reaches each `next_count` matter;
-    α is concave, so the windows between counts only lengthen and the values rise then fall: stop at the
-    first fall (None: MAX_STEPS counts without one)."""
+    Between two counts the value falls, so only D = 0 and the D at which M reaches each `next_count` matter.
+    Along the counts the value changes by L·Δtakes − ΔD: it rises while α's slope is above `threshold` (c for
+    W₁, 1/L for W₂) and falls after (α is concave), so the walk starts a little before the count at the turn
+    and stops at the first fall (None: MAX_STEPS counts without one)."""
     start = alpha.at(Fraction(0))
-    assert start is not None
-    m = int(q0 + start)  # floor: both are non-negative
-    best = prev = slow * takes(m)
+    turn = alpha.at(_turn(alpha, threshold))
+    assert start is not None and turn is not None
+    first = int(q0 + start)  # floor: both are non-negative
+    best = slow * takes(first)
+    m = max(first, int(q0 + turn) - 2 * spacing - 2)
+    prev: Fraction | None = None
     for _ in range(MAX_STEPS):
         m = next_count(m)
         d = _reach(alpha, m - q0)
         if d is None:
             return best
         value = slow * takes(m) - d
-        if value < prev:
+        if prev is not None and value < prev:
             return best
         best = max(best, value)
         prev = value

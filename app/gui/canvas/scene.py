@@ -18,6 +18,10 @@ from app.gui.canvas.items import EdgeItem, NodeItem, PortItem, RubberLink
 from app.gui.commands import AddSubscriptionCommand, ConnectionRefused, MoveComponentsCommand
 from app.gui.document import DocumentModel
 
+#: the most bolts for which every edit recomputes the latency bounds shown on the canvas (exact fractions: about
+#: 5 ms per bolt; bench/RESULTS.md, "Latency bounds"); above, Verify's panel shows them, computed in its worker
+CANVAS_LATENCY_BOLTS = 40
+
 
 class CanvasScene(QGraphicsScene):
     """Nodes and links of the open document; emits `status_message` to explain refusals."""
@@ -130,7 +134,10 @@ class CanvasScene(QGraphicsScene):
         paths marked (app/core/latency/bounds.py: exact and instant, no witness searched here)."""
         words: dict[str, str] = {}
         critical: set[tuple[str, str]] = set()
-        if topo is not None:
+        if topo is not None and len(topo.bolts) > CANVAS_LATENCY_BOLTS:
+            words = {b.id: "Latency bounds: in Verify's panel (a topology this large is not bounded after every "
+                           "edit)" for b in topo.bolts}
+        elif topo is not None:
             try:
                 words, critical = canvas_latency(topo)
             except Exception:  # a document mid-edit may not be analysable yet
