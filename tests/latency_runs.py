@@ -4,7 +4,8 @@ Shares no code with app/core/latency. Per bolt the tuples are numbered in arriva
 ones first); the tuples arriving at one position are put in the worst order for the one followed (it comes
 last). A tuple is taken by the first take whose cumulative count reaches its number, and acked at the
 emit ending that phase; the tuples that emit sends are its children (the batch anchors them, docs/latency.md).
-A spout tuple's tree completes at the latest ack of its descendants.
+A spout tuple's tree completes at the latest ack of its descendants. A tuple lost to a failure is never acked:
+its tree never completes (Storm fails it at the timeout and its replay starts anew), and is left out.
 """
 
 from __future__ import annotations
@@ -24,17 +25,27 @@ class _Bolt:
     taken: list[int]  # cumulative tuples taken after each take
     emit_at: list[int]  # positions of emits
     emitted: dict[int, int]  # emit position -> tuples it sent
+    lost: set[int]  # indexes into take_at of the "takes" that are losses (a failure, arrivals while down)
+    fails: list[int]  # positions of failures (the phase in process then never emits)
 
 
 def _bolts(run: Run, q0: int) -> dict[str, _Bolt]:
     out: dict[str, _Bolt] = {}
     for name in run.positions[0]["bolts"]:
-        b = _Bolt([], [], [], [], {})
+        b = _Bolt([], [], [], [], {}, set(), [])
         total, took = q0, 0
         for i, pos in enumerate(run.positions):
             step = pos["bolts"][name]
             total += step["arrivals"]
             b.arrived.append(total)
+            if step.get("phase") == "failed":  # lost: the queue and the arrivals (FIFO: all that waits)
+                took += (step["queue"] + step["arrivals"]) if step.get("fail") else step["arrivals"]
+                b.lost.add(len(b.take_at))
+                b.take_at.append(i)
+                b.taken.append(took)
+                if step.get("fail"):
+                    b.fails.append(i)
+                continue
             if step.get("emit"):
                 b.emit_at.append(i)
                 b.emitted[i] = step["emitted"]
@@ -65,10 +76,13 @@ class Latencies:
         """The emit position that acks the last tuple arriving at `position` (None: not within the run)."""
         b = self.bolts[bolt]
         k = bisect_left(b.taken, b.arrived[position])
-        if k == len(b.taken):
+        if k == len(b.taken) or k in b.lost:
             return None
         e = bisect_left(b.emit_at, b.take_at[k] + 1)
-        return b.emit_at[e] if e < len(b.emit_at) else None
+        if e == len(b.emit_at):
+            return None
+        f = bisect_left(b.fails, b.take_at[k] + 1)
+        return None if f < len(b.fails) and b.fails[f] < b.emit_at[e] else b.emit_at[e]
 
     def sojourns(self, bolt: str) -> list[Fraction]:
         """The sojourn (arrival -> ack) of the last tuple of every position where tuples arrive."""

@@ -116,3 +116,40 @@ def test_adversarial_runs_reach_half_the_bound_on_chains_and_trees() -> None:
         ratios.append((float(tree / spout), shape))
     print(ratios)
     assert len(ratios) >= 6 and all(r >= 0.5 for r, _ in ratios), ratios
+
+
+def _with_failures(doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    doc["settings"].update(failures=True, min_reboot_time=rng.choice([0.5, 1.0]), max_reboot_time=2.0,
+                           replay="paced")
+    names = [b["name"] for b in doc["bolts"]]
+    for b in doc["bolts"]:
+        if b["name"] in rng.sample(names, rng.randint(1, 2)):
+            b["min_ttf"] = rng.choice([8, 20, 40])
+    return doc
+
+
+def test_no_run_with_failures_and_replays_exceeds_a_latency_bound() -> None:
+    """Failures as soon as min_ttf allows, the longest reboots, every lost tuple replayed (paced), on random acyclic
+    topologies: every tuple that is not lost stays within its bolt's bound, every tree that loses nothing completes
+    within its spout's (docs/latency.md, "Failures with replays")."""
+    rng = random.Random(5)
+    bolts_checked = trees_checked = failures = 0
+    for _ in range(40):
+        doc = _with_failures(_random_doc(rng, rng.choice(["chain", "tree"])), rng)
+        lat = LatencyAnalysis(parse_topology(doc))
+        bounds = {b.name: b.sojourn for b in lat.bolts.values() if b.sojourn is not None}
+        spout = lat.spouts()["S"].bound
+        if not bounds:
+            continue
+        names = [b["name"] for b in doc["bolts"]]
+        for policy in _policies(rng, names)[:3]:
+            run = play(doc, policy, Fraction(90), max_positions=20_000)
+            failures += sum(1 for p in run.positions for s in p["bolts"].values() if s.get("fail"))
+            found = Latencies(run, doc)
+            for name, bound in bounds.items():
+                assert max(found.sojourns(name), default=0) <= bound, (doc, name, bound)
+                bolts_checked += 1
+            if spout is not None:
+                assert max(found.trees("S"), default=0) <= spout, (doc, spout)
+                trees_checked += 1
+    assert bolts_checked >= 30 and trees_checked >= 10 and failures >= 20, (bolts_checked, trees_checked, failures)
