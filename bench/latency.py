@@ -7,7 +7,9 @@
    tests/latency_runs.py, and the ratio worst / bound. The simulator plays the "exact" emission rule and the
    default streams, so a configuration is played (and bounded) with `emission: "exact"`; one it cannot play
    (declared streams, ticks) is listed as such.
-2. **Cost.** Milliseconds for the whole latency analysis (sojourn bounds, every spout's bound, the
+2. **Families.** The random chains and trees of tests/unit/test_latency_runs.py, failure-free and with
+   failures: the smallest, median and largest ratio over seeded topologies.
+3. **Cost.** Milliseconds for the whole latency analysis (sojourn bounds, every spout's bound, the
    max.spout.pending bisection) on seeded layered topologies of 50..500 components.
 
     .venv/bin/python bench/latency.py [--published DIR] [--until 60] [--json]
@@ -78,6 +80,34 @@ def tightness(path: Path, until: int) -> list[dict[str, Any]]:
     return rows
 
 
+def families(count: int) -> list[dict[str, Any]]:
+    """The random chains and trees of tests/unit/test_latency_runs.py (failure-free, then with failures): per
+    family the ratio worst / bound over `count` seeded topologies with a bound."""
+    from tests.unit.test_latency_runs import _policies, _random_doc, _with_failures
+
+    rows = []
+    for shape, failing in (("chain", False), ("tree", False), ("chain", True), ("tree", True)):
+        rng = random.Random(11)
+        ratios: list[float] = []
+        while len(ratios) < count:
+            doc = _random_doc(rng, shape)
+            if failing:
+                doc = _with_failures(doc, rng)
+            bound = LatencyAnalysis(parse_topology(doc)).spouts()["S"].bound
+            if bound is None:
+                continue
+            worst = Fraction(0)
+            for policy in _policies(rng, [b["name"] for b in doc["bolts"]]):
+                run = play(doc, policy, Fraction(60), max_positions=20_000)
+                worst = max([worst, *Latencies(run, doc).trees("S")])
+            ratios.append(float(worst / bound))
+        ratios.sort()
+        rows.append({"family": shape + (" with failures" if failing else ""), "topologies": count,
+                     "min_ratio": round(ratios[0], 3), "median_ratio": round(ratios[len(ratios) // 2], 3),
+                     "max_ratio": round(ratios[-1], 3), "exact": sum(r == 1 for r in ratios)})
+    return rows
+
+
 def cost(sizes: list[int]) -> list[dict[str, Any]]:
     from tests.layered_topologies import layered_topology
 
@@ -101,19 +131,25 @@ def main() -> int:
     parser.add_argument("--published", type=Path, help="a folder of D-VerT JSON configurations")
     parser.add_argument("--until", type=int, default=60, help="seconds of each adversarial run")
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200, 500])
+    parser.add_argument("--families", type=int, default=20, help="random chains and trees per family")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     files = sorted((ROOT / "models").glob("*.storm.json"))
     if args.published is not None:
         files += sorted(p for p in args.published.glob("*.json") if "expected" not in p.name)
     rows = [r for f in files for r in tightness(f, args.until)]
+    fams = families(args.families)
     scale = cost(args.sizes)
     if args.json:
-        print(json.dumps({"tightness": rows, "cost": scale}, indent=1))
+        print(json.dumps({"tightness": rows, "families": fams, "cost": scale}, indent=1))
         return 0
     print("file | spout | bound (s) | worst simulated (s) | ratio | note")
     for r in rows:
         print(f"{r['file']} | {r['spout']} | {r['bound_s']} | {r['worst_s']} | {r['ratio']} | {r['note']}")
+    print("\nfamily | topologies | min ratio | median | max | exactly the bound")
+    for r in fams:
+        print(f"{r['family']} | {r['topologies']} | {r['min_ratio']} | {r['median_ratio']} | {r['max_ratio']} | "
+              f"{r['exact']}")
     print("\ncomponents | bounds (ms) | with the max.spout.pending bisection (ms) | spouts bounded")
     for r in scale:
         print(f"{r['components']} | {r['bounds_ms']} | {r['with_pending_advice_ms']} | "

@@ -127,7 +127,7 @@ def test_check_and_verify_answer_per_spout(tmp_path, capsys) -> None:
     proven = str(models / "focused-crawler-reduced-cfg-6.storm.json")
     assert main(["check", proven, "--fail-on", "timeout"]) == 0
     out = capsys.readouterr().out
-    assert "wpSpout: every tuple tree completes within 14.2275 s in every run" in out and "no timeouts" in out
+    assert "wpSpout: every tuple tree completes within 13.4025 s in every run" in out and "no timeouts" in out
     assert main(["check", proven, "--json", "--latency-target", "10"]) == 0
     data = json.loads(capsys.readouterr().out)["latency"]
     assert data["spouts"]["wpSpout"]["critical_path"] == ["WpDeserializer", "expander", "articleExtraction"]

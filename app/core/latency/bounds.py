@@ -155,9 +155,9 @@ class LatencyAnalysis:
         return [j for j in order if j in self.e.cap_min]
 
     def _bolt(self, ident: str, arrival: Curve | None) -> BoltLatency:
-        """sojourn = α(1+τ) + the smaller of two waits (docs/latency.md, "Per bolt"): (L/C)(Q₀ + C − 1 + E_c) from
-        the last moment the queue was empty, and max_idle + L·(Q₀ − 1 + E_{1/L}) from the start of the busy
-        period (when the arrivals' long-run rate is at most 1/L), E_r = sup_w (arrivals(w) − r·w)."""
+        """sojourn = α(1+τ) + the smaller of two waits (docs/latency.md, "Per bolt"): W₁ from the last moment the
+        queue was empty (full batches at most L apart), and W₂ from the start of the busy period (takes at most L
+        apart, the first within max_idle; when the arrivals' long-run rate is at most 1/L)."""
         e = self.e
         c, phase, slow, take = e.cap_min[ident], e.longest_phase[ident], e.slowest_take[ident], e.burst[ident]
         service = RateLatency(c, phase + slow)
@@ -165,7 +165,14 @@ class LatencyAnalysis:
         if arrival is None or excess is None:
             return BoltLatency(ident, self.names[ident], None, service, None, None,
                                f"{self.names[ident]} is not proven bounded, so no tuple's wait in its queue is")
-        wait = _stepped(arrival, self.q0, slow, c, lambda m: -(-m // take), lambda m: -(-m // take) * take + 1, take)
+        def full(q0: Fraction) -> Fraction | None:
+            return _stepped(arrival, q0, slow, c, lambda m: -(-m // take), lambda m: -(-m // take) * take + 1, take)
+
+        # a queue emptied at some position holds no initial tuple any more; the start's first take is within
+        # max_idle (the initial tuples are there at time 0): W₁ = max(S(0), S(Q₀) − L + max_idle)
+        later, start = full(Fraction(0)), full(self.q0) if self.q0 else None
+        wait = None if later is None or (self.q0 and start is None) else \
+            later if start is None else max(later, start - slow + self.idle)
         if wait is None:  # (a burst too large to step through: the same bound without the integer counts)
             wait = slow * (self.q0 + take - 1 + excess) / take
         if arrival.excess(1 / slow) is not None:
