@@ -176,3 +176,17 @@ def test_compare_reports_a_measured_tree_above_the_bound(tmp_path, capsys) -> No
         assert row["agrees"] is agrees and row["completed"] == 60 and row["bound"] == float(spout.bound)
         assert code == (0 if agrees else 1)
         assert data["disagreeing"] == ([] if agrees else ["S (complete latency)"])
+
+
+def test_the_witness_checker_shares_no_code_with_the_builder() -> None:
+    """witness_check imports neither the builder, the simulation, the rate check nor the emission rules: only the
+    product's certifier (for the lasso's legality) and the standard library."""
+    import ast
+    from pathlib import Path
+
+    import app.core.latency.witness_check as checker
+
+    tree = ast.parse(Path(checker.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert {m for m in imported if m.startswith("app.")} == {"app.core.tcn.certify"}

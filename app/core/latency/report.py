@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from app.core.latency.bounds import LatencyAnalysis, PendingAdvice, SpoutLatency
 from app.core.latency.witness import LatencyWitness, timeout_witness
+from app.core.latency.witness_check import check_witness
 from app.core.rates import RateFigures
 from app.core.rates.verdicts import status_of
 from app.core.topology import Topology
@@ -105,14 +106,16 @@ def _pending(lat: LatencyAnalysis, advice: PendingAdvice, target_given: bool) ->
 
 
 def _witnesses(topo: Topology, lat: LatencyAnalysis, budget_s: float) -> dict[str, LatencyWitness]:
-    """Certified timeout witnesses for the bolts most likely to have one: those that grow, then may grow."""
+    """Timeout witnesses for the bolts most likely to have one (those that grow, then may grow), each confirmed by
+    `witness_check.check_witness` (which certifies the lasso and recounts the wait)."""
     e = lat.e
     order = sorted((b for b in topo.bolts if not e.bounded(b.id)),
                    key=lambda b: (status_of(e, b.id) != "grows", b.name))
     found: dict[str, LatencyWitness] = {}
     for b in order[:WITNESS_BOLTS]:
         w = timeout_witness(topo, b.name, lat.timeout, budget_s)
-        if w is not None:
+        # claimed only once the independent checker (no code shared with the builder) confirms it
+        if w is not None and check_witness(w.trace, w.bolt, w.loop_pass, w.position, lat.timeout).ok:
             found[b.id] = w
     return found
 

@@ -16,7 +16,6 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.formats.trace import Trace
-from app.core.tcn.certify import certify
 from app.core.tcn.network import build_network
 from app.core.tcn.simulate import build_lasso
 from app.core.topology import Topology
@@ -133,11 +132,12 @@ def witness_from_lasso(trace: Trace, bolt: str, timeout: Fraction) -> LatencyWit
 
 
 def timeout_witness(topo: Topology, bolt: str, timeout: Fraction, budget_s: float = 2.0) -> LatencyWitness | None:
-    """A certified lasso in which `bolt` (a name) grows, repeated until a tuple waits longer than `timeout`
-    (None: no lasso within the budget, or one with failures: a loss breaks the FIFO count)."""
+    """A lasso in which `bolt` (a name) grows, repeated until a tuple waits longer than `timeout` (None: no lasso
+    within the budget, or one with failures: a loss breaks the FIFO count). Not certified here: the caller has
+    `witness_check.check_witness` confirm it."""
     net = build_network(topo, [bolt])
     lasso = build_lasso(net, bolt, deadline=time.monotonic() + budget_s)
-    if lasso.trace is None or not certify(lasso.trace, checked=[bolt]).ok:
+    if lasso.trace is None:
         return None
     trace = lasso.trace
     if any(s.fail or s.lost or s.phase == "failed" for p in trace.positions for s in p.bolts.values()):
