@@ -58,6 +58,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_failures_option(p)
     add_storm_version_option(p, "for this run")
     p.set_defaults(func=cmd_check, file_args=("file",))
+    w = sub.add_parser(
+        "check-witness", help="check timeout witnesses (check/verify --witness-out) independently",
+        description="For each witness: certify its lasso as a legal run, then recompute from the lasso's positions "
+                    "alone, in FIFO order, when the claimed tuple arrives and when it is taken, and accept only a "
+                    "wait longer than the timeout (docs/latency.md). Exit 0 every witness accepted, 1 some "
+                    "rejected, 2 bad input.",
+        epilog=examples("stormbound check models/getting-started.storm.json --witness-out w.json",
+                        "stormbound check-witness w.json"))
+    w.add_argument("file", help="a witness file written by check or verify --witness-out")
+    w.set_defaults(func=cmd_check_witness, file_args=("file",))
 
 
 def failure_line(name: str, b: BoltRates) -> str:
@@ -130,6 +140,39 @@ def latency_lines(latency: LatencyReport) -> list[str]:
              for n, v in latency.sojourn_bound.items()]
     return [*latency.lines(), "the longest a tuple stays at each bolt (queue and processing), in every run: "
             + ", ".join(stays)]
+
+
+def cmd_check_witness(args: argparse.Namespace) -> int:
+    """Check every witness of a `stormbound-latency-witness/1` file with the independent checker."""
+    from fractions import Fraction
+
+    from app.cli.common import UsageError
+    from app.core.formats.jsonfile import FormatError, read_json
+    from app.core.latency.witness import WITNESS_FORMAT
+    from app.core.latency.witness_check import check_witness
+    from app.core.topology import one_line
+
+    try:
+        data = read_json(args.file)
+    except (FormatError, ValueError) as exc:
+        raise UsageError(f"{args.file}: {exc}", file=args.file) from None
+    witnesses = data.get("witnesses") if isinstance(data, dict) else None
+    if not isinstance(witnesses, list) or data.get("format") != WITNESS_FORMAT:
+        raise UsageError(f"{args.file}: not a {WITNESS_FORMAT} file", field="format", file=args.file)
+    try:
+        timeout = Fraction(str(data["timeout"]))
+        claims = [(w["bolt"], int(w["loop_pass"]), int(w["position"]), w["trace"], w.get("spout", "?"))
+                  for w in witnesses]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{args.file}: a witness lacks {exc}", field="witnesses", file=args.file) from None
+    rejected = 0
+    for bolt, loop_pass, position, trace, spout in claims:
+        result = check_witness(trace, bolt, loop_pass, position, timeout)
+        rejected += not result.ok
+        print(one_line(f"{spout} at {bolt}: " + (f"accepted: a tuple waits {float(result.wait or 0):.6g} s > "
+                                                 f"{float(timeout):g} s" if result.ok else
+                                                 "rejected: " + "; ".join(result.problems))))
+    return EXIT_FOUND if rejected else EXIT_OK
 
 
 def latency_block(latency: LatencyReport) -> str:

@@ -139,6 +139,12 @@ def test_check_and_verify_answer_per_spout(tmp_path, capsys) -> None:
     written = json.loads(witness_file.read_text())
     (w,) = written["witnesses"]
     assert check_witness(w["trace"], w["bolt"], w["loop_pass"], w["position"], Fraction(30)).ok
+    assert main(["check-witness", str(witness_file)]) == 0
+    assert "sentences at count: accepted: a tuple waits" in capsys.readouterr().out
+    w["loop_pass"] -= 1  # the claim one pass earlier: not a wait beyond the timeout
+    witness_file.write_text(json.dumps(written))
+    assert main(["check-witness", str(witness_file)]) == 1
+    assert "rejected: the tuple waits" in capsys.readouterr().out
     assert main(["verify", proven, "--fail-on", "timeout", "-q"]) == 0
     assert "no timeouts" in capsys.readouterr().out
 
