@@ -138,8 +138,8 @@ def latency_lines(latency: LatencyReport) -> list[str]:
 
     stays = [f"{n} {format_duration(v)}" if v is not None else f"{n} not proven"
              for n, v in latency.sojourn_bound.items()]
-    return [*latency.lines(), "the longest a tuple stays at each bolt (queue and processing), in every run: "
-            + ", ".join(stays)]
+    return [*latency.lines(), *(["the longest a tuple stays at each bolt (queue and processing), in every run: "
+                                 + ", ".join(stays)] if stays else [])]
 
 
 def cmd_check_witness(args: argparse.Namespace) -> int:

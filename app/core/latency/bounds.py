@@ -258,6 +258,7 @@ class LatencyAnalysis:
         sub = self.graph.subgraph(reach)
         if not nx.is_directed_acyclic_graph(sub):
             cycle = [self.names[n] for n in next(iter(nx.simple_cycles(sub)))]
+            cycle.append(cycle[0])
             return SpoutLatency(ident, name, None, reason=(
                 f"its trees reach the cycle {' → '.join(cycle)}: the model does not bound how often a tuple goes "
                 "around it, so no tree is proven to complete"))
