@@ -106,12 +106,12 @@ def build_verified(topo: Topology, results: list[VerifyResult], *, created: date
 
 
 def _latency(topo: Topology) -> dict[str, Any] | None:
-    """Per spout the proven answer against the message timeout (docs/latency.md; proofs only: no witness is
-    searched here), None when the topology is not annotated."""
+    """Per spout the proven answer against the message timeout (docs/latency.md; proofs only: no witness and no
+    max.spout.pending bisection here), None when the topology is not annotated."""
     from app.core.latency.report import latency_report
 
     try:
-        return latency_report(topo, witnesses=False).model_dump()
+        return latency_report(topo, witnesses=False, pending=False).model_dump()
     except TopologyError:
         return None
 

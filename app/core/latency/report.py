@@ -161,14 +161,15 @@ def _answer(lat: LatencyAnalysis, s: SpoutLatency, witnesses: dict[str, LatencyW
 
 
 def latency_report(topo: Topology, *, target: Fraction | None = None, witnesses: bool = True,
-                   budget_s: float = 1.0, figures: RateFigures | None = None) -> LatencyReport:
-    """The latency answers of one topology (`witnesses`: look for certified timeout runs where not proven)."""
+                   budget_s: float = 1.0, figures: RateFigures | None = None, pending: bool = True) -> LatencyReport:
+    """The latency answers of one topology (`witnesses`: look for certified timeout runs where not proven;
+    `pending`: the max.spout.pending bisection, which costs about as much again as the bounds)."""
     lat = LatencyAnalysis(topo, figures)
     spouts = lat.spouts()
     unproven = any(s.bound is None or s.bound > lat.timeout for s in spouts.values())
     found = _witnesses(topo, lat, budget_s) if witnesses and lat.acking and unproven else {}
     answers = {lat.names[k]: _answer(lat, s, found) for k, s in spouts.items()}
-    advice = lat.advice(target)
+    advice = lat.advice(target) if pending else None
     return LatencyReport(
         timeout=float(lat.timeout), acking=lat.acking, failures=lat.model is not None, spouts=answers,
         sojourn_bound={b.name: None if b.sojourn is None else float(b.sojourn) for b in lat.bolts.values()},
