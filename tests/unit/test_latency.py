@@ -196,3 +196,18 @@ def test_the_witness_checker_shares_no_code_with_the_builder() -> None:
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert {m for m in imported if m.startswith("app.")} == {"app.core.tcn.certify"}
+
+
+def test_the_verified_configuration_records_the_answers() -> None:
+    from pathlib import Path
+
+    from app.core.formats import load_topology
+    from app.core.formats.verified import build_verified
+    from app.core.results import VerifyResult
+
+    models = Path(__file__).resolve().parents[2] / "models"
+    topo = load_topology(models / "focused-crawler-reduced-cfg-6.storm.json")
+    doc = build_verified(topo, [VerifyResult(property="growth", verdict="bounded")])
+    answer = doc["latency"]["spouts"]["wpSpout"]
+    assert answer["answer"] == "no-timeouts" and answer["bound_exact"] == "5361/400"
+    assert doc["latency"]["pending"] is None and answer["witness"] is None
