@@ -2,7 +2,8 @@
 
 Answers for every checked bolt (bounded with its queue bound, no repeating run grows, a certified
 lasso, none up to k, unknown).
-Exit codes: 0 no counterexample up to k, no repeating growth or bounded, 1 certified counterexample for some bolt,
+Exit codes: 0 no counterexample up to k, no repeating growth or bounded, 1 certified counterexample for some bolt
+(or, with --fail-on timeout, some spout not proven free of timeouts: docs/latency.md),
 2 bad input, 3 internal error, 4 unknown (time limit, or the solver gave up). On a terminal,
 stderr shows a live status line while searching (-q silences it, --progress prints each bound).
 """
@@ -17,7 +18,7 @@ import sys
 
 from app.cli.common import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_OK, EXIT_UNKNOWN, UsageError, examples, print_result
 from app.cli.console import StatusLine
-from app.cli.options import add_failures_option, add_storm_version_option, positive_seconds
+from app.cli.options import add_failures_option, add_latency_options, add_storm_version_option, positive_seconds
 from app.core.formats import limits
 from app.core.storm.words import duration
 
@@ -187,8 +188,9 @@ def _check_writable(args: argparse.Namespace, path: str) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from app.cli.check import latency_block
     from app.cli.inputs import read_topology
-    from app.cli.options import with_failures, with_storm_version
+    from app.cli.options import latency_of, with_failures, with_storm_version
     from app.cli.outputs import check_output_file, write_output_file
     from app.core.formats.trace import gzip_name, trace_bytes
     from app.core.headroom import headroom
@@ -258,17 +260,26 @@ def cmd_verify(args: argparse.Namespace) -> int:
             if not args.json:
                 log.info("certificates written to %s", args.certificate_out)
     room = None if args.threshold is not None else headroom(topo)
+    latency = latency_of(topo, args)
+    timeouts = latency.not_proven() if args.fail_on == "timeout" else []
     if args.json:
         data = result.to_public_json(written)
         if room is not None:
             data["headroom"] = room.to_json()
+        data["latency"] = latency.model_dump()
+        if args.fail_on == "timeout":
+            data["fail_on"] = {"status": "timeout", "spouts": timeouts}
         print_result("verify", data)
     else:
         print(format_result(result, verbose, [] if room is None else capacity_lines(room)))
+        print(latency_block(latency))
         for i, path in enumerate(written or []):
             bolts = [n for n, v in result.bolts.items() if v.trace_index == i]
             print(f"trace {i + 1} written to {one_line(path)}" + (f" ({', '.join(bolts)})" if bolts else ""))
-    return EXIT_BY_VERDICT[result.verdict]
+        if timeouts:
+            print(one_line(f"--fail-on timeout: {', '.join(timeouts)}"))
+    code = EXIT_BY_VERDICT[result.verdict]
+    return EXIT_FOUND if timeouts and code == EXIT_OK else code
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -295,6 +306,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"refuse bounds k above N positions (default {limits.MAX_K}, or STORMBOUND_MAX_K; the "
                         "encoding grows linearly in k; docs/limits.md)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document on stdout")
+    p.add_argument("--fail-on", choices=["timeout"], dest="fail_on",
+                   help="timeout: exit 1 when some spout's tuple trees are not proven to complete within the message "
+                        "timeout (docs/latency.md), even if no queue grows")
+    add_latency_options(p)
     p.add_argument("--trace-out", dest="trace_out", metavar="PATH",
                    help="write each distinct certified lasso as a trace file: the first to PATH, the next to "
                         "PATH.2.json, PATH.3.json, ... (a final .json of PATH is replaced: lasso.json, lasso.2.json); "

@@ -113,7 +113,7 @@ def poll_loop(client: StormUIClient, topology_id: str, every: float, *, polls: i
 
 class Disagreement(BaseModel):
     bolt: str
-    what: str  # "growth" or "latency"
+    what: str  # "growth", "latency" (a bolt's α) or "complete latency" (a spout's trees against the proven bound)
     model: str
     measured: str
 
@@ -198,9 +198,29 @@ def check_poll(model: Topology, counts: list[PollCounts], poll: Poll, started: f
             if abs(f.alpha_s - b.alpha) > tolerance * b.alpha:
                 line.disagree.append(Disagreement(bolt=b.name, what="latency", model=f"α {b.alpha * 1000:.4g} ms",
                                                   measured=f"α {f.alpha_s * 1000:.4g} ms"))
+    line.disagree += _latency_disagreements(model, spouts)
     if fail_on is not None:
         line.fail = any(s in FAIL_ON[fail_on] for s in line.statuses.values())
     return line
+
+
+def _latency_disagreements(model: Topology, spouts: dict[str, Any]) -> list[Disagreement]:
+    """A spout whose measured complete latency (the Storm UI's, an average over the interval, so below its longest
+    tree) is above the model's proven bound (docs/latency.md): the model's timings do not hold for this run."""
+    from app.core.latency.bounds import LatencyAnalysis
+
+    try:
+        bounds = {s.name: s.bound for s in LatencyAnalysis(model).spouts().values()}
+    except Exception:  # noqa: BLE001 - a model that cannot be checked has no bound
+        return []
+    out = []
+    for name, bound in bounds.items():
+        f = spouts.get(name)
+        measured = getattr(f, "complete_latency_ms", None)
+        if bound is not None and measured is not None and measured / 1000 > bound:
+            out.append(Disagreement(bolt=name, what="complete latency", model=f"at most {float(bound) * 1000:.4g} ms",
+                                    measured=f"{measured:.4g} ms"))
+    return out
 
 
 def format_watch_line(line: WatchLine) -> str:

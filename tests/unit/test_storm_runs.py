@@ -97,7 +97,10 @@ def test_watch_fails_at_the_poll_where_the_overload_starts(capsys: pytest.Captur
     assert [line["poll"] for line in lines] == list(range(1, 8))  # the 6th poll's counts, then count slows down
     assert lines[-1]["fail"] and lines[-1]["statuses"]["count"] == "grows"
     assert lines[-1]["first_to_saturate"] == ["count"] and lines[-1]["headroom"] < 1
-    assert {d["bolt"] for d in lines[-1]["disagree"]} == {"count"}
+    # count's growth and α; and the spout's complete latency, 12.5 ms in this UI, above the 8.75 ms the model proves
+    # for its trees at the document's timings (docs/latency.md)
+    assert {(d["bolt"], d["what"]) for d in lines[-1]["disagree"]} == {
+        ("count", "growth"), ("count", "latency"), ("sentences", "complete latency")}
     assert not any(line["fail"] for line in lines[:-1])
     assert all(line["statuses"].get("count") in (None, "bounded") for line in lines[:-1])
 

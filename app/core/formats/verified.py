@@ -97,7 +97,19 @@ def build_verified(topo: Topology, results: list[VerifyResult], *, created: date
         "solver_bound": {"k": max(bounds) if bounds else None, "k_max": checked.verification.k_max,
                          "k_setting": checked.verification.k},
         "verdicts": [_verdict_entry(r, checked) for r in results],
+        "latency": _latency(checked),
     }
+
+
+def _latency(topo: Topology) -> dict[str, Any] | None:
+    """Per spout the proven answer against the message timeout (docs/latency.md; proofs only: no witness and no
+    max.spout.pending bisection here), None when the topology is not annotated."""
+    from app.core.latency.report import latency_report
+
+    try:
+        return latency_report(topo, witnesses=False, pending=False).model_dump()
+    except TopologyError:
+        return None
 
 
 def verified_bytes(topo: Topology, results: list[VerifyResult], *, created: datetime | None = None) -> bytes:

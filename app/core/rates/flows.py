@@ -113,6 +113,8 @@ class RateFigures:
         self._pinned: set[str] = set()
         self._queue_bound: dict[str, Fraction | None] = {}
         self._in_burst: dict[str, Fraction] = {}
+        # per output stream (component, stream): its every-run curve (rate, burst), the terms in_max sums
+        self._stream_windows: dict[Key, tuple[Fraction, Fraction]] = {}
 
     @cached_property
     def in_max(self) -> dict[str, Fraction]:
@@ -136,6 +138,13 @@ class RateFigures:
         """Per bolt id, the burst of its every-run arrival curve (beside the rate in_max)."""
         _ = self.in_max
         return self._in_burst
+
+    @property
+    def stream_windows(self) -> dict[Key, tuple[Fraction, Fraction]]:
+        """Per output stream (component id, stream): the affine curve (rate, burst) of what it carries in every
+        window of every run (the terms of in_max and in_burst; docs/boundedness.md, "Every run")."""
+        _ = self.in_max
+        return self._stream_windows
 
     @cached_property
     def in_long(self) -> dict[str, Fraction]:
@@ -254,6 +263,10 @@ class RateFigures:
         return weights, ext
 
     # ---- every run: rates and bursts over windows (docs/boundedness.md, "Every run") --------------------------
+    def excess_of(self, ident: str, stream: str) -> Fraction:
+        """H of one output stream (docs/boundedness.md, "Failures" step 6)."""
+        return self._excess(ident, stream)
+
     def _excess(self, ident: str, stream: str) -> Fraction:
         """H of one output stream: emitted ≤ σ_hi · processed + H over any stretch (0 for a spout's emissions)."""
         sigma, _, hi = self.streams[ident][stream]
@@ -306,6 +319,7 @@ class RateFigures:
                 self._queue_bound[m] = None
                 self._pinned.add(m)
             self._bolt_windows(m, in_max[m], rate, burst)
+        self._stream_windows = {key: (r, burst[key]) for key, r in rate.items()}
         return in_max
 
     def _cycle_windows(self, members: list[str], rate: dict[Key, Fraction], burst: dict[Key, Fraction],

@@ -74,6 +74,8 @@ class PropertyState:
     progress: Progress | None = None
     generation: int = -1
     capacity: list[str] = field(default_factory=list)  # the headroom and Storm's response (app/core/headroom.py)
+    # per spout, against the message timeout (docs/latency.md): the short answers, then the sentences
+    timeouts: tuple[list[str], list[str]] = ([], [])
 
     @property
     def colour(self) -> str:
@@ -246,7 +248,7 @@ class VerificationController(QObject):
         self._queue = list(self.states)
         for row, state in enumerate(self.states):
             state.result, state.stale, state.error, state.note = None, False, "", "waiting"
-            state.capacity = []
+            state.capacity, state.timeouts = [], ([], [])
             state.generation = self._generation  # the snapshot's generation: later edits make it stale
             self.property_changed.emit(row)
         self.run_started_at = time.monotonic()
@@ -298,6 +300,7 @@ class VerificationController(QObject):
             return
         state.result = result
         state.capacity = list(self.worker.capacity) if self.worker is not None else []
+        state.timeouts = self.worker.timeouts if self.worker is not None else ([], [])
         state.running = False
         state.stale = state.generation != self._generation
         state.error = ""
