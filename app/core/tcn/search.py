@@ -29,7 +29,7 @@ from app.core.tcn.encode import Cancelled, Encoding
 from app.core.tcn.failing import failure_summary, has_failures
 from app.core.tcn.linear import build_rows, farkas
 from app.core.tcn.network import build_network, lasso_lower_bound
-from app.core.tcn.options import LoopClocks, SearchOptions
+from app.core.tcn.options import LoopClocks, SearchOptions, deepening_schedule
 from app.core.tcn.rate_growth import growth_message, prove_growth
 from app.core.tcn.rate_growth_check import check_growth_certificate
 from app.core.tcn.simulate import build_lasso
@@ -47,17 +47,6 @@ RESTART_FIRST_S = 2.0  # first solver budget per bound; doubled with a new rando
 # only the simulation reaches (StormCrawler's 311,558-position lasso: 49 s on a loaded machine)
 FAILURE_CYCLE_BUDGET_S = 300.0
 LINEAR_BUDGET_S = 10.0  # per target: the linear program over one loop pass (measured: 10-100 ms)
-
-
-def deepening_schedule(k_min: int, k_max: int) -> list[int]:
-    """Bounds to try, ending at k_max: steps of 4 up to 24, then of 8 (monotone in k, so jumps are safe)."""
-    ks: list[int] = []
-    k = max(2, min(k_min, k_max))
-    while k < k_max:
-        ks.append(k)
-        k += 4 if k < 24 else 8
-    ks.append(k_max)
-    return ks
 
 
 def _stats(solver: z3.Solver) -> dict[str, float | int]:
@@ -175,6 +164,7 @@ class Search:
         if isinstance(run, VerifyResult):
             return run
         self._plan(run)
+        self._announce(run, f"searching {', '.join(run.targets)}")
         simulating = self.simulate and self.threshold is None and self.single_k is None
         if simulating:
             self._simulation_phase(run)
@@ -287,6 +277,7 @@ class Search:
         lasso must hold a whole failure cycle (their long simulation comes after the linear program)."""
         for target in (t for phase in run.phases for t in phase):
             if target not in run.verdicts and target not in run.downgraded and not self._stop_reason(run.elapsed()):
+                self._announce(run, f"{target}: building a lasso by simulation")
                 self._simulated(run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
                                 run.verdicts, run.elapsed)
 
@@ -296,6 +287,7 @@ class Search:
         FAILURE_CYCLE_BUDGET_S for each (or what is left of the time limit)."""
         for target in (t for phase in run.phases for t in phase):
             if target in run.downgraded and target not in run.verdicts and not self._stop_reason(run.elapsed()):
+                self._announce(run, f"{target}: a long simulation through a failure cycle")
                 self._simulated(run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
                                 run.verdicts, run.elapsed, bounded_without_failures=True,
                                 budget_s=FAILURE_CYCLE_BUDGET_S)
@@ -307,6 +299,7 @@ class Search:
         for target in run.targets:
             if target in run.verdicts or self._stop_reason(run.elapsed()):
                 continue
+            self._announce(run, f"{target}: a proof of growth by rates")
             cert = prove_growth(run.nets[target].topology, target)
             if cert is None:
                 continue
@@ -331,6 +324,7 @@ class Search:
             if target in run.verdicts or self._stop_reason(run.elapsed()):
                 continue
             net = run.nets[target]
+            self._announce(run, f"{target}: the linear program over one loop pass")
             started = time.monotonic()
             rows = build_rows(net, target)
             budget = LINEAR_BUDGET_S if self.timeout_s is None else min(LINEAR_BUDGET_S,
@@ -373,6 +367,7 @@ class Search:
             if k < shortest.get(target, 0):  # provably no lasso this short: no solver call
                 run.proven[target] = k
                 continue
+            self._announce(run, f"{target}: the solver at k = {k}", k)
             outcome = self._solve(run.nets[target], k, target, run.targets, run.steady, run.notes, run.elapsed)
             if isinstance(outcome, str):
                 if outcome == "unsat":
@@ -591,6 +586,11 @@ class Search:
     def _report(self, k: int, elapsed: float, solver: z3.Solver, message: str) -> None:
         if self.progress is not None:
             self.progress(Progress(k=k, elapsed_s=elapsed, stats=_stats(solver), message=message))
+
+    def _announce(self, run: _Run, doing: str, k: int = 0) -> None:
+        """Every verdict known so far and what the search does next (a progress report without a message)."""
+        if self.progress is not None:
+            self.progress(Progress(k=k, elapsed_s=run.elapsed(), doing=doing, verdicts=dict(run.verdicts)))
 
 
 def verify(topo: Topology, options: SearchOptions | None = None, *,

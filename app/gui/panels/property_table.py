@@ -130,11 +130,15 @@ class PropertyTableModel(QAbstractTableModel):
             if column == TIME:
                 return "" if result is None else f"{result.elapsed_s:.1f} s"
             return None
+        if role == Qt.ItemDataRole.ToolTipRole and column == VERDICT and state.verdict_words:
+            return f"{state.spec.title}: {state.verdict_words}"
         return self._decoration(colour, column, role, state.spec.title)
 
     def _bolt_data(self, state: PropertyState, bolt: str, column: int, role: int) -> Any:
         verdict = state.bolt_verdict(bolt)
-        if verdict is None:
+        if verdict is None and state.running and state.doing.startswith(f"{bolt}: "):
+            text = "searching: " + state.doing.removeprefix(f"{bolt}: ")
+        elif verdict is None:
             text = "verifying…" if state.running else ("" if state.result is None else "not searched")
         else:
             text = bolt_verdict_words(verdict)

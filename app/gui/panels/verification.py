@@ -41,10 +41,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.formats.verified import bolt_verdict_words
+from app.core.formats.verified import bolt_verdict_words, result_headline
 from app.core.results import BoltVerdict, VerifyResult
 from app.gui.document import DocumentModel
-from app.gui.panels.property_table import COLUMNS, MARKER_COLOURS, PropertyTableModel, marker_icon
+from app.gui.panels.property_table import (
+    COLUMNS,
+    MARKER_COLOURS,
+    VERDICT_TEXT_COLOURS,
+    PropertyTableModel,
+    marker_icon,
+)
 from app.gui.panels.trace_view import TraceView, save_bytes
 from app.gui.panels.verification_controller import (
     VERDICT_MARKER,
@@ -92,8 +98,13 @@ class VerificationPanel(QWidget):
         splitter.addWidget(self.details)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 2)
+        # the answer at a glance, over the list: what grows first ("status grows; 9 bounded")
+        self.headline_label = QLabel("")
+        self.headline_label.setObjectName("verification_headline")
+        self.headline_label.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
+        layout.addWidget(self.headline_label)
         layout.addWidget(splitter, 1)
         layout.addWidget(self.capacity_label)
         layout.addWidget(self.progress_label)
@@ -259,12 +270,26 @@ class VerificationPanel(QWidget):
         if self.states:
             self.select(min(max(self._selected_property, 0), len(self.states) - 1))
         self._show_details()
+        self._show_headline()
         self._update_buttons()
 
     def _on_property_changed(self, row: int) -> None:
         if self.selected()[0] == row:
             self._show_details()
+        self._show_headline()
         self._update_buttons()
+
+    def _show_headline(self) -> None:
+        """Each property's verdict at a glance, in its marker's colour, one line each (hidden before any)."""
+        lines = [(s.verdict_text, s.colour) for s in self.states if s.result is not None or s.running or s.partial]
+        self.headline_label.setText("<br>".join(
+            f"<span style='font-size:large; font-weight:bold; color:{VERDICT_TEXT_COLOURS[colour]}'>"
+            f"{_html(text)}</span>" for text, colour in lines))
+        self.headline_label.setVisible(bool(lines))
+
+    def headline(self) -> str:
+        """The headline's text (also used by tests): each shown property's verdict at a glance, a line each."""
+        return "\n".join(s.verdict_text for s in self.states if s.result is not None or s.running or s.partial)
 
     def _show_details(self) -> None:
         row, bolt = self.selected()
@@ -272,7 +297,11 @@ class VerificationPanel(QWidget):
             self.details.clear()
             return
         state = self.states[row]
-        parts = [f"<b>{_html(state.spec.title)}</b>: {_html(state.verdict_text)}"]
+        parts = [f"<b>{_html(state.verdict_text)}</b>"]
+        if state.verdict_words and state.verdict_words != state.verdict_text.removeprefix("stale: "):
+            parts.append(f"{_html(state.spec.title)}: {_html(state.verdict_words)}")
+        else:
+            parts.append(_html(state.spec.title))
         if state.stale:
             parts.append("<i>The model changed since this result: verify again.</i>")
         if state.error:
@@ -432,13 +461,16 @@ class VerificationPanel(QWidget):
         result = self.states[row].result
         if result is None or result.trace is None:
             return False
-        trace, caption = result.trace, self.states[row].spec.title
+        state = self.states[row]
+        # what grows first, the property second ("status grows; 9 bounded — unbounded growth of …: counterexample")
+        trace, caption = result.trace, f"{result_headline(result)} — {state.spec.title.lower()}: {state.verdict_words}"
         if bolt is not None:
             verdict = result.bolts.get(bolt)
             if verdict is None or verdict.trace_index is None or verdict.trace_index >= len(result.traces):
                 return False
             trace = result.traces[verdict.trace_index]
-            caption = f"{caption}: {bolt} grows (lasso {verdict.trace_index + 1} of {len(result.traces)})"
+            caption = (f"{bolt} grows (lasso {verdict.trace_index + 1} of {len(result.traces)}) — "
+                       f"{result_headline(result)}")
         self.trace_row = row
         if self.states[row].stale:
             caption = "Stale (the model changed since): " + caption
