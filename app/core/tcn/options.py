@@ -16,17 +16,6 @@ from app.core.topology import Topology
 LoopClocks = Literal["equal", "region"]
 
 
-def deepening_schedule(k_min: int, k_max: int) -> list[int]:
-    """Bounds to try, ending at k_max: steps of 4 up to 24, then of 8 (monotone in k, so jumps are safe)."""
-    ks: list[int] = []
-    k = max(2, min(k_min, k_max))
-    while k < k_max:
-        ks.append(k)
-        k += 4 if k < 24 else 8
-    ks.append(k_max)
-    return ks
-
-
 @dataclass(frozen=True)
 class SearchOptions:
     """What one search looks for and how long it may take; None takes the document's verification settings."""
