@@ -79,3 +79,66 @@ def test_the_progress_line_says_what_the_time_is_spent_on(qtbot) -> None:
     with qtbot.waitSignal(panel.all_finished, timeout=180_000):
         panel.start()
     assert any("1 of 11 bolts left, now status: building a lasso by simulation" in line for line in lines), lines
+
+
+@pytest.mark.timeout(300)
+def test_crawler_window_trace_layout_and_inspector_explanation(qtbot, make_window) -> None:
+    """At 1600×1000: the growing bolt's plot first and at least 150 px high, every plot titled horizontally with no
+    two titles overlapping, each y axis fitted to its own data; the selected bolt's explanation in the Inspector."""
+    window = make_window()
+    window.resize(1600, 1000)
+    assert window.open_path(CRAWLER, ask=False)
+    panel = window.verification_panel
+    with qtbot.waitSignal(panel.all_finished, timeout=240_000):
+        panel.action_verify.trigger()
+    panel.trace_dock.raise_()
+    qtbot.wait(200)
+    plots = panel.trace_view.drawn.plots
+    assert list(plots)[0] == "status" and plots["status"].sceneBoundingRect().height() >= 150
+    assert all(plots[n].sceneBoundingRect().height() < 150 for n in list(plots)[1:])  # context: small
+    titles = [p.titleLabel for p in plots.values()]
+    assert all(t.isVisible() and t.text for t in titles) and "status (+" in titles[0].text
+    rects = [t.sceneBoundingRect() for t in titles]
+    assert all(not a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1:])
+    assert all(p.getAxis("left").labelText == "" for p in plots.values())  # no rotated labels beside the axes
+    status_top, filter_top = (plots[n].vb.viewRange()[1][1] for n in ("status", "filter"))
+    assert status_top > 100 > filter_top  # each scaled to its own data: status grows, filter stays near 0
+    # the scroll area holds every plot at its height: the others are reached by scrolling, not squeezed
+    assert panel.trace_view.plots.minimumHeight() >= panel.trace_view.drawn.height
+    window.scene.select_ids({window.document.topology().bolt_by_name("status").id})
+    why = window.inspector.explanation
+    assert why.isVisible()
+    text = why.text.text()
+    assert "Utilisation ρ = 2.73 (grows)" in text and "its queue grows by about 173 tuples/s" in text
+    assert "Unbounded growth of every bolt: grows: lasso 1" in text and "status's queue gains" in text
+    window.scene.select_ids({window.document.topology().bolt_by_name("fetcher").id})
+    assert "bounded (rate proof, queue < 4.024)" in why.text.text() and "receives at most" in why.text.text()
+
+
+def test_gui_notes_name_the_dialog_not_the_command_line_option(make_window) -> None:
+    from app.gui.app_words import cli_words, in_app_words
+
+    flux = Path(__file__).resolve().parents[1] / "data" / "flux" / "stormcrawler" / "crawler.flux"
+    window = make_window()
+    window.dialogs.answers["open_file"] = ""  # no properties file chosen: the notes say how to give one
+    assert window.storm_io.import_flux_path(flux, ask=True)
+    kind, title, text = window.dialogs.shown[-1]
+    assert (kind, title) == ("info", "Imported Flux file")
+    assert "give --filter" not in text and "import it again with File ▸ Import ▸ Flux…" in text
+    assert cli_words(text) == [], text
+    # every hint of the table is replaced, and nothing option-like is left in its replacement
+    samples = ["${v} is not defined: give --filter FILE.properties", "${v} needs --env (environment variable "
+               "substitution)", "try a larger k (e.g. --k-max 80)", "(import with --lag-interval S to add the lag's "
+               "growth)", "Storm 2.x (no version given: set one with --storm-version or stormbound.storm_version)",
+               "a bound of at least 900 positions (--k-max 900; an encoding grows",
+               "exists: give --force to replace it"]
+    assert [cli_words(in_app_words(s)) for s in samples] == [[]] * len(samples)
+
+
+def test_an_old_document_opens_in_the_app_with_its_one_line_note(make_window) -> None:
+    old = Path(__file__).resolve().parents[1] / "data" / "old-documents" / "b360b52-crawler-annotated.storm.json"
+    window = make_window()
+    assert window.open_path(old, ask=False)
+    message = window.statusBar().currentMessage()
+    assert "schema_version 1, before declared streams" in message and "tika on shunt" in message
+    assert window.document.topology().bolt_by_name("shunt").streams == ["tika"]

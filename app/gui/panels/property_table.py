@@ -15,6 +15,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPixmap
 
 from app.core.formats.verified import bolt_verdict_words
+from app.gui.app_words import in_app_words
 from app.gui.panels.verification_controller import MARKER_MEANING, PropertyState, VerificationController
 
 MARKER_COLOURS = {"grey": "#9e9e9e", "red": "#d32f2f", "green": "#388e3c", "amber": "#f5a300"}
@@ -156,7 +157,7 @@ class PropertyTableModel(QAbstractTableModel):
             return bolt
         tip = f"{bolt}'s own verdict: double-click to open its lasso"
         if role == Qt.ItemDataRole.ToolTipRole and column == VERDICT:
-            return verdict.message if verdict is not None and verdict.message else text
+            return in_app_words(verdict.message) if verdict is not None and verdict.message else text
         return self._decoration(state.bolt_colour(bolt), column, role, tip)
 
     @staticmethod

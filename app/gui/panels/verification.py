@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 
 from app.core.formats.verified import bolt_verdict_words, result_headline
 from app.core.results import BoltVerdict, VerifyResult
+from app.gui.app_words import in_app_words
 from app.gui.document import DocumentModel
 from app.gui.panels.property_table import (
     COLUMNS,
@@ -335,7 +336,7 @@ class VerificationPanel(QWidget):
             parts.append("<br>".join(_html(f) for f in facts))
             if result.notes:
                 parts.append("Notes:<ul>" + "".join(f"<li>{_html(n)}</li>" for n in result.notes) + "</ul>")
-        self.details.setHtml("<p>" + "</p><p>".join(parts) + "</p>")
+        self.details.setHtml(in_app_words("<p>" + "</p><p>".join(parts) + "</p>"))
 
     def _on_selection_changed(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
         self._show_details()
@@ -423,9 +424,9 @@ class VerificationPanel(QWidget):
             return
         short = lines[0].split(": every bolt")[0]
         rest = lines[0].split("; ", 1)[1] if "; " in lines[0] else ""
-        self.capacity_label.setText(f"Capacity: {short}" + (f"; {rest}" if rest else "")
+        self.capacity_label.setText(in_app_words(f"Capacity: {short}") + (f"; {in_app_words(rest)}" if rest else "")
                                     + (" — overloaded: see the tooltip" if len(lines) > 1 else ""))
-        self.capacity_label.setToolTip("\n".join(lines))
+        self.capacity_label.setToolTip(in_app_words("\n".join(lines)))
         self.capacity_label.setVisible(True)
 
     def raise_trace(self) -> None:

@@ -12,6 +12,8 @@ GUI thread, so worker signals reach its bound methods there.
 
 from __future__ import annotations
 
+import importlib
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -120,6 +122,19 @@ class PropertyState:
         return "grey" if self.stale else VERDICT_MARKER[verdict.verdict]
 
 
+_WARMING: list[threading.Thread] = []
+
+
+def warm_up_verifier() -> None:
+    """Import the verifier (z3, the search's phases: about a second) in a background thread, once per process,
+    so that the first Verify shows the rate check's verdicts at once instead of after the imports."""
+    if not _WARMING:
+        thread = threading.Thread(target=importlib.import_module, args=("app.core.tcn.search",),
+                                  name="stormbound-warm-up", daemon=True)
+        _WARMING.append(thread)
+        thread.start()
+
+
 def property_specs(topo: Topology) -> list[PropertySpec]:
     """The properties the document asks for: growth of the checked bolts, and the queue threshold."""
     names = [b.name for b in topo.checked_bolts()]
@@ -159,6 +174,8 @@ class VerificationController(QObject):
         self.run_started_at = 0.0
         self.last_cancel_latency_s: float | None = None
         self.snapshot: Topology = document.topology()
+        if search_factory is None:  # the real verifier: loaded while the user looks at the document
+            warm_up_verifier()
         document.changed.connect(self._on_document_changed)
         document.document_replaced.connect(self._on_document_replaced)
         self.rebuild(keep=False)
