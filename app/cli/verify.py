@@ -219,6 +219,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     status = StatusLine(on_tty and not args.progress and not verbose).start()
 
     def show(progress) -> None:
+        if not progress.message:  # what the search does next and the verdicts so far: the app's, not a line here
+            return
         log.info("%s (%.1f s)", progress.message, progress.elapsed_s)
         if args.progress and not verbose:
             print(f"  {progress.message} ({progress.elapsed_s:.1f} s)", file=sys.stderr, flush=True)

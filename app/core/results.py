@@ -17,15 +17,6 @@ Verdict = Literal["counterexample", "unbounded", "none-up-to-k", "no-repeating-g
 PropertyKind = Literal["growth", "threshold"]
 
 
-class Progress(BaseModel):
-    """A progress report from a running search (sent through a callback)."""
-
-    k: int
-    elapsed_s: float
-    stats: dict[str, float | int] = Field(default_factory=dict, description="z3 statistics of the last check")
-    message: str = ""
-
-
 class LinearCertificate(BaseModel):
     """Farkas multipliers proving that no lasso makes `target`'s queue grow (docs/verifier.md, "Linear
     program"): the rows of one loop pass, named, each weighted by an exact fraction ("p/q"), whose sum
@@ -129,6 +120,19 @@ class BoltVerdict(BaseModel):
     flood_certificate: FloodCertificate | None = Field(
         default=None, description="verdict 'unbounded': the source's evidence and the exact drain inequality")
     message: str = ""
+
+
+class Progress(BaseModel):
+    """A progress report from a running search (sent through a callback): a step of the solver (`message`), or,
+    without a message, what the search does next (`doing`) with every checked bolt's verdict known so far
+    (`verdicts`: the rate check's at once, then each as the search decides it)."""
+
+    k: int
+    elapsed_s: float
+    stats: dict[str, float | int] = Field(default_factory=dict, description="z3 statistics of the last check")
+    message: str = ""
+    doing: str = Field(default="", description="what the search does next, in words")
+    verdicts: dict[str, BoltVerdict] = Field(default_factory=dict, description="checked bolts decided so far")
 
 
 class VerifyResult(BaseModel):

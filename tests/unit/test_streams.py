@@ -23,7 +23,7 @@ def crawler(idle: float = 0) -> dict[str, Any]:
     """StormCrawler's shape in small: fetch and parse send a `status` stream (a fraction of their tuples)
     to one updater, parse has a `tika` side stream, the spout a `deletion` stream."""
     return {
-        "name": "crawler",
+        "schema_version": 2, "name": "crawler",
         "spouts": [{"name": "urls", "rate": 4, "burst": 1, "streams": ["deletion"],
                     "stream_ratio": {"deletion": 0.25}}],
         "bolts": [

@@ -75,6 +75,57 @@ def bolt_verdict_words(verdict: BoltVerdict) -> str:
     return "unknown"
 
 
+# The headline names the checked bolts by verdict, worst first: (kind, words for one bolt, words for several,
+# whether the bolts are named). A kind missing here is counted under its own name, after these.
+HEADLINE_KINDS: tuple[tuple[str, str, str, bool], ...] = (
+    ("counterexample", "grows", "grow", True),
+    ("unknown", "unknown", "unknown", False),
+    ("none-up-to-k", "no lasso up to k", "no lasso up to k", False),
+    ("no-repeating-growth", "no repeating growth", "no repeating growth", False),
+    ("bounded", "bounded", "bounded", False),
+)
+HEADLINE_NAMES = 3  # growing bolts named before "and N more"
+
+
+def _named(names: list[str]) -> str:
+    """"a", "a and b", "a, b, c and 2 more"."""
+    if len(names) > HEADLINE_NAMES:
+        return f"{', '.join(names[:HEADLINE_NAMES])} and {len(names) - HEADLINE_NAMES} more"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def headline(verdicts: dict[str, BoltVerdict], checked: list[str], *, searching: bool = False) -> str:
+    """What the checked bolts' verdicts say at a glance, what grows first: "status grows; 9 bounded",
+    "all 4 bounded", "status grows; 9 bounded; 1 searching…" (`searching`: the bolts without a verdict yet)."""
+    names = [n for n in checked if n in verdicts] + [n for n in verdicts if n not in checked]
+    by_kind: dict[str, list[str]] = {}
+    for name in names:
+        by_kind.setdefault(verdicts[name].verdict, []).append(name)
+    known = [k for k, *_ in HEADLINE_KINDS]
+    rows = list(HEADLINE_KINDS) + [(k, k, k, False) for k in by_kind if k not in known]
+    parts = []
+    for kind, one, several, named in rows:
+        group = by_kind.get(kind, [])
+        if not group:
+            continue
+        words = one if len(group) == 1 else several
+        parts.append(f"{_named(group)} {words}" if named or len({*checked, *names}) == 1 else f"{len(group)} {words}")
+    waiting = len([n for n in checked if n not in verdicts])
+    if waiting and searching:
+        parts.append(f"{waiting} searching…")
+    if len(parts) == 1 and not by_kind.get("counterexample") and len(names) > 1 and not waiting:
+        return f"all {parts[0]}"
+    return "; ".join(parts)
+
+
+def result_headline(result: VerifyResult) -> str:
+    """A result at a glance: the checked bolts by verdict for the growth property ("status grows; 9 bounded"),
+    the verdict in words otherwise (a threshold, or a result without per-bolt verdicts)."""
+    if result.property != "growth" or not result.bolts:
+        return verdict_words(result)
+    return headline(result.bolts, result.checked or list(result.bolts))
+
+
 def build_verified(topo: Topology, results: list[VerifyResult], *, created: datetime | None = None) -> dict[str, Any]:
     """The verified-configuration document for `topo` and the verdicts found for it.
 

@@ -49,6 +49,7 @@ class Search(SearchControl):
         if isinstance(run, VerifyResult):
             return run
         plan(self, run)
+        self.announce(run, f"searching {', '.join(run.targets)}")
         simulating = self.simulate and self.threshold is None and self.single_k is None
         if simulating:
             simulation_phase(self, run)

@@ -24,6 +24,7 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
     for target in run.targets:
         if target in run.verdicts or search.stop_reason(run.elapsed()):
             continue
+        search.announce(run, f"{target}: a proof of growth by rates")
         cert = prove_growth(run.nets[target].topology, target)
         if cert is None:
             continue
@@ -49,6 +50,7 @@ def linear_phase(search: SearchControl, run: Run) -> None:
         if target in run.verdicts or search.stop_reason(run.elapsed()):
             continue
         net = run.nets[target]
+        search.announce(run, f"{target}: the linear program over one loop pass")
         started = time.monotonic()
         rows = build_rows(net, target)
         budget = LINEAR_BUDGET_S if search.timeout_s is None else min(LINEAR_BUDGET_S,

@@ -40,6 +40,7 @@ def deepening_phase(search: SearchControl, run: Run) -> None:
         if k < shortest.get(target, 0):  # provably no lasso this short: no solver call
             run.proven[target] = k
             continue
+        search.announce(run, f"{target}: the solver at k = {k}", k)
         outcome = _solve(search, run.nets[target], k, target, run.targets, run.steady, run.notes, run.elapsed)
         if isinstance(outcome, str):
             if outcome == "unsat":
