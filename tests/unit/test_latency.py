@@ -195,7 +195,7 @@ def test_the_witness_checker_shares_no_code_with_the_builder() -> None:
     tree = ast.parse(Path(checker.__file__).read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert {m for m in imported if m.startswith("app.")} == {"app.core.tcn.certify"}
+    assert {m for m in imported if m.startswith("app.")} == {"app.core.tcn.check.certify"}
 
 
 def test_the_verified_configuration_records_the_answers() -> None:
