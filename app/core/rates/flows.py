@@ -38,6 +38,7 @@ from app.core.rates.cycles import Weights, cycle_fixpoint, solve_linear
 from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
 
 CYCLE_ROUNDS = 60
+_LAZY = ("in_max", "in_long", "in_min", "in_nominal")  # RateFigures' flows, computed when first read
 Key = tuple[str, str]  # (component id, stream name)
 
 
@@ -113,6 +114,19 @@ class RateFigures:
         self._pinned: set[str] = set()
         self._queue_bound: dict[str, Fraction | None] = {}
         self._in_burst: dict[str, Fraction] = {}
+
+    def with_streams_kept(self, keep: dict[str, Fraction]) -> RateFigures:
+        """These figures with every output stream of each component in `keep` carrying only that share (> 0) of
+        what it carries here: a sibling whose flows are computed afresh (this one is not changed; the graph is
+        the same, a positive share closes the same cycles)."""
+        sibling = object.__new__(RateFigures)
+        sibling.__dict__.update({k: v for k, v in self.__dict__.items() if k not in _LAZY})
+        sibling.streams = {**self.streams, **{j: {name: (sigma * share, lo * share, hi * share)
+                                                  for name, (sigma, lo, hi) in self.streams[j].items()}
+                                              for j, share in keep.items()}}
+        sibling.cycles_solved = True
+        sibling._pinned, sibling._queue_bound, sibling._in_burst = set(), {}, {}
+        return sibling
 
     @cached_property
     def in_max(self) -> dict[str, Fraction]:

@@ -11,7 +11,6 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent, QGraphicsTextItem
 
-from app.core.rates import rate_check
 from app.core.topology import Position
 from app.gui.canvas.items import EdgeItem, NodeItem, PortItem, RubberLink
 from app.gui.commands import AddSubscriptionCommand, ConnectionRefused, MoveComponentsCommand
@@ -116,7 +115,7 @@ class CanvasScene(QGraphicsScene):
         """Colour every bolt by the rate check's utilisation (instant, so after every change)."""
         topo = self.document.topology()
         try:
-            report = rate_check(topo, suggest=False) if topo.bolts else None
+            report = self.document.rates().report(suggest=False) if topo.bolts else None
         except Exception:  # a document mid-edit (e.g. no spout) may not be analysable yet
             report = None
         for b in topo.bolts:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, Signal
 
 from app.core.formats.verified import verdict_words, verified_bytes
+from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, Progress, PropertyKind, VerifyResult
 from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.topology import Problem, Topology, TopologyError, parse_topology
@@ -147,9 +148,20 @@ class VerificationController(QObject):
         self.run_started_at = 0.0
         self.last_cancel_latency_s: float | None = None
         self.snapshot: Topology = document.topology()
+        self.rates: RateAnalysis | None = None  # the snapshot's rate analysis, shared by its searches
         document.changed.connect(self._on_document_changed)
         document.document_replaced.connect(self._on_document_replaced)
         self.rebuild(keep=False)
+
+    def _rates_of(self, topo: Topology) -> RateAnalysis | None:
+        """The rate analysis of the snapshot to verify: the document's own when it is of the same topology (the
+        canvas made it already), else a new one (its figures are computed by the first search that reads them,
+        in its worker); None when the rate check refuses the document (each search then says why)."""
+        try:
+            rates = self.document.rates()
+            return rates if rates.of(topo) else RateAnalysis(topo)
+        except Exception:  # noqa: BLE001 - the search reports the same problem in its own words
+            return None
 
     # ---- queries -------------------------------------------------------------------------------
     def is_running(self) -> bool:
@@ -243,6 +255,7 @@ class VerificationController(QObject):
             self.all_finished.emit()
             return
         self.snapshot = topo
+        self.rates = self._rates_of(topo)
         self._queue = list(self.states)
         for row, state in enumerate(self.states):
             state.result, state.stale, state.error, state.note = None, False, "", "waiting"
@@ -263,7 +276,7 @@ class VerificationController(QObject):
         state = self._queue.pop(0)
         state.running, state.error, state.note, state.progress = True, "", "", None
         worker = VerifyWorker(self.snapshot, prop=state.spec.kind, options=self.options(state.spec),
-                              search_factory=self.search_factory)
+                              search_factory=self.search_factory, rates=self.rates)
         worker.progress.connect(self._on_progress)
         worker.result_ready.connect(self._on_result)
         worker.failed.connect(self._on_failed)
