@@ -168,7 +168,12 @@ def headroom(topo: Topology, rates: RateAnalysis | None = None) -> Headroom:
         solved["nominal"] = at(f).cycles_solved
         return at(f).nominal
 
-    h, limiting, found = _linear_factor(largest, lambda i, c: i < c)
+    h: Fraction | None
+    limiting: list[str]
+    if rates.figures.amplifying:  # at every factor a member of the cycle saturates: none is proven (decided
+        h, limiting, found = Fraction(0), [], False  # as the shrinking would end; docs/boundedness.md)
+    else:
+        h, limiting, found = _linear_factor(largest, lambda i, c: i < c)
     # a cycle solved exactly is linear below the caps as an acyclic topology is; one iterated is not
     h_exact = found and (not cyclic or solved.get("largest", False))
     if found and not h_exact and h is not None:
@@ -190,17 +195,19 @@ def headroom(topo: Topology, rates: RateAnalysis | None = None) -> Headroom:
         h = lo.limit_denominator(10**9) if _all_bounded(topo, lo.limit_denominator(10**9)) else lo
         worst = margins(scaled(topo, hi))
         limiting = [n for n, (i, c) in worst.items() if not i < c]
-    g, first, _ = _linear_factor(nominal, lambda i, c: i <= c)
-    g_exact = not cyclic or solved.get("nominal", False)
-    if not g_exact:
-        # in an iterated cycle the finite iteration leaves tied bolts a hair apart (in an order that varies)
-        g, first, _ = _linear_factor(nominal, lambda i, c: i <= c, Fraction(1, 10**9))
     # a cycle whose gain is at least one amplifies any inflow without bound: the rate check says no parallelism
     # can fix such a bolt, and its finite iteration would give a tiny factor instead of none (the failure-free
     # suggestion: with failures on, None also means "not proven with failures")
     amplified = [n for n, p in rates.fluid_suggestion().items() if p is None] if cyclic else []
+    g: Fraction | None
     if amplified:
         g, first, g_exact = Fraction(0), amplified, False
+    else:
+        g, first, _ = _linear_factor(nominal, lambda i, c: i <= c)
+        g_exact = not cyclic or solved.get("nominal", False)
+        if not g_exact:
+            # in an iterated cycle the finite iteration leaves tied bolts a hair apart (in an order that varies)
+            g, first, _ = _linear_factor(nominal, lambda i, c: i <= c, Fraction(1, 10**9))
     storm = forecast(topo, g, first, rates.nominal_margins()) if g is not None and g < 1 else None
     return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact, ignores_failures=report.failures,
                     observed=topo.storm.observed, message_timeout_secs=topo.storm.message_timeout_secs,
