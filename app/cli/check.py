@@ -185,16 +185,17 @@ def latency_block(latency: LatencyReport) -> str:
 def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
     from app.core.headroom import headroom
-    from app.core.rates import idle_warning, rate_check
+    from app.core.rates import RateAnalysis, idle_warning
     from app.core.storm.lines import capacity_lines
     from app.core.storm.rebalance import rebalance_lines, running_from_document
     from app.core.topology import one_line
 
     topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
-    report = rate_check(topo)
+    rates = RateAnalysis(topo)  # the one analysis of this document: the report, the headroom
+    report = rates.report()
     log.info("rate check: %s", ", ".join(f"{n} {b.status}" for n, b in report.bolts.items()))
     warning = idle_warning(topo)
-    latency = latency_of(topo, args)
+    latency = latency_of(topo, args, rates=rates)
     failing: list[str] = []
     if args.fail_on == "timeout":
         failing = latency.not_proven()
@@ -203,7 +204,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if warning is not None:
         log.info("%s", warning.message)
         print(f"{args.file}: warning: {warning.field}: {warning.message}", file=sys.stderr)
-    room = headroom(topo, report)
+    room = headroom(topo, rates)
     wanted = {n: s for n, s in report.suggested_parallelism.items() if s is not None}
     commands = rebalance_lines(topo.name, running_from_document(topo), wanted)
     if args.json:

@@ -148,7 +148,7 @@ def check_poll(model: Topology, counts: list[PollCounts], poll: Poll, started: f
     """The model re-checked with the figures measured since the previous poll whose counts differ (and at least
     half of `min_interval`, the poll interval, before this one)."""
     from app.core.headroom import headroom
-    from app.core.rates import rate_check
+    from app.core.rates import RateAnalysis, rate_check
 
     line = WatchLine(poll=poll.poll, t=poll.t, elapsed_s=round(poll.t - started, 3))
     if not poll.ok:
@@ -167,8 +167,9 @@ def check_poll(model: Topology, counts: list[PollCounts], poll: Poll, started: f
     line.interval_s = round(counts[j].t - counts[i].t, 6)
     measured = measured_topology(model, spouts, bolts)
     try:
-        report = rate_check(measured, suggest=False)
-        room = headroom(measured, report)
+        rates = RateAnalysis(measured)
+        report = rates.report(suggest=False)
+        room = headroom(measured, rates)
         annotated = rate_check(model, suggest=False)
     except Exception as err:  # noqa: BLE001 - a topology still not annotated: one note, the watch goes on
         line.note = f"the model cannot be checked yet: {str(err).splitlines()[0][:160]}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.core.rates import RateAnalysis
 from app.core.results import Progress, VerifyResult
 from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.options import SearchOptions
@@ -70,6 +71,6 @@ class Search(SearchControl):
 
 
 def verify(topo: Topology, options: SearchOptions | None = None, *,
-           progress: Callable[[Progress], None] | None = None) -> VerifyResult:
+           progress: Callable[[Progress], None] | None = None, rates: RateAnalysis | None = None) -> VerifyResult:
     """Run one :class:`Search` to the end (convenience for the CLI and tests)."""
-    return Search(topo, options, progress=progress).run()
+    return Search(topo, options, progress=progress, rates=rates).run()
