@@ -61,6 +61,7 @@ class PollCounts(BaseModel):
     capacity: dict[str, float] = Field(default_factory=dict)
     lag: dict[str, int] = Field(default_factory=dict)
     complete_ms: dict[str, float] = Field(default_factory=dict)
+    page_t: dict[str, float] = Field(default_factory=dict)  # when each component's page was read (else t)
 
 
 def _k(*parts: str) -> str:
@@ -70,7 +71,7 @@ def _k(*parts: str) -> str:
 def poll_counts(poll: Poll) -> PollCounts:
     """The counters of one successful poll (component pages read with window=:all-time)."""
     page = poll.topology
-    out = PollCounts(t=poll.t)
+    out = PollCounts(t=poll.t, page_t=dict(poll.page_t))
     for key, kinds in (("spouts", out.spouts), ("bolts", out.bolts)):
         for row in page.get(key) or []:
             found = row.get("spoutId" if key == "spouts" else "boltId") if isinstance(row, dict) else None
@@ -272,6 +273,11 @@ def figures_between(counts: list[PollCounts], i: int, j: int) -> tuple[dict[str,
         ss = streams.get(name, set())
         return ["default"] if "default" in ss and len(ss) > 1 else sorted(ss)
 
+    def span(name: str) -> float:
+        """The time between the two readings of this component's page (each page is read at its own moment)."""
+        a, b = counts[i].page_t.get(name), counts[j].page_t.get(name)
+        return b - a if a is not None and b is not None and b > a else dt
+
     for name in sorted(names_s):
         sf = SpoutFigures(name=name, executors=last.spouts.get(name, 1), complete_latency_ms=last.complete_ms.get(name),
                           lag_last=last.lag.get(name))
@@ -279,9 +285,10 @@ def figures_between(counts: list[PollCounts], i: int, j: int) -> tuple[dict[str,
         if dt > 0:
             emitted = sum(_delta(counts, _k("out", name, s), i, j) for s in own(name))
             failed = _delta(counts, _k("failed", name), i, j)
-            sf.emitted_rate = emitted / dt
-            sf.failed_rate = failed / dt
-            sf.acked_rate = _delta(counts, _k("acked", name), i, j) / dt
+            own_dt = span(name)
+            sf.emitted_rate = emitted / own_dt
+            sf.failed_rate = failed / own_dt
+            sf.acked_rate = _delta(counts, _k("acked", name), i, j) / own_dt
             sf.replayed_rate = min(sf.failed_rate, sf.emitted_rate)
             sf.fresh_rate = sf.emitted_rate - sf.replayed_rate
             lag_points = [(c.t, float(c.lag[name])) for c in counts[i:j + 1] if name in c.lag]
@@ -298,9 +305,8 @@ def figures_between(counts: list[PollCounts], i: int, j: int) -> tuple[dict[str,
         if dt > 0:
             executed = sum(_delta(counts, _k("exec", name, s, st), i, j) for s, st in inputs)
             busy = sum(_delta(counts, _k("busy", name, s, st), i, j) for s, st in inputs)
-            arrived = sum(_delta(counts, _k("out", s, st), i, j) for s, st in inputs)
-            f.executed_rate = executed / dt
-            f.arrival_rate = arrived / dt
+            f.executed_rate = executed / span(name)
+            f.arrival_rate = sum(_delta(counts, _k("out", s, st), i, j) / span(s) for s, st in inputs)
             if executed > 0:
                 f.alpha_s = max(busy / executed, 0.0005) / 1000.0
                 by_stream = {s: _delta(counts, _k("out", name, s), i, j) for s in streams.get(name, set())}

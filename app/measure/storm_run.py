@@ -66,6 +66,7 @@ class Poll(BaseModel):
     ok: bool
     topology: dict[str, Any] = Field(default_factory=dict)
     components: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    page_t: dict[str, float] = Field(default_factory=dict)  # unix time each component page was requested
     lag: Any = None
     lag_error: str | None = None
     gap: str | None = None
@@ -157,13 +158,24 @@ def next_poll_number(folder: str | os.PathLike[str]) -> int:
 
 # ---- metrics v2 reporters: CSV files and Graphite plaintext --------------------------------
 
-#: storm.topology.{topology ID}.{hostname}.{component ID}.{task ID}.{worker port}-{metric name}
-#: (Storm's metrics_v2 documentation; dots inside the parts are written as underscores)
-METRIC_NAME = re.compile(r"^storm\.topology\.(?P<topology>[^.]+)\.(?P<host>[^.]+)\.(?P<component>[^.]+)\."
-                         r"(?P<task>-?\d+)\.(?P<port>\d+)-(?P<name>.+)$")
-#: the executor's receive-queue population under the names Storm's reporters use for it
-QUEUE_METRICS = ("receive-queue.population", "receive_queue.population", "__receive.population",
-                 "receive-queue-population")
+#: storm.worker.{topology ID}.{hostname}.{component ID}.{task ID}.{worker port}-{metric name} (Storm 2.x's
+#: StormMetricRegistry; `storm.topology.` in Storm 1.2's metrics_v2 documentation); dots inside the parts are
+#: written as underscores
+METRIC_NAME = re.compile(r"^storm\.(?:worker|topology)\.(?P<topology>[^.]+)\.(?P<host>[^.]+)\.(?P<component>[^.]+)"
+                         r"\.(?P<task>-?\d+)\.(?P<port>\d+)-(?P<name>.+)$")
+#: the executor's receive-queue population: Storm 2.x's JCQueueMetrics (`receive-queue-population`), and the
+#: names earlier reporters used
+QUEUE_METRICS = ("receive-queue-population", "receive-queue.population", "receive_queue.population",
+                 "__receive.population")
+#: what else of an executor's receive queue Storm 2.x reports (storm-client JCQueueMetrics, prefix receive-queue)
+RECEIVE_QUEUE = ("receive-queue-population", "receive-queue-capacity", "receive-queue-pct_full",
+                 "receive-queue-arrival_rate_secs", "receive-queue-sojourn_time_ms", "receive-queue-insert_failures",
+                 "receive-queue-dropped_messages", "receive-queue-overflow")
+#: the task metrics read beside them (a bolt's busy fraction and latencies; a spout held back)
+TASK_METRICS = ("__capacity", "__execute-latency", "__process-latency", "__complete-latency",
+                "__skipped-max-spout-ms", "__skipped-backpressure-ms")
+EXECUTOR_METRICS = "metrics.jsonl"  # those, one {"t", "comp", "task", "name", "value"} per line
+FULL_FRACTION = 0.99  # a receive queue this full (population / capacity, or pct_full) is full
 
 
 class MetricPoint(BaseModel):
@@ -263,6 +275,121 @@ def queue_samples(points: list[MetricPoint]) -> list[dict[str, Any]]:
             for p in sorted(samples, key=lambda p: (p.t, p.component, p.task))]
 
 
+def _metric_kind(name: str) -> str | None:
+    """The JCQueueMetrics or task metric a reported name is (a task metric may carry a stream after it)."""
+    if name in RECEIVE_QUEUE:
+        return name
+    if name in QUEUE_METRICS:
+        return "receive-queue-population"
+    for kind in TASK_METRICS:
+        if name == kind or name.startswith((kind + "-", kind + ".", kind + ":")):
+            return kind
+    return None
+
+
+def executor_metric_rows(points: list[MetricPoint]) -> list[dict[str, Any]]:
+    """The receive-queue and task metrics of the topology's own components as rows {t (unix s), comp, task, name,
+    value}, in time order."""
+    rows = []
+    for p in points:
+        kind = _metric_kind(p.name)
+        if kind is not None and not p.component.startswith("__"):
+            rows.append({"t": p.t, "comp": p.component, "task": p.task, "name": kind, "value": p.value})
+    return sorted(rows, key=lambda r: (r["t"], r["comp"], r["task"], r["name"]))
+
+
+class QueueState(BaseModel):
+    """A component's receive queues (and a spout's backpressure) as metrics v2 last reported them."""
+
+    population: float = 0.0
+    capacity: float | None = None  # summed over its executors, as the population
+    executors: int = 0
+    full_executors: int = 0
+    overflow: float = 0.0
+    insert_failures_rising: bool = False
+    dropped_rising: bool = False
+    backpressure_ms_rising: bool = False  # a spout's __skipped-backpressure-ms rose
+    busy: float | None = None  # __capacity, the largest of its executors
+
+    def is_full(self) -> bool:
+        return bool(self.full_executors or self.overflow > 0 or self.insert_failures_rising or self.dropped_rising)
+
+    def full_text(self) -> str:
+        what = [f"{self.full_executors} of {self.executors} receive queue{'s' if self.executors != 1 else ''} "
+                "full" + ("" if self.capacity is None else f" ({self.population:.0f} of {self.capacity:.0f} tuples)")
+                ] if self.full_executors else []
+        what += [f"{self.overflow:.0f} tuples in the overflow"] if self.overflow > 0 else []
+        what += ["insert failures rising"] if self.insert_failures_rising else []
+        what += ["messages dropped"] if self.dropped_rising else []
+        return ", ".join(what)
+
+
+def queue_states(rows: list[dict[str, Any]], until: float | None = None) -> dict[str, QueueState]:
+    """Per component, its receive queues at their last report (at or before `until`): full when the population
+    reaches FULL_FRACTION of the capacity (or pct_full does), or the overflow holds tuples, or insert failures or
+    dropped messages rose between the last two reports."""
+    series: dict[tuple[str, int, str], list[float]] = {}
+    for r in rows:
+        if until is None or r["t"] <= until:
+            series.setdefault((r["comp"], r["task"], r["name"]), []).append(float(r["value"]))
+    out: dict[str, QueueState] = {}
+    for comp, task in sorted({(c, t) for c, t, _ in series}):
+        def last(name: str, c: str = comp, t: int = task) -> float | None:
+            values = series.get((c, t, name))
+            return values[-1] if values else None
+
+        def rising(name: str, c: str = comp, t: int = task) -> bool:
+            values = series.get((c, t, name)) or []
+            return len(values) >= 2 and values[-1] > values[-2]
+
+        state = out.setdefault(comp, QueueState())
+        population, capacity, pct = last("receive-queue-population"), last("receive-queue-capacity"), \
+            last("receive-queue-pct_full")
+        if population is not None or capacity is not None or pct is not None:
+            state.executors += 1
+            state.population += population or 0.0
+            state.capacity = (state.capacity or 0.0) + capacity if capacity is not None else state.capacity
+            if (population is not None and capacity and population >= FULL_FRACTION * capacity) \
+                    or (pct is not None and pct >= FULL_FRACTION):
+                state.full_executors += 1
+        state.overflow += last("receive-queue-overflow") or 0.0
+        state.insert_failures_rising |= rising("receive-queue-insert_failures")
+        state.dropped_rising |= rising("receive-queue-dropped_messages")
+        state.backpressure_ms_rising |= rising("__skipped-backpressure-ms")
+        busy = last("__capacity")
+        if busy is not None:
+            state.busy = max(busy, state.busy or 0.0)
+    return out
+
+
+def follow_metrics(path: str | os.PathLike[str]) -> dict[str, QueueState]:
+    """`watch --metrics`: the reporter's output read again, each component's queues at the last report (empty
+    while the reporter has written nothing readable yet)."""
+    try:
+        return queue_states(executor_metric_rows(read_metrics(path)))
+    except StormRunError:
+        return {}
+
+
+def read_executor_metrics(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """metrics.jsonl of a run folder (written by `import metrics`), [] when there is none."""
+    path = Path(folder) / EXECUTOR_METRICS
+    if not path.exists():
+        return []
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                out.append({"t": float(row["t"]), "comp": str(row["comp"]), "task": int(row["task"]),
+                            "name": str(row["name"]), "value": float(row["value"])})
+            except (ValueError, KeyError, TypeError) as err:
+                raise StormRunError(f"{path} line {number}: not an executor metric ({err})") from None
+    return out
+
+
 def write_metrics_run(source: str | os.PathLike[str], out: str | os.PathLike[str],
                       force: bool = False) -> dict[str, Any]:
     """`import metrics`: the receive-queue populations of a metrics-v2 reporter's output as a Storm run folder."""
@@ -282,6 +409,9 @@ def write_metrics_run(source: str | os.PathLike[str], out: str | os.PathLike[str
     folder.mkdir(parents=True, exist_ok=True)
     data = b"".join(json.dumps(s, separators=(",", ":")).encode() + b"\n" for s in samples)
     write_output(folder / QUEUES, data, force=True)
+    rows = executor_metric_rows(points)
+    write_output(folder / EXECUTOR_METRICS,
+                 b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in rows), force=True)
     topologies = sorted({p.topology for p in points})
     header = read_header(folder) if is_storm_run(folder) else StormRunHeader(source="metrics")
     header = header.model_copy(update={"metrics_from": str(Path(source).resolve()),
