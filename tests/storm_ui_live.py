@@ -14,8 +14,8 @@ keep a 0.05 s interval's counts meaningful (50 tuples), and an α of millisecond
 * `drift`: count α 2 ms, 5 ms from the `change_after`-th poll on: it executes 800 of the 1000 tuples/s;
 * `stall`: from the `change_after`-th poll on, count executes nothing; backpressure holds the spout, so no count
   moves but the spout's failed count (timeouts, 300/s); count's capacity shows 1.500;
-* `full`: as `drift`, with count's capacity 1.000 (its receive queues are full: `metrics_folder` writes the
-  metrics-v2 reporter's files saying so);
+* `full`: count α 4 ms: busy all the time (capacity 1.000), it executes the 1000 tuples/s it receives while its
+  receive queues stay full (`metrics_folder` writes the metrics-v2 reporter's files saying so);
 * `wrong`: another topology runs under the same id (spout `pages`, bolts `fetch`, `store`).
 
 Counts are all-time integers, latencies with three decimals, and every page is computed at the moment it is
@@ -84,8 +84,10 @@ class LiveStormUI:
         changed = self.change is not None and t >= self.change
         if self.scenario == "busy":
             return 3.0 * self.factor
-        if self.scenario in ("drift", "full") and changed:
+        if self.scenario == "drift" and changed:
             return 5.0
+        if self.scenario == "full":
+            return 4.0
         return 2.4 if self.scenario == "sawtooth" else 2.0
 
     def _count_rate(self, t: float) -> float:
@@ -114,7 +116,7 @@ class LiveStormUI:
     def capacity(self, t: float) -> str:
         if self.scenario == "stall" and self.change is not None:
             return "1.500"
-        if self.scenario == "full" and self.change is not None:
+        if self.scenario == "full":
             return "1.000"
         return f"{min(1.0, self._count_rate(t) * self._count_alpha_ms(t) / 1000 / COUNT_EXECUTORS):.3f}"
 
@@ -141,7 +143,7 @@ class LiveStormUI:
         self.mark, self.executed, self.busy_ms = t, executed, busy
         if self.scenario == "busy":
             self.factor = 1.0 + self.rng.uniform(-self.noise, self.noise)
-        if self.polls == self.change_after and self.change is None and self.scenario in ("drift", "stall", "full"):
+        if self.polls == self.change_after and self.change is None and self.scenario in ("drift", "stall"):
             self.change = t
         c = self.counts(t)
         spout_name, bolt_names = self.names()

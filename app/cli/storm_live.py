@@ -238,8 +238,8 @@ def _write_run_topology(out: Path) -> None:
 def cmd_watch(args: argparse.Namespace) -> int:
     """Judge every poll over a window of polls; exit 1 once --fail-after successive polls agree on --fail-on."""
     from app.measure.storm_record import poll_loop
-    from app.measure.storm_run import follow_metrics
-    from app.measure.storm_watch import Judge, components_mismatch, format_watch_line
+    from app.measure.storm_run import components_mismatch, follow_metrics
+    from app.measure.storm_watch import Judge, format_watch_line
 
     model: Topology | None = read_topology(args.doc) if args.doc else None
     client = _client(args)
@@ -337,7 +337,8 @@ def format_storm_figures(figures: StormRunFigures, now: dict[str, ModelNow] | No
                          _fmt(None if b.alpha_s is None else b.alpha_s * 1000), _fmt(b.sigma),
                          f"{_fmt(b.capacity_last, '.3f')}, {_fmt(b.capacity_max, '.3f')}",
                          "-" if q is None else f"{q.slope:+.4g} ({q.ci_low:+.4g}..{q.ci_high:+.4g})",
-                         _fmt(b.recent_growth, "+.4g"), "-" if q is None else q.verdict, b.growth_from,
+                         _fmt(b.recent_growth, "+.4g"), "full" if b.full else "-" if q is None else q.verdict,
+                         b.growth_from,
                          "-" if b.name not in now else
                          f"{now[b.name].status} ({now[b.name].utilisation:.3g}, {now[b.name].growth:+.4g})"
                          + ("" if now[b.name].queue_bound is None else f" < {now[b.name].queue_bound:.4g}")])
@@ -399,6 +400,7 @@ def analyze_storm_run(args: argparse.Namespace,
     own = Path(args.log) / RUN_TOPOLOGY
     if getattr(args, "topology", None):
         topo: Topology | None = read_topology(args.topology)
+        _refuse_another_topology(args, topo)
     else:
         topo = read_topology(str(own)) if own.is_file() else model_of_run(str(args.log))
     comparison: Comparison | None = None
@@ -446,6 +448,18 @@ def analyze_storm_run(args: argparse.Namespace,
         if fail:
             print(f"--fail-on-disagreement: model and measurement disagree on {', '.join(disagreeing)}")
     return EXIT_FOUND if fail else EXIT_OK
+
+
+def _refuse_another_topology(args: argparse.Namespace, topo: Topology | None) -> None:
+    """--topology DOC of another topology than the one recorded (compared with the first successful poll): exit 2
+    naming the names that differ."""
+    from app.measure.storm_run import components_mismatch, read_polls
+
+    first = next((p for p in read_polls(args.log)[0] if p.ok), None)
+    wrong = None if first is None or topo is None else components_mismatch(topo, first)
+    if wrong is not None:
+        raise UsageError(f"--topology {one_line(args.topology)}: {wrong}: give the document of the recorded "
+                         "topology", field="--topology")
 
 
 def _report(args: argparse.Namespace, analysis: Analysis, comparison: Comparison | None, topo: Topology | None,

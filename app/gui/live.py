@@ -79,7 +79,8 @@ class LiveWorker(Worker[int]):
         from app.core.storm.ui.replies import StormUISnapshot
         from app.core.topology import unannotated_problems
         from app.measure.storm_record import poll_loop
-        from app.measure.storm_watch import Judge, components_mismatch
+        from app.measure.storm_run import components_mismatch
+        from app.measure.storm_watch import Judge
 
         r = self.request
         client = StormUIClient(r["url"], Credentials.resolve(r.get("user"), r.get("password"), r.get("token")),

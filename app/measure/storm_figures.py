@@ -30,7 +30,15 @@ from app.core.storm.ui.replies import lags
 from app.core.topology import Topology
 from app.measure.analysis_model import Analysis, ComponentStats, QueueTrend, fit_trend
 from app.measure.growth import fit_slope
-from app.measure.storm_run import Poll, StormRunHeader, read_header, read_polls, read_queue_samples
+from app.measure.storm_run import (
+    Poll,
+    StormRunHeader,
+    queue_states,
+    read_executor_metrics,
+    read_header,
+    read_polls,
+    read_queue_samples,
+)
 
 Key = tuple[str, ...]
 
@@ -171,6 +179,7 @@ class BoltFigures(BaseModel):
     growth_from: str = "none"  # "metrics" (receive-queue populations), "ui-counts" or "none"
     queue: QueueTrend | None = None
     recent_growth: float | None = None  # slope over the later half of the polls: the state it is in now
+    full: str | None = None  # its receive queues at their capacity at the last metrics-v2 report: what says so
 
 
 def measured_topology(model: Topology, spouts: dict[str, Any], bolts: dict[str, Any]) -> Topology:
@@ -443,6 +452,7 @@ def storm_run_figures(folder: str, bin_s: float | None = None,
                 onset = growth_onset(points)
                 if onset is not None:
                     onsets.append(onset)
+    _full_queues(folder, bolts, figures.notes)
     figures.spouts = list(spouts.values())
     figures.bolts = list(bolts.values())
     figures.cannot = cannot_measure(figures, bool(counts), bool(samples))
@@ -463,6 +473,24 @@ def storm_run_figures(folder: str, bin_s: float | None = None,
     for name, points in series.items():
         analysis.components[name].series = points
     return figures, analysis
+
+
+def _full_queues(folder: str, bolts: dict[str, BoltFigures], notes: list[str]) -> None:
+    """A bolt whose receive queues were at their capacity at the last metrics-v2 report (app/measure/storm_run.py,
+    `queue_states`) is overloaded whatever its population's slope (a full queue cannot grow): its verdict is
+    `grows`, and it is named `full`."""
+    states = queue_states(read_executor_metrics(folder))
+    for name, state in states.items():
+        f = bolts.get(name)
+        if f is None or not state.is_full():
+            continue
+        f.full = state.full_text()
+        if f.queue is not None:
+            f.queue = f.queue.model_copy(update={"verdict": "grows",
+                                                 "note": f"full: {f.full}" + (f"; {f.queue.note}" if f.queue.note
+                                                                               else "")})
+        notes.append(f"{name}: full: {f.full} at the last metrics report: overloaded (a queue at its capacity "
+                     "cannot grow, so its population's slope says nothing)")
 
 
 def cannot_measure(figures: StormRunFigures, ui: bool, metrics: bool) -> list[str]:

@@ -25,12 +25,15 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from app.core.errors import StormboundError
 from app.core.fileio import write_output
+
+if TYPE_CHECKING:
+    from app.core.topology import Topology
 
 RUN_FORMAT = "stormbound-storm-run/1"
 HEADER = "storm-run.json"
@@ -70,6 +73,28 @@ class Poll(BaseModel):
     lag: Any = None
     lag_error: str | None = None
     gap: str | None = None
+
+
+def components_mismatch(model: Topology, poll: Poll) -> str | None:
+    """None when the model's spouts and bolts are those the poll's topology page runs, else one line naming the
+    names that differ."""
+    running: dict[str, set[str]] = {"spouts": set(), "bolts": set()}
+    for key, id_key in (("spouts", "spoutId"), ("bolts", "boltId")):
+        for row in poll.topology.get(key) or []:
+            name = row.get(id_key) if isinstance(row, dict) else None
+            if isinstance(name, str) and not name.startswith("__"):
+                running[key].add(name)
+    mine = {"spouts": {s.name for s in model.spouts}, "bolts": {b.name for b in model.bolts}}
+    parts = []
+    for key in ("spouts", "bolts"):
+        only_doc, only_run = sorted(mine[key] - running[key]), sorted(running[key] - mine[key])
+        if only_doc:
+            parts.append(f"{key} only in the document: {', '.join(only_doc)}")
+        if only_run:
+            parts.append(f"{key} only on the cluster: {', '.join(only_run)}")
+    if not parts:
+        return None
+    return f"the document is not the running topology ({'; '.join(parts)})"
 
 
 def is_storm_run(path: str | os.PathLike[str]) -> bool:

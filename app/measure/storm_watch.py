@@ -116,28 +116,6 @@ def noise(values: list[float]) -> float | None:
     return statistics.median(diffs) / (0.6745 * 2 ** 0.5)
 
 
-def components_mismatch(model: Topology, poll: Poll) -> str | None:
-    """None when the model's spouts and bolts are those the poll's topology page runs, else one line naming the
-    names that differ."""
-    running: dict[str, set[str]] = {"spouts": set(), "bolts": set()}
-    for key, id_key in (("spouts", "spoutId"), ("bolts", "boltId")):
-        for row in poll.topology.get(key) or []:
-            name = row.get(id_key) if isinstance(row, dict) else None
-            if isinstance(name, str) and not name.startswith("__"):
-                running[key].add(name)
-    mine = {"spouts": {s.name for s in model.spouts}, "bolts": {b.name for b in model.bolts}}
-    parts = []
-    for key in ("spouts", "bolts"):
-        only_doc, only_run = sorted(mine[key] - running[key]), sorted(running[key] - mine[key])
-        if only_doc:
-            parts.append(f"{key} only in the document: {', '.join(only_doc)}")
-        if only_run:
-            parts.append(f"{key} only on the cluster: {', '.join(only_run)}")
-    if not parts:
-        return None
-    return f"the document is not the running topology ({'; '.join(parts)})"
-
-
 class Judge:
     """Polls in, a WatchLine out per poll; keeps the counts and the count of successive polls that agree."""
 

@@ -139,3 +139,42 @@ def test_full_receive_queues_are_named_and_fail(tmp_path: Path, capsys: pytest.C
                      "--fail-on", "grows", "--metrics", str(quiet)])
     assert code == 0
     assert "full" not in capsys.readouterr().out
+
+
+def _record_live(ui: LiveStormUI, out: Path, polls: int = 8) -> None:
+    assert main(["-q", "record", ui.url, "--topology", "wordcount-live", "--every", EVERY, "--out", str(out),
+                 "--polls", str(polls)]) == 0
+
+
+def test_analyze_and_compare_call_full_queues_overload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    with LiveStormUI("full") as ui:
+        _record_live(ui, out)
+    metrics = metrics_folder(tmp_path / "metrics", 1_800_000_000.0)
+    assert main(["import", "metrics", str(metrics), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["analyze", str(out), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    count = next(b for b in data["storm_run"]["bolts"] if b["name"] == "count")
+    assert count["full"] and "2 of 2 receive queues full (2048 of 2048 tuples)" in count["full"]
+    assert count["queue"]["verdict"] == "grows" and count["growth_from"] == "metrics"
+    split = next(b for b in data["storm_run"]["bolts"] if b["name"] == "split")
+    assert split["full"] is None
+    assert main(["analyze", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "count: full: 2 of 2 receive queues full" in text
+    code = main(["compare", str(out), "--fail-on-disagreement"])
+    text = capsys.readouterr().out
+    assert code == 1 and "--fail-on-disagreement: model and measurement disagree on count" in text
+
+
+def test_compare_refuses_a_document_of_another_topology(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    with LiveStormUI("wrong") as ui:
+        _record_live(ui, out, polls=3)
+    doc = tmp_path / "wc.storm.json"
+    doc.write_bytes(_model(LiveStormUI("drift")).to_json_bytes())
+    capsys.readouterr()
+    assert main(["compare", str(out), "--topology", str(doc)]) == 2
+    err = capsys.readouterr().err
+    assert "bolts only in the document: count, report, split" in err and "only on the cluster: fetch, store" in err
