@@ -1,5 +1,5 @@
-"""Runs ▸ Live Mode: a worker polls a drifting stand-in Storm UI; the canvas shows each bolt's measured capacity
-beside the model's ρ and the drift of α (app/gui/live.py)."""
+"""Runs ▸ Live Mode: a worker polls a stand-in Storm UI whose counts move; the canvas shows each bolt's measured
+capacity and verdict beside the model's ρ at the measured figures and the drift of α (app/gui/live.py)."""
 
 from __future__ import annotations
 
@@ -53,8 +53,58 @@ def test_live_mode_on_the_open_document(make_window: Callable[..., Any], qtbot: 
         node = window.scene.nodes[count.id]
         qtbot.waitUntil(lambda: node.live is not None and node.live.get("capacity") is not None, timeout=15000)
         assert node.header_colour() == utilisation_colour(0.5)
-        assert node.parameter_lines()[1].startswith("cap 0.50  ρ 0.")
-        assert "Live (Storm UI): capacity 0.500" in node.toolTip()
+        # the figures labelled as `watch` labels them: the UI's capacity, the model's ρ at the measured figures
+        assert node.parameter_lines()[0] == "UI capacity 0.50 · keeps up"
+        assert node.parameter_lines()[1].startswith("model ρ 0.5")
+        assert "UI capacity 0.500" in node.toolTip() and "model ρ at the measured figures 0.5" in node.toolTip()
+        assert window.status_problems.text().startswith("Live: every bolt keeps up")
         window.live.stop()
         qtbot.waitUntil(lambda: not window.live.action_stop.isEnabled(), timeout=15000)
     assert node.live is None  # stopping clears the live figures
+
+
+def test_an_overloaded_bolt_is_red_and_its_labels_fit(make_window: Callable[..., Any], qtbot: Any) -> None:
+    from PySide6.QtGui import QFont, QFontMetricsF
+
+    from app.gui.canvas.items import NODE_WIDTH, RED, fitted_font
+
+    window = make_window()
+    with LiveStormUI("stall", change_after=3) as ui:
+        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-live", "every": 0.05, "polls": 12}
+        window.live.start_dialog()
+        qtbot.waitUntil(lambda: window.scene.live_verdicts.get("count") == "stall", timeout=30000)
+        count = window.document.topology().bolt_by_name("count")
+        node = window.scene.nodes[count.id]
+        assert node.header_colour() == RED  # its capacity is shown as 1.50 but the colour says overload
+        lines = node.parameter_lines()
+        assert lines[0] == "UI capacity 1.50 · stall", lines
+        body = QFont()
+        body.setPointSizeF(8.5)
+        for line in [*lines, "UI capacity 1.00 · within noise", "model ρ 1.25 · α+103%"]:
+            assert QFontMetricsF(fitted_font(body, line, NODE_WIDTH - 24)).horizontalAdvance(line) <= NODE_WIDTH - 24
+        assert "count stall" in window.status_problems.text()
+        window.live.stop()
+        qtbot.waitUntil(lambda: window.live.action_start.isEnabled(), timeout=15000)
+    assert not window.scene.live_verdicts
+
+
+def test_live_mode_refuses_an_open_document_of_another_topology(make_window: Callable[..., Any], qtbot: Any,
+                                                                tmp_path: Path) -> None:
+    from app.core.storm.ui.reader import from_storm_ui
+    from app.core.storm.ui.replies import StormUISnapshot
+
+    poll = LiveStormUI("drift").poll_at(1, 5.0)
+    model = from_storm_ui(StormUISnapshot(url="http://x", topology_id="x", window="all", topology=poll.topology,
+                                          components=poll.components)).topology
+    doc = tmp_path / "wc.storm.json"
+    doc.write_bytes(model.to_json_bytes())
+    window = make_window()
+    window.open_path(str(doc))
+    with LiveStormUI("wrong") as ui:
+        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-live", "every": 0.05, "polls": 5}
+        window.live.start_dialog()
+        qtbot.waitUntil(lambda: window.live.action_start.isEnabled(), timeout=15000)
+    errors = [text for kind, _, text in window.dialogs.shown if kind == "error"]
+    assert errors and "the document is not the running topology" in errors[0]
+    assert "bolts only on the cluster: fetch, store" in errors[0]
+    assert all(node.live is None for node in window.scene.nodes.values())
