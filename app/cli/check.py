@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING
 
 from app.cli.common import EXIT_FOUND, EXIT_OK, examples, print_result, table
 from app.cli.inputs import read_topology
-from app.cli.options import add_failures_option, add_storm_version_option, with_failures, with_storm_version
+from app.cli.options import (
+    add_failures_option,
+    add_storm_version_option,
+    add_target_option,
+    with_failures,
+    with_storm_version,
+)
 
 if TYPE_CHECKING:
     from app.core.rates import BoltRates, RateReport
@@ -43,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fail-on", choices=["grows", "may-grow"], dest="fail_on",
                    help="exit 1 when some bolt has this status or a worse one (may-grow includes grows and "
                         "no-repeating-growth: every status but bounded)")
+    add_target_option(p)
     add_failures_option(p)
     add_storm_version_option(p, "for this run")
     p.set_defaults(func=cmd_check, file_args=("file",))
@@ -73,7 +80,16 @@ def replay_lines(report: RateReport) -> list[str]:
     return lines
 
 
-def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True) -> str:
+def suggestion_text(n: int | None, tasks: int | None) -> str:
+    """The suggest column: the executors, and a resubmit when they are more than the bolt's tasks (`storm rebalance`
+    cannot raise executors above the tasks fixed at submission)."""
+    if n is None:
+        return "-"
+    return f"{n} (> {tasks} tasks: resubmit)" if tasks is not None and n > tasks else str(n)
+
+
+def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True,
+                      suggested: dict[str, int | None] | None = None, tasks: dict[str, int] | None = None) -> str:
     """The human rate table printed by `check` (and by `make run` without a display); with failures on and not
     `verbose`, one line per bolt about them instead of the reasons in full."""
     # Storm's words: the Storm UI's "capacity" is the fraction of time a bolt's executors are busy, the model's ρ;
@@ -81,7 +97,7 @@ def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True) 
     rows = [["bolt", "service rate min..max (tuples/s)", "inflow min..max (tuples/s)", "capacity ρ", "status",
              "queue bound", "suggest executors"]]
     for name, b in report.bolts.items():
-        sugg = report.suggested_parallelism.get(name)
+        sugg = (report.suggested_parallelism if suggested is None else suggested).get(name)
         rows.append([
             name,
             f"{b.capacity_min:.3g}..{b.capacity_max:.3g}",
@@ -89,7 +105,7 @@ def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True) 
             f"{b.utilisation:.2f}",
             b.status,
             "-" if b.queue_bound is None else f"{b.queue_bound:.4g}",
-            "-" if sugg is None else str(sugg),
+            suggestion_text(sugg, (tasks or {}).get(name)),
         ])
     from app.core.topology import one_line
 
@@ -112,9 +128,9 @@ def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True) 
 def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
     from app.core.headroom import headroom
-    from app.core.rates import idle_warning, rate_check
+    from app.core.rates import at_target, idle_warning, rate_check
     from app.core.storm.lines import capacity_lines
-    from app.core.storm.rebalance import rebalance_lines, running_from_document
+    from app.core.storm.rebalance import as_it_runs, rebalance_lines, running_from_document
     from app.core.topology import one_line
 
     topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
@@ -127,20 +143,34 @@ def cmd_check(args: argparse.Namespace) -> int:
     if warning is not None:
         log.info("%s", warning.message)
         print(f"{args.file}: warning: {warning.field}: {warning.message}", file=sys.stderr)
-    room = headroom(topo, report)
-    wanted = {n: s for n, s in report.suggested_parallelism.items() if s is not None}
-    commands = rebalance_lines(topo.name, running_from_document(topo), wanted)
+    suggested = at_target(topo, report.suggested_parallelism, args.target_capacity)
+    running = running_from_document(topo)
+    runs, differs = as_it_runs(topo, running)
+    room = headroom(runs, rate_check(runs, suggest=False) if differs else report)
+    wanted = {n: s for n, s in suggested.items() if s is not None}
+    commands = rebalance_lines(topo.name, running, wanted)
     if args.json:
         data = report.to_public_json()
         data["headroom"] = room.to_json()
+        data["headroom_executors"] = {b.name: b.parallelism for b in runs.bolts}
+        data["least_bounded_parallelism"] = data["suggested_parallelism"]
+        data["suggested_parallelism"] = suggested
+        data["target_capacity"] = args.target_capacity
         data["rebalance"] = commands
         data["warnings"] = [] if warning is None else [warning.model_dump()]
         if args.fail_on:
             data["fail_on"] = {"status": args.fail_on, "bolts": failing}
         print_result("check", data)
     else:
-        print(format_rate_table(topo, report, verbose=getattr(args, "verbose", 0) > 0))
+        print(format_rate_table(topo, report, verbose=getattr(args, "verbose", 0) > 0, suggested=suggested,
+                                tasks={n: r.tasks for n, r in running.items()}))
+        print(f"(suggested executors: capacity {args.target_capacity:g} or less at nominal rates "
+              "(--target-capacity), never fewer than proven bounded)")
         print("\n".join(["", "Capacity:", *(f"- {line}" for line in capacity_lines(room))]))
+        if differs:
+            print("- with the executors that run on the cluster ("
+                  + ", ".join(f"{b.name} {b.parallelism}" for b in runs.bolts) + "; the document says "
+                  + ", ".join(f"{b.name} {b.parallelism}" for b in topo.bolts) + "), as the rebalance lines")
         if commands:
             print("\n".join(["", "The suggested parallelism on the running topology:", *(f"  {c}" for c in commands)]))
         if failing:

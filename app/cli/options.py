@@ -149,3 +149,14 @@ def apply_limits(args: argparse.Namespace) -> None:
     except LimitSettingError as err:
         raise UsageError(str(err)) from None
     set_limits(values)
+
+
+def add_target_option(p: argparse.ArgumentParser) -> None:
+    """`--target-capacity` of `check` and `repair`."""
+    from app.core.rates import TARGET_CAPACITY
+
+    p.add_argument("--target-capacity", type=number(float, 0, 1, above=True), default=TARGET_CAPACITY,
+                   dest="target_capacity", metavar="C",
+                   help="the Storm UI capacity (executed × latency / time, per executor) the suggested executors "
+                        f"plan each bolt to at nominal rates (default {TARGET_CAPACITY}); never fewer than the "
+                        "smallest parallelism proven bounded")

@@ -379,7 +379,7 @@ def format_watch_line(line: WatchLine, fail_on: str | None = None, fail_after: i
         return f"{head}: gap: {line.gap}"
     if not line.statuses:
         return f"{head}: {line.note}"
-    parts = [f"[{line.basis}]"] if line.basis else []
+    parts = []
     if line.headroom is not None or line.first_to_saturate:
         parts.append("headroom unlimited" if line.headroom is None else f"headroom ×{line.headroom:.3g}")
     if line.first_to_saturate:
@@ -392,6 +392,8 @@ def format_watch_line(line: WatchLine, fail_on: str | None = None, fail_after: i
                                                for d in line.disagree))
     if fail_on is not None and line.agreeing:
         parts.append(f"--fail-on {fail_on}: {min(line.agreeing, fail_after)}/{fail_after} polls")
+    if line.basis:
+        parts.append(f"rests on {line.basis}")
     return f"{head}: " + "; ".join(parts)
 
 
