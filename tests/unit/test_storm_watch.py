@@ -104,6 +104,7 @@ def test_a_stall_is_named_and_fails_the_gate(capsys: pytest.CaptureFixture[str])
     captured = capsys.readouterr()
     out = captured.out.splitlines()
     assert "count stall" in out[-1] and "executed nothing for" in out[-1] and "capacity 1.500" in out[-1]
+    assert "rests on " in out[-1] and "--fail-on grows: 3/3 polls" in out[-1]  # what the verdict rests on
     assert "split stall" not in out[-1]  # the bolt stuck in execute is named, not those it starves
     assert "(count)" in captured.err
     assert not any("first reading" in line for line in out[1:])
@@ -178,3 +179,36 @@ def test_compare_refuses_a_document_of_another_topology(tmp_path: Path, capsys: 
     assert main(["compare", str(out), "--topology", str(doc)]) == 2
     err = capsys.readouterr().err
     assert "bolts only in the document: count, report, split" in err and "only on the cluster: fetch, store" in err
+
+
+def test_check_plans_to_the_target_capacity_from_the_executors_that_run(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The cluster runs count on 4 executors (8 tasks) at 1000 tuples/s and α 2 ms (2 executors' work); the
+    document says 2. The headroom is the running topology's; the suggestion plans to capacity 0.7 (3 executors),
+    to 0.25 (8, all its tasks), to 0.2 (10: beyond its tasks, a resubmit)."""
+    doc = tmp_path / "wc.storm.json"
+    with LiveStormUI("drift", change_after=1000) as ui:
+        assert main(["import", "storm-ui", ui.url, "--topology", "wordcount-live", "--window", "all",
+                     "-o", str(doc)]) == 0
+    topo = Topology.model_validate_json(doc.read_bytes())
+    assert topo.storm.running_executors["count"] == 4
+    bolts = [b.model_copy(update={"parallelism": 2}) if b.name == "count" else b for b in topo.bolts]
+    spouts = [s.model_copy(update={"rate": 1000.0}) for s in topo.spouts]  # the UI's uptime is whole seconds
+    doc.write_bytes(topo.model_copy(update={"bolts": bolts, "spouts": spouts}).to_json_bytes())
+    capsys.readouterr()
+    assert main(["check", str(doc), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["headroom_executors"]["count"] == 4 and data["headroom"]["headroom"]["value"] > 1.2  # with 2 it would be below 1
+    assert data["suggested_parallelism"]["count"] == 3 and data["target_capacity"] == 0.7
+    assert data["rebalance"][0] == "storm rebalance wordcount-live -e count=3"
+    assert main(["check", str(doc)]) == 0
+    text = capsys.readouterr().out
+    assert "with the executors that run on the cluster (split 1, count 4, report 1; the document says split 1, " \
+           "count 2, report 1)" in text
+    assert main(["check", str(doc), "--target-capacity", "0.25", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rebalance"][0].startswith("storm rebalance wordcount-live -e count=8 ")
+    assert main(["check", str(doc), "--target-capacity", "0.2"]) == 0
+    text = capsys.readouterr().out
+    count_row = next(line for line in text.splitlines() if line.startswith("count "))
+    assert count_row.endswith("10 (> 8 tasks: resubmit)")
+    assert "count: has 8 tasks, and rebalance cannot raise its executors above that" in text
