@@ -291,7 +291,8 @@ def test_a_saturated_storm_ui_is_flagged_overloaded_with_the_lags_growth(capsys,
         code, out, err = run(capsys, "import", "storm-ui", ui.url, "--topology", "wordcount", "-o", str(throttled))
         assert code == 0, err
         assert ("saturated: count's capacity is 0.996 (the Storm UI's capacity, the model's ρ); 9000 spout tuples "
-                "failed over the last 600 s (15/s, 0.273 of the tuples acked or failed; timeouts count as failures); the complete latency is 24.8 s "
+                "failed over the last 600 s (15/s, 0.273 of the tuples acked or failed; timeouts count as failures)"
+                "; the complete latency is 24.8 s "
                 "against the 30 s message timeout") in out
         assert "give --lag-interval S" in out
         code, out, err = run(capsys, "import", "storm-ui", ui.url, "--topology", "wordcount", "--lag-interval", "0.5",
