@@ -383,7 +383,8 @@ def format_watch_line(line: WatchLine, fail_on: str | None = None, fail_after: i
     if line.headroom is not None or line.first_to_saturate:
         parts.append("headroom unlimited" if line.headroom is None else f"headroom ×{line.headroom:.3g}")
     if line.first_to_saturate:
-        parts.append(f"{', '.join(line.first_to_saturate)} saturates first"
+        verb = "saturates" if len(line.first_to_saturate) == 1 else "saturate"
+        parts.append(f"{', '.join(line.first_to_saturate)} {verb} first"
                      + ("" if line.grows_at is None else f" (above ×{line.grows_at:.3g})"))
     shown = [bolt_text(b, w) for b, w in line.bolts.items() if w.verdict != "ok"]
     parts.append("; ".join(shown) if shown else "every bolt keeps up")
