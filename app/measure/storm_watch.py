@@ -47,7 +47,7 @@ from app.measure.storm_run import Poll, QueueState
 WINDOW = 6  # intervals a poll's verdict rests on
 FAIL_AFTER = 3  # successive polls that must agree before --fail-on fires
 LAG_WINDOW_S = 60.0  # two offset commits of storm-kafka-client (offset.commit.period.ms: 30 s by default)
-KEEP_POLLS = 256  # polls kept in memory (the window and the lag's need far fewer)
+KEEP_POLLS = 64  # polls always kept in memory; older ones only while the lag's fit may reach them
 LATENCY_RESOLUTION_MS = 0.0005  # the Storm UI writes latencies with three decimals
 #: what each --fail-on level counts as overload
 FAIL_ON = {"may-grow": ("may-grow", "grows", "full", "stall"), "grows": ("grows", "full", "stall")}
@@ -141,7 +141,9 @@ class Judge:
             line.agreeing = self.agreeing
             return line
         self.counts.append(poll_counts(poll))
-        del self.counts[:-KEEP_POLLS]
+        cutoff = poll.t - 2 * self.lag_window  # the lag's fit reaches back lag_window; the window, a few polls
+        while len(self.counts) > KEEP_POLLS and self.counts[0].t < cutoff:
+            del self.counts[0]
         if self.model is None:
             line.note = "no model yet: the topology has processed nothing"
             return line
@@ -208,6 +210,9 @@ def judge(line: WatchLine, model: Topology, counts: list[PollCounts], queues: di
 
     stalled = _stalls(model, counts, queues)
     kept = _window(counts, judge_.every, judge_.window)
+    lag = _lag_slope(counts, judge_.lag_window)
+    first = kept[0]
+    counts, kept = counts[first:], [k - first for k in kept]  # the figures need the window's polls only
     if len(kept) < 2:
         for name, why in stalled.items():
             line.bolts[name] = BoltWatch(verdict="stall", why=why, queue=queues.get(name),
@@ -220,7 +225,6 @@ def judge(line: WatchLine, model: Topology, counts: list[PollCounts], queues: di
         return None
     intervals = [figures_between(counts, a, b) for a, b in zip(kept, kept[1:], strict=False)]
     spouts, bolts = intervals[-1]
-    lag = _lag_slope(counts, judge_.lag_window)
     line.interval_s = round(counts[kept[-1]].t - counts[kept[-2]].t, 6)
     line.window_s = round(counts[kept[-1]].t - counts[kept[0]].t, 6)
     line.intervals = len(intervals)
