@@ -5,10 +5,11 @@ Topology `wordcount-drift-1` (Storm 2.6.1): spout `sentences` (100 tuples/s), bo
 `overload_after`-th poll (a poll = one request of the topology page), count's execute latency becomes
 2.5 ms: it executes 400 tuples/s of the 500 it receives, so its queue grows by GROWTH = 100 tuples/s.
 
-Counts are all-time, as Storm's UI serves them: integers, latencies with three decimals, each page
-computed at the moment it is requested (the pages of one poll are not one snapshot). `stop()` and
-`start()` drop and restore the listening socket on the same port (the counts go on); the server shuts
-itself down after `lifetime` seconds.
+Counts are all-time, as Storm's UI serves them: integers, latencies with three decimals, computed at
+the time the poll's topology page was requested (the component pages of that poll show the same
+moment: one snapshot, so that `analyze`'s figures over a short recording are exact; tests/storm_ui_live.py
+serves each page at its own moment, as Storm does). `stop()` and `start()` drop and restore the listening
+socket on the same port (the counts go on); the server shuts itself down after `lifetime` seconds.
 """
 
 from __future__ import annotations
@@ -130,8 +131,7 @@ class DriftingStormUI:
                 return 200, {"sentences": {"spoutId": "sentences", "spoutType": "KAFKA", "spoutLagResult": {
                     "sentences-topic": {"0": {"consumerCommittedOffset": 1, "logHeadOffset": 1 + LAG, "lag": LAG}}}}}
             if path.startswith(f"{base}/component/"):
-                page = self.component_page(urllib.parse.unquote(path.rsplit("/", 1)[1]),
-                                           time.monotonic() - self.started)  # at its own moment, as Storm's
+                page = self.component_page(urllib.parse.unquote(path.rsplit("/", 1)[1]), self.snapshot)
                 if page is not None:
                     return 200, page
         return 500, {"error": "Internal Server Error", "errorMessage": f"NotAliveException: {path}"}
