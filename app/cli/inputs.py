@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,8 @@ def read_topology(path: str) -> Topology:
             raise FormatError([Problem("file", "is a Flux (YAML) file, not JSON: import it first with "
                                                f"`{import_command(path)}`")]) from None
         raise
+    for note in topo.read_notes:  # an earlier version's document: what reading it assumed, once
+        print(f"note: {path}: {note}", file=sys.stderr)
     log.info("read %s: %s, %d spouts, %d bolts, %d subscriptions", path, topo.name, len(topo.spouts), len(topo.bolts),
              len(topo.subscriptions))
     return topo

@@ -256,7 +256,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     with _Stopper() as stopper:
         for poll in poll_loop(client, ident, args.every, polls=args.polls, duration=args.duration,
-                              stop=stopper.event, on_configuration=keep):
+                              stop=stopper.event, on_configuration=keep, refuse_bad=True):
             if poll.ok and args.doc and model is not None:
                 wrong = components_mismatch(model, poll)
                 if wrong is not None:

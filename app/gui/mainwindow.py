@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QM
 from app.core.layout import layered_layout
 from app.core.rates import idle_warning, no_parallelism_reason, rate_check
 from app.core.topology import unannotated_problems
+from app.gui.app_words import in_app_words
 from app.gui.autosave import AutosaveSession, Recoverable, default_autosave_dir
 from app.gui.canvas import CanvasScene, CanvasView
 from app.gui.commands import MoveComponentsCommand, PasteCommand, RemoveElementsCommand, SetParallelismCommand
@@ -258,6 +259,7 @@ class MainWindow(DocumentFiles, QMainWindow):
         """The Verification and Trace docks, the Verify menu and File > Export verified configuration."""
         panel = self.verification_panel = VerificationPanel(self.document, parent=self)
         panel.canvas, panel.dialogs = self.canvas, self.dialogs
+        self.inspector.explanation.attach(self.scene, panel, self.document)
         dock = self.add_panel(panel, "Verification")
         panel.trace_dock = self.add_panel(panel.trace_view, "Trace")
         self.splitDockWidget(dock, panel.trace_dock, Qt.Orientation.Horizontal)
@@ -394,7 +396,7 @@ class MainWindow(DocumentFiles, QMainWindow):
 
     # ---- messages ----------------------------------------------------------------
     def show_message(self, text: str, timeout_ms: int = 8000) -> None:
-        self.statusBar().showMessage(text, timeout_ms)
+        self.statusBar().showMessage(in_app_words(text), timeout_ms)
 
     def _update_title(self, *_: Any) -> None:
         topo_name = self.document.section_values("topology")["name"]

@@ -117,6 +117,8 @@ class DocumentFiles:
         self.canvas.fit_all()
         problems = self.document.problems()
         note = f" ({len(problems)} problem(s) to fix before verifying)" if problems else ""
+        # an earlier version's document: what reading it assumed, said once (saving writes the current version)
+        note += "".join(f"; {line}" for line in topo.read_notes)
         self.show_message(f"Opened {path.name}{note}" if ours else f"Imported D-VerT file {path.name}{note}")
         return True
 

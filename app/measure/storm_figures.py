@@ -48,7 +48,7 @@ def _num(value: Any) -> float | None:
         return None
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # the readers refuse these first (storm_run.poll_problem)
         return None
     return number if math.isfinite(number) else None
 
@@ -285,7 +285,7 @@ def figures_between(counts: list[PollCounts], i: int, j: int) -> tuple[dict[str,
     def span(name: str) -> float:
         """The time between the two readings of this component's page (each page is read at its own moment)."""
         a, b = counts[i].page_t.get(name), counts[j].page_t.get(name)
-        return b - a if a is not None and b is not None and b > a else dt
+        return b - a if a is not None and b is not None and math.isfinite(b - a) and b > a else dt
 
     for name in sorted(names_s):
         sf = SpoutFigures(name=name, executors=last.spouts.get(name, 1), complete_latency_ms=last.complete_ms.get(name),

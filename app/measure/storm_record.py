@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from app.core.storm.ui.client import StormUIClient, StormUIError
-from app.measure.storm_run import Poll
+from app.measure.storm_run import Poll, poll_problem
 
 ALL_TIME = {"window": ":all-time"}
 
@@ -55,14 +55,26 @@ def read_poll(client: StormUIClient, topology_id: str, number: int) -> tuple[Pol
         lag = client.get(f"{path}/lag")
     except StormUIError as err:
         lag_error = str(err)
-    return Poll(poll=number, t=t, ok=True, topology=page, components=components, page_t=page_t, lag=lag,
-                lag_error=lag_error), configuration
+    poll = Poll(poll=number, t=t, ok=True, topology=page, components=components, page_t=page_t, lag=lag,
+                lag_error=lag_error)
+    problem = poll_problem(poll)
+    if problem is not None:
+        raise BadFigures(client.base, f"poll {number}: {problem}")
+    return poll, configuration
+
+
+class BadFigures(StormUIError):
+    """A poll whose counts cannot be measurements (negative, 4,000 digits, NaN, over 10^15): one line naming
+    the poll and the field. `record` keeps the poll as a gap saying so; `watch` stops on it (exit 2)."""
 
 
 def poll_loop(client: StormUIClient, topology_id: str, every: float, *, polls: int | None = None,
               duration: float | None = None, stop: threading.Event | None = None, first: int = 1,
-              on_configuration: Callable[[dict[str, Any]], None] | None = None) -> Iterator[Poll]:
-    """Poll after poll (gaps included) until `polls` are done, `duration` has passed or `stop` is set."""
+              on_configuration: Callable[[dict[str, Any]], None] | None = None,
+              refuse_bad: bool = False) -> Iterator[Poll]:
+    """Poll after poll (gaps included) until `polls` are done, `duration` has passed or `stop` is set.
+    A poll with figures that cannot be measurements (BadFigures) is a gap naming them, or with `refuse_bad`
+    raised."""
     stop = stop or threading.Event()
     origin = start = time.monotonic()
     number = first
@@ -72,6 +84,10 @@ def poll_loop(client: StormUIClient, topology_id: str, every: float, *, polls: i
             poll, configuration = read_poll(client, topology_id, number)
             if on_configuration is not None and configuration:
                 on_configuration(configuration)
+        except BadFigures as err:
+            if refuse_bad:
+                raise
+            poll = Poll(poll=number, t=time.time(), ok=False, gap=str(err))
         except StormUIError as err:
             poll = Poll(poll=number, t=time.time(), ok=False, gap=str(err))
         yield poll

@@ -56,7 +56,7 @@ SEVERITY = {"ok": 0, "noise": 0, "may-grow": 1, "grows": 2, "full": 3, "stall": 
 
 class Disagreement(BaseModel):
     bolt: str
-    what: str  # "growth" or "latency"
+    what: str  # "growth", "latency" (a bolt's α) or "complete latency" (a spout's trees against the proven bound)
     model: str
     measured: str
 
@@ -287,11 +287,31 @@ def judge(line: WatchLine, model: Topology, counts: list[PollCounts], queues: di
             if abs(f.alpha_s - b.alpha) - w.alpha_error_s > tolerance * b.alpha:
                 line.disagree.append(Disagreement(bolt=b.name, what="latency", model=f"α {b.alpha * 1000:.4g} ms",
                                                   measured=f"α {f.alpha_s * 1000:.4g} ms"))
+    line.disagree += _latency_disagreements(model, spouts)
     line.basis = _basis(line, counts, kept, lag, judge_.lag_window, known)
     if counts[-1].counters == counts[-2].counters and not stalled:
         line.basis += f"; counts unchanged since the last poll (figures of poll {line.poll} and before)"
         return None  # nothing new (Storm refreshes its counts with the executors' heartbeats)
     return any(judge_.alarm(v) for v in line.statuses.values())
+
+
+def _latency_disagreements(model: Topology, spouts: dict[str, SpoutFigures]) -> list[Disagreement]:
+    """A spout whose measured complete latency (the Storm UI's, an average over the interval, so below its longest
+    tree) is above the model's proven bound (docs/latency.md): the model's timings do not hold for this run."""
+    from app.core.latency.bounds import LatencyAnalysis
+
+    try:
+        bounds = {s.name: s.bound for s in LatencyAnalysis(model).spouts().values()}
+    except Exception:  # noqa: BLE001 - a model that cannot be checked has no bound
+        return []
+    out = []
+    for name, bound in bounds.items():
+        f = spouts.get(name)
+        measured = f.complete_latency_ms if f is not None else None
+        if bound is not None and measured is not None and measured / 1000 > bound:
+            out.append(Disagreement(bolt=name, what="complete latency", model=f"at most {float(bound) * 1000:.4g} ms",
+                                    measured=f"{measured:.4g} ms"))
+    return out
 
 
 def _errors(counts: list[PollCounts], kept: list[int], intervals: list[tuple[dict[str, SpoutFigures],

@@ -151,6 +151,11 @@ class SearchControl:
         if self.progress is not None:
             self.progress(Progress(k=k, elapsed_s=elapsed, stats=solver_stats(solver), message=message))
 
+    def announce(self, run: Run, doing: str, k: int = 0) -> None:
+        """Every verdict known so far and what the search does next: a progress report without a message."""
+        if self.progress is not None:
+            self.progress(Progress(k=k, elapsed_s=run.elapsed(), doing=doing, verdicts=dict(run.verdicts)))
+
     def record(self, trace: Trace, growth: dict[str, int], index: int, checked: list[str],
                verdicts: dict[str, BoltVerdict], method: str = "solver") -> None:
         """Every checked bolt this certified lasso answers for, and not yet answered, gets it."""

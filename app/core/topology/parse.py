@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.core.topology.document import Topology
+from app.core.topology.migrate import CURRENT, upgrade
 from app.core.topology.problems import Problem, TopologyError
 
 
@@ -41,9 +42,15 @@ def parse_topology(data: Any) -> Topology:
     """Validate a decoded JSON document; raise :class:`TopologyError` naming each problem."""
     if not isinstance(data, dict):
         raise TopologyError([Problem("document", f"expected a JSON object, got {type(data).__name__}")])
+    version = data.get("schema_version", 1)
+    if version not in (1, CURRENT) or isinstance(version, bool):
+        raise TopologyError([Problem("schema_version", f"{version!r} is not a version this program reads (1 to "
+                                                       f"{CURRENT}): a newer version wrote it, or it is damaged")])
+    data = copy.deepcopy(data)
+    notes = upgrade(data)  # an earlier version's document, read as it meant it
     raw = copy.deepcopy(data)
     try:
-        return Topology.model_validate(copy.deepcopy(data))
+        return Topology.model_validate(copy.deepcopy(data)).with_read_notes(notes)
     except ValidationError as err:
         problems: list[Problem] = []
         for e in err.errors():

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QMessageBox,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableWidget,
@@ -69,6 +70,8 @@ __all__ = ["ExportError", "ShownPosition", "TraceView", "acting_components", "em
 CURSOR_PEN = pg.mkPen("#444444", width=1, style=Qt.PenStyle.DotLine)
 MAX_UNROLL = 50  # loop passes the unroll control offers (fewer for a long loop: trace_series.max_unroll)
 DETAIL_DELAY_MS = 60  # after a zoom, pan or resize, the series are redrawn for the new range this much later
+QWIDGETSIZE_MAX = 16_777_215  # Qt's "no maximum"
+KEY_PX = 60  # the key above the plots (two lines) and the layout's margins
 TABLE_COLUMNS = ["component", "queue", "arrivals", "take", "in process", "emit", "emitted", "buffer", "phase"]
 
 
@@ -220,9 +223,14 @@ class TraceView(QWidget):
         self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.plots.setMinimumHeight(220)
+        # the growing bolts' plots large, the others small below them: scrolled, never squeezed together
+        self.plots_scroll = QScrollArea()
+        self.plots_scroll.setWidgetResizable(True)
+        self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.plots_scroll.setWidget(self.plots)
         self.table.setMinimumWidth(280)
         splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self.plots)
+        splitter.addWidget(self.plots_scroll)
         splitter.addWidget(self.table)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
@@ -278,6 +286,11 @@ class TraceView(QWidget):
         self.set_cursor(index)
 
     def _rebuild(self, extra_passes: int) -> None:
+        grid = self.plots.ci.layout
+        for row in self.drawn.row_heights:  # the last trace's row heights go with its plots
+            grid.setRowMinimumHeight(row, 0)
+            grid.setRowMaximumHeight(row, QWIDGETSIZE_MAX)
+        self.plots.setMinimumHeight(220)
         self.plots.clear()
         self.plot_items.clear()
         self.loop_regions.clear()
@@ -292,6 +305,9 @@ class TraceView(QWidget):
         series = trace_series(trace, extra_passes)
         self.shown = series.shown
         drawn = self.drawn = draw_trace(self.plots, series, self._colours)
+        # every plot at its own height (FOCUS_PX or CONTEXT_PX): the scroll area shows what does not fit
+        self.plots.setMinimumHeight(max(220, drawn.height + KEY_PX))
+        self.plots_scroll.verticalScrollBar().setValue(0)
         self.key_item = drawn.key
         self.plot_items.update(drawn.plots)
         self.loop_regions.extend(drawn.loop_regions)
