@@ -7,8 +7,9 @@ Topology `wordcount-drift-1` (Storm 2.6.1): spout `sentences` (100 tuples/s), bo
 
 Counts are all-time, as Storm's UI serves them: integers, latencies with three decimals, computed at
 the time the poll's topology page was requested (the component pages of that poll show the same
-moment). `stop()` and `start()` drop and restore the listening socket on the same port (the counts go on);
-the server shuts itself down after `lifetime` seconds.
+moment: one snapshot, so that `analyze`'s figures over a short recording are exact; tests/storm_ui_live.py
+serves each page at its own moment, as Storm does). `stop()` and `start()` drop and restore the listening
+socket on the same port (the counts go on); the server shuts itself down after `lifetime` seconds.
 """
 
 from __future__ import annotations

@@ -151,6 +151,17 @@ def apply_limits(args: argparse.Namespace) -> None:
     set_limits(values)
 
 
+def add_target_option(p: argparse.ArgumentParser) -> None:
+    """`--target-capacity` of `check` and `repair`."""
+    from app.core.rates import TARGET_CAPACITY
+
+    p.add_argument("--target-capacity", type=number(float, 0, 1, above=True), default=TARGET_CAPACITY,
+                   dest="target_capacity", metavar="C",
+                   help="the Storm UI capacity (executed × latency / time, per executor) the suggested executors "
+                        f"plan each bolt to at nominal rates (default {TARGET_CAPACITY}); never fewer than the "
+                        "smallest parallelism proven bounded")
+
+
 def add_latency_options(p: argparse.ArgumentParser) -> None:
     """`--latency-target S` and `--witness-out PATH`: the latency answers against the message timeout
     (docs/latency.md)."""

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, examples
-from app.cli.options import add_storm_version_option, bolt_count, number, with_storm_version
+from app.cli.options import add_storm_version_option, add_target_option, bolt_count, number, with_storm_version
 from app.cli.outputs import add_force_option, check_output_file, write_output_file
 from app.core.topology import Problem, Topology, TopologyError, one_line
 
@@ -241,9 +241,10 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
 # ---- repair -----------------------------------------------------------------------------------
 
 
-def wanted_parallelism(items: list[str], document: Topology | None,
-                       flux_topology: Topology) -> tuple[dict[str, int], list[str]]:
-    """Bolt -> parallelism from `suggested`, `document` and `BOLT=N` items (later items win)."""
+def wanted_parallelism(items: list[str], document: Topology | None, flux_topology: Topology,
+                       target: float | None = None) -> tuple[dict[str, int], list[str]]:
+    """Bolt -> parallelism from `suggested` (at the target capacity, app.core.rates.at_target), `document` and
+    `BOLT=N` items (later items win)."""
     values: dict[str, int] = {}
     notes: list[str] = []
     for item in items:
@@ -252,10 +253,11 @@ def wanted_parallelism(items: list[str], document: Topology | None,
             if item == "document" and document is None:
                 raise _usage("--parallelism document needs --topology DOC (the document whose parallelism to write)")
             if item == "suggested":
-                from app.core.rates import no_parallelism_reason, rate_check
+                from app.core.rates import TARGET_CAPACITY, at_target, no_parallelism_reason, rate_check
 
                 report = rate_check(source)
-                for name, n in report.suggested_parallelism.items():
+                suggested = at_target(source, report.suggested_parallelism, target or TARGET_CAPACITY)
+                for name, n in suggested.items():
                     if n is None:
                         notes.append(f"bolts.{name}: no parallelism keeps its queue bounded "
                                      f"({no_parallelism_reason(report)}): left as it is")
@@ -316,7 +318,7 @@ def _repair(args: argparse.Namespace) -> int:
             options = options_of(document)  # read the file the way it was imported
         imported = import_flux(args.file, options)
         flux_topology = imported.topology
-        wanted, notes = wanted_parallelism(args.parallelism, document, flux_topology)
+        wanted, notes = wanted_parallelism(args.parallelism, document, flux_topology, args.target_capacity)
         edits = plan_repair(args.file, wanted, options)
     except FluxError as err:
         return _report_error(err)
@@ -450,6 +452,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE.yaml")
     p.add_argument("--parallelism", nargs="+", required=True, metavar="suggested|document|BOLT=N",
                    help="the rate check's suggestion, the --topology document's values, or BOLT=N")
+    add_target_option(p)
     p.add_argument("--topology", metavar="DOC", help="the annotated document (e.g. after import storm-ui --onto); "
                                                     "default: the Flux file itself")
     where = p.add_mutually_exclusive_group()

@@ -135,6 +135,7 @@ class MainWindow(DocumentFiles, QMainWindow):
         self.document.path_changed.connect(self._update_title)
         self.document.settings_changed.connect(self._update_title)
         self.document.changed.connect(self._update_status)
+        self.scene.live_changed.connect(self._update_status)
         self.document.document_replaced.connect(self._on_document_replaced)
 
         self._update_title()
@@ -427,6 +428,12 @@ class MainWindow(DocumentFiles, QMainWindow):
         text = (f"{len(topo.spouts)} spouts, {len(topo.bolts)} bolts · rate check: {counts['bounded']} bounded, "
                 + (f"{steady} without repeating growth, " if steady else "")
                 + f"{counts['may-grow']} may grow, {counts['grows']} grow")
+        if self.scene.live_verdicts:  # Live Mode: the verdicts of the measured figures, as on the nodes
+            from app.gui.canvas.items import LIVE_WORDS
+
+            shown = [f"{n} {LIVE_WORDS.get(v, v)}" for n, v in self.scene.live_verdicts.items() if v != "ok"]
+            text = ("Live: " + (", ".join(shown) if shown else "every bolt keeps up")
+                    + f" · the document's rate check: {counts['grows']} grow")
         tips = [b.explanation for b in report.bolts.values()]
         warning = idle_warning(topo)  # what `check` prints on stderr: the same words, in the tooltip
         if warning is not None:

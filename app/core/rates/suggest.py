@@ -65,6 +65,27 @@ def suggest(topo: Topology) -> dict[str, int | None]:
     return suggestion
 
 
+TARGET_CAPACITY = 0.7  # the Storm UI capacity an engineer plans each bolt to (DS2, Flink's autoscaler: ~0.7)
+
+
+def at_target(topo: Topology, least: dict[str, int | None], target: float = TARGET_CAPACITY) -> dict[str, int | None]:
+    """Per bolt, the fewest executors that keep its capacity (inflow × α / executors, the Storm UI's figure) at
+    or below `target` at nominal rates, and never fewer than `least` (the smallest bounded parallelism, None when
+    none is): what `check` and `repair` suggest."""
+    probe = RateFigures(topo, {b.id: 10**12 for b in topo.bolts})  # every bolt keeps up: the flows it passes on
+    inflow = probe.inflows(probe.spout_nominal, probe.cap_max, from_above=False, high=True)
+    out: dict[str, int | None] = {}
+    for b in topo.bolts:
+        proven = least.get(b.name)
+        if proven is None:
+            out[b.name] = None
+            continue
+        busy = inflow[b.id] * exact(b.alpha)  # executor-seconds per second
+        need = math.ceil(busy / exact(target)) if busy > 0 else 1
+        out[b.name] = max(proven, need, 1)
+    return out
+
+
 FAILURE_SUGGEST_ROUNDS = 24  # raises of the failure-free suggestion (each by a quarter) before giving up
 
 
