@@ -50,7 +50,7 @@ test-dist: $(VENV)/.dist-installed
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m slow tests/dist
 
 fuzz: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider -m fuzz tests/unit/test_fuzz_readers.py
+	$(PY) -m pytest -q -p no:cacheprovider -m fuzz tests/unit/test_fuzz_readers.py tests/unit/test_fuzz_run_folders.py
 
 bench: $(STAMP)
 	@for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -96,6 +97,14 @@ def main() -> None:
             took = time.perf_counter() - start
             count = next(b for b in figures.bolts if b.name == "count")
             rows.append((n, took, took / n * 1000, count.queue.verdict if count.queue else "-"))
+        line = (Path(tmp) / f"run-{n}" / "polls.jsonl").read_text(encoding="utf-8").splitlines()[0]
+        reps = 2000
+        start = time.perf_counter()
+        for _ in range(reps):
+            json.loads(line)
+        speed = (time.perf_counter() - start) / reps * 1e6
+        print(f"(this machine now: json.loads of one {len(line):,}-byte poll line takes {speed:.0f} µs; "
+              f"load average {os.getloadavg()[0]:.1f})\n")
         print("| polls | analyze core (s) | ms per poll | count's verdict |\n|---:|---:|---:|---|")
         for n, took, per, verdict in rows:
             print(f"| {n:,} | {took:.2f} | {per:.2f} | {verdict} |")

@@ -16,6 +16,7 @@ from typing import Any
 
 from app.cep.nodes import And, Atom, Follows, Not, Or, PatternError, PatternNode, Star, iter_atoms
 from app.cep.syntax import read_text
+from app.core import fileio
 from app.expr.limits import loads, one_line
 
 
@@ -82,7 +83,8 @@ def load_events(path: str | Path) -> list[dict[str, Any]]:
     if not p.exists():
         raise PatternError(str(p), "no such file or folder")
     if p.is_file() and p.suffix in (".json", ".jsonl"):
-        head = p.read_text(encoding="utf-8", errors="replace")[:4096]
+        with fileio.open_checked(p, lambda reason: PatternError(str(p), reason)) as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace")
         if '"type"' in head and '"ev"' not in head:
             return _plain_events(p)
     from app.measure import eventlog  # only for run logs: keeps plain pattern work light

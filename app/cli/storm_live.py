@@ -246,7 +246,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     with _Stopper() as stopper:
         for poll in poll_loop(client, ident, args.every, polls=args.polls, duration=args.duration,
-                              stop=stopper.event, on_configuration=keep):
+                              stop=stopper.event, on_configuration=keep, refuse_bad=True):
             started = poll.t if started is None else started
             if poll.ok:
                 counts.append(poll_counts(poll))

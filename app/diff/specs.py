@@ -10,12 +10,13 @@ JSON, as `@file.json` or in a short form (`same_key:taxiId`, `ignore:ts`).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from app.core.errors import StormboundError
+from app.core.fileio import read_text
+from app.core.formats.limits import MAX_DOCUMENT_BYTES
 from app.expr import ExprError, compile_predicate
 from app.expr.limits import loads, one_line
 
@@ -164,13 +165,8 @@ def _spec_data(spec: Any, what: str) -> Any:
         if text.startswith("@"):
             name = text[1:]
             source = f" in {one_line(name)}"
-            try:
-                text = Path(name).read_text(encoding="utf-8")
-            except UnicodeDecodeError as err:
-                raise DiffError(f"{what}: {one_line(name)} is not UTF-8 text (byte {err.start})") from None
-            except OSError as err:
-                raise DiffError(f"{what}: cannot read {one_line(name)}: {err.strerror or type(err).__name__}") from None
-            text = text.strip()
+            text = read_text(name, lambda reason: DiffError(f"{what}: cannot read {one_line(name)}: {reason}"),
+                             MAX_DOCUMENT_BYTES).strip()
         if text.startswith("{"):
             try:
                 return loads(text, lambda problem: DiffError(f"{what}{source}: {problem}"))

@@ -7,12 +7,15 @@ an `items`/`events`/`output` array), or an event log of :mod:`app.measure.eventl
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from app.core.fileio import open_checked
 from app.core.formats.limits import JsonLimitError, on_one_line
 from app.core.topology import TopologyError
 from app.diff.specs import DiffError
@@ -92,8 +95,16 @@ def read_stream(path: str | os.PathLike[str]) -> Iterator[Any]:
         raise DiffError(f"{p}: cannot be read: {one_line(err.strerror or str(err))}") from None
 
 
+@contextlib.contextmanager
+def _open(p: Path) -> Iterator[io.TextIOWrapper]:
+    """The file as UTF-8 text through the read boundary (a pipe or a device refused before it is opened)."""
+    with open_checked(p, lambda reason: DiffError(f"{p}: {reason}")) as raw, \
+            io.TextIOWrapper(raw, encoding="utf-8") as text:
+        yield text
+
+
 def _read_json_stream(p: Path) -> Iterator[Any]:
-    with p.open("r", encoding="utf-8") as handle:
+    with _open(p) as handle:
         head = ""
         while True:
             ch = handle.read(1)
@@ -137,7 +148,7 @@ def looks_like_json_lines(p: Path) -> bool:
     if p.suffix.lower() == ".json":
         return False
     try:
-        with p.open("r", encoding="utf-8") as handle:
+        with _open(p) as handle:
             first = handle.readline()
             second = handle.readline()
     except UnicodeDecodeError:

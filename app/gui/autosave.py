@@ -19,6 +19,8 @@ from typing import Any
 
 from PySide6.QtCore import QStandardPaths
 
+from app.core.fileio import read_text
+from app.core.formats.limits import MAX_DOCUMENT_BYTES
 from app.core.topology import Topology
 
 AUTOSAVE_FORMAT = "stormbound-autosave/1"
@@ -130,13 +132,13 @@ def find_recoverable(folder: Path, live_sessions: AbstractSet[str] = frozenset()
         lock = folder / f"{session}.lock"
         if lock.exists():
             try:
-                pid = int(json.loads(lock.read_text(encoding="utf-8")).get("pid", 0))
+                pid = int(json.loads(read_text(lock, OSError, 4096)).get("pid", 0))
             except (OSError, ValueError, AttributeError):
                 pid = 0
             if process_alive(pid) and pid != os.getpid():
                 continue  # another running Stormbound owns it
         try:
-            data = json.loads(autosave.read_text(encoding="utf-8"))
+            data = json.loads(read_text(autosave, OSError, MAX_DOCUMENT_BYTES))
         except (OSError, ValueError):
             continue
         if (not isinstance(data, dict) or data.get("format") != AUTOSAVE_FORMAT

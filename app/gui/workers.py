@@ -209,6 +209,9 @@ class VerifyWorker(Worker[VerifyResult]):
         # capacity in Storm's terms (app/core/headroom.py), a line each: set in the worker thread before
         # `result_ready` is emitted, so the GUI thread reads it when the result arrives
         self.capacity: list[str] = []
+        # per spout: can a tuple tree outlast the message timeout (app/core/latency/report.py): the short
+        # answers, then the sentences
+        self.timeouts: tuple[list[str], list[str]] = ([], [])
 
     def cancel(self) -> None:
         """Ask the search to stop (GUI thread); the result still arrives through `result_ready`."""
@@ -260,6 +263,7 @@ class VerifyWorker(Worker[VerifyResult]):
                 result = result.model_copy(update={"property": self.prop})
             if self.prop == "growth" and not self.is_cancelled():
                 self.capacity = self._capacity()
+                self.timeouts = self._timeouts()
             return result
         finally:
             with self._lock:
@@ -273,6 +277,15 @@ class VerifyWorker(Worker[VerifyResult]):
             return capacity_lines(headroom(self.topology))
         except ValueError:  # a document the rate check refuses has no capacity to tell
             return []
+
+    def _timeouts(self) -> tuple[list[str], list[str]]:
+        from app.core.latency.report import latency_report
+
+        try:
+            report = latency_report(self.topology)
+        except ValueError:  # a document the rate check refuses has no latency to tell
+            return [], []
+        return report.short(), report.lines()
 
     def failure_text(self, err: Exception) -> str:
         text = str(err).splitlines()[0] if str(err) else type(err).__name__

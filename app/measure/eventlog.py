@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from app.core.fileio import check_regular, read_text
+from app.core.fileio import check_regular, csv_rows, read_text
 from app.core.formats.limits import escape, type_name
 from app.measure.records import (  # re-exported: the readers' callers use them from here
     EVENT_KINDS,
@@ -35,6 +35,9 @@ from app.measure.records import (  # re-exported: the readers' callers use them 
 )
 
 TimeUnit = Literal["s", "ms"]
+#: the largest time (seconds, either sign) a log may give: 10^13 s is 300,000 years, so unix times in
+#: milliseconds still pass, and the engines' bins (t / bin as a 64-bit integer) cannot overflow
+MAX_TIME = 1e13
 
 # Columns of the flat (CSV / Parquet / Spark) form; a queue sample leaves `ev` empty.
 COLUMNS = ("t", "ev", "comp", "task", "tuple", "msg", "anchors", "reason", "queue")
@@ -69,6 +72,8 @@ def _time(value: Any, where: str, scale: float) -> float:
         raise EventLogError(f"{where}.t", f"not a number: '{escape(str(value))}'") from None
     if not math.isfinite(number):
         raise EventLogError(f"{where}.t", f"must be a finite number, not {escape(str(value))}")
+    if not -MAX_TIME <= number <= MAX_TIME:
+        raise EventLogError(f"{where}.t", f"{number:g} s is beyond the largest time {MAX_TIME:g} s (300,000 years)")
     return number
 
 
@@ -180,33 +185,27 @@ def iter_json(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterat
 def iter_csv(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Event | QueueSample]:
     """Records of a CSV file with a header naming some of COLUMNS; anchors joined by ';'."""
     p = Path(path)
-    reader = csv.DictReader(io.StringIO(_open_text(p)))
-    rows = csv_rows(reader, p.name)
+    rows = csv_records(_open_text(p).splitlines(keepends=True), p.name)
     fieldnames = next(rows)
-    unknown = [c for c in fieldnames if c not in COLUMNS]
     if not fieldnames:
         raise EventLogError(p.name, "is empty (expected a header line)")
-    if unknown:
-        raise EventLogError(f"{p.name} header",
-                            f"unknown column '{escape(str(unknown[0]))}' (expected some of {', '.join(COLUMNS)})")
     for number, row in rows:
         yield record_from_dict(row, f"{p.name} line {number}", time_unit, flat=True)
 
 
-def csv_rows(reader: csv.DictReader, name: str) -> Iterator[Any]:
-    """First the header's field names, then (line, row) pairs; csv's own errors (a cell over its field
-    limit, a NUL byte) and rows longer than the header become one-line EventLogErrors naming the line."""
-    try:
-        yield list(reader.fieldnames or [])
-        for row in reader:
-            if None in row:
-                raise EventLogError(f"{name} line {reader.line_num}",
-                                    f"{len(row) - 1 + len(row[None])} cells, the header names {len(row) - 1}")
-            yield reader.line_num, row
-    except csv.Error as err:
-        why = (f"a cell is over {csv.field_size_limit()} characters (the CSV field limit)" if "field limit" in str(err)
-               else f"not valid CSV: {escape(str(err), 120)}")
-        raise EventLogError(f"{name} line {reader.line_num + 1}", why) from None
+def csv_records(lines: Iterable[str], name: str) -> Iterator[Any]:
+    """First the header's column names (each one of COLUMNS, each once), then (line, row) pairs, through the
+    read boundary's CSV reader (app/core/fileio.py: a cell over csv's field limit, a row longer than the
+    header and a column named twice are one-line EventLogErrors naming the line)."""
+    rows = csv_rows(lines, lambda reason: EventLogError(name, reason),
+                    at_line=lambda number, reason: EventLogError(f"{name} line {number}", reason))
+    header = next(rows)
+    unknown = [c for c in header if c not in COLUMNS]
+    if unknown:
+        raise EventLogError(f"{name} header",
+                            f"unknown column '{escape(str(unknown[0]))}' (expected some of {', '.join(COLUMNS)})")
+    yield header
+    yield from rows
 
 
 def iter_parquet(path: str | os.PathLike[str], time_unit: TimeUnit = "s") -> Iterator[Event | QueueSample]:

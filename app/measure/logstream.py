@@ -17,7 +17,6 @@ the checks of frames._check (unknown event kind, missing t, comp, tuple or msg) 
 
 from __future__ import annotations
 
-import csv
 import functools
 import math
 import os
@@ -25,17 +24,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from app.core.fileio import check_regular
+from app.core.fileio import iter_lines, open_checked
 from app.core.formats.limits import escape, type_name
 from app.measure.eventlog import (
     ANCHOR_SEP,
     EVENT_KINDS,
+    MAX_TIME,
     Event,
     EventLogError,
     QueueSample,
     TimeUnit,
     check_parquet_log,
-    csv_rows,
+    csv_records,
     find_run_files,
     json_value,
     log_format,
@@ -66,6 +66,12 @@ def _bad(where: str, ev: Any, t: Any, comp: Any, tup: Any, msg: Any) -> EventLog
     return EventLogError(f"{where}.{missing}", f"a {ev} event at t={t} has no {missing}")
 
 
+def _no_queue_field(where: str, t: Any, comp: Any) -> EventLogError:
+    """A queue sample without its time or component (the model reader's QueueSample needs both)."""
+    missing = "t" if t is None else "comp"
+    return EventLogError(f"{where}.{missing}", f"a queue sample has no {missing}")
+
+
 def _number(value: Any, where: str, field: str) -> float | None:
     """A finite number, or None when missing; NaN, infinities, booleans and other types refused."""
     if value is None or value == "":
@@ -87,8 +93,16 @@ def _number(value: Any, where: str, field: str) -> float | None:
 MAX_COUNT = 2**53
 
 
-def _count(value: Any, where: str, field: str) -> int | None:
-    """A whole number in 0..MAX_COUNT (a task or a queue length), or None when missing."""
+def checked_time(t: float, where: str) -> float:
+    """A finite time `t` in seconds, refused (naming `where.t`) beyond MAX_TIME."""
+    if not -MAX_TIME <= t <= MAX_TIME:
+        raise EventLogError(f"{where}.t", f"{t:g} s is beyond the largest time {MAX_TIME:g} s (300,000 years)")
+    return t
+
+
+def checked_count(value: Any, where: str, field: str) -> int | None:
+    """A whole number in 0..MAX_COUNT (a task or a queue length), or None when missing: the one rule for
+    counts wherever they enter (event logs, queues.jsonl, `import metrics`)."""
     number = _number(value, where, field)
     if number is None:
         return None
@@ -143,13 +157,18 @@ def _row(raw: dict[str, Any], where: str, divisor: float, events: list, queues: 
         t = _number(t, where, "t")
     if type(comp) is not str or not comp:
         comp = _text(comp, where, "comp")
-    if type(task) is not int or task < 0:
-        task = _count(task, where, "task") or 0
-    if t is not None and divisor != 1.0:
-        t = t / divisor
+    if type(task) is not int or not 0 <= task <= MAX_COUNT:
+        task = checked_count(task, where, "task") or 0
+    if t is not None:
+        if divisor != 1.0:
+            t = t / divisor
+        if not -MAX_TIME <= t <= MAX_TIME:
+            checked_time(t, where)
     if ev is None:
-        queue = _count(get("queue"), where, "queue")
+        queue = checked_count(get("queue"), where, "queue")
         if queue is not None:
+            if t is None or comp is None:
+                raise _no_queue_field(where, t, comp)
             queues.append((t, comp, task, queue))
         return
     tup, msg = get("tuple"), get("msg")
@@ -166,42 +185,22 @@ def _row(raw: dict[str, Any], where: str, divisor: float, events: list, queues: 
                    else _text(reason, where, "reason")))
 
 
-def _not_utf8(path: Path, number: int, raw: bytes, start: int) -> EventLogError:
-    return EventLogError(f"{path.name} line {number}",
-                         f"is not UTF-8 text: byte 0x{raw[start]:02x} at column {start + 1}")
+#: the longest line of a JSON Lines or CSV event log (one event: its anchors may be many)
+MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
-def _first_bad_utf8(path: Path) -> EventLogError:
-    """The error naming the first line that is not UTF-8 (after a text reader failed somewhere in its buffer)."""
-    try:
-        for _ in _lines(path):
-            pass
-    except EventLogError as err:
-        return err
-    return EventLogError(path.name, "is not UTF-8 text")
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of a UTF-8 file, decoded line by line so that a bad byte is named by line."""
-    check_regular(path, functools.partial(EventLogError, str(path)))
-    try:
-        with open(path, "rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    raise _not_utf8(path, number, raw, err.start) from None
-                yield number, line
-    except OSError as err:
-        raise EventLogError(str(path), f"cannot be read: {err.strerror or err}") from None
+def _lines(path: Path, skip_blank: bool = True) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a UTF-8 file through the read boundary (app/core/fileio.py), a bad byte or a
+    line over MAX_LINE_BYTES named by line."""
+    return iter_lines(path, functools.partial(EventLogError, str(path)), max_line_bytes=MAX_LINE_BYTES,
+                      skip_blank=skip_blank, gunzip=False,
+                      at_line=lambda number, reason: EventLogError(f"{path.name} line {number}", reason))
 
 
 def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, list]]:
     events: list = []
     queues: list = []
     for number, line in _lines(path):
-        if not line.strip():
-            continue
         where = f"{path.name} line {number}"
         raw = json_value(line, where)
         if not isinstance(raw, dict):
@@ -215,36 +214,18 @@ def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list
 
 
 def _csv_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, list]]:
-    check_regular(path, lambda reason: EventLogError(str(path), reason))
-    try:
-        handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed by the `with` below
-    except OSError as err:
-        raise EventLogError(str(path), f"cannot be read: {err.strerror or err}") from None
-    with handle:
-        reader = csv.DictReader(handle)
-        events: list = []
-        queues: list = []
-        records = csv_rows(reader, path.name)
-        try:
-            header = next(records)
-        except UnicodeDecodeError:
-            raise _first_bad_utf8(path) from None
-        if not header:
-            raise EventLogError(path.name, "is empty (expected a header line)")
-        while True:
-            try:
-                item = next(records, None)
-            except UnicodeDecodeError:
-                raise _first_bad_utf8(path) from None
-            if item is None:
-                break
-            number, raw = item
-            _row(raw, f"{path.name} line {number}", divisor, events, queues, flat=True)
-            if len(events) + len(queues) >= rows:
-                yield events, queues
-                events, queues = [], []
-        if events or queues:
+    records = csv_records((text for _, text in _lines(path, skip_blank=False)), path.name)
+    if not next(records):
+        raise EventLogError(path.name, "is empty (expected a header line)")
+    events: list = []
+    queues: list = []
+    for number, raw in records:
+        _row(raw, f"{path.name} line {number}", divisor, events, queues, flat=True)
+        if len(events) + len(queues) >= rows:
             yield events, queues
+            events, queues = [], []
+    if events or queues:
+        yield events, queues
 
 
 def _parquet_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, list]]:
@@ -286,15 +267,19 @@ def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, diviso
             if not isinstance(t, float) or not math.isfinite(t):
                 t = _number(t, f"{label} {offset + i}", "t")
             t = t / divisor if divisor != 1.0 else float(t)
+            if not -MAX_TIME <= t <= MAX_TIME:
+                checked_time(t, f"{label} {offset + i}")
         comp = comps[i]
         task = tasks[i]
-        if task is not None and not (isinstance(task, int) and task >= 0):
-            task = _count(task, f"{label} {offset + i}", "task")
+        if task is not None and not (isinstance(task, int) and 0 <= task <= MAX_COUNT):
+            task = checked_count(task, f"{label} {offset + i}", "task")
         task = task or 0
         if ev is None:
             if qs[i] is not None:
                 queue = qs[i] if isinstance(qs[i], int) and 0 <= qs[i] <= MAX_COUNT else \
-                    _count(qs[i], f"{label} {offset + i}", "queue")
+                    checked_count(qs[i], f"{label} {offset + i}", "queue")
+                if t is None or comp is None:
+                    raise _no_queue_field(f"{label} {offset + i}", t, comp)
                 queues.append((t, comp, task, queue))
             continue
         tup, msg = tuples[i], msgs[i]
@@ -397,11 +382,10 @@ def count_records(path: str | os.PathLike[str]) -> int | None:
         except parquet_failures() as err:  # a damaged or empty part: one line naming it
             raise parquet_error(p, err) from None
     if fmt in ("jsonl", "csv"):
-        check_regular(p, functools.partial(EventLogError, str(p)))
         lines = 0
         last = b"\n"
         try:
-            with open(p, "rb") as handle:
+            with open_checked(p, functools.partial(EventLogError, str(p))) as handle:
                 for block in iter(lambda: handle.read(1 << 20), b""):
                     lines += block.count(b"\n")
                     last = block[-1:]

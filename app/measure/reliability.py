@@ -139,7 +139,9 @@ def check_reliability_path_local(path, config: ReliabilityConfig, time_unit: str
 def load_vectors(path: str | Path) -> list[dict[str, Any]]:
     """The reliability test vectors (each: name, topology with config, trace in ms, expected)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        from app.core.fileio import read_text
+
+        data = json.loads(read_text(path, OSError))
     except (OSError, json.JSONDecodeError) as err:
         raise EventLogError(str(path), f"cannot read the vectors: {err}") from None
     return list(data)

@@ -93,18 +93,13 @@ def looks_like_events_log(path: str | os.PathLike[str]) -> bool:
     p = Path(path)
     if is_rolled_name(p.name):
         return True
-    if not p.is_file():  # a named pipe would block the peek; its reader refuses it by name
-        return False
-    try:
-        with open(p, encoding="utf-8", errors="replace") as fh:
-            for number, line in enumerate(fh):
-                if line.strip():
-                    return _LINE.match(line.rstrip("\n")) is not None
-                if number > 1000:
-                    return False
+    from app.core.fileio import iter_lines
+
+    try:  # the first non-blank line of the first 1,000 (a named pipe is refused, not waited on)
+        first = next(iter_lines(p, OSError, max_line_bytes=MAX_LINE_BYTES, max_lines=1000), None)
     except OSError:
         return False
-    return False
+    return first is not None and _LINE.match(first[1].rstrip("\n")) is not None
 
 
 def _seconds(m: re.Match[str], where: str) -> int:
@@ -144,55 +139,15 @@ def max_events() -> int:
 
 
 def _lines(p: Path, name: str) -> Iterator[tuple[int, str]]:
-    """(line number, text) of every non-blank line of a file, a `.gz` file decompressed, read a chunk at a
-    time: at most MAX_BYTES decompressed, MAX_LINES lines and MAX_LINE_BYTES per line, so that neither a
-    gzip bomb nor a file of newlines fills the memory."""
-    import gzip
-    import zlib
+    """(line number, text) of every non-blank line of a file through the read boundary (app/core/fileio.py), a
+    `.gz` file decompressed, read a chunk at a time: at most MAX_BYTES decompressed, MAX_LINES lines and
+    MAX_LINE_BYTES per line, so that neither a gzip bomb nor a file of newlines fills the memory."""
+    from app.core.fileio import iter_lines
 
-    from app.core.fileio import check_regular
-
-    check_regular(p, lambda reason: EventLogError(str(p), reason))
-    number = total = 0
-    rest = b""
-    try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as raw, (gzip.GzipFile(fileobj=raw) if p.name.endswith(".gz") else raw) as fh:
-            while True:
-                chunk = fh.read(1 << 20)
-                total += len(chunk)
-                if total > MAX_BYTES:
-                    raise EventLogError(name, f"{'decompresses to' if p.name.endswith('.gz') else 'is'} over "
-                                              f"{MAX_BYTES} bytes (the limit of one events.log)")
-                data = rest + chunk
-                if not chunk:
-                    pieces, rest = ([data] if data.strip() else []), b""
-                elif not data.strip():  # blank: counted, not split
-                    number += data.count(b"\n")
-                    rest = b""
-                    continue
-                else:
-                    pieces = data.split(b"\n")
-                    rest = pieces.pop()
-                    if len(rest) > MAX_LINE_BYTES:
-                        raise EventLogError(f"{name} line {number + len(pieces) + 1}",
-                                            f"is over {MAX_LINE_BYTES} bytes (an events.log line is far shorter)")
-                for piece in pieces:
-                    number += 1
-                    if number > MAX_LINES:
-                        raise EventLogError(name, f"has over {MAX_LINES} lines (the limit of one events.log)")
-                    if piece.strip():
-                        try:
-                            yield number, piece.decode("utf-8").rstrip("\r")
-                        except UnicodeDecodeError as err:
-                            raise EventLogError(f"{name} line {number}",
-                                                f"is not UTF-8 text: byte 0x{piece[err.start]:02x}") from None
-                if not chunk:
-                    return
-    except (OSError, EOFError, zlib.error) as err:
-        if p.name.endswith(".gz"):
-            raise EventLogError(name, f"not a readable gzip file: {escape(str(err), 120)}") from None
-        raise EventLogError(name, escape(getattr(err, "strerror", None) or str(err), 120)) from None
+    for number, text in iter_lines(p, lambda reason: EventLogError(name, reason), max_line_bytes=MAX_LINE_BYTES,
+                                   max_bytes=MAX_BYTES, max_lines=MAX_LINES, gunzip=p.name.endswith(".gz"),
+                                   at_line=lambda n, reason: EventLogError(f"{name} line {n}", reason)):
+        yield number, text.rstrip("\n").rstrip("\r")
 
 
 def read_storm_events(path: str | os.PathLike[str]) -> EventLog:

@@ -40,7 +40,7 @@ def _num(value: Any) -> float | None:
         return None
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # the readers refuse these first (storm_run.poll_problem)
         return None
     return number if math.isfinite(number) else None
 

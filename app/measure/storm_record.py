@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from app.core.storm.ui.client import StormUIClient, StormUIError
 from app.core.topology import Topology
 from app.measure.storm_figures import PollCounts, figures_between, measured_topology
-from app.measure.storm_run import Poll
+from app.measure.storm_run import Poll, poll_problem
 
 ALL_TIME = {"window": ":all-time"}
 
@@ -57,14 +57,25 @@ def read_poll(client: StormUIClient, topology_id: str, number: int) -> tuple[Pol
         lag = client.get(f"{path}/lag")
     except StormUIError as err:
         lag_error = str(err)
-    return Poll(poll=number, t=t, ok=True, topology=page, components=components, lag=lag,
-                lag_error=lag_error), configuration
+    poll = Poll(poll=number, t=t, ok=True, topology=page, components=components, lag=lag, lag_error=lag_error)
+    problem = poll_problem(poll)
+    if problem is not None:
+        raise BadFigures(client.base, f"poll {number}: {problem}")
+    return poll, configuration
+
+
+class BadFigures(StormUIError):
+    """A poll whose counts cannot be measurements (negative, 4,000 digits, NaN, over 10^15): one line naming
+    the poll and the field. `record` keeps the poll as a gap saying so; `watch` stops on it (exit 2)."""
 
 
 def poll_loop(client: StormUIClient, topology_id: str, every: float, *, polls: int | None = None,
               duration: float | None = None, stop: threading.Event | None = None, first: int = 1,
-              on_configuration: Callable[[dict[str, Any]], None] | None = None) -> Iterator[Poll]:
-    """Poll after poll (gaps included) until `polls` are done, `duration` has passed or `stop` is set."""
+              on_configuration: Callable[[dict[str, Any]], None] | None = None,
+              refuse_bad: bool = False) -> Iterator[Poll]:
+    """Poll after poll (gaps included) until `polls` are done, `duration` has passed or `stop` is set.
+    A poll with figures that cannot be measurements (BadFigures) is a gap naming them, or with `refuse_bad`
+    raised."""
     stop = stop or threading.Event()
     origin = start = time.monotonic()
     number = first
@@ -74,6 +85,10 @@ def poll_loop(client: StormUIClient, topology_id: str, every: float, *, polls: i
             poll, configuration = read_poll(client, topology_id, number)
             if on_configuration is not None and configuration:
                 on_configuration(configuration)
+        except BadFigures as err:
+            if refuse_bad:
+                raise
+            poll = Poll(poll=number, t=time.time(), ok=False, gap=str(err))
         except StormUIError as err:
             poll = Poll(poll=number, t=time.time(), ok=False, gap=str(err))
         yield poll
@@ -98,7 +113,7 @@ def poll_loop(client: StormUIClient, topology_id: str, every: float, *, polls: i
 
 class Disagreement(BaseModel):
     bolt: str
-    what: str  # "growth" or "latency"
+    what: str  # "growth", "latency" (a bolt's α) or "complete latency" (a spout's trees against the proven bound)
     model: str
     measured: str
 
@@ -183,9 +198,29 @@ def check_poll(model: Topology, counts: list[PollCounts], poll: Poll, started: f
             if abs(f.alpha_s - b.alpha) > tolerance * b.alpha:
                 line.disagree.append(Disagreement(bolt=b.name, what="latency", model=f"α {b.alpha * 1000:.4g} ms",
                                                   measured=f"α {f.alpha_s * 1000:.4g} ms"))
+    line.disagree += _latency_disagreements(model, spouts)
     if fail_on is not None:
         line.fail = any(s in FAIL_ON[fail_on] for s in line.statuses.values())
     return line
+
+
+def _latency_disagreements(model: Topology, spouts: dict[str, Any]) -> list[Disagreement]:
+    """A spout whose measured complete latency (the Storm UI's, an average over the interval, so below its longest
+    tree) is above the model's proven bound (docs/latency.md): the model's timings do not hold for this run."""
+    from app.core.latency.bounds import LatencyAnalysis
+
+    try:
+        bounds = {s.name: s.bound for s in LatencyAnalysis(model).spouts().values()}
+    except Exception:  # noqa: BLE001 - a model that cannot be checked has no bound
+        return []
+    out = []
+    for name, bound in bounds.items():
+        f = spouts.get(name)
+        measured = getattr(f, "complete_latency_ms", None)
+        if bound is not None and measured is not None and measured / 1000 > bound:
+            out.append(Disagreement(bolt=name, what="complete latency", model=f"at most {float(bound) * 1000:.4g} ms",
+                                    measured=f"{measured:.4g} ms"))
+    return out
 
 
 def format_watch_line(line: WatchLine) -> str:

@@ -18,25 +18,32 @@ a recorder appends again).
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from app.core.errors import StormboundError
-from app.core.fileio import write_output
+from app.core.fileio import check_regular, csv_rows, files_below, iter_lines, read_text, write_output
+from app.core.formats.limits import FormatError, escape, load_json_text, on_one_line, type_name
+from app.core.topology import one_line
+from app.measure.eventlog import MAX_TIME
+from app.measure.logstream import batches, checked_count
 
 RUN_FORMAT = "stormbound-storm-run/1"
 HEADER = "storm-run.json"
 POLLS = "polls.jsonl"
 QUEUES = "queues.jsonl"
-MAX_LINE_BYTES = 50_000_000
+MAX_LINE_BYTES = 50_000_000  # one poll's pages (a 3,000-bolt topology's are about 10 MB)
+MAX_HEADER_BYTES = 16 * 1024 * 1024  # storm-run.json: the topology's configuration
+MAX_RUN_BYTES = 4 * 1024**3  # polls.jsonl, queues.jsonl and each metrics file, read a megabyte at a time
+MAX_METRICS_LINE_BYTES = 1024 * 1024  # a metrics CSV row or Graphite line
 
 
 class StormRunError(StormboundError, ValueError):
@@ -77,16 +84,39 @@ def is_storm_run(path: str | os.PathLike[str]) -> bool:
     return p.is_dir() and (p / HEADER).is_file()
 
 
+def _refused(path: Path) -> Callable[[str], StormRunError]:
+    """The boundary's error for a file of a run folder: `FILE: reason` (reasons of a line say `line N: ...`)."""
+    return lambda reason: StormRunError(f"{one_line(str(path))}: {reason}")
+
+
+def _model_problem(err: ValidationError) -> str:
+    """pydantic's first error as `field: problem` (its own text names neither the file nor the field)."""
+    first = err.errors()[0]
+    loc = ".".join(str(p) for p in first.get("loc", ()))
+    msg = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+    if first.get("type") == "extra_forbidden":
+        msg = "unknown field"
+    return f"{escape(loc)}: {msg}" if loc else msg
+
+
+def _json(text: str, where: str) -> Any:
+    """One JSON text of a run folder through the bounded decoder (nesting, digits, finite numbers)."""
+    try:
+        return load_json_text(text, "")
+    except FormatError as err:
+        raise StormRunError(f"{where}: {on_one_line(err.problems[0].message)}") from None
+
+
 def read_header(folder: str | os.PathLike[str]) -> StormRunHeader:
     path = Path(folder) / HEADER
+    data = _json(read_text(path, _refused(path), MAX_HEADER_BYTES), one_line(str(path)))
+    if not isinstance(data, dict):
+        raise StormRunError(f"{one_line(str(path))}: not a Storm run header (expected an object, got "
+                            f"{type_name(data)})")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
         return StormRunHeader.model_validate(data)
-    except OSError as err:
-        raise StormRunError(f"{path}: cannot read: {err.strerror or err}") from None
-    except ValueError as err:
-        first = str(err).splitlines()[0]
-        raise StormRunError(f"{path}: not a Storm run header ({first})") from None
+    except ValidationError as err:
+        raise StormRunError(f"{one_line(str(path))}: {_model_problem(err)}") from None
 
 
 def write_header(folder: str | os.PathLike[str], header: StormRunHeader) -> None:
@@ -94,28 +124,48 @@ def write_header(folder: str | os.PathLike[str], header: StormRunHeader) -> None
     write_output(Path(folder) / HEADER, json.dumps(header.model_dump(), indent=2).encode() + b"\n", force=True)
 
 
+def poll_problem(poll: Poll) -> str | None:
+    """Why a successful poll's figures cannot be measurements (`field: value problem`, the Storm UI's checks of
+    app/core/storm/ui/replies.py), or None; every poll is checked, when it is read from the UI and when a
+    recording is read."""
+    from app.core.storm.ui.replies import figures_problem
+
+    if not poll.ok:
+        return None
+    return figures_problem([("topology", poll.topology),
+                            *((f"components.{escape(str(k))}", v) for k, v in poll.components.items())],
+                           with_executors=True)
+
+
 def read_polls(folder: str | os.PathLike[str]) -> tuple[list[Poll], list[str]]:
-    """Every poll of polls.jsonl in order, and notes (a last line cut short is left out and noted)."""
+    """Every poll of polls.jsonl in order, and notes (a last line cut short is left out and noted). A line that
+    is not a poll, or a poll whose figures cannot be measurements, is a StormRunError naming the file, the
+    line, the poll and the field."""
     path = Path(folder) / POLLS
     polls: list[Poll] = []
     notes: list[str] = []
-    if not path.exists():
+    if not os.path.lexists(path):
         return polls, notes
-    with open(path, "rb") as f:
-        data = f.read()
-    lines = data.split(b"\n")
-    complete = data.endswith(b"\n")
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        last = number == len(lines) and not complete
+    name = one_line(str(path))
+    for number, line in iter_lines(path, _refused(path), max_line_bytes=MAX_LINE_BYTES, max_bytes=MAX_RUN_BYTES):
+        where = f"{name} line {number}"
         try:
-            polls.append(Poll.model_validate(json.loads(raw)))
-        except ValueError as err:
-            if last:
+            data = _json(line, where)
+            if not isinstance(data, dict):
+                raise StormRunError(f"{where}: not a poll record (expected an object, got {type_name(data)})")
+            try:
+                poll = Poll.model_validate(data)
+            except ValidationError as err:
+                raise StormRunError(f"{where}: not a poll record ({_model_problem(err)})") from None
+        except StormRunError:
+            if not line.endswith("\n"):
                 notes.append(f"{POLLS} line {number}: cut short (the recorder stopped while writing it): left out")
                 continue
-            raise StormRunError(f"{path} line {number}: not a poll record ({str(err).splitlines()[0]})") from None
+            raise
+        problem = poll_problem(poll)
+        if problem is not None:
+            raise StormRunError(f"{where} (poll {poll.poll}): {problem}")
+        polls.append(poll)
     return polls, notes
 
 
@@ -126,11 +176,21 @@ class PollWriter:
     def __init__(self, folder: str | os.PathLike[str]):
         self.path = Path(folder) / POLLS
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.exists():
-            data = self.path.read_bytes()
-            if data and not data.endswith(b"\n"):
-                with open(self.path, "r+b") as f:
-                    f.truncate(data.rfind(b"\n") + 1)
+        if os.path.lexists(self.path):
+            size = check_regular(self.path, _refused(self.path)).st_size
+            with open(self.path, "r+b") as f:  # a regular file (checked): its tail only is read
+                end = size
+                while end > 0:
+                    start = max(0, end - (1 << 16))
+                    f.seek(start)
+                    block = f.read(end - start)
+                    if end == size and block.endswith(b"\n"):
+                        break
+                    cut = block.rfind(b"\n")
+                    if cut >= 0 or start == 0:
+                        f.truncate(start + cut + 1)
+                        break
+                    end = start
         self._file = open(self.path, "ab")  # noqa: SIM115 - kept open for the recording, closed by close()
 
     def append(self, poll: Poll) -> None:
@@ -151,7 +211,7 @@ class PollWriter:
 
 
 def next_poll_number(folder: str | os.PathLike[str]) -> int:
-    polls, _ = read_polls(folder) if (Path(folder) / POLLS).exists() else ([], [])
+    polls, _ = read_polls(folder)
     return (polls[-1].poll + 1) if polls else 1
 
 
@@ -166,23 +226,14 @@ QUEUE_METRICS = ("receive-queue.population", "receive_queue.population", "__rece
                  "receive-queue-population")
 
 
-class MetricPoint(BaseModel):
-    t: float
-    topology: str
-    host: str
-    component: str
-    task: int
-    port: int
-    name: str
-    value: float
-
-
 def parse_metric_name(name: str) -> dict[str, Any] | None:
     """The parts of a metrics-v2 name, None when it is not one of a topology's executor metrics."""
     m = METRIC_NAME.match(name.strip())
     if m is None:
         return None
     parts = m.groupdict()
+    if len(parts["task"].lstrip("-")) > 18 or len(parts["port"]) > 18:
+        return None
     return {**parts, "task": int(parts["task"]), "port": int(parts["port"])}
 
 
@@ -191,76 +242,107 @@ def _finite(text: str) -> float | None:
         value = float(text)
     except ValueError:
         return None
-    return value if math.isfinite(value) else None
+    return value if math.isfinite(value) and abs(value) <= MAX_TIME else None
 
 
-def _csv_points(path: Path, parts: dict[str, Any]) -> Iterator[MetricPoint]:
+class MetricsScan:
+    """What a metrics-v2 reporter's output holds, read a line at a time: the receive-queue populations as
+    compact (t, component, task, population) tuples (about 150 bytes each), and of every other metric only
+    its name, topology and the earliest time."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, str, int, int]] = []
+        self.names: set[str] = set()
+        self.topologies: set[str] = set()
+        self.first_t: float | None = None
+
+    def add(self, t: float, value: str | float, parts: dict[str, Any], where: str) -> None:
+        self.first_t = t if self.first_t is None else min(self.first_t, t)
+        self.topologies.add(parts["topology"])
+        name, component = parts["name"], parts["component"]
+        if name in QUEUE_METRICS and not component.startswith("__"):
+            population = checked_count(value, where, name)  # the event-log rule: whole, >= 0, at most 2^53
+            if population is None:
+                raise StormRunError(f"{where}.{name}: no population")
+            self.samples.append((t, sys.intern(component), max(0, parts["task"]), population))
+        else:
+            if _finite(str(value)) is None:
+                raise StormRunError(f"{where}: {escape(name)}: expected a finite number, not {escape(str(value))}")
+            if len(self.names) < 1000:
+                self.names.add(name)
+
+
+def _csv_points(path: Path, parts: dict[str, Any], scan: MetricsScan) -> None:
     """One Dropwizard CsvReporter file: a header `t,value` (a gauge; `t,count` a counter, `t,count,...`
     a meter or timer: its first column after t), one row per report, t in unix seconds."""
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
-        rows = csv.reader(f)
-        header = next(rows, None)
-        if not header or header[0].strip() != "t" or len(header) < 2:
-            raise StormRunError(f"{path}: not a metrics CSV file (expected a header t,value or t,count,...)")
-        column = 1
-        for number, row in enumerate(rows, 2):
-            if not row:
-                continue
-            t = _finite(row[0]) if row else None
-            value = _finite(row[column]) if len(row) > column else None
-            if t is None or value is None:
-                raise StormRunError(f"{path} line {number}: expected a time and a number, got {','.join(row)[:60]}")
-            yield MetricPoint(t=t, value=value, **parts)
+    name = one_line(str(path))
+    lines = (text for _, text in iter_lines(path, _refused(path), max_line_bytes=MAX_METRICS_LINE_BYTES,
+                                            max_bytes=MAX_RUN_BYTES, skip_blank=False))
+    rows = csv_rows(lines, _refused(path), at_line=lambda n, reason: StormRunError(f"{name} line {n}: {reason}"))
+    header = next(rows)
+    if not header or header[0].strip() != "t" or len(header) < 2:
+        raise StormRunError(f"{name}: not a metrics CSV file (expected a header t,value or t,count,...)")
+    column = header[1]
+    for number, row in rows:
+        t, value = _finite(row.get("t", "")), row.get(column)
+        if t is None or not value:
+            raise StormRunError(f"{name} line {number}: expected a time and a number, got "
+                                f"{escape(','.join(row.values()))}")
+        scan.add(t, value, parts, f"{name} line {number}")
 
 
-def _graphite_points(path: Path) -> Iterator[MetricPoint]:
+def _graphite_points(path: Path, scan: MetricsScan) -> None:
     """Graphite plaintext lines: `NAME VALUE UNIX_TIME`; names that are not a topology's executor
     metrics are skipped (a worker's or the JVM's)."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, 1):
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) != 3:
-                raise StormRunError(f"{path} line {number}: expected 'NAME VALUE TIME' (Graphite plaintext)")
-            parts = parse_metric_name(fields[0])
-            value, t = _finite(fields[1]), _finite(fields[2])
-            if value is None or t is None:
-                raise StormRunError(f"{path} line {number}: value and time must be finite numbers")
-            if parts is not None:
-                yield MetricPoint(t=t, value=value, **parts)
+    name = one_line(str(path))
+    for number, line in iter_lines(path, _refused(path), max_line_bytes=MAX_METRICS_LINE_BYTES,
+                                   max_bytes=MAX_RUN_BYTES):
+        fields = line.split()
+        if len(fields) != 3:
+            raise StormRunError(f"{name} line {number}: expected 'NAME VALUE TIME' (Graphite plaintext)")
+        parts = parse_metric_name(fields[0])
+        t = _finite(fields[2])
+        if t is None:
+            raise StormRunError(f"{name} line {number}: the time must be a finite number within {MAX_TIME:g} s, "
+                                f"not {escape(fields[2])}")
+        if parts is not None:
+            scan.add(t, fields[1], parts, f"{name} line {number}")
 
 
-def read_metrics(path: str | os.PathLike[str]) -> list[MetricPoint]:
+def read_metrics(path: str | os.PathLike[str]) -> MetricsScan:
     """Every executor metric of a CSV reporter's folder (one `NAME.csv` per metric) or of Graphite
-    plaintext files (a file, or the `.txt`/`.log`/`.graphite` files of a folder)."""
+    plaintext files (a file, or the `.txt`/`.log`/`.graphite` files of a folder), a line at a time."""
     root = Path(path)
-    if not root.exists():
-        raise StormRunError(f"{root}: no such file or folder")
-    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
-    points: list[MetricPoint] = []
+    if not os.path.lexists(root):
+        raise StormRunError(f"{one_line(str(root))}: no such file or folder")
+    files = files_below(root, _refused(root)) if root.is_dir() else [root]
+    scan = MetricsScan()
     for f in files:
         if f.suffix == ".csv":
             parts = parse_metric_name(f.name[:-4])
             if parts is not None:
-                points.extend(_csv_points(f, parts))
+                _csv_points(f, parts, scan)
         elif f.suffix in (".txt", ".log", ".graphite", ".plain") or not root.is_dir():
-            points.extend(_graphite_points(f))
-    if not points:
-        raise StormRunError(f"{root}: no metrics-v2 executor metrics found (files named "
+            _graphite_points(f, scan)
+    if scan.first_t is None:
+        raise StormRunError(f"{one_line(str(root))}: no metrics-v2 executor metrics found (files named "
                             "storm.topology.ID.HOST.COMPONENT.TASK.PORT-NAME.csv, or Graphite lines)")
-    return points
+    return scan
 
 
-def queue_samples(points: list[MetricPoint]) -> list[dict[str, Any]]:
-    """The receive-queue populations as queue samples (t relative to the first point), system components
-    (`__acker`, `__system`, ...) left out."""
-    samples = [p for p in points if p.name in QUEUE_METRICS and not p.component.startswith("__")]
-    if not samples:
-        return []
-    origin = min(p.t for p in samples)
-    return [{"t": round(p.t - origin, 6), "comp": p.component, "task": max(0, p.task), "queue": max(0, round(p.value))}
-            for p in sorted(samples, key=lambda p: (p.t, p.component, p.task))]
+def queues_jsonl(scan: MetricsScan) -> bytes:
+    """The receive-queue populations as queues.jsonl (t relative to the first one, in time order; system
+    components such as `__acker` were left out when read), written a line at a time into one buffer."""
+    import io
+
+    samples = scan.samples
+    samples.sort()  # in place: no second list
+    origin = samples[0][0] if samples else 0.0
+    out = io.BytesIO()
+    for t, comp, task, queue in samples:
+        out.write(f'{{"t":{round(t - origin, 6)!r},"comp":{json.dumps(comp)},"task":{task},"queue":{queue}}}\n'
+                  .encode())
+    return out.getvalue()
 
 
 def write_metrics_run(source: str | os.PathLike[str], out: str | os.PathLike[str],
@@ -273,39 +355,36 @@ def write_metrics_run(source: str | os.PathLike[str], out: str | os.PathLike[str
         raise StormRunError(f"{folder}: holds other files (not a Storm recording): give a new folder")
     if (folder / QUEUES).exists() and not force:
         raise StormRunError(f"{folder / QUEUES}: exists (give --force to replace it)")
-    points = read_metrics(source)
-    samples = queue_samples(points)
+    scan = read_metrics(source)
+    samples = scan.samples
     if not samples:
-        names = sorted({p.name for p in points})[:8]
-        raise StormRunError(f"{source}: no receive-queue population among the metrics ({', '.join(names)}, ...): "
+        names = [escape(n) for n in sorted(scan.names)[:8]]
+        raise StormRunError(f"{one_line(str(source))}: no receive-queue population among the metrics "
+                            f"({', '.join(names)}, ...): "
                             "enable the executor's queue metrics in the reporter's filter")
     folder.mkdir(parents=True, exist_ok=True)
-    data = b"".join(json.dumps(s, separators=(",", ":")).encode() + b"\n" for s in samples)
-    write_output(folder / QUEUES, data, force=True)
-    topologies = sorted({p.topology for p in points})
+    write_output(folder / QUEUES, queues_jsonl(scan), force=True)
+    topologies = sorted(scan.topologies)
     header = read_header(folder) if is_storm_run(folder) else StormRunHeader(source="metrics")
     header = header.model_copy(update={"metrics_from": str(Path(source).resolve()),
                                        "topology_id": header.topology_id or topologies[0],
-                                       "started": header.started or min(p.t for p in points)})
+                                       "started": header.started or scan.first_t})
     write_header(folder, header)
-    components = sorted({s["comp"] for s in samples})
+    components = sorted({s[1] for s in samples})
     return {"samples": len(samples), "components": components, "topologies": topologies,
-            "executors": len({(s["comp"], s["task"]) for s in samples}), "output": str(folder)}
+            "executors": len({(s[1], s[2]) for s in samples}), "output": str(folder)}
 
 
 def read_queue_samples(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The queue samples of a run folder's queues.jsonl, read and checked as every event log's queue samples
+    are (app/measure/logstream.py: `t` finite, `task` and `queue` whole numbers from 0 to 2^53)."""
     path = Path(folder) / QUEUES
-    if not path.exists():
+    if not os.path.lexists(path):
         return []
     out = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                out.append({"t": float(row["t"]), "comp": str(row["comp"]), "task": int(row.get("task", 0)),
-                            "queue": float(row["queue"])})
-            except (ValueError, KeyError, TypeError) as err:
-                raise StormRunError(f"{path} line {number}: not a queue sample ({err})") from None
+    for events, queues in batches(path):
+        if events:
+            raise StormRunError(f"{one_line(str(path))}: holds events ({events[0][1]} at t={events[0][0]:g}): a run "
+                                "folder's queues.jsonl holds queue samples only")
+        out += [{"t": t, "comp": comp, "task": task, "queue": queue} for t, comp, task, queue in queues]
     return out

@@ -17,6 +17,7 @@ from app.measure.eventlog import (
     ANCHOR_SEP,
     EVENT_KINDS,
     FLAT_DDL,
+    MAX_TIME,
     QUEUE_DDL,
     Event,
     EventLog,
@@ -104,6 +105,7 @@ def _bad_condition():
 
     return (~F.col("ev").isin(*EVENT_KINDS)
             | F.col("t").isNull() | F.col("comp").isNull()
+            | F.isnan("t") | (F.abs(F.col("t")) > MAX_TIME)  # as the readers refuse it (eventlog.MAX_TIME)
             | (F.col("ev").isin(*NEEDS_TUPLE) & F.col("tuple").isNull())
             | (F.col("ev").isin(*NEEDS_MSG) & F.col("msg").isNull()))
 
@@ -113,6 +115,9 @@ def _raise_bad(row: dict, where: str) -> None:
         from app.core.formats.limits import escape
 
         raise EventLogError(f"{where}.ev", f"unknown event '{escape(str(row['ev']))}' at t={row['t']}")
+    t = row.get("t")
+    if t is not None and not -MAX_TIME <= t <= MAX_TIME:  # NaN fails the comparison too
+        raise EventLogError(f"{where}.t", f"{t:g} s is not a finite time within {MAX_TIME:g} s (300,000 years)")
     needed = ("t", "comp") + (("tuple",) if row["ev"] in NEEDS_TUPLE else ()) + (("msg",) if row["ev"] in NEEDS_MSG
                                                                                 else ())
     missing = next(k for k in needed if row.get(k) is None)

@@ -214,6 +214,29 @@ def test_timings_annotate_the_open_document_as_one_undo_step(make_window: Callab
     assert (kind, title) == ("error", "Cannot annotate") and "no component 'nobody'" in text
 
 
+def test_timings_from_a_pipe_or_a_device_are_refused_at_once(make_window: Callable[..., Any], flux_copy: Path,
+                                                             tmp_path: Path) -> None:
+    """File ▸ Import ▸ Timings… of a named pipe (which would block the GUI thread for ever) or of a link to
+    /dev/zero: an error naming it, at once, the document unchanged."""
+    import os
+    import time
+
+    window = make_window()
+    _import_flux(window, flux_copy)
+    before = window.document.topology()
+    pipe, zero = tmp_path / "timings.csv", tmp_path / "zero.yaml"
+    os.mkfifo(pipe)
+    zero.symlink_to("/dev/zero")
+    for path, says in ((pipe, "is a named pipe"), (zero, "is a device")):
+        window.dialogs.answers["open_file"] = str(path)
+        start = time.monotonic()
+        window.storm_io.action_import_timings.trigger()
+        assert time.monotonic() - start < 10
+        kind, title, text = window.dialogs.shown[-1]
+        assert (kind, title) == ("error", "Cannot annotate") and says in text and path.name in text
+    assert window.document.topology() == before
+
+
 def test_saving_an_imported_document_stores_its_flux_file_relative_to_it(make_window: Callable[..., Any],
                                                                           flux_copy: Path) -> None:
     """The folder with the document and its Flux file can move: `export flux` still finds the file."""

@@ -41,3 +41,14 @@ def test_spark_reason_prefers_the_telling_line() -> None:
     err = RuntimeError("An error occurred while calling o123.collectToPython.\n: org.apache.spark.SparkException: "
                        "Malformed records are detected in record parsing. Parse Mode: FAILFAST.\n\tat x.y(Z.java:1)")
     assert spark_reason(err).startswith("Malformed records are detected")
+
+
+def test_a_time_beyond_the_largest_past_the_start_is_refused_over_spark(spark, tmp_path: Path) -> None:
+    """The readers' time limit (app.measure.eventlog.MAX_TIME) holds when Spark reads the log itself."""
+    path = tmp_path / "far.jsonl"
+    path.write_text("\n".join(rows(1500)) + '\n{"t": 1e19, "ev": "take", "comp": "B", "task": 1, "tuple": "z"}\n',
+                    encoding="utf-8")
+    events, queues = load_frames(spark, path)
+    with pytest.raises(EventLogError) as err:
+        analyze(spark, events, queues)
+    assert ".t: 1e+19 s is not a finite time within 1e+13 s" in str(err.value) and "\n" not in str(err.value)

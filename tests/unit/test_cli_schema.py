@@ -191,8 +191,9 @@ def test_results_and_errors_validate(tmp_path: Path, capsys) -> None:
     outputs = [run(capsys, "check", str(MODELS / "simple-DIA-cfg-1.storm.json"), "--json", "--fail-on", "grows"),
                run(capsys, "check", str(tmp_path / "missing.storm.json"), "--json"),
                run(capsys, "verify", str(MODELS / "getting-started.storm.json"), "--k", "0", "--json"),
-               run(capsys, "verify", str(MODELS / "focused-crawler-reduced-cfg-6.storm.json"), "--json")]
-    assert [code for code, _ in outputs] == [1, 2, 2, 0]
+               run(capsys, "verify", str(MODELS / "focused-crawler-reduced-cfg-6.storm.json"), "--json"),
+               run(capsys, "check", str(MODELS / "getting-started.storm.json"), "--json", "--fail-on", "timeout")]
+    assert [code for code, _ in outputs] == [1, 2, 2, 0, 1]
     for _, data in outputs:
         assert errors(data, result_schema, result_schema) == [], data
     broken = {**outputs[1][1], "error": {"file": "x"}}

@@ -97,7 +97,10 @@ def test_watch_fails_at_the_poll_where_the_overload_starts(capsys: pytest.Captur
     assert [line["poll"] for line in lines] == list(range(1, 8))  # the 6th poll's counts, then count slows down
     assert lines[-1]["fail"] and lines[-1]["statuses"]["count"] == "grows"
     assert lines[-1]["first_to_saturate"] == ["count"] and lines[-1]["headroom"] < 1
-    assert {d["bolt"] for d in lines[-1]["disagree"]} == {"count"}
+    # count's growth and α; and the spout's complete latency, 12.5 ms in this UI, above the 8.75 ms the model proves
+    # for its trees at the document's timings (docs/latency.md)
+    assert {(d["bolt"], d["what"]) for d in lines[-1]["disagree"]} == {
+        ("count", "growth"), ("count", "latency"), ("sentences", "complete latency")}
     assert not any(line["fail"] for line in lines[:-1])
     assert all(line["statuses"].get("count") in (None, "bounded") for line in lines[:-1])
 
@@ -141,12 +144,18 @@ def test_a_dropped_connection_leaves_a_gap_and_the_recording_goes_on(tmp_path: P
 def test_ctrl_c_finishes_the_poll_and_exits_0(tmp_path: Path) -> None:
     out = tmp_path / "interrupted"
     with DriftingStormUI() as ui:
-        timer = threading.Timer(0.4, lambda: os.kill(os.getpid(), signal.SIGINT))
+        def interrupt_while_polling() -> None:
+            # Ctrl+C once polls are being answered (the handler is installed before the first poll), not after a
+            # fixed delay: on a loaded machine a fixed delay can land before the recording has started
+            deadline = time.monotonic() + 60
+            while ui.polls < 2 and time.monotonic() < deadline:
+                time.sleep(0.005)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        timer = threading.Thread(target=interrupt_while_polling, daemon=True)
         timer.start()
-        started = time.monotonic()
         assert _record(ui, out) == 0  # no --polls: until Ctrl+C
         timer.join()
-    assert time.monotonic() - started < 5
     polls, notes = read_polls(out)
     assert polls and not notes and (out / "polls.jsonl").read_bytes().endswith(b"\n")
     assert json.loads((out / "storm-run.json").read_text())["topology_id"] == "wordcount-drift-1"

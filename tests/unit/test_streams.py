@@ -13,7 +13,7 @@ import pytest
 from app.cli import main
 from app.core.formats.trace import load_trace
 from app.core.rates import rate_check
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.network import build_network
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import Topology, parse_topology

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from app.core.formats import load_topology
 from app.core.rates import bounded_bolts
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.network import build_network
 from app.core.tcn.search import Search, SearchOptions, deepening_schedule, verify
 from app.core.topology import parse_topology

@@ -19,8 +19,6 @@ or its Spouts and Bolts tables copied from the page as tab- or comma-separated t
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from collections.abc import Callable
@@ -161,24 +159,39 @@ def apply_values(data: dict[str, Any], component: str, items: list[tuple[str, st
 
 
 def _text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except OSError as err:
-        raise TimingsError(f"{one_line(str(path))}: {err.strerror or err}") from None
-    if len(raw) > MAX_TIMINGS_BYTES:
-        raise TimingsError(f"{one_line(str(path))}: larger than {MAX_TIMINGS_BYTES} bytes")
+    """The file's text through the read boundary (app/core/fileio.py): a pipe, a device or a folder is refused
+    before it is opened and a file over MAX_TIMINGS_BYTES before it is read, so the app never waits on one."""
+    from app.core.fileio import read_bytes
+
+    raw = read_bytes(path, lambda reason: TimingsError(f"{one_line(str(path))}: {reason}"), MAX_TIMINGS_BYTES)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise TimingsError(f"{one_line(str(path))}: not UTF-8 text") from None
 
 
-def _rows(text: str) -> list[dict[str, str]]:
-    """CSV or tab-separated rows by header (the delimiter the header line uses)."""
+def _json(text: str, path: Path) -> Any:
+    """A JSON page through the bounded decoder (nesting, digits, finite numbers)."""
+    from app.core.formats.limits import FormatError, load_json_text
+
+    try:
+        return load_json_text(text, one_line(str(path)))
+    except FormatError as err:
+        raise TimingsError(str(err.problems[0]) if err.problems else str(err)) from None
+
+
+def _rows(text: str, path: Path) -> list[dict[str, str]]:
+    """CSV or tab-separated rows by header (the delimiter the header line uses), through the read boundary's
+    CSV reader (a column named twice, a cell over csv's field limit, a row longer than the header: refused)."""
+    from app.core.fileio import csv_rows
+
     first = text.splitlines()[0] if text.strip() else ""
     delimiter = "\t" if "\t" in first else ";" if first.count(";") > first.count(",") else ","
-    reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
-    return [{(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None} for row in reader]
+    name = one_line(str(path))
+    rows = csv_rows(text.splitlines(keepends=True), lambda reason: TimingsError(f"{name}: {reason}"),
+                    delimiter=delimiter)
+    next(rows)
+    return [{k.strip(): v.strip() for k, v in row.items()} for _, row in rows]
 
 
 def _plain(value: Any) -> str:
@@ -191,7 +204,7 @@ def read_timings(path: str | os.PathLike[str]) -> list[tuple[str, list[tuple[str
     text = _text(p)
     if p.suffix.lower() in (".csv", ".tsv", ".txt"):
         out = []
-        for number, row in enumerate(_rows(text), 2):
+        for number, row in enumerate(_rows(text, p), 2):
             name = row.pop("component", None) or row.pop("Component", None)
             if not name:
                 raise TimingsError(f"{one_line(str(p))}: line {number}: no component (the header needs a "
@@ -233,15 +246,15 @@ def is_storm_ui_table(path: str | os.PathLike[str]) -> bool:
     text = _text(p)
     if p.suffix.lower() == ".json":
         try:
-            data = json.loads(text)
-        except ValueError:
+            data = _json(text, p)
+        except TimingsError:
             return False
         return isinstance(data, dict) and isinstance(data.get("bolts"), list) and isinstance(data.get("spouts"), list)
     header = {h.strip().lower() for h in (text.splitlines()[0] if text.strip() else "").replace("\t", ",").split(",")}
     return "id" in header and bool(header & UI_TABLE_HEADERS)
 
 
-def _table_page(text: str) -> dict[str, Any]:
+def _table_page(text: str, path: Path) -> dict[str, Any]:
     """A topology page from copied Spouts/Bolts tables: a blank line or a new header starts the next table."""
     page: dict[str, Any] = {"spouts": [], "bolts": [], "name": "topology", "id": "topology"}
     blocks: list[list[str]] = []
@@ -257,7 +270,7 @@ def _table_page(text: str) -> dict[str, Any]:
     if block:
         blocks.append(block)
     for lines in blocks:
-        rows = _rows("\n".join(lines))
+        rows = _rows("\n".join(lines), path)
         for row in rows:
             low = {k.lower(): v.replace(",", "") if k.lower() != "id" else v for k, v in row.items()}
             name = low.get("id")
@@ -285,7 +298,9 @@ def read_storm_ui_table(path: str | os.PathLike[str]) -> Any:
 
     p = Path(path)
     text = _text(p)
-    page = json.loads(text) if p.suffix.lower() == ".json" else _table_page(text)
+    page = _json(text, p) if p.suffix.lower() == ".json" else _table_page(text, p)
+    if not isinstance(page, dict):
+        raise TimingsError(f"{one_line(str(p))}: expected the Storm UI's topology page (an object)")
     window = str(page.get("window") or "600")
     window = {"600": "600", "10800": "10800", "86400": "86400", ":all-time": "all"}.get(window, "600")
     snapshot = StormUISnapshot(url=str(p), topology_id=str(page.get("id") or p.stem), window=window, topology=page)

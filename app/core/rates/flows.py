@@ -113,6 +113,8 @@ class RateFigures:
         self._pinned: set[str] = set()
         self._queue_bound: dict[str, Fraction | None] = {}
         self._in_burst: dict[str, Fraction] = {}
+        # per output stream (component, stream): its every-run curve (rate, burst), the terms in_max sums
+        self._stream_windows: dict[Key, tuple[Fraction, Fraction]] = {}
 
     @cached_property
     def in_max(self) -> dict[str, Fraction]:
@@ -137,6 +139,13 @@ class RateFigures:
         _ = self.in_max
         return self._in_burst
 
+    @property
+    def stream_windows(self) -> dict[Key, tuple[Fraction, Fraction]]:
+        """Per output stream (component id, stream): the affine curve (rate, burst) of what it carries in every
+        window of every run (the terms of in_max and in_burst; docs/boundedness.md, "Every run")."""
+        _ = self.in_max
+        return self._stream_windows
+
     @cached_property
     def in_long(self) -> dict[str, Fraction]:
         """Largest long-run inflow of a repeating run (equal to in_max when every bolt is bounded)."""
@@ -160,8 +169,9 @@ class RateFigures:
         return ratios is not None and ratios[2] > 0
 
     def bounded(self, ident: str) -> bool:
-        """Proven bounded in every run: the every-run inflow is below the smallest capacity."""
-        return keeps_up(self.in_max[ident], self.cap_min[ident])
+        """Proven bounded in every run: a queue bound was derived (the every-run inflow below the smallest
+        capacity, or equal to it outside a cycle: docs/boundedness.md, "Every run", step 3)."""
+        return self.queue_bound[ident] is not None
 
     def no_repeating_growth(self, ident: str) -> bool:
         """No lasso makes the queue grow: the long-run inflow of a repeating run is below the smallest capacity."""
@@ -253,6 +263,10 @@ class RateFigures:
         return weights, ext
 
     # ---- every run: rates and bursts over windows (docs/boundedness.md, "Every run") --------------------------
+    def excess_of(self, ident: str, stream: str) -> Fraction:
+        """H of one output stream (docs/boundedness.md, "Failures" step 6)."""
+        return self._excess(ident, stream)
+
     def _excess(self, ident: str, stream: str) -> Fraction:
         """H of one output stream: emitted ≤ σ_hi · processed + H over any stretch (0 for a spout's emissions)."""
         sigma, _, hi = self.streams[ident][stream]
@@ -269,7 +283,7 @@ class RateFigures:
     def _bolt_windows(self, m: str, r: Fraction, rate: dict[Key, Fraction], burst: dict[Key, Fraction]) -> None:
         """The curves of m's output streams from its inflow curve (in_max, in_burst) and whether it is bounded.
 
-        Bounded (inflow rate R below the smallest capacity): its takes in any window of length v are at most
+        Bounded (inflow rate R at most the smallest capacity): its takes in any window of length v are at most
         R·v + b + Q0 + C + R·L, so its emits in a window w at most that over w + α(1+τ). Not bounded: at most
         one batch per α(1−τ), capacity_max·w + C."""
         queue = self._queue_bound.get(m)
@@ -299,12 +313,13 @@ class RateFigures:
             m = members[0]
             in_max[m] = self._received(m, rate)
             self._in_burst[m] = self._received(m, burst)
-            if keeps_up(in_max[m], self.cap_min[m]):
+            if in_max[m] <= self.cap_min[m]:  # a tie too: Q ≤ Q₀ + C + b − (c − R)·D needs only R ≤ c (step 3)
                 self._queue_bound[m] = self.q0 + self.burst[m] + self._in_burst[m]
             else:
                 self._queue_bound[m] = None
                 self._pinned.add(m)
             self._bolt_windows(m, in_max[m], rate, burst)
+        self._stream_windows = {key: (r, burst[key]) for key, r in rate.items()}
         return in_max
 
     def _cycle_windows(self, members: list[str], rate: dict[Key, Fraction], burst: dict[Key, Fraction],

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.core.results import Progress, VerifyResult
+from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.options import SearchOptions
 from app.core.tcn.search_lassos import failure_cycle_phase, simulation_phase
 from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
@@ -43,7 +44,7 @@ class Search(SearchControl):
     def _run(self) -> VerifyResult:
         """The phases of a verification: the rate check (which may prove everything bounded), the
         targets and their cones, lassos built by simulation, the solver's deepening search, and the
-        verdicts of what is left undecided."""
+        verdicts of what is left undecided, and the bolts a backed-up bolt floods (app/core/tcn/flood.py)."""
         run = rate_phase(self)
         if isinstance(run, VerifyResult):
             return run
@@ -61,6 +62,9 @@ class Search(SearchControl):
             failure_cycle_phase(self, run)
         deepening_phase(self, run)
         close_undecided(self, run)
+        if self.threshold is None and not self.force_search:  # a source that backs up may flood a bolt below it
+            flood_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
+                           lambda: self.stop_reason(run.elapsed()) is not None)
         ordered = {n: run.verdicts[n] for n in run.checked}
         return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
                          self.threshold, run.nets, run.downgraded)

@@ -10,7 +10,7 @@ from typing import Any
 from app.core.formats.trace import Trace
 from app.core.gc_pause import paused_gc
 from app.core.results import BoltVerdict, Progress
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.failing import failure_summary
 from app.core.tcn.search_run import Run, SearchControl
 from app.core.tcn.simulate import build_lasso

@@ -10,6 +10,7 @@ from typing import Any
 from app.core.formats.trace import format_time
 from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, VerifyResult
+from app.core.tcn.cones import bounded_in_cones
 from app.core.tcn.network import build_network
 from app.core.tcn.search_run import Run, SearchControl, deepening_schedule
 
@@ -28,6 +29,8 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
     free = rates.fluid_report() if search.failing else report
     exact = rates.margins()
     with_failures = rates.failure_margins() or {}
+    report, on_cones = bounded_in_cones(topo, report, checked)  # a cycle elsewhere hides no bound (failures)
+    with_failures.update(on_cones)
     rate_json: dict[str, Any] = {
         "bolts": {n: {"status": report.bolts[n].status, "inflow_max": format_time(exact[n][0]),
                       "capacity_min": format_time(exact[n][1]),

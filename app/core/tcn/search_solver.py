@@ -11,7 +11,7 @@ import z3
 
 from app.core.formats.trace import Trace
 from app.core.results import BoltVerdict
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Cancelled, Encoding
 from app.core.tcn.network import build_network, lasso_lower_bound

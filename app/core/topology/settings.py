@@ -7,8 +7,10 @@ from typing import Any, Literal
 
 from pydantic import Field, model_serializer, model_validator
 
-from app.core.emission import Emission
 from app.core.topology.fields import STORM_MAX_INT, Number, PositiveSeconds, Seconds, StrictModel, Whole
+
+#: the emission rule of docs/model.md section 2.3 (what a bolt's carry keeps after an emit)
+Emission = Literal["dvert", "exact"]
 
 #: what a reliable spout does with the tuples lost at a failed bolt (docs/model.md section 7)
 Replay = Literal["paced", "at-once", "none"]

@@ -36,6 +36,7 @@ RED = QColor("#d64541")
 SPOUT_COLOUR = QColor("#3d7ab8")
 GREY = QColor("#8a8f98")
 HIGHLIGHT = QColor("#ffb000")
+CRITICAL = QColor("#8e44ad")  # the critical path of a spout's tuple trees (docs/latency.md)
 SELECTED = QColor("#2f80ed")
 
 
@@ -104,6 +105,10 @@ class NodeItem(QGraphicsObject):
         self.rates: BoltRates | None = None
         self.live: dict[str, Any] | None = None  # Live Mode: measured capacity, ρ and α at the last poll
         self.highlighted = False
+        # docs/latency.md: a bolt's sojourn bound, a spout's complete-latency bound (words), and whether it is on a
+        # spout's critical path (the slowest branch of its tuple trees)
+        self.latency: str | None = None
+        self.critical = False
         self.edges: list[EdgeItem] = []
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
@@ -123,6 +128,13 @@ class NodeItem(QGraphicsObject):
         self.rates = rates
         self._update_tooltip()
         self.update()
+
+    def set_latency(self, words: str | None, critical: bool) -> None:
+        """The latency bound in words for the tooltip (None: none to tell) and the critical-path mark."""
+        if words != self.latency or critical != self.critical:
+            self.latency, self.critical = words, critical
+            self._update_tooltip()
+            self.update()
 
     def set_live(self, live: dict[str, Any] | None) -> None:
         """Live Mode's figures of this bolt (capacity, rho, alpha_s, growth, status), or None to leave it."""
@@ -163,6 +175,8 @@ class NodeItem(QGraphicsObject):
                 text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({shown}"
                          + (f": queue below {bound:.4g} tuples in every run" if bound is not None else "") + ")"
                          f"\n{self.rates.explanation}")
+        if self.latency:
+            text += f"\n{self.latency}"
         if self.live is not None and c.kind == "bolt":
             live = self.live
             alpha = live.get("alpha_s")
@@ -224,6 +238,10 @@ class NodeItem(QGraphicsObject):
             painter.setPen(QPen(HIGHLIGHT, 5))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(rect.adjusted(-2, -2, 2, 2), 9, 9)
+        if self.critical:  # on a spout's critical path (docs/latency.md)
+            painter.setPen(QPen(CRITICAL, 3, Qt.PenStyle.DashLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(rect.adjusted(-5, -5, 5, 5), 11, 11)
         border = QPen(SELECTED, 2.5) if self.isSelected() else QPen(QColor("#454b55"), 1.2)
         if self.component.unannotated and not self.isSelected():
             border = QPen(AMBER, 2.0, Qt.PenStyle.DashLine)
@@ -289,6 +307,7 @@ class EdgeItem(QGraphicsPathItem):
         self.source = source
         self.target = target
         self.label = label
+        self.critical = False  # on a spout's critical path (docs/latency.md)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(0)
         source.edges.append(self)
@@ -323,8 +342,8 @@ class EdgeItem(QGraphicsPathItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        colour = SELECTED if self.isSelected() else QColor("#5b6470")
-        painter.setPen(QPen(colour, 2.4 if self.isSelected() else 1.8))
+        colour = SELECTED if self.isSelected() else CRITICAL if self.critical else QColor("#5b6470")
+        painter.setPen(QPen(colour, 2.4 if self.isSelected() or self.critical else 1.8))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         path = self.path()
         painter.drawPath(path)

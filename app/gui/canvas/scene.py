@@ -11,11 +11,16 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent, QGraphicsTextItem
 
+from app.core.latency.report import canvas_latency
 from app.core.rates import rate_check
-from app.core.topology import Position
+from app.core.topology import Position, Topology
 from app.gui.canvas.items import EdgeItem, NodeItem, PortItem, RubberLink
 from app.gui.commands import AddSubscriptionCommand, ConnectionRefused, MoveComponentsCommand
 from app.gui.document import DocumentModel
+
+#: the most bolts for which every edit recomputes the latency bounds shown on the canvas (exact fractions: about
+#: 5 ms per bolt; bench/RESULTS.md, "Latency bounds"); above, Verify's panel shows them, computed in its worker
+CANVAS_LATENCY_BOLTS = 40
 
 
 class CanvasScene(QGraphicsScene):
@@ -122,6 +127,29 @@ class CanvasScene(QGraphicsScene):
         for b in topo.bolts:
             if b.id in self.nodes:
                 self.nodes[b.id].set_rates(report.bolts.get(b.name) if report else None)
+        self._refresh_latency(topo if report is not None else None)
+
+    def _refresh_latency(self, topo: Topology | None) -> None:
+        """Each bolt's sojourn bound in its tooltip, each spout's complete-latency bound in its, and the critical
+        paths marked (app/core/latency/bounds.py: exact and instant, no witness searched here)."""
+        words: dict[str, str] = {}
+        critical: set[tuple[str, str]] = set()
+        if topo is not None and len(topo.bolts) > CANVAS_LATENCY_BOLTS:
+            words = {b.id: "Latency bounds: in Verify's panel (a topology this large is not bounded after every "
+                           "edit)" for b in topo.bolts}
+        elif topo is not None:
+            try:
+                words, critical = canvas_latency(topo)
+            except Exception:  # a document mid-edit may not be analysable yet
+                words, critical = {}, set()
+        on_path = {n for pair in critical for n in pair}
+        for ident, node in self.nodes.items():
+            node.set_latency(words.get(ident), ident in on_path)
+        for edge in self.edges.values():
+            mark = (edge.source.component_id, edge.target.component_id) in critical
+            if mark != edge.critical:
+                edge.critical = mark
+                edge.update()
 
     def set_live(self, bolts: dict[str, dict[str, float | None]] | None, statuses: dict[str, str] | None) -> None:
         """Live Mode (app/gui/live.py): each bolt's measured figures and its status at them; None clears."""

@@ -108,6 +108,7 @@ class VerificationPanel(QWidget):
         layout.addWidget(self.headline_label)
         layout.addWidget(splitter, 1)
         layout.addWidget(self.capacity_label)
+        layout.addWidget(self.timeouts_label)
         layout.addWidget(self.progress_label)
         layout.addWidget(self.progress_bar)
 
@@ -184,6 +185,10 @@ class VerificationPanel(QWidget):
         self.capacity_label = QLabel("")
         self.capacity_label.setWordWrap(True)
         self.capacity_label.setVisible(False)
+        # per spout: can a tuple tree outlast the message timeout (docs/latency.md), the reasons in the tooltip
+        self.timeouts_label = QLabel("")
+        self.timeouts_label.setWordWrap(True)
+        self.timeouts_label.setVisible(False)
         self.progress_label = QLabel("Not run.")
         self.progress_label.setWordWrap(True)
         self.progress_bar = QProgressBar()
@@ -417,6 +422,7 @@ class VerificationPanel(QWidget):
         if row < 0:
             return
         self._show_capacity(self.states[row].capacity)
+        self._show_timeouts(self.states[row].timeouts)
         shown = self.trace_row < 0 or self.trace_row == row or self.trace_view.trace is None
         if result.verdict == "counterexample" and result.trace is not None and not self.states[row].stale and shown:
             self.show_trace(row)
@@ -432,6 +438,15 @@ class VerificationPanel(QWidget):
         self.capacity_label.setToolTip(in_app_words("\n".join(lines)))
         self.capacity_label.setVisible(True)
 
+    def _show_timeouts(self, timeouts: tuple[list[str], list[str]]) -> None:
+        """Per spout its answer against the message timeout in a few words; the sentences in the tooltip."""
+        short, lines = timeouts
+        if not short:
+            return
+        self.timeouts_label.setText("Timeouts: " + "; ".join(short))
+        self.timeouts_label.setToolTip("\n".join(lines))
+        self.timeouts_label.setVisible(True)
+
     def raise_trace(self) -> None:
         """Show the trace view's dock (a counterexample arrived)."""
         if self.trace_dock is not None:
@@ -445,8 +460,9 @@ class VerificationPanel(QWidget):
 
     # ---- staleness -------------------------------------------------------------------------
     def _on_results_stale(self) -> None:
-        if self.capacity_label.isVisible() and not self.capacity_label.text().startswith("(stale)"):
-            self.capacity_label.setText("(stale) " + self.capacity_label.text())
+        for label in (self.capacity_label, self.timeouts_label):
+            if label.isVisible() and not label.text().startswith("(stale)"):
+                label.setText("(stale) " + label.text())
         if self.trace_view.trace is not None and "Stale" not in self.trace_view.title.text():
             self.trace_view.title.setText("Stale (the model changed since): " + self.trace_view.title.text())
         self._update_buttons()
@@ -454,6 +470,7 @@ class VerificationPanel(QWidget):
     def _on_document_replaced(self) -> None:
         self.trace_row = -1
         self.capacity_label.setVisible(False)
+        self.timeouts_label.setVisible(False)
         self.trace_view.clear()
 
     # ---- the trace -------------------------------------------------------------------------
@@ -576,3 +593,4 @@ def create_actions(panel: VerificationPanel, parent: QObject) -> None:
     panel.action_export_verified.setStatusTip(
         "Save the topology with its verdicts, the solver bound and a content hash")
     panel.action_export_verified.triggered.connect(panel.export_verified_dialog)
+

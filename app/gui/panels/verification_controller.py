@@ -27,9 +27,9 @@ from app.gui.commands import SetSectionFieldsCommand
 from app.gui.document import DocumentModel
 from app.gui.workers import SearchFactory, VerifyWorker
 
-VERDICT_MARKER = {"counterexample": "red", "none-up-to-k": "green", "no-repeating-growth": "amber", "bounded": "green",
-                  "unknown": "amber"}
-MARKER_MEANING = {"grey": "not run or stale", "red": "counterexample", "green": "no counterexample found",
+VERDICT_MARKER = {"counterexample": "red", "unbounded": "red", "none-up-to-k": "green", "no-repeating-growth": "amber",
+                  "bounded": "green", "unknown": "amber"}
+MARKER_MEANING = {"grey": "not run or stale", "red": "counterexample or unbounded", "green": "no counterexample found",
                   "amber": "unknown"}
 PREFERRED_STATS = ("conflicts", "decisions", "propagations", "memory", "max memory", "rlimit count")
 
@@ -76,6 +76,9 @@ class PropertyState:
     progress: Progress | None = None
     generation: int = -1
     capacity: list[str] = field(default_factory=list)  # the headroom and Storm's response (app/core/headroom.py)
+    # per spout, against the message timeout (docs/latency.md): the short answers, then the sentences
+    timeouts: tuple[list[str], list[str]] = ([], [])
+
     # while running: the checked bolts' verdicts known so far and what the search does next (from its progress)
     partial: dict[str, BoltVerdict] = field(default_factory=dict)
     doing: str = ""
@@ -283,7 +286,7 @@ class VerificationController(QObject):
         self._queue = list(self.states)
         for row, state in enumerate(self.states):
             state.result, state.stale, state.error, state.note = None, False, "", "waiting"
-            state.capacity = []
+            state.capacity, state.timeouts = [], ([], [])
             state.generation = self._generation  # the snapshot's generation: later edits make it stale
             self.property_changed.emit(row)
         self.run_started_at = time.monotonic()
@@ -342,6 +345,7 @@ class VerificationController(QObject):
             return
         state.result = result
         state.capacity = list(self.worker.capacity) if self.worker is not None else []
+        state.timeouts = self.worker.timeouts if self.worker is not None else ([], [])
         state.running = False
         state.stale = state.generation != self._generation
         state.error = ""

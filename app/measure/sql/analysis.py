@@ -45,7 +45,8 @@ def _listed(names: Sequence[str]) -> str:
 BAD_EVENT = (f"ev NOT IN ({_listed(KINDS)}) OR t IS NULL OR {{nonfinite_t}} OR comp IS NULL OR task < 0"
              f" OR (ev IN ({_listed(NEEDS_TUPLE)}) AND tuple IS NULL)"
              f" OR (ev IN ({_listed(NEEDS_MSG)}) AND msg IS NULL)")
-BAD_QUEUE = "t IS NULL OR {nonfinite_t} OR task < 0 OR queue < 0"
+BAD_QUEUE = ("t IS NULL OR {nonfinite_t} OR comp IS NULL OR task < 0 OR queue < 0 OR task > 9007199254740992"
+             " OR queue > 9007199254740992")  # counts up to 2^53, as the readers take them
 
 # Events per (component, task) and kind, the time span, and the rows a reader would refuse.
 COUNTS = ("SELECT comp, task, count(*) AS n, min(t) AS a, max(t) AS b, "
@@ -106,6 +107,17 @@ SELECT comp, avg(alpha), min(alpha), max(alpha), stddev_pop(alpha) FROM work GRO
 """
 
 # Bursts: the emits of one spout task closer than burst_gap; the rate leaves out the last burst.
+# Complete latency per spout: each acked message from its last emission before the ack (a replay starts its
+# latency anew) to its spout_ack (docs/latency.md).
+COMPLETE = """
+WITH acks AS (SELECT comp, msg, t FROM {events} WHERE ev = 'spout_ack'),
+emits AS (SELECT comp, msg, t FROM {events} WHERE ev = 'spout_emit'),
+pairs AS (
+  SELECT a.comp, a.msg, a.t AS ack_t, max(e.t) AS emit_t FROM acks a
+  JOIN emits e ON a.comp = e.comp AND a.msg = e.msg AND e.t <= a.t GROUP BY a.comp, a.msg, a.t)
+SELECT comp, CAST(count(*) AS {long}), max(ack_t - emit_t), avg(ack_t - emit_t) FROM pairs GROUP BY comp
+"""
+
 BURSTS = """
 WITH gaps AS (
   SELECT comp, task, t, t - lag(t) OVER (PARTITION BY comp, task ORDER BY t) AS gap
@@ -209,6 +221,12 @@ def analyze_sql(run: Run, dialect: Dialect, events: str, queues: str, bin_s: flo
             if c.kind == "spout" and c.emitted:
                 share = c.replays / c.emitted
                 c.rate_fresh, c.rate_replayed = c.rate_out * (1 - share), c.rate_out * share
+
+    if any(n["spout_ack"] for n in totals.values()):
+        for comp, done, longest, mean in query(COMPLETE):
+            if comp in components and int(done):
+                c = components[comp]
+                c.completed, c.complete_max, c.complete_mean = int(done), float(longest), float(mean)
 
     bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
     if q_n:

@@ -18,7 +18,8 @@ SPELLINGS: dict[str, dict[str, str]] = {
     # a 64-bit integer type
     "long": {"duckdb": "BIGINT", "spark": "BIGINT"},
     # the time column is NaN or infinite
-    "nonfinite_t": {"duckdb": "NOT isfinite(t)", "spark": "(isnan(t) OR abs(t) = CAST('Infinity' AS DOUBLE))"},
+    # not finite, or beyond the readers' largest time (app.measure.eventlog.MAX_TIME)
+    "nonfinite_t": {"duckdb": "(NOT isfinite(t) OR abs(t) > 1e13)", "spark": "(isnan(t) OR abs(t) > 1e13)"},
 }
 
 

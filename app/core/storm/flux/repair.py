@@ -25,6 +25,7 @@ from app.core.storm.flux.origin import options_of
 from app.core.storm.flux.parser import read_flux
 from app.core.storm.flux.ticks import TICK_PREFIX, is_tick
 from app.core.storm.flux.yaml_text import (
+    MAX_BYTES,
     FluxError,
     FluxOptions,
     check_tree,
@@ -143,7 +144,10 @@ def _placeholder_source(raw_line: str, properties: Path | None) -> str:
         return f"is ${{{key}}}, from a properties file (none was given with --filter): change {key} there"
     number = None
     try:
-        for i, line in enumerate(properties.read_text(encoding="latin-1").splitlines(), 1):
+        from app.core.fileio import read_bytes
+
+        text = read_bytes(properties, OSError, MAX_BYTES).decode("latin-1")
+        for i, line in enumerate(text.splitlines(), 1):
             if re.match(rf"\s*{re.escape(key)}\s*[=:\s]", line):
                 number = i
     except OSError:

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.core.formats.limits import escape
 from app.core.storm.ui.client import StormUIError
 from app.core.topology import one_line
 
@@ -143,7 +144,7 @@ def lag_total(value: Any, depth: int = 0) -> int | None:
     for key, item in items:
         if key == "lag":
             number = as_number(item)
-            if number is not None and number >= 0:
+            if number is not None and 0 <= number <= MAX_FIGURE:  # a lag of 10^300 is no reading
                 total = (total or 0) + int(number)
         elif isinstance(item, (dict, list)):
             inner = lag_total(item, depth + 1)
@@ -223,24 +224,56 @@ def _figure_problem(value: Any) -> str | None:
 def check_figures(snapshot: StormUISnapshot) -> None:
     """Every count and latency of the replies is null or a number from 0 to 10^15, and the lists the
     import walks are lists: one line naming the reply's field otherwise (-3 ms is no latency: it made
-    α 0.0005 ms and σ -7/-1 = 7, then 'bounded'). Iterative: a reply's nesting is already bounded."""
+    α 0.0005 ms and σ -7/-1 = 7, then 'bounded')."""
     roots: list[tuple[str, Any]] = [("topology", snapshot.topology)]
     roots += [(f"components.{one_line(str(k))[:60]}", v) for k, v in snapshot.components.items()]
     roots += [(f"components.{one_line(str(k))[:60]}.inputStats (all time)", v)
               for k, v in snapshot.all_time_inputs.items()]
-    stack = list(reversed(roots))
+    problem = figures_problem(roots)
+    if problem:
+        raise StormUIError(snapshot.url, problem)
+
+
+def figures_problem(roots: list[tuple[str, Any]], with_executors: bool = False) -> str | None:
+    """The first count, latency or executor count of the replies (`roots`: (name, reply)) that is not null or a
+    number from 0 to 10^15 (executors: a whole number up to 2^31-1), or a list the import walks that is not a
+    list, as `field: value problem` (the value cut to 60 characters); None when every one is (executor counts
+    only `with_executors`: the import names them in its own words, app/core/storm/ui/reader.py). Used on every
+    poll of `record`, `watch` and Live Mode and on every poll a recording holds, not only on the first.
+    Iterative: a reply's nesting is already bounded."""
+    # a node's path is built only for the message: (parent's path, key or index), joined on failure
+    stack: list[tuple[Any, Any]] = [((None, name), node) for name, node in reversed(roots)]
     while stack:
         path, node = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
-                where = f"{path}.{one_line(str(key))[:60]}"
-                if key in _FIGURES:
-                    problem = _figure_problem(value)
+                if key in _FIGURES or (with_executors and key == "executors"):
+                    kind = type(value)
+                    if value is None or ((kind is int or kind is float) and 0 <= value <= MAX_FIGURE):
+                        problem = None  # the common cases without a call (NaN fails the comparison)
+                    else:
+                        problem = _figure_problem(value)
+                    if problem is None and key == "executors" and value is not None:
+                        number = float(value) if not isinstance(value, str) else float(value.strip())
+                        problem = None if number == int(number) and number <= STORM_MAX_INT else \
+                            f"is not a whole number up to Storm's largest {STORM_MAX_INT} (2^31-1)"
                     if problem:
-                        raise StormUIError(snapshot.url, f"{where}: {one_line(repr(value))[:60]} {problem}")
+                        return f"{_path_text((path, key))}: {escape(repr(value))} {problem}"
                 elif key in _LISTS and value is not None and not isinstance(value, list):
-                    raise StormUIError(snapshot.url, f"{where}: must be a list, not {type(value).__name__}")
+                    return f"{_path_text((path, key))}: must be a list, not {type(value).__name__}"
                 if isinstance(value, (dict, list)):
-                    stack.append((where, value))
+                    stack.append(((path, key), value))
         elif isinstance(node, list):
-            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(node) if isinstance(item, (dict, list)))
+            stack.extend(((path, i), item) for i, item in enumerate(node) if isinstance(item, (dict, list)))
+    return None
+
+
+def _path_text(path: tuple[Any, Any]) -> str:
+    """`topology.bolts[1].executed` from the linked (parent, key) pairs of figures_problem."""
+    parts: list[str] = []
+    node: Any = path
+    while node is not None:
+        node, key = node
+        parts.append(f"[{key}]" if isinstance(key, int) else (f".{one_line(str(key))[:60]}" if node is not None
+                                                              else str(key)))
+    return "".join(reversed(parts))
