@@ -149,7 +149,7 @@ def cmd_check_witness(args: argparse.Namespace) -> int:
     from app.cli.common import UsageError
     from app.core.formats.jsonfile import FormatError, read_json
     from app.core.latency.witness import WITNESS_FORMAT
-    from app.core.latency.witness_check import check_witness
+    from app.core.tcn.check.latency_witness import check_witness
     from app.core.topology import one_line
 
     try:

@@ -12,7 +12,7 @@ from app.core.latency.bounds import LatencyAnalysis
 from app.core.latency.netcalc import Bucket, FeedForward, Flow
 from app.core.latency.report import latency_report
 from app.core.latency.witness import timeout_witness
-from app.core.latency.witness_check import check_witness
+from app.core.tcn.check.latency_witness import check_witness
 from app.core.topology import parse_topology
 from tests.unit.test_latency_runs import _doc
 
@@ -185,17 +185,17 @@ def test_compare_reports_a_measured_tree_above_the_bound(tmp_path, capsys) -> No
 
 
 def test_the_witness_checker_shares_no_code_with_the_builder() -> None:
-    """witness_check imports neither the builder, the simulation, the rate check nor the emission rules: only the
-    product's certifier (for the lasso's legality) and the standard library."""
+    """The latency witness checker imports neither the builder, the simulation, the rate check nor the emission
+    rules: only the product's certifier (for the lasso's legality) and the standard library."""
     import ast
     from pathlib import Path
 
-    import app.core.latency.witness_check as checker
+    import app.core.tcn.check.latency_witness as checker
 
     tree = ast.parse(Path(checker.__file__).read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert {m for m in imported if m.startswith("app.")} == {"app.core.tcn.certify"}
+    assert {m for m in imported if m.startswith("app.")} == {"app.core.tcn.check.certify"}
 
 
 def test_the_verified_configuration_records_the_answers() -> None:

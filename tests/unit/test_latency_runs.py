@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.latency.bounds import LatencyAnalysis
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.topology import parse_topology
 from tests.adversary import Policy, play, random_policy, slow_then_fast
 from tests.latency_runs import Latencies

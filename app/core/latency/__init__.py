@@ -4,7 +4,8 @@
 * `bounds`: per-bolt sojourn bounds and per-spout complete-latency bounds of a topology, against the
   message timeout and max.spout.pending;
 * `witness`: the builder of timeout witnesses (a simulated lasso repeated until a tuple waits too long);
-* `witness_check`: their independent checker (no code shared with the builder);
+* their independent checker lives with the other checkers (app/core/tcn/check/latency_witness.py;
+  no code shared with the builder);
 * `report`: per spout the answer `check`, `verify` and the app show, in Storm's terms.
 
 docs/latency.md proves every bound.

@@ -15,9 +15,9 @@ from pydantic import BaseModel, Field
 
 from app.core.latency.bounds import LatencyAnalysis, PendingAdvice, SpoutLatency
 from app.core.latency.witness import LatencyWitness, timeout_witness
-from app.core.latency.witness_check import check_witness
 from app.core.rates import RateFigures
 from app.core.rates.verdicts import status_of
+from app.core.tcn.check.latency_witness import check_witness
 from app.core.topology import Topology
 from app.core.units import format_duration
 
@@ -107,7 +107,7 @@ def _pending(lat: LatencyAnalysis, advice: PendingAdvice, target_given: bool) ->
 
 def _witnesses(topo: Topology, lat: LatencyAnalysis, budget_s: float) -> dict[str, LatencyWitness]:
     """Timeout witnesses for the bolts most likely to have one (those that grow, then may grow), each confirmed by
-    `witness_check.check_witness` (which certifies the lasso and recounts the wait)."""
+    `app/core/tcn/check/latency_witness.check_witness` (which certifies the lasso and recounts the wait)."""
     e = lat.e
     # (a bolt no repeating run makes grow has no growing lasso: docs/boundedness.md; none is looked for)
     status = {b.id: status_of(e, b.id) for b in topo.bolts}

@@ -3,8 +3,8 @@
 For a bolt the rate check does not prove bounded, the simulation of docs/simulation.md builds a lasso in
 which its queue grows (`build_lasso`, the verifier's builder). Repeating the loop, the queue gains Δ > 0 per
 pass, so the tuples arriving in later passes wait longer and longer; this module finds a pass and a loop
-position at which the last tuple arriving waits longer than the timeout. `witness_check.check_witness`
-confirms it without any of this code.
+position at which the last tuple arriving waits longer than the timeout.
+`app/core/tcn/check/latency_witness.check_witness` confirms it without any of this code.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def witness_from_lasso(trace: Trace, bolt: str, timeout: Fraction) -> LatencyWit
 def timeout_witness(topo: Topology, bolt: str, timeout: Fraction, budget_s: float = 2.0) -> LatencyWitness | None:
     """A lasso in which `bolt` (a name) grows, repeated until a tuple waits longer than `timeout` (None: no lasso
     within the budget, or one with failures: a loss breaks the FIFO count). Not certified here: the caller has
-    `witness_check.check_witness` confirm it."""
+    `app/core/tcn/check/latency_witness.check_witness` confirm it."""
     net = build_network(topo, [bolt])
     lasso = build_lasso(net, bolt, deadline=time.monotonic() + budget_s)
     if lasso.trace is None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 
 
 @dataclass
