@@ -49,8 +49,9 @@ class Search(SearchControl):
         run = rate_phase(self)
         if isinstance(run, VerifyResult):
             return run
+        left = [n for n in run.checked if n not in run.verdicts]
+        self.announce(run, f"the search for {', '.join(left)}")  # the rate check's verdicts, before the cones
         plan(self, run)
-        self.announce(run, f"searching {', '.join(run.targets)}")
         simulating = self.simulate and self.threshold is None and self.single_k is None
         if simulating:
             simulation_phase(self, run)
