@@ -385,10 +385,12 @@ def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, threshold: Fraction, ta
     """sup over D ≥ 0 of L·takes(M) − D, M = ⌊Q₀ + α(D)⌋ the most tuples a window of length D holds (an integer).
     Between two counts the value falls, so only D = 0 and the D at which M reaches each `next_count` matter.
     Along the counts the value changes by L·Δtakes − ΔD: it rises while α's slope is above `threshold` (c for
-    W₁, 1/L for W₂) and falls after (α is concave), so the walk starts a little before the count at the turn
-    and stops at the first fall (None: MAX_STEPS counts without one)."""
+    W₁, 1/L for W₂) and never rises after (α is concave; a slope equal to the threshold keeps it level), so the
+    walk starts a little before the count at the turn and stops at the first fall or at the first count past the
+    turn (None: MAX_STEPS counts without either)."""
     start = alpha.at(Fraction(0))
-    turn = alpha.at(_turn(alpha, threshold))
+    turn_at = _turn(alpha, threshold)
+    turn = alpha.at(turn_at)
     assert start is not None and turn is not None
     first = int(q0 + start)  # floor: both are non-negative
     best = slow * takes(first)
@@ -403,6 +405,8 @@ def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, threshold: Fraction, ta
         if prev is not None and value < prev:
             return best
         best = max(best, value)
+        if d >= turn_at:  # from here on every step spans slopes at most the threshold: the value never rises
+            return best
         prev = value
     return None
 
