@@ -3,13 +3,18 @@ capacity and verdict beside the model's ρ at the measured figures and the drift
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QApplication
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from storm_ui_live import LiveStormUI  # noqa: E402 - the stand-in lives in tests/
+from storm_ui_drift import DriftingStormUI  # noqa: E402 - the stand-ins live in tests/
+from storm_ui_live import LiveStormUI  # noqa: E402
 
 
 def test_live_mode_colours_bolts_by_measured_capacity(make_window: Callable[..., Any], qtbot: Any) -> None:
@@ -108,3 +113,37 @@ def test_live_mode_refuses_an_open_document_of_another_topology(make_window: Cal
     assert errors and "the document is not the running topology" in errors[0]
     assert "bolts only on the cluster: fetch, store" in errors[0]
     assert all(node.live is None for node in window.scene.nodes.values())
+
+
+def test_closing_the_window_while_live_mode_polls(qtbot: Any, tmp_path: Path) -> None:
+    """The user closes the window while a poll hangs: the window goes (its join is bounded), the worker ends
+    on its own later and its last signals find no window; nothing is freed twice, nothing raises."""
+    from PySide6.QtCore import QSettings
+
+    from app.gui.dialogs import Dialogs
+    from app.gui.mainwindow import MainWindow
+    from app.gui.workers import Worker
+
+    # not make_window's: this window is deleted here, as the application deletes a closed window
+    window = MainWindow(settings=QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat),
+                        dialogs=Dialogs(headless=True, answers={"save_changes": "discard"}),
+                        autosave_dir=tmp_path / "autosave")
+    window.show()
+    with DriftingStormUI(overload_after=1000) as ui:
+        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-drift", "every": 0.05, "polls": 1000}
+        window.live.start_dialog()
+        worker = window.live.worker
+        assert worker is not None
+        qtbot.waitUntil(lambda: window.live.last is not None and bool(window.live.last.statuses), timeout=30000)
+        ui.hold()
+        qtbot.waitUntil(lambda: ui.held >= 1, timeout=30000)  # the worker is inside a poll the UI does not answer
+        assert window.close()  # shutdown cancels the worker and waits for it, within a bound
+        assert worker.isRunning()  # still waiting for the UI: it outlives the window
+        window.deleteLater()
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # the window and its Live Mode are gone
+        gc.collect()  # and so are their Python wrappers, with the worker still running
+        ui.release()
+        qtbot.waitUntil(lambda: worker not in Worker.running_workers(), timeout=30000)
+    assert worker.wait(30000)
+    QApplication.processEvents()  # its last queued signals, for a window that is no more
+    gc.collect()
