@@ -170,7 +170,7 @@ def iter_lines(path: str | os.PathLike[str], error: Callable[[str], Exception], 
     def line_error(number: int, reason: str) -> Exception:
         return at_line(number, reason) if at_line is not None else error(f"line {number}: {reason}")
 
-    number = total = 0
+    number = total = counted = 0  # counted: the lines split (whole blank megabytes are only counted in number)
     with open_checked(path, error) as raw:
         try:
             if gunzip is None:
@@ -185,6 +185,10 @@ def iter_lines(path: str | os.PathLike[str], error: Callable[[str], Exception], 
                         raise error(f"{'decompresses to' if gunzip else 'is'} over {max_bytes} bytes (the limit "
                                     "of this file; docs/limits.md)")
                     data = rest + chunk
+                    if chunk and skip_blank and not data.strip():  # blank: counted, not split (a gzip of newlines)
+                        number += data.count(b"\n")
+                        rest = data[data.rfind(b"\n") + 1:]
+                        continue
                     pieces = data.split(b"\n")
                     rest = pieces.pop()
                     if len(rest) > max_line_bytes:
@@ -195,7 +199,8 @@ def iter_lines(path: str | os.PathLike[str], error: Callable[[str], Exception], 
                         pieces.append(rest)
                     for index, piece in enumerate(pieces):
                         number += 1
-                        if max_lines is not None and number > max_lines:
+                        counted += 1
+                        if max_lines is not None and counted > max_lines:
                             raise error(f"has over {max_lines} lines (the limit of this file; docs/limits.md)")
                         if skip_blank and not piece.strip():
                             continue
