@@ -190,10 +190,16 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
     """Read a trace file, `stormbound-trace/1` or its compressed form `/2` (expanded; a `"$schema"` key
     naming its schema is allowed); bad input is one FormatError naming the field (e.g.
     `positions.3.time`, `positions.7.repeat.period`)."""
-    from app.core.formats.jsonfile import FormatError, read_json
+    from app.core.formats.jsonfile import read_json
     from app.core.formats.schema import without_schema_key
 
-    data = without_schema_key(read_json(path))
+    return trace_from_data(without_schema_key(read_json(path)))
+
+
+def trace_from_data(data: Any) -> Trace:
+    """A decoded trace document (either format) as a Trace; one FormatError naming the field otherwise."""
+    from app.core.formats.jsonfile import FormatError
+
     if is_compressed(data):
         try:
             data = expand_trace_data(data)
@@ -206,6 +212,27 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
         where = ".".join(str(x) for x in first.get("loc", ())) or "trace"
         message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
         raise FormatError([Problem(escape(where), message)]) from None
+
+
+def trace_topology(data: dict[str, Any]) -> dict[str, Any]:
+    """The topology document a decoded trace runs on, when the trace is whole (what `check`, `verify` and the
+    app's Open read from a trace file); a broken trace is one FormatError naming the field and saying the
+    file is a trace, so its topology is never announced as valid on its own."""
+    from app.core.formats.jsonfile import FormatError
+    from app.core.formats.schema import without_schema_key
+
+    kind = f"{data.get('format')} trace"
+    try:
+        trace = trace_from_data(without_schema_key(data))
+    except FormatError as err:
+        first = err.problems[0]
+        raise FormatError([Problem(first.path, f"{first.message} (the file is a {kind}, not a topology "
+                                               "document)")]) from None
+    problems = trace_problems(trace)
+    if problems:
+        raise FormatError([Problem(p.path, f"{p.message} (the file is a {kind}, not a topology document)")
+                           for p in problems])
+    return trace.topology
 
 
 def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:

@@ -28,8 +28,8 @@ from app.core.storm.flux.yaml_text import (
     FluxError,
     FluxOptions,
     Unresolved,
-    check_tree,
     line_of,
+    load_yaml,
     parse_yaml,
     placeholder_problem,
     plain,
@@ -53,13 +53,12 @@ def load_tree(path: Path, options: FluxOptions, props: dict[str, str] | None) ->
     """Read, substitute, parse and check one Flux file (no includes)."""
     raw = read_flux_text(path)
     text = substitute(raw, props, options, path)
-    root = parse_yaml(text, path, options)
+    root, unresolved = load_yaml(text, path, options)
     if root is None:
         raise FluxError(path, None, "", "is empty")
     if not isinstance(root, dict):
         raise FluxError(path, 1, "", f"not a Flux file: expected a mapping of {', '.join(TOP_LEVEL[:6])}, ..., "
                                      f"found a {type(plain(root)).__name__}")
-    unresolved = check_tree(root, path, options)
     kept = None
     if options.env and "${ENV-" in raw:  # the references themselves, for the config the document keeps
         try:

@@ -400,8 +400,19 @@ def check_tree(root: Any, file: Path, options: FluxOptions) -> list[Unresolved]:
     return unresolved
 
 
+def load_yaml(text: str, file: Path, options: FluxOptions | None = None) -> tuple[Any, list[Unresolved]]:
+    """The one YAML loader with limits, for Flux files and timings files alike: the round-trip tree of `text`
+    (:func:`parse_yaml`: size, nesting, syntax) walked once by :func:`check_tree` (nodes reached through
+    aliases, depth, non-finite numbers) before anything expands it, and its unresolved `${...}`. FluxError
+    naming the line otherwise (an alias bomb: "expands to more than 50000 YAML nodes")."""
+    options = options or FluxOptions()
+    tree = parse_yaml(text, file, options)
+    return tree, check_tree(tree, file, options)
+
+
 def plain(node: Any) -> Any:
-    """A round-trip YAML value as plain JSON-able Python (call after :func:`check_tree`)."""
+    """A round-trip YAML value as plain JSON-able Python (call after :func:`check_tree`, as :func:`load_yaml`
+    does: the limits hold before aliases are expanded here)."""
     import datetime
 
     if isinstance(node, dict):
