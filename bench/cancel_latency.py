@@ -33,8 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.core.formats import load_topology  # noqa: E402
-from app.core.tcn import search as search_module  # noqa: E402
-from app.core.tcn import simulate  # noqa: E402
+from app.core.tcn import search_lassos, simulate  # noqa: E402
 from app.core.tcn.search import Search, SearchOptions, verify  # noqa: E402
 from app.core.topology import Topology, parse_topology  # noqa: E402
 
@@ -69,12 +68,12 @@ def cancel_after(search: Search, wait_s: float) -> float | None:
 
 def only_unaligned() -> Callable[[], None]:
     """Simulate only the unaligned schedule, without a cell bound or a simulation budget; returns the undo."""
-    saved = simulate.schedules, simulate.MAX_CELLS, search_module.SIMULATION_BUDGET_S
+    saved = simulate.schedules, simulate.MAX_CELLS, search_lassos.SIMULATION_BUDGET_S
     simulate.schedules = lambda net, target, cancelled: iter([simulate.unaligned_schedule(net, target)])
-    simulate.MAX_CELLS, search_module.SIMULATION_BUDGET_S = 10**9, 60.0
+    simulate.MAX_CELLS, search_lassos.SIMULATION_BUDGET_S = 10**9, 60.0
 
     def undo() -> None:
-        simulate.schedules, simulate.MAX_CELLS, search_module.SIMULATION_BUDGET_S = saved
+        simulate.schedules, simulate.MAX_CELLS, search_lassos.SIMULATION_BUDGET_S = saved
     return undo
 
 

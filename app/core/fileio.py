@@ -15,6 +15,7 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from app.core.errors import StormboundError
 from app.core.topology import one_line
@@ -118,22 +119,161 @@ def read_bytes(path: str | os.PathLike[str], error: Callable[[str], Exception], 
     st = check_regular(path, error)
     if max_bytes is not None and st.st_size > max_bytes:
         raise error(f"is {st.st_size} bytes, over the limit of {max_bytes} bytes")
-    try:
-        # not blocking: a file swapped for a pipe since the check is refused, not waited on
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise error("is not a regular file")
+    with open_checked(path, error) as fh:
+        try:
             data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+        except OSError as err:
+            raise error(err.strerror or str(err)) from None
+    if max_bytes is not None and len(data) > max_bytes:
+        raise error(f"is over the limit of {max_bytes} bytes")
+    return data
+
+
+
+# ---- the one boundary every reader of a file or a folder goes through (docs/limits.md) --------------
+#
+# A reader never calls open(), Path.read_text/read_bytes, gzip.open or os.scandir itself: it calls
+# read_bytes / read_text (a whole file, its size checked before reading), iter_lines (a stream, a chunk
+# at a time, with line, line-count and byte limits), csv_rows (a CSV table from those lines) or
+# files_below (a folder's files, counted). Each refuses what is not a regular file (a named pipe would
+# block for ever, /dev/zero never ends, a folder cannot be read) before opening it, and every failure
+# is `error(one-line reason)`. tests/unit/test_read_boundary.py fails when a module reads otherwise.
+
+#: the most entries files_below walks in a folder (a metrics folder, a worker-artifacts folder)
+MAX_FOLDER_ENTRIES = 100_000
+
+
+@contextlib.contextmanager
+def open_checked(path: str | os.PathLike[str], error: Callable[[str], Exception]) -> Iterator[BinaryIO]:
+    """A regular file opened for reading in binary (without blocking: one swapped for a pipe since the
+    check is refused, not waited on); a failure to open it is `error(reason)`."""
+    check_regular(path, error)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise error("no such file") from None
     except IsADirectoryError:
         raise error("is a folder, not a file") from None
     except OSError as err:
         raise error(err.strerror or str(err)) from None
-    if max_bytes is not None and len(data) > max_bytes:
-        raise error(f"is over the limit of {max_bytes} bytes")
-    return data
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise error("is not a regular file")
+        yield fh
+
+
+def iter_lines(path: str | os.PathLike[str], error: Callable[[str], Exception], *, max_line_bytes: int,
+               max_bytes: int | None = None, max_lines: int | None = None, gunzip: bool | None = None,
+               skip_blank: bool = True, at_line: Callable[[int, str], Exception] | None = None,
+               ) -> Iterator[tuple[int, str]]:
+    """(line number, text with its newline) of a UTF-8 regular file, read a megabyte at a time, so that
+    memory stays at one line: a line over `max_line_bytes`, more than `max_bytes` bytes (once
+    decompressed) or `max_lines` lines is refused as soon as it is met, not after reading it all.
+
+    A gzip file is decompressed (every member) when `gunzip`, or, with None, when it starts with gzip's
+    magic bytes. Blank lines are counted and skipped unless not `skip_blank` (a CSV cell may hold one).
+    A problem of one line is `at_line(number, reason)` (default `error("line N: reason")`).
+    """
+    import gzip
+    import zlib
+
+    def line_error(number: int, reason: str) -> Exception:
+        return at_line(number, reason) if at_line is not None else error(f"line {number}: {reason}")
+
+    number = total = 0
+    with open_checked(path, error) as raw:
+        try:
+            if gunzip is None:
+                gunzip = raw.read(2) == b"\x1f\x8b"
+                raw.seek(0)
+            with (gzip.GzipFile(fileobj=raw) if gunzip else contextlib.nullcontext(raw)) as fh:
+                rest = b""
+                while True:
+                    chunk = fh.read(1 << 20)
+                    total += len(chunk)
+                    if max_bytes is not None and total > max_bytes:
+                        raise error(f"{'decompresses to' if gunzip else 'is'} over {max_bytes} bytes (the limit "
+                                    "of this file; docs/limits.md)")
+                    data = rest + chunk
+                    pieces = data.split(b"\n")
+                    rest = pieces.pop()
+                    if len(rest) > max_line_bytes:
+                        raise line_error(number + len(pieces) + 1, f"is over {max_line_bytes} bytes (the limit of "
+                                                                   "one line; docs/limits.md)")
+                    last = len(pieces)  # the piece after the last newline: no newline of its own
+                    if not chunk:
+                        pieces.append(rest)
+                    for index, piece in enumerate(pieces):
+                        number += 1
+                        if max_lines is not None and number > max_lines:
+                            raise error(f"has over {max_lines} lines (the limit of this file; docs/limits.md)")
+                        if skip_blank and not piece.strip():
+                            continue
+                        try:
+                            text = piece.decode("utf-8")
+                        except UnicodeDecodeError as err:
+                            raise line_error(number, f"is not UTF-8 text: byte 0x{piece[err.start]:02x} at column "
+                                                     f"{err.start + 1}") from None
+                        yield number, text if index == last else text + "\n"
+                    if not chunk:
+                        return
+        except (OSError, EOFError, zlib.error) as err:
+            if gunzip:
+                raise error(f"not a readable gzip file: {one_line(str(err))[:120]}") from None
+            raise error(one_line(getattr(err, "strerror", None) or str(err))[:120]) from None
+
+
+def csv_rows(lines: Iterable[str], error: Callable[[str], Exception], *, delimiter: str = ",",
+             at_line: Callable[[int, str], Exception] | None = None) -> Iterator[Any]:
+    """First the header's column names, then (line number, {column: cell}) of each row, from CSV `lines`
+    (iter_lines with skip_blank=False, or a text's lines). Refused, one line each: a column named twice
+    (csv would keep the last silently), a row with more cells than the header, a cell over csv's field
+    limit (131,072 characters)."""
+    import csv
+
+    def line_error(number: int, reason: str) -> Exception:
+        return at_line(number, reason) if at_line is not None else error(f"line {number}: {reason}")
+
+    reader = csv.reader(lines, delimiter=delimiter)
+    try:
+        header = next(reader, [])
+        seen: set[str] = set()
+        for name in header:
+            if name in seen:
+                raise line_error(reader.line_num, f"the column {_echo(name)} is named twice (each column once)")
+            seen.add(name)
+        yield header
+        for row in reader:
+            if not row:
+                continue
+            if len(row) > len(header):
+                raise line_error(reader.line_num, f"{len(row)} cells, the header names {len(header)}")
+            yield reader.line_num, dict(zip(header, row, strict=False))
+    except csv.Error as err:
+        why = (f"a cell is over {csv.field_size_limit()} characters (the CSV field limit)" if "field limit" in str(err)
+               else f"not valid CSV: {one_line(str(err))[:120]}")
+        raise line_error(max(reader.line_num, 1), why) from None
+
+
+def _echo(text: str) -> str:
+    cut = one_line(repr(text))
+    return cut if len(cut) <= 60 else cut[:60] + "…"
+
+
+def files_below(root: str | os.PathLike[str], error: Callable[[str], Exception],
+                max_entries: int = MAX_FOLDER_ENTRIES) -> list[Path]:
+    """Every entry below folder `root` that is not a folder, sorted (links to folders are not followed, so
+    a loop ends; a named pipe or device is listed, and refused by name when read); more than `max_entries`
+    entries is `error(reason)`."""
+    found: list[Path] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root, onerror=lambda err: None):
+        seen += len(dirs) + len(files)
+        if seen > max_entries:
+            raise error(f"holds over {max_entries} files and folders (the limit of one folder; docs/limits.md)")
+        found.extend(Path(folder) / name for name in files)
+        found.extend(Path(folder) / d for d in dirs if os.path.islink(os.path.join(folder, d)))
+    return sorted(found)
 
 
 # ---- the one way to write an output ------------------------------------------------------

@@ -327,24 +327,43 @@ def backlog_series(counts: list[PollCounts], bolt: str) -> list[tuple[float, flo
     return [(c.t - t0, a - e) for c, a, e in zip(counts, arrived, executed, strict=True)]
 
 
-def _sse(points: list[tuple[float, float]], slope: float, intercept: float) -> float:
-    return sum((y - intercept - slope * x) ** 2 for x, y in points)
+def _split_errors(points: list[tuple[float, float]]) -> list[float | None]:
+    """For each k, the least-squares error of a line through points[:k + 1] plus that of a line through
+    points[k:] (None where a part has no spread in x), in one pass each way: running means and co-moments
+    (Welford's updates, stable for times of a week or more) give every prefix's and suffix's error, so the
+    search over k is linear, not one O(n) fit per k."""
+
+    def running(seq: Sequence[tuple[float, float]]) -> list[float | None]:
+        out: list[float | None] = []
+        mx = my = mxx = myy = cxy = 0.0
+        for n, (x, y) in enumerate(seq, 1):
+            dx = x - mx
+            mx += dx / n
+            dy = y - my
+            my += dy / n
+            mxx += dx * (x - mx)
+            myy += dy * (y - my)
+            cxy += dx * (y - my)
+            out.append(max(myy - cxy * cxy / mxx, 0.0) if mxx > 0.0 else None)
+        return out
+
+    prefix = running(points)  # prefix[k]: points[:k + 1]
+    suffix = running(points[::-1])[::-1]  # suffix[k]: points[k:]
+    return [None if a is None or b is None else a + b for a, b in zip(prefix, suffix, strict=True)]
 
 
 def growth_onset(points: list[tuple[float, float]]) -> int | None:
     """Where a series that was flat (or slower) starts to grow faster: the split into two lines with the least
     squared error, kept only when the later line's 95 % interval lies above the earlier one's (a topology
-    drifting into overload during the recording). None: no such change."""
+    drifting into overload during the recording). None: no such change. Linear in the points (`_split_errors`)."""
     n = len(points)
     if n < 8:
         return None
+    errors = _split_errors(points)
     best: tuple[float, int] | None = None
     for k in range(3, n - 3):
-        a, b = fit_slope(points[:k + 1]), fit_slope(points[k:])
-        if a is None or b is None:
-            continue
-        sse = _sse(points[:k + 1], a.slope, a.intercept) + _sse(points[k:], b.slope, b.intercept)
-        if best is None or sse < best[0]:
+        sse = errors[k]
+        if sse is not None and (best is None or sse < best[0]):
             best = (sse, k)
     if best is None:
         return None
@@ -355,10 +374,11 @@ def growth_onset(points: list[tuple[float, float]]) -> int | None:
     return k
 
 
-def growth_trend(points: list[tuple[float, float]], growth_floor: float, step: float) -> QueueTrend | None:
+def growth_trend(points: list[tuple[float, float]], growth_floor: float, step: float,
+                 onset: int | None = -1) -> QueueTrend | None:
     """The robust growth test (app.measure.growth) of the whole series, or of the part after it started to
-    grow faster (`growth_onset`), which then decides the verdict."""
-    k = growth_onset(points)
+    grow faster (`growth_onset`, or `onset` when the caller found it already), which then decides the verdict."""
+    k = growth_onset(points) if onset == -1 else onset
     if k is None:
         return fit_trend(points, growth_floor, step)
     trend = fit_trend(points[k:], growth_floor, step)
@@ -431,10 +451,10 @@ def storm_run_figures(folder: str, bin_s: float | None = None,
         elif len(counts) >= 3:
             points = backlog_series(counts, name)
             if points:
-                f.growth_from, f.queue = "ui-counts", growth_trend(points, growth_floor, step)
+                onset = growth_onset(points)
+                f.growth_from, f.queue = "ui-counts", growth_trend(points, growth_floor, step, onset)
                 f.recent_growth = _recent(points)
                 series[name] = points
-                onset = growth_onset(points)
                 if onset is not None:
                     onsets.append(onset)
     figures.spouts = list(spouts.values())

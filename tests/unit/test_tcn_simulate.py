@@ -13,8 +13,7 @@ from layered_topologies import layered_topology, overloaded_bolts
 from app.core.formats import load_topology
 from app.core.formats.trace import Trace
 from app.core.rates import rate_check
-from app.core.tcn import search as search_module
-from app.core.tcn import simulate
+from app.core.tcn import search_lassos, search_proofs, simulate
 from app.core.tcn.certify import CANCELLED, certify
 from app.core.tcn.encode import Encoding
 from app.core.tcn.network import build_network, lasso_lower_bound
@@ -78,8 +77,8 @@ def test_a_simulated_lasso_that_fails_certification_falls_back_to_the_solver(mon
         data["positions"][-1]["bolts"][target]["queue"] += 1  # queue arithmetic no longer adds up
         return Lasso(Trace.model_validate(data), lasso.message)
 
-    monkeypatch.setattr(search_module, "build_lasso", broken)
-    monkeypatch.setattr(search_module, "prove_growth", lambda topo, target: None)  # rates would answer first
+    monkeypatch.setattr(search_lassos, "build_lasso", broken)
+    monkeypatch.setattr(search_proofs, "prove_growth", lambda topo, target: None)  # rates would answer first
     topo = load_topology(ROOT / "models" / "getting-started.storm.json")  # the solver needs k = 4 here
     result = verify(topo, SearchOptions(k_max=8, timeout_s=60))
     assert result.verdict == "counterexample" and result.certified, result.message
@@ -103,7 +102,7 @@ def test_cancel_during_the_simulation_returns_unknown(monkeypatch) -> None:
     monkeypatch.setattr(simulate, "schedules",
                         lambda net, target, cancelled: iter([simulate.unaligned_schedule(net, target)]))
     monkeypatch.setattr(simulate, "MAX_CELLS", 10**9)
-    monkeypatch.setattr(search_module, "SIMULATION_BUDGET_S", 60.0)
+    monkeypatch.setattr(search_lassos, "SIMULATION_BUDGET_S", 60.0)
     search = Search(topo, SearchOptions(timeout_s=60))
     out = {}
     thread = threading.Thread(target=lambda: out.update(result=search.run()))

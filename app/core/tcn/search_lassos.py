@@ -1,0 +1,80 @@
+"""Lassos built by simulation (docs/simulation.md), the cheap ones before the solver and the long ones of
+a failure cycle after the linear program; each is certified before it is recorded."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.core.formats.trace import Trace
+from app.core.gc_pause import paused_gc
+from app.core.results import BoltVerdict, Progress
+from app.core.tcn.certify import certify
+from app.core.tcn.failing import failure_summary
+from app.core.tcn.search_run import Run, SearchControl
+from app.core.tcn.simulate import build_lasso
+
+SIMULATION_BUDGET_S = 5.0  # per target: building a lasso by simulation before any solver call
+# per target whose lasso must hold a whole failure cycle (bounded without failures): 10^4 to 10^6 positions that
+# only the simulation reaches (StormCrawler's 311,558-position lasso: 49 s on a loaded machine)
+FAILURE_CYCLE_BUDGET_S = 300.0
+
+
+def simulation_phase(search: SearchControl, run: Run) -> None:
+    """Cheap lassos first (docs/simulation.md): one simulation per target not yet answered, but those whose
+    lasso must hold a whole failure cycle (their long simulation comes after the linear program)."""
+    for target in (t for phase in run.phases for t in phase):
+        if target not in run.verdicts and target not in run.downgraded and not search.stop_reason(run.elapsed()):
+            _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
+                            run.verdicts, run.elapsed)
+
+def failure_cycle_phase(search: SearchControl, run: Run) -> None:
+    """Targets bounded without failures and still undecided after the linear program: a lasso in which they
+    grow holds a whole failure cycle, out of the solver's reach; the simulation gets up to
+    FAILURE_CYCLE_BUDGET_S for each (or what is left of the time limit)."""
+    for target in (t for phase in run.phases for t in phase):
+        if target in run.downgraded and target not in run.verdicts and not search.stop_reason(run.elapsed()):
+            _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
+                            run.verdicts, run.elapsed, bounded_without_failures=True,
+                            budget_s=FAILURE_CYCLE_BUDGET_S)
+
+
+@paused_gc()  # a long lasso: app/core/gc_pause.py
+def _simulated(search: SearchControl, net: Any, target: str, checked: list[str], steady: frozenset[str],
+               notes: list[str], traces: list[Trace], verdicts: dict[str, BoltVerdict], elapsed: Callable[[], float],
+               *, bounded_without_failures: bool = False, budget_s: float | None = None) -> None:
+    """Build a lasso for `target` by simulation; record it if it certifies, else note a defect.
+    A lasso with failures is noted in words: one the target *needs* when the failure-free rate
+    check proves it bounded (`bounded_without_failures`)."""
+    budget = SIMULATION_BUDGET_S if budget_s is None else budget_s
+    budget = budget if search.timeout_s is None else min(budget, search.timeout_s - elapsed())
+    lasso = build_lasso(net, target, cannot_grow=steady, cancelled=search.interrupted,
+                        deadline=time.monotonic() + max(0.0, budget))
+    if lasso.trace is None:
+        if not search.stop_reason(elapsed()):
+            then = ("searching with the solver" if search.force_search or budget_s is not None
+                    else "trying rates and the linear program, then the solver")
+            notes.append(f"simulation for {target}: {lasso.message}; {then}")
+        return
+    cert = certify(lasso.trace, checked=[target], cancelled=lambda: search.cancelled)
+    if search.cancelled:
+        return
+    if not cert.ok:
+        notes.append(f"defect: a lasso built by simulation for {target} failed certification and was "
+                     "discarded (searching with the solver): " + "; ".join(cert.problems[:3]))
+        return
+    traces.append(lasso.trace)
+    search.record(lasso.trace, cert.growth_per_loop, len(traces) - 1, checked, verdicts, method="simulation")
+    summary = failure_summary(lasso.trace)
+    if summary and bounded_without_failures:
+        notes.append(f"the lasso for {target} needs failures (without them the rate check proves it bounded): "
+                     f"{summary}")
+    elif summary:
+        notes.append(f"the lasso for {target} has failures: {summary}")
+    elif search.failing:
+        notes.append(f"the lasso for {target} has no failures: a run in which no bolt fails, so its trace "
+                     "carries the topology with failures off (docs/model.md 7.4)")
+    if search.progress is not None:
+        search.progress(Progress(k=lasso.trace.k, elapsed_s=elapsed(),
+                               message=f"{target}: certified lasso of {lasso.trace.k} positions by simulation"))

@@ -1,0 +1,177 @@
+"""What every phase of a verification shares: `SearchControl`, the settings of one search (resolved
+from its `SearchOptions` and the document), its z3 context, how it stops (cancelled or out of time),
+its progress reports and how a certified lasso becomes verdicts; `Run`, what the verification has
+found so far, passed from phase to phase (app/core/tcn/search.py runs them: the rate check,
+app/core/tcn/search_rates.py; proofs, app/core/tcn/search_proofs.py; lassos by simulation,
+app/core/tcn/search_lassos.py; the solver, app/core/tcn/search_solver.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from app.core.formats import limits
+from app.core.formats.trace import Trace
+from app.core.results import BoltVerdict, Progress
+from app.core.tcn.failing import failure_summary, has_failures
+from app.core.tcn.options import LoopClocks, SearchOptions
+from app.core.topology import Problem, Topology
+
+
+def deepening_schedule(k_min: int, k_max: int) -> list[int]:
+    """Bounds to try, ending at k_max: steps of 4 up to 24, then of 8 (monotone in k, so jumps are safe)."""
+    ks: list[int] = []
+    k = max(2, min(k_min, k_max))
+    while k < k_max:
+        ks.append(k)
+        k += 4 if k < 24 else 8
+    ks.append(k_max)
+    return ks
+
+
+def solver_stats(solver: z3.Solver) -> dict[str, float | int]:
+    """The solver's statistics that are numbers (for progress reports)."""
+    out: dict[str, float | int] = {}
+    try:
+        st = solver.statistics()
+        for key in st.keys():  # noqa: SIM118 -- z3's Statistics has keys() but no __iter__/__contains__
+            value = st.get_key_value(key)
+            if isinstance(value, (int, float)):
+                out[key] = value
+    except z3.Z3Exception:
+        pass
+    return out
+
+
+@dataclass
+class Run:
+    """What one verification has found so far, passed from phase to phase of `Search.run`."""
+
+    start: float
+    checked: list[str]
+    report: Any  # the rate check's RateReport
+    base: dict[str, Any]  # the result's property, checked bolts, threshold and rate-check figures
+    verdicts: dict[str, BoltVerdict] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    traces: list[Trace] = field(default_factory=list)
+    proven: dict[str, int] = field(default_factory=dict)  # per target: the largest k proven to have no lasso
+    targets: list[str] = field(default_factory=list)
+    nets: dict[str, Any] = field(default_factory=dict)  # per target: its cone of influence
+    kept: list[str] = field(default_factory=list)
+    ks: list[int] = field(default_factory=list)
+    steady: frozenset[str] = frozenset()
+    downgraded: frozenset[str] = frozenset()  # bounded without failures, searched because bolts may fail
+    phases: list[list[str]] = field(default_factory=list)
+    stop: str | None = None
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+
+class SearchControl:
+    """The settings, z3 context, stop signals and progress of one search (see module docstring)."""
+
+    def __init__(self, topo: Topology, options: SearchOptions | None = None, *,
+                 progress: Callable[[Progress], None] | None = None) -> None:
+        options = SearchOptions() if options is None else options
+        ver = topo.verification
+        self.topo = topo
+        self.options = options
+        self.single_k = options.k
+        self.k_min = ver.k_min
+        self.k_max = options.k_max if options.k_max is not None else (ver.k if ver.k is not None else ver.k_max)
+        self.timeout_s = options.timeout_s if options.timeout_s is not None else ver.timeout_s
+        self.force_search = options.force_search
+        self.threshold = options.threshold
+        self.progress = progress
+        self.widen_s = options.widen_s
+        self.loop_clocks: LoopClocks = options.loop_clocks
+        self.simulate = options.simulate
+        # max_k: the largest bound encoded (docs/limits.md); an encoding grows linearly in k
+        self.max_k = limits.MAX_K if options.max_k is None else options.max_k
+        k, k_max = options.k, options.k_max
+        bound, field = ((k, "k") if k is not None else (k_max, "k_max") if k_max is not None
+                        else (ver.k, "verification.k") if ver.k is not None else (ver.k_max, "verification.k_max"))
+        if bound > self.max_k:
+            raise limits.FormatError([Problem(field, f"{bound} is over the limit of {self.max_k} positions "
+                                                     "(raise it with verify --max-k N or STORMBOUND_MAX_K; "
+                                                     "docs/limits.md)")])
+        self.deadline: float | None = None
+        self.ctx = z3.Context()
+        # z3 objects of this context may be freed by the garbage collector of another thread (the GUI's,
+        # while this search runs in a worker): make those reference decrements thread-safe
+        z3.Z3_enable_concurrent_dec_ref(self.ctx.ref())
+        self._cancelled = threading.Event()
+        self._finished = threading.Event()
+        self.failing = False  # whether a bolt can fail (the rate phase reads the failure model, once)
+
+    # ---- control ---------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop the search from any thread; z3 is interrupted until the run returns."""
+        self._cancelled.set()
+
+        def keep_interrupting() -> None:
+            # an interrupt that arrives between two checks is lost, so repeat it
+            for _ in range(250):
+                if self._finished.is_set():
+                    return
+                self.ctx.interrupt()
+                if self._finished.wait(0.02):
+                    return
+
+        threading.Thread(target=keep_interrupting, name="stormbound-cancel", daemon=True).start()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def interrupted(self) -> bool:
+        """Cancelled, or past the time limit: what long loops (building an encoding) poll."""
+        return self._cancelled.is_set() or (self.deadline is not None and time.monotonic() >= self.deadline)
+
+    def finished(self) -> None:
+        """The run has returned: no more interrupts."""
+        self._finished.set()
+
+    def stop_reason(self, elapsed: float) -> str | None:
+        """Why the search must stop now ("cancelled", "time limit reached"), or None."""
+        if self.cancelled:
+            return "cancelled"
+        if self.timeout_s is not None and self.timeout_s - elapsed <= 0:
+            return "time limit reached"
+        return None
+
+    def report(self, k: int, elapsed: float, solver: z3.Solver, message: str) -> None:
+        """A progress report with the solver's statistics, when someone listens."""
+        if self.progress is not None:
+            self.progress(Progress(k=k, elapsed_s=elapsed, stats=solver_stats(solver), message=message))
+
+    def record(self, trace: Trace, growth: dict[str, int], index: int, checked: list[str],
+               verdicts: dict[str, BoltVerdict], method: str = "solver") -> None:
+        """Every checked bolt this certified lasso answers for, and not yet answered, gets it."""
+        if self.threshold is not None:
+            reached = {n for p in trace.positions for n, b in p.bolts.items()
+                       if n in checked and b.queue >= self.threshold}
+            for n in sorted(reached):
+                if n not in verdicts:
+                    verdicts[n] = BoltVerdict(verdict="counterexample", k=trace.k, certified=True, trace_index=index,
+                                              method=method,
+                                              message=f"its queue reaches {self.threshold} within {trace.k} positions")
+            return
+        built = ", built by simulation," if method == "simulation" else ""
+        failing = has_failures(trace) if self.failing else None
+        summary = failure_summary(trace) if failing else None
+        for n in checked:
+            if growth.get(n, 0) > 0 and n not in verdicts:
+                verdicts[n] = BoltVerdict(
+                    verdict="counterexample", k=trace.k, loop_start=trace.loop_start, growth_per_loop=growth[n],
+                    certified=True, trace_index=index, method=method, failures=failing,
+                    message=(f"a certified lasso of {trace.k} positions{built} repeats "
+                             f"{trace.loop_start}..{trace.k} every {float(trace.loop_duration()):.4g} s "
+                             f"and {n}'s queue gains {growth[n]} per pass"
+                             + (f", with failures: {summary}" if summary else "")))
