@@ -161,12 +161,11 @@ def apply_values(data: dict[str, Any], component: str, items: list[tuple[str, st
 
 
 def _text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except OSError as err:
-        raise TimingsError(f"{one_line(str(path))}: {err.strerror or err}") from None
-    if len(raw) > MAX_TIMINGS_BYTES:
-        raise TimingsError(f"{one_line(str(path))}: larger than {MAX_TIMINGS_BYTES} bytes")
+    from app.core.fileio import read_bytes
+
+    # the one boundary (app/core/fileio.py): a named pipe, a folder, a device or a file over the limit is
+    # refused before it is read (a pipe would hang the app)
+    raw = read_bytes(path, lambda reason: TimingsError(f"{one_line(str(path))}: {reason}"), MAX_TIMINGS_BYTES)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
