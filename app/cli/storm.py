@@ -196,10 +196,12 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
 
 def cmd_export_flux(args: argparse.Namespace) -> int:
     from app.core.formats import load_topology
+    from app.core.formats.limits import escape
     from app.core.storm.flux.export import placeholder_classes, to_flux_bytes
     from app.core.storm.flux.origin import missing_flux_files, resolved_paths
     from app.core.storm.flux.repair import export_original, why_skeleton
     from app.core.storm.flux.yaml_text import FluxError
+    from app.core.storm.words import names as listed
 
     check_output_file(args, "OUT.yaml", args.output)
     topo = resolved_paths(load_topology(args.input), args.input)
@@ -222,17 +224,19 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
     sources = [args.input, *_included(topo), *([topo.storm.flux_filter] if topo.storm.flux_filter else [])]
     if original is not None:  # its Flux file and includes are inputs too: never replaced, even with --force
         _write(args, "OUT.yaml", args.output, original.text.encode("utf-8"), [*sources, str(original.source)])
-        changed = f": {'; '.join(original.changes)}" if original.changes else ": no value changed"
-        print(f"wrote {one_line(str(args.output))}: {original.source.name} as it is{changed}")
+        # each change and note cut, and at most 8 changes listed: 5,000 of them were one line of 465,227 characters
+        changed = (f": {listed([escape(c, 200) for c in original.changes], 8, '; ')}" if original.changes
+                   else ": no value changed")
+        print(f"wrote {one_line(str(args.output))}: {escape(original.source.name, 200)} as it is{changed}")
         for note in original.notes:
-            print(f"note: {note}", file=sys.stderr)
+            print(f"note: {escape(note, 600)}", file=sys.stderr)
         return EXIT_OK
     _write(args, "OUT.yaml", args.output, to_flux_bytes(topo), sources)
     print(f"wrote {one_line(str(args.output))}: a skeleton" + (f" ({why})" if why else ""))
     placeholders = placeholder_classes(topo)
     if placeholders:
         print(f"note: placeholder classes (stormbound.placeholder.*) to replace before deploying: "
-              f"{', '.join(placeholders)}", file=sys.stderr)
+              f"{listed([escape(p, 200) for p in placeholders], 8)}", file=sys.stderr)
     print("note: constructorArgs, configMethods, properties and components are not in the document: add what "
           "your classes need", file=sys.stderr)
     return EXIT_OK
@@ -322,8 +326,10 @@ def _repair(args: argparse.Namespace) -> int:
         edits = plan_repair(args.file, wanted, options)
     except FluxError as err:
         return _report_error(err)
+    from app.core.formats.limits import escape
+
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {escape(note, 600)}", file=sys.stderr)
     if not edits:
         print(f"{args.file}: every bolt already has the wanted parallelism; nothing to change")
         return EXIT_OK
@@ -332,8 +338,8 @@ def _repair(args: argparse.Namespace) -> int:
         included = ", ".join(e.path.name for e in edits if e.path.resolve() != main)
         raise _usage(f"bolts defined in included files ({included}) can only be repaired --in-place")
     for edit in edits:
-        for change in edit.changes:
-            print(f"{edit.path}: {change}")
+        for change in edit.changes:  # one line each, a value echoed cut
+            print(f"{one_line(str(edit.path))}: {escape(change, 300)}")
     running = running_from_flux(imported.document)
     if document is not None:  # what the cluster runs, when the document was annotated from its Storm UI
         running = as_running(running, document)

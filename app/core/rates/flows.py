@@ -32,7 +32,7 @@ from functools import cached_property
 import networkx as nx
 
 from app.core.emission import sigma_bounds
-from app.core.numbers import exact
+from app.core.numbers import exact, exact_sum
 from app.core.rates.curves import stream_excess
 from app.core.rates.cycles import Weights, amplifies, cycle_fixpoint, solve_linear
 from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
@@ -47,6 +47,22 @@ def keeps_up(inflow: Fraction, capacity: Fraction) -> bool:
 
     Equal is not enough: a bolt that receives exactly what it can process may drift without bound."""
     return inflow < capacity
+
+
+def _stream_bounds(ratios: dict[str, float | None], take_max: int, rule: str
+                   ) -> dict[str, tuple[Fraction, Fraction, Fraction]]:
+    """Per output stream with a value: (σ or ratio, σ_lo, σ_hi), each distinct value worked out once."""
+    done: dict[float, tuple[Fraction, Fraction, Fraction]] = {}
+    out: dict[str, tuple[Fraction, Fraction, Fraction]] = {}
+    for name, value in ratios.items():
+        if value is None:
+            continue
+        found = done.get(value)
+        if found is None:
+            ratio = exact(value)
+            found = done[value] = (ratio, *sigma_bounds(ratio, take_max, rule))
+        out[name] = found
+    return out
 
 
 class RateFigures:
@@ -83,8 +99,7 @@ class RateFigures:
         self.streams: dict[str, dict[str, tuple[Fraction, Fraction, Fraction]]] = {}
         rule = topo.settings.emission
         for s in topo.spouts:
-            self.streams[s.id] = {name: (exact(r), *sigma_bounds(exact(r), s.burst, rule))
-                                  for name, r in s.output_streams().items() if r is not None}
+            self.streams[s.id] = _stream_bounds(s.output_streams(), s.burst, rule)
         for b in topo.bolts:
             c = par.get(b.id, b.parallelism)
             alpha = exact(b.alpha)
@@ -94,8 +109,7 @@ class RateFigures:
             self.cap_nominal[b.id] = c / alpha
             self.slowest_take[b.id] = alpha * (1 + tau) + idle
             self.longest_phase[b.id] = alpha * (1 + tau)
-            self.streams[b.id] = {name: (exact(v), *sigma_bounds(exact(v), c, rule))
-                                  for name, v in b.output_streams().items() if v is not None}
+            self.streams[b.id] = _stream_bounds(b.output_streams(), c, rule)
             self.sigma[b.id], self.sigma_lo[b.id], self.sigma_hi[b.id] = self.streams[b.id][DEFAULT_STREAM]
         # what each bolt receives: its input streams, each once (Topology.inputs, shared with the network)
         received = topo.inputs()
@@ -103,8 +117,8 @@ class RateFigures:
         graph = nx.DiGraph()
         graph.add_nodes_from(c.id for c in topo.components)
         # an edge only for a stream that carries something: a σ = 0 stream closes no cycle
-        graph.add_edges_from((src, b) for b, ins in self.inputs.items() for src, stream in ins
-                             if self.carries(src, stream))
+        graph.add_edges_from(dict.fromkeys((src, b) for b, ins in self.inputs.items() for src, stream in ins
+                                           if self.carries(src, stream)))  # each edge once, in order
         self.graph = graph
         self.cyclic = not nx.is_directed_acyclic_graph(graph)
         self._order = [condensed_members(graph, node) for node in _topological_components(graph)]
@@ -217,7 +231,16 @@ class RateFigures:
     # ---- long-run flows ------------------------------------------------------------------------------------
     def _outflows(self, ident: str, processed: Fraction, high: bool) -> dict[Key, Fraction]:
         """Per output stream of `ident`: σ_hi (high) or σ_lo times the tuples it processes (or emits)."""
-        return {(ident, name): (hi if high else lo) * processed for name, (_, lo, hi) in self.streams[ident].items()}
+        # one multiplication per distinct ratio (20,000 streams of σ 1 share one ratio object: `_stream_bounds`)
+        products: dict[int, Fraction] = {}
+        out: dict[Key, Fraction] = {}
+        for name, (_, lo, hi) in self.streams[ident].items():
+            ratio = hi if high else lo
+            product = products.get(id(ratio))
+            if product is None:
+                product = products[id(ratio)] = ratio * processed
+            out[(ident, name)] = product
+        return out
 
     def inflows(self, spout_out: dict[str, Fraction], cap: dict[str, Fraction], from_above: bool,
                  high: bool | None = None, saturated: frozenset[str] = frozenset()) -> dict[str, Fraction]:
@@ -248,7 +271,8 @@ class RateFigures:
         return inflow
 
     def _received(self, m: str, out: dict[Key, Fraction]) -> Fraction:
-        return sum((out.get(key, Fraction(0)) for key in self.inputs[m]), Fraction(0))
+        zero = Fraction(0)
+        return exact_sum(out.get(key, zero) for key in self.inputs[m])
 
     def _is_cycle(self, members: list[str]) -> bool:
         return len(members) > 1 or self.graph.has_edge(members[0], members[0])
