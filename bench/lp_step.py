@@ -7,7 +7,7 @@ off, and on where the document has min_ttf), for every checked bolt: the rate ch
 the LP proves that no repeating run grows (`proof`) or has a solution (`feasible`), the rows, the
 multipliers of the certificate and its size, the milliseconds to build the rows on the cone and solve
 the dual with z3 (median of --repeat runs), and the milliseconds the independent checker
-(app/core/tcn/linear_check.py) takes to accept the certificate. Wall-clock on a shared machine: noisy.
+(app/core/tcn/check/linear.py) takes to accept the certificate. Wall-clock on a shared machine: noisy.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ sys.path.insert(0, str(ROOT))
 from app.core.formats import load_topology  # noqa: E402
 from app.core.rates import rate_check  # noqa: E402
 from app.core.results import LinearCertificate  # noqa: E402
+from app.core.tcn.check.content import content_hash  # noqa: E402
+from app.core.tcn.check.linear import check_certificate  # noqa: E402
 from app.core.tcn.linear import build_rows, farkas  # noqa: E402
-from app.core.tcn.linear_check import check_certificate, semantics_hash  # noqa: E402
 from app.core.tcn.network import build_network  # noqa: E402
 from app.core.topology import Topology, parse_topology  # noqa: E402
 
@@ -53,7 +54,7 @@ def measure(topo: Topology, bolt: str, repeat: int) -> dict[str, object]:
                               "check_ms": ""}
     if multipliers:
         net = build_network(topo, [bolt])
-        cert = LinearCertificate(target=bolt, content_hash=semantics_hash(net.topology),
+        cert = LinearCertificate(target=bolt, content_hash=content_hash(net.topology),
                                  rows={n: str(y) for n, y in multipliers.items()})
         started = time.perf_counter()
         problems = check_certificate(net.document(), cert)

@@ -1,4 +1,5 @@
-"""Shared test fixtures: paths to the repository, the examples and the shared test data folder."""
+"""Shared test fixtures: paths to the repository, the examples and D-VerT's published configurations
+(tests/data/dvert, kept in the repository so that no test is skipped in a clone)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
-SHARED = ROOT.parent / "shared"
-DVERT = SHARED / "data" / "dvert"
+DVERT = ROOT / "tests" / "data" / "dvert"
 
 
 @pytest.fixture(scope="session")
@@ -22,6 +22,4 @@ def models_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def dvert_dir() -> Path:
-    if not DVERT.exists():
-        pytest.skip("the shared test data folder (data/dvert) is not beside the checkout")
     return DVERT

@@ -105,6 +105,13 @@ def format_analysis(analysis: Analysis, comparison: Comparison | None = None) ->
         rows += [[p.component, p.parameter, f"{p.annotated:g}", "-" if p.measured is None else f"{p.measured:.4g}"]
                  for p in comparison.parameters]
         lines += [table(rows)]
+        if comparison.latency:
+            rows = [["spout", "complete latency: proven bound (s)", "measured longest (s)", "trees acked", "agrees"]]
+            rows += [[x.spout, "not proven" if x.bound is None else f"{x.bound:.4g}",
+                      "-" if x.measured_max is None else f"{x.measured_max:.4g}", str(x.completed),
+                      {True: "yes", False: "NO: above the proven bound", None: "-"}[x.agrees]]
+                     for x in comparison.latency]
+            lines += ["", "tuple trees against the proven latency bound (docs/latency.md):", table(rows)]
         if comparison.failures is not None:
             from app.measure.failures_measured import replay_table, window_table
 
@@ -154,7 +161,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         write_output_file(args, "--calibrate", args.calibrate, data)
     if getattr(args, "report", None):
         write_run_report(args, analysis, comparison, topo)
-    disagreeing = [] if comparison is None else [b.bolt for b in comparison.bolts if b.agrees is False]
+    disagreeing = [] if comparison is None else [b.bolt for b in comparison.bolts if b.agrees is False] + [
+        f"{x.spout} (complete latency)" for x in comparison.latency if x.agrees is False]
     fail = bool(getattr(args, "fail_on_disagreement", False) and disagreeing)
     if args.json:
         out: dict[str, Any] = {"analysis": analysis.model_dump()}

@@ -1,7 +1,9 @@
-"""`stormbound check FILE [--json] [--fail-on grows|may-grow]`: validate a topology and print the rate check.
+"""`stormbound check FILE [--json] [--fail-on grows|may-grow|timeout]`: validate a topology and print the rate check
+and, per spout, whether a tuple tree can outlast the message timeout (docs/latency.md).
 
 Exit 0 (valid), 1 with --fail-on when some bolt has that status or a worse one
-(may-grow < grows), 2 bad input. A max_idle_time large against some bolt's α is a
+(may-grow < grows), or with --fail-on timeout when some spout is not proven free of timeouts,
+2 bad input. A max_idle_time large against some bolt's α is a
 warning on stderr (and under `warnings` in --json), never an error.
 """
 
@@ -14,9 +16,18 @@ from typing import TYPE_CHECKING
 
 from app.cli.common import EXIT_FOUND, EXIT_OK, examples, print_result, table
 from app.cli.inputs import read_topology
-from app.cli.options import add_failures_option, add_storm_version_option, with_failures, with_storm_version
+from app.cli.options import (
+    add_failures_option,
+    add_latency_options,
+    add_storm_version_option,
+    add_target_option,
+    latency_of,
+    with_failures,
+    with_storm_version,
+)
 
 if TYPE_CHECKING:
+    from app.core.latency.report import LatencyReport
     from app.core.rates import BoltRates, RateReport
     from app.core.topology import Topology
 
@@ -40,12 +51,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=examples("stormbound check models/simple-DIA-cfg-1.storm.json --fail-on grows   # exit 1: B2 grows"))
     p.add_argument("file", help="a .storm.json document or a D-VerT JSON configuration")
     p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document on stdout)")
-    p.add_argument("--fail-on", choices=["grows", "may-grow"], dest="fail_on",
+    p.add_argument("--fail-on", choices=["grows", "may-grow", "timeout"], dest="fail_on",
                    help="exit 1 when some bolt has this status or a worse one (may-grow includes grows and "
-                        "no-repeating-growth: every status but bounded)")
+                        "no-repeating-growth: every status but bounded); timeout: when some spout's tuple trees "
+                        "are not proven to complete within the message timeout (docs/latency.md)")
+    add_target_option(p)
+    add_latency_options(p)
     add_failures_option(p)
     add_storm_version_option(p, "for this run")
     p.set_defaults(func=cmd_check, file_args=("file",))
+    w = sub.add_parser(
+        "check-witness", help="check timeout witnesses (check/verify --witness-out) independently",
+        description="For each witness: certify its lasso as a legal run, then recompute from the lasso's positions "
+                    "alone, in FIFO order, when the claimed tuple arrives and when it is taken, and accept only a "
+                    "wait longer than the timeout (docs/latency.md). Exit 0 every witness accepted, 1 some "
+                    "rejected, 2 bad input.",
+        epilog=examples("stormbound check models/getting-started.storm.json --witness-out w.json",
+                        "stormbound check-witness w.json"))
+    w.add_argument("file", help="a witness file written by check or verify --witness-out")
+    w.set_defaults(func=cmd_check_witness, file_args=("file",))
 
 
 def failure_line(name: str, b: BoltRates) -> str:
@@ -73,7 +97,16 @@ def replay_lines(report: RateReport) -> list[str]:
     return lines
 
 
-def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True) -> str:
+def suggestion_text(n: int | None, tasks: int | None) -> str:
+    """The suggest column: the executors, and a resubmit when they are more than the bolt's tasks (`storm rebalance`
+    cannot raise executors above the tasks fixed at submission)."""
+    if n is None:
+        return "-"
+    return f"{n} (> {tasks} tasks: resubmit)" if tasks is not None and n > tasks else str(n)
+
+
+def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True,
+                      suggested: dict[str, int | None] | None = None, tasks: dict[str, int] | None = None) -> str:
     """The human rate table printed by `check` (and by `make run` without a display); with failures on and not
     `verbose`, one line per bolt about them instead of the reasons in full."""
     # Storm's words: the Storm UI's "capacity" is the fraction of time a bolt's executors are busy, the model's ρ;
@@ -81,7 +114,7 @@ def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True) 
     rows = [["bolt", "service rate min..max (tuples/s)", "inflow min..max (tuples/s)", "capacity ρ", "status",
              "queue bound", "suggest executors"]]
     for name, b in report.bolts.items():
-        sugg = report.suggested_parallelism.get(name)
+        sugg = (report.suggested_parallelism if suggested is None else suggested).get(name)
         rows.append([
             name,
             f"{b.capacity_min:.3g}..{b.capacity_max:.3g}",
@@ -89,7 +122,7 @@ def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True) 
             f"{b.utilisation:.2f}",
             b.status,
             "-" if b.queue_bound is None else f"{b.queue_bound:.4g}",
-            "-" if sugg is None else str(sugg),
+            suggestion_text(sugg, (tasks or {}).get(name)),
         ])
     from app.core.topology import one_line
 
@@ -109,38 +142,111 @@ def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True) 
     return "\n".join(lines)
 
 
+def latency_lines(latency: LatencyReport) -> list[str]:
+    """Per spout its answer against the message timeout, the max.spout.pending advice, and each bolt's sojourn
+    bound (the longest a tuple stays: queue and processing)."""
+    from app.core.units import format_duration
+
+    stays = [f"{n} {format_duration(v)}" if v is not None else f"{n} not proven"
+             for n, v in latency.sojourn_bound.items()]
+    return [*latency.lines(), *(["the longest a tuple stays at each bolt (queue and processing), in every run: "
+                                 + ", ".join(stays)] if stays else [])]
+
+
+def cmd_check_witness(args: argparse.Namespace) -> int:
+    """Check every witness of a `stormbound-latency-witness/1` file with the independent checker."""
+    from fractions import Fraction
+
+    from app.cli.common import UsageError
+    from app.core.formats.jsonfile import FormatError, read_json
+    from app.core.latency.witness import WITNESS_FORMAT
+    from app.core.tcn.check.latency_witness import check_witness
+    from app.core.topology import one_line
+
+    try:
+        data = read_json(args.file)
+    except (FormatError, ValueError) as exc:
+        raise UsageError(f"{args.file}: {exc}", file=args.file) from None
+    witnesses = data.get("witnesses") if isinstance(data, dict) else None
+    if not isinstance(witnesses, list) or data.get("format") != WITNESS_FORMAT:
+        raise UsageError(f"{args.file}: not a {WITNESS_FORMAT} file", field="format", file=args.file)
+    try:
+        timeout = Fraction(str(data["timeout"]))
+        claims = [(w["bolt"], int(w["loop_pass"]), int(w["position"]), w["trace"], w.get("spout", "?"))
+                  for w in witnesses]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{args.file}: a witness lacks {exc}", field="witnesses", file=args.file) from None
+    rejected = 0
+    for bolt, loop_pass, position, trace, spout in claims:
+        result = check_witness(trace, bolt, loop_pass, position, timeout)
+        rejected += not result.ok
+        print(one_line(f"{spout} at {bolt}: " + (f"accepted: a tuple waits {float(result.wait or 0):.6g} s > "
+                                                 f"{float(timeout):g} s" if result.ok else
+                                                 "rejected: " + "; ".join(result.problems))))
+    return EXIT_FOUND if rejected else EXIT_OK
+
+
+def latency_block(latency: LatencyReport) -> str:
+    """The Latency block `check` and `verify` print."""
+    from app.core.topology import one_line
+
+    return "\n".join(["", "Latency (docs/latency.md):", *(f"- {one_line(line)}" for line in latency_lines(latency))])
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
     from app.core.headroom import headroom
-    from app.core.rates import idle_warning, rate_check
+    from app.core.rates import RateAnalysis, at_target, idle_warning
     from app.core.storm.lines import capacity_lines
-    from app.core.storm.rebalance import rebalance_lines, running_from_document
+    from app.core.storm.rebalance import as_it_runs, rebalance_lines, running_from_document
     from app.core.topology import one_line
 
     topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
-    report = rate_check(topo)
+    rates = RateAnalysis(topo)  # the one analysis of this document: the report, the headroom
+    report = rates.report()
     log.info("rate check: %s", ", ".join(f"{n} {b.status}" for n, b in report.bolts.items()))
     warning = idle_warning(topo)
+    latency = latency_of(topo, args, rates=rates)
     failing: list[str] = []
-    if args.fail_on:
+    if args.fail_on == "timeout":
+        failing = latency.not_proven()
+    elif args.fail_on:
         failing = [n for n, b in report.bolts.items() if SEVERITY[b.status] >= SEVERITY[args.fail_on]]
     if warning is not None:
         log.info("%s", warning.message)
         print(f"{args.file}: warning: {warning.field}: {warning.message}", file=sys.stderr)
-    room = headroom(topo, report)
-    wanted = {n: s for n, s in report.suggested_parallelism.items() if s is not None}
-    commands = rebalance_lines(topo.name, running_from_document(topo), wanted)
+    suggested = at_target(topo, report.suggested_parallelism, args.target_capacity)
+    running = running_from_document(topo)
+    runs, differs = as_it_runs(topo, running)
+    room = headroom(runs, RateAnalysis(runs) if differs else rates)  # from what runs (the --onto figures)
+    wanted = {n: s for n, s in suggested.items() if s is not None}
+    commands = rebalance_lines(topo.name, running, wanted)
     if args.json:
         data = report.to_public_json()
         data["headroom"] = room.to_json()
+        data["headroom_executors"] = {b.name: b.parallelism for b in runs.bolts}
+        data["least_bounded_parallelism"] = data["suggested_parallelism"]
+        data["suggested_parallelism"] = suggested
+        data["target_capacity"] = args.target_capacity
         data["rebalance"] = commands
         data["warnings"] = [] if warning is None else [warning.model_dump()]
-        if args.fail_on:
+        data["latency"] = latency.model_dump()
+        if args.fail_on == "timeout":
+            data["fail_on"] = {"status": "timeout", "spouts": failing}
+        elif args.fail_on:
             data["fail_on"] = {"status": args.fail_on, "bolts": failing}
         print_result("check", data)
     else:
-        print(format_rate_table(topo, report, verbose=getattr(args, "verbose", 0) > 0))
+        print(format_rate_table(topo, report, verbose=getattr(args, "verbose", 0) > 0, suggested=suggested,
+                                tasks={n: r.tasks for n, r in running.items()}))
+        print(f"(suggested executors: capacity {args.target_capacity:g} or less at nominal rates "
+              "(--target-capacity), never fewer than proven bounded)")
         print("\n".join(["", "Capacity:", *(f"- {line}" for line in capacity_lines(room))]))
+        if differs:
+            print("- with the executors that run on the cluster ("
+                  + ", ".join(f"{b.name} {b.parallelism}" for b in runs.bolts) + "; the document says "
+                  + ", ".join(f"{b.name} {b.parallelism}" for b in topo.bolts) + "), as the rebalance lines")
+        print(latency_block(latency))
         if commands:
             print("\n".join(["", "The suggested parallelism on the running topology:", *(f"  {c}" for c in commands)]))
         if failing:

@@ -149,3 +149,50 @@ def apply_limits(args: argparse.Namespace) -> None:
     except LimitSettingError as err:
         raise UsageError(str(err)) from None
     set_limits(values)
+
+
+def add_target_option(p: argparse.ArgumentParser) -> None:
+    """`--target-capacity` of `check` and `repair`."""
+    from app.core.rates import TARGET_CAPACITY
+
+    p.add_argument("--target-capacity", type=number(float, 0, 1, above=True), default=TARGET_CAPACITY,
+                   dest="target_capacity", metavar="C",
+                   help="the Storm UI capacity (executed × latency / time, per executor) the suggested executors "
+                        f"plan each bolt to at nominal rates (default {TARGET_CAPACITY}); never fewer than the "
+                        "smallest parallelism proven bounded")
+
+
+def add_latency_options(p: argparse.ArgumentParser) -> None:
+    """`--latency-target S` and `--witness-out PATH`: the latency answers against the message timeout
+    (docs/latency.md)."""
+    p.add_argument("--latency-target", type=positive_seconds, dest="latency_target", metavar="S",
+                   help="with acking: the largest max.spout.pending that keeps every tuple tree's proven latency "
+                        "bound within S (default: topology.message.timeout.secs, 30 s when unset; docs/latency.md)")
+    p.add_argument("--witness-out", dest="witness_out", metavar="PATH",
+                   help="write the certified timeout witnesses (a lasso, the bolt, the loop pass and position of a "
+                        "tuple that waits longer than the message timeout) as JSON, for an independent check")
+
+
+def latency_of(topo: Topology, args: argparse.Namespace, witnesses: bool = True, rates: Any = None) -> Any:
+    """The latency report of `topo` for `check` and `verify` (app/core/latency/report.py), with --witness-out
+    written; `rates`: the topology's rate analysis when already made."""
+    from fractions import Fraction
+
+    from app.core.latency.report import latency_report
+
+    target = getattr(args, "latency_target", None)
+    report = latency_report(topo, target=None if target is None else Fraction(str(target)), witnesses=witnesses,
+                            rates=rates)
+    path = getattr(args, "witness_out", None)
+    if path:
+        import json
+
+        from app.cli.outputs import write_output_file
+        from app.core.latency.witness import WITNESS_FORMAT
+
+        found = [dict(s.witness, spout=name, trace=report.witness_traces[s.witness["bolt"]])
+                 for name, s in report.spouts.items() if s.witness is not None]
+        data = {"format": WITNESS_FORMAT, "timeout": report.timeout, "witnesses": found}
+        write_output_file(args, "--witness-out", path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+    return report
+

@@ -59,6 +59,7 @@ def _reachable(defs: dict[str, Any], roots: list[str]) -> dict[str, Any]:
 def result_schema() -> dict[str, Any]:
     """The envelope of every --json output, with the `check`, `verify` and `error` shapes spelled out."""
     from app.core.formats.schema import with_ids
+    from app.core.latency.report import LatencyReport
     from app.core.rates import IdleWarning
     from app.core.results import VerifyResult
 
@@ -97,11 +98,21 @@ def result_schema() -> dict[str, Any]:
             "suggested_parallelism": {"type": "object",
                                       "additionalProperties": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
             "warnings": {"type": "array", "items": {"$ref": "#/$defs/IdleWarning"}},
-            "fail_on": {"type": "object", "required": ["status", "bolts"],
-                        "properties": {"status": {"enum": ["grows", "may-grow"]},
-                                       "bolts": {"type": "array", "items": {"type": "string"}}}},
+            "fail_on": {"anyOf": [
+                {"type": "object", "required": ["status", "bolts"],
+                 "properties": {"status": {"enum": ["grows", "may-grow"]},
+                                "bolts": {"type": "array", "items": {"type": "string"}}}},
+                {"$ref": "#/$defs/TimeoutFailOn"}]},
         },
     }
+    # per spout: can a tuple tree outlast the message timeout (docs/latency.md)
+    latency = _hoist_defs(LatencyReport.model_json_schema(), defs)
+    check["properties"]["latency"] = {"$ref": "#/$defs/LatencyReport"}
+    verify["properties"]["latency"] = {"$ref": "#/$defs/LatencyReport"}
+    verify["properties"]["fail_on"] = {"$ref": "#/$defs/TimeoutFailOn"}
+    timeout_fail_on = {"type": "object", "required": ["status", "spouts"],
+                       "properties": {"status": {"const": "timeout"},
+                                      "spouts": {"type": "array", "items": {"type": "string"}}}}
     check["properties"]["headroom"] = {"$ref": "#/$defs/Headroom"}
     check["properties"]["rebalance"] = {"type": "array", "items": {"type": "string"},
                                         "description": "storm rebalance commands for the suggested parallelism, "
@@ -115,9 +126,9 @@ def result_schema() -> dict[str, Any]:
              "properties": {"error": {"$ref": "#/$defs/Problem"},
                             "problems": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/Problem"}},
                             "exit_code": {"enum": [2, 3]}}}
-    defs = _reachable(defs, ["BoltVerdict"])
+    defs = _reachable(defs, ["BoltVerdict", "SpoutTimeout"])
     defs.update({"VerifyResult": verify, "CheckResult": check, "ErrorResult": error, "Problem": problem,
-                 "IdleWarning": idle, **headroom_defs()})
+                 "IdleWarning": idle, "LatencyReport": latency, "TimeoutFailOn": timeout_fail_on, **headroom_defs()})
 
     def when(kind: str, ref: str) -> dict[str, Any]:
         return {"if": {"properties": {"kind": {"const": kind}}}, "then": {"$ref": f"#/$defs/{ref}"}}

@@ -2,7 +2,8 @@
 
 Answers for every checked bolt (bounded with its queue bound, no repeating run grows, a certified
 lasso, none up to k, unknown).
-Exit codes: 0 no counterexample up to k, no repeating growth or bounded, 1 certified counterexample for some bolt,
+Exit codes: 0 no counterexample up to k, no repeating growth or bounded, 1 certified counterexample for some bolt
+(or, with --fail-on timeout, some spout not proven free of timeouts: docs/latency.md),
 2 bad input, 3 internal error, 4 unknown (time limit, or the solver gave up). On a terminal,
 stderr shows a live status line while searching (-q silences it, --progress prints each bound).
 """
@@ -17,13 +18,13 @@ import sys
 
 from app.cli.common import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_OK, EXIT_UNKNOWN, UsageError, examples, print_result
 from app.cli.console import StatusLine
-from app.cli.options import add_failures_option, add_storm_version_option, positive_seconds
+from app.cli.options import add_failures_option, add_latency_options, add_storm_version_option, positive_seconds
 from app.core.formats import limits
 from app.core.storm.words import duration
 
 log = logging.getLogger("stormbound.verify")
-EXIT_BY_VERDICT = {"counterexample": EXIT_FOUND, "none-up-to-k": EXIT_OK, "no-repeating-growth": EXIT_OK,
-                   "bounded": EXIT_OK, "unknown": EXIT_UNKNOWN}
+EXIT_BY_VERDICT = {"counterexample": EXIT_FOUND, "unbounded": EXIT_FOUND, "none-up-to-k": EXIT_OK,
+                   "no-repeating-growth": EXIT_OK, "bounded": EXIT_OK, "unknown": EXIT_UNKNOWN}
 
 
 def _positive_int(text: str) -> int:
@@ -78,6 +79,8 @@ def format_bolts(result, verbose: bool = False) -> list[str]:
                          f"({_decimals(v.message)})")
         elif v.verdict == "counterexample":
             lines.append(f"{name}: counterexample (run {(v.trace_index or 0) + 1}: {v.message})")
+        elif v.verdict == "unbounded":
+            lines.append(f"{name}: {_decimals(v.message)} (certificate in --json / --certificate-out)")
         elif v.verdict == "bounded" and verbose:
             lines.append(f"{name}: bounded, queue below {v.queue_bound:.4g}" + (f" ({_decimals(v.message)})"
                                                                               if v.message else ""))
@@ -99,7 +102,8 @@ def headline(result) -> str:
     bounded = by.get("bounded", [])
     steady = by.get("no-repeating-growth", [])
     undecided = by.get("unknown", []) + by.get("none-up-to-k", [])
-    tail = []
+    flooded = by.get("unbounded", [])
+    tail = [f"{len(flooded)} unbounded, flooded by a bolt that backs up ({_names(flooded)})"] if flooded else []
     if undecided:
         tail.append(f"{len(undecided)} undecided")
     if steady and result.verdict != "no-repeating-growth":
@@ -123,6 +127,8 @@ def headline(result) -> str:
         return (f"no repeating run grows: no lasso makes a queue of {_names(steady)} grow, but "
                 f"{'it is' if len(steady) == 1 else 'they are'} not proven bounded in every run "
                 f"(docs/boundedness.md){rest}")
+    if result.verdict == "unbounded":
+        return f"unbounded: {_names(flooded)} can be flooded past any bound by a bolt that backs up{rest}"
     if result.verdict == "unknown":
         return _decimals(result.message.split(". Per bolt:")[0]) + rest
     if result.verdict == "none-up-to-k":
@@ -182,11 +188,13 @@ def _check_writable(args: argparse.Namespace, path: str) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from app.cli.check import latency_block
     from app.cli.inputs import read_topology
-    from app.cli.options import with_failures, with_storm_version
+    from app.cli.options import latency_of, with_failures, with_storm_version
     from app.cli.outputs import check_output_file, write_output_file
     from app.core.formats.trace import gzip_name, trace_bytes
     from app.core.headroom import headroom
+    from app.core.rates import RateAnalysis
     from app.core.storm.lines import capacity_lines
     from app.core.tcn.search import SearchOptions, verify
     from app.core.topology import one_line
@@ -212,6 +220,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     status = StatusLine(on_tty and not args.progress and not verbose).start()
 
     def show(progress) -> None:
+        if not progress.message:  # what the search does next and the verdicts so far: the app's, not a line here
+            return
         log.info("%s (%.1f s)", progress.message, progress.elapsed_s)
         if args.progress and not verbose:
             print(f"  {progress.message} ({progress.elapsed_s:.1f} s)", file=sys.stderr, flush=True)
@@ -222,8 +232,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
                             threshold=args.threshold, widen_s=args.widen,
                             loop_clocks="region" if args.region_clocks else "equal",
                             simulate=not args.no_simulation, max_k=args.max_k)
+    rates = RateAnalysis(topo)  # the one analysis of this document: the search's rate phase, the headroom
     try:
-        result = verify(topo, options, progress=show)
+        result = verify(topo, options, progress=show, rates=rates)
     finally:
         status.stop()
     log.info("verdict %s in %.2f s", result.verdict, result.elapsed_s)
@@ -243,27 +254,36 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.certificate_out:
         from app.core.tcn.certificates import certificate_file
 
-        certs = certificate_file(topo, result.bolts)
+        certs = certificate_file(topo, result.bolts, result.traces)
         if certs is None:
             print(f"stormbound: no certificate written to {one_line(args.certificate_out)}: no bolt was decided by "
-                  "the linear program or by rates", file=sys.stderr)
+                  "a certificate (linear program, rate proof or flood proof)", file=sys.stderr)
         else:
             text = json.dumps(certs, indent=2, ensure_ascii=False) + "\n"
             write_output_file(args, "--certificate-out", args.certificate_out, text.encode("utf-8"))
             if not args.json:
                 log.info("certificates written to %s", args.certificate_out)
-    room = None if args.threshold is not None else headroom(topo)
+    room = None if args.threshold is not None else headroom(topo, rates)
+    latency = latency_of(topo, args, rates=rates)
+    timeouts = latency.not_proven() if args.fail_on == "timeout" else []
     if args.json:
         data = result.to_public_json(written)
         if room is not None:
             data["headroom"] = room.to_json()
+        data["latency"] = latency.model_dump()
+        if args.fail_on == "timeout":
+            data["fail_on"] = {"status": "timeout", "spouts": timeouts}
         print_result("verify", data)
     else:
         print(format_result(result, verbose, [] if room is None else capacity_lines(room)))
+        print(latency_block(latency))
         for i, path in enumerate(written or []):
             bolts = [n for n, v in result.bolts.items() if v.trace_index == i]
             print(f"trace {i + 1} written to {one_line(path)}" + (f" ({', '.join(bolts)})" if bolts else ""))
-    return EXIT_BY_VERDICT[result.verdict]
+        if timeouts:
+            print(one_line(f"--fail-on timeout: {', '.join(timeouts)}"))
+    code = EXIT_BY_VERDICT[result.verdict]
+    return EXIT_FOUND if timeouts and code == EXIT_OK else code
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -290,6 +310,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"refuse bounds k above N positions (default {limits.MAX_K}, or STORMBOUND_MAX_K; the "
                         "encoding grows linearly in k; docs/limits.md)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document on stdout")
+    p.add_argument("--fail-on", choices=["timeout"], dest="fail_on",
+                   help="timeout: exit 1 when some spout's tuple trees are not proven to complete within the message "
+                        "timeout (docs/latency.md), even if no queue grows")
+    add_latency_options(p)
     p.add_argument("--trace-out", dest="trace_out", metavar="PATH",
                    help="write each distinct certified lasso as a trace file: the first to PATH, the next to "
                         "PATH.2.json, PATH.3.json, ... (a final .json of PATH is replaced: lasso.json, lasso.2.json); "
@@ -312,17 +336,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="let clocks repeat up to regions at the loop (finds more lassos, may be slower)")
     p.add_argument("--certificate-out", dest="certificate_out", metavar="FILE",
                    help="write the certificates of the bolts the linear program proves free of repeating growth "
-                        "and of those proven to grow by rates (stormbound-certificates/1: each with the document of "
-                        "its cone; check them with stormbound check-certificate FILE)")
+                        "and of those proven to grow by rates or proven unbounded by a flood "
+                        "(stormbound-certificates/1: each with the document of its cone; check them with stormbound "
+                        "check-certificate FILE)")
     add_failures_option(p)
     add_storm_version_option(p, "for this run")
     p.set_defaults(func=cmd_verify, file_args=("file",))
     c = sub.add_parser(
-        "check-certificate", help="check the verifier's certificates (linear program, growth by rates) independently",
+        "check-certificate",
+        help="check the verifier's certificates (linear program, growth by rates, flood) independently",
         description="From each certificate's embedded topology document: for the linear program, re-derive every "
                     "row of one loop pass and check that the weighted sum of the rows is a contradiction "
                     "(docs/verifier.md, 'Linear program'); for growth proven by rates, re-derive every rate of the "
-                    "schedule and check its strict inequalities (docs/verifier.md, 'Growth proven by rates'). "
+                    "schedule and check its strict inequalities (docs/verifier.md, 'Growth proven by rates'); for a "
+                    "flood, re-derive the drain inequality and check the source's evidence (docs/boundedness.md, "
+                    "'Unbounded: a backlog that floods'). "
                     "Exit 0 every certificate accepted, 1 some rejected, 2 bad input.",
         epilog=examples("stormbound verify cfg5.json --failures on --certificate-out cfg5.cert.json",
                         "stormbound check-certificate cfg5.cert.json"))
@@ -331,9 +359,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_check_certificate(args: argparse.Namespace) -> int:
-    """Check every certificate of a certificate file (app/core/tcn/certificates.py) with its independent checker."""
+    """Check every certificate of a certificate file (app/core/tcn/check/files.py) with its independent checker."""
     from app.core.formats.jsonfile import FormatError, read_json
-    from app.core.tcn.certificates import check_file
+    from app.core.tcn.check.files import check_file
     from app.core.topology import one_line
 
     try:
@@ -346,6 +374,8 @@ def cmd_check_certificate(args: argparse.Namespace) -> int:
             print(f"{one_line(target)}: rejected ({kind}): " + "; ".join(problems))
         elif kind == "rate proof":
             print(f"{one_line(target)}: accepted (rate proof): a lasso in which its queue grows exists")
+        elif kind == "flood proof":
+            print(f"{one_line(target)}: accepted (flood proof): unbounded, for every N a run takes its queue past N")
         else:
             print(f"{one_line(target)}: accepted (linear program): no lasso of any length makes its queue grow")
     return 1 if rejected else EXIT_OK

@@ -16,7 +16,7 @@ E = ⌊σ·(c + P)⌋ tuples and keeps the rest (docs/model.md, section 2):
 Σ emitted / Σ processed any run can sustain (σ_lo, σ_hi), as exact fractions: the
 rate check uses them for its flows (docs/boundedness.md).
 
-The certifier (`app/core/tcn/certify.py`) deliberately does not use this module: it
+The certifier (`app/core/tcn/check/certify.py`) deliberately does not use this module: it
 restates the rule itself, so that a mistake here cannot hide in both.
 """
 
@@ -25,9 +25,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import lru_cache
-from typing import Literal
 
-Emission = Literal["dvert", "exact"]
+from app.core.topology.settings import Emission as Emission
+
 EMISSIONS: tuple[Emission, ...] = ("dvert", "exact")
 LARGEST_CARRY_AUTOMATON = 200_000  # states² × batch sizes of the Bellman-Ford in output_ratio_bounds
 
@@ -135,6 +135,7 @@ def output_ratio_bounds(sigma: Fraction, take_max: int, rule: Emission) -> tuple
     return lo, hi
 
 
+@lru_cache(maxsize=4096)  # a document repeats its ratios (20,000 streams of σ 1): each pair is worked out once
 def sigma_bounds(sigma: Fraction, take_max: int, emission: str) -> tuple[Fraction, Fraction]:
     """(σ_lo, σ_hi) of a bolt with batches of 1..take_max (`output_ratio_bounds`, made cheap).
 

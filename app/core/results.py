@@ -13,24 +13,15 @@ from pydantic import BaseModel, Field
 
 from app.core.formats.trace import Trace
 
-Verdict = Literal["counterexample", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
+Verdict = Literal["counterexample", "unbounded", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
 PropertyKind = Literal["growth", "threshold"]
-
-
-class Progress(BaseModel):
-    """A progress report from a running search (sent through a callback)."""
-
-    k: int
-    elapsed_s: float
-    stats: dict[str, float | int] = Field(default_factory=dict, description="z3 statistics of the last check")
-    message: str = ""
 
 
 class LinearCertificate(BaseModel):
     """Farkas multipliers proving that no lasso makes `target`'s queue grow (docs/verifier.md, "Linear
     program"): the rows of one loop pass, named, each weighted by an exact fraction ("p/q"), whose sum
     is a contradiction. `content_hash` is the SHA-256 of the semantics of the topology the rows were
-    built from (the target's cone of influence); `app/core/tcn/linear_check.py` checks it."""
+    built from (the target's cone of influence); `app/core/tcn/check/linear.py` checks it."""
 
     target: str
     content_hash: str
@@ -53,7 +44,7 @@ class RateGrowthCertificate(BaseModel):
     spouts emit one tuple at their shortest period, every other bolt of the cone takes at once and processes
     as fast as it may, the target waits as long as it may and processes as slowly as it may. `spouts` holds
     each spout's emission rate under it, `bolts` each bolt's figures; strict inequalities between them
-    prove that a lasso in which the target grows exists. `app/core/tcn/rate_growth_check.py` checks it."""
+    prove that a lasso in which the target grows exists. `app/core/tcn/check/rate_growth.py` checks it."""
 
     target: str
     content_hash: str
@@ -61,7 +52,44 @@ class RateGrowthCertificate(BaseModel):
     bolts: dict[str, RateGrowthLine] = Field(default_factory=dict)
 
 
-BoltVerdictKind = Literal["counterexample", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
+class FloodTerm(BaseModel):
+    """One input stream of a flooded bolt while its source drains: the sender's rate (the source's largest
+    capacity C/(α(1−τ)), or a spout's least emission rate 1/(a(1+τ))) and the stream's least output ratio
+    σ_lo, both "p/q"; the stream carries at least rate × ratio tuples per second, up to a constant."""
+
+    sender: str
+    stream: str
+    rate: str
+    ratio: str
+
+
+class FloodEvidence(BaseModel):
+    """Why the flood's source can hold any backlog: its growth proven by rates (`topology`, the document it is
+    proven on, and `growth_certificate`) or a certified lasso in which it grows (`trace`, the trace's JSON, in a
+    certificate file; `trace_index` into the result's traces in memory and in `verify --json`)."""
+
+    topology: dict[str, Any] | None = None
+    growth_certificate: RateGrowthCertificate | None = None
+    trace_index: int | None = None
+    trace: dict[str, Any] | None = None
+
+
+class FloodCertificate(BaseModel):
+    """`target` is unbounded (docs/boundedness.md, "Unbounded: a backlog that floods"): `source`, one of the
+    bolts it receives from, can hold any backlog (`evidence`), and while it drains that backlog at full speed
+    the target receives at least Σ rate × ratio of `terms` tuples per second, strictly more than its smallest
+    capacity `capacity`. `content_hash` is that of the target's cone of influence;
+    `app/core/tcn/check/flood.py` checks it."""
+
+    target: str
+    content_hash: str
+    source: str
+    terms: list[FloodTerm] = Field(default_factory=list)
+    capacity: str
+    evidence: FloodEvidence
+
+
+BoltVerdictKind = Literal["counterexample", "unbounded", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
 
 
 class BoltVerdict(BaseModel):
@@ -75,11 +103,13 @@ class BoltVerdict(BaseModel):
     certified: bool = False
     queue_bound: float | None = Field(default=None, description="bounded: its queue never exceeds this in any run")
     trace_index: int | None = None
-    method: Literal["rate check", "solver", "simulation", "linear program", "rate proof", "none"] = Field(
+    method: Literal["rate check", "solver", "simulation", "linear program", "rate proof", "flood proof",
+                    "none"] = Field(
         default="none",
         description="what decided it: the rate-check proof, the SMT search, a lasso built by simulation, the "
-                    "linear program over one loop pass (with a certificate), or growth proven by rates under a "
-                    "fixed schedule (with a growth certificate, no trace)")
+                    "linear program over one loop pass (with a certificate), growth proven by rates under a "
+                    "fixed schedule (with a growth certificate, no trace), or a flood proof (unbounded: an upstream "
+                    "bolt backs up, then floods it; with a flood certificate)")
     failures: bool | None = Field(
         default=None, description="when bolts may fail (docs/model.md section 7): whether its lasso has failures; "
                                   "None (left out of --json) when nothing can fail or there is no lasso")
@@ -87,7 +117,22 @@ class BoltVerdict(BaseModel):
         default=None, description="method 'linear program': the Farkas multipliers that prove it (None otherwise)")
     growth_certificate: RateGrowthCertificate | None = Field(
         default=None, description="method 'rate proof': the schedule and exact rates under which it grows")
+    flood_certificate: FloodCertificate | None = Field(
+        default=None, description="verdict 'unbounded': the source's evidence and the exact drain inequality")
     message: str = ""
+
+
+class Progress(BaseModel):
+    """A progress report from a running search (sent through a callback): a step of the solver (`message`), or,
+    without a message, what the search does next (`doing`) with every checked bolt's verdict known so far
+    (`verdicts`: the rate check's at once, then each as the search decides it)."""
+
+    k: int
+    elapsed_s: float
+    stats: dict[str, float | int] = Field(default_factory=dict, description="z3 statistics of the last check")
+    message: str = ""
+    doing: str = Field(default="", description="what the search does next, in words")
+    verdicts: dict[str, BoltVerdict] = Field(default_factory=dict, description="checked bolts decided so far")
 
 
 class VerifyResult(BaseModel):
@@ -117,7 +162,7 @@ class VerifyResult(BaseModel):
         for bolt in data["bolts"].values():
             if bolt.get("failures") is None:  # nothing can fail: the output reads as before
                 bolt.pop("failures", None)
-            for key in ("certificate", "growth_certificate"):  # only the two certified methods carry one
+            for key in ("certificate", "growth_certificate", "flood_certificate"):  # only certified methods have one
                 if bolt.get(key) is None:
                     bolt.pop(key, None)
         if trace_files is not None:

@@ -13,6 +13,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from app.gui.app_words import in_app_words
+
 STORMBOUND_FILTER = "Stormbound topologies (*.storm.json *.json);;D-VerT JSON (*.json);;All files (*)"
 FLUX_FILTER = "Flux topologies (*.yaml *.yml *.flux);;All files (*)"
 PROPERTIES_FILTER = "Properties (*.properties);;All files (*)"
@@ -34,6 +36,7 @@ class Dialogs:
         return value
 
     def error(self, parent: QWidget | None, title: str, text: str) -> None:
+        text = in_app_words(text)  # the core's command-line hints, as the app's dialogs (app/gui/app_words.py)
         self.shown.append(("error", title, text))
         if self.headless:
             print(f"stormbound: {title}: {text}", file=sys.stderr)
@@ -41,6 +44,7 @@ class Dialogs:
         QMessageBox.critical(parent, title, text)
 
     def info(self, parent: QWidget | None, title: str, text: str) -> None:
+        text = in_app_words(text)
         self.shown.append(("info", title, text))
         if not self.headless:
             QMessageBox.information(parent, title, text)

@@ -67,6 +67,8 @@ class DrawnTrace:
     data_items: dict[str, list[Any]] = field(default_factory=dict)  # per plot: what `show_range` drew last
     envelope: bool = False  # the last `show_range` drew bands (more positions in range than pixels)
     shown_range: tuple[float, float, int] | None = None  # (t0, t1, pixels) of the last `show_range`
+    height: int = 0  # the plots' rows, in pixels (the key's row not counted)
+    row_heights: dict[int, int] = field(default_factory=dict)  # per grid row holding a plot
 
 
 def _generated(i: int) -> str:
@@ -156,40 +158,67 @@ def time_unit(series: TraceSeries) -> tuple[str, float]:
     return ("ms", 1000.0) if 0 < span < 1 else ("s", 1.0)
 
 
+FOCUS_PX = 170  # a growing bolt's plot: large (the trace view scrolls to fit the others)
+CONTEXT_PX = 80  # every other plot: context, small
+TITLE_SIZE = "9pt"
+AXIS_LABEL_PX = 30  # the last plot's row also holds the time axis' label
+
+
+def plot_order(series: TraceSeries, focus: list[str] | None = None) -> list[str]:
+    """The bolts in the order they are plotted: `focus` (default: those whose queue grows per loop) first,
+    the rest after in the trace's order."""
+    names = [b.bolt for b in series.bolts]
+    first = [n for n in (focus if focus is not None else
+                         [b.bolt for b in series.bolts if b.growth_per_loop]) if n in names]
+    return first + [n for n in names if n not in first]
+
+
 def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_row: int = 0,
-               width_px: int | None = None) -> DrawnTrace:
+               width_px: int | None = None, focus: list[str] | None = None, key_last: bool = False) -> DrawnTrace:
     """Add the key and one plot per bolt to `layout` (a GraphicsLayoutWidget or GraphicsLayout), rows from `first_row`.
 
-    The plots share the time axis, in one unit for the figure (ms below a second of trace, else s); the loop
-    passes are shaded in each, labelled in the top one. With `width_px` the key wraps to fit. The series are
-    drawn by `show_range` for the whole trace, `width_px` (else DEFAULT_PIXELS) buckets wide: exact with
-    fewer positions than that, else as per-pixel bands.
+    The growing bolts (or `focus`) come first, each FOCUS_PX high, the others CONTEXT_PX (`DrawnTrace.height`
+    sums them, for a scrolling view); each plot is titled with its bolt's name (horizontal, in its own row of the
+    grid, so no two overlap) and scaled to its own data. The plots share the time axis, in one unit for the
+    figure (ms below a second of trace, else s); the loop passes are shaded in each, labelled in the top one.
+    With `width_px` the key wraps to fit; `key_last` puts it under the plots (the trace view: the growing
+    plot first in sight). The series are drawn by `show_range` for the whole trace, `width_px`
+    (else DEFAULT_PIXELS) buckets wide: exact with fewer positions than that, else as per-pixel bands.
     """
     drawn = DrawnTrace(series=series, colours=colours)
     unit, scale = time_unit(series)
+    grid = getattr(layout, "ci", layout).layout  # the QGraphicsGridLayout under pyqtgraph's layout
     # the key is part of the scene, so PNG and SVG exports carry it too
     drawn.max_chars = int(width_px / KEY_CHAR_PX) if width_px else None
-    drawn.key = layout.addLabel(key_html(series, colours, drawn.max_chars), row=first_row, col=0, size="8pt",
-                                justify="left")
+    plots = len(series.bolts) + len(series.spouts)
+    drawn.key = layout.addLabel(key_html(series, colours, drawn.max_chars), row=first_row + plots if key_last
+                                else first_row, col=0, size="8pt", justify="left")
+    first_row -= 1 if key_last else 0  # the plots' rows start at first_row + 1
+    bolts = {b.bolt: b for b in series.bolts}
+    order = plot_order(series, focus)
+    growing = set(order[:len(focus)] if focus is not None else [b.bolt for b in series.bolts if b.growth_per_loop])
     first: pg.PlotItem | None = None
-    for row, bolt in enumerate(series.bolts, start=first_row + 1):
+    for row, name in enumerate(order, start=first_row + 1):
+        bolt = bolts[name]
         plot = layout.addPlot(row=row, col=0)
-        # the bolt's name as the axis label (a title would cost each plot a text line)
-        plot.setLabel("left", bolt.bolt + (f" (+{bolt.growth_per_loop}/loop)" if bolt.growth_per_loop else ""))
+        plot.setTitle(name + (f" (+{bolt.growth_per_loop}/loop)" if bolt.growth_per_loop else ""),
+                      size=TITLE_SIZE, justify="left", bold=name in growing)
         _axes(plot, scale)
         _shade_loops(plot, series, drawn, labelled=first is None)
-        _shade_failures(plot, bolt.bolt, bolt.failed, failed_colour(row - first_row - 1), drawn)
+        _shade_failures(plot, name, bolt.failed, failed_colour(series.bolts.index(bolt)), drawn)
+        _fix_height(grid, row, FOCUS_PX if name in growing else CONTEXT_PX, drawn)
         if first is None:
             first = plot
         else:
             plot.setXLink(first)
-        drawn.plots[bolt.bolt] = plot
+        drawn.plots[name] = plot
     for row, spout in enumerate(series.spouts, start=first_row + 1 + len(series.bolts)):
         # a spout that replays: its backlog of replays (a step line) and the replays it emits (markers)
         plot = layout.addPlot(row=row, col=0)
-        plot.setLabel("left", f"{spout.spout} replays")
+        plot.setTitle(f"{spout.spout} replays", size=TITLE_SIZE, justify="left")
         _axes(plot, scale)
         _shade_loops(plot, series, drawn, labelled=False)
+        _fix_height(grid, row, CONTEXT_PX, drawn)
         if first is None:
             first = plot
         else:
@@ -198,13 +227,24 @@ def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_
     if first is not None:
         first.setXRange(series.times[0], series.step_times[-1], padding=0.02)
         list(drawn.plots.values())[-1].setLabel("bottom", f"time ({unit})")
+        last_row = first_row + plots
+        _fix_height(grid, last_row, drawn.row_heights[last_row] + AXIS_LABEL_PX, drawn)
     show_range(drawn, series.times[0], series.step_times[-1], width_px or DEFAULT_PIXELS)
     return drawn
+
+
+def _fix_height(grid: Any, row: int, pixels: int, drawn: DrawnTrace) -> None:
+    """Row `row` of the grid exactly `pixels` high (added to the plots' total height, replacing what it had)."""
+    drawn.height += pixels - drawn.row_heights.get(row, 0)
+    drawn.row_heights[row] = pixels
+    grid.setRowFixedHeight(row, pixels)
 
 
 def _axes(plot: pg.PlotItem, scale: float) -> None:
     plot.showGrid(x=True, y=True, alpha=0.2)
     plot.setMouseEnabled(x=True, y=False)
+    plot.enableAutoRange(y=True)
+    plot.setAutoVisible(y=True)  # each plot's y axis fits its own data in the time range shown
     bottom = plot.getAxis("bottom")
     bottom.enableAutoSIPrefix(False)  # no ms in one plot and s in the next: the figure's unit throughout
     bottom.setScale(scale)  # the data stay in seconds (the trace view's cursor reads them); ticks show the unit
@@ -405,7 +445,9 @@ def png_bytes(canvas: pg.GraphicsLayoutWidget, width: int | None = None) -> byte
 def trace_canvas(series: TraceSeries, title: str, names: list[str], width: int = 1000,
                  height: int | None = None) -> pg.GraphicsLayoutWidget:
     """The trace view's plots of `series` under a title, on an off-screen canvas ready to export."""
-    height = height or 90 + 170 * max(1, len(series.bolts) + len(series.spouts))
+    growing = sum(1 for b in series.bolts if b.growth_per_loop)
+    height = height or (120 + FOCUS_PX * growing + CONTEXT_PX * max(1, len(series.bolts) + len(series.spouts) - growing)
+                        + AXIS_LABEL_PX)
     canvas = new_canvas(width, height)
     canvas.addLabel(wrap_title(title, width - 20), row=0, col=0, size="10pt", justify="left", color="#222222")
     draw_trace(canvas, series, component_colours(names), first_row=1, width_px=width - 20)

@@ -25,11 +25,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal
 
 from app.core.gc_pause import paused_gc
+from app.core.rates import RateAnalysis
 from app.core.results import Progress, PropertyKind, VerifyResult
 from app.core.tcn.options import SearchOptions
 from app.core.topology import Topology
@@ -177,12 +179,13 @@ class SearchFactory(Protocol):
                  progress: Callable[[Progress], None]) -> SearchLike: ...
 
 
-def default_search_factory(topo: Topology, options: SearchOptions, *,
-                           progress: Callable[[Progress], None]) -> SearchLike:
-    """The real verifier (imported here, in the worker thread, so that z3 loads only when a search runs)."""
+def default_search_factory(topo: Topology, options: SearchOptions, *, progress: Callable[[Progress], None],
+                           rates: RateAnalysis | None = None) -> SearchLike:
+    """The real verifier (imported here, in the worker thread, so that z3 loads only when a search runs), reading
+    the snapshot's rate analysis when given."""
     from app.core.tcn.search import Search
 
-    return Search(topo, options, progress=progress)
+    return Search(topo, options, progress=progress, rates=rates)
 
 
 class VerifyWorker(Worker[VerifyResult]):
@@ -195,12 +198,16 @@ class VerifyWorker(Worker[VerifyResult]):
     """
 
     def __init__(self, topo: Topology, *, prop: PropertyKind = "growth", options: SearchOptions | None = None,
-                 search_factory: SearchFactory | None = None, parent: QObject | None = None):
+                 search_factory: SearchFactory | None = None, rates: RateAnalysis | None = None,
+                 parent: QObject | None = None):
         super().__init__(parent)
         self.topology = topo
+        # the snapshot's rate analysis (app/core/rates/report.py), shared with the document and the other
+        # properties' workers: the search's rate phase and the capacity lines read it
+        self.rates = rates
         self.prop: PropertyKind = prop
         self.options = SearchOptions() if options is None else options
-        self._factory = search_factory or default_search_factory
+        self._factory: SearchFactory = search_factory or partial(default_search_factory, rates=rates)
         self._lock = threading.Lock()
         self._search: SearchLike | None = None
         self._cancelled = False
@@ -209,6 +216,9 @@ class VerifyWorker(Worker[VerifyResult]):
         # capacity in Storm's terms (app/core/headroom.py), a line each: set in the worker thread before
         # `result_ready` is emitted, so the GUI thread reads it when the result arrives
         self.capacity: list[str] = []
+        # per spout: can a tuple tree outlast the message timeout (app/core/latency/report.py): the short
+        # answers, then the sentences
+        self.timeouts: tuple[list[str], list[str]] = ([], [])
 
     def cancel(self) -> None:
         """Ask the search to stop (GUI thread); the result still arrives through `result_ready`."""
@@ -260,6 +270,7 @@ class VerifyWorker(Worker[VerifyResult]):
                 result = result.model_copy(update={"property": self.prop})
             if self.prop == "growth" and not self.is_cancelled():
                 self.capacity = self._capacity()
+                self.timeouts = self._timeouts()
             return result
         finally:
             with self._lock:
@@ -270,9 +281,18 @@ class VerifyWorker(Worker[VerifyResult]):
         from app.core.storm.lines import capacity_lines
 
         try:
-            return capacity_lines(headroom(self.topology))
+            return capacity_lines(headroom(self.topology, self.rates))
         except ValueError:  # a document the rate check refuses has no capacity to tell
             return []
+
+    def _timeouts(self) -> tuple[list[str], list[str]]:
+        from app.core.latency.report import latency_report
+
+        try:
+            report = latency_report(self.topology)
+        except ValueError:  # a document the rate check refuses has no latency to tell
+            return [], []
+        return report.short(), report.lines()
 
     def failure_text(self, err: Exception) -> str:
         text = str(err).splitlines()[0] if str(err) else type(err).__name__

@@ -79,6 +79,10 @@ class ComponentStats(BaseModel):
     lost: int = Field(default=0, description="tuples lost by this bolt: queue, batch and arrivals while down")
     trees_failed: int = Field(default=0, description="spout: its messages' trees that failed (spout_fail)")
     replays: int = Field(default=0, description="spout: failed messages it emitted again (spout_emit REPLAY)")
+    completed: int = Field(default=0, description="spout: trees acked (spout_ack after a spout_emit of the same msg)")
+    complete_max: float | None = Field(default=None, description=(
+        "spout: the longest complete latency (s), from a message's last emission (a replay starts anew) to its ack"))
+    complete_mean: float | None = Field(default=None, description="spout: the mean complete latency (s)")
     segments: list[SegmentTrend] = Field(
         default_factory=list, description="a run with failures: the queue's trend between failures and recoveries")
 

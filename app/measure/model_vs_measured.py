@@ -57,8 +57,20 @@ class BoltComparison(BaseModel):
         return (self.measured_slope - self.predicted_growth) / self.predicted_growth
 
 
+class SpoutLatencyComparison(BaseModel):
+    """A spout's proven complete-latency bound (docs/latency.md) against the longest one measured: a measured tree
+    above the bound is a disagreement (the model's timings are wrong for the run, or the run is outside it)."""
+
+    spout: str
+    bound: float | None  # every tree completes within this (s), in every run of the model (None: not proven)
+    measured_max: float | None  # the longest acked tree measured (s)
+    completed: int = 0
+    agrees: bool | None = None  # None: no bound, or nothing measured
+
+
 class Comparison(BaseModel):
     bolts: list[BoltComparison]
+    latency: list[SpoutLatencyComparison] = []
     parameters: list[ParameterRow]
     calibrated: Topology
     failures: FailureComparison | None = None  # a run with killed tasks: model and measurement around them
@@ -132,6 +144,7 @@ def compare(topo: Topology, analysis: Analysis) -> Comparison:
             measured_ci=(trend.ci_low, trend.ci_high) if trend else None,
             measured_verdict=trend.verdict if trend else None, agrees=agrees,
             measured_note=trend.note if trend else ""))
+    latency = _latency(topo, analysis)
     failures = None
     if any(c.down for c in analysis.components.values()) or analysis.losses:
         subscribers: dict[str, list[str]] = {}
@@ -141,7 +154,26 @@ def compare(topo: Topology, analysis: Analysis) -> Comparison:
             if predicted is not None else None
         failures = around_failures(analysis, subscribers, impact_of(topo), spare)
     return Comparison(bolts=bolts, parameters=parameter_rows(topo, analysis), calibrated=calibrated,
-                      failures=failures)
+                      failures=failures, latency=latency)
+
+
+def _latency(topo: Topology, analysis: Analysis) -> list[SpoutLatencyComparison]:
+    """Per spout whose trees were acked in the run: the proven bound against the longest measured tree."""
+    from app.core.latency.bounds import LatencyAnalysis
+
+    try:
+        bounds = {s.name: s.bound for s in LatencyAnalysis(topo).spouts().values()}
+    except Exception:  # noqa: BLE001 - a model the rate check refuses has no bound to compare
+        return []
+    out = []
+    for name, bound in bounds.items():
+        m = analysis.components.get(name)
+        if m is None or not m.completed:
+            continue
+        agrees = None if bound is None or m.complete_max is None else m.complete_max <= bound
+        out.append(SpoutLatencyComparison(spout=name, bound=None if bound is None else float(bound),
+                                          measured_max=m.complete_max, completed=m.completed, agrees=agrees))
+    return out
 
 
 def impact_of(topo: Topology) -> Callable[[str, str], Impact | None] | None:

@@ -12,7 +12,7 @@ import pytest
 
 from app.cli import main
 from app.core.formats.trace import COMPRESSED_FORMAT, Trace, load_trace, save_trace
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.trace_series import unroll
 from app.gui.panels.trace_view import TraceView
 from app.gui.trace_plots import ENVELOPE_WORDS

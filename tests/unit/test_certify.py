@@ -10,7 +10,7 @@ import pytest
 
 from app.core.formats import load_topology
 from app.core.formats.trace import Trace, format_time, load_trace
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.search import SearchOptions, verify
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,7 +181,7 @@ def test_trace_times_read_as_fraction_reads_them(text: str) -> None:
 
 def _unrolled(trace: Trace, passes: int) -> tuple[list, int]:
     """The certifier's unrolled steps of a certified lasso (as `_certify` builds them) and k + 1."""
-    from app.core.tcn.certify_replay import Step, steps_of
+    from app.core.tcn.check.certify_replay import Step, steps_of
 
     cert = certify(trace)
     assert cert.ok, cert.problems
@@ -206,8 +206,8 @@ def test_the_unrolled_replay_resumed_before_k_plus_1_finds_what_a_replay_from_0_
     """The certifier resumes the unrolled replay from the state recorded before k + 1 instead of replaying
     positions 0..k again: on certified lassos and on unrolled loops broken past k + 1 (a queue, a time, a
     take, a backlog), both replays report the same problems, rule for rule."""
-    from app.core.tcn.certify_replay import replay
-    from app.core.tcn.certify_rules import Rules
+    from app.core.tcn.check.certify_replay import replay
+    from app.core.tcn.check.certify_rules import Rules
     from app.core.topology import parse_topology
 
     data = broken(load_trace(ROOT / "tests" / "data" / "traces" / f"{name}.trace.json"))

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from app.core.failures import impacts, replay_problem, replay_range
 from app.core.formats.trace import Trace, format_time
-from app.core.tcn.certify import certify
-from app.core.tcn.certify_failures import impacts as own_impacts
+from app.core.tcn.check.certify import certify
+from app.core.tcn.check.certify_failures import impacts as own_impacts
 from app.core.topology import parse_topology
 
 
@@ -551,10 +551,10 @@ def test_the_shipped_failure_trace_is_the_hand_lasso_and_certifies() -> None:
 def test_the_loop_reads_the_two_failure_clocks() -> None:
     """Section 7.4: the time since the last recovery (while up, below min_ttf) and since the failure (while
     failed) are clocks of the loop; a loop whose time since a failure differs is not a run."""
-    from app.core.tcn.certify import _clocks
-    from app.core.tcn.certify_clocks import region_problems
-    from app.core.tcn.certify_replay import replay, steps_of
-    from app.core.tcn.certify_rules import Rules
+    from app.core.tcn.check.certify import _clocks
+    from app.core.tcn.check.certify_clocks import region_problems
+    from app.core.tcn.check.certify_replay import replay, steps_of
+    from app.core.tcn.check.certify_rules import Rules
 
     trace = Trace.model_validate(at_once_run())
     rules = Rules(parse_topology(trace.topology))
@@ -571,15 +571,18 @@ def test_the_loop_reads_the_two_failure_clocks() -> None:
     assert any("bolt C: its time since failure does not repeat up to regions" in p for p in found), found
 
 
-def test_the_certifiers_own_sigma_hi_matches_the_rate_checks() -> None:
-    """The impact's largest output ratio under "dvert" (section 5), computed twice independently."""
+def test_the_checker_rooms_own_sigma_bounds_match_the_rate_checks() -> None:
+    """σ_lo and σ_hi under "dvert" (section 5), computed twice independently: by app/core/emission.py for the
+    builders and by the checker room's ratios.py; fine σ (the [σ, 2σ] fallback) included."""
     from app.core.rates import sigma_bounds
-    from app.core.tcn.certify_failures import _dvert_sigma_hi
+    from app.core.tcn.check.ratios import ratio_bounds
 
     for den in range(2, 9):
         for num in range(1, 3 * den):
             sigma = Fraction(num, den)
-            if sigma.denominator == 1:
-                continue
-            for size in (1, 2, 3, 5):
-                assert _dvert_sigma_hi(sigma, size) == sigma_bounds(sigma, size, "dvert")[1], (sigma, size)
+            for size in (1, 2, 3, 5, 9):
+                for rule in ("dvert", "exact"):
+                    assert ratio_bounds(sigma, size, rule) == sigma_bounds(sigma, size, rule), (sigma, size, rule)
+    for sigma in (Fraction(2, 1999), Fraction(3, 1000), Fraction(1, 997)):
+        for size in (1, 2, 4):
+            assert ratio_bounds(sigma, size, "dvert") == sigma_bounds(sigma, size, "dvert"), (sigma, size)

@@ -1,7 +1,7 @@
 """The certifier's problem lists on a fixed set of broken traces, rule for rule and word for word.
 
 Recorded in tests/data/certify_problem_lists.json on the certifier before its replay was split into one
-helper per rule group: a refactoring of app/core/tcn/certify.py keeps every problem, its label, its
+helper per rule group: a refactoring of app/core/tcn/check/certify.py keeps every problem, its label, its
 position and its order. Each case breaks a shipped trace (tests/data/traces, and lassos through declared
 streams in tests/data/certify-cases) with seeded single or double field changes, breaks a random legal run
 with failures (threshold mode), or breaks a certified lasso's unrolled loop past k + 1 (replayed with and
@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:  # run as a script to re-record
     sys.path.insert(0, str(ROOT))
 
 from app.core.formats.trace import Trace, format_time, load_trace  # noqa: E402
-from app.core.tcn.certify import certify  # noqa: E402
+from app.core.tcn.check.certify import certify  # noqa: E402
 
 RECORDED = ROOT / "tests" / "data" / "certify_problem_lists.json"
 # the shipped traces, and lassos through declared streams (tests/unit/test_streams.py's topologies, found once)
@@ -160,8 +160,8 @@ def _failure_cases() -> dict[str, tuple[dict[str, Any], int | None]]:
 
 def _unrolled_cases() -> dict[str, list[str]]:
     """The replay of a certified lasso's unrolled loop broken past k + 1, with and without timing."""
-    from app.core.tcn.certify_replay import Step, replay, steps_of
-    from app.core.tcn.certify_rules import Rules
+    from app.core.tcn.check.certify_replay import Step, replay, steps_of
+    from app.core.tcn.check.certify_rules import Rules
     from app.core.topology import parse_topology
 
     found: dict[str, list[str]] = {}

@@ -177,9 +177,9 @@ def test_shipped_and_written_traces_validate(tmp_path: Path, capsys) -> None:
     named = tmp_path / "named.json"
     named.write_text(json.dumps({"$schema": trace_schema["$id"], **raw}))
     assert load_trace(named).k == raw["k"]
-    from app.cli.plot import read_trace
+    from app.cli.plot import plotted
 
-    assert read_trace(str(named)).k == raw["k"]  # `stormbound plot` reads it too
+    assert f"k = {raw['k']}" in plotted(str(named), 0)[1]  # `stormbound plot` reads it too
     raw["positions"][0]["bolts"]["count"]["phase"] = "sleeping"
     assert errors(raw, trace_schema, trace_schema)
     result_schema = schema(capsys, "result")
@@ -191,8 +191,9 @@ def test_results_and_errors_validate(tmp_path: Path, capsys) -> None:
     outputs = [run(capsys, "check", str(MODELS / "simple-DIA-cfg-1.storm.json"), "--json", "--fail-on", "grows"),
                run(capsys, "check", str(tmp_path / "missing.storm.json"), "--json"),
                run(capsys, "verify", str(MODELS / "getting-started.storm.json"), "--k", "0", "--json"),
-               run(capsys, "verify", str(MODELS / "focused-crawler-reduced-cfg-6.storm.json"), "--json")]
-    assert [code for code, _ in outputs] == [1, 2, 2, 0]
+               run(capsys, "verify", str(MODELS / "focused-crawler-reduced-cfg-6.storm.json"), "--json"),
+               run(capsys, "check", str(MODELS / "getting-started.storm.json"), "--json", "--fail-on", "timeout")]
+    assert [code for code, _ in outputs] == [1, 2, 2, 0, 1]
     for _, data in outputs:
         assert errors(data, result_schema, result_schema) == [], data
     broken = {**outputs[1][1], "error": {"file": "x"}}

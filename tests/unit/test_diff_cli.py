@@ -80,16 +80,24 @@ def test_cep_is_registered(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
 
 def test_large_inputs_fall_back_to_local_without_spark(streams: Path, capsys: pytest.CaptureFixture[str],
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.spark import session
+    """Where this Python has pyspark, the job runs here and Java is missing (made so); where it has none, the
+    job would run in the Spark host, whose Python has no pyspark either (made so): either reason is said."""
+    import importlib.util
+
+    from app.spark import client, session
 
     def no_spark(*_: object, **__: object) -> None:
         raise session.SparkUnavailable("Java not found")
 
     monkeypatch.setattr(session, "check_environment", no_spark)
+    monkeypatch.setattr(client, "has_pyspark", lambda _python: False)
+    reason = "Java not found" if importlib.util.find_spec("pyspark") is not None else "has no pyspark: install it"
     args = ["diff", str(streams / "p1.jsonl"), str(streams / "bad.jsonl"), "-d", "same_key:key"]
     assert main(args + ["--spark-threshold", "0.000001"]) == 1  # "large": tries Spark, falls back
     captured = capsys.readouterr()
-    assert "Spark unavailable (Java not found); comparing in this process" in captured.err
+    assert "Spark unavailable (" in captured.err and "); comparing in this process" in captured.err
+    assert reason in captured.err
     assert "first difference at position 2" in captured.out
     assert main(args + ["--spark"]) == 2  # asked for explicitly: a one-line problem
-    assert capsys.readouterr().err.strip() == "stormbound: diff: Java not found"
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("stormbound: diff: ") and reason in err and len(err.splitlines()) == 1

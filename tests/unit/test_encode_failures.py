@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from app.core.failures import replay_problem
 from app.core.formats.trace import Trace
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Encoding
 from app.core.tcn.network import Network, build_network, lasso_lower_bound

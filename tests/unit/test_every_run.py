@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.core.rates import rate_check
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.topology import parse_topology
 from tests.adversary import play, random_policy, slow_then_fast
 
@@ -84,14 +84,19 @@ def test_bounded_has_its_bound_by_hand() -> None:
     assert rate_check(parse_topology(doc)).bolts["A"].queue_bound == 2
 
 
-def test_an_inflow_equal_to_the_capacity_is_not_bounded() -> None:
-    """The boundary of the one comparison: τ = 0, no idling, a bolt receiving exactly what it processes."""
-    doc = _doc([("A", 1.0, 1.0, 1)], [("S", "A")], tolerance=0.0)
-    a = rate_check(parse_topology(doc)).bolts["A"]
+def test_an_inflow_equal_to_the_capacity_is_bounded_outside_a_cycle() -> None:
+    """A tie (docs/boundedness.md, "Ties"): τ = 0, no idling, A receives exactly what it processes; step 3 needs
+    only R ≤ c, so A's queue stays ≤ Q0 + C + b = 2, and B below it is bounded too. Runs played at the extremes
+    and at random stay within both bounds."""
+    doc = _doc([("A", 1.0, 1.0, 1), ("B", 0.5, 0.0, 1)], [("S", "A"), ("A", "B")], tolerance=0.0)
+    report = rate_check(parse_topology(doc))
+    a, b = report.bolts["A"], report.bolts["B"]
     assert a.inflow_max == a.capacity_min == 1.0
-    assert a.status != "bounded" and a.queue_bound is None
-    doc["bolts"][0]["alpha"] = 0.999  # a hair faster: bounded
-    assert rate_check(parse_topology(doc)).bolts["A"].status == "bounded"
+    assert a.status == "bounded" and a.queue_bound == 2 and b.status == "bounded"
+    rng = random.Random(7)
+    for policy in [slow_then_fast({}, {"A", "B"}), *(random_policy(random.Random(rng.random())) for _ in range(3))]:
+        run = play(doc, policy, Fraction(300))
+        assert run.largest["A"] <= 2 and run.largest["B"] <= b.queue_bound, run.largest
 
 
 def _random_doc(rng: random.Random) -> dict[str, Any]:

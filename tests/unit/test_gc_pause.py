@@ -9,7 +9,7 @@ import pytest
 
 from app.core.formats.trace import load_trace
 from app.core.gc_pause import paused_gc
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -145,7 +145,7 @@ def flux_import(capsys, flux: Path, *more: str, says: str, names: str | None = N
     start = time.monotonic()
     line = refused(capsys, "import", "flux", str(flux), "-o", str(flux.parent / "out.storm.json"), *more, says=says,
                    names=names)
-    assert time.monotonic() - start < 3
+    assert time.monotonic() - start < 120  # generous: a refusal that blocked (a pipe, a device) would never return
     assert not (flux.parent / "out.storm.json").exists()
     return line
 
@@ -200,7 +200,7 @@ def test_a_list_index_of_5000_digits_is_not_an_internal_error(capsys, tmp_path: 
 # ---- declared streams ---------------------------------------------------------------------------------
 
 
-def test_20000_declared_streams_are_validated_in_linear_time() -> None:
+def test_20000_declared_streams_are_validated_in_linear_time(monkeypatch: pytest.MonkeyPatch) -> None:
     from app.core.topology import parse_topology
 
     data = document()
@@ -208,9 +208,19 @@ def test_20000_declared_streams_are_validated_in_linear_time() -> None:
     data["spouts"][0]["streams"] = [f"s{i}" for i in range(n)]
     data["spouts"][0]["stream_ratio"] = {f"s{i}": 1.0 for i in range(n)}
     data["subscriptions"] += [{"source": "sentences", "target": "split", "stream": f"s{i}"} for i in range(n)]
-    start = time.monotonic()
+    from app.core.topology.components import Spout
+
+    listed = 0
+    real = Spout.output_streams
+
+    def counted(self: Spout) -> dict[str, float | None]:
+        nonlocal listed
+        listed += 1
+        return real(self)
+
+    monkeypatch.setattr(Spout, "output_streams", counted)
     parse_topology(data)
-    assert time.monotonic() - start < 5  # was 40 s: every edge listed its source's streams again
+    assert listed <= 10  # the work counted, not the clock: every edge used to list its source's streams again
 
 
 @pytest.mark.parametrize(("name", "says"), [("__ack_init", "Storm's own streams"), ("__ack", "Storm's own streams"),
@@ -224,6 +234,7 @@ def test_reserved_or_unprintable_stream_names_are_refused(capsys, tmp_path: Path
 
 def test_an_undeclared_stream_lists_ten_of_20000_declared(capsys, tmp_path: Path) -> None:
     data = document()
+    data["schema_version"] = 2  # a current document (version 1 meant any named stream: app/core/topology/migrate.py)
     data["spouts"][0]["streams"] = [f"s{i}" for i in range(20_000)]
     data["subscriptions"].append({"source": "sentences", "target": "split", "stream": "nope"})
     line = refused(capsys, "check", str(write(tmp_path / "t.storm.json", data)), says="'nope' is not a declared")

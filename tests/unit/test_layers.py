@@ -8,6 +8,8 @@
   (app.gui.panels.*_controller) imports no widgets;
 - no import circles, lazy imports (inside functions) included; none either when the imports made only for the
   type checker count (but for the few of TYPE_CHECKING_CIRCLES, being removed);
+- the checker room (app.core.tcn.check) imports no builder, no rate check, no emission.py (only the document,
+  the result models, the formats);
 - no module imports another's private name (`from x import _name`), but for PRIVATE_IMPORTS (being removed).
 """
 
@@ -117,6 +119,38 @@ def test_domain_packages_import_no_gui_and_no_cli(module: str) -> None:
 @pytest.mark.parametrize("module", [m for m in MODULES if _within(m, ("app.gui",))])
 def test_gui_imports_no_z3(module: str) -> None:
     assert not [n for n, _, _ in imports_of(module) if _within(n, ("z3",))], f"{module} imports z3"
+
+
+CHECKER_ROOM = "app.core.tcn.check"
+#: what a checker may read: the document, the result models it checks, the file formats, and the GC pause
+CHECKER_MAY_IMPORT = ("app.core.tcn.check", "app.core.topology", "app.core.results", "app.core.formats.trace",
+                      "app.core.formats.trace_compress", "app.core.formats.trace_numbers", "app.core.gc_pause",
+                      "app.core.errors")
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if _within(m, (CHECKER_ROOM,))])
+def test_the_checker_room_imports_no_builder(module: str) -> None:
+    """The checkers (app/core/tcn/check/) import no builder of what they check: nothing of app.core.tcn outside
+    the room (encoding, search, linear program, growth by rates, simulation), no app.core.rates, no
+    app.core.emission, no app.core.failures; lazy imports included (docs/verifier.md, "The checker room")."""
+    found = [n for n, _, _ in imports_of(module) if _within(n, ("app",)) and not _within(n, CHECKER_MAY_IMPORT)]
+    assert not found, f"{module} imports {found}: a checker shares no code with the builders"
+
+
+def test_the_checker_room_reaches_no_builder() -> None:
+    """Nor does anything the room imports lead (transitively, lazy imports included) to a builder, the rate check
+    or emission.py."""
+    seen = {m for m in MODULES if _within(m, (CHECKER_ROOM,))}
+    todo = list(seen)
+    while todo:
+        for n, _, _ in imports_of(todo.pop()):
+            if n in MODULES and n not in seen:
+                seen.add(n)
+                todo.append(n)
+    builders = ("app.core.rates", "app.core.emission", "app.core.failures", "app.core.headroom")
+    reached = sorted(m for m in seen if _within(m, builders)
+                     or (_within(m, ("app.core.tcn",)) and not _within(m, (CHECKER_ROOM,)) and m != "app.core.tcn"))
+    assert not reached, f"the checker room reaches {reached}"
 
 
 CONTROLLERS = [m for m in MODULES if m.startswith("app.gui.panels.") and m.endswith("_controller")]

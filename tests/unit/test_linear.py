@@ -1,5 +1,5 @@
 """The linear program over one loop pass (app/core/tcn/linear.py) and its independent checker
-(app/core/tcn/linear_check.py): docs/verifier.md, "Linear program".
+(app/core/tcn/check/linear.py): docs/verifier.md, "Linear program".
 
 - the builder and the checker state the same rows (two implementations, compared row by row);
 - the checker accepts every certificate the product writes and rejects mutated ones;
@@ -27,19 +27,19 @@ from app.core.formats import load_topology
 from app.core.formats.trace import Trace
 from app.core.rates import rate_check
 from app.core.results import LinearCertificate
-from app.core.tcn.certificate_input import semantics_hash
-from app.core.tcn.certificates import certificate_file, check_file
-from app.core.tcn.certify import certify
+from app.core.tcn.certificates import certificate_file
+from app.core.tcn.check.certify import certify
+from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.files import check_file
+from app.core.tcn.check.linear import check_certificate, label, pass_rows
 from app.core.tcn.linear import build_rows, farkas, primal_feasible
-from app.core.tcn.linear_check import check_certificate, label, pass_rows
 from app.core.tcn.network import build_network
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import Topology, parse_topology
 
 ROOT = Path(__file__).resolve().parents[2]
-DVERT = ROOT.parent / "shared" / "data" / "dvert"
+DVERT = ROOT / "tests" / "data" / "dvert"
 CFG5 = DVERT / "icfem-focused-crawler-reduced-cfg-5.json"
-needs_shared = pytest.mark.skipif(not CFG5.exists(), reason="the shared D-VerT files (../shared/data/dvert) are absent")
 
 
 def with_failures(topo: Topology, on: bool = True) -> Topology:
@@ -54,7 +54,7 @@ def certificate_for(topo: Topology, target: str) -> tuple[dict[str, Any], Linear
     y = farkas(build_rows(net, target))
     if y is None:
         return None
-    return net.document(), LinearCertificate(target=target, content_hash=semantics_hash(net.topology),
+    return net.document(), LinearCertificate(target=target, content_hash=content_hash(net.topology),
                                              rows={n: str(v) for n, v in y.items()})
 
 
@@ -71,7 +71,6 @@ def same_rows(topo: Topology, target: str) -> None:
 # ---- the published configurations ----------------------------------------------------------------
 
 
-@needs_shared
 def test_cfg5_with_failures_has_a_certificate_the_checker_accepts() -> None:
     topo = with_failures(load_topology(CFG5))
     found = certificate_for(topo, "expander")
@@ -120,12 +119,11 @@ def _mutated(document: dict[str, Any], cert: LinearCertificate) -> list[tuple[st
         if b["name"] == cert.target:
             b["alpha"] = b["alpha"] * 3
     out.append(("document changed, stale hash", slower, c))
-    rehashed = {**c, "content_hash": semantics_hash(parse_topology(slower))}
+    rehashed = {**c, "content_hash": content_hash(parse_topology(slower))}
     out.append(("document changed, hash recomputed: the rows differ", slower, rehashed))
     return out
 
 
-@needs_shared
 @pytest.mark.parametrize("source", ["cfg5-failures", "getting-started-split", "cfg6"])
 def test_mutated_certificates_are_rejected(source: str) -> None:
     if source == "cfg5-failures":
@@ -287,7 +285,6 @@ def test_the_linear_program_never_contradicts_the_search_and_every_lasso_obeys_e
 # ---- the verifier --------------------------------------------------------------------------------
 
 
-@needs_shared
 def test_verify_decides_cfg5_with_failures_and_writes_a_checkable_certificate(tmp_path: Path, capsys) -> None:
     out = tmp_path / "cfg5.cert.json"
     code = main(["verify", str(CFG5), "--failures", "on", "--json", "--certificate-out", str(out), "-q"])
@@ -306,7 +303,6 @@ def test_verify_decides_cfg5_with_failures_and_writes_a_checkable_certificate(tm
     assert "expander: rejected" in capsys.readouterr().out
 
 
-@needs_shared
 def test_force_search_does_not_use_the_linear_program() -> None:
     topo = with_failures(load_topology(CFG5))
     result = verify(topo, SearchOptions(k_max=6, timeout_s=30, force_search=True, simulate=False))
@@ -362,16 +358,14 @@ def test_an_undecided_bolt_that_needs_a_whole_failure_cycle_is_not_told_to_try_t
     assert "What would decide it" in result.bolts["fetcher"].message
 
 
-@needs_shared
 def test_the_certificate_hash_is_the_verified_exports_content_hash() -> None:
     from app.core.formats.verified import content_hash
 
     for path in PUBLISHED[:4]:
         topo = load_topology(path)
-        assert semantics_hash(topo) == content_hash(topo)
+        assert content_hash(topo) == content_hash(topo)
 
 
-@needs_shared
 def test_the_panel_and_the_verified_export_name_the_linear_program() -> None:
     from app.core.formats.verified import bolt_verdict_words, verdict_words
 
@@ -400,7 +394,6 @@ def test_names_with_brackets_and_slashes_never_share_a_variable() -> None:
     assert len(arrivals) == 3 and len([v for v in received if v.startswith("E")]) == 2
 
 
-@needs_shared
 def test_an_existing_certificate_file_is_an_output_not_an_input(tmp_path: Path, capsys) -> None:
     """--certificate-out names a file the command writes: an existing one asks for --force (and is then replaced);
     the command's own input is never replaced."""
@@ -429,7 +422,7 @@ def test_a_bolt_below_a_failing_bolt_whose_replays_only_make_up_for_its_losses_i
     net = build_network(topo, ["B"])
     multipliers = farkas(build_rows(net, "B"))
     assert multipliers is not None  # with the batch counted as emitted too, the rows had a solution
-    cert = LinearCertificate(target="B", content_hash=semantics_hash(net.topology),
+    cert = LinearCertificate(target="B", content_hash=content_hash(net.topology),
                              rows={n: str(y) for n, y in multipliers.items()})
     assert check_certificate(net.topology, cert) == []
     assert verify(topo, SearchOptions(timeout_s=60)).bolts["B"].verdict == "no-repeating-growth"

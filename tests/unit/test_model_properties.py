@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from app.core.formats.trace import Trace, parse_carry
 from app.core.rates import rate_check
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import Topology, parse_topology
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import sys
-import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -104,12 +103,22 @@ def test_the_solved_cycles_are_the_limit_of_the_old_iteration(seed: int) -> None
     assert _fixpoint_holds(new, new.in_long, new.cap_max, new.sigma_hi)
 
 
-def test_a_long_chain_with_one_back_edge_is_solved_not_iterated() -> None:
+def test_a_long_chain_with_one_back_edge_is_solved_not_iterated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The work counted, not the clock (bench/rate_cycles.py measures it): every solve of the cycle succeeds,
+    so no round of the iteration runs."""
     from rate_cycles import chain  # bench/rate_cycles.py: the bench's own topology
 
-    start = time.perf_counter()
+    solved: list[bool] = []
+    solve = flows.cycle_fixpoint
+
+    def recording(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the solver's own arguments
+        found = solve(*args, **kwargs)
+        solved.append(found is not None)
+        return found
+
+    monkeypatch.setattr(flows, "cycle_fixpoint", recording)
     report = rate_check(chain(1000, True))
-    assert time.perf_counter() - start < 10
+    assert solved and all(solved)
     assert all(b.status == "bounded" for b in report.bolts.values())
     first = report.bolts["b0"]
     # spout at most 10/(1-0.1) tuples/s, half of b0's output comes back: inflow = 2 * 100/9 exactly

@@ -1,5 +1,5 @@
 """Growth proven by rates (docs/verifier.md, "Growth proven by rates"): the fixed schedule, its certificate,
-the independent checker (app/core/tcn/rate_growth_check.py), and its soundness against runs played by an
+the independent checker (app/core/tcn/check/rate_growth.py), and its soundness against runs played by an
 independent simulator (tests/adversary.py) and against the linear program's proofs."""
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import pytest
 
 from app.cli import main
 from app.core.results import RateGrowthCertificate
-from app.core.tcn.certificates import certificate_file, check_file
-from app.core.tcn.certify import certify
+from app.core.tcn.certificates import certificate_file
+from app.core.tcn.check.certify import certify
+from app.core.tcn.check.files import check_file
+from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.linear import build_rows, farkas
 from app.core.tcn.network import build_network
 from app.core.tcn.options import SearchOptions
 from app.core.tcn.rate_growth import prove_growth
-from app.core.tcn.rate_growth_check import check_growth_certificate
 from app.core.tcn.search import verify
 from app.core.topology import parse_topology
 from tests.adversary import play, slow_then_fast

@@ -6,7 +6,7 @@ max_idle_time 0, reboot bounds [1, 2] s. Without failures A keeps up (capacity 1
 M = 2 s, C fails every 4 s, loses what reaches it while it is down, and S replays it through A: A grows. With
 M = 100 s the few replays fit into A's spare capacity.
 
-Every trace is certified (app/core/tcn/certify.py) and checked again here against the rules of section 7 by
+Every trace is certified (app/core/tcn/check/certify.py) and checked again here against the rules of section 7 by
 `rule_problems`, written from the text independently of the certifier.
 """
 
@@ -25,7 +25,7 @@ from app.cli import main
 from app.core.failures import failure_model, replay_problem
 from app.core.formats.trace import Trace, format_time
 from app.core.rates import rate_check
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.failing import failure_summary, has_failures
 from app.core.tcn.network import build_network
 from app.core.tcn.schedule import failure_plans

@@ -88,29 +88,6 @@ def test_calibrated_timings_annotate_a_document(tmp_path: Path, capsys: pytest.C
     assert sentences.rate == pytest.approx(100, rel=0.1)
 
 
-def test_watch_fails_at_the_poll_where_the_overload_starts(capsys: pytest.CaptureFixture[str]) -> None:
-    with DriftingStormUI(overload_after=6) as ui:
-        code = main(["watch", ui.url, "--topology", "wordcount-drift", "--every", EVERY, "--polls", "20",
-                     "--fail-on", "may-grow", "--json"])
-    assert code == 1
-    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [line["poll"] for line in lines] == list(range(1, 8))  # the 6th poll's counts, then count slows down
-    assert lines[-1]["fail"] and lines[-1]["statuses"]["count"] == "grows"
-    assert lines[-1]["first_to_saturate"] == ["count"] and lines[-1]["headroom"] < 1
-    assert {d["bolt"] for d in lines[-1]["disagree"]} == {"count"}
-    assert not any(line["fail"] for line in lines[:-1])
-    assert all(line["statuses"].get("count") in (None, "bounded") for line in lines[:-1])
-
-
-def test_watch_text_and_grows(capsys: pytest.CaptureFixture[str]) -> None:
-    with DriftingStormUI(overload_after=3) as ui:
-        code = main(["watch", ui.url, "--topology", "wordcount-drift", "--every", EVERY, "--polls", "6",
-                     "--fail-on", "grows"])
-    assert code == 1
-    out = capsys.readouterr().out.splitlines()
-    assert out[-1].startswith("poll 4 ") and "count grows" in out[-1] and "headroom ×" in out[-1]
-
-
 def test_a_dropped_connection_leaves_a_gap_and_the_recording_goes_on(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "dropped"
@@ -141,20 +118,18 @@ def test_a_dropped_connection_leaves_a_gap_and_the_recording_goes_on(tmp_path: P
 def test_ctrl_c_finishes_the_poll_and_exits_0(tmp_path: Path) -> None:
     out = tmp_path / "interrupted"
     with DriftingStormUI() as ui:
-        sent: list[float] = []
-
-        def interrupt() -> None:  # once recording (the first poll asked for): a loaded machine starts slowly
-            deadline = time.monotonic() + 30
-            while ui.polls < 1 and time.monotonic() < deadline:
-                time.sleep(0.01)
-            sent.append(time.monotonic())
+        def interrupt_while_polling() -> None:
+            # Ctrl+C once polls are being answered (the handler is installed before the first poll), not after a
+            # fixed delay: on a loaded machine a fixed delay can land before the recording has started
+            deadline = time.monotonic() + 60
+            while ui.polls < 2 and time.monotonic() < deadline:
+                time.sleep(0.005)
             os.kill(os.getpid(), signal.SIGINT)
 
-        timer = threading.Thread(target=interrupt, daemon=True)
+        timer = threading.Thread(target=interrupt_while_polling, daemon=True)
         timer.start()
         assert _record(ui, out) == 0  # no --polls: until Ctrl+C
         timer.join()
-    assert time.monotonic() - sent[0] < 10
     polls, notes = read_polls(out)
     assert polls and not notes and (out / "polls.jsonl").read_bytes().endswith(b"\n")
     assert json.loads((out / "storm-run.json").read_text())["topology_id"] == "wordcount-drift-1"

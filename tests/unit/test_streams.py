@@ -13,7 +13,7 @@ import pytest
 from app.cli import main
 from app.core.formats.trace import load_trace
 from app.core.rates import rate_check
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.network import build_network
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import Topology, parse_topology
@@ -23,7 +23,7 @@ def crawler(idle: float = 0) -> dict[str, Any]:
     """StormCrawler's shape in small: fetch and parse send a `status` stream (a fraction of their tuples)
     to one updater, parse has a `tika` side stream, the spout a `deletion` stream."""
     return {
-        "name": "crawler",
+        "schema_version": 2, "name": "crawler",
         "spouts": [{"name": "urls", "rate": 4, "burst": 1, "streams": ["deletion"],
                     "stream_ratio": {"deletion": 0.25}}],
         "bolts": [

@@ -8,7 +8,7 @@ from pathlib import Path
 import z3
 
 from app.core.formats import load_topology
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Encoding
 from app.core.tcn.network import build_network, time_grid

@@ -14,7 +14,7 @@ from app.core.formats import load_topology
 from app.core.formats.trace import Trace
 from app.core.rates import rate_check
 from app.core.tcn import search_lassos, search_proofs, simulate
-from app.core.tcn.certify import CANCELLED, certify
+from app.core.tcn.check.certify import CANCELLED, certify
 from app.core.tcn.encode import Encoding
 from app.core.tcn.network import build_network, lasso_lower_bound
 from app.core.tcn.search import Search, SearchOptions, verify

@@ -25,7 +25,7 @@ from app.core.formats.trace import (
     load_trace,
     trace_bytes,
 )
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.topology import parse_topology
 
 ROOT = Path(__file__).resolve().parents[2]

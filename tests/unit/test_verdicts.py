@@ -21,7 +21,7 @@ from app.core.emission import carry_graph, emit, output_ratio_bounds
 from app.core.formats import load_topology
 from app.core.formats.trace import load_trace
 from app.core.rates import rate_check, sigma_bounds
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import parse_topology
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from app.cli import main
 from app.core.formats.trace import load_trace
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"

@@ -3,33 +3,25 @@
 Written by File > Export verified configuration. It records what was verified (the
 whole document, its verification settings), what was found (one verdict per
 property, with the bound the solver reached) and a SHA-256 content hash of the
-canonical JSON of `Topology.semantics()`, so a deployment pipeline can check that
-the configuration it ships is the one that was verified (layout, ids and
-description do not change the hash; any semantic field does).
+canonical JSON of `Topology.semantics()` (app/core/tcn/check/content.py, the one
+definition), so a deployment pipeline can check that the configuration it ships is
+the one that was verified (layout, ids and description do not change the hash; any
+semantic field does).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import UTC, datetime
 from typing import Any
 
 from app import __version__
 from app.core.results import BoltVerdict, VerifyResult
+from app.core.tcn.check.content import canonical_json as canonical_json
+from app.core.tcn.check.content import content_hash as content_hash
 from app.core.topology import Problem, Topology, TopologyError, parse_topology
 
 VERIFIED_FORMAT = "stormbound-verified/1"
-
-
-def canonical_json(data: Any) -> bytes:
-    """Sorted keys, no spaces, UTF-8: the same data always gives the same bytes."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
-
-
-def content_hash(topo: Topology) -> str:
-    """SHA-256 (hex) of the canonical JSON of the topology's semantics."""
-    return hashlib.sha256(canonical_json(topo.semantics())).hexdigest()
 
 
 def _verdict_entry(result: VerifyResult, topo: Topology) -> dict[str, Any]:
@@ -51,6 +43,8 @@ def verdict_words(result: VerifyResult) -> str:
         return f"counterexample (k = {result.k})" if result.k is not None else "counterexample"
     if result.verdict == "none-up-to-k":
         return f"no counterexample up to k = {result.k}" if result.k is not None else "no counterexample up to k"
+    if result.verdict == "unbounded":
+        return "unbounded (flood proof, certified)"
     if result.verdict == "bounded":
         return "bounded (rate proof)"
     if result.verdict == "no-repeating-growth":
@@ -68,6 +62,8 @@ def bolt_verdict_words(verdict: BoltVerdict) -> str:
     if verdict.verdict == "counterexample":
         how = f", {verdict.method}" if verdict.method not in ("none", "rate check") else ""
         return f"grows: lasso {(verdict.trace_index or 0) + 1} (k = {verdict.k}{how})"
+    if verdict.verdict == "unbounded" and verdict.flood_certificate is not None:
+        return f"unbounded: {verdict.flood_certificate.source} backs up, then floods it (flood proof, certified)"
     if verdict.verdict == "none-up-to-k":
         return f"no lasso up to k = {verdict.k}"
     if verdict.verdict == "bounded":
@@ -77,6 +73,58 @@ def bolt_verdict_words(verdict: BoltVerdict) -> str:
         how = "linear program, certified" if verdict.method == "linear program" else "rate proof"
         return f"no repeating run grows ({how}; not bounded in every run)"
     return "unknown"
+
+
+# The headline names the checked bolts by verdict, worst first: (kind, words for one bolt, words for several,
+# whether the bolts are named). A kind missing here is counted under its own name, after these.
+HEADLINE_KINDS: tuple[tuple[str, str, str, bool], ...] = (
+    ("counterexample", "grows", "grow", True),
+    ("unbounded", "unbounded", "unbounded", True),
+    ("unknown", "unknown", "unknown", False),
+    ("none-up-to-k", "no lasso up to k", "no lasso up to k", False),
+    ("no-repeating-growth", "no repeating growth", "no repeating growth", False),
+    ("bounded", "bounded", "bounded", False),
+)
+HEADLINE_NAMES = 3  # growing bolts named before "and N more"
+
+
+def _named(names: list[str]) -> str:
+    """"a", "a and b", "a, b, c and 2 more"."""
+    if len(names) > HEADLINE_NAMES:
+        return f"{', '.join(names[:HEADLINE_NAMES])} and {len(names) - HEADLINE_NAMES} more"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def headline(verdicts: dict[str, BoltVerdict], checked: list[str], *, searching: bool = False) -> str:
+    """What the checked bolts' verdicts say at a glance, what grows first: "status grows; 9 bounded",
+    "all 4 bounded", "status grows; 9 bounded; 1 searching…" (`searching`: the bolts without a verdict yet)."""
+    names = [n for n in checked if n in verdicts] + [n for n in verdicts if n not in checked]
+    by_kind: dict[str, list[str]] = {}
+    for name in names:
+        by_kind.setdefault(verdicts[name].verdict, []).append(name)
+    known = [k for k, *_ in HEADLINE_KINDS]
+    rows = list(HEADLINE_KINDS) + [(k, k, k, False) for k in by_kind if k not in known]
+    parts = []
+    for kind, one, several, named in rows:
+        group = by_kind.get(kind, [])
+        if not group:
+            continue
+        words = one if len(group) == 1 else several
+        parts.append(f"{_named(group)} {words}" if named or len({*checked, *names}) == 1 else f"{len(group)} {words}")
+    waiting = len([n for n in checked if n not in verdicts])
+    if waiting and searching:
+        parts.append(f"{waiting} searching…")
+    if len(parts) == 1 and not by_kind.get("counterexample") and len(names) > 1 and not waiting:
+        return f"all {parts[0]}"
+    return "; ".join(parts)
+
+
+def result_headline(result: VerifyResult) -> str:
+    """A result at a glance: the checked bolts by verdict for the growth property ("status grows; 9 bounded"),
+    the verdict in words otherwise (a threshold, or a result without per-bolt verdicts)."""
+    if result.property != "growth" or not result.bolts:
+        return verdict_words(result)
+    return headline(result.bolts, result.checked or list(result.bolts))
 
 
 def build_verified(topo: Topology, results: list[VerifyResult], *, created: datetime | None = None) -> dict[str, Any]:
@@ -101,7 +149,19 @@ def build_verified(topo: Topology, results: list[VerifyResult], *, created: date
         "solver_bound": {"k": max(bounds) if bounds else None, "k_max": checked.verification.k_max,
                          "k_setting": checked.verification.k},
         "verdicts": [_verdict_entry(r, checked) for r in results],
+        "latency": _latency(checked),
     }
+
+
+def _latency(topo: Topology) -> dict[str, Any] | None:
+    """Per spout the proven answer against the message timeout (docs/latency.md; proofs only: no witness and no
+    max.spout.pending bisection here), None when the topology is not annotated."""
+    from app.core.latency.report import latency_report
+
+    try:
+        return latency_report(topo, witnesses=False, pending=False).model_dump()
+    except TopologyError:
+        return None
 
 
 def verified_bytes(topo: Topology, results: list[VerifyResult], *, created: datetime | None = None) -> bytes:

@@ -32,12 +32,13 @@ from functools import cached_property
 import networkx as nx
 
 from app.core.emission import sigma_bounds
-from app.core.numbers import exact
+from app.core.numbers import exact, exact_sum
 from app.core.rates.curves import stream_excess
-from app.core.rates.cycles import Weights, cycle_fixpoint, solve_linear
+from app.core.rates.cycles import Weights, amplifies, cycle_fixpoint, solve_linear
 from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
 
 CYCLE_ROUNDS = 60
+_LAZY = ("in_max", "in_long", "in_min", "in_nominal")  # RateFigures' flows, computed when first read
 Key = tuple[str, str]  # (component id, stream name)
 
 
@@ -46,6 +47,22 @@ def keeps_up(inflow: Fraction, capacity: Fraction) -> bool:
 
     Equal is not enough: a bolt that receives exactly what it can process may drift without bound."""
     return inflow < capacity
+
+
+def _stream_bounds(ratios: dict[str, float | None], take_max: int, rule: str
+                   ) -> dict[str, tuple[Fraction, Fraction, Fraction]]:
+    """Per output stream with a value: (σ or ratio, σ_lo, σ_hi), each distinct value worked out once."""
+    done: dict[float, tuple[Fraction, Fraction, Fraction]] = {}
+    out: dict[str, tuple[Fraction, Fraction, Fraction]] = {}
+    for name, value in ratios.items():
+        if value is None:
+            continue
+        found = done.get(value)
+        if found is None:
+            ratio = exact(value)
+            found = done[value] = (ratio, *sigma_bounds(ratio, take_max, rule))
+        out[name] = found
+    return out
 
 
 class RateFigures:
@@ -57,6 +74,7 @@ class RateFigures:
         require_annotated(topo)  # placeholder values from an import would give meaningless figures
         par = parallelism or {}
         self.topo = topo
+        self.names = {c.id: c.name for c in topo.components}  # component id -> name
         self.tau = tau
         self.q0 = Fraction(topo.settings.init_queues)
         self.spout_min: dict[str, Fraction] = {}
@@ -81,8 +99,7 @@ class RateFigures:
         self.streams: dict[str, dict[str, tuple[Fraction, Fraction, Fraction]]] = {}
         rule = topo.settings.emission
         for s in topo.spouts:
-            self.streams[s.id] = {name: (exact(r), *sigma_bounds(exact(r), s.burst, rule))
-                                  for name, r in s.output_streams().items() if r is not None}
+            self.streams[s.id] = _stream_bounds(s.output_streams(), s.burst, rule)
         for b in topo.bolts:
             c = par.get(b.id, b.parallelism)
             alpha = exact(b.alpha)
@@ -92,8 +109,7 @@ class RateFigures:
             self.cap_nominal[b.id] = c / alpha
             self.slowest_take[b.id] = alpha * (1 + tau) + idle
             self.longest_phase[b.id] = alpha * (1 + tau)
-            self.streams[b.id] = {name: (exact(v), *sigma_bounds(exact(v), c, rule))
-                                  for name, v in b.output_streams().items() if v is not None}
+            self.streams[b.id] = _stream_bounds(b.output_streams(), c, rule)
             self.sigma[b.id], self.sigma_lo[b.id], self.sigma_hi[b.id] = self.streams[b.id][DEFAULT_STREAM]
         # what each bolt receives: its input streams, each once (Topology.inputs, shared with the network)
         received = topo.inputs()
@@ -101,8 +117,8 @@ class RateFigures:
         graph = nx.DiGraph()
         graph.add_nodes_from(c.id for c in topo.components)
         # an edge only for a stream that carries something: a σ = 0 stream closes no cycle
-        graph.add_edges_from((src, b) for b, ins in self.inputs.items() for src, stream in ins
-                             if self.carries(src, stream))
+        graph.add_edges_from(dict.fromkeys((src, b) for b, ins in self.inputs.items() for src, stream in ins
+                                           if self.carries(src, stream)))  # each edge once, in order
         self.graph = graph
         self.cyclic = not nx.is_directed_acyclic_graph(graph)
         self._order = [condensed_members(graph, node) for node in _topological_components(graph)]
@@ -113,6 +129,21 @@ class RateFigures:
         self._pinned: set[str] = set()
         self._queue_bound: dict[str, Fraction | None] = {}
         self._in_burst: dict[str, Fraction] = {}
+        # per output stream (component, stream): its every-run curve (rate, burst), the terms in_max sums
+        self._stream_windows: dict[Key, tuple[Fraction, Fraction]] = {}
+
+    def with_streams_kept(self, keep: dict[str, Fraction]) -> RateFigures:
+        """These figures with every output stream of each component in `keep` carrying only that share (> 0) of
+        what it carries here: a sibling whose flows are computed afresh (this one is not changed; the graph is
+        the same, a positive share closes the same cycles)."""
+        sibling = object.__new__(RateFigures)
+        sibling.__dict__.update({k: v for k, v in self.__dict__.items() if k not in _LAZY})
+        sibling.streams = {**self.streams, **{j: {name: (sigma * share, lo * share, hi * share)
+                                                  for name, (sigma, lo, hi) in self.streams[j].items()}
+                                              for j, share in keep.items()}}
+        sibling.cycles_solved = True
+        sibling._pinned, sibling._queue_bound, sibling._in_burst = set(), {}, {}
+        return sibling
 
     @cached_property
     def in_max(self) -> dict[str, Fraction]:
@@ -137,6 +168,13 @@ class RateFigures:
         _ = self.in_max
         return self._in_burst
 
+    @property
+    def stream_windows(self) -> dict[Key, tuple[Fraction, Fraction]]:
+        """Per output stream (component id, stream): the affine curve (rate, burst) of what it carries in every
+        window of every run (the terms of in_max and in_burst; docs/boundedness.md, "Every run")."""
+        _ = self.in_max
+        return self._stream_windows
+
     @cached_property
     def in_long(self) -> dict[str, Fraction]:
         """Largest long-run inflow of a repeating run (equal to in_max when every bolt is bounded)."""
@@ -160,21 +198,55 @@ class RateFigures:
         return ratios is not None and ratios[2] > 0
 
     def bounded(self, ident: str) -> bool:
-        """Proven bounded in every run: the every-run inflow is below the smallest capacity."""
-        return keeps_up(self.in_max[ident], self.cap_min[ident])
+        """Proven bounded in every run: a queue bound was derived (the every-run inflow below the smallest
+        capacity, or equal to it outside a cycle: docs/boundedness.md, "Every run", step 3)."""
+        return self.queue_bound[ident] is not None
 
     def no_repeating_growth(self, ident: str) -> bool:
         """No lasso makes the queue grow: the long-run inflow of a repeating run is below the smallest capacity."""
         return keeps_up(self.in_long[ident], self.cap_min[ident])
 
+    @cached_property
+    def amplifying(self) -> frozenset[str]:
+        """The members of every cycle fed from a spout whose gain with σ_hi is 1 or more (`cycles.amplifies`):
+        at any spout rates and any parallelism some member's long-run inflow reaches its largest capacity
+        (docs/boundedness.md, "Cycles that amplify"). A cycle too dense to tell is left out (never assumed)."""
+        fed: set[str] = set()
+        for s in self.spout_max:
+            fed |= nx.descendants(self.graph, s)
+        found: set[str] = set()
+        for members in self._order:
+            if len(members) < 2 and not self.graph.has_edge(members[0], members[0]) or members[0] not in fed:
+                continue
+            inside = set(members)
+            weights: Weights = {m: {} for m in members}
+            for m in members:
+                for source, stream in self.inputs.get(m, []):
+                    if source in inside and stream in self.streams[source]:
+                        weights[m][source] = weights[m].get(source, Fraction(0)) + self.streams[source][stream][2]
+            if amplifies(members, weights):
+                found |= inside
+        return frozenset(found)
+
     # ---- long-run flows ------------------------------------------------------------------------------------
     def _outflows(self, ident: str, processed: Fraction, high: bool) -> dict[Key, Fraction]:
         """Per output stream of `ident`: σ_hi (high) or σ_lo times the tuples it processes (or emits)."""
-        return {(ident, name): (hi if high else lo) * processed for name, (_, lo, hi) in self.streams[ident].items()}
+        # one multiplication per distinct ratio (20,000 streams of σ 1 share one ratio object: `_stream_bounds`)
+        products: dict[int, Fraction] = {}
+        out: dict[Key, Fraction] = {}
+        for name, (_, lo, hi) in self.streams[ident].items():
+            ratio = hi if high else lo
+            product = products.get(id(ratio))
+            if product is None:
+                product = products[id(ratio)] = ratio * processed
+            out[(ident, name)] = product
+        return out
 
     def inflows(self, spout_out: dict[str, Fraction], cap: dict[str, Fraction], from_above: bool,
-                 high: bool | None = None) -> dict[str, Fraction]:
-        """Long-run inflow per bolt id; outflows use σ_hi from above, σ_lo from below (or σ_hi when `high`)."""
+                 high: bool | None = None, saturated: frozenset[str] = frozenset()) -> dict[str, Fraction]:
+        """Long-run inflow per bolt id; outflows use σ_hi from above, σ_lo from below (or σ_hi when `high`).
+        The members of a cycle in `saturated` process their capacity, without iterating (the suggestion's
+        probe: a cycle that amplifies has no finite uncapped flows)."""
         high = from_above if high is None else high
         out: dict[Key, Fraction] = {}
         for ident, rate in spout_out.items():
@@ -183,6 +255,12 @@ class RateFigures:
         for members in self._order:
             members = [m for m in members if m in cap]
             if not members:
+                continue
+            if self._is_cycle(members) and members[0] in saturated:
+                for m in members:
+                    out.update(self._outflows(m, cap[m], high))
+                for m in members:
+                    inflow[m] = self._received(m, out)
                 continue
             if self._is_cycle(members):
                 self._cycle_flows(members, out, inflow, cap, from_above, high)
@@ -193,7 +271,8 @@ class RateFigures:
         return inflow
 
     def _received(self, m: str, out: dict[Key, Fraction]) -> Fraction:
-        return sum((out.get(key, Fraction(0)) for key in self.inputs[m]), Fraction(0))
+        zero = Fraction(0)
+        return exact_sum(out.get(key, zero) for key in self.inputs[m])
 
     def _is_cycle(self, members: list[str]) -> bool:
         return len(members) > 1 or self.graph.has_edge(members[0], members[0])
@@ -253,6 +332,10 @@ class RateFigures:
         return weights, ext
 
     # ---- every run: rates and bursts over windows (docs/boundedness.md, "Every run") --------------------------
+    def excess_of(self, ident: str, stream: str) -> Fraction:
+        """H of one output stream (docs/boundedness.md, "Failures" step 6)."""
+        return self._excess(ident, stream)
+
     def _excess(self, ident: str, stream: str) -> Fraction:
         """H of one output stream: emitted ≤ σ_hi · processed + H over any stretch (0 for a spout's emissions)."""
         sigma, _, hi = self.streams[ident][stream]
@@ -269,7 +352,7 @@ class RateFigures:
     def _bolt_windows(self, m: str, r: Fraction, rate: dict[Key, Fraction], burst: dict[Key, Fraction]) -> None:
         """The curves of m's output streams from its inflow curve (in_max, in_burst) and whether it is bounded.
 
-        Bounded (inflow rate R below the smallest capacity): its takes in any window of length v are at most
+        Bounded (inflow rate R at most the smallest capacity): its takes in any window of length v are at most
         R·v + b + Q0 + C + R·L, so its emits in a window w at most that over w + α(1+τ). Not bounded: at most
         one batch per α(1−τ), capacity_max·w + C."""
         queue = self._queue_bound.get(m)
@@ -299,12 +382,13 @@ class RateFigures:
             m = members[0]
             in_max[m] = self._received(m, rate)
             self._in_burst[m] = self._received(m, burst)
-            if keeps_up(in_max[m], self.cap_min[m]):
+            if in_max[m] <= self.cap_min[m]:  # a tie too: Q ≤ Q₀ + C + b − (c − R)·D needs only R ≤ c (step 3)
                 self._queue_bound[m] = self.q0 + self.burst[m] + self._in_burst[m]
             else:
                 self._queue_bound[m] = None
                 self._pinned.add(m)
             self._bolt_windows(m, in_max[m], rate, burst)
+        self._stream_windows = {key: (r, burst[key]) for key, r in rate.items()}
         return in_max
 
     def _cycle_windows(self, members: list[str], rate: dict[Key, Fraction], burst: dict[Key, Fraction],

@@ -11,7 +11,7 @@ Every row reads `Σ coefficient·variable + constant ≥ 0` (or `= 0`) over non-
 Infeasibility is shown by Farkas multipliers, found by solving the dual with z3 (exact rationals, one
 `z3.Context` per call): y ≥ 0 on every inequality, free on every equality, the weighted sum of the rows
 has every variable's coefficient ≤ 0 (the variables are ≥ 0) and the constant −1. The multipliers keyed
-by row name are the certificate; `app/core/tcn/linear_check.py` checks one without this module.
+by row name are the certificate; `app/core/tcn/check/linear.py` checks one without this module.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ import z3
 
 from app.core.emission import sigma_bounds
 from app.core.failures import UNBOUNDED, FailureModel
+from app.core.results import LinearCertificate
 from app.core.tcn.network import BoltParams, Network, SpoutParams
 
-__all__ = ["LinearRow", "build_rows", "farkas", "primal_feasible", "prove"]
+__all__ = ["LinearRow", "build_rows", "farkas", "linear_message", "primal_feasible", "prove"]
 
 RowKind = Literal["ge", "eq"]
 
@@ -333,3 +334,13 @@ def prove(net: Network, target: str, timeout_ms: int = 10_000,
           cancelled: Callable[[], bool] | None = None) -> dict[str, Fraction] | None:
     """Farkas multipliers showing that no lasso of `net` makes `target`'s queue grow, or None."""
     return farkas(build_rows(net, target), timeout_ms, cancelled)
+
+
+def linear_message(net: Network, rows: int, cert: LinearCertificate) -> str:
+    """The verdict's words for a target the program proves free of repeating growth, with `rows` rows."""
+    return (f"no lasso of any length makes {cert.target}'s queue grow: summed over one pass of a loop, the counts "
+            f"of its cone ({', '.join(net.kept)}) obey {rows} linear relations"
+            + (" (failures and replays included)" if net.failures is not None else "")
+            + f" that have no solution in which it grows; {len(cert.rows)} of them, weighted by exact Farkas "
+            "multipliers, add up to the contradiction -1 ≥ 0 (the certificate; docs/verifier.md). It is not bounded "
+            "in every run")

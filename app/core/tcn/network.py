@@ -215,13 +215,18 @@ def lasso_lower_bound(net: Network) -> int:
     carries = {(s.name, "default") for s in net.spouts}  # the streams that carry tuples
     carries |= {(s.name, st.name) for s in net.spouts for st in s.streams if not st.silent}
     carries |= {(b.name, st.name) for b in net.bolts for st in b.streams if not st.silent}
+    followers: dict[str, list[str]] = {}  # a breadth-first walk: linear in the network's size
+    for b in net.bolts:
+        for src, stream in b.sources:
+            if (src, stream) in carries:
+                followers.setdefault(src, []).append(b.name)
     while frontier:
         reached = []
-        for b in net.bolts:
-            fed = [src for src, stream in b.sources if src in frontier and (src, stream) in carries]
-            if b.name not in dist and fed:
-                dist[b.name] = dist[fed[0]] + 1
-                reached.append(b.name)
+        for src in frontier:
+            for name in followers.get(src, []):
+                if name not in dist:
+                    dist[name] = dist[src] + 1
+                    reached.append(name)
         frontier = reached
     if net.failures is not None:
         forced = {s.name for s in net.spouts}  # components that emit in every loop

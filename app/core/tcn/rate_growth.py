@@ -14,7 +14,7 @@ processes for α(1−τ); the target waits max_idle before each take and process
 
 the run is eventually periodic with the target's queue growing by a fixed amount per period: a lasso in
 which it grows exists, without writing its positions (there may be 10^4 to 10^5 of them). The figures are
-the certificate; `app/core/tcn/rate_growth_check.py` re-derives them without this module.
+the certificate; `app/core/tcn/check/rate_growth.py` re-derives them without this module.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from fractions import Fraction
 from app.core.formats.trace_numbers import format_time
 from app.core.rates.flows import RateFigures, keeps_up
 from app.core.results import RateGrowthCertificate, RateGrowthLine
-from app.core.tcn.certificate_input import semantics_hash
+from app.core.tcn.check.content import content_hash
 from app.core.topology import Topology
 
 __all__ = ["prove_growth", "growth_message"]
@@ -66,7 +66,7 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
         lines[b.name] = RateGrowthLine(role=role, inflow_low=_text(low[b.id]), inflow_high=_text(high[b.id]),
                                        capacity=_text(capacity))
     spouts = {name_of[s]: _text(rate) for s, rate in figures.spout_max.items()}
-    return RateGrowthCertificate(target=target, content_hash=semantics_hash(topo), spouts=spouts, bolts=lines)
+    return RateGrowthCertificate(target=target, content_hash=content_hash(topo), spouts=spouts, bolts=lines)
 
 
 def growth_message(cert: RateGrowthCertificate) -> str:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.core.rates import RateAnalysis
 from app.core.results import Progress, VerifyResult
+from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.options import SearchOptions
 from app.core.tcn.search_lassos import failure_cycle_phase, simulation_phase
 from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
@@ -43,10 +45,12 @@ class Search(SearchControl):
     def _run(self) -> VerifyResult:
         """The phases of a verification: the rate check (which may prove everything bounded), the
         targets and their cones, lassos built by simulation, the solver's deepening search, and the
-        verdicts of what is left undecided."""
+        verdicts of what is left undecided, and the bolts a backed-up bolt floods (app/core/tcn/flood.py)."""
         run = rate_phase(self)
         if isinstance(run, VerifyResult):
             return run
+        left = [n for n in run.checked if n not in run.verdicts]
+        self.announce(run, f"the search for {', '.join(left)}")  # the rate check's verdicts, before the cones
         plan(self, run)
         simulating = self.simulate and self.threshold is None and self.single_k is None
         if simulating:
@@ -59,12 +63,15 @@ class Search(SearchControl):
             failure_cycle_phase(self, run)
         deepening_phase(self, run)
         close_undecided(self, run)
+        if self.threshold is None and not self.force_search:  # a source that backs up may flood a bolt below it
+            flood_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
+                           lambda: self.stop_reason(run.elapsed()) is not None)
         ordered = {n: run.verdicts[n] for n in run.checked}
         return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
                          self.threshold, run.nets, run.downgraded)
 
 
 def verify(topo: Topology, options: SearchOptions | None = None, *,
-           progress: Callable[[Progress], None] | None = None) -> VerifyResult:
+           progress: Callable[[Progress], None] | None = None, rates: RateAnalysis | None = None) -> VerifyResult:
     """Run one :class:`Search` to the end (convenience for the CLI and tests)."""
-    return Search(topo, options, progress=progress).run()
+    return Search(topo, options, progress=progress, rates=rates).run()

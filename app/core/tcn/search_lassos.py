@@ -10,7 +10,7 @@ from typing import Any
 from app.core.formats.trace import Trace
 from app.core.gc_pause import paused_gc
 from app.core.results import BoltVerdict, Progress
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.failing import failure_summary
 from app.core.tcn.search_run import Run, SearchControl
 from app.core.tcn.simulate import build_lasso
@@ -26,6 +26,7 @@ def simulation_phase(search: SearchControl, run: Run) -> None:
     lasso must hold a whole failure cycle (their long simulation comes after the linear program)."""
     for target in (t for phase in run.phases for t in phase):
         if target not in run.verdicts and target not in run.downgraded and not search.stop_reason(run.elapsed()):
+            search.announce(run, f"{target}: building a lasso by simulation")
             _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
                             run.verdicts, run.elapsed)
 
@@ -35,6 +36,7 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
     FAILURE_CYCLE_BUDGET_S for each (or what is left of the time limit)."""
     for target in (t for phase in run.phases for t in phase):
         if target in run.downgraded and target not in run.verdicts and not search.stop_reason(run.elapsed()):
+            search.announce(run, f"{target}: a long simulation through a failure cycle")
             _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
                             run.verdicts, run.elapsed, bounded_without_failures=True,
                             budget_s=FAILURE_CYCLE_BUDGET_S)

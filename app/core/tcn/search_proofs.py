@@ -7,10 +7,11 @@ from __future__ import annotations
 import time
 
 from app.core.results import BoltVerdict, LinearCertificate, Progress
-from app.core.tcn.certificate_input import semantics_hash
-from app.core.tcn.linear import build_rows, farkas
+from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.linear import check_certificate
+from app.core.tcn.check.rate_growth import check_growth_certificate
+from app.core.tcn.linear import build_rows, farkas, linear_message
 from app.core.tcn.rate_growth import growth_message, prove_growth
-from app.core.tcn.rate_growth_check import check_growth_certificate
 from app.core.tcn.search_run import Run, SearchControl
 
 LINEAR_BUDGET_S = 10.0  # per target: the linear program over one loop pass (measured: 10-100 ms)
@@ -23,6 +24,7 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
     for target in run.targets:
         if target in run.verdicts or search.stop_reason(run.elapsed()):
             continue
+        search.announce(run, f"{target}: a proof of growth by rates")
         cert = prove_growth(run.nets[target].topology, target)
         if cert is None:
             continue
@@ -41,12 +43,14 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
 def linear_phase(search: SearchControl, run: Run) -> None:
     """The linear program over one loop pass (app/core/tcn/linear.py, docs/verifier.md): every target
     still undecided whose rows have no solution in which it grows gets `no-repeating-growth` with the
-    Farkas multipliers as its certificate, is not searched, and is held level in the other cones."""
+    Farkas multipliers as its certificate (accepted by its independent checker, app/core/tcn/check/linear.py,
+    before it is recorded), is not searched, and is held level in the other cones."""
     proven: list[str] = []
     for target in run.targets:
         if target in run.verdicts or search.stop_reason(run.elapsed()):
             continue
         net = run.nets[target]
+        search.announce(run, f"{target}: the linear program over one loop pass")
         started = time.monotonic()
         rows = build_rows(net, target)
         budget = LINEAR_BUDGET_S if search.timeout_s is None else min(LINEAR_BUDGET_S,
@@ -55,17 +59,15 @@ def linear_phase(search: SearchControl, run: Run) -> None:
         if multipliers is None:
             continue
         took = time.monotonic() - started
-        failing = net.failures is not None
-        run.verdicts[target] = BoltVerdict(
-            verdict="no-repeating-growth", method="linear program",
-            certificate=LinearCertificate(target=target, content_hash=semantics_hash(net.topology),
-                                          rows={name: str(y) for name, y in multipliers.items()}),
-            message=(f"no lasso of any length makes {target}'s queue grow: summed over one pass of a loop, "
-                     f"the counts of its cone ({', '.join(net.kept)}) obey {len(rows)} linear relations"
-                     + (" (failures and replays included)" if failing else "")
-                     + f" that have no solution in which it grows; {len(multipliers)} of them, weighted by "
-                     "exact Farkas multipliers, add up to the contradiction -1 ≥ 0 (the certificate; "
-                     "docs/verifier.md). It is not bounded in every run"))
+        cert = LinearCertificate(target=target, content_hash=content_hash(net.topology),
+                                 rows={name: str(y) for name, y in multipliers.items()})
+        problems = check_certificate(net.topology, cert)
+        if problems:  # the independent checker has the last word, as for every other certificate
+            run.notes.append(f"defect: the linear program's certificate for {target} was rejected by its "
+                             "checker and discarded: " + "; ".join(problems[:3]))
+            continue
+        run.verdicts[target] = BoltVerdict(verdict="no-repeating-growth", method="linear program",
+                                           certificate=cert, message=linear_message(net, len(rows), cert))
         proven.append(target)
         if search.progress is not None:
             search.progress(Progress(k=0, elapsed_s=run.elapsed(),

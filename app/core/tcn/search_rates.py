@@ -10,6 +10,7 @@ from typing import Any
 from app.core.formats.trace import format_time
 from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, VerifyResult
+from app.core.tcn.cones import bounded_in_cones
 from app.core.tcn.network import build_network
 from app.core.tcn.search_run import Run, SearchControl, deepening_schedule
 
@@ -21,13 +22,16 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
     search.deadline = None if search.timeout_s is None else start + search.timeout_s
     topo = search.topo
     checked = [b.name for b in topo.checked_bolts()]
-    rates = RateAnalysis(topo)  # the exact figures and the failure model, once
+    rates = search.rates if search.rates is not None else RateAnalysis(topo)  # the figures and failures, once
+    search.rates = rates
     search.failing = rates.model is not None
     report = rates.report(suggest=False)  # statuses only; with a failure model they cover the replays
     # bounded when nothing fails but not with failures: a lasso, if any, needs failures (the long ones)
     free = rates.fluid_report() if search.failing else report
     exact = rates.margins()
     with_failures = rates.failure_margins() or {}
+    report, on_cones = bounded_in_cones(topo, report, checked)  # a cycle elsewhere hides no bound (failures)
+    with_failures.update(on_cones)
     rate_json: dict[str, Any] = {
         "bolts": {n: {"status": report.bolts[n].status, "inflow_max": format_time(exact[n][0]),
                       "capacity_min": format_time(exact[n][1]),

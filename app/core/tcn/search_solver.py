@@ -11,7 +11,7 @@ import z3
 
 from app.core.formats.trace import Trace
 from app.core.results import BoltVerdict
-from app.core.tcn.certify import certify
+from app.core.tcn.check.certify import certify
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Cancelled, Encoding
 from app.core.tcn.network import build_network, lasso_lower_bound
@@ -40,6 +40,7 @@ def deepening_phase(search: SearchControl, run: Run) -> None:
         if k < shortest.get(target, 0):  # provably no lasso this short: no solver call
             run.proven[target] = k
             continue
+        search.announce(run, f"{target}: the solver at k = {k}", k)
         outcome = _solve(search, run.nets[target], k, target, run.targets, run.steady, run.notes, run.elapsed)
         if isinstance(outcome, str):
             if outcome == "unsat":

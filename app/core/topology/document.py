@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import Field, model_serializer, model_validator
+from pydantic import Field, PrivateAttr, model_serializer, model_validator
 
 from app.core.topology.checks import graph_problems
 from app.core.topology.components import DEFAULT_STREAM, Bolt, Component, Position, Spout, Subscription
@@ -14,13 +14,13 @@ from app.core.topology.fields import StrictModel, new_id
 from app.core.topology.problems import one_line
 from app.core.topology.settings import StormSettings, TopologySettings, VerificationSettings, new_settings
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2  # 2: declared streams (an earlier version's documents: app/core/topology/migrate.py)
 
 
 class Topology(StrictModel):
     """The whole document. `layout` maps component ids to canvas positions and has no semantics."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1, 2] = SCHEMA_VERSION  # 1 is read (and upgraded) by parse_topology
     name: str = "untitled"
     description: str = ""
     spouts: list[Spout] = Field(default_factory=list)
@@ -30,6 +30,17 @@ class Topology(StrictModel):
     verification: VerificationSettings = Field(default_factory=VerificationSettings)
     layout: dict[str, Position] = Field(default_factory=dict)
     storm: StormSettings = Field(default_factory=StormSettings)
+    _read_notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def read_notes(self) -> list[str]:
+        """What reading assumed of a document an earlier version wrote (one line each; none for a current one)."""
+        return list(self._read_notes)
+
+    def with_read_notes(self, notes: list[str]) -> Topology:
+        """This topology carrying `notes` as its `read_notes` (set by the reader, app/core/topology/parse.py)."""
+        self._read_notes = list(notes)
+        return self
 
     @model_serializer(mode="wrap")
     def _drop_empty_storm(self, handler: Any) -> Any:

@@ -7,8 +7,10 @@ from typing import Any, Literal
 
 from pydantic import Field, model_serializer, model_validator
 
-from app.core.emission import Emission
 from app.core.topology.fields import STORM_MAX_INT, Number, PositiveSeconds, Seconds, StrictModel, Whole
+
+#: the emission rule of docs/model.md section 2.3 (what a bolt's carry keeps after an emit)
+Emission = Literal["dvert", "exact"]
 
 #: what a reliable spout does with the tuples lost at a failed bolt (docs/model.md section 7)
 Replay = Literal["paced", "at-once", "none"]
@@ -102,6 +104,7 @@ class StormObserved(StrictModel):
 
     window_seconds: float = Field(gt=0, description="the seconds the counts cover")
     failed: int = Field(default=0, ge=0, description="spout tuples failed in the window (timeouts included)")
+    acked: int | None = Field(default=None, ge=0, description="spout tuples acked in the window")
     complete_latency_ms: float | None = Field(default=None, ge=0, description="the spouts' complete latency (ms)")
     busiest_bolt: str | None = Field(default=None, description="the bolt with the highest Storm UI capacity")
     busiest_capacity: float | None = Field(default=None, ge=0, description=(

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -34,6 +35,7 @@ from app.gui.commands import (
     SetSubscriptionFieldsCommand,
 )
 from app.gui.document import DocumentModel, FieldError
+from app.gui.panels.explanation import ExplanationBox
 
 
 @dataclass(frozen=True)
@@ -272,6 +274,9 @@ class Inspector(QScrollArea):
         self.hint.setWordWrap(True)
         self.element_form.addRow(self.hint)
         self.body_layout.addWidget(self.element_box)
+        self.explanation = ExplanationBox()  # the selection in words (what its tooltip says, its verdicts)
+        self.element_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)  # scrolls, no squeeze
+        self.body_layout.addWidget(self.explanation)
         self.section_rows: dict[tuple[str, str], FieldRow] = {}
         for section, title, specs in SECTIONS:
             box = QGroupBox(title)
@@ -320,6 +325,7 @@ class Inspector(QScrollArea):
         """Edit the component or subscription `ident` (None: nothing selected)."""
         self._clear_element()
         self.selected_id = ident
+        self.explanation.show_for(ident if ident is not None and self.document.has_component(ident) else None)
         self.selected_kind = None
         if ident is None:
             self.element_box.setTitle("Selection")

@@ -15,6 +15,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPixmap
 
 from app.core.formats.verified import bolt_verdict_words
+from app.gui.app_words import in_app_words
 from app.gui.panels.verification_controller import MARKER_MEANING, PropertyState, VerificationController
 
 MARKER_COLOURS = {"grey": "#9e9e9e", "red": "#d32f2f", "green": "#388e3c", "amber": "#f5a300"}
@@ -130,11 +131,15 @@ class PropertyTableModel(QAbstractTableModel):
             if column == TIME:
                 return "" if result is None else f"{result.elapsed_s:.1f} s"
             return None
+        if role == Qt.ItemDataRole.ToolTipRole and column == VERDICT and state.verdict_words:
+            return f"{state.spec.title}: {state.verdict_words}"
         return self._decoration(colour, column, role, state.spec.title)
 
     def _bolt_data(self, state: PropertyState, bolt: str, column: int, role: int) -> Any:
         verdict = state.bolt_verdict(bolt)
-        if verdict is None:
+        if verdict is None and state.running and state.doing.startswith(f"{bolt}: "):
+            text = "searching: " + state.doing.removeprefix(f"{bolt}: ")
+        elif verdict is None:
             text = "verifying…" if state.running else ("" if state.result is None else "not searched")
         else:
             text = bolt_verdict_words(verdict)
@@ -152,7 +157,7 @@ class PropertyTableModel(QAbstractTableModel):
             return bolt
         tip = f"{bolt}'s own verdict: double-click to open its lasso"
         if role == Qt.ItemDataRole.ToolTipRole and column == VERDICT:
-            return verdict.message if verdict is not None and verdict.message else text
+            return in_app_words(verdict.message) if verdict is not None and verdict.message else text
         return self._decoration(state.bolt_colour(bolt), column, role, tip)
 
     @staticmethod

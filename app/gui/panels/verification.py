@@ -41,10 +41,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.formats.verified import bolt_verdict_words
+from app.core.formats.verified import bolt_verdict_words, result_headline
 from app.core.results import BoltVerdict, VerifyResult
+from app.gui.app_words import in_app_words
 from app.gui.document import DocumentModel
-from app.gui.panels.property_table import COLUMNS, MARKER_COLOURS, PropertyTableModel, marker_icon
+from app.gui.panels.property_table import (
+    COLUMNS,
+    MARKER_COLOURS,
+    VERDICT_TEXT_COLOURS,
+    PropertyTableModel,
+    marker_icon,
+)
 from app.gui.panels.trace_view import TraceView, save_bytes
 from app.gui.panels.verification_controller import (
     VERDICT_MARKER,
@@ -92,10 +99,16 @@ class VerificationPanel(QWidget):
         splitter.addWidget(self.details)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 2)
+        # the answer at a glance, over the list: what grows first ("status grows; 9 bounded")
+        self.headline_label = QLabel("")
+        self.headline_label.setObjectName("verification_headline")
+        self.headline_label.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
+        layout.addWidget(self.headline_label)
         layout.addWidget(splitter, 1)
         layout.addWidget(self.capacity_label)
+        layout.addWidget(self.timeouts_label)
         layout.addWidget(self.progress_label)
         layout.addWidget(self.progress_bar)
 
@@ -155,7 +168,9 @@ class VerificationPanel(QWidget):
         self.table.setShowGrid(False)
         self.table.setWordWrap(False)
         self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # one line a row: a fixed height, not each row measured again whenever a verdict arrives (50 bolts: 0.5 s)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
@@ -170,6 +185,10 @@ class VerificationPanel(QWidget):
         self.capacity_label = QLabel("")
         self.capacity_label.setWordWrap(True)
         self.capacity_label.setVisible(False)
+        # per spout: can a tuple tree outlast the message timeout (docs/latency.md), the reasons in the tooltip
+        self.timeouts_label = QLabel("")
+        self.timeouts_label.setWordWrap(True)
+        self.timeouts_label.setVisible(False)
         self.progress_label = QLabel("Not run.")
         self.progress_label.setWordWrap(True)
         self.progress_bar = QProgressBar()
@@ -259,12 +278,26 @@ class VerificationPanel(QWidget):
         if self.states:
             self.select(min(max(self._selected_property, 0), len(self.states) - 1))
         self._show_details()
+        self._show_headline()
         self._update_buttons()
 
     def _on_property_changed(self, row: int) -> None:
         if self.selected()[0] == row:
             self._show_details()
+        self._show_headline()
         self._update_buttons()
+
+    def _show_headline(self) -> None:
+        """Each property's verdict at a glance, in its marker's colour, one line each (hidden before any)."""
+        lines = [(s.verdict_text, s.colour) for s in self.states if s.result is not None or s.running or s.partial]
+        self.headline_label.setText("<br>".join(
+            f"<span style='font-size:large; font-weight:bold; color:{VERDICT_TEXT_COLOURS[colour]}'>"
+            f"{_html(text)}</span>" for text, colour in lines))
+        self.headline_label.setVisible(bool(lines))
+
+    def headline(self) -> str:
+        """The headline's text (also used by tests): each shown property's verdict at a glance, a line each."""
+        return "\n".join(s.verdict_text for s in self.states if s.result is not None or s.running or s.partial)
 
     def _show_details(self) -> None:
         row, bolt = self.selected()
@@ -272,7 +305,11 @@ class VerificationPanel(QWidget):
             self.details.clear()
             return
         state = self.states[row]
-        parts = [f"<b>{_html(state.spec.title)}</b>: {_html(state.verdict_text)}"]
+        parts = [f"<b>{_html(state.verdict_text)}</b>"]
+        if state.verdict_words and state.verdict_words != state.verdict_text.removeprefix("stale: "):
+            parts.append(f"{_html(state.spec.title)}: {_html(state.verdict_words)}")
+        else:
+            parts.append(_html(state.spec.title))
         if state.stale:
             parts.append("<i>The model changed since this result: verify again.</i>")
         if state.error:
@@ -306,7 +343,7 @@ class VerificationPanel(QWidget):
             parts.append("<br>".join(_html(f) for f in facts))
             if result.notes:
                 parts.append("Notes:<ul>" + "".join(f"<li>{_html(n)}</li>" for n in result.notes) + "</ul>")
-        self.details.setHtml("<p>" + "</p><p>".join(parts) + "</p>")
+        self.details.setHtml(in_app_words("<p>" + "</p><p>".join(parts) + "</p>"))
 
     def _on_selection_changed(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
         self._show_details()
@@ -371,8 +408,9 @@ class VerificationPanel(QWidget):
 
     def _on_progress(self) -> None:
         state = self.controller.worker_state
-        if state is not None and state.progress is not None:
-            self.progress_bar.setValue(min(state.progress.k, self.progress_bar.maximum()))
+        value = min(state.progress.k, self.progress_bar.maximum()) if state and state.progress else None
+        if value is not None and value != self.progress_bar.value():  # setValue repaints the panel at once
+            self.progress_bar.setValue(value)
         self._show_progress()
 
     def _show_progress(self) -> None:
@@ -384,6 +422,7 @@ class VerificationPanel(QWidget):
         if row < 0:
             return
         self._show_capacity(self.states[row].capacity)
+        self._show_timeouts(self.states[row].timeouts)
         shown = self.trace_row < 0 or self.trace_row == row or self.trace_view.trace is None
         if result.verdict == "counterexample" and result.trace is not None and not self.states[row].stale and shown:
             self.show_trace(row)
@@ -394,10 +433,19 @@ class VerificationPanel(QWidget):
             return
         short = lines[0].split(": every bolt")[0]
         rest = lines[0].split("; ", 1)[1] if "; " in lines[0] else ""
-        self.capacity_label.setText(f"Capacity: {short}" + (f"; {rest}" if rest else "")
+        self.capacity_label.setText(in_app_words(f"Capacity: {short}") + (f"; {in_app_words(rest)}" if rest else "")
                                     + (" — overloaded: see the tooltip" if len(lines) > 1 else ""))
-        self.capacity_label.setToolTip("\n".join(lines))
+        self.capacity_label.setToolTip(in_app_words("\n".join(lines)))
         self.capacity_label.setVisible(True)
+
+    def _show_timeouts(self, timeouts: tuple[list[str], list[str]]) -> None:
+        """Per spout its answer against the message timeout in a few words; the sentences in the tooltip."""
+        short, lines = timeouts
+        if not short:
+            return
+        self.timeouts_label.setText("Timeouts: " + "; ".join(short))
+        self.timeouts_label.setToolTip("\n".join(lines))
+        self.timeouts_label.setVisible(True)
 
     def raise_trace(self) -> None:
         """Show the trace view's dock (a counterexample arrived)."""
@@ -412,8 +460,9 @@ class VerificationPanel(QWidget):
 
     # ---- staleness -------------------------------------------------------------------------
     def _on_results_stale(self) -> None:
-        if self.capacity_label.isVisible() and not self.capacity_label.text().startswith("(stale)"):
-            self.capacity_label.setText("(stale) " + self.capacity_label.text())
+        for label in (self.capacity_label, self.timeouts_label):
+            if label.isVisible() and not label.text().startswith("(stale)"):
+                label.setText("(stale) " + label.text())
         if self.trace_view.trace is not None and "Stale" not in self.trace_view.title.text():
             self.trace_view.title.setText("Stale (the model changed since): " + self.trace_view.title.text())
         self._update_buttons()
@@ -421,6 +470,7 @@ class VerificationPanel(QWidget):
     def _on_document_replaced(self) -> None:
         self.trace_row = -1
         self.capacity_label.setVisible(False)
+        self.timeouts_label.setVisible(False)
         self.trace_view.clear()
 
     # ---- the trace -------------------------------------------------------------------------
@@ -432,13 +482,16 @@ class VerificationPanel(QWidget):
         result = self.states[row].result
         if result is None or result.trace is None:
             return False
-        trace, caption = result.trace, self.states[row].spec.title
+        state = self.states[row]
+        # what grows first, the property second ("status grows; 9 bounded — unbounded growth of …: counterexample")
+        trace, caption = result.trace, f"{result_headline(result)} — {state.spec.title.lower()}: {state.verdict_words}"
         if bolt is not None:
             verdict = result.bolts.get(bolt)
             if verdict is None or verdict.trace_index is None or verdict.trace_index >= len(result.traces):
                 return False
             trace = result.traces[verdict.trace_index]
-            caption = f"{caption}: {bolt} grows (lasso {verdict.trace_index + 1} of {len(result.traces)})"
+            caption = (f"{bolt} grows (lasso {verdict.trace_index + 1} of {len(result.traces)}) — "
+                       f"{result_headline(result)}")
         self.trace_row = row
         if self.states[row].stale:
             caption = "Stale (the model changed since): " + caption
@@ -540,3 +593,4 @@ def create_actions(panel: VerificationPanel, parent: QObject) -> None:
     panel.action_export_verified.setStatusTip(
         "Save the topology with its verdicts, the solver bound and a content hash")
     panel.action_export_verified.triggered.connect(panel.export_verified_dialog)
+

@@ -12,12 +12,15 @@ GUI thread, so worker signals reach its bound methods there.
 
 from __future__ import annotations
 
+import importlib
+import threading
 import time
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Signal
 
-from app.core.formats.verified import verdict_words, verified_bytes
+from app.core.formats.verified import headline, result_headline, verdict_words, verified_bytes
+from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, Progress, PropertyKind, VerifyResult
 from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.topology import Problem, Topology, TopologyError, parse_topology
@@ -25,9 +28,9 @@ from app.gui.commands import SetSectionFieldsCommand
 from app.gui.document import DocumentModel
 from app.gui.workers import SearchFactory, VerifyWorker
 
-VERDICT_MARKER = {"counterexample": "red", "none-up-to-k": "green", "no-repeating-growth": "amber", "bounded": "green",
-                  "unknown": "amber"}
-MARKER_MEANING = {"grey": "not run or stale", "red": "counterexample", "green": "no counterexample found",
+VERDICT_MARKER = {"counterexample": "red", "unbounded": "red", "none-up-to-k": "green", "no-repeating-growth": "amber",
+                  "bounded": "green", "unknown": "amber"}
+MARKER_MEANING = {"grey": "not run or stale", "red": "counterexample or unbounded", "green": "no counterexample found",
                   "amber": "unknown"}
 PREFERRED_STATS = ("conflicts", "decisions", "propagations", "memory", "max memory", "rlimit count")
 
@@ -74,6 +77,12 @@ class PropertyState:
     progress: Progress | None = None
     generation: int = -1
     capacity: list[str] = field(default_factory=list)  # the headroom and Storm's response (app/core/headroom.py)
+    # per spout, against the message timeout (docs/latency.md): the short answers, then the sentences
+    timeouts: tuple[list[str], list[str]] = ([], [])
+
+    # while running: the checked bolts' verdicts known so far and what the search does next (from its progress)
+    partial: dict[str, BoltVerdict] = field(default_factory=dict)
+    doing: str = ""
 
     @property
     def colour(self) -> str:
@@ -87,18 +96,26 @@ class PropertyState:
 
     @property
     def verdict_text(self) -> str:
+        """The verdict at a glance: for the growth property what grows first ("status grows; 9 bounded")."""
         if self.running:
-            return "verifying…"
+            return headline(self.partial, list(self.spec.bolts), searching=True) if self.partial else "verifying…"
         if self.error:
             return "unknown (failed)"
         if self.result is None:
             return self.note or "not run"
-        words = verdict_words(self.result)
+        words = result_headline(self.result)
         return f"stale: {words}" if self.stale else words
 
+    @property
+    def verdict_words(self) -> str:
+        """The property's verdict in words ("counterexample (k = 12)"; '' without a result)."""
+        return "" if self.result is None else verdict_words(self.result)
+
     def bolt_verdict(self, name: str) -> BoltVerdict | None:
-        """Checked bolt `name`'s own verdict (None while running or before a result)."""
-        if self.running or self.result is None:
+        """Checked bolt `name`'s own verdict (while running: once the search knows it; None before)."""
+        if self.running:
+            return self.partial.get(name)
+        if self.result is None:
             return None
         return self.result.bolts.get(name)
 
@@ -109,10 +126,24 @@ class PropertyState:
         return "grey" if self.stale else VERDICT_MARKER[verdict.verdict]
 
 
+_WARMING: list[threading.Thread] = []
+
+
+def warm_up_verifier() -> None:
+    """Import the verifier (z3, the search's phases: about a second) in a background thread, once per process,
+    so that the first Verify shows the rate check's verdicts at once instead of after the imports."""
+    if not _WARMING:
+        thread = threading.Thread(target=importlib.import_module, args=("app.core.tcn.search",),
+                                  name="stormbound-warm-up", daemon=True)
+        _WARMING.append(thread)
+        thread.start()
+
+
 def property_specs(topo: Topology) -> list[PropertySpec]:
     """The properties the document asks for: growth of the checked bolts, and the queue threshold."""
     names = [b.name for b in topo.checked_bolts()]
-    which = ", ".join(names) if names else "every bolt"
+    which = (", ".join(names) if 0 < len(names) <= 3 else "every bolt" if not topo.verification.checked or not names
+             else f"{len(names)} checked bolts")  # a long list reads as a count: the rows name them
     specs = [PropertySpec("growth", f"Unbounded growth of {which}", bolts=tuple(names))]
     threshold = topo.verification.queue_threshold
     if threshold is not None:
@@ -147,9 +178,22 @@ class VerificationController(QObject):
         self.run_started_at = 0.0
         self.last_cancel_latency_s: float | None = None
         self.snapshot: Topology = document.topology()
+        self.rates: RateAnalysis | None = None  # the snapshot's rate analysis, shared by its searches
+        if search_factory is None:  # the real verifier: loaded while the user looks at the document
+            warm_up_verifier()
         document.changed.connect(self._on_document_changed)
         document.document_replaced.connect(self._on_document_replaced)
         self.rebuild(keep=False)
+
+    def _rates_of(self, topo: Topology) -> RateAnalysis | None:
+        """The rate analysis of the snapshot to verify: the document's own when it is of the same topology (the
+        canvas made it already), else a new one (its figures are computed by the first search that reads them,
+        in its worker); None when the rate check refuses the document (each search then says why)."""
+        try:
+            rates = self.document.rates()
+            return rates if rates.of(topo) else RateAnalysis(topo)
+        except Exception:  # noqa: BLE001 - the search reports the same problem in its own words
+            return None
 
     # ---- queries -------------------------------------------------------------------------------
     def is_running(self) -> bool:
@@ -173,13 +217,21 @@ class VerificationController(QObject):
         return SearchOptions().deepest(self.snapshot)
 
     def progress_text(self) -> str:
-        """'Verifying …: 1.2 s, k = 8 · conflicts … — message' for the running search ('' when none)."""
+        """'Verifying …: 1.2 s; 1 of 11 bolts left, now status: the solver at k = 8 · conflicts … — message'
+        for the running search ('' when none): what the remaining time is spent on."""
         state, worker = self.worker_state, self.worker
         if state is None or worker is None:
             return ""
         elapsed = time.monotonic() - (worker.started_at or self.run_started_at)
         text = f"Verifying {state.spec.title.lower()}: {elapsed:.1f} s"
-        if state.progress is not None:
+        left = [b for b in state.spec.bolts if b not in state.partial]
+        if state.partial and state.spec.bolts:
+            text += f"; {len(left)} of {len(state.spec.bolts)} bolts left"
+        if state.doing:
+            text += f", now {state.doing}"
+        elif state.progress is None:
+            text += ", now the rate check"
+        if state.progress is not None and not state.progress.doing:  # a step of the solver, not an announcement
             text += f", k = {state.progress.k}"
             stats = format_stats(state.progress.stats)
             if stats:
@@ -243,10 +295,11 @@ class VerificationController(QObject):
             self.all_finished.emit()
             return
         self.snapshot = topo
+        self.rates = self._rates_of(topo)
         self._queue = list(self.states)
         for row, state in enumerate(self.states):
             state.result, state.stale, state.error, state.note = None, False, "", "waiting"
-            state.capacity = []
+            state.capacity, state.timeouts = [], ([], [])
             state.generation = self._generation  # the snapshot's generation: later edits make it stale
             self.property_changed.emit(row)
         self.run_started_at = time.monotonic()
@@ -262,8 +315,9 @@ class VerificationController(QObject):
             return
         state = self._queue.pop(0)
         state.running, state.error, state.note, state.progress = True, "", "", None
+        state.partial, state.doing = {}, ""
         worker = VerifyWorker(self.snapshot, prop=state.spec.kind, options=self.options(state.spec),
-                              search_factory=self.search_factory)
+                              search_factory=self.search_factory, rates=self.rates)
         worker.progress.connect(self._on_progress)
         worker.result_ready.connect(self._on_result)
         worker.failed.connect(self._on_failed)
@@ -287,9 +341,15 @@ class VerificationController(QObject):
         self.worker.cancel()
 
     def _on_progress(self, progress: Progress) -> None:
-        if self.worker_state is None:
+        state = self.worker_state
+        if state is None:
             return
-        self.worker_state.progress = progress
+        state.progress = progress
+        if progress.doing:  # verdicts known so far: the bolts' rows show them at once
+            state.doing = progress.doing
+            if progress.verdicts.keys() != state.partial.keys():
+                state.partial = dict(progress.verdicts)
+                self._changed(state)
         self.progress_changed.emit()
 
     def _on_result(self, result: VerifyResult) -> None:
@@ -298,6 +358,7 @@ class VerificationController(QObject):
             return
         state.result = result
         state.capacity = list(self.worker.capacity) if self.worker is not None else []
+        state.timeouts = self.worker.timeouts if self.worker is not None else ([], [])
         state.running = False
         state.stale = state.generation != self._generation
         state.error = ""

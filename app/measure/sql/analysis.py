@@ -107,6 +107,17 @@ SELECT comp, avg(alpha), min(alpha), max(alpha), stddev_pop(alpha) FROM work GRO
 """
 
 # Bursts: the emits of one spout task closer than burst_gap; the rate leaves out the last burst.
+# Complete latency per spout: each acked message from its last emission before the ack (a replay starts its
+# latency anew) to its spout_ack (docs/latency.md).
+COMPLETE = """
+WITH acks AS (SELECT comp, msg, t FROM {events} WHERE ev = 'spout_ack'),
+emits AS (SELECT comp, msg, t FROM {events} WHERE ev = 'spout_emit'),
+pairs AS (
+  SELECT a.comp, a.msg, a.t AS ack_t, max(e.t) AS emit_t FROM acks a
+  JOIN emits e ON a.comp = e.comp AND a.msg = e.msg AND e.t <= a.t GROUP BY a.comp, a.msg, a.t)
+SELECT comp, CAST(count(*) AS {long}), max(ack_t - emit_t), avg(ack_t - emit_t) FROM pairs GROUP BY comp
+"""
+
 BURSTS = """
 WITH gaps AS (
   SELECT comp, task, t, t - lag(t) OVER (PARTITION BY comp, task ORDER BY t) AS gap
@@ -210,6 +221,12 @@ def analyze_sql(run: Run, dialect: Dialect, events: str, queues: str, bin_s: flo
             if c.kind == "spout" and c.emitted:
                 share = c.replays / c.emitted
                 c.rate_fresh, c.rate_replayed = c.rate_out * (1 - share), c.rate_out * share
+
+    if any(n["spout_ack"] for n in totals.values()):
+        for comp, done, longest, mean in query(COMPLETE):
+            if comp in components and int(done):
+                c = components[comp]
+                c.completed, c.complete_max, c.complete_mean = int(done), float(longest), float(mean)
 
     bins: dict[str, list[tuple[float, float]]] = defaultdict(list)
     if q_n:

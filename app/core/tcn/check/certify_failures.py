@@ -1,10 +1,10 @@
 """The certifier's own figures for failures and replays (docs/model.md section 7), from the document alone.
 
-Like the rest of the certifier (app/core/tcn/certify.py) this shares no code with the
+Like the rest of the certifier (app/core/tcn/check/certify.py) this shares no code with the
 encoder, the simulation or app/core/failures.py: it recomputes which bolts may fail, the
 reboot bounds, the replay mode and the impact Imp(j, s) (section 7.3) from the trace's
-embedded topology, with its own path sum and its own largest output ratio σ_hi of the
-`"dvert"` carry automaton (section 5), states the replay split rule once more, and checks
+embedded topology, with its own path sum and the checker room's own largest output ratio σ_hi
+(`ratios.py`, section 5), states the replay split rule once more, and checks
 a failing bolt's position (section 7.2) for the replay of certify_replay.py.
 """
 
@@ -17,11 +17,8 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.formats.trace import parse_carry
+from app.core.tcn.check.ratios import ratio_bounds
 from app.core.topology import Bolt, Topology
-
-#: the size (states² × batch sizes) above which section 5's σ_hi is replaced by its sound bound 2σ,
-#: as the rate check does for a very fine σ (restated here, not imported: the certifier is independent)
-_LARGEST_AUTOMATON = 200_000
 
 
 @dataclass(frozen=True)
@@ -52,66 +49,8 @@ def failure_rules(topo: Topology) -> FailureRules | None:
     return FailureRules(ttf, _fr(s.min_reboot_time), _fr(s.max_reboot_time), s.replay, impacts(topo))
 
 
-def _dvert_sigma_hi(sigma: Fraction, size: int) -> Fraction:
-    """The largest long-run Σ emitted / Σ processed over the cycles of the `"dvert"` carry automaton
-    (section 5): states are the carries reachable from 0, a move a batch of 1..size tuples. Exact
-    Dinkelbach iteration: raise λ to the ratio of a cycle with Σ(E − λP) > 0 until there is none."""
-    batches = min(size, sigma.denominator)  # larger batches repeat a smaller one's carry and excess
-    if (math.ceil(1 / sigma) + 1) ** 2 * batches > _LARGEST_AUTOMATON:
-        return 2 * sigma
-    edges: list[tuple[Fraction, Fraction, int, int]] = []
-    seen, todo = set(), [Fraction(0)]
-    while todo:
-        carry = todo.pop()
-        if carry in seen:
-            continue
-        seen.add(carry)
-        for p in range(1, batches + 1):
-            total = carry + p
-            out = math.floor(sigma * total)
-            kept = Fraction(math.ceil(total - out / sigma))
-            edges.append((carry, kept, out, p))
-            todo.append(kept)
-    ratio = Fraction(0)
-    while True:
-        cycle = _positive_cycle(sorted(seen), edges, ratio)
-        if cycle is None:
-            return ratio
-        ratio = Fraction(sum(e[2] for e in cycle), sum(e[3] for e in cycle))
-
-
-def _positive_cycle(nodes: list[Fraction], edges: list[tuple[Fraction, Fraction, int, int]],
-                    ratio: Fraction) -> list[tuple[Fraction, Fraction, int, int]] | None:
-    """A cycle whose Σ(E − ratio·P) is > 0 (Bellman-Ford for longest paths from every node at 0), or None."""
-    dist = {n: Fraction(0) for n in nodes}
-    pred: dict[Fraction, tuple[Fraction, Fraction, int, int]] = {}
-    changed: Fraction | None = None
-    for _ in range(len(nodes) + 1):
-        changed = None
-        for e in edges:
-            u, v, out, p = e
-            w = dist[u] + out - ratio * p
-            if w > dist[v]:
-                dist[v], pred[v], changed = w, e, v
-        if changed is None:
-            return None
-    node = changed
-    assert node is not None
-    for _ in range(len(nodes)):  # walk back into the cycle
-        node = pred[node][0]
-    cycle, at = [], node
-    while True:
-        e = pred[at]
-        cycle.append(e)
-        at = e[0]
-        if at == node:
-            return cycle
-
-
 def _gain(value: Fraction, size: int, emission: str) -> Fraction:
-    if value == 0 or emission == "exact" or value.denominator == 1:
-        return value
-    return _dvert_sigma_hi(value, size)
+    return ratio_bounds(value, size, emission)[1]
 
 
 def impacts(topo: Topology) -> dict[str, dict[str, Fraction | None]]:
@@ -157,15 +96,30 @@ def impacts(topo: Topology) -> dict[str, dict[str, Fraction | None]]:
             unbounded |= reaches[n] | {n}
         paths: dict[str, Fraction] = {s: Fraction(1)}
 
-        def count(n: str, s: str = s, paths: dict[str, Fraction] = paths) -> Fraction:
-            if n not in paths:  # n is not downstream of a cycle, so neither is any predecessor on a path from s
-                paths[n] = sum((count(u) * gain[(u, n)] for u in pred[n] if u == s or u in reaches[s]),
-                               Fraction(0))
-            return paths[n]
-
         for j in sorted(reaches[s] & set(result)):
-            result[j][s] = None if j in unbounded else max(Fraction(1), count(j))
+            result[j][s] = None if j in unbounded else max(Fraction(1), _path_sum(j, s, pred, reaches[s], gain, paths))
     return result
+
+
+def _path_sum(n: str, s: str, pred: dict[str, list[str]], reached: set[str], gain: dict[tuple[str, str], Fraction],
+              paths: dict[str, Fraction]) -> Fraction:
+    """Σ over the paths s → … → n of the product of the gains, memoised in `paths` (s: 1). n is not downstream
+    of a cycle, so neither is any predecessor on a path from s: the walk ends. Iterative (an explicit stack),
+    so a chain of any length is summed."""
+    stack = [n]
+    while stack:
+        m = stack[-1]
+        if m in paths:
+            stack.pop()
+            continue
+        sources = [u for u in pred[m] if u == s or u in reached]
+        waiting = [u for u in sources if u not in paths]
+        if waiting:
+            stack += waiting
+            continue
+        paths[m] = sum((paths[u] * gain[(u, m)] for u in sources), Fraction(0))
+        stack.pop()
+    return paths[n]
 
 
 def split_problem(lost: int, replays: dict[str, int], impact: dict[str, Fraction | None], mode: str) -> str | None:

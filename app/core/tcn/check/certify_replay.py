@@ -1,4 +1,4 @@
-"""The certifier's replay (app/core/tcn/certify.py): every rule of docs/model.md sections 2, 4 and 7
+"""The certifier's replay (app/core/tcn/check/certify.py): every rule of docs/model.md sections 2, 4 and 7
 checked position by position along a list of steps, in exact integer ticks.
 
 `replay` walks the positions and calls one function per rule group, in the page's order: the record of a
@@ -19,8 +19,8 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.formats.trace import Trace, parse_carry
-from app.core.tcn.certify_failures import Failing, failed_position, split_problem
-from app.core.tcn.certify_rules import Rules
+from app.core.tcn.check.certify_failures import Failing, failed_position, split_problem
+from app.core.tcn.check.certify_rules import Rules
 
 Emitted = dict[tuple[str, str], int]  # what each output stream (component, stream) carries at a position
 Report = Callable[[int, str, str], None]  # (position, who, problem)

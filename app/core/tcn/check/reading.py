@@ -1,18 +1,16 @@
-"""What every certificate checker reads first (the linear program's, `linear_check.py`, and growth by
-rates', `rate_growth_check.py`): the embedded document as a valid, annotated topology, the certificate
-as its model, and whether the certificate's content hash is the document's; and the two ways they read
-numbers (a document's decimal, a certificate's "p/q"). Shared by the checkers only, never by the builders
-they check."""
+"""What every certificate checker of this room reads first (`linear.py`, `rate_growth.py`, `flood.py`): the
+embedded document as a valid, annotated topology, the certificate as its model, and whether the certificate's
+content hash (`content.py`) is the document's; and the two ways they read numbers (a document's decimal, a
+certificate's "p/q"). Shared by the checkers only, never by the builders they check."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from fractions import Fraction
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from app.core.tcn.check.content import content_hash
 from app.core.topology import Topology, TopologyError, parse_topology, unannotated_problems
 
 CertificateT = TypeVar("CertificateT", bound=BaseModel)
@@ -31,12 +29,6 @@ def fraction_of(text: str) -> Fraction | None:
         return None
 
 
-def semantics_hash(topo: Topology) -> str:
-    """SHA-256 of the canonical JSON of the topology's semantics (what `stormbound-verified/1` records)."""
-    text = json.dumps(topo.semantics(), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
                      what: str) -> tuple[Topology, CertificateT, list[str]] | list[str]:
     """(topology, certificate, problems so far: a hash that is not the document's) or, when either cannot be
@@ -53,6 +45,6 @@ def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
     if missing:
         return [f"the embedded topology is not annotated: {missing[0]}"]
     problems: list[str] = []
-    if getattr(cert, "content_hash", None) != semantics_hash(topo):
+    if getattr(cert, "content_hash", None) != content_hash(topo):
         problems.append("content_hash is not the embedded topology's (the document changed after the proof)")
     return topo, cert, problems

@@ -1,4 +1,4 @@
-"""The certifier's constants of a trace's topology (app/core/tcn/certify.py), recomputed from the
+"""The certifier's constants of a trace's topology (app/core/tcn/check/certify.py), recomputed from the
 document alone: what its replay, its region test (certify_clocks.py) and its failure rules read."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from app.core.tcn.certify_failures import failure_rules
+from app.core.tcn.check.certify_failures import failure_rules
 from app.core.topology import Bolt, Topology
 
 

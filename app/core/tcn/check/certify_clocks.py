@@ -1,7 +1,7 @@
 """The certifier's region test of section 3 item 2 (docs/model.md): readable clocks at loop_start and k+1
 equal up to regions, on clocks scaled by the LCM D of every constant's denominator, each clock compared
 with its own largest constant c_max (with failures, section 7.4, also a bolt's time since its recovery,
-below min_ttf, and since its failure, below max_reboot_time). Part of app/core/tcn/certify.py, which
+below min_ttf, and since its failure, below max_reboot_time). Part of app/core/tcn/check/certify.py, which
 names the clocks (its `_clocks`)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from app.core.tcn.certify_rules import Rules
+from app.core.tcn.check.certify_rules import Rules
 
 
 def clock_limits(rules: Rules) -> tuple[int, dict[str, Fraction]]:

@@ -1,14 +1,14 @@
 """An independent checker for the linear program's certificates: plain Python, exact fractions, no z3.
 
 It shares no code with the builder (`app/core/tcn/linear.py`), in the spirit of the trace certifier
-(`app/core/tcn/certify.py`): from the topology document alone it recomputes every constant and states
+(`app/core/tcn/check/certify.py`): from the topology document alone it recomputes every constant and states
 every row of one loop pass again (docs/verifier.md, "Linear program"), with the certifier's own impact
-Imp(j, s) (`certify_failures.py`) and the emission ratio bounds σ_lo, σ_hi of `app/core/emission.py`.
+Imp(j, s) (`certify_failures.py`) and the room's own output ratio bounds σ_lo, σ_hi (`ratios.py`).
 A certificate is accepted when its content hash is the document's, its target is a bolt of it, every
 row it names exists, every inequality's multiplier is ≥ 0, and the weighted sum of the rows is
 `Σ c_v·v + c ≥ 0` with every c_v ≤ 0 (every variable is ≥ 0) and c < 0: no point satisfies the rows.
 
-A certificate file (`stormbound verify --certificate-out FILE`, `app/core/tcn/certificates.py`) holds one
+A certificate file (`stormbound verify --certificate-out FILE`, `files.py`) holds one
 entry per bolt the linear program decided, each with the topology document its rows are built from (the
 bolt's cone of influence) and the certificate.
 """
@@ -20,10 +20,10 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from app.core.emission import sigma_bounds
 from app.core.results import LinearCertificate
-from app.core.tcn.certificate_input import exact_value, fraction_of, read_certificate
-from app.core.tcn.certify_failures import FailureRules, failure_rules
+from app.core.tcn.check.certify_failures import FailureRules, failure_rules
+from app.core.tcn.check.ratios import ratio_bounds
+from app.core.tcn.check.reading import exact_value, fraction_of, read_certificate
 from app.core.topology import Bolt, Spout, Topology
 
 _Row = tuple[str, dict[str, Fraction], Fraction]  # kind ("ge" / "eq"), coefficients, constant
@@ -114,7 +114,7 @@ def _spout_stream_rows(rows: dict[str, _Row], sp: Spout, emitted: list[str], lis
         for v in emitted:
             _put(c, (v, ratio))
         if not fed_back:
-            lo, hi = sigma_bounds(ratio, sp.burst, "dvert")
+            lo, hi = ratio_bounds(ratio, sp.burst, "dvert")
             c = _row(rows, f"ratio-lo{label(s, st)}", "ge")
             _put(c, (out, 1), (fresh, -lo))
             c = _row(rows, f"ratio-hi{label(s, st)}", "ge")
@@ -214,7 +214,7 @@ def _bolt_stream_rows(rows: dict[str, _Row], bo: Bolt, listened: set[tuple[str, 
             c = _row(rows, f"ratio{tag}", "eq")
             _put(c, (out, 1), (taken, -sigma))
         else:
-            lo, hi = sigma_bounds(sigma, size, "dvert")
+            lo, hi = ratio_bounds(sigma, size, "dvert")
             c = _row(rows, f"ratio-lo{tag}", "ge")
             _put(c, (out, 1), (taken, -lo))
             c = _row(rows, f"ratio-hi{tag}", "ge")

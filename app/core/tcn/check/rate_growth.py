@@ -4,7 +4,7 @@ It shares no code with the builder (`app/core/tcn/rate_growth.py`, which reads t
 from the topology document alone it orders the bolts again (its own walk), checks that no cycle runs
 through the network, and recomputes under the certificate's schedule (docs/verifier.md, "Growth proven by
 rates") every spout's emission rate a⁻¹/(1−τ), every bolt's smallest and largest long-run inflow
-(σ_lo, σ_hi per stream from `app/core/emission.py`; a bolt passes on what it processes: min(inflow, its
+(σ_lo, σ_hi per stream from the room's own `ratios.py`; a bolt passes on what it processes: min(inflow, its
 largest capacity C/(α(1−τ))), the target min(inflow, its smallest C/(α(1+τ) + max_idle))) and each
 capacity. A certificate is accepted when its content hash is the document's, it names exactly the
 network's bolts, every figure it states is one the checker derives or a weaker one (an inflow_low no
@@ -18,34 +18,33 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from app.core.emission import sigma_bounds
 from app.core.results import RateGrowthCertificate
-from app.core.tcn.certificate_input import exact_value, fraction_of, read_certificate
+from app.core.tcn.check.ratios import ratio_bounds
+from app.core.tcn.check.reading import exact_value, fraction_of, read_certificate
 
 Flows = dict[tuple[str, str], tuple[Fraction, Fraction]]  # (component name, stream) -> (least, most) tuples/s
 
 
 
 def _ordered(received: dict[str, list[tuple[str, str]]], carries: set[tuple[str, str]]) -> list[str] | None:
-    """The bolts in an order where every bolt follows the bolts that send it tuples (None: a cycle)."""
+    """The bolts in an order where every bolt follows the bolts that send it tuples (None: a cycle). Kahn's
+    walk with a queue, not a recursion: a chain of any length is ordered."""
+    senders = {b: {u for u, st in pairs if (u, st) in carries and u in received} for b, pairs in received.items()}
+    waiting = {b: len(us) for b, us in senders.items()}
+    followers: dict[str, list[str]] = {b: [] for b in received}
+    for b, us in senders.items():
+        for u in us:
+            followers[u].append(b)
+    ready = sorted(b for b, n in waiting.items() if n == 0)
     order: list[str] = []
-    state: dict[str, int] = {}  # 1: on the path, 2: placed
-
-    def place(b: str) -> bool:
-        state[b] = 1
-        for source, stream in received[b]:
-            if (source, stream) not in carries or source not in received:
-                continue
-            if state.get(source) == 1 or (state.get(source) is None and not place(source)):
-                return False
-        state[b] = 2
+    while ready:
+        b = ready.pop()
         order.append(b)
-        return True
-
-    for b in sorted(received):
-        if state.get(b) is None and not place(b):
-            return None
-    return order
+        for f in followers[b]:
+            waiting[f] -= 1
+            if waiting[f] == 0:
+                ready.append(f)
+    return order if len(order) == len(received) else None
 
 
 
@@ -83,10 +82,10 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     ratios: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
     for sp in topo.spouts:
         for stream, r in sp.output_streams().items():
-            ratios[(sp.name, stream)] = sigma_bounds(exact_value(r or 0), sp.burst, rule)
+            ratios[(sp.name, stream)] = ratio_bounds(exact_value(r or 0), sp.burst, rule)
     for b in topo.bolts:
         for stream, sigma in b.output_streams().items():
-            ratios[(b.name, stream)] = sigma_bounds(exact_value(sigma or 0), b.parallelism, rule)
+            ratios[(b.name, stream)] = ratio_bounds(exact_value(sigma or 0), b.parallelism, rule)
     carries = {key for key, (_, hi) in ratios.items() if hi > 0}
     order = _ordered(received, carries)
     if order is None:

@@ -12,11 +12,11 @@ region-equivalent (not equal) the unrolled times are not a concrete run, so that
 replay checks the counter rules and skips the timing rules. The unrolled steps
 0..k are the trace's own, so that replay resumes before k+1 from the state the
 first one recorded there (`Before.state`; docs/verifier.md, step 6). The replay itself,
-rule group by rule group, is app/core/tcn/certify_replay.py.
+rule group by rule group, is app/core/tcn/check/certify_replay.py.
 
 With failures (docs/model.md section 7) the replay also checks when a bolt may fail, the
 failure and failed positions, recovery timing, the replays of every loss (the split rule,
-with its own Imp from app/core/tcn/certify_failures.py) and each spout's backlog and
+with its own Imp from app/core/tcn/check/certify_failures.py) and each spout's backlog and
 replays; the loop compares up/failed and the two failure clocks, keeps a failing bolt's
 growth at 0, and lets a spout's backlog grow only under "paced" replays of n per emission.
 """
@@ -32,9 +32,9 @@ from pydantic import ValidationError
 
 from app.core.formats.trace import ExpandError, Trace, expand_trace_data, is_compressed
 from app.core.gc_pause import paused_gc
-from app.core.tcn.certify_clocks import region_problems
-from app.core.tcn.certify_replay import Before, Cancelled, Step, replay, steps_of
-from app.core.tcn.certify_rules import Rules
+from app.core.tcn.check.certify_clocks import region_problems
+from app.core.tcn.check.certify_replay import Before, Cancelled, Step, replay, steps_of
+from app.core.tcn.check.certify_rules import Rules
 from app.core.topology import parse_topology, unannotated_problems
 
 UNROLL_PASSES = 3

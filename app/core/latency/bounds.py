@@ -1,0 +1,425 @@
+"""Proven latency bounds of a topology: per bolt the longest sojourn of a tuple, per spout the longest time a
+tuple tree takes to complete (Storm's complete latency), against the message timeout (docs/latency.md).
+
+Per bolt j proven bounded (its every-run arrival curve (R, b) has R below c = C/L, docs/boundedness.md):
+
+    sojourn_j = α(1+τ) + (L/C)·(Q₀ + C − 1 + E),   E = sup_w (arrivals(w) − c·w)  (= b for one affine piece)
+
+with L = α(1+τ) + max_idle: the FIFO queue is served C tuples per take, the takes at most L apart while it
+waits, and the batch is emitted (and acked) within α(1+τ) of its take ("Per bolt"). With acking and
+max.spout.pending P, a second bound holds whatever the rates: no more than Q₀ + Σ_s P·tasks_s·Imp(j, s)
+tuples can be ahead of a tuple ("max.spout.pending"). A tree completes when its slowest branch does: per
+spout the longest path of sojourns ("Per spout"); a pipeline of σ = 1 bolts is also bounded as one server
+(the concatenated rate-latency curves, its burst paid once: app/core/latency/netcalc.py) and the smaller
+bound is kept. A spout whose trees reach a cycle, or a bolt not proven bounded, gets no bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import networkx as nx
+
+from app.core.failures import UNBOUNDED, failure_model, impacts
+from app.core.latency.netcalc import Bucket, RateLatency, concatenate, leftover_fifo
+from app.core.numbers import exact
+from app.core.rates import RateAnalysis, RateFigures
+from app.core.rates.curves import ZERO, Curve
+from app.core.rates.failures_check import failure_check
+from app.core.rates.verdicts import status_of
+from app.core.storm.flux.ticks import TICK_PREFIX
+from app.core.storm.forecast import DEFAULT_MESSAGE_TIMEOUT, acking_of
+from app.core.topology import Topology
+
+MAX_SEGMENT = 64  # bolts of one pipeline bounded as one server (any split is sound; this caps the work)
+GRID = 2**20  # the shifted arrival curves are rounded up to multiples of 1/GRID (sound: only larger)
+MAX_STEPS = 20_000  # tuple counts stepped through for one wait bound (then the bound without integer counts)
+MAX_PENDING = 2**31 - 1  # topology.max.spout.pending is a Java int
+
+
+@dataclass(frozen=True)
+class BoltLatency:
+    """One bolt's sojourn bound (None: not proven) and the figures behind it."""
+
+    ident: str
+    name: str
+    sojourn: Fraction | None  # arrival -> the emit that ends its processing, in every run (s)
+    service: RateLatency  # c tuples/s after a latency α(1+τ) + L: its rate-latency service curve
+    excess: Fraction | None  # E: the most its arrivals exceed c·w in a window of length w
+    arrival: Curve | None  # its arrival curve in every run
+    reason: str  # why there is no bound ("" when there is one)
+
+
+@dataclass
+class SpoutLatency:
+    """One spout's complete-latency bound and the path that makes it."""
+
+    ident: str
+    name: str
+    bound: Fraction | None  # every tree completes within this many seconds (None: not proven)
+    path: list[str] = field(default_factory=list)  # the critical path: bolt ids from the spout on
+    hops: list[Fraction] = field(default_factory=list)  # what each bolt of the path adds (s)
+    paid_once: list[list[str]] = field(default_factory=list)  # pipelines of the path bounded as one server
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class PendingAdvice:
+    """max.spout.pending against a latency target, with acking (None: the bound does not depend on it)."""
+
+    target: Fraction
+    largest: int | None  # the largest P whose bound keeps every spout within the target (0: none does)
+    unlimited: bool  # every spout is within the target whatever P (the rates alone bound it)
+    current: int | None  # the topology's max.spout.pending
+    current_bound: dict[str, Fraction | None]  # per spout name: the proven bound at the current P
+    little: dict[str, Fraction]  # per spout name: Little's law estimate P × tasks / rate at the current P
+
+
+class LatencyAnalysis:
+    """The latency bounds of one topology snapshot (exact; failures included when a bolt can fail)."""
+
+    def __init__(self, topo: Topology, figures: RateFigures | None = None, *, rates: RateAnalysis | None = None):
+        """`figures`, or the whole `rates` analysis, of this snapshot when already made (the failure check is then
+        read from it too: app/core/rates/report.py)."""
+        self.topo = topo
+        self.rates = rates
+        self.e = rates.figures if rates is not None else figures or RateFigures(topo)
+        e = self.e
+        self.tau = e.tau
+        self.q0 = e.q0
+        self.names = {c.id: c.name for c in topo.components}
+        self.timeout = Fraction(topo.storm.message_timeout_secs or DEFAULT_MESSAGE_TIMEOUT)
+        self.acking, _ = acking_of(topo)
+        self.model = failure_model(topo)
+        self.graph = e.graph  # edges of the streams that carry something
+        self._impact: dict[str, dict[str, Fraction | float]] | None = None
+        self.tasks = {s.id: s.executors or 1 for s in topo.spouts}  # max.spout.pending counts per spout task
+        self.idle = exact(topo.settings.max_idle_time)
+        self.bolts: dict[str, BoltLatency] = {}
+        failures = self._failure_arrivals()
+        for j in self._bolts_in_order():
+            self.bolts[j] = self._bolt(j, self._arrival(j, failures))
+        self.chained = {b.id: self._chained(b.id) for b in topo.bolts}
+        self._pipelines: dict[str, list[str]] = {}  # P-independent, kept across the max.spout.pending bisection
+        self._segments: dict[tuple[str, int], Fraction | None] = {}
+
+    # ---- per bolt ---------------------------------------------------------------------------------------------
+    def _failure_arrivals(self) -> dict[str, Curve | None]:
+        """With failures: per bolt id reached by a failure or a replay, the arrival curve of the replays'
+        fixpoint (None: not bounded with failures; docs/boundedness.md, "Failures")."""
+        if self.model is None:
+            return {}
+        e = self.e
+        shared = self.rates.failure_check() if self.rates is not None else None  # (its bounds are the same)
+        check = shared if shared is not None else failure_check(
+            self.topo, e, self.model, {b.id: status_of(e, b.id) for b in self.topo.bolts}, nominal_estimate=False)
+        out: dict[str, Curve | None] = {}
+        for b in self.topo.bolts:
+            f = check.bolts[b.id]
+            if f.reached:
+                out[b.id] = check.bounds.inflow[b.id] if f.status == "bounded" and check.bounds is not None else None
+        return out
+
+    def _arrival(self, ident: str, failures: dict[str, Curve | None]) -> Curve | None:
+        """One bolt's arrival curve in every run (None: not proven bounded). Per input stream the smallest of
+        three valid curves: the rate check's (docs/boundedness.md, "Every run"), one batch per α(1−τ) of its
+        source (step 5 there), and, for a source with a sojourn bound S, what arrived there in a window S
+        longer: σ_hi·(α_u(w + S) + Q₀) + H (docs/latency.md, "Per spout"). Under failures, the fixpoint's."""
+        e = self.e
+        if ident in failures:
+            return failures[ident]
+        if not e.bounded(ident):
+            return None
+        windows = e.stream_windows
+        total = ZERO
+        for source, stream in e.inputs[ident]:
+            if (source, stream) not in windows:
+                continue
+            rate, burst = windows[(source, stream)]
+            piece = Curve.affine(rate, burst)
+            if source in e.cap_max:
+                sigma, _, hi = e.streams[source][stream]
+                # an integer σ keeps no carry (E = σ·P at every emit, both rules): nothing beyond σ·processed
+                h = Fraction(0) if sigma.denominator == 1 else e.excess_of(source, stream)
+                piece = piece.meet(Curve.affine(hi * e.cap_max[source], hi * e.burst[source] + h))
+                upstream = self.bolts.get(source)
+                if upstream is not None and upstream.arrival is not None and upstream.sojourn is not None:
+                    shifted = upstream.arrival.shifted(upstream.sojourn, self.q0).scaled(hi, burst=h)
+                    piece = piece.meet(_rounded_up(shifted))
+            total = total.plus(piece)
+        return total
+
+    def _bolts_in_order(self) -> list[str]:
+        """Bolt ids, every bolt outside a cycle after its sources."""
+        condensed = nx.condensation(self.graph)
+        order = [m for node in nx.topological_sort(condensed) for m in sorted(condensed.nodes[node]["members"])]
+        return [j for j in order if j in self.e.cap_min]
+
+    def _bolt(self, ident: str, arrival: Curve | None) -> BoltLatency:
+        """sojourn = α(1+τ) + the smaller of two waits (docs/latency.md, "Per bolt"): W₁ from the last moment the
+        queue was empty (full batches at most L apart), and W₂ from the start of the busy period (takes at most L
+        apart, the first within max_idle; when the arrivals' long-run rate is at most 1/L)."""
+        e = self.e
+        c, phase, slow, take = e.cap_min[ident], e.longest_phase[ident], e.slowest_take[ident], e.burst[ident]
+        service = RateLatency(c, phase + slow)
+        excess = None if arrival is None else arrival.excess(c)
+        if arrival is None or excess is None:
+            return BoltLatency(ident, self.names[ident], None, service, None, None,
+                               f"{self.names[ident]} is not proven bounded, so no tuple's wait in its queue is")
+        def full(q0: Fraction) -> Fraction | None:
+            return _stepped(arrival, q0, slow, c, lambda m: -(-m // take), lambda m: -(-m // take) * take + 1, take)
+
+        # a queue emptied at some position holds no initial tuple any more; the start's first take is within
+        # max_idle (the initial tuples are there at time 0): W₁ = max(S(0), S(Q₀) − L + max_idle)
+        later, start = full(Fraction(0)), full(self.q0) if self.q0 else None
+        wait = None if later is None or (self.q0 and start is None) else \
+            later if start is None else max(later, start - slow + self.idle)
+        if wait is None:  # (a burst too large to step through: the same bound without the integer counts)
+            wait = slow * (self.q0 + take - 1 + excess) / take
+        if arrival.excess(1 / slow) is not None:
+            busy = _stepped(arrival, self.q0, slow, 1 / slow, lambda m: m - 1, lambda m: m + 1, 1)
+            if busy is not None:
+                wait = min(wait, self.idle + busy)
+        return BoltLatency(ident, self.names[ident], phase + wait, service, excess, arrival, "")
+
+    def pending_sojourn(self, ident: str, pending: int) -> Fraction | None:
+        """With acking and max.spout.pending `pending`: a tuple waits behind at most Q₀ + Σ_s P·tasks·Imp(j, s)
+        − 1 tuples (None: a tick or a cycle's tree reaches it, or acking is off)."""
+        if not self.acking:
+            return None
+        if self._impact is None:
+            self._impact = dict(impacts(self.topo))
+        ahead = self.q0
+        for source, imp in self._impact.get(ident, {}).items():
+            if imp == UNBOUNDED or self.names[source].startswith(TICK_PREFIX):
+                return None
+            ahead += pending * self.tasks[source] * Fraction(imp)
+        e = self.e
+        take = e.burst[ident]
+        return e.longest_phase[ident] + e.slowest_take[ident] * -(-ahead // take)
+
+    def hop(self, ident: str, pending: int | None = None) -> Fraction | None:
+        """The sojourn bound of one bolt: the rates' bound, or with max.spout.pending the smaller of both."""
+        own = self.bolts[ident].sojourn
+        if pending is None:
+            return own
+        other = self.pending_sojourn(ident, pending)
+        return other if own is None else own if other is None else min(own, other)
+
+    # ---- pipelines: σ = 1, one input, bounded as one server -----------------------------------------------------
+    def _chained(self, ident: str) -> bool:
+        """A bolt whose only input is one stream of σ exactly 1 from a bolt (not under failures): its tuples are
+        its upstream's outputs one for one, in FIFO order."""
+        if self.model is not None:
+            return False
+        inputs = [(s, st) for s, st in self.e.inputs[ident] if self.e.carries(s, st)]
+        if len(inputs) != 1 or inputs[0][0] not in self.e.cap_min:
+            return False
+        return self.e.streams[inputs[0][0]][inputs[0][1]] == (Fraction(1),) * 3
+
+    def _pipeline(self, ident: str) -> list[str]:
+        """ident and the bolts after it while each has exactly one successor and that successor is chained."""
+        line = [ident]
+        while len(line) < MAX_SEGMENT:
+            succ = list(self.graph.successors(line[-1]))
+            if len(succ) != 1 or not self.chained.get(succ[0]) or succ[0] in line:
+                break
+            line.append(succ[0])
+        return line
+
+    def segment(self, line: list[str]) -> Fraction | None:
+        """The bolts of `line` as one server: the aggregate entering the first (its arrival curve plus Q₀) through
+        the concatenated service curves, the initial tuples of the later ones as FIFO cross traffic."""
+        alpha = self.bolts[line[0]].arrival
+        if alpha is None or any(self.bolts[j].sojourn is None for j in line):
+            return None
+        betas = [leftover_fifo(self.bolts[j].service, Bucket(Fraction(0), k * self.q0)) for k, j in enumerate(line)]
+        beta = concatenate(betas)
+        excess = alpha.excess(beta.rate)  # h(α + Q₀, β) = T + sup_w (α(w) + Q₀ − R·w)/R for a concave α
+        return None if excess is None else beta.latency + (excess + self.q0) / beta.rate
+
+    # ---- per spout ----------------------------------------------------------------------------------------------
+    def spouts(self, pending: int | None = None) -> dict[str, SpoutLatency]:
+        """Per spout id (ticks left out: they start no tree) its complete-latency bound."""
+        best = self._longest(pending)
+        out: dict[str, SpoutLatency] = {}
+        for s in self.topo.spouts:
+            if s.name.startswith(TICK_PREFIX):
+                continue
+            out[s.id] = self._spout(s.id, best)
+        return out
+
+    def _spout(self, ident: str, best: dict[str, tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str]
+               ) -> SpoutLatency:
+        name = self.names[ident]
+        first = sorted(set(self.graph.successors(ident)), key=str)
+        if not first:
+            return SpoutLatency(ident, name, Fraction(0), reason="no bolt receives its tuples")
+        reach = nx.descendants(self.graph, ident)
+        sub = self.graph.subgraph(reach)
+        if not nx.is_directed_acyclic_graph(sub):
+            cycle = [self.names[n] for n in next(iter(nx.simple_cycles(sub)))]
+            cycle.append(cycle[0])
+            return SpoutLatency(ident, name, None, reason=(
+                f"its trees reach the cycle {' → '.join(cycle)}: the model does not bound how often a tuple goes "
+                "around it, so no tree is proven to complete"))
+        worst: tuple[Fraction, list[str], list[Fraction], list[list[str]]] | None = None
+        for j in first:
+            got = best[j]
+            if isinstance(got, str):
+                return SpoutLatency(ident, name, None, reason=got)
+            if worst is None or got[0] > worst[0]:
+                worst = got
+        assert worst is not None
+        return SpoutLatency(ident, name, worst[0], worst[1], worst[2], worst[3])
+
+    def _longest(self, pending: int | None) -> dict[str, tuple[Fraction, list[str], list[Fraction],
+                                                                list[list[str]]] | str]:
+        """Per bolt outside every cycle: the longest bound from a tuple's arrival there to the completion of its
+        subtree, with the path, each bolt's share and the pipelines paid once; or why there is none."""
+        best: dict[str, tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str] = {}
+        acyclic = {n for comp in nx.strongly_connected_components(self.graph) for n in comp
+                   if len(comp) == 1 and not self.graph.has_edge(n, n)}
+        order = [n for n in reversed(list(nx.topological_sort(self.graph.subgraph(acyclic)))) if n in self.bolts]
+        for j in order:
+            best[j] = self._best_from(j, pending, best)
+        return best
+
+    def _after(self, j: str, best: dict[str, tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str]
+               ) -> tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str:
+        """The worst continuation after bolt j emits: the largest bound among its successors (none: 0)."""
+        worst: tuple[Fraction, list[str], list[Fraction], list[list[str]]] = (Fraction(0), [], [], [])
+        for w in self.graph.successors(j):
+            got = best.get(w, f"{self.names[w]} is on a cycle")
+            if isinstance(got, str):
+                return got
+            if got[0] > worst[0]:
+                worst = got
+        return worst
+
+    def _best_from(self, j: str, pending: int | None,
+                   best: dict[str, tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str]
+                   ) -> tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str:
+        own = self.hop(j, pending)
+        if own is None:
+            return self.bolts[j].reason
+        after = self._after(j, best)
+        if isinstance(after, str):
+            return after
+        chosen = (own + after[0], [j, *after[1]], [own, *after[2]], after[3])
+        line = self._pipelines.setdefault(j, self._pipeline(j))
+        for m in range(2, len(line) + 1):  # the first m bolts as one server, then the worst continuation
+            key = (j, m)
+            if key not in self._segments:
+                self._segments[key] = self.segment(line[:m])
+            bound = self._segments[key]
+            tail = self._after(line[m - 1], best)
+            if bound is None or isinstance(tail, str):
+                break
+            if bound + tail[0] < chosen[0]:
+                share = [bound, *([Fraction(0)] * (m - 1))]
+                chosen = (bound + tail[0], [*line[:m], *tail[1]], [*share, *tail[2]], [line[:m], *tail[3]])
+        return chosen
+
+    # ---- against the timeout and max.spout.pending --------------------------------------------------------------
+    def advice(self, target: Fraction | None = None) -> PendingAdvice | None:
+        """With acking: the largest max.spout.pending keeping every spout's bound within `target` (default: the
+        message timeout), the bound at the current setting and Little's law estimate there (None: no acking)."""
+        if not self.acking:
+            return None
+        goal = self.timeout if target is None else target
+        current = self.topo.storm.max_spout_pending
+
+        def within(p: int | None) -> bool:
+            return all(s.bound is not None and s.bound <= goal for s in self.spouts(p).values())
+
+        unlimited = within(None)
+        largest: int | None = None
+        if not unlimited:
+            largest = _largest(within)
+        now = self.spouts(current)
+        little: dict[str, Fraction] = {}
+        if current is not None:
+            for s in self.topo.spouts:
+                if s.id in now and exact(s.rate) > 0:
+                    little[s.name] = current * (s.executors or 1) / exact(s.rate)
+        return PendingAdvice(goal, largest, unlimited, current, {self.names[k]: v.bound for k, v in now.items()},
+                             little)
+
+
+def _reach(alpha: Curve, y: Fraction) -> Fraction | None:
+    """The shortest window in which the curve allows y tuples (None: never)."""
+    d = Fraction(0)
+    for r, b in alpha.pieces:
+        if b < y:
+            if r == 0:
+                return None
+            d = max(d, (y - b) / r)
+    return d
+
+
+def _rounded_up(curve: Curve) -> Curve:
+    """The curve with every rate and burst rounded up to the grid 1/GRID: a larger curve still bounds the flow, and
+    the fractions of curves shifted along a long path stay small."""
+    return Curve(tuple((Fraction(math.ceil(r * GRID), GRID), Fraction(math.ceil(b * GRID), GRID))
+                       for r, b in curve.pieces))
+
+
+def _turn(alpha: Curve, threshold: Fraction) -> Fraction:
+    """The window at which the concave curve's slope falls to `threshold` or below (0: from the start)."""
+    r, b = min(alpha.pieces, key=lambda p: (p[1], p[0]))
+    w = Fraction(0)
+    while r > threshold:
+        flatter = [(r2, b2, (b2 - b) / (r - r2)) for r2, b2 in alpha.pieces if r2 < r]
+        if not flatter:
+            break
+        r, b, w = min(flatter, key=lambda p: (p[2], p[0]))
+    return w
+
+
+def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, threshold: Fraction, takes: Callable[[int], int],
+             next_count: Callable[[int], int], spacing: int) -> Fraction | None:
+    """sup over D ≥ 0 of L·takes(M) − D, M = ⌊Q₀ + α(D)⌋ the most tuples a window of length D holds (an integer).
+    Between two counts the value falls, so only D = 0 and the D at which M reaches each `next_count` matter.
+    Along the counts the value changes by L·Δtakes − ΔD: it rises while α's slope is above `threshold` (c for
+    W₁, 1/L for W₂) and never rises after (α is concave; a slope equal to the threshold keeps it level), so the
+    walk starts a little before the count at the turn and stops at the first fall or at the first count past the
+    turn (None: MAX_STEPS counts without either)."""
+    start = alpha.at(Fraction(0))
+    turn_at = _turn(alpha, threshold)
+    turn = alpha.at(turn_at)
+    assert start is not None and turn is not None
+    first = int(q0 + start)  # floor: both are non-negative
+    best = slow * takes(first)
+    m = max(first, int(q0 + turn) - 2 * spacing - 2)
+    prev: Fraction | None = None
+    for _ in range(MAX_STEPS):
+        m = next_count(m)
+        d = _reach(alpha, m - q0)
+        if d is None:
+            return best
+        value = slow * takes(m) - d
+        if prev is not None and value < prev:
+            return best
+        best = max(best, value)
+        if d >= turn_at:  # from here on every step spans slopes at most the threshold: the value never rises
+            return best
+        prev = value
+    return None
+
+
+def _largest(within: Callable[[int | None], bool]) -> int:
+    """The largest P in 1..MAX_PENDING with within(P) (the bound grows with P), 0 when none."""
+    if not within(1):
+        return 0
+    low, high = 1, MAX_PENDING
+    while low < high:
+        mid = (low + high + 1) // 2
+        if within(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low

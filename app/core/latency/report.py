@@ -1,0 +1,203 @@
+"""Per spout: can a tuple tree time out? The answer `check`, `verify` and the app show (docs/latency.md).
+
+Four answers: `no-timeouts` (a proven bound within the message timeout), `times-out` (a certified run in
+which a tuple of its trees waits longer), `may-time-out` (neither, with the reason), `no-acking` (Storm
+acks at emit: nothing times out). Every line is in Storm's terms (docs/storm.md, "Timeouts").
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Literal
+
+import networkx as nx
+from pydantic import BaseModel, Field
+
+from app.core.latency.bounds import LatencyAnalysis, PendingAdvice, SpoutLatency
+from app.core.latency.witness import LatencyWitness, timeout_witness
+from app.core.rates import RateAnalysis, RateFigures
+from app.core.rates.verdicts import status_of
+from app.core.tcn.check.latency_witness import check_witness
+from app.core.topology import Topology
+from app.core.units import format_duration
+
+Answer = Literal["no-timeouts", "may-time-out", "times-out", "no-acking"]
+WITNESS_BOLTS = 2  # bolts tried for a witness per check (each a simulation with its own small budget)
+
+
+def _s(x: Fraction | None) -> str | None:
+    return None if x is None else f"{x.numerator}/{x.denominator}" if x.denominator != 1 else str(x.numerator)
+
+
+class SpoutTimeout(BaseModel):
+    """One spout's answer against the message timeout, and the figures behind it."""
+
+    spout: str
+    answer: Answer
+    bound: float | None  # every tree completes within this (s), in every run (None: not proven)
+    bound_exact: str | None
+    critical_path: list[str] = []  # bolt names: the slowest branch
+    hops: list[float] = []  # what each bolt of it adds (s)
+    paid_once: list[list[str]] = []  # pipelines of the path bounded as one server (burst paid once)
+    reason: str = ""  # why not proven ("" when proven)
+    witness: dict[str, Any] | None = None  # a certified run in which a tuple waits longer than the timeout
+    sentence: str  # the line in Storm's terms
+
+
+class LatencyReport(BaseModel):
+    """Every spout's answer, every bolt's sojourn bound and the max.spout.pending advice."""
+
+    timeout: float  # topology.message.timeout.secs (30 when unset)
+    acking: bool
+    failures: bool  # the bounds are for trees that lose no tuple (docs/latency.md, "Failures with replays")
+    spouts: dict[str, SpoutTimeout]
+    sojourn_bound: dict[str, float | None]  # per bolt name (s); None: not proven
+    sojourn_exact: dict[str, str | None]
+    pending: dict[str, Any] | None = None  # with acking: the largest max.spout.pending within the target
+    # per bolt name: the lasso of its witness (for `--witness-out`; not in --json, which has the summary)
+    witness_traces: dict[str, dict[str, Any]] = Field(default_factory=dict, exclude=True)
+
+    def not_proven(self) -> list[str]:
+        """Spouts with acking whose trees are not proven to complete within the timeout (`--fail-on timeout`)."""
+        return [n for n, s in self.spouts.items() if s.answer in ("may-time-out", "times-out")]
+
+    def short(self) -> list[str]:
+        """Per spout its answer in a few words (the verification panel's line; the sentences in its tooltip)."""
+        words = {"times-out": "tuples time out (a certified run)", "may-time-out": "not proven",
+                 "no-acking": "acking off, nothing times out"}
+        return [f"{n}: " + (f"no timeouts, proven (within {format_duration(s.bound)})"
+                            if s.answer == "no-timeouts" and s.bound is not None else words.get(s.answer, s.answer))
+                for n, s in self.spouts.items()]
+
+    def lines(self) -> list[str]:
+        """The lines `check` and `verify` print, in Storm's terms."""
+        out = [s.sentence for s in self.spouts.values()]
+        if self.pending is not None:
+            out.append(self.pending["sentence"])
+        return out
+
+
+def _names(lat: LatencyAnalysis, path: list[str]) -> list[str]:
+    return [lat.names[j] for j in path]
+
+
+def _pending(lat: LatencyAnalysis, advice: PendingAdvice, target_given: bool) -> dict[str, Any]:
+    goal = format_duration(float(advice.target))
+    what = "the latency target" if target_given else "the message timeout"
+    if advice.unlimited:
+        head = f"max.spout.pending: any value keeps every tree within {goal} ({what}): the rates alone bound it"
+    elif advice.largest:
+        head = (f"max.spout.pending: at most {advice.largest} keeps every tree within {goal} ({what}), proven "
+                "(docs/latency.md)")
+    else:
+        head = f"max.spout.pending: no value is proven to keep every tree within {goal} ({what})"
+    now = ""
+    if advice.current is not None:
+        bounds = [f"{n} {format_duration(float(b))}" if b is not None else f"{n} not proven"
+                  for n, b in advice.current_bound.items()]
+        little = [f"{n} {format_duration(float(w))}" for n, w in advice.little.items()]
+        now = (f"; at the current {advice.current}: proven bound {', '.join(bounds)}"
+               + (f"; Little's law estimates {', '.join(little)} in flight (an estimate, not a bound)" if little
+                  else ""))
+    return {"target": float(advice.target), "target_exact": _s(advice.target), "largest": advice.largest,
+            "unlimited": advice.unlimited, "current": advice.current,
+            "current_bound": {n: None if b is None else float(b) for n, b in advice.current_bound.items()},
+            "little_estimate": {n: float(w) for n, w in advice.little.items()}, "sentence": head + now}
+
+
+def _witnesses(topo: Topology, lat: LatencyAnalysis, budget_s: float) -> dict[str, LatencyWitness]:
+    """Timeout witnesses for the bolts most likely to have one (those that grow, then may grow), each confirmed by
+    `app/core/tcn/check/latency_witness.check_witness` (which certifies the lasso and recounts the wait)."""
+    e = lat.e
+    # (a bolt no repeating run makes grow has no growing lasso: docs/boundedness.md; none is looked for)
+    status = {b.id: status_of(e, b.id) for b in topo.bolts}
+    order = sorted((b for b in topo.bolts if status[b.id] in ("grows", "may-grow")),
+                   key=lambda b: (status[b.id] != "grows", b.name))
+    found: dict[str, LatencyWitness] = {}
+    for b in order[:WITNESS_BOLTS]:
+        w = timeout_witness(topo, b.name, lat.timeout, budget_s)
+        # claimed only once the independent checker (no code shared with the builder) confirms it
+        if w is not None and check_witness(w.trace, w.bolt, w.loop_pass, w.position, lat.timeout).ok:
+            found[b.id] = w
+    return found
+
+
+def _answer(lat: LatencyAnalysis, s: SpoutLatency, witnesses: dict[str, LatencyWitness]) -> SpoutTimeout:
+    t = format_duration(float(lat.timeout))
+    words = "every tuple tree that loses no tuple" if lat.model is not None else "every tuple tree"
+    path = _names(lat, s.path)
+    common = dict(spout=s.name, bound=None if s.bound is None else float(s.bound), bound_exact=_s(s.bound),
+                  critical_path=path, hops=[float(h) for h in s.hops],
+                  paid_once=[_names(lat, line) for line in s.paid_once])
+    slowest = f"; slowest branch {' → '.join([s.name, *path])}" if path else ""
+    if s.bound is not None and not lat.acking:
+        return SpoutTimeout(**common, answer="no-acking", sentence=(
+            f"{s.name}: acking is off, Storm acks at emit and nothing times out; {words} completes within "
+            f"{format_duration(float(s.bound))} in every run{slowest}"))
+    if not lat.acking:
+        return SpoutTimeout(**common, answer="no-acking", reason=s.reason, sentence=(
+            f"{s.name}: acking is off, Storm acks at emit and nothing times out (no latency bound: {s.reason})"))
+    if s.bound is not None and s.bound <= lat.timeout:
+        return SpoutTimeout(**common, answer="no-timeouts", sentence=(
+            f"{s.name}: {words} completes within {format_duration(float(s.bound))} in every run "
+            f"(topology.message.timeout.secs {t}): no timeouts{slowest}"))
+    reason = s.reason or (f"its trees are proven to complete within {format_duration(float(s.bound or 0))}, "
+                          f"above the timeout {t}")
+    reach = nx.descendants(lat.graph, s.ident)
+    for j, w in witnesses.items():
+        if j in reach:
+            spouts = {a for a in nx.ancestors(lat.graph, j) if a not in lat.bolts}
+            mine = spouts == {s.ident}
+            run = (f"a certified run in which a tuple arriving at {lat.names[j]} waits "
+                   f"{format_duration(float(w.wait))} before it is taken (topology.message.timeout.secs {t})")
+            if mine:
+                return SpoutTimeout(**common, answer="times-out", reason=reason, witness=w.to_json(), sentence=(
+                    f"{s.name}: tuples time out: {run}; Storm fails the tree and replays it on top of the load"))
+            return SpoutTimeout(**common, answer="may-time-out", reason=reason, witness=w.to_json(), sentence=(
+                f"{s.name}: not proven to complete within the timeout ({reason}); {run}, its tree or another "
+                "spout's through it"))
+    return SpoutTimeout(**common, answer="may-time-out", reason=reason, sentence=(
+        f"{s.name}: not proven to complete within the timeout {t}: {reason}"))
+
+
+def latency_report(topo: Topology, *, target: Fraction | None = None, witnesses: bool = True,
+                   budget_s: float = 1.0, figures: RateFigures | None = None, pending: bool = True,
+                   rates: RateAnalysis | None = None) -> LatencyReport:
+    """The latency answers of one topology (`witnesses`: look for certified timeout runs where not proven;
+    `pending`: the max.spout.pending bisection, which costs about as much again as the bounds; `rates`: the
+    snapshot's rate analysis when already made)."""
+    lat = LatencyAnalysis(topo, figures, rates=rates)
+    spouts = lat.spouts()
+    unproven = any(s.bound is None or s.bound > lat.timeout for s in spouts.values())
+    found = _witnesses(topo, lat, budget_s) if witnesses and lat.acking and unproven else {}
+    answers = {lat.names[k]: _answer(lat, s, found) for k, s in spouts.items()}
+    advice = lat.advice(target) if pending else None
+    return LatencyReport(
+        timeout=float(lat.timeout), acking=lat.acking, failures=lat.model is not None, spouts=answers,
+        sojourn_bound={b.name: None if b.sojourn is None else float(b.sojourn) for b in lat.bolts.values()},
+        sojourn_exact={b.name: _s(b.sojourn) for b in lat.bolts.values()},
+        pending=None if advice is None else _pending(lat, advice, target is not None),
+        witness_traces={w.bolt: w.trace.model_dump(mode="json") for w in found.values()})
+
+
+def canvas_latency(topo: Topology, rates: RateAnalysis | None = None) -> tuple[dict[str, str], set[tuple[str, str]]]:
+    """What the canvas shows (proofs only, instant): per component id a line for its tooltip (a bolt's sojourn
+    bound, a spout's complete-latency bound), and the links (source id, target id) of every spout's critical path.
+    `rates`: the snapshot's rate analysis when already made."""
+    lat = LatencyAnalysis(topo, rates=rates)
+    words: dict[str, str] = {}
+    for j, b in lat.bolts.items():
+        words[j] = (f"A tuple stays here at most {format_duration(float(b.sojourn))} (queue and processing) in every "
+                    "run (docs/latency.md)" if b.sojourn is not None else
+                    "No bound on how long a tuple stays here: its queue is not proven bounded (docs/latency.md)")
+    links: set[tuple[str, str]] = set()
+    for ident, s in lat.spouts().items():
+        if s.bound is None:
+            words[ident] = f"Its tuple trees: no proven latency bound ({s.reason})"
+            continue
+        path = [ident, *s.path]
+        words[ident] = (f"Every tuple tree completes within {format_duration(float(s.bound))} in every run; slowest "
+                        f"branch {' → '.join(lat.names[n] for n in path)} (docs/latency.md)")
+        links.update(zip(path, path[1:], strict=False))
+    return words, links
+

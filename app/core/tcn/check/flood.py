@@ -1,0 +1,182 @@
+"""An independent checker for flood certificates ("unbounded": an upstream bolt backs up, then floods the target).
+
+It shares no code with the builder (`app/core/tcn/flood.py`, which reads the rate check's figures): from the
+target's cone document alone it recomputes, for every input stream of the target from the source or from a spout,
+the sender's rate (the source's largest capacity C/(α(1−τ)); a spout's least emission rate 1/(a(1+τ))) and the
+stream's least output ratio (the room's own `ratios.py` for the source's stream with batches of C_TAKE; for a
+spout, its stream's ratio itself, the least any run of either emission rule sustains), and the target's smallest
+capacity C/(α(1+τ) + max_idle). It accepts (docs/boundedness.md, "Unbounded: a backlog that floods") when
+
+* the content hash is the document's, the target and the source are two bolts and the target receives from the
+  source (a stream with a positive ratio);
+* every stated term is one of those streams, none twice, at least one from the source, each rate and ratio no
+  higher than derived; the capacity is the derived one; Σ rate × ratio is strictly above it;
+* the source's evidence holds: its growth certificate is accepted by `rate_growth.py` (or its lasso by the trace
+  certifier, `certify.py`, with the source growing in it), for the source; and the evidence's document is part of
+  this one: every component that influences the source there (its upstream and, with failures, the failing bolts
+  its spouts feed, with theirs) is here with the same parameters and the same input streams, under the same
+  settings, so the run that makes the source grow is a run here too.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from app.core.formats.trace import Trace
+from app.core.results import FloodCertificate
+from app.core.tcn.check.certify import certify
+from app.core.tcn.check.rate_growth import check_growth_certificate
+from app.core.tcn.check.ratios import ratio_bounds
+from app.core.tcn.check.reading import exact_value, fraction_of, read_certificate
+from app.core.topology import Topology, TopologyError, parse_topology
+
+__all__ = ["check_flood_certificate"]
+
+
+def _received(topo: Topology) -> dict[str, list[tuple[str, str]]]:
+    """Per bolt name, its input streams (sender name, stream), each once."""
+    name_of = {c.id: c.name for c in topo.components}
+    return {name_of[b]: [(name_of[u], st) for u, st in pairs] for b, pairs in topo.inputs().items()}
+
+
+def _fails(topo: Topology) -> bool:
+    return bool(topo.settings.failures) and any(b.min_ttf is not None for b in topo.bolts)
+
+
+def _influence(topo: Topology, start: str) -> set[str]:
+    """`start` and every component whose behaviour can change what reaches it: its upstream and, when bolts may
+    fail, the failing bolts fed (transitively) by a kept spout, whose losses it replays, with their upstream."""
+    received = _received(topo)
+    below: dict[str, list[str]] = {}
+    for b, pairs in received.items():
+        for u, _ in pairs:
+            below.setdefault(u, []).append(b)
+    failing = {b.name for b in topo.bolts if b.min_ttf is not None} if _fails(topo) else set()
+    spouts = {s.name for s in topo.spouts}
+    keep: set[str] = set()
+    todo = [start]
+    while todo:
+        while todo:
+            n = todo.pop()
+            if n not in keep:
+                keep.add(n)
+                todo += [u for u, _ in received.get(n, [])]
+        reached, frontier = set(), [s for s in spouts if s in keep]
+        while frontier:
+            n = frontier.pop()
+            for m in below.get(n, []):
+                if m not in reached:
+                    reached.add(m)
+                    frontier.append(m)
+        todo = [f for f in failing & reached if f not in keep]
+    return keep
+
+
+def _parameters(topo: Topology, fails: bool) -> dict[str, tuple[Any, ...]]:
+    """Per component name, what a run of it depends on: kind, timing, batch sizes, streams, and (`fails`) min_ttf."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for s in topo.spouts:
+        out[s.name] = ("spout", exact_value(s.rate), s.burst, sorted(s.output_streams().items()))
+    for b in topo.bolts:
+        out[b.name] = ("bolt", exact_value(b.alpha), b.parallelism, sorted(b.output_streams().items()),
+                       b.min_ttf if fails else None)
+    return out
+
+
+def _part_of(evidence: Topology, source: str, whole: Topology) -> list[str]:
+    """Why a run of `evidence` in which `source` grows is not a run of `whole`; [] when it is."""
+    fails = _fails(evidence)
+    if evidence.settings.semantics(fails) != whole.settings.semantics(fails):
+        return ["evidence: its document's settings are not this document's"]
+    mine, theirs = _parameters(evidence, fails), _parameters(whole, fails)
+    if source not in mine:
+        return [f"evidence: {source} is not in its document"]
+    received, here = _received(evidence), _received(whole)
+    problems = []
+    for name in sorted(_influence(evidence, source)):
+        if theirs.get(name) != mine[name]:
+            problems.append(f"evidence: {name} is not in this document with the same parameters")
+        elif sorted(received.get(name, [])) != sorted(here.get(name, [])):
+            problems.append(f"evidence: {name} does not receive the same streams in this document")
+    return problems
+
+
+def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | None) -> list[str]:
+    """Why the source's evidence does not show that it can hold any backlog in `topo`; [] when it does."""
+    ev = cert.evidence
+    if ev.growth_certificate is not None:
+        if ev.growth_certificate.target != cert.source:
+            return [f"evidence: the growth certificate is about {ev.growth_certificate.target}, not {cert.source}"]
+        try:
+            proven_on = parse_topology(ev.topology)
+        except TopologyError as exc:
+            return [f"evidence: its document is not valid: {exc}"]
+        problems = [f"evidence: {p}" for p in check_growth_certificate(proven_on, ev.growth_certificate)]
+        return problems or _part_of(proven_on, cert.source, topo)
+    lasso = trace if trace is not None else ev.trace
+    if lasso is None:
+        return ["evidence: neither a growth certificate nor a lasso of the source"]
+    found = certify(lasso, checked=[cert.source])
+    if not found.ok:
+        return [f"evidence: the lasso is not certified: {'; '.join(found.problems[:3])}"]
+    if found.growth_per_loop.get(cert.source, 0) <= 0:
+        return [f"evidence: {cert.source} does not grow in the lasso"]
+    lasso_topology = lasso.topology if isinstance(lasso, Trace) else lasso.get("topology")
+    return _part_of(parse_topology(lasso_topology), cert.source, topo)
+
+
+def _derived_terms(topo: Topology, target: str, source: str) -> dict[tuple[str, str], tuple[Fraction, Fraction]]:
+    """(sender, stream) -> (rate, least ratio) for the target's input streams from the source and from spouts."""
+    tau, rule = exact_value(topo.settings.tolerance), topo.settings.emission
+    spouts = {s.name: s for s in topo.spouts}
+    src = next(b for b in topo.bolts if b.name == source)
+    out: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
+    for sender, stream in _received(topo).get(target, []):
+        if sender == source:
+            sigma = exact_value(src.output_streams()[stream] or 0)
+            out[(sender, stream)] = (src.parallelism / (exact_value(src.alpha) * (1 - tau)),
+                                     ratio_bounds(sigma, src.parallelism, rule)[0])
+        elif sender in spouts:
+            ratio = exact_value(spouts[sender].output_streams()[stream] or 0)
+            out[(sender, stream)] = (exact_value(spouts[sender].rate) / (1 + tau), ratio)
+    return out
+
+
+def check_flood_certificate(document: Any, certificate: Any, trace: Trace | None = None) -> list[str]:
+    """Why `certificate` does not prove that its target's queue passes every bound in some run of `document`;
+    [] = accepted. `trace`, when given, is the source's lasso (a certificate in memory refers to it by index)."""
+    read = read_certificate(document, certificate, FloodCertificate, "a flood certificate")
+    if isinstance(read, list):
+        return read
+    topo, cert, problems = read
+    bolts = {b.name: b for b in topo.bolts}
+    if cert.target not in bolts or cert.source not in bolts or cert.target == cert.source:
+        return problems + [f"target {cert.target!r} and source {cert.source!r} must be two bolts of the topology"]
+    derived = _derived_terms(topo, cert.target, cert.source)
+    if not any(s == cert.source and ratio > 0 for (s, _), (_, ratio) in derived.items()):
+        return problems + [f"{cert.target} receives nothing from {cert.source}"]
+    total, seen = Fraction(0), set()
+    for t in cert.terms:
+        key, rate, ratio = (t.sender, t.stream), fraction_of(t.rate), fraction_of(t.ratio)
+        if key not in derived or key in seen:
+            problems.append(f"term {t.sender}/{t.stream}: not an input stream of {cert.target} from the source or a "
+                            "spout, or named twice")
+        elif rate is None or ratio is None or rate < 0 or ratio < 0:
+            problems.append(f"term {t.sender}/{t.stream}: rate and ratio must be fractions p/q ≥ 0")
+        elif rate > derived[key][0] or ratio > derived[key][1]:
+            problems.append(f"term {t.sender}/{t.stream}: rate {t.rate} × ratio {t.ratio} is above the derived "
+                            f"{derived[key][0]} × {derived[key][1]}")
+        else:
+            total += rate * ratio
+        seen.add(key)
+    if not any(s == cert.source for s, _ in seen):
+        problems.append(f"no term from the source {cert.source}")
+    j = bolts[cert.target]
+    capacity = j.parallelism / (exact_value(j.alpha) * (1 + exact_value(topo.settings.tolerance))
+                                + exact_value(topo.settings.max_idle_time))
+    if fraction_of(cert.capacity) != capacity:
+        problems.append(f"capacity {cert.capacity} is not {cert.target}'s smallest, {capacity}")
+    elif not total > capacity:
+        problems.append(f"the drain brings {total} tuples/s, not strictly more than the capacity {capacity}")
+    return problems or _evidence_problems(cert, topo, trace)

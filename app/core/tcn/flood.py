@@ -1,0 +1,128 @@
+"""Unbounded by a flood: an upstream bolt that can back up without bound, then drains into the bolt below.
+
+docs/boundedness.md, "Unbounded: a backlog that floods", proves it: when a bolt U that J receives from can hold
+any backlog (U grows in a certified lasso, or its growth is proven by rates), and while U drains a backlog at
+full speed (one full batch per α_U(1−τ)) J receives at least
+
+    Σ over J's input streams from U: σ_lo(stream) · C_U/(α_U(1−τ))  +  Σ over J's input streams from a spout:
+    σ_lo(stream) · 1/(a(1+τ))
+
+tuples per second, strictly more than J's smallest capacity C_J/(α_J(1+τ) + max_idle), then for every N a legal
+run takes J's queue past N: J is `unbounded`. The figures and U's evidence are the certificate
+(`FloodCertificate`); `app/core/tcn/check/flood.py` re-derives them without this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+
+from app.core.formats.trace import Trace
+from app.core.formats.trace_numbers import format_time
+from app.core.rates.flows import RateFigures
+from app.core.results import BoltVerdict, FloodCertificate, FloodEvidence, FloodTerm
+from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.flood import check_flood_certificate
+from app.core.tcn.network import build_network
+from app.core.topology import Topology
+
+__all__ = ["FLOODABLE", "flood_message", "flood_verdicts", "prove_flood"]
+
+#: the verdicts a flood proof may answer (a lasso in which the bolt grows, or a bound, already says more)
+FLOODABLE = ("no-repeating-growth", "none-up-to-k", "unknown")
+
+
+def _text(x: Fraction) -> str:
+    return f"{x.numerator}/{x.denominator}"
+
+
+def _evidence(source: str, verdict: BoltVerdict, traces: list[Trace],
+              proven_on: Callable[[str], Topology]) -> FloodEvidence | None:
+    """What shows that `source` can hold any backlog: its rate proof with the document it is proven on, or the
+    certified lasso in which it grows."""
+    if verdict.verdict != "counterexample":
+        return None
+    if verdict.growth_certificate is not None:
+        return FloodEvidence(topology=proven_on(source).model_dump(mode="json"),
+                             growth_certificate=verdict.growth_certificate)
+    if verdict.trace_index is not None and verdict.certified and 0 <= verdict.trace_index < len(traces):
+        return FloodEvidence(trace_index=verdict.trace_index)
+    return None
+
+
+def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], traces: list[Trace],
+                proven_on: Callable[[str], Topology]) -> FloodCertificate | None:
+    """The flood certificate for `target` on `cone` (its cone of influence) from the bolt it receives from that
+    floods it hardest, or None when no bolt with evidence of growth floods it. `verdicts` are the bolts' answers so
+    far (a source's evidence is its `counterexample`), `proven_on(name)` the document its rate proof is about."""
+    figures = RateFigures(cone)
+    ident = {c.name: c.id for c in cone.components}
+    name_of = {c.id: c.name for c in cone.components}
+    spouts = {s.id for s in cone.spouts}
+    j = ident.get(target)
+    if j is None or j in spouts:
+        return None
+    inputs = figures.inputs[j]
+    # a spout's stream: its ratio itself, the least any run sustains (replays may exceed the burst, so no σ_lo
+    # over the burst's batch sizes)
+    spout_terms = [FloodTerm(sender=name_of[u], stream=st, rate=_text(figures.spout_min[u]),
+                             ratio=_text(figures.streams[u][st][0]))
+                   for u, st in inputs if u in spouts and figures.streams[u].get(st, (0, 0, 0))[0] > 0]
+    best: tuple[Fraction, FloodCertificate] | None = None
+    for source in sorted({name_of[u] for u, _ in inputs if u not in spouts and name_of[u] != target}):
+        if source not in verdicts:
+            continue
+        evidence = _evidence(source, verdicts[source], traces, proven_on)
+        if evidence is None:
+            continue
+        u = ident[source]
+        terms = [FloodTerm(sender=source, stream=st, rate=_text(figures.cap_max[u]),
+                           ratio=_text(figures.streams[u][st][1]))
+                 for uu, st in inputs if uu == u and figures.streams[u].get(st, (0, 0, 0))[1] > 0]
+        if not terms:
+            continue
+        terms += spout_terms
+        inflow = sum((Fraction(t.rate) * Fraction(t.ratio) for t in terms), Fraction(0))
+        if inflow > figures.cap_min[j] and (best is None or inflow > best[0]):
+            best = (inflow, FloodCertificate(target=target, content_hash=content_hash(cone), source=source,
+                                             terms=terms, capacity=_text(figures.cap_min[j]), evidence=evidence))
+    return None if best is None else best[1]
+
+
+def flood_message(cert: FloodCertificate, before: str) -> str:
+    """The verdict's words: who backs up and floods the target, at what rate against what capacity, and how;
+    `before` is what was known before (kept as the detail under the answer)."""
+    inflow = sum((Fraction(t.rate) * Fraction(t.ratio) for t in cert.terms), Fraction(0))
+    capacity = Fraction(cert.capacity)
+    how = ("its growth is proven by rates" if cert.evidence.growth_certificate is not None
+           else "a certified lasso makes it grow")
+    text = (f"unbounded: {cert.source} backs up, then floods {cert.target} at {float(inflow):.4g} tuples/s or more "
+            f"(exactly {format_time(inflow)}) against the {float(capacity):.4g} it processes at its slowest (exactly "
+            f"{format_time(capacity)}). {cert.source} can hold any backlog ({how}); after a long enough slow "
+            f"stretch it drains that backlog at full speed, one full batch every α(1−τ), while {cert.target} "
+            f"processes as slowly as it may, so for every N a legal run takes {cert.target}'s queue past N "
+            "(a flood proof with a checked certificate; docs/boundedness.md)")
+    return text + (f". Before that: {before}" if before else "")
+
+
+def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[Trace],
+                   proven_on: Callable[[str], Topology], notes: list[str],
+                   stop: Callable[[], bool] = lambda: False) -> None:
+    """Every bolt of `verdicts` whose answer is one of FLOODABLE and that a bolt with evidence of growth floods
+    becomes `unbounded` (in place), once the independent checker accepts its certificate; a rejected one is noted
+    as a defect and the earlier answer kept. `stop()` ends the pass early (time limit, cancel)."""
+    for name, before in list(verdicts.items()):
+        if before.verdict not in FLOODABLE or stop():
+            continue
+        cone = build_network(topo, [name]).topology
+        cert = prove_flood(cone, name, verdicts, traces, proven_on)
+        if cert is None:
+            continue
+        index = cert.evidence.trace_index
+        problems = check_flood_certificate(cone, cert, traces[index] if index is not None else None)
+        if problems:
+            notes.append(f"defect: a flood proof for {name} was rejected by its checker and discarded: "
+                         + "; ".join(problems[:3]))
+            continue
+        verdicts[name] = BoltVerdict(verdict="unbounded", method="flood proof", certified=True, k=before.k,
+                                     flood_certificate=cert, message=flood_message(cert, before.message))

@@ -1,0 +1,90 @@
+"""Decisions per second: how many checked bolts get the user's answer (bounded, grows, unbounded) and how fast.
+
+Usage: .venv/bin/python bench/decisions.py [--sizes 100,500] [--random 30] [--timeout S] [--seed N]
+
+Verifies seeded layered topologies (tests/layered_topologies.py) of the given sizes and `--random` small random
+topologies near the boundary (every bolt's nominal capacity 0-50 % above what reaches it, so the jitter τ
+decides; τ 0.1 or 0.2,
+both emission rules, some cycles), every bolt checked. Prints per topology the count of each bolt verdict, the
+seconds, and the decisions per second, where a decision is a bolt answered `bounded`, `counterexample` (grows)
+or `unbounded`; the rest (`no-repeating-growth`, `none-up-to-k`, `unknown`) are not the user's answer yet.
+Wall-clock on a shared 2-core machine: noisy. Not run by the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+ANSWERS = ("bounded", "counterexample", "unbounded")
+
+
+def near_boundary(rng: random.Random) -> dict[str, Any]:
+    """A small random topology whose bolts sit near their capacity (a chain with joins, sometimes a cycle)."""
+    n = rng.randint(2, 5)
+    names = [f"B{i}" for i in range(n)]
+    rate, tau = rng.choice([1.0, 2.0]), rng.choice([0.1, 0.2])
+    bolts, inflow = [], {}
+    subs = [("S", names[0])] + [(rng.choice(["S", *names[:i]]), names[i]) for i in range(1, n)]
+    for name in names:
+        got = sum(rate if src == "S" else inflow.get(src, rate) for src, dst in subs if dst == name)
+        inflow[name] = got
+        alpha = round(1 / (got * rng.uniform(1.0, 1.5)), 3)  # nominal capacity 1/α 0-50 % above the inflow
+        bolts.append({"name": name, "alpha": max(alpha, 0.01), "sigma": 1.0, "parallelism": 1})
+    bolts[-1]["sigma"] = 0.0
+    if rng.random() < 0.2 and n > 2:
+        subs.append((names[-2], names[1]))
+        bolts[-2]["sigma"] = 0.5
+    return {"schema_version": 1, "name": "near-boundary", "spouts": [{"name": "S", "rate": rate, "burst": 1}],
+            "bolts": bolts, "subscriptions": [{"source": a, "target": b} for a, b in sorted(set(subs))],
+            "settings": {"tolerance": tau, "max_idle_time": 0, "emission": rng.choice(["exact", "dvert"])}}
+
+
+def run(label: str, topo: Any, timeout: float) -> tuple[int, int, float]:
+    from app.core.tcn.search import SearchOptions, verify
+
+    started = time.monotonic()
+    result = verify(topo, SearchOptions(timeout_s=timeout))
+    seconds = time.monotonic() - started
+    counts = Counter(v.verdict for v in result.bolts.values())
+    decided = sum(counts[a] for a in ANSWERS)
+    print(f"{label}: {len(result.bolts)} bolts, {dict(sorted(counts.items()))}, {seconds:.1f} s, "
+          f"{decided / seconds if seconds else 0:.1f} decisions/s", flush=True)
+    return decided, len(result.bolts), seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,500")
+    parser.add_argument("--random", type=int, default=30)
+    parser.add_argument("--timeout", type=float, default=60)
+    parser.add_argument("--seed", type=int, default=46)
+    args = parser.parse_args()
+    from layered_topologies import layered_topology
+
+    from app.core.topology import parse_topology
+
+    totals = [0, 0, 0.0]
+    rng = random.Random(args.seed)
+    for i in range(args.random):
+        got = run(f"near-boundary #{i}", parse_topology(near_boundary(rng)), args.timeout)
+        totals = [a + b for a, b in zip(totals, got, strict=True)]
+    if args.random:
+        print(f"near-boundary: {totals[0]} of {totals[1]} bolts answered in {totals[2]:.1f} s, "
+              f"{totals[0] / totals[2] if totals[2] else 0:.1f} decisions/s, "
+              f"{totals[2] / max(1, totals[1]):.2f} s per bolt")
+    for size in (int(s) for s in args.sizes.split(",") if s):
+        run(f"layered {size} components", layered_topology(size, 0), args.timeout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""Applies each mutation the checker room's tests must kill, one at a time, to a copy of the tree, and runs
+the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py): a mutation is
+killed when some test fails.
+
+Usage: .venv/bin/python bench/mutate_checkers.py [--keep]
+
+The mutations (docs/verifier.md, "The checker room"): the linear program's checker accepting a negative
+multiplier on an inequality; its `constant >= 0` turned into `> 0` (a certificate with no rows passes); the
+rate proof's checker comparing the claimed least inflow with the derived most; the same checker accepting a
+bolt that "keeps up" with an inflow equal to its capacity; app/core/emission.py's fine-σ fallback [σ, 2σ]
+narrowed to [σ, σ]; and the flood checker accepting a tie, a ratio above the derived one, evidence about another
+document or of another bolt. Prints one line per mutation; exits 1 when one survives. Not run by the tests (it
+runs a test file once per mutation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ROOM, FLOOD = "tests/unit/test_checker_room.py", "tests/unit/test_flood.py"
+MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
+    ("negative multiplier accepted", "app/core/tcn/check/linear.py",
+     'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
+    ("constant >= 0 -> > 0", "app/core/tcn/check/linear.py", "if constant >= 0:", "if constant > 0:", ROOM),
+    ("least inflow compared with the derived most", "app/core/tcn/check/rate_growth.py",
+     "if c_low > low:", "if c_low > high:", ROOM),
+    ("keeps up with inflow equal to capacity", "app/core/tcn/check/rate_growth.py",
+     'role == "keeps up" and not c_high < capacity', 'role == "keeps up" and not c_high <= capacity', ROOM),
+    ("fine-σ fallback [σ, σ]", "app/core/emission.py", "return sigma, 2 * sigma", "return sigma, sigma", ROOM),
+    ("flood: a tie accepted", "app/core/tcn/check/flood.py", "elif not total > capacity:",
+     "elif not total >= capacity:", FLOOD),
+    ("flood: a ratio above the derived accepted", "app/core/tcn/check/flood.py",
+     "elif rate > derived[key][0] or ratio > derived[key][1]:", "elif rate > derived[key][0]:", FLOOD),
+    ("flood: evidence about another document accepted", "app/core/tcn/check/flood.py",
+     "return problems or _part_of(proven_on, cert.source, topo)", "return problems", FLOOD),
+    ("flood: evidence of another bolt accepted", "app/core/tcn/check/flood.py",
+     "if ev.growth_certificate.target != cert.source:", "if False:", FLOOD),
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", action="store_true", help="keep the mutated copies (printed)")
+    args = parser.parse_args()
+    survived = 0
+    for name, rel, before, after, tests in MUTATIONS:
+        work = Path(tempfile.mkdtemp(prefix="mutant-"))
+        for part in ("app", "tests", "models", "pyproject.toml"):
+            src = ROOT / part
+            (shutil.copytree if src.is_dir() else shutil.copy)(src, work / part)
+        target = work / rel
+        text = target.read_text(encoding="utf-8")
+        if text.count(before) != 1:
+            print(f"{name}: the original text is not found once in {rel}: update this script")
+            return 2
+        target.write_text(text.replace(before, after), encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": str(work), "QT_QPA_PLATFORM": "offscreen"}
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", tests],
+                              cwd=work, env=env, capture_output=True, text=True, check=False)
+        failed = [ln for ln in done.stdout.splitlines() if ln.startswith("FAILED")]
+        killed = done.returncode != 0 and bool(failed)
+        survived += not killed
+        print(f"{'killed  ' if killed else 'SURVIVED'} {name}: {failed[0][7:] if failed else done.stdout[-200:]}",
+              flush=True)
+        if args.keep:
+            print(f"  copy: {work}")
+        else:
+            shutil.rmtree(work)
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

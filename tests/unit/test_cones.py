@@ -1,0 +1,34 @@
+"""With failures, a cycle elsewhere takes no bound away: each checked bolt is decided on its own cone of
+influence (app/core/tcn/cones.py, docs/verifier.md "Failures")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.rates import rate_check
+from app.core.tcn.search import SearchOptions, verify
+from app.core.topology import parse_topology
+
+
+def _doc(loop: bool) -> dict[str, Any]:
+    """S (1/s) feeds C (α 0.1, σ 0, fails, replay none) and A, which retries half of what it processes (a
+    self-loop) when `loop`."""
+    return {"schema_version": 1, "name": "cones", "spouts": [{"id": "s", "name": "S", "rate": 1, "burst": 1}],
+            "bolts": [{"id": "c", "name": "C", "alpha": 0.1, "sigma": 0, "parallelism": 1, "min_ttf": 5},
+                      {"id": "a", "name": "A", "alpha": 0.3, "sigma": 0.5 if loop else 0, "parallelism": 1}],
+            "subscriptions": [{"source": "s", "target": "c"}, {"source": "s", "target": "a"},
+                              *([{"source": "a", "target": "a"}] if loop else [])],
+            "settings": {"tolerance": 0.1, "max_idle_time": 0, "failures": True, "replay": "none",
+                         "min_reboot_time": 1, "max_reboot_time": 2, "emission": "exact"}}
+
+
+def test_a_cycle_beside_a_failing_bolt_takes_no_bound_away() -> None:
+    plain, looped = parse_topology(_doc(False)), parse_topology(_doc(True))
+    assert rate_check(plain).bolts["C"].status == "bounded"
+    assert rate_check(looped).bolts["C"].status != "bounded"  # the whole topology's check: a cycle, failures on
+    without, beside = verify(plain, SearchOptions(timeout_s=30)), verify(looped, SearchOptions(timeout_s=30))
+    assert without.bolts["C"].verdict == "bounded"
+    c = beside.bolts["C"]
+    assert c.verdict == "bounded" and c.queue_bound == without.bolts["C"].queue_bound
+    assert beside.rate_check["bolts"]["C"]["status"] == "bounded"
+    assert "on its cone of influence" in beside.rate_check["bolts"]["C"]["explanation"]
