@@ -196,16 +196,17 @@ def latency_block(latency: LatencyReport) -> str:
 def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
     from app.core.headroom import headroom
-    from app.core.rates import at_target, idle_warning, rate_check
+    from app.core.rates import RateAnalysis, at_target, idle_warning
     from app.core.storm.lines import capacity_lines
     from app.core.storm.rebalance import as_it_runs, rebalance_lines, running_from_document
     from app.core.topology import one_line
 
     topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
-    report = rate_check(topo)
+    rates = RateAnalysis(topo)  # the one analysis of this document: the report, the headroom
+    report = rates.report()
     log.info("rate check: %s", ", ".join(f"{n} {b.status}" for n, b in report.bolts.items()))
     warning = idle_warning(topo)
-    latency = latency_of(topo, args)
+    latency = latency_of(topo, args, rates=rates)
     failing: list[str] = []
     if args.fail_on == "timeout":
         failing = latency.not_proven()
@@ -217,7 +218,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     suggested = at_target(topo, report.suggested_parallelism, args.target_capacity)
     running = running_from_document(topo)
     runs, differs = as_it_runs(topo, running)
-    room = headroom(runs, rate_check(runs, suggest=False) if differs else report)
+    room = headroom(runs, RateAnalysis(runs) if differs else rates)  # from what runs (the --onto figures)
     wanted = {n: s for n, s in suggested.items() if s is not None}
     commands = rebalance_lines(topo.name, running, wanted)
     if args.json:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
+from app.core.rates import RateAnalysis
 from app.core.topology import (
     Bolt,
     Component,
@@ -128,6 +129,7 @@ class DocumentModel(QObject):
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._path: Path | None = None
         self._snapshot: Topology | None = None
+        self._rates: RateAnalysis | Exception | None = None  # of the snapshot: its analysis, or why there is none
         self._load(topology if topology is not None else new_topology())
         self._path = Path(path) if path is not None else None
 
@@ -149,6 +151,20 @@ class DocumentModel(QObject):
                 storm=self._storm,
             )
         return self._snapshot
+
+    def rates(self) -> RateAnalysis:
+        """The rate analysis of the current snapshot (app/core/rates/report.py), made once per snapshot and
+        kept beside it: the canvas, the status bar, the suggestion and the verification all read this one.
+        Raises what the rate check raises on a document it cannot analyse (mid-edit, not annotated), once."""
+        topo = self.topology()
+        if self._rates is None or (isinstance(self._rates, RateAnalysis) and self._rates.topo is not topo):
+            try:
+                self._rates = RateAnalysis(topo)
+            except Exception as err:  # noqa: BLE001 - kept and raised to each reader of this snapshot
+                self._rates = err
+        if isinstance(self._rates, Exception):
+            raise self._rates
+        return self._rates
 
     def problems(self) -> list[Problem]:
         """What keeps the document from being a valid topology (empty, no spout, ...)."""
@@ -272,6 +288,7 @@ class DocumentModel(QObject):
         self._layout: dict[str, Position] = dict(topo.layout)
         self._storm: StormSettings = topo.storm
         self._snapshot = None
+        self._rates = None
 
     def _on_clean_changed(self, clean: bool) -> None:
         self.modified_changed.emit(not clean)
@@ -279,6 +296,7 @@ class DocumentModel(QObject):
     # ---- mutations: called by QUndoCommands only ------------------------------
     def _touch(self) -> None:
         self._snapshot = None
+        self._rates = None
 
     def apply_insert_component(self, component: Component, position: Position, index: int | None = None) -> None:
         items: list[Any] = self._spouts if component.kind == "spout" else self._bolts  # the list of its kind

@@ -14,7 +14,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QToolBar, QUndoView, QWidget
 
 from app.core.layout import layered_layout
-from app.core.rates import idle_warning, no_parallelism_reason, rate_check
+from app.core.rates import idle_warning, no_parallelism_reason
 from app.core.topology import unannotated_problems
 from app.gui.app_words import in_app_words
 from app.gui.autosave import AutosaveSession, Recoverable, default_autosave_dir
@@ -418,7 +418,7 @@ class MainWindow(DocumentFiles, QMainWindow):
             self.status_problems.setToolTip("\n".join(str(p) for p in missing))
             return
         try:
-            report = rate_check(topo, suggest=False)
+            report = self.document.rates().report(suggest=False)  # the snapshot's one analysis (canvas too)
         except Exception as err:  # keep editing possible whatever the analysis thinks
             self.status_problems.setText(f"rate check failed: {err}")
             return
@@ -502,7 +502,7 @@ class MainWindow(DocumentFiles, QMainWindow):
         if unannotated_problems(topo):
             self.show_message("Suggest parallelism needs every value annotated (the amber ones are not)")
             return
-        report = rate_check(topo)
+        report = self.document.rates().report()
         suggestion = report.suggested_parallelism
         hopeless = sorted(name for name, value in suggestion.items() if value is None)
         wanted = {name: value for name, value in suggestion.items() if value is not None}

@@ -206,7 +206,7 @@ def judge(line: WatchLine, model: Topology, counts: list[PollCounts], queues: di
     """Fill `line`; True when a bolt is at or above --fail-on's level, False when none is, None when this poll
     says nothing new (the counts did not change and nothing waits)."""
     from app.core.headroom import headroom
-    from app.core.rates import rate_check
+    from app.core.rates import RateAnalysis, rate_check
 
     stalled = _stalls(model, counts, queues)
     kept = _window(counts, judge_.every, judge_.window)
@@ -242,8 +242,9 @@ def judge(line: WatchLine, model: Topology, counts: list[PollCounts], queues: di
     high_alpha = {n: (f.alpha_s or 0.0) + alpha_err[n] for n, f in bolts.items() if f.alpha_s} if known else {}
     try:
         measured = measured_topology(model, spouts, bolts)
-        report = rate_check(measured, suggest=False)
-        room = headroom(measured, report)
+        rates = RateAnalysis(measured)  # the one analysis of the measured snapshot: its report and the headroom
+        report = rates.report(suggest=False)
+        room = headroom(measured, rates)
         annotated = rate_check(model, suggest=False)
         optimistic = rate_check(_shifted(model, spouts, bolts, low_rates, low_alpha, True), suggest=False) \
             if known else None

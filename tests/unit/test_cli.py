@@ -99,7 +99,7 @@ def test_internal_error_exit_3(monkeypatch, capsys) -> None:
     def broken(_topo):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(app.core.rates, "rate_check", broken)
+    monkeypatch.setattr(app.core.rates, "RateAnalysis", broken)
     code, _, err = run(capsys, "check", str(CFG1))
     assert code == 3 and "internal error: RuntimeError: boom" in err
 

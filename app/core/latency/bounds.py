@@ -26,7 +26,7 @@ import networkx as nx
 from app.core.failures import UNBOUNDED, failure_model, impacts
 from app.core.latency.netcalc import Bucket, RateLatency, concatenate, leftover_fifo
 from app.core.numbers import exact
-from app.core.rates import RateFigures
+from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.curves import ZERO, Curve
 from app.core.rates.failures_check import failure_check
 from app.core.rates.verdicts import status_of
@@ -81,9 +81,12 @@ class PendingAdvice:
 class LatencyAnalysis:
     """The latency bounds of one topology snapshot (exact; failures included when a bolt can fail)."""
 
-    def __init__(self, topo: Topology, figures: RateFigures | None = None):
+    def __init__(self, topo: Topology, figures: RateFigures | None = None, *, rates: RateAnalysis | None = None):
+        """`figures`, or the whole `rates` analysis, of this snapshot when already made (the failure check is then
+        read from it too: app/core/rates/report.py)."""
         self.topo = topo
-        self.e = figures or RateFigures(topo)
+        self.rates = rates
+        self.e = rates.figures if rates is not None else figures or RateFigures(topo)
         e = self.e
         self.tau = e.tau
         self.q0 = e.q0
@@ -110,8 +113,9 @@ class LatencyAnalysis:
         if self.model is None:
             return {}
         e = self.e
-        status = {b.id: status_of(e, b.id) for b in self.topo.bolts}
-        check = failure_check(self.topo, e, self.model, status, nominal_estimate=False)
+        shared = self.rates.failure_check() if self.rates is not None else None  # (its bounds are the same)
+        check = shared if shared is not None else failure_check(
+            self.topo, e, self.model, {b.id: status_of(e, b.id) for b in self.topo.bolts}, nominal_estimate=False)
         out: dict[str, Curve | None] = {}
         for b in self.topo.bolts:
             f = check.bolts[b.id]
@@ -381,10 +385,12 @@ def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, threshold: Fraction, ta
     """sup over D ≥ 0 of L·takes(M) − D, M = ⌊Q₀ + α(D)⌋ the most tuples a window of length D holds (an integer).
     Between two counts the value falls, so only D = 0 and the D at which M reaches each `next_count` matter.
     Along the counts the value changes by L·Δtakes − ΔD: it rises while α's slope is above `threshold` (c for
-    W₁, 1/L for W₂) and falls after (α is concave), so the walk starts a little before the count at the turn
-    and stops at the first fall (None: MAX_STEPS counts without one)."""
+    W₁, 1/L for W₂) and never rises after (α is concave; a slope equal to the threshold keeps it level), so the
+    walk starts a little before the count at the turn and stops at the first fall or at the first count past the
+    turn (None: MAX_STEPS counts without either)."""
     start = alpha.at(Fraction(0))
-    turn = alpha.at(_turn(alpha, threshold))
+    turn_at = _turn(alpha, threshold)
+    turn = alpha.at(turn_at)
     assert start is not None and turn is not None
     first = int(q0 + start)  # floor: both are non-negative
     best = slow * takes(first)
@@ -399,6 +405,8 @@ def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, threshold: Fraction, ta
         if prev is not None and value < prev:
             return best
         best = max(best, value)
+        if d >= turn_at:  # from here on every step spans slopes at most the threshold: the value never rises
+            return best
         prev = value
     return None
 

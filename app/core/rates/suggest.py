@@ -32,12 +32,17 @@ def suggest(topo: Topology) -> dict[str, int | None]:
     # Once every bolt is bounded, each passes on σ·inflow: flows no longer depend on
     # parallelism, so the needed capacity of each bolt follows from the uncapped flows.
     probe = RateFigures(topo, {b.id: 10**12 for b in topo.bolts})
-    uncapped = probe.inflows(probe.spout_max, probe.cap_max, from_above=False, high=True)
+    # a cycle that amplifies has no finite uncapped flows: its members and what they feed need more than any
+    # value (decided, not iterated: docs/boundedness.md, "Cycles that amplify")
+    uncapped = probe.inflows(probe.spout_max, probe.cap_max, from_above=False, high=True, saturated=probe.amplifying)
+    # one that amplifies with one executor each (σ_hi only grows with the batch size) amplifies at every
+    # parallelism: some member always saturates, so none of its members gets a value
+    amplifying = RateFigures(topo, {b.id: 1 for b in topo.bolts}).amplifying if probe.cyclic else frozenset()
     suggestion: dict[str, int | None] = {}
     parallelism: dict[str, int] = {}
     for b in topo.bolts:
         need = executors_needed(topo, b, uncapped[b.id])
-        if need >= 10**9:
+        if need >= 10**9 or b.id in amplifying:
             suggestion[b.name] = None
             parallelism[b.id] = b.parallelism
         else:

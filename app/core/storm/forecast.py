@@ -211,7 +211,10 @@ def tuples_per_tree(topo: Topology) -> dict[str, dict[str, Fraction]]:
     return out
 
 
-def forecast(topo: Topology, g: Fraction, first: list[str]) -> StormForecast:
+def forecast(topo: Topology, g: Fraction, first: list[str],
+             nominal: dict[str, tuple[Fraction, Fraction]] | None = None) -> StormForecast:
+    """What Storm does past the factor `g` at which `first` start to grow; `nominal` is the topology's
+    `nominal_margins` when already made (its rate analysis: app/core/rates/report.py)."""
     st = topo.storm
     config = st.config
     defaults = storm_defaults(st.storm_version)
@@ -237,7 +240,7 @@ def forecast(topo: Topology, g: Fraction, first: list[str]) -> StormForecast:
     tasks = {s.name: s.executors or 1 for s in topo.spouts}  # max.spout.pending counts per spout task
     queues = []
     bolts = {b.name: b for b in topo.bolts}
-    for name, (inflow, capacity) in nominal_margins(topo).items():
+    for name, (inflow, capacity) in (nominal if nominal is not None else nominal_margins(topo)).items():
         if inflow > capacity and g > 0:  # (an amplifying cycle's queues grow ever faster: no fill time to give)
             growth = inflow - capacity
             executors = bolts[name].parallelism

@@ -14,7 +14,6 @@ from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent, QGraphicsTextItem
 
 from app.core.latency.report import canvas_latency
-from app.core.rates import rate_check
 from app.core.topology import Position, Topology
 from app.gui.canvas.items import EdgeItem, NodeItem, PortItem, RubberLink
 from app.gui.commands import AddSubscriptionCommand, ConnectionRefused, MoveComponentsCommand
@@ -125,7 +124,7 @@ class CanvasScene(QGraphicsScene):
         """Colour every bolt by the rate check's utilisation (instant, so after every change)."""
         topo = self.document.topology()
         try:
-            report = rate_check(topo, suggest=False) if topo.bolts else None
+            report = self.document.rates().report(suggest=False) if topo.bolts else None
         except Exception:  # a document mid-edit (e.g. no spout) may not be analysable yet
             report = None
         for b in topo.bolts:
@@ -143,7 +142,7 @@ class CanvasScene(QGraphicsScene):
                            "edit)" for b in topo.bolts}
         elif topo is not None:
             try:
-                words, critical = canvas_latency(topo)
+                words, critical = canvas_latency(topo, self.document.rates())  # the snapshot's one analysis
             except Exception:  # a document mid-edit may not be analysable yet
                 words, critical = {}, set()
         on_path = {n for pair in critical for n in pair}
