@@ -50,7 +50,7 @@ def main() -> int:
     window.show()
     pump(1.0)
     window.open_path(file, ask=False)
-    pump(1.0)
+    pump(float(os.environ.get("GLANCE_WAIT_S", "3")))  # a user looks at the document before pressing F5
     panel = window.verification_panel
     state = panel.states[0]
     started = time.monotonic()
@@ -71,6 +71,10 @@ def main() -> int:
     if growing:
         window.scene.select_ids({topo.bolt_by_name(growing[0]).id})
     panel.trace_dock.raise_()
+    if os.environ.get("GLANCE_TRACE_PX"):  # a taller bottom area, as a user drags it, to see the context plots
+        from PySide6.QtCore import Qt
+
+        window.resizeDocks([panel.trace_dock], [int(os.environ["GLANCE_TRACE_PX"])], Qt.Orientation.Vertical)
     pump(2.0)
     view = panel.trace_view
     plots = view.drawn.plots

@@ -36,11 +36,12 @@ def variant(n: int, cycle: bool, failing: bool) -> Topology:
 def check_work(topo: Topology) -> tuple[float, list[str]]:
     """Seconds for the rate check and the headroom, and the statuses found."""
     from app.core.headroom import headroom
-    from app.core.rates import rate_check
+    from app.core.rates import RateAnalysis
 
     start = time.perf_counter()
-    report = rate_check(topo)
-    headroom(topo, report)
+    rates = RateAnalysis(topo)
+    report = rates.report()
+    headroom(topo, rates)
     return time.perf_counter() - start, sorted({b.status for b in report.bolts.values()})
 
 

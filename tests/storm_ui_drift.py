@@ -7,8 +7,10 @@ Topology `wordcount-drift-1` (Storm 2.6.1): spout `sentences` (100 tuples/s), bo
 
 Counts are all-time, as Storm's UI serves them: integers, latencies with three decimals, computed at
 the time the poll's topology page was requested (the component pages of that poll show the same
-moment). `stop()` and `start()` drop and restore the listening socket on the same port (the counts go on);
-the server shuts itself down after `lifetime` seconds.
+moment: one snapshot, so that `analyze`'s figures over a short recording are exact; tests/storm_ui_live.py
+serves each page at its own moment, as Storm does). `stop()` and `start()` drop and restore the listening
+socket on the same port (the counts go on); `hold()` keeps every request waiting (`held` counts them) until
+`release()`, as a UI that stops answering; the server shuts itself down after `lifetime` seconds.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ class DriftingStormUI:
         self.switch: float | None = None  # seconds of uptime when count slowed down
         self.snapshot = 0.0
         self.lock = threading.Lock()
+        self.answering = threading.Event()  # cleared by hold(): requests wait until release()
+        self.answering.set()
+        self.held = 0  # requests that have waited (or wait) at hold()
         self.port = 0
         self.httpd: ThreadingHTTPServer | None = None
         self.thread: threading.Thread | None = None
@@ -135,6 +140,19 @@ class DriftingStormUI:
                     return 200, page
         return 500, {"error": "Internal Server Error", "errorMessage": f"NotAliveException: {path}"}
 
+    def hold(self) -> None:
+        """Stop answering: each request waits (counted in `held`) until release(), or the server's lifetime."""
+        self.answering.clear()
+
+    def release(self) -> None:
+        self.answering.set()
+
+    def _wait_if_held(self) -> None:
+        if not self.answering.is_set():
+            with self.lock:
+                self.held += 1
+            self.answering.wait(self.lifetime)
+
     def start(self) -> None:
         """Listen (again) on the same port."""
         ui = self
@@ -144,6 +162,7 @@ class DriftingStormUI:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                ui._wait_if_held()
                 code, data = ui.reply(urllib.parse.urlsplit(self.path).path)
                 body = json.dumps(data).encode()
                 self.send_response(code)
@@ -177,4 +196,5 @@ class DriftingStormUI:
 
     def __exit__(self, *exc: object) -> None:
         self._timer.cancel()
+        self.release()
         self.stop()

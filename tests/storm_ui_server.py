@@ -14,7 +14,8 @@ is not UTF-8 in the topology page), "badnames" (a bolt named with a newline, a N
 right-to-left override), "bignum" (a bolt with 10^23 executors), "dupkeys" (the topology page
 with a key twice), "saturated" (Storm 2.4.0; count executes in 5 ms, so the measured rates put it at ρ 1.00;
 its Storm UI capacity 0.996; 9000 spout tuples failed in the window; a complete latency of 24.8 s; and a lag
-endpoint whose Kafka lag grows by SATURATED_LAG_GROWTH tuples/s from the server's start).
+endpoint whose Kafka lag grows by SATURATED_LAG_GROWTH tuples/s from the server's start), "fewfailures" (a healthy
+page: 3 spout tuples failed of 240,003, a complete latency of 12.4 ms, count's capacity 0.420).
 """
 
 from __future__ import annotations
@@ -150,6 +151,12 @@ class StormUIServer:
                         page["spouts"][0].update({"failed": 9000, "completeLatency": "24800.000"})
                         next(b for b in page["bolts"] if b["boltId"] == "count")["capacity"] = "0.996"
                         body = json.dumps(page).encode()
+                if server.mode == "fewfailures" and name == "topology.json":
+                    page = json.loads(body)
+                    page["spouts"][0].update({"failed": 3, "acked": 240_000, "completeLatency": "12.400"})
+                    for bolt in page["bolts"]:
+                        bolt["capacity"] = "0.420" if bolt["boltId"] == "count" else bolt["capacity"]
+                    body = json.dumps(page).encode()
                 if server.mode == "truncated" and name != "topology-summary.json":
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")

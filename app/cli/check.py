@@ -20,6 +20,7 @@ from app.cli.options import (
     add_failures_option,
     add_latency_options,
     add_storm_version_option,
+    add_target_option,
     latency_of,
     with_failures,
     with_storm_version,
@@ -54,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="exit 1 when some bolt has this status or a worse one (may-grow includes grows and "
                         "no-repeating-growth: every status but bounded); timeout: when some spout's tuple trees "
                         "are not proven to complete within the message timeout (docs/latency.md)")
+    add_target_option(p)
     add_latency_options(p)
     add_failures_option(p)
     add_storm_version_option(p, "for this run")
@@ -95,7 +97,16 @@ def replay_lines(report: RateReport) -> list[str]:
     return lines
 
 
-def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True) -> str:
+def suggestion_text(n: int | None, tasks: int | None) -> str:
+    """The suggest column: the executors, and a resubmit when they are more than the bolt's tasks (`storm rebalance`
+    cannot raise executors above the tasks fixed at submission)."""
+    if n is None:
+        return "-"
+    return f"{n} (> {tasks} tasks: resubmit)" if tasks is not None and n > tasks else str(n)
+
+
+def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True,
+                      suggested: dict[str, int | None] | None = None, tasks: dict[str, int] | None = None) -> str:
     """The human rate table printed by `check` (and by `make run` without a display); with failures on and not
     `verbose`, one line per bolt about them instead of the reasons in full."""
     # Storm's words: the Storm UI's "capacity" is the fraction of time a bolt's executors are busy, the model's ρ;
@@ -103,7 +114,7 @@ def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True) 
     rows = [["bolt", "service rate min..max (tuples/s)", "inflow min..max (tuples/s)", "capacity ρ", "status",
              "queue bound", "suggest executors"]]
     for name, b in report.bolts.items():
-        sugg = report.suggested_parallelism.get(name)
+        sugg = (report.suggested_parallelism if suggested is None else suggested).get(name)
         rows.append([
             name,
             f"{b.capacity_min:.3g}..{b.capacity_max:.3g}",
@@ -111,7 +122,7 @@ def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True) 
             f"{b.utilisation:.2f}",
             b.status,
             "-" if b.queue_bound is None else f"{b.queue_bound:.4g}",
-            "-" if sugg is None else str(sugg),
+            suggestion_text(sugg, (tasks or {}).get(name)),
         ])
     from app.core.topology import one_line
 
@@ -185,16 +196,17 @@ def latency_block(latency: LatencyReport) -> str:
 def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
     from app.core.headroom import headroom
-    from app.core.rates import idle_warning, rate_check
+    from app.core.rates import RateAnalysis, at_target, idle_warning
     from app.core.storm.lines import capacity_lines
-    from app.core.storm.rebalance import rebalance_lines, running_from_document
+    from app.core.storm.rebalance import as_it_runs, rebalance_lines, running_from_document
     from app.core.topology import one_line
 
     topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
-    report = rate_check(topo)
+    rates = RateAnalysis(topo)  # the one analysis of this document: the report, the headroom
+    report = rates.report()
     log.info("rate check: %s", ", ".join(f"{n} {b.status}" for n, b in report.bolts.items()))
     warning = idle_warning(topo)
-    latency = latency_of(topo, args)
+    latency = latency_of(topo, args, rates=rates)
     failing: list[str] = []
     if args.fail_on == "timeout":
         failing = latency.not_proven()
@@ -203,12 +215,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     if warning is not None:
         log.info("%s", warning.message)
         print(f"{args.file}: warning: {warning.field}: {warning.message}", file=sys.stderr)
-    room = headroom(topo, report)
-    wanted = {n: s for n, s in report.suggested_parallelism.items() if s is not None}
-    commands = rebalance_lines(topo.name, running_from_document(topo), wanted)
+    suggested = at_target(topo, report.suggested_parallelism, args.target_capacity)
+    running = running_from_document(topo)
+    runs, differs = as_it_runs(topo, running)
+    room = headroom(runs, RateAnalysis(runs) if differs else rates)  # from what runs (the --onto figures)
+    wanted = {n: s for n, s in suggested.items() if s is not None}
+    commands = rebalance_lines(topo.name, running, wanted)
     if args.json:
         data = report.to_public_json()
         data["headroom"] = room.to_json()
+        data["headroom_executors"] = {b.name: b.parallelism for b in runs.bolts}
+        data["least_bounded_parallelism"] = data["suggested_parallelism"]
+        data["suggested_parallelism"] = suggested
+        data["target_capacity"] = args.target_capacity
         data["rebalance"] = commands
         data["warnings"] = [] if warning is None else [warning.model_dump()]
         data["latency"] = latency.model_dump()
@@ -218,8 +237,15 @@ def cmd_check(args: argparse.Namespace) -> int:
             data["fail_on"] = {"status": args.fail_on, "bolts": failing}
         print_result("check", data)
     else:
-        print(format_rate_table(topo, report, verbose=getattr(args, "verbose", 0) > 0))
+        print(format_rate_table(topo, report, verbose=getattr(args, "verbose", 0) > 0, suggested=suggested,
+                                tasks={n: r.tasks for n, r in running.items()}))
+        print(f"(suggested executors: capacity {args.target_capacity:g} or less at nominal rates "
+              "(--target-capacity), never fewer than proven bounded)")
         print("\n".join(["", "Capacity:", *(f"- {line}" for line in capacity_lines(room))]))
+        if differs:
+            print("- with the executors that run on the cluster ("
+                  + ", ".join(f"{b.name} {b.parallelism}" for b in runs.bolts) + "; the document says "
+                  + ", ".join(f"{b.name} {b.parallelism}" for b in topo.bolts) + "), as the rebalance lines")
         print(latency_block(latency))
         if commands:
             print("\n".join(["", "The suggested parallelism on the running topology:", *(f"  {c}" for c in commands)]))

@@ -1,5 +1,5 @@
 """The engine that reads a run's log for `analyze`, `compare`, `reliability` and `analyze --report`: the one
-factory's (app.spark.log_engine.open_log_engine) from --engine, --master and --local-max-events/--local-max-mb,
+factory's (app.measure.engines.open_log_engine) from --engine, --master and --local-max-events/--local-max-mb,
 its Spark started for each request from the options of app/cli/spark_jobs.py; and its failures as one line."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from app.core.topology import TopologyError
 
 if TYPE_CHECKING:
     from app.measure.engine_choice import Choice
+    from app.measure.engines import HostRequest, SparkConnect
     from app.measure.log_engine import LogEngine, Progress
-    from app.spark.log_engine import HostRequest, SparkConnect
 
 
 def spark_for(args: argparse.Namespace) -> SparkConnect:
@@ -33,8 +33,9 @@ def spark_for(args: argparse.Namespace) -> SparkConnect:
 
 def open_engine(args: argparse.Namespace) -> LogEngine:
     """The engine for the log of `args`; bad settings are a UsageError; says which on a terminal's stderr."""
+    import app.spark  # noqa: F401 - Spark registers its engine with the factory (app/measure/engines.py)
     from app.measure.engine_choice import EngineError
-    from app.spark.log_engine import open_log_engine
+    from app.measure.engines import open_log_engine
 
     try:
         engine = open_log_engine(args.log, args.engine, spark=spark_for(args), spark_requested=args.master is not None,
@@ -52,7 +53,7 @@ def in_this_process(args: argparse.Namespace) -> LogEngine | str:
     """The factory's engine for the log of `args` when it reads the log in this process (no Spark offered);
     else why not (a bad setting, or why the log goes to Spark). Says nothing."""
     from app.measure.engine_choice import EngineError
-    from app.spark.log_engine import SparkNeeded, open_log_engine
+    from app.measure.engines import SparkNeeded, open_log_engine
 
     try:
         return open_log_engine(args.log, args.engine, spark=None, spark_requested=args.master is not None,

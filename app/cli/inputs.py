@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.cli.options import number
-from app.core.topology import Problem, TopologyError
+from app.core.topology import Problem, TopologyError, one_line
 
 if TYPE_CHECKING:
     from app.core.topology import Topology
@@ -20,10 +20,10 @@ log = logging.getLogger("stormbound.cli")
 
 def read_topology(path: str) -> Topology:
     """A topology file of any supported format; bad input raises TopologyError (exit 2)."""
-    from app.core.formats import FormatError, load_topology
+    from app.core.formats import FormatError, load_topology_kind
 
     try:
-        topo = load_topology(path)
+        topo, kind = load_topology_kind(path)
     except FormatError as err:
         problems = getattr(err, "problems", [])
         if problems and "is a Flux (YAML) file" in problems[0].message:  # the command with what the file needs
@@ -32,6 +32,8 @@ def read_topology(path: str) -> Topology:
             raise FormatError([Problem("file", "is a Flux (YAML) file, not JSON: import it first with "
                                                f"`{import_command(path)}`")]) from None
         raise
+    if kind == "trace":  # said, so that "valid topology" is not taken for a word on the trace
+        print(f"{one_line(path)}: a trace file: reading the topology it runs on", file=sys.stderr)
     for note in topo.read_notes:  # an earlier version's document: what reading it assumed, once
         print(f"note: {path}: {note}", file=sys.stderr)
     log.info("read %s: %s, %d spouts, %d bolts, %d subscriptions", path, topo.name, len(topo.spouts), len(topo.bolts),

@@ -151,6 +151,17 @@ def apply_limits(args: argparse.Namespace) -> None:
     set_limits(values)
 
 
+def add_target_option(p: argparse.ArgumentParser) -> None:
+    """`--target-capacity` of `check` and `repair`."""
+    from app.core.rates import TARGET_CAPACITY
+
+    p.add_argument("--target-capacity", type=number(float, 0, 1, above=True), default=TARGET_CAPACITY,
+                   dest="target_capacity", metavar="C",
+                   help="the Storm UI capacity (executed × latency / time, per executor) the suggested executors "
+                        f"plan each bolt to at nominal rates (default {TARGET_CAPACITY}); never fewer than the "
+                        "smallest parallelism proven bounded")
+
+
 def add_latency_options(p: argparse.ArgumentParser) -> None:
     """`--latency-target S` and `--witness-out PATH`: the latency answers against the message timeout
     (docs/latency.md)."""
@@ -162,15 +173,16 @@ def add_latency_options(p: argparse.ArgumentParser) -> None:
                         "tuple that waits longer than the message timeout) as JSON, for an independent check")
 
 
-def latency_of(topo: Topology, args: argparse.Namespace, witnesses: bool = True) -> Any:
+def latency_of(topo: Topology, args: argparse.Namespace, witnesses: bool = True, rates: Any = None) -> Any:
     """The latency report of `topo` for `check` and `verify` (app/core/latency/report.py), with --witness-out
-    written."""
+    written; `rates`: the topology's rate analysis when already made."""
     from fractions import Fraction
 
     from app.core.latency.report import latency_report
 
     target = getattr(args, "latency_target", None)
-    report = latency_report(topo, target=None if target is None else Fraction(str(target)), witnesses=witnesses)
+    report = latency_report(topo, target=None if target is None else Fraction(str(target)), witnesses=witnesses,
+                            rates=rates)
     path = getattr(args, "witness_out", None)
     if path:
         import json

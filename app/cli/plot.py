@@ -20,7 +20,6 @@ from app.cli.report import check_output, write_output
 from app.core.topology import one_line
 
 if TYPE_CHECKING:
-    from app.core.formats.trace import Trace
     from app.core.trace_series import TraceSeries
 
 FORMATS = (".svg", ".png")
@@ -63,36 +62,6 @@ def read_trace_data(path: str) -> dict[str, Any]:
     return without_schema_key(data)  # a trace may name its schema
 
 
-def read_trace(path: str) -> Trace:
-    """A trace file; a missing file or a document that is not a trace is a one-line UsageError (exit 2)."""
-    from pydantic import ValidationError
-
-    from app.core.formats.trace import ExpandError, Trace, expand_trace_data, is_compressed
-
-    data = read_trace_data(path)
-    if is_compressed(data):  # its runs expanded into positions, at most MAX_TRACE_POSITIONS of them
-        try:
-            data = expand_trace_data(data)
-        except ExpandError as err:
-            raise UsageError(f"{path}: {err}") from None
-    try:
-        trace = Trace.model_validate(data)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "trace"
-        raise UsageError(f"{path}: {where}: {first['msg']}") from None
-    if len(trace.positions) != trace.k + 2 or not 0 <= trace.loop_start <= trace.k + 1 or not trace.positions[0].bolts:
-        raise UsageError(f"{path}: positions: a trace with k = {trace.k} needs k + 2 positions with bolts and "
-                         f"0 <= loop_start <= k + 1")
-    from app.core.formats.trace import trace_problems
-    from app.core.topology import TopologyError
-
-    problems = trace_problems(trace)  # the certifier's structural rules: a plot of a broken trace is refused
-    if problems:
-        raise TopologyError(problems)  # main() names the trace file, one line per problem
-    return trace
-
-
 def default_title(topology: dict[str, Any], k: int, loop_start: int, growth: dict[str, int], duration_s: float,
                   source: str) -> str:
     """The verdict and k in words: a lasso is a counterexample to boundedness, a finite run a threshold witness."""
@@ -104,30 +73,21 @@ def default_title(topology: dict[str, Any], k: int, loop_start: int, growth: dic
 
 
 def plotted(path: str, unroll: int) -> tuple[TraceSeries, str, list[str]]:
-    """The series of a trace file, its default title and its components: a compressed trace (a long lasso) is
-    read without its positions (app/core/long_trace.py), a `/1` one as a Trace."""
-    from app.core.formats.trace import ExpandError, is_compressed
+    """The series of a trace file, its default title and its components. Every trace, `/1` or compressed `/2`,
+    is read without its positions (app/core/long_trace.py): a position costs a row of integers, and the limits
+    on positions and cells are checked before anything is expanded."""
+    from app.core.formats.trace import ExpandError
+    from app.core.long_trace import read_long_trace
 
     data = read_trace_data(path)
-    if is_compressed(data):
-        from app.core.long_trace import read_long_trace
-
-        try:
-            long = read_long_trace(data, unroll)
-        except ExpandError as err:
-            raise UsageError(f"{path}: {err}") from None
-        return long.series, default_title(long.topology, long.k, long.loop_start, long.growth_per_loop,
-                                          long.loop_duration, path), long.names
-    trace = read_trace(path)
-    from app.core.trace_series import MAX_SHOWN_POSITIONS, has_loop, max_unroll, trace_series
-
-    if max_unroll(trace, unroll) < unroll:
-        raise UsageError(f"--unroll: {unroll} passes of a {trace.k + 1 - trace.loop_start}-position loop would "
-                         f"show more than {MAX_SHOWN_POSITIONS} positions (at most {max_unroll(trace, unroll)} "
-                         "here)")
-    title = default_title(trace.topology, trace.k, trace.loop_start, trace.growth_per_loop(),
-                          float(trace.loop_duration()) if has_loop(trace) else 0.0, path)
-    return trace_series(trace, unroll), title, [*trace.positions[0].spouts, *trace.positions[0].bolts]
+    try:
+        long = read_long_trace(data, unroll)
+    except ExpandError as err:
+        raise UsageError(f"{path}: {err}") from None
+    if not long.series.bolts:
+        raise UsageError(f"{path}: positions: the trace has no bolts (nothing to plot)")
+    return long.series, default_title(long.topology, long.k, long.loop_start, long.growth_per_loop,
+                                      long.loop_duration, path), long.names
 
 
 def cmd_plot(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, examples
-from app.cli.options import add_storm_version_option, bolt_count, number, with_storm_version
+from app.cli.options import add_storm_version_option, add_target_option, bolt_count, number, with_storm_version
 from app.cli.outputs import add_force_option, check_output_file, write_output_file
 from app.core.topology import Problem, Topology, TopologyError, one_line
 
@@ -196,10 +196,12 @@ def cmd_import_storm_ui(args: argparse.Namespace) -> int:
 
 def cmd_export_flux(args: argparse.Namespace) -> int:
     from app.core.formats import load_topology
+    from app.core.formats.limits import escape
     from app.core.storm.flux.export import placeholder_classes, to_flux_bytes
     from app.core.storm.flux.origin import missing_flux_files, resolved_paths
     from app.core.storm.flux.repair import export_original, why_skeleton
     from app.core.storm.flux.yaml_text import FluxError
+    from app.core.storm.words import names as listed
 
     check_output_file(args, "OUT.yaml", args.output)
     topo = resolved_paths(load_topology(args.input), args.input)
@@ -222,17 +224,19 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
     sources = [args.input, *_included(topo), *([topo.storm.flux_filter] if topo.storm.flux_filter else [])]
     if original is not None:  # its Flux file and includes are inputs too: never replaced, even with --force
         _write(args, "OUT.yaml", args.output, original.text.encode("utf-8"), [*sources, str(original.source)])
-        changed = f": {'; '.join(original.changes)}" if original.changes else ": no value changed"
-        print(f"wrote {one_line(str(args.output))}: {original.source.name} as it is{changed}")
+        # each change and note cut, and at most 8 changes listed: 5,000 of them were one line of 465,227 characters
+        changed = (f": {listed([escape(c, 200) for c in original.changes], 8, '; ')}" if original.changes
+                   else ": no value changed")
+        print(f"wrote {one_line(str(args.output))}: {escape(original.source.name, 200)} as it is{changed}")
         for note in original.notes:
-            print(f"note: {note}", file=sys.stderr)
+            print(f"note: {escape(note, 600)}", file=sys.stderr)
         return EXIT_OK
     _write(args, "OUT.yaml", args.output, to_flux_bytes(topo), sources)
     print(f"wrote {one_line(str(args.output))}: a skeleton" + (f" ({why})" if why else ""))
     placeholders = placeholder_classes(topo)
     if placeholders:
         print(f"note: placeholder classes (stormbound.placeholder.*) to replace before deploying: "
-              f"{', '.join(placeholders)}", file=sys.stderr)
+              f"{listed([escape(p, 200) for p in placeholders], 8)}", file=sys.stderr)
     print("note: constructorArgs, configMethods, properties and components are not in the document: add what "
           "your classes need", file=sys.stderr)
     return EXIT_OK
@@ -241,9 +245,10 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
 # ---- repair -----------------------------------------------------------------------------------
 
 
-def wanted_parallelism(items: list[str], document: Topology | None,
-                       flux_topology: Topology) -> tuple[dict[str, int], list[str]]:
-    """Bolt -> parallelism from `suggested`, `document` and `BOLT=N` items (later items win)."""
+def wanted_parallelism(items: list[str], document: Topology | None, flux_topology: Topology,
+                       target: float | None = None) -> tuple[dict[str, int], list[str]]:
+    """Bolt -> parallelism from `suggested` (at the target capacity, app.core.rates.at_target), `document` and
+    `BOLT=N` items (later items win)."""
     values: dict[str, int] = {}
     notes: list[str] = []
     for item in items:
@@ -252,10 +257,11 @@ def wanted_parallelism(items: list[str], document: Topology | None,
             if item == "document" and document is None:
                 raise _usage("--parallelism document needs --topology DOC (the document whose parallelism to write)")
             if item == "suggested":
-                from app.core.rates import no_parallelism_reason, rate_check
+                from app.core.rates import TARGET_CAPACITY, at_target, no_parallelism_reason, rate_check
 
                 report = rate_check(source)
-                for name, n in report.suggested_parallelism.items():
+                suggested = at_target(source, report.suggested_parallelism, target or TARGET_CAPACITY)
+                for name, n in suggested.items():
                     if n is None:
                         notes.append(f"bolts.{name}: no parallelism keeps its queue bounded "
                                      f"({no_parallelism_reason(report)}): left as it is")
@@ -316,12 +322,14 @@ def _repair(args: argparse.Namespace) -> int:
             options = options_of(document)  # read the file the way it was imported
         imported = import_flux(args.file, options)
         flux_topology = imported.topology
-        wanted, notes = wanted_parallelism(args.parallelism, document, flux_topology)
+        wanted, notes = wanted_parallelism(args.parallelism, document, flux_topology, args.target_capacity)
         edits = plan_repair(args.file, wanted, options)
     except FluxError as err:
         return _report_error(err)
+    from app.core.formats.limits import escape
+
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {escape(note, 600)}", file=sys.stderr)
     if not edits:
         print(f"{args.file}: every bolt already has the wanted parallelism; nothing to change")
         return EXIT_OK
@@ -330,8 +338,8 @@ def _repair(args: argparse.Namespace) -> int:
         included = ", ".join(e.path.name for e in edits if e.path.resolve() != main)
         raise _usage(f"bolts defined in included files ({included}) can only be repaired --in-place")
     for edit in edits:
-        for change in edit.changes:
-            print(f"{edit.path}: {change}")
+        for change in edit.changes:  # one line each, a value echoed cut
+            print(f"{one_line(str(edit.path))}: {escape(change, 300)}")
     running = running_from_flux(imported.document)
     if document is not None:  # what the cluster runs, when the document was annotated from its Storm UI
         running = as_running(running, document)
@@ -450,6 +458,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE.yaml")
     p.add_argument("--parallelism", nargs="+", required=True, metavar="suggested|document|BOLT=N",
                    help="the rate check's suggestion, the --topology document's values, or BOLT=N")
+    add_target_option(p)
     p.add_argument("--topology", metavar="DOC", help="the annotated document (e.g. after import storm-ui --onto); "
                                                     "default: the Flux file itself")
     where = p.add_mutually_exclusive_group()

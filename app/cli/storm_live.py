@@ -74,8 +74,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                 "shows it")
     p.add_argument("--json", action="store_true", help="one JSON document per poll, one per line")
     p.add_argument("--fail-on", choices=["may-grow", "grows"], dest="fail_on",
-                   help="exit 1 at the first poll where some bolt's status at the measured figures is this "
-                        "(may-grow: may-grow or grows)")
+                   help="exit 1 once --fail-after successive polls have a bolt at this verdict or worse "
+                        "(may-grow: may-grow, grows, full or stall; grows: grows, full or stall)")
+    p.add_argument("--fail-after", type=number(int, 1), default=3, metavar="N", dest="fail_after",
+                   help="successive polls that must agree before --fail-on fires (default 3)")
+    p.add_argument("--window", type=number(int, 2), default=6, metavar="N",
+                   help="intervals between polls each verdict rests on (default 6)")
+    p.add_argument("--lag-window", type=positive_seconds, default=60.0, metavar="S", dest="lag_window",
+                   help="seconds of polls the Kafka lag's growth is fitted over, at least two offset commits "
+                        "(default 60 s: storm-kafka-client commits every 30 s)")
+    p.add_argument("--metrics", metavar="DIR",
+                   help="a metrics-v2 reporter's folder (CSV) or Graphite file, read again at every poll: full "
+                        "receive queues and backpressure")
     p.add_argument("--growth-floor", type=number(float, 0, unit="tuples/s"), default=0.05, metavar="X",
                    help="tuples/s a bolt must gain to count as growing (default 0.05)")
     p.set_defaults(func=cmd_watch, file_args=("url",))
@@ -226,19 +236,19 @@ def _write_run_topology(out: Path) -> None:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    """Re-check the model at every poll; exit 1 at the first poll --fail-on applies to."""
-    from app.core.storm.ui.reader import from_storm_ui
-    from app.core.storm.ui.replies import StormUISnapshot
-    from app.core.topology import unannotated_problems
-    from app.measure.storm_figures import PollCounts, poll_counts
-    from app.measure.storm_record import check_poll, format_watch_line, poll_loop
+    """Judge every poll over a window of polls; exit 1 once --fail-after successive polls agree on --fail-on."""
+    from app.measure.storm_record import poll_loop
+    from app.measure.storm_run import components_mismatch, follow_metrics
+    from app.measure.storm_watch import Judge, format_watch_line
 
     model: Topology | None = read_topology(args.doc) if args.doc else None
     client = _client(args)
     ident = _resolve(client, args.topology)
-    counts: list[PollCounts] = []
-    started: float | None = None
+    judge = Judge(model, args.every, fail_on=args.fail_on, fail_after=args.fail_after, window=args.window,
+                  lag_window=args.lag_window, growth_floor=args.growth_floor)
     configuration: dict[str, Any] = {}
+    if args.metrics and not Path(args.metrics).exists():
+        raise UsageError(f"--metrics {one_line(args.metrics)}: no such file or folder", field="--metrics")
 
     def keep(c: dict[str, Any]) -> None:
         configuration.clear()
@@ -247,32 +257,37 @@ def cmd_watch(args: argparse.Namespace) -> int:
     with _Stopper() as stopper:
         for poll in poll_loop(client, ident, args.every, polls=args.polls, duration=args.duration,
                               stop=stopper.event, on_configuration=keep, refuse_bad=True):
-            started = poll.t if started is None else started
-            if poll.ok:
-                counts.append(poll_counts(poll))
-                if model is None:
-                    snapshot = StormUISnapshot(url=client.base, topology_id=ident, window="all",
-                                               topology={**poll.topology, "configuration": configuration},
-                                               components=poll.components)
-                    model = from_storm_ui(snapshot).topology
-                    if unannotated_problems(model):
-                        model = None  # nothing executed yet: the next poll's pages
-            if model is None:
-                from app.measure.storm_record import WatchLine
-
-                line = WatchLine(poll=poll.poll, t=poll.t, elapsed_s=round(poll.t - started, 3), gap=poll.gap,
-                                 note="no model yet: the topology has processed nothing")
-            else:
-                line = check_poll(model, counts, poll, started, args.fail_on, args.growth_floor, args.every)
+            if poll.ok and args.doc and model is not None:
+                wrong = components_mismatch(model, poll)
+                if wrong is not None:
+                    raise UsageError(f"--doc {one_line(args.doc)}: {wrong}: give the document of {ident}",
+                                     field="--doc")
+            if poll.ok and judge.model is None:
+                judge.model = _first_model(client.base, ident, poll, configuration)
+            line = judge.add(poll, follow_metrics(args.metrics) if args.metrics else None)
             if args.json:
                 print(json.dumps(line.model_dump(mode="json"), separators=(",", ":")), flush=True)
             else:
-                print(format_watch_line(line), flush=True)
+                print(format_watch_line(line, args.fail_on, args.fail_after), flush=True)
             if line.fail:
                 if not args.json:
-                    print(f"--fail-on {args.fail_on}: poll {poll.poll}", file=sys.stderr)
+                    failing = [n for n, v in line.statuses.items() if judge.alarm(v)]
+                    print(f"--fail-on {args.fail_on}: poll {poll.poll}, {args.fail_after} successive polls "
+                          f"({', '.join(failing)})", file=sys.stderr)
                 return EXIT_FOUND
     return EXIT_OK
+
+
+def _first_model(url: str, ident: str, poll: Any, configuration: dict[str, Any]) -> Topology | None:
+    """The topology as this poll shows it, None while it has processed nothing (unannotated values)."""
+    from app.core.storm.ui.reader import from_storm_ui
+    from app.core.storm.ui.replies import StormUISnapshot
+    from app.core.topology import unannotated_problems
+
+    snapshot = StormUISnapshot(url=url, topology_id=ident, window="all",
+                               topology={**poll.topology, "configuration": configuration}, components=poll.components)
+    model = from_storm_ui(snapshot).topology
+    return None if unannotated_problems(model) else model
 
 
 def cmd_import_metrics(args: argparse.Namespace) -> int:
@@ -322,7 +337,8 @@ def format_storm_figures(figures: StormRunFigures, now: dict[str, ModelNow] | No
                          _fmt(None if b.alpha_s is None else b.alpha_s * 1000), _fmt(b.sigma),
                          f"{_fmt(b.capacity_last, '.3f')}, {_fmt(b.capacity_max, '.3f')}",
                          "-" if q is None else f"{q.slope:+.4g} ({q.ci_low:+.4g}..{q.ci_high:+.4g})",
-                         _fmt(b.recent_growth, "+.4g"), "-" if q is None else q.verdict, b.growth_from,
+                         _fmt(b.recent_growth, "+.4g"), "full" if b.full else "-" if q is None else q.verdict,
+                         b.growth_from,
                          "-" if b.name not in now else
                          f"{now[b.name].status} ({now[b.name].utilisation:.3g}, {now[b.name].growth:+.4g})"
                          + ("" if now[b.name].queue_bound is None else f" < {now[b.name].queue_bound:.4g}")])
@@ -384,6 +400,7 @@ def analyze_storm_run(args: argparse.Namespace,
     own = Path(args.log) / RUN_TOPOLOGY
     if getattr(args, "topology", None):
         topo: Topology | None = read_topology(args.topology)
+        _refuse_another_topology(args, topo)
     else:
         topo = read_topology(str(own)) if own.is_file() else model_of_run(str(args.log))
     comparison: Comparison | None = None
@@ -431,6 +448,18 @@ def analyze_storm_run(args: argparse.Namespace,
         if fail:
             print(f"--fail-on-disagreement: model and measurement disagree on {', '.join(disagreeing)}")
     return EXIT_FOUND if fail else EXIT_OK
+
+
+def _refuse_another_topology(args: argparse.Namespace, topo: Topology | None) -> None:
+    """--topology DOC of another topology than the one recorded (compared with the first successful poll): exit 2
+    naming the names that differ."""
+    from app.measure.storm_run import components_mismatch, read_polls
+
+    first = next((p for p in read_polls(args.log)[0] if p.ok), None)
+    wrong = None if first is None or topo is None else components_mismatch(topo, first)
+    if wrong is not None:
+        raise UsageError(f"--topology {one_line(args.topology)}: {wrong}: give the document of the recorded "
+                         "topology", field="--topology")
 
 
 def _report(args: argparse.Namespace, analysis: Analysis, comparison: Comparison | None, topo: Topology | None,

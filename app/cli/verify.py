@@ -194,6 +194,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from app.cli.outputs import check_output_file, write_output_file
     from app.core.formats.trace import gzip_name, trace_bytes
     from app.core.headroom import headroom
+    from app.core.rates import RateAnalysis
     from app.core.storm.lines import capacity_lines
     from app.core.tcn.search import SearchOptions, verify
     from app.core.topology import one_line
@@ -231,8 +232,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
                             threshold=args.threshold, widen_s=args.widen,
                             loop_clocks="region" if args.region_clocks else "equal",
                             simulate=not args.no_simulation, max_k=args.max_k)
+    rates = RateAnalysis(topo)  # the one analysis of this document: the search's rate phase, the headroom
     try:
-        result = verify(topo, options, progress=show)
+        result = verify(topo, options, progress=show, rates=rates)
     finally:
         status.stop()
     log.info("verdict %s in %.2f s", result.verdict, result.elapsed_s)
@@ -261,8 +263,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             write_output_file(args, "--certificate-out", args.certificate_out, text.encode("utf-8"))
             if not args.json:
                 log.info("certificates written to %s", args.certificate_out)
-    room = None if args.threshold is not None else headroom(topo)
-    latency = latency_of(topo, args)
+    room = None if args.threshold is not None else headroom(topo, rates)
+    latency = latency_of(topo, args, rates=rates)
     timeouts = latency.not_proven() if args.fail_on == "timeout" else []
     if args.json:
         data = result.to_public_json(written)

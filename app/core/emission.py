@@ -135,6 +135,7 @@ def output_ratio_bounds(sigma: Fraction, take_max: int, rule: Emission) -> tuple
     return lo, hi
 
 
+@lru_cache(maxsize=4096)  # a document repeats its ratios (20,000 streams of σ 1): each pair is worked out once
 def sigma_bounds(sigma: Fraction, take_max: int, emission: str) -> tuple[Fraction, Fraction]:
     """(σ_lo, σ_hi) of a bolt with batches of 1..take_max (`output_ratio_bounds`, made cheap).
 

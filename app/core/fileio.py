@@ -72,20 +72,30 @@ def read_text(path: str | os.PathLike[str], error: Callable[[str], Exception], m
 
 
 def _gunzipped(data: bytes, error: Callable[[str], Exception], max_bytes: int | None) -> bytes:
-    """A gzip file's content, refused past `max_bytes` before it is all in memory (a gzip bomb)."""
+    """A gzip file's content, every member of it in turn (gzip allows several, as `cat a.gz b.gz` makes, and
+    `gunzip` reads them all), refused past `max_bytes` before it is all in memory (a gzip bomb)."""
     import zlib
 
-    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
     limit = max_bytes if max_bytes is not None else 2**62
-    try:
-        out = inflate.decompress(data, limit + 1)
-    except zlib.error as err:
-        raise error(f"is a damaged gzip file ({err})") from None
-    if len(out) > limit:
-        raise error(f"is over the limit of {limit} bytes once decompressed")
-    if not inflate.eof:
-        raise error("is a gzip file cut short")
-    return out
+    parts: list[bytes] = []
+    size, rest = 0, data
+    while True:
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out = inflate.decompress(rest, limit - size + 1)
+        except zlib.error as err:
+            raise error(f"is a damaged gzip file ({err})") from None
+        size += len(out)
+        if size > limit:
+            raise error(f"is over the limit of {limit} bytes once decompressed")
+        if not inflate.eof:
+            raise error("is a gzip file cut short")
+        parts.append(out)
+        rest = inflate.unused_data
+        if not rest.strip(b"\0"):  # the end, or the zero padding some tools add
+            return b"".join(parts)
+        if rest[:2] != b"\x1f\x8b":
+            raise error(f"is a gzip file followed by {len(rest)} bytes that are not gzip")
 
 
 def check_regular(path: str | os.PathLike[str], error: Callable[[str], Exception]) -> os.stat_result:
@@ -170,7 +180,7 @@ def iter_lines(path: str | os.PathLike[str], error: Callable[[str], Exception], 
     def line_error(number: int, reason: str) -> Exception:
         return at_line(number, reason) if at_line is not None else error(f"line {number}: {reason}")
 
-    number = total = 0
+    number = total = counted = 0  # counted: the lines split (whole blank megabytes are only counted in number)
     with open_checked(path, error) as raw:
         try:
             if gunzip is None:
@@ -185,6 +195,10 @@ def iter_lines(path: str | os.PathLike[str], error: Callable[[str], Exception], 
                         raise error(f"{'decompresses to' if gunzip else 'is'} over {max_bytes} bytes (the limit "
                                     "of this file; docs/limits.md)")
                     data = rest + chunk
+                    if chunk and skip_blank and not data.strip():  # blank: counted, not split (a gzip of newlines)
+                        number += data.count(b"\n")
+                        rest = data[data.rfind(b"\n") + 1:]
+                        continue
                     pieces = data.split(b"\n")
                     rest = pieces.pop()
                     if len(rest) > max_line_bytes:
@@ -195,7 +209,8 @@ def iter_lines(path: str | os.PathLike[str], error: Callable[[str], Exception], 
                         pieces.append(rest)
                     for index, piece in enumerate(pieces):
                         number += 1
-                        if max_lines is not None and number > max_lines:
+                        counted += 1
+                        if max_lines is not None and counted > max_lines:
                             raise error(f"has over {max_lines} lines (the limit of this file; docs/limits.md)")
                         if skip_blank and not piece.strip():
                             continue

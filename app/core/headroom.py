@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from app.core.rates import LoadMargins, RateReport, load_margins, margins, rate_check
-from app.core.rates.suggest import suggest as failure_free_suggestion
+from app.core.rates import LoadMargins, RateAnalysis, load_margins, margins
 from app.core.storm.forecast import StormForecast, TimeoutRisk, forecast, saturation_signs, scaled, timeout_risks
 from app.core.topology import StormObserved, Topology
 
@@ -143,18 +142,22 @@ def _all_bounded(topo: Topology, factor: Fraction) -> bool:
     return all(i < c for i, c in margins(scaled(topo, factor)).values())
 
 
-def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
+def headroom(topo: Topology, rates: RateAnalysis | None = None) -> Headroom:
     """The headroom, the factor at which some bolt grows, and (when overloaded) Storm's response.
 
-    `report` is the document's rate check when already made (else it is made here)."""
-    report = report if report is not None else rate_check(topo)
+    `rates` is the document's rate analysis when already made (else it is made here); the figures at the
+    document's own rates are read from it, those at other load factors from rate checks of scaled copies."""
+    rates = rates if rates is not None else RateAnalysis(topo)
+    if not rates.of(topo):
+        raise ValueError("headroom: the rate analysis is of another topology")
+    report = rates.report(suggest=False)  # statuses and queue bounds (the suggestion, below, only for a cycle)
     cyclic = report.cyclic
     read: dict[Fraction, LoadMargins] = {}
     solved: dict[str, bool] = {}  # whether the cycles were solved exactly where each factor was read
 
     def at(f: Fraction) -> LoadMargins:
         if f not in read:
-            read[f] = load_margins(scaled(topo, f))
+            read[f] = rates.load_margins() if f == 1 else load_margins(scaled(topo, f))
         return read[f]
 
     def largest(f: Fraction) -> dict[str, tuple[Fraction, Fraction]]:
@@ -165,12 +168,17 @@ def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
         solved["nominal"] = at(f).cycles_solved
         return at(f).nominal
 
-    h, limiting, found = _linear_factor(largest, lambda i, c: i < c)
+    h: Fraction | None
+    limiting: list[str]
+    if rates.figures.amplifying:  # at every factor a member of the cycle saturates: none is proven (decided
+        h, limiting, found = Fraction(0), [], False  # as the shrinking would end; docs/boundedness.md)
+    else:
+        h, limiting, found = _linear_factor(largest, lambda i, c: i < c)
     # a cycle solved exactly is linear below the caps as an acyclic topology is; one iterated is not
     h_exact = found and (not cyclic or solved.get("largest", False))
     if found and not h_exact and h is not None:
         lo = Fraction(0)
-        m = margins(topo)
+        m = rates.margins()
         if all(i < c for i, c in m.values()):
             lo = Fraction(1)
         hi = max(h, lo * 2, Fraction(1, 10**6))
@@ -187,20 +195,20 @@ def headroom(topo: Topology, report: RateReport | None = None) -> Headroom:
         h = lo.limit_denominator(10**9) if _all_bounded(topo, lo.limit_denominator(10**9)) else lo
         worst = margins(scaled(topo, hi))
         limiting = [n for n, (i, c) in worst.items() if not i < c]
-    g, first, _ = _linear_factor(nominal, lambda i, c: i <= c)
-    g_exact = not cyclic or solved.get("nominal", False)
-    if not g_exact:
-        # in an iterated cycle the finite iteration leaves tied bolts a hair apart (in an order that varies)
-        g, first, _ = _linear_factor(nominal, lambda i, c: i <= c, Fraction(1, 10**9))
     # a cycle whose gain is at least one amplifies any inflow without bound: the rate check says no parallelism
-    # can fix such a bolt, and its finite iteration would give a tiny factor instead of none
-    # (the failure-free suggestion: with failures on, None also means "not proven with failures")
-    free = (report.suggested_parallelism if not report.failures or not cyclic
-            else failure_free_suggestion(topo))  # (the suggestion never reads failures: no whole rate check)
-    amplified = [n for n, p in free.items() if p is None] if cyclic else []
+    # can fix such a bolt, and its finite iteration would give a tiny factor instead of none (the failure-free
+    # suggestion: with failures on, None also means "not proven with failures")
+    amplified = [n for n, p in rates.fluid_suggestion().items() if p is None] if cyclic else []
+    g: Fraction | None
     if amplified:
         g, first, g_exact = Fraction(0), amplified, False
-    storm = forecast(topo, g, first) if g is not None and g < 1 else None
+    else:
+        g, first, _ = _linear_factor(nominal, lambda i, c: i <= c)
+        g_exact = not cyclic or solved.get("nominal", False)
+        if not g_exact:
+            # in an iterated cycle the finite iteration leaves tied bolts a hair apart (in an order that varies)
+            g, first, _ = _linear_factor(nominal, lambda i, c: i <= c, Fraction(1, 10**9))
+    storm = forecast(topo, g, first, rates.nominal_margins()) if g is not None and g < 1 else None
     return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact, ignores_failures=report.failures,
                     observed=topo.storm.observed, message_timeout_secs=topo.storm.message_timeout_secs,
                     timeout_risks=timeout_risks(topo, report))

@@ -1,4 +1,5 @@
-"""A compressed trace's plot series without holding its positions (docs/trace-view.md, "Long traces").
+"""A trace's plot series without holding its positions (docs/trace-view.md, "Long traces"): `stormbound plot`
+reads every trace here, compressed or not.
 
 A `stormbound-trace/2` file may stand for 10^5 to 10^6 positions (StormCrawler's lasso with failures:
 311,558), each about 7 kB once read as a `TracePosition`. A repeat item only copies earlier positions with
@@ -7,13 +8,17 @@ and two increment vectors: the *written* position it copies (a position or a pat
 and checked as a `TracePosition`), its time, and what its queues and backlogs gained on the way. Every
 series the plots draw (app/core/trace_series.py: queue after the position's actions, tuples in process,
 arrivals per input stream, losses, failures, backlogs and replays) is the written position's value plus
-those increments, computed for all positions at once with numpy. The result is the same `TraceSeries`
-that `trace_series` builds from the expanded trace (tests/unit/test_long_trace.py compares them).
+those increments, computed for all positions at once with numpy. A written position is kept as one row of
+64-bit integers (its figures per bolt and spout), not as the objects of a `TracePosition`, so a `/1` trace
+(every position written) costs its decoded JSON and a row a position. Limits on positions and on cells
+(positions x components) are checked before anything is expanded (docs/limits.md). The result is the same
+`TraceSeries` that `trace_series` builds from the expanded trace (tests/unit/test_long_trace.py compares them).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from array import array
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,23 +27,34 @@ from pydantic import ValidationError
 from app.core.formats.limits import escape
 from app.core.formats.trace import CompressedTrace, TracePosition, names_problem
 from app.core.formats.trace_compress import (
+    TRACE_FORMAT,
     ExpandError,
     PatchItem,
-    RepeatItem,
+    Repeat,
+    checked_repeat,
+    env_limit,
     invalid,
     item_kind,
     patched_position,
     read_item,
+    too_many,
 )
 from app.core.formats.trace_numbers import exact_fraction
 from app.core.topology import TopologyError, parse_topology
 from app.core.trace_series import Arrivals, BoltSeries, Marks, SpoutSeries, TraceSeries, emitted_at, queue_after
 
-#: most positions a long trace's plot holds (a position costs 8 bytes per bolt and spout, five arrays)
-MAX_LONG_POSITIONS = 2_000_000
+#: most positions a long trace's plot holds (setting STORMBOUND_MAX_LONG_POSITIONS)
+MAX_LONG_POSITIONS = env_limit("STORMBOUND_MAX_LONG_POSITIONS", 2_000_000)
+#: most cells (positions x components, unrolled passes included) a plot holds (setting STORMBOUND_MAX_LONG_CELLS):
+#: a cell costs about 100 bytes at its peak (its integers, then the plot's lists), so 10 million are about 1 GB
+MAX_LONG_CELLS = env_limit("STORMBOUND_MAX_LONG_CELLS", 10_000_000)
 
 Ints = np.ndarray[Any, np.dtype[np.int64]]
 Floats = np.ndarray[Any, np.dtype[np.float64]]
+
+#: the figures kept of each written position, per bolt and per spout (then one per input stream of some bolt)
+_BOLT_FIELDS = ("queue", "after", "batch", "lost", "fail", "recover", "failed", "arrivals")
+_SPOUT_FIELDS = ("backlog", "replayed", "added")
 
 
 @dataclass(frozen=True)
@@ -56,51 +72,107 @@ class LongTrace:
 
 @dataclass
 class _Written:
-    """The written positions (each a TracePosition) and, per expanded position, which one it copies."""
+    """The written positions, each kept as one row of integers (`_BOLT_FIELDS` per bolt, `_SPOUT_FIELDS` per
+    spout, the tuples emitted on each of `pairs`) and as the decoded JSON a patch changes, and, per expanded
+    position, which one it copies, its time and what its queues and backlogs gained since."""
 
-    positions: list[TracePosition]
+    bolts: list[str]
+    spouts: list[str]
+    pairs: list[tuple[str, str]]  # (sender, stream): every input stream of some bolt
+    rows: array[int]
     raw: list[dict[str, Any]]
-    copies: Ints  # per expanded position: index into positions
+    copies: Ints  # per expanded position: index into the written positions
     times: Floats
     queue_gain: Ints  # per expanded position and bolt
     backlog_gain: Ints  # per expanded position and spout
+    order: list[str] = field(default_factory=list)  # the components in the first position's order
+
+    def column(self, name: str) -> Ints:
+        """Per written position, per bolt (or spout): one of `_BOLT_FIELDS` (`_SPOUT_FIELDS`)."""
+        table = np.frombuffer(self.rows, dtype=np.int64).reshape(len(self.raw), -1)
+        b, s = len(self.bolts), len(self.spouts)
+        if name in _BOLT_FIELDS:
+            i = _BOLT_FIELDS.index(name)
+            return table[:, i * b:(i + 1) * b]
+        i = _SPOUT_FIELDS.index(name)
+        return table[:, len(_BOLT_FIELDS) * b + i * s:len(_BOLT_FIELDS) * b + (i + 1) * s]
+
+    def emitted(self, pair: tuple[str, str]) -> Ints:
+        table = np.frombuffer(self.rows, dtype=np.int64).reshape(len(self.raw), -1)
+        return table[:, len(_BOLT_FIELDS) * len(self.bolts) + len(_SPOUT_FIELDS) * len(self.spouts)
+                     + self.pairs.index(pair)]
 
 
 def _problem(where: str, message: str) -> ExpandError:
     return ExpandError(escape(where, 80), message)
 
 
-def _read_position(raw: Any, where: str, spouts: set[str], bolts: set[str]) -> TracePosition:
-    """One written position, checked as a TracePosition naming exactly the topology's components."""
+def _keep(written: _Written, raw: Any, where: str) -> float:
+    """Check one written position as a TracePosition naming exactly the topology's components and keep its
+    figures as a row (the model itself is dropped: a position costs its row, not its 7 kB of objects)."""
     try:
         position = TracePosition.model_validate(raw)
     except ValidationError as err:
         raise invalid(where, err) from None
-    problem = names_problem(where, position, spouts, bolts)
+    problem = names_problem(where, position, set(written.spouts), set(written.bolts))
     if problem is not None:
         raise ExpandError(problem.path, problem.message)  # names_problem escaped the names already
-    return position
+    bolts = [position.bolts[b] for b in written.bolts]
+    spouts = [position.spouts[s] for s in written.spouts]
+    row = [s.queue for s in bolts] + [queue_after(s) for s in bolts] + [s.batch for s in bolts]
+    row += [s.lost for s in bolts] + [int(s.fail) for s in bolts] + [int(s.recover) for s in bolts]
+    row += [int(s.phase == "failed") for s in bolts] + [s.arrivals for s in bolts]
+    row += [s.backlog for s in spouts] + [s.replayed for s in spouts]
+    row += [sum((b.replays or {}).get(sp, 0) for b in position.bolts.values()) for sp in written.spouts]
+    row += [emitted_at(position, sender, stream) for sender, stream in written.pairs]
+    written.rows.extend(row)
+    written.raw.append(raw)
+    if not written.order:
+        written.order = [*position.spouts, *position.bolts]
+    return float(position.exact_time)
 
 
-def _expand(items: list[Any], spouts: list[str], bolts: list[str], limit: int) -> _Written:
-    """Every position the items stand for, as (written position, time, gains); ExpandError naming the item."""
-    total = sum(item["repeat"]["count"] if item_kind(item) == "repeat" and isinstance(item["repeat"], dict)
-                and isinstance(item["repeat"].get("count"), int) else 1 for item in items)
-    if total > limit:
-        raise _problem("positions", f"more than {limit} positions once expanded (the limit on a long trace's plot)")
-    copies = np.zeros(total, dtype=np.int64)
-    times = np.zeros(total, dtype=np.float64)
-    queue_gain = np.zeros((total, len(bolts)), dtype=np.int64)
-    backlog_gain = np.zeros((total, len(spouts)), dtype=np.int64)
+def _limits(items: list[Any], kinds: list[str | None], components: int, limit: int, cells: int
+            ) -> tuple[dict[int, Repeat], int, int, str]:
+    """Every repeat item read and checked (the one reading, trace_compress.checked_repeat) by its index, the
+    positions the items stand for, and the most positions the plot may hold with the reason, all before
+    anything is expanded."""
+    most, why = limit, "the limit on a long trace's plot"
+    if components and cells // components < most:
+        most = cells // components
+        why = (f"{cells} cells, positions x components, with {components} components: the limit on a long "
+               "trace's plot; setting STORMBOUND_MAX_LONG_CELLS")
+    repeats: dict[int, Repeat] = {}
+    n = 0
+    for index, (item, kind) in enumerate(zip(items, kinds, strict=True)):
+        if kind == "repeat":
+            rep = checked_repeat(item, f"positions.{index}", n, most, why)
+            repeats[index] = rep
+            n += rep.count
+        else:
+            n += 1
+            if n > most:
+                raise too_many(most, why)
+    return repeats, n, most, why
+
+
+def _expand(items: list[Any], compressed: bool, spouts: list[str], bolts: list[str], pairs: list[tuple[str, str]],
+            limit: int, cells: int) -> tuple[_Written, int, str]:
+    """Every position the items stand for, as (written position, time, gains); ExpandError naming the item.
+    With the most positions the plot may hold (unrolled passes included) and why. Without `compressed`
+    (a `/1` trace) every item is a position."""
+    kinds: list[str | None] = [item_kind(item) for item in items] if compressed else [None] * len(items)
+    repeats, total, most, why = _limits(items, kinds, len(spouts) + len(bolts), limit, cells)
+    written = _Written(bolts, spouts, pairs, array("q"), [], np.zeros(total, dtype=np.int64),
+                       np.zeros(total, dtype=np.float64), np.zeros((total, len(bolts)), dtype=np.int64),
+                       np.zeros((total, len(spouts)), dtype=np.int64))
     column = {name: i for i, name in enumerate(bolts)}
     spout_column = {name: i for i, name in enumerate(spouts)}
-    written = _Written([], [], copies, times, queue_gain, backlog_gain)
     n = 0
-    for index, item in enumerate(items):
+    for index, (item, kind) in enumerate(zip(items, kinds, strict=True)):
         where = f"positions.{index}"
-        kind = item_kind(item)
         if kind == "repeat":
-            n = _repeat(written, item, n, where, column, spout_column)
+            n = _repeat(written, repeats[index], n, where, column, spout_column)
             continue
         if kind == "patch":
             found = read_item(item, where)
@@ -109,23 +181,15 @@ def _expand(items: list[Any], spouts: list[str], bolts: list[str], limit: int) -
                 raise _problem(f"{where}.patch", "no position before it to change")
             item = patched_position([_materialised(written, n - 1, column, spout_column)], found.patch,
                                     f"{where}.patch")
-        position = _read_position(item, where, set(spouts), set(bolts))
-        written.positions.append(position)
-        written.raw.append(item)
-        copies[n], times[n] = len(written.positions) - 1, float(position.exact_time)
+        written.times[n] = _keep(written, item, where)
+        written.copies[n] = len(written.raw) - 1
         n += 1
-    return written
+    return written, most, why
 
 
-def _repeat(written: _Written, item: dict[str, Any], n: int, where: str, column: dict[str, int],
+def _repeat(written: _Written, rep: Repeat, n: int, where: str, column: dict[str, int],
             spout_column: dict[str, int]) -> int:
-    """Append the run of a repeat item after position n - 1; the count of positions after it."""
-    found = read_item(item, where)
-    assert isinstance(found, RepeatItem)
-    rep = found.repeat
-    if rep.period > n:
-        raise _problem(f"{where}.repeat.period", f"{rep.period} reaches before the first position ({n} positions "
-                                                 "precede it)")
+    """Append the run of a (checked) repeat item after position n - 1; the count of positions after it."""
     queue = np.zeros(len(column), dtype=np.int64)
     for name, gain in rep.queue.items():
         if name not in column:
@@ -161,11 +225,6 @@ def _materialised(written: _Written, i: int, column: dict[str, int], spout_colum
     return {**source, "bolts": step_bolts, "spouts": step_spouts}  # the patch brings its own time
 
 
-def _column(written: _Written, values: list[list[int]]) -> Ints:
-    """Per written position, per component: a value read from its step (rows: written positions)."""
-    return np.array(values, dtype=np.int64).reshape(len(written.positions), -1)
-
-
 _KEYS = {*CompressedTrace.model_fields, "$schema"}
 
 
@@ -185,58 +244,76 @@ def _header(data: dict[str, Any]) -> tuple[dict[str, Any], int, int, list[Any]]:
     return topology, k, loop_start, items
 
 
-def read_long_trace(data: dict[str, Any], extra_passes: int = 0, limit: int | None = None) -> LongTrace:
-    """The series of a decoded `stormbound-trace/2` document with the loop repeated `extra_passes` more times;
-    ExpandError (naming the item or field) or TopologyError when the document is no trace. At most `limit`
-    (MAX_LONG_POSITIONS) positions, unrolled passes included."""
+def _not_backwards(written: _Written) -> None:
+    """Refuse times that go backwards, naming the first position (expanded) whose time is before its
+    predecessor's (the exact times of the written positions; a repeat's shift is never negative)."""
+    times = written.times
+    down = np.flatnonzero(times[1:] < times[:-1])
+    if down.size:
+        i = int(down[0]) + 1
+        raise _problem(f"positions.{i}.time", f"{times[i]:g} s is before the time of position {i - 1} "
+                                              f"({times[i - 1]:g} s): a trace's times never go backwards")
+
+
+def read_long_trace(data: dict[str, Any], extra_passes: int = 0, limit: int | None = None,
+                    cells: int | None = None) -> LongTrace:
+    """The series of a decoded trace document, `stormbound-trace/2` or `/1`, with the loop repeated
+    `extra_passes` more times; ExpandError (naming the item or field) when the document is no trace. At most
+    `limit` (MAX_LONG_POSITIONS) positions and `cells` (MAX_LONG_CELLS) positions x components, unrolled passes
+    included, both checked before anything is expanded."""
     limit = MAX_LONG_POSITIONS if limit is None else limit
+    cells = MAX_LONG_CELLS if cells is None else cells
     topology, k, loop_start, items = _header(data)
     try:
         topo = parse_topology(topology)
     except TopologyError as err:
         raise _problem(f"topology.{err.problems[0].path}".rstrip("."), err.problems[0].message) from None
     spouts, bolts = [s.name for s in topo.spouts], [b.name for b in topo.bolts]
-    written = _expand(items, spouts, bolts, limit)
+    received = topo.inputs()
+    pairs = list(dict.fromkeys((topo.name_of(u), stream) for b in topo.bolts for u, stream in received.get(b.id, [])))
+    written, most, why = _expand(items, data.get("format") != TRACE_FORMAT, spouts, bolts, pairs, limit, cells)
     count = len(written.copies)
     if k < 1 or count != k + 2:
         raise _problem("positions", f"{count} positions; a trace with k = {k} needs k + 2 (and k at least 1)")
     if not 0 <= loop_start <= k + 1:
         raise _problem("loop_start", f"{loop_start} is outside 0..{k + 1}")
-    steps = [[p.bolts[b] for b in bolts] for p in written.positions]
-    queue_field = _column(written, [[s.queue for s in row] for row in steps])
-    backlog_field = _column(written, [[p.spouts[s].backlog for s in spouts] for p in written.positions])
+    _not_backwards(written)
+    queue_field = written.column("queue")
+    backlog_field = written.column("backlog")
     raised = queue_field[written.copies] + written.queue_gain
     if raised.size and raised.min() < 0 or backlog_field.size and (
             backlog_field[written.copies] + written.backlog_gain).min() < 0:
         raise _problem("positions", "a repeat makes a queue or a replay backlog negative")
     looped = loop_start <= k
     growth = (raised[k + 1] - raised[loop_start]) if looped else np.zeros(len(bolts), dtype=np.int64)
+    del raised
     backlog_growth = ((backlog_field[written.copies[k + 1]] + written.backlog_gain[k + 1])
                       - (backlog_field[written.copies[loop_start]] + written.backlog_gain[loop_start])
                       if looped else np.zeros(len(spouts), dtype=np.int64))
     duration = float(written.times[k + 1] - written.times[loop_start]) if looped else 0.0
     # the shown positions: 0..k, the loop `extra_passes` more times, the closing one (app/core/trace_series.unroll)
     passes = extra_passes if looped else 0
+    loop = k + 1 - loop_start
+    if looped and count + passes * loop > most:
+        raise _problem("--unroll", f"{passes} passes of a {loop}-position loop would show more than {most} "
+                                   f"positions (at most {max(0, (most - k - 2) // loop)} here"
+                                   f"{'; ' + why if most < limit else ''})")
     parts, shifts = [np.arange(0, k + 1 if looped else k + 2)], [np.zeros(k + 1 if looped else k + 2, np.int64)]
     for r in range(1, passes + 1):
         parts.append(np.arange(loop_start, k + 1))
-        shifts.append(np.full(k + 1 - loop_start, r, dtype=np.int64))
+        shifts.append(np.full(loop, r, dtype=np.int64))
     if looped:
         parts.append(np.array([k + 1]))
         shifts.append(np.array([passes], dtype=np.int64))
     shown, shift = np.concatenate(parts), np.concatenate(shifts)
-    if len(shown) > limit:
-        loop = k + 1 - loop_start
-        raise _problem("--unroll", f"{passes} passes of a {loop}-position loop would show more than {limit} "
-                                   f"positions (at most {max(0, (limit - k - 2) // loop)} here)")
     source = written.copies[shown]
     times = written.times[shown] + shift * duration
-    series = _series(topo, written, steps, bolts, spouts, shown, source, shift, times, growth, backlog_growth)
+    series = _series(topo, written, shown, source, shift, times, growth, backlog_growth)
     loop_passes = ([(float(written.times[loop_start]) + r * duration, float(written.times[loop_start]) +
                      (r + 1) * duration) for r in range(passes + 1)] if looped else [])
     return LongTrace(topology=topology, k=k, loop_start=loop_start,
                      growth_per_loop={b: int(g) for b, g in zip(bolts, growth, strict=True)},
-                     loop_duration=duration, names=[*written.positions[0].spouts, *written.positions[0].bolts],
+                     loop_duration=duration, names=written.order,
                      series=TraceSeries(shown=[], times=series[0], step_times=series[1], bolts=series[2],
                                         loop_passes=loop_passes, senders=series[3], spouts=series[4]))
 
@@ -263,48 +340,38 @@ def _failed_spans(fail: Ints, recover: Ints, failed: Ints, times: Floats, end: f
     return spans
 
 
-def _series(topo: Any, written: _Written, steps: list[list[Any]], bolts: list[str], spouts: list[str],
-            shown: Ints, source: Ints, shift: Ints, times: Floats, growth: Ints, backlog_growth: Ints
-            ) -> tuple[list[float], list[float], list[BoltSeries], list[str], list[SpoutSeries]]:
+def _series(topo: Any, written: _Written, shown: Ints, source: Ints, shift: Ints, times: Floats, growth: Ints,
+            backlog_growth: Ints) -> tuple[list[float], list[float], list[BoltSeries], list[str], list[SpoutSeries]]:
     """The plot series over the shown positions (each a written position plus gains and loop passes)."""
     time_list = times.tolist()
     span = (time_list[-1] - time_list[0]) or 1.0
     step_times = [*time_list, time_list[-1] + span * 0.03]
-    after = _column(written, [[queue_after(s) for s in row] for row in steps])
-    batch = _column(written, [[s.batch for s in row] for row in steps])
-    lost = _column(written, [[s.lost for s in row] for row in steps])
-    fail = _column(written, [[int(s.fail) for s in row] for row in steps])
-    recover = _column(written, [[int(s.recover) for s in row] for row in steps])
-    failed = _column(written, [[int(s.phase == "failed") for s in row] for row in steps])
-    arrivals = _column(written, [[s.arrivals for s in row] for row in steps])
+    after, batch, lost = written.column("after"), written.column("batch"), written.column("lost")
+    fail, recover, failed = written.column("fail"), written.column("recover"), written.column("failed")
+    arrivals = written.column("arrivals")
     down = (fail | failed)[source]
     name_of = {c.id: c.name for c in topo.components}
     received = topo.inputs()
+    bolts, spouts = written.bolts, written.spouts
     out: list[BoltSeries] = []
-    for bolt in written.positions[0].bolts:  # in the trace's order, as trace_series draws them
+    for bolt in (n for n in written.order if n in set(bolts)):  # in the trace's order, as trace_series draws them
         j = bolts.index(bolt)
         ident = next(b.id for b in topo.bolts if b.name == bolt)
         queue = (after[source, j] + written.queue_gain[shown, j] + shift * growth[j]) * (1 - down[:, j])
         series_arrivals: list[Arrivals] = []
-        inputs = [(name_of[u], stream) for u, stream in received.get(ident, [])]
         if not topo.sources_of(ident):
             series_arrivals.append(Arrivals("arrivals", None, *_kept(times, arrivals[source, j])))
-        for sender, stream in inputs:
-            counts = np.array([emitted_at(p, sender, stream) for p in written.positions], dtype=np.int64)[source]
+        for sender, stream in [(name_of[u], stream) for u, stream in received.get(ident, [])]:
             label = f"from {sender}" if stream == "default" else f"from {sender} ({stream})"
-            series_arrivals.append(Arrivals(label, sender, *_kept(times, counts)))
+            series_arrivals.append(Arrivals(label, sender, *_kept(times, written.emitted((sender, stream))[source])))
         out.append(BoltSeries(bolt=bolt, growth_per_loop=int(growth[j]), queue=queue.tolist(),
                               in_process=batch[source, j].tolist(), arrivals=series_arrivals,
                               failed=_failed_spans(fail[source, j], recover[source, j], failed[source, j], times,
                                                    step_times[-1]),
                               lost=Marks(*_kept(times, lost[source, j]))))
-    spout_steps = [[p.spouts[sp] for sp in spouts] for p in written.positions]
-    backlog = _column(written, [[s.backlog for s in row] for row in spout_steps])
-    replayed = _column(written, [[s.replayed for s in row] for row in spout_steps])
-    added = _column(written, [[sum((b.replays or {}).get(sp, 0) for b in p.bolts.values()) for sp in spouts]
-                              for p in written.positions])  # replays the losses at a position add to the backlog
+    backlog, replayed, added = written.column("backlog"), written.column("replayed"), written.column("added")
     spout_series: list[SpoutSeries] = []
-    for spout in written.positions[0].spouts:
+    for spout in (n for n in written.order if n in set(spouts)):
         j = spouts.index(spout)
         raised = backlog[source, j] + written.backlog_gain[shown, j] + shift * backlog_growth[j]
         if not (raised.any() or replayed[source, j].any() or added[source, j].any()):
@@ -312,6 +379,5 @@ def _series(topo: Any, written: _Written, steps: list[list[Any]], bolts: list[st
         spout_series.append(SpoutSeries(spout, (raised - replayed[source, j] + added[source, j]).tolist(),
                                         Marks(*_kept(times, replayed[source, j]))))
     sources = {b.name: {c.name for c in topo.sources_of(b.id)} for b in topo.bolts}
-    senders = [n for n in [*written.positions[0].spouts, *written.positions[0].bolts]
-               if any(n in found for found in sources.values())]
+    senders = [n for n in written.order if any(n in found for found in sources.values())]
     return time_list, step_times, out, senders, spout_series

@@ -8,6 +8,7 @@ applies. Field edits merge while typing: one undo step per field (`id`/`mergeWit
 from __future__ import annotations
 
 import uuid
+import weakref
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -25,16 +26,38 @@ class ConnectionRefused(ValueError):
     """A subscription that the document rules forbid (into a spout, duplicate)."""
 
 
-class AddComponentCommand(QUndoCommand):
+class DocumentCommand(QUndoCommand):
+    """An undoable edit of one DocumentModel (every command derives from it, app/gui/storm_io.py's too).
+
+    The document owns its commands (its QUndoStack holds them, in C++), so a command refers to its document
+    weakly. A strong reference back would make document, stack and commands one reference cycle, left to
+    Python's cycle collector: that takes the cycle apart in no particular order, and a command it clears is
+    handed back to Python (shiboken), which deletes the C++ command while the stack still holds it; the
+    stack's own delete then crashes the process (docs/gui.md, "Who frees what").
+    """
+
+    def __init__(self, document: DocumentModel, text: str):
+        super().__init__(text)
+        self._document = weakref.ref(document)
+
+    @property
+    def document(self) -> DocumentModel:
+        document = self._document()
+        if document is None:  # never while the command is on its document's stack
+            raise RuntimeError(f"{self.text()}: the document of this edit is gone")
+        return document
+
+
+class AddComponentCommand(DocumentCommand):
     """Add a spout or bolt at a canvas position."""
 
     def __init__(self, document: DocumentModel, component: Component, position: Position):
-        super().__init__(f"Add {component.kind} {component.name}")
         if document.has_component(component.id):
             raise FieldError("id", f"duplicate id '{component.id}'")
         if any(c.name == component.name for c in document.topology().components):
             raise FieldError("name", f"'{component.name}' is already the name of another component")
-        self.document, self.component, self.position = document, component, position
+        super().__init__(document, f"Add {component.kind} {component.name}")
+        self.component, self.position = component, position
 
     def redo(self) -> None:
         self.document.apply_insert_component(self.component, self.position)
@@ -55,7 +78,7 @@ def new_bolt(document: DocumentModel, **fields: Any) -> Bolt:
     return Bolt(**values)
 
 
-class AddSubscriptionCommand(QUndoCommand):
+class AddSubscriptionCommand(DocumentCommand):
     """Let bolt `target` subscribe to `source`; refused into spouts and for duplicates."""
 
     def __init__(self, document: DocumentModel, source: str, target: str, grouping: str = "shuffle",
@@ -67,8 +90,7 @@ class AddSubscriptionCommand(QUndoCommand):
             self.subscription = Subscription(source=source, target=target, grouping=grouping, fields=fields or [])
         except ValueError as err:
             raise ConnectionRefused(str(err)) from None
-        super().__init__(f"Connect {document.component(source).name} → {document.component(target).name}")
-        self.document = document
+        super().__init__(document, f"Connect {document.component(source).name} → {document.component(target).name}")
 
     def redo(self) -> None:
         self.document.apply_insert_subscription(self.subscription)
@@ -77,13 +99,12 @@ class AddSubscriptionCommand(QUndoCommand):
         self.document.apply_remove_subscription(self.subscription.id)
 
 
-class RemoveElementsCommand(QUndoCommand):
+class RemoveElementsCommand(DocumentCommand):
     """Delete components (with their subscriptions and checked marks) and subscriptions."""
 
     def __init__(self, document: DocumentModel, component_ids: AbstractSet[str],
                  subscription_ids: AbstractSet[str] = frozenset()):
         topo = document.topology()
-        self.document = document
         self.component_ids = [c.id for c in topo.components if c.id in component_ids]
         self.subscription_ids = [s.id for s in topo.subscriptions
                                  if s.id in subscription_ids or s.source in component_ids or s.target in component_ids]
@@ -93,7 +114,7 @@ class RemoveElementsCommand(QUndoCommand):
         self.new_verification = topo.verification.model_copy(update={"checked": kept}) if kept != checked else None
         names = [topo.name_of(i) for i in self.component_ids]
         what = ", ".join(names) if names else f"{len(self.subscription_ids)} subscription(s)"
-        super().__init__(f"Delete {what}")
+        super().__init__(document, f"Delete {what}")
         self._removed_subs: list[tuple[Subscription, int]] = []
         self._removed_comps: list[tuple[Component, int, Position | None]] = []
 
@@ -115,7 +136,7 @@ class RemoveElementsCommand(QUndoCommand):
             self.document.apply_section("verification", self.old_verification)
 
 
-class _MergingFieldsCommand(QUndoCommand):
+class _MergingFieldsCommand(DocumentCommand):
     """Typing in one inspector field: successive edits of the same target and fields merge into one step.
 
     Subclasses set `old`, `new`, `keys`, `merge`, `session` and say what they edit in `_target()`.
@@ -150,14 +171,13 @@ class SetComponentFieldsCommand(_MergingFieldsCommand):
     MERGE_ID = MERGE_COMPONENT_FIELD
 
     def __init__(self, document: DocumentModel, component_id: str, fields: dict[str, Any], merge: bool = True):
-        self.document = document
         self.component_id = component_id
         self.old = document.component(component_id)
         self.new = document.check_component_fields(component_id, dict(fields))
         self.keys = frozenset(fields)
         self.merge = merge
         self.session = None
-        super().__init__(f"Set {', '.join(sorted(fields))} of {self.old.name}")
+        super().__init__(document, f"Set {', '.join(sorted(fields))} of {self.old.name}")
 
     def _target(self) -> Any:
         return self.component_id
@@ -169,12 +189,11 @@ class SetComponentFieldsCommand(_MergingFieldsCommand):
         self.document.apply_replace_component(self.old)
 
 
-class SetParallelismCommand(QUndoCommand):
+class SetParallelismCommand(DocumentCommand):
     """Set the parallelism of several bolts at once, by name (Suggest parallelism, measured values)."""
 
     def __init__(self, document: DocumentModel, parallelism: dict[str, int], text: str = "Set parallelism"):
-        super().__init__(text)
-        self.document = document
+        super().__init__(document, text)
         topo = document.topology()
         self.changes: list[tuple[Bolt, Bolt]] = []
         for name, value in parallelism.items():
@@ -204,7 +223,6 @@ class SetSubscriptionFieldsCommand(_MergingFieldsCommand):
     def __init__(self, document: DocumentModel, subscription_id: str, fields: dict[str, Any], merge: bool = True):
         from app.gui.document import validated_update
 
-        self.document = document
         self.old = document.subscription(subscription_id)
         for key in ("id", "source", "target"):
             if key in fields:
@@ -215,7 +233,7 @@ class SetSubscriptionFieldsCommand(_MergingFieldsCommand):
         self.keys = frozenset(fields)
         self.merge = merge
         self.session = None
-        super().__init__(f"Set {', '.join(sorted(fields))} of a subscription")
+        super().__init__(document, f"Set {', '.join(sorted(fields))} of a subscription")
 
     def _target(self) -> Any:
         return self.old.id
@@ -233,14 +251,13 @@ class SetSectionFieldsCommand(_MergingFieldsCommand):
     MERGE_ID = MERGE_SECTION_FIELD
 
     def __init__(self, document: DocumentModel, section: str, fields: dict[str, Any], merge: bool = True):
-        self.document = document
         self.section = section
         self.old = document.section_values(section) if section == "topology" else document._section(section)
         self.new = document.check_section_fields(section, dict(fields))
         self.keys = frozenset(fields)
         self.merge = merge
         self.session = None
-        super().__init__(f"Set {section} {', '.join(sorted(fields))}")
+        super().__init__(document, f"Set {section} {', '.join(sorted(fields))}")
 
     def _target(self) -> Any:
         return self.section
@@ -252,13 +269,13 @@ class SetSectionFieldsCommand(_MergingFieldsCommand):
         self.document.apply_section(self.section, self.old)
 
 
-class MoveComponentsCommand(QUndoCommand):
+class MoveComponentsCommand(DocumentCommand):
     """Move components on the canvas (a whole drag, or an auto-layout, is one step)."""
 
     def __init__(self, document: DocumentModel, positions: dict[str, Position], text: str = "Move",
                  old_positions: dict[str, Position] | None = None):
-        super().__init__(text if len(positions) != 1 else f"{text} {document.component(next(iter(positions))).name}")
-        self.document = document
+        super().__init__(document,
+                         text if len(positions) != 1 else f"{text} {document.component(next(iter(positions))).name}")
         self.new = dict(positions)
         self.old = dict(old_positions) if old_positions else {i: document.position(i) for i in positions}
 
@@ -269,14 +286,13 @@ class MoveComponentsCommand(QUndoCommand):
         self.document.apply_positions(self.old)
 
 
-class PasteCommand(QUndoCommand):
+class PasteCommand(DocumentCommand):
     """Insert a copied fragment with fresh ids and free names, shifted by `offset`."""
 
     def __init__(self, document: DocumentModel, fragment: Any, offset: tuple[float, float] = (30.0, 30.0)):
-        super().__init__("Paste")
         if not isinstance(fragment, dict) or fragment.get("format") != "stormbound-fragment/1":
             raise FieldError("clipboard", "does not hold Stormbound components")
-        self.document = document
+        super().__init__(document, "Paste")
         taken = {c.name for c in document.topology().components}
         id_map: dict[str, str] = {}
         self.components: list[tuple[Component, Position]] = []

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
+from app.core.rates import RateAnalysis
 from app.core.topology import (
     Bolt,
     Component,
@@ -128,6 +129,7 @@ class DocumentModel(QObject):
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._path: Path | None = None
         self._snapshot: Topology | None = None
+        self._rates: RateAnalysis | Exception | None = None  # of the snapshot: its analysis, or why there is none
         self._load(topology if topology is not None else new_topology())
         self._path = Path(path) if path is not None else None
 
@@ -150,6 +152,20 @@ class DocumentModel(QObject):
             )
         return self._snapshot
 
+    def rates(self) -> RateAnalysis:
+        """The rate analysis of the current snapshot (app/core/rates/report.py), made once per snapshot and
+        kept beside it: the canvas, the status bar, the suggestion and the verification all read this one.
+        Raises what the rate check raises on a document it cannot analyse (mid-edit, not annotated), once."""
+        topo = self.topology()
+        if self._rates is None or (isinstance(self._rates, RateAnalysis) and self._rates.topo is not topo):
+            try:
+                self._rates = RateAnalysis(topo)
+            except Exception as err:  # noqa: BLE001 - kept and raised to each reader of this snapshot
+                self._rates = err
+        if isinstance(self._rates, Exception):
+            raise self._rates
+        return self._rates
+
     def problems(self) -> list[Problem]:
         """What keeps the document from being a valid topology (empty, no spout, ...)."""
         return graph_problems(self.topology())
@@ -167,10 +183,7 @@ class DocumentModel(QObject):
         return any(c.id == ident for c in self._components())
 
     def subscription(self, ident: str) -> Subscription:
-        for s in self._subscriptions:
-            if s.id == ident:
-                return s
-        raise KeyError(ident)
+        return self._subscription_by_id[ident]  # by id: the scene asks for each of 20,000 edges in turn
 
     def position(self, ident: str) -> Position:
         return self._layout.get(ident, Position())
@@ -267,11 +280,13 @@ class DocumentModel(QObject):
         self._spouts: list[Spout] = list(topo.spouts)
         self._bolts: list[Bolt] = list(topo.bolts)
         self._subscriptions: list[Subscription] = list(topo.subscriptions)
+        self._subscription_by_id: dict[str, Subscription] = {s.id: s for s in self._subscriptions}
         self._settings: TopologySettings = topo.settings
         self._verification: VerificationSettings = topo.verification
         self._layout: dict[str, Position] = dict(topo.layout)
         self._storm: StormSettings = topo.storm
         self._snapshot = None
+        self._rates = None
 
     def _on_clean_changed(self, clean: bool) -> None:
         self.modified_changed.emit(not clean)
@@ -279,6 +294,7 @@ class DocumentModel(QObject):
     # ---- mutations: called by QUndoCommands only ------------------------------
     def _touch(self) -> None:
         self._snapshot = None
+        self._rates = None
 
     def apply_insert_component(self, component: Component, position: Position, index: int | None = None) -> None:
         items: list[Any] = self._spouts if component.kind == "spout" else self._bolts  # the list of its kind
@@ -310,6 +326,7 @@ class DocumentModel(QObject):
 
     def apply_insert_subscription(self, sub: Subscription, index: int | None = None) -> None:
         self._subscriptions.insert(len(self._subscriptions) if index is None else index, sub)
+        self._subscription_by_id[sub.id] = sub
         self._touch()
         self.edge_added.emit(sub.id)
         self.changed.emit()
@@ -317,6 +334,7 @@ class DocumentModel(QObject):
     def apply_remove_subscription(self, ident: str) -> tuple[Subscription, int]:
         index = next(i for i, s in enumerate(self._subscriptions) if s.id == ident)
         sub = self._subscriptions.pop(index)
+        del self._subscription_by_id[ident]
         self._touch()
         self.edge_removed.emit(ident)
         self.changed.emit()
@@ -326,6 +344,7 @@ class DocumentModel(QObject):
         """Change grouping or fields of an edge (shown as remove + add to the canvas)."""
         index = next(i for i, s in enumerate(self._subscriptions) if s.id == sub.id)
         self._subscriptions[index] = sub
+        self._subscription_by_id[sub.id] = sub
         self._touch()
         self.edge_removed.emit(sub.id)
         self.edge_added.emit(sub.id)

@@ -1,7 +1,7 @@
 """Runs ▸ Live Mode: the canvas coloured by a running topology's measured capacity, beside the model's ρ.
 
 A `LiveWorker` (app/gui/workers.py's Worker) polls the Storm UI off the GUI thread exactly as
-`stormbound watch` does (app/measure/storm_record.py: `poll_loop`, `check_poll`) and hands each poll's
+`stormbound watch` does (app/measure/storm_watch.py: `Judge`) and hands each poll's
 line to the GUI thread through its `progress` signal; the window's scene then shows, per bolt, the
 measured capacity (its header colour), the model's ρ at the measured figures and the drift of α from
 the document's. Stopping cancels the worker (the poll in hand finishes; its own timeout bounds it).
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLa
 from app.core.topology import Topology
 from app.gui.plugins import PluginHost
 from app.gui.workers import Worker
-from app.measure.storm_record import WatchLine
+from app.measure.storm_watch import WatchLine
 
 
 class LiveDialog(QDialog):
@@ -78,32 +78,29 @@ class LiveWorker(Worker[int]):
         from app.core.storm.ui.reader import from_storm_ui
         from app.core.storm.ui.replies import StormUISnapshot
         from app.core.topology import unannotated_problems
-        from app.measure.storm_figures import PollCounts, poll_counts
-        from app.measure.storm_record import check_poll, poll_loop
+        from app.measure.storm_record import poll_loop
+        from app.measure.storm_run import components_mismatch
+        from app.measure.storm_watch import Judge
 
         r = self.request
         client = StormUIClient(r["url"], Credentials.resolve(r.get("user"), r.get("password"), r.get("token")),
                                timeout_s=float(r.get("timeout", 10)))
         ident = find_topology(client, r["topology"])
-        counts: list[PollCounts] = []
-        model = self.model
-        started: float | None = None
+        every = float(r.get("every", 30))
+        judge = Judge(self.model, every, fail_on="may-grow", lag_window=float(r.get("lag_window", 60)))
         done = 0
-        for poll in poll_loop(client, ident, float(r.get("every", 30)), polls=r.get("polls"), stop=self.stop):
-            started = poll.t if started is None else started
-            if poll.ok:
-                counts.append(poll_counts(poll))
-                if model is None:
-                    found = from_storm_ui(StormUISnapshot(url=client.base, topology_id=ident, window="all",
-                                                          topology=poll.topology, components=poll.components))
-                    model = None if unannotated_problems(found.topology) else found.topology
-                    if model is not None:
-                        self.model_found.emit(model)
-            line = check_poll(model, counts, poll, started, min_interval=float(r.get("every", 30))) \
-                if model is not None else \
-                WatchLine(poll=poll.poll, t=poll.t, elapsed_s=poll.t - started, gap=poll.gap,
-                          note="no model yet: the topology has processed nothing")
-            self.progress.emit(line)
+        for poll in poll_loop(client, ident, every, polls=r.get("polls"), stop=self.stop):
+            if poll.ok and self.model is not None:
+                wrong = components_mismatch(self.model, poll)
+                if wrong is not None:  # the open document is another topology: refused, as `watch --doc`
+                    raise ValueError(f"{wrong}: open the document of {ident}, or a new window")
+            if poll.ok and judge.model is None:
+                found = from_storm_ui(StormUISnapshot(url=client.base, topology_id=ident, window="all",
+                                                      topology=poll.topology, components=poll.components))
+                judge.model = None if unannotated_problems(found.topology) else found.topology
+                if judge.model is not None:
+                    self.model_found.emit(judge.model)
+            self.progress.emit(judge.add(poll))
             done += 1
         return done
 
@@ -173,13 +170,13 @@ class LiveMode(QObject):
         return self.worker is None or self.worker.join(timeout_ms)
 
     def _on_line(self, line: object) -> None:
-        from app.measure.storm_record import format_watch_line
+        from app.measure.storm_watch import format_watch_line
 
         if not isinstance(line, WatchLine):
             return
         self.last = line
         if line.statuses:
-            self.host.scene.set_live(line.bolts, line.statuses)
+            self.host.scene.set_live({n: w.model_dump() for n, w in line.bolts.items()}, line.statuses)
         self.host.show_message("Live: " + format_watch_line(line), 0)
 
     def _on_model(self, topo: object) -> None:

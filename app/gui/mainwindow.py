@@ -14,7 +14,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QToolBar, QUndoView, QWidget
 
 from app.core.layout import layered_layout
-from app.core.rates import idle_warning, no_parallelism_reason, rate_check
+from app.core.rates import idle_warning, no_parallelism_reason
 from app.core.topology import unannotated_problems
 from app.gui.app_words import in_app_words
 from app.gui.autosave import AutosaveSession, Recoverable, default_autosave_dir
@@ -135,6 +135,7 @@ class MainWindow(DocumentFiles, QMainWindow):
         self.document.path_changed.connect(self._update_title)
         self.document.settings_changed.connect(self._update_title)
         self.document.changed.connect(self._update_status)
+        self.scene.live_changed.connect(self._update_status)
         self.document.document_replaced.connect(self._on_document_replaced)
 
         self._update_title()
@@ -417,7 +418,7 @@ class MainWindow(DocumentFiles, QMainWindow):
             self.status_problems.setToolTip("\n".join(str(p) for p in missing))
             return
         try:
-            report = rate_check(topo, suggest=False)
+            report = self.document.rates().report(suggest=False)  # the snapshot's one analysis (canvas too)
         except Exception as err:  # keep editing possible whatever the analysis thinks
             self.status_problems.setText(f"rate check failed: {err}")
             return
@@ -427,6 +428,12 @@ class MainWindow(DocumentFiles, QMainWindow):
         text = (f"{len(topo.spouts)} spouts, {len(topo.bolts)} bolts · rate check: {counts['bounded']} bounded, "
                 + (f"{steady} without repeating growth, " if steady else "")
                 + f"{counts['may-grow']} may grow, {counts['grows']} grow")
+        if self.scene.live_verdicts:  # Live Mode: the verdicts of the measured figures, as on the nodes
+            from app.gui.canvas.items import LIVE_WORDS
+
+            shown = [f"{n} {LIVE_WORDS.get(v, v)}" for n, v in self.scene.live_verdicts.items() if v != "ok"]
+            text = ("Live: " + (", ".join(shown) if shown else "every bolt keeps up")
+                    + f" · the document's rate check: {counts['grows']} grow")
         tips = [b.explanation for b in report.bolts.values()]
         warning = idle_warning(topo)  # what `check` prints on stderr: the same words, in the tooltip
         if warning is not None:
@@ -495,7 +502,7 @@ class MainWindow(DocumentFiles, QMainWindow):
         if unannotated_problems(topo):
             self.show_message("Suggest parallelism needs every value annotated (the amber ones are not)")
             return
-        report = rate_check(topo)
+        report = self.document.rates().report()
         suggestion = report.suggested_parallelism
         hopeless = sorted(name for name, value in suggestion.items() if value is None)
         wanted = {name: value for name, value in suggestion.items() if value is not None}

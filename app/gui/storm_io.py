@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
-from PySide6.QtGui import QAction, QUndoCommand
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -32,6 +32,7 @@ from app.core.storm.ui.client import Credentials
 from app.core.storm.ui.fetch import WINDOWS
 from app.core.storm.ui.reader import StormUIImport, annotate, onto_notes, read_storm_ui
 from app.core.topology import Component, StormSettings, Topology
+from app.gui.commands import DocumentCommand
 from app.gui.dialogs import FLUX_FILTER, PROPERTIES_FILTER, TIMINGS_FILTER
 from app.gui.document import DocumentModel
 from app.gui.plugins import PluginHost
@@ -41,12 +42,11 @@ if TYPE_CHECKING:
     from app.core.storm.flux.yaml_text import FluxError, FluxOptions
 
 
-class AnnotateCommand(QUndoCommand):
+class AnnotateCommand(DocumentCommand):
     """Put measured values into the open document: changed components and the Storm settings, one step."""
 
     def __init__(self, document: DocumentModel, annotated: Topology, text: str = "Annotate from Storm UI"):
-        super().__init__(text)
-        self.document = document
+        super().__init__(document, text)
         current = document.topology()
         old = {c.id: c for c in current.components}
         self.changes: list[tuple[Component, Component]] = [

@@ -174,14 +174,15 @@ def plot_order(series: TraceSeries, focus: list[str] | None = None) -> list[str]
 
 
 def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_row: int = 0,
-               width_px: int | None = None, focus: list[str] | None = None) -> DrawnTrace:
+               width_px: int | None = None, focus: list[str] | None = None, key_last: bool = False) -> DrawnTrace:
     """Add the key and one plot per bolt to `layout` (a GraphicsLayoutWidget or GraphicsLayout), rows from `first_row`.
 
     The growing bolts (or `focus`) come first, each FOCUS_PX high, the others CONTEXT_PX (`DrawnTrace.height`
     sums them, for a scrolling view); each plot is titled with its bolt's name (horizontal, in its own row of the
     grid, so no two overlap) and scaled to its own data. The plots share the time axis, in one unit for the
     figure (ms below a second of trace, else s); the loop passes are shaded in each, labelled in the top one.
-    With `width_px` the key wraps to fit. The series are drawn by `show_range` for the whole trace, `width_px`
+    With `width_px` the key wraps to fit; `key_last` puts it under the plots (the trace view: the growing
+    plot first in sight). The series are drawn by `show_range` for the whole trace, `width_px`
     (else DEFAULT_PIXELS) buckets wide: exact with fewer positions than that, else as per-pixel bands.
     """
     drawn = DrawnTrace(series=series, colours=colours)
@@ -189,8 +190,10 @@ def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_
     grid = getattr(layout, "ci", layout).layout  # the QGraphicsGridLayout under pyqtgraph's layout
     # the key is part of the scene, so PNG and SVG exports carry it too
     drawn.max_chars = int(width_px / KEY_CHAR_PX) if width_px else None
-    drawn.key = layout.addLabel(key_html(series, colours, drawn.max_chars), row=first_row, col=0, size="8pt",
-                                justify="left")
+    plots = len(series.bolts) + len(series.spouts)
+    drawn.key = layout.addLabel(key_html(series, colours, drawn.max_chars), row=first_row + plots if key_last
+                                else first_row, col=0, size="8pt", justify="left")
+    first_row -= 1 if key_last else 0  # the plots' rows start at first_row + 1
     bolts = {b.bolt: b for b in series.bolts}
     order = plot_order(series, focus)
     growing = set(order[:len(focus)] if focus is not None else [b.bolt for b in series.bolts if b.growth_per_loop])
@@ -224,7 +227,7 @@ def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_
     if first is not None:
         first.setXRange(series.times[0], series.step_times[-1], padding=0.02)
         list(drawn.plots.values())[-1].setLabel("bottom", f"time ({unit})")
-        last_row = first_row + len(drawn.plots)
+        last_row = first_row + plots
         _fix_height(grid, last_row, drawn.row_heights[last_row] + AXIS_LABEL_PX, drawn)
     show_range(drawn, series.times[0], series.step_times[-1], width_px or DEFAULT_PIXELS)
     return drawn

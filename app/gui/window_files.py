@@ -84,8 +84,8 @@ class DocumentFiles:
         if name:
             self.open_path(name)
 
-    def load_file(self, path: Path) -> tuple[Topology, bool]:
-        """Read a topology file of any supported format; (topology, saved in our own format)."""
+    def load_file(self, path: Path) -> tuple[Topology, str]:
+        """Read a topology file of any supported format; (topology, what the file is: `detect_format`)."""
         data = read_json(path)
         kind = detect_format(data)
         try:
@@ -94,7 +94,7 @@ class DocumentFiles:
             if kind != "stormbound":
                 raise
             topo = lenient_topology(data)  # a file saved mid-edit, e.g. before its first spout
-        return with_layout(topo), kind == "stormbound"
+        return with_layout(topo), kind
 
     def open_path(self, path: str | Path, ask: bool = True) -> bool:
         """Open a .storm.json or D-VerT file; errors are shown naming the file and field."""
@@ -102,7 +102,7 @@ class DocumentFiles:
         if ask and not self.maybe_save():
             return False
         try:
-            topo, ours = self.load_file(path)
+            topo, kind = self.load_file(path)
         except TopologyError as err:
             self.dialogs.error(self._widget(), "Cannot open file", problem_text(path, err))
             self.show_message(f"Could not open {path.name}")
@@ -111,7 +111,8 @@ class DocumentFiles:
             self.dialogs.error(self._widget(), "Cannot open file",
                                f"{path}: internal error: {type(err).__name__}: {err}")
             return False
-        # an imported D-VerT file is not overwritten in our format: Save asks for a new name
+        # an imported D-VerT file (or a trace's topology) is not overwritten in our format: Save asks for a new name
+        ours = kind == "stormbound"
         self.document.replace(topo, path.resolve() if ours else None)
         self.add_recent(path.resolve())
         self.canvas.fit_all()
@@ -119,7 +120,9 @@ class DocumentFiles:
         note = f" ({len(problems)} problem(s) to fix before verifying)" if problems else ""
         # an earlier version's document: what reading it assumed, said once (saving writes the current version)
         note += "".join(f"; {line}" for line in topo.read_notes)
-        self.show_message(f"Opened {path.name}{note}" if ours else f"Imported D-VerT file {path.name}{note}")
+        opened = {"stormbound": "Opened", "dvert": "Imported D-VerT file",
+                  "trace": "Opened the topology of trace file"}.get(kind, "Opened")
+        self.show_message(f"{opened} {path.name}{note}")
         return True
 
     def save(self) -> bool:

@@ -25,11 +25,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal
 
 from app.core.gc_pause import paused_gc
+from app.core.rates import RateAnalysis
 from app.core.results import Progress, PropertyKind, VerifyResult
 from app.core.tcn.options import SearchOptions
 from app.core.topology import Topology
@@ -177,12 +179,13 @@ class SearchFactory(Protocol):
                  progress: Callable[[Progress], None]) -> SearchLike: ...
 
 
-def default_search_factory(topo: Topology, options: SearchOptions, *,
-                           progress: Callable[[Progress], None]) -> SearchLike:
-    """The real verifier (imported here, in the worker thread, so that z3 loads only when a search runs)."""
+def default_search_factory(topo: Topology, options: SearchOptions, *, progress: Callable[[Progress], None],
+                           rates: RateAnalysis | None = None) -> SearchLike:
+    """The real verifier (imported here, in the worker thread, so that z3 loads only when a search runs), reading
+    the snapshot's rate analysis when given."""
     from app.core.tcn.search import Search
 
-    return Search(topo, options, progress=progress)
+    return Search(topo, options, progress=progress, rates=rates)
 
 
 class VerifyWorker(Worker[VerifyResult]):
@@ -195,12 +198,16 @@ class VerifyWorker(Worker[VerifyResult]):
     """
 
     def __init__(self, topo: Topology, *, prop: PropertyKind = "growth", options: SearchOptions | None = None,
-                 search_factory: SearchFactory | None = None, parent: QObject | None = None):
+                 search_factory: SearchFactory | None = None, rates: RateAnalysis | None = None,
+                 parent: QObject | None = None):
         super().__init__(parent)
         self.topology = topo
+        # the snapshot's rate analysis (app/core/rates/report.py), shared with the document and the other
+        # properties' workers: the search's rate phase and the capacity lines read it
+        self.rates = rates
         self.prop: PropertyKind = prop
         self.options = SearchOptions() if options is None else options
-        self._factory = search_factory or default_search_factory
+        self._factory: SearchFactory = search_factory or partial(default_search_factory, rates=rates)
         self._lock = threading.Lock()
         self._search: SearchLike | None = None
         self._cancelled = False
@@ -274,7 +281,7 @@ class VerifyWorker(Worker[VerifyResult]):
         from app.core.storm.lines import capacity_lines
 
         try:
-            return capacity_lines(headroom(self.topology))
+            return capacity_lines(headroom(self.topology, self.rates))
         except ValueError:  # a document the rate check refuses has no capacity to tell
             return []
 

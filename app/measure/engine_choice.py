@@ -1,4 +1,4 @@
-"""Where `analyze`, `compare` and `reliability` run: the one place that chooses the engine.
+"""Where `analyze`, `compare` and `reliability` run: the rules that choose the engine.
 
 Two engines run the same definition (the SQL of app/measure/sql): `embedded`, DuckDB in
 this process (no JVM; it spills to disk beyond memory), and `spark`, Spark SQL on a
@@ -9,7 +9,7 @@ Spark. Optional limits send larger local logs to Spark too: `--local-max-events`
 `STORMBOUND_LOCAL_MAX_EVENTS` records, `--local-max-mb` / `STORMBOUND_LOCAL_MAX_MB`
 megabytes on disk (no limit by default). `--engine local` is the former name of `embedded`.
 
-`choose_engine` holds the rules; the one factory, app.spark.log_engine.open_log_engine, applies them
+`choose_engine` holds the rules; the one factory, app/measure/engines.py's `open_log_engine`, applies them
 and returns the engine (app/measure/log_engine.py's `LogEngine`) the CLI (app/cli/engine.py) and the
 Runs panel (app/gui/panels/runs_controller.py) both use; `engine_failure` turns a failure of either
 engine (out of memory, DuckDB or Java missing) into one line.

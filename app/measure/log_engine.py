@@ -3,10 +3,10 @@
 Two engines run the same definition (the SQL of app/measure/sql): the embedded one, DuckDB in
 this process (`EmbeddedEngine`, here), and Spark SQL through the Spark host process
 (`app.spark.log_engine.SparkEngine`). Each answers the same operations with the same pydantic
-results (`Analysis`, `ReliabilityReport`). Which one reads a log is chosen in one place,
-`app.spark.log_engine.open_log_engine` (by app.measure.engine_choice.choose_engine's rules): the
-factory lives in app.spark because app.measure imports nothing of Spark (CONTRIBUTING.md, "Code
-layout"); the CLI (app/cli/engine.py) and the Runs panel (app/gui/panels/runs_controller.py) ask it.
+results (`Analysis`, `ReliabilityReport`). Which one reads a log is chosen and built by the one
+factory, app/measure/engines.py's `open_log_engine` (by app.measure.engine_choice.choose_engine's
+rules), with which Spark registers its engine when app.spark is imported; the CLI (app/cli/engine.py)
+and the Runs panel (app/gui/panels/runs_controller.py) ask it.
 """
 
 from __future__ import annotations

@@ -30,7 +30,15 @@ from app.core.storm.ui.replies import lags
 from app.core.topology import Topology
 from app.measure.analysis_model import Analysis, ComponentStats, QueueTrend, fit_trend
 from app.measure.growth import fit_slope
-from app.measure.storm_run import Poll, StormRunHeader, read_header, read_polls, read_queue_samples
+from app.measure.storm_run import (
+    Poll,
+    StormRunHeader,
+    queue_states,
+    read_executor_metrics,
+    read_header,
+    read_polls,
+    read_queue_samples,
+)
 
 Key = tuple[str, ...]
 
@@ -61,6 +69,7 @@ class PollCounts(BaseModel):
     capacity: dict[str, float] = Field(default_factory=dict)
     lag: dict[str, int] = Field(default_factory=dict)
     complete_ms: dict[str, float] = Field(default_factory=dict)
+    page_t: dict[str, float] = Field(default_factory=dict)  # when each component's page was read (else t)
 
 
 def _k(*parts: str) -> str:
@@ -70,7 +79,7 @@ def _k(*parts: str) -> str:
 def poll_counts(poll: Poll) -> PollCounts:
     """The counters of one successful poll (component pages read with window=:all-time)."""
     page = poll.topology
-    out = PollCounts(t=poll.t)
+    out = PollCounts(t=poll.t, page_t=dict(poll.page_t))
     for key, kinds in (("spouts", out.spouts), ("bolts", out.bolts)):
         for row in page.get(key) or []:
             found = row.get("spoutId" if key == "spouts" else "boltId") if isinstance(row, dict) else None
@@ -170,6 +179,7 @@ class BoltFigures(BaseModel):
     growth_from: str = "none"  # "metrics" (receive-queue populations), "ui-counts" or "none"
     queue: QueueTrend | None = None
     recent_growth: float | None = None  # slope over the later half of the polls: the state it is in now
+    full: str | None = None  # its receive queues at their capacity at the last metrics-v2 report: what says so
 
 
 def measured_topology(model: Topology, spouts: dict[str, Any], bolts: dict[str, Any]) -> Topology:
@@ -272,6 +282,11 @@ def figures_between(counts: list[PollCounts], i: int, j: int) -> tuple[dict[str,
         ss = streams.get(name, set())
         return ["default"] if "default" in ss and len(ss) > 1 else sorted(ss)
 
+    def span(name: str) -> float:
+        """The time between the two readings of this component's page (each page is read at its own moment)."""
+        a, b = counts[i].page_t.get(name), counts[j].page_t.get(name)
+        return b - a if a is not None and b is not None and math.isfinite(b - a) and b > a else dt
+
     for name in sorted(names_s):
         sf = SpoutFigures(name=name, executors=last.spouts.get(name, 1), complete_latency_ms=last.complete_ms.get(name),
                           lag_last=last.lag.get(name))
@@ -279,9 +294,10 @@ def figures_between(counts: list[PollCounts], i: int, j: int) -> tuple[dict[str,
         if dt > 0:
             emitted = sum(_delta(counts, _k("out", name, s), i, j) for s in own(name))
             failed = _delta(counts, _k("failed", name), i, j)
-            sf.emitted_rate = emitted / dt
-            sf.failed_rate = failed / dt
-            sf.acked_rate = _delta(counts, _k("acked", name), i, j) / dt
+            own_dt = span(name)
+            sf.emitted_rate = emitted / own_dt
+            sf.failed_rate = failed / own_dt
+            sf.acked_rate = _delta(counts, _k("acked", name), i, j) / own_dt
             sf.replayed_rate = min(sf.failed_rate, sf.emitted_rate)
             sf.fresh_rate = sf.emitted_rate - sf.replayed_rate
             lag_points = [(c.t, float(c.lag[name])) for c in counts[i:j + 1] if name in c.lag]
@@ -298,9 +314,8 @@ def figures_between(counts: list[PollCounts], i: int, j: int) -> tuple[dict[str,
         if dt > 0:
             executed = sum(_delta(counts, _k("exec", name, s, st), i, j) for s, st in inputs)
             busy = sum(_delta(counts, _k("busy", name, s, st), i, j) for s, st in inputs)
-            arrived = sum(_delta(counts, _k("out", s, st), i, j) for s, st in inputs)
-            f.executed_rate = executed / dt
-            f.arrival_rate = arrived / dt
+            f.executed_rate = executed / span(name)
+            f.arrival_rate = sum(_delta(counts, _k("out", s, st), i, j) / span(s) for s, st in inputs)
             if executed > 0:
                 f.alpha_s = max(busy / executed, 0.0005) / 1000.0
                 by_stream = {s: _delta(counts, _k("out", name, s), i, j) for s in streams.get(name, set())}
@@ -457,6 +472,7 @@ def storm_run_figures(folder: str, bin_s: float | None = None,
                 series[name] = points
                 if onset is not None:
                     onsets.append(onset)
+    _full_queues(folder, bolts, figures.notes)
     figures.spouts = list(spouts.values())
     figures.bolts = list(bolts.values())
     figures.cannot = cannot_measure(figures, bool(counts), bool(samples))
@@ -477,6 +493,24 @@ def storm_run_figures(folder: str, bin_s: float | None = None,
     for name, points in series.items():
         analysis.components[name].series = points
     return figures, analysis
+
+
+def _full_queues(folder: str, bolts: dict[str, BoltFigures], notes: list[str]) -> None:
+    """A bolt whose receive queues were at their capacity at the last metrics-v2 report (app/measure/storm_run.py,
+    `queue_states`) is overloaded whatever its population's slope (a full queue cannot grow): its verdict is
+    `grows`, and it is named `full`."""
+    states = queue_states(read_executor_metrics(folder))
+    for name, state in states.items():
+        f = bolts.get(name)
+        if f is None or not state.is_full():
+            continue
+        f.full = state.full_text()
+        if f.queue is not None:
+            f.queue = f.queue.model_copy(update={"verdict": "grows",
+                                                 "note": f"full: {f.full}" + (f"; {f.queue.note}" if f.queue.note
+                                                                               else "")})
+        notes.append(f"{name}: full: {f.full} at the last metrics report: overloaded (a queue at its capacity "
+                     "cannot grow, so its population's slope says nothing)")
 
 
 def cannot_measure(figures: StormRunFigures, ui: bool, metrics: bool) -> list[str]:

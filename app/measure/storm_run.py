@@ -25,7 +25,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -35,6 +35,9 @@ from app.core.formats.limits import FormatError, escape, load_json_text, on_one_
 from app.core.topology import one_line
 from app.measure.eventlog import MAX_TIME
 from app.measure.logstream import batches, checked_count
+
+if TYPE_CHECKING:
+    from app.core.topology import Topology
 
 RUN_FORMAT = "stormbound-storm-run/1"
 HEADER = "storm-run.json"
@@ -73,9 +76,32 @@ class Poll(BaseModel):
     ok: bool
     topology: dict[str, Any] = Field(default_factory=dict)
     components: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    page_t: dict[str, float] = Field(default_factory=dict)  # unix time each component page was requested
     lag: Any = None
     lag_error: str | None = None
     gap: str | None = None
+
+
+def components_mismatch(model: Topology, poll: Poll) -> str | None:
+    """None when the model's spouts and bolts are those the poll's topology page runs, else one line naming the
+    names that differ."""
+    running: dict[str, set[str]] = {"spouts": set(), "bolts": set()}
+    for key, id_key in (("spouts", "spoutId"), ("bolts", "boltId")):
+        for row in poll.topology.get(key) or []:
+            name = row.get(id_key) if isinstance(row, dict) else None
+            if isinstance(name, str) and not name.startswith("__"):
+                running[key].add(name)
+    mine = {"spouts": {s.name for s in model.spouts}, "bolts": {b.name for b in model.bolts}}
+    parts = []
+    for key in ("spouts", "bolts"):
+        only_doc, only_run = sorted(mine[key] - running[key]), sorted(running[key] - mine[key])
+        if only_doc:
+            parts.append(f"{key} only in the document: {', '.join(only_doc)}")
+        if only_run:
+            parts.append(f"{key} only on the cluster: {', '.join(only_run)}")
+    if not parts:
+        return None
+    return f"the document is not the running topology ({'; '.join(parts)})"
 
 
 def is_storm_run(path: str | os.PathLike[str]) -> bool:
@@ -217,13 +243,24 @@ def next_poll_number(folder: str | os.PathLike[str]) -> int:
 
 # ---- metrics v2 reporters: CSV files and Graphite plaintext --------------------------------
 
-#: storm.topology.{topology ID}.{hostname}.{component ID}.{task ID}.{worker port}-{metric name}
-#: (Storm's metrics_v2 documentation; dots inside the parts are written as underscores)
-METRIC_NAME = re.compile(r"^storm\.topology\.(?P<topology>[^.]+)\.(?P<host>[^.]+)\.(?P<component>[^.]+)\."
-                         r"(?P<task>-?\d+)\.(?P<port>\d+)-(?P<name>.+)$")
-#: the executor's receive-queue population under the names Storm's reporters use for it
-QUEUE_METRICS = ("receive-queue.population", "receive_queue.population", "__receive.population",
-                 "receive-queue-population")
+#: storm.worker.{topology ID}.{hostname}.{component ID}.{task ID}.{worker port}-{metric name} (Storm 2.x's
+#: StormMetricRegistry; `storm.topology.` in Storm 1.2's metrics_v2 documentation); dots inside the parts are
+#: written as underscores
+METRIC_NAME = re.compile(r"^storm\.(?:worker|topology)\.(?P<topology>[^.]+)\.(?P<host>[^.]+)\.(?P<component>[^.]+)"
+                         r"\.(?P<task>-?\d+)\.(?P<port>\d+)-(?P<name>.+)$")
+#: the executor's receive-queue population: Storm 2.x's JCQueueMetrics (`receive-queue-population`), and the
+#: names earlier reporters used
+QUEUE_METRICS = ("receive-queue-population", "receive-queue.population", "receive_queue.population",
+                 "__receive.population")
+#: what else of an executor's receive queue Storm 2.x reports (storm-client JCQueueMetrics, prefix receive-queue)
+RECEIVE_QUEUE = ("receive-queue-population", "receive-queue-capacity", "receive-queue-pct_full",
+                 "receive-queue-arrival_rate_secs", "receive-queue-sojourn_time_ms", "receive-queue-insert_failures",
+                 "receive-queue-dropped_messages", "receive-queue-overflow")
+#: the task metrics read beside them (a bolt's busy fraction and latencies; a spout held back)
+TASK_METRICS = ("__capacity", "__execute-latency", "__process-latency", "__complete-latency",
+                "__skipped-max-spout-ms", "__skipped-backpressure-ms")
+EXECUTOR_METRICS = "metrics.jsonl"  # those, one {"t", "comp", "task", "name", "value"} per line
+FULL_FRACTION = 0.99  # a receive queue this full (population / capacity, or pct_full) is full
 
 
 def parse_metric_name(name: str) -> dict[str, Any] | None:
@@ -252,6 +289,7 @@ class MetricsScan:
 
     def __init__(self) -> None:
         self.samples: list[tuple[float, str, int, int]] = []
+        self.rows: list[tuple[float, str, int, str, float]] = []  # (t, component, task, kind, value): RECEIVE_QUEUE
         self.names: set[str] = set()
         self.topologies: set[str] = set()
         self.first_t: float | None = None
@@ -265,11 +303,16 @@ class MetricsScan:
             if population is None:
                 raise StormRunError(f"{where}.{name}: no population")
             self.samples.append((t, sys.intern(component), max(0, parts["task"]), population))
+            self.rows.append((t, sys.intern(component), parts["task"], "receive-queue-population", float(population)))
         else:
-            if _finite(str(value)) is None:
+            number = _finite(str(value))
+            if number is None:
                 raise StormRunError(f"{where}: {escape(name)}: expected a finite number, not {escape(str(value))}")
             if len(self.names) < 1000:
                 self.names.add(name)
+            kind = _metric_kind(name)
+            if kind is not None and not component.startswith("__"):
+                self.rows.append((t, sys.intern(component), parts["task"], kind, number))
 
 
 def _csv_points(path: Path, parts: dict[str, Any], scan: MetricsScan) -> None:
@@ -326,7 +369,7 @@ def read_metrics(path: str | os.PathLike[str]) -> MetricsScan:
             _graphite_points(f, scan)
     if scan.first_t is None:
         raise StormRunError(f"{one_line(str(root))}: no metrics-v2 executor metrics found (files named "
-                            "storm.topology.ID.HOST.COMPONENT.TASK.PORT-NAME.csv, or Graphite lines)")
+                            "storm.worker.ID.HOST.COMPONENT.TASK.PORT-NAME.csv, or Graphite lines)")
     return scan
 
 
@@ -343,6 +386,124 @@ def queues_jsonl(scan: MetricsScan) -> bytes:
         out.write(f'{{"t":{round(t - origin, 6)!r},"comp":{json.dumps(comp)},"task":{task},"queue":{queue}}}\n'
                   .encode())
     return out.getvalue()
+
+
+def _metric_kind(name: str) -> str | None:
+    """The JCQueueMetrics or task metric a reported name is (a task metric may carry a stream after it)."""
+    if name in RECEIVE_QUEUE:
+        return name
+    if name in QUEUE_METRICS:
+        return "receive-queue-population"
+    for kind in TASK_METRICS:
+        if name == kind or name.startswith((kind + "-", kind + ".", kind + ":")):
+            return kind
+    return None
+
+
+def executor_metric_rows(scan: MetricsScan) -> list[dict[str, Any]]:
+    """The receive-queue and task metrics of the topology's own components as rows {t (unix s), comp, task, name,
+    value}, in time order."""
+    return [{"t": t, "comp": comp, "task": task, "name": kind, "value": value}
+            for t, comp, task, kind, value in sorted(scan.rows)]
+
+
+def metrics_jsonl(scan: MetricsScan) -> bytes:
+    """metrics.jsonl: `executor_metric_rows`, one JSON object a line."""
+    return b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in executor_metric_rows(scan))
+
+
+class QueueState(BaseModel):
+    """A component's receive queues (and a spout's backpressure) as metrics v2 last reported them."""
+
+    population: float = 0.0
+    capacity: float | None = None  # summed over its executors, as the population
+    executors: int = 0
+    full_executors: int = 0
+    overflow: float = 0.0
+    insert_failures_rising: bool = False
+    dropped_rising: bool = False
+    backpressure_ms_rising: bool = False  # a spout's __skipped-backpressure-ms rose
+    busy: float | None = None  # __capacity, the largest of its executors
+
+    def is_full(self) -> bool:
+        return bool(self.full_executors or self.overflow > 0 or self.insert_failures_rising or self.dropped_rising)
+
+    def full_text(self) -> str:
+        what = [f"{self.full_executors} of {self.executors} receive queue{'s' if self.executors != 1 else ''} "
+                "full" + ("" if self.capacity is None else f" ({self.population:.0f} of {self.capacity:.0f} tuples)")
+                ] if self.full_executors else []
+        what += [f"{self.overflow:.0f} tuples in the overflow"] if self.overflow > 0 else []
+        what += ["insert failures rising"] if self.insert_failures_rising else []
+        what += ["messages dropped"] if self.dropped_rising else []
+        return ", ".join(what)
+
+
+def queue_states(rows: list[dict[str, Any]], until: float | None = None) -> dict[str, QueueState]:
+    """Per component, its receive queues at their last report (at or before `until`): full when the population
+    reaches FULL_FRACTION of the capacity (or pct_full does), or the overflow holds tuples, or insert failures or
+    dropped messages rose between the last two reports."""
+    series: dict[tuple[str, int, str], list[float]] = {}
+    for r in rows:
+        if until is None or r["t"] <= until:
+            series.setdefault((r["comp"], r["task"], r["name"]), []).append(float(r["value"]))
+    out: dict[str, QueueState] = {}
+    for comp, task in sorted({(c, t) for c, t, _ in series}):
+        def last(name: str, c: str = comp, t: int = task) -> float | None:
+            values = series.get((c, t, name))
+            return values[-1] if values else None
+
+        def rising(name: str, c: str = comp, t: int = task) -> bool:
+            values = series.get((c, t, name)) or []
+            return len(values) >= 2 and values[-1] > values[-2]
+
+        state = out.setdefault(comp, QueueState())
+        population, capacity, pct = last("receive-queue-population"), last("receive-queue-capacity"), \
+            last("receive-queue-pct_full")
+        if population is not None or capacity is not None or pct is not None:
+            state.executors += 1
+            state.population += population or 0.0
+            state.capacity = (state.capacity or 0.0) + capacity if capacity is not None else state.capacity
+            if (population is not None and capacity and population >= FULL_FRACTION * capacity) \
+                    or (pct is not None and pct >= FULL_FRACTION):
+                state.full_executors += 1
+        state.overflow += last("receive-queue-overflow") or 0.0
+        state.insert_failures_rising |= rising("receive-queue-insert_failures")
+        state.dropped_rising |= rising("receive-queue-dropped_messages")
+        state.backpressure_ms_rising |= rising("__skipped-backpressure-ms")
+        busy = last("__capacity")
+        if busy is not None:
+            state.busy = max(busy, state.busy or 0.0)
+    return out
+
+
+def follow_metrics(path: str | os.PathLike[str]) -> dict[str, QueueState]:
+    """`watch --metrics`: the reporter's output read again, each component's queues at the last report (empty
+    while the reporter has written nothing readable yet)."""
+    try:
+        return queue_states(executor_metric_rows(read_metrics(path)))
+    except StormRunError:
+        return {}
+
+
+def read_executor_metrics(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """metrics.jsonl of a run folder (written by `import metrics`), [] when there is none."""
+    path = Path(folder) / EXECUTOR_METRICS
+    if not os.path.lexists(path):
+        return []
+    out = []
+    name = one_line(str(path))
+    for number, line in iter_lines(path, _refused(path), max_line_bytes=MAX_METRICS_LINE_BYTES,
+                                   max_bytes=MAX_RUN_BYTES):
+        try:
+            row = json.loads(line)
+            value, t = float(row["value"]), float(row["t"])
+            if not (math.isfinite(value) and math.isfinite(t)):
+                raise ValueError("not a finite number")
+            out.append({"t": t, "comp": str(row["comp"]), "task": int(row["task"]), "name": str(row["name"]),
+                        "value": value})
+        except (ValueError, KeyError, TypeError) as err:
+            raise StormRunError(f"{name} line {number}: not an executor metric ({escape(str(err))})") from None
+    return out
 
 
 def write_metrics_run(source: str | os.PathLike[str], out: str | os.PathLike[str],
@@ -364,6 +525,7 @@ def write_metrics_run(source: str | os.PathLike[str], out: str | os.PathLike[str
                             "enable the executor's queue metrics in the reporter's filter")
     folder.mkdir(parents=True, exist_ok=True)
     write_output(folder / QUEUES, queues_jsonl(scan), force=True)
+    write_output(folder / EXECUTOR_METRICS, metrics_jsonl(scan), force=True)
     topologies = sorted(scan.topologies)
     header = read_header(folder) if is_storm_run(folder) else StormRunHeader(source="metrics")
     header = header.model_copy(update={"metrics_from": str(Path(source).resolve()),

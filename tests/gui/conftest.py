@@ -46,9 +46,9 @@ def _workers_joined() -> Any:
     app = QApplication.instance()
     if app is not None:
         app.processEvents()  # deliver the joined workers' last queued signals within this test
-    # free this test's reference cycles (widgets, canvases, results) now, in this thread, with no worker running:
-    # left to the collector, they are freed at a random allocation of a later test, possibly while that test's
-    # worker thread ends (a segmentation fault seen once under load, in the GUI thread's collection)
+    # free this test's reference cycles (widgets, canvases, results) now, in this thread, with no worker running,
+    # so a test's garbage is collected within it; the app's objects must survive a collection in any order
+    # (docs/gui.md, "Who frees what")
     gc.collect()
     if still:
         pytest.fail(f"{len(still)} background worker(s) still running {WORKER_JOIN_S} s after the test: "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 
 import pytest
@@ -217,6 +219,37 @@ def test_replace_clears_history(models_dir: Path) -> None:
     assert "document_replaced" in rec.names() and rec.events[-1] == ("modified_changed", (False,))
     assert doc.undo_stack.count() == 0 and not doc.is_modified()
     assert doc.topology().semantics() == topo.semantics()
+
+
+def test_a_document_with_history_goes_with_its_last_reference() -> None:
+    """Its commands refer to it weakly (app/gui/commands.py, DocumentCommand): no reference cycle leaves the
+    document and the commands its stack owns to the cycle collector, which frees them in no particular order
+    (a segmentation fault: docs/gui.md, "Who frees what")."""
+    doc = DocumentModel()
+    build_simple_dia(doc)
+    doc.undo_stack.push(SetParallelismCommand(doc, {"B1": 7}))
+    doc.undo_stack.push(MoveComponentsCommand(doc, {doc.topology().bolts[0].id: Position(x=5, y=5)}))
+    doc.undo_stack.push(RemoveElementsCommand(doc, {doc.topology().bolts[-1].id}))
+    doc.undo_stack.undo()  # commands on both sides of the index
+    ref = weakref.ref(doc)
+    gc.disable()  # freed by its reference count, not by a collection
+    try:
+        del doc
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
+def test_every_undo_command_is_a_document_command() -> None:
+    import app.gui.storm_io  # noqa: F401 - AnnotateCommand
+    from app.gui.commands import DocumentCommand
+
+    def subclasses(cls: type) -> list[type]:
+        return [c for sub in cls.__subclasses__() for c in (sub, *subclasses(sub))]
+
+    ours = [c for c in subclasses(QUndoCommand) if c.__module__.startswith("app.")]
+    assert {c.__name__ for c in ours} >= {"AddComponentCommand", "PasteCommand", "AnnotateCommand"}
+    assert [c.__name__ for c in ours if not issubclass(c, DocumentCommand)] == []
 
 
 @pytest.mark.parametrize("data", [

@@ -37,9 +37,11 @@ def test_headline_names_what_grows_first_then_counts_the_rest() -> None:
     assert headline({"a": bounded, "b": bounded}, ["a", "b"]) == "all 2 bounded"
     assert headline({"a": bounded}, ["a"]) == "a bounded"
     assert headline({"a": bounded}, ["a", "b"], searching=True) == "1 bounded; 1 searching…"
+    flooded = BoltVerdict(verdict="unbounded")
+    assert headline({"a": flooded, "b": bounded, "c": grows}, ["a", "b", "c"]) == "c grows; a unbounded; 1 bounded"
     # a kind the table does not know yet is counted under its own name, not dropped
-    assert headline({"a": BoltVerdict.model_construct(verdict="unbounded"), "b": bounded},
-                    ["a", "b"]) == "1 bounded; 1 unbounded"
+    assert headline({"a": BoltVerdict.model_construct(verdict="later-kind"), "b": bounded},
+                    ["a", "b"]) == "1 bounded; 1 later-kind"
 
 
 @pytest.mark.timeout(200)

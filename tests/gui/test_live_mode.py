@@ -1,36 +1,40 @@
-"""Runs ▸ Live Mode: a worker polls a drifting stand-in Storm UI; the canvas shows each bolt's measured capacity
-beside the model's ρ and the drift of α (app/gui/live.py)."""
+"""Runs ▸ Live Mode: a worker polls a stand-in Storm UI whose counts move; the canvas shows each bolt's measured
+capacity and verdict beside the model's ρ at the measured figures and the drift of α (app/gui/live.py)."""
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QApplication
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from storm_ui_drift import DriftingStormUI  # noqa: E402 - the stand-in lives in tests/
+from storm_ui_drift import DriftingStormUI  # noqa: E402 - the stand-ins live in tests/
+from storm_ui_live import LiveStormUI  # noqa: E402
 
 
 def test_live_mode_colours_bolts_by_measured_capacity(make_window: Callable[..., Any], qtbot: Any) -> None:
     window = make_window()
-    with DriftingStormUI(overload_after=3) as ui:
-        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-drift", "every": 0.05, "polls": 8}
+    with LiveStormUI("drift", change_after=3) as ui:
+        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-live", "every": 0.2, "polls": 12}
         window.findChild(type(window.action_save), "action_live_start").trigger()
         worker = window.live.worker
         assert worker is not None and not window.live.action_start.isEnabled()
         lines: list[Any] = []
         worker.progress.connect(lines.append)
-        qtbot.waitUntil(lambda: len(lines) >= 6, timeout=15000)
+        qtbot.waitUntil(lambda: any(line.statuses.get("count") == "grows" for line in lines), timeout=30000)
         topo = window.document.topology()  # it was empty: the first poll's topology is drawn, to be coloured
         assert {b.name for b in topo.bolts} >= {"split", "count"}, [b.name for b in topo.bolts]
         count = next(b for b in topo.bolts if b.name == "count")
         assert window.scene.nodes[count.id].live is not None  # coloured by its measured capacity
         last = window.live.last
-        assert last is not None and last.statuses["count"] == "grows"
-        assert last.bolts["count"]["capacity"] == 1.0
-        qtbot.waitUntil(lambda: not worker.isRunning(), timeout=15000)
-    assert window.live.action_start.isEnabled()
+        assert last is not None and last.bolts["count"].capacity == 1.0
+        worker.cancel()
+        qtbot.waitUntil(lambda: window.live.action_start.isEnabled(), timeout=15000)  # finished, handled
 
 
 def test_live_mode_on_the_open_document(make_window: Callable[..., Any], qtbot: Any, tmp_path: Path) -> None:
@@ -38,8 +42,8 @@ def test_live_mode_on_the_open_document(make_window: Callable[..., Any], qtbot: 
     from app.gui.canvas.items import utilisation_colour
     from app.measure.storm_figures import model_of_run
 
-    with DriftingStormUI(overload_after=1000) as ui:
-        assert main(["-q", "record", ui.url, "--topology", "wordcount-drift", "--every", "0.05", "--polls", "3",
+    with LiveStormUI("drift", change_after=1000) as ui:  # healthy: count at capacity 0.5
+        assert main(["-q", "record", ui.url, "--topology", "wordcount-live", "--every", "0.05", "--polls", "3",
                      "--out", str(tmp_path / "r")]) == 0
         model = model_of_run(str(tmp_path / "r"))
         assert model is not None
@@ -47,14 +51,99 @@ def test_live_mode_on_the_open_document(make_window: Callable[..., Any], qtbot: 
         doc.write_bytes(model.to_json_bytes())
         window = make_window()
         window.open_path(str(doc))
-        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-drift", "every": 0.05, "polls": 20}
+        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-live", "every": 0.2, "polls": 30}
         window.live.start_dialog()
         count = window.document.topology().bolt_by_name("count")
         node = window.scene.nodes[count.id]
         qtbot.waitUntil(lambda: node.live is not None and node.live.get("capacity") is not None, timeout=15000)
         assert node.header_colour() == utilisation_colour(0.5)
-        assert node.parameter_lines()[1].startswith("cap 0.50  ρ 0.")
-        assert "Live (Storm UI): capacity 0.500" in node.toolTip()
+        # the figures labelled as `watch` labels them: the UI's capacity, the model's ρ at the measured figures
+        assert node.parameter_lines()[0] == "UI capacity 0.50 · keeps up"
+        second = node.parameter_lines()[1]
+        assert second.startswith("model ρ ") and 0.4 < float(second.split()[2]) < 0.6, second
+        assert "UI capacity 0.500" in node.toolTip() and "model ρ at the measured figures 0." in node.toolTip()
+        assert window.status_problems.text().startswith("Live: every bolt keeps up")
         window.live.stop()
         qtbot.waitUntil(lambda: not window.live.action_stop.isEnabled(), timeout=15000)
     assert node.live is None  # stopping clears the live figures
+
+
+def test_an_overloaded_bolt_is_red_and_its_labels_fit(make_window: Callable[..., Any], qtbot: Any) -> None:
+    from PySide6.QtGui import QFont, QFontMetricsF
+
+    from app.gui.canvas.items import NODE_WIDTH, RED, fitted_font
+
+    window = make_window()
+    with LiveStormUI("stall", change_after=3) as ui:
+        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-live", "every": 0.05, "polls": 12}
+        window.live.start_dialog()
+        qtbot.waitUntil(lambda: window.scene.live_verdicts.get("count") == "stall", timeout=30000)
+        count = window.document.topology().bolt_by_name("count")
+        node = window.scene.nodes[count.id]
+        assert node.header_colour() == RED  # its capacity is shown as 1.50 but the colour says overload
+        lines = node.parameter_lines()
+        assert lines[0] == "UI capacity 1.50 · stall", lines
+        body = QFont()
+        body.setPointSizeF(8.5)
+        for line in [*lines, "UI capacity 1.00 · within noise", "model ρ 1.25 · α+103%"]:
+            assert QFontMetricsF(fitted_font(body, line, NODE_WIDTH - 24)).horizontalAdvance(line) <= NODE_WIDTH - 24
+        assert "count stall" in window.status_problems.text()
+        window.live.stop()
+        qtbot.waitUntil(lambda: window.live.action_start.isEnabled(), timeout=15000)
+    assert not window.scene.live_verdicts
+
+
+def test_live_mode_refuses_an_open_document_of_another_topology(make_window: Callable[..., Any], qtbot: Any,
+                                                                tmp_path: Path) -> None:
+    from app.core.storm.ui.reader import from_storm_ui
+    from app.core.storm.ui.replies import StormUISnapshot
+
+    poll = LiveStormUI("drift").poll_at(1, 5.0)
+    model = from_storm_ui(StormUISnapshot(url="http://x", topology_id="x", window="all", topology=poll.topology,
+                                          components=poll.components)).topology
+    doc = tmp_path / "wc.storm.json"
+    doc.write_bytes(model.to_json_bytes())
+    window = make_window()
+    window.open_path(str(doc))
+    with LiveStormUI("wrong") as ui:
+        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-live", "every": 0.05, "polls": 5}
+        window.live.start_dialog()
+        qtbot.waitUntil(lambda: window.live.action_start.isEnabled(), timeout=15000)
+    errors = [text for kind, _, text in window.dialogs.shown if kind == "error"]
+    assert errors and "the document is not the running topology" in errors[0]
+    assert "bolts only on the cluster: fetch, store" in errors[0]
+    assert all(node.live is None for node in window.scene.nodes.values())
+
+
+def test_closing_the_window_while_live_mode_polls(qtbot: Any, tmp_path: Path) -> None:
+    """The user closes the window while a poll hangs: the window goes (its join is bounded), the worker ends
+    on its own later and its last signals find no window; nothing is freed twice, nothing raises."""
+    from PySide6.QtCore import QSettings
+
+    from app.gui.dialogs import Dialogs
+    from app.gui.mainwindow import MainWindow
+    from app.gui.workers import Worker
+
+    # not make_window's: this window is deleted here, as the application deletes a closed window
+    window = MainWindow(settings=QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat),
+                        dialogs=Dialogs(headless=True, answers={"save_changes": "discard"}),
+                        autosave_dir=tmp_path / "autosave")
+    window.show()
+    with DriftingStormUI(overload_after=1000) as ui:
+        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-drift", "every": 0.05, "polls": 1000}
+        window.live.start_dialog()
+        worker = window.live.worker
+        assert worker is not None
+        qtbot.waitUntil(lambda: window.live.last is not None and bool(window.live.last.statuses), timeout=30000)
+        ui.hold()
+        qtbot.waitUntil(lambda: ui.held >= 1, timeout=30000)  # the worker is inside a poll the UI does not answer
+        assert window.close()  # shutdown cancels the worker and waits for it, within a bound
+        assert worker.isRunning()  # still waiting for the UI: it outlives the window
+        window.deleteLater()
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # the window and its Live Mode are gone
+        gc.collect()  # and so are their Python wrappers, with the worker still running
+        ui.release()
+        qtbot.waitUntil(lambda: worker not in Worker.running_workers(), timeout=30000)
+    assert worker.wait(30000)
+    QApplication.processEvents()  # its last queued signals, for a window that is no more
+    gc.collect()

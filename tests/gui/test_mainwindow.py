@@ -808,3 +808,30 @@ def test_failure_fields_in_the_inspector(make_window, qtbot) -> None:
     window.action_undo.trigger()
     assert inspector.replay_combo.currentData() == "paced"
     parse_topology(json.loads(window.document.topology().to_json_bytes()))  # a valid document with failures
+
+
+def test_one_rate_analysis_per_edit_shared_by_the_canvas_and_the_status_bar(make_window, monkeypatch) -> None:
+    from app.core.rates import report as rates_report
+    from app.gui.commands import SetParallelismCommand
+
+    window = make_window()
+    window.open_path(SIMPLE)
+    made: list[Topology] = []
+    analysis_init = rates_report.RateAnalysis.__init__
+
+    def counted(analysis, topo) -> None:
+        made.append(topo)
+        analysis_init(analysis, topo)
+
+    monkeypatch.setattr(rates_report.RateAnalysis, "__init__", counted)
+    b3 = window.document.topology().bolt_by_name("B3")
+    for parallelism in (b3.parallelism + 1, b3.parallelism + 2):
+        made.clear()
+        window.document.undo_stack.push(SetParallelismCommand(window.document, {"B3": parallelism}))
+        snapshot = window.document.topology()
+        # the canvas's colours and the status bar's counts both read the edit's one analysis
+        assert made == [snapshot]
+        assert window.document.rates().topo is snapshot
+        assert made == [snapshot]
+        status = window.document.rates().report(suggest=False).bolts["B3"].status
+        assert window.scene.nodes[b3.id].rates.status == status

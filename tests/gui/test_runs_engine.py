@@ -56,10 +56,10 @@ def test_a_large_log_asks_for_spark(make_window, qtbot, tmp_path: Path, monkeypa
 
 
 def test_the_panel_reads_logs_only_through_the_factory(make_window, qtbot, tmp_path: Path, monkeypatch) -> None:
-    """A fake engine injected through the one factory (app/spark/log_engine.py) is what the panel uses."""
+    """A fake engine injected through the one factory (app/measure/engines.py) is what the panel uses."""
+    from app.measure import engines
     from app.measure.analysis import analyze_local
     from app.measure.reliability import ReliabilityConfig, check_reliability_local
-    from app.spark import log_engine
 
     log = known_log()
     calls: list[tuple[str, str]] = []
@@ -78,7 +78,7 @@ def test_the_panel_reads_logs_only_through_the_factory(make_window, qtbot, tmp_p
             calls.append(("reliability", self.reason))
             return check_reliability_local(log.events, ReliabilityConfig(ackers=0))
 
-    monkeypatch.setitem(log_engine.ENGINE_BUILDERS, "embedded", lambda choice, spark: FakeEngine(choice.reason))
+    monkeypatch.setitem(engines.ENGINE_BUILDERS, "embedded", lambda choice, spark: FakeEngine(choice.reason))
     window = _known_topology_window(make_window, tmp_path)
     panel = window.runs_panel
     panel.open_log(_write_known(tmp_path))
@@ -109,8 +109,8 @@ def test_the_attached_spark_is_the_factorys_spark_engine(tmp_path: Path) -> None
 def test_the_reports_reliability_comes_from_the_factorys_engine(tmp_path: Path, monkeypatch) -> None:
     """`analyze --report` checks the log in this process only with the engine the factory gives for it."""
     from app.cli import main
+    from app.measure import engines
     from app.measure.reliability import ReliabilityConfig, check_reliability_local
-    from app.spark import log_engine
     from tests.unit.test_log_engine import FakeEngine
 
     path = _write_known(tmp_path)
@@ -122,7 +122,7 @@ def test_the_reports_reliability_comes_from_the_factorys_engine(tmp_path: Path, 
             return report.model_copy(update={"notes": ["checked by the fake engine"]})
 
     fake = Fake(path)
-    monkeypatch.setitem(log_engine.ENGINE_BUILDERS, "embedded", lambda choice, spark: fake)
+    monkeypatch.setitem(engines.ENGINE_BUILDERS, "embedded", lambda choice, spark: fake)
     out = tmp_path / "report.html"
     assert main(["analyze", str(path), "--report", str(out), "--json"]) == 0
     assert fake.calls == ["analyze", "reliability"]

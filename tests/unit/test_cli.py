@@ -32,7 +32,8 @@ def test_check_json_shape(capsys) -> None:
     data = json.loads(out)
     assert code == 0
     assert data["bolts"]["B2"]["status"] == "grows"
-    assert data["suggested_parallelism"]["B2"] == 10
+    assert data["least_bounded_parallelism"]["B2"] == 10  # the least proven bounded; suggested: at capacity 0.7
+    assert data["suggested_parallelism"]["B2"] == 12 and data["target_capacity"] == 0.7
 
 
 def test_check_reads_dvert(capsys, dvert_dir: Path) -> None:
@@ -98,7 +99,7 @@ def test_internal_error_exit_3(monkeypatch, capsys) -> None:
     def broken(_topo):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(app.core.rates, "rate_check", broken)
+    monkeypatch.setattr(app.core.rates, "RateAnalysis", broken)
     code, _, err = run(capsys, "check", str(CFG1))
     assert code == 3 and "internal error: RuntimeError: boom" in err
 

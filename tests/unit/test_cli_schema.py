@@ -177,9 +177,9 @@ def test_shipped_and_written_traces_validate(tmp_path: Path, capsys) -> None:
     named = tmp_path / "named.json"
     named.write_text(json.dumps({"$schema": trace_schema["$id"], **raw}))
     assert load_trace(named).k == raw["k"]
-    from app.cli.plot import read_trace
+    from app.cli.plot import plotted
 
-    assert read_trace(str(named)).k == raw["k"]  # `stormbound plot` reads it too
+    assert f"k = {raw['k']}" in plotted(str(named), 0)[1]  # `stormbound plot` reads it too
     raw["positions"][0]["bolts"]["count"]["phase"] = "sleeping"
     assert errors(raw, trace_schema, trace_schema)
     result_schema = schema(capsys, "result")

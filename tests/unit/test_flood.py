@@ -254,3 +254,19 @@ def test_the_app_and_the_verified_export_show_unbounded_red_with_its_source() ->
     assert bolt_verdict_words(verdict) == "unbounded: U backs up, then floods it (flood proof, certified)"
     whole = VerifyResult(verdict="unbounded", bolts={"J": verdict})
     assert verdict_words(whole) == "unbounded (flood proof, certified)"
+
+
+def test_a_valid_growth_certificate_of_another_bolt_is_no_evidence() -> None:
+    """S → U → V and U → J: V grows by rates while U keeps up (U at its fastest takes 1/(0.1·0.9) = 11 tuples/s
+    of S's 10/9): V's certificate is valid, its document holds U with the same parameters, yet it says nothing
+    of U's backlog. A flood of J claiming U as its source with V's evidence is refused."""
+    doc = _doc([("U", 0.1, 1.0, 1), ("V", 2.0, 0.0, 1), ("J", 0.095, 0.0, 1)], [("S", "U"), ("U", "V"), ("U", "J")])
+    growth = prove_growth(cone(doc, "V"), "V")
+    assert growth is not None and growth.bolts["U"].role == "keeps up"
+    assert prove_growth(cone(doc, "U"), "U") is None  # U itself does not grow
+    terms = [FloodTerm(sender="U", stream="default", rate="100/9", ratio="1/1")]
+    claimed = FloodCertificate(target="J", content_hash=content_hash(cone(doc, "J")), source="U", terms=terms,
+                               capacity="2000/209", evidence=FloodEvidence(
+                                   topology=cone(doc, "V").model_dump(mode="json"), growth_certificate=growth))
+    assert check_flood_certificate(cone(doc, "J"), claimed) == [
+        "evidence: the growth certificate is about V, not U"]

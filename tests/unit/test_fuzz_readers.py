@@ -1,7 +1,8 @@
 """Fuzzing every file reader with mutations of valid documents (docs/limits.md).
 
-Strategies start from a valid document of each kind (topology, D-VerT, trace, verified
-export, Flux, event logs as JSON Lines, JSON, CSV and Parquet, Storm metrics and events
+Strategies start from a valid document of each kind (topology, D-VerT, trace, compressed
+`/2` trace and its plot series, gzipped traces in one or two members, timings YAML with
+aliases, verified export, Flux, event logs as JSON Lines, JSON, CSV and Parquet, Storm metrics and events
 logs) and mutate it: a wrong type in a field, a field removed or added, huge and
 non-finite numbers, deep nesting, long and odd strings, truncation, flipped bytes, other
 encodings, random bytes. Every reader, in this process, must either return a result or
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import gzip
 import io
 import json
 import re
@@ -26,12 +28,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.formats import dvert, load_topology, read_json
+from app.core.formats import FormatError, dvert, load_topology, read_json
+from app.core.formats.timings import TimingsError, read_timings
 from app.core.formats.trace import load_trace
+from app.core.formats.trace_compress import ExpandError, compress_positions
 from app.core.formats.verified import build_verified, check_verified
+from app.core.long_trace import read_long_trace
 from app.core.results import VerifyResult
 from app.core.storm.flux.builder import import_flux
-from app.core.topology import TopologyError
+from app.core.topology import Problem, TopologyError
 from app.measure import logstream
 from app.measure.eventlog import read_log
 
@@ -65,6 +70,16 @@ def dvert_doc() -> dict[str, Any]:
 
 def trace_doc() -> dict[str, Any]:
     return json.loads((ROOT / "tests" / "data" / "traces" / "getting-started.1.trace.json").read_text(encoding="utf-8"))
+
+
+def compressed_trace_doc() -> dict[str, Any]:
+    """getting-started's lasso as `stormbound-trace/2` (a position, patches and a repeat item)."""
+    data = load_trace(ROOT / "tests" / "data" / "traces" / "getting-started.1.trace.json").model_dump(mode="json")
+    return {**data, "format": "stormbound-trace/2", "positions": compress_positions(data["positions"])}
+
+
+TIMINGS_DOC = {"split": {"alpha": "20ms", "sigma": 2, "parallelism": 4}, "sentences": {"rate": "2/s", "burst": 2}}
+TIMINGS_LINES = ["split:", "  alpha: 20ms", "  sigma: {default: 2}", "  parallelism: 4", "sentences:", "  rate: 2/s"]
 
 
 def verified_doc() -> dict[str, Any]:
@@ -296,6 +311,39 @@ def _trace(data: bytes) -> None:
     read_cleanly(load_trace, put("doc.trace.json", data))
 
 
+def as_format_error(read: Callable[[Path], Any], *kinds: type[Exception]) -> Callable[[Path], Any]:
+    """`read` with its own refusals (`kinds`: one-line errors that are no TopologyError) as FormatErrors, so
+    `read_cleanly` checks their message the same way."""
+    def wrapped(path: Path) -> Any:
+        try:
+            return read(path)
+        except kinds as err:
+            raise FormatError([Problem("file", str(err))]) from None
+    return wrapped
+
+
+def _plot_series(path: Path) -> Any:
+    """What `stormbound plot` reads: the trace's series (app/core/long_trace.py), `/1` or `/2`."""
+    data = read_json(path)
+    return read_long_trace(data) if isinstance(data, dict) else None
+
+
+def _compressed_trace(data: bytes) -> None:
+    path = put("doc.trace.json", data)
+    read_cleanly(load_trace, path)
+    read_cleanly(as_format_error(_plot_series, ExpandError), path)
+
+
+def _gz_trace(data: bytes) -> None:
+    path = put("doc.trace.json.gz", data)
+    read_cleanly(load_trace, path)
+    read_cleanly(as_format_error(_plot_series, ExpandError), path)
+
+
+def _timings(data: bytes) -> None:
+    read_cleanly(as_format_error(read_timings, TimingsError), put("timings.yaml", data))
+
+
 def _verified(data: bytes) -> None:
     read_cleanly(lambda p: check_verified(read_json(p)), put("doc.verified.json", data))
 
@@ -327,6 +375,34 @@ def _storm_events(data: bytes) -> None:
 TOPOLOGY = json_file(topology_doc())
 DVERT = json_file(dvert_doc())
 TRACE = json_file(trace_doc())
+COMPRESSED_TRACE = json_file(compressed_trace_doc())
+
+
+@st.composite
+def gz_file(draw: st.DrawFn) -> bytes:
+    """A trace, `/1` or `/2`, mutated, gzipped in one or two members, then maybe damaged."""
+    text = draw(json_file(draw(st.sampled_from([trace_doc(), compressed_trace_doc()]))))
+    cut = draw(st.integers(0, len(text)))
+    packed = gzip.compress(text) if draw(st.booleans()) else gzip.compress(text[:cut]) + gzip.compress(text[cut:])
+    return draw(damaged(packed))
+
+
+@st.composite
+def timings_file(draw: st.DrawFn) -> bytes:
+    """A timings YAML file, mutated as JSON text (YAML reads it) or as YAML with anchors and aliases."""
+    if draw(st.booleans()):
+        return draw(json_file(TIMINGS_DOC))
+    lines = list(TIMINGS_LINES)
+    i = draw(st.integers(0, len(lines) - 1))
+    lines[i] = draw(st.sampled_from([lines[i] + " &a", "x: &a [" + ", ".join(["*b"] * 9) + "]", lines[i] + ": [",
+                                     "  alpha: " + "9" * 5000, "  sigma: .nan", "  alpha: *zz", "\t" + lines[i],
+                                     "b: &b [" + ", ".join(["x"] * 9) + "]\nc: &c [" + ", ".join(["*b"] * 9) + "]\n"
+                                     "d: [" + ", ".join(["*c"] * 9) + "]"]))
+    return draw(damaged(("\n".join(lines) + "\n").encode("utf-8")))
+
+
+TIMINGS = timings_file()
+GZ_TRACE = gz_file()
 VERIFIED = json_file(verified_doc())
 FLUX = json_file(FLUX_DOC)  # YAML 1.1 reads JSON text (and Flux's own checks apply)
 JSONL = records().map(lambda r: jsonl_bytes(*r)).flatmap(damaged)
@@ -366,6 +442,9 @@ CASES = [
     ("topology", TOPOLOGY, _topology),
     ("dvert", DVERT, _dvert),
     ("trace", TRACE, _trace),
+    ("compressed_trace", COMPRESSED_TRACE, _compressed_trace),
+    ("gz_trace", GZ_TRACE, _gz_trace),
+    ("timings", TIMINGS, _timings),
     ("verified", VERIFIED, _verified),
     ("flux", FLUX, _flux),
     ("jsonl", JSONL, _jsonl),

@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.latency.bounds import LatencyAnalysis
+from app.core.rates import rate_check
 from app.core.tcn.check.certify import certify
 from app.core.topology import parse_topology
 from tests.adversary import Policy, play, random_policy, slow_then_fast
@@ -103,13 +104,19 @@ def test_no_run_exceeds_a_latency_bound() -> None:
     assert bolts_checked >= 30 and trees_checked >= 8, (bolts_checked, trees_checked)
 
 
+def _has_tie(doc: dict[str, Any]) -> bool:
+    """Some bolt receives exactly its smallest capacity: bounded (docs/boundedness.md, "Ties"), but its worst case
+    is not one these adversaries approach, so it is no measure of how tight the bounds are."""
+    return any(b.inflow_max == b.capacity_min for b in rate_check(parse_topology(doc)).bolts.values())
+
+
 def test_adversarial_runs_reach_half_the_bound_on_chains_and_trees() -> None:
     rng = random.Random(7)
     ratios = []
     for shape in ("chain", "tree") * 6:
         doc = _random_doc(rng, shape)
         spout = LatencyAnalysis(parse_topology(doc)).spouts()["S"].bound
-        if spout is None:
+        if spout is None or _has_tie(doc):
             continue
         _, tree = _worst(doc, rng)
         assert tree <= spout

@@ -1,4 +1,5 @@
-"""One engine interface from one factory (app/measure/log_engine.py, app/spark/log_engine.py): both engines
+"""One engine interface from one factory (app/measure/log_engine.py, app/measure/engines.py, with which
+app/spark/log_engine.py registers the Spark engine): both engines
 satisfy `LogEngine`, the factory picks them by the user's choice, and `stormbound analyze` / `reliability`
 read a log only through the engine the factory returns."""
 
@@ -10,13 +11,14 @@ from typing import Any
 
 import pytest
 
+from app.measure import engines
 from app.measure.analysis import Analysis
 from app.measure.engine_choice import Choice, EngineError
+from app.measure.engines import SparkNeeded, open_log_engine
 from app.measure.log_engine import EmbeddedEngine, LogEngine
 from app.measure.records import EventLogError
 from app.measure.reliability import ReliabilityConfig, ReliabilityReport, check_reliability_path_local
-from app.spark import log_engine
-from app.spark.log_engine import SparkEngine, SparkNeeded, open_log_engine
+from app.spark.log_engine import SparkEngine
 from tests.unit.test_engine_choice import TEN_EVENTS
 
 
@@ -121,7 +123,7 @@ class FakeEngine:
 @pytest.fixture
 def fake_engine(ten_events: Path, monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
     fake = FakeEngine(ten_events)
-    monkeypatch.setitem(log_engine.ENGINE_BUILDERS, "embedded", lambda choice, spark: fake)
+    monkeypatch.setitem(engines.ENGINE_BUILDERS, "embedded", lambda choice, spark: fake)
     return fake
 
 
@@ -150,3 +152,16 @@ def test_the_report_checks_in_this_process_only_with_the_embedded_engine(ten_eve
     assert in_this_process(args(local_max_events=5)) == "10 records, more than 5"
     assert in_this_process(args(master="local[2]")) == "a Spark master was given"
     assert in_this_process(args(engine="gpu")).startswith("--engine gpu")
+
+
+def test_spark_registers_its_engine_with_the_factory_in_app_measure() -> None:
+    """The factory is app.measure's and knows the embedded engine; Spark's is registered by app.spark."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom app.measure import engines\n"
+            "assert 'app.spark' not in sys.modules and set(engines.ENGINE_BUILDERS) == {'embedded'}\n"
+            "import app.spark\nassert set(engines.ENGINE_BUILDERS) == {'embedded', 'spark'}\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert proc.returncode == 0, proc.stderr

@@ -1,5 +1,5 @@
-"""A compressed trace's plot series read without its positions (app/core/long_trace.py) are the series
-`trace_series` builds from the expanded trace, and bad compressed files are refused naming the item."""
+"""A trace's plot series read without its positions (app/core/long_trace.py), compressed or `/1`, are the
+series `trace_series` builds from the expanded trace, and bad compressed files are refused naming the item."""
 
 from __future__ import annotations
 
@@ -55,9 +55,13 @@ def same_series(long: TraceSeries, full: TraceSeries) -> None:
 @pytest.mark.parametrize("passes", [0, 3])
 def test_the_series_of_every_shipped_trace_compressed_are_those_of_the_trace(path: Path, passes: int) -> None:
     trace = load_trace(path)
+    full = trace_series(trace, passes)
     long = read_long_trace(compressed(trace), passes)
-    same_series(long.series, trace_series(trace, passes))
+    same_series(long.series, full)
     assert long.growth_per_loop == trace.growth_per_loop() and long.k == trace.k
+    plain = read_long_trace(trace.model_dump(mode="json"), passes)  # a /1 trace: `plot` reads it so too
+    same_series(plain.series, full)
+    assert plain.names == [*trace.positions[0].spouts, *trace.positions[0].bolts]
 
 
 def test_a_long_lasso_with_thousands_of_repeats_reads_the_same() -> None:

@@ -460,11 +460,12 @@ def test_with_failures_on_no_suggestion_where_the_check_proves_nothing() -> None
     data["subscriptions"].append({"source": "D", "target": "A"})
     data["bolts"][2].update(sigma=0.1, parallelism=2)
     topo = parse_topology(data)
-    free = rate_check(topo.model_copy(update={"settings": topo.settings.model_copy(update={"failures": False})}))
+    free_topo = topo.model_copy(update={"settings": topo.settings.model_copy(update={"failures": False})})
+    free = rate_check(free_topo)
     assert all(v is not None for v in free.suggested_parallelism.values())
     report = rate_check(topo)
     assert report.suggested_parallelism["A"] is None
-    assert headroom(topo, report).grows_at == headroom(topo, free).grows_at
+    assert headroom(topo).grows_at == headroom(free_topo).grows_at
     # at-once replays: no fixpoint, no proof, no suggestion for what they reach
     burst = rate_check(parse_topology(shared(BOUNDED_TTF, replay="at-once")))
     assert burst.suggested_parallelism["A"] is None

@@ -200,3 +200,9 @@ def test_the_scan_sees_a_reader_that_bypasses_the_boundary(tmp_path: Path, monke
     monkeypatch.setattr(sys.modules[__name__], "APP", fake)
     assert reads_outside_the_boundary() == {("measure/new.py", "open"), ("measure/new.py", "Path(p).read_text"),
                                             ("measure/new.py", "json.load"), ("measure/new.py", "read_csv(")}
+
+
+def test_blank_megabytes_are_counted_not_split(tmp_path: Path) -> None:
+    path = tmp_path / "blank.gz"
+    path.write_bytes(gzip.compress(b"\n" * 3_000_000 + b"  \nlast\n"))
+    assert lines(path, max_lines=1_100_000) == [(3_000_002, "last\n")]  # whole blank megabytes: not counted

@@ -12,7 +12,7 @@ from typing import Any
 from app.core.formats.jsonfile import FormatError, read_json
 from app.core.topology import Topology
 
-__all__ = ["FormatError", "detect_format", "load_topology", "read_json", "topology_from_data"]
+__all__ = ["FormatError", "detect_format", "load_topology", "load_topology_kind", "read_json", "topology_from_data"]
 
 
 def detect_format(data: Any) -> str:
@@ -33,11 +33,19 @@ def topology_from_data(data: Any) -> Topology:
     kind = detect_format(data)
     if kind == "dvert":
         return dvert.from_dvert(data)
-    if kind == "trace":
-        return document.from_data(data.get("topology"))
+    if kind == "trace":  # the topology a (whole) trace runs on
+        from app.core.formats.trace import trace_topology
+
+        return document.from_data(trace_topology(data))
     return document.from_data(data)
 
 
 def load_topology(path: str | os.PathLike[str]) -> Topology:
     """Read our format or D-VerT JSON (detected from the content)."""
-    return topology_from_data(read_json(path))
+    return load_topology_kind(path)[0]
+
+
+def load_topology_kind(path: str | os.PathLike[str]) -> tuple[Topology, str]:
+    """The topology of a file and what the file is (`detect_format`: a trace file gives the topology it runs on)."""
+    data = read_json(path)
+    return topology_from_data(data), detect_format(data)

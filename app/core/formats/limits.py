@@ -108,9 +108,25 @@ def _path_text(path: list[Any]) -> str:
     return escape(out or "(top)", 120)
 
 
+def _has_nonfinite(value: Any) -> bool:
+    """Whether decoded JSON `value` holds a NaN or an infinite number (iteratively, any depth)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, float) and not math.isfinite(node):
+            return True
+    return False
+
+
 def nonfinite_path(value: Any) -> tuple[str, float] | None:
     """The path (`layout.S1.x`, `spouts[0].rate`) and value of the first NaN or infinite number in
     decoded JSON `value`, else None; iterative, so any depth is walked without recursion."""
+    if not _has_nonfinite(value):  # the common case: a walk that builds no paths
+        return None
     stack: list[tuple[Any, list[Any]]] = [(value, [])]
     while stack:
         node, path = stack.pop()
@@ -154,9 +170,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
 _PLAIN = json.JSONDecoder()
-# a literal that may overflow a float to inf: an exponent of three digits or more, or 309 digits
+# a literal that may overflow a float to inf: a digit, an exponent of three digits or more; or 309 digits
 # (a cheap test that strings may also pass: it only decides whether the decoded value is walked)
-_MAYBE_HUGE = re.compile(r"[eE]\+?\d{3}")
+_MAYBE_HUGE = re.compile(r"\d[eE]\+?\d{3}")
 _LONG_DIGITS = re.compile(r"\d{309}")
 #: how to raise the depth limit, as the file readers say it (diff and cep add their --limit option)
 DEPTH_HINT = "STORMBOUND_MAX_JSON_DEPTH=N"

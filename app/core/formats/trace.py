@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from app.core.fileio import write_atomic
 from app.core.formats.limits import escape
 from app.core.formats.trace_compress import COMPRESSED_FORMAT as COMPRESSED_FORMAT
+from app.core.formats.trace_compress import MAX_COUNT as MAX_COUNT
 from app.core.formats.trace_compress import MAX_TRACE_POSITIONS as MAX_TRACE_POSITIONS
 from app.core.formats.trace_compress import TRACE_FORMAT as TRACE_FORMAT
 from app.core.formats.trace_compress import TRACE_FORMATS as TRACE_FORMATS
@@ -47,7 +48,7 @@ class _Step(BaseModel):
     """What spout and bolt steps share: per-stream counts, present only for a component with streams."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
-    emitted_by_stream: dict[str, Annotated[int, Field(ge=0)]] | None = Field(
+    emitted_by_stream: dict[str, Annotated[int, Field(ge=0, le=MAX_COUNT)]] | None = Field(
         default=None, description="tuples emitted on each output stream (a component with declared streams)")
     buffer_by_stream: dict[str, int | str] | None = Field(
         default=None, description="each output stream's carry after this position (a component with declared "
@@ -92,29 +93,29 @@ class SpoutStep(_Step):
     before this position's actions."""
 
     emit: bool
-    emitted: int = Field(ge=0)
-    backlog: int = Field(default=0, ge=0, description="replays waiting before this position's actions")
-    replayed: int = Field(default=0, ge=0, description="replays among the tuples emitted here")
+    emitted: int = Field(ge=0, le=MAX_COUNT)
+    backlog: int = Field(default=0, ge=0, le=MAX_COUNT, description="replays waiting before this position's actions")
+    replayed: int = Field(default=0, ge=0, le=MAX_COUNT, description="replays among the tuples emitted here")
 
 
 class BoltStep(_Step):
     """A bolt at one position. `queue` is before this position's actions, `buffer` after; with declared
     streams `emitted` is the sum over `emitted_by_stream` and `buffer` the default stream's carry."""
 
-    queue: int = Field(ge=0)
-    arrivals: int = Field(ge=0)
+    queue: int = Field(ge=0, le=MAX_COUNT)
+    arrivals: int = Field(ge=0, le=MAX_COUNT)
     take: bool
-    batch: int = Field(ge=0, description="tuples in the current processing phase")
+    batch: int = Field(ge=0, le=MAX_COUNT, description="tuples in the current processing phase")
     emit: bool
-    emitted: int = Field(ge=0)
+    emitted: int = Field(ge=0, le=MAX_COUNT)
     buffer: int | str = Field(description='carry after this position: an integer, or an exact "p/q" string '
                                           '(emission "exact")')
     phase: Literal["idle", "processing", "failed"]
     fail: bool = Field(default=False, description="a failure starts here (docs/model.md section 7)")
     recover: bool = Field(default=False, description="the bolt comes back here after a failure")
-    lost: int = Field(default=0, ge=0, description="tuples lost here (queue, batch, arrivals at a failure; "
-                                                   "arrivals while failed)")
-    replays: dict[str, Annotated[int, Field(ge=0)]] | None = Field(
+    lost: int = Field(default=0, ge=0, le=MAX_COUNT,
+                      description="tuples lost here (queue, batch, arrivals at a failure; arrivals while failed)")
+    replays: dict[str, Annotated[int, Field(ge=0, le=MAX_COUNT)]] | None = Field(
         default=None, description="spout tuples each spout replays for the tuples lost here")
 
     @field_validator("buffer")
@@ -189,10 +190,16 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
     """Read a trace file, `stormbound-trace/1` or its compressed form `/2` (expanded; a `"$schema"` key
     naming its schema is allowed); bad input is one FormatError naming the field (e.g.
     `positions.3.time`, `positions.7.repeat.period`)."""
-    from app.core.formats.jsonfile import FormatError, read_json
+    from app.core.formats.jsonfile import read_json
     from app.core.formats.schema import without_schema_key
 
-    data = without_schema_key(read_json(path))
+    return trace_from_data(without_schema_key(read_json(path)))
+
+
+def trace_from_data(data: Any) -> Trace:
+    """A decoded trace document (either format) as a Trace; one FormatError naming the field otherwise."""
+    from app.core.formats.jsonfile import FormatError
+
     if is_compressed(data):
         try:
             data = expand_trace_data(data)
@@ -205,6 +212,27 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
         where = ".".join(str(x) for x in first.get("loc", ())) or "trace"
         message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
         raise FormatError([Problem(escape(where), message)]) from None
+
+
+def trace_topology(data: dict[str, Any]) -> dict[str, Any]:
+    """The topology document a decoded trace runs on, when the trace is whole (what `check`, `verify` and the
+    app's Open read from a trace file); a broken trace is one FormatError naming the field and saying the
+    file is a trace, so its topology is never announced as valid on its own."""
+    from app.core.formats.jsonfile import FormatError
+    from app.core.formats.schema import without_schema_key
+
+    kind = f"{data.get('format')} trace"
+    try:
+        trace = trace_from_data(without_schema_key(data))
+    except FormatError as err:
+        first = err.problems[0]
+        raise FormatError([Problem(first.path, f"{first.message} (the file is a {kind}, not a topology "
+                                               "document)")]) from None
+    problems = trace_problems(trace)
+    if problems:
+        raise FormatError([Problem(p.path, f"{p.message} (the file is a {kind}, not a topology document)")
+                           for p in problems])
+    return trace.topology
 
 
 def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
@@ -274,11 +302,22 @@ def trace_problems(trace: Trace) -> list[Problem]:
     if not 0 <= trace.loop_start <= trace.k + 1:
         return [Problem("loop_start", f"{trace.loop_start} is outside 0..{trace.k + 1}")]
     spouts, bolts = {s.name for s in topo.spouts}, {b.name for b in topo.bolts}
+    before = None
     for i, position in enumerate(trace.positions):
         problem = names_problem(f"positions.{i}", position, spouts, bolts)
         if problem is not None:
             return [problem]
+        if before is not None and position.exact_time < before.exact_time:
+            return [backwards(i, position.time, before.time)]
+        before = position
     return []
+
+
+def backwards(index: int, time: str, before: str) -> Problem:
+    """Position `index` at `time`, earlier than the position before it (at `before`): a trace's times never
+    go backwards."""
+    return Problem(f"positions.{index}.time", f"{escape(time)} is before the time of position {index - 1} "
+                                              f"({escape(before)}): a trace's times never go backwards")
 
 
 def names_problem(where: str, position: TracePosition, spouts: set[str], bolts: set[str]) -> Problem | None:

@@ -12,7 +12,7 @@ import math
 import os
 from fractions import Fraction
 from operator import sub
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -25,15 +25,25 @@ COMPRESSED_FORMAT: Literal["stormbound-trace/2"] = "stormbound-trace/2"
 TRACE_FORMATS = (TRACE_FORMAT, COMPRESSED_FORMAT)
 
 
-def _env_positions(default: int) -> int:
-    raw = os.environ.get("STORMBOUND_MAX_TRACE_POSITIONS", "").strip()
+def env_limit(name: str, default: int) -> int:
+    """A positive whole number from the environment variable `name`, else `default`."""
+    raw = os.environ.get(name, "").strip()
     return int(raw) if raw.isdigit() and int(raw) > 0 else default
 
 
 #: Most positions a trace may have once expanded (setting: STORMBOUND_MAX_TRACE_POSITIONS): a compressed
 #: file of a few kilobytes may stand for millions of positions, each read into memory (about 7 kB a position
 #: of five components: 23 495 of focused-crawler cfg-4 take 167 MB); the longest lassos found are ~10^5.
-MAX_TRACE_POSITIONS = _env_positions(200_000)
+MAX_TRACE_POSITIONS = env_limit("STORMBOUND_MAX_TRACE_POSITIONS", 200_000)
+#: Most cells (a spout's or a bolt's step at one position: positions x components, counted as they are
+#: expanded) a trace read whole may have (setting: STORMBOUND_MAX_TRACE_CELLS): what a trace costs in memory
+#: is its cells (about 1.4 kB each once read), so 200 bolts in a 46 kB file of repeats reach the positions
+#: limit only past 2 GB; 1,000,000 cells is the positions limit at five components.
+MAX_TRACE_CELLS = env_limit("STORMBOUND_MAX_TRACE_CELLS", 1_000_000)
+#: Largest count a trace holds (a queue, a batch, tuples emitted, lost, replayed, waiting) and largest
+#: increment of a repeat item: 10^10 tuples, so that a plot's sums of 2 million positions of increments
+#: and 50 loop passes stay exact in 64-bit integers.
+MAX_COUNT = 10**10
 
 
 class Repeat(BaseModel):
@@ -44,11 +54,11 @@ class Repeat(BaseModel):
     period: int = Field(ge=1, description="p: each position of the run is the one p positions before it, shifted")
     count: int = Field(ge=1, description="positions this item stands for")
     time: str = Field(description='exact time added to the position p places before (a decimal or "p/q" string)')
-    queue: dict[str, int] = Field(default_factory=dict,
-                                  description="per bolt: added to the queue of the position p places before "
+    queue: dict[str, Annotated[int, Field(ge=-MAX_COUNT, le=MAX_COUNT)]] = Field(
+        default_factory=dict, description="per bolt: added to the queue of the position p places before "
                                               "(bolts not named: 0)")
-    backlog: dict[str, int] = Field(default_factory=dict,
-                                    description="per spout: added to the replay backlog of the position p places "
+    backlog: dict[str, Annotated[int, Field(ge=-MAX_COUNT, le=MAX_COUNT)]] = Field(
+        default_factory=dict, description="per spout: added to the replay backlog of the position p places "
                                                 "before (spouts not named: 0)")
 
     @field_validator("time")
@@ -129,45 +139,84 @@ def read_item(item: Any, where: str) -> RepeatItem | PatchItem:
         raise invalid(where, err) from None
 
 
-def expand_trace_data(data: dict[str, Any], limit: int | None = None) -> dict[str, Any]:
+def too_many(limit: int, why: str = "the limit on a trace's positions; setting STORMBOUND_MAX_TRACE_POSITIONS"
+             ) -> ExpandError:
+    """The refusal of a trace standing for more than `limit` positions (`why`: which limit)."""
+    return ExpandError("positions", f"more than {limit} positions once expanded ({why})")
+
+
+def checked_repeat(item: Any, where: str, before: int, limit: int, why: str | None = None) -> Repeat:
+    """The one reading of a repeat item, by the exact expander and by the plot's long-trace reader
+    (app/core/long_trace.py) alike: its fields checked, its period reaching no further back than the
+    `before` positions that precede it, its time shift not negative (times never go backwards) and
+    `before` + its count within `limit` positions (`why`: which limit). ExpandError naming the field."""
+    found = read_item(item, where)
+    assert isinstance(found, RepeatItem)
+    rep = found.repeat
+    if rep.period > before:
+        raise ExpandError(f"{where}.repeat.period", f"{rep.period} reaches before the first position "
+                                                    f"({before} positions precede it)")
+    if exact_fraction(rep.time) < 0:
+        raise ExpandError(f"{where}.repeat.time", f"{escape(rep.time)} is negative: the times of its positions "
+                                                  "would go backwards")
+    if before + rep.count > limit:
+        raise too_many(limit, *(() if why is None else (why,)))
+    return rep
+
+
+def expand_trace_data(data: dict[str, Any], limit: int | None = None, cells: int | None = None) -> dict[str, Any]:
     """The `stormbound-trace/1` document a decoded `stormbound-trace/2` one stands for: every repeat item
     replaced by its positions (ExpandError naming the item when it cannot be; at most `limit`,
-    MAX_TRACE_POSITIONS, positions). Positions are left as found for the trace's own validation."""
+    MAX_TRACE_POSITIONS, positions and `cells`, MAX_TRACE_CELLS, spout and bolt steps, counted as they are
+    expanded). Positions are left as found for the trace's own validation."""
     limit = MAX_TRACE_POSITIONS if limit is None else limit
+    cells = MAX_TRACE_CELLS if cells is None else cells
     items = data.get("positions")
     if not isinstance(items, list):
         raise ExpandError("positions", "expected a list of positions and repeat items")
     out: list[Any] = []
     times: list[Fraction | None] = []  # the exact times of `out`, read when a repeat needs them
-    too_many = ExpandError("positions", f"more than {limit} positions once expanded (the limit on a trace's "
-                                        "positions; setting STORMBOUND_MAX_TRACE_POSITIONS)")
+    sizes: list[int] = []  # the steps (spouts and bolts) of each position of `out`
+    used = 0
     for index, item in enumerate(items):
         kind = item_kind(item)
         if kind != "repeat" and len(out) >= limit:
-            raise too_many
+            raise too_many(limit)
+        where = f"positions.{index}"
+        if kind == "repeat":
+            rep = checked_repeat(item, where, len(out), limit)
+            used = _repeat(out, times, sizes, rep, where, used, cells)
+            continue
         if kind is None:
             out.append(item)
-            times.append(None)
-            continue
-        where = f"positions.{index}"
-        found = read_item(item, where)
-        if isinstance(found, PatchItem):
+        else:
+            found = read_item(item, where)
+            assert isinstance(found, PatchItem)
             out.append(patched_position(out, found.patch, f"{where}.patch"))
-            times.append(None)
-            continue
-        rep = found.repeat
-        if rep.period > len(out):
-            raise ExpandError(f"{where}.repeat.period", f"{rep.period} reaches before the first position "
-                                                        f"({len(out)} positions precede it)")
-        if len(out) + rep.count > limit:
-            raise too_many
-        _repeat(out, times, rep, where)
+        times.append(None)
+        sizes.append(steps_in(out[-1]))
+        used += sizes[-1]
+        if used > cells:
+            raise too_many_cells(cells)
     return {**{key: value for key, value in data.items() if key != "positions"}, "format": TRACE_FORMAT,
             "positions": out}
 
 
-def _repeat(out: list[Any], times: list[Fraction | None], rep: Repeat, where: str) -> None:
-    """Append the run `rep` stands for to `out` (each position `rep.period` back, shifted)."""
+def steps_in(position: Any) -> int:
+    """The spout and bolt steps of a position as written (0 for what is no position: its validation says why)."""
+    if not isinstance(position, dict):
+        return 0
+    return sum(len(steps) for steps in (position.get("spouts"), position.get("bolts")) if isinstance(steps, dict))
+
+
+def too_many_cells(cells: int) -> ExpandError:
+    return ExpandError("positions", f"more than {cells} cells once expanded (positions x components: the limit on "
+                                    "what a trace read whole may hold; setting STORMBOUND_MAX_TRACE_CELLS)")
+
+
+def _repeat(out: list[Any], times: list[Fraction | None], sizes: list[int], rep: Repeat, where: str, used: int,
+            cells: int) -> int:
+    """Append the run `rep` stands for to `out` (each position `rep.period` back, shifted); the cells used after."""
     shift = exact_fraction(rep.time)
     for _ in range(rep.count):
         back = len(out) - rep.period
@@ -190,6 +239,11 @@ def _repeat(out: list[Any], times: list[Fraction | None], rep: Repeat, where: st
                               ) from None
         out.append(position)
         times.append(time)
+        sizes.append(sizes[back])
+        used += sizes[back]
+        if used > cells:
+            raise too_many_cells(cells)
+    return used
 
 
 def patched_position(out: list[Any], patch: Patch, where: str) -> dict[str, Any]:

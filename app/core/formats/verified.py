@@ -79,6 +79,7 @@ def bolt_verdict_words(verdict: BoltVerdict) -> str:
 # whether the bolts are named). A kind missing here is counted under its own name, after these.
 HEADLINE_KINDS: tuple[tuple[str, str, str, bool], ...] = (
     ("counterexample", "grows", "grow", True),
+    ("unbounded", "unbounded", "unbounded", True),
     ("unknown", "unknown", "unknown", False),
     ("none-up-to-k", "no lasso up to k", "no lasso up to k", False),
     ("no-repeating-growth", "no repeating growth", "no repeating growth", False),

@@ -26,7 +26,7 @@ import networkx as nx
 from app.core.failures import UNBOUNDED, failure_model, impacts
 from app.core.latency.netcalc import Bucket, RateLatency, concatenate, leftover_fifo
 from app.core.numbers import exact
-from app.core.rates import RateFigures
+from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.curves import ZERO, Curve
 from app.core.rates.failures_check import failure_check
 from app.core.rates.verdicts import status_of
@@ -81,9 +81,12 @@ class PendingAdvice:
 class LatencyAnalysis:
     """The latency bounds of one topology snapshot (exact; failures included when a bolt can fail)."""
 
-    def __init__(self, topo: Topology, figures: RateFigures | None = None):
+    def __init__(self, topo: Topology, figures: RateFigures | None = None, *, rates: RateAnalysis | None = None):
+        """`figures`, or the whole `rates` analysis, of this snapshot when already made (the failure check is then
+        read from it too: app/core/rates/report.py)."""
         self.topo = topo
-        self.e = figures or RateFigures(topo)
+        self.rates = rates
+        self.e = rates.figures if rates is not None else figures or RateFigures(topo)
         e = self.e
         self.tau = e.tau
         self.q0 = e.q0
@@ -110,8 +113,9 @@ class LatencyAnalysis:
         if self.model is None:
             return {}
         e = self.e
-        status = {b.id: status_of(e, b.id) for b in self.topo.bolts}
-        check = failure_check(self.topo, e, self.model, status, nominal_estimate=False)
+        shared = self.rates.failure_check() if self.rates is not None else None  # (its bounds are the same)
+        check = shared if shared is not None else failure_check(
+            self.topo, e, self.model, {b.id: status_of(e, b.id) for b in self.topo.bolts}, nominal_estimate=False)
         out: dict[str, Curve | None] = {}
         for b in self.topo.bolts:
             f = check.bolts[b.id]

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from app.core.latency.bounds import LatencyAnalysis, PendingAdvice, SpoutLatency
 from app.core.latency.witness import LatencyWitness, timeout_witness
-from app.core.rates import RateFigures
+from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.verdicts import status_of
 from app.core.tcn.check.latency_witness import check_witness
 from app.core.topology import Topology
@@ -161,10 +161,12 @@ def _answer(lat: LatencyAnalysis, s: SpoutLatency, witnesses: dict[str, LatencyW
 
 
 def latency_report(topo: Topology, *, target: Fraction | None = None, witnesses: bool = True,
-                   budget_s: float = 1.0, figures: RateFigures | None = None, pending: bool = True) -> LatencyReport:
+                   budget_s: float = 1.0, figures: RateFigures | None = None, pending: bool = True,
+                   rates: RateAnalysis | None = None) -> LatencyReport:
     """The latency answers of one topology (`witnesses`: look for certified timeout runs where not proven;
-    `pending`: the max.spout.pending bisection, which costs about as much again as the bounds)."""
-    lat = LatencyAnalysis(topo, figures)
+    `pending`: the max.spout.pending bisection, which costs about as much again as the bounds; `rates`: the
+    snapshot's rate analysis when already made)."""
+    lat = LatencyAnalysis(topo, figures, rates=rates)
     spouts = lat.spouts()
     unproven = any(s.bound is None or s.bound > lat.timeout for s in spouts.values())
     found = _witnesses(topo, lat, budget_s) if witnesses and lat.acking and unproven else {}
@@ -178,10 +180,11 @@ def latency_report(topo: Topology, *, target: Fraction | None = None, witnesses:
         witness_traces={w.bolt: w.trace.model_dump(mode="json") for w in found.values()})
 
 
-def canvas_latency(topo: Topology) -> tuple[dict[str, str], set[tuple[str, str]]]:
+def canvas_latency(topo: Topology, rates: RateAnalysis | None = None) -> tuple[dict[str, str], set[tuple[str, str]]]:
     """What the canvas shows (proofs only, instant): per component id a line for its tooltip (a bolt's sojourn
-    bound, a spout's complete-latency bound), and the links (source id, target id) of every spout's critical path."""
-    lat = LatencyAnalysis(topo)
+    bound, a spout's complete-latency bound), and the links (source id, target id) of every spout's critical path.
+    `rates`: the snapshot's rate analysis when already made."""
+    lat = LatencyAnalysis(topo, rates=rates)
     words: dict[str, str] = {}
     for j, b in lat.bolts.items():
         words[j] = (f"A tuple stays here at most {format_duration(float(b.sojourn))} (queue and processing) in every "

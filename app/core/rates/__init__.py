@@ -34,10 +34,12 @@ from app.core.rates.report import (
     rate_check,
     repeating_margins,
 )
+from app.core.rates.suggest import TARGET_CAPACITY, at_target
 from app.core.rates.verdicts import STATUS_SHORT, STATUS_WORDS, Status
 
 __all__ = [
-    "IDLE_SHARE_LIMIT", "STATUS_SHORT", "STATUS_WORDS", "BoltRates", "IdleWarning", "LoadMargins", "RateAnalysis",
+    "IDLE_SHARE_LIMIT", "STATUS_SHORT", "STATUS_WORDS", "TARGET_CAPACITY", "BoltRates", "IdleWarning", "LoadMargins",
+    "RateAnalysis", "at_target",
     "RateFigures",
     "RateReport", "Status", "bounded_bolts", "exact", "failure_margins", "idle_warning", "keeps_up", "load_margins",
     "margins", "no_parallelism_reason", "nominal_margins", "queue_bounds", "rate_check", "repeating_margins",

@@ -89,13 +89,25 @@ def _guess_capped(order: list[str], weights: Weights, ext: dict[str, Fraction], 
                           if ei + sum(w * y[j] for j, w in into) >= ci * (1 - 1e-12)}
 
 
+def amplifies(order: list[str], weights: Weights) -> bool | None:
+    """Whether the component's gain is 1 or more: the spectral radius of W (irreducible, nonnegative) is at
+    least 1, exactly when the elimination of I − W meets a pivot that is not positive (None: the elimination
+    would fill in too much to tell). Fed from outside, such a component has a member whose inflow reaches
+    its capacity at every fixpoint, whatever the capacities and the rate fed (docs/boundedness.md, "Cycles
+    that amplify"): no iteration is needed to know it."""
+    zero = {m: Fraction(0) for m in order}
+    failed: list[str] = []
+    solved = solve_linear(order, weights, zero, set(), zero, failed)
+    return None if solved is None and failed == ["fill"] else solved is None
+
+
 def solve_linear(order: list[str], weights: Weights, const: dict[str, Fraction], capped: set[str],
-                 cap: dict[str, Fraction]) -> dict[str, Fraction] | None:
+                 cap: dict[str, Fraction], why: list[str] | None = None) -> dict[str, Fraction] | None:
     """y_m = c_m for capped m, y_m = const_m + Σ_u W_mu · y_u for the others, exactly.
 
     Gaussian elimination in `order` on the sparse system; None when a pivot 1 − (self weight) is
     not positive (then I − W is not a nonsingular M-matrix: the uncapped part does not shrink
-    around its cycles) or the elimination would fill in too much."""
+    around its cycles) or the elimination would fill in too much (then "fill" is appended to `why`)."""
     fixed = {m: cap[m] for m in capped}
     rows: dict[str, dict[str, Fraction]] = {}
     rhs: dict[str, Fraction] = {}
@@ -136,6 +148,8 @@ def solve_linear(order: list[str], weights: Weights, const: dict[str, Fraction],
                 budget -= 1
             rhs[u] += w * rhs[v]
         if budget < 0:
+            if why is not None:
+                why.append("fill")
             return None
     y = dict(fixed)
     for v in reversed(eliminated):

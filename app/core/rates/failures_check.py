@@ -196,14 +196,10 @@ def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str]) 
     return "; " + ", ".join(parts) + (" and " if parts and rates else "") + ", ".join(rates)
 
 
-def _lossy_nominal(topo: Topology, model: FailureModel) -> dict[str, Fraction]:
-    """Nominal inflows (by bolt id) when each failing bolt j loses the share max_reboot / (min_ttf + max_reboot)
-    of what it receives (down that share of the time): what it passes on shrinks by as much."""
-    e = RateFigures(topo)
-    for j, ttf in model.min_ttf.items():
-        keep = ttf / (ttf + model.max_reboot)
-        e.streams[j] = {name: (sigma * keep, lo * keep, hi * keep) for name, (sigma, lo, hi) in e.streams[j].items()}
-    return e.inflows(e.spout_nominal, e.cap_nominal, from_above=False)
+def _lossy(e: RateFigures, model: FailureModel) -> RateFigures:
+    """The figures when each failing bolt j loses the share max_reboot / (min_ttf + max_reboot) of what it
+    receives (down that share of the time): what it passes on shrinks by as much."""
+    return e.with_streams_kept({j: ttf / (ttf + model.max_reboot) for j, ttf in model.min_ttf.items()})
 
 
 def _nominal(topo: Topology, e: RateFigures, model: FailureModel) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
@@ -216,7 +212,8 @@ def _nominal(topo: Topology, e: RateFigures, model: FailureModel) -> tuple[dict[
     Iterated up from no replays (every round a lower bound of the limit)."""
     base = {s.id: e.spout_nominal[s.id] for s in topo.spouts}
     replays = {s: Fraction(0) for s in base}
-    inflow = _lossy_nominal(topo, model)
+    lossy = _lossy(e, model)  # its nominal inflows (by bolt id) at the spouts' nominal rates with the replays:
+    inflow = lossy.inflows(lossy.spout_nominal, lossy.cap_nominal, from_above=False)
     if model.replay == "none":
         return inflow, replays
     for _ in range(NOMINAL_ROUNDS):
@@ -236,6 +233,5 @@ def _nominal(topo: Topology, e: RateFigures, model: FailureModel) -> tuple[dict[
         if all(abs(new[s] - replays[s]) <= base[s] / 10**9 for s in new):
             break  # (settled: an earlier stop is still a lower bound of the limit)
         replays = new
-        spouts = [s.model_copy(update={"rate": base[s.id] + replays[s.id]}) for s in topo.spouts]
-        inflow = _lossy_nominal(topo.model_copy(update={"spouts": spouts}), model)
+        inflow = lossy.inflows({s: base[s] + replays[s] for s in base}, lossy.cap_nominal, from_above=False)
     return inflow, replays

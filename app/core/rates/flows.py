@@ -32,12 +32,13 @@ from functools import cached_property
 import networkx as nx
 
 from app.core.emission import sigma_bounds
-from app.core.numbers import exact
+from app.core.numbers import exact, exact_sum
 from app.core.rates.curves import stream_excess
-from app.core.rates.cycles import Weights, cycle_fixpoint, solve_linear
+from app.core.rates.cycles import Weights, amplifies, cycle_fixpoint, solve_linear
 from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
 
 CYCLE_ROUNDS = 60
+_LAZY = ("in_max", "in_long", "in_min", "in_nominal")  # RateFigures' flows, computed when first read
 Key = tuple[str, str]  # (component id, stream name)
 
 
@@ -46,6 +47,22 @@ def keeps_up(inflow: Fraction, capacity: Fraction) -> bool:
 
     Equal is not enough: a bolt that receives exactly what it can process may drift without bound."""
     return inflow < capacity
+
+
+def _stream_bounds(ratios: dict[str, float | None], take_max: int, rule: str
+                   ) -> dict[str, tuple[Fraction, Fraction, Fraction]]:
+    """Per output stream with a value: (σ or ratio, σ_lo, σ_hi), each distinct value worked out once."""
+    done: dict[float, tuple[Fraction, Fraction, Fraction]] = {}
+    out: dict[str, tuple[Fraction, Fraction, Fraction]] = {}
+    for name, value in ratios.items():
+        if value is None:
+            continue
+        found = done.get(value)
+        if found is None:
+            ratio = exact(value)
+            found = done[value] = (ratio, *sigma_bounds(ratio, take_max, rule))
+        out[name] = found
+    return out
 
 
 class RateFigures:
@@ -57,6 +74,7 @@ class RateFigures:
         require_annotated(topo)  # placeholder values from an import would give meaningless figures
         par = parallelism or {}
         self.topo = topo
+        self.names = {c.id: c.name for c in topo.components}  # component id -> name
         self.tau = tau
         self.q0 = Fraction(topo.settings.init_queues)
         self.spout_min: dict[str, Fraction] = {}
@@ -81,8 +99,7 @@ class RateFigures:
         self.streams: dict[str, dict[str, tuple[Fraction, Fraction, Fraction]]] = {}
         rule = topo.settings.emission
         for s in topo.spouts:
-            self.streams[s.id] = {name: (exact(r), *sigma_bounds(exact(r), s.burst, rule))
-                                  for name, r in s.output_streams().items() if r is not None}
+            self.streams[s.id] = _stream_bounds(s.output_streams(), s.burst, rule)
         for b in topo.bolts:
             c = par.get(b.id, b.parallelism)
             alpha = exact(b.alpha)
@@ -92,8 +109,7 @@ class RateFigures:
             self.cap_nominal[b.id] = c / alpha
             self.slowest_take[b.id] = alpha * (1 + tau) + idle
             self.longest_phase[b.id] = alpha * (1 + tau)
-            self.streams[b.id] = {name: (exact(v), *sigma_bounds(exact(v), c, rule))
-                                  for name, v in b.output_streams().items() if v is not None}
+            self.streams[b.id] = _stream_bounds(b.output_streams(), c, rule)
             self.sigma[b.id], self.sigma_lo[b.id], self.sigma_hi[b.id] = self.streams[b.id][DEFAULT_STREAM]
         # what each bolt receives: its input streams, each once (Topology.inputs, shared with the network)
         received = topo.inputs()
@@ -101,8 +117,8 @@ class RateFigures:
         graph = nx.DiGraph()
         graph.add_nodes_from(c.id for c in topo.components)
         # an edge only for a stream that carries something: a σ = 0 stream closes no cycle
-        graph.add_edges_from((src, b) for b, ins in self.inputs.items() for src, stream in ins
-                             if self.carries(src, stream))
+        graph.add_edges_from(dict.fromkeys((src, b) for b, ins in self.inputs.items() for src, stream in ins
+                                           if self.carries(src, stream)))  # each edge once, in order
         self.graph = graph
         self.cyclic = not nx.is_directed_acyclic_graph(graph)
         self._order = [condensed_members(graph, node) for node in _topological_components(graph)]
@@ -115,6 +131,19 @@ class RateFigures:
         self._in_burst: dict[str, Fraction] = {}
         # per output stream (component, stream): its every-run curve (rate, burst), the terms in_max sums
         self._stream_windows: dict[Key, tuple[Fraction, Fraction]] = {}
+
+    def with_streams_kept(self, keep: dict[str, Fraction]) -> RateFigures:
+        """These figures with every output stream of each component in `keep` carrying only that share (> 0) of
+        what it carries here: a sibling whose flows are computed afresh (this one is not changed; the graph is
+        the same, a positive share closes the same cycles)."""
+        sibling = object.__new__(RateFigures)
+        sibling.__dict__.update({k: v for k, v in self.__dict__.items() if k not in _LAZY})
+        sibling.streams = {**self.streams, **{j: {name: (sigma * share, lo * share, hi * share)
+                                                  for name, (sigma, lo, hi) in self.streams[j].items()}
+                                              for j, share in keep.items()}}
+        sibling.cycles_solved = True
+        sibling._pinned, sibling._queue_bound, sibling._in_burst = set(), {}, {}
+        return sibling
 
     @cached_property
     def in_max(self) -> dict[str, Fraction]:
@@ -177,14 +206,47 @@ class RateFigures:
         """No lasso makes the queue grow: the long-run inflow of a repeating run is below the smallest capacity."""
         return keeps_up(self.in_long[ident], self.cap_min[ident])
 
+    @cached_property
+    def amplifying(self) -> frozenset[str]:
+        """The members of every cycle fed from a spout whose gain with σ_hi is 1 or more (`cycles.amplifies`):
+        at any spout rates and any parallelism some member's long-run inflow reaches its largest capacity
+        (docs/boundedness.md, "Cycles that amplify"). A cycle too dense to tell is left out (never assumed)."""
+        fed: set[str] = set()
+        for s in self.spout_max:
+            fed |= nx.descendants(self.graph, s)
+        found: set[str] = set()
+        for members in self._order:
+            if len(members) < 2 and not self.graph.has_edge(members[0], members[0]) or members[0] not in fed:
+                continue
+            inside = set(members)
+            weights: Weights = {m: {} for m in members}
+            for m in members:
+                for source, stream in self.inputs.get(m, []):
+                    if source in inside and stream in self.streams[source]:
+                        weights[m][source] = weights[m].get(source, Fraction(0)) + self.streams[source][stream][2]
+            if amplifies(members, weights):
+                found |= inside
+        return frozenset(found)
+
     # ---- long-run flows ------------------------------------------------------------------------------------
     def _outflows(self, ident: str, processed: Fraction, high: bool) -> dict[Key, Fraction]:
         """Per output stream of `ident`: σ_hi (high) or σ_lo times the tuples it processes (or emits)."""
-        return {(ident, name): (hi if high else lo) * processed for name, (_, lo, hi) in self.streams[ident].items()}
+        # one multiplication per distinct ratio (20,000 streams of σ 1 share one ratio object: `_stream_bounds`)
+        products: dict[int, Fraction] = {}
+        out: dict[Key, Fraction] = {}
+        for name, (_, lo, hi) in self.streams[ident].items():
+            ratio = hi if high else lo
+            product = products.get(id(ratio))
+            if product is None:
+                product = products[id(ratio)] = ratio * processed
+            out[(ident, name)] = product
+        return out
 
     def inflows(self, spout_out: dict[str, Fraction], cap: dict[str, Fraction], from_above: bool,
-                 high: bool | None = None) -> dict[str, Fraction]:
-        """Long-run inflow per bolt id; outflows use σ_hi from above, σ_lo from below (or σ_hi when `high`)."""
+                 high: bool | None = None, saturated: frozenset[str] = frozenset()) -> dict[str, Fraction]:
+        """Long-run inflow per bolt id; outflows use σ_hi from above, σ_lo from below (or σ_hi when `high`).
+        The members of a cycle in `saturated` process their capacity, without iterating (the suggestion's
+        probe: a cycle that amplifies has no finite uncapped flows)."""
         high = from_above if high is None else high
         out: dict[Key, Fraction] = {}
         for ident, rate in spout_out.items():
@@ -193,6 +255,12 @@ class RateFigures:
         for members in self._order:
             members = [m for m in members if m in cap]
             if not members:
+                continue
+            if self._is_cycle(members) and members[0] in saturated:
+                for m in members:
+                    out.update(self._outflows(m, cap[m], high))
+                for m in members:
+                    inflow[m] = self._received(m, out)
                 continue
             if self._is_cycle(members):
                 self._cycle_flows(members, out, inflow, cap, from_above, high)
@@ -203,7 +271,8 @@ class RateFigures:
         return inflow
 
     def _received(self, m: str, out: dict[Key, Fraction]) -> Fraction:
-        return sum((out.get(key, Fraction(0)) for key in self.inputs[m]), Fraction(0))
+        zero = Fraction(0)
+        return exact_sum(out.get(key, zero) for key in self.inputs[m])
 
     def _is_cycle(self, members: list[str]) -> bool:
         return len(members) > 1 or self.graph.has_edge(members[0], members[0])

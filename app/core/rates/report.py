@@ -1,25 +1,31 @@
 """The rate check's report: every bolt's figures, status and explanation, and the repair suggestion.
 
-`rate_check` is what the CLI, the GUI, the search and the headroom call; the figures come from
-one `RateFigures` of the topology (and, with failures, one failure model), computed once.
+One analysis per snapshot: `RateAnalysis(topo)` holds the topology's one `RateFigures` and failure model
+and makes each report, failure check, suggestion and table of margins once; the CLI's `check` and `verify`
+hand it to the search and the headroom (app/core/headroom.py), the GUI keeps it beside its document's
+snapshot (app/gui/document.py, `DocumentModel.rates`). `rate_check` and the functions below are the
+one-off forms for a snapshot read once (tests/unit/test_one_analysis.py counts the constructions).
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from app.core.failures import FailureModel, failure_model
-from app.core.rates.failures_check import failure_check
+from app.core.failures import failure_model
+from app.core.rates.failures_check import FailureCheck, failure_check
 from app.core.rates.flows import RateFigures
 from app.core.rates.suggest import suggest as suggest_parallelism
 from app.core.rates.suggest import suggest_with_failures
 from app.core.rates.verdicts import Status, explain, flooding, status_of
 from app.core.topology import Topology
 
+T = TypeVar("T")
 
 class BoltRates(BaseModel):
     """The rate check's figures for one bolt, in tuples per second."""
@@ -90,31 +96,57 @@ def _num(x: Fraction | None) -> float | None:
 
 class RateAnalysis:
     """The rate check of one topology snapshot: its exact figures and its failure model, each computed once,
-    and every report and table of exact margins read from them (the search reads several; the CLI and the
-    GUI one, through the functions below)."""
+    and every report and table of exact margins read from them, each made once and kept (`report`, the
+    failure check, the suggestion, the margins). The one analysis of a snapshot that the search, the
+    headroom, the forecast, the CLI and the GUI share (the GUI keeps it beside its document's snapshot);
+    thread-safe, so that a worker may read what the GUI thread made. What it returns is shared: read it,
+    never change it."""
 
     def __init__(self, topo: Topology):
         self.topo = topo
         self.figures = RateFigures(topo)
         self.model = failure_model(topo)  # None: no bolt can fail
-        self._fluid: RateReport | None = None
+        self._lock = threading.RLock()
+        self._made: dict[str, Any] = {}
+
+    def of(self, topo: Topology) -> bool:
+        """Whether this is the analysis of `topo` (the same snapshot, or one equal to it)."""
+        return self.topo is topo or self.topo == topo
+
+    def _once(self, key: str, make: Callable[[], T]) -> T:
+        with self._lock:
+            if key not in self._made:
+                self._made[key] = make()
+            return cast(T, self._made[key])
 
     def fluid_report(self) -> RateReport:
         """The failure-free report (statuses as if nothing failed), without a suggestion."""
-        if self._fluid is None:
-            self._fluid = _fluid_report(self.topo, self.figures, suggest=False)
-        return self._fluid
+        return self._once("fluid", lambda: _fluid_report(self.topo, self.figures))
+
+    def fluid_suggestion(self) -> dict[str, int | None]:
+        """The smallest parallelism that keeps every queue bounded without failures (None: no value can)."""
+        return self._once("fluid suggestion", lambda: suggest_parallelism(self.topo))
+
+    def failure_check(self) -> FailureCheck | None:
+        """The verdicts under failures (None when no bolt can fail)."""
+        model = self.model
+        if model is None:
+            return None
+        return self._once("failures", lambda: failure_check(
+            self.topo, self.figures, model, {b.id: status_of(self.figures, b.id) for b in self.topo.bolts}))
 
     def report(self, suggest: bool = True) -> RateReport:
         """`rate_check`'s report (statuses with failures when a bolt can fail)."""
-        if suggest:
-            report = _fluid_report(self.topo, self.figures, suggest)
-        else:  # the failure statuses replace entries of `bolts`: a dict of its own, the cached report stays
-            fluid = self.fluid_report()
-            report = fluid.model_copy(update={"bolts": dict(fluid.bolts)})
-        if self.model is None:
+        return self._once(f"report {suggest}", lambda: self._report(suggest))
+
+    def _report(self, suggest: bool) -> RateReport:
+        fluid = self.fluid_report()  # the failure statuses replace entries of `bolts`: a dict of its own
+        report = fluid.model_copy(update={"bolts": dict(fluid.bolts),
+                                          "suggested_parallelism": self.fluid_suggestion() if suggest else {}})
+        check = self.failure_check()
+        if check is None:
             return report
-        return _with_failures(self.topo, self.figures, self.model, report, suggest)
+        return _with_failures(self.topo, check, report, suggest)
 
     def margins(self) -> dict[str, tuple[Fraction, Fraction]]:
         """Exact (largest inflow in every run, smallest capacity) per bolt name."""
@@ -126,14 +158,22 @@ class RateAnalysis:
         e = self.figures
         return {b.name: (e.in_long[b.id], e.cap_min[b.id]) for b in self.topo.bolts}
 
+    def nominal_margins(self) -> dict[str, tuple[Fraction, Fraction]]:
+        """Exact (inflow, capacity) per bolt name at nominal timing (τ = 0, no idling)."""
+        e = self.figures
+        return {b.name: (e.in_nominal[b.id], e.cap_nominal[b.id]) for b in self.topo.bolts}
+
+    def load_margins(self) -> LoadMargins:
+        """`LoadMargins` at the snapshot's own rates."""
+        return self._once("load", lambda: _load_margins(self.topo, self.figures))
+
     def failure_margins(self) -> dict[str, tuple[Fraction, Fraction]] | None:
         """Exact (largest inflow with replays, smallest capacity) per bolt name that has a bound under failures
         (None when no bolt can fail)."""
-        if self.model is None:
+        check = self.failure_check()
+        if check is None:
             return None
         e = self.figures
-        status = {b.id: status_of(e, b.id) for b in self.topo.bolts}
-        check = failure_check(self.topo, e, self.model, status, nominal_estimate=False)
         return {b.name: (inflow, e.cap_min[b.id]) for b in self.topo.bolts
                 if (inflow := check.bolts[b.id].inflow) is not None}
 
@@ -149,10 +189,9 @@ def rate_check(topo: Topology, *, suggest: bool = True) -> RateReport:
     return RateAnalysis(topo).report(suggest)
 
 
-def _with_failures(topo: Topology, e: RateFigures, model: FailureModel, report: RateReport,
-                   suggest: bool) -> RateReport:
-    """The report with the statuses of the failure check; a changed status is explained by its own figures."""
-    check = failure_check(topo, e, model, {b.id: report.bolts[b.name].status for b in topo.bolts})
+def _with_failures(topo: Topology, check: FailureCheck, report: RateReport, suggest: bool) -> RateReport:
+    """The report with the statuses of the failure check (made with the report's failure-free statuses); a
+    changed status is explained by its own figures."""
     for b in topo.bolts:
         f, rates = check.bolts[b.id], report.bolts[b.name]
         if not f.reached:  # the failure-free figures are the proof
@@ -180,7 +219,8 @@ def failure_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]] | No
     return RateAnalysis(topo).failure_margins()
 
 
-def _fluid_report(topo: Topology, e: RateFigures, suggest: bool = True) -> RateReport:
+def _fluid_report(topo: Topology, e: RateFigures) -> RateReport:
+    """The failure-free report, without a suggestion."""
     bolts: dict[str, BoltRates] = {}
     for b in topo.bolts:
         status = status_of(e, b.id)
@@ -209,7 +249,7 @@ def _fluid_report(topo: Topology, e: RateFigures, suggest: bool = True) -> RateR
         bolts=bolts,
         spout_rate_min={s.name: float(e.spout_min[s.id]) for s in topo.spouts},
         spout_rate_max={s.name: float(e.spout_max[s.id]) for s in topo.spouts},
-        suggested_parallelism=suggest_parallelism(topo) if suggest else {},
+        suggested_parallelism={},
         cyclic=e.cyclic,
     )
 
@@ -251,7 +291,10 @@ class LoadMargins:
 
 def load_margins(topo: Topology) -> LoadMargins:
     """`largest` and `nominal_margins` from one exact rate check, with whether its cycles were solved exactly."""
-    e = RateFigures(topo)
+    return _load_margins(topo, RateFigures(topo))
+
+
+def _load_margins(topo: Topology, e: RateFigures) -> LoadMargins:
     largest = {b.name: (e.in_long[b.id], e.cap_min[b.id]) for b in topo.bolts}
     nominal = {b.name: (e.in_nominal[b.id], e.cap_nominal[b.id]) for b in topo.bolts}
     return LoadMargins(largest, nominal, e.cycles_solved)
@@ -259,8 +302,7 @@ def load_margins(topo: Topology) -> LoadMargins:
 
 def nominal_margins(topo: Topology) -> dict[str, tuple[Fraction, Fraction]]:
     """Exact (inflow, capacity) per bolt name at nominal timing (τ = 0, no idling): it grows when inflow > capacity."""
-    e = RateFigures(topo)
-    return {b.name: (e.in_nominal[b.id], e.cap_nominal[b.id]) for b in topo.bolts}
+    return RateAnalysis(topo).nominal_margins()
 
 
 def no_parallelism_reason(report: RateReport) -> str:

@@ -32,12 +32,17 @@ def suggest(topo: Topology) -> dict[str, int | None]:
     # Once every bolt is bounded, each passes on σ·inflow: flows no longer depend on
     # parallelism, so the needed capacity of each bolt follows from the uncapped flows.
     probe = RateFigures(topo, {b.id: 10**12 for b in topo.bolts})
-    uncapped = probe.inflows(probe.spout_max, probe.cap_max, from_above=False, high=True)
+    # a cycle that amplifies has no finite uncapped flows: its members and what they feed need more than any
+    # value (decided, not iterated: docs/boundedness.md, "Cycles that amplify")
+    uncapped = probe.inflows(probe.spout_max, probe.cap_max, from_above=False, high=True, saturated=probe.amplifying)
+    # one that amplifies with one executor each (σ_hi only grows with the batch size) amplifies at every
+    # parallelism: some member always saturates, so none of its members gets a value
+    amplifying = RateFigures(topo, {b.id: 1 for b in topo.bolts}).amplifying if probe.cyclic else frozenset()
     suggestion: dict[str, int | None] = {}
     parallelism: dict[str, int] = {}
     for b in topo.bolts:
         need = executors_needed(topo, b, uncapped[b.id])
-        if need >= 10**9:
+        if need >= 10**9 or b.id in amplifying:
             suggestion[b.name] = None
             parallelism[b.id] = b.parallelism
         else:
@@ -58,6 +63,27 @@ def suggest(topo: Topology) -> dict[str, int | None]:
         if suggestion[b.name] is not None and not ok[b.name]:
             suggestion[b.name] = None
     return suggestion
+
+
+TARGET_CAPACITY = 0.7  # the Storm UI capacity an engineer plans each bolt to (DS2, Flink's autoscaler: ~0.7)
+
+
+def at_target(topo: Topology, least: dict[str, int | None], target: float = TARGET_CAPACITY) -> dict[str, int | None]:
+    """Per bolt, the fewest executors that keep its capacity (inflow × α / executors, the Storm UI's figure) at
+    or below `target` at nominal rates, and never fewer than `least` (the smallest bounded parallelism, None when
+    none is): what `check` and `repair` suggest."""
+    probe = RateFigures(topo, {b.id: 10**12 for b in topo.bolts})  # every bolt keeps up: the flows it passes on
+    inflow = probe.inflows(probe.spout_nominal, probe.cap_max, from_above=False, high=True)
+    out: dict[str, int | None] = {}
+    for b in topo.bolts:
+        proven = least.get(b.name)
+        if proven is None:
+            out[b.name] = None
+            continue
+        busy = inflow[b.id] * exact(b.alpha)  # executor-seconds per second
+        need = math.ceil(busy / exact(target)) if busy > 0 else 1
+        out[b.name] = max(proven, need, 1)
+    return out
 
 
 FAILURE_SUGGEST_ROUNDS = 24  # raises of the failure-free suggestion (each by a quarter) before giving up

@@ -53,7 +53,7 @@ def _ratio_note(e: RateFigures, ident: str) -> str:
         if p in e.sigma and (lo, hi) != (sigma, sigma):
             span = str(hi) if lo == hi else f"{lo}..{hi}"
             on = "" if stream == DEFAULT_STREAM else f" on stream '{stream}'"
-            notes.append(f"{e.topo.component(p).name} emits {span}{on} per processed tuple in the long run, not its "
+            notes.append(f"{e.names[p]} emits {span}{on} per processed tuple in the long run, not its "
                          f"σ = {sigma} (emission 'dvert' rounds its carry up)")
     return ("; " + "; ".join(notes)) if notes else ""
 
@@ -69,7 +69,7 @@ def _own_ratio(e: RateFigures, ident: str) -> str:
 
 def flooding(e: RateFigures, ident: str) -> list[str]:
     """The names of the upstream bolts not proven bounded that may flood `ident` after a backlog."""
-    return [e.topo.component(p).name for p, stream in e.inputs[ident]
+    return [e.names[p] for p, stream in e.inputs[ident]
             if p in e.pinned and p != ident and e.carries(p, stream)]
 
 

@@ -32,6 +32,9 @@ STORM1_RECEIVE_BUFFER = 1024  # the same key in Storm 1.x: slots of its Disrupto
 DEFAULT_MESSAGE_TIMEOUT = 30  # topology.message.timeout.secs in Storm's defaults.yaml (1.x and 2.x)
 RECEIVE_BUFFER_KEY = "topology.executor.receive.buffer.size"
 BACKPRESSURE_KEY = "topology.backpressure.enable"
+#: failures are a sign of saturation from this share of the spout tuples acked or failed on (a handful in a busy
+#: window is noise: a bolt's exception, a restart; a saturated topology times tuples out by the thousand)
+SATURATED_FAILED_FRACTION = 0.01
 SATURATED_CAPACITY = 0.9  # a bolt whose executors were busy this much of the Storm UI's window is saturated
 _SHRINK_ROUNDS = 200
 
@@ -208,7 +211,10 @@ def tuples_per_tree(topo: Topology) -> dict[str, dict[str, Fraction]]:
     return out
 
 
-def forecast(topo: Topology, g: Fraction, first: list[str]) -> StormForecast:
+def forecast(topo: Topology, g: Fraction, first: list[str],
+             nominal: dict[str, tuple[Fraction, Fraction]] | None = None) -> StormForecast:
+    """What Storm does past the factor `g` at which `first` start to grow; `nominal` is the topology's
+    `nominal_margins` when already made (its rate analysis: app/core/rates/report.py)."""
     st = topo.storm
     config = st.config
     defaults = storm_defaults(st.storm_version)
@@ -234,7 +240,7 @@ def forecast(topo: Topology, g: Fraction, first: list[str]) -> StormForecast:
     tasks = {s.name: s.executors or 1 for s in topo.spouts}  # max.spout.pending counts per spout task
     queues = []
     bolts = {b.name: b for b in topo.bolts}
-    for name, (inflow, capacity) in nominal_margins(topo).items():
+    for name, (inflow, capacity) in (nominal if nominal is not None else nominal_margins(topo)).items():
         if inflow > capacity and g > 0:  # (an amplifying cycle's queues grow ever faster: no fill time to give)
             growth = inflow - capacity
             executors = bolts[name].parallelism
@@ -280,16 +286,19 @@ def forecast(topo: Topology, g: Fraction, first: list[str]) -> StormForecast:
 
 def saturation_signs(observed: StormObserved, timeout: int | None, span: str | None = None) -> list[str]:
     """What the Storm UI showed that says its measured rates are throttled: a bolt busy nearly all the window,
-    failed tuples, a complete latency of half the message timeout or more, a growing lag."""
+    failed tuples (at least SATURATED_FAILED_FRACTION of those acked or failed: a rate, not a count), a complete
+    latency of half the message timeout or more, a growing lag."""
     span = span or f"the last {decimal(observed.window_seconds)} s"
     signs = []
     capacity, bolt = observed.busiest_capacity, observed.busiest_bolt
     if capacity is not None and capacity >= SATURATED_CAPACITY:
         signs.append(f"{bolt}'s capacity is {capacity:.3f} (the Storm UI's capacity, the model's ρ)")
-    if observed.failed:
+    done = observed.failed + (observed.acked or 0)
+    if observed.failed and observed.failed >= SATURATED_FAILED_FRACTION * done:
         per_s = observed.failed / observed.window_seconds
-        signs.append(f"{observed.failed} spout tuples failed over {span} ({decimal(per_s)}/s; timeouts count as "
-                     "failures)")
+        share = "" if observed.acked is None else f", {observed.failed / done:.3g} of the tuples acked or failed"
+        signs.append(f"{observed.failed} spout tuples failed over {span} ({decimal(per_s)}/s{share}; timeouts count "
+                     "as failures)")
     latency = observed.complete_latency_ms
     limit = timeout or DEFAULT_MESSAGE_TIMEOUT
     if latency is not None and latency >= 500 * limit:

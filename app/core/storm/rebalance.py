@@ -94,3 +94,14 @@ def as_running(deployed: dict[str, Running], topo: Topology) -> dict[str, Runnin
         executors = topo.storm.running_executors.get(name)
         out[name] = r if executors is None else Running(executors, tasks.get(name, r.tasks), r.tasks_set)
     return out
+
+
+def as_it_runs(topo: Topology, running: dict[str, Running]) -> tuple[Topology, bool]:
+    """The document with each bolt's parallelism the executors that run (`running_from_document`), and whether
+    any differs: the headroom of the running topology, which the rebalance lines start from."""
+    differs = any(b.name in running and running[b.name].executors != b.parallelism for b in topo.bolts)
+    if not differs:
+        return topo, False
+    bolts = [b.model_copy(update={"parallelism": running[b.name].executors}) if b.name in running else b
+             for b in topo.bolts]
+    return topo.model_copy(update={"bolts": bolts}), True

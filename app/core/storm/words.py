@@ -34,7 +34,7 @@ def factor_text(x: Fraction) -> str:
     return f"×{decimal(x)}"
 
 
-def names(names: list[str], most: int = 5) -> str:
+def names(names: list[str], most: int = 5, sep: str = ", ") -> str:
     """At most `most` names, then how many more (a chain of thousands of equal bolts stays one line)."""
-    shown = ", ".join(names[:most])
+    shown = sep.join(names[:most])
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")

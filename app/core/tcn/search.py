@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.core.rates import RateAnalysis
 from app.core.results import Progress, VerifyResult
 from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.options import SearchOptions
@@ -48,8 +49,9 @@ class Search(SearchControl):
         run = rate_phase(self)
         if isinstance(run, VerifyResult):
             return run
+        left = [n for n in run.checked if n not in run.verdicts]
+        self.announce(run, f"the search for {', '.join(left)}")  # the rate check's verdicts, before the cones
         plan(self, run)
-        self.announce(run, f"searching {', '.join(run.targets)}")
         simulating = self.simulate and self.threshold is None and self.single_k is None
         if simulating:
             simulation_phase(self, run)
@@ -70,6 +72,6 @@ class Search(SearchControl):
 
 
 def verify(topo: Topology, options: SearchOptions | None = None, *,
-           progress: Callable[[Progress], None] | None = None) -> VerifyResult:
+           progress: Callable[[Progress], None] | None = None, rates: RateAnalysis | None = None) -> VerifyResult:
     """Run one :class:`Search` to the end (convenience for the CLI and tests)."""
-    return Search(topo, options, progress=progress).run()
+    return Search(topo, options, progress=progress, rates=rates).run()

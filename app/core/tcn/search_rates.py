@@ -22,7 +22,8 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
     search.deadline = None if search.timeout_s is None else start + search.timeout_s
     topo = search.topo
     checked = [b.name for b in topo.checked_bolts()]
-    rates = RateAnalysis(topo)  # the exact figures and the failure model, once
+    rates = search.rates if search.rates is not None else RateAnalysis(topo)  # the figures and failures, once
+    search.rates = rates
     search.failing = rates.model is not None
     report = rates.report(suggest=False)  # statuses only; with a failure model they cover the replays
     # bounded when nothing fails but not with failures: a lasso, if any, needs failures (the long ones)

@@ -17,6 +17,7 @@ import z3
 
 from app.core.formats import limits
 from app.core.formats.trace import Trace
+from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, Progress
 from app.core.tcn.failing import failure_summary, has_failures
 from app.core.tcn.options import LoopClocks, SearchOptions
@@ -77,8 +78,13 @@ class SearchControl:
     """The settings, z3 context, stop signals and progress of one search (see module docstring)."""
 
     def __init__(self, topo: Topology, options: SearchOptions | None = None, *,
-                 progress: Callable[[Progress], None] | None = None) -> None:
+                 progress: Callable[[Progress], None] | None = None, rates: RateAnalysis | None = None) -> None:
         options = SearchOptions() if options is None else options
+        if rates is not None and not rates.of(topo):
+            raise ValueError("Search: the rate analysis is of another topology")
+        # the topology's rate analysis when its caller has one (the CLI, the GUI's document), else made by the
+        # rate phase
+        self.rates = rates
         ver = topo.verification
         self.topo = topo
         self.options = options

@@ -104,6 +104,7 @@ class StormObserved(StrictModel):
 
     window_seconds: float = Field(gt=0, description="the seconds the counts cover")
     failed: int = Field(default=0, ge=0, description="spout tuples failed in the window (timeouts included)")
+    acked: int | None = Field(default=None, ge=0, description="spout tuples acked in the window")
     complete_latency_ms: float | None = Field(default=None, ge=0, description="the spouts' complete latency (ms)")
     busiest_bolt: str | None = Field(default=None, description="the bolt with the highest Storm UI capacity")
     busiest_capacity: float | None = Field(default=None, ge=0, description=(

@@ -49,6 +49,22 @@ def utilisation_colour(utilisation: float) -> QColor:
     return RED
 
 
+#: Live Mode's verdicts (app/measure/storm_watch.py) in the node's words; these four are overload (red)
+LIVE_WORDS = {"ok": "keeps up", "noise": "within noise", "may-grow": "may grow", "grows": "grows", "full": "full",
+              "stall": "stall"}
+OVERLOAD_VERDICTS = ("grows", "full", "stall")
+
+
+def fitted_font(font: QFont, text: str, width: float, smallest: float = 6.0) -> QFont:
+    """`font`, its size lowered until `text` fits in `width` (not below `smallest` points)."""
+    fitted = QFont(font)
+    size = font.pointSizeF()
+    while size > smallest and QFontMetricsF(fitted).horizontalAdvance(text) > width:
+        size -= 0.25
+        fitted.setPointSizeF(size)
+    return fitted
+
+
 def _number(value: float) -> str:
     return f"{value:g}"
 
@@ -142,19 +158,20 @@ class NodeItem(QGraphicsObject):
         self._update_tooltip()
         self.update()
 
-    def live_line(self) -> str | None:
-        """`cap 1.00  ρ 0.50  α+150%`: the measured capacity beside the model's ρ (the document's), and the
-        drift of the measured α from the document's."""
+    def live_lines(self) -> list[str] | None:
+        """Live Mode's two lines, the figures labelled as `watch` labels them: `UI capacity 1.00 · grows` (the Storm
+        UI's measured capacity, the verdict over the window of polls) and `model ρ 1.25 · α+150%` (the model's ρ at
+        the measured figures, the drift of the measured α from the document's)."""
         live = self.live
         if live is None or self.component.kind != "bolt":
             return None
-        parts = [f"cap {live['capacity']:.2f}" if live.get("capacity") is not None else "cap -"]
-        if self.rates is not None:
-            parts.append(f"ρ {self.rates.utilisation:.2f}")
+        capacity = "-" if live.get("capacity") is None else f"{live['capacity']:.2f}"
+        verdict = LIVE_WORDS.get(str(live.get("verdict") or live.get("status")), str(live.get("status") or "-"))
+        second = ["model ρ -" if live.get("rho") is None else f"model ρ {live['rho']:.2f}"]
         alpha = live.get("alpha_s")
-        if alpha:
-            parts.append(f"α{(alpha - self.component.alpha) / self.component.alpha:+.0%}")
-        return "  ".join(parts)
+        if alpha and self.component.alpha:
+            second.append(f"α{(alpha - self.component.alpha) / self.component.alpha:+.0%}")
+        return [f"UI capacity {capacity} · {verdict}", " · ".join(second)]
 
     def set_highlighted(self, on: bool) -> None:
         if on != self.highlighted:
@@ -181,8 +198,11 @@ class NodeItem(QGraphicsObject):
             live = self.live
             alpha = live.get("alpha_s")
             capacity = "-" if live.get("capacity") is None else f"{live['capacity']:.3f}"
-            text += (f"\nLive (Storm UI): capacity {capacity}"
-                     + f", the model's ρ at the measured figures {live.get('rho') or 0:.3f} ({live.get('status')})"
+            verdict = LIVE_WORDS.get(str(live.get("verdict")), str(live.get("verdict")))
+            text += (f"\nLive (Storm UI): {verdict}" + (f": {live['why']}" if live.get("why") else "")
+                     + f"\nUI capacity {capacity}"
+                     + ("" if live.get("rho") is None else
+                        f", model ρ at the measured figures {live['rho']:.3f} ({live.get('status')})")
                      + ("" if not alpha else f", measured α {format_duration(alpha)} (document "
                                              f"{format_duration(c.alpha)})")
                      + ("" if live.get("growth") is None else f", queue {live['growth']:+.4g} tuples/s"))
@@ -208,10 +228,10 @@ class NodeItem(QGraphicsObject):
         alpha = format_duration(c.alpha).replace(" ", "")  # milliseconds below a second, as the inspector shows it
         lines = [f"α {_value(c, 'alpha', alpha)} · σ {_value(c, 'sigma', _number(c.sigma))} "
                  f"· {c.parallelism} exec" + (f"/{c.tasks} tasks" if c.tasks and c.tasks != c.parallelism else "")]
-        live = self.live_line()
-        if live is not None:  # Live Mode: the measured capacity beside the model's ρ, and α's drift
-            lines.append(live)
-        elif self.rates is not None:
+        live = self.live_lines()
+        if live is not None:  # Live Mode: the measured capacity and verdict, the model's ρ at the measured figures
+            return live
+        if self.rates is not None:
             bound = self.rates.queue_bound
             lines.append(f"ρ {self.rates.utilisation:.2f} · {STATUS_SHORT.get(self.rates.status, self.rates.status)}"
                          + (f" < {bound:.4g}" if bound is not None else ""))
@@ -220,8 +240,11 @@ class NodeItem(QGraphicsObject):
     def header_colour(self) -> QColor:
         if self.component.kind == "spout":
             return SPOUT_COLOUR
-        if self.live is not None and self.live.get("capacity") is not None:  # Live Mode: the measured capacity
-            return utilisation_colour(float(self.live["capacity"]))
+        if self.live is not None:  # Live Mode: red when the measured work exceeds capacity, else the UI's capacity
+            if self.live.get("verdict") in OVERLOAD_VERDICTS:
+                return RED
+            if self.live.get("capacity") is not None:
+                return utilisation_colour(min(float(self.live["capacity"]), 1.0))
         if self.rates is None:
             return GREY
         return utilisation_colour(self.rates.utilisation)
@@ -280,6 +303,7 @@ class NodeItem(QGraphicsObject):
         painter.setFont(body)
         painter.setPen(self.parameter_colour())
         for i, line in enumerate(self.parameter_lines()):
+            painter.setFont(fitted_font(body, line, NODE_WIDTH - 24))  # never cut: smaller type when it must
             painter.drawText(QRectF(12, 30 + i * 18, NODE_WIDTH - 24, 18),
                              Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, line)
 

@@ -7,12 +7,13 @@ on the document's undo stack on mouse release.
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent, QGraphicsTextItem
 
 from app.core.latency.report import canvas_latency
-from app.core.rates import rate_check
 from app.core.topology import Position, Topology
 from app.gui.canvas.items import EdgeItem, NodeItem, PortItem, RubberLink
 from app.gui.commands import AddSubscriptionCommand, ConnectionRefused, MoveComponentsCommand
@@ -28,6 +29,7 @@ class CanvasScene(QGraphicsScene):
 
     status_message = Signal(str)
     connection_refused = Signal(str)
+    live_changed = Signal()  # Live Mode's verdicts changed (the status bar's summary follows)
 
     def __init__(self, document: DocumentModel, parent=None):
         super().__init__(parent)
@@ -40,6 +42,7 @@ class CanvasScene(QGraphicsScene):
         self._press_positions: dict[str, QPointF] = {}
         self._reselect_edge: str | None = None
         self.last_refusal = ""
+        self.live_verdicts: dict[str, str] = {}  # Live Mode: each bolt's verdict at the last poll
         self.setSceneRect(-2000, -2000, 4000, 4000)
         document.node_added.connect(self._on_node_added)
         document.node_removed.connect(self._on_node_removed)
@@ -121,7 +124,7 @@ class CanvasScene(QGraphicsScene):
         """Colour every bolt by the rate check's utilisation (instant, so after every change)."""
         topo = self.document.topology()
         try:
-            report = rate_check(topo, suggest=False) if topo.bolts else None
+            report = self.document.rates().report(suggest=False) if topo.bolts else None
         except Exception:  # a document mid-edit (e.g. no spout) may not be analysable yet
             report = None
         for b in topo.bolts:
@@ -139,7 +142,7 @@ class CanvasScene(QGraphicsScene):
                            "edit)" for b in topo.bolts}
         elif topo is not None:
             try:
-                words, critical = canvas_latency(topo)
+                words, critical = canvas_latency(topo, self.document.rates())  # the snapshot's one analysis
             except Exception:  # a document mid-edit may not be analysable yet
                 words, critical = {}, set()
         on_path = {n for pair in critical for n in pair}
@@ -151,13 +154,15 @@ class CanvasScene(QGraphicsScene):
                 edge.critical = mark
                 edge.update()
 
-    def set_live(self, bolts: dict[str, dict[str, float | None]] | None, statuses: dict[str, str] | None) -> None:
-        """Live Mode (app/gui/live.py): each bolt's measured figures and its status at them; None clears."""
+    def set_live(self, bolts: dict[str, dict[str, Any]] | None, statuses: dict[str, str] | None) -> None:
+        """Live Mode (app/gui/live.py): each bolt's measured figures and its verdict at them; None clears."""
+        self.live_verdicts = dict(statuses or {})
         for b in self.document.topology().bolts:
             if b.id in self.nodes:
                 figures = None if bolts is None else bolts.get(b.name)
                 status = None if statuses is None else statuses.get(b.name)
-                self.nodes[b.id].set_live(None if figures is None else {**figures, "status": status})
+                self.nodes[b.id].set_live(None if figures is None else {**figures, "verdict": status})
+        self.live_changed.emit()
 
     # ---- queries used by the window -----------------------------------------------
     def selected_ids(self) -> tuple[set[str], set[str]]:

@@ -1,7 +1,7 @@
 """What the Runs panel does, without its widgets: attach Spark, run, open a log, compare, apply measured values.
 
 Spark work goes through the Spark host process (`app.spark.client.SparkHost`); a log is
-analysed and checked by the engine the one factory picks (app.spark.log_engine.open_log_engine, as
+analysed and checked by the engine the one factory picks (app.measure.engines.open_log_engine, as
 the CLI does): in this process when `engine` allows it (`auto`: logs on this machine,
 app.measure.engine_choice), so no Spark needs attaching for it. Each call runs in a
 `CallWorker` (app.gui.workers); results come back as typed values (`RunAnalysed`,
@@ -179,10 +179,10 @@ class RunsController(QObject):
     # ---- where a log is read (called off the GUI thread: sizing a log reads it)
     @staticmethod
     def engine_for(path: Path, host: SparkHostLike | None, engine: str) -> LogEngine:
-        """The engine that reads a log, from the one factory (app.spark.log_engine.open_log_engine): the
+        """The engine that reads a log, from the one factory (app.measure.engines.open_log_engine): the
         embedded one, or the attached Spark; a log that needs Spark while none is attached is an error, and
         one that cannot be sized here goes to the attached Spark, which reports its own error."""
-        from app.spark.log_engine import SparkNeeded, open_log_engine
+        from app.measure.engines import SparkNeeded, open_log_engine
 
         spark = None if host is None else (lambda choice: host.request)
         try:

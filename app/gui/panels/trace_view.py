@@ -71,7 +71,7 @@ CURSOR_PEN = pg.mkPen("#444444", width=1, style=Qt.PenStyle.DotLine)
 MAX_UNROLL = 50  # loop passes the unroll control offers (fewer for a long loop: trace_series.max_unroll)
 DETAIL_DELAY_MS = 60  # after a zoom, pan or resize, the series are redrawn for the new range this much later
 QWIDGETSIZE_MAX = 16_777_215  # Qt's "no maximum"
-KEY_PX = 60  # the key above the plots (two lines) and the layout's margins
+KEY_PX = 90  # the key under the plots (up to four lines) and the layout's margins
 TABLE_COLUMNS = ["component", "queue", "arrivals", "take", "in process", "emit", "emitted", "buffer", "phase"]
 
 
@@ -228,12 +228,13 @@ class TraceView(QWidget):
         self.plots_scroll.setWidgetResizable(True)
         self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.plots_scroll.setWidget(self.plots)
-        self.table.setMinimumWidth(280)
+        self.table.setMinimumWidth(220)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.plots_scroll)
         splitter.addWidget(self.table)
         splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([3000, 1000])  # the plots three quarters of the width, the table the rest
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
@@ -304,7 +305,9 @@ class TraceView(QWidget):
             return
         series = trace_series(trace, extra_passes)
         self.shown = series.shown
-        drawn = self.drawn = draw_trace(self.plots, series, self._colours)
+        # the key wraps at the width shown: a long one would widen the plots past the scroll area's edge
+        width = max(300, self.plots_scroll.viewport().width() - 20)
+        drawn = self.drawn = draw_trace(self.plots, series, self._colours, width_px=width, key_last=True)
         # every plot at its own height (FOCUS_PX or CONTEXT_PX): the scroll area shows what does not fit
         self.plots.setMinimumHeight(max(220, drawn.height + KEY_PX))
         self.plots_scroll.verticalScrollBar().setValue(0)

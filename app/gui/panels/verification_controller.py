@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, Signal
 
 from app.core.formats.verified import headline, result_headline, verdict_words, verified_bytes
+from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, Progress, PropertyKind, VerifyResult
 from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.topology import Problem, Topology, TopologyError, parse_topology
@@ -177,11 +178,22 @@ class VerificationController(QObject):
         self.run_started_at = 0.0
         self.last_cancel_latency_s: float | None = None
         self.snapshot: Topology = document.topology()
+        self.rates: RateAnalysis | None = None  # the snapshot's rate analysis, shared by its searches
         if search_factory is None:  # the real verifier: loaded while the user looks at the document
             warm_up_verifier()
         document.changed.connect(self._on_document_changed)
         document.document_replaced.connect(self._on_document_replaced)
         self.rebuild(keep=False)
+
+    def _rates_of(self, topo: Topology) -> RateAnalysis | None:
+        """The rate analysis of the snapshot to verify: the document's own when it is of the same topology (the
+        canvas made it already), else a new one (its figures are computed by the first search that reads them,
+        in its worker); None when the rate check refuses the document (each search then says why)."""
+        try:
+            rates = self.document.rates()
+            return rates if rates.of(topo) else RateAnalysis(topo)
+        except Exception:  # noqa: BLE001 - the search reports the same problem in its own words
+            return None
 
     # ---- queries -------------------------------------------------------------------------------
     def is_running(self) -> bool:
@@ -283,6 +295,7 @@ class VerificationController(QObject):
             self.all_finished.emit()
             return
         self.snapshot = topo
+        self.rates = self._rates_of(topo)
         self._queue = list(self.states)
         for row, state in enumerate(self.states):
             state.result, state.stale, state.error, state.note = None, False, "", "waiting"
@@ -304,7 +317,7 @@ class VerificationController(QObject):
         state.running, state.error, state.note, state.progress = True, "", "", None
         state.partial, state.doing = {}, ""
         worker = VerifyWorker(self.snapshot, prop=state.spec.kind, options=self.options(state.spec),
-                              search_factory=self.search_factory)
+                              search_factory=self.search_factory, rates=self.rates)
         worker.progress.connect(self._on_progress)
         worker.result_ready.connect(self._on_result)
         worker.failed.connect(self._on_failed)

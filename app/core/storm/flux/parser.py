@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from app.core.formats.limits import escape
 from app.core.storm.flux.model import (
     ANNOTATION_KEYS,
     ANNOTATION_PREFIX,
@@ -28,8 +29,8 @@ from app.core.storm.flux.yaml_text import (
     FluxError,
     FluxOptions,
     Unresolved,
-    check_tree,
     line_of,
+    load_yaml,
     parse_yaml,
     placeholder_problem,
     plain,
@@ -53,13 +54,12 @@ def load_tree(path: Path, options: FluxOptions, props: dict[str, str] | None) ->
     """Read, substitute, parse and check one Flux file (no includes)."""
     raw = read_flux_text(path)
     text = substitute(raw, props, options, path)
-    root = parse_yaml(text, path, options)
+    root, unresolved = load_yaml(text, path, options)
     if root is None:
         raise FluxError(path, None, "", "is empty")
     if not isinstance(root, dict):
         raise FluxError(path, 1, "", f"not a Flux file: expected a mapping of {', '.join(TOP_LEVEL[:6])}, ..., "
                                      f"found a {type(plain(root)).__name__}")
-    unresolved = check_tree(root, path, options)
     kept = None
     if options.env and "${ENV-" in raw:  # the references themselves, for the config the document keeps
         try:
@@ -99,21 +99,26 @@ def _resolve_include(include: Any, including: Path, options: FluxOptions, line: 
         raise FluxError(including, line_of(include, "resource") or line, f"{label}.resource", "must be true or false")
     if resource:
         rel = name.lstrip("/")
+        if ".." in Path(rel).parts or "\\" in rel:  # a class path resource is a name inside the class path
+            raise FluxError(including, line_of(include, "file") or line, f"{label}.file",
+                            f"resource {escape(name)} leaves the class path ('..'): name a resource inside "
+                            "--resources or beside the file")
         candidates = [Path(d) / rel for d in options.resources]
         candidates += [including.parent / rel, including.parent / Path(rel).name]
         for candidate in candidates:
             if candidate.is_file():
                 return candidate.resolve()
-        looked = ", ".join(dict.fromkeys(str(c.parent) for c in candidates))
+        looked = ", ".join(dict.fromkeys(escape(str(c.parent)) for c in candidates))
         raise FluxError(including, line_of(include, "file") or line, f"{label}.file",
-                        f"resource {name} not found (looked in {looked}; give --resources DIR)")
+                        f"resource {escape(name)} not found (looked in {looked}; give --resources DIR)")
     candidate = Path(name)
     tries = [candidate] if candidate.is_absolute() else [including.parent / candidate, Path.cwd() / candidate]
     for c in tries:
         if c.is_file():
             return c.resolve()
     raise FluxError(including, line_of(include, "file") or line, f"{label}.file",
-                    f"included file {name} not found (looked beside {including.name} and in the working folder)")
+                    f"included file {escape(name)} not found (looked beside {escape(including.name)} and in the "
+                    "working folder)")
 
 
 def _includes(parsed: _Parsed) -> list[tuple[Any, int | None, str]]:

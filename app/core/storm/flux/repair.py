@@ -28,7 +28,7 @@ from app.core.storm.flux.yaml_text import (
     MAX_BYTES,
     FluxError,
     FluxOptions,
-    check_tree,
+    load_yaml,
     parse_yaml,
     plain,
     read_flux_text,
@@ -394,8 +394,7 @@ def plan_repair(flux_path: str | Path, wanted: dict[str, int], options: FluxOpti
 def _check_only_parallelism(file: Path, before: str, after: str, wanted: dict[tuple[str, str], int],
                             options: FluxOptions) -> None:
     old_tree = parse_yaml(before, file)
-    new_tree = parse_yaml(after, file)
-    check_tree(new_tree, file, options)  # its limits; ${...} left unresolved stay as they are
+    new_tree, _ = load_yaml(after, file, options)  # its limits; ${...} left unresolved stay as they are
     old, old_values, old_tasks = _without_parallelism(old_tree)
     new, new_values, new_tasks = _without_parallelism(new_tree)
     expected = dict(old_values)

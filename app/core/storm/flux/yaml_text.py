@@ -252,6 +252,8 @@ def parse_yaml(text: str, file: Path, options: FluxOptions | None = None) -> Any
     """
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    if text in _PARSED:  # read already in this process (`repair` reads a file to import it, to plan, to check)
+        return _PARSED[text]
     if len(text) > MAX_BYTES:
         raise FluxError(file, None, "", f"is larger than {MAX_BYTES // 1_000_000} MB: not a Flux file")
     if not text.strip():
@@ -261,7 +263,7 @@ def parse_yaml(text: str, file: Path, options: FluxOptions | None = None) -> Any
     try:
         with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor...) are not for the user
             warnings.simplefilter("ignore")
-            return yaml_parser().load(text)
+            tree = yaml_parser().load(text)
     except RecursionError:
         raise FluxError(file, None, "", "nested too deeply to be a Flux file") from None
     except ValueError as err:  # Python's integer digit limit, met while ruamel converts a scalar
@@ -292,6 +294,14 @@ def parse_yaml(text: str, file: Path, options: FluxOptions | None = None) -> Any
         raise FluxError(file, line, field, f"not valid YAML: {problem}") from None
     except YAMLError as err:
         raise FluxError(file, None, "", f"not valid YAML: {str(err).splitlines()[0]}") from None
+    _PARSED[text] = tree
+    while len(_PARSED) > 4:
+        del _PARSED[next(iter(_PARSED))]
+    return tree
+
+
+#: the last trees parse_yaml built, by text (read-only to every caller: they read the tree, never change it)
+_PARSED: dict[str, Any] = {}
 
 
 def _refuse_json_document(text: str, file: Path) -> None:
@@ -400,8 +410,19 @@ def check_tree(root: Any, file: Path, options: FluxOptions) -> list[Unresolved]:
     return unresolved
 
 
+def load_yaml(text: str, file: Path, options: FluxOptions | None = None) -> tuple[Any, list[Unresolved]]:
+    """The one YAML loader with limits, for Flux files and timings files alike: the round-trip tree of `text`
+    (:func:`parse_yaml`: size, nesting, syntax) walked once by :func:`check_tree` (nodes reached through
+    aliases, depth, non-finite numbers) before anything expands it, and its unresolved `${...}`. FluxError
+    naming the line otherwise (an alias bomb: "expands to more than 50000 YAML nodes")."""
+    options = options or FluxOptions()
+    tree = parse_yaml(text, file, options)
+    return tree, check_tree(tree, file, options)
+
+
 def plain(node: Any) -> Any:
-    """A round-trip YAML value as plain JSON-able Python (call after :func:`check_tree`)."""
+    """A round-trip YAML value as plain JSON-able Python (call after :func:`check_tree`, as :func:`load_yaml`
+    does: the limits hold before aliases are expanded here)."""
     import datetime
 
     if isinstance(node, dict):

@@ -304,7 +304,8 @@ class _Mapping:
             self.notes.append(f"stormVersion {one_line(str(version))[:60]} is not a version: Storm 2.x's defaults "
                               "assumed")
         storm["running_executors"] = self.running
-        observed: dict[str, Any] = {"window_seconds": self.seconds, "failed": max(0, self.failed), "lag": self.lags,
+        observed: dict[str, Any] = {"window_seconds": self.seconds, "failed": max(0, self.failed),
+                                    "acked": max(0, int(self.acked)), "lag": self.lags,
                                     "lag_growth": {n: round(g, 6) for n, g in self.growths.items()}}
         if self.acked > 0:
             observed["complete_latency_ms"] = round(self.latency_weighted / self.acked, 3)

@@ -4,6 +4,8 @@
   trace certifier, which replays a lasso or a threshold run against every rule of docs/model.md;
 - `linear.py`: the linear program's Farkas certificates ("no repeating run grows");
 - `rate_growth.py`: growth proven by rates;
+- `flood.py`: a flood ("unbounded": a bolt that backs up, then floods the one below);
+- `latency_witness.py`: a latency witness (docs/latency.md);
 - `files.py`: a certificate file, each entry by the checker of its kind;
 - `content.py`: the content hash, the one definition (builders and `stormbound-verified/1` use it from here);
 - `ratios.py`: the checkers' own output ratios σ_lo, σ_hi; `reading.py`: how a checker reads its input.

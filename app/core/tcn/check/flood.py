@@ -90,6 +90,8 @@ def _part_of(evidence: Topology, source: str, whole: Topology) -> list[str]:
     if evidence.settings.semantics(fails) != whole.settings.semantics(fails):
         return ["evidence: its document's settings are not this document's"]
     mine, theirs = _parameters(evidence, fails), _parameters(whole, fails)
+    if source not in mine:
+        return [f"evidence: {source} is not in its document"]
     received, here = _received(evidence), _received(whole)
     problems = []
     for name in sorted(_influence(evidence, source)):
