@@ -408,8 +408,16 @@ def executor_metric_rows(scan: MetricsScan) -> list[dict[str, Any]]:
 
 
 def metrics_jsonl(scan: MetricsScan) -> bytes:
-    """metrics.jsonl: `executor_metric_rows`, one JSON object a line."""
-    return b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in executor_metric_rows(scan))
+    """metrics.jsonl: `executor_metric_rows`, one JSON object a line, written from the compact rows sorted in
+    place (no dict per row: a large reporter folder stays at the rows' own memory)."""
+    import io
+
+    scan.rows.sort()
+    out = io.BytesIO()
+    for t, comp, task, kind, value in scan.rows:
+        out.write(f'{{"t":{t!r},"comp":{json.dumps(comp)},"task":{task},"name":{json.dumps(kind)},'
+                  f'"value":{value!r}}}\n'.encode())
+    return out.getvalue()
 
 
 class QueueState(BaseModel):
@@ -494,14 +502,14 @@ def read_executor_metrics(folder: str | os.PathLike[str]) -> list[dict[str, Any]
     name = one_line(str(path))
     for number, line in iter_lines(path, _refused(path), max_line_bytes=MAX_METRICS_LINE_BYTES,
                                    max_bytes=MAX_RUN_BYTES):
+        row = _json(line, f"{name} line {number}")  # the bounded decoder: nesting, digits, finite numbers
         try:
-            row = json.loads(line)
             value, t = float(row["value"]), float(row["t"])
-            if not (math.isfinite(value) and math.isfinite(t)):
-                raise ValueError("not a finite number")
+            if not (math.isfinite(value) and abs(t) <= MAX_TIME):
+                raise ValueError("not a finite number, or a time beyond 1e13 s")
             out.append({"t": t, "comp": str(row["comp"]), "task": int(row["task"]), "name": str(row["name"]),
                         "value": value})
-        except (ValueError, KeyError, TypeError) as err:
+        except (ValueError, KeyError, TypeError, OverflowError) as err:
             raise StormRunError(f"{name} line {number}: not an executor metric ({escape(str(err))})") from None
     return out
 
