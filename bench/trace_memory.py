@@ -83,7 +83,8 @@ def run(tree: Path, trace: Path, cap_gb: float) -> tuple[int, float, float]:
             "sys.exit(rc if isinstance(rc, int) else 3)\n")
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-c", code, "plot", str(trace), "-o", str(trace.with_suffix(".png")),
-                           "--force"], env=env, cwd=tree, capture_output=True, text=True, preexec_fn=limit, timeout=1800)
+                           "--force"], env=env, cwd=tree, capture_output=True, text=True, preexec_fn=limit,
+                          timeout=1800)
     seconds = time.monotonic() - start
     tail = [line for line in done.stderr.splitlines() if line.startswith("rss ")]
     rss = int(tail[-1].split()[1]) / 1024 if tail else float("nan")

@@ -161,7 +161,7 @@ def _expand(items: list[Any], compressed: bool, spouts: list[str], bolts: list[s
     """Every position the items stand for, as (written position, time, gains); ExpandError naming the item.
     With the most positions the plot may hold (unrolled passes included) and why. Without `compressed`
     (a `/1` trace) every item is a position."""
-    kinds = [item_kind(item) for item in items] if compressed else [None] * len(items)
+    kinds: list[str | None] = [item_kind(item) for item in items] if compressed else [None] * len(items)
     repeats, total, most, why = _limits(items, kinds, len(spouts) + len(bolts), limit, cells)
     written = _Written(bolts, spouts, pairs, array("q"), [], np.zeros(total, dtype=np.int64),
                        np.zeros(total, dtype=np.float64), np.zeros((total, len(bolts)), dtype=np.int64),
