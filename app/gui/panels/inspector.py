@@ -138,7 +138,8 @@ def parse_value(spec: FieldSpec, text: str) -> Any:
 
 def stream_values(comp: Any) -> dict[str, float]:
     """A component's σ (bolt) or ratio (spout) per declared stream."""
-    return comp.stream_sigma if comp.kind == "bolt" else comp.stream_ratio
+    values: dict[str, float] = comp.stream_sigma if comp.kind == "bolt" else comp.stream_ratio
+    return values
 
 
 def format_streams(comp: Any) -> str:
@@ -216,7 +217,7 @@ class FieldRow(QWidget):
 
     def _same(self, text: str) -> bool:
         try:
-            return parse_value(self.spec, self.edit.text()) == parse_value(self.spec, text)
+            return bool(parse_value(self.spec, self.edit.text()) == parse_value(self.spec, text))
         except FieldError:
             return False
 
