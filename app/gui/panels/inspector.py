@@ -146,8 +146,7 @@ def parse_number(spec: FieldSpec, text: str) -> float:
 
 def stream_values(comp: Component) -> dict[str, float]:
     """A component's σ (bolt) or ratio (spout) per declared stream."""
-    values: dict[str, float] = comp.stream_sigma if comp.kind == "bolt" else comp.stream_ratio
-    return values
+    return dict(comp.stream_sigma if comp.kind == "bolt" else comp.stream_ratio)
 
 
 def format_streams(comp: Component) -> str:
