@@ -245,11 +245,16 @@ def is_storm_ui_table(path: str | os.PathLike[str]) -> bool:
     p = Path(path)
     text = _text(p)
     if p.suffix.lower() == ".json":
-        try:
-            data = _json(text, p)
-        except TimingsError:
-            return False
-        return isinstance(data, dict) and isinstance(data.get("bolts"), list) and isinstance(data.get("spouts"), list)
+        data = _json(text, p)  # a .json file the bounded decoder refuses is refused with its reason, not read as YAML
+        page = isinstance(data, dict) and isinstance(data.get("bolts"), list) and isinstance(data.get("spouts"), list)
+        if page and all(isinstance(e, dict) and ("spoutId" in e or "boltId" in e)
+                        for e in data["spouts"] + data["bolts"]):
+            return True
+        if isinstance(data, dict) and ({"spouts", "bolts", "topology", "schema_version"} & data.keys()):
+            raise TimingsError(f"{one_line(str(p))}: is a topology document, not a timings file or the Storm UI's "
+                               "topology page (its spouts and bolts have no spoutId / boltId): give it as the "
+                               "document to annotate, or open it with check or verify")
+        return False
     header = {h.strip().lower() for h in (text.splitlines()[0] if text.strip() else "").replace("\t", ",").split(",")}
     return "id" in header and bool(header & UI_TABLE_HEADERS)
 
