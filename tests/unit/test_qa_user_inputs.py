@@ -56,3 +56,24 @@ def test_a_json_timings_file_still_annotates(capsys, tmp_path: Path) -> None:
     timings.write_text(json.dumps({"count": {"alpha": "2ms", "sigma": 0}}))
     code, _, err = run(capsys, "annotate", str(doc), "--from", str(timings))
     assert code == 0, err
+
+
+def test_an_empty_or_headerless_timings_file_is_refused(capsys, tmp_path: Path) -> None:
+    """An empty CSV, or a CSV whose header has no component column, annotated nothing and exited 0."""
+    doc = _flux_document(capsys, tmp_path)
+    before = doc.read_bytes()
+    for name, text, says in (("empty.csv", "", "is empty"), ("empty.json", "", "is empty"),
+                             ("x.csv", "x", "needs a `component` column")):
+        bad = tmp_path / name
+        bad.write_text(text)
+        code, _, err = run(capsys, "annotate", str(doc), "--from", str(bad))
+        assert code == 2 and says in err and str(bad) in err and err.count("\n") == 1, err
+    assert doc.read_bytes() == before
+
+
+def test_a_folder_without_a_run_is_named_once(capsys, tmp_path: Path) -> None:
+    """`analyze DIR` said `DIR: DIR: no event log in this folder`."""
+    folder = tmp_path / "nothing"
+    folder.mkdir()
+    code, _, err = run(capsys, "analyze", str(folder))
+    assert code == 2 and err.count(str(folder)) == 1 and "no event log" in err, err

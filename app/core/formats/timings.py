@@ -165,9 +165,12 @@ def _text(path: Path) -> str:
 
     raw = read_bytes(path, lambda reason: TimingsError(f"{one_line(str(path))}: {reason}"), MAX_TIMINGS_BYTES)
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise TimingsError(f"{one_line(str(path))}: not UTF-8 text") from None
+    if not text.strip():  # an empty file annotates nothing: refused, as an empty document is
+        raise TimingsError(f"{one_line(str(path))}: is empty")
+    return text
 
 
 def _json(text: str, path: Path) -> Any:
@@ -203,6 +206,10 @@ def read_timings(path: str | os.PathLike[str]) -> list[tuple[str, list[tuple[str
     p = Path(path)
     text = _text(p)
     if p.suffix.lower() in (".csv", ".tsv", ".txt"):
+        header = text.splitlines()[0].replace("\t", ",").replace(";", ",").split(",")
+        if "component" not in {h.strip().lower() for h in header}:
+            raise TimingsError(f"{one_line(str(p))}: line 1: the header needs a `component` column "
+                               "(component,rate,burst,alpha,sigma,...)")
         out = []
         for number, row in enumerate(_rows(text, p), 2):
             name = row.pop("component", None) or row.pop("Component", None)
