@@ -330,7 +330,7 @@ class StormIO(QObject):
         if request is not None:
             self.start_fetch(request)
 
-    def start_fetch(self, request: dict[str, Any]) -> CallWorker | None:
+    def start_fetch(self, request: dict[str, Any]) -> CallWorker[StormUIImport] | None:
         """Read the Storm UI in a worker; the result arrives in `_on_fetched` on the GUI thread."""
         if self.worker is not None and self.worker.isRunning():
             self.host.show_message("Already reading a Storm UI")

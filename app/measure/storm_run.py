@@ -18,12 +18,13 @@ a recorder appends again).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -289,7 +290,8 @@ class MetricsScan:
 
     def __init__(self) -> None:
         self.samples: list[tuple[float, str, int, int]] = []
-        self.rows: list[tuple[float, str, int, str, float]] = []  # (t, component, task, kind, value): RECEIVE_QUEUE
+        # (t, component, task, kind, value) of the other RECEIVE_QUEUE and task metrics (the populations: samples)
+        self.rows: list[tuple[float, str, int, str, float]] = []
         self.names: set[str] = set()
         self.topologies: set[str] = set()
         self.first_t: float | None = None
@@ -302,8 +304,7 @@ class MetricsScan:
             population = checked_count(value, where, name)  # the event-log rule: whole, >= 0, at most 2^53
             if population is None:
                 raise StormRunError(f"{where}.{name}: no population")
-            self.samples.append((t, sys.intern(component), max(0, parts["task"]), population))
-            self.rows.append((t, sys.intern(component), parts["task"], "receive-queue-population", float(population)))
+            self.samples.append((t, sys.intern(component), max(0, parts["task"]), population))  # also a row (all_rows)
         else:
             number = _finite(str(value))
             if number is None:
@@ -373,19 +374,24 @@ def read_metrics(path: str | os.PathLike[str]) -> MetricsScan:
     return scan
 
 
-def queues_jsonl(scan: MetricsScan) -> bytes:
+def queues_jsonl(scan: MetricsScan) -> Iterator[bytes]:
     """The receive-queue populations as queues.jsonl (t relative to the first one, in time order; system
-    components such as `__acker` were left out when read), written a line at a time into one buffer."""
-    import io
-
+    components such as `__acker` were left out when read), in chunks of lines: never whole in memory."""
     samples = scan.samples
     samples.sort()  # in place: no second list
     origin = samples[0][0] if samples else 0.0
-    out = io.BytesIO()
-    for t, comp, task, queue in samples:
-        out.write(f'{{"t":{round(t - origin, 6)!r},"comp":{json.dumps(comp)},"task":{task},"queue":{queue}}}\n'
-                  .encode())
-    return out.getvalue()
+    lines = (f'{{"t":{round(t - origin, 6)!r},"comp":{json.dumps(comp)},"task":{task},"queue":{queue}}}\n'
+             for t, comp, task, queue in samples)
+    return _chunks(lines)
+
+
+def _chunks(lines: Iterator[str], size: int = 10_000) -> Iterator[bytes]:
+    """`lines` encoded, `size` lines a chunk."""
+    while True:
+        chunk = "".join(itertools.islice(lines, size))
+        if not chunk:
+            return
+        yield chunk.encode()
 
 
 def _metric_kind(name: str) -> str | None:
@@ -400,16 +406,29 @@ def _metric_kind(name: str) -> str | None:
     return None
 
 
+def all_rows(scan: MetricsScan) -> Iterator[tuple[float, str, int, str, float]]:
+    """Every (t, component, task, kind, value) of the scan in order: the populations (kept once, as samples)
+    merged with the other metrics' rows, both sorted in place."""
+    import heapq
+
+    scan.samples.sort()
+    scan.rows.sort()
+    populations = ((t, comp, task, "receive-queue-population", float(q)) for t, comp, task, q in scan.samples)
+    return heapq.merge(populations, scan.rows)
+
+
 def executor_metric_rows(scan: MetricsScan) -> list[dict[str, Any]]:
     """The receive-queue and task metrics of the topology's own components as rows {t (unix s), comp, task, name,
     value}, in time order."""
     return [{"t": t, "comp": comp, "task": task, "name": kind, "value": value}
-            for t, comp, task, kind, value in sorted(scan.rows)]
+            for t, comp, task, kind, value in all_rows(scan)]
 
 
-def metrics_jsonl(scan: MetricsScan) -> bytes:
-    """metrics.jsonl: `executor_metric_rows`, one JSON object a line."""
-    return b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in executor_metric_rows(scan))
+def metrics_jsonl(scan: MetricsScan) -> Iterator[bytes]:
+    """metrics.jsonl: `executor_metric_rows`, one JSON object a line, in chunks of lines from the compact rows
+    (no dict per row, never whole in memory)."""
+    return _chunks(f'{{"t":{t!r},"comp":{json.dumps(comp)},"task":{task},"name":{json.dumps(kind)},'
+                   f'"value":{value!r}}}\n' for t, comp, task, kind, value in all_rows(scan))
 
 
 class QueueState(BaseModel):
@@ -494,14 +513,14 @@ def read_executor_metrics(folder: str | os.PathLike[str]) -> list[dict[str, Any]
     name = one_line(str(path))
     for number, line in iter_lines(path, _refused(path), max_line_bytes=MAX_METRICS_LINE_BYTES,
                                    max_bytes=MAX_RUN_BYTES):
+        row = _json(line, f"{name} line {number}")  # the bounded decoder: nesting, digits, finite numbers
         try:
-            row = json.loads(line)
             value, t = float(row["value"]), float(row["t"])
-            if not (math.isfinite(value) and math.isfinite(t)):
-                raise ValueError("not a finite number")
+            if not (math.isfinite(value) and abs(t) <= MAX_TIME):
+                raise ValueError("not a finite number, or a time beyond 1e13 s")
             out.append({"t": t, "comp": str(row["comp"]), "task": int(row["task"]), "name": str(row["name"]),
                         "value": value})
-        except (ValueError, KeyError, TypeError) as err:
+        except (ValueError, KeyError, TypeError, OverflowError) as err:
             raise StormRunError(f"{name} line {number}: not an executor metric ({escape(str(err))})") from None
     return out
 

@@ -20,13 +20,13 @@ from storm_ui_live import LiveStormUI  # noqa: E402
 def test_live_mode_colours_bolts_by_measured_capacity(make_window: Callable[..., Any], qtbot: Any) -> None:
     window = make_window()
     with LiveStormUI("drift", change_after=3) as ui:
-        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-live", "every": 0.2, "polls": 12}
+        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-live", "every": 0.2, "polls": 40}
         window.findChild(type(window.action_save), "action_live_start").trigger()
         worker = window.live.worker
         assert worker is not None and not window.live.action_start.isEnabled()
         lines: list[Any] = []
         worker.progress.connect(lines.append)
-        qtbot.waitUntil(lambda: any(line.statuses.get("count") == "grows" for line in lines), timeout=30000)
+        qtbot.waitUntil(lambda: any(line.statuses.get("count") == "grows" for line in lines), timeout=60000)
         topo = window.document.topology()  # it was empty: the first poll's topology is drawn, to be coloured
         assert {b.name for b in topo.bolts} >= {"split", "count"}, [b.name for b in topo.bolts]
         count = next(b for b in topo.bolts if b.name == "count")

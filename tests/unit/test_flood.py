@@ -270,3 +270,18 @@ def test_a_valid_growth_certificate_of_another_bolt_is_no_evidence() -> None:
                                    topology=cone(doc, "V").model_dump(mode="json"), growth_certificate=growth))
     assert check_flood_certificate(cone(doc, "J"), claimed) == [
         "evidence: the growth certificate is about V, not U"]
+
+
+@pytest.mark.parametrize("evidence", [{}, {"growth_certificate": None, "trace": {"format": "x"}},
+                                      {"topology": {"spouts": 1}, "growth_certificate": {"target": "U"}},
+                                      {"growth_certificate": {"target": "U", "content_hash": "0", "spouts": {},
+                                                              "bolts": {}}},
+                                      {"trace": {"format": "stormbound-trace/1", "topology": {}, "k": 1}}])
+def test_broken_evidence_is_refused_in_words(evidence: dict[str, Any]) -> None:
+    """A certificate file is user input: whatever its evidence holds, the checker answers with problems."""
+    cert = by_rates(FLOOD, "U", "J")
+    assert cert is not None
+    data = cert.model_dump(mode="json")
+    data["evidence"] = evidence
+    problems = check_flood_certificate(cone(FLOOD, "J").model_dump(mode="json"), data)
+    assert problems and all(isinstance(p, str) for p in problems), problems

@@ -187,6 +187,18 @@ def test_queues_jsonl_samples_are_checked_as_in_an_event_log(capsys, tmp_path: P
     refused(capsys, "analyze", str(run_dir), says=says, names="queues.jsonl line 2")
 
 
+@pytest.mark.parametrize(("line", "says"), [
+    ("[" * 100_000 + "]" * 100_000, "line 2: JSON nested deeper than 100 levels"),
+    ('{"t": 1, "comp": "b", "task": 1, "name": "x", "value": ' + "9" * 400 + "}", "line 2: not an executor metric"),
+    ('{"t": 1e19, "comp": "b", "task": 1, "name": "x", "value": 1}', "line 2: not an executor metric"),
+    ('{"t": 1, "comp": "b", "task": 1, "name": "x", "value": NaN}', "line 2: value: number NaN")])
+def test_executor_metrics_of_a_run_folder_are_read_through_the_bounded_decoder(capsys, tmp_path: Path, line: str,
+                                                                               says: str) -> None:
+    run_dir = recording(tmp_path / "run")
+    (run_dir / "metrics.jsonl").write_text('{"t": 0, "comp": "b", "task": 1, "name": "x", "value": 1}\n' + line + "\n")
+    refused(capsys, "analyze", str(run_dir), says=says, names="metrics.jsonl")
+
+
 @pytest.mark.parametrize("log", [False, True])
 def test_a_queue_sample_without_its_component_is_refused(capsys, tmp_path: Path, log: bool) -> None:
     """Found by make fuzz: the streaming reader took a queue sample with `"comp": null` (the model reader

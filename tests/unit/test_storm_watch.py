@@ -87,14 +87,16 @@ def test_a_drift_into_overload_fails_within_three_polls() -> None:
     assert lines[-1].bolts["count"].growth == pytest.approx(GROWTH, rel=0.1)
 
 
-def test_watch_fails_three_polls_after_a_drift(capsys: pytest.CaptureFixture[str]) -> None:
-    # polls 0.2 s apart: the few milliseconds a page's request takes on a loaded machine stay a few per cent
+def test_watch_fails_on_a_served_drift(capsys: pytest.CaptureFixture[str]) -> None:
+    # served over HTTP, polls 0.2 s apart: how fast the verdict firms up depends on how evenly a loaded machine
+    # answers (a page's request taking 20 ms more is 10 % of an interval); the 3 polls are checked above, on the
+    # same stand-in's recording at chosen times
     with LiveStormUI("drift", change_after=6) as ui:
         code = main(["watch", ui.url, "--topology", "wordcount-live", "--every", "0.2", "--polls", "30",
                      "--fail-on", "may-grow", "--json"])
     assert code == 1
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert lines[-1]["poll"] <= 9 and lines[-1]["fail"] and lines[-1]["agreeing"] == 3
+    assert lines[-1]["poll"] < 30 and lines[-1]["fail"] and lines[-1]["agreeing"] == 3
     assert lines[-1]["statuses"]["count"] == "grows" and lines[-1]["basis"]
     # count's α; and the spout's complete latency, 12.4 ms in this UI, above what the model proves for its trees at
     # the document's timings (docs/latency.md)

@@ -345,9 +345,14 @@ class RateFigures:
 
     def _spout_windows(self, rate: dict[Key, Fraction], burst: dict[Key, Fraction]) -> None:
         for s, top in self.spout_max.items():
-            for name, (_, _, hi) in self.streams[s].items():
-                rate[(s, name)] = hi * top
-                burst[(s, name)] = hi * self.burst[s] + self._excess(s, name)
+            done: dict[tuple[int, bool], tuple[Fraction, Fraction]] = {}  # per distinct ratios (`_stream_bounds`)
+            for name, ratios in self.streams[s].items():
+                key = (id(ratios), name == DEFAULT_STREAM)  # a spout's default stream has no excess
+                found = done.get(key)
+                if found is None:
+                    hi = ratios[2]
+                    found = done[key] = (hi * top, hi * self.burst[s] + self._excess(s, name))
+                rate[(s, name)], burst[(s, name)] = found
 
     def _bolt_windows(self, m: str, r: Fraction, rate: dict[Key, Fraction], burst: dict[Key, Fraction]) -> None:
         """The curves of m's output streams from its inflow curve (in_max, in_burst) and whether it is bounded.
@@ -356,15 +361,18 @@ class RateFigures:
         R·v + b + Q0 + C + R·L, so its emits in a window w at most that over w + α(1+τ). Not bounded: at most
         one batch per α(1−τ), capacity_max·w + C."""
         queue = self._queue_bound.get(m)
-        for name, (_, _, hi) in self.streams[m].items():
-            h = self._excess(m, name)
-            if queue is None:
-                rate[(m, name)] = hi * self.cap_max[m]
-                burst[(m, name)] = hi * self.burst[m] + h
-            else:
-                rate[(m, name)] = hi * r
-                burst[(m, name)] = hi * (self._in_burst[m] + self.q0 + self.burst[m]
-                                         + r * (self.slowest_take[m] + self.longest_phase[m])) + h
+        done: dict[int, tuple[Fraction, Fraction]] = {}  # per distinct ratios (`_stream_bounds` shares them)
+        for name, ratios in self.streams[m].items():
+            found = done.get(id(ratios))
+            if found is None:
+                hi, h = ratios[2], self._excess(m, name)
+                if queue is None:
+                    found = (hi * self.cap_max[m], hi * self.burst[m] + h)
+                else:
+                    found = (hi * r, hi * (self._in_burst[m] + self.q0 + self.burst[m]
+                                           + r * (self.slowest_take[m] + self.longest_phase[m])) + h)
+                done[id(ratios)] = found
+            rate[(m, name)], burst[(m, name)] = found
 
     def _every_run(self) -> dict[str, Fraction]:
         """in_max, in_burst and queue_bound of every bolt (docs/boundedness.md, "Every run")."""

@@ -73,7 +73,8 @@ def at_target(topo: Topology, least: dict[str, int | None], target: float = TARG
     or below `target` at nominal rates, and never fewer than `least` (the smallest bounded parallelism, None when
     none is): what `check` and `repair` suggest."""
     probe = RateFigures(topo, {b.id: 10**12 for b in topo.bolts})  # every bolt keeps up: the flows it passes on
-    inflow = probe.inflows(probe.spout_nominal, probe.cap_max, from_above=False, high=True)
+    inflow = probe.inflows(probe.spout_nominal, probe.cap_max, from_above=False, high=True,
+                           saturated=probe.amplifying)  # an amplifying cycle has no finite flows (and no `least`)
     out: dict[str, int | None] = {}
     for b in topo.bolts:
         proven = least.get(b.name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QObject, QPointF, Qt, Signal
 from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent, QGraphicsTextItem
 
@@ -31,7 +31,7 @@ class CanvasScene(QGraphicsScene):
     connection_refused = Signal(str)
     live_changed = Signal()  # Live Mode's verdicts changed (the status bar's summary follows)
 
-    def __init__(self, document: DocumentModel, parent=None):
+    def __init__(self, document: DocumentModel, parent: QObject | None = None):
         super().__init__(parent)
         self.document = document
         self.nodes: dict[str, NodeItem] = {}

@@ -24,12 +24,13 @@ from PySide6.QtGui import (
     QResizeEvent,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QGraphicsView, QMenu
+from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
 
 from app.core.topology import Position
 from app.gui.canvas.items import NODE_HEIGHT, NODE_WIDTH
 from app.gui.canvas.scene import CanvasScene
 from app.gui.commands import AddComponentCommand, new_bolt, new_spout
+from app.gui.document import DocumentModel
 
 COMPONENT_MIME = "application/x-stormbound-component"
 GRID = 20
@@ -40,7 +41,7 @@ class CanvasView(QGraphicsView):
 
     files_dropped = Signal(list)
 
-    def __init__(self, scene: CanvasScene, parent=None):
+    def __init__(self, scene: CanvasScene, parent: QWidget | None = None):
         super().__init__(scene, parent)
         self.canvas_scene = scene
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
@@ -62,7 +63,7 @@ class CanvasView(QGraphicsView):
             bar.actionTriggered.connect(self._user_moved)  # the user's own scrolling only
 
     @property
-    def document(self):
+    def document(self) -> DocumentModel:
         return self.canvas_scene.document
 
     def highlight_components(self, names: set[str]) -> None:

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.topology import Grouping
+from app.core.topology import Component, Grouping
 from app.gui.commands import (
     SetComponentFieldsCommand,
     SetSectionFieldsCommand,
@@ -107,7 +107,7 @@ MIN_FIELD_CHARS = 10  # an edit box shows at least this many digits
 MIN_PANEL_WIDTH = 250
 
 
-def parse_value(spec: FieldSpec, text: str) -> Any:
+def parse_value(spec: FieldSpec, text: str) -> str | float | None:
     """The typed text as a value of the field's kind, or FieldError saying what is wrong."""
     text = text.strip()
     if spec.kind == "text":
@@ -123,6 +123,14 @@ def parse_value(spec: FieldSpec, text: str) -> Any:
             return parse_rate(text) if spec.kind == "rate" else parse_duration(text)
         except UnitError as err:
             raise FieldError(spec.key, str(err)) from None
+    return parse_number(spec, text)
+
+
+def parse_number(spec: FieldSpec, text: str) -> float:
+    """The typed text as a finite number (a whole one for an int kind), or FieldError saying what is wrong."""
+    text = text.strip()
+    if text == "":
+        raise FieldError(spec.key, "a value is required")
     try:
         value = float(text)
     except ValueError:
@@ -136,12 +144,12 @@ def parse_value(spec: FieldSpec, text: str) -> Any:
     return value
 
 
-def stream_values(comp: Any) -> dict[str, float]:
+def stream_values(comp: Component) -> dict[str, float]:
     """A component's σ (bolt) or ratio (spout) per declared stream."""
-    return comp.stream_sigma if comp.kind == "bolt" else comp.stream_ratio
+    return dict(comp.stream_sigma if comp.kind == "bolt" else comp.stream_ratio)
 
 
-def format_streams(comp: Any) -> str:
+def format_streams(comp: Component) -> str:
     """"status=0.1, tika" for the inspector: each declared stream with its σ (ratio), if annotated."""
     values = stream_values(comp)
     return ", ".join(f"{n}={format_value(values[n])}" if n in values else n for n in comp.streams)
@@ -162,7 +170,7 @@ def parse_streams(kind: str, text: str) -> dict[str, Any]:
         names.append(name)
         if eq:
             try:
-                values[name] = parse_value(FieldSpec(f"streams.{name}", name, "float"), number)
+                values[name] = parse_number(FieldSpec(f"streams.{name}", name, "float"), number)
             except FieldError as err:
                 raise FieldError("streams", f"{name}: {err.message}") from None
             if values[name] < 0:
@@ -216,7 +224,7 @@ class FieldRow(QWidget):
 
     def _same(self, text: str) -> bool:
         try:
-            return parse_value(self.spec, self.edit.text()) == parse_value(self.spec, text)
+            return bool(parse_value(self.spec, self.edit.text()) == parse_value(self.spec, text))
         except FieldError:
             return False
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QByteArray, QMimeData, QSize, Qt, Signal
-from PySide6.QtWidgets import QListWidget, QListWidgetItem
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
 from app.gui.canvas.view import COMPONENT_MIME
 from app.gui.resources import icon
@@ -16,7 +16,7 @@ class Palette(QListWidget):
 
     add_requested = Signal(str)
 
-    def __init__(self, parent=None):
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("palette")
         self.setDragEnabled(True)

@@ -108,9 +108,11 @@ def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | No
     if ev.growth_certificate is not None:
         if ev.growth_certificate.target != cert.source:
             return [f"evidence: the growth certificate is about {ev.growth_certificate.target}, not {cert.source}"]
+        if ev.topology is None:
+            return ["evidence: the growth certificate comes without the document it is about"]
         try:
             proven_on = parse_topology(ev.topology)
-        except TopologyError as exc:
+        except (TopologyError, ValueError, TypeError) as exc:
             return [f"evidence: its document is not valid: {exc}"]
         problems = [f"evidence: {p}" for p in check_growth_certificate(proven_on, ev.growth_certificate)]
         return problems or _part_of(proven_on, cert.source, topo)
