@@ -239,7 +239,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         print(format_rate_table(topo, report, verbose=getattr(args, "verbose", 0) > 0, suggested=suggested,
                                 tasks={n: r.tasks for n, r in running.items()}))
-        print(f"(suggested executors: capacity {args.target_capacity:g} or less at nominal rates "
+        print(f"\n(suggested executors: capacity {args.target_capacity:g} or less at nominal rates "
               "(--target-capacity), never fewer than proven bounded)")
         print("\n".join(["", "Capacity:", *(f"- {line}" for line in capacity_lines(room))]))
         if differs:
