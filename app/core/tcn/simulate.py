@@ -63,6 +63,7 @@ class Lasso:
     message: str
     positions: int = 0
     schedules_tried: list[str] = field(default_factory=list)
+    capped: bool = False  # a schedule stopped at the cell bound (a larger bound might close a lasso)
 
 
 # one bolt's step at a position: queue before, arrivals, take, batch, emit, emitted, carry, processing after
@@ -89,6 +90,7 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     max_cells = MAX_CELLS if max_cells is None else max_cells
     tried: list[str] = []
     positions = 0
+    capped = False
     runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
         for sched in schedules(net, target, cancelled):
@@ -101,19 +103,22 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
                 return Lasso(outcome, f"{sched.describe()}: lasso of {outcome.k} positions",
                              positions + len(outcome.positions), tried)
             positions += outcome[1]
+            capped = capped or outcome[2]
             tried[-1] += f": {outcome[0]}"
     except _Stop as stop:
-        return Lasso(None, str(stop), positions, tried)
+        return Lasso(None, str(stop), positions, tried, capped)
     if cancelled():
-        return Lasso(None, "cancelled", positions, tried)
+        return Lasso(None, "cancelled", positions, tried, capped)
     if not tried:
         return Lasso(None, "no legal schedule lets the target grow", positions, tried)
-    return Lasso(None, "no schedule closed a lasso in which the target grows: " + "; ".join(tried), positions, tried)
+    return Lasso(None, "no schedule closed a lasso in which the target grows: " + "; ".join(tried), positions, tried,
+                 capped)
 
 
 def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
-              cancelled: Callable[[], bool], deadline: float | None, max_cells: int) -> Trace | tuple[str, int]:
-    """One deterministic run under `sched`; a lasso trace, or (why not, positions simulated).
+              cancelled: Callable[[], bool], deadline: float | None, max_cells: int) -> Trace | tuple[str, int, bool]:
+    """One deterministic run under `sched`; a lasso trace, or (why not, positions simulated, stopped at the
+    cell bound).
 
     With a failure plan (`sched.fail`, docs/model.md section 7) the planned bolts fail and
     recover on their clocks; each loss replays one spout tuple per lost tuple, split evenly
@@ -147,7 +152,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         if i % CHECK_EVERY == 0 and deadline is not None and time.monotonic() > deadline:
             raise _Stop("time limit reached")
         if i >= limit:
-            return f"no repeated state within {limit} positions", i
+            return f"no repeated state within {limit} positions", i, True
         # ---- the state before position i, and the loop it may close
         key = state_key(t) if i >= 1 else None
         queues_at.append([queue[j] for j in free] + [backlog[s] for s in growing_backlog])
@@ -156,7 +161,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
             for start in reversed(seen[key][-MAX_CANDIDATES:]):
                 verdict = _closes(start, i, slot[tgt], queues_at, bad_upto)
                 if verdict == "periodic":
-                    return "the run became periodic without the target growing", i
+                    return "the run became periodic without the target growing", i, False
                 if verdict == "lasso":
                     loop_start = start
                     break
