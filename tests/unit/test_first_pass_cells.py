@@ -54,3 +54,12 @@ def test_a_lasso_says_whether_the_cell_bound_stopped_it() -> None:
     assert stopped.trace is None and stopped.capped
     found = build_lasso(net, name)
     assert found.trace is not None and not found.capped
+
+
+def test_the_total_bound_spans_all_schedules() -> None:
+    topo = layered_topology(20, 0)
+    name = overloaded_bolts(topo)[0]
+    net = build_network(topo, [name])
+    stopped = build_lasso(net, name, total_cells=1)
+    assert stopped.trace is None and stopped.capped
+    assert len(stopped.schedules_tried) == 1  # the first schedule spent it: no other is simulated

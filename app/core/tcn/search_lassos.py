@@ -10,7 +10,6 @@ from typing import Any
 from app.core.formats.trace import Trace
 from app.core.gc_pause import paused_gc
 from app.core.results import BoltVerdict, Progress
-from app.core.tcn import simulate
 from app.core.tcn.check.certify import certify
 from app.core.tcn.failing import failure_summary
 from app.core.tcn.search_run import Run, SearchControl
@@ -20,7 +19,7 @@ SIMULATION_BUDGET_S = 5.0  # per target: building a lasso by simulation before a
 # per target whose lasso must hold a whole failure cycle (bounded without failures): 10^4 to 10^6 positions that
 # only the simulation reaches (StormCrawler's 311,558-position lasso: 49 s on a loaded machine)
 FAILURE_CYCLE_BUDGET_S = 300.0
-# per target and schedule in the first pass: positions × bolts (about 2.5 KB each at the peak, trace and
+# per target in the first pass, over all its schedules: positions × bolts (about 2.5 KB each at the peak, trace and
 # certification included), so that the first pass stays within megabytes; a target it leaves undecided at this
 # bound is simulated again with simulate.MAX_CELLS after the proofs by rates and the linear program, which
 # answer the large overloaded cones in milliseconds (docs/verifier.md, step 2c)
@@ -34,7 +33,7 @@ def simulation_phase(search: SearchControl, run: Run) -> None:
         if target not in run.verdicts and target not in run.downgraded and not search.stop_reason(run.elapsed()):
             search.announce(run, f"{target}: building a lasso by simulation")
             if _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
-                          run.verdicts, run.elapsed, max_cells=min(FIRST_PASS_CELLS, simulate.MAX_CELLS)):
+                          run.verdicts, run.elapsed, total_cells=FIRST_PASS_CELLS):
                 run.capped.add(target)
 
 def failure_cycle_phase(search: SearchControl, run: Run) -> None:
@@ -59,21 +58,21 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
 def _simulated(search: SearchControl, net: Any, target: str, checked: list[str], steady: frozenset[str],
                notes: list[str], traces: list[Trace], verdicts: dict[str, BoltVerdict], elapsed: Callable[[], float],
                *, bounded_without_failures: bool = False, budget_s: float | None = None,
-               max_cells: int | None = None) -> bool:
+               total_cells: int | None = None) -> bool:
     """Build a lasso for `target` by simulation; record it if it certifies, else note a defect.
     A lasso with failures is noted in words: one the target *needs* when the failure-free rate
     check proves it bounded (`bounded_without_failures`). True when no lasso was found and a schedule
-    stopped at the cell bound `max_cells` (simulate.MAX_CELLS when None)."""
+    stopped at the cell bound `total_cells` (over all schedules; None: simulate.MAX_CELLS per schedule)."""
     budget = SIMULATION_BUDGET_S if budget_s is None else budget_s
     budget = budget if search.timeout_s is None else min(budget, search.timeout_s - elapsed())
     lasso = build_lasso(net, target, cannot_grow=steady, cancelled=search.interrupted,
-                        deadline=time.monotonic() + max(0.0, budget), max_cells=max_cells)
+                        deadline=time.monotonic() + max(0.0, budget), total_cells=total_cells)
     if lasso.trace is None:
         if not search.stop_reason(elapsed()):
             then = ("searching with the solver" if search.force_search or budget_s is not None
                     else "trying rates and the linear program, then the solver")
             notes.append(f"simulation for {target}: {lasso.message}; {then}")
-        return lasso.capped and max_cells is not None
+        return lasso.capped and total_cells is not None
     cert = certify(lasso.trace, checked=[target], cancelled=lambda: search.cancelled)
     if search.cancelled:
         return False

@@ -81,12 +81,13 @@ class _Stop(Exception):
 @paused_gc()  # a long lasso: app/core/gc_pause.py
 def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = frozenset(),
                 cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
-                max_cells: int | None = None) -> Lasso:
+                max_cells: int | None = None, total_cells: int | None = None) -> Lasso:
     """Simulate the schedules of :func:`schedules` until one closes a lasso in which `target` grows.
 
     `cannot_grow`: bolts whose queues the rate check proves bounded (hashed exactly; the
     others are capped). `deadline`: a `time.monotonic()` instant. `max_cells`: positions × bolts
-    simulated per schedule (default MAX_CELLS). The trace is not certified here."""
+    simulated per schedule (default MAX_CELLS); `total_cells`: over all schedules (none by default), the
+    schedules left once it is spent are not simulated (`capped`). The trace is not certified here."""
     max_cells = MAX_CELLS if max_cells is None else max_cells
     tried: list[str] = []
     positions = 0
@@ -94,11 +95,16 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
         for sched in schedules(net, target, cancelled):
+            left = None if total_cells is None else total_cells - positions * max(1, len(net.bolts))
+            if left is not None and left <= 0:
+                capped = True
+                break
             tried.append(sched.describe())
             plan = frozenset(sched.fail)
             if plan not in runs_on:  # the bolts the plan leaves up never fail (docs/model.md 7.4)
                 runs_on[plan] = only_failing(net, plan)
-            outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, deadline, max_cells)
+            outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, deadline,
+                                max_cells if left is None else min(max_cells, left))
             if isinstance(outcome, Trace):
                 return Lasso(outcome, f"{sched.describe()}: lasso of {outcome.k} positions",
                              positions + len(outcome.positions), tried)
