@@ -173,7 +173,7 @@ def _annotate(args: argparse.Namespace) -> int:
             print(f"note: {note}", file=sys.stderr)
         missing = _missing(topo)
         if missing:
-            print(f"{len(missing)} values still not annotated")
+            print(f"{len(missing)} value{'' if len(missing) == 1 else 's'} still not annotated")
     return EXIT_OK
 
 
@@ -183,7 +183,7 @@ def _missing(topo: Any) -> list[Any]:
     return unannotated_problems(topo)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `annotate` to the `stormbound` command line."""
     p = sub.add_parser(
         "annotate", help="set a spout's or bolt's values (units allowed) and clear them from 'not annotated'",

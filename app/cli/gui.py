@@ -17,7 +17,7 @@ SCREENSHOT_SIZE = (1440, 900)
 VERIFY_LIMIT_S = 900
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("gui", help="open the desktop app (optionally on FILE)",
                        epilog=examples("stormbound gui models/simple-DIA-cfg-1.storm.json",
                                        "stormbound gui models/simple-DIA-cfg-1.storm.json --screenshot shot.png "
@@ -51,7 +51,7 @@ def _quiet_offscreen(mode: object, context: object, message: str) -> None:
         print(message, file=sys.stderr)
 
 
-def _application():
+def _application() -> Any:  # the QApplication (Qt is imported only here)
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from app.measure.reliability import ReliabilityConfig, ReliabilityReport
 from app.measure.sql.dialect import Dialect
@@ -23,12 +24,12 @@ class SparkSQL:
 
     dialect: Dialect = "spark"
 
-    def __init__(self, spark, events):
+    def __init__(self, spark: Any, events: Any) -> None:
         self.spark = spark
         self.events = events
         self.kept: dict[str, object] = {}
 
-    def run(self, sql: str) -> Sequence[Sequence]:
+    def run(self, sql: str) -> Sequence[Sequence[Any]]:
         from app.spark.frames import checked_job
 
         if "_bad_n" in sql:  # the first pass: the log's check rides along
@@ -50,7 +51,7 @@ class SparkSQL:
                 frame.unpersist()  # type: ignore[attr-defined]  # a DataFrame
 
 
-def check_reliability(spark, events, config: ReliabilityConfig, limit: int = 200) -> ReliabilityReport:
+def check_reliability(spark: Any, events: Any, config: ReliabilityConfig, limit: int = 200) -> ReliabilityReport:
     """The reliability report of an events DataFrame (schema EVENT_DDL, in log order) by Spark SQL;
     running out of memory is reported as such, not as an internal error."""
     from pyspark.sql import functions as F

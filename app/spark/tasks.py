@@ -41,9 +41,9 @@ from fractions import Fraction
 from typing import Any
 
 # (t, ev, comp, task, tuple, msg, anchors, reason, queue): the order of eventlog.COLUMNS
-Row = tuple
+Row = tuple[Any, ...]
 # A queued tuple: (tuple id, spout of its root, root message id, edge id); init tuples have no root.
-Delivery = tuple
+Delivery = tuple[Any, ...]
 
 
 def emit_tuples(sigma: Fraction, carry: Fraction, batch: int, rounded: bool) -> tuple[int, Fraction]:
@@ -481,6 +481,6 @@ def own_address() -> str:
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
             probe.connect(("10.255.255.255", 1))
-            return probe.getsockname()[0]
+            return str(probe.getsockname()[0])
     except OSError:
         return "127.0.0.1"

@@ -28,7 +28,7 @@ for the next ones (`materialize`) and drops it (`drop`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from app.measure.reliability_model import (
     P1,
@@ -46,7 +46,7 @@ from app.measure.sql.dialect import Dialect, literal, number, render
 class Engine(Protocol):
     dialect: Dialect
 
-    def run(self, sql: str) -> Sequence[Sequence]: ...
+    def run(self, sql: str) -> Sequence[Sequence[Any]]: ...
 
     def materialize(self, name: str, sql: str) -> None: ...
 
