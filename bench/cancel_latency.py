@@ -68,12 +68,14 @@ def cancel_after(search: Search, wait_s: float) -> float | None:
 
 def only_unaligned() -> Callable[[], None]:
     """Simulate only the unaligned schedule, without a cell bound or a simulation budget; returns the undo."""
-    saved = simulate.schedules, simulate.MAX_CELLS, search_lassos.SIMULATION_BUDGET_S
+    saved = (simulate.schedules, simulate.MAX_CELLS, search_lassos.SIMULATION_BUDGET_S,
+             search_lassos.FIRST_PASS_CELLS)
     simulate.schedules = lambda net, target, cancelled: iter([simulate.unaligned_schedule(net, target)])
-    simulate.MAX_CELLS, search_lassos.SIMULATION_BUDGET_S = 10**9, 60.0
+    simulate.MAX_CELLS, search_lassos.SIMULATION_BUDGET_S, search_lassos.FIRST_PASS_CELLS = 10**9, 60.0, 10**9
 
     def undo() -> None:
-        simulate.schedules, simulate.MAX_CELLS, search_lassos.SIMULATION_BUDGET_S = saved
+        (simulate.schedules, simulate.MAX_CELLS, search_lassos.SIMULATION_BUDGET_S,
+         search_lassos.FIRST_PASS_CELLS) = saved
     return undo
 
 

@@ -306,11 +306,13 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
             ratio[(b.name, st.name)] = Fraction(0) if st.silent else (hi if optimistic else lo)
     replays = dict.fromkeys(fresh, Fraction(0))
     inflow: dict[str, Fraction] = {}
+    # sources first when there is no cycle: one round reaches the fixpoint (any order reaches the same one)
+    order = _topological(net) or net.bolts
     for _ in range(4 if sched.fail else 1):
         out = _spout_flows(net, {s: r + replays[s] for s, r in fresh.items()}, optimistic)
         for _ in range(len(net.bolts) + 1):
             changed = False
-            for b in net.bolts:
+            for b in order:
                 total = sum((out.get(src, Fraction(0)) for src in b.sources), Fraction(0))
                 inflow[b.name] = total
                 for st in b.streams:

@@ -19,6 +19,11 @@ SIMULATION_BUDGET_S = 5.0  # per target: building a lasso by simulation before a
 # per target whose lasso must hold a whole failure cycle (bounded without failures): 10^4 to 10^6 positions that
 # only the simulation reaches (StormCrawler's 311,558-position lasso: 49 s on a loaded machine)
 FAILURE_CYCLE_BUDGET_S = 300.0
+# per target in the first pass, over all its schedules: positions × bolts (about 2.5 KB each at the peak, trace and
+# certification included), so that the first pass stays within megabytes; a target it leaves undecided at this
+# bound is simulated again with simulate.MAX_CELLS after the proofs by rates and the linear program, which
+# answer the large overloaded cones in milliseconds (docs/verifier.md, step 2c)
+FIRST_PASS_CELLS = 60_000
 
 
 def simulation_phase(search: SearchControl, run: Run) -> None:
@@ -27,45 +32,54 @@ def simulation_phase(search: SearchControl, run: Run) -> None:
     for target in (t for phase in run.phases for t in phase):
         if target not in run.verdicts and target not in run.downgraded and not search.stop_reason(run.elapsed()):
             search.announce(run, f"{target}: building a lasso by simulation")
-            _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
-                            run.verdicts, run.elapsed)
+            if _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
+                          run.verdicts, run.elapsed, total_cells=FIRST_PASS_CELLS):
+                run.capped.add(target)
 
 def failure_cycle_phase(search: SearchControl, run: Run) -> None:
     """Targets bounded without failures and still undecided after the linear program: a lasso in which they
     grow holds a whole failure cycle, out of the solver's reach; the simulation gets up to
-    FAILURE_CYCLE_BUDGET_S for each (or what is left of the time limit)."""
+    FAILURE_CYCLE_BUDGET_S for each (or what is left of the time limit). Targets whose first simulation
+    stopped at FIRST_PASS_CELLS and that no proof answered are simulated again up to simulate.MAX_CELLS."""
     for target in (t for phase in run.phases for t in phase):
-        if target in run.downgraded and target not in run.verdicts and not search.stop_reason(run.elapsed()):
+        if target in run.verdicts or search.stop_reason(run.elapsed()):
+            continue
+        if target in run.downgraded:
             search.announce(run, f"{target}: a long simulation through a failure cycle")
             _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
-                            run.verdicts, run.elapsed, bounded_without_failures=True,
-                            budget_s=FAILURE_CYCLE_BUDGET_S)
+                       run.verdicts, run.elapsed, bounded_without_failures=True, budget_s=FAILURE_CYCLE_BUDGET_S)
+        elif target in run.capped:
+            search.announce(run, f"{target}: a longer simulation")
+            _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
+                       run.verdicts, run.elapsed)
 
 
 @paused_gc()  # a long lasso: app/core/gc_pause.py
 def _simulated(search: SearchControl, net: Any, target: str, checked: list[str], steady: frozenset[str],
                notes: list[str], traces: list[Trace], verdicts: dict[str, BoltVerdict], elapsed: Callable[[], float],
-               *, bounded_without_failures: bool = False, budget_s: float | None = None) -> None:
+               *, bounded_without_failures: bool = False, budget_s: float | None = None,
+               total_cells: int | None = None) -> bool:
     """Build a lasso for `target` by simulation; record it if it certifies, else note a defect.
     A lasso with failures is noted in words: one the target *needs* when the failure-free rate
-    check proves it bounded (`bounded_without_failures`)."""
+    check proves it bounded (`bounded_without_failures`). True when no lasso was found and a schedule
+    stopped at the cell bound `total_cells` (over all schedules; None: simulate.MAX_CELLS per schedule)."""
     budget = SIMULATION_BUDGET_S if budget_s is None else budget_s
     budget = budget if search.timeout_s is None else min(budget, search.timeout_s - elapsed())
     lasso = build_lasso(net, target, cannot_grow=steady, cancelled=search.interrupted,
-                        deadline=time.monotonic() + max(0.0, budget))
+                        deadline=time.monotonic() + max(0.0, budget), total_cells=total_cells)
     if lasso.trace is None:
         if not search.stop_reason(elapsed()):
             then = ("searching with the solver" if search.force_search or budget_s is not None
                     else "trying rates and the linear program, then the solver")
             notes.append(f"simulation for {target}: {lasso.message}; {then}")
-        return
+        return lasso.capped and total_cells is not None
     cert = certify(lasso.trace, checked=[target], cancelled=lambda: search.cancelled)
     if search.cancelled:
-        return
+        return False
     if not cert.ok:
         notes.append(f"defect: a lasso built by simulation for {target} failed certification and was "
                      "discarded (searching with the solver): " + "; ".join(cert.problems[:3]))
-        return
+        return False
     traces.append(lasso.trace)
     search.record(lasso.trace, cert.growth_per_loop, len(traces) - 1, checked, verdicts, method="simulation")
     summary = failure_summary(lasso.trace)
@@ -80,3 +94,4 @@ def _simulated(search: SearchControl, net: Any, target: str, checked: list[str],
     if search.progress is not None:
         search.progress(Progress(k=lasso.trace.k, elapsed_s=elapsed(),
                                message=f"{target}: certified lasso of {lasso.trace.k} positions by simulation"))
+    return False

@@ -67,6 +67,7 @@ class Run:
     ks: list[int] = field(default_factory=list)
     steady: frozenset[str] = frozenset()
     downgraded: frozenset[str] = frozenset()  # bounded without failures, searched because bolts may fail
+    capped: set[str] = field(default_factory=set)  # targets whose first simulation stopped at its cell bound
     phases: list[list[str]] = field(default_factory=list)
     stop: str | None = None
 

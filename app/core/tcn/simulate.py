@@ -63,6 +63,7 @@ class Lasso:
     message: str
     positions: int = 0
     schedules_tried: list[str] = field(default_factory=list)
+    capped: bool = False  # a schedule stopped at the cell bound (a larger bound might close a lasso)
 
 
 # one bolt's step at a position: queue before, arrivals, take, batch, emit, emitted, carry, processing after
@@ -80,40 +81,50 @@ class _Stop(Exception):
 @paused_gc()  # a long lasso: app/core/gc_pause.py
 def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = frozenset(),
                 cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
-                max_cells: int | None = None) -> Lasso:
+                max_cells: int | None = None, total_cells: int | None = None) -> Lasso:
     """Simulate the schedules of :func:`schedules` until one closes a lasso in which `target` grows.
 
     `cannot_grow`: bolts whose queues the rate check proves bounded (hashed exactly; the
     others are capped). `deadline`: a `time.monotonic()` instant. `max_cells`: positions × bolts
-    simulated per schedule (default MAX_CELLS). The trace is not certified here."""
+    simulated per schedule (default MAX_CELLS); `total_cells`: over all schedules (none by default), the
+    schedules left once it is spent are not simulated (`capped`). The trace is not certified here."""
     max_cells = MAX_CELLS if max_cells is None else max_cells
     tried: list[str] = []
     positions = 0
+    capped = False
     runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
         for sched in schedules(net, target, cancelled):
+            left = None if total_cells is None else total_cells - positions * max(1, len(net.bolts))
+            if left is not None and left <= 0:
+                capped = True
+                break
             tried.append(sched.describe())
             plan = frozenset(sched.fail)
             if plan not in runs_on:  # the bolts the plan leaves up never fail (docs/model.md 7.4)
                 runs_on[plan] = only_failing(net, plan)
-            outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, deadline, max_cells)
+            outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, deadline,
+                                max_cells if left is None else min(max_cells, left))
             if isinstance(outcome, Trace):
                 return Lasso(outcome, f"{sched.describe()}: lasso of {outcome.k} positions",
                              positions + len(outcome.positions), tried)
             positions += outcome[1]
+            capped = capped or outcome[2]
             tried[-1] += f": {outcome[0]}"
     except _Stop as stop:
-        return Lasso(None, str(stop), positions, tried)
+        return Lasso(None, str(stop), positions, tried, capped)
     if cancelled():
-        return Lasso(None, "cancelled", positions, tried)
+        return Lasso(None, "cancelled", positions, tried, capped)
     if not tried:
         return Lasso(None, "no legal schedule lets the target grow", positions, tried)
-    return Lasso(None, "no schedule closed a lasso in which the target grows: " + "; ".join(tried), positions, tried)
+    return Lasso(None, "no schedule closed a lasso in which the target grows: " + "; ".join(tried), positions, tried,
+                 capped)
 
 
 def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
-              cancelled: Callable[[], bool], deadline: float | None, max_cells: int) -> Trace | tuple[str, int]:
-    """One deterministic run under `sched`; a lasso trace, or (why not, positions simulated).
+              cancelled: Callable[[], bool], deadline: float | None, max_cells: int) -> Trace | tuple[str, int, bool]:
+    """One deterministic run under `sched`; a lasso trace, or (why not, positions simulated, stopped at the
+    cell bound).
 
     With a failure plan (`sched.fail`, docs/model.md section 7) the planned bolts fail and
     recover on their clocks; each loss replays one spout tuple per lost tuple, split evenly
@@ -147,7 +158,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         if i % CHECK_EVERY == 0 and deadline is not None and time.monotonic() > deadline:
             raise _Stop("time limit reached")
         if i >= limit:
-            return f"no repeated state within {limit} positions", i
+            return f"no repeated state within {limit} positions", i, True
         # ---- the state before position i, and the loop it may close
         key = state_key(t) if i >= 1 else None
         queues_at.append([queue[j] for j in free] + [backlog[s] for s in growing_backlog])
@@ -156,7 +167,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
             for start in reversed(seen[key][-MAX_CANDIDATES:]):
                 verdict = _closes(start, i, slot[tgt], queues_at, bad_upto)
                 if verdict == "periodic":
-                    return "the run became periodic without the target growing", i
+                    return "the run became periodic without the target growing", i, False
                 if verdict == "lasso":
                     loop_start = start
                     break
