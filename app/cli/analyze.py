@@ -37,7 +37,7 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
                    help="tuples/s a queue must gain to count as growing (default 0.05)")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `analyze` to the `stormbound` command line."""
     p = sub.add_parser(
         "analyze", help="measured rates, α, σ, bursts and queue growth of a run",

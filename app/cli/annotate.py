@@ -183,7 +183,7 @@ def _missing(topo: Any) -> list[Any]:
     return unannotated_problems(topo)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `annotate` to the `stormbound` command line."""
     p = sub.add_parser(
         "annotate", help="set a spout's or bolt's values (units allowed) and clear them from 'not annotated'",

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from app.cep import Match
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `cep` to the `stormbound` command line."""
     p = sub.add_parser("cep", help="find complex event patterns in a run's event log",
                        description="Report every match of the patterns in the event log (times in the log's "

@@ -38,7 +38,7 @@ log = logging.getLogger("stormbound.check")
 SEVERITY = {"bounded": 0, "no-repeating-growth": 1, "may-grow": 1, "grows": 2}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `check` to the `stormbound` command line."""
     p = sub.add_parser(
         "check", help="validate a topology and print the rate check",

@@ -16,7 +16,7 @@ from app.cli.report import add_report_option
 from app.cli.spark_jobs import add_spark_options
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `compare` to the `stormbound` command line."""
     p = sub.add_parser(
         "compare", help="model (rate check) versus measured queue growth per bolt",

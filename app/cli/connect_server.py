@@ -11,7 +11,7 @@ from app.cli.common import UsageError, examples
 from app.cli.options import number
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `connect-server` to the `stormbound` command line."""
     p = sub.add_parser("connect-server", help="run a local Spark Connect server (from pyspark) until Ctrl+C",
                        epilog=examples("stormbound connect-server --port 15002 --log connect.log &",

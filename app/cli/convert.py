@@ -10,7 +10,7 @@ from app.cli.outputs import add_force_option, check_output_file, write_output_fi
 from app.core.topology import one_line
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `convert` to the `stormbound` command line."""
     p = sub.add_parser("convert", help="convert between .storm.json and D-VerT JSON",
                        description="Convert a topology between our .storm.json document and D-VerT JSON.",

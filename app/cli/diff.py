@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 SPARK_THRESHOLD_MB = 256  # same_key inputs bigger than this (both files together) go to Spark
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `diff` to the `stormbound` command line."""
     p = sub.add_parser(
         "diff", help="are two run outputs equivalent up to a dependence relation? (DiffStream)",
@@ -72,7 +72,8 @@ def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
     if not (_is_json_lines(args.left) and _is_json_lines(args.right)):
         return False
     size = sum(os.path.getsize(f) for f in (args.left, args.right) if os.path.isfile(f))
-    return size > args.spark_threshold * 1024 * 1024
+    threshold_mb: float = args.spark_threshold
+    return size > threshold_mb * 1024 * 1024
 
 
 def _run_spark_host(args: argparse.Namespace, master: str) -> DiffResult:

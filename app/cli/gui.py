@@ -7,17 +7,20 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli.common import UsageError, examples
 from app.cli.outputs import add_force_option, check_output_file, write_output_file
 from app.core.topology import one_line
 
+if TYPE_CHECKING:
+    from PySide6.QtCore import QCoreApplication
+
 SCREENSHOT_SIZE = (1440, 900)
 VERIFY_LIMIT_S = 900
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("gui", help="open the desktop app (optionally on FILE)",
                        epilog=examples("stormbound gui models/simple-DIA-cfg-1.storm.json",
                                        "stormbound gui models/simple-DIA-cfg-1.storm.json --screenshot shot.png "
@@ -51,7 +54,7 @@ def _quiet_offscreen(mode: object, context: object, message: str) -> None:
         print(message, file=sys.stderr)
 
 
-def _application():
+def _application() -> QCoreApplication:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -26,7 +26,7 @@ FORMATS = (".svg", ".png")
 MAX_UNROLL = 50  # as the trace view's control: beyond it the steps are too thin to read
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `plot` to the `stormbound` command line."""
     p = sub.add_parser(
         "plot", help="draw a trace's plots (one per bolt, loop shaded) to an SVG or PNG file, no window",
@@ -59,7 +59,8 @@ def read_trace_data(path: str) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") not in TRACE_FORMATS:
         raise UsageError(f"{path}: format: not a stormbound trace (expected \"format\": \"stormbound-trace/1\", "
                          f"or \"stormbound-trace/2\" compressed)")
-    return without_schema_key(data)  # a trace may name its schema
+    trace: dict[str, Any] = without_schema_key(data)  # a trace may name its schema
+    return trace
 
 
 def default_title(topology: dict[str, Any], k: int, loop_start: int, growth: dict[str, int], duration_s: float,

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from app.measure.reliability import ReliabilityConfig
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `reliability` to the `stormbound` command line."""
     p = sub.add_parser(
         "reliability", help="check Storm's delivery guarantees over an event log",

@@ -20,7 +20,7 @@ from app.cli.spark_jobs import add_spark_options, log
 from app.core.topology import Problem, Topology, TopologyError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `run` to the `stormbound` command line."""
     p = sub.add_parser(
         "run", help="run a topology on Spark with a synthetic workload and record its event log",

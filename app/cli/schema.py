@@ -18,7 +18,7 @@ RESULT_KINDS = ("check", "verify", "analyze", "compare", "reliability", "diff", 
                 "import-flux", "annotate", "error")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `schema` to the `stormbound` command line."""
     from app.core.formats.schema import SCHEMA_KINDS
 

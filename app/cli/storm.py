@@ -14,19 +14,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from app.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError, examples
 from app.cli.options import add_storm_version_option, add_target_option, bolt_count, number, with_storm_version
 from app.cli.outputs import add_force_option, check_output_file, write_output_file
 from app.core.topology import Problem, Topology, TopologyError, one_line
 
+if TYPE_CHECKING:
+    from app.core.storm.flux.yaml_text import FluxOptions
+
 
 def _usage(message: str) -> Exception:
     return UsageError(message)
 
 
-def _flux_options(args: argparse.Namespace):
+def _flux_options(args: argparse.Namespace) -> FluxOptions:
     from app.core.storm.flux.yaml_text import FluxOptions
 
     for folder in args.resources or []:
@@ -67,7 +72,7 @@ def _included(topo: Topology) -> list[str]:
     return [str(f) for f in files + list(getattr(storm, "flux_includes", None) or []) if f]
 
 
-def _summary(topo: Topology, notes: list[str], stream) -> None:  # noqa: ANN001 - a text stream
+def _summary(topo: Topology, notes: list[str], stream: TextIO) -> None:
     from app.core.topology import unannotated_problems
 
     print(f"{one_line(topo.name)}: {len(topo.spouts)} spouts, {len(topo.bolts)} bolts, {len(topo.subscriptions)} "
@@ -380,13 +385,13 @@ def _flux_reading(p: argparse.ArgumentParser) -> None:
                    help="folder holding classpath resources for `resource: true` includes (repeatable)")
 
 
-def _needs(usage: str):  # noqa: ANN202 - an argparse handler
+def _needs(usage: str) -> Callable[[argparse.Namespace], int]:
     def handler(args: argparse.Namespace) -> int:
         raise _usage(f"say what: {usage}")
     return handler
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `import`, `export` and `repair`."""
     p = sub.add_parser("import", help="bring a topology in from a Flux file or a running cluster's Storm UI",
                        epilog=examples("stormbound import flux models/wordcount.flux.yaml -o wc.storm.json"))

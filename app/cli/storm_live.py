@@ -48,7 +48,7 @@ def _connection_options(p: argparse.ArgumentParser) -> None:
                    help="how long each request may take in all (default 10 s); a poll that fails is a gap")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `record` and `watch`."""
     p = sub.add_parser(
         "record", help="poll a running topology's Storm UI into a run folder (one JSON line per poll)",
@@ -91,7 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_watch, file_args=("url",))
 
 
-def register_import(kinds: argparse._SubParsersAction) -> None:
+def register_import(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `import metrics` under `import`."""
     q = kinds.add_parser(
         "metrics", help="read a metrics-v2 reporter's output (CSV folder or Graphite lines) into a run folder",

@@ -15,12 +15,16 @@ import json
 import logging
 import re
 import sys
+from typing import TYPE_CHECKING
 
 from app.cli.common import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_OK, EXIT_UNKNOWN, UsageError, examples, print_result
 from app.cli.console import StatusLine
 from app.cli.options import add_failures_option, add_latency_options, add_storm_version_option, positive_seconds
 from app.core.formats import limits
 from app.core.storm.words import duration
+
+if TYPE_CHECKING:
+    from app.core.results import Progress, VerifyResult
 
 log = logging.getLogger("stormbound.verify")
 EXIT_BY_VERDICT = {"counterexample": EXIT_FOUND, "unbounded": EXIT_FOUND, "none-up-to-k": EXIT_OK,
@@ -62,7 +66,7 @@ def _decimals(text: str) -> str:
     return re.sub(r" \(exactly [^)]*\)", "", text)
 
 
-def format_bolts(result, verbose: bool = False) -> list[str]:
+def format_bolts(result: VerifyResult, verbose: bool = False) -> list[str]:
     """One line per growing or undecided bolt; bounded bolts only with `verbose`."""
     from app.core.tcn.failing import failure_summary
 
@@ -93,7 +97,7 @@ def format_bolts(result, verbose: bool = False) -> list[str]:
     return lines
 
 
-def headline(result) -> str:
+def headline(result: VerifyResult) -> str:
     """The first line: the verdict and how many checked bolts grow, are undecided or are bounded."""
     by: dict[str, list[str]] = {}
     for name, v in result.bolts.items():
@@ -141,7 +145,7 @@ def headline(result) -> str:
 _VERBOSE_NOTES = ("cone of influence of ", "not searched, decided by the rate check")
 
 
-def format_result(result, verbose: bool = False, capacity: list[str] | None = None) -> str:
+def format_result(result: VerifyResult, verbose: bool = False, capacity: list[str] | None = None) -> str:
     """The human report: a headline, one line per growing or undecided bolt (every bolt with `verbose`),
     bounded bolts summarised, capacity in Storm's terms, notes."""
     lines = [headline(result)]
@@ -219,7 +223,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     on_tty = sys.stderr.isatty() and not getattr(args, "quiet", False)
     status = StatusLine(on_tty and not args.progress and not verbose).start()
 
-    def show(progress) -> None:
+    def show(progress: Progress) -> None:
         if not progress.message:  # what the search does next and the verdicts so far: the app's, not a line here
             return
         log.info("%s (%.1f s)", progress.message, progress.elapsed_s)
@@ -286,7 +290,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_FOUND if timeouts and code == EXIT_OK else code
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `verify` to the `stormbound` command line."""
     p = sub.add_parser(
         "verify", help="search for a lasso in which a checked queue grows without bound",
