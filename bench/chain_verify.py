@@ -14,6 +14,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -41,8 +42,7 @@ def main() -> None:
         for n in sizes:
             (args.write / f"chain-{n}.storm.json").write_text(json.dumps(chain(n)))
         return
-    tmp = ROOT / "bench" / ".chains"
-    tmp.mkdir(exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="chains-"))
     for n in sizes:
         path = tmp / f"chain-{n}.storm.json"
         path.write_text(json.dumps(chain(n)))

@@ -13,6 +13,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
 DVERT = ROOT / "tests" / "data" / "dvert"
+VECTORS = ROOT / "tests" / "data" / "vectors"  # DiffStream, CEP and Storm reliability vectors (README there)
+STORM_FLUX = ROOT / "tests" / "data" / "flux" / "storm-examples"  # Apache Storm's Flux examples
 
 
 @pytest.fixture(scope="session")

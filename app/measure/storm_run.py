@@ -23,7 +23,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -289,7 +289,8 @@ class MetricsScan:
 
     def __init__(self) -> None:
         self.samples: list[tuple[float, str, int, int]] = []
-        self.rows: list[tuple[float, str, int, str, float]] = []  # (t, component, task, kind, value): RECEIVE_QUEUE
+        # (t, component, task, kind, value) of the other RECEIVE_QUEUE and task metrics (the populations: samples)
+        self.rows: list[tuple[float, str, int, str, float]] = []
         self.names: set[str] = set()
         self.topologies: set[str] = set()
         self.first_t: float | None = None
@@ -302,8 +303,7 @@ class MetricsScan:
             population = checked_count(value, where, name)  # the event-log rule: whole, >= 0, at most 2^53
             if population is None:
                 raise StormRunError(f"{where}.{name}: no population")
-            self.samples.append((t, sys.intern(component), max(0, parts["task"]), population))
-            self.rows.append((t, sys.intern(component), parts["task"], "receive-queue-population", float(population)))
+            self.samples.append((t, sys.intern(component), max(0, parts["task"]), population))  # also a row (all_rows)
         else:
             number = _finite(str(value))
             if number is None:
@@ -400,11 +400,22 @@ def _metric_kind(name: str) -> str | None:
     return None
 
 
+def all_rows(scan: MetricsScan) -> Iterator[tuple[float, str, int, str, float]]:
+    """Every (t, component, task, kind, value) of the scan in order: the populations (kept once, as samples)
+    merged with the other metrics' rows, both sorted in place."""
+    import heapq
+
+    scan.samples.sort()
+    scan.rows.sort()
+    populations = ((t, comp, task, "receive-queue-population", float(q)) for t, comp, task, q in scan.samples)
+    return heapq.merge(populations, scan.rows)
+
+
 def executor_metric_rows(scan: MetricsScan) -> list[dict[str, Any]]:
     """The receive-queue and task metrics of the topology's own components as rows {t (unix s), comp, task, name,
     value}, in time order."""
     return [{"t": t, "comp": comp, "task": task, "name": kind, "value": value}
-            for t, comp, task, kind, value in sorted(scan.rows)]
+            for t, comp, task, kind, value in all_rows(scan)]
 
 
 def metrics_jsonl(scan: MetricsScan) -> bytes:
@@ -412,9 +423,8 @@ def metrics_jsonl(scan: MetricsScan) -> bytes:
     place (no dict per row: a large reporter folder stays at the rows' own memory)."""
     import io
 
-    scan.rows.sort()
     out = io.BytesIO()
-    for t, comp, task, kind, value in scan.rows:
+    for t, comp, task, kind, value in all_rows(scan):
         out.write(f'{{"t":{t!r},"comp":{json.dumps(comp)},"task":{task},"name":{json.dumps(kind)},'
                   f'"value":{value!r}}}\n'.encode())
     return out.getvalue()

@@ -39,6 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.core.errors import Cancelled
 from app.core.topology import Topology
 
 
@@ -139,7 +140,7 @@ class RunResult(BaseModel):
                                              "processes again when Spark reuses its workers for the next run)")
 
 
-class RunCancelled(RuntimeError):
+class RunCancelled(Cancelled, RuntimeError):
     """The run was cancelled before it finished; nothing was written."""
 
 

@@ -181,19 +181,22 @@ def test_edit_during_run_makes_arriving_result_stale(qtbot, document: DocumentMo
 
 def test_gui_keeps_processing_events_while_verifying(qtbot, document: DocumentModel) -> None:
     panel = make_panel(qtbot, document, k_final=60, step_s=0.02)
-    ticks: list[float] = []
     timer = QTimer()
     timer.setInterval(20)
-    timer.timeout.connect(lambda: ticks.append(time.monotonic()))
+    shown: list[int] = []  # at each tick of the GUI thread's timer, the k the panel shows
+
+    def tick() -> None:
+        progress = panel.states[0].progress
+        if progress is not None:
+            shown.append(progress.k)
+
+    timer.timeout.connect(tick)
     timer.start()
-    run_to_end(qtbot, panel, timeout_ms=30_000)
+    run_to_end(qtbot, panel, timeout_ms=60_000)
     timer.stop()
-    # load-tolerant: typical gaps stay near the timer's 20 ms; a 1.2 s search in the GUI thread would
-    # leave one gap of its whole length, above the generous hard bound
-    gaps = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
-    assert len(ticks) >= 10, f"only {len(ticks)} timer ticks"
-    assert statistics.median(gaps) < 0.1 and max(gaps) < 0.8, f"median {statistics.median(gaps):.3f} s, " \
-        f"max {max(gaps):.3f} s"
+    # the timer ran between the search's steps: a search in the GUI thread would let no tick see a step
+    # before the last (judged by what was seen, not by gaps in time, which a loaded machine stretches)
+    assert len(set(shown) - {60}) >= 3, f"the GUI thread ticked at k = {sorted(set(shown))} of a 60-step search"
 
 
 def test_invalid_document_is_refused_in_words(qtbot) -> None:

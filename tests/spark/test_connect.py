@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from app.measure.eventlog import read_log, write_log
-from tests.conftest import MODELS, ROOT, SHARED
+from tests.conftest import MODELS, ROOT, VECTORS
 from tests.spark.test_analysis import known_log
 
 pytestmark = pytest.mark.spark
@@ -102,7 +102,7 @@ def test_host_over_connect_checks_every_vector_and_cancels_a_run(connect_url: st
     from app.spark.client import HostError, SparkHost
     from app.spark.run_job import RunSpec
 
-    vectors = json.loads((SHARED / "data" / "storm-reliability-vectors.json").read_text())
+    vectors = json.loads((VECTORS / "storm-reliability-vectors.json").read_text())
     with SparkHost(master=connect_url) as host:
         assert host.info["connect"] is True and host.info["master"] == connect_url
         assert host.info["slots"] == 2 and host.info["spark_version"].startswith("4.")

@@ -17,10 +17,10 @@ from app.measure.reliability import (
 )
 from app.spark.frames import log_to_frames
 from app.spark.reliability_job import check_reliability
-from tests.conftest import SHARED
+from tests.conftest import VECTORS as VECTORS_DIR
 
-VECTORS_FILE = SHARED / "data" / "storm-reliability-vectors.json"
-VECTORS = load_vectors(VECTORS_FILE) if VECTORS_FILE.exists() else []
+VECTORS_FILE = VECTORS_DIR / "storm-reliability-vectors.json"
+VECTORS = load_vectors(VECTORS_FILE)
 
 
 def _case(vector) -> tuple[list[Event], ReliabilityConfig]:

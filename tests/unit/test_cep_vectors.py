@@ -1,4 +1,4 @@
-"""Every case of cep-vectors.json (shared test data folder): VIATRA-CEP match counts per event and automaton
+"""Every case of cep-vectors.json (tests/data/vectors): VIATRA-CEP match counts per event and automaton
 shapes, and the FlinkCEP / Esper / Apama documentation examples whose operator we have."""
 
 from __future__ import annotations
@@ -20,12 +20,10 @@ from app.cep import (
     parse_text,
 )
 
-VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "cep-vectors.json"
+VECTORS = Path(__file__).resolve().parents[1] / "data" / "vectors" / "cep-vectors.json"
 
 
 def _cases(kind: str, engines: tuple[str, ...]) -> list[dict[str, Any]]:
-    if not VECTORS.exists():
-        return []
     return [c for c in json.loads(VECTORS.read_text()) if c["kind"] == kind and c["engine"] in engines]
 
 
@@ -33,8 +31,6 @@ def _ids(cases: list[dict[str, Any]]) -> list[str]:
     return [c["name"] for c in cases]
 
 
-pytestmark = pytest.mark.skipif(not VECTORS.exists(),
-                                reason="cep-vectors.json of the shared test data folder is not beside the checkout")
 
 VIATRA_MATCH = _cases("match", ("viatra-cep",))
 VIATRA_SHAPE = _cases("automaton_structure", ("viatra-cep",))

@@ -21,7 +21,7 @@ from app.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
 TRACES = ROOT / "tests" / "data" / "traces"
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = ROOT / "tests" / "data" / "vectors"  # the reliability and CEP vectors (README there)
 
 ANNOTATIONS = {"title", "description", "default", "examples", "$schema", "$id", "$defs", "format"}
 TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}

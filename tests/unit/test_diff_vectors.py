@@ -1,4 +1,4 @@
-"""Every case of diffstream-vectors.json (shared test data folder): verdict, detection position, leftovers."""
+"""Every case of diffstream-vectors.json (tests/data/vectors): verdict, detection position, leftovers."""
 
 from __future__ import annotations
 
@@ -9,12 +9,10 @@ import pytest
 
 from app.diff import Matcher, diff_streams, from_pattern
 
-VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "diffstream-vectors.json"
+VECTORS = Path(__file__).resolve().parents[1] / "data" / "vectors" / "diffstream-vectors.json"
 
 
 def _cases() -> list[dict]:
-    if not VECTORS.exists():
-        return []
     return json.loads(VECTORS.read_text(encoding="utf-8"))
 
 
@@ -22,7 +20,6 @@ CASES = _cases()
 DETECTIONS = [(case, name, det) for case in CASES for name, det in case["detection"].items()]
 
 
-@pytest.mark.skipif(not CASES, reason="the shared test data folder is not beside the checkout")
 def test_all_31_cases_are_there() -> None:
     assert len(CASES) == 31
 

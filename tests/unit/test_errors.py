@@ -1,5 +1,6 @@
-"""One error root: every refusal a user can act on derives from app.core.errors.StormboundError, which the CLI
-turns into one line and exit 2 (docs: app/core/errors.py); the exceptions that are not refusals are listed."""
+"""One error hierarchy in one place (app/core/errors.py): every refusal a user can act on derives from
+StormboundError, which the CLI turns into one line and exit 2; every cancellation from Cancelled; no exception
+class is defined twice; the exceptions that are neither are listed."""
 
 from __future__ import annotations
 
@@ -17,14 +18,37 @@ NOT_REFUSALS = {
 }
 
 
-def _classes() -> dict[str, list[str]]:
-    """Every exception-like class of app/ by name, with its bases' names."""
-    found: dict[str, list[str]] = {}
-    for path in APP.rglob("*.py"):
+def _definitions() -> list[tuple[str, list[str], str]]:
+    """Every class of app/: (name, its bases' names, its module path)."""
+    found: list[tuple[str, list[str], str]] = []
+    for path in sorted(APP.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ClassDef):
-                found[node.name] = [b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases]
+                found.append((node.name, [b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")
+                                          for b in node.bases], path.relative_to(APP.parent).as_posix()))
     return found
+
+
+def _classes() -> dict[str, list[str]]:
+    """Every class of app/ by name, with its bases' names."""
+    return {name: bases for name, bases, _ in _definitions()}
+
+
+def test_no_exception_class_is_defined_twice_and_every_cancellation_is_one() -> None:
+    classes = _classes()
+
+    def derives(name: str, root: str, seen: frozenset[str] = frozenset()) -> bool:
+        return name == root or any(b == root or (b in classes and b not in seen and derives(b, root, seen | {name}))
+                                   for b in classes.get(name, []))
+
+    builtin = ("Exception", "ValueError", "RuntimeError", "OSError", "KeyError", "TypeError", "LookupError")
+    exceptions = [(n, path) for n, _, path in _definitions()
+                  if any(derives(n, root) for root in builtin) or n.endswith(("Error", "Cancelled"))]
+    names = [n for n, _ in exceptions]
+    twice = sorted({f"{n}: {[p for m, p in exceptions if m == n]}" for n in names if names.count(n) > 1})
+    assert not twice, f"one exception class per name (app/core/errors.py holds the shared ones): {twice}"
+    stray = sorted(n for n in names if n.endswith("Cancelled") and not derives(n, "Cancelled"))
+    assert not stray, f"a cancellation derives from app.core.errors.Cancelled: {stray}"
 
 
 def test_every_refusal_derives_from_the_one_root() -> None:

@@ -1,5 +1,5 @@
 """Flux files as found in the wild: StormCrawler crawlers and Azure HDInsight's Event Hubs sample
-(tests/data/flux/, see its README for origins) and Storm's own examples (../shared/data/flux). Each
+(tests/data/flux/, see its README for origins) and Storm's own examples (tests/data/flux/storm-examples). Each
 imports, verifies once annotated, repairs and exports, and an export differs from its source only in
 the changed parallelism values (checked with a diff)."""
 
@@ -20,7 +20,7 @@ from app.core.topology import parse_topology
 
 ROOT = Path(__file__).resolve().parents[2]
 WILD = ROOT / "tests" / "data" / "flux"
-SHARED_FLUX = ROOT.parent / "shared" / "data" / "flux"
+SHARED_FLUX = ROOT / "tests" / "data" / "flux" / "storm-examples"  # Apache Storm's Flux examples
 
 # file, spouts (a ticked bolt's timer source included), bolts
 CRAWLERS = [("stormcrawler/crawler.flux", 3, 11), ("news-crawl/crawler.flux", 1, 6),
@@ -160,12 +160,9 @@ def test_skeleton_names_its_placeholders(capsys, tmp_path: Path) -> None:
 
 
 def _storm_examples() -> list[Path]:
-    if not SHARED_FLUX.exists():
-        return []
     return sorted(p for p in SHARED_FLUX.glob("*.yaml") if p.name != "existing-topology.yaml")
 
 
-@pytest.mark.skipif(not SHARED_FLUX.exists(), reason="../shared/data/flux (Storm's Flux examples) is absent")
 @pytest.mark.parametrize("example", _storm_examples(), ids=lambda p: p.name)
 def test_storm_examples_export_only_their_changed_parallelism(tmp_path: Path, example: Path) -> None:
     shutil.copytree(SHARED_FLUX, tmp_path / "flux")

@@ -466,16 +466,13 @@ def test_the_storm_ui_tables_annotate_a_flux_import(capsys, tmp_path: Path) -> N
     assert topo.bolt_by_name("split").sigma == 4
 
 
-SHARED_FLUX = ROOT.parent / "shared" / "data" / "flux"
+SHARED_FLUX = ROOT / "tests" / "data" / "flux" / "storm-examples"  # Apache Storm's Flux examples
 
 
 def _storm_examples() -> list[Path]:
-    if not SHARED_FLUX.exists():
-        return []
     return sorted(p for p in SHARED_FLUX.glob("*.yaml") if p.name != "existing-topology.yaml")
 
 
-@pytest.mark.skipif(not SHARED_FLUX.exists(), reason="../shared/data/flux (Storm's Flux examples) is absent")
 @pytest.mark.parametrize("example", _storm_examples(), ids=lambda p: p.name)
 def test_storm_examples_export_a_changed_spout_parallelism_from_a_moved_folder(capsys, tmp_path: Path,
                                                                                example: Path) -> None:

@@ -26,10 +26,10 @@ from fractions import Fraction
 
 import z3
 
+from app.core.errors import Cancelled
 from app.core.tcn.encode_failures import Failures, may_fail_within, without_failures
 from app.core.tcn.encode_loop import encode_loop
 from app.core.tcn.encode_runs import encode_positions
-from app.core.tcn.encode_state import Cancelled
 from app.core.tcn.encode_vars import BoltVars, SpoutVars, real
 from app.core.tcn.network import Network
 

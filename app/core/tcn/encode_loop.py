@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import z3
 
+from app.core.errors import Cancelled
 from app.core.tcn.encode_emit import loop_ratio
 from app.core.tcn.encode_regions import region_constraints
-from app.core.tcn.encode_state import Cancelled, Encoder
+from app.core.tcn.encode_state import Encoder
 from app.core.tcn.network import BoltParams, SpoutParams
 
 

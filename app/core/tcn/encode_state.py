@@ -2,7 +2,7 @@
 app/core/tcn/encode.py's `Encoding` holds (its variables, the failure model's part, the
 bolts held level, what it exposes to tests), read by app/core/tcn/encode_runs.py
 (section 2, the runs) and app/core/tcn/encode_loop.py (section 3, the lasso), so neither
-imports the encoding that calls them; and `Cancelled`, how a long build stops."""
+imports the encoding that calls them (a long build stops by raising app/core/errors.py's `Cancelled`)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,6 @@ import z3
 
 from app.core.tcn.encode_failures import Failures
 from app.core.tcn.encode_vars import EncoderParts
-
-
-class Cancelled(Exception):
-    """Raised while building an encoding when the search was cancelled."""
 
 
 class Encoder(EncoderParts, Protocol):

@@ -55,13 +55,15 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
     """The flood certificate for `target` on `cone` (its cone of influence) from the bolt it receives from that
     floods it hardest, or None when no bolt with evidence of growth floods it. `verdicts` are the bolts' answers so
     far (a source's evidence is its `counterexample`), `proven_on(name)` the document its rate proof is about."""
-    figures = RateFigures(cone)
     ident = {c.name: c.id for c in cone.components}
     name_of = {c.id: c.name for c in cone.components}
     spouts = {s.id for s in cone.spouts}
     j = ident.get(target)
-    if j is None or j in spouts:
-        return None
+    senders = {name_of[u] for u, _ in cone.inputs().get(j, [])} if j is not None else set()
+    if j is None or j in spouts or not any(verdicts.get(n, BoltVerdict(verdict="unknown")).verdict
+                                           == "counterexample" for n in senders - {target}):
+        return None  # no sender with evidence of growth: nothing to compute
+    figures = RateFigures(cone)
     inputs = figures.inputs[j]
     # a spout's stream: its ratio itself, the least any run sustains (replays may exceed the burst, so no σ_lo
     # over the burst's batch sizes)
@@ -111,8 +113,11 @@ def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
     """Every bolt of `verdicts` whose answer is one of FLOODABLE and that a bolt with evidence of growth floods
     becomes `unbounded` (in place), once the independent checker accepts its certificate; a rejected one is noted
     as a defect and the earlier answer kept. `stop()` ends the pass early (time limit, cancel)."""
+    name_of = {c.id: c.name for c in topo.components}
+    senders = {name_of[b]: {name_of[u] for u, _ in pairs} for b, pairs in topo.inputs().items()}
+    growing = {n for n, v in verdicts.items() if v.verdict == "counterexample"}
     for name, before in list(verdicts.items()):
-        if before.verdict not in FLOODABLE or stop():
+        if before.verdict not in FLOODABLE or not (senders.get(name, set()) - {name}) & growing or stop():
             continue
         cone = build_network(topo, [name]).topology
         cert = prove_flood(cone, name, verdicts, traces, proven_on)

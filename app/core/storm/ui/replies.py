@@ -243,29 +243,43 @@ def figures_problem(roots: list[tuple[str, Any]], with_executors: bool = False) 
     Iterative: a reply's nesting is already bounded."""
     # a node's path is built only for the message: (parent's path, key or index), joined on failure
     stack: list[tuple[Any, Any]] = [((None, name), node) for name, node in reversed(roots)]
+    figures = _FIGURES | {"executors"} if with_executors else _FIGURES
     while stack:
         path, node = stack.pop()
-        if isinstance(node, dict):
+        if type(node) is dict:
             for key, value in node.items():
-                if key in _FIGURES or (with_executors and key == "executors"):
-                    kind = type(value)
-                    if value is None or ((kind is int or kind is float) and 0 <= value <= MAX_FIGURE):
-                        problem = None  # the common cases without a call (NaN fails the comparison)
-                    else:
-                        problem = _figure_problem(value)
-                    if problem is None and key == "executors" and value is not None:
+                kind = type(value)
+                if kind is dict or kind is list:
+                    if key in figures:
+                        return f"{_path_text((path, key))}: {escape(repr(value))} {_figure_problem(value)}"
+                    if kind is dict and key in _LISTS:
+                        return f"{_path_text((path, key))}: must be a list, not dict"
+                    stack.append(((path, key), value))
+                    continue
+                if key in figures:
+                    # the common cases without a call (NaN fails the comparison); a numeric string seen before
+                    if value is None or ((kind is int or kind is float) and 0 <= value <= MAX_FIGURE
+                                         and (key != "executors" or value == int(value) <= STORM_MAX_INT)) \
+                            or (kind is str and value in _FINE_TEXT and key != "executors"):
+                        continue
+                    problem = _figure_problem(value)
+                    if problem is None and key == "executors":
                         number = float(value) if not isinstance(value, str) else float(value.strip())
                         problem = None if number == int(number) and number <= STORM_MAX_INT else \
                             f"is not a whole number up to Storm's largest {STORM_MAX_INT} (2^31-1)"
                     if problem:
                         return f"{_path_text((path, key))}: {escape(repr(value))} {problem}"
-                elif key in _LISTS and value is not None and not isinstance(value, list):
+                    if kind is str and len(_FINE_TEXT) < 10_000:
+                        _FINE_TEXT.add(value)
+                elif key in _LISTS and value is not None:
                     return f"{_path_text((path, key))}: must be a list, not {type(value).__name__}"
-                if isinstance(value, (dict, list)):
-                    stack.append(((path, key), value))
-        elif isinstance(node, list):
-            stack.extend(((path, i), item) for i, item in enumerate(node) if isinstance(item, (dict, list)))
+        elif type(node) is list:
+            stack.extend(((path, i), item) for i, item in enumerate(node) if type(item) is dict or type(item) is list)
     return None
+
+
+#: numeric strings already found to be figures (latencies such as "1.000" recur in every poll)
+_FINE_TEXT: set[str] = set()
 
 
 def _path_text(path: tuple[Any, Any]) -> str:

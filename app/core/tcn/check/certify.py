@@ -30,10 +30,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.core.errors import Cancelled
 from app.core.formats.trace import ExpandError, Trace, expand_trace_data, is_compressed
 from app.core.gc_pause import paused_gc
 from app.core.tcn.check.certify_clocks import region_problems
-from app.core.tcn.check.certify_replay import Before, Cancelled, Step, replay, steps_of
+from app.core.tcn.check.certify_replay import Before, Step, replay, steps_of
 from app.core.tcn.check.certify_rules import Rules
 from app.core.topology import parse_topology, unannotated_problems
 

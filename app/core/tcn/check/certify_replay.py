@@ -18,16 +18,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from app.core.errors import Cancelled
 from app.core.formats.trace import Trace, parse_carry
 from app.core.tcn.check.certify_failures import Failing, failed_position, split_problem
 from app.core.tcn.check.certify_rules import Rules
 
 Emitted = dict[tuple[str, str], int]  # what each output stream (component, stream) carries at a position
 Report = Callable[[int, str, str], None]  # (position, who, problem)
-
-
-class Cancelled(Exception):
-    """The replay (or the certificate around it) was abandoned: `cancelled()` said so."""
 
 
 @dataclass
