@@ -9,6 +9,7 @@ queries (app/spark/analysis_job.py). Storm metrics logs add their rates and late
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -21,7 +22,7 @@ from app.measure.analysis_model import (
     fit_trend,
     t_quantile_975,
 )
-from app.measure.eventlog import Event, QueueSample
+from app.measure.eventlog import Event, MetricSample, QueueSample
 
 __all__ = ["Analysis", "ComponentStats", "QueueTrend", "Verdict", "finish_queues", "fit_trend", "t_quantile_975",
            "analyze_local", "analyze_path_local", "apply_storm_metrics"]
@@ -41,8 +42,8 @@ def analyze_local(events: Iterable[Event], queues: Iterable[QueueSample], bin_s:
                            burst_gap, source)
 
 
-def analyze_path_local(path, time_unit: str = "s", bin_s: float = 1.0, growth_floor: float = 0.05,
-                       burst_gap: float = 0.005, source: str | None = None) -> Analysis:
+def analyze_path_local(path: str | os.PathLike[str], time_unit: str = "s", bin_s: float = 1.0,
+                       growth_floor: float = 0.05, burst_gap: float = 0.005, source: str | None = None) -> Analysis:
     """The analysis of a log file or run folder on the embedded engine (no Spark, no JVM)."""
     from app.measure.eventlog import log_format, read_storm_metrics
     from app.measure.sql.analysis import analyze_sql
@@ -64,7 +65,7 @@ def analyze_path_local(path, time_unit: str = "s", bin_s: float = 1.0, growth_fl
 # ---- Storm metrics logs ----------------------------------------------------
 
 
-def apply_storm_metrics(analysis: Analysis, metrics: Iterable) -> Analysis:
+def apply_storm_metrics(analysis: Analysis, metrics: Iterable[MetricSample]) -> Analysis:
     """Fill throughput and α from LoggingMetricsConsumer data points (a metrics log has no per-tuple events).
 
     `__execute-count` counts executed tuples per reporting bucket, so a task's rate is its

@@ -34,6 +34,9 @@ from app.measure.records import (  # re-exported: the readers' callers use them 
     json_value,
 )
 
+#: the record names the readers' callers import from here (besides the readers defined below)
+__all__ = ["EVENT_KINDS", "Event", "EventLog", "EventLogError", "MetricSample", "QueueSample", "json_value"]
+
 TimeUnit = Literal["s", "ms"]
 #: the largest time (seconds, either sign) a log may give: 10^13 s is 300,000 years, so unix times in
 #: milliseconds still pass, and the engines' bins (t / bin as a 64-bit integer) cannot overflow

@@ -50,8 +50,10 @@ EVENT_FIELDS = ("t", "ev", "comp", "task", "tuple", "msg", "anchors", "reason")
 QUEUE_FIELDS = ("t", "comp", "task", "queue")
 BATCH_ROWS = 65_536
 
-EventRow = tuple  # (t, ev, comp, task, tuple, msg, anchors, reason)
-QueueRow = tuple  # (t, comp, task, queue)
+#: (t, ev, comp, task, tuple, msg, anchors, reason)
+EventRow = tuple[float, str, str, int, str | None, str | None, list[str] | None, str | None]
+QueueRow = tuple[float, str, int, int]  # (t, comp, task, queue)
+Batch = tuple[list[EventRow], list[QueueRow]]  # the events and queue samples of some rows
 
 _KINDS = frozenset(EVENT_KINDS)
 _NEED_TUPLE = frozenset(NEEDS_TUPLE)
@@ -144,7 +146,8 @@ def _anchors(value: Any, where: str, flat: bool) -> list[str]:
     return out
 
 
-def _row(raw: dict[str, Any], where: str, divisor: float, events: list, queues: list, flat: bool = False) -> None:
+def _row(raw: dict[str, Any], where: str, divisor: float, events: list[EventRow], queues: list[QueueRow],
+         flat: bool = False) -> None:
     """Append one record (a dict with some of the COLUMNS) to events or queues, checked; `flat`: a CSV row.
 
     The common types (a finite float `t`, an int `task` >= 0, strings) are taken without a call.
@@ -197,9 +200,9 @@ def _lines(path: Path, skip_blank: bool = True) -> Iterator[tuple[int, str]]:
                       at_line=lambda number, reason: EventLogError(f"{path.name} line {number}", reason))
 
 
-def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, list]]:
-    events: list = []
-    queues: list = []
+def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[Batch]:
+    events: list[EventRow] = []
+    queues: list[QueueRow] = []
     for number, line in _lines(path):
         where = f"{path.name} line {number}"
         raw = json_value(line, where)
@@ -213,12 +216,12 @@ def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list
         yield events, queues
 
 
-def _csv_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, list]]:
+def _csv_batches(path: Path, divisor: float, rows: int) -> Iterator[Batch]:
     records = csv_records((text for _, text in _lines(path, skip_blank=False)), path.name)
     if not next(records):
         raise EventLogError(path.name, "is empty (expected a header line)")
-    events: list = []
-    queues: list = []
+    events: list[EventRow] = []
+    queues: list[QueueRow] = []
     for number, raw in records:
         _row(raw, f"{path.name} line {number}", divisor, events, queues, flat=True)
         if len(events) + len(queues) >= rows:
@@ -228,7 +231,7 @@ def _csv_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, 
         yield events, queues
 
 
-def _parquet_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list, list]]:
+def _parquet_batches(path: Path, divisor: float, rows: int) -> Iterator[Batch]:
     try:
         import pyarrow.dataset as ds
     except ModuleNotFoundError:
@@ -247,17 +250,17 @@ def _parquet_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[li
         raise parquet_error(path, err) from None
 
 
-def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, divisor: float) -> tuple[list, list]:
+def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, divisor: float) -> Batch:
     """The events and queue samples of one record batch, checked like the other formats' rows."""
-    cols = {name: batch.column(i).to_pylist() for i, name in enumerate(wanted)}
+    cols: dict[str, list[Any]] = {name: batch.column(i).to_pylist() for i, name in enumerate(wanted)}
     size = batch.num_rows
-    nothing = [None] * size
+    nothing: list[Any] = [None] * size
 
-    def get(name: str) -> list:
+    def get(name: str) -> list[Any]:
         return cols.get(name, nothing)
 
-    events: list = []
-    queues: list = []
+    events: list[EventRow] = []
+    queues: list[QueueRow] = []
     ts, evs, comps, tasks = get("t"), get("ev"), get("comp"), get("task")
     tuples, msgs, anchors, reasons, qs = get("tuple"), get("msg"), get("anchors"), get("reason"), get("queue")
     for i in range(size):
@@ -275,9 +278,9 @@ def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, diviso
             task = checked_count(task, f"{label} {offset + i}", "task")
         task = task or 0
         if ev is None:
-            if qs[i] is not None:
-                queue = qs[i] if isinstance(qs[i], int) and 0 <= qs[i] <= MAX_COUNT else \
-                    checked_count(qs[i], f"{label} {offset + i}", "queue")
+            queue = qs[i] if isinstance(qs[i], int) and 0 <= qs[i] <= MAX_COUNT else \
+                checked_count(qs[i], f"{label} {offset + i}", "queue")
+            if queue is not None:  # a missing (null or blank) queue, as in the other formats: no sample
                 if t is None or comp is None:
                     raise _no_queue_field(f"{label} {offset + i}", t, comp)
                 queues.append((t, comp, task, queue))
@@ -294,7 +297,7 @@ def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, diviso
     return events, queues
 
 
-def _model_batches(path: Path, time_unit: TimeUnit) -> Iterator[tuple[list, list]]:
+def _model_batches(path: Path, time_unit: TimeUnit) -> Iterator[Batch]:
     log = read_log(path, time_unit)
     yield [event_row(e) for e in log.events], [queue_row(q) for q in log.queues]
 
@@ -309,7 +312,7 @@ def queue_row(q: QueueSample) -> QueueRow:
     return (q.t, q.comp, q.task, q.queue)
 
 
-def _file_batches(path: Path, time_unit: TimeUnit, rows: int) -> Iterator[tuple[list, list]]:
+def _file_batches(path: Path, time_unit: TimeUnit, rows: int) -> Iterator[Batch]:
     fmt = log_format(path)
     divisor = 1000.0 if time_unit == "ms" else 1.0
     if fmt == "jsonl":
@@ -322,7 +325,7 @@ def _file_batches(path: Path, time_unit: TimeUnit, rows: int) -> Iterator[tuple[
 
 
 def batches(path: str | os.PathLike[str], time_unit: TimeUnit = "s", rows: int = BATCH_ROWS,
-            events_only: bool = False) -> Iterator[tuple[list[EventRow], list[QueueRow]]]:
+            events_only: bool = False) -> Iterator[Batch]:
     """(events, queue samples) batches of a log file or run folder, in file order."""
     files = log_files(path)
     for f in files[:1] if events_only else files:

@@ -10,6 +10,7 @@ robust to autocorrelation, warm-ups set aside); an `uncertain` verdict leaves `a
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -81,7 +82,7 @@ def calibrate(topo: Topology, analysis: Analysis) -> Topology:
     spouts = []
     for s in topo.spouts:
         m = analysis.components.get(s.name)
-        update: dict = {}
+        update: dict[str, Any] = {}
         fresh = None if m is None else (m.rate_fresh if m.rate_fresh is not None else m.rate_out)
         if fresh:  # the new messages: replays are the failure model's, not the spout's rate
             update["rate"] = round(fresh, 6)

@@ -26,6 +26,7 @@ and `check_reliability_path_local` run it on the embedded engine (DuckDB, in thi
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -104,7 +105,7 @@ def check_reliability_local(events: Iterable[Event], config: ReliabilityConfig, 
         return check_reliability_sql(engine, engine.events, config, limit)
 
 
-def undecidable(path) -> dict[str, str]:
+def undecidable(path: str | os.PathLike[str]) -> dict[str, str]:
     """The properties this kind of log cannot decide (property -> why); EventLogError (one line, exit 2)
     when it can decide none, or has no per-tuple events at all (a Storm metrics log)."""
     from app.measure.eventlog import is_uri, log_format
@@ -123,7 +124,7 @@ def undecidable(path) -> dict[str, str]:
     return {p: why for p in props}
 
 
-def check_reliability_path_local(path, config: ReliabilityConfig, time_unit: str = "s",
+def check_reliability_path_local(path: str | os.PathLike[str], config: ReliabilityConfig, time_unit: str = "s",
                                  limit: int = 200) -> ReliabilityReport:
     """The check of a log file or run folder on the embedded engine (DuckDB, in this process; no Spark)."""
     from app.measure.sql.embedded import embedded_log

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from app.core.topology import Topology
 
 PROPERTIES = (
     "P1_emit_eventually_acked_or_failed",
@@ -58,7 +61,7 @@ class ReliabilityConfig(BaseModel):
         )
 
     @classmethod
-    def from_topology(cls, topo, **settings: Any) -> ReliabilityConfig:
+    def from_topology(cls, topo: Topology, **settings: Any) -> ReliabilityConfig:
         """From a Stormbound Topology (its subscriptions, by component name)."""
         subs: dict[str, list[str]] = defaultdict(list)
         for s in topo.subscriptions:
@@ -132,13 +135,17 @@ def violation_detail(prop: str, kind: str | None, x: float | None, comp: str | N
 
 # A violation row: (t, prop, comp, task, tuple, msg, other, kind, x); listed in this total order
 # (t first, missing t last), so both engines list the same `limit` violations.
-def _order(row: tuple) -> tuple:
+ViolationRow = tuple[float | None, str, str | None, int | None, str | None, str | None, str | None, str | None,
+                     float | None]
+
+
+def _order(row: ViolationRow) -> tuple[float, str, str, int, str, str, str, float]:
     t, prop, comp, task, tup, msg, other, _kind, x = row
     return (t if t is not None else math.inf, prop, comp or "", -1 if task is None else task, tup or "", msg or "",
             other or "", -math.inf if x is None else x)
 
 
-def build_report(config: ReliabilityConfig, counts: dict[str, int], rows: list[tuple],
+def build_report(config: ReliabilityConfig, counts: dict[str, int], rows: list[ViolationRow],
             undecided: dict[str, int], events: int, log_end: float, limit: int) -> ReliabilityReport:
     notes = []
     if config.ackers == 0:

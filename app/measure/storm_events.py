@@ -25,9 +25,13 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.core.formats.limits import escape
 from app.measure.records import Event, EventLog, EventLogError
+
+if TYPE_CHECKING:
+    from app.measure.analysis_model import Analysis
 
 FORMAT = "storm-events"
 EVENT_TYPES = ("spout_emit", "bolt_emit")  # all that an events.log line can become
@@ -206,7 +210,7 @@ def _records(p: Path, index: int, several: bool, records: list[tuple[int, str, i
         records.append((_seconds(m, f"{name} line {number}"), comp, max(0, task), msg.strip(), number, index))
 
 
-def apply_storm_events(analysis, log: EventLog):  # noqa: ANN001, ANN201 - an app.measure.analysis.Analysis
+def apply_storm_events(analysis: Analysis, log: EventLog) -> Analysis:
     """Keep only what an events.log can say: emit rates over whole seconds; notes for the rest."""
     span = max((e.t for e in log.events), default=0.0) - min((e.t for e in log.events), default=0.0) + 1.0
     for stats in analysis.components.values():

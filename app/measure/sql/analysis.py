@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from app.measure.analysis_model import Analysis, ComponentStats, LossRow, finish_queues
 from app.measure.records import NEEDS_MSG, NEEDS_TUPLE
 from app.measure.sql.dialect import Dialect, number, render
 
-Run = Callable[[str], Sequence[Sequence]]
+Run = Callable[[str], Sequence[Sequence[Any]]]
 
 KINDS = ("spout_emit", "bolt_emit", "take", "bolt_ack", "bolt_fail", "spout_ack", "spout_fail",
          "bolt_down", "bolt_up", "bolt_lost")
@@ -155,7 +156,7 @@ def analyze_sql(run: Run, dialect: Dialect, events: str, queues: str, bin_s: flo
                 growth_floor: float = 0.05, burst_gap: float = 0.005, source: str = "") -> Analysis:
     """The analysis of the tables `events` and `queues` by an engine that runs SQL of `dialect`."""
 
-    def query(sql: str, **values: object) -> Sequence[Sequence]:
+    def query(sql: str, **values: object) -> Sequence[Sequence[Any]]:
         return run(render(sql, dialect, events=events, queues=queues, **values))
 
     per_task = query(COUNTS)
@@ -167,7 +168,7 @@ def analyze_sql(run: Run, dialect: Dialect, events: str, queues: str, bin_s: flo
     n_events = sum(int(r[2]) for r in per_task)
 
     totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    tasks: dict[str, set] = defaultdict(set)
+    tasks: dict[str, set[int]] = defaultdict(set)
     first_seen: dict[str, float] = {}
     for r in per_task:
         comp = r[0]

@@ -107,7 +107,7 @@ class Embedded:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, sql: str) -> Sequence[Sequence]:
+    def run(self, sql: str) -> Sequence[Sequence[Any]]:
         """The rows of one query. A query counting bad rows (`_bad_n`, its last column) over a log DuckDB
         reads itself has the log read by the Python readers when it finds one: they name the row."""
         rows = self._run(sql)
@@ -118,7 +118,7 @@ class Embedded:
             rows = self._run(sql)
         return rows
 
-    def _run(self, sql: str) -> Sequence[Sequence]:
+    def _run(self, sql: str) -> Sequence[Sequence[Any]]:
         import duckdb
 
         try:

@@ -28,7 +28,7 @@ for the next ones (`materialize`) and drops it (`drop`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from app.measure.reliability_model import (
     P1,
@@ -38,6 +38,7 @@ from app.measure.reliability_model import (
     PENDING,
     ReliabilityConfig,
     ReliabilityReport,
+    ViolationRow,
     build_report,
 )
 from app.measure.sql.dialect import Dialect, literal, number, render
@@ -46,7 +47,7 @@ from app.measure.sql.dialect import Dialect, literal, number, render
 class Engine(Protocol):
     dialect: Dialect
 
-    def run(self, sql: str) -> Sequence[Sequence]: ...
+    def run(self, sql: str) -> Sequence[Sequence[Any]]: ...
 
     def materialize(self, name: str, sql: str) -> None: ...
 
@@ -374,10 +375,8 @@ WHERE e.ev IN ('take', 'bolt_emit', 'bolt_ack', 'bolt_fail') AND e.t > l.close_t
 """)  # noqa: E501
 
 
-Row = tuple[float | None, str, str | None, int | None, str | None, str | None, str | None, str | None, float | None]
 
-
-def _violations(q: _Tables, parts: list[str], limit: int) -> tuple[dict[str, int], list[Row]]:
+def _violations(q: _Tables, parts: list[str], limit: int) -> tuple[dict[str, int], list[ViolationRow]]:
     """The violation rows of every property in one table: their counts per property, and the first `limit`
     in a total order (time first, missing times last)."""
     parts = parts or [f"SELECT {_row()} WHERE 1 = 0"]  # nothing to check
