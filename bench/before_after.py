@@ -3,7 +3,7 @@
 Usage: .venv/bin/python bench/before_after.py BASE_REF [--timeout S] [--only NAME] [--repeat N]
 
 Checks BASE_REF out into a temporary git worktree, then for every file under models/ and the published
-D-VerT configurations (../shared/data/dvert, when present), with `--failures off` and, where a bolt has
+D-VerT configurations (tests/data/dvert), with `--failures off` and, where a bolt has
 a min_ttf, `--failures on`: runs `python -m app check --json` and `python -m app verify --json --timeout S`
 in the base tree and in this one, one right after the other (so both see the same machine load; `--repeat`
 takes the median of N runs each). Prints per case the rate check's statuses (equal or the differences),
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DVERT = ROOT.parent / "shared" / "data" / "dvert"
+DVERT = ROOT / "tests" / "data" / "dvert"
 
 
 def cases(only: str | None) -> list[tuple[Path, str]]:

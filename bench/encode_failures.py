@@ -31,7 +31,7 @@ from app.core.tcn.encode import Encoding  # noqa: E402
 from app.core.tcn.network import Network, build_network  # noqa: E402
 from app.core.topology import parse_topology  # noqa: E402
 
-DVERT = ROOT.parent / "shared" / "data" / "dvert"
+DVERT = ROOT / "tests" / "data" / "dvert"
 PUBLISHED = [("simple-DIA-cfg-1", "B2", 24), ("simple-DIA-cfg-3", "B2", 24),
              ("focused-crawler-reduced-cfg-1", "WpDeserializer", 10),
              ("focused-crawler-reduced-cfg-2", "expander", 36)]

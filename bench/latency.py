@@ -1,7 +1,7 @@
 """Latency bounds against adversarial runs, and their cost (bench/RESULTS.md, "Latency bounds").
 
 1. **Tightness.** For every shipped model (models/) and every published D-VerT configuration (the folder
-   given with --published, e.g. the shared copy of the ICFEM and example configurations), per spout with a
+   given with --published, e.g. tests/data/dvert, the ICFEM and example configurations), per spout with a
    proven complete-latency bound: the worst complete latency the independent simulator of tests/adversary.py
    reaches (all slow; random; each bolt slow-then-fast in turn; maximal bursts), read in FIFO order by
    tests/latency_runs.py, and the ratio worst / bound. The simulator plays the "exact" emission rule and the

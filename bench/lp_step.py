@@ -2,7 +2,7 @@
 
 Usage: .venv/bin/python bench/lp_step.py [--markdown] [--repeat N]
 
-For every model in models/*.storm.json and every ICFEM configuration of ../shared/data/dvert (failures
+For every model in models/*.storm.json and every ICFEM configuration of tests/data/dvert (failures
 off, and on where the document has min_ttf), for every checked bolt: the rate check's status, whether
 the LP proves that no repeating run grows (`proof`) or has a solution (`feasible`), the rows, the
 multipliers of the certificate and its size, the milliseconds to build the rows on the cone and solve
@@ -30,7 +30,7 @@ from app.core.tcn.linear import build_rows, farkas  # noqa: E402
 from app.core.tcn.network import build_network  # noqa: E402
 from app.core.topology import Topology, parse_topology  # noqa: E402
 
-DVERT = ROOT.parent / "shared" / "data" / "dvert"
+DVERT = ROOT / "tests" / "data" / "dvert"
 
 
 def failures(topo: Topology, on: bool) -> Topology:

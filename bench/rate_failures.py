@@ -1,8 +1,8 @@
 """The rate check with failures on against the same check with failures off (bench/RESULTS.md,
 "Rate check under failures").
 
-Rows: the published D-VerT configurations (../shared/data/dvert, when present beside the
-checkout) with their own min_ttf and reboot bounds switched on, and chains of n bolts with
+Rows: the published D-VerT configurations (tests/data/dvert, in the
+repository) with their own min_ttf and reboot bounds switched on, and chains of n bolts with
 every tenth bolt failing. Each row times `rate_check` (the report, the parallelism suggestion,
 and with failures the arrival curves, their fixpoint and the nominal replays) in this process,
 failures off first (the baseline, same run), and gives the ratio and the statuses.
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.core.topology import Topology, parse_topology  # noqa: E402
 
-DVERT = ROOT.parent / "shared" / "data" / "dvert"
+DVERT = ROOT / "tests" / "data" / "dvert"
 
 
 def chain(n: int) -> Topology:

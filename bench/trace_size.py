@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DVERT = ROOT.parent / "shared" / "data" / "dvert"
+DVERT = ROOT / "tests" / "data" / "dvert"
 sys.path.insert(0, str(ROOT))
 
 from app.core.formats import load_topology  # noqa: E402

@@ -73,7 +73,7 @@ def test_host_serves_analysis_reliability_run_and_cancel(tmp_path: Path) -> None
     from app.spark.run_job import RunSpec
 
     write_log(tmp_path / "known", known_log())
-    vectors = json.loads((ROOT.parent / "shared" / "data" / "storm-reliability-vectors.json").read_text())
+    vectors = json.loads((ROOT / "tests" / "data" / "vectors" / "storm-reliability-vectors.json").read_text())
     case = next(v for v in vectors if v["name"] == "missing_bolt_ack_timeout")
     (tmp_path / "case.json").write_text(json.dumps(case["trace"]))
     spec = RunSpec(topology=load_topology(MODELS / "getting-started.storm.json"), duration_s=60, workers=1)

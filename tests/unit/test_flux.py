@@ -17,7 +17,7 @@ from app.core.storm.flux.yaml_text import FluxError, FluxOptions, read_propertie
 from app.core.topology import NotAnnotated, Topology, require_annotated, unannotated_problems
 
 ROOT = Path(__file__).resolve().parents[2]
-FLUX = ROOT.parent / "shared" / "data" / "flux"
+FLUX = ROOT / "tests" / "data" / "flux" / "storm-examples"
 MODELS = ROOT / "models"
 
 # how each of the shared Flux files fares (docs/storm.md lists the same)
@@ -42,7 +42,7 @@ EXPECTED = {
 @pytest.fixture(scope="module")
 def flux_dir() -> Path:
     if not FLUX.exists():
-        pytest.skip("../shared/data/flux (Apache Storm's Flux examples) is not beside the checkout")
+        pytest.skip("tests/data/flux/storm-examples is missing")
     return FLUX
 
 

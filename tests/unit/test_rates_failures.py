@@ -344,13 +344,13 @@ def test_no_random_run_exceeds_the_bounds(name: str, data: dict[str, Any]) -> No
 
 
 ROOT = Path(__file__).resolve().parents[2]
-DVERT = ROOT.parent / "shared" / "data" / "dvert"
+DVERT = ROOT / "tests" / "data" / "dvert"
 
 
 def test_check_failures_on_reads_the_dvert_failure_fields() -> None:
     path = DVERT / "icfem-focused-crawler-reduced-cfg-6.json"
     if not path.exists():
-        pytest.skip("../shared/data/dvert (the published D-VerT configurations) is not beside the checkout")
+        pytest.skip("tests/data/dvert (the published D-VerT configurations) is missing")
     cmd = [sys.executable, "-m", "app", "check", "--json", str(path)]
     off = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     assert "failures" not in off  # the published runs switched failures off
@@ -365,7 +365,7 @@ def test_no_random_run_exceeds_the_bounds_of_a_published_configuration_with_fail
     up to a few hundred tuples, which the runs here come close to."""
     path = DVERT / "icfem-focused-crawler-reduced-cfg-6.json"
     if not path.exists():
-        pytest.skip("../shared/data/dvert (the published D-VerT configurations) is not beside the checkout")
+        pytest.skip("tests/data/dvert (the published D-VerT configurations) is missing")
     from app.core.formats import load_topology
 
     plain = load_topology(str(path))
@@ -433,7 +433,7 @@ def test_with_failures_on_the_suggested_parallelism_is_proven_bounded_with_failu
 
     path = ROOT / "models" / "failover.storm.json" if name == "failover" else DVERT / f"icfem-{name}.json"
     if not path.exists():
-        pytest.skip("../shared/data/dvert (the published D-VerT configurations) is not beside the checkout")
+        pytest.skip("tests/data/dvert (the published D-VerT configurations) is missing")
     topo = load_topology(path)
     topo = topo.model_copy(update={"settings": topo.settings.model_copy(update={"failures": True})})
     free = rate_check(topo.model_copy(update={"settings": topo.settings.model_copy(update={"failures": False})}))

@@ -49,7 +49,7 @@ def test_none_up_to_k_exit_0_never_says_bounded(capsys) -> None:
 
 
 def test_reads_dvert_json(capsys) -> None:
-    dvert = ROOT.parent / "shared" / "data" / "dvert" / "icfem-focused-crawler-reduced-cfg-5.json"
+    dvert = ROOT / "tests" / "data" / "dvert" / "icfem-focused-crawler-reduced-cfg-5.json"
     if not dvert.exists():
         return
     code, out, _ = run(capsys, "verify", str(dvert), "--json")
