@@ -135,7 +135,8 @@ class SparkHost:
                         on_progress(float(message.get("fraction", 0.0)), str(message.get("message", "")))
                     continue
                 if message.get("type") == "result":
-                    return message["result"]
+                    result: dict[str, Any] = message["result"]
+                    return result
                 raise HostError(str(message.get("message", "failed")), str(message.get("kind", "internal")))
         finally:
             self._waiting.pop(ident, None)

@@ -25,7 +25,8 @@ def free_port() -> int:
     """A TCP port nobody listens on right now (for a server started next)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]  # (host, port) of an AF_INET socket
+        return port
 
 
 def spark_home(python: str) -> Path:
@@ -44,7 +45,7 @@ def spark_home(python: str) -> Path:
 def start_connect_server(port: int, master: str = "local[*]", python: str | None = None,
                          worker_python: str | None = None, cwd: str | os.PathLike[str] | None = None,
                          log: IO[str] | int | None = None, conf: Mapping[str, str] | None = None,
-                         env: Mapping[str, str] | None = None) -> subprocess.Popen:
+                         env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
     """Start a Spark Connect server on `port` (its own process group) and return the process.
 
     `worker_python` is the Python its workers run (PYSPARK_PYTHON; it needs pyarrow),
@@ -72,7 +73,7 @@ def start_connect_server(port: int, master: str = "local[*]", python: str | None
                             start_new_session=True)
 
 
-def wait_until_listening(process: subprocess.Popen, port: int, timeout: float = 180.0) -> None:
+def wait_until_listening(process: subprocess.Popen[bytes], port: int, timeout: float = 180.0) -> None:
     """Block until the server accepts connections on `port`; SparkUnavailable if it exits or takes too long."""
     deadline = time.time() + timeout
     while True:
@@ -88,7 +89,7 @@ def wait_until_listening(process: subprocess.Popen, port: int, timeout: float = 
             time.sleep(0.5)
 
 
-def stop_connect_server(process: subprocess.Popen) -> None:
+def stop_connect_server(process: subprocess.Popen[bytes]) -> None:
     """Stop the server and its JVM (the whole process group)."""
     import signal
 

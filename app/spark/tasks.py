@@ -41,9 +41,9 @@ from fractions import Fraction
 from typing import Any
 
 # (t, ev, comp, task, tuple, msg, anchors, reason, queue): the order of eventlog.COLUMNS
-Row = tuple
+Row = tuple[float, str | None, str, int, str | None, str | None, list[str] | None, str | None, int | None]
 # A queued tuple: (tuple id, spout of its root, root message id, edge id); init tuples have no root.
-Delivery = tuple
+Delivery = tuple[str, str | None, str | None, int]
 
 
 def emit_tuples(sigma: Fraction, carry: Fraction, batch: int, rounded: bool) -> tuple[int, Fraction]:
@@ -327,8 +327,9 @@ class StormWorker:
                     children[k % len(batch)] ^= self.route(name, tuple_id, anchor[1], anchor[2], stream)
             for delivery, child_xor in zip(batch, children, strict=True):
                 self.record("bolt_ack", name, delivery[0])
-                if self.acking and delivery[2] is not None:
-                    self.ack_update(delivery[1], delivery[2], delivery[3] ^ child_xor)
+                spout, root = delivery[1], delivery[2]  # both set, or both None for an init tuple
+                if self.acking and root is not None and spout is not None:
+                    self.ack_update(spout, root, delivery[3] ^ child_xor)
 
     def sampler(self) -> None:
         t = 0.0
@@ -481,6 +482,7 @@ def own_address() -> str:
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
             probe.connect(("10.255.255.255", 1))
-            return probe.getsockname()[0]
+            host: str = probe.getsockname()[0]  # (host, port) of an AF_INET socket
+            return host
     except OSError:
         return "127.0.0.1"
