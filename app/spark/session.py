@@ -21,9 +21,12 @@ import tempfile
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import StormboundError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 SPARK_PYTHON_ENV = "STORMBOUND_SPARK_PYTHON"
 SPARK_MASTER_ENV = "STORMBOUND_SPARK_MASTER"
@@ -154,7 +157,8 @@ def check_environment(master: str = DEFAULT_MASTER, env: Mapping[str, str] | Non
         raise SparkUnavailable(f"Spark Connect server {master} is not reachable ({host}:{port}: {reason})") from None
 
 
-def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound", conf: Mapping[str, Any] | None = None):
+def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound",
+                  conf: Mapping[str, Any] | None = None) -> SparkSession:
     """A SparkSession for `master` (local[N], spark://, yarn, k8s://) or a Spark Connect `sc://` URL."""
     check_environment(master)
     from pyspark.sql import SparkSession
@@ -194,7 +198,7 @@ def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound", co
     return spark
 
 
-def _connect_session(master: str, sql: Mapping[str, str]):
+def _connect_session(master: str, sql: Mapping[str, str]) -> SparkSession:
     """A Spark Connect session with our SQL settings and the app's code. A URL naming its session
     (`;session_id=`, e.g. from :func:`shared_connect_url`) names one that outlives this process: it is
     not released when the host stops, so the next process attaches to it again."""
@@ -244,20 +248,20 @@ def shared_connect_url(master: str) -> str:
     return (master if ";" in master else master.rstrip("/") + "/") + f"{SESSION_ID}{session}"
 
 
-def is_connect(spark) -> bool:
+def is_connect(spark: SparkSession) -> bool:
     """Whether `spark` is a Spark Connect session (no SparkContext, no RDDs)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def master_of(spark) -> str:
+def master_of(spark: SparkSession) -> str:
     """The master URL as the user gave it (sc://... for Spark Connect) or Spark's own."""
     if is_connect(spark):
         url = getattr(spark, "_stormbound_url", None)
         return url or f"sc:// ({spark.conf.get('spark.master', '?')})"
-    return spark.sparkContext.master
+    return spark.sparkContext.master or "?"  # a running context always has one; pyspark types it optional
 
 
-def task_slots(spark) -> int:
+def task_slots(spark: SparkSession) -> int:
     """How many tasks can run at once: SparkContext.defaultParallelism, or for Spark Connect
     the server's `spark.default.parallelism`, else its `local[N]` master, else 2."""
     if not is_connect(spark):
@@ -277,7 +281,7 @@ def task_slots(spark) -> int:
     return 2
 
 
-def session_info(spark) -> dict[str, Any]:
+def session_info(spark: SparkSession) -> dict[str, Any]:
     """What the app shows about an attached session."""
     return {"master": master_of(spark), "spark_version": spark.version, "slots": task_slots(spark),
             "connect": is_connect(spark)}
@@ -303,7 +307,7 @@ def code_archive() -> Path:
     return target
 
 
-def ship_code(spark) -> None:
+def ship_code(spark: SparkSession) -> None:
     """Make `app` importable in the session's Python workers (a session artifact, once per session):
     a Spark Connect server or a cluster's executors do not have this source tree."""
     archive = code_archive()
@@ -313,7 +317,7 @@ def ship_code(spark) -> None:
     _shipped[id(spark)] = archive.name
 
 
-def local_session():
+def local_session() -> SparkSession:
     """The active session, or a new local one (for small helper jobs such as reading Parquet)."""
     check_environment(DEFAULT_MASTER)
     from pyspark.sql import SparkSession
@@ -324,7 +328,7 @@ def local_session():
     return build_session(os.environ.get(SPARK_MASTER_ENV, "local[2]"))
 
 
-def raise_if_out_of_memory(err: BaseException, spark=None) -> None:
+def raise_if_out_of_memory(err: BaseException, spark: SparkSession | None = None) -> None:
     """Inside a Spark job: turn an out-of-memory failure (anywhere in Spark's message, the Java
     stack trace included) into SparkUnavailable, which the Spark host reports as a setup problem
     (exit 2 in the CLI) instead of an internal error. Other errors are left alone."""
