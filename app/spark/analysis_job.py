@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from typing import TYPE_CHECKING, Any
 
 from app.measure.analysis_model import Analysis
 from app.measure.sql.analysis import analyze_sql
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
-def analyze(spark, events, queues, bin_s: float = 1.0, growth_floor: float = 0.05, burst_gap: float = 0.005,
-            source: str = "") -> Analysis:
+
+def analyze(spark: SparkSession, events: DataFrame, queues: DataFrame, bin_s: float = 1.0,
+            growth_floor: float = 0.05, burst_gap: float = 0.005, source: str = "") -> Analysis:
     """The analysis of the events and queue-sample DataFrames by Spark SQL; running out of memory is
     reported as such (app.spark.session.raise_if_out_of_memory)."""
     from app.spark.frames import checked_job
@@ -28,7 +32,7 @@ def analyze(spark, events, queues, bin_s: float = 1.0, growth_floor: float = 0.0
     events.createOrReplaceTempView(names[0])
     queues.createOrReplaceTempView(names[1])
 
-    def run(sql: str) -> list[tuple]:
+    def run(sql: str) -> list[tuple[Any, ...]]:
         if "_bad_n" in sql and names[0] in sql:  # the first pass: the log's check rides along (frames.checked_job)
             return [tuple(r) for r in checked_job(events, lambda: spark.sql(sql).collect())]
         return [tuple(r) for r in spark.sql(sql).collect()]

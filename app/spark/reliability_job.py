@@ -12,10 +12,14 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from app.measure.reliability import ReliabilityConfig, ReliabilityReport
 from app.measure.sql.dialect import Dialect
 from app.measure.sql.reliability import check_reliability_sql
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 
 class SparkSQL:
@@ -23,12 +27,12 @@ class SparkSQL:
 
     dialect: Dialect = "spark"
 
-    def __init__(self, spark, events):
+    def __init__(self, spark: SparkSession, events: DataFrame) -> None:
         self.spark = spark
         self.events = events
-        self.kept: dict[str, object] = {}
+        self.kept: dict[str, DataFrame] = {}
 
-    def run(self, sql: str) -> Sequence[Sequence]:
+    def run(self, sql: str) -> Sequence[Sequence[Any]]:
         from app.spark.frames import checked_job
 
         if "_bad_n" in sql:  # the first pass: the log's check rides along
@@ -47,10 +51,11 @@ class SparkSQL:
         with contextlib.suppress(Exception):  # a session that no longer answers holds nothing
             self.spark.catalog.dropTempView(name)
             if frame is not None:
-                frame.unpersist()  # type: ignore[attr-defined]  # a DataFrame
+                frame.unpersist()
 
 
-def check_reliability(spark, events, config: ReliabilityConfig, limit: int = 200) -> ReliabilityReport:
+def check_reliability(spark: SparkSession, events: DataFrame, config: ReliabilityConfig,
+                      limit: int = 200) -> ReliabilityReport:
     """The reliability report of an events DataFrame (schema EVENT_DDL, in log order) by Spark SQL;
     running out of memory is reported as such, not as an internal error."""
     from pyspark.sql import functions as F

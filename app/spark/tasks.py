@@ -36,7 +36,7 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -396,10 +396,10 @@ def phase_row(index: int, marks: dict[str, float]) -> Row:
     return (0.0, PHASES, "", index, None, json.dumps(marks), None, None, None)
 
 
-def task_function(plan_json: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def task_function(plan_json: str) -> Callable[[Iterable[Any]], Iterator[Any]]:
     """The function every barrier task runs: connect to the other tasks, run the hosted components."""
 
-    def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
+    def run_partition(batches: Iterable[Any]) -> Iterator[Any]:
         entered = time.time()  # this task's Python worker is up and running our code
         from pyspark import BarrierTaskContext
 
