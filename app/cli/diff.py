@@ -72,8 +72,7 @@ def _use_spark(args: argparse.Namespace, matcher_mode: str) -> bool:
     if not (_is_json_lines(args.left) and _is_json_lines(args.right)):
         return False
     size = sum(os.path.getsize(f) for f in (args.left, args.right) if os.path.isfile(f))
-    threshold_mb: float = args.spark_threshold
-    return size > threshold_mb * 1024 * 1024
+    return bool(size > args.spark_threshold * 1024 * 1024)
 
 
 def _run_spark_host(args: argparse.Namespace, master: str) -> DiffResult:

@@ -7,14 +7,11 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.cli.common import UsageError, examples
 from app.cli.outputs import add_force_option, check_output_file, write_output_file
 from app.core.topology import one_line
-
-if TYPE_CHECKING:
-    from PySide6.QtCore import QCoreApplication
 
 SCREENSHOT_SIZE = (1440, 900)
 VERIFY_LIMIT_S = 900
@@ -54,7 +51,7 @@ def _quiet_offscreen(mode: object, context: object, message: str) -> None:
         print(message, file=sys.stderr)
 
 
-def _application() -> QCoreApplication:
+def _application() -> Any:  # the QApplication (Qt is imported only here)
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -85,11 +85,11 @@ def pattern_events(path: str, time_unit: str) -> list[dict[str, object]]:
     found: list[dict[str, object]] = []
     for events, queues in batches(path, time_unit):  # type: ignore[arg-type]  # "s" or "ms", checked by argparse
         for row in events:
-            event: dict[str, object] = {k: v for k, v in zip(EVENT_FIELDS, row, strict=True) if v is not None}
+            event = {k: v for k, v in zip(EVENT_FIELDS, row, strict=True) if v is not None}
             event["type"] = event.pop("ev")
             found.append(event)
-        for sample in queues:
-            found.append({"type": "queue", **dict(zip(QUEUE_FIELDS, sample, strict=True))})
+        for row in queues:
+            found.append({"type": "queue", **dict(zip(QUEUE_FIELDS, row, strict=True))})
     found.sort(key=lambda e: float(e["t"]))  # type: ignore[arg-type]  # every row has a numeric t
     return found
 

@@ -22,7 +22,8 @@ from app.measure.analysis_model import (
     fit_trend,
     t_quantile_975,
 )
-from app.measure.eventlog import Event, MetricSample, QueueSample
+from app.measure.eventlog import Event, QueueSample
+from app.measure.records import MetricSample
 
 __all__ = ["Analysis", "ComponentStats", "QueueTrend", "Verdict", "finish_queues", "fit_trend", "t_quantile_975",
            "analyze_local", "analyze_path_local", "apply_storm_metrics"]

@@ -54,7 +54,7 @@ def _number(value: str | float | int | None, name: str, kind: type[float] | type
     if value is None or value == "":
         return None
     try:
-        number = kind(str(value).replace("_", "").replace(",", ""))
+        number: float | int = kind(str(value).replace("_", "").replace(",", ""))
     except ValueError:
         raise EngineError(f"{name}: expected a number, got '{value}'") from None
     if number < 0:

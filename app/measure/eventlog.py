@@ -24,18 +24,13 @@ from pydantic import ValidationError
 
 from app.core.fileio import check_regular, csv_rows, read_text
 from app.core.formats.limits import escape, type_name
-from app.measure.records import (  # re-exported: the readers' callers use them from here
-    EVENT_KINDS,
-    Event,
-    EventLog,
-    EventLogError,
-    MetricSample,
-    QueueSample,
-    json_value,
-)
-
-#: the record names the readers' callers import from here (besides the readers defined below)
-__all__ = ["EVENT_KINDS", "Event", "EventLog", "EventLogError", "MetricSample", "QueueSample", "json_value"]
+from app.measure.records import EVENT_KINDS as EVENT_KINDS  # re-exported: the readers' callers use them from here
+from app.measure.records import Event as Event
+from app.measure.records import EventLog as EventLog
+from app.measure.records import EventLogError as EventLogError
+from app.measure.records import MetricSample as MetricSample
+from app.measure.records import QueueSample as QueueSample
+from app.measure.records import json_value as json_value
 
 TimeUnit = Literal["s", "ms"]
 #: the largest time (seconds, either sign) a log may give: 10^13 s is 300,000 years, so unix times in

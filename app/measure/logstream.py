@@ -50,10 +50,8 @@ EVENT_FIELDS = ("t", "ev", "comp", "task", "tuple", "msg", "anchors", "reason")
 QUEUE_FIELDS = ("t", "comp", "task", "queue")
 BATCH_ROWS = 65_536
 
-#: (t, ev, comp, task, tuple, msg, anchors, reason)
-EventRow = tuple[float, str, str, int, str | None, str | None, list[str] | None, str | None]
-QueueRow = tuple[float, str, int, int]  # (t, comp, task, queue)
-Batch = tuple[list[EventRow], list[QueueRow]]  # the events and queue samples of some rows
+EventRow = tuple[Any, ...]  # (t, ev, comp, task, tuple, msg, anchors, reason)
+QueueRow = tuple[Any, ...]  # (t, comp, task, queue)
 
 _KINDS = frozenset(EVENT_KINDS)
 _NEED_TUPLE = frozenset(NEEDS_TUPLE)
@@ -200,7 +198,7 @@ def _lines(path: Path, skip_blank: bool = True) -> Iterator[tuple[int, str]]:
                       at_line=lambda number, reason: EventLogError(f"{path.name} line {number}", reason))
 
 
-def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[Batch]:
+def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list[EventRow], list[QueueRow]]]:
     events: list[EventRow] = []
     queues: list[QueueRow] = []
     for number, line in _lines(path):
@@ -216,7 +214,7 @@ def _jsonl_batches(path: Path, divisor: float, rows: int) -> Iterator[Batch]:
         yield events, queues
 
 
-def _csv_batches(path: Path, divisor: float, rows: int) -> Iterator[Batch]:
+def _csv_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list[EventRow], list[QueueRow]]]:
     records = csv_records((text for _, text in _lines(path, skip_blank=False)), path.name)
     if not next(records):
         raise EventLogError(path.name, "is empty (expected a header line)")
@@ -231,7 +229,7 @@ def _csv_batches(path: Path, divisor: float, rows: int) -> Iterator[Batch]:
         yield events, queues
 
 
-def _parquet_batches(path: Path, divisor: float, rows: int) -> Iterator[Batch]:
+def _parquet_batches(path: Path, divisor: float, rows: int) -> Iterator[tuple[list[EventRow], list[QueueRow]]]:
     try:
         import pyarrow.dataset as ds
     except ModuleNotFoundError:
@@ -250,14 +248,16 @@ def _parquet_batches(path: Path, divisor: float, rows: int) -> Iterator[Batch]:
         raise parquet_error(path, err) from None
 
 
-def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, divisor: float) -> Batch:
+def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int,
+                  divisor: float) -> tuple[list[EventRow], list[QueueRow]]:
     """The events and queue samples of one record batch, checked like the other formats' rows."""
-    cols: dict[str, list[Any]] = {name: batch.column(i).to_pylist() for i, name in enumerate(wanted)}
+    cols = {name: batch.column(i).to_pylist() for i, name in enumerate(wanted)}
     size = batch.num_rows
-    nothing: list[Any] = [None] * size
+    nothing = [None] * size
 
     def get(name: str) -> list[Any]:
-        return cols.get(name, nothing)
+        column: list[Any] = cols.get(name, nothing)
+        return column
 
     events: list[EventRow] = []
     queues: list[QueueRow] = []
@@ -278,9 +278,9 @@ def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, diviso
             task = checked_count(task, f"{label} {offset + i}", "task")
         task = task or 0
         if ev is None:
-            queue = qs[i] if isinstance(qs[i], int) and 0 <= qs[i] <= MAX_COUNT else \
-                checked_count(qs[i], f"{label} {offset + i}", "queue")
-            if queue is not None:  # a missing (null or blank) queue, as in the other formats: no sample
+            if qs[i] is not None:
+                queue = qs[i] if isinstance(qs[i], int) and 0 <= qs[i] <= MAX_COUNT else \
+                    checked_count(qs[i], f"{label} {offset + i}", "queue")
                 if t is None or comp is None:
                     raise _no_queue_field(f"{label} {offset + i}", t, comp)
                 queues.append((t, comp, task, queue))
@@ -297,7 +297,7 @@ def _parquet_rows(batch: Any, wanted: list[str], label: str, offset: int, diviso
     return events, queues
 
 
-def _model_batches(path: Path, time_unit: TimeUnit) -> Iterator[Batch]:
+def _model_batches(path: Path, time_unit: TimeUnit) -> Iterator[tuple[list[EventRow], list[QueueRow]]]:
     log = read_log(path, time_unit)
     yield [event_row(e) for e in log.events], [queue_row(q) for q in log.queues]
 
@@ -312,7 +312,7 @@ def queue_row(q: QueueSample) -> QueueRow:
     return (q.t, q.comp, q.task, q.queue)
 
 
-def _file_batches(path: Path, time_unit: TimeUnit, rows: int) -> Iterator[Batch]:
+def _file_batches(path: Path, time_unit: TimeUnit, rows: int) -> Iterator[tuple[list[EventRow], list[QueueRow]]]:
     fmt = log_format(path)
     divisor = 1000.0 if time_unit == "ms" else 1.0
     if fmt == "jsonl":
@@ -325,7 +325,7 @@ def _file_batches(path: Path, time_unit: TimeUnit, rows: int) -> Iterator[Batch]
 
 
 def batches(path: str | os.PathLike[str], time_unit: TimeUnit = "s", rows: int = BATCH_ROWS,
-            events_only: bool = False) -> Iterator[Batch]:
+            events_only: bool = False) -> Iterator[tuple[list[EventRow], list[QueueRow]]]:
     """(events, queue samples) batches of a log file or run folder, in file order."""
     files = log_files(path)
     for f in files[:1] if events_only else files:

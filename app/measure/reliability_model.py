@@ -135,17 +135,13 @@ def violation_detail(prop: str, kind: str | None, x: float | None, comp: str | N
 
 # A violation row: (t, prop, comp, task, tuple, msg, other, kind, x); listed in this total order
 # (t first, missing t last), so both engines list the same `limit` violations.
-ViolationRow = tuple[float | None, str, str | None, int | None, str | None, str | None, str | None, str | None,
-                     float | None]
-
-
-def _order(row: ViolationRow) -> tuple[float, str, str, int, str, str, str, float]:
+def _order(row: tuple[Any, ...]) -> tuple[Any, ...]:
     t, prop, comp, task, tup, msg, other, _kind, x = row
     return (t if t is not None else math.inf, prop, comp or "", -1 if task is None else task, tup or "", msg or "",
             other or "", -math.inf if x is None else x)
 
 
-def build_report(config: ReliabilityConfig, counts: dict[str, int], rows: list[ViolationRow],
+def build_report(config: ReliabilityConfig, counts: dict[str, int], rows: list[tuple[Any, ...]],
             undecided: dict[str, int], events: int, log_end: float, limit: int) -> ReliabilityReport:
     notes = []
     if config.ackers == 0:

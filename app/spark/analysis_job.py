@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.measure.analysis_model import Analysis
 from app.measure.sql.analysis import analyze_sql
 
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
 
-
-def analyze(spark: SparkSession, events: DataFrame, queues: DataFrame, bin_s: float = 1.0,
-            growth_floor: float = 0.05, burst_gap: float = 0.005, source: str = "") -> Analysis:
+def analyze(spark: Any, events: Any, queues: Any, bin_s: float = 1.0, growth_floor: float = 0.05,
+            burst_gap: float = 0.005, source: str = "") -> Analysis:
     """The analysis of the events and queue-sample DataFrames by Spark SQL; running out of memory is
     reported as such (app.spark.session.raise_if_out_of_memory)."""
     from app.spark.frames import checked_job

@@ -25,8 +25,7 @@ def free_port() -> int:
     """A TCP port nobody listens on right now (for a server started next)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]  # (host, port) of an AF_INET socket
-        return port
+        return int(s.getsockname()[1])
 
 
 def spark_home(python: str) -> Path:

@@ -48,23 +48,11 @@ def _connected_position(side: int, index: int, n_left: int, n_right: int, order:
     return index + min(index, n_left)
 
 
-#: (side 0 left / 1 right, 1-based index, item), or the message of a bad line under the _ERROR key
-Entry = tuple[int, int, Any]
-#: per key: its left entries, its right entries (each in order) and the first index where they differ
-Matched = tuple[list[Entry], list[Entry], int | None]
-#: (connected position, key, left entry, right entry, left position, right position) of a first difference
-Detection = tuple[int, Any, Entry, Entry, int, int]
-#: (side, connected position, index, item) of an unmatched item
-Leftover = tuple[int, int, int, Any]
-#: the unmatched counts per side and the earliest leftovers per side
-Summary = tuple[list[int], list[list[Leftover]]]
-
-
-def _parser(side: int, key_of: Callable[[Any], Any]) -> Callable[[tuple[str, int]], tuple[Any, Entry]]:
+def _parser(side: int, key_of: Callable[[Any], Any]) -> Callable[[tuple[str, int]], tuple[Any, tuple[Any, ...]]]:
     """The line parser; make it where the limits are in force (a worker, inside :func:`_in_workers`)."""
     decode = decoder(strict_numbers=False)  # the one bounded decoder, as the local reader uses it
 
-    def parse(pair: tuple[str, int]) -> tuple[Any, Entry]:
+    def parse(pair: tuple[str, int]) -> tuple[Any, tuple[Any, ...]]:
         line, zero_index = pair
         index = zero_index + 1
         try:
@@ -96,9 +84,9 @@ def _in_workers(limits: Mapping[str, int],
     return run
 
 
-def _per_key(canon: Callable[[Any], Any] | None) -> Callable[[Iterable[Entry]], Matched]:
+def _per_key(canon: Callable[[Any], Any] | None) -> Callable[[Iterable[tuple[Any, ...]]], tuple[Any, ...]]:
     """Per key: both sides in order and the first index where they differ (None if one is a prefix)."""
-    def match(values: Iterable[Entry]) -> Matched:
+    def match(values: Iterable[tuple[Any, ...]]) -> tuple[Any, ...]:
         left = sorted((v for v in values if v[0] == 0), key=lambda v: v[1])
         right = sorted((v for v in values if v[0] == 1), key=lambda v: v[1])
         mismatch = None
@@ -111,7 +99,7 @@ def _per_key(canon: Callable[[Any], Any] | None) -> Callable[[Iterable[Entry]], 
     return match
 
 
-def _detection(kv: tuple[Any, Matched], n_left: int, n_right: int, order: str) -> list[Detection]:
+def _detection(kv: tuple[Any, ...], n_left: int, n_right: int, order: str) -> list[tuple[Any, ...]]:
     """[(position, key, left entry, right entry, left position, right position)] of a key's first difference."""
     left, right, m = kv[1]
     if m is None:
@@ -121,11 +109,11 @@ def _detection(kv: tuple[Any, Matched], n_left: int, n_right: int, order: str) -
     return [(max(l_pos, r_pos), kv[0], left[m], right[m], l_pos, r_pos)]
 
 
-def _leftovers(kv: tuple[Any, Matched], cut: int | None, n_left: int, n_right: int, order: str) -> list[Leftover]:
+def _leftovers(kv: tuple[Any, ...], cut: int | None, n_left: int, n_right: int, order: str) -> list[tuple[Any, ...]]:
     """(side, connected position, index, item) of a key's items still unmatched just before `cut`
     (the first difference) or at the end; the online matcher holds exactly these."""
     left, right, m = kv[1]
-    out: list[Leftover] = []
+    out = []
     for side, mine, theirs in ((0, left, right), (1, right, left)):
         for i, (s, index, item) in enumerate(mine):
             pos = _connected_position(s, index, n_left, n_right, order)
@@ -138,10 +126,10 @@ def _leftovers(kv: tuple[Any, Matched], cut: int | None, n_left: int, n_right: i
     return out
 
 
-def _summarise(rows: Iterable[Leftover], limit: int) -> Summary:
+def _summarise(rows: Iterable[tuple[Any, ...]], limit: int) -> tuple[list[int], list[list[tuple[Any, ...]]]]:
     """Counts per side and the `limit` earliest rows per side."""
     counts: list[int] = [0, 0]
-    firsts: list[list[Leftover]] = [[], []]
+    firsts: list[list[tuple[Any, ...]]] = [[], []]
     for row in rows:
         counts[row[0]] += 1
         firsts[row[0]].append(row)
@@ -150,19 +138,18 @@ def _summarise(rows: Iterable[Leftover], limit: int) -> Summary:
     return counts, [sorted(f, key=lambda r: r[1])[:limit] for f in firsts]
 
 
-def _merge(a: Summary, b: Summary, limit: int) -> Summary:
+def _merge(a: tuple[Any, ...], b: tuple[Any, ...], limit: int) -> tuple[Any, ...]:
     counts = [a[0][0] + b[0][0], a[0][1] + b[0][1]]
     return counts, [sorted(a[1][s] + b[1][s], key=lambda r: r[1])[:limit] for s in (0, 1)]
 
 
-def _result(matcher: Matcher, first: Detection | None, summary: Summary, n_left: int, n_right: int,
+def _result(matcher: Matcher, first: tuple[Any, ...] | None, summary: tuple[Any, ...], n_left: int, n_right: int,
             engine: Literal["local", "spark"]) -> DiffResult:
     """The DiffResult from the first difference (or None) and the summary of leftovers."""
     (count_left, count_right), (rows_left, rows_right) = summary
     cut = first[0] if first else None
     processed = (cut - 1) if cut is not None else n_left + n_right
     difference = None
-    detected: int | Literal["end"] | None
     if first is not None:
         position, key, left_entry, right_entry, l_pos, r_pos = first
         late, early = (left_entry, right_entry) if l_pos > r_pos else (right_entry, left_entry)
@@ -203,7 +190,7 @@ def partitioned_same_key_diff(left: Iterable[Any], right: Iterable[Any], depende
     """The Spark job's computation in plain Python (same functions, grouped with a dict): for tests
     and as the reference of what the job does."""
     matcher = _same_key_matcher(dependence, equality, order)
-    groups: dict[Any, list[Entry]] = {}
+    groups: dict[Any, list[tuple[Any, ...]]] = {}
     counts = [0, 0]
     for side, items in ((0, left), (1, right)):
         for index, item in enumerate(items, 1):
@@ -253,7 +240,7 @@ def _spark_same_key_diff(spark: Any, left_path: str | Path, right_path: str | Pa
 
     parsed = side_rdd(left_path, 0).union(side_rdd(right_path, 1)).cache()
     try:
-        def count(acc: tuple[int, int, Entry | None], kv: tuple[Any, Entry]) -> tuple[int, int, Entry | None]:
+        def count(acc: tuple[Any, ...], kv: tuple[Any, ...]) -> tuple[Any, ...]:
             if kv[0] == _ERROR:
                 return acc[0], acc[1], acc[2] or kv[1]
             return (acc[0] + 1, acc[1], acc[2]) if kv[1][0] == 0 else (acc[0], acc[1] + 1, acc[2])

@@ -12,7 +12,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.measure.eventlog import (
     ANCHOR_SEP,
@@ -33,25 +33,20 @@ from app.measure.eventlog import (
 )
 from app.measure.records import NEEDS_MSG, NEEDS_TUPLE
 
-if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, Row, SparkSession
 
-Frames = tuple["DataFrame", "DataFrame"]  # (events, queue samples)
-
-
-def records_to_frame(spark: SparkSession, records: Iterable[Event | QueueSample]) -> DataFrame:
+def records_to_frame(spark: Any, records: Iterable[Event | QueueSample]) -> Any:
     """One flat DataFrame (FLAT_DDL) holding events and queue samples."""
     return spark.createDataFrame(flat_rows(records), FLAT_DDL)
 
 
-def log_to_frames(spark: SparkSession, log: EventLog) -> Frames:
+def log_to_frames(spark: Any, log: EventLog) -> Any:
     """(events, queues) DataFrames of an in-memory log."""
 
     flat = records_to_frame(spark, [*log.events, *log.queues])
     return _split(flat)
 
 
-def _split(flat: DataFrame) -> Frames:
+def _split(flat: Any) -> Any:
     """(events, queues) of a flat frame; a missing task is task 0 (as the Python readers have it)."""
     from pyspark.sql import functions as F
 
@@ -61,7 +56,7 @@ def _split(flat: DataFrame) -> Frames:
     return events, queues
 
 
-def _read_flat(spark: SparkSession, path: Path | str, fmt: str) -> DataFrame:
+def _read_flat(spark: Any, path: Path | str, fmt: str) -> Any:
     from pyspark.sql import functions as F
 
     if fmt == "jsonl":
@@ -84,7 +79,7 @@ def _read_flat(spark: SparkSession, path: Path | str, fmt: str) -> DataFrame:
     raise EventLogError(Path(path).name, f"Spark cannot read {fmt} logs directly")
 
 
-def _server_sees_files(spark: SparkSession) -> bool:
+def _server_sees_files(spark: Any) -> bool:
     """Whether Spark reads paths on this machine: a classic session, or a Spark Connect server on
     this host. A remote Connect server gets the records uploaded instead (read here, sent as Arrow)."""
     from app.spark.session import connect_address, is_connect, is_local_host, master_of
@@ -95,7 +90,7 @@ def _server_sees_files(spark: SparkSession) -> bool:
     return not master.startswith("sc://") or is_local_host(connect_address(master)[0])
 
 
-def _check(events: DataFrame, where: str) -> None:
+def _check(events: Any, where: str) -> None:
     """Fail with one line when an event kind is unknown or a needed field is empty."""
 
     bad = events.where(_bad_condition()).limit(1).collect()
@@ -106,7 +101,7 @@ def _check(events: DataFrame, where: str) -> None:
 _DEFERRED = "_stormbound_check"
 
 
-def _bad_condition() -> Column:
+def _bad_condition() -> Any:
     from pyspark.sql import functions as F
 
     return (~F.col("ev").isin(*EVENT_KINDS)
@@ -130,14 +125,14 @@ def _raise_bad(row: dict[str, Any], where: str) -> None:
     raise EventLogError(f"{where}.{missing}", f"a {row['ev']} event at t={row['t']} has no {missing}")
 
 
-def check_columns() -> list[Column]:
+def check_columns() -> list[Any]:
     """An aggregate that counts bad event rows in the same job as other figures (see `checked_job`)."""
     from pyspark.sql import functions as F
 
     return [F.sum(_bad_condition().cast("long")).alias("_bad_n")]
 
 
-def checked_job(events: DataFrame, run: Callable[[], list[Row]]) -> list[Row]:
+def checked_job(events: Any, run: Callable[[], list[Any]]) -> list[Any]:
     """Run the first job over a log's events, `run()` -> collected rows whose aggregates include
     `check_columns()`; raise EventLogError when load_frames deferred its check to this job and a
     row is bad (a second job then fetches one), or when Spark cannot parse the file (FAILFAST)."""
@@ -154,8 +149,8 @@ def checked_job(events: DataFrame, run: Callable[[], list[Row]]) -> list[Row]:
     return rows
 
 
-def load_frames(spark: SparkSession, path: str | os.PathLike[str], time_unit: TimeUnit = "s",
-                check: bool | str = True) -> Frames:
+def load_frames(spark: Any, path: str | os.PathLike[str], time_unit: TimeUnit = "s",
+                check: bool | str = True) -> Any:
     """(events, queues) DataFrames of a log file or run folder, times in seconds.
 
     `check` validates every event (known kind; t, comp, and tuple or msg where the kind needs
@@ -217,8 +212,8 @@ def spark_reason(err: BaseException) -> str:
     return escape(line.split("Exception: ", 1)[-1], 200)
 
 
-def _finish_frames(events: DataFrame, queues: DataFrame, time_unit: TimeUnit, check: bool | str, where: str,
-                   local: str | None = None) -> Frames:
+def _finish_frames(events: Any, queues: Any, time_unit: TimeUnit, check: bool | str, where: str,
+                   local: str | None = None) -> Any:
     from pyspark.sql import functions as F
 
     if time_unit == "ms":

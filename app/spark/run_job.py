@@ -35,15 +35,12 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from app.core.errors import Cancelled
 from app.core.topology import Topology
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 
 class Kill(BaseModel):
@@ -275,7 +272,7 @@ def _hang_up(conn: Any, lines: Any) -> None:
             closing.close()
 
 
-def tasks_meet_here(spark: SparkSession) -> bool:
+def tasks_meet_here(spark: Any) -> bool:
     """Whether the run's tasks run on this machine (a local master, or a Spark Connect server here whose
     master is local), so they can reach a Rendezvous of this process."""
     from app.spark.session import connect_address, is_connect, is_local_host, master_of
@@ -331,7 +328,7 @@ def _explain(err: BaseException, workers: int) -> BaseException:
     return err
 
 
-def run_on_spark(spark: SparkSession, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str = "jsonl",
+def run_on_spark(spark: Any, spec: RunSpec, out_dir: str | os.PathLike[str], fmt: str = "jsonl",
                  progress: Callable[[float, str], None] | None = None,
                  cancel: threading.Event | None = None, host_start_s: float | None = None) -> RunResult:
     """Run the topology as one barrier job, then write events, queues, topology and run.json to `out_dir`.

@@ -21,12 +21,9 @@ import tempfile
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.core.errors import StormboundError
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 SPARK_PYTHON_ENV = "STORMBOUND_SPARK_PYTHON"
 SPARK_MASTER_ENV = "STORMBOUND_SPARK_MASTER"
@@ -158,7 +155,7 @@ def check_environment(master: str = DEFAULT_MASTER, env: Mapping[str, str] | Non
 
 
 def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound",
-                  conf: Mapping[str, Any] | None = None) -> SparkSession:
+                  conf: Mapping[str, Any] | None = None) -> Any:
     """A SparkSession for `master` (local[N], spark://, yarn, k8s://) or a Spark Connect `sc://` URL."""
     check_environment(master)
     from pyspark.sql import SparkSession
@@ -198,7 +195,7 @@ def build_session(master: str = DEFAULT_MASTER, app_name: str = "stormbound",
     return spark
 
 
-def _connect_session(master: str, sql: Mapping[str, str]) -> SparkSession:
+def _connect_session(master: str, sql: Mapping[str, str]) -> Any:
     """A Spark Connect session with our SQL settings and the app's code. A URL naming its session
     (`;session_id=`, e.g. from :func:`shared_connect_url`) names one that outlives this process: it is
     not released when the host stops, so the next process attaches to it again."""
@@ -248,20 +245,20 @@ def shared_connect_url(master: str) -> str:
     return (master if ";" in master else master.rstrip("/") + "/") + f"{SESSION_ID}{session}"
 
 
-def is_connect(spark: SparkSession) -> bool:
+def is_connect(spark: Any) -> bool:
     """Whether `spark` is a Spark Connect session (no SparkContext, no RDDs)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def master_of(spark: SparkSession) -> str:
+def master_of(spark: Any) -> str:
     """The master URL as the user gave it (sc://... for Spark Connect) or Spark's own."""
     if is_connect(spark):
         url = getattr(spark, "_stormbound_url", None)
         return url or f"sc:// ({spark.conf.get('spark.master', '?')})"
-    return spark.sparkContext.master or "?"  # a running context always has one; pyspark types it optional
+    return str(spark.sparkContext.master)
 
 
-def task_slots(spark: SparkSession) -> int:
+def task_slots(spark: Any) -> int:
     """How many tasks can run at once: SparkContext.defaultParallelism, or for Spark Connect
     the server's `spark.default.parallelism`, else its `local[N]` master, else 2."""
     if not is_connect(spark):
@@ -281,7 +278,7 @@ def task_slots(spark: SparkSession) -> int:
     return 2
 
 
-def session_info(spark: SparkSession) -> dict[str, Any]:
+def session_info(spark: Any) -> dict[str, Any]:
     """What the app shows about an attached session."""
     return {"master": master_of(spark), "spark_version": spark.version, "slots": task_slots(spark),
             "connect": is_connect(spark)}
@@ -307,7 +304,7 @@ def code_archive() -> Path:
     return target
 
 
-def ship_code(spark: SparkSession) -> None:
+def ship_code(spark: Any) -> None:
     """Make `app` importable in the session's Python workers (a session artifact, once per session):
     a Spark Connect server or a cluster's executors do not have this source tree."""
     archive = code_archive()
@@ -317,7 +314,7 @@ def ship_code(spark: SparkSession) -> None:
     _shipped[id(spark)] = archive.name
 
 
-def local_session() -> SparkSession:
+def local_session() -> Any:
     """The active session, or a new local one (for small helper jobs such as reading Parquet)."""
     check_environment(DEFAULT_MASTER)
     from pyspark.sql import SparkSession
@@ -328,7 +325,7 @@ def local_session() -> SparkSession:
     return build_session(os.environ.get(SPARK_MASTER_ENV, "local[2]"))
 
 
-def raise_if_out_of_memory(err: BaseException, spark: SparkSession | None = None) -> None:
+def raise_if_out_of_memory(err: BaseException, spark: Any = None) -> None:
     """Inside a Spark job: turn an out-of-memory failure (anywhere in Spark's message, the Java
     stack trace included) into SparkUnavailable, which the Spark host reports as a setup problem
     (exit 2 in the CLI) instead of an internal error. Other errors are left alone."""

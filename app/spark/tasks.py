@@ -36,14 +36,14 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
 # (t, ev, comp, task, tuple, msg, anchors, reason, queue): the order of eventlog.COLUMNS
-Row = tuple[float, str | None, str, int, str | None, str | None, list[str] | None, str | None, int | None]
+Row = tuple[Any, ...]
 # A queued tuple: (tuple id, spout of its root, root message id, edge id); init tuples have no root.
-Delivery = tuple[str, str | None, str | None, int]
+Delivery = tuple[Any, ...]
 
 
 def emit_tuples(sigma: Fraction, carry: Fraction, batch: int, rounded: bool) -> tuple[int, Fraction]:
@@ -327,9 +327,8 @@ class StormWorker:
                     children[k % len(batch)] ^= self.route(name, tuple_id, anchor[1], anchor[2], stream)
             for delivery, child_xor in zip(batch, children, strict=True):
                 self.record("bolt_ack", name, delivery[0])
-                spout, root = delivery[1], delivery[2]  # both set, or both None for an init tuple
-                if self.acking and root is not None and spout is not None:
-                    self.ack_update(spout, root, delivery[3] ^ child_xor)
+                if self.acking and delivery[2] is not None:
+                    self.ack_update(delivery[1], delivery[2], delivery[3] ^ child_xor)
 
     def sampler(self) -> None:
         t = 0.0
@@ -396,10 +395,10 @@ def phase_row(index: int, marks: dict[str, float]) -> Row:
     return (0.0, PHASES, "", index, None, json.dumps(marks), None, None, None)
 
 
-def task_function(plan_json: str) -> Callable[[Iterable[Any]], Iterator[Any]]:
+def task_function(plan_json: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The function every barrier task runs: connect to the other tasks, run the hosted components."""
 
-    def run_partition(batches: Iterable[Any]) -> Iterator[Any]:
+    def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
         entered = time.time()  # this task's Python worker is up and running our code
         from pyspark import BarrierTaskContext
 
@@ -482,7 +481,6 @@ def own_address() -> str:
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
             probe.connect(("10.255.255.255", 1))
-            host: str = probe.getsockname()[0]  # (host, port) of an AF_INET socket
-            return host
+            return str(probe.getsockname()[0])
     except OSError:
         return "127.0.0.1"

@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from app.core.errors import StormboundError
+
 
 @dataclass(frozen=True)
 class Bucket:
@@ -45,7 +47,7 @@ class RateLatency:
     latency: Fraction
 
 
-class Unstable(ValueError):
+class Unstable(StormboundError, ValueError):
     """The arrival rate is not below the service rate: no finite bound."""
 
 

@@ -114,6 +114,10 @@ class RateAnalysis:
         return self.topo is topo or self.topo == topo
 
     def _once(self, key: str, make: Callable[[], T]) -> T:
+        """`make()` the first time, under the lock (the figures' flows are computed by one thread at a time);
+        then the kept value, read without waiting for another thread's computation."""
+        if key in self._made:
+            return cast(T, self._made[key])
         with self._lock:
             if key not in self._made:
                 self._made[key] = make()
@@ -151,17 +155,19 @@ class RateAnalysis:
     def margins(self) -> dict[str, tuple[Fraction, Fraction]]:
         """Exact (largest inflow in every run, smallest capacity) per bolt name."""
         e = self.figures
-        return {b.name: (e.in_max[b.id], e.cap_min[b.id]) for b in self.topo.bolts}
+        return self._once("margins", lambda: {b.name: (e.in_max[b.id], e.cap_min[b.id]) for b in self.topo.bolts})
 
     def repeating_margins(self) -> dict[str, tuple[Fraction, Fraction]]:
         """Exact (largest long-run inflow of a repeating run, smallest capacity) per bolt name."""
         e = self.figures
-        return {b.name: (e.in_long[b.id], e.cap_min[b.id]) for b in self.topo.bolts}
+        return self._once("repeating_margins",
+                          lambda: {b.name: (e.in_long[b.id], e.cap_min[b.id]) for b in self.topo.bolts})
 
     def nominal_margins(self) -> dict[str, tuple[Fraction, Fraction]]:
         """Exact (inflow, capacity) per bolt name at nominal timing (τ = 0, no idling)."""
         e = self.figures
-        return {b.name: (e.in_nominal[b.id], e.cap_nominal[b.id]) for b in self.topo.bolts}
+        return self._once("nominal_margins",
+                          lambda: {b.name: (e.in_nominal[b.id], e.cap_nominal[b.id]) for b in self.topo.bolts})
 
     def load_margins(self) -> LoadMargins:
         """`LoadMargins` at the snapshot's own rates."""

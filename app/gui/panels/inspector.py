@@ -146,7 +146,7 @@ def parse_number(spec: FieldSpec, text: str) -> float:
 
 def stream_values(comp: Component) -> dict[str, float]:
     """A component's σ (bolt) or ratio (spout) per declared stream."""
-    return comp.stream_sigma if comp.kind == "bolt" else comp.stream_ratio
+    return dict(comp.stream_sigma if comp.kind == "bolt" else comp.stream_ratio)
 
 
 def format_streams(comp: Component) -> str:
@@ -224,7 +224,7 @@ class FieldRow(QWidget):
 
     def _same(self, text: str) -> bool:
         try:
-            return parse_value(self.spec, self.edit.text()) == parse_value(self.spec, text)
+            return bool(parse_value(self.spec, self.edit.text()) == parse_value(self.spec, text))
         except FieldError:
             return False
 

@@ -168,7 +168,7 @@ def analyze_sql(run: Run, dialect: Dialect, events: str, queues: str, bin_s: flo
     n_events = sum(int(r[2]) for r in per_task)
 
     totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    tasks: dict[str, set[int]] = defaultdict(set)
+    tasks: dict[str, set[Any]] = defaultdict(set)
     first_seen: dict[str, float] = {}
     for r in per_task:
         comp = r[0]

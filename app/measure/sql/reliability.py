@@ -38,7 +38,6 @@ from app.measure.reliability_model import (
     PENDING,
     ReliabilityConfig,
     ReliabilityReport,
-    ViolationRow,
     build_report,
 )
 from app.measure.sql.dialect import Dialect, literal, number, render
@@ -375,8 +374,10 @@ WHERE e.ev IN ('take', 'bolt_emit', 'bolt_ack', 'bolt_fail') AND e.t > l.close_t
 """)  # noqa: E501
 
 
+Row = tuple[float | None, str, str | None, int | None, str | None, str | None, str | None, str | None, float | None]
 
-def _violations(q: _Tables, parts: list[str], limit: int) -> tuple[dict[str, int], list[ViolationRow]]:
+
+def _violations(q: _Tables, parts: list[str], limit: int) -> tuple[dict[str, int], list[Row]]:
     """The violation rows of every property in one table: their counts per property, and the first `limit`
     in a total order (time first, missing times last)."""
     parts = parts or [f"SELECT {_row()} WHERE 1 = 0"]  # nothing to check
