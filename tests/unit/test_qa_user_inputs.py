@@ -77,3 +77,12 @@ def test_a_folder_without_a_run_is_named_once(capsys, tmp_path: Path) -> None:
     folder.mkdir()
     code, _, err = run(capsys, "analyze", str(folder))
     assert code == 2 and err.count(str(folder)) == 1 and "no event log" in err, err
+
+
+def test_one_value_left_is_said_in_the_singular(capsys, tmp_path: Path) -> None:
+    doc = _flux_document(capsys, tmp_path)
+    for component, values in (("sentences", ["rate=100", "burst=10"]), ("split", ["alpha=5ms", "sigma=6"]),
+                              ("count", ["alpha=2ms", "sigma=0"])):
+        code, out, err = run(capsys, "annotate", str(doc), component, *values)
+        assert code == 0, err
+    assert "1 value still not annotated" in out

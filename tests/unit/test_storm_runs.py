@@ -140,12 +140,12 @@ def test_duration_ends_the_recording_and_the_header_says_what_was_recorded(tmp_p
     with DriftingStormUI() as ui:
         started = time.monotonic()
         assert _record(ui, out, "--duration", "0.4") == 0
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 30  # generous: --duration ends it, not a poll count
         header = json.loads((out / "storm-run.json").read_text())
         assert header["format"] == "stormbound-storm-run/1" and header["every_s"] == 0.05
         assert header["url"] == ui.url and header["configuration"]["topology.workers"] == 1
         first = len(read_polls(out)[0])
-        assert 3 <= first <= 12
+        assert 1 <= first <= 12  # polls every 0.05 s for 0.4 s: fewer on a loaded machine, never more
         assert _record(ui, out, "--polls", "2") == 0  # the same topology again: the recording goes on
     polls, _ = read_polls(out)
     assert [p.poll for p in polls] == list(range(1, first + 3))
