@@ -32,7 +32,7 @@ $(VENV)/.lint-installed: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[lint]"
 	@touch $@
 
-# ruff (rules and line length in pyproject.toml) and mypy (strict for app/core, app/diff, app/cep, app/expr).
+# ruff (rules and line length in pyproject.toml) and mypy (strict for every module of app/).
 lint: $(VENV)/.lint-installed
 	$(PY) -m ruff check app tests bench packaging
 	$(PY) -m mypy

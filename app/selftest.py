@@ -15,9 +15,17 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app import __version__
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtGui import QImage
+
+    from app.core.formats.trace import Trace
+    from app.core.results import VerifyResult
+    from app.core.topology import Topology
 
 EXAMPLE = "simple-DIA-cfg-1.storm.json"
 EXPECTED_GROWING = "B2"  # the rate check says B2 `grows` at nominal rates
@@ -54,7 +62,7 @@ def ensure_headless_qt() -> str:
     return os.environ.get("QT_QPA_PLATFORM", "default")
 
 
-def load_example(name: str = EXAMPLE):
+def load_example(name: str = EXAMPLE) -> Topology:
     """The bundled example topology (from the checkout or sys._MEIPASS)."""
     from app.core.formats import load_topology
     from app.datafiles import example_path
@@ -65,7 +73,7 @@ def load_example(name: str = EXAMPLE):
     return load_topology(path)
 
 
-def check_rates(topo) -> dict[str, str]:
+def check_rates(topo: Topology) -> dict[str, str]:
     """The rate check's status per bolt; the example must have a growing bolt."""
     from app.core.rates import rate_check
 
@@ -76,7 +84,7 @@ def check_rates(topo) -> dict[str, str]:
     return statuses
 
 
-def _verify_function() -> Callable[..., Any]:
+def _verify_function() -> Callable[..., VerifyResult]:
     import importlib
 
     try:
@@ -85,10 +93,11 @@ def _verify_function() -> Callable[..., Any]:
         if err.name != "app.core.tcn.search":
             raise  # e.g. z3 missing from the bundle: reported by _step as the cause
         raise SelftestError("verify", "the verifier is not installed (app.core.tcn.search missing)") from err
-    return search.verify
+    verify: Callable[..., VerifyResult] = search.verify  # app.core.tcn.search.verify, imported by name above
+    return verify
 
 
-def run_verification(topo, max_k: int = SELFTEST_MAX_K):
+def run_verification(topo: Topology, max_k: int = SELFTEST_MAX_K) -> VerifyResult:
     """A bounded verification of the example's growing queue, which must return a lasso.
 
     Only B2 is checked: its cone of influence (S1, S2, B2) gives a short lasso, so the
@@ -125,7 +134,7 @@ def _qt_message(mode: Any, context: Any, message: str) -> None:
         print(message, file=sys.stderr)
 
 
-def _qt_app():
+def _qt_app() -> QCoreApplication:
     from PySide6.QtCore import qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
@@ -136,7 +145,7 @@ def _qt_app():
     return app
 
 
-def _trace_view_widget(trace) -> Any | None:
+def _trace_view_widget(trace: Trace) -> Any | None:
     """The app's trace-view panel showing `trace`, or None while that panel is not installed."""
     import importlib
 
@@ -157,7 +166,7 @@ def _trace_view_widget(trace) -> Any | None:
     raise SelftestError("trace view", f"{widget_class.__name__} has no set_trace method")
 
 
-def _queue_plot_widget(trace) -> Any:
+def _queue_plot_widget(trace: Trace) -> Any:
     """A plain pyqtgraph plot of every bolt's queue over time, with the loop marked."""
     import pyqtgraph as pg
     from PySide6.QtCore import Qt
@@ -177,7 +186,7 @@ def _queue_plot_widget(trace) -> Any:
     return plot
 
 
-def render_trace_png(trace, out_dir: Path) -> tuple[Path, str]:
+def render_trace_png(trace: Trace, out_dir: Path) -> tuple[Path, str]:
     """Render the trace view offscreen to out_dir/trace.png; returns the path and which widget drew it."""
     app = _qt_app()
     widget = _trace_view_widget(trace)
@@ -202,7 +211,7 @@ def render_trace_png(trace, out_dir: Path) -> tuple[Path, str]:
     return path, drawn_by
 
 
-def _distinct_colours(image, samples: int = 4000) -> int:
+def _distinct_colours(image: QImage, samples: int = 4000) -> int:
     """How many different colours a sample of pixels has (a blank render has one or two)."""
     width, height = image.width(), image.height()
     step = max(1, (width * height) // samples)

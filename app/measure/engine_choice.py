@@ -50,7 +50,7 @@ class Choice:
     bytes: int
 
 
-def _number(value: str | float | int | None, name: str, kind: type) -> float | int | None:
+def _number(value: str | float | int | None, name: str, kind: type[float] | type[int]) -> float | int | None:
     if value is None or value == "":
         return None
     try:
