@@ -3,8 +3,8 @@
 A worker runs `work()` in its own thread and reports through queued signals:
 `progress(WorkProgress | Progress)` while it runs, then exactly one of
 `result_ready(T)` or `failed(str)` (one line), then QThread's `finished`.
-Connect them only to bound methods of GUI-thread objects (in PySide6 a lambda
-connected to a worker's signal runs in the worker's thread). A worker is never a
+Connect them only to bound methods of GUI-thread objects: a lambda has no thread
+affinity, and which thread runs it has changed between PySide6 versions. A worker is never a
 Qt child of its owner (the `parent` argument is not passed to QThread): Qt would
 delete a child QThread with its owner even while it runs, which aborts the
 process. Running workers stay referenced (per worker class) until they finish,
