@@ -172,10 +172,10 @@ def test_json_errors_are_one_document(tmp_path: Path, capsys, argv: list[str], c
 def test_json_internal_error_exit_3(monkeypatch, capsys) -> None:
     import app.core.rates
 
-    def broken(_topo: Any) -> None:
+    def broken(*_args: Any, **_kwargs: Any) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(app.core.rates, "rate_check", broken)
+    monkeypatch.setattr(app.core.rates, "RateAnalysis", broken)  # check's one analysis of the document
     code, data, err = run_json(capsys, "check", str(CFG1))
     assert code == 3 and data["kind"] == "error" and data["exit_code"] == 3 and err == ""
     assert data["error"] == {"file": str(CFG1), "field": None, "message": "internal error: RuntimeError: boom"}
