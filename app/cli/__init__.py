@@ -160,10 +160,13 @@ def _report(args: argparse.Namespace | None, argv: list[str], code: int, problem
 def _without_name(field: str, head: str) -> str:
     """`field` without a leading file name that the line's head already gives (`log.jsonl line 3` after
     `runs/log.jsonl: ` is `line 3`), so a message never names its file twice."""
-    name = os.path.basename(head.rstrip("/"))
-    if name and field.startswith(name + " ") and len(field) > len(name) + 1:
-        return field[len(name) + 1:]
-    return "" if name and field == name else field
+    whole = head.rstrip("/")
+    for name in (whole, os.path.basename(whole)):  # the path as given (`runs/x: runs/x: ...`), then its name
+        if name and field.startswith(name + " ") and len(field) > len(name) + 1:
+            return field[len(name) + 1:]
+        if name and field.rstrip("/") == name:
+            return ""
+    return field
 
 
 def _usage_field(err: UsageError) -> str | None:

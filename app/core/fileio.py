@@ -27,7 +27,7 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) -> None:
     """Write `data` to `path` so that readers see either the old or the whole new file.
 
     Serialise first, then write a temporary file in the same folder, fsync and rename. A link
@@ -43,7 +43,11 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            if isinstance(data, bytes):
+                fh.write(data)
+            else:  # chunks, written as they come (a large output is never whole in memory)
+                for chunk in data:
+                    fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)  # mkstemp's file is private (0600): the target's own mode, or a new file's
@@ -362,8 +366,8 @@ def check_output(path: str | os.PathLike[str], *, inputs: Iterable[str | os.Path
     return target
 
 
-def write_output(path: str | os.PathLike[str], data: bytes, *, inputs: Iterable[str | os.PathLike[str]] = (),
-                 force: bool = False) -> Path:
+def write_output(path: str | os.PathLike[str], data: bytes | Iterable[bytes], *,
+                 inputs: Iterable[str | os.PathLike[str]] = (), force: bool = False) -> Path:
     """Check `path` (:func:`check_output`), then write `data` atomically; an OS failure (a read-only
     place, a full disk) is one OutputRefused line. Returns the file written."""
     target = check_output(path, inputs=inputs, force=force)

@@ -18,6 +18,7 @@ a recorder appends again).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -373,19 +374,24 @@ def read_metrics(path: str | os.PathLike[str]) -> MetricsScan:
     return scan
 
 
-def queues_jsonl(scan: MetricsScan) -> bytes:
+def queues_jsonl(scan: MetricsScan) -> Iterator[bytes]:
     """The receive-queue populations as queues.jsonl (t relative to the first one, in time order; system
-    components such as `__acker` were left out when read), written a line at a time into one buffer."""
-    import io
-
+    components such as `__acker` were left out when read), in chunks of lines: never whole in memory."""
     samples = scan.samples
     samples.sort()  # in place: no second list
     origin = samples[0][0] if samples else 0.0
-    out = io.BytesIO()
-    for t, comp, task, queue in samples:
-        out.write(f'{{"t":{round(t - origin, 6)!r},"comp":{json.dumps(comp)},"task":{task},"queue":{queue}}}\n'
-                  .encode())
-    return out.getvalue()
+    lines = (f'{{"t":{round(t - origin, 6)!r},"comp":{json.dumps(comp)},"task":{task},"queue":{queue}}}\n'
+             for t, comp, task, queue in samples)
+    return _chunks(lines)
+
+
+def _chunks(lines: Iterator[str], size: int = 10_000) -> Iterator[bytes]:
+    """`lines` encoded, `size` lines a chunk."""
+    while True:
+        chunk = "".join(itertools.islice(lines, size))
+        if not chunk:
+            return
+        yield chunk.encode()
 
 
 def _metric_kind(name: str) -> str | None:
@@ -418,16 +424,11 @@ def executor_metric_rows(scan: MetricsScan) -> list[dict[str, Any]]:
             for t, comp, task, kind, value in all_rows(scan)]
 
 
-def metrics_jsonl(scan: MetricsScan) -> bytes:
-    """metrics.jsonl: `executor_metric_rows`, one JSON object a line, written from the compact rows sorted in
-    place (no dict per row: a large reporter folder stays at the rows' own memory)."""
-    import io
-
-    out = io.BytesIO()
-    for t, comp, task, kind, value in all_rows(scan):
-        out.write(f'{{"t":{t!r},"comp":{json.dumps(comp)},"task":{task},"name":{json.dumps(kind)},'
-                  f'"value":{value!r}}}\n'.encode())
-    return out.getvalue()
+def metrics_jsonl(scan: MetricsScan) -> Iterator[bytes]:
+    """metrics.jsonl: `executor_metric_rows`, one JSON object a line, in chunks of lines from the compact rows
+    (no dict per row, never whole in memory)."""
+    return _chunks(f'{{"t":{t!r},"comp":{json.dumps(comp)},"task":{task},"name":{json.dumps(kind)},'
+                   f'"value":{value!r}}}\n' for t, comp, task, kind, value in all_rows(scan))
 
 
 class QueueState(BaseModel):

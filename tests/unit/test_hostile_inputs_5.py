@@ -255,7 +255,7 @@ def test_compare_of_a_log_with_a_queue_time_of_1e308_exits_2(capsys, tmp_path: P
 @pytest.mark.parametrize(("kind", "says"), [
     ("fifo", "is a named pipe"), ("folder", "is a folder"), ("/dev/zero", "is a device"),
     ("big", "over the limit of 2000000 bytes"), ("csv twice", "the column 'alpha' is named twice"),
-    ("csv cell", "a cell is over 131072 characters"), ("json deep", "nested too deeply")])
+    ("csv cell", "a cell is over 131072 characters"), ("json deep", "JSON nested deeper than 100 levels")])
 def test_annotate_from_a_timings_file_that_cannot_be_read_exits_2_at_once(capsys, tmp_path: Path, kind: str,
                                                                           says: str) -> None:
     doc = write(tmp_path / "t.storm.json", document())
@@ -318,4 +318,4 @@ def test_import_metrics_names_a_metrics_file_that_is_not_a_regular_file(capsys, 
 def test_import_metrics_of_a_graphite_file_with_a_negative_population(capsys, tmp_path: Path) -> None:
     source = write(tmp_path / "g.txt", f"{METRIC} 4 1700000000\n{METRIC} -5 1700000001\n")
     refused(capsys, "import", "metrics", str(source), "--out", str(tmp_path / "run"),
-            says="g.txt line 2.receive-queue.population: must be a whole number >= 0")
+            says="g.txt: line 2.receive-queue.population: must be a whole number >= 0")

@@ -165,9 +165,12 @@ def _text(path: Path) -> str:
 
     raw = read_bytes(path, lambda reason: TimingsError(f"{one_line(str(path))}: {reason}"), MAX_TIMINGS_BYTES)
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise TimingsError(f"{one_line(str(path))}: not UTF-8 text") from None
+    if not text.strip():  # an empty file annotates nothing: refused, as an empty document is
+        raise TimingsError(f"{one_line(str(path))}: is empty")
+    return text
 
 
 def _json(text: str, path: Path) -> Any:
@@ -203,6 +206,10 @@ def read_timings(path: str | os.PathLike[str]) -> list[tuple[str, list[tuple[str
     p = Path(path)
     text = _text(p)
     if p.suffix.lower() in (".csv", ".tsv", ".txt"):
+        header = text.splitlines()[0].replace("\t", ",").replace(";", ",").split(",")
+        if "component" not in {h.strip().lower() for h in header}:
+            raise TimingsError(f"{one_line(str(p))}: line 1: the header needs a `component` column "
+                               "(component,rate,burst,alpha,sigma,...)")
         out = []
         for number, row in enumerate(_rows(text, p), 2):
             name = row.pop("component", None) or row.pop("Component", None)
@@ -245,11 +252,16 @@ def is_storm_ui_table(path: str | os.PathLike[str]) -> bool:
     p = Path(path)
     text = _text(p)
     if p.suffix.lower() == ".json":
-        try:
-            data = _json(text, p)
-        except TimingsError:
-            return False
-        return isinstance(data, dict) and isinstance(data.get("bolts"), list) and isinstance(data.get("spouts"), list)
+        data = _json(text, p)  # a .json file the bounded decoder refuses is refused with its reason, not read as YAML
+        page = isinstance(data, dict) and isinstance(data.get("bolts"), list) and isinstance(data.get("spouts"), list)
+        if page and all(isinstance(e, dict) and ("spoutId" in e or "boltId" in e)
+                        for e in data["spouts"] + data["bolts"]):
+            return True
+        if isinstance(data, dict) and ({"spouts", "bolts", "topology", "schema_version"} & data.keys()):
+            raise TimingsError(f"{one_line(str(p))}: is a topology document, not a timings file or the Storm UI's "
+                               "topology page (its spouts and bolts have no spoutId / boltId): give it as the "
+                               "document to annotate, or open it with check or verify")
+        return False
     header = {h.strip().lower() for h in (text.splitlines()[0] if text.strip() else "").replace("\t", ",").split(",")}
     return "id" in header and bool(header & UI_TABLE_HEADERS)
 
