@@ -22,6 +22,7 @@ from app.cli.console import StatusLine
 from app.cli.options import add_failures_option, add_latency_options, add_storm_version_option, positive_seconds
 from app.core.formats import limits
 from app.core.storm.words import duration
+from app.core.words import listed
 
 if TYPE_CHECKING:
     from app.core.results import Progress, VerifyResult
@@ -57,8 +58,7 @@ SHOWN_NAMES = 5  # names in a headline; the rest are counted
 
 
 def _names(names: list[str]) -> str:
-    shown = ", ".join(names[:SHOWN_NAMES])
-    return shown + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else "")
+    return listed(names, SHOWN_NAMES)
 
 
 def _decimals(text: str) -> str:

@@ -20,6 +20,7 @@ from app.core.results import BoltVerdict, VerifyResult
 from app.core.tcn.check.content import canonical_json as canonical_json
 from app.core.tcn.check.content import content_hash as content_hash
 from app.core.topology import Problem, Topology, TopologyError, parse_topology
+from app.core.words import listed
 
 VERIFIED_FORMAT = "stormbound-verified/1"
 
@@ -91,7 +92,7 @@ HEADLINE_NAMES = 3  # growing bolts named before "and N more"
 def _named(names: list[str]) -> str:
     """"a", "a and b", "a, b, c and 2 more"."""
     if len(names) > HEADLINE_NAMES:
-        return f"{', '.join(names[:HEADLINE_NAMES])} and {len(names) - HEADLINE_NAMES} more"
+        return listed(names, HEADLINE_NAMES)
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 

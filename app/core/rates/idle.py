@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from app.core.numbers import exact
 from app.core.rates.verdicts import fmt
 from app.core.topology import Topology
+from app.core.words import listed
 
 # A bolt may wait up to max_idle_time before taking waiting tuples, so its smallest capacity is
 # C / (α(1+τ) + max_idle). Above α/10 the idle wait costs the bolt more capacity than the default
@@ -37,8 +38,7 @@ def idle_warning(topo: Topology) -> IdleWarning | None:
     threshold = alpha * IDLE_SHARE_LIMIT
     tau = exact(topo.settings.tolerance)
     lost = idle / (alpha * (1 + tau) + idle)
-    more = f" and {len(fast) - 5} more" if len(fast) > 5 else ""
-    named = ", ".join(f"{n} (α = {fmt(a)} s)" for a, n in fast[:5]) + more
+    named = listed(f"{n} (α = {fmt(a)} s)" for a, n in fast)
     message = (f"max_idle_time = {fmt(idle)} s is more than α/10 of {named}: the model lets {name} wait that long "
                f"before each batch, which costs it {float(lost):.0%} of its smallest capacity; unless it really "
                f"idles that long, set max_idle_time to at most {fmt(threshold)} s (α/10 of the fastest bolt; "

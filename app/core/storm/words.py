@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from app.core.words import listed
+
 
 def decimal(x: Fraction | float, digits: int = 3) -> str:
     """A figure for text: `digits` significant digits, no float noise, no exponent for everyday sizes."""
@@ -36,5 +38,4 @@ def factor_text(x: Fraction) -> str:
 
 def names(names: list[str], most: int = 5, sep: str = ", ") -> str:
     """At most `most` names, then how many more (a chain of thousands of equal bolts stays one line)."""
-    shown = sep.join(names[:most])
-    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+    return listed(names, most, sep)

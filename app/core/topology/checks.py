@@ -10,6 +10,7 @@ from typing import Protocol
 from app.core.topology.components import DEFAULT_STREAM, TICK_STREAM, Bolt, Component, Position, Spout, Subscription
 from app.core.topology.problems import NotAnnotated, Problem, has_control
 from app.core.topology.settings import TopologySettings, VerificationSettings
+from app.core.words import listed
 
 
 class DocumentParts(Protocol):
@@ -99,9 +100,7 @@ def still_unannotated(unannotated: Iterable[str], set_fields: Iterable[str]) -> 
 
 def _listed(names: Iterable[str], most: int = 10) -> str:
     """Names for a message: the first `most`, then how many more."""
-    names = list(names)
-    more = f" and {len(names) - most} more" if len(names) > most else ""
-    return ", ".join(names[:most]) + more
+    return listed(names, most)
 
 
 def failure_problems(topo: DocumentParts) -> list[Problem]:

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from app.core.topology.document import Topology
 from app.core.topology.migrate import CURRENT, upgrade
 from app.core.topology.problems import Problem, TopologyError
+from app.core.words import listed
 
 
 def _element_label(raw: Any, loc: tuple[Any, ...]) -> str:
@@ -112,8 +113,7 @@ def _one_per_field(problems: list[Problem]) -> list[Problem]:
         others = [p.path for p in same[1:]]
         also = ""
         if others:
-            more = f" and {len(others) - 3} more" if len(others) > 3 else ""
-            also = f" (also {', '.join(others[:3])}{more})"
+            also = f" (also {listed(others, 3)})"
         merged.append(Problem(same[0].path, same[0].message + also))
     return merged
 

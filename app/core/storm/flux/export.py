@@ -28,6 +28,7 @@ from app.core.storm.flux.model import (
 from app.core.storm.flux.ticks import SYSTEM_COMPONENT, TICK_PREFIX, TICK_STREAM
 from app.core.storm.flux.yaml_text import yaml_parser
 from app.core.topology import Topology
+from app.core.words import listed
 
 # ---- Topology -> Flux ------------------------------------------------------------
 
@@ -126,7 +127,7 @@ def skeleton_header(topo: Topology) -> list[str]:
              "includes: add what your classes need before deploying."]
     placeholders = placeholder_classes(topo)
     if placeholders:
-        shown = ", ".join(placeholders[:8]) + (f" and {len(placeholders) - 8} more" if len(placeholders) > 8 else "")
+        shown = listed(placeholders, 8)
         lines.append(f"Placeholder classes (stormbound.placeholder.*) to replace: {shown}.")
     return lines
 
