@@ -155,11 +155,11 @@ def latency_lines(latency: LatencyReport) -> list[str]:
 
 def cmd_check_witness(args: argparse.Namespace) -> int:
     """Check every witness of a `stormbound-latency-witness/1` file with the independent checker."""
-    from fractions import Fraction
 
     from app.cli.common import UsageError
     from app.core.formats.jsonfile import FormatError, read_json
     from app.core.latency.witness import WITNESS_FORMAT
+    from app.core.numbers import exact
     from app.core.tcn.check.latency_witness import check_witness
     from app.core.topology import one_line
 
@@ -171,7 +171,7 @@ def cmd_check_witness(args: argparse.Namespace) -> int:
     if not isinstance(witnesses, list) or data.get("format") != WITNESS_FORMAT:
         raise UsageError(f"{args.file}: not a {WITNESS_FORMAT} file", field="format", file=args.file)
     try:
-        timeout = Fraction(str(data["timeout"]))
+        timeout = exact(data["timeout"])
         claims = [(w["bolt"], int(w["loop_pass"]), int(w["position"]), w["trace"], w.get("spout", "?"))
                   for w in witnesses]
     except (KeyError, TypeError, ValueError) as exc:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from app.cli.common import UsageError, examples, print_result
 from app.cli.options import add_limit_option, apply_limits, number
+from app.core.words import more
 
 if TYPE_CHECKING:
     from app.diff import DiffResult
@@ -169,5 +170,5 @@ def format_result(result: DiffResult, show: int = 10) -> str:
         for entry in items[:max(show, 0)]:
             lines.append(f"  {name} #{entry.index} (position {entry.position}): {short_json(entry.item)}")
         if total > min(show, len(items)):
-            lines.append(f"  ... {total - min(show, len(items))} more (use --json for all)")
+            lines.append(f"  {more(total - min(show, len(items)))} (use --json for all)")
     return "\n".join(lines)

@@ -176,12 +176,12 @@ def add_latency_options(p: argparse.ArgumentParser) -> None:
 def latency_of(topo: Topology, args: argparse.Namespace, witnesses: bool = True, rates: Any = None) -> Any:
     """The latency report of `topo` for `check` and `verify` (app/core/latency/report.py), with --witness-out
     written; `rates`: the topology's rate analysis when already made."""
-    from fractions import Fraction
 
     from app.core.latency.report import latency_report
+    from app.core.numbers import exact
 
     target = getattr(args, "latency_target", None)
-    report = latency_report(topo, target=None if target is None else Fraction(str(target)), witnesses=witnesses,
+    report = latency_report(topo, target=None if target is None else exact(target), witnesses=witnesses,
                             rates=rates)
     path = getattr(args, "witness_out", None)
     if path:

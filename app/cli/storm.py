@@ -206,7 +206,7 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
     from app.core.storm.flux.origin import missing_flux_files, resolved_paths
     from app.core.storm.flux.repair import export_original, why_skeleton
     from app.core.storm.flux.yaml_text import FluxError
-    from app.core.storm.words import names as listed
+    from app.core.words import listed
 
     check_output_file(args, "OUT.yaml", args.output)
     topo = resolved_paths(load_topology(args.input), args.input)

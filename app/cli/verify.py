@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -61,11 +60,6 @@ def _names(names: list[str]) -> str:
     return listed(names, SHOWN_NAMES)
 
 
-def _decimals(text: str) -> str:
-    """A message for text output: exact fractions are for --json (`(exactly 20/9)` goes)."""
-    return re.sub(r" \(exactly [^)]*\)", "", text)
-
-
 def format_bolts(result: VerifyResult, verbose: bool = False) -> list[str]:
     """One line per growing or undecided bolt; bounded bolts only with `verbose`."""
     from app.core.tcn.failing import failure_summary
@@ -80,20 +74,20 @@ def format_bolts(result: VerifyResult, verbose: bool = False) -> list[str]:
                          f"+{v.growth_per_loop} per pass" + (f"; with failures: {failing}" if failing else "") + ")")
         elif v.verdict == "counterexample" and v.growth_certificate is not None:
             lines.append(f"{name}: grows (proven by rates; certificate in --json / --certificate-out) "
-                         f"({_decimals(v.message)})")
+                         f"({v.text(exact=False)})")
         elif v.verdict == "counterexample":
             lines.append(f"{name}: counterexample (run {(v.trace_index or 0) + 1}: {v.message})")
         elif v.verdict == "unbounded":
-            lines.append(f"{name}: {_decimals(v.message)} (certificate in --json / --certificate-out)")
+            lines.append(f"{name}: {v.text(exact=False)} (certificate in --json / --certificate-out)")
         elif v.verdict == "bounded" and verbose:
-            lines.append(f"{name}: bounded, queue below {v.queue_bound:.4g}" + (f" ({_decimals(v.message)})"
+            lines.append(f"{name}: bounded, queue below {v.queue_bound:.4g}" + (f" ({v.text(exact=False)})"
                                                                               if v.message else ""))
         elif v.verdict == "no-repeating-growth":
             how = " (linear program, certificate in --json / --certificate-out)" if v.certificate else ""
             lines.append(f"{name}: no repeating run grows, not proven bounded{how}"
-                         + (f" ({_decimals(v.message)})" if v.message else ""))
+                         + (f" ({v.text(exact=False)})" if v.message else ""))
         elif v.verdict != "bounded":
-            lines.append(f"{name}: {v.verdict}" + (f" ({_decimals(v.message)})" if v.message else ""))
+            lines.append(f"{name}: {v.verdict}" + (f" ({v.text(exact=False)})" if v.message else ""))
     return lines
 
 
@@ -134,11 +128,11 @@ def headline(result: VerifyResult) -> str:
     if result.verdict == "unbounded":
         return f"unbounded: {_names(flooded)} can be flooded past any bound by a bolt that backs up{rest}"
     if result.verdict == "unknown":
-        return _decimals(result.message.split(". Per bolt:")[0]) + rest
+        return result.summary(exact=False) + rest
     if result.verdict == "none-up-to-k":
         return (f"no counterexample up to k = {result.k} for {_names(undecided)} (not a proof of boundedness: "
                 f"longer runs were not examined){rest}")
-    return _decimals(result.message)
+    return result.text(exact=False)
 
 
 # notes that repeat, per bolt, what -v shows: left out of the plain text
@@ -151,18 +145,17 @@ def format_result(result: VerifyResult, verbose: bool = False, capacity: list[st
     lines = [headline(result)]
     lines += ["  " + line for line in format_bolts(result, verbose)]
     bounded = {n: v for n, v in result.bolts.items() if v.verdict == "bounded"}
-    bounds = ", ".join(f"{n} < {v.queue_bound:.4g}" for n, v in list(bounded.items())[:SHOWN_NAMES]
-                       if v.queue_bound is not None)
-    more = f" and {len(bounded) - SHOWN_NAMES} more" if len(bounded) > SHOWN_NAMES else ""
+    bounds = listed((f"{n} < {v.queue_bound:.4g}" for n, v in bounded.items() if v.queue_bound is not None),
+                    SHOWN_NAMES)
     if bounded and not verbose and result.verdict != "bounded":
-        lines.append(f"  proven bounded by the rate check (queue bounds): {bounds}{more} (-v lists each)")
+        lines.append(f"  proven bounded by the rate check (queue bounds): {bounds} (-v lists each)")
     elif bounded and not verbose:
-        lines.append(f"  proven bounded (queue bounds): {bounds}{more}")
+        lines.append(f"  proven bounded (queue bounds): {bounds}")
     for line in capacity or []:
         lines.append(f"- {line}")
     for note in result.notes:
         if verbose or not note.startswith(_VERBOSE_NOTES):
-            lines.append(f"- {_decimals(note)}")
+            lines.append(f"- {note}")
     lines.append(f"({result.elapsed_s:.2f} s)")
     return "\n".join(lines)
 

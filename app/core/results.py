@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from app.core.formats.trace import Trace
+from app.core.words import Words
 
 Verdict = Literal["counterexample", "unbounded", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
 PropertyKind = Literal["growth", "threshold"]
@@ -120,6 +121,23 @@ class BoltVerdict(BaseModel):
     flood_certificate: FloodCertificate | None = Field(
         default=None, description="verdict 'unbounded': the source's evidence and the exact drain inequality")
     message: str = ""
+    _words: Words | None = PrivateAttr(default=None)  # the message with its figures, when the core wrote one
+
+    @classmethod
+    def said(cls, words: Words, **fields: Any) -> BoltVerdict:
+        """A verdict whose message is `words` (kept with its figures, so `text` can write them as decimals)."""
+        verdict = cls(message=words.text(), **fields)
+        verdict._words = words
+        return verdict
+
+    def words(self) -> Words:
+        """The message as a sentence: with its figures when the core wrote it, else the plain text read back."""
+        return self._words if self._words is not None else Words.of(self.message)
+
+    def text(self, exact: bool = True) -> str:
+        """The message, every rate with its exact value ("2.222 (exactly 20/9)", as --json and the GUI show it)
+        or as a decimal only (the CLI's text)."""
+        return self.words().text(exact)
 
 
 class Progress(BaseModel):
@@ -155,6 +173,23 @@ class VerifyResult(BaseModel):
     bolts: dict[str, BoltVerdict] = Field(default_factory=dict, description="every checked bolt's own verdict")
     trace: Trace | None = Field(default=None, description="the first lasso found (traces[0])")
     traces: list[Trace] = Field(default_factory=list, description="every distinct certified lasso, in order found")
+    _words: Words | None = PrivateAttr(default=None)  # the message with its figures, when the core wrote one
+    _summary: Words | None = PrivateAttr(default=None)  # its first sentence, when the rest only lists the bolts
+
+    @classmethod
+    def said(cls, words: Words, summary: Words | None = None, **fields: Any) -> VerifyResult:
+        """A result whose message is `words` (kept with its figures); `summary`: the part a headline shows."""
+        result = cls(message=words.text(), **fields)
+        result._words, result._summary = words, summary
+        return result
+
+    def text(self, exact: bool = True) -> str:
+        """The message, its rates exact (as --json and the GUI show it) or as decimals only (the CLI's text)."""
+        return self.message if self._words is None else self._words.text(exact)
+
+    def summary(self, exact: bool = True) -> str:
+        """What a headline shows of the message: its first part, without the per-bolt list that follows."""
+        return self._summary.text(exact) if self._summary is not None else self.text(exact)
 
     def to_public_json(self, trace_files: list[str] | None = None) -> dict[str, Any]:
         """The JSON `stormbound verify --json` prints (traces go to --trace-out; `trace_files` names them)."""

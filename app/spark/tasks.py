@@ -40,6 +40,8 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
+# A typed decimal is read as `Fraction(str(x))` here: app.core.numbers.exact, written out because Spark ships this
+# module to its workers alone (nothing of app).
 # (t, ev, comp, task, tuple, msg, anchors, reason, queue): the order of eventlog.COLUMNS
 Row = tuple[Any, ...]
 # A queued tuple: (tuple id, spout of its root, root message id, edge id); init tuples have no root.

@@ -125,7 +125,7 @@ CHECKER_ROOM = "app.core.tcn.check"
 #: what a checker may read: the document, the result models it checks, the file formats, and the GC pause
 CHECKER_MAY_IMPORT = ("app.core.tcn.check", "app.core.topology", "app.core.results", "app.core.formats.trace",
                       "app.core.formats.trace_compress", "app.core.formats.trace_numbers", "app.core.gc_pause",
-                      "app.core.errors")
+                      "app.core.errors", "app.core.numbers", "app.core.words")
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if _within(m, (CHECKER_ROOM,))])

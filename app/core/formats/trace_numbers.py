@@ -6,6 +6,10 @@ import re
 from fractions import Fraction
 
 from app.core.formats.limits import escape
+from app.core.numbers import exact_text
+
+#: a trace writes its times as exact decimals ("p/q" when there is none)
+format_time = exact_text
 
 
 def parse_carry(value: int | str) -> Fraction:
@@ -49,28 +53,6 @@ def format_carry(value: Fraction) -> int | str:
     """The inverse of :func:`parse_carry`: an integer when it is one, else "p/q"."""
     value = Fraction(value)
     return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
-
-
-def format_time(value: Fraction) -> str:
-    """An exact decimal when the fraction has one, else "p/q"."""
-    value = Fraction(value)
-    den = value.denominator
-    twos = fives = 0
-    while den % 2 == 0:
-        den //= 2
-        twos += 1
-    while den % 5 == 0:
-        den //= 5
-        fives += 1
-    if den != 1:
-        return f"{value.numerator}/{value.denominator}"
-    digits = max(twos, fives)
-    if digits == 0:
-        return str(value.numerator)
-    scaled = value * 10**digits
-    sign = "-" if scaled < 0 else ""
-    text = str(abs(scaled.numerator)).rjust(digits + 1, "0")
-    return f"{sign}{text[:-digits]}.{text[-digits:]}"
 
 
 def checked_time(value: str) -> str:

@@ -15,7 +15,8 @@ from app.core.storm.forecast import (
     StormForecast,
     saturation_signs,
 )
-from app.core.storm.words import decimal, duration, factor_text, names
+from app.core.storm.words import decimal, duration, factor_text
+from app.core.words import listed, more
 
 
 def headline(h: Headroom) -> str:
@@ -28,17 +29,17 @@ def headline(h: Headroom) -> str:
             parts.append("headroom: no load factor is proven bounded")
         else:
             verb = "limits" if len(h.limiting_bolts) == 1 else "limit"
-            who = f" ({names(h.limiting_bolts)} {verb} it)" if h.limiting_bolts else ""
+            who = f" ({listed(h.limiting_bolts)} {verb} it)" if h.limiting_bolts else ""
             bound = "" if h.headroom_exact else " at least"
             parts.append(f"headroom{bound} {factor_text(h.headroom)}: every bolt is proven bounded while the "
                          f"spouts' rates are multiplied by less than {decimal(h.headroom)}{who}")
     if h.grows_at == 0:
         verb = "grows" if len(h.first_to_saturate) == 1 else "grow"
-        parts.append(f"{names(h.first_to_saturate)} {verb} at any load (a cycle passes on at least as many "
+        parts.append(f"{listed(h.first_to_saturate)} {verb} at any load (a cycle passes on at least as many "
                      "tuples as it receives; no parallelism fixes it)")
     elif h.grows_at is not None:
         verb = "saturates" if len(h.first_to_saturate) == 1 else "saturate"
-        parts.append(f"{names(h.first_to_saturate)} {verb} first: surely growing above "
+        parts.append(f"{listed(h.first_to_saturate)} {verb} first: surely growing above "
                      f"{factor_text(h.grows_at)} at nominal timing")
     return "; ".join(parts)
 
@@ -119,7 +120,7 @@ def queue_lines(f: StormForecast, most: int = 5) -> list[str]:
                      f"({f.message_timeout_secs} s): every tree through {q.bolt} times out and its replay piles on")
         lines.append(line)
     if len(f.queues) > most:
-        lines.append(f"and {len(f.queues) - most} more growing bolts")
+        lines.append(more(len(f.queues) - most, "growing bolts"))
     return lines
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from app.core.words import listed
-
 
 def decimal(x: Fraction | float, digits: int = 3) -> str:
     """A figure for text: `digits` significant digits, no float noise, no exponent for everyday sizes."""
@@ -35,7 +33,3 @@ def duration(seconds: Fraction | float) -> str:
 def factor_text(x: Fraction) -> str:
     return f"×{decimal(x)}"
 
-
-def names(names: list[str], most: int = 5, sep: str = ", ") -> str:
-    """At most `most` names, then how many more (a chain of thousands of equal bolts stays one line)."""
-    return listed(names, most, sep)

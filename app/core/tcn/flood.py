@@ -18,13 +18,13 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from app.core.formats.trace import Trace
-from app.core.formats.trace_numbers import format_time
 from app.core.rates.flows import RateFigures
 from app.core.results import BoltVerdict, FloodCertificate, FloodEvidence, FloodTerm
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.network import build_network
 from app.core.topology import Topology
+from app.core.words import Exactly, Figure, Words
 
 __all__ = ["FLOODABLE", "flood_message", "flood_verdicts", "prove_flood"]
 
@@ -91,20 +91,21 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
     return None if best is None else best[1]
 
 
-def flood_message(cert: FloodCertificate, before: str) -> str:
+def flood_message(cert: FloodCertificate, before: Words) -> Words:
     """The verdict's words: who backs up and floods the target, at what rate against what capacity, and how;
     `before` is what was known before (kept as the detail under the answer)."""
     inflow = sum((Fraction(t.rate) * Fraction(t.ratio) for t in cert.terms), Fraction(0))
     capacity = Fraction(cert.capacity)
     how = ("its growth is proven by rates" if cert.evidence.growth_certificate is not None
            else "a certified lasso makes it grow")
-    text = (f"unbounded: {cert.source} backs up, then floods {cert.target} at {float(inflow):.4g} tuples/s or more "
-            f"(exactly {format_time(inflow)}) against the {float(capacity):.4g} it processes at its slowest (exactly "
-            f"{format_time(capacity)}). {cert.source} can hold any backlog ({how}); after a long enough slow "
-            f"stretch it drains that backlog at full speed, one full batch every α(1−τ), while {cert.target} "
-            f"processes as slowly as it may, so for every N a legal run takes {cert.target}'s queue past N "
-            "(a flood proof with a checked certificate; docs/boundedness.md)")
-    return text + (f". Before that: {before}" if before else "")
+    text = Words.of(
+        f"unbounded: {cert.source} backs up, then floods {cert.target} at ", Figure(inflow), " tuples/s or more",
+        Exactly(inflow), " against the ", Figure(capacity), " it processes at its slowest", Exactly(capacity),
+        f". {cert.source} can hold any backlog ({how}); after a long enough slow stretch it drains that backlog at "
+        f"full speed, one full batch every α(1−τ), while {cert.target} processes as slowly as it may, so for every "
+        f"N a legal run takes {cert.target}'s queue past N (a flood proof with a checked certificate; "
+        "docs/boundedness.md)")
+    return Words.of(text, ". Before that: ", before) if before.text() else text
 
 
 def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[Trace],
@@ -129,5 +130,5 @@ def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
             notes.append(f"defect: a flood proof for {name} was rejected by its checker and discarded: "
                          + "; ".join(problems[:3]))
             continue
-        verdicts[name] = BoltVerdict(verdict="unbounded", method="flood proof", certified=True, k=before.k,
-                                     flood_certificate=cert, message=flood_message(cert, before.message))
+        verdicts[name] = BoltVerdict.said(flood_message(cert, before.words()), verdict="unbounded",
+                                          method="flood proof", certified=True, k=before.k, flood_certificate=cert)

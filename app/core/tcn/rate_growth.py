@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from app.core.formats.trace_numbers import format_time
 from app.core.rates.flows import RateFigures, keeps_up
 from app.core.results import RateGrowthCertificate, RateGrowthLine
 from app.core.tcn.check.content import content_hash
 from app.core.topology import Topology
+from app.core.words import Exactly, Figure, Words
 
 __all__ = ["prove_growth", "growth_message"]
 
@@ -69,15 +69,15 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
     return RateGrowthCertificate(target=target, content_hash=content_hash(topo), spouts=spouts, bolts=lines)
 
 
-def growth_message(cert: RateGrowthCertificate) -> str:
+def growth_message(cert: RateGrowthCertificate) -> Words:
     """The verdict's words: what the target receives and processes under the schedule, and why that proves growth."""
     line = cert.bolts[cert.target]
     inflow, capacity = Fraction(line.inflow_low), Fraction(line.capacity)
     saturated = [n for n, b in cert.bolts.items() if b.role == "saturated"]
-    return (f"{cert.target} grows: in a legal run where the spouts emit as fast as they may, the bolts above it "
-            f"process as fast as they may{' (saturated: ' + ', '.join(saturated) + ')' if saturated else ''} and "
-            f"{cert.target} as slowly as it may, it receives at least {float(inflow):.4g} tuples/s (exactly "
-            f"{format_time(inflow)}) and processes at most {float(capacity):.4g} (exactly "
-            f"{format_time(capacity)}), so its queue gains {float(inflow - capacity):.4g} tuples/s; that run "
-            "repeats, so a lasso in which it grows exists (growth proven by rates, with a checked certificate; "
-            "docs/verifier.md)")
+    return Words.of(
+        f"{cert.target} grows: in a legal run where the spouts emit as fast as they may, the bolts above it "
+        f"process as fast as they may{' (saturated: ' + ', '.join(saturated) + ')' if saturated else ''} and "
+        f"{cert.target} as slowly as it may, it receives at least ", Figure(inflow), " tuples/s", Exactly(inflow),
+        " and processes at most ", capacity, f", so its queue gains {float(inflow - capacity):.4g} tuples/s; that run "
+        "repeats, so a lasso in which it grows exists (growth proven by rates, with a checked certificate; "
+        "docs/verifier.md)")

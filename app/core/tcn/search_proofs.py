@@ -33,10 +33,9 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
             run.notes.append(f"defect: a proof of growth by rates for {target} was rejected by its checker "
                              "and discarded: " + "; ".join(problems[:3]))
             continue
-        run.verdicts[target] = BoltVerdict(verdict="counterexample", method="rate proof", growth_certificate=cert,
-                                           certified=True,
-                                           failures=False if run.nets[target].failures is not None else None,
-                                           message=growth_message(cert))
+        run.verdicts[target] = BoltVerdict.said(growth_message(cert), verdict="counterexample", method="rate proof",
+                                                growth_certificate=cert, certified=True,
+                                                failures=False if run.nets[target].failures is not None else None)
         if search.progress is not None:
             search.progress(Progress(k=0, elapsed_s=run.elapsed(), message=f"{target}: grows (proven by rates)"))
 

@@ -13,6 +13,7 @@ from app.core.results import BoltVerdict, VerifyResult
 from app.core.tcn.cones import bounded_in_cones
 from app.core.tcn.network import build_network
 from app.core.tcn.search_run import Run, SearchControl, deepening_schedule
+from app.core.words import Exactly, Figure, Words
 
 
 def rate_phase(search: SearchControl) -> Run | VerifyResult:
@@ -53,33 +54,33 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
             if status == "bounded":
                 inflow, capacity = with_failures.get(n, exact[n]) if report.failures else exact[n]
                 bound = report.bolts[n].queue_bound
-                run.verdicts[n] = BoltVerdict(
-                    verdict="bounded", method="rate check", queue_bound=bound,
-                    message=(f"{n} receives at most {float(inflow):.4g} tuples/s (exactly {format_time(inflow)})"
+                run.verdicts[n] = BoltVerdict.said(
+                    Words.of(f"{n} receives at most ", Figure(inflow), " tuples/s", Exactly(inflow),
                              f"{' with failures' if report.failures and n in with_failures else ''} in any long "
-                             f"window of any run and processes at least {float(capacity):.4g} (exactly "
-                             f"{format_time(capacity)}), so its queue stays below {bound:.4g} tuples"))
+                             "window of any run and processes at least ", capacity,
+                             f", so its queue stays below {bound:.4g} tuples"),
+                    verdict="bounded", method="rate check", queue_bound=bound)
             elif status == "no-repeating-growth":
                 inflow, capacity = repeating[n]
                 upstream = ", ".join(report.bolts[n].flooded_by) or "an upstream bolt"
-                run.verdicts[n] = BoltVerdict(
-                    verdict="no-repeating-growth", method="rate check",
-                    message=(f"in the long run of any lasso {n} receives at most {float(inflow):.4g} tuples/s "
-                             f"(exactly {format_time(inflow)}) and processes at least {float(capacity):.4g} "
-                             f"(exactly {format_time(capacity)}), so no repeating run makes its queue grow; it "
-                             f"is not bounded in every run: {upstream} may back up and then flood it"))
+                run.verdicts[n] = BoltVerdict.said(
+                    Words.of(f"in the long run of any lasso {n} receives at most ", Figure(inflow), " tuples/s",
+                             Exactly(inflow), " and processes at least ", capacity,
+                             ", so no repeating run makes its queue grow; it "
+                             f"is not bounded in every run: {upstream} may back up and then flood it"),
+                    verdict="no-repeating-growth", method="rate check")
     if prop == "growth" and len(run.verdicts) == len(checked):
-        cited = "; ".join(run.verdicts[n].message for n in checked)
+        cited = Words.joined("; ", (run.verdicts[n].words() for n in checked))
         if all(v.verdict == "bounded" for v in run.verdicts.values()):
-            return VerifyResult(verdict="bounded", elapsed_s=run.elapsed(), kept=[c.name for c in topo.components],
-                                bolts=run.verdicts,
-                                message=("bounded: every checked bolt's queue stays below a bound in every run "
-                                         f"(docs/boundedness.md): {cited}."), **run.base)
-        return VerifyResult(verdict="no-repeating-growth", elapsed_s=run.elapsed(),
-                            kept=[c.name for c in topo.components], bolts=run.verdicts,
-                            message=("no repeating run grows: no lasso of any length makes a checked bolt's queue "
-                                     "grow, but not every checked bolt is bounded in every run "
-                                     f"(docs/boundedness.md): {cited}."), **run.base)
+            return VerifyResult.said(Words.of("bounded: every checked bolt's queue stays below a bound in every run "
+                                              "(docs/boundedness.md): ", cited, "."),
+                                     verdict="bounded", elapsed_s=run.elapsed(),
+                                     kept=[c.name for c in topo.components], bolts=run.verdicts, **run.base)
+        return VerifyResult.said(Words.of("no repeating run grows: no lasso of any length makes a checked bolt's "
+                                          "queue grow, but not every checked bolt is bounded in every run "
+                                          "(docs/boundedness.md): ", cited, "."),
+                                 verdict="no-repeating-growth", elapsed_s=run.elapsed(),
+                                 kept=[c.name for c in topo.components], bolts=run.verdicts, **run.base)
     return run
 
 def plan(search: SearchControl, run: Run) -> None:

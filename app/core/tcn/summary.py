@@ -9,6 +9,7 @@ from typing import Any
 from app.core.formats.trace import Trace
 from app.core.results import BoltVerdict, VerifyResult
 from app.core.tcn.encode_failures import position_step
+from app.core.words import Words
 
 
 def what_would_decide(name: str, k: int, nets: dict[str, Any], downgraded: frozenset[str]) -> str:
@@ -42,8 +43,8 @@ def summarise(base: dict[str, Any], kept: list[str], notes: list[str], elapsed: 
     growing = [n for n, v in verdicts.items() if v.verdict == "counterexample"]
     common = dict(kept=kept, notes=notes, elapsed_s=elapsed, bolts=verdicts, traces=traces,
                   trace=traces[0] if traces else None, **base)
-    per_bolt = "; ".join(f"{n}: {v.verdict}" + (f" ({v.message})" if v.verdict != "counterexample" else "")
-                         for n, v in verdicts.items())
+    per_bolt = Words.joined("; ", (Words.of(f"{n}: {v.verdict}") if v.verdict == "counterexample"
+                                   else Words.of(f"{n}: {v.verdict} (", v.words(), ")") for n, v in verdicts.items()))
     if "counterexample" in kinds:
         first = traces[0] if traces else None
         if threshold is not None:
@@ -69,22 +70,24 @@ def summarise(base: dict[str, Any], kept: list[str], notes: list[str], elapsed: 
                        "by rates under a fixed legal schedule (a lasso exists; its positions are not written), so "
                        f"{shown}")
         others = {n: v for n, v in verdicts.items() if v.verdict != "counterexample"}
+        said = Words.of(message)
         if others:
-            message += ". Other checked bolts: " + "; ".join(f"{n}: {v.verdict} ({v.message})"
-                                                            for n, v in others.items())
+            said = Words.of(said, ". Other checked bolts: ", Words.joined("; ", (
+                Words.of(f"{n}: {v.verdict} (", v.words(), ")") for n, v in others.items())))
         if report.all_bounded([n for n in verdicts]):
             notes.append("BUG: the rate check proves every checked bolt bounded, yet a certified lasso was found")
-        return VerifyResult(verdict="counterexample", k=first.k if first else None,
-                            loop_start=first.loop_start if first else None, growing=growing,
-                            growth_per_loop=growth, certified=True, message=message, **common)
+        return VerifyResult.said(said, verdict="counterexample", k=first.k if first else None,
+                                 loop_start=first.loop_start if first else None, growing=growing,
+                                 growth_per_loop=growth, certified=True, **common)
     if "unknown" in kinds:
         bounds = [v.k for v in verdicts.values() if v.verdict not in ("bounded", "no-repeating-growth")]
         known = [x for x in bounds if x is not None]
         proven_k = min(known) if known and len(known) == len(bounds) else None
         upto = f" (no counterexample up to k = {proven_k} before that)" if proven_k else ""
         reason = stop or next(v.message for v in verdicts.values() if v.verdict == "unknown")
-        return VerifyResult(verdict="unknown", k=proven_k,
-                            message=f"unknown: {reason}{upto}. Per bolt: {per_bolt}.", **common)
+        summary = Words.of(f"unknown: {reason}{upto}")
+        return VerifyResult.said(Words.of(summary, ". Per bolt: ", per_bolt, "."), summary=summary,
+                                 verdict="unknown", k=proven_k, **common)
     searched = [n for n, v in verdicts.items() if v.verdict == "none-up-to-k"]
     if searched:
         k = min(v.k or 0 for n, v in verdicts.items() if n in searched)
@@ -110,5 +113,5 @@ def summarise(base: dict[str, Any], kept: list[str], notes: list[str], elapsed: 
                 notes.append("as the rate check predicts: every checked bolt is bounded, and the search agrees")
         return VerifyResult(verdict="none-up-to-k", k=k, message=message, **common)
     if all(v.verdict == "bounded" for v in verdicts.values()):
-        return VerifyResult(verdict="bounded", message="bounded: " + per_bolt, **common)
-    return VerifyResult(verdict="no-repeating-growth", message="no repeating run grows: " + per_bolt, **common)
+        return VerifyResult.said(Words.of("bounded: ", per_bolt), verdict="bounded", **common)
+    return VerifyResult.said(Words.of("no repeating run grows: ", per_bolt), verdict="no-repeating-growth", **common)

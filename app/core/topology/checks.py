@@ -75,7 +75,8 @@ def graph_problems(topo: DocumentParts) -> list[Problem]:
                 declared = declared_of[src.id] = src.output_streams()
             if s.stream is not None and s.stream not in declared:
                 problems.append(Problem(f"{label}.stream", f"'{s.stream}' is not a declared stream of {src.name} "
-                                        f"(declared: {_listed(declared)}; add it to {src.kind}s.{src.name}.streams)"))
+                                        f"(declared: {listed(declared, 10)}; "
+                                        f"add it to {src.kind}s.{src.name}.streams)"))
             if s.grouping == "fields" and not s.fields:
                 problems.append(Problem(f"{label}.fields", "fields grouping needs at least one field name"))
     for ref in topo.verification.checked:
@@ -97,10 +98,6 @@ def still_unannotated(unannotated: Iterable[str], set_fields: Iterable[str]) -> 
     done = set(set_fields)
     return [f for f in unannotated if f not in done]
 
-
-def _listed(names: Iterable[str], most: int = 10) -> str:
-    """Names for a message: the first `most`, then how many more."""
-    return listed(names, most)
 
 
 def failure_problems(topo: DocumentParts) -> list[Problem]:
@@ -137,7 +134,7 @@ def _stream_problems(c: Component) -> list[Problem]:
         elif name in seen:
             problems.append(Problem(f"{where}.streams", f"stream '{name}' is declared twice"))
         seen.add(name)
-    declared = _listed(sorted(seen - {DEFAULT_STREAM})) or "none"
+    declared = listed(sorted(seen - {DEFAULT_STREAM}), 10) or "none"
     for name in values:
         if name == DEFAULT_STREAM:
             problems.append(Problem(f"{where}.{field}.{name}",

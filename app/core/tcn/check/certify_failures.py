@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.formats.trace import parse_carry
+from app.core.numbers import exact
 from app.core.tcn.check.ratios import ratio_bounds
 from app.core.topology import Bolt, Topology
 
@@ -36,17 +37,13 @@ class FailureRules:
         return [*self.min_ttf.values(), self.min_reboot, self.max_reboot]
 
 
-def _fr(x: float | int) -> Fraction:
-    return Fraction(str(x)) if isinstance(x, float) else Fraction(x)
-
-
 def failure_rules(topo: Topology) -> FailureRules | None:
     """The failure model of section 7.1, or None when no bolt may fail (failures off, or no min_ttf)."""
     s = topo.settings
-    ttf = {b.name: _fr(b.min_ttf) for b in topo.bolts if b.min_ttf is not None}
+    ttf = {b.name: exact(b.min_ttf) for b in topo.bolts if b.min_ttf is not None}
     if not s.failures or not ttf or s.min_reboot_time is None or s.max_reboot_time is None:
         return None
-    return FailureRules(ttf, _fr(s.min_reboot_time), _fr(s.max_reboot_time), s.replay, impacts(topo))
+    return FailureRules(ttf, exact(s.min_reboot_time), exact(s.max_reboot_time), s.replay, impacts(topo))
 
 
 def _gain(value: Fraction, size: int, emission: str) -> Fraction:
@@ -64,11 +61,11 @@ def impacts(topo: Topology) -> dict[str, dict[str, Fraction | None]]:
         for source, stream in streams:
             c = comps[names[source]]
             if isinstance(c, Bolt):
-                g = _gain(_fr(c.output_streams()[stream] or 0), c.parallelism, topo.settings.emission)
+                g = _gain(exact(c.output_streams()[stream] or 0), c.parallelism, topo.settings.emission)
             elif stream == "default":
                 g = Fraction(1)
             else:
-                g = _gain(_fr(c.stream_ratio.get(stream, 0)), c.burst, topo.settings.emission)
+                g = _gain(exact(c.stream_ratio.get(stream, 0)), c.burst, topo.settings.emission)
             if g > 0:
                 key = (c.name, names[target])
                 gain[key] = gain.get(key, Fraction(0)) + g

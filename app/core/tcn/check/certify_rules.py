@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from app.core.numbers import exact
 from app.core.tcn.check.certify_failures import failure_rules
 from app.core.topology import Bolt, Topology
 
@@ -14,17 +15,14 @@ class Rules:
     """Constants of the trace's topology, recomputed from the document alone."""
 
     def __init__(self, topo: Topology) -> None:
-        def fr(x: float | int) -> Fraction:
-            return Fraction(str(x)) if isinstance(x, float) else Fraction(x)
-
-        self.tau = fr(topo.settings.tolerance)
-        self.idle = fr(topo.settings.max_idle_time)
+        self.tau = exact(topo.settings.tolerance)
+        self.idle = exact(topo.settings.max_idle_time)
         self.init = topo.settings.init_queues
         names = {c.id: c.name for c in topo.components}
-        self.period = {s.name: 1 / fr(s.rate) for s in topo.spouts}
+        self.period = {s.name: 1 / exact(s.rate) for s in topo.spouts}
         self.burst = {s.name: s.burst for s in topo.spouts}
-        self.alpha = {b.name: fr(b.alpha) for b in topo.bolts}
-        self.sigma = {b.name: fr(b.sigma) for b in topo.bolts}
+        self.alpha = {b.name: exact(b.alpha) for b in topo.bolts}
+        self.sigma = {b.name: exact(b.sigma) for b in topo.bolts}
         self.take_max = {b.name: b.parallelism for b in topo.bolts}
         # input streams (component, stream): a repeated subscription to one stream counts once (section 1)
         inputs = {(names[s.target], names[s.source], s.stream or "default") for s in topo.subscriptions}
@@ -35,8 +33,8 @@ class Rules:
         self.streams: dict[str, dict[str, tuple[Fraction, bool]]] = {}
         for c in topo.components:
             given = c.stream_sigma if isinstance(c, Bolt) else c.stream_ratio
-            values = {"default": fr(c.sigma)} if isinstance(c, Bolt) else {}
-            values.update({name: fr(given[name]) for name in c.streams})
+            values = {"default": exact(c.sigma)} if isinstance(c, Bolt) else {}
+            values.update({name: exact(given[name]) for name in c.streams})
             self.streams[c.name] = {name: (v, (c.name, name) not in subscribed or v == 0)
                                     for name, v in values.items()}
         self.declared = {c.name: bool(c.streams) for c in topo.components}

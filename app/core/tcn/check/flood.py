@@ -24,11 +24,12 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.formats.trace import Trace
+from app.core.numbers import exact
 from app.core.results import FloodCertificate
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import exact_value, fraction_of, read_certificate
+from app.core.tcn.check.reading import fraction_of, read_certificate
 from app.core.topology import Topology, TopologyError, parse_topology
 
 __all__ = ["check_flood_certificate"]
@@ -77,9 +78,9 @@ def _parameters(topo: Topology, fails: bool) -> dict[str, tuple[Any, ...]]:
     """Per component name, what a run of it depends on: kind, timing, batch sizes, streams, and (`fails`) min_ttf."""
     out: dict[str, tuple[Any, ...]] = {}
     for s in topo.spouts:
-        out[s.name] = ("spout", exact_value(s.rate), s.burst, sorted(s.output_streams().items()))
+        out[s.name] = ("spout", exact(s.rate), s.burst, sorted(s.output_streams().items()))
     for b in topo.bolts:
-        out[b.name] = ("bolt", exact_value(b.alpha), b.parallelism, sorted(b.output_streams().items()),
+        out[b.name] = ("bolt", exact(b.alpha), b.parallelism, sorted(b.output_streams().items()),
                        b.min_ttf if fails else None)
     return out
 
@@ -130,18 +131,18 @@ def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | No
 
 def _derived_terms(topo: Topology, target: str, source: str) -> dict[tuple[str, str], tuple[Fraction, Fraction]]:
     """(sender, stream) -> (rate, least ratio) for the target's input streams from the source and from spouts."""
-    tau, rule = exact_value(topo.settings.tolerance), topo.settings.emission
+    tau, rule = exact(topo.settings.tolerance), topo.settings.emission
     spouts = {s.name: s for s in topo.spouts}
     src = next(b for b in topo.bolts if b.name == source)
     out: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
     for sender, stream in _received(topo).get(target, []):
         if sender == source:
-            sigma = exact_value(src.output_streams()[stream] or 0)
-            out[(sender, stream)] = (src.parallelism / (exact_value(src.alpha) * (1 - tau)),
+            sigma = exact(src.output_streams()[stream] or 0)
+            out[(sender, stream)] = (src.parallelism / (exact(src.alpha) * (1 - tau)),
                                      ratio_bounds(sigma, src.parallelism, rule)[0])
         elif sender in spouts:
-            ratio = exact_value(spouts[sender].output_streams()[stream] or 0)
-            out[(sender, stream)] = (exact_value(spouts[sender].rate) / (1 + tau), ratio)
+            ratio = exact(spouts[sender].output_streams()[stream] or 0)
+            out[(sender, stream)] = (exact(spouts[sender].rate) / (1 + tau), ratio)
     return out
 
 
@@ -175,8 +176,8 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | None
     if not any(s == cert.source for s, _ in seen):
         problems.append(f"no term from the source {cert.source}")
     j = bolts[cert.target]
-    capacity = j.parallelism / (exact_value(j.alpha) * (1 + exact_value(topo.settings.tolerance))
-                                + exact_value(topo.settings.max_idle_time))
+    capacity = j.parallelism / (exact(j.alpha) * (1 + exact(topo.settings.tolerance))
+                                + exact(topo.settings.max_idle_time))
     if fraction_of(cert.capacity) != capacity:
         problems.append(f"capacity {cert.capacity} is not {cert.target}'s smallest, {capacity}")
     elif not total > capacity:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from app.core.numbers import exact
 from app.core.tcn.check.certify import certify
 
 
@@ -20,10 +21,6 @@ class WitnessCheck:
     ok: bool
     problems: list[str] = field(default_factory=list)
     wait: Fraction | None = None
-
-
-def _time(value: Any) -> Fraction:
-    return Fraction(value) if isinstance(value, str | int) else Fraction(str(value))
 
 
 def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout: Fraction) -> WitnessCheck:
@@ -42,7 +39,7 @@ def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout:
         return WitnessCheck(False, [f"{bolt} is not in every position"])
     if any(r.get("fail") or r.get("lost") or r.get("phase") == "failed" for r in rows):
         return WitnessCheck(False, ["the lasso loses tuples: the FIFO count does not apply"])
-    times = [_time(p["time"]) for p in positions[:k + 2]]
+    times = [exact(p["time"]) for p in positions[:k + 2]]
     duration = times[k + 1] - times[start]
 
     def arrived_up_to(r: int, i: int) -> int:  # tuples arrived by position i of pass r, initial ones included

@@ -20,11 +20,13 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from app.core.numbers import exact
 from app.core.results import LinearCertificate
 from app.core.tcn.check.certify_failures import FailureRules, failure_rules
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import exact_value, fraction_of, read_certificate
+from app.core.tcn.check.reading import fraction_of, read_certificate
 from app.core.topology import Bolt, Spout, Topology
+from app.core.words import listed
 
 _Row = tuple[str, dict[str, Fraction], Fraction]  # kind ("ge" / "eq"), coefficients, constant
 
@@ -62,7 +64,7 @@ def _put(coefficients: dict[str, Fraction], *terms: tuple[str, Fraction | int]) 
 def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction) -> None:
     """Fresh emissions N within M bursts of at most `burst`, one burst per period 1/rate (± tau)."""
     s = sp.name
-    a = 1 / exact_value(sp.rate)
+    a = 1 / exact(sp.rate)
     fresh, count = f"N{label(s)}", f"M{label(s)}"
     c = _row(rows, f"emissions{label(s)}", "ge")
     _put(c, (fresh, 1), (count, -1))
@@ -98,7 +100,7 @@ def _spout_stream_rows(rows: dict[str, _Row], sp: Spout, emitted: list[str], lis
     for st in sp.streams:
         if (s, st) not in listened:
             continue
-        ratio, out = exact_value(sp.stream_ratio[st]), f"E{label(s, st)}"
+        ratio, out = exact(sp.stream_ratio[st]), f"E{label(s, st)}"
         if not dvert:
             c = _row(rows, f"ratio{label(s, st)}", "eq")
             _put(c, (out, 1))
@@ -149,7 +151,7 @@ def _steady_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction) -> None:
     c = _row(rows, f"queue{label(j)}", "eq")
     _put(c, (grew, 1), (came, -1), (taken, 1))
     c = _row(rows, f"busy{label(j)}", "ge")
-    _put(c, ("T", 1), (takes, -exact_value(bo.alpha) * (1 - tau)))
+    _put(c, ("T", 1), (takes, -exact(bo.alpha) * (1 - tau)))
 
 
 def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: FailureRules, tree: list[str]) -> None:
@@ -158,7 +160,7 @@ def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: Fa
     size = bo.parallelism
     takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
     fails, down, lost = f"F{label(j)}", f"D{label(j)}", f"L{label(j)}"
-    shortest = exact_value(bo.alpha) * (1 - tau)
+    shortest = exact(bo.alpha) * (1 - tau)
     in_batches = f"Lb{label(j)}"  # lost with the batch in progress at a failure: taken (in P) and lost (in L)
     c = _row(rows, f"queue{label(j)}", "eq")
     _put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1), (in_batches, -1))
@@ -196,7 +198,7 @@ def _bolt_stream_rows(rows: dict[str, _Row], bo: Bolt, listened: set[tuple[str, 
     for st, value in bo.output_streams().items():
         if (j, st) not in listened:
             continue
-        sigma, out, tag = exact_value(value or 0), f"E{label(j, st)}", label(j, st)
+        sigma, out, tag = exact(value or 0), f"E{label(j, st)}", label(j, st)
         if may_fail:
             completed = ((taken, sigma), (f"Lb{label(j)}", -sigma))  # σ·(P − Lb): the batches it finishes
             if dvert:
@@ -232,7 +234,7 @@ def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction)
     c = _row(rows, f"full{label(j)}", "eq")
     _put(c, (taken, 1), (takes, -bo.parallelism))
     c = _row(rows, f"never-idle{label(j)}", "ge")
-    _put(c, (takes, exact_value(bo.alpha) * (1 + tau) + idle), ("T", -1))
+    _put(c, (takes, exact(bo.alpha) * (1 + tau) + idle), ("T", -1))
 
 
 def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
@@ -240,8 +242,8 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
     emissions, its replays and its streams; per bolt its takes and arrivals, its queue (failures and
     losses when it may fail) and its streams; the target's growth."""
     rows: dict[str, _Row] = {}
-    tau = exact_value(topo.settings.tolerance)
-    idle = exact_value(topo.settings.max_idle_time)
+    tau = exact(topo.settings.tolerance)
+    idle = exact(topo.settings.max_idle_time)
     dvert = topo.settings.emission == "dvert"
     name_of = {c.id: c.name for c in topo.components}
     received = {name_of[b]: [(name_of[u], st) for u, st in pairs] for b, pairs in topo.inputs().items()}
@@ -306,8 +308,7 @@ def check_certificate(document: Any, certificate: Any) -> list[str]:
         return problems
     positive = sorted(v for v, c in total.items() if c > 0)
     if positive:
-        problems.append("the weighted sum keeps a positive coefficient on " + ", ".join(positive[:5])
-                        + (f" and {len(positive) - 5} more" if len(positive) > 5 else "") + ": no contradiction")
+        problems.append(f"the weighted sum keeps a positive coefficient on {listed(positive, 5)}: no contradiction")
     if constant >= 0:
         problems.append(f"the weighted sum's constant is {constant}, not negative: no contradiction")
     return problems

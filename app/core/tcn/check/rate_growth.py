@@ -18,9 +18,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from app.core.numbers import exact
 from app.core.results import RateGrowthCertificate
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import exact_value, fraction_of, read_certificate
+from app.core.tcn.check.reading import fraction_of, read_certificate
 
 Flows = dict[tuple[str, str], tuple[Fraction, Fraction]]  # (component name, stream) -> (least, most) tuples/s
 
@@ -75,17 +76,17 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     bolts = {b.name: b for b in topo.bolts}
     if cert.target not in bolts:
         return problems + [f"target {cert.target!r} is not a bolt of the topology"]
-    tau, idle = exact_value(topo.settings.tolerance), exact_value(topo.settings.max_idle_time)
+    tau, idle = exact(topo.settings.tolerance), exact(topo.settings.max_idle_time)
     rule = topo.settings.emission
     name_of = {c.id: c.name for c in topo.components}
     received = {name_of[b]: [(name_of[u], st) for u, st in pairs] for b, pairs in topo.inputs().items()}
     ratios: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
     for sp in topo.spouts:
         for stream, r in sp.output_streams().items():
-            ratios[(sp.name, stream)] = ratio_bounds(exact_value(r or 0), sp.burst, rule)
+            ratios[(sp.name, stream)] = ratio_bounds(exact(r or 0), sp.burst, rule)
     for b in topo.bolts:
         for stream, sigma in b.output_streams().items():
-            ratios[(b.name, stream)] = ratio_bounds(exact_value(sigma or 0), b.parallelism, rule)
+            ratios[(b.name, stream)] = ratio_bounds(exact(sigma or 0), b.parallelism, rule)
     carries = {key for key, (_, hi) in ratios.items() if hi > 0}
     order = _ordered(received, carries)
     if order is None:
@@ -94,7 +95,7 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
         return problems + [f"the certificate names bolts {sorted(cert.bolts)}, the network has {sorted(bolts)}"]
     flows: Flows = {}
     for sp in topo.spouts:
-        rate = exact_value(sp.rate) / (1 - tau)  # one tuple every a(1−τ)
+        rate = exact(sp.rate) / (1 - tau)  # one tuple every a(1−τ)
         if fraction_of(cert.spouts.get(sp.name, "")) != rate:
             problems.append(f"spout {sp.name}: rate {cert.spouts.get(sp.name)} is not the derived {rate}")
         for stream in sp.output_streams():
@@ -104,7 +105,7 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
         b = bolts[name]
         low = sum((flows[key][0] for key in received[name] if key in carries), Fraction(0))
         high = sum((flows[key][1] for key in received[name] if key in carries), Fraction(0))
-        alpha = exact_value(b.alpha)
+        alpha = exact(b.alpha)
         fastest = b.parallelism / (alpha * (1 - tau))
         slowest = b.parallelism / (alpha * (1 + tau) + idle)
         capacity = slowest if name == cert.target else fastest

@@ -16,11 +16,6 @@ from app.core.topology import Topology, TopologyError, parse_topology, unannotat
 CertificateT = TypeVar("CertificateT", bound=BaseModel)
 
 
-def exact_value(x: float | int) -> Fraction:
-    """A document's number as the exact fraction its decimal denotes (0.1 is 1/10)."""
-    return Fraction(str(x)) if isinstance(x, float) else Fraction(x)
-
-
 def fraction_of(text: str) -> Fraction | None:
     """A certificate's exact figure ("p/q" or a decimal); None when it is not one."""
     try:
