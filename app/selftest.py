@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app import __version__
+from app.core.errors import InternalError
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QCoreApplication
@@ -35,7 +36,7 @@ PNG_SIZE = (900, 560)
 EXIT_SELFTEST_FAILED = 1
 
 
-class SelftestError(Exception):
+class SelftestError(InternalError):
     """A self-test step failed; the message says what and why in one line."""
 
     def __init__(self, step: str, message: str) -> None:

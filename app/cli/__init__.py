@@ -41,7 +41,7 @@ from app.cli.engine import open_engine
 from app.cli.inputs import add_log_options, log_arg, read_topology, require_log, run_topology
 from app.cli.outputs import check_log_file
 from app.cli.spark_jobs import add_spark_options, call_spark_host, start_spark_host
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 from app.core.topology import TopologyError, one_line
 
 __all__ = [
@@ -229,7 +229,7 @@ def _main(argv: list[str] | None = None) -> int:
             code = _report(args, argv, EXIT_BAD_INPUT, [(field, message)], err.file)
         else:  # the message already names what it is about
             code = _report(args, argv, EXIT_BAD_INPUT, [(None, message)], None, prefix="stormbound")
-    except StormboundError as err:  # any other refusal the user can act on (docs: app/core/errors.py)
+    except BadInput as err:  # any other refusal the user can act on (docs: app/core/errors.py)
         code = _report(args, argv, EXIT_BAD_INPUT, [(err.field, str(err))], err.file or _input_name(args))
     except KeyboardInterrupt:
         code = _report(args, argv, EXIT_INTERNAL, [(None, "interrupted")], _input_name(args), prefix="stormbound")

@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any, NoReturn
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 
 # The exit codes of every subcommand (README.md, "Exit codes"): a pipeline can tell them apart.
 EXIT_OK = 0
@@ -23,7 +23,7 @@ EXIT_UNKNOWN = 4  # verify: no answer within the limits (time limit, solver gave
 RESULT_FORMAT = "stormbound-result/1"  # the `format` of every --json document (docs/formats.md)
 
 
-class UsageError(StormboundError):
+class UsageError(BadInput):
     """Bad arguments or input that is not a topology problem; exit code 2. `field` names the
     option or field at fault, `file` the input, when the message is about one."""
 

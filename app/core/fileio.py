@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 from app.core.topology import one_line
 
 
@@ -288,7 +288,7 @@ def files_below(root: str | os.PathLike[str], error: Callable[[str], Exception],
 # ---- the one way to write an output ------------------------------------------------------
 
 
-class OutputRefused(StormboundError, ValueError):
+class OutputRefused(BadInput, ValueError):
     """An output path that must not or cannot be written; the message is one line naming why."""
 
 

@@ -12,7 +12,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 
 # seconds per unit, exact: "7ms" is the double nearest 7/1000, as "0.007" is; no bare "m": "20m" is a typo of
 # "20ms" more often than 20 minutes
@@ -24,7 +24,7 @@ _TIME = re.compile(rf"^\s*({_NUMBER})\s*([a-zµμ]*)\s*$", re.IGNORECASE)
 _RATE = re.compile(rf"^\s*({_NUMBER})\s*(?:(?:tuples?)?\s*/\s*([a-zµμ]+))?\s*$", re.IGNORECASE)
 
 
-class UnitError(StormboundError, ValueError):
+class UnitError(BadInput, ValueError):
     """A time or rate that cannot be read; the message says what is accepted."""
 
 

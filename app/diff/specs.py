@@ -14,14 +14,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 from app.core.fileio import read_text
 from app.core.formats.limits import MAX_DOCUMENT_BYTES
 from app.expr import ExprError, compile_predicate
 from app.expr.limits import loads, one_line
 
 
-class DiffError(StormboundError, ValueError):
+class DiffError(BadInput, ValueError):
     """Bad dependence/equality spec or bad input; the message names the field or item."""
 
 

@@ -8,8 +8,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from app.core.errors import InternalError
 
-class MissingField(Exception):
+
+class MissingField(InternalError):
     """A field path that an item does not have; `path` names it."""
 
     def __init__(self, path: str):
@@ -17,7 +19,7 @@ class MissingField(Exception):
         self.path = path
 
 
-class NotAString(ValueError):
+class NotAString(InternalError, ValueError):
     """set_of_split equality met a value that is not a string."""
 
 

@@ -11,11 +11,12 @@ import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from app.core.errors import BadInput
 from app.expr.limits import exceeded, limit, one_line, shown, stack_for
 from app.expr.parser import FUNCTIONS, KEYWORDS, ExprError, ExprNode, ExprParser
 
 
-class ExprEvalError(ValueError):
+class ExprEvalError(BadInput, ValueError):
     """Evaluation failed on concrete items (missing field, incomparable values, division by zero)."""
 
 

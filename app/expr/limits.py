@@ -19,7 +19,7 @@ from functools import partial
 from types import FrameType
 from typing import Any
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 from app.core.formats.limits import MAX_INT_DIGITS, JsonLimitError, decode_json, escape
 
 ENV = "STORMBOUND_LIMITS"
@@ -55,7 +55,7 @@ _overrides: dict[str, int] = {}
 _SHARED_ENV = {"json_depth": "STORMBOUND_MAX_JSON_DEPTH"}
 
 
-class LimitSettingError(StormboundError, ValueError):
+class LimitSettingError(BadInput, ValueError):
     """A bad `--limit` or STORMBOUND_LIMITS entry."""
 
 

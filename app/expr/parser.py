@@ -30,13 +30,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 from app.expr.core import Token, TokenStream
 from app.expr.core import tokenize as core_tokenize
 from app.expr.limits import exceeded, int_digits_ok, limit, shown
 
 
-class ExprError(StormboundError, ValueError):
+class ExprError(BadInput, ValueError):
     """The text is not in the grammar; names the offending token and its 0-based position."""
 
     def __init__(self, message: str, position: int, source: str):

@@ -14,6 +14,7 @@ from typing import Any
 
 from PySide6.QtGui import QUndoCommand
 
+from app.core.errors import BadInput
 from app.core.topology import Bolt, Component, Position, Spout, Subscription
 from app.gui.document import DocumentModel, FieldError
 
@@ -22,7 +23,7 @@ MERGE_SECTION_FIELD = 1002
 MERGE_SUBSCRIPTION_FIELD = 1003
 
 
-class ConnectionRefused(ValueError):
+class ConnectionRefused(BadInput, ValueError):
     """A subscription that the document rules forbid (into a spout, duplicate)."""
 
 

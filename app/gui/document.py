@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
+from app.core.errors import BadInput
 from app.core.rates import RateAnalysis
 from app.core.topology import (
     Bolt,
@@ -37,7 +38,7 @@ from app.core.topology import (
 )
 
 
-class FieldError(ValueError):
+class FieldError(BadInput, ValueError):
     """An edit refused by validation; `field` names the edited field, `message` says why."""
 
     def __init__(self, field: str, message: str):

@@ -21,6 +21,7 @@ from pyqtgraph.exporters import ImageExporter, SVGExporter
 from PySide6.QtCore import QBuffer, QIODevice, Qt
 from PySide6.QtWidgets import QApplication
 
+from app.core.errors import InternalError
 from app.core.trace_series import Band, Marks, TraceSeries, peaks, step_band, visible
 
 QUEUE_PEN = pg.mkPen("#1f77b4", width=2)
@@ -46,7 +47,7 @@ DEFAULT_PIXELS = 1000  # the buckets of a plot whose width is not known yet
 MARK_PIXELS = 8  # with bands, one lost or replay marker (the largest) per this many pixels
 
 
-class RenderError(OSError):
+class RenderError(InternalError, OSError):
     """A picture could not be rendered or encoded; the message says which."""
 
 

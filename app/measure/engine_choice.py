@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 
 Engine = Literal["auto", "embedded", "spark", "local"]
 ENGINES: tuple[str, ...] = ("auto", "embedded", "spark", "local")
@@ -36,7 +36,7 @@ MAX_MB_ENV = "STORMBOUND_LOCAL_MAX_MB"
 SPARK_INSTALL = "pip install 'pyspark[connect]>=4.0,<4.1'"
 
 
-class EngineError(StormboundError, ValueError):
+class EngineError(BadInput, ValueError):
     """A setting that cannot be used (bad threshold or memory size); one line."""
 
 

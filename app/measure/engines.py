@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 from app.measure.engine_choice import Choice, choose_engine
 from app.measure.log_engine import EmbeddedEngine, LogEngine, LogPath, Progress
 
@@ -37,7 +37,7 @@ SparkConnect = Callable[[Choice], HostRequest]
 EngineBuilder = Callable[[Choice, SparkConnect | None], LogEngine]
 
 
-class SparkNeeded(StormboundError, RuntimeError):
+class SparkNeeded(BadInput, RuntimeError):
     """The log needs Spark and none is at hand (the Runs panel with no Spark attached)."""
 
     def __init__(self, choice: Choice):

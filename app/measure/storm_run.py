@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 from app.core.fileio import check_regular, csv_rows, files_below, iter_lines, read_text, write_output
 from app.core.formats.limits import FormatError, escape, load_json_text, on_one_line, type_name
 from app.core.topology import one_line
@@ -50,7 +50,7 @@ MAX_RUN_BYTES = 4 * 1024**3  # polls.jsonl, queues.jsonl and each metrics file, 
 MAX_METRICS_LINE_BYTES = 1024 * 1024  # a metrics CSV row or Graphite line
 
 
-class StormRunError(StormboundError, ValueError):
+class StormRunError(BadInput, ValueError):
     """A Storm run folder or metrics folder that cannot be read: one line naming the file and the problem."""
 
 

@@ -21,13 +21,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from app.core.errors import StormboundError
 from app.spark.session import DEFAULT_MASTER, SPARK_MASTER_ENV, SparkUnavailable, has_pyspark, no_pyspark, spark_python
 
 SOURCE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 host_log = logging.getLogger("stormbound.spark.host")  # the host's stderr, line by line (`-vv`, --log-file)
 
 
-class HostError(RuntimeError):
+class HostError(StormboundError, RuntimeError):
     """An operation failed in the host; `kind` is 'input', 'cancelled' or 'internal'."""
 
     def __init__(self, message: str, kind: str = "internal"):

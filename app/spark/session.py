@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 
 SPARK_PYTHON_ENV = "STORMBOUND_SPARK_PYTHON"
 SPARK_MASTER_ENV = "STORMBOUND_SPARK_MASTER"
@@ -32,7 +32,7 @@ DEFAULT_MASTER = "local[*]"
 PACKAGED_SPARK_PYTHON = "/opt/stormbound-spark/bin/python"
 
 
-class SparkUnavailable(StormboundError, RuntimeError):
+class SparkUnavailable(BadInput, RuntimeError):
     """Spark cannot start here; the message says what is missing and how to fix it."""
 
 

@@ -2,7 +2,7 @@
 values in any poll's pages (the Storm UI's number shapes, from poll 3 on too) or damaged bytes, `queues.jsonl`
 samples, `storm-run.json`, and metrics-v2 CSV and Graphite files. `analyze`'s reader of a run folder
 (app.measure.storm_figures.storm_run_figures) and `import metrics` must each return a result or refuse with
-one printable line (a TopologyError or StormboundError), within SLOW_S. CI runs a fixed sample; `make fuzz`
+one printable line (a TopologyError or BadInput), within SLOW_S. CI runs a fixed sample; `make fuzz`
 (`pytest -m fuzz`) runs many more random ones."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 from app.core.topology import TopologyError
 from app.measure.storm_figures import storm_run_figures
 from app.measure.storm_run import write_metrics_run
@@ -98,7 +98,7 @@ def _analyze(files: dict[str, bytes]) -> None:
     start = time.monotonic()
     try:
         storm_run_figures(str(folder))
-    except (TopologyError, StormboundError) as err:
+    except (TopologyError, BadInput) as err:
         _one_line(err)
     assert time.monotonic() - start < SLOW_S
 
@@ -142,7 +142,7 @@ def _import(source: tuple[str, bytes]) -> None:
     try:
         write_metrics_run(folder, out)
         storm_run_figures(str(out))
-    except (TopologyError, StormboundError) as err:
+    except (TopologyError, BadInput) as err:
         _one_line(err)
     assert time.monotonic() - start < SLOW_S
 

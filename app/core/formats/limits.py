@@ -16,6 +16,7 @@ import os
 import re
 from typing import Any
 
+from app.core.errors import BadInput, InternalError
 from app.core.topology import Problem, TopologyError, one_line
 
 
@@ -140,11 +141,11 @@ def nonfinite_path(value: Any) -> tuple[str, float] | None:
     return None
 
 
-class JsonLimitError(ValueError):
+class JsonLimitError(BadInput, ValueError):
     """A JSON text past one of the limits; the message is one line naming the limit and where."""
 
 
-class _NotFinite(ValueError):
+class _NotFinite(InternalError, ValueError):
     def __init__(self, literal: str):
         super().__init__(literal)
         self.literal = literal

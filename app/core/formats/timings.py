@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 from app.core.topology import Topology, one_line, still_unannotated
 
 KEYS = {
@@ -39,7 +39,7 @@ MAX_TIMINGS_BYTES = 2_000_000
 UI_TABLE_HEADERS = {"execute latency (ms)", "complete latency (ms)"}
 
 
-class TimingsError(StormboundError, ValueError):
+class TimingsError(BadInput, ValueError):
     """A value, key, component or file that cannot be used: one line naming it."""
 
 

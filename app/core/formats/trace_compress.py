@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 from app.core.formats.limits import escape
 from app.core.formats.trace_numbers import checked_time, exact_fraction, format_time
 
@@ -100,7 +100,7 @@ class RepeatItem(BaseModel):
     repeat: Repeat
 
 
-class ExpandError(StormboundError, ValueError):
+class ExpandError(BadInput, ValueError):
     """A compressed trace that stands for no trace: `where` names the item (`positions.3.repeat.period`)."""
 
     def __init__(self, where: str, message: str):

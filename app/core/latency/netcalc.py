@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class RateLatency:
     latency: Fraction
 
 
-class Unstable(StormboundError, ValueError):
+class Unstable(BadInput, ValueError):
     """The arrival rate is not below the service rate: no finite bound."""
 
 

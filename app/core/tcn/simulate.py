@@ -41,6 +41,7 @@ from pydantic import TypeAdapter
 
 from app.core.emission import Emission
 from app.core.emission import emit as emit_rule
+from app.core.errors import InternalError
 from app.core.failures import FailureModel, replay_problem
 from app.core.formats.trace import Trace, TracePosition, format_carry, format_time
 from app.core.gc_pause import paused_gc
@@ -74,7 +75,7 @@ _FailureRow = tuple[list[int], list[int], list[bool], list[bool], dict[int, tupl
 _Row = tuple[int, list[int], list[_BoltStep], dict[int, tuple[int, Fraction | int]] | None, _FailureRow | None]
 
 
-class _Stop(Exception):
+class _Stop(InternalError):
     """Cancelled or out of time."""
 
 

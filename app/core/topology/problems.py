@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def has_control(text: str) -> bool:
     return _CONTROL.search(text) is not None
 
 
-class TopologyError(StormboundError, ValueError):
+class TopologyError(BadInput, ValueError):
     """Raised when a document is invalid; carries every problem found."""
 
     def __init__(self, problems: list[Problem]):

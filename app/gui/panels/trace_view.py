@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.errors import BadInput
 from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, save_trace
 from app.core.trace_series import (  # the Qt-free half, re-exported for the view's callers and tests
     ShownPosition,
@@ -75,7 +76,7 @@ KEY_PX = 90  # the key under the plots (up to four lines) and the layout's margi
 TABLE_COLUMNS = ["component", "queue", "arrivals", "take", "in process", "emit", "emitted", "buffer", "phase"]
 
 
-class ExportError(OSError):
+class ExportError(BadInput, OSError):
     """A file could not be written; the message names the file and the reason."""
 
 

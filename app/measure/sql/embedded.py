@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import StormboundError
+from app.core.errors import BadInput
 from app.measure.eventlog import TimeUnit, log_format
 from app.measure.sql.dialect import Dialect
 
@@ -34,7 +34,7 @@ SMALL_BATCH = 2000  # rows loaded with plain inserts rather than as Arrow
 DUCKDB_INSTALL = "pip install duckdb"
 
 
-class EmbeddedError(StormboundError, RuntimeError):
+class EmbeddedError(BadInput, RuntimeError):
     """The embedded engine failed (out of memory, DuckDB missing); one line, said by app.measure.engines."""
 
 

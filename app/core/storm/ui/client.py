@@ -28,6 +28,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel
 
+from app.core.errors import InternalError
 from app.core.formats import FormatError
 from app.core.topology import Problem, one_line
 
@@ -74,7 +75,7 @@ class Credentials(BaseModel):
         return None
 
 
-class _OtherHost(Exception):
+class _OtherHost(InternalError):
     """A redirect to another scheme, host or port: not followed (the credentials would go there)."""
 
     def __init__(self, url: str):
