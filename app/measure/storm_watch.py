@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import statistics
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -43,6 +43,9 @@ from app.measure.storm_figures import (
     poll_counts,
 )
 from app.measure.storm_run import Poll, QueueState
+
+if TYPE_CHECKING:
+    from app.core.rates import RateReport
 
 WINDOW = 6  # intervals a poll's verdict rests on
 FAIL_AFTER = 3  # successive polls that must agree before --fail-on fires
@@ -132,6 +135,17 @@ class Judge:
         self.counts: list[PollCounts] = []
         self.started: float | None = None
         self.agreeing = 0
+        self._document: tuple[Topology, RateReport] | None = None  # the watched document and its rate check
+
+    def document_report(self) -> RateReport:
+        """The rate check of the document being watched, made once per document (a poll changes the measured
+        figures, not the document; `model` is replaced when the watch finds a new one), not once per poll."""
+        from app.core.rates import RateAnalysis
+
+        assert self.model is not None
+        if self._document is None or self._document[0] is not self.model:
+            self._document = (self.model, RateAnalysis(self.model).report(suggest=False))
+        return self._document[1]
 
     def add(self, poll: Poll, queues: dict[str, QueueState] | None = None) -> WatchLine:
         self.started = poll.t if self.started is None else self.started
@@ -245,7 +259,7 @@ def judge(line: WatchLine, model: Topology, counts: list[PollCounts], queues: di
         rates = RateAnalysis(measured)  # the one analysis of the measured snapshot: its report and the headroom
         report = rates.report(suggest=False)
         room = headroom(measured, rates)
-        annotated = rate_check(model, suggest=False)
+        annotated = judge_.document_report()  # the watched document's own: once per watch, not per poll
         optimistic = rate_check(_shifted(model, spouts, bolts, low_rates, low_alpha, True), suggest=False) \
             if known else None
         pessimistic = rate_check(_shifted(model, spouts, bolts, high_rates, high_alpha, True), suggest=False) \

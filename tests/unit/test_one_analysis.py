@@ -61,3 +61,30 @@ def test_check_and_verify_analyse_the_document_once(command: list[str], monkeypa
     main([*command, str(FAILOVER)])
     assert '"headroom"' in capsys.readouterr().out  # the headroom was computed, from the same analysis
     assert made.of_the_document() == (1, 1, 1)
+
+
+def test_watch_analyses_the_watched_document_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`watch` checks the document it watches once per watch (not once per poll); each poll analyses only its
+    own measured snapshots (the measured topology and the two shifted by the error band: other documents)."""
+    import sys
+
+    from app.core.storm.ui.reader import from_storm_ui
+    from app.core.storm.ui.replies import StormUISnapshot
+    from app.measure.storm_watch import Judge
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from storm_ui_live import LiveStormUI
+
+    ui = LiveStormUI("busy", seed=1)
+    first = LiveStormUI("busy", seed=1).poll_at(1, 5.0)
+    model = from_storm_ui(StormUISnapshot(url="http://x", topology_id="x", window="all", topology=first.topology,
+                                          components=first.components)).topology
+    made = Constructions(monkeypatch)
+    judge = Judge(model, 1.0)
+    lines = [judge.add(ui.poll_at(k, 2.0 + k)) for k in range(1, 9)]
+    assert sum(1 for line in lines if line.bolts) >= 5  # the polls were judged, with the document's report
+    assert sum(1 for topo in made.analyses if topo is model) == 1
+    assert len(made.analyses) > 5  # the measured snapshots are analysed at every poll (the count can fail)
+    judge.model = model.model_copy()  # a new document found by the watch: checked once more
+    judge.add(ui.poll_at(9, 11.0))
+    assert sum(1 for topo in made.analyses if topo is judge.model) == 1
