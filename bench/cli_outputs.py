@@ -4,7 +4,8 @@ compared byte for byte (`diff`) after a change that must not alter what the CLI 
     PYTHONPATH=$PWD python bench/cli_outputs.py OUT_DIR [--timeout S]
 
 Writes one file per (command, form, input): stdout, then stderr, then the exit code. Elapsed times ("(0.12 s)",
-"elapsed_s": 0.12) are replaced by "#" so runs compare.
+"in 0.12 s", "elapsed_s": 0.12) are replaced by "#" and the tree's own path by "<tree>", so two trees' runs
+compare with `diff -r`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TIMES = [(re.compile(r"\(\d+\.\d+ s\)"), "(# s)"), (re.compile(r'"elapsed_s": ?[0-9.e+-]+'), '"elapsed_s": #'),
+TIMES = [(re.compile(r"\(\d+\.\d+ s\)"), "(# s)"), (re.compile(r"\bin \d+\.\d+ s\b"), "in # s"), (re.compile(r'"elapsed_s": ?[0-9.e+-]+'), '"elapsed_s": #'),
          (re.compile(r'"(elapsed|seconds|wall_s|cpu_s)": ?[0-9.e+-]+'), r'"\1": #')]
 RUNS = [("check", []), ("check", ["--json"]), ("verify", ["--timeout", "60"]), ("verify", ["--timeout", "60", "--json"]),
         ("verify", ["--timeout", "60", "-v"])]
@@ -31,7 +32,7 @@ def inputs() -> list[str]:
 def masked(text: str) -> str:
     for pattern, replacement in TIMES:
         text = pattern.sub(replacement, text)
-    return text
+    return text.replace(HERE, "<tree>")
 
 
 def main() -> int:
