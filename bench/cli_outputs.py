@@ -18,10 +18,11 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TIMES = [(re.compile(r"\(\d+\.\d+ s\)"), "(# s)"), (re.compile(r"\bin \d+\.\d+ s\b"), "in # s"), (re.compile(r'"elapsed_s": ?[0-9.e+-]+'), '"elapsed_s": #'),
+TIMES = [(re.compile(r"\(\d+\.\d+ s\)"), "(# s)"), (re.compile(r"\bin \d+\.\d+ s\b"), "in # s"),
+         (re.compile(r'"elapsed_s": ?[0-9.e+-]+'), '"elapsed_s": #'),
          (re.compile(r'"(elapsed|seconds|wall_s|cpu_s)": ?[0-9.e+-]+'), r'"\1": #')]
-RUNS = [("check", []), ("check", ["--json"]), ("verify", ["--timeout", "60"]), ("verify", ["--timeout", "60", "--json"]),
-        ("verify", ["--timeout", "60", "-v"])]
+RUNS = [("check", []), ("check", ["--json"]), ("verify", ["--timeout", "60"]),
+        ("verify", ["--timeout", "60", "--json"]), ("verify", ["--timeout", "60", "-v"])]
 
 
 def inputs() -> list[str]:
@@ -48,7 +49,7 @@ def main() -> int:
                                   text=True, cwd=HERE, timeout=600)
             name = f"{command}{''.join(options).replace('-', '_')}-{os.path.basename(path)}.txt"
             with open(os.path.join(args.out, name), "w", encoding="utf-8") as out:
-                out.write(masked(done.stdout) + "\n--- stderr\n" + masked(done.stderr) + f"\n--- exit {done.returncode}\n")
+                out.write(f"{masked(done.stdout)}\n--- stderr\n{masked(done.stderr)}\n--- exit {done.returncode}\n")
             print(name, done.returncode, flush=True)
     return 0
 
