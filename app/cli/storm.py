@@ -208,6 +208,12 @@ def cmd_export_flux(args: argparse.Namespace) -> int:
     from app.core.storm.flux.yaml_text import FluxError
     from app.core.words import listed
 
+    if args.out is not None and args.output is not None and args.out != args.output:
+        raise UsageError(f"export flux: two output files ({one_line(args.output)} and -o {one_line(args.out)}): "
+                         "give one", field="-o")
+    if args.out is None and args.output is None:
+        raise UsageError("export flux: give the file to write: -o OUT.yaml", field="-o")
+    args.output = args.output if args.out is None else args.out
     check_output_file(args, "OUT.yaml", args.output)
     topo = resolved_paths(load_topology(args.input), args.input)
     missing = [] if args.skeleton else missing_flux_files(topo)
@@ -404,7 +410,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     q.add_argument("file", metavar="FILE.yaml")
     _flux_reading(q)
     add_storm_version_option(q, "(else stormbound.storm_version in the Flux config)")
-    q.add_argument("-o", "--output", metavar="OUT.storm.json", help="write the document here (else to stdout)")
+    q.add_argument("-o", "--output", "--out", metavar="OUT.storm.json", help="write the document here (else to stdout)")
     q.add_argument("--json", action="store_true",
                    help="the document, what is not annotated and the import's notes as one JSON document")
     add_force_option(q)
@@ -443,14 +449,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     register_import(kinds)
 
     p = sub.add_parser("export", help="write a document in another tool's format",
-                       epilog=examples("stormbound export flux wc.storm.json wc-model.yaml"))
-    p.set_defaults(func=_needs("export flux IN.storm.json OUT.yaml"), file_args=())
+                       epilog=examples("stormbound export flux wc.storm.json -o wc-model.yaml"))
+    p.set_defaults(func=_needs("export flux IN.storm.json -o OUT.yaml"), file_args=())
     kinds = p.add_subparsers(dest="target", metavar="{flux}")
     q = kinds.add_parser("flux", help="write a Flux YAML file: the document's own Flux file with only its changed "
                                       "parallelism replaced, else a skeleton (the model's timing under stormbound.*)",
-                         epilog=examples("stormbound export flux wc.storm.json wc-model.yaml"))
+                         epilog=examples("stormbound export flux wc.storm.json -o wc-model.yaml"))
     q.add_argument("input", metavar="IN.storm.json")
-    q.add_argument("output", metavar="OUT.yaml")
+    q.add_argument("output", metavar="OUT.yaml", nargs="?",
+                   help="where to write (the same as -o; kept for the command lines that give it so)")
+    q.add_argument("-o", "--out", "--output", dest="out", metavar="OUT.yaml",
+                   help="write the Flux file here (as import's -o)")
     q.add_argument("--skeleton", action="store_true",
                    help="write a fresh Flux file from the document alone (placeholder classes, the model's timing "
                         "under stormbound.*), even when its own Flux file is there")

@@ -118,6 +118,22 @@ def test_export_flux_then_import(capsys, tmp_path: Path) -> None:
     assert import_flux(out).topology.semantics() == model.semantics()
 
 
+def test_export_and_import_flux_both_take_o_and_out(capsys, tmp_path: Path) -> None:
+    """`export flux` takes its output as import's does (-o / --out); the positional OUT.yaml still works."""
+    model = str(ROOT / "models" / "simple-DIA-cfg-1.storm.json")
+    for option in ("-o", "--out", "--output"):
+        out = tmp_path / f"dia{option}.yaml"
+        code, stdout, err = run(capsys, "export", "flux", model, option, str(out))
+        assert code == 0 and f"wrote {out}" in stdout and out.exists(), err
+        back = tmp_path / f"back{option}.storm.json"
+        code, _, err = run(capsys, "import", "flux", str(out), option, str(back))
+        assert code == 0 and back.exists(), err
+    code, _, err = run(capsys, "export", "flux", model, str(tmp_path / "a.yaml"), "-o", str(tmp_path / "b.yaml"))
+    assert code == 2 and "two output files" in err and not (tmp_path / "a.yaml").exists()
+    code, _, err = run(capsys, "export", "flux", model)
+    assert code == 2 and "-o OUT.yaml" in err
+
+
 def test_repair_dry_run_copy_and_errors(capsys, flux_copy: Path, tmp_path: Path) -> None:
     before = flux_copy.read_text()
     code, stdout, err = run(capsys, "repair", str(flux_copy), "--parallelism", "count=4", "report=2")
