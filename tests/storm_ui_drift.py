@@ -15,12 +15,12 @@ socket on the same port (the counts go on); `hold()` keeps every request waiting
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from json_stand_in import JsonStandIn
 
 TOPOLOGY_ID = "wordcount-drift-1"
 SPOUT_RATE = 100.0
@@ -32,20 +32,12 @@ UPTIME_BEFORE = 2.0  # seconds the topology ran before the stand-in started
 LAG = 5000
 
 
-class _Quiet(ThreadingHTTPServer):
-    allow_reuse_address = True
-    daemon_threads = True
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        pass
-
-
-class DriftingStormUI:
+class DriftingStormUI(JsonStandIn):
     """`with DriftingStormUI(overload_after=6) as ui: ui.url`."""
 
     def __init__(self, overload_after: int = 6, lifetime: float = 60.0):
+        super().__init__(lifetime)
         self.overload_after = overload_after
-        self.lifetime = lifetime
         self.polls = 0
         self.started = time.monotonic() - UPTIME_BEFORE
         self.switch: float | None = None  # seconds of uptime when count slowed down
@@ -54,11 +46,6 @@ class DriftingStormUI:
         self.answering = threading.Event()  # cleared by hold(): requests wait until release()
         self.answering.set()
         self.held = 0  # requests that have waited (or wait) at hold()
-        self.port = 0
-        self.httpd: ThreadingHTTPServer | None = None
-        self.thread: threading.Thread | None = None
-        self._timer = threading.Timer(lifetime, self.stop)
-        self._timer.daemon = True
 
     # ---- the topology at a moment ----------------------------------------------------------
 
@@ -147,54 +134,12 @@ class DriftingStormUI:
     def release(self) -> None:
         self.answering.set()
 
-    def _wait_if_held(self) -> None:
+    def before_reply(self) -> None:
         if not self.answering.is_set():
             with self.lock:
                 self.held += 1
             self.answering.wait(self.lifetime)
 
-    def start(self) -> None:
-        """Listen (again) on the same port."""
-        ui = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                ui._wait_if_held()
-                code, data = ui.reply(urllib.parse.urlsplit(self.path).path)
-                body = json.dumps(data).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = _Quiet(("127.0.0.1", self.port), Handler)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        """Stop listening: requests are refused until start()."""
-        httpd, self.httpd = self.httpd, None
-        if httpd is not None:
-            httpd.shutdown()
-            httpd.server_close()
-        if self.thread is not None:
-            self.thread.join(5)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> DriftingStormUI:
-        self.start()
-        self._timer.start()
-        return self
-
     def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
         self.release()
-        self.stop()
+        super().__exit__(*exc)

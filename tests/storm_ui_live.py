@@ -26,14 +26,14 @@ a chosen time (fast, repeatable recordings). The server stops by itself after `l
 
 from __future__ import annotations
 
-import json
 import random
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from json_stand_in import JsonStandIn
 
 TOPOLOGY_ID = "wordcount-live-1"
 RATE = 1000.0
@@ -45,25 +45,17 @@ HEAD_RATE = 900.0  # the topic grows this fast (sawtooth); the spout reads RATE
 STALL_FAILED_PER_S = 300.0
 
 
-class _Quiet(ThreadingHTTPServer):
-    allow_reuse_address = True
-    daemon_threads = True
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        pass
-
-
-class LiveStormUI:
+class LiveStormUI(JsonStandIn):
     """`with LiveStormUI("busy", seed=3) as ui: ui.url`, or `LiveStormUI("busy").poll_at(1, 0.0)` without a server."""
 
     def __init__(self, scenario: str, *, seed: int = 0, change_after: int = 6, commit_s: float = 0.3,
                  noise: float = 0.05, lifetime: float = 60.0, uptime: float = 2.0):
+        super().__init__(lifetime)
         self.scenario = scenario
         self.rng = random.Random(seed)
         self.change_after = change_after
         self.commit_s = commit_s
         self.noise = noise
-        self.lifetime = lifetime
         self.uptime = uptime
         self.origin = time.monotonic() - uptime
         self.polls = 0
@@ -74,10 +66,6 @@ class LiveStormUI:
         self.executed = 0.0
         self.factor = 1.0
         self.lock = threading.Lock()
-        self.httpd: ThreadingHTTPServer | None = None
-        self.thread: threading.Thread | None = None
-        self._timer = threading.Timer(lifetime, self.stop)
-        self._timer.daemon = True
 
     # ---- the topology at a moment ----------------------------------------------------------
 
@@ -231,48 +219,6 @@ class LiveStormUI:
                 if page is not None:
                     return 200, page
         return 500, {"error": "Internal Server Error", "errorMessage": f"NotAliveException: {path}"}
-
-    def start(self) -> None:
-        ui = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                code, data = ui.reply(urllib.parse.urlsplit(self.path).path)
-                body = json.dumps(data).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = _Quiet(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        httpd, self.httpd = self.httpd, None
-        if httpd is not None:
-            httpd.shutdown()
-            httpd.server_close()
-        if self.thread is not None:
-            self.thread.join(5)
-
-    @property
-    def url(self) -> str:
-        assert self.httpd is not None
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self) -> LiveStormUI:
-        self.start()
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
-        self.stop()
 
 
 def metrics_folder(folder: Path, start: float, reports: int = 5, every: float = 10.0, full: bool = True) -> Path:
