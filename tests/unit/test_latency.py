@@ -186,7 +186,8 @@ def test_compare_reports_a_measured_tree_above_the_bound(tmp_path, capsys) -> No
 
 def test_the_witness_checker_shares_no_code_with_the_builder() -> None:
     """The latency witness checker imports neither the builder, the simulation, the rate check nor the emission
-    rules: only the product's certifier (for the lasso's legality) and the standard library."""
+    rules: only the product's certifier (for the lasso's legality), the exact reading of a decimal
+    (app/core/numbers.py, which builds nothing) and the standard library."""
     import ast
     from pathlib import Path
 
@@ -195,7 +196,7 @@ def test_the_witness_checker_shares_no_code_with_the_builder() -> None:
     tree = ast.parse(Path(checker.__file__).read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert {m for m in imported if m.startswith("app.")} == {"app.core.tcn.check.certify"}
+    assert {m for m in imported if m.startswith("app.")} == {"app.core.tcn.check.certify", "app.core.numbers"}
 
 
 def test_the_verified_configuration_records_the_answers() -> None:
@@ -211,3 +212,25 @@ def test_the_verified_configuration_records_the_answers() -> None:
     answer = doc["latency"]["spouts"]["wpSpout"]
     assert answer["answer"] == "no-timeouts" and answer["bound_exact"] == "5361/400"
     assert doc["latency"]["pending"] is None and answer["witness"] is None
+
+
+def test_the_reason_names_the_same_bolt_in_every_run() -> None:
+    """A spout's "not proven" reason names the first unbounded bolt after it by name, whatever the hash seed (it
+    used to follow the graph's order of successors, or of ids, which a D-VerT file does not fix: they changed
+    between runs of the same file)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    reasons = set()
+    for seed in ("1", "2", "3"):
+        done = subprocess.run([sys.executable, "-m", "app", "check", "--json", "-q",
+                               str(root / "tests" / "data" / "dvert" / "icfem-simple-DIA-cfg-1.json")],
+                              capture_output=True, text=True, cwd=root,
+                              env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)})
+        reasons.add(tuple(s["reason"] for s in json.loads(done.stdout)["latency"]["spouts"].values()))
+    assert reasons == {("B3 is not proven bounded, so no tuple's wait in its queue is",
+                        "B2 is not proven bounded, so no tuple's wait in its queue is")}

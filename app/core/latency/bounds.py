@@ -255,7 +255,7 @@ class LatencyAnalysis:
     def _spout(self, ident: str, best: dict[str, tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str]
                ) -> SpoutLatency:
         name = self.names[ident]
-        first = sorted(set(self.graph.successors(ident)), key=str)
+        first = sorted(set(self.graph.successors(ident)), key=lambda n: (self.names[n], n))  # ids may be random
         if not first:
             return SpoutLatency(ident, name, Fraction(0), reason="no bolt receives its tuples")
         reach = nx.descendants(self.graph, ident)
@@ -292,7 +292,7 @@ class LatencyAnalysis:
                ) -> tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str:
         """The worst continuation after bolt j emits: the largest bound among its successors (none: 0)."""
         worst: tuple[Fraction, list[str], list[Fraction], list[list[str]]] = (Fraction(0), [], [], [])
-        for w in self.graph.successors(j):
+        for w in sorted(self.graph.successors(j), key=lambda n: (self.names[n], n)):  # one answer in every run
             got = best.get(w, f"{self.names[w]} is on a cycle")
             if isinstance(got, str):
                 return got
