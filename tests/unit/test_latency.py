@@ -234,3 +234,47 @@ def test_the_reason_names_the_same_bolt_in_every_run() -> None:
         reasons.add(tuple(s["reason"] for s in json.loads(done.stdout)["latency"]["spouts"].values()))
     assert reasons == {("B3 is not proven bounded, so no tuple's wait in its queue is",
                         "B2 is not proven bounded, so no tuple's wait in its queue is")}
+
+
+def test_the_witness_search_has_one_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timeout witness search spends at most WITNESS_BOLTS × budget in all: a bolt whose search overran (a long
+    cycle's schedules are chosen before the simulation's deadline is looked at) leaves no time for the next, and
+    the search is told to stop at its deadline (`cancelled`), not only to stop simulating."""
+    from pathlib import Path
+
+    from app.core.formats import load_topology
+    from app.core.latency import report as latency_module
+
+    now = [0.0]
+    monkeypatch.setattr(latency_module, "time", type("Clock", (), {"monotonic": staticmethod(lambda: now[0])}))
+    budgets: list[float] = []
+
+    def overrunning(topo: Any, bolt: str, timeout: Fraction, budget_s: float) -> None:
+        budgets.append(budget_s)
+        now[0] += 3 * budget_s  # three times its budget
+        return None
+
+    monkeypatch.setattr(latency_module, "timeout_witness", overrunning)
+    dvert = Path(__file__).resolve().parents[2] / "tests" / "data" / "dvert"
+    topo = load_topology(dvert / "icfem-simple-DIA-cfg-1.json")
+    latency_report(topo, budget_s=1.0)
+    assert budgets == [1.0]  # two bolts may grow; the first spent the whole search's budget
+    budgets.clear()
+    monkeypatch.setattr(latency_module, "timeout_witness", lambda *a: budgets.append(a[3]))
+    latency_report(topo, budget_s=1.0)
+    assert len(budgets) == 2  # a quick search leaves the next bolt its own budget (the test can fail)
+
+
+def test_a_witness_search_stops_at_its_deadline_while_choosing_schedules(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.core.latency import witness as witness_module
+
+    seen: dict[str, Any] = {}
+
+    def lasso(net: Any, bolt: str, *, deadline: float, cancelled: Any) -> Any:
+        seen["deadline"], seen["cancelled"] = deadline, cancelled
+        return type("Lasso", (), {"trace": None})()
+
+    monkeypatch.setattr(witness_module, "build_lasso", lasso)
+    topo = parse_topology(_doc([("A", 1.0, 1.0, 1)], [("S", "A")]))
+    assert timeout_witness(topo, topo.bolts[0].name, Fraction(30), budget_s=0.0) is None
+    assert seen["cancelled"]()  # past its deadline: the choice of schedules is cancelled too

@@ -33,6 +33,7 @@ from app.core.rates.verdicts import status_of
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.forecast import DEFAULT_MESSAGE_TIMEOUT, acking_of
 from app.core.topology import Topology
+from app.core.words import listed
 
 MAX_SEGMENT = 64  # bolts of one pipeline bounded as one server (any split is sound; this caps the work)
 GRID = 2**20  # the shifted arrival curves are rounded up to multiples of 1/GRID (sound: only larger)
@@ -261,11 +262,15 @@ class LatencyAnalysis:
         reach = nx.descendants(self.graph, ident)
         sub = self.graph.subgraph(reach)
         if not nx.is_directed_acyclic_graph(sub):
-            cycle = [self.names[n] for n in next(iter(nx.simple_cycles(sub)))]
-            cycle.append(cycle[0])
+            named = nx.DiGraph()  # nodes and edges in the order of their names: the same cycle in every run
+            named.add_nodes_from(sorted(sub.nodes, key=lambda n: (self.names[n], n)))
+            named.add_edges_from(sorted(sub.edges, key=lambda e: (self.names[e[0]], self.names[e[1]], e)))
+            cycle = [self.names[n] for n in next(iter(nx.simple_cycles(named)))]
+            first = cycle.index(min(cycle))  # from the same member in every run (ids may be random)
+            cycle = cycle[first:] + cycle[:first + 1]
             return SpoutLatency(ident, name, None, reason=(
-                f"its trees reach the cycle {' → '.join(cycle)}: the model does not bound how often a tuple goes "
-                "around it, so no tree is proven to complete"))
+                f"its trees reach the cycle {listed(cycle, 8, ' → ')}: the model does not bound how often a tuple "
+                "goes around it, so no tree is proven to complete"))
         worst: tuple[Fraction, list[str], list[Fraction], list[list[str]]] | None = None
         for j in first:
             got = best[j]

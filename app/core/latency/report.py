@@ -7,6 +7,7 @@ acks at emit: nothing times out). Every line is in Storm's terms (docs/storm.md,
 
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -114,8 +115,12 @@ def _witnesses(topo: Topology, lat: LatencyAnalysis, budget_s: float) -> dict[st
     order = sorted((b for b in topo.bolts if status[b.id] in ("grows", "may-grow")),
                    key=lambda b: (status[b.id] != "grows", b.name))
     found: dict[str, LatencyWitness] = {}
-    for b in order[:WITNESS_BOLTS]:
-        w = timeout_witness(topo, b.name, lat.timeout, budget_s)
+    end = time.monotonic() + budget_s * WITNESS_BOLTS  # one budget for the whole search: a bolt that spent it
+    for b in order[:WITNESS_BOLTS]:                    # (a long cycle's schedules) leaves none for the next
+        left = min(budget_s, end - time.monotonic())
+        if left <= 0:
+            break
+        w = timeout_witness(topo, b.name, lat.timeout, left)
         # claimed only once the independent checker (no code shared with the builder) confirms it
         if w is not None and check_witness(w.trace, w.bolt, w.loop_pass, w.position, lat.timeout).ok:
             found[b.id] = w

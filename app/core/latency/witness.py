@@ -136,7 +136,9 @@ def timeout_witness(topo: Topology, bolt: str, timeout: Fraction, budget_s: floa
     within the budget, or one with failures: a loss breaks the FIFO count). Not certified here: the caller has
     `app/core/tcn/check/latency_witness.check_witness` confirm it."""
     net = build_network(topo, [bolt])
-    lasso = build_lasso(net, bolt, deadline=time.monotonic() + budget_s)
+    deadline = time.monotonic() + budget_s
+    # the deadline also stops the choice of schedules (a long cycle's fluid estimates), not only the simulation
+    lasso = build_lasso(net, bolt, deadline=deadline, cancelled=lambda: time.monotonic() > deadline)
     if lasso.trace is None:
         return None
     trace = lasso.trace
