@@ -266,8 +266,8 @@ class LatencyAnalysis:
             named.add_nodes_from(sorted(sub.nodes, key=lambda n: (self.names[n], n)))
             named.add_edges_from(sorted(sub.edges, key=lambda e: (self.names[e[0]], self.names[e[1]], e)))
             cycle = [self.names[n] for n in next(iter(nx.simple_cycles(named)))]
-            first = cycle.index(min(cycle))  # from the same member in every run (ids may be random)
-            cycle = cycle[first:] + cycle[:first + 1]
+            start = cycle.index(min(cycle))  # from the same member in every run (ids may be random)
+            cycle = cycle[start:] + cycle[:start + 1]
             return SpoutLatency(ident, name, None, reason=(
                 f"its trees reach the cycle {listed(cycle, 8, ' → ')}: the model does not bound how often a tuple "
                 "goes around it, so no tree is proven to complete"))
