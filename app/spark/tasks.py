@@ -70,8 +70,72 @@ def killable_batch_lost(generation: int, now_generation: int, taken: float, last
     return down or last_up > taken
 
 
+class Acker:
+    """Storm's acker for the spouts one worker hosts: per pending tree (its root tuple) the XOR of its edge ids, its
+    spout, when it was emitted and its message id. A tree is acked when the XOR comes back to zero and failed once
+    pending longer than the message timeout; a reliable spout then replays the failed message (`replays`)."""
+
+    def __init__(self, worker: StormWorker, spouts: list[str]) -> None:
+        self.worker = worker
+        self.pending: dict[str, list[Any]] = {}  # root tuple -> [xor value, spout, emitted at, message id]
+        self.lock = threading.Lock()
+        self.to_replay: dict[str, list[str]] = {name: [] for name in spouts}  # failed messages, oldest first
+
+    def register(self, root: str, spout: str, msg: str) -> None:
+        """A new tree, registered before any of its deliveries can be acked."""
+        with self.lock:
+            self.pending[root] = [0, spout, self.worker.now(), msg]
+
+    def complete(self, root: str, spout: str, msg: str) -> None:
+        """A tree nobody subscribes to: complete at once."""
+        with self.lock:
+            del self.pending[root]
+        self.worker.record("spout_ack", spout, msg=msg)
+
+    def update(self, spout: str, root: str, value: int) -> None:
+        """XOR `value` into the root's entry (XOR is order-free: acks may come in before the spout's own update)."""
+        with self.lock:
+            entry = self.pending.get(root)
+            if entry is None:  # already failed by timeout: Storm drops late acks too
+                return
+            entry[0] ^= value
+            if entry[0] == 0:
+                del self.pending[root]
+                self.worker.record("spout_ack", spout, msg=entry[3])
+
+    def count(self, spout: str) -> int:
+        """The trees of `spout` still pending (max.spout.pending)."""
+        with self.lock:
+            return sum(1 for entry in self.pending.values() if entry[1] == spout)
+
+    def replays(self, spout: str, fresh: int, at_once: bool) -> list[str]:
+        """The failed messages `spout` re-emits with `fresh` new ones: all of them (`at_once`), else one per new
+        message (docs/model.md section 7.3)."""
+        failed = self.to_replay[spout]
+        if not failed:
+            return []
+        with self.lock:
+            take = len(failed) if at_once else min(len(failed), fresh)
+            replaying = failed[:take]
+            del failed[:take]
+        return replaying
+
+    def fail_expired(self, timeout: float, replay: bool) -> None:
+        """Fail the roots pending longer than the message timeout, as Storm's acker does; with `replay` each
+        failed message is queued for its spout's emission loop."""
+        limit = self.worker.now() - timeout
+        with self.lock:
+            expired = [root for root, entry in self.pending.items() if entry[2] <= limit]
+            for root in expired:
+                _, spout, _, msg = self.pending.pop(root)
+                self.worker.record("spout_fail", spout, msg=msg, reason="TIMEOUT")
+                if replay:
+                    self.to_replay[spout].append(msg)
+
+
 class StormWorker:
-    """One Storm worker process of the run, inside one Spark task: components as threads, their queues, the acker."""
+    """One Storm worker process of the run, inside one Spark task: components as threads, their queues, the acker
+    (`Acker`)."""
 
     def __init__(self, plan: dict[str, Any], index: int, start: float):
         self.plan = plan
@@ -87,7 +151,6 @@ class StormWorker:
         self.timeout = float(plan.get("message_timeout", 30.0))
         self.max_pending = plan.get("max_spout_pending")
         self.replay = str(plan.get("replay", "paced"))
-        self.to_replay: dict[str, list[str]] = {c["name"]: [] for c in plan["components"] if c["kind"] == "spout"}
         # killed bolts hosted here: down or not, a generation counted up at each kill, when the last kill and
         # restart happened, a wake-up for the executor
         self.kills = [k for k in plan.get("kills", []) if index == self.where[k["bolt"]]]
@@ -103,8 +166,7 @@ class StormWorker:
             c["name"]: queue.Queue() for c in plan["components"]
             if c["kind"] == "bolt" and self.where[c["name"]] == index}
         self.links: dict[int, tuple[socket.socket, threading.Lock]] = {}
-        self.pending: dict[str, list[Any]] = {}  # root tuple -> [xor value, spout, emitted at, message id]
-        self.pending_lock = threading.Lock()
+        self.acker = Acker(self, [c["name"] for c in plan["components"] if c["kind"] == "spout"])
         self.edges = random.Random(f"{plan['seed']}/edges/{index}")
 
     # -- time and records
@@ -157,14 +219,7 @@ class StormWorker:
         if owner != self.index:
             self._send(owner, f"A\t{spout}\t{root}\t{value}\n")
             return
-        with self.pending_lock:
-            entry = self.pending.get(root)
-            if entry is None:  # already failed by timeout: Storm drops late acks too
-                return
-            entry[0] ^= value
-            if entry[0] == 0:
-                del self.pending[root]
-                self.record("spout_ack", spout, msg=entry[3])
+        self.acker.update(spout, root, value)
 
     def receive(self, conn: socket.socket) -> None:
         with conn, conn.makefile("r", encoding="utf-8") as lines:
@@ -178,10 +233,6 @@ class StormWorker:
                     self.ack_update(spout, root, int(value))
 
     # -- components
-    def _pending_of(self, spout: str) -> int:
-        with self.pending_lock:
-            return sum(1 for entry in self.pending.values() if entry[1] == spout)
-
     def spout(self, name: str) -> None:
         s = self.components[name]
         rng = random.Random(f"{self.plan['seed']}/{name}")
@@ -190,19 +241,13 @@ class StormWorker:
         next_t, count = 0.0, 0
         carries = {stream: Fraction(0) for stream, ratio in s.get("streams", {}).items()
                    if stream != "default" and ratio > 0}  # the declared streams that carry something
-        failed = self.to_replay[name]  # messages the acker failed, oldest first (filled by fail_expired)
         while next_t < self.deadline:
             self.sleep_until(next_t)
             n = rng.randint(1, int(s["burst"]))
-            replaying: list[str | None] = []  # the replays that go out with these n new messages (docs/model.md 7.3)
-            if failed:
-                with self.pending_lock:
-                    take = len(failed) if self.replay == "at-once" else min(len(failed), n)
-                    replaying += failed[:take]
-                    del failed[:take]
+            replaying = self.acker.replays(name, n, self.replay == "at-once")  # failed messages go out first
             for replayed in [*replaying, *([None] * n)]:  # nextTuple re-emits failed messages first
                 if self.acking and self.max_pending:
-                    while self._pending_of(name) >= self.max_pending and self.now() < self.deadline:
+                    while self.acker.count(name) >= self.max_pending and self.now() < self.deadline:
                         time.sleep(0.002)
                     if self.now() >= self.deadline:
                         return
@@ -219,15 +264,12 @@ class StormWorker:
                     self.spout_streams(name, carries, tuple_id, None)
                     self.record("spout_ack", name, msg=msg)  # no ackers: Storm acks at emit
                     continue
-                with self.pending_lock:  # registered before any delivery can be acked
-                    self.pending[tuple_id] = [0, name, self.now(), msg]
+                self.acker.register(tuple_id, name, msg)
                 # XOR is order-free: acks of the deliveries may come in before this update
                 edges = self.route(name, tuple_id, name, tuple_id) ^ self.spout_streams(name, carries, tuple_id,
                                                                                         tuple_id)
                 if edges == 0:  # nobody subscribes: the tree is complete at once
-                    with self.pending_lock:
-                        del self.pending[tuple_id]
-                    self.record("spout_ack", name, msg=msg)
+                    self.acker.complete(tuple_id, name, msg)
                 else:
                     self.ack_update(name, tuple_id, edges)
             next_t += n * period + rng.uniform(-tau, tau) * period
@@ -340,20 +382,8 @@ class StormWorker:
             for name, inbox in self.queues.items():
                 self.rows.append((stamp, None, name, self.task[name], None, None, None, None, inbox.qsize()))
             if self.acking:
-                self.fail_expired()
+                self.acker.fail_expired(self.timeout, self.replay != "none")
             t += float(self.plan["sample"])
-
-    def fail_expired(self) -> None:
-        """Fail the roots pending longer than the message timeout, as Storm's acker does; a reliable spout
-        replays each failed message (queued for its emission loop, unless replays are off)."""
-        limit = self.now() - self.timeout
-        with self.pending_lock:
-            expired = [root for root, entry in self.pending.items() if entry[2] <= limit]
-            for root in expired:
-                _, spout, _, msg = self.pending.pop(root)
-                self.record("spout_fail", spout, msg=msg, reason="TIMEOUT")
-                if self.replay != "none":
-                    self.to_replay[spout].append(msg)
 
     def run(self) -> list[Row]:
         init = int(self.plan["init_queues"])

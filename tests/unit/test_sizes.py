@@ -26,7 +26,6 @@ TO_BE_SPLIT: dict[str, str] = {
     "app/gui/panels/runs.py::RunsPanel": "to be split",
     "app/gui/panels/trace_view.py::TraceView": "to be split",
     "app/gui/panels/verification.py::VerificationPanel": "to be split",
-    "app/spark/tasks.py::StormWorker": "to be split",
 }
 
 
