@@ -127,7 +127,7 @@ def test_check_and_verify_answer_per_spout(tmp_path, capsys) -> None:
     proven = str(models / "focused-crawler-reduced-cfg-6.storm.json")
     assert main(["check", proven, "--fail-on", "timeout"]) == 0
     out = capsys.readouterr().out
-    assert "wpSpout: every tuple tree completes within 13.4025 s in every run" in out and "no timeouts" in out
+    assert "wpSpout: every tuple tree completes within 12.4915 s in every run" in out and "no timeouts" in out
     assert main(["check", proven, "--json", "--latency-target", "10"]) == 0
     data = json.loads(capsys.readouterr().out)["latency"]
     assert data["spouts"]["wpSpout"]["critical_path"] == ["WpDeserializer", "expander", "articleExtraction"]
@@ -209,5 +209,5 @@ def test_the_verified_configuration_records_the_answers() -> None:
     topo = load_topology(models / "focused-crawler-reduced-cfg-6.storm.json")
     doc = build_verified(topo, [VerifyResult(property="growth", verdict="bounded")])
     answer = doc["latency"]["spouts"]["wpSpout"]
-    assert answer["answer"] == "no-timeouts" and answer["bound_exact"] == "5361/400"
+    assert answer["answer"] == "no-timeouts" and answer["bound_exact"] == "24983/2000"
     assert doc["latency"]["pending"] is None and answer["witness"] is None
