@@ -106,6 +106,26 @@ def test_a_growing_bolt_has_a_certified_timeout_witness(grows: dict[str, Any]) -
     assert "tuples time out" in report.spouts["S"].sentence
 
 
+def test_one_lasso_serves_every_bolt_that_grows_in_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """S → A → B, both overloaded: the lasso built for A makes B grow too, so B's witness comes from it (one
+    simulation, not two), and the independent checker certifies both."""
+    from app.core.latency import witness as builder
+
+    doc = _doc([("A", 0.4, 1.0, 1), ("B", 1.0, 0.0, 1)], [("S", "A"), ("A", "B")], rate=4.0, tolerance=0.0)
+    calls: list[str] = []
+    real = builder.build_lasso
+
+    def counted(net: Any, target: str, **kw: Any) -> Any:
+        calls.append(target)
+        return real(net, target, **kw)
+
+    monkeypatch.setattr(builder, "build_lasso", counted)
+    found = builder.timeout_witnesses(parse_topology(doc), ["A", "B"], Fraction(30), budget_s=10.0)
+    assert calls == ["A"] and set(found) == {"A", "B"}
+    for name, w in found.items():
+        assert check_witness(w.trace, name, w.loop_pass, w.position, Fraction(30)).ok
+
+
 def test_answers_in_storm_terms() -> None:
     doc = _doc([("B", 0.2, 0.0, 1)], [("S", "B")], tolerance=0.0, idle=0.05)
     report = latency_report(parse_topology(doc))

@@ -14,7 +14,7 @@ import networkx as nx
 from pydantic import BaseModel, Field
 
 from app.core.latency.bounds import LatencyAnalysis, PendingAdvice, SpoutLatency
-from app.core.latency.witness import LatencyWitness, timeout_witness
+from app.core.latency.witness import LatencyWitness, timeout_witnesses
 from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.verdicts import status_of
 from app.core.tcn.check.latency_witness import check_witness
@@ -22,7 +22,7 @@ from app.core.topology import Topology
 from app.core.units import format_duration
 
 Answer = Literal["no-timeouts", "may-time-out", "times-out", "no-acking"]
-WITNESS_BOLTS = 2  # bolts tried for a witness per check (each a simulation with its own small budget)
+WITNESS_BOLTS = 2  # bolts tried for a witness per check (one simulation budget of budget_s per bolt, shared)
 
 
 def _s(x: Fraction | None) -> str | None:
@@ -106,16 +106,20 @@ def _pending(lat: LatencyAnalysis, advice: PendingAdvice, target_given: bool) ->
 
 
 def _witnesses(topo: Topology, lat: LatencyAnalysis, budget_s: float) -> dict[str, LatencyWitness]:
-    """Timeout witnesses for the bolts most likely to have one (those that grow, then may grow), each confirmed by
-    `app/core/tcn/check/latency_witness.check_witness` (which certifies the lasso and recounts the wait)."""
+    """Timeout witnesses for the bolts most likely to have one (those that grow, then may grow; one simulation
+    budget for all of them), each confirmed by `app/core/tcn/check/latency_witness.check_witness` (which
+    certifies the lasso and recounts the wait)."""
     e = lat.e
     # (a bolt no repeating run makes grow has no growing lasso: docs/boundedness.md; none is looked for)
     status = {b.id: status_of(e, b.id) for b in topo.bolts}
     order = sorted((b for b in topo.bolts if status[b.id] in ("grows", "may-grow")),
-                   key=lambda b: (status[b.id] != "grows", b.name))
+                   key=lambda b: (status[b.id] != "grows", b.name))[:WITNESS_BOLTS]
+    if not order:
+        return {}
+    built = timeout_witnesses(topo, [b.name for b in order], lat.timeout, budget_s * len(order))
     found: dict[str, LatencyWitness] = {}
-    for b in order[:WITNESS_BOLTS]:
-        w = timeout_witness(topo, b.name, lat.timeout, budget_s)
+    for b in order:
+        w = built.get(b.name)
         # claimed only once the independent checker (no code shared with the builder) confirms it
         if w is not None and check_witness(w.trace, w.bolt, w.loop_pass, w.position, lat.timeout).ok:
             found[b.id] = w

@@ -131,15 +131,34 @@ def witness_from_lasso(trace: Trace, bolt: str, timeout: Fraction) -> LatencyWit
                           counts.time(taken_pass, x), wait)
 
 
+def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, budget_s: float = 2.0
+                      ) -> dict[str, LatencyWitness]:
+    """Per bolt name of `bolts` (most promising first) a lasso in which it grows, repeated until a tuple waits longer
+    than `timeout`; bolts without one are left out (no lasso within the budget, or only lassos with failures: a loss
+    breaks the FIFO count). One network for all of them and one budget in all: each lasso built is tried for every
+    bolt still without a witness (a bolt that grows often makes the bolts below it grow in the same lasso), and a
+    bolt's own lasso is searched for only while time is left. Not certified here: the caller has
+    `app/core/tcn/check/latency_witness.check_witness` confirm each."""
+    deadline = time.monotonic() + budget_s
+    net = build_network(topo, bolts)
+    found: dict[str, LatencyWitness] = {}
+    for bolt in bolts:
+        if bolt in found:
+            continue
+        if time.monotonic() >= deadline:
+            break
+        trace = build_lasso(net, bolt, deadline=deadline).trace
+        if trace is None or any(s.fail or s.lost or s.phase == "failed" for p in trace.positions
+                                for s in p.bolts.values()):
+            continue
+        for other in bolts:
+            if other not in found and other in trace.positions[0].bolts:
+                got = witness_from_lasso(trace, other, timeout)
+                if got is not None:
+                    found[other] = got
+    return found
+
+
 def timeout_witness(topo: Topology, bolt: str, timeout: Fraction, budget_s: float = 2.0) -> LatencyWitness | None:
-    """A lasso in which `bolt` (a name) grows, repeated until a tuple waits longer than `timeout` (None: no lasso
-    within the budget, or one with failures: a loss breaks the FIFO count). Not certified here: the caller has
-    `app/core/tcn/check/latency_witness.check_witness` confirm it."""
-    net = build_network(topo, [bolt])
-    lasso = build_lasso(net, bolt, deadline=time.monotonic() + budget_s)
-    if lasso.trace is None:
-        return None
-    trace = lasso.trace
-    if any(s.fail or s.lost or s.phase == "failed" for p in trace.positions for s in p.bolts.values()):
-        return None
-    return witness_from_lasso(trace, bolt, timeout)
+    """`timeout_witnesses` for one bolt (a name)."""
+    return timeout_witnesses(topo, [bolt], timeout, budget_s).get(bolt)
