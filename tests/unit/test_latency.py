@@ -122,7 +122,7 @@ def test_one_lasso_serves_every_bolt_that_grows_in_it(monkeypatch: pytest.Monkey
     monkeypatch.setattr(builder, "build_lasso", counted)
     found = builder.timeout_witnesses(parse_topology(doc), ["A", "B"], Fraction(30), budget_s=10.0)
     assert calls == ["A"] and set(found) == {"A", "B"}
-    for name, w in found.items():
+    for name, (w, *_) in found.items():
         assert check_witness(w.trace, name, w.loop_pass, w.position, Fraction(30)).ok
 
 
@@ -160,7 +160,7 @@ def test_check_and_verify_answer_per_spout(tmp_path, capsys) -> None:
     (w,) = written["witnesses"]
     assert check_witness(w["trace"], w["bolt"], w["loop_pass"], w["position"], Fraction(30)).ok
     assert main(["check-witness", str(witness_file)]) == 0
-    assert "sentences at count: accepted: a tuple waits" in capsys.readouterr().out
+    assert "sentences at count: accepted: a tuple of a tree of sentences waits" in capsys.readouterr().out
     w["loop_pass"] -= 1  # the claim one pass earlier: not a wait beyond the timeout
     witness_file.write_text(json.dumps(written))
     assert main(["check-witness", str(witness_file)]) == 1
