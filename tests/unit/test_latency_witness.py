@@ -54,6 +54,10 @@ def test_a_chain_that_does_not_hold_is_refused(written: dict[str, Any]) -> None:
         "not ending at the arrival": [[w["chain"][0][0], w["chain"][0][1] + 7]],
         "empty": [],
         "not pairs": [["S1"]],
+        "not a list": 7,
+        "a component the lasso lacks": [w["chain"][0], ["nope", w["chain"][-1][1]]],
+        "a spout in the middle": [w["chain"][0], [w["chain"][0][0], w["chain"][0][1]]],
+        "a position far beyond": [[w["chain"][0][0], 10**15], ["B1", 10**15 + 3]],
     }
     for what, chain in mutations.items():
         result = check_witness(trace, *args, chain=chain)

@@ -90,15 +90,20 @@ def check_root(data: Any, bolt: str, arrival: int, chain: Sequence[Sequence[Any]
         return ["the chain does not start at a spout"]
     if hops[-1][1] != arrival:
         return [f"the chain's last emit is at {hops[-1][1]}, not at the tuple's arrival {arrival}"]
+    bolts = set(lasso.positions[0]["bolts"])
+    if any(name not in bolts for name, _ in hops[1:]):
+        return ["a hop after the first is not a bolt of the lasso"]
     targets = [name for name, _ in hops[1:]] + [bolt]
     for (name, at), target in zip(hops, targets, strict=True):
         if at < 0 or not any(_sent(lasso.row(name, at), st) > 0 for st in streams.get((name, target), ())):
             return [f"{name} sends nothing to {target} at position {at}"]
     for (prev, came), (name, at) in zip(hops, hops[1:], strict=False):
+        # a phase that ends began at most k + 1 positions earlier (a whole loop without a take or an emit of the
+        # bolt would repeat for ever), so the scan back is bounded whatever the claim
         take = at - 1
-        while take >= came and not lasso.row(name, take)["take"]:
+        while take >= max(came, at - lasso.k - 1) and not lasso.row(name, take)["take"]:
             take -= 1
-        if take < came or any(lasso.row(name, x)["emit"] for x in range(take + 1, at)):
+        if take < max(came, at - lasso.k - 1) or any(lasso.row(name, x)["emit"] for x in range(take + 1, at)):
             return [f"{name}'s emit at {at} does not end a phase taken after {prev}'s emit at {came}"]
         first = lasso.cumulative(name, "arrivals", came - 1) + 1 if came > 0 else int(
             lasso.positions[0]["bolts"][name]["queue"]) + 1
