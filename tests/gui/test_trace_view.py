@@ -138,20 +138,20 @@ def test_cursor_steps_with_buttons_keys_and_clicks(view: TraceView, qtbot) -> No
 def test_exports_png_svg_csv_json(view: TraceView, tmp_path: Path) -> None:
     view.unroll_box.setValue(1)
     png, svg, table, js = (tmp_path / n for n in ("t.png", "t.svg", "t.csv", "t.trace.json"))
-    view.export_png(png)
+    view.exports.export_png(png)
     image = QImage(str(png))
     assert not image.isNull() and image.width() > 100 and image.height() > 100
-    view.export_svg(svg)
+    view.exports.export_svg(svg)
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg")
     assert any(el.tag.endswith("path") or el.tag.endswith("polyline") for el in root.iter())
     assert "in process" in svg.read_text(encoding="utf-8")  # the key is exported with the plots
-    view.export_csv(table)
+    view.exports.export_csv(table)
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
     assert len(rows) == len(view.shown) == 6
     assert [r["B1.queue"] for r in rows] == ["0", "1", "3", "2", "4", "3"]
     assert rows[2]["time"] == "1.5" and rows[-1]["loop_pass"] == "3"
-    view.export_json(js)
+    view.exports.export_json(js)
     assert load_trace(js) == make_trace()
     assert json.loads(js.read_text())["format"] == "stormbound-trace/1"
 
@@ -160,13 +160,13 @@ def test_export_without_trace_or_to_bad_path_fails_clearly(qtbot, tmp_path: Path
     empty = TraceView()
     qtbot.addWidget(empty)
     with pytest.raises(ExportError, match="no trace to export"):
-        empty.export_csv(tmp_path / "x.csv")
+        empty.exports.export_csv(tmp_path / "x.csv")
     assert not empty.export_button.isEnabled()
     full = TraceView()
     qtbot.addWidget(full)
     full.set_trace(make_trace())
     with pytest.raises(ExportError, match="missing-dir"):
-        full.export_csv(tmp_path / "missing-dir" / "sub" / "x.csv")
+        full.exports.export_csv(tmp_path / "missing-dir" / "sub" / "x.csv")
 
 
 def test_csv_has_one_row_per_position() -> None:

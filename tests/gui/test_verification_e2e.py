@@ -90,13 +90,13 @@ def test_cfg1_counterexample_marker_trace_exports_and_stale(qtbot, models_dir: P
     assert grows and set(grows) <= {"B2", "B3"}
     # exports
     png, svg, table, js = (tmp_path / n for n in ("t.png", "t.svg", "t.csv", "t.trace.json"))
-    view.export_png(png)
+    view.exports.export_png(png)
     assert not QImage(str(png)).isNull()
-    view.export_svg(svg)
+    view.exports.export_svg(svg)
     assert ET.parse(svg).getroot().tag.endswith("svg")
-    view.export_csv(table)
+    view.exports.export_csv(table)
     assert len(list(csv.DictReader(table.open(encoding="utf-8")))) == len(view.shown)
-    view.export_json(js)
+    view.exports.export_json(js)
     assert load_trace(js) == trace
     out = tmp_path / "cfg1.verified.json"
     panel.export_verified(out)

@@ -24,7 +24,6 @@ TO_BE_SPLIT: dict[str, str] = {
     "app/gui/mainwindow.py::MainWindow": "to be split",
     "app/gui/panels/inspector.py::Inspector": "to be split",
     "app/gui/panels/runs.py::RunsPanel": "to be split",
-    "app/gui/panels/trace_view.py::TraceView": "to be split",
     "app/gui/panels/verification.py::VerificationPanel": "to be split",
 }
 

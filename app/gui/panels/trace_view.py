@@ -65,8 +65,8 @@ from app.gui.trace_plots import (
     svg_bytes,
 )
 
-__all__ = ["ExportError", "ShownPosition", "TraceView", "acting_components", "emitted_at", "has_loop", "queue_after",
-           "save_bytes", "subscriptions_by_bolt", "trace_csv", "unroll"]
+__all__ = ["ExportError", "ShownPosition", "TraceExports", "TraceView", "acting_components", "emitted_at", "has_loop",
+           "queue_after", "save_bytes", "subscriptions_by_bolt", "trace_csv", "unroll"]
 
 CURSOR_PEN = pg.mkPen("#444444", width=1, style=Qt.PenStyle.DotLine)
 MAX_UNROLL = 50  # loop passes the unroll control offers (fewer for a long loop: trace_series.max_unroll)
@@ -199,10 +199,11 @@ class TraceView(QWidget):
         self.export_button.setText("Export")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.export_button)
-        menu.addAction("PNG image…", self._ask_png)
-        menu.addAction("SVG drawing…", self._ask_svg)
-        menu.addAction("CSV table…", self._ask_csv)
-        menu.addAction("Trace JSON…", self._ask_json)
+        self.exports = TraceExports(self)
+        menu.addAction("PNG image…", self.exports.ask_png)
+        menu.addAction("SVG drawing…", self.exports.ask_svg)
+        menu.addAction("CSV table…", self.exports.ask_csv)
+        menu.addAction("Trace JSON…", self.exports.ask_json)
         self.export_button.setMenu(menu)
         self.position_label = QLabel("")
         self.position_label.setWordWrap(True)  # wraps rather than widening the window past the screen
@@ -435,16 +436,25 @@ class TraceView(QWidget):
         self.export_button.setEnabled(has)
 
     # ---- exports -------------------------------------------------------------------------------
+
+
+class TraceExports:
+    """What the trace view writes to files: its plots as PNG or SVG, its shown positions as CSV, the trace as
+    found as JSON (each through `save_bytes` or the trace writer), and the save dialogs of its Export menu."""
+
+    def __init__(self, view: TraceView) -> None:
+        self.view = view
+
     def _require_trace(self) -> Trace:
-        if self.trace is None:
+        if self.view.trace is None:
             raise ExportError("no trace to export: verify a property with a counterexample first")
-        return self.trace
+        return self.view.trace
 
     def export_png(self, path: str | Path, width: int | None = None) -> None:
         """The plots as a PNG image (pyqtgraph ImageExporter, written through `save_bytes`)."""
         self._require_trace()
         try:
-            data = png_bytes(self.plots, width)
+            data = png_bytes(self.view.plots, width)
         except RenderError as err:
             raise ExportError(f"{path}: {err}") from None
         save_bytes(path, data)
@@ -453,7 +463,7 @@ class TraceView(QWidget):
         """The plots as an SVG drawing (pyqtgraph SVGExporter; works with the pinned Qt 6.10)."""
         self._require_trace()
         try:
-            data = svg_bytes(self.plots)
+            data = svg_bytes(self.view.plots)
         except RenderError as err:
             raise ExportError(f"{path}: {err}") from None
         save_bytes(path, data)
@@ -461,7 +471,7 @@ class TraceView(QWidget):
     def export_csv(self, path: str | Path) -> None:
         """One row per shown position (unrolled passes included)."""
         trace = self._require_trace()
-        save_bytes(path, trace_csv(trace, self.shown).encode("utf-8"))
+        save_bytes(path, trace_csv(trace, self.view.shown).encode("utf-8"))
 
     def export_json(self, path: str | Path) -> None:
         """The trace as found (not unrolled): `stormbound-trace/1`, or `/2` for a long lasso that repeats itself
@@ -469,9 +479,9 @@ class TraceView(QWidget):
         save_trace(self._require_trace(), path)
 
     def _ask(self, title: str, pattern: str, suffix: str, write: Callable[[str], object]) -> None:
-        if self.trace is None:
+        if self.view.trace is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, title, f"trace{suffix}", pattern)
+        path, _ = QFileDialog.getSaveFileName(self.view, title, f"trace{suffix}", pattern)
         if not path:
             return
         if not path.endswith(suffix):
@@ -479,16 +489,16 @@ class TraceView(QWidget):
         try:
             write(path)
         except (OSError, ValueError) as err:
-            QMessageBox.warning(self, title, str(err))
+            QMessageBox.warning(self.view, title, str(err))
 
-    def _ask_png(self) -> None:
+    def ask_png(self) -> None:
         self._ask("Export trace as PNG", "PNG images (*.png)", ".png", self.export_png)
 
-    def _ask_svg(self) -> None:
+    def ask_svg(self) -> None:
         self._ask("Export trace as SVG", "SVG drawings (*.svg)", ".svg", self.export_svg)
 
-    def _ask_csv(self) -> None:
+    def ask_csv(self) -> None:
         self._ask("Export trace as CSV", "CSV tables (*.csv)", ".csv", self.export_csv)
 
-    def _ask_json(self) -> None:
+    def ask_json(self) -> None:
         self._ask("Export trace JSON", "Trace files (*.trace.json *.json)", ".trace.json", self.export_json)
