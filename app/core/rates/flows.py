@@ -38,7 +38,7 @@ from app.core.rates.cycles import Weights, amplifies, cycle_fixpoint, solve_line
 from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
 
 CYCLE_ROUNDS = 60
-_LAZY = ("in_max", "in_long", "in_min", "in_nominal")  # RateFigures' flows, computed when first read
+_LAZY = ("_every", "in_long", "in_min", "in_nominal")  # RateFigures' flows, computed when first read
 Key = tuple[str, str]  # (component id, stream name)
 
 
@@ -125,12 +125,6 @@ class RateFigures:
         # every cycle solved exactly (no fallback to the finite iteration): the flows below the caps are then
         # linear in the spout rates (docs/boundedness.md, "Cycles"; app/core/headroom.py relies on it)
         self.cycles_solved = True
-        # filled by the every-run pass with in_max (read through the properties below, which run it first)
-        self._pinned: set[str] = set()
-        self._queue_bound: dict[str, Fraction | None] = {}
-        self._in_burst: dict[str, Fraction] = {}
-        # per output stream (component, stream): its every-run curve (rate, burst), the terms in_max sums
-        self._stream_windows: dict[Key, tuple[Fraction, Fraction]] = {}
 
     def with_streams_kept(self, keep: dict[str, Fraction]) -> RateFigures:
         """These figures with every output stream of each component in `keep` carrying only that share (> 0) of
@@ -142,43 +136,42 @@ class RateFigures:
                                                   for name, (sigma, lo, hi) in self.streams[j].items()}
                                               for j, share in keep.items()}}
         sibling.cycles_solved = True
-        sibling._pinned, sibling._queue_bound, sibling._in_burst = set(), {}, {}
         return sibling
 
     @cached_property
+    def _every(self) -> _EveryRun:
+        return _EveryRun(self)
+
+    @property
     def in_max(self) -> dict[str, Fraction]:
         """Largest inflow rate over long windows of every run (with `queue_bound`, `in_burst`, `pinned`)."""
-        return self._every_run()
+        return self._every.in_max
 
     @property
     def pinned(self) -> set[str]:
         """Bolts not proven bounded: they pass on σ_hi · capacity_max (every run)."""
-        _ = self.in_max
-        return self._pinned
+        return self._every.pinned
 
     @property
     def queue_bound(self) -> dict[str, Fraction | None]:
         """Per bolt id, its every-run queue bound (None: not bounded)."""
-        _ = self.in_max
-        return self._queue_bound
+        return self._every.queue_bound
 
     @property
     def in_burst(self) -> dict[str, Fraction]:
         """Per bolt id, the burst of its every-run arrival curve (beside the rate in_max)."""
-        _ = self.in_max
-        return self._in_burst
+        return self._every.in_burst
 
     @property
     def stream_windows(self) -> dict[Key, tuple[Fraction, Fraction]]:
         """Per output stream (component id, stream): the affine curve (rate, burst) of what it carries in every
         window of every run (the terms of in_max and in_burst; docs/boundedness.md, "Every run")."""
-        _ = self.in_max
-        return self._stream_windows
+        return self._every.stream_windows
 
     @cached_property
     def in_long(self) -> dict[str, Fraction]:
         """Largest long-run inflow of a repeating run (equal to in_max when every bolt is bounded)."""
-        if "in_max" in self.__dict__ and not self._pinned:  # computed already, nothing pinned: the same flows
+        if "_every" in self.__dict__ and not self._every.pinned:  # computed already, nothing pinned: same flows
             return self.in_max
         return self.inflows(self.spout_max, self.cap_max, from_above=True)
 
@@ -343,15 +336,31 @@ class RateFigures:
             return Fraction(0)
         return stream_excess(sigma, hi, self.burst[ident], self.topo.settings.emission)
 
+
+class _EveryRun:
+    """The every-run bounds of `RateFigures` (docs/boundedness.md, "Every run"): per bolt its largest inflow rate
+    over long windows (`in_max`), the burst of its arrival curve (`in_burst`) and its queue bound (`queue_bound`;
+    None: not bounded, then `pinned`: it passes on σ_hi · capacity_max), and per output stream the affine curve
+    (rate, burst) of what it carries in every window (`stream_windows`). The long-run flows stay in RateFigures."""
+
+    def __init__(self, figures: RateFigures) -> None:
+        self.f = figures
+        self.pinned: set[str] = set()
+        self.queue_bound: dict[str, Fraction | None] = {}
+        self.in_burst: dict[str, Fraction] = {}
+        self.stream_windows: dict[Key, tuple[Fraction, Fraction]] = {}
+        self.in_max = self._solve()
+
     def _spout_windows(self, rate: dict[Key, Fraction], burst: dict[Key, Fraction]) -> None:
-        for s, top in self.spout_max.items():
+        f = self.f
+        for s, top in f.spout_max.items():
             done: dict[tuple[int, bool], tuple[Fraction, Fraction]] = {}  # per distinct ratios (`_stream_bounds`)
-            for name, ratios in self.streams[s].items():
+            for name, ratios in f.streams[s].items():
                 key = (id(ratios), name == DEFAULT_STREAM)  # a spout's default stream has no excess
                 found = done.get(key)
                 if found is None:
                     hi = ratios[2]
-                    found = done[key] = (hi * top, hi * self.burst[s] + self._excess(s, name))
+                    found = done[key] = (hi * top, hi * f.burst[s] + f._excess(s, name))
                 rate[(s, name)], burst[(s, name)] = found
 
     def _bolt_windows(self, m: str, r: Fraction, rate: dict[Key, Fraction], burst: dict[Key, Fraction]) -> None:
@@ -360,43 +369,45 @@ class RateFigures:
         Bounded (inflow rate R at most the smallest capacity): its takes in any window of length v are at most
         R·v + b + Q0 + C + R·L, so its emits in a window w at most that over w + α(1+τ). Not bounded: at most
         one batch per α(1−τ), capacity_max·w + C."""
-        queue = self._queue_bound.get(m)
+        f = self.f
+        queue = self.queue_bound.get(m)
         done: dict[int, tuple[Fraction, Fraction]] = {}  # per distinct ratios (`_stream_bounds` shares them)
-        for name, ratios in self.streams[m].items():
+        for name, ratios in f.streams[m].items():
             found = done.get(id(ratios))
             if found is None:
-                hi, h = ratios[2], self._excess(m, name)
+                hi, h = ratios[2], f._excess(m, name)
                 if queue is None:
-                    found = (hi * self.cap_max[m], hi * self.burst[m] + h)
+                    found = (hi * f.cap_max[m], hi * f.burst[m] + h)
                 else:
-                    found = (hi * r, hi * (self._in_burst[m] + self.q0 + self.burst[m]
-                                           + r * (self.slowest_take[m] + self.longest_phase[m])) + h)
+                    found = (hi * r, hi * (self.in_burst[m] + f.q0 + f.burst[m]
+                                           + r * (f.slowest_take[m] + f.longest_phase[m])) + h)
                 done[id(ratios)] = found
             rate[(m, name)], burst[(m, name)] = found
 
-    def _every_run(self) -> dict[str, Fraction]:
+    def _solve(self) -> dict[str, Fraction]:
         """in_max, in_burst and queue_bound of every bolt (docs/boundedness.md, "Every run")."""
+        f = self.f
         rate: dict[Key, Fraction] = {}
         burst: dict[Key, Fraction] = {}
         in_max: dict[str, Fraction] = {}
         self._spout_windows(rate, burst)
-        for members in self._order:
-            members = [m for m in members if m in self.cap_max]
+        for members in f._order:
+            members = [m for m in members if m in f.cap_max]
             if not members:
                 continue
-            if self._is_cycle(members):
+            if f._is_cycle(members):
                 self._cycle_windows(members, rate, burst, in_max)
                 continue
             m = members[0]
-            in_max[m] = self._received(m, rate)
-            self._in_burst[m] = self._received(m, burst)
-            if in_max[m] <= self.cap_min[m]:  # a tie too: Q ≤ Q₀ + C + b − (c − R)·D needs only R ≤ c (step 3)
-                self._queue_bound[m] = self.q0 + self.burst[m] + self._in_burst[m]
+            in_max[m] = f._received(m, rate)
+            self.in_burst[m] = f._received(m, burst)
+            if in_max[m] <= f.cap_min[m]:  # a tie too: Q ≤ Q₀ + C + b − (c − R)·D needs only R ≤ c (step 3)
+                self.queue_bound[m] = f.q0 + f.burst[m] + self.in_burst[m]
             else:
-                self._queue_bound[m] = None
-                self._pinned.add(m)
+                self.queue_bound[m] = None
+                self.pinned.add(m)
             self._bolt_windows(m, in_max[m], rate, burst)
-        self._stream_windows = {key: (r, burst[key]) for key, r in rate.items()}
+        self.stream_windows = {key: (r, burst[key]) for key, r in rate.items()}
         return in_max
 
     def _cycle_windows(self, members: list[str], rate: dict[Key, Fraction], burst: dict[Key, Fraction],
@@ -404,21 +415,22 @@ class RateFigures:
         """One cycle's every-run rates and bursts: members not proven bounded are pinned at their largest
         capacity until no more are found; the rest (S) get their bursts from b = k + W_SS·b, whose
         elimination succeeds only when W_SS shrinks around its cycles (else nobody in it is proven)."""
+        f = self.f
         pinned: frozenset[str] = frozenset()
         inside = set(members)
         while True:
             out = dict(rate)
             inflow: dict[str, Fraction] = {}
-            solved = self._cycle_flows(members, out, inflow, self.cap_max, True, True, pinned)
-            short = frozenset(m for m in members if not keeps_up(inflow[m], self.cap_min[m]))
+            solved = f._cycle_flows(members, out, inflow, f.cap_max, True, True, pinned)
+            short = frozenset(m for m in members if not keeps_up(inflow[m], f.cap_min[m]))
             if short - pinned:
                 pinned |= short
                 continue
             kept = [m for m in members if m not in pinned]
-            weights, _ = self._cycle_system(members, out, high=True)
+            weights, _ = f._cycle_system(members, out, high=True)
             inner: Weights = {m: {u: w for u, w in weights[m].items() if u in kept} for m in kept}
             if kept and not solved and solve_linear(kept, inner, {m: Fraction(0) for m in kept}, set(),
-                                                    self.cap_max) is None:
+                                                    f.cap_max) is None:
                 pinned = frozenset(members)  # no certificate that the bursts settle around the cycle
                 continue
             for m in members:
@@ -426,27 +438,27 @@ class RateFigures:
             const: dict[str, Fraction] = {}
             for m in kept:
                 const[m] = Fraction(0)
-                for source, stream in self.inputs[m]:
+                for source, stream in f.inputs[m]:
                     if source not in inside:
                         const[m] += burst.get((source, stream), Fraction(0))
-                    elif stream in self.streams[source]:
-                        _, _, hi = self.streams[source][stream]
-                        own = self.burst[source]
-                        const[m] += self._excess(source, stream) + hi * (
+                    elif stream in f.streams[source]:
+                        _, _, hi = f.streams[source][stream]
+                        own = f.burst[source]
+                        const[m] += f._excess(source, stream) + hi * (
                             own if source in pinned else
-                            self.q0 + own + inflow[source] * (self.slowest_take[source] + self.longest_phase[source]))
-            bursts = solve_linear(kept, inner, const, set(), self.cap_max) if kept else {}
+                            f.q0 + own + inflow[source] * (f.slowest_take[source] + f.longest_phase[source]))
+            bursts = solve_linear(kept, inner, const, set(), f.cap_max) if kept else {}
             if bursts is None:
                 pinned = frozenset(members)
                 continue
             for m in members:
                 if m in pinned:
-                    self._queue_bound[m] = None
-                    self._pinned.add(m)
-                    self._in_burst[m] = Fraction(0)
+                    self.queue_bound[m] = None
+                    self.pinned.add(m)
+                    self.in_burst[m] = Fraction(0)
                 else:
-                    self._in_burst[m] = bursts[m]
-                    self._queue_bound[m] = self.q0 + self.burst[m] + bursts[m]
+                    self.in_burst[m] = bursts[m]
+                    self.queue_bound[m] = f.q0 + f.burst[m] + bursts[m]
             for m in members:
                 self._bolt_windows(m, inflow[m], rate, burst)
             return
