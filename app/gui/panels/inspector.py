@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, get_args
 
 from PySide6.QtCore import Qt
@@ -21,14 +20,13 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QLabel,
-    QLineEdit,
     QScrollArea,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from app.core.topology import Component, Grouping
+from app.core.topology import Grouping
 from app.gui.commands import (
     SetComponentFieldsCommand,
     SetSectionFieldsCommand,
@@ -36,223 +34,23 @@ from app.gui.commands import (
 )
 from app.gui.document import DocumentModel, FieldError
 from app.gui.panels.explanation import ExplanationBox
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    """One editable field: its key in the model, label, value kind and help text."""
-
-    key: str
-    label: str
-    kind: str  # text, float, int, optional-int, optional-float
-    help: str = ""
-
-
-SPOUT_FIELDS = [
-    FieldSpec("name", "Name", "text", "unique among spouts and bolts"),
-    FieldSpec("rate", "Rate (tuples/s)", "rate", "average tuples emitted per second (λ); 1500, 1500/s or 90/min"),
-    FieldSpec("burst", "Burst", "int", "max tuples in one emission"),
-]
-BOLT_FIELDS = [
-    FieldSpec("name", "Name", "text", "unique among spouts and bolts"),
-    FieldSpec("alpha", "α (per batch)", "duration", "duration of one processing batch: 20 ms, 0.5 s (a bare number "
-              "is seconds)"),
-    FieldSpec("sigma", "σ (out per in)", "float", "output tuples per input tuple; 0 = sink"),
-    FieldSpec("parallelism", "Parallelism", "int", "max tuples taken into one batch"),
-    FieldSpec("min_ttf", "Min time to failure", "optional-duration",
-              "the bolt may fail once this long has passed since its last failure ended: 30 s, 5 min; "
-              "empty = it never fails (docs/model.md section 7)"),
-]
-# a component's declared streams besides `default`, typed as "status=0.1, tika=0.5" (a name alone: σ not annotated)
-STREAMS_FIELD = {
-    "spout": FieldSpec("streams", "Streams (ratio)", "text",
-                       "declared streams besides 'default' (which carries the emissions), each with the tuples on "
-                       "it per tuple emitted: status=0.1, errors=0.01"),
-    "bolt": FieldSpec("streams", "Streams (σ)", "text",
-                      "declared streams besides 'default' (whose σ is above), each with its σ, output tuples on it "
-                      "per input tuple: status=0.1, tika=0.5"),
-}
-DEFAULT_STREAM_TEXT = "default"
-EMISSION_CHOICES = [("exact", "exact (σ per tuple)"), ("dvert", "D-VerT (carry rounded up)")]
-REPLAY_CHOICES = [("paced", "paced (with fresh tuples)"), ("at-once", "at once"), ("none", "none (no acking)")]
-SECTIONS: list[tuple[str, str, list[FieldSpec]]] = [
-    ("topology", "Topology", [
-        FieldSpec("name", "Name", "text"),
-        FieldSpec("description", "Description", "text"),
-    ]),
-    ("settings", "Timing", [
-        FieldSpec("tolerance", "Tolerance τ", "float", "relative jitter of every duration, 0 ≤ τ < 1"),
-        FieldSpec("max_idle_time", "Max idle time", "duration",
-                  "a bolt with waiting tuples takes within this delay: 10 ms, 0.01 s (a bare number is seconds)"),
-        FieldSpec("init_queues", "Initial queues", "int", "every queue's size at time 0"),
-    ]),
-    ("settings", "Failures", [
-        FieldSpec("min_reboot_time", "Min reboot time", "optional-duration",
-                  "shortest failure of a bolt with a min time to failure: 10 s"),
-        FieldSpec("max_reboot_time", "Max reboot time", "optional-duration", "longest failure: 100 s"),
-    ]),
-    ("verification", "Verification", [
-        FieldSpec("k", "Bound k", "optional-int",
-                  "a single bound (positions of the lasso); empty = search k_min..k_max"),
-        FieldSpec("k_min", "k min", "int"),
-        FieldSpec("k_max", "k max", "int"),
-        FieldSpec("queue_threshold", "Queue reaches N", "optional-int",
-                  "also check: some queue can reach N; empty = off"),
-        FieldSpec("timeout_s", "Timeout", "optional-duration", "30 s, 2 min; empty = no timeout"),
-    ]),
-]
-
-
-MIN_FIELD_CHARS = 10  # an edit box shows at least this many digits
-MIN_PANEL_WIDTH = 250
-
-
-def parse_value(spec: FieldSpec, text: str) -> str | float | None:
-    """The typed text as a value of the field's kind, or FieldError saying what is wrong."""
-    text = text.strip()
-    if spec.kind == "text":
-        return text
-    if spec.kind.startswith("optional") and text == "":
-        return None
-    if text == "":
-        raise FieldError(spec.key, "a value is required")
-    if spec.kind in ("duration", "optional-duration", "rate"):
-        from app.core.units import UnitError, parse_duration, parse_rate
-
-        try:
-            return parse_rate(text) if spec.kind == "rate" else parse_duration(text)
-        except UnitError as err:
-            raise FieldError(spec.key, str(err)) from None
-    return parse_number(spec, text)
-
-
-def parse_number(spec: FieldSpec, text: str) -> float:
-    """The typed text as a finite number (a whole one for an int kind), or FieldError saying what is wrong."""
-    text = text.strip()
-    if text == "":
-        raise FieldError(spec.key, "a value is required")
-    try:
-        value = float(text)
-    except ValueError:
-        raise FieldError(spec.key, f"'{text}' is not a number") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise FieldError(spec.key, f"'{text}' is not a finite number")
-    if spec.kind.endswith("int"):
-        if not value.is_integer():
-            raise FieldError(spec.key, "must be a whole number")
-        return int(value)
-    return value
-
-
-def stream_values(comp: Component) -> dict[str, float]:
-    """A component's σ (bolt) or ratio (spout) per declared stream."""
-    return dict(comp.stream_sigma if comp.kind == "bolt" else comp.stream_ratio)
-
-
-def format_streams(comp: Component) -> str:
-    """"status=0.1, tika" for the inspector: each declared stream with its σ (ratio), if annotated."""
-    values = stream_values(comp)
-    return ", ".join(f"{n}={format_value(values[n])}" if n in values else n for n in comp.streams)
-
-
-def parse_streams(kind: str, text: str) -> dict[str, Any]:
-    """The fields "status=0.1, tika" sets: `streams` and `stream_sigma` (bolt) or `stream_ratio` (spout)."""
-    names: list[str] = []
-    values: dict[str, float] = {}
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        name, eq, number = (x.strip() for x in part.partition("="))
-        if not name:
-            raise FieldError("streams", f"'{part}' has no stream name")
-        if name in names:
-            raise FieldError("streams", f"stream '{name}' is named twice")
-        names.append(name)
-        if eq:
-            try:
-                values[name] = parse_number(FieldSpec(f"streams.{name}", name, "float"), number)
-            except FieldError as err:
-                raise FieldError("streams", f"{name}: {err.message}") from None
-            if values[name] < 0:
-                raise FieldError("streams", f"{name}: must be at least 0, not {number}")
-    return {"streams": names, ("stream_sigma" if kind == "bolt" else "stream_ratio"): values}
-
-
-def format_value(value: Any, kind: str = "") -> str:
-    """A value as the field shows it: a time in milliseconds below a second (the Storm UI's unit)."""
-    if value is None:
-        return ""
-    if kind in ("duration", "optional-duration") and isinstance(value, (int, float)):
-        from app.core.units import format_duration
-
-        return format_duration(float(value))
-    if isinstance(value, float):
-        return f"{value:g}" if abs(value) < 1e15 else repr(value)
-    return str(value)
-
-
-class FieldRow(QWidget):
-    """A line edit with its error label underneath."""
-
-    def __init__(self, spec: FieldSpec, on_edit: Callable[[FieldRow, str], None],
-                 on_done: Callable[[FieldRow], None]):
-        super().__init__()
-        self.spec = spec
-        self.edit = QLineEdit()
-        self.edit.setObjectName(f"field_{spec.key}")
-        self.edit.setToolTip(spec.help)
-        self.edit.setMinimumWidth(self.edit.fontMetrics().horizontalAdvance("0" * MIN_FIELD_CHARS))
-        self.error = QLabel()
-        self.error.setObjectName("fieldError")
-        self.error.setWordWrap(True)
-        self.error.hide()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(1)
-        layout.addWidget(self.edit)
-        layout.addWidget(self.error)
-        self.edit.textEdited.connect(lambda text: on_edit(self, text))
-        self.edit.editingFinished.connect(lambda: on_done(self))
-
-    def set_value(self, value: Any) -> None:
-        """Show the document's value unless the user is typing in this field."""
-        if self.edit.hasFocus() and self.error.isVisible():
-            return
-        text = format_value(value, self.spec.kind)
-        if self.edit.text() != text and not (self.edit.hasFocus() and self._same(text)):
-            self.edit.setText(text)
-
-    def _same(self, text: str) -> bool:
-        try:
-            return bool(parse_value(self.spec, self.edit.text()) == parse_value(self.spec, text))
-        except FieldError:
-            return False
-
-    def set_unannotated(self, on: bool, source: str | None = None) -> None:
-        """Amber while the value is an import's placeholder; the tooltip says where a value came from."""
-        if bool(self.edit.property("unannotated")) != on:
-            self.edit.setProperty("unannotated", on)
-            self.edit.style().unpolish(self.edit)
-            self.edit.style().polish(self.edit)
-        tip = self.spec.help
-        if on:
-            tip += ("\nNot annotated: the import had no value (Flux has no timing). Import it from the Storm UI, "
-                    "calibrate it from a run, or type it.")
-        if source:
-            tip += f"\nFrom: {source}"
-        self.edit.setToolTip(tip)
-        self.edit.setPlaceholderText("not annotated" if on else "")
-
-    def show_error(self, message: str | None) -> None:
-        self.edit.setProperty("invalid", message is not None)
-        self.edit.style().unpolish(self.edit)
-        self.edit.style().polish(self.edit)
-        if message:
-            self.error.setText(f"{self.spec.label}: {message}")
-            self.error.show()
-        else:
-            self.error.clear()
-            self.error.hide()
+from app.gui.panels.fields import (
+    BOLT_FIELDS,
+    DEFAULT_STREAM_TEXT,
+    EMISSION_CHOICES,
+    MIN_FIELD_CHARS,
+    MIN_PANEL_WIDTH,
+    REPLAY_CHOICES,
+    SECTIONS,
+    SPOUT_FIELDS,
+    STREAMS_FIELD,
+    FieldRow,
+    FieldSpec,
+    format_streams,
+    parse_streams,
+    parse_value,
+    stream_values,
+)
 
 
 class Inspector(QScrollArea):
@@ -285,32 +83,10 @@ class Inspector(QScrollArea):
         self.explanation = ExplanationBox()  # the selection in words (what its tooltip says, its verdicts)
         self.element_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)  # scrolls, no squeeze
         self.body_layout.addWidget(self.explanation)
-        self.section_rows: dict[tuple[str, str], FieldRow] = {}
-        for section, title, specs in SECTIONS:
-            box = QGroupBox(title)
-            form = QFormLayout(box)
-            for spec in specs:
-                row = FieldRow(spec, self._section_editor(section), self._end_session)
-                form.addRow(spec.label, row)
-                self.section_rows[(section, spec.key)] = row
-            if title == "Failures":
-                self._add_failure_controls(form)
-            if title == "Timing":
-                self.emission_combo = QComboBox()
-                self.emission_combo.setObjectName("field_emission")
-                self.emission_combo.setSizeAdjustPolicy(
-                    QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-                self.emission_combo.setMinimumContentsLength(MIN_FIELD_CHARS)
-                for value, words in EMISSION_CHOICES:
-                    self.emission_combo.addItem(words, value)
-                self.emission_combo.setToolTip(
-                    "How a bolt keeps processed tuples that σ has not yet turned into output (docs/model.md):\n"
-                    "exact: an exact fraction, so a bolt emits σ per tuple in the long run (a real bolt);\n"
-                    "D-VerT: rounded up to a whole tuple, as the D-VerT prototype did; the long-run\n"
-                    "ratio can exceed σ (kept for files imported from D-VerT)")
-                self.emission_combo.currentIndexChanged.connect(self._on_emission_changed)
-                form.addRow("Emission", self.emission_combo)
-            self.body_layout.addWidget(box)
+        self.sections = SettingsSections(self)
+        # (the settings' widgets, by the names the window and the tests use)
+        self.section_rows, self.emission_combo = self.sections.rows, self.sections.emission_combo
+        self.failures_box, self.replay_combo = self.sections.failures_box, self.sections.replay_combo
         self.body_layout.addStretch(1)
         self._session = next(self._sessions)
         self._fit_width()
@@ -429,45 +205,8 @@ class Inspector(QScrollArea):
                 self.stream_combo.setCurrentText(current)
                 self.stream_combo.blockSignals(False)
 
-    def _add_failure_controls(self, form: QFormLayout) -> None:
-        """The switch for every failure and the replay mode (docs/model.md section 7)."""
-        self.failures_box = QCheckBox("Bolts may fail")
-        self.failures_box.setObjectName("field_failures")
-        self.failures_box.setToolTip("Off: no bolt fails, whatever its min time to failure (the published D-VerT "
-                                     "runs had failures off)")
-        self.failures_box.toggled.connect(
-            lambda on: self._set_setting("failures", on, f"Failures {'on' if on else 'off'}"))
-        form.addRow(self.failures_box)
-        self.replay_combo = QComboBox()
-        self.replay_combo.setObjectName("field_replay")
-        for value, words in REPLAY_CHOICES:
-            self.replay_combo.addItem(words, value)
-        self.replay_combo.setToolTip(
-            "What a spout does with the spout tuples whose trees lost a tuple at a failed bolt:\n"
-            "paced: re-emits them with its own emissions, at most one per fresh tuple (Storm's nextTuple);\n"
-            "at once: all with its next emission; none: the topology does not ack, lost is lost")
-        self.replay_combo.currentIndexChanged.connect(
-            lambda i: self._set_setting("replay", self.replay_combo.itemData(i), "Set replay mode"))
-        form.addRow("Replay", self.replay_combo)
-
-    def _set_setting(self, key: str, value: Any, text: str) -> None:
-        if value == self.document.section_values("settings")[key]:
-            return
-        command = SetSectionFieldsCommand(self.document, "settings", {key: value}, merge=False)
-        command.setText(text)
-        self.document.undo_stack.push(command)
-
     def refresh_sections(self) -> None:
-        for (section, key), row in self.section_rows.items():
-            row.set_value(self.document.section_values(section)[key])
-        settings = self.document.section_values("settings")
-        for combo, value in ((self.emission_combo, settings["emission"]), (self.replay_combo, settings["replay"])):
-            combo.blockSignals(True)
-            combo.setCurrentIndex(max(0, combo.findData(value)))
-            combo.blockSignals(False)
-        self.failures_box.blockSignals(True)
-        self.failures_box.setChecked(bool(settings["failures"]))
-        self.failures_box.blockSignals(False)
+        self.sections.refresh()
         if self.checked_box is not None and self.selected_id is not None:
             self.refresh_element()
 
@@ -541,10 +280,6 @@ class Inspector(QScrollArea):
         self._end_session(row)
         self._push(row, lambda: SetSubscriptionFieldsCommand(self.document, ident, {"stream": stream}, merge=False))
 
-    def _on_emission_changed(self, index: int) -> None:
-        value = self.emission_combo.itemData(index)
-        self._set_setting("emission", value, f"Set emission rule to {value}")
-
     def _on_checked_toggled(self, on: bool) -> None:
         ident = self.selected_id
         assert ident is not None
@@ -555,19 +290,6 @@ class Inspector(QScrollArea):
             checked.remove(ident)
         self.document.undo_stack.push(
             SetSectionFieldsCommand(self.document, "verification", {"checked": checked}, merge=False))
-
-    def _section_editor(self, section: str) -> Callable[[FieldRow, str], None]:
-        def on_edit(row: FieldRow, text: str) -> None:
-            try:
-                value = parse_value(row.spec, text)
-            except FieldError as err:
-                row.show_error(err.message)
-                return
-            if self.document.section_values(section)[row.spec.key] == value:
-                row.show_error(None)
-                return
-            self._push(row, lambda: SetSectionFieldsCommand(self.document, section, {row.spec.key: value}))
-        return on_edit
 
     def _end_session(self, row: FieldRow | None = None) -> None:
         """Leaving a field ends its merge window; the next edit is a new undo step."""
@@ -598,3 +320,96 @@ class Inspector(QScrollArea):
     def row(self, key: str, section: str | None = None) -> FieldRow:
         """The field row for `key` of the selection (or of `section`); for tests and focus."""
         return self.section_rows[(section, key)] if section else self.element_rows[key]
+
+
+class SettingsSections:
+    """The topology's settings in the inspector, below the selection: a box per section of SECTIONS with its field
+    rows, the emission rule, the switch for every failure and the replay mode; each edit one undo step."""
+
+    def __init__(self, inspector: Inspector) -> None:
+        self.inspector = inspector
+        self.document = inspector.document
+        self.rows: dict[tuple[str, str], FieldRow] = {}
+        for section, title, specs in SECTIONS:
+            box = QGroupBox(title)
+            form = QFormLayout(box)
+            for spec in specs:
+                row = FieldRow(spec, self._section_editor(section), inspector._end_session)
+                form.addRow(spec.label, row)
+                self.rows[(section, spec.key)] = row
+            if title == "Failures":
+                self._add_failure_controls(form)
+            if title == "Timing":
+                self.emission_combo = QComboBox()
+                self.emission_combo.setObjectName("field_emission")
+                self.emission_combo.setSizeAdjustPolicy(
+                    QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+                self.emission_combo.setMinimumContentsLength(MIN_FIELD_CHARS)
+                for value, words in EMISSION_CHOICES:
+                    self.emission_combo.addItem(words, value)
+                self.emission_combo.setToolTip(
+                    "How a bolt keeps processed tuples that σ has not yet turned into output (docs/model.md):\n"
+                    "exact: an exact fraction, so a bolt emits σ per tuple in the long run (a real bolt);\n"
+                    "D-VerT: rounded up to a whole tuple, as the D-VerT prototype did; the long-run\n"
+                    "ratio can exceed σ (kept for files imported from D-VerT)")
+                self.emission_combo.currentIndexChanged.connect(self._on_emission_changed)
+                form.addRow("Emission", self.emission_combo)
+            inspector.body_layout.addWidget(box)
+
+    def _add_failure_controls(self, form: QFormLayout) -> None:
+        """The switch for every failure and the replay mode (docs/model.md section 7)."""
+        self.failures_box = QCheckBox("Bolts may fail")
+        self.failures_box.setObjectName("field_failures")
+        self.failures_box.setToolTip("Off: no bolt fails, whatever its min time to failure (the published D-VerT "
+                                     "runs had failures off)")
+        self.failures_box.toggled.connect(
+            lambda on: self._set_setting("failures", on, f"Failures {'on' if on else 'off'}"))
+        form.addRow(self.failures_box)
+        self.replay_combo = QComboBox()
+        self.replay_combo.setObjectName("field_replay")
+        for value, words in REPLAY_CHOICES:
+            self.replay_combo.addItem(words, value)
+        self.replay_combo.setToolTip(
+            "What a spout does with the spout tuples whose trees lost a tuple at a failed bolt:\n"
+            "paced: re-emits them with its own emissions, at most one per fresh tuple (Storm's nextTuple);\n"
+            "at once: all with its next emission; none: the topology does not ack, lost is lost")
+        self.replay_combo.currentIndexChanged.connect(
+            lambda i: self._set_setting("replay", self.replay_combo.itemData(i), "Set replay mode"))
+        form.addRow("Replay", self.replay_combo)
+
+    def _set_setting(self, key: str, value: Any, text: str) -> None:
+        if value == self.document.section_values("settings")[key]:
+            return
+        command = SetSectionFieldsCommand(self.document, "settings", {key: value}, merge=False)
+        command.setText(text)
+        self.document.undo_stack.push(command)
+
+    def _on_emission_changed(self, index: int) -> None:
+        value = self.emission_combo.itemData(index)
+        self._set_setting("emission", value, f"Set emission rule to {value}")
+
+    def _section_editor(self, section: str) -> Callable[[FieldRow, str], None]:
+        def on_edit(row: FieldRow, text: str) -> None:
+            try:
+                value = parse_value(row.spec, text)
+            except FieldError as err:
+                row.show_error(err.message)
+                return
+            if self.document.section_values(section)[row.spec.key] == value:
+                row.show_error(None)
+                return
+            self.inspector._push(row, lambda: SetSectionFieldsCommand(self.document, section, {row.spec.key: value}))
+        return on_edit
+
+    def refresh(self) -> None:
+        """Every setting's widget from the document."""
+        for (section, key), row in self.rows.items():
+            row.set_value(self.document.section_values(section)[key])
+        settings = self.document.section_values("settings")
+        for combo, value in ((self.emission_combo, settings["emission"]), (self.replay_combo, settings["replay"])):
+            combo.blockSignals(True)
+            combo.setCurrentIndex(max(0, combo.findData(value)))
+            combo.blockSignals(False)
+        self.failures_box.blockSignals(True)
+        self.failures_box.setChecked(bool(settings["failures"]))
+        self.failures_box.blockSignals(False)
