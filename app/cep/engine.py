@@ -125,35 +125,22 @@ _Move = tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, Callable[[Any, 
               tuple[Any, ...], bool, bool, bool]
 
 
-class PatternMatcher:
-    """One compiled pattern with its precompiled per-type step table and its token store."""
+class StepTable:
+    """A compiled pattern's moves, precompiled per event type: for each type an edge names (and for any other type)
+    the steps to try, (source state, its moves, its kill moves), later states first; a move is its destination, its
+    bindings (as slots), tests and zones, and whether its destination accepts and keeps the token."""
 
-    def __init__(self, pattern: Pattern, automaton: Automaton | None = None):
-        self.pattern = pattern
-        self.id = pattern.id
-        self.automaton = auto = automaton or compile_pattern(pattern)
-        self.context = pattern.context
-        self.skip = pattern.skip
-        self.by = pattern.by
-        self.timeout = pattern.timeout
-        self.only = frozenset(pattern.only) if pattern.only else None
-        self.slots = {v: k for k, v in enumerate(auto.variables)}
-        self.empty_binds = tuple([_UNBOUND] * len(auto.variables))
-        self.zone_kind = {z.id: (z.kind, z.amount) for z in auto.zones}
-        self.has_holds = any(z.kind == "holds" for z in auto.zones)
-        self.window = auto.top_window
-        self.accepting = auto.accepting
-        out_count = [0] * auto.n_states
-        for e in auto.edges:
+    def __init__(self, automaton: Automaton) -> None:
+        self.automaton = automaton
+        self.accepting = automaton.accepting
+        self.slots = {v: k for k, v in enumerate(automaton.variables)}
+        self.zone_kind = {z.id: (z.kind, z.amount) for z in automaton.zones}
+        out_count = [0] * automaton.n_states
+        for e in automaton.edges:
             if not e.kill:
                 out_count[e.src] += 1
         self.keeps = [n > 0 for n in out_count]
         self.table, self.default_steps = self._tables()
-        self.runs: dict[Any, _Run] = {}
-        self.heap: list[tuple[float, int, _Token, _Run]] = []
-        self.counter = itertools.count()
-        self.seq = 0
-        self.max_partial = MAX_PARTIAL
 
     def _move(self, e: Edge) -> _Move:
         binds = tuple((attr, self.slots[var]) for attr, var in e.binds)
@@ -198,6 +185,73 @@ class PatternMatcher:
         default = self._steps_for(None)
         return table, (default or None)
 
+
+def _take(tok_binds: tuple[Any, ...], clocks: dict[int, float] | None, lasts: dict[int, float] | None, move: _Move,
+          ev: dict[str, Any]) -> Any:
+    """Guards of one move; returns (binds, clocks, lasts), None (guards fail) or False (window expired)."""
+    binds: Any = tok_binds  # the token's tuple until the first new binding, then a list copy
+    for attr, slot in move[1]:
+        value = ev.get(attr, _MISSING)
+        if value is _MISSING:
+            return None
+        bound = binds[slot]
+        if bound is _UNBOUND:
+            if binds is tok_binds:
+                binds = list(binds)
+            binds[slot] = value
+        elif bound != value:
+            return None
+    for attr, compare, const in move[2]:
+        value = ev.get(attr, _MISSING)
+        if value is _MISSING:
+            return None
+        try:
+            if not compare(value, const):
+                return None
+        except TypeError:
+            return None
+    if binds is not tok_binds:
+        binds = tuple(binds)
+    if move[3]:
+        t = ev.get("t", 0.0)
+        clocks = dict(clocks) if clocks else {}
+        for zid, kind, amount in move[3]:
+            start = clocks.get(zid)
+            if start is None:
+                clocks[zid] = t
+            elif kind == "within" and t - start > amount:
+                return False
+            if kind == "holds":
+                lasts = dict(lasts) if lasts else {}
+                lasts[zid] = t
+    return binds, clocks, lasts
+
+
+class PatternMatcher:
+    """One compiled pattern with its precompiled per-type step table and its token store."""
+
+    def __init__(self, pattern: Pattern, automaton: Automaton | None = None):
+        self.pattern = pattern
+        self.id = pattern.id
+        self.automaton = auto = automaton or compile_pattern(pattern)
+        self.context = pattern.context
+        self.skip = pattern.skip
+        self.by = pattern.by
+        self.timeout = pattern.timeout
+        self.only = frozenset(pattern.only) if pattern.only else None
+        steps = StepTable(auto)
+        self.slots, self.zone_kind = steps.slots, steps.zone_kind
+        self.empty_binds = tuple([_UNBOUND] * len(auto.variables))
+        self.has_holds = any(z.kind == "holds" for z in auto.zones)
+        self.window = auto.top_window
+        self.accepting = auto.accepting
+        self.table, self.default_steps = steps.table, steps.default_steps
+        self.runs: dict[Any, _Run] = {}
+        self.heap: list[tuple[float, int, _Token, _Run]] = []
+        self.counter = itertools.count()
+        self.seq = 0
+        self.max_partial = MAX_PARTIAL
+
     def types(self) -> set[str]:
         """Event types this pattern can react to (others only matter through negation or resets)."""
         return set(self.table)
@@ -208,46 +262,6 @@ class PatternMatcher:
         self.seq = 0
 
     # ---- the hot path ------------------------------------------------------
-
-    def _take(self, tok_binds: tuple[Any, ...], clocks: dict[int, float] | None, lasts: dict[int, float] | None,
-              move: _Move, ev: dict[str, Any]) -> Any:
-        """Guards of one move; returns (binds, clocks, lasts), None (guards fail) or False (window expired)."""
-        binds: Any = tok_binds  # the token's tuple until the first new binding, then a list copy
-        for attr, slot in move[1]:
-            value = ev.get(attr, _MISSING)
-            if value is _MISSING:
-                return None
-            bound = binds[slot]
-            if bound is _UNBOUND:
-                if binds is tok_binds:
-                    binds = list(binds)
-                binds[slot] = value
-            elif bound != value:
-                return None
-        for attr, compare, const in move[2]:
-            value = ev.get(attr, _MISSING)
-            if value is _MISSING:
-                return None
-            try:
-                if not compare(value, const):
-                    return None
-            except TypeError:
-                return None
-        if binds is not tok_binds:
-            binds = tuple(binds)
-        if move[3]:
-            t = ev.get("t", 0.0)
-            clocks = dict(clocks) if clocks else {}
-            for zid, kind, amount in move[3]:
-                start = clocks.get(zid)
-                if start is None:
-                    clocks[zid] = t
-                elif kind == "within" and t - start > amount:
-                    return False
-                if kind == "holds":
-                    lasts = dict(lasts) if lasts else {}
-                    lasts[zid] = t
-        return binds, clocks, lasts
 
     def _holds_ok(self, clocks: dict[int, float] | None, lasts: dict[int, float] | None) -> bool:
         if not self.has_holds or not lasts or clocks is None:  # a holds zone sets its clock before its last time
@@ -328,7 +342,7 @@ class PatternMatcher:
         single = ctx not in ("every", "any")
         fired = False
         tokens = run.tokens
-        take = self._take
+        take = _take
         for src, moves, kills in steps:
             if src == INIT:
                 if not init_ok or run.done:
