@@ -120,7 +120,7 @@ def test_one_lasso_serves_every_bolt_that_grows_in_it(monkeypatch: pytest.Monkey
         return real(net, target, **kw)
 
     monkeypatch.setattr(builder, "build_lasso", counted)
-    found = builder.timeout_witnesses(parse_topology(doc), ["A", "B"], Fraction(30), budget_s=10.0)
+    found = builder.timeout_witnesses(parse_topology(doc), ["A", "B"], Fraction(30))
     assert calls == ["A"] and set(found) == {"A", "B"}
     for name, (w, *_) in found.items():
         assert check_witness(w.trace, name, w.loop_pass, w.position, Fraction(30)).ok
