@@ -74,6 +74,20 @@ class FloodEvidence(BaseModel):
     trace: dict[str, Any] | None = None
 
 
+class FloodRun(BaseModel):
+    """A finite legal run of the flooded bolt's cone in which its queue reaches `threshold` (docs/boundedness.md,
+    "The threshold run"): the source slow for `slow_s` seconds ("p/q"), then draining at full speed while the
+    target processes at its slowest; `reached` is the target's largest queue in it. The trace is a threshold
+    witness (loop_start k+1): `trace_index` into the result's traces in memory and in `verify --json`, `trace` its
+    JSON in a certificate file; `app/core/tcn/check/flood.py` certifies it."""
+
+    threshold: int
+    slow_s: str
+    reached: int
+    trace_index: int | None = None
+    trace: dict[str, Any] | None = None
+
+
 class FloodCertificate(BaseModel):
     """`target` is unbounded (docs/boundedness.md, "Unbounded: a backlog that floods"): `source`, one of the
     bolts it receives from, can hold any backlog (`evidence`), and while it drains that backlog at full speed
@@ -87,6 +101,8 @@ class FloodCertificate(BaseModel):
     terms: list[FloodTerm] = Field(default_factory=list)
     capacity: str
     evidence: FloodEvidence
+    run: FloodRun | None = Field(default=None, description="on request (verify --flood-run N): a finite run in "
+                                                           "which the target's queue reaches N")
 
 
 BoltVerdictKind = Literal["counterexample", "unbounded", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]

@@ -35,7 +35,10 @@ class Schedule:
     the bolt takes tuples arriving while it is idle with nothing waiting at once,
     instead of after `delay`. `period`: the aligned period T, None when not aligned.
     `fail`: per bolt that fails in this run, (up, down): it fails `up` after time 0 and after
-    each recovery, and recovers `down` after each failure (empty: nothing fails)."""
+    each recovery, and recovers `down` after each failure (empty: nothing fails). `after`: per bolt,
+    the (processing, delay, eager) it switches to at its first emit at or after `switch_at` (or at its
+    first position there idle with an empty queue, while up), when no clock reads the old durations any
+    more, and from then on it never fails (a threshold run: docs/boundedness.md, "The threshold run")."""
 
     period: Fraction | None
     gap: dict[str, Fraction]
@@ -43,6 +46,8 @@ class Schedule:
     delay: dict[str, Fraction]
     eager: dict[str, bool]
     fail: dict[str, tuple[Fraction, Fraction]] = field(default_factory=dict)
+    switch_at: Fraction | None = None
+    after: dict[str, tuple[Fraction, Fraction, bool]] = field(default_factory=dict)
 
     def describe(self) -> str:
         text = ("unaligned schedule (every duration at its extreme)" if self.period is None
