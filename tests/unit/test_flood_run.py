@@ -55,9 +55,11 @@ def test_the_checker_rejects_a_broken_threshold_run() -> None:
     whole = cone(WIDE, "J")
     # exactly reached: accepted (the certifier's comparison is "at least")
     assert check_flood_certificate(whole, _with_run(cert, trace, reached, reached)) == []
-    # one more than J reaches: rejected, though U's backlog is far above it
+    # one more than J reaches: rejected, though U's backlog is far above it (and U is checked in the run's document)
     assert max(p.bolts["U"].queue for p in trace.positions) > reached + 1
-    problems = check_flood_certificate(whole, _with_run(cert, trace, reached + 1, reached))
+    every = trace.model_copy(update={"topology": {**trace.topology, "verification": {
+        **trace.topology["verification"], "checked": []}}})
+    problems = check_flood_certificate(whole, _with_run(cert, every, reached + 1, reached))
     assert problems and problems[0].startswith("threshold run: not certified: no checked queue reaches"), problems
     # a run of another document (J slower there): legal there, not a run here
     slower = json.loads(json.dumps(WIDE))
