@@ -10,7 +10,8 @@ rate proof's checker comparing the claimed least inflow with the derived most; t
 bolt that "keeps up" with an inflow equal to its capacity; app/core/emission.py's fine-σ fallback [σ, 2σ]
 narrowed to [σ, σ]; and the flood checker accepting a tie, a ratio above the derived one, evidence about another
 document or of another bolt; the threshold run's checker certifying the run for any checked bolt instead of the
-target, skipping the run's document check, or accepting a certificate whose run has no trace; and the certifier's
+target, skipping the run's document check, or accepting a certificate whose run has no trace; the nested
+certificate of a chain of floods left unchecked; and the certifier's
 "queue reaches N" turned into "passes N". Prints one line per mutation; exits 1 when one survives. Not run by the
 tests (it runs a test file once per mutation).
 """
@@ -52,6 +53,9 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      'return _part_of(parse_topology(document), cert.target, topo, "threshold run")', "return []", RUN),
     ("threshold run: no trace accepted", "app/core/tcn/check/flood.py",
      'return ["threshold run: no trace"]', "return []", RUN),
+    ("flood: a chain's nested certificate not checked", "app/core/tcn/check/flood.py",
+     'problems = [f"evidence: {p}" for p in check_flood_certificate(flooded_on, ev.flood_certificate)]',
+     "problems = []", RUN),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
      'if not any(s.bolts[n]["queue"] >= threshold', 'if not any(s.bolts[n]["queue"] > threshold', RUN),
 ]

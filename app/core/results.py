@@ -65,13 +65,17 @@ class FloodTerm(BaseModel):
 
 class FloodEvidence(BaseModel):
     """Why the flood's source can hold any backlog: its growth proven by rates (`topology`, the document it is
-    proven on, and `growth_certificate`) or a certified lasso in which it grows (`trace`, the trace's JSON, in a
-    certificate file; `trace_index` into the result's traces in memory and in `verify --json`)."""
+    proven on, and `growth_certificate`), a certified lasso in which it grows (`trace`, the trace's JSON, in a
+    certificate file; `trace_index` into the result's traces in memory and in `verify --json`), or its own flood
+    (`topology`, its cone, and `flood_certificate`)."""
 
     topology: dict[str, Any] | None = None
     growth_certificate: RateGrowthCertificate | None = None
     trace_index: int | None = None
     trace: dict[str, Any] | None = None
+    flood_certificate: FloodCertificate | None = Field(
+        default=None, description="a chain of floods: the source is itself unbounded, by this certificate (about "
+                                  "`topology`, the source's cone, with its own evidence's trace embedded)")
 
 
 class FloodRun(BaseModel):
@@ -103,6 +107,9 @@ class FloodCertificate(BaseModel):
     evidence: FloodEvidence
     run: FloodRun | None = Field(default=None, description="on request (verify --flood-run N): a finite run in "
                                                            "which the target's queue reaches N")
+
+
+FloodEvidence.model_rebuild()
 
 
 BoltVerdictKind = Literal["counterexample", "unbounded", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]

@@ -18,7 +18,7 @@ from app.core.rates import rate_check
 from app.core.results import FloodCertificate, FloodRun
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.flood import check_flood_certificate
-from app.core.tcn.flood_run import build_threshold_run
+from app.core.tcn.flood_run import build_threshold_run, chain_of
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import parse_topology
 from tests.unit.test_flood import FLOOD, WIDE, _doc, _random_doc, by_rates, cone
@@ -30,7 +30,7 @@ def _with_run(cert: FloodCertificate, trace: Trace, threshold: int, reached: int
 
 
 def _run(doc: dict, n: int) -> tuple[Trace, int]:
-    found = build_threshold_run(parse_topology(doc), "U", "J", n)
+    found = build_threshold_run(parse_topology(doc), ["U"], "J", n)
     assert not isinstance(found, str), found
     return found[0], found[2]
 
@@ -146,7 +146,7 @@ def test_every_unbounded_bolt_has_a_run_past_ten_times_its_largest_lasso_queue()
             largest = max((p.bolts[name].queue for t in found.traces for p in t.positions if name in p.bolts),
                           default=0)
             n = 10 * max(largest, 1)
-            run = build_threshold_run(topo, cert.source, name, n)
+            run = build_threshold_run(topo, chain_of(cert), name, n)
             assert not isinstance(run, str), (doc, name, run)
             trace, _, reached = run
             assert reached >= n and certify(trace, checked=[name], threshold=n).ok
@@ -156,3 +156,34 @@ def test_every_unbounded_bolt_has_a_run_past_ten_times_its_largest_lasso_queue()
             assert status[name].status != "bounded", (doc, name)  # the same document, failures as it has them
             unbounded += 1
     assert unbounded >= 8, unbounded
+
+
+# S -> U (grows) -> V (keeps up in every repeating run; U floods it) -> W (V, once backed up, floods it): a chain
+CHAIN = _doc([("U", 1.6, 1.0, 2), ("V", 0.5, 1.0, 1), ("W", 0.42, 0.0, 1)], [("S", "U"), ("U", "V"), ("V", "W")],
+             tolerance=0.3)
+
+
+def test_a_chain_of_floods_is_unbounded_with_a_nested_certificate_and_a_run() -> None:
+    """W's source V is itself only `unbounded` (flooded by U): V's drain, 1/(0.5·0.7) = 20/7 tuples/s, beats W's
+    slowest 500/273; the certificate nests V's and the run backs up U, then V, then drains V into W."""
+    found = verify(parse_topology(CHAIN), SearchOptions(timeout_s=60, flood_run=40))
+    v, w = found.bolts["V"], found.bolts["W"]
+    assert v.verdict == w.verdict == "unbounded", (v.message, w.message)
+    cert = w.flood_certificate
+    assert cert is not None and cert.source == "V" and cert.evidence.flood_certificate is not None
+    assert cert.evidence.flood_certificate.source == "U" and chain_of(cert) == ["U", "V"]
+    assert "it is itself unbounded: U backs up, then floods it" in w.message
+    assert cert.run is not None and cert.run.reached >= 40 and cert.run.trace_index is not None
+    run_trace = found.traces[cert.run.trace_index]
+    assert certify(run_trace, checked=["W"], threshold=40).ok
+    assert check_flood_certificate(cone(CHAIN, "W"), cert, None, run_trace) == []
+    # the nested certificate is checked too: a capacity that is not V's, or a certificate about another bolt
+    nested = cert.evidence.flood_certificate
+    wrong = cert.model_copy(update={"run": None, "evidence": cert.evidence.model_copy(update={
+        "flood_certificate": nested.model_copy(update={"capacity": "1/100"})})})
+    problems = check_flood_certificate(cone(CHAIN, "W"), wrong)
+    assert problems and problems[0].startswith("evidence: capacity 1/100 is not V's smallest"), problems
+    other = cert.model_copy(update={"run": None, "evidence": cert.evidence.model_copy(update={
+        "flood_certificate": nested.model_copy(update={"target": "U"})})})
+    assert check_flood_certificate(cone(CHAIN, "W"), other) == [
+        "evidence: the flood certificate is about U, not V"]

@@ -30,16 +30,29 @@ __all__ = ["FLOODABLE", "flood_message", "flood_verdicts", "prove_flood"]
 
 #: the verdicts a flood proof may answer (a lasso in which the bolt grows, or a bound, already says more)
 FLOODABLE = ("no-repeating-growth", "none-up-to-k", "unknown")
+#: the verdicts of a source that can hold any backlog: it grows, or it is itself flooded (a chain)
+GROWS = ("counterexample", "unbounded")
 
 
 def _text(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
 
 
-def _evidence(source: str, verdict: BoltVerdict, traces: list[Trace],
-              proven_on: Callable[[str], Topology]) -> FloodEvidence | None:
-    """What shows that `source` can hold any backlog: its rate proof with the document it is proven on, or the
-    certified lasso in which it grows."""
+def _evidence(source: str, verdict: BoltVerdict, traces: list[Trace], proven_on: Callable[[str], Topology],
+              cone_of: Callable[[str], Topology] | None) -> FloodEvidence | None:
+    """What shows that `source` can hold any backlog: its rate proof with the document it is proven on, the
+    certified lasso in which it grows, or its own flood certificate (a chain), with the trace of that
+    certificate's evidence embedded and the source's cone as its document."""
+    flood = verdict.flood_certificate
+    if verdict.verdict == "unbounded" and flood is not None and cone_of is not None:
+        nested = flood.model_copy(update={"run": None})
+        index = flood.evidence.trace_index
+        if index is not None:
+            if not 0 <= index < len(traces):
+                return None
+            nested = nested.model_copy(update={"evidence": flood.evidence.model_copy(update={
+                "trace_index": None, "trace": traces[index].model_dump(mode="json")})})
+        return FloodEvidence(topology=cone_of(source).model_dump(mode="json"), flood_certificate=nested)
     if verdict.verdict != "counterexample":
         return None
     if verdict.growth_certificate is not None:
@@ -51,17 +64,19 @@ def _evidence(source: str, verdict: BoltVerdict, traces: list[Trace],
 
 
 def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], traces: list[Trace],
-                proven_on: Callable[[str], Topology]) -> FloodCertificate | None:
+                proven_on: Callable[[str], Topology],
+                cone_of: Callable[[str], Topology] | None = None) -> FloodCertificate | None:
     """The flood certificate for `target` on `cone` (its cone of influence) from the bolt it receives from that
     floods it hardest, or None when no bolt with evidence of growth floods it. `verdicts` are the bolts' answers so
-    far (a source's evidence is its `counterexample`), `proven_on(name)` the document its rate proof is about."""
+    far (a source's evidence is its `counterexample`, or with `cone_of(name)`, its cone's document, its own flood:
+    a chain), `proven_on(name)` the document its rate proof is about."""
     ident = {c.name: c.id for c in cone.components}
     name_of = {c.id: c.name for c in cone.components}
     spouts = {s.id for s in cone.spouts}
     j = ident.get(target)
     senders = {name_of[u] for u, _ in cone.inputs().get(j, [])} if j is not None else set()
     if j is None or j in spouts or not any(verdicts.get(n, BoltVerdict(verdict="unknown")).verdict
-                                           == "counterexample" for n in senders - {target}):
+                                           in GROWS for n in senders - {target}):
         return None  # no sender with evidence of growth: nothing to compute
     figures = RateFigures(cone)
     inputs = figures.inputs[j]
@@ -74,7 +89,7 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
     for source in sorted({name_of[u] for u, _ in inputs if u not in spouts and name_of[u] != target}):
         if source not in verdicts:
             continue
-        evidence = _evidence(source, verdicts[source], traces, proven_on)
+        evidence = _evidence(source, verdicts[source], traces, proven_on, cone_of)
         if evidence is None:
             continue
         u = ident[source]
@@ -96,7 +111,9 @@ def flood_message(cert: FloodCertificate, before: str) -> str:
     `before` is what was known before (kept as the detail under the answer)."""
     inflow = sum((Fraction(t.rate) * Fraction(t.ratio) for t in cert.terms), Fraction(0))
     capacity = Fraction(cert.capacity)
+    chain = cert.evidence.flood_certificate
     how = ("its growth is proven by rates" if cert.evidence.growth_certificate is not None
+           else f"it is itself unbounded: {chain.source} backs up, then floods it" if chain is not None
            else "a certified lasso makes it grow")
     text = (f"unbounded: {cert.source} backs up, then floods {cert.target} at {float(inflow):.4g} tuples/s or more "
             f"(exactly {format_time(inflow)}) against the {float(capacity):.4g} it processes at its slowest (exactly "
@@ -115,19 +132,31 @@ def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
     as a defect and the earlier answer kept. `stop()` ends the pass early (time limit, cancel)."""
     name_of = {c.id: c.name for c in topo.components}
     senders = {name_of[b]: {name_of[u] for u, _ in pairs} for b, pairs in topo.inputs().items()}
-    growing = {n for n, v in verdicts.items() if v.verdict == "counterexample"}
-    for name, before in list(verdicts.items()):
-        if before.verdict not in FLOODABLE or not (senders.get(name, set()) - {name}) & growing or stop():
-            continue
-        cone = build_network(topo, [name]).topology
-        cert = prove_flood(cone, name, verdicts, traces, proven_on)
-        if cert is None:
-            continue
-        index = cert.evidence.trace_index
-        problems = check_flood_certificate(cone, cert, traces[index] if index is not None else None)
-        if problems:
-            notes.append(f"defect: a flood proof for {name} was rejected by its checker and discarded: "
-                         + "; ".join(problems[:3]))
-            continue
-        verdicts[name] = BoltVerdict(verdict="unbounded", method="flood proof", certified=True, k=before.k,
-                                     flood_certificate=cert, message=flood_message(cert, before.message))
+    tried: dict[str, frozenset[str]] = {}  # per bolt, the sources it was last tried with
+    while True:  # a bolt flooded in one round may flood another in the next (a chain): until nothing changes
+        growing = frozenset(n for n, v in verdicts.items() if v.verdict in GROWS)
+        todo = [n for n, v in verdicts.items() if v.verdict in FLOODABLE
+                and (senders.get(n, set()) - {n}) & growing and tried.get(n) != growing]
+        if not todo or stop():
+            return
+        for name in todo:
+            tried[name] = growing
+            _flood_one(topo, name, verdicts, traces, proven_on, notes)
+
+
+def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], traces: list[Trace],
+               proven_on: Callable[[str], Topology], notes: list[str]) -> None:
+    """`name` becomes `unbounded` when a flood certificate for it is built and accepted by its checker."""
+    before = verdicts[name]
+    cone = build_network(topo, [name]).topology
+    cert = prove_flood(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology)
+    if cert is None:
+        return
+    index = cert.evidence.trace_index
+    problems = check_flood_certificate(cone, cert, traces[index] if index is not None else None)
+    if problems:
+        notes.append(f"defect: a flood proof for {name} was rejected by its checker and discarded: "
+                     + "; ".join(problems[:3]))
+        return
+    verdicts[name] = BoltVerdict(verdict="unbounded", method="flood proof", certified=True, k=before.k,
+                                 flood_certificate=cert, message=flood_message(cert, before.message))

@@ -21,15 +21,15 @@ from fractions import Fraction
 
 from app.core.formats.trace import Trace
 from app.core.formats.trace_numbers import format_time
-from app.core.results import BoltVerdict, FloodRun
+from app.core.results import BoltVerdict, FloodCertificate, FloodRun
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.network import Network, build_network
-from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
+from app.core.tcn.schedule import Schedule, Switch, schedules, unaligned_schedule
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.topology import Topology
 
-__all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_threshold_run", "threshold_runs"]
+__all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_threshold_run", "chain_of", "threshold_runs"]
 
 MAX_DOUBLINGS = 16  # slow stretches tried per phase-1 schedule, each twice the one before
 PHASE_ONE_SCHEDULES = 6  # phase-1 schedules tried (the fastest-others one first, then the simulation's)
@@ -49,31 +49,53 @@ def _phase_one(net: Network, source: str, target: str) -> list[Schedule]:
     return out[:PHASE_ONE_SCHEDULES]
 
 
-def _switched(net: Network, sched: Schedule, source: str, target: str, slow: Fraction) -> Schedule:
-    """`sched` until `slow` seconds, then the source fastest (back-to-back, α(1−τ)) and the target slowest."""
-    tau = net.tolerance
+def _switched(net: Network, sched: Schedule, chain: list[str], target: str, slow: Fraction) -> Schedule:
+    """`sched` until `slow` seconds, then the chain's first bolt fastest (back-to-back, α(1−τ)); each next bolt of
+    the chain slowest, then fastest once the one before it has drained; the target slowest."""
+    tau, idle = net.tolerance, net.max_idle
     alpha = {b.name: b.alpha for b in net.bolts}
-    after = {source: (alpha[source] * (1 - tau), Fraction(0), True),
-             target: (alpha[target] * (1 + tau), net.max_idle, False)}
-    return replace(sched, switch_at=slow, after=after)
+
+    def fastest(name: str, after: str | None = None) -> Switch:
+        return Switch(name, alpha[name] * (1 - tau), Fraction(0), True, after)
+
+    def slowest(name: str) -> Switch:
+        return Switch(name, alpha[name] * (1 + tau), idle, False)
+
+    switches = [fastest(chain[0])]
+    for before, name in zip(chain, chain[1:], strict=False):
+        switches += [slowest(name), fastest(name, before)]
+    return replace(sched, switch_at=slow, switches=(*switches, slowest(target)))
 
 
-def build_threshold_run(topo: Topology, source: str, target: str, threshold: int, *,
+def chain_of(cert: FloodCertificate) -> list[str]:
+    """The bolts that back up in turn, innermost first: a source that grows, then each bolt it floods that
+    floods the next (a chain of flood certificates), ending with `cert.source`."""
+    chain = [cert.source]
+    nested = cert.evidence.flood_certificate
+    while nested is not None:
+        chain.insert(0, nested.source)
+        nested = nested.evidence.flood_certificate
+    return chain
+
+
+def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold: int, *,
                         cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
                         max_cells: int = MAX_CELLS) -> tuple[Trace, Fraction, int] | str:
-    """A certified finite run of `target`'s cone in which its queue reaches `threshold` while `source` drains a
-    backlog: (trace, slow stretch in seconds, the target's largest queue), or why there is none."""
+    """A certified finite run of `target`'s cone in which its queue reaches `threshold` while the last bolt of
+    `chain` (`chain_of`) drains a backlog: (trace, slow stretch in seconds, the target's largest queue), or why
+    there is none."""
     net = build_network(topo, [target])
     names = {b.name for b in net.bolts}
-    if source not in names or target not in names:
-        return f"{source} is not in {target}'s cone of influence"
-    slowest = next(b.alpha for b in net.bolts if b.name == source) * (1 + net.tolerance) + net.max_idle
+    if not set(chain) | {target} <= names:
+        return f"{', '.join(chain)} not all in {target}'s cone of influence"
+    first, source = chain[0], chain[-1]
+    slowest = next(b.alpha for b in net.bolts if b.name == first) * (1 + net.tolerance) + net.max_idle
     tried = []
-    for sched in _phase_one(net, source, target):
+    for sched in _phase_one(net, first, target):
         slow, best, backlog, stalled = slowest * threshold, -1, -1, 0
         for _ in range(MAX_DOUBLINGS):
             goal = Goal(target, threshold, source)
-            out = build_finite_run(net, _switched(net, sched, source, target, slow), goal, cancelled=cancelled,
+            out = build_finite_run(net, _switched(net, sched, chain, target, slow), goal, cancelled=cancelled,
                                    deadline=deadline, max_cells=max_cells)
             if isinstance(out, Trace):
                 cert = certify(out, checked=[target], threshold=threshold, cancelled=cancelled)
@@ -105,7 +127,7 @@ def threshold_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
         cert = verdict.flood_certificate
         if verdict.verdict != "unbounded" or cert is None:
             continue
-        found = build_threshold_run(topo, cert.source, name, threshold, cancelled=cancelled, deadline=deadline)
+        found = build_threshold_run(topo, chain_of(cert), name, threshold, cancelled=cancelled, deadline=deadline)
         if isinstance(found, str):
             notes.append(f"no threshold run past {threshold} for {name}: {found}")
             continue

@@ -28,6 +28,20 @@ MAX_ALIGNED_TRIES = 4  # aligned schedules simulated before the unaligned one
 
 
 @dataclass(frozen=True)
+class Switch:
+    """A bolt's change of pace in a threshold run: from `switch_at` on, once `after` (a bolt, if any) has made
+    all its switches and emptied its queue, and once its own earlier switches are made, `bolt` takes this
+    (processing, delay, eager) at its first emit, or at its first position idle with an empty queue, while up:
+    no clock then reads the old durations. A bolt that switches never fails again."""
+
+    bolt: str
+    processing: Fraction
+    delay: Fraction
+    eager: bool
+    after: str | None = None
+
+
+@dataclass(frozen=True)
 class Schedule:
     """The durations one simulation uses, exact, per component name.
 
@@ -37,10 +51,8 @@ class Schedule:
     the bolt takes tuples arriving while it is idle with nothing waiting at once,
     instead of after `delay`. `period`: the aligned period T, None when not aligned.
     `fail`: per bolt that fails in this run, (up, down): it fails `up` after time 0 and after
-    each recovery, and recovers `down` after each failure (empty: nothing fails). `after`: per bolt,
-    the (processing, delay, eager) it switches to at its first emit at or after `switch_at` (or at its
-    first position there idle with an empty queue, while up), when no clock reads the old durations any
-    more, and from then on it never fails (a threshold run: docs/boundedness.md, "The threshold run")."""
+    each recovery, and recovers `down` after each failure (empty: nothing fails). `switches`: the
+    changes of pace of a threshold run from `switch_at` on (docs/boundedness.md, "The threshold run")."""
 
     period: Fraction | None
     gap: dict[str, Fraction]
@@ -49,7 +61,7 @@ class Schedule:
     eager: dict[str, bool]
     fail: dict[str, tuple[Fraction, Fraction]] = field(default_factory=dict)
     switch_at: Fraction | None = None
-    after: dict[str, tuple[Fraction, Fraction, bool]] = field(default_factory=dict)
+    switches: tuple[Switch, ...] = ()
 
     def describe(self) -> str:
         text = ("unaligned schedule (every duration at its extreme)" if self.period is None
@@ -314,9 +326,10 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
     simulate (a lasso found under any schedule is certified exactly), so it is computed in `number`:
     floats by default (exact fractions cost 8 of 12.5 s at 500 components), `Fraction` in the tests
     that compare the two (docs/simulation.md, "Ranking in floats")."""
-    fresh = {s.name: number(1 / sched.gap[s.name]) for s in net.spouts}
-    capacity = {b.name: number(b.take_max / (sched.processing[b.name] + sched.delay[b.name])) for b in net.bolts}
-    zero = number(Fraction(0))
+    zero, one = number(Fraction(0)), number(Fraction(1))
+    fresh = {s.name: one / number(sched.gap[s.name]) for s in net.spouts}
+    capacity = {b.name: b.take_max * one / (number(sched.processing[b.name]) + number(sched.delay[b.name]))
+                for b in net.bolts}
     ratio: dict[tuple[str, str], Any] = {}
     for b in net.bolts:
         for st in b.streams:

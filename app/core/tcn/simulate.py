@@ -140,8 +140,8 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
               goal: Goal | None = None) -> Trace | tuple[str, int, bool]:
     """One deterministic run under `sched`; a lasso trace, or (why not, positions simulated, stopped at the
     cell bound). With a `goal`, no state is hashed: the run is a finite one, stopped at the first position
-    where the goal's bolt holds its threshold (its trace), or when the goal's source has switched to
-    `sched.after` and drained its queue.
+    where the goal's bolt holds its threshold (its trace), or when the goal's source has made all its
+    switches (`sched.switches`) and drained its queue.
 
     With a failure plan (`sched.fail`, docs/model.md section 7) the planned bolts fail and
     recover on their clocks; each loss replays one spout tuple per lost tuple, split evenly
@@ -198,7 +198,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         replayed = spout_actions(t, emitted, breaches)
         fails, recovers, emits = emit_actions(t, emitted)
         switch(t, emits)
-        if goal is not None and goal.backlog < 0 and drains not in switch.pending:
+        if goal is not None and goal.backlog < 0 and switch.done(drains):
             goal.backlog = queue[drains]  # the source's backlog when it starts draining
         step, losses = bolt_actions(t, emitted, fails, recovers, emits, breaches)
         for _, replays in losses.values():
@@ -217,7 +217,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
             goal.peak = max(goal.peak, step[watch][0])
             if goal.peak >= goal.threshold and len(rows) >= 3:  # positions 0..k+1, k ≥ 1, loop_start k+1
                 return rows_trace(net, rows, len(rows) - 1, run.scale, run.index, cancelled)
-            if drains not in switch.pending and queue[drains] == 0:
+            if switch.done(drains) and queue[drains] == 0:
                 return f"{goal.source} drained its backlog by {Fraction(t, run.scale)} s", i, False
         if key is not None:
             seen.setdefault(key, []).append(i)
@@ -283,7 +283,7 @@ class _Run:
         fm = net.failures
         plan_times = [t for pair in sched.fail.values() for t in pair]
         durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values(), *plan_times,
-                     *(d for p, w, _ in sched.after.values() for d in (p, w))]
+                     *(d for w in sched.switches for d in (w.processing, w.delay))]
         scale = math.lcm(*(Fraction(d).denominator for d in durations))  # every duration an integer
         spouts, bolts = net.spouts, net.bolts
         n_s, n_b = len(spouts), len(bolts)
@@ -422,26 +422,37 @@ _Losses = dict[int, tuple[int, dict[str, int]]]  # per bolt that lost tuples: (l
 
 
 class _Switch:
-    """The bolts of `sched.after` not switched yet (`pending`, by index: their new durations on the grid).
-    Called at a position at or after `sched.switch_at`, after the EMITs, it switches each bolt that emits there
-    or is idle with an empty queue, while up: no clock then reads its old durations, so the run stays legal; a bolt
-    of the failure plan so switched never fails again."""
+    """The switches of `sched` not made yet (`pending`, in order, by bolt index, durations on the grid). Called
+    at a position at or after `sched.switch_at`, after the EMITs, it makes each bolt's next switch when it is
+    due (`schedule.Switch`): no clock then reads the old durations, so the run stays legal."""
 
     def __init__(self, run: _Run, sched: Schedule) -> None:
         self.run = run
         self.at = 0 if sched.switch_at is None else math.ceil(sched.switch_at * run.scale)
-        self.pending = {} if sched.switch_at is None else {
-            run.bolt_names.index(name): (int(p * run.scale), int(d * run.scale), eager)
-            for name, (p, d, eager) in sched.after.items()}
+        index = {name: j for j, name in enumerate(run.bolt_names)}
+        self.pending = [] if sched.switch_at is None else [
+            (index[w.bolt], int(w.processing * run.scale), int(w.delay * run.scale), w.eager,
+             None if w.after is None else index[w.after]) for w in sched.switches]
+
+    def done(self, j: int) -> bool:
+        """Whether bolt `j` has made all its switches."""
+        return all(p[0] != j for p in self.pending)
 
     def __call__(self, t: int, emits: list[bool]) -> None:
         if not self.pending or t < self.at:
             return
-        run = self.run
-        for j in list(self.pending):
+        run, seen = self.run, set()
+        for entry in list(self.pending):
+            j, proc, delay, eager, after = entry
+            if j in seen:
+                continue
+            seen.add(j)
+            if after is not None and (not self.done(after) or run.queue[after] > 0):
+                continue
             if not run.down[j] and (emits[j] or (not run.processing[j] and run.queue[j] == 0
                                                  and run.waiting_since[j] is None)):
-                run.proc[j], run.delay[j], run.eager[j] = self.pending.pop(j)
+                run.proc[j], run.delay[j], run.eager[j] = proc, delay, eager
+                self.pending.remove(entry)
                 if j in run.plan:  # it never fails again (a failure is never forced, docs/model.md 7.2)
                     run.next_fail[j] = NEVER
 

@@ -12,7 +12,8 @@ capacity C/(α(1+τ) + max_idle). It accepts (docs/boundedness.md, "Unbounded: a
 * every stated term is one of those streams, none twice, at least one from the source, each rate and ratio no
   higher than derived; the capacity is the derived one; Σ rate × ratio is strictly above it;
 * the source's evidence holds: its growth certificate is accepted by `rate_growth.py` (or its lasso by the trace
-  certifier, `certify.py`, with the source growing in it), for the source; and the evidence's document is part of
+  certifier, `certify.py`, with the source growing in it; or, in a chain, its own flood certificate by this
+  checker, recursively, on the source's cone), for the source; and the evidence's document is part of
   this one: every component that influences the source there (its upstream and, with failures, the failing bolts
   its spouts feed, with theirs) is here with the same parameters and the same input streams, under the same
   settings, so the run that makes the source grow is a run here too;
@@ -117,6 +118,17 @@ def _part_of(evidence: Topology, source: str, whole: Topology, label: str = "evi
 def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | None) -> list[str]:
     """Why the source's evidence does not show that it can hold any backlog in `topo`; [] when it does."""
     ev = cert.evidence
+    if ev.flood_certificate is not None:  # a chain: the source is itself unbounded
+        if ev.flood_certificate.target != cert.source:
+            return [f"evidence: the flood certificate is about {ev.flood_certificate.target}, not {cert.source}"]
+        if ev.topology is None:
+            return ["evidence: the flood certificate comes without the document it is about"]
+        try:
+            flooded_on = parse_topology(ev.topology)
+        except (TopologyError, ValueError, TypeError) as exc:
+            return [f"evidence: its document is not valid: {exc}"]
+        problems = [f"evidence: {p}" for p in check_flood_certificate(flooded_on, ev.flood_certificate)]
+        return problems or _part_of(flooded_on, cert.source, topo)
     if ev.growth_certificate is not None:
         if ev.growth_certificate.target != cert.source:
             return [f"evidence: the growth certificate is about {ev.growth_certificate.target}, not {cert.source}"]
