@@ -15,10 +15,12 @@ import pytest
 from app.cli import main
 from app.core.formats.trace import Trace
 from app.core.rates import rate_check
-from app.core.results import FloodCertificate, FloodRun
+from app.core.results import BoltVerdict, FloodCertificate, FloodRun
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.flood import check_flood_certificate
+from app.core.tcn.flood import prove_flood
 from app.core.tcn.flood_run import build_threshold_run, chain_of
+from app.core.tcn.rate_growth import prove_growth
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import parse_topology
 from tests.unit.test_flood import FLOOD, WIDE, _doc, _random_doc, by_rates, cone
@@ -187,3 +189,19 @@ def test_a_chain_of_floods_is_unbounded_with_a_nested_certificate_and_a_run() ->
         "flood_certificate": nested.model_copy(update={"target": "U"})})})
     assert check_flood_certificate(cone(CHAIN, "W"), other) == [
         "evidence: the flood certificate is about U, not V"]
+
+
+def test_a_drain_that_does_not_beat_the_capacity_is_said_to_be_what_is_missing() -> None:
+    """The tie of tests/unit/test_flood.py (τ 0.5: U drains at most 1 tuple/s, J takes 1 at its slowest): no
+    certificate, and the shortfall names U, its drain and J's capacity."""
+    doc = _doc([("U", 2, 1.0, 1), ("J", 0.5, 0.0, 1)], [("S", "U"), ("U", "J")], rate=1.0, tolerance=0.5,
+               idle=0.25)
+    growth = prove_growth(cone(doc, "U"), "U")
+    assert growth is not None
+    verdicts = {"U": BoltVerdict(verdict="counterexample", method="rate proof", certified=True,
+                                 growth_certificate=growth),
+                "J": BoltVerdict(verdict="no-repeating-growth")}
+    short: list[str] = []
+    assert prove_flood(cone(doc, "J"), "J", verdicts, [], lambda n: cone(doc, n), None, short) is None
+    assert short == ["U can hold any backlog, but its fastest drain with the spouts' least inflow, 1 tuples/s, is "
+                     "not above the 1 J processes at its slowest"]

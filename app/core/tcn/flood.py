@@ -30,6 +30,7 @@ __all__ = ["FLOODABLE", "flood_message", "flood_verdicts", "prove_flood"]
 
 #: the verdicts a flood proof may answer (a lasso in which the bolt grows, or a bound, already says more)
 FLOODABLE = ("no-repeating-growth", "none-up-to-k", "unknown")
+NO_FLOOD = "No flood proof: "  # the start of what a bolt's message says is missing for the flood proof
 #: the verdicts of a source that can hold any backlog: it grows, or it is itself flooded (a chain)
 GROWS = ("counterexample", "unbounded")
 
@@ -65,11 +66,13 @@ def _evidence(source: str, verdict: BoltVerdict, traces: list[Trace], proven_on:
 
 def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], traces: list[Trace],
                 proven_on: Callable[[str], Topology],
-                cone_of: Callable[[str], Topology] | None = None) -> FloodCertificate | None:
+                cone_of: Callable[[str], Topology] | None = None,
+                shortfall: list[str] | None = None) -> FloodCertificate | None:
     """The flood certificate for `target` on `cone` (its cone of influence) from the bolt it receives from that
     floods it hardest, or None when no bolt with evidence of growth floods it. `verdicts` are the bolts' answers so
     far (a source's evidence is its `counterexample`, or with `cone_of(name)`, its cone's document, its own flood:
-    a chain), `proven_on(name)` the document its rate proof is about."""
+    a chain), `proven_on(name)` the document its rate proof is about. `shortfall`, when given, gets one sentence
+    per source with evidence whose drain is not strictly above the target's smallest capacity."""
     ident = {c.name: c.id for c in cone.components}
     name_of = {c.id: c.name for c in cone.components}
     spouts = {s.id for s in cone.spouts}
@@ -100,6 +103,10 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
             continue
         terms += spout_terms
         inflow = sum((Fraction(t.rate) * Fraction(t.ratio) for t in terms), Fraction(0))
+        if inflow <= figures.cap_min[j] and shortfall is not None:
+            shortfall.append(f"{source} can hold any backlog, but its fastest drain with the spouts' least inflow, "
+                             f"{float(inflow):.4g} tuples/s, is not above the {float(figures.cap_min[j]):.4g} "
+                             f"{target} processes at its slowest")
         if inflow > figures.cap_min[j] and (best is None or inflow > best[0]):
             best = (inflow, FloodCertificate(target=target, content_hash=content_hash(cone), source=source,
                                              terms=terms, capacity=_text(figures.cap_min[j]), evidence=evidence))
@@ -149,8 +156,14 @@ def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], trac
     """`name` becomes `unbounded` when a flood certificate for it is built and accepted by its checker."""
     before = verdicts[name]
     cone = build_network(topo, [name]).topology
-    cert = prove_flood(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology)
+    short: list[str] = []
+    cert = prove_flood(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology, short)
     if cert is None:
+        if short:  # what is missing for an answer, in its message
+            head = before.message.split(NO_FLOOD)[0].rstrip()
+            verdicts[name] = before.model_copy(update={"message": (
+                f"{head} {NO_FLOOD}{'; '.join(short)} (a tie or less proves neither a flood nor a bound: "
+                "docs/boundedness.md, \"Unbounded: a backlog that floods\")")})
         return
     index = cert.evidence.trace_index
     problems = check_flood_certificate(cone, cert, traces[index] if index is not None else None)
