@@ -205,3 +205,26 @@ def test_a_drain_that_does_not_beat_the_capacity_is_said_to_be_what_is_missing()
     assert prove_flood(cone(doc, "J"), "J", verdicts, [], lambda n: cone(doc, n), None, short) is None
     assert short == ["U can hold any backlog, but its fastest drain with the spouts' least inflow, 1 tuples/s, is "
                      "not above the 1 J processes at its slowest"]
+
+
+def test_check_shows_unbounded_where_the_source_grows_by_rates(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """No search: WIDE's U grows by rates, so `check` proves J unbounded (text, --json with an accepted
+    certificate, and --fail-on grows exits 1), while J's rate status stays no-repeating-growth."""
+    path = tmp_path / "wide.storm.json"
+    path.write_text(json.dumps(WIDE))
+    assert main(["check", str(path), "--fail-on", "grows"]) == 1
+    text = capsys.readouterr().out
+    assert "- J: unbounded: U backs up, then floods J at 1.786 tuples/s or more" in text
+    assert "--fail-on grows: J" in text
+    assert main(["check", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["bolts"]["J"]["status"] == "no-repeating-growth" and list(data["unbounded"]) == ["J"]
+    cert = FloodCertificate.model_validate(data["unbounded"]["J"]["flood_certificate"])
+    assert check_flood_certificate(cone(WIDE, "J"), cert) == []
+    path.write_text(json.dumps(FLOOD))  # U grows by rates there too: J unbounded, as verify says
+    assert main(["check", str(path), "--json"]) == 0
+    assert list(json.loads(capsys.readouterr().out)["unbounded"]) == ["J"]
+    path.write_text(json.dumps(_doc([("U", 0.5, 1.0, 1), ("J", 0.4, 0.0, 1)], [("S", "U"), ("U", "J")])))
+    assert main(["check", str(path), "--json"]) == 0  # every bolt bounded: nothing to flood
+    assert json.loads(capsys.readouterr().out)["unbounded"] == {}

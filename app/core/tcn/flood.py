@@ -24,9 +24,10 @@ from app.core.results import BoltVerdict, FloodCertificate, FloodEvidence, Flood
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.network import build_network
+from app.core.tcn.rate_growth import prove_growth
 from app.core.topology import Topology
 
-__all__ = ["FLOODABLE", "flood_message", "flood_verdicts", "prove_flood"]
+__all__ = ["FLOODABLE", "flood_message", "flood_verdicts", "floods_by_rates", "prove_flood"]
 
 #: the verdicts a flood proof may answer (a lasso in which the bolt grows, or a bound, already says more)
 FLOODABLE = ("no-repeating-growth", "none-up-to-k", "unknown")
@@ -173,3 +174,37 @@ def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], trac
         return
     verdicts[name] = BoltVerdict(verdict="unbounded", method="flood proof", certified=True, k=before.k,
                                  flood_certificate=cert, message=flood_message(cert, before.message))
+
+
+def floods_by_rates(topo: Topology, statuses: dict[str, str],
+                    stop: Callable[[], bool] = lambda: False) -> dict[str, FloodCertificate]:
+    """Without any search (`stormbound check`): every bolt whose rate-check status leaves room (`may-grow`,
+    `no-repeating-growth`) and that a bolt it receives from floods, that bolt's growth proven by rates
+    (`rate_growth.py`): its flood certificate, accepted by the checker. `stop()` ends the pass early (what was found
+    so far is kept; every certificate given is checked)."""
+    name_of = {c.id: c.name for c in topo.components}
+    senders = {name_of[b]: {name_of[u] for u, _ in pairs} for b, pairs in topo.inputs().items()}
+    cones: dict[str, Topology] = {}
+    growth: dict[str, BoltVerdict | None] = {}
+
+    def cone_of(name: str) -> Topology:
+        if name not in cones:
+            cones[name] = build_network(topo, [name]).topology
+        return cones[name]
+
+    found: dict[str, FloodCertificate] = {}
+    for name, status in statuses.items():
+        if status not in ("may-grow", "no-repeating-growth"):
+            continue
+        for u in sorted(senders.get(name, set()) - {name}):
+            if u not in growth and statuses.get(u) in ("grows", "may-grow") and not stop():
+                cert = prove_growth(cone_of(u), u)
+                growth[u] = None if cert is None else BoltVerdict(verdict="counterexample", method="rate proof",
+                                                                  certified=True, growth_certificate=cert)
+        verdicts = {u: v for u in senders.get(name, set()) if (v := growth.get(u)) is not None}
+        if not verdicts or stop():
+            continue
+        flood = prove_flood(cone_of(name), name, verdicts, [], cone_of)
+        if flood is not None and not check_flood_certificate(cone_of(name), flood):
+            found[name] = flood
+    return found
