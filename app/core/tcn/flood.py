@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
+import networkx as nx
+
 from app.core.formats.trace import Trace
 from app.core.formats.trace_numbers import format_time
 from app.core.rates.flows import RateFigures
@@ -193,11 +195,12 @@ def floods_by_rates(topo: Topology, statuses: dict[str, str],
         return cones[name]
 
     found: dict[str, FloodCertificate] = {}
+    cyclic = _below_cycles(topo)
     for name, status in statuses.items():
         if status not in ("may-grow", "no-repeating-growth"):
             continue
         for u in sorted(senders.get(name, set()) - {name}):
-            if u not in growth and statuses.get(u) in ("grows", "may-grow") and not stop():
+            if u not in growth and statuses.get(u) in ("grows", "may-grow") and u not in cyclic and not stop():
                 cert = prove_growth(cone_of(u), u)
                 growth[u] = None if cert is None else BoltVerdict(verdict="counterexample", method="rate proof",
                                                                   certified=True, growth_certificate=cert)
@@ -208,3 +211,25 @@ def floods_by_rates(topo: Topology, statuses: dict[str, str],
         if flood is not None and not check_flood_certificate(cone_of(name), flood):
             found[name] = flood
     return found
+
+
+def _below_cycles(topo: Topology) -> set[str]:
+    """The bolts on a cycle of streams that carry tuples, or below one: growth by rates refuses their cones (it
+    orders a cone topologically), so `floods_by_rates` does not try them (a 3,000-bolt cycle: no cone built)."""
+    name_of = {c.id: c.name for c in topo.components}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(name_of.values())
+    sigma = {c.id: c.output_streams() for c in topo.components}
+    for b, pairs in topo.inputs().items():
+        for u, stream in pairs:
+            if (sigma[u].get(stream) or 0) > 0 or u in {sp.id for sp in topo.spouts}:
+                graph.add_edge(name_of[u], name_of[b])
+    on_cycle = {n for part in nx.strongly_connected_components(graph)
+                for n in part if len(part) > 1 or graph.has_edge(n, n)}
+    below, todo = set(on_cycle), list(on_cycle)
+    while todo:  # one walk from every cycle at once: linear in the graph
+        for m in graph.successors(todo.pop()):
+            if m not in below:
+                below.add(m)
+                todo.append(m)
+    return below
