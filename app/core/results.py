@@ -65,11 +65,29 @@ class FloodTerm(BaseModel):
 
 class FloodEvidence(BaseModel):
     """Why the flood's source can hold any backlog: its growth proven by rates (`topology`, the document it is
-    proven on, and `growth_certificate`) or a certified lasso in which it grows (`trace`, the trace's JSON, in a
-    certificate file; `trace_index` into the result's traces in memory and in `verify --json`)."""
+    proven on, and `growth_certificate`), a certified lasso in which it grows (`trace`, the trace's JSON, in a
+    certificate file; `trace_index` into the result's traces in memory and in `verify --json`), or its own flood
+    (`topology`, its cone, and `flood_certificate`)."""
 
     topology: dict[str, Any] | None = None
     growth_certificate: RateGrowthCertificate | None = None
+    trace_index: int | None = None
+    trace: dict[str, Any] | None = None
+    flood_certificate: FloodCertificate | None = Field(
+        default=None, description="a chain of floods: the source is itself unbounded, by this certificate (about "
+                                  "`topology`, the source's cone, with its own evidence's trace embedded)")
+
+
+class FloodRun(BaseModel):
+    """A finite legal run of the flooded bolt's cone in which its queue reaches `threshold` (docs/boundedness.md,
+    "The threshold run"): the source slow for `slow_s` seconds ("p/q"), then draining at full speed while the
+    target processes at its slowest; `reached` is the target's largest queue in it. The trace is a threshold
+    witness (loop_start k+1): `trace_index` into the result's traces in memory and in `verify --json`, `trace` its
+    JSON in a certificate file; `app/core/tcn/check/flood.py` certifies it."""
+
+    threshold: int
+    slow_s: str
+    reached: int
     trace_index: int | None = None
     trace: dict[str, Any] | None = None
 
@@ -87,6 +105,11 @@ class FloodCertificate(BaseModel):
     terms: list[FloodTerm] = Field(default_factory=list)
     capacity: str
     evidence: FloodEvidence
+    run: FloodRun | None = Field(default=None, description="on request (verify --flood-run N): a finite run in "
+                                                           "which the target's queue reaches N")
+
+
+FloodEvidence.model_rebuild()
 
 
 BoltVerdictKind = Literal["counterexample", "unbounded", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
