@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_serializer
+from pydantic import Field, model_serializer, model_validator
 
 from app.core.topology.fields import (
     STORM_MAX_INT,
@@ -31,7 +31,7 @@ TICK_STREAM = "__tick"
 
 # Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
 _SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class", "streams", "stream_sigma",
-                  "stream_ratio", "tasks", "min_ttf")
+                  "stream_ratio", "tasks", "min_ttf", "threads")
 
 
 class _StormFields(StrictModel):
@@ -69,7 +69,8 @@ class Spout(_StormFields):
 
 
 class Bolt(_StormFields):
-    """A worker: takes up to `parallelism` tuples per batch, works `alpha` s, emits σ per input."""
+    """A worker: takes up to `parallelism` tuples per batch (× `threads` when asynchronous), works `alpha` s, emits σ
+    per input."""
 
     kind: Literal["bolt"] = "bolt"
     id: str = Field(default_factory=new_id)
@@ -91,6 +92,22 @@ class Bolt(_StormFields):
     min_ttf: NonNegativeSeconds | None = Field(default=None, description=(
         "minimum time to failure (s): the bolt may fail once this long has passed since its last failure "
         "ended (since time 0 for the first); unset = it never fails (docs/model.md section 7)"))
+    threads: Count | None = Field(default=None, description=(
+        "an asynchronous bolt: `execute` only enqueues, and this many internal threads per executor (StormCrawler's "
+        "fetcher.threads.number) each work `alpha` s on one tuple; the batch is parallelism × threads "
+        "(docs/model.md section 8); unset = an ordinary bolt"))
+
+    @model_validator(mode="after")
+    def _threads_fit(self) -> Bolt:
+        if self.threads is not None and self.take_max > STORM_MAX_INT:
+            raise ValueError(f"parallelism × threads is {self.take_max}, more tuples at once than Storm counts "
+                             f"(at most {STORM_MAX_INT})")
+        return self
+
+    @property
+    def take_max(self) -> int:
+        """C_TAKE: the executors (`parallelism`), times an asynchronous bolt's threads per executor."""
+        return self.parallelism * (self.threads or 1)
 
     def output_streams(self) -> dict[str, float | None]:
         """Every output stream and its σ ('default': `sigma`; None: declared, not annotated yet)."""

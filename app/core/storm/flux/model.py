@@ -29,6 +29,13 @@ STORM_SETTINGS: dict[str, str] = {
 # the model's values, kept in each component's `config` by an export
 ANNOTATION_KEYS = {"spout": ("rate", "burst"), "bolt": ("alpha", "sigma")}
 ANNOTATION_PREFIX = "stormbound."
+# an asynchronous bolt's threads per executor (docs/model.md section 8), kept in its config by an export
+THREADS_KEY = "threads"
+# the asynchronous bolts an import knows by class: the config key of their threads per task, and its default
+ASYNC_BOLTS: dict[str, tuple[str, int]] = {
+    "com.digitalpebble.stormcrawler.bolt.FetcherBolt": ("fetcher.threads.number", 10),
+    "org.apache.stormcrawler.bolt.FetcherBolt": ("fetcher.threads.number", 10),
+}
 # per declared stream: a bolt's σ, a spout's ratio (a mapping {stream: number} in the component's config)
 STREAM_ANNOTATIONS = {"spout": "stream_ratio", "bolt": "stream_sigma"}
 # Storm's executors take the next tuple as soon as they finish one: an import idles for no time

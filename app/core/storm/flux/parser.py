@@ -18,6 +18,7 @@ from app.core.storm.flux.model import (
     STORM_MAX_INT,
     STORM_SETTINGS,
     STREAM_ANNOTATIONS,
+    THREADS_KEY,
     TOP_LEVEL,
     FluxDocument,
     Stream,
@@ -186,7 +187,8 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
         config = item.get("config")
         tick_secs = plain(config.get(TICK_FREQ)) if isinstance(config, dict) else None
         if isinstance(config, dict):
-            for name in (*ANNOTATION_KEYS[kind], "checked", STREAM_ANNOTATIONS[kind]):
+            for name in (*ANNOTATION_KEYS[kind], "checked", STREAM_ANNOTATIONS[kind],
+                         *((THREADS_KEY,) if kind == "bolt" else ())):
                 if f"{ANNOTATION_PREFIX}{name}" in config:
                     annotations[name] = (plain(config[f"{ANNOTATION_PREFIX}{name}"]),
                                          line_of(config, f"{ANNOTATION_PREFIX}{name}"))
