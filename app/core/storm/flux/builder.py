@@ -94,7 +94,7 @@ def _threads(doc: FluxDocument, vertex: Vertex, notes: list[str]) -> int | None:
     of an executor; None for an ordinary bolt."""
     given = _annotation(vertex, THREADS_KEY, int)
     if given is not None or vertex.class_name not in ASYNC_BOLTS:
-        return given
+        return int(given) if given is not None else None
     key, default = ASYNC_BOLTS[vertex.class_name]
     value = doc.config.get(key)
     where = f"{key} {value}"
