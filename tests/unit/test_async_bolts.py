@@ -1,0 +1,188 @@
+"""Asynchronous bolts (docs/model.md section 8): `execute` only enqueues, T threads per executor each work α on
+one tuple, so C_TAKE = executors × threads and the capacity is executors × threads / α.
+
+Every layer is compared with an independent simulation written here (threads taking tuples from one FIFO queue,
+event by event, no code of the product), and the checkers' new rule (`take_bound`) is mutated to show they
+depend on it."""
+
+from __future__ import annotations
+
+import heapq
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core.formats.dvert import to_dvert
+from app.core.rates import rate_check
+from app.core.results import LinearCertificate
+from app.core.storm.flux.builder import import_flux
+from app.core.storm.flux.export import to_flux_bytes as export_flux_bytes
+from app.core.tcn.check import certify_rules
+from app.core.tcn.check import linear as check_linear
+from app.core.tcn.check.certify import certify
+from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.linear import check_certificate
+from app.core.tcn.linear import build_rows, farkas
+from app.core.tcn.network import build_network
+from app.core.tcn.search import SearchOptions, verify
+from app.core.tcn.simulate import build_lasso
+from app.core.topology import TopologyError, parse_topology
+
+FLUX = Path(__file__).resolve().parents[1] / "data" / "flux"
+
+
+def fetcher(rate: float, threads: int | None = 3, parallelism: int = 1, alpha: float = 0.5) -> dict[str, Any]:
+    """S -> F (asynchronous: `threads` per executor, one fetch α) -> P (fast, ordinary)."""
+    bolt: dict[str, Any] = {"name": "F", "alpha": alpha, "sigma": 1, "parallelism": parallelism}
+    if threads is not None:
+        bolt["threads"] = threads
+    return {"schema_version": 3, "name": "fetch", "spouts": [{"name": "S", "rate": rate, "burst": 1}],
+            "bolts": [bolt, {"name": "P", "alpha": 0.01, "sigma": 0, "parallelism": 1}],
+            "subscriptions": [{"source": "S", "target": "F"}, {"source": "F", "target": "P"}],
+            "settings": {"tolerance": 0, "max_idle_time": 0}, "verification": {"checked": ["F"]}}
+
+
+def threads_queue(rate: Fraction, servers: int, alpha: Fraction, horizon: Fraction) -> tuple[int, int]:
+    """An independent event simulation of an asynchronous bolt: tuples arrive every 1/rate s into one FIFO queue,
+    `servers` threads each take the oldest waiting tuple the moment they are free and work `alpha` s on it.
+    (the largest queue seen, the queue at `horizon`): tuples arrived and not yet started."""
+    free = [Fraction(0)] * servers  # when each thread is next free
+    heapq.heapify(free)
+    started = 0
+    largest = 0
+    n = 0
+    while True:
+        t = n / rate
+        if t > horizon:
+            break
+        n += 1  # tuple n arrives at t; start every tuple a thread is free for by then
+        while started < n and free[0] <= t:
+            at = heapq.heappop(free)
+            arrival = started / rate
+            heapq.heappush(free, max(at, arrival) + alpha)
+            started += 1
+        largest = max(largest, n - started)
+    return largest, n - started
+
+
+@pytest.mark.parametrize(("rate", "threads", "parallelism", "status"),
+                         [(5, 3, 1, "bounded"), (8, 3, 1, "grows"), (11, 3, 2, "bounded"), (13, 3, 2, "grows")])
+def test_the_rate_check_reads_the_threads_as_the_independent_simulation_does(rate: int, threads: int,
+                                                                                parallelism: int, status: str) -> None:
+    topo = parse_topology(fetcher(rate, threads, parallelism))
+    assert topo.bolt_by_name("F").take_max == threads * parallelism
+    assert rate_check(topo).bolts["F"].status == status
+    horizon = Fraction(200)
+    largest, last = threads_queue(Fraction(rate), threads * parallelism, Fraction(1, 2), horizon)
+    capacity = Fraction(threads * parallelism) / Fraction(1, 2)
+    if status == "bounded":
+        assert largest <= threads * parallelism  # the queue never builds up
+    else:  # it grows at the rate check's inflow − capacity per second
+        assert abs(last - (rate - capacity) * horizon) <= threads * parallelism + 1
+    # read as an ordinary bolt (the old single-queue reading, execute latency aside) it would grow at every rate
+    ordinary = parse_topology(fetcher(rate, None, parallelism))
+    assert rate_check(ordinary).bolts["F"].status == "grows"
+
+
+def test_a_growing_fetcher_has_a_certified_lasso_with_batches_of_all_its_threads() -> None:
+    net = build_network(parse_topology(fetcher(8)), ["F"])
+    assert [b.take_max for b in net.bolts if b.name == "F"] == [3]
+    trace = build_lasso(net, "F").trace
+    assert trace is not None
+    cert = certify(trace)
+    assert cert.ok, cert.problems
+    loop = trace.positions[trace.loop_start:trace.k + 1]
+    batches = {p.bolts["F"].batch for p in loop if p.bolts["F"].take}
+    assert batches == {3}  # in the loop every thread takes one tuple: a growing queue's batches are full
+    # its growth per second is the independent simulation's: 8 arrive, 3 / 0.5 = 6 are fetched each second
+    assert cert.loop_duration is not None
+    assert Fraction(cert.growth_per_loop["F"]) / cert.loop_duration == 2
+    _, last = threads_queue(Fraction(8), 3, Fraction(1, 2), Fraction(100))
+    assert abs(last - 2 * 100) <= 4
+
+
+def test_the_certifier_knows_the_threads_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = build_lasso(build_network(parse_topology(fetcher(8)), ["F"]), "F").trace
+    assert trace is not None and certify(trace).ok
+    # the old single-queue reading of the same trace: one tuple per batch is all an executor takes
+    single = json.loads(trace.model_dump_json())
+    single["topology"]["bolts"][0].pop("threads")
+    assert not certify(single).ok
+    # a trace whose fetcher takes fewer tuples than its threads could is refused too
+    fewer = json.loads(trace.model_dump_json())
+    position = next(p for p in fewer["positions"] if p["bolts"]["F"]["take"])
+    position["bolts"]["F"]["batch"] = 2
+    problems = certify(fewer).problems
+    assert any("takes 2 tuples" in p for p in problems), problems
+    # mutation: a certifier that forgot the threads (C_TAKE = executors) rejects the genuine lasso
+    monkeypatch.setattr(certify_rules, "take_bound", lambda bolt: bolt.parallelism)
+    assert not certify(trace).ok
+
+
+def test_verify_finds_the_growth_and_proves_the_bound() -> None:
+    grows = verify(parse_topology(fetcher(8)), SearchOptions(k_max=12))
+    assert grows.bolts["F"].verdict == "counterexample" and grows.bolts["F"].certified
+    bounded = verify(parse_topology(fetcher(5)), SearchOptions(k_max=12))
+    assert bounded.bolts["F"].verdict == "bounded"
+
+
+def test_the_linear_programs_checker_knows_the_threads_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    topo = parse_topology(fetcher(5))  # 5/s into 3 threads of 0.5 s: no repeating run grows
+    net = build_network(topo, ["F"])
+    y = farkas(build_rows(net, "F"))
+    assert y is not None
+    document = net.document()
+    cert = LinearCertificate(target="F", content_hash=content_hash(net.topology), rows={n: str(v) for n, v in y.items()})
+    assert check_certificate(document, cert) == []
+    # mutation: a checker whose rows forgot the threads cannot follow the product's certificate
+    monkeypatch.setattr(check_linear, "take_bound", lambda bolt: bolt.parallelism)
+    assert check_certificate(document, cert) != []
+
+
+def test_the_document_refuses_what_storm_cannot_run() -> None:
+    data = fetcher(5, threads=2**20, parallelism=2**12)
+    with pytest.raises(TopologyError, match="parallelism × threads"):
+        parse_topology(data)
+    with pytest.raises(TopologyError) as err:
+        parse_topology(fetcher(5, threads=0))
+    assert err.value.problems[0].path.endswith("threads")
+
+
+def test_stormcrawler_fetchers_import_with_their_threads_and_export_them() -> None:
+    """The real Flux files (tests/data/flux/README.md): StormCrawler's archetype sets fetcher.threads.number 50,
+    news-crawl 80; each FetcherBolt is asynchronous with that many threads per executor."""
+    for path, threads in (("stormcrawler/crawler.flux", 50), ("news-crawl/crawler.flux", 80)):
+        result = import_flux(FLUX / path)
+        bolt = result.topology.bolt_by_name("fetcher")
+        assert bolt.threads == threads and bolt.take_max == threads * bolt.parallelism
+        assert any(n.startswith("bolts.fetcher: FetcherBolt is asynchronous") and f"{threads} threads" in n
+                   for n in result.notes)
+        assert all(b.threads is None for b in result.topology.bolts if b.name != "fetcher")
+        exported = export_flux_bytes(result.topology).decode()
+        assert f"stormbound.threads: {threads}" in exported
+    # an engineer's check by hand: 50 threads of 2 s fetches serve 25 URLs/s; fed 20/s the fetcher is bounded
+    topo = import_flux(FLUX / "stormcrawler/crawler.flux").topology
+    data = topo.model_dump(mode="json")
+    for b in data["bolts"]:
+        b.update(alpha=2 if b["name"] == "fetcher" else 0.001, unannotated=[])
+        b["stream_sigma"] = {s: 1 for s in b.get("streams", [])}
+        if b["name"] in ("status", "deleter", "index", "status_metrics"):
+            b["sigma"], b["stream_sigma"] = 0, {s: 0 for s in b.get("streams", [])}
+    for s in data["spouts"]:
+        s.update(rate=20 if s["name"] == "spout" else 0.01, unannotated=[])
+        s["stream_ratio"] = {k: 1 for k in s.get("streams", [])}
+    report = rate_check(parse_topology(data))
+    assert report.bolts["fetcher"].status == "bounded"
+    data["spouts"][0]["rate"] = 30
+    assert rate_check(parse_topology(data)).bolts["fetcher"].status == "grows"
+
+
+def test_d_vert_json_cannot_hold_an_asynchronous_bolt() -> None:
+    from app.core.formats import FormatError
+
+    with pytest.raises(FormatError) as err:
+        to_dvert(parse_topology(fetcher(5)))
+    assert "bolts.F.threads" in str(err.value)
