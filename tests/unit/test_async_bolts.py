@@ -135,7 +135,8 @@ def test_the_linear_programs_checker_knows_the_threads_rule(monkeypatch: pytest.
     y = farkas(build_rows(net, "F"))
     assert y is not None
     document = net.document()
-    cert = LinearCertificate(target="F", content_hash=content_hash(net.topology), rows={n: str(v) for n, v in y.items()})
+    cert = LinearCertificate(target="F", content_hash=content_hash(net.topology),
+                             rows={n: str(v) for n, v in y.items()})
     assert check_certificate(document, cert) == []
     # mutation: a checker whose rows forgot the threads cannot follow the product's certificate
     monkeypatch.setattr(check_linear, "take_bound", lambda bolt: bolt.parallelism)
