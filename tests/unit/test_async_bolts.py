@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 
 from app.core.formats.dvert import to_dvert
+from app.core.headroom import headroom
 from app.core.rates import rate_check
 from app.core.results import LinearCertificate
 from app.core.storm.flux.builder import import_flux
 from app.core.storm.flux.export import to_flux_bytes as export_flux_bytes
+from app.core.storm.lines import capacity_lines
 from app.core.tcn.check import certify_rules
 from app.core.tcn.check import linear as check_linear
 from app.core.tcn.check.certify import certify
@@ -165,6 +167,14 @@ def test_stormcrawler_fetchers_import_with_their_threads_and_export_them() -> No
         exported = export_flux_bytes(result.topology).decode()
         assert f"stormbound.threads: {threads}" in exported
     # an engineer's check by hand: 50 threads of 2 s fetches serve 25 URLs/s; fed 20/s the fetcher is bounded
+    data = annotated_crawler(20)
+    assert rate_check(parse_topology(data)).bolts["fetcher"].status == "bounded"
+    assert rate_check(parse_topology(annotated_crawler(30))).bolts["fetcher"].status == "grows"
+
+
+def annotated_crawler(rate: float) -> dict[str, Any]:
+    """StormCrawler's archetype crawler (50 fetcher threads), fed `rate` URLs/s, fetches of 2 s, every other bolt
+    1 ms, the status updates and the sinks emitting nothing further."""
     topo = import_flux(FLUX / "stormcrawler/crawler.flux").topology
     data = topo.model_dump(mode="json")
     for b in data["bolts"]:
@@ -173,12 +183,25 @@ def test_stormcrawler_fetchers_import_with_their_threads_and_export_them() -> No
         if b["name"] in ("status", "deleter", "index", "status_metrics"):
             b["sigma"], b["stream_sigma"] = 0, {s: 0 for s in b.get("streams", [])}
     for s in data["spouts"]:
-        s.update(rate=20 if s["name"] == "spout" else 0.01, unannotated=[])
+        s.update(rate=rate if s["name"] == "spout" else 0.01, unannotated=[])
         s["stream_ratio"] = {k: 1 for k in s.get("streams", [])}
-    report = rate_check(parse_topology(data))
-    assert report.bolts["fetcher"].status == "bounded"
-    data["spouts"][0]["rate"] = 30
-    assert rate_check(parse_topology(data)).bolts["fetcher"].status == "grows"
+    return data
+
+
+def test_storm_terms_say_where_an_asynchronous_bolt_grows() -> None:
+    """A growing fetcher's receive queues never fill (execute enqueues all it receives): its internal queues grow,
+    backpressure never starts, and its tuples time out in the internal queues."""
+    data = annotated_crawler(30)
+    text = "\n".join(capacity_lines(headroom(parse_topology(data))))
+    assert "fetcher is asynchronous (1 executor × 50 threads)" in text
+    assert "its internal queues gain 5 tuples/s" in text and "fetcher's receive queues" not in text
+    # the archetype's max.spout.pending 100 on 10 spout tasks: 1000 URLs in flight, 40 s each at 25/s
+    assert "max.spout.pending lets at most 1000 tuples ever reach it, a wait of 40 s" in text, text
+    # without it, and with a 30 s timeout: after 30 s × 25 / 5 = 150 s a URL waits longer than the timeout
+    data["storm"].update(max_spout_pending=None, message_timeout_secs=30)
+    text = "\n".join(capacity_lines(headroom(parse_topology(data))))
+    assert "after about 2.5 min a tuple waits in them longer than the message timeout (30 s)" in text, text
+    assert "no receive queue fills (asynchronous bolts enqueue all they receive), so backpressure never starts" in text
 
 
 def test_d_vert_json_cannot_hold_an_asynchronous_bolt() -> None:
