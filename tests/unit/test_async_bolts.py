@@ -210,3 +210,17 @@ def test_d_vert_json_cannot_hold_an_asynchronous_bolt() -> None:
     with pytest.raises(FormatError) as err:
         to_dvert(parse_topology(fetcher(5)))
     assert "bolts.F.threads" in str(err.value)
+
+
+def test_the_explanation_gives_the_threads_and_names_a_fetcher_modelled_as_ordinary() -> None:
+    report = rate_check(parse_topology(annotated_crawler(30)))
+    assert report.bolts["fetcher"].explanation.endswith(
+        "its queue grows by about 5 tuples/s; it is asynchronous: 1 executors × 50 threads, each 2 s per tuple, "
+        "50 tuples in work at once")
+    # the same crawler as an earlier version wrote it: its FetcherBolt an ordinary bolt, and said to be one
+    old = parse_topology(json.loads((FLUX.parent / "old-documents" / "b5be14b-crawler-annotated.storm.json")
+                                    .read_text()))
+    assert old.bolt_by_name("fetcher").threads is None
+    assert ("its class FetcherBolt is asynchronous in Storm (execute only enqueues, fetcher.threads.number threads "
+            "fetch), but this document models it as an ordinary bolt: give it its threads"
+            in rate_check(old).bolts["fetcher"].explanation)

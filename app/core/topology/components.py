@@ -25,6 +25,14 @@ from app.core.topology.fields import (
 # Storm's groupings; the rate check and the verifier treat every one alike (see docs/storm.md)
 Grouping = Literal["shuffle", "fields", "all", "global", "none", "local_or_shuffle", "direct", "custom"]
 
+#: Storm bolts known to be asynchronous (docs/model.md section 8), by class: the config key of their threads per
+#: task and its default. Flux import reads it (app/core/storm/flux/builder.py); the rate check names a bolt of
+#: such a class that a document models as an ordinary one.
+ASYNC_CLASSES: dict[str, tuple[str, int]] = {
+    "com.digitalpebble.stormcrawler.bolt.FetcherBolt": ("fetcher.threads.number", 10),
+    "org.apache.stormcrawler.bolt.FetcherBolt": ("fetcher.threads.number", 10),
+}
+
 DEFAULT_STREAM = "default"
 #: the stream of a timer spout standing for Storm's tick tuples (app/core/storm/flux/ticks.py)
 TICK_STREAM = "__tick"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.topology import new_settings
+from app.core.topology import ASYNC_CLASSES, new_settings
 
 GROUPINGS: dict[str, str] = {
     "SHUFFLE": "shuffle", "FIELDS": "fields", "ALL": "all", "GLOBAL": "global", "NONE": "none",
@@ -31,11 +31,8 @@ ANNOTATION_KEYS = {"spout": ("rate", "burst"), "bolt": ("alpha", "sigma")}
 ANNOTATION_PREFIX = "stormbound."
 # an asynchronous bolt's threads per executor (docs/model.md section 8), kept in its config by an export
 THREADS_KEY = "threads"
-# the asynchronous bolts an import knows by class: the config key of their threads per task, and its default
-ASYNC_BOLTS: dict[str, tuple[str, int]] = {
-    "com.digitalpebble.stormcrawler.bolt.FetcherBolt": ("fetcher.threads.number", 10),
-    "org.apache.stormcrawler.bolt.FetcherBolt": ("fetcher.threads.number", 10),
-}
+# the asynchronous bolts an import knows by class (the one list: app/core/topology/components.py)
+ASYNC_BOLTS = ASYNC_CLASSES
 # per declared stream: a bolt's σ, a spout's ratio (a mapping {stream: number} in the component's config)
 STREAM_ANNOTATIONS = {"spout": "stream_ratio", "bolt": "stream_sigma"}
 # Storm's executors take the next tuple as soon as they finish one: an import idles for no time
