@@ -215,7 +215,7 @@ def test_d_vert_json_cannot_hold_an_asynchronous_bolt() -> None:
 def test_the_explanation_gives_the_threads_and_names_a_fetcher_modelled_as_ordinary() -> None:
     report = rate_check(parse_topology(annotated_crawler(30)))
     assert report.bolts["fetcher"].explanation.endswith(
-        "its queue grows by about 5 tuples/s; it is asynchronous: 1 executors × 50 threads, each 2 s per tuple, "
+        "its queue grows by about 5 tuples/s; it is asynchronous: 1 executor × 50 threads, each 2 s per tuple, "
         "50 tuples in work at once")
     # the same crawler as an earlier version wrote it: its FetcherBolt an ordinary bolt, and said to be one
     old = parse_topology(json.loads((FLUX.parent / "old-documents" / "b5be14b-crawler-annotated.storm.json")
@@ -224,3 +224,17 @@ def test_the_explanation_gives_the_threads_and_names_a_fetcher_modelled_as_ordin
     assert ("its class FetcherBolt is asynchronous in Storm (execute only enqueues, fetcher.threads.number threads "
             "fetch), but this document models it as an ordinary bolt: give it its threads"
             in rate_check(old).bolts["fetcher"].explanation)
+
+
+def test_annotate_gives_an_earlier_versions_bolt_threads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`stormbound annotate FILE fetcher threads=50` on a version 2 document: saved as version 3, asynchronous."""
+    from app.cli import main
+
+    path = tmp_path / "crawler.storm.json"
+    path.write_bytes((FLUX.parent / "old-documents" / "b5be14b-crawler-annotated.storm.json").read_bytes())
+    assert main(["annotate", str(path), "fetcher", "threads=50"]) == 0
+    assert "bolts.fetcher.threads: unset -> 50" in capsys.readouterr().out
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == 3 and parse_topology(data).bolt_by_name("fetcher").take_max == 50
+    assert main(["annotate", str(path), "fetcher", "threads=0"]) == 2
+    assert "bolts.fetcher.threads: input should be greater than or equal to 1" in capsys.readouterr().err

@@ -54,7 +54,8 @@ def _async_note(e: RateFigures, ident: str) -> str:
     if not isinstance(bolt, Bolt):
         return ""
     if bolt.threads is not None:
-        return (f"; it is asynchronous: {bolt.parallelism} executors × {bolt.threads} threads, each "
+        executors = f"{bolt.parallelism} executor{'s' if bolt.parallelism != 1 else ''}"
+        return (f"; it is asynchronous: {executors} × {bolt.threads} threads, each "
                 f"{fmt(exact(bolt.alpha))} s per tuple, {bolt.take_max} tuples in work at once")
     if bolt.class_name in ASYNC_CLASSES:
         key = ASYNC_CLASSES[bolt.class_name][0]
