@@ -60,6 +60,8 @@ class Headroom:
     # bounded queues that still hold tuples longer than the message timeout (with acking; from the rate check's
     # queue bounds, where it gives them)
     timeout_risks: list[TimeoutRisk] = field(default_factory=list)
+    # the document's topology.workers: a worker's death is not in the model (docs/model.md section 9), said so
+    workers: int | None = None
 
     @property
     def overloaded(self) -> bool:
@@ -211,4 +213,4 @@ def headroom(topo: Topology, rates: RateAnalysis | None = None) -> Headroom:
     storm = forecast(topo, g, first, rates.nominal_margins()) if g is not None and g < 1 else None
     return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact, ignores_failures=report.failures,
                     observed=topo.storm.observed, message_timeout_secs=topo.storm.message_timeout_secs,
-                    timeout_risks=timeout_risks(topo, report))
+                    timeout_risks=timeout_risks(topo, report), workers=topo.storm.workers)

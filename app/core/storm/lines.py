@@ -11,6 +11,7 @@ from fractions import Fraction
 from app.core.headroom import Headroom
 from app.core.storm.forecast import (
     BACKPRESSURE_KEY,
+    DEFAULT_MESSAGE_TIMEOUT,
     RECEIVE_BUFFER_KEY,
     QueueFill,
     StormForecast,
@@ -212,4 +213,17 @@ def capacity_lines(h: Headroom) -> list[str]:
     if h.ignores_failures:
         lines.append("the headroom and the growth factor ignore failures; the statuses and the suggested "
                      "parallelism include them")
+    if h.workers is not None:
+        lines.append(worker_line(h.workers, h.message_timeout_secs, h.ignores_failures))
     return lines
+
+
+def worker_line(workers: int, timeout: int | None, failures: bool) -> str:
+    """What a worker's death does, and that no verdict here covers it (docs/model.md section 9)."""
+    shown = f"{timeout} s" if timeout is not None else f"{DEFAULT_MESSAGE_TIMEOUT} s, Storm's default"
+    which = ("the statuses with failures are per bolt with immediate replays" if failures
+             else "the statuses are for runs in which no worker dies")
+    return (f"worker deaths are not in the model: with topology.workers {workers}, a worker's death stops every "
+            "executor it runs at once (spouts and ackers too), and Storm replays the lost trees only when their "
+            f"message timeout ({shown}) expires; {which}, so none covers a worker's death (docs/model.md "
+            "section 9)")
