@@ -47,3 +47,20 @@ def test_threads_make_a_bolt_asynchronous_in_the_inspector_and_on_the_canvas(mak
     assert inspector.element_box.title() == "Bolt B1"
     window.action_undo.trigger()
     assert window.document.component(b1.id).threads == 4
+
+
+def test_a_windowed_bolt_is_marked_on_the_canvas(make_window, tmp_path) -> None:
+    """docs/model.md section 10: a window the model does not have is marked, never drawn as an ordinary bolt."""
+    from app.core.storm.flux.builder import import_flux
+
+    examples = ROOT / "tests" / "data" / "flux" / "storm-examples"
+    path = tmp_path / "win.storm.json"
+    path.write_bytes(import_flux(examples / "simple_windowing.yaml").topology.to_json_bytes())
+    window = make_window()
+    window.open_path(path)
+    bolt = window.document.topology().bolt_by_name("bolt-1")
+    node = window.scene.nodes[bolt.id]
+    assert "It is a windowed bolt (withWindow(Count(5), Count(3))): the model has no windows or joins yet" \
+        in node.toolTip()
+    other = window.scene.nodes[window.document.topology().bolt_by_name("bolt-2").id]
+    assert "windows" not in other.toolTip()

@@ -53,6 +53,10 @@ def _async_note(e: RateFigures, ident: str) -> str:
     bolt = e.topo.component(ident)
     if not isinstance(bolt, Bolt):
         return ""
+    if bolt.unmodelled is not None:
+        return (f"; it is {bolt.unmodelled}, which the model does not have yet: this verdict reads it as an ordinary "
+                "bolt (one FIFO queue, α per batch, σ per tuple) and does not decide its windows or joins "
+                "(docs/model.md section 10)")
     if bolt.threads is not None:
         executors = f"{bolt.parallelism} executor{'s' if bolt.parallelism != 1 else ''}"
         return (f"; it is asynchronous: {executors} × {bolt.threads} threads, each "

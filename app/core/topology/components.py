@@ -39,7 +39,7 @@ TICK_STREAM = "__tick"
 
 # Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
 _SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class", "streams", "stream_sigma",
-                  "stream_ratio", "tasks", "min_ttf", "threads")
+                  "stream_ratio", "tasks", "min_ttf", "threads", "unmodelled")
 
 
 class _StormFields(StrictModel):
@@ -104,6 +104,9 @@ class Bolt(_StormFields):
         "an asynchronous bolt: `execute` only enqueues, and this many internal threads per executor (StormCrawler's "
         "fetcher.threads.number) each work `alpha` s on one tuple; the batch is parallelism × threads "
         "(docs/model.md section 8); unset = an ordinary bolt"))
+    unmodelled: str | None = Field(default=None, max_length=1000, description=(
+        "a Storm construct the bolt uses that the model does not have yet (a window, a join), as an import found it: "
+        "the model reads the bolt as an ordinary one and every answer about it says so (docs/model.md section 10)"))
 
     @model_validator(mode="after")
     def _threads_fit(self) -> Bolt:

@@ -62,11 +62,12 @@ def parse_topology(data: Any) -> Topology:
                                                        f"{CURRENT}): a newer version wrote it, or it is damaged")])
     if version < 3:  # asynchronous bolts came with version 3 (app/core/topology/migrate.py)
         bolts = data.get("bolts")
-        named = [b for b in bolts if isinstance(b, dict) and "threads" in b] if isinstance(bolts, list) else []
+        named = [(b, key) for b in bolts if isinstance(b, dict) for key in ("threads", "unmodelled") if key in b] \
+            if isinstance(bolts, list) else []
         if named:
-            raise TopologyError([Problem(f"bolts.{b.get('name', b.get('id'))}.threads",
-                                         f"an asynchronous bolt needs schema_version 3 (this document says {version})")
-                                 for b in named])
+            raise TopologyError([Problem(f"bolts.{b.get('name', b.get('id'))}.{key}",
+                                         f"{key} needs schema_version 3 (this document says {version})")
+                                 for b, key in named])
     data = _copied(data)
     notes = upgrade(data)  # an earlier version's document, read as it meant it
     raw = data  # left as it is: the model validates a copy (its name resolution changes what it is given)

@@ -148,7 +148,12 @@ def to_topology(doc: FluxDocument) -> FluxImport:
                       "sigma": sigma if sigma is not None else (PLACEHOLDER_VALUE if v.id in feeding else 0.0),
                       "parallelism": v.parallelism if v.parallelism is not None else 1,
                       "class_name": None if v.class_name == UNKNOWN_BOLT_CLASS else v.class_name,
-                      "tasks": v.num_tasks, "unannotated": missing, "threads": _threads(doc, v, notes)})
+                      "tasks": v.num_tasks, "unannotated": missing, "threads": _threads(doc, v, notes),
+                      "unmodelled": v.unmodelled})
+        if v.unmodelled is not None:
+            notes.append(f"bolts.{v.id}: {v.unmodelled}: the model has no windows or joins yet, so it reads this bolt "
+                         "as an ordinary one (a FIFO queue, α per batch) and every answer about it says so "
+                         "(docs/model.md section 10)")
         bolts[-1]["streams"], bolts[-1]["stream_sigma"] = _declared_streams(doc, v)
         if v.annotations.get("checked", (False, None))[0] is True:
             checked.append(v.id)

@@ -63,6 +63,7 @@ class Vertex:
     annotations: dict[str, Any] = field(default_factory=dict)
     num_tasks: int | None = None  # numTasks: None when not given (Storm makes one task per executor)
     tick_secs: Any = None  # its own config's topology.tick.tuple.freq.secs, if any
+    unmodelled: str | None = None  # a window or a join the model lacks (app/core/storm/flux/constructs.py)
 
 
 @dataclass

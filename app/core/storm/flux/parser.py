@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.formats.limits import escape
+from app.core.storm.flux.constructs import flux_components, unmodelled
 from app.core.storm.flux.model import (
     ANNOTATION_KEYS,
     ANNOTATION_PREFIX,
@@ -154,6 +155,7 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
     if not isinstance(items, list):
         raise FluxError(path, line_of(root, key), key, "must be a list of definitions")
     kind = key[:-1]
+    components = flux_components(root)  # what a windowed bolt's configMethods reference
     out: list[Vertex] = []
     seen: dict[str, int] = {}
     for i, item in enumerate(items):
@@ -196,7 +198,7 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
             raise FluxError(path, line_of(item, "config"), f"{label}.config", "must be a mapping")
         out.append(Vertex(kind, ident, class_name, int(parallelism) if parallelism is not None else None,
                           path, line or 0, annotations, int(num_tasks) if num_tasks is not None else None,
-                          tick_secs))
+                          tick_secs, unmodelled(item, class_name, components) if kind == "bolt" else None))
     return out
 
 

@@ -1,0 +1,63 @@
+"""Storm constructs a Flux bolt may use that the model does not have yet (docs/model.md section 10): windows
+(`BaseWindowedBolt`, configured through `configMethods` such as `withWindow` and `withTumblingWindow`) and joins
+(Storm's `JoinBolt`, Metron's enrichment and threat-intelligence join bolts). The import recognises them and
+describes each in one phrase (`unmodelled`), which the document keeps in the bolt's `unmodelled` field so that
+every answer about the bolt says its verdict reads it as an ordinary bolt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.formats.limits import escape
+
+#: BaseWindowedBolt's configuration methods (Storm 1.x and 2.x) that make a bolt windowed
+WINDOW_METHODS = ("withWindow", "withTumblingWindow", "withTimestampField", "withTimestampExtractor", "withLag",
+                  "withWatermarkInterval", "withLateTupleStream")
+#: bolts that join streams: a tuple waits for its partners before anything is emitted
+JOIN_CLASSES = {
+    "org.apache.storm.bolt.JoinBolt": "Storm's JoinBolt",
+    "org.apache.metron.enrichment.bolt.EnrichmentJoinBolt": "Metron's enrichment join",
+    "org.apache.metron.enrichment.bolt.ThreatIntelJoinBolt": "Metron's threat intelligence join",
+}
+_WINDOW_TYPES = ("BaseWindowedBolt$Count", "BaseWindowedBolt$Duration", "BaseWindowedBolt.Count",
+                 "BaseWindowedBolt.Duration")
+
+
+def _argument(arg: Any, components: dict[str, dict[str, Any]]) -> str:
+    """One configMethods argument as written: a value, or a referenced component as Class(args)."""
+    if isinstance(arg, dict) and isinstance(arg.get("ref"), str):
+        comp = components.get(arg["ref"])
+        if comp is None:
+            return escape(arg["ref"])
+        short = str(comp.get("className", "")).rsplit(".", 1)[-1]
+        if short.endswith(_WINDOW_TYPES) or "$" in short:
+            short = short.rsplit("$", 1)[-1]
+        args = comp.get("constructorArgs")
+        inner = ", ".join(escape(str(a)) for a in args) if isinstance(args, list) else ""
+        return f"{short}({inner})"
+    return escape(repr(arg) if isinstance(arg, str) else str(arg))
+
+
+def unmodelled(item: dict[str, Any], class_name: str | None, components: dict[str, dict[str, Any]]) -> str | None:
+    """The phrase naming the constructs of a Flux bolt definition the model lacks (None: an ordinary bolt), e.g.
+    `a windowed bolt (withWindow(Count(5), Count(3)))` or `a join (Storm's JoinBolt, withTumblingWindow(...))`."""
+    methods = item.get("configMethods")
+    window = []
+    for m in methods if isinstance(methods, list) else []:
+        if isinstance(m, dict) and m.get("name") in WINDOW_METHODS:
+            args = m.get("args")
+            shown = ", ".join(_argument(a, components) for a in args) if isinstance(args, list) else ""
+            window.append(f"{m['name']}({shown})")
+    join = JOIN_CLASSES.get(class_name or "")
+    if join is not None:
+        return f"a join ({', '.join([join, *window])})"
+    if window:
+        return f"a windowed bolt ({', '.join(window)})"
+    return None
+
+
+def flux_components(root: Any) -> dict[str, dict[str, Any]]:
+    """A Flux file's `components` by id (those a configMethods argument may reference)."""
+    items = root.get("components") if isinstance(root, dict) else None
+    return {c["id"]: c for c in items if isinstance(c, dict) and isinstance(c.get("id"), str)} \
+        if isinstance(items, list) else {}

@@ -1,0 +1,92 @@
+"""Windows and joins (docs/model.md section 10) are recognised by the Flux import and never read silently as ordinary
+bolts: the document keeps what the import found (`unmodelled`), and the import, every command reading the document
+and the rate check's explanation say that the model does not have them yet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.core.rates import rate_check
+from app.core.storm.flux.builder import import_flux
+from app.core.topology import TopologyError, parse_topology
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "flux" / "storm-examples"
+JOIN_FLUX = """
+name: "joins"
+components:
+  - id: "tumbling"
+    className: "org.apache.storm.topology.base.BaseWindowedBolt$Duration"
+    constructorArgs: [10, "SECONDS"]
+spouts:
+  - id: "orders"
+    className: "org.example.OrderSpout"
+  - id: "users"
+    className: "org.example.UserSpout"
+bolts:
+  - id: "join"
+    className: "org.apache.storm.bolt.JoinBolt"
+    constructorArgs: ["users", "userId"]
+    configMethods:
+      - name: "withTumblingWindow"
+        args: [ref: "tumbling"]
+  - id: "enrich"
+    className: "org.apache.metron.enrichment.bolt.EnrichmentJoinBolt"
+  - id: "sink"
+    className: "org.example.Sink"
+streams:
+  - {from: "orders", to: "join", grouping: {type: SHUFFLE}}
+  - {from: "users", to: "join", grouping: {type: SHUFFLE}}
+  - {from: "join", to: "enrich", grouping: {type: SHUFFLE}}
+  - {from: "enrich", to: "sink", grouping: {type: SHUFFLE}}
+"""
+
+
+def annotated(topo_data: dict) -> dict:
+    for s in topo_data["spouts"]:
+        s.update(rate=10, burst=1, unannotated=[])
+    for b in topo_data["bolts"]:
+        b.update(alpha=0.001, sigma=0.5, unannotated=[])
+    return topo_data
+
+
+def test_storms_sliding_window_example_is_recognised_and_said(tmp_path: Path, capsys) -> None:
+    result = import_flux(EXAMPLES / "simple_windowing.yaml")
+    bolt = result.topology.bolt_by_name("bolt-1")
+    assert bolt.unmodelled == "a windowed bolt (withWindow(Count(5), Count(3)))"
+    assert result.topology.bolt_by_name("bolt-2").unmodelled is None
+    assert any(n.startswith("bolts.bolt-1: a windowed bolt (withWindow(Count(5), Count(3))): the model has no "
+                            "windows or joins yet") for n in result.notes)
+    data = annotated(result.topology.model_dump(mode="json"))
+    explanation = rate_check(parse_topology(data)).bolts["bolt-1"].explanation
+    assert "it is a windowed bolt (withWindow(Count(5), Count(3))), which the model does not have yet" in explanation
+    assert "does not decide its windows or joins" in explanation
+    path = tmp_path / "win.storm.json"
+    path.write_bytes(parse_topology(data).to_json_bytes())
+    assert main(["check", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "bolts.bolt-1 is a windowed bolt (withWindow(Count(5), Count(3))): the model has no windows" in err
+
+
+def test_joins_are_recognised_by_class_with_their_window(tmp_path: Path) -> None:
+    flux = tmp_path / "joins.yaml"
+    flux.write_text(JOIN_FLUX)
+    topo = import_flux(flux).topology
+    assert topo.bolt_by_name("join").unmodelled == \
+        "a join (Storm's JoinBolt, withTumblingWindow(Duration(10, SECONDS)))"
+    assert topo.bolt_by_name("enrich").unmodelled == "a join (Metron's enrichment join)"
+    assert topo.bolt_by_name("sink").unmodelled is None
+    report = rate_check(parse_topology(annotated(topo.model_dump(mode="json"))))
+    assert "it is a join (Metron's enrichment join), which the model does not have yet" in \
+        report.bolts["enrich"].explanation
+
+
+def test_an_earlier_version_may_not_name_it() -> None:
+    data = annotated(import_flux(EXAMPLES / "simple_windowing.yaml").topology.model_dump(mode="json"))
+    data["schema_version"] = 2
+    with pytest.raises(TopologyError) as err:
+        parse_topology(json.loads(json.dumps(data)))
+    assert err.value.problems[0].path == "bolts.bolt-1.unmodelled"
