@@ -238,3 +238,57 @@ def test_annotate_gives_an_earlier_versions_bolt_threads(tmp_path: Path, capsys:
     assert data["schema_version"] == 3 and parse_topology(data).bolt_by_name("fetcher").take_max == 50
     assert main(["annotate", str(path), "fetcher", "threads=0"]) == 2
     assert "bolts.fetcher.threads: input should be greater than or equal to 1" in capsys.readouterr().err
+
+
+FETCH_FLUX = """
+name: "fetch"
+config:
+  fetcher.threads.number: {threads}
+spouts:
+  - id: "urls"
+    className: "org.example.UrlSpout"
+bolts:
+  - id: "fetcher"
+    className: "org.apache.stormcrawler.bolt.FetcherBolt"
+    parallelism: 2
+    numTasks: {tasks}
+  - id: "parser"
+    className: "org.example.Parser"
+    config:
+      stormbound.threads: 4
+streams:
+  - {{from: "urls", to: "fetcher", grouping: {{type: SHUFFLE}}}}
+  - {{from: "fetcher", to: "parser", grouping: {{type: SHUFFLE}}}}
+"""
+
+
+@pytest.mark.parametrize(("tasks", "threads", "note"), [(2, 20, "20 threads per executor (fetcher.threads.number 20)"),
+                                                         (4, 40, "4 tasks on 2 executors"),
+                                                         (5, 40, "a lower capacity than Storm's")])
+def test_each_task_runs_its_own_threads(tmp_path: Path, tasks: int, threads: int, note: str) -> None:
+    """StormCrawler starts fetcher.threads.number threads in every task (each its own bolt object): an executor
+    running two tasks has twice the threads; unequal task counts give every executor the fewest's."""
+    path = tmp_path / "fetch.yaml"
+    path.write_text(FETCH_FLUX.format(threads=20, tasks=tasks))
+    result = import_flux(path)
+    assert result.topology.bolt_by_name("fetcher").threads == threads
+    assert any(note in n for n in result.notes), result.notes
+    # any bolt becomes asynchronous with stormbound.threads (what the export writes)
+    assert result.topology.bolt_by_name("parser").threads == 4
+
+
+@pytest.mark.parametrize("value", ["ten", 0, 2.5])
+def test_a_threads_number_that_is_not_one_is_refused_naming_it(tmp_path: Path, value: object) -> None:
+    from app.core.storm.flux.yaml_text import FluxError
+
+    path = tmp_path / "fetch.yaml"
+    path.write_text(FETCH_FLUX.format(threads=json.dumps(value), tasks=2))
+    with pytest.raises(FluxError, match="config.fetcher.threads.number: must be a whole number of threads"):
+        import_flux(path)
+
+
+def test_the_schema_shows_the_threads() -> None:
+    from app.core.formats.schema import topology_schema
+
+    schema = json.dumps(topology_schema(), ensure_ascii=False)
+    assert "fetcher.threads.number" in schema and "parallelism × threads" in schema

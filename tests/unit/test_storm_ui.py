@@ -195,6 +195,16 @@ def test_an_asynchronous_bolt_takes_the_process_latency(ui: StormUIServer) -> No
     topo, notes = annotate(flux, bare)
     assert topo.bolt_by_name("count").alpha == flux.bolt_by_name("count").alpha
     assert any(n.startswith("bolts.count.alpha: asynchronous (4 threads") for n in notes)
+    # the UI cannot say which bolts are asynchronous: one whose process latency is 10 times its execute latency
+    # or more is said to look it, and is imported with its execute latency until a document gives it threads
+    snapshot = fetch_storm_ui(StormUIClient(ui.url), "wordcount")
+    for item in snapshot.components["count"]["inputStats"]:
+        item["processLatency"] = "2000.000"
+    looks = from_storm_ui(snapshot)
+    assert looks.topology.bolt_by_name("count").alpha == 0.02 and looks.process_alpha["count"] == 2.0
+    (note,) = [n for n in looks.notes if n.startswith("bolts.count.alpha: its process latency")]
+    assert "(2000 ms) is 100 times its execute latency (20 ms): if it is asynchronous" in note
+    assert not any("bolts.split.alpha: its process latency" in n for n in looks.notes)
 
 
 def test_cli_json_lists_each_value_with_its_source(capsys, ui: StormUIServer, tmp_path: Path) -> None:
