@@ -292,3 +292,32 @@ def test_the_schema_shows_the_threads() -> None:
 
     schema = json.dumps(topology_schema(), ensure_ascii=False)
     assert "fetcher.threads.number" in schema and "parallelism × threads" in schema
+
+
+def test_the_solver_alone_finds_the_fetchers_growth_and_the_certifier_accepts_it() -> None:
+    """The z3 encoding (no simulation): its lasso takes batches of all three threads and is certified."""
+    result = verify(parse_topology(fetcher(8)), SearchOptions(k_max=10, simulate=False, timeout_s=120))
+    bolt = result.bolts["F"]
+    assert bolt.verdict == "counterexample" and bolt.certified and bolt.method != "rate proof", bolt
+    trace = result.traces[0]
+    assert certify(trace).ok
+    loop = trace.positions[trace.loop_start:trace.k + 1]
+    assert {p.bolts["F"].batch for p in loop if p.bolts["F"].take} == {3}
+
+
+def test_a_failing_fetcher_loses_what_its_threads_hold_and_its_lasso_is_certified() -> None:
+    """Section 7 with section 8: a failure of the asynchronous bolt loses its queue and the tuples its threads hold
+    (up to executors × threads), replayed by the spout: the figures of an ordinary bolt with executors × threads
+    executors; and a lasso with failures obeys every rule."""
+    def failing(data: dict[str, Any]) -> dict[str, Any]:
+        data["bolts"][0]["min_ttf"] = 20
+        data["settings"].update(min_reboot_time=1, max_reboot_time=2)
+        return data
+
+    fetch = rate_check(parse_topology(failing(fetcher(2)))).bolts["F"]
+    wide = rate_check(parse_topology(failing(fetcher(2, threads=None, parallelism=3)))).bolts["F"]
+    assert fetch.status == wide.status == "bounded"
+    assert (fetch.lost_per_failure, fetch.queue_bound, fetch.inflow_failures) == \
+        (wide.lost_per_failure, wide.queue_bound, wide.inflow_failures) == (18, 5, pytest.approx(2 / 0.7))
+    lasso = build_lasso(build_network(parse_topology(failing(fetcher(8))), ["F"]), "F")
+    assert lasso.trace is not None and certify(lasso.trace).ok
