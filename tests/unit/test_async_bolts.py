@@ -321,3 +321,31 @@ def test_a_failing_fetcher_loses_what_its_threads_hold_and_its_lasso_is_certifie
         (wide.lost_per_failure, wide.queue_bound, wide.inflow_failures) == (18, 5, pytest.approx(2 / 0.7))
     lasso = build_lasso(build_network(parse_topology(failing(fetcher(8))), ["F"]), "F")
     assert lasso.trace is not None and certify(lasso.trace).ok
+
+
+def test_measured_runs_read_an_asynchronous_bolts_process_latency() -> None:
+    """A Storm run's figures (record, watch, analyze, the GUI's live mode) give an asynchronous bolt the process
+    latency as its α, never the execute latency of its enqueue; without one it keeps the document's."""
+    from app.measure.analysis_model import ComponentStats
+    from app.measure.storm_figures import BoltFigures, measured_topology
+
+    topo = parse_topology(fetcher(5))
+    figures = {"F": BoltFigures(name="F", alpha_s=0.0002, process_s=0.4),
+               "P": BoltFigures(name="P", alpha_s=0.02, process_s=0.5)}
+    measured = measured_topology(topo, {}, figures)
+    assert measured.bolt_by_name("F").alpha == 0.4 and measured.bolt_by_name("P").alpha == 0.02
+    kept = measured_topology(topo, {}, {"F": BoltFigures(name="F", alpha_s=0.0002)})
+    assert kept.bolt_by_name("F").alpha == 0.5
+    storm = ComponentStats(name="F", kind="bolt", alpha_mean=0.0002, alpha_is_execute=True, alpha_process=0.4)
+    assert storm.alpha_for(3) == 0.4 and storm.alpha_for(None) == 0.0002
+    spark = ComponentStats(name="F", kind="bolt", alpha_mean=0.5)  # a Spark run's batches are the model's
+    assert spark.alpha_for(3) == 0.5
+
+
+def test_a_spark_run_gives_an_asynchronous_bolt_batches_of_all_its_threads() -> None:
+    """The Spark runs follow the model (docs/spark-runs.md): the plan's batch of an asynchronous bolt is C_TAKE."""
+    from app.spark.run_job import RunSpec, plan_of
+
+    plan = plan_of(RunSpec(topology=parse_topology(fetcher(5, threads=3, parallelism=2)), duration_s=1), 1)
+    bolts = {c["name"]: c for c in plan["components"] if c["kind"] == "bolt"}
+    assert bolts["F"]["parallelism"] == 6 and bolts["P"]["parallelism"] == 1
