@@ -111,6 +111,7 @@ def _threads(doc: FluxDocument, vertex: Vertex, notes: list[str]) -> int | None:
         spread = f", {tasks} tasks on {executors} executors"
         if tasks % executors:
             spread += ": every executor counted with the fewest tasks' threads (a lower capacity than Storm's)"
+        spread += "; its threads follow its tasks, so a rebalance of its executors alone adds none"
     short = vertex.class_name.rsplit(".", 1)[-1]
     notes.append(f"bolts.{vertex.id}: {short} is asynchronous (execute only enqueues; internal threads fetch): "
                  f"{per_executor} threads per executor ({where}{spread}); its alpha is one tuple's time on a thread, "
