@@ -258,9 +258,7 @@ class _Mapping:
         if not executed or weighted <= 0:
             return
         process_ms = weighted / executed
-        self.process[name] = round(process_ms / 1000.0, 12)
-        self.record(f"bolts.{name}.process_latency", self.process[name],
-                    f"{process_ms:.4g} ms processLatency per input, weighted by executed, over {self.span}")
+        self.process[name] = round(process_ms / 1000.0, 12)  # not a document value: kept beside the derived ones
         if execute_ms is not None and process_ms >= ASYNC_SIGNATURE * max(execute_ms, LATENCY_RESOLUTION_MS):
             self.notes.append(f"bolts.{name}.alpha: its process latency ({process_ms:.4g} ms) is "
                               f"{process_ms / max(execute_ms, LATENCY_RESOLUTION_MS):.0f} times its execute latency "
