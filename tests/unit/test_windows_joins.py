@@ -90,3 +90,13 @@ def test_an_earlier_version_may_not_name_it() -> None:
     with pytest.raises(TopologyError) as err:
         parse_topology(json.loads(json.dumps(data)))
     assert err.value.problems[0].path == "bolts.bolt-1.unmodelled"
+
+
+def test_d_vert_json_cannot_carry_the_marker() -> None:
+    from app.core.formats import FormatError
+    from app.core.formats.dvert import to_dvert
+
+    topo = parse_topology(annotated(import_flux(EXAMPLES / "simple_windowing.yaml").topology.model_dump(mode="json")))
+    with pytest.raises(FormatError) as err:
+        to_dvert(topo)
+    assert "bolts.bolt-1.unmodelled" in str(err.value)
