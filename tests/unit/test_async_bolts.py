@@ -349,3 +349,18 @@ def test_a_spark_run_gives_an_asynchronous_bolt_batches_of_all_its_threads() -> 
     plan = plan_of(RunSpec(topology=parse_topology(fetcher(5, threads=3, parallelism=2)), duration_s=1), 1)
     bolts = {c["name"]: c for c in plan["components"] if c["kind"] == "bolt"}
     assert bolts["F"]["parallelism"] == 6 and bolts["P"]["parallelism"] == 1
+
+
+def test_growth_by_rates_is_checked_with_the_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The growth-by-rates certificate of a fetcher fed above its threads' capacity (8 > 3 / 0.5 = 6) is accepted;
+    a checker that forgot the threads (capacity 2) disagrees with its figures and rejects it."""
+    from app.core.tcn.check import rate_growth as check_rate_growth
+    from app.core.tcn.check.rate_growth import check_growth_certificate
+    from app.core.tcn.rate_growth import prove_growth
+
+    cone = build_network(parse_topology(fetcher(8)), ["F"]).document()
+    cert = prove_growth(parse_topology(cone), "F")
+    assert cert is not None and Fraction(cert.bolts["F"].capacity) == 6
+    assert check_growth_certificate(cone, cert) == []
+    monkeypatch.setattr(check_rate_growth, "take_bound", lambda bolt: bolt.parallelism)
+    assert check_growth_certificate(cone, cert) != []
