@@ -100,3 +100,25 @@ def test_d_vert_json_cannot_carry_the_marker() -> None:
     with pytest.raises(FormatError) as err:
         to_dvert(topo)
     assert "bolts.bolt-1.unmodelled" in str(err.value)
+
+
+def test_metrons_enrichment_joins_import_from_its_real_flux_file() -> None:
+    """Metron's split-join enrichment topology (tests/data/flux/README.md): the enrichment join waits for the
+    message and its four enrichment branches, the threat intelligence join for its two; both are recognised with
+    their caches, and `topology.workers` is kept (its deaths are said not to be modelled: model.md section 9)."""
+    from app.core.storm.flux.yaml_text import FluxOptions
+
+    folder = EXAMPLES.parent / "metron"
+    result = import_flux(folder / "remote-splitjoin.yaml",
+                         FluxOptions(filter=folder / "enrichment-test.properties"))
+    topo = result.topology
+    joins = {b.name: b.unmodelled for b in topo.bolts if b.unmodelled is not None}
+    assert joins == {
+        "enrichmentJoinBolt": "a join (Metron's enrichment join, withMaxCacheSize(100000), withMaxTimeRetain(10))",
+        "threatIntelJoinBolt": "a join (Metron's threat intelligence join, withMaxCacheSize(100000), "
+                               "withMaxTimeRetain(10))"}
+    into = sorted(topo.name_of(s.source) for s in topo.subscriptions if topo.name_of(s.target) == "enrichmentJoinBolt")
+    assert into == ["enrichmentSplitBolt", "geoEnrichmentBolt", "hostEnrichmentBolt", "simpleHBaseEnrichmentBolt",
+                    "stellarEnrichmentBolt"]
+    assert topo.storm.workers == 2
+    assert sum(n.startswith("bolts.") and "a join (Metron's" in n for n in result.notes) == 2

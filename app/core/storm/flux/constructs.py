@@ -19,6 +19,8 @@ JOIN_CLASSES = {
     "org.apache.metron.enrichment.bolt.EnrichmentJoinBolt": "Metron's enrichment join",
     "org.apache.metron.enrichment.bolt.ThreatIntelJoinBolt": "Metron's threat intelligence join",
 }
+#: a Metron join's cache: the messages it holds while it waits for their other branches, and for how long (minutes)
+JOIN_METHODS = ("withMaxCacheSize", "withMaxTimeRetain")
 _WINDOW_TYPES = ("BaseWindowedBolt$Count", "BaseWindowedBolt$Duration", "BaseWindowedBolt.Count",
                  "BaseWindowedBolt.Duration")
 
@@ -43,12 +45,12 @@ def unmodelled(item: dict[str, Any], class_name: str | None, components: dict[st
     `a windowed bolt (withWindow(Count(5), Count(3)))` or `a join (Storm's JoinBolt, withTumblingWindow(...))`."""
     methods = item.get("configMethods")
     window = []
+    join = JOIN_CLASSES.get(class_name or "")
     for m in methods if isinstance(methods, list) else []:
-        if isinstance(m, dict) and m.get("name") in WINDOW_METHODS:
+        if isinstance(m, dict) and (m.get("name") in WINDOW_METHODS or (join and m.get("name") in JOIN_METHODS)):
             args = m.get("args")
             shown = ", ".join(_argument(a, components) for a in args) if isinstance(args, list) else ""
             window.append(f"{m['name']}({shown})")
-    join = JOIN_CLASSES.get(class_name or "")
     if join is not None:
         return f"a join ({', '.join([join, *window])})"
     if window:
