@@ -56,7 +56,8 @@ def _async_note(e: RateFigures, ident: str) -> str:
     if bolt.unmodelled is not None:
         return (f"; it is {bolt.unmodelled}, which the model does not have yet: this verdict reads it as an ordinary "
                 "bolt (one FIFO queue, α per batch, σ per tuple) and does not decide its windows or joins "
-                "(docs/model.md section 10)")
+                "(docs/model.md section 10)" + (_slowest_branch(e, ident) if bolt.unmodelled.startswith("a join")
+                                                else ""))
     if bolt.threads is not None:
         executors = f"{bolt.parallelism} executor{'s' if bolt.parallelism != 1 else ''}"
         return (f"; it is asynchronous: {executors} × {bolt.threads} threads, each "
@@ -67,6 +68,17 @@ def _async_note(e: RateFigures, ident: str) -> str:
                 f"{key} threads fetch), but this document models it as an ordinary bolt: give it its threads "
                 "(docs/model.md section 8)")
     return ""
+
+
+def _slowest_branch(e: RateFigures, ident: str) -> str:
+    """A join's busiest input bolt at nominal timing: the branch its output waits for (docs/model.md section 10)."""
+    branches = {p for p, _ in e.inputs[ident] if p in e.cap_nominal and p != ident}
+    if not branches:
+        return ""
+    rho = {p: e.in_nominal[p] / e.cap_nominal[p] for p in branches}
+    slowest = max(sorted(branches, key=lambda p: e.names[p]), key=lambda p: rho[p])
+    return (f"; its output waits for its slowest branch, {e.names[slowest]} (utilisation {fmt(rho[slowest])} at "
+            "nominal timing), and meanwhile holds the other branches' parts")
 
 
 def _ratio_note(e: RateFigures, ident: str) -> str:
