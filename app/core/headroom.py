@@ -79,6 +79,8 @@ class Headroom:
         }
         if self.ignores_failures:
             out["ignores_failures"] = True
+        if self.workers is not None:  # a worker's death is not in the model (docs/model.md section 9)
+            out["worker_deaths_modelled"] = False
         if self.timeout_risks:
             out["timeouts"] = [{"bolt": r.bolt, "queue_bound": _num(r.queue_bound),
                                 "service_rate": _num(r.service_rate), "wait": _num(r.wait), "timeout": r.timeout}
@@ -101,7 +103,10 @@ class Headroom:
                             "never_fills": q.never_fills,
                             "per_tree": {s: {"trees": n, "tuples_per_tree": _num(t)}
                                          for s, (n, t) in q.per_tree.items()},
-                            "wait_when_full": _num(q.wait_when_full), "times_out": q.times_out}
+                            "wait_when_full": _num(q.wait_when_full), "times_out": q.times_out,
+                            # asynchronous (docs/model.md section 8): its internal queues grow, not its receive queues
+                            **({"threads": q.threads, "seconds_to_timeout": _num(q.seconds_to_timeout)}
+                               if q.threads is not None else {})}
                            for q in f.queues],
                 "storm_version": f.defaults.version, "storm_version_given": f.defaults.given,
                 "receive_buffer_unit": "tuples" if f.receive_buffer_source == "config" else f.defaults.buffer_unit,

@@ -38,3 +38,12 @@ def test_without_workers_in_the_document_nothing_is_said() -> None:
     data["storm"]["workers"] = None
     data["storm"]["message_timeout_secs"] = None
     assert worker_lines(data) == []
+
+
+def test_the_json_says_it_too() -> None:
+    data = annotated_crawler(30)
+    data["storm"].update(max_spout_pending=None, message_timeout_secs=30)
+    room = headroom(parse_topology(data)).to_json()
+    assert room["worker_deaths_modelled"] is False
+    (queue,) = [q for q in room["storm"]["queues"] if q["bolt"] == "fetcher"]
+    assert queue["threads"] == 50 and queue["seconds_to_timeout"]["value"] == 150
