@@ -143,3 +143,29 @@ def test_a_joins_answer_names_the_branch_it_waits_for() -> None:
     assert report.bolts["enrichmentJoinBolt"].explanation.endswith(
         "its output waits for its slowest branch, geoEnrichmentBolt (utilisation 2 at nominal timing), and "
         "meanwhile holds the other branches' parts")
+
+
+@pytest.mark.parametrize(("config", "said"), [
+    ("", None),  # 10 s + 10 s within Storm's default timeout of 30 s
+    ("config:\n  topology.message.timeout.secs: 15\n",
+     "Storm refuses this window when the bolt starts: its duration (length + sliding interval) 20 s is more than "
+     "topology.message.timeout.secs 15 s"),
+    ("config:\n  topology.message.timeout.secs: 15\n  topology.enable.message.timeouts: false\n", None),
+])
+def test_a_window_storm_refuses_is_said(tmp_path: Path, config: str, said: str | None) -> None:
+    """Storm's WindowedBoltExecutor refuses, when the bolt starts, a window whose durations exceed the message
+    timeout (with timeouts on), and one whose counts exceed topology.max.spout.pending."""
+    flux = tmp_path / "joins.yaml"
+    flux.write_text(JOIN_FLUX.replace('name: "joins"\n', 'name: "joins"\n' + config))
+    notes = [n for n in import_flux(flux).notes if "refuses" in n]
+    assert notes == ([] if said is None else [f"bolts.join: {said}"])
+
+
+def test_a_count_window_above_max_spout_pending_is_said(tmp_path: Path) -> None:
+    text = (EXAMPLES / "simple_windowing.yaml").read_text()
+    flux = tmp_path / "w.yaml"
+    flux.write_text(text.replace("topology.workers: 1", "topology.workers: 1\n  topology.max.spout.pending: 5"))
+    assert [n for n in import_flux(flux).notes if "refuses" in n] == [
+        "bolts.bolt-1: Storm refuses this window when the bolt starts: its count (length + sliding interval) 8 is "
+        "more than topology.max.spout.pending 5"]
+    assert [n for n in import_flux(EXAMPLES / "simple_windowing.yaml").notes if "refuses" in n] == []

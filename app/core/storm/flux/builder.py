@@ -13,6 +13,7 @@ from typing import Any
 
 from app.core.formats import FormatError
 from app.core.formats.limits import escape
+from app.core.storm.flux.constructs import window_refusal
 from app.core.storm.flux.model import (
     ANNOTATION_PREFIX,
     ASYNC_BOLTS,
@@ -155,6 +156,9 @@ def to_topology(doc: FluxDocument) -> FluxImport:
             notes.append(f"bolts.{v.id}: {v.unmodelled}: the model has no windows or joins yet, so it reads this bolt "
                          "as an ordinary one (a FIFO queue, α per batch) and every answer about it says so "
                          "(docs/model.md section 10)")
+        refused = window_refusal(v.window, doc.config) if v.window is not None else None
+        if refused is not None:
+            notes.append(f"bolts.{v.id}: {refused}")
         bolts[-1]["streams"], bolts[-1]["stream_sigma"] = _declared_streams(doc, v)
         if v.annotations.get("checked", (False, None))[0] is True:
             checked.append(v.id)

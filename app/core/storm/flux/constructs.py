@@ -63,3 +63,57 @@ def flux_components(root: Any) -> dict[str, dict[str, Any]]:
     items = root.get("components") if isinstance(root, dict) else None
     return {c["id"]: c for c in items if isinstance(c, dict) and isinstance(c.get("id"), str)} \
         if isinstance(items, list) else {}
+
+
+#: TimeUnit names a Flux file gives BaseWindowedBolt.Duration, in milliseconds
+_UNIT_MS = {"MILLISECONDS": 1, "SECONDS": 1000, "MINUTES": 60_000, "HOURS": 3_600_000, "DAYS": 86_400_000}
+Length = tuple[str, int]  # ("count", tuples) or ("ms", milliseconds)
+
+
+def _length(arg: Any, components: dict[str, dict[str, Any]]) -> Length | None:
+    """A window length or sliding interval: a referenced Count(n) or Duration(value, UNIT) component."""
+    comp = components.get(arg["ref"]) if isinstance(arg, dict) and isinstance(arg.get("ref"), str) else None
+    args = comp.get("constructorArgs") if comp is not None else None
+    if comp is None or not isinstance(args, list) or not args or not isinstance(args[0], int) \
+            or isinstance(args[0], bool):
+        return None
+    kind = str(comp.get("className", "")).rsplit("$", 1)[-1].rsplit(".", 1)[-1]
+    if kind == "Count" and len(args) == 1:
+        return ("count", args[0])
+    if kind == "Duration" and len(args) == 2 and args[1] in _UNIT_MS:
+        return ("ms", args[0] * _UNIT_MS[args[1]])
+    return None
+
+
+def window_lengths(item: dict[str, Any], components: dict[str, dict[str, Any]]) -> tuple[Length, Length] | None:
+    """(window length, sliding interval) of `withWindow(length, sliding)` or `withTumblingWindow(length)` with
+    Count or Duration components; None when the file sets them otherwise (the check below then says nothing)."""
+    methods = item.get("configMethods")
+    for m in methods if isinstance(methods, list) else []:
+        args = m.get("args") if isinstance(m, dict) else None
+        if not isinstance(args, list):
+            continue
+        lengths = [_length(a, components) for a in args]
+        if m.get("name") == "withWindow" and len(lengths) == 2 and lengths[0] and lengths[1]:
+            return lengths[0], lengths[1]
+        if m.get("name") == "withTumblingWindow" and len(lengths) == 1 and lengths[0]:
+            return lengths[0], lengths[0]
+    return None
+
+
+def window_refusal(lengths: tuple[Length, Length], config: dict[str, Any]) -> str | None:
+    """What Storm's WindowedBoltExecutor refuses when the bolt starts (IllegalArgumentException in prepare): the
+    durations among (length, sliding), summed when both are, above topology.message.timeout.secs (unless
+    topology.enable.message.timeouts is false); the counts likewise above topology.max.spout.pending."""
+    durations = [v for kind, v in lengths if kind == "ms"]
+    counts = [v for kind, v in lengths if kind == "count"]
+    timeout = config.get("topology.message.timeout.secs", 30)
+    if durations and config.get("topology.enable.message.timeouts") is not False and isinstance(timeout, int) \
+            and sum(durations) > timeout * 1000:
+        return (f"Storm refuses this window when the bolt starts: its duration (length + sliding interval) "
+                f"{sum(durations) / 1000:g} s is more than topology.message.timeout.secs {timeout} s")
+    pending = config.get("topology.max.spout.pending")
+    if counts and isinstance(pending, int) and not isinstance(pending, bool) and sum(counts) > pending:
+        return (f"Storm refuses this window when the bolt starts: its count (length + sliding interval) "
+                f"{sum(counts)} is more than topology.max.spout.pending {pending}")
+    return None

@@ -64,6 +64,7 @@ class Vertex:
     num_tasks: int | None = None  # numTasks: None when not given (Storm makes one task per executor)
     tick_secs: Any = None  # its own config's topology.tick.tuple.freq.secs, if any
     unmodelled: str | None = None  # a window or a join the model lacks (app/core/storm/flux/constructs.py)
+    window: Any = None  # (length, sliding) as constructs.window_lengths reads them, if it can
 
 
 @dataclass
