@@ -214,16 +214,18 @@ def capacity_lines(h: Headroom) -> list[str]:
         lines.append("the headroom and the growth factor ignore failures; the statuses and the suggested "
                      "parallelism include them")
     if h.workers is not None:
-        lines.append(worker_line(h.workers, h.message_timeout_secs, h.ignores_failures))
+        lines.append(worker_line(h.workers, h.message_timeout_secs, h.ignores_failures, h.worker_loss))
     return lines
 
 
-def worker_line(workers: int, timeout: int | None, failures: bool) -> str:
+def worker_line(workers: int, timeout: int | None, failures: bool, loss: Fraction | None = None) -> str:
     """What a worker's death does, and that no verdict here covers it (docs/model.md section 9)."""
     shown = f"{timeout} s" if timeout is not None else f"{DEFAULT_MESSAGE_TIMEOUT} s, Storm's default"
     which = ("the statuses with failures are per bolt with immediate replays" if failures
              else "the statuses are for runs in which no worker dies")
+    lost = ("" if loss is None else f"; its one worker runs every executor, so a death loses at most "
+            f"{decimal(loss, 5)} tuples in queues and in work (every bolt's queue bound and batch)")
     return (f"worker deaths are not in the model: with topology.workers {workers}, a worker's death stops every "
             "executor it runs at once (spouts and ackers too), and Storm replays the lost trees only when their "
-            f"message timeout ({shown}) expires; {which}, so none covers a worker's death (docs/model.md "
+            f"message timeout ({shown}) expires{lost}; {which}, so none covers a worker's death (docs/model.md "
             "section 9)")
