@@ -364,3 +364,20 @@ def test_growth_by_rates_is_checked_with_the_threads(monkeypatch: pytest.MonkeyP
     assert check_growth_certificate(cone, cert) == []
     monkeypatch.setattr(check_rate_growth, "take_bound", lambda bolt: bolt.parallelism)
     assert check_growth_certificate(cone, cert) != []
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("stormbound.threads: 2.5", "bolts.parser.config.stormbound.threads: must be a whole number of threads, not 2.5"),
+    ("stormbound.threads: 0", "bolts.parser.threads: input should be greater than or equal to 1")])
+def test_an_annotated_thread_count_must_be_whole(tmp_path: Path, given: str, said: str) -> None:
+    from app.core.storm.flux.yaml_text import FluxError
+
+    path = tmp_path / "fetch.yaml"
+    path.write_text(FETCH_FLUX.format(threads=20, tasks=2).replace("stormbound.threads: 4", given))
+    with pytest.raises(FluxError) as err:
+        import_flux(path)
+    assert said in str(err.value)
+    huge = tmp_path / "huge.yaml"
+    huge.write_text(FETCH_FLUX.format(threads=10**12, tasks=2))
+    with pytest.raises(FluxError, match="bolts.fetcher.threads: input should be less than or equal to 2147483647"):
+        import_flux(huge)

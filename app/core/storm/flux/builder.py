@@ -93,7 +93,11 @@ def _threads(doc: FluxDocument, vertex: Vertex, notes: list[str]) -> int | None:
     """An asynchronous bolt's threads per executor (docs/model.md section 8): its `stormbound.threads`, else, for a
     class known to be asynchronous (StormCrawler's FetcherBolt), its config key's value per task times the tasks
     of an executor; None for an ordinary bolt."""
-    given = _annotation(vertex, THREADS_KEY, int)
+    given = _annotation(vertex, THREADS_KEY, float)
+    if given is not None and not given.is_integer():
+        value, line = vertex.annotations[THREADS_KEY]
+        raise FluxError(vertex.file, line or vertex.line, f"bolts.{vertex.id}.config.{ANNOTATION_PREFIX}{THREADS_KEY}",
+                        f"must be a whole number of threads, not {escape(repr(value))}")
     if given is not None or vertex.class_name not in ASYNC_BOLTS:
         return int(given) if given is not None else None
     key, default = ASYNC_BOLTS[vertex.class_name]
