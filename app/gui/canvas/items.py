@@ -28,6 +28,7 @@ from app.core.units import format_duration
 
 NODE_WIDTH = 156.0
 NODE_HEIGHT = 74.0
+ASYNC_OFFSET = 4.0  # an asynchronous bolt's stacked cards, each this far behind the one before
 PORT_RADIUS = 7.0
 
 GREEN = QColor("#3fa34d")
@@ -182,6 +183,11 @@ class NodeItem(QGraphicsObject):
         c = self.component
         if c.kind == "spout":
             text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"
+        elif c.threads is not None:  # docs/model.md section 8
+            text = (f"Asynchronous bolt {c.name}: {c.parallelism} executors × {c.threads} threads (the model's C: up "
+                    f"to {c.take_max} tuples in work at once); execute only enqueues, a thread works "
+                    f"{format_duration(c.alpha)} on one tuple (the process latency), "
+                    f"emits {_number(c.sigma)} per input")
         else:
             text = (f"Bolt {c.name}: {c.parallelism} executors (the model's C: up to {c.parallelism} tuples "
                     f"in process at once), works {format_duration(c.alpha)}, "
@@ -209,6 +215,9 @@ class NodeItem(QGraphicsObject):
         if c.unannotated:
             text = (f"{c.kind.capitalize()} {c.name}: not annotated: {', '.join(SYMBOLS[f] for f in c.unannotated)} "
                     "(the import had no value; take it from the Storm UI, a run's calibration, or type it)\n" + text)
+        if c.kind == "bolt" and c.unmodelled is not None:
+            text += (f"\nIt is {c.unmodelled}: the model has no windows or joins yet, so its verdicts read it as an "
+                     "ordinary bolt (docs/model.md section 10)")
         if c.class_name:
             text += f"\n{c.class_name}"
         self.setToolTip(text)
@@ -227,7 +236,8 @@ class NodeItem(QGraphicsObject):
             return [f"rate {_value(c, 'rate', _number(c.rate) + '/s')} · burst {_value(c, 'burst', str(c.burst))}"]
         alpha = format_duration(c.alpha).replace(" ", "")  # milliseconds below a second, as the inspector shows it
         lines = [f"α {_value(c, 'alpha', alpha)} · σ {_value(c, 'sigma', _number(c.sigma))} "
-                 f"· {c.parallelism} exec" + (f"/{c.tasks} tasks" if c.tasks and c.tasks != c.parallelism else "")]
+                 f"· {c.parallelism} exec" + (f"/{c.tasks} tasks" if c.tasks and c.tasks != c.parallelism else "")
+                 + (f" × {c.threads} thr" if c.threads is not None else "")]
         live = self.live_lines()
         if live is not None:  # Live Mode: the measured capacity and verdict, the model's ρ at the measured figures
             return live
@@ -251,7 +261,14 @@ class NodeItem(QGraphicsObject):
 
     # ---- drawing -------------------------------------------------------------
     def boundingRect(self) -> QRectF:
-        return QRectF(-4, -4, NODE_WIDTH + 8, NODE_HEIGHT + 8)
+        return QRectF(-4, -4, NODE_WIDTH + 8 + ASYNC_OFFSET * 2, NODE_HEIGHT + 8 + ASYNC_OFFSET * 2)
+
+    def _paint_threads(self, painter: QPainter, rect: QRectF) -> None:
+        """An asynchronous bolt (docs/model.md section 8) is drawn as a stack of cards, its threads behind it."""
+        painter.setPen(QPen(QColor("#454b55"), 1.2))
+        painter.setBrush(QColor("#e8ecf1"))
+        for step in (2, 1):
+            painter.drawRoundedRect(rect.translated(ASYNC_OFFSET * step, ASYNC_OFFSET * step), 8, 8)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -265,6 +282,8 @@ class NodeItem(QGraphicsObject):
             painter.setPen(QPen(CRITICAL, 3, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(rect.adjusted(-5, -5, 5, 5), 11, 11)
+        if self.component.kind == "bolt" and self.component.threads is not None:
+            self._paint_threads(painter, rect)
         border = QPen(SELECTED, 2.5) if self.isSelected() else QPen(QColor("#454b55"), 1.2)
         if self.component.unannotated and not self.isSelected():
             border = QPen(AMBER, 2.0, Qt.PenStyle.DashLine)
@@ -287,6 +306,10 @@ class NodeItem(QGraphicsObject):
         painter.setFont(title)
         painter.setPen(QColor("#ffffff"))
         kind = "⟶ spout" if self.component.kind == "spout" else "bolt"
+        if self.component.kind == "bolt" and self.component.threads is not None:
+            kind = "async bolt"
+        elif self.component.kind == "bolt" and self.component.unmodelled is not None:  # docs/model.md section 10
+            kind = "join ⚠" if self.component.unmodelled.startswith("a join") else "window ⚠"
         small = QFont()
         small.setPointSizeF(8.0)
         room = NODE_WIDTH - 20

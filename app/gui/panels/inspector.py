@@ -29,11 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.topology import Component, Grouping
-from app.gui.commands import (
-    SetComponentFieldsCommand,
-    SetSectionFieldsCommand,
-    SetSubscriptionFieldsCommand,
-)
+from app.gui.commands import SetComponentFieldsCommand, SetSectionFieldsCommand, SetSubscriptionFieldsCommand
 from app.gui.document import DocumentModel, FieldError
 from app.gui.panels.explanation import ExplanationBox
 
@@ -55,10 +51,11 @@ SPOUT_FIELDS = [
 ]
 BOLT_FIELDS = [
     FieldSpec("name", "Name", "text", "unique among spouts and bolts"),
-    FieldSpec("alpha", "α (per batch)", "duration", "duration of one processing batch: 20 ms, 0.5 s (a bare number "
-              "is seconds)"),
+    FieldSpec("alpha", "α (per batch)", "duration", "duration of one processing batch (asynchronous: of one tuple on a "
+              "thread, the process latency): 20 ms, 0.5 s (a bare number is seconds)"),
     FieldSpec("sigma", "σ (out per in)", "float", "output tuples per input tuple; 0 = sink"),
-    FieldSpec("parallelism", "Parallelism", "int", "max tuples taken into one batch"),
+    FieldSpec("parallelism", "Parallelism", "int", "executors: max tuples taken into one batch (× threads if async)"),
+    FieldSpec("threads", "Threads (async)", "optional-int", "internal threads per executor: empty = not async"),
     FieldSpec("min_ttf", "Min time to failure", "optional-duration",
               "the bolt may fail once this long has passed since its last failure ended: 30 s, 5 min; "
               "empty = it never fails (docs/model.md section 7)"),
@@ -178,6 +175,10 @@ def parse_streams(kind: str, text: str) -> dict[str, Any]:
     return {"streams": names, ("stream_sigma" if kind == "bolt" else "stream_ratio"): values}
 
 
+def kind_title(comp: Component) -> str:
+    return "Asynchronous bolt" if comp.kind == "bolt" and comp.threads is not None else comp.kind.capitalize()
+
+
 def format_value(value: Any, kind: str = "") -> str:
     """A value as the field shows it: a time in milliseconds below a second (the Storm UI's unit)."""
     if value is None:
@@ -194,8 +195,7 @@ def format_value(value: Any, kind: str = "") -> str:
 class FieldRow(QWidget):
     """A line edit with its error label underneath."""
 
-    def __init__(self, spec: FieldSpec, on_edit: Callable[[FieldRow, str], None],
-                 on_done: Callable[[FieldRow], None]):
+    def __init__(self, spec: FieldSpec, on_edit: Callable[[FieldRow, str], None], on_done: Callable[[FieldRow], None]):
         super().__init__()
         self.spec = spec
         self.edit = QLineEdit()
@@ -344,7 +344,7 @@ class Inspector(QScrollArea):
         if self.document.has_component(ident):
             comp = self.document.component(ident)
             self.selected_kind = comp.kind
-            self.element_box.setTitle(f"{comp.kind.capitalize()} {comp.name}")
+            self.element_box.setTitle(f"{kind_title(comp)} {comp.name}")
             for spec in [*(SPOUT_FIELDS if comp.kind == "spout" else BOLT_FIELDS), STREAMS_FIELD[comp.kind]]:
                 row = FieldRow(spec, self._on_component_edit, self._end_session)
                 self.element_form.addRow(spec.label, row)
@@ -397,7 +397,7 @@ class Inspector(QScrollArea):
             return
         if self.selected_kind in ("spout", "bolt"):
             comp = self.document.component(ident)
-            self.element_box.setTitle(f"{comp.kind.capitalize()} {comp.name}")
+            self.element_box.setTitle(f"{kind_title(comp)} {comp.name}")
             sources = self.document.topology().storm.sources
             for key, row in self.element_rows.items():
                 if key == "streams":

@@ -32,7 +32,7 @@ from app.core.results import FloodCertificate
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import exact_value, fraction_of, read_certificate
+from app.core.tcn.check.reading import exact_value, fraction_of, read_certificate, take_bound
 from app.core.topology import Topology, TopologyError, parse_topology
 
 __all__ = ["check_flood_certificate"]
@@ -83,7 +83,7 @@ def _parameters(topo: Topology, fails: bool) -> dict[str, tuple[Any, ...]]:
     for s in topo.spouts:
         out[s.name] = ("spout", exact_value(s.rate), s.burst, sorted(s.output_streams().items()))
     for b in topo.bolts:
-        out[b.name] = ("bolt", exact_value(b.alpha), b.parallelism, sorted(b.output_streams().items()),
+        out[b.name] = ("bolt", exact_value(b.alpha), take_bound(b), sorted(b.output_streams().items()),
                        b.min_ttf if fails else None)
     return out
 
@@ -161,8 +161,8 @@ def _derived_terms(topo: Topology, target: str, source: str) -> dict[tuple[str, 
     for sender, stream in _received(topo).get(target, []):
         if sender == source:
             sigma = exact_value(src.output_streams()[stream] or 0)
-            out[(sender, stream)] = (src.parallelism / (exact_value(src.alpha) * (1 - tau)),
-                                     ratio_bounds(sigma, src.parallelism, rule)[0])
+            out[(sender, stream)] = (take_bound(src) / (exact_value(src.alpha) * (1 - tau)),
+                                     ratio_bounds(sigma, take_bound(src), rule)[0])
         elif sender in spouts:
             ratio = exact_value(spouts[sender].output_streams()[stream] or 0)
             out[(sender, stream)] = (exact_value(spouts[sender].rate) / (1 + tau), ratio)
@@ -220,7 +220,7 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | None
     if not any(s == cert.source for s, _ in seen):
         problems.append(f"no term from the source {cert.source}")
     j = bolts[cert.target]
-    capacity = j.parallelism / (exact_value(j.alpha) * (1 + exact_value(topo.settings.tolerance))
+    capacity = take_bound(j) / (exact_value(j.alpha) * (1 + exact_value(topo.settings.tolerance))
                                 + exact_value(topo.settings.max_idle_time))
     if fraction_of(cert.capacity) != capacity:
         problems.append(f"capacity {cert.capacity} is not {cert.target}'s smallest, {capacity}")
