@@ -4,7 +4,8 @@ A `LiveWorker` (app/gui/workers.py's Worker) polls the Storm UI off the GUI thre
 `stormbound watch` does (app/measure/storm_watch.py: `Judge`) and hands each poll's
 line to the GUI thread through its `progress` signal; the window's scene then shows, per bolt, the
 measured capacity (its header colour), the model's ρ at the measured figures and the drift of α from
-the document's. Stopping cancels the worker (the poll in hand finishes; its own timeout bounds it).
+the document's. Stop turns Live Mode off at once: the worker is told to stop (the poll in hand is dropped at its
+next request) and let go, disconnected, to end on its own (`LiveMode.stop`).
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class LiveWorker(Worker[int]):
         every = float(r.get("every", 30))
         judge = Judge(self.model, every, fail_on="may-grow", lag_window=float(r.get("lag_window", 60)))
         done = 0
-        for poll in poll_loop(client, ident, every, polls=r.get("polls"), stop=self.stop):
+        for poll in poll_loop(client, ident, every, polls=r.get("polls"), stop=self.stop, drop_on_stop=True):
             if poll.ok and self.model is not None:
                 wrong = components_mismatch(self.model, poll)
                 if wrong is not None:  # the open document is another topology: refused, as `watch --doc`
@@ -117,6 +118,7 @@ class LiveMode(QObject):
         self.host = host
         self.widget = host.host_widget()  # the parent of the dialogs and actions
         self.worker: LiveWorker | None = None
+        self.stopping: list[LiveWorker] = []  # stopped, still ending (a request or a judgement in hand)
         self.last: WatchLine | None = None
         section = host.menu_section("Runs ▸ Live")
         self.action_start = self._action("&Live Mode (Storm UI)…", self.start_dialog, "action_live_start",
@@ -163,11 +165,28 @@ class LiveMode(QObject):
         return self.worker
 
     def stop(self) -> None:
-        if self.worker is not None:
-            self.worker.cancel()
+        """Stop Live Mode now: the worker is told to stop (it drops the poll in hand at its next request) and
+        let go at once, its signals disconnected, so Live Mode is off within the click even while a request or
+        a poll's judgement (seconds for 3,000 bolts) is under way; the thread ends on its own, referenced until
+        then (app/gui/workers.py; docs/gui.md, "Who frees what"), and is joined on shutdown."""
+        worker = self.worker
+        if worker is None or not worker.isRunning():
+            return
+        worker.cancel()
+        for signal, slot in ((worker.progress, self._on_line), (worker.model_found, self._on_model),
+                             (worker.failed, self._on_failed), (worker.finished, self._on_finished)):
+            signal.disconnect(slot)
+        self.stopping.append(worker)
+        worker.finished.connect(self._forget_stopped)
+        self.worker = None
+        self._on_finished()
+
+    def _forget_stopped(self) -> None:
+        self.stopping = [w for w in self.stopping if w.isRunning()]
 
     def shutdown(self, timeout_ms: int = 5000) -> bool:
-        return self.worker is None or self.worker.join(timeout_ms)
+        workers = [w for w in (self.worker, *self.stopping) if w is not None]
+        return all([w.join(timeout_ms) for w in workers])
 
     def _on_line(self, line: object) -> None:
         from app.measure.storm_watch import format_watch_line

@@ -147,3 +147,35 @@ def test_closing_the_window_while_live_mode_polls(qtbot: Any, tmp_path: Path) ->
     assert worker.wait(30000)
     QApplication.processEvents()  # its last queued signals, for a window that is no more
     gc.collect()
+
+
+def test_stop_turns_live_mode_off_at_once_while_a_poll_hangs(make_window: Callable[..., Any], qtbot: Any) -> None:
+    """Stop inside a poll the UI does not answer (as inside the seconds a 3,000-bolt poll takes: bench/live_stop.py):
+    Live Mode is off within the click; the worker, let go, ends on its own and its late signals change nothing."""
+    from app.gui.workers import Worker
+
+    window = make_window()
+    with DriftingStormUI(overload_after=1000) as ui:
+        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-drift", "every": 0.05, "polls": 1000}
+        window.live.start_dialog()
+        worker = window.live.worker
+        assert worker is not None
+        qtbot.waitUntil(lambda: window.live.last is not None and bool(window.live.last.statuses), timeout=30000)
+        ui.hold()
+        qtbot.waitUntil(lambda: ui.held >= 1, timeout=30000)  # the worker waits inside a poll
+        window.live.action_stop.trigger()
+        # off now, without waiting for the worker: the start action is back, the canvas no longer live
+        assert window.live.action_start.isEnabled() and not window.live.action_stop.isEnabled()
+        assert window.live.worker is None and window.scene.live_verdicts == {}
+        assert worker.isRunning() and worker in window.live.stopping
+        # Live Mode can start again at once, beside the one still ending
+        window.dialogs.answers["live"] = {**window.dialogs.answers["live"], "polls": 1}
+        shown = len(window.dialogs.shown)
+        ui.release()
+        qtbot.waitUntil(lambda: worker not in Worker.running_workers(), timeout=30000)
+        QApplication.processEvents()  # its last queued signals: disconnected, so nothing is shown or coloured
+        assert window.scene.live_verdicts == {} and len(window.dialogs.shown) == shown
+        assert window.live.stopping == [] and window.live.action_start.isEnabled()
+        second = window.live.start({"url": ui.url, "topology": "wordcount-drift", "every": 0.05, "polls": 2})
+        assert second is not None
+        qtbot.waitUntil(lambda: second.isFinished(), timeout=60000)

@@ -47,7 +47,7 @@ def test_a_file_is_read_checked_and_analysed_off_the_gui_thread_once(make_window
             return real(*args, **kwargs)
         return call
 
-    class Counted(real_analysis):  # type: ignore[misc, valid-type]
+    class Counted(real_analysis):
         def __init__(self, topo: Any) -> None:
             threads["analysis"].append(threading.current_thread().name)
             super().__init__(topo)
