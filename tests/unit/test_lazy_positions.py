@@ -79,3 +79,39 @@ def test_a_long_trace_read_lazily_holds_a_fraction_of_the_whole_decode(tmp_path:
     lazily = held(lambda: read_json(path, lazy="positions"))
     wholly = held(lambda: read_json(path))
     assert lazily < 0.5 * wholly, (lazily, wholly)
+
+
+def test_the_depth_check_finds_the_brackets_outside_strings_a_chunk_at_a_time(monkeypatch: pytest.MonkeyPatch
+                                                                              ) -> None:
+    """The depth check (limits.depth_overflow) cut a 50 MB text into a piece per quote at once: 600 MB of pieces
+    for a 150,000-position trace; a chunk at a time, carrying whether a chunk starts inside a string."""
+    import random
+
+    from app.core.formats import limits
+
+    monkeypatch.setattr(limits, "_CHUNK", 7)  # chunks end inside strings, on quotes, between brackets
+    rng = random.Random(1)
+    for _ in range(300):
+        doc = [{"a": "x[{" * rng.randint(0, 3), "b": [[1], {"c": "]" * rng.randint(0, 2)}]}
+               for _ in range(rng.randint(0, 5))]
+        text = json.dumps(doc)
+        expected = "".join(text.split('"')[0::2]).encode().translate(None, limits._NOT_BRACKETS)
+        assert limits._brackets_outside_strings(text) == expected, text
+    deep = '{"s": "[[[[", "a": ' + "[" * 600 + "]" * 600 + "}"
+    assert limits.depth_overflow(deep, 500) is not None and limits.depth_overflow(deep, 700) is None
+
+
+def test_a_small_file_is_read_without_a_buffer_the_size_of_the_limit(tmp_path: Path) -> None:
+    from app.core.fileio import read_bytes
+
+    path = tmp_path / "small.json"
+    path.write_bytes(b"{}" * 1000)
+    tracemalloc.start()
+    try:
+        assert read_bytes(path, ValueError, 64 * 1024 * 1024) == b"{}" * 1000
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1024 * 1024, peak  # it allocated the limit's 64 MB first
+    with pytest.raises(ValueError, match="over the limit of 100 bytes"):
+        read_bytes(path, ValueError, 100)

@@ -74,6 +74,25 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
+_CHUNK = 1 << 20  # characters split at a time (a whole 50 MB text split at its quotes made 600 MB of pieces)
+
+
+def _brackets_outside_strings(text: str) -> bytes:
+    """The brackets of JSON `text` that are not inside a string, in order: every other piece between quotes,
+    a chunk of text at a time (whether a chunk starts inside a string is carried over), unless a quote may be
+    escaped."""
+    if "\\" in text:
+        return _STRING.sub("", text).encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    found: list[bytes] = []
+    inside = False
+    for start in range(0, len(text), _CHUNK):
+        pieces = text[start:start + _CHUNK].split('"')
+        outside = "".join(pieces[1::2] if inside else pieces[0::2])
+        found.append(outside.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS))
+        inside ^= len(pieces) % 2 == 0  # an odd count of quotes in the chunk
+    return b"".join(found)
+
+
 def depth_overflow(text: str, limit: int | None = None) -> int | None:
     """Offset of the first bracket nested deeper than `limit` (MAX_DEPTH) in JSON `text`, else None.
 
@@ -85,9 +104,7 @@ def depth_overflow(text: str, limit: int | None = None) -> int | None:
     limit = MAX_DEPTH if limit is None else limit
     if text.count("[") + text.count("{") <= limit:
         return None
-    # outside strings: every other piece between quotes, unless a quote may be escaped
-    outside = "".join(text.split('"')[0::2]) if "\\" not in text else _STRING.sub("", text)
-    brackets = outside.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    brackets = _brackets_outside_strings(text)
     if not brackets or max(itertools.accumulate(map(_STEP.__getitem__, brackets))) <= limit:
         return None
     depth = 0
