@@ -83,7 +83,7 @@ def tightness(path: Path, until: int) -> list[dict[str, Any]]:
 def families(count: int) -> list[dict[str, Any]]:
     """The random chains and trees of tests/unit/test_latency_runs.py (failure-free, then with failures): per
     family the ratio worst / bound over `count` seeded topologies with a bound."""
-    from tests.unit.test_latency_runs import _policies, _random_doc, _with_failures
+    from tests.unit.test_latency_runs import _policies, _random_doc, _timed_failures, _with_failures
 
     rows = []
     for shape, failing in (("chain", False), ("tree", False), ("chain", True), ("tree", True)):
@@ -97,8 +97,12 @@ def families(count: int) -> list[dict[str, Any]]:
             if bound is None:
                 continue
             worst = Fraction(0)
-            for policy in _policies(rng, [b["name"] for b in doc["bolts"]]):
-                run = play(doc, policy, Fraction(60), max_positions=20_000)
+            names = [b["name"] for b in doc["bolts"]]
+            runs = [(policy, None) for policy in _policies(rng, names)]
+            if failing:  # failures timed to pile up replays on a drained backlog
+                runs += _timed_failures(random.Random(len(ratios)), names)
+            for policy, fail_when in runs:
+                run = play(doc, policy, Fraction(90 if failing else 60), max_positions=20_000, fail_when=fail_when)
                 worst = max([worst, *Latencies(run, doc).trees("S")])
             ratios.append(float(worst / bound))
         ratios.sort()

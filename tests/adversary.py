@@ -69,8 +69,11 @@ class Run:
                 "kept": [c["name"] for c in [*topology["spouts"], *topology["bolts"]]], "positions": self.positions}
 
 
-def play(doc: dict[str, Any], policy: Policy, until: Fraction, max_positions: int = 200_000) -> Run:
-    """Play the document's topology under `policy` until time `until` (exact rule, default streams only)."""
+def play(doc: dict[str, Any], policy: Policy, until: Fraction, max_positions: int = 200_000,
+         fail_when: Callable[[str, Fraction], bool] | None = None) -> Run:
+    """Play the document's topology under `policy` until time `until` (exact rule, default streams only).
+    `fail_when(bolt, now)`: with failures, a bolt fails at the first position at which min_ttf allows it and this
+    says yes (default: as soon as min_ttf allows)."""
     settings = doc.get("settings", {})
     tau = exact(settings.get("tolerance", 0.1))
     idle = exact(settings.get("max_idle_time", 0.01))
@@ -122,7 +125,7 @@ def play(doc: dict[str, Any], policy: Policy, until: Fraction, max_positions: in
             step = steps[b.name]
             arrivals = sum(emitted.get(src, 0) for src in b.sources)
             step["arrivals"] = arrivals
-            if reboot is not None and _failed(b, step, now, arrivals, choose, reboot, backlog):
+            if reboot is not None and _failed(b, step, now, arrivals, choose, reboot, backlog, fail_when):
                 continue
             run.largest[b.name] = max(run.largest[b.name], b.queue)
             waiting = b.queue + arrivals
@@ -171,7 +174,8 @@ def _failures(doc: dict[str, Any], bolts: dict[str, _Bolt], subs: dict[str, set[
 
 
 def _failed(b: _Bolt, step: dict[str, Any], now: Fraction, arrivals: int, choose: Policy,
-            reboot: tuple[Fraction, Fraction], backlog: dict[str, int]) -> bool:
+            reboot: tuple[Fraction, Fraction], backlog: dict[str, int],
+            fail_when: Callable[[str, Fraction], bool] | None = None) -> bool:
     """Failures and recoveries of one bolt at one position (True: it is down, its arrivals lost). A bolt fails as
     soon as min_ttf allows, but not at a position where it emits; each lost tuple is replayed once, by its
     spouts in turn."""
@@ -181,7 +185,8 @@ def _failed(b: _Bolt, step: dict[str, Any], now: Fraction, arrivals: int, choose
         step["recover"] = True
     elif b.down_until is not None:
         lost = arrivals
-    elif b.min_ttf is not None and now >= b.up_since + b.min_ttf and not step["emit"]:
+    elif b.min_ttf is not None and now >= b.up_since + b.min_ttf and not step["emit"] and (
+            fail_when is None or fail_when(b.name, now)):
         lost = b.queue + arrivals + b.batch
         b.queue, b.batch, b.busy_until, b.take_at, b.buffer = 0, 0, None, None, Fraction(0)
         b.down_until = now + choose(b.name, now, "reboot", reboot[0], reboot[1])

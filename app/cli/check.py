@@ -172,15 +172,21 @@ def cmd_check_witness(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.file}: not a {WITNESS_FORMAT} file", field="format", file=args.file)
     try:
         timeout = Fraction(str(data["timeout"]))
-        claims = [(w["bolt"], int(w["loop_pass"]), int(w["position"]), w["trace"], w.get("spout", "?"))
+        claims = [(w["bolt"], int(w["loop_pass"]), int(w["position"]), w["trace"], w.get("spout", "?"), w)
                   for w in witnesses]
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise UsageError(f"{args.file}: a witness lacks {exc}", field="witnesses", file=args.file) from None
     rejected = 0
-    for bolt, loop_pass, position, trace, spout in claims:
-        result = check_witness(trace, bolt, loop_pass, position, timeout)
+    for bolt, loop_pass, position, trace, spout, stated in claims:
+        # the file's own figures (wait, arrival and take, the tree's spout, the timeout) must be the recomputed ones
+        chain = stated.get("chain") or None
+        result = check_witness(trace, bolt, loop_pass, position, timeout, chain=chain, stated=stated)
+        if result.ok and spout != "?" and stated.get("root") is not None and spout != result.root:
+            result.ok = False
+            result.problems.append(f"the witness is listed for {spout} but its tuple is in a tree of {result.root}")
         rejected += not result.ok
-        print(one_line(f"{spout} at {bolt}: " + (f"accepted: a tuple waits {float(result.wait or 0):.6g} s > "
+        whose = f" of a tree of {result.root}" if result.root else ""
+        print(one_line(f"{spout} at {bolt}: " + (f"accepted: a tuple{whose} waits {float(result.wait or 0):.6g} s > "
                                                  f"{float(timeout):g} s" if result.ok else
                                                  "rejected: " + "; ".join(result.problems))))
     return EXIT_FOUND if rejected else EXIT_OK

@@ -17,7 +17,7 @@ def test_sojourn_bounds_and_the_critical_path(qtbot, models_dir: Path) -> None:
     topo = document.topology()
     ids = {c.name: c.id for c in topo.components}
     assert "A tuple stays here at most 6.2 s (queue and processing)" in scene.nodes[ids["WpDeserializer"]].toolTip()
-    assert "Every tuple tree completes within 13.4025 s" in scene.nodes[ids["wpSpout"]].toolTip()
+    assert "Every tuple tree completes within 12.4915 s" in scene.nodes[ids["wpSpout"]].toolTip()
     path = ["wpSpout", "WpDeserializer", "expander", "articleExtraction"]
     assert {n for n, i in ids.items() if scene.nodes[i].critical} == set(path)
     marked = {(e.source.component.name, e.target.component.name) for e in scene.edges.values() if e.critical}

@@ -468,7 +468,8 @@ def test_capacity_in_storm_terms_is_one_short_line(qtbot, document: DocumentMode
     assert "throttles the spouts to 1.5 tuples/s" in tip and "B2's receive queues" in tip
     assert "Capacity (in Storm's terms)" in panel.details.toPlainText()
     # per spout, against the message timeout (docs/latency.md): computed in the worker with the capacity
-    assert panel.timeouts_label.text() == "Timeouts: S1: not proven; S2: not proven"
+    assert panel.timeouts_label.text() == ("Timeouts: S1: tuples time out (a certified run); "
+                                           "S2: tuples time out (a certified run)")  # a witness per spout
     assert "a certified run in which a tuple arriving at B2 waits" in panel.timeouts_label.toolTip()
     assert "max.spout.pending: at most 8" in panel.timeouts_label.toolTip()
     document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 40}))

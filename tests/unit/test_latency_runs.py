@@ -7,6 +7,7 @@ shares code with app/core/latency; the product's certifier confirms a sample of 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -135,6 +136,19 @@ def _with_failures(doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return doc
 
 
+def _timed_failures(rng: random.Random, names: list[str]) -> list[tuple[Policy, Callable[[str, Fraction], bool]]]:
+    """Failures timed to pile up replays: every bolt slow until a switch time X, then fast (the backlogs drain
+    at full speed), and each failing bolt fails at the first position after X that min_ttf allows (its queue and
+    what the drain sends it while down are lost, and replayed on top of the fresh tuples); the bolt under test
+    stays slow."""
+    out: list[tuple[Policy, Callable[[str, Fraction], bool]]] = []
+    for target in names:
+        switch = Fraction(rng.choice([20, 25, 30, 45]))
+        policy = slow_then_fast({n: switch for n in names if n != target}, {target})
+        out.append((policy, lambda name, now, x=switch: now >= x))
+    return out
+
+
 def test_no_run_with_failures_and_replays_exceeds_a_latency_bound() -> None:
     """Failures as soon as min_ttf allows, the longest reboots, every lost tuple replayed (paced), on random acyclic
     topologies: every tuple that is not lost stays within its bolt's bound, every tree that loses nothing completes
@@ -149,8 +163,9 @@ def test_no_run_with_failures_and_replays_exceeds_a_latency_bound() -> None:
         if not bounds:
             continue
         names = [b["name"] for b in doc["bolts"]]
-        for policy in _policies(rng, names)[:3]:
-            run = play(doc, policy, Fraction(90), max_positions=20_000)
+        runs = [(policy, None) for policy in _policies(rng, names)[:3]] + _timed_failures(rng, names)[:2]
+        for policy, fail_when in runs:
+            run = play(doc, policy, Fraction(90), max_positions=20_000, fail_when=fail_when)
             failures += sum(1 for p in run.positions for s in p["bolts"].values() if s.get("fail"))
             found = Latencies(run, doc)
             for name, bound in bounds.items():

@@ -109,13 +109,17 @@ class LatencyAnalysis:
     # ---- per bolt ---------------------------------------------------------------------------------------------
     def _failure_arrivals(self) -> dict[str, Curve | None]:
         """With failures: per bolt id reached by a failure or a replay, the arrival curve of the replays'
-        fixpoint (None: not bounded with failures; docs/boundedness.md, "Failures")."""
+        fixpoint (None: not bounded with failures; docs/boundedness.md, "Failures"); its per-stream curves are
+        kept in `_fail_streams`."""
+        self._fail_streams: dict[str, dict[str, Curve]] = {}
         if self.model is None:
             return {}
         e = self.e
         shared = self.rates.failure_check() if self.rates is not None else None  # (its bounds are the same)
         check = shared if shared is not None else failure_check(
             self.topo, e, self.model, {b.id: status_of(e, b.id) for b in self.topo.bolts}, nominal_estimate=False)
+        if check.bounds is not None:
+            self._fail_streams = check.bounds.stream
         out: dict[str, Curve | None] = {}
         for b in self.topo.bolts:
             f = check.bolts[b.id]
@@ -124,33 +128,55 @@ class LatencyAnalysis:
         return out
 
     def _arrival(self, ident: str, failures: dict[str, Curve | None]) -> Curve | None:
-        """One bolt's arrival curve in every run (None: not proven bounded). Per input stream the smallest of
-        three valid curves: the rate check's (docs/boundedness.md, "Every run"), one batch per α(1−τ) of its
-        source (step 5 there), and, for a source with a sojourn bound S, what arrived there in a window S
-        longer: σ_hi·(α_u(w + S) + Q₀) + H (docs/latency.md, "Per spout"). Under failures, the fixpoint's."""
+        """One bolt's arrival curve in every run (None: not proven bounded): per input stream the smallest of the
+        valid curves (docs/latency.md, "Arrival curves"): the rate check's (docs/boundedness.md, "Every run";
+        under failures the replays' fixpoint's instead), one batch per α(1−τ) of its source, and, for a source u
+        with a sojourn bound, its arrivals delayed (σ_hi·(α_u(w + S_u) + Q₀) + H) and its output through its
+        service curve (σ_hi·(α_u(w + α_u(1+τ) + L_u) + Q₀) + H, the pieces of α_u at most c_u)."""
         e = self.e
-        if ident in failures:
-            return failures[ident]
-        if not e.bounded(ident):
+        failing = ident in failures
+        if failing and failures[ident] is None or not failing and not e.bounded(ident):
             return None
         windows = e.stream_windows
         total = ZERO
         for source, stream in e.inputs[ident]:
-            if (source, stream) not in windows:
+            if failing:
+                piece = self._fail_streams.get(source, {}).get(stream)
+                if piece is None or not e.carries(source, stream):
+                    continue
+            elif (source, stream) not in windows:
                 continue
-            rate, burst = windows[(source, stream)]
-            piece = Curve.affine(rate, burst)
+            else:
+                piece = Curve.affine(*windows[(source, stream)])
             if source in e.cap_max:
-                sigma, _, hi = e.streams[source][stream]
-                # an integer σ keeps no carry (E = σ·P at every emit, both rules): nothing beyond σ·processed
-                h = Fraction(0) if sigma.denominator == 1 else e.excess_of(source, stream)
-                piece = piece.meet(Curve.affine(hi * e.cap_max[source], hi * e.burst[source] + h))
-                upstream = self.bolts.get(source)
-                if upstream is not None and upstream.arrival is not None and upstream.sojourn is not None:
-                    shifted = upstream.arrival.shifted(upstream.sojourn, self.q0).scaled(hi, burst=h)
-                    piece = piece.meet(_rounded_up(shifted))
+                piece = piece.meet(self._from_bolt(source, stream, failing, windows.get((source, stream))))
             total = total.plus(piece)
         return total
+
+    def _from_bolt(self, source: str, stream: str, failing: bool, window: tuple[Fraction, Fraction] | None
+                   ) -> Curve:
+        """What `source` (a bolt) sends on `stream`: one batch per phase, and (when it has a sojourn bound) its
+        arrivals delayed by it and its output through its service curve (docs/latency.md, "Arrival curves")."""
+        e = self.e
+        sigma, _, hi = e.streams[source][stream]
+        # an integer σ keeps no carry (E = σ·P at every emit, both rules): nothing beyond σ·processed
+        h = Fraction(0) if sigma.denominator == 1 else e.excess_of(source, stream)
+        out = Curve.affine(hi * e.cap_max[source], hi * e.burst[source] + h)
+        upstream = self.bolts.get(source)
+        if upstream is None or upstream.arrival is None or upstream.sojourn is None:
+            return out
+        if failing and self.model is not None and source in self.model.min_ttf and sigma.denominator != 1 \
+                and self.topo.settings.emission != "exact":
+            return out  # (a failure restarts a fractional carry under the dvert rule: not counted here)
+        shifted = upstream.arrival.shifted(upstream.sojourn, self.q0)
+        # docs/latency.md, "Arrival curves" 4: through its service curve, per piece of α_u of slope ρ ≤ c_u,
+        # processed in a window of length w ≤ ρ·(w + α(1+τ)) + b + max(ρ·L, Q₀ + ρ·max_idle)
+        d, slow = e.longest_phase[source], e.slowest_take[source]
+        served = [(r, b + r * d + max(r * slow, self.q0 + r * self.idle)) for r, b in upstream.arrival.pieces
+                  if r <= upstream.service.rate]
+        if served:
+            shifted = shifted.meet(Curve(tuple(served)))
+        return out.meet(_rounded_up(shifted.scaled(hi, burst=h)))
 
     def _bolts_in_order(self) -> list[str]:
         """Bolt ids, every bolt outside a cycle after its sources."""
@@ -211,13 +237,13 @@ class LatencyAnalysis:
 
     # ---- pipelines: σ = 1, one input, bounded as one server -----------------------------------------------------
     def _chained(self, ident: str) -> bool:
-        """A bolt whose only input is one stream of σ exactly 1 from a bolt (not under failures): its tuples are
-        its upstream's outputs one for one, in FIFO order."""
-        if self.model is not None:
-            return False
+        """A bolt whose only input is one stream of σ exactly 1 from a bolt, neither of which may fail: its tuples
+        are its upstream's outputs one for one, in FIFO order."""
         inputs = [(s, st) for s, st in self.e.inputs[ident] if self.e.carries(s, st)]
         if len(inputs) != 1 or inputs[0][0] not in self.e.cap_min:
             return False
+        if self.model is not None and (ident in self.model.min_ttf or inputs[0][0] in self.model.min_ttf):
+            return False  # (a bolt that may fail serves nothing while down; one that never fails is unaffected)
         return self.e.streams[inputs[0][0]][inputs[0][1]] == (Fraction(1),) * 3
 
     def _pipeline(self, ident: str) -> list[str]:

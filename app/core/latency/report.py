@@ -7,6 +7,7 @@ acks at emit: nothing times out). Every line is in Storm's terms (docs/storm.md,
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -14,7 +15,7 @@ import networkx as nx
 from pydantic import BaseModel, Field
 
 from app.core.latency.bounds import LatencyAnalysis, PendingAdvice, SpoutLatency
-from app.core.latency.witness import LatencyWitness, timeout_witness
+from app.core.latency.witness import LatencyWitness, timeout_witnesses
 from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.verdicts import status_of
 from app.core.tcn.check.latency_witness import check_witness
@@ -22,7 +23,7 @@ from app.core.topology import Topology
 from app.core.units import format_duration
 
 Answer = Literal["no-timeouts", "may-time-out", "times-out", "no-acking"]
-WITNESS_BOLTS = 2  # bolts tried for a witness per check (each a simulation with its own small budget)
+WITNESS_BOLTS = 2  # bolts tried for a witness per check (one simulation budget of budget_s per bolt, shared)
 
 
 def _s(x: Fraction | None) -> str | None:
@@ -105,24 +106,36 @@ def _pending(lat: LatencyAnalysis, advice: PendingAdvice, target_given: bool) ->
             "little_estimate": {n: float(w) for n, w in advice.little.items()}, "sentence": head + now}
 
 
-def _witnesses(topo: Topology, lat: LatencyAnalysis, budget_s: float) -> dict[str, LatencyWitness]:
-    """Timeout witnesses for the bolts most likely to have one (those that grow, then may grow), each confirmed by
-    `app/core/tcn/check/latency_witness.check_witness` (which certifies the lasso and recounts the wait)."""
+def _witnesses(topo: Topology, lat: LatencyAnalysis, budget_s: float) -> dict[str, list[LatencyWitness]]:
+    """Per bolt id, timeout witnesses for the bolts most likely to have one (those that grow, then may grow; one
+    simulation budget for all of them), each confirmed by `app/core/tcn/check/latency_witness.check_witness`
+    (which certifies the lasso and recounts the wait) and attributed to a spout only where it recomputes the
+    chain of emits from that spout's tuple."""
     e = lat.e
     # (a bolt no repeating run makes grow has no growing lasso: docs/boundedness.md; none is looked for)
     status = {b.id: status_of(e, b.id) for b in topo.bolts}
     order = sorted((b for b in topo.bolts if status[b.id] in ("grows", "may-grow")),
-                   key=lambda b: (status[b.id] != "grows", b.name))
-    found: dict[str, LatencyWitness] = {}
-    for b in order[:WITNESS_BOLTS]:
-        w = timeout_witness(topo, b.name, lat.timeout, budget_s)
-        # claimed only once the independent checker (no code shared with the builder) confirms it
-        if w is not None and check_witness(w.trace, w.bolt, w.loop_pass, w.position, lat.timeout).ok:
-            found[b.id] = w
+                   key=lambda b: (status[b.id] != "grows", b.name))[:WITNESS_BOLTS]
+    if not order:
+        return {}
+    built = timeout_witnesses(topo, [b.name for b in order], lat.timeout, budget_s * len(order))
+    found: dict[str, list[LatencyWitness]] = {}
+    for b in order:
+        kept: list[LatencyWitness] = []
+        for w in built.get(b.name, []):
+            # claimed only once the independent checker (no code shared with the builder) confirms it
+            if not check_witness(w.trace, w.bolt, w.loop_pass, w.position, lat.timeout).ok:
+                continue
+            if w.root is not None and not check_witness(w.trace, w.bolt, w.loop_pass, w.position, lat.timeout,
+                                                        chain=w.chain).root:
+                w = replace(w, root=None, chain=())
+            kept.append(w)
+        if kept:
+            found[b.id] = kept
     return found
 
 
-def _answer(lat: LatencyAnalysis, s: SpoutLatency, witnesses: dict[str, LatencyWitness]) -> SpoutTimeout:
+def _answer(lat: LatencyAnalysis, s: SpoutLatency, witnesses: dict[str, list[LatencyWitness]]) -> SpoutTimeout:
     t = format_duration(float(lat.timeout))
     words = "every tuple tree that loses no tuple" if lat.model is not None else "every tuple tree"
     path = _names(lat, s.path)
@@ -144,18 +157,20 @@ def _answer(lat: LatencyAnalysis, s: SpoutLatency, witnesses: dict[str, LatencyW
     reason = s.reason or (f"its trees are proven to complete within {format_duration(float(s.bound or 0))}, "
                           f"above the timeout {t}")
     reach = nx.descendants(lat.graph, s.ident)
-    for j, w in witnesses.items():
+    for j, found in witnesses.items():
         if j in reach:
             spouts = {a for a in nx.ancestors(lat.graph, j) if a not in lat.bolts}
-            mine = spouts == {s.ident}
+            # the tuple's tree: the root the checker recomputed from the chain of emits, or the only spout reaching j
+            w = next((x for x in found if x.root == s.name), found[0])
+            mine = w.root == s.name or w.root is None and spouts == {s.ident}
             run = (f"a certified run in which a tuple arriving at {lat.names[j]} waits "
                    f"{format_duration(float(w.wait))} before it is taken (topology.message.timeout.secs {t})")
             if mine:
                 return SpoutTimeout(**common, answer="times-out", reason=reason, witness=w.to_json(), sentence=(
                     f"{s.name}: tuples time out: {run}; Storm fails the tree and replays it on top of the load"))
+            whose = f"a tree of {w.root}" if w.root is not None else "its tree or another spout's through it"
             return SpoutTimeout(**common, answer="may-time-out", reason=reason, witness=w.to_json(), sentence=(
-                f"{s.name}: not proven to complete within the timeout ({reason}); {run}, its tree or another "
-                "spout's through it"))
+                f"{s.name}: not proven to complete within the timeout ({reason}); {run}, {whose}"))
     return SpoutTimeout(**common, answer="may-time-out", reason=reason, sentence=(
         f"{s.name}: not proven to complete within the timeout {t}: {reason}"))
 
@@ -177,7 +192,7 @@ def latency_report(topo: Topology, *, target: Fraction | None = None, witnesses:
         sojourn_bound={b.name: None if b.sojourn is None else float(b.sojourn) for b in lat.bolts.values()},
         sojourn_exact={b.name: _s(b.sojourn) for b in lat.bolts.values()},
         pending=None if advice is None else _pending(lat, advice, target is not None),
-        witness_traces={w.bolt: w.trace.model_dump(mode="json") for w in found.values()})
+        witness_traces={w[0].bolt: w[0].trace.model_dump(mode="json") for w in found.values()})
 
 
 def canvas_latency(topo: Topology, rates: RateAnalysis | None = None) -> tuple[dict[str, str], set[tuple[str, str]]]:

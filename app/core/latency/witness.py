@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -38,12 +38,16 @@ class LatencyWitness:
     taken_position: int
     taken: Fraction  # the time of the take that takes it
     wait: Fraction
+    root: str | None = None  # the spout whose tree the tuple belongs to (None: not attributed)
+    # from that spout's emit to the tuple: (component name, unrolled position of its emit) per hop; an unrolled
+    # position counts on through the loop: loop position i of pass r is i + (r − 1)·(k − loop_start + 1)
+    chain: tuple[tuple[str, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"bolt": self.bolt, "loop_pass": self.loop_pass, "position": self.position,
                 "tuple": self.tuple_number, "arrived": str(self.arrived), "taken_pass": self.taken_pass,
                 "taken_position": self.taken_position, "taken": str(self.taken), "wait": str(self.wait),
-                "wait_s": float(self.wait)}
+                "wait_s": float(self.wait), "root": self.root, "chain": [list(hop) for hop in self.chain]}
 
 
 class _Counts:
@@ -69,6 +73,34 @@ class _Counts:
         self.taken_pre = self.taken[before] if before >= 0 else 0
         self.arrived_loop = self.arrived[self.k] - self.arrived_pre
         self.taken_loop = self.taken[self.k] - self.taken_pre
+
+    def at(self, u: int) -> tuple[int, int]:
+        """(position index, passes beyond it) of unrolled position u."""
+        if u <= self.k:
+            return u, 0
+        span = self.k - self.l + 1
+        return self.l + (u - self.l) % span, (u - self.l) // span
+
+    def arrived_by(self, u: int) -> int:
+        """Tuples arrived by unrolled position u (its arrivals included; the initial queue first)."""
+        i, extra = self.at(u)
+        return self.arrived[i] + extra * self.arrived_loop
+
+    def taken_by(self, u: int) -> int:
+        i, extra = self.at(u)
+        return self.taken[i] + extra * self.taken_loop
+
+    def first_arrival(self, n: int) -> int | None:
+        """The unrolled position at which tuple n arrives (None: an initial tuple, or none in the loop)."""
+        if n <= self.arrived[0] - self.arrivals[0]:
+            return None
+        if n <= self.arrived[self.k]:
+            return bisect_left(self.arrived, n)
+        if self.arrived_loop <= 0:
+            return None
+        extra = -(-(n - self.arrived[self.k]) // self.arrived_loop)
+        x = bisect_left(self.arrived, n - extra * self.arrived_loop, lo=self.l, hi=self.k + 1)
+        return x + extra * (self.k - self.l + 1)
 
     def number(self, loop_pass: int, i: int) -> int:
         """The FIFO number of the last tuple arriving at loop position i of pass `loop_pass` (1, 2, ...)."""
@@ -131,15 +163,131 @@ def witness_from_lasso(trace: Trace, bolt: str, timeout: Fraction) -> LatencyWit
                           counts.time(taken_pass, x), wait)
 
 
+def _emitters(trace: Trace, topology: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
+    """Per component name: the (source name, stream) pairs it receives."""
+    names = {c["id"]: c["name"] for c in [*topology.get("spouts", []), *topology.get("bolts", [])]}
+    out: dict[str, list[tuple[str, str]]] = {}
+    for sub in topology.get("subscriptions", []):
+        if sub["source"] in names and sub["target"] in names:
+            out.setdefault(names[sub["target"]], []).append((names[sub["source"]], sub.get("stream") or "default"))
+    return out
+
+
+def attribute(trace: Trace, witness: LatencyWitness, want: str | None = None, limit: int = 256) -> LatencyWitness:
+    """The witness with the spout whose tree its tuple belongs to (`want`, or any), and the chain of emits that
+    shows it: back from the tuple's arrival, a source that emits to the bolt at that position (the run orders the
+    tuples arriving at one position as it likes, so the tuple may be that source's), and for a bolt source the last
+    tuple of the batch whose emit sent it (the emit anchors its output to every tuple of the batch); until a
+    spout's emit. Depth first over the sources, `limit` steps in all; unchanged when no walk reaches a spout
+    (initial tuples belong to no tree)."""
+    sources = _emitters(trace, trace.topology)
+    counts: dict[str, _Counts] = {}
+    span = trace.k - trace.loop_start + 1
+    steps = 0
+
+    def back(bolt: str, u: int) -> list[tuple[str, int]] | None:
+        """The chain from a spout's emit to the arrival at `bolt` at unrolled position u (None: none found)."""
+        nonlocal steps
+        steps += 1
+        if steps > limit:
+            return None
+        pos = trace.positions[counts.setdefault(bolt, _Counts(trace, bolt)).at(u)[0]]
+        live = {src for src, st in sources.get(bolt, [])
+                if src in pos.spouts and pos.spouts[src].stream_emitted(st) > 0
+                or src in pos.bolts and pos.bolts[src].stream_emitted(st) > 0}
+        for src in sorted(live, key=lambda x: (x not in pos.spouts, x)):
+            if src in pos.spouts:
+                if want is None or src == want:
+                    return [(src, u)]
+                continue
+            c = counts.setdefault(src, _Counts(trace, src))
+            take = u - 1  # the take that began the phase this emit ends: the last one before it
+            while take >= max(0, u - 2 * (trace.k + 1)) and not trace.positions[c.at(take)[0]].bolts[src].take:
+                take -= 1
+            if take < 0 or not trace.positions[c.at(take)[0]].bolts[src].take:
+                continue
+            arrived = c.first_arrival(c.taken_by(take))
+            chain = None if arrived is None else back(src, arrived)
+            if chain is not None:
+                return [*chain, (src, u)]
+        return None
+
+    found = back(witness.bolt, witness.position + (witness.loop_pass - 1) * span)
+    if found is None:
+        return witness
+    return replace(witness, root=found[0][0], chain=tuple(found))
+
+
+MAX_ROOT_TRIES = 2000  # tuples of one lasso followed back to their spout when looking for other spouts' trees
+
+
+def by_root(trace: Trace, witness: LatencyWitness, timeout: Fraction) -> list[LatencyWitness]:
+    """The witness attributed, then (when several spouts reach its bolt) one more per other spout whose tree some
+    tuple waiting longer than `timeout` in the same lasso belongs to: the last tuples of the loop positions of the
+    witness's pass and the next two, followed back to their spouts."""
+    first = attribute(trace, witness)
+    out = [first]
+    spouts = {c["name"] for c in trace.topology.get("spouts", [])}
+    reach, todo = set(), [witness.bolt]  # the spouts whose trees reach the bolt (in the lasso's topology)
+    sources = _emitters(trace, trace.topology)
+    while todo:
+        for src, _ in sources.get(todo.pop(), []):
+            if src not in reach:
+                reach.add(src)
+                todo.append(src)
+    wanted = sorted((reach & spouts) - {first.root})
+    counts = _Counts(trace, witness.bolt)
+    tries = 0
+    for r in range(witness.loop_pass, witness.loop_pass + 3):
+        for i in range(counts.l, counts.k + 1):
+            if not wanted or tries >= MAX_ROOT_TRIES:
+                return out
+            if not counts.arrivals[i]:
+                continue
+            n = counts.number(r, i)
+            take = counts.take_of(n)
+            if take is None or counts.time(*take) - counts.time(r, i) <= timeout:
+                continue
+            tries += 1
+            late = LatencyWitness(witness.bolt, trace, r, i, n, counts.time(r, i), take[0], take[1],
+                                  counts.time(*take), counts.time(*take) - counts.time(r, i))
+            for root in list(wanted):
+                got = attribute(trace, late, want=root)
+                if got.root == root:
+                    wanted.remove(root)
+                    out.append(got)
+    return out
+
+
+def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, budget_s: float = 2.0
+                      ) -> dict[str, list[LatencyWitness]]:
+    """Per bolt name of `bolts` (most promising first) the witnesses of a lasso in which it grows, repeated until
+    a tuple waits longer than `timeout`, one per spout whose tree such a tuple belongs to (`by_root`); bolts
+    without one are left out (no lasso within the budget, or only lassos with failures: a loss breaks the FIFO
+    count). One network for all of them and one budget in all: each lasso built is tried for every bolt still
+    without a witness (a bolt that grows often makes the bolts below it grow in the same lasso), and a bolt's own
+    lasso is searched for only while time is left. Not certified here: the caller has
+    `app/core/tcn/check/latency_witness.check_witness` confirm each."""
+    deadline = time.monotonic() + budget_s
+    net = build_network(topo, bolts)
+    found: dict[str, list[LatencyWitness]] = {}
+    for bolt in bolts:
+        if bolt in found:
+            continue
+        if time.monotonic() >= deadline:
+            break
+        trace = build_lasso(net, bolt, deadline=deadline).trace
+        if trace is None or any(s.fail or s.lost or s.phase == "failed" for p in trace.positions
+                                for s in p.bolts.values()):
+            continue
+        for other in bolts:
+            if other not in found and other in trace.positions[0].bolts:
+                got = witness_from_lasso(trace, other, timeout)
+                if got is not None:
+                    found[other] = by_root(trace, got, timeout)
+    return found
+
+
 def timeout_witness(topo: Topology, bolt: str, timeout: Fraction, budget_s: float = 2.0) -> LatencyWitness | None:
-    """A lasso in which `bolt` (a name) grows, repeated until a tuple waits longer than `timeout` (None: no lasso
-    within the budget, or one with failures: a loss breaks the FIFO count). Not certified here: the caller has
-    `app/core/tcn/check/latency_witness.check_witness` confirm it."""
-    net = build_network(topo, [bolt])
-    lasso = build_lasso(net, bolt, deadline=time.monotonic() + budget_s)
-    if lasso.trace is None:
-        return None
-    trace = lasso.trace
-    if any(s.fail or s.lost or s.phase == "failed" for p in trace.positions for s in p.bolts.values()):
-        return None
-    return witness_from_lasso(trace, bolt, timeout)
+    """The first of `timeout_witnesses` for one bolt (a name)."""
+    return next(iter(timeout_witnesses(topo, [bolt], timeout, budget_s).get(bolt, [])), None)

@@ -3,16 +3,21 @@
 Shares no code with the builder (app/core/latency/witness.py) nor with the rate check: it reads the lasso
 as JSON-like data, has the product's certifier confirm it is a legal infinite run, then recomputes from the
 positions alone, in FIFO order, when the claimed tuple arrives and when it is taken, with the loop repeated
-the claimed number of times, and accepts only a wait longer than the timeout.
+the claimed number of times, and accepts only a wait longer than the timeout. Given the chain of emits that
+attributes the tuple to a spout's tree, it recomputes every hop; given the witness's own stated figures, it
+refuses any that disagrees with what it recomputed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from app.core.tcn.check.certify import certify
+
+STORM_DEFAULT_TIMEOUT = 30  # topology.message.timeout.secs when a topology leaves it unset (Storm's default)
 
 
 @dataclass
@@ -20,15 +25,109 @@ class WitnessCheck:
     ok: bool
     problems: list[str] = field(default_factory=list)
     wait: Fraction | None = None
+    figures: dict[str, Any] = field(default_factory=dict)  # what was recomputed (tuple, arrived, taken, ...)
+    root: str | None = None  # the spout whose tree the tuple belongs to, when a chain shows it
 
 
 def _time(value: Any) -> Fraction:
     return Fraction(value) if isinstance(value, str | int) else Fraction(str(value))
 
 
-def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout: Fraction) -> WitnessCheck:
+class _Lasso:
+    """Positions 0..k, the loop loop_start..k repeated; an unrolled position counts on through the passes."""
+
+    def __init__(self, data: Any):
+        self.k, self.start = int(data["k"]), int(data["loop_start"])
+        self.positions = data["positions"]
+        self.span = self.k - self.start + 1
+
+    def index(self, u: int) -> tuple[int, int]:
+        return (u, 0) if u <= self.k else (self.start + (u - self.start) % self.span, (u - self.start) // self.span)
+
+    def row(self, name: str, u: int) -> Any:
+        p = self.positions[self.index(u)[0]]
+        return p["bolts"].get(name, p["spouts"].get(name))
+
+    def cumulative(self, name: str, key: str, u: int) -> int:
+        """Arrivals (initial queue first) or tuples taken by bolt `name` up to and including unrolled position u."""
+        def count(j: int) -> int:
+            r = self.positions[j]["bolts"][name]
+            return int(r["arrivals"]) if key == "arrivals" else int(r["batch"]) if r["take"] else 0
+
+        i, passes = self.index(u)
+        total = sum(count(j) for j in range(i + 1)) + passes * sum(count(j) for j in range(self.start, self.k + 1))
+        return total + (int(self.positions[0]["bolts"][name]["queue"]) if key == "arrivals" else 0)
+
+
+def _sent(row: Any, stream: str) -> int:
+    by = row.get("emitted_by_stream")
+    if by is None:
+        return int(row.get("emitted", 0)) if stream == "default" else 0
+    return int(by.get(stream, 0))
+
+
+def check_root(data: Any, bolt: str, arrival: int, chain: Sequence[Sequence[Any]]) -> list[str]:
+    """Problems with the claim that the tuple arriving at `bolt` at unrolled position `arrival` (the last one there)
+    belongs to the tree of the chain's first component, a spout: each hop (component, unrolled emit position) emits
+    at least one tuple on a stream the next subscribes to; for each bolt hop, the phase its emit ends was taken at
+    its last take before the emit and that batch holds a tuple that arrived at the previous hop's emit (the run
+    orders tuples arriving at one position as it likes, so the one followed may be any of them)."""
+    lasso = _Lasso(data)
+    topo = data["topology"]
+    names = {c["id"]: c["name"] for c in [*topo["spouts"], *topo["bolts"]]}
+    spouts = {c["name"] for c in topo["spouts"]}
+    streams: dict[tuple[str, str], set[str]] = {}
+    for sub in topo["subscriptions"]:
+        streams.setdefault((names[sub["source"]], names[sub["target"]]), set()).add(sub.get("stream") or "default")
+    if any(r.get("fail") or r.get("lost") or r.get("phase") == "failed" for p in lasso.positions[:lasso.k + 1]
+           for r in p["bolts"].values()):
+        return ["the lasso loses tuples: the FIFO count does not apply"]
+    try:
+        hops = [(str(h[0]), int(h[1])) for h in chain]
+    except (TypeError, ValueError, IndexError):
+        return ["the chain is not a list of [component, position] pairs"]
+    if not hops or hops[0][0] not in spouts:
+        return ["the chain does not start at a spout"]
+    if hops[-1][1] != arrival:
+        return [f"the chain's last emit is at {hops[-1][1]}, not at the tuple's arrival {arrival}"]
+    bolts = set(lasso.positions[0]["bolts"])
+    if any(name not in bolts for name, _ in hops[1:]):
+        return ["a hop after the first is not a bolt of the lasso"]
+    targets = [name for name, _ in hops[1:]] + [bolt]
+    for (name, at), target in zip(hops, targets, strict=True):
+        if at < 0 or not any(_sent(lasso.row(name, at), st) > 0 for st in streams.get((name, target), ())):
+            return [f"{name} sends nothing to {target} at position {at}"]
+    for (prev, came), (name, at) in zip(hops, hops[1:], strict=False):
+        # a phase that ends began at most k + 1 positions earlier (a whole loop without a take or an emit of the
+        # bolt would repeat for ever), so the scan back is bounded whatever the claim
+        take = at - 1
+        while take >= max(came, at - lasso.k - 1) and not lasso.row(name, take)["take"]:
+            take -= 1
+        if take < max(came, at - lasso.k - 1) or any(lasso.row(name, x)["emit"] for x in range(take + 1, at)):
+            return [f"{name}'s emit at {at} does not end a phase taken after {prev}'s emit at {came}"]
+        first = lasso.cumulative(name, "arrivals", came - 1) + 1 if came > 0 else int(
+            lasso.positions[0]["bolts"][name]["queue"]) + 1
+        last = lasso.cumulative(name, "arrivals", came)
+        low, high = lasso.cumulative(name, "taken", take - 1) + 1, lasso.cumulative(name, "taken", take)
+        if max(first, low) > min(last, high):
+            return [f"the batch {name} takes at {take} holds no tuple arriving at {came}"]
+    return []
+
+
+def _timeout_of(data: Any) -> Fraction:
+    storm = data["topology"].get("storm") or {}
+    value = storm.get("message_timeout_secs")
+    return _time(value) if value is not None else Fraction(STORM_DEFAULT_TIMEOUT)
+
+
+def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout: Fraction, *,
+                  chain: Sequence[Sequence[Any]] | None = None, stated: Mapping[str, Any] | None = None
+                  ) -> WitnessCheck:
     """Whether the last tuple of `bolt` arriving at loop `position` in pass `loop_pass` of `trace` waits longer
-    than `timeout` before its take, in a run the certifier accepts."""
+    than `timeout` before its take, in a run the certifier accepts. `chain`: the emits that attribute it to a spout
+    (`check_root`). `stated`: the witness's own figures (`tuple`, `arrived`, `taken`, `wait`, `taken_pass`,
+    `taken_position`, `root`; `timeout` checked against the topology's message timeout): any that disagrees with
+    the recomputed one is a problem."""
     data = trace.model_dump() if hasattr(trace, "model_dump") else trace
     cert = certify(trace, checked=[bolt])
     if not cert.ok:
@@ -62,15 +161,52 @@ def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout:
     passes = max(0, (number - took - 1) // sum(per_pass))  # whole passes whose takes all come before its take
     took += passes * sum(per_pass)
     taken_at: Fraction | None = None
+    taken_position = -1
     for j, batch in enumerate(per_pass):
         took += batch
         if took >= number:
-            taken_at = times[start + j] + passes * duration
+            taken_at, taken_position = times[start + j] + passes * duration, start + j
             break
     if taken_at is None:  # (not reached: the passes were counted so that this one takes it)
         return WitnessCheck(False, ["the tuple is never taken"])
     arrived_at = times[position] + (loop_pass - 1) * duration
     wait = taken_at - arrived_at
+    figures = {"tuple": number, "arrived": arrived_at, "taken": taken_at, "wait": wait, "taken_pass": passes + 1,
+               "taken_position": taken_position}
+    problems: list[str] = []
     if wait <= timeout:
-        return WitnessCheck(False, [f"the tuple waits {wait} s, not more than the timeout {timeout} s"], wait)
-    return WitnessCheck(True, [], wait)
+        problems.append(f"the tuple waits {wait} s, not more than the timeout {timeout} s")
+    root = None
+    if chain is not None:
+        wrong = check_root(data, bolt, position + (loop_pass - 1) * (k - start + 1), chain)
+        problems += wrong
+        root = None if wrong or not chain else str(chain[0][0])
+    if stated is not None:
+        problems += _disagreements(stated, {**figures, "root": root}, timeout, _timeout_of(data))
+    return WitnessCheck(not problems, problems, wait, figures, root)
+
+
+def _disagreements(stated: Mapping[str, Any], recomputed: Mapping[str, Any], timeout: Fraction,
+                   topology_timeout: Fraction) -> list[str]:
+    """The stated figures that are not the recomputed ones (a stated figure left out is not compared)."""
+    out = []
+    if timeout != topology_timeout:
+        out.append(f"the stated timeout {timeout} s is not the topology's message timeout {topology_timeout} s")
+    for key, value in recomputed.items():
+        if key not in stated or (key == "root" and stated[key] is None):
+            continue
+        try:
+            same = _time(stated[key]) == value if isinstance(value, Fraction) else str(stated[key]) == str(value)
+        except (TypeError, ValueError, ZeroDivisionError):
+            same = False
+        if not same:
+            out.append(f"the stated {key} {stated[key]} is not the recomputed {value}")
+    if "wait_s" in stated and "wait" in recomputed:
+        try:
+            wait = float(recomputed["wait"])
+            close = abs(float(stated["wait_s"]) - wait) <= 1e-6 * max(1.0, wait)
+        except (TypeError, ValueError):
+            close = False
+        if not close:
+            out.append(f"the stated wait_s {stated['wait_s']} is not the recomputed {float(recomputed['wait'])}")
+    return out
