@@ -38,6 +38,7 @@ from app.measure.storm_figures import (
     PollCounts,
     SpoutFigures,
     backlog_series,
+    executed_keys,
     figures_between,
     measured_topology,
     poll_counts,
@@ -334,8 +335,9 @@ def _errors(counts: list[PollCounts], kept: list[int], intervals: list[tuple[dic
     alpha_err: dict[str, float] = {}
     for name in bolts:
         e = noise([a for _, b in intervals if name in b and (a := b[name].alpha_s) is not None])
-        executed_then = sum(v for k, v in counts[kept[-2]].counters.items() if k.startswith(f"exec|{name}|"))
-        executed_now = sum(v for k, v in counts[kept[-1]].counters.items() if k.startswith(f"exec|{name}|"))
+        then, now = counts[kept[-2]], counts[kept[-1]]
+        executed_then = sum(then.counters.get(k, 0.0) for k in executed_keys(then, name))
+        executed_now = sum(now.counters.get(k, 0.0) for k in executed_keys(now, name))
         done = executed_now - executed_then
         resolution = (LATENCY_RESOLUTION_MS * (executed_now + executed_then) / done / 1000.0) if done > 0 else 0.0
         alpha_err[name] = float("inf") if e is None else 2 * e + resolution
@@ -369,7 +371,7 @@ def _stalls(model: Topology, counts: list[PollCounts], queues: dict[str, QueueSt
     frozen: dict[str, list[str]] = {}
     own: dict[str, list[str]] = {}  # its own page's evidence: busy all the time, its queues full
     for b in model.bolts:
-        keys = [k for k in now.counters if k.startswith(f"exec|{b.name}|")]
+        keys = [k for k in executed_keys(now, b.name) if k in now.counters]
         if not keys or any(now.counters[k] != before.counters.get(k) for k in keys):
             continue
         frozen[b.name] = keys

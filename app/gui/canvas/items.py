@@ -127,6 +127,7 @@ class NodeItem(QGraphicsObject):
         self.latency: str | None = None
         self.critical = False
         self.edges: list[EdgeItem] = []
+        self.bundles: dict[str, list[EdgeItem]] = {}  # the links out of this node, by target id (EdgeItem)
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
@@ -332,8 +333,9 @@ class NodeItem(QGraphicsObject):
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: Any) -> Any:
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
-            for edge in self.edges:
-                edge.update_path()
+            bundles = {id(edge.bundle): edge.bundle for edge in self.edges}
+            for bundle in bundles.values():  # one curve per pair of nodes, shared by its links
+                bundle[0].update_path()
         return super().itemChange(change, value)
 
 
@@ -346,7 +348,13 @@ def link_path(start: QPointF, end: QPointF) -> QPainterPath:
 
 
 class EdgeItem(QGraphicsPathItem):
-    """A subscription drawn as a curved link with an arrow head; selectable for deletion."""
+    """A subscription drawn as a curved link with an arrow head; selectable for deletion.
+
+    Links between the same two nodes (a bolt subscribing to several streams of one component: 20,000 in a
+    hostile file) lie on one curve, their `bundle`: the curve, its outline and its bounds are computed once
+    per bundle, and only its first link draws it (labelled ×N with the number of links it carries); another link
+    draws itself only when selected. So a document of 20,000 streams draws and moves as one link.
+    """
 
     def __init__(self, subscription_id: str, source: NodeItem, target: NodeItem, label: str = ""):
         super().__init__()
@@ -355,18 +363,41 @@ class EdgeItem(QGraphicsPathItem):
         self.target = target
         self.label = label
         self.critical = False  # on a spout's critical path (docs/latency.md)
+        self._shape = QPainterPath()
+        self._bounds = QRectF()
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(0)
         source.edges.append(self)
         target.edges.append(self)
-        self.update_path()
+        self.bundle = source.bundles.setdefault(target.component_id, [])
+        self.bundle.append(self)
+        if len(self.bundle) == 1:
+            self.update_path()
+        else:
+            lead = self.bundle[0]
+            self._set_path(lead.path(), lead._shape, lead._bounds)
+            lead.update()  # its label counts the links
 
     def detach(self) -> None:
         for node in (self.source, self.target):
             if self in node.edges:
                 node.edges.remove(self)
+        if self in self.bundle:
+            self.bundle.remove(self)
+            if not self.bundle:
+                self.source.bundles.pop(self.target.component_id, None)
+            else:
+                self.bundle[0].update()
+
+    def shown_label(self) -> str:
+        """The label drawn on the curve: the link's own, or on a shared curve how many links share it (drawn by
+        the first; another, drawn when selected, adds none over it)."""
+        if len(self.bundle) > 1:
+            return f"×{len(self.bundle):,}" if self.bundle[0] is self else ""  # short: a curve may be short
+        return self.label
 
     def update_path(self) -> None:
+        """Compute the curve between the ports again (a node moved) and give it to every link of the bundle."""
         start = self.source.output_port.scene_centre()
         assert self.target.input_port is not None
         end = self.target.input_port.scene_centre()
@@ -376,18 +407,27 @@ class EdgeItem(QGraphicsPathItem):
             path.cubicTo(QPointF(start.x() + 70, top), QPointF(end.x() - 70, top), end)
         else:
             path = link_path(start, end)
+        stroker = QPainterPathStroker()
+        stroker.setWidth(10)
+        shape = stroker.createStroke(path)
+        bounds = shape.boundingRect().adjusted(-10, -10, 10, 10)
+        for edge in self.bundle or [self]:
+            edge._set_path(path, shape, bounds)
+
+    def _set_path(self, path: QPainterPath, shape: QPainterPath, bounds: QRectF) -> None:
         self.prepareGeometryChange()
+        self._shape, self._bounds = shape, bounds
         self.setPath(path)
 
     def shape(self) -> QPainterPath:
-        stroker = QPainterPathStroker()
-        stroker.setWidth(10)
-        return stroker.createStroke(self.path())
+        return self._shape
 
     def boundingRect(self) -> QRectF:
-        return self.shape().boundingRect().adjusted(-10, -10, 10, 10)
+        return self._bounds
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        if self.bundle and self.bundle[0] is not self and not self.isSelected():
+            return  # the bundle's first link draws the curve
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         colour = SELECTED if self.isSelected() else CRITICAL if self.critical else QColor("#5b6470")
         painter.setPen(QPen(colour, 2.4 if self.isSelected() or self.critical else 1.8))
@@ -404,13 +444,14 @@ class EdgeItem(QGraphicsPathItem):
         right = QPointF(tip.x() - ux * 10 + uy * 5, tip.y() - uy * 10 - ux * 5)
         painter.setBrush(colour)
         painter.drawPolygon(QPolygonF([tip, left, right]))
-        if self.label:
+        label = self.shown_label()
+        if label:
             mid = path.pointAtPercent(0.5)
             font = QFont()
             font.setPointSizeF(7.5)
             painter.setFont(font)
             painter.setPen(QColor("#5b6470"))
-            painter.drawText(QRectF(mid.x() - 40, mid.y() - 16, 80, 14), Qt.AlignmentFlag.AlignCenter, self.label)
+            painter.drawText(QRectF(mid.x() - 50, mid.y() - 16, 100, 14), Qt.AlignmentFlag.AlignCenter, label)
 
 
 class RubberLink(QGraphicsPathItem):
