@@ -19,6 +19,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from app.core.errors import Cancelled
 from app.core.storm.ui.client import StormUIClient, StormUIError
 from app.measure.storm_run import Poll, poll_problem
 
@@ -29,7 +30,7 @@ def _quote(part: str) -> str:
     return urllib.parse.quote(part, safe="")
 
 
-class PollStopped(Exception):
+class PollStopped(Cancelled):
     """`stop` was set while a poll was read: the poll is dropped."""
 
 

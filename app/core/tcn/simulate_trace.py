@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from app.core.errors import Cancelled
 from app.core.formats.trace import Trace, TracePosition, format_carry, format_time
 from app.core.tcn.network import Network
 
@@ -24,8 +25,8 @@ FailureRow = tuple[list[int], list[int], list[bool], list[bool], dict[int, tuple
 Row = tuple[int, list[int], list[BoltStep], dict[int, tuple[int, Fraction | int]] | None, FailureRow | None]
 
 
-class Stopped(Exception):
-    """Cancelled or out of time."""
+class Stopped(Cancelled):
+    """Cancelled or out of time (the simulation's own stop, caught by `build_lasso`)."""
 
 
 def rows_trace(net: Network, rows: list[Row], loop_start: int, scale: int, index: dict[tuple[str, str], int],
