@@ -1,16 +1,19 @@
 """Applies each mutation the checker room's tests must kill, one at a time, to a copy of the tree, and runs
-the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py): a mutation is
-killed when some test fails.
+the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py,
+tests/unit/test_flood_run.py): a mutation is killed when some test fails.
 
-Usage: .venv/bin/python bench/mutate_checkers.py [--keep]
+Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
 
 The mutations (docs/verifier.md, "The checker room"): the linear program's checker accepting a negative
 multiplier on an inequality; its `constant >= 0` turned into `> 0` (a certificate with no rows passes); the
 rate proof's checker comparing the claimed least inflow with the derived most; the same checker accepting a
 bolt that "keeps up" with an inflow equal to its capacity; app/core/emission.py's fine-σ fallback [σ, 2σ]
 narrowed to [σ, σ]; and the flood checker accepting a tie, a ratio above the derived one, evidence about another
-document or of another bolt. Prints one line per mutation; exits 1 when one survives. Not run by the tests (it
-runs a test file once per mutation).
+document or of another bolt; the threshold run's checker certifying the run for any checked bolt instead of the
+target, skipping the run's document check, or accepting a certificate whose run has no trace; the nested
+certificate of a chain of floods left unchecked; and the certifier's
+"queue reaches N" turned into "passes N". Prints one line per mutation; exits 1 when one survives. Not run by the
+tests (it runs a test file once per mutation).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-ROOM, FLOOD = "tests/unit/test_checker_room.py", "tests/unit/test_flood.py"
+ROOM, FLOOD, RUN = "tests/unit/test_checker_room.py", "tests/unit/test_flood.py", "tests/unit/test_flood_run.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -43,15 +46,30 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "return problems or _part_of(proven_on, cert.source, topo)", "return problems", FLOOD),
     ("flood: evidence of another bolt accepted", "app/core/tcn/check/flood.py",
      "if ev.growth_certificate.target != cert.source:", "if False:", FLOOD),
+    ("threshold run: certified for any checked bolt", "app/core/tcn/check/flood.py",
+     "found = certify(witness, checked=[cert.target], threshold=run.threshold)",
+     "found = certify(witness, threshold=run.threshold)", RUN),
+    ("threshold run: its document not checked", "app/core/tcn/check/flood.py",
+     'return _part_of(parse_topology(document), cert.target, topo, "threshold run")', "return []", RUN),
+    ("threshold run: no trace accepted", "app/core/tcn/check/flood.py",
+     'return ["threshold run: no trace"]', "return []", RUN),
+    ("flood: a chain's nested certificate not checked", "app/core/tcn/check/flood.py",
+     'problems = [f"evidence: {p}" for p in check_flood_certificate(flooded_on, ev.flood_certificate)]',
+     "problems = []", RUN),
+    ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
+     'if not any(s.bolts[n]["queue"] >= threshold', 'if not any(s.bolts[n]["queue"] > threshold', RUN),
 ]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="keep the mutated copies (printed)")
+    parser.add_argument("--only", metavar="TEXT", help="only the mutations whose name contains TEXT")
     args = parser.parse_args()
     survived = 0
     for name, rel, before, after, tests in MUTATIONS:
+        if args.only and args.only not in name:
+            continue
         work = Path(tempfile.mkdtemp(prefix="mutant-"))
         for part in ("app", "tests", "models", "pyproject.toml"):
             src = ROOT / part

@@ -103,7 +103,7 @@ def main() -> None:
         cases += [(f"/1 of {n:,} positions (3 components)", long_plain_trace(n))
                   for n in map(int, args.sizes.split(","))]
         cases += [(f"/1 of {n:,} positions (201 components)", wide_repeat_trace(count=0, written=n))
-                  for n in map(int, args.wide.split(","))]
+                  for n in map(int, filter(None, args.wide.split(",")))]
         for name, doc in cases:
             path = Path(tmp) / "t.trace.json"
             path.write_text(json.dumps(doc))

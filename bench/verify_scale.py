@@ -6,14 +6,16 @@ Usage: .venv/bin/python bench/verify_scale.py [--sizes 10,30,60,100,200] [--seed
 Each topology is verified in its own process (so peak memory is its own) with every bolt
 checked: the rate check proves most of them bounded, and the two overloaded ones deep in the
 graph (rate check: `grows`) need a certified lasso. Prints per topology: components, components
-kept (the union of the searched cones), each growing bolt's verdict (method, k), seconds and
-peak memory. Timings are wall-clock on a shared 2-core machine: expect noise.
+kept (the union of the searched cones), each growing bolt's verdict (method, k), seconds (wall and
+CPU of the verification, with the 1-minute load average at its end) and peak memory. Timings are
+wall-clock on a shared 2-core machine: expect noise.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -34,15 +36,16 @@ def run_one(size: int, seed: int, timeout: float, emission: str, denominator: in
 
     topo = layered_topology(size, seed, emission=emission, flow_denominator=denominator)
     growing = [n for n, b in rate_check(topo).bolts.items() if b.status == "grows"]
-    started = time.monotonic()
+    started, cpu = time.monotonic(), time.process_time()
     result = verify(topo, SearchOptions(timeout_s=timeout, simulate=simulate))
-    seconds = time.monotonic() - started
+    seconds, cpu = time.monotonic() - started, time.process_time() - cpu
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     bolts = {n: {"verdict": v.verdict, "method": v.method, "k": v.k, "certified": v.certified}
              for n, v in result.bolts.items() if n in growing or v.verdict not in ("bounded",)}
     return {"components": len(topo.components), "kept": len(result.kept), "growing": growing, "bolts": bolts,
             "all_certified": all(bolts[n]["verdict"] == "counterexample" and bolts[n]["certified"] for n in growing),
-            "seconds": round(seconds, 2), "peak_mb": round(peak_mb), "verdict": result.verdict,
+            "seconds": round(seconds, 2), "cpu_s": round(cpu, 2), "load": round(os.getloadavg()[0], 1),
+            "peak_mb": round(peak_mb), "verdict": result.verdict,
             "notes": [n for n in result.notes if not n.startswith(("cone of influence", "not searched"))]}
 
 
@@ -81,15 +84,16 @@ def main() -> int:
                          for n in row["growing"])
 
     if args.markdown:
-        print("| components | seed | kept | growing bolts: verdict (method, k) | all certified | seconds | peak MB |")
-        print("|---:|---:|---:|---|---|---:|---:|")
+        print("| components | seed | kept | growing bolts: verdict (method, k) | all certified | seconds | CPU s | "
+              "load | peak MB |")
+        print("|---:|---:|---:|---|---|---:|---:|---:|---:|")
         for r in rows:
             print(f"| {r['components']} | {r['seed']} | {r['kept']} | {verdicts(r)} | {r['all_certified']} | "
-                  f"{r['seconds']} | {r['peak_mb']} |")
+                  f"{r['seconds']} | {r['cpu_s']} | {r['load']} | {r['peak_mb']} |")
     else:
         for r in rows:
             print(f"{r['components']:4} seed {r['seed']}: kept {r['kept']:3} | {verdicts(r)} | "
-                  f"{r['seconds']:.2f} s {r['peak_mb']} MB")
+                  f"{r['seconds']:.2f} s ({r['cpu_s']:.2f} CPU s, load {r['load']}) {r['peak_mb']} MB")
     return 0
 
 

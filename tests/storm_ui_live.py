@@ -17,7 +17,9 @@ keep a 0.05 s interval's counts meaningful (50 tuples), and an α of millisecond
 * `full`: count α 3.4 ms (the rates say ρ 0.85: the model at the measured figures says bounded) while the UI's
   capacity shows 1.000 and its receive queues stay full (`metrics_folder` writes the metrics-v2 reporter's files
   saying so): the overload the rates alone do not show;
-* `wrong`: another topology runs under the same id (spout `pages`, bolts `fetch`, `store`).
+* `wrong`: another topology runs under the same id (spout `pages`, bolts `fetch`, `store`);
+* `wide`: `bolts` bolts `b0`, `b1`, ... each reading the spout's stream (α 0.1 ms, capacity 0.1): one poll is
+  `bolts` + 2 requests (Live Mode's stop against 3,000 bolts).
 
 Counts are all-time integers, latencies with three decimals, and every page is computed at the moment it is
 requested (the pages of one poll are not one snapshot). `poll_at(number, t)` builds the same poll without HTTP at
@@ -49,9 +51,11 @@ class LiveStormUI(JsonStandIn):
     """`with LiveStormUI("busy", seed=3) as ui: ui.url`, or `LiveStormUI("busy").poll_at(1, 0.0)` without a server."""
 
     def __init__(self, scenario: str, *, seed: int = 0, change_after: int = 6, commit_s: float = 0.3,
-                 noise: float = 0.05, lifetime: float = 60.0, uptime: float = 2.0):
+                 noise: float = 0.05, lifetime: float = 60.0, uptime: float = 2.0, bolts: int = 3000):
         super().__init__(lifetime)
         self.scenario = scenario
+        self.bolts = bolts
+        self._wide = [f"b{i}" for i in range(bolts)] if scenario == "wide" else []
         self.rng = random.Random(seed)
         self.change_after = change_after
         self.commit_s = commit_s
@@ -123,6 +127,8 @@ class LiveStormUI(JsonStandIn):
     def names(self) -> tuple[str, list[str]]:
         if self.scenario == "wrong":
             return "pages", ["fetch", "store"]
+        if self.scenario == "wide":
+            return "sentences", self._wide
         return "sentences", ["split", "count", "report"]
 
     def topology_page(self, t: float) -> dict[str, Any]:
@@ -145,6 +151,9 @@ class LiveStormUI(JsonStandIn):
         if len(bolt_names) > 2:
             rows.append({**bolt, "boltId": bolt_names[2], "executed": c["count_exec"], "emitted": 0,
                          "executeLatency": "0.500", "capacity": "0.500"})
+        if self.scenario == "wide":
+            rows = [{**bolt, "boltId": name, "executed": c["spout"], "emitted": 0, "executeLatency": "0.100",
+                     "capacity": "0.100"} for name in bolt_names]
         return {"name": "wordcount-live", "id": TOPOLOGY_ID, "status": "ACTIVE", "uptimeSeconds": int(t),
                 "stormVersion": "2.6.1", "workersTotal": 1, "window": ":all-time", "msgTimeout": 30,
                 "spouts": [{"spoutId": spout_name, "executors": 1, "tasks": 1, "emitted": c["spout"],
@@ -168,6 +177,9 @@ class LiveStormUI(JsonStandIn):
                                   COUNT_EXECUTORS)}
         if len(bolt_names) > 2:
             inputs[bolt_names[2]] = (bolt_names[1], c["count_exec"], 0.5, 0, 1)
+        if self.scenario == "wide":  # every bolt alike (not a table of 3,000 per request)
+            inputs = {name: (spout_name, c["spout"], 0.1, 0, 1)} if name[1:].isdigit() and \
+                int(name[1:]) < self.bolts and name == f"b{int(name[1:])}" else {}
         if name not in inputs:
             return None
         source, executed, latency, emitted, executors = inputs[name]

@@ -1,7 +1,8 @@
 """`stormbound annotate FILE COMPONENT key=value ...`: set a component's values without editing JSON.
 
 Keys: a spout's `rate` (tuples/s: `1500`, `1500/s`, `90/min`), `burst` and `parallelism` (its executors);
-a bolt's `alpha` (a time: `20ms`, `0.02`, `0.5s`), `sigma`, `parallelism` and `min_ttf` (a time: it may fail);
+a bolt's `alpha` (a time: `20ms`, `0.02`, `0.5s`), `sigma`, `parallelism`, `min_ttf` (a time: it may fail) and
+`threads` (asynchronous: threads per executor);
 per declared output stream a bolt's `sigma.STREAM` and a spout's `ratio.STREAM` (docs/formats.md, "Streams").
 The component `settings` sets `min_reboot_time`, `max_reboot_time`, `failures` (on/off), `replay`,
 `tolerance` and `max_idle_time` (docs/model.md section 7). Setting a value
@@ -201,7 +202,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("file", metavar="FILE.storm.json")
     p.add_argument("component", metavar="COMPONENT", nargs="?", help="the spout's or bolt's name, or settings")
     p.add_argument("values", nargs="*", metavar="KEY=VALUE",
-                   help="rate, burst, alpha, sigma, parallelism, min_ttf (bolt); sigma.STREAM (bolt), "
+                   help="rate, burst, alpha, sigma, parallelism, min_ttf, threads (bolt); sigma.STREAM (bolt), "
                         "ratio.STREAM (spout); for COMPONENT settings: min_reboot_time, max_reboot_time, failures, "
                         "replay, tolerance, max_idle_time")
     p.add_argument("--from", dest="from_files", action="append", default=[], metavar="FILE",

@@ -29,6 +29,7 @@ from app.cli.options import (
 if TYPE_CHECKING:
     from app.core.latency.report import LatencyReport
     from app.core.rates import BoltRates, RateReport
+    from app.core.results import FloodCertificate
     from app.core.topology import Topology
 
 
@@ -45,7 +46,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Validate a topology and print the instant rate check: per bolt its capacity and inflow "
                     "(tuples/s), utilisation ρ and status (bounded: below its queue bound in every run; "
                     "no-repeating-growth: no repeating run grows, but a backed-up upstream bolt may flood it; "
-                    "may-grow; grows); then the headroom (by how "
+                    "may-grow; grows); the bolts proven unbounded without a search (a bolt whose growth the rates "
+                    "prove floods them: docs/boundedness.md); then the headroom (by how "
                     "much the spouts' rates may grow), the first bolt to saturate and, when overloaded, what Storm "
                     "does (backpressure, receive queues, max.spout.pending; docs/storm.md).",
         epilog=examples("stormbound check models/simple-DIA-cfg-1.storm.json --fail-on grows   # exit 1: B2 grows"))
@@ -199,12 +201,27 @@ def latency_block(latency: LatencyReport) -> str:
     return "\n".join(["", "Latency (docs/latency.md):", *(f"- {one_line(line)}" for line in latency_lines(latency))])
 
 
+FLOOD_BUDGET_S = 5.0  # at most this long proving floods by rates (check must stay instant on large topologies)
+
+
+def _floods(topo: Topology, report: RateReport) -> dict[str, FloodCertificate]:
+    """The bolts proven unbounded without a search: flooded by a bolt whose growth the rates prove
+    (`app/core/tcn/flood.py`, `floods_by_rates`), within FLOOD_BUDGET_S."""
+    import time
+
+    from app.core.tcn.flood import floods_by_rates
+
+    deadline = time.monotonic() + FLOOD_BUDGET_S
+    return floods_by_rates(topo, {n: b.status for n, b in report.bolts.items()}, lambda: time.monotonic() > deadline)
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
     from app.core.headroom import headroom
     from app.core.rates import RateAnalysis, at_target, idle_warning
     from app.core.storm.lines import capacity_lines
     from app.core.storm.rebalance import as_it_runs, rebalance_lines, running_from_document
+    from app.core.tcn.flood import flood_message
     from app.core.topology import one_line
 
     topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
@@ -213,11 +230,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     log.info("rate check: %s", ", ".join(f"{n} {b.status}" for n, b in report.bolts.items()))
     warning = idle_warning(topo)
     latency = latency_of(topo, args, rates=rates)
+    floods = _floods(topo, report)
     failing: list[str] = []
     if args.fail_on == "timeout":
         failing = latency.not_proven()
     elif args.fail_on:
-        failing = [n for n, b in report.bolts.items() if SEVERITY[b.status] >= SEVERITY[args.fail_on]]
+        failing = [n for n, b in report.bolts.items()
+                   if SEVERITY[b.status] >= SEVERITY[args.fail_on] or n in floods]  # unbounded counts as grows
     if warning is not None:
         log.info("%s", warning.message)
         print(f"{args.file}: warning: {warning.field}: {warning.message}", file=sys.stderr)
@@ -237,6 +256,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         data["rebalance"] = commands
         data["warnings"] = [] if warning is None else [warning.model_dump()]
         data["latency"] = latency.model_dump()
+        data["unbounded"] = {n: {"source": c.source, "message": flood_message(c).text(),
+                                 "flood_certificate": c.model_dump(mode="json")} for n, c in floods.items()}
         if args.fail_on == "timeout":
             data["fail_on"] = {"status": "timeout", "spouts": failing}
         elif args.fail_on:
@@ -247,6 +268,9 @@ def cmd_check(args: argparse.Namespace) -> int:
                                 tasks={n: r.tasks for n, r in running.items()}))
         print(f"\n(suggested executors: capacity {args.target_capacity:g} or less at nominal rates "
               "(--target-capacity), never fewer than proven bounded)")
+        if floods:
+            print("\n".join(["", "Unbounded (a flood whose source grows by rates, no search; docs/boundedness.md):",
+                             *(f"- {n}: {one_line(flood_message(c).text())}" for n, c in floods.items())]))
         print("\n".join(["", "Capacity:", *(f"- {line}" for line in capacity_lines(room))]))
         if differs:
             print("- with the executors that run on the cluster ("

@@ -50,12 +50,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def read_trace_data(path: str) -> dict[str, Any]:
-    """A trace file's decoded JSON (either format, `$schema` left out); one-line UsageError (exit 2) otherwise."""
+    """A trace file's decoded JSON (either format, `$schema` left out), its positions decoded one at a time as
+    they are read (app/core/formats/limits.py, `LazyItems`); one-line UsageError (exit 2) otherwise."""
     from app.core.formats.jsonfile import read_json
     from app.core.formats.schema import without_schema_key
     from app.core.formats.trace import TRACE_FORMATS
 
-    data = read_json(path)  # FormatError (exit 2) for a missing, empty or non-JSON file
+    data = read_json(path, lazy="positions")  # FormatError (exit 2) for a missing, empty or non-JSON file
     if not isinstance(data, dict) or data.get("format") not in TRACE_FORMATS:
         raise UsageError(f"{path}: format: not a stormbound trace (expected \"format\": \"stormbound-trace/1\", "
                          f"or \"stormbound-trace/2\" compressed)")

@@ -117,6 +117,12 @@ def result_schema() -> dict[str, Any]:
     check["properties"]["rebalance"] = {"type": "array", "items": {"type": "string"},
                                         "description": "storm rebalance commands for the suggested parallelism, "
                                                        "and the bolts they cannot reach (numTasks)"}
+    check["properties"]["unbounded"] = {
+        "type": "object", "description": "bolts proven unbounded without a search: flooded by a bolt whose growth the "
+                                         "rates prove (docs/boundedness.md, 'Unbounded: a backlog that floods')",
+        "additionalProperties": {"type": "object", "required": ["source", "message", "flood_certificate"],
+                                 "properties": {"source": {"type": "string"}, "message": {"type": "string"},
+                                                "flood_certificate": {"$ref": "#/$defs/FloodCertificate"}}}}
     verify["properties"]["headroom"] = {"$ref": "#/$defs/Headroom",
                                         "description": "capacity in Storm's terms (left out with --threshold)"}
     text_or_null = {"anyOf": [{"type": "string"}, {"type": "null"}]}

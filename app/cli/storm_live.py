@@ -364,8 +364,10 @@ def timings_yaml(figures: StormRunFigures, analysis: Analysis, model: Topology |
     for b in figures.bolts:
         stats = analysis.components.get(b.name)
         values = []
-        if stats is not None and stats.alpha_mean:
-            values.append(f"alpha: {stats.alpha_mean * 1000:.6g}ms")
+        threads = next((m.threads for m in model.bolts if m.name == b.name), None) if model is not None else None
+        alpha = stats.alpha_for(threads) if stats is not None else None  # asynchronous: the process latency
+        if alpha:
+            values.append(f"alpha: {alpha * 1000:.6g}ms")
         if stats is not None and stats.sigma is not None:
             values.append(f"sigma: {stats.sigma:.6g}")
         for stream, v in sorted(b.stream_sigma.items()):

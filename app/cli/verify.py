@@ -228,7 +228,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     options = SearchOptions(k=args.k, k_max=args.k_max, timeout_s=args.timeout, force_search=args.force_search,
                             threshold=args.threshold, widen_s=args.widen,
                             loop_clocks="region" if args.region_clocks else "equal",
-                            simulate=not args.no_simulation, max_k=args.max_k)
+                            simulate=not args.no_simulation, max_k=args.max_k, flood_run=args.flood_run)
     rates = RateAnalysis(topo)  # the one analysis of this document: the search's rate phase, the headroom
     try:
         result = verify(topo, options, progress=show, rates=rates)
@@ -276,6 +276,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(latency_block(latency))
         for i, path in enumerate(written or []):
             bolts = [n for n, v in result.bolts.items() if v.trace_index == i]
+            runs = [n for n, v in result.bolts.items() if v.flood_certificate is not None
+                    and v.flood_certificate.run is not None and v.flood_certificate.run.trace_index == i]
+            bolts += [f"a run taking {n}'s queue past {args.flood_run}" for n in runs]
             print(f"trace {i + 1} written to {one_line(path)}" + (f" ({', '.join(bolts)})" if bolts else ""))
         if timeouts:
             print(one_line(f"--fail-on timeout: {', '.join(timeouts)}"))
@@ -322,6 +325,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "as bounded, no queue assumed level): slower, a cross-check of the rate proof")
     p.add_argument("--threshold", type=_positive_int, metavar="N",
                    help="check instead: can some queue reach this size (tuples)")
+    p.add_argument("--flood-run", type=_positive_int, dest="flood_run", metavar="N",
+                   help="for every bolt answered unbounded, also build a finite legal run in which its queue passes N "
+                        "(the upstream bolt slow long enough, then draining), certified as a threshold witness and "
+                        "written with --trace-out and --certificate-out (docs/boundedness.md, 'The threshold run')")
     p.add_argument("--no-simulation", action="store_true", dest="no_simulation",
                    help="search with the solver only (by default a lasso built by simulation is tried first for "
                         "bolts the rate check says may grow; docs/simulation.md)")

@@ -95,7 +95,7 @@ def _gains(topo: Topology) -> nx.DiGraph:
             elif value is None:
                 raise ValueError(f"{c.kind}s.{c.name}: stream '{stream}' is not annotated")
             else:
-                size = c.burst if c.kind == "spout" else c.parallelism
+                size = c.burst if c.kind == "spout" else c.take_max
                 gain = sigma_bounds(exact(value), size, rule)[1]
             if gain > 0:
                 old = graph.get_edge_data(source, target, {}).get("gain", Fraction(0))

@@ -125,7 +125,12 @@ def read_bytes(path: str | os.PathLike[str], error: Callable[[str], Exception], 
         raise error(f"is {st.st_size} bytes, over the limit of {max_bytes} bytes")
     with open_checked(path, error) as fh:
         try:
-            data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+            if max_bytes is None:
+                data = fh.read()
+            else:  # a buffer the file's size, not the limit's (read(n) allocates n bytes first: 64 MB a document)
+                data = fh.read(min(max_bytes, st.st_size) + 1)
+                if st.st_size < len(data) <= max_bytes:  # it grew since it was looked at: the rest, to the limit
+                    data += fh.read(max_bytes + 1 - len(data))
         except OSError as err:
             raise error(err.strerror or str(err)) from None
     if max_bytes is not None and len(data) > max_bytes:

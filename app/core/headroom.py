@@ -60,6 +60,10 @@ class Headroom:
     # bounded queues that still hold tuples longer than the message timeout (with acking; from the rate check's
     # queue bounds, where it gives them)
     timeout_risks: list[TimeoutRisk] = field(default_factory=list)
+    # the document's topology.workers: a worker's death is not in the model (docs/model.md section 9), said so;
+    # with one worker, the most its death loses: every bolt's queue bound and batch (None: some bolt has no bound)
+    workers: int | None = None
+    worker_loss: Fraction | None = None
 
     @property
     def overloaded(self) -> bool:
@@ -77,6 +81,10 @@ class Headroom:
         }
         if self.ignores_failures:
             out["ignores_failures"] = True
+        if self.workers is not None:  # a worker's death is not in the model (docs/model.md section 9)
+            out["worker_deaths_modelled"] = False
+            if self.worker_loss is not None:
+                out["one_worker_loss"] = _num(self.worker_loss)
         if self.timeout_risks:
             out["timeouts"] = [{"bolt": r.bolt, "queue_bound": _num(r.queue_bound),
                                 "service_rate": _num(r.service_rate), "wait": _num(r.wait), "timeout": r.timeout}
@@ -99,7 +107,10 @@ class Headroom:
                             "never_fills": q.never_fills,
                             "per_tree": {s: {"trees": n, "tuples_per_tree": _num(t)}
                                          for s, (n, t) in q.per_tree.items()},
-                            "wait_when_full": _num(q.wait_when_full), "times_out": q.times_out}
+                            "wait_when_full": _num(q.wait_when_full), "times_out": q.times_out,
+                            # asynchronous (docs/model.md section 8): its internal queues grow, not its receive queues
+                            **({"threads": q.threads, "seconds_to_timeout": _num(q.seconds_to_timeout)}
+                               if q.threads is not None else {})}
                            for q in f.queues],
                 "storm_version": f.defaults.version, "storm_version_given": f.defaults.given,
                 "receive_buffer_unit": "tuples" if f.receive_buffer_source == "config" else f.defaults.buffer_unit,
@@ -211,4 +222,17 @@ def headroom(topo: Topology, rates: RateAnalysis | None = None) -> Headroom:
     storm = forecast(topo, g, first, rates.nominal_margins()) if g is not None and g < 1 else None
     return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact, ignores_failures=report.failures,
                     observed=topo.storm.observed, message_timeout_secs=topo.storm.message_timeout_secs,
-                    timeout_risks=timeout_risks(topo, report))
+                    timeout_risks=timeout_risks(topo, report), workers=topo.storm.workers,
+                    worker_loss=_one_worker_loss(topo, rates) if topo.storm.workers == 1 else None)
+
+
+def _one_worker_loss(topo: Topology, rates: RateAnalysis) -> Fraction | None:
+    """The most tuples the death of a topology's only worker loses (docs/model.md section 9): it runs every executor,
+    so every bolt's queue and batch, each at most its queue bound (every run, until the death) plus its C_TAKE."""
+    total = Fraction(0)
+    for b in topo.bolts:
+        bound = rates.figures.queue_bound[b.id]
+        if bound is None:
+            return None
+        total += bound + b.take_max
+    return total

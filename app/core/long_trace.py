@@ -10,7 +10,8 @@ series the plots draw (app/core/trace_series.py: queue after the position's acti
 arrivals per input stream, losses, failures, backlogs and replays) is the written position's value plus
 those increments, computed for all positions at once with numpy. A written position is kept as one row of
 64-bit integers (its figures per bolt and spout), not as the objects of a `TracePosition`, so a `/1` trace
-(every position written) costs its decoded JSON and a row a position. Limits on positions and on cells
+(every position written) costs its text (its positions are decoded one at a time: app/core/formats/limits.py,
+`LazyItems`) and a row a position. Limits on positions and on cells
 (positions x components) are checked before anything is expanded (docs/limits.md). The result is the same
 `TraceSeries` that `trace_series` builds from the expanded trace (tests/unit/test_long_trace.py compares them).
 """
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from app.core.formats.limits import escape
+from app.core.formats.limits import LazyItems, escape
 from app.core.formats.trace import CompressedTrace, TracePosition, names_problem
 from app.core.formats.trace_compress import (
     TRACE_FORMAT,
@@ -80,7 +81,7 @@ class _Written:
     spouts: list[str]
     pairs: list[tuple[str, str]]  # (sender, stream): every input stream of some bolt
     rows: array[int]
-    raw: list[dict[str, Any]]
+    raw: list[dict[str, Any] | None]  # what a patch of a compressed trace changes (None in a `/1` trace)
     copies: Ints  # per expanded position: index into the written positions
     times: Floats
     queue_gain: Ints  # per expanded position and bolt
@@ -107,9 +108,10 @@ def _problem(where: str, message: str) -> ExpandError:
     return ExpandError(escape(where, 80), message)
 
 
-def _keep(written: _Written, raw: Any, where: str) -> float:
+def _keep(written: _Written, raw: Any, where: str, compressed: bool) -> float:
     """Check one written position as a TracePosition naming exactly the topology's components and keep its
-    figures as a row (the model itself is dropped: a position costs its row, not its 7 kB of objects)."""
+    figures as a row (the model itself is dropped: a position costs its row, not its 7 kB of objects; its
+    decoded JSON is kept only in a compressed trace, for the patches after it)."""
     try:
         position = TracePosition.model_validate(raw)
     except ValidationError as err:
@@ -126,13 +128,13 @@ def _keep(written: _Written, raw: Any, where: str) -> float:
     row += [sum((b.replays or {}).get(sp, 0) for b in position.bolts.values()) for sp in written.spouts]
     row += [emitted_at(position, sender, stream) for sender, stream in written.pairs]
     written.rows.extend(row)
-    written.raw.append(raw)
+    written.raw.append(raw if compressed else None)
     if not written.order:
         written.order = [*position.spouts, *position.bolts]
     return float(position.exact_time)
 
 
-def _limits(items: list[Any], kinds: list[str | None], components: int, limit: int, cells: int
+def _limits(items: list[Any] | LazyItems, kinds: list[str | None], components: int, limit: int, cells: int
             ) -> tuple[dict[int, Repeat], int, int, str]:
     """Every repeat item read and checked (the one reading, trace_compress.checked_repeat) by its index, the
     positions the items stand for, and the most positions the plot may hold with the reason, all before
@@ -144,9 +146,10 @@ def _limits(items: list[Any], kinds: list[str | None], components: int, limit: i
                "trace's plot; setting STORMBOUND_MAX_LONG_CELLS")
     repeats: dict[int, Repeat] = {}
     n = 0
-    for index, (item, kind) in enumerate(zip(items, kinds, strict=True)):
+    for index, kind in enumerate(kinds):
         if kind == "repeat":
-            rep = checked_repeat(item, f"positions.{index}", n, most, why)
+            assert isinstance(items, list)  # a compressed trace's items are a list
+            rep = checked_repeat(items[index], f"positions.{index}", n, most, why)
             repeats[index] = rep
             n += rep.count
         else:
@@ -156,11 +159,13 @@ def _limits(items: list[Any], kinds: list[str | None], components: int, limit: i
     return repeats, n, most, why
 
 
-def _expand(items: list[Any], compressed: bool, spouts: list[str], bolts: list[str], pairs: list[tuple[str, str]],
-            limit: int, cells: int) -> tuple[_Written, int, str]:
+def _expand(items: list[Any] | LazyItems, compressed: bool, spouts: list[str], bolts: list[str],
+            pairs: list[tuple[str, str]], limit: int, cells: int) -> tuple[_Written, int, str]:
     """Every position the items stand for, as (written position, time, gains); ExpandError naming the item.
     With the most positions the plot may hold (unrolled passes included) and why. Without `compressed`
-    (a `/1` trace) every item is a position."""
+    (a `/1` trace) every item is a position, and `items` may be LazyItems (decoded as they are read)."""
+    if compressed and not isinstance(items, list):
+        items = list(items)  # a compressed trace is small: its repeat items and patches are read twice
     kinds: list[str | None] = [item_kind(item) for item in items] if compressed else [None] * len(items)
     repeats, total, most, why = _limits(items, kinds, len(spouts) + len(bolts), limit, cells)
     written = _Written(bolts, spouts, pairs, array("q"), [], np.zeros(total, dtype=np.int64),
@@ -181,7 +186,7 @@ def _expand(items: list[Any], compressed: bool, spouts: list[str], bolts: list[s
                 raise _problem(f"{where}.patch", "no position before it to change")
             item = patched_position([_materialised(written, n - 1, column, spout_column)], found.patch,
                                     f"{where}.patch")
-        written.times[n] = _keep(written, item, where)
+        written.times[n] = _keep(written, item, where, compressed)
         written.copies[n] = len(written.raw) - 1
         n += 1
     return written, most, why
@@ -217,6 +222,7 @@ def _repeat(written: _Written, rep: Repeat, n: int, where: str, column: dict[str
 def _materialised(written: _Written, i: int, column: dict[str, int], spout_column: dict[str, int]) -> dict[str, Any]:
     """Position i as a written dict (what a patch changes): its source with its gains."""
     source = written.raw[int(written.copies[i])]
+    assert source is not None  # a compressed trace keeps its written positions
     gains, backlogs = written.queue_gain[i], written.backlog_gain[i]
     step_bolts = {name: {**step, "queue": step["queue"] + int(gains[column[name]])} if gains[column[name]] else step
                   for name, step in source["bolts"].items()}
@@ -228,7 +234,7 @@ def _materialised(written: _Written, i: int, column: dict[str, int], spout_colum
 _KEYS = {*CompressedTrace.model_fields, "$schema"}
 
 
-def _header(data: dict[str, Any]) -> tuple[dict[str, Any], int, int, list[Any]]:
+def _header(data: dict[str, Any]) -> tuple[dict[str, Any], int, int, list[Any] | LazyItems]:
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise _problem(str(unknown[0]), "unknown field")
@@ -238,7 +244,7 @@ def _header(data: dict[str, Any]) -> tuple[dict[str, Any], int, int, list[Any]]:
     for key, value in (("k", k), ("loop_start", loop_start)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise _problem(key, "expected a whole number")
-    if not isinstance(items, list):
+    if not isinstance(items, (list, LazyItems)):
         raise _problem("positions", "expected a list of positions and repeat items")
     assert isinstance(k, int) and isinstance(loop_start, int)
     return topology, k, loop_start, items

@@ -66,11 +66,29 @@ class FloodTerm(BaseModel):
 
 class FloodEvidence(BaseModel):
     """Why the flood's source can hold any backlog: its growth proven by rates (`topology`, the document it is
-    proven on, and `growth_certificate`) or a certified lasso in which it grows (`trace`, the trace's JSON, in a
-    certificate file; `trace_index` into the result's traces in memory and in `verify --json`)."""
+    proven on, and `growth_certificate`), a certified lasso in which it grows (`trace`, the trace's JSON, in a
+    certificate file; `trace_index` into the result's traces in memory and in `verify --json`), or its own flood
+    (`topology`, its cone, and `flood_certificate`)."""
 
     topology: dict[str, Any] | None = None
     growth_certificate: RateGrowthCertificate | None = None
+    trace_index: int | None = None
+    trace: dict[str, Any] | None = None
+    flood_certificate: FloodCertificate | None = Field(
+        default=None, description="a chain of floods: the source is itself unbounded, by this certificate (about "
+                                  "`topology`, the source's cone, with its own evidence's trace embedded)")
+
+
+class FloodRun(BaseModel):
+    """A finite legal run of the flooded bolt's cone in which its queue reaches `threshold` (docs/boundedness.md,
+    "The threshold run"): the source slow for `slow_s` seconds ("p/q"), then draining at full speed while the
+    target processes at its slowest; `reached` is the target's largest queue in it. The trace is a threshold
+    witness (loop_start k+1): `trace_index` into the result's traces in memory and in `verify --json`, `trace` its
+    JSON in a certificate file; `app/core/tcn/check/flood.py` certifies it."""
+
+    threshold: int
+    slow_s: str
+    reached: int
     trace_index: int | None = None
     trace: dict[str, Any] | None = None
 
@@ -88,6 +106,11 @@ class FloodCertificate(BaseModel):
     terms: list[FloodTerm] = Field(default_factory=list)
     capacity: str
     evidence: FloodEvidence
+    run: FloodRun | None = Field(default=None, description="on request (verify --flood-run N): a finite run in "
+                                                           "which the target's queue reaches N")
+
+
+FloodEvidence.model_rebuild()
 
 
 BoltVerdictKind = Literal["counterexample", "unbounded", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
@@ -132,7 +155,9 @@ class BoltVerdict(BaseModel):
 
     def words(self) -> Words:
         """The message as a sentence: with its figures when the core wrote it, else the plain text read back."""
-        return self._words if self._words is not None else Words.of(self.message)
+        if self._words is not None and self._words.text() == self.message:  # (not a copy whose message changed)
+            return self._words
+        return Words.of(self.message)
 
     def text(self, exact: bool = True) -> str:
         """The message, every rate with its exact value ("2.222 (exactly 20/9)", as --json and the GUI show it)
@@ -185,7 +210,9 @@ class VerifyResult(BaseModel):
 
     def text(self, exact: bool = True) -> str:
         """The message, its rates exact (as --json and the GUI show it) or as decimals only (the CLI's text)."""
-        return self.message if self._words is None else self._words.text(exact)
+        if self._words is None or self._words.text() != self.message:
+            return self.message
+        return self._words.text(exact)
 
     def summary(self, exact: bool = True) -> str:
         """What a headline shows of the message: its first part, without the per-bolt list that follows."""

@@ -9,6 +9,7 @@ cross-element rules of a saved file (no spout yet, empty); those are reported by
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from app.core.errors import BadInput
+from app.core.latency.report import canvas_latency
 from app.core.rates import RateAnalysis
 from app.core.topology import (
     Bolt,
@@ -36,6 +38,27 @@ from app.core.topology import (
     parse_topology,
     still_unannotated,
 )
+
+#: the most bolts for which every edit recomputes the latency bounds shown on the canvas (exact fractions: about
+#: 5 ms per bolt; bench/RESULTS.md, "Latency bounds"); above, Verify's panel shows them, computed in its worker
+CANVAS_LATENCY_BOLTS = 40
+
+#: what the canvas shows of latency: a line per component id for its tooltip, the links of critical paths
+LatencyMarks = tuple[dict[str, str], set[tuple[str, str]]]
+
+
+def latency_marks(topo: Topology, rates: RateAnalysis | Exception) -> LatencyMarks:
+    """The canvas's latency words and critical links of `topo` (app/core/latency/report.py, `canvas_latency`);
+    none when the rate check refuses it, a sentence pointing to Verify's panel above CANVAS_LATENCY_BOLTS."""
+    if isinstance(rates, Exception) or not topo.bolts:
+        return {}, set()
+    if len(topo.bolts) > CANVAS_LATENCY_BOLTS:
+        return {b.id: "Latency bounds: in Verify's panel (a topology this large is not bounded after every edit)"
+                for b in topo.bolts}, set()
+    try:
+        return canvas_latency(topo, rates)
+    except Exception:  # noqa: BLE001 - a document mid-edit may not be analysable yet
+        return {}, set()
 
 
 class FieldError(BadInput, ValueError):
@@ -105,6 +128,49 @@ def lenient_topology(data: Any) -> Topology:
         return topo
 
 
+class Analysed:
+    """What the views read of one topology snapshot, each found once and kept beside it: its problems, its rate
+    analysis (or why it has none), the canvas's latency marks. A file's is made whole in a worker when it is
+    opened (`analysed`), then only read by the GUI thread; an edited document's is made as the views ask."""
+
+    def __init__(self, topology: Topology):
+        self.topology = topology
+        self._problems: list[Problem] | None = None
+        self._rates: RateAnalysis | Exception | None = None
+        self._latency: LatencyMarks | None = None
+
+    def problems(self) -> list[Problem]:
+        if self._problems is None:
+            self._problems = graph_problems(self.topology)
+        return self._problems
+
+    def rates_or_reason(self) -> RateAnalysis | Exception:
+        """The snapshot's rate analysis (app/core/rates/report.py), or what refused it."""
+        if self._rates is None:
+            try:
+                self._rates = RateAnalysis(self.topology)
+            except Exception as err:  # noqa: BLE001 - kept and raised to each reader of this snapshot
+                self._rates = err
+        return self._rates
+
+    def latency_marks(self) -> LatencyMarks:
+        if self._latency is None:
+            self._latency = latency_marks(self.topology, self.rates_or_reason())
+        return self._latency
+
+
+def analysed(topo: Topology) -> Analysed:
+    """Everything `Analysed` keeps of `topo`, made now (in OpenWorker's thread), the canvas's report included."""
+    known = Analysed(topo)
+    known.problems()
+    rates = known.rates_or_reason()
+    if isinstance(rates, RateAnalysis) and topo.bolts:
+        with contextlib.suppress(Exception):  # each reader of the report says why, as after an edit
+            rates.report(suggest=False)  # what the canvas and the status bar show first
+    known.latency_marks()
+    return known
+
+
 class DocumentModel(QObject):
     """The open topology, its file path and its undo stack; emits a signal per change.
 
@@ -130,7 +196,7 @@ class DocumentModel(QObject):
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._path: Path | None = None
         self._snapshot: Topology | None = None
-        self._rates: RateAnalysis | Exception | None = None  # of the snapshot: its analysis, or why there is none
+        self._known: Analysed | None = None  # what the views read of the snapshot
         self._load(topology if topology is not None else new_topology())
         self._path = Path(path) if path is not None else None
 
@@ -157,19 +223,25 @@ class DocumentModel(QObject):
         """The rate analysis of the current snapshot (app/core/rates/report.py), made once per snapshot and
         kept beside it: the canvas, the status bar, the suggestion and the verification all read this one.
         Raises what the rate check raises on a document it cannot analyse (mid-edit, not annotated), once."""
+        rates = self.known().rates_or_reason()
+        if isinstance(rates, Exception):
+            raise rates
+        return rates
+
+    def known(self) -> Analysed:
+        """What the views read of the current snapshot, each found once (`Analysed`)."""
         topo = self.topology()
-        if self._rates is None or (isinstance(self._rates, RateAnalysis) and self._rates.topo is not topo):
-            try:
-                self._rates = RateAnalysis(topo)
-            except Exception as err:  # noqa: BLE001 - kept and raised to each reader of this snapshot
-                self._rates = err
-        if isinstance(self._rates, Exception):
-            raise self._rates
-        return self._rates
+        if self._known is None or self._known.topology is not topo:
+            self._known = Analysed(topo)
+        return self._known
+
+    def latency_marks(self) -> LatencyMarks:
+        """The canvas's latency words and critical links of the current snapshot (`latency_marks`)."""
+        return self.known().latency_marks()
 
     def problems(self) -> list[Problem]:
-        """What keeps the document from being a valid topology (empty, no spout, ...)."""
-        return graph_problems(self.topology())
+        """What keeps the document from being a valid topology (empty, no spout, ...); found once per snapshot."""
+        return list(self.known().problems())
 
     def _components(self) -> list[Component]:
         return [*self._spouts, *self._bolts]
@@ -185,6 +257,9 @@ class DocumentModel(QObject):
 
     def subscription(self, ident: str) -> Subscription:
         return self._subscription_by_id[ident]  # by id: the scene asks for each of 20,000 edges in turn
+
+    def has_subscription(self, ident: str) -> bool:
+        return ident in self._subscription_by_id
 
     def position(self, ident: str) -> Position:
         return self._layout.get(ident, Position())
@@ -258,9 +333,12 @@ class DocumentModel(QObject):
         return {key: getattr(model, key) for key in type(model).model_fields}  # every field, sparse or not
 
     # ---- whole-document operations (not undoable) -------------------------------
-    def replace(self, topology: Topology, path: Path | None = None) -> None:
-        """Show another document (New, Open, restore): clears undo history, marks it unmodified."""
+    def replace(self, topology: Topology, path: Path | None = None, known: Analysed | None = None) -> None:
+        """Show another document (New, Open, restore): clears undo history, marks it unmodified. `known`: what
+        a worker found of this same `topology` (`analysed`), kept as the snapshot's instead of found again."""
         self._load(topology)
+        if known is not None and known.topology is topology:
+            self._snapshot, self._known = topology, known
         self._path = Path(path) if path is not None else None
         self.undo_stack.clear()
         self.undo_stack.setClean()
@@ -286,8 +364,7 @@ class DocumentModel(QObject):
         self._verification: VerificationSettings = topo.verification
         self._layout: dict[str, Position] = dict(topo.layout)
         self._storm: StormSettings = topo.storm
-        self._snapshot = None
-        self._rates = None
+        self._touch()
 
     def _on_clean_changed(self, clean: bool) -> None:
         self.modified_changed.emit(not clean)
@@ -295,7 +372,7 @@ class DocumentModel(QObject):
     # ---- mutations: called by QUndoCommands only ------------------------------
     def _touch(self) -> None:
         self._snapshot = None
-        self._rates = None
+        self._known = None
 
     def apply_insert_component(self, component: Component, position: Position, index: int | None = None) -> None:
         items: list[Any] = self._spouts if component.kind == "spout" else self._bolts  # the list of its kind

@@ -4,7 +4,8 @@ A `LiveWorker` (app/gui/workers.py's Worker) polls the Storm UI off the GUI thre
 `stormbound watch` does (app/measure/storm_watch.py: `Judge`) and hands each poll's
 line to the GUI thread through its `progress` signal; the window's scene then shows, per bolt, the
 measured capacity (its header colour), the model's ρ at the measured figures and the drift of α from
-the document's. Stopping cancels the worker (the poll in hand finishes; its own timeout bounds it).
+the document's. Stop turns Live Mode off at once: the worker is told to stop (the poll in hand is dropped at its
+next request) and let go, disconnected, to end on its own (`LiveMode.stop`).
 """
 
 from __future__ import annotations
@@ -15,12 +16,41 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout, QLineEdit, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLineEdit,
+    QSpinBox,
+    QWidget,
+)
 
 from app.core.topology import Topology
 from app.gui.plugins import PluginHost
 from app.gui.workers import Worker
-from app.measure.storm_watch import WatchLine
+from app.measure.storm_watch import FAIL_AFTER, LAG_WINDOW_S, WINDOW, WatchLine
+
+#: `watch`'s judging options in Live Mode, with watch's defaults and lowest values (app/cli/storm_live.py):
+#: (request key, watch's option, default, lowest, whole number)
+JUDGING = (("window", "--window", WINDOW, 2, True), ("lag_window", "--lag-window", LAG_WINDOW_S, 0.0, False),
+           ("fail_after", "--fail-after", FAIL_AFTER, 1, True))
+MOST_SECONDS = 365 * 24 * 3600.0  # watch's bound on a time option (app/cli/options.py, MAX_SECONDS)
+
+
+def judging_problem(request: dict[str, Any]) -> str | None:
+    """Why the request's judging options are not what `watch` accepts (None: they are), naming the option."""
+    for key, option, _default, lowest, whole in JUDGING:
+        value = request.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (whole and value != int(value)):
+            return f"{option}: {value!r} is not a {'whole ' if whole else ''}number"
+        if whole and value < lowest:
+            return f"{option}: {value:g} is below {lowest}"
+        if not whole and not lowest < value <= MOST_SECONDS:
+            return f"{option}: {value:g} s is out of range (above 0, up to a year)"
+    return None
 
 
 class LiveDialog(QDialog):
@@ -43,7 +73,27 @@ class LiveDialog(QDialog):
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.token = QLineEdit()
         self.token.setEchoMode(QLineEdit.EchoMode.Password)
+        # watch's --window, --lag-window and --fail-after, with its defaults and bounds
+        self.intervals = QSpinBox()
+        self.intervals.setRange(2, 1000)
+        self.intervals.setValue(int(last.get("window", WINDOW)))
+        self.intervals.setSuffix(" intervals")
+        self.intervals.setToolTip("intervals between polls each verdict rests on (watch --window)")
+        self.lag_window = QDoubleSpinBox()
+        self.lag_window.setRange(0.05, MOST_SECONDS)
+        self.lag_window.setValue(float(last.get("lag_window", LAG_WINDOW_S)))
+        self.lag_window.setSuffix(" s")
+        self.lag_window.setToolTip("seconds of polls the Kafka lag's growth is fitted over, at least two offset "
+                                   "commits (watch --lag-window)")
+        self.fail_after = QSpinBox()
+        self.fail_after.setRange(1, 1000)
+        self.fail_after.setValue(int(last.get("fail_after", FAIL_AFTER)))
+        self.fail_after.setSuffix(" polls")
+        self.fail_after.setToolTip("successive polls that must agree before a bolt's alarm is raised "
+                                   "(watch --fail-after)")
         for label, widget in (("Storm UI", self.url), ("Topology", self.topology), ("Every", self.every),
+                              ("Window", self.intervals), ("Lag window", self.lag_window),
+                              ("Fail after", self.fail_after),
                               ("User", self.user), ("Password", self.password), ("Token", self.token)):
             form.addRow(label, widget)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
@@ -53,7 +103,8 @@ class LiveDialog(QDialog):
 
     def values(self) -> dict[str, Any]:
         return {"url": self.url.text().strip(), "topology": self.topology.text().strip(),
-                "every": self.every.value(), "user": self.user.text().strip() or None,
+                "every": self.every.value(), "window": self.intervals.value(), "lag_window": self.lag_window.value(),
+                "fail_after": self.fail_after.value(), "user": self.user.text().strip() or None,
                 "password": self.password.text() or None, "token": self.token.text() or None}
 
 
@@ -87,9 +138,11 @@ class LiveWorker(Worker[int]):
                                timeout_s=float(r.get("timeout", 10)))
         ident = find_topology(client, r["topology"])
         every = float(r.get("every", 30))
-        judge = Judge(self.model, every, fail_on="may-grow", lag_window=float(r.get("lag_window", 60)))
+        judge = Judge(self.model, every, fail_on="may-grow", window=int(r.get("window", WINDOW)),
+                      fail_after=int(r.get("fail_after", FAIL_AFTER)),
+                      lag_window=float(r.get("lag_window", LAG_WINDOW_S)))
         done = 0
-        for poll in poll_loop(client, ident, every, polls=r.get("polls"), stop=self.stop):
+        for poll in poll_loop(client, ident, every, polls=r.get("polls"), stop=self.stop, drop_on_stop=True):
             if poll.ok and self.model is not None:
                 wrong = components_mismatch(self.model, poll)
                 if wrong is not None:  # the open document is another topology: refused, as `watch --doc`
@@ -117,6 +170,7 @@ class LiveMode(QObject):
         self.host = host
         self.widget = host.host_widget()  # the parent of the dialogs and actions
         self.worker: LiveWorker | None = None
+        self.stopping: list[LiveWorker] = []  # stopped, still ending (a request or a judgement in hand)
         self.last: WatchLine | None = None
         section = host.menu_section("Runs ▸ Live")
         self.action_start = self._action("&Live Mode (Storm UI)…", self.start_dialog, "action_live_start",
@@ -137,7 +191,8 @@ class LiveMode(QObject):
     def start_dialog(self) -> None:
         from app.gui.dialogs import ask_storm_ui
 
-        request = ask_storm_ui(self.host, "live", ("url", "topology", "every", "user"), "Live Mode",
+        request = ask_storm_ui(self.host, "live", ("url", "topology", "every", "user", "window", "lag_window",
+                                                   "fail_after"), "Live Mode",
                                lambda last: LiveDialog(self.widget, last))
         if request is not None:
             self.start(request)
@@ -148,6 +203,10 @@ class LiveMode(QObject):
 
         if self.worker is not None and self.worker.isRunning():
             self.host.show_message("Live Mode is already on")
+            return None
+        problem = judging_problem(request)
+        if problem is not None:
+            self.host.dialogs.error(self.widget, "Live Mode", problem)
             return None
         topo = self.host.document.topology()
         model = topo if topo.bolts and not unannotated_problems(topo) else None
@@ -163,11 +222,28 @@ class LiveMode(QObject):
         return self.worker
 
     def stop(self) -> None:
-        if self.worker is not None:
-            self.worker.cancel()
+        """Stop Live Mode now: the worker is told to stop (it drops the poll in hand at its next request) and
+        let go at once, its signals disconnected, so Live Mode is off within the click even while a request or
+        a poll's judgement (seconds for 3,000 bolts) is under way; the thread ends on its own, referenced until
+        then (app/gui/workers.py; docs/gui.md, "Who frees what"), and is joined on shutdown."""
+        worker = self.worker
+        if worker is None or not worker.isRunning():
+            return
+        worker.cancel()
+        for signal, slot in ((worker.progress, self._on_line), (worker.model_found, self._on_model),
+                             (worker.failed, self._on_failed), (worker.finished, self._on_finished)):
+            signal.disconnect(slot)
+        self.stopping.append(worker)
+        worker.finished.connect(self._forget_stopped)
+        self.worker = None
+        self._on_finished()
+
+    def _forget_stopped(self) -> None:
+        self.stopping = [w for w in self.stopping if w.isRunning()]
 
     def shutdown(self, timeout_ms: int = 5000) -> bool:
-        return self.worker is None or self.worker.join(timeout_ms)
+        workers = [w for w in (self.worker, *self.stopping) if w is not None]
+        return all([w.join(timeout_ms) for w in workers])
 
     def _on_line(self, line: object) -> None:
         from app.measure.storm_watch import format_watch_line
@@ -177,7 +253,8 @@ class LiveMode(QObject):
         self.last = line
         if line.statuses:
             self.host.scene.set_live({n: w.model_dump() for n, w in line.bolts.items()}, line.statuses)
-        self.host.show_message("Live: " + format_watch_line(line), 0)
+        alarm = f"⚠ {line.agreeing} successive polls with a bolt that may grow or worse · " if line.fail else ""
+        self.host.show_message("Live: " + alarm + format_watch_line(line), 0)
 
     def _on_model(self, topo: object) -> None:
         """The running topology read from its first poll: drawn when the canvas is empty, so its bolts can be

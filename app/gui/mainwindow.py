@@ -144,6 +144,8 @@ class MainWindow(DocumentFiles, QMainWindow):
         self.autosave = AutosaveSession(autosave_dir or default_autosave_dir())
         self._restored: list[Recoverable] = []  # a crashed session's files, kept until its work is saved or dropped
         self.restored = False  # this window shows work restored from a crash
+        self.closed = False
+        self._opening = None
         self.autosave_timer = QTimer(self)
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(AUTOSAVE_DELAY_MS)
@@ -570,6 +572,9 @@ class MainWindow(DocumentFiles, QMainWindow):
         """A clean exit: stop background work (cancel, then join with a bound) and autosaving, remove
         the lock and snapshot. A worker that outlives the bound stays referenced until it ends
         (app/gui/workers.py), so the window may go away; the application joins it before quitting."""
+        self.closed = True
+        if self._opening is not None:
+            self._opening.join()  # reading a file is bounded (app/core/fileio.py); its result is dropped
         self.verification_panel.shutdown()
         self.runs_panel.shutdown()
         self.diffstream_dialog.shutdown()

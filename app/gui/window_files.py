@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import QEventLoop, QObject, QSettings, QTimer
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QMenu, QWidget
 
@@ -22,7 +22,8 @@ from app.core.topology import Topology, TopologyError, new_topology
 from app.gui.autosave import AutosaveSession, Recoverable, find_recoverable
 from app.gui.canvas import CanvasView
 from app.gui.dialogs import Dialogs
-from app.gui.document import DocumentModel, lenient_topology
+from app.gui.document import Analysed, DocumentModel, analysed, lenient_topology
+from app.gui.workers import Worker
 
 MAX_RECENT = 8
 
@@ -30,6 +31,39 @@ MAX_RECENT = 8
 def problem_text(path: Path | str, err: TopologyError) -> str:
     """Every problem of a file, one per line, as `FILE: element.field: problem`."""
     return "\n".join(f"{path}: {p}" for p in err.problems)
+
+
+def load_file(path: Path) -> tuple[Topology, str]:
+    """Read a topology file of any supported format; (topology, what the file is: `detect_format`)."""
+    data = read_json(path)
+    kind = detect_format(data)
+    try:
+        topo = topology_from_data(data)
+    except TopologyError:
+        if kind != "stormbound":
+            raise
+        topo = lenient_topology(data)  # a file saved mid-edit, e.g. before its first spout
+    return with_layout(topo), kind
+
+
+class OpenWorker(Worker[tuple[Analysed, str]]):
+    """Reads, checks and analyses a file off the GUI thread (File ▸ Open: 20,000 streams take seconds); the
+    outcome is kept on the worker (`outcome`: the result or the exception) for `open_path` to read once the
+    thread has ended. Nothing to cancel: reading is bounded (app/core/fileio.py) and ends on its own."""
+
+    def __init__(self, path: Path, parent: QObject | None = None):
+        super().__init__(parent)
+        self.path = path
+        self.outcome: tuple[Analysed, str] | Exception | None = None
+
+    def work(self) -> tuple[Analysed, str]:
+        try:
+            topo, kind = load_file(self.path)
+            self.outcome = (analysed(topo), kind)
+        except Exception as err:  # noqa: BLE001 - shown by open_path, as the open on the GUI thread did
+            self.outcome = err
+            raise
+        return self.outcome
 
 
 class DocumentFiles:
@@ -44,6 +78,8 @@ class DocumentFiles:
     autosave_timer: QTimer
     recent_menu: QMenu
     restored: bool
+    closed: bool  # the window was shut down (a file read meanwhile is not shown)
+    _opening: OpenWorker | None  # the file being read, if any
     _restored: list[Recoverable]
     show_message: Callable[..., None]
     _update_title: Callable[..., None]
@@ -85,24 +121,46 @@ class DocumentFiles:
             self.open_path(name)
 
     def load_file(self, path: Path) -> tuple[Topology, str]:
-        """Read a topology file of any supported format; (topology, what the file is: `detect_format`)."""
-        data = read_json(path)
-        kind = detect_format(data)
+        """Read a topology file of any supported format, in the calling thread (see `load_file`)."""
+        return load_file(path)
+
+    def _read_off_the_gui_thread(self, path: Path) -> tuple[Analysed, str]:
+        """Read, check and analyse `path` in an OpenWorker; the GUI thread runs its events meanwhile (a local
+        event loop, the window disabled so that no edit or second open starts). Raises what reading raised."""
+        worker = OpenWorker(path, parent=self._widget())
+        self._opening = worker
+        loop = QEventLoop()
+        worker.finished.connect(loop.quit)
+        widget = self._widget()
+        enabled = widget.isEnabled()
+        widget.setEnabled(False)
+        self.show_message(f"Opening {path.name}…", 0)
         try:
-            topo = topology_from_data(data)
-        except TopologyError:
-            if kind != "stormbound":
-                raise
-            topo = lenient_topology(data)  # a file saved mid-edit, e.g. before its first spout
-        return with_layout(topo), kind
+            worker.start()
+            if not worker.isFinished():
+                loop.exec()
+            worker.wait()
+        finally:
+            self._opening = None
+            widget.setEnabled(enabled)
+            self.show_message("", 1)
+        if worker.outcome is None:
+            raise RuntimeError("the file was not read")
+        if isinstance(worker.outcome, Exception):
+            raise worker.outcome
+        return worker.outcome
 
     def open_path(self, path: str | Path, ask: bool = True) -> bool:
-        """Open a .storm.json or D-VerT file; errors are shown naming the file and field."""
+        """Open a .storm.json or D-VerT file; errors are shown naming the file and field. The file is read,
+        checked and analysed in a worker (`OpenWorker`): the window stays drawn and the GUI thread free."""
         path = Path(path)
+        if self._opening is not None:  # a drop or a recent file while a file is being opened
+            self.show_message(f"Still opening another file; {path.name} was not opened")
+            return False
         if ask and not self.maybe_save():
             return False
         try:
-            topo, kind = self.load_file(path)
+            known, kind = self._read_off_the_gui_thread(path)
         except TopologyError as err:
             self.dialogs.error(self._widget(), "Cannot open file", problem_text(path, err))
             self.show_message(f"Could not open {path.name}")
@@ -111,9 +169,12 @@ class DocumentFiles:
             self.dialogs.error(self._widget(), "Cannot open file",
                                f"{path}: internal error: {type(err).__name__}: {err}")
             return False
+        if self.closed:  # the window was closed while the file was read
+            return False
         # an imported D-VerT file (or a trace's topology) is not overwritten in our format: Save asks for a new name
         ours = kind == "stormbound"
-        self.document.replace(topo, path.resolve() if ours else None)
+        topo = known.topology
+        self.document.replace(topo, path.resolve() if ours else None, known)
         self.add_recent(path.resolve())
         self.canvas.fit_all()
         problems = self.document.problems()

@@ -66,6 +66,9 @@ class ComponentStats(BaseModel):
     alpha_min: float | None = None
     alpha_max: float | None = None
     alpha_std: float | None = None
+    alpha_is_execute: bool = Field(default=False, description=(
+        "a Storm run's alpha_mean is its execute latency: an asynchronous bolt's α is then alpha_process"))
+    alpha_process: float | None = Field(default=None, description="a Storm run's process latency (s)")
     sigma: float | None = None
     bursts: int = 0
     burst_mean: float | None = None
@@ -85,6 +88,12 @@ class ComponentStats(BaseModel):
     complete_mean: float | None = Field(default=None, description="spout: the mean complete latency (s)")
     segments: list[SegmentTrend] = Field(
         default_factory=list, description="a run with failures: the queue's trend between failures and recoveries")
+
+
+    def alpha_for(self, threads: int | None) -> float | None:
+        """The α this run measured for a model bolt with these `threads`: an asynchronous bolt's, from a Storm run,
+        is its process latency, never the execute latency of its enqueue (docs/model.md section 8)."""
+        return self.alpha_process if threads is not None and self.alpha_is_execute else self.alpha_mean
 
 
 class LossRow(BaseModel):

@@ -94,8 +94,9 @@ def calibrate(topo: Topology, analysis: Analysis) -> Topology:
     for b in topo.bolts:
         m = analysis.components.get(b.name)
         update = {}
-        if m is not None and m.alpha_mean:
-            update["alpha"] = round(m.alpha_mean, 6)
+        alpha = m.alpha_for(b.threads) if m is not None else None
+        if alpha:
+            update["alpha"] = round(alpha, 6)
         if m is not None and m.sigma is not None:
             update["sigma"] = round(m.sigma, 6)
         update["unannotated"] = [f for f in b.unannotated if f not in update]
@@ -116,7 +117,7 @@ def parameter_rows(topo: Topology, analysis: Analysis) -> list[ParameterRow]:
     for b in topo.bolts:
         m = analysis.components.get(b.name)
         rows.append(ParameterRow(component=b.name, parameter="alpha", annotated=b.alpha,
-                                 measured=m.alpha_mean if m else None))
+                                 measured=m.alpha_for(b.threads) if m else None))
         rows.append(ParameterRow(component=b.name, parameter="sigma", annotated=b.sigma,
                                  measured=m.sigma if m else None))
     return rows

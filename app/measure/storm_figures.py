@@ -76,6 +76,12 @@ def _k(*parts: str) -> str:
     return "|".join(parts)
 
 
+def executed_keys(counts: PollCounts, bolt: str) -> list[str]:
+    """The counters of what `bolt` executed, one per input it reads (found from its inputs: a scan of every
+    counter per bolt was quadratic in the bolts, 3,000 of them a poll)."""
+    return [_k("exec", bolt, source, stream) for source, stream in counts.inputs.get(bolt, [])]
+
+
 def poll_counts(poll: Poll) -> PollCounts:
     """The counters of one successful poll (component pages read with window=:all-time)."""
     page = poll.topology
@@ -123,6 +129,7 @@ def poll_counts(poll: Poll) -> PollCounts:
                 inputs.append((source, stream))
                 out.counters[_k("exec", name, source, stream)] = executed
                 out.counters[_k("busy", name, source, stream)] = executed * (_num(item.get("executeLatency")) or 0.0)
+                out.counters[_k("proc", name, source, stream)] = executed * (_num(item.get("processLatency")) or 0.0)
             out.inputs[name] = inputs
     if poll.lag is not None:
         out.lag = lags(poll.lag)
@@ -172,6 +179,7 @@ class BoltFigures(BaseModel):
     executed_rate: float | None = None
     arrival_rate: float | None = None  # what its inputs emitted on the streams it reads, per second
     alpha_s: float | None = None
+    process_s: float | None = None  # the process latency: an asynchronous bolt's α (docs/model.md section 8)
     sigma: float | None = None
     stream_sigma: dict[str, float] = Field(default_factory=dict)
     capacity_last: float | None = None
@@ -197,8 +205,10 @@ def measured_topology(model: Topology, spouts: dict[str, Any], bolts: dict[str, 
     for b in model.bolts:
         f = bolts.get(b.name)
         update = {}
-        if f is not None and f.alpha_s:
-            update["alpha"] = round(f.alpha_s, 9)
+        # an asynchronous bolt's α is its process latency, never the enqueue's execute latency (model.md section 8)
+        alpha = (f.process_s if b.threads is not None else f.alpha_s) if f is not None else None
+        if alpha:
+            update["alpha"] = round(alpha, 9)
         if f is not None and f.sigma is not None:
             update["sigma"] = round(f.sigma, 6)
             measured_streams = {n: round(v, 6) for n, v in f.stream_sigma.items() if n in b.streams}
@@ -318,6 +328,8 @@ def figures_between(counts: list[PollCounts], i: int, j: int) -> tuple[dict[str,
             f.arrival_rate = sum(_delta(counts, _k("out", s, st), i, j) / span(s) for s, st in inputs)
             if executed > 0:
                 f.alpha_s = max(busy / executed, 0.0005) / 1000.0
+                proc = sum(_delta(counts, _k("proc", name, s, st), i, j) for s, st in inputs)
+                f.process_s = proc / executed / 1000.0 if proc > 0 else None
                 by_stream = {s: _delta(counts, _k("out", name, s), i, j) for s in streams.get(name, set())}
                 f.sigma = sum(by_stream.get(s, 0.0) for s in own(name)) / executed
                 f.stream_sigma = {s: v / executed for s, v in by_stream.items() if s != "default"}
@@ -552,7 +564,7 @@ def as_analysis(figures: StormRunFigures, counts: list[PollCounts], samples: lis
             emitted=int(round((b.sigma or 0.0) * (b.executed_rate or 0.0) * span)),
             taken=None if b.executed_rate is None else int(round(b.executed_rate * span)), acked=None, failed=None,
             rate_in=b.executed_rate, rate_out=(b.sigma or 0.0) * (b.executed_rate or 0.0),
-            alpha_mean=b.alpha_s, sigma=b.sigma, queue=b.queue)
+            alpha_mean=b.alpha_s, alpha_is_execute=True, alpha_process=b.process_s, sigma=b.sigma, queue=b.queue)
     start = counts[0].t if counts else 0.0
     end = counts[-1].t if counts else 0.0
     if samples and not counts:

@@ -6,7 +6,9 @@ client (app/core/storm/ui/client.py: one deadline per request). A poll that fail
 down, a reply is cut short) is a gap: recorded as such, and the next poll goes on. Polls keep a fixed
 rhythm (start + k × every; a poll that overran its slot moves the rhythm: the next comes a
 whole interval after it, so that no interval between polls is much shorter than `every`).
-Stopping (`stop` set, e.g. by Ctrl+C) ends the loop after the poll in hand.
+Stopping (`stop` set, e.g. by Ctrl+C) ends the loop after the poll in hand; with `drop_on_stop` (Live Mode's
+Stop) within one request instead: a poll is many requests (one per component: 3,000 for 3,000 bolts), and the
+poll in hand is dropped.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from app.core.errors import Cancelled
 from app.core.storm.ui.client import StormUIClient, StormUIError
 from app.measure.storm_run import Poll, poll_problem
 
@@ -27,8 +30,14 @@ def _quote(part: str) -> str:
     return urllib.parse.quote(part, safe="")
 
 
-def read_poll(client: StormUIClient, topology_id: str, number: int) -> tuple[Poll, dict[str, Any]]:
-    """One poll (raises StormUIError when a page cannot be read), and the topology's configuration."""
+class PollStopped(Cancelled):
+    """`stop` was set while a poll was read: the poll is dropped."""
+
+
+def read_poll(client: StormUIClient, topology_id: str, number: int,
+              stop: threading.Event | None = None) -> tuple[Poll, dict[str, Any]]:
+    """One poll (raises StormUIError when a page cannot be read), and the topology's configuration; PollStopped
+    when `stop` is set before its last request."""
     path = f"/api/v1/topology/{_quote(topology_id)}"
     t = time.time()  # the UI reads its counts when the request arrives; decoding the reply comes after
     page = client.get(path, ALL_TIME)
@@ -44,6 +53,8 @@ def read_poll(client: StormUIClient, topology_id: str, number: int) -> tuple[Pol
             name = row.get(id_key) if isinstance(row, dict) else None
             if not isinstance(name, str) or name.startswith("__"):
                 continue
+            if stop is not None and stop.is_set():
+                raise PollStopped(number)
             asked = time.time()  # each page is read at its own moment: its counts are of this time
             reply = client.get(f"{path}/component/{_quote(name)}", ALL_TIME)
             if isinstance(reply, dict):
@@ -71,8 +82,9 @@ class BadFigures(StormUIError):
 def poll_loop(client: StormUIClient, topology_id: str, every: float, *, polls: int | None = None,
               duration: float | None = None, stop: threading.Event | None = None, first: int = 1,
               on_configuration: Callable[[dict[str, Any]], None] | None = None,
-              refuse_bad: bool = False) -> Iterator[Poll]:
-    """Poll after poll (gaps included) until `polls` are done, `duration` has passed or `stop` is set.
+              refuse_bad: bool = False, drop_on_stop: bool = False) -> Iterator[Poll]:
+    """Poll after poll (gaps included) until `polls` are done, `duration` has passed or `stop` is set (with
+    `drop_on_stop`, the poll in hand is dropped at its next request rather than finished).
     A poll with figures that cannot be measurements (BadFigures) is a gap naming them, or with `refuse_bad`
     raised."""
     stop = stop or threading.Event()
@@ -81,7 +93,7 @@ def poll_loop(client: StormUIClient, topology_id: str, every: float, *, polls: i
     done = 0
     while not stop.is_set():
         try:
-            poll, configuration = read_poll(client, topology_id, number)
+            poll, configuration = read_poll(client, topology_id, number, stop if drop_on_stop else None)
             if on_configuration is not None and configuration:
                 on_configuration(configuration)
         except BadFigures as err:
@@ -90,6 +102,8 @@ def poll_loop(client: StormUIClient, topology_id: str, every: float, *, polls: i
             poll = Poll(poll=number, t=time.time(), ok=False, gap=str(err))
         except StormUIError as err:
             poll = Poll(poll=number, t=time.time(), ok=False, gap=str(err))
+        except PollStopped:
+            return
         yield poll
         done += 1
         number += 1

@@ -38,6 +38,7 @@ from app.measure.storm_figures import (
     PollCounts,
     SpoutFigures,
     backlog_series,
+    executed_keys,
     figures_between,
     measured_topology,
     poll_counts,
@@ -208,7 +209,12 @@ def _shifted(model: Topology, spouts: dict[str, SpoutFigures], bolts: dict[str, 
              rates: dict[str, float], alphas: dict[str, float], exact: bool) -> Topology:
     """The measured topology with these offered rates and α (`exact`: no tolerance: the figures are the bound)."""
     s2 = {n: f.model_copy(update={"offered_rate": rates.get(n, f.offered_rate)}) for n, f in spouts.items()}
-    b2 = {n: f.model_copy(update={"alpha_s": alphas.get(n, f.alpha_s)}) for n, f in bolts.items()}
+    def moved(f: BoltFigures, alpha: float | None) -> BoltFigures:  # an asynchronous bolt's process latency alike
+        scale = alpha / f.alpha_s if alpha is not None and f.alpha_s else 1.0
+        return f.model_copy(update={"alpha_s": alpha or f.alpha_s,
+                                    "process_s": f.process_s * scale if f.process_s is not None else None})
+
+    b2 = {n: moved(f, alphas.get(n)) for n, f in bolts.items()}
     topo = measured_topology(model, s2, b2)
     if exact:
         topo = topo.model_copy(update={"settings": topo.settings.model_copy(update={"tolerance": 0})})
@@ -297,11 +303,12 @@ def judge(line: WatchLine, model: Topology, counts: list[PollCounts], queues: di
             line.disagree.append(Disagreement(bolt=b.name, what="growth", model=annotated.bolts[b.name].status,
                                               measured=f"{w.growth:+.4g} tuples/s ({w.growth_low:+.4g}.."
                                                        f"{w.growth_high:+.4g})"))
-        if f is not None and f.alpha_s and w.alpha_error_s is not None:
+        seen = (f.process_s if b.threads is not None else f.alpha_s) if f is not None else None  # model.md 8
+        if seen and w.alpha_error_s is not None and f is not None and f.alpha_s:
             tolerance = max(model.settings.tolerance, 0.1)
-            if abs(f.alpha_s - b.alpha) - w.alpha_error_s > tolerance * b.alpha:
+            if abs(seen - b.alpha) - w.alpha_error_s * seen / f.alpha_s > tolerance * b.alpha:
                 line.disagree.append(Disagreement(bolt=b.name, what="latency", model=f"α {b.alpha * 1000:.4g} ms",
-                                                  measured=f"α {f.alpha_s * 1000:.4g} ms"))
+                                                  measured=f"α {seen * 1000:.4g} ms"))
     line.disagree += _latency_disagreements(model, spouts)
     line.basis = _basis(line, counts, kept, lag, judge_.lag_window, known)
     if counts[-1].counters == counts[-2].counters and not stalled:
@@ -342,8 +349,9 @@ def _errors(counts: list[PollCounts], kept: list[int], intervals: list[tuple[dic
     alpha_err: dict[str, float] = {}
     for name in bolts:
         e = noise([a for _, b in intervals if name in b and (a := b[name].alpha_s) is not None])
-        executed_then = sum(v for k, v in counts[kept[-2]].counters.items() if k.startswith(f"exec|{name}|"))
-        executed_now = sum(v for k, v in counts[kept[-1]].counters.items() if k.startswith(f"exec|{name}|"))
+        then, now = counts[kept[-2]], counts[kept[-1]]
+        executed_then = sum(then.counters.get(k, 0.0) for k in executed_keys(then, name))
+        executed_now = sum(now.counters.get(k, 0.0) for k in executed_keys(now, name))
         done = executed_now - executed_then
         resolution = (LATENCY_RESOLUTION_MS * (executed_now + executed_then) / done / 1000.0) if done > 0 else 0.0
         alpha_err[name] = float("inf") if e is None else 2 * e + resolution
@@ -377,7 +385,7 @@ def _stalls(model: Topology, counts: list[PollCounts], queues: dict[str, QueueSt
     frozen: dict[str, list[str]] = {}
     own: dict[str, list[str]] = {}  # its own page's evidence: busy all the time, its queues full
     for b in model.bolts:
-        keys = [k for k in now.counters if k.startswith(f"exec|{b.name}|")]
+        keys = [k for k in executed_keys(now, b.name) if k in now.counters]
         if not keys or any(now.counters[k] != before.counters.get(k) for k in keys):
             continue
         frozen[b.name] = keys

@@ -172,7 +172,8 @@ def plan_of(spec: RunSpec, workers: int) -> dict[str, Any]:
                                "streams": ratios})
         else:
             components.append({"name": c.name, "kind": "bolt", "alpha": float(c.alpha), "sigma": float(c.sigma),
-                               "parallelism": int(c.parallelism), "streams": ratios})
+                               # C_TAKE: an asynchronous bolt's executors × threads (docs/model.md section 8)
+                               "parallelism": int(c.take_max), "streams": ratios})
     return {"duration": spec.duration_s, "seed": spec.seed, "sample": spec.sample_interval_s,
             "tolerance": float(topo.settings.tolerance), "init_queues": int(topo.settings.init_queues),
             "emission": topo.settings.emission,

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
@@ -147,3 +148,80 @@ def test_closing_the_window_while_live_mode_polls(qtbot: Any, tmp_path: Path) ->
     assert worker.wait(30000)
     QApplication.processEvents()  # its last queued signals, for a window that is no more
     gc.collect()
+
+
+def test_stop_turns_live_mode_off_at_once_while_a_poll_hangs(make_window: Callable[..., Any], qtbot: Any) -> None:
+    """Stop inside a poll the UI does not answer (as inside the seconds a 3,000-bolt poll takes: bench/live_stop.py):
+    Live Mode is off within the click; the worker, let go, ends on its own and its late signals change nothing."""
+    from app.gui.workers import Worker
+
+    window = make_window()
+    with DriftingStormUI(overload_after=1000) as ui:
+        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-drift", "every": 0.05, "polls": 1000}
+        window.live.start_dialog()
+        worker = window.live.worker
+        assert worker is not None
+        qtbot.waitUntil(lambda: window.live.last is not None and bool(window.live.last.statuses), timeout=30000)
+        ui.hold()
+        qtbot.waitUntil(lambda: ui.held >= 1, timeout=30000)  # the worker waits inside a poll
+        window.live.action_stop.trigger()
+        # off now, without waiting for the worker: the start action is back, the canvas no longer live
+        assert window.live.action_start.isEnabled() and not window.live.action_stop.isEnabled()
+        assert window.live.worker is None and window.scene.live_verdicts == {}
+        assert worker.isRunning() and worker in window.live.stopping
+        # Live Mode can start again at once, beside the one still ending
+        window.dialogs.answers["live"] = {**window.dialogs.answers["live"], "polls": 1}
+        shown = len(window.dialogs.shown)
+        ui.release()
+        qtbot.waitUntil(lambda: worker not in Worker.running_workers(), timeout=30000)
+        QApplication.processEvents()  # its last queued signals: disconnected, so nothing is shown or coloured
+        assert window.scene.live_verdicts == {} and len(window.dialogs.shown) == shown
+        assert window.live.stopping == [] and window.live.action_start.isEnabled()
+        second = window.live.start({"url": ui.url, "topology": "wordcount-drift", "every": 0.05, "polls": 2})
+        assert second is not None
+        qtbot.waitUntil(lambda: second.isFinished(), timeout=60000)
+
+
+def test_live_mode_takes_watchs_judging_options_with_its_defaults_and_bounds(make_window: Callable[..., Any],
+                                                                            monkeypatch: Any) -> None:
+    """--window, --lag-window and --fail-after: in the dialog with watch's defaults, refused as watch refuses
+    them (naming the option), and given to the judge."""
+    from app.cli import build_parser
+    from app.gui.live import LiveDialog, LiveWorker, judging_problem
+    from app.measure import storm_watch
+
+    watch = build_parser().parse_args(["watch", "http://ui", "--topology", "t"])
+    dialog = LiveDialog(None, {})
+    values = dialog.values()
+    assert (values["window"], values["lag_window"], values["fail_after"]) == \
+        (watch.window, watch.lag_window, watch.fail_after)
+    assert dialog.intervals.minimum() == 2 and dialog.fail_after.minimum() == 1 and dialog.lag_window.minimum() > 0
+    assert LiveDialog(None, {"window": 9, "lag_window": 90.0, "fail_after": 5}).values()["window"] == 9
+    dialog.deleteLater()
+    for bad, says in (({"window": 1}, "--window: 1 is below 2"), ({"fail_after": 0}, "--fail-after: 0 is below 1"),
+                      ({"lag_window": 0}, "--lag-window: 0 s is out of range"),
+                      ({"window": 2.5}, "--window: 2.5 is not a whole number"),
+                      ({"lag_window": "60"}, "--lag-window: '60' is not a number")):
+        assert (judging_problem(bad) or "").startswith(says), (bad, judging_problem(bad))
+    assert judging_problem({"window": 2, "lag_window": 0.5, "fail_after": 1}) is None
+    window = make_window()
+    window.dialogs.answers["live"] = {"url": "http://127.0.0.1:9", "topology": "t", "window": 1}
+    window.live.start_dialog()
+    assert window.live.worker is None and "--window: 1 is below 2" in window.dialogs.shown[-1][2]
+
+    made: list[dict[str, Any]] = []
+
+    class Stop(Exception):
+        pass
+
+    def judge(model: Any, every: float, **kwargs: Any) -> Any:
+        made.append(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(storm_watch, "Judge", judge)
+    monkeypatch.setattr("app.core.storm.ui.fetch.find_topology", lambda client, name: name)
+    worker = LiveWorker({"url": "http://127.0.0.1:9", "topology": "t", "every": 1, "window": 4, "lag_window": 90.0,
+                         "fail_after": 2}, None)
+    with pytest.raises(Stop):
+        worker.work()
+    assert made == [{"fail_on": "may-grow", "window": 4, "fail_after": 2, "lag_window": 90.0}]

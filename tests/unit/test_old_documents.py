@@ -33,7 +33,7 @@ def test_an_old_document_opens_with_the_verdicts_its_version_gave(name: str) -> 
         assert "tika on shunt" in note and "deletion on status" in note
     # saved, it is a current document: read again, it says nothing more and means the same
     again = parse_topology(json.loads(topo.to_json_bytes()))
-    assert again.schema_version == SCHEMA_VERSION == 2 and again.read_notes == []
+    assert again.schema_version == SCHEMA_VERSION == 3 and again.read_notes == []
     assert again.semantics() == topo.semantics()
 
 
@@ -50,13 +50,30 @@ def test_the_pre_streams_crawler_gets_the_sigma_its_version_implied() -> None:
 
 def test_a_version_this_program_does_not_know_is_refused_naming_the_field() -> None:
     data = json.loads((OLD / "a607fda-simple-DIA-cfg-1.storm.json").read_text())
-    data["schema_version"] = 3
+    data["schema_version"] = 4
     with pytest.raises(TopologyError) as err:
         parse_topology(data)
     assert err.value.problems[0].path == "schema_version" and "newer version" in err.value.problems[0].message
     # a current document that names a stream it does not declare is still refused
     current = json.loads((OLD / "1c402b2-crawler-annotated.storm.json").read_text())
-    current["schema_version"] = 2
+    current["schema_version"] = 3
     current["subscriptions"][0]["stream"] = "typo"
     with pytest.raises(TopologyError, match="'typo' is not a declared stream"):
         parse_topology(current)
+
+
+def test_a_version_2_document_reads_unchanged_and_may_not_name_threads() -> None:
+    """Version 2 had no asynchronous bolts (app/core/topology/migrate.py): it reads without a note, every bolt an
+    ordinary one; a version 2 file that names `threads` was not written by version 2 and is refused, naming it."""
+    data = json.loads((OLD / "b5be14b-crawler-annotated.storm.json").read_text())
+    assert data["schema_version"] == 2
+    topo = parse_topology(data)
+    assert topo.read_notes == [] and all(b.threads is None and b.take_max == b.parallelism for b in topo.bolts)
+    data["bolts"][0]["threads"] = 10
+    with pytest.raises(TopologyError) as err:
+        parse_topology(data)
+    assert err.value.problems[0].path == f"bolts.{data['bolts'][0]['name']}.threads"
+    assert "schema_version 3" in err.value.problems[0].message
+    data["schema_version"] = 3  # the same bolt in a current document: asynchronous, C_TAKE = executors × threads
+    bolt = parse_topology(data).bolt_by_name(data["bolts"][0]["name"])
+    assert bolt.threads == 10 and bolt.take_max == 10 * bolt.parallelism

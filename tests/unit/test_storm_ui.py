@@ -175,6 +175,38 @@ def test_annotate_a_flux_import_keeps_its_groupings(ui: StormUIServer) -> None:
     assert notes == []
 
 
+def test_an_asynchronous_bolt_takes_the_process_latency(ui: StormUIServer) -> None:
+    """docs/model.md section 8: an asynchronous bolt's α is a thread's time for one tuple, the process latency
+    (component-count.json: processLatency 20.317 ms, executeLatency 20 ms), never the execute latency."""
+    from app.core.storm.flux.builder import import_flux
+
+    flux = import_flux(WORDCOUNT_FLUX).topology
+    flux = flux.model_copy(update={"bolts": [b.model_copy(update={"threads": 4}) if b.name == "count" else b
+                                             for b in flux.bolts]})
+    measured = from_storm_ui(fetch_storm_ui(StormUIClient(ui.url), "wordcount"))
+    assert measured.process_alpha["count"] == pytest.approx(0.020317)
+    topo, _ = annotate(flux, measured)
+    count, split = topo.bolt_by_name("count"), topo.bolt_by_name("split")
+    assert count.alpha == pytest.approx(0.020317) and count.threads == 4 and not count.unannotated
+    assert topo.storm.sources["bolts.count.alpha"].startswith("processLatency 20.32 ms (an asynchronous bolt")
+    assert split.alpha == 0.005  # an ordinary bolt keeps its execute latency
+    # without a process latency the document's α is kept, and said
+    bare = measured.model_copy(update={"process_alpha": {}})
+    topo, notes = annotate(flux, bare)
+    assert topo.bolt_by_name("count").alpha == flux.bolt_by_name("count").alpha
+    assert any(n.startswith("bolts.count.alpha: asynchronous (4 threads") for n in notes)
+    # the UI cannot say which bolts are asynchronous: one whose process latency is 10 times its execute latency
+    # or more is said to look it, and is imported with its execute latency until a document gives it threads
+    snapshot = fetch_storm_ui(StormUIClient(ui.url), "wordcount")
+    for item in snapshot.components["count"]["inputStats"]:
+        item["processLatency"] = "2000.000"
+    looks = from_storm_ui(snapshot)
+    assert looks.topology.bolt_by_name("count").alpha == 0.02 and looks.process_alpha["count"] == 2.0
+    (note,) = [n for n in looks.notes if n.startswith("bolts.count.alpha: its process latency")]
+    assert "(2000 ms) is 100 times its execute latency (20 ms): if it is asynchronous" in note
+    assert not any("bolts.split.alpha: its process latency" in n for n in looks.notes)
+
+
 def test_cli_json_lists_each_value_with_its_source(capsys, ui: StormUIServer, tmp_path: Path) -> None:
     out_file = tmp_path / "wc.storm.json"
     code, out, err = run(capsys, "import", "storm-ui", ui.url, "--topology", "wordcount", "--json", "-o", str(out_file))

@@ -214,6 +214,13 @@ def to_dvert(topo: Topology) -> dict[str, Any]:
         if c.streams:
             raise _fail(f"{c.kind}s.{c.name}.streams", "D-VerT JSON has one stream per component and cannot "
                         f"hold the declared streams {', '.join(c.streams)}: keep the .storm.json document")
+    for b in topo.bolts:  # nor asynchronous bolts (docs/model.md section 8): refuse rather than lose the threads
+        if b.threads is not None:
+            raise _fail(f"bolts.{b.name}.threads", "D-VerT JSON has no asynchronous bolts (a bolt's threads): keep "
+                        "the .storm.json document")
+        if b.unmodelled is not None:  # the marker would be lost, and with it what the verdicts do not decide
+            raise _fail(f"bolts.{b.name}.unmodelled", f"D-VerT JSON cannot say that the bolt is {b.unmodelled}: keep "
+                        "the .storm.json document")
     bolts = []
     for b in topo.bolts:
         incoming = [s for s in topo.subscriptions if s.target == b.id]

@@ -6,21 +6,22 @@ import os
 import re
 from typing import Any
 
-from app.core.formats.limits import MAX_DOCUMENT_BYTES, FormatError, load_json_text
+from app.core.formats.limits import MAX_DOCUMENT_BYTES, FormatError, decode_lazily, load_json_text
 from app.core.topology import Problem
 
 __all__ = ["FormatError", "read_json"]
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
-    """Decode a JSON document file within the limits of docs/limits.md; every failure is one FormatError line."""
+def read_json(path: str | os.PathLike[str], lazy: str | None = None) -> Any:
+    """Decode a JSON document file within the limits of docs/limits.md; every failure is one FormatError line.
+    `lazy`: a top-level key whose array is left in the text, decoded item by item (limits.decode_lazily)."""
     from app.core.fileio import read_text
 
     text = read_text(path, lambda reason: FormatError([Problem("file", reason)]), MAX_DOCUMENT_BYTES)
     if not text.strip():
         raise FormatError([Problem("file", "is empty")])
     try:
-        return load_json_text(text, "file")
+        return load_json_text(text, "file") if lazy is None else decode_lazily(text, lazy, "file")
     except FormatError:
         if looks_like_flux(text):
             stem = os.path.basename(os.fspath(path)).split(".")[0] or "topology"

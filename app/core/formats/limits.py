@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from app.core.errors import BadInput, InternalError
@@ -74,6 +75,25 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
+_CHUNK = 1 << 20  # characters split at a time (a whole 50 MB text split at its quotes made 600 MB of pieces)
+
+
+def _brackets_outside_strings(text: str) -> bytes:
+    """The brackets of JSON `text` that are not inside a string, in order: every other piece between quotes,
+    a chunk of text at a time (whether a chunk starts inside a string is carried over), unless a quote may be
+    escaped."""
+    if "\\" in text:
+        return _STRING.sub("", text).encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    found: list[bytes] = []
+    inside = False
+    for start in range(0, len(text), _CHUNK):
+        pieces = text[start:start + _CHUNK].split('"')
+        outside = "".join(pieces[1::2] if inside else pieces[0::2])
+        found.append(outside.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS))
+        inside ^= len(pieces) % 2 == 0  # an odd count of quotes in the chunk
+    return b"".join(found)
+
+
 def depth_overflow(text: str, limit: int | None = None) -> int | None:
     """Offset of the first bracket nested deeper than `limit` (MAX_DEPTH) in JSON `text`, else None.
 
@@ -85,9 +105,7 @@ def depth_overflow(text: str, limit: int | None = None) -> int | None:
     limit = MAX_DEPTH if limit is None else limit
     if text.count("[") + text.count("{") <= limit:
         return None
-    # outside strings: every other piece between quotes, unless a quote may be escaped
-    outside = "".join(text.split('"')[0::2]) if "\\" not in text else _STRING.sub("", text)
-    brackets = outside.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    brackets = _brackets_outside_strings(text)
     if not brackets or max(itertools.accumulate(map(_STEP.__getitem__, brackets))) <= limit:
         return None
     depth = 0
@@ -307,3 +325,103 @@ def decode_utf8(data: bytes, where: str = "file") -> str:
         line = data.count(b"\n", 0, err.start) + 1
         raise _error(where, f"is not UTF-8 text: byte 0x{data[err.start]:02x} at offset {err.start} "
                             f"(line {line})") from None
+
+
+# ---- a document whose one large array is decoded item by item ---------------------------------------------
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+class LazyItems:
+    """The items of a JSON array left in its document's text (`decode_lazily`): iterating decodes one item at a
+    time with the one decoder (NaN, Infinity and repeated keys refused), `len` is their count. Every item was
+    decoded once already, when the array was passed over, so iterating never fails."""
+
+    def __init__(self, text: str, start: int, count: int):
+        self.text, self.start, self.count = text, start, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[Any]:
+        text = self.text
+        pos = _space(text, self.start + 1)
+        for _ in range(self.count):
+            item, pos = _DECODER.raw_decode(text, pos)
+            yield item
+            pos = _space(text, _space(text, pos) + 1)  # past the ',' (or the closing ']')
+
+
+def _space(text: str, pos: int) -> int:
+    """The position of the first character from `pos` on that is not JSON white space."""
+    m = _SPACE.match(text, pos)
+    return m.end() if m else pos
+
+
+def _decoded(text: str, pos: int, walk: bool) -> tuple[Any, int]:
+    """The value at `pos` and the position after it; with `walk`, a number that overflowed a float is refused
+    (the text has literals that may: `decode_json` walks its whole value then)."""
+    value, pos = _DECODER.raw_decode(text, pos)
+    if walk and nonfinite_path(value) is not None:
+        raise ValueError("a number that is not finite")
+    return value, pos
+
+
+def _passed_array(text: str, pos: int, walk: bool) -> tuple[LazyItems, int]:
+    """The array at `pos` as LazyItems (each item decoded and dropped on the way), and the position after it."""
+    start, pos, count = pos, _space(text, pos + 1), 0
+    if text[pos] == "]":
+        return LazyItems(text, start, 0), pos + 1
+    while True:
+        _, pos = _decoded(text, pos, walk)
+        count += 1
+        pos = _space(text, pos)
+        if text[pos] == "]":
+            return LazyItems(text, start, count), pos + 1
+        if text[pos] != ",":
+            raise ValueError("expected ',' or ']'")
+        pos = _space(text, pos + 1)
+
+
+def _lazy_object(text: str, key: str, walk: bool) -> Any:
+    pos = _space(text, 0)
+    if text[pos:pos + 1] != "{":
+        raise ValueError("not an object")  # decoded whole
+    pairs: list[tuple[str, Any]] = []
+    pos = _space(text, pos + 1)
+    while text[pos] != "}":
+        if text[pos] != '"':
+            raise ValueError("expected a key")
+        name, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
+        pos = _space(text, pos)
+        if text[pos] != ":":
+            raise ValueError("expected ':'")
+        pos = _space(text, pos + 1)
+        value, pos = _passed_array(text, pos, walk) if name == key and text[pos] == "[" else \
+            _decoded(text, pos, walk)
+        pairs.append((name, value))
+        pos = _space(text, pos)
+        if text[pos] == ",":
+            pos = _space(text, pos + 1)
+            if text[pos] == "}":
+                raise ValueError("a trailing ','")
+        elif text[pos] != "}":
+            raise ValueError("expected ',' or '}'")
+    if _space(text, pos + 1) != len(text):
+        raise ValueError("extra data")
+    return _unique_keys(pairs)
+
+
+def decode_lazily(text: str, key: str, where: str = "file") -> Any:
+    """`load_json_text(text, where)`, except that when the document is an object, the array under its top-level
+    `key` is left in the text as LazyItems: a long trace's positions then cost their text, not their decoded
+    objects (4 kB a position). Whatever this cannot take so (not an object, nesting past the limit, a number that
+    overflows a float, any failure) is decoded whole by `load_json_text`, so every refusal is its one line, word
+    for word, and every value the same."""
+    if text.count("[") + text.count("{") > MAX_DEPTH and depth_overflow(text, MAX_DEPTH) is not None:
+        return load_json_text(text, where)
+    walk = bool(_MAYBE_HUGE.search(text) or (len(text) >= 309 and _LONG_DIGITS.search(text)))
+    try:
+        return _lazy_object(text, key, walk)
+    except (ValueError, IndexError, RecursionError):  # not JSON, NaN, a repeated key, Python's digit limit
+        return load_json_text(text, where)

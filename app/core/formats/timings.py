@@ -9,7 +9,8 @@ A **timings file** gives each component's values with units, as `stormbound anno
   an empty cell leaves that value as it is.
 
 Keys: a spout's `rate` (`1500/s`, `90/min`), `burst`, `parallelism` (its executors) and `ratio.STREAM`;
-a bolt's `alpha` (a time: `20ms`), `sigma`, `sigma.STREAM`, `parallelism` and `min_ttf`.
+a bolt's `alpha` (a time: `20ms`), `sigma`, `sigma.STREAM`, `parallelism`, `min_ttf` and `threads` (an asynchronous
+bolt's threads per executor: docs/model.md section 8).
 
 The **Storm UI's component tables** are read too: the JSON of `/api/v1/topology/<id>` saved to a file,
 or its Spouts and Bolts tables copied from the page as tab- or comma-separated text (headers `Id`,
@@ -30,7 +31,7 @@ from app.core.topology import Topology, one_line, still_unannotated
 
 KEYS = {
     "spout": {"rate": "rate", "burst": "count", "parallelism": "count"},
-    "bolt": {"alpha": "time", "sigma": "number", "parallelism": "count", "min_ttf": "time"},
+    "bolt": {"alpha": "time", "sigma": "number", "parallelism": "count", "min_ttf": "time", "threads": "count"},
 }
 FIELD = {"spout": {"parallelism": "executors"}, "bolt": {}}
 # a value per declared output stream: KEY.STREAM=VALUE
@@ -137,6 +138,10 @@ def apply_values(data: dict[str, Any], component: str, items: list[tuple[str, st
         except TimingsError as err:
             raise TimingsError(f"{kind}s.{one_line(component)}.{one_line(key)}: {err}") from None
         field = FIELD[kind].get(key, key)
+        if field == "threads" and isinstance(data.get("schema_version", 1), int) and data.get("schema_version", 1) < 3:
+            from app.core.topology.migrate import upgrade  # threads need version 3: read the file as it meant it
+
+            changes += upgrade(data)
         old = c.get(field)
         c[field] = value
         unannotated = c.get("unannotated")

@@ -15,7 +15,7 @@ import networkx as nx
 from pydantic import BaseModel, Field
 
 from app.core.latency.bounds import LatencyAnalysis, PendingAdvice, SpoutLatency
-from app.core.latency.witness import LatencyWitness, timeout_witnesses
+from app.core.latency.witness import WITNESS_CELLS, LatencyWitness, timeout_witnesses
 from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.verdicts import status_of
 from app.core.tcn.check.latency_witness import check_witness
@@ -23,7 +23,7 @@ from app.core.topology import Topology
 from app.core.units import format_duration
 
 Answer = Literal["no-timeouts", "may-time-out", "times-out", "no-acking"]
-WITNESS_BOLTS = 2  # bolts tried for a witness per check (one simulation budget of budget_s per bolt, shared)
+WITNESS_BOLTS = 2  # bolts tried for a witness per check (one budget of work per bolt, shared)
 
 
 def _s(x: Fraction | None) -> str | None:
@@ -106,7 +106,7 @@ def _pending(lat: LatencyAnalysis, advice: PendingAdvice, target_given: bool) ->
             "little_estimate": {n: float(w) for n, w in advice.little.items()}, "sentence": head + now}
 
 
-def _witnesses(topo: Topology, lat: LatencyAnalysis, budget_s: float) -> dict[str, list[LatencyWitness]]:
+def _witnesses(topo: Topology, lat: LatencyAnalysis, cells: int) -> dict[str, list[LatencyWitness]]:
     """Per bolt id, timeout witnesses for the bolts most likely to have one (those that grow, then may grow; one
     simulation budget for all of them), each confirmed by `app/core/tcn/check/latency_witness.check_witness`
     (which certifies the lasso and recounts the wait) and attributed to a spout only where it recomputes the
@@ -118,7 +118,7 @@ def _witnesses(topo: Topology, lat: LatencyAnalysis, budget_s: float) -> dict[st
                    key=lambda b: (status[b.id] != "grows", b.name))[:WITNESS_BOLTS]
     if not order:
         return {}
-    built = timeout_witnesses(topo, [b.name for b in order], lat.timeout, budget_s * len(order))
+    built = timeout_witnesses(topo, [b.name for b in order], lat.timeout, cells * len(order))
     found: dict[str, list[LatencyWitness]] = {}
     for b in order:
         kept: list[LatencyWitness] = []
@@ -176,7 +176,7 @@ def _answer(lat: LatencyAnalysis, s: SpoutLatency, witnesses: dict[str, list[Lat
 
 
 def latency_report(topo: Topology, *, target: Fraction | None = None, witnesses: bool = True,
-                   budget_s: float = 1.0, figures: RateFigures | None = None, pending: bool = True,
+                   witness_cells: int = WITNESS_CELLS, figures: RateFigures | None = None, pending: bool = True,
                    rates: RateAnalysis | None = None) -> LatencyReport:
     """The latency answers of one topology (`witnesses`: look for certified timeout runs where not proven;
     `pending`: the max.spout.pending bisection, which costs about as much again as the bounds; `rates`: the
@@ -184,7 +184,7 @@ def latency_report(topo: Topology, *, target: Fraction | None = None, witnesses:
     lat = LatencyAnalysis(topo, figures, rates=rates)
     spouts = lat.spouts()
     unproven = any(s.bound is None or s.bound > lat.timeout for s in spouts.values())
-    found = _witnesses(topo, lat, budget_s) if witnesses and lat.acking and unproven else {}
+    found = _witnesses(topo, lat, witness_cells) if witnesses and lat.acking and unproven else {}
     answers = {lat.names[k]: _answer(lat, s, found) for k, s in spouts.items()}
     advice = lat.advice(target) if pending else None
     return LatencyReport(

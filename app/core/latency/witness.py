@@ -9,7 +9,6 @@ position at which the last tuple arriving waits longer than the timeout.
 
 from __future__ import annotations
 
-import time
 from bisect import bisect_left
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -20,6 +19,9 @@ from app.core.tcn.network import build_network
 from app.core.tcn.simulate import build_lasso
 from app.core.topology import Topology
 
+# positions × (bolts + subscriptions) simulated by one witness search per bolt tried: the published configurations
+# and models/ need at most ~3,000; a budget of work, not of time, keeps answers the same under any load
+WITNESS_CELLS = 100_000
 MAX_PASSES = 10**12  # passes of the loop tried before giving up
 WITNESS_FORMAT = "stormbound-latency-witness/1"  # `check --witness-out`: {timeout, witnesses: [{..., trace}]}
 
@@ -259,25 +261,31 @@ def by_root(trace: Trace, witness: LatencyWitness, timeout: Fraction) -> list[La
     return out
 
 
-def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, budget_s: float = 2.0
+def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, cells: int = WITNESS_CELLS
                       ) -> dict[str, list[LatencyWitness]]:
     """Per bolt name of `bolts` (most promising first) the witnesses of a lasso in which it grows, repeated until
     a tuple waits longer than `timeout`, one per spout whose tree such a tuple belongs to (`by_root`); bolts
     without one are left out (no lasso within the budget, or only lassos with failures: a loss breaks the FIFO
     count). One network for all of them and one budget in all: each lasso built is tried for every bolt still
-    without a witness (a bolt that grows often makes the bolts below it grow in the same lasso), and a bolt's own
-    lasso is searched for only while time is left. Not certified here: the caller has
-    `app/core/tcn/check/latency_witness.check_witness` confirm each."""
-    deadline = time.monotonic() + budget_s
+    without a witness (a bolt that grows often makes the bolts below it grow in the same lasso), and a bolt's
+    own lasso is searched for only while budget is left. The budget counts work (`cells`: positions
+    simulated over every schedule tried, times the bolts and subscriptions each position carries), not time,
+    so a document gets the same answer on a quiet and on a loaded machine. Not certified here: the caller
+    has `app/core/tcn/check/latency_witness.check_witness` confirm each."""
     net = build_network(topo, bolts)
     found: dict[str, list[LatencyWitness]] = {}
+    # a position costs in proportion to the bolts and the subscriptions (one count per declared stream)
+    width = max(1, len(net.bolts))
+    weight = width + len(net.topology.subscriptions)
+    left = cells
     for bolt in bolts:
         if bolt in found:
             continue
-        if time.monotonic() >= deadline:
+        if left < weight:
             break
-        # the deadline also stops the choice of schedules (a long cycle's fluid estimates), not only the simulation
-        trace = build_lasso(net, bolt, deadline=deadline, cancelled=lambda: time.monotonic() > deadline).trace
+        lasso = build_lasso(net, bolt, total_cells=left // weight * width)
+        left -= lasso.positions * weight
+        trace = lasso.trace
         if trace is None or any(s.fail or s.lost or s.phase == "failed" for p in trace.positions
                                 for s in p.bolts.values()):
             continue
@@ -289,6 +297,7 @@ def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, budge
     return found
 
 
-def timeout_witness(topo: Topology, bolt: str, timeout: Fraction, budget_s: float = 2.0) -> LatencyWitness | None:
+def timeout_witness(topo: Topology, bolt: str, timeout: Fraction, cells: int = WITNESS_CELLS
+                    ) -> LatencyWitness | None:
     """The first of `timeout_witnesses` for one bolt (a name)."""
-    return next(iter(timeout_witnesses(topo, [bolt], timeout, budget_s).get(bolt, [])), None)
+    return next(iter(timeout_witnesses(topo, [bolt], timeout, cells).get(bolt, [])), None)

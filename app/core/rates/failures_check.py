@@ -91,11 +91,11 @@ def _components(topo: Topology, e: RateFigures, model: FailureModel) -> list[Com
     for b in topo.bolts:
         streams = {}
         for name, (sigma, _, hi) in e.streams[b.id].items():
-            h = stream_excess(sigma, hi, b.parallelism, rule)
+            h = stream_excess(sigma, hi, b.take_max, rule)
             reset = h if rule == "dvert" and sigma.denominator != 1 else Fraction(0)
             streams[name] = StreamBound(hi, h, reset)
         inputs = tuple(k for k in e.inputs[b.id] if e.carries(*k))  # a σ = 0 stream is no input
-        result.append(Component(b.id, "bolt", inputs, streams, b.parallelism, e.cap_max[b.id], e.cap_min[b.id],
+        result.append(Component(b.id, "bolt", inputs, streams, b.take_max, e.cap_max[b.id], e.cap_min[b.id],
                                 exact(b.alpha) * (1 + tau), e.slowest_take[b.id]))
     return result
 

@@ -1,6 +1,7 @@
 """The rate check's exact figures of one topology (section 5 of the timed-counter-network semantics).
 
-Per bolt j, with C = parallelism, α, τ = tolerance, idle = max_idle_time:
+Per bolt j, with C = C_TAKE (parallelism, × threads for an asynchronous bolt: docs/model.md section 8), α,
+τ = tolerance, idle = max_idle_time:
 
 * capacity_j ∈ [C / (α(1+τ) + idle), C / (α(1−τ))]
 * a spout with period a = 1/rate emits n ≤ burst tuples then waits n·a ± τ·a, so its long-run
@@ -101,7 +102,7 @@ class RateFigures:
         for s in topo.spouts:
             self.streams[s.id] = _stream_bounds(s.output_streams(), s.burst, rule)
         for b in topo.bolts:
-            c = par.get(b.id, b.parallelism)
+            c = par.get(b.id, b.parallelism) * (b.threads or 1)  # C_TAKE (an asynchronous bolt: × threads)
             alpha = exact(b.alpha)
             self.burst[b.id] = c
             self.cap_min[b.id] = c / (alpha * (1 + tau) + idle)

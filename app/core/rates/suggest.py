@@ -22,9 +22,10 @@ from app.core.topology import Bolt, Topology
 
 
 def executors_needed(topo: Topology, bolt: Bolt, inflow: Fraction) -> int:
-    """The fewest executors whose smallest capacity, p / (α(1+τ) + max_idle), exceeds `inflow`."""
+    """The fewest executors whose smallest capacity, p·T / (α(1+τ) + max_idle), exceeds `inflow` (T an asynchronous
+    bolt's threads per executor, else 1)."""
     slow = exact(bolt.alpha) * (1 + exact(topo.settings.tolerance)) + exact(topo.settings.max_idle_time)
-    return math.floor(inflow * slow) + 1
+    return math.floor(inflow * slow / (bolt.threads or 1)) + 1
 
 
 def suggest(topo: Topology) -> dict[str, int | None]:

@@ -14,8 +14,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Literal
 
+from app.core.numbers import exact
 from app.core.rates.flows import RateFigures, keeps_up
-from app.core.topology import DEFAULT_STREAM
+from app.core.topology import ASYNC_CLASSES, DEFAULT_STREAM, Bolt
 
 Status = Literal["bounded", "no-repeating-growth", "may-grow", "grows"]
 #: the words a user reads for each status
@@ -42,7 +43,42 @@ def fmt(x: Fraction | float) -> str:
 
 def explain(name: str, e: RateFigures, ident: str, status: Status) -> str:
     """One explanation from the very figures that decided `status`."""
-    return _explain_rates(name, e, ident, status) + _ratio_note(e, ident) + _own_ratio(e, ident)
+    return (_explain_rates(name, e, ident, status) + _async_note(e, ident) + _ratio_note(e, ident)
+            + _own_ratio(e, ident))
+
+
+def _async_note(e: RateFigures, ident: str) -> str:
+    """An asynchronous bolt's capacity in threads; a bolt of a class Storm runs asynchronously that the document
+    models as an ordinary one, said (docs/model.md section 8)."""
+    bolt = e.topo.component(ident)
+    if not isinstance(bolt, Bolt):
+        return ""
+    if bolt.unmodelled is not None:
+        return (f"; it is {bolt.unmodelled}, which the model does not have yet: this verdict reads it as an ordinary "
+                "bolt (one FIFO queue, α per batch, σ per tuple) and does not decide its windows or joins "
+                "(docs/model.md section 10)" + (_slowest_branch(e, ident) if bolt.unmodelled.startswith("a join")
+                                                else ""))
+    if bolt.threads is not None:
+        executors = f"{bolt.parallelism} executor{'s' if bolt.parallelism != 1 else ''}"
+        return (f"; it is asynchronous: {executors} × {bolt.threads} threads, each "
+                f"{fmt(exact(bolt.alpha))} s per tuple, {bolt.take_max} tuples in work at once")
+    if bolt.class_name in ASYNC_CLASSES:
+        key = ASYNC_CLASSES[bolt.class_name][0]
+        return (f"; its class {bolt.class_name.rsplit('.', 1)[-1]} is asynchronous in Storm (execute only enqueues, "
+                f"{key} threads fetch), but this document models it as an ordinary bolt: give it its threads "
+                "(docs/model.md section 8)")
+    return ""
+
+
+def _slowest_branch(e: RateFigures, ident: str) -> str:
+    """A join's busiest input bolt at nominal timing: the branch its output waits for (docs/model.md section 10)."""
+    branches = {p for p, _ in e.inputs[ident] if p in e.cap_nominal and p != ident}
+    if not branches:
+        return ""
+    rho = {p: e.in_nominal[p] / e.cap_nominal[p] for p in branches}
+    slowest = max(sorted(branches, key=lambda p: e.names[p]), key=lambda p: rho[p])
+    return (f"; its output waits for its slowest branch, {e.names[slowest]} (utilisation {fmt(rho[slowest])} at "
+            "nominal timing), and meanwhile holds the other branches' parts")
 
 
 def _ratio_note(e: RateFigures, ident: str) -> str:

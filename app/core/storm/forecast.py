@@ -102,6 +102,15 @@ class QueueFill:
     per_tree: dict[str, tuple[int, Fraction]] = field(default_factory=dict)
     wait_when_full: Fraction | None = None  # seconds a tuple waits in the queues at their fullest
     times_out: bool = False  # that wait exceeds the message timeout (with acking)
+    # an asynchronous bolt's threads per executor (docs/model.md section 8): its executors enqueue all they receive,
+    # so its receive queues never fill and its internal queues grow; None for an ordinary bolt
+    threads: int | None = None
+    seconds_to_timeout: Fraction | None = None  # asynchronous: when its internal queues make a tuple wait too long
+
+    @property
+    def fills_receive_queues(self) -> bool:
+        """Its receive queues fill (and so trigger backpressure): not under max.spout.pending, nor asynchronous."""
+        return not self.never_fills and self.threads is None
 
     @property
     def never_fills(self) -> bool:
@@ -253,10 +262,15 @@ def forecast(topo: Topology, g: Fraction, first: list[str],
             held = min(Fraction(q.slots), q.pending_bound) if q.pending_bound is not None else Fraction(q.slots)
             q.wait_when_full = held / capacity if capacity > 0 else None
             q.times_out = acking and (q.wait_when_full is None or q.wait_when_full > timeout)
+            if bolts[name].threads is not None:  # its internal queues hold what grows, without bound
+                q.threads = bolts[name].threads
+                q.wait_when_full = q.pending_bound / capacity if q.pending_bound is not None and capacity else None
+                q.times_out = acking and (q.wait_when_full is None or q.wait_when_full > timeout)
+                q.seconds_to_timeout = timeout * capacity / growth
             queues.append(q)
     queues.sort(key=lambda q: q.seconds_to_full)
-    if queues and all(q.never_fills for q in queues):
-        throttle = "max.spout.pending"
+    if queues and not any(q.fills_receive_queues for q in queues):
+        throttle = "max.spout.pending" if pending_applies else "none"
     elif backpressure:
         throttle = "backpressure"
     else:

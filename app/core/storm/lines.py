@@ -11,7 +11,9 @@ from fractions import Fraction
 from app.core.headroom import Headroom
 from app.core.storm.forecast import (
     BACKPRESSURE_KEY,
+    DEFAULT_MESSAGE_TIMEOUT,
     RECEIVE_BUFFER_KEY,
+    QueueFill,
     StormForecast,
     saturation_signs,
 )
@@ -87,8 +89,14 @@ def throttle_line(h: Headroom, f: StormForecast) -> str:
     if f.throttle == "max.spout.pending":
         why = ("max.spout.pending binds first: the tuples it lets in flight never fill a receive queue, so "
                "backpressure never triggers" if all(q.never_fills for q in f.queues)
+               else "no receive queue fills (asynchronous bolts enqueue all they receive), so only "
+                    "max.spout.pending holds the spouts back" if not any(q.fills_receive_queues for q in f.queues)
                else "backpressure is off, so only max.spout.pending holds the spouts back")
         return f"{why}; {rates}"
+    if f.queues and not any(q.fills_receive_queues for q in f.queues):
+        return (f"no receive queue fills (asynchronous bolts enqueue all they receive), so backpressure never "
+                f"starts: the spouts keep emitting {decimal(f.offered_rate)} tuples/s and the internal queues grow "
+                "until the worker runs out of memory")
     if f.throttle == "backpressure":
         return f"with backpressure, {rates}"
     return (f"backpressure is off: the spouts keep emitting {decimal(f.offered_rate)} tuples/s and the queues "
@@ -103,6 +111,9 @@ def queue_lines(f: StormForecast, most: int = 5) -> list[str]:
     unit = "tuples" if f.receive_buffer_source == "config" or d.buffer_unit == "tuples" else "slots"
     at_least = "" if unit == "tuples" else "at least "
     for q in f.queues[:most]:
+        if q.threads is not None:
+            lines.append(_internal_queue_line(f, q))
+            continue
         executors = f"{q.executors} executor{'s' if q.executors != 1 else ''}"
         default = "" if f.receive_buffer_source == "config" else f", {d.line}'s default"
         size = f"{executors} × {f.receive_buffer} {unit}{default}"
@@ -122,6 +133,22 @@ def queue_lines(f: StormForecast, most: int = 5) -> list[str]:
     if len(f.queues) > most:
         lines.append(more(len(f.queues) - most, "growing bolts"))
     return lines
+
+
+def _internal_queue_line(f: StormForecast, q: QueueFill) -> str:
+    """A growing asynchronous bolt (docs/model.md section 8): its internal queues grow, not its receive queues."""
+    line = (f"{q.bolt} is asynchronous ({q.executors} executor{'s' if q.executors != 1 else ''} × {q.threads} "
+            f"threads): its executors enqueue all they receive, so its receive queues never fill and backpressure "
+            f"never starts for it; its internal queues gain {decimal(q.growth)} tuples/s at the offered rates and "
+            "nominal timing, without bound unless the bolt caps them (StormCrawler's fetcher.max.urls.in.queues, "
+            "which moves the wait into the receive queues)")
+    if q.never_fills and q.pending_bound is not None:
+        line += (f"; max.spout.pending lets at most {decimal(q.pending_bound, 5)} tuples ever reach it, a wait of "
+                 f"{duration(q.wait_when_full or Fraction(0))}")
+    if q.times_out and q.seconds_to_timeout is not None:
+        line += (f"; after about {duration(q.seconds_to_timeout)} a tuple waits in them longer than the message "
+                 f"timeout ({f.message_timeout_secs} s): its trees time out there and their replays pile on")
+    return line
 
 
 def pending_lines(f: StormForecast) -> list[str]:
@@ -187,4 +214,19 @@ def capacity_lines(h: Headroom) -> list[str]:
     if h.ignores_failures:
         lines.append("the headroom and the growth factor ignore failures; the statuses and the suggested "
                      "parallelism include them")
+    if h.workers is not None:
+        lines.append(worker_line(h.workers, h.message_timeout_secs, h.ignores_failures, h.worker_loss))
     return lines
+
+
+def worker_line(workers: int, timeout: int | None, failures: bool, loss: Fraction | None = None) -> str:
+    """What a worker's death does, and that no verdict here covers it (docs/model.md section 9)."""
+    shown = f"{timeout} s" if timeout is not None else f"{DEFAULT_MESSAGE_TIMEOUT} s, Storm's default"
+    which = ("the statuses with failures are per bolt with immediate replays" if failures
+             else "the statuses are for runs in which no worker dies")
+    lost = ("" if loss is None else f"; its one worker runs every executor, so a death loses at most "
+            f"{decimal(loss, 5)} tuples in queues and in work (every bolt's queue bound and batch)")
+    return (f"worker deaths are not in the model: with topology.workers {workers}, a worker's death stops every "
+            "executor it runs at once (spouts and ackers too), and Storm replays the lost trees only when their "
+            f"message timeout ({shown}) expires{lost}; {which}, so none covers a worker's death (docs/model.md "
+            "section 9)")

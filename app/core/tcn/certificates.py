@@ -35,6 +35,8 @@ def certificate_file(topo: Topology, verdicts: dict[str, BoltVerdict],
             data = cert.model_dump(mode="json")
             if key == "flood_certificate" and cert.evidence.trace_index is not None and traces:
                 data["evidence"]["trace"] = traces[cert.evidence.trace_index].model_dump(mode="json")
+            if key == "flood_certificate" and cert.run is not None and cert.run.trace_index is not None and traces:
+                data["run"]["trace"] = traces[cert.run.trace_index].model_dump(mode="json")
             entries.append({"topology": build_network(topo, [name]).document(), key: data})
     if not entries:
         return None

@@ -17,29 +17,46 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
+import networkx as nx
+
 from app.core.formats.trace import Trace
 from app.core.rates.flows import RateFigures
 from app.core.results import BoltVerdict, FloodCertificate, FloodEvidence, FloodTerm
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.network import build_network
+from app.core.tcn.rate_growth import prove_growth
 from app.core.topology import Topology
 from app.core.words import Exactly, Figure, Words
 
-__all__ = ["FLOODABLE", "flood_message", "flood_verdicts", "prove_flood"]
+__all__ = ["FLOODABLE", "flood_message", "flood_verdicts", "floods_by_rates", "prove_flood"]
 
 #: the verdicts a flood proof may answer (a lasso in which the bolt grows, or a bound, already says more)
 FLOODABLE = ("no-repeating-growth", "none-up-to-k", "unknown")
+NO_FLOOD = "No flood proof: "  # the start of what a bolt's message says is missing for the flood proof
+#: the verdicts of a source that can hold any backlog: it grows, or it is itself flooded (a chain)
+GROWS = ("counterexample", "unbounded")
 
 
 def _text(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
 
 
-def _evidence(source: str, verdict: BoltVerdict, traces: list[Trace],
-              proven_on: Callable[[str], Topology]) -> FloodEvidence | None:
-    """What shows that `source` can hold any backlog: its rate proof with the document it is proven on, or the
-    certified lasso in which it grows."""
+def _evidence(source: str, verdict: BoltVerdict, traces: list[Trace], proven_on: Callable[[str], Topology],
+              cone_of: Callable[[str], Topology] | None) -> FloodEvidence | None:
+    """What shows that `source` can hold any backlog: its rate proof with the document it is proven on, the
+    certified lasso in which it grows, or its own flood certificate (a chain), with the trace of that
+    certificate's evidence embedded and the source's cone as its document."""
+    flood = verdict.flood_certificate
+    if verdict.verdict == "unbounded" and flood is not None and cone_of is not None:
+        nested = flood.model_copy(update={"run": None})
+        index = flood.evidence.trace_index
+        if index is not None:
+            if not 0 <= index < len(traces):
+                return None
+            nested = nested.model_copy(update={"evidence": flood.evidence.model_copy(update={
+                "trace_index": None, "trace": traces[index].model_dump(mode="json")})})
+        return FloodEvidence(topology=cone_of(source).model_dump(mode="json"), flood_certificate=nested)
     if verdict.verdict != "counterexample":
         return None
     if verdict.growth_certificate is not None:
@@ -51,17 +68,21 @@ def _evidence(source: str, verdict: BoltVerdict, traces: list[Trace],
 
 
 def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], traces: list[Trace],
-                proven_on: Callable[[str], Topology]) -> FloodCertificate | None:
+                proven_on: Callable[[str], Topology],
+                cone_of: Callable[[str], Topology] | None = None,
+                shortfall: list[str] | None = None) -> FloodCertificate | None:
     """The flood certificate for `target` on `cone` (its cone of influence) from the bolt it receives from that
     floods it hardest, or None when no bolt with evidence of growth floods it. `verdicts` are the bolts' answers so
-    far (a source's evidence is its `counterexample`), `proven_on(name)` the document its rate proof is about."""
+    far (a source's evidence is its `counterexample`, or with `cone_of(name)`, its cone's document, its own flood:
+    a chain), `proven_on(name)` the document its rate proof is about. `shortfall`, when given, gets one sentence
+    per source with evidence whose drain is not strictly above the target's smallest capacity."""
     ident = {c.name: c.id for c in cone.components}
     name_of = {c.id: c.name for c in cone.components}
     spouts = {s.id for s in cone.spouts}
     j = ident.get(target)
     senders = {name_of[u] for u, _ in cone.inputs().get(j, [])} if j is not None else set()
     if j is None or j in spouts or not any(verdicts.get(n, BoltVerdict(verdict="unknown")).verdict
-                                           == "counterexample" for n in senders - {target}):
+                                           in GROWS for n in senders - {target}):
         return None  # no sender with evidence of growth: nothing to compute
     figures = RateFigures(cone)
     inputs = figures.inputs[j]
@@ -74,7 +95,7 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
     for source in sorted({name_of[u] for u, _ in inputs if u not in spouts and name_of[u] != target}):
         if source not in verdicts:
             continue
-        evidence = _evidence(source, verdicts[source], traces, proven_on)
+        evidence = _evidence(source, verdicts[source], traces, proven_on, cone_of)
         if evidence is None:
             continue
         u = ident[source]
@@ -85,18 +106,24 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
             continue
         terms += spout_terms
         inflow = sum((Fraction(t.rate) * Fraction(t.ratio) for t in terms), Fraction(0))
+        if inflow <= figures.cap_min[j] and shortfall is not None:
+            shortfall.append(f"{source} can hold any backlog, but its fastest drain with the spouts' least inflow, "
+                             f"{float(inflow):.4g} tuples/s, is not above the {float(figures.cap_min[j]):.4g} "
+                             f"{target} processes at its slowest")
         if inflow > figures.cap_min[j] and (best is None or inflow > best[0]):
             best = (inflow, FloodCertificate(target=target, content_hash=content_hash(cone), source=source,
                                              terms=terms, capacity=_text(figures.cap_min[j]), evidence=evidence))
     return None if best is None else best[1]
 
 
-def flood_message(cert: FloodCertificate, before: Words) -> Words:
+def flood_message(cert: FloodCertificate, before: Words | None = None) -> Words:
     """The verdict's words: who backs up and floods the target, at what rate against what capacity, and how;
     `before` is what was known before (kept as the detail under the answer)."""
     inflow = sum((Fraction(t.rate) * Fraction(t.ratio) for t in cert.terms), Fraction(0))
     capacity = Fraction(cert.capacity)
+    chain = cert.evidence.flood_certificate
     how = ("its growth is proven by rates" if cert.evidence.growth_certificate is not None
+           else f"it is itself unbounded: {chain.source} backs up, then floods it" if chain is not None
            else "a certified lasso makes it grow")
     text = Words.of(
         f"unbounded: {cert.source} backs up, then floods {cert.target} at ", Figure(inflow), " tuples/s or more",
@@ -105,7 +132,7 @@ def flood_message(cert: FloodCertificate, before: Words) -> Words:
         f"full speed, one full batch every α(1−τ), while {cert.target} processes as slowly as it may, so for every "
         f"N a legal run takes {cert.target}'s queue past N (a flood proof with a checked certificate; "
         "docs/boundedness.md)")
-    return Words.of(text, ". Before that: ", before) if before.text() else text
+    return Words.of(text, ". Before that: ", before) if before is not None and before.text() else text
 
 
 def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[Trace],
@@ -116,19 +143,94 @@ def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
     as a defect and the earlier answer kept. `stop()` ends the pass early (time limit, cancel)."""
     name_of = {c.id: c.name for c in topo.components}
     senders = {name_of[b]: {name_of[u] for u, _ in pairs} for b, pairs in topo.inputs().items()}
-    growing = {n for n, v in verdicts.items() if v.verdict == "counterexample"}
-    for name, before in list(verdicts.items()):
-        if before.verdict not in FLOODABLE or not (senders.get(name, set()) - {name}) & growing or stop():
+    tried: dict[str, frozenset[str]] = {}  # per bolt, the sources it was last tried with
+    while True:  # a bolt flooded in one round may flood another in the next (a chain): until nothing changes
+        growing = frozenset(n for n, v in verdicts.items() if v.verdict in GROWS)
+        todo = [n for n, v in verdicts.items() if v.verdict in FLOODABLE
+                and (senders.get(n, set()) - {n}) & growing and tried.get(n) != growing]
+        if not todo or stop():
+            return
+        for name in todo:
+            tried[name] = growing
+            _flood_one(topo, name, verdicts, traces, proven_on, notes)
+
+
+def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], traces: list[Trace],
+               proven_on: Callable[[str], Topology], notes: list[str]) -> None:
+    """`name` becomes `unbounded` when a flood certificate for it is built and accepted by its checker."""
+    before = verdicts[name]
+    cone = build_network(topo, [name]).topology
+    short: list[str] = []
+    cert = prove_flood(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology, short)
+    if cert is None:
+        if short:  # what is missing for an answer, in its message
+            head = before.message.split(NO_FLOOD)[0].rstrip()
+            verdicts[name] = before.model_copy(update={"message": (
+                f"{head} {NO_FLOOD}{'; '.join(short)} (a tie or less proves neither a flood nor a bound: "
+                "docs/boundedness.md, \"Unbounded: a backlog that floods\")")})
+        return
+    index = cert.evidence.trace_index
+    problems = check_flood_certificate(cone, cert, traces[index] if index is not None else None)
+    if problems:
+        notes.append(f"defect: a flood proof for {name} was rejected by its checker and discarded: "
+                     + "; ".join(problems[:3]))
+        return
+    verdicts[name] = BoltVerdict.said(flood_message(cert, before.words()), verdict="unbounded", method="flood proof",
+                                      certified=True, k=before.k, flood_certificate=cert)
+
+
+def floods_by_rates(topo: Topology, statuses: dict[str, str],
+                    stop: Callable[[], bool] = lambda: False) -> dict[str, FloodCertificate]:
+    """Without any search (`stormbound check`): every bolt whose rate-check status leaves room (`may-grow`,
+    `no-repeating-growth`) and that a bolt it receives from floods, that bolt's growth proven by rates
+    (`rate_growth.py`): its flood certificate, accepted by the checker. `stop()` ends the pass early (what was found
+    so far is kept; every certificate given is checked)."""
+    name_of = {c.id: c.name for c in topo.components}
+    senders = {name_of[b]: {name_of[u] for u, _ in pairs} for b, pairs in topo.inputs().items()}
+    cones: dict[str, Topology] = {}
+    growth: dict[str, BoltVerdict | None] = {}
+
+    def cone_of(name: str) -> Topology:
+        if name not in cones:
+            cones[name] = build_network(topo, [name]).topology
+        return cones[name]
+
+    found: dict[str, FloodCertificate] = {}
+    cyclic = _below_cycles(topo)
+    for name, status in statuses.items():
+        if status not in ("may-grow", "no-repeating-growth"):
             continue
-        cone = build_network(topo, [name]).topology
-        cert = prove_flood(cone, name, verdicts, traces, proven_on)
-        if cert is None:
+        for u in sorted(senders.get(name, set()) - {name}):
+            if u not in growth and statuses.get(u) in ("grows", "may-grow") and u not in cyclic and not stop():
+                cert = prove_growth(cone_of(u), u)
+                growth[u] = None if cert is None else BoltVerdict(verdict="counterexample", method="rate proof",
+                                                                  certified=True, growth_certificate=cert)
+        verdicts = {u: v for u in senders.get(name, set()) if (v := growth.get(u)) is not None}
+        if not verdicts or stop():
             continue
-        index = cert.evidence.trace_index
-        problems = check_flood_certificate(cone, cert, traces[index] if index is not None else None)
-        if problems:
-            notes.append(f"defect: a flood proof for {name} was rejected by its checker and discarded: "
-                         + "; ".join(problems[:3]))
-            continue
-        verdicts[name] = BoltVerdict.said(flood_message(cert, before.words()), verdict="unbounded",
-                                          method="flood proof", certified=True, k=before.k, flood_certificate=cert)
+        flood = prove_flood(cone_of(name), name, verdicts, [], cone_of)
+        if flood is not None and not check_flood_certificate(cone_of(name), flood):
+            found[name] = flood
+    return found
+
+
+def _below_cycles(topo: Topology) -> set[str]:
+    """The bolts on a cycle of streams that carry tuples, or below one: growth by rates refuses their cones (it
+    orders a cone topologically), so `floods_by_rates` does not try them (a 3,000-bolt cycle: no cone built)."""
+    name_of = {c.id: c.name for c in topo.components}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(name_of.values())
+    sigma = {c.id: c.output_streams() for c in topo.components}
+    for b, pairs in topo.inputs().items():
+        for u, stream in pairs:
+            if (sigma[u].get(stream) or 0) > 0 or u in {sp.id for sp in topo.spouts}:
+                graph.add_edge(name_of[u], name_of[b])
+    on_cycle = {n for part in nx.strongly_connected_components(graph)
+                for n in part if len(part) > 1 or graph.has_edge(n, n)}
+    below, todo = set(on_cycle), list(on_cycle)
+    while todo:  # one walk from every cycle at once: linear in the graph
+        for m in graph.successors(todo.pop()):
+            if m not in below:
+                below.add(m)
+                todo.append(m)
+    return below

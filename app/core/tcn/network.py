@@ -138,7 +138,7 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
     for b in reduced.bolts:
         sources = tuple((names[src], stream) for src, stream in inputs[b.id])
         outs = streams(b)
-        bolts.append(BoltParams(b.name, exact(b.alpha), exact(b.sigma), b.parallelism, sources,
+        bolts.append(BoltParams(b.name, exact(b.alpha), exact(b.sigma), b.take_max, sources,
                                 all(st.silent for st in outs), outs))
     kept = [c.name for c in reduced.components]
     dropped = [c.name for c in topo.components if c.name not in kept]

@@ -36,12 +36,15 @@ class SearchOptions:
     # the largest bound encoded (None: limits.MAX_K or $STORMBOUND_MAX_K; docs/limits.md): an encoding
     # grows linearly in k, so a huge k is refused instead of building for minutes
     max_k: int | None = None
+    # for every bolt answered `unbounded`, also build a certified finite run in which its queue passes this
+    # (docs/boundedness.md, "The threshold run"; None: none)
+    flood_run: int | None = None
 
     def __post_init__(self) -> None:
         problems = [f"{name} must be at least {least}, got {value}"
                     for name, value, least in (("k", self.k, 2), ("k_max", self.k_max, 2),
                                                ("threshold", self.threshold, 1),
-                                               ("max_k", self.max_k, 2))
+                                               ("max_k", self.max_k, 2), ("flood_run", self.flood_run, 1))
                     if value is not None and value < least]
         problems += [f"{name} must be positive, got {value}"
                      for name, value in (("timeout_s", self.timeout_s), ("widen_s", self.widen_s))

@@ -11,10 +11,12 @@ failure cycle. The target never fails (a failure empties its queue).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from app.core.formats.trace import format_time
 from app.core.rates import sigma_bounds
@@ -23,6 +25,20 @@ from app.core.tcn.network import BoltParams, Network, time_grid
 MAX_PERIODS = 200  # multiples of the target's slowest cycle tried as the aligned period T
 MAX_MULTIPLE = 64  # largest number of tuples per period a spout is rounded to for whole flows
 MAX_ALIGNED_TRIES = 4  # aligned schedules simulated before the unaligned one
+
+
+@dataclass(frozen=True)
+class Switch:
+    """A bolt's change of pace in a threshold run: from `switch_at` on, once `after` (a bolt, if any) has made
+    all its switches and emptied its queue, and once its own earlier switches are made, `bolt` takes this
+    (processing, delay, eager) at its first emit, or at its first position idle with an empty queue, while up:
+    no clock then reads the old durations. A bolt that switches never fails again."""
+
+    bolt: str
+    processing: Fraction
+    delay: Fraction
+    eager: bool
+    after: str | None = None
 
 
 @dataclass(frozen=True)
@@ -35,7 +51,8 @@ class Schedule:
     the bolt takes tuples arriving while it is idle with nothing waiting at once,
     instead of after `delay`. `period`: the aligned period T, None when not aligned.
     `fail`: per bolt that fails in this run, (up, down): it fails `up` after time 0 and after
-    each recovery, and recovers `down` after each failure (empty: nothing fails)."""
+    each recovery, and recovers `down` after each failure (empty: nothing fails). `switches`: the
+    changes of pace of a threshold run from `switch_at` on (docs/boundedness.md, "The threshold run")."""
 
     period: Fraction | None
     gap: dict[str, Fraction]
@@ -43,6 +60,8 @@ class Schedule:
     delay: dict[str, Fraction]
     eager: dict[str, bool]
     fail: dict[str, tuple[Fraction, Fraction]] = field(default_factory=dict)
+    switch_at: Fraction | None = None
+    switches: tuple[Switch, ...] = ()
 
     def describe(self) -> str:
         text = ("unaligned schedule (every duration at its extreme)" if self.period is None
@@ -55,7 +74,13 @@ class Schedule:
 
 
 def _window(net: Network, alpha: Fraction) -> tuple[Fraction, Fraction]:
-    return alpha * (1 - net.tolerance), alpha * (1 + net.tolerance)
+    return _window_of(net.tolerance, alpha)
+
+
+@functools.lru_cache(maxsize=65536)
+def _window_of(tau: Fraction, alpha: Fraction) -> tuple[Fraction, Fraction]:
+    """α(1−τ), α(1+τ): remembered (the ranking builds every component's window for each of 200 periods)."""
+    return alpha * (1 - tau), alpha * (1 + tau)
 
 
 def _split_slow(cycle: Fraction, lo: Fraction, hi: Fraction, idle: Fraction) -> tuple[Fraction, Fraction] | None:
@@ -290,30 +315,36 @@ def _replay_rates(net: Network, sched: Schedule, rate: dict[str, Fraction],
     return {s: min(v, rate[s]) if fm.replay == "paced" else v for s, v in extra.items()}
 
 
-def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool) -> Fraction:
+def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool,
+                    number: Callable[[Fraction], Any] = float) -> Any:
     """Fluid estimate of the target's queue growth per second under `sched`.
 
     Each bolt passes on min(inflow, C / cycle) times its long-run output ratio (σ_hi when
     `optimistic`, else σ_lo); around cycles the flows are iterated up from zero. With failures
     the replays of what the failing bolts lose are added to the spouts' rates, a few rounds
-    (replays lost again are replayed again)."""
-    fresh = {s.name: 1 / sched.gap[s.name] for s in net.spouts}
-    capacity = {b.name: b.take_max / (sched.processing[b.name] + sched.delay[b.name]) for b in net.bolts}
-    ratio: dict[tuple[str, str], Fraction] = {}
+    (replays lost again are replayed again). The estimate only orders and filters the schedules to
+    simulate (a lasso found under any schedule is certified exactly), so it is computed in `number`:
+    floats by default (exact fractions cost 8 of 12.5 s at 500 components), `Fraction` in the tests
+    that compare the two (docs/simulation.md, "Ranking in floats")."""
+    zero, one = number(Fraction(0)), number(Fraction(1))
+    fresh = {s.name: one / number(sched.gap[s.name]) for s in net.spouts}
+    capacity = {b.name: b.take_max * one / (number(sched.processing[b.name]) + number(sched.delay[b.name]))
+                for b in net.bolts}
+    ratio: dict[tuple[str, str], Any] = {}
     for b in net.bolts:
         for st in b.streams:
             lo, hi = sigma_bounds(st.sigma, b.take_max, net.emission)
-            ratio[(b.name, st.name)] = Fraction(0) if st.silent else (hi if optimistic else lo)
-    replays = dict.fromkeys(fresh, Fraction(0))
-    inflow: dict[str, Fraction] = {}
+            ratio[(b.name, st.name)] = zero if st.silent else number(hi if optimistic else lo)
+    replays = dict.fromkeys(fresh, zero)
+    inflow: dict[str, Any] = {}
     # sources first when there is no cycle: one round reaches the fixpoint (any order reaches the same one)
     order = _topological(net) or net.bolts
     for _ in range(4 if sched.fail else 1):
-        out = _spout_flows(net, {s: r + replays[s] for s, r in fresh.items()}, optimistic)
+        out: dict[tuple[str, str], Any] = _spout_flows(net, {s: r + replays[s] for s, r in fresh.items()}, optimistic)
         for _ in range(len(net.bolts) + 1):
             changed = False
             for b in order:
-                total = sum((out.get(src, Fraction(0)) for src in b.sources), Fraction(0))
+                total = sum((out.get(src, zero) for src in b.sources), zero)
                 inflow[b.name] = total
                 for st in b.streams:
                     new = ratio[(b.name, st.name)] * min(total, capacity[b.name])
@@ -326,26 +357,27 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
     return inflow[target] - capacity[target]
 
 
-def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda: False) -> Iterator[Schedule]:
+def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda: False,
+              number: Callable[[Fraction], Any] = float) -> Iterator[Schedule]:
     """The schedules to simulate, in order (:func:`_schedules_for` for each failure plan). With
     failures, the runs in which bolts fail come first, unless some failure-free aligned schedule
     surely lets the target grow (then that simpler lasso is tried first)."""
     plans = failure_plans(net, target)
     if not plans:
-        yield from _schedules_for(net, target, None, cancelled)
+        yield from _schedules_for(net, target, None, cancelled, number)
         return
-    free = list(_schedules_for(net, target, None, cancelled))
-    sure = any(s.period is not None and expected_growth(net, target, s, optimistic=False) > 0 for s in free)
+    free = list(_schedules_for(net, target, None, cancelled, number))
+    sure = any(s.period is not None and expected_growth(net, target, s, False, number) > 0 for s in free)
     if sure:
         yield from free
     for plan in plans:
-        yield from _schedules_for(net, target, plan, cancelled)
+        yield from _schedules_for(net, target, plan, cancelled, number)
     if not sure:
         yield from free
 
 
 def _schedules_for(net: Network, target: str, fail: dict[str, tuple[Fraction, Fraction]] | None,
-                   cancelled: Callable[[], bool]) -> Iterator[Schedule]:
+                   cancelled: Callable[[], bool], number: Callable[[Fraction], Any]) -> Iterator[Schedule]:
     """The schedules for one failure plan (None: no failure), in order: aligned ones whose fluid
     estimate lets the target grow, those whose streams carry whole tuples per period first, then
     those that grow even with σ_lo, then shorter periods; finally the unaligned one. With a
@@ -363,10 +395,10 @@ def _schedules_for(net: Network, target: str, fail: dict[str, tuple[Fraction, Fr
         whole_counts = aligned_schedule(net, target, m * base, multiple, fail)
         fastest = aligned_schedule(net, target, m * base, None, fail)
         for sched in [whole_counts] + ([fastest] if fastest != whole_counts else []):
-            if sched is None or expected_growth(net, target, sched, optimistic=True) <= 0:
+            if sched is None or expected_growth(net, target, sched, True, number) <= 0:
                 continue
             whole = whole_flows(net, sched)
-            sure = expected_growth(net, target, sched, optimistic=False) > 0
+            sure = expected_growth(net, target, sched, False, number) > 0
             ranked.append((not whole, not sure, m, sched))
             best += whole and sure
         if best >= MAX_ALIGNED_TRIES:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from app.core.rates import RateAnalysis
 from app.core.results import Progress, VerifyResult
 from app.core.tcn.flood import flood_verdicts
+from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
 from app.core.tcn.search_lassos import failure_cycle_phase, simulation_phase
 from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
@@ -66,6 +67,9 @@ class Search(SearchControl):
         if self.threshold is None and not self.force_search:  # a source that backs up may flood a bolt below it
             flood_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
                            lambda: self.stop_reason(run.elapsed()) is not None)
+            if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
+                threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
+                               cancelled=lambda: self.cancelled, deadline=self.deadline)
         ordered = {n: run.verdicts[n] for n in run.checked}
         return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
                          self.threshold, run.nets, run.downgraded)

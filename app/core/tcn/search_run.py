@@ -95,6 +95,7 @@ class SearchControl:
         self.timeout_s = options.timeout_s if options.timeout_s is not None else ver.timeout_s
         self.force_search = options.force_search
         self.threshold = options.threshold
+        self.flood_run = options.flood_run
         self.progress = progress
         self.widen_s = options.widen_s
         self.loop_clocks: LoopClocks = options.loop_clocks

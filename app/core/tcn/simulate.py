@@ -37,23 +37,21 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from app.core.emission import Emission
 from app.core.emission import emit as emit_rule
-from app.core.errors import InternalError
 from app.core.failures import FailureModel, replay_problem
-from app.core.formats.trace import Trace, TracePosition, format_carry, format_time
+from app.core.formats.trace import Trace
 from app.core.gc_pause import paused_gc
 from app.core.tcn.network import Network, SpoutParams, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
+from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Row, Stopped, rows_trace
 
-__all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Lasso", "Schedule", "build_lasso", "schedules",
-           "unaligned_schedule"]
+__all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Goal", "Lasso", "Schedule", "build_finite_run", "build_lasso",
+           "schedules", "unaligned_schedule"]
 
 MAX_CELLS = 3_000_000  # positions × bolts simulated per schedule (memory and time bound)
-CHECK_EVERY = 64  # positions between two looks at the wall clock
 MAX_CANDIDATES = 8  # earlier positions with the same hashed state examined per position
+NEVER = 1 << 62  # a time on the grid no run reaches: the next failure of a bolt that fails no more
 
 
 @dataclass
@@ -67,16 +65,17 @@ class Lasso:
     capped: bool = False  # a schedule stopped at the cell bound (a larger bound might close a lasso)
 
 
-# one bolt's step at a position: queue before, arrivals, take, batch, emit, emitted, carry, processing after
-_BoltStep = tuple[int, int, bool, int, bool, int, Fraction | int, bool]
-# with a failure plan, per position: backlogs before, replayed, fails, recovers, losses (lost, replays), down
-_FailureRow = tuple[list[int], list[int], list[bool], list[bool], dict[int, tuple[int, dict[str, int]]], list[bool]]
-# per position: time, spout emissions, the bolts' steps, the declared streams' (emitted, carry), failures
-_Row = tuple[int, list[int], list[_BoltStep], dict[int, tuple[int, Fraction | int]] | None, _FailureRow | None]
+@dataclass
+class Goal:
+    """A finite run's goal: `target`'s queue reaching `threshold` while `source` drains (docs/boundedness.md,
+    "The threshold run"); `peak` is the target's largest queue so far, `backlog` the source's queue when it
+    switched (-1: not yet)."""
 
-
-class _Stop(InternalError):
-    """Cancelled or out of time."""
+    target: str
+    threshold: int
+    source: str
+    peak: int = 0
+    backlog: int = -1
 
 
 @paused_gc()  # a long lasso: app/core/gc_pause.py
@@ -112,7 +111,7 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
             positions += outcome[1]
             capped = capped or outcome[2]
             tried[-1] += f": {outcome[0]}"
-    except _Stop as stop:
+    except Stopped as stop:
         return Lasso(None, str(stop), positions, tried, capped)
     if cancelled():
         return Lasso(None, "cancelled", positions, tried, capped)
@@ -122,10 +121,27 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
                  capped)
 
 
+@paused_gc()
+def build_finite_run(net: Network, sched: Schedule, goal: Goal, *, cancelled: Callable[[], bool] = lambda: False,
+                     deadline: float | None = None, max_cells: int = MAX_CELLS) -> Trace | str:
+    """A finite run of `net` under `sched` (its failure plan's bolts fail, no other) that takes `goal.target`'s
+    queue to `goal.threshold` (a trace with loop_start k+1, to be certified as a threshold witness), or why not;
+    `goal.peak` is then the target's largest queue in the run."""
+    try:
+        out = _simulate(only_failing(net, frozenset(sched.fail)), goal.source, sched, frozenset(), cancelled,
+                        deadline, max_cells, goal)
+    except Stopped as stop:
+        return str(stop)
+    return out if isinstance(out, Trace) else out[0]
+
+
 def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
-              cancelled: Callable[[], bool], deadline: float | None, max_cells: int) -> Trace | tuple[str, int, bool]:
+              cancelled: Callable[[], bool], deadline: float | None, max_cells: int,
+              goal: Goal | None = None) -> Trace | tuple[str, int, bool]:
     """One deterministic run under `sched`; a lasso trace, or (why not, positions simulated, stopped at the
-    cell bound).
+    cell bound). With a `goal`, no state is hashed: the run is a finite one, stopped at the first position
+    where the goal's bolt holds its threshold (its trace), or when the goal's source has made all its
+    switches (`sched.switches`) and drained its queue.
 
     With a failure plan (`sched.fail`, docs/model.md section 7) the planned bolts fail and
     recover on their clocks; each loss replays one spout tuple per lost tuple, split evenly
@@ -139,14 +155,16 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     losses and TAKEs (`_bolt_actions`); then the next position's time."""
     run = _Run.start(net, target, sched, cannot_grow)
     state_key, spout_actions, emit_actions = _state_key(run), _spout_actions(run), _emit_actions(run)
-    bolt_actions = _bolt_actions(run)
+    bolt_actions, switch = _bolt_actions(run), _Switch(run, sched)
+    watch = run.bolt_names.index(goal.target) if goal is not None else -1
+    drains = run.bolt_names.index(goal.source) if goal is not None else -1
     queue, backlog, down, xcarry = run.queue, run.backlog, run.down, run.xcarry
     next_emit, take_time, proc, processing, delay, waiting_since, recover_at, next_fail = (
         run.next_emit, run.take_time, run.proc, run.processing, run.delay, run.waiting_since, run.recover_at,
         run.next_fail)
     free, growing_backlog, spout_pos, plan, extras = run.free, run.growing_backlog, run.spout_pos, run.plan, run.extras
     n_s, n_b, slot, tgt, slots = len(net.spouts), len(net.bolts), run.slot, run.tgt, len(run.index)
-    rows: list[_Row] = []
+    rows: list[Row] = []
     seen: dict[tuple[int | Fraction, ...], list[int]] = {}
     queues_at: list[list[int]] = []  # free queues (and growing backlogs) before each position
     bad_upto: list[list[int]] = [[0] * (len(free) + len(growing_backlog))]  # loop-condition breaches before i
@@ -155,14 +173,15 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     limit = max(16, max_cells // max(1, n_b))
     while True:
         if cancelled():
-            raise _Stop("cancelled")
+            raise Stopped("cancelled")
         if i % CHECK_EVERY == 0 and deadline is not None and time.monotonic() > deadline:
-            raise _Stop("time limit reached")
+            raise Stopped("time limit reached")
         if i >= limit:
             return f"no repeated state within {limit} positions", i, True
         # ---- the state before position i, and the loop it may close
-        key = state_key(t) if i >= 1 else None
-        queues_at.append([queue[j] for j in free] + [backlog[s] for s in growing_backlog])
+        key = state_key(t) if i >= 1 and goal is None else None
+        if goal is None:
+            queues_at.append([queue[j] for j in free] + [backlog[s] for s in growing_backlog])
         loop_start = None
         if key is not None and key in seen:
             for start in reversed(seen[key][-MAX_CANDIDATES:]):
@@ -178,18 +197,28 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         breaches = bad_upto[-1][:]
         replayed = spout_actions(t, emitted, breaches)
         fails, recovers, emits = emit_actions(t, emitted)
+        switch(t, emits)
+        if goal is not None and goal.backlog < 0 and switch.done(drains):
+            goal.backlog = queue[drains]  # the source's backlog when it starts draining
         step, losses = bolt_actions(t, emitted, fails, recovers, emits, breaches)
         for _, replays in losses.values():
             for name, r in replays.items():
                 backlog[spout_pos[name]] += r
-        bad_upto.append(breaches)
+        if goal is None:
+            bad_upto.append(breaches)
         failure_row = None
         if plan:
             failure_row = (backlog_before, replayed, fails, recovers, losses, down[:])
         rows.append((t, emitted[:n_s], step, {x: (emitted[x], xcarry[x]) for x in extras} if extras else None,
                      failure_row))
         if loop_start is not None:
-            return _trace(net, rows, loop_start, run.scale, run.index, cancelled)
+            return rows_trace(net, rows, loop_start, run.scale, run.index, cancelled)
+        if goal is not None:
+            goal.peak = max(goal.peak, step[watch][0])
+            if goal.peak >= goal.threshold and len(rows) >= 3:  # positions 0..k+1, k ≥ 1, loop_start k+1
+                return rows_trace(net, rows, len(rows) - 1, run.scale, run.index, cancelled)
+            if switch.done(drains) and queue[drains] == 0:
+                return f"{goal.source} drained its backlog by {Fraction(t, run.scale)} s", i, False
         if key is not None:
             seen.setdefault(key, []).append(i)
         # ---- the next position: the earliest pending event
@@ -253,7 +282,8 @@ class _Run:
         """The run's constants and its state at time 0."""
         fm = net.failures
         plan_times = [t for pair in sched.fail.values() for t in pair]
-        durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values(), *plan_times]
+        durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values(), *plan_times,
+                     *(d for w in sched.switches for d in (w.processing, w.delay))]
         scale = math.lcm(*(Fraction(d).denominator for d in durations))  # every duration an integer
         spouts, bolts = net.spouts, net.bolts
         n_s, n_b = len(spouts), len(bolts)
@@ -391,8 +421,44 @@ def _emit_actions(run: _Run) -> Callable[[int, list[int]], tuple[list[bool], lis
 _Losses = dict[int, tuple[int, dict[str, int]]]  # per bolt that lost tuples: (lost, replays per spout)
 
 
+class _Switch:
+    """The switches of `sched` not made yet (`pending`, in order, by bolt index, durations on the grid). Called
+    at a position at or after `sched.switch_at`, after the EMITs, it makes each bolt's next switch when it is
+    due (`schedule.Switch`): no clock then reads the old durations, so the run stays legal."""
+
+    def __init__(self, run: _Run, sched: Schedule) -> None:
+        self.run = run
+        self.at = 0 if sched.switch_at is None else math.ceil(sched.switch_at * run.scale)
+        index = {name: j for j, name in enumerate(run.bolt_names)}
+        self.pending = [] if sched.switch_at is None else [
+            (index[w.bolt], int(w.processing * run.scale), int(w.delay * run.scale), w.eager,
+             None if w.after is None else index[w.after]) for w in sched.switches]
+
+    def done(self, j: int) -> bool:
+        """Whether bolt `j` has made all its switches."""
+        return all(p[0] != j for p in self.pending)
+
+    def __call__(self, t: int, emits: list[bool]) -> None:
+        if not self.pending or t < self.at:
+            return
+        run, seen = self.run, set()
+        for entry in list(self.pending):
+            j, proc, delay, eager, after = entry
+            if j in seen:
+                continue
+            seen.add(j)
+            if after is not None and (not self.done(after) or run.queue[after] > 0):
+                continue
+            if not run.down[j] and (emits[j] or (not run.processing[j] and run.queue[j] == 0
+                                                 and run.waiting_since[j] is None)):
+                run.proc[j], run.delay[j], run.eager[j] = proc, delay, eager
+                self.pending.remove(entry)
+                if j in run.plan:  # it never fails again (a failure is never forced, docs/model.md 7.2)
+                    run.next_fail[j] = NEVER
+
+
 def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool], list[bool], list[int]],
-                                         tuple[list[_BoltStep], _Losses]]:
+                                         tuple[list[BoltStep], _Losses]]:
     """The bolts at time t, after the EMITs: arrivals (each input stream once); a failing or failed bolt
     loses them (and, failing, its queue and batch) and replays what it lost; an up bolt takes when due
     (its idle allowance spent, or at once), and its queue and idle clock follow. A free queue that is
@@ -407,8 +473,8 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
     n_b, n_s = len(queue), len(spouts)
 
     def bolt_actions(t: int, emitted: list[int], fails: list[bool], recovers: list[bool], emits: list[bool],
-                     breaches: list[int]) -> tuple[list[_BoltStep], _Losses]:
-        step: list[_BoltStep] = []
+                     breaches: list[int]) -> tuple[list[BoltStep], _Losses]:
+        step: list[BoltStep] = []
         losses: _Losses = {}
         for j in range(n_b):
             arrivals = sum(emitted[u] for u in sources[j])
@@ -492,70 +558,3 @@ def _emit(sigma: Fraction, carry: Fraction | int, batch: int, rule: Emission) ->
     pure, so remembered (a long run repeats the same few carries and batches)."""
     out, kept = emit_rule(sigma, Fraction(carry), batch, rule)
     return out, kept.numerator if kept.denominator == 1 else kept
-
-
-def _trace(net: Network, rows: list[_Row], loop_start: int, scale: int, index: dict[tuple[str, str], int],
-           cancelled: Callable[[], bool] = lambda: False) -> Trace:
-    """Positions 0..k+1 of the simulated run as a `stormbound-trace/1` lasso (k+1 repeats loop_start),
-    validated a block of positions at a time (far cheaper than one model per step on a long
-    trace, and a cancel is seen between blocks)."""
-    exact = net.emission == "exact"
-    names = [b.name for b in net.bolts]
-    spout_names = [s.name for s in net.spouts]
-    positions: list[TracePosition] = []
-    block: list[dict[str, Any]] = []
-    def carry_text(carry: Fraction | int) -> int | str:
-        return format_carry(Fraction(carry)) if exact else int(carry)
-
-    def by_stream(comp: Any, step: dict[str, Any], extra: dict[int, tuple[int, Any]], spout: bool) -> None:
-        """Record a component's declared streams (emitted_by_stream, buffer_by_stream; `emitted` their sum)."""
-        counts = {"default": step["emitted"]}
-        carries = {} if spout else {"default": step["buffer"]}  # a spout's default stream is its emission
-        for st in comp.streams if spout else comp.streams[1:]:
-            e, c = extra[index[(comp.name, st.name)]]
-            counts[st.name], carries[st.name] = e, carry_text(c)
-        step.update(emitted=sum(counts.values()), emitted_by_stream=counts, buffer_by_stream=carries)
-
-    for n, (t, spout_emitted, step, extra, failure) in enumerate(rows, start=1):
-        spouts = {name: {"emit": e > 0, "emitted": e} for name, e in zip(spout_names, spout_emitted, strict=True)}
-        bolts: dict[str, dict[str, Any]] = {}
-        for name, (queue, arrivals, take, batch, emit, emitted, carry, busy) in zip(names, step, strict=True):
-            bolts[name] = {"queue": queue, "arrivals": arrivals, "take": take, "batch": batch, "emit": emit,
-                           "emitted": emitted, "buffer": carry_text(carry),
-                           "phase": "processing" if busy else "idle"}
-        if failure is not None:  # the fields of docs/model.md 7.5
-            backlog, replayed, fails, recovers, losses, down = failure
-            for m, name in enumerate(spout_names):  # only what is set: absent fields are false or 0
-                if backlog[m]:
-                    spouts[name]["backlog"] = backlog[m]
-                if replayed[m]:
-                    spouts[name]["replayed"] = replayed[m]
-            for j, name in enumerate(names):
-                if fails[j]:
-                    bolts[name]["fail"] = True
-                if recovers[j]:
-                    bolts[name]["recover"] = True
-                if j in losses:
-                    bolts[name]["lost"], replays = losses[j]
-                    if replays:
-                        bolts[name]["replays"] = replays
-                if down[j]:
-                    bolts[name]["phase"] = "failed"
-        if extra is not None:
-            for sp in net.spouts:
-                if sp.streams:
-                    by_stream(sp, spouts[sp.name], extra, spout=True)
-            for b in net.bolts:
-                if len(b.streams) > 1:
-                    by_stream(b, bolts[b.name], extra, spout=False)
-        block.append({"time": format_time(Fraction(t, scale)), "spouts": spouts, "bolts": bolts})
-        if len(block) == CHECK_EVERY or n == len(rows):
-            if cancelled():
-                raise _Stop("cancelled")
-            positions += _POSITIONS.validate_python(block)
-            block = []
-    return Trace(topology=net.document(), k=len(rows) - 2, loop_start=loop_start, positions=positions,
-                 kept=list(net.kept))
-
-
-_POSITIONS = TypeAdapter(list[TracePosition])

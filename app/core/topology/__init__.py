@@ -28,6 +28,7 @@ from app.core.topology.checks import (
     unannotated_problems,
 )
 from app.core.topology.components import (
+    ASYNC_CLASSES,
     DEFAULT_STREAM,
     TICK_STREAM,
     Bolt,
@@ -51,7 +52,7 @@ from app.core.topology.settings import (
 )
 
 __all__ = [
-    "DEFAULT_STREAM", "SCHEMA_VERSION", "STORM_MAX_INT", "TICK_STREAM",
+    "ASYNC_CLASSES", "DEFAULT_STREAM", "SCHEMA_VERSION", "STORM_MAX_INT", "TICK_STREAM",
     "Bolt", "Component", "DocumentParts", "Grouping", "NotAnnotated", "Position", "Problem", "Replay", "Spout",
     "StormObserved", "StormSettings", "Subscription", "Topology", "TopologyError", "TopologySettings",
     "VerificationSettings",

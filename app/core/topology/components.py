@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_serializer
+from pydantic import Field, model_serializer, model_validator
 
 from app.core.topology.fields import (
     STORM_MAX_INT,
@@ -25,13 +25,21 @@ from app.core.topology.fields import (
 # Storm's groupings; the rate check and the verifier treat every one alike (see docs/storm.md)
 Grouping = Literal["shuffle", "fields", "all", "global", "none", "local_or_shuffle", "direct", "custom"]
 
+#: Storm bolts known to be asynchronous (docs/model.md section 8), by class: the config key of their threads per
+#: task and its default. Flux import reads it (app/core/storm/flux/builder.py); the rate check names a bolt of
+#: such a class that a document models as an ordinary one.
+ASYNC_CLASSES: dict[str, tuple[str, int]] = {
+    "com.digitalpebble.stormcrawler.bolt.FetcherBolt": ("fetcher.threads.number", 10),
+    "org.apache.stormcrawler.bolt.FetcherBolt": ("fetcher.threads.number", 10),
+}
+
 DEFAULT_STREAM = "default"
 #: the stream of a timer spout standing for Storm's tick tuples (app/core/storm/flux/ticks.py)
 TICK_STREAM = "__tick"
 
 # Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
 _SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class", "streams", "stream_sigma",
-                  "stream_ratio", "tasks", "min_ttf")
+                  "stream_ratio", "tasks", "min_ttf", "threads", "unmodelled")
 
 
 class _StormFields(StrictModel):
@@ -69,7 +77,8 @@ class Spout(_StormFields):
 
 
 class Bolt(_StormFields):
-    """A worker: takes up to `parallelism` tuples per batch, works `alpha` s, emits σ per input."""
+    """A worker: takes up to `parallelism` tuples per batch (× `threads` when asynchronous), works `alpha` s, emits σ
+    per input."""
 
     kind: Literal["bolt"] = "bolt"
     id: str = Field(default_factory=new_id)
@@ -91,6 +100,25 @@ class Bolt(_StormFields):
     min_ttf: NonNegativeSeconds | None = Field(default=None, description=(
         "minimum time to failure (s): the bolt may fail once this long has passed since its last failure "
         "ended (since time 0 for the first); unset = it never fails (docs/model.md section 7)"))
+    threads: Count | None = Field(default=None, description=(
+        "an asynchronous bolt: `execute` only enqueues, and this many internal threads per executor (StormCrawler's "
+        "fetcher.threads.number) each work `alpha` s on one tuple; the batch is parallelism × threads "
+        "(docs/model.md section 8); unset = an ordinary bolt"))
+    unmodelled: str | None = Field(default=None, max_length=1000, description=(
+        "a Storm construct the bolt uses that the model does not have yet (a window, a join), as an import found it: "
+        "the model reads the bolt as an ordinary one and every answer about it says so (docs/model.md section 10)"))
+
+    @model_validator(mode="after")
+    def _threads_fit(self) -> Bolt:
+        if self.threads is not None and self.take_max > STORM_MAX_INT:
+            raise ValueError(f"parallelism × threads is {self.take_max}, more tuples at once than Storm counts "
+                             f"(at most {STORM_MAX_INT})")
+        return self
+
+    @property
+    def take_max(self) -> int:
+        """C_TAKE: the executors (`parallelism`), times an asynchronous bolt's threads per executor."""
+        return self.parallelism * (self.threads or 1)
 
     def output_streams(self) -> dict[str, float | None]:
         """Every output stream and its σ ('default': `sigma`; None: declared, not annotated yet)."""

@@ -14,13 +14,13 @@ from app.core.topology.fields import StrictModel, new_id
 from app.core.topology.problems import one_line
 from app.core.topology.settings import StormSettings, TopologySettings, VerificationSettings, new_settings
 
-SCHEMA_VERSION: Final = 2  # 2: declared streams (an earlier version's documents: app/core/topology/migrate.py)
+SCHEMA_VERSION: Final = 3  # 2: declared streams, 3: asynchronous bolts (earlier versions: app/core/topology/migrate.py)
 
 
 class Topology(StrictModel):
     """The whole document. `layout` maps component ids to canvas positions and has no semantics."""
 
-    schema_version: Literal[1, 2] = SCHEMA_VERSION  # 1 is read (and upgraded) by parse_topology
+    schema_version: Literal[1, 2, 3] = SCHEMA_VERSION  # 1 and 2 are read (and upgraded) by parse_topology
     name: str = "untitled"
     description: str = ""
     spouts: list[Spout] = Field(default_factory=list)
@@ -163,6 +163,7 @@ class Topology(StrictModel):
             "spouts": sorted((s.name, s.rate, s.burst) + _stream_semantics(s) for s in self.spouts),
             "bolts": sorted((b.name, b.alpha, b.sigma, b.parallelism) + _stream_semantics(b)
                             + ((("min_ttf", b.min_ttf),) if fails and b.min_ttf is not None else ())
+                            + ((("threads", b.threads),) if b.threads is not None else ())
                             for b in self.bolts),
             "subscriptions": sorted(
                 (names[s.source], names[s.target], s.grouping, tuple(s.fields))

@@ -7,6 +7,11 @@ document is read by declaring each stream its subscriptions name on the source, 
 implies: the bolt's own σ (left not annotated when its σ is), a spout's ratio 1. Documents that already
 declare their streams (written by version 1 after the change) read unchanged. Reading says so in one line
 (`upgrade` returns it); saving writes the current version, so it is said once.
+
+`schema_version` 2 is every document written before asynchronous bolts (a bolt's `threads`, docs/model.md
+section 8): every bolt of it is an ordinary one, which is what a version 3 bolt without `threads` is, so it reads
+unchanged and without a note. A version 2 document that names `threads` was not written by a version 2 program:
+it is refused, naming the field.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any, Final
 
 from app.core.topology.components import DEFAULT_STREAM, TICK_STREAM
 
-CURRENT: Final = 2  # the schema_version this version writes (app/core/topology/document.py)
+CURRENT: Final = 3  # the schema_version this version writes (app/core/topology/document.py)
 
 
 def upgrade(data: dict[str, Any]) -> list[str]:
@@ -23,7 +28,10 @@ def upgrade(data: dict[str, Any]) -> list[str]:
     of what was assumed (none when nothing was). A version this code does not know is left for the validator
     to refuse."""
     version = data.get("schema_version", 1)
-    if version != 1:
+    if version == 2 and not isinstance(version, bool):
+        data["schema_version"] = CURRENT
+        return []
+    if version != 1 or isinstance(version, bool):
         return []
     data["schema_version"] = CURRENT
     declared = _declare_named_streams(data)

@@ -57,9 +57,17 @@ def parse_topology(data: Any) -> Topology:
     if not isinstance(data, dict):
         raise TopologyError([Problem("document", f"expected a JSON object, got {type(data).__name__}")])
     version = data.get("schema_version", 1)
-    if version not in (1, CURRENT) or isinstance(version, bool):
+    if version not in range(1, CURRENT + 1) or isinstance(version, bool):
         raise TopologyError([Problem("schema_version", f"{version!r} is not a version this program reads (1 to "
                                                        f"{CURRENT}): a newer version wrote it, or it is damaged")])
+    if version < 3:  # asynchronous bolts came with version 3 (app/core/topology/migrate.py)
+        bolts = data.get("bolts")
+        named = [(b, key) for b in bolts if isinstance(b, dict) for key in ("threads", "unmodelled") if key in b] \
+            if isinstance(bolts, list) else []
+        if named:
+            raise TopologyError([Problem(f"bolts.{b.get('name', b.get('id'))}.{key}",
+                                         f"{key} needs schema_version 3 (this document says {version})")
+                                 for b, key in named])
     data = _copied(data)
     notes = upgrade(data)  # an earlier version's document, read as it meant it
     raw = data  # left as it is: the model validates a copy (its name resolution changes what it is given)

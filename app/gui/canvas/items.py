@@ -28,6 +28,7 @@ from app.core.units import format_duration
 
 NODE_WIDTH = 156.0
 NODE_HEIGHT = 74.0
+ASYNC_OFFSET = 4.0  # an asynchronous bolt's stacked cards, each this far behind the one before
 PORT_RADIUS = 7.0
 
 GREEN = QColor("#3fa34d")
@@ -126,6 +127,7 @@ class NodeItem(QGraphicsObject):
         self.latency: str | None = None
         self.critical = False
         self.edges: list[EdgeItem] = []
+        self.bundles: dict[str, list[EdgeItem]] = {}  # the links out of this node, by target id (EdgeItem)
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
@@ -182,6 +184,11 @@ class NodeItem(QGraphicsObject):
         c = self.component
         if c.kind == "spout":
             text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"
+        elif c.threads is not None:  # docs/model.md section 8
+            text = (f"Asynchronous bolt {c.name}: {c.parallelism} executors × {c.threads} threads (the model's C: up "
+                    f"to {c.take_max} tuples in work at once); execute only enqueues, a thread works "
+                    f"{format_duration(c.alpha)} on one tuple (the process latency), "
+                    f"emits {_number(c.sigma)} per input")
         else:
             text = (f"Bolt {c.name}: {c.parallelism} executors (the model's C: up to {c.parallelism} tuples "
                     f"in process at once), works {format_duration(c.alpha)}, "
@@ -209,6 +216,9 @@ class NodeItem(QGraphicsObject):
         if c.unannotated:
             text = (f"{c.kind.capitalize()} {c.name}: not annotated: {', '.join(SYMBOLS[f] for f in c.unannotated)} "
                     "(the import had no value; take it from the Storm UI, a run's calibration, or type it)\n" + text)
+        if c.kind == "bolt" and c.unmodelled is not None:
+            text += (f"\nIt is {c.unmodelled}: the model has no windows or joins yet, so its verdicts read it as an "
+                     "ordinary bolt (docs/model.md section 10)")
         if c.class_name:
             text += f"\n{c.class_name}"
         self.setToolTip(text)
@@ -227,7 +237,8 @@ class NodeItem(QGraphicsObject):
             return [f"rate {_value(c, 'rate', _number(c.rate) + '/s')} · burst {_value(c, 'burst', str(c.burst))}"]
         alpha = format_duration(c.alpha).replace(" ", "")  # milliseconds below a second, as the inspector shows it
         lines = [f"α {_value(c, 'alpha', alpha)} · σ {_value(c, 'sigma', _number(c.sigma))} "
-                 f"· {c.parallelism} exec" + (f"/{c.tasks} tasks" if c.tasks and c.tasks != c.parallelism else "")]
+                 f"· {c.parallelism} exec" + (f"/{c.tasks} tasks" if c.tasks and c.tasks != c.parallelism else "")
+                 + (f" × {c.threads} thr" if c.threads is not None else "")]
         live = self.live_lines()
         if live is not None:  # Live Mode: the measured capacity and verdict, the model's ρ at the measured figures
             return live
@@ -251,7 +262,14 @@ class NodeItem(QGraphicsObject):
 
     # ---- drawing -------------------------------------------------------------
     def boundingRect(self) -> QRectF:
-        return QRectF(-4, -4, NODE_WIDTH + 8, NODE_HEIGHT + 8)
+        return QRectF(-4, -4, NODE_WIDTH + 8 + ASYNC_OFFSET * 2, NODE_HEIGHT + 8 + ASYNC_OFFSET * 2)
+
+    def _paint_threads(self, painter: QPainter, rect: QRectF) -> None:
+        """An asynchronous bolt (docs/model.md section 8) is drawn as a stack of cards, its threads behind it."""
+        painter.setPen(QPen(QColor("#454b55"), 1.2))
+        painter.setBrush(QColor("#e8ecf1"))
+        for step in (2, 1):
+            painter.drawRoundedRect(rect.translated(ASYNC_OFFSET * step, ASYNC_OFFSET * step), 8, 8)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -265,6 +283,8 @@ class NodeItem(QGraphicsObject):
             painter.setPen(QPen(CRITICAL, 3, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(rect.adjusted(-5, -5, 5, 5), 11, 11)
+        if self.component.kind == "bolt" and self.component.threads is not None:
+            self._paint_threads(painter, rect)
         border = QPen(SELECTED, 2.5) if self.isSelected() else QPen(QColor("#454b55"), 1.2)
         if self.component.unannotated and not self.isSelected():
             border = QPen(AMBER, 2.0, Qt.PenStyle.DashLine)
@@ -287,6 +307,10 @@ class NodeItem(QGraphicsObject):
         painter.setFont(title)
         painter.setPen(QColor("#ffffff"))
         kind = "⟶ spout" if self.component.kind == "spout" else "bolt"
+        if self.component.kind == "bolt" and self.component.threads is not None:
+            kind = "async bolt"
+        elif self.component.kind == "bolt" and self.component.unmodelled is not None:  # docs/model.md section 10
+            kind = "join ⚠" if self.component.unmodelled.startswith("a join") else "window ⚠"
         small = QFont()
         small.setPointSizeF(8.0)
         room = NODE_WIDTH - 20
@@ -309,8 +333,9 @@ class NodeItem(QGraphicsObject):
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: Any) -> Any:
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
-            for edge in self.edges:
-                edge.update_path()
+            bundles = {id(edge.bundle): edge.bundle for edge in self.edges}
+            for bundle in bundles.values():  # one curve per pair of nodes, shared by its links
+                bundle[0].update_path()
         return super().itemChange(change, value)
 
 
@@ -323,7 +348,13 @@ def link_path(start: QPointF, end: QPointF) -> QPainterPath:
 
 
 class EdgeItem(QGraphicsPathItem):
-    """A subscription drawn as a curved link with an arrow head; selectable for deletion."""
+    """A subscription drawn as a curved link with an arrow head; selectable for deletion.
+
+    Links between the same two nodes (a bolt subscribing to several streams of one component: 20,000 in a
+    hostile file) lie on one curve, their `bundle`: the curve, its outline and its bounds are computed once
+    per bundle, and only its first link draws it (labelled ×N with the number of links it carries); another link
+    draws itself only when selected. So a document of 20,000 streams draws and moves as one link.
+    """
 
     def __init__(self, subscription_id: str, source: NodeItem, target: NodeItem, label: str = ""):
         super().__init__()
@@ -332,18 +363,41 @@ class EdgeItem(QGraphicsPathItem):
         self.target = target
         self.label = label
         self.critical = False  # on a spout's critical path (docs/latency.md)
+        self._shape = QPainterPath()
+        self._bounds = QRectF()
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(0)
         source.edges.append(self)
         target.edges.append(self)
-        self.update_path()
+        self.bundle = source.bundles.setdefault(target.component_id, [])
+        self.bundle.append(self)
+        if len(self.bundle) == 1:
+            self.update_path()
+        else:
+            lead = self.bundle[0]
+            self._set_path(lead.path(), lead._shape, lead._bounds)
+            lead.update()  # its label counts the links
 
     def detach(self) -> None:
         for node in (self.source, self.target):
             if self in node.edges:
                 node.edges.remove(self)
+        if self in self.bundle:
+            self.bundle.remove(self)
+            if not self.bundle:
+                self.source.bundles.pop(self.target.component_id, None)
+            else:
+                self.bundle[0].update()
+
+    def shown_label(self) -> str:
+        """The label drawn on the curve: the link's own, or on a shared curve how many links share it (drawn by
+        the first; another, drawn when selected, adds none over it)."""
+        if len(self.bundle) > 1:
+            return f"×{len(self.bundle):,}" if self.bundle[0] is self else ""  # short: a curve may be short
+        return self.label
 
     def update_path(self) -> None:
+        """Compute the curve between the ports again (a node moved) and give it to every link of the bundle."""
         start = self.source.output_port.scene_centre()
         assert self.target.input_port is not None
         end = self.target.input_port.scene_centre()
@@ -353,18 +407,27 @@ class EdgeItem(QGraphicsPathItem):
             path.cubicTo(QPointF(start.x() + 70, top), QPointF(end.x() - 70, top), end)
         else:
             path = link_path(start, end)
+        stroker = QPainterPathStroker()
+        stroker.setWidth(10)
+        shape = stroker.createStroke(path)
+        bounds = shape.boundingRect().adjusted(-10, -10, 10, 10)
+        for edge in self.bundle or [self]:
+            edge._set_path(path, shape, bounds)
+
+    def _set_path(self, path: QPainterPath, shape: QPainterPath, bounds: QRectF) -> None:
         self.prepareGeometryChange()
+        self._shape, self._bounds = shape, bounds
         self.setPath(path)
 
     def shape(self) -> QPainterPath:
-        stroker = QPainterPathStroker()
-        stroker.setWidth(10)
-        return stroker.createStroke(self.path())
+        return self._shape
 
     def boundingRect(self) -> QRectF:
-        return self.shape().boundingRect().adjusted(-10, -10, 10, 10)
+        return self._bounds
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        if self.bundle and self.bundle[0] is not self and not self.isSelected():
+            return  # the bundle's first link draws the curve
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         colour = SELECTED if self.isSelected() else CRITICAL if self.critical else QColor("#5b6470")
         painter.setPen(QPen(colour, 2.4 if self.isSelected() or self.critical else 1.8))
@@ -381,13 +444,14 @@ class EdgeItem(QGraphicsPathItem):
         right = QPointF(tip.x() - ux * 10 + uy * 5, tip.y() - uy * 10 - ux * 5)
         painter.setBrush(colour)
         painter.drawPolygon(QPolygonF([tip, left, right]))
-        if self.label:
+        label = self.shown_label()
+        if label:
             mid = path.pointAtPercent(0.5)
             font = QFont()
             font.setPointSizeF(7.5)
             painter.setFont(font)
             painter.setPen(QColor("#5b6470"))
-            painter.drawText(QRectF(mid.x() - 40, mid.y() - 16, 80, 14), Qt.AlignmentFlag.AlignCenter, self.label)
+            painter.drawText(QRectF(mid.x() - 50, mid.y() - 16, 100, 14), Qt.AlignmentFlag.AlignCenter, label)
 
 
 class RubberLink(QGraphicsPathItem):

@@ -9,19 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, QPointF, Qt, Signal
+from PySide6.QtCore import QObject, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent, QGraphicsTextItem
 
-from app.core.latency.report import canvas_latency
-from app.core.topology import Position, Topology
+from app.core.topology import Position
 from app.gui.canvas.items import EdgeItem, NodeItem, PortItem, RubberLink
 from app.gui.commands import AddSubscriptionCommand, ConnectionRefused, MoveComponentsCommand
 from app.gui.document import DocumentModel
 
-#: the most bolts for which every edit recomputes the latency bounds shown on the canvas (exact fractions: about
-#: 5 ms per bolt; bench/RESULTS.md, "Latency bounds"); above, Verify's panel shows them, computed in its worker
-CANVAS_LATENCY_BOLTS = 40
+#: links added per turn of the event loop when a document is shown: 20,000 subscriptions are drawn in turns
+#: of a fraction of a second each, the window answering between them (bench/gui_open_large.py)
+EDGE_BATCH = 1000
 
 
 class CanvasScene(QGraphicsScene):
@@ -44,6 +43,11 @@ class CanvasScene(QGraphicsScene):
         self.last_refusal = ""
         self.live_verdicts: dict[str, str] = {}  # Live Mode: each bolt's verdict at the last poll
         self.setSceneRect(-2000, -2000, 4000, 4000)
+        self._pending_edges: list[str] = []  # subscription ids still to draw after a rebuild, in turns
+        self._edge_timer = QTimer(self)
+        self._edge_timer.setSingleShot(True)
+        self._edge_timer.setInterval(0)
+        self._edge_timer.timeout.connect(self._add_pending_edges)
         document.node_added.connect(self._on_node_added)
         document.node_removed.connect(self._on_node_removed)
         document.node_changed.connect(self._on_node_changed)
@@ -66,9 +70,26 @@ class CanvasScene(QGraphicsScene):
         topo = self.document.topology()
         for c in topo.components:
             self._on_node_added(c.id)
-        for s in topo.subscriptions:
-            self._on_edge_added(s.id)
+        self._pending_edges = [s.id for s in topo.subscriptions]
+        self._edge_timer.stop()
+        self._add_pending_edges(refresh=False)
         self.refresh_rates()
+
+    def drawing(self) -> bool:
+        """Whether links of the document are still to be drawn (a large document is drawn in turns)."""
+        return bool(self._pending_edges)
+
+    def _add_pending_edges(self, refresh: bool = True) -> None:
+        """Draw the next EDGE_BATCH links still to draw (those the document still has), then let the event loop
+        run before the next turn; the last turn marks the critical paths on every link."""
+        batch, self._pending_edges = self._pending_edges[:EDGE_BATCH], self._pending_edges[EDGE_BATCH:]
+        for ident in batch:
+            if ident not in self.edges and self.document.has_subscription(ident):
+                self._on_edge_added(ident)
+        if self._pending_edges:
+            self._edge_timer.start()
+        elif refresh:
+            self._refresh_latency()
 
     def _on_node_added(self, ident: str) -> None:
         item = NodeItem(self.document.component(ident))
@@ -130,21 +151,13 @@ class CanvasScene(QGraphicsScene):
         for b in topo.bolts:
             if b.id in self.nodes:
                 self.nodes[b.id].set_rates(report.bolts.get(b.name) if report else None)
-        self._refresh_latency(topo if report is not None else None)
+        self._refresh_latency()
 
-    def _refresh_latency(self, topo: Topology | None) -> None:
+    def _refresh_latency(self) -> None:
         """Each bolt's sojourn bound in its tooltip, each spout's complete-latency bound in its, and the critical
-        paths marked (app/core/latency/bounds.py: exact and instant, no witness searched here)."""
-        words: dict[str, str] = {}
-        critical: set[tuple[str, str]] = set()
-        if topo is not None and len(topo.bolts) > CANVAS_LATENCY_BOLTS:
-            words = {b.id: "Latency bounds: in Verify's panel (a topology this large is not bounded after every "
-                           "edit)" for b in topo.bolts}
-        elif topo is not None:
-            try:
-                words, critical = canvas_latency(topo, self.document.rates())  # the snapshot's one analysis
-            except Exception:  # a document mid-edit may not be analysable yet
-                words, critical = {}, set()
+        paths marked (app/core/latency/bounds.py: exact and instant, no witness searched here; kept beside the
+        document's snapshot, `DocumentModel.latency_marks`)."""
+        words, critical = self.document.latency_marks()
         on_path = {n for pair in critical for n in pair}
         for ident, node in self.nodes.items():
             node.set_latency(words.get(ident), ident in on_path)

@@ -36,10 +36,11 @@ SPOUT_FIELDS = [
 ]
 BOLT_FIELDS = [
     FieldSpec("name", "Name", "text", "unique among spouts and bolts"),
-    FieldSpec("alpha", "α (per batch)", "duration", "duration of one processing batch: 20 ms, 0.5 s (a bare number "
-              "is seconds)"),
+    FieldSpec("alpha", "α (per batch)", "duration", "duration of one processing batch (asynchronous: of one tuple on a "
+              "thread, the process latency): 20 ms, 0.5 s (a bare number is seconds)"),
     FieldSpec("sigma", "σ (out per in)", "float", "output tuples per input tuple; 0 = sink"),
-    FieldSpec("parallelism", "Parallelism", "int", "max tuples taken into one batch"),
+    FieldSpec("parallelism", "Parallelism", "int", "executors: max tuples taken into one batch (× threads if async)"),
+    FieldSpec("threads", "Threads (async)", "optional-int", "internal threads per executor: empty = not async"),
     FieldSpec("min_ttf", "Min time to failure", "optional-duration",
               "the bolt may fail once this long has passed since its last failure ended: 30 s, 5 min; "
               "empty = it never fails (docs/model.md section 7)"),
@@ -159,6 +160,10 @@ def parse_streams(kind: str, text: str) -> dict[str, Any]:
     return {"streams": names, ("stream_sigma" if kind == "bolt" else "stream_ratio"): values}
 
 
+def kind_title(comp: Component) -> str:
+    return "Asynchronous bolt" if comp.kind == "bolt" and comp.threads is not None else comp.kind.capitalize()
+
+
 def format_value(value: Any, kind: str = "") -> str:
     """A value as the field shows it: a time in milliseconds below a second (the Storm UI's unit)."""
     if value is None:
@@ -175,8 +180,7 @@ def format_value(value: Any, kind: str = "") -> str:
 class FieldRow(QWidget):
     """A line edit with its error label underneath."""
 
-    def __init__(self, spec: FieldSpec, on_edit: Callable[[FieldRow, str], None],
-                 on_done: Callable[[FieldRow], None]):
+    def __init__(self, spec: FieldSpec, on_edit: Callable[[FieldRow, str], None], on_done: Callable[[FieldRow], None]):
         super().__init__()
         self.spec = spec
         self.edit = QLineEdit()

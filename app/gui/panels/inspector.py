@@ -47,6 +47,7 @@ from app.gui.panels.fields import (
     FieldRow,
     FieldSpec,
     format_streams,
+    kind_title,
     parse_streams,
     parse_value,
     stream_values,
@@ -120,7 +121,7 @@ class Inspector(QScrollArea):
         if self.document.has_component(ident):
             comp = self.document.component(ident)
             self.selected_kind = comp.kind
-            self.element_box.setTitle(f"{comp.kind.capitalize()} {comp.name}")
+            self.element_box.setTitle(f"{kind_title(comp)} {comp.name}")
             for spec in [*(SPOUT_FIELDS if comp.kind == "spout" else BOLT_FIELDS), STREAMS_FIELD[comp.kind]]:
                 row = FieldRow(spec, self._on_component_edit, self._end_session)
                 self.element_form.addRow(spec.label, row)
@@ -173,7 +174,7 @@ class Inspector(QScrollArea):
             return
         if self.selected_kind in ("spout", "bolt"):
             comp = self.document.component(ident)
-            self.element_box.setTitle(f"{comp.kind.capitalize()} {comp.name}")
+            self.element_box.setTitle(f"{kind_title(comp)} {comp.name}")
             sources = self.document.topology().storm.sources
             for key, row in self.element_rows.items():
                 if key == "streams":

@@ -13,8 +13,10 @@ from typing import Any
 
 from app.core.formats import FormatError
 from app.core.formats.limits import escape
+from app.core.storm.flux.constructs import window_refusal
 from app.core.storm.flux.model import (
     ANNOTATION_PREFIX,
+    ASYNC_BOLTS,
     FLUX_GROUPING,
     IMPORT_SETTINGS,
     PLACEHOLDER_VALUE,
@@ -22,6 +24,7 @@ from app.core.storm.flux.model import (
     STORM_SETTINGS,
     STORM_VERSION_KEY,
     STREAM_ANNOTATIONS,
+    THREADS_KEY,
     UNKNOWN_BOLT_CLASS,
     UNKNOWN_GROUPING_CLASS,
     UNKNOWN_SPOUT_CLASS,
@@ -31,7 +34,7 @@ from app.core.storm.flux.model import (
 from app.core.storm.flux.parser import read_flux
 from app.core.storm.flux.ticks import is_tick, tick_name, tick_spouts
 from app.core.storm.flux.yaml_text import FluxError, FluxOptions
-from app.core.topology import Problem, Topology, parse_topology
+from app.core.topology import SCHEMA_VERSION, Problem, Topology, parse_topology
 
 
 @dataclass
@@ -86,6 +89,41 @@ def _declared_streams(doc: FluxDocument, vertex: Vertex) -> tuple[list[str], dic
     return sorted(n for n in names if n is not None), {k: v for k, v in values.items() if k != "default"}
 
 
+def _threads(doc: FluxDocument, vertex: Vertex, notes: list[str]) -> int | None:
+    """An asynchronous bolt's threads per executor (docs/model.md section 8): its `stormbound.threads`, else, for a
+    class known to be asynchronous (StormCrawler's FetcherBolt), its config key's value per task times the tasks
+    of an executor; None for an ordinary bolt."""
+    given = _annotation(vertex, THREADS_KEY, float)
+    if given is not None and not given.is_integer():
+        value, line = vertex.annotations[THREADS_KEY]
+        raise FluxError(vertex.file, line or vertex.line, f"bolts.{vertex.id}.config.{ANNOTATION_PREFIX}{THREADS_KEY}",
+                        f"must be a whole number of threads, not {escape(repr(value))}")
+    if given is not None or vertex.class_name not in ASYNC_BOLTS:
+        return int(given) if given is not None else None
+    key, default = ASYNC_BOLTS[vertex.class_name]
+    value = doc.config.get(key)
+    where = f"{key} {value}"
+    if value is None:
+        value, where = default, f"{key} not set: the class's default {default}"
+    elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise FluxError(doc.path, None, f"config.{key}", f"must be a whole number of threads of at least 1, not "
+                        f"{escape(repr(value))} (the threads of {vertex.id}, an asynchronous bolt)")
+    executors = vertex.parallelism or 1
+    tasks = max(vertex.num_tasks or executors, executors)
+    per_executor = value * (tasks // executors)
+    spread = ""
+    if tasks != executors:
+        spread = f", {tasks} tasks on {executors} executors"
+        if tasks % executors:
+            spread += ": every executor counted with the fewest tasks' threads (a lower capacity than Storm's)"
+        spread += "; its threads follow its tasks, so a rebalance of its executors alone adds none"
+    short = vertex.class_name.rsplit(".", 1)[-1]
+    notes.append(f"bolts.{vertex.id}: {short} is asynchronous (execute only enqueues; internal threads fetch): "
+                 f"{per_executor} threads per executor ({where}{spread}); its alpha is one tuple's time on a thread, "
+                 "the Storm UI's process latency, not its execute latency (docs/model.md section 8)")
+    return per_executor
+
+
 def to_topology(doc: FluxDocument) -> FluxImport:
     """The Stormbound topology Flux would deploy; timing Flux lacks stays unannotated."""
     from app.core.layout import layered_layout
@@ -116,7 +154,15 @@ def to_topology(doc: FluxDocument) -> FluxImport:
                       "sigma": sigma if sigma is not None else (PLACEHOLDER_VALUE if v.id in feeding else 0.0),
                       "parallelism": v.parallelism if v.parallelism is not None else 1,
                       "class_name": None if v.class_name == UNKNOWN_BOLT_CLASS else v.class_name,
-                      "tasks": v.num_tasks, "unannotated": missing})
+                      "tasks": v.num_tasks, "unannotated": missing, "threads": _threads(doc, v, notes),
+                      "unmodelled": v.unmodelled})
+        if v.unmodelled is not None:
+            notes.append(f"bolts.{v.id}: {v.unmodelled}: the model has no windows or joins yet, so it reads this bolt "
+                         "as an ordinary one (a FIFO queue, α per batch) and every answer about it says so "
+                         "(docs/model.md section 10)")
+        refused = window_refusal(v.window, doc.config) if v.window is not None else None
+        if refused is not None:
+            notes.append(f"bolts.{v.id}: {refused}")
         bolts[-1]["streams"], bolts[-1]["stream_sigma"] = _declared_streams(doc, v)
         if v.annotations.get("checked", (False, None))[0] is True:
             checked.append(v.id)
@@ -125,6 +171,7 @@ def to_topology(doc: FluxDocument) -> FluxImport:
     subscriptions = _subscriptions(doc, notes)
     storm, settings = _storm_and_settings(doc)
     data = {
+        "schema_version": SCHEMA_VERSION,
         "name": doc.name or doc.path.stem,
         "spouts": spouts,
         "bolts": bolts,

@@ -21,6 +21,7 @@ from app.core.storm.flux.model import (
     STORM_SETTINGS,
     STORM_VERSION_KEY,
     STREAM_ANNOTATIONS,
+    THREADS_KEY,
     UNKNOWN_BOLT_CLASS,
     UNKNOWN_GROUPING_CLASS,
     UNKNOWN_SPOUT_CLASS,
@@ -81,6 +82,8 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
         if b.tasks is not None:  # never fewer tasks than executors: Storm would cap the executors there
             entry["numTasks"] = max(b.tasks, b.parallelism)
         extra = annotations(b, ANNOTATION_KEYS["bolt"])
+        if b.threads is not None:  # an asynchronous bolt (docs/model.md section 8)
+            extra[f"{ANNOTATION_PREFIX}{THREADS_KEY}"] = b.threads
         if extra:
             entry["config"] = extra
         bolts.append(entry)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.topology import new_settings
+from app.core.topology import ASYNC_CLASSES, new_settings
 
 GROUPINGS: dict[str, str] = {
     "SHUFFLE": "shuffle", "FIELDS": "fields", "ALL": "all", "GLOBAL": "global", "NONE": "none",
@@ -29,6 +29,10 @@ STORM_SETTINGS: dict[str, str] = {
 # the model's values, kept in each component's `config` by an export
 ANNOTATION_KEYS = {"spout": ("rate", "burst"), "bolt": ("alpha", "sigma")}
 ANNOTATION_PREFIX = "stormbound."
+# an asynchronous bolt's threads per executor (docs/model.md section 8), kept in its config by an export
+THREADS_KEY = "threads"
+# the asynchronous bolts an import knows by class (the one list: app/core/topology/components.py)
+ASYNC_BOLTS = ASYNC_CLASSES
 # per declared stream: a bolt's σ, a spout's ratio (a mapping {stream: number} in the component's config)
 STREAM_ANNOTATIONS = {"spout": "stream_ratio", "bolt": "stream_sigma"}
 # Storm's executors take the next tuple as soon as they finish one: an import idles for no time
@@ -59,6 +63,8 @@ class Vertex:
     annotations: dict[str, Any] = field(default_factory=dict)
     num_tasks: int | None = None  # numTasks: None when not given (Storm makes one task per executor)
     tick_secs: Any = None  # its own config's topology.tick.tuple.freq.secs, if any
+    unmodelled: str | None = None  # a window or a join the model lacks (app/core/storm/flux/constructs.py)
+    window: Any = None  # (length, sliding) as constructs.window_lengths reads them, if it can
 
 
 @dataclass

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.formats.limits import escape
+from app.core.storm.flux.constructs import flux_components, unmodelled, window_lengths
 from app.core.storm.flux.model import (
     ANNOTATION_KEYS,
     ANNOTATION_PREFIX,
@@ -18,6 +19,7 @@ from app.core.storm.flux.model import (
     STORM_MAX_INT,
     STORM_SETTINGS,
     STREAM_ANNOTATIONS,
+    THREADS_KEY,
     TOP_LEVEL,
     FluxDocument,
     Stream,
@@ -153,6 +155,7 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
     if not isinstance(items, list):
         raise FluxError(path, line_of(root, key), key, "must be a list of definitions")
     kind = key[:-1]
+    components = flux_components(root)  # what a windowed bolt's configMethods reference
     out: list[Vertex] = []
     seen: dict[str, int] = {}
     for i, item in enumerate(items):
@@ -186,7 +189,8 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
         config = item.get("config")
         tick_secs = plain(config.get(TICK_FREQ)) if isinstance(config, dict) else None
         if isinstance(config, dict):
-            for name in (*ANNOTATION_KEYS[kind], "checked", STREAM_ANNOTATIONS[kind]):
+            for name in (*ANNOTATION_KEYS[kind], "checked", STREAM_ANNOTATIONS[kind],
+                         *((THREADS_KEY,) if kind == "bolt" else ())):
                 if f"{ANNOTATION_PREFIX}{name}" in config:
                     annotations[name] = (plain(config[f"{ANNOTATION_PREFIX}{name}"]),
                                          line_of(config, f"{ANNOTATION_PREFIX}{name}"))
@@ -194,7 +198,8 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
             raise FluxError(path, line_of(item, "config"), f"{label}.config", "must be a mapping")
         out.append(Vertex(kind, ident, class_name, int(parallelism) if parallelism is not None else None,
                           path, line or 0, annotations, int(num_tasks) if num_tasks is not None else None,
-                          tick_secs))
+                          tick_secs, unmodelled(item, class_name, components) if kind == "bolt" else None,
+                          window_lengths(item, components) if kind == "bolt" else None))
     return out
 
 

@@ -34,7 +34,7 @@ from app.core.storm.flux.yaml_text import (
     read_flux_text,
     read_properties,
     substitute,
-    yaml_parser,
+    yaml_events,
 )
 from app.core.topology import Topology
 
@@ -83,7 +83,7 @@ def _walk(text: str) -> Iterator[tuple[str, tuple[Any, ...], Any]]:
         else:
             parent["index"] += 1
 
-    for ev in yaml_parser().parse(text):
+    for ev in yaml_events(text):  # the events of the tree read already: no second parse
         name = type(ev).__name__
         if name in ("StreamStartEvent", "StreamEndEvent", "DocumentStartEvent", "DocumentEndEvent"):
             continue

@@ -201,6 +201,30 @@ def yaml_parser() -> YAML:
     return yaml
 
 
+def _recording_parser(events: list[Any]) -> YAML:
+    """`yaml_parser()` whose parser also keeps every event it hands to the tree's composer, in order: the events
+    `yaml_events` gives without a second parse of the same text (`repair` reads both of one file)."""
+    from ruamel.yaml.parser import RoundTripParser
+
+    class Recording(RoundTripParser):
+        def get_event(self) -> Any:
+            event = super().get_event()
+            events.append(event)
+            return event
+
+    yaml = yaml_parser()
+    yaml.Parser = Recording
+    return yaml
+
+
+def yaml_events(text: str) -> list[Any]:
+    """The parsing events of `text` (ruamel's, as `yaml_parser().parse` gives them): those kept when
+    :func:`parse_yaml` read it in this process, else parsed now. Read them, never change them."""
+    if text in _EVENTS:
+        return _EVENTS[text]
+    return list(yaml_parser().parse(text))
+
+
 def _top_key_at(text: str, line: int) -> str:
     """The top-level key whose block holds `line` (1-based), for naming a field in a syntax error."""
     lines = text.splitlines()
@@ -263,7 +287,8 @@ def parse_yaml(text: str, file: Path, options: FluxOptions | None = None) -> Any
     try:
         with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor...) are not for the user
             warnings.simplefilter("ignore")
-            tree = yaml_parser().load(text)
+            events: list[Any] = []
+            tree = _recording_parser(events).load(text)
     except RecursionError:
         raise FluxError(file, None, "", "nested too deeply to be a Flux file") from None
     except ValueError as err:  # Python's integer digit limit, met while ruamel converts a scalar
@@ -294,14 +319,17 @@ def parse_yaml(text: str, file: Path, options: FluxOptions | None = None) -> Any
         raise FluxError(file, line, field, f"not valid YAML: {problem}") from None
     except YAMLError as err:
         raise FluxError(file, None, "", f"not valid YAML: {str(err).splitlines()[0]}") from None
-    _PARSED[text] = tree
+    _PARSED[text], _EVENTS[text] = tree, events
     while len(_PARSED) > 4:
+        _EVENTS.pop(next(iter(_PARSED)), None)
         del _PARSED[next(iter(_PARSED))]
     return tree
 
 
 #: the last trees parse_yaml built, by text (read-only to every caller: they read the tree, never change it)
 _PARSED: dict[str, Any] = {}
+#: the parsing events of those trees, by text (`yaml_events`)
+_EVENTS: dict[str, list[Any]] = {}
 
 
 def _refuse_json_document(text: str, file: Path) -> None:

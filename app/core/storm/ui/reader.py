@@ -50,9 +50,11 @@ from app.core.storm.ui.replies import (
     streams_read,
     window_seconds,
 )
-from app.core.topology import Problem, Topology, new_settings, one_line, parse_topology
+from app.core.topology import Bolt, Problem, Topology, new_settings, one_line, parse_topology
 
 LATENCY_RESOLUTION_MS = 0.0005  # the UI prints latencies with three decimals: "0.000" means below this
+#: a bolt whose process latency is this many times its execute latency looks asynchronous (docs/model.md section 8)
+ASYNC_SIGNATURE = 10
 STORM_CONFIG = {
     "topology.workers": "workers",
     "topology.acker.executors": "acker_executors",
@@ -78,6 +80,8 @@ class StormUIImport(BaseModel):
     url: str = ""
     topology_id: str = ""
     window: str = "600"
+    process_alpha: dict[str, float] = Field(default_factory=dict, description=(
+        "per bolt, the executed-weighted mean processLatency (s): an asynchronous bolt's α (docs/model.md section 8)"))
 
 
 STORM_VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z-]+)*$")
@@ -128,6 +132,7 @@ class _Mapping:
     acked: float = 0.0
     latency_weighted: float = 0.0
     busiest: tuple[float, str] | None = None
+    process: dict[str, float] = dataclasses.field(default_factory=dict)  # per bolt: its process latency (s)
 
     @classmethod
     def of(cls, snapshot: StormUISnapshot) -> _Mapping:
@@ -232,6 +237,7 @@ class _Mapping:
                         "(an upper bound, so capacity is not overestimated)"
             bolt["alpha"] = round(latency_ms / 1000.0, 12)
             self.record(f"bolts.{name}.alpha", bolt["alpha"], shown)
+        self.add_process_latency(name, comp, latency_ms if executed else None)
         self.add_sigma(bolt, comp, row, executed)
         self.bolts.append(bolt)
         for item in inputs:
@@ -240,6 +246,26 @@ class _Mapping:
             stream = None if stream in (None, "default") else str(stream)
             self.edges.setdefault((source, name, stream), {"source": source, "target": name, "grouping": "shuffle",
                                                            "stream": stream})
+
+    def add_process_latency(self, name: str, comp: dict[str, Any], execute_ms: float | None) -> None:
+        """A bolt's process latency (receipt to ack), the executed-weighted mean over its inputs: an asynchronous
+        bolt's α (docs/model.md section 8); a bolt whose process latency is many times its execute latency is
+        said to look asynchronous, since the Storm UI cannot say which bolts are."""
+        inputs = inputs_of(comp)
+        executed = sum(as_number(i.get("executed")) or 0.0 for i in inputs)
+        weighted = sum((as_number(i.get("executed")) or 0.0) * (as_number(i.get("processLatency")) or 0.0)
+                       for i in inputs)
+        if not executed or weighted <= 0:
+            return
+        process_ms = weighted / executed
+        self.process[name] = round(process_ms / 1000.0, 12)  # not a document value: kept beside the derived ones
+        if execute_ms is not None and process_ms >= ASYNC_SIGNATURE * max(execute_ms, LATENCY_RESOLUTION_MS):
+            self.notes.append(f"bolts.{name}.alpha: its process latency ({process_ms:.4g} ms) is "
+                              f"{process_ms / max(execute_ms, LATENCY_RESOLUTION_MS):.0f} times its execute latency "
+                              f"({execute_ms:.4g} ms): if it is asynchronous (execute only enqueues, internal threads "
+                              "work: StormCrawler's FetcherBolt), give it its threads in a document and annotate that "
+                              "document from the cluster, which then takes the process latency as its α "
+                              "(docs/model.md section 8); as imported it is an ordinary bolt with the execute latency")
 
     def add_sigma(self, bolt: dict[str, Any], comp: dict[str, Any], row: dict[str, Any], executed: float) -> None:
         """A bolt's σ (emitted on its default stream per executed tuple) and its streams' σ."""
@@ -358,7 +384,7 @@ def from_storm_ui(snapshot: StormUISnapshot) -> StormUIImport:
     storm = mapping.storm_settings()
     topo = mapping.topology(subscriptions, storm)
     return StormUIImport(topology=topo, derived=mapping.derived, notes=mapping.notes, url=snapshot.url,
-                         topology_id=snapshot.topology_id, window=snapshot.window)
+                         topology_id=snapshot.topology_id, window=snapshot.window, process_alpha=mapping.process)
 
 
 def read_storm_ui(url: str, topology: str, window: str = "600", credentials: Credentials | None = None,
@@ -414,7 +440,9 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
                          "the cluster: the document's kept (it is what a repair changes; α does not depend on it); "
                          "storm rebalance lines start from the cluster's")
         for field in ("alpha", "sigma"):
-            if field not in mb.unannotated:
+            if field == "alpha" and b.threads is not None:  # asynchronous: α is a thread's time, the process latency
+                _async_alpha(b, measured, update, sources, notes)
+            elif field not in mb.unannotated:
                 update[field] = getattr(mb, field)
                 sources[f"bolts.{b.name}.{field}"] = ui.storm.sources.get(f"bolts.{b.name}.{field}", "Storm UI")
         update["unannotated"] = [f for f in b.unannotated if f not in update]
@@ -443,3 +471,18 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
                                               "running_executors": dict(ui.storm.running_executors),
                                               "observed": ui.storm.observed})
     return document.model_copy(update={"spouts": spouts, "bolts": bolts, "storm": storm}), notes
+
+
+def _async_alpha(bolt: Bolt, measured: StormUIImport, update: dict[str, Any], sources: dict[str, str],
+                 notes: list[str]) -> None:
+    """An asynchronous bolt's α from the cluster (docs/model.md section 8): its process latency, never its execute
+    latency (the enqueue); without one it keeps the document's α, said in a note."""
+    alpha = measured.process_alpha.get(bolt.name)
+    if alpha is None:
+        notes.append(f"bolts.{bolt.name}.alpha: asynchronous ({bolt.threads} threads per executor), and the cluster "
+                     "reports no process latency for it: the document's α is kept (its execute latency is only the "
+                     "enqueue, docs/model.md section 8)")
+        return
+    update["alpha"] = alpha
+    sources[f"bolts.{bolt.name}.alpha"] = (f"processLatency {alpha * 1000:.4g} ms (an asynchronous bolt: one tuple's "
+                                           f"time on one of its {bolt.threads} threads per executor)")

@@ -19,6 +19,7 @@ from typing import Any
 from app.core.formats.trace import parse_carry
 from app.core.numbers import exact
 from app.core.tcn.check.ratios import ratio_bounds
+from app.core.tcn.check.reading import take_bound
 from app.core.topology import Bolt, Topology
 
 
@@ -61,7 +62,7 @@ def impacts(topo: Topology) -> dict[str, dict[str, Fraction | None]]:
         for source, stream in streams:
             c = comps[names[source]]
             if isinstance(c, Bolt):
-                g = _gain(exact(c.output_streams()[stream] or 0), c.parallelism, topo.settings.emission)
+                g = _gain(exact(c.output_streams()[stream] or 0), take_bound(c), topo.settings.emission)
             elif stream == "default":
                 g = Fraction(1)
             else:

@@ -12,10 +12,14 @@ capacity C/(α(1+τ) + max_idle). It accepts (docs/boundedness.md, "Unbounded: a
 * every stated term is one of those streams, none twice, at least one from the source, each rate and ratio no
   higher than derived; the capacity is the derived one; Σ rate × ratio is strictly above it;
 * the source's evidence holds: its growth certificate is accepted by `rate_growth.py` (or its lasso by the trace
-  certifier, `certify.py`, with the source growing in it), for the source; and the evidence's document is part of
+  certifier, `certify.py`, with the source growing in it; or, in a chain, its own flood certificate by this
+  checker, recursively, on the source's cone), for the source; and the evidence's document is part of
   this one: every component that influences the source there (its upstream and, with failures, the failing bolts
   its spouts feed, with theirs) is here with the same parameters and the same input streams, under the same
-  settings, so the run that makes the source grow is a run here too.
+  settings, so the run that makes the source grow is a run here too;
+* with a threshold run (`run`, docs/boundedness.md "The threshold run"): the trace certifier accepts its trace as
+  a threshold witness for the target and the run's threshold (a finite legal run in which the target's queue
+  reaches it), and the trace's document is part of this one for the target, as the evidence's is for the source.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from app.core.results import FloodCertificate
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import fraction_of, read_certificate
+from app.core.tcn.check.reading import fraction_of, read_certificate, take_bound
 from app.core.topology import Topology, TopologyError, parse_topology
 
 __all__ = ["check_flood_certificate"]
@@ -80,32 +84,52 @@ def _parameters(topo: Topology, fails: bool) -> dict[str, tuple[Any, ...]]:
     for s in topo.spouts:
         out[s.name] = ("spout", exact(s.rate), s.burst, sorted(s.output_streams().items()))
     for b in topo.bolts:
-        out[b.name] = ("bolt", exact(b.alpha), b.parallelism, sorted(b.output_streams().items()),
+        out[b.name] = ("bolt", exact(b.alpha), take_bound(b), sorted(b.output_streams().items()),
                        b.min_ttf if fails else None)
     return out
 
 
-def _part_of(evidence: Topology, source: str, whole: Topology) -> list[str]:
+def _same(part: tuple[Any, ...], whole: tuple[Any, ...] | None) -> bool:
+    """Whether a component of the part acts as in the whole: the same parameters, where a bolt without min_ttf in
+    the part may have one in the whole (a run in which it never fails is a run: a failure is never forced,
+    docs/model.md 7.2)."""
+    if whole is None or part == whole:
+        return whole is not None
+    return part[0] == "bolt" and part[-1] is None and part[:-1] == whole[:-1]
+
+
+def _part_of(evidence: Topology, source: str, whole: Topology, label: str = "evidence") -> list[str]:
     """Why a run of `evidence` in which `source` grows is not a run of `whole`; [] when it is."""
     fails = _fails(evidence)
     if evidence.settings.semantics(fails) != whole.settings.semantics(fails):
-        return ["evidence: its document's settings are not this document's"]
+        return [f"{label}: its document's settings are not this document's"]
     mine, theirs = _parameters(evidence, fails), _parameters(whole, fails)
     if source not in mine:
-        return [f"evidence: {source} is not in its document"]
+        return [f"{label}: {source} is not in its document"]
     received, here = _received(evidence), _received(whole)
     problems = []
     for name in sorted(_influence(evidence, source)):
-        if theirs.get(name) != mine[name]:
-            problems.append(f"evidence: {name} is not in this document with the same parameters")
+        if not _same(mine[name], theirs.get(name)):
+            problems.append(f"{label}: {name} is not in this document with the same parameters")
         elif sorted(received.get(name, [])) != sorted(here.get(name, [])):
-            problems.append(f"evidence: {name} does not receive the same streams in this document")
+            problems.append(f"{label}: {name} does not receive the same streams in this document")
     return problems
 
 
 def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | None) -> list[str]:
     """Why the source's evidence does not show that it can hold any backlog in `topo`; [] when it does."""
     ev = cert.evidence
+    if ev.flood_certificate is not None:  # a chain: the source is itself unbounded
+        if ev.flood_certificate.target != cert.source:
+            return [f"evidence: the flood certificate is about {ev.flood_certificate.target}, not {cert.source}"]
+        if ev.topology is None:
+            return ["evidence: the flood certificate comes without the document it is about"]
+        try:
+            flooded_on = parse_topology(ev.topology)
+        except (TopologyError, ValueError, TypeError) as exc:
+            return [f"evidence: its document is not valid: {exc}"]
+        problems = [f"evidence: {p}" for p in check_flood_certificate(flooded_on, ev.flood_certificate)]
+        return problems or _part_of(flooded_on, cert.source, topo)
     if ev.growth_certificate is not None:
         if ev.growth_certificate.target != cert.source:
             return [f"evidence: the growth certificate is about {ev.growth_certificate.target}, not {cert.source}"]
@@ -138,17 +162,38 @@ def _derived_terms(topo: Topology, target: str, source: str) -> dict[tuple[str, 
     for sender, stream in _received(topo).get(target, []):
         if sender == source:
             sigma = exact(src.output_streams()[stream] or 0)
-            out[(sender, stream)] = (src.parallelism / (exact(src.alpha) * (1 - tau)),
-                                     ratio_bounds(sigma, src.parallelism, rule)[0])
+            out[(sender, stream)] = (take_bound(src) / (exact(src.alpha) * (1 - tau)),
+                                     ratio_bounds(sigma, take_bound(src), rule)[0])
         elif sender in spouts:
             ratio = exact(spouts[sender].output_streams()[stream] or 0)
             out[(sender, stream)] = (exact(spouts[sender].rate) / (1 + tau), ratio)
     return out
 
 
-def check_flood_certificate(document: Any, certificate: Any, trace: Trace | None = None) -> list[str]:
+def _run_problems(cert: FloodCertificate, topo: Topology, trace: Trace | None) -> list[str]:
+    """Why the certificate's threshold run is not a legal finite run of `topo` in which the target's queue reaches
+    the run's threshold; [] when it is (or there is none)."""
+    run = cert.run
+    if run is None:
+        return []
+    witness = trace if trace is not None else run.trace
+    if witness is None:
+        return ["threshold run: no trace"]
+    found = certify(witness, checked=[cert.target], threshold=run.threshold)
+    if not found.ok:
+        return [f"threshold run: not certified: {'; '.join(found.problems[:3])}"]
+    document = witness.topology if isinstance(witness, Trace) else witness.get("topology")
+    try:
+        return _part_of(parse_topology(document), cert.target, topo, "threshold run")
+    except (TopologyError, ValueError, TypeError) as exc:
+        return [f"threshold run: its document is not valid: {exc}"]
+
+
+def check_flood_certificate(document: Any, certificate: Any, trace: Trace | None = None,
+                            run_trace: Trace | None = None) -> list[str]:
     """Why `certificate` does not prove that its target's queue passes every bound in some run of `document`;
-    [] = accepted. `trace`, when given, is the source's lasso (a certificate in memory refers to it by index)."""
+    [] = accepted. `trace`, when given, is the source's lasso, `run_trace` the threshold run's trace (a certificate
+    in memory refers to them by index)."""
     read = read_certificate(document, certificate, FloodCertificate, "a flood certificate")
     if isinstance(read, list):
         return read
@@ -176,10 +221,10 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | None
     if not any(s == cert.source for s, _ in seen):
         problems.append(f"no term from the source {cert.source}")
     j = bolts[cert.target]
-    capacity = j.parallelism / (exact(j.alpha) * (1 + exact(topo.settings.tolerance))
+    capacity = take_bound(j) / (exact(j.alpha) * (1 + exact(topo.settings.tolerance))
                                 + exact(topo.settings.max_idle_time))
     if fraction_of(cert.capacity) != capacity:
         problems.append(f"capacity {cert.capacity} is not {cert.target}'s smallest, {capacity}")
     elif not total > capacity:
         problems.append(f"the drain brings {total} tuples/s, not strictly more than the capacity {capacity}")
-    return problems or _evidence_problems(cert, topo, trace)
+    return problems or _evidence_problems(cert, topo, trace) or _run_problems(cert, topo, run_trace)

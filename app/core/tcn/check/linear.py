@@ -24,7 +24,7 @@ from app.core.numbers import exact
 from app.core.results import LinearCertificate
 from app.core.tcn.check.certify_failures import FailureRules, failure_rules
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import fraction_of, read_certificate
+from app.core.tcn.check.reading import fraction_of, read_certificate, take_bound
 from app.core.topology import Bolt, Spout, Topology
 from app.core.words import listed
 
@@ -132,7 +132,7 @@ def _bolt_rows(rows: dict[str, _Row], bo: Bolt, received: list[tuple[str, str]],
     c = _row(rows, f"takes{label(j)}", "ge")
     _put(c, (taken, 1), (takes, -1))
     c = _row(rows, f"batch{label(j)}", "ge")
-    _put(c, (takes, bo.parallelism), (taken, -1))
+    _put(c, (takes, take_bound(bo)), (taken, -1))
     c = _row(rows, f"arrivals{label(j)}", "eq")
     _put(c, (came, 1))
     for u, st in received:
@@ -157,7 +157,7 @@ def _steady_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction) -> None:
 def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: FailureRules, tree: list[str]) -> None:
     """A bolt that may fail F times, down D in all: its queue loses L tuples, replayed by the spouts of `tree`."""
     j = bo.name
-    size = bo.parallelism
+    size = take_bound(bo)
     takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
     fails, down, lost = f"F{label(j)}", f"D{label(j)}", f"L{label(j)}"
     shortest = exact(bo.alpha) * (1 - tau)
@@ -193,7 +193,7 @@ def _bolt_stream_rows(rows: dict[str, _Row], bo: Bolt, listened: set[tuple[str, 
                       may_fail: bool) -> None:
     """Each listened stream of a bolt against the P tuples it took (and its failures, when it may fail)."""
     j = bo.name
-    size = bo.parallelism
+    size = take_bound(bo)
     takes, taken, fails = f"K{label(j)}", f"P{label(j)}", f"F{label(j)}"
     for st, value in bo.output_streams().items():
         if (j, st) not in listened:
@@ -232,7 +232,7 @@ def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction)
     c = _row(rows, f"grows{label(j)}", "ge", -1)
     _put(c, (grew, 1))
     c = _row(rows, f"full{label(j)}", "eq")
-    _put(c, (taken, 1), (takes, -bo.parallelism))
+    _put(c, (taken, 1), (takes, -take_bound(bo)))
     c = _row(rows, f"never-idle{label(j)}", "ge")
     _put(c, (takes, exact(bo.alpha) * (1 + tau) + idle), ("T", -1))
 

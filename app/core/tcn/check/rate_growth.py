@@ -21,7 +21,7 @@ from typing import Any
 from app.core.numbers import exact
 from app.core.results import RateGrowthCertificate
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import fraction_of, read_certificate
+from app.core.tcn.check.reading import fraction_of, read_certificate, take_bound
 
 Flows = dict[tuple[str, str], tuple[Fraction, Fraction]]  # (component name, stream) -> (least, most) tuples/s
 
@@ -86,7 +86,7 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
             ratios[(sp.name, stream)] = ratio_bounds(exact(r or 0), sp.burst, rule)
     for b in topo.bolts:
         for stream, sigma in b.output_streams().items():
-            ratios[(b.name, stream)] = ratio_bounds(exact(sigma or 0), b.parallelism, rule)
+            ratios[(b.name, stream)] = ratio_bounds(exact(sigma or 0), take_bound(b), rule)
     carries = {key for key, (_, hi) in ratios.items() if hi > 0}
     order = _ordered(received, carries)
     if order is None:
@@ -106,8 +106,8 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
         low = sum((flows[key][0] for key in received[name] if key in carries), Fraction(0))
         high = sum((flows[key][1] for key in received[name] if key in carries), Fraction(0))
         alpha = exact(b.alpha)
-        fastest = b.parallelism / (alpha * (1 - tau))
-        slowest = b.parallelism / (alpha * (1 + tau) + idle)
+        fastest = take_bound(b) / (alpha * (1 - tau))
+        slowest = take_bound(b) / (alpha * (1 + tau) + idle)
         capacity = slowest if name == cert.target else fastest
         claimed = _claims(cert, name, low, high, capacity, problems)
         role = cert.bolts[name].role

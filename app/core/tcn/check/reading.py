@@ -11,9 +11,16 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app.core.tcn.check.content import content_hash
-from app.core.topology import Topology, TopologyError, parse_topology, unannotated_problems
+from app.core.topology import Bolt, Topology, TopologyError, parse_topology, unannotated_problems
 
 CertificateT = TypeVar("CertificateT", bound=BaseModel)
+
+
+def take_bound(bolt: Bolt) -> int:
+    """C_TAKE as the checkers read it (docs/model.md section 8): a bolt's executors, times an asynchronous bolt's
+    threads per executor; restated here, not read from the builders' `Bolt.take_max`."""
+    threads = bolt.threads if bolt.threads is not None else 1
+    return bolt.parallelism * threads
 
 
 def fraction_of(text: str) -> Fraction | None:

@@ -1,0 +1,119 @@
+"""Storm constructs a Flux bolt may use that the model does not have yet (docs/model.md section 10): windows
+(`BaseWindowedBolt`, configured through `configMethods` such as `withWindow` and `withTumblingWindow`) and joins
+(Storm's `JoinBolt`, Metron's enrichment and threat-intelligence join bolts). The import recognises them and
+describes each in one phrase (`unmodelled`), which the document keeps in the bolt's `unmodelled` field so that
+every answer about the bolt says its verdict reads it as an ordinary bolt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.formats.limits import escape
+
+#: BaseWindowedBolt's configuration methods (Storm 1.x and 2.x) that make a bolt windowed
+WINDOW_METHODS = ("withWindow", "withTumblingWindow", "withTimestampField", "withTimestampExtractor", "withLag",
+                  "withWatermarkInterval", "withLateTupleStream")
+#: bolts that join streams: a tuple waits for its partners before anything is emitted
+JOIN_CLASSES = {
+    "org.apache.storm.bolt.JoinBolt": "Storm's JoinBolt",
+    "org.apache.metron.enrichment.bolt.EnrichmentJoinBolt": "Metron's enrichment join",
+    "org.apache.metron.enrichment.bolt.ThreatIntelJoinBolt": "Metron's threat intelligence join",
+}
+#: a Metron join's cache: the messages it holds while it waits for their other branches, and for how long (minutes)
+JOIN_METHODS = ("withMaxCacheSize", "withMaxTimeRetain")
+_WINDOW_TYPES = ("BaseWindowedBolt$Count", "BaseWindowedBolt$Duration", "BaseWindowedBolt.Count",
+                 "BaseWindowedBolt.Duration")
+
+
+def _argument(arg: Any, components: dict[str, dict[str, Any]]) -> str:
+    """One configMethods argument as written: a value, or a referenced component as Class(args)."""
+    if isinstance(arg, dict) and isinstance(arg.get("ref"), str):
+        comp = components.get(arg["ref"])
+        if comp is None:
+            return escape(arg["ref"])
+        short = str(comp.get("className", "")).rsplit(".", 1)[-1]
+        if short.endswith(_WINDOW_TYPES) or "$" in short:
+            short = short.rsplit("$", 1)[-1]
+        args = comp.get("constructorArgs")
+        inner = ", ".join(escape(str(a)) for a in args) if isinstance(args, list) else ""
+        return f"{short}({inner})"
+    return escape(repr(arg) if isinstance(arg, str) else str(arg))
+
+
+def unmodelled(item: dict[str, Any], class_name: str | None, components: dict[str, dict[str, Any]]) -> str | None:
+    """The phrase naming the constructs of a Flux bolt definition the model lacks (None: an ordinary bolt), e.g.
+    `a windowed bolt (withWindow(Count(5), Count(3)))` or `a join (Storm's JoinBolt, withTumblingWindow(...))`."""
+    methods = item.get("configMethods")
+    window = []
+    join = JOIN_CLASSES.get(class_name or "")
+    for m in methods if isinstance(methods, list) else []:
+        if isinstance(m, dict) and (m.get("name") in WINDOW_METHODS or (join and m.get("name") in JOIN_METHODS)):
+            args = m.get("args")
+            shown = ", ".join(_argument(a, components) for a in args) if isinstance(args, list) else ""
+            window.append(f"{m['name']}({shown})")
+    if join is not None:
+        return f"a join ({', '.join([join, *window])})"
+    if window:
+        return f"a windowed bolt ({', '.join(window)})"
+    return None
+
+
+def flux_components(root: Any) -> dict[str, dict[str, Any]]:
+    """A Flux file's `components` by id (those a configMethods argument may reference)."""
+    items = root.get("components") if isinstance(root, dict) else None
+    return {c["id"]: c for c in items if isinstance(c, dict) and isinstance(c.get("id"), str)} \
+        if isinstance(items, list) else {}
+
+
+#: TimeUnit names a Flux file gives BaseWindowedBolt.Duration, in milliseconds
+_UNIT_MS = {"MILLISECONDS": 1, "SECONDS": 1000, "MINUTES": 60_000, "HOURS": 3_600_000, "DAYS": 86_400_000}
+Length = tuple[str, int]  # ("count", tuples) or ("ms", milliseconds)
+
+
+def _length(arg: Any, components: dict[str, dict[str, Any]]) -> Length | None:
+    """A window length or sliding interval: a referenced Count(n) or Duration(value, UNIT) component."""
+    comp = components.get(arg["ref"]) if isinstance(arg, dict) and isinstance(arg.get("ref"), str) else None
+    args = comp.get("constructorArgs") if comp is not None else None
+    if comp is None or not isinstance(args, list) or not args or not isinstance(args[0], int) \
+            or isinstance(args[0], bool):
+        return None
+    kind = str(comp.get("className", "")).rsplit("$", 1)[-1].rsplit(".", 1)[-1]
+    if kind == "Count" and len(args) == 1:
+        return ("count", args[0])
+    if kind == "Duration" and len(args) == 2 and args[1] in _UNIT_MS:
+        return ("ms", args[0] * _UNIT_MS[args[1]])
+    return None
+
+
+def window_lengths(item: dict[str, Any], components: dict[str, dict[str, Any]]) -> tuple[Length, Length] | None:
+    """(window length, sliding interval) of `withWindow(length, sliding)` or `withTumblingWindow(length)` with
+    Count or Duration components; None when the file sets them otherwise (the check below then says nothing)."""
+    methods = item.get("configMethods")
+    for m in methods if isinstance(methods, list) else []:
+        args = m.get("args") if isinstance(m, dict) else None
+        if not isinstance(args, list):
+            continue
+        lengths = [_length(a, components) for a in args]
+        if m.get("name") == "withWindow" and len(lengths) == 2 and lengths[0] and lengths[1]:
+            return lengths[0], lengths[1]
+        if m.get("name") == "withTumblingWindow" and len(lengths) == 1 and lengths[0]:
+            return lengths[0], lengths[0]
+    return None
+
+
+def window_refusal(lengths: tuple[Length, Length], config: dict[str, Any]) -> str | None:
+    """What Storm's WindowedBoltExecutor refuses when the bolt starts (IllegalArgumentException in prepare): the
+    durations among (length, sliding), summed when both are, above topology.message.timeout.secs (unless
+    topology.enable.message.timeouts is false); the counts likewise above topology.max.spout.pending."""
+    durations = [v for kind, v in lengths if kind == "ms"]
+    counts = [v for kind, v in lengths if kind == "count"]
+    timeout = config.get("topology.message.timeout.secs", 30)
+    if durations and config.get("topology.enable.message.timeouts") is not False and isinstance(timeout, int) \
+            and sum(durations) > timeout * 1000:
+        return (f"Storm refuses this window when the bolt starts: its duration (length + sliding interval) "
+                f"{sum(durations) / 1000:g} s is more than topology.message.timeout.secs {timeout} s")
+    pending = config.get("topology.max.spout.pending")
+    if counts and isinstance(pending, int) and not isinstance(pending, bool) and sum(counts) > pending:
+        return (f"Storm refuses this window when the bolt starts: its count (length + sliding interval) "
+                f"{sum(counts)} is more than topology.max.spout.pending {pending}")
+    return None

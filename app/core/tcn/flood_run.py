@@ -1,0 +1,156 @@
+"""The threshold run of a flooded bolt: a concrete finite legal run in which its queue passes N.
+
+docs/boundedness.md, "The threshold run", states the construction: run J's cone of influence under a schedule in
+which the flood's source U backs up (phase 1, `slow_s` seconds), then switch U to its fastest pace (one full batch
+per α_U(1−τ), taken back-to-back) and J to its slowest (α_J(1+τ), then the whole idle allowance) at their next
+emit (phase 2), and stop at the first position where J's queue holds N. The phase-1 schedules tried are the ones
+growth by rates and the simulation use for U (spouts and every other bolt fastest, U slowest; the aligned ones,
+with their failure plans; J stops failing at the switch); the slow stretch is doubled until J's queue passes N.
+
+Nothing here is trusted: the run is a trace that the certifier (`app/core/tcn/check/certify.py`, threshold
+witness, loop_start k+1) must accept, and `app/core/tcn/check/flood.py` certifies it again when it checks the
+flood certificate it is attached to.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import replace
+from fractions import Fraction
+
+from app.core.formats.trace import Trace
+from app.core.formats.trace_numbers import format_time
+from app.core.results import BoltVerdict, FloodCertificate, FloodRun
+from app.core.tcn.check.certify import certify
+from app.core.tcn.check.flood import check_flood_certificate
+from app.core.tcn.network import Network, build_network
+from app.core.tcn.schedule import Schedule, Switch, schedules, unaligned_schedule
+from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
+from app.core.topology import Topology
+
+__all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_threshold_run", "chain_of", "threshold_runs"]
+
+MAX_DOUBLINGS = 16  # slow stretches tried per phase-1 schedule, each twice the one before
+PHASE_ONE_SCHEDULES = 6  # phase-1 schedules tried (the fastest-others one first, then the simulation's)
+STALLED = 3  # doublings in a row without a larger backlog of U at the switch: that schedule does not back U up
+
+
+def _phase_one(net: Network, source: str, target: str) -> list[Schedule]:
+    """The schedules under which `source` may back up: every other bolt fastest with no delay (growth by rates'
+    schedule), then the simulation's for `source` (docs/simulation.md), failure plans included (the target may
+    fail in phase 1; it stops failing when it switches to its slowest pace)."""
+    out: list[Schedule] = []
+    rates = unaligned_schedule(net, source)
+    if rates is not None:
+        out.append(replace(rates, delay={n: d if n == source else Fraction(0) for n, d in rates.delay.items()},
+                           eager={n: n != source for n in rates.eager}))
+    out += list(itertools.islice(schedules(net, source), PHASE_ONE_SCHEDULES))
+    return out[:PHASE_ONE_SCHEDULES]
+
+
+def _switched(net: Network, sched: Schedule, chain: list[str], target: str, slow: Fraction) -> Schedule:
+    """`sched` until `slow` seconds, then the chain's first bolt fastest (back-to-back, α(1−τ)); each next bolt of
+    the chain slowest, then fastest once the one before it has drained; the target slowest."""
+    tau, idle = net.tolerance, net.max_idle
+    alpha = {b.name: b.alpha for b in net.bolts}
+
+    def fastest(name: str, after: str | None = None) -> Switch:
+        return Switch(name, alpha[name] * (1 - tau), Fraction(0), True, after)
+
+    def slowest(name: str) -> Switch:
+        return Switch(name, alpha[name] * (1 + tau), idle, False)
+
+    switches = [fastest(chain[0])]
+    for before, name in zip(chain, chain[1:], strict=False):
+        switches += [slowest(name), fastest(name, before)]
+    return replace(sched, switch_at=slow, switches=(*switches, slowest(target)))
+
+
+def chain_of(cert: FloodCertificate) -> list[str]:
+    """The bolts that back up in turn, innermost first: a source that grows, then each bolt it floods that
+    floods the next (a chain of flood certificates), ending with `cert.source`."""
+    chain = [cert.source]
+    nested = cert.evidence.flood_certificate
+    while nested is not None:
+        chain.insert(0, nested.source)
+        nested = nested.evidence.flood_certificate
+    return chain
+
+
+def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold: int, *,
+                        cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
+                        max_cells: int = MAX_CELLS) -> tuple[Trace, Fraction, int] | str:
+    """A certified finite run of `target`'s cone in which its queue reaches `threshold` while the last bolt of
+    `chain` (`chain_of`) drains a backlog: (trace, slow stretch in seconds, the target's largest queue), or why
+    there is none."""
+    net = build_network(topo, [target])
+    names = {b.name for b in net.bolts}
+    if not set(chain) | {target} <= names:
+        return f"{', '.join(chain)} not all in {target}'s cone of influence"
+    first, source = chain[0], chain[-1]
+    slowest = next(b.alpha for b in net.bolts if b.name == first) * (1 + net.tolerance) + net.max_idle
+    tried = []
+    for sched in _phase_one(net, first, target):
+        slow, best, backlog, stalled = slowest * threshold, -1, -1, 0
+        for _ in range(MAX_DOUBLINGS):
+            goal = Goal(target, threshold, source)
+            out = build_finite_run(net, _switched(net, sched, chain, target, slow), goal, cancelled=cancelled,
+                                   deadline=deadline, max_cells=max_cells)
+            if isinstance(out, Trace):
+                cert = certify(out, checked=[target], threshold=threshold, cancelled=cancelled)
+                if cert.ok:
+                    return out, slow, goal.peak
+                tried.append(f"a run the certifier rejected (a defect): {'; '.join(cert.problems[:2])}")
+                break
+            if out in ("cancelled", "time limit reached"):
+                return out
+            stalled = stalled + 1 if goal.backlog <= backlog else 0
+            best, backlog = max(best, goal.peak), max(backlog, goal.backlog)
+            if stalled >= STALLED or out.startswith("no repeated state"):  # no backlog, or out of cells
+                tried.append(f"{sched.describe()}: {target}'s queue reached {best} at most ({source}'s backlog "
+                             f"{backlog} at most)")
+                break
+            slow *= 2
+        else:
+            tried.append(f"{sched.describe()}: {target}'s queue reached {best} after a slow stretch of "
+                         f"{format_time(slow)} s")
+    return "no phase-1 schedule took it there: " + "; ".join(tried) if tried else "no phase-1 schedule"
+
+
+def threshold_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[Trace], threshold: int,
+                   notes: list[str], *, cancelled: Callable[[], bool] = lambda: False,
+                   deadline: float | None = None) -> None:
+    """Attach to every `unbounded` verdict a threshold run past `threshold` (its trace appended to `traces`), in
+    place; a bolt without one gets a note saying what is missing."""
+    for name, verdict in verdicts.items():
+        cert = verdict.flood_certificate
+        if verdict.verdict != "unbounded" or cert is None:
+            continue
+        found = build_threshold_run(topo, chain_of(cert), name, threshold, cancelled=cancelled, deadline=deadline)
+        if isinstance(found, str):
+            notes.append(f"no threshold run past {threshold} for {name}: {found}")
+            continue
+        trace, slow, reached = found
+        run = FloodRun(threshold=threshold, slow_s=f"{slow.numerator}/{slow.denominator}", reached=reached,
+                       trace_index=len(traces))
+        with_run = cert.model_copy(update={"run": run})
+        index = cert.evidence.trace_index
+        problems = check_flood_certificate(build_network(topo, [name]).topology, with_run,
+                                           traces[index] if index is not None else None, trace)
+        if problems:
+            notes.append(f"defect: the threshold run for {name} was rejected by its checker and discarded: "
+                         + "; ".join(problems[:3]))
+            continue
+        traces.append(trace)
+        verdicts[name] = verdict.model_copy(update={
+            "flood_certificate": with_run,
+            "message": _with_run(verdict.message, f"A certified finite run takes its queue to {reached} (at least "
+                                                  f"{threshold}): {cert.source} slow for {float(slow):.4g} s, then "
+                                                  "draining")})
+
+
+def _with_run(message: str, run: str) -> str:
+    """The flood's message with the run's sentence before the earlier answer ("Before that: ...")."""
+    head, sep, before = message.partition(". Before that: ")
+    return f"{head}. {run}{sep}{before}" if sep else f"{message}. {run}"

@@ -1,0 +1,66 @@
+"""An asynchronous bolt (docs/model.md section 8) in the editor: its threads typed in the inspector, a stack of cards
+labelled "async bolt" on the canvas with its executors × threads, and its tooltip's capacity in threads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.core.topology import parse_topology
+
+ROOT = Path(__file__).resolve().parents[2]
+SIMPLE = ROOT / "models" / "simple-DIA-cfg-1.storm.json"
+
+
+def type_into(qtbot, row, text: str) -> None:
+    row.edit.setFocus()
+    row.edit.selectAll()
+    qtbot.keyClicks(row.edit, text) if text else row.edit.clear()
+    row.edit.textEdited.emit(row.edit.text())
+    row.edit.editingFinished.emit()
+
+
+def test_threads_make_a_bolt_asynchronous_in_the_inspector_and_on_the_canvas(make_window, qtbot) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    inspector = window.inspector
+    b1 = window.document.topology().bolt_by_name("B1")
+    window.scene.select_ids({b1.id})
+    node = window.scene.nodes[b1.id]
+    assert inspector.element_box.title() == "Bolt B1" and "thr" not in node.parameter_lines()[0]
+    type_into(qtbot, inspector.row("threads"), "4")
+    bolt = window.document.component(b1.id)
+    assert bolt.threads == 4 and bolt.take_max == 4 * bolt.parallelism
+    assert inspector.element_box.title() == "Asynchronous bolt B1"
+    node = window.scene.nodes[b1.id]
+    assert node.parameter_lines()[0].endswith(f"{bolt.parallelism} exec × 4 thr")
+    assert node.toolTip().startswith(f"Asynchronous bolt B1: {bolt.parallelism} executors × 4 threads "
+                                     f"(the model's C: up to {4 * bolt.parallelism} tuples in work at once)")
+    assert node.boundingRect().width() > 156 + 8  # room for the stacked cards
+    saved = json.loads(window.document.topology().to_json_bytes())
+    assert saved["schema_version"] == 3 and parse_topology(saved).bolt_by_name("B1").threads == 4
+    type_into(qtbot, inspector.row("threads"), "0")
+    assert "Threads (async): input should be greater than or equal to 1" in inspector.row("threads").error.text()
+    assert window.document.component(b1.id).threads == 4
+    type_into(qtbot, inspector.row("threads"), "")  # empty: an ordinary bolt again
+    assert window.document.component(b1.id).threads is None
+    assert inspector.element_box.title() == "Bolt B1"
+    window.action_undo.trigger()
+    assert window.document.component(b1.id).threads == 4
+
+
+def test_a_windowed_bolt_is_marked_on_the_canvas(make_window, tmp_path) -> None:
+    """docs/model.md section 10: a window the model does not have is marked, never drawn as an ordinary bolt."""
+    from app.core.storm.flux.builder import import_flux
+
+    examples = ROOT / "tests" / "data" / "flux" / "storm-examples"
+    path = tmp_path / "win.storm.json"
+    path.write_bytes(import_flux(examples / "simple_windowing.yaml").topology.to_json_bytes())
+    window = make_window()
+    window.open_path(path)
+    bolt = window.document.topology().bolt_by_name("bolt-1")
+    node = window.scene.nodes[bolt.id]
+    assert "It is a windowed bolt (withWindow(Count(5), Count(3))): the model has no windows or joins yet" \
+        in node.toolTip()
+    other = window.scene.nodes[window.document.topology().bolt_by_name("bolt-2").id]
+    assert "windows" not in other.toolTip()

@@ -1,0 +1,171 @@
+"""Windows and joins (docs/model.md section 10) are recognised by the Flux import and never read silently as ordinary
+bolts: the document keeps what the import found (`unmodelled`), and the import, every command reading the document
+and the rate check's explanation say that the model does not have them yet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.core.rates import rate_check
+from app.core.storm.flux.builder import import_flux
+from app.core.topology import TopologyError, parse_topology
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "flux" / "storm-examples"
+JOIN_FLUX = """
+name: "joins"
+components:
+  - id: "tumbling"
+    className: "org.apache.storm.topology.base.BaseWindowedBolt$Duration"
+    constructorArgs: [10, "SECONDS"]
+spouts:
+  - id: "orders"
+    className: "org.example.OrderSpout"
+  - id: "users"
+    className: "org.example.UserSpout"
+bolts:
+  - id: "join"
+    className: "org.apache.storm.bolt.JoinBolt"
+    constructorArgs: ["users", "userId"]
+    configMethods:
+      - name: "withTumblingWindow"
+        args: [ref: "tumbling"]
+  - id: "enrich"
+    className: "org.apache.metron.enrichment.bolt.EnrichmentJoinBolt"
+  - id: "sink"
+    className: "org.example.Sink"
+streams:
+  - {from: "orders", to: "join", grouping: {type: SHUFFLE}}
+  - {from: "users", to: "join", grouping: {type: SHUFFLE}}
+  - {from: "join", to: "enrich", grouping: {type: SHUFFLE}}
+  - {from: "enrich", to: "sink", grouping: {type: SHUFFLE}}
+"""
+
+
+def annotated(topo_data: dict) -> dict:
+    for s in topo_data["spouts"]:
+        s.update(rate=10, burst=1, unannotated=[])
+    for b in topo_data["bolts"]:
+        b.update(alpha=0.001, sigma=0.5, unannotated=[])
+    return topo_data
+
+
+def test_storms_sliding_window_example_is_recognised_and_said(tmp_path: Path, capsys) -> None:
+    result = import_flux(EXAMPLES / "simple_windowing.yaml")
+    bolt = result.topology.bolt_by_name("bolt-1")
+    assert bolt.unmodelled == "a windowed bolt (withWindow(Count(5), Count(3)))"
+    assert result.topology.bolt_by_name("bolt-2").unmodelled is None
+    assert any(n.startswith("bolts.bolt-1: a windowed bolt (withWindow(Count(5), Count(3))): the model has no "
+                            "windows or joins yet") for n in result.notes)
+    data = annotated(result.topology.model_dump(mode="json"))
+    explanation = rate_check(parse_topology(data)).bolts["bolt-1"].explanation
+    assert "it is a windowed bolt (withWindow(Count(5), Count(3))), which the model does not have yet" in explanation
+    assert "does not decide its windows or joins" in explanation
+    path = tmp_path / "win.storm.json"
+    path.write_bytes(parse_topology(data).to_json_bytes())
+    assert main(["check", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "bolts.bolt-1 is a windowed bolt (withWindow(Count(5), Count(3))): the model has no windows" in err
+
+
+def test_joins_are_recognised_by_class_with_their_window(tmp_path: Path) -> None:
+    flux = tmp_path / "joins.yaml"
+    flux.write_text(JOIN_FLUX)
+    topo = import_flux(flux).topology
+    assert topo.bolt_by_name("join").unmodelled == \
+        "a join (Storm's JoinBolt, withTumblingWindow(Duration(10, SECONDS)))"
+    assert topo.bolt_by_name("enrich").unmodelled == "a join (Metron's enrichment join)"
+    assert topo.bolt_by_name("sink").unmodelled is None
+    report = rate_check(parse_topology(annotated(topo.model_dump(mode="json"))))
+    assert "it is a join (Metron's enrichment join), which the model does not have yet" in \
+        report.bolts["enrich"].explanation
+
+
+def test_an_earlier_version_may_not_name_it() -> None:
+    data = annotated(import_flux(EXAMPLES / "simple_windowing.yaml").topology.model_dump(mode="json"))
+    data["schema_version"] = 2
+    with pytest.raises(TopologyError) as err:
+        parse_topology(json.loads(json.dumps(data)))
+    assert err.value.problems[0].path == "bolts.bolt-1.unmodelled"
+
+
+def test_d_vert_json_cannot_carry_the_marker() -> None:
+    from app.core.formats import FormatError
+    from app.core.formats.dvert import to_dvert
+
+    topo = parse_topology(annotated(import_flux(EXAMPLES / "simple_windowing.yaml").topology.model_dump(mode="json")))
+    with pytest.raises(FormatError) as err:
+        to_dvert(topo)
+    assert "bolts.bolt-1.unmodelled" in str(err.value)
+
+
+def test_metrons_enrichment_joins_import_from_its_real_flux_file() -> None:
+    """Metron's split-join enrichment topology (tests/data/flux/README.md): the enrichment join waits for the
+    message and its four enrichment branches, the threat intelligence join for its two; both are recognised with
+    their caches, and `topology.workers` is kept (its deaths are said not to be modelled: model.md section 9)."""
+    from app.core.storm.flux.yaml_text import FluxOptions
+
+    folder = EXAMPLES.parent / "metron"
+    result = import_flux(folder / "remote-splitjoin.yaml",
+                         FluxOptions(filter=folder / "enrichment-test.properties"))
+    topo = result.topology
+    joins = {b.name: b.unmodelled for b in topo.bolts if b.unmodelled is not None}
+    assert joins == {
+        "enrichmentJoinBolt": "a join (Metron's enrichment join, withMaxCacheSize(100000), withMaxTimeRetain(10))",
+        "threatIntelJoinBolt": "a join (Metron's threat intelligence join, withMaxCacheSize(100000), "
+                               "withMaxTimeRetain(10))"}
+    into = sorted(topo.name_of(s.source) for s in topo.subscriptions if topo.name_of(s.target) == "enrichmentJoinBolt")
+    assert into == ["enrichmentSplitBolt", "geoEnrichmentBolt", "hostEnrichmentBolt", "simpleHBaseEnrichmentBolt",
+                    "stellarEnrichmentBolt"]
+    assert topo.storm.workers == 2
+    assert sum(n.startswith("bolts.") and "a join (Metron's" in n for n in result.notes) == 2
+
+
+def test_a_joins_answer_names_the_branch_it_waits_for() -> None:
+    """Metron's enrichment join fed 100 messages/s with a geo enrichment of 20 ms (50/s: utilisation 2) and every
+    other bolt at 1 ms: the join's explanation names the geo bolt as the branch its output waits for."""
+    from app.core.storm.flux.yaml_text import FluxOptions
+
+    folder = EXAMPLES.parent / "metron"
+    data = import_flux(folder / "remote-splitjoin.yaml",
+                       FluxOptions(filter=folder / "enrichment-test.properties")).topology.model_dump(mode="json")
+    for s in data["spouts"]:
+        s.update(rate=100, burst=1, unannotated=[])
+    for b in data["bolts"]:
+        b.update(alpha=0.02 if b["name"] == "geoEnrichmentBolt" else 0.001, unannotated=[],
+                 sigma=0 if b["name"].endswith("OutputBolt") else 1)
+        b["stream_sigma"] = {k: 1 for k in b.get("streams", [])}
+    report = rate_check(parse_topology(data))
+    assert report.bolts["geoEnrichmentBolt"].status == "grows"
+    assert report.bolts["enrichmentJoinBolt"].explanation.endswith(
+        "its output waits for its slowest branch, geoEnrichmentBolt (utilisation 2 at nominal timing), and "
+        "meanwhile holds the other branches' parts")
+
+
+@pytest.mark.parametrize(("config", "said"), [
+    ("", None),  # 10 s + 10 s within Storm's default timeout of 30 s
+    ("config:\n  topology.message.timeout.secs: 15\n",
+     "Storm refuses this window when the bolt starts: its duration (length + sliding interval) 20 s is more than "
+     "topology.message.timeout.secs 15 s"),
+    ("config:\n  topology.message.timeout.secs: 15\n  topology.enable.message.timeouts: false\n", None),
+])
+def test_a_window_storm_refuses_is_said(tmp_path: Path, config: str, said: str | None) -> None:
+    """Storm's WindowedBoltExecutor refuses, when the bolt starts, a window whose durations exceed the message
+    timeout (with timeouts on), and one whose counts exceed topology.max.spout.pending."""
+    flux = tmp_path / "joins.yaml"
+    flux.write_text(JOIN_FLUX.replace('name: "joins"\n', 'name: "joins"\n' + config))
+    notes = [n for n in import_flux(flux).notes if "refuses" in n]
+    assert notes == ([] if said is None else [f"bolts.join: {said}"])
+
+
+def test_a_count_window_above_max_spout_pending_is_said(tmp_path: Path) -> None:
+    text = (EXAMPLES / "simple_windowing.yaml").read_text()
+    flux = tmp_path / "w.yaml"
+    flux.write_text(text.replace("topology.workers: 1", "topology.workers: 1\n  topology.max.spout.pending: 5"))
+    assert [n for n in import_flux(flux).notes if "refuses" in n] == [
+        "bolts.bolt-1: Storm refuses this window when the bolt starts: its count (length + sliding interval) 8 is "
+        "more than topology.max.spout.pending 5"]
+    assert [n for n in import_flux(EXAMPLES / "simple_windowing.yaml").notes if "refuses" in n] == []
