@@ -36,10 +36,26 @@ def test_run_then_reliability_over_connect(connect_url: str, tmp_path: Path) -> 
     out = tmp_path / "run"
     done = _cli(["run", str(MODELS / "getting-started.storm.json"), "--duration", "4", "--workers", "2",
                  "--out", str(out), "--master", connect_url, "--json"])
+    first_ended = time.monotonic()
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["master"] == connect_url and result["workers"] == 2
     assert set(result["placement"].values()) == {0, 1}  # tuples crossed a socket between the two tasks
+    # the next run attaches to the same server-side session (session.shared_connect_url): Spark's Python
+    # workers of the first run are reused, and the host's start is recorded with the phases
+    again = _cli(["run", str(MODELS / "getting-started.storm.json"), "--duration", "2", "--workers", "2",
+                  "--out", str(tmp_path / "again"), "--master", connect_url, "--json"])
+    assert again.returncode == 0, again.stderr
+    second = json.loads(again.stdout)
+    assert second["master"] == connect_url
+    phases = json.loads((tmp_path / "again" / "run.json").read_text())["result"]["phases"]
+    assert list(phases) == ["host_start", "worker_start", "shared_start", "run", "collect", "write"]
+    # Spark stops a Python worker idle for a minute (PythonWorkerFactory's idle timeout, not a setting): the
+    # workers are the same ones only when the second run's tasks began within it; on a machine so loaded
+    # that starting the second run took longer, new workers are the right outcome
+    idle = time.monotonic() - first_ended - sum(float(phases[p]) for p in ("run", "collect", "write"))
+    if idle < 45:  # the first run's workers idled this long, at most, before the second run's tasks
+        assert set(second["task_pids"]) & set(result["task_pids"]), (result["task_pids"], second["task_pids"])
     log = read_log(out)
     kinds = {e.ev for e in log.events}
     assert {"spout_emit", "take", "bolt_emit", "bolt_ack", "spout_ack"} <= kinds
@@ -48,16 +64,6 @@ def test_run_then_reliability_over_connect(connect_url: str, tmp_path: Path) -> 
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert all(report["properties"].values()) and not report["violations"]
-    # the next run attaches to the same server-side session (session.shared_connect_url): Spark's Python
-    # workers of the first run are reused, and the host's start is recorded with the phases
-    again = _cli(["run", str(MODELS / "getting-started.storm.json"), "--duration", "2", "--workers", "2",
-                  "--out", str(tmp_path / "again"), "--master", connect_url, "--json"])
-    assert again.returncode == 0, again.stderr
-    second = json.loads(again.stdout)
-    assert second["master"] == connect_url
-    assert set(second["task_pids"]) & set(result["task_pids"]), (result["task_pids"], second["task_pids"])
-    phases = json.loads((tmp_path / "again" / "run.json").read_text())["result"]["phases"]
-    assert list(phases) == ["host_start", "worker_start", "shared_start", "run", "collect", "write"]
 
 
 def test_a_closed_run_session_gives_way_to_a_new_one(connect_url: str) -> None:

@@ -24,6 +24,7 @@ capacity C/(α(1+τ) + max_idle). It accepts (docs/boundedness.md, "Unbounded: a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -116,31 +117,33 @@ def _part_of(evidence: Topology, source: str, whole: Topology, label: str = "evi
     return problems
 
 
+def _nested(kind: str, target: str, source: str, document: dict[str, Any] | None, topo: Topology,
+            check: Callable[[Topology], list[str]]) -> list[str]:
+    """Why a certificate nested as evidence (of `kind`, about `target`, on `document`) does not show that
+    `source` can hold any backlog in `topo`; [] when it does."""
+    if target != source:
+        return [f"evidence: the {kind} certificate is about {target}, not {source}"]
+    if document is None:
+        return [f"evidence: the {kind} certificate comes without the document it is about"]
+    try:
+        proven_on = parse_topology(document)
+    except (TopologyError, ValueError, TypeError) as exc:
+        return [f"evidence: its document is not valid: {exc}"]
+    problems = [f"evidence: {p}" for p in check(proven_on)]
+    return problems or _part_of(proven_on, source, topo)
+
+
 def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | None) -> list[str]:
     """Why the source's evidence does not show that it can hold any backlog in `topo`; [] when it does."""
     ev = cert.evidence
     if ev.flood_certificate is not None:  # a chain: the source is itself unbounded
-        if ev.flood_certificate.target != cert.source:
-            return [f"evidence: the flood certificate is about {ev.flood_certificate.target}, not {cert.source}"]
-        if ev.topology is None:
-            return ["evidence: the flood certificate comes without the document it is about"]
-        try:
-            flooded_on = parse_topology(ev.topology)
-        except (TopologyError, ValueError, TypeError) as exc:
-            return [f"evidence: its document is not valid: {exc}"]
-        problems = [f"evidence: {p}" for p in check_flood_certificate(flooded_on, ev.flood_certificate)]
-        return problems or _part_of(flooded_on, cert.source, topo)
+        flood = ev.flood_certificate
+        return _nested("flood", flood.target, cert.source, ev.topology, topo,
+                       lambda on: check_flood_certificate(on, flood))
     if ev.growth_certificate is not None:
-        if ev.growth_certificate.target != cert.source:
-            return [f"evidence: the growth certificate is about {ev.growth_certificate.target}, not {cert.source}"]
-        if ev.topology is None:
-            return ["evidence: the growth certificate comes without the document it is about"]
-        try:
-            proven_on = parse_topology(ev.topology)
-        except (TopologyError, ValueError, TypeError) as exc:
-            return [f"evidence: its document is not valid: {exc}"]
-        problems = [f"evidence: {p}" for p in check_growth_certificate(proven_on, ev.growth_certificate)]
-        return problems or _part_of(proven_on, cert.source, topo)
+        growth = ev.growth_certificate
+        return _nested("growth", growth.target, cert.source, ev.topology, topo,
+                       lambda on: check_growth_certificate(on, growth))
     lasso = trace if trace is not None else ev.trace
     if lasso is None:
         return ["evidence: neither a growth certificate nor a lasso of the source"]
