@@ -15,13 +15,14 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.formats.trace import Trace
-from app.core.tcn.network import build_network
+from app.core.tcn.network import build_network, cone_of_influence
 from app.core.tcn.simulate import build_lasso
 from app.core.topology import Topology
 
 # positions × (bolts + subscriptions) simulated by one witness search per bolt tried: the published configurations
 # and models/ need at most ~3,000; a budget of work, not of time, keeps answers the same under any load
 WITNESS_CELLS = 100_000
+MIN_POSITIONS = 64  # a search the budget allows fewer positions than this is not started
 MAX_PASSES = 10**12  # passes of the loop tried before giving up
 WITNESS_FORMAT = "stormbound-latency-witness/1"  # `check --witness-out`: {timeout, witnesses: [{..., trace}]}
 
@@ -269,21 +270,33 @@ def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, cells
     count). One network for all of them and one budget in all: each lasso built is tried for every bolt still
     without a witness (a bolt that grows often makes the bolts below it grow in the same lasso), and a bolt's
     own lasso is searched for only while budget is left. The budget counts work (`cells`: positions
-    simulated over every schedule tried, times the bolts and subscriptions each position carries), not time,
+    simulated over every schedule tried and steps of choosing the schedules, times the bolts and
+    subscriptions each carries), not time,
     so a document gets the same answer on a quiet and on a loaded machine. Not certified here: the caller
     has `app/core/tcn/check/latency_witness.check_witness` confirm each."""
-    net = build_network(topo, bolts)
     found: dict[str, list[LatencyWitness]] = {}
-    # a position costs in proportion to the bolts and the subscriptions (one count per declared stream)
+    cone = cone_of_influence(topo, [topo.bolt_by_name(n).id for n in bolts])
+    if cells < MIN_POSITIONS * (max(1, len(cone.bolts)) + len(cone.subscriptions)):
+        return found  # too wide for the budget: not even the network is built
+    net = build_network(topo, bolts)
+    # a position costs in proportion to the bolts and the subscriptions (one count per declared stream), and
+    # so does each step of choosing the schedules (one fluid estimate per period tried: `cancelled` is asked
+    # once per step, and charged for it)
     width = max(1, len(net.bolts))
     weight = width + len(net.topology.subscriptions)
     left = cells
+
+    def spent() -> bool:
+        nonlocal left
+        left -= weight
+        return left < 0
+
     for bolt in bolts:
         if bolt in found:
             continue
-        if left < weight:
+        if left < MIN_POSITIONS * weight:  # too little for a lasso of this width: none is looked for
             break
-        lasso = build_lasso(net, bolt, total_cells=left // weight * width)
+        lasso = build_lasso(net, bolt, total_cells=left // weight * width, cancelled=spent)
         left -= lasso.positions * weight
         trace = lasso.trace
         if trace is None or any(s.fail or s.lost or s.phase == "failed" for p in trace.positions
