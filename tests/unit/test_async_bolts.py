@@ -381,3 +381,21 @@ def test_an_annotated_thread_count_must_be_whole(tmp_path: Path, given: str, sai
     huge.write_text(FETCH_FLUX.format(threads=10**12, tasks=2))
     with pytest.raises(FluxError, match="bolts.fetcher.threads: input should be less than or equal to 2147483647"):
         import_flux(huge)
+
+
+def test_the_suggested_executors_count_each_executors_threads() -> None:
+    """At a capacity target the executors suggested for an asynchronous bolt count its threads: 2 tuples/s of
+    1 s each need 2 / 0.7 → 3 threads, one executor of 8 (an ordinary bolt would need 3 executors)."""
+    from app.core.rates.suggest import at_target
+
+    doc = json.loads((Path(__file__).resolve().parents[2] / "models" / "getting-started.storm.json").read_text())
+    doc["schema_version"] = 3
+    split = next(b for b in doc["bolts"] if b["name"] == "split")
+    assert (split["alpha"], split["parallelism"]) == (1.0, 4)
+    plain = parse_topology(doc)
+    split["threads"] = 8
+    threaded = parse_topology(doc)
+    least = {"split": 1, "count": 1}
+    assert at_target(plain, least, 0.7)["split"] == 3
+    assert at_target(threaded, least, 0.7)["split"] == 1
+    assert at_target(threaded, least, 0.7)["count"] == at_target(plain, least, 0.7)["count"] == 6

@@ -70,9 +70,9 @@ TARGET_CAPACITY = 0.7  # the Storm UI capacity an engineer plans each bolt to (D
 
 
 def at_target(topo: Topology, least: dict[str, int | None], target: float = TARGET_CAPACITY) -> dict[str, int | None]:
-    """Per bolt, the fewest executors that keep its capacity (inflow × α / executors, the Storm UI's figure) at
-    or below `target` at nominal rates, and never fewer than `least` (the smallest bounded parallelism, None when
-    none is): what `check` and `repair` suggest."""
+    """Per bolt, the fewest executors that keep its capacity (inflow × α / (executors × threads): the Storm UI's
+    figure for an ordinary bolt, whose executor is one thread) at or below `target` at nominal rates, and never
+    fewer than `least` (the smallest bounded parallelism, None when none is): what `check` and `repair` suggest."""
     probe = RateFigures(topo, {b.id: 10**12 for b in topo.bolts})  # every bolt keeps up: the flows it passes on
     inflow = probe.inflows(probe.spout_nominal, probe.cap_max, from_above=False, high=True,
                            saturated=probe.amplifying)  # an amplifying cycle has no finite flows (and no `least`)
@@ -82,8 +82,8 @@ def at_target(topo: Topology, least: dict[str, int | None], target: float = TARG
         if proven is None:
             out[b.name] = None
             continue
-        busy = inflow[b.id] * exact(b.alpha)  # executor-seconds per second
-        need = math.ceil(busy / exact(target)) if busy > 0 else 1
+        busy = inflow[b.id] * exact(b.alpha)  # thread-seconds per second (an executor is one thread, or `threads`)
+        need = math.ceil(busy / (exact(target) * (b.threads or 1))) if busy > 0 else 1
         out[b.name] = max(proven, need, 1)
     return out
 
