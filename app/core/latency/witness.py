@@ -276,14 +276,14 @@ def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, cells
     has `app/core/tcn/check/latency_witness.check_witness` confirm each."""
     found: dict[str, list[LatencyWitness]] = {}
     cone = cone_of_influence(topo, [topo.bolt_by_name(n).id for n in bolts])
-    if cells < MIN_POSITIONS * (max(1, len(cone.bolts)) + len(cone.subscriptions)):
-        return found  # too wide for the budget: not even the network is built
-    net = build_network(topo, bolts)
     # a position costs in proportion to the bolts and the subscriptions (one count per declared stream), and
     # so does each step of choosing the schedules (one fluid estimate per period tried: `cancelled` is asked
     # once per step, and charged for it)
-    width = max(1, len(net.bolts))
-    weight = width + len(net.topology.subscriptions)
+    width = max(1, len(cone.bolts))
+    weight = width + len(cone.subscriptions)
+    if cells < MIN_POSITIONS * weight:
+        return found  # too wide for the budget: not even the network is built
+    net = build_network(cone, bolts, reduce=False)  # the cone is the network's topology already
     left = cells
 
     def spent() -> bool:
