@@ -116,6 +116,18 @@ def test_live_mode_refuses_an_open_document_of_another_topology(make_window: Cal
     assert all(node.live is None for node in window.scene.nodes.values())
 
 
+def _inside_a_hung_poll(window: Any, ui: DriftingStormUI, qtbot: Any) -> Any:
+    """Live Mode started against `ui`, one poll judged, then its worker inside a poll the UI does not answer."""
+    window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-drift", "every": 0.05, "polls": 1000}
+    window.live.start_dialog()
+    worker = window.live.worker
+    assert worker is not None
+    qtbot.waitUntil(lambda: window.live.last is not None and bool(window.live.last.statuses), timeout=30000)
+    ui.hold()
+    qtbot.waitUntil(lambda: ui.held >= 1, timeout=30000)
+    return worker
+
+
 def test_closing_the_window_while_live_mode_polls(qtbot: Any, tmp_path: Path) -> None:
     """The user closes the window while a poll hangs: the window goes (its join is bounded), the worker ends
     on its own later and its last signals find no window; nothing is freed twice, nothing raises."""
@@ -131,13 +143,7 @@ def test_closing_the_window_while_live_mode_polls(qtbot: Any, tmp_path: Path) ->
                         autosave_dir=tmp_path / "autosave")
     window.show()
     with DriftingStormUI(overload_after=1000) as ui:
-        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-drift", "every": 0.05, "polls": 1000}
-        window.live.start_dialog()
-        worker = window.live.worker
-        assert worker is not None
-        qtbot.waitUntil(lambda: window.live.last is not None and bool(window.live.last.statuses), timeout=30000)
-        ui.hold()
-        qtbot.waitUntil(lambda: ui.held >= 1, timeout=30000)  # the worker is inside a poll the UI does not answer
+        worker = _inside_a_hung_poll(window, ui, qtbot)
         assert window.close()  # shutdown cancels the worker and waits for it, within a bound
         assert worker.isRunning()  # still waiting for the UI: it outlives the window
         window.deleteLater()
@@ -157,13 +163,7 @@ def test_stop_turns_live_mode_off_at_once_while_a_poll_hangs(make_window: Callab
 
     window = make_window()
     with DriftingStormUI(overload_after=1000) as ui:
-        window.dialogs.answers["live"] = {"url": ui.url, "topology": "wordcount-drift", "every": 0.05, "polls": 1000}
-        window.live.start_dialog()
-        worker = window.live.worker
-        assert worker is not None
-        qtbot.waitUntil(lambda: window.live.last is not None and bool(window.live.last.statuses), timeout=30000)
-        ui.hold()
-        qtbot.waitUntil(lambda: ui.held >= 1, timeout=30000)  # the worker waits inside a poll
+        worker = _inside_a_hung_poll(window, ui, qtbot)
         window.live.action_stop.trigger()
         # off now, without waiting for the worker: the start action is back, the canvas no longer live
         assert window.live.action_start.isEnabled() and not window.live.action_stop.isEnabled()
