@@ -164,6 +164,12 @@ class BoltVerdict(BaseModel):
         or as a decimal only (the CLI's text)."""
         return self.words().text(exact)
 
+    def reworded(self, words: Words) -> BoltVerdict:
+        """This verdict with its message `words` (figures kept, as `said` keeps them)."""
+        verdict = self.model_copy(update={"message": words.text()})
+        verdict._words = words
+        return verdict
+
 
 class Progress(BaseModel):
     """A progress report from a running search (sent through a callback): a step of the solver (`message`), or,

@@ -285,3 +285,26 @@ def test_broken_evidence_is_refused_in_words(evidence: dict[str, Any]) -> None:
     data["evidence"] = evidence
     problems = check_flood_certificate(cone(FLOOD, "J").model_dump(mode="json"), data)
     assert problems and all(isinstance(p, str) for p in problems), problems
+
+
+def test_what_a_flood_proof_misses_is_said_once_and_the_message_keeps_its_figures(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bolt no flood proves says what is missing (once, however many passes try it), and its message keeps its
+    figures: the CLI's text writes them as decimals only, like every other verdict's."""
+    from app.core.tcn import flood
+    from app.core.words import Words
+
+    def short(*args: Any) -> None:
+        args[-1].append("U can hold any backlog, but drains 1 tuple/s into J, which takes 1")
+
+    monkeypatch.setattr(flood, "prove_flood", short)
+    doc = _doc([("U", 2, 1.0, 1), ("J", 0.5, 0.0, 1)], [("S", "U"), ("U", "J")], rate=1.0)
+    topo = parse_topology(doc)
+    verdicts = {"U": BoltVerdict(verdict="counterexample", message="U grows"),
+                "J": BoltVerdict.said(Words.of("J may receive ", Fraction(20, 9), " tuples/s"), verdict="unknown")}
+    for _ in range(2):
+        flood.flood_verdicts(topo, verdicts, [], lambda n: topo, [])
+    j = verdicts["J"]
+    assert j.verdict == "unknown" and j.message.count(flood.NO_FLOOD) == 1
+    assert j.message.startswith("J may receive 2.222 (exactly 20/9) tuples/s No flood proof: U can hold")
+    assert j.text(exact=False).startswith("J may receive 2.222 tuples/s No flood proof: U can hold")

@@ -164,10 +164,9 @@ def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], trac
     cert = prove_flood(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology, short)
     if cert is None:
         if short:  # what is missing for an answer, in its message
-            head = before.message.split(NO_FLOOD)[0].rstrip()
-            verdicts[name] = before.model_copy(update={"message": (
-                f"{head} {NO_FLOOD}{'; '.join(short)} (a tie or less proves neither a flood nor a bound: "
-                "docs/boundedness.md, \"Unbounded: a backlog that floods\")")})
+            verdicts[name] = before.reworded(Words.of(*_before_no_flood(before.words()), (
+                f" {NO_FLOOD}{'; '.join(short)} (a tie or less proves neither a flood nor a bound: "
+                "docs/boundedness.md, \"Unbounded: a backlog that floods\")")))
         return
     index = cert.evidence.trace_index
     problems = check_flood_certificate(cone, cert, traces[index] if index is not None else None)
@@ -177,6 +176,14 @@ def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], trac
         return
     verdicts[name] = BoltVerdict.said(flood_message(cert, before.words()), verdict="unbounded", method="flood proof",
                                       certified=True, k=before.k, flood_certificate=cert)
+
+
+def _before_no_flood(words: Words) -> tuple[str | Figure | Exactly, ...]:
+    """The parts of a bolt's message before what an earlier pass said is missing for the flood proof."""
+    for i, part in enumerate(words.parts):
+        if isinstance(part, str) and NO_FLOOD in part:
+            return (*words.parts[:i], part.split(NO_FLOOD)[0].rstrip())
+    return words.parts
 
 
 def floods_by_rates(topo: Topology, statuses: dict[str, str],
