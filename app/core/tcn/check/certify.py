@@ -201,7 +201,7 @@ def certify(trace: Trace | CompressedTrace | Any, checked: list[str] | None = No
     certificate is then not ok, with the single problem CANCELLED."""
     try:
         source = source_of(trace)
-        if not isinstance(trace, Trace):  # read in passes: a malformed position is named before any rule
+        if source.compressed:  # read in passes: a malformed position is named before any rule
             for _ in source.steps(0):
                 pass
         return _certify(source, checked, threshold, cancelled or (lambda: False))

@@ -67,6 +67,7 @@ class Source:
     count: int
     denominator: int
     steps: Callable[[int], Iterator[Step]]
+    compressed: bool = False  # its positions validated as they are read (a `/1` trace's are, before)
 
 
 def validation_problems(err: ValidationError, prefix: tuple[Any, ...] = ()) -> list[str]:
@@ -163,7 +164,7 @@ def _compressed(data: dict[str, Any]) -> Source:
             n += 1
             yield step
 
-    return Source(header.topology, header.k, header.loop_start, count, denominator, steps)
+    return Source(header.topology, header.k, header.loop_start, count, denominator, steps, compressed=True)
 
 
 def _patched(before: Step, position: dict[str, Any], patch: Patch, n: int) -> Step:
