@@ -178,3 +178,65 @@ def test_a_windowed_bolt_with_failures_or_threads_is_refused_naming_the_field() 
     with pytest.raises(TopologyError) as err:
         parse_topology(doc)
     assert err.value.problems[0].path == "bolts.W" and "min_ttf" in err.value.problems[0].message
+
+
+def test_the_search_decides_nothing_through_a_window_and_says_so() -> None:
+    """The search has no window rule yet: a checked bolt whose cone holds a windowed bolt is `unknown` with the rate
+    check's answer beside it, and no lasso is built through the window (never an ordinary bolt's answer)."""
+    from app.core.tcn.search import SearchOptions, verify
+
+    doc = windowed(25, 0.5, 30, 10)
+    doc["verification"]["checked"] = ["W", "P"]
+    result = verify(parse_topology(doc), SearchOptions(k_max=8))
+    assert result.traces == [] and result.bolts["W"].verdict == "unknown"
+    assert result.bolts["W"].message.startswith("not searched: W's cone of influence holds the windowed bolt W "
+                                                "(withWindow(Count(30), Count(10)))")
+    assert "the rate check's answer is grows" in result.bolts["W"].message
+    # P below it is proven bounded by the rate check, which has the window (W passes on at most σ × its capacity)
+    assert result.bolts["P"].verdict == "bounded" and result.bolts["P"].method == "rate check"
+    bounded = verify(parse_topology(windowed(10, 0.5, 30, 10)), SearchOptions(k_max=8))
+    assert bounded.verdict == "bounded" and bounded.bolts["W"].queue_bound == 20  # the rate check's own proof
+
+
+def test_every_checker_refuses_a_document_with_a_window() -> None:
+    """Mutation: a certified lasso whose embedded document gains a window is rejected by the certifier (it has no
+    window rule yet), and so is a growth-by-rates certificate's by its checker; without the window both are
+    accepted."""
+    from app.core.tcn.check.certify import certify
+    from app.core.tcn.check.rate_growth import check_growth_certificate
+    from app.core.tcn.network import build_network
+    from app.core.tcn.rate_growth import prove_growth
+    from app.core.tcn.search import SearchOptions, verify
+
+    plain = windowed(25, 0.5, 30, 10)
+    del plain["bolts"][0]["window"]
+    plain["bolts"][0]["parallelism"] = 10  # the same capacity, 20 tuples/s, as an ordinary bolt: it grows
+    result = verify(parse_topology(plain), SearchOptions(k_max=12))
+    assert result.verdict == "counterexample" and result.traces
+    trace = result.traces[0].model_dump(mode="json")
+    assert certify(trace).ok
+    trace["topology"]["schema_version"] = 4
+    bolt = next(b for b in trace["topology"]["bolts"] if b["name"] == "W")
+    bolt.update(parallelism=1, window={"kind": "count", "length": 30, "slide": 10})
+    refused = certify(trace)
+    assert not refused.ok and "windowed bolt W" in refused.problems[0] and "no window rule" in refused.problems[0]
+    # the growth-by-rates checker (read like the linear and flood checkers: app/core/tcn/check/reading.py)
+    cone = build_network(parse_topology(plain), ["W"]).document()
+    cert = prove_growth(parse_topology(cone), "W")
+    assert cert is not None and check_growth_certificate(cone, cert) == []
+    cone["schema_version"] = 4
+    bolt = next(b for b in cone["bolts"] if b["name"] == "W")
+    bolt.update(parallelism=1, window={"kind": "count", "length": 30, "slide": 10})
+    problems = check_growth_certificate(cone, cert)
+    assert len(problems) == 1 and "windowed bolt W" in problems[0] and "no window rule" in problems[0]
+
+
+def test_a_spout_tree_through_a_window_gets_no_latency_bound() -> None:
+    """A tuple is acked when later tuples push it out of its last window: no arrival curve bounds that from above,
+    so no latency bound is claimed for a spout whose trees pass a windowed bolt, and the reason says why."""
+    from app.core.latency.report import latency_report
+
+    report = latency_report(parse_topology(windowed(10, 0.5, 30, 10)), witnesses=False, pending=False)
+    assert report.spouts["S"].bound is None and report.sojourn_bound["W"] is None
+    assert "W is a windowed bolt (withWindow(Count(30), Count(10))): Storm acks a tuple only when later tuples push " \
+           "it out of its last window" in report.spouts["S"].reason
