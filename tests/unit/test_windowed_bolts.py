@@ -240,3 +240,37 @@ def test_a_spout_tree_through_a_window_gets_no_latency_bound() -> None:
     assert report.spouts["S"].bound is None and report.sojourn_bound["W"] is None
     assert "W is a windowed bolt (withWindow(Count(30), Count(10))): Storm acks a tuple only when later tuples push " \
            "it out of its last window" in report.spouts["S"].reason
+
+
+def test_storm_starters_sliding_window_topology_by_hand() -> None:
+    """storm-starter's SlidingWindowTopology (tests/data/flux/storm-starter/): 10 integers/s into slidingsum
+    (withWindow(Count(30), Count(10)), one sum per window: σ = 1/10), whose sums go to tumblingavg
+    (withTumblingWindow(Count(3)): σ = 1/3). With one evaluation of 0.5 s, slidingsum serves 10 / 0.5 = 20 tuples/s:
+    bounded below 9 + 10 + 1 = 20 tuples, 20 + 30 = 50 unacked, a tuple acked 39 tuples (3.9 s) later;
+    tumblingavg receives one sum a second and acks a sum 3 + 3 − 1 = 5 sums (5 s) later: by hand."""
+    from pathlib import Path
+
+    from app.core.storm.flux.builder import import_flux
+    from app.core.tcn.search import SearchOptions, verify
+
+    flux = Path(__file__).resolve().parents[1] / "data" / "flux" / "storm-starter" / "sliding-window-topology.yaml"
+    data = import_flux(flux).topology.model_dump(mode="json")
+    assert {b["name"]: b.get("window") for b in data["bolts"]} == {
+        "slidingsum": {"kind": "count", "length": 30, "slide": 10}, "tumblingavg": {"kind": "count", "length": 3},
+        "printer": None}
+    data["spouts"][0].update(rate=10, burst=1, unannotated=[])
+    figures = {"slidingsum": (0.5, 0.1), "tumblingavg": (0.01, 1 / 3), "printer": (0.001, 0)}
+    for b in data["bolts"]:
+        b.update(alpha=figures[b["name"]][0], sigma=figures[b["name"]][1], unannotated=[])
+    data["settings"].update(tolerance=0, max_idle_time=0)
+    topo = parse_topology(data)
+    report = rate_check(topo)
+    total = report.bolts["slidingsum"]
+    assert (total.status, total.queue_bound, total.window_pending, total.window_hold_nominal) == \
+        ("bounded", 20, 50, pytest.approx(3.9))
+    avg = report.bolts["tumblingavg"]
+    assert avg.status == "bounded" and avg.inflow_max == pytest.approx(1) and avg.window_hold_nominal == \
+        pytest.approx(5)
+    assert "up to 5 tuples later on its executor: about 5 s at the nominal inflow" in avg.explanation
+    result = verify(topo, SearchOptions(k_max=8))
+    assert result.verdict == "bounded" and all(v.method == "rate check" for v in result.bolts.values())
