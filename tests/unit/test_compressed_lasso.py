@@ -158,3 +158,18 @@ def test_a_long_compressed_lasso_is_certified_a_block_at_a_time(lassos: tuple[Co
     assert found.ok, found.problems[:3]
     assert found.growth_per_loop == certify(plain, checked=[TARGET]).growth_per_loop
     assert peak < 40 * 2**20, peak
+
+
+def test_a_compressed_trace_over_the_certifiers_cells_is_refused_before_it_is_expanded(
+        lassos: tuple[CompressedTrace, Trace], monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.core.tcn.check.certify_source as certify_source
+
+    kept, plain = lassos
+    cells = (plain.k + 2) * (len(plain.positions[0].spouts) + len(plain.positions[0].bolts))
+    monkeypatch.setattr(certify_source, "MAX_CERTIFIED_CELLS", cells - 1)
+    found = certify(kept, checked=[TARGET])
+    assert not found.ok and found.problems == [
+        f"trace format: positions: more than {cells - 1} cells once expanded (positions x components: the limit on "
+        "what the certifier replays; setting STORMBOUND_MAX_CERTIFIED_CELLS)"]
+    monkeypatch.setattr(certify_source, "MAX_CERTIFIED_CELLS", cells)
+    assert certify(kept, checked=[TARGET]).ok

@@ -273,9 +273,9 @@ def steps_in(position: Any) -> int:
     return sum(len(steps) for steps in (position.get("spouts"), position.get("bolts")) if isinstance(steps, dict))
 
 
-def too_many_cells(cells: int) -> ExpandError:
-    return ExpandError("positions", f"more than {cells} cells once expanded (positions x components: the limit on "
-                                    "what a trace read whole may hold; setting STORMBOUND_MAX_TRACE_CELLS)")
+def too_many_cells(cells: int, why: str = "the limit on what a trace read whole may hold; setting "
+                                          "STORMBOUND_MAX_TRACE_CELLS") -> ExpandError:
+    return ExpandError("positions", f"more than {cells} cells once expanded (positions x components: {why})")
 
 
 def _repeated(source: Any, time: Fraction | None, rep: Repeat, shift: Fraction, where: str,

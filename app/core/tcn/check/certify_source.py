@@ -126,7 +126,8 @@ def _compressed(data: dict[str, Any]) -> Source:
                     denominator = math.lcm(denominator, exact_fraction(time).denominator)
         components = sum(len(v) for key in ("spouts", "bolts") if isinstance(v := data["topology"].get(key), list))
         if count * max(1, components) > MAX_CERTIFIED_CELLS:
-            raise too_many_cells(MAX_CERTIFIED_CELLS)
+            raise too_many_cells(MAX_CERTIFIED_CELLS, "the limit on what the certifier replays; setting "
+                                                      "STORMBOUND_MAX_CERTIFIED_CELLS")
     except ExpandError as err:
         raise Malformed([f"trace format: {err}"]) from None
     span = repeat_span(items)
