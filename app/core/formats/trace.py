@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_serializer
 
 from app.core.fileio import write_atomic
 from app.core.formats.limits import escape
@@ -185,6 +185,7 @@ class CompressedTrace(BaseModel):
         description="positions, runs of positions as repeat items and positions as patches of the previous one; "
                     "expanded: exactly k + 2 positions")
     kept: list[str] = Field(default_factory=list, description="component names kept by the cone of influence")
+    _ends: dict[int, dict[str, Any]] = PrivateAttr(default_factory=dict)
 
     def document(self) -> dict[str, Any]:
         """The decoded JSON of the file, as written: a repeat's or a patch's empty fields left out."""
@@ -197,7 +198,10 @@ class CompressedTrace(BaseModel):
         return data
 
     def _at(self, wanted: set[int]) -> dict[int, dict[str, Any]]:
-        """The positions numbered in `wanted`, as JSON, expanded one at a time up to the last of them."""
+        """The positions numbered in `wanted`, as JSON, expanded one at a time up to the last of them (the loop's
+        two ends kept once read)."""
+        if wanted <= self._ends.keys():
+            return {n: self._ends[n] for n in wanted}
         found: dict[int, dict[str, Any]] = {}
         items = self.document()["positions"]
         for n, (position, _) in enumerate(iter_expanded(items, limit=self.k + 2)):
@@ -205,6 +209,8 @@ class CompressedTrace(BaseModel):
                 found[n] = position
                 if len(found) == len(wanted):
                     break
+        if wanted == {self.loop_start, self.k + 1}:
+            self._ends = found
         return found
 
     def loop_duration(self) -> Fraction:
@@ -224,6 +230,22 @@ AnyTrace = Trace | CompressedTrace
 def trace_data(trace: Trace | CompressedTrace) -> dict[str, Any]:
     """A trace's decoded JSON as its file holds it (a compressed one as it is: `CompressedTrace.document`)."""
     return trace.document() if isinstance(trace, CompressedTrace) else trace.model_dump(mode="json")
+
+
+def bolt_steps(trace: Trace | CompressedTrace, first: int = 0, end: int | None = None
+               ) -> Iterator[dict[str, dict[str, Any]]]:
+    """Per position first..end-1: each bolt's fields as written (a failure field absent where false or 0: read them
+    with `.get`), one position at a time and without validating them again (a trace's positions are validated
+    when it is made)."""
+    if isinstance(trace, Trace):
+        for p in trace.positions[first:end]:
+            yield {name: b.__dict__ for name, b in p.bolts.items()}
+        return
+    for n, (position, _) in enumerate(iter_expanded(trace.document()["positions"], limit=trace.k + 2)):
+        if end is not None and n >= end:
+            return
+        if n >= first:
+            yield position["bolts"]
 
 
 def trace_positions(trace: Trace | CompressedTrace, first: int = 0, end: int | None = None) -> Iterator[TracePosition]:

@@ -209,7 +209,8 @@ class Cursor:
 
 
 def iter_expanded(items: list[Any], limit: int | None = None, cells: int | None = None, start: Cursor | None = None,
-                  mark: tuple[int, list[Cursor]] | None = None) -> Iterator[tuple[Any, Origin | Patch | None]]:
+                  mark: tuple[int, list[Cursor]] | None = None, read: dict[int, Patch] | None = None
+                  ) -> Iterator[tuple[Any, Origin | Patch | None]]:
     """The positions a compressed trace's items stand for, one at a time and exactly as `expand_trace_data`
     lists them, each with its origin: None for a position written out, its `Patch` for a patch (the position
     before it with the fields the patch gives), else where the repeat item copies it from. Holds only the last
@@ -218,7 +219,8 @@ def iter_expanded(items: list[Any], limit: int | None = None, cells: int | None 
     (MAX_TRACE_POSITIONS) positions or `cells` (none by default) steps.
 
     `mark` = (m, found): a copy of the cursor just before position m is appended to `found`; `start`, such a
-    cursor, goes on from there (position m first), as the whole reading would."""
+    cursor, goes on from there (position m first), as the whole reading would. `read`: the patch items read so far
+    by their index (kept there for the next pass, which then reads none again)."""
     limit = MAX_TRACE_POSITIONS if limit is None else limit
     span = repeat_span(items)
     at = Cursor() if start is None else start.copy()
@@ -253,9 +255,14 @@ def iter_expanded(items: list[Any], limit: int | None = None, cells: int | None 
         if kind is None:
             position = item
         else:
-            found = read_item(item, where)
-            assert isinstance(found, PatchItem)
-            patch = found.patch
+            if read is not None and index in read:
+                patch = read[index]
+            else:
+                found = read_item(item, where)
+                assert isinstance(found, PatchItem)
+                patch = found.patch
+                if read is not None:
+                    read[index] = patch
             position = patched_position([out[n - 1]] if n else [], patch, f"{where}.patch")
         out[n], times[n], sizes[n] = position, None, steps_in(position)
         yield position, patch

@@ -9,24 +9,24 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 
-from app.core.formats.trace import AnyTrace, format_time, trace_positions
+from app.core.formats.trace import AnyTrace, bolt_steps, format_time
 
 
 def has_failures(trace: AnyTrace) -> bool:
     """Whether some bolt fails somewhere in the trace."""
-    return any(b.fail for p in trace_positions(trace) for b in p.bolts.values())
+    return any(b.get("fail") for bolts in bolt_steps(trace) for b in bolts.values())
 
 
 def failure_summary(trace: AnyTrace) -> str | None:
     """The failures and replays of a lasso's loop in words ("C fails every 4 s; S replays 2
     tuples per failure"), or None when nothing fails in the loop."""
-    loop = trace_positions(trace, trace.loop_start, trace.k + 1)
+    loop = bolt_steps(trace, trace.loop_start, trace.k + 1)
     fails: Counter[str] = Counter()
     replays: dict[str, Counter[str]] = {}
-    for p in loop:
-        for name, b in p.bolts.items():
-            fails[name] += b.fail
-            for spout, n in (b.replays or {}).items():
+    for bolts in loop:
+        for name, b in bolts.items():
+            fails[name] += bool(b.get("fail"))
+            for spout, n in (b.get("replays") or {}).items():
                 replays.setdefault(name, Counter())[spout] += n
     failing = [n for n in fails if fails[n] > 0]
     if not failing:

@@ -66,9 +66,15 @@ def rows_lasso(net: Network, rows: list[Row], loop_start: int, scale: int, index
         values.append(value)
     del ids
     render = _renderer(net, index, scale)
-    items = compress_runs(shapes, values, scale,
-                          lambda i: TracePosition.model_validate(render(rows[i])).model_dump(mode="json"),
-                          [b.name for b in net.bolts], [s.name for s in net.spouts])
+    drawn: dict[int, dict[str, Any]] = {}  # the last positions drawn (a patch compares two neighbours)
+
+    def position(i: int) -> dict[str, Any]:
+        if i not in drawn:
+            drawn[i] = render(rows[i])
+            drawn.pop(i - 2, None)
+        return drawn[i]
+
+    items = compress_runs(shapes, values, scale, position, [b.name for b in net.bolts], [s.name for s in net.spouts])
     if len(items) >= len(rows):
         return rows_trace(net, rows, loop_start, scale, index, cancelled)
     return CompressedTrace.model_validate({"topology": net.document(), "k": len(rows) - 2, "loop_start": loop_start,
@@ -91,7 +97,8 @@ def _shape(row: Row, n_s: int) -> tuple[tuple[Any, ...], tuple[int, ...]]:
 
 
 def _renderer(net: Network, index: dict[tuple[str, str], int], scale: int) -> Callable[[Row], dict[str, Any]]:
-    """A row as its position's JSON (what `TracePosition` validates)."""
+    """A row as its position's JSON, as `TracePosition.model_dump(mode="json")` gives it (a failure field only
+    where set, the declared streams' counts last), for `TracePosition` to validate."""
     exact = net.emission == "exact"
     names = [b.name for b in net.bolts]
     spout_names = [s.name for s in net.spouts]

@@ -132,6 +132,9 @@ def _compressed(data: dict[str, Any]) -> Source:
         raise Malformed([f"trace format: {err}"]) from None
     span = repeat_span(items)
     marks: dict[int, tuple[Cursor, dict[int, Step]]] = {}  # where a pass may start: loop_start, once passed
+    patches: dict[int, Patch] = {}  # the patch items, read once
+    changed: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}  # a patch's steps once validated: no larger
+    # than the patches themselves, and every later pass reads them as they are
 
     def steps(first: int) -> Iterator[Step]:
         if first and first not in marks:
@@ -140,7 +143,7 @@ def _compressed(data: dict[str, Any]) -> Source:
         cursor, window = (None, {}) if not first else (marks[first][0], dict(marks[first][1]))
         found: list[Cursor] = []
         mark = header.loop_start if header.loop_start not in marks else -1
-        expanded = iter_expanded(items, MAX_TRACE_POSITIONS, start=cursor, mark=(mark, found))
+        expanded = iter_expanded(items, MAX_TRACE_POSITIONS, start=cursor, mark=(mark, found), read=patches)
         n = first
         while True:
             try:
@@ -157,7 +160,7 @@ def _compressed(data: dict[str, Any]) -> Source:
                 except ValidationError as err:
                     raise Malformed(validation_problems(err, ("positions", n))) from None
             elif isinstance(origin, Patch):
-                step = _patched(window[n - 1], position, origin, n)
+                step = _patched(window[n - 1], position, origin, n, changed)
             else:
                 step = _shifted(window[origin[0]], position, origin[1], origin[2].queue, origin[2].backlog, n)
             window[n] = step
@@ -168,16 +171,17 @@ def _compressed(data: dict[str, Any]) -> Source:
     return Source(header.topology, header.k, header.loop_start, count, denominator, steps, compressed=True)
 
 
-def _patched(before: Step, position: dict[str, Any], patch: Patch, n: int) -> Step:
+def _patched(before: Step, position: dict[str, Any], patch: Patch, n: int,
+             changed: dict[int, tuple[dict[str, Any], dict[str, Any]]]) -> Step:
     """Position n, a patch of the step before it: the patch's time (checked by the patch's own model) and its
-    changed spouts and bolts validated as `TracePosition` validates them; the others are the steps before, already
-    validated as they are."""
-    spouts, bolts = before.spouts, before.bolts
-    if patch.spouts:
-        spouts = {**spouts, **{name: _valid(_SPOUT, position, "spouts", name, n).__dict__ for name in patch.spouts}}
-    if patch.bolts:
-        bolts = {**bolts, **{name: _bolt_fields(_valid(_BOLT, position, "bolts", name, n)) for name in patch.bolts}}
-    return Step(exact_fraction(patch.time), spouts, bolts)
+    changed spouts and bolts validated as `TracePosition` validates them, once (`changed`, by position); the others
+    are the steps before, already validated as they are."""
+    if n not in changed:
+        changed[n] = ({name: _valid(_SPOUT, position, "spouts", name, n).__dict__ for name in patch.spouts},
+                      {name: _bolt_fields(_valid(_BOLT, position, "bolts", name, n)) for name in patch.bolts})
+    spouts, bolts = changed[n]
+    return Step(exact_fraction(patch.time), {**before.spouts, **spouts} if spouts else before.spouts,
+                {**before.bolts, **bolts} if bolts else before.bolts)
 
 
 def _valid(adapter: TypeAdapter[Any], position: dict[str, Any], key: str, name: str, n: int) -> Any:
