@@ -11,7 +11,6 @@ from fractions import Fraction
 from app.core.headroom import Headroom
 from app.core.storm.forecast import (
     BACKPRESSURE_KEY,
-    DEFAULT_MESSAGE_TIMEOUT,
     RECEIVE_BUFFER_KEY,
     QueueFill,
     StormForecast,
@@ -19,6 +18,7 @@ from app.core.storm.forecast import (
 )
 from app.core.storm.words import decimal, duration, factor_text
 from app.core.words import listed, more
+from app.core.workers import DEFAULT_MESSAGE_TIMEOUT
 
 
 def headline(h: Headroom) -> str:

@@ -1,0 +1,286 @@
+"""Worker deaths in the rate check (docs/model.md section 9, docs/boundedness.md "Worker deaths").
+
+The bounds are compared with an independent simulation written here, event by event with no code of the product:
+executors dealt to workers in turn, trees tracked tuple by tuple, a worker's death losing its executors' queues and
+work, its ackers' state and its spouts' pending trees; a lost tree replayed when its timeout expires (between T and
+2T after its emission), a dead spout's pending trees re-emitted when it restarts; slow trees time out too."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from app.core.rates import RateFigures, rate_check
+from app.core.rates.curves import Curve
+from app.core.rates.verdicts import status_of
+from app.core.rates.workers_check import WorkerCheck, worker_check
+from app.core.topology import Topology, parse_topology
+from app.core.workers import even_assignment, worker_model
+
+
+def replays(workers: int = 2, pending: int | None = 2, a_executors: int = 2, **storm: Any) -> dict[str, Any]:
+    """S (1 tuple/s) feeds A (capacity 10/9 tuples/s: 90 % busy) and C (fast, σ 0, fails alone every 100 s at most
+    under section 7): the topology of the failure model's example, with A's executors spread over the workers."""
+    return {
+        "name": "replays",
+        "spouts": [{"name": "S", "rate": 1, "burst": 1}],
+        "bolts": [{"name": "A", "alpha": 0.9 * a_executors, "sigma": 1, "parallelism": a_executors},
+                  {"name": "C", "alpha": 0.1, "sigma": 0, "parallelism": 1, "min_ttf": 100},
+                  {"name": "D", "alpha": 0.2, "sigma": 0, "parallelism": 1}],
+        "subscriptions": [{"source": "S", "target": "A"}, {"source": "S", "target": "C"},
+                          {"source": "A", "target": "D"}],
+        "settings": {"tolerance": 0, "max_idle_time": 0, "min_reboot_time": 1, "max_reboot_time": 2,
+                     "replay": "paced"},
+        "storm": {"workers": workers, "message_timeout_secs": 30, "max_spout_pending": pending, **storm},
+    }
+
+
+def check(data: dict[str, Any], min_ttf: float) -> tuple[Topology, WorkerCheck]:
+    topo = parse_topology(data)
+    e = RateFigures(topo)
+    model = worker_model(topo, min_ttf)
+    assert model is not None
+    return topo, worker_check(topo, e, model, {b.id: status_of(e, b.id) for b in topo.bolts})
+
+
+def test_survives_a_bolts_failure_and_rare_worker_deaths_with_max_spout_pending() -> None:
+    data = replays()
+    assert rate_check(parse_topology(data)).bolts["A"].status == "bounded"  # C failing alone every 100 s
+    topo, c = check(data, 100)
+    assert c.survives is True, c.reason
+    s = topo.spouts[0].id
+    # two workers, each with an acker: a death replays at most the 2 pending trees (max.spout.pending × 1 task)
+    assert c.pending[s] == 2 and c.replay_rate[s] == Fraction(4, 101)
+    assert all(v.status == "bounded" for v in c.bolts.values())
+    completion = c.completion[s]
+    assert completion is not None and completion < 30
+
+
+def test_survives_a_bolts_failure_but_not_frequent_worker_deaths() -> None:
+    data = replays()
+    assert rate_check(parse_topology(data)).bolts["A"].status == "bounded"
+    topo, c = check(data, 5)  # a worker dies every 6 s: it loses a sixth to a third of what arrives at A
+    assert c.survives is False
+    (a,) = [b for b in topo.bolts if b.name == "A"]
+    assert c.bolts[a.id].status == "grows"
+    assert "at nominal timing, with every worker dying as often as it may" in c.bolts[a.id].note
+
+
+def test_without_max_spout_pending_a_death_may_replay_every_tree_of_the_last_2t_and_nothing_is_proven() -> None:
+    topo, c = check(replays(pending=None), 100)
+    s = topo.spouts[0].id
+    assert c.pending[s] == 2 * (60 + 1)  # paced: twice the fresh tuples of 2T = 60 s, plus the burst
+    assert c.survives is None
+    assert "may receive 2 tuples/s, more than the 1.11 it processes at least" in c.reason
+    _, rare = check(replays(pending=None), 10_000)  # the replays fit A's spare, but the burst of a death does not
+    assert rare.survives is None and "not less than the message timeout (30 s)" in rare.reason
+
+
+def test_storms_even_scheduler_deals_executors_in_component_order() -> None:
+    topo = parse_topology(replays(workers=2, a_executors=3))
+    ids = {c.name: c.id for c in topo.components}
+    got = {("__acker" if k == "__acker" else next(n for n, i in ids.items() if i == k)): v
+           for k, v in even_assignment(topo, 2).items()}
+    # order: A (3), C (1), D (1), S (1), then __acker (2) sorts after upper-case names ('_' > 'Z')
+    assert got == {"A": (2, 1), "C": (0, 1), "D": (1, 0), "S": (0, 1), "__acker": (1, 1)}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The independent simulation
+
+
+class Sim:
+    """One random run of a topology of single-executor bolts on W workers, tree by tree."""
+
+    def __init__(self, data: dict[str, Any], min_ttf: Fraction, seed: int, horizon: Fraction):
+        self.rng = random.Random(seed)
+        self.horizon = horizon
+        self.T = Fraction(data["storm"]["message_timeout_secs"])
+        self.W = data["storm"]["workers"]
+        self.pending_cap = data["storm"].get("max_spout_pending")
+        st = data["settings"]
+        self.tau = Fraction(str(st["tolerance"]))
+        self.reboot = (Fraction(str(st["min_reboot_time"])), Fraction(str(st["max_reboot_time"])))
+        self.min_ttf = min_ttf
+        self.spouts = {s["name"]: s for s in data["spouts"]}
+        self.bolts = {b["name"]: b for b in data["bolts"]}
+        assert all(b["parallelism"] == 1 for b in self.bolts.values())
+        self.subs: dict[str, list[str]] = {}
+        for sub in data["subscriptions"]:
+            self.subs.setdefault(sub["source"], []).append(sub["target"])
+        # Storm's even scheduler, written out again: components by name, ackers (one per worker) last
+        order = sorted([*self.spouts, *self.bolts])
+        self.where = {c: i % self.W for i, c in enumerate(order)}
+        self.acker_workers = [(len(order) + k) % self.W for k in range(self.W)]
+        self.events: list[tuple[Fraction, int, str, Any]] = []
+        self.seq = itertools.count()
+        self.alive = [True] * self.W
+        self.queue: dict[str, list[int]] = {b: [] for b in self.bolts}
+        self.work: dict[str, list[int]] = {b: [] for b in self.bolts}
+        self.trees: dict[int, dict[str, Any]] = {}
+        self.tree_ids = itertools.count()
+        self.backlog = {s: 0 for s in self.spouts}
+        self.pending = {s: set() for s in self.spouts}  # trees each spout remembers
+        # records
+        self.queues: dict[str, int] = {b: 0 for b in self.bolts}
+        self.added: dict[str, list[tuple[Fraction, int]]] = {s: [] for s in self.spouts}
+        self.losses: list[list[int]] = [[] for _ in range(self.W)]
+        self.completion: dict[str, Fraction] = {s: Fraction(0) for s in self.spouts}
+        self.slow_timeouts = 0
+
+    def at(self, t: Fraction, kind: str, data: Any = None) -> None:
+        heapq.heappush(self.events, (t, next(self.seq), kind, data))
+
+    def pick(self, lo: Fraction, hi: Fraction) -> Fraction:
+        roll = self.rng.random()
+        return lo if roll < 0.3 else hi if roll < 0.6 else lo + (hi - lo) * Fraction(self.rng.randint(0, 100), 100)
+
+    def run(self) -> Sim:
+        for s in self.spouts:
+            self.at(Fraction(0), "emit", s)
+        for x in range(self.W):
+            self.at(self.min_ttf + Fraction(self.rng.randint(0, 30)), "die", x)
+        while self.events:
+            t, _, kind, data = heapq.heappop(self.events)
+            if t > self.horizon:
+                break
+            getattr(self, kind)(t, data)
+        return self
+
+    # spouts and trees
+    def emit(self, t: Fraction, s: str) -> None:
+        sp = self.spouts[s]
+        a = 1 / Fraction(str(sp["rate"]))
+        self.at(t + self.pick(a * (1 - self.tau), a * (1 + self.tau)), "emit", s)
+        if not self.alive[self.where[s]]:
+            return
+        replayed = min(self.backlog[s], 1)
+        self.backlog[s] -= replayed
+        for _ in range(1 + replayed):
+            if self.pending_cap is not None and len(self.pending[s]) >= self.pending_cap:
+                self.backlog[s] += 1  # (max.spout.pending: nextTuple is not called; it waits)
+                continue
+            tree = next(self.tree_ids)
+            ackers = self.rng.choice(self.acker_workers)
+            self.trees[tree] = dict(spout=s, t=t, open=0, lost=False, acker=ackers, ack_ok=True, done=False)
+            self.pending[s].add(tree)
+            self.at(t + self.T + self.T * Fraction(self.rng.randint(0, 100), 100), "timeout", tree)
+            self.send(t, s, tree)
+
+    def send(self, t: Fraction, source: str, tree: int) -> None:
+        for target in self.subs.get(source, []):
+            self.trees[tree]["open"] += 1
+            if not self.alive[self.where[target]]:
+                self.trees[tree]["lost"] = True
+                continue
+            self.queue[target].append(tree)
+            self.take(t, target)
+
+    def take(self, t: Fraction, b: str) -> None:
+        if self.work[b] or not self.queue[b]:
+            self.queues[b] = max(self.queues[b], len(self.queue[b]))
+            return
+        self.work[b] = [self.queue[b].pop(0)]
+        self.queues[b] = max(self.queues[b], len(self.queue[b]))
+        alpha = Fraction(str(self.bolts[b]["alpha"]))
+        self.at(t + self.pick(alpha * (1 - self.tau), alpha * (1 + self.tau)), "done", (b, self.work[b][0]))
+
+    def done(self, t: Fraction, data: tuple[str, int]) -> None:
+        b, tree = data
+        if self.work[b] != [tree]:
+            return  # (the worker died meanwhile: this work is gone)
+        self.work[b] = []
+        if self.bolts[b]["sigma"]:
+            self.send(t, b, tree)
+        tr = self.trees[tree]
+        tr["open"] -= 1
+        if tr["open"] == 0 and not tr["lost"] and tr["ack_ok"] and not tr["done"]:
+            tr["done"] = True
+            self.pending[tr["spout"]].discard(tree)
+            self.completion[tr["spout"]] = max(self.completion[tr["spout"]], t - tr["t"])
+        self.take(t, b)
+
+    def timeout(self, t: Fraction, tree: int) -> None:
+        tr = self.trees[tree]
+        s = tr["spout"]
+        if tree not in self.pending[s]:
+            return  # acked, or forgotten by a spout that died
+        self.pending[s].discard(tree)
+        if not tr["lost"] and tr["ack_ok"]:
+            self.slow_timeouts += 1
+        self.backlog[s] += 1
+        self.added[s].append((t, 1))
+
+    # workers
+    def die(self, t: Fraction, x: int) -> None:
+        self.alive[x] = False
+        lost = 0
+        for b in self.bolts:
+            if self.where[b] == x:
+                for tree in self.queue[b] + self.work[b]:
+                    self.trees[tree]["lost"] = True
+                    lost += 1
+                self.queue[b], self.work[b] = [], []
+        for tree in self.trees.values():
+            if tree["acker"] == x and not tree["done"]:
+                tree["ack_ok"] = False
+        self.losses[x].append(lost)
+        self.at(t + self.pick(*self.reboot), "restart", x)
+
+    def restart(self, t: Fraction, x: int) -> None:
+        self.alive[x] = True
+        for s in self.spouts:
+            if self.where[s] == x:  # a restarted spout re-emits every tree it had pending
+                n = len(self.pending[s])
+                self.pending[s].clear()
+                self.backlog[s] += n
+                self.added[s].append((t, n))
+        self.at(t + self.min_ttf + Fraction(self.rng.randint(0, 20)), "die", x)
+
+
+def within(curve: Curve, added: list[tuple[Fraction, int]]) -> bool:
+    for rate, burst in curve.pieces:
+        for i in range(len(added)):
+            total = 0
+            for k in range(i, len(added)):
+                total += added[k][1]
+                if total > rate * (added[k][0] - added[i][0]) + burst:
+                    return False
+    return True
+
+
+CASES = [("rare deaths", replays(a_executors=1), 100), ("frequent deaths", replays(a_executors=1), 20),
+         ("three workers", replays(workers=3, pending=3, a_executors=1), 40),
+         ("jitter", {**replays(a_executors=1), "settings": {**replays()["settings"], "tolerance": 0.2}}, 30),
+         ("no max.spout.pending", replays(workers=3, pending=None, a_executors=1), 40),
+         ("one worker", replays(workers=1, pending=5, a_executors=1), 30)]
+
+
+@pytest.mark.parametrize(("name", "data", "ttf"), CASES, ids=[c[0] for c in CASES])
+def test_no_simulated_run_exceeds_the_bounds(name: str, data: dict[str, Any], ttf: int) -> None:
+    topo, c = check(data, ttf)
+    assert c.bounds is not None
+    names = {x.id: x.name for x in topo.components}
+    deaths = 0
+    for seed in range(3):
+        sim = Sim(data, Fraction(ttf), seed, Fraction(600)).run()
+        deaths += sum(len(v) for v in sim.losses)
+        for j, bound in c.bounds.queue.items():
+            if bound is not None:
+                assert sim.queues[names[j]] <= bound, (name, names[j], sim.queues[names[j]], bound)
+        for s, curve in c.bounds.replays.items():
+            assert within(curve, sim.added[names[s]]), (name, names[s])
+        for x, lost in enumerate(c.loss):
+            if lost is not None and sim.losses[x]:
+                assert max(sim.losses[x]) <= lost, (name, x, sim.losses[x], lost)
+        for s, longest in c.completion.items():
+            if longest is not None:
+                assert sim.completion[names[s]] <= longest
+        if c.survives:
+            assert sim.slow_timeouts == 0
+    assert deaths > 0
