@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.core.topology import parse_topology
+from app.core.topology import SCHEMA_VERSION, parse_topology
 
 ROOT = Path(__file__).resolve().parents[2]
 SIMPLE = ROOT / "models" / "simple-DIA-cfg-1.storm.json"
@@ -38,7 +38,7 @@ def test_threads_make_a_bolt_asynchronous_in_the_inspector_and_on_the_canvas(mak
                                      f"(the model's C: up to {4 * bolt.parallelism} tuples in work at once)")
     assert node.boundingRect().width() > 156 + 8  # room for the stacked cards
     saved = json.loads(window.document.topology().to_json_bytes())
-    assert saved["schema_version"] == 3 and parse_topology(saved).bolt_by_name("B1").threads == 4
+    assert saved["schema_version"] == SCHEMA_VERSION and parse_topology(saved).bolt_by_name("B1").threads == 4
     type_into(qtbot, inspector.row("threads"), "0")
     assert "Threads (async): input should be greater than or equal to 1" in inspector.row("threads").error.text()
     assert window.document.component(b1.id).threads == 4

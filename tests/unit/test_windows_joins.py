@@ -169,3 +169,30 @@ def test_a_count_window_above_max_spout_pending_is_said(tmp_path: Path) -> None:
         "bolts.bolt-1: Storm refuses this window when the bolt starts: its count (length + sliding interval) 8 is "
         "more than topology.max.spout.pending 5"]
     assert [n for n in import_flux(EXAMPLES / "simple_windowing.yaml").notes if "refuses" in n] == []
+
+
+def windowed(window: dict, **bolt: object) -> dict:
+    """A spout feeding one bolt with `window` (schema_version 4)."""
+    return {"schema_version": 4, "name": "win", "spouts": [{"name": "S", "rate": 10, "burst": 1}],
+            "bolts": [{"name": "W", "alpha": 0.01, "sigma": 0.2, "parallelism": 1, "window": window, **bolt}],
+            "subscriptions": [{"source": "S", "target": "W"}], "settings": {"max_idle_time": 0}}
+
+
+def test_the_window_field_and_its_refusals() -> None:
+    bolt = parse_topology(windowed({"kind": "count", "length": 5, "slide": 3})).bolt_by_name("W")
+    assert bolt.window is not None and bolt.window.phrase() == "withWindow(Count(5), Count(3))"
+    tumbling = parse_topology(windowed({"kind": "duration", "length": 2.5})).bolt_by_name("W").window
+    assert tumbling is not None and tumbling.interval == 2.5
+    assert tumbling.phrase() == "withTumblingWindow(Duration(2.5 s))"
+    saved = json.loads(parse_topology(windowed({"kind": "count", "length": 5})).to_json_bytes())
+    assert saved["bolts"][0]["window"] == {"kind": "count", "length": 5}  # whole tuples stay whole
+    for window, extra, field, words in [
+            ({"kind": "count", "length": 2.5}, {}, "bolts.W.window", "a whole number of tuples"),
+            ({"kind": "count", "length": 3, "slide": 5}, {}, "bolts.W.window", "above the window's length"),
+            ({"kind": "duration", "length": 0}, {}, "bolts.W.window.length", "greater than 0"),
+            ({"kind": "tuples", "length": 3}, {}, "bolts.W.window.kind", "'count' or 'duration'"),
+            ({"kind": "count", "length": 3}, {"threads": 4}, "bolts.W", "`window` or `threads`, not both")]:
+        with pytest.raises(TopologyError) as err:
+            parse_topology(windowed(window, **extra))
+        problem = err.value.problems[0]
+        assert problem.path.startswith(field) and words in problem.message, (problem.path, problem.message)

@@ -53,10 +53,10 @@ def _async_note(e: RateFigures, ident: str) -> str:
     bolt = e.topo.component(ident)
     if not isinstance(bolt, Bolt):
         return ""
-    if bolt.unmodelled is not None:
-        return (f"; it is {bolt.unmodelled}, which the model does not have yet: this verdict reads it as an ordinary "
+    if bolt.not_modelled is not None:
+        return (f"; it is {bolt.not_modelled}, which the model does not have yet: this verdict reads it as an ordinary "
                 "bolt (one FIFO queue, α per batch, σ per tuple) and does not decide its windows or joins "
-                "(docs/model.md section 10)" + (_slowest_branch(e, ident) if bolt.unmodelled.startswith("a join")
+                "(docs/model.md section 10)" + (_slowest_branch(e, ident) if bolt.not_modelled.startswith("a join")
                                                 else ""))
     if bolt.threads is not None:
         executors = f"{bolt.parallelism} executor{'s' if bolt.parallelism != 1 else ''}"

@@ -14,13 +14,14 @@ from app.core.topology.fields import StrictModel, new_id
 from app.core.topology.problems import one_line
 from app.core.topology.settings import StormSettings, TopologySettings, VerificationSettings, new_settings
 
-SCHEMA_VERSION: Final = 3  # 2: declared streams, 3: asynchronous bolts (earlier versions: app/core/topology/migrate.py)
+SCHEMA_VERSION: Final = 4  # 2: declared streams, 3: asynchronous bolts, 4: windowed bolts (earlier versions:
+#                             app/core/topology/migrate.py)
 
 
 class Topology(StrictModel):
     """The whole document. `layout` maps component ids to canvas positions and has no semantics."""
 
-    schema_version: Literal[1, 2, 3] = SCHEMA_VERSION  # 1 and 2 are read (and upgraded) by parse_topology
+    schema_version: Literal[1, 2, 3, 4] = SCHEMA_VERSION  # 1 to 3 are read (and upgraded) by parse_topology
     name: str = "untitled"
     description: str = ""
     spouts: list[Spout] = Field(default_factory=list)
@@ -164,6 +165,8 @@ class Topology(StrictModel):
             "bolts": sorted((b.name, b.alpha, b.sigma, b.parallelism) + _stream_semantics(b)
                             + ((("min_ttf", b.min_ttf),) if fails and b.min_ttf is not None else ())
                             + ((("threads", b.threads),) if b.threads is not None else ())
+                            + ((("window", b.window.kind, b.window.length, b.window.interval),)
+                               if b.window is not None else ())
                             for b in self.bolts),
             "subscriptions": sorted(
                 (names[s.source], names[s.target], s.grouping, tuple(s.fields))

@@ -216,8 +216,8 @@ class NodeItem(QGraphicsObject):
         if c.unannotated:
             text = (f"{c.kind.capitalize()} {c.name}: not annotated: {', '.join(SYMBOLS[f] for f in c.unannotated)} "
                     "(the import had no value; take it from the Storm UI, a run's calibration, or type it)\n" + text)
-        if c.kind == "bolt" and c.unmodelled is not None:
-            text += (f"\nIt is {c.unmodelled}: the model has no windows or joins yet, so its verdicts read it as an "
+        if c.kind == "bolt" and c.not_modelled is not None:
+            text += (f"\nIt is {c.not_modelled}: the model has no windows or joins yet, so its verdicts read it as an "
                      "ordinary bolt (docs/model.md section 10)")
         if c.class_name:
             text += f"\n{c.class_name}"
@@ -309,8 +309,8 @@ class NodeItem(QGraphicsObject):
         kind = "⟶ spout" if self.component.kind == "spout" else "bolt"
         if self.component.kind == "bolt" and self.component.threads is not None:
             kind = "async bolt"
-        elif self.component.kind == "bolt" and self.component.unmodelled is not None:  # docs/model.md section 10
-            kind = "join ⚠" if self.component.unmodelled.startswith("a join") else "window ⚠"
+        elif self.component.kind == "bolt" and self.component.not_modelled is not None:  # docs/model.md section 10
+            kind = "join ⚠" if self.component.not_modelled.startswith("a join") else "window ⚠"
         small = QFont()
         small.setPointSizeF(8.0)
         room = NODE_WIDTH - 20
