@@ -89,7 +89,7 @@ def worker_model(topo: Topology, min_ttf: float | Fraction | None = None,
     no time between deaths). `min_ttf` and `assignment` (by component id) override the document's."""
     s = topo.settings
     workers = topo.storm.workers
-    ttf = min_ttf if min_ttf is not None else getattr(topo.storm, "worker_min_ttf", None)
+    ttf = min_ttf if min_ttf is not None else topo.storm.worker_min_ttf
     if workers is None or ttf is None or s.min_reboot_time is None or s.max_reboot_time is None:
         return None
     if assignment is None:
@@ -102,8 +102,7 @@ def worker_model(topo: Topology, min_ttf: float | Fraction | None = None,
 
 def document_assignment(topo: Topology) -> dict[str, tuple[int, ...]] | None:
     """The document's explicit assignment (`storm.assignment`, by component name), by component id."""
-    given = getattr(topo.storm, "assignment", None)
-    if not given:
+    if not topo.storm.assignment:
         return None
     ids = {c.name: c.id for c in topo.components}
-    return {ids.get(name, name): tuple(row) for name, row in given.items()}
+    return {ids.get(name, name): tuple(row) for name, row in topo.storm.assignment.items()}

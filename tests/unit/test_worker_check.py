@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import json
 import random
 from fractions import Fraction
 from typing import Any
@@ -284,3 +285,65 @@ def test_no_simulated_run_exceeds_the_bounds(name: str, data: dict[str, Any], tt
         if c.survives:
             assert sim.slow_timeouts == 0
     assert deaths > 0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The document's fields and the answers
+
+
+def document(min_ttf: float, **storm: Any) -> dict[str, Any]:
+    data = replays()
+    data["schema_version"] = 4
+    data["storm"].update(worker_min_ttf=min_ttf, **storm)
+    return data
+
+
+def test_the_capacity_lines_and_json_say_whether_it_survives_worker_deaths() -> None:
+    from app.core.headroom import headroom
+    from app.core.storm.lines import capacity_lines
+
+    def line(data: dict[str, Any]) -> str:
+        (found,) = [x for x in capacity_lines(headroom(parse_topology(data))) if x.startswith("worker deaths")]
+        return found
+
+    calm = line(document(100))
+    assert "it survives them: every bolt stays bounded with the replays" in calm
+    assert "at most every tree pending at the death (S 2)" in calm and "replayed 30 s to 60 s" in calm
+    busy = line(document(5))
+    assert "it does not survive them: with worker deaths A may receive" in busy
+    assert "it does survive the failures of single bolts with immediate replays" in busy
+    room = headroom(parse_topology(document(5))).to_json()
+    assert room["worker_deaths_modelled"] is True
+    assert room["worker_deaths"]["survives"] is False and room["worker_deaths"]["bolts"]["A"]["status"] == "grows"
+    assert room["worker_deaths"]["assignment"]["__acker"] == [1, 1]
+    # without a time between deaths the answer still says that worker deaths are not decided
+    plain = replays()
+    (old,) = [x for x in capacity_lines(headroom(parse_topology(plain))) if "worker deaths" in x]
+    assert old.startswith("worker deaths are not in the model")
+
+
+def test_the_worker_fields_need_schema_version_4_and_are_checked() -> None:
+    from app.core.topology import TopologyError
+
+    old = document(100)
+    old["schema_version"] = 3
+    with pytest.raises(TopologyError, match="storm.worker_min_ttf: worker_min_ttf needs schema_version 4"):
+        parse_topology(old)
+    with pytest.raises(TopologyError, match=r"storm.assignment.S: needs 2 counts"):
+        parse_topology(document(100, assignment={"A": [1, 1], "S": [1], "C": [1, 0], "D": [0, 1],
+                                                 "__acker": [1, 1]}))
+    with pytest.raises(TopologyError, match=r"storm.assignment.A: deals 3 executors; A has 2"):
+        parse_topology(document(100, assignment={"A": [2, 1], "S": [1, 0], "C": [1, 0], "D": [0, 1],
+                                                 "__acker": [1, 1]}))
+    no_restart = document(100)
+    del no_restart["settings"]["min_reboot_time"]
+    with pytest.raises(TopologyError, match="settings.min_reboot_time: not set: storm.worker_min_ttf"):
+        parse_topology(no_restart)
+    # an explicit assignment: A's executors both in worker 0 with the spout; the ackers in worker 1
+    given = document(100, assignment={"A": [2, 0], "S": [1, 0], "C": [0, 1], "D": [0, 1], "__acker": [0, 2]})
+    topo = parse_topology(given)
+    model = worker_model(topo)
+    assert model is not None and model.assignment[topo.bolts[0].id] == (2, 0)
+    assert parse_topology(json.loads(topo.to_json_bytes())).storm.assignment["A"] == [2, 0]
+    # unset, the fields are not written: a document without worker deaths saves as before
+    assert b"worker_min_ttf" not in parse_topology(replays()).to_json_bytes()

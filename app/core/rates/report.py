@@ -23,7 +23,9 @@ from app.core.rates.flows import RateFigures
 from app.core.rates.suggest import suggest as suggest_parallelism
 from app.core.rates.suggest import suggest_with_failures
 from app.core.rates.verdicts import Status, explain, flooding, status_of
+from app.core.rates.workers_check import WorkerCheck, worker_check
 from app.core.topology import Topology
+from app.core.workers import worker_model
 
 T = TypeVar("T")
 
@@ -137,6 +139,14 @@ class RateAnalysis:
         if model is None:
             return None
         return self._once("failures", lambda: failure_check(
+            self.topo, self.figures, model, {b.id: status_of(self.figures, b.id) for b in self.topo.bolts}))
+
+    def worker_check(self) -> WorkerCheck | None:
+        """The verdicts with worker deaths (None when the document lets no worker die: docs/model.md section 9)."""
+        model = worker_model(self.topo)
+        if model is None:
+            return None
+        return self._once("workers", lambda: worker_check(
             self.topo, self.figures, model, {b.id: status_of(self.figures, b.id) for b in self.topo.bolts}))
 
     def report(self, suggest: bool = True) -> RateReport:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
@@ -43,6 +43,24 @@ class WorkerCheck:
     survives: bool | None
     reason: str
     bounds: Bounds | None
+    names: dict[str, str]  # component id -> name
+
+    def to_json(self) -> dict[str, Any]:
+        """By component name; exact values as strings ("p/q") beside their decimals."""
+        def num(x: Fraction | None) -> dict[str, Any] | None:
+            return None if x is None else {"value": float(x), "exact": f"{x.numerator}/{x.denominator}"}
+        wm, n = self.model, self.names
+        return {
+            "survives": self.survives, "reason": self.reason or None,
+            "workers": wm.workers, "min_ttf": num(wm.min_ttf), "restart": [num(wm.min_restart), num(wm.max_restart)],
+            "message_timeout_secs": num(wm.timeout), "replays": wm.replays,
+            "assignment": {n.get(c, c): list(row) for c, row in wm.assignment.items()},
+            "loss_per_death": [num(x) for x in self.loss],
+            "spouts": {n[s]: {"pending_trees": num(self.pending[s]), "replay_rate": num(self.replay_rate.get(s)),
+                              "longest_tree_s": num(self.completion[s])} for s in self.pending},
+            "bolts": {n[j]: {"status": v.status, "queue_bound": num(v.queue), "inflow": num(v.inflow),
+                             "replays": num(v.added), "note": v.note} for j, v in self.bolts.items()},
+        }
 
 
 def _fmt(x: Fraction | float) -> str:
@@ -169,7 +187,7 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
         reason = next((v.note for v in bolts.values() if v.status != "bounded"), "")
     rate = {s: (None if bounds is None or not c.bounded else c.rate) for s, c in
             (bounds.replays.items() if bounds is not None else ((s.id, Curve(())) for s in topo.spouts))}
-    return WorkerCheck(wm, bolts, pending, rate, loss, completion, survives, reason, bounds)
+    return WorkerCheck(wm, bolts, pending, rate, loss, completion, survives, reason, bounds, names)
 
 
 def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | None, status: Status,

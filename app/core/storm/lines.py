@@ -9,6 +9,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from app.core.headroom import Headroom
+from app.core.rates.workers_check import WorkerCheck
 from app.core.storm.forecast import (
     BACKPRESSURE_KEY,
     RECEIVE_BUFFER_KEY,
@@ -214,9 +215,41 @@ def capacity_lines(h: Headroom) -> list[str]:
     if h.ignores_failures:
         lines.append("the headroom and the growth factor ignore failures; the statuses and the suggested "
                      "parallelism include them")
-    if h.workers is not None:
+    if h.worker_check is not None:
+        lines.append(worker_deaths_line(h.worker_check, h.bolt_failures_survived))
+    elif h.workers is not None:
         lines.append(worker_line(h.workers, h.message_timeout_secs, h.ignores_failures, h.worker_loss))
     return lines
+
+
+def worker_deaths_line(c: WorkerCheck, bolt_failures: bool | None) -> str:
+    """Whether the topology survives its workers' deaths, in Storm's terms (docs/model.md section 9)."""
+    wm = c.model
+    head = (f"worker deaths (topology.workers {wm.workers}, each dying at most once every {duration(wm.period)} and "
+            f"restarting in {duration(wm.min_restart)} to {duration(wm.max_restart)}, message timeout "
+            f"{duration(wm.timeout)})")
+    pending = [f"{c.names[s]} {decimal(p, 5)}" for s, p in c.pending.items() if p]
+    losses = [x for x in c.loss if x is not None]
+    cost = ""
+    if losses and len(losses) == len(c.loss):
+        cost = (f"; one death of a worker loses at most {decimal(max(losses), 5)} tuples in queues, in work and "
+                "while it restarts")
+    if pending:
+        cost += (f"; the trees a death breaks time out and are replayed {duration(wm.timeout)} to "
+                 f"{duration(2 * wm.timeout)} after their emission, at most every tree pending at the death "
+                 f"({listed(pending)})")
+    if c.survives:
+        longest = [t for t in c.completion.values() if t is not None]
+        slowest = f"; no tree outlives the timeout (the longest takes {duration(max(longest))})" if longest else ""
+        verdict = "it survives them: every bolt stays bounded with the replays" + cost + slowest
+    elif c.survives is False:
+        (first,) = [v for v in c.bolts.values() if v.status == "grows"][:1]
+        verdict = f"it does not survive them: {first.note}" + cost
+    else:
+        verdict = f"it is not proven to survive them: {c.reason}" + cost
+    if bolt_failures is True and c.survives is not True:
+        verdict += "; it does survive the failures of single bolts with immediate replays (section 7's statuses)"
+    return f"{head}: {verdict} (docs/model.md section 9)"
 
 
 def worker_line(workers: int, timeout: int | None, failures: bool, loss: Fraction | None = None) -> str:
