@@ -20,6 +20,7 @@ from app.core.failures import FailureModel, impacts
 from app.core.rates.curves import ZERO, Bounds, Component, Curve, FailureBounds
 from app.core.rates.failures_check import BoltFailures, failure_components, nominal_replays
 from app.core.rates.flows import RateFigures, keeps_up
+from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.workers import ACKER, WorkerModel
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def _replays(topo: Topology, wm: WorkerModel, comps: dict[str, Component], fm: F
     pending: dict[str, Fraction | None] = {}
     reason = ""
     for s in topo.spouts:
-        if not wm.replays:
+        if not wm.replays or s.name.startswith(TICK_PREFIX):  # a timer's tick tuples belong to no tree
             curves[s.id], pending[s.id] = ZERO, Fraction(0)
             continue
         p = _pending(topo, wm, comps[s.id], fm.replay)
@@ -183,8 +184,9 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
         survives = True
     else:
         survives = None
-    if survives is None and not reason:
-        reason = next((v.note for v in bolts.values() if v.status != "bounded"), "")
+    if survives is None and not reason:  # the first bolt without a bound (what the others' notes follow from)
+        unproven = sorted((v for v in bolts.values() if v.status != "bounded"), key=lambda v: v.queue is not None)
+        reason = unproven[0].note if unproven else ""
     rate = {s: (None if bounds is None or not c.bounded else c.rate) for s, c in
             (bounds.replays.items() if bounds is not None else ((s.id, Curve(())) for s in topo.spouts))}
     return WorkerCheck(wm, bolts, pending, rate, loss, completion, survives, reason, bounds, names)
