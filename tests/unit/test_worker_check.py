@@ -347,3 +347,31 @@ def test_the_worker_fields_need_schema_version_4_and_are_checked() -> None:
     assert parse_topology(json.loads(topo.to_json_bytes())).storm.assignment["A"] == [2, 0]
     # unset, the fields are not written: a document without worker deaths saves as before
     assert b"worker_min_ttf" not in parse_topology(replays()).to_json_bytes()
+
+
+def test_stormcrawlers_one_worker_survives_hourly_deaths_with_max_spout_pending_and_not_provably_more() -> None:
+    """docs/model.md section 9's example: the archetype's one worker runs every executor, its spout's 10 executors
+    re-emit at most max.spout.pending (100) each when it restarts."""
+    from test_async_bolts import annotated_crawler
+
+    def crawler(min_ttf: int, pending: int | None = 100) -> WorkerCheck:
+        data = annotated_crawler(20)
+        data["schema_version"] = 4
+        data["storm"].update(worker_min_ttf=min_ttf, max_spout_pending=pending)
+        data["settings"].update(min_reboot_time=10, max_reboot_time=60)
+        return check(data, min_ttf)[1]
+
+    hourly = crawler(3600)
+    names = {v: k for k, v in hourly.names.items()}
+    assert hourly.model.workers == 1 and hourly.model.timeout == 300
+    assert hourly.pending[names["spout"]] == 1000  # 100 per task × 10 executors
+    assert hourly.survives is True
+    fetcher = hourly.bolts[names["fetcher"]]
+    assert fetcher.added is not None and float(fetcher.added) == pytest.approx(1000 / 3610, rel=1e-6)
+    assert all(t is not None and t < 300 for t in hourly.completion.values())
+    often = crawler(600)
+    assert often.survives is None and "the replays add 1.64 tuples/s, beyond its 0.505 tuples/s spare" in often.reason
+    unbounded = crawler(3600, None)
+    spout = next(k for k, v in unbounded.names.items() if v == "spout")
+    # paced: twice its fresh tuples over 2T = 600 s at 20/0.9 URLs/s (τ = 0.1), and its burst
+    assert unbounded.survives is None and unbounded.pending[spout] == 2 * (Fraction(200, 9) * 600 + 1)

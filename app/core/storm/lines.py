@@ -249,7 +249,8 @@ def worker_deaths_line(c: WorkerCheck, bolt_failures: bool | None) -> str:
         verdict = f"it is not proven to survive them: {c.reason}" + cost
     if bolt_failures is True and c.survives is not True:
         verdict += "; it does survive the failures of single bolts with immediate replays (section 7's statuses)"
-    return f"{head}: {verdict} (docs/model.md section 9)"
+    return (f"{head}: {verdict}; the rate check decides this, verify's search and simulation play no worker's death "
+            "(docs/model.md section 9)")
 
 
 def worker_line(workers: int, timeout: int | None, failures: bool, loss: Fraction | None = None) -> str:
