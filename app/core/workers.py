@@ -43,9 +43,10 @@ class WorkerModel:
 
     @property
     def delay(self) -> Fraction:
-        """How long after a death its replays may still be added: a lost tree times out at most 2T after its
-        emission (so at most 2T after the death), a restarted spout re-emits by the end of the restart."""
-        return max(2 * self.timeout, self.max_restart)
+        """How long after a death its replays may still be added: a tree it breaks was emitted before its worker
+        is back (max_restart after the death) and times out at most 2T after its emission; a restarted spout
+        re-emits when its worker is back."""
+        return 2 * self.timeout + self.max_restart
 
     def runs(self, worker: int, component: str) -> bool:
         return self.assignment.get(component, (0,) * self.workers)[worker] > 0

@@ -55,8 +55,9 @@ def test_survives_a_bolts_failure_and_rare_worker_deaths_with_max_spout_pending(
     topo, c = check(data, 100)
     assert c.survives is True, c.reason
     s = topo.spouts[0].id
-    # two workers, each with an acker: a death replays at most the 2 pending trees (max.spout.pending × 1 task)
-    assert c.pending[s] == 2 and c.replay_rate[s] == Fraction(4, 101)
+    # two workers, each with an acker: a death replays at most the 2 pending trees (max.spout.pending × 1 task), and
+    # a death of the worker without S the trees S emits while it restarts too (twice 1 tuple/s over 2 s, and 1)
+    assert c.pending[s] == 2 and c.replay_rate[s] == Fraction(2 + 2 + 2 * (2 + 1), 101)
     assert all(v.status == "bounded" for v in c.bolts.values())
     completion = c.completion[s]
     assert completion is not None and completion < 30
@@ -145,7 +146,7 @@ class Sim:
         for s in self.spouts:
             self.at(Fraction(0), "emit", s)
         for x in range(self.W):
-            self.at(self.min_ttf + Fraction(self.rng.randint(0, 30)), "die", x)
+            self.at(self.min_ttf + self.later(), "die", x)
         while self.events:
             t, _, kind, data = heapq.heappop(self.events)
             if t > self.horizon:
@@ -241,7 +242,11 @@ class Sim:
                 self.pending[s].clear()
                 self.backlog[s] += n
                 self.added[s].append((t, n))
-        self.at(t + self.min_ttf + Fraction(self.rng.randint(0, 20)), "die", x)
+        self.at(t + self.min_ttf + self.later(), "die", x)
+
+    def later(self) -> Fraction:
+        """How long past its min_ttf a worker dies: often at once (the deaths' worst case), sometimes later."""
+        return Fraction(0) if self.rng.random() < 0.6 else Fraction(self.rng.randint(0, 20))
 
 
 def within(curve: Curve, added: list[tuple[Fraction, int]]) -> bool:
@@ -259,7 +264,12 @@ CASES = [("rare deaths", replays(a_executors=1), 100), ("frequent deaths", repla
          ("three workers", replays(workers=3, pending=3, a_executors=1), 40),
          ("jitter", {**replays(a_executors=1), "settings": {**replays()["settings"], "tolerance": 0.2}}, 30),
          ("no max.spout.pending", replays(workers=3, pending=None, a_executors=1), 40),
-         ("one worker", replays(workers=1, pending=5, a_executors=1), 30)]
+         ("one worker", replays(workers=1, pending=5, a_executors=1), 30),
+         # restarts longer than the timeout: a death breaks the trees pending then and those S emits meanwhile
+         # (a bound counting only the first was exceeded in 4 of 10 runs of this case)
+         ("long restarts", {**replays(pending=1, a_executors=1),
+                            "storm": {**replays(pending=1)["storm"], "message_timeout_secs": 5},
+                            "settings": {**replays()["settings"], "min_reboot_time": 10, "max_reboot_time": 20}}, 30)]
 
 
 @pytest.mark.parametrize(("name", "data", "ttf"), CASES, ids=[c[0] for c in CASES])
@@ -268,7 +278,7 @@ def test_no_simulated_run_exceeds_the_bounds(name: str, data: dict[str, Any], tt
     assert c.bounds is not None
     names = {x.id: x.name for x in topo.components}
     deaths = 0
-    for seed in range(3):
+    for seed in range(6):
         sim = Sim(data, Fraction(ttf), seed, Fraction(600)).run()
         deaths += sum(len(v) for v in sim.losses)
         for j, bound in c.bounds.queue.items():

@@ -80,7 +80,7 @@ def _pending(topo: Topology, wm: WorkerModel, spout: Component, mode: str) -> Fr
     most its emissions in a window of 2T: twice its fresh tuples when paced; and max.spout.pending per task."""
     found: list[Fraction] = []
     if mode == "paced":
-        found.append(2 * (spout.rate_max * 2 * wm.timeout + spout.take))
+        found.append(_emitted(spout, 2 * wm.timeout))
     msp = topo.storm.max_spout_pending
     if msp is not None:
         (s,) = [s for s in topo.spouts if s.id == spout.ident]
@@ -88,32 +88,43 @@ def _pending(topo: Topology, wm: WorkerModel, spout: Component, mode: str) -> Fr
     return min(found) if found else None
 
 
+def _emitted(spout: Component, w: Fraction) -> Fraction:
+    """A paced spout's emissions in a window of length w: at most twice its fresh tuples."""
+    return 2 * (spout.rate_max * w + spout.take)
+
+
 def _replays(topo: Topology, wm: WorkerModel, comps: dict[str, Component], fm: FailureModel
              ) -> tuple[dict[str, Curve], dict[str, Fraction | None], str]:
     """Per spout: the curve of the replays worker deaths add, the pending bound; a reason when one has none.
 
-    A death of a worker that runs an acker, an executor of s or of a bolt its trees reach replays at most the
-    trees of s pending then (P_s). Each worker dies at most once per period, and a death's replays are added
-    within `delay` of it, so the replays added in a window of length w come from at most (w + delay)/period + 1
-    deaths of each such worker."""
+    A death of a worker x that runs an acker, an executor of s or of a bolt its trees reach breaks only trees of s
+    pending at some instant between the death and the restart: those pending at the death (P_s), and those
+    emitted while x restarts, unless x runs every executor of s (then s emits nothing meanwhile). Each worker dies
+    at most once per period, and a death's replays are added within `delay` of it, so the replays added in a
+    window of length w come from at most (w + delay)/period + 1 deaths of each such worker."""
     curves: dict[str, Curve] = {}
     pending: dict[str, Fraction | None] = {}
     reason = ""
+    executors = {s.id: s.executors or 1 for s in topo.spouts}
     for s in topo.spouts:
         if not wm.replays or s.name.startswith(TICK_PREFIX):  # a timer's tick tuples belong to no tree
             curves[s.id], pending[s.id] = ZERO, Fraction(0)
             continue
         p = _pending(topo, wm, comps[s.id], fm.replay)
         pending[s.id] = p
-        reached = {j for j, row in fm.impact.items() if s.id in row}
-        hit = sum(1 for x in range(wm.workers)
-                  if any(wm.runs(x, c) for c in (ACKER, s.id, *reached)))
-        if p is None:
+        if p is None or fm.replay != "paced":
             curves[s.id] = Curve(())
-            reason = (f"{s.name}'s pending trees have no bound (replays at once and no topology.max.spout.pending), "
-                      "so neither have the replays of a death")
+            reason = (f"{s.name}'s replays of a death have no bound: "
+                      + ("its pending trees have none (replays at once and no topology.max.spout.pending)"
+                         if p is None else "it replays at once, so the trees it emits while a worker restarts "
+                         "have none"))
             continue
-        per = hit * p
+        reached = {j for j, row in fm.impact.items() if s.id in row}
+        per = Fraction(0)
+        for x in range(wm.workers):
+            if any(wm.runs(x, c) for c in (ACKER, s.id, *reached)):
+                alone = wm.assignment.get(s.id, (0,) * wm.workers)[x] == executors[s.id]
+                per += p + (0 if alone else _emitted(comps[s.id], wm.max_restart))
         curves[s.id] = Curve.affine(per / wm.period, per * (1 + wm.delay / wm.period))
     return curves, pending, reason
 
