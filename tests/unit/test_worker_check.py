@@ -318,7 +318,8 @@ def test_the_capacity_lines_and_json_say_whether_it_survives_worker_deaths() -> 
 
     calm = line(document(100))
     assert "it survives them: every bolt stays bounded with the replays" in calm
-    assert "at most every tree pending at the death (S 2)" in calm and "replayed 30 s to 60 s" in calm
+    assert "the trees pending at the death, at most S 2, and those emitted while the worker restarts" in calm
+    assert "replayed 30 s to 60 s" in calm
     busy = line(document(5))
     assert "it does not survive them: with worker deaths A may receive" in busy
     assert "it does survive the failures of single bolts with immediate replays" in busy
@@ -329,7 +330,7 @@ def test_the_capacity_lines_and_json_say_whether_it_survives_worker_deaths() -> 
     # without a time between deaths the answer still says that worker deaths are not decided
     plain = replays()
     (old,) = [x for x in capacity_lines(headroom(parse_topology(plain))) if "worker deaths" in x]
-    assert old.startswith("worker deaths are not in the model")
+    assert old.startswith("worker deaths are not in the model") and "set storm.worker_min_ttf" in old
 
 
 def test_the_worker_fields_need_schema_version_4_and_are_checked() -> None:
@@ -385,3 +386,23 @@ def test_stormcrawlers_one_worker_survives_hourly_deaths_with_max_spout_pending_
     spout = next(k for k, v in unbounded.names.items() if v == "spout")
     # paced: twice its fresh tuples over 2T = 600 s at 20/0.9 URLs/s (τ = 0.1), and its burst
     assert unbounded.survives is None and unbounded.pending[spout] == 2 * (Fraction(200, 9) * 600 + 1)
+
+
+def test_check_and_verify_say_it_in_text_and_json(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "workers.storm.json"
+    path.write_text(json.dumps(document(5)))
+    run = [sys.executable, "-m", "app"]
+    text = subprocess.run([*run, "check", str(path)], capture_output=True, text=True, check=True).stdout
+    assert "- worker deaths (topology.workers 2, each dying at most once every 6 s" in text
+    assert "it does not survive them" in text and "verify's search and simulation play no worker's death" in text
+    out = subprocess.run([*run, "verify", "--json", str(path)], capture_output=True, text=True, check=True).stdout
+    deaths = json.loads(out)["headroom"]["worker_deaths"]
+    assert deaths["survives"] is False and deaths["search_plays_worker_deaths"] is False
+    old = document(5)
+    old["schema_version"] = 3
+    path.write_text(json.dumps(old))
+    refused = subprocess.run([*run, "check", str(path)], capture_output=True, text=True)
+    assert refused.returncode == 2 and "storm.worker_min_ttf: worker_min_ttf needs schema_version 4" in refused.stderr

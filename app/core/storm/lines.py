@@ -236,8 +236,8 @@ def worker_deaths_line(c: WorkerCheck, bolt_failures: bool | None) -> str:
                 "while it restarts")
     if pending:
         cost += (f"; the trees a death breaks time out and are replayed {duration(wm.timeout)} to "
-                 f"{duration(2 * wm.timeout)} after their emission, at most every tree pending at the death "
-                 f"({listed(pending)})")
+                 f"{duration(2 * wm.timeout)} after their emission: the trees pending at the death, at most "
+                 f"{listed(pending)}, and those emitted while the worker restarts")
     if c.survives:
         longest = [t for t in c.completion.values() if t is not None]
         slowest = f"; no tree outlives the timeout (the longest takes {duration(max(longest))})" if longest else ""
@@ -262,5 +262,5 @@ def worker_line(workers: int, timeout: int | None, failures: bool, loss: Fractio
             f"{decimal(loss, 5)} tuples in queues and in work (every bolt's queue bound and batch)")
     return (f"worker deaths are not in the model: with topology.workers {workers}, a worker's death stops every "
             "executor it runs at once (spouts and ackers too), and Storm replays the lost trees only when their "
-            f"message timeout ({shown}) expires{lost}; {which}, so none covers a worker's death (docs/model.md "
-            "section 9)")
+            f"message timeout ({shown}) expires{lost}; {which}, so none covers a worker's death (set "
+            "storm.worker_min_ttf, a worker's shortest time between deaths, to decide it: docs/model.md section 9)")
