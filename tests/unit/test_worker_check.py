@@ -70,7 +70,7 @@ def test_survives_a_bolts_failure_but_not_frequent_worker_deaths() -> None:
     assert c.survives is False
     (a,) = [b for b in topo.bolts if b.name == "A"]
     assert c.bolts[a.id].status == "grows"
-    assert "at nominal timing, with every worker dying as often as it may" in c.bolts[a.id].note
+    assert "the replays of what its deaths lose bring A 1.43 tuples/s against a capacity of 1.11" in c.bolts[a.id].note
 
 
 def test_without_max_spout_pending_a_death_may_replay_every_tree_of_the_last_2t_and_nothing_is_proven() -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from app.core.failures import FailureModel, impacts
+from app.core.numbers import exact
 from app.core.rates.curves import ZERO, Bounds, Component, Curve, FailureBounds
 from app.core.rates.failures_check import BoltFailures, failure_components, nominal_replays
 from app.core.rates.flows import RateFigures, keeps_up
@@ -157,6 +158,16 @@ def _completion(topo: Topology, e: RateFigures, comps: dict[str, Component], bou
     return out
 
 
+def _nominal(topo: Topology, wm: WorkerModel, fm: FailureModel) -> dict[str, Fraction]:
+    """The nominal inflows with worker deaths (an estimate from below, like section 7's): every bolt loses what
+    arrives while its workers restart (`nominal_replays`), and every spout emits only while its workers are up:
+    the share min_ttf / (min_ttf + max_restart) of its rate, each worker running its share of the executors."""
+    up = wm.min_ttf / (wm.min_ttf + wm.max_restart)
+    slowed = topo.model_copy(update={"spouts": [s.model_copy(update={"rate": float(exact(s.rate) * up)})
+                                                for s in topo.spouts]})
+    return nominal_replays(slowed, RateFigures(slowed), fm)[0]
+
+
 def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[str, Status]) -> WorkerCheck:
     """The verdict of every bolt with worker deaths; `status` is the failure-free one (by bolt id)."""
     names = {c.id: c.name for c in topo.components}
@@ -173,7 +184,7 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
         bounds = FailureBounds(comp_list, e.graph, fm, topo.settings.init_queues, names).run(replays)
         completion = _completion(topo, e, comps, bounds)
     late = {s: t for s, t in completion.items() if wm.replays and (t is None or t >= wm.timeout)}
-    nominal = nominal_replays(topo, e, fm)[0]
+    nominal = _nominal(topo, wm, fm)
     emptied = {j for j, row in wm.assignment.items() if sum(1 for k in row if k) == 1}
     bolts: dict[str, BoltFailures] = {}
     for b in topo.bolts:
