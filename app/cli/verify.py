@@ -263,16 +263,24 @@ def cmd_verify(args: argparse.Namespace) -> int:
     room = None if args.threshold is not None else headroom(topo, rates)
     latency = latency_of(topo, args, rates=rates)
     timeouts = latency.not_proven() if args.fail_on == "timeout" else []
+    # a threshold run has no capacity block: it says here that it plays no worker's death (docs/model.md section 9)
+    unplayed = (None if room is not None or topo.storm.workers is None else
+                "the threshold search plays no worker's death: the runs it finds or rules out are runs in which "
+                "no worker dies (docs/model.md section 9)")
     if args.json:
         data = result.to_public_json(written)
         if room is not None:
             data["headroom"] = room.to_json()
+        if unplayed is not None:
+            data["worker_deaths"] = {"decided": False, "reason": unplayed}
         data["latency"] = latency.model_dump()
         if args.fail_on == "timeout":
             data["fail_on"] = {"status": "timeout", "spouts": timeouts}
         print_result("verify", data)
     else:
         print(format_result(result, verbose, [] if room is None else capacity_lines(room)))
+        if unplayed is not None:
+            print(f"note: {unplayed}")
         print(latency_block(latency))
         for i, path in enumerate(written or []):
             bolts = [n for n, v in result.bolts.items() if v.trace_index == i]

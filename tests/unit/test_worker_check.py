@@ -406,3 +406,17 @@ def test_check_and_verify_say_it_in_text_and_json(tmp_path: Any) -> None:
     path.write_text(json.dumps(old))
     refused = subprocess.run([*run, "check", str(path)], capture_output=True, text=True)
     assert refused.returncode == 2 and "storm.worker_min_ttf: worker_min_ttf needs schema_version 4" in refused.stderr
+
+
+def test_a_threshold_run_says_that_it_plays_no_workers_death(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "workers.storm.json"
+    path.write_text(json.dumps(document(100)))
+    run = [sys.executable, "-m", "app", "verify", "--threshold", "1", "--json", str(path)]
+    out = subprocess.run(run, capture_output=True, text=True)
+    assert out.returncode in (0, 1), out.stderr
+    assert json.loads(out.stdout)["worker_deaths"] == {
+        "decided": False, "reason": "the threshold search plays no worker's death: the runs it finds or rules out "
+        "are runs in which no worker dies (docs/model.md section 9)"}
