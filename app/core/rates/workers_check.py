@@ -10,6 +10,7 @@ a spout's pending trees are at most what it emitted in the last 2T (or max.spout
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -184,11 +185,22 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
         bounds = FailureBounds(comp_list, e.graph, fm, topo.settings.init_queues, names).run(replays)
         completion = _completion(topo, e, comps, bounds)
     late = {s: t for s, t in completion.items() if wm.replays and (t is None or t >= wm.timeout)}
-    nominal = _nominal(topo, wm, fm)
+    made: dict[str, dict[str, Fraction]] = {}
+
+    def nominal() -> dict[str, Fraction]:  # (made once, when some bolt is not proven bounded)
+        if "n" not in made:
+            made["n"] = _nominal(topo, wm, fm)
+        return made["n"]
+
+    slow: dict[str, list[str]] = {}  # bolt -> the spouts reaching it whose trees may outlive the timeout
+    for s in late:
+        for d in nx.descendants(e.graph, s):
+            slow.setdefault(d, []).append(s)
     emptied = {j for j, row in wm.assignment.items() if sum(1 for k in row if k) == 1}
     bolts: dict[str, BoltFailures] = {}
     for b in topo.bolts:
-        bolts[b.id] = _verdict(b.id, names, e, bounds, status[b.id], nominal, emptied, late, wm, reason)
+        bolts[b.id] = _verdict(b.id, names, e, bounds, status[b.id], nominal, emptied,
+                               (slow.get(b.id, []), late), wm, reason)
     loss: list[Fraction | None] = []
     for x in range(wm.workers):
         total: Fraction | None = Fraction(0)
@@ -216,7 +228,8 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
 
 
 def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | None, status: Status,
-             nominal: dict[str, Fraction], emptied: set[str], late: dict[str, Fraction | None], wm: WorkerModel,
+             nominal: Callable[[], dict[str, Fraction]], emptied: set[str],
+             slowness: tuple[list[str], dict[str, Fraction | None]], wm: WorkerModel,
              reason: str) -> BoltFailures:
     name = names[j]
     inflow = None if bounds is None else bounds.inflow[j].rate
@@ -224,14 +237,16 @@ def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | Non
     lost = None if bounds is None else bounds.lost.get(j)
     added = None if inflow is None else max(Fraction(0), inflow - e.in_max[j])
     spare = e.cap_min[j] - e.in_max[j]
-    slow = [s for s in late if j in nx.descendants(e.graph, s)]
+    slow, late = slowness
     if status == "bounded" and inflow is not None and keeps_up(inflow, e.cap_min[j]) and queue is not None \
             and not slow:
         note = (f"with worker deaths {name} receives at most {_fmt(inflow)} tuples/s and processes at least "
                 f"{_fmt(e.cap_min[j])}: the replays add {_fmt(added or 0)} tuples/s, within its {_fmt(spare)} tuples/s "
                 f"spare, so its queue stays below {_fmt(queue)} tuples")
         return BoltFailures("bounded", inflow, added, queue, lost, note)
-    grows_nominal = j not in emptied and keeps_up(e.cap_nominal[j], nominal.get(j, Fraction(0)))
+    # a bolt that keeps up with its largest inflow keeps up with the nominal one (a run's): no estimate needed
+    fits = status == "bounded" and inflow is not None and keeps_up(inflow, e.cap_min[j])
+    grows_nominal = not fits and j not in emptied and keeps_up(e.cap_nominal[j], nominal().get(j, Fraction(0)))
     verdict: Status = "grows" if status == "grows" or grows_nominal else "may-grow"
     if status != "bounded":
         note = f"{name} is not bounded even without worker deaths"
@@ -250,5 +265,5 @@ def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | Non
                 "tuples/s spare")
     if grows_nominal and status != "grows":
         note += (f"; at nominal timing, with every worker dying as often as it may, the replays of what its deaths "
-                 f"lose bring {name} {_fmt(nominal[j])} tuples/s against a capacity of {_fmt(e.cap_nominal[j])}")
+                 f"lose bring {name} {_fmt(nominal()[j])} tuples/s against a capacity of {_fmt(e.cap_nominal[j])}")
     return BoltFailures(verdict, inflow, added, queue, lost, note)
