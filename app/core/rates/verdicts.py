@@ -16,6 +16,7 @@ from typing import Literal
 
 from app.core.numbers import exact
 from app.core.rates.flows import RateFigures, keeps_up
+from app.core.rates.windows import window_note
 from app.core.topology import ASYNC_CLASSES, DEFAULT_STREAM, Bolt
 
 Status = Literal["bounded", "no-repeating-growth", "may-grow", "grows"]
@@ -43,7 +44,9 @@ def fmt(x: Fraction | float) -> str:
 
 def explain(name: str, e: RateFigures, ident: str, status: Status) -> str:
     """One explanation from the very figures that decided `status`."""
-    return (_explain_rates(name, e, ident, status) + _async_note(e, ident) + _ratio_note(e, ident)
+    bolt = e.topo.component(ident)
+    window = window_note(e, bolt) if isinstance(bolt, Bolt) else ""
+    return (_explain_rates(name, e, ident, status) + _async_note(e, ident) + window + _ratio_note(e, ident)
             + _own_ratio(e, ident))
 
 

@@ -160,6 +160,12 @@ class Bolt(_StormFields):
         if self.threads is not None and self.take_max > STORM_MAX_INT:
             raise ValueError(f"parallelism × threads is {self.take_max}, more tuples at once than Storm counts "
                              f"(at most {STORM_MAX_INT})")
+        if self.count_window is not None and self.take_max > STORM_MAX_INT:
+            raise ValueError(f"window: parallelism × sliding interval is {self.take_max}, more tuples at once than "
+                             f"Storm counts (at most {STORM_MAX_INT})")
+        if self.count_window is not None and self.min_ttf is not None:
+            raise ValueError("min_ttf: the model has no failures of a windowed bolt (what it loses is its windows' "
+                             "tuples too): leave min_ttf out of a bolt with a window")
         if self.window is not None and self.threads is not None:
             raise ValueError("window: a windowed bolt processes its windows in its executor's thread and has no "
                              "internal threads: give it `window` or `threads`, not both")
@@ -171,15 +177,30 @@ class Bolt(_StormFields):
     @property
     def not_modelled(self) -> str | None:
         """What the bolt is that the model does not decide, in one phrase (docs/model.md section 10): the import's
-        `unmodelled` mark, or its window (until every layer has the window rule); None for a bolt the model has."""
-        if self.window is not None:
+        `unmodelled` mark, or a duration window (a count window is modelled); None for a bolt the model has."""
+        if self.window is not None and self.window.kind == "duration":
             return f"a windowed bolt ({self.window.phrase()})"
         return self.unmodelled
 
     @property
+    def count_window(self) -> Window | None:
+        """The bolt's count window, the window the model has (docs/model.md section 10); None otherwise."""
+        return self.window if self.window is not None and self.window.kind == "count" else None
+
+    @property
+    def per_executor(self) -> int:
+        """Tuples one executor takes into one batch: an asynchronous bolt's threads, a count window's sliding
+        interval (one execute(TupleWindow) per slide), else 1."""
+        if self.threads is not None:
+            return self.threads
+        window = self.count_window
+        return int(window.interval) if window is not None else 1
+
+    @property
     def take_max(self) -> int:
-        """C_TAKE: the executors (`parallelism`), times an asynchronous bolt's threads per executor."""
-        return self.parallelism * (self.threads or 1)
+        """C_TAKE: the executors (`parallelism`), times an asynchronous bolt's threads per executor or a count
+        window's sliding interval."""
+        return self.parallelism * self.per_executor
 
     def output_streams(self) -> dict[str, float | None]:
         """Every output stream and its σ ('default': `sigma`; None: declared, not annotated yet)."""

@@ -145,6 +145,11 @@ class Topology(StrictModel):
         sources = [s.source for s in self.subscriptions if s.target == ident]
         return [c for c in self.components if c.id in sources]
 
+    def windowed_bolts(self) -> list[Bolt]:
+        """The bolts with a window (docs/model.md section 10). The rate check has a count window's rule; the search,
+        its certifiers and the timeout witnesses do not have the window rule yet and decide nothing through one."""
+        return [b for b in self.bolts if b.window is not None]
+
     def checked_bolts(self) -> list[Bolt]:
         """The bolts whose queues the growth property is about (all when none chosen)."""
         if not self.verification.checked:
