@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from app.core.numbers import exact
+from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.topology import Topology
 
 DEFAULT_MESSAGE_TIMEOUT = 30  # topology.message.timeout.secs in Storm's defaults.yaml (1.x and 2.x)
@@ -35,6 +36,7 @@ class WorkerModel:
     timeout: Fraction
     replays: bool
     assignment: dict[str, tuple[int, ...]]
+    explicit: bool = False  # the document's assignment; else Storm's even scheduler as `even_assignment` deals it
 
     @property
     def period(self) -> Fraction:
@@ -48,8 +50,22 @@ class WorkerModel:
         re-emits when its worker is back."""
         return 2 * self.timeout + self.max_restart
 
-    def runs(self, worker: int, component: str) -> bool:
-        return self.assignment.get(component, (0,) * self.workers)[worker] > 0
+    def may_run(self, worker: int, component: str) -> bool:
+        """Whether the worker may run an executor of the component. Without an explicit assignment every worker
+        may: Storm's deal can start elsewhere than `even_assignment`'s (components it adds, such as metrics
+        consumers, take executors in the order), so nothing sound rests on where a deal puts an executor."""
+        return not self.explicit or self.assignment.get(component, (0,) * self.workers)[worker] > 0
+
+    def at_most(self, worker: int, component: str, executors: int) -> int:
+        """The executors of the component the worker runs at most: the explicit count, or ⌈executors / W⌉ (a deal
+        in turn gives each worker that many of a component's consecutive executors at most, wherever it starts)."""
+        if self.explicit:
+            return self.assignment.get(component, (0,) * self.workers)[worker]
+        return -(-executors // self.workers)
+
+    def runs_all(self, worker: int, component: str, executors: int) -> bool:
+        """Whether the worker surely runs every executor of the component."""
+        return self.at_most(worker, component, executors) >= executors and (self.explicit or self.workers == 1)
 
 
 def executors_of(topo: Topology) -> dict[str, int]:
@@ -70,7 +86,7 @@ def even_assignment(topo: Topology, workers: int) -> dict[str, tuple[int, ...]]:
     (components sorted by their ids, Storm's component ids being the names here; the ackers as `__acker`),
     dealt to the workers in turn, the first executor to the first worker."""
     counts = executors_of(topo)
-    names = {c.id: c.name for c in topo.components}
+    names = {c.id: c.name for c in topo.components if not c.name.startswith(TICK_PREFIX)}  # a timer: no executor
     order = sorted([*names, ACKER], key=lambda c: ACKER if c == ACKER else names[c])
     sizes = {**counts, ACKER: ackers_of(topo, workers)}
     out: dict[str, list[int]] = {}
@@ -93,12 +109,13 @@ def worker_model(topo: Topology, min_ttf: float | Fraction | None = None,
     ttf = min_ttf if min_ttf is not None else topo.storm.worker_min_ttf
     if workers is None or ttf is None or s.min_reboot_time is None or s.max_reboot_time is None:
         return None
+    explicit = assignment is not None or bool(topo.storm.assignment)
     if assignment is None:
         assignment = document_assignment(topo) or even_assignment(topo, workers)
     timeout = topo.storm.message_timeout_secs or DEFAULT_MESSAGE_TIMEOUT
     acking = s.replay != "none" and topo.storm.acker_executors != 0
     return WorkerModel(workers, exact(ttf), exact(s.min_reboot_time), exact(s.max_reboot_time), Fraction(timeout),
-                       acking, dict(assignment))
+                       acking, dict(assignment), explicit)
 
 
 def document_assignment(topo: Topology) -> dict[str, tuple[int, ...]] | None:

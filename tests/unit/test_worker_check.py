@@ -52,15 +52,23 @@ def check(data: dict[str, Any], min_ttf: float) -> tuple[Topology, WorkerCheck]:
 def test_survives_a_bolts_failure_and_rare_worker_deaths_with_max_spout_pending() -> None:
     data = replays()
     assert rate_check(parse_topology(data)).bolts["A"].status == "bounded"  # C failing alone every 100 s
-    topo, c = check(data, 100)
+    topo, c = check(data, 200)
     assert c.survives is True, c.reason
     s = topo.spouts[0].id
-    # two workers, each with an acker: a death replays at most the 2 pending trees (max.spout.pending × 1 task), and
-    # a death of the worker without S the trees S emits while it restarts too (twice 1 tuple/s over 2 s, and 1)
-    assert c.pending[s] == 2 and c.replay_rate[s] == Fraction(2 + 2 + 2 * (2 + 1), 101)
+    # two workers, each with an acker: a death replays at most the 2 pending trees (max.spout.pending × 1 task) and
+    # the trees S emits while the worker restarts (twice 1 tuple/s over 2 s, and 1): Storm's deal may put S in
+    # either worker, so neither is taken to run it alone
+    assert c.pending[s] == 2 and c.replay_rate[s] == Fraction(2 * (2 + 2 * (2 + 1)), 201)
     assert all(v.status == "bounded" for v in c.bolts.values())
     completion = c.completion[s]
     assert completion is not None and completion < 30
+    # every 100 s the replays (16 per 101 s) exceed A's spare 0.111 tuples/s: not proven
+    assert check(data, 100)[1].survives is None
+    # with an explicit assignment putting S in worker 0 (dead, it emits nothing), 10 per 101 s fit
+    data["storm"]["assignment"] = {"A": [1, 1], "S": [1, 0], "C": [1, 0], "D": [0, 1], "__acker": [1, 1]}
+    data["schema_version"] = 4
+    topo, given = check(data, 100)
+    assert given.replay_rate[topo.spouts[0].id] == Fraction(2 + 2 + 2 * (2 + 1), 101) and given.survives is True
 
 
 def test_survives_a_bolts_failure_but_not_frequent_worker_deaths() -> None:
@@ -316,7 +324,7 @@ def test_the_capacity_lines_and_json_say_whether_it_survives_worker_deaths() -> 
         (found,) = [x for x in capacity_lines(headroom(parse_topology(data))) if x.startswith("worker deaths")]
         return found
 
-    calm = line(document(100))
+    calm = line(document(200))
     assert "it survives them: every bolt stays bounded with the replays" in calm
     assert "the trees pending at the death, at most S 2, and those emitted while the worker restarts" in calm
     assert "replayed 30 s to 60 s" in calm

@@ -124,8 +124,8 @@ def _replays(topo: Topology, wm: WorkerModel, comps: dict[str, Component], fm: F
         reached = {j for j, row in fm.impact.items() if s.id in row}
         per = Fraction(0)
         for x in range(wm.workers):
-            if any(wm.runs(x, c) for c in (ACKER, s.id, *reached)):
-                alone = wm.assignment.get(s.id, (0,) * wm.workers)[x] == executors[s.id]
+            if any(wm.may_run(x, c) for c in (ACKER, s.id, *reached)):
+                alone = wm.runs_all(x, s.id, executors[s.id])
                 per += p + (0 if alone else _emitted(comps[s.id], wm.max_restart))
         curves[s.id] = Curve.affine(per / wm.period, per * (1 + wm.delay / wm.period))
     return curves, pending, reason
@@ -196,7 +196,8 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
     for s in late:
         for d in nx.descendants(e.graph, s):
             slow.setdefault(d, []).append(s)
-    emptied = {j for j, row in wm.assignment.items() if sum(1 for k in row if k) == 1}
+    emptied = {b.id for b in topo.bolts  # (one executor, or all in one worker: its deaths empty the bolt)
+               if b.parallelism == 1 or any(wm.runs_all(x, b.id, b.parallelism) for x in range(wm.workers))}
     bolts: dict[str, BoltFailures] = {}
     for b in topo.bolts:
         bolts[b.id] = _verdict(b.id, names, e, bounds, status[b.id], nominal, emptied,
@@ -205,7 +206,7 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
     for x in range(wm.workers):
         total: Fraction | None = Fraction(0)
         for b in topo.bolts:
-            k = wm.assignment.get(b.id, (0,) * wm.workers)[x]
+            k = wm.at_most(x, b.id, b.parallelism)
             lost = None if bounds is None else bounds.lost.get(b.id)
             if k and (lost is None or total is None):
                 total = None
