@@ -222,12 +222,30 @@ def capacity_lines(h: Headroom) -> list[str]:
     return lines
 
 
+#: the worker-death verdicts of the capacity line, and their short forms (the app's capacity label)
+WORKER_VERDICTS = {True: ("it survives them", "survives worker deaths"),
+                   False: ("it does not survive them", "does not survive worker deaths"),
+                   None: ("it is not proven to survive them", "not proven to survive worker deaths")}
+WORKER_LINE_START = "worker deaths "
+
+
+def worker_deaths_short(lines: list[str]) -> str | None:
+    """The worker-death verdict of capacity lines in a few words (None: they give none)."""
+    for line in lines:
+        if line.startswith(WORKER_LINE_START):
+            for words, short in WORKER_VERDICTS.values():
+                if f"): {words}" in line:
+                    return short
+            return "worker deaths not decided"
+    return None
+
+
 def worker_deaths_line(c: WorkerCheck, bolt_failures: bool | None) -> str:
     """Whether the topology survives its workers' deaths, in Storm's terms (docs/model.md section 9)."""
     wm = c.model
-    head = (f"worker deaths (topology.workers {wm.workers}, each dying at most once every {duration(wm.period)} and "
-            f"restarting in {duration(wm.min_restart)} to {duration(wm.max_restart)}, message timeout "
-            f"{duration(wm.timeout)})")
+    head = (f"{WORKER_LINE_START}(topology.workers {wm.workers}, each dying at most once every "
+            f"{duration(wm.period)} and restarting in {duration(wm.min_restart)} to {duration(wm.max_restart)}, "
+            f"message timeout {duration(wm.timeout)})")
     pending = [f"{c.names[s]} {decimal(p, 5)}" for s, p in c.pending.items() if p]
     losses = [x for x in c.loss if x is not None]
     cost = ""
@@ -238,15 +256,16 @@ def worker_deaths_line(c: WorkerCheck, bolt_failures: bool | None) -> str:
         cost += (f"; the trees a death breaks time out and are replayed {duration(wm.timeout)} to "
                  f"{duration(2 * wm.timeout)} after their emission: the trees pending at the death, at most "
                  f"{listed(pending)}, and those emitted while the worker restarts")
+    words = WORKER_VERDICTS[c.survives][0]
     if c.survives:
         longest = [t for t in c.completion.values() if t is not None]
         slowest = f"; no tree outlives the timeout (the longest takes {duration(max(longest))})" if longest else ""
-        verdict = "it survives them: every bolt stays bounded with the replays" + cost + slowest
+        verdict = f"{words}: every bolt stays bounded with the replays" + cost + slowest
     elif c.survives is False:
         (first,) = [v for v in c.bolts.values() if v.status == "grows"][:1]
-        verdict = f"it does not survive them: {first.note}" + cost
+        verdict = f"{words}: {first.note}" + cost
     else:
-        verdict = f"it is not proven to survive them: {c.reason}" + cost
+        verdict = f"{words}: {c.reason}" + cost
     if bolt_failures is True and c.survives is not True:
         verdict += "; it does survive the failures of single bolts with immediate replays (section 7's statuses)"
     return (f"{head}: {verdict}; the rate check decides this, verify's search and simulation play no worker's death "
