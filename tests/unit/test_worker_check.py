@@ -428,3 +428,20 @@ def test_a_threshold_run_says_that_it_plays_no_workers_death(tmp_path: Any) -> N
     assert json.loads(out.stdout)["worker_deaths"] == {
         "decided": False, "reason": "the threshold search plays no worker's death: the runs it finds or rules out "
         "are runs in which no worker dies (docs/model.md section 9)"}
+
+
+def test_the_simulation_catches_a_bound_that_forgets_the_trees_emitted_while_a_worker_restarts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison can fail: counting only the trees pending at a death (every worker taken to stop the spout)
+    and replays within 2T of it, the replays of the 'long restarts' case exceed the bound in some runs."""
+    from app.core.workers import WorkerModel
+
+    (data, ttf) = next((d, t) for n, d, t in CASES if n == "long restarts")
+    monkeypatch.setattr(WorkerModel, "runs_all", lambda self, worker, component, executors: True)
+    monkeypatch.setattr(WorkerModel, "delay", property(lambda self: 2 * self.timeout))
+    topo, c = check(data, ttf)
+    assert c.bounds is not None
+    s = topo.spouts[0]
+    exceeded = sum(not within(c.bounds.replays[s.id], Sim(data, Fraction(ttf), seed, Fraction(600)).run().added["S"])
+                   for seed in range(10))
+    assert exceeded > 0
