@@ -335,6 +335,7 @@ def test_the_capacity_lines_and_json_say_whether_it_survives_worker_deaths() -> 
     assert room["worker_deaths_modelled"] is True
     assert room["worker_deaths"]["survives"] is False and room["worker_deaths"]["bolts"]["A"]["status"] == "grows"
     assert room["worker_deaths"]["assignment"]["__acker"] == [1, 1]
+    assert room["worker_deaths"]["single_bolt_failures_survived"] is True  # C failing alone: every bolt bounded
     # without a time between deaths the answer still says that worker deaths are not decided
     plain = replays()
     (old,) = [x for x in capacity_lines(headroom(parse_topology(plain))) if "worker deaths" in x]
