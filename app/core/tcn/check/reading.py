@@ -20,16 +20,22 @@ def take_bound(bolt: Bolt) -> int:
     """C_TAKE as the checkers read it (docs/model.md sections 8 and 10): a bolt's executors, times an asynchronous
     bolt's threads per executor or a count window's sliding interval; restated here, not read from the builders'
     `Bolt.take_max`."""
+    return bolt.parallelism * (bolt.threads if bolt.threads is not None else slide_bound(bolt))
+
+
+def slide_bound(bolt: Bolt) -> int:
+    """A count window's sliding interval as the certifier reads it (docs/model.md section 10): the bolt takes whole
+    slides only, and tuples fewer than one slide do not wait; 1 for any other bolt. Restated from the document."""
     window = bolt.window
-    per = bolt.threads if bolt.threads is not None else \
-        int(window.slide if window.slide is not None else window.length) \
-        if window is not None and window.kind == "count" else 1
-    return bolt.parallelism * per
+    if window is None or window.kind != "count":
+        return 1
+    return int(window.slide if window.slide is not None else window.length)
 
 
 def windows_refused(topo: Topology) -> str:
-    """Why a checker refuses a document with a windowed bolt (empty: it has none): the checkers of this room have no
-    window rule yet (docs/model.md section 10), and never read a windowed bolt as an ordinary one."""
+    """Why a checker refuses a document with a windowed bolt (empty: it has none): the linear, growth, flood and
+    timeout-witness checkers have no window rule yet (docs/model.md section 10) and never read a windowed bolt as an
+    ordinary one; the certifier has it (`slide_bound`), and refuses a duration window only."""
     windowed = [b.name for b in topo.bolts if b.window is not None]
     if not windowed:
         return ""
