@@ -204,22 +204,35 @@ def test_the_simulation_builds_a_certified_lasso_through_a_count_window() -> Non
     assert bounded.verdict == "bounded" and bounded.bolts["W"].queue_bound == 20  # the rate check's own proof
 
 
-def test_the_rest_of_the_search_decides_nothing_through_a_window_and_says_so() -> None:
-    """Without the simulation (--no-simulate), or with a duration window (no rule anywhere), a target whose cone
-    holds a window is `unknown`, saying why, with the rate check's answer: never an ordinary bolt's answer."""
+def test_the_solver_finds_a_certified_lasso_through_a_count_window() -> None:
+    """The SMT encoding has the window rule too: without the simulation, the solver's lasso of a tumbling
+    Count(2) window served 2 tuples per 0.5 s and fed 5 a second takes whole slides only, and the certifier
+    accepts it (growth 1 per 1 s pass)."""
+    from app.core.tcn.check.certify import certify
     from app.core.tcn.search import SearchOptions, verify
 
-    result = verify(parse_topology(windowed(25, 0.5, 30, 10)), SearchOptions(k_max=8, simulate=False))
-    assert result.traces == [] and result.bolts["W"].verdict == "unknown"
-    assert result.bolts["W"].message == (
-        "not decided: W's cone of influence holds the windowed bolt W (withWindow(Count(30), Count(10))); the solver, "
-        "the linear program and the proofs by rates have no windows yet; the rate check's answer is grows "
-        "(docs/model.md section 10)")
+    doc = windowed(5, 0.5, 4, 2)
+    doc["settings"]["init_queues"] = 3  # (a short prefix: the loop needs a slide waiting at every position)
+    result = verify(parse_topology(doc), SearchOptions(k_max=16, simulate=False))
+    w = result.bolts["W"]
+    assert result.verdict == "counterexample" and w.method == "solver"
+    trace = result.traces[w.trace_index or 0]
+    assert certify(trace).ok and certify(trace).growth_per_loop == {"W": 1}
+    assert {p.bolts["W"].batch for p in trace.positions if p.bolts["W"].take} == {2}
+
+
+def test_a_duration_window_is_not_searched_and_says_so() -> None:
+    """A duration window has no rule in the search: a target whose cone holds one is `unknown`, saying why, with
+    the rate check's answer: never an ordinary bolt's answer."""
+    from app.core.tcn.search import SearchOptions, verify
+
     doc = windowed(25, 0.5, 30, 10)
     doc["bolts"][0]["window"] = {"kind": "duration", "length": 10, "slide": 2}
-    duration = verify(parse_topology(doc), SearchOptions(k_max=8))
-    assert duration.traces == [] and duration.bolts["W"].verdict == "unknown"
-    assert "Duration(10 s), Duration(2 s)" in duration.bolts["W"].message
+    result = verify(parse_topology(doc), SearchOptions(k_max=8))
+    assert result.traces == [] and result.bolts["W"].verdict == "unknown"
+    assert result.bolts["W"].message.startswith(
+        "not searched: W's cone of influence holds the windowed bolt W (withWindow(Duration(10 s), Duration(2 s))), "
+        "and the search has no duration windows")
 
 
 def _window_lasso() -> dict[str, Any]:
@@ -319,3 +332,14 @@ def test_storm_starters_sliding_window_topology_by_hand() -> None:
     assert "up to 5 tuples later on its executor: about 5 s at the nominal inflow" in avg.explanation
     result = verify(topo, SearchOptions(k_max=8))
     assert result.verdict == "bounded" and all(v.method == "rate check" for v in result.bolts.values())
+
+
+def test_a_run_on_spark_refuses_a_windowed_bolt(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The run engine has no window rule: `stormbound run` refuses the document (exit 2), naming the field, rather
+    than play the windowed bolt as an ordinary one."""
+    from app.cli import main
+
+    path = tmp_path / "win.storm.json"
+    path.write_bytes(parse_topology(windowed(10, 0.5, 30, 10)).to_json_bytes())
+    assert main(["run", str(path), "--duration", "5", "--out", str(tmp_path / "out")]) == 2
+    assert "bolts.W.window: a run on Spark has no windowed bolts yet" in capsys.readouterr().err

@@ -22,7 +22,7 @@ from app.core.results import Progress, VerifyResult
 from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
-from app.core.tcn.search_lassos import failure_cycle_phase, simulation_phase, window_phase
+from app.core.tcn.search_lassos import failure_cycle_phase, simulation_phase
 from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
 from app.core.tcn.search_rates import plan, rate_phase
 from app.core.tcn.search_run import SearchControl, deepening_schedule
@@ -54,7 +54,6 @@ class Search(SearchControl):
         self.announce(run, f"the search for {', '.join(left)}")  # the rate check's verdicts, before the cones
         plan(self, run)
         simulating = self.simulate and self.threshold is None and self.single_k is None
-        window_phase(self, run, simulating)
         if simulating:
             simulation_phase(self, run)
         if self.threshold is None and not self.force_search:

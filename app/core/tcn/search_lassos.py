@@ -36,31 +36,6 @@ def simulation_phase(search: SearchControl, run: Run) -> None:
                           run.verdicts, run.elapsed, total_cells=FIRST_PASS_CELLS):
                 run.capped.add(target)
 
-def window_phase(search: SearchControl, run: Run, simulating: bool) -> None:
-    """Targets whose cone holds a windowed bolt (docs/model.md section 10): the simulation and the certifier have
-    the count window's rule, the solver, the linear program and the proofs by rates not yet. One simulation each
-    (a lasso is recorded only once certified); a target it leaves undecided is `unknown`, saying why, with the rate
-    check's answer (never an ordinary bolt's answer)."""
-    windows = {b.name: b.window.phrase() for b in search.topo.windowed_bolts() if b.window is not None}
-    for target in run.windowed:
-        if target in run.verdicts or search.stop_reason(run.elapsed()):
-            continue
-        inside = [f"{w} ({windows[w]})" for w in run.nets[target].kept if w in windows]
-        counted = all(search.topo.bolt_by_name(w).count_window is not None for w in run.nets[target].kept
-                      if w in windows)  # (a duration window: no rule anywhere yet)
-        if simulating and counted:
-            search.announce(run, f"{target}: building a lasso by simulation (a count window in its cone)")
-            _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
-                       run.verdicts, run.elapsed)
-        if target not in run.verdicts:
-            tried = "the simulation found no certified lasso, and " if simulating and counted else ""
-            run.verdicts[target] = BoltVerdict(verdict="unknown", message=(
-                f"not decided: {target}'s cone of influence holds the windowed bolt{'s' if len(inside) > 1 else ''} "
-                f"{', '.join(inside)}; {tried}the solver, the linear program and the proofs by rates have no windows "
-                f"yet; the rate check's answer is {run.report.bolts[target].status.replace('-', ' ')} "
-                "(docs/model.md section 10)"))
-
-
 def failure_cycle_phase(search: SearchControl, run: Run) -> None:
     """Targets bounded without failures and still undecided after the linear program: a lasso in which they
     grow holds a whole failure cycle, out of the solver's reach; the simulation gets up to

@@ -95,10 +95,18 @@ def plan(search: SearchControl, run: Run) -> None:
                          + "; ".join(report.bolts[n].explanation for n in skipped))
     targets = [n for n in run.checked if n not in run.verdicts]
     run.nets = {n: build_network(topo, [n]) for n in targets}
-    windowed = {b.name for b in topo.windowed_bolts()}
-    # a cone with a window: only the simulation has the window rule (app/core/tcn/search_lassos.py, window_phase)
-    run.windowed = [n for n in targets if windowed & set(run.nets[n].kept)]
-    targets = [n for n in targets if n not in run.windowed]
+    # a cone with a count window: the simulation, the solver and the certifier have its rule, the proofs by rates
+    # and the linear program not yet (they skip `run.windowed`); a duration window has no rule: not searched
+    windows = {b.name: b.window for b in topo.windowed_bolts() if b.window is not None}
+    run.windowed = [n for n in targets if windows.keys() & set(run.nets[n].kept)]
+    for n in [n for n in run.windowed if any(windows[w].kind == "duration" for w in run.nets[n].kept if w in windows)]:
+        inside = [f"{w} ({windows[w].phrase()})" for w in run.nets[n].kept if w in windows]
+        run.verdicts[n] = BoltVerdict(verdict="unknown", message=(
+            f"not searched: {n}'s cone of influence holds the windowed bolt{'s' if len(inside) > 1 else ''} "
+            f"{', '.join(inside)}, and the search has no duration windows (docs/model.md section 10); the rate "
+            f"check's answer is {report.bolts[n].status.replace('-', ' ')}"))
+        targets.remove(n)
+        del run.nets[n]
     # bolts bounded but for failures last: their lassos, if any, are the long ones of a failure cycle
     targets.sort(key=lambda n: (n in run.downgraded, report.bolts[n].status != "grows", len(run.nets[n].kept)))
     run.targets = targets
