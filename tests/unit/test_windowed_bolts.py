@@ -343,3 +343,29 @@ def test_a_run_on_spark_refuses_a_windowed_bolt(tmp_path: Any, capsys: pytest.Ca
     path.write_bytes(parse_topology(windowed(10, 0.5, 30, 10)).to_json_bytes())
     assert main(["run", str(path), "--duration", "5", "--out", str(tmp_path / "out")]) == 2
     assert "bolts.W.window: a run on Spark has no windowed bolts yet" in capsys.readouterr().err
+
+
+def test_the_linear_program_reads_a_count_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows of one loop pass hold for a windowed lasso too (its batches are whole slides, at most C; a growing
+    windowed queue holds a slide at every loop position, so it never idles): the product's certificate that no
+    lasso makes W grow at 10 tuples/s (capacity 20) is accepted by the linear checker, and a checker that forgot the
+    slide in C cannot follow it. A duration window is refused."""
+    from app.core.results import LinearCertificate
+    from app.core.tcn.check import linear as check_linear
+    from app.core.tcn.check.content import content_hash
+    from app.core.tcn.check.linear import check_certificate
+    from app.core.tcn.linear import build_rows, farkas
+    from app.core.tcn.network import build_network
+
+    net = build_network(parse_topology(windowed(10, 0.5, 30, 10)), ["W"])
+    y = farkas(build_rows(net, "W"))
+    assert y is not None
+    document = net.document()
+    cert = LinearCertificate(target="W", content_hash=content_hash(net.topology),
+                             rows={n: str(v) for n, v in y.items()})
+    assert check_certificate(document, cert) == []
+    duration = json.loads(json.dumps(document))
+    next(b for b in duration["bolts"] if b["name"] == "W")["window"] = {"kind": "duration", "length": 10}
+    assert any("windowed bolt W" in p for p in check_certificate(duration, cert))
+    monkeypatch.setattr(check_linear, "take_bound", lambda bolt: bolt.parallelism)
+    assert check_certificate(document, cert) != []

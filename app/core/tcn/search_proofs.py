@@ -46,8 +46,8 @@ def linear_phase(search: SearchControl, run: Run) -> None:
     before it is recorded), is not searched, and is held level in the other cones."""
     proven: list[str] = []
     for target in run.targets:
-        if target in run.verdicts or target in run.windowed or search.stop_reason(run.elapsed()):
-            continue  # (a window in the cone: the linear program has no window rule yet, docs/model.md 10)
+        if target in run.verdicts or search.stop_reason(run.elapsed()):
+            continue  # (a count window in the cone: its rows hold for windowed lassos too, docs/verifier.md)
         net = run.nets[target]
         search.announce(run, f"{target}: the linear program over one loop pass")
         started = time.monotonic()

@@ -32,11 +32,13 @@ def slide_bound(bolt: Bolt) -> int:
     return int(window.slide if window.slide is not None else window.length)
 
 
-def windows_refused(topo: Topology) -> str:
-    """Why a checker refuses a document with a windowed bolt (empty: it has none): the linear, growth, flood and
-    timeout-witness checkers have no window rule yet (docs/model.md section 10) and never read a windowed bolt as an
-    ordinary one; the certifier has it (`slide_bound`), and refuses a duration window only."""
-    windowed = [b.name for b in topo.bolts if b.window is not None]
+def windows_refused(topo: Topology, count_windows: bool = False) -> str:
+    """Why a checker refuses a document with a windowed bolt (empty: it has none, or only count windows when
+    `count_windows`): the growth, flood and timeout-witness checkers have no window rule yet (docs/model.md section
+    10) and never read a windowed bolt as an ordinary one; the certifier has it (`slide_bound`), and the linear
+    checker's rows hold for a count window's lassos (docs/verifier.md): both refuse a duration window only."""
+    windowed = [b.name for b in topo.bolts
+                if b.window is not None and not (count_windows and b.window.kind == "count")]
     if not windowed:
         return ""
     return (f"the embedded topology has the windowed bolt{'s' if len(windowed) > 1 else ''} {', '.join(windowed)}, "
@@ -51,10 +53,12 @@ def fraction_of(text: str) -> Fraction | None:
         return None
 
 
-def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
-                     what: str) -> tuple[Topology, CertificateT, list[str]] | list[str]:
+def read_certificate(document: Any, certificate: Any, model: type[CertificateT], what: str,
+                     count_windows: bool = False) -> tuple[Topology, CertificateT, list[str]] | list[str]:
     """(topology, certificate, problems so far: a hash that is not the document's) or, when either cannot be
-    read, the reason why the certificate is refused; `what` names the certificate in that reason."""
+    read, the reason why the certificate is refused; `what` names the certificate in that reason.
+    `count_windows`: the checker's rules hold for count-windowed bolts (docs/model.md section 10): only a duration
+    window is refused; else any window is."""
     try:
         topo = document if isinstance(document, Topology) else parse_topology(document)
     except TopologyError as exc:
@@ -66,7 +70,7 @@ def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
     missing = unannotated_problems(topo)
     if missing:
         return [f"the embedded topology is not annotated: {missing[0]}"]
-    windowed = windows_refused(topo)
+    windowed = windows_refused(topo, count_windows)
     if windowed:
         return [windowed]
     problems: list[str] = []
