@@ -33,11 +33,11 @@ def cycle_fixpoint(graph: nx.DiGraph, members: list[str], weights: Weights, ext:
     every-run bounds: a member not proven bounded may drain a backlog at full speed).
     """
     order = _sweep_order(graph, members, set(members))
+    if not from_above and solve_linear(order, weights, {m: Fraction(0) for m in order}, set(), cap) is None:
+        return None  # the fixpoint may not be unique: only the iteration from zero is known to be sound
     capped = _guess_capped(order, weights, ext, cap, from_above, pinned)
     if capped is None:
         return None
-    if not from_above and solve_linear(order, weights, {m: Fraction(0) for m in order}, set(), cap) is None:
-        return None  # the fixpoint may not be unique: only the iteration from zero is known to be sound
     for _ in range(4):  # a wrong guess (a float tie) is corrected from the exact solution
         y = solve_linear(order, weights, ext, capped, cap)
         if y is None:

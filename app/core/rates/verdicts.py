@@ -50,7 +50,7 @@ def explain(name: str, e: RateFigures, ident: str, status: Status) -> str:
 def _async_note(e: RateFigures, ident: str) -> str:
     """An asynchronous bolt's capacity in threads; a bolt of a class Storm runs asynchronously that the document
     models as an ordinary one, said (docs/model.md section 8)."""
-    bolt = e.topo.component(ident)
+    bolt = e.by_id[ident]
     if not isinstance(bolt, Bolt):
         return ""
     if bolt.unmodelled is not None:
