@@ -47,9 +47,13 @@ def suggest(topo: Topology, figures: RateFigures | None = None, probe: RateFigur
     uncapped = probe.inflows(probe.spout_max, probe.cap_max, from_above=False, high=True, saturated=probe.amplifying)
     # one that amplifies with one executor each (σ_hi only grows with the batch size) amplifies at every
     # parallelism: some member always saturates, so none of its members gets a value
-    ones = {b.id: 1 for b in topo.bolts}  # the document's own figures when it has one executor each
-    amplifying = ((figures if figures is not None and own == ones else RateFigures(topo, ones)).amplifying
-                  if probe.cyclic else frozenset())
+    amplifying: frozenset[str] = frozenset()
+    if probe.cyclic:
+        ones = {b.id: 1 for b in topo.bolts}  # the document's own figures when it has one executor each
+        single = figures if figures is not None and own == ones else RateFigures(topo, ones)
+        # `amplifying` reads the graph, the inputs and the streams' ratios only: the probe's answer when its
+        # ratios are the same (σ_hi does not depend on the batch size under the exact rule)
+        amplifying = probe.amplifying if single.streams == probe.streams else single.amplifying
     suggestion: dict[str, int | None] = {}
     parallelism: dict[str, int] = {}
     for b in topo.bolts:
