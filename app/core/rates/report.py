@@ -21,7 +21,7 @@ from app.core.failures import failure_model
 from app.core.rates.failures_check import FailureCheck, failure_check
 from app.core.rates.flows import RateFigures
 from app.core.rates.suggest import suggest as suggest_parallelism
-from app.core.rates.suggest import suggest_with_failures
+from app.core.rates.suggest import suggest_with_failures, uncapped_probe
 from app.core.rates.verdicts import Status, explain, flooding, status_of
 from app.core.rates.windows import window_figures
 from app.core.rates.workers_check import WorkerCheck, worker_check
@@ -138,7 +138,11 @@ class RateAnalysis:
 
     def fluid_suggestion(self) -> dict[str, int | None]:
         """The smallest parallelism that keeps every queue bounded without failures (None: no value can)."""
-        return self._once("fluid suggestion", lambda: suggest_parallelism(self.topo))
+        return self._once("fluid suggestion", lambda: suggest_parallelism(self.topo, self.figures, self.probe()))
+
+    def probe(self) -> RateFigures:
+        """The figures with every bolt keeping up (`uncapped_probe`), read by the suggestion and `at_target`."""
+        return self._once("probe", lambda: uncapped_probe(self.topo))
 
     def failure_check(self) -> FailureCheck | None:
         """The verdicts under failures (None when no bolt can fail)."""
