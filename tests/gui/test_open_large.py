@@ -63,7 +63,7 @@ def test_a_file_is_read_checked_and_analysed_off_the_gui_thread_once(make_window
     for what in ("read", "analysis", "problems"):  # each once, none on the GUI thread
         assert len(threads[what]) == 1 and threads[what][0] != gui, (what, threads[what])
     # the status bar, the canvas and the checks read that one snapshot's analysis: nothing made again
-    window._update_status()
+    window.status_problems.refresh()
     window.scene.refresh_rates()
     assert window.document.problems() == [] and "2 bolts" in window.status_problems.text()
     assert len(threads["analysis"]) == 1 and len(threads["problems"]) == 1
