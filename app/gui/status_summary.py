@@ -1,6 +1,6 @@
 """The status bar's summary of the open document (right of the messages): its first problems, its values left
-unannotated, or the rate check's counts with `check`'s idle-time warning; in Live Mode, the measured verdicts as
-on the nodes. The whole words are in its tooltip."""
+unannotated, or the rate check's counts, the bolts it proves unbounded and `check`'s idle-time warning; in Live
+Mode, the measured verdicts as on the nodes. The whole words are in its tooltip."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QLabel
 
 from app.core.rates import idle_warning
 from app.core.topology import unannotated_problems
+from app.core.words import listed
 from app.gui.canvas import CanvasScene
 from app.gui.canvas.items import LIVE_WORDS
 from app.gui.document import DocumentModel
@@ -49,6 +50,9 @@ class StatusSummary(QLabel):
         text = (f"{len(topo.spouts)} spouts, {len(topo.bolts)} bolts · rate check: {counts['bounded']} bounded, "
                 + (f"{steady} without repeating growth, " if steady else "")
                 + f"{counts['may-grow']} may grow, {counts['grows']} grow")
+        floods = self.document.floods()  # what `check` prints under "Unbounded" (red on the canvas)
+        if floods:
+            text += f" · unbounded: {listed(floods)}"
         if self.scene.live_verdicts:  # Live Mode: the verdicts of the measured figures, as on the nodes
             shown = [f"{n} {LIVE_WORDS.get(v, v)}" for n, v in self.scene.live_verdicts.items() if v != "ok"]
             text = ("Live: " + (", ".join(shown) if shown else "every bolt keeps up")

@@ -136,3 +136,56 @@ def test_links_between_the_same_two_nodes_draw_one_curve(make_window, qtbot, tmp
     window.scene.nodes[lead.source.component_id].setPos(40, 40)  # moving a node moves every link of the bundle
     assert all(e.path() == other.path() for e in bundle)
     assert scene_module.EDGE_BATCH < 1501
+
+
+def many_bolts(n: int) -> Any:
+    """A spout `S` read by `n` bolts b0, b1, ... (α 0.1 s, σ 1), laid out: a document too large to draw at once."""
+    from app.core.formats import topology_from_data
+    from app.core.layout import with_layout
+
+    spout = {"kind": "spout", "id": "S", "name": "S", "rate": 1.0, "burst": 1}
+    bolts = [{"kind": "bolt", "id": f"b{i}", "name": f"b{i}", "alpha": 0.1, "sigma": 1.0, "parallelism": 1}
+             for i in range(n)]
+    subs = [{"id": f"s{i}", "source": "S", "target": f"b{i}"} for i in range(n)]
+    return with_layout(topology_from_data({"schema_version": 1, "name": "wide", "spouts": [spout], "bolts": bolts,
+                                           "subscriptions": subs}))
+
+
+def test_many_components_are_drawn_in_turns_with_their_colours_and_words(make_window, qtbot) -> None:
+    from app.gui.commands import AddSubscriptionCommand
+
+    n = 2 * scene_module.NODE_BATCH + 50
+    window = make_window()
+    scene = window.scene
+    window.document.replace(many_bolts(n))
+    assert len(scene.nodes) == scene_module.NODE_BATCH and scene.drawing()  # the first turn; the rest to come
+    window.canvas.fit_all()  # fitted to the whole layout, not to the turn drawn so far
+    whole = scene_module.layout_rect(window.document)
+    first = scene.itemsBoundingRect()
+    assert whole.height() > first.height()  # the turn drawn so far is a part of the layout
+    scale, room = window.canvas.transform().m11(), window.canvas.viewport().height()
+    assert scale * whole.height() <= room and scene.sceneRect().contains(whole), (scale, whole, room)
+    last = f"b{n - 1}"  # not drawn yet: a link to it, added meanwhile, is drawn once it is
+    window.document.undo_stack.push(AddSubscriptionCommand(window.document, "b0", last))
+    qtbot.waitUntil(lambda: not scene.drawing(), timeout=120_000)
+    assert len(scene.nodes) == n + 1 and len(scene.edges) == n + 1
+    report = window.document.rates().report(suggest=False)
+    words, _critical = window.document.latency_marks()
+    for ident, node in scene.nodes.items():
+        if node.component.kind == "bolt":
+            assert node.rates == report.bolts[node.component.name], ident  # coloured as refresh_rates colours
+        assert node.latency == words.get(ident), ident
+    assert any(e.source.component_id == "b0" and e.target.component_id == last for e in scene.edges.values())
+
+
+def test_a_node_too_small_to_read_is_drawn_as_a_box_of_its_colour(make_window) -> None:
+    window = make_window()
+    window.document.replace(many_bolts(3))
+    node = window.scene.nodes["b0"]
+    image = QImage(40, 40, QImage.Format.Format_ARGB32)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    painter.scale(0.1, 0.1)  # 156 pixels wide at 1:1, 15.6 here
+    node.paint(painter, QStyleOptionGraphicsItem())
+    painter.end()
+    assert image.pixelColor(5, 5) == node.header_colour()  # one box, its header's colour, where words would be

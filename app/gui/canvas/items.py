@@ -28,6 +28,7 @@ from app.core.units import format_duration
 
 NODE_WIDTH = 156.0
 NODE_HEIGHT = 74.0
+SMALLEST_DETAILED = 24.0  # a node drawn narrower than this many pixels is drawn as a box in its header's colour
 ASYNC_OFFSET = 4.0  # an asynchronous bolt's stacked cards, each this far behind the one before
 PORT_RADIUS = 7.0
 
@@ -120,6 +121,8 @@ class NodeItem(QGraphicsObject):
         self.component_id = component.id
         self.component = component
         self.rates: BoltRates | None = None
+        # the rate check's proof that this bolt is unbounded (a flood whose source grows by rates), in words
+        self.flood: str | None = None
         self.live: dict[str, Any] | None = None  # Live Mode: measured capacity, ρ and α at the last poll
         self.highlighted = False
         # docs/latency.md: a bolt's sojourn bound, a spout's complete-latency bound (words), and whether it is on a
@@ -142,8 +145,10 @@ class NodeItem(QGraphicsObject):
         self._update_tooltip()
         self.update()
 
-    def set_rates(self, rates: BoltRates | None) -> None:
-        self.rates = rates
+    def set_rates(self, rates: BoltRates | None, flood: str | None = None) -> None:
+        """The rate check's figures of this bolt, and its words when the check proves it unbounded (`stormbound
+        check`'s "Unbounded" line: red, as a bolt that grows)."""
+        self.rates, self.flood = rates, flood
         self._update_tooltip()
         self.update()
 
@@ -199,6 +204,8 @@ class NodeItem(QGraphicsObject):
                 text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({shown}"
                          + (f": queue below {bound:.4g} tuples in every run" if bound is not None else "") + ")"
                          f"\n{self.rates.explanation}")
+            if self.flood is not None:
+                text += f"\nProven by the rate check, no search: {self.flood}"
         if self.latency:
             text += f"\n{self.latency}"
         if self.live is not None and c.kind == "bolt":
@@ -244,7 +251,8 @@ class NodeItem(QGraphicsObject):
             return live
         if self.rates is not None:
             bound = self.rates.queue_bound
-            lines.append(f"ρ {self.rates.utilisation:.2f} · {STATUS_SHORT.get(self.rates.status, self.rates.status)}"
+            status = "unbounded" if self.flood is not None else STATUS_SHORT.get(self.rates.status, self.rates.status)
+            lines.append(f"ρ {self.rates.utilisation:.2f} · {status}"
                          + (f" < {bound:.4g}" if bound is not None else ""))
         return lines
 
@@ -258,6 +266,8 @@ class NodeItem(QGraphicsObject):
                 return utilisation_colour(min(float(self.live["capacity"]), 1.0))
         if self.rates is None:
             return GREY
+        if self.flood is not None:  # proven unbounded: red, as a bolt that grows (its ρ may be low)
+            return RED
         return utilisation_colour(self.rates.utilisation)
 
     # ---- drawing -------------------------------------------------------------
@@ -272,9 +282,14 @@ class NodeItem(QGraphicsObject):
             painter.drawRoundedRect(rect.translated(ASYNC_OFFSET * step, ASYNC_OFFSET * step), 8, 8)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         rect = QRectF(0, 0, NODE_WIDTH, NODE_HEIGHT)
         header = self.header_colour()
+        if option.levelOfDetailFromTransform(painter.worldTransform()) * NODE_WIDTH < SMALLEST_DETAILED:
+            # too small to read (a fitted view of thousands): the box in its header's colour, without words
+            painter.setPen(QPen(SELECTED, 0) if self.isSelected() else Qt.PenStyle.NoPen)
+            painter.fillRect(rect, header)
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if self.highlighted:
             painter.setPen(QPen(HIGHLIGHT, 5))
             painter.setBrush(Qt.BrushStyle.NoBrush)

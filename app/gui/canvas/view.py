@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
 
 from app.core.topology import Position
 from app.gui.canvas.items import NODE_HEIGHT, NODE_WIDTH
-from app.gui.canvas.scene import CanvasScene
+from app.gui.canvas.scene import CanvasScene, layout_rect
 from app.gui.commands import AddComponentCommand, new_bolt, new_spout
 from app.gui.document import DocumentModel
 
@@ -75,6 +75,8 @@ class CanvasView(QGraphicsView):
         painter.fillRect(rect, QColor("#f4f6f8"))
         scale = self.transform().m11()
         step = GRID if scale >= 0.5 else GRID * 5
+        while step * scale < 4:  # zoomed far out (thousands of components): lines at least 4 pixels apart
+            step *= 5
         left = math.floor(rect.left() / step) * step
         top = math.floor(rect.top() / step) * step
         fine = QPen(QColor("#e3e7ec"), 0)
@@ -143,6 +145,7 @@ class CanvasView(QGraphicsView):
         rect = QRectF()
         for item in items:
             rect = rect.united(item.sceneBoundingRect())
+        rect = rect.united(layout_rect(self.canvas_scene.document))  # those still to be drawn too
         rect = rect.adjusted(-60, -70, 60, 60)
         self.resetTransform()
         self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)

@@ -144,7 +144,7 @@ class PropertyTableModel(QAbstractTableModel):
             text = "verifying…" if state.running else ("" if state.result is None else "not searched")
         else:
             text = bolt_verdict_words(verdict)
-            if state.stale:
+            if state.stale and state.instant_verdict(bolt) is None:  # the rate check's answer is of this document
                 text = f"stale: {text}"
         if role == Qt.ItemDataRole.DisplayRole:
             if column == PROPERTY:

@@ -21,8 +21,9 @@ def html(text: str) -> str:
 
 
 def shown_in_headline(states: Sequence[PropertyState]) -> list[PropertyState]:
-    """The properties the headline shows: those with a result, running, or with verdicts so far."""
-    return [s for s in states if s.result is not None or s.running or s.partial]
+    """The properties the headline shows: those with a result, running, with verdicts so far, or with the instant
+    rate check's `unbounded` bolts."""
+    return [s for s in states if s.result is not None or s.running or s.partial or s.instant]
 
 
 def headline_html(states: Sequence[PropertyState]) -> str:
@@ -43,11 +44,14 @@ def details_html(state: PropertyState, bolt: str | None) -> str:
     if state.error:
         parts.append(f"<span style='color:#b26a00'>{html(state.error)}</span>")
     result = state.result
-    if result is not None and bolt is not None and bolt in result.bolts:
-        verdict = result.bolts[bolt]
+    verdict = state.bolt_verdict(bolt) if bolt is not None else None
+    if bolt is not None and verdict is not None:
         parts.append(f"<b>{html(bolt)}</b>: {html(bolt_verdict_words(verdict))}")
         if verdict.message:
             parts.append(html(verdict.message))
+        if state.instant_verdict(bolt) is not None:
+            parts.append("<i>Proven by the rate check, without a search: what <tt>stormbound check</tt> prints under "
+                         "\"Unbounded\".</i>")
         if verdict.verdict == "counterexample":
             parts.append(html(f"found by the {verdict.method}; certified" if verdict.certified
                               else f"found by the {verdict.method}; not certified"))
