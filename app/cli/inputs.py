@@ -37,10 +37,14 @@ def read_topology(path: str) -> Topology:
     for note in topo.read_notes:  # an earlier version's document: what reading it assumed, once
         print(f"note: {path}: {note}", file=sys.stderr)
     for b in topo.bolts:  # a window or a join the model does not have: never read silently as an ordinary bolt
-        if b.unmodelled is not None:
-            print(f"note: {path}: bolts.{one_line(b.name)} is {one_line(b.unmodelled)}: the model has no windows or "
+        if b.not_modelled is not None:
+            print(f"note: {path}: bolts.{one_line(b.name)} is {one_line(b.not_modelled)}: the model has no windows or "
                   "joins yet, so every verdict on it reads it as an ordinary bolt (docs/model.md section 10)",
                   file=sys.stderr)
+        elif b.count_window is not None:
+            print(f"note: {path}: bolts.{one_line(b.name)} has a count window ({b.count_window.phrase()}): the rate "
+                  "check has its window rule; the search, its certifiers and the timeout witnesses do not yet, and "
+                  "decide nothing through it (docs/model.md section 10)", file=sys.stderr)
     log.info("read %s: %s, %d spouts, %d bolts, %d subscriptions", path, topo.name, len(topo.spouts), len(topo.bolts),
              len(topo.subscriptions))
     return topo

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.core.topology import parse_topology
+from app.core.topology import SCHEMA_VERSION, parse_topology
 
 ROOT = Path(__file__).resolve().parents[2]
 SIMPLE = ROOT / "models" / "simple-DIA-cfg-1.storm.json"
@@ -38,7 +38,7 @@ def test_threads_make_a_bolt_asynchronous_in_the_inspector_and_on_the_canvas(mak
                                      f"(the model's C: up to {4 * bolt.parallelism} tuples in work at once)")
     assert node.boundingRect().width() > 156 + 8  # room for the stacked cards
     saved = json.loads(window.document.topology().to_json_bytes())
-    assert saved["schema_version"] == 3 and parse_topology(saved).bolt_by_name("B1").threads == 4
+    assert saved["schema_version"] == SCHEMA_VERSION and parse_topology(saved).bolt_by_name("B1").threads == 4
     type_into(qtbot, inspector.row("threads"), "0")
     assert "Threads (async): input should be greater than or equal to 1" in inspector.row("threads").error.text()
     assert window.document.component(b1.id).threads == 4
@@ -49,8 +49,10 @@ def test_threads_make_a_bolt_asynchronous_in_the_inspector_and_on_the_canvas(mak
     assert window.document.component(b1.id).threads == 4
 
 
-def test_a_windowed_bolt_is_marked_on_the_canvas(make_window, tmp_path) -> None:
-    """docs/model.md section 10: a window the model does not have is marked, never drawn as an ordinary bolt."""
+def test_a_windowed_bolt_is_framed_on_the_canvas(make_window, tmp_path) -> None:
+    """docs/model.md section 10: Storm's simple_windowing.yaml imports bolt-1 with its count window, drawn framed and
+    labelled "window bolt" with its slide/length, its tooltip in Storm's terms; a duration window, which the model
+    does not have, is marked "window ⚠" and said so."""
     from app.core.storm.flux.builder import import_flux
 
     examples = ROOT / "tests" / "data" / "flux" / "storm-examples"
@@ -60,7 +62,38 @@ def test_a_windowed_bolt_is_marked_on_the_canvas(make_window, tmp_path) -> None:
     window.open_path(path)
     bolt = window.document.topology().bolt_by_name("bolt-1")
     node = window.scene.nodes[bolt.id]
-    assert "It is a windowed bolt (withWindow(Count(5), Count(3))): the model has no windows or joins yet" \
-        in node.toolTip()
+    assert ("Windowed bolt bolt-1: withWindow(Count(5), Count(3)): each of its 1 executors runs execute(TupleWindow) "
+            "once per 3 tuples") in node.toolTip()
+    assert "Storm acks a tuple when it leaves its last window, up to 7 tuples later" in node.toolTip()
+    assert node.parameter_lines()[0].endswith("1 exec · win 3/5")
     other = window.scene.nodes[window.document.topology().bolt_by_name("bolt-2").id]
-    assert "windows" not in other.toolTip()
+    assert "window" not in other.toolTip() and "win " not in other.parameter_lines()[0]
+    data = json.loads(path.read_text())
+    next(b for b in data["bolts"] if b["name"] == "bolt-1")["window"] = {"kind": "duration", "length": 10}
+    path.write_text(json.dumps(data))
+    window.open_path(path)
+    node = window.scene.nodes[window.document.topology().bolt_by_name("bolt-1").id]
+    assert "It is a windowed bolt (withTumblingWindow(Duration(10 s))): the model has no windows or joins yet" \
+        in node.toolTip()
+
+
+def test_the_inspector_edits_a_bolts_window(make_window, qtbot) -> None:
+    window = make_window()
+    window.open_path(SIMPLE)
+    inspector = window.inspector
+    b1 = window.document.topology().bolt_by_name("B1")
+    window.scene.select_ids({b1.id})
+    type_into(qtbot, inspector.row("window"), "count 30/10")
+    bolt = window.document.component(b1.id)
+    assert bolt.window is not None and (bolt.window.length, bolt.window.slide) == (30, 10)
+    assert bolt.take_max == 10 * bolt.parallelism and inspector.element_box.title() == "Windowed bolt B1"
+    assert inspector.row("window").edit.text() == "count 30/10"
+    type_into(qtbot, inspector.row("window"), "count 3/5")  # a slide above the length: refused, named
+    assert "above the window's length" in inspector.row("window").error.text()
+    assert window.document.component(b1.id).window.slide != 5  # (what was typed before the refused "/5" stays)
+    type_into(qtbot, inspector.row("window"), "duration 10 s/2 s")
+    assert window.document.component(b1.id).window.model_dump() == {"kind": "duration", "length": 10, "slide": 2}
+    type_into(qtbot, inspector.row("window"), "")
+    assert window.document.component(b1.id).window is None and inspector.element_box.title() == "Bolt B1"
+    window.action_undo.trigger()
+    assert window.document.component(b1.id).window.kind == "duration"

@@ -31,7 +31,7 @@ from app.core.tcn.linear import build_rows, farkas
 from app.core.tcn.network import build_network
 from app.core.tcn.search import SearchOptions, verify
 from app.core.tcn.simulate import build_lasso
-from app.core.topology import TopologyError, parse_topology
+from app.core.topology import SCHEMA_VERSION, TopologyError, parse_topology
 
 FLUX = Path(__file__).resolve().parents[1] / "data" / "flux"
 
@@ -227,7 +227,7 @@ def test_the_explanation_gives_the_threads_and_names_a_fetcher_modelled_as_ordin
 
 
 def test_annotate_gives_an_earlier_versions_bolt_threads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`stormbound annotate FILE fetcher threads=50` on a version 2 document: saved as version 3, asynchronous."""
+    """`stormbound annotate FILE fetcher threads=50` on a version 2 document: saved as the current version."""
     from app.cli import main
 
     path = tmp_path / "crawler.storm.json"
@@ -235,7 +235,7 @@ def test_annotate_gives_an_earlier_versions_bolt_threads(tmp_path: Path, capsys:
     assert main(["annotate", str(path), "fetcher", "threads=50"]) == 0
     assert "bolts.fetcher.threads: unset -> 50" in capsys.readouterr().out
     data = json.loads(path.read_text())
-    assert data["schema_version"] == 3 and parse_topology(data).bolt_by_name("fetcher").take_max == 50
+    assert data["schema_version"] == SCHEMA_VERSION and parse_topology(data).bolt_by_name("fetcher").take_max == 50
     assert main(["annotate", str(path), "fetcher", "threads=0"]) == 2
     assert "bolts.fetcher.threads: input should be greater than or equal to 1" in capsys.readouterr().err
 

@@ -33,7 +33,7 @@ def test_an_old_document_opens_with_the_verdicts_its_version_gave(name: str) -> 
         assert "tika on shunt" in note and "deletion on status" in note
     # saved, it is a current document: read again, it says nothing more and means the same
     again = parse_topology(json.loads(topo.to_json_bytes()))
-    assert again.schema_version == SCHEMA_VERSION == 3 and again.read_notes == []
+    assert again.schema_version == SCHEMA_VERSION == 4 and again.read_notes == []
     assert again.semantics() == topo.semantics()
 
 
@@ -50,13 +50,13 @@ def test_the_pre_streams_crawler_gets_the_sigma_its_version_implied() -> None:
 
 def test_a_version_this_program_does_not_know_is_refused_naming_the_field() -> None:
     data = json.loads((OLD / "a607fda-simple-DIA-cfg-1.storm.json").read_text())
-    data["schema_version"] = 4
+    data["schema_version"] = 5
     with pytest.raises(TopologyError) as err:
         parse_topology(data)
     assert err.value.problems[0].path == "schema_version" and "newer version" in err.value.problems[0].message
     # a current document that names a stream it does not declare is still refused
     current = json.loads((OLD / "1c402b2-crawler-annotated.storm.json").read_text())
-    current["schema_version"] = 3
+    current["schema_version"] = 4
     current["subscriptions"][0]["stream"] = "typo"
     with pytest.raises(TopologyError, match="'typo' is not a declared stream"):
         parse_topology(current)
@@ -77,3 +77,23 @@ def test_a_version_2_document_reads_unchanged_and_may_not_name_threads() -> None
     data["schema_version"] = 3  # the same bolt in a current document: asynchronous, C_TAKE = executors × threads
     bolt = parse_topology(data).bolt_by_name(data["bolts"][0]["name"])
     assert bolt.threads == 10 and bolt.take_max == 10 * bolt.parallelism
+
+
+def test_a_version_3_document_reads_unchanged_and_may_not_name_a_window() -> None:
+    """Version 3 had no windowed bolts (app/core/topology/migrate.py): it reads without a note, its windowed bolt
+    keeping the import's `unmodelled` mark; a version 3 file that names `window` is refused, naming it."""
+    data = json.loads((OLD / "43d8243-simple-windowing-annotated.storm.json").read_text())
+    assert data["schema_version"] == 3
+    topo = parse_topology(data)
+    assert topo.read_notes == [] and all(b.window is None for b in topo.bolts)
+    assert topo.bolt_by_name("bolt-1").unmodelled == "a windowed bolt (withWindow(Count(5), Count(3)))"
+    bolt = next(b for b in data["bolts"] if b["name"] == "bolt-1")
+    del bolt["unmodelled"]
+    bolt["window"] = {"kind": "count", "length": 5, "slide": 3}
+    with pytest.raises(TopologyError) as err:
+        parse_topology(data)
+    assert err.value.problems[0].path == "bolts.bolt-1.window"
+    assert err.value.problems[0].message == "window needs schema_version 4 (this document says 3)"
+    data["schema_version"] = 4  # the same bolt in a current document: a sliding count window
+    window = parse_topology(data).bolt_by_name("bolt-1").window
+    assert window is not None and (window.kind, window.length, window.interval) == ("count", 5, 3)

@@ -1,6 +1,7 @@
 """Windows and joins (docs/model.md section 10) are recognised by the Flux import and never read silently as ordinary
-bolts: the document keeps what the import found (`unmodelled`), and the import, every command reading the document
-and the rate check's explanation say that the model does not have them yet."""
+bolts: a window on arrival time becomes the bolt's `window` (a count window is in the rate check, a duration window
+is said not modelled), anything else is kept as the import found it (`unmodelled`), and the import, every command
+reading the document and the rate check's explanation say what the model does not have."""
 
 from __future__ import annotations
 
@@ -53,22 +54,97 @@ def annotated(topo_data: dict) -> dict:
     return topo_data
 
 
-def test_storms_sliding_window_example_is_recognised_and_said(tmp_path: Path, capsys) -> None:
+def test_storms_sliding_window_example_imports_its_window_and_says_so(tmp_path: Path, capsys) -> None:
     result = import_flux(EXAMPLES / "simple_windowing.yaml")
     bolt = result.topology.bolt_by_name("bolt-1")
-    assert bolt.unmodelled == "a windowed bolt (withWindow(Count(5), Count(3)))"
-    assert result.topology.bolt_by_name("bolt-2").unmodelled is None
-    assert any(n.startswith("bolts.bolt-1: a windowed bolt (withWindow(Count(5), Count(3))): the model has no "
-                            "windows or joins yet") for n in result.notes)
+    assert bolt.window is not None and bolt.window.model_dump() == {"kind": "count", "length": 5, "slide": 3}
+    assert bolt.unmodelled is None and result.topology.bolt_by_name("bolt-2").window is None
+    assert any(n.startswith("bolts.bolt-1: a windowed bolt (withWindow(Count(5), Count(3))): its count window is its "
+                            "window; the rate check has it") for n in result.notes)
     data = annotated(result.topology.model_dump(mode="json"))
     explanation = rate_check(parse_topology(data)).bolts["bolt-1"].explanation
-    assert "it is a windowed bolt (withWindow(Count(5), Count(3))), which the model does not have yet" in explanation
-    assert "does not decide its windows or joins" in explanation
+    assert "it is a windowed bolt (withWindow(Count(5), Count(3))): its executor runs execute(TupleWindow) once per " \
+           "3 tuples" in explanation
+    assert "which the model does not have yet" not in explanation
     path = tmp_path / "win.storm.json"
     path.write_bytes(parse_topology(data).to_json_bytes())
     assert main(["check", str(path)]) == 0
     err = capsys.readouterr().err
-    assert "bolts.bolt-1 is a windowed bolt (withWindow(Count(5), Count(3))): the model has no windows" in err
+    assert "bolts.bolt-1 has a count window (withWindow(Count(5), Count(3))): the rate check has its window rule; " \
+           "the search, its certifiers and the timeout witnesses do not yet" in err
+
+
+COUNT4, COUNT2 = '{ref: "count4"}', '{ref: "count2"}'
+SEC10, SEC2 = '{ref: "sec10"}', '{ref: "sec2"}'
+
+
+@pytest.mark.parametrize(("calls", "window", "mark"), [
+    ([("withTumblingWindow", [COUNT4])], {"kind": "count", "length": 4}, None),
+    ([("withWindow", [COUNT4])], {"kind": "count", "length": 4, "slide": 1}, None),
+    ([("withWindow", [SEC10, SEC2])], {"kind": "duration", "length": 10, "slide": 2}, None),
+    ([("withWindow", [COUNT4, SEC2])], None, "a windowed bolt (withWindow(Count(4), Duration(2, SECONDS)))"),
+    ([("withWindow", [COUNT2, COUNT4])], None, "a windowed bolt (withWindow(Count(2), Count(4)))"),
+    ([("withTumblingWindow", [COUNT4]), ("withTimestampField", ['"ts"'])], None,
+     "a windowed bolt (withTumblingWindow(Count(4)), withTimestampField('ts'))")])
+def test_the_windows_the_document_holds_and_those_it_marks(tmp_path: Path, calls: list[tuple[str, list[str]]],
+                                                          window: dict | None, mark: str | None) -> None:
+    """A window on arrival time of Count or Duration components of one kind, its interval at most its length, is the
+    bolt's `window`; a mixed one, one sliding further than its length and an event-time one stay marked."""
+    methods = "".join(f"      - name: \"{name}\"\n        args: [{', '.join(args)}]\n" for name, args in calls)
+    flux = tmp_path / "w.yaml"
+    flux.write_text(f"""name: w
+components:
+  - {{id: count4, className: "org.apache.storm.topology.base.BaseWindowedBolt$Count", constructorArgs: [4]}}
+  - {{id: count2, className: "org.apache.storm.topology.base.BaseWindowedBolt$Count", constructorArgs: [2]}}
+  - {{id: sec10, className: "org.apache.storm.topology.base.BaseWindowedBolt$Duration", constructorArgs: [10, SECONDS]}}
+  - {{id: sec2, className: "org.apache.storm.topology.base.BaseWindowedBolt$Duration", constructorArgs: [2, SECONDS]}}
+spouts:
+  - {{id: s, className: org.example.S}}
+bolts:
+  - id: w
+    className: org.example.W
+    configMethods:
+{methods}streams:
+  - {{from: s, to: w, grouping: {{type: SHUFFLE}}}}
+""")
+    bolt = import_flux(flux).topology.bolt_by_name("w")
+    assert (bolt.window.model_dump(exclude_none=True) if bolt.window else None) == window
+    assert bolt.unmodelled == mark
+
+
+def test_a_window_goes_back_to_flux_and_returns() -> None:
+    """The skeleton export writes a window as Storm's configMethods with Count or Duration components; importing it
+    gives the same window (count and duration, sliding and tumbling)."""
+    from app.core.storm.flux.export import to_flux_bytes
+
+    for window in ({"kind": "count", "length": 5, "slide": 3}, {"kind": "count", "length": 4},
+                   {"kind": "duration", "length": 2.5, "slide": 0.5}, {"kind": "duration", "length": 60}):
+        data = annotated(import_flux(EXAMPLES / "simple_windowing.yaml").topology.model_dump(mode="json"))
+        data["bolts"][0 if data["bolts"][0]["name"] == "bolt-1" else 1]["window"] = window
+        data["storm"].pop("flux_file", None)
+        topo = parse_topology(data)
+        text = to_flux_bytes(topo)
+        assert b"BaseWindowedBolt$" in text
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "back.yaml"
+            path.write_bytes(text)
+            again = import_flux(path).topology.bolt_by_name("bolt-1").window
+        assert again is not None and again.model_dump(exclude_none=True) == window
+
+
+def test_an_export_of_the_original_file_is_refused_when_the_window_changed() -> None:
+    """An imported document's export rewrites only parallelism in its Flux file: a changed window makes it a
+    skeleton instead (why_skeleton says so), never the old window silently."""
+    from app.core.storm.flux.repair import export_original, why_skeleton
+
+    data = annotated(import_flux(EXAMPLES / "simple_windowing.yaml").topology.model_dump(mode="json"))
+    assert export_original(parse_topology(data)) is not None
+    bolt = next(b for b in data["bolts"] if b["name"] == "bolt-1")
+    bolt["window"] = {"kind": "count", "length": 6, "slide": 3}
+    topo = parse_topology(data)
+    assert export_original(topo) is None and "the window of bolt-1 differs" in why_skeleton(topo)
 
 
 def test_joins_are_recognised_by_class_with_their_window(tmp_path: Path) -> None:
@@ -84,12 +160,19 @@ def test_joins_are_recognised_by_class_with_their_window(tmp_path: Path) -> None
         report.bolts["enrich"].explanation
 
 
-def test_an_earlier_version_may_not_name_it() -> None:
-    data = annotated(import_flux(EXAMPLES / "simple_windowing.yaml").topology.model_dump(mode="json"))
+def test_an_earlier_version_may_not_name_it(tmp_path: Path) -> None:
+    flux = tmp_path / "joins.yaml"
+    flux.write_text(JOIN_FLUX)
+    data = annotated(import_flux(flux).topology.model_dump(mode="json"))
     data["schema_version"] = 2
     with pytest.raises(TopologyError) as err:
         parse_topology(json.loads(json.dumps(data)))
-    assert err.value.problems[0].path == "bolts.bolt-1.unmodelled"
+    assert err.value.problems[0].path == "bolts.join.unmodelled"
+    windows = annotated(import_flux(EXAMPLES / "simple_windowing.yaml").topology.model_dump(mode="json"))
+    windows["schema_version"] = 3
+    with pytest.raises(TopologyError) as err:
+        parse_topology(json.loads(json.dumps(windows)))
+    assert err.value.problems[0].path == "bolts.bolt-1.window"
 
 
 def test_d_vert_json_cannot_carry_the_marker() -> None:
@@ -99,7 +182,7 @@ def test_d_vert_json_cannot_carry_the_marker() -> None:
     topo = parse_topology(annotated(import_flux(EXAMPLES / "simple_windowing.yaml").topology.model_dump(mode="json")))
     with pytest.raises(FormatError) as err:
         to_dvert(topo)
-    assert "bolts.bolt-1.unmodelled" in str(err.value)
+    assert "bolts.bolt-1.window" in str(err.value)
 
 
 def test_metrons_enrichment_joins_import_from_its_real_flux_file() -> None:
@@ -169,3 +252,30 @@ def test_a_count_window_above_max_spout_pending_is_said(tmp_path: Path) -> None:
         "bolts.bolt-1: Storm refuses this window when the bolt starts: its count (length + sliding interval) 8 is "
         "more than topology.max.spout.pending 5"]
     assert [n for n in import_flux(EXAMPLES / "simple_windowing.yaml").notes if "refuses" in n] == []
+
+
+def windowed(window: dict, **bolt: object) -> dict:
+    """A spout feeding one bolt with `window` (schema_version 4)."""
+    return {"schema_version": 4, "name": "win", "spouts": [{"name": "S", "rate": 10, "burst": 1}],
+            "bolts": [{"name": "W", "alpha": 0.01, "sigma": 0.2, "parallelism": 1, "window": window, **bolt}],
+            "subscriptions": [{"source": "S", "target": "W"}], "settings": {"max_idle_time": 0}}
+
+
+def test_the_window_field_and_its_refusals() -> None:
+    bolt = parse_topology(windowed({"kind": "count", "length": 5, "slide": 3})).bolt_by_name("W")
+    assert bolt.window is not None and bolt.window.phrase() == "withWindow(Count(5), Count(3))"
+    tumbling = parse_topology(windowed({"kind": "duration", "length": 2.5})).bolt_by_name("W").window
+    assert tumbling is not None and tumbling.interval == 2.5
+    assert tumbling.phrase() == "withTumblingWindow(Duration(2.5 s))"
+    saved = json.loads(parse_topology(windowed({"kind": "count", "length": 5})).to_json_bytes())
+    assert saved["bolts"][0]["window"] == {"kind": "count", "length": 5}  # whole tuples stay whole
+    for window, extra, field, words in [
+            ({"kind": "count", "length": 2.5}, {}, "bolts.W.window", "a whole number of tuples"),
+            ({"kind": "count", "length": 3, "slide": 5}, {}, "bolts.W.window", "above the window's length"),
+            ({"kind": "duration", "length": 0}, {}, "bolts.W.window.length", "greater than 0"),
+            ({"kind": "tuples", "length": 3}, {}, "bolts.W.window.kind", "'count' or 'duration'"),
+            ({"kind": "count", "length": 3}, {"threads": 4}, "bolts.W", "`window` or `threads`, not both")]:
+        with pytest.raises(TopologyError) as err:
+            parse_topology(windowed(window, **extra))
+        problem = err.value.problems[0]
+        assert problem.path.startswith(field) and words in problem.message, (problem.path, problem.message)

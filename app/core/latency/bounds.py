@@ -100,6 +100,7 @@ class LatencyAnalysis:
         self.tasks = {s.id: s.executors or 1 for s in topo.spouts}  # max.spout.pending counts per spout task
         self.idle = exact(topo.settings.max_idle_time)
         self.bolts: dict[str, BoltLatency] = {}
+        self.windowed = _window_holds(topo)  # bolts with a window: why they have no sojourn bound
         failures = self._failure_arrivals()
         for j in self._bolts_in_order():
             self.bolts[j] = self._bolt(j, self._arrival(j, failures))
@@ -193,9 +194,9 @@ class LatencyAnalysis:
         c, phase, slow, take = e.cap_min[ident], e.longest_phase[ident], e.slowest_take[ident], e.burst[ident]
         service = RateLatency(c, phase + slow)
         excess = None if arrival is None else arrival.excess(c)
-        if arrival is None or excess is None:
-            return BoltLatency(ident, self.names[ident], None, service, None, None,
-                               f"{self.names[ident]} is not proven bounded, so no tuple's wait in its queue is")
+        if arrival is None or excess is None or ident in self.windowed:
+            return BoltLatency(ident, self.names[ident], None, service, None, None, self.windowed.get(
+                ident, f"{self.names[ident]} is not proven bounded, so no tuple's wait in its queue is"))
         def full(q0: Fraction) -> Fraction | None:
             return _stepped(arrival, q0, slow, c, lambda m: -(-m // take), lambda m: -(-m // take) * take + 1, take)
 
@@ -215,7 +216,7 @@ class LatencyAnalysis:
     def pending_sojourn(self, ident: str, pending: int) -> Fraction | None:
         """With acking and max.spout.pending `pending`: a tuple waits behind at most Q₀ + Σ_s P·tasks·Imp(j, s)
         − 1 tuples (None: a tick or a cycle's tree reaches it, or acking is off)."""
-        if not self.acking:
+        if not self.acking or ident in self.windowed:  # (a window's hold is not a wait behind pending tuples)
             return None
         if self._impact is None:
             self._impact = dict(impacts(self.topo))
@@ -224,9 +225,7 @@ class LatencyAnalysis:
             if imp == UNBOUNDED or self.names[source].startswith(TICK_PREFIX):
                 return None
             ahead += pending * self.tasks[source] * Fraction(imp)
-        e = self.e
-        take = e.burst[ident]
-        return e.longest_phase[ident] + e.slowest_take[ident] * -(-ahead // take)
+        return self.e.longest_phase[ident] + self.e.slowest_take[ident] * -(-ahead // self.e.burst[ident])
 
     def hop(self, ident: str, pending: int | None = None) -> Fraction | None:
         """The sojourn bound of one bolt: the rates' bound, or with max.spout.pending the smaller of both."""
@@ -241,7 +240,7 @@ class LatencyAnalysis:
         """A bolt whose only input is one stream of σ exactly 1 from a bolt, neither of which may fail: its tuples
         are its upstream's outputs one for one, in FIFO order."""
         inputs = [(s, st) for s, st in self.e.inputs[ident] if self.e.carries(s, st)]
-        if len(inputs) != 1 or inputs[0][0] not in self.e.cap_min:
+        if len(inputs) != 1 or inputs[0][0] not in self.e.cap_min or {ident, inputs[0][0]} & self.windowed.keys():
             return False
         if self.model is not None and (ident in self.model.min_ttf or inputs[0][0] in self.model.min_ttf):
             return False  # (a bolt that may fail serves nothing while down; one that never fails is unaffected)
@@ -379,6 +378,14 @@ class LatencyAnalysis:
                     little[s.name] = current * (s.executors or 1) / exact(s.rate)
         return PendingAdvice(goal, largest, unlimited, current, {self.names[k]: v.bound for k, v in now.items()},
                              little)
+
+
+def _window_holds(topo: Topology) -> dict[str, str]:
+    """Per bolt with a window (by id), why it has no sojourn bound (docs/model.md section 10): a tuple is held until
+    later tuples push it out of its last window, and an arrival curve bounds arrivals from above only."""
+    return {b.id: f"{b.name} is a windowed bolt ({b.window.phrase()}): Storm acks a tuple only when later tuples push "
+                  "it out of its last window, and nothing bounds how long they take to come (docs/model.md section 10)"
+            for b in topo.windowed_bolts() if b.window is not None}
 
 
 def _reach(alpha: Curve, y: Fraction) -> Fraction | None:

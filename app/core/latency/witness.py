@@ -276,6 +276,8 @@ def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, cells
     has `app/core/tcn/check/latency_witness.check_witness` confirm each."""
     found: dict[str, list[LatencyWitness]] = {}
     cone = cone_of_influence(topo, [topo.bolt_by_name(n).id for n in bolts])
+    if cone.windowed_bolts():  # the simulation has no window rule yet (docs/model.md section 10)
+        return found
     # a position costs in proportion to the bolts and the subscriptions (one count per declared stream), and
     # so does each step of choosing the schedules (one fluid estimate per period tried: `cancelled` is asked
     # once per step, and charged for it)

@@ -165,6 +165,7 @@ class Component:
     rate_min: Fraction  # spout: 1/(a(1+τ)); bolt: C/(α(1+τ) + max_idle)
     busy: Fraction  # spout: the longest gap C_EMIT·a(1+τ); bolt: the longest phase α(1+τ)
     slowest_take: Fraction = Fraction(0)  # bolt: L = α(1+τ) + max_idle, the longest wait between takes
+    held: Fraction = Fraction(0)  # bolt: what a count window holds below a full batch beyond Q₀ (max(Q₀, C−1) − Q₀)
 
 
 class FailureBounds:
@@ -242,7 +243,7 @@ class FailureBounds:
                 inflow = inflow.plus(out.stream[src].get(stream, ZERO))
             out.inflow[ident] = inflow
             excess = inflow.excess(c.rate_min)
-            queue = None if excess is None else self.q0 + excess + c.take
+            queue = None if excess is None else self.q0 + c.held + excess + c.take
             out.queue[ident] = queue
             if ident in self.model.min_ttf:
                 reach = inflow.at(self.model.max_reboot)
@@ -253,7 +254,8 @@ class FailureBounds:
                 processed = processed.meet(inflow.shifted(c.busy, queue))
             elif queue is not None:  # never fails: the burst counts once (docs/boundedness.md, "Every run" 4)
                 processed = processed.meet(_pruned(
-                    (r, b + self.q0 + c.take + r * c.slowest_take) for r, b in inflow.pieces if r <= c.rate_min
+                    (r, b + self.q0 + c.held + c.take + r * c.slowest_take) for r, b in inflow.pieces
+                    if r <= c.rate_min
                 ).shifted(c.busy))
             out.stream[ident] = {}
             for name, sb in c.streams.items():

@@ -96,7 +96,7 @@ def _components(topo: Topology, e: RateFigures, model: FailureModel) -> list[Com
             streams[name] = StreamBound(hi, h, reset)
         inputs = tuple(k for k in e.inputs[b.id] if e.carries(*k))  # a σ = 0 stream is no input
         result.append(Component(b.id, "bolt", inputs, streams, b.take_max, e.cap_max[b.id], e.cap_min[b.id],
-                                exact(b.alpha) * (1 + tau), e.slowest_take[b.id]))
+                                exact(b.alpha) * (1 + tau), e.slowest_take[b.id], e.q_start[b.id] - e.q0))
     return result
 
 

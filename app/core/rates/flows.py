@@ -82,6 +82,7 @@ class RateFigures:
         self.spout_max: dict[str, Fraction] = {}
         self.spout_nominal: dict[str, Fraction] = {}
         self.burst: dict[str, int] = {}  # C_EMIT of a spout, C_TAKE of a bolt
+        self.q_start: dict[str, Fraction] = {}  # per bolt: Q₀, or for a count window max(Q₀, C − 1)
         for s in topo.spouts:
             period = 1 / exact(s.rate)
             self.spout_min[s.id] = 1 / (period * (1 + tau))
@@ -102,9 +103,13 @@ class RateFigures:
         for s in topo.spouts:
             self.streams[s.id] = _stream_bounds(s.output_streams(), s.burst, rule)
         for b in topo.bolts:
-            c = par.get(b.id, b.parallelism) * (b.threads or 1)  # C_TAKE (an asynchronous bolt: × threads)
+            # C_TAKE (an asynchronous bolt: × threads; a count window: × its sliding interval)
+            c = par.get(b.id, b.parallelism) * b.per_executor
             alpha = exact(b.alpha)
             self.burst[b.id] = c
+            # the most a bolt may hold while no full batch waits: Q₀, and a count window's unfinished slides
+            # (up to C − 1 tuples no evaluation takes yet: docs/boundedness.md, "Windows")
+            self.q_start[b.id] = max(self.q0, Fraction(c - 1)) if b.count_window is not None else self.q0
             self.cap_min[b.id] = c / (alpha * (1 + tau) + idle)
             self.cap_max[b.id] = c / (alpha * (1 - tau))
             self.cap_nominal[b.id] = c / alpha
@@ -380,7 +385,7 @@ class _EveryRun:
                 if queue is None:
                     found = (hi * f.cap_max[m], hi * f.burst[m] + h)
                 else:
-                    found = (hi * r, hi * (self.in_burst[m] + f.q0 + f.burst[m]
+                    found = (hi * r, hi * (self.in_burst[m] + f.q_start[m] + f.burst[m]
                                            + r * (f.slowest_take[m] + f.longest_phase[m])) + h)
                 done[id(ratios)] = found
             rate[(m, name)], burst[(m, name)] = found
@@ -403,7 +408,7 @@ class _EveryRun:
             in_max[m] = f._received(m, rate)
             self.in_burst[m] = f._received(m, burst)
             if in_max[m] <= f.cap_min[m]:  # a tie too: Q ≤ Q₀ + C + b − (c − R)·D needs only R ≤ c (step 3)
-                self.queue_bound[m] = f.q0 + f.burst[m] + self.in_burst[m]
+                self.queue_bound[m] = f.q_start[m] + f.burst[m] + self.in_burst[m]
             else:
                 self.queue_bound[m] = None
                 self.pinned.add(m)
@@ -447,7 +452,8 @@ class _EveryRun:
                         own = f.burst[source]
                         const[m] += f._excess(source, stream) + hi * (
                             own if source in pinned else
-                            f.q0 + own + inflow[source] * (f.slowest_take[source] + f.longest_phase[source]))
+                            f.q_start[source] + own + inflow[source] * (f.slowest_take[source]
+                                                                          + f.longest_phase[source]))
             bursts = solve_linear(kept, inner, const, set(), f.cap_max) if kept else {}
             if bursts is None:
                 pinned = frozenset(members)
@@ -459,7 +465,7 @@ class _EveryRun:
                     self.in_burst[m] = Fraction(0)
                 else:
                     self.in_burst[m] = bursts[m]
-                    self.queue_bound[m] = f.q0 + f.burst[m] + bursts[m]
+                    self.queue_bound[m] = f.q_start[m] + f.burst[m] + bursts[m]
             for m in members:
                 self._bolt_windows(m, inflow[m], rate, burst)
             return

@@ -23,7 +23,8 @@ from app.core.rates.flows import RateFigures
 from app.core.rates.suggest import suggest as suggest_parallelism
 from app.core.rates.suggest import suggest_with_failures
 from app.core.rates.verdicts import Status, explain, flooding, status_of
-from app.core.topology import Topology
+from app.core.rates.windows import window_figures
+from app.core.topology import Bolt, Topology
 
 T = TypeVar("T")
 
@@ -51,6 +52,10 @@ class BoltRates(BaseModel):
     added_load: float | None = None  # of which replays add (tuples/s) over the failure-free largest inflow
     lost_per_failure: float | None = None  # tuples one failure of this bolt loses at most (failing bolts)
     failures_note: str = ""  # one sentence about failures (empty when failures are off)
+    # a count-windowed bolt (docs/model.md section 10), None for any other: tuples held unacked in every run (None
+    # too when not bounded), and a tuple's time in its windows at the nominal inflow (s)
+    window_pending: float | None = None
+    window_hold_nominal: float | None = None
 
 
 class RateReport(BaseModel):
@@ -77,6 +82,8 @@ class RateReport(BaseModel):
             "bolts": {n: {**{k: getattr(b, k) for k in keys}, "sigma_effective": list(b.sigma_effective),
                           **({"inflow_long_run_max": b.inflow_long_run_max}
                              if b.inflow_long_run_max is not None else {}),
+                          **({"window_pending": b.window_pending, "window_hold_nominal": b.window_hold_nominal}
+                             if b.window_pending is not None or b.window_hold_nominal is not None else {}),
                           **({k: getattr(b, k) for k in more} if self.failures else {})}
                       for n, b in self.bolts.items()},
             "suggested_parallelism": self.suggested_parallelism,
@@ -250,6 +257,7 @@ def _fluid_report(topo: Topology, e: RateFigures) -> RateReport:
             explanation=explain(b.name, e, b.id, status),
             queue_bound=None if bound is None else float(bound),
             flooded_by=flooding(e, b.id),
+            **_window_fields(e, b),
         )
     return RateReport(
         bolts=bolts,
@@ -258,6 +266,15 @@ def _fluid_report(topo: Topology, e: RateFigures) -> RateReport:
         suggested_parallelism={},
         cyclic=e.cyclic,
     )
+
+
+def _window_fields(e: RateFigures, bolt: Bolt) -> dict[str, float | None]:
+    """A count-windowed bolt's pending tuples and hold time (app/core/rates/windows.py); nothing for another."""
+    w = window_figures(e, bolt)
+    if w is None:
+        return {}
+    return {"window_pending": None if w.pending is None else float(w.pending),
+            "window_hold_nominal": None if w.hold_nominal is None else float(w.hold_nominal)}
 
 
 def bounded_bolts(topo: Topology, parallelism: dict[str, int] | None = None) -> dict[str, bool]:

@@ -23,9 +23,9 @@ from app.core.topology import Bolt, Topology
 
 def executors_needed(topo: Topology, bolt: Bolt, inflow: Fraction) -> int:
     """The fewest executors whose smallest capacity, p·T / (α(1+τ) + max_idle), exceeds `inflow` (T an asynchronous
-    bolt's threads per executor, else 1)."""
+    bolt's threads per executor, a count window's sliding interval, else 1)."""
     slow = exact(bolt.alpha) * (1 + exact(topo.settings.tolerance)) + exact(topo.settings.max_idle_time)
-    return math.floor(inflow * slow / (bolt.threads or 1)) + 1
+    return math.floor(inflow * slow / bolt.per_executor) + 1
 
 
 def suggest(topo: Topology) -> dict[str, int | None]:
@@ -82,8 +82,9 @@ def at_target(topo: Topology, least: dict[str, int | None], target: float = TARG
         if proven is None:
             out[b.name] = None
             continue
-        busy = inflow[b.id] * exact(b.alpha)  # thread-seconds per second (an executor is one thread, or `threads`)
-        need = math.ceil(busy / (exact(target) * (b.threads or 1))) if busy > 0 else 1
+        # batch-seconds per second over the tuples one executor takes at once (`threads`, a count window's slide)
+        busy = inflow[b.id] * exact(b.alpha)
+        need = math.ceil(busy / (exact(target) * b.per_executor)) if busy > 0 else 1
         out[b.name] = max(proven, need, 1)
     return out
 

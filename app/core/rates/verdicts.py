@@ -16,6 +16,7 @@ from typing import Literal
 
 from app.core.numbers import exact
 from app.core.rates.flows import RateFigures, keeps_up
+from app.core.rates.windows import window_note
 from app.core.topology import ASYNC_CLASSES, DEFAULT_STREAM, Bolt
 
 Status = Literal["bounded", "no-repeating-growth", "may-grow", "grows"]
@@ -43,7 +44,9 @@ def fmt(x: Fraction | float) -> str:
 
 def explain(name: str, e: RateFigures, ident: str, status: Status) -> str:
     """One explanation from the very figures that decided `status`."""
-    return (_explain_rates(name, e, ident, status) + _async_note(e, ident) + _ratio_note(e, ident)
+    bolt = e.topo.component(ident)
+    window = window_note(e, bolt) if isinstance(bolt, Bolt) else ""
+    return (_explain_rates(name, e, ident, status) + _async_note(e, ident) + window + _ratio_note(e, ident)
             + _own_ratio(e, ident))
 
 
@@ -53,10 +56,10 @@ def _async_note(e: RateFigures, ident: str) -> str:
     bolt = e.topo.component(ident)
     if not isinstance(bolt, Bolt):
         return ""
-    if bolt.unmodelled is not None:
-        return (f"; it is {bolt.unmodelled}, which the model does not have yet: this verdict reads it as an ordinary "
+    if bolt.not_modelled is not None:
+        return (f"; it is {bolt.not_modelled}, which the model does not have yet: this verdict reads it as an ordinary "
                 "bolt (one FIFO queue, α per batch, σ per tuple) and does not decide its windows or joins "
-                "(docs/model.md section 10)" + (_slowest_branch(e, ident) if bolt.unmodelled.startswith("a join")
+                "(docs/model.md section 10)" + (_slowest_branch(e, ident) if bolt.not_modelled.startswith("a join")
                                                 else ""))
     if bolt.threads is not None:
         executors = f"{bolt.parallelism} executor{'s' if bolt.parallelism != 1 else ''}"

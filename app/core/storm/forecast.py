@@ -23,13 +23,13 @@ from typing import Any
 from app.core.failures import failures_off
 from app.core.numbers import exact
 from app.core.rates import RateReport, nominal_margins
+from app.core.rates.windows import DEFAULT_MESSAGE_TIMEOUT as DEFAULT_MESSAGE_TIMEOUT
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.words import decimal
 from app.core.topology import StormObserved, Topology
 
 DEFAULT_RECEIVE_BUFFER = 32768  # topology.executor.receive.buffer.size in Storm 2.x's defaults.yaml (tuples)
 STORM1_RECEIVE_BUFFER = 1024  # the same key in Storm 1.x: slots of its Disruptor queue, each a batch of tuples
-DEFAULT_MESSAGE_TIMEOUT = 30  # topology.message.timeout.secs in Storm's defaults.yaml (1.x and 2.x)
 RECEIVE_BUFFER_KEY = "topology.executor.receive.buffer.size"
 BACKPRESSURE_KEY = "topology.backpressure.enable"
 #: failures are a sign of saturation from this share of the spout tuples acked or failed on (a handful in a busy

@@ -37,6 +37,7 @@ from app.core.topology.components import (
     Position,
     Spout,
     Subscription,
+    Window,
 )
 from app.core.topology.document import SCHEMA_VERSION, Topology, new_topology
 from app.core.topology.fields import STORM_MAX_INT, new_id
@@ -55,7 +56,7 @@ __all__ = [
     "ASYNC_CLASSES", "DEFAULT_STREAM", "SCHEMA_VERSION", "STORM_MAX_INT", "TICK_STREAM",
     "Bolt", "Component", "DocumentParts", "Grouping", "NotAnnotated", "Position", "Problem", "Replay", "Spout",
     "StormObserved", "StormSettings", "Subscription", "Topology", "TopologyError", "TopologySettings",
-    "VerificationSettings",
+    "VerificationSettings", "Window",
     "failure_problems", "graph_problems", "new_id", "new_settings", "new_topology", "one_line", "parse_topology",
     "require_annotated", "still_unannotated", "topology_json_schema", "unannotated_problems",
 ]

@@ -3,7 +3,7 @@ on a stream) and a component's canvas position."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_serializer, model_validator
 
@@ -21,6 +21,10 @@ from app.core.topology.fields import (
     Whole,
     new_id,
 )
+from app.core.units import magnitude_problem
+
+#: a window's length or sliding interval: whole tuples (count) or seconds (duration), > 0 (Window checks which)
+WindowSize = Annotated[Whole | Number, Field(gt=0)]
 
 # Storm's groupings; the rate check and the verifier treat every one alike (see docs/storm.md)
 Grouping = Literal["shuffle", "fields", "all", "global", "none", "local_or_shuffle", "direct", "custom"]
@@ -39,7 +43,7 @@ TICK_STREAM = "__tick"
 
 # Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
 _SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class", "streams", "stream_sigma",
-                  "stream_ratio", "tasks", "min_ttf", "threads", "unmodelled")
+                  "stream_ratio", "tasks", "min_ttf", "threads", "unmodelled", "window", "slide")
 
 
 class _StormFields(StrictModel):
@@ -76,6 +80,46 @@ class Spout(_StormFields):
         return {DEFAULT_STREAM: 1.0, **{s: self.stream_ratio.get(s) for s in self.streams}}
 
 
+class Window(_StormFields):
+    """A windowed bolt's window (Storm's `BaseWindowedBolt`, docs/model.md section 10): a count window in tuples, a
+    duration window in seconds; the sliding interval unset = a tumbling window (it slides by its length)."""
+
+    kind: Literal["count", "duration"] = Field(description=(
+        "count: length and slide in tuples (Storm's Count); duration: in seconds (Storm's Duration)"))
+    length: WindowSize = Field(description="the window's length: tuples (count) or seconds (duration)")
+    slide: WindowSize | None = Field(default=None, description=(
+        "the sliding interval, at most the length: tuples (count) or seconds (duration); unset = tumbling"))
+
+    @model_validator(mode="after")
+    def _sizes_fit(self) -> Window:
+        for name, value in (("length", self.length), ("slide", self.slide)):
+            if value is None:
+                continue
+            if self.kind == "count" and (value != int(value) or value > STORM_MAX_INT):
+                raise ValueError(f"{name}: a count window's {name} is a whole number of tuples, 1 to "
+                                 f"{STORM_MAX_INT} (Storm's Count), not {value:g}")
+            problem = magnitude_problem(float(value), "s") if self.kind == "duration" else None
+            if problem:
+                raise ValueError(f"{name}: {problem}")
+        if self.slide is not None and self.slide > self.length:
+            raise ValueError(f"slide: a sliding interval ({self.slide:g}) above the window's length "
+                             f"({self.length:g}) leaves tuples out of every window, which the model does not have")
+        return self
+
+    @property
+    def interval(self) -> float:
+        """The sliding interval: the slide, or the length for a tumbling window."""
+        return self.length if self.slide is None else self.slide
+
+    def phrase(self) -> str:
+        """The window in Storm's words: `withWindow(Count(5), Count(3))`, `withTumblingWindow(Duration(10 s))`."""
+        def size(value: float) -> str:
+            return f"Count({value:g})" if self.kind == "count" else f"Duration({value:g} s)"
+        if self.slide is None or self.slide == self.length:
+            return f"withTumblingWindow({size(self.length)})"
+        return f"withWindow({size(self.length)}, {size(self.slide)})"
+
+
 class Bolt(_StormFields):
     """A worker: takes up to `parallelism` tuples per batch (× `threads` when asynchronous), works `alpha` s, emits σ
     per input."""
@@ -107,18 +151,56 @@ class Bolt(_StormFields):
     unmodelled: str | None = Field(default=None, max_length=1000, description=(
         "a Storm construct the bolt uses that the model does not have yet (a window, a join), as an import found it: "
         "the model reads the bolt as an ordinary one and every answer about it says so (docs/model.md section 10)"))
+    window: Window | None = Field(default=None, description=(
+        "a windowed bolt (Storm's BaseWindowedBolt): its tuples are held in windows of this kind, length and "
+        "sliding interval and processed per window (docs/model.md section 10); unset = an ordinary bolt"))
 
     @model_validator(mode="after")
     def _threads_fit(self) -> Bolt:
         if self.threads is not None and self.take_max > STORM_MAX_INT:
             raise ValueError(f"parallelism × threads is {self.take_max}, more tuples at once than Storm counts "
                              f"(at most {STORM_MAX_INT})")
+        if self.count_window is not None and self.take_max > STORM_MAX_INT:
+            raise ValueError(f"window: parallelism × sliding interval is {self.take_max}, more tuples at once than "
+                             f"Storm counts (at most {STORM_MAX_INT})")
+        if self.count_window is not None and self.min_ttf is not None:
+            raise ValueError("min_ttf: the model has no failures of a windowed bolt (what it loses is its windows' "
+                             "tuples too): leave min_ttf out of a bolt with a window")
+        if self.window is not None and self.threads is not None:
+            raise ValueError("window: a windowed bolt processes its windows in its executor's thread and has no "
+                             "internal threads: give it `window` or `threads`, not both")
+        if self.window is not None and self.unmodelled is not None:
+            raise ValueError(f"window: the bolt is also {self.unmodelled}, which the model does not have: give it "
+                             "`window` or `unmodelled`, not both")
         return self
 
     @property
+    def not_modelled(self) -> str | None:
+        """What the bolt is that the model does not decide, in one phrase (docs/model.md section 10): the import's
+        `unmodelled` mark, or a duration window (a count window is modelled); None for a bolt the model has."""
+        if self.window is not None and self.window.kind == "duration":
+            return f"a windowed bolt ({self.window.phrase()})"
+        return self.unmodelled
+
+    @property
+    def count_window(self) -> Window | None:
+        """The bolt's count window, the window the model has (docs/model.md section 10); None otherwise."""
+        return self.window if self.window is not None and self.window.kind == "count" else None
+
+    @property
+    def per_executor(self) -> int:
+        """Tuples one executor takes into one batch: an asynchronous bolt's threads, a count window's sliding
+        interval (one execute(TupleWindow) per slide), else 1."""
+        if self.threads is not None:
+            return self.threads
+        window = self.count_window
+        return int(window.interval) if window is not None else 1
+
+    @property
     def take_max(self) -> int:
-        """C_TAKE: the executors (`parallelism`), times an asynchronous bolt's threads per executor."""
-        return self.parallelism * (self.threads or 1)
+        """C_TAKE: the executors (`parallelism`), times an asynchronous bolt's threads per executor or a count
+        window's sliding interval."""
+        return self.parallelism * self.per_executor
 
     def output_streams(self) -> dict[str, float | None]:
         """Every output stream and its σ ('default': `sigma`; None: declared, not annotated yet)."""

@@ -14,13 +14,14 @@ from app.core.topology.fields import StrictModel, new_id
 from app.core.topology.problems import one_line
 from app.core.topology.settings import StormSettings, TopologySettings, VerificationSettings, new_settings
 
-SCHEMA_VERSION: Final = 3  # 2: declared streams, 3: asynchronous bolts (earlier versions: app/core/topology/migrate.py)
+SCHEMA_VERSION: Final = 4  # 2: declared streams, 3: asynchronous bolts, 4: windowed bolts (earlier versions:
+#                             app/core/topology/migrate.py)
 
 
 class Topology(StrictModel):
     """The whole document. `layout` maps component ids to canvas positions and has no semantics."""
 
-    schema_version: Literal[1, 2, 3] = SCHEMA_VERSION  # 1 and 2 are read (and upgraded) by parse_topology
+    schema_version: Literal[1, 2, 3, 4] = SCHEMA_VERSION  # 1 to 3 are read (and upgraded) by parse_topology
     name: str = "untitled"
     description: str = ""
     spouts: list[Spout] = Field(default_factory=list)
@@ -144,6 +145,11 @@ class Topology(StrictModel):
         sources = [s.source for s in self.subscriptions if s.target == ident]
         return [c for c in self.components if c.id in sources]
 
+    def windowed_bolts(self) -> list[Bolt]:
+        """The bolts with a window (docs/model.md section 10). The rate check has a count window's rule; the search,
+        its certifiers and the timeout witnesses do not have the window rule yet and decide nothing through one."""
+        return [b for b in self.bolts if b.window is not None]
+
     def checked_bolts(self) -> list[Bolt]:
         """The bolts whose queues the growth property is about (all when none chosen)."""
         if not self.verification.checked:
@@ -164,6 +170,8 @@ class Topology(StrictModel):
             "bolts": sorted((b.name, b.alpha, b.sigma, b.parallelism) + _stream_semantics(b)
                             + ((("min_ttf", b.min_ttf),) if fails and b.min_ttf is not None else ())
                             + ((("threads", b.threads),) if b.threads is not None else ())
+                            + ((("window", b.window.kind, b.window.length, b.window.interval),)
+                               if b.window is not None else ())
                             for b in self.bolts),
             "subscriptions": sorted(
                 (names[s.source], names[s.target], s.grouping, tuple(s.fields))

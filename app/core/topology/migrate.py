@@ -12,6 +12,11 @@ declare their streams (written by version 1 after the change) read unchanged. Re
 section 8): every bolt of it is an ordinary one, which is what a version 3 bolt without `threads` is, so it reads
 unchanged and without a note. A version 2 document that names `threads` was not written by a version 2 program:
 it is refused, naming the field.
+
+`schema_version` 3 is every document written before windowed bolts (a bolt's `window`, docs/model.md section
+10): it reads unchanged and without a note, every bolt of it one without a window (a windowed bolt it came from
+carries the `unmodelled` mark its import gave, and stays read as that mark says). A version 3 or earlier document
+that names `window` is refused, naming the field.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any, Final
 
 from app.core.topology.components import DEFAULT_STREAM, TICK_STREAM
 
-CURRENT: Final = 3  # the schema_version this version writes (app/core/topology/document.py)
+CURRENT: Final = 4  # the schema_version this version writes (app/core/topology/document.py)
 
 
 def upgrade(data: dict[str, Any]) -> list[str]:
@@ -28,7 +33,7 @@ def upgrade(data: dict[str, Any]) -> list[str]:
     of what was assumed (none when nothing was). A version this code does not know is left for the validator
     to refuse."""
     version = data.get("schema_version", 1)
-    if version == 2 and not isinstance(version, bool):
+    if version in (2, 3) and not isinstance(version, bool):
         data["schema_version"] = CURRENT
         return []
     if version != 1 or isinstance(version, bool):

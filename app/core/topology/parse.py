@@ -52,6 +52,10 @@ def _copied(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
+#: the bolt fields a schema_version added, and the version: asynchronous bolts and the import's mark (3), windows (4)
+_BOLT_FIELDS_SINCE: dict[str, int] = {"threads": 3, "unmodelled": 3, "window": 4}
+
+
 def parse_topology(data: Any) -> Topology:
     """Validate a decoded JSON document; raise :class:`TopologyError` naming each problem."""
     if not isinstance(data, dict):
@@ -60,14 +64,13 @@ def parse_topology(data: Any) -> Topology:
     if version not in range(1, CURRENT + 1) or isinstance(version, bool):
         raise TopologyError([Problem("schema_version", f"{version!r} is not a version this program reads (1 to "
                                                        f"{CURRENT}): a newer version wrote it, or it is damaged")])
-    if version < 3:  # asynchronous bolts came with version 3 (app/core/topology/migrate.py)
-        bolts = data.get("bolts")
-        named = [(b, key) for b in bolts if isinstance(b, dict) for key in ("threads", "unmodelled") if key in b] \
-            if isinstance(bolts, list) else []
-        if named:
-            raise TopologyError([Problem(f"bolts.{b.get('name', b.get('id'))}.{key}",
-                                         f"{key} needs schema_version 3 (this document says {version})")
-                                 for b, key in named])
+    bolts = data.get("bolts")
+    named = [(b, key, since) for b in bolts if isinstance(b, dict) for key, since in _BOLT_FIELDS_SINCE.items()
+             if key in b and version < since] if isinstance(bolts, list) else []
+    if named:  # a field an earlier version did not have: that version did not write it (app/core/topology/migrate.py)
+        raise TopologyError([Problem(f"bolts.{b.get('name', b.get('id'))}.{key}",
+                                     f"{key} needs schema_version {since} (this document says {version})")
+                             for b, key, since in named])
     data = _copied(data)
     notes = upgrade(data)  # an earlier version's document, read as it meant it
     raw = data  # left as it is: the model validates a copy (its name resolution changes what it is given)

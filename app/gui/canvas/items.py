@@ -39,6 +39,7 @@ SPOUT_COLOUR = QColor("#3d7ab8")
 GREY = QColor("#8a8f98")
 HIGHLIGHT = QColor("#ffb000")
 CRITICAL = QColor("#8e44ad")  # the critical path of a spout's tuple trees (docs/latency.md)
+WINDOW_FRAME = QColor("#1f8a8a")  # a windowed bolt's window frames (docs/model.md section 10)
 SELECTED = QColor("#2f80ed")
 
 
@@ -189,6 +190,12 @@ class NodeItem(QGraphicsObject):
         c = self.component
         if c.kind == "spout":
             text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"
+        elif c.count_window is not None:  # docs/model.md section 10
+            window = c.count_window
+            text = (f"Windowed bolt {c.name}: {window.phrase()}: each of its {c.parallelism} executors runs "
+                    f"execute(TupleWindow) once per {window.interval:g} tuples, {format_duration(c.alpha)} a window "
+                    f"(the model's C: {c.take_max} tuples a batch), emits {_number(c.sigma)} per input; Storm acks a "
+                    f"tuple when it leaves its last window, up to {window.length + window.interval - 1:g} tuples later")
         elif c.threads is not None:  # docs/model.md section 8
             text = (f"Asynchronous bolt {c.name}: {c.parallelism} executors × {c.threads} threads (the model's C: up "
                     f"to {c.take_max} tuples in work at once); execute only enqueues, a thread works "
@@ -198,14 +205,14 @@ class NodeItem(QGraphicsObject):
             text = (f"Bolt {c.name}: {c.parallelism} executors (the model's C: up to {c.parallelism} tuples "
                     f"in process at once), works {format_duration(c.alpha)}, "
                     f"emits {_number(c.sigma)} per input")
-            if self.rates is not None:
-                bound = self.rates.queue_bound
-                shown = STATUS_WORDS.get(self.rates.status, self.rates.status)
-                text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({shown}"
-                         + (f": queue below {bound:.4g} tuples in every run" if bound is not None else "") + ")"
-                         f"\n{self.rates.explanation}")
-            if self.flood is not None:
-                text += f"\nProven by the rate check, no search: {self.flood}"
+        if c.kind == "bolt" and c.threads is None and self.rates is not None:
+            bound = self.rates.queue_bound
+            shown = STATUS_WORDS.get(self.rates.status, self.rates.status)
+            text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({shown}"
+                     + (f": queue below {bound:.4g} tuples in every run" if bound is not None else "") + ")"
+                     f"\n{self.rates.explanation}")
+        if self.flood is not None:
+            text += f"\nProven by the rate check, no search: {self.flood}"
         if self.latency:
             text += f"\n{self.latency}"
         if self.live is not None and c.kind == "bolt":
@@ -223,8 +230,8 @@ class NodeItem(QGraphicsObject):
         if c.unannotated:
             text = (f"{c.kind.capitalize()} {c.name}: not annotated: {', '.join(SYMBOLS[f] for f in c.unannotated)} "
                     "(the import had no value; take it from the Storm UI, a run's calibration, or type it)\n" + text)
-        if c.kind == "bolt" and c.unmodelled is not None:
-            text += (f"\nIt is {c.unmodelled}: the model has no windows or joins yet, so its verdicts read it as an "
+        if c.kind == "bolt" and c.not_modelled is not None:
+            text += (f"\nIt is {c.not_modelled}: the model has no windows or joins yet, so its verdicts read it as an "
                      "ordinary bolt (docs/model.md section 10)")
         if c.class_name:
             text += f"\n{c.class_name}"
@@ -245,7 +252,8 @@ class NodeItem(QGraphicsObject):
         alpha = format_duration(c.alpha).replace(" ", "")  # milliseconds below a second, as the inspector shows it
         lines = [f"α {_value(c, 'alpha', alpha)} · σ {_value(c, 'sigma', _number(c.sigma))} "
                  f"· {c.parallelism} exec" + (f"/{c.tasks} tasks" if c.tasks and c.tasks != c.parallelism else "")
-                 + (f" × {c.threads} thr" if c.threads is not None else "")]
+                 + (f" × {c.threads} thr" if c.threads is not None else "")
+                 + (f" · win {c.window.interval:g}/{c.window.length:g}" if c.window is not None else "")]
         live = self.live_lines()
         if live is not None:  # Live Mode: the measured capacity and verdict, the model's ρ at the measured figures
             return live
@@ -281,6 +289,19 @@ class NodeItem(QGraphicsObject):
         for step in (2, 1):
             painter.drawRoundedRect(rect.translated(ASYNC_OFFSET * step, ASYNC_OFFSET * step), 8, 8)
 
+    def _paint_window(self, painter: QPainter, rect: QRectF) -> None:
+        """A windowed bolt (docs/model.md section 10) is framed by its window, dashed; a sliding one by two
+        overlapping frames, the second one slide further on."""
+        window = self.component.window if self.component.kind == "bolt" else None
+        if window is None:
+            return
+        painter.setPen(QPen(WINDOW_FRAME, 1.6, Qt.PenStyle.DashLine))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(rect.adjusted(-3, -3, 3, 3), 10, 10)
+        if window.slide is not None and window.slide < window.length:
+            painter.drawRoundedRect(rect.adjusted(-3 + ASYNC_OFFSET * 2, 3, 3 + ASYNC_OFFSET * 2, 3 + ASYNC_OFFSET),
+                                    10, 10)
+
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         rect = QRectF(0, 0, NODE_WIDTH, NODE_HEIGHT)
         header = self.header_colour()
@@ -300,6 +321,8 @@ class NodeItem(QGraphicsObject):
             painter.drawRoundedRect(rect.adjusted(-5, -5, 5, 5), 11, 11)
         if self.component.kind == "bolt" and self.component.threads is not None:
             self._paint_threads(painter, rect)
+        if self.component.kind == "bolt":
+            self._paint_window(painter, rect)
         border = QPen(SELECTED, 2.5) if self.isSelected() else QPen(QColor("#454b55"), 1.2)
         if self.component.unannotated and not self.isSelected():
             border = QPen(AMBER, 2.0, Qt.PenStyle.DashLine)
@@ -324,8 +347,10 @@ class NodeItem(QGraphicsObject):
         kind = "⟶ spout" if self.component.kind == "spout" else "bolt"
         if self.component.kind == "bolt" and self.component.threads is not None:
             kind = "async bolt"
-        elif self.component.kind == "bolt" and self.component.unmodelled is not None:  # docs/model.md section 10
-            kind = "join ⚠" if self.component.unmodelled.startswith("a join") else "window ⚠"
+        elif self.component.kind == "bolt" and self.component.not_modelled is not None:  # docs/model.md section 10
+            kind = "join ⚠" if self.component.not_modelled.startswith("a join") else "window ⚠"
+        elif self.component.kind == "bolt" and self.component.count_window is not None:
+            kind = "window bolt"
         small = QFont()
         small.setPointSizeF(8.0)
         room = NODE_WIDTH - 20

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.topology import Component
+from app.core.topology import Component, Window
 from app.gui.document import FieldError
 
 
@@ -25,7 +25,7 @@ class FieldSpec:
 
     key: str
     label: str
-    kind: str  # text, float, int, optional-int, optional-float
+    kind: str  # text, float, int, optional-int, optional-float, duration, optional-duration, rate, window
     help: str = ""
 
 
@@ -41,6 +41,9 @@ BOLT_FIELDS = [
     FieldSpec("sigma", "σ (out per in)", "float", "output tuples per input tuple; 0 = sink"),
     FieldSpec("parallelism", "Parallelism", "int", "executors: max tuples taken into one batch (× threads if async)"),
     FieldSpec("threads", "Threads (async)", "optional-int", "internal threads per executor: empty = not async"),
+    FieldSpec("window", "Window", "window", "a windowed bolt (Storm's BaseWindowedBolt; α is one "
+              "execute(TupleWindow)): count 30/10 (length/slide in tuples), count 3 (tumbling), "
+              "duration 10 s/2 s; empty = not windowed (docs/model.md section 10)"),
     FieldSpec("min_ttf", "Min time to failure", "optional-duration",
               "the bolt may fail once this long has passed since its last failure ended: 30 s, 5 min; "
               "empty = it never fails (docs/model.md section 7)"),
@@ -89,11 +92,13 @@ MIN_FIELD_CHARS = 10  # an edit box shows at least this many digits
 MIN_PANEL_WIDTH = 250
 
 
-def parse_value(spec: FieldSpec, text: str) -> str | float | None:
-    """The typed text as a value of the field's kind, or FieldError saying what is wrong."""
+def parse_value(spec: FieldSpec, text: str) -> Any:
+    """The typed text as a value of the field's kind, or FieldError saying what is wrong (a window: its fields)."""
     text = text.strip()
     if spec.kind == "text":
         return text
+    if spec.kind == "window":
+        return parse_window(text)
     if spec.kind.startswith("optional") and text == "":
         return None
     if text == "":
@@ -160,14 +165,48 @@ def parse_streams(kind: str, text: str) -> dict[str, Any]:
     return {"streams": names, ("stream_sigma" if kind == "bolt" else "stream_ratio"): values}
 
 
+def format_window(window: Window) -> str:
+    """A window as the inspector shows it: "count 30/10" (length/slide), "count 3" (tumbling), "duration 10 s/2 s"."""
+    def size(value: float) -> str:
+        if window.kind == "count":
+            return f"{value:g}"
+        from app.core.units import format_duration
+
+        return format_duration(value)
+    return f"{window.kind} {size(window.length)}" + ("" if window.slide is None else f"/{size(window.slide)}")
+
+
+def parse_window(text: str) -> dict[str, Any] | None:
+    """The `window` "count 30/10", "count 3" or "duration 10 s/2 s" sets (None: empty, no window), or FieldError."""
+    text = text.strip()
+    if not text:
+        return None
+    kind, _, sizes = text.partition(" ")
+    if kind not in ("count", "duration") or not sizes.strip():
+        raise FieldError("window", "write count LENGTH[/SLIDE] (tuples) or duration LENGTH[/SLIDE] (10 s/2 s)")
+    parts = [p.strip() for p in sizes.split("/")]
+    if len(parts) > 2:
+        raise FieldError("window", "a window has a length and at most one sliding interval")
+    spec = FieldSpec("window", "Window", "int" if kind == "count" else "duration")
+    values = [parse_value(spec, p) for p in parts]
+    window: dict[str, Any] = {"kind": kind, "length": values[0]}
+    if len(values) == 2:
+        window["slide"] = values[1]
+    return window
+
+
 def kind_title(comp: Component) -> str:
-    return "Asynchronous bolt" if comp.kind == "bolt" and comp.threads is not None else comp.kind.capitalize()
+    if comp.kind == "bolt" and comp.threads is not None:
+        return "Asynchronous bolt"
+    return "Windowed bolt" if comp.kind == "bolt" and comp.window is not None else comp.kind.capitalize()
 
 
 def format_value(value: Any, kind: str = "") -> str:
     """A value as the field shows it: a time in milliseconds below a second (the Storm UI's unit)."""
     if value is None:
         return ""
+    if kind == "window" and isinstance(value, Window):
+        return format_window(value)
     if kind in ("duration", "optional-duration") and isinstance(value, (int, float)):
         from app.core.units import format_duration
 

@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any, get_args
 
+from pydantic import BaseModel
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -232,13 +233,13 @@ class Inspector(QScrollArea):
             row.show_error(err.message)
             return
         comp = self.document.component(ident)
-        if row.spec.key == "streams":
+        if row.spec.key in ("streams", "window"):
             try:
-                fields = parse_streams(comp.kind, text)
+                fields = parse_streams(comp.kind, text) if row.spec.key == "streams" else {"window": value}
             except FieldError as err:
                 row.show_error(err.message)
                 return
-            if all(getattr(comp, k) == v for k, v in fields.items()):
+            if all(_same(getattr(comp, k), v) for k, v in fields.items()):
                 row.show_error(None)
                 return
             self._push(row, lambda: SetComponentFieldsCommand(self.document, ident, fields))
@@ -414,3 +415,8 @@ class SettingsSections:
         self.failures_box.blockSignals(True)
         self.failures_box.setChecked(bool(settings["failures"]))
         self.failures_box.blockSignals(False)
+
+
+def _same(old: Any, new: Any) -> bool:
+    """A field's value and what an edit gives it: a window (a model) against the fields typed (a dict)."""
+    return bool((old.model_dump(exclude_none=True) if isinstance(old, BaseModel) else old) == new)

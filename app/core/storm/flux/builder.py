@@ -34,7 +34,7 @@ from app.core.storm.flux.model import (
 from app.core.storm.flux.parser import read_flux
 from app.core.storm.flux.ticks import is_tick, tick_name, tick_spouts
 from app.core.storm.flux.yaml_text import FluxError, FluxOptions
-from app.core.topology import SCHEMA_VERSION, Problem, Topology, parse_topology
+from app.core.topology import SCHEMA_VERSION, Problem, Topology, Window, parse_topology
 
 
 @dataclass
@@ -87,6 +87,17 @@ def _declared_streams(doc: FluxDocument, vertex: Vertex) -> tuple[list[str], dic
     names = {s.stream_id for s in doc.streams if s.source == vertex.id and s.stream_id not in (None, "default")}
     names |= set(values) - {"default"}
     return sorted(n for n in names if n is not None), {k: v for k, v in values.items() if k != "default"}
+
+
+def _window_note(bolt: str, window: dict[str, Any]) -> str:
+    """What the import says of a bolt whose window became its `window` (docs/model.md section 10)."""
+    phrase = Window.model_validate(window).phrase()
+    if window["kind"] == "count":
+        return (f"bolts.{bolt}: a windowed bolt ({phrase}): its count window is its window; the rate check has it (α "
+                "is one execute(TupleWindow), σ per tuple received), the search decides nothing through it yet "
+                "(docs/model.md section 10)")
+    return (f"bolts.{bolt}: a windowed bolt ({phrase}): a duration window, which the model does not have yet: every "
+            "answer about it says so (docs/model.md section 10)")
 
 
 def _threads(doc: FluxDocument, vertex: Vertex, notes: list[str]) -> int | None:
@@ -155,7 +166,9 @@ def to_topology(doc: FluxDocument) -> FluxImport:
                       "parallelism": v.parallelism if v.parallelism is not None else 1,
                       "class_name": None if v.class_name == UNKNOWN_BOLT_CLASS else v.class_name,
                       "tasks": v.num_tasks, "unannotated": missing, "threads": _threads(doc, v, notes),
-                      "unmodelled": v.unmodelled})
+                      "unmodelled": v.unmodelled, "window": v.window_field})
+        if v.window_field is not None:
+            notes.append(_window_note(v.id, v.window_field))
         if v.unmodelled is not None:
             notes.append(f"bolts.{v.id}: {v.unmodelled}: the model has no windows or joins yet, so it reads this bolt "
                          "as an ordinary one (a FIFO queue, α per batch) and every answer about it says so "

@@ -1,8 +1,9 @@
-"""Storm constructs a Flux bolt may use that the model does not have yet (docs/model.md section 10): windows
+"""Storm constructs of a Flux bolt that change how it holds tuples (docs/model.md section 10): windows
 (`BaseWindowedBolt`, configured through `configMethods` such as `withWindow` and `withTumblingWindow`) and joins
-(Storm's `JoinBolt`, Metron's enrichment and threat-intelligence join bolts). The import recognises them and
-describes each in one phrase (`unmodelled`), which the document keeps in the bolt's `unmodelled` field so that
-every answer about the bolt says its verdict reads it as an ordinary bolt."""
+(Storm's `JoinBolt`, Metron's enrichment and threat-intelligence join bolts). A window on arrival time of Count
+or Duration components becomes the document's `window` (`window_field`); anything else the import describes in
+one phrase (`unmodelled`), which the document keeps in the bolt's `unmodelled` field so that every answer about
+the bolt says its verdict reads it as an ordinary bolt."""
 
 from __future__ import annotations
 
@@ -56,6 +57,38 @@ def unmodelled(item: dict[str, Any], class_name: str | None, components: dict[st
     if window:
         return f"a windowed bolt ({', '.join(window)})"
     return None
+
+
+#: the window methods of a window on arrival time, the windows the document's `window` holds
+_ARRIVAL_WINDOWS = ("withWindow", "withTumblingWindow")
+
+
+def window_field(item: dict[str, Any], class_name: str | None,
+                 components: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The document's `window` of a Flux bolt (docs/model.md section 10): one `withWindow(length[, sliding])` or
+    `withTumblingWindow(length)` of Count or Duration components of one kind, the interval at most the length, and
+    no event-time method; None otherwise (a join, event time, a mixed or unreadable window: `unmodelled` says it).
+    `withWindow(Count(n))` slides by one tuple, as Storm's does."""
+    methods = item.get("configMethods")
+    used = [m for m in methods if isinstance(m, dict) and m.get("name") in WINDOW_METHODS] \
+        if isinstance(methods, list) else []
+    if class_name in JOIN_CLASSES or len(used) != 1 or used[0].get("name") not in _ARRIVAL_WINDOWS:
+        return None
+    args = used[0].get("args")
+    lengths = [_length(a, components) for a in args] if isinstance(args, list) else []
+    if used[0]["name"] == "withWindow" and len(lengths) == 1 and lengths[0] and lengths[0][0] == "count":
+        lengths.append(("count", 1))  # withWindow(Count(n)): a window of n tuples sliding by every tuple
+    if not lengths or None in lengths or len(lengths) != (2 if used[0]["name"] == "withWindow" else 1):
+        return None
+    (kind, length), (slide_kind, slide) = lengths[0], lengths[-1]  # type: ignore[misc]
+    if kind != slide_kind or slide > length or length < 1:
+        return None
+    def size(value: int) -> int | float:
+        return value if kind == "count" else (value // 1000 if value % 1000 == 0 else value / 1000)
+    field: dict[str, Any] = {"kind": "count" if kind == "count" else "duration", "length": size(length)}
+    if used[0]["name"] == "withWindow":
+        field["slide"] = size(slide)
+    return field
 
 
 def flux_components(root: Any) -> dict[str, dict[str, Any]]:

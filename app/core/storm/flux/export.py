@@ -28,8 +28,10 @@ from app.core.storm.flux.model import (
 )
 from app.core.storm.flux.ticks import SYSTEM_COMPONENT, TICK_PREFIX, TICK_STREAM
 from app.core.storm.flux.yaml_text import yaml_parser
-from app.core.topology import Topology
+from app.core.topology import Topology, Window
 from app.core.words import listed
+
+WINDOWED_BOLT = "org.apache.storm.topology.base.BaseWindowedBolt"  # its Count and Duration: a window's sizes
 
 # ---- Topology -> Flux ------------------------------------------------------------
 
@@ -77,6 +79,7 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
             entry["config"] = extra
         spouts.append(entry)
     bolts = []
+    components: list[dict[str, Any]] = []
     for b in topo.bolts:
         entry = {"id": b.name, "className": b.class_name or UNKNOWN_BOLT_CLASS, "parallelism": b.parallelism}
         if b.tasks is not None:  # never fewer tasks than executors: Storm would cap the executors there
@@ -86,6 +89,8 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
             extra[f"{ANNOTATION_PREFIX}{THREADS_KEY}"] = b.threads
         if extra:
             entry["config"] = extra
+        if b.window is not None:  # a windowed bolt (docs/model.md section 10): its configMethods and components
+            entry["configMethods"] = [_window_method(b.name, b.window, components)]
         bolts.append(entry)
     streams = []
     for sub in topo.subscriptions:
@@ -102,12 +107,30 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
         streams.append({"name": f"{source} --> {names[sub.target]}", "from": source,
                         "to": names[sub.target], "grouping": grouping})
     data: dict[str, Any] = {"name": topo.name}
+    if components:
+        data["components"] = components
     if config:
         data["config"] = config
     data["spouts"] = spouts
     data["bolts"] = bolts
     data["streams"] = streams
     return data
+
+
+def _window_method(bolt: str, window: Window, components: list[dict[str, Any]]) -> dict[str, Any]:
+    """A window as Flux writes it: `withWindow(length, sliding)` or `withTumblingWindow(length)` of Count or
+    Duration components (milliseconds), which are added to `components`; the import reads them back."""
+    def size(what: str, value: float) -> dict[str, str]:
+        ident = f"{bolt}-window-{what}"
+        if window.kind == "count":
+            components.append({"id": ident, "className": f"{WINDOWED_BOLT}$Count", "constructorArgs": [int(value)]})
+        else:
+            components.append({"id": ident, "className": f"{WINDOWED_BOLT}$Duration",
+                               "constructorArgs": [_number(round(value * 1000, 6)), "MILLISECONDS"]})
+        return {"ref": ident}
+    if window.slide is None:
+        return {"name": "withTumblingWindow", "args": [size("length", window.length)]}
+    return {"name": "withWindow", "args": [size("length", window.length), size("slide", window.slide)]}
 
 
 def placeholder_classes(topo: Topology) -> list[str]:
@@ -126,8 +149,8 @@ def skeleton_header(topo: Topology) -> list[str]:
     lines = [f"{topo.name}: written by Stormbound from the document alone.",
              "Flux has no timing: each component's config keeps the model's values under stormbound.*",
              "(Storm ignores them).",
-             "Not in the document, so not here: constructorArgs, configMethods, properties, components and",
-             "includes: add what your classes need before deploying."]
+             "Not in the document, so not here: constructorArgs, configMethods (but a window's), properties,",
+             "components (but a window's) and includes: add what your classes need before deploying."]
     placeholders = placeholder_classes(topo)
     if placeholders:
         shown = listed(placeholders, 8)

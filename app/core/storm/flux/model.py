@@ -65,6 +65,7 @@ class Vertex:
     tick_secs: Any = None  # its own config's topology.tick.tuple.freq.secs, if any
     unmodelled: str | None = None  # a window or a join the model lacks (app/core/storm/flux/constructs.py)
     window: Any = None  # (length, sliding) as constructs.window_lengths reads them, if it can
+    window_field: dict[str, Any] | None = None  # the document's `window` (constructs.window_field), if it is one
 
 
 @dataclass

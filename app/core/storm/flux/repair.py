@@ -433,6 +433,10 @@ def _structure_differs(topo: Topology, flux_path: Path, options: FluxOptions) ->
     flux_edges = {(s.source, s.target, s.stream_id) for s in doc.streams if not is_tick(s.source, s.stream_id)}
     if edges != flux_edges:
         return "its subscriptions differ"
+    windows = [b.name for b in topo.bolts if (b.window.model_dump(exclude_none=True) if b.window else None)
+               != doc.bolts[b.name].window_field]  # (an export rewrites parallelism only, never configMethods)
+    if windows:
+        return f"the window of {', '.join(windows)} differs"
     return None
 
 

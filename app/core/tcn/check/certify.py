@@ -36,6 +36,7 @@ from app.core.gc_pause import paused_gc
 from app.core.tcn.check.certify_clocks import region_problems
 from app.core.tcn.check.certify_replay import Before, Step, replay, steps_of
 from app.core.tcn.check.certify_rules import Rules
+from app.core.tcn.check.reading import windows_refused
 from app.core.topology import parse_topology, unannotated_problems
 
 UNROLL_PASSES = 3
@@ -202,6 +203,8 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
         return Certificate(False, [f"topology: {err}"])
     if unannotated_problems(topo):
         return Certificate(False, [f"topology: {p}" for p in unannotated_problems(topo)])
+    if windows_refused(topo):
+        return Certificate(False, [f"topology: {windows_refused(topo)}"])
     rules = Rules(topo)
     if checked is None:
         checked = [b.name for b in topo.checked_bolts()]

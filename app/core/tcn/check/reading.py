@@ -17,10 +17,24 @@ CertificateT = TypeVar("CertificateT", bound=BaseModel)
 
 
 def take_bound(bolt: Bolt) -> int:
-    """C_TAKE as the checkers read it (docs/model.md section 8): a bolt's executors, times an asynchronous bolt's
-    threads per executor; restated here, not read from the builders' `Bolt.take_max`."""
-    threads = bolt.threads if bolt.threads is not None else 1
-    return bolt.parallelism * threads
+    """C_TAKE as the checkers read it (docs/model.md sections 8 and 10): a bolt's executors, times an asynchronous
+    bolt's threads per executor or a count window's sliding interval; restated here, not read from the builders'
+    `Bolt.take_max`."""
+    window = bolt.window
+    per = bolt.threads if bolt.threads is not None else \
+        int(window.slide if window.slide is not None else window.length) \
+        if window is not None and window.kind == "count" else 1
+    return bolt.parallelism * per
+
+
+def windows_refused(topo: Topology) -> str:
+    """Why a checker refuses a document with a windowed bolt (empty: it has none): the checkers of this room have no
+    window rule yet (docs/model.md section 10), and never read a windowed bolt as an ordinary one."""
+    windowed = [b.name for b in topo.bolts if b.window is not None]
+    if not windowed:
+        return ""
+    return (f"the embedded topology has the windowed bolt{'s' if len(windowed) > 1 else ''} {', '.join(windowed)}, "
+            "and this checker has no window rule (docs/model.md section 10)")
 
 
 def fraction_of(text: str) -> Fraction | None:
@@ -46,6 +60,9 @@ def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
     missing = unannotated_problems(topo)
     if missing:
         return [f"the embedded topology is not annotated: {missing[0]}"]
+    windowed = windows_refused(topo)
+    if windowed:
+        return [windowed]
     problems: list[str] = []
     if getattr(cert, "content_hash", None) != content_hash(topo):
         problems.append("content_hash is not the embedded topology's (the document changed after the proof)")

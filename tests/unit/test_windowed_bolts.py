@@ -1,0 +1,276 @@
+"""Count-windowed bolts (docs/model.md section 10): the rate check against an independent tuple-by-tuple simulation
+of Storm's windowed executor (its WindowManager: a count trigger every S tuples, a count eviction keeping the last L,
+a tuple acked when it expires), and every layer that has no window rule yet deciding nothing through one."""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from app.core.rates import rate_check
+from app.core.topology import parse_topology
+
+
+def windowed(rate: float, alpha: float, length: int, slide: int | None, parallelism: int = 1, *,
+             tolerance: float = 0, burst: int = 1, timeout: int | None = None) -> dict[str, Any]:
+    """S -> W (a count window) -> P (fast, ordinary)."""
+    window: dict[str, Any] = {"kind": "count", "length": length}
+    if slide is not None:
+        window["slide"] = slide
+    doc: dict[str, Any] = {
+        "schema_version": 4, "name": "win", "spouts": [{"name": "S", "rate": rate, "burst": burst}],
+        "bolts": [{"name": "W", "alpha": alpha, "sigma": 0.1, "parallelism": parallelism, "window": window},
+                  {"name": "P", "alpha": 0.001, "sigma": 0, "parallelism": 1}],
+        "subscriptions": [{"source": "S", "target": "W"}, {"source": "W", "target": "P"}],
+        "settings": {"tolerance": tolerance, "max_idle_time": 0}, "verification": {"checked": ["W"]}}
+    if timeout is not None:
+        doc["storm"] = {"message_timeout_secs": timeout}
+    return doc
+
+
+@dataclass
+class Executor:
+    """One executor of a windowed bolt, as Storm runs it: `execute(tuple)` adds the tuple to the window manager at
+    once; every S-th tuple triggers: the tuples no longer among the last L expire (and are acked), then
+    execute(TupleWindow) runs on the last L in the executor's own thread, α s, while tuples wait in its queue."""
+
+    received: deque[int] = field(default_factory=deque)  # the receive queue: tuple numbers in arrival order
+    window: deque[int] = field(default_factory=deque)  # tuples added to the window manager, not yet expired
+    added: int = 0  # tuples added so far
+    since_trigger: int = 0  # tuples added since the last trigger (not yet in an evaluated window)
+    free_at: float = 0.0
+    seen: int = 0  # tuples that reached this executor
+
+
+@dataclass
+class Played:
+    unevaluated_max: int = 0  # receive queues + unfinished slides, over the executors
+    pending_max: int = 0  # received, not yet acked
+    later_max: int = 0  # the most tuples that reached a tuple's executor after it before its ack
+    hold_times: list[float] = field(default_factory=list)  # arrival -> ack (s)
+    unevaluated_end: int = 0
+
+
+def storm_window(rate: float, alpha: float, length: int, slide: int, executors: int, horizon: float, *,
+                 tolerance: float = 0.0, seed: int = 0) -> Played:
+    """An independent simulation of a spout feeding a count-windowed bolt of `executors` executors (shuffle grouping:
+    tuples dealt to the executors in turn); the spout's gaps and the evaluations jitter within `tolerance`."""
+    rng = random.Random(seed)
+    execs = [Executor() for _ in range(executors)]
+    arrivals: dict[int, tuple[float, int, int]] = {}  # tuple -> (time, executor, the executor's count when it came)
+    out = Played()
+    t, n, turn = 0.0, 0, 0
+    acked = 0
+    while t <= horizon:
+        ex = execs[turn]
+        arrivals[n] = (t, turn, ex.seen)
+        ex.seen += 1
+        ex.received.append(n)
+        n += 1
+        turn = (turn + 1) % executors
+        for e in execs:  # every executor works up to time t
+            while e.received and e.free_at <= t:
+                tup = e.received.popleft()
+                e.window.append(tup)
+                e.added += 1
+                e.since_trigger += 1
+                start = max(e.free_at, arrivals[tup][0])
+                if e.added % slide:
+                    e.free_at = start
+                    continue
+                while len(e.window) > length:  # eviction at the trigger: expired tuples are acked
+                    gone = e.window.popleft()
+                    came, _, count = arrivals[gone]
+                    out.later_max = max(out.later_max, e.seen - 1 - count)
+                    out.hold_times.append(start - came)
+                    acked += 1
+                e.since_trigger = 0
+                e.free_at = start + alpha * (1 + rng.uniform(-tolerance, tolerance))
+        unevaluated = sum(len(e.received) + e.since_trigger for e in execs)
+        out.unevaluated_max = max(out.unevaluated_max, unevaluated)
+        out.pending_max = max(out.pending_max, n - acked)
+        out.unevaluated_end = unevaluated
+        t += (1 / rate) * (1 + rng.uniform(-tolerance, tolerance))
+    return out
+
+
+@pytest.mark.parametrize(("rate", "alpha", "length", "slide", "executors"), [
+    (10, 0.5, 30, 10, 1),  # storm-starter's SlidingWindowTopology: withWindow(Count(30), Count(10))
+    (10, 0.01, 5, 3, 1),  # Storm's simple_windowing.yaml: withWindow(Count(5), Count(3))
+    (16, 0.5, 30, 10, 1),  # near its smallest capacity at τ = 0.1, 10 / 0.55 ≈ 18.2 tuples/s
+    (30, 0.2, 4, None, 2),  # a tumbling window on two executors
+    (7, 0.3, 6, 2, 2)])
+def test_every_run_bounds_hold_in_the_independent_simulation(rate: float, alpha: float, length: int,
+                                                             slide: int | None, executors: int) -> None:
+    """A bounded windowed bolt: its unevaluated tuples stay below the rate check's queue bound, its unacked tuples
+    below its pending bound, and a tuple is acked within L + S − 1 later tuples on its executor, in runs with
+    jitter too (τ = 0.1)."""
+    for tolerance, seed in ((0.0, 0), (0.1, 1), (0.1, 2)):
+        report = rate_check(parse_topology(windowed(rate, alpha, length, slide, executors, tolerance=tolerance)))
+        w = report.bolts["W"]
+        assert w.status == "bounded", w.explanation
+        s = slide or length
+        assert w.capacity_nominal == pytest.approx(executors * s / alpha)
+        played = storm_window(rate, alpha, length, s, executors, 300, tolerance=tolerance, seed=seed)
+        assert w.queue_bound is not None and w.window_pending is not None
+        assert played.unevaluated_max <= w.queue_bound, (played.unevaluated_max, w.queue_bound)
+        assert played.pending_max <= w.window_pending, (played.pending_max, w.window_pending)
+        assert played.later_max <= length + s - 1
+        if tolerance == 0:
+            assert played.later_max == length + s - 1  # the bound is reached: the first tuple of a slide
+            assert max(played.hold_times) <= w.window_hold_nominal + alpha + 1 / rate  # (its evaluation, a gap)
+
+
+@pytest.mark.parametrize(("rate", "executors"), [(25, 1), (45, 2)])
+def test_a_windowed_bolt_slower_than_its_inflow_grows_as_the_simulation_does(rate: float, executors: int) -> None:
+    """Above p·S/α the evaluations fall behind: the rate check says grows, at the rate the simulation's backlog
+    grows (one slide per α per executor)."""
+    report = rate_check(parse_topology(windowed(rate, 0.5, 30, 10, executors)))
+    w = report.bolts["W"]
+    assert w.status == "grows" and w.queue_bound is None and w.window_pending is None
+    played = storm_window(rate, 0.5, 30, 10, executors, 200)
+    assert played.unevaluated_end / 200 == pytest.approx(w.growth_nominal, rel=0.05)
+
+
+def test_the_explanation_says_the_window_in_storms_terms() -> None:
+    w = rate_check(parse_topology(windowed(10, 0.5, 30, 10))).bolts["W"]
+    assert ("it is a windowed bolt (withWindow(Count(30), Count(10))): its executor runs execute(TupleWindow) once "
+            "per 10 tuples it receives, 0.5 s each, so it takes 10 tuples a batch per executor (C = 10)"
+            in w.explanation)
+    assert "it holds at most 50 tuples not yet acked (its queue bound and 1 × 30 in windows)" in w.explanation
+    assert ("Storm acks a tuple when it leaves its last window, up to 39 tuples later on its executor: about 3.9 s at "
+            "the nominal inflow, within topology.message.timeout.secs (30 s)") in w.explanation
+    assert w.queue_bound == 20  # max(Q₀, C − 1) + C + b = 9 + 10 + 1
+    slow = rate_check(parse_topology(windowed(1, 0.5, 30, 10, timeout=30))).bolts["W"]
+    assert slow.status == "bounded" and slow.window_hold_nominal == 39
+    assert "about 39 s at the nominal inflow, beyond topology.message.timeout.secs (30 s), so its trees time out" \
+        in slow.explanation
+
+
+def test_read_as_an_ordinary_bolt_its_queue_bound_would_be_broken() -> None:
+    """A slide of 10 at 1 tuple/s leaves 9 tuples unevaluated for seconds: the ordinary bolt of the same executor (one
+    tuple a batch) has the bound Q₀ + C + b = 2, which the simulation breaks; the window's, max(Q₀, C − 1) + C + b
+    = 20, holds."""
+    report = rate_check(parse_topology(windowed(1, 0.5, 30, 10))).bolts["W"]
+    played = storm_window(1, 0.5, 30, 10, 1, 100)
+    assert played.unevaluated_max == 9 and report.queue_bound == 20
+    ordinary = windowed(1, 0.5, 30, 10)
+    del ordinary["bolts"][0]["window"]
+    assert rate_check(parse_topology(ordinary)).bolts["W"].queue_bound == 2 < played.unevaluated_max
+
+
+def test_suggested_executors_count_the_slide() -> None:
+    """At 45 tuples/s, slides of 10 evaluated in 0.5 s: 3 executors (capacity 60), not the 23 an ordinary bolt of
+    one tuple per 0.5 s would need."""
+    report = rate_check(parse_topology(windowed(45, 0.5, 30, 10, 1)))
+    assert report.suggested_parallelism["W"] == 3
+
+
+def test_a_windowed_bolt_with_failures_or_threads_is_refused_naming_the_field() -> None:
+    from app.core.topology import TopologyError
+
+    doc = windowed(10, 0.5, 30, 10)
+    doc["bolts"][0]["min_ttf"] = 100
+    with pytest.raises(TopologyError) as err:
+        parse_topology(doc)
+    assert err.value.problems[0].path == "bolts.W" and "min_ttf" in err.value.problems[0].message
+
+
+def test_the_search_decides_nothing_through_a_window_and_says_so() -> None:
+    """The search has no window rule yet: a checked bolt whose cone holds a windowed bolt is `unknown` with the rate
+    check's answer beside it, and no lasso is built through the window (never an ordinary bolt's answer)."""
+    from app.core.tcn.search import SearchOptions, verify
+
+    doc = windowed(25, 0.5, 30, 10)
+    doc["verification"]["checked"] = ["W", "P"]
+    result = verify(parse_topology(doc), SearchOptions(k_max=8))
+    assert result.traces == [] and result.bolts["W"].verdict == "unknown"
+    assert result.bolts["W"].message.startswith("not searched: W's cone of influence holds the windowed bolt W "
+                                                "(withWindow(Count(30), Count(10)))")
+    assert "the rate check's answer is grows" in result.bolts["W"].message
+    # P below it is proven bounded by the rate check, which has the window (W passes on at most σ × its capacity)
+    assert result.bolts["P"].verdict == "bounded" and result.bolts["P"].method == "rate check"
+    bounded = verify(parse_topology(windowed(10, 0.5, 30, 10)), SearchOptions(k_max=8))
+    assert bounded.verdict == "bounded" and bounded.bolts["W"].queue_bound == 20  # the rate check's own proof
+
+
+def test_every_checker_refuses_a_document_with_a_window() -> None:
+    """Mutation: a certified lasso whose embedded document gains a window is rejected by the certifier (it has no
+    window rule yet), and so is a growth-by-rates certificate's by its checker; without the window both are
+    accepted."""
+    from app.core.tcn.check.certify import certify
+    from app.core.tcn.check.rate_growth import check_growth_certificate
+    from app.core.tcn.network import build_network
+    from app.core.tcn.rate_growth import prove_growth
+    from app.core.tcn.search import SearchOptions, verify
+
+    plain = windowed(25, 0.5, 30, 10)
+    del plain["bolts"][0]["window"]
+    plain["bolts"][0]["parallelism"] = 10  # the same capacity, 20 tuples/s, as an ordinary bolt: it grows
+    result = verify(parse_topology(plain), SearchOptions(k_max=12))
+    assert result.verdict == "counterexample" and result.traces
+    trace = result.traces[0].model_dump(mode="json")
+    assert certify(trace).ok
+    trace["topology"]["schema_version"] = 4
+    bolt = next(b for b in trace["topology"]["bolts"] if b["name"] == "W")
+    bolt.update(parallelism=1, window={"kind": "count", "length": 30, "slide": 10})
+    refused = certify(trace)
+    assert not refused.ok and "windowed bolt W" in refused.problems[0] and "no window rule" in refused.problems[0]
+    # the growth-by-rates checker (read like the linear and flood checkers: app/core/tcn/check/reading.py)
+    cone = build_network(parse_topology(plain), ["W"]).document()
+    cert = prove_growth(parse_topology(cone), "W")
+    assert cert is not None and check_growth_certificate(cone, cert) == []
+    cone["schema_version"] = 4
+    bolt = next(b for b in cone["bolts"] if b["name"] == "W")
+    bolt.update(parallelism=1, window={"kind": "count", "length": 30, "slide": 10})
+    problems = check_growth_certificate(cone, cert)
+    assert len(problems) == 1 and "windowed bolt W" in problems[0] and "no window rule" in problems[0]
+
+
+def test_a_spout_tree_through_a_window_gets_no_latency_bound() -> None:
+    """A tuple is acked when later tuples push it out of its last window: no arrival curve bounds that from above,
+    so no latency bound is claimed for a spout whose trees pass a windowed bolt, and the reason says why."""
+    from app.core.latency.report import latency_report
+
+    report = latency_report(parse_topology(windowed(10, 0.5, 30, 10)), witnesses=False, pending=False)
+    assert report.spouts["S"].bound is None and report.sojourn_bound["W"] is None
+    assert "W is a windowed bolt (withWindow(Count(30), Count(10))): Storm acks a tuple only when later tuples push " \
+           "it out of its last window" in report.spouts["S"].reason
+
+
+def test_storm_starters_sliding_window_topology_by_hand() -> None:
+    """storm-starter's SlidingWindowTopology (tests/data/flux/storm-starter/): 10 integers/s into slidingsum
+    (withWindow(Count(30), Count(10)), one sum per window: σ = 1/10), whose sums go to tumblingavg
+    (withTumblingWindow(Count(3)): σ = 1/3). With one evaluation of 0.5 s, slidingsum serves 10 / 0.5 = 20 tuples/s:
+    bounded below 9 + 10 + 1 = 20 tuples, 20 + 30 = 50 unacked, a tuple acked 39 tuples (3.9 s) later;
+    tumblingavg receives one sum a second and acks a sum 3 + 3 − 1 = 5 sums (5 s) later: by hand."""
+    from pathlib import Path
+
+    from app.core.storm.flux.builder import import_flux
+    from app.core.tcn.search import SearchOptions, verify
+
+    flux = Path(__file__).resolve().parents[1] / "data" / "flux" / "storm-starter" / "sliding-window-topology.yaml"
+    data = import_flux(flux).topology.model_dump(mode="json")
+    assert {b["name"]: b.get("window") for b in data["bolts"]} == {
+        "slidingsum": {"kind": "count", "length": 30, "slide": 10}, "tumblingavg": {"kind": "count", "length": 3},
+        "printer": None}
+    data["spouts"][0].update(rate=10, burst=1, unannotated=[])
+    figures = {"slidingsum": (0.5, 0.1), "tumblingavg": (0.01, 1 / 3), "printer": (0.001, 0)}
+    for b in data["bolts"]:
+        b.update(alpha=figures[b["name"]][0], sigma=figures[b["name"]][1], unannotated=[])
+    data["settings"].update(tolerance=0, max_idle_time=0)
+    topo = parse_topology(data)
+    report = rate_check(topo)
+    total = report.bolts["slidingsum"]
+    assert (total.status, total.queue_bound, total.window_pending, total.window_hold_nominal) == \
+        ("bounded", 20, 50, pytest.approx(3.9))
+    avg = report.bolts["tumblingavg"]
+    assert avg.status == "bounded" and avg.inflow_max == pytest.approx(1) and avg.window_hold_nominal == \
+        pytest.approx(5)
+    assert "up to 5 tuples later on its executor: about 5 s at the nominal inflow" in avg.explanation
+    result = verify(topo, SearchOptions(k_max=8))
+    assert result.verdict == "bounded" and all(v.method == "rate check" for v in result.bolts.values())
