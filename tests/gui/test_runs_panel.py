@@ -111,7 +111,7 @@ def test_run_progress_cancel_then_run_and_apply(make_window, qtbot, tmp_path: Pa
     panel.duration.setValue(60)
     panel.start_run()
     qtbot.waitUntil(lambda: panel.progress.value() > 0, timeout=30_000)
-    assert panel.bar.cancel_button.isEnabled() and not panel.run_button.isEnabled()
+    assert panel.cancel_button.isEnabled() and not panel.run_button.isEnabled()
     panel.cancel()
     qtbot.waitUntil(lambda: panel.running is None, timeout=30_000)
     assert "cancelled" in panel.progress.format() and panel.analysis is None
