@@ -189,3 +189,19 @@ def test_a_node_too_small_to_read_is_drawn_as_a_box_of_its_colour(make_window) -
     node.paint(painter, QStyleOptionGraphicsItem())
     painter.end()
     assert image.pixelColor(5, 5) == node.header_colour()  # one box, its header's colour, where words would be
+
+
+def test_a_nodes_tooltip_is_made_when_shown(make_window, qtbot) -> None:
+    """Live Mode changes every bolt's figures each poll; a node makes its tooltip when it is read or shown."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    window = make_window()
+    window.document.replace(many_bolts(3))
+    node, view = window.scene.nodes["b1"], window.canvas
+    node.set_live({"capacity": 0.25, "status": "bounded", "verdict": "ok"})
+    where = view.mapFromScene(node.sceneBoundingRect().center())
+    QApplication.sendEvent(view.viewport(), QHelpEvent(QEvent.Type.ToolTip, where, view.viewport().mapToGlobal(where)))
+    qtbot.waitUntil(lambda: "UI capacity 0.250" in QToolTip.text(), timeout=10_000)
+    assert QToolTip.text() == node.toolTip() and node.toolTip().startswith("Bolt b1")

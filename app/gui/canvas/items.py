@@ -122,6 +122,7 @@ class NodeItem(QGraphicsObject):
         self.component_id = component.id
         self.component = component
         self.rates: BoltRates | None = None
+        self._tooltip_due = True
         # the rate check's proof that this bolt is unbounded (a flood whose source grows by rates), in words
         self.flood: str | None = None
         self.live: dict[str, Any] | None = None  # Live Mode: measured capacity, ρ and α at the last poll
@@ -187,6 +188,17 @@ class NodeItem(QGraphicsObject):
             self.update()
 
     def _update_tooltip(self) -> None:
+        """The tooltip is made again when it is next read (`toolTip`, or shown: CanvasView): a poll of Live Mode
+        changes 3,000 bolts' figures, most of whose tooltips are never shown."""
+        self._tooltip_due = True
+
+    def toolTip(self) -> str:  # noqa: N802 - Qt's name
+        if self._tooltip_due:
+            self._tooltip_due = False
+            self._make_tooltip()
+        return super().toolTip()
+
+    def _make_tooltip(self) -> None:
         c = self.component
         if c.kind == "spout":
             text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QColor,
@@ -17,6 +17,7 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDragMoveEvent,
     QDropEvent,
+    QHelpEvent,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -27,7 +28,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
 
 from app.core.topology import Position
-from app.gui.canvas.items import NODE_HEIGHT, NODE_WIDTH
+from app.gui.canvas.items import NODE_HEIGHT, NODE_WIDTH, NodeItem
 from app.gui.canvas.scene import CanvasScene, layout_rect
 from app.gui.commands import AddComponentCommand, new_bolt, new_spout
 from app.gui.document import DocumentModel
@@ -114,6 +115,13 @@ class CanvasView(QGraphicsView):
         scale = self.transform().m11() * factor
         if 0.15 <= scale <= 4.0:
             self.scale(factor, factor)
+
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            item = self.itemAt(event.pos())
+            if isinstance(item, NodeItem):
+                item.toolTip()  # made now if due (NodeItem makes its tooltip when it is read)
+        return super().viewportEvent(event)
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
