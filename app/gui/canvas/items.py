@@ -486,6 +486,8 @@ class EdgeItem(QGraphicsPathItem):
         painter.setBrush(Qt.BrushStyle.NoBrush)
         path = self.path()
         painter.drawPath(path)
+        if option.levelOfDetailFromTransform(painter.worldTransform()) * NODE_WIDTH < SMALLEST_DETAILED:
+            return  # as its nodes: too small to read, the curve without its arrowhead and label
         end = path.pointAtPercent(1.0)
         before = path.pointAtPercent(0.96)
         direction = end - before
