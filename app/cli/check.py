@@ -225,7 +225,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if warning is not None:
         log.info("%s", warning.message)
         print(f"{args.file}: warning: {warning.field}: {warning.message}", file=sys.stderr)
-    suggested = at_target(topo, report.suggested_parallelism, args.target_capacity)
+    suggested = at_target(topo, report.suggested_parallelism, args.target_capacity, rates.probe())
     running = running_from_document(topo)
     runs, differs = as_it_runs(topo, running)
     room = headroom(runs, RateAnalysis(runs) if differs else rates)  # from what runs (the --onto figures)
