@@ -45,7 +45,7 @@ def test_threads_make_a_bolt_asynchronous_in_the_inspector_and_on_the_canvas(mak
     type_into(qtbot, inspector.row("threads"), "")  # empty: an ordinary bolt again
     assert window.document.component(b1.id).threads is None
     assert inspector.element_box.title() == "Bolt B1"
-    window.action_undo.trigger()
+    window.editing.action_undo.trigger()
     assert window.document.component(b1.id).threads == 4
 
 
@@ -95,5 +95,5 @@ def test_the_inspector_edits_a_bolts_window(make_window, qtbot) -> None:
     assert window.document.component(b1.id).window.model_dump() == {"kind": "duration", "length": 10, "slide": 2}
     type_into(qtbot, inspector.row("window"), "")
     assert window.document.component(b1.id).window is None and inspector.element_box.title() == "Bolt B1"
-    window.action_undo.trigger()
+    window.editing.action_undo.trigger()
     assert window.document.component(b1.id).window.kind == "duration"

@@ -17,8 +17,8 @@ def test_the_capacity_label_says_the_topology_does_not_survive_its_workers_death
     document = DocumentModel(load_topology(DATA / "replays.storm.json"))
     panel = make_panel(qtbot, document)
     run_to_end(qtbot, panel)
-    text = panel.capacity_label.text()
+    text = panel.summary_lines.capacity_label.text()
     assert text.startswith("Capacity: headroom ×1.11") and "; does not survive worker deaths" in text
-    tip = panel.capacity_label.toolTip()
+    tip = panel.summary_lines.capacity_label.toolTip()
     assert "worker deaths (topology.workers 2, each dying at most once every 6 s" in tip
     assert "it does survive the failures of single bolts" in tip

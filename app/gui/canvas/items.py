@@ -28,6 +28,7 @@ from app.core.units import format_duration
 
 NODE_WIDTH = 156.0
 NODE_HEIGHT = 74.0
+SMALLEST_DETAILED = 24.0  # a node drawn narrower than this many pixels is drawn as a box in its header's colour
 ASYNC_OFFSET = 4.0  # an asynchronous bolt's stacked cards, each this far behind the one before
 PORT_RADIUS = 7.0
 
@@ -121,6 +122,9 @@ class NodeItem(QGraphicsObject):
         self.component_id = component.id
         self.component = component
         self.rates: BoltRates | None = None
+        self._tooltip_due = True
+        # the rate check's proof that this bolt is unbounded (a flood whose source grows by rates), in words
+        self.flood: str | None = None
         self.live: dict[str, Any] | None = None  # Live Mode: measured capacity, ρ and α at the last poll
         self.highlighted = False
         # docs/latency.md: a bolt's sojourn bound, a spout's complete-latency bound (words), and whether it is on a
@@ -143,8 +147,10 @@ class NodeItem(QGraphicsObject):
         self._update_tooltip()
         self.update()
 
-    def set_rates(self, rates: BoltRates | None) -> None:
-        self.rates = rates
+    def set_rates(self, rates: BoltRates | None, flood: str | None = None) -> None:
+        """The rate check's figures of this bolt, and its words when the check proves it unbounded (`stormbound
+        check`'s "Unbounded" line: red, as a bolt that grows)."""
+        self.rates, self.flood = rates, flood
         self._update_tooltip()
         self.update()
 
@@ -182,6 +188,17 @@ class NodeItem(QGraphicsObject):
             self.update()
 
     def _update_tooltip(self) -> None:
+        """The tooltip is made again when it is next read (`toolTip`, or shown: CanvasView): a poll of Live Mode
+        changes 3,000 bolts' figures, most of whose tooltips are never shown."""
+        self._tooltip_due = True
+
+    def toolTip(self) -> str:  # noqa: N802 - Qt's name
+        if self._tooltip_due:
+            self._tooltip_due = False
+            self._make_tooltip()
+        return super().toolTip()
+
+    def _make_tooltip(self) -> None:
         c = self.component
         if c.kind == "spout":
             text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"
@@ -206,6 +223,8 @@ class NodeItem(QGraphicsObject):
             text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({shown}"
                      + (f": queue below {bound:.4g} tuples in every run" if bound is not None else "") + ")"
                      f"\n{self.rates.explanation}")
+        if self.flood is not None:
+            text += f"\nProven by the rate check, no search: {self.flood}"
         if self.latency:
             text += f"\n{self.latency}"
         if self.live is not None and c.kind == "bolt":
@@ -251,7 +270,8 @@ class NodeItem(QGraphicsObject):
             return live
         if self.rates is not None:
             bound = self.rates.queue_bound
-            lines.append(f"ρ {self.rates.utilisation:.2f} · {STATUS_SHORT.get(self.rates.status, self.rates.status)}"
+            status = "unbounded" if self.flood is not None else STATUS_SHORT.get(self.rates.status, self.rates.status)
+            lines.append(f"ρ {self.rates.utilisation:.2f} · {status}"
                          + (f" < {bound:.4g}" if bound is not None else ""))
         return lines
 
@@ -265,6 +285,8 @@ class NodeItem(QGraphicsObject):
                 return utilisation_colour(min(float(self.live["capacity"]), 1.0))
         if self.rates is None:
             return GREY
+        if self.flood is not None:  # proven unbounded: red, as a bolt that grows (its ρ may be low)
+            return RED
         return utilisation_colour(self.rates.utilisation)
 
     # ---- drawing -------------------------------------------------------------
@@ -308,9 +330,14 @@ class NodeItem(QGraphicsObject):
                                     10, 10)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         rect = QRectF(0, 0, NODE_WIDTH, NODE_HEIGHT)
         header = self.header_colour()
+        if option.levelOfDetailFromTransform(painter.worldTransform()) * NODE_WIDTH < SMALLEST_DETAILED:
+            # too small to read (a fitted view of thousands): the box in its header's colour, without words
+            painter.setPen(QPen(SELECTED, 0) if self.isSelected() else Qt.PenStyle.NoPen)
+            painter.fillRect(rect, header)
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if self.highlighted:
             painter.setPen(QPen(HIGHLIGHT, 5))
             painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -473,6 +500,8 @@ class EdgeItem(QGraphicsPathItem):
         painter.setBrush(Qt.BrushStyle.NoBrush)
         path = self.path()
         painter.drawPath(path)
+        if option.levelOfDetailFromTransform(painter.worldTransform()) * NODE_WIDTH < SMALLEST_DETAILED:
+            return  # as its nodes: too small to read, the curve without its arrowhead and label
         end = path.pointAtPercent(1.0)
         before = path.pointAtPercent(0.96)
         direction = end - before
