@@ -31,9 +31,10 @@ from app.core.rates.curves import ZERO, Curve
 from app.core.rates.failures_check import failure_check
 from app.core.rates.verdicts import status_of
 from app.core.storm.flux.ticks import TICK_PREFIX
-from app.core.storm.forecast import DEFAULT_MESSAGE_TIMEOUT, acking_of
+from app.core.storm.forecast import acking_of
 from app.core.topology import Topology
 from app.core.words import listed
+from app.core.workers import DEFAULT_MESSAGE_TIMEOUT
 
 MAX_SEGMENT = 64  # bolts of one pipeline bounded as one server (any split is sound; this caps the work)
 GRID = 2**20  # the shifted arrival curves are rounded up to multiples of 1/GRID (sound: only larger)
@@ -107,6 +108,8 @@ class LatencyAnalysis:
         self.chained = {b.id: self._chained(b.id) for b in topo.bolts}
         self._pipelines: dict[str, list[str]] = {}  # P-independent, kept across the max.spout.pending bisection
         self._segments: dict[tuple[str, int], Fraction | None] = {}
+        self._cycle_reasons: dict[str, str | None] = {}  # per spout id: P-independent too
+        self._acyclic_order: list[str] | None = None  # the bolts outside every cycle, last first
 
     # ---- per bolt ---------------------------------------------------------------------------------------------
     def _failure_arrivals(self) -> dict[str, Curve | None]:
@@ -284,18 +287,11 @@ class LatencyAnalysis:
         first = sorted(set(self.graph.successors(ident)), key=lambda n: (self.names[n], n))  # ids may be random
         if not first:
             return SpoutLatency(ident, name, Fraction(0), reason="no bolt receives its tuples")
-        reach = nx.descendants(self.graph, ident)
-        sub = self.graph.subgraph(reach)
-        if not nx.is_directed_acyclic_graph(sub):
-            named = nx.DiGraph()  # nodes and edges in the order of their names: the same cycle in every run
-            named.add_nodes_from(sorted(sub.nodes, key=lambda n: (self.names[n], n)))
-            named.add_edges_from(sorted(sub.edges, key=lambda e: (self.names[e[0]], self.names[e[1]], e)))
-            cycle = [self.names[n] for n in next(iter(nx.simple_cycles(named)))]
-            start = cycle.index(min(cycle))  # from the same member in every run (ids may be random)
-            cycle = cycle[start:] + cycle[:start + 1]
-            return SpoutLatency(ident, name, None, reason=(
-                f"its trees reach the cycle {listed(cycle, 8, ' → ')}: the model does not bound how often a tuple "
-                "goes around it, so no tree is proven to complete"))
+        if ident not in self._cycle_reasons:  # the same at every max.spout.pending: found once
+            self._cycle_reasons[ident] = _cycle_reason(self.graph, self.names, ident)
+        reason = self._cycle_reasons[ident]
+        if reason is not None:
+            return SpoutLatency(ident, name, None, reason=reason)
         worst: tuple[Fraction, list[str], list[Fraction], list[list[str]]] | None = None
         for j in first:
             got = best[j]
@@ -311,10 +307,12 @@ class LatencyAnalysis:
         """Per bolt outside every cycle: the longest bound from a tuple's arrival there to the completion of its
         subtree, with the path, each bolt's share and the pipelines paid once; or why there is none."""
         best: dict[str, tuple[Fraction, list[str], list[Fraction], list[list[str]]] | str] = {}
-        acyclic = {n for comp in nx.strongly_connected_components(self.graph) for n in comp
-                   if len(comp) == 1 and not self.graph.has_edge(n, n)}
-        order = [n for n in reversed(list(nx.topological_sort(self.graph.subgraph(acyclic)))) if n in self.bolts]
-        for j in order:
+        if self._acyclic_order is None:  # the same at every max.spout.pending: found once
+            acyclic = {n for comp in nx.strongly_connected_components(self.graph) for n in comp
+                       if len(comp) == 1 and not self.graph.has_edge(n, n)}
+            self._acyclic_order = [n for n in reversed(list(nx.topological_sort(self.graph.subgraph(acyclic))))
+                                   if n in self.bolts]
+        for j in self._acyclic_order:
             best[j] = self._best_from(j, pending, best)
         return best
 
@@ -378,6 +376,22 @@ class LatencyAnalysis:
                     little[s.name] = current * (s.executors or 1) / exact(s.rate)
         return PendingAdvice(goal, largest, unlimited, current, {self.names[k]: v.bound for k, v in now.items()},
                              little)
+
+
+def _cycle_reason(graph: nx.DiGraph, names: dict[str, str], ident: str) -> str | None:
+    """Why no tree of the spout `ident` is proven to complete when its trees reach a cycle (None: they reach
+    none)."""
+    sub = graph.subgraph(nx.descendants(graph, ident))
+    if nx.is_directed_acyclic_graph(sub):
+        return None
+    named = nx.DiGraph()  # nodes and edges in the order of their names: the same cycle in every run
+    named.add_nodes_from(sorted(sub.nodes, key=lambda n: (names[n], n)))
+    named.add_edges_from(sorted(sub.edges, key=lambda e: (names[e[0]], names[e[1]], e)))
+    cycle = [names[n] for n in next(iter(nx.simple_cycles(named)))]
+    start = cycle.index(min(cycle))  # from the same member in every run (ids may be random)
+    cycle = cycle[start:] + cycle[:start + 1]
+    return (f"its trees reach the cycle {listed(cycle, 8, ' → ')}: the model does not bound how often a tuple "
+            "goes around it, so no tree is proven to complete")
 
 
 def _window_holds(topo: Topology) -> dict[str, str]:

@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.formats.trace import Trace, expanded_trace
-from app.core.tcn.network import build_network, cone_of_influence
+from app.core.tcn.network import build_network, cone_ids, cone_of_influence
 from app.core.tcn.simulate import build_lasso
 from app.core.topology import Topology
 
@@ -275,16 +275,18 @@ def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, cells
     so a document gets the same answer on a quiet and on a loaded machine. Not certified here: the caller
     has `app/core/tcn/check/latency_witness.check_witness` confirm each."""
     found: dict[str, list[LatencyWitness]] = {}
-    cone = cone_of_influence(topo, [topo.bolt_by_name(n).id for n in bolts])
-    if cone.windowed_bolts():  # the simulation has no window rule yet (docs/model.md section 10)
-        return found
-    # a position costs in proportion to the bolts and the subscriptions (one count per declared stream), and
+    checked = [topo.bolt_by_name(n).id for n in bolts]
+    keep = cone_ids(topo, checked)
+    if any(b.id in keep for b in topo.windowed_bolts()):  # the simulation has no window rule yet (docs/model.md
+        return found  # section 10)
+    # a position costs in proportion to the cone's bolts and subscriptions (one count per declared stream), and
     # so does each step of choosing the schedules (one fluid estimate per period tried: `cancelled` is asked
     # once per step, and charged for it)
-    width = max(1, len(cone.bolts))
-    weight = width + len(cone.subscriptions)
+    width = max(1, sum(b.id in keep for b in topo.bolts))
+    weight = width + sum(s.source in keep and s.target in keep for s in topo.subscriptions)
     if cells < MIN_POSITIONS * weight:
-        return found  # too wide for the budget: not even the network is built
+        return found  # too wide for the budget: not even the cone's document or the network is built
+    cone = cone_of_influence(topo, checked, keep)
     net = build_network(cone, bolts, reduce=False)  # the cone is the network's topology already
     left = cells
 

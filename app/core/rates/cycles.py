@@ -33,11 +33,11 @@ def cycle_fixpoint(graph: nx.DiGraph, members: list[str], weights: Weights, ext:
     every-run bounds: a member not proven bounded may drain a backlog at full speed).
     """
     order = _sweep_order(graph, members, set(members))
+    if not from_above and solve_linear(order, weights, {m: Fraction(0) for m in order}, set(), cap) is None:
+        return None  # the fixpoint may not be unique: only the iteration from zero is known to be sound
     capped = _guess_capped(order, weights, ext, cap, from_above, pinned)
     if capped is None:
         return None
-    if not from_above and solve_linear(order, weights, {m: Fraction(0) for m in order}, set(), cap) is None:
-        return None  # the fixpoint may not be unique: only the iteration from zero is known to be sound
     for _ in range(4):  # a wrong guess (a float tie) is corrected from the exact solution
         y = solve_linear(order, weights, ext, capped, cap)
         if y is None:
@@ -54,8 +54,19 @@ def cycle_fixpoint(graph: nx.DiGraph, members: list[str], weights: Weights, ext:
 def _sweep_order(graph: nx.DiGraph, members: list[str], inside: set[str]) -> list[str]:
     """The members in depth-first order from one fed from outside, so one sweep follows the edges."""
     entry = next((m for m in members if any(p not in inside for p in graph.predecessors(m))), members[0])
-    order = list(nx.dfs_preorder_nodes(graph.subgraph(members), source=entry))
-    seen = set(order)
+    # depth-first preorder inside the component, successors in the graph's order (nx.dfs_preorder_nodes on the
+    # subgraph gives the same order, through a slower filtered view)
+    order, seen = [entry], {entry}
+    stack = [iter(graph.successors(entry))]
+    while stack:
+        for child in stack[-1]:
+            if child in inside and child not in seen:
+                seen.add(child)
+                order.append(child)
+                stack.append(iter(graph.successors(child)))
+                break
+        else:
+            stack.pop()
     return order + [m for m in members if m not in seen]
 
 

@@ -39,6 +39,7 @@ from app.core.rates.cycles import Weights, amplifies, cycle_fixpoint, solve_line
 from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
 
 CYCLE_ROUNDS = 60
+_ZERO = Fraction(0)
 _LAZY = ("_every", "in_long", "in_min", "in_nominal")  # RateFigures' flows, computed when first read
 Key = tuple[str, str]  # (component id, stream name)
 
@@ -76,6 +77,7 @@ class RateFigures:
         par = parallelism or {}
         self.topo = topo
         self.names = {c.id: c.name for c in topo.components}  # component id -> name
+        self.by_id = {c.id: c for c in topo.components}  # component id -> spout or bolt
         self.tau = tau
         self.q0 = Fraction(topo.settings.init_queues)
         self.spout_min: dict[str, Fraction] = {}
@@ -228,6 +230,10 @@ class RateFigures:
         return frozenset(found)
 
     # ---- long-run flows ------------------------------------------------------------------------------------
+    def _ratios(self, ident: str, high: bool) -> list[tuple[Key, Fraction]]:
+        """Per output stream of `ident` (its key) the ratio `_outflows` multiplies: σ_hi (high) or σ_lo."""
+        return [((ident, name), hi if high else lo) for name, (_, lo, hi) in self.streams[ident].items()]
+
     def _outflows(self, ident: str, processed: Fraction, high: bool) -> dict[Key, Fraction]:
         """Per output stream of `ident`: σ_hi (high) or σ_lo times the tuples it processes (or emits)."""
         # one multiplication per distinct ratio (20,000 streams of σ 1 share one ratio object: `_stream_bounds`)
@@ -270,8 +276,10 @@ class RateFigures:
         return inflow
 
     def _received(self, m: str, out: dict[Key, Fraction]) -> Fraction:
-        zero = Fraction(0)
-        return exact_sum(out.get(key, zero) for key in self.inputs[m])
+        keys = self.inputs[m]
+        if len(keys) == 1:  # one input: its value (exact_sum of one value is that value)
+            return out.get(keys[0], _ZERO)
+        return exact_sum(out.get(key, _ZERO) for key in keys)
 
     def _is_cycle(self, members: list[str]) -> bool:
         return len(members) > 1 or self.graph.has_edge(members[0], members[0])
@@ -290,8 +298,13 @@ class RateFigures:
                 inflow[m] = self._received(m, out)
             return True
         self.cycles_solved = False
+        through: dict[str, Fraction] = {}  # per member the tuples it processes in the iteration
         for m in members:
-            out.update(self._outflows(m, cap[m] if from_above or m in pinned else Fraction(0), high))
+            through[m] = cap[m] if from_above or m in pinned else Fraction(0)
+            out.update(self._outflows(m, through[m], high))
+        # per member its output streams with their ratio (σ_hi or σ_lo), each distinct ratio object once, and
+        # whether it is 1 (then the product is the tuples processed: no multiplication)
+        ratios = {m: [(key, ratio, ratio == 1) for key, ratio in self._ratios(m, high)] for m in members}
         for _ in range(CYCLE_ROUNDS):
             changed = False
             for m in members:
@@ -299,10 +312,17 @@ class RateFigures:
                 inflow[m] = total
                 if m in pinned:
                     continue
-                new_out = self._outflows(m, min(total, cap[m]), high)
-                if any(out.get(key) != value for key, value in new_out.items()):
-                    changed = True
-                out.update(new_out)
+                now = min(total, cap[m])
+                if now == through[m]:
+                    continue  # the same tuples processed: the same outflows (a function of them), nothing changes
+                through[m] = now
+                products: dict[int, Fraction] = {}  # as `_outflows`: one product per distinct ratio
+                for key, ratio, one in ratios[m]:
+                    product = products.get(id(ratio))
+                    if product is None:
+                        product = products[id(ratio)] = now if one else ratio * now
+                    changed = changed or out.get(key) != product
+                    out[key] = product
             if not changed:
                 break
         for m in members:  # one more pass so inflow reflects the final (still sound) outflows

@@ -21,10 +21,12 @@ from app.core.failures import failure_model
 from app.core.rates.failures_check import FailureCheck, failure_check
 from app.core.rates.flows import RateFigures
 from app.core.rates.suggest import suggest as suggest_parallelism
-from app.core.rates.suggest import suggest_with_failures
+from app.core.rates.suggest import suggest_with_failures, uncapped_probe
 from app.core.rates.verdicts import Status, explain, flooding, status_of
 from app.core.rates.windows import window_figures
+from app.core.rates.workers_check import WorkerCheck, worker_check
 from app.core.topology import Bolt, Topology
+from app.core.workers import worker_model
 
 T = TypeVar("T")
 
@@ -136,7 +138,11 @@ class RateAnalysis:
 
     def fluid_suggestion(self) -> dict[str, int | None]:
         """The smallest parallelism that keeps every queue bounded without failures (None: no value can)."""
-        return self._once("fluid suggestion", lambda: suggest_parallelism(self.topo))
+        return self._once("fluid suggestion", lambda: suggest_parallelism(self.topo, self.figures, self.probe()))
+
+    def probe(self) -> RateFigures:
+        """The figures with every bolt keeping up (`uncapped_probe`), read by the suggestion and `at_target`."""
+        return self._once("probe", lambda: uncapped_probe(self.topo))
 
     def failure_check(self) -> FailureCheck | None:
         """The verdicts under failures (None when no bolt can fail)."""
@@ -144,6 +150,14 @@ class RateAnalysis:
         if model is None:
             return None
         return self._once("failures", lambda: failure_check(
+            self.topo, self.figures, model, {b.id: status_of(self.figures, b.id) for b in self.topo.bolts}))
+
+    def worker_check(self) -> WorkerCheck | None:
+        """The verdicts with worker deaths (None when the document lets no worker die: docs/model.md section 9)."""
+        model = worker_model(self.topo)
+        if model is None:
+            return None
+        return self._once("workers", lambda: worker_check(
             self.topo, self.figures, model, {b.id: status_of(self.figures, b.id) for b in self.topo.bolts}))
 
     def report(self, suggest: bool = True) -> RateReport:

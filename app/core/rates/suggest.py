@@ -28,17 +28,32 @@ def executors_needed(topo: Topology, bolt: Bolt, inflow: Fraction) -> int:
     return math.floor(inflow * slow / bolt.per_executor) + 1
 
 
-def suggest(topo: Topology) -> dict[str, int | None]:
-    """Smallest parallelism per bolt that makes every queue bounded (None: no value can)."""
+def uncapped_probe(topo: Topology) -> RateFigures:
+    """The figures of `topo` with 10¹² executors per bolt: every bolt keeps up, so its inflow is what the others
+    pass on uncapped (`suggest` and `at_target` read the same one, `RateAnalysis.probe`)."""
+    return RateFigures(topo, {b.id: 10**12 for b in topo.bolts})
+
+
+def suggest(topo: Topology, figures: RateFigures | None = None, probe: RateFigures | None = None
+            ) -> dict[str, int | None]:
+    """Smallest parallelism per bolt that makes every queue bounded (None: no value can). `figures`: `topo`'s own
+    (`RateAnalysis.figures`), `probe`: its `uncapped_probe`, when already made (the same answer, computed once)."""
     # Once every bolt is bounded, each passes on σ·inflow: flows no longer depend on
     # parallelism, so the needed capacity of each bolt follows from the uncapped flows.
-    probe = RateFigures(topo, {b.id: 10**12 for b in topo.bolts})
+    probe = probe or uncapped_probe(topo)
+    own = {b.id: b.parallelism for b in topo.bolts}
     # a cycle that amplifies has no finite uncapped flows: its members and what they feed need more than any
     # value (decided, not iterated: docs/boundedness.md, "Cycles that amplify")
     uncapped = probe.inflows(probe.spout_max, probe.cap_max, from_above=False, high=True, saturated=probe.amplifying)
     # one that amplifies with one executor each (σ_hi only grows with the batch size) amplifies at every
     # parallelism: some member always saturates, so none of its members gets a value
-    amplifying = RateFigures(topo, {b.id: 1 for b in topo.bolts}).amplifying if probe.cyclic else frozenset()
+    amplifying: frozenset[str] = frozenset()
+    if probe.cyclic:
+        ones = {b.id: 1 for b in topo.bolts}  # the document's own figures when it has one executor each
+        single = figures if figures is not None and own == ones else RateFigures(topo, ones)
+        # `amplifying` reads the graph, the inputs and the streams' ratios only: the probe's answer when its
+        # ratios are the same (σ_hi does not depend on the batch size under the exact rule)
+        amplifying = probe.amplifying if single.streams == probe.streams else single.amplifying
     suggestion: dict[str, int | None] = {}
     parallelism: dict[str, int] = {}
     for b in topo.bolts:
@@ -50,7 +65,7 @@ def suggest(topo: Topology) -> dict[str, int | None]:
             suggestion[b.name] = max(1, need)
             parallelism[b.id] = max(1, need)
     # confirm exactly; inside cycles the estimate comes from below, so raise until proven
-    ok = _no_repeating_growth(topo, parallelism)
+    ok = _no_repeating_growth(topo, parallelism, figures if parallelism == own else None)
     for round_ in range(60):
         failing = [b for b in topo.bolts if suggestion[b.name] is not None and not ok[b.name]]
         if not failing:
@@ -69,11 +84,13 @@ def suggest(topo: Topology) -> dict[str, int | None]:
 TARGET_CAPACITY = 0.7  # the Storm UI capacity an engineer plans each bolt to (DS2, Flink's autoscaler: ~0.7)
 
 
-def at_target(topo: Topology, least: dict[str, int | None], target: float = TARGET_CAPACITY) -> dict[str, int | None]:
+def at_target(topo: Topology, least: dict[str, int | None], target: float = TARGET_CAPACITY,
+              probe: RateFigures | None = None) -> dict[str, int | None]:
     """Per bolt, the fewest executors that keep its capacity (inflow × α / (executors × threads): the Storm UI's
     figure for an ordinary bolt, whose executor is one thread) at or below `target` at nominal rates, and never
-    fewer than `least` (the smallest bounded parallelism, None when none is): what `check` and `repair` suggest."""
-    probe = RateFigures(topo, {b.id: 10**12 for b in topo.bolts})  # every bolt keeps up: the flows it passes on
+    fewer than `least` (the smallest bounded parallelism, None when none is): what `check` and `repair` suggest.
+    `probe`: `topo`'s `uncapped_probe`, when already made."""
+    probe = probe or uncapped_probe(topo)  # every bolt keeps up: the flows it passes on
     inflow = probe.inflows(probe.spout_nominal, probe.cap_max, from_above=False, high=True,
                            saturated=probe.amplifying)  # an amplifying cycle has no finite flows (and no `least`)
     out: dict[str, int | None] = {}
@@ -140,7 +157,9 @@ def suggest_with_failures(topo: Topology, base: dict[str, int | None]) -> dict[s
     return {b.name: parallelism[b.name] if base[b.name] is not None else None for b in topo.bolts}
 
 
-def _no_repeating_growth(topo: Topology, parallelism: dict[str, int]) -> dict[str, bool]:
-    """Per bolt name: its long-run inflow keeps up (every bolt at once: all bounded in every run)."""
-    e = RateFigures(topo, parallelism)
+def _no_repeating_growth(topo: Topology, parallelism: dict[str, int], figures: RateFigures | None = None
+                         ) -> dict[str, bool]:
+    """Per bolt name: its long-run inflow keeps up (every bolt at once: all bounded in every run); `figures`: the
+    figures at this parallelism, when already made."""
+    e = figures or RateFigures(topo, parallelism)
     return {b.name: keeps_up(e.in_long[b.id], e.cap_min[b.id]) for b in topo.bolts}

@@ -44,7 +44,7 @@ def fmt(x: Fraction | float) -> str:
 
 def explain(name: str, e: RateFigures, ident: str, status: Status) -> str:
     """One explanation from the very figures that decided `status`."""
-    bolt = e.topo.component(ident)
+    bolt = e.by_id[ident]
     window = window_note(e, bolt) if isinstance(bolt, Bolt) else ""
     return (_explain_rates(name, e, ident, status) + _async_note(e, ident) + window + _ratio_note(e, ident)
             + _own_ratio(e, ident))
@@ -53,7 +53,7 @@ def explain(name: str, e: RateFigures, ident: str, status: Status) -> str:
 def _async_note(e: RateFigures, ident: str) -> str:
     """An asynchronous bolt's capacity in threads; a bolt of a class Storm runs asynchronously that the document
     models as an ordinary one, said (docs/model.md section 8)."""
-    bolt = e.topo.component(ident)
+    bolt = e.by_id[ident]
     if not isinstance(bolt, Bolt):
         return ""
     if bolt.not_modelled is not None:

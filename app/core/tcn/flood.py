@@ -14,6 +14,7 @@ run takes J's queue past N: J is `unbounded`. The figures and U's evidence are t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -221,6 +222,25 @@ def floods_by_rates(topo: Topology, statuses: dict[str, str],
         if flood is not None and not check_flood_certificate(cone_of(name), flood):
             found[name] = flood
     return found
+
+
+#: at most this long proving floods by rates after the instant rate check (`check`, the app's canvas and
+#: Verification panel): it must stay instant on large topologies
+FLOOD_BUDGET_S = 5.0
+
+
+def instant_floods(topo: Topology, statuses: dict[str, str],
+                   budget_s: float = FLOOD_BUDGET_S) -> dict[str, FloodCertificate]:
+    """The bolts the instant rate check proves unbounded without a search (`floods_by_rates` within `budget_s`):
+    what `check` prints under "Unbounded" and the app shows on the canvas and in its Verification panel."""
+    deadline = time.monotonic() + budget_s
+    return floods_by_rates(topo, statuses, lambda: time.monotonic() > deadline)
+
+
+def instant_flood_verdict(cert: FloodCertificate) -> BoltVerdict:
+    """A flood the instant rate check proved, as a checked bolt's verdict: `unbounded`, in verify's words."""
+    return BoltVerdict.said(flood_message(cert), verdict="unbounded", method="flood proof", certified=True,
+                            flood_certificate=cert)
 
 
 def _below_cycles(topo: Topology) -> set[str]:

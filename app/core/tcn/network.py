@@ -51,6 +51,7 @@ class BoltParams:
     sources: tuple[tuple[str, str], ...]
     silent: bool
     streams: tuple[StreamParams, ...] = ()
+    slide: int = 1  # a count window's sliding interval: it takes only whole slides (docs/model.md section 10)
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -79,15 +80,30 @@ class Network:
         return self.topology.model_dump(mode="json")
 
 
-def cone_of_influence(topo: Topology, checked_ids: list[str]) -> Topology:
-    """The checked bolts and their transitive upstream, as a valid topology document.
+def cone_of_influence(topo: Topology, checked_ids: list[str], keep: set[str] | None = None) -> Topology:
+    """The checked bolts and their transitive upstream, as a valid topology document (`keep`: their ids, when
+    `cone_ids` found them already)."""
+    keep = cone_ids(topo, checked_ids) if keep is None else keep
+    data = topo.model_dump(mode="json")
+    data["spouts"] = [s for s in data["spouts"] if s["id"] in keep]
+    data["bolts"] = [b for b in data["bolts"] if b["id"] in keep]
+    data["subscriptions"] = [s for s in data["subscriptions"] if s["source"] in keep and s["target"] in keep]
+    data["layout"] = {k: v for k, v in data["layout"].items() if k in keep}
+    data["verification"]["checked"] = [c for c in checked_ids if c in keep]
+    return parse_topology(data)
+
+
+def cone_ids(topo: Topology, checked_ids: list[str]) -> set[str]:
+    """The ids of the checked bolts and their transitive upstream (`cone_of_influence`'s components).
 
     With failures (docs/model.md section 7) a bolt that may fail downstream of a kept spout
     makes that spout replay, so it is kept too, with its own upstream, until nothing changes."""
     failing = {b.id for b in topo.bolts if b.min_ttf is not None} if failure_model(topo) else set()
     downstream: dict[str, list[str]] = {}
+    upstream: dict[str, list[str]] = {}  # per target, its sources in subscription order (one pass, not one per bolt)
     for sub in topo.subscriptions:
         downstream.setdefault(sub.source, []).append(sub.target)
+        upstream.setdefault(sub.target, []).append(sub.source)
     keep: set[str] = set()
     todo = list(checked_ids)
     while todo:
@@ -96,7 +112,7 @@ def cone_of_influence(topo: Topology, checked_ids: list[str]) -> Topology:
             if ident in keep:
                 continue
             keep.add(ident)
-            todo.extend(s.source for s in topo.subscriptions if s.target == ident)
+            todo.extend(upstream.get(ident, []))
         if failing:
             reached: set[str] = set()
             frontier = [s.id for s in topo.spouts if s.id in keep]
@@ -107,13 +123,7 @@ def cone_of_influence(topo: Topology, checked_ids: list[str]) -> Topology:
                         reached.add(nxt)
                         frontier.append(nxt)
             todo = sorted((reached & failing) - keep)
-    data = topo.model_dump(mode="json")
-    data["spouts"] = [s for s in data["spouts"] if s["id"] in keep]
-    data["bolts"] = [b for b in data["bolts"] if b["id"] in keep]
-    data["subscriptions"] = [s for s in data["subscriptions"] if s["source"] in keep and s["target"] in keep]
-    data["layout"] = {k: v for k, v in data["layout"].items() if k in keep}
-    data["verification"]["checked"] = [c for c in checked_ids if c in keep]
-    return parse_topology(data)
+    return keep
 
 
 def build_network(topo: Topology, checked_names: list[str] | None = None, reduce: bool = True) -> Network:
@@ -139,7 +149,8 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
         sources = tuple((names[src], stream) for src, stream in inputs[b.id])
         outs = streams(b)
         bolts.append(BoltParams(b.name, exact(b.alpha), exact(b.sigma), b.take_max, sources,
-                                all(st.silent for st in outs), outs))
+                                all(st.silent for st in outs), outs,
+                                b.per_executor if b.count_window is not None else 1))
     kept = [c.name for c in reduced.components]
     dropped = [c.name for c in topo.components if c.name not in kept]
     model = failure_model(reduced)
