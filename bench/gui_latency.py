@@ -46,7 +46,7 @@ def main() -> int:
     document = DocumentModel(load_topology(ROOT / "models" / "simple-DIA-cfg-2.storm.json"))
     document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"k": None, "k_max": 60}))
     panel = VerificationPanel(document, search_factory=partial(Search, simulate=False))
-    panel.force_box.setChecked(True)
+    panel.bar.force_box.setChecked(True)
     panel.show()
 
     def run_loop(seconds: float, until=None) -> None:

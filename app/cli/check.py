@@ -29,7 +29,6 @@ from app.cli.options import (
 if TYPE_CHECKING:
     from app.core.latency.report import LatencyReport
     from app.core.rates import BoltRates, RateReport
-    from app.core.results import FloodCertificate
     from app.core.topology import Topology
 
 
@@ -201,27 +200,13 @@ def latency_block(latency: LatencyReport) -> str:
     return "\n".join(["", "Latency (docs/latency.md):", *(f"- {one_line(line)}" for line in latency_lines(latency))])
 
 
-FLOOD_BUDGET_S = 5.0  # at most this long proving floods by rates (check must stay instant on large topologies)
-
-
-def _floods(topo: Topology, report: RateReport) -> dict[str, FloodCertificate]:
-    """The bolts proven unbounded without a search: flooded by a bolt whose growth the rates prove
-    (`app/core/tcn/flood.py`, `floods_by_rates`), within FLOOD_BUDGET_S."""
-    import time
-
-    from app.core.tcn.flood import floods_by_rates
-
-    deadline = time.monotonic() + FLOOD_BUDGET_S
-    return floods_by_rates(topo, {n: b.status for n, b in report.bolts.items()}, lambda: time.monotonic() > deadline)
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
     from app.core.headroom import headroom
     from app.core.rates import RateAnalysis, at_target, idle_warning
     from app.core.storm.lines import capacity_lines
     from app.core.storm.rebalance import as_it_runs, rebalance_lines, running_from_document
-    from app.core.tcn.flood import flood_message
+    from app.core.tcn.flood import flood_message, instant_floods
     from app.core.topology import one_line
 
     topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
@@ -230,7 +215,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     log.info("rate check: %s", ", ".join(f"{n} {b.status}" for n, b in report.bolts.items()))
     warning = idle_warning(topo)
     latency = latency_of(topo, args, rates=rates)
-    floods = _floods(topo, report)
+    floods = instant_floods(topo, {n: b.status for n, b in report.bolts.items()})
     failing: list[str] = []
     if args.fail_on == "timeout":
         failing = latency.not_proven()

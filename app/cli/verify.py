@@ -24,7 +24,9 @@ from app.core.storm.words import duration
 from app.core.words import listed
 
 if TYPE_CHECKING:
+    from app.core.headroom import Headroom
     from app.core.results import Progress, VerifyResult
+    from app.core.topology import Topology
 
 log = logging.getLogger("stormbound.verify")
 EXIT_BY_VERDICT = {"counterexample": EXIT_FOUND, "unbounded": EXIT_FOUND, "none-up-to-k": EXIT_OK,
@@ -264,26 +266,44 @@ def cmd_verify(args: argparse.Namespace) -> int:
     latency = latency_of(topo, args, rates=rates)
     timeouts = latency.not_proven() if args.fail_on == "timeout" else []
     if args.json:
-        data = result.to_public_json(written)
-        if room is not None:
-            data["headroom"] = room.to_json()
+        data = {**result.to_public_json(written), **({} if room is None else {"headroom": room.to_json()})}
+        if (why := _no_worker_deaths(topo, room)) is not None:
+            data["worker_deaths"] = {"decided": False, "reason": why}
         data["latency"] = latency.model_dump()
         if args.fail_on == "timeout":
             data["fail_on"] = {"status": "timeout", "spouts": timeouts}
         print_result("verify", data)
     else:
         print(format_result(result, verbose, [] if room is None else capacity_lines(room)))
+        if (why := _no_worker_deaths(topo, room)) is not None:
+            print(f"note: {why}")
         print(latency_block(latency))
-        for i, path in enumerate(written or []):
-            bolts = [n for n, v in result.bolts.items() if v.trace_index == i]
-            runs = [n for n, v in result.bolts.items() if v.flood_certificate is not None
-                    and v.flood_certificate.run is not None and v.flood_certificate.run.trace_index == i]
-            bolts += [f"a run taking {n}'s queue past {args.flood_run}" for n in runs]
-            print(f"trace {i + 1} written to {one_line(path)}" + (f" ({', '.join(bolts)})" if bolts else ""))
+        _print_traces(result, written or [], args.flood_run)
         if timeouts:
             print(one_line(f"--fail-on timeout: {', '.join(timeouts)}"))
     code = EXIT_BY_VERDICT[result.verdict]
     return EXIT_FOUND if timeouts and code == EXIT_OK else code
+
+
+def _no_worker_deaths(topo: Topology, room: Headroom | None) -> str | None:
+    """What a threshold run, which has no capacity block (`room` None), says of worker deaths (docs/model.md
+    section 9); None when the capacity block says it or the document has no workers."""
+    if room is not None or topo.storm.workers is None:
+        return None
+    return ("the threshold search plays no worker's death: the runs it finds or rules out are runs in which no "
+            "worker dies (docs/model.md section 9)")
+
+
+def _print_traces(result: VerifyResult, written: list[str], flood_run: int | None) -> None:
+    """A line per trace written: which bolts' lassos or flood runs it holds."""
+    from app.core.topology import one_line
+
+    for i, path in enumerate(written):
+        bolts = [n for n, v in result.bolts.items() if v.trace_index == i]
+        runs = [n for n, v in result.bolts.items() if v.flood_certificate is not None
+                and v.flood_certificate.run is not None and v.flood_certificate.run.trace_index == i]
+        bolts += [f"a run taking {n}'s queue past {flood_run}" for n in runs]
+        print(f"trace {i + 1} written to {one_line(path)}" + (f" ({', '.join(bolts)})" if bolts else ""))
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

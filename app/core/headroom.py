@@ -31,6 +31,7 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.rates import LoadMargins, RateAnalysis, load_margins, margins, window_figures
+from app.core.rates.workers_check import WorkerCheck
 from app.core.storm.forecast import StormForecast, TimeoutRisk, forecast, saturation_signs, scaled, timeout_risks
 from app.core.topology import StormObserved, Topology
 
@@ -64,6 +65,10 @@ class Headroom:
     # with one worker, the most its death loses: every bolt's queue bound and batch (None: some bolt has no bound)
     workers: int | None = None
     worker_loss: Fraction | None = None
+    # with storm.worker_min_ttf, the rate check with worker deaths (docs/model.md section 9); and whether every bolt
+    # is bounded with section 7's per-bolt failures (None: no bolt fails), to say which of the two it survives
+    worker_check: WorkerCheck | None = None
+    bolt_failures_survived: bool | None = None
 
     @property
     def overloaded(self) -> bool:
@@ -81,7 +86,11 @@ class Headroom:
         }
         if self.ignores_failures:
             out["ignores_failures"] = True
-        if self.workers is not None:  # a worker's death is not in the model (docs/model.md section 9)
+        if self.worker_check is not None:  # docs/model.md section 9
+            out["worker_deaths_modelled"] = True
+            out["worker_deaths"] = {**self.worker_check.to_json(),
+                                    "single_bolt_failures_survived": self.bolt_failures_survived}
+        elif self.workers is not None:  # no time between deaths: a worker's death is not decided
             out["worker_deaths_modelled"] = False
             if self.worker_loss is not None:
                 out["one_worker_loss"] = _num(self.worker_loss)
@@ -223,7 +232,10 @@ def headroom(topo: Topology, rates: RateAnalysis | None = None) -> Headroom:
     return Headroom(h, h_exact, limiting, g, first, storm, grows_at_exact=g_exact, ignores_failures=report.failures,
                     observed=topo.storm.observed, message_timeout_secs=topo.storm.message_timeout_secs,
                     timeout_risks=timeout_risks(topo, report), workers=topo.storm.workers,
-                    worker_loss=_one_worker_loss(topo, rates) if topo.storm.workers == 1 else None)
+                    worker_loss=_one_worker_loss(topo, rates) if topo.storm.workers == 1 else None,
+                    worker_check=rates.worker_check(),
+                    bolt_failures_survived=all(b.status == "bounded" for b in report.bolts.values())
+                    if report.failures else None)
 
 
 def _one_worker_loss(topo: Topology, rates: RateAnalysis) -> Fraction | None:

@@ -91,10 +91,12 @@ class Dialogs:
         buttons = QMessageBox.StandardButton
         return QMessageBox.question(parent, title, text, buttons.Yes | buttons.No, buttons.No) == buttons.Yes
 
-    def save_file_name(self, parent: QWidget | None, title: str, suggestion: str = "") -> str:
+    def save_file_name(self, parent: QWidget | None, title: str, suggestion: str = "",
+                       filter: str = STORMBOUND_FILTER, key: str = "save_file") -> str:
+        """A file name to write (headless: the answer `key`; default: none)."""
         if self.headless:
-            return str(self._answer("save_file", ""))
-        name, _ = QFileDialog.getSaveFileName(parent, title, suggestion, STORMBOUND_FILTER)
+            return str(self._answer(key, ""))
+        name, _ = QFileDialog.getSaveFileName(parent, title, suggestion, filter)
         return name
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -231,6 +232,18 @@ class DiffStreamDialog(QDialog):
         for row, entry in enumerate(shown):
             for col, text in enumerate((str(entry.index), str(entry.position or ""), short_json(entry.item, 200))):
                 table.setItem(row, col, QTableWidgetItem(text))
+
+    def create_action(self, parent: QObject) -> QAction:
+        """Runs ▸ Compare runs...: shows this dialog (one per window), owned by `parent`."""
+        action = QAction("Compare runs...", parent)
+        action.setObjectName("action_compare_runs")
+        action.setStatusTip("Are two run outputs equivalent up to a dependence relation? (DiffStream)")
+        action.triggered.connect(self.show_raised)
+        return action
+
+    def show_raised(self) -> None:
+        self.show()
+        self.raise_()
 
     def shutdown(self, timeout_ms: int = 5000) -> bool:
         """Wait (bounded) for a running comparison, which cannot be interrupted; True when none runs."""

@@ -21,6 +21,7 @@ from PySide6.QtGui import QUndoStack
 from app.core.errors import BadInput
 from app.core.latency.report import canvas_latency
 from app.core.rates import RateAnalysis
+from app.core.results import FloodCertificate
 from app.core.topology import (
     Bolt,
     Component,
@@ -130,14 +131,16 @@ def lenient_topology(data: Any) -> Topology:
 
 class Analysed:
     """What the views read of one topology snapshot, each found once and kept beside it: its problems, its rate
-    analysis (or why it has none), the canvas's latency marks. A file's is made whole in a worker when it is
-    opened (`analysed`), then only read by the GUI thread; an edited document's is made as the views ask."""
+    analysis (or why it has none), the canvas's latency marks, the bolts the rate check proves unbounded. A file's
+    is made whole in a worker when it is opened (`analysed`), then only read by the GUI thread; an edited
+    document's is made as the views ask."""
 
     def __init__(self, topology: Topology):
         self.topology = topology
         self._problems: list[Problem] | None = None
         self._rates: RateAnalysis | Exception | None = None
         self._latency: LatencyMarks | None = None
+        self._floods: dict[str, FloodCertificate] | None = None
 
     def problems(self) -> list[Problem]:
         if self._problems is None:
@@ -158,6 +161,20 @@ class Analysed:
             self._latency = latency_marks(self.topology, self.rates_or_reason())
         return self._latency
 
+    def floods(self) -> dict[str, FloodCertificate]:
+        """The bolts the instant rate check proves unbounded (a flood whose source grows by rates), with their
+        checked certificates: what `stormbound check` prints under "Unbounded" (`instant_floods`)."""
+        if self._floods is None:
+            self._floods = {}
+            rates = self.rates_or_reason()
+            if isinstance(rates, RateAnalysis) and self.topology.bolts and not self.problems():
+                from app.core.tcn.flood import instant_floods  # the verifier's modules: loaded when first needed
+
+                with contextlib.suppress(Exception):  # as the report: each reader of the snapshot says why
+                    report = rates.report(suggest=False)
+                    self._floods = instant_floods(self.topology, {n: b.status for n, b in report.bolts.items()})
+        return self._floods
+
 
 def analysed(topo: Topology) -> Analysed:
     """Everything `Analysed` keeps of `topo`, made now (in OpenWorker's thread), the canvas's report included."""
@@ -168,6 +185,7 @@ def analysed(topo: Topology) -> Analysed:
         with contextlib.suppress(Exception):  # each reader of the report says why, as after an edit
             rates.report(suggest=False)  # what the canvas and the status bar show first
     known.latency_marks()
+    known.floods()
     return known
 
 
@@ -239,6 +257,10 @@ class DocumentModel(QObject):
         """The canvas's latency words and critical links of the current snapshot (`latency_marks`)."""
         return self.known().latency_marks()
 
+    def floods(self) -> dict[str, FloodCertificate]:
+        """The bolts the instant rate check proves unbounded, by name; found once per snapshot (`Analysed`)."""
+        return self.known().floods()
+
     def problems(self) -> list[Problem]:
         """What keeps the document from being a valid topology (empty, no spout, ...); found once per snapshot."""
         return list(self.known().problems())
@@ -247,13 +269,10 @@ class DocumentModel(QObject):
         return [*self._spouts, *self._bolts]
 
     def component(self, ident: str) -> Component:
-        for c in self._components():
-            if c.id == ident:
-                return c
-        raise KeyError(ident)
+        return self._component_by_id[ident]  # by id: the scene asks for each of 3,000 bolts in turn
 
     def has_component(self, ident: str) -> bool:
-        return any(c.id == ident for c in self._components())
+        return ident in self._component_by_id
 
     def subscription(self, ident: str) -> Subscription:
         return self._subscription_by_id[ident]  # by id: the scene asks for each of 20,000 edges in turn
@@ -358,6 +377,7 @@ class DocumentModel(QObject):
         self._description = topo.description
         self._spouts: list[Spout] = list(topo.spouts)
         self._bolts: list[Bolt] = list(topo.bolts)
+        self._component_by_id: dict[str, Component] = {c.id: c for c in self._components()}
         self._subscriptions: list[Subscription] = list(topo.subscriptions)
         self._subscription_by_id: dict[str, Subscription] = {s.id: s for s in self._subscriptions}
         self._settings: TopologySettings = topo.settings
@@ -377,6 +397,7 @@ class DocumentModel(QObject):
     def apply_insert_component(self, component: Component, position: Position, index: int | None = None) -> None:
         items: list[Any] = self._spouts if component.kind == "spout" else self._bolts  # the list of its kind
         items.insert(len(items) if index is None else index, component)
+        self._component_by_id[component.id] = component
         self._layout[component.id] = position
         self._touch()
         self.node_added.emit(component.id)
@@ -388,6 +409,7 @@ class DocumentModel(QObject):
         items: list[Any] = self._spouts if comp.kind == "spout" else self._bolts
         index = next(i for i, c in enumerate(items) if c.id == ident)
         del items[index]
+        del self._component_by_id[ident]
         position = self._layout.pop(ident, None)
         self._touch()
         self.node_removed.emit(ident)
@@ -398,6 +420,7 @@ class DocumentModel(QObject):
         items: list[Any] = self._spouts if component.kind == "spout" else self._bolts  # the list of its kind
         index = next(i for i, c in enumerate(items) if c.id == component.id)
         items[index] = component
+        self._component_by_id[component.id] = component
         self._touch()
         self.node_changed.emit(component.id)
         self.changed.emit()

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.topology import Topology
+from app.gui.document import Analysed, analysed
 from app.gui.plugins import PluginHost
 from app.gui.workers import Worker
 from app.measure.storm_watch import FAIL_AFTER, LAG_WINDOW_S, WINDOW, WatchLine
@@ -110,7 +111,9 @@ class LiveDialog(QDialog):
 
 class LiveWorker(Worker[int]):
     """Polls the Storm UI until cancelled (or `polls` are done); each poll's WatchLine arrives by `progress`.
-    The result is the number of polls; `model_found` carries the first poll's topology when no model was given."""
+    The result is the number of polls; `model_found` carries the first poll's topology when no model was given,
+    laid out and analysed here, off the GUI thread (an `Analysed`, as File ▸ Open's worker makes one: 3,000 bolts
+    take seconds), for the canvas to draw."""
 
     model_found = Signal(object)
 
@@ -124,6 +127,7 @@ class LiveWorker(Worker[int]):
         self.stop.set()
 
     def work(self) -> int:
+        from app.core.layout import with_layout
         from app.core.storm.ui.client import Credentials, StormUIClient
         from app.core.storm.ui.fetch import find_topology
         from app.core.storm.ui.reader import from_storm_ui
@@ -152,7 +156,7 @@ class LiveWorker(Worker[int]):
                                                       topology=poll.topology, components=poll.components))
                 judge.model = None if unannotated_problems(found.topology) else found.topology
                 if judge.model is not None:
-                    self.model_found.emit(judge.model)
+                    self.model_found.emit(analysed(with_layout(judge.model)))
             self.progress.emit(judge.add(poll))
             done += 1
         return done
@@ -256,14 +260,13 @@ class LiveMode(QObject):
         alarm = f"⚠ {line.agreeing} successive polls with a bolt that may grow or worse · " if line.fail else ""
         self.host.show_message("Live: " + alarm + format_watch_line(line), 0)
 
-    def _on_model(self, topo: object) -> None:
-        """The running topology read from its first poll: drawn when the canvas is empty, so its bolts can be
-        coloured (an open document is never replaced)."""
-        from app.core.layout import with_layout
-
-        if not isinstance(topo, Topology) or self.host.document.topology().components:
+    def _on_model(self, known: object) -> None:
+        """The running topology read from its first poll, laid out and analysed by the worker: drawn when the
+        canvas is empty, so its bolts can be coloured (an open document is never replaced). A large one is drawn
+        in turns (app/gui/canvas/scene.py), the window answering between them."""
+        if not isinstance(known, Analysed) or self.host.document.topology().components:
             return
-        self.host.document.replace(with_layout(topo), None)
+        self.host.document.replace(known.topology, None, known)
         self.host.canvas.fit_all()
 
     def _on_failed(self, text: str) -> None:

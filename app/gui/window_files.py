@@ -23,6 +23,7 @@ from app.gui.autosave import AutosaveSession, Recoverable, find_recoverable
 from app.gui.canvas import CanvasView
 from app.gui.dialogs import Dialogs
 from app.gui.document import Analysed, DocumentModel, analysed, lenient_topology
+from app.gui.status_summary import StatusSummary
 from app.gui.workers import Worker
 
 MAX_RECENT = 8
@@ -83,7 +84,7 @@ class DocumentFiles:
     _restored: list[Recoverable]
     show_message: Callable[..., None]
     _update_title: Callable[..., None]
-    _update_status: Callable[[], None]
+    status_problems: StatusSummary
 
     # the autosave sessions of this process's windows (a crashed session's files are offered only once)
     _live_sessions: set[str] = set()
@@ -280,7 +281,7 @@ class DocumentFiles:
 
     def _on_document_replaced(self) -> None:
         self._update_title()
-        self._update_status()
+        self.status_problems.refresh()
         self.autosave.clear_snapshot()
 
     # ---- autosave and recovery ----------------------------------------------------

@@ -208,7 +208,7 @@ def main() -> int:
         click(window.canvas, QPoint(5, 5))  # F5 from the canvas, as after editing the drawing
         xdotool("key", "F5")
         wait_until(lambda: bool(finished), "F5 verifies every property until a verdict",
-                   lambda: panel.progress_label.text(), timeout_s=VERIFY_TIMEOUT_S)
+                   lambda: panel.progress.label.text(), timeout_s=VERIFY_TIMEOUT_S)
         verdicts = [s.result.verdict if s.result is not None else s.error for s in panel.states]
         if not any(v in ("counterexample", "bounded") for v in verdicts):
             raise StepFailed(f"no verdict: {verdicts}")

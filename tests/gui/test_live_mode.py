@@ -38,6 +38,51 @@ def test_live_mode_colours_bolts_by_measured_capacity(make_window: Callable[...,
         qtbot.waitUntil(lambda: window.live.action_start.isEnabled(), timeout=15000)  # finished, handled
 
 
+def test_a_wide_topology_is_laid_out_and_analysed_off_the_gui_thread_and_drawn_in_turns(
+        make_window: Callable[..., Any], qtbot: Any, monkeypatch: Any) -> None:
+    """The first poll's topology on an empty canvas: laid out and analysed by the worker (3,000 bolts take seconds:
+    bench/gui_live_first_poll.py), drawn in turns, then coloured by the polls."""
+    import threading
+
+    from app.core import layout as layout_module
+    from app.gui import document as document_module
+    from app.gui.canvas import scene as scene_module
+
+    threads: dict[str, list[str]] = {"layout": [], "analysis": []}
+    real_layout, real_analysis = layout_module.with_layout, document_module.RateAnalysis
+
+    def with_layout(topo: Any) -> Any:
+        threads["layout"].append(threading.current_thread().name)
+        return real_layout(topo)
+
+    class Counted(real_analysis):  # type: ignore[misc, valid-type]
+        def __init__(self, topo: Any) -> None:
+            threads["analysis"].append(threading.current_thread().name)
+            super().__init__(topo)
+
+    monkeypatch.setattr(layout_module, "with_layout", with_layout)
+    monkeypatch.setattr(document_module, "RateAnalysis", Counted)
+    bolts = 2 * scene_module.NODE_BATCH + 50
+    window = make_window()
+    threads["analysis"].clear()  # the new window's empty document
+    first_turn: list[int] = []
+    window.document.document_replaced.connect(lambda: first_turn.append(len(window.scene.nodes)))
+    with LiveStormUI("wide", bolts=bolts) as ui:
+        worker = window.live.start({"url": ui.url, "topology": "wordcount-live", "every": 0.2, "polls": 60})
+        assert worker is not None
+        nodes = window.scene.nodes
+        qtbot.waitUntil(lambda: len(nodes) == bolts + 1 and not window.scene.drawing()
+                        and all(n.live is not None for n in nodes.values() if n.component.kind == "bolt"),
+                        timeout=120_000)
+        window.live.stop()
+    assert first_turn == [scene_module.NODE_BATCH]  # drawn in turns, the window answering between them
+    assert len(window.scene.edges) == bolts
+    gui = threading.current_thread().name
+    for what in ("layout", "analysis"):  # once, in the worker
+        assert len(threads[what]) == 1 and threads[what][0] != gui, (what, threads[what])
+    assert all(n.rates is not None for n in nodes.values() if n.component.kind == "bolt")  # the worker's analysis
+
+
 def test_live_mode_on_the_open_document(make_window: Callable[..., Any], qtbot: Any, tmp_path: Path) -> None:
     from app.cli import main
     from app.gui.canvas.items import utilisation_colour

@@ -159,18 +159,18 @@ def test_rubber_band_select_delete_copy_paste_and_undo(make_window) -> None:
     comps, _ = scene.selected_ids()
     assert comps == {c.id for c in original.components}
     window.scene.select_ids({original.bolt_by_name("B1").id})
-    window.action_copy.trigger()
-    window.action_paste.trigger()
+    window.editing.action_copy.trigger()
+    window.editing.action_paste.trigger()
     assert {b.name for b in window.document.topology().bolts} == {"B1", "B2", "B3", "B1_2"}
     window.scene.select_ids({original.bolt_by_name("B2").id})
-    window.action_delete.trigger()
+    window.editing.action_delete.trigger()
     topo = window.document.topology()
     assert "B2" not in {b.name for b in topo.bolts} and len(topo.subscriptions) == 2
-    window.action_undo.trigger()
-    window.action_undo.trigger()
+    window.editing.action_undo.trigger()
+    window.editing.action_undo.trigger()
     assert window.document.topology() == original
     assert not window.isWindowModified()
-    window.action_redo.trigger()
+    window.editing.action_redo.trigger()
     assert len(window.document.topology().bolts) == 4
 
 
@@ -185,17 +185,17 @@ def test_undo_redo_across_a_sequence_of_edits(make_window, qtbot) -> None:
     snapshots.append(window.document.topology())
     type_into(qtbot, window.inspector.row("name"), "Sink")
     snapshots.append(window.document.topology())
-    window.action_suggest.trigger()
+    window.editing.action_suggest.trigger()
     snapshots.append(window.document.topology())
-    window.action_layout.trigger()
+    window.editing.action_layout.trigger()
     snapshots.append(window.document.topology())
     assert stack.count() == 4
     for expected in reversed(snapshots[:-1]):
-        window.action_undo.trigger()
+        window.editing.action_undo.trigger()
         assert window.document.topology() == expected
     assert not window.isWindowModified()
     for expected in snapshots[1:]:
-        window.action_redo.trigger()
+        window.editing.action_redo.trigger()
         assert window.document.topology() == expected
     # the scene and the inspector follow
     assert window.scene.nodes[b3].component.name == "Sink"
@@ -230,7 +230,7 @@ def test_invalid_parameters_are_refused_next_to_the_field(make_window, qtbot) ->
     assert (topo.bolt_by_name("B").alpha, topo.bolt_by_name("B").parallelism, topo.verification.k_min) == (4.0, 2, 9)
     assert window.document.undo_stack.count() == count + 3
     for _ in range(3):
-        window.action_undo.trigger()
+        window.editing.action_undo.trigger()
     assert window.document.topology().semantics() == load_topology(SIMPLE).semantics()
     count = window.document.undo_stack.index()
     window.scene.select_ids({b1})
@@ -248,7 +248,7 @@ def test_invalid_parameters_are_refused_next_to_the_field(make_window, qtbot) ->
 def test_save_and_reopen_keeps_the_topology(make_window, tmp_path) -> None:
     window = make_window()
     window.open_path(SIMPLE)
-    window.action_suggest.trigger()
+    window.editing.action_suggest.trigger()
     target = tmp_path / "copy.storm.json"
     window.dialogs.answers["save_file"] = str(target)
     window.document._path = None  # as if it were new: Save asks for a name
@@ -329,7 +329,7 @@ def test_autosave_and_restore_after_a_crash(qtbot, make_window, tmp_path) -> Non
     crashed = make_window(autosave_dir=folder)
     crashed.autosave_timer.setInterval(50)
     crashed.open_path(SIMPLE)
-    crashed.action_suggest.trigger()
+    crashed.editing.action_suggest.trigger()
     crashed.add_component("bolt")
     snapshot = crashed.autosave.autosave_path
     assert crashed.autosave_timer.isActive()
@@ -382,14 +382,14 @@ def test_suggest_parallelism_is_one_undoable_step(make_window) -> None:
     window.open_path(SIMPLE)
     before = window.document.topology()
     suggestion = rate_check(before).suggested_parallelism
-    window.action_suggest.trigger()
+    window.editing.action_suggest.trigger()
     after = window.document.topology()
     assert window.document.undo_stack.count() == 1
     assert {b.name: b.parallelism for b in after.bolts} == {n: v for n, v in suggestion.items() if v is not None}
     assert rate_check(after).all_bounded()
     assert all(n.rates.utilisation < 1 for n in window.scene.nodes.values() if n.rates)
     assert "Parallelism set" in window.statusBar().currentMessage()
-    window.action_undo.trigger()
+    window.editing.action_undo.trigger()
     assert window.document.topology() == before
     assert "action_suggest_parallelism" in {a.objectName() for a in window.toolbar.actions()}
 
@@ -478,7 +478,7 @@ def test_subscription_grouping_in_the_inspector(make_window, qtbot) -> None:
     changed = window.document.subscription(sub.id)
     assert (changed.grouping, changed.fields) == ("fields", ["url", "host"])
     assert window.scene.edges[sub.id].label == "fields(url,host)"
-    window.action_undo.trigger()
+    window.editing.action_undo.trigger()
     assert window.document.subscription(sub.id).grouping == "shuffle"
 
 
@@ -489,7 +489,7 @@ def test_emission_rule_in_the_inspector(make_window, qtbot) -> None:
     assert window.document.topology().settings.emission == "dvert" and combo.currentData() == "dvert"
     combo.setCurrentIndex(combo.findData("exact"))
     assert window.document.topology().settings.emission == "exact"
-    window.action_undo.trigger()
+    window.editing.action_undo.trigger()
     assert window.document.topology().settings.emission == "dvert" and combo.currentData() == "dvert"
     window.new_document()
     assert window.document.topology().settings.emission == "exact" and combo.currentData() == "exact"
@@ -536,7 +536,7 @@ def test_an_incomplete_document_saves_and_reopens(make_window, tmp_path) -> None
 def test_new_document_asks_and_clears(make_window) -> None:
     window = make_window()
     window.open_path(SIMPLE)
-    window.action_suggest.trigger()
+    window.editing.action_suggest.trigger()
     window.dialogs.answers["save_changes"] = "cancel"
     window.action_new.trigger()
     assert len(window.document.topology().bolts) == 3
@@ -587,7 +587,7 @@ def test_gui_without_a_display_is_a_usage_error(monkeypatch, capsys) -> None:
 def test_a_failed_save_keeps_the_work_and_the_old_file(make_window, tmp_path) -> None:
     window = make_window()
     window.open_path(SIMPLE)
-    window.action_suggest.trigger()
+    window.editing.action_suggest.trigger()
     folder = tmp_path / "is-a-folder.storm.json"
     folder.mkdir()
     assert not window.save_to(folder)
@@ -772,7 +772,7 @@ def test_streams_in_the_inspector_and_on_the_canvas(make_window, qtbot, tmp_path
     assert window.document.subscription(sub.id).stream == "status"
     assert window.scene.edges[sub.id].label.startswith("status")
     assert "stream status of B1" in window.scene.edges[sub.id].toolTip()
-    window.action_undo.trigger()
+    window.editing.action_undo.trigger()
     assert window.document.subscription(sub.id).stream is None
     assert not window.scene.edges[sub.id].label.startswith("status")
 
@@ -803,9 +803,9 @@ def test_failure_fields_in_the_inspector(make_window, qtbot) -> None:
     inspector.failures_box.setChecked(False)
     topo = window.document.topology()
     assert topo.settings.replay == "at-once" and topo.settings.failures is False
-    window.action_undo.trigger()
+    window.editing.action_undo.trigger()
     assert window.document.topology().settings.failures is True and inspector.failures_box.isChecked()
-    window.action_undo.trigger()
+    window.editing.action_undo.trigger()
     assert inspector.replay_combo.currentData() == "paced"
     parse_topology(json.loads(window.document.topology().to_json_bytes()))  # a valid document with failures
 

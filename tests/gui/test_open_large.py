@@ -63,7 +63,7 @@ def test_a_file_is_read_checked_and_analysed_off_the_gui_thread_once(make_window
     for what in ("read", "analysis", "problems"):  # each once, none on the GUI thread
         assert len(threads[what]) == 1 and threads[what][0] != gui, (what, threads[what])
     # the status bar, the canvas and the checks read that one snapshot's analysis: nothing made again
-    window._update_status()
+    window.status_problems.refresh()
     window.scene.refresh_rates()
     assert window.document.problems() == [] and "2 bolts" in window.status_problems.text()
     assert len(threads["analysis"]) == 1 and len(threads["problems"]) == 1
@@ -136,3 +136,72 @@ def test_links_between_the_same_two_nodes_draw_one_curve(make_window, qtbot, tmp
     window.scene.nodes[lead.source.component_id].setPos(40, 40)  # moving a node moves every link of the bundle
     assert all(e.path() == other.path() for e in bundle)
     assert scene_module.EDGE_BATCH < 1501
+
+
+def many_bolts(n: int) -> Any:
+    """A spout `S` read by `n` bolts b0, b1, ... (α 0.1 s, σ 1), laid out: a document too large to draw at once."""
+    from app.core.formats import topology_from_data
+    from app.core.layout import with_layout
+
+    spout = {"kind": "spout", "id": "S", "name": "S", "rate": 1.0, "burst": 1}
+    bolts = [{"kind": "bolt", "id": f"b{i}", "name": f"b{i}", "alpha": 0.1, "sigma": 1.0, "parallelism": 1}
+             for i in range(n)]
+    subs = [{"id": f"s{i}", "source": "S", "target": f"b{i}"} for i in range(n)]
+    return with_layout(topology_from_data({"schema_version": 1, "name": "wide", "spouts": [spout], "bolts": bolts,
+                                           "subscriptions": subs}))
+
+
+def test_many_components_are_drawn_in_turns_with_their_colours_and_words(make_window, qtbot) -> None:
+    from app.gui.commands import AddSubscriptionCommand
+
+    n = 2 * scene_module.NODE_BATCH + 50
+    window = make_window()
+    scene = window.scene
+    window.document.replace(many_bolts(n))
+    assert len(scene.nodes) == scene_module.NODE_BATCH and scene.drawing()  # the first turn; the rest to come
+    window.canvas.fit_all()  # fitted to the whole layout, not to the turn drawn so far
+    whole = scene_module.layout_rect(window.document)
+    first = scene.itemsBoundingRect()
+    assert whole.height() > first.height()  # the turn drawn so far is a part of the layout
+    scale, room = window.canvas.transform().m11(), window.canvas.viewport().height()
+    assert scale * whole.height() <= room and scene.sceneRect().contains(whole), (scale, whole, room)
+    last = f"b{n - 1}"  # not drawn yet: a link to it, added meanwhile, is drawn once it is
+    window.document.undo_stack.push(AddSubscriptionCommand(window.document, "b0", last))
+    qtbot.waitUntil(lambda: not scene.drawing(), timeout=120_000)
+    assert len(scene.nodes) == n + 1 and len(scene.edges) == n + 1
+    report = window.document.rates().report(suggest=False)
+    words, _critical = window.document.latency_marks()
+    for ident, node in scene.nodes.items():
+        if node.component.kind == "bolt":
+            assert node.rates == report.bolts[node.component.name], ident  # coloured as refresh_rates colours
+        assert node.latency == words.get(ident), ident
+    assert any(e.source.component_id == "b0" and e.target.component_id == last for e in scene.edges.values())
+
+
+def test_a_node_too_small_to_read_is_drawn_as_a_box_of_its_colour(make_window) -> None:
+    window = make_window()
+    window.document.replace(many_bolts(3))
+    node = window.scene.nodes["b0"]
+    image = QImage(40, 40, QImage.Format.Format_ARGB32)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    painter.scale(0.1, 0.1)  # 156 pixels wide at 1:1, 15.6 here
+    node.paint(painter, QStyleOptionGraphicsItem())
+    painter.end()
+    assert image.pixelColor(5, 5) == node.header_colour()  # one box, its header's colour, where words would be
+
+
+def test_a_nodes_tooltip_is_made_when_shown(make_window, qtbot) -> None:
+    """Live Mode changes every bolt's figures each poll; a node makes its tooltip when it is read or shown."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    window = make_window()
+    window.document.replace(many_bolts(3))
+    node, view = window.scene.nodes["b1"], window.canvas
+    node.set_live({"capacity": 0.25, "status": "bounded", "verdict": "ok"})
+    where = view.mapFromScene(node.sceneBoundingRect().center())
+    QApplication.sendEvent(view.viewport(), QHelpEvent(QEvent.Type.ToolTip, where, view.viewport().mapToGlobal(where)))
+    qtbot.waitUntil(lambda: "UI capacity 0.250" in QToolTip.text(), timeout=10_000)
+    assert QToolTip.text() == node.toolTip() and node.toolTip().startswith("Bolt b1")

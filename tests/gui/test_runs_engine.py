@@ -26,11 +26,11 @@ def test_open_and_check_a_small_log_without_spark(make_window, qtbot, tmp_path: 
     assert panel.open_log(path) is not None
     qtbot.waitUntil(lambda: panel.analysis is not None and panel.running is None, timeout=60_000)
     assert panel.analysis.components["B"].taken == 20
-    assert "grows" in panel.bolts.item(0, 4).text()
+    assert "grows" in panel.results.bolts.item(0, 4).text()
     assert panel.reliability_button.isEnabled()
     panel.check_reliability()
     qtbot.waitUntil(lambda: panel.report is not None, timeout=60_000)
-    assert "P2_take_has_ack_or_fail" in panel.reliability_text.toPlainText()
+    assert "P2_take_has_ack_or_fail" in panel.results.reliability_text.toPlainText()
 
 
 def test_engine_spark_needs_spark_attached(make_window, qtbot, tmp_path: Path) -> None:

@@ -119,13 +119,13 @@ def test_run_progress_cancel_then_run_and_apply(make_window, qtbot, tmp_path: Pa
     panel.duration.setValue(2)
     panel.start_run()
     qtbot.waitUntil(lambda: panel.analysis is not None and panel.running is None, timeout=30_000)
-    assert panel.parameters.rowCount() == 2 + 2 * 2
-    cells = {(panel.parameters.item(r, 0).text(), panel.parameters.item(r, 1).text()):
-             panel.parameters.item(r, 3).text()
-             for r in range(panel.parameters.rowCount())}
+    assert panel.results.parameters.rowCount() == 2 + 2 * 2
+    cells = {(panel.results.parameters.item(r, 0).text(), panel.results.parameters.item(r, 1).text()):
+             panel.results.parameters.item(r, 3).text()
+             for r in range(panel.results.parameters.rowCount())}
     assert cells[("S", "rate")] == "2" and cells[("B", "alpha")] == "0.5"
-    assert panel.bolts.item(0, 0).text() == "B" and "grows" in panel.bolts.item(0, 4).text()
-    assert panel.plot.getPlotItem().listDataItems()  # measured series drawn
+    assert panel.results.bolts.item(0, 0).text() == "B" and "grows" in panel.results.bolts.item(0, 4).text()
+    assert panel.results.plot.getPlotItem().listDataItems()  # measured series drawn
 
     before = window.document.topology()
     assert panel.apply_measured() == 2  # S (rate, burst) and B (alpha, sigma)
@@ -136,7 +136,7 @@ def test_run_progress_cancel_then_run_and_apply(make_window, qtbot, tmp_path: Pa
 
     panel.check_reliability()
     qtbot.waitUntil(lambda: panel.report is not None, timeout=30_000)
-    assert "P2_take_has_ack_or_fail" in panel.reliability_text.toPlainText()
+    assert "P2_take_has_ack_or_fail" in panel.results.reliability_text.toPlainText()
     panel.detach()
     assert fake.closed and panel.host is None
 
@@ -156,7 +156,7 @@ def test_overlay_on_trace_plots(make_window, tmp_path: Path) -> None:
     panel.show_analysis(analyze_local(log.events, log.queues))
     items = [i for i in plot.listDataItems() if i.opts["pen"].style() == pg.QtCore.Qt.PenStyle.DashLine]
     assert len(items) == 1
-    panel.overlay_box.setChecked(False)
+    panel.results.overlay_box.setChecked(False)
     assert not plot.listDataItems()
 
 
@@ -171,12 +171,12 @@ def test_patterns_tab_shows_monitor_matches_of_a_run(make_window, qtbot, tmp_pat
     rows.append({"t": 30.0, "ev": "bolt_fail", "comp": "B3", "task": 2, "tuple": "t9"})
     log.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     panel.match_patterns(log)
-    qtbot.waitUntil(lambda: panel.patterns.model.rowCount() > 0, timeout=60_000)
-    found = {m.pattern for m in panel.patterns.model.matches}
+    qtbot.waitUntil(lambda: panel.results.patterns.model.rowCount() > 0, timeout=60_000)
+    found = {m.pattern for m in panel.results.patterns.model.matches}
     assert found == {"repeated_bolt_failure"}
-    assert "1 matches" in panel.patterns.summary.text()
+    assert "1 matches" in panel.results.patterns.summary.text()
     panel.match_patterns(tmp_path / "missing.jsonl")
-    qtbot.waitUntil(lambda: "could not run" in panel.patterns.summary.text(), timeout=60_000)
+    qtbot.waitUntil(lambda: "could not run" in panel.results.patterns.summary.text(), timeout=60_000)
 
 
 def test_attach_to_a_spark_connect_url(make_window, qtbot, tmp_path: Path) -> None:

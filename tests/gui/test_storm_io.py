@@ -57,7 +57,7 @@ def test_import_flux_shows_unannotated_values_amber(make_window: Callable[..., A
     assert "not annotated: α, σ" in node.toolTip()
     assert window.scene.nodes[topo.spouts[0].id].parameter_lines() == ["rate ? · burst ?"]
     assert "not annotated" in window.status_problems.text()
-    window.suggest_parallelism()  # refused politely, no rate check on placeholders
+    window.editing.suggest_parallelism()  # refused politely, no rate check on placeholders
     assert "needs every value annotated" in window.statusBar().currentMessage()
     window.scene.select_ids({count.id})
     window.inspector.show_element(count.id)
@@ -125,7 +125,7 @@ def test_storm_ui_annotates_the_open_document_in_the_background(make_window: Cal
 
     # repair: suggested parallelism, then Save Parallelism to Flux File…
     before = flux_copy.read_text()
-    window.suggest_parallelism()
+    window.editing.suggest_parallelism()
     window.dialogs.answers["confirm"] = True
     window.storm_io.action_save_flux.trigger()
     after = flux_copy.read_text()

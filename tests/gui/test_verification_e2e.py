@@ -110,7 +110,7 @@ def test_cfg1_counterexample_marker_trace_exports_and_stale(qtbot, models_dir: P
 @pytest.mark.timeout(120)
 def test_gui_thread_keeps_ticking_during_a_long_verification(qtbot, models_dir: Path) -> None:
     panel = make_panel(qtbot, long_document(models_dir), solver_only=True)
-    panel.force_box.setChecked(True)
+    panel.bar.force_box.setChecked(True)
     ticks: list[float] = []
     timer = QTimer()
     timer.setInterval(20)
@@ -137,7 +137,7 @@ def test_gui_thread_keeps_ticking_during_a_long_verification(qtbot, models_dir: 
 @pytest.mark.timeout(180)
 def test_cancel_stops_the_solver_promptly(qtbot, models_dir: Path) -> None:
     panel = make_panel(qtbot, long_document(models_dir), solver_only=True)
-    panel.force_box.setChecked(True)
+    panel.bar.force_box.setChecked(True)
     # load-tolerant: the median of 3 cancels within 0.5 s, any one within 2 s (the 100 ms target on a
     # quiet machine is a figure of bench/gui_latency.py)
     latencies = []

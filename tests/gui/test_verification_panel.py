@@ -106,7 +106,7 @@ def test_verdict_markers_and_words(qtbot, document: DocumentModel, verdict: str,
     assert panel.model.text(0, 2) == words and panel.model.text(0, 3) == "6"
     assert f"scripted {verdict}" in panel.details.toPlainText()
     assert "a note in words" in panel.details.toPlainText()
-    assert panel.progress_label.text().startswith("Finished in")
+    assert panel.progress.label.text().startswith("Finished in")
     assert (panel.trace_view.trace is not None) == (verdict == "counterexample")
 
 
@@ -115,19 +115,19 @@ def test_counterexample_opens_trace_with_loop_region(qtbot, document: DocumentMo
     run_to_end(qtbot, panel)
     assert panel.trace_view.trace == make_trace()
     assert panel.trace_view.loop_region_bounds() == [(1.0, 2.0)]
-    assert panel.trace_button.isEnabled()
+    assert panel.bar.trace_button.isEnabled()
 
 
 def test_progress_shows_k_elapsed_and_solver_statistics(qtbot, document: DocumentModel) -> None:
     panel = make_panel(qtbot, document, k_final=40, step_s=0.02)
     seen: list[str] = []
     panel.start()
-    qtbot.waitUntil(lambda: "k = " in panel.progress_label.text(), timeout=30_000)
-    seen.append(panel.progress_label.text())
+    qtbot.waitUntil(lambda: "k = " in panel.progress.label.text(), timeout=30_000)
+    seen.append(panel.progress.label.text())
     text = seen[0]
     assert text.startswith("Verifying unbounded growth of b2, b3: ")
     assert " s, k = " in text and "conflicts" in text and "decisions" in text and "memory 12.5 MB" in text
-    assert panel.progress_bar.isVisible() and panel.progress_bar.value() >= 2
+    assert panel.progress.bar.isVisible() and panel.progress.bar.value() >= 2
     with qtbot.waitSignal(panel.all_finished, timeout=30_000):
         panel.cancel()
 
@@ -151,7 +151,7 @@ def test_cancel_stops_promptly_and_reports_unknown(qtbot, document: DocumentMode
     assert max(latencies) < 2.0 and statistics.median(reported) < 0.5, (latencies, reported)
     assert panel.marker_colour(0) == "amber" and panel.verdict_text(0) == "unknown"
     assert panel.verdict_text(1) == "not run (cancelled)" and panel.marker_colour(1) == "grey"
-    assert not panel.is_running() and panel.verify_button.isEnabled()
+    assert not panel.is_running() and panel.bar.verify_button.isEnabled()
 
 
 def test_any_edit_makes_results_stale(qtbot, document: DocumentModel) -> None:
@@ -205,7 +205,7 @@ def test_invalid_document_is_refused_in_words(qtbot) -> None:
     with qtbot.waitSignal(panel.all_finished, timeout=60_000):
         panel.start()
     assert panel.marker_colour(0) == "amber"
-    assert "Cannot verify: topology: is empty" in panel.progress_label.text()
+    assert "Cannot verify: topology: is empty" in panel.progress.label.text()
     assert not ScriptedSearch.instances or ScriptedSearch.instances[-1].topo.spouts
 
 
@@ -220,8 +220,8 @@ def test_search_failure_is_amber_with_a_message(qtbot, document: DocumentModel) 
 def test_options_reach_the_search(qtbot, document: DocumentModel) -> None:
     document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 7}))
     panel = make_panel(qtbot, document, verdict="none-up-to-k")
-    panel.force_box.setChecked(True)
-    panel.region_box.setChecked(True)
+    panel.bar.force_box.setChecked(True)
+    panel.bar.region_box.setChecked(True)
     ScriptedSearch.instances.clear()
     run_to_end(qtbot, panel)
     growth, threshold = ScriptedSearch.instances
@@ -244,7 +244,7 @@ def test_the_search_is_asked_as_the_cli_asks_it(qtbot, document: DocumentModel) 
                                            force_search=cli.force_search, threshold=cli.threshold,
                                            widen_s=cli.widen, simulate=not cli.no_simulation)
     assert growth.options.k is None and growth.options.simulate
-    assert growth.options.deepest(growth.topo) == 15 and panel.progress_bar.maximum() == 15
+    assert growth.options.deepest(growth.topo) == 15 and panel.progress.bar.maximum() == 15
 
 
 def test_export_verified_configuration(qtbot, document: DocumentModel, tmp_path: Path) -> None:
@@ -310,7 +310,7 @@ def test_the_panel_actions_need_no_window(qtbot, document: DocumentModel) -> Non
         ["action_verify_all", "action_cancel_verification", "action_show_trace", "action_force_search",
          "action_export_verified"]
     panel.action_force.setChecked(True)
-    assert panel.force_box.isChecked()
+    assert panel.bar.force_box.isChecked()
     run_to_end(qtbot, panel)
     assert panel.trace_dock is None and panel.trace_view.trace is not None  # no dock to raise: nothing breaks
 
@@ -330,10 +330,10 @@ def test_choosing_checked_bolts_is_undoable(qtbot, document: DocumentModel) -> N
     panel = make_panel(qtbot, document)
     topo = document.topology()
     b1, b2, b3 = (topo.bolt_by_name(n) for n in ("B1", "B2", "B3"))
-    panel._fill_bolts_menu()
-    assert [(a.text(), a.isChecked()) for a in panel.bolts_menu.actions()] == \
+    panel.bar.fill_bolts_menu()
+    assert [(a.text(), a.isChecked()) for a in panel.bar.bolts_menu.actions()] == \
         [("B1", False), ("B2", True), ("B3", True)]
-    panel.bolts_menu.actions()[0].trigger()  # check B1 too: all bolts -> stored as "every bolt"
+    panel.bar.bolts_menu.actions()[0].trigger()  # check B1 too: all bolts -> stored as "every bolt"
     assert document.topology().verification.checked == []
     assert panel.states[0].spec.title == "Unbounded growth of B1, B2, B3"
     panel.set_checked_bolt(b3.id, False)
@@ -341,7 +341,7 @@ def test_choosing_checked_bolts_is_undoable(qtbot, document: DocumentModel) -> N
     panel.set_checked_bolt(b1.id, False)
     panel.set_checked_bolt(b2.id, False)  # the last one stays
     assert document.topology().verification.checked == [b2.id]
-    assert "At least one bolt" in panel.progress_label.text()
+    assert "At least one bolt" in panel.progress.label.text()
     for _ in range(3):
         document.undo_stack.undo()
     assert document.topology().verification.checked == [b2.id, b3.id]
@@ -400,7 +400,7 @@ def test_one_row_per_checked_bolt_each_opening_its_own_lasso(qtbot, document: Do
     result = panel.states[0].result
     panel.select(0, "B3")
     assert "B3 grows" in panel.details.toPlainText()
-    assert panel.trace_button.isEnabled()
+    assert panel.bar.trace_button.isEnabled()
     panel.show_selected_trace()
     assert panel.trace_view.trace is result.traces[1]
     assert "B3 grows (lasso 2 of 2)" in panel.trace_view.title.text()
@@ -459,19 +459,19 @@ def test_capacity_in_storm_terms_is_one_short_line(qtbot, document: DocumentMode
     """The headroom is computed in the worker thread with the verdict and shown as one line; Storm's response
     (simple-DIA-cfg-1 is overloaded: B2 grows at the document's rates) in its tooltip and in the details."""
     panel = make_panel(qtbot, document)
-    assert not panel.capacity_label.isVisible()
+    assert not panel.summary_lines.capacity_label.isVisible()
     run_to_end(qtbot, panel)
-    text = panel.capacity_label.text()
+    text = panel.summary_lines.capacity_label.text()
     assert text.startswith("Capacity: headroom ×0.612") and "B2 saturates first" in text
     assert "\n" not in text and "overloaded" in text
-    tip = panel.capacity_label.toolTip()
+    tip = panel.summary_lines.capacity_label.toolTip()
     assert "throttles the spouts to 1.5 tuples/s" in tip and "B2's receive queues" in tip
     assert "Capacity (in Storm's terms)" in panel.details.toPlainText()
     # per spout, against the message timeout (docs/latency.md): computed in the worker with the capacity
-    assert panel.timeouts_label.text() == ("Timeouts: S1: tuples time out (a certified run); "
+    assert panel.summary_lines.timeouts_label.text() == ("Timeouts: S1: tuples time out (a certified run); "
                                            "S2: tuples time out (a certified run)")  # a witness per spout
-    assert "a certified run in which a tuple arriving at B2 waits" in panel.timeouts_label.toolTip()
-    assert "max.spout.pending: at most 8" in panel.timeouts_label.toolTip()
+    assert "a certified run in which a tuple arriving at B2 waits" in panel.summary_lines.timeouts_label.toolTip()
+    assert "max.spout.pending: at most 8" in panel.summary_lines.timeouts_label.toolTip()
     document.undo_stack.push(SetSectionFieldsCommand(document, "verification", {"queue_threshold": 40}))
-    assert panel.capacity_label.text().startswith("(stale) ")
-    assert panel.timeouts_label.text().startswith("(stale) ")
+    assert panel.summary_lines.capacity_label.text().startswith("(stale) ")
+    assert panel.summary_lines.timeouts_label.text().startswith("(stale) ")

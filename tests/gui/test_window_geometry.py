@@ -43,7 +43,7 @@ def test_fit_follows_the_window_size_until_the_user_zooms(qtbot, make_window, mo
     window.resize(window.width() - 500, 800)
     settle(qtbot, window)
     assert window.canvas.transform().m11() == zoomed
-    window.action_fit.trigger()  # Ctrl+0 fits again and resumes following the size
+    window.editing.action_fit.trigger()  # Ctrl+0 fits again and resumes following the size
     assert window.canvas.auto_fit
 
 

@@ -1,5 +1,6 @@
-"""Worker deaths (docs/model.md section 9) are not in the model yet: every answer about a topology whose document
-gives `topology.workers` says so, and says why its verdicts, with failures or without, do not cover one."""
+"""Worker deaths (docs/model.md section 9) without `storm.worker_min_ttf` are not decided: every answer about a
+topology whose document gives `topology.workers` but no time between deaths says so, and says why its verdicts,
+with failures or without, do not cover one (with the field: tests/unit/test_worker_check.py)."""
 
 from __future__ import annotations
 

@@ -31,9 +31,10 @@ from app.core.rates.curves import ZERO, Curve
 from app.core.rates.failures_check import failure_check
 from app.core.rates.verdicts import status_of
 from app.core.storm.flux.ticks import TICK_PREFIX
-from app.core.storm.forecast import DEFAULT_MESSAGE_TIMEOUT, acking_of
+from app.core.storm.forecast import acking_of
 from app.core.topology import Topology
 from app.core.words import listed
+from app.core.workers import DEFAULT_MESSAGE_TIMEOUT
 
 MAX_SEGMENT = 64  # bolts of one pipeline bounded as one server (any split is sound; this caps the work)
 GRID = 2**20  # the shifted arrival curves are rounded up to multiples of 1/GRID (sound: only larger)

@@ -71,7 +71,7 @@ def _fmt(x: Fraction | float) -> str:
     return f"{float(x):.3g}"
 
 
-def _components(topo: Topology, e: RateFigures, model: FailureModel) -> list[Component]:
+def failure_components(topo: Topology, e: RateFigures, model: FailureModel) -> list[Component]:
     tau = exact(topo.settings.tolerance)
     rule = topo.settings.emission
     result = []
@@ -117,10 +117,10 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
     if e.cyclic:
         reason = "the topology has a cycle, and the rate check bounds replays only on acyclic topologies"
     else:
-        solver = FailureBounds(_components(topo, e, model), e.graph, model, topo.settings.init_queues, names)
+        solver = FailureBounds(failure_components(topo, e, model), e.graph, model, topo.settings.init_queues, names)
         bounds = solver.solve()
         reason, rounds = solver.reason, solver.rounds
-    nominal = _nominal(topo, e, model) if nominal_estimate else ({}, {})
+    nominal = nominal_replays(topo, e, model) if nominal_estimate else ({}, {})
     culprits = _culprits(topo, e, model)
     bolts: dict[str, BoltFailures] = {}
     for b in topo.bolts:
@@ -202,7 +202,8 @@ def _lossy(e: RateFigures, model: FailureModel) -> RateFigures:
     return e.with_streams_kept({j: ttf / (ttf + model.max_reboot) for j, ttf in model.min_ttf.items()})
 
 
-def _nominal(topo: Topology, e: RateFigures, model: FailureModel) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+def nominal_replays(topo: Topology, e: RateFigures, model: FailureModel
+                    ) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
     """Nominal inflows with nominal failures and replays (by bolt id) and the spouts' nominal replay rates.
 
     Each failing bolt j fails every min_ttf + max_reboot s and loses what arrives at its nominal inflow in

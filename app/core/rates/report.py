@@ -24,7 +24,9 @@ from app.core.rates.suggest import suggest as suggest_parallelism
 from app.core.rates.suggest import suggest_with_failures, uncapped_probe
 from app.core.rates.verdicts import Status, explain, flooding, status_of
 from app.core.rates.windows import window_figures
+from app.core.rates.workers_check import WorkerCheck, worker_check
 from app.core.topology import Bolt, Topology
+from app.core.workers import worker_model
 
 T = TypeVar("T")
 
@@ -148,6 +150,14 @@ class RateAnalysis:
         if model is None:
             return None
         return self._once("failures", lambda: failure_check(
+            self.topo, self.figures, model, {b.id: status_of(self.figures, b.id) for b in self.topo.bolts}))
+
+    def worker_check(self) -> WorkerCheck | None:
+        """The verdicts with worker deaths (None when the document lets no worker die: docs/model.md section 9)."""
+        model = worker_model(self.topo)
+        if model is None:
+            return None
+        return self._once("workers", lambda: worker_check(
             self.topo, self.figures, model, {b.id: status_of(self.figures, b.id) for b in self.topo.bolts}))
 
     def report(self, suggest: bool = True) -> RateReport:

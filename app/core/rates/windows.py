@@ -10,8 +10,7 @@ from fractions import Fraction
 
 from app.core.rates.flows import RateFigures
 from app.core.topology import Bolt
-
-DEFAULT_MESSAGE_TIMEOUT = 30  # topology.message.timeout.secs in Storm's defaults.yaml (1.x and 2.x)
+from app.core.workers import DEFAULT_MESSAGE_TIMEOUT
 
 
 @dataclass(frozen=True)

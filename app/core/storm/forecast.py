@@ -23,10 +23,10 @@ from typing import Any
 from app.core.failures import failures_off
 from app.core.numbers import exact
 from app.core.rates import RateReport, nominal_margins
-from app.core.rates.windows import DEFAULT_MESSAGE_TIMEOUT as DEFAULT_MESSAGE_TIMEOUT
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.words import decimal
 from app.core.topology import StormObserved, Topology
+from app.core.workers import DEFAULT_MESSAGE_TIMEOUT
 
 DEFAULT_RECEIVE_BUFFER = 32768  # topology.executor.receive.buffer.size in Storm 2.x's defaults.yaml (tuples)
 STORM1_RECEIVE_BUFFER = 1024  # the same key in Storm 1.x: slots of its Disruptor queue, each a batch of tuples

@@ -9,9 +9,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 from app.core.headroom import Headroom
+from app.core.rates.workers_check import WorkerCheck
 from app.core.storm.forecast import (
     BACKPRESSURE_KEY,
-    DEFAULT_MESSAGE_TIMEOUT,
     RECEIVE_BUFFER_KEY,
     QueueFill,
     StormForecast,
@@ -19,6 +19,7 @@ from app.core.storm.forecast import (
 )
 from app.core.storm.words import decimal, duration, factor_text
 from app.core.words import listed, more
+from app.core.workers import DEFAULT_MESSAGE_TIMEOUT
 
 
 def headline(h: Headroom) -> str:
@@ -214,9 +215,61 @@ def capacity_lines(h: Headroom) -> list[str]:
     if h.ignores_failures:
         lines.append("the headroom and the growth factor ignore failures; the statuses and the suggested "
                      "parallelism include them")
-    if h.workers is not None:
+    if h.worker_check is not None:
+        lines.append(worker_deaths_line(h.worker_check, h.bolt_failures_survived))
+    elif h.workers is not None:
         lines.append(worker_line(h.workers, h.message_timeout_secs, h.ignores_failures, h.worker_loss))
     return lines
+
+
+#: the worker-death verdicts of the capacity line, and their short forms (the app's capacity label)
+WORKER_VERDICTS = {True: ("it survives them", "survives worker deaths"),
+                   False: ("it does not survive them", "does not survive worker deaths"),
+                   None: ("it is not proven to survive them", "not proven to survive worker deaths")}
+WORKER_LINE_START = "worker deaths "
+
+
+def worker_deaths_short(lines: list[str]) -> str | None:
+    """The worker-death verdict of capacity lines in a few words (None: they give none)."""
+    for line in lines:
+        if line.startswith(WORKER_LINE_START):
+            for words, short in WORKER_VERDICTS.values():
+                if f"): {words}" in line:
+                    return short
+            return "worker deaths not decided"
+    return None
+
+
+def worker_deaths_line(c: WorkerCheck, bolt_failures: bool | None) -> str:
+    """Whether the topology survives its workers' deaths, in Storm's terms (docs/model.md section 9)."""
+    wm = c.model
+    head = (f"{WORKER_LINE_START}(topology.workers {wm.workers}, each dying at most once every "
+            f"{duration(wm.period)} and restarting in {duration(wm.min_restart)} to {duration(wm.max_restart)}, "
+            f"message timeout {duration(wm.timeout)})")
+    pending = [f"{c.names[s]} {decimal(p, 5)}" for s, p in c.pending.items() if p]
+    losses = [x for x in c.loss if x is not None]
+    cost = ""
+    if losses and len(losses) == len(c.loss):
+        cost = (f"; one death of a worker loses at most {decimal(max(losses), 5)} tuples in queues, in work and "
+                "while it restarts")
+    if pending:
+        cost += (f"; the trees a death breaks time out and are replayed {duration(wm.timeout)} to "
+                 f"{duration(2 * wm.timeout)} after their emission: the trees pending at the death, at most "
+                 f"{listed(pending)}, and those emitted while the worker restarts")
+    words = WORKER_VERDICTS[c.survives][0]
+    if c.survives:
+        longest = [t for t in c.completion.values() if t is not None]
+        slowest = f"; no tree outlives the timeout (the longest takes {duration(max(longest))})" if longest else ""
+        verdict = f"{words}: every bolt stays bounded with the replays" + cost + slowest
+    elif c.survives is False:
+        (first,) = [v for v in c.bolts.values() if v.status == "grows"][:1]
+        verdict = f"{words}: {first.note}" + cost
+    else:
+        verdict = f"{words}: {c.reason}" + cost
+    if bolt_failures is True and c.survives is not True:
+        verdict += "; it does survive the failures of single bolts with immediate replays (section 7's statuses)"
+    return (f"{head}: {verdict}; the rate check decides this, verify's search and simulation play no worker's death "
+            "(docs/model.md section 9)")
 
 
 def worker_line(workers: int, timeout: int | None, failures: bool, loss: Fraction | None = None) -> str:
@@ -228,5 +281,5 @@ def worker_line(workers: int, timeout: int | None, failures: bool, loss: Fractio
             f"{decimal(loss, 5)} tuples in queues and in work (every bolt's queue bound and batch)")
     return (f"worker deaths are not in the model: with topology.workers {workers}, a worker's death stops every "
             "executor it runs at once (spouts and ackers too), and Storm replays the lost trees only when their "
-            f"message timeout ({shown}) expires{lost}; {which}, so none covers a worker's death (docs/model.md "
-            "section 9)")
+            f"message timeout ({shown}) expires{lost}; {which}, so none covers a worker's death (set "
+            "storm.worker_min_ttf, a worker's shortest time between deaths, to decide it: docs/model.md section 9)")

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from app.core.topology.components import DEFAULT_STREAM, TICK_STREAM, Bolt, Component, Position, Spout, Subscription
 from app.core.topology.problems import NotAnnotated, Problem, has_control
-from app.core.topology.settings import TopologySettings, VerificationSettings
+from app.core.topology.settings import StormSettings, TopologySettings, VerificationSettings
 from app.core.words import listed
 
 
@@ -28,6 +28,8 @@ class DocumentParts(Protocol):
     def verification(self) -> VerificationSettings: ...
     @property
     def layout(self) -> Mapping[str, Position]: ...
+    @property
+    def storm(self) -> StormSettings: ...
 
 
 def _components(topo: DocumentParts) -> list[Component]:
@@ -89,6 +91,7 @@ def graph_problems(topo: DocumentParts) -> list[Problem]:
         if ref not in ids:
             problems.append(Problem("layout", f"position for unknown component '{ref}'"))
     problems += failure_problems(topo)
+    problems += worker_problems(topo)
     return problems
 
 
@@ -111,6 +114,43 @@ def failure_problems(topo: DocumentParts) -> list[Problem]:
         return []
     return [Problem(", ".join(missing), f"not set: bolts.{failing[0]}.min_ttf makes {failing[0]} fail, and a "
                                         "failure lasts between settings.min_reboot_time and max_reboot_time (s)")]
+
+
+def worker_problems(topo: DocumentParts) -> list[Problem]:
+    """A worker that may die needs the workers and the restart bounds; an explicit assignment deals every
+    executor (and acker) of the topology to one of the workers (docs/model.md section 9)."""
+    storm, problems = topo.storm, []
+    if storm.worker_min_ttf is not None:
+        if storm.workers is None:
+            problems.append(Problem("storm.workers", "not set: storm.worker_min_ttf lets a worker die, and the "
+                                                     "workers are topology.workers"))
+        missing = [f"settings.{key}" for key in ("min_reboot_time", "max_reboot_time")
+                   if getattr(topo.settings, key) is None]
+        if missing:
+            problems.append(Problem(", ".join(missing), "not set: storm.worker_min_ttf lets a worker die, and it "
+                                                        "restarts between settings.min_reboot_time and "
+                                                        "max_reboot_time (s)"))
+    if not storm.assignment:
+        return problems
+    if storm.workers is None:
+        return [*problems, Problem("storm.assignment", "needs storm.workers (one entry per worker)")]
+    sizes = {s.name: s.executors or 1 for s in topo.spouts}
+    sizes.update({b.name: b.parallelism for b in topo.bolts})
+    sizes["__acker"] = storm.workers if storm.acker_executors is None else storm.acker_executors
+    for name, row in storm.assignment.items():
+        where = f"storm.assignment.{name[:60]}"
+        if name not in sizes:
+            problems.append(Problem(where, "not a component of the topology (nor __acker)"))
+        elif len(row) != storm.workers or any(k < 0 for k in row):
+            problems.append(Problem(where, f"needs {storm.workers} counts of executors, one per worker, none "
+                                           "negative"))
+        elif sum(row) != sizes[name]:
+            problems.append(Problem(where, f"deals {sum(row)} executors; {name[:60]} has {sizes[name]}"))
+    left = [n for n, k in sizes.items() if k and n not in storm.assignment]
+    if left:
+        problems.append(Problem("storm.assignment", f"no worker runs {listed(sorted(left))}: an explicit "
+                                                    "assignment deals every component's executors"))
+    return problems
 
 
 def _stream_problems(c: Component) -> list[Problem]:

@@ -16,7 +16,9 @@ it is refused, naming the field.
 `schema_version` 3 is every document written before windowed bolts (a bolt's `window`, docs/model.md section
 10): it reads unchanged and without a note, every bolt of it one without a window (a windowed bolt it came from
 carries the `unmodelled` mark its import gave, and stays read as that mark says). A version 3 or earlier document
-that names `window` is refused, naming the field.
+that names `window` is refused, naming the field. Version 4 also brought worker deaths (`storm.worker_min_ttf`,
+`storm.assignment`, docs/model.md section 9): a version 3 or earlier document lets no worker die, and one that
+names either field is refused, naming it.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from app.core.topology.document import Topology
 from app.core.topology.migrate import CURRENT, upgrade
 from app.core.topology.problems import Problem, TopologyError
+from app.core.topology.settings import WORKER_FIELDS
 from app.core.words import listed
 
 
@@ -67,10 +68,14 @@ def parse_topology(data: Any) -> Topology:
     bolts = data.get("bolts")
     named = [(b, key, since) for b in bolts if isinstance(b, dict) for key, since in _BOLT_FIELDS_SINCE.items()
              if key in b and version < since] if isinstance(bolts, list) else []
-    if named:  # a field an earlier version did not have: that version did not write it (app/core/topology/migrate.py)
+    storm = data.get("storm")
+    workers = [key for key in WORKER_FIELDS if isinstance(storm, dict) and key in storm and version < 4]
+    if named or workers:  # a field an earlier version did not have: that version did not write it (migrate.py)
         raise TopologyError([Problem(f"bolts.{b.get('name', b.get('id'))}.{key}",
                                      f"{key} needs schema_version {since} (this document says {version})")
-                             for b, key, since in named])
+                             for b, key, since in named]
+                            + [Problem(f"storm.{key}", f"{key} needs schema_version 4 (this document says {version})")
+                               for key in workers])
     data = _copied(data)
     notes = upgrade(data)  # an earlier version's document, read as it meant it
     raw = data  # left as it is: the model validates a copy (its name resolution changes what it is given)

@@ -126,6 +126,12 @@ class StormSettings(StrictModel):
     max_spout_pending: int | None = Field(default=None, ge=1, le=STORM_MAX_INT,
                                           description="topology.max.spout.pending")
     message_timeout_secs: int | None = Field(default=None, ge=1, description="topology.message.timeout.secs")
+    worker_min_ttf: float | None = Field(default=None, gt=0, le=1e12, allow_inf_nan=False, description=(
+        "a worker may die once this long (s) has passed since it last restarted (since time 0 for its first death); "
+        "unset = workers never die (from schema_version 4; docs/model.md section 9)"))
+    assignment: dict[str, list[int]] = Field(default_factory=dict, description=(
+        "executors of each component (by name; `__acker` for the ackers) in each worker, one entry per worker; "
+        "empty = Storm's even scheduler (from schema_version 4)"))
     storm_version: str | None = Field(default=None, max_length=40, pattern=r"^[0-9]+(\.[0-9A-Za-z-]+)*$",
                                       description=("the cluster's Storm version (e.g. 2.6.1, 1.2.3 or 2.x): it sets "
                                                    "the defaults the capacity estimates assume; unset: 2.x"))
@@ -140,3 +146,17 @@ class StormSettings(StrictModel):
     running_executors: dict[str, int] = Field(default_factory=dict, description=(
         "executors per component on the cluster (the Storm UI), where `storm rebalance` starts from"))
     observed: StormObserved | None = Field(default=None, description="what the Storm UI showed beyond the rates")
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_workers(self, handler: Any) -> Any:
+        # files without worker deaths stay byte-identical: the schema_version 4 fields are written only when set
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in WORKER_FIELDS:
+                if key in data and data[key] in (None, {}):
+                    del data[key]
+        return data
+
+
+#: the storm fields of worker deaths (schema_version 4; docs/model.md section 9)
+WORKER_FIELDS = ("worker_min_ttf", "assignment")

@@ -28,6 +28,7 @@ from app.core.units import format_duration
 
 NODE_WIDTH = 156.0
 NODE_HEIGHT = 74.0
+SMALLEST_DETAILED = 24.0  # a node drawn narrower than this many pixels is drawn as a box in its header's colour
 ASYNC_OFFSET = 4.0  # an asynchronous bolt's stacked cards, each this far behind the one before
 PORT_RADIUS = 7.0
 
@@ -121,6 +122,9 @@ class NodeItem(QGraphicsObject):
         self.component_id = component.id
         self.component = component
         self.rates: BoltRates | None = None
+        self._tooltip_due = True
+        # the rate check's proof that this bolt is unbounded (a flood whose source grows by rates), in words
+        self.flood: str | None = None
         self.live: dict[str, Any] | None = None  # Live Mode: measured capacity, ρ and α at the last poll
         self.highlighted = False
         # docs/latency.md: a bolt's sojourn bound, a spout's complete-latency bound (words), and whether it is on a
@@ -143,8 +147,10 @@ class NodeItem(QGraphicsObject):
         self._update_tooltip()
         self.update()
 
-    def set_rates(self, rates: BoltRates | None) -> None:
-        self.rates = rates
+    def set_rates(self, rates: BoltRates | None, flood: str | None = None) -> None:
+        """The rate check's figures of this bolt, and its words when the check proves it unbounded (`stormbound
+        check`'s "Unbounded" line: red, as a bolt that grows)."""
+        self.rates, self.flood = rates, flood
         self._update_tooltip()
         self.update()
 
@@ -182,6 +188,17 @@ class NodeItem(QGraphicsObject):
             self.update()
 
     def _update_tooltip(self) -> None:
+        """The tooltip is made again when it is next read (`toolTip`, or shown: CanvasView): a poll of Live Mode
+        changes 3,000 bolts' figures, most of whose tooltips are never shown."""
+        self._tooltip_due = True
+
+    def toolTip(self) -> str:  # noqa: N802 - Qt's name
+        if self._tooltip_due:
+            self._tooltip_due = False
+            self._make_tooltip()
+        return super().toolTip()
+
+    def _make_tooltip(self) -> None:
         c = self.component
         if c.kind == "spout":
             text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"
@@ -206,6 +223,8 @@ class NodeItem(QGraphicsObject):
             text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({shown}"
                      + (f": queue below {bound:.4g} tuples in every run" if bound is not None else "") + ")"
                      f"\n{self.rates.explanation}")
+        if self.flood is not None:
+            text += f"\nProven by the rate check, no search: {self.flood}"
         if self.latency:
             text += f"\n{self.latency}"
         if self.live is not None and c.kind == "bolt":
@@ -245,14 +264,14 @@ class NodeItem(QGraphicsObject):
         alpha = format_duration(c.alpha).replace(" ", "")  # milliseconds below a second, as the inspector shows it
         lines = [f"α {_value(c, 'alpha', alpha)} · σ {_value(c, 'sigma', _number(c.sigma))} "
                  f"· {c.parallelism} exec" + (f"/{c.tasks} tasks" if c.tasks and c.tasks != c.parallelism else "")
-                 + (f" × {c.threads} thr" if c.threads is not None else "")
-                 + (f" · win {c.window.interval:g}/{c.window.length:g}" if c.window is not None else "")]
+                 + (f" × {c.threads} thr" if c.threads is not None else "")]
         live = self.live_lines()
         if live is not None:  # Live Mode: the measured capacity and verdict, the model's ρ at the measured figures
             return live
         if self.rates is not None:
             bound = self.rates.queue_bound
-            lines.append(f"ρ {self.rates.utilisation:.2f} · {STATUS_SHORT.get(self.rates.status, self.rates.status)}"
+            status = "unbounded" if self.flood is not None else STATUS_SHORT.get(self.rates.status, self.rates.status)
+            lines.append(f"ρ {self.rates.utilisation:.2f} · {status}"
                          + (f" < {bound:.4g}" if bound is not None else ""))
         return lines
 
@@ -266,11 +285,14 @@ class NodeItem(QGraphicsObject):
                 return utilisation_colour(min(float(self.live["capacity"]), 1.0))
         if self.rates is None:
             return GREY
+        if self.flood is not None:  # proven unbounded: red, as a bolt that grows (its ρ may be low)
+            return RED
         return utilisation_colour(self.rates.utilisation)
 
     # ---- drawing -------------------------------------------------------------
     def boundingRect(self) -> QRectF:
-        return QRectF(-4, -4, NODE_WIDTH + 8 + ASYNC_OFFSET * 2, NODE_HEIGHT + 8 + ASYNC_OFFSET * 2)
+        # (room for an asynchronous bolt's cards, a window's frames and its slide/length below them)
+        return QRectF(-4, -4, NODE_WIDTH + 8 + ASYNC_OFFSET * 2, NODE_HEIGHT + 16 + ASYNC_OFFSET * 2)
 
     def _paint_threads(self, painter: QPainter, rect: QRectF) -> None:
         """An asynchronous bolt (docs/model.md section 8) is drawn as a stack of cards, its threads behind it."""
@@ -278,6 +300,21 @@ class NodeItem(QGraphicsObject):
         painter.setBrush(QColor("#e8ecf1"))
         for step in (2, 1):
             painter.drawRoundedRect(rect.translated(ASYNC_OFFSET * step, ASYNC_OFFSET * step), 8, 8)
+
+    def kind_label(self) -> str:
+        """The header's word for what the component is: a spout, a bolt, an asynchronous bolt, a count window's
+        slide/length (docs/model.md section 10), or a construct the model does not have, marked ⚠."""
+        c = self.component
+        if c.kind == "spout":
+            return "⟶ spout"
+        if c.threads is not None:
+            return "async bolt"
+        if c.not_modelled is not None:
+            return "join ⚠" if c.not_modelled.startswith("a join") else "window ⚠"
+        window = c.count_window
+        if window is None:
+            return "bolt"
+        return f"tumbling {window.length:g}" if window.slide is None else f"win {window.slide:g}/{window.length:g}"
 
     def _paint_window(self, painter: QPainter, rect: QRectF) -> None:
         """A windowed bolt (docs/model.md section 10) is framed by its window, dashed; a sliding one by two
@@ -293,9 +330,14 @@ class NodeItem(QGraphicsObject):
                                     10, 10)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         rect = QRectF(0, 0, NODE_WIDTH, NODE_HEIGHT)
         header = self.header_colour()
+        if option.levelOfDetailFromTransform(painter.worldTransform()) * NODE_WIDTH < SMALLEST_DETAILED:
+            # too small to read (a fitted view of thousands): the box in its header's colour, without words
+            painter.setPen(QPen(SELECTED, 0) if self.isSelected() else Qt.PenStyle.NoPen)
+            painter.fillRect(rect, header)
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if self.highlighted:
             painter.setPen(QPen(HIGHLIGHT, 5))
             painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -329,13 +371,7 @@ class NodeItem(QGraphicsObject):
         title.setPointSizeF(10.0)
         painter.setFont(title)
         painter.setPen(QColor("#ffffff"))
-        kind = "⟶ spout" if self.component.kind == "spout" else "bolt"
-        if self.component.kind == "bolt" and self.component.threads is not None:
-            kind = "async bolt"
-        elif self.component.kind == "bolt" and self.component.not_modelled is not None:  # docs/model.md section 10
-            kind = "join ⚠" if self.component.not_modelled.startswith("a join") else "window ⚠"
-        elif self.component.kind == "bolt" and self.component.count_window is not None:
-            kind = "window bolt"
+        kind = self.kind_label()
         small = QFont()
         small.setPointSizeF(8.0)
         room = NODE_WIDTH - 20
@@ -347,6 +383,11 @@ class NodeItem(QGraphicsObject):
         if show_kind:
             painter.setFont(small)
             painter.drawText(QRectF(10, 3, room, 20), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, kind)
+        elif self.component.kind == "bolt" and self.component.count_window is not None:  # on its frame, below
+            painter.setFont(small)
+            painter.setPen(WINDOW_FRAME)
+            painter.drawText(QRectF(10, NODE_HEIGHT + ASYNC_OFFSET + 3, room, 12),
+                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, kind)
         body = QFont()
         body.setPointSizeF(8.5)
         painter.setFont(body)
@@ -459,6 +500,8 @@ class EdgeItem(QGraphicsPathItem):
         painter.setBrush(Qt.BrushStyle.NoBrush)
         path = self.path()
         painter.drawPath(path)
+        if option.levelOfDetailFromTransform(painter.worldTransform()) * NODE_WIDTH < SMALLEST_DETAILED:
+            return  # as its nodes: too small to read, the curve without its arrowhead and label
         end = path.pointAtPercent(1.0)
         before = path.pointAtPercent(0.96)
         direction = end - before

@@ -9,18 +9,57 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent, QGraphicsTextItem
 
-from app.core.topology import Position
-from app.gui.canvas.items import EdgeItem, NodeItem, PortItem, RubberLink
+from app.core.rates import RateReport
+from app.core.topology import Position, Subscription
+from app.gui.canvas.items import NODE_HEIGHT, NODE_WIDTH, EdgeItem, NodeItem, PortItem, RubberLink
 from app.gui.commands import AddSubscriptionCommand, ConnectionRefused, MoveComponentsCommand
 from app.gui.document import DocumentModel
 
 #: links added per turn of the event loop when a document is shown: 20,000 subscriptions are drawn in turns
 #: of a fraction of a second each, the window answering between them (bench/gui_open_large.py)
 EDGE_BATCH = 1000
+#: components added per turn of the event loop when a document is shown (each with its rate colour and latency
+#: words): Live Mode's first poll of 3,000 bolts is drawn in turns too (bench/gui_live_first_poll.py). A document
+#: of up to NODE_BATCH components is drawn at once.
+NODE_BATCH = 200
+
+
+def rate_marks(document: DocumentModel) -> tuple[RateReport | None, dict[str, str]]:
+    """What the canvas shows of the snapshot's rate check: its report (None when the document is not analysable
+    yet, e.g. mid-edit without a spout) and the bolts it proves unbounded, each with `check`'s words for it."""
+    try:
+        report = document.rates().report(suggest=False) if document.topology().bolts else None
+    except Exception:  # a document mid-edit may not be analysable yet
+        return None, {}
+    floods = document.floods() if report is not None else {}
+    if not floods:
+        return report, {}
+    from app.core.tcn.flood import flood_message  # loaded with the floods found
+
+    return report, {name: flood_message(cert).text() for name, cert in floods.items()}
+
+
+def layout_rect(document: DocumentModel) -> QRectF:
+    """Where the document's components are, by its layout (those still to be drawn too); empty without any."""
+    rect = QRectF()
+    for c in document.topology().components:
+        pos = document.position(c.id)
+        rect = rect.united(QRectF(pos.x, pos.y, NODE_WIDTH, NODE_HEIGHT))
+    return rect
+
+
+def edge_label(sub: Subscription) -> str:
+    """What a link shows on the canvas: its grouping (not shuffle's), fields, and a stream other than default."""
+    label: str = sub.grouping if sub.grouping != "shuffle" else ""
+    if sub.grouping == "fields":
+        label = "fields(" + ",".join(sub.fields) + ")"
+    if sub.stream not in (None, "default"):  # a non-default stream is named on its link
+        label = f"{sub.stream}: {label}" if label else sub.stream
+    return label
 
 
 class CanvasScene(QGraphicsScene):
@@ -43,6 +82,7 @@ class CanvasScene(QGraphicsScene):
         self.last_refusal = ""
         self.live_verdicts: dict[str, str] = {}  # Live Mode: each bolt's verdict at the last poll
         self.setSceneRect(-2000, -2000, 4000, 4000)
+        self._pending_nodes: list[str] = []  # component ids still to draw after a rebuild, in turns
         self._pending_edges: list[str] = []  # subscription ids still to draw after a rebuild, in turns
         self._edge_timer = QTimer(self)
         self._edge_timer.setSingleShot(True)
@@ -68,20 +108,50 @@ class CanvasScene(QGraphicsScene):
         self.edges.clear()
         self.nodes.clear()
         topo = self.document.topology()
-        for c in topo.components:
-            self._on_node_added(c.id)
-        self._pending_edges = [s.id for s in topo.subscriptions]
+        # room for the whole layout (3,000 bolts in a column are 300,000 pixels tall), drawn or still to be drawn
+        room = layout_rect(self.document).adjusted(-500, -500, 500, 500)
+        self.setSceneRect(QRectF(-2000, -2000, 4000, 4000).united(room))
         self._edge_timer.stop()
-        self._add_pending_edges(refresh=False)
-        self.refresh_rates()
+        self._pending_edges = [s.id for s in topo.subscriptions]
+        if len(topo.components) <= NODE_BATCH:
+            self._pending_nodes = []
+            for c in topo.components:
+                self._on_node_added(c.id)
+            self._add_pending_edges(refresh=False)
+            self.refresh_rates()
+        else:  # components in turns, each with its colour and words, then the links in turns
+            self._pending_nodes = [c.id for c in topo.components]
+            self._add_pending_nodes()
 
     def drawing(self) -> bool:
-        """Whether links of the document are still to be drawn (a large document is drawn in turns)."""
-        return bool(self._pending_edges)
+        """Whether components or links of the document are still to be drawn (a large document is drawn in
+        turns)."""
+        return bool(self._pending_nodes or self._pending_edges)
+
+    def _add_pending_nodes(self) -> None:
+        """Draw the next NODE_BATCH components still to draw (those the document still has) with their rate colour
+        and latency words, then let the event loop run before the next turn; after the last, the links."""
+        batch, self._pending_nodes = self._pending_nodes[:NODE_BATCH], self._pending_nodes[NODE_BATCH:]
+        report, floods = rate_marks(self.document)
+        words, critical = self.document.latency_marks()
+        on_path = {n for pair in critical for n in pair}
+        for ident in batch:
+            if ident in self.nodes or not self.document.has_component(ident):
+                continue
+            self._on_node_added(ident)
+            node = self.nodes[ident]
+            if node.component.kind == "bolt":
+                name = node.component.name
+                node.set_rates(report.bolts.get(name) if report else None, floods.get(name))
+            node.set_latency(words.get(ident), ident in on_path)
+        self._edge_timer.start()
 
     def _add_pending_edges(self, refresh: bool = True) -> None:
         """Draw the next EDGE_BATCH links still to draw (those the document still has), then let the event loop
         run before the next turn; the last turn marks the critical paths on every link."""
+        if self._pending_nodes:  # the components first
+            self._add_pending_nodes()
+            return
         batch, self._pending_edges = self._pending_edges[:EDGE_BATCH], self._pending_edges[EDGE_BATCH:]
         for ident in batch:
             if ident not in self.edges and self.document.has_subscription(ident):
@@ -89,7 +159,7 @@ class CanvasScene(QGraphicsScene):
         if self._pending_edges:
             self._edge_timer.start()
         elif refresh:
-            self._refresh_latency()
+            self._refresh_latency(nodes=False)
 
     def _on_node_added(self, ident: str) -> None:
         item = NodeItem(self.document.component(ident))
@@ -111,12 +181,10 @@ class CanvasScene(QGraphicsScene):
 
     def _on_edge_added(self, ident: str) -> None:
         sub = self.document.subscription(ident)
-        label: str = sub.grouping if sub.grouping != "shuffle" else ""
-        if sub.grouping == "fields":
-            label = "fields(" + ",".join(sub.fields) + ")"
-        if sub.stream not in (None, "default"):  # a non-default stream is named on its link
-            label = f"{sub.stream}: {label}" if label else sub.stream
-        edge = EdgeItem(ident, self.nodes[sub.source], self.nodes[sub.target], label)
+        if sub.source not in self.nodes or sub.target not in self.nodes:  # drawn once its components are
+            self._pending_edges.append(ident)
+            return
+        edge = EdgeItem(ident, self.nodes[sub.source], self.nodes[sub.target], edge_label(sub))
         grouping = sub.grouping + (f" on {', '.join(sub.fields)}" if sub.fields else "")
         stream = f"stream {sub.stream or 'default'} of "
         edge.setToolTip(f"{self.nodes[sub.target].component.name} subscribes to "
@@ -142,24 +210,22 @@ class CanvasScene(QGraphicsScene):
                 item.setPos(pos.x, pos.y)
 
     def refresh_rates(self) -> None:
-        """Colour every bolt by the rate check's utilisation (instant, so after every change)."""
-        topo = self.document.topology()
-        try:
-            report = self.document.rates().report(suggest=False) if topo.bolts else None
-        except Exception:  # a document mid-edit (e.g. no spout) may not be analysable yet
-            report = None
-        for b in topo.bolts:
+        """Colour every bolt by the rate check's utilisation, red where the check proves it unbounded (instant, so
+        after every change)."""
+        report, floods = rate_marks(self.document)
+        for b in self.document.topology().bolts:
             if b.id in self.nodes:
-                self.nodes[b.id].set_rates(report.bolts.get(b.name) if report else None)
+                self.nodes[b.id].set_rates(report.bolts.get(b.name) if report else None, floods.get(b.name))
         self._refresh_latency()
 
-    def _refresh_latency(self) -> None:
-        """Each bolt's sojourn bound in its tooltip, each spout's complete-latency bound in its, and the critical
-        paths marked (app/core/latency/bounds.py: exact and instant, no witness searched here; kept beside the
-        document's snapshot, `DocumentModel.latency_marks`)."""
+    def _refresh_latency(self, nodes: bool = True) -> None:
+        """Each bolt's sojourn bound in its tooltip, each spout's complete-latency bound in its (unless `nodes` is
+        False: a large document's were given as it was drawn), and the critical paths marked
+        (app/core/latency/bounds.py: exact and instant, no witness searched here; kept beside the document's
+        snapshot, `DocumentModel.latency_marks`)."""
         words, critical = self.document.latency_marks()
         on_path = {n for pair in critical for n in pair}
-        for ident, node in self.nodes.items():
+        for ident, node in self.nodes.items() if nodes else ():
             node.set_latency(words.get(ident), ident in on_path)
         for edge in self.edges.values():
             mark = (edge.source.component_id, edge.target.component_id) in critical

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QColor,
@@ -17,6 +17,7 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDragMoveEvent,
     QDropEvent,
+    QHelpEvent,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -27,8 +28,8 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
 
 from app.core.topology import Position
-from app.gui.canvas.items import NODE_HEIGHT, NODE_WIDTH
-from app.gui.canvas.scene import CanvasScene
+from app.gui.canvas.items import NODE_HEIGHT, NODE_WIDTH, NodeItem
+from app.gui.canvas.scene import CanvasScene, layout_rect
 from app.gui.commands import AddComponentCommand, new_bolt, new_spout
 from app.gui.document import DocumentModel
 
@@ -75,6 +76,8 @@ class CanvasView(QGraphicsView):
         painter.fillRect(rect, QColor("#f4f6f8"))
         scale = self.transform().m11()
         step = GRID if scale >= 0.5 else GRID * 5
+        while step * scale < 4:  # zoomed far out (thousands of components): lines at least 4 pixels apart
+            step *= 5
         left = math.floor(rect.left() / step) * step
         top = math.floor(rect.top() / step) * step
         fine = QPen(QColor("#e3e7ec"), 0)
@@ -113,6 +116,13 @@ class CanvasView(QGraphicsView):
         if 0.15 <= scale <= 4.0:
             self.scale(factor, factor)
 
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            item = self.itemAt(event.pos())
+            if isinstance(item, NodeItem):
+                item.toolTip()  # made now if due (NodeItem makes its tooltip when it is read)
+        return super().viewportEvent(event)
+
     def wheelEvent(self, event: QWheelEvent) -> None:
         if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
             self.auto_fit = False
@@ -143,6 +153,7 @@ class CanvasView(QGraphicsView):
         rect = QRectF()
         for item in items:
             rect = rect.united(item.sceneBoundingRect())
+        rect = rect.united(layout_rect(self.canvas_scene.document))  # those still to be drawn too
         rect = rect.adjusted(-60, -70, 60, 60)
         self.resetTransform()
         self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)

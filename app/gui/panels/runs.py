@@ -4,19 +4,19 @@ The view of the panel: widgets, settings and drawing. What it does is in
 `RunsController` (app/gui/panels/runs_controller.py); the view sends it typed
 requests and follows its signals. Analysing or checking a log runs in this process
 when the engine setting allows it (`auto`: small logs, app.measure.engine_choice), so a
-log can be opened without attaching Spark. Measured queue series are drawn dashed, in the
-panel's own plot and over the plots of a `TracePlots` source (the verification
-trace view, wired in by the main window) for the same bolts.
+log can be opened without attaching Spark. The result tabs are a `RunResults`
+(app/gui/panels/run_results.py): measured queue series are drawn dashed, in its own plot
+and over the plots of a `TracePlots` source (the verification trace view, wired in by
+the main window) for the same bolts.
 """
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import pyqtgraph as pg
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QObject, QSettings, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -25,34 +25,21 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.topology import Topology
 from app.gui.document import DocumentModel
-from app.gui.panels.cep_matches import CepMatchesPanel
+from app.gui.panels.run_results import RunResults, TracePlots
 from app.gui.panels.runs_controller import HostFactory, MonitorMatches, RunOptions, RunsController, SparkHostLike
 from app.gui.workers import CallWorker, WorkProgress
 from app.measure.analysis import Analysis
 from app.measure.model_vs_measured import Comparison
 from app.measure.reliability import ReliabilityReport
-
-DASHED = Qt.PenStyle.DashLine
-COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
-
-
-class TracePlots(Protocol):
-    """Plots per bolt name that measured queues can be drawn over (the verification trace view)."""
-
-    plot_items: dict[str, Any]
 
 
 class RunsPanel(QWidget):
@@ -66,8 +53,6 @@ class RunsPanel(QWidget):
         self.document = document
         self.settings = settings
         self.controller = RunsController(document, self)
-        self.trace_plots: TracePlots | None = None
-        self.overlays: list[Any] = []
         self._build()
         controller = self.controller
         controller.engine = self.engine_box.currentText()
@@ -77,7 +62,7 @@ class RunsPanel(QWidget):
         controller.progress_changed.connect(self._on_progress)
         controller.failed.connect(self._on_failed)
         controller.analysis_ready.connect(self._show_analysis)
-        controller.reliability_ready.connect(self.show_reliability)
+        controller.reliability_ready.connect(self.results.show_reliability)
         controller.patterns_started.connect(self._on_patterns_started)
         controller.patterns_matched.connect(self._on_patterns_matched)
         controller.patterns_failed.connect(self._on_patterns_failed)
@@ -124,20 +109,20 @@ class RunsPanel(QWidget):
 
     def set_trace_plots(self, source: TracePlots | None) -> None:
         """Draw measured queues over these plots too (the main window passes the trace view)."""
-        self.trace_plots = source
-        self._draw_overlays()
+        self.results.set_trace_plots(source)
 
     # ---- layout
     def _build(self) -> None:
-        """Three rows (Spark, the run's settings, run and open) above the result tabs."""
+        """Three rows (Spark, the run's settings, run and open) above the result tabs (`RunResults`)."""
         top = self._build_spark_row()
         settings_row, row = self._build_run_rows()
-        self._build_tabs()
+        self.results = RunResults()
+        self.results.apply_button.clicked.connect(self.apply_measured)
         main = QVBoxLayout(self)
         main.addLayout(top)
         main.addLayout(settings_row)
         main.addLayout(row)
-        main.addWidget(self.tabs)
+        main.addWidget(self.results)
 
     def _build_spark_row(self) -> QHBoxLayout:
         """The Spark host: its status, master and Python, Attach, and the engine that analyses logs."""
@@ -217,43 +202,6 @@ class RunsPanel(QWidget):
             row.addWidget(w)
         return settings_row, row
 
-    def _build_tabs(self) -> None:
-        """The result tabs: measured queues, parameters, model vs measured, reliability, patterns."""
-        self.plot = pg.PlotWidget(background="w")
-        self.plot.setLabel("left", "queue (tuples)")
-        self.plot.setLabel("bottom", "time (s)")
-        self.plot.addLegend()
-        self.overlay_box = QCheckBox("Overlay measured queues on the trace plots")
-        self.overlay_box.setChecked(True)
-        self.overlay_box.toggled.connect(self._draw_overlays)
-        plot_tab = QWidget()
-        lay = QVBoxLayout(plot_tab)
-        lay.addWidget(self.plot)
-        lay.addWidget(self.overlay_box)
-
-        self.parameters = QTableWidget(0, 5)
-        self.parameters.setHorizontalHeaderLabels(["component", "parameter", "annotated", "measured", "difference"])
-        self.apply_button = QPushButton("Apply measured values")
-        self.apply_button.setToolTip("Put the measured rates, bursts, α and σ into the topology (undoable)")
-        self.apply_button.clicked.connect(self.apply_measured)
-        param_tab = QWidget()
-        lay = QVBoxLayout(param_tab)
-        lay.addWidget(self.parameters)
-        lay.addWidget(self.apply_button)
-
-        self.bolts = QTableWidget(0, 6)
-        self.bolts.setHorizontalHeaderLabels(["bolt", "model", "growth/s (model)", "predicted at measured",
-                                              "measured slope (95% CI)", "agrees"])
-        self.reliability_text = QPlainTextEdit()
-        self.reliability_text.setReadOnly(True)
-        self.tabs = QTabWidget()
-        self.tabs.addTab(plot_tab, "Queues")
-        self.tabs.addTab(param_tab, "Parameters")
-        self.tabs.addTab(self.bolts, "Model vs measured")
-        self.tabs.addTab(self.reliability_text, "Reliability")
-        self.patterns = CepMatchesPanel()
-        self.tabs.addTab(self.patterns, "Patterns")
-
     def _update_buttons(self) -> None:
         attached = self.host is not None
         busy = self.running is not None
@@ -263,7 +211,7 @@ class RunsPanel(QWidget):
         self.open_button.setEnabled(can_read and not busy)
         self.reliability_button.setEnabled(can_read and not busy and self.log_path is not None)
         self.cancel_button.setEnabled(busy)
-        self.apply_button.setEnabled(self.measured_topology is not None)
+        self.results.apply_button.setEnabled(self.measured_topology is not None)
 
     def _engine_changed(self, engine: str) -> None:
         self.settings.setValue("runs/engine", engine)
@@ -329,13 +277,13 @@ class RunsPanel(QWidget):
         return self.controller.match_patterns(path)
 
     def _on_patterns_started(self) -> None:
-        self.patterns.summary.setText("matching monitor patterns...")
+        self.results.patterns.summary.setText("matching monitor patterns...")
 
     def _on_patterns_matched(self, result: MonitorMatches) -> None:
-        self.patterns.set_matches(result.matches, result.patterns)
+        self.results.patterns.set_matches(result.matches, result.patterns)
 
     def _on_patterns_failed(self, message: str) -> None:
-        self.patterns.summary.setText(f"monitor patterns could not run: {message}")
+        self.results.patterns.summary.setText(f"monitor patterns could not run: {message}")
 
     def cancel(self) -> None:
         if self.controller.cancel():
@@ -355,72 +303,12 @@ class RunsPanel(QWidget):
         return self.controller.check_reliability()
 
     # ---- showing results
-    def show_reliability(self, report: ReliabilityReport) -> None:
-        self.reliability_text.setPlainText(report.summary())
-        self.tabs.setCurrentWidget(self.reliability_text)
-
     def show_analysis(self, analysis: Analysis, topo: Topology | None = None) -> None:
         """Fill the plot and tables from an analysis of a run of `topo` (default: the current document)."""
         self.controller.set_analysis(analysis, topo)
 
     def _show_analysis(self, analysis: Analysis) -> None:
-        self.plot.clear()
-        for i, (name, comp) in enumerate(sorted(analysis.components.items())):
-            if comp.series:
-                xs = [x - analysis.start for x, _ in comp.series]
-                pen = pg.mkPen(COLOURS[i % len(COLOURS)], width=2, style=DASHED)
-                self.plot.plot(xs, [y for _, y in comp.series], pen=pen, name=f"{name} (measured)")
-        self._fill_parameters()
-        self._fill_bolts()
-        self._draw_overlays()
-
-    def _fill_parameters(self) -> None:
-        comparison = self.controller.comparison
-        rows = comparison.parameters if comparison else []
-        self.parameters.setRowCount(len(rows))
-        for r, p in enumerate(rows):
-            diff = p.relative_error
-            cells = [p.component, p.parameter, f"{p.annotated:g}", "-" if p.measured is None else f"{p.measured:.4g}",
-                     "-" if diff is None else f"{diff:+.1%}"]
-            for c, text in enumerate(cells):
-                self.parameters.setItem(r, c, QTableWidgetItem(text))
-
-    def _fill_bolts(self) -> None:
-        comparison = self.controller.comparison
-        rows = comparison.bolts if comparison else []
-        self.bolts.setRowCount(len(rows))
-        for r, b in enumerate(rows):
-            cells = [b.bolt, b.model_status, f"{b.model_growth:.3g}",
-                     "-" if b.predicted_growth is None else f"{b.predicted_growth:.3g}",
-                     "-" if b.measured_slope is None or b.measured_ci is None else
-                     f"{b.measured_slope:+.3f} ({b.measured_ci[0]:+.3f}..{b.measured_ci[1]:+.3f}) {b.measured_verdict}",
-                     {True: "yes", False: "no", None: "-"}[b.agrees]]
-            for c, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                if c == 4 and b.measured_note:
-                    item.setToolTip(b.measured_note)
-                self.bolts.setItem(r, c, item)
-
-    def _trace_plots(self) -> list[tuple[str, Any]]:
-        return list((self.trace_plots.plot_items or {}).items()) if self.trace_plots is not None else []
-
-    def _draw_overlays(self, *_: Any) -> None:
-        """Dashed measured queue series over the verification trace plots of the same bolts."""
-        for plot, item in self.overlays:
-            with contextlib.suppress(RuntimeError):  # the trace view rebuilt its plots
-                plot.removeItem(item)
-        self.overlays.clear()
-        analysis = self.controller.analysis
-        if analysis is None or not self.overlay_box.isChecked():
-            return
-        for name, plot in self._trace_plots():
-            comp = analysis.components.get(name)
-            if comp is None or not comp.series:
-                continue
-            item = pg.PlotDataItem([x - analysis.start for x, _ in comp.series], [y for _, y in comp.series],
-                                   pen=pg.mkPen("#444444", width=1.5, style=DASHED), name="measured")
-            plot.addItem(item)
-            self.overlays.append((plot, item))
+        self.results.show_analysis(analysis, self.controller.comparison)
 
     def apply_measured(self) -> int:
         """Put the measured parameters into the document as one undoable step; returns the components changed."""
@@ -429,3 +317,20 @@ class RunsPanel(QWidget):
     def shutdown(self) -> None:
         """Stop the Spark host and wait for background calls (on quit)."""
         self.controller.shutdown()
+
+
+def create_actions(panel: RunsPanel, parent: QObject) -> list[QAction]:
+    """The panel's actions for the Runs menu (Attach / detach Spark, Run, Cancel, Open event log, Check
+    reliability, Apply measured values), owned by `parent`, in their menu order."""
+    actions = []
+    for text, slot, name in (("Attach / detach Spark", panel.toggle_attach, "action_runs_attach"),
+                             ("Run current topology", panel.start_run, "action_runs_run"),
+                             ("Cancel run", panel.cancel, "action_runs_cancel"),
+                             ("Open event log...", panel.open_dialog, "action_runs_open"),
+                             ("Check reliability", panel.check_reliability, "action_runs_reliability"),
+                             ("Apply measured values", panel.apply_measured, "action_runs_apply")):
+        action = QAction(text, parent)
+        action.setObjectName(name)
+        action.triggered.connect(slot)
+        actions.append(action)
+    return actions

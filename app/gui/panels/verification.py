@@ -20,39 +20,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QItemSelection, QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelection, QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QCheckBox,
-    QFileDialog,
-    QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QMenu,
-    QMessageBox,
-    QProgressBar,
-    QPushButton,
     QSplitter,
-    QTableView,
     QTextBrowser,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.core.formats.verified import bolt_verdict_words, result_headline
+from app.core.formats.trace import expanded_trace
+from app.core.formats.verified import result_headline
 from app.core.results import BoltVerdict, VerifyResult
-from app.gui.app_words import in_app_words
+from app.gui.dialogs import Dialogs
 from app.gui.document import DocumentModel
-from app.gui.panels.property_table import (
-    COLUMNS,
-    MARKER_COLOURS,
-    VERDICT_TEXT_COLOURS,
-    PropertyTableModel,
-    marker_icon,
-)
-from app.gui.panels.trace_view import TraceView, save_bytes
+from app.gui.panels.property_table import COLUMNS, MARKER_COLOURS, PropertyTableModel, PropertyTableView, marker_icon
+from app.gui.panels.trace_view import TraceView
+from app.gui.panels.verification_bar import VerificationBar
 from app.gui.panels.verification_controller import (
     VERDICT_MARKER,
     PropertySpec,
@@ -61,6 +46,14 @@ from app.gui.panels.verification_controller import (
     format_stats,
     property_specs,
 )
+from app.gui.panels.verification_text import (
+    SearchProgress,
+    SummaryLines,
+    details_html,
+    headline_html,
+    shown_in_headline,
+)
+from app.gui.panels.verified_export import export_verified, export_verified_dialog
 from app.gui.workers import SearchFactory, VerifyWorker
 
 __all__ = [
@@ -104,99 +97,36 @@ class VerificationPanel(QWidget):
         self.headline_label.setObjectName("verification_headline")
         self.headline_label.setWordWrap(True)
         layout = QVBoxLayout(self)
-        layout.addLayout(bar)
+        layout.addWidget(bar)
         layout.addWidget(self.headline_label)
         layout.addWidget(splitter, 1)
-        layout.addWidget(self.capacity_label)
-        layout.addWidget(self.timeouts_label)
-        layout.addWidget(self.progress_label)
-        layout.addWidget(self.progress_bar)
+        layout.addWidget(self.summary_lines)
+        layout.addWidget(self.progress)
 
-        self.elapsed_timer = QTimer(self)
-        self.elapsed_timer.setInterval(100)
-        self.elapsed_timer.timeout.connect(self._show_progress)
         self._connect_controller()
         self._selected_property = 0
         self._restore_selection()
         self._update_buttons()
 
-    def _build_bar(self) -> QHBoxLayout:
-        """The buttons (Verify, Cancel, Show trace, Checked bolts) and the search options, in one row."""
-        self.verify_button = QPushButton("Verify")
-        self.verify_button.setToolTip("Verify every property in a background thread (F5)")
-        self.verify_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop the running verification")
-        self.cancel_button.clicked.connect(self.cancel)
-        self.trace_button = QPushButton("Show trace")
-        self.trace_button.setToolTip("Open the selected property's counterexample in the trace view")
-        self.trace_button.clicked.connect(self.show_selected_trace)
-        self.bolts_button = QToolButton()
-        self.bolts_button.setText("Checked bolts")
-        self.bolts_button.setToolTip("Choose the bolts whose unbounded growth is verified (undoable)")
-        self.bolts_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.bolts_menu = QMenu(self.bolts_button)
-        self.bolts_menu.aboutToShow.connect(self._fill_bolts_menu)
-        self.bolts_menu.triggered.connect(self._on_bolt_toggled)
-        self.bolts_button.setMenu(self.bolts_menu)
-        self.force_box = QCheckBox("search even if proved bounded")
-        self.force_box.setToolTip("Without this, a bolt the rate argument proves bounded is reported "
-                                  "'bounded (rate proof)' without running the solver")
-        self.force_box.toggled.connect(self._on_force_toggled)
-        self.region_box = QCheckBox("clocks up to regions")
-        self.region_box.setToolTip("Let the loop's clocks repeat up to regions instead of exactly: finds more "
-                                   "lassos (section 3 of the semantics) but can be much slower")
-        self.region_box.toggled.connect(self._on_region_toggled)
-        bar = QHBoxLayout()
-        for w in (self.verify_button, self.cancel_button, self.trace_button, self.bolts_button):
-            bar.addWidget(w)
-        options = QVBoxLayout()  # stacked, so the panel stays narrow
-        options.setSpacing(0)
-        options.addWidget(self.force_box)
-        options.addWidget(self.region_box)
-        bar.addLayout(options)
-        bar.addStretch(1)
+    def _build_bar(self) -> VerificationBar:
+        """The row of buttons and search options (`VerificationBar`), its three buttons connected."""
+        bar = self.bar = VerificationBar(self.document, self.controller)
+        bar.verify_button.clicked.connect(self.start)
+        bar.cancel_button.clicked.connect(self.cancel)
+        bar.trace_button.clicked.connect(self.show_selected_trace)
         return bar
 
     def _build_table(self) -> None:
         """The property list: one row per property (and per checked bolt), selected one at a time."""
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setShowGrid(False)
-        self.table.setWordWrap(False)
-        self.table.verticalHeader().setVisible(False)
-        # one line a row: a fixed height, not each row measured again whenever a verdict arrives (50 bolts: 0.5 s)
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        for c in (2, 3, 4):
-            header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
-        # columns fitted to the rows on screen, not to every row whenever a verdict arrives (480 bolts: Qt asked the
-        # model 60,000 times and the GUI thread stalled 1–3 s per update; bench/RESULTS.md)
-        header.setResizeContentsPrecision(0)
+        self.table = PropertyTableView(self.model)
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
         self.table.doubleClicked.connect(self._on_double_clicked)
 
     def _build_status(self) -> None:
-        """Below the list: the capacity line, the progress in words and as a bar, the selected row's details."""
-        # capacity in Storm's terms: one short line (the headroom), Storm's response in its tooltip
-        self.capacity_label = QLabel("")
-        self.capacity_label.setWordWrap(True)
-        self.capacity_label.setVisible(False)
-        # per spout: can a tuple tree outlast the message timeout (docs/latency.md), the reasons in the tooltip
-        self.timeouts_label = QLabel("")
-        self.timeouts_label.setWordWrap(True)
-        self.timeouts_label.setVisible(False)
-        self.progress_label = QLabel("Not run.")
-        self.progress_label.setWordWrap(True)
-        self.progress_bar = QProgressBar()
-        self.progress_bar.setTextVisible(True)
-        self.progress_bar.setVisible(False)
+        """Below the list: the capacity and timeouts lines, the progress in words and as a bar, the selected
+        row's details."""
+        self.summary_lines = SummaryLines()
+        self.progress = SearchProgress(self.controller)
         self.details = QTextBrowser()
         self.details.setOpenExternalLinks(False)
 
@@ -207,8 +137,6 @@ class VerificationPanel(QWidget):
         self.model.modelAboutToBeReset.connect(self._remember_selection)
         self.model.modelReset.connect(self._restore_selection)
         controller.property_changed.connect(self._on_property_changed)
-        controller.status_changed.connect(self.progress_label.setText)
-        controller.progress_changed.connect(self._on_progress)
         controller.run_started.connect(self._on_run_started)
         controller.result_arrived.connect(self._on_result)
         controller.result_arrived.connect(self.result_arrived)
@@ -263,14 +191,11 @@ class VerificationPanel(QWidget):
 
     def selected(self) -> tuple[int, str | None]:
         """(property row, bolt name or None) of the selected row; (-1, None) when nothing is selected."""
-        rows = self.table.selectionModel().selectedRows()
-        return self.model.entry(rows[0].row()) if rows else (-1, None)
+        return self.table.selected()
 
     def select(self, row: int, bolt: str | None = None) -> None:
         """Select property `row` (or its checked bolt `bolt`) in the list."""
-        table_row = self.model.table_row(row, bolt)
-        if table_row >= 0:
-            self.table.selectRow(table_row)
+        self.table.select(row, bolt)
 
     # ---- the property list -----------------------------------------------------------------
     def _remember_selection(self) -> None:
@@ -292,61 +217,19 @@ class VerificationPanel(QWidget):
 
     def _show_headline(self) -> None:
         """Each property's verdict at a glance, in its marker's colour, one line each (hidden before any)."""
-        lines = [(s.verdict_text, s.colour) for s in self.states if s.result is not None or s.running or s.partial]
-        self.headline_label.setText("<br>".join(
-            f"<span style='font-size:large; font-weight:bold; color:{VERDICT_TEXT_COLOURS[colour]}'>"
-            f"{_html(text)}</span>" for text, colour in lines))
-        self.headline_label.setVisible(bool(lines))
+        self.headline_label.setText(headline_html(self.states))
+        self.headline_label.setVisible(bool(shown_in_headline(self.states)))
 
     def headline(self) -> str:
         """The headline's text (also used by tests): each shown property's verdict at a glance, a line each."""
-        return "\n".join(s.verdict_text for s in self.states if s.result is not None or s.running or s.partial)
+        return "\n".join(s.verdict_text for s in shown_in_headline(self.states))
 
     def _show_details(self) -> None:
         row, bolt = self.selected()
-        if not 0 <= row < len(self.states):
-            self.details.clear()
-            return
-        state = self.states[row]
-        parts = [f"<b>{_html(state.verdict_text)}</b>"]
-        if state.verdict_words and state.verdict_words != state.verdict_text.removeprefix("stale: "):
-            parts.append(f"{_html(state.spec.title)}: {_html(state.verdict_words)}")
+        if 0 <= row < len(self.states):
+            self.details.setHtml(details_html(self.states[row], bolt))
         else:
-            parts.append(_html(state.spec.title))
-        if state.stale:
-            parts.append("<i>The model changed since this result: verify again.</i>")
-        if state.error:
-            parts.append(f"<span style='color:#b26a00'>{_html(state.error)}</span>")
-        result = state.result
-        if result is not None and bolt is not None and bolt in result.bolts:
-            verdict = result.bolts[bolt]
-            parts.append(f"<b>{_html(bolt)}</b>: {_html(bolt_verdict_words(verdict))}")
-            if verdict.message:
-                parts.append(_html(verdict.message))
-            if verdict.verdict == "counterexample":
-                parts.append(_html(f"found by the {verdict.method}; certified" if verdict.certified
-                                   else f"found by the {verdict.method}; not certified"))
-        if state.capacity and not state.stale:
-            parts.append("<b>Capacity</b> (in Storm's terms):<ul>"
-                         + "".join(f"<li>{_html(line)}</li>" for line in state.capacity) + "</ul>")
-        if result is not None:
-            if result.message:
-                parts.append(_html(result.message))
-            facts = []
-            if result.growing:
-                facts.append("growing queues: " + ", ".join(result.growing))
-            if result.growth_per_loop:
-                facts.append("growth per loop: " + ", ".join(f"{n} +{d}" for n, d in result.growth_per_loop.items()))
-            if result.verdict == "counterexample":
-                facts.append(("certified lasso" if result.traces else "certified proof of growth by rates")
-                             if result.certified else "not certified")
-            if result.kept:
-                facts.append("components kept (cone of influence): " + ", ".join(result.kept))
-            facts.append(f"elapsed {result.elapsed_s:.2f} s")
-            parts.append("<br>".join(_html(f) for f in facts))
-            if result.notes:
-                parts.append("Notes:<ul>" + "".join(f"<li>{_html(n)}</li>" for n in result.notes) + "</ul>")
-        self.details.setHtml(in_app_words("<p>" + "</p><p>".join(parts) + "</p>"))
+            self.details.clear()
 
     def _on_selection_changed(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
         self._show_details()
@@ -356,33 +239,9 @@ class VerificationPanel(QWidget):
         row, bolt = self.model.entry(index.row())
         self.show_trace(row, bolt)
 
-    # ---- choosing the checked bolts ---------------------------------------------------------
-    def _fill_bolts_menu(self) -> None:
-        self.bolts_menu.clear()
-        topo = self.document.topology()
-        checked = {b.id for b in topo.checked_bolts()}
-        for bolt in topo.bolts:
-            action = self.bolts_menu.addAction(bolt.name)
-            action.setCheckable(True)
-            action.setChecked(bolt.id in checked)
-            action.setData(bolt.id)
-        if not topo.bolts:
-            self.bolts_menu.addAction("(no bolts yet)").setEnabled(False)
-
     def set_checked_bolt(self, bolt_id: str, on: bool) -> None:
         """Add or remove a bolt from the growth property, as one undoable step (the last one stays)."""
         self.controller.set_checked_bolt(bolt_id, on)
-
-    def _on_bolt_toggled(self, action: QAction) -> None:
-        bolt_id = action.data()
-        if isinstance(bolt_id, str) and bolt_id:
-            self.set_checked_bolt(bolt_id, action.isChecked())
-
-    def _on_force_toggled(self, on: bool) -> None:
-        self.controller.force_search = on
-
-    def _on_region_toggled(self, on: bool) -> None:
-        self.controller.loop_clocks = "region" if on else "equal"
 
     # ---- running ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -401,54 +260,16 @@ class VerificationPanel(QWidget):
         self.controller.shutdown()
 
     def _on_run_started(self, _row: int) -> None:
-        self.progress_bar.setRange(0, self.controller.deepest_bound())
-        self.progress_bar.setValue(0)
-        self.progress_bar.setFormat("k = %v of %m")
-        self.progress_bar.setVisible(True)
-        self.elapsed_timer.start()
-        self._show_progress()
         self._update_buttons()
-
-    def _on_progress(self) -> None:
-        state = self.controller.worker_state
-        value = min(state.progress.k, self.progress_bar.maximum()) if state and state.progress else None
-        if value is not None and value != self.progress_bar.value():  # setValue repaints the panel at once
-            self.progress_bar.setValue(value)
-        self._show_progress()
-
-    def _show_progress(self) -> None:
-        text = self.controller.progress_text()
-        if text:
-            self.progress_label.setText(text)
 
     def _on_result(self, row: int, result: VerifyResult) -> None:
         if row < 0:
             return
-        self._show_capacity(self.states[row].capacity)
-        self._show_timeouts(self.states[row].timeouts)
+        self.summary_lines.show_capacity(self.states[row].capacity)
+        self.summary_lines.show_timeouts(self.states[row].timeouts)
         shown = self.trace_row < 0 or self.trace_row == row or self.trace_view.trace is None
         if result.verdict == "counterexample" and result.trace is not None and not self.states[row].stale and shown:
             self.show_trace(row)
-
-    def _show_capacity(self, lines: list[str]) -> None:
-        """The headroom as a short line; what Storm does (when overloaded) in its tooltip."""
-        if not lines:
-            return
-        short = lines[0].split(": every bolt")[0]
-        rest = lines[0].split("; ", 1)[1] if "; " in lines[0] else ""
-        self.capacity_label.setText(in_app_words(f"Capacity: {short}") + (f"; {in_app_words(rest)}" if rest else "")
-                                    + (" — overloaded: see the tooltip" if len(lines) > 1 else ""))
-        self.capacity_label.setToolTip(in_app_words("\n".join(lines)))
-        self.capacity_label.setVisible(True)
-
-    def _show_timeouts(self, timeouts: tuple[list[str], list[str]]) -> None:
-        """Per spout its answer against the message timeout in a few words; the sentences in the tooltip."""
-        short, lines = timeouts
-        if not short:
-            return
-        self.timeouts_label.setText("Timeouts: " + "; ".join(short))
-        self.timeouts_label.setToolTip("\n".join(lines))
-        self.timeouts_label.setVisible(True)
 
     def raise_trace(self) -> None:
         """Show the trace view's dock (a counterexample arrived)."""
@@ -457,23 +278,18 @@ class VerificationPanel(QWidget):
             self.trace_dock.raise_()
 
     def _on_all_finished(self) -> None:
-        self.elapsed_timer.stop()
-        self.progress_bar.setVisible(False)
         self._update_buttons()
 
     # ---- staleness -------------------------------------------------------------------------
     def _on_results_stale(self) -> None:
-        for label in (self.capacity_label, self.timeouts_label):
-            if label.isVisible() and not label.text().startswith("(stale)"):
-                label.setText("(stale) " + label.text())
+        self.summary_lines.mark_stale()
         if self.trace_view.trace is not None and "Stale" not in self.trace_view.title.text():
             self.trace_view.title.setText("Stale (the model changed since): " + self.trace_view.title.text())
         self._update_buttons()
 
     def _on_document_replaced(self) -> None:
         self.trace_row = -1
-        self.capacity_label.setVisible(False)
-        self.timeouts_label.setVisible(False)
+        self.summary_lines.clear()
         self.trace_view.clear()
 
     # ---- the trace -------------------------------------------------------------------------
@@ -498,7 +314,7 @@ class VerificationPanel(QWidget):
         self.trace_row = row
         if self.states[row].stale:
             caption = "Stale (the model changed since): " + caption
-        self.trace_view.set_trace(trace, caption)
+        self.trace_view.set_trace(None if trace is None else expanded_trace(trace), caption)
         self.trace_available.emit()
         self._update_buttons()
         return True
@@ -515,15 +331,15 @@ class VerificationPanel(QWidget):
 
     def _update_buttons(self) -> None:
         running = self.is_running()
-        self.verify_button.setEnabled(not running)
-        self.cancel_button.setEnabled(running)
+        self.bar.verify_button.setEnabled(not running)
+        self.bar.cancel_button.setEnabled(running)
         row, bolt = self.selected()
         result = self.states[row].result if 0 <= row < len(self.states) else None
         has_trace = result is not None and result.trace is not None
         if has_trace and bolt is not None and result is not None:
             verdict = result.bolts.get(bolt)
             has_trace = verdict is not None and verdict.trace_index is not None
-        self.trace_button.setEnabled(bool(has_trace))
+        self.bar.trace_button.setEnabled(bool(has_trace))
 
     # ---- verified configuration ------------------------------------------------------------
     def verified_problem(self) -> str | None:
@@ -532,42 +348,11 @@ class VerificationPanel(QWidget):
 
     def export_verified(self, path: str | Path) -> None:
         """Write the verified configuration (topology, settings, verdicts, bound, hash) through `save_bytes`."""
-        save_bytes(path, self.controller.verified_configuration())
+        export_verified(self.controller, path)
 
     def export_verified_dialog(self) -> None:
         """File > Export verified configuration…: ask for a file name, write, report in words."""
-        title = "Export verified configuration"
-        problem = self.verified_problem()
-        if problem is not None:
-            self._message("error", title, f"Cannot export: {problem}.")
-            return
-        document_path = self.document.path
-        base = document_path.name.removesuffix(".json").removesuffix(".storm") if document_path else "topology"
-        suggestion = str((document_path.parent if document_path else Path.cwd()) / f"{base}.verified.json")
-        if self.dialogs is not None and getattr(self.dialogs, "headless", False):
-            path = str(self.dialogs._answer("verified_file", ""))
-        else:
-            path, _ = QFileDialog.getSaveFileName(self, title, suggestion, "Verified configurations (*.verified.json)")
-        if not path:
-            return
-        try:
-            self.export_verified(path)
-        except (OSError, ValueError) as err:
-            self._message("error", title, str(err))
-            return
-        self._message("info", title, f"Wrote {path}.")
-
-    def _message(self, kind: str, title: str, text: str) -> None:
-        if self.dialogs is not None:
-            getattr(self.dialogs, kind)(self, title, text)
-        elif kind == "error":
-            QMessageBox.warning(self, title, text)
-        else:
-            QMessageBox.information(self, title, text)
-
-
-def _html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\n", "<br>")
+        export_verified_dialog(self, self.controller, self.document.path, self.dialogs or Dialogs())
 
 
 def create_actions(panel: VerificationPanel, parent: QObject) -> None:
@@ -589,8 +374,8 @@ def create_actions(panel: VerificationPanel, parent: QObject) -> None:
     panel.action_force = QAction("&Search even when the rate check proves bounded", parent)
     panel.action_force.setObjectName("action_force_search")
     panel.action_force.setCheckable(True)
-    panel.action_force.toggled.connect(panel.force_box.setChecked)
-    panel.force_box.toggled.connect(panel.action_force.setChecked)
+    panel.action_force.toggled.connect(panel.bar.force_box.setChecked)
+    panel.bar.force_box.toggled.connect(panel.action_force.setChecked)
     panel.action_export_verified = QAction("Export &verified configuration…", parent)
     panel.action_export_verified.setObjectName("action_export_verified")
     panel.action_export_verified.setStatusTip(

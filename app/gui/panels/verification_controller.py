@@ -83,6 +83,9 @@ class PropertyState:
     # while running: the checked bolts' verdicts known so far and what the search does next (from its progress)
     partial: dict[str, BoltVerdict] = field(default_factory=dict)
     doing: str = ""
+    # the checked bolts the instant rate check proves unbounded in the current document (`stormbound check`'s
+    # "Unbounded"), shown before Verify, while it runs and over a stale result
+    instant: dict[str, BoltVerdict] = field(default_factory=dict)
 
     @property
     def colour(self) -> str:
@@ -91,7 +94,7 @@ class PropertyState:
         if self.error:
             return "amber"
         if self.result is None:
-            return "grey"
+            return VERDICT_MARKER["unbounded"] if self.instant else "grey"
         return VERDICT_MARKER[self.result.verdict]
 
     @property
@@ -101,6 +104,8 @@ class PropertyState:
             return headline(self.partial, list(self.spec.bolts), searching=True) if self.partial else "verifying…"
         if self.error:
             return "unknown (failed)"
+        if self.result is None and self.instant:
+            return f"{headline(self.instant, list(self.spec.bolts))} (rate check, no search)"
         if self.result is None:
             return self.note or "not run"
         words = result_headline(self.result)
@@ -111,8 +116,19 @@ class PropertyState:
         """The property's verdict in words ("counterexample (k = 12)"; '' without a result)."""
         return "" if self.result is None else verdict_words(self.result)
 
+    def instant_verdict(self, name: str) -> BoltVerdict | None:
+        """The instant rate check's `unbounded` for checked bolt `name` when it is what its row shows: before a
+        result, while a search runs until it knows the bolt, and over a stale result."""
+        if self.running:
+            return None if name in self.partial else self.instant.get(name)
+        return self.instant.get(name) if self.result is None or self.stale else None
+
     def bolt_verdict(self, name: str) -> BoltVerdict | None:
-        """Checked bolt `name`'s own verdict (while running: once the search knows it; None before)."""
+        """Checked bolt `name`'s own verdict (while running: once the search knows it; the instant rate check's
+        `unbounded` when it has one, `instant_verdict`; None before)."""
+        instant = self.instant_verdict(name)
+        if instant is not None:
+            return instant
         if self.running:
             return self.partial.get(name)
         if self.result is None:
@@ -120,6 +136,8 @@ class PropertyState:
         return self.result.bolts.get(name)
 
     def bolt_colour(self, name: str) -> str:
+        if self.instant_verdict(name) is not None:
+            return VERDICT_MARKER["unbounded"]
         verdict = self.bolt_verdict(name)
         if verdict is None:
             return "grey" if not self.error else "amber"
@@ -245,12 +263,24 @@ class VerificationController(QObject):
         """Follow the document's properties; results of unchanged properties are kept (when `keep`)."""
         specs = property_specs(self.document.topology())
         if keep and [s.spec.key for s in self.states] == [spec.key for spec in specs]:
+            self._set_instant()
             for row in range(len(self.states)):
                 self.property_changed.emit(row)
             return
         old = {s.spec.key: s for s in self.states} if keep else {}
         self.states = [old.get(spec.key) or PropertyState(spec) for spec in specs]
+        self._set_instant()
         self.properties_reset.emit()
+
+    def _set_instant(self) -> None:
+        """Each growth property's checked bolts that the instant rate check proves unbounded in the current
+        document (the canvas shows the same: one flood pass per snapshot, `DocumentModel.floods`)."""
+        floods = self.document.floods()
+        if floods:
+            from app.core.tcn.flood import instant_flood_verdict  # loaded with the floods found
+        for state in self.states:
+            state.instant = {n: instant_flood_verdict(floods[n]) for n in state.spec.bolts if n in floods} \
+                if state.spec.kind == "growth" else {}
 
     def _changed(self, state: PropertyState) -> None:
         row = self.row_of(state)

@@ -1,0 +1,71 @@
+"""The headroom (check's capacity block) with worker deaths against the same without (bench/RESULTS.md, "Worker
+deaths in the rate check").
+
+Rows: StormCrawler's annotated archetype (tests/unit/test_async_bolts.py, 20 URLs/s, one worker) and layered
+chains of n bolts on 4 workers, each with and without `storm.worker_min_ttf`. Each row times `headroom` (the rate
+check, the factors, Storm's response and, with the field, `worker_check`) in this process, without the field first
+(the baseline, same run), and gives the ratio and the verdict.
+
+    .venv/bin/python bench/worker_deaths.py [--sizes 300 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "unit"))
+
+from app.core.headroom import headroom  # noqa: E402
+from app.core.topology import parse_topology  # noqa: E402
+
+
+def chain(n: int) -> dict[str, Any]:
+    bolts = [{"name": f"b{i}", "alpha": 0.01, "sigma": 0.5 if i % 3 == 0 else 1, "parallelism": 2}
+             for i in range(n)]
+    subs = [{"source": "s", "target": "b0"}] + [{"source": f"b{i - 1}", "target": f"b{i}"} for i in range(1, n)]
+    return {"schema_version": 4, "name": f"chain-{n}", "spouts": [{"name": "s", "rate": 10}], "bolts": bolts,
+            "subscriptions": subs,
+            "settings": {"tolerance": 0.1, "max_idle_time": 0, "min_reboot_time": 10, "max_reboot_time": 60},
+            "storm": {"workers": 4, "max_spout_pending": 100, "message_timeout_secs": 30}}
+
+
+def crawler() -> dict[str, Any]:
+    from test_async_bolts import annotated_crawler
+
+    data = annotated_crawler(20)
+    data["schema_version"] = 4
+    data["settings"].update(min_reboot_time=10, max_reboot_time=60)
+    return data
+
+
+def timed(data: dict[str, Any]) -> tuple[float, str]:
+    topo = parse_topology(data)
+    start = time.perf_counter()
+    room = headroom(topo)
+    took = time.perf_counter() - start
+    c = room.worker_check
+    return took, "-" if c is None else {True: "survives", False: "does not survive", None: "not proven"}[c.survives]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="*", default=[300, 1000])
+    args = parser.parse_args()
+    rows = [("StormCrawler archetype, 1 worker", crawler(), 3600)]
+    rows += [(f"chain of {n} bolts, 4 workers", chain(n), 3600) for n in args.sizes]
+    print(f"{'topology':36} {'without (s)':>11} {'with (s)':>9} {'ratio':>6}  verdict")
+    for name, data, ttf in rows:
+        base, _ = timed(data)
+        data["storm"]["worker_min_ttf"] = ttf
+        with_deaths, verdict = timed(data)
+        print(f"{name:36} {base:11.3f} {with_deaths:9.3f} {with_deaths / base:6.2f}  {verdict}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""A bolt the instant rate check proves unbounded (a flood whose source grows by rates: `stormbound check`'s
+"Unbounded") is shown so by the app before any Verify: red on the canvas with check's words in its tooltip, red in
+the Verification panel with the flood proof's detail; an edit that takes the flood away takes the red away."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from app.gui.canvas.items import RED
+from app.gui.commands import SetComponentFieldsCommand
+
+
+def flooded_document(tmp_path: Path) -> Path:
+    """S (1/s, τ 0.3) → U (α 1.6 s, 2 executors: may fall behind) → J (α 0.5 s): U's growth is proven by rates,
+    and U draining its backlog at full speed floods J (the WIDE case of tests/unit/test_flood.py)."""
+    doc = {"schema_version": 1, "name": "flood",
+           "spouts": [{"kind": "spout", "id": "S", "name": "S", "rate": 1.0, "burst": 1}],
+           "bolts": [{"kind": "bolt", "id": "U", "name": "U", "alpha": 1.6, "sigma": 1.0, "parallelism": 2},
+                     {"kind": "bolt", "id": "J", "name": "J", "alpha": 0.5, "sigma": 0.0, "parallelism": 1}],
+           "subscriptions": [{"id": "e0", "source": "S", "target": "U"}, {"id": "e1", "source": "U", "target": "J"}],
+           "settings": {"tolerance": 0.3, "max_idle_time": 0.0, "emission": "exact"}}
+    path = tmp_path / "flood.storm.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def check_json(path: Path, capsys: Any) -> dict[str, Any]:
+    from app.cli import main
+
+    capsys.readouterr()
+    main(["check", "--json", str(path)])
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_flood_proven_by_the_rate_check_is_red_with_checks_words(make_window: Any, tmp_path: Path,
+                                                                   capsys: Any) -> None:
+    path = flooded_document(tmp_path)
+    printed = check_json(path, capsys)
+    assert set(printed["unbounded"]) == {"J"}  # what check proves
+    words = printed["unbounded"]["J"]["message"]
+    assert words.startswith("unbounded: U backs up, then floods J at 1.786 tuples/s")
+
+    window = make_window()
+    assert window.open_path(path, ask=False)
+    j = window.scene.nodes["J"]
+    assert j.header_colour() == RED and j.parameter_lines()[1] == "ρ 0.50 · unbounded"  # red although ρ is low
+    assert f"Proven by the rate check, no search: {words}" in j.toolTip()  # check's words, whole
+    assert window.scene.nodes["U"].parameter_lines()[1].endswith("may grow")  # U as check's table says it
+    assert window.status_problems.text().endswith("0 grow · unbounded: J")
+
+    panel = window.verification_panel
+    state = panel.states[0]
+    assert state.result is None and panel.marker_colour(0) == "red"  # before any Verify
+    assert panel.verdict_text(0) == "J unbounded (rate check, no search)"
+    assert panel.headline() == "J unbounded (rate check, no search)"
+    assert panel.bolt_row_text(0, "J") == "unbounded: U backs up, then floods it (flood proof, certified)"
+    assert state.bolt_colour("J") == "red" and state.bolt_colour("U") == "grey"
+    panel.select(0, "J")
+    details = panel.details.toPlainText()
+    assert words[:60] in details and "stormbound check" in details
+    assert panel.verified_problem() is not None  # an instant answer is not a verified configuration
+
+
+def test_an_edit_that_ends_the_flood_takes_the_red_away(make_window: Any, tmp_path: Path, capsys: Any) -> None:
+    window = make_window()
+    assert window.open_path(flooded_document(tmp_path), ask=False)
+    document = window.document
+    document.undo_stack.push(SetComponentFieldsCommand(document, "U", {"parallelism": 4}))  # U keeps up now
+    path = tmp_path / "edited.storm.json"
+    window.save_to(path)
+    assert check_json(path, capsys)["unbounded"] == {}  # check agrees: nothing unbounded
+    j = window.scene.nodes["J"]
+    assert j.header_colour() != RED and "unbounded" not in j.parameter_lines()[1] and "Proven by" not in j.toolTip()
+    assert window.verification_panel.marker_colour(0) == "grey" and window.verification_panel.headline() == ""
+    assert "unbounded" not in window.status_problems.text()
+    document.undo_stack.undo()  # the flood again
+    assert j.header_colour() == RED and window.verification_panel.marker_colour(0) == "red"
+
+
+def test_verify_keeps_the_bolt_red_and_ends_with_its_own_unbounded(make_window: Any, qtbot: Any,
+                                                                  tmp_path: Path) -> None:
+    window = make_window()
+    assert window.open_path(flooded_document(tmp_path), ask=False)
+    panel = window.verification_panel
+    panel.start()
+    assert panel.states[0].bolt_colour("J") == "red"  # while the search runs, until it knows J
+    qtbot.waitUntil(lambda: not panel.is_running(), timeout=240_000)
+    verdict = panel.bolt_verdict(0, "J")
+    assert verdict is not None and verdict.verdict == "unbounded"  # the search's own answer agrees
+    assert panel.states[0].instant_verdict("J") is None and panel.marker_colour(0) == "red"
