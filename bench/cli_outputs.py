@@ -4,8 +4,8 @@ compared byte for byte (`diff`) after a change that must not alter what the CLI 
     PYTHONPATH=$PWD python bench/cli_outputs.py OUT_DIR [--timeout S]
 
 Writes one file per (command, form, input): stdout, then stderr, then the exit code. Elapsed times ("(0.12 s)",
-"in 0.12 s", "elapsed_s": 0.12) are replaced by "#" and the tree's own path by "<tree>", so two trees' runs
-compare with `diff -r`.
+"in 0.12 s", "elapsed_s": 0.12) are replaced by "#", the random ids a D-VerT import gives its components by
+"<id>" and the tree's own path by "<tree>", so two trees' runs compare with `diff -r`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ import sys
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMES = [(re.compile(r"\(\d+\.\d+ s\)"), "(# s)"), (re.compile(r"\bin \d+\.\d+ s\b"), "in # s"),
          (re.compile(r'"elapsed_s": ?[0-9.e+-]+'), '"elapsed_s": #'),
-         (re.compile(r'"(elapsed|seconds|wall_s|cpu_s)": ?[0-9.e+-]+'), r'"\1": #')]
+         (re.compile(r'"(elapsed|seconds|wall_s|cpu_s)": ?[0-9.e+-]+'), r'"\1": #'),
+         # a D-VerT import gives its components random ids, different at every run
+         (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<id>")]
 RUNS = [("check", []), ("check", ["--json"]), ("verify", ["--timeout", "60"]),
         ("verify", ["--timeout", "60", "--json"]), ("verify", ["--timeout", "60", "-v"])]
 
