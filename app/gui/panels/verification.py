@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 
 from app.core.formats.verified import bolt_verdict_words, result_headline
 from app.core.results import BoltVerdict, VerifyResult
+from app.core.storm.lines import capacity_suffix
 from app.gui.app_words import in_app_words
 from app.gui.document import DocumentModel
 from app.gui.panels.property_table import (
@@ -431,19 +432,13 @@ class VerificationPanel(QWidget):
             self.show_trace(row)
 
     def _show_capacity(self, lines: list[str]) -> None:
-        """The headroom as a short line, with the worker-death verdict; what Storm does (when overloaded) in its
-        tooltip."""
-        from app.core.storm.lines import WORKER_LINE_START, worker_deaths_short
-
+        """The headroom as a short line (and the worker-death verdict); what Storm does (overloaded) in its tooltip."""
         if not lines:
             return
         short = lines[0].split(": every bolt")[0]
         rest = lines[0].split("; ", 1)[1] if "; " in lines[0] else ""
-        deaths = worker_deaths_short(lines)  # the worker-death verdict, when the document lets workers die
-        more = [line for line in lines[1:] if not line.startswith(WORKER_LINE_START)]
         self.capacity_label.setText(in_app_words(f"Capacity: {short}") + (f"; {in_app_words(rest)}" if rest else "")
-                                    + (f"; {deaths}" if deaths else "")
-                                    + (" — overloaded: see the tooltip" if more else ""))
+                                    + capacity_suffix(lines))
         self.capacity_label.setToolTip(in_app_words("\n".join(lines)))
         self.capacity_label.setVisible(True)
 
