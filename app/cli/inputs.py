@@ -43,8 +43,9 @@ def read_topology(path: str) -> Topology:
                   file=sys.stderr)
         elif b.count_window is not None:
             print(f"note: {path}: bolts.{one_line(b.name)} has a count window ({b.count_window.phrase()}): the rate "
-                  "check has its window rule; the search, its certifiers and the timeout witnesses do not yet, and "
-                  "decide nothing through it (docs/model.md section 10)", file=sys.stderr)
+                  "check, the simulation, the solver, the linear program and the certifier have its window rule; the "
+                  "proofs by rates, the flood proofs and the timeout witnesses do not yet (docs/model.md section 10)",
+                  file=sys.stderr)
     log.info("read %s: %s, %d spouts, %d bolts, %d subscriptions", path, topo.name, len(topo.spouts), len(topo.bolts),
              len(topo.subscriptions))
     return topo

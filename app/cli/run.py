@@ -116,6 +116,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from app.core.topology import require_annotated
 
     require_annotated(topo)
+    from app.spark.run_job import windows_problem
+
+    if windows_problem(topo) is not None:
+        raise UsageError(str(windows_problem(topo)))
     storm = topo.storm  # Storm's settings kept from Flux or the Storm UI, unless given here
     args.workers = args.workers if args.workers is not None else storm.workers
     args.ackers = args.ackers if args.ackers is not None else \

@@ -144,6 +144,16 @@ class RunCancelled(Cancelled, RuntimeError):
     """The run was cancelled before it finished; nothing was written."""
 
 
+def windows_problem(topo: Topology) -> str | None:
+    """Why a document with a windowed bolt cannot run on Spark (None: it has none): the run engine plays every bolt
+    as section 2's and has no window rule yet (docs/model.md section 10); it never runs one as an ordinary bolt."""
+    windowed = topo.windowed_bolts()
+    if not windowed:
+        return None
+    return (f"bolts.{windowed[0].name}.window: a run on Spark has no windowed bolts yet (docs/model.md section 10): "
+            "it would play the bolt as an ordinary one; remove the window to run it")
+
+
 def placement(topo: Topology, workers: int) -> dict[str, int]:
     """Component name -> worker index, round-robin over spouts then bolts."""
     return {c.name: i % workers for i, c in enumerate(topo.components)}

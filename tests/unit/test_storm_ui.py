@@ -175,6 +175,30 @@ def test_annotate_a_flux_import_keeps_its_groupings(ui: StormUIServer) -> None:
     assert notes == []
 
 
+def test_a_windowed_bolt_takes_its_slide_times_the_execute_latency(ui: StormUIServer) -> None:
+    """docs/model.md section 10: a count window runs one execute(TupleWindow) in every S-th execute(tuple), so the
+    execute latency (component-count.json: 20 ms) is α / S and α = S × 20 ms; a duration window's evaluation runs on
+    its own thread: the document's α is kept, and said."""
+    from app.core.storm.flux.builder import import_flux
+    from app.core.topology import Topology, Window
+
+    flux = import_flux(WORDCOUNT_FLUX).topology
+
+    def windowed(window: Window) -> Topology:
+        return flux.model_copy(update={"bolts": [b.model_copy(update={"window": window}) if b.name == "count" else b
+                                                 for b in flux.bolts]})
+    measured = from_storm_ui(fetch_storm_ui(StormUIClient(ui.url), "wordcount"))
+    topo, _ = annotate(windowed(Window(kind="count", length=30, slide=10)), measured)
+    assert topo.bolt_by_name("count").alpha == pytest.approx(0.2)
+    assert topo.storm.sources["bolts.count.alpha"] == ("executeLatency 20 ms × its slide of 10 (a windowed bolt: "
+                                                       "one execute(TupleWindow) per slide)")
+    assert topo.bolt_by_name("split").alpha == 0.005  # an ordinary bolt keeps its execute latency
+    duration = windowed(Window(kind="duration", length=10))
+    topo, notes = annotate(duration, measured)
+    assert topo.bolt_by_name("count").alpha == flux.bolt_by_name("count").alpha
+    assert any(n.startswith("bolts.count.alpha: a duration window evaluates on its own timer thread") for n in notes)
+
+
 def test_an_asynchronous_bolt_takes_the_process_latency(ui: StormUIServer) -> None:
     """docs/model.md section 8: an asynchronous bolt's α is a thread's time for one tuple, the process latency
     (component-count.json: processLatency 20.317 ms, executeLatency 20 ms), never the execute latency."""

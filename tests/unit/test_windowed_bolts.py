@@ -4,9 +4,11 @@ a tuple acked when it expires), and every layer that has no window rule yet deci
 
 from __future__ import annotations
 
+import json
 import random
 from collections import deque
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -180,47 +182,101 @@ def test_a_windowed_bolt_with_failures_or_threads_is_refused_naming_the_field() 
     assert err.value.problems[0].path == "bolts.W" and "min_ttf" in err.value.problems[0].message
 
 
-def test_the_search_decides_nothing_through_a_window_and_says_so() -> None:
-    """The search has no window rule yet: a checked bolt whose cone holds a windowed bolt is `unknown` with the rate
-    check's answer beside it, and no lasso is built through the window (never an ordinary bolt's answer)."""
+def test_the_simulation_builds_a_certified_lasso_through_a_count_window() -> None:
+    """Above p·S/α the simulation, which has the window rule, builds a lasso in which the bolt waits for a whole slide
+    and takes it, growing by (25 − 20) tuples a second; the certifier, which has the rule too, accepts it. P below
+    it is bounded by the rate check; a bounded window is proven by the rate check alone."""
+    from app.core.tcn.check.certify import certify
     from app.core.tcn.search import SearchOptions, verify
 
     doc = windowed(25, 0.5, 30, 10)
     doc["verification"]["checked"] = ["W", "P"]
     result = verify(parse_topology(doc), SearchOptions(k_max=8))
-    assert result.traces == [] and result.bolts["W"].verdict == "unknown"
-    assert result.bolts["W"].message.startswith("not searched: W's cone of influence holds the windowed bolt W "
-                                                "(withWindow(Count(30), Count(10)))")
-    assert "the rate check's answer is grows" in result.bolts["W"].message
-    # P below it is proven bounded by the rate check, which has the window (W passes on at most σ × its capacity)
+    w = result.bolts["W"]
+    assert result.verdict == "counterexample" and w.verdict == "counterexample" and w.method == "simulation"
+    trace = result.traces[w.trace_index or 0]
+    cert = certify(trace)
+    assert cert.ok and cert.growth_per_loop == {"W": 5} and cert.loop_duration == 1
+    takes = [p.bolts["W"].batch for p in trace.positions if p.bolts["W"].take]
+    assert takes and set(takes) == {10}  # whole slides only
     assert result.bolts["P"].verdict == "bounded" and result.bolts["P"].method == "rate check"
     bounded = verify(parse_topology(windowed(10, 0.5, 30, 10)), SearchOptions(k_max=8))
     assert bounded.verdict == "bounded" and bounded.bolts["W"].queue_bound == 20  # the rate check's own proof
 
 
-def test_every_checker_refuses_a_document_with_a_window() -> None:
-    """Mutation: a certified lasso whose embedded document gains a window is rejected by the certifier (it has no
-    window rule yet), and so is a growth-by-rates certificate's by its checker; without the window both are
-    accepted."""
+def test_the_solver_finds_a_certified_lasso_through_a_count_window() -> None:
+    """The SMT encoding has the window rule too: without the simulation, the solver's lasso of a tumbling
+    Count(2) window served 2 tuples per 0.5 s and fed 5 a second takes whole slides only, and the certifier
+    accepts it (growth 1 per 1 s pass)."""
     from app.core.tcn.check.certify import certify
+    from app.core.tcn.search import SearchOptions, verify
+
+    doc = windowed(5, 0.5, 4, 2)
+    doc["settings"]["init_queues"] = 3  # (a short prefix: the loop needs a slide waiting at every position)
+    result = verify(parse_topology(doc), SearchOptions(k_max=16, simulate=False))
+    w = result.bolts["W"]
+    assert result.verdict == "counterexample" and w.method == "solver"
+    trace = result.traces[w.trace_index or 0]
+    assert certify(trace).ok and certify(trace).growth_per_loop == {"W": 1}
+    assert {p.bolts["W"].batch for p in trace.positions if p.bolts["W"].take} == {2}
+
+
+def test_a_duration_window_is_not_searched_and_says_so() -> None:
+    """A duration window has no rule in the search: a target whose cone holds one is `unknown`, saying why, with
+    the rate check's answer: never an ordinary bolt's answer."""
+    from app.core.tcn.search import SearchOptions, verify
+
+    doc = windowed(25, 0.5, 30, 10)
+    doc["bolts"][0]["window"] = {"kind": "duration", "length": 10, "slide": 2}
+    result = verify(parse_topology(doc), SearchOptions(k_max=8))
+    assert result.traces == [] and result.bolts["W"].verdict == "unknown"
+    assert result.bolts["W"].message.startswith(
+        "not searched: W's cone of influence holds the windowed bolt W (withWindow(Duration(10 s), Duration(2 s))), "
+        "and the search has no duration windows")
+
+
+def _window_lasso() -> dict[str, Any]:
+    from app.core.tcn.search import SearchOptions, verify
+
+    result = verify(parse_topology(windowed(25, 0.5, 30, 10)), SearchOptions(k_max=8))
+    assert result.traces
+    return result.traces[0].model_dump(mode="json")
+
+
+def test_the_certifier_rejects_a_trace_that_breaks_the_window_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mutations of a certified windowed lasso: a take of less than a slide, a partial slide, and a certifier that
+    forgot the rule (it then reads the windowed bolt as an ordinary one, whose idle rule the lasso breaks)."""
+    from app.core.tcn.check import certify_rules
+    from app.core.tcn.check.certify import certify
+
+    trace = _window_lasso()
+    assert certify(trace).ok
+    first = next(i for i, p in enumerate(trace["positions"]) if p["bolts"]["W"]["take"])
+    early = json.loads(json.dumps(trace))  # the first take one position early, with 9 tuples
+    row = early["positions"][first - 1]["bolts"]["W"]
+    row.update(take=True, batch=9, phase="processing")
+    problems = certify(early).problems
+    assert any("less than its window's slide of 10" in p for p in problems), problems[:3]
+    partial = json.loads(json.dumps(trace))  # a take of 9 of the 10 there
+    partial["positions"][first]["bolts"]["W"]["batch"] = 9
+    problems = certify(partial).problems
+    assert any("takes 9 tuples but whole slides of 10 give 10" in p for p in problems), problems[:3]
+    monkeypatch.setattr(certify_rules, "slide_bound", lambda bolt: 1)
+    forgot = certify(trace)
+    assert not forgot.ok and any("max_idle_time" in p or "min(parallelism" in p for p in forgot.problems)
+
+
+def test_the_other_checkers_refuse_a_document_with_a_window() -> None:
+    """The growth-by-rates checker (read like the linear and flood checkers) and the timeout-witness checker have
+    no window rule: a document that gains a window is refused by them, naming the bolt."""
+    from app.core.tcn.check.latency_witness import check_witness
     from app.core.tcn.check.rate_growth import check_growth_certificate
     from app.core.tcn.network import build_network
     from app.core.tcn.rate_growth import prove_growth
-    from app.core.tcn.search import SearchOptions, verify
 
     plain = windowed(25, 0.5, 30, 10)
     del plain["bolts"][0]["window"]
     plain["bolts"][0]["parallelism"] = 10  # the same capacity, 20 tuples/s, as an ordinary bolt: it grows
-    result = verify(parse_topology(plain), SearchOptions(k_max=12))
-    assert result.verdict == "counterexample" and result.traces
-    trace = result.traces[0].model_dump(mode="json")
-    assert certify(trace).ok
-    trace["topology"]["schema_version"] = 4
-    bolt = next(b for b in trace["topology"]["bolts"] if b["name"] == "W")
-    bolt.update(parallelism=1, window={"kind": "count", "length": 30, "slide": 10})
-    refused = certify(trace)
-    assert not refused.ok and "windowed bolt W" in refused.problems[0] and "no window rule" in refused.problems[0]
-    # the growth-by-rates checker (read like the linear and flood checkers: app/core/tcn/check/reading.py)
     cone = build_network(parse_topology(plain), ["W"]).document()
     cert = prove_growth(parse_topology(cone), "W")
     assert cert is not None and check_growth_certificate(cone, cert) == []
@@ -229,6 +285,8 @@ def test_every_checker_refuses_a_document_with_a_window() -> None:
     bolt.update(parallelism=1, window={"kind": "count", "length": 30, "slide": 10})
     problems = check_growth_certificate(cone, cert)
     assert len(problems) == 1 and "windowed bolt W" in problems[0] and "no window rule" in problems[0]
+    witness = check_witness(_window_lasso(), "W", 1, 80, Fraction(1))
+    assert not witness.ok and "windowed bolt W" in witness.problems[0]
 
 
 def test_a_spout_tree_through_a_window_gets_no_latency_bound() -> None:
@@ -274,3 +332,40 @@ def test_storm_starters_sliding_window_topology_by_hand() -> None:
     assert "up to 5 tuples later on its executor: about 5 s at the nominal inflow" in avg.explanation
     result = verify(topo, SearchOptions(k_max=8))
     assert result.verdict == "bounded" and all(v.method == "rate check" for v in result.bolts.values())
+
+
+def test_a_run_on_spark_refuses_a_windowed_bolt(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The run engine has no window rule: `stormbound run` refuses the document (exit 2), naming the field, rather
+    than play the windowed bolt as an ordinary one."""
+    from app.cli import main
+
+    path = tmp_path / "win.storm.json"
+    path.write_bytes(parse_topology(windowed(10, 0.5, 30, 10)).to_json_bytes())
+    assert main(["run", str(path), "--duration", "5", "--out", str(tmp_path / "out")]) == 2
+    assert "bolts.W.window: a run on Spark has no windowed bolts yet" in capsys.readouterr().err
+
+
+def test_the_linear_program_reads_a_count_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows of one loop pass hold for a windowed lasso too (its batches are whole slides, at most C; a growing
+    windowed queue holds a slide at every loop position, so it never idles): the product's certificate that no
+    lasso makes W grow at 10 tuples/s (capacity 20) is accepted by the linear checker, and a checker that forgot the
+    slide in C cannot follow it. A duration window is refused."""
+    from app.core.results import LinearCertificate
+    from app.core.tcn.check import linear as check_linear
+    from app.core.tcn.check.content import content_hash
+    from app.core.tcn.check.linear import check_certificate
+    from app.core.tcn.linear import build_rows, farkas
+    from app.core.tcn.network import build_network
+
+    net = build_network(parse_topology(windowed(10, 0.5, 30, 10)), ["W"])
+    y = farkas(build_rows(net, "W"))
+    assert y is not None
+    document = net.document()
+    cert = LinearCertificate(target="W", content_hash=content_hash(net.topology),
+                             rows={n: str(v) for n, v in y.items()})
+    assert check_certificate(document, cert) == []
+    duration = json.loads(json.dumps(document))
+    next(b for b in duration["bolts"] if b["name"] == "W")["window"] = {"kind": "duration", "length": 10}
+    assert any("windowed bolt W" in p for p in check_certificate(duration, cert))
+    monkeypatch.setattr(check_linear, "take_bound", lambda bolt: bolt.parallelism)
+    assert check_certificate(document, cert) != []

@@ -70,8 +70,8 @@ def test_storms_sliding_window_example_imports_its_window_and_says_so(tmp_path: 
     path.write_bytes(parse_topology(data).to_json_bytes())
     assert main(["check", str(path)]) == 0
     err = capsys.readouterr().err
-    assert "bolts.bolt-1 has a count window (withWindow(Count(5), Count(3))): the rate check has its window rule; " \
-           "the search, its certifiers and the timeout witnesses do not yet" in err
+    assert "bolts.bolt-1 has a count window (withWindow(Count(5), Count(3))): the rate check, the simulation, the " \
+           "solver, the linear program and the certifier have its window rule; the proofs by rates" in err
 
 
 COUNT4, COUNT2 = '{ref: "count4"}', '{ref: "count2"}'

@@ -219,7 +219,7 @@ def _loop_bolt(enc: Encoder, b: BoltParams, loop_len: z3.ArithRef, loop_out: dic
     # a growing queue: every take in the loop is a full batch and the queue never empties
     for i in loop_positions:
         add(z3.Implies(z3.And(grows, inl[i]),
-                       z3.And(bv.queue[i] >= 1,
+                       z3.And(bv.queue[i] >= b.slide,  # (1, or a count window's slide: section 10)
                               z3.Implies(bv.take[i], bv.queue[i] + bv.arrivals[i] >= b.take_max))))
     add(z3.Implies(grows, taken == takes * b.take_max))
     return grows

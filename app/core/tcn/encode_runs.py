@@ -154,6 +154,10 @@ def _take_emit(enc: Encoder, b: BoltParams, bv: BoltVars, f: FailingBolt | None,
     add(z3.If(take,
               z3.And(bv.batch[i] >= 1, bv.batch[i] <= b.take_max, bv.batch[i] <= avail,
                      z3.Or(bv.batch[i] == b.take_max, bv.batch[i] == avail),
+                     bv.take_time[i] == t[i], bv.queue[i + 1] == avail - bv.batch[i]) if b.slide == 1 else
+              z3.And(bv.batch[i] >= b.slide, bv.batch[i] <= b.take_max, bv.batch[i] <= avail,
+                     bv.batch[i] % b.slide == 0,  # a count window: whole slides (docs/model.md section 10)
+                     z3.Or(bv.batch[i] == b.take_max, avail - bv.batch[i] < b.slide),
                      bv.take_time[i] == t[i], bv.queue[i + 1] == avail - bv.batch[i]),
               z3.And(bv.queue[i + 1] == after,
                      bv.take_time[i] == (bv.take_time[i - 1] if i > 0 else t[0]))))
@@ -194,9 +198,10 @@ def _free_bolt_start(enc: Encoder, b: BoltParams, v: BoltVars) -> None:
     add, ctx, t, net = enc.add, enc.ctx, enc.time, enc.net
     hi = b.alpha * (1 + net.tolerance)
     add(z3.Not(v.take[0]), z3.Not(v.emit[0]), v.emitted[0] == 0, v.queue[1] == v.queue[0] + v.arrivals[0])
+    whole = () if b.slide == 1 else (v.batch[0] % b.slide == 0,)  # a count window: whole slides (section 10)
     add(z3.If(v.processing[0],
-              z3.And(v.batch[0] >= 1, v.batch[0] <= b.take_max, v.take_time[0] <= t[0],
-                     t[0] - v.take_time[0] < enc.duration(ctx, hi)),
+              z3.And(v.batch[0] >= b.slide, v.batch[0] <= b.take_max, v.take_time[0] <= t[0],
+                     t[0] - v.take_time[0] < enc.duration(ctx, hi), *whole),
               z3.And(v.batch[0] == 0, v.take_time[0] == t[0])))
     for st in b.streams:
         free_carry(enc.add, enc.net.emission, st.sigma, st.silent, v.stream_buffer[st.name][0])

@@ -89,11 +89,13 @@ class BoltVars:
         self.stream_emitted["default"], self.stream_buffer["default"] = self.emitted, self.buffer
         self.arrivals: list[z3.ArithRef] = []
         self._waiting: dict[int, z3.BoolRef] = {}
+        self.slide = b.slide  # a count window's: tuples wait only from a whole slide (docs/model.md section 10)
 
     def waiting(self, i: int) -> z3.BoolRef:
         """Idle with tuples in the queue after the actions of position i (built once per position:
         building z3 terms through the Python API dominates the encoding time of large cones)."""
         term = self._waiting.get(i)
         if term is None:
-            term = self._waiting[i] = z3.And(z3.Not(self.processing[i]), self.queue[i + 1] > 0)
+            term = self._waiting[i] = z3.And(z3.Not(self.processing[i]), self.queue[i + 1] > 0 if self.slide == 1
+                                             else self.queue[i + 1] >= self.slide)
         return term

@@ -51,6 +51,7 @@ class BoltParams:
     sources: tuple[tuple[str, str], ...]
     silent: bool
     streams: tuple[StreamParams, ...] = ()
+    slide: int = 1  # a count window's sliding interval: it takes only whole slides (docs/model.md section 10)
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -139,7 +140,8 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
         sources = tuple((names[src], stream) for src, stream in inputs[b.id])
         outs = streams(b)
         bolts.append(BoltParams(b.name, exact(b.alpha), exact(b.sigma), b.take_max, sources,
-                                all(st.silent for st in outs), outs))
+                                all(st.silent for st in outs), outs,
+                                b.per_executor if b.count_window is not None else 1))
     kept = [c.name for c in reduced.components]
     dropped = [c.name for c in topo.components if c.name not in kept]
     model = failure_model(reduced)

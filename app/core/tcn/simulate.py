@@ -245,6 +245,7 @@ class _Run:
     delay: list[int]
     eager: list[bool]
     take_max: list[int]
+    slide: list[int]  # a count window's sliding interval (1 for any other bolt): whole slides only
     sources: list[list[int]]
     silent: list[bool]  # the default stream's
     sigma: list[Fraction]
@@ -320,7 +321,8 @@ class _Run:
         return _Run(
             scale, index, extra_spout, extra_bolt, extras, [int(sched.gap[s.name] * scale) for s in spouts],
             [int(sched.processing[b.name] * scale) for b in bolts], [int(sched.delay[b.name] * scale) for b in bolts],
-            [sched.eager[b.name] for b in bolts], take_max, [[index[src] for src in b.sources] for b in bolts],
+            [sched.eager[b.name] for b in bolts], take_max, [b.slide for b in bolts],
+            [[index[src] for src in b.sources] for b in bolts],
             [b.streams[0].silent for b in bolts], [b.sigma for b in bolts], net.emission, tgt, plan, mode,
             spout_pos, reach, spouts, [b.name for b in bolts], fm, free,
             {j: m for m, j in enumerate(free)}, [2 * c for c in take_max], growing_backlog,
@@ -466,9 +468,9 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
     sources, queue, processing, batch, carry, waiting_since, down, recover_at, next_fail = (
         run.sources, run.queue, run.processing, run.batch, run.carry, run.waiting_since, run.down,
         run.recover_at, run.next_fail)
-    plan, extra_bolt, xcarry, reach, mode, delay, eager, take_max, take_time, slot = (
+    plan, extra_bolt, xcarry, reach, mode, delay, eager, take_max, take_time, slot, slide = (
         run.plan, run.extra_bolt, run.xcarry, run.reach, run.mode, run.delay, run.eager,
-        run.take_max, run.take_time, run.slot)
+        run.take_max, run.take_time, run.slot, run.slide)
     spouts, names, fm = run.spouts, run.bolt_names, run.failures
     n_b, n_s = len(queue), len(spouts)
 
@@ -499,18 +501,19 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
             # due: the idle allowance is spent, or tuples just became available and the bolt takes at once
             due = (since + delay[j] == t if since is not None
                    else delay[j] == 0 or (eager[j] and not emits[j]))
-            if not processing[j] and before + arrivals > 0 and due:
-                took = min(take_max[j], before + arrivals)
+            avail = before + arrivals  # a count window takes whole slides only (docs/model.md section 10)
+            if not processing[j] and avail >= slide[j] and due:
+                took = min(take_max[j], avail - avail % slide[j])
             if took:
                 processing[j], batch[j], take_time[j] = True, took, t
-            queue[j] = before + arrivals - took
-            waiting = not processing[j] and queue[j] > 0
+            queue[j] = avail - took
+            waiting = not processing[j] and queue[j] >= slide[j]
             if not waiting:
                 waiting_since[j] = None
             elif emits[j] or since is None:
                 waiting_since[j] = t
             step.append((before, arrivals, took > 0, batch[j], emits[j], emitted[n_s + j], carry[j], processing[j]))
-            if j in slot and (before < 1 or (0 < took < take_max[j])):
+            if j in slot and (before < slide[j] or (0 < took < take_max[j])):
                 breaches[slot[j]] += 1
         return step, losses
 

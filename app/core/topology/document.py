@@ -146,8 +146,9 @@ class Topology(StrictModel):
         return [c for c in self.components if c.id in sources]
 
     def windowed_bolts(self) -> list[Bolt]:
-        """The bolts with a window (docs/model.md section 10). The rate check has a count window's rule; the search,
-        its certifiers and the timeout witnesses do not have the window rule yet and decide nothing through one."""
+        """The bolts with a window (docs/model.md section 10). The rate check, the simulation, the solver, the
+        linear program and the certifier have a count window's rule; the proofs by rates, the flood proofs and the
+        timeout witnesses do not yet and decide nothing through one."""
         return [b for b in self.bolts if b.window is not None]
 
     def checked_bolts(self) -> list[Bolt]:

@@ -245,8 +245,7 @@ class NodeItem(QGraphicsObject):
         alpha = format_duration(c.alpha).replace(" ", "")  # milliseconds below a second, as the inspector shows it
         lines = [f"α {_value(c, 'alpha', alpha)} · σ {_value(c, 'sigma', _number(c.sigma))} "
                  f"· {c.parallelism} exec" + (f"/{c.tasks} tasks" if c.tasks and c.tasks != c.parallelism else "")
-                 + (f" × {c.threads} thr" if c.threads is not None else "")
-                 + (f" · win {c.window.interval:g}/{c.window.length:g}" if c.window is not None else "")]
+                 + (f" × {c.threads} thr" if c.threads is not None else "")]
         live = self.live_lines()
         if live is not None:  # Live Mode: the measured capacity and verdict, the model's ρ at the measured figures
             return live
@@ -270,7 +269,8 @@ class NodeItem(QGraphicsObject):
 
     # ---- drawing -------------------------------------------------------------
     def boundingRect(self) -> QRectF:
-        return QRectF(-4, -4, NODE_WIDTH + 8 + ASYNC_OFFSET * 2, NODE_HEIGHT + 8 + ASYNC_OFFSET * 2)
+        # (room for an asynchronous bolt's cards, a window's frames and its slide/length below them)
+        return QRectF(-4, -4, NODE_WIDTH + 8 + ASYNC_OFFSET * 2, NODE_HEIGHT + 16 + ASYNC_OFFSET * 2)
 
     def _paint_threads(self, painter: QPainter, rect: QRectF) -> None:
         """An asynchronous bolt (docs/model.md section 8) is drawn as a stack of cards, its threads behind it."""
@@ -278,6 +278,21 @@ class NodeItem(QGraphicsObject):
         painter.setBrush(QColor("#e8ecf1"))
         for step in (2, 1):
             painter.drawRoundedRect(rect.translated(ASYNC_OFFSET * step, ASYNC_OFFSET * step), 8, 8)
+
+    def kind_label(self) -> str:
+        """The header's word for what the component is: a spout, a bolt, an asynchronous bolt, a count window's
+        slide/length (docs/model.md section 10), or a construct the model does not have, marked ⚠."""
+        c = self.component
+        if c.kind == "spout":
+            return "⟶ spout"
+        if c.threads is not None:
+            return "async bolt"
+        if c.not_modelled is not None:
+            return "join ⚠" if c.not_modelled.startswith("a join") else "window ⚠"
+        window = c.count_window
+        if window is None:
+            return "bolt"
+        return f"tumbling {window.length:g}" if window.slide is None else f"win {window.slide:g}/{window.length:g}"
 
     def _paint_window(self, painter: QPainter, rect: QRectF) -> None:
         """A windowed bolt (docs/model.md section 10) is framed by its window, dashed; a sliding one by two
@@ -329,13 +344,7 @@ class NodeItem(QGraphicsObject):
         title.setPointSizeF(10.0)
         painter.setFont(title)
         painter.setPen(QColor("#ffffff"))
-        kind = "⟶ spout" if self.component.kind == "spout" else "bolt"
-        if self.component.kind == "bolt" and self.component.threads is not None:
-            kind = "async bolt"
-        elif self.component.kind == "bolt" and self.component.not_modelled is not None:  # docs/model.md section 10
-            kind = "join ⚠" if self.component.not_modelled.startswith("a join") else "window ⚠"
-        elif self.component.kind == "bolt" and self.component.count_window is not None:
-            kind = "window bolt"
+        kind = self.kind_label()
         small = QFont()
         small.setPointSizeF(8.0)
         room = NODE_WIDTH - 20
@@ -347,6 +356,11 @@ class NodeItem(QGraphicsObject):
         if show_kind:
             painter.setFont(small)
             painter.drawText(QRectF(10, 3, room, 20), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, kind)
+        elif self.component.kind == "bolt" and self.component.count_window is not None:  # on its frame, below
+            painter.setFont(small)
+            painter.setPen(WINDOW_FRAME)
+            painter.drawText(QRectF(10, NODE_HEIGHT + ASYNC_OFFSET + 3, room, 12),
+                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, kind)
         body = QFont()
         body.setPointSizeF(8.5)
         painter.setFont(body)

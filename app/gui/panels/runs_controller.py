@@ -235,9 +235,12 @@ class RunsController(QObject):
         """Run the current topology on Spark, then analyse its log; None when detached or busy."""
         if self.host is None or self.running is not None:
             return None
-        from app.spark.run_job import RunSpec, plan_kills
+        from app.spark.run_job import RunSpec, plan_kills, windows_problem
 
         topo = self.document.topology()
+        if windows_problem(topo) is not None:
+            self.failed.emit(str(windows_problem(topo)))
+            return None
         try:
             kills = plan_kills(topo, list(options.kills), options.duration_s)
         except ValueError as err:

@@ -94,8 +94,8 @@ def _window_note(bolt: str, window: dict[str, Any]) -> str:
     phrase = Window.model_validate(window).phrase()
     if window["kind"] == "count":
         return (f"bolts.{bolt}: a windowed bolt ({phrase}): its count window is its window; the rate check has it (α "
-                "is one execute(TupleWindow), σ per tuple received), the search decides nothing through it yet "
-                "(docs/model.md section 10)")
+                "is one execute(TupleWindow), σ per tuple received), and so do the simulation, the solver, the linear "
+                "program and the certifier (docs/model.md section 10)")
     return (f"bolts.{bolt}: a windowed bolt ({phrase}): a duration window, which the model does not have yet: every "
             "answer about it says so (docs/model.md section 10)")
 

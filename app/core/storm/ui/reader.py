@@ -442,6 +442,8 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
         for field in ("alpha", "sigma"):
             if field == "alpha" and b.threads is not None:  # asynchronous: α is a thread's time, the process latency
                 _async_alpha(b, measured, update, sources, notes)
+            elif field == "alpha" and b.window is not None and "alpha" not in mb.unannotated:
+                _window_alpha(b, mb.alpha, update, sources, notes)
             elif field not in mb.unannotated:
                 update[field] = getattr(mb, field)
                 sources[f"bolts.{b.name}.{field}"] = ui.storm.sources.get(f"bolts.{b.name}.{field}", "Storm UI")
@@ -471,6 +473,23 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
                                               "running_executors": dict(ui.storm.running_executors),
                                               "observed": ui.storm.observed})
     return document.model_copy(update={"spouts": spouts, "bolts": bolts, "storm": storm}), notes
+
+
+def _window_alpha(bolt: Bolt, execute: float, update: dict[str, Any], sources: dict[str, str],
+                  notes: list[str]) -> None:
+    """A count-windowed bolt's α from the cluster (docs/model.md section 10): one execute(TupleWindow) runs inside
+    every S-th execute(tuple), the others only add the tuple, so the execute latency, their mean, is α / S and
+    α = S × it. A duration window's evaluation runs on its own thread, outside the execute latency: the document's
+    α is kept, said in a note."""
+    window = bolt.count_window
+    if window is None:
+        notes.append(f"bolts.{bolt.name}.alpha: a duration window evaluates on its own timer thread, which the execute "
+                     "latency does not count: the document's α is kept (docs/model.md section 10)")
+        return
+    slide = int(window.interval)
+    update["alpha"] = execute * slide
+    sources[f"bolts.{bolt.name}.alpha"] = (f"executeLatency {execute * 1000:.4g} ms × its slide of {slide} (a "
+                                           "windowed bolt: one execute(TupleWindow) per slide)")
 
 
 def _async_alpha(bolt: Bolt, measured: StormUIImport, update: dict[str, Any], sources: dict[str, str],

@@ -359,6 +359,7 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
     processing, batch, buffer, take_time = state.processing, state.batch, state.buffer, state.take_time
     waiting_since, expected_queue, failed = state.waiting_since, state.expected_queue, state.failed
     sources, take_max, emit_fast, max_idle = rules.sources, rules.take_max, rules.emit_fast, rules.idle
+    slide = rules.slide
 
     def bolts(i: int, t: int, step: Step, emitted: Emitted) -> None:
         for name, bo in step.bolts.items():
@@ -408,15 +409,19 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
                     bad(i, who, f"buffer changes from {buffer[name]} to {bo['buffer']} without an emit")
                 if name in with_streams:
                     kept_streams(i, name, bo)
-            # 2.2 TAKE: P = min(C_TAKE, Q + A) > 0, only when idle (or right after its own EMIT)
+            # 2.2 TAKE: P = min(C_TAKE, Q + A) > 0, only when idle (or right after its own EMIT); a count window
+            # (section 10) takes whole slides: P = min(C_TAKE, S·⌊(Q + A)/S⌋) ≥ S
             if bo["take"]:
                 if processing[name]:
                     bad(i, who, "takes while processing")
-                want = min(take_max[name], queue + bo["arrivals"])
+                avail, per = queue + bo["arrivals"], slide[name]
+                want = min(take_max[name], avail - avail % per)
                 if want <= 0:
-                    bad(i, who, "takes with nothing to take")
+                    bad(i, who, "takes with nothing to take" if per == 1 else
+                        f"takes with {avail} tuples, less than its window's slide of {per}")
                 if bo["batch"] != want:
-                    bad(i, who, f"takes {bo['batch']} tuples but min(parallelism, queue + arrivals) = {want}")
+                    bad(i, who, f"takes {bo['batch']} tuples but min(parallelism, queue + arrivals) = {want}"
+                        if per == 1 else f"takes {bo['batch']} tuples but whole slides of {per} give {want}")
                 taken = bo["batch"]
                 processing[name], batch[name], take_time[name] = True, bo["batch"], t
             want_phase = "processing" if processing[name] else "idle"
@@ -428,7 +433,7 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
             expected_queue[name] = queue + bo["arrivals"] - taken
             if expected_queue[name] < 0:
                 bad(i, who, "queue becomes negative")
-            waiting = not processing[name] and expected_queue[name] > 0
+            waiting = not processing[name] and expected_queue[name] >= slide[name]  # (a slide's worth: section 10)
             if not waiting:
                 waiting_since[name] = None
             elif bo["emit"] or not was_waiting:

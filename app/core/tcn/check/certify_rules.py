@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from app.core.numbers import exact
 from app.core.tcn.check.certify_failures import failure_rules
-from app.core.tcn.check.reading import take_bound
+from app.core.tcn.check.reading import slide_bound, take_bound
 from app.core.topology import Bolt, Topology
 
 
@@ -24,7 +24,8 @@ class Rules:
         self.burst = {s.name: s.burst for s in topo.spouts}
         self.alpha = {b.name: exact(b.alpha) for b in topo.bolts}
         self.sigma = {b.name: exact(b.sigma) for b in topo.bolts}
-        self.take_max = {b.name: take_bound(b) for b in topo.bolts}  # section 8: × threads
+        self.take_max = {b.name: take_bound(b) for b in topo.bolts}  # section 8: × threads; 10: × a count slide
+        self.slide = {b.name: slide_bound(b) for b in topo.bolts}  # section 10: whole slides only
         # input streams (component, stream): a repeated subscription to one stream counts once (section 1)
         inputs = {(names[s.target], names[s.source], s.stream or "default") for s in topo.subscriptions}
         self.sources = {b.name: sorted({(u, st) for j, u, st in inputs if j == b.name}) for b in topo.bolts}

@@ -126,6 +126,12 @@ def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout:
     `taken_position`, `root`; `timeout` checked against the topology's message timeout): any that disagrees with
     the recomputed one is a problem."""
     data = trace.model_dump() if hasattr(trace, "model_dump") else trace
+    bolts = data.get("topology", {}).get("bolts") if isinstance(data, dict) else None
+    windowed = [b.get("name") for b in bolts if isinstance(b, dict) and b.get("window")] \
+        if isinstance(bolts, list) else []
+    if windowed:  # a tuple's wait in a window is not a FIFO wait before a take (docs/model.md section 10)
+        return WitnessCheck(False, [f"the lasso's topology has the windowed bolt {', '.join(map(str, windowed))}, "
+                                    "and this checker has no window rule"])
     cert = certify(trace, checked=[bolt])
     if not cert.ok:
         return WitnessCheck(False, ["the lasso is not a legal run: " + "; ".join(cert.problems[:3])])

@@ -281,7 +281,7 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
 
 def check_certificate(document: Any, certificate: Any) -> list[str]:
     """Why `certificate` does not prove that no lasso of `document` makes its target grow; [] = accepted."""
-    read = read_certificate(document, certificate, LinearCertificate, "a certificate")
+    read = read_certificate(document, certificate, LinearCertificate, "a certificate", count_windows=True)
     if isinstance(read, list):
         return read
     topo, cert, problems = read

@@ -20,17 +20,25 @@ def take_bound(bolt: Bolt) -> int:
     """C_TAKE as the checkers read it (docs/model.md sections 8 and 10): a bolt's executors, times an asynchronous
     bolt's threads per executor or a count window's sliding interval; restated here, not read from the builders'
     `Bolt.take_max`."""
+    return bolt.parallelism * (bolt.threads if bolt.threads is not None else slide_bound(bolt))
+
+
+def slide_bound(bolt: Bolt) -> int:
+    """A count window's sliding interval as the certifier reads it (docs/model.md section 10): the bolt takes whole
+    slides only, and tuples fewer than one slide do not wait; 1 for any other bolt. Restated from the document."""
     window = bolt.window
-    per = bolt.threads if bolt.threads is not None else \
-        int(window.slide if window.slide is not None else window.length) \
-        if window is not None and window.kind == "count" else 1
-    return bolt.parallelism * per
+    if window is None or window.kind != "count":
+        return 1
+    return int(window.slide if window.slide is not None else window.length)
 
 
-def windows_refused(topo: Topology) -> str:
-    """Why a checker refuses a document with a windowed bolt (empty: it has none): the checkers of this room have no
-    window rule yet (docs/model.md section 10), and never read a windowed bolt as an ordinary one."""
-    windowed = [b.name for b in topo.bolts if b.window is not None]
+def windows_refused(topo: Topology, count_windows: bool = False) -> str:
+    """Why a checker refuses a document with a windowed bolt (empty: it has none, or only count windows when
+    `count_windows`): the growth, flood and timeout-witness checkers have no window rule yet (docs/model.md section
+    10) and never read a windowed bolt as an ordinary one; the certifier has it (`slide_bound`), and the linear
+    checker's rows hold for a count window's lassos (docs/verifier.md): both refuse a duration window only."""
+    windowed = [b.name for b in topo.bolts
+                if b.window is not None and not (count_windows and b.window.kind == "count")]
     if not windowed:
         return ""
     return (f"the embedded topology has the windowed bolt{'s' if len(windowed) > 1 else ''} {', '.join(windowed)}, "
@@ -45,10 +53,12 @@ def fraction_of(text: str) -> Fraction | None:
         return None
 
 
-def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
-                     what: str) -> tuple[Topology, CertificateT, list[str]] | list[str]:
+def read_certificate(document: Any, certificate: Any, model: type[CertificateT], what: str,
+                     count_windows: bool = False) -> tuple[Topology, CertificateT, list[str]] | list[str]:
     """(topology, certificate, problems so far: a hash that is not the document's) or, when either cannot be
-    read, the reason why the certificate is refused; `what` names the certificate in that reason."""
+    read, the reason why the certificate is refused; `what` names the certificate in that reason.
+    `count_windows`: the checker's rules hold for count-windowed bolts (docs/model.md section 10): only a duration
+    window is refused; else any window is."""
     try:
         topo = document if isinstance(document, Topology) else parse_topology(document)
     except TopologyError as exc:
@@ -60,7 +70,7 @@ def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
     missing = unannotated_problems(topo)
     if missing:
         return [f"the embedded topology is not annotated: {missing[0]}"]
-    windowed = windows_refused(topo)
+    windowed = windows_refused(topo, count_windows)
     if windowed:
         return [windowed]
     problems: list[str] = []
