@@ -240,6 +240,14 @@ def worker_deaths_short(lines: list[str]) -> str | None:
     return None
 
 
+def capacity_suffix(lines: list[str]) -> str:
+    """What the app's capacity label adds to the headline: the worker-death verdict in a few words, and a pointer to
+    its tooltip when that holds more than the headline and the worker line (Storm's response, timeouts...)."""
+    deaths = worker_deaths_short(lines)
+    more = [line for line in lines[1:] if not line.startswith(WORKER_LINE_START)]
+    return (f"; {deaths}" if deaths else "") + (" — overloaded: see the tooltip" if more else "")
+
+
 def worker_deaths_line(c: WorkerCheck, bolt_failures: bool | None) -> str:
     """Whether the topology survives its workers' deaths, in Storm's terms (docs/model.md section 9)."""
     wm = c.model

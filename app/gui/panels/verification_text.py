@@ -97,17 +97,14 @@ class SummaryLines(QWidget):
     def show_capacity(self, lines: list[str]) -> None:
         """The headroom as a short line, with the worker-death verdict; what Storm does (when overloaded) in its
         tooltip."""
-        from app.core.storm.lines import WORKER_LINE_START, worker_deaths_short
+        from app.core.storm.lines import capacity_suffix
 
         if not lines:
             return
         short = lines[0].split(": every bolt")[0]
         rest = lines[0].split("; ", 1)[1] if "; " in lines[0] else ""
-        deaths = worker_deaths_short(lines)  # the worker-death verdict, when the document lets workers die
-        more = [line for line in lines[1:] if not line.startswith(WORKER_LINE_START)]
         self.capacity_label.setText(in_app_words(f"Capacity: {short}") + (f"; {in_app_words(rest)}" if rest else "")
-                                    + (f"; {deaths}" if deaths else "")
-                                    + (" — overloaded: see the tooltip" if more else ""))
+                                    + capacity_suffix(lines))
         self.capacity_label.setToolTip(in_app_words("\n".join(lines)))
         self.capacity_label.setVisible(True)
 
