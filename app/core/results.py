@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from app.core.formats.trace import Trace
+from app.core.formats.trace import CompressedTrace, Trace
 from app.core.words import Words
 
 Verdict = Literal["counterexample", "unbounded", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
@@ -202,8 +202,10 @@ class VerifyResult(BaseModel):
     checked: list[str] = Field(default_factory=list)
     threshold: int | None = None
     bolts: dict[str, BoltVerdict] = Field(default_factory=dict, description="every checked bolt's own verdict")
-    trace: Trace | None = Field(default=None, description="the first lasso found (traces[0])")
-    traces: list[Trace] = Field(default_factory=list, description="every distinct certified lasso, in order found")
+    trace: Trace | CompressedTrace | None = Field(default=None, description="the first lasso found (traces[0])")
+    traces: list[Trace | CompressedTrace] = Field(
+        default_factory=list, description="every distinct certified lasso, in order found (a long simulated one "
+                                          "compressed: docs/trace-format.md)")
     _words: Words | None = PrivateAttr(default=None)  # the message with its figures, when the core wrote one
     _summary: Words | None = PrivateAttr(default=None)  # its first sentence, when the rest only lists the bolts
 

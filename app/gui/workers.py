@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal
 
+from app.core.formats.trace import Trace, expanded_trace
 from app.core.gc_pause import paused_gc
 from app.core.rates import RateAnalysis
 from app.core.results import Progress, PropertyKind, VerifyResult
@@ -268,6 +269,9 @@ class VerifyWorker(Worker[VerifyResult]):
             result = search.run()
             if result.property != self.prop:
                 result = result.model_copy(update={"property": self.prop})
+            if any(not isinstance(t, Trace) for t in result.traces):  # the trace view shows every position
+                traces = [expanded_trace(t) for t in result.traces]
+                result = result.model_copy(update={"traces": traces, "trace": traces[0]})
             if self.prop == "growth" and not self.is_cancelled():
                 self.capacity = self._capacity()
                 self.timeouts = self._timeouts()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Annotated, Any, Literal
 
@@ -32,7 +33,7 @@ from app.core.formats.trace_compress import MAX_TRACE_POSITIONS as MAX_TRACE_POS
 from app.core.formats.trace_compress import TRACE_FORMAT as TRACE_FORMAT
 from app.core.formats.trace_compress import TRACE_FORMATS as TRACE_FORMATS
 from app.core.formats.trace_compress import ExpandError as ExpandError
-from app.core.formats.trace_compress import PatchItem, RepeatItem
+from app.core.formats.trace_compress import PatchItem, RepeatItem, iter_expanded
 from app.core.formats.trace_compress import compress_positions as compress_positions
 from app.core.formats.trace_compress import expand_trace_data as expand_trace_data
 from app.core.formats.trace_compress import is_compressed as is_compressed
@@ -185,6 +186,67 @@ class CompressedTrace(BaseModel):
                     "expanded: exactly k + 2 positions")
     kept: list[str] = Field(default_factory=list, description="component names kept by the cone of influence")
 
+    def document(self) -> dict[str, Any]:
+        """The decoded JSON of the file, as written: a repeat's or a patch's empty fields left out."""
+        data = self.model_dump(mode="json")
+        for item in data["positions"]:
+            for fields in (item.get("repeat"), item.get("patch")):
+                for key in ("queue", "backlog", "spouts", "bolts"):
+                    if fields is not None and fields.get(key) == {}:
+                        del fields[key]
+        return data
+
+    def _at(self, wanted: set[int]) -> dict[int, dict[str, Any]]:
+        """The positions numbered in `wanted`, as JSON, expanded one at a time up to the last of them."""
+        found: dict[int, dict[str, Any]] = {}
+        items = self.document()["positions"]
+        for n, (position, _) in enumerate(iter_expanded(items, limit=self.k + 2)):
+            if n in wanted:
+                found[n] = position
+                if len(found) == len(wanted):
+                    break
+        return found
+
+    def loop_duration(self) -> Fraction:
+        ends = self._at({self.loop_start, self.k + 1})
+        return exact_fraction(ends[self.k + 1]["time"]) - exact_fraction(ends[self.loop_start]["time"])
+
+    def growth_per_loop(self) -> dict[str, int]:
+        ends = self._at({self.loop_start, self.k + 1})
+        last, start = ends[self.k + 1]["bolts"], ends[self.loop_start]["bolts"]
+        return {name: last[name]["queue"] - start[name]["queue"] for name in start}
+
+
+#: a lasso or run as the verifier keeps it: its positions, or its compressed form when long (docs/trace-format.md)
+AnyTrace = Trace | CompressedTrace
+
+
+def trace_data(trace: Trace | CompressedTrace) -> dict[str, Any]:
+    """A trace's decoded JSON as its file holds it (a compressed one as it is: `CompressedTrace.document`)."""
+    return trace.document() if isinstance(trace, CompressedTrace) else trace.model_dump(mode="json")
+
+
+def trace_positions(trace: Trace | CompressedTrace, first: int = 0, end: int | None = None) -> Iterator[TracePosition]:
+    """Positions first..end-1 (to the last by default) of a trace, compressed or not, one at a time: a compressed
+    trace is expanded as it is read, never held whole."""
+    if isinstance(trace, Trace):
+        yield from trace.positions[first:end]
+        return
+    items = trace.document()["positions"]
+    for n, (position, _) in enumerate(iter_expanded(items, limit=trace.k + 2)):
+        if end is not None and n >= end:
+            return
+        if n >= first:
+            yield TracePosition.model_validate(position)
+
+
+def expanded_trace(trace: Trace | CompressedTrace) -> Trace:
+    """A trace with every position held (what a view of its positions needs): a compressed one expanded."""
+    if isinstance(trace, Trace):
+        return trace
+    return Trace(topology=trace.topology, k=trace.k, loop_start=trace.loop_start,
+                 positions=list(trace_positions(trace)), kept=trace.kept)
+
 
 def load_trace(path: str | os.PathLike[str]) -> Trace:
     """Read a trace file, `stormbound-trace/1` or its compressed form `/2` (expanded; a `"$schema"` key
@@ -248,16 +310,21 @@ def gzip_name(path: str | os.PathLike[str]) -> bool:
 COMPRESS_FROM = 1000
 
 
-def trace_bytes(trace: Trace, compress: bool = True, gzipped: bool = False) -> bytes:
+def trace_bytes(trace: Trace | CompressedTrace, compress: bool = True, gzipped: bool = False) -> bytes:
     """A trace file's bytes, as `save_trace` writes them: for a trace of COMPRESS_FROM positions or more,
     `stormbound-trace/2` (one line per position or repeat item) when that is smaller, as it is for a lasso
     that repeats itself; else `stormbound-trace/1` (indented JSON, as always). `compress=False`: always /1.
     `gzipped`: those bytes gzip-compressed (a `*.gz` file name; StormCrawler's 311,558-position lasso with
-    failures: 11 MB as /2, 97 kB gzipped)."""
+    failures: 11 MB as /2, 97 kB gzipped). A trace kept compressed (a long simulated lasso) is written as it is,
+    never expanded, unless `compress` is False."""
     if gzipped:
         import gzip
 
         return gzip.compress(trace_bytes(trace, compress), compresslevel=9, mtime=0)
+    if isinstance(trace, CompressedTrace):
+        if compress:
+            return _packed_bytes(trace.document())
+        trace = expanded_trace(trace)
     data = trace.model_dump(mode="json")
     if compress and len(data["positions"]) >= COMPRESS_FROM:
         items = compress_positions(data["positions"])

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field
 from fractions import Fraction
 from operator import sub
 from typing import Annotated, Any, Literal
@@ -169,37 +171,99 @@ def expand_trace_data(data: dict[str, Any], limit: int | None = None, cells: int
     replaced by its positions (ExpandError naming the item when it cannot be; at most `limit`,
     MAX_TRACE_POSITIONS, positions and `cells`, MAX_TRACE_CELLS, spout and bolt steps, counted as they are
     expanded). Positions are left as found for the trace's own validation."""
-    limit = MAX_TRACE_POSITIONS if limit is None else limit
-    cells = MAX_TRACE_CELLS if cells is None else cells
     items = data.get("positions")
     if not isinstance(items, list):
         raise ExpandError("positions", "expected a list of positions and repeat items")
-    out: list[Any] = []
-    times: list[Fraction | None] = []  # the exact times of `out`, read when a repeat needs them
-    sizes: list[int] = []  # the steps (spouts and bolts) of each position of `out`
-    used = 0
-    for index, item in enumerate(items):
+    out = [position for position, _ in iter_expanded(items, limit, MAX_TRACE_CELLS if cells is None else cells)]
+    return {**{key: value for key, value in data.items() if key != "positions"}, "format": TRACE_FORMAT,
+            "positions": out}
+
+
+#: where a repeated position comes from: (the index of the position it repeats, its exact time, the repeat item)
+Origin = tuple[int, Fraction, Repeat]
+
+
+def repeat_span(items: list[Any]) -> int:
+    """The farthest back any item of a compressed trace reads: its longest repeat period (at least 1, a patch
+    reading the position before it). Positions further back are never read again once passed."""
+    periods = [item["repeat"].get("period") for item in items
+               if item_kind(item) == "repeat" and isinstance(item["repeat"], dict)]
+    return max([1, *(p for p in periods if type(p) is int)])
+
+
+@dataclass
+class Cursor:
+    """Where `iter_expanded` stands just before a position: the item and how many of a repeat's positions are
+    given, the position's number and the steps counted so far, and the positions a later item may still read."""
+
+    index: int = 0
+    offset: int = 0
+    n: int = 0
+    used: int = 0
+    out: dict[int, Any] = field(default_factory=dict)
+    times: dict[int, Fraction | None] = field(default_factory=dict)  # the exact times of `out`, once read
+    sizes: dict[int, int] = field(default_factory=dict)  # the steps (spouts and bolts) of each position of `out`
+
+    def copy(self) -> Cursor:
+        return Cursor(self.index, self.offset, self.n, self.used, dict(self.out), dict(self.times), dict(self.sizes))
+
+
+def iter_expanded(items: list[Any], limit: int | None = None, cells: int | None = None, start: Cursor | None = None,
+                  mark: tuple[int, list[Cursor]] | None = None) -> Iterator[tuple[Any, Origin | Patch | None]]:
+    """The positions a compressed trace's items stand for, one at a time and exactly as `expand_trace_data`
+    lists them, each with its origin: None for a position written out, its `Patch` for a patch (the position
+    before it with the fields the patch gives), else where the repeat item copies it from. Holds only the last
+    `repeat_span(items)` positions (all a later item may read), so the memory is that of the longest repeated
+    block, not of the trace. ExpandError naming the item when it cannot be expanded, or beyond `limit`
+    (MAX_TRACE_POSITIONS) positions or `cells` (none by default) steps.
+
+    `mark` = (m, found): a copy of the cursor just before position m is appended to `found`; `start`, such a
+    cursor, goes on from there (position m first), as the whole reading would."""
+    limit = MAX_TRACE_POSITIONS if limit is None else limit
+    span = repeat_span(items)
+    at = Cursor() if start is None else start.copy()
+    out, times, sizes = at.out, at.times, at.sizes
+    n, used = at.n, at.used
+    for index in range(at.index, len(items)):
+        item = items[index]
         kind = item_kind(item)
-        if kind != "repeat" and len(out) >= limit:
+        if kind != "repeat" and n >= limit:
             raise too_many(limit)
         where = f"positions.{index}"
         if kind == "repeat":
-            rep = checked_repeat(item, where, len(out), limit)
-            used = _repeat(out, times, sizes, rep, where, used, cells)
+            rep = checked_repeat(item, where, n - (at.offset if index == at.index else 0), limit)
+            shift = exact_fraction(rep.time)
+            for offset in range(at.offset if index == at.index else 0, rep.count):
+                if mark is not None and n == mark[0]:
+                    mark[1].append(Cursor(index, offset, n, used, dict(out), dict(times), dict(sizes)))
+                back = n - rep.period
+                position, time = _repeated(out[back], times[back], rep, shift, where, back)
+                times[back] = time - shift
+                out[n], times[n], sizes[n] = position, time, sizes[back]
+                yield position, (back, time, rep)
+                used += sizes[n]
+                n += 1
+                out.pop(n - span - 1, None), times.pop(n - span - 1, None), sizes.pop(n - span - 1, None)
+                if cells is not None and used > cells:
+                    raise too_many_cells(cells)
             continue
+        if mark is not None and n == mark[0]:
+            mark[1].append(Cursor(index, 0, n, used, dict(out), dict(times), dict(sizes)))
+        patch: Patch | None = None
         if kind is None:
-            out.append(item)
+            position = item
         else:
             found = read_item(item, where)
             assert isinstance(found, PatchItem)
-            out.append(patched_position(out, found.patch, f"{where}.patch"))
-        times.append(None)
-        sizes.append(steps_in(out[-1]))
-        used += sizes[-1]
-        if used > cells:
+            patch = found.patch
+            position = patched_position([out[n - 1]] if n else [], patch, f"{where}.patch")
+        out[n], times[n], sizes[n] = position, None, steps_in(position)
+        yield position, patch
+        used += sizes[n]
+        n += 1
+        out.pop(n - span - 1, None), times.pop(n - span - 1, None), sizes.pop(n - span - 1, None)
+        if cells is not None and used > cells:
             raise too_many_cells(cells)
-    return {**{key: value for key, value in data.items() if key != "positions"}, "format": TRACE_FORMAT,
-            "positions": out}
 
 
 def steps_in(position: Any) -> int:
@@ -209,41 +273,29 @@ def steps_in(position: Any) -> int:
     return sum(len(steps) for steps in (position.get("spouts"), position.get("bolts")) if isinstance(steps, dict))
 
 
-def too_many_cells(cells: int) -> ExpandError:
-    return ExpandError("positions", f"more than {cells} cells once expanded (positions x components: the limit on "
-                                    "what a trace read whole may hold; setting STORMBOUND_MAX_TRACE_CELLS)")
+def too_many_cells(cells: int, why: str = "the limit on what a trace read whole may hold; setting "
+                                          "STORMBOUND_MAX_TRACE_CELLS") -> ExpandError:
+    return ExpandError("positions", f"more than {cells} cells once expanded (positions x components: {why})")
 
 
-def _repeat(out: list[Any], times: list[Fraction | None], sizes: list[int], rep: Repeat, where: str, used: int,
-            cells: int) -> int:
-    """Append the run `rep` stands for to `out` (each position `rep.period` back, shifted); the cells used after."""
-    shift = exact_fraction(rep.time)
-    for _ in range(rep.count):
-        back = len(out) - rep.period
-        source = out[back]
-        if times[back] is None:
-            try:
-                times[back] = exact_fraction(source["time"])
-            except (TypeError, KeyError, ValueError, ZeroDivisionError):
-                raise ExpandError(f"{where}.repeat", f"position {back}, which it repeats, has no exact time"
-                                  ) from None
-        time = times[back] + shift  # type: ignore[operator]
+def _repeated(source: Any, time: Fraction | None, rep: Repeat, shift: Fraction, where: str,
+              back: int) -> tuple[dict[str, Any], Fraction]:
+    """Position `back` (`source`, its exact time when known) as the run of `rep` copies it: shifted, raised."""
+    if time is None:
         try:
-            position = {**source, "time": format_time(time),
-                        "bolts": _raised(source["bolts"], rep.queue, "queue"),
-                        "spouts": _raised(source["spouts"], rep.backlog, "backlog")}
-        except (TypeError, KeyError) as err:
-            raise ExpandError(f"{where}.repeat", f"position {back}, which it repeats, has no {err}") from None
-        except ExpandError as err:
-            raise ExpandError(f"{where}.repeat.{err.where}", f"{err.message} at position {back}, which it repeats"
-                              ) from None
-        out.append(position)
-        times.append(time)
-        sizes.append(sizes[back])
-        used += sizes[back]
-        if used > cells:
-            raise too_many_cells(cells)
-    return used
+            time = exact_fraction(source["time"])
+        except (TypeError, KeyError, ValueError, ZeroDivisionError):
+            raise ExpandError(f"{where}.repeat", f"position {back}, which it repeats, has no exact time") from None
+    time += shift
+    try:
+        position = {**source, "time": format_time(time), "bolts": _raised(source["bolts"], rep.queue, "queue"),
+                    "spouts": _raised(source["spouts"], rep.backlog, "backlog")}
+    except (TypeError, KeyError) as err:
+        raise ExpandError(f"{where}.repeat", f"position {back}, which it repeats, has no {err}") from None
+    except ExpandError as err:
+        raise ExpandError(f"{where}.repeat.{err.where}", f"{err.message} at position {back}, which it repeats"
+                          ) from None
+    return position, time
 
 
 def patched_position(out: list[Any], patch: Patch, where: str) -> dict[str, Any]:
@@ -301,18 +353,28 @@ MIN_RUN = 1
 
 def compress_positions(positions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Positions (as `model_dump(mode="json")` gives them) with their repeating runs as repeat items and
-    the others as patches of the position before; `expand_trace_data` gives back exactly `positions`.
+    the others as patches of the position before; `expand_trace_data` gives back exactly `positions`."""
+    shapes, values, scale = _shapes(positions)
+    names = (list(positions[0]["bolts"]), list(positions[0]["spouts"])) if positions else ([], [])
+    return compress_runs(shapes, values, scale, positions.__getitem__, *names)
+
+
+def compress_runs(shapes: list[Hashable], values: list[tuple[Any, ...]], scale: int,
+                  position: Callable[[int], dict[str, Any]], bolts: list[str], spouts: list[str]
+                  ) -> list[dict[str, Any]]:
+    """The items of a compressed trace for positions given by their shapes and values, each position drawn
+    (`position(i)`, as `model_dump(mode="json")` gives it) only when it is written out or patched: a position's
+    *shape* is everything but its time, its queues and its backlogs (equal shapes: equal but for those), its
+    *values* are its time in units of 1/`scale` then the queues of `bolts` and the backlogs of `spouts`, in order.
 
     Greedy, left to right: at position i, each of the last CANDIDATES positions q of the same shape
-    (every field but the time, the queues and the backlogs) proposes the period p = i - q and the
-    shift of position i over position q; the run extends while position j is position j - p with
-    that shift. The longest run (of at least MIN_RUN positions) becomes one item; a single position
-    is the shortest of its repeat item, its patch of position i - 1 (the fields that differ) and itself.
-    Linear in the positions for the runs of a lasso (each tries CANDIDATES periods)."""
-    shapes, values, scale = _shapes(positions)
-    seen: dict[int, list[int]] = {}
+    proposes the period p = i - q and the shift of position i over position q; the run extends while
+    position j is position j - p with that shift. The longest run (of at least MIN_RUN positions) becomes
+    one item; a single position is the shortest of its repeat item, its patch of position i - 1 (the fields
+    that differ) and itself. Linear in the positions for the runs of a lasso (each tries CANDIDATES periods)."""
+    seen: dict[Hashable, list[int]] = {}
     items: list[dict[str, Any]] = []
-    n, i = len(positions), 0
+    n, i = len(shapes), 0
     while i < n:
         best, period, shift = 0, 0, values[i]
         for q in reversed(seen.get(shapes[i], [])[-CANDIDATES:]):
@@ -324,10 +386,10 @@ def compress_positions(positions: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if j - i > best:
                 best, period, shift = j - i, p, d
         run = max(1, best)
-        item = {"repeat": _repeat_fields(positions[i], period, run, Fraction(shift[0]) / scale, shift[1:])} \
-            if best >= MIN_RUN else positions[i]
+        item = {"repeat": _repeat_fields(bolts, spouts, period, run, Fraction(shift[0]) / scale, shift[1:])} \
+            if best >= MIN_RUN else position(i)
         if run == 1 and i > 0:  # a single position: the smallest of it, its repeat and its patch
-            patch = _patch_fields(positions[i - 1], positions[i])
+            patch = _patch_fields(position(i - 1), position(i))
             if patch is not None and len(json.dumps(patch)) < len(json.dumps(item)):
                 item = patch
         items.append(item)
@@ -337,13 +399,13 @@ def compress_positions(positions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return items
 
 
-def _shapes(positions: list[dict[str, Any]]) -> tuple[list[int], list[tuple[Any, ...]], int]:
+def _shapes(positions: list[dict[str, Any]]) -> tuple[list[Hashable], list[tuple[Any, ...]], int]:
     """Per position: a number naming its shape (equal numbers: equal but for the time, the queues and the
     backlogs; a time not written as `format_time` writes it is a shape of its own) and those values as
     integers, the times in units of 1/scale (scale: the least common multiple of their denominators; with
     more than MAX_SCALE_BITS bits, scale 1 and the times as fractions)."""
     ids: dict[str, int] = {}
-    shapes: list[int] = []
+    shapes: list[Hashable] = []
     times = [exact_fraction(position["time"]) for position in positions]
     scale = math.lcm(*(t.denominator for t in times)) if times else 1
     exact = scale.bit_length() > MAX_SCALE_BITS  # unrelated denominators: compare the fractions themselves
@@ -384,10 +446,9 @@ def _patch_fields(before: dict[str, Any], position: dict[str, Any]) -> dict[str,
     return {"patch": patch}
 
 
-def _repeat_fields(position: dict[str, Any], period: int, count: int, time: Fraction,
+def _repeat_fields(bolts: list[str], spouts: list[str], period: int, count: int, time: Fraction,
                    counts: tuple[int, ...]) -> dict[str, Any]:
     """The repeat item's fields: the shift of the time and the nonzero increments, named."""
-    bolts, spouts = list(position["bolts"]), list(position["spouts"])
     fields: dict[str, Any] = {"period": period, "count": count, "time": format_time(time)}
     queue = {name: d for name, d in zip(bolts, counts[:len(bolts)], strict=True) if d}
     backlog = {name: d for name, d in zip(spouts, counts[len(bolts):], strict=True) if d}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-from app.core.formats.trace import Trace
+from app.core.formats.trace import Trace, expanded_trace
 from app.core.tcn.network import build_network, cone_ids, cone_of_influence
 from app.core.tcn.simulate import build_lasso
 from app.core.topology import Topology
@@ -302,7 +302,7 @@ def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, cells
             break
         lasso = build_lasso(net, bolt, total_cells=left // weight * width, cancelled=spent)
         left -= lasso.positions * weight
-        trace = lasso.trace
+        trace = None if lasso.trace is None else expanded_trace(lasso.trace)  # its positions are read
         if trace is None or any(s.fail or s.lost or s.phase == "failed" for p in trace.positions
                                 for s in p.bolts.values()):
             continue

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from app import __version__
-from app.core.formats.trace import Trace
+from app.core.formats.trace import AnyTrace, trace_data
 from app.core.results import BoltVerdict
 from app.core.tcn.check.files import CERTIFICATE_FORMAT, KINDS
 from app.core.tcn.network import build_network
@@ -23,7 +23,7 @@ __all__ = ["certificate_file"]
 
 
 def certificate_file(topo: Topology, verdicts: dict[str, BoltVerdict],
-                     traces: list[Trace] | None = None) -> dict[str, Any] | None:
+                     traces: list[AnyTrace] | None = None) -> dict[str, Any] | None:
     """The certificate file for the bolts of `verdicts` decided by a certificate: each certificate with the
     document of the cone it was derived on (its content hash is the certificate's). None when no bolt has one."""
     entries = []
@@ -34,9 +34,9 @@ def certificate_file(topo: Topology, verdicts: dict[str, BoltVerdict],
                 continue
             data = cert.model_dump(mode="json")
             if key == "flood_certificate" and cert.evidence.trace_index is not None and traces:
-                data["evidence"]["trace"] = traces[cert.evidence.trace_index].model_dump(mode="json")
+                data["evidence"]["trace"] = trace_data(traces[cert.evidence.trace_index])
             if key == "flood_certificate" and cert.run is not None and cert.run.trace_index is not None and traces:
-                data["run"]["trace"] = traces[cert.run.trace_index].model_dump(mode="json")
+                data["run"]["trace"] = trace_data(traces[cert.run.trace_index])
             entries.append({"topology": build_network(topo, [name]).document(), key: data})
     if not entries:
         return None

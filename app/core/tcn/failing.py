@@ -9,18 +9,18 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 
-from app.core.formats.trace import Trace, format_time
+from app.core.formats.trace import AnyTrace, format_time, trace_positions
 
 
-def has_failures(trace: Trace) -> bool:
+def has_failures(trace: AnyTrace) -> bool:
     """Whether some bolt fails somewhere in the trace."""
-    return any(b.fail for p in trace.positions for b in p.bolts.values())
+    return any(b.fail for p in trace_positions(trace) for b in p.bolts.values())
 
 
-def failure_summary(trace: Trace) -> str | None:
+def failure_summary(trace: AnyTrace) -> str | None:
     """The failures and replays of a lasso's loop in words ("C fails every 4 s; S replays 2
     tuples per failure"), or None when nothing fails in the loop."""
-    loop = trace.positions[trace.loop_start:trace.k + 1]
+    loop = trace_positions(trace, trace.loop_start, trace.k + 1)
     fails: Counter[str] = Counter()
     replays: dict[str, Counter[str]] = {}
     for p in loop:

@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import networkx as nx
 
-from app.core.formats.trace import Trace
+from app.core.formats.trace import AnyTrace, trace_data
 from app.core.rates.flows import RateFigures
 from app.core.results import BoltVerdict, FloodCertificate, FloodEvidence, FloodTerm
 from app.core.tcn.check.content import content_hash
@@ -43,7 +43,7 @@ def _text(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
 
 
-def _evidence(source: str, verdict: BoltVerdict, traces: list[Trace], proven_on: Callable[[str], Topology],
+def _evidence(source: str, verdict: BoltVerdict, traces: list[AnyTrace], proven_on: Callable[[str], Topology],
               cone_of: Callable[[str], Topology] | None) -> FloodEvidence | None:
     """What shows that `source` can hold any backlog: its rate proof with the document it is proven on, the
     certified lasso in which it grows, or its own flood certificate (a chain), with the trace of that
@@ -56,7 +56,7 @@ def _evidence(source: str, verdict: BoltVerdict, traces: list[Trace], proven_on:
             if not 0 <= index < len(traces):
                 return None
             nested = nested.model_copy(update={"evidence": flood.evidence.model_copy(update={
-                "trace_index": None, "trace": traces[index].model_dump(mode="json")})})
+                "trace_index": None, "trace": trace_data(traces[index])})})
         return FloodEvidence(topology=cone_of(source).model_dump(mode="json"), flood_certificate=nested)
     if verdict.verdict != "counterexample":
         return None
@@ -68,7 +68,7 @@ def _evidence(source: str, verdict: BoltVerdict, traces: list[Trace], proven_on:
     return None
 
 
-def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], traces: list[Trace],
+def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], traces: list[AnyTrace],
                 proven_on: Callable[[str], Topology],
                 cone_of: Callable[[str], Topology] | None = None,
                 shortfall: list[str] | None = None) -> FloodCertificate | None:
@@ -136,7 +136,7 @@ def flood_message(cert: FloodCertificate, before: Words | None = None) -> Words:
     return Words.of(text, ". Before that: ", before) if before is not None and before.text() else text
 
 
-def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[Trace],
+def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[AnyTrace],
                    proven_on: Callable[[str], Topology], notes: list[str],
                    stop: Callable[[], bool] = lambda: False) -> None:
     """Every bolt of `verdicts` whose answer is one of FLOODABLE and that a bolt with evidence of growth floods
@@ -156,7 +156,7 @@ def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
             _flood_one(topo, name, verdicts, traces, proven_on, notes)
 
 
-def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], traces: list[Trace],
+def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], traces: list[AnyTrace],
                proven_on: Callable[[str], Topology], notes: list[str]) -> None:
     """`name` becomes `unbounded` when a flood certificate for it is built and accepted by its checker."""
     before = verdicts[name]

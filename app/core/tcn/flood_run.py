@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
 
-from app.core.formats.trace import Trace
+from app.core.formats.trace import AnyTrace, Trace
 from app.core.formats.trace_numbers import format_time
 from app.core.results import BoltVerdict, FloodCertificate, FloodRun
 from app.core.tcn.check.certify import certify
@@ -118,7 +118,7 @@ def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold
     return "no phase-1 schedule took it there: " + "; ".join(tried) if tried else "no phase-1 schedule"
 
 
-def threshold_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[Trace], threshold: int,
+def threshold_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[AnyTrace], threshold: int,
                    notes: list[str], *, cancelled: Callable[[], bool] = lambda: False,
                    deadline: float | None = None) -> None:
     """Attach to every `unbounded` verdict a threshold run past `threshold` (its trace appended to `traces`), in

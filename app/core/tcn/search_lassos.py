@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.core.formats.trace import Trace
+from app.core.formats.trace import AnyTrace
 from app.core.gc_pause import paused_gc
 from app.core.results import BoltVerdict, Progress
 from app.core.tcn.check.certify import certify
@@ -56,7 +56,7 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
 
 @paused_gc()  # a long lasso: app/core/gc_pause.py
 def _simulated(search: SearchControl, net: Any, target: str, checked: list[str], steady: frozenset[str],
-               notes: list[str], traces: list[Trace], verdicts: dict[str, BoltVerdict], elapsed: Callable[[], float],
+               notes: list[str], traces: list[AnyTrace], verdicts: dict[str, BoltVerdict], elapsed: Callable[[], float],
                *, bounded_without_failures: bool = False, budget_s: float | None = None,
                total_cells: int | None = None) -> bool:
     """Build a lasso for `target` by simulation; record it if it certifies, else note a defect.

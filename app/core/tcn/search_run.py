@@ -16,7 +16,7 @@ from typing import Any
 import z3
 
 from app.core.formats import limits
-from app.core.formats.trace import Trace
+from app.core.formats.trace import AnyTrace, trace_positions
 from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, Progress
 from app.core.tcn.failing import failure_summary, has_failures
@@ -59,7 +59,7 @@ class Run:
     base: dict[str, Any]  # the result's property, checked bolts, threshold and rate-check figures
     verdicts: dict[str, BoltVerdict] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    traces: list[Trace] = field(default_factory=list)
+    traces: list[AnyTrace] = field(default_factory=list)
     proven: dict[str, int] = field(default_factory=dict)  # per target: the largest k proven to have no lasso
     targets: list[str] = field(default_factory=list)
     nets: dict[str, Any] = field(default_factory=dict)  # per target: its cone of influence
@@ -165,11 +165,11 @@ class SearchControl:
         if self.progress is not None:
             self.progress(Progress(k=k, elapsed_s=run.elapsed(), doing=doing, verdicts=dict(run.verdicts)))
 
-    def record(self, trace: Trace, growth: dict[str, int], index: int, checked: list[str],
+    def record(self, trace: AnyTrace, growth: dict[str, int], index: int, checked: list[str],
                verdicts: dict[str, BoltVerdict], method: str = "solver") -> None:
         """Every checked bolt this certified lasso answers for, and not yet answered, gets it."""
         if self.threshold is not None:
-            reached = {n for p in trace.positions for n, b in p.bolts.items()
+            reached = {n for p in trace_positions(trace) for n, b in p.bolts.items()
                        if n in checked and b.queue >= self.threshold}
             for n in sorted(reached):
                 if n not in verdicts:

@@ -40,11 +40,11 @@ from typing import Any
 from app.core.emission import Emission
 from app.core.emission import emit as emit_rule
 from app.core.failures import FailureModel, replay_problem
-from app.core.formats.trace import Trace
+from app.core.formats.trace import CompressedTrace, Trace
 from app.core.gc_pause import paused_gc
 from app.core.tcn.network import Network, SpoutParams, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
-from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Row, Stopped, rows_trace
+from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Row, Stopped, rows_lasso, rows_trace
 
 __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Goal", "Lasso", "Schedule", "build_finite_run", "build_lasso",
            "schedules", "unaligned_schedule"]
@@ -58,7 +58,7 @@ NEVER = 1 << 62  # a time on the grid no run reaches: the next failure of a bolt
 class Lasso:
     """What a simulation gives back: a trace (to be certified) or why there is none."""
 
-    trace: Trace | None
+    trace: Trace | CompressedTrace | None  # compressed when long (simulate_trace.rows_lasso)
     message: str
     positions: int = 0
     schedules_tried: list[str] = field(default_factory=list)
@@ -105,9 +105,9 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
                 runs_on[plan] = only_failing(net, plan)
             outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, deadline,
                                 max_cells if left is None else min(max_cells, left))
-            if isinstance(outcome, Trace):
+            if isinstance(outcome, Trace | CompressedTrace):
                 return Lasso(outcome, f"{sched.describe()}: lasso of {outcome.k} positions",
-                             positions + len(outcome.positions), tried)
+                             positions + outcome.k + 2, tried)
             positions += outcome[1]
             capped = capped or outcome[2]
             tried[-1] += f": {outcome[0]}"
@@ -132,12 +132,15 @@ def build_finite_run(net: Network, sched: Schedule, goal: Goal, *, cancelled: Ca
                         deadline, max_cells, goal)
     except Stopped as stop:
         return str(stop)
-    return out if isinstance(out, Trace) else out[0]
+    if isinstance(out, tuple):
+        return out[0]
+    assert isinstance(out, Trace)  # a finite run is never compressed (simulate_trace.rows_trace)
+    return out
 
 
 def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
               cancelled: Callable[[], bool], deadline: float | None, max_cells: int,
-              goal: Goal | None = None) -> Trace | tuple[str, int, bool]:
+              goal: Goal | None = None) -> Trace | CompressedTrace | tuple[str, int, bool]:
     """One deterministic run under `sched`; a lasso trace, or (why not, positions simulated, stopped at the
     cell bound). With a `goal`, no state is hashed: the run is a finite one, stopped at the first position
     where the goal's bolt holds its threshold (its trace), or when the goal's source has made all its
@@ -212,7 +215,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         rows.append((t, emitted[:n_s], step, {x: (emitted[x], xcarry[x]) for x in extras} if extras else None,
                      failure_row))
         if loop_start is not None:
-            return rows_trace(net, rows, loop_start, run.scale, run.index, cancelled)
+            return rows_lasso(net, rows, loop_start, run.scale, run.index, cancelled)
         if goal is not None:
             goal.peak = max(goal.peak, step[watch][0])
             if goal.peak >= goal.threshold and len(rows) >= 3:  # positions 0..k+1, k ≥ 1, loop_start k+1

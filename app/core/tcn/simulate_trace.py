@@ -3,17 +3,18 @@ written and validated a block at a time, a lasso (loop_start in 1..k) or a finit
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from fractions import Fraction
 from typing import Any
 
 from pydantic import TypeAdapter
 
 from app.core.errors import Cancelled
-from app.core.formats.trace import Trace, TracePosition, format_carry, format_time
+from app.core.formats.trace import COMPRESS_FROM, CompressedTrace, Trace, TracePosition, format_carry, format_time
+from app.core.formats.trace_compress import compress_runs
 from app.core.tcn.network import Network
 
-__all__ = ["CHECK_EVERY", "BoltStep", "FailureRow", "Row", "Stopped", "rows_trace"]
+__all__ = ["CHECK_EVERY", "BoltStep", "FailureRow", "Row", "Stopped", "rows_lasso", "rows_trace"]
 
 CHECK_EVERY = 64  # positions between two looks at the wall clock (and between two validated blocks)
 
@@ -30,16 +31,71 @@ class Stopped(Cancelled):
 
 
 def rows_trace(net: Network, rows: list[Row], loop_start: int, scale: int, index: dict[tuple[str, str], int],
-           cancelled: Callable[[], bool] = lambda: False) -> Trace:
+               cancelled: Callable[[], bool] = lambda: False) -> Trace:
     """Positions 0..k+1 of the simulated run as a `stormbound-trace/1` lasso (k+1 repeats loop_start) or, with
     loop_start = k+1, a finite run,
     validated a block of positions at a time (far cheaper than one model per step on a long
     trace, and a cancel is seen between blocks)."""
+    position = _renderer(net, index, scale)
+    positions: list[TracePosition] = []
+    for n in range(0, len(rows), CHECK_EVERY):
+        if cancelled():
+            raise Stopped("cancelled")
+        positions += _POSITIONS.validate_python([position(row) for row in rows[n:n + CHECK_EVERY]])
+    return Trace(topology=net.document(), k=len(rows) - 2, loop_start=loop_start, positions=positions,
+                 kept=list(net.kept))
+
+
+def rows_lasso(net: Network, rows: list[Row], loop_start: int, scale: int, index: dict[tuple[str, str], int],
+               cancelled: Callable[[], bool] = lambda: False) -> Trace | CompressedTrace:
+    """The simulated lasso in its compressed form, `stormbound-trace/2` (docs/trace-format.md), when it has
+    COMPRESS_FROM positions or more and repeats itself, built from the rows without drawing its positions:
+    only those written out or patched are drawn (`compress_runs`); else the `/1` trace of `rows_trace`. The
+    certifier reads it as it is, one position at a time (app/core/tcn/check/certify_source.py)."""
+    if len(rows) < COMPRESS_FROM:
+        return rows_trace(net, rows, loop_start, scale, index, cancelled)
+    ids: dict[tuple[Any, ...], int] = {}
+    shapes: list[Hashable] = []
+    values: list[tuple[Any, ...]] = []
+    n_s = len(net.spouts)
+    for n, row in enumerate(rows):
+        if n % 1024 == 0 and cancelled():
+            raise Stopped("cancelled")
+        shape, value = _shape(row, n_s)
+        shapes.append(ids.setdefault(shape, len(ids)))
+        values.append(value)
+    del ids
+    render = _renderer(net, index, scale)
+    items = compress_runs(shapes, values, scale,
+                          lambda i: TracePosition.model_validate(render(rows[i])).model_dump(mode="json"),
+                          [b.name for b in net.bolts], [s.name for s in net.spouts])
+    if len(items) >= len(rows):
+        return rows_trace(net, rows, loop_start, scale, index, cancelled)
+    return CompressedTrace.model_validate({"topology": net.document(), "k": len(rows) - 2, "loop_start": loop_start,
+                                           "positions": items, "kept": list(net.kept)})
+
+
+def _shape(row: Row, n_s: int) -> tuple[tuple[Any, ...], tuple[int, ...]]:
+    """A row's shape (all but its time, its queues and its backlogs: docs/trace-format.md, the writer) and its
+    values (time on the grid, the bolts' queues, the spouts' backlogs)."""
+    t, emitted, steps, extra, failure = row
+    backlog: list[int] = [0] * n_s
+    failed: tuple[Any, ...] = ()
+    if failure is not None:
+        backlog, replayed, fails, recovers, losses, down = failure
+        failed = (tuple(replayed), tuple(fails), tuple(recovers), tuple(down),
+                  tuple((j, lost, tuple(sorted(r.items()))) for j, (lost, r) in sorted(losses.items())))
+    shape = (tuple(emitted), tuple(step[1:] for step in steps),
+             None if extra is None else tuple(sorted(extra.items())), failure is not None, failed)
+    return shape, (t, *(step[0] for step in steps), *backlog)
+
+
+def _renderer(net: Network, index: dict[tuple[str, str], int], scale: int) -> Callable[[Row], dict[str, Any]]:
+    """A row as its position's JSON (what `TracePosition` validates)."""
     exact = net.emission == "exact"
     names = [b.name for b in net.bolts]
     spout_names = [s.name for s in net.spouts]
-    positions: list[TracePosition] = []
-    block: list[dict[str, Any]] = []
+
     def carry_text(carry: Fraction | int) -> int | str:
         return format_carry(Fraction(carry)) if exact else int(carry)
 
@@ -52,7 +108,8 @@ def rows_trace(net: Network, rows: list[Row], loop_start: int, scale: int, index
             counts[st.name], carries[st.name] = e, carry_text(c)
         step.update(emitted=sum(counts.values()), emitted_by_stream=counts, buffer_by_stream=carries)
 
-    for n, (t, spout_emitted, step, extra, failure) in enumerate(rows, start=1):
+    def position(row: Row) -> dict[str, Any]:
+        t, spout_emitted, step, extra, failure = row
         spouts = {name: {"emit": e > 0, "emitted": e} for name, e in zip(spout_names, spout_emitted, strict=True)}
         bolts: dict[str, dict[str, Any]] = {}
         for name, (queue, arrivals, take, batch, emit, emitted, carry, busy) in zip(names, step, strict=True):
@@ -84,14 +141,9 @@ def rows_trace(net: Network, rows: list[Row], loop_start: int, scale: int, index
             for b in net.bolts:
                 if len(b.streams) > 1:
                     by_stream(b, bolts[b.name], extra, spout=False)
-        block.append({"time": format_time(Fraction(t, scale)), "spouts": spouts, "bolts": bolts})
-        if len(block) == CHECK_EVERY or n == len(rows):
-            if cancelled():
-                raise Stopped("cancelled")
-            positions += _POSITIONS.validate_python(block)
-            block = []
-    return Trace(topology=net.document(), k=len(rows) - 2, loop_start=loop_start, positions=positions,
-                 kept=list(net.kept))
+        return {"time": format_time(Fraction(t, scale)), "spouts": spouts, "bolts": bolts}
+
+    return position
 
 
 _POSITIONS = TypeAdapter(list[TracePosition])

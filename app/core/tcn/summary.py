@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from app.core.formats.trace import Trace
+from app.core.formats.trace import AnyTrace
 from app.core.results import BoltVerdict, VerifyResult
 from app.core.tcn.encode_failures import position_step
 from app.core.words import Words
@@ -34,7 +34,7 @@ def what_would_decide(name: str, k: int, nets: dict[str, Any], downgraded: froze
             "what a failing bolt loses is bounded only by what it receives)")
 
 def summarise(base: dict[str, Any], kept: list[str], notes: list[str], elapsed: float,
-              verdicts: dict[str, BoltVerdict], traces: list[Trace], report: Any, stop: str | None,
+              verdicts: dict[str, BoltVerdict], traces: list[AnyTrace], report: Any, stop: str | None,
               threshold: int | None, nets: dict[str, Any] | None = None,
               downgraded: frozenset[str] = frozenset()) -> VerifyResult:
     """The top-level verdict over the checked bolts' own: counterexample if any bolt has one,

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.formats.trace import expanded_trace
 from app.core.formats.verified import result_headline
 from app.core.results import BoltVerdict, VerifyResult
 from app.gui.dialogs import Dialogs
@@ -313,7 +314,7 @@ class VerificationPanel(QWidget):
         self.trace_row = row
         if self.states[row].stale:
             caption = "Stale (the model changed since): " + caption
-        self.trace_view.set_trace(trace, caption)
+        self.trace_view.set_trace(None if trace is None else expanded_trace(trace), caption)
         self.trace_available.emit()
         self._update_buttons()
         return True

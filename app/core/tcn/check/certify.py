@@ -23,19 +23,19 @@ growth at 0, and lets a spout's backlog grow only under "paced" replays of n per
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from pydantic import ValidationError
-
 from app.core.errors import Cancelled
-from app.core.formats.trace import ExpandError, Trace, expand_trace_data, is_compressed
+from app.core.formats.trace import CompressedTrace, Trace
 from app.core.gc_pause import paused_gc
 from app.core.tcn.check.certify_clocks import region_problems
-from app.core.tcn.check.certify_replay import Before, Step, replay, steps_of
+from app.core.tcn.check.certify_replay import Before, Step, replay
 from app.core.tcn.check.certify_rules import Rules
+from app.core.tcn.check.certify_source import Malformed, Source, source_of
 from app.core.topology import parse_topology, unannotated_problems
 
 UNROLL_PASSES = 3
@@ -74,18 +74,21 @@ def _replays(bo: dict[str, Any]) -> dict[str, int]:
     return {s: r for s, r in (bo["replays"] or {}).items() if r}
 
 
-def _loop_checks(rules: Rules, trace: Trace, steps: list[Step], befores: list[Before | None],
+def _loop_checks(rules: Rules, source: Source, first: Step, last: Step, befores: list[Before | None],
                  checked: list[str], problems: list[str]) -> tuple[dict[str, int], dict[str, int]]:
-    """Section 3: what must repeat at loop_start and k+1, fairness, growing-queue conditions."""
-    k, loop_start = trace.k, trace.loop_start
-    first, last = steps[loop_start], steps[k + 1]
+    """Section 3: what must repeat at loop_start and k+1, fairness, growing-queue conditions. The loop's
+    positions are read in one pass (`_loop_pass`)."""
+    k, loop_start = source.k, source.loop_start
     b_first, b_last = befores[loop_start], befores[k + 1]
     assert b_first is not None and b_last is not None  # kept by the replay
 
     def bad(text: str) -> None:
         problems.append(f"loop {loop_start}..{k}: {text}")
 
-    backlog_growth: dict[str, int] = {}
+    mode = rules.fail.mode if rules.fail else "none"
+    backlog_growth = {name: last.spouts[name]["backlog"] - first.spouts[name]["backlog"] for name in rules.period}
+    growth = {name: last.bolts[name]["queue"] - first.bolts[name]["queue"] for name in rules.alpha}
+    seen = _loop_pass(rules, source, backlog_growth, growth, mode == "paced")
     for name in rules.period:
         a_s, z_s = first.spouts[name], last.spouts[name]
         if any(a_s[key] != z_s[key] for key in a_s if key != "backlog"):
@@ -93,21 +96,17 @@ def _loop_checks(rules: Rules, trace: Trace, steps: list[Step], befores: list[Be
         if b_first.spout_last_size.get(name) != b_last.spout_last_size.get(name):
             bad(f"spout {name}: the last emission size does not repeat")
         # 7.4: a backlog may grow; under "paced" only when every loop emission replays n, never under "at-once"
-        grow = backlog_growth[name] = z_s["backlog"] - a_s["backlog"]  # as recorded (the recurrence: certify_replay.py)
-        mode = rules.fail.mode if rules.fail else "none"
+        grow = backlog_growth[name]  # as recorded (the recurrence: certify_replay.py)
         if grow < 0:
             bad(f"spout {name}: its backlog shrinks by {-grow} per pass (section 7.4)")
         elif grow > 0 and mode != "paced":
             bad(f"spout {name}: its backlog grows by {grow} per pass under settings.replay '{mode}' "
                 "(a growing backlog, section 7.4)")
         elif grow > 0:
-            for offset, s in enumerate(steps[loop_start:k + 1]):
-                sp = s.spouts[name]
-                if sp["emitted"] and sp["replayed"] * 2 != _emission(sp):
-                    bad(f"spout {name}: its backlog grows by {grow} per pass but position {loop_start + offset} "
-                        "replays fewer than its fresh tuples (a growing backlog replays n at every emission, "
-                        "section 7.4)")
-    growth: dict[str, int] = {}
+            for pos in seen.short_replays.get(name, []):
+                bad(f"spout {name}: its backlog grows by {grow} per pass but position {pos} "
+                    "replays fewer than its fresh tuples (a growing backlog replays n at every emission, "
+                    "section 7.4)")
     for name in rules.alpha:
         a, z = first.bolts[name], last.bolts[name]
         for key in ("arrivals", "take", "batch", "emit", "emitted", "buffer", "phase", "emitted_by_stream",
@@ -119,7 +118,6 @@ def _loop_checks(rules: Rules, trace: Trace, steps: list[Step], befores: list[Be
         for key in ("bolt_processing", "bolt_batch", "bolt_buffer", "bolt_failed"):
             if getattr(b_first, key)[name] != getattr(b_last, key)[name]:
                 bad(f"bolt {name}: the state before the loop does not repeat ({key.removeprefix('bolt_')})")
-        growth[name] = z["queue"] - a["queue"]
         if growth[name] < 0:
             bad(f"bolt {name}: queue shrinks by {-growth[name]} per pass, so the loop cannot repeat forever")
     for (name, st), carry in b_first.stream_buffer.items():
@@ -127,78 +125,101 @@ def _loop_checks(rules: Rules, trace: Trace, steps: list[Step], befores: list[Be
             bad(f"{name}: the carry of stream {st} does not repeat")
     for problem in region_problems(rules, _clocks(b_first), _clocks(b_last), loop_start, k + 1):
         bad(problem)
-    loop = steps[loop_start:k + 1]
     for name in rules.period:
-        if not any(s.spouts[name]["emitted"] > 0 for s in loop):
+        if name not in seen.emitting:
             bad(f"spout {name} never emits inside the loop")
     for name in rules.alpha:
-        busy = any(s.bolts[name]["queue"] >= rules.slide[name] or s.bolts[name]["arrivals"] > 0 for s in loop)
-        if busy and not any(s.bolts[name]["take"] or s.bolts[name]["fail"] for s in loop):
+        if name in seen.busy and name not in seen.taking:
             bad(f"bolt {name} has tuples but never takes (or fails) inside the loop")
-        if growth.get(name, 0) > 0 and any(s.bolts[name]["fail"] or s.bolts[name]["lost"]
-                                           or s.bolts[name]["phase"] == "failed" for s in loop):
+        if growth[name] > 0 and name in seen.failing:
             bad(f"bolt {name} grows by {growth[name]} per pass but fails or loses tuples inside the loop "
                 "(Δ = 0 for such a bolt, section 7.4)")
-        if growth.get(name, 0) > 0:
-            for offset, s in enumerate(loop):
-                pos = loop_start + offset
-                if s.bolts[name]["queue"] < rules.slide[name]:  # (1, or a count window's slide: section 10)
-                    bad(f"bolt {name} grows but its queue is empty at position {pos}" if rules.slide[name] == 1
-                        else f"bolt {name} grows but its queue holds less than a slide at position {pos}")
-                if s.bolts[name]["take"] and s.bolts[name]["batch"] != rules.take_max[name]:
-                    bad(f"bolt {name} grows but takes a partial batch of {s.bolts[name]['batch']} at position {pos}")
+        for text in seen.growing.get(name, []):
+            bad(text)
     if not any(growth.get(name, 0) > 0 for name in checked):
         bad(f"no checked queue grows ({', '.join(checked) or 'none checked'})")
     return growth, backlog_growth
 
 
-def _validated(trace: Any) -> tuple[Trace | None, list[str]]:
-    """A `Trace` from a model or decoded JSON; malformed input gives problems naming the field."""
-    if isinstance(trace, Trace):
-        return trace, []
-    if is_compressed(trace):  # stormbound-trace/2: replayed as the exact positions it stands for
-        try:
-            trace = expand_trace_data(trace)
-        except ExpandError as err:
-            return None, [f"trace format: {err}"]
-    try:
-        return Trace.model_validate(trace), []
-    except ValidationError as err:
-        problems = []
-        for e in err.errors()[:20]:
-            where = ".".join(str(x) for x in e.get("loc", ())) or "trace"
-            problems.append(f"trace format: {where}: {e.get('msg', 'invalid')}")
-        return None, problems
+@dataclass
+class _Seen:
+    """What one pass over the loop's positions found, per spout and bolt (section 3)."""
+
+    emitting: set[str] = field(default_factory=set)
+    busy: set[str] = field(default_factory=set)  # a bolt that receives or holds tuples
+    taking: set[str] = field(default_factory=set)  # a bolt that takes or fails
+    failing: set[str] = field(default_factory=set)  # a bolt that fails, loses tuples or is failed
+    short_replays: dict[str, list[int]] = field(default_factory=dict)  # a growing backlog's emission replaying < n
+    growing: dict[str, list[str]] = field(default_factory=dict)  # a growing queue's empty or partial positions
+
+
+def _loop_pass(rules: Rules, source: Source, backlog_growth: dict[str, int], growth: dict[str, int],
+               paced: bool) -> _Seen:
+    """One pass over positions loop_start..k, in order (a compressed trace is expanded as it is read)."""
+    seen = _Seen()
+    growing_backlog = [n for n, g in backlog_growth.items() if g > 0] if paced else []
+    growing = [n for n, g in growth.items() if g > 0]
+    take_max, slide = rules.take_max, rules.slide
+    loop = itertools.islice(source.steps(source.loop_start), source.k + 1 - source.loop_start)
+    for pos, s in enumerate(loop, source.loop_start):
+        for name, sp in s.spouts.items():
+            if sp["emitted"] > 0:
+                seen.emitting.add(name)
+        for name in growing_backlog:
+            sp = s.spouts[name]
+            if sp["emitted"] and sp["replayed"] * 2 != _emission(sp):
+                seen.short_replays.setdefault(name, []).append(pos)
+        for name, b in s.bolts.items():
+            if b["queue"] >= slide[name] or b["arrivals"] > 0:
+                seen.busy.add(name)
+            if b["take"] or b["fail"]:
+                seen.taking.add(name)
+            if b["fail"] or b["lost"] or b["phase"] == "failed":
+                seen.failing.add(name)
+        for name in growing:
+            b = s.bolts[name]
+            if b["queue"] < slide[name]:  # (1, or a count window's slide: section 10)
+                seen.growing.setdefault(name, []).append(
+                    f"bolt {name} grows but its queue is empty at position {pos}" if slide[name] == 1
+                    else f"bolt {name} grows but its queue holds less than a slide at position {pos}")
+            if b["take"] and b["batch"] != take_max[name]:
+                seen.growing.setdefault(name, []).append(
+                    f"bolt {name} grows but takes a partial batch of {b['batch']} at position {pos}")
+    return seen
 
 
 CANCELLED = "cancelled before the certificate was complete"
 
 
 @paused_gc()  # a long lasso: app/core/gc_pause.py
-def certify(trace: Trace | Any, checked: list[str] | None = None, threshold: int | None = None,
+def certify(trace: Trace | CompressedTrace | Any, checked: list[str] | None = None, threshold: int | None = None,
             cancelled: Callable[[], bool] | None = None) -> Certificate:
     """Replay `trace` against every rule; `ok` means it is a genuine witness of the property.
 
-    `trace` may be a :class:`Trace` or decoded JSON; whatever it holds, the answer is a
+    `trace` may be a :class:`Trace`, a :class:`CompressedTrace` (read in its compressed form, never held
+    expanded: `certify_source.py`) or decoded JSON of either; whatever it holds, the answer is a
     certificate (a malformed trace is rejected naming the rule and position), never an
     exception. `cancelled`, polled every few positions, abandons a long replay: the
     certificate is then not ok, with the single problem CANCELLED."""
-    valid, problems = _validated(trace)
-    if valid is None:
-        return Certificate(False, problems)
     try:
-        return _certify(valid, checked, threshold, cancelled or (lambda: False))
+        source = source_of(trace)
+        if source.compressed:  # read in passes: a malformed position is named before any rule
+            for _ in source.steps(0):
+                pass
+        return _certify(source, checked, threshold, cancelled or (lambda: False))
+    except Malformed as err:
+        return Certificate(False, err.problems)
     except Cancelled:
         return Certificate(False, [CANCELLED])
     except Exception as err:  # a defect of the certifier: never mistaken for a certificate
         return Certificate(False, [f"certifier defect: {type(err).__name__}: {err}"])
 
 
-def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
+def _certify(source: Source, checked: list[str] | None, threshold: int | None,
              cancelled: Callable[[], bool]) -> Certificate:
     problems: list[str] = []
     try:
-        topo = parse_topology(trace.topology)
+        topo = parse_topology(source.topology)
     except Exception as err:  # the embedded document itself is broken
         return Certificate(False, [f"topology: {err}"])
     if unannotated_problems(topo):
@@ -213,46 +234,66 @@ def _certify(trace: Trace, checked: list[str] | None, threshold: int | None,
     unknown = [n for n in checked if n not in rules.alpha]
     if unknown:
         return Certificate(False, [f"trace: checked bolt {', '.join(unknown)} is not in the trace's topology"])
-    k, loop_start = trace.k, trace.loop_start
+    k, loop_start = source.k, source.loop_start
     if k < 1:
         return Certificate(False, [f"trace: k = {k}, at least 1 required"])
-    if len(trace.positions) != k + 2:
-        return Certificate(False, [f"trace: {len(trace.positions)} positions, expected k + 2 = {k + 2}"])
+    if source.count != k + 2:
+        return Certificate(False, [f"trace: {source.count} positions, expected k + 2 = {k + 2}"])
     if threshold is None and not 1 <= loop_start <= k:
         return Certificate(False, [f"trace: loop_start {loop_start} is outside 1..{k}"])
     if threshold is not None and loop_start != k + 1:
         return Certificate(False, [f"trace: a threshold witness has loop_start k + 1 = {k + 1}, not {loop_start}"])
-    steps = steps_of(trace, cancelled)
-    befores = replay(rules, steps, problems, record={loop_start, k + 1}, cancelled=cancelled)
-    if len(befores) != len(steps):
+    kept: dict[int, Step] = {}
+    reached: list[bool] = []
+
+    def watched() -> Iterator[Step]:  # keeps the loop's ends, and sees whether a checked queue reaches N
+        for i, s in enumerate(source.steps(0)):
+            if i in (loop_start, k + 1):
+                kept[i] = s
+            if threshold is not None and not reached and any(s.bolts[n]["queue"] >= threshold for n in checked):
+                reached.append(True)
+            yield s
+
+    befores = replay(rules, watched(), problems, record={loop_start, k + 1}, cancelled=cancelled,
+                     denominator=source.denominator)
+    if len(befores) != source.count:
         return Certificate(False, problems)
     if threshold is not None:
-        if not any(s.bolts[n]["queue"] >= threshold for s in steps for n in checked):
+        if not reached:
             problems.append(f"no checked queue reaches {threshold}")
         return Certificate(not problems, problems)
-    growth, backlog_growth = _loop_checks(rules, trace, steps, befores, checked, problems)
-    period = steps[k + 1].time - steps[loop_start].time
+    growth, backlog_growth = _loop_checks(rules, source, kept[loop_start], kept[k + 1], befores, checked, problems)
+    period = kept[k + 1].time - kept[loop_start].time
     if not problems:
-        # unroll: the loop repeated with times shifted by its duration and queues raised by their growth.
-        # Clocks exactly equal: the shifted times are a concrete run, replay every rule. Clocks only
-        # region-equivalent: the same discrete steps are possible again in every pass (time-abstract
-        # bisimulation) but at other times, so replay the counter rules only. A growing backlog of replays
-        # (section 7.4) is raised like a queue.
-        exact = _clocks(befores[loop_start]) == _clocks(befores[k + 1])  # type: ignore[arg-type]  # both kept
-        unrolled = steps[:k + 1]
+        _unrolled(rules, source, befores, growth, backlog_growth, period, problems, cancelled)
+    return Certificate(not problems, problems, growth, period)
+
+
+def _unrolled(rules: Rules, source: Source, befores: list[Before | None], growth: dict[str, int],
+              backlog_growth: dict[str, int], period: Fraction, problems: list[str],
+              cancelled: Callable[[], bool]) -> None:
+    """Unroll: the loop repeated with times shifted by its duration and queues raised by their growth.
+    Clocks exactly equal: the shifted times are a concrete run, replay every rule. Clocks only
+    region-equivalent: the same discrete steps are possible again in every pass (time-abstract
+    bisimulation) but at other times, so replay the counter rules only. A growing backlog of replays
+    (section 7.4) is raised like a queue. Each pass is read afresh from the trace, a position at a time."""
+    k, loop_start = source.k, source.loop_start
+    exact = _clocks(befores[loop_start]) == _clocks(befores[k + 1])  # type: ignore[arg-type]  # both kept
+
+    def unrolled() -> Iterator[Step]:
         for p in range(1, UNROLL_PASSES + 1):
             if cancelled():
                 raise Cancelled
-            for s in steps[loop_start:k + 1]:
-                unrolled.append(Step(s.time + p * period,
-                                     {n: {**sp, "backlog": sp["backlog"] + p * backlog_growth[n]}
-                                      if backlog_growth[n] else sp for n, sp in s.spouts.items()},
-                                     {n: {**b, "queue": b["queue"] + p * growth[n]} if growth[n] else b
-                                      for n, b in s.bolts.items()}))
-        # positions 0..k of `unrolled` are the trace's own, replayed above without a problem (timing only
-        # adds problems, never changes the state): the replay resumes before k + 1 from the state recorded there
-        before = befores[k + 1]
-        assert before is not None and before.state is not None  # recorded: k + 1 is in `record`
-        replay(rules, unrolled, problems, label="unrolled position", timing=exact, record=set(),
-               cancelled=cancelled, resume=(k + 1, before.state))
-    return Certificate(not problems, problems, growth, period)
+            for s in itertools.islice(source.steps(loop_start), k + 1 - loop_start):
+                yield Step(s.time + p * period,
+                           {n: {**sp, "backlog": sp["backlog"] + p * backlog_growth[n]}
+                            if backlog_growth[n] else sp for n, sp in s.spouts.items()},
+                           {n: {**b, "queue": b["queue"] + p * growth[n]} if growth[n] else b
+                            for n, b in s.bolts.items()})
+
+    # positions 0..k of the unrolled run are the trace's own, replayed without a problem (timing only adds
+    # problems, never changes the state): the replay resumes before k + 1 from the state recorded there
+    before = befores[k + 1]
+    assert before is not None and before.state is not None  # recorded: k + 1 is in `record`
+    replay(rules, unrolled(), problems, label="unrolled position", timing=exact, record=set(),
+           cancelled=cancelled, resume=(k + 1, before.state), denominator=source.denominator)

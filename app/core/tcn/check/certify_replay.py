@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from app.core.errors import Cancelled
-from app.core.formats.trace import Trace, parse_carry
+from app.core.formats.trace import Trace, TracePosition, parse_carry
 from app.core.tcn.check.certify_failures import Failing, failed_position, split_problem
 from app.core.tcn.check.certify_rules import Rules
 
@@ -101,24 +101,27 @@ class _State:
             backlog={s: 0 for s in rules.period})
 
 
+def step_of(p: TracePosition) -> Step:
+    """A position as the replay reads it: a model's fields as a read-only dict (no copy: a long trace has a step
+    per bolt and position); an exact "p/q" carry becomes a Fraction in a copy."""
+    bolts = {n: b.__dict__ if type(b.buffer) is int else {**b.__dict__, "buffer": b.exact_buffer}
+             for n, b in p.bolts.items()}
+    return Step(p.exact_time, {n: s.__dict__ for n, s in p.spouts.items()}, bolts)
+
+
 def steps_of(trace: Trace, cancelled: Callable[[], bool] = lambda: False) -> list[Step]:
     steps = []
     for i, p in enumerate(trace.positions):
         if i % 32 == 0 and cancelled():
             raise Cancelled
-        # a model's fields as a read-only dict (no copy: a long trace has a step per bolt and
-        # position); an exact "p/q" carry becomes a Fraction in a copy
-        bolts = {n: b.__dict__ if type(b.buffer) is int else {**b.__dict__, "buffer": b.exact_buffer}
-                 for n, b in p.bolts.items()}
-        spouts = {n: s.__dict__ for n, s in p.spouts.items()}
-        steps.append(Step(p.exact_time, spouts, bolts))
+        steps.append(step_of(p))
     return steps
 
 
-def replay(rules: Rules, steps: list[Step], problems: list[str], label: str = "position",
+def replay(rules: Rules, steps: Iterable[Step], problems: list[str], label: str = "position",
            timing: bool = True, record: set[int] | None = None,
            cancelled: Callable[[], bool] = lambda: False,
-           resume: tuple[int, _State] | None = None) -> list[Before | None]:
+           resume: tuple[int, _State] | None = None, denominator: int | None = None) -> list[Before | None]:
     """Check every rule of section 2 along `steps`; return the state before each position
     (only at the positions in `record` when given, None elsewhere: a long trace's states are large).
 
@@ -127,24 +130,32 @@ def replay(rules: Rules, steps: list[Step], problems: list[str], label: str = "p
     Times are compared as whole ticks of 1/unit s, unit the LCM of the denominators of every
     time stamp and constant (exact, and far faster than fractions on long traces).
 
+    `steps` is a list, or any iterable (a compressed trace's positions, expanded as they are read: never
+    held whole) together with `denominator`, a multiple of the denominator of every time it gives.
+
     `resume` = (i, state): start at position i from `state`, the `Before.state` a replay of
     steps[:i] recorded there (the same list up to i, so the same unit); positions before i are
-    neither checked again nor recorded (None in the result)."""
-    unit = math.lcm(*(Fraction(c).denominator for c in rules.constants()), *(s.time.denominator for s in steps))
+    neither checked again nor recorded (None in the result). A list is read from its position i on;
+    an iterable given with `denominator` gives the positions from i on."""
+    if denominator is None:
+        assert isinstance(steps, list), "an iterable of steps comes with its times' denominator"
+        denominator = math.lcm(*(s.time.denominator for s in steps))
+    unit = math.lcm(*(Fraction(c).denominator for c in rules.constants()), denominator)
     if resume is None:
         start, state = 0, _State.initial(rules, unit)
     else:
         start, state = resume[0], resume[1].copy()
         if state.unit != unit:  # the same steps up to `start` give the same unit: never, unless misused
             raise ValueError(f"resumed with ticks of 1/{state.unit} s, the steps need 1/{unit} s")
+        if isinstance(steps, list):
+            steps = itertools.islice(steps, start, None)
     cx = _context(rules, state, problems, label, timing)
     ticks, bad, late = cx.ticks, cx.bad, cx.late
     records, spouts, bolts = _record_rules(cx), _spout_rules(cx), _bolt_rules(cx)
     befores: list[Before | None] = [None] * start
     previous = state.previous  # rebound at each position, so written back at each record
     spout_names, bolt_names = set(rules.period), set(rules.alpha)
-    for i in range(start, len(steps)):
-        step = steps[i]
+    for i, step in enumerate(steps, start):
         if i % 32 == 0 and cancelled():
             raise Cancelled
         t = ticks(step.time)
@@ -163,7 +174,7 @@ def replay(rules: Rules, steps: list[Step], problems: list[str], label: str = "p
         if i == 0 and t != 0:
             late(i, "time", f"the run starts at {step.time}, not 0")
         if previous is not None and t <= previous:
-            late(i, "time", f"time {step.time} does not increase (previous {steps[i - 1].time})")
+            late(i, "time", f"time {step.time} does not increase (previous {cx.sec(previous)})")
         previous = t
         spouts(i, t, step, emitted)
         bolts(i, t, step, emitted)

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from app.core.formats.trace import Trace
+from app.core.formats.trace import CompressedTrace, Trace
 from app.core.numbers import exact
 from app.core.results import FloodCertificate
 from app.core.tcn.check.certify import certify
@@ -133,7 +133,7 @@ def _nested(kind: str, target: str, source: str, document: dict[str, Any] | None
     return problems or _part_of(proven_on, source, topo)
 
 
-def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | None) -> list[str]:
+def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | CompressedTrace | None) -> list[str]:
     """Why the source's evidence does not show that it can hold any backlog in `topo`; [] when it does."""
     ev = cert.evidence
     if ev.flood_certificate is not None:  # a chain: the source is itself unbounded
@@ -152,7 +152,7 @@ def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | No
         return [f"evidence: the lasso is not certified: {'; '.join(found.problems[:3])}"]
     if found.growth_per_loop.get(cert.source, 0) <= 0:
         return [f"evidence: {cert.source} does not grow in the lasso"]
-    lasso_topology = lasso.topology if isinstance(lasso, Trace) else lasso.get("topology")
+    lasso_topology = lasso.topology if isinstance(lasso, Trace | CompressedTrace) else lasso.get("topology")
     return _part_of(parse_topology(lasso_topology), cert.source, topo)
 
 
@@ -173,7 +173,7 @@ def _derived_terms(topo: Topology, target: str, source: str) -> dict[tuple[str, 
     return out
 
 
-def _run_problems(cert: FloodCertificate, topo: Topology, trace: Trace | None) -> list[str]:
+def _run_problems(cert: FloodCertificate, topo: Topology, trace: Trace | CompressedTrace | None) -> list[str]:
     """Why the certificate's threshold run is not a legal finite run of `topo` in which the target's queue reaches
     the run's threshold; [] when it is (or there is none)."""
     run = cert.run
@@ -185,14 +185,14 @@ def _run_problems(cert: FloodCertificate, topo: Topology, trace: Trace | None) -
     found = certify(witness, checked=[cert.target], threshold=run.threshold)
     if not found.ok:
         return [f"threshold run: not certified: {'; '.join(found.problems[:3])}"]
-    document = witness.topology if isinstance(witness, Trace) else witness.get("topology")
+    document = witness.topology if isinstance(witness, Trace | CompressedTrace) else witness.get("topology")
     try:
         return _part_of(parse_topology(document), cert.target, topo, "threshold run")
     except (TopologyError, ValueError, TypeError) as exc:
         return [f"threshold run: its document is not valid: {exc}"]
 
 
-def check_flood_certificate(document: Any, certificate: Any, trace: Trace | None = None,
+def check_flood_certificate(document: Any, certificate: Any, trace: Trace | CompressedTrace | None = None,
                             run_trace: Trace | None = None) -> list[str]:
     """Why `certificate` does not prove that its target's queue passes every bound in some run of `document`;
     [] = accepted. `trace`, when given, is the source's lasso, `run_trace` the threshold run's trace (a certificate
