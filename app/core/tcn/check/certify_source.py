@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from app.core.errors import BadInput
 from app.core.formats.trace import BoltStep, CompressedTrace, SpoutStep, Trace, TracePosition
 from app.core.formats.trace_compress import (
     MAX_COUNT,
@@ -47,7 +48,7 @@ from app.core.tcn.check.certify_replay import Step, step_of
 MAX_CERTIFIED_CELLS = env_limit("STORMBOUND_MAX_CERTIFIED_CELLS", 10_000_000)
 
 
-class Malformed(Exception):
+class Malformed(BadInput):
     """A trace that is no trace: `problems` name the field (`trace format: positions.7.repeat.period: ...`)."""
 
     def __init__(self, problems: list[str]):
