@@ -17,6 +17,7 @@ whenever it is smaller.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -202,13 +203,7 @@ class CompressedTrace(BaseModel):
         two ends kept once read)."""
         if wanted <= self._ends.keys():
             return {n: self._ends[n] for n in wanted}
-        found: dict[int, dict[str, Any]] = {}
-        items = self.document()["positions"]
-        for n, (position, _) in enumerate(iter_expanded(items, limit=self.k + 2)):
-            if n in wanted:
-                found[n] = position
-                if len(found) == len(wanted):
-                    break
+        found = {n: position for n, position in enumerate(_json_positions(self, 0, max(wanted) + 1)) if n in wanted}
         if wanted == {self.loop_start, self.k + 1}:
             self._ends = found
         return found
@@ -241,11 +236,8 @@ def bolt_steps(trace: Trace | CompressedTrace, first: int = 0, end: int | None =
         for p in trace.positions[first:end]:
             yield {name: b.__dict__ for name, b in p.bolts.items()}
         return
-    for n, (position, _) in enumerate(iter_expanded(trace.document()["positions"], limit=trace.k + 2)):
-        if end is not None and n >= end:
-            return
-        if n >= first:
-            yield position["bolts"]
+    for position in _json_positions(trace, first, end):
+        yield position["bolts"]
 
 
 def trace_positions(trace: Trace | CompressedTrace, first: int = 0, end: int | None = None) -> Iterator[TracePosition]:
@@ -254,12 +246,15 @@ def trace_positions(trace: Trace | CompressedTrace, first: int = 0, end: int | N
     if isinstance(trace, Trace):
         yield from trace.positions[first:end]
         return
-    items = trace.document()["positions"]
-    for n, (position, _) in enumerate(iter_expanded(items, limit=trace.k + 2)):
-        if end is not None and n >= end:
-            return
-        if n >= first:
-            yield TracePosition.model_validate(position)
+    for position in _json_positions(trace, first, end):
+        yield TracePosition.model_validate(position)
+
+
+def _json_positions(trace: CompressedTrace, first: int, end: int | None) -> Iterator[dict[str, Any]]:
+    """Positions first..end-1 of a compressed trace as JSON, expanded one at a time (what the three readers above
+    share)."""
+    expanded = (position for position, _ in iter_expanded(trace.document()["positions"], limit=trace.k + 2))
+    yield from itertools.islice(expanded, first, end)
 
 
 def expanded_trace(trace: Trace | CompressedTrace) -> Trace:
