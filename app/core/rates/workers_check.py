@@ -22,6 +22,7 @@ from app.core.numbers import exact
 from app.core.rates.curves import ZERO, Bounds, Component, Curve, FailureBounds
 from app.core.rates.failures_check import BoltFailures, failure_components, nominal_replays
 from app.core.rates.flows import RateFigures, keeps_up
+from app.core.rates.verdicts import fmt
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.workers import ACKER, WorkerModel
 
@@ -65,10 +66,6 @@ class WorkerCheck:
             "bolts": {n[j]: {"status": v.status, "queue_bound": num(v.queue), "inflow": num(v.inflow),
                              "replays": num(v.added), "note": v.note} for j, v in self.bolts.items()},
         }
-
-
-def _fmt(x: Fraction | float) -> str:
-    return f"{float(x):.3g}"
 
 
 def _failure_model(topo: Topology, wm: WorkerModel) -> FailureModel:
@@ -243,9 +240,9 @@ def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | Non
     slow, late = slowness
     if status == "bounded" and inflow is not None and keeps_up(inflow, e.cap_min[j]) and queue is not None \
             and not slow:
-        note = (f"with worker deaths {name} receives at most {_fmt(inflow)} tuples/s and processes at least "
-                f"{_fmt(e.cap_min[j])}: the replays add {_fmt(added or 0)} tuples/s, within its {_fmt(spare)} tuples/s "
-                f"spare, so its queue stays below {_fmt(queue)} tuples")
+        note = (f"with worker deaths {name} receives at most {fmt(inflow)} tuples/s and processes at least "
+                f"{fmt(e.cap_min[j])}: the replays add {fmt(added or 0)} tuples/s, within its {fmt(spare)} tuples/s "
+                f"spare, so its queue stays below {fmt(queue)} tuples")
         return BoltFailures("bounded", inflow, added, queue, lost, note)
     # a bolt that keeps up with its largest inflow keeps up with the nominal one (a run's): no estimate needed
     fits = status == "bounded" and inflow is not None and keeps_up(inflow, e.cap_min[j])
@@ -258,15 +255,15 @@ def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | Non
     elif queue is not None and keeps_up(inflow, e.cap_min[j]):
         t = late[slow[0]]
         took = ("have no time bound (a queue on their way has none), so they may outlive" if t is None
-                else f"may take up to {_fmt(t)} s, not less than")
-        note = (f"with worker deaths {name}'s queue stays below {_fmt(queue)} tuples, but the trees of "
-                f"{names[slow[0]]} {took} the message timeout ({_fmt(wm.timeout)} s): Storm replays such trees "
+                else f"may take up to {fmt(t)} s, not less than")
+        note = (f"with worker deaths {name}'s queue stays below {fmt(queue)} tuples, but the trees of "
+                f"{names[slow[0]]} {took} the message timeout ({fmt(wm.timeout)} s): Storm replays such trees "
                 "too, although nothing was lost, and this bound does not count them")
     else:
-        note = (f"with worker deaths {name} may receive {_fmt(inflow)} tuples/s, more than the {_fmt(e.cap_min[j])} "
-                f"it processes at least: the replays add {_fmt(added or 0)} tuples/s, beyond its {_fmt(spare)} "
+        note = (f"with worker deaths {name} may receive {fmt(inflow)} tuples/s, more than the {fmt(e.cap_min[j])} "
+                f"it processes at least: the replays add {fmt(added or 0)} tuples/s, beyond its {fmt(spare)} "
                 "tuples/s spare")
     if grows_nominal and status != "grows":
         note += (f"; at nominal timing, with every worker dying as often as it may, the replays of what its deaths "
-                 f"lose bring {name} {_fmt(nominal()[j])} tuples/s against a capacity of {_fmt(e.cap_nominal[j])}")
+                 f"lose bring {name} {fmt(nominal()[j])} tuples/s against a capacity of {fmt(e.cap_nominal[j])}")
     return BoltFailures(verdict, inflow, added, queue, lost, note)
