@@ -124,7 +124,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     args.workers = args.workers if args.workers is not None else storm.workers
     args.ackers = args.ackers if args.ackers is not None else \
         (storm.acker_executors if storm.acker_executors is not None else 1)
-    args.timeout = args.timeout if args.timeout is not None else float(storm.message_timeout_secs or 30)
+    args.timeout = args.timeout if args.timeout is not None else float(storm.message_timeout)
     args.max_pending = args.max_pending if args.max_pending is not None else storm.max_spout_pending
     if args.duration <= 0:
         raise UsageError("--duration must be positive (seconds)")

@@ -16,7 +16,6 @@ from app.core.numbers import exact
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.topology import Topology
 
-DEFAULT_MESSAGE_TIMEOUT = 30  # topology.message.timeout.secs in Storm's defaults.yaml (1.x and 2.x)
 ACKER = "__acker"  # Storm's component id of the ackers (topology.acker.executors executors)
 
 
@@ -112,7 +111,7 @@ def worker_model(topo: Topology, min_ttf: float | Fraction | None = None,
     explicit = assignment is not None or bool(topo.storm.assignment)
     if assignment is None:
         assignment = document_assignment(topo) or even_assignment(topo, workers)
-    timeout = topo.storm.message_timeout_secs or DEFAULT_MESSAGE_TIMEOUT
+    timeout = topo.storm.message_timeout
     acking = s.replay != "none" and topo.storm.acker_executors != 0
     return WorkerModel(workers, exact(ttf), exact(s.min_reboot_time), exact(s.max_reboot_time), Fraction(timeout),
                        acking, dict(assignment), explicit)

@@ -34,7 +34,6 @@ from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.forecast import acking_of
 from app.core.topology import Topology
 from app.core.words import listed
-from app.core.workers import DEFAULT_MESSAGE_TIMEOUT
 
 MAX_SEGMENT = 64  # bolts of one pipeline bounded as one server (any split is sound; this caps the work)
 GRID = 2**20  # the shifted arrival curves are rounded up to multiples of 1/GRID (sound: only larger)
@@ -93,7 +92,7 @@ class LatencyAnalysis:
         self.tau = e.tau
         self.q0 = e.q0
         self.names = {c.id: c.name for c in topo.components}
-        self.timeout = Fraction(topo.storm.message_timeout_secs or DEFAULT_MESSAGE_TIMEOUT)
+        self.timeout = Fraction(topo.storm.message_timeout)
         self.acking, _ = acking_of(topo)
         self.model = failure_model(topo)
         self.graph = e.graph  # edges of the streams that carry something

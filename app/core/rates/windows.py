@@ -10,7 +10,6 @@ from fractions import Fraction
 
 from app.core.rates.flows import RateFigures
 from app.core.topology import Bolt
-from app.core.workers import DEFAULT_MESSAGE_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ def window_figures(e: RateFigures, bolt: Bolt) -> WindowFigures | None:
     inflow = e.in_nominal[bolt.id]
     return WindowFigures(executors, length, slide, None if bound is None else bound + executors * length, hold,
                          hold * executors / inflow if inflow > 0 else None,
-                         Fraction(e.topo.storm.message_timeout_secs or DEFAULT_MESSAGE_TIMEOUT))
+                         Fraction(e.topo.storm.message_timeout))
 
 
 def window_note(e: RateFigures, bolt: Bolt) -> str:

@@ -25,8 +25,7 @@ from app.core.numbers import exact
 from app.core.rates import RateReport, nominal_margins
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.words import decimal
-from app.core.topology import StormObserved, Topology
-from app.core.workers import DEFAULT_MESSAGE_TIMEOUT
+from app.core.topology import DEFAULT_MESSAGE_TIMEOUT, StormObserved, Topology
 
 DEFAULT_RECEIVE_BUFFER = 32768  # topology.executor.receive.buffer.size in Storm 2.x's defaults.yaml (tuples)
 STORM1_RECEIVE_BUFFER = 1024  # the same key in Storm 1.x: slots of its Disruptor queue, each a batch of tuples
@@ -170,7 +169,7 @@ def timeout_risks(topo: Topology, report: RateReport) -> list[TimeoutRisk]:
     trees through them can time out and be replayed although nothing is lost (docs/storm.md, "Timeouts")."""
     if not acking_of(topo)[0]:
         return []
-    timeout = topo.storm.message_timeout_secs or DEFAULT_MESSAGE_TIMEOUT
+    timeout = topo.storm.message_timeout
     risks = []
     for name, b in report.bolts.items():
         bound = b.queue_bound
@@ -242,7 +241,7 @@ def forecast(topo: Topology, g: Fraction, first: list[str],
     rates = {s.name: exact(s.rate) for s in topo.spouts if s.name not in timers}  # nor pending
     offered = sum(rates.values(), Fraction(0))
     sustainable = {n: r * g for n, r in rates.items()}
-    timeout = st.message_timeout_secs or DEFAULT_MESSAGE_TIMEOUT
+    timeout = st.message_timeout
     acking, acking_source = acking_of(topo)
     pending_applies = acking and st.max_spout_pending is not None
     trees = tuples_per_tree(topo) if pending_applies else {}

@@ -18,8 +18,8 @@ from app.core.storm.forecast import (
     saturation_signs,
 )
 from app.core.storm.words import decimal, duration, factor_text
+from app.core.topology import DEFAULT_MESSAGE_TIMEOUT
 from app.core.words import listed, more
-from app.core.workers import DEFAULT_MESSAGE_TIMEOUT
 
 
 def headline(h: Headroom) -> str:

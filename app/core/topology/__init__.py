@@ -44,6 +44,7 @@ from app.core.topology.fields import STORM_MAX_INT, new_id
 from app.core.topology.parse import parse_topology, topology_json_schema
 from app.core.topology.problems import NotAnnotated, Problem, TopologyError, one_line
 from app.core.topology.settings import (
+    DEFAULT_MESSAGE_TIMEOUT,
     Replay,
     StormObserved,
     StormSettings,
@@ -53,7 +54,7 @@ from app.core.topology.settings import (
 )
 
 __all__ = [
-    "ASYNC_CLASSES", "DEFAULT_STREAM", "SCHEMA_VERSION", "STORM_MAX_INT", "TICK_STREAM",
+    "ASYNC_CLASSES", "DEFAULT_MESSAGE_TIMEOUT", "DEFAULT_STREAM", "SCHEMA_VERSION", "STORM_MAX_INT", "TICK_STREAM",
     "Bolt", "Component", "DocumentParts", "Grouping", "NotAnnotated", "Position", "Problem", "Replay", "Spout",
     "StormObserved", "StormSettings", "Subscription", "Topology", "TopologyError", "TopologySettings",
     "VerificationSettings", "Window",

@@ -114,6 +114,9 @@ class StormObserved(StrictModel):
         "each spout's lag growth (tuples/s) between two readings of the lag endpoint: offered beyond what it emitted"))
 
 
+DEFAULT_MESSAGE_TIMEOUT = 30  # topology.message.timeout.secs in Storm's defaults.yaml (1.x and 2.x)
+
+
 class StormSettings(StrictModel):
     """Storm's own settings and where the document came from (a Flux file, the Storm UI).
 
@@ -156,6 +159,11 @@ class StormSettings(StrictModel):
                 if key in data and data[key] in (None, {}):
                     del data[key]
         return data
+
+    @property
+    def message_timeout(self) -> int:
+        """topology.message.timeout.secs, Storm's default (30 s) where the document leaves it unset."""
+        return self.message_timeout_secs or DEFAULT_MESSAGE_TIMEOUT
 
 
 #: the storm fields of worker deaths (schema_version 4; docs/model.md section 9)
