@@ -18,20 +18,18 @@ import pytest
 from app.core.formats.dvert import to_dvert
 from app.core.headroom import headroom
 from app.core.rates import rate_check
-from app.core.results import LinearCertificate
 from app.core.storm.flux.builder import import_flux
 from app.core.storm.flux.export import to_flux_bytes as export_flux_bytes
 from app.core.storm.lines import capacity_lines
 from app.core.tcn.check import certify_rules
 from app.core.tcn.check import linear as check_linear
 from app.core.tcn.check.certify import certify
-from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.linear import check_certificate
-from app.core.tcn.linear import build_rows, farkas
 from app.core.tcn.network import build_network
 from app.core.tcn.search import SearchOptions, verify
 from app.core.tcn.simulate import build_lasso
 from app.core.topology import SCHEMA_VERSION, TopologyError, parse_topology
+from tests.unit.test_linear import certificate_for
 
 FLUX = Path(__file__).resolve().parents[1] / "data" / "flux"
 
@@ -132,13 +130,9 @@ def test_verify_finds_the_growth_and_proves_the_bound() -> None:
 
 
 def test_the_linear_programs_checker_knows_the_threads_rule(monkeypatch: pytest.MonkeyPatch) -> None:
-    topo = parse_topology(fetcher(5))  # 5/s into 3 threads of 0.5 s: no repeating run grows
-    net = build_network(topo, ["F"])
-    y = farkas(build_rows(net, "F"))
-    assert y is not None
-    document = net.document()
-    cert = LinearCertificate(target="F", content_hash=content_hash(net.topology),
-                             rows={n: str(v) for n, v in y.items()})
+    found = certificate_for(parse_topology(fetcher(5)), "F")  # 5/s into 3 threads of 0.5 s: no repeating run grows
+    assert found is not None
+    document, cert = found
     assert check_certificate(document, cert) == []
     # mutation: a checker whose rows forgot the threads cannot follow the product's certificate
     monkeypatch.setattr(check_linear, "take_bound", lambda bolt: bolt.parallelism)

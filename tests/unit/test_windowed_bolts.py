@@ -350,19 +350,13 @@ def test_the_linear_program_reads_a_count_window(monkeypatch: pytest.MonkeyPatch
     windowed queue holds a slide at every loop position, so it never idles): the product's certificate that no
     lasso makes W grow at 10 tuples/s (capacity 20) is accepted by the linear checker, and a checker that forgot the
     slide in C cannot follow it. A duration window is refused."""
-    from app.core.results import LinearCertificate
     from app.core.tcn.check import linear as check_linear
-    from app.core.tcn.check.content import content_hash
     from app.core.tcn.check.linear import check_certificate
-    from app.core.tcn.linear import build_rows, farkas
-    from app.core.tcn.network import build_network
+    from tests.unit.test_linear import certificate_for
 
-    net = build_network(parse_topology(windowed(10, 0.5, 30, 10)), ["W"])
-    y = farkas(build_rows(net, "W"))
-    assert y is not None
-    document = net.document()
-    cert = LinearCertificate(target="W", content_hash=content_hash(net.topology),
-                             rows={n: str(v) for n, v in y.items()})
+    found = certificate_for(parse_topology(windowed(10, 0.5, 30, 10)), "W")
+    assert found is not None
+    document, cert = found
     assert check_certificate(document, cert) == []
     duration = json.loads(json.dumps(document))
     next(b for b in duration["bolts"] if b["name"] == "W")["window"] = {"kind": "duration", "length": 10}
