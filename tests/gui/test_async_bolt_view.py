@@ -20,12 +20,18 @@ def type_into(qtbot, row, text: str) -> None:
     row.edit.editingFinished.emit()
 
 
-def test_threads_make_a_bolt_asynchronous_in_the_inspector_and_on_the_canvas(make_window, qtbot) -> None:
+def b1_selected(make_window):
+    """A window on the simple model with its bolt B1 selected (the inspector shows it)."""
     window = make_window()
     window.open_path(SIMPLE)
-    inspector = window.inspector
     b1 = window.document.topology().bolt_by_name("B1")
     window.scene.select_ids({b1.id})
+    return window, b1
+
+
+def test_threads_make_a_bolt_asynchronous_in_the_inspector_and_on_the_canvas(make_window, qtbot) -> None:
+    window, b1 = b1_selected(make_window)
+    inspector = window.inspector
     node = window.scene.nodes[b1.id]
     assert inspector.element_box.title() == "Bolt B1" and "thr" not in node.parameter_lines()[0]
     type_into(qtbot, inspector.row("threads"), "4")
@@ -78,11 +84,8 @@ def test_a_windowed_bolt_is_framed_on_the_canvas(make_window, tmp_path) -> None:
 
 
 def test_the_inspector_edits_a_bolts_window(make_window, qtbot) -> None:
-    window = make_window()
-    window.open_path(SIMPLE)
+    window, b1 = b1_selected(make_window)
     inspector = window.inspector
-    b1 = window.document.topology().bolt_by_name("B1")
-    window.scene.select_ids({b1.id})
     type_into(qtbot, inspector.row("window"), "count 30/10")
     bolt = window.document.component(b1.id)
     assert bolt.window is not None and (bolt.window.length, bolt.window.slide) == (30, 10)
