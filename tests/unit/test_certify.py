@@ -181,11 +181,12 @@ def test_trace_times_read_as_fraction_reads_them(text: str) -> None:
 
 def _unrolled(trace: Trace, passes: int) -> tuple[list, int]:
     """The certifier's unrolled steps of a certified lasso (as `_certify` builds them) and k + 1."""
-    from app.core.tcn.check.certify_replay import Step, steps_of
+    from app.core.tcn.check.certify_replay import Step
+    from app.core.tcn.check.certify_source import source_of
 
     cert = certify(trace)
     assert cert.ok, cert.problems
-    steps, k, start = steps_of(trace), trace.k, trace.loop_start
+    steps, k, start = list(source_of(trace).steps(0)), trace.k, trace.loop_start
     period = steps[k + 1].time - steps[start].time
     unrolled = steps[:k + 1]
     for p in range(1, passes + 1):

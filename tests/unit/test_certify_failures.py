@@ -553,13 +553,14 @@ def test_the_loop_reads_the_two_failure_clocks() -> None:
     failed) are clocks of the loop; a loop whose time since a failure differs is not a run."""
     from app.core.tcn.check.certify import _clocks
     from app.core.tcn.check.certify_clocks import region_problems
-    from app.core.tcn.check.certify_replay import replay, steps_of
+    from app.core.tcn.check.certify_replay import replay
     from app.core.tcn.check.certify_rules import Rules
+    from app.core.tcn.check.certify_source import source_of
 
     trace = Trace.model_validate(at_once_run())
     rules = Rules(parse_topology(trace.topology))
     problems: list[str] = []
-    befores = replay(rules, steps_of(trace), problems)
+    befores = replay(rules, list(source_of(trace).steps(0)), problems)
     assert problems == []
     clocks = [_clocks(b) for b in befores if b is not None]
     assert [c["bolt C: its time since failure"] for c in clocks] == [None, None, 1, 2, None]

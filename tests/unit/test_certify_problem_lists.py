@@ -160,8 +160,9 @@ def _failure_cases() -> dict[str, tuple[dict[str, Any], int | None]]:
 
 def _unrolled_cases() -> dict[str, list[str]]:
     """The replay of a certified lasso's unrolled loop broken past k + 1, with and without timing."""
-    from app.core.tcn.check.certify_replay import Step, replay, steps_of
+    from app.core.tcn.check.certify_replay import Step, replay
     from app.core.tcn.check.certify_rules import Rules
+    from app.core.tcn.check.certify_source import source_of
     from app.core.topology import parse_topology
 
     found: dict[str, list[str]] = {}
@@ -170,7 +171,7 @@ def _unrolled_cases() -> dict[str, list[str]]:
         cert = certify(trace)
         if not cert.ok or trace.loop_start > trace.k:
             continue
-        steps, k, start = steps_of(trace), trace.k, trace.loop_start
+        steps, k, start = list(source_of(trace).steps(0)), trace.k, trace.loop_start
         period = steps[k + 1].time - steps[start].time
         for j in range(4):
             unrolled = steps[:k + 1]

@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.errors import Cancelled
-from app.core.formats.trace import Trace, TracePosition, parse_carry
+from app.core.formats.trace import TracePosition, parse_carry
 from app.core.tcn.check.certify_failures import Failing, failed_position, split_problem
 from app.core.tcn.check.certify_rules import Rules
 
@@ -107,15 +107,6 @@ def step_of(p: TracePosition) -> Step:
     bolts = {n: b.__dict__ if type(b.buffer) is int else {**b.__dict__, "buffer": b.exact_buffer}
              for n, b in p.bolts.items()}
     return Step(p.exact_time, {n: s.__dict__ for n, s in p.spouts.items()}, bolts)
-
-
-def steps_of(trace: Trace, cancelled: Callable[[], bool] = lambda: False) -> list[Step]:
-    steps = []
-    for i, p in enumerate(trace.positions):
-        if i % 32 == 0 and cancelled():
-            raise Cancelled
-        steps.append(step_of(p))
-    return steps
 
 
 def replay(rules: Rules, steps: Iterable[Step], problems: list[str], label: str = "position",
