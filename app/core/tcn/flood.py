@@ -206,12 +206,12 @@ def floods_by_rates(topo: Topology, statuses: dict[str, str],
         return cones[name]
 
     found: dict[str, FloodCertificate] = {}
-    cyclic = _below_cycles(topo)
+    too_large = _below_large_cycles(topo)
     for name, status in statuses.items():
         if status not in ("may-grow", "no-repeating-growth"):
             continue
         for u in sorted(senders.get(name, set()) - {name}):
-            if u not in growth and statuses.get(u) in ("grows", "may-grow") and u not in cyclic and not stop():
+            if u not in growth and statuses.get(u) in ("grows", "may-grow") and u not in too_large and not stop():
                 cert = prove_growth(cone_of(u), u)
                 growth[u] = None if cert is None else BoltVerdict(verdict="counterexample", method="rate proof",
                                                                   certified=True, growth_certificate=cert)
@@ -243,9 +243,15 @@ def instant_flood_verdict(cert: FloodCertificate) -> BoltVerdict:
                             flood_certificate=cert)
 
 
-def _below_cycles(topo: Topology) -> set[str]:
-    """The bolts on a cycle of streams that carry tuples, or below one: growth by rates refuses their cones (it
-    orders a cone topologically), so `floods_by_rates` does not try them (a 3,000-bolt cycle: no cone built)."""
+#: a cycle of more members than this is not tried by `floods_by_rates`: growth by rates through a cycle takes rounds
+#: of the whole cone (`rate_growth.MAX_ROUND_WORK`), and `check` must stay instant (a 3,000-bolt cycle: no cone built)
+LARGE_CYCLE = 100
+
+
+def _below_large_cycles(topo: Topology) -> set[str]:
+    """The bolts on a cycle of more than LARGE_CYCLE members (streams that carry tuples), or below one:
+    `floods_by_rates` does not try them as sources. A smaller cycle is tried: growth by rates goes through it in
+    rounds (docs/verifier.md, "Growth proven by rates")."""
     name_of = {c.id: c.name for c in topo.components}
     graph = nx.DiGraph()
     graph.add_nodes_from(name_of.values())
@@ -254,8 +260,7 @@ def _below_cycles(topo: Topology) -> set[str]:
         for u, stream in pairs:
             if (sigma[u].get(stream) or 0) > 0 or u in {sp.id for sp in topo.spouts}:
                 graph.add_edge(name_of[u], name_of[b])
-    on_cycle = {n for part in nx.strongly_connected_components(graph)
-                for n in part if len(part) > 1 or graph.has_edge(n, n)}
+    on_cycle = {n for part in nx.strongly_connected_components(graph) if len(part) > LARGE_CYCLE for n in part}
     below, todo = set(on_cycle), list(on_cycle)
     while todo:  # one walk from every cycle at once: linear in the graph
         for m in graph.successors(todo.pop()):
