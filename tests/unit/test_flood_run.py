@@ -240,7 +240,7 @@ def test_check_tries_sources_on_and_below_small_cycles(monkeypatch: pytest.Monke
     docs = [_random_doc(rng) if i % 2 else _flood_doc(rng) for i in range(40)]
     statuses = [{n: b.status for n, b in rate_check(parse_topology(d)).bolts.items()} for d in docs]
     fast = [flood.floods_by_rates(parse_topology(d), st) for d, st in zip(docs, statuses, strict=True)]
-    monkeypatch.setattr(flood, "_below_large_cycles", lambda topo: set())
+    monkeypatch.setattr(flood, "on_or_below_cycles", lambda topo, larger_than=0: set())
     slow = [flood.floods_by_rates(parse_topology(d), st) for d, st in zip(docs, statuses, strict=True)]
     assert [sorted(f) for f in fast] == [sorted(f) for f in slow] and sum(map(len, fast)) >= 5, (fast, slow)
     cyclic = [(doc, cert) for doc, found in zip(docs, fast, strict=True) for cert in found.values()

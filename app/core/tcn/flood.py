@@ -18,13 +18,12 @@ import time
 from collections.abc import Callable
 from fractions import Fraction
 
-import networkx as nx
-
 from app.core.formats.trace import AnyTrace, trace_data
 from app.core.rates.flows import RateFigures
 from app.core.results import BoltVerdict, FloodCertificate, FloodEvidence, FloodTerm
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.flood import check_flood_certificate
+from app.core.tcn.cones import on_or_below_cycles
 from app.core.tcn.network import build_network
 from app.core.tcn.rate_growth import prove_growth
 from app.core.topology import Topology
@@ -189,6 +188,11 @@ def _before_no_flood(words: Words) -> tuple[str | Figure | Exactly, ...]:
     return words.parts
 
 
+#: a cycle of more members than this is not tried by `floods_by_rates`: growth by rates through a cycle takes rounds
+#: of the whole cone (`rate_growth.MAX_ROUND_WORK`), and `check` must stay instant (a 3,000-bolt cycle: no cone built)
+LARGE_CYCLE = 100
+
+
 def floods_by_rates(topo: Topology, statuses: dict[str, str],
                     stop: Callable[[], bool] = lambda: False) -> dict[str, FloodCertificate]:
     """Without any search (`stormbound check`): every bolt whose rate-check status leaves room (`may-grow`,
@@ -206,7 +210,7 @@ def floods_by_rates(topo: Topology, statuses: dict[str, str],
         return cones[name]
 
     found: dict[str, FloodCertificate] = {}
-    too_large = _below_large_cycles(topo)
+    too_large = on_or_below_cycles(topo, LARGE_CYCLE)
     for name, status in statuses.items():
         if status not in ("may-grow", "no-repeating-growth"):
             continue
@@ -242,29 +246,3 @@ def instant_flood_verdict(cert: FloodCertificate) -> BoltVerdict:
     return BoltVerdict.said(flood_message(cert), verdict="unbounded", method="flood proof", certified=True,
                             flood_certificate=cert)
 
-
-#: a cycle of more members than this is not tried by `floods_by_rates`: growth by rates through a cycle takes rounds
-#: of the whole cone (`rate_growth.MAX_ROUND_WORK`), and `check` must stay instant (a 3,000-bolt cycle: no cone built)
-LARGE_CYCLE = 100
-
-
-def _below_large_cycles(topo: Topology) -> set[str]:
-    """The bolts on a cycle of more than LARGE_CYCLE members (streams that carry tuples), or below one:
-    `floods_by_rates` does not try them as sources. A smaller cycle is tried: growth by rates goes through it in
-    rounds (docs/verifier.md, "Growth proven by rates")."""
-    name_of = {c.id: c.name for c in topo.components}
-    graph = nx.DiGraph()
-    graph.add_nodes_from(name_of.values())
-    sigma = {c.id: c.output_streams() for c in topo.components}
-    for b, pairs in topo.inputs().items():
-        for u, stream in pairs:
-            if (sigma[u].get(stream) or 0) > 0 or u in {sp.id for sp in topo.spouts}:
-                graph.add_edge(name_of[u], name_of[b])
-    on_cycle = {n for part in nx.strongly_connected_components(graph) if len(part) > LARGE_CYCLE for n in part}
-    below, todo = set(on_cycle), list(on_cycle)
-    while todo:  # one walk from every cycle at once: linear in the graph
-        for m in graph.successors(todo.pop()):
-            if m not in below:
-                below.add(m)
-                todo.append(m)
-    return below
