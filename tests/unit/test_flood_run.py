@@ -203,8 +203,8 @@ def test_a_drain_that_does_not_beat_the_capacity_is_said_to_be_what_is_missing()
                 "J": BoltVerdict(verdict="no-repeating-growth")}
     short: list[str] = []
     assert prove_flood(cone(doc, "J"), "J", verdicts, [], lambda n: cone(doc, n), None, short) is None
-    assert short == ["U can hold any backlog, but its fastest drain with the spouts' least inflow, 1 tuples/s, is "
-                     "not above the 1 J processes at its slowest"]
+    assert short == ["U can hold any backlog, but its fastest drain with the least inflow of J's other inputs, "
+                     "1 tuples/s, is not above the 1 J processes at its slowest"]
 
 
 def test_check_shows_unbounded_where_the_source_grows_by_rates(tmp_path: Path,

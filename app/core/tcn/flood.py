@@ -5,7 +5,9 @@ any backlog (U grows in a certified lasso, or its growth is proven by rates), an
 full speed (one full batch per α_U(1−τ)) J receives at least
 
     Σ over J's input streams from U: σ_lo(stream) · C_U/(α_U(1−τ))  +  Σ over J's input streams from a spout:
-    σ_lo(stream) · 1/(a(1+τ))
+    σ_lo(stream) · 1/(a(1+τ))  +  Σ over J's input streams from another bolt X: σ_lo(stream) · λ(X)
+
+(λ(X): the least rate X processes while U drains and every bolt but J runs at its fastest, `least_through`)
 
 tuples per second, strictly more than J's smallest capacity C_J/(α_J(1+τ) + max_idle), then for every N a legal
 run takes J's queue past N: J is `unbounded`. The figures and U's evidence are the certificate
@@ -104,16 +106,60 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
                  for uu, st in inputs if uu == u and figures.streams[u].get(st, (0, 0, 0))[1] > 0]
         if not terms:
             continue
-        terms += spout_terms
+        terms += spout_terms + _other_terms(figures, j, u)
         inflow = sum((Fraction(t.rate) * Fraction(t.ratio) for t in terms), Fraction(0))
         if inflow <= figures.cap_min[j] and shortfall is not None:
-            shortfall.append(f"{source} can hold any backlog, but its fastest drain with the spouts' least inflow, "
+            shortfall.append(f"{source} can hold any backlog, but its fastest drain with the least inflow of "
+                             f"{target}'s other inputs, "
                              f"{float(inflow):.4g} tuples/s, is not above the {float(figures.cap_min[j]):.4g} "
                              f"{target} processes at its slowest")
         if inflow > figures.cap_min[j] and (best is None or inflow > best[0]):
             best = (inflow, FloodCertificate(target=target, content_hash=content_hash(cone), source=source,
                                              terms=terms, capacity=_text(figures.cap_min[j]), evidence=evidence))
     return None if best is None else best[1]
+
+
+def least_through(figures: RateFigures, j: str, u: str) -> dict[str, Fraction]:
+    """Per bolt id of the cone, the least rate it processes while U (`u`) drains into J (`j`) (docs/boundedness.md,
+    "Unbounded: a backlog that floods", J's other inputs): U its largest capacity, every bolt but J taking the
+    moment tuples wait and processing at its fastest, so at least min(its least inflow, capacity_max), its least
+    inflow being σ_lo times what its senders process (a spout's stream: its ratio times its least rate). J, and
+    every bolt on or below a cycle of the others (not ordered by this one pass), count 0."""
+    bolts = set(figures.cap_max)
+    waits = {m: {src for src, st in figures.inputs[m] if src in bolts - {u, j} and figures.carries(src, st)}
+             for m in bolts - {u, j}}
+    below: dict[str, list[str]] = {m: [] for m in bolts}
+    for m, srcs in waits.items():
+        for src in srcs:
+            below[src].append(m)
+    ready = sorted(m for m, srcs in waits.items() if not srcs)
+    through = {u: figures.cap_max[u]}
+    while ready:  # Kahn's walk: a bolt once every bolt it waits for has its figure
+        m = ready.pop()
+        inflow = Fraction(0)
+        for src, st in figures.inputs[m]:
+            ratios = figures.streams[src].get(st)
+            if ratios is None:
+                continue
+            if src in figures.spout_min:
+                inflow += ratios[0] * figures.spout_min[src]
+            elif src in through:
+                inflow += ratios[1] * through[src]
+        through[m] = min(inflow, figures.cap_max[m])
+        for n in below[m]:
+            waits[n].discard(m)
+            if not waits[n]:
+                ready.append(n)
+    return through
+
+
+def _other_terms(figures: RateFigures, j: str, u: str) -> list[FloodTerm]:
+    """J's input streams from bolts other than U and J, each at its sender's least rate while U drains
+    (`least_through`) times the stream's least ratio σ_lo (none for a sender that counts 0)."""
+    through = least_through(figures, j, u)
+    return [FloodTerm(sender=figures.names[x], stream=st, rate=_text(through[x]), ratio=_text(ratios[1]))
+            for x, st in figures.inputs[j] if x not in (u, j) and x in through and through[x] > 0
+            and (ratios := figures.streams[x].get(st)) is not None and ratios[1] > 0]
 
 
 def flood_message(cert: FloodCertificate, before: Words | None = None) -> Words:
