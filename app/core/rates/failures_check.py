@@ -15,7 +15,8 @@ bounds. Per bolt the verdict is:
 * `may-grow` otherwise, with the reason.
 
 Only acyclic topologies get bounds with failures: in a cyclic one every bolt that a failure
-or a replay can reach is `may-grow` (not proven), the others keep the failure-free verdict.
+or a replay can reach is `may-grow` (not proven), the others keep the failure-free verdict;
+`check` and `verify` then try each such bolt on its own cone (app/core/tcn/cones.py).
 """
 
 from __future__ import annotations
