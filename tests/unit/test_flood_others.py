@@ -94,11 +94,11 @@ def test_played_independently_and_as_a_certified_threshold_run() -> None:
     code with the product), and the product's threshold run reaches 20 and is certified with the flood."""
     def largest(doc: dict[str, Any]) -> list[int]:
         return [play(doc, slow_then_fast({"U": Fraction(slow)}, {"J"}), Fraction(slow + 200)).largest["J"]
-                for slow in (100, 400, 1600)]
+                for slow in (100, 400)]
 
     with_x, without = largest(OTHERS), largest(WITHOUT_X)
-    assert with_x[0] < with_x[1] < with_x[2] and with_x[2] >= with_x[0] + 25, with_x  # measured: 10, 16, 45
-    assert without[2] <= without[0] + 2, without  # U's drain alone does not beat J: measured 7, 7, 7
+    assert with_x[1] >= with_x[0] + 4, with_x  # measured: 10, 16 (and 45 after 1,600 s)
+    assert without[1] <= without[0] + 1 < with_x[1] - 4, without  # U's drain alone does not beat J: 7, 7
     cert = _flood(OTHERS)
     assert cert is not None
     built = build_threshold_run(cone(OTHERS, "J"), ["U"], "J", 20)
