@@ -20,10 +20,10 @@ from pydantic import BaseModel
 from app.core.failures import failure_model
 from app.core.rates.failures_check import FailureCheck, failure_check
 from app.core.rates.flows import RateFigures
+from app.core.rates.joins import branch_name, join_figures
 from app.core.rates.suggest import suggest as suggest_parallelism
 from app.core.rates.suggest import suggest_with_failures, uncapped_probe
 from app.core.rates.verdicts import Status, explain, flooding, status_of
-from app.core.rates.joins import branch_name, join_figures
 from app.core.rates.windows import window_figures
 from app.core.rates.workers_check import WorkerCheck, worker_check
 from app.core.topology import Bolt, Topology

@@ -239,6 +239,9 @@ def build_rows(net: Network, target: str) -> list[LinearRow]:
     """The rows of one loop pass on `net` (the target's cone) with the target growing (docs/verifier.md):
     per spout its emission rows, its replay rows and its streams' ratios; per bolt its takes and arrivals,
     its queue (with failures and losses when it may fail) and its streams' ratios; the target's growth."""
+    joins = [b.name for b in net.bolts if b.join]
+    if joins:  # never read a join as an ordinary bolt: the rows have no join rule (docs/model.md section 11)
+        raise ValueError(f"the linear program has no join rule (docs/model.md section 11): {', '.join(joins)}")
     tau, idle = net.tolerance, net.max_idle
     rule = net.emission
     fails = net.failures

@@ -82,11 +82,17 @@ class _State:
     up_since: dict[str, int]
     down_since: dict[str, int]
     backlog: dict[str, int]  # R_s before the next position's actions
+    # section 11: per join and branch, the parts whose message is not complete, and how many positions so far
+    # ended with that branch's cache empty (its branch set the min: a growing cache never does in a loop)
+    cache: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
+    emptied: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
     def copy(self) -> _State:
-        return _State(self.unit, self.previous, *(dict(getattr(self, f)) for f in (
+        state = _State(self.unit, self.previous, *(dict(getattr(self, f)) for f in (
             "last_emit", "processing", "batch", "buffer", "take_time", "waiting_since", "expected_queue",
             "stream_buffer", "failed", "up_since", "down_since", "backlog")))
+        state.cache, state.emptied = {j: dict(parts) for j, parts in self.cache.items()}, dict(self.emptied)
+        return state
 
     @staticmethod
     def initial(rules: Rules, unit: int) -> _State:
@@ -98,7 +104,9 @@ class _State:
             expected_queue={b: rules.init for b in bolts},
             stream_buffer={(c, st): 0 for c, outs in rules.streams.items() for st in outs if st != "default"},
             failed={b: False for b in bolts}, up_since={b: 0 for b in bolts}, down_since={},
-            backlog={s: 0 for s in rules.period})
+            backlog={s: 0 for s in rules.period},
+            cache={j: dict.fromkeys(branches, 0) for j, branches in rules.joins.items()},
+            emptied={(j, *b): 0 for j, branches in rules.joins.items() for b in branches})
 
 
 def step_of(p: TracePosition) -> Step:
@@ -361,14 +369,31 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
     processing, batch, buffer, take_time = state.processing, state.batch, state.buffer, state.take_time
     waiting_since, expected_queue, failed = state.waiting_since, state.expected_queue, state.failed
     sources, take_max, emit_fast, max_idle = rules.sources, rules.take_max, rules.emit_fast, rules.idle
-    slide = rules.slide
+    slide, joins, cache, emptied = rules.slide, rules.joins, state.cache, state.emptied
+
+    def completed(name: str, emitted: Emitted) -> int:
+        """Section 11: a join's arrivals are the messages all its branches delivered; the rest stays cached."""
+        parts = cache[name]
+        totals = {b: parts[b] + emitted[b] for b in joins[name]}
+        done = min(totals.values())
+        for b, total in totals.items():
+            parts[b] = total - done
+            if total == done:
+                emptied[(name, *b)] += 1
+        return done
 
     def bolts(i: int, t: int, step: Step, emitted: Emitted) -> None:
         for name, bo in step.bolts.items():
             who = f"bolt {name}"
-            arrivals = sum(map(emitted.__getitem__, sources[name]))  # each input stream once
-            if bo["arrivals"] != arrivals:
-                bad(i, who, f"arrivals {bo['arrivals']} but its sources emit {arrivals}")
+            if name in joins:
+                arrivals = completed(name, emitted)
+                if bo["arrivals"] != arrivals:
+                    bad(i, who, f"arrivals {bo['arrivals']} but its branches complete {arrivals} messages (a join "
+                        "receives what every branch has delivered, section 11)")
+            else:
+                arrivals = sum(map(emitted.__getitem__, sources[name]))  # each input stream once
+                if bo["arrivals"] != arrivals:
+                    bad(i, who, f"arrivals {bo['arrivals']} but its sources emit {arrivals}")
             queue = bo["queue"]
             if queue != expected_queue[name]:
                 bad(i, who, f"queue {queue} but the previous position leaves {expected_queue[name]} "
