@@ -1,0 +1,212 @@
+"""Joins that wait for every branch (docs/model.md section 11): the document field, the rate check's figures against
+an independent message-by-message simulation of Metron's enrichment join, the simulation's certified lassos, the
+certifier's own copy of the rule (mutations rejected), and the checkers without a join rule refusing one."""
+
+from __future__ import annotations
+
+import heapq
+import json
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from app.core.rates import RateFigures, rate_check
+from app.core.rates.joins import join_figures
+from app.core.tcn.check.certify import certify
+from app.core.tcn.check.reading import read_certificate
+from app.core.tcn.network import build_network
+from app.core.tcn.options import SearchOptions
+from app.core.tcn.search import verify
+from app.core.tcn.simulate import build_lasso
+from app.core.topology import Bolt, TopologyError, parse_topology
+
+
+def enrichment(geo: float = 0.005, rate: float = 100, **join: Any) -> dict[str, Any]:
+    """Metron's split-join in small: the splitter sends each message to the join (`default`) and to the geo and host
+    enrichments (their streams), whose results are the join's other two branches; one executor each, τ = 0."""
+    return {
+        "schema_version": 5, "name": "enrichment", "settings": {"tolerance": 0, "max_idle_time": 0},
+        "spouts": [{"name": "kafka", "rate": rate}],
+        "bolts": [
+            {"name": "split", "alpha": 0.001, "sigma": 1, "parallelism": 1, "streams": ["geo", "host"],
+             "stream_sigma": {"geo": 1, "host": 1}},
+            {"name": "geo", "alpha": geo, "sigma": 1, "parallelism": 1},
+            {"name": "host", "alpha": 0.001, "sigma": 1, "parallelism": 1},
+            {"name": "join", "alpha": 0.003, "sigma": 1, "parallelism": 1, "join": {"kind": "all", **join}}],
+        "subscriptions": [
+            {"source": "kafka", "target": "split"}, {"source": "split", "target": "geo", "stream": "geo"},
+            {"source": "split", "target": "host", "stream": "host"}, {"source": "split", "target": "join"},
+            {"source": "geo", "target": "join"}, {"source": "host", "target": "join"}]}
+
+
+def metron_by_message(data: dict[str, Any], seconds: int) -> dict[str, Any]:
+    """An independent simulation of the enrichment join, message by message and by key, as Metron runs it: each
+    bolt a FIFO executor working α on one tuple at a time; the join caches each message's parts under its key until
+    all three came, then queues the complete message for its own α. Exact times; gives the cache's entries over
+    time, the largest, and each complete message's wait for its last part."""
+    alpha = {b["name"]: Fraction(str(b["alpha"])) for b in data["bolts"]}
+    period = 1 / Fraction(str(data["spouts"][0]["rate"]))
+    events: list[tuple[Fraction, int, str, int]] = []  # (time, order, where, message)
+    order = 0
+
+    def at(t: Fraction, where: str, message: int) -> None:
+        nonlocal order
+        order += 1
+        heapq.heappush(events, (t, order, where, message))
+
+    free = {name: Fraction(0) for name in alpha}  # when each executor is next free (FIFO: one tuple at a time)
+    cache: dict[int, dict[str, Fraction]] = {}
+    entries: list[tuple[Fraction, int]] = []
+    waits: list[Fraction] = []
+    end = Fraction(seconds)
+    m = 0
+    while m * period < end:
+        at(m * period, "split", m)
+        m += 1
+    while events:
+        t, _, where, message = heapq.heappop(events)
+        if t > end:
+            break
+        if where in ("split", "geo", "host"):
+            done = max(t, free[where]) + alpha[where]
+            free[where] = done
+            if where == "split":
+                at(done, "geo", message)
+                at(done, "host", message)
+                at(done, "part:message", message)
+            else:
+                at(done, f"part:{where}", message)
+        elif where.startswith("part:"):
+            parts = cache.setdefault(message, {})
+            parts[where] = t
+            if len(parts) == 3:  # every branch delivered: joined, acked, dropped from the cache
+                waits.append(max(parts.values()) - min(parts.values()))
+                del cache[message]
+            entries.append((t, len(cache)))
+    return {"entries": entries, "largest": max(n for _, n in entries), "waits": waits}
+
+
+def test_a_join_is_a_schema_5_field_an_earlier_version_may_not_name() -> None:
+    topo = parse_topology(enrichment(max_cache=100000, max_time=10))
+    join = topo.bolt_by_name("join")
+    assert join.waits_for_all and join.join is not None and join.join.max_cache == 100000
+    again = parse_topology(json.loads(topo.to_json_bytes()))
+    assert again.bolt_by_name("join").join == join.join and again.semantics() == topo.semantics()
+    old = enrichment()
+    old["schema_version"] = 4
+    with pytest.raises(TopologyError) as err:
+        parse_topology(old)
+    assert err.value.problems[0].path == "bolts.join.join" and "schema_version 5" in err.value.problems[0].message
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (lambda d: d["subscriptions"].__delitem__(slice(3, 6)), "needs two input streams at least"),
+    (lambda d: d["bolts"][3]["join"].update(kind="window"), "give the bolt its `window`"),
+    (lambda d: d["bolts"][3].update(threads=4), "leave `window` and `threads` out of it"),
+])
+def test_a_join_the_model_cannot_read_is_refused_naming_the_field(change: Any, said: str) -> None:
+    data = enrichment()
+    change(data)
+    with pytest.raises(TopologyError, match="join") as err:
+        parse_topology(data)
+    assert said in str(err.value)
+
+
+def test_balanced_branches_bound_the_cache_and_the_wait_is_the_slowest_branchs() -> None:
+    """Every branch keeps up (geo 5 ms: 200/s against 100 messages/s): the join is bounded, its cache bound holds in
+    the independent simulation, and a message's parts wait for the geo part exactly geo's α, 5 ms: the figure an
+    engineer checks by hand (the message part leaves the splitter when geo and host get theirs)."""
+    data = enrichment(geo=0.005)
+    topo = parse_topology(data)
+    e = RateFigures(topo)
+    j = join_figures(e, topo.bolt_by_name("join"))
+    assert j is not None and not j.grows and j.cache_bound is not None
+    assert e.names[j.slowest[0]] == "geo" and j.wait_nominal == Fraction(5, 1000)
+    run = metron_by_message(data, 3)
+    assert run["largest"] <= j.cache_bound
+    assert max(run["waits"]) == j.wait_nominal  # the geo part, 5 ms after the message part, every time
+    report = rate_check(topo).bolts["join"]
+    assert report.status == "bounded" and report.join_slowest == "geo" and report.join_wait_nominal == 0.005
+    assert "a message's parts wait about 0.005 s in it for the slowest branch" in report.explanation
+
+
+def test_a_slow_branch_grows_the_cache_as_the_rate_check_says_and_verify_certifies_it() -> None:
+    """geo at 20 ms (50/s) against 100 messages/s: the join completes 50 messages/s and its cache gains 50 messages a
+    second, in the independent simulation as in the rate check; verify answers with a certified lasso in which the
+    join's cache grows, built by simulation."""
+    data = enrichment(geo=0.02, max_cache=100000)
+    topo = parse_topology(data)
+    j = join_figures(RateFigures(topo), topo.bolt_by_name("join"))
+    assert j is not None and j.grows and j.growth == 50
+    entries = metron_by_message(data, 4)["entries"]
+    (t1, n1), (t2, n2) = next(x for x in entries if x[0] >= 1), entries[-1]
+    assert abs(Fraction(n2 - n1) / (t2 - t1) - j.growth) < 2  # messages waiting for their geo part
+    report = rate_check(topo).bolts["join"]
+    assert report.status == "grows" and report.join_slowest == "geo"
+    assert "its cache grows by about 50 parts/s" in report.explanation and "maxCacheSize 100000" in report.explanation
+    result = verify(parse_topology({**data, "verification": {"checked": ["join"]}}), SearchOptions(timeout_s=30))
+    verdict = result.bolts["join"]
+    assert verdict.verdict == "counterexample" and verdict.certified and verdict.method == "simulation"
+    assert "join's queue and cache gain" in (verdict.message or "")
+
+
+def lasso_of(data: dict[str, Any]) -> Any:
+    net = build_network(parse_topology(data), ["join"])
+    lasso = build_lasso(net, "join")
+    assert lasso.trace is not None, lasso.message
+    return lasso.trace
+
+
+def test_the_certifier_has_its_own_join_rule_and_rejects_mutations(monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = lasso_of(enrichment(geo=0.02))
+    cert = certify(trace, checked=["join"])
+    assert cert.ok, cert.problems
+    assert cert.growth_per_loop["join"] > 0  # its cache grows (its queue need not)
+    data = trace.model_dump(mode="json")
+    # the join's arrivals read as the sum of its inputs (the old single-queue bolt): rejected
+    at = next(i for i, p in enumerate(data["positions"]) if p["bolts"]["join"]["arrivals"] > 0)
+    wrong = json.loads(json.dumps(data))
+    wrong["positions"][at]["bolts"]["join"]["arrivals"] += 1
+    assert any("its branches complete" in p for p in certify(wrong, checked=["join"]).problems)
+    # a certifier without the rule (a join read as an ordinary bolt) rejects the lasso it accepts
+    from app.core.tcn.check import certify_rules
+
+    original = certify_rules.join_branches
+    monkeypatch.setattr(certify_rules, "join_branches", lambda topo, bolt: None)
+    assert not certify(trace, checked=["join"]).ok
+    monkeypatch.setattr(certify_rules, "join_branches", original)
+    assert certify(trace, checked=["join"]).ok
+
+
+def test_a_lasso_is_no_witness_for_a_bolt_that_does_not_grow_in_it() -> None:
+    """The join's lasso claimed for the splitter, which keeps up in it: the certifier finds no checked growth."""
+    cert = certify(lasso_of(enrichment(geo=0.02)), checked=["split"])
+    assert not cert.ok and any("no checked queue grows" in p for p in cert.problems)
+
+
+def test_the_checkers_without_a_join_rule_refuse_a_join() -> None:
+    from app.core.results import LinearCertificate
+
+    topo = parse_topology(enrichment())
+    refused = read_certificate(topo, {"target": "join", "content_hash": "x", "rows": {}}, LinearCertificate,
+                               "a linear certificate")
+    assert refused == ["the embedded topology has the join join, and this checker has no join rule "
+                       "(docs/model.md section 11)"]
+    with pytest.raises(ValueError, match="no join rule"):
+        from app.core.tcn.linear import build_rows
+
+        build_rows(build_network(topo, ["join"]), "join")
+
+
+def test_the_search_never_reads_a_join_as_an_ordinary_bolt() -> None:
+    """A cone with a join is not given to the solver: without a simulated lasso the answer is unknown, saying why
+    (here the search is forced past the simulation: --no-simulate)."""
+    topo = parse_topology({**enrichment(geo=0.02), "verification": {"checked": ["join"]}})
+    result = verify(topo, SearchOptions(timeout_s=10, simulate=False))
+    verdict = result.bolts["join"]
+    assert verdict.verdict == "unknown" and "only the simulation and the certifier have a rule" in verdict.message
+
+
+def test_a_bolt_of_the_join_class_stays_a_bolt() -> None:
+    assert Bolt(name="b", alpha=1, sigma=1, parallelism=1).join is None
