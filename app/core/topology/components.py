@@ -133,15 +133,15 @@ class Join(_StormFields):
     max_cache: Count | None = Field(default=None, description=(
         "the most messages the cache holds (Metron's maxCacheSize); a full cache evicts, and the evicted "
         "messages' trees fail; unset = not said (the model's cache has no limit)"))
-    max_time: Seconds | None = Field(default=None, description=(
-        "how long the cache keeps a message's parts (Metron's maxTimeRetain, s); unset = not said"))
+    max_time: Number | None = Field(default=None, gt=0, description=(
+        "how long the cache keeps a message's parts, in minutes (Metron's maxTimeRetain); unset = not said"))
 
     def phrase(self) -> str:
         """The join in Storm's words: `waits for all branches (maxCacheSize 100000)`, `JoinBolt over its window`."""
         if self.kind == "window":
             return "Storm's JoinBolt over its window"
         extra = [f"maxCacheSize {self.max_cache}" if self.max_cache is not None else "",
-                 f"maxTimeRetain {float(self.max_time):g} s" if self.max_time is not None else ""]
+                 f"maxTimeRetain {float(self.max_time):g} min" if self.max_time is not None else ""]
         said = ", ".join(e for e in extra if e)
         return "a join waiting for every branch" + (f" ({said})" if said else "")
 
