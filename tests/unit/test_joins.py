@@ -7,6 +7,7 @@ from __future__ import annotations
 import heapq
 import json
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -210,3 +211,59 @@ def test_the_search_never_reads_a_join_as_an_ordinary_bolt() -> None:
 
 def test_a_bolt_of_the_join_class_stays_a_bolt() -> None:
     assert Bolt(name="b", alpha=1, sigma=1, parallelism=1).join is None
+
+
+def metron_real(geo: float) -> dict[str, Any]:
+    """Metron's real split-join Flux file (tests/data/flux/metron/, from Apache Metron), annotated: 100 messages/s,
+    every bolt 1 ms but geo, σ 1 (the output bolts 0), τ 0, max_idle 0."""
+    from app.core.storm.flux.builder import import_flux
+    from app.core.storm.flux.yaml_text import FluxOptions
+
+    folder = Path(__file__).resolve().parents[1] / "data" / "flux" / "metron"
+    data = import_flux(folder / "remote-splitjoin.yaml",
+                       FluxOptions(filter=folder / "enrichment-test.properties")).topology.model_dump(mode="json")
+    for s in data["spouts"]:
+        s.update(rate=100, burst=1, unannotated=[])
+    for b in data["bolts"]:
+        b.update(alpha=geo if b["name"] == "geoEnrichmentBolt" else 0.001, unannotated=[],
+                 sigma=0 if b["name"].endswith("OutputBolt") else 1)
+        b["stream_sigma"] = {k: 1 for k in b.get("streams", [])}
+    data["settings"].update(tolerance=0, max_idle_time=0)
+    return data
+
+
+def test_metrons_enrichment_join_waits_for_its_slowest_branch_as_an_engineer_computes_it() -> None:
+    """By hand: the splitter sends the message part to the join as it sends the geo, host, HBase and Stellar parts
+    out; each enrichment takes its α, geo 5 ms the longest (200/s against 100 messages/s: it keeps up). So a
+    message's parts wait 5 ms in the join's cache for the geo part, every branch delivers 100 parts/s and the cache
+    stays bounded; with geo at 20 ms (50/s) the join completes 50 messages/s and its cache grows by 50 a second."""
+    report = rate_check(parse_topology(metron_real(0.005))).bolts["enrichmentJoinBolt"]
+    assert report.status == "bounded" and report.join_wait_nominal == 0.005 and report.join_cache_growth == 0
+    assert report.join_slowest == "geoEnrichmentBolt (stream 'geo')" and report.join_cache_bound is not None
+    slow = rate_check(parse_topology(metron_real(0.02))).bolts["enrichmentJoinBolt"]
+    assert slow.status == "grows" and slow.join_cache_growth == 50 and slow.inflow_nominal == 50
+
+
+def test_metrons_joins_export_and_import_back(tmp_path: Path) -> None:
+    from app.core.storm.flux.builder import import_flux
+    from app.core.storm.flux.export import to_flux_bytes
+
+    topo = parse_topology(metron_real(0.005))
+    path = tmp_path / "metron.yaml"
+    path.write_bytes(to_flux_bytes(topo))
+    again = import_flux(path).topology
+    for name in ("enrichmentJoinBolt", "threatIntelJoinBolt"):
+        assert again.bolt_by_name(name).join == topo.bolt_by_name(name).join
+    assert again.semantics() == topo.semantics()
+
+
+def test_no_latency_bound_and_no_timeout_witness_through_a_join() -> None:
+    from app.core.latency.report import latency_report
+    from app.core.tcn.check.latency_witness import check_witness
+
+    report = latency_report(parse_topology(enrichment(geo=0.005)), witnesses=False, pending=False)
+    assert report.spouts["kafka"].bound is None and report.sojourn_bound["join"] is None
+    assert "join is a join waiting for every branch: it holds a part until the slowest branch delivers the " \
+           "message's last" in report.spouts["kafka"].reason
+    witness = check_witness(lasso_of(enrichment(geo=0.02)), "join", 1, 10, Fraction(1))
+    assert not witness.ok and "the join join" in witness.problems[0]

@@ -396,9 +396,15 @@ def _cycle_reason(graph: nx.DiGraph, names: dict[str, str], ident: str) -> str |
 def _window_holds(topo: Topology) -> dict[str, str]:
     """Per bolt with a window (by id), why it has no sojourn bound (docs/model.md section 10): a tuple is held until
     later tuples push it out of its last window, and an arrival curve bounds arrivals from above only."""
-    return {b.id: f"{b.name} is a windowed bolt ({b.window.phrase()}): Storm acks a tuple only when later tuples push "
+    held = {b.id: f"{b.name} is a windowed bolt ({b.window.phrase()}): Storm acks a tuple only when later tuples push "
                   "it out of its last window, and nothing bounds how long they take to come (docs/model.md section 10)"
             for b in topo.windowed_bolts() if b.window is not None}
+    # a join holds a part until its slowest branch delivers the message's last part (docs/model.md section 11): a
+    # wait behind other bolts, which no bound of its own queue covers
+    held.update({b.id: f"{b.name} is a join waiting for every branch: it holds a part until the slowest branch "
+                       "delivers the message's last, and the latency bounds have no such wait yet (docs/model.md "
+                       "section 11)" for b in topo.waiting_joins()})
+    return held
 
 
 def _reach(alpha: Curve, y: Fraction) -> Fraction | None:

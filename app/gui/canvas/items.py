@@ -40,6 +40,8 @@ GREY = QColor("#8a8f98")
 HIGHLIGHT = QColor("#ffb000")
 CRITICAL = QColor("#8e44ad")  # the critical path of a spout's tuple trees (docs/latency.md)
 WINDOW_FRAME = QColor("#1f8a8a")  # a windowed bolt's window frames (docs/model.md section 10)
+JOIN_GATE = QColor("#7b4fa6")  # a join's AND gate on its input side (docs/model.md section 11)
+GATE_WIDTH = 26.0  # how far the gate reaches left of the node
 SELECTED = QColor("#2f80ed")
 
 
@@ -202,6 +204,13 @@ class NodeItem(QGraphicsObject):
         c = self.component
         if c.kind == "spout":
             text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"
+        elif c.waits_for_all:  # docs/model.md section 11
+            cache = c.join.max_cache if c.join is not None else None
+            text = (f"Join {c.name}: waits for a part from every input stream (a branch) of each message, holding the "
+                    f"parts that came in its cache" + (f" (maxCacheSize {cache})" if cache is not None else "")
+                    + f"; a complete message is queued, and its {c.parallelism} executors work "
+                    f"{format_duration(c.alpha)} on one, emitting {_number(c.sigma)} per message: its output follows "
+                    "its slowest branch")
         elif c.count_window is not None:  # docs/model.md section 10
             window = c.count_window
             text = (f"Windowed bolt {c.name}: {window.phrase()}: each of its {c.parallelism} executors runs "
@@ -217,9 +226,11 @@ class NodeItem(QGraphicsObject):
             text = (f"Bolt {c.name}: {c.parallelism} executors (the model's C: up to {c.parallelism} tuples "
                     f"in process at once), works {format_duration(c.alpha)}, "
                     f"emits {_number(c.sigma)} per input")
-        if c.kind == "bolt" and c.threads is None and self.rates is not None:
+        if c.kind == "bolt" and c.threads is None and self.rates is not None:  # (a join's: its cache too)
             bound = self.rates.queue_bound
             shown = STATUS_WORDS.get(self.rates.status, self.rates.status)
+            if self.rates.join_cache_growth:  # a join (docs/model.md section 11): what grows is its cache
+                shown = "its cache grows"
             text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({shown}"
                      + (f": queue below {bound:.4g} tuples in every run" if bound is not None else "") + ")"
                      f"\n{self.rates.explanation}")
@@ -268,7 +279,12 @@ class NodeItem(QGraphicsObject):
         live = self.live_lines()
         if live is not None:  # Live Mode: the measured capacity and verdict, the model's ρ at the measured figures
             return live
-        if self.rates is not None:
+        if self.rates is not None and self.rates.join_slowest is not None:  # a join: its cache (model.md 11)
+            cache = self.rates.join_cache_bound
+            lines.append(f"ρ {self.rates.utilisation:.2f} · " + (
+                "cache grows" if self.rates.join_cache_growth else
+                f"cache < {cache:.4g}" if cache is not None else STATUS_SHORT.get(self.rates.status, "")))
+        elif self.rates is not None:
             bound = self.rates.queue_bound
             status = "unbounded" if self.flood is not None else STATUS_SHORT.get(self.rates.status, self.rates.status)
             lines.append(f"ρ {self.rates.utilisation:.2f} · {status}"
@@ -287,12 +303,16 @@ class NodeItem(QGraphicsObject):
             return GREY
         if self.flood is not None:  # proven unbounded: red, as a bolt that grows (its ρ may be low)
             return RED
+        if self.rates.join_cache_growth:  # a join whose cache grows (docs/model.md section 11): its ρ may be low
+            return RED
         return utilisation_colour(self.rates.utilisation)
 
     # ---- drawing -------------------------------------------------------------
     def boundingRect(self) -> QRectF:
         # (room for an asynchronous bolt's cards, a window's frames and its slide/length below them)
-        return QRectF(-4, -4, NODE_WIDTH + 8 + ASYNC_OFFSET * 2, NODE_HEIGHT + 16 + ASYNC_OFFSET * 2)
+        # (and a join's gate on its left)
+        return QRectF(-GATE_WIDTH - 2, -4, NODE_WIDTH + GATE_WIDTH + 6 + ASYNC_OFFSET * 2,
+                      NODE_HEIGHT + 16 + ASYNC_OFFSET * 2)
 
     def _paint_threads(self, painter: QPainter, rect: QRectF) -> None:
         """An asynchronous bolt (docs/model.md section 8) is drawn as a stack of cards, its threads behind it."""
@@ -311,10 +331,37 @@ class NodeItem(QGraphicsObject):
             return "async bolt"
         if c.not_modelled is not None:
             return "join ⚠" if c.not_modelled.startswith("a join") else "window ⚠"
+        if c.waits_for_all:
+            return "join ∧ all"
         window = c.count_window
         if window is None:
             return "bolt"
-        return f"tumbling {window.length:g}" if window.slide is None else f"win {window.slide:g}/{window.length:g}"
+        label = f"tumbling {window.length:g}" if window.slide is None else f"win {window.slide:g}/{window.length:g}"
+        return f"join {label}" if c.join is not None else label
+
+    def _paint_gate(self, painter: QPainter, rect: QRectF) -> None:
+        """A join (docs/model.md section 11) has an AND gate on its input side: its branches meet there, and a
+        message goes through once all have come."""
+        if self.component.kind != "bolt" or self.component.join is None:
+            return
+        mid, half = rect.center().y(), 15.0
+        back, start = rect.left() - GATE_WIDTH, rect.left() - half - 1  # the arc ends at the node's edge
+        gate = QPainterPath()
+        gate.moveTo(start, mid - half)
+        gate.lineTo(back, mid - half)
+        gate.lineTo(back, mid + half)
+        gate.lineTo(start, mid + half)
+        gate.arcTo(QRectF(start - half, mid - half, 2 * half, 2 * half), -90, 180)
+        gate.closeSubpath()
+        painter.setPen(QPen(JOIN_GATE, 1.6))
+        painter.setBrush(QColor("#efe6f7"))
+        painter.drawPath(gate)
+
+
+    def _paint_join_band(self, painter: QPainter, rect: QRectF) -> None:
+        """A join's body has a band of the gate's colour along its input side."""
+        if self.component.kind == "bolt" and self.component.join is not None:
+            painter.fillRect(QRectF(rect.left() + 1.5, 26, 4, rect.height() - 32), JOIN_GATE)
 
     def _paint_window(self, painter: QPainter, rect: QRectF) -> None:
         """A windowed bolt (docs/model.md section 10) is framed by its window, dashed; a sliding one by two
@@ -350,6 +397,7 @@ class NodeItem(QGraphicsObject):
             self._paint_threads(painter, rect)
         if self.component.kind == "bolt":
             self._paint_window(painter, rect)
+            self._paint_gate(painter, rect)
         border = QPen(SELECTED, 2.5) if self.isSelected() else QPen(QColor("#454b55"), 1.2)
         if self.component.unannotated and not self.isSelected():
             border = QPen(AMBER, 2.0, Qt.PenStyle.DashLine)
@@ -366,6 +414,7 @@ class NodeItem(QGraphicsObject):
         painter.setPen(border)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(rect, 8, 8)
+        self._paint_join_band(painter, rect)
         title = QFont()
         title.setBold(True)
         title.setPointSizeF(10.0)
@@ -383,9 +432,10 @@ class NodeItem(QGraphicsObject):
         if show_kind:
             painter.setFont(small)
             painter.drawText(QRectF(10, 3, room, 20), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, kind)
-        elif self.component.kind == "bolt" and self.component.count_window is not None:  # on its frame, below
+        elif self.component.kind == "bolt" and (self.component.count_window is not None
+                                                or self.component.join is not None):  # on its frame, below
             painter.setFont(small)
-            painter.setPen(WINDOW_FRAME)
+            painter.setPen(JOIN_GATE if self.component.join is not None else WINDOW_FRAME)
             painter.drawText(QRectF(10, NODE_HEIGHT + ASYNC_OFFSET + 3, room, 12),
                              Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, kind)
         body = QFont()
