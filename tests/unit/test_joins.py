@@ -267,3 +267,15 @@ def test_no_latency_bound_and_no_timeout_witness_through_a_join() -> None:
            "message's last" in report.spouts["kafka"].reason
     witness = check_witness(lasso_of(enrichment(geo=0.02)), "join", 1, 10, Fraction(1))
     assert not witness.ok and "the join join" in witness.problems[0]
+
+
+def test_the_storm_terms_line_says_where_the_parts_wait_and_what_bounds_them() -> None:
+    """Metron's file keeps max.spout.pending 500: Storm throttles the spout to geo's 50 messages/s, and the join's
+    cache holds at most the 500 trees in flight, within Metron's maxCacheSize of 100,000."""
+    from app.core.headroom import headroom
+    from app.core.storm.lines import storm_lines
+
+    lines = storm_lines(headroom(parse_topology(metron_real(0.02))))
+    (line,) = [n for n in lines if n.startswith("enrichmentJoinBolt is a join")]
+    assert "the cache gains 50 messages/s" in line and "holding what waits behind geoEnrichmentBolt" in line
+    assert "max.spout.pending keeps at most 500 trees in flight" in line and "within Metron's maxCacheSize" in line
