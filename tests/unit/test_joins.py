@@ -279,3 +279,18 @@ def test_the_storm_terms_line_says_where_the_parts_wait_and_what_bounds_them() -
     (line,) = [n for n in lines if n.startswith("enrichmentJoinBolt is a join")]
     assert "the cache gains 50 messages/s" in line and "holding what waits behind geoEnrichmentBolt" in line
     assert "max.spout.pending keeps at most 500 trees in flight" in line and "within Metron's maxCacheSize" in line
+
+
+def test_a_run_on_spark_and_d_vert_json_refuse_a_join_naming_it() -> None:
+    from app.core.formats import FormatError
+    from app.core.formats.dvert import to_dvert
+    from app.spark.run_job import windows_problem
+
+    topo = parse_topology(enrichment())
+    assert (windows_problem(topo) or "").startswith("bolts.join.join: a run on Spark has no joins yet")
+    plain = enrichment()  # without declared streams (D-VerT has none): the splitter feeds all three on default
+    plain["bolts"][0].update(streams=[], stream_sigma={})
+    for s in plain["subscriptions"]:
+        s.pop("stream", None)
+    with pytest.raises(FormatError, match="bolts.join.join"):
+        to_dvert(parse_topology(plain))
