@@ -194,10 +194,6 @@ def test_the_checkers_without_a_join_rule_refuse_a_join() -> None:
                                "a linear certificate")
     assert refused == ["the embedded topology has the join join, and this checker has no join rule "
                        "(docs/model.md section 11)"]
-    with pytest.raises(ValueError, match="no join rule"):
-        from app.core.tcn.linear import build_rows
-
-        build_rows(build_network(topo, ["join"]), "join")
 
 
 def test_the_search_never_reads_a_join_as_an_ordinary_bolt() -> None:
@@ -294,3 +290,34 @@ def test_a_run_on_spark_and_d_vert_json_refuse_a_join_naming_it() -> None:
         s.pop("stream", None)
     with pytest.raises(FormatError, match="bolts.join.join"):
         to_dvert(parse_topology(plain))
+
+
+def test_the_linear_program_reads_a_join_below_and_its_checker_has_the_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sink below the join (τ = 0.1) serving 150 messages/s: fed the sum of the join's three branches (300/s) it
+    would grow, fed the messages they complete (100/s at most) it cannot. The rows of one loop pass, with each branch
+    delivering at least the messages the join completes (no cache shrinks in a lasso), prove that no lasso grows the
+    sink, whether the join's cache grows or not; the checker restates the rows (a checker reading the join as an
+    ordinary bolt rejects the certificate), and it refuses a certificate whose target is the join itself."""
+    from app.core.results import LinearCertificate
+    from app.core.tcn.check import linear as checker
+    from app.core.tcn.check.content import content_hash
+    from app.core.tcn.linear import build_rows, farkas
+
+    for geo in (0.005, 0.02):
+        data = enrichment(geo=geo)
+        data["settings"]["tolerance"] = 0.1
+        data["bolts"].append({"name": "sink", "alpha": 1 / 150, "sigma": 0, "parallelism": 1})
+        data["subscriptions"].append({"source": "join", "target": "sink"})
+        net = build_network(parse_topology(data), ["sink"])
+        multipliers = farkas(build_rows(net, "sink"))
+        assert multipliers is not None
+        cert = LinearCertificate(target="sink", content_hash=content_hash(net.topology),
+                                 rows={n: str(v) for n, v in multipliers.items()})
+        assert checker.check_certificate(net.topology, cert) == []
+        with monkeypatch.context() as m:
+            m.setattr(checker, "join_branches", lambda topo, bolt: None)
+            assert checker.check_certificate(net.topology, cert) != []
+        own = cert.model_copy(update={"target": "join"})
+        assert "target join is a join, whose cache may grow" in checker.check_certificate(net.topology, own)[0]
+    with pytest.raises(ValueError, match="join's cache growing"):
+        build_rows(build_network(parse_topology(enrichment()), ["join"]), "join")

@@ -36,7 +36,8 @@ def deepening_phase(search: SearchControl, run: Run) -> None:
             run.verdicts[target] = BoltVerdict(verdict="unknown", message=(
                 f"not decided: {target}'s cone of influence holds a join that waits for every branch, which only the "
                 "simulation and the certifier have a rule for (docs/model.md section 11), and the simulation built "
-                f"no lasso; the rate check's answer is {run.report.bolts[target].status.replace('-', ' ')}"))
+                "no lasso (nor did the linear program prove that none grows); the rate check's answer is "
+                f"{run.report.bolts[target].status.replace('-', ' ')}"))
     for k, target in ((k, t) for phase in run.phases for k in run.ks for t in phase):
         if target in run.verdicts:
             continue
