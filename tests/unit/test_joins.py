@@ -196,13 +196,24 @@ def test_the_checkers_without_a_join_rule_refuse_a_join() -> None:
                        "(docs/model.md section 11)"]
 
 
-def test_the_search_never_reads_a_join_as_an_ordinary_bolt() -> None:
-    """A cone with a join is not given to the solver: without a simulated lasso the answer is unknown, saying why
-    (here the search is forced past the simulation: --no-simulate)."""
-    topo = parse_topology({**enrichment(geo=0.02), "verification": {"checked": ["join"]}})
-    result = verify(topo, SearchOptions(timeout_s=10, simulate=False))
-    verdict = result.bolts["join"]
-    assert verdict.verdict == "unknown" and "only the simulation and the certifier have a rule" in verdict.message
+def small(alpha: float) -> dict[str, Any]:
+    """S (10/s) feeds J directly and through A (α `alpha`): J's cache grows when A falls behind."""
+    return {"schema_version": 5, "name": "small", "settings": {"tolerance": 0, "max_idle_time": 0},
+            "spouts": [{"name": "S", "rate": 10}],
+            "bolts": [{"name": "A", "alpha": alpha, "sigma": 1, "parallelism": 1},
+                      {"name": "J", "alpha": 0.01, "sigma": 1, "parallelism": 1, "join": {"kind": "all"}}],
+            "subscriptions": [{"source": "S", "target": "A"}, {"source": "A", "target": "J"},
+                              {"source": "S", "target": "J"}],
+            "verification": {"checked": ["J"]}}
+
+
+def test_the_solver_has_the_join_rule_and_its_lassos_certify() -> None:
+    """Without the simulation (--no-simulate) the solver finds the lasso in which J's cache grows (A at 5/s against
+    10/s), and the certifier accepts it; with A at 20/s, forced past the rate check's bound, no lasso up to k = 8."""
+    grows = verify(parse_topology(small(0.2)), SearchOptions(timeout_s=60, simulate=False)).bolts["J"]
+    assert grows.verdict == "counterexample" and grows.method == "solver" and grows.certified
+    keeps = verify(parse_topology(small(0.05)), SearchOptions(timeout_s=60, force_search=True, k_max=8)).bolts["J"]
+    assert keeps.verdict == "none-up-to-k"
 
 
 def test_a_bolt_of_the_join_class_stays_a_bolt() -> None:

@@ -46,9 +46,6 @@ class Encoding:
                  solver_options: dict[str, object] | None = None, time_unit: Fraction | None = None,
                  free_start: bool = False, steady: frozenset[str] = frozenset(),
                  loop_clocks: str = "equal", cancelled: Callable[[], bool] = lambda: False) -> None:
-        joins = [b.name for b in net.bolts if b.join]
-        if joins:  # never read a join as an ordinary bolt: the encoding has no join rule (docs/model.md section 11)
-            raise ValueError(f"the SMT encoding has no join rule (docs/model.md section 11): {', '.join(joins)}")
         if loop_clocks not in LOOP_CLOCKS:
             raise ValueError(f"loop_clocks must be one of {', '.join(LOOP_CLOCKS)}, not {loop_clocks!r}")
         if net.failures is not None and not free_start and not may_fail_within(net, k + 2):

@@ -115,9 +115,9 @@ def plan(search: SearchControl, run: Run) -> None:
             f"check's answer is {report.bolts[n].status.replace('-', ' ')}"))
         targets.remove(n)
         del run.nets[n]
-    # a cone with a join that waits for every branch: the simulation, the certifier and the linear program (a target
-    # below the join) have its rule, the proofs by rates and the solver not yet (docs/model.md section 11): they
-    # skip `run.joined`
+    # a cone with a join that waits for every branch: the simulation, the solver, the certifier and the linear program
+    # (a target below the join) have its rule, the proofs by rates not yet (docs/model.md section 11): they skip
+    # `run.joined`
     joins = {b.name for b in topo.waiting_joins()}
     run.joined = [n for n in targets if joins & set(run.nets[n].kept)]
     # bolts bounded but for failures last: their lassos, if any, are the long ones of a failure cycle

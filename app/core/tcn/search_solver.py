@@ -31,13 +31,6 @@ def deepening_phase(search: SearchControl, run: Run) -> None:
     # fail before each emit (docs/model.md 7.2): with failures no bound is assumed
     shortest = ({n: lasso_lower_bound(run.nets[n]) for n in run.targets if run.nets[n].failures is None}
                 if search.threshold is None else {})
-    for target in run.joined:  # the solver has no join rule (docs/model.md section 11): the simulation decides
-        if target not in run.verdicts:
-            run.verdicts[target] = BoltVerdict(verdict="unknown", message=(
-                f"not decided: {target}'s cone of influence holds a join that waits for every branch, which only the "
-                "simulation and the certifier have a rule for (docs/model.md section 11), and the simulation built "
-                "no lasso (nor did the linear program prove that none grows); the rate check's answer is "
-                f"{run.report.bolts[target].status.replace('-', ' ')}"))
     for k, target in ((k, t) for phase in run.phases for k in run.ks for t in phase):
         if target in run.verdicts:
             continue
