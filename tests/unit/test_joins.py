@@ -264,14 +264,26 @@ def test_metrons_joins_export_and_import_back(tmp_path: Path) -> None:
     assert again.semantics() == topo.semantics()
 
 
-def test_no_latency_bound_and_no_timeout_witness_through_a_join() -> None:
+def test_a_latency_bound_through_a_join_waits_for_the_slowest_branchs_path() -> None:
+    """Balanced (geo 5 ms): each branch passes the splitter's tuples on one for one, so a message's parts are one
+    tree's and its last comes by the slowest path: the spout's bound is split + geo + join, the geo path critical.
+    With a branch of σ 1/2 (its parts are other trees'), and with geo behind (the cache grows), no bound, saying why;
+    the timeout witnesses have no join rule."""
     from app.core.latency.report import latency_report
     from app.core.tcn.check.latency_witness import check_witness
 
     report = latency_report(parse_topology(enrichment(geo=0.005)), witnesses=False, pending=False)
+    hops = report.sojourn_bound
+    assert report.spouts["kafka"].bound == pytest.approx(hops["split"] + hops["geo"] + hops["join"])
+    assert report.spouts["kafka"].critical_path == ["split", "geo", "join"]
+    halved = enrichment(geo=0.005)
+    halved["bolts"][2]["sigma"] = 0.5  # host passes on one tuple in two: the cache grows (not one for one)
+    report = latency_report(parse_topology(halved), witnesses=False, pending=False)
     assert report.spouts["kafka"].bound is None and report.sojourn_bound["join"] is None
-    assert "join is a join waiting for every branch: it holds a part until the slowest branch delivers the " \
-           "message's last" in report.spouts["kafka"].reason
+    assert "join is a join waiting for every branch, and a part it holds is not proven to wait only for its own " \
+           "tree's other parts" in report.spouts["kafka"].reason
+    witness = check_witness(lasso_of(enrichment(geo=0.02)), "join", 1, 10, Fraction(1))
+    assert not witness.ok and "the join join" in witness.problems[0]
     witness = check_witness(lasso_of(enrichment(geo=0.02)), "join", 1, 10, Fraction(1))
     assert not witness.ok and "the join join" in witness.problems[0]
 

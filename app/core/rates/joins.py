@@ -13,6 +13,8 @@ from app.core.numbers import exact
 from app.core.rates.flows import Key, RateFigures
 from app.core.topology import Bolt
 
+_ONE = (Fraction(1), Fraction(1), Fraction(1))  # a stream's (σ, σ_lo, σ_hi) passing each tuple on once
+
 
 @dataclass(frozen=True)
 class Chain:
@@ -22,6 +24,7 @@ class Chain:
 
     bolts: tuple[Key, ...]
     ratio: Fraction
+    one_for_one: bool  # every stream from the fork down carries exactly one tuple per tuple (σ 1, no carry)
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,9 @@ class JoinFigures:
     why_not: str  # why there is no cache bound (empty when there is one)
     wait_nominal: Fraction | None  # s a message's first part waits for its last at nominal timing (None: no fork)
     max_cache: int | None
+    # the cache is bounded and every branch passes each fork tuple on one for one: the n-th part of every branch is
+    # the n-th fork tuple's, so a message completes when its own slowest part comes (the latency bounds' condition)
+    one_for_one: bool = False
 
     @property
     def grows(self) -> bool:
@@ -57,7 +63,8 @@ def join_figures(e: RateFigures, bolt: Bolt) -> JoinFigures | None:
     slowest = min(keys, key=lambda k: (nominal[k], -times.get(k, Fraction(0)), e.names[k[0]], k[1]))
     growth = max(nominal.values()) - nominal[slowest]
     return JoinFigures(nominal, slowest, growth, fork, bound, why, wait,
-                       bolt.join.max_cache if bolt.join is not None else None)
+                       bolt.join.max_cache if bolt.join is not None else None,
+                       bound is not None and chains is not None and all(c.one_for_one for c in chains.values()))
 
 
 def _nominal_rate(e: RateFigures, key: Key) -> Fraction:
@@ -102,7 +109,8 @@ def _chains(e: RateFigures, keys: list[Key]) -> tuple[str | None, dict[Key, Chai
         ratio = Fraction(1)
         for source, name in below:
             ratio *= e.streams[source][name][0] if name in e.streams[source] else Fraction(0)
-        chains[key] = Chain(tuple(k for k in reversed(below) if k[0] != fork), ratio)
+        unit = all(e.streams[source].get(name) == _ONE for source, name in below)
+        chains[key] = Chain(tuple(k for k in reversed(below) if k[0] != fork), ratio, unit)
     return fork, chains
 
 
