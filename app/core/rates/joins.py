@@ -11,7 +11,7 @@ from fractions import Fraction
 
 from app.core.numbers import exact
 from app.core.rates.flows import Key, RateFigures
-from app.core.topology import Bolt
+from app.core.topology import DEFAULT_STREAM, Bolt
 
 _ONE = (Fraction(1), Fraction(1), Fraction(1))  # a stream's (σ, σ_lo, σ_hi) passing each tuple on once
 
@@ -25,6 +25,7 @@ class Chain:
     bolts: tuple[Key, ...]
     ratio: Fraction
     one_for_one: bool  # every stream from the fork down carries exactly one tuple per tuple (σ 1, no carry)
+    first: str  # the fork's stream it starts from
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def _chains(e: RateFigures, keys: list[Key]) -> tuple[str | None, dict[Key, Chai
         for source, name in below:
             ratio *= e.streams[source][name][0] if name in e.streams[source] else Fraction(0)
         unit = all(e.streams[source].get(name) == _ONE for source, name in below)
-        chains[key] = Chain(tuple(k for k in reversed(below) if k[0] != fork), ratio, unit)
+        chains[key] = Chain(tuple(k for k in reversed(below) if k[0] != fork), ratio, unit, below[-1][1])
     return fork, chains
 
 
@@ -125,7 +126,8 @@ def _cache_bound(e: RateFigures, fork: str | None, chains: dict[Key, Chain] | No
         return None, "its branches deliver different numbers of parts per message (their σ products differ)"
     total = Fraction(0)
     for chain in chains.values():
-        late = Fraction(0 if fork in e.spout_nominal else 1)  # the fork's own carry (a spout's emissions have none)
+        # the fork's own carry on the stream the chain starts from (a spout's emissions, its default stream, have none)
+        late = Fraction(0 if fork in e.spout_nominal and chain.first == DEFAULT_STREAM else 1)
         early = Fraction(0)
         for u, stream in chain.bolts:
             bound = e.queue_bound.get(u)
