@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem,
 from app.core.rates import STATUS_SHORT, STATUS_WORDS, BoltRates
 from app.core.topology import Component
 from app.core.units import format_duration
+from app.gui.canvas.joins import GATE_WIDTH, JOIN_GATE, join_line, join_tooltip, paint_join
 
 NODE_WIDTH = 156.0
 NODE_HEIGHT = 74.0
@@ -40,8 +41,6 @@ GREY = QColor("#8a8f98")
 HIGHLIGHT = QColor("#ffb000")
 CRITICAL = QColor("#8e44ad")  # the critical path of a spout's tuple trees (docs/latency.md)
 WINDOW_FRAME = QColor("#1f8a8a")  # a windowed bolt's window frames (docs/model.md section 10)
-JOIN_GATE = QColor("#7b4fa6")  # a join's AND gate on its input side (docs/model.md section 11)
-GATE_WIDTH = 26.0  # how far the gate reaches left of the node
 SELECTED = QColor("#2f80ed")
 
 
@@ -205,12 +204,7 @@ class NodeItem(QGraphicsObject):
         if c.kind == "spout":
             text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"
         elif c.waits_for_all:  # docs/model.md section 11
-            cache = c.join.max_cache if c.join is not None else None
-            text = (f"Join {c.name}: waits for a part from every input stream (a branch) of each message, holding the "
-                    f"parts that came in its cache" + (f" (maxCacheSize {cache})" if cache is not None else "")
-                    + f"; a complete message is queued, and its {c.parallelism} executors work "
-                    f"{format_duration(c.alpha)} on one, emitting {_number(c.sigma)} per message: its output follows "
-                    "its slowest branch")
+            text = join_tooltip(c)
         elif c.count_window is not None:  # docs/model.md section 10
             window = c.count_window
             text = (f"Windowed bolt {c.name}: {window.phrase()}: each of its {c.parallelism} executors runs "
@@ -228,9 +222,8 @@ class NodeItem(QGraphicsObject):
                     f"emits {_number(c.sigma)} per input")
         if c.kind == "bolt" and c.threads is None and self.rates is not None:  # (a join's: its cache too)
             bound = self.rates.queue_bound
-            shown = STATUS_WORDS.get(self.rates.status, self.rates.status)
-            if self.rates.join_cache_growth:  # a join (docs/model.md section 11): what grows is its cache
-                shown = "its cache grows"
+            shown = "its cache grows" if self.rates.join_cache_growth else STATUS_WORDS.get(  # (a join's: model.md 11)
+                self.rates.status, self.rates.status)
             text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({shown}"
                      + (f": queue below {bound:.4g} tuples in every run" if bound is not None else "") + ")"
                      f"\n{self.rates.explanation}")
@@ -279,16 +272,11 @@ class NodeItem(QGraphicsObject):
         live = self.live_lines()
         if live is not None:  # Live Mode: the measured capacity and verdict, the model's ρ at the measured figures
             return live
-        if self.rates is not None and self.rates.join_slowest is not None:  # a join: its cache (model.md 11)
-            cache = self.rates.join_cache_bound
-            lines.append(f"ρ {self.rates.utilisation:.2f} · " + (
-                "cache grows" if self.rates.join_cache_growth else
-                f"cache < {cache:.4g}" if cache is not None else STATUS_SHORT.get(self.rates.status, "")))
-        elif self.rates is not None:
-            bound = self.rates.queue_bound
+        if self.rates is not None:
+            bound, r = self.rates.queue_bound, self.rates
             status = "unbounded" if self.flood is not None else STATUS_SHORT.get(self.rates.status, self.rates.status)
-            lines.append(f"ρ {self.rates.utilisation:.2f} · {status}"
-                         + (f" < {bound:.4g}" if bound is not None else ""))
+            lines.append(join_line(r) if r.join_slowest is not None else  # a join: its cache (docs/model.md 11)
+                         f"ρ {r.utilisation:.2f} · {status}" + (f" < {bound:.4g}" if bound is not None else ""))
         return lines
 
     def header_colour(self) -> QColor:
@@ -301,10 +289,8 @@ class NodeItem(QGraphicsObject):
                 return utilisation_colour(min(float(self.live["capacity"]), 1.0))
         if self.rates is None:
             return GREY
-        if self.flood is not None:  # proven unbounded: red, as a bolt that grows (its ρ may be low)
-            return RED
-        if self.rates.join_cache_growth:  # a join whose cache grows (docs/model.md section 11): its ρ may be low
-            return RED
+        if self.flood is not None or self.rates.join_cache_growth:  # proven unbounded, or a join's cache grows
+            return RED  # (docs/model.md section 11): red, as a bolt that grows (its ρ may be low)
         return utilisation_colour(self.rates.utilisation)
 
     # ---- drawing -------------------------------------------------------------
@@ -338,30 +324,6 @@ class NodeItem(QGraphicsObject):
             return "bolt"
         label = f"tumbling {window.length:g}" if window.slide is None else f"win {window.slide:g}/{window.length:g}"
         return f"join {label}" if c.join is not None else label
-
-    def _paint_gate(self, painter: QPainter, rect: QRectF) -> None:
-        """A join (docs/model.md section 11) has an AND gate on its input side: its branches meet there, and a
-        message goes through once all have come."""
-        if self.component.kind != "bolt" or self.component.join is None:
-            return
-        mid, half = rect.center().y(), 15.0
-        back, start = rect.left() - GATE_WIDTH, rect.left() - half - 1  # the arc ends at the node's edge
-        gate = QPainterPath()
-        gate.moveTo(start, mid - half)
-        gate.lineTo(back, mid - half)
-        gate.lineTo(back, mid + half)
-        gate.lineTo(start, mid + half)
-        gate.arcTo(QRectF(start - half, mid - half, 2 * half, 2 * half), -90, 180)
-        gate.closeSubpath()
-        painter.setPen(QPen(JOIN_GATE, 1.6))
-        painter.setBrush(QColor("#efe6f7"))
-        painter.drawPath(gate)
-
-
-    def _paint_join_band(self, painter: QPainter, rect: QRectF) -> None:
-        """A join's body has a band of the gate's colour along its input side."""
-        if self.component.kind == "bolt" and self.component.join is not None:
-            painter.fillRect(QRectF(rect.left() + 1.5, 26, 4, rect.height() - 32), JOIN_GATE)
 
     def _paint_window(self, painter: QPainter, rect: QRectF) -> None:
         """A windowed bolt (docs/model.md section 10) is framed by its window, dashed; a sliding one by two
@@ -397,7 +359,6 @@ class NodeItem(QGraphicsObject):
             self._paint_threads(painter, rect)
         if self.component.kind == "bolt":
             self._paint_window(painter, rect)
-            self._paint_gate(painter, rect)
         border = QPen(SELECTED, 2.5) if self.isSelected() else QPen(QColor("#454b55"), 1.2)
         if self.component.unannotated and not self.isSelected():
             border = QPen(AMBER, 2.0, Qt.PenStyle.DashLine)
@@ -414,7 +375,8 @@ class NodeItem(QGraphicsObject):
         painter.setPen(border)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(rect, 8, 8)
-        self._paint_join_band(painter, rect)
+        if self.component.kind == "bolt" and self.component.join is not None:
+            paint_join(painter, rect)
         title = QFont()
         title.setBold(True)
         title.setPointSizeF(10.0)
