@@ -344,3 +344,20 @@ def test_the_linear_program_reads_a_join_below_and_its_checker_has_the_rows(monk
         assert "target join is a join, whose cache may grow" in checker.check_certificate(net.topology, own)[0]
     with pytest.raises(ValueError, match="join's cache growing"):
         build_rows(build_network(parse_topology(enrichment()), ["join"]), "join")
+
+
+def test_a_cache_no_rate_bounds_gets_no_headroom_and_no_suggestion() -> None:
+    """host passing on one tuple in two: its branch delivers half the parts of the others, so the join's cache grows
+    at any load and whatever its executors: no headroom factor and no suggested parallelism for it, said."""
+    from app.core.headroom import headroom
+    from app.core.storm.lines import capacity_lines
+
+    data = enrichment(geo=0.005)
+    data["bolts"][2]["sigma"] = 0.5
+    topo = parse_topology(data)
+    assert rate_check(topo).suggested_parallelism["join"] is None
+    h = headroom(topo)
+    assert h.headroom == 0 and h.limiting_bolts == ["join"]
+    assert capacity_lines(h)[0].startswith("headroom: no load factor is proven bounded (the cache of join is not "
+                                           "proven bounded at any rate")
+    assert headroom(parse_topology(enrichment(geo=0.02))).headroom == Fraction(1, 2)  # geo's own margin: ×0.5

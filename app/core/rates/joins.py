@@ -48,6 +48,12 @@ class JoinFigures:
     def grows(self) -> bool:
         return self.growth > 0
 
+    @property
+    def open_at_any_rate(self) -> bool:
+        """Its cache is not proven bounded for a reason no spout rate and no parallelism changes (branches from
+        different components, unequal σ products, the dvert rule), not because a bolt on a branch is behind."""
+        return self.cache_bound is None and not self.why_not.endswith("is not proven bounded")
+
 
 def join_figures(e: RateFigures, bolt: Bolt) -> JoinFigures | None:
     """The figures of a join that waits for every branch (None for any other bolt)."""

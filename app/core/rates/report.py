@@ -176,8 +176,12 @@ class RateAnalysis:
 
     def _report(self, suggest: bool) -> RateReport:
         fluid = self.fluid_report()  # the failure statuses replace entries of `bolts`: a dict of its own
-        report = fluid.model_copy(update={"bolts": dict(fluid.bolts),
-                                          "suggested_parallelism": self.fluid_suggestion() if suggest else {}})
+        suggested = self.fluid_suggestion() if suggest else {}
+        for b in self.topo.waiting_joins():  # no parallelism bounds a cache its branches fill unequally (model.md 11)
+            j = join_figures(self.figures, b)
+            if suggested and j is not None and j.open_at_any_rate:
+                suggested = {**suggested, b.name: None}
+        report = fluid.model_copy(update={"bolts": dict(fluid.bolts), "suggested_parallelism": suggested})
         check = self.failure_check()
         if check is None:
             return report
@@ -368,4 +372,4 @@ def no_parallelism_reason(report: RateReport) -> str:
     if report.failures:
         return ("σ or a cycle amplifies its inflow, or with failures the rate check proves no parallelism "
                 "tried bounded: docs/boundedness.md, \"Failures\"")
-    return "σ or a cycle amplifies its inflow"
+    return "σ or a cycle amplifies its inflow, or a join's branches fill its cache unequally"

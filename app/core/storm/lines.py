@@ -28,8 +28,10 @@ def headline(h: Headroom) -> str:
         return "headroom: unlimited (no bolt receives tuples)"
     parts = []
     if h.headroom is not None:
-        if h.headroom == 0:
-            parts.append("headroom: no load factor is proven bounded")
+        if h.headroom == 0:  # (limiting bolts here: joins whose branches fill their caches unequally at any rate)
+            parts.append("headroom: no load factor is proven bounded" + (
+                f" (the cache of {listed(h.limiting_bolts)} is not proven bounded at any rate: docs/model.md section "
+                "11)" if h.limiting_bolts else ""))
         else:
             verb = "limits" if len(h.limiting_bolts) == 1 else "limit"
             who = f" ({listed(h.limiting_bolts)} {verb} it)" if h.limiting_bolts else ""
