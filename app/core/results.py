@@ -29,15 +29,27 @@ class LinearCertificate(BaseModel):
     rows: dict[str, str] = Field(default_factory=dict, description="row name -> multiplier 'p/q' (zeros left out)")
 
 
+class RateGrowthBranch(BaseModel):
+    """One branch of a join whose cache a rate-growth certificate proves growing: its input stream and the least
+    and most parts per second it delivers under the schedule ("p/q")."""
+
+    sender: str
+    stream: str
+    rate_low: str
+    rate_high: str
+
+
 class RateGrowthLine(BaseModel):
     """One bolt of a rate-growth certificate: its role under the schedule and its exact long-run figures
-    there ("p/q" strings): the least and the most it receives per second, and the capacity the role uses
-    (the target's smallest, every other bolt's largest)."""
+    there ("p/q" strings): the least and the most it receives per second (a join: the messages its branches
+    complete), and the capacity the role uses (the target's smallest, every other bolt's largest). A target
+    join whose cache grows (`cache grows`) states its branches' figures in `branches`."""
 
-    role: Literal["target", "saturated", "keeps up"]
+    role: Literal["target", "cache grows", "saturated", "keeps up"]
     inflow_low: str
     inflow_high: str
     capacity: str
+    branches: list[RateGrowthBranch] = Field(default_factory=list)
 
 
 class RateGrowthCertificate(BaseModel):
