@@ -1,14 +1,16 @@
 """Applies each mutation the checker room's tests must kill, one at a time, to a copy of the tree, and runs
 the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py,
-tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py): a mutation
-is killed when some test fails.
+tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py,
+tests/unit/test_rate_growth_joins.py): a mutation is killed when some test fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
 
 The mutations (docs/verifier.md, "The checker room"): the linear program's checker accepting a negative
 multiplier on an inequality; its `constant >= 0` turned into `> 0` (a certificate with no rows passes); the
 rate proof's checker comparing the claimed least inflow with the derived most; the same checker accepting a
-bolt that "keeps up" with an inflow equal to its capacity; through a cycle, the same checker's rounds from below
+bolt that "keeps up" with an inflow equal to its capacity; through a join, the same checker reading the join's
+inflow as the sum of its branches, accepting a tie of its branches or of its queue as its cache's growth, or a
+branch's least rate above the derived one; through a cycle, the same checker's rounds from below
 started at the capacities (a fixpoint merely reproduced), or run to its own limit instead of the stated rounds;
 app/core/emission.py's fine-σ fallback [σ, 2σ]
 narrowed to [σ, σ]; and the flood checker accepting a tie, a ratio above the derived one, evidence about another
@@ -34,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 ROOM, FLOOD, RUN = "tests/unit/test_checker_room.py", "tests/unit/test_flood.py", "tests/unit/test_flood_run.py"
 CYCLES, OTHERS = "tests/unit/test_rate_growth_cycles.py", "tests/unit/test_flood_others.py"
+JOINS = "tests/unit/test_rate_growth_joins.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -73,6 +76,15 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "lambda on: check_flood_certificate(on, flood))", "lambda on: [])", RUN),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
      'if not any(s.bolts[n]["queue"] >= threshold', 'if not any(s.bolts[n]["queue"] > threshold', RUN),
+    ("rate proof through a join: its inflow the sum of its branches", "app/core/tcn/check/rate_growth.py",
+     "low = min(flows.get(key, (Fraction(0), Fraction(0)))[0] for key in joins[name])",
+     "low = sum(flows.get(key, (Fraction(0), Fraction(0)))[0] for key in joins[name])", JOINS),
+    ("rate proof through a join: a tie of its branches accepted as cache growth", "app/core/tcn/check/rate_growth.py",
+     "if not problems and not max(lows) > min(highs):", "if not problems and not max(lows) >= min(highs):", JOINS),
+    ("rate proof through a join: a branch's least rate above the derived accepted", "app/core/tcn/check/rate_growth.py",
+     "if low > derived[0]:", "if False:", JOINS),
+    ("rate proof through a join: a tie of its queue accepted", "app/core/tcn/check/rate_growth.py",
+     "if not (c_high < capacity or c_low > capacity):", "if not (c_high <= capacity or c_low > capacity):", JOINS),
 ]
 
 
