@@ -9,6 +9,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from app.cli import main
 from app.core.results import RateGrowthCertificate
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.rate_growth import check_growth_certificate
@@ -142,3 +145,18 @@ def test_verify_proves_a_cache_growing_too_slowly_for_the_simulation_by_rates() 
     verdict = verify(parse_topology(data), SearchOptions(timeout_s=60)).bolts["J"]
     assert verdict.verdict == "counterexample" and verdict.method == "rate proof" and verdict.certified
     assert verdict.growth_certificate is not None and verdict.growth_certificate.bolts["J"].role == "cache grows"
+
+
+def test_check_says_metrons_join_grows_by_a_certified_rate_proof(capsys: pytest.CaptureFixture[str]) -> None:
+    """`stormbound check` proves the join's cache growth without a search, its certificate in --json, and its note
+    says which proofs have the join rule."""
+    assert main(["check", str(METRON), "--json"]) == 0
+    captured = capsys.readouterr()
+    found = json.loads(captured.out)["grows_by_rates"]
+    assert list(found) == ["enrichmentJoinBolt"] and "enrichmentJoinBolt's cache grows" in found["enrichmentJoinBolt"][
+        "message"]
+    topo = cone(parse_topology(json.loads(METRON.read_text())), "enrichmentJoinBolt")
+    cert = RateGrowthCertificate.model_validate(found["enrichmentJoinBolt"]["growth_certificate"])
+    assert check_growth_certificate(topo, cert) == []
+    assert "the proofs of growth by rates (without a cycle) have its join rule; the flood proofs do not" in " ".join(
+        captured.err.split())

@@ -11,7 +11,11 @@ processes for α(1−τ); the target waits max_idle before each take and process
   the spouts feed) either receives strictly more than its largest capacity (it is saturated: always busy
   with full batches) or strictly less (it keeps up: its queue stays bounded),
 * (with a cycle in the network: the figures are those of finitely many rounds of an iteration from below for
-  the least inflows and from above for the most, each round a valid bound),
+  the least inflows and from above for the most, each round a valid bound; a cone with a cycle and a join is
+  not proven),
+* (a join, docs/model.md section 11: it receives the least of its branches; a target join may grow by its cache,
+  `cache grows`, when one branch delivers at least strictly more than another at most, its queue strictly on one
+  side of its capacity),
 
 the run is eventually periodic with the target's queue growing by a fixed amount per period: a lasso in
 which it grows exists, without writing its positions (there may be 10^4 to 10^5 of them). The figures are
@@ -25,10 +29,12 @@ from fractions import Fraction
 from app.core.rates.flows import RateFigures, keeps_up
 from app.core.results import RateGrowthBranch, RateGrowthCertificate, RateGrowthLine
 from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.rate_growth import check_growth_certificate
+from app.core.tcn.network import build_network
 from app.core.topology import Topology
 from app.core.words import Exactly, Figure, Words
 
-__all__ = ["prove_growth", "growth_message"]
+__all__ = ["growth_message", "joins_growing_by_rates", "prove_growth"]
 
 
 def _text(x: Fraction) -> str:
@@ -193,3 +199,18 @@ def _cache_message(cert: RateGrowthCertificate, saturated: list[str]) -> Words:
         f" and its slowest branch {named(slow)} at most ", most, f", so the parts waiting in its cache for "
         f"{named(slow)} gain {float(least - most):.4g} per second, while its queue keeps up; that run repeats, so a "
         "lasso in which its cache grows exists (growth proven by rates, with a checked certificate; docs/verifier.md)")
+
+
+def joins_growing_by_rates(topo: Topology, statuses: dict[str, str]) -> dict[str, RateGrowthCertificate]:
+    """Without any search (`stormbound check`): every join waiting for every branch whose rate-check status is
+    `grows` (at nominal timing), proven to grow on its cone by the schedule's rates, the certificate accepted by its
+    independent checker: a certified counterexample in place of the nominal figure (docs/verifier.md)."""
+    found: dict[str, RateGrowthCertificate] = {}
+    for join in topo.waiting_joins():
+        if statuses.get(join.name) != "grows":
+            continue
+        cone = build_network(topo, [join.name]).topology
+        cert = prove_growth(cone, join.name)
+        if cert is not None and not check_growth_certificate(cone, cert):
+            found[join.name] = cert
+    return found

@@ -10,7 +10,9 @@ capacity. A certificate is accepted when its content hash is the document's, it 
 network's bolts, every figure it states is one the checker derives or a weaker one (an inflow_low no
 higher, an inflow_high no lower, the capacity itself), and with its figures: the target receives strictly
 more than its capacity, and every other bolt is `saturated` (it receives strictly more than its
-capacity) or `keeps up` (strictly less).
+capacity) or `keeps up` (strictly less). A join (`join_branches`) receives the least of its branches' figures; a
+target join whose cache grows (`cache grows`) states its branches, and some branch's least rate must be strictly
+above another's most (docs/verifier.md, "Growth proven by rates", through a join).
 """
 
 from __future__ import annotations
