@@ -5,27 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from cone_documents import beside_a_loop as _doc
 
 from app.cli import main
 from app.core.rates import rate_check
 from app.core.tcn.cones import on_or_below_cycles
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import parse_topology
-
-
-def _doc(loop: bool) -> dict[str, Any]:
-    """S (1/s) feeds C (α 0.1, σ 0, fails, replay none) and A, which retries half of what it processes (a
-    self-loop) when `loop`."""
-    return {"schema_version": 1, "name": "cones", "spouts": [{"id": "s", "name": "S", "rate": 1, "burst": 1}],
-            "bolts": [{"id": "c", "name": "C", "alpha": 0.1, "sigma": 0, "parallelism": 1, "min_ttf": 5},
-                      {"id": "a", "name": "A", "alpha": 0.3, "sigma": 0.5 if loop else 0, "parallelism": 1}],
-            "subscriptions": [{"source": "s", "target": "c"}, {"source": "s", "target": "a"},
-                              *([{"source": "a", "target": "a"}] if loop else [])],
-            "settings": {"tolerance": 0.1, "max_idle_time": 0, "failures": True, "replay": "none",
-                         "min_reboot_time": 1, "max_reboot_time": 2, "emission": "exact"}}
 
 
 def test_a_cycle_beside_a_failing_bolt_takes_no_bound_away() -> None:
