@@ -111,9 +111,9 @@ class FloodRun(BaseModel):
 class FloodCertificate(BaseModel):
     """`target` is unbounded (docs/boundedness.md, "Unbounded: a backlog that floods"): `source`, one of the
     bolts it receives from, can hold any backlog (`evidence`), and while it drains that backlog at full speed
-    the target receives at least Σ rate × ratio of `terms` tuples per second, strictly more than its smallest
-    capacity `capacity`. `content_hash` is that of the target's cone of influence;
-    `app/core/tcn/check/flood.py` checks it."""
+    the target receives at least Σ rate × ratio of `terms` tuples per second (a join, `join`: the least of its
+    branches' terms, one term per branch), strictly more than its smallest capacity `capacity`. `content_hash` is
+    that of the target's cone of influence; `app/core/tcn/check/flood.py` checks it."""
 
     target: str
     content_hash: str
@@ -121,6 +121,8 @@ class FloodCertificate(BaseModel):
     terms: list[FloodTerm] = Field(default_factory=list)
     capacity: str
     evidence: FloodEvidence
+    join: bool = Field(default=False, description="the target is a join waiting for every branch: it receives the "
+                                                  "least of its branches' terms (docs/model.md section 11)")
     run: FloodRun | None = Field(default=None, description="on request (verify --flood-run N): a finite run in "
                                                            "which the target's queue reaches N")
 
