@@ -1,7 +1,8 @@
 """Applies each mutation the checker room's tests must kill, one at a time, to a copy of the tree, and runs
 the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py,
 tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py,
-tests/unit/test_rate_growth_joins.py): a mutation is killed when some test fails.
+tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py): a mutation is killed when some test
+fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
 
@@ -10,7 +11,8 @@ multiplier on an inequality; its `constant >= 0` turned into `> 0` (a certificat
 rate proof's checker comparing the claimed least inflow with the derived most; the same checker accepting a
 bolt that "keeps up" with an inflow equal to its capacity; through a join, the same checker reading the join's
 inflow as the sum of its branches, accepting a tie of its branches or of its queue as its cache's growth, or a
-branch's least rate above the derived one; through a cycle, the same checker's rounds from below
+branch's least rate above the derived one; the flood checker reading a join's least rate, or a flooded join's
+drain, as the sum of its branches, accepting a join's branch left out or a join as the source; through a cycle, the same checker's rounds from below
 started at the capacities (a fixpoint merely reproduced), or run to its own limit instead of the stated rounds;
 app/core/emission.py's fine-σ fallback [σ, 2σ]
 narrowed to [σ, σ]; and the flood checker accepting a tie, a ratio above the derived one, evidence about another
@@ -36,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 ROOM, FLOOD, RUN = "tests/unit/test_checker_room.py", "tests/unit/test_flood.py", "tests/unit/test_flood_run.py"
 CYCLES, OTHERS = "tests/unit/test_rate_growth_cycles.py", "tests/unit/test_flood_others.py"
-JOINS = "tests/unit/test_rate_growth_joins.py"
+JOINS, FLOOD_JOINS = "tests/unit/test_rate_growth_joins.py", "tests/unit/test_flood_joins.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -85,6 +87,15 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "if low > derived[0]:", "if False:", JOINS),
     ("rate proof through a join: a tie of its queue accepted", "app/core/tcn/check/rate_growth.py",
      "if not (c_high < capacity or c_low > capacity):", "if not (c_high <= capacity or c_low > capacity):", JOINS),
+    ("flood through a join: a join's least rate the sum of its branches", "app/core/tcn/check/flood.py",
+     "inflow = min(parts) if len(parts) == len(received.get(b, [])) else Fraction(0)", "inflow = sum(parts)",
+     FLOOD_JOINS),
+    ("flood through a join: a flooded join's drain the sum of its branches", "app/core/tcn/check/flood.py",
+     "        total = min(values, default=Fraction(0))", "        pass", FLOOD_JOINS),
+    ("flood through a join: a branch left out", "app/core/tcn/check/flood.py", "        if missing:",
+     "        if False:", FLOOD_JOINS),
+    ("flood through a join: a join as the source", "app/core/tcn/check/flood.py",
+     "if join_branches(topo, bolts[cert.source]) is not None:", "if False:", FLOOD_JOINS),
 ]
 
 

@@ -158,5 +158,5 @@ def test_check_says_metrons_join_grows_by_a_certified_rate_proof(capsys: pytest.
     topo = cone(parse_topology(json.loads(METRON.read_text())), "enrichmentJoinBolt")
     cert = RateGrowthCertificate.model_validate(found["enrichmentJoinBolt"]["growth_certificate"])
     assert check_growth_certificate(topo, cert) == []
-    assert "the proofs of growth by rates (without a cycle) have its join rule; the flood proofs do not" in " ".join(
-        captured.err.split())
+    assert "the proofs of growth by rates (without a cycle) and the flood proofs (never from a join) have its join " \
+        "rule" in " ".join(captured.err.split())

@@ -9,8 +9,10 @@ full speed (one full batch per α_U(1−τ)) J receives at least
 
 (λ(X): the least rate X processes while U drains and every bolt but J runs at its fastest, `least_through`)
 
-tuples per second, strictly more than J's smallest capacity C_J/(α_J(1+τ) + max_idle), then for every N a legal
-run takes J's queue past N: J is `unbounded`. The figures and U's evidence are the certificate
+tuples per second (a join J: the least of those terms, one per branch; a join among the other senders: its
+slowest branch's least rate; a join is never U: docs/boundedness.md, "Through a join"), strictly more than J's
+smallest capacity C_J/(α_J(1+τ) + max_idle), then for every N a legal run takes J's queue past N: J is
+`unbounded`. The figures and U's evidence are the certificate
 (`FloodCertificate`); `app/core/tcn/check/flood.py` re-derives them without this module.
 """
 

@@ -11,7 +11,10 @@ capacity C/(α(1+τ) + max_idle). It accepts (docs/boundedness.md, "Unbounded: a
 * the content hash is the document's, the target and the source are two bolts and the target receives from the
   source (a stream with a positive ratio);
 * every stated term is one of those streams, none twice, at least one from the source, each rate and ratio no
-  higher than derived; the capacity is the derived one; Σ rate × ratio is strictly above it;
+  higher than derived; the capacity is the derived one; Σ rate × ratio is strictly above it (a join: `join`
+  says so, every branch has its term and the least rate × ratio is strictly above it; a join among the other
+  senders adds its slowest branch's least rate, `join_branches`; a join is never the source: docs/boundedness.md,
+  "Through a join");
 * the source's evidence holds: its growth certificate is accepted by `rate_growth.py` (or its lasso by the trace
   certifier, `certify.py`, with the source growing in it; or, in a chain, its own flood certificate by this
   checker, recursively, on the source's cone), for the source; and the evidence's document is part of
