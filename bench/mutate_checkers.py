@@ -6,21 +6,21 @@ fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
 
-The mutations (docs/verifier.md, "The checker room"): the linear program's checker accepting a negative
-multiplier on an inequality; its `constant >= 0` turned into `> 0` (a certificate with no rows passes); the
-rate proof's checker comparing the claimed least inflow with the derived most; the same checker accepting a
-bolt that "keeps up" with an inflow equal to its capacity; through a join, the same checker reading the join's
-inflow as the sum of its branches, accepting a tie of its branches or of its queue as its cache's growth, or a
-branch's least rate above the derived one; the flood checker reading a join's least rate, or a flooded join's
-drain, as the sum of its branches, accepting a join's branch left out or a join as the source; through a cycle, the same checker's rounds from below
-started at the capacities (a fixpoint merely reproduced), or run to its own limit instead of the stated rounds;
-app/core/emission.py's fine-σ fallback [σ, 2σ]
-narrowed to [σ, σ]; and the flood checker accepting a tie, a ratio above the derived one, evidence about another
-document or of another bolt, another input counted at its largest capacity instead of its least rate, or a
-bolt on a cycle given a least rate; the threshold run's checker certifying the run for any checked bolt instead of the
-target, skipping the run's document check, or accepting a certificate whose run has no trace; the nested
-certificate of a chain of floods left unchecked; and the certifier's
-"queue reaches N" turned into "passes N". Prints one line per mutation; exits 1 when one survives. Not run by the
+The mutations (docs/verifier.md, "The checker room"): the linear program's checker accepting a negative multiplier on
+an inequality; its `constant >= 0` turned into `> 0` (a certificate with no rows passes); the rate proof's checker
+comparing the claimed least inflow with the derived most; the same checker accepting a bolt that "keeps up" with an
+inflow equal to its capacity; through a join, the same checker reading the join's inflow as the sum of its branches,
+accepting a tie of its branches or of its queue as its cache's growth, or a branch's least rate above the derived one;
+the flood checker reading a join's least rate, or a flooded join's drain, as the sum of its branches, accepting a
+join's branch left out or a join as the source; through a cycle, the same checker's rounds from below started at the
+capacities (a fixpoint merely reproduced), or run to its own limit instead of the stated rounds;
+app/core/emission.py's fine-σ fallback [σ, 2σ] narrowed to [σ, σ]; and the flood checker accepting a tie, a ratio
+above the derived one, evidence about another document or of another bolt, another input counted at its largest
+capacity instead of its least rate, or a bolt on a cycle given a least rate; the threshold run's checker certifying
+the run for any checked bolt instead of the target, skipping the run's document check, or accepting a certificate
+whose run has no trace; the nested certificate of a chain of floods left unchecked; and the certifier's "queue reaches
+N" turned into "passes N".
+Prints one line per mutation; exits 1 when one survives. Not run by the
 tests (it runs a test file once per mutation).
 """
 
@@ -77,7 +77,8 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("flood: a chain's nested certificate not checked", "app/core/tcn/check/flood.py",
      "lambda on: check_flood_certificate(on, flood))", "lambda on: [])", RUN),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
-     'if not any(s.bolts[n]["queue"] >= threshold', 'if not any(s.bolts[n]["queue"] > threshold', RUN),
+     'any(s.bolts[n]["queue"] >= threshold for n in checked)', 'any(s.bolts[n]["queue"] > threshold for n in checked)',
+     RUN),
     ("rate proof through a join: its inflow the sum of its branches", "app/core/tcn/check/rate_growth.py",
      "low = min(flows.get(key, (Fraction(0), Fraction(0)))[0] for key in joins[name])",
      "low = sum(flows.get(key, (Fraction(0), Fraction(0)))[0] for key in joins[name])", JOINS),
