@@ -23,6 +23,7 @@ from typing import Any
 from app.core.numbers import exact
 from app.core.results import LinearCertificate
 from app.core.tcn.check.certify_failures import FailureRules, failure_rules
+from app.core.tcn.check.linear_deaths import DeathRows, death_rows
 from app.core.tcn.check.ratios import ratio_bounds
 from app.core.tcn.check.reading import fraction_of, read_certificate, take_bound
 from app.core.topology import Bolt, Spout, Topology
@@ -61,8 +62,10 @@ def _put(coefficients: dict[str, Fraction], *terms: tuple[str, Fraction | int]) 
         coefficients[var] = coefficients.get(var, Fraction(0)) + Fraction(value)
 
 
-def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction) -> None:
-    """Fresh emissions N within M bursts of at most `burst`, one burst per period 1/rate (± tau)."""
+def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction, restarts: list[str]) -> None:
+    """Fresh emissions N within M bursts of at most `burst`, one burst per period 1/rate (± tau); after a death of
+    a worker that may run it (`restarts`, their X) one burst may come early, and while it is down none need come
+    (docs/model.md 9.4)."""
     s = sp.name
     a = 1 / exact(sp.rate)
     fresh, count = f"N{label(s)}", f"M{label(s)}"
@@ -71,7 +74,9 @@ def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction) -> None:
     c = _row(rows, f"burst{label(s)}", "ge")
     _put(c, (count, sp.burst), (fresh, -1))
     c = _row(rows, f"period-lo{label(s)}", "ge")
-    _put(c, ("T", 1), (fresh, -a), (count, a * tau))
+    _put(c, ("T", 1), (fresh, -a), (count, a * tau), *((x, a * sp.burst) for x in restarts))
+    if restarts:
+        return
     c = _row(rows, f"period-hi{label(s)}", "ge")
     _put(c, (fresh, a), (count, a * tau), ("T", -1))
 
@@ -225,8 +230,31 @@ def _bolt_stream_rows(rows: dict[str, _Row], bo: Bolt, listened: set[tuple[str, 
             _put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
 
 
-def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction) -> None:
-    """The target's queue grows by at least one, its batches are full and it is never idle for long."""
+def _hit_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, hitting: list[str], target: bool) -> None:
+    """A bolt a dying worker may run (`hitting`: those workers' X): it may lose any tuples, a batch per death,
+    its phases still do not overlap; the target may take late while such a worker is down (D ≤ Σ Y)."""
+    j = bo.name
+    takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
+    hits, lost, in_batches = f"F{label(j)}", f"L{label(j)}", f"Lb{label(j)}"
+    shortest = exact(bo.alpha) * (1 - tau)
+    c = _row(rows, f"queue{label(j)}", "eq")
+    _put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1), (in_batches, -1))
+    c = _row(rows, f"batch-lost{label(j)}", "ge")
+    _put(c, (hits, take_bound(bo)), (in_batches, -1))
+    c = _row(rows, f"batch-in-lost{label(j)}", "ge")
+    _put(c, (lost, 1), (in_batches, -1))
+    c = _row(rows, f"busy{label(j)}", "ge")
+    _put(c, ("T", 1), (takes, -shortest), (hits, shortest))
+    c = _row(rows, f"hit{label(j)}", "ge")
+    _put(c, (hits, -1), *((x, 1) for x in hitting))
+    if target:
+        c = _row(rows, f"hit-down{label(j)}", "ge")
+        _put(c, (f"D{label(j)}", -1), *(("Y" + x[1:], 1) for x in hitting))
+
+
+def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction, hit: bool) -> None:
+    """The target's queue grows by at least one, its batches are full and it is never idle for long (but while a
+    worker that may run it is down, D, when `hit`)."""
     j = bo.name
     takes, taken, grew = f"K{label(j)}", f"P{label(j)}", f"d{label(j)}"
     c = _row(rows, f"grows{label(j)}", "ge", -1)
@@ -234,7 +262,7 @@ def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction)
     c = _row(rows, f"full{label(j)}", "eq")
     _put(c, (taken, 1), (takes, -take_bound(bo)))
     c = _row(rows, f"never-idle{label(j)}", "ge")
-    _put(c, (takes, exact(bo.alpha) * (1 + tau) + idle), ("T", -1))
+    _put(c, (takes, exact(bo.alpha) * (1 + tau) + idle), ("T", -1), *([(f"D{label(j)}", 1)] if hit else []))
 
 
 def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
@@ -256,25 +284,32 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
         reach = (rules.impact.get(j, {}) if rules is not None and rules.mode != "none" else {})
         trees[j] = [s for s in spout_names if s in reach]
     replaying = {s for ss in trees.values() for s in ss}
+    deaths: DeathRows | None = death_rows(topo, target, rows, label)
+    if deaths is not None:
+        replaying |= deaths.replaying
+    hitting = {} if deaths is None else deaths.hitting
 
     for sp in topo.spouts:
         fed_back = sorted(j for j, ss in trees.items() if sp.name in ss)
-        _spout_rows(rows, sp, tau)
+        _spout_rows(rows, sp, tau, hitting.get(sp.name, []))
         if fed_back:
             _replay_rows(rows, sp.name, fed_back, rules)
-        emitted = [f"N{label(sp.name)}"] + ([f"R{label(sp.name)}"] if fed_back else [])
-        _spout_stream_rows(rows, sp, emitted, listened, dvert, bool(fed_back))
+        emitted = [f"N{label(sp.name)}"] + ([f"R{label(sp.name)}"] if sp.name in replaying else [])
+        _spout_stream_rows(rows, sp, emitted, listened, dvert, sp.name in replaying)
 
     for bo in topo.bolts:
+        hit = bool(hitting.get(bo.name))
         _bolt_rows(rows, bo, received.get(bo.name, []), spout_names, replaying)
         if bo.name in down_bolts:
             assert rules is not None
             _failing_bolt_rows(rows, bo, tau, rules, trees[bo.name])
+        elif hit:
+            _hit_bolt_rows(rows, bo, tau, hitting[bo.name], bo.name == target)
         else:
             _steady_bolt_rows(rows, bo, tau)
-        _bolt_stream_rows(rows, bo, listened, dvert, bo.name in down_bolts)
+        _bolt_stream_rows(rows, bo, listened, dvert, bo.name in down_bolts or hit)
         if bo.name == target:
-            _growth_rows(rows, bo, tau, idle)
+            _growth_rows(rows, bo, tau, idle, hit)
     return rows
 
 
