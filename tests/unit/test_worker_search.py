@@ -1,0 +1,134 @@
+"""Worker deaths in verify's search (docs/model.md 9.4): the linear program's rows with worker deaths, the checker's
+own copy of them, and what the answers say.
+
+The topology is the rate check's worker example (tests/unit/test_worker_check.py): S (1 tuple/s) feeds A (90 %
+busy) and C; A feeds D. Here no bolt fails alone (section 7), so the linear program plays the workers' deaths. The
+independent simulation is test_worker_check.py's, tree by tree: a worker's death loses its executors' queues and
+work and its ackers' state, the lost trees come back at their timeout and a restarted spout re-emits its pending
+trees."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from app.core.results import LinearCertificate
+from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.linear import check_certificate
+from app.core.tcn.linear import LinearRow, build_rows, farkas, linear_message
+from app.core.tcn.network import build_network
+from app.core.topology import parse_topology
+from tests.unit.test_worker_check import Sim, replays
+
+
+def doc(min_ttf: float | None, workers: int = 2, pending: int | None = 2, a_executors: int = 1,
+        **storm: Any) -> dict[str, Any]:
+    data = replays(workers=workers, pending=pending, a_executors=a_executors)
+    data["bolts"][1].pop("min_ttf")  # C fails only with its worker
+    data["schema_version"] = 4
+    if min_ttf is not None:
+        data["storm"]["worker_min_ttf"] = min_ttf
+    data["storm"].update(storm)
+    return data
+
+
+def rows_of(data: dict[str, Any], target: str = "A") -> tuple[Any, list[LinearRow]]:
+    net = build_network(parse_topology(data), [target])
+    return net, build_rows(net, target)
+
+
+def certificate(net: Any, multipliers: dict[str, Fraction], target: str = "A") -> tuple[dict[str, Any], Any]:
+    cert = LinearCertificate(target=target, content_hash=content_hash(net.topology),
+                             rows={n: str(v) for n, v in multipliers.items()})
+    return net.document(), cert.model_dump(mode="json")
+
+
+def proof(data: dict[str, Any]) -> tuple[Any, dict[str, Fraction] | None]:
+    net, rows = rows_of(data)
+    return net, farkas(rows)
+
+
+def test_rare_deaths_are_proven_free_of_repeating_growth_and_the_checker_agrees() -> None:
+    net, y = proof(doc(200))
+    assert y is not None
+    assert {"worker-ttf[w0]", "death-replays[S]"} <= set(y)  # the deaths' rows carry the proof
+    assert check_certificate(*certificate(net, y)) == []
+    assert "worker deaths and their replays at the timeout included" in linear_message(
+        net, 0, LinearCertificate(target="A", content_hash="", rows={}))
+
+
+def test_frequent_deaths_are_not_proven_but_a_single_bolts_growth_free_loop_is() -> None:
+    # every 101 s either worker may replay 2 pending trees and 6 emitted while it restarts: 16 per 101 s against
+    # A's spare 1/9 tuple/s, less the time A may stand while a worker restarts: no certificate
+    assert proof(doc(100))[1] is None
+    assert proof(doc(5))[1] is None
+    assert proof(doc(None))[1] is not None  # without worker deaths the same loop is proven
+
+
+def test_with_one_worker_a_death_empties_the_target_so_no_growing_loop_holds_one() -> None:
+    net, y = proof(doc(5, workers=1, pending=None))
+    assert y is not None and "worker-whole[w0]" in y
+    assert check_certificate(*certificate(net, y)) == []
+    # the independent simulation: with one worker, every death empties A, whose queue peaks between deaths
+    # (paced replays double S for a while) and does not grow from one peak to the next
+    for seed in range(2):
+        early = Sim(doc(5, workers=1, pending=None), Fraction(5), seed, Fraction(150)).run().queues["A"]
+        late = Sim(doc(5, workers=1, pending=None), Fraction(5), seed, Fraction(450)).run().queues["A"]
+        assert late <= 2 * early + 10, (seed, early, late)
+
+
+def test_an_explicit_assignment_is_read_in_the_cone() -> None:
+    data = doc(200, assignment={"A": [1, 0], "S": [0, 1], "C": [0, 1], "D": [1, 0], "__acker": [1, 1]})
+    net, rows = rows_of(data)
+    assert net.topology.storm.assignment == {"A": [1, 0], "S": [0, 1], "__acker": [1, 1]}  # D and C left the cone
+    names = {r.name for r in rows}
+    assert "worker-whole[w0]" in names and "worker-whole[w1]" not in names  # worker 0 runs all of A
+    spout = next(r for r in rows if r.name == "period-lo[S]")
+    assert set(spout.coefficients) >= {"X[w1]"} and "X[w0]" not in spout.coefficients  # only worker 1 runs S
+    y = farkas(rows)
+    assert y is not None and check_certificate(*certificate(net, y)) == []
+
+
+def forged(data: dict[str, Any], change: Any) -> tuple[dict[str, Any], Any]:
+    """A certificate for rows the checker must not accept: the product's rows with `change` applied."""
+    net, rows = rows_of(data)
+    y = farkas([change(r) for r in rows])
+    assert y is not None, "the forged rows must be infeasible, or the test proves nothing"
+    return certificate(net, y)
+
+
+def _restart_forgotten(r: LinearRow) -> LinearRow:
+    if r.name != "death-replays[S]":
+        return r
+    return LinearRow(r.name, r.kind, {v: (Fraction(2) if v.startswith("X") else c) for v, c in r.coefficients.items()})
+
+
+def _rarer_deaths(r: LinearRow) -> LinearRow:
+    if not r.name.startswith("worker-ttf"):
+        return r
+    return LinearRow(r.name, r.kind, {v: (2 * c if v.startswith("X") else c) for v, c in r.coefficients.items()})
+
+
+@pytest.mark.parametrize("change", [_restart_forgotten, _rarer_deaths], ids=["restart forgotten", "rarer deaths"])
+def test_a_certificate_for_weaker_death_rows_is_rejected(change: Any) -> None:
+    assert proof(doc(100))[1] is None
+    problems = check_certificate(*forged(doc(100), change))
+    assert any("no contradiction" in p for p in problems), problems
+
+
+def test_a_certificate_that_lets_no_worker_die_is_rejected() -> None:
+    net, rows = rows_of(doc(5))
+    none_die = rows + [LinearRow(f"worker-whole[w{x}]", "eq", {f"X[w{x}]": Fraction(1)}) for x in (0, 1)]
+    y = farkas(none_die)
+    assert y is not None
+    problems = check_certificate(*certificate(net, y))
+    assert any("worker-whole[w" in p and "no such row" in p for p in problems), problems
+
+
+def test_a_certificate_of_the_rows_without_deaths_is_rejected() -> None:
+    calm, y = proof(doc(None))
+    assert y is not None
+    net, _ = rows_of(doc(5))
+    assert check_certificate(*certificate(net, y)) != []
