@@ -132,3 +132,15 @@ def test_a_certificate_of_the_rows_without_deaths_is_rejected() -> None:
     assert y is not None
     net, _ = rows_of(doc(5))
     assert check_certificate(*certificate(net, y)) != []
+
+
+def test_verify_notes_which_bolts_the_linear_program_proves_with_worker_deaths() -> None:
+    from app.core.tcn.search import verify
+
+    data = doc(200)
+    data["bolts"][0]["alpha"] = 0.95  # A 95 % busy: the replays of its deaths may exceed its spare
+    result = verify(parse_topology(data))
+    (note,) = [n for n in result.notes if n.startswith("worker deaths in the search")]
+    assert "proves that no repeating run grows C, D" in note and "it proves nothing for A" in note
+    data["bolts"][1]["min_ttf"] = 100  # C also fails alone: the search plays no worker's death
+    assert not [n for n in verify(parse_topology(data)).notes if n.startswith("worker deaths in the search")]

@@ -22,6 +22,7 @@ from app.core.results import Progress, VerifyResult
 from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
+from app.core.tcn.search_deaths import death_proofs
 from app.core.tcn.search_lassos import failure_cycle_phase, simulation_phase
 from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
 from app.core.tcn.search_rates import plan, rate_phase
@@ -39,7 +40,12 @@ class Search(SearchControl):
     def run(self) -> VerifyResult:
         """Decide the property; blocking."""
         try:
-            return self._run()
+            result = self._run()
+            if self.threshold is None and not self.force_search and not self.cancelled:
+                note, _ = death_proofs(self.topo, result.checked, lambda: self.cancelled)
+                if note is not None:  # worker deaths, whatever the other phases said (docs/model.md 9.4)
+                    result.notes.append(note)
+            return result
         finally:
             self.finished()
 

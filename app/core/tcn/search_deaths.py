@@ -1,0 +1,70 @@
+"""Worker deaths in verify's search (docs/model.md 9.4): the linear program over one loop pass with every worker
+dying as often as `storm.worker_min_ttf` allows, for every checked bolt, whatever the other phases said.
+
+The other phases play no worker's death: the rate check's `bounded` is about runs in which no worker dies, and a
+lasso the simulation or the solver finds is such a run (a death is never forced, so it is a run with worker deaths
+allowed too). This phase adds, per checked bolt, the linear program's answer with the deaths in its rows
+(app/core/tcn/linear.py, `_deaths`), each certificate accepted by its independent checker
+(app/core/tcn/check/linear.py) before it is counted, as one note of the result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from fractions import Fraction
+
+from app.core.failures import failure_model
+from app.core.results import LinearCertificate
+from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.linear import check_certificate
+from app.core.tcn.linear import build_rows, farkas
+from app.core.tcn.network import build_network
+from app.core.topology import Topology
+from app.core.words import listed
+from app.core.workers import worker_model
+
+DEATHS_BUDGET_S = 20.0  # all checked bolts together (one program per bolt: 10-100 ms on models/)
+
+
+def death_proofs(topo: Topology, checked: list[str], cancelled: Callable[[], bool],
+                 budget_s: float = DEATHS_BUDGET_S) -> tuple[str | None, dict[str, LinearCertificate]]:
+    """The note on worker deaths in the search, and the certificates by bolt; (None, {}) when no worker may die or
+    some bolt also fails alone (the capacity line then says that the search plays no worker's death)."""
+    if worker_model(topo) is None or failure_model(topo) is not None:
+        return None, {}
+    started = time.monotonic()
+    proven: dict[str, LinearCertificate] = {}
+    unproven: list[str] = []
+    untried: list[str] = []
+    for name in checked:
+        left = budget_s - (time.monotonic() - started)
+        if left <= 0 or cancelled():
+            untried.append(name)
+            continue
+        net = build_network(topo, [name])
+        y = farkas(build_rows(net, name), timeout_ms=max(1, int(left * 1000)), cancelled=cancelled)
+        if y is None:
+            unproven.append(name)
+            continue
+        cert = LinearCertificate(target=name, content_hash=content_hash(net.topology),
+                                 rows={row: str(Fraction(v)) for row, v in y.items()})
+        if check_certificate(net.document(), cert.model_dump(mode="json")):
+            unproven.append(name)  # (the checker has the last word)
+            continue
+        proven[name] = cert
+    return _note(proven, unproven, untried, budget_s), proven
+
+
+def _note(proven: dict[str, LinearCertificate], unproven: list[str], untried: list[str], budget_s: float) -> str:
+    parts = ["worker deaths in the search (docs/model.md 9.4): with every worker dying as often as "
+             "storm.worker_min_ttf allows and the spouts replaying what its deaths break"]
+    if proven:
+        parts.append(f"the linear program proves that no repeating run grows {listed(sorted(proven), 8)} "
+                     "(certificates accepted by the independent checker)")
+    if unproven:
+        parts.append(f"it proves nothing for {listed(unproven, 8)} (not a growth: the rate check's worker-death "
+                     "line says what is known)")
+    if untried:
+        parts.append(f"{listed(untried, 8)} not tried within {budget_s:g} s")
+    return parts[0] + ": " + "; ".join(parts[1:])
