@@ -90,7 +90,8 @@ def search_table(sizes: list[int]) -> None:
     rows = [("StormCrawler archetype, 1 worker", crawler(), 3600),
             ("focused crawler (models/), 2 workers", model("focused-crawler-complete.storm.json", 2), 3600)]
     rows += [(f"chain of {n} bolts, 4 workers", chain(n), 3600) for n in sizes]
-    print(f"\n{'topology':38} {'no deaths (CPU s)':>17} {'proven':>7} {'deaths (CPU s)':>14} {'proven':>7} {'ratio':>6}")
+    head = f"{'no deaths (CPU s)':>17} {'proven':>7} {'deaths (CPU s)':>14} {'proven':>7} {'ratio':>6}"
+    print(f"\n{'topology':38} {head}")
     for name, data, ttf in rows:
         base, base_proven, n = searched(data)
         data["storm"]["worker_min_ttf"] = ttf
