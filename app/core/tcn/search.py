@@ -15,6 +15,7 @@ has found so far, is app/core/tcn/search_run.py.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from app.core.rates import RateAnalysis
@@ -22,7 +23,7 @@ from app.core.results import Progress, VerifyResult
 from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
-from app.core.tcn.search_deaths import death_proofs
+from app.core.tcn.search_deaths import DEATHS_BUDGET_S, death_proofs
 from app.core.tcn.search_lassos import failure_cycle_phase, simulation_phase
 from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
 from app.core.tcn.search_rates import plan, rate_phase
@@ -42,9 +43,13 @@ class Search(SearchControl):
         try:
             result = self._run()
             if self.threshold is None and not self.force_search and not self.cancelled:
-                note, _ = death_proofs(self.topo, result.checked, lambda: self.cancelled)
-                if note is not None:  # worker deaths, whatever the other phases said (docs/model.md 9.4)
+                started = time.monotonic()  # worker deaths, whatever the other phases said (docs/model.md 9.4)
+                budget = DEATHS_BUDGET_S if self.timeout_s is None else min(
+                    DEATHS_BUDGET_S, max(0.5, self.timeout_s - result.elapsed_s))
+                note, _ = death_proofs(self.topo, result.checked, lambda: self.cancelled, budget)
+                if note is not None:
                     result.notes.append(note)
+                    result.elapsed_s += time.monotonic() - started
             return result
         finally:
             self.finished()
