@@ -145,3 +145,32 @@ def test_verify_notes_which_bolts_the_linear_program_proves_with_worker_deaths()
     assert "proves that no repeating run grows C, D" in note and "it proves nothing for A" in note
     data["bolts"][1]["min_ttf"] = 100  # C also fails alone: the search plays no worker's death
     assert death_proofs(parse_topology(data), ["A", "C", "D"], lambda: False) == (None, {})
+
+
+VARIANTS = {
+    "even scheduler, paced": {},
+    "three workers, jitter": {"workers": 3, "settings": {"tolerance": 0.2}},
+    "explicit assignment": {"assignment": {"A": [1, 1], "S": [1, 0], "C": [0, 1], "D": [1, 0], "__acker": [1, 1]},
+                            "a_executors": 2},
+    "at once, max.spout.pending": {"settings": {"replay": "at-once"}},
+    "at once, no max.spout.pending": {"settings": {"replay": "at-once"}, "pending": None},
+    "no acking": {"acker_executors": 0},
+    "dvert emission, declared stream": {"settings": {"emission": "dvert"}, "stream": True},
+}
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_the_checker_states_the_builders_death_rows_again(name: str) -> None:
+    from tests.unit.test_linear import same_rows
+
+    v = dict(VARIANTS[name])
+    settings, stream = v.pop("settings", {}), v.pop("stream", False)
+    storm = {k: v.pop(k) for k in ("assignment", "acker_executors") if k in v}
+    data = doc(30, **v, **storm)
+    data["settings"].update(settings)
+    if stream:
+        data["bolts"][0].update(streams=["audit"], stream_sigma={"audit": 0.5})
+        data["subscriptions"].append({"source": "A", "target": "C", "stream": "audit"})
+    topo = parse_topology(data)
+    for target in ("A", "C", "D"):
+        same_rows(topo, target)
