@@ -46,7 +46,11 @@ class Search(SearchControl):
                 started = time.monotonic()  # worker deaths, whatever the other phases said (docs/model.md 9.4)
                 budget = DEATHS_BUDGET_S if self.timeout_s is None else min(
                     DEATHS_BUDGET_S, max(0.5, self.timeout_s - result.elapsed_s))
-                note, _ = death_proofs(self.topo, result.checked, lambda: self.cancelled, budget)
+                check = self.rates.worker_check() if self.rates is not None else None
+                names = {b.id: b.name for b in self.topo.bolts}
+                bounded = frozenset() if check is None else frozenset(
+                    names[j] for j, v in check.bolts.items() if v.status == "bounded")
+                note, _ = death_proofs(self.topo, result.checked, lambda: self.cancelled, budget, bounded)
                 if note is not None:
                     result.notes.append(note)
                     result.elapsed_s += time.monotonic() - started

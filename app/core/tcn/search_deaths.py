@@ -28,16 +28,18 @@ DEATHS_BUDGET_S = 20.0  # all checked bolts together (one program per bolt: 10-1
 
 
 def death_proofs(topo: Topology, checked: list[str], cancelled: Callable[[], bool],
-                 budget_s: float = DEATHS_BUDGET_S) -> tuple[str | None, dict[str, LinearCertificate]]:
+                 budget_s: float = DEATHS_BUDGET_S, bounded: frozenset[str] = frozenset()
+                 ) -> tuple[str | None, dict[str, LinearCertificate]]:
     """The note on worker deaths in the search, and the certificates by bolt; (None, {}) when no worker may die or
-    some bolt also fails alone (the capacity line then says that the search plays no worker's death)."""
+    some bolt also fails alone (the capacity line then says that the search plays no worker's death). `bounded`:
+    the bolts the rate check bounds in every run with worker deaths (its worker check), which need no program."""
     if worker_model(topo) is None or failure_model(topo) is not None:
         return None, {}
     started = time.monotonic()
     proven: dict[str, LinearCertificate] = {}
     unproven: list[str] = []
     untried: list[str] = []
-    for name in checked:
+    for name in (n for n in checked if n not in bounded):
         left = budget_s - (time.monotonic() - started)
         if left <= 0 or cancelled():
             untried.append(name)
@@ -53,14 +55,18 @@ def death_proofs(topo: Topology, checked: list[str], cancelled: Callable[[], boo
             unproven.append(name)  # (the checker has the last word)
             continue
         proven[name] = cert
-    return _note(proven, unproven, untried, budget_s), proven
+    return _note([n for n in checked if n in bounded], proven, unproven, untried, budget_s), proven
 
 
-def _note(proven: dict[str, LinearCertificate], unproven: list[str], untried: list[str], budget_s: float) -> str:
+def _note(bounded: list[str], proven: dict[str, LinearCertificate], unproven: list[str], untried: list[str],
+          budget_s: float) -> str:
     parts = ["worker deaths in the search (docs/model.md 9.4): with every worker dying as often as "
-             "storm.worker_min_ttf allows and the spouts replaying what its deaths break"]
+             "storm.worker_min_ttf allows and the spouts replaying what its deaths break (and no tree outliving the "
+             "message timeout, which the worker-death line proves or not)"]
+    if bounded:
+        parts.append(f"the rate check bounds {listed(bounded, 8)} in every run (its worker-death line)")
     if proven:
-        parts.append(f"the linear program proves that no repeating run grows {listed(sorted(proven), 8)} "
+        parts.append(f"the linear program proves that no repeating run grows {listed(list(proven), 8)} "
                      "(certificates accepted by the independent checker)")
     if unproven:
         parts.append(f"it proves nothing for {listed(unproven, 8)} (not a growth: the rate check's worker-death "
