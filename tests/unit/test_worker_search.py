@@ -143,6 +143,8 @@ def test_verify_notes_which_bolts_the_linear_program_proves_with_worker_deaths()
     result = verify(parse_topology(data))
     (note,) = [n for n in result.notes if n.startswith("worker deaths in the search")]
     assert "proves that no repeating run grows C, D" in note and "it proves nothing for A" in note
+    (calm,) = [n for n in verify(parse_topology(doc(200))).notes if n.startswith("worker deaths in the search")]
+    assert "the rate check bounds A, C, D in every run" in calm and "linear program" not in calm  # it survives them
     data["bolts"][1]["min_ttf"] = 100  # C also fails alone: the search plays no worker's death
     assert death_proofs(parse_topology(data), ["A", "C", "D"], lambda: False) == (None, {})
 
