@@ -176,3 +176,59 @@ def test_the_checker_states_the_builders_death_rows_again(name: str) -> None:
     topo = parse_topology(data)
     for target in ("A", "C", "D"):
         same_rows(topo, target)
+
+
+class CountingSim(Sim):
+    """test_worker_check.py's simulation, counting what the death rows read: each worker's deaths and down time,
+    each spout's fresh emissions."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.down_since: dict[int, Fraction] = {}
+        self.down = [Fraction(0)] * self.W
+        self.fresh = {s: 0 for s in self.spouts}
+
+    def emit(self, t: Fraction, s: str) -> None:
+        self.fresh[s] += self.alive[self.where[s]]  # one fresh tuple per emission while its worker is up
+        super().emit(t, s)
+
+    def die(self, t: Fraction, x: int) -> None:
+        self.down_since[x] = t
+        super().die(t, x)
+
+    def restart(self, t: Fraction, x: int) -> None:
+        self.down[x] += t - self.down_since.pop(x)
+        super().restart(t, x)
+
+
+def long_restarts() -> dict[str, Any]:
+    """Restarts longer than the timeout: a death's replays are mostly the trees S emits while its worker restarts
+    (a cap of the pending trees alone is exceeded)."""
+    data = doc(20, workers=3, pending=1, message_timeout_secs=5)
+    data["settings"].update(min_reboot_time=10, max_reboot_time=20)
+    return data
+
+
+@pytest.mark.parametrize(("data", "seed"), [(doc(20, workers=3, pending=3), 0), (doc(20, workers=3, pending=3), 1),
+                                            (long_restarts(), 0), (long_restarts(), 1)])
+def test_the_death_rows_hold_on_the_independent_simulation(data: dict[str, Any], seed: int) -> None:
+    """Over a simulated run the counts satisfy the rows that are about deaths (up to the run's two ends): the deaths
+    and down times per worker, the replays the deaths add against Σ cap·X, the spout's fresh tuples against its
+    period with a restart's slack. The caps are the builder's own coefficients."""
+    ttf, horizon = 20, Fraction(900)
+    lo, hi = Fraction(str(data["settings"]["min_reboot_time"])), Fraction(str(data["settings"]["max_reboot_time"]))
+    sim = CountingSim(data, Fraction(ttf), seed, horizon).run()
+    _, rows = rows_of(data)
+    by_name = {r.name: r for r in rows}
+    deaths = [len(lost) for lost in sim.losses]
+    assert sum(deaths) >= 10 and sim.slow_timeouts == 0
+    down = [d + (horizon - sim.down_since[x] if x in sim.down_since else 0) for x, d in enumerate(sim.down)]
+    for x in range(3):
+        assert horizon >= down[x] + ttf * deaths[x] - ttf  # worker-ttf (the last up stretch may be cut short)
+        assert lo * (deaths[x] - 1) <= down[x] <= hi * deaths[x]  # worker-down-lo/hi (the last may be cut)
+    caps = by_name["death-replays[S]"].coefficients
+    added = sum(n for _, n in sim.added["S"])
+    assert added <= sum(caps[f"X[w{x}]"] * deaths[x] for x in range(3)), (added, caps, deaths)
+    period = by_name["period-lo[S]"].coefficients
+    a = 1  # S emits 1 tuple/s, burst 1, tolerance 0
+    assert a * sim.fresh["S"] <= horizon + 1 + sum(period.get(f"X[w{x}]", 0) * deaths[x] for x in range(3))
