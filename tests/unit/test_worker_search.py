@@ -232,3 +232,31 @@ def test_the_death_rows_hold_on_the_independent_simulation(data: dict[str, Any],
     period = by_name["period-lo[S]"].coefficients
     a = 1  # S emits 1 tuple/s, burst 1, tolerance 0
     assert a * sim.fresh["S"] <= horizon + 1 + sum(period.get(f"X[w{x}]", 0) * deaths[x] for x in range(3))
+
+
+def cycle(min_ttf: float) -> dict[str, Any]:
+    """S (1/s) feeds A (capacity 2.5/s), which feeds B, which sends half of what it takes back to A: A takes 2/s."""
+    return {"schema_version": 4, "name": "cycle", "spouts": [{"name": "S", "rate": 1, "burst": 1}],
+            "bolts": [{"name": "A", "alpha": 0.4, "sigma": 1, "parallelism": 1},
+                      {"name": "B", "alpha": 0.2, "sigma": 0.5, "parallelism": 1}],
+            "subscriptions": [{"source": "S", "target": "A"}, {"source": "A", "target": "B"},
+                              {"source": "B", "target": "A"}],
+            "settings": {"tolerance": 0, "max_idle_time": 0, "min_reboot_time": 1, "max_reboot_time": 2,
+                         "replay": "paced"},
+            "storm": {"workers": 2, "message_timeout_secs": 30, "max_spout_pending": 2, "worker_min_ttf": min_ttf}}
+
+
+def test_a_cycle_the_rate_check_cannot_bound_with_deaths_gets_the_programs_proof() -> None:
+    from app.core.rates.report import RateAnalysis
+    from app.core.tcn.search_deaths import death_proofs
+
+    topo = parse_topology(cycle(200))
+    check = RateAnalysis(topo).worker_check()
+    assert check is not None and check.survives is None and "cycle" in check.reason
+    note, proven = death_proofs(topo, ["A", "B"], lambda: False)
+    assert set(proven) == {"A", "B"} and note is not None
+    for name, cert in proven.items():
+        net = build_network(topo, [name])
+        assert check_certificate(net.document(), cert.model_dump(mode="json")) == []
+    # a death every 6 s: each may replay 2 pending trees and 6 emitted while a worker restarts, beyond A's spare
+    assert set(death_proofs(parse_topology(cycle(5)), ["A", "B"], lambda: False)[1]) == set()
