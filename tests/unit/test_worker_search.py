@@ -9,6 +9,7 @@ trees."""
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from typing import Any
 
@@ -135,6 +136,8 @@ def test_a_certificate_of_the_rows_without_deaths_is_rejected() -> None:
 
 
 def test_verify_notes_which_bolts_the_linear_program_proves_with_worker_deaths() -> None:
+    from app.core.tcn.certificates import certificate_file
+    from app.core.tcn.check.files import check_file
     from app.core.tcn.search import verify
     from app.core.tcn.search_deaths import death_proofs
 
@@ -143,6 +146,11 @@ def test_verify_notes_which_bolts_the_linear_program_proves_with_worker_deaths()
     result = verify(parse_topology(data))
     (note,) = [n for n in result.notes if n.startswith("worker deaths in the search")]
     assert "proves that no repeating run grows C, D" in note and "it proves nothing for A" in note
+    assert set(result.worker_death_certificates) == {"C", "D"}
+    written = certificate_file(parse_topology(data), result.bolts, result.traces, result.worker_death_certificates)
+    assert written is not None
+    checked = check_file(json.loads(json.dumps(written)))
+    assert sorted((name, problems) for name, _, problems in checked) == [("C", []), ("D", [])]
     (calm,) = [n for n in verify(parse_topology(doc(200))).notes if n.startswith("worker deaths in the search")]
     assert "the rate check bounds A, C, D in every run" in calm and "linear program" not in calm  # it survives them
     data["bolts"][1]["min_ttf"] = 100  # C also fails alone: the search plays no worker's death

@@ -50,9 +50,10 @@ class Search(SearchControl):
                 names = {b.id: b.name for b in self.topo.bolts}
                 bounded = frozenset() if check is None else frozenset(
                     names[j] for j, v in check.bolts.items() if v.status == "bounded")
-                note, _ = death_proofs(self.topo, result.checked, lambda: self.cancelled, budget, bounded)
+                note, proven = death_proofs(self.topo, result.checked, lambda: self.cancelled, budget, bounded)
                 if note is not None:
                     result.notes.append(note)
+                    result.worker_death_certificates = proven
                     result.elapsed_s += time.monotonic() - started
             return result
         finally:
