@@ -9,7 +9,8 @@ check, the factors, Storm's response and, with the field, `worker_check`) in thi
 
 The second table: StormCrawler's archetype, the D-VerT model of the focused crawler (models/, on 2 workers) and
 chains of n bolts on 4 workers; per row the seconds of one program per checked bolt without the deaths, then with
-them (`search_deaths.death_proofs`, its checker included), and how many bolts each proves.
+them (`search_deaths.death_proofs`, its checker included), and how many bolts each proves. The third: a whole
+`verify` (default options) without and with the field, the chains with a death at most every minute.
 
     .venv/bin/python bench/worker_deaths.py [--sizes 300 1000] [--search-sizes 30 100]
 """
@@ -99,6 +100,34 @@ def search_table(sizes: list[int]) -> None:
         print(f"{name:38} {base:17.3f} {base_proven:>4}/{n:<3}{took:14.3f} {proven:>4}/{n:<3}{took / base:6.2f}")
 
 
+def verified(data: dict[str, Any]) -> tuple[float, str]:
+    """CPU seconds of a whole `verify` (its default options) and its worker-death note's verdicts in short."""
+    from app.core.tcn.search import verify
+
+    topo = parse_topology(data)
+    start = time.process_time()
+    result = verify(topo)
+    took = time.process_time() - start
+    note = next((n for n in result.notes if n.startswith("worker deaths in the search")), None)
+    return took, "-" if note is None else note.split("proves or not): ", 1)[-1][:90]
+
+
+def verify_table(sizes: list[int]) -> None:
+    rows = [("StormCrawler archetype, 1 worker", crawler(), 3600),
+            ("focused crawler (models/), 2 workers", model("focused-crawler-complete.storm.json", 2), 3600)]
+    rows += [(f"chain of {n} bolts, 4 workers", chain(n), 60) for n in sizes]
+    from test_worker_search import cycle
+
+    rows.append(("σ-½ cycle (test_worker_search), 2 workers", cycle(200), 200))
+    print(f"\n{'verify':38} {'no deaths (CPU s)':>17} {'deaths (CPU s)':>14} {'ratio':>6}  worker-death phase")
+    for name, data, ttf in rows:
+        data["storm"].pop("worker_min_ttf", None)
+        base, _ = verified(data)
+        data["storm"]["worker_min_ttf"] = ttf
+        took, said = verified(data)
+        print(f"{name:38} {base:17.3f} {took:14.3f} {took / base:6.2f}  {said}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="*", default=[300, 1000])
@@ -113,6 +142,7 @@ def main() -> None:
         with_deaths, verdict = timed(data)
         print(f"{name:36} {base:11.3f} {with_deaths:9.3f} {with_deaths / base:6.2f}  {verdict}")
     search_table(args.search_sizes)
+    verify_table(args.search_sizes)
 
 
 if __name__ == "__main__":
