@@ -88,10 +88,9 @@ class Headroom:
             out["ignores_failures"] = True
         if self.worker_check is not None:  # docs/model.md section 9
             out["worker_deaths_modelled"] = True
-            alone = self.bolt_failures_survived is not None  # some bolt also fails alone (section 7)
             out["worker_deaths"] = {**self.worker_check.to_json(),
                                     "single_bolt_failures_survived": self.bolt_failures_survived,
-                                    "search_plays_worker_deaths": {"linear_program": not alone, "simulation": False,
+                                    "search_plays_worker_deaths": {"linear_program": True, "simulation": False,
                                                                    "solver": False}}
         elif self.workers is not None:  # no time between deaths: a worker's death is not decided
             out["worker_deaths_modelled"] = False

@@ -153,8 +153,9 @@ def test_verify_notes_which_bolts_the_linear_program_proves_with_worker_deaths()
     assert sorted((name, problems) for name, _, problems in checked) == [("C", []), ("D", [])]
     (calm,) = [n for n in verify(parse_topology(doc(200))).notes if n.startswith("worker deaths in the search")]
     assert "the rate check bounds A, C, D in every run" in calm and "linear program" not in calm  # it survives them
-    data["bolts"][1]["min_ttf"] = 100  # C also fails alone: the search plays no worker's death
-    assert death_proofs(parse_topology(data), ["A", "C", "D"], lambda: False) == (None, {})
+    data["bolts"][1]["min_ttf"] = 100  # C also fails alone: its failures and its worker's deaths in the same rows
+    note, proven = death_proofs(parse_topology(data), ["A", "C", "D"], lambda: False)
+    assert set(proven) == {"C", "D"} and note is not None and "it proves nothing for A" in note
 
 
 VARIANTS = {
@@ -166,6 +167,8 @@ VARIANTS = {
     "at once, no max.spout.pending": {"settings": {"replay": "at-once"}, "pending": None},
     "no acking": {"acker_executors": 0},
     "dvert emission, declared stream": {"settings": {"emission": "dvert"}, "stream": True},
+    "a bolt also fails alone": {"alone": True},
+    "a bolt also fails alone, at once": {"alone": True, "settings": {"replay": "at-once"}},
 }
 
 
@@ -174,10 +177,14 @@ def test_the_checker_states_the_builders_death_rows_again(name: str) -> None:
     from tests.unit.test_linear import same_rows
 
     v = dict(VARIANTS[name])
-    settings, stream = v.pop("settings", {}), v.pop("stream", False)
+    settings, stream, alone = v.pop("settings", {}), v.pop("stream", False), v.pop("alone", False)
     storm = {k: v.pop(k) for k in ("assignment", "acker_executors") if k in v}
     data = doc(30, **v, **storm)
     data["settings"].update(settings)
+    if alone:
+        data["bolts"][1]["min_ttf"] = 100
+        data["subscriptions"].append({"source": "C", "target": "D"})  # C's failures replayed, on D's way
+        data["bolts"][1]["sigma"] = 1
     if stream:
         data["bolts"][0].update(streams=["audit"], stream_sigma={"audit": 0.5})
         data["subscriptions"].append({"source": "A", "target": "C", "stream": "audit"})

@@ -121,14 +121,15 @@ def _spout_rows(out: _Rows, s: SpoutParams, tau: Fraction, restarts: list[str]) 
         out.add(f"period-hi{_label(s.name)}", "ge", {n: a, m: tau * a, "T": -1})
 
 
-def _replay_rows(out: _Rows, s: SpoutParams, replayed_by: list[str], replay: str) -> None:
-    """A replaying spout's backlog: the replays it receives from the failing bolts `replayed_by`, sent
-    paced (at most one per fresh emission) or at once."""
+def _replay_rows(out: _Rows, s: SpoutParams, replayed_by: list[str], replay: str, deaths: bool = False) -> None:
+    """A replaying spout's backlog: the replays it receives from the failing bolts `replayed_by` (and from the
+    workers' deaths, Gw, when `deaths`), sent paced (at most one per fresh emission) or at once."""
     n = f"N{_label(s.name)}"
     r, g, grown = f"R{_label(s.name)}", f"G{_label(s.name)}", f"dR{_label(s.name)}"
     out.add(f"backlog{_label(s.name)}", "eq", {grown: 1, g: -1, r: 1})
     out.add(f"replays-in{_label(s.name)}", "eq",
-            _sum({g: 1}, {f"r{_label(j, s.name)}": -1 for j in replayed_by}))
+            _sum({g: 1}, {f"r{_label(j, s.name)}": -1 for j in replayed_by},
+                 {f"Gw{_label(s.name)}": -1} if deaths else {}))
     if replay == "paced":
         out.add(f"paced{_label(s.name)}", "ge", {n: 1, r: -1})
     else:
@@ -176,12 +177,15 @@ def _steady_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction) -> None:
     out.add(f"busy{_label(j)}", "ge", {"T": 1, k: -fast})
 
 
-def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureModel, sources: list[str]) -> None:
+def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureModel, sources: list[str],
+                       hitting: list[str] | None = None) -> None:
     """The queue, busy time, failures, downtime and losses of a bolt that may fail; its losses replayed
-    by the spouts `sources`."""
+    by the spouts `sources`. `hitting`: the deaths (X) of the workers that may run it (docs/model.md 9.4): F then
+    counts its own failures Fo and those hits, and what it loses is no longer bounded by its replays."""
     j = b.name
     k, p, arrived, grown = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}", f"d{_label(j)}"
     f_, d_, lost = f"F{_label(j)}", f"D{_label(j)}", f"L{_label(j)}"
+    own = f"Fo{_label(j)}" if hitting else f_
     c = b.take_max
     fast = b.alpha * (1 - tau)
     batches = f"Lb{_label(j)}"  # tuples of the batches in progress lost at its failures (counted in P too)
@@ -189,14 +193,16 @@ def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureM
     out.add(f"batch-lost{_label(j)}", "ge", {f_: c, batches: -1})
     out.add(f"batch-in-lost{_label(j)}", "ge", {lost: 1, batches: -1})
     out.add(f"busy{_label(j)}", "ge", {"T": 1, d_: -1, k: -fast, f_: fast})
-    out.add(f"ttf{_label(j)}", "ge", {"T": 1, d_: -1, f_: -fails.min_ttf[j]})
-    out.add(f"down-lo{_label(j)}", "ge", {d_: 1, f_: -fails.min_reboot})
-    out.add(f"down-hi{_label(j)}", "ge", {f_: fails.max_reboot, d_: -1})
+    out.add(f"ttf{_label(j)}", "ge", {"T": 1, d_: -1, own: -fails.min_ttf[j]})
+    out.add(f"down-lo{_label(j)}", "ge", {d_: 1, own: -fails.min_reboot})
+    out.add(f"down-hi{_label(j)}", "ge", {own: fails.max_reboot, d_: -1})
+    if hitting:
+        out.add(f"hit{_label(j)}", "ge", _sum({f_: -1, own: 1}, {x: 1 for x in hitting}))
     if sources:
         rs = {f"r{_label(j, s)}": 1 for s in sources}
         out.add(f"lost-lo{_label(j)}", "ge", _sum({lost: 1}, {v: -1 for v in rs}))
         impact = fails.impact[j]
-        if all(impact[s] != UNBOUNDED for s in sources):
+        if not hitting and all(impact[s] != UNBOUNDED for s in sources):
             out.add(f"lost-hi{_label(j)}", "ge",
                     _sum({f"r{_label(j, s)}": Fraction(impact[s]) for s in sources}, {lost: -1}))
 
@@ -247,7 +253,6 @@ class _Deaths:
     one death makes it replay (None: no bound)."""
 
     model: WorkerModel
-    paced: bool
     runs: list[set[str]]
     whole: list[int]
     replays: dict[str, list[Fraction | None]]
@@ -259,10 +264,9 @@ def _fresh(s: SpoutParams, window: Fraction, tau: Fraction) -> Fraction:
 
 
 def _deaths(net: Network, target: str) -> _Deaths | None:
-    """The worker deaths of the cone's document, or None when the rows leave them out: no worker may die, or some
-    bolt also fails alone (section 7's rows, not combined with a worker's)."""
+    """The worker deaths of the cone's document, or None when no worker may die."""
     wm = worker_model(net.topology)
-    if wm is None or net.failures is not None:
+    if wm is None:
         return None
     topo, tau = net.topology, net.tolerance
     ids = {c.name: c.id for c in topo.components}
@@ -284,12 +288,12 @@ def _deaths(net: Network, target: str) -> _Deaths | None:
                       else 2 * _fresh(s, wm.max_restart, tau) if mode == "paced" else None)
             row.append(None if pending is None or during is None else pending + during)
         replays[s.name] = row
-    return _Deaths(wm, mode == "paced", runs, whole, replays)
+    return _Deaths(wm, runs, whole, replays)
 
 
 def _death_rows(out: _Rows, deaths: _Deaths) -> None:
     """Per worker x: X deaths in the pass, Y down time, each death min_ttf after the last restart, each restart
-    between the bounds; per spout s: the replays G its deaths add, at most Σ_x cap(s, x)·X_x."""
+    between the bounds; per spout s: the replays Gw its deaths add, at most Σ_x cap(s, x)·X_x."""
     wm = deaths.model
     for x in range(wm.workers):
         w, y = f"X{_label(f'w{x}')}", f"Y{_label(f'w{x}')}"
@@ -301,13 +305,7 @@ def _death_rows(out: _Rows, deaths: _Deaths) -> None:
     for s, caps in deaths.replays.items():
         if all(c is not None for c in caps):
             out.add(f"death-replays{_label(s)}", "ge",
-                    {f"G{_label(s)}": -1, **{f"X{_label(f'w{x}')}": c for x, c in enumerate(caps) if c}})
-        out.add(f"backlog{_label(s)}", "eq", {f"dR{_label(s)}": 1, f"G{_label(s)}": -1, f"R{_label(s)}": 1})
-        n, r = f"N{_label(s)}", f"R{_label(s)}"
-        if deaths.paced:
-            out.add(f"paced{_label(s)}", "ge", {n: 1, r: -1})
-        else:
-            out.add(f"at-once{_label(s)}", "eq", {f"dR{_label(s)}": 1})
+                    {f"Gw{_label(s)}": -1, **{f"X{_label(f'w{x}')}": c for x, c in enumerate(caps) if c}})
 
 
 def _hit_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, deaths: _Deaths, target: bool) -> None:
@@ -351,9 +349,9 @@ def build_rows(net: Network, target: str) -> list[LinearRow]:
 
     for s in net.spouts:
         _spout_rows(out, s, tau, hitting(s.name))
-        if replayed_by[s.name]:
-            assert fails is not None
-            _replay_rows(out, s, replayed_by[s.name], fails.replay)
+        if s.name in replaying:
+            died = deaths is not None and s.name in deaths.replays
+            _replay_rows(out, s, replayed_by[s.name], net.topology.settings.replay, died)
         _spout_stream_rows(out, s, carried[(s.name, "default")], subscribed, rule, s.name in replaying)
     for b in net.bolts:
         hit = deaths is not None and bool(hitting(b.name))
@@ -361,7 +359,7 @@ def build_rows(net: Network, target: str) -> list[LinearRow]:
         _bolt_rows(out, b, carried)
         if may_fail:
             assert fails is not None
-            _failing_bolt_rows(out, b, tau, fails, sources[b.name])
+            _failing_bolt_rows(out, b, tau, fails, sources[b.name], hitting(b.name))
         elif hit:
             assert deaths is not None
             _hit_bolt_rows(out, b, tau, deaths, b.name == target)

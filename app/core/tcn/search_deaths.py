@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from fractions import Fraction
 
-from app.core.failures import failure_model
 from app.core.results import LinearCertificate
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.linear import check_certificate
@@ -30,10 +29,10 @@ DEATHS_BUDGET_S = 20.0  # all checked bolts together (one program per bolt: 10-1
 def death_proofs(topo: Topology, checked: list[str], cancelled: Callable[[], bool],
                  budget_s: float = DEATHS_BUDGET_S, bounded: frozenset[str] = frozenset()
                  ) -> tuple[str | None, dict[str, LinearCertificate]]:
-    """The note on worker deaths in the search, and the certificates by bolt; (None, {}) when no worker may die or
-    some bolt also fails alone (the capacity line then says that the search plays no worker's death). `bounded`:
-    the bolts the rate check bounds in every run with worker deaths (its worker check), which need no program."""
-    if worker_model(topo) is None or failure_model(topo) is not None:
+    """The note on worker deaths in the search, and the certificates by bolt; (None, {}) when no worker may die.
+    `bounded`: the bolts the rate check bounds in every run with worker deaths (its worker check), which need no
+    program. Bolts that also fail alone (section 7) do so in the same rows."""
+    if worker_model(topo) is None:
         return None, {}
     started = time.monotonic()
     proven: dict[str, LinearCertificate] = {}

@@ -81,15 +81,18 @@ def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction, restarts: list[
     _put(c, (fresh, a), (count, a * tau), ("T", -1))
 
 
-def _replay_rows(rows: dict[str, _Row], s: str, fed_back: list[str], rules: FailureRules | None) -> None:
-    """Spout `s`'s replay backlog, fed by the losses of the bolts `fed_back`, sent paced or at once."""
+def _replay_rows(rows: dict[str, _Row], s: str, fed_back: list[str], paced: bool, died: bool) -> None:
+    """Spout `s`'s replay backlog, fed by the losses of the bolts `fed_back` (and by the workers' deaths, Gw, when
+    `died`), sent paced or at once."""
     c = _row(rows, f"backlog{label(s)}", "eq")
     _put(c, (f"dR{label(s)}", 1), (f"G{label(s)}", -1), (f"R{label(s)}", 1))
     c = _row(rows, f"replays-in{label(s)}", "eq")
     _put(c, (f"G{label(s)}", 1))
     for j in fed_back:
         _put(c, (f"r{label(j, s)}", -1))
-    if rules is not None and rules.mode == "paced":
+    if died:
+        _put(c, (f"Gw{label(s)}", -1))
+    if paced:
         c = _row(rows, f"paced{label(s)}", "ge")
         _put(c, (f"N{label(s)}", 1), (f"R{label(s)}", -1))
     else:
@@ -159,12 +162,16 @@ def _steady_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction) -> None:
     _put(c, ("T", 1), (takes, -exact(bo.alpha) * (1 - tau)))
 
 
-def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: FailureRules, tree: list[str]) -> None:
-    """A bolt that may fail F times, down D in all: its queue loses L tuples, replayed by the spouts of `tree`."""
+def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: FailureRules, tree: list[str],
+                       hitting: list[str]) -> None:
+    """A bolt that may fail F times, down D in all: its queue loses L tuples, replayed by the spouts of `tree`.
+    When dying workers may run it (`hitting`, their X), F is its own failures Fo and their deaths' hits, and its
+    losses are no longer bounded by its replays (docs/model.md 9.4)."""
     j = bo.name
     size = take_bound(bo)
     takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
     fails, down, lost = f"F{label(j)}", f"D{label(j)}", f"L{label(j)}"
+    own = f"Fo{label(j)}" if hitting else fails
     shortest = exact(bo.alpha) * (1 - tau)
     in_batches = f"Lb{label(j)}"  # lost with the batch in progress at a failure: taken (in P) and lost (in L)
     c = _row(rows, f"queue{label(j)}", "eq")
@@ -176,18 +183,21 @@ def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: Fa
     c = _row(rows, f"busy{label(j)}", "ge")
     _put(c, ("T", 1), (down, -1), (takes, -shortest), (fails, shortest))
     c = _row(rows, f"ttf{label(j)}", "ge")
-    _put(c, ("T", 1), (down, -1), (fails, -rules.min_ttf[j]))
+    _put(c, ("T", 1), (down, -1), (own, -rules.min_ttf[j]))
     c = _row(rows, f"down-lo{label(j)}", "ge")
-    _put(c, (down, 1), (fails, -rules.min_reboot))
+    _put(c, (down, 1), (own, -rules.min_reboot))
     c = _row(rows, f"down-hi{label(j)}", "ge")
-    _put(c, (fails, rules.max_reboot), (down, -1))
+    _put(c, (own, rules.max_reboot), (down, -1))
+    if hitting:
+        c = _row(rows, f"hit{label(j)}", "ge")
+        _put(c, (fails, -1), (own, 1), *((x, 1) for x in hitting))
     if tree:
         c = _row(rows, f"lost-lo{label(j)}", "ge")
         _put(c, (lost, 1))
         for s in tree:
             _put(c, (f"r{label(j, s)}", -1))
         imps = [rules.impact[j][s] for s in tree]
-        if all(imp is not None for imp in imps):
+        if not hitting and all(imp is not None for imp in imps):
             c = _row(rows, f"lost-hi{label(j)}", "ge")
             _put(c, (lost, -1))
             for s in tree:
@@ -292,8 +302,9 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
     for sp in topo.spouts:
         fed_back = sorted(j for j, ss in trees.items() if sp.name in ss)
         _spout_rows(rows, sp, tau, hitting.get(sp.name, []))
-        if fed_back:
-            _replay_rows(rows, sp.name, fed_back, rules)
+        if sp.name in replaying:
+            died = deaths is not None and sp.name in deaths.replaying
+            _replay_rows(rows, sp.name, fed_back, topo.settings.replay == "paced", died)
         emitted = [f"N{label(sp.name)}"] + ([f"R{label(sp.name)}"] if sp.name in replaying else [])
         _spout_stream_rows(rows, sp, emitted, listened, dvert, sp.name in replaying)
 
@@ -302,7 +313,7 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
         _bolt_rows(rows, bo, received.get(bo.name, []), spout_names, replaying)
         if bo.name in down_bolts:
             assert rules is not None
-            _failing_bolt_rows(rows, bo, tau, rules, trees[bo.name])
+            _failing_bolt_rows(rows, bo, tau, rules, trees[bo.name], hitting.get(bo.name, []))
         elif hit:
             _hit_bolt_rows(rows, bo, tau, hitting[bo.name], bo.name == target)
         else:

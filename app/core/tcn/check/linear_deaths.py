@@ -24,11 +24,10 @@ Row = tuple[str, dict[str, Fraction], Fraction]  # as linear.py's rows: kind, co
 @dataclass(frozen=True)
 class DeathRows:
     """What the rest of the pass's rows read of the deaths: per component name the X variables of the workers
-    that may run it, the spouts whose replays the deaths feed, and whether replays are paced."""
+    that may run it, and the spouts whose backlogs the deaths feed (Gw, in `replays-in`)."""
 
     hitting: dict[str, list[str]]
     replaying: set[str]
-    paced: bool
 
 
 def _w(x: int) -> str:
@@ -42,13 +41,11 @@ def _fresh(sp: Spout, window: Fraction, tau: Fraction) -> Fraction:
 
 
 def death_rows(topo: Topology, target: str, rows: dict[str, Row], label: Callable[..., str]) -> DeathRows | None:
-    """Add the rows of the workers' deaths to `rows` (`label` is linear.py's bracket), or None when the pass
-    has none: no worker may die, or some bolt also fails alone under section 7 (then the builder leaves worker
-    deaths out too, and the verdict says so)."""
+    """Add the rows of the workers' deaths to `rows` (`label` is linear.py's bracket): per worker its deaths and
+    down time, a death of a worker running all of the target ruled out, per spout the replays Gw the deaths add;
+    None when no worker may die."""
     st, s = topo.storm, topo.settings
-    own_failures = s.failures and any(b.min_ttf is not None for b in topo.bolts)
-    if (st.workers is None or st.worker_min_ttf is None or s.min_reboot_time is None or s.max_reboot_time is None
-            or own_failures):
+    if st.workers is None or st.worker_min_ttf is None or s.min_reboot_time is None or s.max_reboot_time is None:
         return None
     workers, tau = st.workers, exact(s.tolerance)
     ttf, lo, hi = exact(st.worker_min_ttf), exact(s.min_reboot_time), exact(s.max_reboot_time)
@@ -84,14 +81,7 @@ def death_rows(topo: Topology, target: str, rows: dict[str, Row], label: Callabl
             during = Fraction(0) if runs_all(x, n) else 2 * _fresh(sp, hi, tau) if paced else None
             caps.append(None if pending is None or during is None else pending + during)
         if all(c is not None for c in caps):
-            coefficients = {f"G{label(n)}": Fraction(-1)}
+            coefficients = {f"Gw{label(n)}": Fraction(-1)}
             coefficients |= {f"X{_w(x)}": c for x, c in enumerate(caps) if c}
             rows[f"death-replays{label(n)}"] = ("ge", coefficients, Fraction(0))
-        rows[f"backlog{label(n)}"] = ("eq", {f"dR{label(n)}": Fraction(1), f"G{label(n)}": Fraction(-1),
-                                             f"R{label(n)}": Fraction(1)}, Fraction(0))
-        if paced:
-            rows[f"paced{label(n)}"] = ("ge", {f"N{label(n)}": Fraction(1), f"R{label(n)}": Fraction(-1)},
-                                        Fraction(0))
-        else:
-            rows[f"at-once{label(n)}"] = ("eq", {f"dR{label(n)}": Fraction(1)}, Fraction(0))
-    return DeathRows(hitting, replaying, paced)
+    return DeathRows(hitting, replaying)
