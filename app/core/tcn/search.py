@@ -9,13 +9,13 @@ build (app/core/tcn/options.py, free of z3 so that the GUI builds it without loa
 A verification runs in phases, each in its own module: the rate check and the plan
 (app/core/tcn/search_rates.py), lassos by simulation (app/core/tcn/search_lassos.py), proofs by rates
 and by the linear program (app/core/tcn/search_proofs.py), the solver's deepening search
-(app/core/tcn/search_solver.py); what they share, the search's settings and stop signals and what it
+(app/core/tcn/search_solver.py), and last the linear program with worker deaths
+(app/core/tcn/search_deaths.py); what they share, the search's settings and stop signals and what it
 has found so far, is app/core/tcn/search_run.py.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from app.core.rates import RateAnalysis
@@ -23,7 +23,7 @@ from app.core.results import Progress, VerifyResult
 from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
-from app.core.tcn.search_deaths import DEATHS_BUDGET_S, death_proofs
+from app.core.tcn.search_deaths import worker_death_phase
 from app.core.tcn.search_lassos import failure_cycle_phase, simulation_phase
 from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
 from app.core.tcn.search_rates import plan, rate_phase
@@ -43,18 +43,7 @@ class Search(SearchControl):
         try:
             result = self._run()
             if self.threshold is None and not self.force_search and not self.cancelled:
-                started = time.monotonic()  # worker deaths, whatever the other phases said (docs/model.md 9.4)
-                budget = DEATHS_BUDGET_S if self.timeout_s is None else min(
-                    DEATHS_BUDGET_S, max(0.5, self.timeout_s - result.elapsed_s))
-                check = self.rates.worker_check() if self.rates is not None else None
-                names = {b.id: b.name for b in self.topo.bolts}
-                bounded = frozenset() if check is None else frozenset(
-                    names[j] for j, v in check.bolts.items() if v.status == "bounded")
-                note, proven = death_proofs(self.topo, result.checked, lambda: self.cancelled, budget, bounded)
-                if note is not None:
-                    result.notes.append(note)
-                    result.worker_death_certificates = proven
-                    result.elapsed_s += time.monotonic() - started
+                worker_death_phase(self, result)  # whatever the other phases said (docs/model.md 9.4)
             return result
         finally:
             self.finished()

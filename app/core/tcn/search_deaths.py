@@ -14,16 +14,39 @@ import time
 from collections.abc import Callable
 from fractions import Fraction
 
-from app.core.results import LinearCertificate
+from app.core.results import LinearCertificate, Progress, VerifyResult
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.linear import check_certificate
 from app.core.tcn.linear import build_rows, farkas
 from app.core.tcn.network import build_network
+from app.core.tcn.search_run import SearchControl
 from app.core.topology import Topology
 from app.core.words import listed
 from app.core.workers import worker_model
 
 DEATHS_BUDGET_S = 20.0  # all checked bolts together (one program per bolt: 10-100 ms on models/)
+
+
+def worker_death_phase(search: SearchControl, result: VerifyResult) -> None:
+    """After the other phases: the note on worker deaths and its certificates in `result`, within what is left of
+    the search's time (DEATHS_BUDGET_S at most); the bolts the rate check's worker check bounds are named as such."""
+    if worker_model(search.topo) is None:
+        return
+    started = time.monotonic()
+    budget = DEATHS_BUDGET_S if search.timeout_s is None else min(
+        DEATHS_BUDGET_S, max(0.5, search.timeout_s - result.elapsed_s))
+    if search.progress is not None:
+        search.progress(Progress(k=0, elapsed_s=result.elapsed_s, message="worker deaths: the linear program, "
+                                                                           "bolt by bolt"))
+    check = search.rates.worker_check() if search.rates is not None else None
+    names = {b.id: b.name for b in search.topo.bolts}
+    bounded = frozenset() if check is None else frozenset(
+        names[j] for j, v in check.bolts.items() if v.status == "bounded")
+    note, proven = death_proofs(search.topo, result.checked, lambda: search.cancelled, budget, bounded)
+    if note is not None:
+        result.notes.append(note)
+        result.worker_death_certificates = proven
+        result.elapsed_s += time.monotonic() - started
 
 
 def death_proofs(topo: Topology, checked: list[str], cancelled: Callable[[], bool],
