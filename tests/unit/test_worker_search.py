@@ -275,3 +275,15 @@ def test_a_cycle_the_rate_check_cannot_bound_with_deaths_gets_the_programs_proof
         assert check_certificate(net.document(), cert.model_dump(mode="json")) == []
     # a death every 6 s: each may replay 2 pending trees and 6 emitted while a worker restarts, beyond A's spare
     assert set(death_proofs(parse_topology(cycle(5)), ["A", "B"], lambda: False)[1]) == set()
+
+
+def test_a_join_is_named_not_proven_by_the_worker_death_phase() -> None:
+    from app.core.tcn.search_deaths import death_proofs
+    from tests.unit.test_joins import enrichment
+
+    data = enrichment()
+    data["storm"] = {**data.get("storm", {}), "workers": 2, "worker_min_ttf": 600, "max_spout_pending": 10}
+    data["settings"] = {**data.get("settings", {}), "min_reboot_time": 1, "max_reboot_time": 2}
+    topo = parse_topology(data)
+    note, proven = death_proofs(topo, [b.name for b in topo.bolts], lambda: False)
+    assert note is not None and "join: a join, whose cache no row bounds" in note and "join" not in proven
