@@ -123,6 +123,12 @@ def result_schema() -> dict[str, Any]:
         "additionalProperties": {"type": "object", "required": ["source", "message", "flood_certificate"],
                                  "properties": {"source": {"type": "string"}, "message": {"type": "string"},
                                                 "flood_certificate": {"$ref": "#/$defs/FloodCertificate"}}}}
+    check["properties"]["grows_by_rates"] = {
+        "type": "object", "description": "joins whose growth the rates prove without a search, certified "
+                                         "(docs/verifier.md, 'Growth proven by rates', through a join)",
+        "additionalProperties": {"type": "object", "required": ["message", "growth_certificate"],
+                                 "properties": {"message": {"type": "string"},
+                                                "growth_certificate": {"$ref": "#/$defs/RateGrowthCertificate"}}}}
     verify["properties"]["headroom"] = {"$ref": "#/$defs/Headroom",
                                         "description": "capacity in Storm's terms (left out with --threshold)"}
     text_or_null = {"anyOf": [{"type": "string"}, {"type": "null"}]}

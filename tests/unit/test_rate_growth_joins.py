@@ -20,6 +20,7 @@ from app.core.tcn.options import SearchOptions
 from app.core.tcn.rate_growth import growth_message, prove_growth
 from app.core.tcn.search import verify
 from app.core.topology import Topology, parse_topology
+from tests.unit.test_cli_schema import errors, schema
 from tests.unit.test_joins import enrichment, metron_by_message
 
 METRON = Path(__file__).resolve().parents[1] / "data" / "joins" / "metron-enrichment-geo-20ms.storm.json"
@@ -152,11 +153,14 @@ def test_check_says_metrons_join_grows_by_a_certified_rate_proof(capsys: pytest.
     says which proofs have the join rule."""
     assert main(["check", str(METRON), "--json"]) == 0
     captured = capsys.readouterr()
-    found = json.loads(captured.out)["grows_by_rates"]
+    data = json.loads(captured.out)
+    found = data["grows_by_rates"]
     assert list(found) == ["enrichmentJoinBolt"] and "enrichmentJoinBolt's cache grows" in found["enrichmentJoinBolt"][
         "message"]
     topo = cone(parse_topology(json.loads(METRON.read_text())), "enrichmentJoinBolt")
     cert = RateGrowthCertificate.model_validate(found["enrichmentJoinBolt"]["growth_certificate"])
     assert check_growth_certificate(topo, cert) == []
+    result_schema = schema(capsys, "result")
+    assert errors(data, result_schema, result_schema) == []
     assert "the proofs of growth by rates (without a cycle) and the flood proofs (never from a join) have its join " \
         "rule" in " ".join(captured.err.split())
