@@ -10,6 +10,7 @@ from app.core.results import BoltVerdict, FloodCertificate, FloodTerm
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.flood import flood_message, prove_flood
+from app.core.tcn.flood_run import build_threshold_run
 from app.core.tcn.network import build_network
 from app.core.tcn.rate_growth import prove_growth
 from app.core.topology import Topology, parse_topology
@@ -92,3 +93,12 @@ def test_a_join_is_never_the_source_of_a_flood() -> None:
                             capacity="700/111", evidence={"trace_index": 0})
     assert check_flood_certificate(cone(data, "J"), cert) == [
         "the source X is a join: its growth may be its cache's, which leaves no backlog in its queue to drain"]
+
+
+def test_each_flood_through_a_join_has_a_certified_threshold_run() -> None:
+    """The product's threshold run (U slow, then draining, J slowest) takes J's queue to N in a finite run the
+    certifier, with its own join rule, accepts: below a join, and into a join through its slowest branch."""
+    for data, threshold in ((doc(7, False), 12), (doc(6, True), 6)):
+        built = build_threshold_run(cone(data, "J"), ["U"], "J", threshold)
+        assert not isinstance(built, str), built
+        assert built[2] >= threshold
