@@ -16,7 +16,7 @@ from typing import Literal
 
 from app.core.numbers import exact
 from app.core.rates.flows import RateFigures, keeps_up
-from app.core.rates.windows import window_note
+from app.core.rates.windows import duration_note, window_note
 from app.core.topology import ASYNC_CLASSES, DEFAULT_STREAM, Bolt
 
 Status = Literal["bounded", "no-repeating-growth", "may-grow", "grows"]
@@ -45,7 +45,7 @@ def fmt(x: Fraction | float) -> str:
 def explain(name: str, e: RateFigures, ident: str, status: Status) -> str:
     """One explanation from the very figures that decided `status`."""
     bolt = e.by_id[ident]
-    window = window_note(e, bolt) if isinstance(bolt, Bolt) else ""
+    window = window_note(e, bolt) + duration_note(e, bolt) if isinstance(bolt, Bolt) else ""
     return (_explain_rates(name, e, ident, status) + _async_note(e, ident) + window + _ratio_note(e, ident)
             + _own_ratio(e, ident))
 
@@ -116,6 +116,10 @@ def _explain_rates(name: str, e: RateFigures, ident: str, status: Status) -> str
     if status == "bounded":
         bound = e.queue_bound[ident]
         assert bound is not None  # bounded means a bound was derived
+        if ident in e.timed:  # a duration window: a timer takes whatever arrived (docs/model.md section 10.3)
+            return (f"{name} takes whatever arrived at each evaluation of its timer, at most "
+                    f"{fmt(e.timed[ident])} s apart, and receives at most {fmt(e.in_max[ident])} tuples/s in any long window "
+                    f"of any run, so it holds below {fmt(bound)} tuples not yet in an evaluated window")
         return (f"{name} can process at least {fmt(e.cap_min[ident])} tuples/s and receives at most "
                 f"{fmt(e.in_max[ident])} in any long window of any run, so its queue stays below "
                 f"{fmt(bound)} tuples")

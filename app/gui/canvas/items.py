@@ -208,6 +208,13 @@ class NodeItem(QGraphicsObject):
                     f"execute(TupleWindow) once per {window.interval:g} tuples, {format_duration(c.alpha)} a window "
                     f"(the model's C: {c.take_max} tuples a batch), emits {_number(c.sigma)} per input; Storm acks a "
                     f"tuple when it leaves its last window, up to {window.length + window.interval - 1:g} tuples later")
+        elif c.duration_window is not None:  # docs/model.md section 10.3
+            window = c.duration_window
+            text = (f"Windowed bolt {c.name}: {window.phrase()}: a timer runs execute(TupleWindow) every "
+                    f"{format_duration(window.interval)} on each of its {c.parallelism} executors, on whatever arrived "
+                    f"({format_duration(c.alpha)} a window), emits {_number(c.sigma)} per input; Storm acks a tuple "
+                    f"when it leaves its last window, {format_duration(window.length)} to "
+                    f"{format_duration(window.length + window.interval)} later while the evaluations keep their timer")
         elif c.threads is not None:  # docs/model.md section 8
             text = (f"Asynchronous bolt {c.name}: {c.parallelism} executors × {c.threads} threads (the model's C: up "
                     f"to {c.take_max} tuples in work at once); execute only enqueues, a thread works "
@@ -302,8 +309,9 @@ class NodeItem(QGraphicsObject):
             painter.drawRoundedRect(rect.translated(ASYNC_OFFSET * step, ASYNC_OFFSET * step), 8, 8)
 
     def kind_label(self) -> str:
-        """The header's word for what the component is: a spout, a bolt, an asynchronous bolt, a count window's
-        slide/length (docs/model.md section 10), or a construct the model does not have, marked ⚠."""
+        """The header's word for what the component is: a spout, a bolt, an asynchronous bolt, a window's
+        slide/length (tuples, or seconds for a duration window: docs/model.md section 10), or a construct the model
+        does not have, marked ⚠."""
         c = self.component
         if c.kind == "spout":
             return "⟶ spout"
@@ -311,10 +319,12 @@ class NodeItem(QGraphicsObject):
             return "async bolt"
         if c.not_modelled is not None:
             return "join ⚠" if c.not_modelled.startswith("a join") else "window ⚠"
-        window = c.count_window
+        window = c.window
         if window is None:
             return "bolt"
-        return f"tumbling {window.length:g}" if window.slide is None else f"win {window.slide:g}/{window.length:g}"
+        unit = " s" if window.kind == "duration" else ""
+        return (f"tumbling {window.length:g}{unit}" if window.slide is None
+                else f"win {window.slide:g}/{window.length:g}{unit}")
 
     def _paint_window(self, painter: QPainter, rect: QRectF) -> None:
         """A windowed bolt (docs/model.md section 10) is framed by its window, dashed; a sliding one by two
@@ -383,7 +393,7 @@ class NodeItem(QGraphicsObject):
         if show_kind:
             painter.setFont(small)
             painter.drawText(QRectF(10, 3, room, 20), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, kind)
-        elif self.component.kind == "bolt" and self.component.count_window is not None:  # on its frame, below
+        elif self.component.kind == "bolt" and self.component.window is not None:  # on its frame, below
             painter.setFont(small)
             painter.setPen(WINDOW_FRAME)
             painter.drawText(QRectF(10, NODE_HEIGHT + ASYNC_OFFSET + 3, room, 12),
