@@ -222,17 +222,22 @@ def test_the_solver_finds_a_certified_lasso_through_a_count_window() -> None:
 
 
 def test_a_duration_window_is_not_searched_and_says_so() -> None:
-    """A duration window has no rule in the search: a target whose cone holds one is `unknown`, saying why, with
-    the rate check's answer: never an ordinary bolt's answer."""
+    """A duration window has no rule in the search: a target whose cone holds one and that the rate check does not
+    prove is `unknown`, saying why, with the rate check's answer; the windowed bolt itself is bounded by its timer
+    (the rate check: docs/model.md section 10.3)."""
     from app.core.tcn.search import SearchOptions, verify
 
     doc = windowed(25, 0.5, 30, 10)
     doc["bolts"][0]["window"] = {"kind": "duration", "length": 10, "slide": 2}
+    doc["bolts"][1]["alpha"] = 1.0  # P: 1 tuple/s against W's 2.5
+    doc["verification"]["checked"] = ["W", "P"]
     result = verify(parse_topology(doc), SearchOptions(k_max=8))
-    assert result.traces == [] and result.bolts["W"].verdict == "unknown"
-    assert result.bolts["W"].message.startswith(
-        "not searched: W's cone of influence holds the windowed bolt W (withWindow(Duration(10 s), Duration(2 s))), "
+    assert result.traces == [] and result.bolts["W"].verdict == "bounded"
+    assert result.bolts["P"].verdict == "unknown"
+    assert result.bolts["P"].message.startswith(
+        "not searched: P's cone of influence holds the windowed bolt W (withWindow(Duration(10 s), Duration(2 s))), "
         "and the search has no duration windows")
+    assert result.bolts["P"].message.endswith("the rate check's answer is grows")
 
 
 def _window_lasso() -> dict[str, Any]:

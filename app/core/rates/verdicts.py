@@ -118,8 +118,8 @@ def _explain_rates(name: str, e: RateFigures, ident: str, status: Status) -> str
         assert bound is not None  # bounded means a bound was derived
         if ident in e.timed:  # a duration window: a timer takes whatever arrived (docs/model.md section 10.3)
             return (f"{name} takes whatever arrived at each evaluation of its timer, at most "
-                    f"{fmt(e.timed[ident])} s apart, and receives at most {fmt(e.in_max[ident])} tuples/s in any long window "
-                    f"of any run, so it holds below {fmt(bound)} tuples not yet in an evaluated window")
+                    f"{fmt(e.timed[ident])} s apart, and receives at most {fmt(e.in_max[ident])} tuples/s in any "
+                    f"long window of any run, so it holds below {fmt(bound)} tuples not yet in an evaluated window")
         return (f"{name} can process at least {fmt(e.cap_min[ident])} tuples/s and receives at most "
                 f"{fmt(e.in_max[ident])} in any long window of any run, so its queue stays below "
                 f"{fmt(bound)} tuples")

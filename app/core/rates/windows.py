@@ -1,8 +1,10 @@
-"""A windowed bolt's figures. A count-windowed bolt's figures beyond its queue (docs/model.md section 10, docs/boundedness.md "Windows"): the
-tuples it holds unacked (its unevaluated tuples and its windows) and how long Storm keeps a tuple pending in them,
-against `topology.message.timeout.secs`. The capacity and the queue bound are the rate check's own (`RateFigures`:
-C_TAKE = executors × sliding interval, a start of max(Q₀, C − 1)). A duration-windowed bolt's (docs/model.md section
-10.3): its timer's evaluations, the tuples it holds and its every-run hold time (`RateFigures.timed`: G)."""
+"""A windowed bolt's figures beyond its queue (docs/model.md section 10, docs/boundedness.md "Windows").
+
+A count-windowed bolt: the tuples it holds unacked (its unevaluated tuples and its windows) and how long Storm keeps a
+tuple pending in them, against `topology.message.timeout.secs`; the capacity and the queue bound are the rate check's
+own (`RateFigures`: C_TAKE = executors × sliding interval, a start of max(Q₀, C − 1)). A duration-windowed bolt
+(docs/model.md section 10.3): its timer's evaluations, the tuples it holds and its every-run hold time
+(`RateFigures.timed`: G)."""
 
 from __future__ import annotations
 
