@@ -91,10 +91,9 @@ def result_schema() -> dict[str, Any]:
                                # with failures on (docs/boundedness.md, "Failures"); null: no bound
                                "inflow_failures": maybe, "added_load": maybe,
                                "lost_per_failure": maybe, "failures_note": {"type": "string"},
-                               # a windowed bolt (docs/model.md section 10): tuples held unacked, hold times (s);
-                               # a duration window's timer interval (s)
-                               "window_pending": maybe, "window_hold_nominal": maybe, "window_timer": number,
-                               "window_hold_max": number}}},
+                               # a windowed bolt (docs/model.md section 10): held unacked, hold times, timer (s)
+                               **dict.fromkeys(("window_pending", "window_hold_nominal"), maybe),
+                               **dict.fromkeys(("window_timer", "window_hold_max"), number)}}},
             "failures": {"type": "object", "required": ["replay_rate", "replay_backlog"],
                          "description": "present when the statuses account for failures and replays",
                          "properties": {"replay_rate": {"type": "object", "additionalProperties": maybe},

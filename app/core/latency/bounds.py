@@ -30,6 +30,7 @@ from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.curves import ZERO, Curve
 from app.core.rates.failures_check import failure_check
 from app.core.rates.verdicts import status_of
+from app.core.rates.windows import timed_hold
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.forecast import acking_of
 from app.core.topology import Topology
@@ -101,7 +102,6 @@ class LatencyAnalysis:
         self.idle = exact(topo.settings.max_idle_time)
         self.bolts: dict[str, BoltLatency] = {}
         self.windowed = _window_holds(topo)  # bolts with a window: why they have no sojourn bound (but 10.3's)
-        self.topo_bolts = {b.id: b for b in topo.bolts}
         failures = self._failure_arrivals()
         for j in self._bolts_in_order():
             self.bolts[j] = self._bolt(j, self._arrival(j, failures))
@@ -197,11 +197,8 @@ class LatencyAnalysis:
         c, phase, slow, take = e.cap_min[ident], e.longest_phase[ident], e.slowest_take[ident], e.burst[ident]
         service = RateLatency(c, phase + slow)
         excess = None if arrival is None else arrival.excess(c)
-        window = self.topo_bolts[ident].duration_window
-        if window is not None and ident in e.timed:
-            # a duration window: Storm acks a tuple at most L − S + 2G after it arrives, and emits its children by
-            # then (G + α(1+τ) ≤ L − S + 2G), whatever arrives (docs/latency.md, "Duration windows")
-            hold = exact(window.length) - exact(window.interval) + 2 * e.timed[ident]
+        hold = timed_hold(e, ident)
+        if hold is not None:  # a duration window's timer: whatever arrives (docs/latency.md, "Duration windows")
             return BoltLatency(ident, self.names[ident], hold, service, excess, arrival, "")
         if arrival is None or excess is None or ident in self.windowed:
             return BoltLatency(ident, self.names[ident], None, service, None, None, self.windowed.get(

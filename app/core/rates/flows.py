@@ -88,9 +88,7 @@ class RateFigures:
         self.spout_nominal: dict[str, Fraction] = {}
         self.burst: dict[str, int] = {}  # C_EMIT of a spout, C_TAKE of a bolt
         self.q_start: dict[str, Fraction] = {}  # per bolt: Q₀, or for a count window max(Q₀, C − 1)
-        # per bolt with a duration window: G, the longest time between two of an executor's evaluations, (1+τ) ×
-        # max(S, α): its timer's interval, or back to back once they fall behind (docs/model.md section 10.3)
-        self.timed: dict[str, Fraction] = {}
+        self.timed: dict[str, Fraction] = {}  # a duration window's G = (1+τ)·max(S, α) (docs/model.md 10.3)
         for s in topo.spouts:
             period = 1 / exact(s.rate)
             self.spout_min[s.id] = 1 / (period * (1 + tau))
@@ -123,8 +121,8 @@ class RateFigures:
             self.cap_nominal[b.id] = c / alpha
             self.slowest_take[b.id] = alpha * (1 + tau) + idle
             self.longest_phase[b.id] = alpha * (1 + tau)
-            if b.duration_window is not None:  # a timer takes whatever arrived: no capacity limits it (10.3)
-                self.timed[b.id] = (1 + tau) * max(exact(b.duration_window.interval), alpha)
+            if b.duration_window is not None:  # G: the longest between two evaluations (its timer, or back to back)
+                self.timed[b.id] = (1 + tau) * max(exact(b.duration_window.interval), alpha)  # (no capacity limit)
                 self.cap_min[b.id] = self.cap_max[b.id] = self.cap_nominal[b.id] = TIMED_CAPACITY
                 self.burst[b.id] = c = STORM_MAX_INT  # (its batches: any size; σ's rounding as for the largest)
                 self.slowest_take[b.id] = self.timed[b.id]

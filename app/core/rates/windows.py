@@ -99,12 +99,23 @@ def duration_figures(e: RateFigures, bolt: Bolt) -> DurationFigures | None:
     if window is None or bolt.id not in e.timed:
         return None
     length, slide, alpha = exact(window.length), exact(window.interval), exact(bolt.alpha)
-    gap = e.timed[bolt.id]
-    hold = length - slide + 2 * gap
+    gap, hold = e.timed[bolt.id], timed_hold(e, bolt.id)
+    assert hold is not None  # (a duration window in the figures)
     bound = e.queue_bound[bolt.id]
     return DurationFigures(bolt.parallelism, length, slide, gap, alpha * (1 + e.tau) <= slide, bound,
                            None if bound is None else e.q0 + e.in_burst[bolt.id] + e.in_max[bolt.id] * hold,
                            hold, length - slide + 2 * max(slide, alpha), Fraction(e.topo.storm.message_timeout))
+
+
+def timed_hold(e: RateFigures, ident: str) -> Fraction | None:
+    """A duration-windowed bolt's hold bound, L − S + 2G (None for any other bolt): Storm acks a tuple at most this
+    long after it arrives, in every run, whatever arrives (docs/boundedness.md, "Duration windows"); its children are
+    emitted by then too (G + α(1+τ) ≤ L − S + 2G), so it is the bolt's sojourn bound in docs/latency.md."""
+    bolt = e.by_id[ident]
+    window = bolt.duration_window if isinstance(bolt, Bolt) else None
+    if window is None or ident not in e.timed:
+        return None
+    return exact(window.length) - exact(window.interval) + 2 * e.timed[ident]
 
 
 def duration_note(e: RateFigures, bolt: Bolt) -> str:
