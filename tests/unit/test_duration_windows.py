@@ -242,3 +242,31 @@ def test_storm_starters_sliding_window_on_arrival_time_imports_and_checks() -> N
     event_time = import_flux(flux / "sliding-tuple-ts-topology.yaml").topology.bolt_by_name("slidingsum")
     assert event_time.window is None and event_time.unmodelled is not None and "withTimestampField" in \
         event_time.unmodelled
+
+
+def test_worker_deaths_through_a_duration_window_are_not_proven_and_say_why() -> None:
+    """The worker-death check's failure pass has no timer: with storm.worker_min_ttf it answers not proven, naming the
+    duration window; a single worker's loss counts every tuple the window holds unacked."""
+    from app.core.headroom import headroom
+    from app.core.rates.verdicts import status_of
+    from app.core.rates.workers_check import worker_check
+    from app.core.workers import worker_model
+
+    doc = timed(10, 0.5, 5, 3)
+    doc["storm"] = {"worker_min_ttf": 600, "workers": 1}
+    doc["settings"].update(min_reboot_time=5, max_reboot_time=10)
+    topo = parse_topology(doc)
+    e = RateFigures(topo)
+    model = worker_model(topo)
+    assert model is not None
+    check = worker_check(topo, e, model, {b.id: status_of(e, b.id) for b in topo.bolts})
+    assert check.survives is None and "W has a duration window, whose timer the worker-death check does not have" \
+        in check.reason
+    lone = timed(10, 0.5, 5, 3)
+    lone["storm"] = {"workers": 1}
+    lone_topo = parse_topology(lone)
+    report = rate_check(lone_topo)
+    w, p = report.bolts["W"], report.bolts["P"]
+    assert w.window_pending is not None and p.queue_bound is not None
+    # its one worker loses what W holds unacked (its queue among it) and P's queue and batch
+    assert headroom(lone_topo).worker_loss == pytest.approx(w.window_pending + p.queue_bound + 1)
