@@ -270,3 +270,17 @@ def test_worker_deaths_through_a_duration_window_are_not_proven_and_say_why() ->
     assert w.window_pending is not None and p.queue_bound is not None
     # its one worker loses what W holds unacked (its queue among it) and P's queue and batch
     assert headroom(lone_topo).worker_loss == pytest.approx(w.window_pending + p.queue_bound + 1)
+
+
+def test_bolt_failures_through_a_duration_window_are_not_proven_and_say_why() -> None:
+    """Section 7's failures (P may fail, its trees replayed through W) with a duration window: the failure pass has
+    no timer, so neither is proven with failures, each saying W's window is why (never an ordinary bolt's answer)."""
+    doc = timed(10, 0.5, 5, 3)
+    doc["bolts"][1]["min_ttf"] = 100
+    doc["settings"].update(min_reboot_time=1, max_reboot_time=2)
+    report = rate_check(parse_topology(doc))
+    assert report.failures
+    for name in ("W", "P"):
+        assert report.bolts[name].status != "bounded"
+        assert "W has a duration window, whose timer the failure pass does not have yet" in \
+            report.bolts[name].explanation
