@@ -43,8 +43,8 @@ def read_topology(path: str) -> Topology:
                   file=sys.stderr)
         elif b.count_window is not None:
             print(f"note: {path}: bolts.{one_line(b.name)} has a count window ({b.count_window.phrase()}): the rate "
-                  "check, the simulation, the solver, the linear program and the certifier have its window rule; the "
-                  "proofs by rates, the flood proofs and the timeout witnesses do not yet (docs/model.md section 10)",
+                  "check, the simulation, the solver, growth by rates, the linear program and the certifier have its "
+                  "window rule; the flood proofs and the timeout witnesses do not yet (docs/model.md section 10)",
                   file=sys.stderr)
         elif b.duration_window is not None:
             print(f"note: {path}: bolts.{one_line(b.name)} has a duration window ({b.duration_window.phrase()}): the "

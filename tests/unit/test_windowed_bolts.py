@@ -271,25 +271,32 @@ def test_the_certifier_rejects_a_trace_that_breaks_the_window_rule(monkeypatch: 
     assert not forgot.ok and any("max_idle_time" in p or "min(parallelism" in p for p in forgot.problems)
 
 
-def test_the_other_checkers_refuse_a_document_with_a_window() -> None:
-    """The growth-by-rates checker (read like the linear and flood checkers) and the timeout-witness checker have
-    no window rule: a document that gains a window is refused by them, naming the bolt."""
+def test_growth_by_rates_through_a_count_window_and_the_checkers_without_a_window_rule(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Growth by rates has the count window (docs/verifier.md, "Growth proven by rates": the schedule takes whole
+    slides): W, 10 tuples a slide per 0.5 s fed 25 a second, is proven to grow and its checker accepts the
+    certificate; a checker that forgot the slide in C, or a document whose window is a duration, is refused. The
+    timeout-witness checker has no window rule: a windowed lasso is refused, naming the bolt."""
+    from app.core.tcn.check import rate_growth as growth_checker
     from app.core.tcn.check.latency_witness import check_witness
     from app.core.tcn.check.rate_growth import check_growth_certificate
     from app.core.tcn.network import build_network
     from app.core.tcn.rate_growth import prove_growth
 
-    plain = windowed(25, 0.5, 30, 10)
-    del plain["bolts"][0]["window"]
-    plain["bolts"][0]["parallelism"] = 10  # the same capacity, 20 tuples/s, as an ordinary bolt: it grows
-    cone = build_network(parse_topology(plain), ["W"]).document()
+    cone = build_network(parse_topology(windowed(25, 0.5, 30, 10)), ["W"]).document()
     cert = prove_growth(parse_topology(cone), "W")
     assert cert is not None and check_growth_certificate(cone, cert) == []
-    cone["schema_version"] = 4
-    bolt = next(b for b in cone["bolts"] if b["name"] == "W")
-    bolt.update(parallelism=1, window={"kind": "count", "length": 30, "slide": 10})
-    problems = check_growth_certificate(cone, cert)
-    assert len(problems) == 1 and "windowed bolt W" in problems[0] and "no window rule" in problems[0]
+    assert cert.bolts["W"].role == "target" and Fraction(cert.bolts["W"].capacity) == 20
+    assert prove_growth(parse_topology(build_network(parse_topology(windowed(15, 0.5, 30, 10)), ["W"]).document()),
+                        "W") is None  # 15 a second is below its 20
+    timed = json.loads(json.dumps(cone))
+    next(b for b in timed["bolts"] if b["name"] == "W")["window"] = {"kind": "duration", "length": 30, "slide": 10}
+    problems = check_growth_certificate(timed, cert)
+    assert any("windowed bolt W" in p and "no window rule" in p for p in problems), problems
+    monkeypatch.setattr(growth_checker, "take_bound", lambda bolt: bolt.parallelism)
+    forgot = check_growth_certificate(cone, cert)
+    assert forgot == ["W: capacity 20/1 is not the derived 2"]
+    monkeypatch.undo()
     witness = check_witness(_window_lasso(), "W", 1, 80, Fraction(1))
     assert not witness.ok and "windowed bolt W" in witness.problems[0]
 

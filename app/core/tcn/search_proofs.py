@@ -22,8 +22,9 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
     that grows under the fixed fastest-upstream, slowest-target schedule gets `counterexample` with the
     schedule's exact rates as its certificate, without writing the lasso's positions."""
     for target in run.targets:
-        if target in run.verdicts or target in run.windowed or search.stop_reason(run.elapsed()):
-            continue  # (a window in the cone: the proofs by rates have no window rule yet, docs/model.md 10)
+        if target in run.verdicts or search.stop_reason(run.elapsed()):
+            continue  # (a count window in the cone: the schedule takes whole slides, docs/verifier.md; a duration
+            # window's cone is no target)
         search.announce(run, f"{target}: a proof of growth by rates")
         cert = prove_growth(run.nets[target].topology, target)
         if cert is None:

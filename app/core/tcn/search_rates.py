@@ -95,8 +95,8 @@ def plan(search: SearchControl, run: Run) -> None:
                          + "; ".join(report.bolts[n].explanation for n in skipped))
     targets = [n for n in run.checked if n not in run.verdicts]
     run.nets = {n: build_network(topo, [n]) for n in targets}
-    # a cone with a count window: the simulation, the solver and the certifier have its rule, the proofs by rates
-    # and the linear program not yet (they skip `run.windowed`); a duration window has no rule: not searched
+    # a cone with a count window: the simulation, the solver, growth by rates, the linear program and the certifier
+    # have its rule (`run.windowed` for what has not); a duration window has no rule in the search: not searched
     windows = {b.name: b.window for b in topo.windowed_bolts() if b.window is not None}
     run.windowed = [n for n in targets if windows.keys() & set(run.nets[n].kept)]
     for n in [n for n in run.windowed if any(windows[w].kind == "duration" for w in run.nets[n].kept if w in windows)]:

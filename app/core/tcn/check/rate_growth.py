@@ -69,7 +69,8 @@ def _claims(cert: RateGrowthCertificate, name: str, low: Fraction, high: Fractio
 
 def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     """Why `certificate` does not prove that a lasso of `document` makes its target grow; [] = accepted."""
-    read = read_certificate(document, certificate, RateGrowthCertificate, "a growth certificate")
+    read = read_certificate(document, certificate, RateGrowthCertificate, "a growth certificate",
+                            count_windows=True)  # (whole slides: the proof holds for count windows, docs/verifier.md)
     if isinstance(read, list):
         return read
     topo, cert, problems = read

@@ -34,9 +34,9 @@ def slide_bound(bolt: Bolt) -> int:
 
 def windows_refused(topo: Topology, count_windows: bool = False) -> str:
     """Why a checker refuses a document with a windowed bolt (empty: it has none, or only count windows when
-    `count_windows`): the growth, flood and timeout-witness checkers have no window rule yet (docs/model.md section
-    10) and never read a windowed bolt as an ordinary one; the certifier has it (`slide_bound`), and the linear
-    checker's rows hold for a count window's lassos (docs/verifier.md): both refuse a duration window only."""
+    `count_windows`): the flood and timeout-witness checkers have no window rule yet (docs/model.md section 10) and
+    never read a windowed bolt as an ordinary one; the certifier has it (`slide_bound`), and the linear checker's
+    rows and growth by rates' proof hold for a count window (docs/verifier.md): these refuse a duration window only."""
     windowed = [b.name for b in topo.bolts
                 if b.window is not None and not (count_windows and b.window.kind == "count")]
     if not windowed:
