@@ -48,9 +48,9 @@ def read_topology(path: str) -> Topology:
                   file=sys.stderr)
         elif b.duration_window is not None:
             print(f"note: {path}: bolts.{one_line(b.name)} has a duration window ({b.duration_window.phrase()}): the "
-                  "rate check and the latency bounds have its timer rule; the search, the linear program and the "
-                  "certifier do not yet, so a checked bolt whose cone holds it is not searched (docs/model.md "
-                  "section 10.3)", file=sys.stderr)
+                  "rate check, the latency bounds and growth by rates have its timer rule; the simulation, the solver, "
+                  "the linear program and the certifier do not yet, so a checked bolt whose cone holds it is otherwise "
+                  "not searched (docs/model.md section 10.3)", file=sys.stderr)
     log.info("read %s: %s, %d spouts, %d bolts, %d subscriptions", path, topo.name, len(topo.spouts), len(topo.bolts),
              len(topo.subscriptions))
     return topo

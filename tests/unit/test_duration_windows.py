@@ -204,8 +204,9 @@ def test_a_spout_tree_through_a_duration_window_gets_a_latency_bound() -> None:
 
 
 def test_the_search_and_its_checkers_say_what_they_do_not_decide() -> None:
-    """The search does not search a cone through a duration window (the rate check's answer beside it), the
-    certifier and the linear program's checker refuse a duration window, naming it."""
+    """The search does not simulate or solve a cone through a duration window: without growth by rates (--no-simulate)
+    P is `unknown`, the rate check's answer beside it; the certifier refuses a lasso whose document gains a duration
+    window, naming it."""
     from app.core.tcn.check.certify import certify
     from app.core.tcn.search import SearchOptions, verify
 
@@ -225,8 +226,59 @@ def test_the_search_and_its_checkers_say_what_they_do_not_decide() -> None:
     trace["topology"]["bolts"][0]["window"] = {"kind": "duration", "length": 5, "slide": 3}
     cert = certify(trace)
     assert not cert.ok and "W has a duration window, which the certifier has no rule for" in " ".join(cert.problems)
-    result = verify(topo, SearchOptions(k_max=8))
+    result = verify(topo, SearchOptions(k_max=8, simulate=False))
     assert result.bolts["W"].verdict == "bounded" and result.bolts["P"].verdict == "unknown"
+    assert "the search has no duration windows beyond growth by rates" in (result.bolts["P"].message or "")
+
+
+def test_growth_by_rates_through_a_duration_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Growth by rates has the timer (docs/verifier.md): P below W, fed 1/3 tuple/s (σ 1/30 of 10) and processing 1
+    per 20 s, is proven to grow, W keeping up at the checker's stated 2^62; a certificate that reads W as an ordinary
+    bolt, or calls it saturated, is refused. In an independent simulation of Storm's window manager feeding P, P's
+    queue grows at least at the certified rate."""
+    from app.core.results import RateGrowthLine
+    from app.core.tcn.check import rate_growth as growth_checker
+    from app.core.tcn.check.rate_growth import check_growth_certificate
+    from app.core.tcn.network import build_network
+    from app.core.tcn.search import SearchOptions, verify
+
+    doc = timed(10, 0.5, 5, 3, p_alpha=20.0)
+    doc["bolts"][0]["sigma"] = 0.1
+    doc["verification"]["checked"] = ["W", "P"]
+    result = verify(parse_topology(doc), SearchOptions(k_max=8))
+    p = result.bolts["P"]
+    assert p.verdict == "counterexample" and p.method == "rate proof" and p.growth_certificate is not None
+    cert = p.growth_certificate
+    assert cert.bolts["W"].role == "keeps up" and Fraction(cert.bolts["W"].capacity) == 2**62
+    cone = build_network(parse_topology(doc), ["P"]).document()
+    assert check_growth_certificate(cone, cert) == []
+    ordinary = cert.model_copy(deep=True)
+    ordinary.bolts["W"] = RateGrowthLine(role="keeps up", inflow_low=cert.bolts["W"].inflow_low,
+                                         inflow_high=cert.bolts["W"].inflow_high, capacity="2")
+    assert any("W: capacity 2 is not the derived" in x for x in check_growth_certificate(cone, ordinary))
+    saturated = cert.model_copy(deep=True)
+    saturated.bolts["W"] = cert.bolts["W"].model_copy(update={"role": "saturated"})
+    assert any("a duration window's timer takes whatever arrived" in x
+               for x in check_growth_certificate(cone, saturated))
+    monkeypatch.setattr(growth_checker, "TIMER_CAPACITY", Fraction(2))  # a checker that reads W as 1 per 0.5 s
+    assert check_growth_certificate(cone, cert) != []
+    monkeypatch.undo()
+    # Storm's window manager feeding P: P gets 0.1 per tuple W took at each evaluation's end, serves one per 20 s
+    played = storm_duration_window(10, 0.5, 5, 3, 1, 400)
+    gain = Fraction(cert.bolts["P"].inflow_low) - Fraction(cert.bolts["P"].capacity)
+    arrivals = sorted((end, k) for end, k in played.taken)
+    carry, queue, free, at = 0.0, 0, 0.0, {}
+    for end, k in arrivals:
+        while queue and free + 20 <= end:  # P serves one tuple every 20 s while it has one
+            free, queue = free + 20, queue - 1
+        free = max(free, end) if not queue else free
+        carry += 0.1 * k
+        queue += int(carry)
+        carry -= int(carry)
+        at[end] = queue
+    early = max(q for t, q in at.items() if t <= 100)
+    late = max(q for t, q in at.items() if t <= 400)
+    assert late - early >= float(gain) * 300 * 0.8
 
 
 def test_storm_starters_sliding_window_on_arrival_time_imports_and_checks() -> None:

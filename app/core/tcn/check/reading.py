@@ -32,13 +32,15 @@ def slide_bound(bolt: Bolt) -> int:
     return int(window.slide if window.slide is not None else window.length)
 
 
-def windows_refused(topo: Topology, count_windows: bool = False) -> str:
+def windows_refused(topo: Topology, count_windows: bool = False, duration_windows: bool = False) -> str:
     """Why a checker refuses a document with a windowed bolt (empty: it has none, or only count windows when
     `count_windows`): the flood and timeout-witness checkers have no window rule yet (docs/model.md section 10) and
     never read a windowed bolt as an ordinary one; the certifier has it (`slide_bound`), and the linear checker's
-    rows and growth by rates' proof hold for a count window (docs/verifier.md): these refuse a duration window only."""
-    windowed = [b.name for b in topo.bolts
-                if b.window is not None and not (count_windows and b.window.kind == "count")]
+    rows and growth by rates' proof hold for a count window (docs/verifier.md): these refuse a duration window only,
+    but growth by rates' checker, which has a duration window's timer too (`duration_windows`)."""
+    windowed = [b.name for b in topo.bolts if b.window is not None
+                and not (count_windows and b.window.kind == "count")
+                and not (duration_windows and b.window.kind == "duration")]
     if not windowed:
         return ""
     return (f"the embedded topology has the windowed bolt{'s' if len(windowed) > 1 else ''} {', '.join(windowed)}, "
@@ -54,7 +56,8 @@ def fraction_of(text: str) -> Fraction | None:
 
 
 def read_certificate(document: Any, certificate: Any, model: type[CertificateT], what: str,
-                     count_windows: bool = False) -> tuple[Topology, CertificateT, list[str]] | list[str]:
+                     count_windows: bool = False, duration_windows: bool = False
+                     ) -> tuple[Topology, CertificateT, list[str]] | list[str]:
     """(topology, certificate, problems so far: a hash that is not the document's) or, when either cannot be
     read, the reason why the certificate is refused; `what` names the certificate in that reason.
     `count_windows`: the checker's rules hold for count-windowed bolts (docs/model.md section 10): only a duration
@@ -70,7 +73,7 @@ def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
     missing = unannotated_problems(topo)
     if missing:
         return [f"the embedded topology is not annotated: {missing[0]}"]
-    windowed = windows_refused(topo, count_windows)
+    windowed = windows_refused(topo, count_windows, duration_windows)
     if windowed:
         return [windowed]
     problems: list[str] = []
