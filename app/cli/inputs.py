@@ -44,7 +44,8 @@ def read_topology(path: str) -> Topology:
         elif b.count_window is not None:
             print(f"note: {path}: bolts.{one_line(b.name)} has a count window ({b.count_window.phrase()}): the rate "
                   "check, the simulation, the solver, growth by rates, the linear program and the certifier have its "
-                  "window rule; the flood proofs and the timeout witnesses do not yet (docs/model.md section 10)",
+                  "window rule, and so do the flood proofs; the timeout witnesses and the latency bounds do not yet "
+                  "(docs/model.md section 10)",
                   file=sys.stderr)
         elif b.duration_window is not None:
             print(f"note: {path}: bolts.{one_line(b.name)} has a duration window ({b.duration_window.phrase()}): the "

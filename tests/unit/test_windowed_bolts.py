@@ -376,3 +376,45 @@ def test_the_linear_program_reads_a_count_window(monkeypatch: pytest.MonkeyPatch
     assert any("windowed bolt W" in p for p in check_certificate(duration, cert))
     monkeypatch.setattr(check_linear, "take_bound", lambda bolt: bolt.parallelism)
     assert check_certificate(document, cert) != []
+
+
+def test_a_count_window_that_backs_up_floods_the_bolt_below_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flood proof holds with whole slides (docs/boundedness.md, "Unbounded", count windows): U, a count window
+    sliding by 2 (C = 2, α 1.6 s, τ 0.3), falls behind the spout's up to 10/7 tuples/s, then drains full slides at
+    2/1.12 tuples/s into J, which takes at most 1/0.65: J is unbounded with a certificate its checker accepts; a
+    checker that forgot the slide in C (U draining 1/1.12) refuses it."""
+    from app.core.results import BoltVerdict
+    from app.core.tcn.check import flood as flood_checker
+    from app.core.tcn.check.flood import check_flood_certificate
+    from app.core.tcn.flood import prove_flood
+    from app.core.tcn.network import build_network
+    from app.core.tcn.rate_growth import prove_growth
+    from app.core.tcn.search import SearchOptions, verify
+
+    doc: dict[str, Any] = {
+        "schema_version": 4, "name": "flood", "spouts": [{"name": "S", "rate": 1, "burst": 1}],
+        "bolts": [{"name": "U", "alpha": 1.6, "sigma": 1, "parallelism": 1,
+                   "window": {"kind": "count", "length": 4, "slide": 2}},
+                  {"name": "J", "alpha": 0.5, "sigma": 0, "parallelism": 1}],
+        "subscriptions": [{"source": "S", "target": "U"}, {"source": "U", "target": "J"}],
+        "settings": {"tolerance": 0.3, "max_idle_time": 0}, "verification": {"checked": ["U", "J"]}}
+    topo = parse_topology(doc)
+
+    def cone(name: str) -> Any:
+        return build_network(topo, [name]).topology
+
+    growth = prove_growth(cone("U"), "U")
+    assert growth is not None
+    verdicts = {"U": BoltVerdict(verdict="counterexample", method="rate proof", certified=True,
+                                 growth_certificate=growth), "J": BoltVerdict(verdict="no-repeating-growth")}
+    cert = prove_flood(cone("J"), "J", verdicts, [], cone)
+    assert cert is not None and cert.source == "U" and cert.terms[0].rate == "25/14"  # 2/(1.6·0.7)
+    assert check_flood_certificate(cone("J"), cert, None) == []
+    monkeypatch.setattr(flood_checker, "take_bound", lambda bolt: bolt.parallelism)
+    assert check_flood_certificate(cone("J"), cert, None) != []
+    monkeypatch.undo()
+    result = verify(topo, SearchOptions(k_max=8, timeout_s=60))
+    assert result.bolts["U"].verdict == "counterexample"
+    j = result.bolts["J"]
+    assert j.verdict == "unbounded" and j.method == "flood proof"
+    assert (j.message or "").startswith("unbounded: U backs up, then floods J at 1.786 tuples/s or more")

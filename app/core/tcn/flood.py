@@ -161,8 +161,8 @@ def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], trac
     """`name` becomes `unbounded` when a flood certificate for it is built and accepted by its checker."""
     before = verdicts[name]
     cone = build_network(topo, [name]).topology
-    if cone.windowed_bolts():  # no flood proof through a window: the proofs have no window rule yet (model.md 10)
-        return
+    if any(b.duration_window is not None for b in cone.bolts):  # (a count window: whole slides, boundedness.md)
+        return  # no flood proof through a duration window: its proof has no timer yet (docs/model.md 10.3)
     short: list[str] = []
     cert = prove_flood(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology, short)
     if cert is None:

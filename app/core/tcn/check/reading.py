@@ -34,9 +34,9 @@ def slide_bound(bolt: Bolt) -> int:
 
 def windows_refused(topo: Topology, count_windows: bool = False, duration_windows: bool = False) -> str:
     """Why a checker refuses a document with a windowed bolt (empty: it has none, or only count windows when
-    `count_windows`): the flood and timeout-witness checkers have no window rule yet (docs/model.md section 10) and
-    never read a windowed bolt as an ordinary one; the certifier has it (`slide_bound`), and the linear checker's
-    rows and growth by rates' proof hold for a count window (docs/verifier.md): these refuse a duration window only,
+    `count_windows`): the timeout-witness checker has no window rule yet (docs/model.md section 10) and never reads
+    a windowed bolt as an ordinary one; the certifier has it (`slide_bound`), and the linear checker's rows, the
+    flood proof and growth by rates' proof hold for a count window (docs/verifier.md): these refuse a duration window,
     but growth by rates' checker, which has a duration window's timer too (`duration_windows`)."""
     windowed = [b.name for b in topo.bolts if b.window is not None
                 and not (count_windows and b.window.kind == "count")
