@@ -81,7 +81,6 @@ class DurationFigures:
     slide: Fraction
     gap: Fraction  # G = (1+τ)·max(S, α): the longest time between two evaluations of an executor, in every run
     keeps_timer: bool  # α(1+τ) ≤ S: no evaluation outlasts the sliding interval
-    unevaluated: Fraction | None  # tuples received and not yet in an evaluated window, every run (the queue bound)
     pending: Fraction | None  # tuples held unacked in every run: Q₀ + b + R·hold_max
     hold_max: Fraction  # a tuple is acked at most L − S + 2G after it reaches the bolt, in every run
     hold_nominal: Fraction  # the same at nominal timing: L − S + 2·max(S, α) (L + S while α ≤ S)
@@ -102,7 +101,7 @@ def duration_figures(e: RateFigures, bolt: Bolt) -> DurationFigures | None:
     gap, hold = e.timed[bolt.id], timed_hold(e, bolt.id)
     assert hold is not None  # (a duration window in the figures)
     bound = e.queue_bound[bolt.id]
-    return DurationFigures(bolt.parallelism, length, slide, gap, alpha * (1 + e.tau) <= slide, bound,
+    return DurationFigures(bolt.parallelism, length, slide, gap, alpha * (1 + e.tau) <= slide,
                            None if bound is None else e.q0 + e.in_burst[bolt.id] + e.in_max[bolt.id] * hold,
                            hold, length - slide + 2 * max(slide, alpha), Fraction(e.topo.storm.message_timeout))
 
