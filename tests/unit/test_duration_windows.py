@@ -337,3 +337,17 @@ def test_bolt_failures_through_a_duration_window_are_not_proven_and_say_why() ->
         assert report.bolts[name].status != "bounded"
         assert "W has a duration window, whose timer the failure pass does not have yet" in \
             report.bolts[name].explanation
+
+
+def test_a_duration_window_inside_a_cycle_is_not_proven_and_says_why() -> None:
+    """docs/boundedness.md, "Duration windows", step 5: the timer's bound is not carried around a cycle, so W and
+    the bolt it feeds back through are not proven bounded, each saying why (no 2^62 'capacity' in the words)."""
+    doc = timed(10, 0.5, 5, 3)
+    doc["bolts"][1]["sigma"] = 0.5
+    doc["subscriptions"].append({"source": "P", "target": "W"})
+    report = rate_check(parse_topology(doc))
+    for name in ("W", "P"):
+        b = report.bolts[name]
+        assert b.status != "bounded" and b.queue_bound is None
+        assert b.explanation.startswith(f"{name} is not proven bounded: W is a duration window inside a cycle")
+        assert "e+1" not in b.explanation

@@ -128,6 +128,11 @@ def _explain_rates(name: str, e: RateFigures, ident: str, status: Status) -> str
                 f"{fmt(e.in_nominal[ident])}: its queue grows by about "
                 f"{fmt(e.in_nominal[ident] - e.cap_nominal[ident])} tuples/s")
     upstream = flooding(e, ident)
+    timed = [e.names[j] for j in (ident, *(p for p, _ in e.inputs[ident])) if j in e.timed and j in e.pinned]
+    if timed:  # a duration window inside a cycle: no figure of its "capacity" (2^62) means anything here
+        return (f"{name} is not proven bounded: {', '.join(dict.fromkeys(timed))} "
+                f"{'is a duration window' if len(set(timed)) == 1 else 'are duration windows'} inside a cycle, whose "
+                "timer bound the rate check does not carry around cycles (docs/model.md section 10.3)")
     if status == "no-repeating-growth":
         return (f"no repeating run makes {name}'s queue grow: in the long run it receives at most "
                 f"{fmt(e.in_long[ident])} tuples/s and processes at least {fmt(e.cap_min[ident])}; but it is not "
