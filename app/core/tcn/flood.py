@@ -161,8 +161,8 @@ def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], trac
     """`name` becomes `unbounded` when a flood certificate for it is built and accepted by its checker."""
     before = verdicts[name]
     cone = build_network(topo, [name]).topology
-    if any(b.duration_window is not None for b in cone.bolts):  # (a count window: whole slides, boundedness.md)
-        return  # no flood proof through a duration window: its proof has no timer yet (docs/model.md 10.3)
+    if any(b.duration_window is not None for b in cone.bolts) or cone.waiting_joins():  # (a count window: whole
+        return  # slides, boundedness.md); no flood proof through a duration window or a join: no rule yet
     short: list[str] = []
     cert = prove_flood(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology, short)
     if cert is None:

@@ -23,8 +23,8 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
     that grows under the fixed fastest-upstream, slowest-target schedule gets `counterexample` with the
     schedule's exact rates as its certificate, without writing the lasso's positions."""
     for target in run.targets:
-        if target in run.verdicts or search.stop_reason(run.elapsed()):
-            continue  # (a count window in the cone: the schedule takes whole slides, docs/verifier.md)
+        if target in run.verdicts or target in run.joined or search.stop_reason(run.elapsed()):
+            continue  # (a count window in the cone: the schedule takes whole slides, docs/verifier.md; a join: no rule)
         growth_by_rates(search, run, target, run.nets[target])
 
 
@@ -53,8 +53,10 @@ def linear_phase(search: SearchControl, run: Run) -> None:
     before it is recorded), is not searched, and is held level in the other cones."""
     proven: list[str] = []
     for target in run.targets:
-        if target in run.verdicts or search.stop_reason(run.elapsed()):
-            continue  # (a count window in the cone: its rows hold for windowed lassos too, docs/verifier.md)
+        if target in run.verdicts or search.topo.bolt_by_name(target).waits_for_all or search.stop_reason(
+                run.elapsed()):
+            continue  # (a count window or a join in the cone: their rows hold for their lassos, docs/verifier.md; a
+            # join's own growth may be its cache's, which no row says)
         net = run.nets[target]
         search.announce(run, f"{target}: the linear program over one loop pass")
         started = time.monotonic()
