@@ -36,7 +36,7 @@ from app.core.emission import sigma_bounds
 from app.core.numbers import exact, exact_sum
 from app.core.rates.curves import stream_excess
 from app.core.rates.cycles import Weights, amplifies, cycle_fixpoint, solve_linear
-from app.core.topology import DEFAULT_STREAM, STORM_MAX_INT, Topology, require_annotated
+from app.core.topology import DEFAULT_STREAM, STORM_MAX_INT, Bolt, Topology, require_annotated
 
 CYCLE_ROUNDS = 60
 _ZERO = Fraction(0)
@@ -121,11 +121,7 @@ class RateFigures:
             self.cap_nominal[b.id] = c / alpha
             self.slowest_take[b.id] = alpha * (1 + tau) + idle
             self.longest_phase[b.id] = alpha * (1 + tau)
-            if b.duration_window is not None:  # G: the longest between two evaluations (its timer, or back to back)
-                self.timed[b.id] = (1 + tau) * max(exact(b.duration_window.interval), alpha)  # (no capacity limit)
-                self.cap_min[b.id] = self.cap_max[b.id] = self.cap_nominal[b.id] = TIMED_CAPACITY
-                self.burst[b.id] = c = STORM_MAX_INT  # (its batches: any size; σ's rounding as for the largest)
-                self.slowest_take[b.id] = self.timed[b.id]
+            c = _as_timer(self, b, tau, c)  # a duration window: a timer, no capacity limit (docs/model.md 10.3)
             self.streams[b.id] = _stream_bounds(b.output_streams(), c, rule)
             self.sigma[b.id], self.sigma_lo[b.id], self.sigma_hi[b.id] = self.streams[b.id][DEFAULT_STREAM]
         # what each bolt receives: its input streams, each once (Topology.inputs, shared with the network)
@@ -374,6 +370,23 @@ class RateFigures:
         if ident in self.spout_max and stream == DEFAULT_STREAM:
             return Fraction(0)
         return stream_excess(sigma, hi, self.burst[ident], self.topo.settings.emission)
+
+
+def _as_timer(f: RateFigures, b: Bolt, tau: Fraction, c: int) -> int:
+    """A duration-windowed bolt's figures (docs/model.md section 10.3), and the batch its output ratios read (`c`
+    unchanged for any other bolt): G = (1+τ)·max(S, α), the longest time between two of an executor's evaluations
+    (its timer, or back to back once they fall behind); no capacity limits it (the flows never cap it;
+    TIMED_CAPACITY where a figure is read); its batches are any size (σ's rounding as for the largest)."""
+    window = b.duration_window
+    if window is None:
+        return c
+    ident = b.id
+    gap = (1 + tau) * max(exact(window.interval), exact(b.alpha))
+    f.timed[ident] = gap
+    f.cap_min[ident] = f.cap_max[ident] = f.cap_nominal[ident] = TIMED_CAPACITY
+    f.burst[ident] = STORM_MAX_INT
+    f.slowest_take[ident] = gap
+    return STORM_MAX_INT
 
 
 class _EveryRun:
