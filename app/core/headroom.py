@@ -90,7 +90,9 @@ class Headroom:
         if self.worker_check is not None:  # docs/model.md section 9
             out["worker_deaths_modelled"] = True
             out["worker_deaths"] = {**self.worker_check.to_json(),
-                                    "single_bolt_failures_survived": self.bolt_failures_survived}
+                                    "single_bolt_failures_survived": self.bolt_failures_survived,
+                                    "search_plays_worker_deaths": {"linear_program": True, "simulation": False,
+                                                                   "solver": False}}
         elif self.workers is not None:  # no time between deaths: a worker's death is not decided
             out["worker_deaths_modelled"] = False
             if self.worker_loss is not None:

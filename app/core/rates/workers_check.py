@@ -56,7 +56,7 @@ class WorkerCheck:
         wm, n = self.model, self.names
         return {
             "survives": self.survives, "reason": self.reason or None,
-            "decided_by": "rate check", "search_plays_worker_deaths": False,
+            "decided_by": "rate check",
             "workers": wm.workers, "min_ttf": num(wm.min_ttf), "restart": [num(wm.min_restart), num(wm.max_restart)],
             "message_timeout_secs": num(wm.timeout), "replays": wm.replays,
             "assignment": {n.get(c, c): list(row) for c, row in wm.assignment.items()},
