@@ -315,6 +315,10 @@ def test_worker_deaths_through_a_duration_window_are_not_proven_and_say_why() ->
     check = worker_check(topo, e, model, {b.id: status_of(e, b.id) for b in topo.bolts})
     assert check.survives is None and "W has a duration window, whose timer the worker-death check does not have" \
         in check.reason
+    from app.core.tcn.search_deaths import death_proofs
+
+    note, proven = death_proofs(topo, ["W", "P"], lambda: False)  # the search's worker-death rows have no timer
+    assert proven == {} and note is not None and "it proves nothing for W, P" in note
     lone = timed(10, 0.5, 5, 3)
     lone["storm"] = {"workers": 1}
     lone_topo = parse_topology(lone)
