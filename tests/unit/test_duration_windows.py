@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from window_documents import windowed
 
 from app.core.rates import rate_check
 from app.core.rates.flows import RateFigures
@@ -26,18 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def timed(rate: float, alpha: float, length: float, slide: float | None, parallelism: int = 1, *,
           tolerance: float = 0, timeout: int | None = None, p_alpha: float = 0.001) -> dict[str, Any]:
     """S -> W (a duration window) -> P (ordinary)."""
-    window: dict[str, Any] = {"kind": "duration", "length": length}
-    if slide is not None:
-        window["slide"] = slide
-    doc: dict[str, Any] = {
-        "schema_version": 4, "name": "timed", "spouts": [{"name": "S", "rate": rate, "burst": 1}],
-        "bolts": [{"name": "W", "alpha": alpha, "sigma": 0.1, "parallelism": parallelism, "window": window},
-                  {"name": "P", "alpha": p_alpha, "sigma": 0, "parallelism": 1}],
-        "subscriptions": [{"source": "S", "target": "W"}, {"source": "W", "target": "P"}],
-        "settings": {"tolerance": tolerance, "max_idle_time": 0}, "verification": {"checked": ["W"]}}
-    if timeout is not None:
-        doc["storm"] = {"message_timeout_secs": timeout}
-    return doc
+    return windowed(rate, alpha, length, slide, parallelism, kind="duration", tolerance=tolerance, timeout=timeout,
+                    p_alpha=p_alpha)
 
 
 @dataclass

@@ -12,26 +12,10 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from window_documents import windowed
 
 from app.core.rates import rate_check
 from app.core.topology import parse_topology
-
-
-def windowed(rate: float, alpha: float, length: int, slide: int | None, parallelism: int = 1, *,
-             tolerance: float = 0, burst: int = 1, timeout: int | None = None) -> dict[str, Any]:
-    """S -> W (a count window) -> P (fast, ordinary)."""
-    window: dict[str, Any] = {"kind": "count", "length": length}
-    if slide is not None:
-        window["slide"] = slide
-    doc: dict[str, Any] = {
-        "schema_version": 4, "name": "win", "spouts": [{"name": "S", "rate": rate, "burst": burst}],
-        "bolts": [{"name": "W", "alpha": alpha, "sigma": 0.1, "parallelism": parallelism, "window": window},
-                  {"name": "P", "alpha": 0.001, "sigma": 0, "parallelism": 1}],
-        "subscriptions": [{"source": "S", "target": "W"}, {"source": "W", "target": "P"}],
-        "settings": {"tolerance": tolerance, "max_idle_time": 0}, "verification": {"checked": ["W"]}}
-    if timeout is not None:
-        doc["storm"] = {"message_timeout_secs": timeout}
-    return doc
 
 
 @dataclass

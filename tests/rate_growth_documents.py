@@ -1,0 +1,45 @@
+"""What the growth-by-rates tests share (tests/unit/test_rate_growth.py, tests/unit/test_rate_growth_cycles.py): a
+one-spout document, the certificate proven on a target's cone, and that certificate checked by the independent
+checker and never refuted by the linear program."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.results import RateGrowthCertificate
+from app.core.tcn.check.rate_growth import check_growth_certificate
+from app.core.tcn.linear import build_rows, farkas
+from app.core.tcn.network import build_network
+from app.core.tcn.rate_growth import prove_growth
+from app.core.topology import parse_topology
+
+
+def growth_doc(bolts: list[tuple[str, float, float, int]], subs: list[tuple[str, str]], *, rate: float = 1.0,
+         tolerance: float = 0.0, idle: float = 0.0, emission: str = "exact") -> dict[str, Any]:
+    """S (rate, burst 1) feeding `bolts` (name, α, σ, executors) along `subs` (source, target)."""
+    return {
+        "schema_version": 1, "name": "t",
+        "spouts": [{"kind": "spout", "id": "S", "name": "S", "rate": rate, "burst": 1}],
+        "bolts": [{"kind": "bolt", "id": n, "name": n, "alpha": a, "sigma": s, "parallelism": c}
+                  for n, a, s, c in bolts],
+        "subscriptions": [{"id": f"e{i}", "source": a, "target": b} for i, (a, b) in enumerate(subs)],
+        "settings": {"tolerance": tolerance, "max_idle_time": idle, "emission": emission},
+    }
+
+
+def growth_certificate(doc: dict[str, Any], target: str) -> tuple[dict[str, Any], RateGrowthCertificate | None]:
+    """The target's cone as a document, and the growth proof by rates on it (None: none)."""
+    cone = build_network(parse_topology(doc), [target]).document()
+    return cone, prove_growth(parse_topology(cone), target)
+
+
+def checked_certificate(doc: dict[str, Any], target: str) -> tuple[dict[str, Any], RateGrowthCertificate] | None:
+    """`growth_certificate`, when there is one, after asserting that the independent checker accepts it and that
+    the linear program proves no freedom from growth for the target (never refuted)."""
+    cone, cert = growth_certificate(doc, target)
+    if cert is None:
+        return None
+    assert check_growth_certificate(cone, cert) == [], (doc, target)
+    assert farkas(build_rows(build_network(parse_topology(doc), [target]), target), timeout_ms=5000) is None, \
+        (doc, target)
+    return cone, cert
