@@ -4,6 +4,7 @@ checker and never refuted by the linear program."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from app.core.results import RateGrowthCertificate
@@ -43,3 +44,12 @@ def checked_certificate(doc: dict[str, Any], target: str) -> tuple[dict[str, Any
     assert farkas(build_rows(build_network(parse_topology(doc), [target]), target), timeout_ms=5000) is None, \
         (doc, target)
     return cone, cert
+
+
+def proven_targets(docs: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], str, RateGrowthCertificate]]:
+    """Each (document, target bolt, certificate) of `docs` that growth by rates proves (`checked_certificate`)."""
+    for doc in docs:
+        for target in [b["name"] for b in doc["bolts"]]:
+            proven = checked_certificate(doc, target)
+            if proven is not None:
+                yield doc, target, proven[1]

@@ -19,7 +19,7 @@ from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.network import build_network
 from app.core.topology import parse_topology
 from tests.adversary import play, slow_then_fast
-from tests.rate_growth_documents import checked_certificate, growth_certificate, growth_doc
+from tests.rate_growth_documents import growth_certificate, growth_doc, proven_targets
 
 # the sweep's random topology #23 (bench/verdict_sweep.py, seed 46): B0 ⇄ B2 amplify (σ 1 both ways), τ = 0, so a
 # lasso needs the least common multiple of 1, 0.704, 0.81 and 0.781 s
@@ -123,18 +123,11 @@ def _random_cycle(rng: random.Random) -> dict[str, Any]:
 def test_cycle_certificates_are_checked_never_refuted_and_grow_when_played() -> None:
     rng = random.Random(2026_11_29)
     proofs = played = 0
-    for _ in range(20):
-        doc = _random_cycle(rng)
-        topo = parse_topology(doc)
-        for target in [b.name for b in topo.bolts]:
-            proven = checked_certificate(doc, target)
-            if proven is None:
-                continue
-            proofs += 1
-            cert = proven[1]
-            line = cert.bolts[target]
-            if Fraction(line.inflow_low) - Fraction(line.capacity) < Fraction(1, 20) or played >= 4:
-                continue
-            _played_growth(doc, target, cert)
-            played += 1
+    for doc, target, cert in proven_targets(_random_cycle(rng) for _ in range(20)):
+        proofs += 1
+        line = cert.bolts[target]
+        if Fraction(line.inflow_low) - Fraction(line.capacity) < Fraction(1, 20) or played >= 4:
+            continue
+        _played_growth(doc, target, cert)
+        played += 1
     assert proofs >= 10 and played >= 4, (proofs, played)
