@@ -5,21 +5,17 @@ multiple of the periods (τ = 0: out of the simulation's reach)."""
 
 from __future__ import annotations
 
-import copy
 import random
 from fractions import Fraction
 from typing import Any
 
 import pytest
 
-from app.core.results import RateGrowthCertificate
-from app.core.tcn.check.certify import certify
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.network import build_network
 from app.core.topology import parse_topology
-from tests.adversary import play, slow_then_fast
-from tests.rate_growth_documents import growth_certificate, growth_doc, proven_targets
+from tests.rate_growth_documents import growth_certificate, growth_doc, played_growth, proven_targets
 
 # the sweep's random topology #23 (bench/verdict_sweep.py, seed 46): B0 ⇄ B2 amplify (σ 1 both ways), τ = 0, so a
 # lasso needs the least common multiple of 1, 0.704, 0.81 and 0.781 s
@@ -36,38 +32,20 @@ KEEPS_UP = growth_doc([("U", 0.5, 1.0, 1), ("B", 1.5, 0.5, 1)], [("S", "U"), ("U
 
 
 
-def _played_growth(doc: dict[str, Any], target: str, cert: RateGrowthCertificate) -> None:
-    """The independent simulator plays the schedule: the target's queue grows at least at the certified rate
-    between two horizons, in a run the product's certifier accepts as legal."""
-    line = cert.bolts[target]
-    gain = Fraction(line.inflow_low) - Fraction(line.capacity)
-    doc = copy.deepcopy(doc)  # a stream nobody listens to is silent (docs/model.md section 1): the simulator
-    listened = {s["source"] for s in doc["subscriptions"]}  # keeps no such rule
-    for b in doc["bolts"]:
-        b["sigma"] = b["sigma"] if b["name"] in listened else 0.0
-    schedule = slow_then_fast({}, {target})
-    short, long = play(doc, schedule, Fraction(60)), play(doc, schedule, Fraction(160), max_positions=60_000)
-    grew = long.largest[target] - short.largest[target]
-    assert grew >= gain * 100 * Fraction(4, 5) - 4, (doc, target, grew, gain)
-    reached = max(p["bolts"][target]["queue"] for p in long.positions)
-    witness = certify(long.trace(doc), checked=[target], threshold=reached)
-    assert witness.ok, witness.problems[:3]
-
-
 @pytest.mark.parametrize("target", ["B0", "B2", "B4"])
 def test_a_cycle_that_amplifies_is_proven_by_rounds_and_played(target: str) -> None:
     cone, cert = growth_certificate(SWEEP_23, target)
     assert cert is not None and cert.rounds is not None and cert.rounds >= 2
     assert cert.bolts[target].role == "target"
     assert check_growth_certificate(cone, cert) == []
-    _played_growth(SWEEP_23, target, cert)
+    played_growth(SWEEP_23, target, cert)
 
 
 def test_a_member_that_keeps_up_inside_a_cycle() -> None:
     cone, cert = growth_certificate(KEEPS_UP, "B")
     assert cert is not None and cert.bolts["U"].role == "keeps up"
     assert Fraction(cert.bolts["U"].inflow_high) < 2 and check_growth_certificate(cone, cert) == []
-    _played_growth(KEEPS_UP, "B", cert)
+    played_growth(KEEPS_UP, "B", cert)
 
 
 def test_a_tie_or_too_little_inflow_in_a_cycle_proves_nothing() -> None:
@@ -128,6 +106,6 @@ def test_cycle_certificates_are_checked_never_refuted_and_grow_when_played() -> 
         line = cert.bolts[target]
         if Fraction(line.inflow_low) - Fraction(line.capacity) < Fraction(1, 20) or played >= 4:
             continue
-        _played_growth(doc, target, cert)
+        played_growth(doc, target, cert)
         played += 1
     assert proofs >= 10 and played >= 4, (proofs, played)
