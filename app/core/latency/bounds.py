@@ -239,13 +239,12 @@ class LatencyAnalysis:
 
     # ---- pipelines: σ = 1, one input, bounded as one server -----------------------------------------------------
     def _chained(self, ident: str) -> bool:
-        """A bolt whose only input is one stream of σ exactly 1 from a bolt, neither of which may fail: its tuples
-        are its upstream's outputs one for one, in FIFO order."""
+        """A bolt whose only input is one stream of σ exactly 1 from a bolt: its tuples are its upstream's outputs one
+        for one, in FIFO order. Either may fail: a loss removes tuples and keeps the survivors' order, and a survivor
+        is paid once through the pipeline all the same (docs/latency.md, "Pipelines with losses")."""
         inputs = [(s, st) for s, st in self.e.inputs[ident] if self.e.carries(s, st)]
         if len(inputs) != 1 or inputs[0][0] not in self.e.cap_min or {ident, inputs[0][0]} & self.windowed.keys():
             return False
-        if self.model is not None and (ident in self.model.min_ttf or inputs[0][0] in self.model.min_ttf):
-            return False  # (a bolt that may fail serves nothing while down; one that never fails is unaffected)
         return self.e.streams[inputs[0][0]][inputs[0][1]] == (Fraction(1),) * 3
 
     def _pipeline(self, ident: str) -> list[str]:
