@@ -25,6 +25,7 @@ import networkx as nx
 
 from app.core.failures import UNBOUNDED, failure_model, impacts
 from app.core.latency.netcalc import Bucket, RateLatency, concatenate, leftover_fifo
+from app.core.latency.replays import Lumps, lumps_of
 from app.core.numbers import exact
 from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.curves import ZERO, Curve
@@ -32,7 +33,7 @@ from app.core.rates.failures_check import failure_check
 from app.core.rates.verdicts import status_of
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.forecast import acking_of
-from app.core.topology import Topology
+from app.core.topology import DEFAULT_STREAM, Topology
 from app.core.words import listed
 
 MAX_SEGMENT = 64  # bolts of one pipeline bounded as one server (any split is sound; this caps the work)
@@ -112,10 +113,10 @@ class LatencyAnalysis:
 
     # ---- per bolt ---------------------------------------------------------------------------------------------
     def _failure_arrivals(self) -> dict[str, Curve | None]:
-        """With failures: per bolt id reached by a failure or a replay, the arrival curve of the replays'
-        fixpoint (None: not bounded with failures; docs/boundedness.md, "Failures"); its per-stream curves are
-        kept in `_fail_streams`."""
+        """With failures: per bolt id reached by a failure or a replay, the arrival curve of the replays' fixpoint
+        (None: not bounded; docs/boundedness.md, "Failures"); its stream curves in `_fail_streams`."""
         self._fail_streams: dict[str, dict[str, Curve]] = {}
+        self._lumps, self._lumped = dict[str, Lumps](), dict[str, tuple[list[Lumps], Curve]]()  # per spout, per bolt
         if self.model is None:
             return {}
         e = self.e
@@ -124,6 +125,7 @@ class LatencyAnalysis:
             self.topo, e, self.model, {b.id: status_of(e, b.id) for b in self.topo.bolts}, nominal_estimate=False)
         if check.bounds is not None:
             self._fail_streams = check.bounds.stream
+            self._lumps = lumps_of(self.topo, e, self.model, check.bounds.lost)
         out: dict[str, Curve | None] = {}
         for b in self.topo.bolts:
             f = check.bolts[b.id]
@@ -141,8 +143,7 @@ class LatencyAnalysis:
         failing = ident in failures
         if failing and failures[ident] is None or not failing and not e.bounded(ident):
             return None
-        windows = e.stream_windows
-        total = ZERO
+        windows, total, rest, lumped = e.stream_windows, ZERO, ZERO, list[Lumps]()
         for source, stream in e.inputs[ident]:
             if failing:
                 piece = self._fail_streams.get(source, {}).get(stream)
@@ -155,6 +156,9 @@ class LatencyAnalysis:
             if source in e.cap_max:
                 piece = piece.meet(self._from_bolt(source, stream, failing, windows.get((source, stream))))
             total = total.plus(piece)
+            lumps = self._lumps.get(source) if failing and stream == DEFAULT_STREAM else None
+            lumped, rest = (lumped + [lumps], rest) if lumps else (lumped, rest.plus(piece))
+        self._lumped.update({ident: (lumped, rest)} if lumped else {})
         return total
 
     def _from_bolt(self, source: str, stream: str, failing: bool, window: tuple[Fraction, Fraction] | None
@@ -209,6 +213,9 @@ class LatencyAnalysis:
             later if start is None else max(later, start - slow + self.idle)
         if wait is None:  # (a burst too large to step through: the same bound without the integer counts)
             wait = slow * (self.q0 + take - 1 + excess) / take
+        lumped = None if ident not in self._lumped else \
+            _lumped_wait(*self._lumped[ident], arrival, self.q0, self.idle, slow, c, take)  # ("Replays in lumps")
+        wait = wait if lumped is None else min(wait, lumped)
         if arrival.excess(1 / slow) is not None:
             busy = _stepped(arrival, self.q0, slow, 1 / slow, lambda m: m - 1, lambda m: m + 1, 1)
             if busy is not None:
@@ -240,8 +247,7 @@ class LatencyAnalysis:
     # ---- pipelines: σ = 1, one input, bounded as one server -----------------------------------------------------
     def _chained(self, ident: str) -> bool:
         """A bolt whose only input is one stream of σ exactly 1 from a bolt: its tuples are its upstream's outputs one
-        for one, in FIFO order. Either may fail: a loss removes tuples and keeps the survivors' order, and a survivor
-        is paid once through the pipeline all the same (docs/latency.md, "Pipelines with losses")."""
+        for one, in FIFO order (either may fail: docs/latency.md, "Pipelines with losses")."""
         inputs = [(s, st) for s, st in self.e.inputs[ident] if self.e.carries(s, st)]
         if len(inputs) != 1 or inputs[0][0] not in self.e.cap_min or {ident, inputs[0][0]} & self.windowed.keys():
             return False
@@ -459,6 +465,80 @@ def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, threshold: Fraction, ta
             return best
         prev = value
     return None
+
+
+def _lumped_wait(lumps: list[Lumps], rest: Curve, arrival: Curve, q0: Fraction, idle: Fraction, slow: Fraction,
+                 c: Fraction, take: int) -> Fraction | None:
+    """W₁ with the arrival curve min(α, Σ ε_s + the other inputs' curves), ε_s a spout's emissions with its replays
+    in lumps (not concave: walked count by count, `_walk`; None: no such bound)."""
+    if not all(x.drains for x in lumps):
+        return None
+
+    def sharp(w: Fraction) -> Fraction:
+        other = rest.at(w)
+        assert other is not None
+        return sum((x.emitted(w) for x in lumps), other)
+
+    def rough(w: float) -> float:
+        other = rest.at(Fraction(w))
+        assert other is not None
+        return sum((x.emitted_float(w) for x in lumps), float(other))
+
+    later = _walk(arrival, sharp, rough, Fraction(0), slow, c, take)
+    if later is None or not q0:
+        return later
+    start = _walk(arrival, sharp, rough, q0, slow, c, take)
+    return None if start is None else max(later, start - slow + idle)
+
+
+def _walk(alpha: Curve, exact: Callable[[Fraction], Fraction], rough: Callable[[float], float], q0: Fraction,
+          slow: Fraction, threshold: Fraction, take: int) -> Fraction | None:
+    """sup over D ≥ 0 of L·⌈M/C⌉ − D, M = ⌊Q₀ + min(α(D), ε(D))⌋, α concave and ε only non-decreasing
+    (docs/latency.md, "Replays in lumps"). Per count k·C + 1 the first D at which both curves allow it is at least
+    α's (exact) and at least any D₀ with ε(D₀) below the count, checked exactly (found in floats): such a D₀ stays
+    valid for every larger count. A count is looked at closely only when the bound could rise there. α alone
+    bounds every later value from above, and past its turn (slope at most c) that never rises: the walk stops when
+    it falls to the best value found (None: MAX_STEPS counts without)."""
+    first = alpha.at(Fraction(0))
+    assert first is not None
+    k = -(-int(q0 + min(first, exact(Fraction(0)))) // take)
+    best = slow * k
+    turn_at = _turn(alpha, threshold)
+    below = Fraction(0)  # ε(below) < every count from here on (exact), 0 at first (ε(0) ≥ 0: only α's D counts)
+    for _ in range(MAX_STEPS):
+        need = k * take + 1 - q0
+        d = _reach(alpha, need)
+        if d is None:
+            return best
+        if d >= turn_at and slow * (k + 1) - d <= best:
+            return best
+        d = max(d, below)
+        if slow * (k + 1) - d > best and rough(float(d)) < need:  # (the bound may rise: find where ε allows it)
+            found = _first_below(exact, rough, need, d, slow)
+            if found > d:
+                d = below = found
+        best = max(best, slow * (k + 1) - d)
+        k += 1
+    return None
+
+
+def _first_below(exact: Callable[[Fraction], Fraction], rough: Callable[[float], float], need: Fraction,
+                 start: Fraction, step: Fraction) -> Fraction:
+    """A D ≥ start with ε(D) < need, checked exactly (start itself when the check fails): ε is non-decreasing, so
+    it reaches need only after D. Found in floats: steps of `step` (doubling), then halving."""
+    low, width = float(start), float(step)
+    high = low + width
+    while rough(high) < need and high < 1e9:
+        low, width = high, 2 * width
+        high = low + width
+    for _ in range(20):
+        mid = (low + high) / 2
+        if rough(mid) < need:
+            low = mid
+        else:
+            high = mid
+    guess = Fraction(math.floor(low * GRID) - 1, GRID)
+    return guess if guess > start and exact(guess) < need else start  # (the exact check makes it sound)
 
 
 def _largest(within: Callable[[int | None], bool]) -> int:
