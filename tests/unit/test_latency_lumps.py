@@ -19,11 +19,12 @@ from tests.unit.test_latency_runs import _doc
 def _spout_run(rng: random.Random, lumps: Lumps, period: Fraction, tau: Fraction, until: int
                ) -> list[tuple[Fraction, int]]:
     """One paced spout: emissions of n fresh tuples (1..C_EMIT) after gaps in [(n − τ)a, (n + τ)a], replays of
-    min(R, n) at each, losses of at most ℓ_j spread over [t_f, t_f + m] at failures T_j apart or more (each lost
-    tuple replayed once, from the next position on). Returns (time, tuples emitted) per emission."""
+    min(R, n) at each, losses of at most ℓ_j spread over [t_f, t_f + m] at failures T_j apart or more, the first
+    at min_ttf_j or later (each lost tuple replayed once, from the next position on). Returns (time, tuples
+    emitted) per emission."""
     adds: list[tuple[Fraction, int]] = []
-    for lost, gap in lumps.losses:
-        t = Fraction(rng.choice([0, 1, 3]))
+    for (lost, gap), ttf in zip(lumps.losses, lumps.first, strict=True):
+        t = ttf + Fraction(rng.choice([0, 1, 3]))
         while t < until:
             size = int(lost) if rng.random() < 0.7 else rng.randint(0, int(lost))
             for _ in range(size):  # (the earliest: all at the failure; else spread over the reboot)
@@ -53,10 +54,15 @@ def test_lumped_replays_bound_every_window_of_simulated_spout_runs() -> None:
         period, tau, burst = Fraction(rng.choice([1, 2]), 2), Fraction(rng.choice([0, 1, 3]), 10), rng.choice([1, 2])
         losses = tuple((Fraction(rng.choice([4, 8, 15])), Fraction(rng.choice([17, 41]), 2))
                        for _ in range(rng.choice([1, 2])))
-        lumps = Lumps(1 / (period * (1 - tau)), 1 / (period * (1 + tau)), Fraction(burst), losses, Fraction(2))
+        first = tuple(Fraction(rng.choice([0, 3, 8])) for _ in losses)
+        lumps = Lumps(1 / (period * (1 - tau)), 1 / (period * (1 + tau)), Fraction(burst), losses, Fraction(2), first)
+        run = _spout_run(rng, lumps, period, tau, 90)
+        total = 0
+        for end, n in run:  # windows from time 0 ("From the start"), drained or not
+            total += n
+            assert total <= lumps.from_start(end), (lumps, end, total)
         if not lumps.drains:
             continue
-        run = _spout_run(rng, lumps, period, tau, 90)
         for i, (start, _) in enumerate(run):  # windows from each emission, to each later one
             total = 0
             for end, n in run[i:i + 40]:

@@ -209,13 +209,12 @@ class LatencyAnalysis:
         # a queue emptied at some position holds no initial tuple any more; the start's first take is within
         # max_idle (the initial tuples are there at time 0): W₁ = max(S(0), S(Q₀) − L + max_idle)
         later, start = full(Fraction(0)), full(self.q0) if self.q0 else None
+        if ident in self._lumped:  # (docs/latency.md, "Replays in lumps")
+            later, start = _lumped_waits(*self._lumped[ident], arrival, later, start, self.q0, slow, c, take)
         wait = None if later is None or (self.q0 and start is None) else \
             later if start is None else max(later, start - slow + self.idle)
         if wait is None:  # (a burst too large to step through: the same bound without the integer counts)
             wait = slow * (self.q0 + take - 1 + excess) / take
-        lumped = None if ident not in self._lumped else \
-            _lumped_wait(*self._lumped[ident], arrival, self.q0, self.idle, slow, c, take)  # ("Replays in lumps")
-        wait = wait if lumped is None else min(wait, lumped)
         if arrival.excess(1 / slow) is not None:
             busy = _stepped(arrival, self.q0, slow, 1 / slow, lambda m: m - 1, lambda m: m + 1, 1)
             if busy is not None:
@@ -467,28 +466,36 @@ def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, threshold: Fraction, ta
     return None
 
 
-def _lumped_wait(lumps: list[Lumps], rest: Curve, arrival: Curve, q0: Fraction, idle: Fraction, slow: Fraction,
-                 c: Fraction, take: int) -> Fraction | None:
-    """W₁ with the arrival curve min(α, Σ ε_s + the other inputs' curves), ε_s a spout's emissions with its replays
-    in lumps (not concave: walked count by count, `_walk`; None: no such bound)."""
-    if not all(x.drains for x in lumps):
-        return None
+def _lumped_waits(lumps: list[Lumps], rest: Curve, arrival: Curve, later: Fraction | None, start: Fraction | None,
+                  q0: Fraction, slow: Fraction, c: Fraction, take: int) -> tuple[Fraction | None, Fraction | None]:
+    """W₁'s two suprema, S(0) and S(Q₀), again with the arrival curve min(α, Σ ε_s + the other inputs' curves), ε_s a
+    spout's emissions with its replays in lumps, and for S(Q₀) (windows from time 0) also min(α, Σ ε₀_s + the rest)
+    (docs/latency.md, "Replays in lumps"; not concave: walked count by count, `_walk`); each the smaller."""
+    def other(w: Fraction) -> Fraction:
+        value = rest.at(w)
+        assert value is not None  # (bounded: else so is not the bolt's arrival curve, and no wait is computed)
+        return value
 
-    def sharp(w: Fraction) -> Fraction:
-        other = rest.at(w)
-        assert other is not None
-        return sum((x.emitted(w) for x in lumps), other)
+    def total(curve: Callable[[Lumps, Fraction], Fraction]) -> Callable[[Fraction], Fraction]:
+        return lambda w: sum((curve(x, w) for x in lumps), other(w))
 
     def rough(w: float) -> float:
-        other = rest.at(Fraction(w))
-        assert other is not None
-        return sum((x.emitted_float(w) for x in lumps), float(other))
+        return sum((x.emitted_float(w) for x in lumps), float(other(Fraction(w))))
 
-    later = _walk(arrival, sharp, rough, Fraction(0), slow, c, take)
-    if later is None or not q0:
-        return later
-    start = _walk(arrival, sharp, rough, q0, slow, c, take)
-    return None if start is None else max(later, start - slow + idle)
+    def rough_start(w: float) -> float:
+        return float(total(Lumps.from_start)(Fraction(w)))
+
+    def smaller(a: Fraction | None, b: Fraction | None) -> Fraction | None:
+        return b if a is None else a if b is None else min(a, b)
+
+    drains = all(x.drains for x in lumps)
+    if drains:
+        later = smaller(later, _walk(arrival, total(Lumps.emitted), rough, Fraction(0), slow, c, take))
+    if q0:
+        start = smaller(start, _walk(arrival, total(Lumps.from_start), rough_start, q0, slow, c, take))
+        if drains:
+            start = smaller(start, _walk(arrival, total(Lumps.emitted), rough, q0, slow, c, take))
+    return later, start
 
 
 def _walk(alpha: Curve, exact: Callable[[Fraction], Fraction], rough: Callable[[float], float], q0: Fraction,

@@ -43,6 +43,15 @@ class Lumps:
     burst: Fraction  # C_EMIT
     losses: tuple[tuple[Fraction, Fraction], ...]  # (ℓ_j, T_j)
     reboot: Fraction  # m = max_reboot
+    first: tuple[Fraction, ...] = ()  # min_ttf_j, in the order of `losses`: no failure of j before it
+
+    def from_start(self, w: Fraction) -> Fraction:
+        """The emissions in [0, w], w ≥ 0: γ(w) + min(γ(w), A₀(w)), A₀ the losses of the failures by w (none
+        before min_ttf_j, then T_j apart), whether or not the backlog drains (docs/latency.md, "From the start")."""
+        g = self.fast * w + self.burst
+        lost = sum((ell * (math.floor((w - ttf) / period) + 1) for (ell, period), ttf in zip(self.losses, self.first,
+                    strict=True) if w >= ttf), Fraction(0))
+        return g + min(g, lost)
 
     @property
     def drains(self) -> bool:
@@ -77,7 +86,8 @@ def lumps_of(topo: Topology, e: RateFigures, model: FailureModel | None, lost: d
         losses = [(lost.get(j), model.min_ttf[j] + model.min_reboot) for j in fed]
         if fed and all(ell is not None for ell, _ in losses):
             out[s.id] = Lumps(e.spout_max[s.id], e.spout_min[s.id], Fraction(s.burst),
-                              tuple((Fraction(ell), t) for ell, t in losses if ell is not None), model.max_reboot)
+                              tuple((Fraction(ell), t) for ell, t in losses if ell is not None), model.max_reboot,
+                              tuple(model.min_ttf[j] for j in fed))
     return out
 
 
