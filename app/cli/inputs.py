@@ -46,6 +46,11 @@ def read_topology(path: str) -> Topology:
                   "check, the simulation, the solver, the linear program and the certifier have its window rule; the "
                   "proofs by rates, the flood proofs and the timeout witnesses do not yet (docs/model.md section 10)",
                   file=sys.stderr)
+        if b.waits_for_all:
+            print(f"note: {path}: bolts.{one_line(b.name)} is a join waiting for every branch: the rate check, the "
+                  "simulation, the solver, the certifier and the linear program have its join rule; the proofs by "
+                  "rates, the flood proofs and the latency bounds do not yet, and decide nothing through it "
+                  "(docs/model.md section 11)", file=sys.stderr)
     log.info("read %s: %s, %d spouts, %d bolts, %d subscriptions", path, topo.name, len(topo.spouts), len(topo.bolts),
              len(topo.subscriptions))
     return topo

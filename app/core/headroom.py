@@ -31,6 +31,7 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.rates import LoadMargins, RateAnalysis, load_margins, margins, window_figures
+from app.core.rates.joins import join_figures
 from app.core.rates.workers_check import WorkerCheck
 from app.core.storm.forecast import StormForecast, TimeoutRisk, forecast, saturation_signs, scaled, timeout_risks
 from app.core.topology import StormObserved, Topology
@@ -190,8 +191,13 @@ def headroom(topo: Topology, rates: RateAnalysis | None = None) -> Headroom:
 
     h: Fraction | None
     limiting: list[str]
+    # a join whose cache no rate bounds (docs/model.md section 11: its branches deliver unequally, or are not proven
+    # to deliver alike): no factor is proven, whatever the queues'
+    open_joins = [b.name for b in topo.waiting_joins() if (j := join_figures(rates.figures, b)) and j.open_at_any_rate]
     if rates.figures.amplifying:  # at every factor a member of the cycle saturates: none is proven (decided
         h, limiting, found = Fraction(0), [], False  # as the shrinking would end; docs/boundedness.md)
+    elif open_joins:
+        h, limiting, found = Fraction(0), open_joins, False
     else:
         h, limiting, found = _linear_factor(largest, lambda i, c: i < c)
     # a cycle solved exactly is linear below the caps as an acyclic topology is; one iterated is not

@@ -30,6 +30,7 @@ from app.core.numbers import exact
 from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.curves import ZERO, Curve
 from app.core.rates.failures_check import failure_check
+from app.core.rates.joins import join_figures
 from app.core.rates.verdicts import status_of
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.forecast import acking_of
@@ -101,7 +102,7 @@ class LatencyAnalysis:
         self.tasks = {s.id: s.executors or 1 for s in topo.spouts}  # max.spout.pending counts per spout task
         self.idle = exact(topo.settings.max_idle_time)
         self.bolts: dict[str, BoltLatency] = {}
-        self.windowed = _window_holds(topo)  # bolts with a window: why they have no sojourn bound
+        self.windowed = _window_holds(topo, e)  # bolts with a window (or such a join): why no sojourn bound
         failures = self._failure_arrivals()
         for j in self._bolts_in_order():
             self.bolts[j] = self._bolt(j, self._arrival(j, failures))
@@ -397,12 +398,23 @@ def _cycle_reason(graph: nx.DiGraph, names: dict[str, str], ident: str) -> str |
             "goes around it, so no tree is proven to complete")
 
 
-def _window_holds(topo: Topology) -> dict[str, str]:
+def _window_holds(topo: Topology, e: RateFigures) -> dict[str, str]:
     """Per bolt with a window (by id), why it has no sojourn bound (docs/model.md section 10): a tuple is held until
-    later tuples push it out of its last window, and an arrival curve bounds arrivals from above only."""
-    return {b.id: f"{b.name} is a windowed bolt ({b.window.phrase()}): Storm acks a tuple only when later tuples push "
+    later tuples push it out of its last window, and an arrival curve bounds arrivals from above only. Likewise a
+    join whose message may wait for another tree's part (docs/latency.md, "Joins"): any join but one whose cache is
+    bounded and whose branches pass each fork tuple on one for one."""
+    held = {b.id: f"{b.name} is a windowed bolt ({b.window.phrase()}): Storm acks a tuple only when later tuples push "
                   "it out of its last window, and nothing bounds how long they take to come (docs/model.md section 10)"
             for b in topo.windowed_bolts() if b.window is not None}
+    # a join holds a part until its slowest branch delivers the message's last part (docs/model.md section 11): that
+    # wait is the slowest branch's path, which the longest path covers, when the part is of the same tree
+    for b in topo.waiting_joins():
+        j = join_figures(e, b)
+        if j is None or not j.one_for_one:
+            held[b.id] = (f"{b.name} is a join waiting for every branch, and a part it holds is not proven to wait "
+                          "only for its own tree's other parts (its cache bounded, each branch passing the fork's "
+                          "tuples on one for one: docs/latency.md, \"Joins\")")
+    return held
 
 
 def _reach(alpha: Curve, y: Fraction) -> Fraction | None:

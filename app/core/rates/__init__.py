@@ -11,7 +11,8 @@ One package, one concept per module:
 * `report`: `RateAnalysis` (one snapshot's figures and failure model, computed once) and `rate_check`,
   the report the CLI, the GUI and the search read;
 * `idle`: the max_idle_time warning;
-* `windows`: a count-windowed bolt's pending tuples and hold time against the message timeout.
+* `windows`: a count-windowed bolt's pending tuples and hold time against the message timeout;
+* `joins`: a join's branches, its slowest branch, its cache's growth or bound, its wait for the slowest branch.
 
 docs/boundedness.md proves every verdict.
 """

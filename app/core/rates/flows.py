@@ -122,6 +122,7 @@ class RateFigures:
         # what each bolt receives: its input streams, each once (Topology.inputs, shared with the network)
         received = topo.inputs()
         self.inputs: dict[str, list[Key]] = {b.id: received.get(b.id, []) for b in topo.bolts}
+        self.joins = frozenset(b.id for b in topo.bolts if b.waits_for_all)  # docs/model.md section 11
         graph = nx.DiGraph()
         graph.add_nodes_from(c.id for c in topo.components)
         # an edge only for a stream that carries something: a σ = 0 stream closes no cycle
@@ -276,9 +277,12 @@ class RateFigures:
         return inflow
 
     def _received(self, m: str, out: dict[Key, Fraction]) -> Fraction:
+        """What m receives in the long run: its input streams' sum, a join's least branch (model.md section 11)."""
         keys = self.inputs[m]
         if len(keys) == 1:  # one input: its value (exact_sum of one value is that value)
             return out.get(keys[0], _ZERO)
+        if m in self.joins:
+            return min(out.get(key, _ZERO) for key in keys)
         return exact_sum(out.get(key, _ZERO) for key in keys)
 
     def _is_cycle(self, members: list[str]) -> bool:
@@ -377,6 +381,14 @@ class _EveryRun:
         self.stream_windows: dict[Key, tuple[Fraction, Fraction]] = {}
         self.in_max = self._solve()
 
+    def _received(self, m: str, out: dict[Key, Fraction]) -> Fraction:
+        """What m receives in any window of every run (a rate or a burst of its arrival curve): the sum of its input
+        streams, or for a join the largest branch: a message completes when its last part comes, so the completions
+        in a window are at most what the branch that was last carries in it (docs/model.md section 11)."""
+        if m in self.f.joins:
+            return max((out.get(key, _ZERO) for key in self.f.inputs[m]), default=_ZERO)
+        return self.f._received(m, out)
+
     def _spout_windows(self, rate: dict[Key, Fraction], burst: dict[Key, Fraction]) -> None:
         f = self.f
         for s, top in f.spout_max.items():
@@ -425,8 +437,8 @@ class _EveryRun:
                 self._cycle_windows(members, rate, burst, in_max)
                 continue
             m = members[0]
-            in_max[m] = f._received(m, rate)
-            self.in_burst[m] = f._received(m, burst)
+            in_max[m] = self._received(m, rate)
+            self.in_burst[m] = self._received(m, burst)
             if in_max[m] <= f.cap_min[m]:  # a tie too: Q ≤ Q₀ + C + b − (c − R)·D needs only R ≤ c (step 3)
                 self.queue_bound[m] = f.q_start[m] + f.burst[m] + self.in_burst[m]
             else:
@@ -442,7 +454,8 @@ class _EveryRun:
         capacity until no more are found; the rest (S) get their bursts from b = k + W_SS·b, whose
         elimination succeeds only when W_SS shrinks around its cycles (else nobody in it is proven)."""
         f = self.f
-        pinned: frozenset[str] = frozenset()
+        # a join in a cycle: its long-run least branch is no every-run curve, so nobody in the cycle is proven
+        pinned: frozenset[str] = frozenset(members) if f.joins & set(members) else frozenset()
         inside = set(members)
         while True:
             out = dict(rate)

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from app.core.failures import failure_model
 from app.core.rates.failures_check import FailureCheck, failure_check
 from app.core.rates.flows import RateFigures
+from app.core.rates.joins import branch_name, join_figures
 from app.core.rates.suggest import suggest as suggest_parallelism
 from app.core.rates.suggest import suggest_with_failures, uncapped_probe
 from app.core.rates.verdicts import Status, explain, flooding, status_of
@@ -58,6 +59,13 @@ class BoltRates(BaseModel):
     # too when not bounded), and a tuple's time in its windows at the nominal inflow (s)
     window_pending: float | None = None
     window_hold_nominal: float | None = None
+    # a join waiting for every branch (docs/model.md section 11), None for any other: its slowest branch, the parts/s
+    # its cache gains at nominal timing, the messages its cache holds in every run (None: not proven), and the time a
+    # message's parts wait for the slowest branch at nominal timing (s)
+    join_slowest: str | None = None
+    join_cache_growth: float | None = None
+    join_cache_bound: float | None = None
+    join_wait_nominal: float | None = None
 
 
 class RateReport(BaseModel):
@@ -86,6 +94,8 @@ class RateReport(BaseModel):
                              if b.inflow_long_run_max is not None else {}),
                           **({"window_pending": b.window_pending, "window_hold_nominal": b.window_hold_nominal}
                              if b.window_pending is not None or b.window_hold_nominal is not None else {}),
+                          **({k: getattr(b, k) for k in ("join_slowest", "join_cache_growth", "join_cache_bound",
+                                                         "join_wait_nominal")} if b.join_slowest is not None else {}),
                           **({k: getattr(b, k) for k in more} if self.failures else {})}
                       for n, b in self.bolts.items()},
             "suggested_parallelism": self.suggested_parallelism,
@@ -166,8 +176,12 @@ class RateAnalysis:
 
     def _report(self, suggest: bool) -> RateReport:
         fluid = self.fluid_report()  # the failure statuses replace entries of `bolts`: a dict of its own
-        report = fluid.model_copy(update={"bolts": dict(fluid.bolts),
-                                          "suggested_parallelism": self.fluid_suggestion() if suggest else {}})
+        suggested = self.fluid_suggestion() if suggest else {}
+        for b in self.topo.waiting_joins():  # no parallelism bounds a cache its branches fill unequally (model.md 11)
+            j = join_figures(self.figures, b)
+            if suggested and j is not None and j.open_at_any_rate:
+                suggested = {**suggested, b.name: None}
+        report = fluid.model_copy(update={"bolts": dict(fluid.bolts), "suggested_parallelism": suggested})
         check = self.failure_check()
         if check is None:
             return report
@@ -272,6 +286,7 @@ def _fluid_report(topo: Topology, e: RateFigures) -> RateReport:
             queue_bound=None if bound is None else float(bound),
             flooded_by=flooding(e, b.id),
             **_window_fields(e, b),
+            **_join_fields(e, b),
         )
     return RateReport(
         bolts=bolts,
@@ -289,6 +304,16 @@ def _window_fields(e: RateFigures, bolt: Bolt) -> dict[str, float | None]:
         return {}
     return {"window_pending": None if w.pending is None else float(w.pending),
             "window_hold_nominal": None if w.hold_nominal is None else float(w.hold_nominal)}
+
+
+def _join_fields(e: RateFigures, bolt: Bolt) -> dict[str, float | str | None]:
+    """A join's slowest branch and cache figures (app/core/rates/joins.py); nothing for another bolt."""
+    j = join_figures(e, bolt)
+    if j is None:
+        return {}
+    return {"join_slowest": branch_name(e, j.slowest), "join_cache_growth": float(j.growth),
+            "join_cache_bound": None if j.cache_bound is None else float(j.cache_bound),
+            "join_wait_nominal": None if j.wait_nominal is None else float(j.wait_nominal)}
 
 
 def bounded_bolts(topo: Topology, parallelism: dict[str, int] | None = None) -> dict[str, bool]:
@@ -347,4 +372,4 @@ def no_parallelism_reason(report: RateReport) -> str:
     if report.failures:
         return ("σ or a cycle amplifies its inflow, or with failures the rate check proves no parallelism "
                 "tried bounded: docs/boundedness.md, \"Failures\"")
-    return "σ or a cycle amplifies its inflow"
+    return "σ or a cycle amplifies its inflow, or a join's branches fill its cache unequally"

@@ -161,7 +161,7 @@ def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], trac
     """`name` becomes `unbounded` when a flood certificate for it is built and accepted by its checker."""
     before = verdicts[name]
     cone = build_network(topo, [name]).topology
-    if cone.windowed_bolts():  # no flood proof through a window: the proofs have no window rule yet (model.md 10)
+    if cone.windowed_bolts() or cone.waiting_joins():  # no flood proof through a window or a join: no rule yet
         return
     short: list[str] = []
     cert = prove_flood(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology, short)

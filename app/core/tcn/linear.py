@@ -160,6 +160,11 @@ def _bolt_rows(out: _Rows, b: BoltParams, carried: dict[tuple[str, str], dict[st
     k, p, arrived = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}"
     out.add(f"takes{_label(j)}", "ge", {p: 1, k: -1})
     out.add(f"batch{_label(j)}", "ge", {k: b.take_max, p: -1})
+    if b.join:  # docs/model.md section 11: no branch's cache shrinks over a pass, so each delivers ≥ A parts (the
+        # rule's "A is what the slowest delivers" left out: a relaxation, which only loosens the rows)
+        for src in b.sources:
+            out.add(f"cache{_label(j, *src)}", "ge", _sum({v: x for v, x in carried[src].items()}, {arrived: -1}))
+        return
     out.add(f"arrivals{_label(j)}", "eq", _sum({arrived: 1}, *({v: -x for v, x in carried[src].items()}
                                                         for src in b.sources)))
 
@@ -239,6 +244,9 @@ def build_rows(net: Network, target: str) -> list[LinearRow]:
     """The rows of one loop pass on `net` (the target's cone) with the target growing (docs/verifier.md):
     per spout its emission rows, its replay rows and its streams' ratios; per bolt its takes and arrivals,
     its queue (with failures and losses when it may fail) and its streams' ratios; the target's growth."""
+    if any(b.join and b.name == target for b in net.bolts):  # its growth may be its cache's, which no row says
+        raise ValueError(f"the linear program has no rows for a join's cache growing (docs/model.md section 11): "
+                         f"{target}")
     tau, idle = net.tolerance, net.max_idle
     rule = net.emission
     fails = net.failures

@@ -52,6 +52,7 @@ class BoltParams:
     silent: bool
     streams: tuple[StreamParams, ...] = ()
     slide: int = 1  # a count window's sliding interval: it takes only whole slides (docs/model.md section 10)
+    join: bool = False  # waits for a part from every input stream (a branch) per message (docs/model.md section 11)
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -150,7 +151,7 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
         outs = streams(b)
         bolts.append(BoltParams(b.name, exact(b.alpha), exact(b.sigma), b.take_max, sources,
                                 all(st.silent for st in outs), outs,
-                                b.per_executor if b.count_window is not None else 1))
+                                b.per_executor if b.count_window is not None else 1, b.waits_for_all))
     kept = [c.name for c in reduced.components]
     dropped = [c.name for c in topo.components if c.name not in kept]
     model = failure_model(reduced)

@@ -43,7 +43,9 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
     if ident is None:
         return None
     figures = RateFigures(topo)
-    if figures.cyclic:  # every component of the network must settle into a period, not only the upstream
+    # every component of the network must settle into a period, not only the upstream; a join: the fixed
+    # schedule's rates have no join rule (docs/model.md section 11)
+    if figures.cyclic or figures.joins:
         return None
     # the schedule's capacities: every bolt its largest, the target its smallest (what it passes on, with failures
     # a failing bolt of the cone may be below it)

@@ -22,7 +22,8 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
     that grows under the fixed fastest-upstream, slowest-target schedule gets `counterexample` with the
     schedule's exact rates as its certificate, without writing the lasso's positions."""
     for target in run.targets:
-        if target in run.verdicts or target in run.windowed or search.stop_reason(run.elapsed()):
+        if target in run.verdicts or target in run.windowed or target in run.joined or search.stop_reason(
+                run.elapsed()):
             continue  # (a window in the cone: the proofs by rates have no window rule yet, docs/model.md 10)
         search.announce(run, f"{target}: a proof of growth by rates")
         cert = prove_growth(run.nets[target].topology, target)
@@ -46,8 +47,10 @@ def linear_phase(search: SearchControl, run: Run) -> None:
     before it is recorded), is not searched, and is held level in the other cones."""
     proven: list[str] = []
     for target in run.targets:
-        if target in run.verdicts or search.stop_reason(run.elapsed()):
-            continue  # (a count window in the cone: its rows hold for windowed lassos too, docs/verifier.md)
+        if target in run.verdicts or search.topo.bolt_by_name(target).waits_for_all or search.stop_reason(
+                run.elapsed()):
+            continue  # (a count window or a join in the cone: their rows hold for their lassos, docs/verifier.md; a
+            # join's own growth may be its cache's, which no row says)
         net = run.nets[target]
         search.announce(run, f"{target}: the linear program over one loop pass")
         started = time.monotonic()

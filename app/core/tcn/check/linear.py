@@ -24,7 +24,7 @@ from app.core.numbers import exact
 from app.core.results import LinearCertificate
 from app.core.tcn.check.certify_failures import FailureRules, failure_rules
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import fraction_of, read_certificate, take_bound
+from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound
 from app.core.topology import Bolt, Spout, Topology
 from app.core.words import listed
 
@@ -123,25 +123,39 @@ def _spout_stream_rows(rows: dict[str, _Row], sp: Spout, emitted: list[str], lis
             _put(c, (fresh, hi), (out, -1))
 
 
+def _put_carried(c: dict[str, Fraction], u: str, st: str, spout_names: list[str], replaying: set[str],
+                 sign: int) -> None:
+    """What stream (u, st) carries in a pass, `sign` times: a spout's default stream its fresh emissions and
+    replays, any other stream its count."""
+    if u in spout_names and st == "default":
+        _put(c, (f"N{label(u)}", sign))
+        if u in replaying:
+            _put(c, (f"R{label(u)}", sign))
+    else:
+        _put(c, (f"E{label(u, st)}", sign))
+
+
 def _bolt_rows(rows: dict[str, _Row], bo: Bolt, received: list[tuple[str, str]], spout_names: list[str],
-               replaying: set[str]) -> None:
+               replaying: set[str], branches: list[tuple[str, str]] | None = None) -> None:
     """A bolt takes K batches of P tuples in all; A tuples arrive from what it `received` (a spout's
-    default stream: fresh emissions, and replays from a spout of `replaying`)."""
+    default stream: fresh emissions, and replays from a spout of `replaying`); a join's `branches` each deliver at
+    least A parts instead."""
     j = bo.name
     takes, taken, came = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}"
     c = _row(rows, f"takes{label(j)}", "ge")
     _put(c, (taken, 1), (takes, -1))
     c = _row(rows, f"batch{label(j)}", "ge")
     _put(c, (takes, take_bound(bo)), (taken, -1))
+    if branches is not None:  # a join (docs/model.md section 11): every branch delivers at least A parts a pass
+        for u, st in branches:
+            c = _row(rows, f"cache{label(j, u, st)}", "ge")
+            _put(c, (came, -1))
+            _put_carried(c, u, st, spout_names, replaying, 1)
+        return
     c = _row(rows, f"arrivals{label(j)}", "eq")
     _put(c, (came, 1))
     for u, st in received:
-        if u in spout_names and st == "default":
-            _put(c, (f"N{label(u)}", -1))
-            if u in replaying:
-                _put(c, (f"R{label(u)}", -1))
-        else:
-            _put(c, (f"E{label(u, st)}", -1))
+        _put_carried(c, u, st, spout_names, replaying, -1)
 
 
 def _steady_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction) -> None:
@@ -266,7 +280,7 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
         _spout_stream_rows(rows, sp, emitted, listened, dvert, bool(fed_back))
 
     for bo in topo.bolts:
-        _bolt_rows(rows, bo, received.get(bo.name, []), spout_names, replaying)
+        _bolt_rows(rows, bo, received.get(bo.name, []), spout_names, replaying, join_branches(topo, bo))
         if bo.name in down_bolts:
             assert rules is not None
             _failing_bolt_rows(rows, bo, tau, rules, trees[bo.name])
@@ -281,12 +295,15 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
 
 def check_certificate(document: Any, certificate: Any) -> list[str]:
     """Why `certificate` does not prove that no lasso of `document` makes its target grow; [] = accepted."""
-    read = read_certificate(document, certificate, LinearCertificate, "a certificate", count_windows=True)
+    read = read_certificate(document, certificate, LinearCertificate, "a certificate", count_windows=True, joins=True)
     if isinstance(read, list):
         return read
     topo, cert, problems = read
     if not any(isinstance(c, Bolt) and c.name == cert.target for c in topo.components):
         return problems + [f"target {cert.target!r} is not a bolt of the topology"]
+    if join_branches(topo, topo.bolt_by_name(cert.target)) is not None:  # its cache may grow: no row says it
+        return problems + [f"target {cert.target} is a join, whose cache may grow, and these rows say only its queue's "
+                           "growth (docs/model.md section 11)"]
     rows = pass_rows(topo, cert.target)
     total: dict[str, Fraction] = {}
     constant = Fraction(0)
