@@ -51,6 +51,9 @@ class RateGrowthCertificate(BaseModel):
     content_hash: str
     spouts: dict[str, str] = Field(default_factory=dict, description="spout name -> tuples/s emitted ('p/q')")
     bolts: dict[str, RateGrowthLine] = Field(default_factory=dict)
+    rounds: int | None = Field(default=None, description=(
+        "with a cycle in the cone: the figures are those of this many rounds of the iteration from below and "
+        "from above (docs/verifier.md, \"Growth proven by rates\", cycles); None: one pass in topological order"))
 
 
 class FloodTerm(BaseModel):

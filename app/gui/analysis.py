@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.core.errors import Cancelled
 from app.core.latency.report import canvas_latency
-from app.core.rates import RateAnalysis
+from app.core.rates import RateAnalysis, RateReport
 from app.core.results import FloodCertificate
 from app.core.topology import Problem, Topology, graph_problems
 from app.gui.workers import Worker
@@ -63,6 +63,7 @@ class Analysed:
         self._rates: RateAnalysis | Exception | None = refused  # `refused`: what stopped a worker's analysis
         self._latency: LatencyMarks | None = None
         self._floods: dict[str, FloodCertificate] | None = None
+        self._report: RateReport | Exception | None = None
 
     def problems(self) -> list[Problem]:
         if self._problems is None:
@@ -77,6 +78,30 @@ class Analysed:
             except Exception as err:  # noqa: BLE001 - kept and raised to each reader of this snapshot
                 self._rates = err
         return self._rates
+
+    def rates(self) -> RateAnalysis:
+        """The snapshot's rate analysis; raises what refused it."""
+        rates = self.rates_or_reason()
+        if isinstance(rates, Exception):
+            raise rates
+        return rates
+
+    def report(self) -> RateReport:
+        """The rate check's report the views show, as `check` prints it: with failures in a cyclic topology, each bolt
+        it leaves unproven decided on its own cone of influence (app/core/tcn/cones.py); raises what refused it."""
+        if self._report is None:
+            try:
+                report = self.rates().report(suggest=False)
+                if report.failures and report.cyclic and not self.problems():
+                    from app.core.tcn.cones import bounded_in_cones  # the verifier's modules: loaded when needed
+
+                    report, _ = bounded_in_cones(self.topology, report, [b.name for b in self.topology.bolts])
+                self._report = report
+            except Exception as err:  # noqa: BLE001 - kept and raised to each reader of this snapshot
+                self._report = err
+        if isinstance(self._report, Exception):
+            raise self._report
+        return self._report
 
     def latency_marks(self) -> LatencyMarks:
         if self._latency is None:
@@ -93,7 +118,7 @@ class Analysed:
                 from app.core.tcn.flood import instant_floods  # the verifier's modules: loaded when first needed
 
                 with contextlib.suppress(Exception):  # as the report: each reader of the snapshot says why
-                    report = rates.report(suggest=False)
+                    report = self.report()
                     self._floods = instant_floods(self.topology, {n: b.status for n, b in report.bolts.items()})
         return self._floods
 
@@ -105,7 +130,7 @@ def analysed(topo: Topology) -> Analysed:
     rates = known.rates_or_reason()
     if isinstance(rates, RateAnalysis) and topo.bolts:
         with contextlib.suppress(Exception):  # each reader of the report says why, as after an edit
-            rates.report(suggest=False)  # what the canvas and the status bar show first
+            known.report()  # what the canvas and the status bar show first
     known.latency_marks()
     known.floods()
     return known

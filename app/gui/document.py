@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from app.core.errors import BadInput
-from app.core.rates import RateAnalysis
+from app.core.rates import RateAnalysis, RateReport
 from app.core.results import FloodCertificate
 from app.core.topology import (
     Bolt,
@@ -179,15 +179,19 @@ class DocumentModel(QObject):
         self._analyser.join()
 
     def rates(self) -> RateAnalysis:
-        """The snapshot's one rate analysis (app/core/rates/report.py), read by the canvas, status bar, suggestion
-        and verification; raises what the rate check raised (mid-edit, not annotated), or AnalysisPending."""
+        """The snapshot's one rate analysis (app/core/rates/report.py), read by the suggestion and verification;
+        raises what the rate check raised (mid-edit, not annotated), or AnalysisPending."""
+        return self._analysed_now().rates()
+
+    def report(self) -> RateReport:
+        """The rate check's report as `check` prints it, shown by the canvas and status bar (`Analysed.report`)."""
+        return self._analysed_now().report()
+
+    def _analysed_now(self) -> Analysed:
         known = self.analysis()
         if known is None:
             raise AnalysisPending("the rate check is still analysing the last edit")
-        rates = known.rates_or_reason()
-        if isinstance(rates, Exception):
-            raise rates
-        return rates
+        return known
 
     def latency_marks(self) -> LatencyMarks:
         """The canvas's latency words and critical links of the snapshot (`latency_marks`); none while pending."""

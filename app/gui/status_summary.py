@@ -52,7 +52,7 @@ class StatusSummary(QLabel):
                             "colours until it is done.")
             return
         try:
-            report = self.document.rates().report(suggest=False)  # the snapshot's one analysis (canvas too)
+            report = self.document.report()  # the snapshot's one analysis, as `check` prints it (canvas too)
         except Exception as err:  # keep editing possible whatever the analysis thinks
             self.setText(f"rate check failed: {err}")
             return

@@ -200,8 +200,8 @@ class RateFigures:
         return ratios is not None and ratios[2] > 0
 
     def bounded(self, ident: str) -> bool:
-        """Proven bounded in every run: a queue bound was derived (the every-run inflow below the smallest
-        capacity, or equal to it outside a cycle: docs/boundedness.md, "Every run", step 3)."""
+        """Proven bounded in every run: a queue bound was derived (the every-run inflow at most the smallest
+        capacity, a tie included: docs/boundedness.md, "Every run", step 3)."""
         return self.queue_bound[ident] is not None
 
     def no_repeating_growth(self, ident: str) -> bool:
@@ -461,7 +461,8 @@ class _EveryRun:
             out = dict(rate)
             inflow: dict[str, Fraction] = {}
             solved = f._cycle_flows(members, out, inflow, f.cap_max, True, True, pinned)
-            short = frozenset(m for m in members if not keeps_up(inflow[m], f.cap_min[m]))
+            # above the smallest capacity: pinned; a tie R = c is not (steps 3-4 need only R ≤ c, docs/boundedness.md)
+            short = frozenset(m for m in members if inflow[m] > f.cap_min[m])
             if short - pinned:
                 pinned |= short
                 continue

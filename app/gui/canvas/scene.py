@@ -32,7 +32,7 @@ def rate_marks(document: DocumentModel) -> tuple[RateReport | None, dict[str, st
     """What the canvas shows of the snapshot's rate check: its report (None when the document is not analysable
     yet, e.g. mid-edit without a spout) and the bolts it proves unbounded, each with `check`'s words for it."""
     try:
-        report = document.rates().report(suggest=False) if document.topology().bolts else None
+        report = document.report() if document.topology().bolts else None
     except Exception:  # a document mid-edit may not be analysable yet
         return None, {}
     floods = document.floods() if report is not None else {}
