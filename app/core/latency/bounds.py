@@ -25,7 +25,7 @@ import networkx as nx
 
 from app.core.failures import UNBOUNDED, failure_model, impacts
 from app.core.latency.netcalc import Bucket, RateLatency, concatenate, leftover_fifo
-from app.core.latency.replays import Lumps, lumps_of
+from app.core.latency.replays import Delayed, Lumps, lumps_of
 from app.core.numbers import exact
 from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.curves import ZERO, Curve
@@ -117,7 +117,7 @@ class LatencyAnalysis:
         """With failures: per bolt id reached by a failure or a replay, the arrival curve of the replays' fixpoint
         (None: not bounded; docs/boundedness.md, "Failures"); its stream curves in `_fail_streams`."""
         self._fail_streams: dict[str, dict[str, Curve]] = {}
-        self._lumps, self._lumped = dict[str, Lumps](), dict[str, tuple[list[Lumps], Curve]]()  # per spout, per bolt
+        self._lumps, self._lumped = dict[str, Lumps](), dict[str, tuple[list[Lumps | Delayed], Curve]]()  # spout, bolt
         if self.model is None:
             return {}
         e = self.e
@@ -136,15 +136,14 @@ class LatencyAnalysis:
 
     def _arrival(self, ident: str, failures: dict[str, Curve | None]) -> Curve | None:
         """One bolt's arrival curve in every run (None: not proven bounded): per input stream the smallest of the
-        valid curves (docs/latency.md, "Arrival curves"): the rate check's (docs/boundedness.md, "Every run";
-        under failures the replays' fixpoint's instead), one batch per α(1−τ) of its source, and, for a source u
-        with a sojourn bound, its arrivals delayed (σ_hi·(α_u(w + S_u) + Q₀) + H) and its output through its
-        service curve (σ_hi·(α_u(w + α_u(1+τ) + L_u) + Q₀) + H, the pieces of α_u at most c_u)."""
+        valid curves (docs/latency.md, "Arrival curves"): the rate check's (under failures the replays' fixpoint's),
+        one batch per α(1−τ) of its source, and, for a source u with a sojourn bound, its arrivals delayed and its
+        output through its service curve; the inputs in lumps kept apart in `_lumped` ("Replays in lumps")."""
         e = self.e
         failing = ident in failures
         if failing and failures[ident] is None or not failing and not e.bounded(ident):
             return None
-        windows, total, rest, lumped = e.stream_windows, ZERO, ZERO, list[Lumps]()
+        windows, total, rest, lumped = e.stream_windows, ZERO, ZERO, list[Lumps | Delayed]()
         for source, stream in e.inputs[ident]:
             if failing:
                 piece = self._fail_streams.get(source, {}).get(stream)
@@ -157,7 +156,9 @@ class LatencyAnalysis:
             if source in e.cap_max:
                 piece = piece.meet(self._from_bolt(source, stream, failing, windows.get((source, stream))))
             total = total.plus(piece)
-            lumps = self._lumps.get(source) if failing and stream == DEFAULT_STREAM else None
+            lumps = self._lumps[source] if failing and stream == DEFAULT_STREAM and source in self._lumps else \
+                _delayed(self._lumped.get(source), self.bolts.get(source), e.streams.get(source, {}).get(stream),
+                         self.q0)
             lumped, rest = (lumped + [lumps], rest) if lumps else (lumped, rest.plus(piece))
         self._lumped.update({ident: (lumped, rest)} if lumped else {})
         return total
@@ -478,8 +479,17 @@ def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, threshold: Fraction, ta
     return None
 
 
-def _lumped_waits(lumps: list[Lumps], rest: Curve, arrival: Curve, later: Fraction | None, start: Fraction | None,
-                  q0: Fraction, slow: Fraction, c: Fraction, take: int) -> tuple[Fraction | None, Fraction | None]:
+def _delayed(got: tuple[list[Lumps | Delayed], Curve] | None, upstream: BoltLatency | None,
+             ratios: tuple[Fraction, Fraction, Fraction] | None, q0: Fraction) -> Delayed | None:
+    """A bolt source's lumped arrivals passed on through its sojourn bound, on a stream of integer σ (else None)."""
+    if got is None or upstream is None or upstream.sojourn is None or ratios is None or ratios[0].denominator != 1:
+        return None
+    return Delayed(tuple(got[0]), got[1], ratios[0], upstream.sojourn, q0)
+
+
+def _lumped_waits(lumps: list[Lumps | Delayed], rest: Curve, arrival: Curve, later: Fraction | None,
+                  start: Fraction | None, q0: Fraction, slow: Fraction, c: Fraction, take: int
+                  ) -> tuple[Fraction | None, Fraction | None]:
     """W₁'s two suprema, S(0) and S(Q₀), again with the arrival curve min(α, Σ ε_s + the other inputs' curves), ε_s a
     spout's emissions with its replays in lumps, and for S(Q₀) (windows from time 0) also min(α, Σ ε₀_s + the rest)
     (docs/latency.md, "Replays in lumps"; not concave: walked count by count, `_walk`); each the smaller."""
@@ -488,25 +498,25 @@ def _lumped_waits(lumps: list[Lumps], rest: Curve, arrival: Curve, later: Fracti
         assert value is not None  # (bounded: else so is not the bolt's arrival curve, and no wait is computed)
         return value
 
-    def total(curve: Callable[[Lumps, Fraction], Fraction]) -> Callable[[Fraction], Fraction]:
+    def total(curve: Callable[[Lumps | Delayed, Fraction], Fraction]) -> Callable[[Fraction], Fraction]:
         return lambda w: sum((curve(x, w) for x in lumps), other(w))
 
     def rough(w: float) -> float:
         return sum((x.emitted_float(w) for x in lumps), float(other(Fraction(w))))
 
     def rough_start(w: float) -> float:
-        return float(total(Lumps.from_start)(Fraction(w)))
+        return float(total(lambda x, v: x.from_start(v))(Fraction(w)))
 
     def smaller(a: Fraction | None, b: Fraction | None) -> Fraction | None:
         return b if a is None else a if b is None else min(a, b)
 
     drains = all(x.drains for x in lumps)
     if drains:
-        later = smaller(later, _walk(arrival, total(Lumps.emitted), rough, Fraction(0), slow, c, take))
+        later = smaller(later, _walk(arrival, total(lambda x, v: x.emitted(v)), rough, Fraction(0), slow, c, take))
     if q0:
-        start = smaller(start, _walk(arrival, total(Lumps.from_start), rough_start, q0, slow, c, take))
+        start = smaller(start, _walk(arrival, total(lambda x, v: x.from_start(v)), rough_start, q0, slow, c, take))
         if drains:
-            start = smaller(start, _walk(arrival, total(Lumps.emitted), rough, q0, slow, c, take))
+            start = smaller(start, _walk(arrival, total(lambda x, v: x.emitted(v)), rough, q0, slow, c, take))
     return later, start
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from app.core.failures import FailureModel
     from app.core.rates import RateFigures
+    from app.core.rates.curves import Curve
     from app.core.topology import Topology
 
 MAX_JUMPS = 64  # jumps of A looked at for one window (beyond: no refinement, ε = 2γ, always valid)
@@ -72,6 +73,40 @@ class Lumps:
                            tuple((float(a), float(b)) for a, b in self.losses), float(self.reboot))
         r = _replayed(figures, w) if self.drains else None
         return g + (g if r is None else min(g, float(r)))
+
+
+@dataclass(frozen=True)
+class Delayed:
+    """What a bolt u passes on, on a stream of integer σ, from arrivals partly in lumps: σ·(its arrivals in a window
+    S_u longer + Q₀) (curve 3 of docs/latency.md, "Arrival curves"; windows from time 0 need no shift: nothing
+    arrives before 0). Its arrivals: the lumped `terms` plus the concave `rest` of its other inputs."""
+
+    terms: tuple[Lumps | Delayed, ...]
+    rest: Curve
+    sigma: Fraction
+    shift: Fraction  # S_u
+    q0: Fraction
+
+    @property
+    def drains(self) -> bool:
+        return all(t.drains for t in self.terms)
+
+    def _rest(self, w: Fraction) -> Fraction:
+        value = self.rest.at(w)
+        assert value is not None  # (bounded: else u has no arrival curve, and no sojourn bound to shift by)
+        return value
+
+    def emitted(self, w: Fraction) -> Fraction:
+        v = w + self.shift
+        return self.sigma * (sum((t.emitted(v) for t in self.terms), self._rest(v)) + self.q0)
+
+    def emitted_float(self, w: float) -> float:
+        v = w + float(self.shift)
+        return float(self.sigma) * (sum((t.emitted_float(v) for t in self.terms), float(self._rest(Fraction(v))))
+                                    + float(self.q0))
+
+    def from_start(self, w: Fraction) -> Fraction:
+        return self.sigma * (sum((min(t.from_start(w), t.emitted(w)) for t in self.terms), self._rest(w)) + self.q0)
 
 
 def lumps_of(topo: Topology, e: RateFigures, model: FailureModel | None, lost: dict[str, Fraction | None]
