@@ -16,7 +16,9 @@ document or of another bolt, another input counted at its largest capacity inste
 bolt on a cycle given a least rate; the threshold run's checker certifying the run for any checked bolt instead of the
 target, skipping the run's document check, or accepting a certificate whose run has no trace; the nested
 certificate of a chain of floods left unchecked; and the certifier's
-"queue reaches N" turned into "passes N". Prints one line per mutation; exits 1 when one survives. Not run by the
+"queue reaches N" turned into "passes N"; and the linear checker's worker-death rows (tests/unit/test_worker_search.py)
+forgetting the trees a spout emits while a worker restarts, doubling the time between deaths, or letting no worker
+die in the target's loop. Prints one line per mutation; exits 1 when one survives. Not run by the
 tests (it runs a test file once per mutation).
 """
 
@@ -34,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 ROOM, FLOOD, RUN = "tests/unit/test_checker_room.py", "tests/unit/test_flood.py", "tests/unit/test_flood_run.py"
 CYCLES, OTHERS = "tests/unit/test_rate_growth_cycles.py", "tests/unit/test_flood_others.py"
+WORKERS = "tests/unit/test_worker_search.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -71,6 +74,12 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      'return ["threshold run: no trace"]', "return []", RUN),
     ("flood: a chain's nested certificate not checked", "app/core/tcn/check/flood.py",
      "lambda on: check_flood_certificate(on, flood))", "lambda on: [])", RUN),
+    ("worker deaths: the trees emitted while a worker restarts forgotten", "app/core/tcn/check/linear_deaths.py",
+     "during = Fraction(0) if runs_all(x, n) else", "during = Fraction(0) if True else", WORKERS),
+    ("worker deaths: twice the time between deaths", "app/core/tcn/check/linear_deaths.py",
+     'f"X{_w(x)}": -ttf}', 'f"X{_w(x)}": -2 * ttf}', WORKERS),
+    ("worker deaths: no worker dies in the target's loop", "app/core/tcn/check/linear_deaths.py",
+     "if runs_all(x, target):", "if True:", WORKERS),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
      'if not any(s.bolts[n]["queue"] >= threshold', 'if not any(s.bolts[n]["queue"] > threshold', RUN),
 ]

@@ -32,6 +32,7 @@ from app.core.rates.curves import ZERO, Curve
 from app.core.rates.failures_check import failure_check
 from app.core.rates.joins import join_figures
 from app.core.rates.verdicts import status_of
+from app.core.rates.windows import timed_hold
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.forecast import acking_of
 from app.core.topology import DEFAULT_STREAM, Topology
@@ -102,7 +103,8 @@ class LatencyAnalysis:
         self.tasks = {s.id: s.executors or 1 for s in topo.spouts}  # max.spout.pending counts per spout task
         self.idle = exact(topo.settings.max_idle_time)
         self.bolts: dict[str, BoltLatency] = {}
-        self.windowed = _window_holds(topo, e)  # bolts with a window (or such a join): why no sojourn bound
+        self.windowed = _window_holds(topo, e)  # bolts with a window (or such a join): why no sojourn bound (a
+        # duration window's timer gives it one: `_bolt`)
         failures = self._failure_arrivals()
         for j in self._bolts_in_order():
             self.bolts[j] = self._bolt(j, self._arrival(j, failures))
@@ -202,6 +204,9 @@ class LatencyAnalysis:
         c, phase, slow, take = e.cap_min[ident], e.longest_phase[ident], e.slowest_take[ident], e.burst[ident]
         service = RateLatency(c, phase + slow)
         excess = None if arrival is None else arrival.excess(c)
+        hold = timed_hold(e, ident)
+        if hold is not None:  # a duration window's timer: whatever arrives (docs/latency.md, "Duration windows")
+            return BoltLatency(ident, self.names[ident], hold, service, excess, arrival, "")
         if arrival is None or excess is None or ident in self.windowed:
             return BoltLatency(ident, self.names[ident], None, service, None, None, self.windowed.get(
                 ident, f"{self.names[ident]} is not proven bounded, so no tuple's wait in its queue is"))
@@ -403,7 +408,8 @@ def _window_holds(topo: Topology, e: RateFigures) -> dict[str, str]:
     """Per bolt with a window (by id), why it has no sojourn bound (docs/model.md section 10): a tuple is held until
     later tuples push it out of its last window, and an arrival curve bounds arrivals from above only. Likewise a
     join whose message may wait for another tree's part (docs/latency.md, "Joins"): any join but one whose cache is
-    bounded and whose branches pass each fork tuple on one for one."""
+    bounded and whose branches pass each fork tuple on one for one. (A duration window is listed too, for what reads
+    this as "not one server": its timer gives it a sojourn bound, `_bolt`.)"""
     held = {b.id: f"{b.name} is a windowed bolt ({b.window.phrase()}): Storm acks a tuple only when later tuples push "
                   "it out of its last window, and nothing bounds how long they take to come (docs/model.md section 10)"
             for b in topo.windowed_bolts() if b.window is not None}

@@ -206,8 +206,8 @@ def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], trac
     """`name` becomes `unbounded` when a flood certificate for it is built and accepted by its checker."""
     before = verdicts[name]
     cone = build_network(topo, [name]).topology
-    if cone.windowed_bolts() or cone.waiting_joins():  # no flood proof through a window or a join: no rule yet
-        return
+    if any(b.duration_window is not None for b in cone.bolts) or cone.waiting_joins():  # (a count window: whole
+        return  # slides, boundedness.md); no flood proof through a duration window or a join: no rule yet
     short: list[str] = []
     cert = prove_flood(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology, short)
     if cert is None:

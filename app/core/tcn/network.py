@@ -90,6 +90,9 @@ def cone_of_influence(topo: Topology, checked_ids: list[str], keep: set[str] | N
     data["bolts"] = [b for b in data["bolts"] if b["id"] in keep]
     data["subscriptions"] = [s for s in data["subscriptions"] if s["source"] in keep and s["target"] in keep]
     data["layout"] = {k: v for k, v in data["layout"].items() if k in keep}
+    if (data.get("storm") or {}).get("assignment"):  # the assignment of the components kept (docs/model.md 9.1)
+        names = {c.name for c in topo.components if c.id in keep} | {"__acker"}
+        data["storm"]["assignment"] = {n: row for n, row in data["storm"]["assignment"].items() if n in names}
     data["verification"]["checked"] = [c for c in checked_ids if c in keep]
     return parse_topology(data)
 

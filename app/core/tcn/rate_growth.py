@@ -47,6 +47,8 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
     figures = RateFigures(topo)
     if figures.joins:  # a join: the fixed schedule's rates have no join rule (docs/model.md section 11)
         return None
+    if figures.timed and figures.cyclic:  # a duration window's timer: acyclic networks only (docs/verifier.md)
+        return None
     # the schedule's capacities: every bolt its largest, the target its smallest (what it passes on, with failures
     # a failing bolt of the cone may be below it)
     capacities = {**figures.cap_max, ident: figures.cap_min[ident]}

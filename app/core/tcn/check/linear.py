@@ -23,6 +23,7 @@ from typing import Any
 from app.core.numbers import exact
 from app.core.results import LinearCertificate
 from app.core.tcn.check.certify_failures import FailureRules, failure_rules
+from app.core.tcn.check.linear_deaths import DeathRows, death_rows
 from app.core.tcn.check.ratios import ratio_bounds
 from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound
 from app.core.topology import Bolt, Spout, Topology
@@ -61,8 +62,10 @@ def _put(coefficients: dict[str, Fraction], *terms: tuple[str, Fraction | int]) 
         coefficients[var] = coefficients.get(var, Fraction(0)) + Fraction(value)
 
 
-def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction) -> None:
-    """Fresh emissions N within M bursts of at most `burst`, one burst per period 1/rate (± tau)."""
+def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction, restarts: list[str]) -> None:
+    """Fresh emissions N within M bursts of at most `burst`, one burst per period 1/rate (± tau); after a death of
+    a worker that may run it (`restarts`, their X) one burst may come early, and while it is down none need come
+    (docs/model.md 9.4)."""
     s = sp.name
     a = 1 / exact(sp.rate)
     fresh, count = f"N{label(s)}", f"M{label(s)}"
@@ -71,20 +74,25 @@ def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction) -> None:
     c = _row(rows, f"burst{label(s)}", "ge")
     _put(c, (count, sp.burst), (fresh, -1))
     c = _row(rows, f"period-lo{label(s)}", "ge")
-    _put(c, ("T", 1), (fresh, -a), (count, a * tau))
+    _put(c, ("T", 1), (fresh, -a), (count, a * tau), *((x, a * sp.burst) for x in restarts))
+    if restarts:
+        return
     c = _row(rows, f"period-hi{label(s)}", "ge")
     _put(c, (fresh, a), (count, a * tau), ("T", -1))
 
 
-def _replay_rows(rows: dict[str, _Row], s: str, fed_back: list[str], rules: FailureRules | None) -> None:
-    """Spout `s`'s replay backlog, fed by the losses of the bolts `fed_back`, sent paced or at once."""
+def _replay_rows(rows: dict[str, _Row], s: str, fed_back: list[str], paced: bool, died: bool) -> None:
+    """Spout `s`'s replay backlog, fed by the losses of the bolts `fed_back` (and by the workers' deaths, Gw, when
+    `died`), sent paced or at once."""
     c = _row(rows, f"backlog{label(s)}", "eq")
     _put(c, (f"dR{label(s)}", 1), (f"G{label(s)}", -1), (f"R{label(s)}", 1))
     c = _row(rows, f"replays-in{label(s)}", "eq")
     _put(c, (f"G{label(s)}", 1))
     for j in fed_back:
         _put(c, (f"r{label(j, s)}", -1))
-    if rules is not None and rules.mode == "paced":
+    if died:
+        _put(c, (f"Gw{label(s)}", -1))
+    if paced:
         c = _row(rows, f"paced{label(s)}", "ge")
         _put(c, (f"N{label(s)}", 1), (f"R{label(s)}", -1))
     else:
@@ -168,12 +176,16 @@ def _steady_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction) -> None:
     _put(c, ("T", 1), (takes, -exact(bo.alpha) * (1 - tau)))
 
 
-def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: FailureRules, tree: list[str]) -> None:
-    """A bolt that may fail F times, down D in all: its queue loses L tuples, replayed by the spouts of `tree`."""
+def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: FailureRules, tree: list[str],
+                       hitting: list[str]) -> None:
+    """A bolt that may fail F times, down D in all: its queue loses L tuples, replayed by the spouts of `tree`.
+    When dying workers may run it (`hitting`, their X), F is its own failures Fo and their deaths' hits, and its
+    losses are no longer bounded by its replays (docs/model.md 9.4)."""
     j = bo.name
     size = take_bound(bo)
     takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
     fails, down, lost = f"F{label(j)}", f"D{label(j)}", f"L{label(j)}"
+    own = f"Fo{label(j)}" if hitting else fails
     shortest = exact(bo.alpha) * (1 - tau)
     in_batches = f"Lb{label(j)}"  # lost with the batch in progress at a failure: taken (in P) and lost (in L)
     c = _row(rows, f"queue{label(j)}", "eq")
@@ -185,18 +197,21 @@ def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: Fa
     c = _row(rows, f"busy{label(j)}", "ge")
     _put(c, ("T", 1), (down, -1), (takes, -shortest), (fails, shortest))
     c = _row(rows, f"ttf{label(j)}", "ge")
-    _put(c, ("T", 1), (down, -1), (fails, -rules.min_ttf[j]))
+    _put(c, ("T", 1), (down, -1), (own, -rules.min_ttf[j]))
     c = _row(rows, f"down-lo{label(j)}", "ge")
-    _put(c, (down, 1), (fails, -rules.min_reboot))
+    _put(c, (down, 1), (own, -rules.min_reboot))
     c = _row(rows, f"down-hi{label(j)}", "ge")
-    _put(c, (fails, rules.max_reboot), (down, -1))
+    _put(c, (own, rules.max_reboot), (down, -1))
+    if hitting:
+        c = _row(rows, f"hit{label(j)}", "ge")
+        _put(c, (fails, -1), (own, 1), *((x, 1) for x in hitting))
     if tree:
         c = _row(rows, f"lost-lo{label(j)}", "ge")
         _put(c, (lost, 1))
         for s in tree:
             _put(c, (f"r{label(j, s)}", -1))
         imps = [rules.impact[j][s] for s in tree]
-        if all(imp is not None for imp in imps):
+        if not hitting and all(imp is not None for imp in imps):
             c = _row(rows, f"lost-hi{label(j)}", "ge")
             _put(c, (lost, -1))
             for s in tree:
@@ -239,8 +254,31 @@ def _bolt_stream_rows(rows: dict[str, _Row], bo: Bolt, listened: set[tuple[str, 
             _put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
 
 
-def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction) -> None:
-    """The target's queue grows by at least one, its batches are full and it is never idle for long."""
+def _hit_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, hitting: list[str], target: bool) -> None:
+    """A bolt a dying worker may run (`hitting`: those workers' X): it may lose any tuples, a batch per death,
+    its phases still do not overlap; the target may take late while such a worker is down (D ≤ Σ Y)."""
+    j = bo.name
+    takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
+    hits, lost, in_batches = f"F{label(j)}", f"L{label(j)}", f"Lb{label(j)}"
+    shortest = exact(bo.alpha) * (1 - tau)
+    c = _row(rows, f"queue{label(j)}", "eq")
+    _put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1), (in_batches, -1))
+    c = _row(rows, f"batch-lost{label(j)}", "ge")
+    _put(c, (hits, take_bound(bo)), (in_batches, -1))
+    c = _row(rows, f"batch-in-lost{label(j)}", "ge")
+    _put(c, (lost, 1), (in_batches, -1))
+    c = _row(rows, f"busy{label(j)}", "ge")
+    _put(c, ("T", 1), (takes, -shortest), (hits, shortest))
+    c = _row(rows, f"hit{label(j)}", "ge")
+    _put(c, (hits, -1), *((x, 1) for x in hitting))
+    if target:
+        c = _row(rows, f"hit-down{label(j)}", "ge")
+        _put(c, (f"D{label(j)}", -1), *(("Y" + x[1:], 1) for x in hitting))
+
+
+def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction, hit: bool) -> None:
+    """The target's queue grows by at least one, its batches are full and it is never idle for long (but while a
+    worker that may run it is down, D, when `hit`)."""
     j = bo.name
     takes, taken, grew = f"K{label(j)}", f"P{label(j)}", f"d{label(j)}"
     c = _row(rows, f"grows{label(j)}", "ge", -1)
@@ -248,7 +286,7 @@ def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction)
     c = _row(rows, f"full{label(j)}", "eq")
     _put(c, (taken, 1), (takes, -take_bound(bo)))
     c = _row(rows, f"never-idle{label(j)}", "ge")
-    _put(c, (takes, exact(bo.alpha) * (1 + tau) + idle), ("T", -1))
+    _put(c, (takes, exact(bo.alpha) * (1 + tau) + idle), ("T", -1), *([(f"D{label(j)}", 1)] if hit else []))
 
 
 def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
@@ -270,25 +308,33 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
         reach = (rules.impact.get(j, {}) if rules is not None and rules.mode != "none" else {})
         trees[j] = [s for s in spout_names if s in reach]
     replaying = {s for ss in trees.values() for s in ss}
+    deaths: DeathRows | None = death_rows(topo, target, rows, label)
+    if deaths is not None:
+        replaying |= deaths.replaying
+    hitting = {} if deaths is None else deaths.hitting
 
     for sp in topo.spouts:
         fed_back = sorted(j for j, ss in trees.items() if sp.name in ss)
-        _spout_rows(rows, sp, tau)
-        if fed_back:
-            _replay_rows(rows, sp.name, fed_back, rules)
-        emitted = [f"N{label(sp.name)}"] + ([f"R{label(sp.name)}"] if fed_back else [])
-        _spout_stream_rows(rows, sp, emitted, listened, dvert, bool(fed_back))
+        _spout_rows(rows, sp, tau, hitting.get(sp.name, []))
+        if sp.name in replaying:
+            died = deaths is not None and sp.name in deaths.replaying
+            _replay_rows(rows, sp.name, fed_back, topo.settings.replay == "paced", died)
+        emitted = [f"N{label(sp.name)}"] + ([f"R{label(sp.name)}"] if sp.name in replaying else [])
+        _spout_stream_rows(rows, sp, emitted, listened, dvert, sp.name in replaying)
 
     for bo in topo.bolts:
+        hit = bool(hitting.get(bo.name))
         _bolt_rows(rows, bo, received.get(bo.name, []), spout_names, replaying, join_branches(topo, bo))
         if bo.name in down_bolts:
             assert rules is not None
-            _failing_bolt_rows(rows, bo, tau, rules, trees[bo.name])
+            _failing_bolt_rows(rows, bo, tau, rules, trees[bo.name], hitting.get(bo.name, []))
+        elif hit:
+            _hit_bolt_rows(rows, bo, tau, hitting[bo.name], bo.name == target)
         else:
             _steady_bolt_rows(rows, bo, tau)
-        _bolt_stream_rows(rows, bo, listened, dvert, bo.name in down_bolts)
+        _bolt_stream_rows(rows, bo, listened, dvert, bo.name in down_bolts or hit)
         if bo.name == target:
-            _growth_rows(rows, bo, tau, idle)
+            _growth_rows(rows, bo, tau, idle, hit)
     return rows
 
 

@@ -22,8 +22,12 @@ from app.core.numbers import exact
 from app.core.results import RateGrowthCertificate
 from app.core.tcn.check.ratios import ratio_bounds
 from app.core.tcn.check.reading import fraction_of, read_certificate, take_bound
+from app.core.topology import STORM_MAX_INT
 
 Flows = dict[tuple[str, str], tuple[Fraction, Fraction]]  # (component name, stream) -> (least, most) tuples/s
+#: a duration window's stated capacity: its timer takes whatever arrived (docs/model.md section 10.3); the certificate
+#: states this figure, and the bolt is accepted only as keeping up, strictly below it (restated, not imported)
+TIMER_CAPACITY = Fraction(2**62)
 
 
 
@@ -117,7 +121,8 @@ def _topological(received: dict[str, list[tuple[str, str]]], ratios: dict[tuple[
 
 def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     """Why `certificate` does not prove that a lasso of `document` makes its target grow; [] = accepted."""
-    read = read_certificate(document, certificate, RateGrowthCertificate, "a growth certificate")
+    read = read_certificate(document, certificate, RateGrowthCertificate, "a growth certificate",
+                            count_windows=True, duration_windows=True)  # (docs/verifier.md: whole slides; a timer)
     if isinstance(read, list):
         return read
     topo, cert, problems = read
@@ -131,9 +136,11 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     for sp in topo.spouts:
         for stream, r in sp.output_streams().items():
             ratios[(sp.name, stream)] = ratio_bounds(exact(r or 0), sp.burst, rule)
+    timers = {b.name for b in topo.bolts if b.window is not None and b.window.kind == "duration"}
     for b in topo.bolts:
+        batch = STORM_MAX_INT if b.name in timers else take_bound(b)  # (a timer's runs take batches of any size)
         for stream, sigma in b.output_streams().items():
-            ratios[(b.name, stream)] = ratio_bounds(exact(sigma or 0), take_bound(b), rule)
+            ratios[(b.name, stream)] = ratio_bounds(exact(sigma or 0), batch, rule)
     carries = {key for key, (_, hi) in ratios.items() if hi > 0}
     received = {name_of[b]: [(name_of[u], st) for u, st in pairs if (name_of[u], st) in carries]
                 for b, pairs in topo.inputs().items()}
@@ -150,6 +157,11 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
         alpha = exact(b.alpha)
         capacity[name] = (take_bound(b) / (alpha * (1 + tau) + idle) if name == cert.target
                           else take_bound(b) / (alpha * (1 - tau)))
+        if name in timers:  # a duration window's timer takes whatever arrived: it only keeps up (section 10.3)
+            capacity[name] = TIMER_CAPACITY
+    if timers and _ordered(received, carries) is None:
+        return problems + [f"a cycle runs through the network with the duration window{'s' if len(timers) > 1 else ''} "
+                           f"{', '.join(sorted(timers))}: the timer's proof holds on acyclic networks only"]
     if cert.rounds is not None:  # rounds of the iteration: sound with or without a cycle
         if not 1 <= cert.rounds <= ROUND_LIMIT:
             return problems + [f"rounds {cert.rounds} is not between 1 and {ROUND_LIMIT}"]
@@ -167,7 +179,9 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
         if claimed is None:
             continue
         c_low, c_high = claimed
-        if (role == "target") != (name == cert.target):
+        if name in timers and role != "keeps up":
+            problems.append(f"{name}: {role}, but a duration window's timer takes whatever arrived: it keeps up")
+        elif (role == "target") != (name == cert.target):
             problems.append(f"{name}: role {role!r}, but the target is {cert.target}")
         elif role in ("target", "saturated") and not c_low > capacity[name]:
             problems.append(f"{name}: {role}, yet its least inflow {c_low} is not above its capacity "
