@@ -103,8 +103,7 @@ class LatencyAnalysis:
         self.tasks = {s.id: s.executors or 1 for s in topo.spouts}  # max.spout.pending counts per spout task
         self.idle = exact(topo.settings.max_idle_time)
         self.bolts: dict[str, BoltLatency] = {}
-        self.windowed = _window_holds(topo, e)  # bolts with a window (or such a join): why no sojourn bound (a
-        # duration window's timer gives it one: `_bolt`)
+        self.windowed = _window_holds(topo, e)  # windows, such joins: why no sojourn bound (a timer gives one: `_bolt`)
         failures = self._failure_arrivals()
         for j in self._bolts_in_order():
             self.bolts[j] = self._bolt(j, self._arrival(j, failures))
@@ -158,9 +157,7 @@ class LatencyAnalysis:
             if source in e.cap_max:
                 piece = piece.meet(self._from_bolt(source, stream, failing, windows.get((source, stream))))
             total = total.plus(piece)
-            lumps = self._lumps[source] if failing and stream == DEFAULT_STREAM and source in self._lumps else \
-                _delayed(self._lumped.get(source), self.bolts.get(source), e.streams.get(source, {}).get(stream),
-                         self.q0)
+            lumps = _term(self._lumps, self._lumped, self.bolts, e, source, stream if failing else "", self.q0)
             lumped, rest = (lumped + [lumps], rest) if lumps else (lumped, rest.plus(piece))
         self._lumped.update({ident: (lumped, rest)} if lumped else {})
         return total
@@ -252,8 +249,7 @@ class LatencyAnalysis:
 
     # ---- pipelines: σ = 1, one input, bounded as one server -----------------------------------------------------
     def _chained(self, ident: str) -> bool:
-        """A bolt whose only input is one stream of σ exactly 1 from a bolt: its tuples are its upstream's outputs one
-        for one, in FIFO order (either may fail: docs/latency.md, "Pipelines with losses")."""
+        """Its only input: one stream of σ exactly 1 from a bolt (either may fail: docs/latency.md, "Pipelines")."""
         inputs = [(s, st) for s, st in self.e.inputs[ident] if self.e.carries(s, st)]
         if len(inputs) != 1 or inputs[0][0] not in self.e.cap_min or {ident, inputs[0][0]} & self.windowed.keys():
             return False
@@ -485,9 +481,15 @@ def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, threshold: Fraction, ta
     return None
 
 
-def _delayed(got: tuple[list[Lumps | Delayed], Curve] | None, upstream: BoltLatency | None,
-             ratios: tuple[Fraction, Fraction, Fraction] | None, q0: Fraction) -> Delayed | None:
-    """A bolt source's lumped arrivals passed on through its sojourn bound, on a stream of integer σ (else None)."""
+def _term(lumps: dict[str, Lumps], lumped: dict[str, tuple[list[Lumps | Delayed], Curve]],
+          bolts: dict[str, BoltLatency], e: RateFigures, source: str, stream: str, q0: Fraction
+          ) -> Lumps | Delayed | None:
+    """An input in lumps (docs/latency.md, "Replays in lumps"): a paced spout's `default` stream (stream "" when the
+    bolt is reached by no failure: then none), or a bolt source's lumped arrivals passed on through its sojourn
+    bound, on a stream of integer σ ("Passed on"); None otherwise."""
+    if stream == DEFAULT_STREAM and source in lumps:
+        return lumps[source]
+    got, upstream, ratios = lumped.get(source), bolts.get(source), e.streams.get(source, {}).get(stream)
     if got is None or upstream is None or upstream.sojourn is None or ratios is None or ratios[0].denominator != 1:
         return None
     return Delayed(tuple(got[0]), got[1], ratios[0], upstream.sojourn, q0)
