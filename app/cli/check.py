@@ -119,7 +119,8 @@ def format_rate_table(topo: Topology, report: RateReport, verbose: bool = True,
         sugg = (report.suggested_parallelism if suggested is None else suggested).get(name)
         rows.append([
             name,
-            f"{b.capacity_min:.3g}..{b.capacity_max:.3g}",
+            f"{b.capacity_min:.3g}..{b.capacity_max:.3g}" if b.window_timer is None
+            else f"any, every {b.window_timer:g} s (timer)",
             f"{b.inflow_min:.3g}..{b.inflow_max:.3g}",
             f"{b.utilisation:.2f}",
             b.status,

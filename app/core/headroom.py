@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from app.core.rates import LoadMargins, RateAnalysis, load_margins, margins, window_figures
+from app.core.rates import LoadMargins, RateAnalysis, duration_figures, load_margins, margins, window_figures
 from app.core.rates.joins import join_figures
 from app.core.rates.workers_check import WorkerCheck
 from app.core.storm.forecast import StormForecast, TimeoutRisk, forecast, saturation_signs, scaled, timeout_risks
@@ -254,6 +254,12 @@ def _one_worker_loss(topo: Topology, rates: RateAnalysis) -> Fraction | None:
         bound = rates.figures.queue_bound[b.id]
         if bound is None:
             return None
+        timed = duration_figures(rates.figures, b)  # a duration window: every tuple it holds unacked (its queue too)
+        if timed is not None:
+            if timed.pending is None:
+                return None
+            total += timed.pending
+            continue
         window = window_figures(rates.figures, b)  # a count window: its windows' tuples too (the batch among them)
         total += bound + (b.take_max if window is None else max(b.take_max, window.executors * window.length))
     return total

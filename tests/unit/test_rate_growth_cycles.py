@@ -5,93 +5,55 @@ multiple of the periods (τ = 0: out of the simulation's reach)."""
 
 from __future__ import annotations
 
-import copy
 import random
 from fractions import Fraction
 from typing import Any
 
 import pytest
 
-from app.core.results import RateGrowthCertificate
-from app.core.tcn.check.certify import certify
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.rate_growth import check_growth_certificate
-from app.core.tcn.linear import build_rows, farkas
 from app.core.tcn.network import build_network
-from app.core.tcn.rate_growth import prove_growth
 from app.core.topology import parse_topology
-from tests.adversary import play, slow_then_fast
-
-
-def _doc(bolts: list[tuple[str, float, float, int]], subs: list[tuple[str, str]], *, rate: float = 1.0,
-         tolerance: float = 0.0, idle: float = 0.0, emission: str = "exact") -> dict[str, Any]:
-    return {
-        "schema_version": 1, "name": "t",
-        "spouts": [{"kind": "spout", "id": "S", "name": "S", "rate": rate, "burst": 1}],
-        "bolts": [{"kind": "bolt", "id": n, "name": n, "alpha": a, "sigma": s, "parallelism": c}
-                  for n, a, s, c in bolts],
-        "subscriptions": [{"id": f"e{i}", "source": a, "target": b} for i, (a, b) in enumerate(subs)],
-        "settings": {"tolerance": tolerance, "max_idle_time": idle, "emission": emission},
-    }
-
+from tests.rate_growth_documents import growth_certificate, growth_doc, played_growth, proven_targets
 
 # the sweep's random topology #23 (bench/verdict_sweep.py, seed 46): B0 ⇄ B2 amplify (σ 1 both ways), τ = 0, so a
 # lasso needs the least common multiple of 1, 0.704, 0.81 and 0.781 s
-SWEEP_23 = _doc([("B0", 0.704, 1.0, 1), ("B1", 0.769, 2.0, 1), ("B2", 0.81, 1.0, 1), ("B3", 0.775, 1.0, 1),
+SWEEP_23 = growth_doc([("B0", 0.704, 1.0, 1), ("B1", 0.769, 2.0, 1), ("B2", 0.81, 1.0, 1), ("B3", 0.775, 1.0, 1),
                  ("B4", 0.781, 2.0, 1)], [("B0", "B2"), ("B0", "B4"), ("B1", "B3"), ("B2", "B0"), ("S", "B0"),
                                           ("S", "B1")], idle=0.05)
 # U keeps up inside a cycle, B (the target, on the cycle) saturates
 # U ⇄ B with gain 4, fed only through F's stream of σ 0, which carries nothing: nothing ever reaches the cycle
-UNFED = _doc([("U", 0.5, 2.0, 1), ("B", 1.5, 2.0, 1), ("F", 0.1, 0.0, 1)],
+UNFED = growth_doc([("U", 0.5, 2.0, 1), ("B", 1.5, 2.0, 1), ("F", 0.1, 0.0, 1)],
              [("S", "F"), ("F", "U"), ("U", "B"), ("B", "U")])
-KEEPS_UP = _doc([("U", 0.5, 1.0, 1), ("B", 1.5, 0.5, 1)], [("S", "U"), ("U", "B"), ("B", "U")])
+KEEPS_UP = growth_doc([("U", 0.5, 1.0, 1), ("B", 1.5, 0.5, 1)], [("S", "U"), ("U", "B"), ("B", "U")])
 
 
-def _certificate(doc: dict[str, Any], target: str) -> tuple[dict[str, Any], RateGrowthCertificate | None]:
-    cone = build_network(parse_topology(doc), [target]).document()
-    return cone, prove_growth(parse_topology(cone), target)
 
-
-def _played_growth(doc: dict[str, Any], target: str, cert: RateGrowthCertificate) -> None:
-    """The independent simulator plays the schedule: the target's queue grows at least at the certified rate
-    between two horizons, in a run the product's certifier accepts as legal."""
-    line = cert.bolts[target]
-    gain = Fraction(line.inflow_low) - Fraction(line.capacity)
-    doc = copy.deepcopy(doc)  # a stream nobody listens to is silent (docs/model.md section 1): the simulator
-    listened = {s["source"] for s in doc["subscriptions"]}  # keeps no such rule
-    for b in doc["bolts"]:
-        b["sigma"] = b["sigma"] if b["name"] in listened else 0.0
-    schedule = slow_then_fast({}, {target})
-    short, long = play(doc, schedule, Fraction(60)), play(doc, schedule, Fraction(160), max_positions=60_000)
-    grew = long.largest[target] - short.largest[target]
-    assert grew >= gain * 100 * Fraction(4, 5) - 4, (doc, target, grew, gain)
-    reached = max(p["bolts"][target]["queue"] for p in long.positions)
-    witness = certify(long.trace(doc), checked=[target], threshold=reached)
-    assert witness.ok, witness.problems[:3]
 
 
 @pytest.mark.parametrize("target", ["B0", "B2", "B4"])
 def test_a_cycle_that_amplifies_is_proven_by_rounds_and_played(target: str) -> None:
-    cone, cert = _certificate(SWEEP_23, target)
+    cone, cert = growth_certificate(SWEEP_23, target)
     assert cert is not None and cert.rounds is not None and cert.rounds >= 2
     assert cert.bolts[target].role == "target"
     assert check_growth_certificate(cone, cert) == []
-    _played_growth(SWEEP_23, target, cert)
+    played_growth(SWEEP_23, target, cert)
 
 
 def test_a_member_that_keeps_up_inside_a_cycle() -> None:
-    cone, cert = _certificate(KEEPS_UP, "B")
+    cone, cert = growth_certificate(KEEPS_UP, "B")
     assert cert is not None and cert.bolts["U"].role == "keeps up"
     assert Fraction(cert.bolts["U"].inflow_high) < 2 and check_growth_certificate(cone, cert) == []
-    _played_growth(KEEPS_UP, "B", cert)
+    played_growth(KEEPS_UP, "B", cert)
 
 
 def test_a_tie_or_too_little_inflow_in_a_cycle_proves_nothing() -> None:
     # B's least inflow tends to its capacity 1 from below (2/3 · (1 + ½ · its throughput)): never strictly above
-    tie = _doc([("U", 0.25, 2 / 3, 1), ("B", 1.0, 0.5, 1)], [("S", "U"), ("U", "B"), ("B", "U")])
-    assert _certificate(tie, "B")[1] is None
+    tie = growth_doc([("U", 0.25, 2 / 3, 1), ("B", 1.0, 0.5, 1)], [("S", "U"), ("U", "B"), ("B", "U")])
+    assert growth_certificate(tie, "B")[1] is None
     # a cycle fed by nothing: from below nothing flows, whatever the gain (the fixpoint 0 is the least)
-    assert _certificate(UNFED, "B")[1] is None
+    assert growth_certificate(UNFED, "B")[1] is None
 
 
 MUTATIONS = {
@@ -105,7 +67,7 @@ MUTATIONS = {
 
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 def test_the_checker_rejects_a_mutated_cycle_certificate(mutation: str) -> None:
-    cone, cert = _certificate(SWEEP_23, "B4")
+    cone, cert = growth_certificate(SWEEP_23, "B4")
     assert cert is not None and cert.rounds is not None
     data = cert.model_dump()
     MUTATIONS[mutation](data)
@@ -132,26 +94,18 @@ def _random_cycle(rng: random.Random) -> dict[str, Any]:
     subs = {("S", names[0])} | {(rng.choice(["S", *names[:i]]), name) for i, name in enumerate(names[1:], start=1)}
     back = rng.randrange(1, n)
     subs.add((names[back], names[rng.randrange(0, back + 1)]))  # a back edge (or a loop on itself)
-    return _doc(bolts, sorted(subs), rate=rng.choice([1.0, 2.0]), tolerance=rng.choice([0.0, 0.1]),
+    return growth_doc(bolts, sorted(subs), rate=rng.choice([1.0, 2.0]), tolerance=rng.choice([0.0, 0.1]),
                 idle=rng.choice([0.0, 0.05]))
 
 
 def test_cycle_certificates_are_checked_never_refuted_and_grow_when_played() -> None:
     rng = random.Random(2026_11_29)
     proofs = played = 0
-    for _ in range(20):
-        doc = _random_cycle(rng)
-        topo = parse_topology(doc)
-        for target in [b.name for b in topo.bolts]:
-            cone, cert = _certificate(doc, target)
-            if cert is None:
-                continue
-            proofs += 1
-            assert check_growth_certificate(cone, cert) == [], (doc, target)
-            assert farkas(build_rows(build_network(topo, [target]), target), timeout_ms=5000) is None, (doc, target)
-            line = cert.bolts[target]
-            if Fraction(line.inflow_low) - Fraction(line.capacity) < Fraction(1, 20) or played >= 4:
-                continue
-            _played_growth(doc, target, cert)
-            played += 1
+    for doc, target, cert in proven_targets(_random_cycle(rng) for _ in range(20)):
+        proofs += 1
+        line = cert.bolts[target]
+        if Fraction(line.inflow_low) - Fraction(line.capacity) < Fraction(1, 20) or played >= 4:
+            continue
+        played_growth(doc, target, cert)
+        played += 1
     assert proofs >= 10 and played >= 4, (proofs, played)

@@ -71,7 +71,8 @@ def test_storms_sliding_window_example_imports_its_window_and_says_so(tmp_path: 
     assert main(["check", str(path)]) == 0
     err = capsys.readouterr().err
     assert "bolts.bolt-1 has a count window (withWindow(Count(5), Count(3))): the rate check, the simulation, the " \
-           "solver, the linear program and the certifier have its window rule; the proofs by rates" in err
+           "solver, growth by rates, the linear program and the certifier have its window rule, and so do the flood " \
+           "proofs; the timeout witnesses" in err
 
 
 COUNT4, COUNT2 = '{ref: "count4"}', '{ref: "count2"}'

@@ -18,13 +18,14 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel
 
 from app.core.failures import failure_model
+from app.core.numbers import exact
 from app.core.rates.failures_check import FailureCheck, failure_check
 from app.core.rates.flows import RateFigures
 from app.core.rates.joins import branch_name, join_figures
 from app.core.rates.suggest import suggest as suggest_parallelism
 from app.core.rates.suggest import suggest_with_failures, uncapped_probe
 from app.core.rates.verdicts import Status, explain, flooding, status_of
-from app.core.rates.windows import window_figures
+from app.core.rates.windows import duration_figures, window_figures
 from app.core.rates.workers_check import WorkerCheck, worker_check
 from app.core.topology import Bolt, Topology
 from app.core.workers import worker_model
@@ -59,6 +60,10 @@ class BoltRates(BaseModel):
     # too when not bounded), and a tuple's time in its windows at the nominal inflow (s)
     window_pending: float | None = None
     window_hold_nominal: float | None = None
+    # a duration-windowed bolt (docs/model.md section 10.3): its timer's sliding interval (s) and a tuple's longest
+    # time in its windows in every run (s); its capacity figures then read 2^62 (a timer takes whatever arrived)
+    window_timer: float | None = None
+    window_hold_max: float | None = None
     # a join waiting for every branch (docs/model.md section 11), None for any other: its slowest branch, the parts/s
     # its cache gains at nominal timing, the messages its cache holds in every run (None: not proven), and the time a
     # message's parts wait for the slowest branch at nominal timing (s)
@@ -94,6 +99,8 @@ class RateReport(BaseModel):
                              if b.inflow_long_run_max is not None else {}),
                           **({"window_pending": b.window_pending, "window_hold_nominal": b.window_hold_nominal}
                              if b.window_pending is not None or b.window_hold_nominal is not None else {}),
+                          **({"window_timer": b.window_timer, "window_hold_max": b.window_hold_max}
+                             if b.window_timer is not None else {}),
                           **({k: getattr(b, k) for k in ("join_slowest", "join_cache_growth", "join_cache_bound",
                                                          "join_wait_nominal")} if b.join_slowest is not None else {}),
                           **({k: getattr(b, k) for k in more} if self.failures else {})}
@@ -277,7 +284,7 @@ def _fluid_report(topo: Topology, e: RateFigures) -> RateReport:
             inflow_max=float(e.in_max[b.id]),
             inflow_long_run_max=None if long_run == e.in_max[b.id] else float(long_run),
             inflow_nominal=float(e.in_nominal[b.id]),
-            utilisation=float(e.in_nominal[b.id] / cap_nominal),
+            utilisation=float(_utilisation(e, b)),
             growth_nominal=float(max(Fraction(0), e.in_nominal[b.id] - cap_nominal)),
             sigma=str(e.sigma[b.id]),
             sigma_effective=(str(e.sigma_lo[b.id]), str(e.sigma_hi[b.id])),
@@ -297,8 +304,22 @@ def _fluid_report(topo: Topology, e: RateFigures) -> RateReport:
     )
 
 
+def _utilisation(e: RateFigures, bolt: Bolt) -> Fraction:
+    """ρ at nominal timing: the inflow over the capacity; a duration window's share of its timer's interval that an
+    evaluation takes, α / S (its evaluations do not follow the inflow: docs/model.md section 10.3)."""
+    window = bolt.duration_window
+    if window is not None:
+        return exact(bolt.alpha) / exact(window.interval)
+    return e.in_nominal[bolt.id] / e.cap_nominal[bolt.id]
+
+
 def _window_fields(e: RateFigures, bolt: Bolt) -> dict[str, float | None]:
-    """A count-windowed bolt's pending tuples and hold time (app/core/rates/windows.py); nothing for another."""
+    """A windowed bolt's pending tuples and hold times (app/core/rates/windows.py); nothing for another."""
+    timed = duration_figures(e, bolt)
+    if timed is not None:
+        return {"window_pending": None if timed.pending is None else float(timed.pending),
+                "window_hold_nominal": float(timed.hold_nominal), "window_timer": float(timed.slide),
+                "window_hold_max": float(timed.hold_max)}
     w = window_figures(e, bolt)
     if w is None:
         return {}

@@ -17,7 +17,7 @@ from typing import Literal
 from app.core.numbers import exact
 from app.core.rates.flows import RateFigures, keeps_up
 from app.core.rates.joins import branch_name, join_figures
-from app.core.rates.windows import window_note
+from app.core.rates.windows import duration_note, window_note
 from app.core.topology import ASYNC_CLASSES, DEFAULT_STREAM, Bolt
 
 Status = Literal["bounded", "no-repeating-growth", "may-grow", "grows"]
@@ -57,7 +57,7 @@ def fmt(x: Fraction | float) -> str:
 def explain(name: str, e: RateFigures, ident: str, status: Status) -> str:
     """One explanation from the very figures that decided `status`."""
     bolt = e.by_id[ident]
-    window = window_note(e, bolt) + join_note(e, bolt) if isinstance(bolt, Bolt) else ""
+    window = window_note(e, bolt) + duration_note(e, bolt) + join_note(e, bolt) if isinstance(bolt, Bolt) else ""
     return (_explain_rates(name, e, ident, status) + _async_note(e, ident) + window + _ratio_note(e, ident)
             + _own_ratio(e, ident))
 
@@ -165,6 +165,10 @@ def _explain_rates(name: str, e: RateFigures, ident: str, status: Status) -> str
     if status == "bounded":
         bound = e.queue_bound[ident]
         assert bound is not None  # bounded means a bound was derived
+        if ident in e.timed:  # a duration window: a timer takes whatever arrived (docs/model.md section 10.3)
+            return (f"{name} takes whatever arrived at each evaluation of its timer, at most "
+                    f"{fmt(e.timed[ident])} s apart, and receives at most {fmt(e.in_max[ident])} tuples/s in any "
+                    f"long window of any run, so it holds below {fmt(bound)} tuples not yet in an evaluated window")
         return (f"{name} can process at least {fmt(e.cap_min[ident])} tuples/s and receives at most "
                 f"{fmt(e.in_max[ident])} in any long window of any run, so its queue stays below "
                 f"{fmt(bound)} tuples")
@@ -173,6 +177,11 @@ def _explain_rates(name: str, e: RateFigures, ident: str, status: Status) -> str
                 f"{fmt(e.in_nominal[ident])}: its queue grows by about "
                 f"{fmt(e.in_nominal[ident] - e.cap_nominal[ident])} tuples/s")
     upstream = flooding(e, ident)
+    timed = [e.names[j] for j in (ident, *(p for p, _ in e.inputs[ident])) if j in e.timed and j in e.pinned]
+    if timed:  # a duration window inside a cycle: no figure of its "capacity" (2^62) means anything here
+        return (f"{name} is not proven bounded: {', '.join(dict.fromkeys(timed))} "
+                f"{'is a duration window' if len(set(timed)) == 1 else 'are duration windows'} inside a cycle, whose "
+                "timer bound the rate check does not carry around cycles (docs/model.md section 10.3)")
     if status == "no-repeating-growth":
         return (f"no repeating run makes {name}'s queue grow: in the long run it receives at most "
                 f"{fmt(e.in_long[ident])} tuples/s and processes at least {fmt(e.cap_min[ident])}; but it is not "

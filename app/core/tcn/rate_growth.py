@@ -53,6 +53,8 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
     figures = RateFigures(topo)
     if figures.joins and figures.cyclic:  # the rounds have no join rule (docs/verifier.md, "Growth proven by rates")
         return None
+    if figures.timed and figures.cyclic:  # a duration window's timer: acyclic networks only (docs/verifier.md)
+        return None
     # the schedule's capacities: every bolt its largest, the target its smallest (what it passes on, with failures
     # a failing bolt of the cone may be below it)
     capacities = {**figures.cap_max, ident: figures.cap_min[ident]}

@@ -11,6 +11,7 @@ from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.linear import check_certificate
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.linear import build_rows, farkas, linear_message
+from app.core.tcn.network import Network
 from app.core.tcn.rate_growth import growth_message, prove_growth
 from app.core.tcn.search_run import Run, SearchControl
 
@@ -22,23 +23,28 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
     that grows under the fixed fastest-upstream, slowest-target schedule gets `counterexample` with the
     schedule's exact rates as its certificate, without writing the lasso's positions."""
     for target in run.targets:
-        if target in run.verdicts or target in run.windowed or search.stop_reason(
-                run.elapsed()):
-            continue  # (a window in the cone: the proofs by rates have no window rule yet, docs/model.md 10)
-        search.announce(run, f"{target}: a proof of growth by rates")
-        cert = prove_growth(run.nets[target].topology, target)
-        if cert is None:
-            continue
-        problems = check_growth_certificate(run.nets[target].topology, cert)
-        if problems:  # the independent checker has the last word, as the certifier has for traces
-            run.notes.append(f"defect: a proof of growth by rates for {target} was rejected by its checker "
-                             "and discarded: " + "; ".join(problems[:3]))
-            continue
-        run.verdicts[target] = BoltVerdict.said(growth_message(cert), verdict="counterexample", method="rate proof",
-                                                growth_certificate=cert, certified=True,
-                                                failures=False if run.nets[target].failures is not None else None)
-        if search.progress is not None:
-            search.progress(Progress(k=0, elapsed_s=run.elapsed(), message=f"{target}: grows (proven by rates)"))
+        if target in run.verdicts or search.stop_reason(run.elapsed()):
+            continue  # (a count window or a join in the cone: their rules, docs/verifier.md)
+        growth_by_rates(search, run, target, run.nets[target])
+
+
+def growth_by_rates(search: SearchControl, run: Run, target: str, net: Network) -> bool:
+    """One target's proof of growth by rates on its cone `net`, recorded once its checker accepts it (True)."""
+    search.announce(run, f"{target}: a proof of growth by rates")
+    cert = prove_growth(net.topology, target)
+    if cert is None:
+        return False
+    problems = check_growth_certificate(net.topology, cert)
+    if problems:  # the independent checker has the last word, as the certifier has for traces
+        run.notes.append(f"defect: a proof of growth by rates for {target} was rejected by its checker "
+                         "and discarded: " + "; ".join(problems[:3]))
+        return False
+    run.verdicts[target] = BoltVerdict.said(growth_message(cert), verdict="counterexample", method="rate proof",
+                                            growth_certificate=cert, certified=True,
+                                            failures=False if net.failures is not None else None)
+    if search.progress is not None:
+        search.progress(Progress(k=0, elapsed_s=run.elapsed(), message=f"{target}: grows (proven by rates)"))
+    return True
 
 def linear_phase(search: SearchControl, run: Run) -> None:
     """The linear program over one loop pass (app/core/tcn/linear.py, docs/verifier.md): every target

@@ -193,7 +193,7 @@ class Bolt(_StormFields):
         if self.count_window is not None and self.take_max > STORM_MAX_INT:
             raise ValueError(f"window: parallelism × sliding interval is {self.take_max}, more tuples at once than "
                              f"Storm counts (at most {STORM_MAX_INT})")
-        if self.count_window is not None and self.min_ttf is not None:
+        if self.window is not None and self.min_ttf is not None:
             raise ValueError("min_ttf: the model has no failures of a windowed bolt (what it loses is its windows' "
                              "tuples too): leave min_ttf out of a bolt with a window")
         if self.window is not None and self.threads is not None:
@@ -228,10 +228,13 @@ class Bolt(_StormFields):
     @property
     def not_modelled(self) -> str | None:
         """What the bolt is that the model does not decide, in one phrase (docs/model.md section 10): the import's
-        `unmodelled` mark, or a duration window (a count window is modelled); None for a bolt the model has."""
-        if self.window is not None and self.window.kind == "duration":
-            return f"a windowed bolt ({self.window.phrase()})"
+        `unmodelled` mark; None for a bolt the model has (a count or a duration window is modelled)."""
         return self.unmodelled
+
+    @property
+    def duration_window(self) -> Window | None:
+        """The bolt's duration window (a timer every sliding interval: docs/model.md section 10.3); None otherwise."""
+        return self.window if self.window is not None and self.window.kind == "duration" else None
 
     @property
     def count_window(self) -> Window | None:

@@ -147,8 +147,9 @@ class Topology(StrictModel):
 
     def windowed_bolts(self) -> list[Bolt]:
         """The bolts with a window (docs/model.md section 10). The rate check, the simulation, the solver, the
-        linear program and the certifier have a count window's rule; the proofs by rates, the flood proofs and the
-        timeout witnesses do not yet and decide nothing through one."""
+        linear program, growth by rates, the flood proofs and the certifier have a count window's rule; the timeout
+        witnesses do not yet and decide nothing through one. A duration window: the rate check, the latency bounds and
+        growth by rates."""
         return [b for b in self.bolts if b.window is not None]
 
     def waiting_joins(self) -> list[Bolt]:

@@ -23,7 +23,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
 from app.core.rates import STATUS_SHORT, STATUS_WORDS, BoltRates
-from app.core.topology import Component
+from app.core.topology import Bolt, Component
 from app.core.units import format_duration
 from app.gui.canvas.joins import GATE_WIDTH, JOIN_GATE, join_line, join_tooltip, paint_join
 
@@ -42,6 +42,22 @@ HIGHLIGHT = QColor("#ffb000")
 CRITICAL = QColor("#8e44ad")  # the critical path of a spout's tuple trees (docs/latency.md)
 WINDOW_FRAME = QColor("#1f8a8a")  # a windowed bolt's window frames (docs/model.md section 10)
 SELECTED = QColor("#2f80ed")
+
+
+def _window_tooltip(c: Bolt) -> str:
+    """A windowed bolt's tooltip in Storm's terms (docs/model.md sections 10.2 and 10.3)."""
+    window = c.window
+    assert window is not None
+    if window.kind == "count":
+        return (f"Windowed bolt {c.name}: {window.phrase()}: each of its {c.parallelism} executors runs "
+                f"execute(TupleWindow) once per {window.interval:g} tuples, {format_duration(c.alpha)} a window "
+                f"(the model's C: {c.take_max} tuples a batch), emits {_number(c.sigma)} per input; Storm acks a "
+                f"tuple when it leaves its last window, up to {window.length + window.interval - 1:g} tuples later")
+    return (f"Windowed bolt {c.name}: {window.phrase()}: a timer runs execute(TupleWindow) every "
+            f"{format_duration(window.interval)} on each of its {c.parallelism} executors, on whatever arrived "
+            f"({format_duration(c.alpha)} a window), emits {_number(c.sigma)} per input; Storm acks a tuple "
+            f"when it leaves its last window, {format_duration(window.length)} to "
+            f"{format_duration(window.length + window.interval)} later while the evaluations keep their timer")
 
 
 def utilisation_colour(utilisation: float) -> QColor:
@@ -205,12 +221,8 @@ class NodeItem(QGraphicsObject):
             text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"
         elif c.waits_for_all:  # docs/model.md section 11
             text = join_tooltip(c)
-        elif c.count_window is not None:  # docs/model.md section 10
-            window = c.count_window
-            text = (f"Windowed bolt {c.name}: {window.phrase()}: each of its {c.parallelism} executors runs "
-                    f"execute(TupleWindow) once per {window.interval:g} tuples, {format_duration(c.alpha)} a window "
-                    f"(the model's C: {c.take_max} tuples a batch), emits {_number(c.sigma)} per input; Storm acks a "
-                    f"tuple when it leaves its last window, up to {window.length + window.interval - 1:g} tuples later")
+        elif c.window is not None:  # docs/model.md section 10
+            text = _window_tooltip(c)
         elif c.threads is not None:  # docs/model.md section 8
             text = (f"Asynchronous bolt {c.name}: {c.parallelism} executors × {c.threads} threads (the model's C: up "
                     f"to {c.take_max} tuples in work at once); execute only enqueues, a thread works "
@@ -308,8 +320,9 @@ class NodeItem(QGraphicsObject):
             painter.drawRoundedRect(rect.translated(ASYNC_OFFSET * step, ASYNC_OFFSET * step), 8, 8)
 
     def kind_label(self) -> str:
-        """The header's word for what the component is: a spout, a bolt, an asynchronous bolt, a count window's
-        slide/length (docs/model.md section 10), or a construct the model does not have, marked ⚠."""
+        """The header's word for what the component is: a spout, a bolt, an asynchronous bolt, a window's
+        slide/length (tuples, or seconds for a duration window: docs/model.md section 10), or a construct the model
+        does not have, marked ⚠."""
         c = self.component
         if c.kind == "spout":
             return "⟶ spout"
@@ -319,10 +332,12 @@ class NodeItem(QGraphicsObject):
             return "join ⚠" if c.not_modelled.startswith("a join") else "window ⚠"
         if c.waits_for_all:
             return "join ∧ all"
-        window = c.count_window
+        window = c.window
         if window is None:
             return "bolt"
-        label = f"tumbling {window.length:g}" if window.slide is None else f"win {window.slide:g}/{window.length:g}"
+        unit = " s" if window.kind == "duration" else ""
+        label = (f"tumbling {window.length:g}{unit}" if window.slide is None
+                 else f"win {window.slide:g}/{window.length:g}{unit}")
         return f"join {label}" if c.join is not None else label
 
     def _paint_window(self, painter: QPainter, rect: QRectF) -> None:
@@ -394,7 +409,7 @@ class NodeItem(QGraphicsObject):
         if show_kind:
             painter.setFont(small)
             painter.drawText(QRectF(10, 3, room, 20), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, kind)
-        elif self.component.kind == "bolt" and (self.component.count_window is not None
+        elif self.component.kind == "bolt" and (self.component.window is not None
                                                 or self.component.join is not None):  # on its frame, below
             painter.setFont(small)
             painter.setPen(JOIN_GATE if self.component.join is not None else WINDOW_FRAME)

@@ -245,7 +245,8 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | Comp
     """Why `certificate` does not prove that its target's queue passes every bound in some run of `document`;
     [] = accepted. `trace`, when given, is the source's lasso, `run_trace` the threshold run's trace (a certificate
     in memory refers to them by index)."""
-    read = read_certificate(document, certificate, FloodCertificate, "a flood certificate", joins=True)
+    read = read_certificate(document, certificate, FloodCertificate, "a flood certificate",
+                            count_windows=True, joins=True)  # (the proof holds with whole slides: docs/boundedness.md)
     if isinstance(read, list):
         return read
     topo, cert, problems = read

@@ -24,8 +24,12 @@ from app.core.numbers import exact
 from app.core.results import RateGrowthCertificate
 from app.core.tcn.check.ratios import ratio_bounds
 from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound
+from app.core.topology import STORM_MAX_INT
 
 Flows = dict[tuple[str, str], tuple[Fraction, Fraction]]  # (component name, stream) -> (least, most) tuples/s
+#: a duration window's stated capacity: its timer takes whatever arrived (docs/model.md section 10.3); the certificate
+#: states this figure, and the bolt is accepted only as keeping up, strictly below it (restated, not imported)
+TIMER_CAPACITY = Fraction(2**62)
 
 
 
@@ -125,7 +129,8 @@ def _topological(received: dict[str, list[tuple[str, str]]], ratios: dict[tuple[
 
 def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     """Why `certificate` does not prove that a lasso of `document` makes its target grow; [] = accepted."""
-    read = read_certificate(document, certificate, RateGrowthCertificate, "a growth certificate", joins=True)
+    read = read_certificate(document, certificate, RateGrowthCertificate, "a growth certificate",
+                            count_windows=True, duration_windows=True, joins=True)  # (docs/verifier.md)
     if isinstance(read, list):
         return read
     topo, cert, problems = read
@@ -139,9 +144,11 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     for sp in topo.spouts:
         for stream, r in sp.output_streams().items():
             ratios[(sp.name, stream)] = ratio_bounds(exact(r or 0), sp.burst, rule)
+    timers = {b.name for b in topo.bolts if b.window is not None and b.window.kind == "duration"}
     for b in topo.bolts:
+        batch = STORM_MAX_INT if b.name in timers else take_bound(b)  # (a timer's runs take batches of any size)
         for stream, sigma in b.output_streams().items():
-            ratios[(b.name, stream)] = ratio_bounds(exact(sigma or 0), take_bound(b), rule)
+            ratios[(b.name, stream)] = ratio_bounds(exact(sigma or 0), batch, rule)
     carries = {key for key, (_, hi) in ratios.items() if hi > 0}
     received = {name_of[b]: [(name_of[u], st) for u, st in pairs if (name_of[u], st) in carries]
                 for b, pairs in topo.inputs().items()}
@@ -158,6 +165,11 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
         alpha = exact(b.alpha)
         capacity[name] = (take_bound(b) / (alpha * (1 + tau) + idle) if name == cert.target
                           else take_bound(b) / (alpha * (1 - tau)))
+        if name in timers:  # a duration window's timer takes whatever arrived: it only keeps up (section 10.3)
+            capacity[name] = TIMER_CAPACITY
+    if timers and _ordered(received, carries) is None:
+        return problems + [f"a cycle runs through the network with the duration window{'s' if len(timers) > 1 else ''} "
+                           f"{', '.join(sorted(timers))}: the timer's proof holds on acyclic networks only"]
     joins = {name: branches for name, b in bolts.items() if (branches := join_branches(topo, b)) is not None}
     flows: Flows = {}
     if cert.rounds is not None:  # rounds of the iteration: sound with or without a cycle
@@ -182,7 +194,9 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
         c_low, c_high = claimed
         if role != "cache grows" and cert.bolts[name].branches:
             problems.append(f"{name}: states branches, which only a target join whose cache grows has")
-        if (role in ("target", "cache grows")) != (name == cert.target):
+        if name in timers and role != "keeps up":
+            problems.append(f"{name}: {role}, but a duration window's timer takes whatever arrived: it keeps up")
+        elif (role in ("target", "cache grows")) != (name == cert.target):
             problems.append(f"{name}: role {role!r}, but the target is {cert.target}")
         elif role == "cache grows":
             problems += _cache_problems(cert, name, joins.get(name), flows, c_low, c_high, capacity[name])

@@ -54,13 +54,15 @@ def joins_refused(topo: Topology) -> str:
             "has no join rule (docs/model.md section 11)")
 
 
-def windows_refused(topo: Topology, count_windows: bool = False) -> str:
+def windows_refused(topo: Topology, count_windows: bool = False, duration_windows: bool = False) -> str:
     """Why a checker refuses a document with a windowed bolt (empty: it has none, or only count windows when
-    `count_windows`): the growth, flood and timeout-witness checkers have no window rule yet (docs/model.md section
-    10) and never read a windowed bolt as an ordinary one; the certifier has it (`slide_bound`), and the linear
-    checker's rows hold for a count window's lassos (docs/verifier.md): both refuse a duration window only."""
-    windowed = [b.name for b in topo.bolts
-                if b.window is not None and not (count_windows and b.window.kind == "count")]
+    `count_windows`): the timeout-witness checker has no window rule yet (docs/model.md section 10) and never reads
+    a windowed bolt as an ordinary one; the certifier has it (`slide_bound`), and the linear checker's rows, the
+    flood proof and growth by rates' proof hold for a count window (docs/verifier.md): these refuse a duration window,
+    but growth by rates' checker, which has a duration window's timer too (`duration_windows`)."""
+    windowed = [b.name for b in topo.bolts if b.window is not None
+                and not (count_windows and b.window.kind == "count")
+                and not (duration_windows and b.window.kind == "duration")]
     if not windowed:
         return ""
     return (f"the embedded topology has the windowed bolt{'s' if len(windowed) > 1 else ''} {', '.join(windowed)}, "
@@ -76,7 +78,7 @@ def fraction_of(text: str) -> Fraction | None:
 
 
 def read_certificate(document: Any, certificate: Any, model: type[CertificateT], what: str,
-                     count_windows: bool = False, joins: bool = False
+                     count_windows: bool = False, duration_windows: bool = False, joins: bool = False
                      ) -> tuple[Topology, CertificateT, list[str]] | list[str]:
     """(topology, certificate, problems so far: a hash that is not the document's) or, when either cannot be
     read, the reason why the certificate is refused; `what` names the certificate in that reason.
@@ -94,7 +96,7 @@ def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
     missing = unannotated_problems(topo)
     if missing:
         return [f"the embedded topology is not annotated: {missing[0]}"]
-    windowed = windows_refused(topo, count_windows) or ("" if joins else joins_refused(topo))
+    windowed = windows_refused(topo, count_windows, duration_windows) or ("" if joins else joins_refused(topo))
     if windowed:
         return [windowed]
     problems: list[str] = []
