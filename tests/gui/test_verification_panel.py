@@ -294,8 +294,8 @@ def test_docked_in_the_main_window(qtbot, make_window, models_dir: Path, tmp_pat
     window.dialogs.answers["verified_file"] = str(out)
     panel.action_export_verified.trigger()
     assert check_verified(json.loads(out.read_text()))
-    # a new document clears results
-    window.document.replace(load_topology(models_dir / "simple-DIA-cfg-2.storm.json"))
+    # a new document clears results (cfg-3: no bolt the instant check proves unbounded, which would show red)
+    window.document.replace(load_topology(models_dir / "simple-DIA-cfg-3.storm.json"))
     assert panel.marker_colour(0) == "grey" and panel.verdict_text(0) == "not run"
     assert panel.trace_view.trace is None
     assert not VerifyWorker._running
