@@ -173,9 +173,60 @@ def _steady_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction) -> None:
     out.add(f"busy{_label(j)}", "ge", {"T": 1, k: -fast})
 
 
-def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureModel, sources: list[str]) -> None:
+def _emitted_curve(sigma: Fraction, per_emit: Fraction, burst: Fraction, gap: Fraction,
+                   rule: str) -> tuple[Fraction, Fraction]:
+    """(ρ, b): what a stream of ratio σ carries in any window of length w is at most ρ·w + b, when its sender
+    emits at least `gap` apart, at most `per_emit` tuples per emit (processed, or a spout's emission) and at
+    most `per_emit`·w/gap + `burst` in the window: σ times that, plus the carry (below 1 tuple under
+    `"exact"`, σ⌈1/σ⌉ under `"dvert"`) and, under `"dvert"`, the rounding excess of each emit."""
+    if sigma == 0:
+        return Fraction(0), Fraction(0)
+    if rule == "exact":
+        return sigma * per_emit / gap, sigma * burst + 1
+    extra = _excess(sigma)
+    return (sigma * per_emit + extra) / gap, sigma * burst + extra + sigma * math.ceil(1 / sigma)
+
+
+def _arrival_curve(net: Network, b: BoltParams, replayed_by: dict[str, list[str]]) -> tuple[Fraction, Fraction] | None:
+    """(ρ, b): at most ρ·w + b tuples arrive at bolt `b` in any window of length w of any run
+    (docs/verifier.md, "Losses bounded by time"), or None when a source has no such curve: a spout that
+    replays at once, or a windowed bolt (a windowed `b` too)."""
+    tau, rule = net.tolerance, net.emission
+    fails = net.failures
+    if b.slide != 1 or tau >= 1:
+        return None
+    spouts = {s.name: s for s in net.spouts}
+    bolts = {x.name: x for x in net.bolts}
+    rho, burst = Fraction(0), Fraction(0)
+    for name, stream in b.sources:
+        if name in spouts:
+            sp = spouts[name]
+            copies = 1
+            if replayed_by.get(name):
+                if fails is None or fails.replay == "at-once":
+                    return None
+                copies = 2 if fails.replay == "paced" else 1  # paced: at most one replay per fresh tuple
+            gap = sp.period * (1 - tau)
+            if stream == "default":
+                r, c = Fraction(copies) / gap, Fraction(copies * sp.burst)
+            else:
+                ratio = next(st.sigma for st in sp.streams if st.name == stream)
+                r, c = _emitted_curve(ratio, Fraction(copies), Fraction(copies * sp.burst), gap, rule)
+        else:
+            u = bolts[name]
+            if u.slide != 1:
+                return None
+            sigma = next(st.sigma for st in u.streams if st.name == stream)
+            size = Fraction(u.take_max)
+            r, c = _emitted_curve(sigma, size, size, u.alpha * (1 - tau), rule)
+        rho, burst = rho + r, burst + c
+    return rho, burst
+
+
+def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureModel, sources: list[str],
+                       curve: tuple[Fraction, Fraction] | None, idle: Fraction) -> None:
     """The queue, busy time, failures, downtime and losses of a bolt that may fail; its losses replayed
-    by the spouts `sources`."""
+    by the spouts `sources`; with its arrival `curve` (ρ, b), what its failures lose bounded by time."""
     j = b.name
     k, p, arrived, grown = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}", f"d{_label(j)}"
     f_, d_, lost = f"F{_label(j)}", f"D{_label(j)}", f"L{_label(j)}"
@@ -189,6 +240,12 @@ def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureM
     out.add(f"ttf{_label(j)}", "ge", {"T": 1, d_: -1, f_: -fails.min_ttf[j]})
     out.add(f"down-lo{_label(j)}", "ge", {d_: 1, f_: -fails.min_reboot})
     out.add(f"down-hi{_label(j)}", "ge", {f_: fails.max_reboot, d_: -1})
+    if curve is not None:
+        rho, burst = curve
+        drains = c / (b.alpha * (1 + tau) + idle)  # the fewest tuples per second it takes while never empty
+        piles = max(Fraction(0), rho - drains)
+        out.add(f"lost-time{_label(j)}", "ge",
+                {"T": piles, d_: rho - piles, f_: 2 * burst + c, lost: -1, batches: 1})
     if sources:
         rs = {f"r{_label(j, s)}": 1 for s in sources}
         out.add(f"lost-lo{_label(j)}", "ge", _sum({lost: 1}, {v: -1 for v in rs}))
@@ -260,7 +317,7 @@ def build_rows(net: Network, target: str) -> list[LinearRow]:
         _bolt_rows(out, b, carried)
         if may_fail:
             assert fails is not None
-            _failing_bolt_rows(out, b, tau, fails, sources[b.name])
+            _failing_bolt_rows(out, b, tau, fails, sources[b.name], _arrival_curve(net, b, replayed_by), idle)
         else:
             _steady_bolt_rows(out, b, tau)
         _bolt_stream_rows(out, b, subscribed, rule, may_fail)

@@ -102,14 +102,15 @@ def _split_fast(cycle: Fraction, lo: Fraction, hi: Fraction, idle: Fraction) -> 
 
 
 def aligned_schedule(net: Network, target: str, period: Fraction, multiple: dict[str, int] | None = None,
-                     fail: dict[str, tuple[Fraction, Fraction]] | None = None) -> Schedule | None:
+                     fail: dict[str, tuple[Fraction, Fraction]] | None = None,
+                     slow: frozenset[str] = frozenset()) -> Schedule | None:
     """The schedule aligned to `period` T, or None when some component cannot fit T.
 
     Spout: n emissions per T, the largest multiple of `multiple[spout]` (default 1) with
-    n ≤ T / (a(1−τ)), gap T/n (legal when ≤ a(1+τ)). Target: the fewest cycles per T with a
-    cycle no longer than α(1+τ) + max_idle. Any other bolt: the most cycles per T with a cycle
-    longer than α(1−τ) (or, for a slow bolt, one cycle of a multiple of T). `fail`: the failure
-    plan (:func:`failure_plans`), whose cycles the caller makes divide T."""
+    n ≤ T / (a(1−τ)), gap T/n (legal when ≤ a(1+τ)). Target, and the bolts of `slow`: the fewest
+    cycles per T with a cycle no longer than α(1+τ) + max_idle. Any other bolt: the most cycles per T
+    with a cycle longer than α(1−τ) (or, for a slow bolt, one cycle of a multiple of T). `fail`: the
+    failure plan (:func:`failure_plans`), whose cycles the caller makes divide T."""
     idle = net.max_idle
     gap: dict[str, Fraction] = {}
     for s in net.spouts:
@@ -124,7 +125,7 @@ def aligned_schedule(net: Network, target: str, period: Fraction, multiple: dict
     eager: dict[str, bool] = {}
     for b in net.bolts:
         lo, hi = _window(net, b.alpha)
-        if b.name == target:
+        if b.name == target or b.name in slow:
             cycles = math.ceil(period / (hi + idle))
             split = _split_slow(period / cycles, lo, hi, idle)
         else:
@@ -136,7 +137,7 @@ def aligned_schedule(net: Network, target: str, period: Fraction, multiple: dict
         if split is None:
             return None
         processing[b.name], delay[b.name] = split
-        eager[b.name] = b.name != target
+        eager[b.name] = b.name != target and b.name not in slow
     return Schedule(period, gap, processing, delay, eager, dict(fail or {}))
 
 
@@ -244,9 +245,10 @@ def _valuation(x: Fraction, p: int) -> int:
     return v
 
 
-def unaligned_schedule(net: Network, target: str,
-                       fail: dict[str, tuple[Fraction, Fraction]] | None = None) -> Schedule | None:
-    """Every duration at its extreme: spouts and other bolts fastest, the target slowest.
+def unaligned_schedule(net: Network, target: str, fail: dict[str, tuple[Fraction, Fraction]] | None = None,
+                       slow: frozenset[str] = frozenset()) -> Schedule | None:
+    """Every duration at its extreme: spouts and other bolts fastest, the target and the bolts of `slow`
+    slowest.
 
     A bolt other than the target takes one grid step (the largest time unit dividing every
     constant) after an emit that leaves tuples; with max_idle_time 0 every bolt takes at the
@@ -258,8 +260,10 @@ def unaligned_schedule(net: Network, target: str,
     delay: dict[str, Fraction] = {}
     for b in net.bolts:
         lo, hi = _window(net, b.alpha)
-        processing[b.name], delay[b.name] = (hi, idle) if b.name == target else (lo, min(step, idle))
-    return Schedule(None, gap, processing, delay, {b.name: b.name != target for b in net.bolts}, dict(fail or {}))
+        slowest = b.name == target or b.name in slow
+        processing[b.name], delay[b.name] = (hi, idle) if slowest else (lo, min(step, idle))
+    return Schedule(None, gap, processing, delay, {b.name: b.name != target and b.name not in slow for b in net.bolts},
+                    dict(fail or {}))
 
 
 def failure_plans(net: Network, target: str) -> list[dict[str, tuple[Fraction, Fraction]]]:
@@ -298,20 +302,25 @@ def _lcm(values: list[Fraction]) -> Fraction:
     return Fraction(math.lcm(*(v.numerator for v in values)), math.gcd(*(v.denominator for v in values)))
 
 
-def _replay_rates(net: Network, sched: Schedule, rate: dict[str, Fraction],
-                  inflow: dict[str, Fraction]) -> dict[str, Fraction]:
+def _replay_rates(net: Network, sched: Schedule, rate: dict[str, Any], inflow: dict[str, Any],
+                  capacity: dict[str, Any], number: Callable[[Fraction], Any]) -> dict[str, Any]:
     """Fluid estimate of each spout's extra emissions per second from replays under `sched`'s
-    failures, given each bolt's `inflow`: a failing bolt loses a share down/(up + down) of it,
-    split evenly among the spouts of its impact table; paced replays add at most one per fresh
-    tuple, "none" nothing."""
+    failures, given each bolt's `inflow` and `capacity`: a failing bolt loses what arrives while it is
+    down, a share down/(up + down) of its inflow, and, when its inflow exceeds its capacity, the queue
+    that piles up while it is up, (inflow − capacity)·up per cycle; split evenly among the spouts of its
+    impact table; paced replays add at most one per fresh tuple, "none" nothing."""
     fm = net.failures
-    extra = dict.fromkeys(rate, Fraction(0))
+    zero = number(Fraction(0))
+    extra = dict.fromkeys(rate, zero)
     if fm is None or fm.replay == "none":
         return extra
-    for name, (up, down) in sched.fail.items():
+    for name, (fraction_up, fraction_down) in sched.fail.items():
+        up, down = number(fraction_up), number(fraction_down)
         reach = [s for s in rate if s in fm.impact.get(name, {})]
+        got = inflow.get(name, zero)
+        piled = max(zero, got - capacity[name]) * up if name in capacity else zero
         for s in reach:
-            extra[s] += inflow.get(name, Fraction(0)) * down / (up + down) / len(reach)
+            extra[s] += (got * down + piled) / (up + down) / len(reach)
     return {s: min(v, rate[s]) if fm.replay == "paced" else v for s, v in extra.items()}
 
 
@@ -346,14 +355,16 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
             for b in order:
                 total = sum((out.get(src, zero) for src in b.sources), zero)
                 inflow[b.name] = total
+                # the target of a growing lasso takes full batches back to back: it passes on its capacity
+                passed = capacity[b.name] if b.name == target else min(total, capacity[b.name])
                 for st in b.streams:
-                    new = ratio[(b.name, st.name)] * min(total, capacity[b.name])
+                    new = ratio[(b.name, st.name)] * passed
                     if out.get((b.name, st.name)) != new:
                         out[(b.name, st.name)], changed = new, True
             if not changed:
                 break
         if sched.fail:
-            replays = _replay_rates(net, sched, fresh, inflow)
+            replays = _replay_rates(net, sched, fresh, inflow, capacity, number)
     return inflow[target] - capacity[target]
 
 
@@ -361,27 +372,38 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
               number: Callable[[Fraction], Any] = float) -> Iterator[Schedule]:
     """The schedules to simulate, in order (:func:`_schedules_for` for each failure plan). With
     failures, the runs in which bolts fail come first, unless some failure-free aligned schedule
-    surely lets the target grow (then that simpler lasso is tried first)."""
+    surely lets the target grow (then that simpler lasso is tried first). Each failure plan is played
+    twice: its bolts as fast as allowed (what they pass on reaches the target sooner), then as slowly
+    as allowed (their queues pile up, so each failure loses, and the spouts replay, more); every
+    aligned schedule of the plans comes before their unaligned ones, which rarely repeat."""
     plans = failure_plans(net, target)
     if not plans:
-        yield from _schedules_for(net, target, None, cancelled, number)
+        yield from _schedules_for(net, target, None, frozenset(), cancelled, number)
         return
-    free = list(_schedules_for(net, target, None, cancelled, number))
+    free = list(_schedules_for(net, target, None, frozenset(), cancelled, number))
     sure = any(s.period is not None and expected_growth(net, target, s, False, number) > 0 for s in free)
     if sure:
         yield from free
+    unaligned: list[Schedule] = []
     for plan in plans:
-        yield from _schedules_for(net, target, plan, cancelled, number)
+        for slow in (frozenset(), frozenset(plan)):
+            for sched in _schedules_for(net, target, plan, slow, cancelled, number):
+                if sched.period is not None:
+                    yield sched
+                elif sched not in unaligned:
+                    unaligned.append(sched)
+    yield from unaligned
     if not sure:
         yield from free
 
 
 def _schedules_for(net: Network, target: str, fail: dict[str, tuple[Fraction, Fraction]] | None,
-                   cancelled: Callable[[], bool], number: Callable[[Fraction], Any]) -> Iterator[Schedule]:
-    """The schedules for one failure plan (None: no failure), in order: aligned ones whose fluid
-    estimate lets the target grow, those whose streams carry whole tuples per period first, then
-    those that grow even with σ_lo, then shorter periods; finally the unaligned one. With a
-    failure plan an aligned period is a multiple of every failure cycle (up + down)."""
+                   slow: frozenset[str], cancelled: Callable[[], bool],
+                   number: Callable[[Fraction], Any]) -> Iterator[Schedule]:
+    """The schedules for one failure plan (None: no failure) with the bolts of `slow` at their slowest, in
+    order: aligned ones whose fluid estimate lets the target grow, those whose streams carry whole tuples
+    per period first, then those that grow even with σ_lo, then shorter periods; finally the unaligned
+    one. With a failure plan an aligned period is a multiple of every failure cycle (up + down)."""
     idle = net.max_idle
     tb = next(b for b in net.bolts if b.name == target)
     slowest = tb.alpha * (1 + net.tolerance) + idle
@@ -392,8 +414,8 @@ def _schedules_for(net: Network, target: str, fail: dict[str, tuple[Fraction, Fr
     for m in range(1, MAX_PERIODS + 1):
         if cancelled():
             return
-        whole_counts = aligned_schedule(net, target, m * base, multiple, fail)
-        fastest = aligned_schedule(net, target, m * base, None, fail)
+        whole_counts = aligned_schedule(net, target, m * base, multiple, fail, slow)
+        fastest = aligned_schedule(net, target, m * base, None, fail, slow)
         for sched in [whole_counts] + ([fastest] if fastest != whole_counts else []):
             if sched is None or expected_growth(net, target, sched, True, number) <= 0:
                 continue
@@ -405,6 +427,6 @@ def _schedules_for(net: Network, target: str, fail: dict[str, tuple[Fraction, Fr
             break
     ranked.sort(key=lambda r: r[:3])
     yield from (r[3] for r in ranked[:MAX_ALIGNED_TRIES])
-    natural = unaligned_schedule(net, target, fail)
+    natural = unaligned_schedule(net, target, fail, slow)
     if natural is not None:
         yield natural
