@@ -20,7 +20,7 @@ from typing import Any
 
 from app.core.formats.trace import format_time
 from app.core.rates import sigma_bounds
-from app.core.tcn.network import BoltParams, Network, time_grid
+from app.core.tcn.network import BoltParams, Network, only_failing, time_grid
 
 MAX_PERIODS = 200  # multiples of the target's slowest cycle tried as the aligned period T
 MAX_MULTIPLE = 64  # largest number of tuples per period a spout is rounded to for whole flows
@@ -371,8 +371,8 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
 def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda: False,
               number: Callable[[Fraction], Any] = float) -> Iterator[Schedule]:
     """The schedules to simulate, in order (:func:`_schedules_for` for each failure plan). With
-    failures, the runs in which bolts fail come first, unless some failure-free aligned schedule
-    surely lets the target grow (then that simpler lasso is tried first). Each failure plan is played
+    failures, the runs in which bolts fail come first, unless some failure-free schedule surely lets the
+    target grow (then that simpler lasso is tried first, on the cone without failures). Each failure plan is played
     twice: its bolts as fast as allowed (what they pass on reaches the target sooner), then as slowly
     as allowed (their queues pile up, so each failure loses, and the spouts replay, more); every
     aligned schedule of the plans comes before their unaligned ones, which rarely repeat."""
@@ -380,8 +380,11 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     if not plans:
         yield from _schedules_for(net, target, None, frozenset(), cancelled, number)
         return
-    free = list(_schedules_for(net, target, None, frozenset(), cancelled, number))
-    sure = any(s.period is not None and expected_growth(net, target, s, False, number) > 0 for s in free)
+    # a run in which nothing fails runs on the cone without failures (`only_failing`, as the simulation plays it):
+    # its schedules are aligned to its own components, not to bolts kept only because their losses are replayed
+    unfailing = only_failing(net, ())
+    free = list(_schedules_for(unfailing, target, None, frozenset(), cancelled, number))
+    sure = any(expected_growth(unfailing, target, s, False, number) > 0 for s in free)
     if sure:
         yield from free
     unaligned: list[Schedule] = []
