@@ -1,6 +1,6 @@
 """Applies each mutation the checker room's tests must kill, one at a time, to a copy of the tree, and runs
 the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py,
-tests/unit/test_flood_run.py): a mutation is killed when some test fails.
+tests/unit/test_flood_run.py, tests/unit/test_linear_losses.py): a mutation is killed when some test fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
 
@@ -12,8 +12,10 @@ narrowed to [σ, σ]; and the flood checker accepting a tie, a ratio above the d
 document or of another bolt; the threshold run's checker certifying the run for any checked bolt instead of the
 target, skipping the run's document check, or accepting a certificate whose run has no trace; the nested
 certificate of a chain of floods left unchecked; and the certifier's
-"queue reaches N" turned into "passes N". Prints one line per mutation; exits 1 when one survives. Not run by the
-tests (it runs a test file once per mutation).
+"queue reaches N" turned into "passes N"; the linear checker's `lost-time` row (tests/unit/test_linear_losses.py)
+counting paced replays once, giving a spout that replays at once a curve, dropping the bursts per failure, measuring
+what piles up against the fastest take, or taking a "dvert" carry below one tuple. Prints one line per mutation;
+exits 1 when one survives. Not run by the tests (it runs a test file once per mutation).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 ROOM, FLOOD, RUN = "tests/unit/test_checker_room.py", "tests/unit/test_flood.py", "tests/unit/test_flood_run.py"
+LOSSES = "tests/unit/test_linear_losses.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -57,6 +60,16 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "lambda on: check_flood_certificate(on, flood))", "lambda on: [])", RUN),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
      'if not any(s.bolts[n]["queue"] >= threshold', 'if not any(s.bolts[n]["queue"] > threshold', RUN),
+    ("lost-time: paced replays counted once", "app/core/tcn/check/linear.py",
+     "copies = Fraction(2)  # a replay per fresh tuple at most", "copies = Fraction(1)", LOSSES),
+    ("lost-time: a spout replaying at once given a curve", "app/core/tcn/check/linear.py",
+     'if rules is None or rules.mode not in ("paced", "none"):', "if rules is None:", LOSSES),
+    ("lost-time: the bursts per failure dropped", "app/core/tcn/check/linear.py",
+     "(fails, 2 * plus + size)", "(fails, size)", LOSSES),
+    ("lost-time: piling up against the fastest take", "app/core/tcn/check/linear.py",
+     "size / (exact(bo.alpha) * (1 + tau) + idle)", "size / (exact(bo.alpha) * (1 - tau))", LOSSES),
+    ("lost-time: a dvert carry below one tuple", "app/core/tcn/check/linear.py",
+     "plus + rounding + sigma * math.ceil(1 / sigma)", "plus + rounding + 1", LOSSES),
 ]
 
 

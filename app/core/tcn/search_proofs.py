@@ -5,12 +5,13 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from app.core.results import BoltVerdict, LinearCertificate, Progress
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.linear import check_certificate
 from app.core.tcn.check.rate_growth import check_growth_certificate
-from app.core.tcn.linear import build_rows, farkas, linear_message
+from app.core.tcn.linear import build_rows, farkas, label, linear_message
 from app.core.tcn.rate_growth import growth_message, prove_growth
 from app.core.tcn.search_run import Run, SearchControl
 
@@ -27,6 +28,8 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
         search.announce(run, f"{target}: a proof of growth by rates")
         cert = prove_growth(run.nets[target].topology, target)
         if cert is None:
+            run.attempt(target, "no growth proof by rates (its cone has a cycle, a bolt whose inflow may equal its "
+                                "capacity, or the target may keep up)")
             continue
         problems = check_growth_certificate(run.nets[target].topology, cert)
         if problems:  # the independent checker has the last word, as the certifier has for traces
@@ -38,6 +41,23 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
                                                 failures=False if run.nets[target].failures is not None else None)
         if search.progress is not None:
             search.progress(Progress(k=0, elapsed_s=run.elapsed(), message=f"{target}: grows (proven by rates)"))
+
+def _unbounded_losses(net: Any, rows: list[Any]) -> str:
+    """Which failing bolts' losses the rows bound only by what they receive (docs/verifier.md, "Losses bounded by
+    time": no `lost-time` row), in words, or ""."""
+    if net.failures is None:
+        return ""
+    names = {r.name for r in rows}
+    failing = [b.name for b in net.bolts if f"ttf{label(b.name)}" in names]
+    if not failing:
+        return ""
+    loose = [n for n in failing if f"lost-time{label(n)}" not in names]
+    if not loose:
+        return f" (what {', '.join(failing)} may lose is bounded by time, not tightly enough to rule it out)"
+    they = "it receives" if len(loose) == 1 else "they receive"
+    return (f" (what {', '.join(loose)} may lose is bounded only by what {they}: fed by a spout that replays at "
+            "once, or through a window, which has no bound per window)")
+
 
 def linear_phase(search: SearchControl, run: Run) -> None:
     """The linear program over one loop pass (app/core/tcn/linear.py, docs/verifier.md): every target
@@ -56,6 +76,11 @@ def linear_phase(search: SearchControl, run: Run) -> None:
                                                                    search.timeout_s - run.elapsed())
         multipliers = farkas(rows, timeout_ms=max(1, int(budget * 1000)), cancelled=search.interrupted)
         if multipliers is None:
+            if time.monotonic() - started >= budget or search.interrupted():
+                run.attempt(target, f"the linear program gave no answer within {budget:.3g} s")
+            else:
+                run.attempt(target, "the linear program over one loop pass has a solution in which it grows"
+                                    + _unbounded_losses(net, rows))
             continue
         took = time.monotonic() - started
         cert = LinearCertificate(target=target, content_hash=content_hash(net.topology),
