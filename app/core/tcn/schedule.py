@@ -279,14 +279,7 @@ def failure_plans(net: Network, target: str) -> list[dict[str, tuple[Fraction, F
         return []
     step = time_grid(net)
     up = {name: ttf if ttf > 0 else step for name, ttf in fm.min_ttf.items() if name != target}
-    feeds = {b.name: set(b.source_names) for b in net.bolts}
-    upstream: set[str] = set()
-    todo = [target]
-    while todo:
-        for src in feeds.get(todo.pop(), set()):
-            if src not in upstream:
-                upstream.add(src)
-                todo.append(src)
+    upstream = _upstream(net, target)
     downs = [fm.max_reboot] + ([fm.min_reboot] if fm.min_reboot != fm.max_reboot else [])
     plans: list[dict[str, tuple[Fraction, Fraction]]] = []
     for chosen in ({n: u for n, u in up.items() if n not in upstream}, up):
@@ -295,6 +288,19 @@ def failure_plans(net: Network, target: str) -> list[dict[str, tuple[Fraction, F
             if plan and plan not in plans:
                 plans.append(plan)
     return plans
+
+
+def _upstream(net: Network, target: str) -> set[str]:
+    """The components `target` receives from, directly or not."""
+    feeds = {b.name: set(b.source_names) for b in net.bolts}
+    upstream: set[str] = set()
+    todo = [target]
+    while todo:
+        for src in feeds.get(todo.pop(), set()):
+            if src not in upstream:
+                upstream.add(src)
+                todo.append(src)
+    return upstream
 
 
 def _lcm(values: list[Fraction]) -> Fraction:
@@ -373,8 +379,8 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     """The schedules to simulate, in order (:func:`_schedules_for` for each failure plan). With
     failures, the runs in which bolts fail come first, unless some failure-free schedule surely lets the
     target grow (then that simpler lasso is tried first, on the cone without failures). Each failure plan is played
-    twice: its bolts as fast as allowed (what they pass on reaches the target sooner), then as slowly
-    as allowed (their queues pile up, so each failure loses, and the spouts replay, more); every
+    twice when its bolts are all off the target's upstream: as fast as allowed, then as slowly as allowed
+    (their queues pile up, so each failure loses, and the spouts replay, more); every
     aligned schedule of the plans comes before their unaligned ones, which rarely repeat."""
     plans = failure_plans(net, target)
     if not plans:
@@ -388,8 +394,9 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     if sure:
         yield from free
     unaligned: list[Schedule] = []
-    for plan in plans:
-        for slow in (frozenset(), frozenset(plan)):
+    upstream = _upstream(net, target)
+    for plan in plans:  # slow failing bolts only off the target's upstream: above it they would starve it
+        for slow in [frozenset()] + ([frozenset(plan)] if not upstream & set(plan) else []):
             for sched in _schedules_for(net, target, plan, slow, cancelled, number):
                 if sched.period is not None:
                     yield sched
