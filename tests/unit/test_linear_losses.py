@@ -134,3 +134,42 @@ def test_the_row_proves_a_bolt_fed_by_such_losses_free_of_repeating_growth() -> 
     # without the row the program leaves room: B3 could lose all it receives
     mutated = cert.model_copy(update={"rows": {n: v for n, v in cert.rows.items() if n != "lost-time[B3]"}})
     assert check_certificate(document, mutated) != []
+
+
+def test_an_undecided_bolt_says_what_is_missing() -> None:
+    from app.core.tcn.search import SearchOptions, verify
+
+    doc = {"spouts": [{"name": "S", "rate": 2.0, "burst": 1}],  # the sweep's random #28
+           "bolts": [{"name": "B0", "alpha": 0.391, "sigma": 2.0, "parallelism": 2, "min_ttf": 20.0},
+                     {"name": "B1", "alpha": 0.51, "sigma": 1.0, "parallelism": 2}],
+           "settings": {"tolerance": 0.1, "max_idle_time": 0, "emission": "exact", "failures": True,
+                        "min_reboot_time": 1, "max_reboot_time": 2, "replay": "at-once"},
+           "subscriptions": [{"source": "S", "target": "B0"}, {"source": "S", "target": "B1"}]}
+    result = verify(parse_topology(doc), SearchOptions(timeout_s=2))
+    words = result.bolts["B1"].message or ""
+    assert result.bolts["B1"].verdict == "unknown", words
+    assert words.startswith("time limit reached: missing: a growing lasso (certified) or a proof that none grows")
+    # the linear program's gap, named: B0 is fed by a spout that replays at once, so its losses have no bound by time
+    assert "what B0 may lose is bounded only by what it receives" in words
+    assert "the simulation" in words and "no growth proof by rates" in words
+
+
+def test_a_bolt_kept_only_for_replays_does_not_hold_back_the_failure_free_schedules() -> None:
+    # the sweep's random #27 (τ 0): B3's cone keeps the failing B0 and its cycle with B1 only because S replays B0's
+    # losses; without failures its cone is S → B2 → B3, whose schedule repeats every 255.5 s
+    doc = {"spouts": [{"name": "S", "rate": 2.0, "burst": 1}],
+           "bolts": [{"name": "B0", "alpha": 0.353, "sigma": 1.0, "parallelism": 1, "min_ttf": 20.0},
+                     {"name": "B1", "alpha": 0.373, "sigma": 1.0, "parallelism": 1},
+                     {"name": "B2", "alpha": 0.487, "sigma": 2.0, "parallelism": 2},
+                     {"name": "B3", "alpha": 0.511, "sigma": 1.0, "parallelism": 1}],
+           "settings": {"tolerance": 0.0, "max_idle_time": 0, "emission": "dvert", "failures": True,
+                        "min_reboot_time": 1, "max_reboot_time": 2, "replay": "paced"},
+           "subscriptions": [{"source": "B0", "target": "B1"}, {"source": "B1", "target": "B0"},
+                             {"source": "B2", "target": "B3"}, {"source": "S", "target": "B0"},
+                             {"source": "S", "target": "B2"}]}
+    net = build_network(parse_topology(doc), ["B3"])
+    assert {"B0", "B1"} <= set(net.kept)
+    lasso = build_lasso(net, "B3", total_cells=60_000)
+    assert lasso.trace is not None, lasso.message
+    assert {b["name"] for b in lasso.trace.topology["bolts"]} == {"B2", "B3"}  # run on the cone without failures
+    assert certify(lasso.trace, checked=["B3"]).growth_per_loop["B3"] > 0

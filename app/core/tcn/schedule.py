@@ -396,7 +396,8 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     unaligned: list[Schedule] = []
     upstream = _upstream(net, target)
     for plan in plans:  # slow failing bolts only off the target's upstream: above it they would starve it
-        for slow in [frozenset()] + ([frozenset(plan)] if not upstream & set(plan) else []):
+        variants: list[frozenset[str]] = [frozenset()] + ([frozenset(plan)] if not upstream & set(plan) else [])
+        for slow in variants:
             for sched in _schedules_for(net, target, plan, slow, cancelled, number):
                 if sched.period is not None:
                     yield sched
