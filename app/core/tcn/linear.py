@@ -30,7 +30,7 @@ from app.core.failures import UNBOUNDED, FailureModel
 from app.core.results import LinearCertificate
 from app.core.tcn.network import BoltParams, Network, SpoutParams
 
-__all__ = ["LinearRow", "build_rows", "farkas", "label", "linear_message", "primal_feasible", "prove"]
+__all__ = ["LinearRow", "build_rows", "farkas", "linear_message", "loose_losses", "primal_feasible", "prove"]
 
 RowKind = Literal["ge", "eq"]
 
@@ -62,7 +62,7 @@ def _sum(*parts: dict[str, Fraction | int]) -> dict[str, Fraction | int]:
     return out
 
 
-def label(*names: str) -> str:
+def _label(*names: str) -> str:
     """The bracketed part of a variable's or a row's name: `[B1]`, `[B1/default]`; JSON (`["a/b"]`) when a
     name holds a character of the plain form, so that two different components or streams never share
     a variable (the names are injective)."""
@@ -97,80 +97,80 @@ def _carried(net: Network, replayed_by: dict[str, list[str]]) -> dict[tuple[str,
     emissions (and its replays), every other stream its own count."""
     carried: dict[tuple[str, str], dict[str, Fraction | int]] = {}
     for s in net.spouts:
-        total: dict[str, Fraction | int] = {f"N{label(s.name)}": 1}
+        total: dict[str, Fraction | int] = {f"N{_label(s.name)}": 1}
         if replayed_by[s.name]:
-            total[f"R{label(s.name)}"] = 1
+            total[f"R{_label(s.name)}"] = 1
         carried[(s.name, "default")] = total
         for st in s.streams:
-            carried[(s.name, st.name)] = {f"E{label(s.name, st.name)}": 1}
+            carried[(s.name, st.name)] = {f"E{_label(s.name, st.name)}": 1}
     for b in net.bolts:
         for st in b.streams:
-            carried[(b.name, st.name)] = {f"E{label(b.name, st.name)}": 1}
+            carried[(b.name, st.name)] = {f"E{_label(b.name, st.name)}": 1}
     return carried
 
 
 def _spout_rows(out: _Rows, s: SpoutParams, tau: Fraction) -> None:
     """A spout's emissions within its bursts and its period."""
-    n, m, a = f"N{label(s.name)}", f"M{label(s.name)}", s.period
-    out.add(f"emissions{label(s.name)}", "ge", {n: 1, m: -1})
-    out.add(f"burst{label(s.name)}", "ge", {m: s.burst, n: -1})
-    out.add(f"period-lo{label(s.name)}", "ge", {"T": 1, n: -a, m: tau * a})
-    out.add(f"period-hi{label(s.name)}", "ge", {n: a, m: tau * a, "T": -1})
+    n, m, a = f"N{_label(s.name)}", f"M{_label(s.name)}", s.period
+    out.add(f"emissions{_label(s.name)}", "ge", {n: 1, m: -1})
+    out.add(f"burst{_label(s.name)}", "ge", {m: s.burst, n: -1})
+    out.add(f"period-lo{_label(s.name)}", "ge", {"T": 1, n: -a, m: tau * a})
+    out.add(f"period-hi{_label(s.name)}", "ge", {n: a, m: tau * a, "T": -1})
 
 
 def _replay_rows(out: _Rows, s: SpoutParams, replayed_by: list[str], replay: str) -> None:
     """A replaying spout's backlog: the replays it receives from the failing bolts `replayed_by`, sent
     paced (at most one per fresh emission) or at once."""
-    n = f"N{label(s.name)}"
-    r, g, grown = f"R{label(s.name)}", f"G{label(s.name)}", f"dR{label(s.name)}"
-    out.add(f"backlog{label(s.name)}", "eq", {grown: 1, g: -1, r: 1})
-    out.add(f"replays-in{label(s.name)}", "eq",
-            _sum({g: 1}, {f"r{label(j, s.name)}": -1 for j in replayed_by}))
+    n = f"N{_label(s.name)}"
+    r, g, grown = f"R{_label(s.name)}", f"G{_label(s.name)}", f"dR{_label(s.name)}"
+    out.add(f"backlog{_label(s.name)}", "eq", {grown: 1, g: -1, r: 1})
+    out.add(f"replays-in{_label(s.name)}", "eq",
+            _sum({g: 1}, {f"r{_label(j, s.name)}": -1 for j in replayed_by}))
     if replay == "paced":
-        out.add(f"paced{label(s.name)}", "ge", {n: 1, r: -1})
+        out.add(f"paced{_label(s.name)}", "ge", {n: 1, r: -1})
     else:
-        out.add(f"at-once{label(s.name)}", "eq", {grown: 1})
+        out.add(f"at-once{_label(s.name)}", "eq", {grown: 1})
 
 
 def _spout_stream_rows(out: _Rows, s: SpoutParams, total: dict[str, Fraction | int], subscribed: set[tuple[str, str]],
                        rule: str, replayed: bool) -> None:
     """The ratio of each subscribed declared stream of a spout to what its default stream carries (`total`)."""
-    n, m = f"N{label(s.name)}", f"M{label(s.name)}"
+    n, m = f"N{_label(s.name)}", f"M{_label(s.name)}"
     for st in s.streams:
         if (s.name, st.name) not in subscribed:
             continue
-        e, ratio = f"E{label(s.name, st.name)}", st.sigma
+        e, ratio = f"E{_label(s.name, st.name)}", st.sigma
         if rule == "exact":
-            out.add(f"ratio{label(s.name, st.name)}", "eq",
+            out.add(f"ratio{_label(s.name, st.name)}", "eq",
                     _sum({e: 1}, {v: -ratio * c for v, c in total.items()}))
             continue
-        out.add(f"ratio-round-lo{label(s.name, st.name)}", "ge",
+        out.add(f"ratio-round-lo{_label(s.name, st.name)}", "ge",
                 _sum({e: 1}, {v: -ratio * c for v, c in total.items()}))
-        out.add(f"ratio-round-hi{label(s.name, st.name)}", "ge",
+        out.add(f"ratio-round-hi{_label(s.name, st.name)}", "ge",
                 _sum({v: ratio * c for v, c in total.items()}, {m: _excess(ratio), e: -1}))
         if not replayed:  # every emission within the burst: the carry automaton of section 5
             lo, hi = sigma_bounds(ratio, s.burst, rule)
-            out.add(f"ratio-lo{label(s.name, st.name)}", "ge", {e: 1, n: -lo})
-            out.add(f"ratio-hi{label(s.name, st.name)}", "ge", {n: hi, e: -1})
+            out.add(f"ratio-lo{_label(s.name, st.name)}", "ge", {e: 1, n: -lo})
+            out.add(f"ratio-hi{_label(s.name, st.name)}", "ge", {n: hi, e: -1})
 
 
 def _bolt_rows(out: _Rows, b: BoltParams, carried: dict[tuple[str, str], dict[str, Fraction | int]]) -> None:
     """A bolt's takes within its batches and its arrivals, what its sources carry."""
     j = b.name
-    k, p, arrived = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}"
-    out.add(f"takes{label(j)}", "ge", {p: 1, k: -1})
-    out.add(f"batch{label(j)}", "ge", {k: b.take_max, p: -1})
-    out.add(f"arrivals{label(j)}", "eq", _sum({arrived: 1}, *({v: -x for v, x in carried[src].items()}
+    k, p, arrived = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}"
+    out.add(f"takes{_label(j)}", "ge", {p: 1, k: -1})
+    out.add(f"batch{_label(j)}", "ge", {k: b.take_max, p: -1})
+    out.add(f"arrivals{_label(j)}", "eq", _sum({arrived: 1}, *({v: -x for v, x in carried[src].items()}
                                                         for src in b.sources)))
 
 
 def _steady_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction) -> None:
     """The queue and the busy time of a bolt that never fails."""
     j = b.name
-    k, p, arrived, grown = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
+    k, p, arrived, grown = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}", f"d{_label(j)}"
     fast = b.alpha * (1 - tau)
-    out.add(f"queue{label(j)}", "eq", {grown: 1, arrived: -1, p: 1})
-    out.add(f"busy{label(j)}", "ge", {"T": 1, k: -fast})
+    out.add(f"queue{_label(j)}", "eq", {grown: 1, arrived: -1, p: 1})
+    out.add(f"busy{_label(j)}", "ge", {"T": 1, k: -fast})
 
 
 def _emitted_curve(sigma: Fraction, per_emit: Fraction, burst: Fraction, gap: Fraction,
@@ -228,45 +228,45 @@ def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureM
     """The queue, busy time, failures, downtime and losses of a bolt that may fail; its losses replayed
     by the spouts `sources`; with its arrival `curve` (ρ, b), what its failures lose bounded by time."""
     j = b.name
-    k, p, arrived, grown = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
-    f_, d_, lost = f"F{label(j)}", f"D{label(j)}", f"L{label(j)}"
+    k, p, arrived, grown = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}", f"d{_label(j)}"
+    f_, d_, lost = f"F{_label(j)}", f"D{_label(j)}", f"L{_label(j)}"
     c = b.take_max
     fast = b.alpha * (1 - tau)
-    batches = f"Lb{label(j)}"  # tuples of the batches in progress lost at its failures (counted in P too)
-    out.add(f"queue{label(j)}", "eq", {grown: 1, arrived: -1, p: 1, lost: 1, batches: -1})
-    out.add(f"batch-lost{label(j)}", "ge", {f_: c, batches: -1})
-    out.add(f"batch-in-lost{label(j)}", "ge", {lost: 1, batches: -1})
-    out.add(f"busy{label(j)}", "ge", {"T": 1, d_: -1, k: -fast, f_: fast})
-    out.add(f"ttf{label(j)}", "ge", {"T": 1, d_: -1, f_: -fails.min_ttf[j]})
-    out.add(f"down-lo{label(j)}", "ge", {d_: 1, f_: -fails.min_reboot})
-    out.add(f"down-hi{label(j)}", "ge", {f_: fails.max_reboot, d_: -1})
+    batches = f"Lb{_label(j)}"  # tuples of the batches in progress lost at its failures (counted in P too)
+    out.add(f"queue{_label(j)}", "eq", {grown: 1, arrived: -1, p: 1, lost: 1, batches: -1})
+    out.add(f"batch-lost{_label(j)}", "ge", {f_: c, batches: -1})
+    out.add(f"batch-in-lost{_label(j)}", "ge", {lost: 1, batches: -1})
+    out.add(f"busy{_label(j)}", "ge", {"T": 1, d_: -1, k: -fast, f_: fast})
+    out.add(f"ttf{_label(j)}", "ge", {"T": 1, d_: -1, f_: -fails.min_ttf[j]})
+    out.add(f"down-lo{_label(j)}", "ge", {d_: 1, f_: -fails.min_reboot})
+    out.add(f"down-hi{_label(j)}", "ge", {f_: fails.max_reboot, d_: -1})
     if curve is not None:
         rho, burst = curve
         drains = c / (b.alpha * (1 + tau) + idle)  # the fewest tuples per second it takes while never empty
         piles = max(Fraction(0), rho - drains)
-        out.add(f"lost-time{label(j)}", "ge",
+        out.add(f"lost-time{_label(j)}", "ge",
                 {"T": piles, d_: rho - piles, f_: 2 * burst + c, lost: -1, batches: 1})
     if sources:
-        rs = {f"r{label(j, s)}": 1 for s in sources}
-        out.add(f"lost-lo{label(j)}", "ge", _sum({lost: 1}, {v: -1 for v in rs}))
+        rs = {f"r{_label(j, s)}": 1 for s in sources}
+        out.add(f"lost-lo{_label(j)}", "ge", _sum({lost: 1}, {v: -1 for v in rs}))
         impact = fails.impact[j]
         if all(impact[s] != UNBOUNDED for s in sources):
-            out.add(f"lost-hi{label(j)}", "ge",
-                    _sum({f"r{label(j, s)}": Fraction(impact[s]) for s in sources}, {lost: -1}))
+            out.add(f"lost-hi{_label(j)}", "ge",
+                    _sum({f"r{_label(j, s)}": Fraction(impact[s]) for s in sources}, {lost: -1}))
 
 
 def _bolt_stream_rows(out: _Rows, b: BoltParams, subscribed: set[tuple[str, str]], rule: str, may_fail: bool) -> None:
     """The ratio of each subscribed stream of a bolt to the tuples it took."""
     j = b.name
-    k, p, f_ = f"K{label(j)}", f"P{label(j)}", f"F{label(j)}"
+    k, p, f_ = f"K{_label(j)}", f"P{_label(j)}", f"F{_label(j)}"
     c = b.take_max
     for st in b.streams:
         if (j, st.name) not in subscribed:
             continue
-        e, sigma = f"E{label(j, st.name)}", st.sigma
-        tag = label(j, st.name)
+        e, sigma = f"E{_label(j, st.name)}", st.sigma
+        tag = _label(j, st.name)
         if may_fail:  # only the batches it completes emit: P - Lb of them
-            batches = f"Lb{label(j)}"
+            batches = f"Lb{_label(j)}"
             keep = Fraction(1) if rule == "exact" else sigma * math.ceil(1 / sigma) if sigma else Fraction(0)
             if rule == "exact":
                 out.add(f"ratio-hi{tag}", "ge", {p: sigma, batches: -sigma, e: -1})
@@ -286,10 +286,10 @@ def _bolt_stream_rows(out: _Rows, b: BoltParams, subscribed: set[tuple[str, str]
 def _growth_rows(out: _Rows, b: BoltParams, tau: Fraction, idle: Fraction) -> None:
     """The target grows, takes full batches and is never idle longer than allowed."""
     j = b.name
-    k, p, grown = f"K{label(j)}", f"P{label(j)}", f"d{label(j)}"
-    out.add(f"grows{label(j)}", "ge", {grown: 1}, -1)
-    out.add(f"full{label(j)}", "eq", {p: 1, k: -b.take_max})
-    out.add(f"never-idle{label(j)}", "ge", {k: b.alpha * (1 + tau) + idle, "T": -1})
+    k, p, grown = f"K{_label(j)}", f"P{_label(j)}", f"d{_label(j)}"
+    out.add(f"grows{_label(j)}", "ge", {grown: 1}, -1)
+    out.add(f"full{_label(j)}", "eq", {p: 1, k: -b.take_max})
+    out.add(f"never-idle{_label(j)}", "ge", {k: b.alpha * (1 + tau) + idle, "T": -1})
 
 
 def build_rows(net: Network, target: str) -> list[LinearRow]:
@@ -324,6 +324,14 @@ def build_rows(net: Network, target: str) -> list[LinearRow]:
         if b.name == target:
             _growth_rows(out, b, tau, idle)
     return out.rows
+
+
+def loose_losses(net: Network, rows: list[LinearRow]) -> tuple[list[str], list[str]]:
+    """(the failing bolts of `rows`, those of them without a `lost-time` row: what they lose is bounded only by
+    what they receive)."""
+    names = {row.name for row in rows}
+    failing = [b.name for b in net.bolts if f"ttf{_label(b.name)}" in names]
+    return failing, [n for n in failing if f"lost-time{_label(n)}" not in names]
 
 
 def _real(ctx: z3.Context, value: Fraction) -> z3.ArithRef:

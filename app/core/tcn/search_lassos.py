@@ -72,7 +72,8 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
                    else "none repeated with it growing" if lasso.schedules_tried else lasso.message)
             run.attempt(target, f"the simulation closed no lasso in which it grows ({tried} played; {why})")
         else:
-            run.attempt(target, f"the simulation was stopped after {tried} with no growing lasso yet")
+            run.attempt(target, f"the simulation was stopped in its schedule {len(lasso.schedules_tried)} with no "
+                                "growing lasso yet")
         return lasso.capped and total_cells is not None
     cert = certify(lasso.trace, checked=[target], cancelled=lambda: search.cancelled)
     if search.cancelled:

@@ -11,7 +11,7 @@ from app.core.results import BoltVerdict, LinearCertificate, Progress
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.linear import check_certificate
 from app.core.tcn.check.rate_growth import check_growth_certificate
-from app.core.tcn.linear import build_rows, farkas, label, linear_message
+from app.core.tcn.linear import build_rows, farkas, linear_message, loose_losses
 from app.core.tcn.rate_growth import growth_message, prove_growth
 from app.core.tcn.search_run import Run, SearchControl
 
@@ -45,13 +45,9 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
 def _unbounded_losses(net: Any, rows: list[Any]) -> str:
     """Which failing bolts' losses the rows bound only by what they receive (docs/verifier.md, "Losses bounded by
     time": no `lost-time` row), in words, or ""."""
-    if net.failures is None:
-        return ""
-    names = {r.name for r in rows}
-    failing = [b.name for b in net.bolts if f"ttf{label(b.name)}" in names]
+    failing, loose = loose_losses(net, rows)
     if not failing:
         return ""
-    loose = [n for n in failing if f"lost-time{label(n)}" not in names]
     if not loose:
         return f" (what {', '.join(failing)} may lose is bounded by time, not tightly enough to rule it out)"
     they = "it receives" if len(loose) == 1 else "they receive"
