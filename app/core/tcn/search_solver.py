@@ -64,8 +64,8 @@ def close_undecided(search: SearchControl, run: Run) -> None:
             tried = list(run.tried.get(n, []))
             if n in run.proven:
                 tried.append(f"the solver found no growing lasso up to k = {run.proven[n]}")
-            missing = ("missing: a growing lasso (certified) or a proof that none grows; "
-                       + "; ".join(tried) if tried else "nothing was tried for it before that")
+            missing = ("missing: a growing lasso (certified) or a proof that none grows; " + "; ".join(tried) if tried
+                       else "nothing was tried for it: the time went to the bolts searched before it")
             run.verdicts[n] = BoltVerdict(verdict="unknown", k=run.proven.get(n), message=f"{run.stop}: {missing}")
         else:
             k_done = run.proven.get(n, run.ks[-1])
