@@ -1,21 +1,27 @@
 """Applies each mutation the checker room's tests must kill, one at a time, to a copy of the tree, and runs
 the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py,
-tests/unit/test_flood_run.py, tests/unit/test_linear_losses.py): a mutation is killed when some test fails.
+tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py,
+tests/unit/test_linear_losses.py): a mutation is killed when some test fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
 
 The mutations (docs/verifier.md, "The checker room"): the linear program's checker accepting a negative
 multiplier on an inequality; its `constant >= 0` turned into `> 0` (a certificate with no rows passes); the
 rate proof's checker comparing the claimed least inflow with the derived most; the same checker accepting a
-bolt that "keeps up" with an inflow equal to its capacity; app/core/emission.py's fine-σ fallback [σ, 2σ]
+bolt that "keeps up" with an inflow equal to its capacity; through a cycle, the same checker's rounds from below
+started at the capacities (a fixpoint merely reproduced), or run to its own limit instead of the stated rounds;
+app/core/emission.py's fine-σ fallback [σ, 2σ]
 narrowed to [σ, σ]; and the flood checker accepting a tie, a ratio above the derived one, evidence about another
-document or of another bolt; the threshold run's checker certifying the run for any checked bolt instead of the
+document or of another bolt, another input counted at its largest capacity instead of its least rate, or a
+bolt on a cycle given a least rate; the threshold run's checker certifying the run for any checked bolt instead of the
 target, skipping the run's document check, or accepting a certificate whose run has no trace; the nested
 certificate of a chain of floods left unchecked; and the certifier's
-"queue reaches N" turned into "passes N"; the linear checker's `lost-time` row (tests/unit/test_linear_losses.py)
-counting paced replays once, giving a spout that replays at once a curve, dropping the bursts per failure, measuring
-what piles up against the fastest take, or taking a "dvert" carry below one tuple. Prints one line per mutation;
-exits 1 when one survives. Not run by the tests (it runs a test file once per mutation).
+"queue reaches N" turned into "passes N"; the linear checker's worker-death rows (tests/unit/test_worker_search.py)
+forgetting the trees a spout emits while a worker restarts, doubling the time between deaths, or letting no worker
+die in the target's loop; and its `lost-time` row (tests/unit/test_linear_losses.py) counting paced replays once,
+giving a spout that replays at once a curve, dropping the bursts per failure, measuring what piles up against the
+fastest take, or taking a "dvert" carry below one tuple. Prints one line per mutation; exits 1 when one survives.
+Not run by the tests (it runs a test file once per mutation).
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 ROOM, FLOOD, RUN = "tests/unit/test_checker_room.py", "tests/unit/test_flood.py", "tests/unit/test_flood_run.py"
+CYCLES, OTHERS = "tests/unit/test_rate_growth_cycles.py", "tests/unit/test_flood_others.py"
+WORKERS = "tests/unit/test_worker_search.py"
 LOSSES = "tests/unit/test_linear_losses.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
@@ -39,7 +47,13 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("least inflow compared with the derived most", "app/core/tcn/check/rate_growth.py",
      "if c_low > low:", "if c_low > high:", ROOM),
     ("keeps up with inflow equal to capacity", "app/core/tcn/check/rate_growth.py",
-     'role == "keeps up" and not c_high < capacity', 'role == "keeps up" and not c_high <= capacity', ROOM),
+     'role == "keeps up" and not c_high < capacity[name]', 'role == "keeps up" and not c_high <= capacity[name]',
+     ROOM),
+    ("rate proof through a cycle: rounds from below started at the capacities", "app/core/tcn/check/rate_growth.py",
+     "low_through = {b: Fraction(0) for b in received}", "low_through = dict(capacity)", CYCLES),
+    ("rate proof through a cycle: the stated rounds ignored", "app/core/tcn/check/rate_growth.py",
+     "derived = _rounds(received, ratios, rate, capacity, cert.rounds)",
+     "derived = _rounds(received, ratios, rate, capacity, ROUND_LIMIT)", CYCLES),
     ("fine-σ fallback [σ, σ]", "app/core/emission.py", "return sigma, 2 * sigma", "return sigma, sigma", ROOM),
     ("flood: a tie accepted", "app/core/tcn/check/flood.py", "elif not total > capacity:",
      "elif not total >= capacity:", FLOOD),
@@ -49,6 +63,11 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "return problems or _part_of(proven_on, source, topo)", "return problems", FLOOD),
     ("flood: evidence of another bolt accepted", "app/core/tcn/check/flood.py",
      "if target != source:", "if False:", FLOOD),
+    ("flood: another input at its largest capacity, not its least rate", "app/core/tcn/check/flood.py",
+     "least[b] = min(inflow, take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau)))",
+     "least[b] = take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau))", OTHERS),
+    ("flood: a bolt on a cycle given a least rate", "app/core/tcn/check/flood.py",
+     "                 and sigma.get((u, st), Fraction(0)) > 0}", "                 and False}", OTHERS),
     ("threshold run: certified for any checked bolt", "app/core/tcn/check/flood.py",
      "found = certify(witness, checked=[cert.target], threshold=run.threshold)",
      "found = certify(witness, threshold=run.threshold)", RUN),
@@ -58,6 +77,12 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      'return ["threshold run: no trace"]', "return []", RUN),
     ("flood: a chain's nested certificate not checked", "app/core/tcn/check/flood.py",
      "lambda on: check_flood_certificate(on, flood))", "lambda on: [])", RUN),
+    ("worker deaths: the trees emitted while a worker restarts forgotten", "app/core/tcn/check/linear_deaths.py",
+     "during = Fraction(0) if runs_all(x, n) else", "during = Fraction(0) if True else", WORKERS),
+    ("worker deaths: twice the time between deaths", "app/core/tcn/check/linear_deaths.py",
+     'f"X{_w(x)}": -ttf}', 'f"X{_w(x)}": -2 * ttf}', WORKERS),
+    ("worker deaths: no worker dies in the target's loop", "app/core/tcn/check/linear_deaths.py",
+     "if runs_all(x, target):", "if True:", WORKERS),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
      'if not any(s.bolts[n]["queue"] >= threshold', 'if not any(s.bolts[n]["queue"] > threshold', RUN),
     ("lost-time: paced replays counted once", "app/core/tcn/check/linear.py",

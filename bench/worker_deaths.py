@@ -1,12 +1,18 @@
 """The headroom (check's capacity block) with worker deaths against the same without (bench/RESULTS.md, "Worker
-deaths in the rate check").
+deaths in the rate check"), and verify's worker-death phase (docs/model.md 9.4: the linear program with the deaths,
+per checked bolt) against the same programs without the deaths (bench/RESULTS.md, "Worker deaths in the search").
 
 Rows: StormCrawler's annotated archetype (tests/unit/test_async_bolts.py, 20 URLs/s, one worker) and layered
 chains of n bolts on 4 workers, each with and without `storm.worker_min_ttf`. Each row times `headroom` (the rate
 check, the factors, Storm's response and, with the field, `worker_check`) in this process, without the field first
 (the baseline, same run), and gives the ratio and the verdict.
 
-    .venv/bin/python bench/worker_deaths.py [--sizes 300 1000]
+The second table: StormCrawler's archetype, the D-VerT model of the focused crawler (models/, on 2 workers) and
+chains of n bolts on 4 workers; per row the seconds of one program per checked bolt without the deaths, then with
+them (`search_deaths.death_proofs`, its checker included), and how many bolts each proves. The third: a whole
+`verify` (default options) without and with the field, the chains with a death at most every minute.
+
+    .venv/bin/python bench/worker_deaths.py [--sizes 300 1000] [--search-sizes 30 100]
 """
 
 from __future__ import annotations
@@ -53,9 +59,79 @@ def timed(data: dict[str, Any]) -> tuple[float, str]:
     return took, "-" if c is None else {True: "survives", False: "does not survive", None: "not proven"}[c.survives]
 
 
+def model(name: str, workers: int) -> dict[str, Any]:
+    import json
+
+    data = json.loads((ROOT / "models" / name).read_text(encoding="utf-8"))
+    data["schema_version"] = 4
+    data.setdefault("storm", {})["workers"] = workers
+    data["storm"].setdefault("message_timeout_secs", 30)
+    data["settings"].update(min_reboot_time=10, max_reboot_time=60)
+    return data
+
+
+def searched(data: dict[str, Any]) -> tuple[float, int, int]:
+    """Seconds of the worker-death phase (or, without the field, of the same programs without deaths), the bolts
+    proven, the bolts checked."""
+    from app.core.tcn.linear import build_rows, farkas
+    from app.core.tcn.network import build_network
+    from app.core.tcn.search_deaths import death_proofs
+
+    topo = parse_topology(data)
+    checked = [b.name for b in topo.bolts]
+    start = time.process_time()  # CPU: z3 solves in this process; the machine is shared
+    if topo.storm.worker_min_ttf is None:
+        proven = sum(farkas(build_rows(build_network(topo, [n]), n)) is not None for n in checked)
+    else:
+        proven = len(death_proofs(topo, checked, lambda: False, budget_s=600)[1])
+    return time.process_time() - start, proven, len(checked)
+
+
+def search_table(sizes: list[int]) -> None:
+    rows = [("StormCrawler archetype, 1 worker", crawler(), 3600),
+            ("focused crawler (models/), 2 workers", model("focused-crawler-complete.storm.json", 2), 3600)]
+    rows += [(f"chain of {n} bolts, 4 workers", chain(n), 3600) for n in sizes]
+    head = f"{'no deaths (CPU s)':>17} {'proven':>7} {'deaths (CPU s)':>14} {'proven':>7} {'ratio':>6}"
+    print(f"\n{'topology':38} {head}")
+    for name, data, ttf in rows:
+        base, base_proven, n = searched(data)
+        data["storm"]["worker_min_ttf"] = ttf
+        took, proven, _ = searched(data)
+        print(f"{name:38} {base:17.3f} {base_proven:>4}/{n:<3}{took:14.3f} {proven:>4}/{n:<3}{took / base:6.2f}")
+
+
+def verified(data: dict[str, Any]) -> tuple[float, str]:
+    """CPU seconds of a whole `verify` (its default options) and its worker-death note's verdicts in short."""
+    from app.core.tcn.search import verify
+
+    topo = parse_topology(data)
+    start = time.process_time()
+    result = verify(topo)
+    took = time.process_time() - start
+    note = next((n for n in result.notes if n.startswith("worker deaths in the search")), None)
+    return took, "-" if note is None else note.split("proves or not): ", 1)[-1][:90]
+
+
+def verify_table(sizes: list[int]) -> None:
+    rows = [("StormCrawler archetype, 1 worker", crawler(), 3600),
+            ("focused crawler (models/), 2 workers", model("focused-crawler-complete.storm.json", 2), 3600)]
+    rows += [(f"chain of {n} bolts, 4 workers", chain(n), 60) for n in sizes]
+    from test_worker_search import cycle
+
+    rows.append(("σ-½ cycle (test_worker_search), 2 workers", cycle(200), 200))
+    print(f"\n{'verify':38} {'no deaths (CPU s)':>17} {'deaths (CPU s)':>14} {'ratio':>6}  worker-death phase")
+    for name, data, ttf in rows:
+        data["storm"].pop("worker_min_ttf", None)
+        base, _ = verified(data)
+        data["storm"]["worker_min_ttf"] = ttf
+        took, said = verified(data)
+        print(f"{name:38} {base:17.3f} {took:14.3f} {took / base:6.2f}  {said}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="*", default=[300, 1000])
+    parser.add_argument("--search-sizes", type=int, nargs="*", default=[30, 100])
     args = parser.parse_args()
     rows = [("StormCrawler archetype, 1 worker", crawler(), 3600)]
     rows += [(f"chain of {n} bolts, 4 workers", chain(n), 3600) for n in args.sizes]
@@ -65,6 +141,8 @@ def main() -> None:
         data["storm"]["worker_min_ttf"] = ttf
         with_deaths, verdict = timed(data)
         print(f"{name:36} {base:11.3f} {with_deaths:9.3f} {with_deaths / base:6.2f}  {verdict}")
+    search_table(args.search_sizes)
+    verify_table(args.search_sizes)
 
 
 if __name__ == "__main__":

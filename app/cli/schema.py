@@ -90,7 +90,10 @@ def result_schema() -> dict[str, Any]:
                                "inflow_long_run_max": number,
                                # with failures on (docs/boundedness.md, "Failures"); null: no bound
                                "inflow_failures": maybe, "added_load": maybe,
-                               "lost_per_failure": maybe, "failures_note": {"type": "string"}}}},
+                               "lost_per_failure": maybe, "failures_note": {"type": "string"},
+                               # a windowed bolt (docs/model.md section 10): held unacked, hold times, timer (s)
+                               **dict.fromkeys(("window_pending", "window_hold_nominal"), maybe),
+                               **dict.fromkeys(("window_timer", "window_hold_max"), number)}}},
             "failures": {"type": "object", "required": ["replay_rate", "replay_backlog"],
                          "description": "present when the statuses account for failures and replays",
                          "properties": {"replay_rate": {"type": "object", "additionalProperties": maybe},

@@ -253,7 +253,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.certificate_out:
         from app.core.tcn.certificates import certificate_file
 
-        certs = certificate_file(topo, result.bolts, result.traces)
+        certs = certificate_file(topo, result.bolts, result.traces, result.worker_death_certificates)
         if certs is None:
             print(f"stormbound: no certificate written to {one_line(args.certificate_out)}: no bolt was decided by "
                   "a certificate (linear program, rate proof or flood proof)", file=sys.stderr)

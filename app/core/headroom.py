@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from app.core.rates import LoadMargins, RateAnalysis, load_margins, margins, window_figures
+from app.core.rates import LoadMargins, RateAnalysis, duration_figures, load_margins, margins, window_figures
+from app.core.rates.joins import join_figures
 from app.core.rates.workers_check import WorkerCheck
 from app.core.storm.forecast import StormForecast, TimeoutRisk, forecast, saturation_signs, scaled, timeout_risks
 from app.core.topology import StormObserved, Topology
@@ -89,7 +90,9 @@ class Headroom:
         if self.worker_check is not None:  # docs/model.md section 9
             out["worker_deaths_modelled"] = True
             out["worker_deaths"] = {**self.worker_check.to_json(),
-                                    "single_bolt_failures_survived": self.bolt_failures_survived}
+                                    "single_bolt_failures_survived": self.bolt_failures_survived,
+                                    "search_plays_worker_deaths": {"linear_program": True, "simulation": False,
+                                                                   "solver": False}}
         elif self.workers is not None:  # no time between deaths: a worker's death is not decided
             out["worker_deaths_modelled"] = False
             if self.worker_loss is not None:
@@ -190,8 +193,13 @@ def headroom(topo: Topology, rates: RateAnalysis | None = None) -> Headroom:
 
     h: Fraction | None
     limiting: list[str]
+    # a join whose cache no rate bounds (docs/model.md section 11: its branches deliver unequally, or are not proven
+    # to deliver alike): no factor is proven, whatever the queues'
+    open_joins = [b.name for b in topo.waiting_joins() if (j := join_figures(rates.figures, b)) and j.open_at_any_rate]
     if rates.figures.amplifying:  # at every factor a member of the cycle saturates: none is proven (decided
         h, limiting, found = Fraction(0), [], False  # as the shrinking would end; docs/boundedness.md)
+    elif open_joins:
+        h, limiting, found = Fraction(0), open_joins, False
     else:
         h, limiting, found = _linear_factor(largest, lambda i, c: i < c)
     # a cycle solved exactly is linear below the caps as an acyclic topology is; one iterated is not
@@ -246,6 +254,12 @@ def _one_worker_loss(topo: Topology, rates: RateAnalysis) -> Fraction | None:
         bound = rates.figures.queue_bound[b.id]
         if bound is None:
             return None
+        timed = duration_figures(rates.figures, b)  # a duration window: every tuple it holds unacked (its queue too)
+        if timed is not None:
+            if timed.pending is None:
+                return None
+            total += timed.pending
+            continue
         window = window_figures(rates.figures, b)  # a count window: its windows' tuples too (the batch among them)
         total += bound + (b.take_max if window is None else max(b.take_max, window.executors * window.length))
     return total

@@ -51,6 +51,9 @@ class RateGrowthCertificate(BaseModel):
     content_hash: str
     spouts: dict[str, str] = Field(default_factory=dict, description="spout name -> tuples/s emitted ('p/q')")
     bolts: dict[str, RateGrowthLine] = Field(default_factory=dict)
+    rounds: int | None = Field(default=None, description=(
+        "with a cycle in the cone: the figures are those of this many rounds of the iteration from below and "
+        "from above (docs/verifier.md, \"Growth proven by rates\", cycles); None: one pass in topological order"))
 
 
 class FloodTerm(BaseModel):
@@ -203,6 +206,9 @@ class VerifyResult(BaseModel):
     threshold: int | None = None
     bolts: dict[str, BoltVerdict] = Field(default_factory=dict, description="every checked bolt's own verdict")
     trace: Trace | CompressedTrace | None = Field(default=None, description="the first lasso found (traces[0])")
+    worker_death_certificates: dict[str, LinearCertificate] = Field(
+        default_factory=dict, description="per bolt, the linear program's certificate that no repeating run grows it "
+                                          "with worker deaths (docs/model.md 9.4; not a verdict of `bolts`)")
     traces: list[Trace | CompressedTrace] = Field(
         default_factory=list, description="every distinct certified lasso, in order found (a long simulated one "
                                           "compressed: docs/trace-format.md)")

@@ -106,9 +106,11 @@ class AutosaveSession:
             "format": AUTOSAVE_FORMAT,
             "original": str(original) if original else None,
             "saved_at": time.time(),
-            "topology": json.loads(topology.model_dump_json()),
+            "topology": topology.model_dump(mode="json"),
         }
-        write_bytes(self.autosave_path, json.dumps(doc, indent=1).encode())
+        # unindented: the C encoder, half the time of an indented dump on the GUI thread (3,000 components: 0.19 s
+        # before); the file is for recovery, not for reading
+        write_bytes(self.autosave_path, json.dumps(doc).encode())
 
     def clear_snapshot(self) -> None:
         self.autosave_path.unlink(missing_ok=True)

@@ -9,7 +9,6 @@ cross-element rules of a saved file (no spout yet, empty); those are reported by
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from app.core.errors import BadInput
-from app.core.latency.report import canvas_latency
-from app.core.rates import RateAnalysis
+from app.core.rates import RateAnalysis, RateReport
 from app.core.results import FloodCertificate
 from app.core.topology import (
     Bolt,
@@ -39,27 +37,7 @@ from app.core.topology import (
     parse_topology,
     still_unannotated,
 )
-
-#: the most bolts for which every edit recomputes the latency bounds shown on the canvas (exact fractions: about
-#: 5 ms per bolt; bench/RESULTS.md, "Latency bounds"); above, Verify's panel shows them, computed in its worker
-CANVAS_LATENCY_BOLTS = 40
-
-#: what the canvas shows of latency: a line per component id for its tooltip, the links of critical paths
-LatencyMarks = tuple[dict[str, str], set[tuple[str, str]]]
-
-
-def latency_marks(topo: Topology, rates: RateAnalysis | Exception) -> LatencyMarks:
-    """The canvas's latency words and critical links of `topo` (app/core/latency/report.py, `canvas_latency`);
-    none when the rate check refuses it, a sentence pointing to Verify's panel above CANVAS_LATENCY_BOLTS."""
-    if isinstance(rates, Exception) or not topo.bolts:
-        return {}, set()
-    if len(topo.bolts) > CANVAS_LATENCY_BOLTS:
-        return {b.id: "Latency bounds: in Verify's panel (a topology this large is not bounded after every edit)"
-                for b in topo.bolts}, set()
-    try:
-        return canvas_latency(topo, rates)
-    except Exception:  # noqa: BLE001 - a document mid-edit may not be analysable yet
-        return {}, set()
+from app.gui.analysis import Analysed, AnalysisPending, LatencyMarks, SnapshotAnalyser
 
 
 class FieldError(BadInput, ValueError):
@@ -129,64 +107,16 @@ def lenient_topology(data: Any) -> Topology:
         return topo
 
 
-class Analysed:
-    """What the views read of one topology snapshot, each found once and kept beside it: its problems, its rate
-    analysis (or why it has none), the canvas's latency marks, the bolts the rate check proves unbounded. A file's
-    is made whole in a worker when it is opened (`analysed`), then only read by the GUI thread; an edited
-    document's is made as the views ask."""
-
-    def __init__(self, topology: Topology):
-        self.topology = topology
-        self._problems: list[Problem] | None = None
-        self._rates: RateAnalysis | Exception | None = None
-        self._latency: LatencyMarks | None = None
-        self._floods: dict[str, FloodCertificate] | None = None
-
-    def problems(self) -> list[Problem]:
-        if self._problems is None:
-            self._problems = graph_problems(self.topology)
-        return self._problems
-
-    def rates_or_reason(self) -> RateAnalysis | Exception:
-        """The snapshot's rate analysis (app/core/rates/report.py), or what refused it."""
-        if self._rates is None:
-            try:
-                self._rates = RateAnalysis(self.topology)
-            except Exception as err:  # noqa: BLE001 - kept and raised to each reader of this snapshot
-                self._rates = err
-        return self._rates
-
-    def latency_marks(self) -> LatencyMarks:
-        if self._latency is None:
-            self._latency = latency_marks(self.topology, self.rates_or_reason())
-        return self._latency
-
-    def floods(self) -> dict[str, FloodCertificate]:
-        """The bolts the instant rate check proves unbounded (a flood whose source grows by rates), with their
-        checked certificates: what `stormbound check` prints under "Unbounded" (`instant_floods`)."""
-        if self._floods is None:
-            self._floods = {}
-            rates = self.rates_or_reason()
-            if isinstance(rates, RateAnalysis) and self.topology.bolts and not self.problems():
-                from app.core.tcn.flood import instant_floods  # the verifier's modules: loaded when first needed
-
-                with contextlib.suppress(Exception):  # as the report: each reader of the snapshot says why
-                    report = rates.report(suggest=False)
-                    self._floods = instant_floods(self.topology, {n: b.status for n, b in report.bolts.items()})
-        return self._floods
-
-
-def analysed(topo: Topology) -> Analysed:
-    """Everything `Analysed` keeps of `topo`, made now (in OpenWorker's thread), the canvas's report included."""
-    known = Analysed(topo)
-    known.problems()
-    rates = known.rates_or_reason()
-    if isinstance(rates, RateAnalysis) and topo.bolts:
-        with contextlib.suppress(Exception):  # each reader of the report says why, as after an edit
-            rates.report(suggest=False)  # what the canvas and the status bar show first
-    known.latency_marks()
-    known.floods()
-    return known
+def copy_fragment(topo: Topology, ids: set[str]) -> dict[str, Any]:
+    """The chosen components of `topo`, the subscriptions among them and their positions, as JSON data (Copy)."""
+    comps = [c for c in topo.components if c.id in ids]
+    subs = [s for s in topo.subscriptions if s.source in ids and s.target in ids]
+    return copy.deepcopy({
+        "format": "stormbound-fragment/1",
+        "components": [c.model_dump(mode="json") for c in comps],
+        "subscriptions": [s.model_dump(mode="json") for s in subs],
+        "layout": {c.id: topo.layout.get(c.id, Position()).model_dump() for c in comps},
+    })
 
 
 class DocumentModel(QObject):
@@ -207,6 +137,7 @@ class DocumentModel(QObject):
     modified_changed = Signal(bool)
     changed = Signal()
     path_changed = Signal()
+    analysis_ready = Signal()  # a large snapshot's analysis came from its worker: the views read it again
 
     def __init__(self, topology: Topology | None = None, path: Path | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -214,7 +145,8 @@ class DocumentModel(QObject):
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._path: Path | None = None
         self._snapshot: Topology | None = None
-        self._known: Analysed | None = None  # what the views read of the snapshot
+        self._analyser = SnapshotAnalyser(self)  # what the views read of each snapshot, and where it is found
+        self._analyser.ready.connect(self.analysis_ready)
         self._load(topology if topology is not None else new_topology())
         self._path = Path(path) if path is not None else None
 
@@ -237,33 +169,43 @@ class DocumentModel(QObject):
             )
         return self._snapshot
 
-    def rates(self) -> RateAnalysis:
-        """The rate analysis of the current snapshot (app/core/rates/report.py), made once per snapshot and
-        kept beside it: the canvas, the status bar, the suggestion and the verification all read this one.
-        Raises what the rate check raises on a document it cannot analyse (mid-edit, not annotated), once."""
-        rates = self.known().rates_or_reason()
-        if isinstance(rates, Exception):
-            raise rates
-        return rates
+    def analysis(self) -> Analysed | None:
+        """What the views read of the current snapshot (`Analysed`), or None while a worker analyses it: a document
+        of more than INLINE_COMPONENTS components, whose `analysis_ready` follows (app/gui/analysis.py)."""
+        return self._analyser.analysis(self.topology())
 
-    def known(self) -> Analysed:
-        """What the views read of the current snapshot, each found once (`Analysed`)."""
-        topo = self.topology()
-        if self._known is None or self._known.topology is not topo:
-            self._known = Analysed(topo)
-        return self._known
+    def shutdown(self) -> None:
+        """Wait for the edit being analysed in a worker, if any (the window's shutdown; its flood pass is bounded)."""
+        self._analyser.join()
+
+    def rates(self) -> RateAnalysis:
+        """The snapshot's one rate analysis (app/core/rates/report.py), read by the suggestion and verification;
+        raises what the rate check raised (mid-edit, not annotated), or AnalysisPending."""
+        return self._analysed_now().rates()
+
+    def report(self) -> RateReport:
+        """The rate check's report as `check` prints it, shown by the canvas and status bar (`Analysed.report`)."""
+        return self._analysed_now().report()
+
+    def _analysed_now(self) -> Analysed:
+        known = self.analysis()
+        if known is None:
+            raise AnalysisPending("the rate check is still analysing the last edit")
+        return known
 
     def latency_marks(self) -> LatencyMarks:
-        """The canvas's latency words and critical links of the current snapshot (`latency_marks`)."""
-        return self.known().latency_marks()
+        """The canvas's latency words and critical links of the snapshot (`latency_marks`); none while pending."""
+        known = self.analysis()
+        return known.latency_marks() if known is not None else ({}, set())
 
     def floods(self) -> dict[str, FloodCertificate]:
-        """The bolts the instant rate check proves unbounded, by name; found once per snapshot (`Analysed`)."""
-        return self.known().floods()
+        """The bolts the instant rate check proves unbounded, by name (`Analysed`); none while pending."""
+        known = self.analysis()
+        return known.floods() if known is not None else {}
 
     def problems(self) -> list[Problem]:
-        """What keeps the document from being a valid topology (empty, no spout, ...); found once per snapshot."""
-        return list(self.known().problems())
+        """What keeps the document from being a valid topology (empty, no spout, ...); once per snapshot."""
+        return list(self._analyser.problems(self.topology()))
 
     def _components(self) -> list[Component]:
         return [*self._spouts, *self._bolts]
@@ -357,7 +299,8 @@ class DocumentModel(QObject):
         a worker found of this same `topology` (`analysed`), kept as the snapshot's instead of found again."""
         self._load(topology)
         if known is not None and known.topology is topology:
-            self._snapshot, self._known = topology, known
+            self._snapshot = topology
+            self._analyser.adopt(known)
         self._path = Path(path) if path is not None else None
         self.undo_stack.clear()
         self.undo_stack.setClean()
@@ -392,7 +335,6 @@ class DocumentModel(QObject):
     # ---- mutations: called by QUndoCommands only ------------------------------
     def _touch(self) -> None:
         self._snapshot = None
-        self._known = None
 
     def apply_insert_component(self, component: Component, position: Position, index: int | None = None) -> None:
         items: list[Any] = self._spouts if component.kind == "spout" else self._bolts  # the list of its kind
@@ -476,13 +418,3 @@ class DocumentModel(QObject):
         for ident in positions:
             self.layout_changed.emit(ident)
 
-    def copy_fragment(self, ids: set[str]) -> dict[str, Any]:
-        """The chosen components, the subscriptions among them and their positions, as JSON data."""
-        comps = [c for c in self._components() if c.id in ids]
-        subs = [s for s in self._subscriptions if s.source in ids and s.target in ids]
-        return copy.deepcopy({
-            "format": "stormbound-fragment/1",
-            "components": [c.model_dump(mode="json") for c in comps],
-            "subscriptions": [s.model_dump(mode="json") for s in subs],
-            "layout": {c.id: self.position(c.id).model_dump() for c in comps},
-        })

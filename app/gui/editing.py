@@ -14,7 +14,7 @@ from app.core.layout import layered_layout
 from app.core.rates import no_parallelism_reason
 from app.core.topology import unannotated_problems
 from app.gui.commands import MoveComponentsCommand, PasteCommand, RemoveElementsCommand, SetParallelismCommand
-from app.gui.document import FieldError
+from app.gui.document import FieldError, copy_fragment
 from app.gui.plugins import PluginHost
 from app.gui.resources import icon
 from app.gui.window_menus import WindowMenus
@@ -98,7 +98,7 @@ class Editing:
         if not comps:
             self.host.show_message("Select components to copy")
             return False
-        fragment = self.host.document.copy_fragment(comps)
+        fragment = copy_fragment(self.host.document.topology(), comps)
         data = QMimeData()
         text = json.dumps(fragment)
         data.setData(FRAGMENT_MIME, QByteArray(text.encode()))
@@ -131,6 +131,10 @@ class Editing:
             return
         if unannotated_problems(topo):
             self.host.show_message("Suggest parallelism needs every value annotated (the amber ones are not)")
+            return
+        if document.analysis() is None:
+            self.host.show_message("Suggest parallelism: the rate check is still analysing the last edit; try again "
+                                   "when the status bar shows its counts")
             return
         report = document.rates().report()
         suggestion = report.suggested_parallelism

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.topology import Topology
-from app.gui.document import Analysed, analysed
+from app.gui.analysis import Analysed, analysed
 from app.gui.plugins import PluginHost
 from app.gui.workers import Worker
 from app.measure.storm_watch import FAIL_AFTER, LAG_WINDOW_S, WINDOW, WatchLine

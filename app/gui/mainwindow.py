@@ -332,6 +332,7 @@ class MainWindow(DocumentFiles, QMainWindow):
         self.closed = True
         if self._opening is not None:
             self._opening.join()  # reading a file is bounded (app/core/fileio.py); its result is dropped
+        self.document.shutdown()
         self.verification_panel.shutdown()
         self.runs_panel.shutdown()
         self.diffstream_dialog.shutdown()

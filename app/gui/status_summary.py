@@ -13,6 +13,9 @@ from app.gui.canvas import CanvasScene
 from app.gui.canvas.items import LIVE_WORDS
 from app.gui.document import DocumentModel
 
+#: the summary's width in pixels, whatever its text (the status bar's messages take the rest)
+WIDTH = 560
+
 
 class StatusSummary(QLabel):
     """The summary label; `refresh` after every change of the document or of Live Mode's verdicts."""
@@ -20,9 +23,13 @@ class StatusSummary(QLabel):
     def __init__(self, document: DocumentModel, scene: CanvasScene):
         super().__init__()
         self.setObjectName("status_problems")
+        # its text changes with every edit: a width that followed it would lay the window out again, and the canvas
+        # with it (a whole repaint of a 3,000-bolt canvas per edit); the whole words are in the tooltip
+        self.setFixedWidth(WIDTH)
         self.document = document
         self.scene = scene
         document.changed.connect(self.refresh)
+        document.analysis_ready.connect(self.refresh)
         scene.live_changed.connect(self.refresh)
         self.refresh()
 
@@ -39,8 +46,13 @@ class StatusSummary(QLabel):
                          + ", ".join(p.path for p in missing[:3]) + (" …" if len(missing) > 3 else ""))
             self.setToolTip("\n".join(str(p) for p in missing))
             return
+        if self.document.analysis() is None:  # a large document's edit, analysed in a worker
+            self.setText(f"{len(topo.spouts)} spouts, {len(topo.bolts)} bolts · rate check: analysing the edit…")
+            self.setToolTip("The rate check runs in the background on a document this large; the canvas keeps its "
+                            "colours until it is done.")
+            return
         try:
-            report = self.document.rates().report(suggest=False)  # the snapshot's one analysis (canvas too)
+            report = self.document.report()  # the snapshot's one analysis, as `check` prints it (canvas too)
         except Exception as err:  # keep editing possible whatever the analysis thinks
             self.setText(f"rate check failed: {err}")
             return

@@ -19,10 +19,11 @@ from PySide6.QtWidgets import QMenu, QWidget
 from app.core.formats import detect_format, read_json, topology_from_data
 from app.core.layout import with_layout
 from app.core.topology import Topology, TopologyError, new_topology
+from app.gui.analysis import Analysed, analysed
 from app.gui.autosave import AutosaveSession, Recoverable, find_recoverable
 from app.gui.canvas import CanvasView
 from app.gui.dialogs import Dialogs
-from app.gui.document import Analysed, DocumentModel, analysed, lenient_topology
+from app.gui.document import DocumentModel, lenient_topology
 from app.gui.status_summary import StatusSummary
 from app.gui.workers import Worker
 

@@ -145,9 +145,14 @@ class RunCancelled(Cancelled, RuntimeError):
 
 
 def windows_problem(topo: Topology) -> str | None:
-    """Why a document with a windowed bolt cannot run on Spark (None: it has none): the run engine plays every bolt
-    as section 2's and has no window rule yet (docs/model.md section 10); it never runs one as an ordinary bolt."""
+    """Why a document with a windowed bolt or a join cannot run on Spark (None: it has none): the run engine plays
+    every bolt as section 2's and has no window or join rule yet (docs/model.md sections 10 and 11); it never runs
+    one as an ordinary bolt."""
     windowed = topo.windowed_bolts()
+    joins = topo.waiting_joins()
+    if joins:  # nor joins (docs/model.md section 11)
+        return (f"bolts.{joins[0].name}.join: a run on Spark has no joins yet (docs/model.md section 11): it would "
+                "play the join as an ordinary bolt fed by the sum of its branches; remove the join to run it")
     if not windowed:
         return None
     return (f"bolts.{windowed[0].name}.window: a run on Spark has no windowed bolts yet (docs/model.md section 10): "

@@ -57,8 +57,8 @@ def test_threads_make_a_bolt_asynchronous_in_the_inspector_and_on_the_canvas(mak
 
 def test_a_windowed_bolt_is_framed_on_the_canvas(make_window, tmp_path) -> None:
     """docs/model.md section 10: Storm's simple_windowing.yaml imports bolt-1 with its count window, drawn framed and
-    labelled with its slide/length, its tooltip in Storm's terms; a duration window, which the model
-    does not have, is marked "window ⚠" and said so."""
+    labelled with its slide/length, its tooltip in Storm's terms; a duration window likewise, its timer said
+    (docs/model.md section 10.3)."""
     from app.core.storm.flux.builder import import_flux
 
     examples = ROOT / "tests" / "data" / "flux" / "storm-examples"
@@ -79,8 +79,8 @@ def test_a_windowed_bolt_is_framed_on_the_canvas(make_window, tmp_path) -> None:
     path.write_text(json.dumps(data))
     window.open_path(path)
     node = window.scene.nodes[window.document.topology().bolt_by_name("bolt-1").id]
-    assert "It is a windowed bolt (withTumblingWindow(Duration(10 s))): the model has no windows or joins yet" \
-        in node.toolTip() and node.kind_label() == "window ⚠"
+    assert ("Windowed bolt bolt-1: withTumblingWindow(Duration(10 s)): a timer runs execute(TupleWindow) every 10 s"
+            in node.toolTip() and node.kind_label() == "tumbling 10 s")
 
 
 def test_the_inspector_edits_a_bolts_window(make_window, qtbot) -> None:

@@ -26,7 +26,7 @@ from app.gui.commands import (
     new_bolt,
     new_spout,
 )
-from app.gui.document import DocumentModel, FieldError
+from app.gui.document import DocumentModel, FieldError, copy_fragment
 
 
 class Recorder:
@@ -199,7 +199,7 @@ def test_copy_paste_gives_fresh_ids_and_names(models_dir: Path) -> None:
     topo = load_topology(models_dir / "simple-DIA-cfg-1.storm.json")
     doc = DocumentModel(topo)
     ids = {c.name: c.id for c in topo.components}
-    fragment = doc.copy_fragment({ids["B1"], ids["B3"]})
+    fragment = copy_fragment(doc.topology(), {ids["B1"], ids["B3"]})
     cmd = PasteCommand(doc, fragment)
     doc.undo_stack.push(cmd)
     new = doc.topology()

@@ -45,11 +45,11 @@ def test_a_wide_topology_is_laid_out_and_analysed_off_the_gui_thread_and_drawn_i
     import threading
 
     from app.core import layout as layout_module
-    from app.gui import document as document_module
+    from app.gui import analysis as analysis_module
     from app.gui.canvas import scene as scene_module
 
     threads: dict[str, list[str]] = {"layout": [], "analysis": []}
-    real_layout, real_analysis = layout_module.with_layout, document_module.RateAnalysis
+    real_layout, real_analysis = layout_module.with_layout, analysis_module.RateAnalysis
 
     def with_layout(topo: Any) -> Any:
         threads["layout"].append(threading.current_thread().name)
@@ -61,7 +61,7 @@ def test_a_wide_topology_is_laid_out_and_analysed_off_the_gui_thread_and_drawn_i
             super().__init__(topo)
 
     monkeypatch.setattr(layout_module, "with_layout", with_layout)
-    monkeypatch.setattr(document_module, "RateAnalysis", Counted)
+    monkeypatch.setattr(analysis_module, "RateAnalysis", Counted)
     bolts = 2 * scene_module.NODE_BATCH + 50
     window = make_window()
     threads["analysis"].clear()  # the new window's empty document

@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QStyleOptionGraphicsItem
 
-from app.gui import document as document_module
+from app.gui import analysis as analysis_module
 from app.gui import window_files
 from app.gui.canvas import scene as scene_module
 
@@ -38,7 +38,7 @@ def test_a_file_is_read_checked_and_analysed_off_the_gui_thread_once(make_window
     window = make_window()
     path = many_streams(tmp_path, 2500)
     threads: dict[str, list[str]] = {"analysis": [], "problems": [], "read": []}
-    real_analysis, real_problems, real_load = (document_module.RateAnalysis, document_module.graph_problems,
+    real_analysis, real_problems, real_load = (analysis_module.RateAnalysis, analysis_module.graph_problems,
                                                window_files.load_file)
 
     def counted(kind: str, real: Any) -> Any:
@@ -52,8 +52,8 @@ def test_a_file_is_read_checked_and_analysed_off_the_gui_thread_once(make_window
             threads["analysis"].append(threading.current_thread().name)
             super().__init__(topo)
 
-    monkeypatch.setattr(document_module, "RateAnalysis", Counted)
-    monkeypatch.setattr(document_module, "graph_problems", counted("problems", real_problems))
+    monkeypatch.setattr(analysis_module, "RateAnalysis", Counted)
+    monkeypatch.setattr(analysis_module, "graph_problems", counted("problems", real_problems))
     monkeypatch.setattr(window_files, "load_file", counted("read", real_load))
     gui = threading.current_thread().name
     assert window.open_path(path, ask=False)

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cone_documents import beside_a_loop
+
 from app.gui.canvas.items import RED
 from app.gui.commands import SetComponentFieldsCommand
 
@@ -90,3 +92,23 @@ def test_verify_keeps_the_bolt_red_and_ends_with_its_own_unbounded(make_window: 
     verdict = panel.bolt_verdict(0, "J")
     assert verdict is not None and verdict.verdict == "unbounded"  # the search's own answer agrees
     assert panel.states[0].instant_verdict("J") is None and panel.marker_colour(0) == "red"
+
+
+def test_a_failing_bolt_beside_an_unrelated_loop_is_bounded_as_check_says(make_window: Any, tmp_path: Path,
+                                                                           capsys: Any) -> None:
+    """With failures, the whole topology's rate check takes C's bound away for A's loop; `check` decides C on its
+    own cone (app/core/tcn/cones.py) and so do the canvas and the status bar: the same status and queue bound."""
+    path = tmp_path / "cones.storm.json"
+    path.write_text(json.dumps(beside_a_loop(True)), encoding="utf-8")
+    printed = check_json(path, capsys)["bolts"]
+    window = make_window()
+    assert window.open_path(path, ask=False)
+    c = next(node for node in window.scene.nodes.values() if node.component.name == "C")
+    assert printed["C"]["status"] == c.rates.status == "bounded"
+    assert c.rates.queue_bound == printed["C"]["queue_bound"] == 2 and "on its cone of influence" in c.toolTip()
+    bounded = sum(1 for b in printed.values() if b["status"] == "bounded")
+    assert f"rate check: {bounded} bounded" in window.status_problems.text()
+    from app.core.rates import rate_check
+    from app.core.topology import parse_topology
+
+    assert rate_check(parse_topology(beside_a_loop(True))).bolts["C"].status != "bounded"  # the whole topology's

@@ -3,23 +3,17 @@ influence (app/core/tcn/cones.py, docs/verifier.md "Failures")."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from pathlib import Path
 
+import pytest
+from cone_documents import beside_a_loop as _doc
+
+from app.cli import main
 from app.core.rates import rate_check
+from app.core.tcn.cones import on_or_below_cycles
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import parse_topology
-
-
-def _doc(loop: bool) -> dict[str, Any]:
-    """S (1/s) feeds C (α 0.1, σ 0, fails, replay none) and A, which retries half of what it processes (a
-    self-loop) when `loop`."""
-    return {"schema_version": 1, "name": "cones", "spouts": [{"id": "s", "name": "S", "rate": 1, "burst": 1}],
-            "bolts": [{"id": "c", "name": "C", "alpha": 0.1, "sigma": 0, "parallelism": 1, "min_ttf": 5},
-                      {"id": "a", "name": "A", "alpha": 0.3, "sigma": 0.5 if loop else 0, "parallelism": 1}],
-            "subscriptions": [{"source": "s", "target": "c"}, {"source": "s", "target": "a"},
-                              *([{"source": "a", "target": "a"}] if loop else [])],
-            "settings": {"tolerance": 0.1, "max_idle_time": 0, "failures": True, "replay": "none",
-                         "min_reboot_time": 1, "max_reboot_time": 2, "emission": "exact"}}
 
 
 def test_a_cycle_beside_a_failing_bolt_takes_no_bound_away() -> None:
@@ -32,3 +26,16 @@ def test_a_cycle_beside_a_failing_bolt_takes_no_bound_away() -> None:
     assert c.verdict == "bounded" and c.queue_bound == without.bolts["C"].queue_bound
     assert beside.rate_check["bolts"]["C"]["status"] == "bounded"
     assert "on its cone of influence" in beside.rate_check["bolts"]["C"]["explanation"]
+
+
+def test_check_decides_per_cone_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`stormbound check` gives C the bound verify gives it (queue bound 2), not `may-grow`, beside A's loop;
+    A keeps the whole topology's status; and a bolt below a cycle gets no cone built (its cone holds the cycle)."""
+    path = tmp_path / "cones.storm.json"
+    path.write_text(json.dumps(_doc(True)))
+    assert main(["check", str(path), "--json"]) == 0
+    bolts = json.loads(capsys.readouterr().out)["bolts"]
+    assert bolts["C"]["status"] == "bounded" and bolts["C"]["queue_bound"] == 2
+    assert bolts["A"]["status"] == rate_check(parse_topology(_doc(True))).bolts["A"].status  # as before
+    assert on_or_below_cycles(parse_topology(_doc(True))) == {"A"}
+    assert on_or_below_cycles(parse_topology(_doc(True)), larger_than=1) == set()

@@ -33,7 +33,7 @@ def test_an_old_document_opens_with_the_verdicts_its_version_gave(name: str) -> 
         assert "tika on shunt" in note and "deletion on status" in note
     # saved, it is a current document: read again, it says nothing more and means the same
     again = parse_topology(json.loads(topo.to_json_bytes()))
-    assert again.schema_version == SCHEMA_VERSION == 4 and again.read_notes == []
+    assert again.schema_version == SCHEMA_VERSION == 5 and again.read_notes == []
     assert again.semantics() == topo.semantics()
 
 
@@ -50,7 +50,7 @@ def test_the_pre_streams_crawler_gets_the_sigma_its_version_implied() -> None:
 
 def test_a_version_this_program_does_not_know_is_refused_naming_the_field() -> None:
     data = json.loads((OLD / "a607fda-simple-DIA-cfg-1.storm.json").read_text())
-    data["schema_version"] = 5
+    data["schema_version"] = 6
     with pytest.raises(TopologyError) as err:
         parse_topology(data)
     assert err.value.problems[0].path == "schema_version" and "newer version" in err.value.problems[0].message

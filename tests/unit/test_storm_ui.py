@@ -279,3 +279,21 @@ def test_import_storm_ui_timeout_is_checked_at_the_parser(capsys) -> None:
     for bad in ("nan", "inf", "0", "-1", "1e400"):
         code, _, err = run(capsys, "import", "storm-ui", "http://127.0.0.1:9", "--topology", "x", "--timeout", bad)
         assert code == 2 and err.count("\n") == 1 and "--timeout" in err, (bad, err)
+
+
+def test_a_join_takes_its_branches_times_the_execute_latency(ui: StormUIServer) -> None:
+    """docs/model.md section 11: a join's α is one message's work, an execute per branch's part, so α = branches ×
+    the execute latency (component-count.json: 20 ms): count made a join of split and the spout, 2 × 20 ms."""
+    from app.core.storm.flux.builder import import_flux
+    from app.core.topology import Join, Subscription, parse_topology
+
+    flux = import_flux(WORDCOUNT_FLUX).topology
+    spout, count = flux.spouts[0], flux.bolt_by_name("count")
+    data = flux.model_copy(update={
+        "bolts": [b.model_copy(update={"join": Join(kind="all")}) if b.name == "count" else b for b in flux.bolts],
+        "subscriptions": [*flux.subscriptions, Subscription(source=spout.id, target=count.id)]}).model_dump(mode="json")
+    measured = from_storm_ui(fetch_storm_ui(StormUIClient(ui.url), "wordcount"))
+    topo, _ = annotate(parse_topology(data), measured)
+    assert topo.bolt_by_name("count").alpha == pytest.approx(0.04)
+    assert topo.storm.sources["bolts.count.alpha"] == ("executeLatency 20 ms × its 2 branches (a join: one execute "
+                                                       "per part of a message)")

@@ -12,26 +12,10 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from window_documents import windowed
 
 from app.core.rates import rate_check
 from app.core.topology import parse_topology
-
-
-def windowed(rate: float, alpha: float, length: int, slide: int | None, parallelism: int = 1, *,
-             tolerance: float = 0, burst: int = 1, timeout: int | None = None) -> dict[str, Any]:
-    """S -> W (a count window) -> P (fast, ordinary)."""
-    window: dict[str, Any] = {"kind": "count", "length": length}
-    if slide is not None:
-        window["slide"] = slide
-    doc: dict[str, Any] = {
-        "schema_version": 4, "name": "win", "spouts": [{"name": "S", "rate": rate, "burst": burst}],
-        "bolts": [{"name": "W", "alpha": alpha, "sigma": 0.1, "parallelism": parallelism, "window": window},
-                  {"name": "P", "alpha": 0.001, "sigma": 0, "parallelism": 1}],
-        "subscriptions": [{"source": "S", "target": "W"}, {"source": "W", "target": "P"}],
-        "settings": {"tolerance": tolerance, "max_idle_time": 0}, "verification": {"checked": ["W"]}}
-    if timeout is not None:
-        doc["storm"] = {"message_timeout_secs": timeout}
-    return doc
 
 
 @dataclass
@@ -222,17 +206,22 @@ def test_the_solver_finds_a_certified_lasso_through_a_count_window() -> None:
 
 
 def test_a_duration_window_is_not_searched_and_says_so() -> None:
-    """A duration window has no rule in the search: a target whose cone holds one is `unknown`, saying why, with
-    the rate check's answer: never an ordinary bolt's answer."""
+    """A duration window has no rule in the search: a target whose cone holds one and that the rate check does not
+    prove is `unknown`, saying why, with the rate check's answer; the windowed bolt itself is bounded by its timer
+    (the rate check: docs/model.md section 10.3)."""
     from app.core.tcn.search import SearchOptions, verify
 
     doc = windowed(25, 0.5, 30, 10)
     doc["bolts"][0]["window"] = {"kind": "duration", "length": 10, "slide": 2}
-    result = verify(parse_topology(doc), SearchOptions(k_max=8))
-    assert result.traces == [] and result.bolts["W"].verdict == "unknown"
-    assert result.bolts["W"].message.startswith(
-        "not searched: W's cone of influence holds the windowed bolt W (withWindow(Duration(10 s), Duration(2 s))), "
+    doc["bolts"][1]["alpha"] = 1.0  # P: 1 tuple/s against W's 2.5
+    doc["verification"]["checked"] = ["W", "P"]
+    result = verify(parse_topology(doc), SearchOptions(k_max=8, simulate=False))  # (no growth by rates either)
+    assert result.traces == [] and result.bolts["W"].verdict == "bounded"
+    assert result.bolts["P"].verdict == "unknown"
+    assert result.bolts["P"].message.startswith(
+        "not searched: P's cone of influence holds the windowed bolt W (withWindow(Duration(10 s), Duration(2 s))), "
         "and the search has no duration windows")
+    assert result.bolts["P"].message.endswith("the rate check's answer is grows")
 
 
 def _window_lasso() -> dict[str, Any]:
@@ -266,25 +255,33 @@ def test_the_certifier_rejects_a_trace_that_breaks_the_window_rule(monkeypatch: 
     assert not forgot.ok and any("max_idle_time" in p or "min(parallelism" in p for p in forgot.problems)
 
 
-def test_the_other_checkers_refuse_a_document_with_a_window() -> None:
-    """The growth-by-rates checker (read like the linear and flood checkers) and the timeout-witness checker have
-    no window rule: a document that gains a window is refused by them, naming the bolt."""
+def test_growth_by_rates_through_a_count_window_and_the_checkers_without_a_window_rule(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Growth by rates has the count window (docs/verifier.md, "Growth proven by rates": the schedule takes whole
+    slides): W, 10 tuples a slide per 0.5 s fed 25 a second, is proven to grow and its checker accepts the
+    certificate; a checker that forgot the slide in C, or a document whose window is a duration (a timer never
+    grows), is refused. The
+    timeout-witness checker has no window rule: a windowed lasso is refused, naming the bolt."""
+    from app.core.tcn.check import rate_growth as growth_checker
     from app.core.tcn.check.latency_witness import check_witness
     from app.core.tcn.check.rate_growth import check_growth_certificate
     from app.core.tcn.network import build_network
     from app.core.tcn.rate_growth import prove_growth
 
-    plain = windowed(25, 0.5, 30, 10)
-    del plain["bolts"][0]["window"]
-    plain["bolts"][0]["parallelism"] = 10  # the same capacity, 20 tuples/s, as an ordinary bolt: it grows
-    cone = build_network(parse_topology(plain), ["W"]).document()
+    cone = build_network(parse_topology(windowed(25, 0.5, 30, 10)), ["W"]).document()
     cert = prove_growth(parse_topology(cone), "W")
     assert cert is not None and check_growth_certificate(cone, cert) == []
-    cone["schema_version"] = 4
-    bolt = next(b for b in cone["bolts"] if b["name"] == "W")
-    bolt.update(parallelism=1, window={"kind": "count", "length": 30, "slide": 10})
-    problems = check_growth_certificate(cone, cert)
-    assert len(problems) == 1 and "windowed bolt W" in problems[0] and "no window rule" in problems[0]
+    assert cert.bolts["W"].role == "target" and Fraction(cert.bolts["W"].capacity) == 20
+    assert prove_growth(parse_topology(build_network(parse_topology(windowed(15, 0.5, 30, 10)), ["W"]).document()),
+                        "W") is None  # 15 a second is below its 20
+    timed = json.loads(json.dumps(cone))
+    next(b for b in timed["bolts"] if b["name"] == "W")["window"] = {"kind": "duration", "length": 30, "slide": 10}
+    problems = check_growth_certificate(timed, cert)  # (a duration window only keeps up: docs/verifier.md)
+    assert any("W: target, but a duration window's timer takes whatever arrived" in p for p in problems), problems
+    monkeypatch.setattr(growth_checker, "take_bound", lambda bolt: bolt.parallelism)
+    forgot = check_growth_certificate(cone, cert)
+    assert forgot == ["W: capacity 20/1 is not the derived 2"]
+    monkeypatch.undo()
     witness = check_witness(_window_lasso(), "W", 1, 80, Fraction(1))
     assert not witness.ok and "windowed bolt W" in witness.problems[0]
 
@@ -363,3 +360,45 @@ def test_the_linear_program_reads_a_count_window(monkeypatch: pytest.MonkeyPatch
     assert any("windowed bolt W" in p for p in check_certificate(duration, cert))
     monkeypatch.setattr(check_linear, "take_bound", lambda bolt: bolt.parallelism)
     assert check_certificate(document, cert) != []
+
+
+def test_a_count_window_that_backs_up_floods_the_bolt_below_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flood proof holds with whole slides (docs/boundedness.md, "Unbounded", count windows): U, a count window
+    sliding by 2 (C = 2, α 1.6 s, τ 0.3), falls behind the spout's up to 10/7 tuples/s, then drains full slides at
+    2/1.12 tuples/s into J, which takes at most 1/0.65: J is unbounded with a certificate its checker accepts; a
+    checker that forgot the slide in C (U draining 1/1.12) refuses it."""
+    from app.core.results import BoltVerdict
+    from app.core.tcn.check import flood as flood_checker
+    from app.core.tcn.check.flood import check_flood_certificate
+    from app.core.tcn.flood import prove_flood
+    from app.core.tcn.network import build_network
+    from app.core.tcn.rate_growth import prove_growth
+    from app.core.tcn.search import SearchOptions, verify
+
+    doc: dict[str, Any] = {
+        "schema_version": 4, "name": "flood", "spouts": [{"name": "S", "rate": 1, "burst": 1}],
+        "bolts": [{"name": "U", "alpha": 1.6, "sigma": 1, "parallelism": 1,
+                   "window": {"kind": "count", "length": 4, "slide": 2}},
+                  {"name": "J", "alpha": 0.5, "sigma": 0, "parallelism": 1}],
+        "subscriptions": [{"source": "S", "target": "U"}, {"source": "U", "target": "J"}],
+        "settings": {"tolerance": 0.3, "max_idle_time": 0}, "verification": {"checked": ["U", "J"]}}
+    topo = parse_topology(doc)
+
+    def cone(name: str) -> Any:
+        return build_network(topo, [name]).topology
+
+    growth = prove_growth(cone("U"), "U")
+    assert growth is not None
+    verdicts = {"U": BoltVerdict(verdict="counterexample", method="rate proof", certified=True,
+                                 growth_certificate=growth), "J": BoltVerdict(verdict="no-repeating-growth")}
+    cert = prove_flood(cone("J"), "J", verdicts, [], cone)
+    assert cert is not None and cert.source == "U" and cert.terms[0].rate == "25/14"  # 2/(1.6·0.7)
+    assert check_flood_certificate(cone("J"), cert, None) == []
+    monkeypatch.setattr(flood_checker, "take_bound", lambda bolt: bolt.parallelism)
+    assert check_flood_certificate(cone("J"), cert, None) != []
+    monkeypatch.undo()
+    result = verify(topo, SearchOptions(k_max=8, timeout_s=60))
+    assert result.bolts["U"].verdict == "counterexample"
+    j = result.bolts["J"]
+    assert j.verdict == "unbounded" and j.method == "flood proof"
+    assert (j.message or "").startswith("unbounded: U backs up, then floods J at 1.786 tuples/s or more")

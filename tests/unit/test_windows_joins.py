@@ -71,7 +71,8 @@ def test_storms_sliding_window_example_imports_its_window_and_says_so(tmp_path: 
     assert main(["check", str(path)]) == 0
     err = capsys.readouterr().err
     assert "bolts.bolt-1 has a count window (withWindow(Count(5), Count(3))): the rate check, the simulation, the " \
-           "solver, the linear program and the certifier have its window rule; the proofs by rates" in err
+           "solver, growth by rates, the linear program and the certifier have its window rule, and so do the flood " \
+           "proofs; the timeout witnesses" in err
 
 
 COUNT4, COUNT2 = '{ref: "count4"}', '{ref: "count2"}'
@@ -153,10 +154,11 @@ def test_joins_are_recognised_by_class_with_their_window(tmp_path: Path) -> None
     topo = import_flux(flux).topology
     assert topo.bolt_by_name("join").unmodelled == \
         "a join (Storm's JoinBolt, withTumblingWindow(Duration(10, SECONDS)))"
-    assert topo.bolt_by_name("enrich").unmodelled == "a join (Metron's enrichment join)"
-    assert topo.bolt_by_name("sink").unmodelled is None
+    # a Metron join of one input stream: the model has no join of one branch (docs/model.md section 11)
+    assert topo.bolt_by_name("enrich").unmodelled == "a join (Metron's enrichment join) of one branch"
+    assert topo.bolt_by_name("enrich").join is None and topo.bolt_by_name("sink").unmodelled is None
     report = rate_check(parse_topology(annotated(topo.model_dump(mode="json"))))
-    assert "it is a join (Metron's enrichment join), which the model does not have yet" in \
+    assert "it is a join (Metron's enrichment join) of one branch, which the model does not have yet" in \
         report.bolts["enrich"].explanation
 
 
@@ -195,16 +197,15 @@ def test_metrons_enrichment_joins_import_from_its_real_flux_file() -> None:
     result = import_flux(folder / "remote-splitjoin.yaml",
                          FluxOptions(filter=folder / "enrichment-test.properties"))
     topo = result.topology
-    joins = {b.name: b.unmodelled for b in topo.bolts if b.unmodelled is not None}
-    assert joins == {
-        "enrichmentJoinBolt": "a join (Metron's enrichment join, withMaxCacheSize(100000), withMaxTimeRetain(10))",
-        "threatIntelJoinBolt": "a join (Metron's threat intelligence join, withMaxCacheSize(100000), "
-                               "withMaxTimeRetain(10))"}
+    assert [b.name for b in topo.bolts if b.unmodelled is not None] == []  # both joins modelled (model.md 11)
+    joins = {b.name: b.join.model_dump(exclude_none=True) for b in topo.bolts if b.join is not None}
+    assert joins == {"enrichmentJoinBolt": {"kind": "all", "max_cache": 100000, "max_time": 10},
+                     "threatIntelJoinBolt": {"kind": "all", "max_cache": 100000, "max_time": 10}}
     into = sorted(topo.name_of(s.source) for s in topo.subscriptions if topo.name_of(s.target) == "enrichmentJoinBolt")
     assert into == ["enrichmentSplitBolt", "geoEnrichmentBolt", "hostEnrichmentBolt", "simpleHBaseEnrichmentBolt",
                     "stellarEnrichmentBolt"]
     assert topo.storm.workers == 2
-    assert sum(n.startswith("bolts.") and "a join (Metron's" in n for n in result.notes) == 2
+    assert sum(n.startswith("bolts.") and "a join waiting for every branch (Metron's" in n for n in result.notes) == 2
 
 
 def test_a_joins_answer_names_the_branch_it_waits_for() -> None:
@@ -223,9 +224,12 @@ def test_a_joins_answer_names_the_branch_it_waits_for() -> None:
         b["stream_sigma"] = {k: 1 for k in b.get("streams", [])}
     report = rate_check(parse_topology(data))
     assert report.bolts["geoEnrichmentBolt"].status == "grows"
-    assert report.bolts["enrichmentJoinBolt"].explanation.endswith(
-        "its output waits for its slowest branch, geoEnrichmentBolt (utilisation 2 at nominal timing), and "
-        "meanwhile holds the other branches' parts")
+    join = report.bolts["enrichmentJoinBolt"]  # geo completes 50 messages/s, the other four branches deliver 100
+    assert join.status == "grows" and join.join_cache_growth == 50
+    assert join.join_slowest == "geoEnrichmentBolt (stream 'geo')"
+    assert ("so it completes the messages of its slowest branch, geoEnrichmentBolt (stream 'geo'): 50 per second at "
+            "nominal timing" in join.explanation)
+    assert "Metron's maxCacheSize 100000 is full after about 2e+03 s" in join.explanation
 
 
 @pytest.mark.parametrize(("config", "said"), [

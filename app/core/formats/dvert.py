@@ -221,6 +221,9 @@ def to_dvert(topo: Topology) -> dict[str, Any]:
         if b.window is not None:  # nor windowed bolts (docs/model.md section 10)
             raise _fail(f"bolts.{b.name}.window", "D-VerT JSON has no windowed bolts (a bolt's window): keep the "
                         ".storm.json document")
+        if b.join is not None:  # nor joins (docs/model.md section 11)
+            raise _fail(f"bolts.{b.name}.join", "D-VerT JSON has no joins (a bolt's join): keep the .storm.json "
+                        "document")
         if b.unmodelled is not None:  # the marker would be lost, and with it what the verdicts do not decide
             raise _fail(f"bolts.{b.name}.unmodelled", f"D-VerT JSON cannot say that the bolt is {b.unmodelled}: keep "
                         "the .storm.json document")

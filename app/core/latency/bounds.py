@@ -25,14 +25,17 @@ import networkx as nx
 
 from app.core.failures import UNBOUNDED, failure_model, impacts
 from app.core.latency.netcalc import Bucket, RateLatency, concatenate, leftover_fifo
+from app.core.latency.replays import Delayed, Lumps, lumps_of
 from app.core.numbers import exact
 from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.curves import ZERO, Curve
 from app.core.rates.failures_check import failure_check
+from app.core.rates.joins import join_figures
 from app.core.rates.verdicts import status_of
+from app.core.rates.windows import timed_hold
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.forecast import acking_of
-from app.core.topology import Topology
+from app.core.topology import DEFAULT_STREAM, Topology
 from app.core.words import listed
 
 MAX_SEGMENT = 64  # bolts of one pipeline bounded as one server (any split is sound; this caps the work)
@@ -100,7 +103,7 @@ class LatencyAnalysis:
         self.tasks = {s.id: s.executors or 1 for s in topo.spouts}  # max.spout.pending counts per spout task
         self.idle = exact(topo.settings.max_idle_time)
         self.bolts: dict[str, BoltLatency] = {}
-        self.windowed = _window_holds(topo)  # bolts with a window: why they have no sojourn bound
+        self.windowed = _window_holds(topo, e)  # windows, such joins: why no sojourn bound (a timer gives one: `_bolt`)
         failures = self._failure_arrivals()
         for j in self._bolts_in_order():
             self.bolts[j] = self._bolt(j, self._arrival(j, failures))
@@ -112,10 +115,10 @@ class LatencyAnalysis:
 
     # ---- per bolt ---------------------------------------------------------------------------------------------
     def _failure_arrivals(self) -> dict[str, Curve | None]:
-        """With failures: per bolt id reached by a failure or a replay, the arrival curve of the replays'
-        fixpoint (None: not bounded with failures; docs/boundedness.md, "Failures"); its per-stream curves are
-        kept in `_fail_streams`."""
+        """With failures: per bolt id reached by a failure or a replay, the arrival curve of the replays' fixpoint
+        (None: not bounded; docs/boundedness.md, "Failures"); its stream curves in `_fail_streams`."""
         self._fail_streams: dict[str, dict[str, Curve]] = {}
+        self._lumps, self._lumped = dict[str, Lumps](), dict[str, tuple[list[Lumps | Delayed], Curve]]()  # spout, bolt
         if self.model is None:
             return {}
         e = self.e
@@ -124,6 +127,7 @@ class LatencyAnalysis:
             self.topo, e, self.model, {b.id: status_of(e, b.id) for b in self.topo.bolts}, nominal_estimate=False)
         if check.bounds is not None:
             self._fail_streams = check.bounds.stream
+            self._lumps = lumps_of(self.topo, e, self.model, check.bounds.lost)
         out: dict[str, Curve | None] = {}
         for b in self.topo.bolts:
             f = check.bolts[b.id]
@@ -133,16 +137,14 @@ class LatencyAnalysis:
 
     def _arrival(self, ident: str, failures: dict[str, Curve | None]) -> Curve | None:
         """One bolt's arrival curve in every run (None: not proven bounded): per input stream the smallest of the
-        valid curves (docs/latency.md, "Arrival curves"): the rate check's (docs/boundedness.md, "Every run";
-        under failures the replays' fixpoint's instead), one batch per α(1−τ) of its source, and, for a source u
-        with a sojourn bound, its arrivals delayed (σ_hi·(α_u(w + S_u) + Q₀) + H) and its output through its
-        service curve (σ_hi·(α_u(w + α_u(1+τ) + L_u) + Q₀) + H, the pieces of α_u at most c_u)."""
+        valid curves (docs/latency.md, "Arrival curves"): the rate check's (under failures the replays' fixpoint's),
+        one batch per α(1−τ) of its source, and, for a source u with a sojourn bound, its arrivals delayed and its
+        output through its service curve; the inputs in lumps kept apart in `_lumped` ("Replays in lumps")."""
         e = self.e
         failing = ident in failures
         if failing and failures[ident] is None or not failing and not e.bounded(ident):
             return None
-        windows = e.stream_windows
-        total = ZERO
+        windows, total, rest, lumped = e.stream_windows, ZERO, ZERO, list[Lumps | Delayed]()
         for source, stream in e.inputs[ident]:
             if failing:
                 piece = self._fail_streams.get(source, {}).get(stream)
@@ -155,6 +157,9 @@ class LatencyAnalysis:
             if source in e.cap_max:
                 piece = piece.meet(self._from_bolt(source, stream, failing, windows.get((source, stream))))
             total = total.plus(piece)
+            lumps = _term(self._lumps, self._lumped, self.bolts, e, source, stream if failing else "", self.q0)
+            lumped, rest = (lumped + [lumps], rest) if lumps else (lumped, rest.plus(piece))
+        self._lumped.update({ident: (lumped, rest)} if lumped else {})
         return total
 
     def _from_bolt(self, source: str, stream: str, failing: bool, window: tuple[Fraction, Fraction] | None
@@ -196,6 +201,9 @@ class LatencyAnalysis:
         c, phase, slow, take = e.cap_min[ident], e.longest_phase[ident], e.slowest_take[ident], e.burst[ident]
         service = RateLatency(c, phase + slow)
         excess = None if arrival is None else arrival.excess(c)
+        hold = timed_hold(e, ident)
+        if hold is not None:  # a duration window's timer: whatever arrives (docs/latency.md, "Duration windows")
+            return BoltLatency(ident, self.names[ident], hold, service, excess, arrival, "")
         if arrival is None or excess is None or ident in self.windowed:
             return BoltLatency(ident, self.names[ident], None, service, None, None, self.windowed.get(
                 ident, f"{self.names[ident]} is not proven bounded, so no tuple's wait in its queue is"))
@@ -205,6 +213,8 @@ class LatencyAnalysis:
         # a queue emptied at some position holds no initial tuple any more; the start's first take is within
         # max_idle (the initial tuples are there at time 0): W₁ = max(S(0), S(Q₀) − L + max_idle)
         later, start = full(Fraction(0)), full(self.q0) if self.q0 else None
+        if ident in self._lumped:  # (docs/latency.md, "Replays in lumps")
+            later, start = _lumped_waits(*self._lumped[ident], arrival, later, start, self.q0, slow, c, take)
         wait = None if later is None or (self.q0 and start is None) else \
             later if start is None else max(later, start - slow + self.idle)
         if wait is None:  # (a burst too large to step through: the same bound without the integer counts)
@@ -239,13 +249,10 @@ class LatencyAnalysis:
 
     # ---- pipelines: σ = 1, one input, bounded as one server -----------------------------------------------------
     def _chained(self, ident: str) -> bool:
-        """A bolt whose only input is one stream of σ exactly 1 from a bolt, neither of which may fail: its tuples
-        are its upstream's outputs one for one, in FIFO order."""
+        """Its only input: one stream of σ exactly 1 from a bolt (either may fail: docs/latency.md, "Pipelines")."""
         inputs = [(s, st) for s, st in self.e.inputs[ident] if self.e.carries(s, st)]
         if len(inputs) != 1 or inputs[0][0] not in self.e.cap_min or {ident, inputs[0][0]} & self.windowed.keys():
             return False
-        if self.model is not None and (ident in self.model.min_ttf or inputs[0][0] in self.model.min_ttf):
-            return False  # (a bolt that may fail serves nothing while down; one that never fails is unaffected)
         return self.e.streams[inputs[0][0]][inputs[0][1]] == (Fraction(1),) * 3
 
     def _pipeline(self, ident: str) -> list[str]:
@@ -393,12 +400,24 @@ def _cycle_reason(graph: nx.DiGraph, names: dict[str, str], ident: str) -> str |
             "goes around it, so no tree is proven to complete")
 
 
-def _window_holds(topo: Topology) -> dict[str, str]:
+def _window_holds(topo: Topology, e: RateFigures) -> dict[str, str]:
     """Per bolt with a window (by id), why it has no sojourn bound (docs/model.md section 10): a tuple is held until
-    later tuples push it out of its last window, and an arrival curve bounds arrivals from above only."""
-    return {b.id: f"{b.name} is a windowed bolt ({b.window.phrase()}): Storm acks a tuple only when later tuples push "
+    later tuples push it out of its last window, and an arrival curve bounds arrivals from above only. Likewise a
+    join whose message may wait for another tree's part (docs/latency.md, "Joins"): any join but one whose cache is
+    bounded and whose branches pass each fork tuple on one for one. (A duration window is listed too, for what reads
+    this as "not one server": its timer gives it a sojourn bound, `_bolt`.)"""
+    held = {b.id: f"{b.name} is a windowed bolt ({b.window.phrase()}): Storm acks a tuple only when later tuples push "
                   "it out of its last window, and nothing bounds how long they take to come (docs/model.md section 10)"
             for b in topo.windowed_bolts() if b.window is not None}
+    # a join holds a part until its slowest branch delivers the message's last part (docs/model.md section 11): that
+    # wait is the slowest branch's path, which the longest path covers, when the part is of the same tree
+    for b in topo.waiting_joins():
+        j = join_figures(e, b)
+        if j is None or not j.one_for_one:
+            held[b.id] = (f"{b.name} is a join waiting for every branch, and a part it holds is not proven to wait "
+                          "only for its own tree's other parts (its cache bounded, each branch passing the fork's "
+                          "tuples on one for one: docs/latency.md, \"Joins\")")
+    return held
 
 
 def _reach(alpha: Curve, y: Fraction) -> Fraction | None:
@@ -460,6 +479,103 @@ def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, threshold: Fraction, ta
             return best
         prev = value
     return None
+
+
+def _term(lumps: dict[str, Lumps], lumped: dict[str, tuple[list[Lumps | Delayed], Curve]],
+          bolts: dict[str, BoltLatency], e: RateFigures, source: str, stream: str, q0: Fraction
+          ) -> Lumps | Delayed | None:
+    """An input in lumps (docs/latency.md, "Replays in lumps"): a paced spout's `default` stream (stream "" when the
+    bolt is reached by no failure: then none), or a bolt source's lumped arrivals passed on through its sojourn
+    bound, on a stream of integer σ ("Passed on"); None otherwise."""
+    if stream == DEFAULT_STREAM and source in lumps:
+        return lumps[source]
+    got, upstream, ratios = lumped.get(source), bolts.get(source), e.streams.get(source, {}).get(stream)
+    if got is None or upstream is None or upstream.sojourn is None or ratios is None or ratios[0].denominator != 1:
+        return None
+    return Delayed(tuple(got[0]), got[1], ratios[0], upstream.sojourn, q0)
+
+
+def _lumped_waits(lumps: list[Lumps | Delayed], rest: Curve, arrival: Curve, later: Fraction | None,
+                  start: Fraction | None, q0: Fraction, slow: Fraction, c: Fraction, take: int
+                  ) -> tuple[Fraction | None, Fraction | None]:
+    """W₁'s two suprema, S(0) and S(Q₀), again with the arrival curve min(α, Σ ε_s + the other inputs' curves), ε_s a
+    spout's emissions with its replays in lumps, and for S(Q₀) (windows from time 0) also min(α, Σ ε₀_s + the rest)
+    (docs/latency.md, "Replays in lumps"; not concave: walked count by count, `_walk`); each the smaller."""
+    def other(w: Fraction) -> Fraction:
+        value = rest.at(w)
+        assert value is not None  # (bounded: else so is not the bolt's arrival curve, and no wait is computed)
+        return value
+
+    def total(curve: Callable[[Lumps | Delayed, Fraction], Fraction]) -> Callable[[Fraction], Fraction]:
+        return lambda w: sum((curve(x, w) for x in lumps), other(w))
+
+    def rough(w: float) -> float:
+        return sum((x.emitted_float(w) for x in lumps), float(other(Fraction(w))))
+
+    def rough_start(w: float) -> float:
+        return float(total(lambda x, v: x.from_start(v))(Fraction(w)))
+
+    def smaller(a: Fraction | None, b: Fraction | None) -> Fraction | None:
+        return b if a is None else a if b is None else min(a, b)
+
+    drains = all(x.drains for x in lumps)
+    if drains:
+        later = smaller(later, _walk(arrival, total(lambda x, v: x.emitted(v)), rough, Fraction(0), slow, c, take))
+    if q0:
+        start = smaller(start, _walk(arrival, total(lambda x, v: x.from_start(v)), rough_start, q0, slow, c, take))
+        if drains:
+            start = smaller(start, _walk(arrival, total(lambda x, v: x.emitted(v)), rough, q0, slow, c, take))
+    return later, start
+
+
+def _walk(alpha: Curve, exact: Callable[[Fraction], Fraction], rough: Callable[[float], float], q0: Fraction,
+          slow: Fraction, threshold: Fraction, take: int) -> Fraction | None:
+    """sup over D ≥ 0 of L·⌈M/C⌉ − D, M = ⌊Q₀ + min(α(D), ε(D))⌋, α concave and ε only non-decreasing
+    (docs/latency.md, "Replays in lumps"). Per count k·C + 1 the first D at which both curves allow it is at least
+    α's (exact) and at least any D₀ with ε(D₀) below the count, checked exactly (found in floats): such a D₀ stays
+    valid for every larger count. A count is looked at closely only when the bound could rise there. α alone
+    bounds every later value from above, and past its turn (slope at most c) that never rises: the walk stops when
+    it falls to the best value found (None: MAX_STEPS counts without)."""
+    first = alpha.at(Fraction(0))
+    assert first is not None
+    k = -(-int(q0 + min(first, exact(Fraction(0)))) // take)
+    best = slow * k
+    turn_at = _turn(alpha, threshold)
+    below = Fraction(0)  # ε(below) < every count from here on (exact), 0 at first (ε(0) ≥ 0: only α's D counts)
+    for _ in range(MAX_STEPS):
+        need = k * take + 1 - q0
+        d = _reach(alpha, need)
+        if d is None:
+            return best
+        if d >= turn_at and slow * (k + 1) - d <= best:
+            return best
+        d = max(d, below)
+        if slow * (k + 1) - d > best and rough(float(d)) < need:  # (the bound may rise: find where ε allows it)
+            found = _first_below(exact, rough, need, d, slow)
+            if found > d:
+                d = below = found
+        best = max(best, slow * (k + 1) - d)
+        k += 1
+    return None
+
+
+def _first_below(exact: Callable[[Fraction], Fraction], rough: Callable[[float], float], need: Fraction,
+                 start: Fraction, step: Fraction) -> Fraction:
+    """A D ≥ start with ε(D) < need, checked exactly (start itself when the check fails): ε is non-decreasing, so
+    it reaches need only after D. Found in floats: steps of `step` (doubling), then halving."""
+    low, width = float(start), float(step)
+    high = low + width
+    while rough(high) < need and high < 1e9:
+        low, width = high, 2 * width
+        high = low + width
+    for _ in range(20):
+        mid = (low + high) / 2
+        if rough(mid) < need:
+            low = mid
+        else:
+            high = mid
+    guess = Fraction(math.floor(low * GRID) - 1, GRID)
+    return guess if guess > start and exact(guess) < need else start  # (the exact check makes it sound)
 
 
 def _largest(within: Callable[[int | None], bool]) -> int:

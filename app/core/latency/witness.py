@@ -277,7 +277,7 @@ def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, cells
     found: dict[str, list[LatencyWitness]] = {}
     checked = [topo.bolt_by_name(n).id for n in bolts]
     keep = cone_ids(topo, checked)
-    if any(b.id in keep for b in topo.windowed_bolts()):  # the simulation has no window rule yet (docs/model.md
+    if any(b.id in keep for b in [*topo.windowed_bolts(), *topo.waiting_joins()]):  # no window rule (model.md
         return found  # section 10)
     # a position costs in proportion to the cone's bolts and subscriptions (one count per declared stream), and
     # so does each step of choosing the schedules (one fluid estimate per period tried: `cancelled` is asked

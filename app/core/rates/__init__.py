@@ -11,7 +11,8 @@ One package, one concept per module:
 * `report`: `RateAnalysis` (one snapshot's figures and failure model, computed once) and `rate_check`,
   the report the CLI, the GUI and the search read;
 * `idle`: the max_idle_time warning;
-* `windows`: a count-windowed bolt's pending tuples and hold time against the message timeout.
+* `windows`: a windowed bolt's pending tuples and hold time against the message timeout (count and duration);
+* `joins`: a join's branches, its slowest branch, its cache's growth or bound, its wait for the slowest branch.
 
 docs/boundedness.md proves every verdict.
 """
@@ -37,7 +38,7 @@ from app.core.rates.report import (
 )
 from app.core.rates.suggest import TARGET_CAPACITY, at_target
 from app.core.rates.verdicts import STATUS_SHORT, STATUS_WORDS, Status
-from app.core.rates.windows import WindowFigures, window_figures
+from app.core.rates.windows import DurationFigures, WindowFigures, duration_figures, window_figures
 
 __all__ = [
     "IDLE_SHARE_LIMIT", "STATUS_SHORT", "STATUS_WORDS", "TARGET_CAPACITY", "BoltRates", "IdleWarning", "LoadMargins",
@@ -45,5 +46,5 @@ __all__ = [
     "RateFigures",
     "RateReport", "Status", "bounded_bolts", "exact", "failure_margins", "idle_warning", "keeps_up", "load_margins",
     "margins", "no_parallelism_reason", "nominal_margins", "queue_bounds", "rate_check", "repeating_margins",
-    "sigma_bounds", "WindowFigures", "window_figures",
+    "sigma_bounds", "WindowFigures", "window_figures", "DurationFigures", "duration_figures",
 ]

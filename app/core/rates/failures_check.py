@@ -5,7 +5,7 @@ bounds. Per bolt the verdict is:
 
 * `bounded` when, with the replays of every failure cycle allowed by `min_ttf` and the reboot
   bounds (one replay per lost tuple, the upper end of section 7.3), its inflow rate
-  (app/core/rates/curves.py) is below its smallest capacity, the replays' fixpoint exists,
+  (app/core/rates/curves.py) is at most its smallest capacity (a tie included), the replays' fixpoint exists,
   and it is bounded without failures too (a run without failures is a run);
 * `grows` when it grows without failures, or when the *nominal* replays (each failing bolt
   failing every min_ttf + max_reboot s and losing what arrives at its nominal inflow during
@@ -15,7 +15,8 @@ bounds. Per bolt the verdict is:
 * `may-grow` otherwise, with the reason.
 
 Only acyclic topologies get bounds with failures: in a cyclic one every bolt that a failure
-or a replay can reach is `may-grow` (not proven), the others keep the failure-free verdict.
+or a replay can reach is `may-grow` (not proven), the others keep the failure-free verdict;
+`check` and `verify` then try each such bolt on its own cone (app/core/tcn/cones.py).
 """
 
 from __future__ import annotations
@@ -114,8 +115,12 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
     bounds: Bounds | None = None
     reason = ""
     rounds = 0
+    timed = [b.name for b in topo.bolts if b.duration_window is not None]
     if e.cyclic:
         reason = "the topology has a cycle, and the rate check bounds replays only on acyclic topologies"
+    elif timed:  # (its failure pass reads batches and capacities, a timer has neither: docs/model.md section 10.3)
+        reason = (f"{', '.join(timed)} {'has a duration window' if len(timed) == 1 else 'have duration windows'}, "
+                  "whose timer the failure pass does not have yet")
     else:
         solver = FailureBounds(failure_components(topo, e, model), e.graph, model, topo.settings.init_queues, names)
         bounds = solver.solve()
@@ -136,7 +141,8 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         spare = e.cap_min[j] - e.in_max[j]
         who = culprits.get(j, [])
         replay_txt = _replay_words(who, bounds, names)
-        if status[j] == "bounded" and inflow is not None and keeps_up(inflow, e.cap_min[j]) and queue is not None:
+        # a tie R = c included: the queue bound of "Failures" step 3 needs a least slope ≤ c (docs/boundedness.md)
+        if status[j] == "bounded" and inflow is not None and inflow <= e.cap_min[j] and queue is not None:
             verdict: Status = "bounded"
             note = (f"with failures {b.name} receives at most {_fmt(inflow)} tuples/s and processes at least "
                     f"{_fmt(e.cap_min[j])}: it has {_fmt(spare)} tuples/s spare{replay_txt}, so its queue stays "

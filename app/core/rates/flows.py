@@ -36,10 +36,13 @@ from app.core.emission import sigma_bounds
 from app.core.numbers import exact, exact_sum
 from app.core.rates.curves import stream_excess
 from app.core.rates.cycles import Weights, amplifies, cycle_fixpoint, solve_linear
-from app.core.topology import DEFAULT_STREAM, Topology, require_annotated
+from app.core.topology import DEFAULT_STREAM, STORM_MAX_INT, Bolt, Topology, require_annotated
 
 CYCLE_ROUNDS = 60
 _ZERO = Fraction(0)
+#: what a duration-windowed bolt's capacity reads as outside this module (headroom, suggestions: it never limits);
+#: the flows here never cap it (`RateFigures.timed`), so the figure itself enters no bound
+TIMED_CAPACITY = Fraction(2**62)
 _LAZY = ("_every", "in_long", "in_min", "in_nominal")  # RateFigures' flows, computed when first read
 Key = tuple[str, str]  # (component id, stream name)
 
@@ -85,6 +88,7 @@ class RateFigures:
         self.spout_nominal: dict[str, Fraction] = {}
         self.burst: dict[str, int] = {}  # C_EMIT of a spout, C_TAKE of a bolt
         self.q_start: dict[str, Fraction] = {}  # per bolt: Q₀, or for a count window max(Q₀, C − 1)
+        self.timed: dict[str, Fraction] = {}  # a duration window's G = (1+τ)·max(S, α) (docs/model.md 10.3)
         for s in topo.spouts:
             period = 1 / exact(s.rate)
             self.spout_min[s.id] = 1 / (period * (1 + tau))
@@ -117,11 +121,13 @@ class RateFigures:
             self.cap_nominal[b.id] = c / alpha
             self.slowest_take[b.id] = alpha * (1 + tau) + idle
             self.longest_phase[b.id] = alpha * (1 + tau)
+            c = _as_timer(self, b, tau, c)  # a duration window: a timer, no capacity limit (docs/model.md 10.3)
             self.streams[b.id] = _stream_bounds(b.output_streams(), c, rule)
             self.sigma[b.id], self.sigma_lo[b.id], self.sigma_hi[b.id] = self.streams[b.id][DEFAULT_STREAM]
         # what each bolt receives: its input streams, each once (Topology.inputs, shared with the network)
         received = topo.inputs()
         self.inputs: dict[str, list[Key]] = {b.id: received.get(b.id, []) for b in topo.bolts}
+        self.joins = frozenset(b.id for b in topo.bolts if b.waits_for_all)  # docs/model.md section 11
         graph = nx.DiGraph()
         graph.add_nodes_from(c.id for c in topo.components)
         # an edge only for a stream that carries something: a σ = 0 stream closes no cycle
@@ -199,8 +205,8 @@ class RateFigures:
         return ratios is not None and ratios[2] > 0
 
     def bounded(self, ident: str) -> bool:
-        """Proven bounded in every run: a queue bound was derived (the every-run inflow below the smallest
-        capacity, or equal to it outside a cycle: docs/boundedness.md, "Every run", step 3)."""
+        """Proven bounded in every run: a queue bound was derived (the every-run inflow at most the smallest
+        capacity, a tie included: docs/boundedness.md, "Every run", step 3)."""
         return self.queue_bound[ident] is not None
 
     def no_repeating_growth(self, ident: str) -> bool:
@@ -272,13 +278,16 @@ class RateFigures:
                 continue
             m = members[0]
             inflow[m] = self._received(m, out)
-            out.update(self._outflows(m, min(inflow[m], cap[m]), high))
+            out.update(self._outflows(m, inflow[m] if m in self.timed else min(inflow[m], cap[m]), high))
         return inflow
 
     def _received(self, m: str, out: dict[Key, Fraction]) -> Fraction:
+        """What m receives in the long run: its input streams' sum, a join's least branch (model.md section 11)."""
         keys = self.inputs[m]
         if len(keys) == 1:  # one input: its value (exact_sum of one value is that value)
             return out.get(keys[0], _ZERO)
+        if m in self.joins:
+            return min(out.get(key, _ZERO) for key in keys)
         return exact_sum(out.get(key, _ZERO) for key in keys)
 
     def _is_cycle(self, members: list[str]) -> bool:
@@ -363,6 +372,23 @@ class RateFigures:
         return stream_excess(sigma, hi, self.burst[ident], self.topo.settings.emission)
 
 
+def _as_timer(f: RateFigures, b: Bolt, tau: Fraction, c: int) -> int:
+    """A duration-windowed bolt's figures (docs/model.md section 10.3), and the batch its output ratios read (`c`
+    unchanged for any other bolt): G = (1+τ)·max(S, α), the longest time between two of an executor's evaluations
+    (its timer, or back to back once they fall behind); no capacity limits it (the flows never cap it;
+    TIMED_CAPACITY where a figure is read); its batches are any size (σ's rounding as for the largest)."""
+    window = b.duration_window
+    if window is None:
+        return c
+    ident = b.id
+    gap = (1 + tau) * max(exact(window.interval), exact(b.alpha))
+    f.timed[ident] = gap
+    f.cap_min[ident] = f.cap_max[ident] = f.cap_nominal[ident] = TIMED_CAPACITY
+    f.burst[ident] = STORM_MAX_INT
+    f.slowest_take[ident] = gap
+    return STORM_MAX_INT
+
+
 class _EveryRun:
     """The every-run bounds of `RateFigures` (docs/boundedness.md, "Every run"): per bolt its largest inflow rate
     over long windows (`in_max`), the burst of its arrival curve (`in_burst`) and its queue bound (`queue_bound`;
@@ -376,6 +402,14 @@ class _EveryRun:
         self.in_burst: dict[str, Fraction] = {}
         self.stream_windows: dict[Key, tuple[Fraction, Fraction]] = {}
         self.in_max = self._solve()
+
+    def _received(self, m: str, out: dict[Key, Fraction]) -> Fraction:
+        """What m receives in any window of every run (a rate or a burst of its arrival curve): the sum of its input
+        streams, or for a join the largest branch: a message completes when its last part comes, so the completions
+        in a window are at most what the branch that was last carries in it (docs/model.md section 11)."""
+        if m in self.f.joins:
+            return max((out.get(key, _ZERO) for key in self.f.inputs[m]), default=_ZERO)
+        return self.f._received(m, out)
 
     def _spout_windows(self, rate: dict[Key, Fraction], burst: dict[Key, Fraction]) -> None:
         f = self.f
@@ -404,6 +438,8 @@ class _EveryRun:
                 hi, h = ratios[2], f._excess(m, name)
                 if queue is None:
                     found = (hi * f.cap_max[m], hi * f.burst[m] + h)
+                elif m in f.timed:  # emitted by an evaluation begun ≤ G after the tuple came, ≤ α(1+τ) long
+                    found = (hi * r, hi * (self.in_burst[m] + f.q0 + r * (f.timed[m] + f.longest_phase[m])) + h)
                 else:
                     found = (hi * r, hi * (self.in_burst[m] + f.q_start[m] + f.burst[m]
                                            + r * (f.slowest_take[m] + f.longest_phase[m])) + h)
@@ -425,9 +461,11 @@ class _EveryRun:
                 self._cycle_windows(members, rate, burst, in_max)
                 continue
             m = members[0]
-            in_max[m] = f._received(m, rate)
-            self.in_burst[m] = f._received(m, burst)
-            if in_max[m] <= f.cap_min[m]:  # a tie too: Q ≤ Q₀ + C + b − (c − R)·D needs only R ≤ c (step 3)
+            in_max[m] = self._received(m, rate)
+            self.in_burst[m] = self._received(m, burst)
+            if m in f.timed:  # what arrived since its executor's last evaluation began, at most G ago (10.3)
+                self.queue_bound[m] = f.q0 + self.in_burst[m] + in_max[m] * f.timed[m]
+            elif in_max[m] <= f.cap_min[m]:  # a tie too: Q ≤ Q₀ + C + b − (c − R)·D needs only R ≤ c (step 3)
                 self.queue_bound[m] = f.q_start[m] + f.burst[m] + self.in_burst[m]
             else:
                 self.queue_bound[m] = None
@@ -442,13 +480,17 @@ class _EveryRun:
         capacity until no more are found; the rest (S) get their bursts from b = k + W_SS·b, whose
         elimination succeeds only when W_SS shrinks around its cycles (else nobody in it is proven)."""
         f = self.f
-        pinned: frozenset[str] = frozenset()
+        # a join in a cycle: its long-run least branch is no every-run curve, so nobody in the cycle is proven; a
+        # duration window inside a cycle: its timer's bound is not carried around cycles (docs/model.md 10.3)
+        pinned: frozenset[str] = (frozenset(members) if f.joins & set(members)
+                                  else frozenset(m for m in members if m in f.timed))
         inside = set(members)
         while True:
             out = dict(rate)
             inflow: dict[str, Fraction] = {}
             solved = f._cycle_flows(members, out, inflow, f.cap_max, True, True, pinned)
-            short = frozenset(m for m in members if not keeps_up(inflow[m], f.cap_min[m]))
+            # above the smallest capacity: pinned; a tie R = c is not (steps 3-4 need only R ≤ c, docs/boundedness.md)
+            short = frozenset(m for m in members if inflow[m] > f.cap_min[m])
             if short - pinned:
                 pinned |= short
                 continue

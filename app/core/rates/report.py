@@ -18,12 +18,14 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel
 
 from app.core.failures import failure_model
+from app.core.numbers import exact
 from app.core.rates.failures_check import FailureCheck, failure_check
 from app.core.rates.flows import RateFigures
+from app.core.rates.joins import branch_name, join_figures
 from app.core.rates.suggest import suggest as suggest_parallelism
 from app.core.rates.suggest import suggest_with_failures, uncapped_probe
 from app.core.rates.verdicts import Status, explain, flooding, status_of
-from app.core.rates.windows import window_figures
+from app.core.rates.windows import duration_figures, window_figures
 from app.core.rates.workers_check import WorkerCheck, worker_check
 from app.core.topology import Bolt, Topology
 from app.core.workers import worker_model
@@ -58,6 +60,17 @@ class BoltRates(BaseModel):
     # too when not bounded), and a tuple's time in its windows at the nominal inflow (s)
     window_pending: float | None = None
     window_hold_nominal: float | None = None
+    # a duration-windowed bolt (docs/model.md section 10.3): its timer's sliding interval (s) and a tuple's longest
+    # time in its windows in every run (s); its capacity figures then read 2^62 (a timer takes whatever arrived)
+    window_timer: float | None = None
+    window_hold_max: float | None = None
+    # a join waiting for every branch (docs/model.md section 11), None for any other: its slowest branch, the parts/s
+    # its cache gains at nominal timing, the messages its cache holds in every run (None: not proven), and the time a
+    # message's parts wait for the slowest branch at nominal timing (s)
+    join_slowest: str | None = None
+    join_cache_growth: float | None = None
+    join_cache_bound: float | None = None
+    join_wait_nominal: float | None = None
 
 
 class RateReport(BaseModel):
@@ -86,6 +99,10 @@ class RateReport(BaseModel):
                              if b.inflow_long_run_max is not None else {}),
                           **({"window_pending": b.window_pending, "window_hold_nominal": b.window_hold_nominal}
                              if b.window_pending is not None or b.window_hold_nominal is not None else {}),
+                          **({"window_timer": b.window_timer, "window_hold_max": b.window_hold_max}
+                             if b.window_timer is not None else {}),
+                          **({k: getattr(b, k) for k in ("join_slowest", "join_cache_growth", "join_cache_bound",
+                                                         "join_wait_nominal")} if b.join_slowest is not None else {}),
                           **({k: getattr(b, k) for k in more} if self.failures else {})}
                       for n, b in self.bolts.items()},
             "suggested_parallelism": self.suggested_parallelism,
@@ -166,8 +183,12 @@ class RateAnalysis:
 
     def _report(self, suggest: bool) -> RateReport:
         fluid = self.fluid_report()  # the failure statuses replace entries of `bolts`: a dict of its own
-        report = fluid.model_copy(update={"bolts": dict(fluid.bolts),
-                                          "suggested_parallelism": self.fluid_suggestion() if suggest else {}})
+        suggested = self.fluid_suggestion() if suggest else {}
+        for b in self.topo.waiting_joins():  # no parallelism bounds a cache its branches fill unequally (model.md 11)
+            j = join_figures(self.figures, b)
+            if suggested and j is not None and j.open_at_any_rate:
+                suggested = {**suggested, b.name: None}
+        report = fluid.model_copy(update={"bolts": dict(fluid.bolts), "suggested_parallelism": suggested})
         check = self.failure_check()
         if check is None:
             return report
@@ -263,7 +284,7 @@ def _fluid_report(topo: Topology, e: RateFigures) -> RateReport:
             inflow_max=float(e.in_max[b.id]),
             inflow_long_run_max=None if long_run == e.in_max[b.id] else float(long_run),
             inflow_nominal=float(e.in_nominal[b.id]),
-            utilisation=float(e.in_nominal[b.id] / cap_nominal),
+            utilisation=float(_utilisation(e, b)),
             growth_nominal=float(max(Fraction(0), e.in_nominal[b.id] - cap_nominal)),
             sigma=str(e.sigma[b.id]),
             sigma_effective=(str(e.sigma_lo[b.id]), str(e.sigma_hi[b.id])),
@@ -272,6 +293,7 @@ def _fluid_report(topo: Topology, e: RateFigures) -> RateReport:
             queue_bound=None if bound is None else float(bound),
             flooded_by=flooding(e, b.id),
             **_window_fields(e, b),
+            **_join_fields(e, b),
         )
     return RateReport(
         bolts=bolts,
@@ -282,13 +304,37 @@ def _fluid_report(topo: Topology, e: RateFigures) -> RateReport:
     )
 
 
+def _utilisation(e: RateFigures, bolt: Bolt) -> Fraction:
+    """ρ at nominal timing: the inflow over the capacity; a duration window's share of its timer's interval that an
+    evaluation takes, α / S (its evaluations do not follow the inflow: docs/model.md section 10.3)."""
+    window = bolt.duration_window
+    if window is not None:
+        return exact(bolt.alpha) / exact(window.interval)
+    return e.in_nominal[bolt.id] / e.cap_nominal[bolt.id]
+
+
 def _window_fields(e: RateFigures, bolt: Bolt) -> dict[str, float | None]:
-    """A count-windowed bolt's pending tuples and hold time (app/core/rates/windows.py); nothing for another."""
+    """A windowed bolt's pending tuples and hold times (app/core/rates/windows.py); nothing for another."""
+    timed = duration_figures(e, bolt)
+    if timed is not None:
+        return {"window_pending": None if timed.pending is None else float(timed.pending),
+                "window_hold_nominal": float(timed.hold_nominal), "window_timer": float(timed.slide),
+                "window_hold_max": float(timed.hold_max)}
     w = window_figures(e, bolt)
     if w is None:
         return {}
     return {"window_pending": None if w.pending is None else float(w.pending),
             "window_hold_nominal": None if w.hold_nominal is None else float(w.hold_nominal)}
+
+
+def _join_fields(e: RateFigures, bolt: Bolt) -> dict[str, float | str | None]:
+    """A join's slowest branch and cache figures (app/core/rates/joins.py); nothing for another bolt."""
+    j = join_figures(e, bolt)
+    if j is None:
+        return {}
+    return {"join_slowest": branch_name(e, j.slowest), "join_cache_growth": float(j.growth),
+            "join_cache_bound": None if j.cache_bound is None else float(j.cache_bound),
+            "join_wait_nominal": None if j.wait_nominal is None else float(j.wait_nominal)}
 
 
 def bounded_bolts(topo: Topology, parallelism: dict[str, int] | None = None) -> dict[str, bool]:
@@ -347,4 +393,4 @@ def no_parallelism_reason(report: RateReport) -> str:
     if report.failures:
         return ("σ or a cycle amplifies its inflow, or with failures the rate check proves no parallelism "
                 "tried bounded: docs/boundedness.md, \"Failures\"")
-    return "σ or a cycle amplifies its inflow"
+    return "σ or a cycle amplifies its inflow, or a join's branches fill its cache unequally"

@@ -23,7 +23,10 @@ from app.core.topology import Bolt, Topology
 
 def executors_needed(topo: Topology, bolt: Bolt, inflow: Fraction) -> int:
     """The fewest executors whose smallest capacity, p·T / (α(1+τ) + max_idle), exceeds `inflow` (T an asynchronous
-    bolt's threads per executor, a count window's sliding interval, else 1)."""
+    bolt's threads per executor, a count window's sliding interval, else 1). A duration window keeps its own: its timer
+    takes whatever arrived at any inflow, and other executors would window other tuples (docs/model.md section 10.3)."""
+    if bolt.duration_window is not None:
+        return bolt.parallelism
     slow = exact(bolt.alpha) * (1 + exact(topo.settings.tolerance)) + exact(topo.settings.max_idle_time)
     return math.floor(inflow * slow / bolt.per_executor) + 1
 
@@ -102,6 +105,8 @@ def at_target(topo: Topology, least: dict[str, int | None], target: float = TARG
         # batch-seconds per second over the tuples one executor takes at once (`threads`, a count window's slide)
         busy = inflow[b.id] * exact(b.alpha)
         need = math.ceil(busy / (exact(target) * b.per_executor)) if busy > 0 else 1
+        if b.duration_window is not None:  # (its timer's evaluations do not follow the inflow: its own executors)
+            need = b.parallelism
         out[b.name] = max(proven, need, 1)
     return out
 

@@ -16,7 +16,8 @@ from typing import Literal
 
 from app.core.numbers import exact
 from app.core.rates.flows import RateFigures, keeps_up
-from app.core.rates.windows import window_note
+from app.core.rates.joins import branch_name, join_figures
+from app.core.rates.windows import duration_note, window_note
 from app.core.topology import ASYNC_CLASSES, DEFAULT_STREAM, Bolt
 
 Status = Literal["bounded", "no-repeating-growth", "may-grow", "grows"]
@@ -28,7 +29,18 @@ STATUS_SHORT: dict[str, str] = {**STATUS_WORDS, "no-repeating-growth": "no loop 
 
 
 def status_of(e: RateFigures, ident: str) -> Status:
-    """The rate check's answer for one bolt (by id)."""
+    """The rate check's answer for one bolt (by id); a join's is also its cache's (docs/model.md section 11)."""
+    bolt = e.by_id[ident]
+    j = join_figures(e, bolt) if isinstance(bolt, Bolt) else None
+    if j is not None and j.grows:
+        return "grows"
+    if j is not None and j.cache_bound is None:
+        return "grows" if keeps_up(e.cap_nominal[ident], e.in_nominal[ident]) else "may-grow"
+    return status_of_queue(e, ident)
+
+
+def status_of_queue(e: RateFigures, ident: str) -> Status:
+    """The rate check's answer for one bolt's queue alone (a join's cache aside)."""
     if e.bounded(ident):
         return "bounded"
     if keeps_up(e.cap_nominal[ident], e.in_nominal[ident]):
@@ -45,7 +57,7 @@ def fmt(x: Fraction | float) -> str:
 def explain(name: str, e: RateFigures, ident: str, status: Status) -> str:
     """One explanation from the very figures that decided `status`."""
     bolt = e.by_id[ident]
-    window = window_note(e, bolt) if isinstance(bolt, Bolt) else ""
+    window = window_note(e, bolt) + duration_note(e, bolt) + join_note(e, bolt) if isinstance(bolt, Bolt) else ""
     return (_explain_rates(name, e, ident, status) + _async_note(e, ident) + window + _ratio_note(e, ident)
             + _own_ratio(e, ident))
 
@@ -84,6 +96,34 @@ def _slowest_branch(e: RateFigures, ident: str) -> str:
             "nominal timing), and meanwhile holds the other branches' parts")
 
 
+def join_note(e: RateFigures, bolt: Bolt) -> str:
+    """The explanation's words for a join that waits for every branch (empty for any other bolt)."""
+    j = join_figures(e, bolt)
+    if j is None:
+        return ""
+    slow = branch_name(e, j.slowest)
+    text = (f"; it is a join waiting for a part from each of its {len(j.nominal)} branches, so it completes the "
+            f"messages of its slowest branch, {slow}: {fmt(j.nominal[j.slowest])} per second at nominal timing")
+    if j.grows:
+        fastest = max(j.nominal, key=lambda k: j.nominal[k])
+        text += (f", while {branch_name(e, fastest)} delivers {fmt(j.nominal[fastest])}: its cache grows by about "
+                 f"{fmt(j.growth)} parts/s on the faster branches, without bound")
+        if j.max_cache is not None:
+            text += (f" (Metron's maxCacheSize {j.max_cache} is full after about {fmt(j.max_cache / j.growth)} s; it "
+                     "then evicts messages and their trees fail)")
+        return text
+    if j.cache_bound is None:
+        return text + f"; its cache is not proven bounded: {j.why_not}"
+    text += (f"; its cache holds at most {fmt(j.cache_bound)} messages in every run (the parts in flight on its "
+             f"branches from {e.names[j.fork] if j.fork else '?'})")
+    if j.max_cache is not None and j.cache_bound > j.max_cache:
+        text += f", which may exceed Metron's maxCacheSize {j.max_cache} (it then evicts and their trees fail)"
+    if j.wait_nominal is not None:
+        text += (f"; at nominal timing a message's parts wait about {fmt(j.wait_nominal)} s in it for the slowest "
+                 "branch")
+    return text
+
+
 def _ratio_note(e: RateFigures, ident: str) -> str:
     """Says which upstream bolts pass on more (or less) than σ per processed tuple."""
     notes = []
@@ -113,9 +153,22 @@ def flooding(e: RateFigures, ident: str) -> list[str]:
 
 
 def _explain_rates(name: str, e: RateFigures, ident: str, status: Status) -> str:
+    bolt = e.by_id[ident]
+    j = join_figures(e, bolt) if isinstance(bolt, Bolt) else None
+    if j is not None and status != "bounded" and (j.grows or j.cache_bound is None) and (
+            status_of_queue(e, ident) != status):
+        said = {"grows": "grows", "may-grow": "may grow"}.get(status, status)
+        return (f"{name}'s cache {said}, whatever its queue does: it can process {fmt(e.cap_nominal[ident])} "
+                f"messages/s at nominal timing and completes {fmt(e.in_nominal[ident])}, its queue "
+                + ("not proven bounded" if (bound := e.queue_bound[ident]) is None else
+                   f"below {fmt(bound)} messages in every run"))
     if status == "bounded":
         bound = e.queue_bound[ident]
         assert bound is not None  # bounded means a bound was derived
+        if ident in e.timed:  # a duration window: a timer takes whatever arrived (docs/model.md section 10.3)
+            return (f"{name} takes whatever arrived at each evaluation of its timer, at most "
+                    f"{fmt(e.timed[ident])} s apart, and receives at most {fmt(e.in_max[ident])} tuples/s in any "
+                    f"long window of any run, so it holds below {fmt(bound)} tuples not yet in an evaluated window")
         return (f"{name} can process at least {fmt(e.cap_min[ident])} tuples/s and receives at most "
                 f"{fmt(e.in_max[ident])} in any long window of any run, so its queue stays below "
                 f"{fmt(bound)} tuples")
@@ -124,6 +177,11 @@ def _explain_rates(name: str, e: RateFigures, ident: str, status: Status) -> str
                 f"{fmt(e.in_nominal[ident])}: its queue grows by about "
                 f"{fmt(e.in_nominal[ident] - e.cap_nominal[ident])} tuples/s")
     upstream = flooding(e, ident)
+    timed = [e.names[j] for j in (ident, *(p for p, _ in e.inputs[ident])) if j in e.timed and j in e.pinned]
+    if timed:  # a duration window inside a cycle: no figure of its "capacity" (2^62) means anything here
+        return (f"{name} is not proven bounded: {', '.join(dict.fromkeys(timed))} "
+                f"{'is a duration window' if len(set(timed)) == 1 else 'are duration windows'} inside a cycle, whose "
+                "timer bound the rate check does not carry around cycles (docs/model.md section 10.3)")
     if status == "no-repeating-growth":
         return (f"no repeating run makes {name}'s queue grow: in the long run it receives at most "
                 f"{fmt(e.in_long[ident])} tuples/s and processes at least {fmt(e.cap_min[ident])}; but it is not "

@@ -1,13 +1,17 @@
-"""A count-windowed bolt's figures beyond its queue (docs/model.md section 10, docs/boundedness.md "Windows"): the
-tuples it holds unacked (its unevaluated tuples and its windows) and how long Storm keeps a tuple pending in them,
-against `topology.message.timeout.secs`. The capacity and the queue bound are the rate check's own (`RateFigures`:
-C_TAKE = executors × sliding interval, a start of max(Q₀, C − 1))."""
+"""A windowed bolt's figures beyond its queue (docs/model.md section 10, docs/boundedness.md "Windows").
+
+A count-windowed bolt: the tuples it holds unacked (its unevaluated tuples and its windows) and how long Storm keeps a
+tuple pending in them, against `topology.message.timeout.secs`; the capacity and the queue bound are the rate check's
+own (`RateFigures`: C_TAKE = executors × sliding interval, a start of max(Q₀, C − 1)). A duration-windowed bolt
+(docs/model.md section 10.3): its timer's evaluations, the tuples it holds and its every-run hold time
+(`RateFigures.timed`: G)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
 
+from app.core.numbers import exact
 from app.core.rates.flows import RateFigures
 from app.core.topology import Bolt
 
@@ -65,3 +69,77 @@ def window_note(e: RateFigures, bolt: Bolt) -> str:
     return (text + f": about {float(w.hold_nominal):.3g} s at the nominal inflow, {verdict} "
             f"topology.message.timeout.secs ({float(w.timeout):g} s)"
             + (", so its trees time out and are replayed" if w.times_out else ""))
+
+
+@dataclass(frozen=True)
+class DurationFigures:
+    """One duration-windowed bolt (docs/model.md section 10.3): `length` L and `slide` S in seconds; every executor's
+    timer evaluates whatever arrived every S, or back to back once an evaluation outlasts S."""
+
+    executors: int
+    length: Fraction
+    slide: Fraction
+    gap: Fraction  # G = (1+τ)·max(S, α): the longest time between two evaluations of an executor, in every run
+    keeps_timer: bool  # α(1+τ) ≤ S: no evaluation outlasts the sliding interval
+    pending: Fraction | None  # tuples held unacked in every run: Q₀ + b + R·hold_max
+    hold_max: Fraction  # a tuple is acked at most L − S + 2G after it reaches the bolt, in every run
+    hold_nominal: Fraction  # the same at nominal timing: L − S + 2·max(S, α) (L + S while α ≤ S)
+    timeout: Fraction  # topology.message.timeout.secs
+
+    @property
+    def times_out(self) -> bool:
+        """At nominal timing a tuple may wait in its windows longer than the message timeout."""
+        return self.hold_nominal > self.timeout
+
+
+def duration_figures(e: RateFigures, bolt: Bolt) -> DurationFigures | None:
+    """The figures of a bolt with a duration window (None for any other bolt)."""
+    window = bolt.duration_window
+    if window is None or bolt.id not in e.timed:
+        return None
+    length, slide, alpha = exact(window.length), exact(window.interval), exact(bolt.alpha)
+    gap, hold = e.timed[bolt.id], timed_hold(e, bolt.id)
+    assert hold is not None  # (a duration window in the figures)
+    bound = e.queue_bound[bolt.id]
+    return DurationFigures(bolt.parallelism, length, slide, gap, alpha * (1 + e.tau) <= slide,
+                           None if bound is None else e.q0 + e.in_burst[bolt.id] + e.in_max[bolt.id] * hold,
+                           hold, length - slide + 2 * max(slide, alpha), Fraction(e.topo.storm.message_timeout))
+
+
+def timed_hold(e: RateFigures, ident: str) -> Fraction | None:
+    """A duration-windowed bolt's hold bound, L − S + 2G (None for any other bolt): Storm acks a tuple at most this
+    long after it arrives, in every run, whatever arrives (docs/boundedness.md, "Duration windows"); its children are
+    emitted by then too (G + α(1+τ) ≤ L − S + 2G), so it is the bolt's sojourn bound in docs/latency.md."""
+    bolt = e.by_id[ident]
+    window = bolt.duration_window if isinstance(bolt, Bolt) else None
+    if window is None or ident not in e.timed:
+        return None
+    return exact(window.length) - exact(window.interval) + 2 * e.timed[ident]
+
+
+def duration_note(e: RateFigures, bolt: Bolt) -> str:
+    """The explanation's words for a duration-windowed bolt, in Storm's terms (empty for any other bolt)."""
+    w = duration_figures(e, bolt)
+    if w is None or bolt.window is None:
+        return ""
+    each = "its executor's timer runs" if w.executors == 1 else f"each of its {w.executors} executors' timers runs"
+    text = (f"; it is a windowed bolt ({bolt.window.phrase()}): {each} execute(TupleWindow) every {fmt_s(w.slide)} "
+            f"on whatever arrived, {fmt_s(exact(bolt.alpha))} each")
+    text += (", so its evaluations keep their timer" if w.keeps_timer else
+             f", longer than its sliding interval: its evaluations fall behind their timer and run back to back "
+             f"(Storm logs 'Possible clock drift or long running computation in window'), each window then "
+             f"spanning up to {fmt_s(w.length - w.slide + w.gap)}")
+    if w.pending is not None:
+        text += f"; it holds at most {float(w.pending):.4g} tuples not yet acked"
+    text += (f"; Storm acks a tuple when it leaves its last window, at most {fmt_s(w.hold_max)} after it arrives in "
+             f"every run ({fmt_s(w.hold_nominal)} at nominal timing)")
+    limit = f"topology.message.timeout.secs ({float(w.timeout):g} s)"
+    if w.hold_max <= w.timeout:
+        return text + f", within {limit}"
+    if w.times_out:
+        return text + f", beyond {limit}: its trees may time out and be replayed"
+    return text + f": within {limit} at nominal timing, not proven in every run"
+
+
+def fmt_s(x: Fraction) -> str:
+    return f"{float(x):.3g} s"

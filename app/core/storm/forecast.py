@@ -118,6 +118,17 @@ class QueueFill:
 
 
 @dataclass
+class JoinCache:
+    """A join waiting for every branch whose cache grows at the offered rates (docs/model.md section 11)."""
+
+    bolt: str
+    slowest: str  # the branch it waits for
+    growth: Fraction  # messages/s its cache gains at the offered rates and nominal timing
+    max_cache: int | None  # Metron's maxCacheSize
+    in_flight: int | None  # the most trees max.spout.pending lets in flight through it (None: no such limit)
+
+
+@dataclass
 class PendingWait:
     """Little's law for one spout's in-flight tuples under max.spout.pending."""
 
@@ -151,6 +162,7 @@ class StormForecast:
     # "unreliable" (replay none)
     backpressure_config: Any = None  # topology.backpressure.enable as the config sets it (2.x ignores it)
     throttle: str = "backpressure"  # what holds the spouts back: "backpressure", "max.spout.pending" or "none"
+    caches: list[JoinCache] = field(default_factory=list)  # joins whose caches grow at the offered rates
 
 
 @dataclass
@@ -286,6 +298,7 @@ def forecast(topo: Topology, g: Fraction, first: list[str],
                 pending.append(PendingWait(s.name, in_flight, throughput, wait, wait > timeout))
             else:  # nothing completes: every tuple in flight times out
                 pending.append(PendingWait(s.name, in_flight, throughput, None, True))
+    caches = _join_caches(topo, tasks, trees if pending_applies else None)
     return StormForecast(
         backpressure=backpressure, backpressure_source=bp_source,
         sustainable_rates=sustainable, offered_rate=offered, sustainable_rate=offered * g,
@@ -294,7 +307,29 @@ def forecast(topo: Topology, g: Fraction, first: list[str],
         queues=queues, max_spout_pending=st.max_spout_pending, message_timeout_secs=timeout,
         message_timeout_source="config" if st.message_timeout_secs else "default", pending=pending,
         defaults=defaults, acking=acking, acking_source=acking_source, backpressure_config=bp_raw,
-        throttle=throttle)
+        throttle=throttle, caches=caches)
+
+
+def _join_caches(topo: Topology, tasks: dict[str, int], trees: dict[str, dict[str, Fraction]] | None
+                 ) -> list[JoinCache]:
+    """The joins whose caches grow at the offered rates (app/core/rates/joins.py), with the trees max.spout.pending
+    lets in flight through each (one message a tree)."""
+    if not topo.waiting_joins():
+        return []
+    from app.core.rates import RateFigures
+    from app.core.rates.joins import branch_name, join_figures
+
+    e = RateFigures(topo)
+    out = []
+    for b in topo.waiting_joins():
+        j = join_figures(e, b)
+        if j is None or not j.grows:
+            continue
+        pending = topo.storm.max_spout_pending
+        flight = (sum(pending * tasks[s] for s, reach in trees.items() if b.name in reach)
+                  if trees is not None and pending is not None else None)
+        out.append(JoinCache(b.name, branch_name(e, j.slowest), j.growth, j.max_cache, flight or None))
+    return out
 
 
 def saturation_signs(observed: StormObserved, timeout: int | None, span: str | None = None) -> list[str]:

@@ -28,8 +28,10 @@ def headline(h: Headroom) -> str:
         return "headroom: unlimited (no bolt receives tuples)"
     parts = []
     if h.headroom is not None:
-        if h.headroom == 0:
-            parts.append("headroom: no load factor is proven bounded")
+        if h.headroom == 0:  # (limiting bolts here: joins whose branches fill their caches unequally at any rate)
+            parts.append("headroom: no load factor is proven bounded" + (
+                f" (the cache of {listed(h.limiting_bolts)} is not proven bounded at any rate: docs/model.md section "
+                "11)" if h.limiting_bolts else ""))
         else:
             verb = "limits" if len(h.limiting_bolts) == 1 else "limit"
             who = f" ({listed(h.limiting_bolts)} {verb} it)" if h.limiting_bolts else ""
@@ -175,7 +177,31 @@ def storm_lines(h: Headroom) -> list[str]:
     f = h.storm
     if f is None:
         return []
-    return [assumptions_line(f), throttle_line(h, f), *queue_lines(f), *pending_lines(f)]
+    return [assumptions_line(f), throttle_line(h, f), *queue_lines(f), *join_lines(f), *pending_lines(f)]
+
+
+def join_lines(f: StormForecast) -> list[str]:
+    """Per join whose cache grows (docs/model.md section 11): where the waiting parts are, what bounds them in Storm
+    (the throttle, max.spout.pending, Metron's maxCacheSize) and what happens past it."""
+    lines = []
+    for c in f.caches:
+        line = (f"{c.bolt} is a join waiting for every branch: the parts of a message wait in its cache (the worker's "
+                f"heap, not a receive queue) for {c.slowest}, and at the offered rates the cache gains "
+                f"{decimal(c.growth)} messages/s")
+        if f.throttle != "none":
+            line += ("; once Storm throttles the spouts every branch delivers the throttled rate and the cache stops "
+                     f"growing, holding what waits behind {c.slowest}")
+        if c.in_flight is not None:
+            line += f"; max.spout.pending keeps at most {c.in_flight} trees in flight, so it holds at most as many " \
+                    "messages" + ("" if c.max_cache is None else
+                                  f", {'within' if c.in_flight <= c.max_cache else 'beyond'} Metron's maxCacheSize "
+                                  f"{c.max_cache}")
+        elif c.max_cache is not None:
+            line += (f"; Metron's maxCacheSize {c.max_cache} may then fill (after about "
+                     f"{duration(Fraction(c.max_cache) / c.growth)} unthrottled), and it evicts messages, whose trees "
+                     "fail and are replayed")
+        lines.append(line)
+    return lines
 
 
 def observed_line(h: Headroom) -> str | None:
@@ -276,8 +302,9 @@ def worker_deaths_line(c: WorkerCheck, bolt_failures: bool | None) -> str:
         verdict = f"{words}: {c.reason}" + cost
     if bolt_failures is True and c.survives is not True:
         verdict += "; it does survive the failures of single bolts with immediate replays (section 7's statuses)"
-    return (f"{head}: {verdict}; the rate check decides this, verify's search and simulation play no worker's death "
-            "(docs/model.md section 9)")
+    return (f"{head}: {verdict}; the rate check decides this; in verify's search the linear program's 'no repeating "
+            "growth' plays worker deaths, while the simulation and the solver play none, so a lasso they find is a "
+            "run in which no worker dies (docs/model.md 9.4)")
 
 
 def worker_line(workers: int, timeout: int | None, failures: bool, loss: Fraction | None = None) -> str:

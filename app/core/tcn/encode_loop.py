@@ -203,7 +203,11 @@ def _loop_bolt(enc: Encoder, b: BoltParams, loop_len: z3.ArithRef, loop_out: dic
     # counting links (implied, but invisible to linear reasoning without them)
     # (a take may share its position with an emit: back-to-back, so only loop_len >= takes)
     add(taken >= takes, taken <= takes * b.take_max, loop_len >= takes)
-    add(arrived == z3.Sum([loop_out[src] for src in b.sources]) if b.sources else arrived == 0)
+    held = [grows]  # what the bolt holds more per pass: its queue, and a join's caches (docs/model.md section 11)
+    if b.join:
+        held += _loop_caches(enc, b, arrived, loop_out)
+    else:
+        add(arrived == z3.Sum([loop_out[src] for src in b.sources]) if b.sources else arrived == 0)
     per_pass(_less_drift(period, drift, f"take:{b.name}") >= takes * enc.duration(ctx, b.alpha * (1 - tau)))
     add(z3.Implies(grows, _less_drift(period, drift, f"take:{b.name}", f"wait:{b.name}")
                    <= takes * enc.duration(ctx, b.alpha * (1 + tau) + idle)))
@@ -222,7 +226,31 @@ def _loop_bolt(enc: Encoder, b: BoltParams, loop_len: z3.ArithRef, loop_out: dic
                        z3.And(bv.queue[i] >= b.slide,  # (1, or a count window's slide: section 10)
                               z3.Implies(bv.take[i], bv.queue[i] + bv.arrivals[i] >= b.take_max))))
     add(z3.Implies(grows, taken == takes * b.take_max))
-    return grows
+    return z3.Or(held) if len(held) > 1 else grows
+
+
+def _loop_caches(enc: Encoder, b: BoltParams, arrived: z3.ArithRef,
+                 loop_out: dict[tuple[str, str], z3.ArithRef]) -> list[z3.BoolRef]:
+    """Section 11 over a loop pass: each branch delivers the messages the join completes and what its cache gains,
+    which never shrinks; a growing cache is non-empty after every loop position (its branch never sets the min, so
+    raising it changes no arrival). Gives whether each cache grows."""
+    add, inl, k, bv = enc.add, enc.in_loop, enc.k, enc.bolts[b.name]
+    grown = []
+    for m, src in enumerate(b.sources):
+        cache = bv.cache[m]
+        at_start = enc.int_var(f"Kloop[{b.name}/{m}]")
+        for i in range(1, k + 1):
+            add(z3.Implies(enc.loop_start[i], at_start == cache[i]))
+        delta = cache[k + 1] - at_start
+        add(delta >= 0, loop_out[src] == arrived + delta)
+        if b.name in enc.steady:  # bounded by the rate check, its cache too (app/core/rates/joins.py)
+            add(delta == 0)
+        grows = enc.bool_var(f"cache-grows[{b.name}/{m}]")
+        add(grows == (delta > 0))
+        for i in range(1, k + 1):
+            add(z3.Implies(z3.And(grows, inl[i]), cache[i + 1] >= 1))
+        grown.append(grows)
+    return grown
 
 
 def _less_drift(x: z3.ArithRef, drift: dict[str, z3.ArithRef], *names: str) -> z3.ArithRef:

@@ -89,12 +89,17 @@ def _bolt(enc: Encoder, b: BoltParams, alive: list[z3.ArithRef]) -> None:
     bv = enc.bolts[b.name]
     f = None if enc.failures is None else enc.failures.bolt(b.name)  # its failure variables, if it may fail
     if not enc.free_start:
-        add(bv.queue[0] == enc.net.init_queue)
+        add(bv.queue[0] == enc.net.init_queue, *(cache[0] == 0 for cache in bv.cache))
+    elif bv.cache:  # an arbitrary start still has some branch's cache empty (the min takes it all)
+        add(z3.Or([cache[0] == 0 for cache in bv.cache]), *(cache[0] >= 0 for cache in bv.cache))
     for i in range(enc.n):
         if enc.cancelled():
             raise Cancelled
-        arrivals = [_emitted(enc, src, stream, i) for src, stream in b.sources]
-        bv.arrivals.append(z3.Sum(arrivals) if arrivals else z3.IntVal(0, ctx))
+        if b.join:
+            bv.arrivals.append(_completed(enc, b, bv, i))
+        else:
+            arrivals = [_emitted(enc, src, stream, i) for src, stream in b.sources]
+            bv.arrivals.append(z3.Sum(arrivals) if arrivals else z3.IntVal(0, ctx))
         avail = bv.queue[i] + bv.arrivals[i]
         add(bv.queue[i] >= 0)
         if i == 0 and enc.free_start:
@@ -130,6 +135,17 @@ def _bolt(enc: Encoder, b: BoltParams, alive: list[z3.ArithRef]) -> None:
             add(z3.Implies(was_waiting, t[i] - bv.waiting_since[i - 1] <= enc.duration(ctx, idle)))
         add(z3.Implies(waiting, t[i] - bv.waiting_since[i] < enc.duration(ctx, idle)))
         add(z3.Implies(z3.Not(waiting), bv.waiting_since[i] == t[i]))
+
+def _completed(enc: Encoder, b: BoltParams, bv: BoltVars, i: int) -> z3.ArithRef:
+    """Section 11 at position i: a join's arrivals are the messages all its branches delivered, the least of each
+    branch's cache plus what it delivers here; each branch keeps the rest in its cache."""
+    done = enc.int_var(f"C[{b.name}]{i}")
+    totals = [bv.cache[m][i] + _emitted(enc, src, stream, i) for m, (src, stream) in enumerate(b.sources)]
+    for m, total in enumerate(totals):
+        enc.add(done <= total, bv.cache[m][i + 1] == total - done)
+    enc.add(z3.Or([done == total for total in totals]))
+    return done
+
 
 def _take_emit(enc: Encoder, b: BoltParams, bv: BoltVars, f: FailingBolt | None, i: int, avail: z3.ArithRef,
                       was_processing: z3.BoolRef, prev_batch: z3.ArithRef) -> None:

@@ -90,6 +90,10 @@ class BoltVars:
         self.arrivals: list[z3.ArithRef] = []
         self._waiting: dict[int, z3.BoolRef] = {}
         self.slide = b.slide  # a count window's: tuples wait only from a whole slide (docs/model.md section 10)
+        # a join's caches (docs/model.md section 11): per branch (its index in `sources`), the parts whose message
+        # is not complete, before the actions at i
+        self.cache = [[enc.int_var(f"K[{p}/{m}]{i}") for i in range(n + 1)] for m in range(len(b.sources))] \
+            if b.join else []
 
     def waiting(self, i: int) -> z3.BoolRef:
         """Idle with tuples in the queue after the actions of position i (built once per position:

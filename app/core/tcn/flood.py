@@ -5,7 +5,9 @@ any backlog (U grows in a certified lasso, or its growth is proven by rates), an
 full speed (one full batch per α_U(1−τ)) J receives at least
 
     Σ over J's input streams from U: σ_lo(stream) · C_U/(α_U(1−τ))  +  Σ over J's input streams from a spout:
-    σ_lo(stream) · 1/(a(1+τ))
+    σ_lo(stream) · 1/(a(1+τ))  +  Σ over J's input streams from another bolt X: σ_lo(stream) · λ(X)
+
+(λ(X): the least rate X processes while U drains and every bolt but J runs at its fastest, `least_through`)
 
 tuples per second, strictly more than J's smallest capacity C_J/(α_J(1+τ) + max_idle), then for every N a legal
 run takes J's queue past N: J is `unbounded`. The figures and U's evidence are the certificate
@@ -18,13 +20,12 @@ import time
 from collections.abc import Callable
 from fractions import Fraction
 
-import networkx as nx
-
 from app.core.formats.trace import AnyTrace, trace_data
 from app.core.rates.flows import RateFigures
 from app.core.results import BoltVerdict, FloodCertificate, FloodEvidence, FloodTerm
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.flood import check_flood_certificate
+from app.core.tcn.cones import on_or_below_cycles
 from app.core.tcn.network import build_network
 from app.core.tcn.rate_growth import prove_growth
 from app.core.topology import Topology
@@ -105,16 +106,60 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
                  for uu, st in inputs if uu == u and figures.streams[u].get(st, (0, 0, 0))[1] > 0]
         if not terms:
             continue
-        terms += spout_terms
+        terms += spout_terms + _other_terms(figures, j, u)
         inflow = sum((Fraction(t.rate) * Fraction(t.ratio) for t in terms), Fraction(0))
         if inflow <= figures.cap_min[j] and shortfall is not None:
-            shortfall.append(f"{source} can hold any backlog, but its fastest drain with the spouts' least inflow, "
+            shortfall.append(f"{source} can hold any backlog, but its fastest drain with the least inflow of "
+                             f"{target}'s other inputs, "
                              f"{float(inflow):.4g} tuples/s, is not above the {float(figures.cap_min[j]):.4g} "
                              f"{target} processes at its slowest")
         if inflow > figures.cap_min[j] and (best is None or inflow > best[0]):
             best = (inflow, FloodCertificate(target=target, content_hash=content_hash(cone), source=source,
                                              terms=terms, capacity=_text(figures.cap_min[j]), evidence=evidence))
     return None if best is None else best[1]
+
+
+def least_through(figures: RateFigures, j: str, u: str) -> dict[str, Fraction]:
+    """Per bolt id of the cone, the least rate it processes while U (`u`) drains into J (`j`) (docs/boundedness.md,
+    "Unbounded: a backlog that floods", J's other inputs): U its largest capacity, every bolt but J taking the
+    moment tuples wait and processing at its fastest, so at least min(its least inflow, capacity_max), its least
+    inflow being σ_lo times what its senders process (a spout's stream: its ratio times its least rate). J, and
+    every bolt on or below a cycle of the others (not ordered by this one pass), count 0."""
+    bolts = set(figures.cap_max)
+    waits = {m: {src for src, st in figures.inputs[m] if src in bolts - {u, j} and figures.carries(src, st)}
+             for m in bolts - {u, j}}
+    below: dict[str, list[str]] = {m: [] for m in bolts}
+    for m, srcs in waits.items():
+        for src in srcs:
+            below[src].append(m)
+    ready = sorted(m for m, srcs in waits.items() if not srcs)
+    through = {u: figures.cap_max[u]}
+    while ready:  # Kahn's walk: a bolt once every bolt it waits for has its figure
+        m = ready.pop()
+        inflow = Fraction(0)
+        for src, st in figures.inputs[m]:
+            ratios = figures.streams[src].get(st)
+            if ratios is None:
+                continue
+            if src in figures.spout_min:
+                inflow += ratios[0] * figures.spout_min[src]
+            elif src in through:
+                inflow += ratios[1] * through[src]
+        through[m] = min(inflow, figures.cap_max[m])
+        for n in below[m]:
+            waits[n].discard(m)
+            if not waits[n]:
+                ready.append(n)
+    return through
+
+
+def _other_terms(figures: RateFigures, j: str, u: str) -> list[FloodTerm]:
+    """J's input streams from bolts other than U and J, each at its sender's least rate while U drains
+    (`least_through`) times the stream's least ratio σ_lo (none for a sender that counts 0)."""
+    through = least_through(figures, j, u)
+    return [FloodTerm(sender=figures.names[x], stream=st, rate=_text(through[x]), ratio=_text(ratios[1]))
+            for x, st in figures.inputs[j] if x not in (u, j) and x in through and through[x] > 0
+            and (ratios := figures.streams[x].get(st)) is not None and ratios[1] > 0]
 
 
 def flood_message(cert: FloodCertificate, before: Words | None = None) -> Words:
@@ -161,8 +206,8 @@ def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], trac
     """`name` becomes `unbounded` when a flood certificate for it is built and accepted by its checker."""
     before = verdicts[name]
     cone = build_network(topo, [name]).topology
-    if cone.windowed_bolts():  # no flood proof through a window: the proofs have no window rule yet (model.md 10)
-        return
+    if any(b.duration_window is not None for b in cone.bolts) or cone.waiting_joins():  # (a count window: whole
+        return  # slides, boundedness.md); no flood proof through a duration window or a join: no rule yet
     short: list[str] = []
     cert = prove_flood(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology, short)
     if cert is None:
@@ -189,6 +234,11 @@ def _before_no_flood(words: Words) -> tuple[str | Figure | Exactly, ...]:
     return words.parts
 
 
+#: a cycle of more members than this is not tried by `floods_by_rates`: growth by rates through a cycle takes rounds
+#: of the whole cone (`rate_growth.MAX_ROUND_WORK`), and `check` must stay instant (a 3,000-bolt cycle: no cone built)
+LARGE_CYCLE = 100
+
+
 def floods_by_rates(topo: Topology, statuses: dict[str, str],
                     stop: Callable[[], bool] = lambda: False) -> dict[str, FloodCertificate]:
     """Without any search (`stormbound check`): every bolt whose rate-check status leaves room (`may-grow`,
@@ -206,12 +256,12 @@ def floods_by_rates(topo: Topology, statuses: dict[str, str],
         return cones[name]
 
     found: dict[str, FloodCertificate] = {}
-    cyclic = _below_cycles(topo)
+    too_large = on_or_below_cycles(topo, LARGE_CYCLE)
     for name, status in statuses.items():
         if status not in ("may-grow", "no-repeating-growth"):
             continue
         for u in sorted(senders.get(name, set()) - {name}):
-            if u not in growth and statuses.get(u) in ("grows", "may-grow") and u not in cyclic and not stop():
+            if u not in growth and statuses.get(u) in ("grows", "may-grow") and u not in too_large and not stop():
                 cert = prove_growth(cone_of(u), u)
                 growth[u] = None if cert is None else BoltVerdict(verdict="counterexample", method="rate proof",
                                                                   certified=True, growth_certificate=cert)
@@ -242,24 +292,3 @@ def instant_flood_verdict(cert: FloodCertificate) -> BoltVerdict:
     return BoltVerdict.said(flood_message(cert), verdict="unbounded", method="flood proof", certified=True,
                             flood_certificate=cert)
 
-
-def _below_cycles(topo: Topology) -> set[str]:
-    """The bolts on a cycle of streams that carry tuples, or below one: growth by rates refuses their cones (it
-    orders a cone topologically), so `floods_by_rates` does not try them (a 3,000-bolt cycle: no cone built)."""
-    name_of = {c.id: c.name for c in topo.components}
-    graph = nx.DiGraph()
-    graph.add_nodes_from(name_of.values())
-    sigma = {c.id: c.output_streams() for c in topo.components}
-    for b, pairs in topo.inputs().items():
-        for u, stream in pairs:
-            if (sigma[u].get(stream) or 0) > 0 or u in {sp.id for sp in topo.spouts}:
-                graph.add_edge(name_of[u], name_of[b])
-    on_cycle = {n for part in nx.strongly_connected_components(graph)
-                for n in part if len(part) > 1 or graph.has_edge(n, n)}
-    below, todo = set(on_cycle), list(on_cycle)
-    while todo:  # one walk from every cycle at once: linear in the graph
-        for m in graph.successors(todo.pop()):
-            if m not in below:
-                below.add(m)
-                todo.append(m)
-    return below

@@ -51,7 +51,8 @@ def _phase_one(net: Network, source: str, target: str) -> list[Schedule]:
 
 def _switched(net: Network, sched: Schedule, chain: list[str], target: str, slow: Fraction) -> Schedule:
     """`sched` until `slow` seconds, then the chain's first bolt fastest (back-to-back, α(1−τ)); each next bolt of
-    the chain slowest, then fastest once the one before it has drained; the target slowest."""
+    the chain slowest, then fastest once the one before it has drained; the target slowest; every other bolt
+    fastest, taking at once (what the flood proof counts J's other inputs at, docs/boundedness.md)."""
     tau, idle = net.tolerance, net.max_idle
     alpha = {b.name: b.alpha for b in net.bolts}
 
@@ -64,7 +65,8 @@ def _switched(net: Network, sched: Schedule, chain: list[str], target: str, slow
     switches = [fastest(chain[0])]
     for before, name in zip(chain, chain[1:], strict=False):
         switches += [slowest(name), fastest(name, before)]
-    return replace(sched, switch_at=slow, switches=(*switches, slowest(target)))
+    others = [fastest(b.name) for b in net.bolts if b.name not in chain and b.name != target]
+    return replace(sched, switch_at=slow, switches=(*switches, *others, slowest(target)))
 
 
 def chain_of(cert: FloodCertificate) -> list[str]:

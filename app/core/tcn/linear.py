@@ -29,6 +29,7 @@ from app.core.emission import sigma_bounds
 from app.core.failures import UNBOUNDED, FailureModel
 from app.core.results import LinearCertificate
 from app.core.tcn.network import BoltParams, Network, SpoutParams
+from app.core.workers import WorkerModel, executors_of, worker_model
 
 __all__ = ["LinearRow", "build_rows", "farkas", "linear_message", "loose_losses", "primal_feasible", "prove"]
 
@@ -92,13 +93,13 @@ def _replay_sources(net: Network, failing: set[str]) -> dict[str, list[str]]:
     return sources
 
 
-def _carried(net: Network, replayed_by: dict[str, list[str]]) -> dict[tuple[str, str], dict[str, Fraction | int]]:
+def _carried(net: Network, replaying: set[str]) -> dict[tuple[str, str], dict[str, Fraction | int]]:
     """What each (component, stream) carries per pass, as terms: a spout's default stream its fresh
     emissions (and its replays), every other stream its own count."""
     carried: dict[tuple[str, str], dict[str, Fraction | int]] = {}
     for s in net.spouts:
         total: dict[str, Fraction | int] = {f"N{_label(s.name)}": 1}
-        if replayed_by[s.name]:
+        if s.name in replaying:
             total[f"R{_label(s.name)}"] = 1
         carried[(s.name, "default")] = total
         for st in s.streams:
@@ -109,23 +110,26 @@ def _carried(net: Network, replayed_by: dict[str, list[str]]) -> dict[tuple[str,
     return carried
 
 
-def _spout_rows(out: _Rows, s: SpoutParams, tau: Fraction) -> None:
-    """A spout's emissions within its bursts and its period."""
+def _spout_rows(out: _Rows, s: SpoutParams, tau: Fraction, restarts: list[str]) -> None:
+    """A spout's emissions within its bursts and its period; `restarts`: the deaths (X of the workers that may
+    run it) after which it may emit at once, and skip emissions while its worker is down (docs/model.md 9.4)."""
     n, m, a = f"N{_label(s.name)}", f"M{_label(s.name)}", s.period
     out.add(f"emissions{_label(s.name)}", "ge", {n: 1, m: -1})
     out.add(f"burst{_label(s.name)}", "ge", {m: s.burst, n: -1})
-    out.add(f"period-lo{_label(s.name)}", "ge", {"T": 1, n: -a, m: tau * a})
-    out.add(f"period-hi{_label(s.name)}", "ge", {n: a, m: tau * a, "T": -1})
+    out.add(f"period-lo{_label(s.name)}", "ge", {"T": 1, n: -a, m: tau * a, **{x: a * s.burst for x in restarts}})
+    if not restarts:
+        out.add(f"period-hi{_label(s.name)}", "ge", {n: a, m: tau * a, "T": -1})
 
 
-def _replay_rows(out: _Rows, s: SpoutParams, replayed_by: list[str], replay: str) -> None:
-    """A replaying spout's backlog: the replays it receives from the failing bolts `replayed_by`, sent
-    paced (at most one per fresh emission) or at once."""
+def _replay_rows(out: _Rows, s: SpoutParams, replayed_by: list[str], replay: str, deaths: bool = False) -> None:
+    """A replaying spout's backlog: the replays it receives from the failing bolts `replayed_by` (and from the
+    workers' deaths, Gw, when `deaths`), sent paced (at most one per fresh emission) or at once."""
     n = f"N{_label(s.name)}"
     r, g, grown = f"R{_label(s.name)}", f"G{_label(s.name)}", f"dR{_label(s.name)}"
     out.add(f"backlog{_label(s.name)}", "eq", {grown: 1, g: -1, r: 1})
     out.add(f"replays-in{_label(s.name)}", "eq",
-            _sum({g: 1}, {f"r{_label(j, s.name)}": -1 for j in replayed_by}))
+            _sum({g: 1}, {f"r{_label(j, s.name)}": -1 for j in replayed_by},
+                 {f"Gw{_label(s.name)}": -1} if deaths else {}))
     if replay == "paced":
         out.add(f"paced{_label(s.name)}", "ge", {n: 1, r: -1})
     else:
@@ -160,6 +164,11 @@ def _bolt_rows(out: _Rows, b: BoltParams, carried: dict[tuple[str, str], dict[st
     k, p, arrived = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}"
     out.add(f"takes{_label(j)}", "ge", {p: 1, k: -1})
     out.add(f"batch{_label(j)}", "ge", {k: b.take_max, p: -1})
+    if b.join:  # docs/model.md section 11: no branch's cache shrinks over a pass, so each delivers ≥ A parts (the
+        # rule's "A is what the slowest delivers" left out: a relaxation, which only loosens the rows)
+        for src in b.sources:
+            out.add(f"cache{_label(j, *src)}", "ge", _sum({v: x for v, x in carried[src].items()}, {arrived: -1}))
+        return
     out.add(f"arrivals{_label(j)}", "eq", _sum({arrived: 1}, *({v: -x for v, x in carried[src].items()}
                                                         for src in b.sources)))
 
@@ -224,12 +233,16 @@ def _arrival_curve(net: Network, b: BoltParams, replayed_by: dict[str, list[str]
 
 
 def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureModel, sources: list[str],
-                       curve: tuple[Fraction, Fraction] | None, idle: Fraction) -> None:
+                       hitting: list[str] | None = None, curve: tuple[Fraction, Fraction] | None = None,
+                       idle: Fraction = Fraction(0)) -> None:
     """The queue, busy time, failures, downtime and losses of a bolt that may fail; its losses replayed
-    by the spouts `sources`; with its arrival `curve` (ρ, b), what its failures lose bounded by time."""
+    by the spouts `sources`. `hitting`: the deaths (X) of the workers that may run it (docs/model.md 9.4): F then
+    counts its own failures Fo and those hits, and what it loses is no longer bounded by its replays. With its
+    arrival `curve` (ρ, b), what its failures lose bounded by time (none with worker deaths)."""
     j = b.name
     k, p, arrived, grown = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}", f"d{_label(j)}"
     f_, d_, lost = f"F{_label(j)}", f"D{_label(j)}", f"L{_label(j)}"
+    own = f"Fo{_label(j)}" if hitting else f_
     c = b.take_max
     fast = b.alpha * (1 - tau)
     batches = f"Lb{_label(j)}"  # tuples of the batches in progress lost at its failures (counted in P too)
@@ -237,9 +250,11 @@ def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureM
     out.add(f"batch-lost{_label(j)}", "ge", {f_: c, batches: -1})
     out.add(f"batch-in-lost{_label(j)}", "ge", {lost: 1, batches: -1})
     out.add(f"busy{_label(j)}", "ge", {"T": 1, d_: -1, k: -fast, f_: fast})
-    out.add(f"ttf{_label(j)}", "ge", {"T": 1, d_: -1, f_: -fails.min_ttf[j]})
-    out.add(f"down-lo{_label(j)}", "ge", {d_: 1, f_: -fails.min_reboot})
-    out.add(f"down-hi{_label(j)}", "ge", {f_: fails.max_reboot, d_: -1})
+    out.add(f"ttf{_label(j)}", "ge", {"T": 1, d_: -1, own: -fails.min_ttf[j]})
+    out.add(f"down-lo{_label(j)}", "ge", {d_: 1, own: -fails.min_reboot})
+    out.add(f"down-hi{_label(j)}", "ge", {own: fails.max_reboot, d_: -1})
+    if hitting:
+        out.add(f"hit{_label(j)}", "ge", _sum({f_: -1, own: 1}, {x: 1 for x in hitting}))
     if curve is not None:
         rho, burst = curve
         drains = c / (b.alpha * (1 + tau) + idle)  # the fewest tuples per second it takes while never empty
@@ -250,7 +265,7 @@ def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureM
         rs = {f"r{_label(j, s)}": 1 for s in sources}
         out.add(f"lost-lo{_label(j)}", "ge", _sum({lost: 1}, {v: -1 for v in rs}))
         impact = fails.impact[j]
-        if all(impact[s] != UNBOUNDED for s in sources):
+        if not hitting and all(impact[s] != UNBOUNDED for s in sources):
             out.add(f"lost-hi{_label(j)}", "ge",
                     _sum({f"r{_label(j, s)}": Fraction(impact[s]) for s in sources}, {lost: -1}))
 
@@ -283,19 +298,103 @@ def _bolt_stream_rows(out: _Rows, b: BoltParams, subscribed: set[tuple[str, str]
             out.add(f"ratio-round{tag}", "ge", {p: sigma, k: _excess(sigma), e: -1})
 
 
-def _growth_rows(out: _Rows, b: BoltParams, tau: Fraction, idle: Fraction) -> None:
-    """The target grows, takes full batches and is never idle longer than allowed."""
+def _growth_rows(out: _Rows, b: BoltParams, tau: Fraction, idle: Fraction, hit: bool) -> None:
+    """The target grows, takes full batches and is never idle longer than allowed (but while a worker that may
+    run it is down: D, when `hit`)."""
     j = b.name
     k, p, grown = f"K{_label(j)}", f"P{_label(j)}", f"d{_label(j)}"
     out.add(f"grows{_label(j)}", "ge", {grown: 1}, -1)
     out.add(f"full{_label(j)}", "eq", {p: 1, k: -b.take_max})
-    out.add(f"never-idle{_label(j)}", "ge", {k: b.alpha * (1 + tau) + idle, "T": -1})
+    late = {f"D{_label(j)}": 1} if hit else {}
+    out.add(f"never-idle{_label(j)}", "ge", {k: b.alpha * (1 + tau) + idle, "T": -1, **late})
+
+
+@dataclass(frozen=True)
+class _Deaths:
+    """Worker deaths as the rows read them (docs/model.md 9.4), by component name: per worker the components it
+    may run, the workers that surely run every executor of the target, and per spout and worker the most trees
+    one death makes it replay (None: no bound)."""
+
+    model: WorkerModel
+    runs: list[set[str]]
+    whole: list[int]
+    replays: dict[str, list[Fraction | None]]
+
+
+def _fresh(s: SpoutParams, window: Fraction, tau: Fraction) -> Fraction:
+    """The most fresh tuples a spout emits in a window: w / (a(1 − τ)) + C_EMIT (docs/model.md 2.1)."""
+    return window / (s.period * (1 - tau)) + s.burst
+
+
+def _deaths(net: Network, target: str) -> _Deaths | None:
+    """The worker deaths of the cone's document, or None when no worker may die."""
+    wm = worker_model(net.topology)
+    if wm is None:
+        return None
+    topo, tau = net.topology, net.tolerance
+    ids = {c.name: c.id for c in topo.components}
+    size = executors_of(topo)
+    runs = [{n for n in ids if wm.may_run(x, ids[n])} for x in range(wm.workers)]
+    whole = [x for x in range(wm.workers) if wm.runs_all(x, ids[target], size[ids[target]])]
+    mode = topo.settings.replay
+    replays: dict[str, list[Fraction | None]] = {}
+    for s in net.spouts:
+        if not wm.replays:
+            continue
+        found = [2 * _fresh(s, 2 * wm.timeout, tau)] if mode == "paced" else []
+        if topo.storm.max_spout_pending is not None:
+            found.append(Fraction(topo.storm.max_spout_pending * size[ids[s.name]]))
+        pending = min(found) if found else None
+        row: list[Fraction | None] = []
+        for x in range(wm.workers):
+            during = (Fraction(0) if wm.runs_all(x, ids[s.name], size[ids[s.name]])
+                      else 2 * _fresh(s, wm.max_restart, tau) if mode == "paced" else None)
+            row.append(None if pending is None or during is None else pending + during)
+        replays[s.name] = row
+    return _Deaths(wm, runs, whole, replays)
+
+
+def _death_rows(out: _Rows, deaths: _Deaths) -> None:
+    """Per worker x: X deaths in the pass, Y down time, each death min_ttf after the last restart, each restart
+    between the bounds; per spout s: the replays Gw its deaths add, at most Σ_x cap(s, x)·X_x."""
+    wm = deaths.model
+    for x in range(wm.workers):
+        w, y = f"X{_label(f'w{x}')}", f"Y{_label(f'w{x}')}"
+        out.add(f"worker-ttf{_label(f'w{x}')}", "ge", {"T": 1, y: -1, w: -wm.min_ttf})
+        out.add(f"worker-down-lo{_label(f'w{x}')}", "ge", {y: 1, w: -wm.min_restart})
+        out.add(f"worker-down-hi{_label(f'w{x}')}", "ge", {w: wm.max_restart, y: -1})
+    for x in deaths.whole:  # a death of x empties the target: it does not grow in a loop with one (7.4)
+        out.add(f"worker-whole{_label(f'w{x}')}", "eq", {f"X{_label(f'w{x}')}": 1})
+    for s, caps in deaths.replays.items():
+        if all(c is not None for c in caps):
+            out.add(f"death-replays{_label(s)}", "ge",
+                    {f"Gw{_label(s)}": -1, **{f"X{_label(f'w{x}')}": c for x, c in enumerate(caps) if c}})
+
+
+def _hit_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, deaths: _Deaths, target: bool) -> None:
+    """A bolt some worker that may die may run: a death of such a worker may lose any of its tuples (L) and a
+    batch in progress (Lb ≤ C per death, F ≤ the deaths), and while that worker is down the bolt may take late."""
+    j = b.name
+    k, p, arrived, grown = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}", f"d{_label(j)}"
+    f_, lost, batches = f"F{_label(j)}", f"L{_label(j)}", f"Lb{_label(j)}"
+    hitting = [x for x, names in enumerate(deaths.runs) if j in names]
+    out.add(f"queue{_label(j)}", "eq", {grown: 1, arrived: -1, p: 1, lost: 1, batches: -1})
+    out.add(f"batch-lost{_label(j)}", "ge", {f_: b.take_max, batches: -1})
+    out.add(f"batch-in-lost{_label(j)}", "ge", {lost: 1, batches: -1})
+    out.add(f"busy{_label(j)}", "ge", {"T": 1, k: -b.alpha * (1 - tau), f_: b.alpha * (1 - tau)})
+    out.add(f"hit{_label(j)}", "ge", _sum({f_: -1}, {f"X{_label(f'w{x}')}": 1 for x in hitting}))
+    if target:
+        d_ = f"D{_label(j)}"
+        out.add(f"hit-down{_label(j)}", "ge", _sum({d_: -1}, {f"Y{_label(f'w{x}')}": 1 for x in hitting}))
 
 
 def build_rows(net: Network, target: str) -> list[LinearRow]:
     """The rows of one loop pass on `net` (the target's cone) with the target growing (docs/verifier.md):
     per spout its emission rows, its replay rows and its streams' ratios; per bolt its takes and arrivals,
     its queue (with failures and losses when it may fail) and its streams' ratios; the target's growth."""
+    if any(b.join and b.name == target for b in net.bolts):  # its growth may be its cache's, which no row says
+        raise ValueError(f"the linear program has no rows for a join's cache growing (docs/model.md section 11): "
+                         f"{target}")
     tau, idle = net.tolerance, net.max_idle
     rule = net.emission
     fails = net.failures
@@ -303,26 +402,39 @@ def build_rows(net: Network, target: str) -> list[LinearRow]:
     sources = _replay_sources(net, failing)
     spout_names = {s.name for s in net.spouts}
     replayed_by = {s: sorted(j for j, src in sources.items() if s in src) for s in spout_names}
-    carried = _carried(net, replayed_by)
+    deaths = _deaths(net, target)
+    replaying = {s for s, js in replayed_by.items() if js} | set(deaths.replays if deaths is not None else ())
+    carried = _carried(net, replaying)
     subscribed = {src for b in net.bolts for src in b.sources}
     out = _Rows()
+    if deaths is not None:
+        _death_rows(out, deaths)
+
+    def hitting(name: str) -> list[str]:  # the deaths of the workers that may run the component
+        return [] if deaths is None else [f"X{_label(f'w{x}')}" for x, ns in enumerate(deaths.runs) if name in ns]
+
     for s in net.spouts:
-        _spout_rows(out, s, tau)
-        if replayed_by[s.name]:
-            assert fails is not None
-            _replay_rows(out, s, replayed_by[s.name], fails.replay)
-        _spout_stream_rows(out, s, carried[(s.name, "default")], subscribed, rule, bool(replayed_by[s.name]))
+        _spout_rows(out, s, tau, hitting(s.name))
+        if s.name in replaying:
+            died = deaths is not None and s.name in deaths.replays
+            _replay_rows(out, s, replayed_by[s.name], net.topology.settings.replay, died)
+        _spout_stream_rows(out, s, carried[(s.name, "default")], subscribed, rule, s.name in replaying)
     for b in net.bolts:
+        hit = deaths is not None and bool(hitting(b.name))
         may_fail = b.name in failing
         _bolt_rows(out, b, carried)
         if may_fail:
             assert fails is not None
-            _failing_bolt_rows(out, b, tau, fails, sources[b.name], _arrival_curve(net, b, replayed_by), idle)
+            curve = None if deaths is not None else _arrival_curve(net, b, replayed_by)  # section 7's failures only
+            _failing_bolt_rows(out, b, tau, fails, sources[b.name], hitting(b.name), curve, idle)
+        elif hit:
+            assert deaths is not None
+            _hit_bolt_rows(out, b, tau, deaths, b.name == target)
         else:
             _steady_bolt_rows(out, b, tau)
-        _bolt_stream_rows(out, b, subscribed, rule, may_fail)
+        _bolt_stream_rows(out, b, subscribed, rule, may_fail or hit)
         if b.name == target:
-            _growth_rows(out, b, tau, idle)
+            _growth_rows(out, b, tau, idle, hit)
     return out.rows
 
 
@@ -406,6 +518,8 @@ def linear_message(net: Network, rows: int, cert: LinearCertificate) -> str:
     return (f"no lasso of any length makes {cert.target}'s queue grow: summed over one pass of a loop, the counts "
             f"of its cone ({', '.join(net.kept)}) obey {rows} linear relations"
             + (" (failures and replays included)" if net.failures is not None else "")
+            + (" (worker deaths and their replays at the timeout included, docs/model.md 9.4)"
+               if _deaths(net, cert.target) is not None else "")
             + f" that have no solution in which it grows; {len(cert.rows)} of them, weighted by exact Farkas "
             "multipliers, add up to the contradiction -1 ≥ 0 (the certificate; docs/verifier.md). It is not bounded "
             "in every run")

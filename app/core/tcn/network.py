@@ -52,6 +52,7 @@ class BoltParams:
     silent: bool
     streams: tuple[StreamParams, ...] = ()
     slide: int = 1  # a count window's sliding interval: it takes only whole slides (docs/model.md section 10)
+    join: bool = False  # waits for a part from every input stream (a branch) per message (docs/model.md section 11)
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -89,6 +90,9 @@ def cone_of_influence(topo: Topology, checked_ids: list[str], keep: set[str] | N
     data["bolts"] = [b for b in data["bolts"] if b["id"] in keep]
     data["subscriptions"] = [s for s in data["subscriptions"] if s["source"] in keep and s["target"] in keep]
     data["layout"] = {k: v for k, v in data["layout"].items() if k in keep}
+    if (data.get("storm") or {}).get("assignment"):  # the assignment of the components kept (docs/model.md 9.1)
+        names = {c.name for c in topo.components if c.id in keep} | {"__acker"}
+        data["storm"]["assignment"] = {n: row for n, row in data["storm"]["assignment"].items() if n in names}
     data["verification"]["checked"] = [c for c in checked_ids if c in keep]
     return parse_topology(data)
 
@@ -150,7 +154,7 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
         outs = streams(b)
         bolts.append(BoltParams(b.name, exact(b.alpha), exact(b.sigma), b.take_max, sources,
                                 all(st.silent for st in outs), outs,
-                                b.per_executor if b.count_window is not None else 1))
+                                b.per_executor if b.count_window is not None else 1, b.waits_for_all))
     kept = [c.name for c in reduced.components]
     dropped = [c.name for c in topo.components if c.name not in kept]
     model = failure_model(reduced)

@@ -10,7 +10,8 @@ processes for α(1−τ); the target waits max_idle before each take and process
 * every other bolt of the network (the target's cone: its upstream, and with failures the failing bolts
   the spouts feed) either receives strictly more than its largest capacity (it is saturated: always busy
   with full batches) or strictly less (it keeps up: its queue stays bounded),
-* with no cycle in the network,
+* (with a cycle in the network: the figures are those of finitely many rounds of an iteration from below for
+  the least inflows and from above for the most, each round a valid bound),
 
 the run is eventually periodic with the target's queue growing by a fixed amount per period: a lasso in
 which it grows exists, without writing its positions (there may be 10^4 to 10^5 of them). The figures are
@@ -38,21 +39,41 @@ def _text(x: Fraction) -> str:
 
 def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
     """The certificate that `target` (a bolt name of `topo`, usually its cone of influence) grows under the
-    fixed schedule above, or None when the exact rates do not prove it (a tie, a cycle, too little inflow)."""
+    fixed schedule above, or None when the exact rates do not prove it (a tie, too little inflow, or with a
+    cycle, no role for every bolt within the rounds allowed)."""
     ident = next((b.id for b in topo.bolts if b.name == target), None)
     if ident is None:
         return None
     figures = RateFigures(topo)
-    if figures.cyclic:  # every component of the network must settle into a period, not only the upstream
+    if figures.joins:  # a join: the fixed schedule's rates have no join rule (docs/model.md section 11)
+        return None
+    if figures.timed and figures.cyclic:  # a duration window's timer: acyclic networks only (docs/verifier.md)
         return None
     # the schedule's capacities: every bolt its largest, the target its smallest (what it passes on, with failures
     # a failing bolt of the cone may be below it)
     capacities = {**figures.cap_max, ident: figures.cap_min[ident]}
-    low = figures.inflows(figures.spout_max, capacities, from_above=False)
-    high = figures.inflows(figures.spout_max, capacities, from_above=True)
-    if not keeps_up(figures.cap_min[ident], low[ident]):  # it must receive strictly more than it can process
+    rounds: int | None = None
+    if not figures.cyclic:  # one pass along a topological order gives the limits themselves
+        low = figures.inflows(figures.spout_max, capacities, from_above=False)
+        high = figures.inflows(figures.spout_max, capacities, from_above=True)
+        lines = _lines(topo, figures, ident, low, high)
+    else:  # a cycle: rounds of the iteration from below and from above until every bolt has its role
+        found = _iterated(topo, figures, ident, capacities)
+        rounds, lines = found if found is not None else (None, None)
+    if lines is None:
         return None
     name_of = {c.id: c.name for c in topo.components}
+    spouts = {name_of[s]: _text(rate) for s, rate in figures.spout_max.items()}
+    return RateGrowthCertificate(target=target, content_hash=content_hash(topo), spouts=spouts, bolts=lines,
+                                 rounds=rounds)
+
+
+def _lines(topo: Topology, figures: RateFigures, ident: str, low: dict[str, Fraction],
+           high: dict[str, Fraction]) -> dict[str, RateGrowthLine] | None:
+    """Each bolt's role and figures when the least and most inflows `low`, `high` give every bolt one (strictly),
+    else None (a tie, or too little inflow at the target)."""
+    if not keeps_up(figures.cap_min[ident], low[ident]):  # it must receive strictly more than it can process
+        return None
     lines: dict[str, RateGrowthLine] = {}
     for b in topo.bolts:
         if b.id == ident:
@@ -65,8 +86,51 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
             return None
         lines[b.name] = RateGrowthLine(role=role, inflow_low=_text(low[b.id]), inflow_high=_text(high[b.id]),
                                        capacity=_text(capacity))
-    spouts = {name_of[s]: _text(rate) for s, rate in figures.spout_max.items()}
-    return RateGrowthCertificate(target=target, content_hash=content_hash(topo), spouts=spouts, bolts=lines)
+    return lines
+
+
+#: at most this many rounds of the iteration, and rounds × bolts (a cone with a cycle; `check` stays instant)
+MAX_ROUNDS = 1_000
+MAX_ROUND_WORK = 100_000
+
+
+def _iterated(topo: Topology, figures: RateFigures, ident: str, capacities: dict[str, Fraction]
+              ) -> tuple[int, dict[str, RateGrowthLine]] | None:
+    """With a cycle in the cone (docs/verifier.md, "Growth proven by rates", cycles): rounds r = 1, 2, … of
+    in_lo^r(m) = Σ σ_lo · p_lo^(r−1)(sender) and in_hi^r(m) = Σ σ_hi · p_hi^(r−1)(sender) (a spout's stream: σ
+    times its rate), p_lo^r = min(in_lo^r, capacity), p_hi^r = min(in_hi^r, capacity), from p_lo^0 = 0 and
+    p_hi^0 = capacity, every bolt from the previous round's figures; the first round whose figures give every bolt
+    its role, with those roles and figures. None: the iteration settles, or runs out of rounds, first."""
+    bolts = [b.id for b in topo.bolts]
+    limit = min(MAX_ROUNDS, MAX_ROUND_WORK // max(len(bolts), 1))
+    spout_in: dict[str, tuple[Fraction, Fraction]] = {}  # per bolt, what the spouts send it (least, most)
+    inner: dict[str, list[tuple[str, Fraction, Fraction]]] = {}  # per bolt, (sending bolt, σ_lo, σ_hi)
+    for m in bolts:
+        lo = hi = Fraction(0)
+        inner[m] = []
+        for source, stream in figures.inputs[m]:
+            ratios = figures.streams[source].get(stream)
+            if ratios is None or ratios[2] == 0:
+                continue
+            if source in figures.spout_max:
+                lo, hi = lo + ratios[1] * figures.spout_max[source], hi + ratios[2] * figures.spout_max[source]
+            else:
+                inner[m].append((source, ratios[1], ratios[2]))
+        spout_in[m] = (lo, hi)
+    p_lo = {m: Fraction(0) for m in bolts}
+    p_hi = {m: capacities[m] for m in bolts}
+    for r in range(1, limit + 1):
+        low = {m: spout_in[m][0] + sum((lo * p_lo[u] for u, lo, _ in inner[m]), Fraction(0)) for m in bolts}
+        high = {m: spout_in[m][1] + sum((hi * p_hi[u] for u, _, hi in inner[m]), Fraction(0)) for m in bolts}
+        lines = _lines(topo, figures, ident, low, high)
+        if lines is not None:
+            return r, lines
+        new_lo = {m: min(low[m], capacities[m]) for m in bolts}
+        new_hi = {m: min(high[m], capacities[m]) for m in bolts}
+        if new_lo == p_lo and new_hi == p_hi:
+            return None  # settled without a role for every bolt: a tie, or too little inflow
+        p_lo, p_hi = new_lo, new_hi
+    return None
 
 
 def growth_message(cert: RateGrowthCertificate) -> Words:

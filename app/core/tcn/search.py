@@ -9,7 +9,8 @@ build (app/core/tcn/options.py, free of z3 so that the GUI builds it without loa
 A verification runs in phases, each in its own module: the rate check and the plan
 (app/core/tcn/search_rates.py), lassos by simulation (app/core/tcn/search_lassos.py), proofs by rates
 and by the linear program (app/core/tcn/search_proofs.py), the solver's deepening search
-(app/core/tcn/search_solver.py); what they share, the search's settings and stop signals and what it
+(app/core/tcn/search_solver.py), and last the linear program with worker deaths
+(app/core/tcn/search_deaths.py); what they share, the search's settings and stop signals and what it
 has found so far, is app/core/tcn/search_run.py.
 """
 
@@ -22,6 +23,7 @@ from app.core.results import Progress, VerifyResult
 from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
+from app.core.tcn.search_deaths import worker_death_phase
 from app.core.tcn.search_lassos import failure_cycle_phase, simulation_phase
 from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
 from app.core.tcn.search_rates import plan, rate_phase
@@ -39,7 +41,10 @@ class Search(SearchControl):
     def run(self) -> VerifyResult:
         """Decide the property; blocking."""
         try:
-            return self._run()
+            result = self._run()
+            if self.threshold is None and not self.force_search and not self.cancelled:
+                worker_death_phase(self, result)  # whatever the other phases said (docs/model.md 9.4)
+            return result
         finally:
             self.finished()
 

@@ -12,6 +12,7 @@ from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.linear import check_certificate
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.linear import build_rows, farkas, linear_message, loose_losses
+from app.core.tcn.network import Network
 from app.core.tcn.rate_growth import growth_message, prove_growth
 from app.core.tcn.search_run import Run, SearchControl
 
@@ -23,24 +24,30 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
     that grows under the fixed fastest-upstream, slowest-target schedule gets `counterexample` with the
     schedule's exact rates as its certificate, without writing the lasso's positions."""
     for target in run.targets:
-        if target in run.verdicts or target in run.windowed or search.stop_reason(run.elapsed()):
-            continue  # (a window in the cone: the proofs by rates have no window rule yet, docs/model.md 10)
-        search.announce(run, f"{target}: a proof of growth by rates")
-        cert = prove_growth(run.nets[target].topology, target)
-        if cert is None:
-            run.attempt(target, "no growth proof by rates (its cone has a cycle, a bolt whose inflow may equal its "
-                                "capacity, or the target may keep up)")
-            continue
-        problems = check_growth_certificate(run.nets[target].topology, cert)
-        if problems:  # the independent checker has the last word, as the certifier has for traces
-            run.notes.append(f"defect: a proof of growth by rates for {target} was rejected by its checker "
-                             "and discarded: " + "; ".join(problems[:3]))
-            continue
-        run.verdicts[target] = BoltVerdict.said(growth_message(cert), verdict="counterexample", method="rate proof",
-                                                growth_certificate=cert, certified=True,
-                                                failures=False if run.nets[target].failures is not None else None)
-        if search.progress is not None:
-            search.progress(Progress(k=0, elapsed_s=run.elapsed(), message=f"{target}: grows (proven by rates)"))
+        if target in run.verdicts or target in run.joined or search.stop_reason(run.elapsed()):
+            continue  # (a count window in the cone: the schedule takes whole slides, docs/verifier.md; a join: no rule)
+        if not growth_by_rates(search, run, target, run.nets[target]):
+            run.attempt(target, "no growth proof by rates (its cone has a cycle that does not settle, a bolt whose "
+                                "inflow may equal its capacity, or the target may keep up)")
+
+
+def growth_by_rates(search: SearchControl, run: Run, target: str, net: Network) -> bool:
+    """One target's proof of growth by rates on its cone `net`, recorded once its checker accepts it (True)."""
+    search.announce(run, f"{target}: a proof of growth by rates")
+    cert = prove_growth(net.topology, target)
+    if cert is None:
+        return False
+    problems = check_growth_certificate(net.topology, cert)
+    if problems:  # the independent checker has the last word, as the certifier has for traces
+        run.notes.append(f"defect: a proof of growth by rates for {target} was rejected by its checker "
+                         "and discarded: " + "; ".join(problems[:3]))
+        return False
+    run.verdicts[target] = BoltVerdict.said(growth_message(cert), verdict="counterexample", method="rate proof",
+                                            growth_certificate=cert, certified=True,
+                                            failures=False if net.failures is not None else None)
+    if search.progress is not None:
+        search.progress(Progress(k=0, elapsed_s=run.elapsed(), message=f"{target}: grows (proven by rates)"))
+    return True
 
 def _unbounded_losses(net: Any, rows: list[Any]) -> str:
     """Which failing bolts' losses the rows bound only by what they receive (docs/verifier.md, "Losses bounded by
@@ -62,8 +69,10 @@ def linear_phase(search: SearchControl, run: Run) -> None:
     before it is recorded), is not searched, and is held level in the other cones."""
     proven: list[str] = []
     for target in run.targets:
-        if target in run.verdicts or search.stop_reason(run.elapsed()):
-            continue  # (a count window in the cone: its rows hold for windowed lassos too, docs/verifier.md)
+        if target in run.verdicts or search.topo.bolt_by_name(target).waits_for_all or search.stop_reason(
+                run.elapsed()):
+            continue  # (a count window or a join in the cone: their rows hold for their lassos, docs/verifier.md; a
+            # join's own growth may be its cache's, which no row says)
         net = run.nets[target]
         search.announce(run, f"{target}: the linear program over one loop pass")
         started = time.monotonic()

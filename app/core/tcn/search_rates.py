@@ -12,6 +12,7 @@ from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, VerifyResult
 from app.core.tcn.cones import bounded_in_cones
 from app.core.tcn.network import build_network
+from app.core.tcn.search_proofs import growth_by_rates
 from app.core.tcn.search_run import Run, SearchControl, deepening_schedule
 from app.core.words import Exactly, Figure, Words
 
@@ -58,7 +59,7 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
                     Words.of(f"{n} receives at most ", Figure(inflow), " tuples/s", Exactly(inflow),
                              f"{' with failures' if report.failures and n in with_failures else ''} in any long "
                              "window of any run and processes at least ", capacity,
-                             f", so its queue stays below {bound:.4g} tuples"),
+                             f", so its queue stays below {bound:.4g} tuples" + _cache_words(report.bolts[n])),
                     verdict="bounded", method="rate check", queue_bound=bound)
             elif status == "no-repeating-growth":
                 inflow, capacity = repeating[n]
@@ -83,6 +84,14 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
                                  kept=[c.name for c in topo.components], bolts=run.verdicts, **run.base)
     return run
 
+def _cache_words(bolt: Any) -> str:
+    """A bounded join's cache bound, in words (docs/model.md section 11); empty for any other bolt."""
+    if bolt.join_cache_bound is None:
+        return ""
+    return (f", and its cache of parts waiting for their slowest branch ({bolt.join_slowest}) below "
+            f"{bolt.join_cache_bound:.4g} messages")
+
+
 def plan(search: SearchControl, run: Run) -> None:
     """One target per checked bolt that the rate check does not prove bounded, each searched on
     its own cone of influence (a lasso of a cone extends to the whole network): small cones
@@ -95,18 +104,28 @@ def plan(search: SearchControl, run: Run) -> None:
                          + "; ".join(report.bolts[n].explanation for n in skipped))
     targets = [n for n in run.checked if n not in run.verdicts]
     run.nets = {n: build_network(topo, [n]) for n in targets}
-    # a cone with a count window: the simulation, the solver and the certifier have its rule, the proofs by rates
-    # and the linear program not yet (they skip `run.windowed`); a duration window has no rule: not searched
+    # a cone with a count window: the simulation, the solver, growth by rates, the linear program and the certifier
+    # have its rule (`run.windowed` for what has not); a duration window: growth by rates only, else not searched
     windows = {b.name: b.window for b in topo.windowed_bolts() if b.window is not None}
     run.windowed = [n for n in targets if windows.keys() & set(run.nets[n].kept)]
     for n in [n for n in run.windowed if any(windows[w].kind == "duration" for w in run.nets[n].kept if w in windows)]:
         inside = [f"{w} ({windows[w].phrase()})" for w in run.nets[n].kept if w in windows]
+        targets.remove(n)
+        if search.simulate and search.threshold is None and search.single_k is None and not search.force_search \
+                and not {b.name for b in topo.waiting_joins()} & set(run.nets[n].kept) \
+                and growth_by_rates(search, run, n, run.nets[n]):  # (when step 2a runs: app/core/tcn/search.py)
+            continue  # (growth by rates has the timer: docs/verifier.md, "Growth proven by rates")
         run.verdicts[n] = BoltVerdict(verdict="unknown", message=(
             f"not searched: {n}'s cone of influence holds the windowed bolt{'s' if len(inside) > 1 else ''} "
-            f"{', '.join(inside)}, and the search has no duration windows (docs/model.md section 10); the rate "
+            f"{', '.join(inside)}, and the search has no duration windows beyond growth by rates, which proves "
+            "nothing here (docs/model.md section 10.3); the rate "
             f"check's answer is {report.bolts[n].status.replace('-', ' ')}"))
-        targets.remove(n)
         del run.nets[n]
+    # a cone with a join that waits for every branch: the simulation, the solver, the certifier and the linear program
+    # (a target below the join) have its rule, the proofs by rates not yet (docs/model.md section 11): they skip
+    # `run.joined`
+    joins = {b.name for b in topo.waiting_joins()}
+    run.joined = [n for n in targets if joins & set(run.nets[n].kept)]
     # bolts bounded but for failures last: their lassos, if any, are the long ones of a failure cycle
     targets.sort(key=lambda n: (n in run.downgraded, report.bolts[n].status != "grows", len(run.nets[n].kept)))
     run.targets = targets

@@ -69,6 +69,7 @@ class Run:
     downgraded: frozenset[str] = frozenset()  # bounded without failures, searched because bolts may fail
     capped: set[str] = field(default_factory=set)  # targets whose first simulation stopped at its cell bound
     windowed: list[str] = field(default_factory=list)  # targets whose cone holds a window: simulation only
+    joined: list[str] = field(default_factory=list)  # targets whose cone holds a join: simulation only
     phases: list[list[str]] = field(default_factory=list)
     stop: str | None = None
     tried: dict[str, list[str]] = field(default_factory=dict)  # per target: what each phase tried and why it failed
@@ -187,10 +188,12 @@ class SearchControl:
         summary = failure_summary(trace) if failing else None
         for n in checked:
             if growth.get(n, 0) > 0 and n not in verdicts:
+                # a join's growth is what it holds more: its queue and its cache (docs/model.md section 11)
+                held = "queue and cache" if self.topo.bolt_by_name(n).waits_for_all else "queue"
                 verdicts[n] = BoltVerdict(
                     verdict="counterexample", k=trace.k, loop_start=trace.loop_start, growth_per_loop=growth[n],
                     certified=True, trace_index=index, method=method, failures=failing,
                     message=(f"a certified lasso of {trace.k} positions{built} repeats "
                              f"{trace.loop_start}..{trace.k} every {float(trace.loop_duration()):.4g} s "
-                             f"and {n}'s queue gains {growth[n]} per pass"
+                             f"and {n}'s {held} gain{'s' if held == 'queue' else ''} {growth[n]} per pass"
                              + (f", with failures: {summary}" if summary else "")))

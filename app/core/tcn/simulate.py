@@ -169,8 +169,10 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     n_s, n_b, slot, tgt, slots = len(net.spouts), len(net.bolts), run.slot, run.tgt, len(run.index)
     rows: list[Row] = []
     seen: dict[tuple[int | Fraction, ...], list[int]] = {}
-    queues_at: list[list[int]] = []  # free queues (and growing backlogs) before each position
-    bad_upto: list[list[int]] = [[0] * (len(free) + len(growing_backlog))]  # loop-condition breaches before i
+    queues_at: list[list[int]] = []  # free queues (growing backlogs, joins' caches) before each position
+    bad_upto: list[list[int]] = [[0] * (len(free) + len(growing_backlog) + len(run.cslot))]  # breaches before i
+    cache_of = list(run.cache.values())
+    grown = [slot[tgt]] + [c for (j, _), c in run.cslot.items() if j == tgt]  # the target's queue and caches
     t = 0
     i = 0
     limit = max(16, max_cells // max(1, n_b))
@@ -184,11 +186,12 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         # ---- the state before position i, and the loop it may close
         key = state_key(t) if i >= 1 and goal is None else None
         if goal is None:
-            queues_at.append([queue[j] for j in free] + [backlog[s] for s in growing_backlog])
+            queues_at.append([queue[j] for j in free] + [backlog[s] for s in growing_backlog]
+                             + [k for parts in cache_of for k in parts])
         loop_start = None
         if key is not None and key in seen:
             for start in reversed(seen[key][-MAX_CANDIDATES:]):
-                verdict = _closes(start, i, slot[tgt], queues_at, bad_upto)
+                verdict = _closes(start, i, grown, queues_at, bad_upto)
                 if verdict == "periodic":
                     return "the run became periodic without the target growing", i, False
                 if verdict == "lasso":
@@ -249,6 +252,7 @@ class _Run:
     eager: list[bool]
     take_max: list[int]
     slide: list[int]  # a count window's sliding interval (1 for any other bolt): whole slides only
+    join: list[bool]  # waits for a part from every branch (docs/model.md section 11)
     sources: list[list[int]]
     silent: list[bool]  # the default stream's
     sigma: list[Fraction]
@@ -266,6 +270,8 @@ class _Run:
     cap: list[int]
     growing_backlog: list[int]
     bslot: dict[int, int]
+    cslot: dict[tuple[int, int], int]  # per join and branch (its index in `sources`): the slot of its cache
+    ccap: int  # a join's cache is hashed capped here: above it the min reads it the same way
     # the state
     xcarry: dict[int, Fraction | int]  # the declared streams' carries
     next_emit: list[int]
@@ -280,6 +286,7 @@ class _Run:
     next_fail: dict[int, int]  # while up: when it fails next
     recover_at: dict[int, int]  # while down: when it comes back
     backlog: list[int]
+    cache: dict[int, list[int]]  # per join: per branch, its parts whose message is not complete (section 11)
 
     @staticmethod
     def start(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str]) -> _Run:
@@ -321,18 +328,23 @@ class _Run:
         # a paced backlog may grow like a queue (hashed capped, a loop condition per emission); an
         # at-once backlog empties at every emission and is hashed exactly
         growing_backlog = [s for s in range(n_s) if mode == "paced" and any(s in r for r in reach.values())]
+        joins = [j for j, b in enumerate(bolts) if b.join]
+        cslot = {(j, m): len(free) + len(growing_backlog) + n
+                 for n, (j, m) in enumerate((j, m) for j in joins for m in range(len(bolts[j].sources)))}
+        most = max([s.burst for s in spouts]
+                   + [math.ceil(st.sigma * b.take_max) + 1 for b in bolts for st in b.streams])
         return _Run(
             scale, index, extra_spout, extra_bolt, extras, [int(sched.gap[s.name] * scale) for s in spouts],
             [int(sched.processing[b.name] * scale) for b in bolts], [int(sched.delay[b.name] * scale) for b in bolts],
-            [sched.eager[b.name] for b in bolts], take_max, [b.slide for b in bolts],
+            [sched.eager[b.name] for b in bolts], take_max, [b.slide for b in bolts], [b.join for b in bolts],
             [[index[src] for src in b.sources] for b in bolts],
             [b.streams[0].silent for b in bolts], [b.sigma for b in bolts], net.emission, tgt, plan, mode,
             spout_pos, reach, spouts, [b.name for b in bolts], fm, free,
             {j: m for m, j in enumerate(free)}, [2 * c for c in take_max], growing_backlog,
-            {s: len(free) + m for m, s in enumerate(growing_backlog)},
+            {s: len(free) + m for m, s in enumerate(growing_backlog)}, cslot, 2 * most + 2,
             dict.fromkeys(extras, 0), [0] * n_s, [None] * n_s, [False] * n_b, [0] * n_b, [0] * n_b, [0] * n_b,
             [net.init_queue] * n_b, [None] * n_b, [False] * n_b, {j: up for j, (up, _) in plan.items()}, {},
-            [0] * n_s)
+            [0] * n_s, {j: [0] * len(bolts[j].sources) for j in joins})
 
 
 def _state_key(run: _Run) -> Callable[[int], tuple[int | Fraction, ...]]:
@@ -344,6 +356,7 @@ def _state_key(run: _Run) -> Callable[[int], tuple[int | Fraction, ...]]:
     take_time, queue, cap, slot, xcarry, extras = run.take_time, run.queue, run.cap, run.slot, run.xcarry, run.extras
     plan, down, recover_at, next_fail, bslot, backlog = (
         run.plan, run.down, run.recover_at, run.next_fail, run.bslot, run.backlog)
+    cache, ccap = run.cache, run.ccap
     n_b = len(queue)
 
     def state_key(t: int) -> tuple[int | Fraction, ...]:
@@ -355,6 +368,8 @@ def _state_key(run: _Run) -> Callable[[int], tuple[int | Fraction, ...]]:
                       t - since if since is not None else -1,
                       min(queue[j], cap[j]) if j in slot else queue[j])
         state += tuple(xcarry[x] for x in extras)
+        for parts in cache.values():  # a join's caches, capped: above ccap they never set the min
+            state += [min(k, ccap) for k in parts]
         if plan:
             state += [(recover_at[j] - t) if down[j] else -(next_fail[j] - t) - 1 for j in plan]  # sign: failed
             state += [min(r, 2) if s in bslot else r for s, r in enumerate(backlog)]
@@ -475,14 +490,28 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
         run.plan, run.extra_bolt, run.xcarry, run.reach, run.mode, run.delay, run.eager,
         run.take_max, run.take_time, run.slot, run.slide)
     spouts, names, fm = run.spouts, run.bolt_names, run.failures
+    join, cache, cslot = run.join, run.cache, run.cslot
     n_b, n_s = len(queue), len(spouts)
+
+    def completed(j: int, emitted: list[int], breaches: list[int]) -> int:
+        """A join's arrivals (docs/model.md section 11): the messages its branches have all delivered; each
+        branch keeps the rest in its cache, and a cache that ends empty (its branch set the min) breaches a
+        growing cache's loop condition."""
+        parts = cache[j]
+        totals = [k + emitted[u] for k, u in zip(parts, sources[j], strict=True)]
+        done = min(totals)
+        for m, total in enumerate(totals):
+            parts[m] = total - done
+            if total == done:
+                breaches[cslot[(j, m)]] += 1
+        return done
 
     def bolt_actions(t: int, emitted: list[int], fails: list[bool], recovers: list[bool], emits: list[bool],
                      breaches: list[int]) -> tuple[list[BoltStep], _Losses]:
         step: list[BoltStep] = []
         losses: _Losses = {}
         for j in range(n_b):
-            arrivals = sum(emitted[u] for u in sources[j])
+            arrivals = completed(j, emitted, breaches) if join[j] else sum(emitted[u] for u in sources[j])
             before = queue[j]
             if fails[j] or (down[j] and not recovers[j]):
                 lost = arrivals + (before + (batch[j] if processing[j] else 0) if fails[j] else 0)
@@ -538,19 +567,20 @@ def _replays(lost: int, reach: list[int], spouts: list[Any], impact: dict[str, A
     return replays
 
 
-def _closes(start: int, end: int, tgt: int, queues_at: list[list[int]],
+def _closes(start: int, end: int, grown: list[int], queues_at: list[list[int]],
             bad_upto: list[list[int]]) -> str:
     """Whether equal hashed states before positions start and `end` close a lasso start..end−1.
 
-    "lasso": the target's queue grew, no free queue shrank, and every free queue that grew
-    stayed ≥ 1 with full batches at start..end−1 (so raising it changes no rule's outcome).
+    "lasso": the target's queue (or, for a join, one of its caches: `grown` are their slots) grew, no free queue
+    shrank, and every free queue that grew stayed ≥ 1 with full batches at start..end−1 (a growing cache never
+    emptied) (so raising it changes no rule's outcome).
     "periodic": every queue is equal too, so the whole state repeats and the run is
     periodic without growth. "no": neither (look further)."""
     first, last = queues_at[start], queues_at[end]
     deltas = [b - a for a, b in zip(first, last, strict=True)]
     if all(d == 0 for d in deltas):
         return "periodic"
-    if any(d < 0 for d in deltas) or deltas[tgt] <= 0:
+    if any(d < 0 for d in deltas) or all(deltas[g] <= 0 for g in grown):
         return "no"
     for m, d in enumerate(deltas):
         if d > 0 and bad_upto[end][m] != bad_upto[start][m]:

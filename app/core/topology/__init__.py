@@ -34,6 +34,7 @@ from app.core.topology.components import (
     Bolt,
     Component,
     Grouping,
+    Join,
     Position,
     Spout,
     Subscription,
@@ -55,7 +56,7 @@ from app.core.topology.settings import (
 
 __all__ = [
     "ASYNC_CLASSES", "DEFAULT_MESSAGE_TIMEOUT", "DEFAULT_STREAM", "SCHEMA_VERSION", "STORM_MAX_INT", "TICK_STREAM",
-    "Bolt", "Component", "DocumentParts", "Grouping", "NotAnnotated", "Position", "Problem", "Replay", "Spout",
+    "Bolt", "Component", "DocumentParts", "Grouping", "Join", "NotAnnotated", "Position", "Problem", "Replay", "Spout",
     "StormObserved", "StormSettings", "Subscription", "Topology", "TopologyError", "TopologySettings",
     "VerificationSettings", "Window",
     "failure_problems", "graph_problems", "new_id", "new_settings", "new_topology", "one_line", "parse_topology",

@@ -81,6 +81,7 @@ def graph_problems(topo: DocumentParts) -> list[Problem]:
                                         f"add it to {src.kind}s.{src.name}.streams)"))
             if s.grouping == "fields" and not s.fields:
                 problems.append(Problem(f"{label}.fields", "fields grouping needs at least one field name"))
+    problems += _join_problems(topo)
     for ref in topo.verification.checked:
         checked = ids.get(ref)
         if checked is None:
@@ -93,6 +94,17 @@ def graph_problems(topo: DocumentParts) -> list[Problem]:
     problems += failure_problems(topo)
     problems += worker_problems(topo)
     return problems
+
+
+def _join_problems(topo: DocumentParts) -> list[Problem]:
+    """A join that waits for every branch needs two branches at least: its input streams (docs/model.md
+    section 11)."""
+    branches: dict[str, set[tuple[str, str]]] = {}
+    for s in topo.subscriptions:
+        branches.setdefault(s.target, set()).add((s.source, s.stream or "default"))
+    return [Problem(f"bolts.{b.name}.join", f"a join waiting for every branch needs two input streams at least (its "
+                                           f"branches); it has {len(branches.get(b.id, ()))}")
+            for b in topo.bolts if b.waits_for_all and len(branches.get(b.id, ())) < 2]
 
 
 def still_unannotated(unannotated: Iterable[str], set_fields: Iterable[str]) -> list[str]:

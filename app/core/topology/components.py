@@ -43,7 +43,8 @@ TICK_STREAM = "__tick"
 
 # Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
 _SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class", "streams", "stream_sigma",
-                  "stream_ratio", "tasks", "min_ttf", "threads", "unmodelled", "window", "slide")
+                  "stream_ratio", "tasks", "min_ttf", "threads", "unmodelled", "window", "slide", "join",
+                  "max_cache", "max_time")
 
 
 class _StormFields(StrictModel):
@@ -120,6 +121,31 @@ class Window(_StormFields):
         return f"withWindow({size(self.length)}, {size(self.slide)})"
 
 
+class Join(_StormFields):
+    """A join bolt (docs/model.md section 11). `all`: Metron's enrichment join, which holds each message's parts in
+    a cache until every input stream (a branch) has delivered its part, then processes and emits the message once;
+    `window`: Storm's `JoinBolt`, which joins by key what its window holds and waits for nothing (the bolt's
+    `window` is its rule)."""
+
+    kind: Literal["all", "window"] = Field(description=(
+        "all: waits for one part from every input stream per message (Metron's enrichment join); window: joins by "
+        "key what its window holds (Storm's JoinBolt; needs `window`)"))
+    max_cache: Count | None = Field(default=None, description=(
+        "the most messages the cache holds (Metron's maxCacheSize); a full cache evicts, and the evicted "
+        "messages' trees fail; unset = not said (the model's cache has no limit)"))
+    max_time: Number | None = Field(default=None, gt=0, description=(
+        "how long the cache keeps a message's parts, in minutes (Metron's maxTimeRetain); unset = not said"))
+
+    def phrase(self) -> str:
+        """The join in Storm's words: `waits for all branches (maxCacheSize 100000)`, `JoinBolt over its window`."""
+        if self.kind == "window":
+            return "Storm's JoinBolt over its window"
+        extra = [f"maxCacheSize {self.max_cache}" if self.max_cache is not None else "",
+                 f"maxTimeRetain {float(self.max_time):g} min" if self.max_time is not None else ""]
+        said = ", ".join(e for e in extra if e)
+        return "a join waiting for every branch" + (f" ({said})" if said else "")
+
+
 class Bolt(_StormFields):
     """A worker: takes up to `parallelism` tuples per batch (× `threads` when asynchronous), works `alpha` s, emits σ
     per input."""
@@ -154,6 +180,10 @@ class Bolt(_StormFields):
     window: Window | None = Field(default=None, description=(
         "a windowed bolt (Storm's BaseWindowedBolt): its tuples are held in windows of this kind, length and "
         "sliding interval and processed per window (docs/model.md section 10); unset = an ordinary bolt"))
+    join: Join | None = Field(default=None, description=(
+        "a join bolt (docs/model.md section 11): `all` waits for a part from every input stream per message and "
+        "processes the complete message (α per message, σ per message); `window` is Storm's JoinBolt over its "
+        "`window`; unset = an ordinary bolt"))
 
     @model_validator(mode="after")
     def _threads_fit(self) -> Bolt:
@@ -163,24 +193,48 @@ class Bolt(_StormFields):
         if self.count_window is not None and self.take_max > STORM_MAX_INT:
             raise ValueError(f"window: parallelism × sliding interval is {self.take_max}, more tuples at once than "
                              f"Storm counts (at most {STORM_MAX_INT})")
-        if self.count_window is not None and self.min_ttf is not None:
+        if self.window is not None and self.min_ttf is not None:
             raise ValueError("min_ttf: the model has no failures of a windowed bolt (what it loses is its windows' "
                              "tuples too): leave min_ttf out of a bolt with a window")
         if self.window is not None and self.threads is not None:
             raise ValueError("window: a windowed bolt processes its windows in its executor's thread and has no "
                              "internal threads: give it `window` or `threads`, not both")
+        if self.join is not None:
+            self._join_fits(self.join)
         if self.window is not None and self.unmodelled is not None:
             raise ValueError(f"window: the bolt is also {self.unmodelled}, which the model does not have: give it "
                              "`window` or `unmodelled`, not both")
         return self
 
+    def _join_fits(self, join: Join) -> None:
+        if join.kind == "window" and self.window is None:
+            raise ValueError("join: Storm's JoinBolt joins what its window holds: give the bolt its `window`")
+        if join.kind == "all" and (self.window is not None or self.threads is not None):
+            raise ValueError("join: a join waiting for every branch has no window and no internal threads: leave "
+                             "`window` and `threads` out of it")
+        if join.kind == "all" and self.min_ttf is not None:
+            raise ValueError("min_ttf: the model has no failures of a join (what it loses is its cache too): leave "
+                             "min_ttf out of a join")
+        if self.unmodelled is not None:
+            raise ValueError(f"join: the bolt is also {self.unmodelled}, which the model does not have: give it "
+                             "`join` or `unmodelled`, not both")
+
+    @property
+    def waits_for_all(self) -> bool:
+        """A join that waits for a part from every branch (docs/model.md section 11): its arrivals are the
+        messages its branches have all delivered."""
+        return self.join is not None and self.join.kind == "all"
+
     @property
     def not_modelled(self) -> str | None:
         """What the bolt is that the model does not decide, in one phrase (docs/model.md section 10): the import's
-        `unmodelled` mark, or a duration window (a count window is modelled); None for a bolt the model has."""
-        if self.window is not None and self.window.kind == "duration":
-            return f"a windowed bolt ({self.window.phrase()})"
+        `unmodelled` mark; None for a bolt the model has (a count or a duration window is modelled)."""
         return self.unmodelled
+
+    @property
+    def duration_window(self) -> Window | None:
+        """The bolt's duration window (a timer every sliding interval: docs/model.md section 10.3); None otherwise."""
+        return self.window if self.window is not None and self.window.kind == "duration" else None
 
     @property
     def count_window(self) -> Window | None:

@@ -14,14 +14,14 @@ from app.core.topology.fields import StrictModel, new_id
 from app.core.topology.problems import one_line
 from app.core.topology.settings import StormSettings, TopologySettings, VerificationSettings, new_settings
 
-SCHEMA_VERSION: Final = 4  # 2: declared streams, 3: asynchronous bolts, 4: windowed bolts (earlier versions:
+SCHEMA_VERSION: Final = 5  # 2: declared streams, 3: asynchronous bolts, 4: windowed bolts, 5: joins (earlier versions:
 #                             app/core/topology/migrate.py)
 
 
 class Topology(StrictModel):
     """The whole document. `layout` maps component ids to canvas positions and has no semantics."""
 
-    schema_version: Literal[1, 2, 3, 4] = SCHEMA_VERSION  # 1 to 3 are read (and upgraded) by parse_topology
+    schema_version: Literal[1, 2, 3, 4, 5] = SCHEMA_VERSION  # 1 to 4 are read (and upgraded) by parse_topology
     name: str = "untitled"
     description: str = ""
     spouts: list[Spout] = Field(default_factory=list)
@@ -147,9 +147,16 @@ class Topology(StrictModel):
 
     def windowed_bolts(self) -> list[Bolt]:
         """The bolts with a window (docs/model.md section 10). The rate check, the simulation, the solver, the
-        linear program and the certifier have a count window's rule; the proofs by rates, the flood proofs and the
-        timeout witnesses do not yet and decide nothing through one."""
+        linear program, growth by rates, the flood proofs and the certifier have a count window's rule; the timeout
+        witnesses do not yet and decide nothing through one. A duration window: the rate check, the latency bounds and
+        growth by rates."""
         return [b for b in self.bolts if b.window is not None]
+
+    def waiting_joins(self) -> list[Bolt]:
+        """The joins that wait for a part from every branch (docs/model.md section 11). The rate check, the
+        simulation, the solver, the certifier and the linear program have their rule; the proofs by rates, the flood
+        proofs and the timeout witnesses do not yet and decide nothing through one."""
+        return [b for b in self.bolts if b.waits_for_all]
 
     def checked_bolts(self) -> list[Bolt]:
         """The bolts whose queues the growth property is about (all when none chosen)."""
@@ -173,6 +180,7 @@ class Topology(StrictModel):
                             + ((("threads", b.threads),) if b.threads is not None else ())
                             + ((("window", b.window.kind, b.window.length, b.window.interval),)
                                if b.window is not None else ())
+                            + ((("join", b.join.kind),) if b.join is not None else ())
                             for b in self.bolts),
             "subscriptions": sorted(
                 (names[s.source], names[s.target], s.grouping, tuple(s.fields))

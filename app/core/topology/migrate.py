@@ -19,6 +19,11 @@ carries the `unmodelled` mark its import gave, and stays read as that mark says)
 that names `window` is refused, naming the field. Version 4 also brought worker deaths (`storm.worker_min_ttf`,
 `storm.assignment`, docs/model.md section 9): a version 3 or earlier document lets no worker die, and one that
 names either field is refused, naming it.
+
+`schema_version` 4 is every document written before joins (a bolt's `join`, docs/model.md section 11): it reads
+unchanged and without a note, every bolt of it one without a join (a join it came from carries the `unmodelled` mark
+its import gave, and stays read as that mark says). A version 4 or earlier document that names `join` is refused,
+naming the field.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any, Final
 
 from app.core.topology.components import DEFAULT_STREAM, TICK_STREAM
 
-CURRENT: Final = 4  # the schema_version this version writes (app/core/topology/document.py)
+CURRENT: Final = 5  # the schema_version this version writes (app/core/topology/document.py)
 
 
 def upgrade(data: dict[str, Any]) -> list[str]:
@@ -35,7 +40,7 @@ def upgrade(data: dict[str, Any]) -> list[str]:
     of what was assumed (none when nothing was). A version this code does not know is left for the validator
     to refuse."""
     version = data.get("schema_version", 1)
-    if version in (2, 3) and not isinstance(version, bool):
+    if version in (2, 3, 4) and not isinstance(version, bool):
         data["schema_version"] = CURRENT
         return []
     if version != 1 or isinstance(version, bool):

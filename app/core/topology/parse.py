@@ -53,8 +53,9 @@ def _copied(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-#: the bolt fields a schema_version added, and the version: asynchronous bolts and the import's mark (3), windows (4)
-_BOLT_FIELDS_SINCE: dict[str, int] = {"threads": 3, "unmodelled": 3, "window": 4}
+#: the bolt fields a schema_version added, and the version: asynchronous bolts and the import's mark (3), windows (4),
+#: joins (5)
+_BOLT_FIELDS_SINCE: dict[str, int] = {"threads": 3, "unmodelled": 3, "window": 4, "join": 5}
 
 
 def parse_topology(data: Any) -> Topology:

@@ -23,8 +23,9 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
 from app.core.rates import STATUS_SHORT, STATUS_WORDS, BoltRates
-from app.core.topology import Component
+from app.core.topology import Bolt, Component
 from app.core.units import format_duration
+from app.gui.canvas.joins import GATE_WIDTH, JOIN_GATE, join_line, join_tooltip, paint_join
 
 NODE_WIDTH = 156.0
 NODE_HEIGHT = 74.0
@@ -41,6 +42,22 @@ HIGHLIGHT = QColor("#ffb000")
 CRITICAL = QColor("#8e44ad")  # the critical path of a spout's tuple trees (docs/latency.md)
 WINDOW_FRAME = QColor("#1f8a8a")  # a windowed bolt's window frames (docs/model.md section 10)
 SELECTED = QColor("#2f80ed")
+
+
+def _window_tooltip(c: Bolt) -> str:
+    """A windowed bolt's tooltip in Storm's terms (docs/model.md sections 10.2 and 10.3)."""
+    window = c.window
+    assert window is not None
+    if window.kind == "count":
+        return (f"Windowed bolt {c.name}: {window.phrase()}: each of its {c.parallelism} executors runs "
+                f"execute(TupleWindow) once per {window.interval:g} tuples, {format_duration(c.alpha)} a window "
+                f"(the model's C: {c.take_max} tuples a batch), emits {_number(c.sigma)} per input; Storm acks a "
+                f"tuple when it leaves its last window, up to {window.length + window.interval - 1:g} tuples later")
+    return (f"Windowed bolt {c.name}: {window.phrase()}: a timer runs execute(TupleWindow) every "
+            f"{format_duration(window.interval)} on each of its {c.parallelism} executors, on whatever arrived "
+            f"({format_duration(c.alpha)} a window), emits {_number(c.sigma)} per input; Storm acks a tuple "
+            f"when it leaves its last window, {format_duration(window.length)} to "
+            f"{format_duration(window.length + window.interval)} later while the evaluations keep their timer")
 
 
 def utilisation_colour(utilisation: float) -> QColor:
@@ -202,12 +219,10 @@ class NodeItem(QGraphicsObject):
         c = self.component
         if c.kind == "spout":
             text = f"Spout {c.name}: emits {_number(c.rate)} tuples/s on average, bursts of up to {c.burst}"
-        elif c.count_window is not None:  # docs/model.md section 10
-            window = c.count_window
-            text = (f"Windowed bolt {c.name}: {window.phrase()}: each of its {c.parallelism} executors runs "
-                    f"execute(TupleWindow) once per {window.interval:g} tuples, {format_duration(c.alpha)} a window "
-                    f"(the model's C: {c.take_max} tuples a batch), emits {_number(c.sigma)} per input; Storm acks a "
-                    f"tuple when it leaves its last window, up to {window.length + window.interval - 1:g} tuples later")
+        elif c.waits_for_all:  # docs/model.md section 11
+            text = join_tooltip(c)
+        elif c.window is not None:  # docs/model.md section 10
+            text = _window_tooltip(c)
         elif c.threads is not None:  # docs/model.md section 8
             text = (f"Asynchronous bolt {c.name}: {c.parallelism} executors × {c.threads} threads (the model's C: up "
                     f"to {c.take_max} tuples in work at once); execute only enqueues, a thread works "
@@ -217,9 +232,10 @@ class NodeItem(QGraphicsObject):
             text = (f"Bolt {c.name}: {c.parallelism} executors (the model's C: up to {c.parallelism} tuples "
                     f"in process at once), works {format_duration(c.alpha)}, "
                     f"emits {_number(c.sigma)} per input")
-        if c.kind == "bolt" and c.threads is None and self.rates is not None:
+        if c.kind == "bolt" and c.threads is None and self.rates is not None:  # (a join's: its cache too)
             bound = self.rates.queue_bound
-            shown = STATUS_WORDS.get(self.rates.status, self.rates.status)
+            shown = "its cache grows" if self.rates.join_cache_growth else STATUS_WORDS.get(  # (a join's: model.md 11)
+                self.rates.status, self.rates.status)
             text += (f"\nUtilisation ρ = {self.rates.utilisation:.2f} ({shown}"
                      + (f": queue below {bound:.4g} tuples in every run" if bound is not None else "") + ")"
                      f"\n{self.rates.explanation}")
@@ -269,10 +285,10 @@ class NodeItem(QGraphicsObject):
         if live is not None:  # Live Mode: the measured capacity and verdict, the model's ρ at the measured figures
             return live
         if self.rates is not None:
-            bound = self.rates.queue_bound
+            bound, r = self.rates.queue_bound, self.rates
             status = "unbounded" if self.flood is not None else STATUS_SHORT.get(self.rates.status, self.rates.status)
-            lines.append(f"ρ {self.rates.utilisation:.2f} · {status}"
-                         + (f" < {bound:.4g}" if bound is not None else ""))
+            lines.append(join_line(r) if r.join_slowest is not None else  # a join: its cache (docs/model.md 11)
+                         f"ρ {r.utilisation:.2f} · {status}" + (f" < {bound:.4g}" if bound is not None else ""))
         return lines
 
     def header_colour(self) -> QColor:
@@ -285,14 +301,16 @@ class NodeItem(QGraphicsObject):
                 return utilisation_colour(min(float(self.live["capacity"]), 1.0))
         if self.rates is None:
             return GREY
-        if self.flood is not None:  # proven unbounded: red, as a bolt that grows (its ρ may be low)
-            return RED
+        if self.flood is not None or self.rates.join_cache_growth:  # proven unbounded, or a join's cache grows
+            return RED  # (docs/model.md section 11): red, as a bolt that grows (its ρ may be low)
         return utilisation_colour(self.rates.utilisation)
 
     # ---- drawing -------------------------------------------------------------
     def boundingRect(self) -> QRectF:
         # (room for an asynchronous bolt's cards, a window's frames and its slide/length below them)
-        return QRectF(-4, -4, NODE_WIDTH + 8 + ASYNC_OFFSET * 2, NODE_HEIGHT + 16 + ASYNC_OFFSET * 2)
+        # (and a join's gate on its left)
+        return QRectF(-GATE_WIDTH - 2, -4, NODE_WIDTH + GATE_WIDTH + 6 + ASYNC_OFFSET * 2,
+                      NODE_HEIGHT + 16 + ASYNC_OFFSET * 2)
 
     def _paint_threads(self, painter: QPainter, rect: QRectF) -> None:
         """An asynchronous bolt (docs/model.md section 8) is drawn as a stack of cards, its threads behind it."""
@@ -302,8 +320,9 @@ class NodeItem(QGraphicsObject):
             painter.drawRoundedRect(rect.translated(ASYNC_OFFSET * step, ASYNC_OFFSET * step), 8, 8)
 
     def kind_label(self) -> str:
-        """The header's word for what the component is: a spout, a bolt, an asynchronous bolt, a count window's
-        slide/length (docs/model.md section 10), or a construct the model does not have, marked ⚠."""
+        """The header's word for what the component is: a spout, a bolt, an asynchronous bolt, a window's
+        slide/length (tuples, or seconds for a duration window: docs/model.md section 10), or a construct the model
+        does not have, marked ⚠."""
         c = self.component
         if c.kind == "spout":
             return "⟶ spout"
@@ -311,10 +330,15 @@ class NodeItem(QGraphicsObject):
             return "async bolt"
         if c.not_modelled is not None:
             return "join ⚠" if c.not_modelled.startswith("a join") else "window ⚠"
-        window = c.count_window
+        if c.waits_for_all:
+            return "join ∧ all"
+        window = c.window
         if window is None:
             return "bolt"
-        return f"tumbling {window.length:g}" if window.slide is None else f"win {window.slide:g}/{window.length:g}"
+        unit = " s" if window.kind == "duration" else ""
+        label = (f"tumbling {window.length:g}{unit}" if window.slide is None
+                 else f"win {window.slide:g}/{window.length:g}{unit}")
+        return f"join {label}" if c.join is not None else label
 
     def _paint_window(self, painter: QPainter, rect: QRectF) -> None:
         """A windowed bolt (docs/model.md section 10) is framed by its window, dashed; a sliding one by two
@@ -366,6 +390,8 @@ class NodeItem(QGraphicsObject):
         painter.setPen(border)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(rect, 8, 8)
+        if self.component.kind == "bolt" and self.component.join is not None:
+            paint_join(painter, rect)
         title = QFont()
         title.setBold(True)
         title.setPointSizeF(10.0)
@@ -383,9 +409,10 @@ class NodeItem(QGraphicsObject):
         if show_kind:
             painter.setFont(small)
             painter.drawText(QRectF(10, 3, room, 20), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, kind)
-        elif self.component.kind == "bolt" and self.component.count_window is not None:  # on its frame, below
+        elif self.component.kind == "bolt" and (self.component.window is not None
+                                                or self.component.join is not None):  # on its frame, below
             painter.setFont(small)
-            painter.setPen(WINDOW_FRAME)
+            painter.setPen(JOIN_GATE if self.component.join is not None else WINDOW_FRAME)
             painter.drawText(QRectF(10, NODE_HEIGHT + ASYNC_OFFSET + 3, room, 12),
                              Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, kind)
         body = QFont()

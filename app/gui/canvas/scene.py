@@ -32,7 +32,7 @@ def rate_marks(document: DocumentModel) -> tuple[RateReport | None, dict[str, st
     """What the canvas shows of the snapshot's rate check: its report (None when the document is not analysable
     yet, e.g. mid-edit without a spout) and the bolts it proves unbounded, each with `check`'s words for it."""
     try:
-        report = document.rates().report(suggest=False) if document.topology().bolts else None
+        report = document.report() if document.topology().bolts else None
     except Exception:  # a document mid-edit may not be analysable yet
         return None, {}
     floods = document.floods() if report is not None else {}
@@ -96,6 +96,7 @@ class CanvasScene(QGraphicsScene):
         document.layout_changed.connect(self._on_layout_changed)
         document.document_replaced.connect(self.rebuild)
         document.changed.connect(self.refresh_rates)
+        document.analysis_ready.connect(self.refresh_rates)  # a large document's edit, analysed in a worker
         self.rebuild()
 
     # ---- following the model ----------------------------------------------------
@@ -211,7 +212,9 @@ class CanvasScene(QGraphicsScene):
 
     def refresh_rates(self) -> None:
         """Colour every bolt by the rate check's utilisation, red where the check proves it unbounded (instant, so
-        after every change)."""
+        after every change); while a worker analyses a large document's edit, the colours stay until it is done."""
+        if self.document.analysis() is None:
+            return
         report, floods = rate_marks(self.document)
         for b in self.document.topology().bolts:
             if b.id in self.nodes:

@@ -42,6 +42,7 @@ class ExplanationBox(QGroupBox):
         """Explain from `scene`'s items and `panel`'s verdicts; follow `document`'s edits and new verdicts."""
         self.scene, self.panel = scene, panel
         document.changed.connect(self.refresh)  # after the scene's own refresh of the rates (connected first)
+        document.analysis_ready.connect(self.refresh)
         panel.controller.property_changed.connect(self.refresh)
 
     def show_for(self, ident: str | None) -> None:

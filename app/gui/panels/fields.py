@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.topology import Component, Window
+from app.core.topology import Component, Join, Window
 from app.gui.document import FieldError
 
 
@@ -25,7 +25,7 @@ class FieldSpec:
 
     key: str
     label: str
-    kind: str  # text, float, int, optional-int, optional-float, duration, optional-duration, rate, window
+    kind: str  # text, float, int, optional-int, optional-float, duration, optional-duration, rate, window, join
     help: str = ""
 
 
@@ -44,6 +44,10 @@ BOLT_FIELDS = [
     FieldSpec("window", "Window", "window", "a windowed bolt (Storm's BaseWindowedBolt; α is one "
               "execute(TupleWindow)): count 30/10 (length/slide in tuples), count 3 (tumbling), "
               "duration 10 s/2 s; empty = not windowed (docs/model.md section 10)"),
+    FieldSpec("join", "Join", "join", "a join: all (waits for a part from every input stream per message, Metron's "
+              "enrichment join; α and σ per message), with its cache: all cache 100000 retain 10 (maxCacheSize, "
+              "maxTimeRetain in minutes); window (Storm's JoinBolt over its window); empty = not a join "
+              "(docs/model.md section 11)"),
     FieldSpec("min_ttf", "Min time to failure", "optional-duration",
               "the bolt may fail once this long has passed since its last failure ended: 30 s, 5 min; "
               "empty = it never fails (docs/model.md section 7)"),
@@ -99,6 +103,8 @@ def parse_value(spec: FieldSpec, text: str) -> Any:
         return text
     if spec.kind == "window":
         return parse_window(text)
+    if spec.kind == "join":
+        return parse_join(text)
     if spec.kind.startswith("optional") and text == "":
         return None
     if text == "":
@@ -195,9 +201,40 @@ def parse_window(text: str) -> dict[str, Any] | None:
     return window
 
 
+def format_join(join: Join) -> str:
+    """A join as the inspector shows it: "all", "all cache 100000 retain 10" (minutes), "window"."""
+    text: str = join.kind
+    if join.max_cache is not None:
+        text += f" cache {join.max_cache}"
+    if join.max_time is not None:
+        text += f" retain {join.max_time:g}"
+    return text
+
+
+def parse_join(text: str) -> dict[str, Any] | None:
+    """The `join` "all", "all cache 100000 retain 10" or "window" sets (None: empty, not a join), or FieldError."""
+    words = text.split()
+    if not words:
+        return None
+    if words[0] not in ("all", "window") or len(words) % 2 == 0:
+        raise FieldError("join", "write all [cache N] [retain MINUTES] (Metron's join) or window (Storm's JoinBolt)")
+    join: dict[str, Any] = {"kind": words[0]}
+    for name, number in zip(words[1::2], words[2::2], strict=True):
+        key = {"cache": "max_cache", "retain": "max_time"}.get(name)
+        if key is None or words[0] != "all":
+            raise FieldError("join", f"'{name}': only a join waiting for every branch (all) takes cache N and "
+                             "retain MINUTES")
+        join[key] = parse_number(FieldSpec("join", "Join", "int" if key == "max_cache" else "float"), number)
+        if join[key] <= 0:
+            raise FieldError("join", f"{name}: must be above 0, not {number}")
+    return join
+
+
 def kind_title(comp: Component) -> str:
     if comp.kind == "bolt" and comp.threads is not None:
         return "Asynchronous bolt"
+    if comp.kind == "bolt" and comp.join is not None:
+        return "Join"
     return "Windowed bolt" if comp.kind == "bolt" and comp.window is not None else comp.kind.capitalize()
 
 
@@ -207,6 +244,8 @@ def format_value(value: Any, kind: str = "") -> str:
         return ""
     if kind == "window" and isinstance(value, Window):
         return format_window(value)
+    if kind == "join" and isinstance(value, Join):
+        return format_join(value)
     if kind in ("duration", "optional-duration") and isinstance(value, (int, float)):
         from app.core.units import format_duration
 

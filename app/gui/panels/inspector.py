@@ -233,9 +233,9 @@ class Inspector(QScrollArea):
             row.show_error(err.message)
             return
         comp = self.document.component(ident)
-        if row.spec.key in ("streams", "window"):
+        if row.spec.key in ("streams", "window", "join"):
             try:
-                fields = parse_streams(comp.kind, text) if row.spec.key == "streams" else {"window": value}
+                fields = parse_streams(comp.kind, text) if row.spec.key == "streams" else {row.spec.key: value}
             except FieldError as err:
                 row.show_error(err.message)
                 return

@@ -200,6 +200,7 @@ class VerificationController(QObject):
         if search_factory is None:  # the real verifier: loaded while the user looks at the document
             warm_up_verifier()
         document.changed.connect(self._on_document_changed)
+        document.analysis_ready.connect(self.rebuild)  # a large edit's floods, from its worker
         document.document_replaced.connect(self._on_document_replaced)
         self.rebuild(keep=False)
 
@@ -259,7 +260,7 @@ class VerificationController(QObject):
         return text
 
     # ---- the property list -----------------------------------------------------------------
-    def rebuild(self, keep: bool) -> None:
+    def rebuild(self, keep: bool = True) -> None:
         """Follow the document's properties; results of unchanged properties are kept (when `keep`)."""
         specs = property_specs(self.document.topology())
         if keep and [s.spec.key for s in self.states] == [spec.key for spec in specs]:

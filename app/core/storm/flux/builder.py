@@ -13,7 +13,7 @@ from typing import Any
 
 from app.core.formats import FormatError
 from app.core.formats.limits import escape
-from app.core.storm.flux.constructs import window_refusal
+from app.core.storm.flux.constructs import JOIN_CLASSES, window_refusal
 from app.core.storm.flux.model import (
     ANNOTATION_PREFIX,
     ASYNC_BOLTS,
@@ -96,8 +96,33 @@ def _window_note(bolt: str, window: dict[str, Any]) -> str:
         return (f"bolts.{bolt}: a windowed bolt ({phrase}): its count window is its window; the rate check has it (α "
                 "is one execute(TupleWindow), σ per tuple received), and so do the simulation, the solver, the linear "
                 "program and the certifier (docs/model.md section 10)")
-    return (f"bolts.{bolt}: a windowed bolt ({phrase}): a duration window, which the model does not have yet: every "
-            "answer about it says so (docs/model.md section 10)")
+    return (f"bolts.{bolt}: a windowed bolt ({phrase}): its duration window, a timer on arrival time, is its window; "
+            "the rate check, the latency bounds and growth by rates have it (α is one execute(TupleWindow), σ per "
+            "tuple received); the simulation, the solver, the linear program and the certifier do not yet, and "
+            "say so (docs/model.md section 10.3)")
+
+
+def _join(doc: FluxDocument, vertex: Vertex, bolt: dict[str, Any], notes: list[str]) -> None:
+    """A join the model has (docs/model.md section 11), said; a join waiting for every branch that has fewer than two
+    input streams in the file keeps the import's mark instead (the model has no join of one branch)."""
+    join = vertex.join_field
+    if join is None:
+        return
+    if join["kind"] == "window":
+        notes.append(f"bolts.{vertex.id}: Storm's JoinBolt joins what its window holds and waits for nothing: it is "
+                     "its window's rule, over the sum of its inputs, its σ the joined tuples per tuple received "
+                     "(docs/model.md section 11)")
+        return
+    branches = {(s.source, s.stream_id or "default") for s in doc.streams if s.target == vertex.id}
+    if len(branches) < 2:
+        bolt["join"], bolt["unmodelled"] = None, f"a join ({JOIN_CLASSES[vertex.class_name or '']}) of one branch"
+        notes.append(f"bolts.{vertex.id}: {bolt['unmodelled']}: the model has no join of fewer than two input streams, "
+                     "so it reads this bolt as an ordinary one and every answer about it says so")
+        return
+    notes.append(f"bolts.{vertex.id}: a join waiting for every branch ({JOIN_CLASSES[vertex.class_name or '']}): it "
+                 f"completes a message when each of its {len(branches)} input streams delivered its part; its α is one "
+                 f"message's work ({len(branches)} × the execute latency), its σ per message (docs/model.md "
+                 "section 11)")
 
 
 def _threads(doc: FluxDocument, vertex: Vertex, notes: list[str]) -> int | None:
@@ -166,7 +191,8 @@ def to_topology(doc: FluxDocument) -> FluxImport:
                       "parallelism": v.parallelism if v.parallelism is not None else 1,
                       "class_name": None if v.class_name == UNKNOWN_BOLT_CLASS else v.class_name,
                       "tasks": v.num_tasks, "unannotated": missing, "threads": _threads(doc, v, notes),
-                      "unmodelled": v.unmodelled, "window": v.window_field})
+                      "unmodelled": v.unmodelled, "window": v.window_field, "join": v.join_field})
+        _join(doc, v, bolts[-1], notes)
         if v.window_field is not None:
             notes.append(_window_note(v.id, v.window_field))
         if v.unmodelled is not None:

@@ -22,6 +22,7 @@ JOIN_CLASSES = {
 }
 #: a Metron join's cache: the messages it holds while it waits for their other branches, and for how long (minutes)
 JOIN_METHODS = ("withMaxCacheSize", "withMaxTimeRetain")
+STORM_JOIN = "org.apache.storm.bolt.JoinBolt"  # joins what its window holds and waits for nothing (model.md 11)
 _WINDOW_TYPES = ("BaseWindowedBolt$Count", "BaseWindowedBolt$Duration", "BaseWindowedBolt.Count",
                  "BaseWindowedBolt.Duration")
 
@@ -72,7 +73,8 @@ def window_field(item: dict[str, Any], class_name: str | None,
     methods = item.get("configMethods")
     used = [m for m in methods if isinstance(m, dict) and m.get("name") in WINDOW_METHODS] \
         if isinstance(methods, list) else []
-    if class_name in JOIN_CLASSES or len(used) != 1 or used[0].get("name") not in _ARRIVAL_WINDOWS:
+    if (class_name in JOIN_CLASSES and class_name != STORM_JOIN) or len(used) != 1 \
+            or used[0].get("name") not in _ARRIVAL_WINDOWS:
         return None
     args = used[0].get("args")
     lengths = [_length(a, components) for a in args] if isinstance(args, list) else []
@@ -88,6 +90,29 @@ def window_field(item: dict[str, Any], class_name: str | None,
     field: dict[str, Any] = {"kind": "count" if kind == "count" else "duration", "length": size(length)}
     if used[0]["name"] == "withWindow":
         field["slide"] = size(slide)
+    return field
+
+
+def join_field(item: dict[str, Any], class_name: str | None, window: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The document's `join` of a Flux bolt (docs/model.md section 11): Metron's join bolts wait for every branch,
+    with the cache size and retention their `withMaxCacheSize` and `withMaxTimeRetain` give (minutes); Storm's
+    JoinBolt with a count window it reads is its window's rule (`kind` window); None otherwise (a JoinBolt over a
+    duration or unreadable window keeps the `unmodelled` mark)."""
+    if class_name == STORM_JOIN:
+        return {"kind": "window"} if window is not None and window["kind"] == "count" else None
+    if class_name not in JOIN_CLASSES:
+        return None
+    field: dict[str, Any] = {"kind": "all"}
+    methods = item.get("configMethods")
+    for m in methods if isinstance(methods, list) else []:
+        args = m.get("args") if isinstance(m, dict) else None
+        value = args[0] if isinstance(args, list) and len(args) == 1 else None
+        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            continue
+        if m.get("name") == "withMaxCacheSize" and isinstance(value, int):
+            field["max_cache"] = value
+        elif m.get("name") == "withMaxTimeRetain":
+            field["max_time"] = value
     return field
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from app.core.storm.flux.constructs import STORM_JOIN
 from app.core.storm.flux.model import (
     ANNOTATION_KEYS,
     ANNOTATION_PREFIX,
@@ -32,6 +33,7 @@ from app.core.topology import Topology, Window
 from app.core.words import listed
 
 WINDOWED_BOLT = "org.apache.storm.topology.base.BaseWindowedBolt"  # its Count and Duration: a window's sizes
+METRON_JOIN = "org.apache.metron.enrichment.bolt.EnrichmentJoinBolt"  # a join waiting for every branch
 
 # ---- Topology -> Flux ------------------------------------------------------------
 
@@ -91,6 +93,12 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
             entry["config"] = extra
         if b.window is not None:  # a windowed bolt (docs/model.md section 10): its configMethods and components
             entry["configMethods"] = [_window_method(b.name, b.window, components)]
+        if b.join is not None and b.join.kind == "all":  # Metron's join (docs/model.md section 11): its cache
+            entry["className"] = b.class_name or METRON_JOIN
+            entry["configMethods"] = [{"name": name, "args": [_number(value)]} for name, value in (
+                ("withMaxCacheSize", b.join.max_cache), ("withMaxTimeRetain", b.join.max_time)) if value is not None]
+        elif b.join is not None:
+            entry["className"] = b.class_name or STORM_JOIN
         bolts.append(entry)
     streams = []
     for sub in topo.subscriptions:

@@ -66,6 +66,7 @@ class Vertex:
     unmodelled: str | None = None  # a window or a join the model lacks (app/core/storm/flux/constructs.py)
     window: Any = None  # (length, sliding) as constructs.window_lengths reads them, if it can
     window_field: dict[str, Any] | None = None  # the document's `window` (constructs.window_field), if it is one
+    join_field: dict[str, Any] | None = None  # the document's `join` (constructs.join_field), if it is one
 
 
 @dataclass

@@ -437,6 +437,10 @@ def _structure_differs(topo: Topology, flux_path: Path, options: FluxOptions) ->
                != doc.bolts[b.name].window_field]  # (an export rewrites parallelism only, never configMethods)
     if windows:
         return f"the window of {', '.join(windows)} differs"
+    joins = [b.name for b in topo.bolts if (b.join.model_dump(exclude_none=True) if b.join else None)
+             != doc.bolts[b.name].join_field]
+    if joins:
+        return f"the join of {', '.join(joins)} differs"
     return None
 
 

@@ -444,6 +444,12 @@ def annotate(document: Topology, measured: StormUIImport) -> tuple[Topology, lis
                 _async_alpha(b, measured, update, sources, notes)
             elif field == "alpha" and b.window is not None and "alpha" not in mb.unannotated:
                 _window_alpha(b, mb.alpha, update, sources, notes)
+            elif field == "alpha" and b.waits_for_all and "alpha" not in mb.unannotated:
+                # a join (docs/model.md section 11): α is one message's work, one execute per branch's part
+                branches = len(document.inputs_of(b.id))
+                update["alpha"] = mb.alpha * branches
+                sources[f"bolts.{b.name}.alpha"] = (f"executeLatency {mb.alpha * 1000:.4g} ms × its {branches} "
+                                                    "branches (a join: one execute per part of a message)")
             elif field not in mb.unannotated:
                 update[field] = getattr(mb, field)
                 sources[f"bolts.{b.name}.{field}"] = ui.storm.sources.get(f"bolts.{b.name}.{field}", "Storm UI")

@@ -136,9 +136,30 @@ def _loop_checks(rules: Rules, source: Source, first: Step, last: Step, befores:
                 "(Δ = 0 for such a bolt, section 7.4)")
         for text in seen.growing.get(name, []):
             bad(text)
-    if not any(growth.get(name, 0) > 0 for name in checked):
+    cached = _cache_checks(rules, b_first, b_last, bad)
+    if not any(growth.get(name, 0) > 0 or cached.get(name, 0) > 0 for name in checked):
         bad(f"no checked queue grows ({', '.join(checked) or 'none checked'})")
     return growth, backlog_growth
+
+
+def _cache_checks(rules: Rules, b_first: Before, b_last: Before, bad: Callable[[str], None]) -> dict[str, int]:
+    """Section 11 at the loop: a join's caches may grow, never shrink, and a growing one never ends a loop position
+    empty (its branch never sets the min, so raising it changes no arrival). Gives each join's cache growth per
+    pass, summed over its branches."""
+    first, last = b_first.state, b_last.state
+    assert first is not None and last is not None  # recorded with the state (`replay`'s record)
+    grown: dict[str, int] = {}
+    for name, branches in rules.joins.items():
+        for branch in branches:
+            delta = last.cache[name][branch] - first.cache[name][branch]
+            where = f"join {name}: the cache of its branch {branch[0]}/{branch[1]}"
+            if delta < 0:
+                bad(f"{where} shrinks by {-delta} per pass, so the loop cannot repeat forever (section 11)")
+            elif delta > 0 and last.emptied[(name, *branch)] != first.emptied[(name, *branch)]:
+                bad(f"{where} grows by {delta} per pass but ends a loop position empty (a growing cache never "
+                    "sets the min, section 11)")
+            grown[name] = grown.get(name, 0) + max(delta, 0)
+    return grown
 
 
 @dataclass
@@ -266,7 +287,18 @@ def _certify(source: Source, checked: list[str] | None, threshold: int | None,
     period = kept[k + 1].time - kept[loop_start].time
     if not problems:
         _unrolled(rules, source, befores, growth, backlog_growth, period, problems, cancelled)
-    return Certificate(not problems, problems, growth, period)
+    return Certificate(not problems, problems, _held(rules, growth, befores, loop_start, k), period)
+
+
+def _held(rules: Rules, growth: dict[str, int], befores: list[Before | None], loop_start: int,
+          k: int) -> dict[str, int]:
+    """What each bolt holds more per pass: its queue, and for a join its caches too (section 11)."""
+    if not rules.joins:
+        return growth
+    first, last = befores[loop_start], befores[k + 1]
+    assert first is not None and last is not None and first.state is not None and last.state is not None
+    return {name: g + sum(last.state.cache[name][b] - first.state.cache[name][b] for b in rules.joins.get(name, []))
+            for name, g in growth.items()}
 
 
 def _unrolled(rules: Rules, source: Source, befores: list[Before | None], growth: dict[str, int],

@@ -82,11 +82,17 @@ class _State:
     up_since: dict[str, int]
     down_since: dict[str, int]
     backlog: dict[str, int]  # R_s before the next position's actions
+    # section 11: per join and branch, the parts whose message is not complete, and how many positions so far
+    # ended with that branch's cache empty (its branch set the min: a growing cache never does in a loop)
+    cache: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
+    emptied: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
     def copy(self) -> _State:
-        return _State(self.unit, self.previous, *(dict(getattr(self, f)) for f in (
+        state = _State(self.unit, self.previous, *(dict(getattr(self, f)) for f in (
             "last_emit", "processing", "batch", "buffer", "take_time", "waiting_since", "expected_queue",
             "stream_buffer", "failed", "up_since", "down_since", "backlog")))
+        state.cache, state.emptied = {j: dict(parts) for j, parts in self.cache.items()}, dict(self.emptied)
+        return state
 
     @staticmethod
     def initial(rules: Rules, unit: int) -> _State:
@@ -98,7 +104,9 @@ class _State:
             expected_queue={b: rules.init for b in bolts},
             stream_buffer={(c, st): 0 for c, outs in rules.streams.items() for st in outs if st != "default"},
             failed={b: False for b in bolts}, up_since={b: 0 for b in bolts}, down_since={},
-            backlog={s: 0 for s in rules.period})
+            backlog={s: 0 for s in rules.period},
+            cache={j: dict.fromkeys(branches, 0) for j, branches in rules.joins.items()},
+            emptied={(j, *b): 0 for j, branches in rules.joins.items() for b in branches})
 
 
 def step_of(p: TracePosition) -> Step:
@@ -360,15 +368,13 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
     state, failure, (emit_streams, kept_streams) = cx.state, _failure_rules(cx), _bolt_stream_rules(cx)
     processing, batch, buffer, take_time = state.processing, state.batch, state.buffer, state.take_time
     waiting_since, expected_queue, failed = state.waiting_since, state.expected_queue, state.failed
-    sources, take_max, emit_fast, max_idle = rules.sources, rules.take_max, rules.emit_fast, rules.idle
-    slide = rules.slide
+    take_max, emit_fast, max_idle = rules.take_max, rules.emit_fast, rules.idle
+    slide, arrivals_rule = rules.slide, _arrival_rules(cx)
 
     def bolts(i: int, t: int, step: Step, emitted: Emitted) -> None:
         for name, bo in step.bolts.items():
             who = f"bolt {name}"
-            arrivals = sum(map(emitted.__getitem__, sources[name]))  # each input stream once
-            if bo["arrivals"] != arrivals:
-                bad(i, who, f"arrivals {bo['arrivals']} but its sources emit {arrivals}")
+            arrivals_rule(i, name, bo, emitted)
             queue = bo["queue"]
             if queue != expected_queue[name]:
                 bad(i, who, f"queue {queue} but the previous position leaves {expected_queue[name]} "
@@ -445,6 +451,32 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
                 late(i, who, f"tuples wait until the next position beyond max_idle_time {max_idle}")
 
     return bolts
+
+
+def _arrival_rules(cx: _Context) -> Callable[[int, str, dict[str, Any], Emitted], None]:
+    """Section 2.2's arrivals: what a bolt's input streams emit, each once; a join's (section 11), the messages all
+    its branches have delivered, the rest of each branch's parts kept in its cache (and a cache that ends a position
+    empty counted: a growing cache never does in a loop, certify.py)."""
+    bad, sources, joins, cache, emptied = cx.bad, cx.rules.sources, cx.rules.joins, cx.state.cache, cx.state.emptied
+
+    def arrivals(i: int, name: str, bo: dict[str, Any], emitted: Emitted) -> None:
+        if name not in joins:
+            came = sum(map(emitted.__getitem__, sources[name]))  # each input stream once
+            if bo["arrivals"] != came:
+                bad(i, f"bolt {name}", f"arrivals {bo['arrivals']} but its sources emit {came}")
+            return
+        parts = cache[name]
+        totals = {b: parts[b] + emitted[b] for b in joins[name]}
+        done = min(totals.values())
+        for b, total in totals.items():
+            parts[b] = total - done
+            if total == done:
+                emptied[(name, *b)] += 1
+        if bo["arrivals"] != done:
+            bad(i, f"bolt {name}", f"arrivals {bo['arrivals']} but its branches complete {done} messages (a join "
+                "receives what every branch has delivered, section 11)")
+
+    return arrivals
 
 
 def _bolt_stream_rules(cx: _Context) -> tuple[Callable[[int, str, dict[str, Any], Emitted], None],

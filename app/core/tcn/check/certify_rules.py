@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from app.core.numbers import exact
 from app.core.tcn.check.certify_failures import failure_rules
-from app.core.tcn.check.reading import slide_bound, take_bound
+from app.core.tcn.check.reading import join_branches, slide_bound, take_bound
 from app.core.topology import Bolt, Topology
 
 
@@ -30,6 +30,8 @@ class Rules:
         inputs = {(names[s.target], names[s.source], s.stream or "default") for s in topo.subscriptions}
         self.sources = {b.name: sorted({(u, st) for j, u, st in inputs if j == b.name}) for b in topo.bolts}
         subscribed = {(u, st) for _, u, st in inputs}
+        # section 11: a join's branches (each input stream); its arrivals are the messages they all delivered
+        self.joins = {b.name: branches for b in topo.bolts if (branches := join_branches(topo, b)) is not None}
         # every output stream with its σ (a spout's: its ratio; its default stream is the emission itself)
         # and whether it carries nothing and keeps no buffer (nobody subscribes, or σ = 0)
         self.streams: dict[str, dict[str, tuple[Fraction, bool]]] = {}

@@ -1,10 +1,11 @@
 """An independent checker for flood certificates ("unbounded": an upstream bolt backs up, then floods the target).
 
 It shares no code with the builder (`app/core/tcn/flood.py`, which reads the rate check's figures): from the
-target's cone document alone it recomputes, for every input stream of the target from the source or from a spout,
-the sender's rate (the source's largest capacity C/(α(1−τ)); a spout's least emission rate 1/(a(1+τ))) and the
-stream's least output ratio (the room's own `ratios.py` for the source's stream with batches of C_TAKE; for a
-spout, its stream's ratio itself, the least any run of either emission rule sustains), and the target's smallest
+target's cone document alone it recomputes, for every input stream of the target from the source, a spout or
+another bolt, the sender's rate (the source's largest capacity C/(α(1−τ)); a spout's least emission rate
+1/(a(1+τ)); another bolt's least rate while the source drains, `_least_rates`, by its own walk) and the stream's
+least output ratio (the room's own `ratios.py` for a bolt's stream with batches of C_TAKE; for a spout, its
+stream's ratio itself, the least any run of either emission rule sustains), and the target's smallest
 capacity C/(α(1+τ) + max_idle). It accepts (docs/boundedness.md, "Unbounded: a backlog that floods") when
 
 * the content hash is the document's, the target and the source are two bolts and the target receives from the
@@ -156,20 +157,58 @@ def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | Co
     return _part_of(parse_topology(lasso_topology), cert.source, topo)
 
 
-def _derived_terms(topo: Topology, target: str, source: str) -> dict[tuple[str, str], tuple[Fraction, Fraction]]:
-    """(sender, stream) -> (rate, least ratio) for the target's input streams from the source and from spouts."""
+def _least_rates(topo: Topology, target: str, source: str) -> dict[str, Fraction]:
+    """Per bolt name, the least rate it processes while the source drains into the target: the source its largest
+    capacity; every other bolt but the target at its fastest, taking at once, so at least min(its least inflow,
+    its largest capacity), the least inflow summing over its input streams the stream's least ratio times what the
+    sender processes (a spout: its stream's ratio times its least rate 1/(a(1+τ))). Bolts are taken in an order
+    where each follows the bolts it receives from (the source and the target wait for nobody: the source's figure
+    is given, the target's is never used); the target, and any bolt that order never reaches (on or below a
+    cycle), are left out: they count 0."""
     tau, rule = exact(topo.settings.tolerance), topo.settings.emission
     spouts = {s.name: s for s in topo.spouts}
-    src = next(b for b in topo.bolts if b.name == source)
+    bolts = {b.name: b for b in topo.bolts}
+    sigma = {(c.name, st): exact(r or 0) for c in topo.components for st, r in c.output_streams().items()}
+    received = _received(topo)
+    least: dict[str, Fraction] = {source: take_bound(bolts[source]) / (exact(bolts[source].alpha) * (1 - tau))}
+    waits = {b: {u for u, st in received.get(b, []) if u in bolts and u not in (source, target)
+                 and sigma.get((u, st), Fraction(0)) > 0} for b in bolts if b not in (source, target)}
+    followers: dict[str, list[str]] = {b: [] for b in bolts}
+    for b, us in waits.items():
+        for u in us:
+            followers[u].append(b)
+    ready = sorted(b for b, us in waits.items() if not us)
+    while ready:  # Kahn's walk, with a queue
+        b = ready.pop()
+        inflow = Fraction(0)
+        for u, st in received.get(b, []):
+            if u in spouts:
+                inflow += sigma.get((u, st), Fraction(0)) * exact(spouts[u].rate) / (1 + tau)
+            elif u in least:
+                inflow += ratio_bounds(sigma.get((u, st), Fraction(0)), take_bound(bolts[u]), rule)[0] * least[u]
+        least[b] = min(inflow, take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau)))
+        for f in followers[b]:
+            waits[f].discard(b)
+            if not waits[f]:
+                ready.append(f)
+    return least
+
+
+def _derived_terms(topo: Topology, target: str, source: str) -> dict[tuple[str, str], tuple[Fraction, Fraction]]:
+    """(sender, stream) -> (rate, least ratio) for the target's input streams from the source, from spouts and from
+    other bolts (at their least rates while the source drains: `_least_rates`)."""
+    tau, rule = exact(topo.settings.tolerance), topo.settings.emission
+    spouts = {s.name: s for s in topo.spouts}
+    bolts = {b.name: b for b in topo.bolts}
+    least = _least_rates(topo, target, source)
     out: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
     for sender, stream in _received(topo).get(target, []):
-        if sender == source:
-            sigma = exact(src.output_streams()[stream] or 0)
-            out[(sender, stream)] = (take_bound(src) / (exact(src.alpha) * (1 - tau)),
-                                     ratio_bounds(sigma, take_bound(src), rule)[0])
-        elif sender in spouts:
+        if sender in spouts:
             ratio = exact(spouts[sender].output_streams()[stream] or 0)
             out[(sender, stream)] = (exact(spouts[sender].rate) / (1 + tau), ratio)
+        elif sender in least:  # the source at its largest capacity, or another bolt at its least rate
+            sigma = exact(bolts[sender].output_streams()[stream] or 0)
+            out[(sender, stream)] = (least[sender], ratio_bounds(sigma, take_bound(bolts[sender]), rule)[0])
     return out
 
 
@@ -197,7 +236,8 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | Comp
     """Why `certificate` does not prove that its target's queue passes every bound in some run of `document`;
     [] = accepted. `trace`, when given, is the source's lasso, `run_trace` the threshold run's trace (a certificate
     in memory refers to them by index)."""
-    read = read_certificate(document, certificate, FloodCertificate, "a flood certificate")
+    read = read_certificate(document, certificate, FloodCertificate, "a flood certificate",
+                            count_windows=True)  # (the proof holds with whole slides: docs/boundedness.md)
     if isinstance(read, list):
         return read
     topo, cert, problems = read
@@ -211,8 +251,8 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | Comp
     for t in cert.terms:
         key, rate, ratio = (t.sender, t.stream), fraction_of(t.rate), fraction_of(t.ratio)
         if key not in derived or key in seen:
-            problems.append(f"term {t.sender}/{t.stream}: not an input stream of {cert.target} from the source or a "
-                            "spout, or named twice")
+            problems.append(f"term {t.sender}/{t.stream}: not an input stream of {cert.target} from the source, a "
+                            "spout or a bolt with a least rate, or named twice")
         elif rate is None or ratio is None or rate < 0 or ratio < 0:
             problems.append(f"term {t.sender}/{t.stream}: rate and ratio must be fractions p/q ≥ 0")
         elif rate > derived[key][0] or ratio > derived[key][1]:

@@ -132,6 +132,10 @@ def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout:
     if windowed:  # a tuple's wait in a window is not a FIFO wait before a take (docs/model.md section 10)
         return WitnessCheck(False, [f"the lasso's topology has the windowed bolt {', '.join(map(str, windowed))}, "
                                     "and this checker has no window rule"])
+    joins = [b.get("name") for b in bolts if isinstance(b, dict) and b.get("join")] if isinstance(bolts, list) else []
+    if joins:  # a part's wait is its slowest branch's, not a FIFO wait before a take (docs/model.md section 11)
+        return WitnessCheck(False, [f"the lasso's topology has the join {', '.join(map(str, joins))}, and this checker "
+                                    "has no join rule"])
     cert = certify(trace, checked=[bolt])
     if not cert.ok:
         return WitnessCheck(False, ["the lasso is not a legal run: " + "; ".join(cert.problems[:3])])

@@ -23,8 +23,9 @@ from typing import Any
 from app.core.numbers import exact
 from app.core.results import LinearCertificate
 from app.core.tcn.check.certify_failures import FailureRules, failure_rules
+from app.core.tcn.check.linear_deaths import DeathRows, death_rows
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import fraction_of, read_certificate, slide_bound, take_bound
+from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, slide_bound, take_bound
 from app.core.topology import Bolt, Spout, Topology
 from app.core.words import listed
 
@@ -61,8 +62,10 @@ def _put(coefficients: dict[str, Fraction], *terms: tuple[str, Fraction | int]) 
         coefficients[var] = coefficients.get(var, Fraction(0)) + Fraction(value)
 
 
-def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction) -> None:
-    """Fresh emissions N within M bursts of at most `burst`, one burst per period 1/rate (± tau)."""
+def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction, restarts: list[str]) -> None:
+    """Fresh emissions N within M bursts of at most `burst`, one burst per period 1/rate (± tau); after a death of
+    a worker that may run it (`restarts`, their X) one burst may come early, and while it is down none need come
+    (docs/model.md 9.4)."""
     s = sp.name
     a = 1 / exact(sp.rate)
     fresh, count = f"N{label(s)}", f"M{label(s)}"
@@ -71,20 +74,25 @@ def _spout_rows(rows: dict[str, _Row], sp: Spout, tau: Fraction) -> None:
     c = _row(rows, f"burst{label(s)}", "ge")
     _put(c, (count, sp.burst), (fresh, -1))
     c = _row(rows, f"period-lo{label(s)}", "ge")
-    _put(c, ("T", 1), (fresh, -a), (count, a * tau))
+    _put(c, ("T", 1), (fresh, -a), (count, a * tau), *((x, a * sp.burst) for x in restarts))
+    if restarts:
+        return
     c = _row(rows, f"period-hi{label(s)}", "ge")
     _put(c, (fresh, a), (count, a * tau), ("T", -1))
 
 
-def _replay_rows(rows: dict[str, _Row], s: str, fed_back: list[str], rules: FailureRules | None) -> None:
-    """Spout `s`'s replay backlog, fed by the losses of the bolts `fed_back`, sent paced or at once."""
+def _replay_rows(rows: dict[str, _Row], s: str, fed_back: list[str], paced: bool, died: bool) -> None:
+    """Spout `s`'s replay backlog, fed by the losses of the bolts `fed_back` (and by the workers' deaths, Gw, when
+    `died`), sent paced or at once."""
     c = _row(rows, f"backlog{label(s)}", "eq")
     _put(c, (f"dR{label(s)}", 1), (f"G{label(s)}", -1), (f"R{label(s)}", 1))
     c = _row(rows, f"replays-in{label(s)}", "eq")
     _put(c, (f"G{label(s)}", 1))
     for j in fed_back:
         _put(c, (f"r{label(j, s)}", -1))
-    if rules is not None and rules.mode == "paced":
+    if died:
+        _put(c, (f"Gw{label(s)}", -1))
+    if paced:
         c = _row(rows, f"paced{label(s)}", "ge")
         _put(c, (f"N{label(s)}", 1), (f"R{label(s)}", -1))
     else:
@@ -123,25 +131,39 @@ def _spout_stream_rows(rows: dict[str, _Row], sp: Spout, emitted: list[str], lis
             _put(c, (fresh, hi), (out, -1))
 
 
+def _put_carried(c: dict[str, Fraction], u: str, st: str, spout_names: list[str], replaying: set[str],
+                 sign: int) -> None:
+    """What stream (u, st) carries in a pass, `sign` times: a spout's default stream its fresh emissions and
+    replays, any other stream its count."""
+    if u in spout_names and st == "default":
+        _put(c, (f"N{label(u)}", sign))
+        if u in replaying:
+            _put(c, (f"R{label(u)}", sign))
+    else:
+        _put(c, (f"E{label(u, st)}", sign))
+
+
 def _bolt_rows(rows: dict[str, _Row], bo: Bolt, received: list[tuple[str, str]], spout_names: list[str],
-               replaying: set[str]) -> None:
+               replaying: set[str], branches: list[tuple[str, str]] | None = None) -> None:
     """A bolt takes K batches of P tuples in all; A tuples arrive from what it `received` (a spout's
-    default stream: fresh emissions, and replays from a spout of `replaying`)."""
+    default stream: fresh emissions, and replays from a spout of `replaying`); a join's `branches` each deliver at
+    least A parts instead."""
     j = bo.name
     takes, taken, came = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}"
     c = _row(rows, f"takes{label(j)}", "ge")
     _put(c, (taken, 1), (takes, -1))
     c = _row(rows, f"batch{label(j)}", "ge")
     _put(c, (takes, take_bound(bo)), (taken, -1))
+    if branches is not None:  # a join (docs/model.md section 11): every branch delivers at least A parts a pass
+        for u, st in branches:
+            c = _row(rows, f"cache{label(j, u, st)}", "ge")
+            _put(c, (came, -1))
+            _put_carried(c, u, st, spout_names, replaying, 1)
+        return
     c = _row(rows, f"arrivals{label(j)}", "eq")
     _put(c, (came, 1))
     for u, st in received:
-        if u in spout_names and st == "default":
-            _put(c, (f"N{label(u)}", -1))
-            if u in replaying:
-                _put(c, (f"R{label(u)}", -1))
-        else:
-            _put(c, (f"E{label(u, st)}", -1))
+        _put_carried(c, u, st, spout_names, replaying, -1)
 
 
 def _steady_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction) -> None:
@@ -213,14 +235,18 @@ def arrival_window(topo: Topology, bo: Bolt, received: list[tuple[str, str]], re
 
 
 def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: FailureRules, tree: list[str],
-                       window: tuple[Fraction, Fraction] | None, idle: Fraction) -> None:
-    """A bolt that may fail F times, down D in all: its queue loses L tuples, replayed by the spouts of `tree`;
-    with at most `window` = (per second, plus) tuples arriving in any window, each failure loses what piles up
-    since its queue was last empty, and what arrives while it is down."""
+                       hitting: list[str], window: tuple[Fraction, Fraction] | None = None,
+                       idle: Fraction = Fraction(0)) -> None:
+    """A bolt that may fail F times, down D in all: its queue loses L tuples, replayed by the spouts of `tree`.
+    When dying workers may run it (`hitting`, their X), F is its own failures Fo and their deaths' hits, and its
+    losses are no longer bounded by its replays (docs/model.md 9.4). With at most `window` = (per second, plus)
+    tuples arriving in any window, each failure loses what piles up since its queue was last empty, and what
+    arrives while it is down."""
     j = bo.name
     size = take_bound(bo)
     takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
     fails, down, lost = f"F{label(j)}", f"D{label(j)}", f"L{label(j)}"
+    own = f"Fo{label(j)}" if hitting else fails
     shortest = exact(bo.alpha) * (1 - tau)
     in_batches = f"Lb{label(j)}"  # lost with the batch in progress at a failure: taken (in P) and lost (in L)
     c = _row(rows, f"queue{label(j)}", "eq")
@@ -232,11 +258,14 @@ def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: Fa
     c = _row(rows, f"busy{label(j)}", "ge")
     _put(c, ("T", 1), (down, -1), (takes, -shortest), (fails, shortest))
     c = _row(rows, f"ttf{label(j)}", "ge")
-    _put(c, ("T", 1), (down, -1), (fails, -rules.min_ttf[j]))
+    _put(c, ("T", 1), (down, -1), (own, -rules.min_ttf[j]))
     c = _row(rows, f"down-lo{label(j)}", "ge")
-    _put(c, (down, 1), (fails, -rules.min_reboot))
+    _put(c, (down, 1), (own, -rules.min_reboot))
     c = _row(rows, f"down-hi{label(j)}", "ge")
-    _put(c, (fails, rules.max_reboot), (down, -1))
+    _put(c, (own, rules.max_reboot), (down, -1))
+    if hitting:
+        c = _row(rows, f"hit{label(j)}", "ge")
+        _put(c, (fails, -1), (own, 1), *((x, 1) for x in hitting))
     if window is not None:
         per_second, plus = window
         # while its queue is never empty it takes `size` tuples at least once per α(1+τ) + max_idle
@@ -249,7 +278,7 @@ def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: Fa
         for s in tree:
             _put(c, (f"r{label(j, s)}", -1))
         imps = [rules.impact[j][s] for s in tree]
-        if all(imp is not None for imp in imps):
+        if not hitting and all(imp is not None for imp in imps):
             c = _row(rows, f"lost-hi{label(j)}", "ge")
             _put(c, (lost, -1))
             for s in tree:
@@ -292,8 +321,31 @@ def _bolt_stream_rows(rows: dict[str, _Row], bo: Bolt, listened: set[tuple[str, 
             _put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
 
 
-def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction) -> None:
-    """The target's queue grows by at least one, its batches are full and it is never idle for long."""
+def _hit_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, hitting: list[str], target: bool) -> None:
+    """A bolt a dying worker may run (`hitting`: those workers' X): it may lose any tuples, a batch per death,
+    its phases still do not overlap; the target may take late while such a worker is down (D ≤ Σ Y)."""
+    j = bo.name
+    takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
+    hits, lost, in_batches = f"F{label(j)}", f"L{label(j)}", f"Lb{label(j)}"
+    shortest = exact(bo.alpha) * (1 - tau)
+    c = _row(rows, f"queue{label(j)}", "eq")
+    _put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1), (in_batches, -1))
+    c = _row(rows, f"batch-lost{label(j)}", "ge")
+    _put(c, (hits, take_bound(bo)), (in_batches, -1))
+    c = _row(rows, f"batch-in-lost{label(j)}", "ge")
+    _put(c, (lost, 1), (in_batches, -1))
+    c = _row(rows, f"busy{label(j)}", "ge")
+    _put(c, ("T", 1), (takes, -shortest), (hits, shortest))
+    c = _row(rows, f"hit{label(j)}", "ge")
+    _put(c, (hits, -1), *((x, 1) for x in hitting))
+    if target:
+        c = _row(rows, f"hit-down{label(j)}", "ge")
+        _put(c, (f"D{label(j)}", -1), *(("Y" + x[1:], 1) for x in hitting))
+
+
+def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction, hit: bool) -> None:
+    """The target's queue grows by at least one, its batches are full and it is never idle for long (but while a
+    worker that may run it is down, D, when `hit`)."""
     j = bo.name
     takes, taken, grew = f"K{label(j)}", f"P{label(j)}", f"d{label(j)}"
     c = _row(rows, f"grows{label(j)}", "ge", -1)
@@ -301,7 +353,7 @@ def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction)
     c = _row(rows, f"full{label(j)}", "eq")
     _put(c, (taken, 1), (takes, -take_bound(bo)))
     c = _row(rows, f"never-idle{label(j)}", "ge")
-    _put(c, (takes, exact(bo.alpha) * (1 + tau) + idle), ("T", -1))
+    _put(c, (takes, exact(bo.alpha) * (1 + tau) + idle), ("T", -1), *([(f"D{label(j)}", 1)] if hit else []))
 
 
 def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
@@ -323,38 +375,50 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
         reach = (rules.impact.get(j, {}) if rules is not None and rules.mode != "none" else {})
         trees[j] = [s for s in spout_names if s in reach]
     replaying = {s for ss in trees.values() for s in ss}
+    deaths: DeathRows | None = death_rows(topo, target, rows, label)
+    if deaths is not None:
+        replaying |= deaths.replaying
+    hitting = {} if deaths is None else deaths.hitting
 
     for sp in topo.spouts:
         fed_back = sorted(j for j, ss in trees.items() if sp.name in ss)
-        _spout_rows(rows, sp, tau)
-        if fed_back:
-            _replay_rows(rows, sp.name, fed_back, rules)
-        emitted = [f"N{label(sp.name)}"] + ([f"R{label(sp.name)}"] if fed_back else [])
-        _spout_stream_rows(rows, sp, emitted, listened, dvert, bool(fed_back))
+        _spout_rows(rows, sp, tau, hitting.get(sp.name, []))
+        if sp.name in replaying:
+            died = deaths is not None and sp.name in deaths.replaying
+            _replay_rows(rows, sp.name, fed_back, topo.settings.replay == "paced", died)
+        emitted = [f"N{label(sp.name)}"] + ([f"R{label(sp.name)}"] if sp.name in replaying else [])
+        _spout_stream_rows(rows, sp, emitted, listened, dvert, sp.name in replaying)
 
     for bo in topo.bolts:
-        _bolt_rows(rows, bo, received.get(bo.name, []), spout_names, replaying)
+        hit = bool(hitting.get(bo.name))
+        _bolt_rows(rows, bo, received.get(bo.name, []), spout_names, replaying, join_branches(topo, bo))
         if bo.name in down_bolts:
             assert rules is not None
-            window = arrival_window(topo, bo, received.get(bo.name, []), replaying, rules)
-            _failing_bolt_rows(rows, bo, tau, rules, trees[bo.name], window, idle)
+            window = None if deaths is not None else arrival_window(topo, bo, received.get(bo.name, []), replaying,
+                                                                    rules)  # section 7's failures only
+            _failing_bolt_rows(rows, bo, tau, rules, trees[bo.name], hitting.get(bo.name, []), window, idle)
+        elif hit:
+            _hit_bolt_rows(rows, bo, tau, hitting[bo.name], bo.name == target)
         else:
             _steady_bolt_rows(rows, bo, tau)
-        _bolt_stream_rows(rows, bo, listened, dvert, bo.name in down_bolts)
+        _bolt_stream_rows(rows, bo, listened, dvert, bo.name in down_bolts or hit)
         if bo.name == target:
-            _growth_rows(rows, bo, tau, idle)
+            _growth_rows(rows, bo, tau, idle, hit)
     return rows
 
 
 
 def check_certificate(document: Any, certificate: Any) -> list[str]:
     """Why `certificate` does not prove that no lasso of `document` makes its target grow; [] = accepted."""
-    read = read_certificate(document, certificate, LinearCertificate, "a certificate", count_windows=True)
+    read = read_certificate(document, certificate, LinearCertificate, "a certificate", count_windows=True, joins=True)
     if isinstance(read, list):
         return read
     topo, cert, problems = read
     if not any(isinstance(c, Bolt) and c.name == cert.target for c in topo.components):
         return problems + [f"target {cert.target!r} is not a bolt of the topology"]
+    if join_branches(topo, topo.bolt_by_name(cert.target)) is not None:  # its cache may grow: no row says it
+        return problems + [f"target {cert.target} is a join, whose cache may grow, and these rows say only its queue's "
+                           "growth (docs/model.md section 11)"]
     rows = pass_rows(topo, cert.target)
     total: dict[str, Fraction] = {}
     constant = Fraction(0)

@@ -22,8 +22,12 @@ from app.core.numbers import exact
 from app.core.results import RateGrowthCertificate
 from app.core.tcn.check.ratios import ratio_bounds
 from app.core.tcn.check.reading import fraction_of, read_certificate, take_bound
+from app.core.topology import STORM_MAX_INT
 
 Flows = dict[tuple[str, str], tuple[Fraction, Fraction]]  # (component name, stream) -> (least, most) tuples/s
+#: a duration window's stated capacity: its timer takes whatever arrived (docs/model.md section 10.3); the certificate
+#: states this figure, and the bolt is accepted only as keeping up, strictly below it (restated, not imported)
+TIMER_CAPACITY = Fraction(2**62)
 
 
 
@@ -67,9 +71,58 @@ def _claims(cert: RateGrowthCertificate, name: str, low: Fraction, high: Fractio
     return c_low, c_high
 
 
+#: the most rounds of the iteration a certificate may ask for (a cone with a cycle): the checker's own limit
+ROUND_LIMIT = 5_000
+
+
+def _rounds(received: dict[str, list[tuple[str, str]]], ratios: dict[tuple[str, str], tuple[Fraction, Fraction]],
+            rate: dict[str, Fraction], capacity: dict[str, Fraction], rounds: int) -> dict[str, tuple[Fraction,
+                                                                                                     Fraction]]:
+    """Per bolt, (least, most) inflow after `rounds` rounds of the iteration from below and from above: each
+    bolt's round-r inflows from its senders' round-(r−1) throughputs, a bolt's throughput min(inflow, capacity),
+    from 0 below and the capacity above; a spout sends its ratios times its rate every round."""
+    low_through = {b: Fraction(0) for b in received}
+    high_through = dict(capacity)
+    found: dict[str, tuple[Fraction, Fraction]] = {}
+    for _ in range(rounds):
+        for b, pairs in received.items():
+            low = high = Fraction(0)
+            for sender, stream in pairs:
+                lo, hi = ratios[(sender, stream)]
+                if sender in rate:  # a spout
+                    low, high = low + lo * rate[sender], high + hi * rate[sender]
+                else:
+                    low, high = low + lo * low_through[sender], high + hi * high_through[sender]
+            found[b] = (low, high)
+        low_through = {b: min(found[b][0], capacity[b]) for b in received}
+        high_through = {b: min(found[b][1], capacity[b]) for b in received}
+    return found
+
+
+def _topological(received: dict[str, list[tuple[str, str]]], ratios: dict[tuple[str, str], tuple[Fraction,
+                                                                                                   Fraction]],
+                 rate: dict[str, Fraction], capacity: dict[str, Fraction], order: list[str]
+                 ) -> dict[str, tuple[Fraction, Fraction]]:
+    """Per bolt, (least, most) inflow in one pass along `order` (no cycle): each bolt passes on what it processes,
+    min(inflow, capacity), times its ratios."""
+    sent: dict[str, list[tuple[tuple[str, str], Fraction, Fraction]]] = {}  # per sender, its streams and ratios
+    for key, (lo, hi) in ratios.items():
+        sent.setdefault(key[0], []).append((key, lo, hi))
+    flows: Flows = {key: (lo * r, hi * r) for s, r in rate.items() for key, lo, hi in sent.get(s, [])}
+    found: dict[str, tuple[Fraction, Fraction]] = {}
+    for name in order:
+        low = sum((flows[key][0] for key in received[name]), Fraction(0))
+        high = sum((flows[key][1] for key in received[name]), Fraction(0))
+        found[name] = (low, high)
+        for key, lo, hi in sent.get(name, []):
+            flows[key] = (lo * min(low, capacity[name]), hi * min(high, capacity[name]))
+    return found
+
+
 def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     """Why `certificate` does not prove that a lasso of `document` makes its target grow; [] = accepted."""
-    read = read_certificate(document, certificate, RateGrowthCertificate, "a growth certificate")
+    read = read_certificate(document, certificate, RateGrowthCertificate, "a growth certificate",
+                            count_windows=True, duration_windows=True)  # (docs/verifier.md: whole slides; a timer)
     if isinstance(read, list):
         return read
     topo, cert, problems = read
@@ -79,47 +132,61 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     tau, idle = exact(topo.settings.tolerance), exact(topo.settings.max_idle_time)
     rule = topo.settings.emission
     name_of = {c.id: c.name for c in topo.components}
-    received = {name_of[b]: [(name_of[u], st) for u, st in pairs] for b, pairs in topo.inputs().items()}
     ratios: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
     for sp in topo.spouts:
         for stream, r in sp.output_streams().items():
             ratios[(sp.name, stream)] = ratio_bounds(exact(r or 0), sp.burst, rule)
+    timers = {b.name for b in topo.bolts if b.window is not None and b.window.kind == "duration"}
     for b in topo.bolts:
+        batch = STORM_MAX_INT if b.name in timers else take_bound(b)  # (a timer's runs take batches of any size)
         for stream, sigma in b.output_streams().items():
-            ratios[(b.name, stream)] = ratio_bounds(exact(sigma or 0), take_bound(b), rule)
+            ratios[(b.name, stream)] = ratio_bounds(exact(sigma or 0), batch, rule)
     carries = {key for key, (_, hi) in ratios.items() if hi > 0}
-    order = _ordered(received, carries)
-    if order is None:
-        return problems + ["a cycle runs through the network: the schedule's rates need not settle"]
+    received = {name_of[b]: [(name_of[u], st) for u, st in pairs if (name_of[u], st) in carries]
+                for b, pairs in topo.inputs().items()}
+    received.update({name: [] for name in bolts if name not in received})
     if set(cert.bolts) != set(bolts):
         return problems + [f"the certificate names bolts {sorted(cert.bolts)}, the network has {sorted(bolts)}"]
-    flows: Flows = {}
+    rate: dict[str, Fraction] = {}
     for sp in topo.spouts:
-        rate = exact(sp.rate) / (1 - tau)  # one tuple every a(1−τ)
-        if fraction_of(cert.spouts.get(sp.name, "")) != rate:
-            problems.append(f"spout {sp.name}: rate {cert.spouts.get(sp.name)} is not the derived {rate}")
-        for stream in sp.output_streams():
-            lo, hi = ratios[(sp.name, stream)]
-            flows[(sp.name, stream)] = (lo * rate, hi * rate)
-    for name in order:
-        b = bolts[name]
-        low = sum((flows[key][0] for key in received[name] if key in carries), Fraction(0))
-        high = sum((flows[key][1] for key in received[name] if key in carries), Fraction(0))
+        rate[sp.name] = exact(sp.rate) / (1 - tau)  # one tuple every a(1−τ)
+        if fraction_of(cert.spouts.get(sp.name, "")) != rate[sp.name]:
+            problems.append(f"spout {sp.name}: rate {cert.spouts.get(sp.name)} is not the derived {rate[sp.name]}")
+    capacity: dict[str, Fraction] = {}
+    for name, b in bolts.items():  # the target at its slowest, every other bolt at its fastest
         alpha = exact(b.alpha)
-        fastest = take_bound(b) / (alpha * (1 - tau))
-        slowest = take_bound(b) / (alpha * (1 + tau) + idle)
-        capacity = slowest if name == cert.target else fastest
-        claimed = _claims(cert, name, low, high, capacity, problems)
+        capacity[name] = (take_bound(b) / (alpha * (1 + tau) + idle) if name == cert.target
+                          else take_bound(b) / (alpha * (1 - tau)))
+        if name in timers:  # a duration window's timer takes whatever arrived: it only keeps up (section 10.3)
+            capacity[name] = TIMER_CAPACITY
+    if timers and _ordered(received, carries) is None:
+        return problems + [f"a cycle runs through the network with the duration window{'s' if len(timers) > 1 else ''} "
+                           f"{', '.join(sorted(timers))}: the timer's proof holds on acyclic networks only"]
+    if cert.rounds is not None:  # rounds of the iteration: sound with or without a cycle
+        if not 1 <= cert.rounds <= ROUND_LIMIT:
+            return problems + [f"rounds {cert.rounds} is not between 1 and {ROUND_LIMIT}"]
+        derived = _rounds(received, ratios, rate, capacity, cert.rounds)
+    else:
+        order = _ordered(received, carries)
+        if order is None:
+            return problems + ["a cycle runs through the network and the certificate states no rounds: the "
+                               "schedule's rates are not derived in one pass"]
+        derived = _topological(received, ratios, rate, capacity, order)
+    for name in sorted(bolts):
+        low, high = derived[name]
+        claimed = _claims(cert, name, low, high, capacity[name], problems)
         role = cert.bolts[name].role
-        if claimed is not None:
-            c_low, c_high = claimed
-            if (role == "target") != (name == cert.target):
-                problems.append(f"{name}: role {role!r}, but the target is {cert.target}")
-            elif role in ("target", "saturated") and not c_low > capacity:
-                problems.append(f"{name}: {role}, yet its least inflow {c_low} is not above its capacity {capacity}")
-            elif role == "keeps up" and not c_high < capacity:
-                problems.append(f"{name}: keeps up, yet its most inflow {c_high} is not below its capacity {capacity}")
-        for stream in b.output_streams():  # it passes on what it processes, at the pace the schedule gives it
-            lo, hi = ratios[(name, stream)]
-            flows[(name, stream)] = (lo * min(low, capacity), hi * min(high, capacity))
+        if claimed is None:
+            continue
+        c_low, c_high = claimed
+        if name in timers and role != "keeps up":
+            problems.append(f"{name}: {role}, but a duration window's timer takes whatever arrived: it keeps up")
+        elif (role == "target") != (name == cert.target):
+            problems.append(f"{name}: role {role!r}, but the target is {cert.target}")
+        elif role in ("target", "saturated") and not c_low > capacity[name]:
+            problems.append(f"{name}: {role}, yet its least inflow {c_low} is not above its capacity "
+                            f"{capacity[name]}")
+        elif role == "keeps up" and not c_high < capacity[name]:
+            problems.append(f"{name}: keeps up, yet its most inflow {c_high} is not below its capacity "
+                            f"{capacity[name]}")
     return problems

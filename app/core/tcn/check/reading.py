@@ -32,13 +32,36 @@ def slide_bound(bolt: Bolt) -> int:
     return int(window.slide if window.slide is not None else window.length)
 
 
-def windows_refused(topo: Topology, count_windows: bool = False) -> str:
+def join_branches(topo: Topology, bolt: Bolt) -> list[tuple[str, str]] | None:
+    """A join's branches as the certifier reads them (docs/model.md section 11): the input streams (component name,
+    stream) of a bolt whose `join` waits for all, each once; None for any other bolt (Storm's JoinBolt is its
+    window's rule). Restated from the document, not read from `Bolt.waits_for_all` or the network."""
+    if bolt.join is None or bolt.join.kind != "all":
+        return None
+    names = {c.id: c.name for c in topo.components}
+    return sorted({(names[s.source], s.stream or "default") for s in topo.subscriptions if s.target == bolt.id})
+
+
+def joins_refused(topo: Topology) -> str:
+    """Why a checker without the join rule refuses a document with a join that waits for every branch (empty:
+    none): the growth and flood checkers have no such rule yet (docs/model.md section 11) and never read a join as
+    an ordinary bolt; the certifier and the linear checker have it (`join_branches`)."""
+    joins = [b.name for b in topo.bolts if join_branches(topo, b) is not None]
+    if not joins:
+        return ""
+    return (f"the embedded topology has the join{'s' if len(joins) > 1 else ''} {', '.join(joins)}, and this checker "
+            "has no join rule (docs/model.md section 11)")
+
+
+def windows_refused(topo: Topology, count_windows: bool = False, duration_windows: bool = False) -> str:
     """Why a checker refuses a document with a windowed bolt (empty: it has none, or only count windows when
-    `count_windows`): the growth, flood and timeout-witness checkers have no window rule yet (docs/model.md section
-    10) and never read a windowed bolt as an ordinary one; the certifier has it (`slide_bound`), and the linear
-    checker's rows hold for a count window's lassos (docs/verifier.md): both refuse a duration window only."""
-    windowed = [b.name for b in topo.bolts
-                if b.window is not None and not (count_windows and b.window.kind == "count")]
+    `count_windows`): the timeout-witness checker has no window rule yet (docs/model.md section 10) and never reads
+    a windowed bolt as an ordinary one; the certifier has it (`slide_bound`), and the linear checker's rows, the
+    flood proof and growth by rates' proof hold for a count window (docs/verifier.md): these refuse a duration window,
+    but growth by rates' checker, which has a duration window's timer too (`duration_windows`)."""
+    windowed = [b.name for b in topo.bolts if b.window is not None
+                and not (count_windows and b.window.kind == "count")
+                and not (duration_windows and b.window.kind == "duration")]
     if not windowed:
         return ""
     return (f"the embedded topology has the windowed bolt{'s' if len(windowed) > 1 else ''} {', '.join(windowed)}, "
@@ -54,11 +77,13 @@ def fraction_of(text: str) -> Fraction | None:
 
 
 def read_certificate(document: Any, certificate: Any, model: type[CertificateT], what: str,
-                     count_windows: bool = False) -> tuple[Topology, CertificateT, list[str]] | list[str]:
+                     count_windows: bool = False, duration_windows: bool = False, joins: bool = False
+                     ) -> tuple[Topology, CertificateT, list[str]] | list[str]:
     """(topology, certificate, problems so far: a hash that is not the document's) or, when either cannot be
     read, the reason why the certificate is refused; `what` names the certificate in that reason.
     `count_windows`: the checker's rules hold for count-windowed bolts (docs/model.md section 10): only a duration
-    window is refused; else any window is."""
+    window is refused; else any window is. `joins`: the checker has the join rule (the linear one's rows hold for a
+    join's lassos, docs/model.md section 11); else a join is refused."""
     try:
         topo = document if isinstance(document, Topology) else parse_topology(document)
     except TopologyError as exc:
@@ -70,7 +95,7 @@ def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
     missing = unannotated_problems(topo)
     if missing:
         return [f"the embedded topology is not annotated: {missing[0]}"]
-    windowed = windows_refused(topo, count_windows)
+    windowed = windows_refused(topo, count_windows, duration_windows) or ("" if joins else joins_refused(topo))
     if windowed:
         return [windowed]
     problems: list[str] = []
