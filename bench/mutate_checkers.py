@@ -1,27 +1,30 @@
 """Applies each mutation the checker room's tests must kill, one at a time, to a copy of the tree, and runs
 the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py,
 tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py,
-tests/unit/test_linear_losses.py): a mutation is killed when some test fails.
+tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py, tests/unit/test_linear_losses.py): a mutation is
+killed when some test fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
 
-The mutations (docs/verifier.md, "The checker room"): the linear program's checker accepting a negative
-multiplier on an inequality; its `constant >= 0` turned into `> 0` (a certificate with no rows passes); the
-rate proof's checker comparing the claimed least inflow with the derived most; the same checker accepting a
-bolt that "keeps up" with an inflow equal to its capacity; through a cycle, the same checker's rounds from below
-started at the capacities (a fixpoint merely reproduced), or run to its own limit instead of the stated rounds;
-app/core/emission.py's fine-σ fallback [σ, 2σ]
-narrowed to [σ, σ]; and the flood checker accepting a tie, a ratio above the derived one, evidence about another
-document or of another bolt, another input counted at its largest capacity instead of its least rate, or a
-bolt on a cycle given a least rate; the threshold run's checker certifying the run for any checked bolt instead of the
-target, skipping the run's document check, or accepting a certificate whose run has no trace; the nested
-certificate of a chain of floods left unchecked; and the certifier's
-"queue reaches N" turned into "passes N"; the linear checker's worker-death rows (tests/unit/test_worker_search.py)
-forgetting the trees a spout emits while a worker restarts, doubling the time between deaths, or letting no worker
-die in the target's loop; and its `lost-time` row (tests/unit/test_linear_losses.py) counting paced replays once,
-giving a spout that replays at once a curve, dropping the bursts per failure, measuring what piles up against the
-fastest take, or taking a "dvert" carry below one tuple. Prints one line per mutation; exits 1 when one survives.
-Not run by the tests (it runs a test file once per mutation).
+The mutations (docs/verifier.md, "The checker room"): the linear program's checker accepting a negative multiplier on
+an inequality; its `constant >= 0` turned into `> 0` (a certificate with no rows passes); the rate proof's checker
+comparing the claimed least inflow with the derived most; the same checker accepting a bolt that "keeps up" with an
+inflow equal to its capacity; through a join, the same checker reading the join's inflow as the sum of its branches,
+accepting a tie of its branches or of its queue as its cache's growth, or a branch's least rate above the derived one;
+the flood checker reading a join's least rate, or a flooded join's drain, as the sum of its branches, accepting a
+join's branch left out or a join as the source; through a cycle, the same checker's rounds from below started at the
+capacities (a fixpoint merely reproduced), or run to its own limit instead of the stated rounds;
+app/core/emission.py's fine-σ fallback [σ, 2σ] narrowed to [σ, σ]; and the flood checker accepting a tie, a ratio
+above the derived one, evidence about another document or of another bolt, another input counted at its largest
+capacity instead of its least rate, or a bolt on a cycle given a least rate; the threshold run's checker certifying
+the run for any checked bolt instead of the target, skipping the run's document check, or accepting a certificate
+whose run has no trace; the nested certificate of a chain of floods left unchecked; the certifier's "queue reaches
+N" turned into "passes N"; and the linear checker's worker-death rows (tests/unit/test_worker_search.py) forgetting
+the trees a spout emits while a worker restarts, doubling the time between deaths, or letting no worker die in the
+target's loop; and its `lost-time` row (tests/unit/test_linear_losses.py) counting paced replays once, giving a spout
+that replays at once a curve, dropping the bursts per failure, measuring what piles up against the fastest take, or
+taking a "dvert" carry below one tuple. Prints one line per mutation; exits 1 when one survives. Not run by the
+tests (it runs a test file once per mutation).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 ROOM, FLOOD, RUN = "tests/unit/test_checker_room.py", "tests/unit/test_flood.py", "tests/unit/test_flood_run.py"
 CYCLES, OTHERS = "tests/unit/test_rate_growth_cycles.py", "tests/unit/test_flood_others.py"
+JOINS, FLOOD_JOINS = "tests/unit/test_rate_growth_joins.py", "tests/unit/test_flood_joins.py"
 WORKERS = "tests/unit/test_worker_search.py"
 LOSSES = "tests/unit/test_linear_losses.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
@@ -84,7 +88,26 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("worker deaths: no worker dies in the target's loop", "app/core/tcn/check/linear_deaths.py",
      "if runs_all(x, target):", "if True:", WORKERS),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
-     'if not any(s.bolts[n]["queue"] >= threshold', 'if not any(s.bolts[n]["queue"] > threshold', RUN),
+     'any(s.bolts[n]["queue"] >= threshold for n in checked)', 'any(s.bolts[n]["queue"] > threshold for n in checked)',
+     RUN),
+    ("rate proof through a join: its inflow the sum of its branches", "app/core/tcn/check/rate_growth.py",
+     "low = min(flows.get(key, (Fraction(0), Fraction(0)))[0] for key in joins[name])",
+     "low = sum(flows.get(key, (Fraction(0), Fraction(0)))[0] for key in joins[name])", JOINS),
+    ("rate proof through a join: a tie of its branches accepted as cache growth", "app/core/tcn/check/rate_growth.py",
+     "if not problems and not max(lows) > min(highs):", "if not problems and not max(lows) >= min(highs):", JOINS),
+    ("rate proof through a join: a branch's least rate above the derived accepted", "app/core/tcn/check/rate_growth.py",
+     "if low > derived[0]:", "if False:", JOINS),
+    ("rate proof through a join: a tie of its queue accepted", "app/core/tcn/check/rate_growth.py",
+     "if not (c_high < capacity or c_low > capacity):", "if not (c_high <= capacity or c_low > capacity):", JOINS),
+    ("flood through a join: a join's least rate the sum of its branches", "app/core/tcn/check/flood.py",
+     "inflow = min(parts) if len(parts) == len(received.get(b, [])) else Fraction(0)", "inflow = sum(parts)",
+     FLOOD_JOINS),
+    ("flood through a join: a flooded join's drain the sum of its branches", "app/core/tcn/check/flood.py",
+     "        total = min(values, default=Fraction(0))", "        pass", FLOOD_JOINS),
+    ("flood through a join: a branch left out", "app/core/tcn/check/flood.py", "        if missing:",
+     "        if False:", FLOOD_JOINS),
+    ("flood through a join: a join as the source", "app/core/tcn/check/flood.py",
+     "if join_branches(topo, bolts[cert.source]) is not None:", "if False:", FLOOD_JOINS),
     ("lost-time: paced replays counted once", "app/core/tcn/check/linear.py",
      "copies = Fraction(2)  # a replay per fresh tuple at most", "copies = Fraction(1)", LOSSES),
     ("lost-time: a spout replaying at once given a curve", "app/core/tcn/check/linear.py",

@@ -46,7 +46,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "(tuples/s), utilisation ρ and status (bounded: below its queue bound in every run; "
                     "no-repeating-growth: no repeating run grows, but a backed-up upstream bolt may flood it; "
                     "may-grow; grows); the bolts proven unbounded without a search (a bolt whose growth the rates "
-                    "prove floods them: docs/boundedness.md); then the headroom (by how "
+                    "prove floods them: docs/boundedness.md) and the joins whose growth the rates prove, "
+                    "certified (docs/verifier.md); then the headroom (by how "
                     "much the spouts' rates may grow), the first bolt to saturate and, when overloaded, what Storm "
                     "does (backpressure, receive queues, max.spout.pending; docs/storm.md).",
         epilog=examples("stormbound check models/simple-DIA-cfg-1.storm.json --fail-on grows   # exit 1: B2 grows"))
@@ -209,6 +210,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from app.core.storm.rebalance import as_it_runs, rebalance_lines, running_from_document
     from app.core.tcn.cones import bounded_in_cones
     from app.core.tcn.flood import flood_message, instant_floods
+    from app.core.tcn.rate_growth import growth_message, joins_growing_by_rates
     from app.core.topology import one_line
 
     topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
@@ -219,6 +221,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     warning = idle_warning(topo)
     latency = latency_of(topo, args, rates=rates)
     floods = instant_floods(topo, {n: b.status for n, b in report.bolts.items()})
+    joins = joins_growing_by_rates(topo, {n: b.status for n, b in report.bolts.items()})
     failing: list[str] = []
     if args.fail_on == "timeout":
         failing = latency.not_proven()
@@ -246,6 +249,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         data["latency"] = latency.model_dump()
         data["unbounded"] = {n: {"source": c.source, "message": flood_message(c).text(),
                                  "flood_certificate": c.model_dump(mode="json")} for n, c in floods.items()}
+        data["grows_by_rates"] = {n: {"message": growth_message(c).text(), "growth_certificate": c.model_dump(
+            mode="json")} for n, c in joins.items()}
         if args.fail_on == "timeout":
             data["fail_on"] = {"status": "timeout", "spouts": failing}
         elif args.fail_on:
@@ -259,6 +264,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         if floods:
             print("\n".join(["", "Unbounded (a flood whose source grows by rates, no search; docs/boundedness.md):",
                              *(f"- {n}: {one_line(flood_message(c).text())}" for n, c in floods.items())]))
+        if joins:
+            print("\n".join(["", "Grows (a join, proven by rates with a checked certificate, no search; "
+                                 "docs/verifier.md):", *(f"- {one_line(growth_message(c).text())}"
+                                                         for c in joins.values())]))
         print("\n".join(["", "Capacity:", *(f"- {line}" for line in capacity_lines(room))]))
         if differs:
             print("- with the executors that run on the cluster ("

@@ -54,9 +54,10 @@ def read_topology(path: str) -> Topology:
                   "not searched (docs/model.md section 10.3)", file=sys.stderr)
         if b.waits_for_all:
             print(f"note: {path}: bolts.{one_line(b.name)} is a join waiting for every branch: the rate check, the "
-                  "simulation, the solver, the certifier and the linear program have its join rule; the proofs by "
-                  "rates, the flood proofs and the latency bounds do not yet, and decide nothing through it "
-                  "(docs/model.md section 11)", file=sys.stderr)
+                  "simulation, the solver, the certifier, the linear program, the proofs of growth by rates "
+                  "(without a cycle) and the flood proofs (never from a join) have its join rule; the latency bounds "
+                  "only when its cache is bounded and its branches pass each tuple on one for one (docs/model.md "
+                  "section 11)", file=sys.stderr)
     log.info("read %s: %s, %d spouts, %d bolts, %d subscriptions", path, topo.name, len(topo.spouts), len(topo.bolts),
              len(topo.subscriptions))
     return topo

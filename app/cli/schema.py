@@ -120,12 +120,7 @@ def result_schema() -> dict[str, Any]:
     check["properties"]["rebalance"] = {"type": "array", "items": {"type": "string"},
                                         "description": "storm rebalance commands for the suggested parallelism, "
                                                        "and the bolts they cannot reach (numTasks)"}
-    check["properties"]["unbounded"] = {
-        "type": "object", "description": "bolts proven unbounded without a search: flooded by a bolt whose growth the "
-                                         "rates prove (docs/boundedness.md, 'Unbounded: a backlog that floods')",
-        "additionalProperties": {"type": "object", "required": ["source", "message", "flood_certificate"],
-                                 "properties": {"source": {"type": "string"}, "message": {"type": "string"},
-                                                "flood_certificate": {"$ref": "#/$defs/FloodCertificate"}}}}
+    check["properties"].update(_proven_without_search())
     verify["properties"]["headroom"] = {"$ref": "#/$defs/Headroom",
                                         "description": "capacity in Storm's terms (left out with --threshold)"}
     text_or_null = {"anyOf": [{"type": "string"}, {"type": "null"}]}
@@ -156,6 +151,24 @@ def result_schema() -> dict[str, Any]:
         "$defs": defs,
     }
     return with_ids(schema, "result")
+
+
+def _proven_without_search() -> dict[str, Any]:
+    """`check --json`'s answers proven without a search: the floods (`unbounded`) and the joins whose growth the
+    rates prove (`grows_by_rates`), each with its certificate."""
+    unbounded = {
+        "type": "object", "description": "bolts proven unbounded without a search: flooded by a bolt whose growth the "
+                                         "rates prove (docs/boundedness.md, 'Unbounded: a backlog that floods')",
+        "additionalProperties": {"type": "object", "required": ["source", "message", "flood_certificate"],
+                                 "properties": {"source": {"type": "string"}, "message": {"type": "string"},
+                                                "flood_certificate": {"$ref": "#/$defs/FloodCertificate"}}}}
+    grows = {
+        "type": "object", "description": "joins whose growth the rates prove without a search, certified "
+                                         "(docs/verifier.md, 'Growth proven by rates', through a join)",
+        "additionalProperties": {"type": "object", "required": ["message", "growth_certificate"],
+                                 "properties": {"message": {"type": "string"},
+                                                "growth_certificate": {"$ref": "#/$defs/RateGrowthCertificate"}}}}
+    return {"unbounded": unbounded, "grows_by_rates": grows}
 
 
 def headroom_defs() -> dict[str, Any]:

@@ -29,15 +29,27 @@ class LinearCertificate(BaseModel):
     rows: dict[str, str] = Field(default_factory=dict, description="row name -> multiplier 'p/q' (zeros left out)")
 
 
+class RateGrowthBranch(BaseModel):
+    """One branch of a join whose cache a rate-growth certificate proves growing: its input stream and the least
+    and most parts per second it delivers under the schedule ("p/q")."""
+
+    sender: str
+    stream: str
+    rate_low: str
+    rate_high: str
+
+
 class RateGrowthLine(BaseModel):
     """One bolt of a rate-growth certificate: its role under the schedule and its exact long-run figures
-    there ("p/q" strings): the least and the most it receives per second, and the capacity the role uses
-    (the target's smallest, every other bolt's largest)."""
+    there ("p/q" strings): the least and the most it receives per second (a join: the messages its branches
+    complete), and the capacity the role uses (the target's smallest, every other bolt's largest). A target
+    join whose cache grows (`cache grows`) states its branches' figures in `branches`."""
 
-    role: Literal["target", "saturated", "keeps up"]
+    role: Literal["target", "cache grows", "saturated", "keeps up"]
     inflow_low: str
     inflow_high: str
     capacity: str
+    branches: list[RateGrowthBranch] = Field(default_factory=list)
 
 
 class RateGrowthCertificate(BaseModel):
@@ -99,9 +111,9 @@ class FloodRun(BaseModel):
 class FloodCertificate(BaseModel):
     """`target` is unbounded (docs/boundedness.md, "Unbounded: a backlog that floods"): `source`, one of the
     bolts it receives from, can hold any backlog (`evidence`), and while it drains that backlog at full speed
-    the target receives at least Σ rate × ratio of `terms` tuples per second, strictly more than its smallest
-    capacity `capacity`. `content_hash` is that of the target's cone of influence;
-    `app/core/tcn/check/flood.py` checks it."""
+    the target receives at least Σ rate × ratio of `terms` tuples per second (a join, `join`: the least of its
+    branches' terms, one term per branch), strictly more than its smallest capacity `capacity`. `content_hash` is
+    that of the target's cone of influence; `app/core/tcn/check/flood.py` checks it."""
 
     target: str
     content_hash: str
@@ -109,6 +121,8 @@ class FloodCertificate(BaseModel):
     terms: list[FloodTerm] = Field(default_factory=list)
     capacity: str
     evidence: FloodEvidence
+    join: bool = Field(default=False, description="the target is a join waiting for every branch: it receives the "
+                                                  "least of its branches' terms (docs/model.md section 11)")
     run: FloodRun | None = Field(default=None, description="on request (verify --flood-run N): a finite run in "
                                                            "which the target's queue reaches N")
 

@@ -9,8 +9,10 @@ full speed (one full batch per α_U(1−τ)) J receives at least
 
 (λ(X): the least rate X processes while U drains and every bolt but J runs at its fastest, `least_through`)
 
-tuples per second, strictly more than J's smallest capacity C_J/(α_J(1+τ) + max_idle), then for every N a legal
-run takes J's queue past N: J is `unbounded`. The figures and U's evidence are the certificate
+tuples per second (a join J: the least of those terms, one per branch; a join among the other senders: its
+slowest branch's least rate; a join is never U: docs/boundedness.md, "Through a join"), strictly more than J's
+smallest capacity C_J/(α_J(1+τ) + max_idle), then for every N a legal run takes J's queue past N: J is
+`unbounded`. The figures and U's evidence are the certificate
 (`FloodCertificate`); `app/core/tcn/check/flood.py` re-derives them without this module.
 """
 
@@ -95,7 +97,7 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
                    for u, st in inputs if u in spouts and figures.streams[u].get(st, (0, 0, 0))[0] > 0]
     best: tuple[Fraction, FloodCertificate] | None = None
     for source in sorted({name_of[u] for u, _ in inputs if u not in spouts and name_of[u] != target}):
-        if source not in verdicts:
+        if source not in verdicts or ident[source] in figures.joins:  # a join's growth may be its cache's: no backlog
             continue
         evidence = _evidence(source, verdicts[source], traces, proven_on, cone_of)
         if evidence is None:
@@ -107,15 +109,19 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
         if not terms:
             continue
         terms += spout_terms + _other_terms(figures, j, u)
-        inflow = sum((Fraction(t.rate) * Fraction(t.ratio) for t in terms), Fraction(0))
+        join = j in figures.joins
+        # a join: a term for every branch, or its slowest branch delivers nothing it can be shown to
+        whole = not join or {(t.sender, t.stream) for t in terms} == {(name_of[x], st) for x, st in inputs}
+        inflow = drain_of(terms, join) if whole else Fraction(0)
         if inflow <= figures.cap_min[j] and shortfall is not None:
             shortfall.append(f"{source} can hold any backlog, but its fastest drain with the least inflow of "
-                             f"{target}'s other inputs, "
+                             f"{target}'s other inputs{' (a join: its slowest branch)' if j in figures.joins else ''}, "
                              f"{float(inflow):.4g} tuples/s, is not above the {float(figures.cap_min[j]):.4g} "
                              f"{target} processes at its slowest")
         if inflow > figures.cap_min[j] and (best is None or inflow > best[0]):
             best = (inflow, FloodCertificate(target=target, content_hash=content_hash(cone), source=source,
-                                             terms=terms, capacity=_text(figures.cap_min[j]), evidence=evidence))
+                                             terms=terms, capacity=_text(figures.cap_min[j]), evidence=evidence,
+                                             join=join))
     return None if best is None else best[1]
 
 
@@ -136,21 +142,34 @@ def least_through(figures: RateFigures, j: str, u: str) -> dict[str, Fraction]:
     through = {u: figures.cap_max[u]}
     while ready:  # Kahn's walk: a bolt once every bolt it waits for has its figure
         m = ready.pop()
-        inflow = Fraction(0)
+        parts: list[Fraction] = []
         for src, st in figures.inputs[m]:
             ratios = figures.streams[src].get(st)
             if ratios is None:
                 continue
             if src in figures.spout_min:
-                inflow += ratios[0] * figures.spout_min[src]
+                parts.append(ratios[0] * figures.spout_min[src])
             elif src in through:
-                inflow += ratios[1] * through[src]
+                parts.append(ratios[1] * through[src])
+        # a join completes at least what its slowest branch delivers (a branch not reached counts 0), any other
+        # bolt receives the sum of its streams
+        if m in figures.joins:
+            inflow = min(parts) if len(parts) == len(figures.inputs[m]) else Fraction(0)
+        else:
+            inflow = sum(parts, Fraction(0))
         through[m] = min(inflow, figures.cap_max[m])
         for n in below[m]:
             waits[n].discard(m)
             if not waits[n]:
                 ready.append(n)
     return through
+
+
+def drain_of(terms: list[FloodTerm], join: bool = False) -> Fraction:
+    """What the terms bring the target per second: their sum, or for a join (one term per branch) the least of
+    them: it completes what its slowest branch delivers (docs/boundedness.md, "Through a join")."""
+    values = [Fraction(t.rate) * Fraction(t.ratio) for t in terms]
+    return (min(values, default=Fraction(0)) if join else sum(values, Fraction(0)))
 
 
 def _other_terms(figures: RateFigures, j: str, u: str) -> list[FloodTerm]:
@@ -162,10 +181,13 @@ def _other_terms(figures: RateFigures, j: str, u: str) -> list[FloodTerm]:
             and (ratios := figures.streams[x].get(st)) is not None and ratios[1] > 0]
 
 
+_JOIN_DRAIN = " on its slowest branch (a join completes no more than its slowest branch delivers),"
+
+
 def flood_message(cert: FloodCertificate, before: Words | None = None) -> Words:
     """The verdict's words: who backs up and floods the target, at what rate against what capacity, and how;
     `before` is what was known before (kept as the detail under the answer)."""
-    inflow = sum((Fraction(t.rate) * Fraction(t.ratio) for t in cert.terms), Fraction(0))
+    inflow = drain_of(cert.terms, cert.join)
     capacity = Fraction(cert.capacity)
     chain = cert.evidence.flood_certificate
     how = ("its growth is proven by rates" if cert.evidence.growth_certificate is not None
@@ -173,7 +195,8 @@ def flood_message(cert: FloodCertificate, before: Words | None = None) -> Words:
            else "a certified lasso makes it grow")
     text = Words.of(
         f"unbounded: {cert.source} backs up, then floods {cert.target} at ", Figure(inflow), " tuples/s or more",
-        Exactly(inflow), " against the ", Figure(capacity), " it processes at its slowest", Exactly(capacity),
+        Exactly(inflow), _JOIN_DRAIN if cert.join else "",
+        " against the ", Figure(capacity), " it processes at its slowest", Exactly(capacity),
         f". {cert.source} can hold any backlog ({how}); after a long enough slow stretch it drains that backlog at "
         f"full speed, one full batch every α(1−τ), while {cert.target} processes as slowly as it may, so for every "
         f"N a legal run takes {cert.target}'s queue past N (a flood proof with a checked certificate; "
@@ -206,8 +229,8 @@ def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], trac
     """`name` becomes `unbounded` when a flood certificate for it is built and accepted by its checker."""
     before = verdicts[name]
     cone = build_network(topo, [name]).topology
-    if any(b.duration_window is not None for b in cone.bolts) or cone.waiting_joins():  # (a count window: whole
-        return  # slides, boundedness.md); no flood proof through a duration window or a join: no rule yet
+    if any(b.duration_window is not None for b in cone.bolts):  # (a count window: whole slides, boundedness.md;
+        return  # a join: its slowest branch, "Through a join"); no flood proof through a duration window: no rule yet
     short: list[str] = []
     cert = prove_flood(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology, short)
     if cert is None:

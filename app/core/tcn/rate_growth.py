@@ -11,7 +11,11 @@ processes for α(1−τ); the target waits max_idle before each take and process
   the spouts feed) either receives strictly more than its largest capacity (it is saturated: always busy
   with full batches) or strictly less (it keeps up: its queue stays bounded),
 * (with a cycle in the network: the figures are those of finitely many rounds of an iteration from below for
-  the least inflows and from above for the most, each round a valid bound),
+  the least inflows and from above for the most, each round a valid bound; a cone with a cycle and a join is
+  not proven),
+* (a join, docs/model.md section 11: it receives the least of its branches; a target join may grow by its cache,
+  `cache grows`, when one branch delivers at least strictly more than another at most, its queue strictly on one
+  side of its capacity),
 
 the run is eventually periodic with the target's queue growing by a fixed amount per period: a lasso in
 which it grows exists, without writing its positions (there may be 10^4 to 10^5 of them). The figures are
@@ -23,12 +27,14 @@ from __future__ import annotations
 from fractions import Fraction
 
 from app.core.rates.flows import RateFigures, keeps_up
-from app.core.results import RateGrowthCertificate, RateGrowthLine
+from app.core.results import RateGrowthBranch, RateGrowthCertificate, RateGrowthLine
 from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.rate_growth import check_growth_certificate
+from app.core.tcn.network import build_network
 from app.core.topology import Topology
 from app.core.words import Exactly, Figure, Words
 
-__all__ = ["prove_growth", "growth_message"]
+__all__ = ["growth_message", "joins_growing_by_rates", "prove_growth"]
 
 
 def _text(x: Fraction) -> str:
@@ -45,7 +51,7 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
     if ident is None:
         return None
     figures = RateFigures(topo)
-    if figures.joins:  # a join: the fixed schedule's rates have no join rule (docs/model.md section 11)
+    if figures.joins and figures.cyclic:  # the rounds have no join rule (docs/verifier.md, "Growth proven by rates")
         return None
     if figures.timed and figures.cyclic:  # a duration window's timer: acyclic networks only (docs/verifier.md)
         return None
@@ -56,7 +62,7 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
     if not figures.cyclic:  # one pass along a topological order gives the limits themselves
         low = figures.inflows(figures.spout_max, capacities, from_above=False)
         high = figures.inflows(figures.spout_max, capacities, from_above=True)
-        lines = _lines(topo, figures, ident, low, high)
+        lines = _lines(topo, figures, ident, low, high, _branches(figures, ident, capacities, low, high))
     else:  # a cycle: rounds of the iteration from below and from above until every bolt has its role
         found = _iterated(topo, figures, ident, capacities)
         rounds, lines = found if found is not None else (None, None)
@@ -68,16 +74,44 @@ def prove_growth(topo: Topology, target: str) -> RateGrowthCertificate | None:
                                  rounds=rounds)
 
 
+def _branches(figures: RateFigures, ident: str, capacities: dict[str, Fraction], low: dict[str, Fraction],
+              high: dict[str, Fraction]) -> list[RateGrowthBranch]:
+    """A target join's branches with the least and most parts each delivers under the schedule (σ_lo, σ_hi times
+    what its sender emits or processes, as `RateFigures.inflows` sums them); [] for any other target."""
+    if ident not in figures.joins:
+        return []
+    found: list[RateGrowthBranch] = []
+    for source, stream in figures.inputs[ident]:
+        _, lo, hi = figures.streams[source].get(stream, (Fraction(0), Fraction(0), Fraction(0)))
+        if source in figures.spout_max:
+            least = most = figures.spout_max[source]
+        else:
+            least, most = min(low[source], capacities[source]), min(high[source], capacities[source])
+        found.append(RateGrowthBranch(sender=figures.names[source], stream=stream, rate_low=_text(lo * least),
+                                      rate_high=_text(hi * most)))
+    return found
+
+
+def _cache_grows(branches: list[RateGrowthBranch]) -> bool:
+    """A join's cache grows under the schedule: some branch delivers at least strictly more than another at most."""
+    return bool(branches) and max(Fraction(b.rate_low) for b in branches) > min(Fraction(b.rate_high)
+                                                                                for b in branches)
+
+
 def _lines(topo: Topology, figures: RateFigures, ident: str, low: dict[str, Fraction],
-           high: dict[str, Fraction]) -> dict[str, RateGrowthLine] | None:
+           high: dict[str, Fraction], branches: list[RateGrowthBranch] | None = None
+           ) -> dict[str, RateGrowthLine] | None:
     """Each bolt's role and figures when the least and most inflows `low`, `high` give every bolt one (strictly),
-    else None (a tie, or too little inflow at the target)."""
-    if not keeps_up(figures.cap_min[ident], low[ident]):  # it must receive strictly more than it can process
+    else None (a tie, or too little inflow at the target). A target join (`branches`, its branches' figures)
+    whose queue does not grow may grow by its cache: its queue then keeps up, strictly."""
+    grows = keeps_up(figures.cap_min[ident], low[ident])  # it must receive strictly more than it can process
+    by_cache = not grows and _cache_grows(branches or []) and keeps_up(high[ident], figures.cap_min[ident])
+    if not grows and not by_cache:
         return None
     lines: dict[str, RateGrowthLine] = {}
     for b in topo.bolts:
         if b.id == ident:
-            role, capacity = "target", figures.cap_min[b.id]
+            role, capacity = "cache grows" if by_cache else "target", figures.cap_min[b.id]
         elif keeps_up(figures.cap_max[b.id], low[b.id]):
             role, capacity = "saturated", figures.cap_max[b.id]
         elif keeps_up(high[b.id], figures.cap_max[b.id]):
@@ -85,7 +119,8 @@ def _lines(topo: Topology, figures: RateFigures, ident: str, low: dict[str, Frac
         else:  # its inflow may equal its capacity: the run need not settle into a period
             return None
         lines[b.name] = RateGrowthLine(role=role, inflow_low=_text(low[b.id]), inflow_high=_text(high[b.id]),
-                                       capacity=_text(capacity))
+                                       capacity=_text(capacity), branches=list(branches or []) if by_cache
+                                       and b.id == ident else [])
     return lines
 
 
@@ -138,6 +173,8 @@ def growth_message(cert: RateGrowthCertificate) -> Words:
     line = cert.bolts[cert.target]
     inflow, capacity = Fraction(line.inflow_low), Fraction(line.capacity)
     saturated = [n for n, b in cert.bolts.items() if b.role == "saturated"]
+    if line.role == "cache grows":
+        return _cache_message(cert, saturated)
     return Words.of(
         f"{cert.target} grows: in a legal run where the spouts emit as fast as they may, the bolts above it "
         f"process as fast as they may{' (saturated: ' + ', '.join(saturated) + ')' if saturated else ''} and "
@@ -145,3 +182,37 @@ def growth_message(cert: RateGrowthCertificate) -> Words:
         " and processes at most ", capacity, f", so its queue gains {float(inflow - capacity):.4g} tuples/s; that run "
         "repeats, so a lasso in which it grows exists (growth proven by rates, with a checked certificate; "
         "docs/verifier.md)")
+
+
+def _cache_message(cert: RateGrowthCertificate, saturated: list[str]) -> Words:
+    """The words of a join whose cache grows: its slowest branch at most, a faster one at least, the difference."""
+    branches = cert.bolts[cert.target].branches
+    slow = min(branches, key=lambda b: Fraction(b.rate_high))
+    fast = max(branches, key=lambda b: Fraction(b.rate_low))
+    least, most = Fraction(fast.rate_low), Fraction(slow.rate_high)
+
+    def named(b: RateGrowthBranch) -> str:
+        return b.sender + ("" if b.stream == "default" else f" (stream '{b.stream}')")
+
+    return Words.of(
+        f"{cert.target}'s cache grows: in a legal run where the spouts emit as fast as they may and the bolts above "
+        f"it process as fast as they may{' (saturated: ' + ', '.join(saturated) + ')' if saturated else ''}, the "
+        f"join's branch {named(fast)} delivers at least ", Figure(least), " parts/s", Exactly(least),
+        f" and its slowest branch {named(slow)} at most ", most, f", so the parts waiting in its cache for "
+        f"{named(slow)} gain {float(least - most):.4g} per second, while its queue keeps up; that run repeats, so a "
+        "lasso in which its cache grows exists (growth proven by rates, with a checked certificate; docs/verifier.md)")
+
+
+def joins_growing_by_rates(topo: Topology, statuses: dict[str, str]) -> dict[str, RateGrowthCertificate]:
+    """Without any search (`stormbound check`): every join waiting for every branch whose rate-check status is
+    `grows` (at nominal timing), proven to grow on its cone by the schedule's rates, the certificate accepted by its
+    independent checker: a certified counterexample in place of the nominal figure (docs/verifier.md)."""
+    found: dict[str, RateGrowthCertificate] = {}
+    for join in topo.waiting_joins():
+        if statuses.get(join.name) != "grows":
+            continue
+        cone = build_network(topo, [join.name]).topology
+        cert = prove_growth(cone, join.name)
+        if cert is not None and not check_growth_certificate(cone, cert):
+            found[join.name] = cert
+    return found

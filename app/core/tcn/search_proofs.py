@@ -24,8 +24,8 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
     that grows under the fixed fastest-upstream, slowest-target schedule gets `counterexample` with the
     schedule's exact rates as its certificate, without writing the lasso's positions."""
     for target in run.targets:
-        if target in run.verdicts or target in run.joined or search.stop_reason(run.elapsed()):
-            continue  # (a count window in the cone: the schedule takes whole slides, docs/verifier.md; a join: no rule)
+        if target in run.verdicts or search.stop_reason(run.elapsed()):
+            continue  # (a count window or a join in the cone: their rules, docs/verifier.md)
         if not growth_by_rates(search, run, target, run.nets[target]):
             run.attempt(target, "no growth proof by rates (its cone has a cycle that does not settle, a bolt whose "
                                 "inflow may equal its capacity, or the target may keep up)")

@@ -121,11 +121,8 @@ def plan(search: SearchControl, run: Run) -> None:
             "nothing here (docs/model.md section 10.3); the rate "
             f"check's answer is {report.bolts[n].status.replace('-', ' ')}"))
         del run.nets[n]
-    # a cone with a join that waits for every branch: the simulation, the solver, the certifier and the linear program
-    # (a target below the join) have its rule, the proofs by rates not yet (docs/model.md section 11): they skip
-    # `run.joined`
-    joins = {b.name for b in topo.waiting_joins()}
-    run.joined = [n for n in targets if joins & set(run.nets[n].kept)]
+    # a cone with a join that waits for every branch: the simulation, the solver, the certifier, the proofs by rates
+    # (without a cycle) and the linear program (a target below the join) have its rule (docs/model.md section 11)
     # bolts bounded but for failures last: their lassos, if any, are the long ones of a failure cycle
     targets.sort(key=lambda n: (n in run.downgraded, report.bolts[n].status != "grows", len(run.nets[n].kept)))
     run.targets = targets

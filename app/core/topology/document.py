@@ -154,8 +154,9 @@ class Topology(StrictModel):
 
     def waiting_joins(self) -> list[Bolt]:
         """The joins that wait for a part from every branch (docs/model.md section 11). The rate check, the
-        simulation, the solver, the certifier and the linear program have their rule; the proofs by rates, the flood
-        proofs and the timeout witnesses do not yet and decide nothing through one."""
+        simulation, the solver, the certifier, the linear program, the proofs of growth by rates (without a
+        cycle) and the flood proofs (never from a join) have their rule; the timeout witnesses do not yet and
+        decide nothing through one."""
         return [b for b in self.bolts if b.waits_for_all]
 
     def checked_bolts(self) -> list[Bolt]:

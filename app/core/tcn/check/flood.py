@@ -11,7 +11,10 @@ capacity C/(α(1+τ) + max_idle). It accepts (docs/boundedness.md, "Unbounded: a
 * the content hash is the document's, the target and the source are two bolts and the target receives from the
   source (a stream with a positive ratio);
 * every stated term is one of those streams, none twice, at least one from the source, each rate and ratio no
-  higher than derived; the capacity is the derived one; Σ rate × ratio is strictly above it;
+  higher than derived; the capacity is the derived one; Σ rate × ratio is strictly above it (a join: `join`
+  says so, every branch has its term and the least rate × ratio is strictly above it; a join among the other
+  senders adds its slowest branch's least rate, `join_branches`; a join is never the source: docs/boundedness.md,
+  "Through a join");
 * the source's evidence holds: its growth certificate is accepted by `rate_growth.py` (or its lasso by the trace
   certifier, `certify.py`, with the source growing in it; or, in a chain, its own flood certificate by this
   checker, recursively, on the source's cone), for the source; and the evidence's document is part of
@@ -35,7 +38,7 @@ from app.core.results import FloodCertificate
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import fraction_of, read_certificate, take_bound
+from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound
 from app.core.topology import Topology, TopologyError, parse_topology
 
 __all__ = ["check_flood_certificate"]
@@ -180,12 +183,18 @@ def _least_rates(topo: Topology, target: str, source: str) -> dict[str, Fraction
     ready = sorted(b for b, us in waits.items() if not us)
     while ready:  # Kahn's walk, with a queue
         b = ready.pop()
-        inflow = Fraction(0)
+        parts: list[Fraction] = []  # per input stream, the least it carries (a sender not reached: none)
         for u, st in received.get(b, []):
             if u in spouts:
-                inflow += sigma.get((u, st), Fraction(0)) * exact(spouts[u].rate) / (1 + tau)
+                parts.append(sigma.get((u, st), Fraction(0)) * exact(spouts[u].rate) / (1 + tau))
             elif u in least:
-                inflow += ratio_bounds(sigma.get((u, st), Fraction(0)), take_bound(bolts[u]), rule)[0] * least[u]
+                parts.append(ratio_bounds(sigma.get((u, st), Fraction(0)), take_bound(bolts[u]), rule)[0] * least[u])
+        # a join completes the messages every branch delivered: at least its slowest branch's (0 when a branch has
+        # no figure); any other bolt receives the sum of its streams
+        if join_branches(topo, bolts[b]) is not None:
+            inflow = min(parts) if len(parts) == len(received.get(b, [])) else Fraction(0)
+        else:
+            inflow = sum(parts, Fraction(0))
         least[b] = min(inflow, take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau)))
         for f in followers[b]:
             waits[f].discard(b)
@@ -237,17 +246,24 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | Comp
     [] = accepted. `trace`, when given, is the source's lasso, `run_trace` the threshold run's trace (a certificate
     in memory refers to them by index)."""
     read = read_certificate(document, certificate, FloodCertificate, "a flood certificate",
-                            count_windows=True)  # (the proof holds with whole slides: docs/boundedness.md)
+                            count_windows=True, joins=True)  # (the proof holds with whole slides: docs/boundedness.md)
     if isinstance(read, list):
         return read
     topo, cert, problems = read
     bolts = {b.name: b for b in topo.bolts}
     if cert.target not in bolts or cert.source not in bolts or cert.target == cert.source:
         return problems + [f"target {cert.target!r} and source {cert.source!r} must be two bolts of the topology"]
+    if join_branches(topo, bolts[cert.source]) is not None:
+        return problems + [f"the source {cert.source} is a join: its growth may be its cache's, which leaves no "
+                           "backlog in its queue to drain"]
+    branches = join_branches(topo, bolts[cert.target])
+    if cert.join != (branches is not None):
+        return problems + [f"join {cert.join}, but {cert.target} {'is' if branches else 'is not'} a join waiting for "
+                           "every branch"]
     derived = _derived_terms(topo, cert.target, cert.source)
     if not any(s == cert.source and ratio > 0 for (s, _), (_, ratio) in derived.items()):
         return problems + [f"{cert.target} receives nothing from {cert.source}"]
-    total, seen = Fraction(0), set()
+    total, seen, values = Fraction(0), set(), []
     for t in cert.terms:
         key, rate, ratio = (t.sender, t.stream), fraction_of(t.rate), fraction_of(t.ratio)
         if key not in derived or key in seen:
@@ -260,9 +276,16 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | Comp
                             f"{derived[key][0]} × {derived[key][1]}")
         else:
             total += rate * ratio
+            values.append(rate * ratio)
         seen.add(key)
     if not any(s == cert.source for s, _ in seen):
         problems.append(f"no term from the source {cert.source}")
+    if branches is not None:  # a join completes what its slowest branch delivers: every branch needs its term
+        missing = [f"{u}/{st}" for u, st in branches if (u, st) not in seen]
+        if missing:
+            problems.append(f"{cert.target} is a join and its branch{'es' if len(missing) > 1 else ''} "
+                            f"{', '.join(missing)} {'have' if len(missing) > 1 else 'has'} no term")
+        total = min(values, default=Fraction(0))
     j = bolts[cert.target]
     capacity = take_bound(j) / (exact(j.alpha) * (1 + exact(topo.settings.tolerance))
                                 + exact(topo.settings.max_idle_time))

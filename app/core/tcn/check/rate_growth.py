@@ -10,7 +10,9 @@ capacity. A certificate is accepted when its content hash is the document's, it 
 network's bolts, every figure it states is one the checker derives or a weaker one (an inflow_low no
 higher, an inflow_high no lower, the capacity itself), and with its figures: the target receives strictly
 more than its capacity, and every other bolt is `saturated` (it receives strictly more than its
-capacity) or `keeps up` (strictly less).
+capacity) or `keeps up` (strictly less). A join (`join_branches`) receives the least of its branches' figures; a
+target join whose cache grows (`cache grows`) states its branches, and some branch's least rate must be strictly
+above another's most (docs/verifier.md, "Growth proven by rates", through a join).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from app.core.numbers import exact
 from app.core.results import RateGrowthCertificate
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import fraction_of, read_certificate, take_bound
+from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound
 from app.core.topology import STORM_MAX_INT
 
 Flows = dict[tuple[str, str], tuple[Fraction, Fraction]]  # (component name, stream) -> (least, most) tuples/s
@@ -101,28 +103,34 @@ def _rounds(received: dict[str, list[tuple[str, str]]], ratios: dict[tuple[str, 
 
 def _topological(received: dict[str, list[tuple[str, str]]], ratios: dict[tuple[str, str], tuple[Fraction,
                                                                                                    Fraction]],
-                 rate: dict[str, Fraction], capacity: dict[str, Fraction], order: list[str]
-                 ) -> dict[str, tuple[Fraction, Fraction]]:
+                 rate: dict[str, Fraction], capacity: dict[str, Fraction], order: list[str],
+                 joins: dict[str, list[tuple[str, str]]]) -> tuple[dict[str, tuple[Fraction, Fraction]], Flows]:
     """Per bolt, (least, most) inflow in one pass along `order` (no cycle): each bolt passes on what it processes,
-    min(inflow, capacity), times its ratios."""
+    min(inflow, capacity), times its ratios; a join (`joins`: its branches, each stream once, those that carry
+    nothing too) receives the messages every branch delivered: the least of its branches' figures, both ways.
+    Also every stream's (least, most) flow."""
     sent: dict[str, list[tuple[tuple[str, str], Fraction, Fraction]]] = {}  # per sender, its streams and ratios
     for key, (lo, hi) in ratios.items():
         sent.setdefault(key[0], []).append((key, lo, hi))
     flows: Flows = {key: (lo * r, hi * r) for s, r in rate.items() for key, lo, hi in sent.get(s, [])}
     found: dict[str, tuple[Fraction, Fraction]] = {}
     for name in order:
-        low = sum((flows[key][0] for key in received[name]), Fraction(0))
-        high = sum((flows[key][1] for key in received[name]), Fraction(0))
+        if name in joins:
+            low = min(flows.get(key, (Fraction(0), Fraction(0)))[0] for key in joins[name])
+            high = min(flows.get(key, (Fraction(0), Fraction(0)))[1] for key in joins[name])
+        else:
+            low = sum((flows[key][0] for key in received[name]), Fraction(0))
+            high = sum((flows[key][1] for key in received[name]), Fraction(0))
         found[name] = (low, high)
         for key, lo, hi in sent.get(name, []):
             flows[key] = (lo * min(low, capacity[name]), hi * min(high, capacity[name]))
-    return found
+    return found, flows
 
 
 def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     """Why `certificate` does not prove that a lasso of `document` makes its target grow; [] = accepted."""
     read = read_certificate(document, certificate, RateGrowthCertificate, "a growth certificate",
-                            count_windows=True, duration_windows=True)  # (docs/verifier.md: whole slides; a timer)
+                            count_windows=True, duration_windows=True, joins=True)  # (docs/verifier.md)
     if isinstance(read, list):
         return read
     topo, cert, problems = read
@@ -162,7 +170,12 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     if timers and _ordered(received, carries) is None:
         return problems + [f"a cycle runs through the network with the duration window{'s' if len(timers) > 1 else ''} "
                            f"{', '.join(sorted(timers))}: the timer's proof holds on acyclic networks only"]
+    joins = {name: branches for name, b in bolts.items() if (branches := join_branches(topo, b)) is not None}
+    flows: Flows = {}
     if cert.rounds is not None:  # rounds of the iteration: sound with or without a cycle
+        if joins:
+            return problems + [f"the certificate states rounds, and the rounds have no join rule ({', '.join(joins)}"
+                               " waits for every branch: docs/verifier.md, \"Growth proven by rates\")"]
         if not 1 <= cert.rounds <= ROUND_LIMIT:
             return problems + [f"rounds {cert.rounds} is not between 1 and {ROUND_LIMIT}"]
         derived = _rounds(received, ratios, rate, capacity, cert.rounds)
@@ -171,7 +184,7 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
         if order is None:
             return problems + ["a cycle runs through the network and the certificate states no rounds: the "
                                "schedule's rates are not derived in one pass"]
-        derived = _topological(received, ratios, rate, capacity, order)
+        derived, flows = _topological(received, ratios, rate, capacity, order, joins)
     for name in sorted(bolts):
         low, high = derived[name]
         claimed = _claims(cert, name, low, high, capacity[name], problems)
@@ -179,14 +192,53 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
         if claimed is None:
             continue
         c_low, c_high = claimed
+        if role != "cache grows" and cert.bolts[name].branches:
+            problems.append(f"{name}: states branches, which only a target join whose cache grows has")
         if name in timers and role != "keeps up":
             problems.append(f"{name}: {role}, but a duration window's timer takes whatever arrived: it keeps up")
-        elif (role == "target") != (name == cert.target):
+        elif (role in ("target", "cache grows")) != (name == cert.target):
             problems.append(f"{name}: role {role!r}, but the target is {cert.target}")
+        elif role == "cache grows":
+            problems += _cache_problems(cert, name, joins.get(name), flows, c_low, c_high, capacity[name])
         elif role in ("target", "saturated") and not c_low > capacity[name]:
             problems.append(f"{name}: {role}, yet its least inflow {c_low} is not above its capacity "
                             f"{capacity[name]}")
         elif role == "keeps up" and not c_high < capacity[name]:
             problems.append(f"{name}: keeps up, yet its most inflow {c_high} is not below its capacity "
                             f"{capacity[name]}")
+    return problems
+
+
+def _cache_problems(cert: RateGrowthCertificate, name: str, branches: list[tuple[str, str]] | None, flows: Flows,
+                    c_low: Fraction, c_high: Fraction, capacity: Fraction) -> list[str]:
+    """Why the target `name` is not shown to be a join whose cache grows (docs/verifier.md, "Growth proven by
+    rates", joins): it waits for every branch, its queue is strictly on one side of its capacity (no tie), the
+    certificate states exactly its branches with figures the derived ones or weaker, and with them some branch
+    delivers at least strictly more than another at most."""
+    if branches is None:
+        return [f"{name}: role 'cache grows', but it is not a join waiting for every branch"]
+    if not (c_high < capacity or c_low > capacity):
+        return [f"{name}: its queue's inflow {c_low}..{c_high} is not strictly on one side of its capacity {capacity}"]
+    stated = {(b.sender, b.stream): (fraction_of(b.rate_low), fraction_of(b.rate_high))
+              for b in cert.bolts[name].branches}
+    if sorted(stated) != branches or len(stated) != len(cert.bolts[name].branches):
+        return [f"{name}: the certificate states the branches {sorted(stated)}, the join has {branches}"]
+    problems: list[str] = []
+    lows: list[Fraction] = []
+    highs: list[Fraction] = []
+    for key in branches:
+        low, high = stated[key]
+        derived = flows.get(key, (Fraction(0), Fraction(0)))
+        if low is None or high is None:
+            problems.append(f"{name}: branch {key[0]}/{key[1]}: a figure is not a fraction p/q")
+            continue
+        if low > derived[0]:
+            problems.append(f"{name}: branch {key[0]}/{key[1]}: rate_low {low} is above the derived {derived[0]}")
+        if high < derived[1]:
+            problems.append(f"{name}: branch {key[0]}/{key[1]}: rate_high {high} is below the derived {derived[1]}")
+        lows.append(low)
+        highs.append(high)
+    if not problems and not max(lows) > min(highs):
+        problems.append(f"{name}: no branch delivers at least strictly more ({max(lows)}) than another at most "
+                        f"({min(highs)}): its cache is not shown to grow")
     return problems

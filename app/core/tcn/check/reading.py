@@ -44,8 +44,9 @@ def join_branches(topo: Topology, bolt: Bolt) -> list[tuple[str, str]] | None:
 
 def joins_refused(topo: Topology) -> str:
     """Why a checker without the join rule refuses a document with a join that waits for every branch (empty:
-    none): the growth and flood checkers have no such rule yet (docs/model.md section 11) and never read a join as
-    an ordinary bolt; the certifier and the linear checker have it (`join_branches`)."""
+    none): the default of `read_certificate`, so that a checker never reads a join as an ordinary bolt; the
+    certifier, the linear checker, growth by rates' checker and the flood checker have the rule (`join_branches`,
+    docs/model.md section 11)."""
     joins = [b.name for b in topo.bolts if join_branches(topo, b) is not None]
     if not joins:
         return ""
