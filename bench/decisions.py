@@ -1,14 +1,16 @@
 """Decisions per second: how many checked bolts get the user's answer (bounded, grows, unbounded) and how fast.
 
-Usage: .venv/bin/python bench/decisions.py [--sizes 100,500] [--random 30] [--timeout S] [--seed N]
+Usage: .venv/bin/python bench/decisions.py [--sizes 100,500] [--random 30] [--failing 0] [--timeout S] [--seed N]
 
-Verifies seeded layered topologies (tests/layered_topologies.py) of the given sizes and `--random` small random
+Verifies seeded layered topologies (tests/layered_topologies.py) of the given sizes, `--random` small random
 topologies near the boundary (every bolt's nominal capacity 0-50 % above what reaches it, so the jitter τ
 decides; τ 0.1 or 0.2,
-both emission rules, some cycles), every bolt checked. Prints per topology the count of each bolt verdict, the
-seconds, and the decisions per second, where a decision is a bolt answered `bounded`, `counterexample` (grows)
-or `unbounded`; the rest (`no-repeating-growth`, `none-up-to-k`, `unknown`) are not the user's answer yet.
-Wall-clock on a shared 2-core machine: noisy. Not run by the tests.
+both emission rules, some cycles) and `--failing` topologies of the sweep's generator (bench/verdict_sweep.py:
+declared streams, cycles, failing bolts with every replay mode, τ 0-0.2), every bolt checked. Prints per topology
+the count of each bolt verdict, the wall and CPU seconds, and the decisions per second, where a decision is a bolt
+answered `bounded`, `counterexample` (grows) or `unbounded`; the rest (`no-repeating-growth`, `none-up-to-k`,
+`unknown`) are not the user's answer yet; per group the seconds per bolt. Wall-clock on a shared 2-core machine:
+noisy (the CPU seconds less so). Not run by the tests.
 """
 
 from __future__ import annotations
@@ -49,39 +51,51 @@ def near_boundary(rng: random.Random) -> dict[str, Any]:
             "settings": {"tolerance": tau, "max_idle_time": 0, "emission": rng.choice(["exact", "dvert"])}}
 
 
-def run(label: str, topo: Any, timeout: float) -> tuple[int, int, float]:
+def run(label: str, topo: Any, timeout: float) -> tuple[int, int, float, float]:
     from app.core.tcn.search import SearchOptions, verify
 
-    started = time.monotonic()
+    started, cpu = time.monotonic(), time.process_time()
     result = verify(topo, SearchOptions(timeout_s=timeout))
-    seconds = time.monotonic() - started
+    seconds, cpu = time.monotonic() - started, time.process_time() - cpu
     counts = Counter(v.verdict for v in result.bolts.values())
     decided = sum(counts[a] for a in ANSWERS)
-    print(f"{label}: {len(result.bolts)} bolts, {dict(sorted(counts.items()))}, {seconds:.1f} s, "
+    print(f"{label}: {len(result.bolts)} bolts, {dict(sorted(counts.items()))}, {seconds:.1f} s ({cpu:.1f} CPU s), "
           f"{decided / seconds if seconds else 0:.1f} decisions/s", flush=True)
-    return decided, len(result.bolts), seconds
+    return decided, len(result.bolts), seconds, cpu
+
+
+def group(label: str, docs: list[dict[str, Any]], timeout: float) -> None:
+    """Verify each document of a group and print the group's totals."""
+    from app.core.topology import parse_topology
+
+    totals = [0, 0, 0.0, 0.0]
+    for i, doc in enumerate(docs):
+        got = run(f"{label} #{i}", parse_topology(doc), timeout)
+        totals = [a + b for a, b in zip(totals, got, strict=True)]
+    if docs:
+        decided, bolts, seconds, cpu = totals
+        print(f"{label}: {decided} of {bolts} bolts answered in {seconds:.1f} s ({cpu:.1f} CPU s), "
+              f"{decided / seconds if seconds else 0:.1f} decisions/s, {seconds / max(1, bolts):.2f} s "
+              f"({cpu / max(1, bolts):.2f} CPU s) per bolt", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,500")
     parser.add_argument("--random", type=int, default=30)
+    parser.add_argument("--failing", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--seed", type=int, default=46)
     args = parser.parse_args()
     from layered_topologies import layered_topology
 
-    from app.core.topology import parse_topology
+    sys.path.insert(0, str(ROOT / "bench"))
+    from verdict_sweep import random_doc
 
-    totals = [0, 0, 0.0]
     rng = random.Random(args.seed)
-    for i in range(args.random):
-        got = run(f"near-boundary #{i}", parse_topology(near_boundary(rng)), args.timeout)
-        totals = [a + b for a, b in zip(totals, got, strict=True)]
-    if args.random:
-        print(f"near-boundary: {totals[0]} of {totals[1]} bolts answered in {totals[2]:.1f} s, "
-              f"{totals[0] / totals[2] if totals[2] else 0:.1f} decisions/s, "
-              f"{totals[2] / max(1, totals[1]):.2f} s per bolt")
+    group("near-boundary", [near_boundary(rng) for _ in range(args.random)], args.timeout)
+    rng = random.Random(args.seed)  # the sweep's first topologies (bench/verdict_sweep.py, same seed)
+    group("sweep generator", [random_doc(rng) for _ in range(args.failing)], args.timeout)
     for size in (int(s) for s in args.sizes.split(",") if s):
         run(f"layered {size} components", layered_topology(size, 0), args.timeout)
 

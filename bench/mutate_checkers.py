@@ -1,8 +1,8 @@
 """Applies each mutation the checker room's tests must kill, one at a time, to a copy of the tree, and runs
 the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py,
 tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py,
-tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py): a mutation is killed when some test
-fails.
+tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py, tests/unit/test_linear_losses.py): a mutation is
+killed when some test fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
 
@@ -21,7 +21,9 @@ the run for any checked bolt instead of the target, skipping the run's document 
 whose run has no trace; the nested certificate of a chain of floods left unchecked; the certifier's "queue reaches
 N" turned into "passes N"; and the linear checker's worker-death rows (tests/unit/test_worker_search.py) forgetting
 the trees a spout emits while a worker restarts, doubling the time between deaths, or letting no worker die in the
-target's loop. Prints one line per mutation; exits 1 when one survives. Not run by the
+target's loop; and its `lost-time` row (tests/unit/test_linear_losses.py) counting paced replays once, giving a spout
+that replays at once a curve, dropping the bursts per failure, measuring what piles up against the fastest take, or
+taking a "dvert" carry below one tuple. Prints one line per mutation; exits 1 when one survives. Not run by the
 tests (it runs a test file once per mutation).
 """
 
@@ -41,6 +43,7 @@ ROOM, FLOOD, RUN = "tests/unit/test_checker_room.py", "tests/unit/test_flood.py"
 CYCLES, OTHERS = "tests/unit/test_rate_growth_cycles.py", "tests/unit/test_flood_others.py"
 JOINS, FLOOD_JOINS = "tests/unit/test_rate_growth_joins.py", "tests/unit/test_flood_joins.py"
 WORKERS = "tests/unit/test_worker_search.py"
+LOSSES = "tests/unit/test_linear_losses.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -105,6 +108,16 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "        if False:", FLOOD_JOINS),
     ("flood through a join: a join as the source", "app/core/tcn/check/flood.py",
      "if join_branches(topo, bolts[cert.source]) is not None:", "if False:", FLOOD_JOINS),
+    ("lost-time: paced replays counted once", "app/core/tcn/check/linear.py",
+     "copies = Fraction(2)  # a replay per fresh tuple at most", "copies = Fraction(1)", LOSSES),
+    ("lost-time: a spout replaying at once given a curve", "app/core/tcn/check/linear.py",
+     'if rules is None or rules.mode not in ("paced", "none"):', "if rules is None:", LOSSES),
+    ("lost-time: the bursts per failure dropped", "app/core/tcn/check/linear.py",
+     "(fails, 2 * plus + size)", "(fails, size)", LOSSES),
+    ("lost-time: piling up against the fastest take", "app/core/tcn/check/linear.py",
+     "size / (exact(bo.alpha) * (1 + tau) + idle)", "size / (exact(bo.alpha) * (1 - tau))", LOSSES),
+    ("lost-time: a dvert carry below one tuple", "app/core/tcn/check/linear.py",
+     "plus + rounding + sigma * math.ceil(1 / sigma)", "plus + rounding + 1", LOSSES),
 ]
 
 

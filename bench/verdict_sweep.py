@@ -73,6 +73,9 @@ def verdicts(label: str, topo: Any, timeout: float) -> Counter[str]:
     counts = Counter(v.verdict for v in result.bolts.values())
     print(f"{label}: {dict(sorted(counts.items()))} {time.monotonic() - started:.1f} s "
           f"({time.process_time() - cpu:.1f} CPU s)", flush=True)
+    for name, v in result.bolts.items():
+        if v.verdict in ("unknown", "none-up-to-k"):
+            print(f"    {name} {v.verdict}: {v.message}", flush=True)
     return counts
 
 
@@ -94,6 +97,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--seed", type=int, default=46)
     parser.add_argument("--skip-published", action="store_true")
+    parser.add_argument("--only", type=str, default=None,
+                        help="comma-separated indices of the random topologies to verify (the others are drawn, "
+                             "not verified)")
     args = parser.parse_args()
     from app.cli.inputs import read_topology
     from app.core.topology import parse_topology
@@ -114,8 +120,11 @@ def main() -> None:
             summary(group, groups[group])
     rng = random.Random(args.seed)
     groups["random"] = Counter()
+    only = None if args.only is None else {int(i) for i in args.only.split(",")}
     for i in range(args.random):
-        groups["random"] += verdicts(f"random #{i}", parse_topology(random_doc(rng)), args.timeout)
+        doc = random_doc(rng)
+        if only is None or i in only:
+            groups["random"] += verdicts(f"random #{i}", parse_topology(doc), args.timeout)
     summary("random", groups["random"])
     summary("all", sum(groups.values(), Counter()))
 

@@ -31,7 +31,7 @@ from app.core.results import LinearCertificate
 from app.core.tcn.network import BoltParams, Network, SpoutParams
 from app.core.workers import WorkerModel, executors_of, worker_model
 
-__all__ = ["LinearRow", "build_rows", "farkas", "linear_message", "primal_feasible", "prove"]
+__all__ = ["LinearRow", "build_rows", "farkas", "linear_message", "loose_losses", "primal_feasible", "prove"]
 
 RowKind = Literal["ge", "eq"]
 
@@ -182,11 +182,63 @@ def _steady_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction) -> None:
     out.add(f"busy{_label(j)}", "ge", {"T": 1, k: -fast})
 
 
+def _emitted_curve(sigma: Fraction, per_emit: Fraction, burst: Fraction, gap: Fraction,
+                   rule: str) -> tuple[Fraction, Fraction]:
+    """(ρ, b): what a stream of ratio σ carries in any window of length w is at most ρ·w + b, when its sender
+    emits at least `gap` apart, at most `per_emit` tuples per emit (processed, or a spout's emission) and at
+    most `per_emit`·w/gap + `burst` in the window: σ times that, plus the carry (below 1 tuple under
+    `"exact"`, σ⌈1/σ⌉ under `"dvert"`) and, under `"dvert"`, the rounding excess of each emit."""
+    if sigma == 0:
+        return Fraction(0), Fraction(0)
+    if rule == "exact":
+        return sigma * per_emit / gap, sigma * burst + 1
+    extra = _excess(sigma)
+    return (sigma * per_emit + extra) / gap, sigma * burst + extra + sigma * math.ceil(1 / sigma)
+
+
+def _arrival_curve(net: Network, b: BoltParams, replayed_by: dict[str, list[str]]) -> tuple[Fraction, Fraction] | None:
+    """(ρ, b): at most ρ·w + b tuples arrive at bolt `b` in any window of length w of any run
+    (docs/verifier.md, "Losses bounded by time"), or None when a source has no such curve: a spout that
+    replays at once, or a windowed bolt (a windowed `b` too)."""
+    tau, rule = net.tolerance, net.emission
+    fails = net.failures
+    if b.slide != 1 or tau >= 1:
+        return None
+    spouts = {s.name: s for s in net.spouts}
+    bolts = {x.name: x for x in net.bolts}
+    rho, burst = Fraction(0), Fraction(0)
+    for name, stream in b.sources:
+        if name in spouts:
+            sp = spouts[name]
+            copies = 1
+            if replayed_by.get(name):
+                if fails is None or fails.replay == "at-once":
+                    return None
+                copies = 2 if fails.replay == "paced" else 1  # paced: at most one replay per fresh tuple
+            gap = sp.period * (1 - tau)
+            if stream == "default":
+                r, c = Fraction(copies) / gap, Fraction(copies * sp.burst)
+            else:
+                ratio = next(st.sigma for st in sp.streams if st.name == stream)
+                r, c = _emitted_curve(ratio, Fraction(copies), Fraction(copies * sp.burst), gap, rule)
+        else:
+            u = bolts[name]
+            if u.slide != 1:
+                return None
+            sigma = next(st.sigma for st in u.streams if st.name == stream)
+            size = Fraction(u.take_max)
+            r, c = _emitted_curve(sigma, size, size, u.alpha * (1 - tau), rule)
+        rho, burst = rho + r, burst + c
+    return rho, burst
+
+
 def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureModel, sources: list[str],
-                       hitting: list[str] | None = None) -> None:
+                       hitting: list[str] | None = None, curve: tuple[Fraction, Fraction] | None = None,
+                       idle: Fraction = Fraction(0)) -> None:
     """The queue, busy time, failures, downtime and losses of a bolt that may fail; its losses replayed
     by the spouts `sources`. `hitting`: the deaths (X) of the workers that may run it (docs/model.md 9.4): F then
-    counts its own failures Fo and those hits, and what it loses is no longer bounded by its replays."""
+    counts its own failures Fo and those hits, and what it loses is no longer bounded by its replays. With its
+    arrival `curve` (ρ, b), what its failures lose bounded by time (none with worker deaths)."""
     j = b.name
     k, p, arrived, grown = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}", f"d{_label(j)}"
     f_, d_, lost = f"F{_label(j)}", f"D{_label(j)}", f"L{_label(j)}"
@@ -203,6 +255,12 @@ def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureM
     out.add(f"down-hi{_label(j)}", "ge", {own: fails.max_reboot, d_: -1})
     if hitting:
         out.add(f"hit{_label(j)}", "ge", _sum({f_: -1, own: 1}, {x: 1 for x in hitting}))
+    if curve is not None:
+        rho, burst = curve
+        drains = c / (b.alpha * (1 + tau) + idle)  # the fewest tuples per second it takes while never empty
+        piles = max(Fraction(0), rho - drains)
+        out.add(f"lost-time{_label(j)}", "ge",
+                {"T": piles, d_: rho - piles, f_: 2 * burst + c, lost: -1, batches: 1})
     if sources:
         rs = {f"r{_label(j, s)}": 1 for s in sources}
         out.add(f"lost-lo{_label(j)}", "ge", _sum({lost: 1}, {v: -1 for v in rs}))
@@ -367,7 +425,8 @@ def build_rows(net: Network, target: str) -> list[LinearRow]:
         _bolt_rows(out, b, carried)
         if may_fail:
             assert fails is not None
-            _failing_bolt_rows(out, b, tau, fails, sources[b.name], hitting(b.name))
+            curve = None if deaths is not None else _arrival_curve(net, b, replayed_by)  # section 7's failures only
+            _failing_bolt_rows(out, b, tau, fails, sources[b.name], hitting(b.name), curve, idle)
         elif hit:
             assert deaths is not None
             _hit_bolt_rows(out, b, tau, deaths, b.name == target)
@@ -377,6 +436,14 @@ def build_rows(net: Network, target: str) -> list[LinearRow]:
         if b.name == target:
             _growth_rows(out, b, tau, idle, hit)
     return out.rows
+
+
+def loose_losses(net: Network, rows: list[LinearRow]) -> tuple[list[str], list[str]]:
+    """(the failing bolts of `rows`, those of them without a `lost-time` row: what they lose is bounded only by
+    what they receive)."""
+    names = {row.name for row in rows}
+    failing = [b.name for b in net.bolts if f"ttf{_label(b.name)}" in names]
+    return failing, [n for n in failing if f"lost-time{_label(n)}" not in names]
 
 
 def _real(ctx: z3.Context, value: Fraction) -> z3.ArithRef:

@@ -20,7 +20,7 @@ from typing import Any
 
 from app.core.formats.trace import format_time
 from app.core.rates import sigma_bounds
-from app.core.tcn.network import BoltParams, Network, time_grid
+from app.core.tcn.network import BoltParams, Network, only_failing, time_grid
 
 MAX_PERIODS = 200  # multiples of the target's slowest cycle tried as the aligned period T
 MAX_MULTIPLE = 64  # largest number of tuples per period a spout is rounded to for whole flows
@@ -102,14 +102,15 @@ def _split_fast(cycle: Fraction, lo: Fraction, hi: Fraction, idle: Fraction) -> 
 
 
 def aligned_schedule(net: Network, target: str, period: Fraction, multiple: dict[str, int] | None = None,
-                     fail: dict[str, tuple[Fraction, Fraction]] | None = None) -> Schedule | None:
+                     fail: dict[str, tuple[Fraction, Fraction]] | None = None,
+                     slow: frozenset[str] = frozenset()) -> Schedule | None:
     """The schedule aligned to `period` T, or None when some component cannot fit T.
 
     Spout: n emissions per T, the largest multiple of `multiple[spout]` (default 1) with
-    n ≤ T / (a(1−τ)), gap T/n (legal when ≤ a(1+τ)). Target: the fewest cycles per T with a
-    cycle no longer than α(1+τ) + max_idle. Any other bolt: the most cycles per T with a cycle
-    longer than α(1−τ) (or, for a slow bolt, one cycle of a multiple of T). `fail`: the failure
-    plan (:func:`failure_plans`), whose cycles the caller makes divide T."""
+    n ≤ T / (a(1−τ)), gap T/n (legal when ≤ a(1+τ)). Target, and the bolts of `slow`: the fewest
+    cycles per T with a cycle no longer than α(1+τ) + max_idle. Any other bolt: the most cycles per T
+    with a cycle longer than α(1−τ) (or, for a slow bolt, one cycle of a multiple of T). `fail`: the
+    failure plan (:func:`failure_plans`), whose cycles the caller makes divide T."""
     idle = net.max_idle
     gap: dict[str, Fraction] = {}
     for s in net.spouts:
@@ -124,7 +125,7 @@ def aligned_schedule(net: Network, target: str, period: Fraction, multiple: dict
     eager: dict[str, bool] = {}
     for b in net.bolts:
         lo, hi = _window(net, b.alpha)
-        if b.name == target:
+        if b.name == target or b.name in slow:
             cycles = math.ceil(period / (hi + idle))
             split = _split_slow(period / cycles, lo, hi, idle)
         else:
@@ -136,7 +137,7 @@ def aligned_schedule(net: Network, target: str, period: Fraction, multiple: dict
         if split is None:
             return None
         processing[b.name], delay[b.name] = split
-        eager[b.name] = b.name != target
+        eager[b.name] = b.name != target and b.name not in slow
     return Schedule(period, gap, processing, delay, eager, dict(fail or {}))
 
 
@@ -244,9 +245,10 @@ def _valuation(x: Fraction, p: int) -> int:
     return v
 
 
-def unaligned_schedule(net: Network, target: str,
-                       fail: dict[str, tuple[Fraction, Fraction]] | None = None) -> Schedule | None:
-    """Every duration at its extreme: spouts and other bolts fastest, the target slowest.
+def unaligned_schedule(net: Network, target: str, fail: dict[str, tuple[Fraction, Fraction]] | None = None,
+                       slow: frozenset[str] = frozenset()) -> Schedule | None:
+    """Every duration at its extreme: spouts and other bolts fastest, the target and the bolts of `slow`
+    slowest.
 
     A bolt other than the target takes one grid step (the largest time unit dividing every
     constant) after an emit that leaves tuples; with max_idle_time 0 every bolt takes at the
@@ -258,8 +260,10 @@ def unaligned_schedule(net: Network, target: str,
     delay: dict[str, Fraction] = {}
     for b in net.bolts:
         lo, hi = _window(net, b.alpha)
-        processing[b.name], delay[b.name] = (hi, idle) if b.name == target else (lo, min(step, idle))
-    return Schedule(None, gap, processing, delay, {b.name: b.name != target for b in net.bolts}, dict(fail or {}))
+        slowest = b.name == target or b.name in slow
+        processing[b.name], delay[b.name] = (hi, idle) if slowest else (lo, min(step, idle))
+    return Schedule(None, gap, processing, delay, {b.name: b.name != target and b.name not in slow for b in net.bolts},
+                    dict(fail or {}))
 
 
 def failure_plans(net: Network, target: str) -> list[dict[str, tuple[Fraction, Fraction]]]:
@@ -275,14 +279,7 @@ def failure_plans(net: Network, target: str) -> list[dict[str, tuple[Fraction, F
         return []
     step = time_grid(net)
     up = {name: ttf if ttf > 0 else step for name, ttf in fm.min_ttf.items() if name != target}
-    feeds = {b.name: set(b.source_names) for b in net.bolts}
-    upstream: set[str] = set()
-    todo = [target]
-    while todo:
-        for src in feeds.get(todo.pop(), set()):
-            if src not in upstream:
-                upstream.add(src)
-                todo.append(src)
+    upstream = _upstream(net, target)
     downs = [fm.max_reboot] + ([fm.min_reboot] if fm.min_reboot != fm.max_reboot else [])
     plans: list[dict[str, tuple[Fraction, Fraction]]] = []
     for chosen in ({n: u for n, u in up.items() if n not in upstream}, up):
@@ -293,25 +290,43 @@ def failure_plans(net: Network, target: str) -> list[dict[str, tuple[Fraction, F
     return plans
 
 
+def _upstream(net: Network, target: str) -> set[str]:
+    """The components `target` receives from, directly or not."""
+    feeds = {b.name: set(b.source_names) for b in net.bolts}
+    upstream: set[str] = set()
+    todo = [target]
+    while todo:
+        for src in feeds.get(todo.pop(), set()):
+            if src not in upstream:
+                upstream.add(src)
+                todo.append(src)
+    return upstream
+
+
 def _lcm(values: list[Fraction]) -> Fraction:
     """The least common multiple of positive fractions: lcm of numerators over gcd of denominators."""
     return Fraction(math.lcm(*(v.numerator for v in values)), math.gcd(*(v.denominator for v in values)))
 
 
-def _replay_rates(net: Network, sched: Schedule, rate: dict[str, Fraction],
-                  inflow: dict[str, Fraction]) -> dict[str, Fraction]:
+def _replay_rates(net: Network, sched: Schedule, rate: dict[str, Any], inflow: dict[str, Any],
+                  capacity: dict[str, Any], number: Callable[[Fraction], Any]) -> dict[str, Any]:
     """Fluid estimate of each spout's extra emissions per second from replays under `sched`'s
-    failures, given each bolt's `inflow`: a failing bolt loses a share down/(up + down) of it,
-    split evenly among the spouts of its impact table; paced replays add at most one per fresh
-    tuple, "none" nothing."""
+    failures, given each bolt's `inflow` and `capacity`: a failing bolt loses what arrives while it is
+    down, a share down/(up + down) of its inflow, and, when its inflow exceeds its capacity, the queue
+    that piles up while it is up, (inflow − capacity)·up per cycle; split evenly among the spouts of its
+    impact table; paced replays add at most one per fresh tuple, "none" nothing."""
     fm = net.failures
-    extra = dict.fromkeys(rate, Fraction(0))
+    zero = number(Fraction(0))
+    extra = dict.fromkeys(rate, zero)
     if fm is None or fm.replay == "none":
         return extra
-    for name, (up, down) in sched.fail.items():
+    for name, (fraction_up, fraction_down) in sched.fail.items():
+        up, down = number(fraction_up), number(fraction_down)
         reach = [s for s in rate if s in fm.impact.get(name, {})]
+        got = inflow.get(name, zero)
+        piled = max(zero, got - capacity[name]) * up if name in capacity else zero
         for s in reach:
-            extra[s] += inflow.get(name, Fraction(0)) * down / (up + down) / len(reach)
+            extra[s] += (got * down + piled) / (up + down) / len(reach)
     return {s: min(v, rate[s]) if fm.replay == "paced" else v for s, v in extra.items()}
 
 
@@ -346,42 +361,60 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
             for b in order:
                 total = sum((out.get(src, zero) for src in b.sources), zero)
                 inflow[b.name] = total
+                # the target of a growing lasso takes full batches back to back: it passes on its capacity
+                passed = capacity[b.name] if b.name == target else min(total, capacity[b.name])
                 for st in b.streams:
-                    new = ratio[(b.name, st.name)] * min(total, capacity[b.name])
+                    new = ratio[(b.name, st.name)] * passed
                     if out.get((b.name, st.name)) != new:
                         out[(b.name, st.name)], changed = new, True
             if not changed:
                 break
         if sched.fail:
-            replays = _replay_rates(net, sched, fresh, inflow)
+            replays = _replay_rates(net, sched, fresh, inflow, capacity, number)
     return inflow[target] - capacity[target]
 
 
 def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda: False,
               number: Callable[[Fraction], Any] = float) -> Iterator[Schedule]:
     """The schedules to simulate, in order (:func:`_schedules_for` for each failure plan). With
-    failures, the runs in which bolts fail come first, unless some failure-free aligned schedule
-    surely lets the target grow (then that simpler lasso is tried first)."""
+    failures, the runs in which bolts fail come first, unless some failure-free schedule surely lets the
+    target grow (then that simpler lasso is tried first, on the cone without failures). Each failure plan is played
+    twice when its bolts are all off the target's upstream: as fast as allowed, then as slowly as allowed
+    (their queues pile up, so each failure loses, and the spouts replay, more); every
+    aligned schedule of the plans comes before their unaligned ones, which rarely repeat."""
     plans = failure_plans(net, target)
     if not plans:
-        yield from _schedules_for(net, target, None, cancelled, number)
+        yield from _schedules_for(net, target, None, frozenset(), cancelled, number)
         return
-    free = list(_schedules_for(net, target, None, cancelled, number))
-    sure = any(s.period is not None and expected_growth(net, target, s, False, number) > 0 for s in free)
+    # a run in which nothing fails runs on the cone without failures (`only_failing`, as the simulation plays it):
+    # its schedules are aligned to its own components, not to bolts kept only because their losses are replayed
+    unfailing = only_failing(net, ())
+    free = list(_schedules_for(unfailing, target, None, frozenset(), cancelled, number))
+    sure = any(expected_growth(unfailing, target, s, False, number) > 0 for s in free)
     if sure:
         yield from free
-    for plan in plans:
-        yield from _schedules_for(net, target, plan, cancelled, number)
+    unaligned: list[Schedule] = []
+    upstream = _upstream(net, target)
+    for plan in plans:  # slow failing bolts only off the target's upstream: above it they would starve it
+        variants: list[frozenset[str]] = [frozenset()] + ([frozenset(plan)] if not upstream & set(plan) else [])
+        for slow in variants:
+            for sched in _schedules_for(net, target, plan, slow, cancelled, number):
+                if sched.period is not None:
+                    yield sched
+                elif sched not in unaligned:
+                    unaligned.append(sched)
+    yield from unaligned
     if not sure:
         yield from free
 
 
 def _schedules_for(net: Network, target: str, fail: dict[str, tuple[Fraction, Fraction]] | None,
-                   cancelled: Callable[[], bool], number: Callable[[Fraction], Any]) -> Iterator[Schedule]:
-    """The schedules for one failure plan (None: no failure), in order: aligned ones whose fluid
-    estimate lets the target grow, those whose streams carry whole tuples per period first, then
-    those that grow even with σ_lo, then shorter periods; finally the unaligned one. With a
-    failure plan an aligned period is a multiple of every failure cycle (up + down)."""
+                   slow: frozenset[str], cancelled: Callable[[], bool],
+                   number: Callable[[Fraction], Any]) -> Iterator[Schedule]:
+    """The schedules for one failure plan (None: no failure) with the bolts of `slow` at their slowest, in
+    order: aligned ones whose fluid estimate lets the target grow, those whose streams carry whole tuples
+    per period first, then those that grow even with σ_lo, then shorter periods; finally the unaligned
+    one. With a failure plan an aligned period is a multiple of every failure cycle (up + down)."""
     idle = net.max_idle
     tb = next(b for b in net.bolts if b.name == target)
     slowest = tb.alpha * (1 + net.tolerance) + idle
@@ -392,8 +425,8 @@ def _schedules_for(net: Network, target: str, fail: dict[str, tuple[Fraction, Fr
     for m in range(1, MAX_PERIODS + 1):
         if cancelled():
             return
-        whole_counts = aligned_schedule(net, target, m * base, multiple, fail)
-        fastest = aligned_schedule(net, target, m * base, None, fail)
+        whole_counts = aligned_schedule(net, target, m * base, multiple, fail, slow)
+        fastest = aligned_schedule(net, target, m * base, None, fail, slow)
         for sched in [whole_counts] + ([fastest] if fastest != whole_counts else []):
             if sched is None or expected_growth(net, target, sched, True, number) <= 0:
                 continue
@@ -405,6 +438,6 @@ def _schedules_for(net: Network, target: str, fail: dict[str, tuple[Fraction, Fr
             break
     ranked.sort(key=lambda r: r[:3])
     yield from (r[3] for r in ranked[:MAX_ALIGNED_TRIES])
-    natural = unaligned_schedule(net, target, fail)
+    natural = unaligned_schedule(net, target, fail, slow)
     if natural is not None:
         yield natural

@@ -4,12 +4,9 @@ a failure cycle after the linear program; each is certified before it is recorde
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
 
-from app.core.formats.trace import AnyTrace
 from app.core.gc_pause import paused_gc
-from app.core.results import BoltVerdict, Progress
+from app.core.results import Progress
 from app.core.tcn.check.certify import certify
 from app.core.tcn.failing import failure_summary
 from app.core.tcn.search_run import Run, SearchControl
@@ -32,8 +29,7 @@ def simulation_phase(search: SearchControl, run: Run) -> None:
     for target in (t for phase in run.phases for t in phase):
         if target not in run.verdicts and target not in run.downgraded and not search.stop_reason(run.elapsed()):
             search.announce(run, f"{target}: building a lasso by simulation")
-            if _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
-                          run.verdicts, run.elapsed, total_cells=FIRST_PASS_CELLS):
+            if _simulated(search, run, target, total_cells=FIRST_PASS_CELLS):
                 run.capped.add(target)
 
 def failure_cycle_phase(search: SearchControl, run: Run) -> None:
@@ -46,32 +42,38 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
             continue
         if target in run.downgraded:
             search.announce(run, f"{target}: a long simulation through a failure cycle")
-            _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
-                       run.verdicts, run.elapsed, bounded_without_failures=True, budget_s=FAILURE_CYCLE_BUDGET_S)
+            _simulated(search, run, target, bounded_without_failures=True, budget_s=FAILURE_CYCLE_BUDGET_S)
         elif target in run.capped:
             search.announce(run, f"{target}: a longer simulation")
-            _simulated(search, run.nets[target], target, run.checked, run.steady, run.notes, run.traces,
-                       run.verdicts, run.elapsed)
+            _simulated(search, run, target)
 
 
 @paused_gc()  # a long lasso: app/core/gc_pause.py
-def _simulated(search: SearchControl, net: Any, target: str, checked: list[str], steady: frozenset[str],
-               notes: list[str], traces: list[AnyTrace], verdicts: dict[str, BoltVerdict], elapsed: Callable[[], float],
-               *, bounded_without_failures: bool = False, budget_s: float | None = None,
-               total_cells: int | None = None) -> bool:
+def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_failures: bool = False,
+               budget_s: float | None = None, total_cells: int | None = None) -> bool:
     """Build a lasso for `target` by simulation; record it if it certifies, else note a defect.
     A lasso with failures is noted in words: one the target *needs* when the failure-free rate
     check proves it bounded (`bounded_without_failures`). True when no lasso was found and a schedule
     stopped at the cell bound `total_cells` (over all schedules; None: simulate.MAX_CELLS per schedule)."""
+    net, checked, notes, traces, verdicts, elapsed = (run.nets[target], run.checked, run.notes, run.traces,
+                                                      run.verdicts, run.elapsed)
     budget = SIMULATION_BUDGET_S if budget_s is None else budget_s
     budget = budget if search.timeout_s is None else min(budget, search.timeout_s - elapsed())
-    lasso = build_lasso(net, target, cannot_grow=steady, cancelled=search.interrupted,
+    lasso = build_lasso(net, target, cannot_grow=run.steady, cancelled=search.interrupted,
                         deadline=time.monotonic() + max(0.0, budget), total_cells=total_cells)
     if lasso.trace is None:
+        tried = (f"{len(lasso.schedules_tried)} schedule{'s' if len(lasso.schedules_tried) != 1 else ''} "
+                 f"({lasso.positions} positions)")
         if not search.stop_reason(elapsed()):
             then = ("searching with the solver" if search.force_search or budget_s is not None
                     else "trying rates and the linear program, then the solver")
             notes.append(f"simulation for {target}: {lasso.message}; {then}")
+            why = ("one stopped at its cell bound" if lasso.capped
+                   else "none repeated with it growing" if lasso.schedules_tried else lasso.message)
+            run.attempt(target, f"the simulation closed no lasso in which it grows ({tried} played; {why})")
+        else:
+            run.attempt(target, f"the simulation was stopped in its schedule {len(lasso.schedules_tried)} with no "
+                                "growing lasso yet")
         return lasso.capped and total_cells is not None
     cert = certify(lasso.trace, checked=[target], cancelled=lambda: search.cancelled)
     if search.cancelled:

@@ -5,12 +5,13 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from app.core.results import BoltVerdict, LinearCertificate, Progress
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.linear import check_certificate
 from app.core.tcn.check.rate_growth import check_growth_certificate
-from app.core.tcn.linear import build_rows, farkas, linear_message
+from app.core.tcn.linear import build_rows, farkas, linear_message, loose_losses
 from app.core.tcn.network import Network
 from app.core.tcn.rate_growth import growth_message, prove_growth
 from app.core.tcn.search_run import Run, SearchControl
@@ -25,7 +26,9 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
     for target in run.targets:
         if target in run.verdicts or search.stop_reason(run.elapsed()):
             continue  # (a count window or a join in the cone: their rules, docs/verifier.md)
-        growth_by_rates(search, run, target, run.nets[target])
+        if not growth_by_rates(search, run, target, run.nets[target]):
+            run.attempt(target, "no growth proof by rates (its cone has a cycle that does not settle, a bolt whose "
+                                "inflow may equal its capacity, or the target may keep up)")
 
 
 def growth_by_rates(search: SearchControl, run: Run, target: str, net: Network) -> bool:
@@ -46,6 +49,19 @@ def growth_by_rates(search: SearchControl, run: Run, target: str, net: Network) 
         search.progress(Progress(k=0, elapsed_s=run.elapsed(), message=f"{target}: grows (proven by rates)"))
     return True
 
+def _unbounded_losses(net: Any, rows: list[Any]) -> str:
+    """Which failing bolts' losses the rows bound only by what they receive (docs/verifier.md, "Losses bounded by
+    time": no `lost-time` row), in words, or ""."""
+    failing, loose = loose_losses(net, rows)
+    if not failing:
+        return ""
+    if not loose:
+        return f" (what {', '.join(failing)} may lose is bounded by time, not tightly enough to rule it out)"
+    they = "it receives" if len(loose) == 1 else "they receive"
+    return (f" (what {', '.join(loose)} may lose is bounded only by what {they}: fed by a spout that replays at "
+            "once, or through a window, which has no bound per window)")
+
+
 def linear_phase(search: SearchControl, run: Run) -> None:
     """The linear program over one loop pass (app/core/tcn/linear.py, docs/verifier.md): every target
     still undecided whose rows have no solution in which it grows gets `no-repeating-growth` with the
@@ -65,6 +81,11 @@ def linear_phase(search: SearchControl, run: Run) -> None:
                                                                    search.timeout_s - run.elapsed())
         multipliers = farkas(rows, timeout_ms=max(1, int(budget * 1000)), cancelled=search.interrupted)
         if multipliers is None:
+            if time.monotonic() - started >= budget or search.interrupted():
+                run.attempt(target, f"the linear program gave no answer within {budget:.3g} s")
+            else:
+                run.attempt(target, "the linear program over one loop pass has a solution in which it grows"
+                                    + _unbounded_losses(net, rows))
             continue
         took = time.monotonic() - started
         cert = LinearCertificate(target=target, content_hash=content_hash(net.topology),

@@ -71,6 +71,11 @@ class Run:
     windowed: list[str] = field(default_factory=list)  # targets whose cone holds a window: simulation only
     phases: list[list[str]] = field(default_factory=list)
     stop: str | None = None
+    tried: dict[str, list[str]] = field(default_factory=dict)  # per target: what each phase tried and why it failed
+
+    def attempt(self, target: str, what: str) -> None:
+        """Record what a phase tried for `target` without deciding it (its words for an undecided bolt)."""
+        self.tried.setdefault(target, []).append(what)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start

@@ -61,8 +61,12 @@ def close_undecided(search: SearchControl, run: Run) -> None:
     """Targets without an answer: unknown when the search stopped, else none up to the bound reached."""
     for n in [n for n in run.targets if n not in run.verdicts]:
         if run.stop:
-            upto = f" (no counterexample up to k = {run.proven[n]} before that)" if n in run.proven else ""
-            run.verdicts[n] = BoltVerdict(verdict="unknown", k=run.proven.get(n), message=f"{run.stop}{upto}")
+            tried = list(run.tried.get(n, []))
+            if n in run.proven:
+                tried.append(f"the solver found no growing lasso up to k = {run.proven[n]}")
+            missing = ("missing: a growing lasso (certified) or a proof that none grows; " + "; ".join(tried) if tried
+                       else "nothing was tried for it: the time went to the bolts searched before it")
+            run.verdicts[n] = BoltVerdict(verdict="unknown", k=run.proven.get(n), message=f"{run.stop}: {missing}")
         else:
             k_done = run.proven.get(n, run.ks[-1])
             message = f"no lasso makes {n}'s queue grow within {k_done} positions"

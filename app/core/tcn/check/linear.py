@@ -25,7 +25,7 @@ from app.core.results import LinearCertificate
 from app.core.tcn.check.certify_failures import FailureRules, failure_rules
 from app.core.tcn.check.linear_deaths import DeathRows, death_rows
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound
+from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, slide_bound, take_bound
 from app.core.topology import Bolt, Spout, Topology
 from app.core.words import listed
 
@@ -176,11 +176,72 @@ def _steady_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction) -> None:
     _put(c, ("T", 1), (takes, -exact(bo.alpha) * (1 - tau)))
 
 
+def _window_count(rate_per_gap: Fraction, gap: Fraction) -> tuple[Fraction, Fraction]:
+    """A sender whose emits are at least `gap` apart makes at most w/gap + 1 of them in a closed window of length
+    w: as (per second, plus), times `rate_per_gap` tuples each."""
+    return rate_per_gap / gap, rate_per_gap
+
+
+def _stream_window(sigma: Fraction, most: Fraction, gap: Fraction, extra: Fraction,
+                   dvert: bool) -> tuple[Fraction, Fraction]:
+    """(per second, plus): a stream of ratio σ, whose sender hands the emit rule at most `most` tuples per emit
+    (emits at least `gap` apart) and at most most·w/gap + `extra` in a window, carries in any window of length w at
+    most σ times that, plus the carry kept before the window (σ·c < 1 under "exact"; c ≤ ⌈1/σ⌉ under "dvert")
+    and, under "dvert", each emit's rounding."""
+    if not sigma:
+        return Fraction(0), Fraction(0)
+    per_second, plus = sigma * most / gap, sigma * extra
+    if not dvert:
+        return per_second, plus + 1
+    rounding = _round_excess(sigma)
+    return per_second + rounding / gap, plus + rounding + sigma * math.ceil(1 / sigma)
+
+
+def arrival_window(topo: Topology, bo: Bolt, received: list[tuple[str, str]], replaying: set[str],
+                   rules: FailureRules | None) -> tuple[Fraction, Fraction] | None:
+    """(per second, plus): in any window of length w of any run at most per_second·w + plus tuples arrive at
+    `bo` (docs/verifier.md, "Losses bounded by time"); None when that is not shown: `bo` or a bolt it receives
+    from has a count window over several tuples, or a spout it receives from replays at once."""
+    tau = exact(topo.settings.tolerance)
+    if slide_bound(bo) > 1 or tau >= 1:
+        return None
+    dvert = topo.settings.emission == "dvert"
+    spouts = {sp.name: sp for sp in topo.spouts}
+    bolts = {b.name: b for b in topo.bolts}
+    per_second, plus = Fraction(0), Fraction(0)
+    for u, st in received:
+        if u in spouts:
+            sp = spouts[u]
+            copies = Fraction(1)
+            if u in replaying:
+                if rules is None or rules.mode not in ("paced", "none"):
+                    return None
+                if rules.mode == "paced":
+                    copies = Fraction(2)  # a replay per fresh tuple at most
+            gap = (1 - tau) / exact(sp.rate)
+            fresh = (copies / gap, copies * sp.burst)
+            got = fresh if st == "default" else _stream_window(exact(sp.stream_ratio[st]), copies, gap,
+                                                                copies * sp.burst, dvert)
+        else:
+            sender = bolts[u]
+            if slide_bound(sender) > 1:
+                return None
+            size = Fraction(take_bound(sender))
+            gap = exact(sender.alpha) * (1 - tau)
+            emits = _window_count(size, gap)
+            got = _stream_window(exact(sender.output_streams()[st] or 0), size, gap, emits[1], dvert)
+        per_second, plus = per_second + got[0], plus + got[1]
+    return per_second, plus
+
+
 def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: FailureRules, tree: list[str],
-                       hitting: list[str]) -> None:
+                       hitting: list[str], window: tuple[Fraction, Fraction] | None = None,
+                       idle: Fraction = Fraction(0)) -> None:
     """A bolt that may fail F times, down D in all: its queue loses L tuples, replayed by the spouts of `tree`.
     When dying workers may run it (`hitting`, their X), F is its own failures Fo and their deaths' hits, and its
-    losses are no longer bounded by its replays (docs/model.md 9.4)."""
+    losses are no longer bounded by its replays (docs/model.md 9.4). With at most `window` = (per second, plus)
+    tuples arriving in any window, each failure loses what piles up since its queue was last empty, and what
+    arrives while it is down."""
     j = bo.name
     size = take_bound(bo)
     takes, taken, came, grew = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}", f"d{label(j)}"
@@ -205,6 +266,12 @@ def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: Fa
     if hitting:
         c = _row(rows, f"hit{label(j)}", "ge")
         _put(c, (fails, -1), (own, 1), *((x, 1) for x in hitting))
+    if window is not None:
+        per_second, plus = window
+        # while its queue is never empty it takes `size` tuples at least once per α(1+τ) + max_idle
+        surplus = max(Fraction(0), per_second - size / (exact(bo.alpha) * (1 + tau) + idle))
+        c = _row(rows, f"lost-time{label(j)}", "ge")
+        _put(c, ("T", surplus), (down, per_second - surplus), (fails, 2 * plus + size), (lost, -1), (in_batches, 1))
     if tree:
         c = _row(rows, f"lost-lo{label(j)}", "ge")
         _put(c, (lost, 1))
@@ -327,7 +394,9 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
         _bolt_rows(rows, bo, received.get(bo.name, []), spout_names, replaying, join_branches(topo, bo))
         if bo.name in down_bolts:
             assert rules is not None
-            _failing_bolt_rows(rows, bo, tau, rules, trees[bo.name], hitting.get(bo.name, []))
+            window = None if deaths is not None else arrival_window(topo, bo, received.get(bo.name, []), replaying,
+                                                                    rules)  # section 7's failures only
+            _failing_bolt_rows(rows, bo, tau, rules, trees[bo.name], hitting.get(bo.name, []), window, idle)
         elif hit:
             _hit_bolt_rows(rows, bo, tau, hitting[bo.name], bo.name == target)
         else:
