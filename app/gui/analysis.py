@@ -171,14 +171,14 @@ class SnapshotAnalyser(QObject):
 
     def adopt(self, known: Analysed) -> None:
         """Keep `known`, made whole elsewhere (File ▸ Open's worker, Live Mode's), as its snapshot's analysis."""
-        self._whole = known
+        self._whole, self._wanted = known, None  # a worker still running for an earlier snapshot is not waited for
 
     def analysis(self, topo: Topology) -> Analysed | None:
         """`topo`'s analysis, or None while its worker runs (`ready` follows when it arrives)."""
         if self._whole is not None and self._whole.topology is topo:
             return self._whole
         if len(topo.components) <= INLINE_COMPONENTS:
-            self._whole = Analysed(topo)  # filled as the views read it: tens of milliseconds
+            self._whole, self._wanted = Analysed(topo), None  # filled as the views read it: tens of milliseconds
             return self._whole
         self._wanted = topo
         if self._worker is None:

@@ -82,3 +82,24 @@ def test_a_small_document_is_analysed_at_once_on_the_gui_thread(make_window, mod
     known = window.document.analysis()  # no worker, no waiting: the edit's figures are there when it returns
     assert known is not None and known.topology is window.document.topology()
     assert window.scene.nodes[bolt.id].rates is not None and "analysing" not in window.status_problems.text()
+
+
+def test_a_document_opened_while_an_edit_is_analysed_keeps_its_own_analysis(make_window, qtbot, monkeypatch,
+                                                                             models_dir) -> None:
+    """A worker still analysing the previous document's edit, when a small document replaces it, ends without
+    putting the old document's analysis in place of the new one's, and without a second analysis of the new one."""
+    from app.core.formats import load_topology
+
+    window = opened_large(make_window, qtbot)
+    document = window.document
+    made = counted_analyses(monkeypatch)
+    bolt = document.topology().bolts[0]
+    document.undo_stack.push(SetComponentFieldsCommand(document, bolt.id, {"alpha": bolt.alpha * 2}))
+    assert document.analysis() is None  # a worker analyses the large edit
+    small = load_topology(models_dir / "simple-DIA-cfg-1.storm.json")
+    document.replace(small)
+    shown = document.analysis()
+    assert shown is not None and shown.topology is document.topology()
+    qtbot.waitUntil(lambda: not analysis_module.AnalysisWorker.running_workers() and len(made) == 1, timeout=60_000)
+    qtbot.wait(200)  # the worker's `finished`, queued to the GUI thread, is handled
+    assert document.analysis() is shown and len(made) == 1  # the large edit's only
