@@ -25,8 +25,14 @@ run: $(STAMP)
 		$(VENV)/bin/stormbound check $(EXAMPLE); \
 	fi
 
+# The whole suite on PYTEST_WORKERS processes (pytest-xdist; `auto`: one per core); PYTEST_WORKERS=0 runs it in
+# this one process. --dist loadscope sends each test module whole to one worker, and every Spark test to the same
+# one, sharing one local[2] session (tests/conftest.py); the slowest tests' times are printed at the end.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadscope)
+
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider --durations=25 $(PYTEST_PARALLEL)
 
 $(VENV)/.lint-installed: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[lint]"
