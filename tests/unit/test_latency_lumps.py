@@ -96,9 +96,10 @@ def test_lumps_sharpen_the_first_bolt(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_pipeline_through_bolts_that_may_fail_is_paid_once() -> None:
     """S → B0 (fails) → B1 → B2 (fails), σ = 1: the three as one server beat the sum of their own bounds
-    (docs/latency.md, "Pipelines with losses"); tests/unit/test_latency_runs.py checks no surviving tree exceeds it."""
+    (docs/latency.md, "Pipelines with losses"); tests/unit/test_latency_runs.py checks no surviving tree exceeds it.
+    (Bursts of 2: with 1, each emission and its replay fit one take, and "Spaced arrivals" is sharper.)"""
     line = _doc([("B0", 0.3, 1.0, 3), ("B1", 0.45, 1.0, 2), ("B2", 0.45, 0.0, 2)],
-                [("S", "B0"), ("B0", "B1"), ("B1", "B2")], rate=1.0)
+                [("S", "B0"), ("B0", "B1"), ("B1", "B2")], rate=1.0, burst=2)
     line["settings"].update(failures=True, min_reboot_time=0.5, max_reboot_time=2.0, replay="paced")
     line["bolts"][0]["min_ttf"], line["bolts"][2]["min_ttf"] = 8, 20
     lat = LatencyAnalysis(parse_topology(line))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import networkx as nx
@@ -26,6 +26,7 @@ import networkx as nx
 from app.core.failures import UNBOUNDED, failure_model, impacts
 from app.core.latency.netcalc import Bucket, RateLatency, concatenate, leftover_fifo
 from app.core.latency.replays import Delayed, Lumps, lumps_of
+from app.core.latency.spacing import spaced_sojourns
 from app.core.numbers import exact
 from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.curves import ZERO, Curve
@@ -105,8 +106,8 @@ class LatencyAnalysis:
         self.bolts: dict[str, BoltLatency] = {}
         self.windowed = _window_holds(topo, e)  # windows, such joins: why no sojourn bound (a timer gives one: `_bolt`)
         failures = self._failure_arrivals()
-        for j in self._bolts_in_order():
-            self.bolts[j] = self._bolt(j, self._arrival(j, failures))
+        for j, spaced in spaced_sojourns(topo, e, self.model, self._bolts_in_order(), self.windowed):
+            self.bolts[j] = _sharper(self._bolt(j, self._arrival(j, failures)), spaced)
         self.chained = {b.id: self._chained(b.id) for b in topo.bolts}
         self._pipelines: dict[str, list[str]] = {}  # P-independent, kept across the max.spout.pending bisection
         self._segments: dict[tuple[str, int], Fraction | None] = {}
@@ -382,6 +383,13 @@ class LatencyAnalysis:
                     little[s.name] = current * (s.executors or 1) / exact(s.rate)
         return PendingAdvice(goal, largest, unlimited, current, {self.names[k]: v.bound for k, v in now.items()},
                              little)
+
+
+def _sharper(bolt: BoltLatency, spaced: Fraction | None) -> BoltLatency:
+    """The bolt with the smaller of its sojourn bound and the one its spaced arrivals give (docs/latency.md, "Spaced
+    arrivals"; used only where the rates bound it too)."""
+    better = bolt.sojourn is not None and spaced is not None and spaced < bolt.sojourn
+    return replace(bolt, sojourn=spaced) if better else bolt
 
 
 def _cycle_reason(graph: nx.DiGraph, names: dict[str, str], ident: str) -> str | None:
