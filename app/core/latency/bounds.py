@@ -92,8 +92,7 @@ class LatencyAnalysis:
         self.e = rates.figures if rates is not None else figures or RateFigures(topo)
         e = self.e
         self.tau, self.q0 = e.tau, e.q0
-        self.names = {c.id: c.name for c in topo.components}
-        self.timeout = Fraction(topo.storm.message_timeout)
+        self.names, self.timeout = {c.id: c.name for c in topo.components}, Fraction(topo.storm.message_timeout)
         self.acking, _ = acking_of(topo)
         self.model = failure_model(topo)
         self.graph = e.graph  # edges of the streams that carry something
@@ -102,11 +101,12 @@ class LatencyAnalysis:
         self.idle = exact(topo.settings.max_idle_time)
         self.bolts: dict[str, BoltLatency] = {}
         self.windowed = _window_holds(topo, e)  # windows, such joins: why no sojourn bound (a timer gives one: `_bolt`)
-        failures, again = self._failure_arrivals(), True
-        while again:  # a second pass when the bolts' own arrival curves bound what a failure loses more sharply
+        failures = self._failure_arrivals()
+        for second in (False, True):  # a second pass when the bolts' own arrival curves bound the losses more sharply
             for j, spaced in spaced_sojourns(topo, e, self.model, self._bolts_in_order(), self.windowed):
                 self.bolts[j] = _sharper(self._bolt(j, self._arrival(j, failures)), spaced)
-            again = self._relumped()
+            if second or not self._relumped():
+                break
         self.chained = {b.id: self._chained(b.id) for b in topo.bolts}
         self._pipelines: dict[str, list[str]] = {}  # P-independent, kept across the max.spout.pending bisection
         self._segments: dict[tuple[str, int], Fraction | None] = {}
