@@ -6,7 +6,8 @@ Per bolt j proven bounded (its every-run arrival curve (R, b) has R below c = C/
     sojourn_j = α(1+τ) + (L/C)·(Q₀ + C − 1 + E),   E = sup_w (arrivals(w) − c·w)  (= b for one affine piece)
 
 with L = α(1+τ) + max_idle: the FIFO queue is served C tuples per take, the takes at most L apart while it
-waits, and the batch is emitted (and acked) within α(1+τ) of its take ("Per bolt"). With acking and
+waits, and the batch is emitted (and acked) within α(1+τ) of its take ("Per bolt"); a bolt whose arrivals come
+at least L apart, each one take, waits at most max_idle ("Spaced arrivals"). With acking and
 max.spout.pending P, a second bound holds whatever the rates: no more than Q₀ + Σ_s P·tasks_s·Imp(j, s)
 tuples can be ahead of a tuple ("max.spout.pending"). A tree completes when its slowest branch does: per
 spout the longest path of sojourns ("Per spout"); a pipeline of σ = 1 bolts is also bounded as one server
