@@ -587,6 +587,8 @@ def test_ctrl_c_cuts_a_dripping_storm_ui_request_at_once() -> None:
     with StormUIServer("drip11") as server:
         client = StormUIClient(server.url, timeout_s=30)
         timer = threading.Timer(1.0, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
+        # Python's own Ctrl+C, as in the command's process (a pytest-xdist worker ignores SIGINT)
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         start = time.monotonic()
         timer.start()
         try:
@@ -594,6 +596,7 @@ def test_ctrl_c_cuts_a_dripping_storm_ui_request_at_once() -> None:
                 fetch_storm_ui(client, "wordcount")
         finally:
             timer.cancel()
+            signal.signal(signal.SIGINT, previous)
         assert time.monotonic() - start < 15  # not the 30 s deadline, nor the drip's end
 
 
