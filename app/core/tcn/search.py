@@ -7,10 +7,11 @@ one description of what to search that the CLI's `verify`, the GUI's worker and 
 build (app/core/tcn/options.py, free of z3 so that the GUI builds it without loading the solver).
 
 A verification runs in phases, each in its own module: the rate check and the plan
-(app/core/tcn/search_rates.py), lassos by simulation (app/core/tcn/search_lassos.py), proofs by rates
-and by the linear program (app/core/tcn/search_proofs.py), the solver's deepening search
-(app/core/tcn/search_solver.py), and last the linear program with worker deaths
-(app/core/tcn/search_deaths.py); what they share, the search's settings and stop signals and what it
+(app/core/tcn/search_rates.py), proofs by rates (app/core/tcn/search_proofs.py) and the floods they prove
+(app/core/tcn/flood.py) before any search, lassos by simulation (app/core/tcn/search_lassos.py), the linear
+program (app/core/tcn/search_proofs.py), the solver's deepening search (app/core/tcn/search_solver.py), the floods
+again, lassos for the traces of bolts proven by rates with the time left, and last the linear program with worker
+deaths (app/core/tcn/search_deaths.py); what they share, the search's settings and stop signals and what it
 has found so far, is app/core/tcn/search_run.py.
 """
 
@@ -50,8 +51,9 @@ class Search(SearchControl):
 
     def _run(self) -> VerifyResult:
         """The phases of a verification: the rate check (which may prove everything bounded), the
-        targets and their cones, lassos built by simulation, the solver's deepening search, and the
-        verdicts of what is left undecided, and the bolts a backed-up bolt floods (app/core/tcn/flood.py)."""
+        targets and their cones, the proofs by rates, lassos built by simulation, the linear program, the solver's
+        deepening search, the verdicts of what is left undecided, the bolts a backed-up bolt floods
+        (app/core/tcn/flood.py), and lassos for the bolts proven to grow by rates (docs/verifier.md, step 2)."""
         run = rate_phase(self)
         if isinstance(run, VerifyResult):
             return run

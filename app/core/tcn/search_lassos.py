@@ -20,7 +20,7 @@ FAILURE_CYCLE_BUDGET_S = 300.0
 # per target in the first pass, over all its schedules: positions × bolts (about 2.5 KB each at the peak, trace and
 # certification included), so that the first pass stays within megabytes; a target it leaves undecided at this
 # bound is simulated again with simulate.MAX_CELLS after the proofs by rates and the linear program, which
-# answer the large overloaded cones in milliseconds (docs/verifier.md, step 2c)
+# answer the large overloaded cones in milliseconds (docs/verifier.md, step 2d)
 FIRST_PASS_CELLS = 60_000
 
 
@@ -53,7 +53,7 @@ def trace_phase(search: SearchControl, run: Run) -> None:
     """Last, within what is left of the time limit: the targets proven to grow by rates before the search
     (app/core/tcn/search_proofs.py) get a lasso by simulation when one is found as in the first pass, for a trace
     to show; the lasso then answers for them (and for every other such target growing in it), else the proof
-    stays their answer. The bolts left undecided by the proofs had the time first (docs/verifier.md, step 2)."""
+    stays their answer. The bolts left undecided by the proofs had the time first (docs/verifier.md, step 2f)."""
     for target in (t for phase in run.phases for t in phase):
         proof = run.verdicts.get(target)
         if proof is None or proof.method != "rate proof" or search.stop_reason(run.elapsed()):

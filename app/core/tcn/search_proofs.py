@@ -1,6 +1,6 @@
-"""Proofs without a lasso's positions, after the simulation: growth proven by rates
-(app/core/tcn/rate_growth.py) and no repeating growth proven by the linear program over one loop pass
-(app/core/tcn/linear.py), each with its certificate (docs/verifier.md)."""
+"""Proofs without a lasso's positions: growth proven by rates (app/core/tcn/rate_growth.py), before any search, and
+no repeating growth proven by the linear program over one loop pass (app/core/tcn/linear.py), after the simulation,
+each with its certificate (docs/verifier.md)."""
 
 from __future__ import annotations
 
