@@ -84,3 +84,21 @@ def test_a_cancel_while_simulating_for_a_trace_keeps_the_proof() -> None:
     assert not thread.is_alive()
     verdicts = {n: v.verdict for n, v in out["result"].bolts.items()}
     assert verdicts["J"] == "unbounded" and all(verdicts[n] == "counterexample" for n in ("B0", "B1", "B2", "B3", "U"))
+
+
+def test_an_undecided_bolt_bounded_without_failures_says_why_rates_prove_no_growth() -> None:
+    """Random topology #157 of bench/verdict_sweep.py (seed 46): B1, B2 and B3 are bounded when nothing fails, so
+    a proof by rates (a run without failures) cannot show them growing; an `unknown` says so, not "a cycle"."""
+    doc = {"schema_version": 1, "name": "sweep", "spouts": [{"name": "S", "rate": 2.0, "burst": 1}],
+           "bolts": [{"name": "B0", "alpha": 0.377, "sigma": 1.0, "parallelism": 2, "min_ttf": 3.0},
+                     {"name": "B1", "alpha": 0.465, "sigma": 0.5, "parallelism": 2},
+                     {"name": "B2", "alpha": 0.524, "sigma": 0.5, "parallelism": 2},
+                     {"name": "B3", "alpha": 0.498, "sigma": 0.5, "parallelism": 1, "min_ttf": 200.0}],
+           "settings": {"tolerance": 0.0, "max_idle_time": 0, "emission": "dvert", "failures": True,
+                        "min_reboot_time": 1, "max_reboot_time": 2, "replay": "at-once"},
+           "subscriptions": [{"source": "B1", "target": "B3"}, {"source": "S", "target": "B0"},
+                             {"source": "S", "target": "B1"}, {"source": "S", "target": "B2"}]}
+    result = verify(_checked(doc), SearchOptions(timeout_s=0.5))
+    left = [v for v in result.bolts.values() if v.verdict in ("unknown", "none-up-to-k")]
+    assert left and all("without failures the rate check bounds it" in (v.message or "") for v in left)
+    assert not any("a cycle that does not settle" in (v.message or "") for v in left)

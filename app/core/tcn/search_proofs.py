@@ -26,9 +26,14 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
     for target in run.targets:
         if target in run.verdicts or search.stop_reason(run.elapsed()):
             continue  # (a count window or a join in the cone: their rules, docs/verifier.md)
+        if target in run.downgraded:  # (tried all the same: a proof here would contradict the rate check)
+            why = ("without failures the rate check bounds it, so only a run with failures may make it grow, and the "
+                   "proof by rates plays none")
+        else:
+            why = ("its cone has a cycle that does not settle, a bolt whose inflow may equal its capacity, or the "
+                   "target may keep up")
         if not growth_by_rates(search, run, target, run.nets[target]):
-            run.attempt(target, "no growth proof by rates (its cone has a cycle that does not settle, a bolt whose "
-                                "inflow may equal its capacity, or the target may keep up)")
+            run.attempt(target, f"no growth proof by rates ({why})")
 
 
 def growth_by_rates(search: SearchControl, run: Run, target: str, net: Network) -> bool:
