@@ -77,11 +77,11 @@ class Search(SearchControl):
         close_undecided(self, run)
         if proving:  # a source that backs up may flood a bolt below it
             self._floods(run)
-            if simulating:  # what time is left: lassos for the bolts proven to grow by rates, for their traces
-                trace_phase(self, run)
             if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
                 threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
                                cancelled=lambda: self.cancelled, deadline=self.deadline)
+            if simulating:  # what time is left: lassos for the bolts proven to grow by rates, for their traces
+                trace_phase(self, run)
         ordered = {n: run.verdicts[n] for n in run.checked}
         return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
                          self.threshold, run.nets, run.downgraded)

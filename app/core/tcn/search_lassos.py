@@ -53,7 +53,7 @@ def trace_phase(search: SearchControl, run: Run) -> None:
     """Last, within what is left of the time limit: the targets proven to grow by rates before the search
     (app/core/tcn/search_proofs.py) get a lasso by simulation when one is found as in the first pass, for a trace
     to show; the lasso then answers for them (and for every other such target growing in it), else the proof
-    stays their answer. The bolts left undecided by the proofs had the time first (docs/verifier.md, step 2f)."""
+    stays their answer. The bolts left undecided by the proofs had the time first (docs/verifier.md, step 2g)."""
     for target in (t for phase in run.phases for t in phase):
         proof = run.verdicts.get(target)
         if proof is None or proof.method != "rate proof" or search.stop_reason(run.elapsed()):
