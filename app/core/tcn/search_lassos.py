@@ -51,9 +51,10 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
 
 def trace_phase(search: SearchControl, run: Run) -> None:
     """Last, within what is left of the time limit: the targets proven to grow by rates before the search
-    (app/core/tcn/search_proofs.py) get a lasso by simulation when one is found as in the first pass, for a trace
-    to show; the lasso then answers for them (and for every other such target growing in it), else the proof
-    stays their answer. The bolts left undecided by the proofs had the time first (docs/verifier.md, step 2g)."""
+    (app/core/tcn/search_proofs.py) get a lasso by simulation when one is found and certified within the first
+    pass's budget, for a trace to show; the lasso then answers for them (and for every other such target growing in
+    it), else the proof stays their answer. The bolts left undecided by the proofs had the time first
+    (docs/verifier.md, step 2g)."""
     for target in (t for phase in run.phases for t in phase):
         proof = run.verdicts.get(target)
         if proof is None or proof.method != "rate proof" or search.stop_reason(run.elapsed()):
@@ -75,13 +76,14 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
     A lasso with failures is noted in words: one the target *needs* when the failure-free rate
     check proves it bounded (`bounded_without_failures`). True when no lasso was found and a schedule
     stopped at the cell bound `total_cells` (over all schedules; None: simulate.MAX_CELLS per schedule).
-    `for_trace`: the target's growth is proven by rates already; its certification stops at the time limit too."""
+    `for_trace`: the target's growth is proven by rates already; its certification stops with the budget too."""
     net, checked, notes, traces, verdicts, elapsed = (run.nets[target], run.checked, run.notes, run.traces,
                                                       run.verdicts, run.elapsed)
     budget = SIMULATION_BUDGET_S if budget_s is None else budget_s
     budget = budget if search.timeout_s is None else min(budget, search.timeout_s - elapsed())
-    lasso = build_lasso(net, target, cannot_grow=run.steady, cancelled=search.interrupted,
-                        deadline=time.monotonic() + max(0.0, budget), total_cells=total_cells)
+    until = time.monotonic() + max(0.0, budget)
+    lasso = build_lasso(net, target, cannot_grow=run.steady, cancelled=search.interrupted, deadline=until,
+                        total_cells=total_cells)
     if lasso.trace is None:
         tried = (f"{len(lasso.schedules_tried)} schedule{'s' if len(lasso.schedules_tried) != 1 else ''} "
                  f"({lasso.positions} positions)")
@@ -98,9 +100,14 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
             run.attempt(target, f"the simulation was stopped in its schedule {len(lasso.schedules_tried)} with no "
                                 "growing lasso yet")
         return lasso.capped and total_cells is not None
-    stop = search.interrupted if for_trace else (lambda: search.cancelled)
+    def stop() -> bool:  # a lasso for a trace only: the proof answers already, so the budget holds certifying too
+        return search.interrupted() or time.monotonic() >= until if for_trace else search.cancelled
+
     cert = certify(lasso.trace, checked=[target], cancelled=stop)
     if search.cancelled or (not cert.ok and stop()):
+        if for_trace and not search.cancelled:
+            notes.append(f"simulation for {target}: its lasso of {lasso.trace.k} positions was not certified within "
+                         "the budget; its growth stays proven by rates (no trace)")
         return False
     if not cert.ok:
         notes.append(f"defect: a lasso built by simulation for {target} failed certification and was "
