@@ -25,7 +25,7 @@ from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
 from app.core.tcn.search_deaths import worker_death_phase
-from app.core.tcn.search_lassos import failure_cycle_phase, simulation_phase, trace_phase
+from app.core.tcn.search_lassos import QUICK_TRACE_S, failure_cycle_phase, simulation_phase, trace_phase
 from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
 from app.core.tcn.search_rates import plan, rate_phase
 from app.core.tcn.search_run import Run, SearchControl, deepening_schedule
@@ -67,6 +67,7 @@ class Search(SearchControl):
             # never waits on a search, and the search's time goes to the bolts they leave (docs/verifier.md)
             rate_growth_phase(self, run)
             self._floods(run)  # only bolts decided already: a flood proof of a searched bolt waits for its search
+            trace_phase(self, run, QUICK_TRACE_S)  # their short lassos, for a trace: milliseconds each
         if simulating:
             simulation_phase(self, run)
         if proving:

@@ -22,6 +22,9 @@ FAILURE_CYCLE_BUDGET_S = 300.0
 # bound is simulated again with simulate.MAX_CELLS after the proofs by rates and the linear program, which
 # answer the large overloaded cones in milliseconds (docs/verifier.md, step 2d)
 FIRST_PASS_CELLS = 60_000
+# per target proven to grow by rates, right after the proofs: a short lasso for its trace (a few hundred positions
+# take milliseconds), before the bolts the proofs leave search; a longer one is tried last, with what time is left
+QUICK_TRACE_S = 0.5
 
 
 def simulation_phase(search: SearchControl, run: Run) -> None:
@@ -49,12 +52,13 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
             _simulated(search, run, target)
 
 
-def trace_phase(search: SearchControl, run: Run) -> None:
-    """Last, within what is left of the time limit: the targets proven to grow by rates before the search
-    (app/core/tcn/search_proofs.py) get a lasso by simulation when one is found and certified within the first
-    pass's budget, for a trace to show; the lasso then answers for them (and for every other such target growing in
-    it), else the proof stays their answer. The bolts left undecided by the proofs had the time first
-    (docs/verifier.md, step 2g)."""
+def trace_phase(search: SearchControl, run: Run, budget_s: float = SIMULATION_BUDGET_S) -> None:
+    """The targets proven to grow by rates before the search (app/core/tcn/search_proofs.py) get a lasso by simulation
+    when one is found and certified within `budget_s` each, for a trace to show; the lasso then answers for them (and
+    for every other such target growing in it), else the proof stays their answer. Run twice: right after the proofs
+    with QUICK_TRACE_S (the short lassos, before the bolts left undecided search), and last with the first pass's
+    budget and what is left of the time limit (docs/verifier.md, steps 2a and 2g)."""
+    last = budget_s >= SIMULATION_BUDGET_S
     for target in (t for phase in run.phases for t in phase):
         proof = run.verdicts.get(target)
         if proof is None or proof.method != "rate proof" or search.stop_reason(run.elapsed()):
@@ -64,19 +68,21 @@ def trace_phase(search: SearchControl, run: Run) -> None:
         proven = {n: v for n, v in run.verdicts.items() if n in run.nets and v.method == "rate proof"}
         for n in proven:
             del run.verdicts[n]
-        _simulated(search, run, target, total_cells=FIRST_PASS_CELLS, for_trace=True)
+        _simulated(search, run, target, budget_s=budget_s, total_cells=FIRST_PASS_CELLS, for_trace=True, noted=last)
         for n, v in proven.items():
             run.verdicts.setdefault(n, v)
 
 
 @paused_gc()  # a long lasso: app/core/gc_pause.py
 def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_failures: bool = False,
-               budget_s: float | None = None, total_cells: int | None = None, for_trace: bool = False) -> bool:
+               budget_s: float | None = None, total_cells: int | None = None, for_trace: bool = False,
+               noted: bool = True) -> bool:
     """Build a lasso for `target` by simulation; record it if it certifies, else note a defect.
     A lasso with failures is noted in words: one the target *needs* when the failure-free rate
     check proves it bounded (`bounded_without_failures`). True when no lasso was found and a schedule
     stopped at the cell bound `total_cells` (over all schedules; None: simulate.MAX_CELLS per schedule).
-    `for_trace`: the target's growth is proven by rates already; its certification stops with the budget too."""
+    `for_trace`: the target's growth is proven by rates already; its certification stops with the budget too, and a
+    lasso not found is a note only when `noted` (the last try)."""
     net, checked, notes, traces, verdicts, elapsed = (run.nets[target], run.checked, run.notes, run.traces,
                                                       run.verdicts, run.elapsed)
     budget = SIMULATION_BUDGET_S if budget_s is None else budget_s
@@ -88,7 +94,8 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
         tried = (f"{len(lasso.schedules_tried)} schedule{'s' if len(lasso.schedules_tried) != 1 else ''} "
                  f"({lasso.positions} positions)")
         if for_trace:
-            notes.append(f"simulation for {target}: {lasso.message}; its growth stays proven by rates (no trace)")
+            if noted:
+                notes.append(f"simulation for {target}: {lasso.message}; its growth stays proven by rates (no trace)")
         elif not search.stop_reason(elapsed()):
             then = ("searching with the solver" if search.force_search or budget_s is not None
                     else "trying the linear program, then the solver")
@@ -105,7 +112,7 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
 
     cert = certify(lasso.trace, checked=[target], cancelled=stop)
     if search.cancelled or (not cert.ok and stop()):
-        if for_trace and not search.cancelled:
+        if for_trace and noted and not search.cancelled:
             notes.append(f"simulation for {target}: its lasso of {lasso.trace.k} positions was not certified within "
                          "the budget; its growth stays proven by rates (no trace)")
         return False
