@@ -61,6 +61,7 @@ def _clocks(before: Before) -> dict[str, Fraction | None]:
     clocks.update({f"bolt {n}: its idle deadline clock": sec(c) for n, c in before.bolt_waiting_clock.items()})
     clocks.update({f"bolt {n}: its time since recovery": sec(c) for n, c in before.bolt_up_clock.items()})
     clocks.update({f"bolt {n}: its time since failure": sec(c) for n, c in before.bolt_down_clock.items()})
+    clocks.update({n: sec(c) for n, c in before.worker_clocks.items()})  # section 9.5
     return clocks
 
 
@@ -85,7 +86,7 @@ def _loop_checks(rules: Rules, source: Source, first: Step, last: Step, befores:
     def bad(text: str) -> None:
         problems.append(f"loop {loop_start}..{k}: {text}")
 
-    mode = rules.fail.mode if rules.fail else "none"
+    mode = rules.replay_mode
     backlog_growth = {name: last.spouts[name]["backlog"] - first.spouts[name]["backlog"] for name in rules.period}
     growth = {name: last.bolts[name]["queue"] - first.bolts[name]["queue"] for name in rules.alpha}
     seen = _loop_pass(rules, source, backlog_growth, growth, mode == "paced")
@@ -120,6 +121,11 @@ def _loop_checks(rules: Rules, source: Source, first: Step, last: Step, befores:
                 bad(f"bolt {name}: the state before the loop does not repeat ({key.removeprefix('bolt_')})")
         if growth[name] < 0:
             bad(f"bolt {name}: queue shrinks by {-growth[name]} per pass, so the loop cannot repeat forever")
+    for w, held in b_first.workers.items():  # section 9.5: down, the replays held back, what happens at the ends
+        if b_last.workers[w] != held:
+            bad(f"worker {w}: the state before the loop does not repeat (down, or the replays held back)")
+        if first.workers.get(w) != last.workers.get(w):
+            bad(f"worker {w} acts differently at {loop_start} and {k + 1}")
     for (name, st), carry in b_first.stream_buffer.items():
         if b_last.stream_buffer[(name, st)] != carry:
             bad(f"{name}: the carry of stream {st} does not repeat")
@@ -321,7 +327,7 @@ def _unrolled(rules: Rules, source: Source, befores: list[Before | None], growth
                            {n: {**sp, "backlog": sp["backlog"] + p * backlog_growth[n]}
                             if backlog_growth[n] else sp for n, sp in s.spouts.items()},
                            {n: {**b, "queue": b["queue"] + p * growth[n]} if growth[n] else b
-                            for n, b in s.bolts.items()})
+                            for n, b in s.bolts.items()}, s.workers)
 
     # positions 0..k of the unrolled run are the trace's own, replayed without a problem (timing only adds
     # problems, never changes the state): the replay resumes before k + 1 from the state recorded there

@@ -29,6 +29,11 @@ def clock_limits(rules: Rules) -> tuple[int, dict[str, Fraction]]:
         for n, ttf in rules.fail.min_ttf.items():
             limits[f"bolt {n}: its time since recovery"] = ttf
             limits[f"bolt {n}: its time since failure"] = rules.fail.max_reboot
+    if rules.deaths is not None:  # section 9.5: a dying worker's clocks, since its restart and since its death
+        constants += rules.deaths.constants()
+        for w in rules.deaths.workers:
+            limits[f"worker {w}: its time since its restart"] = rules.deaths.min_ttf
+            limits[f"worker {w}: its time since its death"] = max(rules.deaths.max_reboot, rules.deaths.timeout)
     return math.lcm(*(Fraction(c).denominator for c in constants)), limits
 
 

@@ -7,6 +7,7 @@ import math
 from fractions import Fraction
 
 from app.core.numbers import exact
+from app.core.tcn.check.certify_deaths import death_rules
 from app.core.tcn.check.certify_failures import failure_rules
 from app.core.tcn.check.reading import join_branches, slide_bound, take_bound
 from app.core.topology import Bolt, Topology
@@ -45,6 +46,7 @@ class Rules:
         self.silent = {b.name: self.streams[b.name]["default"][1] for b in topo.bolts}  # the default stream's
         self.emission = topo.settings.emission
         self.fail = failure_rules(topo)  # section 7: None when no bolt may fail
+        self.deaths = death_rules(topo)  # section 9.5: None when no worker may die in a trace
         self._emitted: dict[tuple[str, Fraction | int, str], tuple[int, Fraction | int]] = {}
 
     def emit(self, name: str, total: Fraction, stream: str = "default") -> tuple[int, Fraction]:
@@ -73,4 +75,9 @@ class Rules:
             out += [a, a * self.tau]
         for alpha in self.alpha.values():
             out += [alpha * (1 - self.tau), alpha * (1 + self.tau)]
-        return out + (self.fail.constants() if self.fail else [])
+        return out + (self.fail.constants() if self.fail else []) + (self.deaths.constants() if self.deaths else [])
+
+    @property
+    def replay_mode(self) -> str:
+        """settings.replay as the failures (section 7) or the worker deaths (9.5) read it; "none" without either."""
+        return self.fail.mode if self.fail else self.deaths.mode if self.deaths else "none"
