@@ -396,6 +396,7 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
     waiting_since, expected_queue, failed = state.waiting_since, state.expected_queue, state.failed
     take_max, emit_fast, max_idle = rules.take_max, rules.emit_fast, rules.idle
     slide, arrivals_rule = rules.slide, _arrival_rules(cx)
+    dying = rules.deaths.bolt_worker if rules.deaths is not None else {}  # section 9.5: checked at every position
 
     def bolts(i: int, t: int, step: Step, emitted: Emitted) -> None:
         for name, bo in step.bolts.items():
@@ -412,7 +413,7 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
                 late(i, who, f"tuples wait {sec(t - since)} s, longer than max_idle_time {max_idle}")
             lo, hi = window[name]
             taken = 0
-            if (bo["fail"] or bo["recover"] or bo["lost"] or bo["replays"] or failed[name]
+            if (bo["fail"] or bo["recover"] or bo["lost"] or bo["replays"] or failed[name] or name in dying
                     or bo["phase"] == "failed") and failure(i, t, name, bo, queue, was_processing, hi):
                 continue  # a failure position: nothing else happens there
             # 2.2 processing time and 2.3 EMIT first: it ends the phase; a TAKE at the same position
