@@ -1,7 +1,8 @@
 """Applies each mutation the checker room's tests must kill, one at a time, to a copy of the tree, and runs
 the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py,
 tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py,
-tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py, tests/unit/test_linear_losses.py): a mutation is
+tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py, tests/unit/test_linear_losses.py,
+tests/unit/test_death_lassos.py): a mutation is
 killed when some test fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
@@ -23,7 +24,10 @@ N" turned into "passes N"; and the linear checker's worker-death rows (tests/uni
 the trees a spout emits while a worker restarts, doubling the time between deaths, or letting no worker die in the
 target's loop; and its `lost-time` row (tests/unit/test_linear_losses.py) counting paced replays once, giving a spout
 that replays at once a curve, dropping the bursts per failure, measuring what piles up against the fastest take, or
-taking a "dvert" carry below one tuple. Prints one line per mutation; exits 1 when one survives. Not run by the
+taking a "dvert" carry below one tuple; and the certifier's worker-death rule (tests/unit/test_death_lassos.py)
+accepting a death before worker_min_ttf, replays beyond the tuples in flight, an acker's death that breaks only its own
+worker's trees, a bolt of the dead worker left up, replays released before the timeout or at the death, or a dying
+bolt's loss other than what it held. Prints one line per mutation; exits 1 when one survives. Not run by the
 tests (it runs a test file once per mutation).
 """
 
@@ -44,6 +48,7 @@ CYCLES, OTHERS = "tests/unit/test_rate_growth_cycles.py", "tests/unit/test_flood
 JOINS, FLOOD_JOINS = "tests/unit/test_rate_growth_joins.py", "tests/unit/test_flood_joins.py"
 WORKERS = "tests/unit/test_worker_search.py"
 LOSSES = "tests/unit/test_linear_losses.py"
+DEATHS = "tests/unit/test_death_lassos.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -87,6 +92,20 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      'f"X{_w(x)}": -ttf}', 'f"X{_w(x)}": -2 * ttf}', WORKERS),
     ("worker deaths: no worker dies in the target's loop", "app/core/tcn/check/linear_deaths.py",
      "if runs_all(x, target):", "if True:", WORKERS),
+    ("death lasso: a worker dying before worker_min_ttf accepted", "app/core/tcn/check/certify_deaths.py",
+     "elif t - st.up_since[w] < min_ttf:", "elif t - st.up_since[w] < 0:", DEATHS),
+    ("death lasso: replays beyond the tuples in flight accepted", "app/core/tcn/check/certify_deaths.py",
+     "if total > sum(flight.values()):", "if total > 10 * sum(flight.values()):", DEATHS),
+    ("death lasso: the acker's death breaking only its own worker's trees", "app/core/tcn/check/certify_deaths.py",
+     "held if not acker else tuple(bolts)", "held", DEATHS),
+    ("death lasso: a bolt of the dead worker left up", "app/core/tcn/check/certify_deaths.py",
+     'if bo["fail"] != death:', 'if bo["fail"] and not death:', DEATHS),
+    ("death lasso: replays released before the timeout", "app/core/tcn/check/certify_deaths.py",
+     "if w in st.due and t >= st.due[w]:", "if w in st.due and t >= st.due[w] - timeout // 2:", DEATHS),
+    ("death lasso: replays released at the death", "app/core/tcn/check/certify_deaths.py",
+     "st.due[w] = t + timeout", "st.due[w] = t", DEATHS),
+    ("death lasso: a dying bolt's own loss unchecked", "app/core/tcn/check/certify_failures.py",
+     'if bo["lost"] != want:', 'if bo["lost"] > want + 1:', DEATHS),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
      'any(s.bolts[n]["queue"] >= threshold for n in checked)', 'any(s.bolts[n]["queue"] > threshold for n in checked)',
      RUN),

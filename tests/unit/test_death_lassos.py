@@ -17,13 +17,18 @@ from typing import Any
 
 import pytest
 
+from app.core.failures import failures_off
 from app.core.formats.trace import Trace
 from app.core.rates import rate_check
 from app.core.tcn.check.certify import certify
+from app.core.tcn.network import build_network
 from app.core.tcn.search import SearchOptions, verify
-from app.core.tcn.search_deaths import death_lassos
+from app.core.tcn.search_deaths import REPLAYS_PER_BATCH
+from app.core.tcn.simulate import build_lasso
+from app.core.tcn.simulate_deaths import death_plan
 from app.core.topology import parse_topology
 from app.core.trace_series import trace_series
+from app.core.workers import worker_model
 from tests.unit.test_worker_check import Sim
 
 ACKER_DEATH = Path(__file__).resolve().parents[1] / "data" / "workers" / "acker-death.storm.json"
@@ -45,8 +50,14 @@ def x_dies() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def x_trace() -> dict[str, Any]:
-    found = death_lassos(parse_topology(x_dies()), ["A"], lambda: False, 20)
-    trace = found["A"][0]
+    """The simulation's lasso, not yet certified (so that a mutated certifier fails a test, not this fixture)."""
+    topo = parse_topology(x_dies())
+    net = build_network(failures_off(topo), ["A"])
+    model = worker_model(topo)
+    assert model is not None
+    plan = death_plan(net, model, REPLAYS_PER_BATCH)
+    assert plan is not None
+    trace = build_lasso(net, "A", deaths=plan).trace
     assert isinstance(trace, Trace)  # short: not compressed
     return trace.model_dump(mode="json")
 
