@@ -167,3 +167,16 @@ def test_the_independent_simulation_grows_with_the_acker_workers_deaths_and_not_
         late = AckerWorkerDies(data, seed, 600, True).run().queues["A"]
         assert late >= early + 10, (seed, early, late)  # every death breaks the trees in A's queue
         assert AckerWorkerDies(data, seed, 600, False).run().queues["A"] <= 3
+
+
+def test_a_lasso_without_deaths_needs_no_worker_clock_to_repeat() -> None:
+    # A above its capacity grows with no death at all; its loop starts long before worker_min_ttf (100 s), so a
+    # worker's time since time 0 differs at the loop's ends: a worker that never dies in the loop need not repeat
+    # it (a death is never forced, docs/model.md 9.5), and the lasso is certified
+    data = x_dies()
+    data["bolts"][1]["alpha"] = 1.1
+    data["storm"]["worker_min_ttf"] = 100
+    result = verify(parse_topology(data), SearchOptions(timeout_s=60))
+    assert result.bolts["A"].verdict == "counterexample" and not result.worker_death_lassos
+    trace = result.traces[0]
+    assert Fraction(trace.positions[trace.k + 1].time) < 100 and certify(trace, ["A"]).ok

@@ -51,8 +51,10 @@ class Certificate:
     loop_duration: Fraction | None = None
 
 
-def _clocks(before: Before) -> dict[str, Fraction | None]:
-    """The clocks before a position by name, in seconds (None: not readable there)."""
+def _clocks(before: Before, dying: set[str] | None = None) -> dict[str, Fraction | None]:
+    """The clocks before a position by name, in seconds (None: not readable there). A worker's clocks only for the
+    workers in `dying` (all when None): one that never dies in the loop need not repeat them (a death is never
+    forced, docs/model.md 9.5, so the run goes on with it never dying again)."""
     def sec(x: int | None) -> Fraction | None:
         return None if x is None else Fraction(x, before.unit)
 
@@ -61,7 +63,8 @@ def _clocks(before: Before) -> dict[str, Fraction | None]:
     clocks.update({f"bolt {n}: its idle deadline clock": sec(c) for n, c in before.bolt_waiting_clock.items()})
     clocks.update({f"bolt {n}: its time since recovery": sec(c) for n, c in before.bolt_up_clock.items()})
     clocks.update({f"bolt {n}: its time since failure": sec(c) for n, c in before.bolt_down_clock.items()})
-    clocks.update({n: sec(c) for n, c in before.worker_clocks.items()})  # section 9.5
+    clocks.update({n: sec(c) for n, c in before.worker_clocks.items()  # section 9.5
+                   if dying is None or n.split(":")[0].removeprefix("worker ") in dying})
     return clocks
 
 
@@ -129,7 +132,7 @@ def _loop_checks(rules: Rules, source: Source, first: Step, last: Step, befores:
     for (name, st), carry in b_first.stream_buffer.items():
         if b_last.stream_buffer[(name, st)] != carry:
             bad(f"{name}: the carry of stream {st} does not repeat")
-    for problem in region_problems(rules, _clocks(b_first), _clocks(b_last), loop_start, k + 1):
+    for problem in region_problems(rules, _clocks(b_first, seen.dying), _clocks(b_last, seen.dying), loop_start, k + 1):
         bad(problem)
     for name in rules.period:
         if name not in seen.emitting:
@@ -178,6 +181,7 @@ class _Seen:
     failing: set[str] = field(default_factory=set)  # a bolt that fails, loses tuples or is failed
     short_replays: dict[str, list[int]] = field(default_factory=dict)  # a growing backlog's emission replaying < n
     growing: dict[str, list[str]] = field(default_factory=dict)  # a growing queue's empty or partial positions
+    dying: set[str] = field(default_factory=set)  # the workers that die in the loop (section 9.5)
 
 
 def _loop_pass(rules: Rules, source: Source, backlog_growth: dict[str, int], growth: dict[str, int],
@@ -189,6 +193,7 @@ def _loop_pass(rules: Rules, source: Source, backlog_growth: dict[str, int], gro
     take_max, slide = rules.take_max, rules.slide
     loop = itertools.islice(source.steps(source.loop_start), source.k + 1 - source.loop_start)
     for pos, s in enumerate(loop, source.loop_start):
+        seen.dying.update(w for w, rec in s.workers.items() if rec.get("death"))
         for name, sp in s.spouts.items():
             if sp["emitted"] > 0:
                 seen.emitting.add(name)
