@@ -19,6 +19,7 @@ import pytest
 
 from app.core.failures import failures_off
 from app.core.formats.trace import Trace
+from app.core.long_trace import read_long_trace
 from app.core.rates import rate_check
 from app.core.tcn.check.certify import certify
 from app.core.tcn.network import build_network
@@ -93,7 +94,9 @@ def test_a_death_loses_its_workers_tuples_and_its_trees_come_back_at_the_timeout
             assert positions[out]["workers"]["w1"]["released"] == {"S": replays}  # at the message timeout
             after, now = positions[out + 1]["spouts"]["S"], positions[out]["spouts"]["S"]  # (0 left out)
             assert after.get("backlog", 0) == now.get("backlog", 0) - now.get("replayed", 0) + replays
-    assert trace_series(Trace.model_validate(x_trace)).deaths[0][2] == "w1"  # the plots mark them
+    series = trace_series(Trace.model_validate(x_trace))
+    assert series.deaths[0][2] == "w1"  # the plots mark them, and `plot`'s reader of long traces alike
+    assert read_long_trace(x_trace).series.deaths == series.deaths
 
 
 def mutated(trace: dict[str, Any], **storm: Any) -> dict[str, Any]:
