@@ -26,9 +26,9 @@ target's loop; and its `lost-time` row (tests/unit/test_linear_losses.py) counti
 that replays at once a curve, dropping the bursts per failure, measuring what piles up against the fastest take, or
 taking a "dvert" carry below one tuple; and the certifier's worker-death rule (tests/unit/test_death_lassos.py)
 accepting a death before worker_min_ttf, replays beyond the tuples in flight, an acker's death that breaks only its own
-worker's trees, a bolt of the dead worker left up, replays released before the timeout or at the death, or a dying
-bolt's loss other than what it held. Prints one line per mutation; exits 1 when one survives. Not run by the
-tests (it runs a test file once per mutation).
+worker's trees, a worker with one acker among several breaking every tree, a bolt of the dead worker left up,
+replays released before the timeout or at the death, or a dying bolt's loss other than what it held. Prints one line
+per mutation; exits 1 when one survives. Not run by the tests (it runs a test file once per mutation).
 """
 
 from __future__ import annotations
@@ -98,6 +98,8 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "if total > sum(flight.values()):", "if total > 10 * sum(flight.values()):", DEATHS),
     ("death lasso: the acker's death breaking only its own worker's trees", "app/core/tcn/check/certify_deaths.py",
      "held if not acker else tuple(bolts)", "held", DEATHS),
+    ("death lasso: a worker with one acker among several breaking every tree", "app/core/tcn/check/certify_deaths.py",
+     "ackers > 0 and ackers == sum(rows.get(ACKERS, []))", "ackers > 0", DEATHS),
     ("death lasso: a bolt of the dead worker left up", "app/core/tcn/check/certify_deaths.py",
      'if bo["fail"] != death:', 'if bo["fail"] and not death:', DEATHS),
     ("death lasso: replays released before the timeout", "app/core/tcn/check/certify_deaths.py",

@@ -111,6 +111,9 @@ def mutated(trace: dict[str, Any], **storm: Any) -> dict[str, Any]:
     # without the acker, w1's death breaks only X's trees: fewer than the replays recorded
     ("replays beyond the tuples in flight", {"assignment": {"S": [1, 0], "A": [1, 0], "X": [0, 1],
                                                             "__acker": [1, 0]}}, "tuples in flight"),
+    # two ackers, one per worker: w1's death breaks only the trees hashed to its acker, so only X's are counted
+    ("an acker among two", {"acker_executors": 2, "assignment": {"S": [1, 0], "A": [1, 0], "X": [0, 1],
+                                                                "__acker": [1, 1]}}, "tuples in flight"),
     # A on worker 1 too: it would have to fail at every death of w1
     ("a bolt of the dead worker still up", {"assignment": {"S": [1, 0], "A": [0, 1], "X": [0, 1],
                                                            "__acker": [0, 1]}}, "does not fail at its worker w1"),

@@ -20,7 +20,7 @@ from typing import Any
 
 from app.core.tcn.network import Network
 from app.core.topology import Topology
-from app.core.workers import ACKER, WorkerModel, executors_of
+from app.core.workers import ACKER, WorkerModel, ackers_of, executors_of
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,8 @@ class DeathPlan:
 
 
 def playable_workers(topo: Topology, model: WorkerModel, bolts: list[str]) -> list[tuple[int, tuple[str, ...], bool]]:
-    """The workers a simulation may let die (index, the bolts of `bolts` it runs, whether it runs an acker): with the
-    document's explicit assignment only, a worker that runs no spout executor and all or none of each bolt's
+    """The workers a simulation may let die (index, the bolts of `bolts` it runs, whether it runs every acker): with
+    the document's explicit assignment only, a worker that runs no spout executor and all or none of each bolt's
     executors, and runs a bolt of `bolts` or an acker."""
     if not model.explicit:
         return []
@@ -72,9 +72,9 @@ def playable_workers(topo: Topology, model: WorkerModel, bolts: list[str]) -> li
         held = [b for b in bolts if model.at_most(w, ids[b], counts[ids[b]])]
         if any(not model.runs_all(w, ids[b], counts[ids[b]]) for b in held):
             continue
-        acker = model.at_most(w, ACKER, 1) > 0
-        if held or acker:
-            out.append((w, tuple(held), acker))
+        if held or model.at_most(w, ACKER, 1):
+            # its death breaks every tree in flight only when it runs every acker (a tree's ack-val is in one)
+            out.append((w, tuple(held), model.runs_all(w, ACKER, ackers_of(topo, model.workers))))
     return out
 
 

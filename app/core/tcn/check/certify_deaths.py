@@ -26,7 +26,7 @@ DEFAULT_TIMEOUT = 30  # Storm's topology.message.timeout.secs
 
 @dataclass(frozen=True)
 class DeathRules:
-    """Section 9.5 by NAME: the workers that may die in a trace (the bolts each runs, whether it runs an acker), the
+    """Section 9.5 by NAME: the workers that may die in a trace (the bolts each runs, whether it runs every acker), the
     time between deaths, the restart bounds, the timeout T, the replay mode ("none" without acking) and, per bolt,
     the spouts whose trees reach it."""
 
@@ -62,9 +62,9 @@ def death_rules(topo: Topology) -> DeathRules | None:
         held = tuple(b for b in sorted(size) if count(b))
         if any(count(b) != size[b] for b in held):
             continue  # part of a bolt: never dies in a trace
-        acker = count(ACKERS) > 0
-        if held or acker:
-            workers[f"w{w}"] = (held, acker)
+        ackers = count(ACKERS)  # its death breaks every tree in flight only when it runs every acker
+        if held or ackers:
+            workers[f"w{w}"] = (held, ackers > 0 and ackers == sum(rows.get(ACKERS, [])))
     if not workers:
         return None
     acking = s.replay != "none" and st.acker_executors != 0
@@ -213,8 +213,9 @@ def worker_rules(dl: DeathRules, st: DeathState, backlog: dict[str, int], ticks:
 def _replay_check(i: int, who: str, dl: DeathRules, gave: dict[str, int], counted: tuple[str, ...],
                   bolts: dict[str, dict[str, Any]], batch_before: dict[str, int], bad: Report) -> None:
     """A death's replays: none without acking; else at most the tuples in flight at the death (queue, arrivals and
-    batch in progress) in its bolts, and in every bolt when it runs an acker; each replaying spout's trees reach a
-    bolt with tuples in flight."""
+    batch in progress) in its bolts, and in every bolt when it runs every acker executor (each pending tree's ack-val
+    dies then; with some of them, only the trees hashed to those, which no count here bounds); each replaying spout's
+    trees reach a bolt with tuples in flight."""
     if dl.mode == "none":
         if gave:
             bad(i, who, f"replays {gave}, but nothing is replayed (settings.replay 'none' or no ackers)")
