@@ -91,7 +91,9 @@ class Headroom:
             out["worker_deaths_modelled"] = True
             out["worker_deaths"] = {**self.worker_check.to_json(),
                                     "single_bolt_failures_survived": self.bolt_failures_survived,
-                                    "search_plays_worker_deaths": {"linear_program": True, "simulation": False,
+                                    # the simulation: with an explicit assignment (docs/model.md 9.5)
+                                    "search_plays_worker_deaths": {"linear_program": True,
+                                                                   "simulation": self.worker_check.model.explicit,
                                                                    "solver": False}}
         elif self.workers is not None:  # no time between deaths: a worker's death is not decided
             out["worker_deaths_modelled"] = False
