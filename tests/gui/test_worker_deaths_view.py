@@ -35,6 +35,7 @@ def test_a_lasso_with_worker_deaths_opens_in_the_trace_view_with_each_death(qtbo
     result = panel.states[0].result
     assert result is not None and set(result.worker_death_lassos) == {"A"}
     assert any("but not its workers' deaths" in note for note in result.notes)
+    assert "grows with worker deaths (a certified lasso; Show trace opens it): A" in panel.details.toPlainText()
     assert panel.show_trace(0, "A")
     view = panel.trace_view
     death = next(i for i, shown in enumerate(view.shown) if shown.position.workers
