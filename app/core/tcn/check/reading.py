@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from app.core.numbers import exact
 from app.core.tcn.check.content import content_hash
 from app.core.topology import Bolt, Topology, TopologyError, parse_topology, unannotated_problems
 
@@ -30,6 +31,17 @@ def slide_bound(bolt: Bolt) -> int:
     if window is None or window.kind != "count":
         return 1
     return int(window.slide if window.slide is not None else window.length)
+
+
+def timer_bound(bolt: Bolt, tolerance: Fraction) -> Fraction | None:
+    """A duration window's G = (1+τ)·max(S, α) as the certifier reads it (docs/model.md section 10.3): its timer
+    takes every waiting tuple at most G after its last run; None for any other bolt. Restated from the document,
+    not read from the network or the rate check."""
+    window = bolt.window
+    if window is None or window.kind != "duration":
+        return None
+    slide = window.slide if window.slide is not None else window.length
+    return (1 + tolerance) * max(exact(slide), exact(bolt.alpha))
 
 
 def join_branches(topo: Topology, bolt: Bolt) -> list[tuple[str, str]] | None:

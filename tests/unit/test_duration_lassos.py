@@ -1,0 +1,144 @@
+"""Duration windows in the search (docs/model.md section 10.3, "In the search"): a timer's run takes every waiting
+tuple, at most G = (1+τ)·max(S, α) after its last run. Lassos through one built by simulation and by the solver and
+certified, the linear program's rows and its checker, and what the certifier and the checker reject; the growth of a
+lasso against the independent simulation of Storm's window manager (tests/unit/test_duration_windows.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_duration_windows import storm_duration_window
+from window_documents import windowed
+
+from app.core.results import LinearCertificate
+from app.core.tcn import simulate
+from app.core.tcn.check.certify import certify
+from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.linear import check_certificate
+from app.core.tcn.linear import LinearRow, build_rows, farkas
+from app.core.tcn.network import build_network
+from app.core.tcn.schedule import Schedule
+from app.core.tcn.search import SearchOptions, verify
+from app.core.topology import parse_topology
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def timed(rate: float, alpha: float, length: float, slide: float | None, *, sigma: float = 0.1,
+          p_alpha: float = 20.0, tolerance: float = 0, emission: str = "exact") -> dict[str, Any]:
+    """S -> W (a duration window, σ `sigma`) -> P (α `p_alpha`), P checked."""
+    doc = windowed(rate, alpha, length, slide, kind="duration", tolerance=tolerance, p_alpha=p_alpha)
+    doc["bolts"][0]["sigma"] = sigma
+    doc["settings"]["emission"] = emission
+    doc["verification"]["checked"] = ["P"]
+    return doc
+
+
+def test_a_bolt_below_storm_starters_sliding_duration_window_gets_a_certified_lasso() -> None:
+    """storm-starter's sliding sum on arrival time (withWindow(Duration(5 s), Duration(3 s)), 10 tuples/s, one sum
+    per 10 tuples) feeding P, which serves one tuple per 20 s: verify builds a certified lasso by simulation (no
+    longer 'not searched'); P gains 19 per 20 s pass, the fluid 1 - 1/20 tuples/s, and in the independent
+    simulation of Storm's window manager P's queue grows at that rate too."""
+    doc = timed(10, 0.5, 5, 3)
+    doc["verification"]["checked"] = ["W", "P"]
+    result = verify(parse_topology(doc), SearchOptions(k_max=8))
+    p = result.bolts["P"]
+    assert result.bolts["W"].verdict == "bounded"
+    assert p.verdict == "counterexample" and p.method == "simulation" and p.certified
+    assert "not searched" not in (p.message or "")
+    trace = result.traces[0]
+    cert = certify(trace.model_dump(mode="json"))
+    assert cert.ok and cert.loop_duration is not None
+    gain = Fraction(cert.growth_per_loop["P"]) / cert.loop_duration
+    assert gain == Fraction(19, 20)
+    # W's runs in the lasso take all it holds, at most G = 3 s after the run before
+    runs = [(p_.exact_time, p_.bolts["W"]) for p_ in trace.positions if p_.bolts["W"].take]
+    assert all(b.batch == b.queue + b.arrivals for _, b in runs)
+    assert all(later - earlier <= 3 for (earlier, _), (later, _) in zip(runs, runs[1:], strict=False))
+    # Storm's window manager feeding P (σ 0.1 per tuple taken at each evaluation's end, one served per 20 s)
+    played = storm_duration_window(10, 0.5, 5, 3, 1, 200, counts=False)
+    carry, queue, free, seen = 0.0, 0, 0.0, []
+    for end, k in sorted(played.taken):
+        while queue and free + 20 <= end:
+            free, queue = free + 20, queue - 1
+        free = max(free, end) if not queue else free
+        carry += 0.1 * k
+        queue, carry = queue + int(carry), carry - int(carry)
+        seen.append((end, queue))
+    early = max(q for t, q in seen if t <= 50)
+    late = max(q for t, q in seen if t <= 200)
+    assert (late - early) / 150 == pytest.approx(float(gain), rel=0.1)
+
+
+@pytest.mark.parametrize("emission", ["exact", "dvert"])
+def test_the_solver_finds_a_lasso_through_a_duration_window(emission: str) -> None:
+    """Without the simulation, the solver's lasso through a tumbling 1 s window (2 tuples/s into P serving one per
+    second) is certified, under either emission rule."""
+    doc = timed(2, 0.1, 1, None, sigma=1, p_alpha=1.0, emission=emission)
+    result = verify(parse_topology(doc), SearchOptions(k_max=10, simulate=False, timeout_s=60))
+    p = result.bolts["P"]
+    assert p.verdict == "counterexample" and p.method == "solver" and p.certified
+    assert certify(result.traces[0].model_dump(mode="json")).ok
+
+
+def _slow_timer(net: Any, target: str, *_: Any, **__: Any) -> Iterator[Schedule]:
+    """One schedule in which W runs 3.5 s after its last run (beyond its G of 3 s) and takes at once what arrives
+    while it is idle and empty."""
+    yield Schedule(None, {"S": Fraction(1, 10)}, {"W": Fraction(1, 2), "P": Fraction(20)},
+                   {"W": Fraction(7, 2), "P": Fraction(0)}, {"W": False, "P": True})
+
+
+def test_the_certifier_has_the_timers_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The certifier's own copy of the rule: a lasso whose W runs 3.5 s after its last run is rejected (the tuples
+    that arrived during its evaluation waited longer than G = 3 s, though less than G since they arrived); a trace
+    whose W takes fewer than it holds, or whose W is read as an ordinary bolt, is rejected."""
+    doc = timed(10, 0.5, 5, 3)
+    net = build_network(parse_topology(doc), ["P"])
+    monkeypatch.setattr(simulate, "schedules", _slow_timer)
+    late = simulate.build_lasso(net, "P")
+    monkeypatch.undo()
+    assert late.trace is not None
+    problems = certify(late.trace).problems
+    assert any("W: tuples wait" in x and "longer than its timer's G = 3 s" in x for x in problems), problems[:3]
+    good = simulate.build_lasso(net, "P").trace
+    assert good is not None and certify(good).ok
+    data = good.model_dump(mode="json")
+    first = next(i for i, p in enumerate(data["positions"]) if p["bolts"]["W"]["take"])
+    data["positions"][first]["bolts"]["W"]["batch"] -= 1
+    assert any("its timer's run takes all it holds" in x for x in certify(data).problems)
+    ordinary = good.model_dump(mode="json")
+    ordinary["topology"]["bolts"][0]["window"] = None
+    assert not certify(ordinary).ok
+
+
+def test_the_linear_program_reads_a_duration_window() -> None:
+    """The rows of a cone with a duration window (no bound per batch, its queue never grows) prove a P that keeps up
+    never grows, under either emission rule, and the checker accepts; W itself never grows (its `timer` row), a
+    checker without that row refuses the certificate; a row bounding W's batches, which no run obeys, lets the
+    program 'prove' a growing P bounded, and the checker refuses that certificate."""
+    for emission in ("exact", "dvert"):
+        net = build_network(parse_topology(timed(2, 0.1, 1, None, sigma=0.5, p_alpha=1.0, emission=emission)), ["P"])
+        found = farkas(build_rows(net, "P"))
+        assert found is not None
+        cert = LinearCertificate(target="P", content_hash=content_hash(net.topology),
+                                 rows={k: str(v) for k, v in found.items()})
+        assert check_certificate(net.topology, cert) == []
+    net = build_network(parse_topology(timed(10, 0.5, 5, 3)), ["W"])
+    found = farkas(build_rows(net, "W"))
+    assert found is not None and "timer[W]" in found
+    cert = LinearCertificate(target="W", content_hash=content_hash(net.topology),
+                             rows={k: str(v) for k, v in found.items()})
+    assert check_certificate(net.topology, cert) == []
+    # P grows (1 tuple/s into one per 20 s); W read as taking one tuple per 2.5 s evaluation would starve it
+    net = build_network(parse_topology(timed(10, 2.5, 5, 3)), ["P"])
+    assert farkas(build_rows(net, "P")) is None
+    wrong = build_rows(net, "P") + [LinearRow("batch[W]", "ge", {"K[W]": Fraction(1), "P[W]": Fraction(-1)})]
+    fake = farkas(wrong)
+    assert fake is not None and "batch[W]" in fake
+    cert = LinearCertificate(target="P", content_hash=content_hash(net.topology),
+                             rows={k: str(v) for k, v in fake.items()})
+    assert check_certificate(net.topology, cert) != []
