@@ -23,7 +23,11 @@ N" turned into "passes N"; and the linear checker's worker-death rows (tests/uni
 the trees a spout emits while a worker restarts, doubling the time between deaths, or letting no worker die in the
 target's loop; and its `lost-time` row (tests/unit/test_linear_losses.py) counting paced replays once, giving a spout
 that replays at once a curve, dropping the bursts per failure, measuring what piles up against the fastest take, or
-taking a "dvert" carry below one tuple. Prints one line per mutation; exits 1 when one survives. Not run by the
+taking a "dvert" carry below one tuple; through a duration window (tests/unit/test_duration_lassos.py) the certifier
+reading a timer's run as an ordinary take, bounding its wait by max_idle_time, starting its clock at the tuples'
+arrival instead of its last run, or taking G from the sliding interval alone or without the jitter, and the linear
+checker dropping its timer row, bounding its batches, or reading its "dvert" ratio from bounded batches. Prints
+one line per mutation; exits 1 when one survives. Not run by the
 tests (it runs a test file once per mutation).
 """
 
@@ -44,6 +48,7 @@ CYCLES, OTHERS = "tests/unit/test_rate_growth_cycles.py", "tests/unit/test_flood
 JOINS, FLOOD_JOINS = "tests/unit/test_rate_growth_joins.py", "tests/unit/test_flood_joins.py"
 WORKERS = "tests/unit/test_worker_search.py"
 LOSSES = "tests/unit/test_linear_losses.py"
+TIMERS = "tests/unit/test_duration_lassos.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -118,6 +123,25 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "size / (exact(bo.alpha) * (1 + tau) + idle)", "size / (exact(bo.alpha) * (1 - tau))", LOSSES),
     ("lost-time: a dvert carry below one tuple", "app/core/tcn/check/linear.py",
      "plus + rounding + sigma * math.ceil(1 / sigma)", "plus + rounding + 1", LOSSES),
+    ("duration window: a run taking what an ordinary take would", "app/core/tcn/check/certify_replay.py",
+     "want = avail if name in timer else min(take_max[name], avail - avail % per)",
+     "want = min(take_max[name], avail - avail % per)", TIMERS),
+    ("duration window: waiting bounded by max_idle_time, not G", "app/core/tcn/check/certify_replay.py",
+     "if since is not None and t - since > timer.get(name, idle):", "if since is not None and t - since > idle:",
+     TIMERS),
+    ("duration window: the clock from the tuples' arrival, not the last run", "app/core/tcn/check/certify_replay.py",
+     "waiting_since[name] = take_time[name] if was_processing else t", "waiting_since[name] = t", TIMERS),
+    ("duration window: G from the sliding interval alone", "app/core/tcn/check/reading.py",
+     "return (1 + tolerance) * max(exact(slide), exact(bolt.alpha))", "return (1 + tolerance) * exact(slide)", TIMERS),
+    ("duration window: G without the jitter", "app/core/tcn/check/reading.py",
+     "return (1 + tolerance) * max(exact(slide), exact(bolt.alpha))", "return max(exact(slide), exact(bolt.alpha))",
+     TIMERS),
+    ("linear: no timer row", "app/core/tcn/check/linear.py",
+     "    if _timed(bo):  # every run of a duration window", "    if False:  # every run of a duration window", TIMERS),
+    ("linear: a duration window's batches bounded", "app/core/tcn/check/linear.py",
+     "    if not _timed(bo):  # (a duration window's run", "    if True:  # (a duration window's run", TIMERS),
+    ("linear: a duration window's dvert ratio from bounded batches", "app/core/tcn/check/linear.py",
+     "        elif _timed(bo):  # batches of any size", "        elif False:  # batches of any size", TIMERS),
 ]
 
 

@@ -85,15 +85,28 @@ def test_the_solver_finds_a_lasso_through_a_duration_window(emission: str) -> No
     assert certify(result.traces[0].model_dump(mode="json")).ok
 
 
+def test_a_lasso_through_a_window_whose_evaluations_fall_behind() -> None:
+    """Evaluations of 4 s on a 3 s timer run back to back: G = (1+τ)·max(S, α) = 4.4 s with τ = 0.1, and the
+    certified lasso's runs are further apart than (1+τ)·S = 3.3 s."""
+    doc = timed(10, 4.0, 5, 3, tolerance=0.1)
+    result = verify(parse_topology(doc), SearchOptions(k_max=8))
+    assert result.bolts["P"].verdict == "counterexample" and result.bolts["P"].certified
+    trace = result.traces[0]
+    assert certify(trace.model_dump(mode="json")).ok
+    runs = [p.exact_time for p in trace.positions if p.bolts["W"].take]
+    gaps = [later - earlier for earlier, later in zip(runs, runs[1:], strict=False)]
+    assert max(gaps) > Fraction(33, 10) and max(gaps) <= Fraction(44, 10)
+
+
 def _slow_timer(net: Any, target: str, *_: Any, **__: Any) -> Iterator[Schedule]:
-    """One schedule in which W runs 3.5 s after its last run (beyond its G of 3 s) and takes at once what arrives
-    while it is idle and empty."""
+    """One schedule in which W runs 3.05 s after its last run (beyond its G of 3 s, but within 3 s of the first
+    tuple that arrived after that run, 0.1 s later)."""
     yield Schedule(None, {"S": Fraction(1, 10)}, {"W": Fraction(1, 2), "P": Fraction(20)},
-                   {"W": Fraction(7, 2), "P": Fraction(0)}, {"W": False, "P": True})
+                   {"W": Fraction(61, 20), "P": Fraction(0)}, {"W": False, "P": True})
 
 
 def test_the_certifier_has_the_timers_rule(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The certifier's own copy of the rule: a lasso whose W runs 3.5 s after its last run is rejected (the tuples
+    """The certifier's own copy of the rule: a lasso whose W runs 3.05 s after its last run is rejected (the tuples
     that arrived during its evaluation waited longer than G = 3 s, though less than G since they arrived); a trace
     whose W takes fewer than it holds, or whose W is read as an ordinary bolt, is rejected."""
     doc = timed(10, 0.5, 5, 3)
@@ -117,11 +130,13 @@ def test_the_certifier_has_the_timers_rule(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_the_linear_program_reads_a_duration_window() -> None:
     """The rows of a cone with a duration window (no bound per batch, its queue never grows) prove a P that keeps up
-    never grows, under either emission rule, and the checker accepts; W itself never grows (its `timer` row), a
+    never grows, under either emission rule (a "dvert" W of σ 3/4 emits σ to σ + 1/4 per tuple it takes, whatever
+    its batches), and the checker accepts; W itself never grows (its `timer` row), a
     checker without that row refuses the certificate; a row bounding W's batches, which no run obeys, lets the
     program 'prove' a growing P bounded, and the checker refuses that certificate."""
-    for emission in ("exact", "dvert"):
-        net = build_network(parse_topology(timed(2, 0.1, 1, None, sigma=0.5, p_alpha=1.0, emission=emission)), ["P"])
+    for emission, sigma, p_alpha in (("exact", 0.5, 1.0), ("dvert", 0.5, 1.0), ("dvert", 0.75, 0.4)):
+        doc = timed(2, 0.1, 1, None, sigma=sigma, p_alpha=p_alpha, emission=emission)
+        net = build_network(parse_topology(doc), ["P"])
         found = farkas(build_rows(net, "P"))
         assert found is not None
         cert = LinearCertificate(target="P", content_hash=content_hash(net.topology),
@@ -139,6 +154,18 @@ def test_the_linear_program_reads_a_duration_window() -> None:
     wrong = build_rows(net, "P") + [LinearRow("batch[W]", "ge", {"K[W]": Fraction(1), "P[W]": Fraction(-1)})]
     fake = farkas(wrong)
     assert fake is not None and "batch[W]" in fake
+    cert = LinearCertificate(target="P", content_hash=content_hash(net.topology),
+                             rows={k: str(v) for k, v in fake.items()})
+    assert check_certificate(net.topology, cert) != []
+    # under "dvert" a W of σ 3/4 taking one tuple a run would emit one per tuple; its runs of ~100 tuples emit about
+    # 3/4: a ratio row from batches of one (E ≥ P), with its rounding row, caps its batches and 'proves' P bounded
+    net = build_network(parse_topology(timed(100, 0.1, 1, None, sigma=0.75, p_alpha=0.1, emission="dvert")), ["P"])
+    rows = build_rows(net, "P")
+    assert farkas(rows) is None
+    wrong = [LinearRow(r.name, r.kind, {**r.coefficients, "P[W]": Fraction(-1)}) if r.name == "ratio-lo[W/default]"
+             else r for r in rows]
+    fake = farkas(wrong)
+    assert fake is not None and "ratio-lo[W/default]" in fake
     cert = LinearCertificate(target="P", content_hash=content_hash(net.topology),
                              rows={k: str(v) for k, v in fake.items()})
     assert check_certificate(net.topology, cert) != []
