@@ -100,9 +100,9 @@ def test_a_lasso_through_a_window_whose_evaluations_fall_behind() -> None:
 
 def _slow_timer(net: Any, target: str, *_: Any, **__: Any) -> Iterator[Schedule]:
     """One schedule in which W runs 3.05 s after its last run (beyond its G of 3 s, but within 3 s of the first
-    tuple that arrived after that run, 0.1 s later)."""
+    tuple that arrived after that run, 0.1 s later); what arrives while it is idle and empty it takes at once."""
     yield Schedule(None, {"S": Fraction(1, 10)}, {"W": Fraction(1, 2), "P": Fraction(20)},
-                   {"W": Fraction(61, 20), "P": Fraction(0)}, {"W": False, "P": True})
+                   {"W": Fraction(61, 20), "P": Fraction(0)}, {"W": True, "P": True})
 
 
 def test_the_certifier_has_the_timers_rule(monkeypatch: pytest.MonkeyPatch) -> None:
