@@ -99,17 +99,18 @@ def test_a_lasso_through_a_window_whose_evaluations_fall_behind() -> None:
 
 
 def _slow_timer(net: Any, target: str, *_: Any, **__: Any) -> Iterator[Schedule]:
-    """One schedule in which W runs 3.05 s after its last run (beyond its G of 3 s, but within 3 s of the first
-    tuple that arrived after that run, 0.1 s later); what arrives while it is idle and empty it takes at once."""
-    yield Schedule(None, {"S": Fraction(1, 10)}, {"W": Fraction(1, 2), "P": Fraction(20)},
-                   {"W": Fraction(61, 20), "P": Fraction(0)}, {"W": True, "P": True})
+    """One schedule in which W runs 3.1 s after its last run (beyond its G of 3 s, but within 3 s of the first tuple
+    that arrived after that run, 0.1 s later), P every 18.6 s (six runs of W); what arrives while W is idle and
+    empty it takes at once."""
+    yield Schedule(None, {"S": Fraction(1, 10)}, {"W": Fraction(1, 2), "P": Fraction(93, 5)},
+                   {"W": Fraction(31, 10), "P": Fraction(0)}, {"W": True, "P": True})
 
 
 def test_the_certifier_has_the_timers_rule(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The certifier's own copy of the rule: a lasso whose W runs 3.05 s after its last run is rejected (the tuples
+    """The certifier's own copy of the rule: a lasso whose W runs 3.1 s after its last run is rejected (the tuples
     that arrived during its evaluation waited longer than G = 3 s, though less than G since they arrived); a trace
     whose W takes fewer than it holds, or whose W is read as an ordinary bolt, is rejected."""
-    doc = timed(10, 0.5, 5, 3)
+    doc = timed(10, 0.5, 5, 3, p_alpha=18.6)
     net = build_network(parse_topology(doc), ["P"])
     monkeypatch.setattr(simulate, "schedules", _slow_timer)
     late = simulate.build_lasso(net, "P")
@@ -169,3 +170,25 @@ def test_the_linear_program_reads_a_duration_window() -> None:
     cert = LinearCertificate(target="P", content_hash=content_hash(net.topology),
                              rows={k: str(v) for k, v in fake.items()})
     assert check_certificate(net.topology, cert) != []
+
+
+@pytest.mark.parametrize(("kind", "length", "slide"), [("duration", 5, 3), ("count", 30, 10)])
+def test_a_timeout_witness_below_a_window(kind: str, length: int, slide: int) -> None:
+    """A bolt below a window (storm-starter's sliding sums, on arrival time or in tuples) that grows gets a timeout
+    witness: a certified lasso through the window in which a tuple of P, whose tree is S's (the chain from S's emit
+    through W's), waits longer than the 30 s message timeout before P takes it; the latency report says `times-out`.
+    A witness counting a wait in W itself is refused (its tuples wait in its windows)."""
+    from app.core.latency.report import latency_report
+    from app.core.latency.witness import timeout_witness
+    from app.core.tcn.check.latency_witness import check_witness
+
+    doc = windowed(10, 0.5, length, slide, kind=kind, p_alpha=20.0)
+    topo = parse_topology(doc)
+    witness = timeout_witness(topo, "P", Fraction(30))
+    assert witness is not None and witness.wait > 30 and witness.root == "S"
+    assert [name for name, _ in witness.chain] == ["S", "W"]
+    checked = check_witness(witness.trace, "P", witness.loop_pass, witness.position, Fraction(30), chain=witness.chain)
+    assert checked.ok and checked.root == "S" and checked.wait == witness.wait
+    assert latency_report(topo, pending=False).spouts["S"].answer == "times-out"
+    refused = check_witness(witness.trace, "W", witness.loop_pass, witness.position, Fraction(1))
+    assert not refused.ok and "W is a windowed bolt" in refused.problems[0]

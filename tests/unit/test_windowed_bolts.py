@@ -259,7 +259,7 @@ def test_growth_by_rates_through_a_count_window_and_the_checkers_without_a_windo
     slides): W, 10 tuples a slide per 0.5 s fed 25 a second, is proven to grow and its checker accepts the
     certificate; a checker that forgot the slide in C, or a document whose window is a duration (a timer never
     grows), is refused. The
-    timeout-witness checker has no window rule: a windowed lasso is refused, naming the bolt."""
+    timeout-witness checker has no window rule for the bolt it counts: a witness of W is refused, naming it."""
     from app.core.tcn.check import rate_growth as growth_checker
     from app.core.tcn.check.latency_witness import check_witness
     from app.core.tcn.check.rate_growth import check_growth_certificate
@@ -281,7 +281,7 @@ def test_growth_by_rates_through_a_count_window_and_the_checkers_without_a_windo
     assert forgot == ["W: capacity 20/1 is not the derived 2"]
     monkeypatch.undo()
     witness = check_witness(_window_lasso(), "W", 1, 80, Fraction(1))
-    assert not witness.ok and "windowed bolt W" in witness.problems[0]
+    assert not witness.ok and "W is a windowed bolt" in witness.problems[0]
 
 
 def test_a_spout_tree_through_a_window_gets_no_latency_bound() -> None:
