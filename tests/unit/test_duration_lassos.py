@@ -38,25 +38,40 @@ def timed(rate: float, alpha: float, length: float, slide: float | None, *, sigm
     return doc
 
 
+def _sliding_duration(printer_alpha: float) -> Any:
+    """storm-starter's sliding sum on arrival time as imported from its Flux file, annotated: 10 integers/s, 0.5 s an
+    evaluation, one sum per 10 tuples, the printer `printer_alpha` a tuple, no jitter."""
+    from app.core.storm.flux.builder import import_flux
+
+    flux = ROOT / "tests" / "data" / "flux" / "storm-starter" / "sliding-duration-topology.yaml"
+    doc = import_flux(flux).topology.model_dump(mode="json")
+    doc["spouts"][0].update(rate=10, burst=1, unannotated=[])
+    doc["bolts"][0].update(alpha=0.5, sigma=0.1, unannotated=[])
+    doc["bolts"][1].update(alpha=printer_alpha, unannotated=[])
+    doc["settings"]["tolerance"] = 0
+    return parse_topology(doc)
+
+
 def test_a_bolt_below_storm_starters_sliding_duration_window_gets_a_certified_lasso() -> None:
-    """storm-starter's sliding sum on arrival time (withWindow(Duration(5 s), Duration(3 s)), 10 tuples/s, one sum
-    per 10 tuples) feeding P, which serves one tuple per 20 s: verify builds a certified lasso by simulation (no
-    longer 'not searched'); P gains 19 per 20 s pass, the fluid 1 - 1/20 tuples/s, and in the independent
-    simulation of Storm's window manager P's queue grows at that rate too."""
-    doc = timed(10, 0.5, 5, 3)
-    doc["verification"]["checked"] = ["W", "P"]
-    result = verify(parse_topology(doc), SearchOptions(k_max=8))
-    p = result.bolts["P"]
-    assert result.bolts["W"].verdict == "bounded"
+    """storm-starter's sliding sum on arrival time (its Flux file: withWindow(Duration(5 s), Duration(3 s)), 10
+    tuples/s, one sum per 10 tuples) feeding a printer that serves one tuple per 20 s: verify builds a certified
+    lasso by simulation (no longer 'not searched'); the printer gains 19 per 20 s pass, the fluid 1 - 1/20 tuples/s,
+    and in the independent simulation of Storm's window manager its queue grows at that rate too. With a printer of
+    0.5 s a tuple every bolt is bounded, with its bound."""
+    bounded = verify(_sliding_duration(0.5), SearchOptions(k_max=8))
+    assert bounded.verdict == "bounded" and bounded.bolts["printer"].queue_bound is not None
+    result = verify(_sliding_duration(20.0), SearchOptions(k_max=8))
+    p = result.bolts["printer"]
+    assert result.bolts["slidingsum"].verdict == "bounded"
     assert p.verdict == "counterexample" and p.method == "simulation" and p.certified
     assert "not searched" not in (p.message or "")
     trace = result.traces[0]
     cert = certify(trace.model_dump(mode="json"))
     assert cert.ok and cert.loop_duration is not None
-    gain = Fraction(cert.growth_per_loop["P"]) / cert.loop_duration
+    gain = Fraction(cert.growth_per_loop["printer"]) / cert.loop_duration
     assert gain == Fraction(19, 20)
-    # W's runs in the lasso take all it holds, at most G = 3 s after the run before
-    runs = [(p_.exact_time, p_.bolts["W"]) for p_ in trace.positions if p_.bolts["W"].take]
+    # the window's runs in the lasso take all it holds, at most G = 3 s after the run before
+    runs = [(p_.exact_time, p_.bolts["slidingsum"]) for p_ in trace.positions if p_.bolts["slidingsum"].take]
     assert all(b.batch == b.queue + b.arrivals for _, b in runs)
     assert all(later - earlier <= 3 for (earlier, _), (later, _) in zip(runs, runs[1:], strict=False))
     # Storm's window manager feeding P (σ 0.1 per tuple taken at each evaluation's end, one served per 20 s)

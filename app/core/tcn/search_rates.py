@@ -51,7 +51,13 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
         repeating = rates.repeating_margins()
         for n in checked:
             status = report.bolts[n].status
-            if status == "bounded":
+            if status == "bounded" and report.bolts[n].window_timer is not None:  # a timer: no capacity (10.3)
+                bound = report.bolts[n].queue_bound
+                run.verdicts[n] = BoltVerdict.said(
+                    Words.of(f"{n}'s duration window runs every {report.bolts[n].window_timer:g} s on whatever "
+                             "arrived (at most (1+τ)·max(S, α) apart), whatever it receives, so its queue stays below "
+                             f"{bound:.4g} tuples"), verdict="bounded", method="rate check", queue_bound=bound)
+            elif status == "bounded":
                 inflow, capacity = with_failures.get(n, exact[n]) if report.failures else exact[n]
                 bound = report.bolts[n].queue_bound
                 run.verdicts[n] = BoltVerdict.said(
