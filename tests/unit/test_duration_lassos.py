@@ -207,3 +207,30 @@ def test_a_timeout_witness_below_a_window(kind: str, length: int, slide: int) ->
     assert latency_report(topo, pending=False).spouts["S"].answer == "times-out"
     refused = check_witness(witness.trace, "W", witness.loop_pass, witness.position, Fraction(1))
     assert not refused.ok and "W is a windowed bolt" in refused.problems[0]
+
+
+def test_the_rate_check_the_simulation_and_the_linear_program_agree_through_a_timer() -> None:
+    """On random S -> W (a duration window) -> P topologies (rates, evaluations, intervals, jitter, σ, emission rule):
+    where the rate check proves P bounded the linear program proves it too and no lasso is built; where it says P
+    grows or may grow, the simulation builds a lasso the certifier accepts and the program has no proof."""
+    import random
+
+    from app.core.rates import rate_check
+    from app.core.tcn.simulate import build_lasso
+
+    rng = random.Random(3)
+    seen = set()
+    for _ in range(12):
+        slide = rng.choice([0.5, 1, 2, 3])
+        doc = timed(rng.choice([2, 4, 5, 10]), rng.choice([0.1, 0.2, 0.5, 1.0]), slide * 2, slide,
+                    sigma=rng.choice([0.1, 0.5, 1, 2]), p_alpha=rng.choice([0.05, 0.2, 0.5, 1.0, 2.0]),
+                    tolerance=rng.choice([0, 0.1, 0.2]), emission=rng.choice(["exact", "dvert"]))
+        topo = parse_topology(doc)
+        status = rate_check(topo).bolts["P"].status
+        net = build_network(topo, ["P"])
+        proof = farkas(build_rows(net, "P"))
+        lasso = build_lasso(net, "P", max_cells=20_000)
+        grows = lasso.trace is not None and certify(lasso.trace).ok
+        assert (status == "bounded") == (proof is not None) == (not grows), (doc, status, lasso.message)
+        seen.add(status)
+    assert seen >= {"bounded", "grows"}
