@@ -109,10 +109,7 @@ def plan(search: SearchControl, run: Run) -> None:
                          + "; ".join(report.bolts[n].explanation for n in skipped))
     targets = [n for n in run.checked if n not in run.verdicts]
     run.nets = {n: build_network(topo, [n]) for n in targets}
-    # a cone with a window (count or duration, docs/model.md sections 10.2 and 10.3): every phase has its rule but the
-    # flood proofs and the timeout witnesses (`run.windowed`)
-    windows = {b.name for b in topo.windowed_bolts()}
-    run.windowed = [n for n in targets if windows & set(run.nets[n].kept)]
+    # a cone with a window (count or duration, docs/model.md sections 10.2 and 10.3): every phase here has its rule
     # a cone with a join that waits for every branch: the simulation, the solver, the certifier, the proofs by rates
     # (without a cycle) and the linear program (a target below the join) have its rule (docs/model.md section 11)
     # bolts bounded but for failures last: their lassos, if any, are the long ones of a failure cycle
