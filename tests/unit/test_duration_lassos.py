@@ -191,7 +191,8 @@ def test_the_linear_program_reads_a_duration_window() -> None:
 def test_a_timeout_witness_below_a_window(kind: str, length: int, slide: int) -> None:
     """A bolt below a window (storm-starter's sliding sums, on arrival time or in tuples) that grows gets a timeout
     witness: a certified lasso through the window in which a tuple of P, whose tree is S's (the chain from S's emit
-    through W's), waits longer than the 30 s message timeout before P takes it; the latency report says `times-out`.
+    through W's), waits longer than the 30 s message timeout before P takes it, its tree pending longer still (its
+    hold in W's window and the wait, recomputed by the checker); the latency report says `times-out`.
     A witness counting a wait in W itself is refused (its tuples wait in its windows)."""
     from app.core.latency.report import latency_report
     from app.core.latency.witness import timeout_witness
@@ -204,7 +205,15 @@ def test_a_timeout_witness_below_a_window(kind: str, length: int, slide: int) ->
     assert [name for name, _ in witness.chain] == ["S", "W"]
     checked = check_witness(witness.trace, "P", witness.loop_pass, witness.position, Fraction(30), chain=witness.chain)
     assert checked.ok and checked.root == "S" and checked.wait == witness.wait
-    assert latency_report(topo, pending=False).spouts["S"].answer == "times-out"
+    # the tree is pending from S's emit: its hold in W's window, then P's wait
+    tree = witness.tree_pending
+    assert tree is not None and checked.figures["tree_pending"] == tree and tree > witness.wait
+    stated = {**witness.to_json(), "tree_pending": str(tree - 1)}
+    tampered = check_witness(witness.trace, "P", witness.loop_pass, witness.position, Fraction(30),
+                             chain=witness.chain, stated=stated)
+    assert not tampered.ok and any("the stated tree_pending" in x for x in tampered.problems)
+    answer = latency_report(topo, pending=False).spouts["S"]
+    assert answer.answer == "times-out" and "held in the window of W on its way" in answer.sentence
     refused = check_witness(witness.trace, "W", witness.loop_pass, witness.position, Fraction(1))
     assert not refused.ok and "W is a windowed bolt" in refused.problems[0]
 

@@ -122,9 +122,10 @@ def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout:
                   ) -> WitnessCheck:
     """Whether the last tuple of `bolt` arriving at loop `position` in pass `loop_pass` of `trace` waits longer
     than `timeout` before its take, in a run the certifier accepts. `chain`: the emits that attribute it to a spout
-    (`check_root`). `stated`: the witness's own figures (`tuple`, `arrived`, `taken`, `wait`, `taken_pass`,
-    `taken_position`, `root`; `timeout` checked against the topology's message timeout): any that disagrees with
-    the recomputed one is a problem."""
+    (`check_root`; when they do, the figures add `tree_pending`, from that spout's emit to the take). `stated`: the
+    witness's own figures (`tuple`, `arrived`, `taken`, `wait`, `taken_pass`, `taken_position`, `root`,
+    `tree_pending`; `timeout` checked against the topology's message timeout): any that disagrees with the
+    recomputed one is a problem."""
     data = trace.model_dump() if hasattr(trace, "model_dump") else trace
     bolts = data.get("topology", {}).get("bolts") if isinstance(data, dict) else None
     windowed = [b.get("name") for b in bolts if isinstance(b, dict) and b.get("window") and b.get("name") == bolt] \
@@ -189,6 +190,10 @@ def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout:
         wrong = check_root(data, bolt, position + (loop_pass - 1) * (k - start + 1), chain)
         problems += wrong
         root = None if wrong or not chain else str(chain[0][0])
+        if root is not None:  # the tree is pending from its spout's emit until this take at least (its hold in
+            # every window on the chain included: docs/latency.md, "Windowed bolts")
+            first, extra = _Lasso(data).index(int(chain[0][1]))
+            figures["tree_pending"] = taken_at - (times[first] + extra * duration)
     if stated is not None:
         problems += _disagreements(stated, {**figures, "root": root}, timeout, _timeout_of(data))
     return WitnessCheck(not problems, problems, wait, figures, root)
