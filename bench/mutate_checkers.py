@@ -23,7 +23,8 @@ N" turned into "passes N"; and the linear checker's worker-death rows (tests/uni
 the trees a spout emits while a worker restarts, doubling the time between deaths, or letting no worker die in the
 target's loop; and its `lost-time` row (tests/unit/test_linear_losses.py) counting paced replays once, giving a spout
 that replays at once a curve, dropping the bursts per failure, measuring what piles up against the fastest take, or
-taking a "dvert" carry below one tuple; through a duration window (tests/unit/test_duration_lassos.py) the certifier
+taking a "dvert" carry below one tuple; and its `lost-takes` row losing one more tuple per tuple taken, or dropping
+the takes a failure may cut short; through a duration window (tests/unit/test_duration_lassos.py) the certifier
 reading a timer's run as an ordinary take, bounding its wait by max_idle_time, starting its clock at the tuples'
 arrival instead of its last run, or taking G from the sliding interval alone or without the jitter, and the linear
 checker dropping its timer row, bounding its batches, or reading its "dvert" ratio from bounded batches. Prints
@@ -120,7 +121,11 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("lost-time: the bursts per failure dropped", "app/core/tcn/check/linear.py",
      "(fails, 2 * plus + size)", "(fails, size)", LOSSES),
     ("lost-time: piling up against the fastest take", "app/core/tcn/check/linear.py",
-     "size / (exact(bo.alpha) * (1 + tau) + idle)", "size / (exact(bo.alpha) * (1 - tau))", LOSSES),
+     "least = size / (exact(bo.alpha) * (1 + tau) + idle)", "least = size / (exact(bo.alpha) * (1 - tau))", LOSSES),
+    ("lost-takes: what piles up paid by no takes", "app/core/tcn/check/linear.py",
+     "_put(c, (taken, k - 1), (down, per_second)", "_put(c, (taken, k), (down, per_second)", LOSSES),
+    ("lost-takes: the takes missed per failure dropped", "app/core/tcn/check/linear.py",
+     "(fails, 2 * plus + size + (k - 1) * size)", "(fails, 2 * plus + size)", LOSSES),
     ("lost-time: a dvert carry below one tuple", "app/core/tcn/check/linear.py",
      "plus + rounding + sigma * math.ceil(1 / sigma)", "plus + rounding + 1", LOSSES),
     ("duration window: a run taking what an ordinary take would", "app/core/tcn/check/certify_replay.py",

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from app.cli import main
-from app.core.latency import bounds as latency_bounds
+from app.core.latency import losses as latency_losses
 from app.core.rates import flows, report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ class Constructions:
         monkeypatch.setattr(report.RateAnalysis, "__init__", counted_analysis)
         monkeypatch.setattr(flows.RateFigures, "__init__", counted_figures)
         monkeypatch.setattr(report, "failure_check", counted_check)
-        monkeypatch.setattr(latency_bounds, "failure_check", counted_check)  # the latency bounds read it too
+        monkeypatch.setattr(latency_losses, "failure_check", counted_check)  # the latency bounds read it too
 
     def of_the_document(self) -> tuple[int, int, int]:
         """(analyses, figures, failure checks) of the one topology the command read (the first analysed)."""

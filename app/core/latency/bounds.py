@@ -6,7 +6,8 @@ Per bolt j proven bounded (its every-run arrival curve (R, b) has R below c = C/
     sojourn_j = α(1+τ) + (L/C)·(Q₀ + C − 1 + E),   E = sup_w (arrivals(w) − c·w)  (= b for one affine piece)
 
 with L = α(1+τ) + max_idle: the FIFO queue is served C tuples per take, the takes at most L apart while it
-waits, and the batch is emitted (and acked) within α(1+τ) of its take ("Per bolt"). With acking and
+waits, and the batch is emitted (and acked) within α(1+τ) of its take ("Per bolt"); a bolt whose arrivals come
+at least L apart, each one take, waits at most max_idle ("Spaced arrivals"). With acking and
 max.spout.pending P, a second bound holds whatever the rates: no more than Q₀ + Σ_s P·tasks_s·Imp(j, s)
 tuples can be ahead of a tuple ("max.spout.pending"). A tree completes when its slowest branch does: per
 spout the longest path of sojourns ("Per spout"); a pipeline of σ = 1 bolts is also bounded as one server
@@ -18,20 +19,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import networkx as nx
 
 from app.core.failures import UNBOUNDED, failure_model, impacts
+from app.core.latency.losses import failure_inputs, sharper_losses
 from app.core.latency.netcalc import Bucket, RateLatency, concatenate, leftover_fifo
 from app.core.latency.replays import Delayed, Lumps, lumps_of
+from app.core.latency.spacing import spaced_sojourns
+from app.core.latency.waits import GRID, lumped_waits, stepped
 from app.core.numbers import exact
 from app.core.rates import RateAnalysis, RateFigures
 from app.core.rates.curves import ZERO, Curve
-from app.core.rates.failures_check import failure_check
 from app.core.rates.joins import join_figures
-from app.core.rates.verdicts import status_of
 from app.core.rates.windows import timed_hold
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.forecast import acking_of
@@ -39,8 +41,6 @@ from app.core.topology import DEFAULT_STREAM, Topology
 from app.core.words import listed
 
 MAX_SEGMENT = 64  # bolts of one pipeline bounded as one server (any split is sound; this caps the work)
-GRID = 2**20  # the shifted arrival curves are rounded up to multiples of 1/GRID (sound: only larger)
-MAX_STEPS = 20_000  # tuple counts stepped through for one wait bound (then the bound without integer counts)
 MAX_PENDING = 2**31 - 1  # topology.max.spout.pending is a Java int
 
 
@@ -92,10 +92,8 @@ class LatencyAnalysis:
         self.rates = rates
         self.e = rates.figures if rates is not None else figures or RateFigures(topo)
         e = self.e
-        self.tau = e.tau
-        self.q0 = e.q0
-        self.names = {c.id: c.name for c in topo.components}
-        self.timeout = Fraction(topo.storm.message_timeout)
+        self.tau, self.q0 = e.tau, e.q0
+        self.names, self.timeout = {c.id: c.name for c in topo.components}, Fraction(topo.storm.message_timeout)
         self.acking, _ = acking_of(topo)
         self.model = failure_model(topo)
         self.graph = e.graph  # edges of the streams that carry something
@@ -105,8 +103,11 @@ class LatencyAnalysis:
         self.bolts: dict[str, BoltLatency] = {}
         self.windowed = _window_holds(topo, e)  # windows, such joins: why no sojourn bound (a timer gives one: `_bolt`)
         failures = self._failure_arrivals()
-        for j in self._bolts_in_order():
-            self.bolts[j] = self._bolt(j, self._arrival(j, failures))
+        for second in (False, True):  # a second pass when the bolts' own arrival curves bound the losses more sharply
+            for j, spaced in spaced_sojourns(topo, e, self.model, self._bolts_in_order(), self.windowed):
+                self.bolts[j] = _sharper(self._bolt(j, self._arrival(j, failures)), spaced)
+            if second or not self._relumped():
+                break
         self.chained = {b.id: self._chained(b.id) for b in topo.bolts}
         self._pipelines: dict[str, list[str]] = {}  # P-independent, kept across the max.spout.pending bisection
         self._segments: dict[tuple[str, int], Fraction | None] = {}
@@ -117,23 +118,22 @@ class LatencyAnalysis:
     def _failure_arrivals(self) -> dict[str, Curve | None]:
         """With failures: per bolt id reached by a failure or a replay, the arrival curve of the replays' fixpoint
         (None: not bounded; docs/boundedness.md, "Failures"); its stream curves in `_fail_streams`."""
-        self._fail_streams: dict[str, dict[str, Curve]] = {}
-        self._lumps, self._lumped = dict[str, Lumps](), dict[str, tuple[list[Lumps | Delayed], Curve]]()  # spout, bolt
-        if self.model is None:
-            return {}
-        e = self.e
-        shared = self.rates.failure_check() if self.rates is not None else None  # (its bounds are the same)
-        check = shared if shared is not None else failure_check(
-            self.topo, e, self.model, {b.id: status_of(e, b.id) for b in self.topo.bolts}, nominal_estimate=False)
-        if check.bounds is not None:
-            self._fail_streams = check.bounds.stream
-            self._lumps = lumps_of(self.topo, e, self.model, check.bounds.lost)
-        out: dict[str, Curve | None] = {}
-        for b in self.topo.bolts:
-            f = check.bolts[b.id]
-            if f.reached:
-                out[b.id] = check.bounds.inflow[b.id] if f.status == "bounded" and check.bounds is not None else None
-        return out
+        got = failure_inputs(self.topo, self.e, self.model, self.rates)
+        self._fail_streams, self._lost = got.streams, got.lost
+        self._lumps = lumps_of(self.topo, self.e, self.model, got.lost)  # by spout
+        self._lumped: dict[str, tuple[list[Lumps | Delayed], Curve]] = {}  # by bolt
+        return got.inflow
+
+    def _relumped(self) -> bool:
+        """True when the bolts' own arrival curves bound some failure's loss more sharply (docs/latency.md, "Losses
+        from the bolt's own arrivals"): the lumps are then rebuilt for a second pass."""
+        arrivals = {j: b.arrival for j, b in self.bolts.items() if j not in self.windowed}
+        sharper = sharper_losses(self._lost, arrivals, self.e, self.model.max_reboot if self.model else Fraction(0),
+                                 self.idle, self.q0)
+        if not self._lumps or sharper == self._lost:
+            return False
+        self._lost, self._lumps, self._lumped = sharper, lumps_of(self.topo, self.e, self.model, sharper), {}
+        return True
 
     def _arrival(self, ident: str, failures: dict[str, Curve | None]) -> Curve | None:
         """One bolt's arrival curve in every run (None: not proven bounded): per input stream the smallest of the
@@ -208,19 +208,19 @@ class LatencyAnalysis:
             return BoltLatency(ident, self.names[ident], None, service, None, None, self.windowed.get(
                 ident, f"{self.names[ident]} is not proven bounded, so no tuple's wait in its queue is"))
         def full(q0: Fraction) -> Fraction | None:
-            return _stepped(arrival, q0, slow, c, lambda m: -(-m // take), lambda m: -(-m // take) * take + 1, take)
+            return stepped(arrival, q0, slow, c, lambda m: -(-m // take), lambda m: -(-m // take) * take + 1, take)
 
         # a queue emptied at some position holds no initial tuple any more; the start's first take is within
         # max_idle (the initial tuples are there at time 0): W₁ = max(S(0), S(Q₀) − L + max_idle)
         later, start = full(Fraction(0)), full(self.q0) if self.q0 else None
         if ident in self._lumped:  # (docs/latency.md, "Replays in lumps")
-            later, start = _lumped_waits(*self._lumped[ident], arrival, later, start, self.q0, slow, c, take)
+            later, start = lumped_waits(*self._lumped[ident], arrival, later, start, self.q0, slow, c, take)
         wait = None if later is None or (self.q0 and start is None) else \
             later if start is None else max(later, start - slow + self.idle)
         if wait is None:  # (a burst too large to step through: the same bound without the integer counts)
             wait = slow * (self.q0 + take - 1 + excess) / take
         if arrival.excess(1 / slow) is not None:
-            busy = _stepped(arrival, self.q0, slow, 1 / slow, lambda m: m - 1, lambda m: m + 1, 1)
+            busy = stepped(arrival, self.q0, slow, 1 / slow, lambda m: m - 1, lambda m: m + 1, 1)
             if busy is not None:
                 wait = min(wait, self.idle + busy)
         return BoltLatency(ident, self.names[ident], phase + wait, service, excess, arrival, "")
@@ -384,6 +384,13 @@ class LatencyAnalysis:
                              little)
 
 
+def _sharper(bolt: BoltLatency, spaced: Fraction | None) -> BoltLatency:
+    """The bolt with the smaller of its sojourn bound and the one its spaced arrivals give (docs/latency.md, "Spaced
+    arrivals"; used only where the rates bound it too)."""
+    better = bolt.sojourn is not None and spaced is not None and spaced < bolt.sojourn
+    return replace(bolt, sojourn=spaced) if better else bolt
+
+
 def _cycle_reason(graph: nx.DiGraph, names: dict[str, str], ident: str) -> str | None:
     """Why no tree of the spout `ident` is proven to complete when its trees reach a cycle (None: they reach
     none)."""
@@ -420,15 +427,6 @@ def _window_holds(topo: Topology, e: RateFigures) -> dict[str, str]:
     return held
 
 
-def _reach(alpha: Curve, y: Fraction) -> Fraction | None:
-    """The shortest window in which the curve allows y tuples (None: never)."""
-    d = Fraction(0)
-    for r, b in alpha.pieces:
-        if b < y:
-            if r == 0:
-                return None
-            d = max(d, (y - b) / r)
-    return d
 
 
 def _rounded_up(curve: Curve) -> Curve:
@@ -438,47 +436,8 @@ def _rounded_up(curve: Curve) -> Curve:
                        for r, b in curve.pieces))
 
 
-def _turn(alpha: Curve, threshold: Fraction) -> Fraction:
-    """The window at which the concave curve's slope falls to `threshold` or below (0: from the start)."""
-    r, b = min(alpha.pieces, key=lambda p: (p[1], p[0]))
-    w = Fraction(0)
-    while r > threshold:
-        flatter = [(r2, b2, (b2 - b) / (r - r2)) for r2, b2 in alpha.pieces if r2 < r]
-        if not flatter:
-            break
-        r, b, w = min(flatter, key=lambda p: (p[2], p[0]))
-    return w
 
 
-def _stepped(alpha: Curve, q0: Fraction, slow: Fraction, threshold: Fraction, takes: Callable[[int], int],
-             next_count: Callable[[int], int], spacing: int) -> Fraction | None:
-    """sup over D ≥ 0 of L·takes(M) − D, M = ⌊Q₀ + α(D)⌋ the most tuples a window of length D holds (an integer).
-    Between two counts the value falls, so only D = 0 and the D at which M reaches each `next_count` matter.
-    Along the counts the value changes by L·Δtakes − ΔD: it rises while α's slope is above `threshold` (c for
-    W₁, 1/L for W₂) and never rises after (α is concave; a slope equal to the threshold keeps it level), so the
-    walk starts a little before the count at the turn and stops at the first fall or at the first count past the
-    turn (None: MAX_STEPS counts without either)."""
-    start = alpha.at(Fraction(0))
-    turn_at = _turn(alpha, threshold)
-    turn = alpha.at(turn_at)
-    assert start is not None and turn is not None
-    first = int(q0 + start)  # floor: both are non-negative
-    best = slow * takes(first)
-    m = max(first, int(q0 + turn) - 2 * spacing - 2)
-    prev: Fraction | None = None
-    for _ in range(MAX_STEPS):
-        m = next_count(m)
-        d = _reach(alpha, m - q0)
-        if d is None:
-            return best
-        value = slow * takes(m) - d
-        if prev is not None and value < prev:
-            return best
-        best = max(best, value)
-        if d >= turn_at:  # from here on every step spans slopes at most the threshold: the value never rises
-            return best
-        prev = value
-    return None
 
 
 def _term(lumps: dict[str, Lumps], lumped: dict[str, tuple[list[Lumps | Delayed], Curve]],
@@ -495,87 +454,10 @@ def _term(lumps: dict[str, Lumps], lumped: dict[str, tuple[list[Lumps | Delayed]
     return Delayed(tuple(got[0]), got[1], ratios[0], upstream.sojourn, q0)
 
 
-def _lumped_waits(lumps: list[Lumps | Delayed], rest: Curve, arrival: Curve, later: Fraction | None,
-                  start: Fraction | None, q0: Fraction, slow: Fraction, c: Fraction, take: int
-                  ) -> tuple[Fraction | None, Fraction | None]:
-    """W₁'s two suprema, S(0) and S(Q₀), again with the arrival curve min(α, Σ ε_s + the other inputs' curves), ε_s a
-    spout's emissions with its replays in lumps, and for S(Q₀) (windows from time 0) also min(α, Σ ε₀_s + the rest)
-    (docs/latency.md, "Replays in lumps"; not concave: walked count by count, `_walk`); each the smaller."""
-    def other(w: Fraction) -> Fraction:
-        value = rest.at(w)
-        assert value is not None  # (bounded: else so is not the bolt's arrival curve, and no wait is computed)
-        return value
-
-    def total(curve: Callable[[Lumps | Delayed, Fraction], Fraction]) -> Callable[[Fraction], Fraction]:
-        return lambda w: sum((curve(x, w) for x in lumps), other(w))
-
-    def rough(w: float) -> float:
-        return sum((x.emitted_float(w) for x in lumps), float(other(Fraction(w))))
-
-    def rough_start(w: float) -> float:
-        return float(total(lambda x, v: x.from_start(v))(Fraction(w)))
-
-    def smaller(a: Fraction | None, b: Fraction | None) -> Fraction | None:
-        return b if a is None else a if b is None else min(a, b)
-
-    drains = all(x.drains for x in lumps)
-    if drains:
-        later = smaller(later, _walk(arrival, total(lambda x, v: x.emitted(v)), rough, Fraction(0), slow, c, take))
-    if q0:
-        start = smaller(start, _walk(arrival, total(lambda x, v: x.from_start(v)), rough_start, q0, slow, c, take))
-        if drains:
-            start = smaller(start, _walk(arrival, total(lambda x, v: x.emitted(v)), rough, q0, slow, c, take))
-    return later, start
 
 
-def _walk(alpha: Curve, exact: Callable[[Fraction], Fraction], rough: Callable[[float], float], q0: Fraction,
-          slow: Fraction, threshold: Fraction, take: int) -> Fraction | None:
-    """sup over D ≥ 0 of L·⌈M/C⌉ − D, M = ⌊Q₀ + min(α(D), ε(D))⌋, α concave and ε only non-decreasing
-    (docs/latency.md, "Replays in lumps"). Per count k·C + 1 the first D at which both curves allow it is at least
-    α's (exact) and at least any D₀ with ε(D₀) below the count, checked exactly (found in floats): such a D₀ stays
-    valid for every larger count. A count is looked at closely only when the bound could rise there. α alone
-    bounds every later value from above, and past its turn (slope at most c) that never rises: the walk stops when
-    it falls to the best value found (None: MAX_STEPS counts without)."""
-    first = alpha.at(Fraction(0))
-    assert first is not None
-    k = -(-int(q0 + min(first, exact(Fraction(0)))) // take)
-    best = slow * k
-    turn_at = _turn(alpha, threshold)
-    below = Fraction(0)  # ε(below) < every count from here on (exact), 0 at first (ε(0) ≥ 0: only α's D counts)
-    for _ in range(MAX_STEPS):
-        need = k * take + 1 - q0
-        d = _reach(alpha, need)
-        if d is None:
-            return best
-        if d >= turn_at and slow * (k + 1) - d <= best:
-            return best
-        d = max(d, below)
-        if slow * (k + 1) - d > best and rough(float(d)) < need:  # (the bound may rise: find where ε allows it)
-            found = _first_below(exact, rough, need, d, slow)
-            if found > d:
-                d = below = found
-        best = max(best, slow * (k + 1) - d)
-        k += 1
-    return None
 
 
-def _first_below(exact: Callable[[Fraction], Fraction], rough: Callable[[float], float], need: Fraction,
-                 start: Fraction, step: Fraction) -> Fraction:
-    """A D ≥ start with ε(D) < need, checked exactly (start itself when the check fails): ε is non-decreasing, so
-    it reaches need only after D. Found in floats: steps of `step` (doubling), then halving."""
-    low, width = float(start), float(step)
-    high = low + width
-    while rough(high) < need and high < 1e9:
-        low, width = high, 2 * width
-        high = low + width
-    for _ in range(20):
-        mid = (low + high) / 2
-        if rough(mid) < need:
-            low = mid
-        else:
-            high = mid
-    guess = Fraction(math.floor(low * GRID) - 1, GRID)
-    return guess if guess > start and exact(guess) < need else start  # (the exact check makes it sound)
 
 
 def _largest(within: Callable[[int | None], bool]) -> int:

@@ -206,3 +206,4 @@ def _replayed(lumps: _Figures, w: Number) -> Number | None:
                 if a < cross < b:
                     best = max(best, value(cross, jumps, False))
     return best
+

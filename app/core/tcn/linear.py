@@ -264,6 +264,9 @@ def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureM
         piles = max(Fraction(0), rho - drains)
         out.add(f"lost-time{_label(j)}", "ge",
                 {"T": piles, d_: rho - piles, f_: 2 * burst + c, lost: -1, batches: 1})
+        if rho > drains:  # what piles up is paid for by its takes: at most ρ/c − 1 lost per tuple taken
+            out.add(f"lost-takes{_label(j)}", "ge",
+                    {p: rho / drains - 1, d_: rho, f_: 2 * burst + c * rho / drains, lost: -1, batches: 1})
     if sources:
         rs = {f"r{_label(j, s)}": 1 for s in sources}
         out.add(f"lost-lo{_label(j)}", "ge", _sum({lost: 1}, {v: -1 for v in rs}))

@@ -278,9 +278,18 @@ def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: Fa
     if window is not None:
         per_second, plus = window
         # while its queue is never empty it takes `size` tuples at least once per α(1+τ) + max_idle
-        surplus = max(Fraction(0), per_second - size / (exact(bo.alpha) * (1 + tau) + idle))
+        least = size / (exact(bo.alpha) * (1 + tau) + idle)
+        surplus = max(Fraction(0), per_second - least)
         c = _row(rows, f"lost-time{label(j)}", "ge")
         _put(c, ("T", surplus), (down, per_second - surplus), (fails, 2 * plus + size), (lost, -1), (in_batches, 1))
+        if per_second > least:
+            # U, the time its queue piles up before its failures, costs at least least·U − size·F taken tuples (in
+            # P), so U ≤ (P + size·F) / least in what piles up: (per_second − least)·U + per_second·D + (2·plus +
+            # size)·F
+            k = per_second / least
+            c = _row(rows, f"lost-takes{label(j)}", "ge")
+            _put(c, (taken, k - 1), (down, per_second), (fails, 2 * plus + size + (k - 1) * size), (lost, -1),
+                 (in_batches, 1))
     if tree:
         c = _row(rows, f"lost-lo{label(j)}", "ge")
         _put(c, (lost, 1))
