@@ -257,6 +257,7 @@ class _Run:
     take_max: list[int]
     slide: list[int]  # a count window's sliding interval (1 for any other bolt): whole slides only
     join: list[bool]  # waits for a part from every branch (docs/model.md section 11)
+    timer: list[bool]  # a duration window: takes every waiting tuple, its clock from its last run (section 10.3)
     sources: list[list[int]]
     silent: list[bool]  # the default stream's
     sigma: list[Fraction]
@@ -331,7 +332,7 @@ class _Run:
         # queues that may grow are hashed capped: above `cap` the rules read them the same way; a bolt that
         # fails in the run is emptied at each failure and hashed exactly (it cannot grow in a lasso)
         free = [j for j, b in enumerate(bolts) if (b.name not in cannot_grow or j == tgt) and j not in plan]
-        take_max = [b.take_max for b in bolts]
+        take_max = [b.take_max if b.timer is None else NEVER for b in bolts]  # a timer takes all (section 10.3)
         # a paced backlog may grow like a queue (hashed capped, a loop condition per emission); an
         # at-once backlog empties at every emission and is hashed exactly
         growing_backlog = [s for s in range(n_s) if mode == "paced" and (
@@ -340,11 +341,12 @@ class _Run:
         cslot = {(j, m): len(free) + len(growing_backlog) + n
                  for n, (j, m) in enumerate((j, m) for j in joins for m in range(len(bolts[j].sources)))}
         most = max([s.burst for s in spouts]
-                   + [math.ceil(st.sigma * b.take_max) + 1 for b in bolts for st in b.streams])
+                   + [math.ceil(st.sigma * b.take_max) + 1 for b in bolts for st in b.streams if b.timer is None])
         return _Run(
             scale, index, extra_spout, extra_bolt, extras, [int(sched.gap[s.name] * scale) for s in spouts],
             [int(sched.processing[b.name] * scale) for b in bolts], [int(sched.delay[b.name] * scale) for b in bolts],
             [sched.eager[b.name] for b in bolts], take_max, [b.slide for b in bolts], [b.join for b in bolts],
+            [b.timer is not None for b in bolts],
             [[index[src] for src in b.sources] for b in bolts],
             [b.streams[0].silent for b in bolts], [b.sigma for b in bolts], net.emission, tgt, plan, mode,
             spout_pos, reach, spouts, [b.name for b in bolts], fm, free,
@@ -499,7 +501,7 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
         run.plan, run.extra_bolt, run.xcarry, run.reach, run.mode, run.delay, run.eager,
         run.take_max, run.take_time, run.slot, run.slide)
     spouts, names, fm = run.spouts, run.bolt_names, run.failures
-    join, cache, cslot = run.join, run.cache, run.cslot
+    join, cache, cslot, timer = run.join, run.cache, run.cslot, run.timer
     n_b, n_s = len(queue), len(spouts)
 
     def completed(j: int, emitted: list[int], breaches: list[int]) -> int:
@@ -535,7 +537,7 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
                 continue
             if recovers[j]:  # up again, idle with an empty queue: what arrives now may be taken now
                 down[j], next_fail[j] = False, t + plan[j][0]
-            since = waiting_since[j]
+            since, was_processing = waiting_since[j], processing[j]
             took = 0
             if emits[j]:  # the EMIT ends the phase first; a zero delay takes at once (back-to-back)
                 processing[j], batch[j] = False, 0
@@ -548,8 +550,10 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
             if took:
                 processing[j], batch[j], take_time[j] = True, took, t
             queue[j] = avail - took
-            waiting = not processing[j] and queue[j] >= slide[j]
-            if not waiting:
+            if timer[j]:  # a timer's tuples wait from its last run, or from their arrival at an idle bolt (10.3)
+                waiting_since[j] = None if queue[j] == 0 else since if since is not None else \
+                    take_time[j] if was_processing else t
+            elif not (not processing[j] and queue[j] >= slide[j]):
                 waiting_since[j] = None
             elif emits[j] or since is None:
                 waiting_since[j] = t

@@ -24,6 +24,7 @@ from app.core.formats.trace import TracePosition, parse_carry
 from app.core.tcn.check.certify_deaths import DeathState, bolt_death_problem, worker_rules
 from app.core.tcn.check.certify_failures import Failing, FailureRules, failed_position, split_problem
 from app.core.tcn.check.certify_rules import Rules
+from app.core.tcn.check.certify_waits import wait_rules
 
 Emitted = dict[tuple[str, str], int]  # what each output stream (component, stream) carries at a position
 Report = Callable[[int, str, str], None]  # (position, who, problem)
@@ -389,13 +390,13 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
     """Section 2.2 (bolts), in the page's order: arrivals (each input stream once), the queue, the idle
     rule's deadline, a failure (section 7.2, `_failure_rules`), EMIT (2.3) then TAKE at one position
     (back-to-back), phase and batch."""
-    bad, late, sec, rules, idle, window, with_streams = (
-        cx.bad, cx.late, cx.sec, cx.rules, cx.idle, cx.window, cx.with_streams)
+    bad, late, sec, rules, window, with_streams = cx.bad, cx.late, cx.sec, cx.rules, cx.window, cx.with_streams
     state, failure, (emit_streams, kept_streams) = cx.state, _failure_rules(cx), _bolt_stream_rules(cx)
     processing, batch, buffer, take_time = state.processing, state.batch, state.buffer, state.take_time
     waiting_since, expected_queue, failed = state.waiting_since, state.expected_queue, state.failed
-    take_max, emit_fast, max_idle = rules.take_max, rules.emit_fast, rules.idle
+    take_max, emit_fast, timer = rules.take_max, rules.emit_fast, rules.timer
     slide, arrivals_rule = rules.slide, _arrival_rules(cx)
+    deadline, wait = wait_rules(rules, cx.idle, cx.ticks, cx.sec, cx.late, state)
     dying = rules.deaths.bolt_worker if rules.deaths is not None else {}  # section 9.5: checked at every position
 
     def bolts(i: int, t: int, step: Step, emitted: Emitted) -> None:
@@ -406,11 +407,8 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
             if queue != expected_queue[name]:
                 bad(i, who, f"queue {queue} but the previous position leaves {expected_queue[name]} "
                     "(queue arithmetic)")
-            was_processing = processing[name]
-            since = waiting_since[name]
-            was_waiting = since is not None
-            if since is not None and t - since > idle:
-                late(i, who, f"tuples wait {sec(t - since)} s, longer than max_idle_time {max_idle}")
+            was_processing, was_waiting = processing[name], waiting_since[name] is not None
+            deadline(i, who, name, t)
             lo, hi = window[name]
             taken = 0
             if (bo["fail"] or bo["recover"] or bo["lost"] or bo["replays"] or failed[name] or name in dying
@@ -445,17 +443,20 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
                 if name in with_streams:
                     kept_streams(i, name, bo)
             # 2.2 TAKE: P = min(C_TAKE, Q + A) > 0, only when idle (or right after its own EMIT); a count window
-            # (section 10) takes whole slides: P = min(C_TAKE, S·⌊(Q + A)/S⌋) ≥ S
+            # (section 10) takes whole slides: P = min(C_TAKE, S·⌊(Q + A)/S⌋) ≥ S; a duration window's run (10.3)
+            # takes every waiting tuple: P = Q + A
             if bo["take"]:
                 if processing[name]:
                     bad(i, who, "takes while processing")
                 avail, per = queue + bo["arrivals"], slide[name]
-                want = min(take_max[name], avail - avail % per)
+                want = avail if name in timer else min(take_max[name], avail - avail % per)
                 if want <= 0:
                     bad(i, who, "takes with nothing to take" if per == 1 else
                         f"takes with {avail} tuples, less than its window's slide of {per}")
                 if bo["batch"] != want:
-                    bad(i, who, f"takes {bo['batch']} tuples but min(parallelism, queue + arrivals) = {want}"
+                    bad(i, who, f"takes {bo['batch']} tuples but its timer's run takes all it holds, {want}"
+                        if name in timer else
+                        f"takes {bo['batch']} tuples but min(parallelism, queue + arrivals) = {want}"
                         if per == 1 else f"takes {bo['batch']} tuples but whole slides of {per} give {want}")
                 taken = bo["batch"]
                 processing[name], batch[name], take_time[name] = True, bo["batch"], t
@@ -468,14 +469,7 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
             expected_queue[name] = queue + bo["arrivals"] - taken
             if expected_queue[name] < 0:
                 bad(i, who, "queue becomes negative")
-            waiting = not processing[name] and expected_queue[name] >= slide[name]  # (a slide's worth: section 10)
-            if not waiting:
-                waiting_since[name] = None
-            elif bo["emit"] or not was_waiting:
-                waiting_since[name] = t
-            since = waiting_since[name]
-            if waiting and since is not None and t - since >= idle:
-                late(i, who, f"tuples wait until the next position beyond max_idle_time {max_idle}")
+            wait(i, who, name, t, bo["emit"], was_processing, was_waiting)
 
     return bolts
 
