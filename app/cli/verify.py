@@ -263,8 +263,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             write_output_file(args, "--certificate-out", args.certificate_out, text.encode("utf-8"))
             if not args.json:
                 log.info("certificates written to %s", args.certificate_out)
-    room = None if args.threshold is not None else headroom(topo, rates)
     latency = latency_of(topo, args, rates=rates)
+    room = None if args.threshold is not None else headroom(topo, rates).within_sojourns(latency.sojourn_exact)
     timeouts = latency.not_proven() if args.fail_on == "timeout" else []
     if args.json:
         data = {**result.to_public_json(written), **({} if room is None else {"headroom": room.to_json()})}

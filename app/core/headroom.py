@@ -25,8 +25,8 @@ What Storm does past G: app/core/storm/forecast.py; the words: app/core/storm/li
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -74,6 +74,15 @@ class Headroom:
     @property
     def overloaded(self) -> bool:
         return self.grows_at is not None and self.grows_at < 1
+
+    def within_sojourns(self, sojourns: Mapping[str, str | None]) -> Headroom:
+        """The same figures without the timeout risks the latency analysis rules out: a risk reads the queue bound
+        drained at the smallest service rate, one bound on a tuple's stay; the sojourn bound of docs/latency.md
+        (`LatencyReport.sojourn_exact`, exact fractions as text) is another, often sharper. Where that proof keeps
+        a tuple's stay within the message timeout the bolt is no risk, and the answer must not say it is."""
+        kept = [r for r in self.timeout_risks
+                if (s := sojourns.get(r.bolt)) is None or Fraction(s) > r.timeout]
+        return replace(self, timeout_risks=kept)
 
     def to_json(self) -> dict[str, Any]:
         """Exact values as strings ("p/q") beside their decimals."""
