@@ -56,9 +56,9 @@ def trace_phase(search: SearchControl, run: Run, budget_s: float = SIMULATION_BU
     """The targets proven to grow by rates before the search (app/core/tcn/search_proofs.py) get a lasso by simulation
     when one is found and certified within `budget_s` each, for a trace to show; the lasso then answers for them (and
     for every other such target growing in it), else the proof stays their answer. Run twice: right after the proofs
-    with QUICK_TRACE_S (the short lassos, before the bolts left undecided search), and last with the first pass's
-    budget and what is left of the time limit (docs/verifier.md, steps 2a and 2g)."""
-    last = budget_s >= SIMULATION_BUDGET_S
+    with QUICK_TRACE_S (the short lassos, certified within it, before the bolts left undecided search), and last with
+    the first pass's budget, certified within what is left of the time limit (docs/verifier.md, steps 2a and 2g)."""
+    quick = budget_s < SIMULATION_BUDGET_S
     for target in (t for phase in run.phases for t in phase):
         proof = run.verdicts.get(target)
         if proof is None or proof.method != "rate proof" or search.stop_reason(run.elapsed()):
@@ -68,7 +68,7 @@ def trace_phase(search: SearchControl, run: Run, budget_s: float = SIMULATION_BU
         proven = {n: v for n, v in run.verdicts.items() if n in run.nets and v.method == "rate proof"}
         for n in proven:
             del run.verdicts[n]
-        _simulated(search, run, target, budget_s=budget_s, total_cells=FIRST_PASS_CELLS, for_trace=True, noted=last)
+        _simulated(search, run, target, budget_s=budget_s, total_cells=FIRST_PASS_CELLS, for_trace=True, quick=quick)
         for n, v in proven.items():
             run.verdicts.setdefault(n, v)
 
@@ -76,13 +76,13 @@ def trace_phase(search: SearchControl, run: Run, budget_s: float = SIMULATION_BU
 @paused_gc()  # a long lasso: app/core/gc_pause.py
 def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_failures: bool = False,
                budget_s: float | None = None, total_cells: int | None = None, for_trace: bool = False,
-               noted: bool = True) -> bool:
+               quick: bool = False) -> bool:
     """Build a lasso for `target` by simulation; record it if it certifies, else note a defect.
     A lasso with failures is noted in words: one the target *needs* when the failure-free rate
     check proves it bounded (`bounded_without_failures`). True when no lasso was found and a schedule
     stopped at the cell bound `total_cells` (over all schedules; None: simulate.MAX_CELLS per schedule).
-    `for_trace`: the target's growth is proven by rates already; its certification stops with the budget too, and a
-    lasso not found is a note only when `noted` (the last try)."""
+    `for_trace`: the target's growth is proven by rates already, so its certification stops at the time limit, and
+    `quick` (the pass right after the proofs): with the budget too, and a lasso not found is no note (tried again)."""
     net, checked, notes, traces, verdicts, elapsed = (run.nets[target], run.checked, run.notes, run.traces,
                                                       run.verdicts, run.elapsed)
     budget = SIMULATION_BUDGET_S if budget_s is None else budget_s
@@ -94,7 +94,7 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
         tried = (f"{len(lasso.schedules_tried)} schedule{'s' if len(lasso.schedules_tried) != 1 else ''} "
                  f"({lasso.positions} positions)")
         if for_trace:
-            if noted:
+            if not quick:
                 notes.append(f"simulation for {target}: {lasso.message}; its growth stays proven by rates (no trace)")
         elif not search.stop_reason(elapsed()):
             then = ("searching with the solver" if search.force_search or budget_s is not None
@@ -107,14 +107,16 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
             run.attempt(target, f"the simulation was stopped in its schedule {len(lasso.schedules_tried)} with no "
                                 "growing lasso yet")
         return lasso.capped and total_cells is not None
-    def stop() -> bool:  # a lasso for a trace only: the proof answers already, so the budget holds certifying too
-        return search.interrupted() or time.monotonic() >= until if for_trace else search.cancelled
+    def stop() -> bool:  # a lasso for a trace only: the proof answers already, so no certifying past the time limit
+        if not for_trace:
+            return search.cancelled
+        return search.interrupted() or (quick and time.monotonic() >= until)
 
     cert = certify(lasso.trace, checked=[target], cancelled=stop)
     if search.cancelled or (not cert.ok and stop()):
-        if for_trace and noted and not search.cancelled:
+        if for_trace and not quick and not search.cancelled:
             notes.append(f"simulation for {target}: its lasso of {lasso.trace.k} positions was not certified within "
-                         "the budget; its growth stays proven by rates (no trace)")
+                         "the time limit; its growth stays proven by rates (no trace)")
         return False
     if not cert.ok:
         notes.append(f"defect: a lasso built by simulation for {target} failed certification and was "
