@@ -107,6 +107,7 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
             run.attempt(target, f"the simulation was stopped in its schedule {len(lasso.schedules_tried)} with no "
                                 "growing lasso yet")
         return lasso.capped and total_cells is not None
+
     def stop() -> bool:  # a lasso for a trace only: the proof answers already, so no certifying past the time limit
         if not for_trace:
             return search.cancelled
