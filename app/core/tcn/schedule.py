@@ -25,6 +25,9 @@ from app.core.tcn.network import BoltParams, Network, only_failing, time_grid
 MAX_PERIODS = 200  # multiples of the target's slowest cycle tried as the aligned period T
 MAX_MULTIPLE = 64  # largest number of tuples per period a spout is rounded to for whole flows
 MAX_ALIGNED_TRIES = 4  # aligned schedules simulated before the unaligned one
+# rounds of the fluid estimate's replays (lost, replayed, lost again): enough for an overloaded failing bolt whose
+# losses, replayed, raise its own inflow until paced replays reach one per fresh tuple (docs/simulation.md)
+MAX_REPLAY_ROUNDS = 16
 
 
 @dataclass(frozen=True)
@@ -336,8 +339,9 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
 
     Each bolt passes on min(inflow, C / cycle) times its long-run output ratio (σ_hi when
     `optimistic`, else σ_lo); around cycles the flows are iterated up from zero. With failures
-    the replays of what the failing bolts lose are added to the spouts' rates, a few rounds
-    (replays lost again are replayed again). The estimate only orders and filters the schedules to
+    the replays of what the failing bolts lose are added to the spouts' rates, round after round until they
+    settle or MAX_REPLAY_ROUNDS (replays lost again are replayed again, and an overloaded failing bolt's losses,
+    replayed, raise its own inflow). The estimate only orders and filters the schedules to
     simulate (a lasso found under any schedule is certified exactly), so it is computed in `number`:
     floats by default (exact fractions cost 8 of 12.5 s at 500 components), `Fraction` in the tests
     that compare the two (docs/simulation.md, "Ranking in floats")."""
@@ -354,7 +358,7 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
     inflow: dict[str, Any] = {}
     # sources first when there is no cycle: one round reaches the fixpoint (any order reaches the same one)
     order = _topological(net) or net.bolts
-    for _ in range(4 if sched.fail else 1):
+    for _ in range(MAX_REPLAY_ROUNDS if sched.fail else 1):
         out: dict[tuple[str, str], Any] = _spout_flows(net, {s: r + replays[s] for s, r in fresh.items()}, optimistic)
         for _ in range(len(net.bolts) + 1):
             changed = False
@@ -369,8 +373,12 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
                         out[(b.name, st.name)], changed = new, True
             if not changed:
                 break
-        if sched.fail:
-            replays = _replay_rates(net, sched, fresh, inflow, capacity, number)
+        if not sched.fail:
+            break
+        more = _replay_rates(net, sched, fresh, inflow, capacity, number)
+        if more == replays:  # the flows already carry these replays: a fixpoint
+            break
+        replays = more
     return inflow[target] - capacity[target]
 
 
