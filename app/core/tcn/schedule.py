@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -55,7 +55,9 @@ class Schedule:
     instead of after `delay`. `period`: the aligned period T, None when not aligned.
     `fail`: per bolt that fails in this run, (up, down): it fails `up` after time 0 and after
     each recovery, and recovers `down` after each failure (empty: nothing fails). `switches`: the
-    changes of pace of a threshold run from `switch_at` on (docs/boundedness.md, "The threshold run")."""
+    changes of pace of a threshold run from `switch_at` on (docs/boundedness.md, "The threshold run").
+    `first_fail`: per bolt of `fail`, the time of its first failure when it is later than `up` (a *timed*
+    failure: its failures then keep that phase in an aligned period, docs/simulation.md, "Timed failures")."""
 
     period: Fraction | None
     gap: dict[str, Fraction]
@@ -65,6 +67,7 @@ class Schedule:
     fail: dict[str, tuple[Fraction, Fraction]] = field(default_factory=dict)
     switch_at: Fraction | None = None
     switches: tuple[Switch, ...] = ()
+    first_fail: dict[str, Fraction] = field(default_factory=dict)
 
     def describe(self) -> str:
         text = ("unaligned schedule (every duration at its extreme)" if self.period is None
@@ -72,6 +75,7 @@ class Schedule:
         if self.fail:
             text += " with failures (" + ", ".join(
                 f"{name} fails every {format_time(up + down)} s, down {format_time(down)} s"
+                + (f", first at {format_time(self.first_fail[name])} s" if name in self.first_fail else "")
                 for name, (up, down) in self.fail.items()) + ")"
         return text
 
@@ -402,18 +406,58 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     if sure:
         yield from free
     unaligned: list[Schedule] = []
+    timed: list[Schedule] = []  # the first aligned and the unaligned schedule of each plan, timed
     upstream = _upstream(net, target)
     for plan in plans:  # slow failing bolts only off the target's upstream: above it they would starve it
         variants: list[frozenset[str]] = [frozenset()] + ([frozenset(plan)] if not upstream & set(plan) else [])
         for slow in variants:
+            first_aligned = True
             for sched in _schedules_for(net, target, plan, slow, cancelled, number):
                 if sched.period is not None:
                     yield sched
+                    if first_aligned:
+                        timed += timed_failures(sched)
+                    first_aligned = False
                 elif sched not in unaligned:
                     unaligned.append(sched)
-    yield from unaligned
+    yield from timed
+    # then the unaligned ones, untimed and timed (also with each bolt of a larger plan failing alone), those
+    # whose free-running components repeat soonest first: a run can close no loop before its cycles meet
+    later = list(unaligned)
+    for sched in unaligned:
+        later += timed_failures(sched)
+        if len(sched.fail) > 1:
+            alone = (unaligned_schedule(net, target, {name: pair}, frozenset([name][sched.eager[name]:]))
+                     for name, pair in sched.fail.items())  # a failing bolt not eager is slow in `sched`
+            later += [t for one in alone if one is not None for t in timed_failures(one) if t not in later]
+    yield from sorted(later, key=_natural_period)
     if not sure:
         yield from free
+
+
+def _natural_period(sched: Schedule) -> Fraction:
+    """The least common multiple of an unaligned schedule's spout gaps, bolt cycles and failure cycles: the
+    run's free-running components meet again no sooner (an order only, docs/simulation.md, "Timed failures")."""
+    cycles = [*sched.gap.values(), *(sched.processing[b] + sched.delay[b] for b in sched.processing),
+              *(up + down for up, down in sched.fail.values())]
+    return _lcm([c for c in cycles if c > 0]) if cycles else Fraction(0)
+
+
+TIMED_PHASES = (Fraction(1, 4), Fraction(1, 2), Fraction(3, 4))  # of the shortest spout gap
+
+
+def timed_failures(sched: Schedule) -> list[Schedule]:
+    """`sched` with its failures timed (docs/simulation.md, "Timed failures"): each failing bolt fails first
+    at up + δ instead of up, δ a share (TIMED_PHASES) of the shortest spout gap, then `up` after each
+    recovery as before. A failure at an emission finds a bolt that takes at once idle (its batch done, the
+    arrival its only loss); between two emissions it finds the batch in progress, and while it is down the
+    emissions, and under at-once replays the backlog they carry, are lost again: the timing sets how much
+    each failure loses. When the failure cycle is a multiple of the gap, every failure keeps the phase."""
+    if not sched.fail or not sched.gap:
+        return []
+    gap = min(sched.gap.values())
+    return [replace(sched, first_fail={name: up + share * gap for name, (up, _) in sched.fail.items()})
+            for share in TIMED_PHASES]
 
 
 def _schedules_for(net: Network, target: str, fail: dict[str, tuple[Fraction, Fraction]] | None,
