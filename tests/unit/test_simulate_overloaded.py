@@ -54,3 +54,29 @@ def test_the_first_pass_finds_the_lasso_of_a_failure_cycle() -> None:
     trace = expanded_trace(lasso.trace)
     loop = trace.positions[trace.loop_start:]
     assert any(p.bolts["B0"].fail for p in loop)  # the loop holds B0's failure
+
+
+def at_once_storm() -> dict[str, Any]:
+    """Distilled from another random topology of the sweep: S (2/s, τ 0) feeds B0 (α 0.377, two at a time,
+    min_ttf 3 s, at-once replays) and the target B1 (α 0.465, two at a time: 4.3 tuples/s)."""
+    return {"name": "at-once-storm", "spouts": [{"name": "S", "rate": 2, "burst": 1}],
+            "bolts": [{"name": "B0", "alpha": 0.377, "sigma": 1, "parallelism": 2, "min_ttf": 3},
+                      {"name": "B1", "alpha": 0.465, "sigma": 0.5, "parallelism": 2}],
+            "subscriptions": [{"source": "S", "target": "B0"}, {"source": "S", "target": "B1"}],
+            "settings": {"tolerance": 0, "max_idle_time": 0, "emission": "dvert", "failures": True,
+                         "min_reboot_time": 1, "max_reboot_time": 2, "replay": "at-once"}}
+
+
+def test_a_failure_timed_between_emissions_makes_the_storm_grow_the_target() -> None:
+    """Failing at min_ttf (3 s, at an emission) B0 has finished its batch and loses the arrival only; while it is
+    down 2 s, three more emissions carry the backlog and are lost again: replays 1 + 2 + 3 + 4 per 5 s, B1
+    receives 2 + 2 tuples/s and keeps up. Timed an eighth of a second later, B0 also loses its batch in
+    progress and four emissions fall while it is down: 1 + 2 + 3 + 4 + 5 per 5 s, 5 tuples/s against 4.3."""
+    net = build_network(parse_topology(at_once_storm()), ["B1"])
+    lasso = build_lasso(net, "B1", total_cells=FIRST_PASS_CELLS)
+    assert lasso.trace is not None, lasso.message
+    assert "first at 3.125 s" in lasso.message
+    assert any("fails every 5 s, down 2 s)" in tried and "periodic without the target growing" in tried
+               for tried in lasso.schedules_tried)  # the same plan untimed: no growth
+    cert = certify(lasso.trace, checked=["B1"])
+    assert cert.ok, cert.problems
