@@ -6,7 +6,8 @@ as the rules allow; every other bolt as fast as they allow. With failures (docs/
 section 7) a bolt that may fail, other than the target, fails as early and as often as allowed:
 at min_ttf, then min_ttf after each recovery, and stays down `reboot` (max_reboot_time, or
 min_reboot_time in a second variant); an aligned period is then a multiple of every such
-failure cycle. The target never fails (a failure empties its queue).
+failure cycle; later schedules time the first failure between two emissions (`timed_failures`). The target
+never fails (a failure empties its queue).
 """
 
 from __future__ import annotations
@@ -393,7 +394,9 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     target grow (then that simpler lasso is tried first, on the cone without failures). Each failure plan is played
     twice when its bolts are all off the target's upstream: as fast as allowed, then as slowly as allowed
     (their queues pile up, so each failure loses, and the spouts replay, more); every
-    aligned schedule of the plans comes before their unaligned ones, which rarely repeat."""
+    aligned schedule of the plans comes before their unaligned ones, which rarely repeat; the timed ones
+    (:func:`timed_failures`) follow the untimed aligned ones, and the unaligned ones, untimed and timed, run
+    in the order of `_natural_period`."""
     plans = failure_plans(net, target)
     if not plans:
         yield from _schedules_for(net, target, None, frozenset(), cancelled, number)
