@@ -239,11 +239,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     log.info("verdict %s in %.2f s", result.verdict, result.elapsed_s)
     written: list[str] | None = None
     if args.trace_out:
-        if not result.traces:
+        lassos = [*result.traces, *result.worker_death_traces]  # those with worker deaths last (model.md 9.5)
+        if not lassos:
             print(f"stormbound: no trace written to {one_line(args.trace_out)}: the verdict is {result.verdict}",
                   file=sys.stderr)
-        written = trace_paths(args.trace_out, len(result.traces)) if result.traces else []
-        for trace, path in zip(result.traces, written, strict=True):
+        written = trace_paths(args.trace_out, len(lassos)) if lassos else []
+        for trace, path in zip(lassos, written, strict=True):
             written_bytes = trace_bytes(trace, gzipped=gzip_name(path))
             write_output_file(args, "--trace-out", path, written_bytes)
             if not gzip_name(path) and len(written_bytes) > LARGE_TRACE_BYTES:
@@ -262,8 +263,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             write_output_file(args, "--certificate-out", args.certificate_out, text.encode("utf-8"))
             if not args.json:
                 log.info("certificates written to %s", args.certificate_out)
-    room = None if args.threshold is not None else headroom(topo, rates)
     latency = latency_of(topo, args, rates=rates)
+    room = None if args.threshold is not None else headroom(topo, rates).within_sojourns(latency.sojourn_exact)
     timeouts = latency.not_proven() if args.fail_on == "timeout" else []
     if args.json:
         data = {**result.to_public_json(written), **({} if room is None else {"headroom": room.to_json()})}

@@ -72,7 +72,7 @@ def test_storms_sliding_window_example_imports_its_window_and_says_so(tmp_path: 
     err = capsys.readouterr().err
     assert "bolts.bolt-1 has a count window (withWindow(Count(5), Count(3))): the rate check, the simulation, the " \
            "solver, growth by rates, the linear program and the certifier have its window rule, and so do the flood " \
-           "proofs; the timeout witnesses" in err
+           "proofs and the timeout witnesses of the bolts below it; the latency bounds do not" in err
 
 
 COUNT4, COUNT2 = '{ref: "count4"}', '{ref: "count2"}'

@@ -133,7 +133,9 @@ def aligned_schedule(net: Network, target: str, period: Fraction, multiple: dict
     eager: dict[str, bool] = {}
     for b in net.bolts:
         lo, hi = _window(net, b.alpha)
-        if b.name == target or b.name in slow:
+        if b.timer is not None:  # a duration window (docs/model.md 10.3): runs every T/n ≤ G, or a multiple of T
+            split = _timer_split(period, lo, b.timer)
+        elif b.name == target or b.name in slow:
             cycles = math.ceil(period / (hi + idle))
             split = _split_slow(period / cycles, lo, hi, idle)
         else:
@@ -145,8 +147,17 @@ def aligned_schedule(net: Network, target: str, period: Fraction, multiple: dict
         if split is None:
             return None
         processing[b.name], delay[b.name] = split
-        eager[b.name] = b.name != target and b.name not in slow
+        eager[b.name] = b.name != target and b.name not in slow and b.timer is None
     return Schedule(period, gap, processing, delay, eager, dict(fail or {}))
+
+
+def _timer_split(period: Fraction, lo: Fraction, timer: Fraction) -> tuple[Fraction, Fraction] | None:
+    """A duration window's (processing, delay) for an aligned period T (docs/model.md 10.3): it evaluates as fast
+    as allowed and runs again `delay` after each run while tuples wait, delay ≥ processing (a run starts when the
+    last one has ended) and ≤ G: the fewest runs per T, or one run per multiple of T; None when none fits."""
+    runs = math.ceil(period / timer)
+    delay = period / runs if period / runs >= lo else period * math.ceil(lo / period)
+    return (lo, delay) if lo <= delay <= timer else None
 
 
 def whole_flow_multiples(net: Network, target: str) -> dict[str, int]:
@@ -194,7 +205,7 @@ def whole_flows(net: Network, sched: Schedule) -> bool:
     for b in order:
         inflow = sum((out[u] for u in b.sources), Fraction(0))
         cycles = sched.period / (sched.processing[b.name] + sched.delay[b.name])
-        processed = min(inflow, b.take_max * cycles)
+        processed = inflow if b.timer is not None else min(inflow, b.take_max * cycles)  # a timer takes all
         for st in b.streams:
             out[(b.name, st.name)] = Fraction(0) if st.silent else st.sigma * processed
         if inflow.denominator != 1 or any(out[(b.name, st.name)].denominator != 1 for st in b.streams):
@@ -270,7 +281,10 @@ def unaligned_schedule(net: Network, target: str, fail: dict[str, tuple[Fraction
         lo, hi = _window(net, b.alpha)
         slowest = b.name == target or b.name in slow
         processing[b.name], delay[b.name] = (hi, idle) if slowest else (lo, min(step, idle))
-    return Schedule(None, gap, processing, delay, {b.name: b.name != target and b.name not in slow for b in net.bolts},
+        if b.timer is not None:  # a duration window's runs at most G apart (docs/model.md 10.3)
+            processing[b.name], delay[b.name] = lo, b.timer
+    return Schedule(None, gap, processing, delay,
+                    {b.name: b.name != target and b.name not in slow and b.timer is None for b in net.bolts},
                     dict(fail or {}))
 
 
@@ -353,7 +367,7 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
     zero, one = number(Fraction(0)), number(Fraction(1))
     fresh = {s.name: one / number(sched.gap[s.name]) for s in net.spouts}
     capacity = {b.name: b.take_max * one / (number(sched.processing[b.name]) + number(sched.delay[b.name]))
-                for b in net.bolts}
+                if b.timer is None else number(Fraction(1 << 62)) for b in net.bolts}  # a timer takes all (10.3)
     ratio: dict[tuple[str, str], Any] = {}
     for b in net.bolts:
         for st in b.streams:

@@ -5,7 +5,11 @@ The other phases play no worker's death: the rate check's `bounded` is about run
 lasso the simulation or the solver finds is such a run (a death is never forced, so it is a run with worker deaths
 allowed too). This phase adds, per checked bolt, the linear program's answer with the deaths in its rows
 (app/core/tcn/linear.py, `_deaths`), each certificate accepted by its independent checker
-(app/core/tcn/check/linear.py) before it is counted, as one note of the result.
+(app/core/tcn/check/linear.py) before it is counted, as one note of the result. For a bolt it proves nothing for,
+and that no other phase found growing, it then simulates runs in which the workers that section 9.5 lets die in a
+trace die as often as they may (app/core/tcn/simulate_deaths.py): a lasso in which the bolt grows, accepted by the
+certifier, is a growth with worker deaths, and the note says in Storm's terms that the topology survives a single
+bolt's failure but not a worker's death.
 """
 
 from __future__ import annotations
@@ -14,17 +18,24 @@ import time
 from collections.abc import Callable
 from fractions import Fraction
 
+from app.core.failures import failures_off
+from app.core.formats.trace import CompressedTrace, Trace
 from app.core.results import LinearCertificate, Progress, VerifyResult
+from app.core.tcn.check.certify import certify
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.linear import check_certificate
 from app.core.tcn.linear import build_rows, farkas
 from app.core.tcn.network import build_network
 from app.core.tcn.search_run import SearchControl
+from app.core.tcn.simulate import build_lasso
+from app.core.tcn.simulate_deaths import death_plan
 from app.core.topology import Topology
 from app.core.words import listed
-from app.core.workers import worker_model
+from app.core.workers import WorkerModel, worker_model
 
 DEATHS_BUDGET_S = 20.0  # all checked bolts together (one program per bolt: 10-100 ms on models/)
+LASSO_CELLS = 1_000_000  # positions × bolts simulated per bolt with worker deaths
+REPLAYS_PER_BATCH = 4  # a death's replays in a lasso at most, in the target's batches (simulate_deaths.py)
 
 
 def worker_death_phase(search: SearchControl, result: VerifyResult) -> None:
@@ -46,7 +57,65 @@ def worker_death_phase(search: SearchControl, result: VerifyResult) -> None:
     if note is not None:
         result.notes.append(note)
         result.worker_death_certificates = proven
+        growing = {n for n, v in result.bolts.items() if v.verdict in ("counterexample", "unbounded")}
+        left = [n for n in result.checked if n not in proven and n not in bounded and n not in growing
+                and not search.topo.bolt_by_name(n).waits_for_all]
+        lassos = death_lassos(search.topo, left, lambda: search.cancelled,
+                              budget - (time.monotonic() - started))
+        for name, (trace, words) in lassos.items():
+            result.worker_death_lassos[name] = len(result.worker_death_traces)
+            result.worker_death_traces.append(trace)
+            result.notes.append(words + _survived(search.topo, result, name))
         result.elapsed_s += time.monotonic() - started
+
+
+def _survived(topo: Topology, result: VerifyResult, name: str) -> str:
+    """The Storm-terms end of a death lasso's note: what the topology survives without worker deaths."""
+    verdict = result.bolts.get(name)
+    if verdict is None or verdict.verdict not in ("bounded", "no-repeating-growth"):
+        return ""
+    alone = topo.settings.failures and any(b.min_ttf is not None for b in topo.bolts)
+    what = ("a single bolt's failure (docs/model.md section 7: a bolt fails alone, its replays come at once)" if alone
+            else "runs in which no worker dies")
+    return (f"; in Storm's terms: {name} survives {what} ({verdict.verdict}, by {verdict.method}) but not its "
+            "workers' deaths")
+
+
+def death_lassos(topo: Topology, names: list[str], cancelled: Callable[[], bool], budget_s: float
+                 ) -> dict[str, tuple[Trace | CompressedTrace, str]]:
+    """Per bolt of `names`, a certified lasso in which it grows with worker deaths (docs/model.md 9.5), and its note;
+    bolts with none within `budget_s` (all together) are left out."""
+    model = worker_model(topo)
+    if model is None or not model.explicit:
+        return {}
+    started = time.monotonic()
+    out: dict[str, tuple[Trace | CompressedTrace, str]] = {}
+    for name in names:
+        left = budget_s - (time.monotonic() - started)
+        if left <= 0 or cancelled():
+            break
+        found = _death_lasso(topo, model, name, cancelled, time.monotonic() + left)
+        if found is not None:
+            out[name] = found
+    return out
+
+
+def _death_lasso(topo: Topology, model: WorkerModel, name: str, cancelled: Callable[[], bool], deadline: float
+                 ) -> tuple[Trace | CompressedTrace, str] | None:
+    net = build_network(failures_off(topo), [name])  # section 7's failures off: a bolt fails with its worker only
+    target = next(b for b in net.bolts if b.name == name)
+    plan = death_plan(net, model, REPLAYS_PER_BATCH * target.take_max)
+    if plan is None:
+        return None
+    lasso = build_lasso(net, name, cancelled=cancelled, deadline=deadline, deaths=plan, max_cells=LASSO_CELLS)
+    if lasso.trace is None:
+        return None
+    cert = certify(lasso.trace, [name], cancelled=cancelled)
+    if not cert.ok or cert.growth_per_loop.get(name, 0) <= 0:
+        return None
+    return lasso.trace, (f"worker deaths (docs/model.md 9.5): a certified lasso in which {name} grows by "
+                         f"{cert.growth_per_loop[name]} tuples every {cert.loop_duration} s while {plan.describe()} "
+                         f"and the spouts replay the trees each death breaks at the {plan.timeout} s message timeout")
 
 
 def death_proofs(topo: Topology, checked: list[str], cancelled: Callable[[], bool],
