@@ -116,3 +116,17 @@ def test_verify_without_the_simulation_reports_the_solver_lasso_and_fail_on_grow
     result_schema = schema(capsys, "result")
     assert errors(out, result_schema, result_schema) == []
     assert errors({**out, "fail_on": {"status": "grows"}}, result_schema, result_schema)
+
+
+def test_a_bound_too_short_for_any_death_has_no_death_and_no_lasso() -> None:
+    from tests.unit.test_death_lassos import x_dies  # worker 1 runs X (whole) and the acker; a death 10 s on at least
+
+    topo = parse_topology(x_dies())
+    net = build_network(failures_off(topo), ["A"])
+    model = worker_model(topo)
+    assert model is not None
+    rule = death_rule(net, model)
+    assert rule is not None and rule.workers == (("w1", ("X",), True),)
+    enc = Encoding(net, 4, z3.Context(), deaths=rule)  # 6 positions, at most 1 s apart: X cannot fail by the last
+    assert enc.failures is not None and not enc.failures.bolts
+    assert enc.solver.check() == z3.unsat

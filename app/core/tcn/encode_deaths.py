@@ -151,8 +151,9 @@ class WorkerDeaths:
                     add(z3.Not(w.death[i]))
                 add(w.down[i] == z3.Or(w.death[i], z3.And(down, z3.Not(w.restart[i]))))
                 add(w.up_since[i] == z3.If(w.restart[i], t[i], up), w.died[i] == z3.If(w.death[i], t[i], died))
-                for b in held:
-                    add(bolts[b][0][i] == w.death[i], bolts[b][1][i] == w.restart[i])
+                for b in held:  # (a bolt that cannot fail by the last position is no failing bolt: nor may w die)
+                    if b in bolts:
+                        add(bolts[b][0][i] == w.death[i], bolts[b][1][i] == w.restart[i])
                 self._replays(w, counted, i)
                 gave = z3.Sum([w.replays[s][i] for s in self.spouts]) if self.spouts else zero
                 add(w.hold[i] == z3.If(w.death[i], gave > 0, z3.And(hold, z3.Not(w.release[i]))))
