@@ -71,7 +71,7 @@ def worker_death_phase(search: SearchControl, result: VerifyResult) -> None:
         lassos = death_lassos(search.topo, left, lambda: search.cancelled,
                               budget - (time.monotonic() - started)) if search.simulate else {}
         lassos |= solver_death_lassos(search, [n for n in left if n not in lassos],
-                                      budget - (time.monotonic() - started))
+                                      budget - (time.monotonic() - started), result.notes)
         for name, (trace, words) in lassos.items():
             result.worker_death_lassos[name] = len(result.worker_death_traces)
             result.worker_death_traces.append(trace)
@@ -128,10 +128,11 @@ def _death_lasso(topo: Topology, model: WorkerModel, name: str, cancelled: Calla
                          f"and the spouts replay the trees each death breaks at the {plan.timeout} s message timeout")
 
 
-def solver_death_lassos(search: SearchControl, names: list[str], budget_s: float
+def solver_death_lassos(search: SearchControl, names: list[str], budget_s: float, notes: list[str]
                         ) -> dict[str, tuple[Trace | CompressedTrace, str]]:
     """Per bolt of `names`, a certified lasso in which it grows with worker deaths that the solver finds, bound by
-    bound (the search's bounds, or its one `k`), within `budget_s` shared evenly by the bolts left."""
+    bound (the search's bounds, or its one `k`), within `budget_s` shared evenly by the bolts left; a trace the
+    certifier rejects is a defect, said in `notes` and not counted."""
     model = worker_model(search.topo)
     if model is None or not model.explicit:
         return {}
@@ -146,6 +147,9 @@ def solver_death_lassos(search: SearchControl, names: list[str], budget_s: float
         if rule is None:
             continue
         deadline = time.monotonic() + left / (len(names) - m)
+        if search.progress is not None:
+            search.progress(Progress(k=0, elapsed_s=time.monotonic() - started,
+                                     message=f"worker deaths: the solver for {name}"))
         ks = [search.single_k] if search.single_k is not None else deepening_schedule(search.k_min, search.k_max)
         for k in ks:
             remaining = deadline - time.monotonic()
@@ -161,14 +165,20 @@ def solver_death_lassos(search: SearchControl, names: list[str], budget_s: float
             if answer == z3.unsat:
                 continue
             if answer == z3.sat:
-                trace = decode(enc, enc.solver.model())
+                try:
+                    trace = decode(enc, enc.solver.model())
+                except z3.Z3Exception:  # a cancel that lands while the model is read
+                    break
                 cert = certify(trace, [name], cancelled=lambda: search.cancelled)
-                if cert.ok and cert.growth_per_loop.get(name, 0) > 0:
+                if not cert.ok:
+                    notes.append(f"defect: a trace with worker deaths at k = {k} for {name} failed certification and "
+                                 "was discarded: " + "; ".join(cert.problems[:3]))
+                elif cert.growth_per_loop.get(name, 0) > 0:
                     out[name] = trace, (
                         f"worker deaths (docs/model.md 9.5): a certified lasso the solver found at k = {k} in which "
                         f"{name} grows by {cert.growth_per_loop[name]} tuples every {cert.loop_duration} s while "
-                        f"{rule.describe()} may die (every {rule.min_ttf} s after its restart at the earliest, back "
-                        f"{rule.min_reboot} to {rule.max_reboot} s after its death) and the spouts replay the trees "
+                        f"{rule.describe()} dies ({rule.min_ttf} s after it is back at the earliest, back "
+                        f"{rule.min_reboot} to {rule.max_reboot} s after a death) and the spouts replay the trees "
                         f"each death breaks at the {rule.timeout} s message timeout")
             break  # a lasso, a trace the certifier rejects (not counted), or no answer in time
     return out
