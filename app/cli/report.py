@@ -167,7 +167,8 @@ def write_run_report(args: argparse.Namespace, analysis: Analysis, comparison: C
         from app.core.latency.report import latency_report
         from app.core.storm.lines import capacity_lines
 
-        sojourns = latency_report(topo, witnesses=False, pending=False).sojourn_exact  # the proofs rule out timeout risks
+        # the proofs rule out timeout risks
+        sojourns = latency_report(topo, witnesses=False, pending=False).sojourn_exact
         capacity = capacity_lines(headroom(topo).within_sojourns(sojourns))
     title = topo.name if topo is not None and topo.name else Path(args.log).name
     text = render_report(analysis, comparison, queue_plots(analysis, comparison), reliability, patterns,
