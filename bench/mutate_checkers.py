@@ -2,7 +2,8 @@
 the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py,
 tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py,
 tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py, tests/unit/test_linear_losses.py,
-tests/unit/test_death_lassos.py, tests/unit/test_duration_lassos.py, tests/unit/test_flood_timers.py): a mutation is
+tests/unit/test_death_lassos.py, tests/unit/test_duration_lassos.py, tests/unit/test_flood_timers.py,
+tests/unit/test_death_timers.py): a mutation is
 killed when some test fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
@@ -34,7 +35,9 @@ bounding its wait by max_idle_time, starting its clock at the tuples' arrival in
 from the sliding interval alone or without the jitter, and the linear checker dropping its timer row, bounding its
 batches, or reading its "dvert" ratio from bounded batches; and the flood checker (tests/unit/test_flood_timers.py)
 capping a timer's least rate at C/α, reading its ratio from bounded batches, accepting a timer as source or target,
-or accepting evidence proven with another timer. Prints one line per mutation; exits 1 when one survives.
+or accepting evidence proven with another timer; and the linear checker's worker-death rows
+(tests/unit/test_death_timers.py) dropping the timer row of a duration window a dying worker may run. Prints one
+line per mutation; exits 1 when one survives.
 Not run by the tests (it runs a test file once per mutation).
 """
 
@@ -58,6 +61,7 @@ LOSSES = "tests/unit/test_linear_losses.py"
 DEATHS = "tests/unit/test_death_lassos.py"
 TIMERS = "tests/unit/test_duration_lassos.py"
 FLOOD_TIMERS = "tests/unit/test_flood_timers.py"
+DEATH_TIMERS = "tests/unit/test_death_timers.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -181,6 +185,9 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "    if False:\n        return problems + [f\"{timed[0]} has a duration window", FLOOD_TIMERS),
     ("flood: evidence with another timer accepted", "app/core/tcn/check/flood.py",
      "take_bound(b), timer_bound(b, tau), join_branches", "take_bound(b), None, join_branches", FLOOD_TIMERS),
+    ("linear: a timer hit by deaths without its timer row", "app/core/tcn/check/linear.py",
+     "    else:  # a run or a death empties a duration window's queue", "    elif False:  # a run or a death empties",
+     DEATH_TIMERS),
 ]
 
 
