@@ -353,7 +353,7 @@ def _hit_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, hitting: list
     shortest = exact(bo.alpha) * (1 - tau)
     c = _row(rows, f"queue{label(j)}", "eq")
     _put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1), (in_batches, -1))
-    if not _timed(bo):  # (a duration window's run in progress holds any number of tuples)
+    if not _timed(bo):  # (the run in progress of a duration window holds any number of tuples)
         c = _row(rows, f"batch-lost{label(j)}", "ge")
         _put(c, (hits, take_bound(bo)), (in_batches, -1))
     else:  # a run or a death empties a duration window's queue: no lasso makes it grow, deaths or not (10.3, 9.5)
