@@ -100,10 +100,10 @@ class Headroom:
             out["worker_deaths_modelled"] = True
             out["worker_deaths"] = {**self.worker_check.to_json(),
                                     "single_bolt_failures_survived": self.bolt_failures_survived,
-                                    # the simulation: with an explicit assignment (docs/model.md 9.5)
+                                    # the simulation and the solver: with an explicit assignment (model.md 9.5)
                                     "search_plays_worker_deaths": {"linear_program": True,
                                                                    "simulation": self.worker_check.model.explicit,
-                                                                   "solver": False}}
+                                                                   "solver": self.worker_check.model.explicit}}
         elif self.workers is not None:  # no time between deaths: a worker's death is not decided
             out["worker_deaths_modelled"] = False
             if self.worker_loss is not None:

@@ -9,7 +9,9 @@ allowed too). This phase adds, per checked bolt, the linear program's answer wit
 and that no other phase found growing, it then simulates runs in which the workers that section 9.5 lets die in a
 trace die as often as they may (app/core/tcn/simulate_deaths.py): a lasso in which the bolt grows, accepted by the
 certifier, is a growth with worker deaths, and the note says in Storm's terms that the topology survives a single
-bolt's failure but not a worker's death.
+bolt's failure but not a worker's death. For a bolt the simulation finds no such lasso for (or with the simulation
+off), the solver searches one bound after another with the same deaths in its encoding
+(app/core/tcn/encode_deaths.py), within what is left of the phase's time; its lassos pass the same certifier.
 """
 
 from __future__ import annotations
@@ -18,15 +20,21 @@ import time
 from collections.abc import Callable
 from fractions import Fraction
 
+import z3
+
 from app.core.failures import failures_off
 from app.core.formats.trace import CompressedTrace, Trace
 from app.core.results import LinearCertificate, Progress, VerifyResult
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.linear import check_certificate
+from app.core.tcn.decode import decode
+from app.core.tcn.encode import Cancelled, Encoding
+from app.core.tcn.encode_deaths import death_rule
 from app.core.tcn.linear import build_rows, farkas
 from app.core.tcn.network import build_network
-from app.core.tcn.search_run import SearchControl
+from app.core.tcn.search_run import SearchControl, deepening_schedule
+from app.core.tcn.search_solver import SOLVER_OPTIONS
 from app.core.tcn.simulate import build_lasso
 from app.core.tcn.simulate_deaths import death_plan
 from app.core.topology import Topology
@@ -61,7 +69,9 @@ def worker_death_phase(search: SearchControl, result: VerifyResult) -> None:
         left = [n for n in result.checked if n not in proven and n not in bounded and n not in growing
                 and not search.topo.bolt_by_name(n).waits_for_all]
         lassos = death_lassos(search.topo, left, lambda: search.cancelled,
-                              budget - (time.monotonic() - started))
+                              budget - (time.monotonic() - started)) if search.simulate else {}
+        lassos |= solver_death_lassos(search, [n for n in left if n not in lassos],
+                                      budget - (time.monotonic() - started), result.notes)
         for name, (trace, words) in lassos.items():
             result.worker_death_lassos[name] = len(result.worker_death_traces)
             result.worker_death_traces.append(trace)
@@ -116,6 +126,62 @@ def _death_lasso(topo: Topology, model: WorkerModel, name: str, cancelled: Calla
     return lasso.trace, (f"worker deaths (docs/model.md 9.5): a certified lasso in which {name} grows by "
                          f"{cert.growth_per_loop[name]} tuples every {cert.loop_duration} s while {plan.describe()} "
                          f"and the spouts replay the trees each death breaks at the {plan.timeout} s message timeout")
+
+
+def solver_death_lassos(search: SearchControl, names: list[str], budget_s: float, notes: list[str]
+                        ) -> dict[str, tuple[Trace | CompressedTrace, str]]:
+    """Per bolt of `names`, a certified lasso in which it grows with worker deaths that the solver finds, bound by
+    bound (the search's bounds, or its one `k`), within `budget_s` shared evenly by the bolts left; a trace the
+    certifier rejects is a defect, said in `notes` and not counted."""
+    model = worker_model(search.topo)
+    if model is None or not model.explicit:
+        return {}
+    started = time.monotonic()
+    out: dict[str, tuple[Trace | CompressedTrace, str]] = {}
+    for m, name in enumerate(names):
+        left = budget_s - (time.monotonic() - started)
+        if left <= 0 or search.cancelled:
+            break
+        net = build_network(failures_off(search.topo), [name])  # section 7's failures off, as in the simulation
+        rule = death_rule(net, model)
+        if rule is None:
+            continue
+        deadline = time.monotonic() + left / (len(names) - m)
+        if search.progress is not None:
+            search.progress(Progress(k=0, elapsed_s=time.monotonic() - started,
+                                     message=f"worker deaths: the solver for {name}"))
+        ks = [search.single_k] if search.single_k is not None else deepening_schedule(search.k_min, search.k_max)
+        for k in ks:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0.05 or search.cancelled:
+                break
+            try:
+                enc = Encoding(net, k, search.ctx, solver_options=dict(SOLVER_OPTIONS), deaths=rule,
+                               cancelled=search.interrupted)
+            except Cancelled:
+                break
+            enc.solver.set("timeout", max(1, int((deadline - time.monotonic()) * 1000)))
+            answer = enc.solver.check()
+            if answer == z3.unsat:
+                continue
+            if answer == z3.sat:
+                try:
+                    trace = decode(enc, enc.solver.model())
+                except z3.Z3Exception:  # a cancel that lands while the model is read
+                    break
+                cert = certify(trace, [name], cancelled=lambda: search.cancelled)
+                if not cert.ok:
+                    notes.append(f"defect: a trace with worker deaths at k = {k} for {name} failed certification and "
+                                 "was discarded: " + "; ".join(cert.problems[:3]))
+                elif cert.growth_per_loop.get(name, 0) > 0:
+                    out[name] = trace, (
+                        f"worker deaths (docs/model.md 9.5): a certified lasso the solver found at k = {k} in which "
+                        f"{name} grows by {cert.growth_per_loop[name]} tuples every {cert.loop_duration} s while "
+                        f"{rule.describe()} dies ({rule.min_ttf} s after it is back at the earliest, back "
+                        f"{rule.min_reboot} to {rule.max_reboot} s after a death) and the spouts replay the trees "
+                        f"each death breaks at the {rule.timeout} s message timeout")
+            break  # a lasso, a trace the certifier rejects (not counted), or no answer in time
+    return out
 
 
 def death_proofs(topo: Topology, checked: list[str], cancelled: Callable[[], bool],

@@ -299,7 +299,7 @@ class _Run:
         """The run's constants and its state at time 0 (a dying worker's bolts in the failure plan, on its clock)."""
         fm = net.failures
         failing = sched.fail | (deaths.bolt_plan() if deaths is not None else {})
-        plan_times = [t for pair in failing.values() for t in pair]
+        plan_times = [t for pair in failing.values() for t in pair] + list(sched.first_fail.values())
         plan_times += deaths.durations() if deaths is not None else []
         durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values(), *plan_times,
                      *(d for w in sched.switches for d in (w.processing, w.delay))]
@@ -342,6 +342,8 @@ class _Run:
                  for n, (j, m) in enumerate((j, m) for j in joins for m in range(len(bolts[j].sources)))}
         most = max([s.burst for s in spouts]
                    + [math.ceil(st.sigma * b.take_max) + 1 for b in bolts for st in b.streams if b.timer is None])
+        first_fail = {j: int(sched.first_fail[bolts[j].name] * scale) if bolts[j].name in sched.first_fail else up
+                      for j, (up, _) in plan.items()}  # a timed failure's first (docs/simulation.md)
         return _Run(
             scale, index, extra_spout, extra_bolt, extras, [int(sched.gap[s.name] * scale) for s in spouts],
             [int(sched.processing[b.name] * scale) for b in bolts], [int(sched.delay[b.name] * scale) for b in bolts],
@@ -354,7 +356,7 @@ class _Run:
             growing_backlog,
             {s: len(free) + m for m, s in enumerate(growing_backlog)}, cslot, 2 * most + 2,
             dict.fromkeys(extras, 0), [0] * n_s, [None] * n_s, [False] * n_b, [0] * n_b, [0] * n_b, [0] * n_b,
-            [net.init_queue] * n_b, [None] * n_b, [False] * n_b, {j: up for j, (up, _) in plan.items()}, {},
+            [net.init_queue] * n_b, [None] * n_b, [False] * n_b, first_fail, {},
             [0] * n_s, {j: [0] * len(bolts[j].sources) for j in joins})
 
 
