@@ -2,7 +2,8 @@
 the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py,
 tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py,
 tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py, tests/unit/test_linear_losses.py,
-tests/unit/test_death_lassos.py): a mutation is
+tests/unit/test_death_lassos.py, tests/unit/test_duration_lassos.py, tests/unit/test_flood_timers.py,
+tests/unit/test_death_timers.py): a mutation is
 killed when some test fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
@@ -32,7 +33,11 @@ replays released before the timeout or at the death, or a dying bolt's loss othe
 duration window (tests/unit/test_duration_lassos.py) the certifier reading a timer's run as an ordinary take,
 bounding its wait by max_idle_time, starting its clock at the tuples' arrival instead of its last run, or taking G
 from the sliding interval alone or without the jitter, and the linear checker dropping its timer row, bounding its
-batches, or reading its "dvert" ratio from bounded batches. Prints one line per mutation; exits 1 when one survives.
+batches, or reading its "dvert" ratio from bounded batches; and the flood checker (tests/unit/test_flood_timers.py)
+capping a timer's least rate at C/α, reading its ratio from bounded batches, accepting a timer as source or target,
+or accepting evidence proven with another timer; and the linear checker's worker-death rows
+(tests/unit/test_death_timers.py) dropping the timer row of a duration window a dying worker may run. Prints one
+line per mutation; exits 1 when one survives.
 Not run by the tests (it runs a test file once per mutation).
 """
 
@@ -55,6 +60,8 @@ WORKERS = "tests/unit/test_worker_search.py"
 LOSSES = "tests/unit/test_linear_losses.py"
 DEATHS = "tests/unit/test_death_lassos.py"
 TIMERS = "tests/unit/test_duration_lassos.py"
+FLOOD_TIMERS = "tests/unit/test_flood_timers.py"
+DEATH_TIMERS = "tests/unit/test_death_timers.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -79,8 +86,8 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("flood: evidence of another bolt accepted", "app/core/tcn/check/flood.py",
      "if target != source:", "if False:", FLOOD),
     ("flood: another input at its largest capacity, not its least rate", "app/core/tcn/check/flood.py",
-     "least[b] = min(inflow, take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau)))",
-     "least[b] = take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau))", OTHERS),
+     "else min(inflow, take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau)))",
+     "else take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau))", OTHERS),
     ("flood: a bolt on a cycle given a least rate", "app/core/tcn/check/flood.py",
      "                 and sigma.get((u, st), Fraction(0)) > 0}", "                 and False}", OTHERS),
     ("threshold run: certified for any checked bolt", "app/core/tcn/check/flood.py",
@@ -168,6 +175,19 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "    if not _timed(bo):  # (a duration window's run", "    if True:  # (a duration window's run", TIMERS),
     ("linear: a duration window's dvert ratio from bounded batches", "app/core/tcn/check/linear.py",
      "        elif _timed(bo):  # batches of any size", "        elif False:  # batches of any size", TIMERS),
+    ("flood: a timer's least rate capped at C/α", "app/core/tcn/check/flood.py",
+     "least[b] = inflow if timed else min(", "least[b] = min(", FLOOD_TIMERS),
+    ("flood: a timer's ratio from bounded batches", "app/core/tcn/check/flood.py",
+     "batches = take_bound(bolt) if timer_bound(bolt, tau) is None else max(1, sigma.denominator)",
+     "batches = take_bound(bolt)", FLOOD_TIMERS),
+    ("flood: a timer accepted as source or target", "app/core/tcn/check/flood.py",
+     "    if timed:\n        return problems + [f\"{timed[0]} has a duration window",
+     "    if False:\n        return problems + [f\"{timed[0]} has a duration window", FLOOD_TIMERS),
+    ("flood: evidence with another timer accepted", "app/core/tcn/check/flood.py",
+     "take_bound(b), timer_bound(b, tau), join_branches", "take_bound(b), None, join_branches", FLOOD_TIMERS),
+    ("linear: a timer hit by deaths without its timer row", "app/core/tcn/check/linear.py",
+     "    else:  # a run or a death empties a duration window's queue", "    elif False:  # a run or a death empties",
+     DEATH_TIMERS),
 ]
 
 

@@ -293,7 +293,8 @@ def test_storm_starters_sliding_window_on_arrival_time_imports_and_checks() -> N
 
 def test_worker_deaths_through_a_duration_window_are_not_proven_and_say_why() -> None:
     """The worker-death check's failure pass has no timer: with storm.worker_min_ttf it answers not proven, naming the
-    duration window; a single worker's loss counts every tuple the window holds unacked."""
+    duration window (the search's worker-death rows have it: they prove W and P, with checked certificates); a single
+    worker's loss counts every tuple the window holds unacked."""
     from app.core.headroom import headroom
     from app.core.rates.verdicts import status_of
     from app.core.rates.workers_check import worker_check
@@ -311,8 +312,8 @@ def test_worker_deaths_through_a_duration_window_are_not_proven_and_say_why() ->
         in check.reason
     from app.core.tcn.search_deaths import death_proofs
 
-    note, proven = death_proofs(topo, ["W", "P"], lambda: False)  # the search's worker-death rows have no timer
-    assert proven == {} and note is not None and "it proves nothing for W, P" in note
+    note, proven = death_proofs(topo, ["W", "P"], lambda: False)  # the search's worker-death rows have the timer
+    assert set(proven) == {"W", "P"} and note is not None and "proves nothing" not in note
     lone = timed(10, 0.5, 5, 3)
     lone["storm"] = {"workers": 1}
     lone_topo = parse_topology(lone)

@@ -390,7 +390,10 @@ def _hit_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, deaths: _Deaths, ta
     f_, lost, batches = f"F{_label(j)}", f"L{_label(j)}", f"Lb{_label(j)}"
     hitting = [x for x, names in enumerate(deaths.runs) if j in names]
     out.add(f"queue{_label(j)}", "eq", {grown: 1, arrived: -1, p: 1, lost: 1, batches: -1})
-    out.add(f"batch-lost{_label(j)}", "ge", {f_: b.take_max, batches: -1})
+    if b.timer is None:  # (a duration window's run in progress holds any number of tuples)
+        out.add(f"batch-lost{_label(j)}", "ge", {f_: b.take_max, batches: -1})
+    else:  # each run or death empties a duration window's queue: it never grows in a lasso (section 10.3)
+        out.add(f"timer{_label(j)}", "eq", {grown: 1})
     out.add(f"batch-in-lost{_label(j)}", "ge", {lost: 1, batches: -1})
     out.add(f"busy{_label(j)}", "ge", {"T": 1, k: -b.alpha * (1 - tau), f_: b.alpha * (1 - tau)})
     out.add(f"hit{_label(j)}", "ge", _sum({f_: -1}, {f"X{_label(f'w{x}')}": 1 for x in hitting}))

@@ -70,8 +70,8 @@ def windows_refused(topo: Topology, count_windows: bool = False, duration_window
     """Why a checker refuses a document with a windowed bolt (empty: it has none, or only the kinds it has the rule
     of: count windows when `count_windows`, duration windows when `duration_windows`), so that no checker reads a
     windowed bolt as an ordinary one (docs/model.md section 10). The certifier has both rules (`slide_bound`,
-    `timer_bound`); the linear checker and growth by rates' checker both kinds; the flood checker count windows
-    only (docs/verifier.md)."""
+    `timer_bound`); the linear checker, growth by rates' checker and the flood checker both kinds
+    (docs/verifier.md)."""
     windowed = [b.name for b in topo.bolts if b.window is not None
                 and not (count_windows and b.window.kind == "count")
                 and not (duration_windows and b.window.kind == "duration")]
