@@ -1,7 +1,9 @@
 """Applies each mutation the checker room's tests must kill, one at a time, to a copy of the tree, and runs
 the test file that must kill it there (tests/unit/test_checker_room.py, tests/unit/test_flood.py,
 tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py,
-tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py, tests/unit/test_linear_losses.py): a mutation is
+tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py, tests/unit/test_linear_losses.py,
+tests/unit/test_death_lassos.py, tests/unit/test_duration_lassos.py, tests/unit/test_flood_timers.py,
+tests/unit/test_death_timers.py): a mutation is
 killed when some test fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
@@ -23,8 +25,20 @@ N" turned into "passes N"; and the linear checker's worker-death rows (tests/uni
 the trees a spout emits while a worker restarts, doubling the time between deaths, or letting no worker die in the
 target's loop; and its `lost-time` row (tests/unit/test_linear_losses.py) counting paced replays once, giving a spout
 that replays at once a curve, dropping the bursts per failure, measuring what piles up against the fastest take, or
-taking a "dvert" carry below one tuple. Prints one line per mutation; exits 1 when one survives. Not run by the
-tests (it runs a test file once per mutation).
+taking a "dvert" carry below one tuple; and its `lost-takes` row losing one more tuple per tuple taken, or dropping
+the takes a failure may cut short; and the certifier's worker-death rule (tests/unit/test_death_lassos.py)
+accepting a death before worker_min_ttf, replays beyond the tuples in flight, an acker's death that breaks only its own
+worker's trees, a worker with one acker among several breaking every tree, a bolt of the dead worker left up,
+replays released before the timeout or at the death, or a dying bolt's loss other than what it held; and through a
+duration window (tests/unit/test_duration_lassos.py) the certifier reading a timer's run as an ordinary take,
+bounding its wait by max_idle_time, starting its clock at the tuples' arrival instead of its last run, or taking G
+from the sliding interval alone or without the jitter, and the linear checker dropping its timer row, bounding its
+batches, or reading its "dvert" ratio from bounded batches; and the flood checker (tests/unit/test_flood_timers.py)
+capping a timer's least rate at C/α, reading its ratio from bounded batches, accepting a timer as source or target,
+or accepting evidence proven with another timer; and the linear checker's worker-death rows
+(tests/unit/test_death_timers.py) dropping the timer row of a duration window a dying worker may run. Prints one
+line per mutation; exits 1 when one survives.
+Not run by the tests (it runs a test file once per mutation).
 """
 
 from __future__ import annotations
@@ -44,6 +58,10 @@ CYCLES, OTHERS = "tests/unit/test_rate_growth_cycles.py", "tests/unit/test_flood
 JOINS, FLOOD_JOINS = "tests/unit/test_rate_growth_joins.py", "tests/unit/test_flood_joins.py"
 WORKERS = "tests/unit/test_worker_search.py"
 LOSSES = "tests/unit/test_linear_losses.py"
+DEATHS = "tests/unit/test_death_lassos.py"
+TIMERS = "tests/unit/test_duration_lassos.py"
+FLOOD_TIMERS = "tests/unit/test_flood_timers.py"
+DEATH_TIMERS = "tests/unit/test_death_timers.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -68,8 +86,8 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("flood: evidence of another bolt accepted", "app/core/tcn/check/flood.py",
      "if target != source:", "if False:", FLOOD),
     ("flood: another input at its largest capacity, not its least rate", "app/core/tcn/check/flood.py",
-     "least[b] = min(inflow, take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau)))",
-     "least[b] = take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau))", OTHERS),
+     "else min(inflow, take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau)))",
+     "else take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau))", OTHERS),
     ("flood: a bolt on a cycle given a least rate", "app/core/tcn/check/flood.py",
      "                 and sigma.get((u, st), Fraction(0)) > 0}", "                 and False}", OTHERS),
     ("threshold run: certified for any checked bolt", "app/core/tcn/check/flood.py",
@@ -87,6 +105,22 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      'f"X{_w(x)}": -ttf}', 'f"X{_w(x)}": -2 * ttf}', WORKERS),
     ("worker deaths: no worker dies in the target's loop", "app/core/tcn/check/linear_deaths.py",
      "if runs_all(x, target):", "if True:", WORKERS),
+    ("death lasso: a worker dying before worker_min_ttf accepted", "app/core/tcn/check/certify_deaths.py",
+     "elif t - st.up_since[w] < min_ttf:", "elif t - st.up_since[w] < 0:", DEATHS),
+    ("death lasso: replays beyond the tuples in flight accepted", "app/core/tcn/check/certify_deaths.py",
+     "if total > sum(flight.values()):", "if total > 10 * sum(flight.values()):", DEATHS),
+    ("death lasso: the acker's death breaking only its own worker's trees", "app/core/tcn/check/certify_deaths.py",
+     "held if not acker else tuple(bolts)", "held", DEATHS),
+    ("death lasso: a worker with one acker among several breaking every tree", "app/core/tcn/check/certify_deaths.py",
+     "ackers > 0 and ackers == sum(rows.get(ACKERS, []))", "ackers > 0", DEATHS),
+    ("death lasso: a bolt of the dead worker left up", "app/core/tcn/check/certify_deaths.py",
+     'if bo["fail"] != death:', 'if bo["fail"] and not death:', DEATHS),
+    ("death lasso: replays released before the timeout", "app/core/tcn/check/certify_deaths.py",
+     "if w in st.due and t >= st.due[w]:", "if w in st.due and t >= st.due[w] - timeout // 2:", DEATHS),
+    ("death lasso: replays released at the death", "app/core/tcn/check/certify_deaths.py",
+     "st.due[w] = t + timeout", "st.due[w] = t", DEATHS),
+    ("death lasso: a dying bolt's own loss unchecked", "app/core/tcn/check/certify_failures.py",
+     'if bo["lost"] != want:', 'if bo["lost"] > want + 1:', DEATHS),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
      'any(s.bolts[n]["queue"] >= threshold for n in checked)', 'any(s.bolts[n]["queue"] > threshold for n in checked)',
      RUN),
@@ -115,9 +149,45 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("lost-time: the bursts per failure dropped", "app/core/tcn/check/linear.py",
      "(fails, 2 * plus + size)", "(fails, size)", LOSSES),
     ("lost-time: piling up against the fastest take", "app/core/tcn/check/linear.py",
-     "size / (exact(bo.alpha) * (1 + tau) + idle)", "size / (exact(bo.alpha) * (1 - tau))", LOSSES),
+     "least = size / (exact(bo.alpha) * (1 + tau) + idle)", "least = size / (exact(bo.alpha) * (1 - tau))", LOSSES),
+    ("lost-takes: what piles up paid by no takes", "app/core/tcn/check/linear.py",
+     "_put(c, (taken, k - 1), (down, per_second)", "_put(c, (taken, k), (down, per_second)", LOSSES),
+    ("lost-takes: the takes missed per failure dropped", "app/core/tcn/check/linear.py",
+     "(fails, 2 * plus + size + (k - 1) * size)", "(fails, 2 * plus + size)", LOSSES),
     ("lost-time: a dvert carry below one tuple", "app/core/tcn/check/linear.py",
      "plus + rounding + sigma * math.ceil(1 / sigma)", "plus + rounding + 1", LOSSES),
+    ("duration window: a run taking what an ordinary take would", "app/core/tcn/check/certify_replay.py",
+     "want = avail if name in timer else min(take_max[name], avail - avail % per)",
+     "want = min(take_max[name], avail - avail % per)", TIMERS),
+    ("duration window: waiting bounded by max_idle_time, not G", "app/core/tcn/check/certify_waits.py",
+     "if since is not None and t - since > timer.get(name, idle):", "if since is not None and t - since > idle:",
+     TIMERS),
+    ("duration window: the clock from the tuples' arrival, not the last run", "app/core/tcn/check/certify_waits.py",
+     "waiting_since[name] = take_time[name] if was_processing else t", "waiting_since[name] = t", TIMERS),
+    ("duration window: G from the sliding interval alone", "app/core/tcn/check/reading.py",
+     "return (1 + tolerance) * max(exact(slide), exact(bolt.alpha))", "return (1 + tolerance) * exact(slide)", TIMERS),
+    ("duration window: G without the jitter", "app/core/tcn/check/reading.py",
+     "return (1 + tolerance) * max(exact(slide), exact(bolt.alpha))", "return max(exact(slide), exact(bolt.alpha))",
+     TIMERS),
+    ("linear: no timer row", "app/core/tcn/check/linear.py",
+     "    if _timed(bo):  # every run of a duration window", "    if False:  # every run of a duration window", TIMERS),
+    ("linear: a duration window's batches bounded", "app/core/tcn/check/linear.py",
+     "    if not _timed(bo):  # (a duration window's run", "    if True:  # (a duration window's run", TIMERS),
+    ("linear: a duration window's dvert ratio from bounded batches", "app/core/tcn/check/linear.py",
+     "        elif _timed(bo):  # batches of any size", "        elif False:  # batches of any size", TIMERS),
+    ("flood: a timer's least rate capped at C/α", "app/core/tcn/check/flood.py",
+     "least[b] = inflow if timed else min(", "least[b] = min(", FLOOD_TIMERS),
+    ("flood: a timer's ratio from bounded batches", "app/core/tcn/check/flood.py",
+     "batches = take_bound(bolt) if timer_bound(bolt, tau) is None else max(1, sigma.denominator)",
+     "batches = take_bound(bolt)", FLOOD_TIMERS),
+    ("flood: a timer accepted as source or target", "app/core/tcn/check/flood.py",
+     "    if timed:\n        return problems + [f\"{timed[0]} has a duration window",
+     "    if False:\n        return problems + [f\"{timed[0]} has a duration window", FLOOD_TIMERS),
+    ("flood: evidence with another timer accepted", "app/core/tcn/check/flood.py",
+     "take_bound(b), timer_bound(b, tau), join_branches", "take_bound(b), None, join_branches", FLOOD_TIMERS),
+    ("linear: a timer hit by deaths without its timer row", "app/core/tcn/check/linear.py",
+     "    else:  # a run or a death empties a duration window's queue", "    elif False:  # a run or a death empties",
+     DEATH_TIMERS),
 ]
 
 

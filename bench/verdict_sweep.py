@@ -1,6 +1,7 @@
 """The sweep: every checked bolt's answer over the published configurations, models/ and random topologies.
 
 Usage: .venv/bin/python bench/verdict_sweep.py [--random 300] [--timeout S] [--seed N] [--skip-published]
+       [--only I,J,..] [--skip-random] [--out FILE.jsonl]
 
 Verifies, every bolt checked, each configuration of tests/data/dvert (failures off, and on when it has failing
 bolts), each document of models/ (as it is, and with failures on when it has failing bolts) and `--random` small
@@ -8,12 +9,15 @@ random topologies with declared streams, cycles, failing bolts and every replay 
 near their capacity. `--timeout` is the time limit of one whole verification (all its bolts), not of one bolt:
 a bolt left `unknown` there had at most that long. Prints one line per topology and, per group and in all, the
 count of each bolt verdict and the share of `unknown`; the user's answers are `bounded`, `counterexample`
-(grows) and `unbounded`. Wall-clock on a shared 2-core machine: noisy. Not run by the tests.
+(grows) and `unbounded`. Wall-clock on a shared 2-core machine: noisy. Not run by the tests. `--out` appends one
+JSON line per verification (its label, wall and CPU seconds, and each bolt's verdict, method and message), to
+compare two trees bolt by bolt.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import time
@@ -64,6 +68,9 @@ def random_doc(rng: random.Random) -> dict[str, Any]:
                               for s, d, st in sorted(unique, key=str)]}
 
 
+OUT: Path | None = None  # `--out`: one JSON line per verification
+
+
 def verdicts(label: str, topo: Any, timeout: float) -> Counter[str]:
     from app.core.tcn.search import SearchOptions, verify
 
@@ -71,8 +78,13 @@ def verdicts(label: str, topo: Any, timeout: float) -> Counter[str]:
     started, cpu = time.monotonic(), time.process_time()
     result = verify(checked, SearchOptions(timeout_s=timeout))
     counts = Counter(v.verdict for v in result.bolts.values())
-    print(f"{label}: {dict(sorted(counts.items()))} {time.monotonic() - started:.1f} s "
-          f"({time.process_time() - cpu:.1f} CPU s)", flush=True)
+    wall, used = time.monotonic() - started, time.process_time() - cpu
+    print(f"{label}: {dict(sorted(counts.items()))} {wall:.1f} s ({used:.1f} CPU s)", flush=True)
+    if OUT is not None:
+        with OUT.open("a") as out:
+            out.write(json.dumps({"label": label, "wall_s": round(wall, 2), "cpu_s": round(used, 2),
+                                  "bolts": {n: [v.verdict, v.method, v.message] for n, v in result.bolts.items()}})
+                      + "\n")
     for name, v in result.bolts.items():
         if v.verdict in ("unknown", "none-up-to-k"):
             print(f"    {name} {v.verdict}: {v.message}", flush=True)
@@ -97,10 +109,14 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--seed", type=int, default=46)
     parser.add_argument("--skip-published", action="store_true")
+    parser.add_argument("--skip-random", action="store_true", help="only the published configurations and models/")
+    parser.add_argument("--out", type=Path, default=None, help="append one JSON line per verification to this file")
     parser.add_argument("--only", type=str, default=None,
                         help="comma-separated indices of the random topologies to verify (the others are drawn, "
                              "not verified)")
     args = parser.parse_args()
+    global OUT
+    OUT = args.out
     from app.cli.inputs import read_topology
     from app.core.topology import parse_topology
 
@@ -118,6 +134,9 @@ def main() -> None:
                 if failing is not None:
                     groups[group] += verdicts(f"{path.name} (failures on)", failing, args.timeout)
             summary(group, groups[group])
+    if args.skip_random:
+        summary("all", sum(groups.values(), Counter()))
+        return
     rng = random.Random(args.seed)
     groups["random"] = Counter()
     only = None if args.only is None else {int(i) for i in args.only.split(",")}

@@ -10,7 +10,12 @@ check, the factors, Storm's response and, with the field, `worker_check`) in thi
 The second table: StormCrawler's archetype, the D-VerT model of the focused crawler (models/, on 2 workers) and
 chains of n bolts on 4 workers; per row the seconds of one program per checked bolt without the deaths, then with
 them (`search_deaths.death_proofs`, its checker included), and how many bolts each proves. The third: a whole
-`verify` (default options) without and with the field, the chains with a death at most every minute.
+`verify` (default options) without and with the field, the chains with a death at most every minute, and rows with an
+explicit `storm.assignment`, in which the simulation plays worker deaths (docs/model.md 9.5): the acker's worker of
+tests/data/workers/acker-death.storm.json (a certified lasso with deaths) and chains whose last worker runs only the
+acker and whose other workers, but the spout's, run whole bolts. The fourth: `verify` with the simulation off
+(`--no-simulation`), where the solver alone plays the deaths (app/core/tcn/encode_deaths.py) for a bolt no other
+phase decided: CPU seconds and which bolts get a certified lasso with deaths.
 
     .venv/bin/python bench/worker_deaths.py [--sizes 300 1000] [--search-sizes 30 100]
 """
@@ -100,16 +105,36 @@ def search_table(sizes: list[int]) -> None:
         print(f"{name:38} {base:17.3f} {base_proven:>4}/{n:<3}{took:14.3f} {proven:>4}/{n:<3}{took / base:6.2f}")
 
 
-def verified(data: dict[str, Any]) -> tuple[float, str]:
-    """CPU seconds of a whole `verify` (its default options) and its worker-death note's verdicts in short."""
-    from app.core.tcn.search import verify
+def assigned(n: int) -> dict[str, Any]:
+    """`chain(n)` with an explicit assignment: the spout and every third bolt on worker 0, the others whole on workers
+    1 and 2, the one acker on worker 3 (workers 1, 2 and 3 may die in a trace, docs/model.md 9.5)."""
+    data = chain(n)
+    rows = {"s": [1, 0, 0, 0], "__acker": [0, 0, 0, 1]}
+    for i in range(n):
+        rows[f"b{i}"] = [2 if w == i % 3 else 0 for w in range(4)]
+    data["storm"].update(assignment=rows, acker_executors=1)
+    return data
+
+
+def acker_death(name: str = "acker-death") -> dict[str, Any]:
+    import json
+
+    return json.loads((ROOT / "tests" / "data" / "workers" / f"{name}.storm.json").read_text(encoding="utf-8"))
+
+
+def verified(data: dict[str, Any], simulate: bool = True) -> tuple[float, str]:
+    """CPU seconds of a whole `verify` (its default options, or the simulation off) and its worker-death note's
+    verdicts in short."""
+    from app.core.tcn.search import SearchOptions, verify
 
     topo = parse_topology(data)
     start = time.process_time()
-    result = verify(topo)
+    result = verify(topo, SearchOptions(simulate=simulate))
     took = time.process_time() - start
     note = next((n for n in result.notes if n.startswith("worker deaths in the search")), None)
-    return took, "-" if note is None else note.split("proves or not): ", 1)[-1][:90]
+    said = "-" if note is None else note.split("proves or not): ", 1)[-1][:70]
+    lassos = getattr(result, "worker_death_lassos", {})  # (absent before the lassos with deaths)
+    return took, said + (f"; lasso with deaths: {', '.join(lassos)}" if lassos else "")
 
 
 def verify_table(sizes: list[int]) -> None:
@@ -119,6 +144,8 @@ def verify_table(sizes: list[int]) -> None:
     from test_worker_search import cycle
 
     rows.append(("σ-½ cycle (test_worker_search), 2 workers", cycle(200), 200))
+    rows.append(("acker's worker dies (tests/data/workers)", acker_death(), 10))
+    rows += [(f"chain of {n} bolts, explicit assignment", assigned(n), 60) for n in sizes]
     print(f"\n{'verify':38} {'no deaths (CPU s)':>17} {'deaths (CPU s)':>14} {'ratio':>6}  worker-death phase")
     for name, data, ttf in rows:
         data["storm"].pop("worker_min_ttf", None)
@@ -128,11 +155,27 @@ def verify_table(sizes: list[int]) -> None:
         print(f"{name:38} {base:17.3f} {took:14.3f} {took / base:6.2f}  {said}")
 
 
+def solver_table() -> None:
+    """`verify --no-simulation` on the documents whose workers may die in a trace: the solver's lassos with deaths."""
+    rows = [("acker's worker dies (tests/data/workers)", acker_death()),
+            ("acker-death-short (tests/data/workers)", acker_death("acker-death-short")),
+            ("chain of 30 bolts, explicit assignment", {**assigned(30), "storm": {**assigned(30)["storm"],
+                                                                                 "worker_min_ttf": 60}})]
+    print(f"\n{'verify --no-simulation':42} {'CPU s':>7}  worker-death phase")
+    for name, data in rows:
+        took, said = verified(data, simulate=False)
+        print(f"{name:42} {took:7.3f}  {said}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="*", default=[300, 1000])
     parser.add_argument("--search-sizes", type=int, nargs="*", default=[30, 100])
+    parser.add_argument("--only-solver", action="store_true", help="only the fourth table")
     args = parser.parse_args()
+    if args.only_solver:
+        solver_table()
+        return
     rows = [("StormCrawler archetype, 1 worker", crawler(), 3600)]
     rows += [(f"chain of {n} bolts, 4 workers", chain(n), 3600) for n in args.sizes]
     print(f"{'topology':36} {'without (s)':>11} {'with (s)':>9} {'ratio':>6}  verdict")
@@ -143,6 +186,7 @@ def main() -> None:
         print(f"{name:36} {base:11.3f} {with_deaths:9.3f} {with_deaths / base:6.2f}  {verdict}")
     search_table(args.search_sizes)
     verify_table(args.search_sizes)
+    solver_table()
 
 
 if __name__ == "__main__":

@@ -44,14 +44,14 @@ def read_topology(path: str) -> Topology:
         elif b.count_window is not None:
             print(f"note: {path}: bolts.{one_line(b.name)} has a count window ({b.count_window.phrase()}): the rate "
                   "check, the simulation, the solver, growth by rates, the linear program and the certifier have its "
-                  "window rule, and so do the flood proofs; the timeout witnesses and the latency bounds do not yet "
-                  "(docs/model.md section 10)",
+                  "window rule, and so do the flood proofs and the timeout witnesses of the bolts below it; the "
+                  "latency bounds do not (docs/model.md section 10)",
                   file=sys.stderr)
         elif b.duration_window is not None:
             print(f"note: {path}: bolts.{one_line(b.name)} has a duration window ({b.duration_window.phrase()}): the "
-                  "rate check, the latency bounds and growth by rates have its timer rule; the simulation, the solver, "
-                  "the linear program and the certifier do not yet, so a checked bolt whose cone holds it is otherwise "
-                  "not searched (docs/model.md section 10.3)", file=sys.stderr)
+                  "rate check, the latency bounds, growth by rates, the simulation, the solver, the linear program, "
+                  "the certifier and the timeout witnesses of the bolts below it have its timer rule; the flood "
+                  "proofs do not yet (docs/model.md section 10.3)", file=sys.stderr)
         if b.waits_for_all:
             print(f"note: {path}: bolts.{one_line(b.name)} is a join waiting for every branch: the rate check, the "
                   "simulation, the solver, the certifier, the linear program, the proofs of growth by rates "

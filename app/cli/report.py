@@ -164,9 +164,12 @@ def write_run_report(args: argparse.Namespace, analysis: Analysis, comparison: C
     capacity: list[str] = []
     if topo is not None and not unannotated_problems(topo):
         from app.core.headroom import headroom
+        from app.core.latency.report import latency_report
         from app.core.storm.lines import capacity_lines
 
-        capacity = capacity_lines(headroom(topo))
+        # the proofs rule out timeout risks
+        sojourns = latency_report(topo, witnesses=False, pending=False).sojourn_exact
+        capacity = capacity_lines(headroom(topo).within_sojourns(sojourns))
     title = topo.name if topo is not None and topo.name else Path(args.log).name
     text = render_report(analysis, comparison, queue_plots(analysis, comparison), reliability, patterns,
                          title=title, notes=notes, source=args.log, capacity=capacity)

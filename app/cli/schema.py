@@ -112,7 +112,10 @@ def result_schema() -> dict[str, Any]:
     latency = _hoist_defs(LatencyReport.model_json_schema(), defs)
     check["properties"]["latency"] = {"$ref": "#/$defs/LatencyReport"}
     verify["properties"]["latency"] = {"$ref": "#/$defs/LatencyReport"}
-    verify["properties"]["fail_on"] = {"$ref": "#/$defs/TimeoutFailOn"}
+    verify["properties"]["fail_on"] = {"anyOf": [  # grows: also a certified lasso with worker deaths (model.md 9.5)
+        {"type": "object", "required": ["status", "bolts"],
+         "properties": {"status": {"const": "grows"}, "bolts": {"type": "array", "items": {"type": "string"}}}},
+        {"$ref": "#/$defs/TimeoutFailOn"}]}
     timeout_fail_on = {"type": "object", "required": ["status", "spouts"],
                        "properties": {"status": {"const": "timeout"},
                                       "spouts": {"type": "array", "items": {"type": "string"}}}}

@@ -3,7 +3,8 @@
 Answers for every checked bolt (bounded with its queue bound, no repeating run grows, a certified
 lasso, none up to k, unknown).
 Exit codes: 0 no counterexample up to k, no repeating growth or bounded, 1 certified counterexample for some bolt
-(or, with --fail-on timeout, some spout not proven free of timeouts: docs/latency.md),
+(or, with --fail-on timeout, some spout not proven free of timeouts: docs/latency.md; with --fail-on grows, some
+bolt with a certified lasso with worker deaths: docs/model.md 9.5),
 2 bad input, 3 internal error, 4 unknown (time limit, or the solver gave up). On a terminal,
 stderr shows a live status line while searching (-q silences it, --progress prints each bound).
 """
@@ -239,11 +240,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     log.info("verdict %s in %.2f s", result.verdict, result.elapsed_s)
     written: list[str] | None = None
     if args.trace_out:
-        if not result.traces:
+        lassos = [*result.traces, *result.worker_death_traces]  # those with worker deaths last (model.md 9.5)
+        if not lassos:
             print(f"stormbound: no trace written to {one_line(args.trace_out)}: the verdict is {result.verdict}",
                   file=sys.stderr)
-        written = trace_paths(args.trace_out, len(result.traces)) if result.traces else []
-        for trace, path in zip(result.traces, written, strict=True):
+        written = trace_paths(args.trace_out, len(lassos)) if lassos else []
+        for trace, path in zip(lassos, written, strict=True):
             written_bytes = trace_bytes(trace, gzipped=gzip_name(path))
             write_output_file(args, "--trace-out", path, written_bytes)
             if not gzip_name(path) and len(written_bytes) > LARGE_TRACE_BYTES:
@@ -262,16 +264,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
             write_output_file(args, "--certificate-out", args.certificate_out, text.encode("utf-8"))
             if not args.json:
                 log.info("certificates written to %s", args.certificate_out)
-    room = None if args.threshold is not None else headroom(topo, rates)
     latency = latency_of(topo, args, rates=rates)
+    room = None if args.threshold is not None else headroom(topo, rates).within_sojourns(latency.sojourn_exact)
     timeouts = latency.not_proven() if args.fail_on == "timeout" else []
+    grows = _growing(result) if args.fail_on == "grows" else []
     if args.json:
         data = {**result.to_public_json(written), **({} if room is None else {"headroom": room.to_json()})}
         if (why := _no_worker_deaths(topo, room)) is not None:
             data["worker_deaths"] = {"decided": False, "reason": why}
         data["latency"] = latency.model_dump()
-        if args.fail_on == "timeout":
-            data["fail_on"] = {"status": "timeout", "spouts": timeouts}
+        if args.fail_on:
+            data["fail_on"] = {"status": args.fail_on, **({"spouts": timeouts} if timeouts or args.fail_on == "timeout"
+                                                          else {"bolts": grows})}
         print_result("verify", data)
     else:
         print(format_result(result, verbose, [] if room is None else capacity_lines(room)))
@@ -279,10 +283,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print(f"note: {why}")
         print(latency_block(latency))
         _print_traces(result, written or [], args.flood_run)
-        if timeouts:
-            print(one_line(f"--fail-on timeout: {', '.join(timeouts)}"))
+        if timeouts or grows:
+            print(one_line(f"--fail-on {args.fail_on}: {', '.join(timeouts or grows)}"))
     code = EXIT_BY_VERDICT[result.verdict]
-    return EXIT_FOUND if timeouts and code == EXIT_OK else code
+    return EXIT_FOUND if (timeouts or grows) and code == EXIT_OK else code
+
+
+def _growing(result: VerifyResult) -> list[str]:
+    """The bolts `--fail-on grows` counts: a certified lasso (or an unbounded proof) without worker deaths, or a
+    certified lasso with them (docs/model.md 9.5)."""
+    return [n for n, v in result.bolts.items()
+            if v.verdict in ("counterexample", "unbounded") or n in result.worker_death_lassos]
 
 
 def _no_worker_deaths(topo: Topology, room: Headroom | None) -> str | None:
@@ -330,9 +341,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help=f"refuse bounds k above N positions (default {limits.MAX_K}, or STORMBOUND_MAX_K; the "
                         "encoding grows linearly in k; docs/limits.md)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document on stdout")
-    p.add_argument("--fail-on", choices=["timeout"], dest="fail_on",
+    p.add_argument("--fail-on", choices=["timeout", "grows"], dest="fail_on",
                    help="timeout: exit 1 when some spout's tuple trees are not proven to complete within the message "
-                        "timeout (docs/latency.md), even if no queue grows")
+                        "timeout (docs/latency.md), even if no queue grows; grows: exit 1 when some bolt grows, "
+                        "with a certified lasso or an unbounded proof, or with a certified lasso with worker deaths "
+                        "(docs/model.md 9.5) beside a verdict that says bounded")
     add_latency_options(p)
     p.add_argument("--trace-out", dest="trace_out", metavar="PATH",
                    help="write each distinct certified lasso as a trace file: the first to PATH, the next to "

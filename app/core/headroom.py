@@ -25,8 +25,8 @@ What Storm does past G: app/core/storm/forecast.py; the words: app/core/storm/li
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -75,6 +75,15 @@ class Headroom:
     def overloaded(self) -> bool:
         return self.grows_at is not None and self.grows_at < 1
 
+    def within_sojourns(self, sojourns: Mapping[str, str | None]) -> Headroom:
+        """The same figures without the timeout risks the latency analysis rules out: a risk reads the queue bound
+        drained at the smallest service rate, one bound on a tuple's stay; the sojourn bound of docs/latency.md
+        (`LatencyReport.sojourn_exact`, exact fractions as text) is another, often sharper. Where that proof keeps
+        a tuple's stay within the message timeout the bolt is no risk, and the answer must not say it is."""
+        kept = [r for r in self.timeout_risks
+                if (s := sojourns.get(r.bolt)) is None or Fraction(s) > r.timeout]
+        return replace(self, timeout_risks=kept)
+
     def to_json(self) -> dict[str, Any]:
         """Exact values as strings ("p/q") beside their decimals."""
         out: dict[str, Any] = {
@@ -91,8 +100,10 @@ class Headroom:
             out["worker_deaths_modelled"] = True
             out["worker_deaths"] = {**self.worker_check.to_json(),
                                     "single_bolt_failures_survived": self.bolt_failures_survived,
-                                    "search_plays_worker_deaths": {"linear_program": True, "simulation": False,
-                                                                   "solver": False}}
+                                    # the simulation and the solver: with an explicit assignment (model.md 9.5)
+                                    "search_plays_worker_deaths": {"linear_program": True,
+                                                                   "simulation": self.worker_check.model.explicit,
+                                                                   "solver": self.worker_check.model.explicit}}
         elif self.workers is not None:  # no time between deaths: a worker's death is not decided
             out["worker_deaths_modelled"] = False
             if self.worker_loss is not None:

@@ -87,6 +87,8 @@ class _Written:
     queue_gain: Ints  # per expanded position and bolt
     backlog_gain: Ints  # per expanded position and spout
     order: list[str] = field(default_factory=list)  # the components in the first position's order
+    deaths: dict[int, list[tuple[str, bool, bool]]] = field(default_factory=dict)  # written position: (worker, death,
+    # restart), docs/model.md 9.5
 
     def column(self, name: str) -> Ints:
         """Per written position, per bolt (or spout): one of `_BOLT_FIELDS` (`_SPOUT_FIELDS`)."""
@@ -125,7 +127,11 @@ def _keep(written: _Written, raw: Any, where: str, compressed: bool) -> float:
     row += [s.lost for s in bolts] + [int(s.fail) for s in bolts] + [int(s.recover) for s in bolts]
     row += [int(s.phase == "failed") for s in bolts] + [s.arrivals for s in bolts]
     row += [s.backlog for s in spouts] + [s.replayed for s in spouts]
-    row += [sum((b.replays or {}).get(sp, 0) for b in position.bolts.values()) for sp in written.spouts]
+    row += [sum((b.replays or {}).get(sp, 0) for b in position.bolts.values())  # replays that join the backlog
+            + sum((w.released or {}).get(sp, 0) for w in (position.workers or {}).values()) for sp in written.spouts]
+    if position.workers:
+        written.deaths[len(written.raw)] = [(w, r.death, r.restart) for w, r in position.workers.items()
+                                            if r.death or r.restart]
     row += [emitted_at(position, sender, stream) for sender, stream in written.pairs]
     written.rows.extend(row)
     written.raw.append(raw if compressed else None)
@@ -321,7 +327,23 @@ def read_long_trace(data: dict[str, Any], extra_passes: int = 0, limit: int | No
                      growth_per_loop={b: int(g) for b, g in zip(bolts, growth, strict=True)},
                      loop_duration=duration, names=written.order,
                      series=TraceSeries(shown=[], times=series[0], step_times=series[1], bolts=series[2],
-                                        loop_passes=loop_passes, senders=series[3], spouts=series[4]))
+                                        loop_passes=loop_passes, senders=series[3], spouts=series[4],
+                                        deaths=_deaths(written, source, times)))
+
+
+def _deaths(written: _Written, source: Ints, times: Floats) -> list[tuple[float, float, str]]:
+    """The workers' deaths over the shown positions, as `trace_series.worker_deaths` gives them."""
+    out: list[tuple[float, float, str]] = []
+    down: dict[str, float] = {}
+    if written.deaths:
+        for src, t in zip(source.tolist(), times.tolist(), strict=True):
+            for worker, death, restart in written.deaths.get(src, []):
+                if restart and worker in down:
+                    out.append((down.pop(worker), t, worker))
+                if death:
+                    down[worker] = t
+    end = float(times[-1]) if len(times) else 0.0
+    return sorted(out + [(t, end, w) for w, t in down.items()])
 
 
 def _kept(times: Floats, counts: Ints) -> tuple[list[float], list[int]]:

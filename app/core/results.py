@@ -226,6 +226,12 @@ class VerifyResult(BaseModel):
     traces: list[Trace | CompressedTrace] = Field(
         default_factory=list, description="every distinct certified lasso, in order found (a long simulated one "
                                           "compressed: docs/trace-format.md)")
+    worker_death_traces: list[Trace | CompressedTrace] = Field(
+        default_factory=list, description="certified lassos with worker deaths (docs/model.md 9.5), in which a bolt "
+                                          "that no other phase found growing grows")
+    worker_death_lassos: dict[str, int] = Field(
+        default_factory=dict, description="per bolt that grows with worker deaths, its lasso's index in "
+                                          "worker_death_traces (not a verdict of `bolts`)")
     _words: Words | None = PrivateAttr(default=None)  # the message with its figures, when the core wrote one
     _summary: Words | None = PrivateAttr(default=None)  # its first sentence, when the rest only lists the bolts
 
@@ -248,7 +254,7 @@ class VerifyResult(BaseModel):
 
     def to_public_json(self, trace_files: list[str] | None = None) -> dict[str, Any]:
         """The JSON `stormbound verify --json` prints (traces go to --trace-out; `trace_files` names them)."""
-        data = self.model_dump(mode="json", exclude={"trace", "traces"})
+        data = self.model_dump(mode="json", exclude={"trace", "traces", "worker_death_traces"})
         for bolt in data["bolts"].values():
             if bolt.get("failures") is None:  # nothing can fail: the output reads as before
                 bolt.pop("failures", None)

@@ -204,6 +204,7 @@ class TraceSeries:
     loop_passes: list[tuple[float, float]]  # shaded spans; empty for a run without a loop
     senders: list[str]  # components whose tuples arrive somewhere (the key's colours)
     spouts: list[SpoutSeries] = field(default_factory=list)  # the spouts that replay (none without failures)
+    deaths: list[tuple[float, float, str]] = field(default_factory=list)  # worker deaths: (death, back, worker)
 
     @property
     def failures(self) -> bool:
@@ -246,16 +247,31 @@ def trace_series(trace: Trace, extra_passes: int = 0) -> TraceSeries:
     spouts: list[SpoutSeries] = []
     for spout in shown[0].position.spouts:
         steps_s = [sp.position.spouts[spout] for sp in shown]
-        if any(s.backlog or s.replayed for s in steps_s) or any(
-                (b.replays or {}).get(spout) for sp in shown for b in sp.position.bolts.values()):
-            # the backlog after each position: what was waiting, less the replays emitted, plus the new ones
-            added = [sum((b.replays or {}).get(spout, 0) for b in sp.position.bolts.values()) for sp in shown]
+        # the backlog after each position: what was waiting, less the replays emitted, plus the new ones (the bolts'
+        # losses' and those a worker's death releases at its timeout, docs/model.md 9.5)
+        added = [sum((b.replays or {}).get(spout, 0) for b in sp.position.bolts.values())
+                 + sum((w.released or {}).get(spout, 0) for w in (sp.position.workers or {}).values()) for sp in shown]
+        if any(s.backlog or s.replayed for s in steps_s) or any(added):
             spouts.append(SpoutSeries(spout, [s.backlog - s.replayed + a for s, a in zip(steps_s, added, strict=True)],
                                       _marks(times, [s.replayed for s in steps_s])))
     names = [*trace.positions[0].spouts, *trace.positions[0].bolts]
     senders = [n for n in names if any(n in found for found in sources.values())]
     return TraceSeries(shown=shown, times=times, step_times=step_times, bolts=bolts,
-                       loop_passes=loop_passes(trace, extra_passes), senders=senders, spouts=spouts)
+                       loop_passes=loop_passes(trace, extra_passes), senders=senders, spouts=spouts,
+                       deaths=worker_deaths(shown, times, step_times[-1]))
+
+
+def worker_deaths(shown: list[ShownPosition], times: list[float], end: float) -> list[tuple[float, float, str]]:
+    """The workers' deaths (docs/model.md 9.5) as (death, back, worker): back at its restart, or `end`."""
+    out: list[tuple[float, float, str]] = []
+    down: dict[str, float] = {}
+    for sp, t in zip(shown, times, strict=True):
+        for name, w in (sp.position.workers or {}).items():
+            if w.restart and name in down:
+                out.append((down.pop(name), t, name))
+            if w.death:
+                down[name] = t
+    return sorted(out + [(t, end, name) for name, t in down.items()])
 
 
 def failure_intervals(steps: list[BoltStep], times: list[float], end: float) -> list[tuple[float, float]]:

@@ -36,6 +36,7 @@ KEY_CHAR_PX = 6.0  # the same for the 8pt key
 LOOP_BRUSHES = [pg.mkBrush(255, 191, 0, 60), pg.mkBrush(255, 191, 0, 35)]
 MEASURED_PEN = pg.mkPen("#444444", width=1.5, style=Qt.PenStyle.DashLine)
 PREDICTED_PEN = pg.mkPen("#d62728", width=2)
+DEATH_COLOUR = "#6a1b9a"  # a worker's death: a dashed line across every plot
 FAILED_ALPHA = 60  # a failure interval is shaded in its bolt's own colour, this opaque (0..255)
 # one per bolt, in the bolts' order: none of them near the loop's amber
 FAILED_COLOURS = ["#d62728", "#9467bd", "#17becf", "#e377c2", "#1f3b99", "#2ca02c", "#8c564b", "#7f7f7f"]
@@ -123,6 +124,9 @@ def key_html(series: TraceSeries, colours: dict[str, str], max_chars: int | None
         parts.append(f"<span style='color:{REPLAY_COLOUR}'>▲</span>&nbsp;replays "
                      "<span style='color:#ff7f0e'>━━</span>&nbsp;backlog")
         lengths.append(20)
+    if series.deaths:
+        parts.append(f"<span style='color:{DEATH_COLOUR}'>┆</span>&nbsp;worker dies")
+        lengths.append(13)
     if envelope:
         parts.append(f"<i>{ENVELOPE_WORDS}</i>")
         lengths.append(len(ENVELOPE_WORDS))
@@ -207,6 +211,7 @@ def draw_trace(layout: Any, series: TraceSeries, colours: dict[str, str], first_
         _axes(plot, scale)
         _shade_loops(plot, series, drawn, labelled=first is None)
         _shade_failures(plot, name, bolt.failed, failed_colour(series.bolts.index(bolt)), drawn)
+        _mark_deaths(plot, series.deaths)
         _fix_height(grid, row, FOCUS_PX if name in growing else CONTEXT_PX, drawn)
         if first is None:
             first = plot
@@ -352,6 +357,16 @@ def _shade_failures(plot: pg.PlotItem, bolt: str, spans: list[tuple[float, float
     regions = _shade(plot, spans, colour, f"{bolt} failed")
     if regions:
         drawn.failed_regions.setdefault(bolt, []).extend(regions)
+
+
+def _mark_deaths(plot: pg.PlotItem, deaths: list[tuple[float, float, str]]) -> None:
+    """Each worker's death (docs/model.md 9.5) as a dashed line at its time, with a tooltip."""
+    for death, back, worker in deaths:
+        line = pg.InfiniteLine(pos=death, angle=90, movable=False,
+                               pen=pg.mkPen(DEATH_COLOUR, width=1, style=Qt.PenStyle.DashLine))
+        line.setToolTip(f"worker {worker} dies at {death:g} s (back at {back:g} s); the trees it breaks are "
+                        "replayed at the message timeout")
+        plot.addItem(line, ignoreBounds=True)
 
 
 def _shade(plot: pg.PlotItem, spans: list[tuple[float, float]], colour: str, tip: str) -> list[pg.LinearRegionItem]:

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal
 
@@ -36,6 +36,9 @@ from app.core.rates import RateAnalysis
 from app.core.results import Progress, PropertyKind, VerifyResult
 from app.core.tcn.options import SearchOptions
 from app.core.topology import Topology
+
+if TYPE_CHECKING:
+    from app.core.latency.report import LatencyReport
 
 T = TypeVar("T")
 
@@ -273,30 +276,31 @@ class VerifyWorker(Worker[VerifyResult]):
                 traces = [expanded_trace(t) for t in result.traces]
                 result = result.model_copy(update={"traces": traces, "trace": traces[0]})
             if self.prop == "growth" and not self.is_cancelled():
-                self.capacity = self._capacity()
-                self.timeouts = self._timeouts()
+                latency = self._latency()
+                self.capacity = self._capacity(latency)
+                self.timeouts = ([], []) if latency is None else (latency.short(), latency.lines())
             return result
         finally:
             with self._lock:
                 self._search = None
 
-    def _capacity(self) -> list[str]:
+    def _capacity(self, latency: LatencyReport | None) -> list[str]:
         from app.core.headroom import headroom
         from app.core.storm.lines import capacity_lines
 
         try:
-            return capacity_lines(headroom(self.topology, self.rates))
+            room = headroom(self.topology, self.rates)
         except ValueError:  # a document the rate check refuses has no capacity to tell
             return []
+        return capacity_lines(room if latency is None else room.within_sojourns(latency.sojourn_exact))
 
-    def _timeouts(self) -> tuple[list[str], list[str]]:
+    def _latency(self) -> LatencyReport | None:
         from app.core.latency.report import latency_report
 
         try:
-            report = latency_report(self.topology)
+            return latency_report(self.topology)
         except ValueError:  # a document the rate check refuses has no latency to tell
-            return [], []
-        return report.short(), report.lines()
+            return None
 
     def failure_text(self, err: Exception) -> str:
         text = str(err).splitlines()[0] if str(err) else type(err).__name__

@@ -9,6 +9,7 @@ from test_verification_panel import make_panel, run_to_end
 
 from app.core.formats import load_topology
 from app.gui.document import DocumentModel
+from app.gui.panels.verification import VerificationPanel
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "workers"
 
@@ -22,3 +23,23 @@ def test_the_capacity_label_says_the_topology_does_not_survive_its_workers_death
     tip = panel.summary_lines.capacity_label.toolTip()
     assert "worker deaths (topology.workers 2, each dying at most once every 6 s" in tip
     assert "it does survive the failures of single bolts" in tip
+
+
+def test_a_lasso_with_worker_deaths_opens_in_the_trace_view_with_each_death(qtbot) -> None:
+    # docs/model.md 9.5: A survives C's failures alone but not the acker worker's deaths (the real search)
+    document = DocumentModel(load_topology(DATA / "acker-death.storm.json"))
+    panel = VerificationPanel(document)
+    qtbot.addWidget(panel)
+    panel.show()
+    run_to_end(qtbot, panel, timeout_ms=60_000)
+    result = panel.states[0].result
+    assert result is not None and set(result.worker_death_lassos) == {"A"}
+    assert any("but not its workers' deaths" in note for note in result.notes)
+    assert "grows with worker deaths (a certified lasso; Show trace opens it): A" in panel.details.toPlainText()
+    assert panel.show_trace(0, "A")
+    view = panel.trace_view
+    death = next(i for i, shown in enumerate(view.shown) if shown.position.workers
+                 and any(w.death for w in shown.position.workers.values()))
+    view.set_cursor(death)
+    assert view.table_values()["worker w1"]["phase"].startswith("worker: dies here")
+    assert "worker dies" in view.drawn.key.text  # the plots' key: each death is a dashed line

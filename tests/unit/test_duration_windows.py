@@ -195,10 +195,11 @@ def test_a_spout_tree_through_a_duration_window_gets_a_latency_bound() -> None:
     assert tree is not None and 8.0 < tree < 8.01
 
 
-def test_the_search_and_its_checkers_say_what_they_do_not_decide() -> None:
-    """The search does not simulate or solve a cone through a duration window: without growth by rates (--no-simulate)
-    P is `unknown`, the rate check's answer beside it; the certifier refuses a lasso whose document gains a duration
-    window, naming it."""
+def test_the_search_and_its_checkers_no_longer_refuse_a_duration_window() -> None:
+    """The search simulates and solves a cone through a duration window (docs/model.md 10.3, "In the search"): without
+    growth by rates or the simulation (--no-simulate) P is searched by the solver, no longer `unknown` for want of a
+    rule; the certifier reads a lasso through a count window given a duration window by the timer's rule (its
+    takes of whole slides are not all W holds: rejected for that, not refused)."""
     from app.core.tcn.check.certify import certify
     from app.core.tcn.search import SearchOptions, verify
 
@@ -214,13 +215,14 @@ def test_the_search_and_its_checkers_say_what_they_do_not_decide() -> None:
     with_count["verification"]["checked"] = ["W"]
     found = verify(parse_topology(with_count), SearchOptions(k_max=8))
     trace = found.traces[0].model_dump(mode="json")
-    assert certify(trace).ok  # a certified lasso through a count window; given a duration window, refused
+    assert certify(trace).ok  # a certified lasso through a count window; given a duration window, read by its rule
     trace["topology"]["bolts"][0]["window"] = {"kind": "duration", "length": 5, "slide": 3}
     cert = certify(trace)
-    assert not cert.ok and "W has a duration window, which the certifier has no rule for" in " ".join(cert.problems)
-    result = verify(topo, SearchOptions(k_max=8, simulate=False))
-    assert result.bolts["W"].verdict == "bounded" and result.bolts["P"].verdict == "unknown"
-    assert "the search has no duration windows beyond growth by rates" in (result.bolts["P"].message or "")
+    assert not cert.ok and "no rule" not in " ".join(cert.problems)
+    assert any("its timer's run takes all it holds" in x or "W grows by" in x for x in cert.problems)
+    result = verify(topo, SearchOptions(k_max=4, simulate=False))
+    assert result.bolts["W"].verdict == "bounded" and result.bolts["P"].verdict == "none-up-to-k"
+    assert "not searched" not in (result.bolts["P"].message or "")
 
 
 def test_growth_by_rates_through_a_duration_window(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -232,15 +234,16 @@ def test_growth_by_rates_through_a_duration_window(monkeypatch: pytest.MonkeyPat
     from app.core.tcn.check import rate_growth as growth_checker
     from app.core.tcn.check.rate_growth import check_growth_certificate
     from app.core.tcn.network import build_network
+    from app.core.tcn.rate_growth import prove_growth
     from app.core.tcn.search import SearchOptions, verify
 
     doc = timed(10, 0.5, 5, 3, p_alpha=20.0)
     doc["bolts"][0]["sigma"] = 0.1
     doc["verification"]["checked"] = ["W", "P"]
-    result = verify(parse_topology(doc), SearchOptions(k_max=8))
-    p = result.bolts["P"]
-    assert p.verdict == "counterexample" and p.method == "rate proof" and p.growth_certificate is not None
-    cert = p.growth_certificate
+    p = verify(parse_topology(doc), SearchOptions(k_max=8)).bolts["P"]  # (a lasso by simulation comes first)
+    assert p.verdict == "counterexample" and p.method == "simulation"
+    cert = prove_growth(build_network(parse_topology(doc), ["P"]).topology, "P")
+    assert cert is not None
     assert cert.bolts["W"].role == "keeps up" and Fraction(cert.bolts["W"].capacity) == 2**62
     cone = build_network(parse_topology(doc), ["P"]).document()
     assert check_growth_certificate(cone, cert) == []
@@ -290,7 +293,8 @@ def test_storm_starters_sliding_window_on_arrival_time_imports_and_checks() -> N
 
 def test_worker_deaths_through_a_duration_window_are_not_proven_and_say_why() -> None:
     """The worker-death check's failure pass has no timer: with storm.worker_min_ttf it answers not proven, naming the
-    duration window; a single worker's loss counts every tuple the window holds unacked."""
+    duration window (the search's worker-death rows have it: they prove W and P, with checked certificates); a single
+    worker's loss counts every tuple the window holds unacked."""
     from app.core.headroom import headroom
     from app.core.rates.verdicts import status_of
     from app.core.rates.workers_check import worker_check
@@ -308,8 +312,8 @@ def test_worker_deaths_through_a_duration_window_are_not_proven_and_say_why() ->
         in check.reason
     from app.core.tcn.search_deaths import death_proofs
 
-    note, proven = death_proofs(topo, ["W", "P"], lambda: False)  # the search's worker-death rows have no timer
-    assert proven == {} and note is not None and "it proves nothing for W, P" in note
+    note, proven = death_proofs(topo, ["W", "P"], lambda: False)  # the search's worker-death rows have the timer
+    assert set(proven) == {"W", "P"} and note is not None and "proves nothing" not in note
     lone = timed(10, 0.5, 5, 3)
     lone["storm"] = {"workers": 1}
     lone_topo = parse_topology(lone)

@@ -1,5 +1,5 @@
-"""What a failing bolt's failures lose, bounded by time: the linear program's `lost-time` row (docs/verifier.md,
-"Losses bounded by time"), stated by the builder (app/core/tcn/linear.py) and by the checker
+"""What a failing bolt's failures lose, bounded by time: the linear program's `lost-time` and `lost-takes` rows
+(docs/verifier.md, "Losses bounded by time"), stated by the builder (app/core/tcn/linear.py) and by the checker
 (app/core/tcn/check/linear.py) each on its own.
 
 - the row's figures on small documents, worked out by hand here from the docs' formula (a third statement);
@@ -39,8 +39,8 @@ def _doc(replay: str = "paced", *, feeder_sigma: float = 1.0, emission: str = "e
                          "min_reboot_time": 1, "max_reboot_time": 2, "replay": replay}}
 
 
-def _row(topo: Topology, target: str, bolt: str) -> dict[str, Fraction] | None:
-    row = pass_rows(topo, target).get(f"lost-time[{bolt}]")
+def _row(topo: Topology, target: str, bolt: str, name: str = "lost-time") -> dict[str, Fraction] | None:
+    row = pass_rows(topo, target).get(f"{name}[{bolt}]")
     if row is None:
         return None
     kind, coefficients, constant = row
@@ -62,6 +62,11 @@ def test_the_row_of_a_failing_bolt_fed_by_a_bolt_is_the_docs_formula(emission: s
     piles = rho - drains
     assert piles > 0
     assert _row(topo, "T", "F") == {"T": piles, "D[F]": rho - piles, "F[F]": 2 * plus + 1, "L[F]": -1, "Lb[F]": 1}
+    # lost-takes: U, the time its queue piles up before failures, costs drains·U − C·F taken tuples (P), so what
+    # piles up, (ρ − drains)·U, is at most (ρ/drains − 1)·(P + C·F)
+    k = rho / drains
+    assert _row(topo, "T", "F", "lost-takes") == {"P[F]": k - 1, "D[F]": rho, "F[F]": 2 * plus + 1 + (k - 1),
+                                                  "L[F]": -1, "Lb[F]": 1}
 
 
 def test_paced_replays_count_twice_and_at_once_replays_give_no_row() -> None:
@@ -78,10 +83,13 @@ def test_paced_replays_count_twice_and_at_once_replays_give_no_row() -> None:
     same_rows(topo, "T")
     rho = Fraction(10, 9)
     assert _row(topo, "T", "F") == {"T": rho - drains, "D[F]": drains, "F[F]": Fraction(3), "L[F]": -1, "Lb[F]": 1}
+    doc["bolts"][1]["alpha"] = 0.5  # F takes faster than anything can pile up: no lost-takes row
+    topo = parse_topology(doc)
+    assert _row(topo, "T", "F") is not None and _row(topo, "T", "F", "lost-takes") is None
     doc["settings"]["replay"] = "at-once"  # a whole backlog may go out at one emission: no window bound
     topo = parse_topology(doc)
     same_rows(topo, "T")
-    assert _row(topo, "T", "F") is None
+    assert _row(topo, "T", "F") is None and _row(topo, "T", "F", "lost-takes") is None
 
 
 OVERLOADED = {  # a failing bolt that piles up a queue and loses it, paced and at once (the sweep's random #10, #30)
@@ -116,7 +124,7 @@ def test_lassos_in_which_a_failing_bolt_piles_up_and_loses_obey_the_row(mode: st
     sums = pass_sums(trace)
     assert sums[f"F[{failing}]"] > 0 and sums[f"L[{failing}]"] > 0  # it fails and loses in the loop
     rows = pass_rows(parse_topology(trace.topology), target)
-    assert f"lost-time[{failing}]" in rows
+    assert f"lost-time[{failing}]" in rows and f"lost-takes[{failing}]" in rows
     present = set(trace.positions[0].spouts) | set(trace.positions[0].bolts)
     assert broken_rows(rows, sums, present) == []
     # the loss per pass is well above what arrives while it is down: the queue it piled up is in the row
@@ -129,10 +137,33 @@ def test_the_row_proves_a_bolt_fed_by_such_losses_free_of_repeating_growth() -> 
     found = certificate_for(topo, "B0")  # B0 receives S's fresh tuples and B3's replays, at most 2.16 of its 2.71
     assert found is not None
     document, cert = found
-    assert "lost-time[B3]" in cert.rows
+    by_time = {"lost-time[B3]", "lost-takes[B3]"}
+    assert by_time & set(cert.rows)
     assert check_certificate(document, cert) == []
-    # without the row the program leaves room: B3 could lose all it receives
-    mutated = cert.model_copy(update={"rows": {n: v for n, v in cert.rows.items() if n != "lost-time[B3]"}})
+    # without the rows the program leaves room: B3 could lose all it receives
+    mutated = cert.model_copy(update={"rows": {n: v for n, v in cert.rows.items() if n not in by_time}})
+    assert check_certificate(document, mutated) != []
+
+
+def test_the_takes_row_proves_a_failing_bolt_that_piles_up_free_of_repeating_growth() -> None:
+    # the sweep's random #31: B1 (fails every 3 s or more) is fed by B0 faster than it takes; S replays what B1 and B2
+    # lose. Measured by time alone, B1 may lose all it receives; what piles up is paid for by its takes
+    doc = {"spouts": [{"name": "S", "rate": 2.0, "burst": 1}],
+           "bolts": [{"name": "B0", "alpha": 0.389, "sigma": 0.5, "parallelism": 2},
+                     {"name": "B1", "alpha": 0.475, "sigma": 2.0, "parallelism": 1, "min_ttf": 3.0},
+                     {"name": "B2", "alpha": 0.342, "sigma": 0.5, "parallelism": 1, "min_ttf": 20.0}],
+           "settings": {"tolerance": 0.2, "max_idle_time": 0, "emission": "dvert", "failures": True,
+                        "min_reboot_time": 1, "max_reboot_time": 2, "replay": "paced"},
+           "subscriptions": [{"source": "B0", "target": "B1"}, {"source": "B0", "target": "B2"},
+                             {"source": "S", "target": "B0"}]}
+    topo = parse_topology(doc)
+    same_rows(topo, "B1")
+    found = certificate_for(topo, "B1")
+    assert found is not None
+    document, cert = found
+    assert "lost-takes[B2]" in cert.rows
+    assert check_certificate(document, cert) == []
+    mutated = cert.model_copy(update={"rows": {n: v for n, v in cert.rows.items() if n != "lost-takes[B2]"}})
     assert check_certificate(document, mutated) != []
 
 

@@ -543,6 +543,24 @@ def test_a_bounded_queue_whose_wait_exceeds_the_timeout_is_warned(capsys, tmp_pa
     assert headroom(load_topology(doc)).timeout_risks == []
 
 
+
+def test_a_timeout_risk_the_latency_proof_rules_out_is_not_said(capsys) -> None:
+    """The queue bound drained at the smallest service rate is one bound on a tuple's stay (A: 13.06 tuples at
+    1.11 tuples/s, 11.8 s, over the 10 s timeout); the sojourn bound of docs/latency.md is a sharper one (A: 8.3 s).
+    `check` and `verify` must not say trees through A can time out where the latency block proves they cannot."""
+    doc = ROOT / "tests" / "data" / "workers" / "acker-death.storm.json"
+    (risk,) = headroom(load_topology(doc)).timeout_risks  # the estimate alone would warn
+    assert risk.bolt == "A" and risk.wait > risk.timeout == 10
+    code, out, _ = run(capsys, "check", "--json", str(doc))
+    data = json.loads(out)
+    assert Fraction(data["latency"]["sojourn_exact"]["A"]) <= 10
+    assert "timeouts" not in data["headroom"]
+    for command in ("check", "verify"):
+        code, out, _ = run(capsys, command, str(doc))
+        assert "may wait up to" not in out and "no timeouts" in out, command
+    room = headroom(load_topology(doc)).within_sojourns({"A": "11"})  # a proof above the timeout keeps the risk
+    assert [r.bolt for r in room.timeout_risks] == ["A"]
+
 SPLIT_JOIN = """# a split-join enrichment topology in the shape of Apache Metron's (written for this test)
 name: "enrichment"
 config:

@@ -104,6 +104,7 @@ def test_cancel_during_the_simulation_returns_unknown(monkeypatch) -> None:
     monkeypatch.setattr(simulate, "MAX_CELLS", 10**9)
     monkeypatch.setattr(search_lassos, "FIRST_PASS_CELLS", 10**9)  # else the first pass stops, the rates answer
     monkeypatch.setattr(search_lassos, "SIMULATION_BUDGET_S", 60.0)
+    monkeypatch.setattr(search_proofs, "prove_growth", lambda topo, target: None)  # else the rates answer first
     search = Search(topo, SearchOptions(timeout_s=60))
     out = {}
     thread = threading.Thread(target=lambda: out.update(result=search.run()))

@@ -72,7 +72,7 @@ def test_storms_sliding_window_example_imports_its_window_and_says_so(tmp_path: 
     err = capsys.readouterr().err
     assert "bolts.bolt-1 has a count window (withWindow(Count(5), Count(3))): the rate check, the simulation, the " \
            "solver, growth by rates, the linear program and the certifier have its window rule, and so do the flood " \
-           "proofs; the timeout witnesses" in err
+           "proofs and the timeout witnesses of the bolts below it; the latency bounds do not" in err
 
 
 COUNT4, COUNT2 = '{ref: "count4"}', '{ref: "count2"}'
@@ -83,10 +83,16 @@ SEC10, SEC2 = '{ref: "sec10"}', '{ref: "sec2"}'
     ([("withTumblingWindow", [COUNT4])], {"kind": "count", "length": 4}, None),
     ([("withWindow", [COUNT4])], {"kind": "count", "length": 4, "slide": 1}, None),
     ([("withWindow", [SEC10, SEC2])], {"kind": "duration", "length": 10, "slide": 2}, None),
-    ([("withWindow", [COUNT4, SEC2])], None, "a windowed bolt (withWindow(Count(4), Duration(2, SECONDS)))"),
-    ([("withWindow", [COUNT2, COUNT4])], None, "a windowed bolt (withWindow(Count(2), Count(4)))"),
+    ([("withWindow", [COUNT4, SEC2])], None, "a windowed bolt (withWindow(Count(4), Duration(2, SECONDS))): a mixed "
+     "window (a count eviction on a timer trigger: a run every sliding interval whatever arrived, a tuple acked once "
+     "its window's length in tuples came after it)"),
+    ([("withWindow", [SEC10, COUNT4])], None, "a windowed bolt (withWindow(Duration(10, SECONDS), Count(4))): a mixed "
+     "window (a time eviction on a count trigger: whole slides of tuples, a tuple acked at the first trigger past its "
+     "window's length in time)"),
+    ([("withWindow", [COUNT2, COUNT4])], None,
+     "a windowed bolt (withWindow(Count(2), Count(4))): a window sliding further than its length"),
     ([("withTumblingWindow", [COUNT4]), ("withTimestampField", ['"ts"'])], None,
-     "a windowed bolt (withTumblingWindow(Count(4)), withTimestampField('ts'))")])
+     "a windowed bolt (withTumblingWindow(Count(4)), withTimestampField('ts')): a window on event time")])
 def test_the_windows_the_document_holds_and_those_it_marks(tmp_path: Path, calls: list[tuple[str, list[str]]],
                                                           window: dict | None, mark: str | None) -> None:
     """A window on arrival time of Count or Duration components of one kind, its interval at most its length, is the

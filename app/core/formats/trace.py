@@ -137,6 +137,25 @@ class BoltStep(_Step):
         return parse_carry(self.buffer)
 
 
+class WorkerStep(BaseModel):
+    """A worker at one position where something happens to it (docs/model.md 9.5): its death (its bolts fail
+    here), its restart (they recover here), the replays its death causes (added to the spouts' backlogs at the
+    first position at or after the death plus the message timeout) and their release there."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    death: bool = Field(default=False, description="the worker dies here")
+    restart: bool = Field(default=False, description="the worker is back here")
+    replays: dict[str, Annotated[int, Field(ge=0, le=MAX_COUNT)]] | None = Field(
+        default=None, description="at a death: the broken trees each spout replays after the message timeout")
+    released: dict[str, Annotated[int, Field(ge=0, le=MAX_COUNT)]] | None = Field(
+        default=None, description="the replays of the worker's last death added to the backlogs here (its timeout)")
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: Any) -> Any:
+        data = handler(self)
+        return {k: v for k, v in data.items() if v not in (False, None, {})} if isinstance(data, dict) else data
+
+
 class TracePosition(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     time: str = Field(description='exact time stamp: "1.25" or "5/3"')
@@ -148,6 +167,16 @@ class TracePosition(BaseModel):
 
     spouts: dict[str, SpoutStep]
     bolts: dict[str, BoltStep]
+    workers: dict[str, WorkerStep] | None = Field(
+        default=None, description="worker deaths, restarts and their replays here (docs/model.md 9.5); left out "
+                                  "where no worker dies, restarts or releases replays")
+
+    @model_serializer(mode="wrap")
+    def _drop_workers(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("workers"):
+            data.pop("workers", None)
+        return data
 
     @property
     def exact_time(self) -> Fraction:

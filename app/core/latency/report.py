@@ -164,7 +164,8 @@ def _answer(lat: LatencyAnalysis, s: SpoutLatency, witnesses: dict[str, list[Lat
             w = next((x for x in found if x.root == s.name), found[0])
             mine = w.root == s.name or w.root is None and spouts == {s.ident}
             run = (f"a certified run in which a tuple arriving at {lat.names[j]} waits "
-                   f"{format_duration(float(w.wait))} before it is taken (topology.message.timeout.secs {t})")
+                   f"{format_duration(float(w.wait))} before it is taken (topology.message.timeout.secs {t})"
+                   + _tree_words(lat, w))
             if mine:
                 return SpoutTimeout(**common, answer="times-out", reason=reason, witness=w.to_json(), sentence=(
                     f"{s.name}: tuples time out: {run}; Storm fails the tree and replays it on top of the load"))
@@ -173,6 +174,18 @@ def _answer(lat: LatencyAnalysis, s: SpoutLatency, witnesses: dict[str, list[Lat
                 f"{s.name}: not proven to complete within the timeout ({reason}); {run}, {whose}"))
     return SpoutTimeout(**common, answer="may-time-out", reason=reason, sentence=(
         f"{s.name}: not proven to complete within the timeout {t}: {reason}"))
+
+
+def _tree_words(lat: LatencyAnalysis, w: LatencyWitness) -> str:
+    """How long the witness's tree is pending by its take when a window on its chain held it (empty otherwise: the
+    wait says it then)."""
+    windows = [name for name, _ in w.chain[1:] if any(b.name == name and b.window is not None
+                                                       for b in lat.topo.bolts)]
+    tree = w.tree_pending
+    if tree is None or not windows:
+        return ""
+    return (f", its tree pending {format_duration(float(tree))} by then, held in the window of "
+            f"{', '.join(windows)} on its way")
 
 
 def latency_report(topo: Topology, *, target: Fraction | None = None, witnesses: bool = True,

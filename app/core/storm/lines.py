@@ -303,8 +303,9 @@ def worker_deaths_line(c: WorkerCheck, bolt_failures: bool | None) -> str:
     if bolt_failures is True and c.survives is not True:
         verdict += "; it does survive the failures of single bolts with immediate replays (section 7's statuses)"
     return (f"{head}: {verdict}; the rate check decides this; in verify's search the linear program's 'no repeating "
-            "growth' plays worker deaths, while the simulation and the solver play none, so a lasso they find is a "
-            "run in which no worker dies (docs/model.md 9.4)")
+            "growth' plays worker deaths, the simulation and then the solver play them for a bolt nothing else decided "
+            "(with an explicit storm.assignment: a certified lasso with deaths, docs/model.md 9.5), and the other "
+            "phases play none, so a lasso without deaths is a run in which no worker dies (docs/model.md 9.4)")
 
 
 def worker_line(workers: int, timeout: int | None, failures: bool, loss: Fraction | None = None) -> str:

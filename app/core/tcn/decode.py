@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import z3
 
-from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, format_carry, format_time
+from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, WorkerStep, format_carry, format_time
 from app.core.tcn.encode import Encoding
 from app.core.tcn.network import StreamParams
 
@@ -68,7 +68,9 @@ def decode(enc: Encoding, model: z3.ModelRef) -> Trace:
                 emitted_by_stream={n: e for n, (e, _) in outs.items()} if many else None,
                 buffer_by_stream={n: c for n, (_, c) in outs.items()} if many else None, **failure)
         unit = enc.time_unit if enc.time_unit is not None else 1
-        positions.append(TracePosition(time=format_time(num(enc.time[i]) * unit), spouts=spouts, bolts=bolts))
+        dying = None if fails is None or fails.deaths is None else fails.deaths.records(i, num, flag)  # model.md 9.5
+        positions.append(TracePosition(time=format_time(num(enc.time[i]) * unit), spouts=spouts, bolts=bolts,
+                                       workers={w: WorkerStep(**rec) for w, rec in dying.items()} if dying else None))
     # a threshold search has no loop: its trace is a prefix
     loop_start = next(i for i in range(1, enc.k + 1) if flag(enc.loop_start[i])) if enc.threshold is None else enc.k + 1
     return Trace(topology=enc.net.document(), k=enc.k, loop_start=loop_start, positions=positions,

@@ -27,6 +27,7 @@ from fractions import Fraction
 import z3
 
 from app.core.errors import Cancelled
+from app.core.tcn.encode_deaths import DeathRule, death_network
 from app.core.tcn.encode_failures import Failures, may_fail_within, without_failures
 from app.core.tcn.encode_loop import encode_loop
 from app.core.tcn.encode_runs import encode_positions
@@ -45,10 +46,15 @@ class Encoding:
     def __init__(self, net: Network, k: int, ctx: z3.Context, *, threshold: int | None = None,
                  solver_options: dict[str, object] | None = None, time_unit: Fraction | None = None,
                  free_start: bool = False, steady: frozenset[str] = frozenset(),
-                 loop_clocks: str = "equal", cancelled: Callable[[], bool] = lambda: False) -> None:
+                 loop_clocks: str = "equal", cancelled: Callable[[], bool] = lambda: False,
+                 deaths: DeathRule | None = None) -> None:
         if loop_clocks not in LOOP_CLOCKS:
             raise ValueError(f"loop_clocks must be one of {', '.join(LOOP_CLOCKS)}, not {loop_clocks!r}")
-        if net.failures is not None and not free_start and not may_fail_within(net, k + 2):
+        if deaths is not None:  # worker deaths (docs/model.md 9.5): its bolts fail on the worker's clock
+            if free_start:
+                raise ValueError("free_start is not available with worker deaths")
+            net = death_network(net, deaths)
+        elif net.failures is not None and not free_start and not may_fail_within(net, k + 2):
             net = without_failures(net)  # no bolt can fail in k+2 positions: section 2 alone, on a smaller cone
         self.net, self.k, self.ctx, self.threshold = net, k, ctx, threshold
         # loop_clocks: how readable clocks repeat at l and k+1; "equal" (simple sufficient case)
@@ -78,8 +84,8 @@ class Encoding:
         self.bolts = {b.name: BoltVars(self, b, self.n) for b in net.bolts}
         # the failure model (docs/model.md section 7), None when no bolt can fail: nothing changes then
         # (also None when no bolt can fail within the k+2 positions: see Failures.step)
-        fails = None if net.failures is None else Failures(self, net.failures)
-        self.failures = fails if fails is not None and fails.bolts else None
+        fails = None if net.failures is None else Failures(self, net.failures, deaths)
+        self.failures = fails if fails is not None and (fails.bolts or fails.deaths is not None) else None
         self.in_loop = [self.bool_var(f"inloop{i}") for i in range(self.n)]
         self.loop_start = [self.bool_var(f"loop{i}") for i in range(self.n)]
         self.growing: dict[str, z3.BoolRef] = {}

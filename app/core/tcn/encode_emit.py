@@ -15,7 +15,7 @@ import z3
 from app.core.emission import Emission
 
 
-def emit_rule(emission: Emission, sigma: Fraction, take_max: int, total: z3.ArithRef, prev_buffer: z3.ArithRef,
+def emit_rule(emission: Emission, sigma: Fraction, take_max: int | None, total: z3.ArithRef, prev_buffer: z3.ArithRef,
               prev_batch: z3.ArithRef, e: z3.ArithRef, keep: z3.ArithRef) -> list[tuple[z3.BoolRef | None, z3.BoolRef]]:
     """What an EMIT does to the carry `buffer` of a non-silent bolt with σ = num/den, as
     (guard, constraint) pairs that hold when the bolt emits and the guard holds.
@@ -23,13 +23,18 @@ def emit_rule(emission: Emission, sigma: Fraction, take_max: int, total: z3.Arit
     "exact": the variable holds the carry times num (an integer m in [0, den)); the bolt
     emits E = ⌊(m + num·P)/den⌋ and keeps m' = m + num·P − den·E, i.e. c' = c + P − E/σ.
     "dvert": the carry is rounded up, E = ⌊σ·total⌋, keep ⌈total − E/σ⌉, as a small
-    table over the possible totals (no integer division for the solver)."""
+    table over the possible totals (no integer division for the solver), or, when the batches have no bound
+    (`take_max` None), the same rule as linear constraints."""
     num, den = sigma.numerator, sigma.denominator
     if emission == "exact":
         scaled = prev_buffer + num * prev_batch
         return [(None, z3.And(scaled == den * e + keep, keep >= 0, keep < den))]
     if den == 1:  # integer σ: everything is emitted, nothing kept
         return [(None, z3.And(e == num * total, keep == 0))]
+    if take_max is None:  # batches of any size (a duration window, docs/model.md 10.3): E = ⌊σ·total⌋, keep
+        # ⌈total − E/σ⌉, stated linearly: den·E ≤ num·total < den·(E + 1), num·keep ≥ num·total − den·E > num·(keep − 1)
+        rest = num * total - den * e
+        return [(None, z3.And(total >= 1, rest >= 0, rest < den, num * keep >= rest, num * keep < rest + num))]
     most = take_max + math.ceil(Fraction(den, num)) + 1
     cases: list[tuple[z3.BoolRef | None, z3.BoolRef]] = [(None, z3.And(total >= 1, total <= most))]
     for value in range(1, most + 1):

@@ -22,6 +22,7 @@ from fractions import Fraction
 import z3
 
 from app.core.failures import UNBOUNDED, FailureModel
+from app.core.tcn.encode_deaths import DeathRule, WorkerDeaths, replaying_spouts
 from app.core.tcn.encode_vars import EncoderParts
 from app.core.tcn.network import Network, only_failing
 
@@ -77,7 +78,7 @@ class _ReplayingSpout:
 class Failures:
     """The failure variables and constraints of one encoding (docs/model.md section 7)."""
 
-    def __init__(self, enc: EncoderParts, params: FailureModel) -> None:
+    def __init__(self, enc: EncoderParts, params: FailureModel, deaths: DeathRule | None = None) -> None:
         self.enc, self.params = enc, params
         spouts = {s.name for s in enc.net.spouts}
         replaying = params.replay != "none"
@@ -92,6 +93,10 @@ class Failures:
             raise ValueError("free_start is not available for networks whose bolts may fail")
         self.bolts = {name: FailingBolt(enc, name, enc.n, list(src)) for name, src in self.sources.items()}
         used = {s for src in self.sources.values() for s in src}
+        # worker deaths (docs/model.md 9.5): their bolts are failing bolts above, without replays of their own
+        dying = [] if deaths is None else replaying_spouts(enc.net, deaths)
+        self.deaths = None if deaths is None else WorkerDeaths(enc, deaths, dying)
+        used |= set(dying)
         self.spouts = {s.name: _ReplayingSpout(enc, s.name, enc.n) for s in enc.net.spouts if s.name in used}
         self.backlog_delta: dict[str, z3.ArithRef] = {}  # Δ_s of each replaying spout's backlog over the loop
         self._region: tuple[dict[str, z3.ArithRef], dict[str, z3.BoolRef]] = ({}, {})
@@ -120,7 +125,8 @@ class Failures:
 
     def events(self, i: int) -> list[z3.BoolRef]:
         """What may happen at position i besides takes, emits and emissions."""
-        return [x for f in self.bolts.values() for x in (f.fail[i], f.recover[i])]
+        own = [x for f in self.bolts.values() for x in (f.fail[i], f.recover[i])]
+        return own if self.deaths is None else own + self.deaths.events(i)
 
     # ---- section 7.2 and 7.3: failures, losses, replays, backlogs --------
     def encode_positions(self) -> None:
@@ -151,6 +157,9 @@ class Failures:
                 add(f.lost[i] == z3.If(f.fail[i], v.queue[i] + v.arrivals[i] + prev_batch,
                                        z3.If(z3.And(was_failed, z3.Not(f.recover[i])), v.arrivals[i], 0)))
                 self._replay_rule(name, f, i)
+        if self.deaths is not None:
+            links = {b: (f.fail, f.recover) for b, f in self.bolts.items()}
+            self.deaths.encode_positions(links, [self._may_fail_by(self.deaths.rule.min_ttf, i) for i in range(enc.n)])
         for s, r in self.spouts.items():
             emitted = enc.spouts[s].emitted
             add(r.backlog[0] == 0)
@@ -161,6 +170,7 @@ class Failures:
                 else:  # at once: the whole backlog goes out with the next emission
                     add(r.replayed[i] == z3.If(r.fresh[i] >= 1, r.backlog[i], 0))
                 incoming = [f.replays[s][i] for f in self.bolts.values() if s in f.replays]
+                incoming += self.deaths.released(s, i) if self.deaths is not None else []
                 add(r.backlog[i + 1] == r.backlog[i] - r.replayed[i] + z3.Sum(incoming))
 
     def _replay_rule(self, name: str, f: FailingBolt, i: int) -> None:
@@ -217,7 +227,7 @@ class Failures:
                      z3.Implies(f.failed[i - 1], down_l == down_e)]
         for r in self.spouts.values():
             same.append(r.fresh[k + 1] == r.fresh[i])
-        return same
+        return same + (self.deaths.loop_same(i) if self.deaths is not None else [])
 
     def region_clocks(self, at_l: dict[str, z3.ArithRef], readable: dict[str, z3.BoolRef]) -> None:
         """Name the failure clocks at l for the region constraints (docs/model.md section 3 item 2)."""

@@ -202,7 +202,11 @@ def _loop_bolt(enc: Encoder, b: BoltParams, loop_len: z3.ArithRef, loop_out: dic
     per_pass(takes == emits, delta == arrived - taken)
     # counting links (implied, but invisible to linear reasoning without them)
     # (a take may share its position with an emit: back-to-back, so only loop_len >= takes)
-    add(taken >= takes, taken <= takes * b.take_max, loop_len >= takes)
+    add(taken >= takes, loop_len >= takes)
+    if b.timer is None:
+        add(taken <= takes * b.take_max)
+    else:  # a duration window's runs take every waiting tuple: its queue never grows in a lasso (section 10.3)
+        add(delta == 0)
     held = [grows]  # what the bolt holds more per pass: its queue, and a join's caches (docs/model.md section 11)
     if b.join:
         held += _loop_caches(enc, b, arrived, loop_out)

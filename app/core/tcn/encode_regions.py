@@ -29,7 +29,8 @@ def clock_limits(enc: EncoderParts, failure_limits: tuple[list[Fraction], dict[s
         lo, hi = Fraction(b.alpha) * (1 - tau), Fraction(b.alpha) * (1 + tau)
         constants += [lo, hi]
         limits[f"take:{b.name}"] = hi
-        limits[f"wait:{b.name}"] = Fraction(net.max_idle)
+        limits[f"wait:{b.name}"] = Fraction(net.max_idle if b.timer is None else b.timer)  # (a timer's G: 10.3)
+        constants += [] if b.timer is None else [Fraction(b.timer)]
     more, clocks = failure_limits
     constants += more
     limits.update(clocks)

@@ -123,17 +123,25 @@ def _bolt(enc: Encoder, b: BoltParams, alive: list[z3.ArithRef]) -> None:
             alive[:] = [total]
             kept = before if f is None else z3.If(f.fail[i], 0, before)  # a failure keeps no carry
             add(z3.Implies(z3.Not(emit), z3.And(e == 0, keep == kept)))
-            for guard, rule in emit_rule(enc.net.emission, st.sigma, b.take_max, total, before, prev_batch, e,
-                                         keep):
+            for guard, rule in emit_rule(enc.net.emission, st.sigma, b.take_max if b.timer is None else None, total,
+                                         before, prev_batch, e, keep):
                 add(z3.Implies(emit if guard is None else z3.And(emit, guard), rule))
-        # idle rule: waiting tuples are taken within max_idle of becoming available
+        # idle rule: waiting tuples are taken within max_idle of becoming available; a duration window's (section
+        # 10.3) within G of its last run (the take of the evaluation they arrived in) or of their arrival while idle
         waiting = bv.waiting(i)
-        add(z3.Implies(z3.And(waiting, z3.Or(emit, z3.Not(was_waiting))), bv.waiting_since[i] == t[i]))
+        if b.timer is None:
+            add(z3.Implies(z3.And(waiting, z3.Or(emit, z3.Not(was_waiting))), bv.waiting_since[i] == t[i]))
+        else:
+            start = bv.take_time[i - 1] if i > 0 else t[0]
+            add(z3.Implies(z3.And(waiting, z3.Not(was_waiting)),
+                           bv.waiting_since[i] == z3.If(was_processing, start, t[i])))
+        limit = enc.duration(ctx, idle if b.timer is None else b.timer)
         if i > 0:
-            add(z3.Implies(z3.And(waiting, z3.Not(emit), was_waiting),
+            add(z3.Implies(z3.And(waiting, was_waiting) if b.timer is not None else
+                           z3.And(waiting, z3.Not(emit), was_waiting),
                            bv.waiting_since[i] == bv.waiting_since[i - 1]))
-            add(z3.Implies(was_waiting, t[i] - bv.waiting_since[i - 1] <= enc.duration(ctx, idle)))
-        add(z3.Implies(waiting, t[i] - bv.waiting_since[i] < enc.duration(ctx, idle)))
+            add(z3.Implies(was_waiting, t[i] - bv.waiting_since[i - 1] <= limit))
+        add(z3.Implies(waiting, t[i] - bv.waiting_since[i] < limit))
         add(z3.Implies(z3.Not(waiting), bv.waiting_since[i] == t[i]))
 
 def _completed(enc: Encoder, b: BoltParams, bv: BoltVars, i: int) -> z3.ArithRef:
@@ -168,6 +176,8 @@ def _take_emit(enc: Encoder, b: BoltParams, bv: BoltVars, f: FailingBolt | None,
         after = z3.If(down, 0, avail)
     add(bv.processing[i] == z3.Or(take, stays))
     add(z3.If(take,
+              z3.And(bv.batch[i] >= 1, bv.batch[i] == avail,  # a duration window's run takes all (section 10.3)
+                     bv.take_time[i] == t[i], bv.queue[i + 1] == 0) if b.timer is not None else
               z3.And(bv.batch[i] >= 1, bv.batch[i] <= b.take_max, bv.batch[i] <= avail,
                      z3.Or(bv.batch[i] == b.take_max, bv.batch[i] == avail),
                      bv.take_time[i] == t[i], bv.queue[i + 1] == avail - bv.batch[i]) if b.slide == 1 else
@@ -215,8 +225,9 @@ def _free_bolt_start(enc: Encoder, b: BoltParams, v: BoltVars) -> None:
     hi = b.alpha * (1 + net.tolerance)
     add(z3.Not(v.take[0]), z3.Not(v.emit[0]), v.emitted[0] == 0, v.queue[1] == v.queue[0] + v.arrivals[0])
     whole = () if b.slide == 1 else (v.batch[0] % b.slide == 0,)  # a count window: whole slides (section 10)
+    most = () if b.timer is not None else (v.batch[0] <= b.take_max,)  # a duration window: any batch (10.3)
     add(z3.If(v.processing[0],
-              z3.And(v.batch[0] >= b.slide, v.batch[0] <= b.take_max, v.take_time[0] <= t[0],
+              z3.And(v.batch[0] >= b.slide, *most, v.take_time[0] <= t[0],
                      t[0] - v.take_time[0] < enc.duration(ctx, hi), *whole),
               z3.And(v.batch[0] == 0, v.take_time[0] == t[0])))
     for st in b.streams:
@@ -224,7 +235,8 @@ def _free_bolt_start(enc: Encoder, b: BoltParams, v: BoltVars) -> None:
         if st.name != "default":
             add(v.stream_emitted[st.name][0] == 0)
     add(z3.If(v.waiting(0),
-              z3.And(v.waiting_since[0] <= t[0], t[0] - v.waiting_since[0] < enc.duration(ctx, net.max_idle)),
+              z3.And(v.waiting_since[0] <= t[0], t[0] - v.waiting_since[0]
+                     < enc.duration(ctx, net.max_idle if b.timer is None else b.timer)),
               v.waiting_since[0] == t[0]))
 
 def _emitted(enc: Encoder, name: str, stream: str, i: int) -> z3.ArithRef:

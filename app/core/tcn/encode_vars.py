@@ -90,16 +90,20 @@ class BoltVars:
         self.arrivals: list[z3.ArithRef] = []
         self._waiting: dict[int, z3.BoolRef] = {}
         self.slide = b.slide  # a count window's: tuples wait only from a whole slide (docs/model.md section 10)
+        self.timer = b.timer  # a duration window's G: its tuples wait while it holds any, idle or not (section 10.3)
         # a join's caches (docs/model.md section 11): per branch (its index in `sources`), the parts whose message
         # is not complete, before the actions at i
         self.cache = [[enc.int_var(f"K[{p}/{m}]{i}") for i in range(n + 1)] for m in range(len(b.sources))] \
             if b.join else []
 
     def waiting(self, i: int) -> z3.BoolRef:
-        """Idle with tuples in the queue after the actions of position i (built once per position:
-        building z3 terms through the Python API dominates the encoding time of large cones)."""
+        """Idle with tuples in the queue after the actions of position i (a duration window: tuples in the queue,
+        idle or not) (built once per position: building z3 terms through the Python API dominates the encoding time
+        of large cones)."""
         term = self._waiting.get(i)
-        if term is None:
+        if term is None and self.timer is not None:
+            term = self._waiting[i] = self.queue[i + 1] > 0
+        elif term is None:
             term = self._waiting[i] = z3.And(z3.Not(self.processing[i]), self.queue[i + 1] > 0 if self.slide == 1
                                              else self.queue[i + 1] >= self.slide)
         return term

@@ -89,6 +89,8 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
                                            in GROWS for n in senders - {target}):
         return None  # no sender with evidence of growth: nothing to compute
     figures = RateFigures(cone)
+    if j in figures.timed:  # a duration window is never flooded: each run of its timer takes all it holds
+        return None
     inputs = figures.inputs[j]
     # a spout's stream: its ratio itself, the least any run sustains (replays may exceed the burst, so no σ_lo
     # over the burst's batch sizes)
@@ -98,6 +100,8 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
     best: tuple[Fraction, FloodCertificate] | None = None
     for source in sorted({name_of[u] for u, _ in inputs if u not in spouts and name_of[u] != target}):
         if source not in verdicts or ident[source] in figures.joins:  # a join's growth may be its cache's: no backlog
+            continue
+        if ident[source] in figures.timed:  # a timer's runs empty its queue: it never holds a backlog to drain
             continue
         evidence = _evidence(source, verdicts[source], traces, proven_on, cone_of)
         if evidence is None:
@@ -129,7 +133,8 @@ def least_through(figures: RateFigures, j: str, u: str) -> dict[str, Fraction]:
     """Per bolt id of the cone, the least rate it processes while U (`u`) drains into J (`j`) (docs/boundedness.md,
     "Unbounded: a backlog that floods", J's other inputs): U its largest capacity, every bolt but J taking the
     moment tuples wait and processing at its fastest, so at least min(its least inflow, capacity_max), its least
-    inflow being σ_lo times what its senders process (a spout's stream: its ratio times its least rate). J, and
+    inflow being σ_lo times what its senders process (a spout's stream: its ratio times its least rate); a duration
+    window, whose runs take all it holds, its least inflow itself (its σ_lo is over batches of any size). J, and
     every bolt on or below a cycle of the others (not ordered by this one pass), count 0."""
     bolts = set(figures.cap_max)
     waits = {m: {src for src, st in figures.inputs[m] if src in bolts - {u, j} and figures.carries(src, st)}
@@ -157,7 +162,7 @@ def least_through(figures: RateFigures, j: str, u: str) -> dict[str, Fraction]:
             inflow = min(parts) if len(parts) == len(figures.inputs[m]) else Fraction(0)
         else:
             inflow = sum(parts, Fraction(0))
-        through[m] = min(inflow, figures.cap_max[m])
+        through[m] = inflow if m in figures.timed else min(inflow, figures.cap_max[m])
         for n in below[m]:
             waits[n].discard(m)
             if not waits[n]:
@@ -229,8 +234,8 @@ def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], trac
     """`name` becomes `unbounded` when a flood certificate for it is built and accepted by its checker."""
     before = verdicts[name]
     cone = build_network(topo, [name]).topology
-    if any(b.duration_window is not None for b in cone.bolts):  # (a count window: whole slides, boundedness.md;
-        return  # a join: its slowest branch, "Through a join"); no flood proof through a duration window: no rule yet
+    if cone.bolt_by_name(name).duration_window is not None:  # a timer takes all it holds at each run: never flooded
+        return  # (docs/boundedness.md, "Duration windows" under "Unbounded: a backlog that floods")
     short: list[str] = []
     cert = prove_flood(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology, short)
     if cert is None:

@@ -65,7 +65,9 @@ def _switched(net: Network, sched: Schedule, chain: list[str], target: str, slow
     switches = [fastest(chain[0])]
     for before, name in zip(chain, chain[1:], strict=False):
         switches += [slowest(name), fastest(name, before)]
-    others = [fastest(b.name) for b in net.bolts if b.name not in chain and b.name != target]
+    # (a duration window keeps its phase-1 timer: its runs take all it holds, so it passes on its whole inflow at
+    # any legal pace, G late at most; docs/boundedness.md, "Duration windows" under the flood)
+    others = [fastest(b.name) for b in net.bolts if b.name not in chain and b.name != target and b.timer is None]
     return replace(sched, switch_at=slow, switches=(*switches, *others, slowest(target)))
 
 

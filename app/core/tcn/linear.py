@@ -163,7 +163,8 @@ def _bolt_rows(out: _Rows, b: BoltParams, carried: dict[tuple[str, str], dict[st
     j = b.name
     k, p, arrived = f"K{_label(j)}", f"P{_label(j)}", f"A{_label(j)}"
     out.add(f"takes{_label(j)}", "ge", {p: 1, k: -1})
-    out.add(f"batch{_label(j)}", "ge", {k: b.take_max, p: -1})
+    if b.timer is None:  # (a duration window's run takes every waiting tuple: no bound per batch, section 10.3)
+        out.add(f"batch{_label(j)}", "ge", {k: b.take_max, p: -1})
     if b.join:  # docs/model.md section 11: no branch's cache shrinks over a pass, so each delivers ≥ A parts (the
         # rule's "A is what the slowest delivers" left out: a relaxation, which only loosens the rows)
         for src in b.sources:
@@ -180,6 +181,8 @@ def _steady_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction) -> None:
     fast = b.alpha * (1 - tau)
     out.add(f"queue{_label(j)}", "eq", {grown: 1, arrived: -1, p: 1})
     out.add(f"busy{_label(j)}", "ge", {"T": 1, k: -fast})
+    if b.timer is not None:  # a duration window's runs empty its queue: it never grows in a lasso (section 10.3)
+        out.add(f"timer{_label(j)}", "eq", {grown: 1})
 
 
 def _emitted_curve(sigma: Fraction, per_emit: Fraction, burst: Fraction, gap: Fraction,
@@ -223,7 +226,7 @@ def _arrival_curve(net: Network, b: BoltParams, replayed_by: dict[str, list[str]
                 r, c = _emitted_curve(ratio, Fraction(copies), Fraction(copies * sp.burst), gap, rule)
         else:
             u = bolts[name]
-            if u.slide != 1:
+            if u.slide != 1 or u.timer is not None:  # (a window: its batches are not per tuple)
                 return None
             sigma = next(st.sigma for st in u.streams if st.name == stream)
             size = Fraction(u.take_max)
@@ -261,6 +264,9 @@ def _failing_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, fails: FailureM
         piles = max(Fraction(0), rho - drains)
         out.add(f"lost-time{_label(j)}", "ge",
                 {"T": piles, d_: rho - piles, f_: 2 * burst + c, lost: -1, batches: 1})
+        if rho > drains:  # what piles up is paid for by its takes: at most ρ/c − 1 lost per tuple taken
+            out.add(f"lost-takes{_label(j)}", "ge",
+                    {p: rho / drains - 1, d_: rho, f_: 2 * burst + c * rho / drains, lost: -1, batches: 1})
     if sources:
         rs = {f"r{_label(j, s)}": 1 for s in sources}
         out.add(f"lost-lo{_label(j)}", "ge", _sum({lost: 1}, {v: -1 for v in rs}))
@@ -291,6 +297,9 @@ def _bolt_stream_rows(out: _Rows, b: BoltParams, subscribed: set[tuple[str, str]
                 out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -sigma, batches: sigma, f_: keep})
         elif rule == "exact":
             out.add(f"ratio{tag}", "eq", {e: 1, p: -sigma})
+        elif b.timer is not None:  # batches of any size: the carry, rounded up, is at least the exact one (10.3)
+            out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -sigma})
+            out.add(f"ratio-round{tag}", "ge", {p: sigma, k: _excess(sigma), e: -1})
         else:
             lo, hi = sigma_bounds(sigma, c, rule)
             out.add(f"ratio-lo{tag}", "ge", {e: 1, p: -lo})
@@ -304,6 +313,8 @@ def _growth_rows(out: _Rows, b: BoltParams, tau: Fraction, idle: Fraction, hit: 
     j = b.name
     k, p, grown = f"K{_label(j)}", f"P{_label(j)}", f"d{_label(j)}"
     out.add(f"grows{_label(j)}", "ge", {grown: 1}, -1)
+    if b.timer is not None:  # (its `timer` row: it never grows)
+        return
     out.add(f"full{_label(j)}", "eq", {p: 1, k: -b.take_max})
     late = {f"D{_label(j)}": 1} if hit else {}
     out.add(f"never-idle{_label(j)}", "ge", {k: b.alpha * (1 + tau) + idle, "T": -1, **late})
@@ -379,7 +390,10 @@ def _hit_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, deaths: _Deaths, ta
     f_, lost, batches = f"F{_label(j)}", f"L{_label(j)}", f"Lb{_label(j)}"
     hitting = [x for x, names in enumerate(deaths.runs) if j in names]
     out.add(f"queue{_label(j)}", "eq", {grown: 1, arrived: -1, p: 1, lost: 1, batches: -1})
-    out.add(f"batch-lost{_label(j)}", "ge", {f_: b.take_max, batches: -1})
+    if b.timer is None:  # (a duration window's run in progress holds any number of tuples)
+        out.add(f"batch-lost{_label(j)}", "ge", {f_: b.take_max, batches: -1})
+    else:  # each run or death empties a duration window's queue: it never grows in a lasso (section 10.3)
+        out.add(f"timer{_label(j)}", "eq", {grown: 1})
     out.add(f"batch-in-lost{_label(j)}", "ge", {lost: 1, batches: -1})
     out.add(f"busy{_label(j)}", "ge", {"T": 1, k: -b.alpha * (1 - tau), f_: b.alpha * (1 - tau)})
     out.add(f"hit{_label(j)}", "ge", _sum({f_: -1}, {f"X{_label(f'w{x}')}": 1 for x in hitting}))

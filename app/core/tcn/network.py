@@ -53,6 +53,9 @@ class BoltParams:
     streams: tuple[StreamParams, ...] = ()
     slide: int = 1  # a count window's sliding interval: it takes only whole slides (docs/model.md section 10)
     join: bool = False  # waits for a part from every input stream (a branch) per message (docs/model.md section 11)
+    # a duration window's G = (1+τ)·max(S, α): a timer takes every waiting tuple, at most G after its last run
+    # (docs/model.md section 10.3); None for any other bolt
+    timer: Fraction | None = None
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -154,7 +157,8 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
         outs = streams(b)
         bolts.append(BoltParams(b.name, exact(b.alpha), exact(b.sigma), b.take_max, sources,
                                 all(st.silent for st in outs), outs,
-                                b.per_executor if b.count_window is not None else 1, b.waits_for_all))
+                                b.per_executor if b.count_window is not None else 1, b.waits_for_all,
+                                _timer(b, exact(reduced.settings.tolerance))))
     kept = [c.name for c in reduced.components]
     dropped = [c.name for c in topo.components if c.name not in kept]
     model = failure_model(reduced)
@@ -172,6 +176,12 @@ def build_network(topo: Topology, checked_names: list[str] | None = None, reduce
         dropped=dropped,
         failures=failures,
     )
+
+
+def _timer(b: Any, tau: Fraction) -> Fraction | None:
+    """A duration window's G = (1+τ)·max(S, α) (docs/model.md section 10.3); None for any other bolt."""
+    window = b.duration_window
+    return None if window is None else (1 + tau) * max(exact(window.interval), exact(b.alpha))
 
 
 def only_failing(net: Network, failing: Collection[str]) -> Network:
@@ -202,6 +212,8 @@ def time_grid(net: Network) -> Fraction:
         constants += [s.period, s.period * tau]
     for b in net.bolts:
         constants += [b.alpha * (1 - tau), b.alpha * (1 + tau), b.alpha * (1 + tau) + net.max_idle]
+        if b.timer is not None:
+            constants.append(b.timer)
     if net.failures is not None:
         constants += [net.failures.min_reboot, net.failures.max_reboot, *net.failures.min_ttf.values()]
     denominator = 1

@@ -6,7 +6,8 @@ as the rules allow; every other bolt as fast as they allow. With failures (docs/
 section 7) a bolt that may fail, other than the target, fails as early and as often as allowed:
 at min_ttf, then min_ttf after each recovery, and stays down `reboot` (max_reboot_time, or
 min_reboot_time in a second variant); an aligned period is then a multiple of every such
-failure cycle. The target never fails (a failure empties its queue).
+failure cycle; later schedules time the first failure between two emissions (`timed_failures`). The target
+never fails (a failure empties its queue).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -25,6 +26,9 @@ from app.core.tcn.network import BoltParams, Network, only_failing, time_grid
 MAX_PERIODS = 200  # multiples of the target's slowest cycle tried as the aligned period T
 MAX_MULTIPLE = 64  # largest number of tuples per period a spout is rounded to for whole flows
 MAX_ALIGNED_TRIES = 4  # aligned schedules simulated before the unaligned one
+# rounds of the fluid estimate's replays (lost, replayed, lost again): enough for an overloaded failing bolt whose
+# losses, replayed, raise its own inflow until paced replays reach one per fresh tuple (docs/simulation.md)
+MAX_REPLAY_ROUNDS = 16
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,9 @@ class Schedule:
     instead of after `delay`. `period`: the aligned period T, None when not aligned.
     `fail`: per bolt that fails in this run, (up, down): it fails `up` after time 0 and after
     each recovery, and recovers `down` after each failure (empty: nothing fails). `switches`: the
-    changes of pace of a threshold run from `switch_at` on (docs/boundedness.md, "The threshold run")."""
+    changes of pace of a threshold run from `switch_at` on (docs/boundedness.md, "The threshold run").
+    `first_fail`: per bolt of `fail`, the time of its first failure when it is later than `up` (a *timed*
+    failure: its failures then keep that phase in an aligned period, docs/simulation.md, "Timed failures")."""
 
     period: Fraction | None
     gap: dict[str, Fraction]
@@ -62,6 +68,7 @@ class Schedule:
     fail: dict[str, tuple[Fraction, Fraction]] = field(default_factory=dict)
     switch_at: Fraction | None = None
     switches: tuple[Switch, ...] = ()
+    first_fail: dict[str, Fraction] = field(default_factory=dict)
 
     def describe(self) -> str:
         text = ("unaligned schedule (every duration at its extreme)" if self.period is None
@@ -69,6 +76,7 @@ class Schedule:
         if self.fail:
             text += " with failures (" + ", ".join(
                 f"{name} fails every {format_time(up + down)} s, down {format_time(down)} s"
+                + (f", first at {format_time(self.first_fail[name])} s" if name in self.first_fail else "")
                 for name, (up, down) in self.fail.items()) + ")"
         return text
 
@@ -125,7 +133,9 @@ def aligned_schedule(net: Network, target: str, period: Fraction, multiple: dict
     eager: dict[str, bool] = {}
     for b in net.bolts:
         lo, hi = _window(net, b.alpha)
-        if b.name == target or b.name in slow:
+        if b.timer is not None:  # a duration window (docs/model.md 10.3): runs every T/n ≤ G, or a multiple of T
+            split = _timer_split(period, lo, b.timer)
+        elif b.name == target or b.name in slow:
             cycles = math.ceil(period / (hi + idle))
             split = _split_slow(period / cycles, lo, hi, idle)
         else:
@@ -137,8 +147,17 @@ def aligned_schedule(net: Network, target: str, period: Fraction, multiple: dict
         if split is None:
             return None
         processing[b.name], delay[b.name] = split
-        eager[b.name] = b.name != target and b.name not in slow
+        eager[b.name] = b.name != target and b.name not in slow and b.timer is None
     return Schedule(period, gap, processing, delay, eager, dict(fail or {}))
+
+
+def _timer_split(period: Fraction, lo: Fraction, timer: Fraction) -> tuple[Fraction, Fraction] | None:
+    """A duration window's (processing, delay) for an aligned period T (docs/model.md 10.3): it evaluates as fast
+    as allowed and runs again `delay` after each run while tuples wait, delay ≥ processing (a run starts when the
+    last one has ended) and ≤ G: the fewest runs per T, or one run per multiple of T; None when none fits."""
+    runs = math.ceil(period / timer)
+    delay = period / runs if period / runs >= lo else period * math.ceil(lo / period)
+    return (lo, delay) if lo <= delay <= timer else None
 
 
 def whole_flow_multiples(net: Network, target: str) -> dict[str, int]:
@@ -186,7 +205,7 @@ def whole_flows(net: Network, sched: Schedule) -> bool:
     for b in order:
         inflow = sum((out[u] for u in b.sources), Fraction(0))
         cycles = sched.period / (sched.processing[b.name] + sched.delay[b.name])
-        processed = min(inflow, b.take_max * cycles)
+        processed = inflow if b.timer is not None else min(inflow, b.take_max * cycles)  # a timer takes all
         for st in b.streams:
             out[(b.name, st.name)] = Fraction(0) if st.silent else st.sigma * processed
         if inflow.denominator != 1 or any(out[(b.name, st.name)].denominator != 1 for st in b.streams):
@@ -262,7 +281,10 @@ def unaligned_schedule(net: Network, target: str, fail: dict[str, tuple[Fraction
         lo, hi = _window(net, b.alpha)
         slowest = b.name == target or b.name in slow
         processing[b.name], delay[b.name] = (hi, idle) if slowest else (lo, min(step, idle))
-    return Schedule(None, gap, processing, delay, {b.name: b.name != target and b.name not in slow for b in net.bolts},
+        if b.timer is not None:  # a duration window's runs at most G apart (docs/model.md 10.3)
+            processing[b.name], delay[b.name] = lo, b.timer
+    return Schedule(None, gap, processing, delay,
+                    {b.name: b.name != target and b.name not in slow and b.timer is None for b in net.bolts},
                     dict(fail or {}))
 
 
@@ -336,15 +358,16 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
 
     Each bolt passes on min(inflow, C / cycle) times its long-run output ratio (σ_hi when
     `optimistic`, else σ_lo); around cycles the flows are iterated up from zero. With failures
-    the replays of what the failing bolts lose are added to the spouts' rates, a few rounds
-    (replays lost again are replayed again). The estimate only orders and filters the schedules to
+    the replays of what the failing bolts lose are added to the spouts' rates, round after round until they
+    settle or MAX_REPLAY_ROUNDS (replays lost again are replayed again, and an overloaded failing bolt's losses,
+    replayed, raise its own inflow). The estimate only orders and filters the schedules to
     simulate (a lasso found under any schedule is certified exactly), so it is computed in `number`:
     floats by default (exact fractions cost 8 of 12.5 s at 500 components), `Fraction` in the tests
     that compare the two (docs/simulation.md, "Ranking in floats")."""
     zero, one = number(Fraction(0)), number(Fraction(1))
     fresh = {s.name: one / number(sched.gap[s.name]) for s in net.spouts}
     capacity = {b.name: b.take_max * one / (number(sched.processing[b.name]) + number(sched.delay[b.name]))
-                for b in net.bolts}
+                if b.timer is None else number(Fraction(1 << 62)) for b in net.bolts}  # a timer takes all (10.3)
     ratio: dict[tuple[str, str], Any] = {}
     for b in net.bolts:
         for st in b.streams:
@@ -354,7 +377,7 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
     inflow: dict[str, Any] = {}
     # sources first when there is no cycle: one round reaches the fixpoint (any order reaches the same one)
     order = _topological(net) or net.bolts
-    for _ in range(4 if sched.fail else 1):
+    for _ in range(MAX_REPLAY_ROUNDS if sched.fail else 1):
         out: dict[tuple[str, str], Any] = _spout_flows(net, {s: r + replays[s] for s, r in fresh.items()}, optimistic)
         for _ in range(len(net.bolts) + 1):
             changed = False
@@ -369,8 +392,12 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
                         out[(b.name, st.name)], changed = new, True
             if not changed:
                 break
-        if sched.fail:
-            replays = _replay_rates(net, sched, fresh, inflow, capacity, number)
+        if not sched.fail:
+            break
+        more = _replay_rates(net, sched, fresh, inflow, capacity, number)
+        if more == replays:  # the flows already carry these replays: a fixpoint
+            break
+        replays = more
     return inflow[target] - capacity[target]
 
 
@@ -381,7 +408,9 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     target grow (then that simpler lasso is tried first, on the cone without failures). Each failure plan is played
     twice when its bolts are all off the target's upstream: as fast as allowed, then as slowly as allowed
     (their queues pile up, so each failure loses, and the spouts replay, more); every
-    aligned schedule of the plans comes before their unaligned ones, which rarely repeat."""
+    aligned schedule of the plans comes before their unaligned ones, which rarely repeat; the timed ones
+    (:func:`timed_failures`) follow the untimed aligned ones, and the unaligned ones, untimed and timed, run
+    in the order of `_natural_period`."""
     plans = failure_plans(net, target)
     if not plans:
         yield from _schedules_for(net, target, None, frozenset(), cancelled, number)
@@ -394,18 +423,58 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     if sure:
         yield from free
     unaligned: list[Schedule] = []
+    timed: list[Schedule] = []  # the first aligned and the unaligned schedule of each plan, timed
     upstream = _upstream(net, target)
     for plan in plans:  # slow failing bolts only off the target's upstream: above it they would starve it
         variants: list[frozenset[str]] = [frozenset()] + ([frozenset(plan)] if not upstream & set(plan) else [])
         for slow in variants:
+            first_aligned = True
             for sched in _schedules_for(net, target, plan, slow, cancelled, number):
                 if sched.period is not None:
                     yield sched
+                    if first_aligned:
+                        timed += timed_failures(sched)
+                    first_aligned = False
                 elif sched not in unaligned:
                     unaligned.append(sched)
-    yield from unaligned
+    yield from timed
+    # then the unaligned ones, untimed and timed (also with each bolt of a larger plan failing alone), those
+    # whose free-running components repeat soonest first: a run can close no loop before its cycles meet
+    later = list(unaligned)
+    for sched in unaligned:
+        later += timed_failures(sched)
+        if len(sched.fail) > 1:
+            alone = (unaligned_schedule(net, target, {name: pair}, frozenset([name][sched.eager[name]:]))
+                     for name, pair in sched.fail.items())  # a failing bolt not eager is slow in `sched`
+            later += [t for one in alone if one is not None for t in timed_failures(one) if t not in later]
+    yield from sorted(later, key=_natural_period)
     if not sure:
         yield from free
+
+
+def _natural_period(sched: Schedule) -> Fraction:
+    """The least common multiple of an unaligned schedule's spout gaps, bolt cycles and failure cycles: the
+    run's free-running components meet again no sooner (an order only, docs/simulation.md, "Timed failures")."""
+    cycles = [*sched.gap.values(), *(sched.processing[b] + sched.delay[b] for b in sched.processing),
+              *(up + down for up, down in sched.fail.values())]
+    return _lcm([c for c in cycles if c > 0]) if cycles else Fraction(0)
+
+
+TIMED_PHASES = (Fraction(1, 4), Fraction(1, 2), Fraction(3, 4))  # of the shortest spout gap
+
+
+def timed_failures(sched: Schedule) -> list[Schedule]:
+    """`sched` with its failures timed (docs/simulation.md, "Timed failures"): each failing bolt fails first
+    at up + δ instead of up, δ a share (TIMED_PHASES) of the shortest spout gap, then `up` after each
+    recovery as before. A failure at an emission finds a bolt that takes at once idle (its batch done, the
+    arrival its only loss); between two emissions it finds the batch in progress, and while it is down the
+    emissions, and under at-once replays the backlog they carry, are lost again: the timing sets how much
+    each failure loses. When the failure cycle is a multiple of the gap, every failure keeps the phase."""
+    if not sched.fail or not sched.gap:
+        return []
+    gap = min(sched.gap.values())
+    return [replace(sched, first_fail={name: up + share * gap for name, (up, _) in sched.fail.items()})
+            for share in TIMED_PHASES]
 
 
 def _schedules_for(net: Network, target: str, fail: dict[str, tuple[Fraction, Fraction]] | None,

@@ -7,10 +7,11 @@ one description of what to search that the CLI's `verify`, the GUI's worker and 
 build (app/core/tcn/options.py, free of z3 so that the GUI builds it without loading the solver).
 
 A verification runs in phases, each in its own module: the rate check and the plan
-(app/core/tcn/search_rates.py), lassos by simulation (app/core/tcn/search_lassos.py), proofs by rates
-and by the linear program (app/core/tcn/search_proofs.py), the solver's deepening search
-(app/core/tcn/search_solver.py), and last the linear program with worker deaths
-(app/core/tcn/search_deaths.py); what they share, the search's settings and stop signals and what it
+(app/core/tcn/search_rates.py), proofs by rates (app/core/tcn/search_proofs.py) and the floods they prove
+(app/core/tcn/flood.py) before any search, lassos by simulation (app/core/tcn/search_lassos.py), the linear
+program (app/core/tcn/search_proofs.py), the solver's deepening search (app/core/tcn/search_solver.py), the floods
+again, lassos for the traces of bolts proven by rates with the time left, and last the linear program with worker
+deaths (app/core/tcn/search_deaths.py); what they share, the search's settings and stop signals and what it
 has found so far, is app/core/tcn/search_run.py.
 """
 
@@ -24,10 +25,10 @@ from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
 from app.core.tcn.search_deaths import worker_death_phase
-from app.core.tcn.search_lassos import failure_cycle_phase, simulation_phase
+from app.core.tcn.search_lassos import QUICK_TRACE_S, failure_cycle_phase, simulation_phase, trace_phase
 from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
 from app.core.tcn.search_rates import plan, rate_phase
-from app.core.tcn.search_run import SearchControl, deepening_schedule
+from app.core.tcn.search_run import Run, SearchControl, deepening_schedule
 from app.core.tcn.search_solver import SOLVER_OPTIONS, close_undecided, deepening_phase
 from app.core.tcn.summary import summarise
 from app.core.topology import Topology
@@ -50,8 +51,9 @@ class Search(SearchControl):
 
     def _run(self) -> VerifyResult:
         """The phases of a verification: the rate check (which may prove everything bounded), the
-        targets and their cones, lassos built by simulation, the solver's deepening search, and the
-        verdicts of what is left undecided, and the bolts a backed-up bolt floods (app/core/tcn/flood.py)."""
+        targets and their cones, the proofs by rates, lassos built by simulation, the linear program, the solver's
+        deepening search, the verdicts of what is left undecided, the bolts a backed-up bolt floods
+        (app/core/tcn/flood.py), and lassos for the bolts proven to grow by rates (docs/verifier.md, step 2)."""
         run = rate_phase(self)
         if isinstance(run, VerifyResult):
             return run
@@ -59,25 +61,37 @@ class Search(SearchControl):
         self.announce(run, f"the search for {', '.join(left)}")  # the rate check's verdicts, before the cones
         plan(self, run)
         simulating = self.simulate and self.threshold is None and self.single_k is None
+        proving = self.threshold is None and not self.force_search
+        if simulating and proving:  # --no-simulate and --k ask for the solver's own lassos
+            # the proofs by rates first, on every cone (cycles included): milliseconds each, so a bolt they decide
+            # never waits on a search, and the search's time goes to the bolts they leave (docs/verifier.md)
+            rate_growth_phase(self, run)
+            self._floods(run)  # only bolts decided already: a flood proof of a searched bolt waits for its search
+            trace_phase(self, run, QUICK_TRACE_S)  # their short lassos, for a trace: milliseconds each
         if simulating:
             simulation_phase(self, run)
-        if self.threshold is None and not self.force_search:
-            if simulating:  # --no-simulate and --k ask for the solver's own lassos
-                rate_growth_phase(self, run)
+        if proving:
             linear_phase(self, run)
         if simulating:
             failure_cycle_phase(self, run)
         deepening_phase(self, run)
         close_undecided(self, run)
-        if self.threshold is None and not self.force_search:  # a source that backs up may flood a bolt below it
-            flood_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
-                           lambda: self.stop_reason(run.elapsed()) is not None)
+        if proving:  # a source that backs up may flood a bolt below it
+            self._floods(run)
             if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
                 threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
                                cancelled=lambda: self.cancelled, deadline=self.deadline)
+            if simulating:  # what time is left: lassos for the bolts proven to grow by rates, for their traces
+                trace_phase(self, run)
         ordered = {n: run.verdicts[n] for n in run.checked}
         return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
                          self.threshold, run.nets, run.downgraded)
+
+    def _floods(self, run: Run) -> None:
+        """Every bolt answered so far that a bolt with evidence of growth floods becomes `unbounded`
+        (app/core/tcn/flood.py), until the time limit."""
+        flood_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
+                       lambda: self.stop_reason(run.elapsed()) is not None)
 
 
 def verify(topo: Topology, options: SearchOptions | None = None, *,

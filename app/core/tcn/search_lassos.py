@@ -1,5 +1,6 @@
-"""Lassos built by simulation (docs/simulation.md), the cheap ones before the solver and the long ones of
-a failure cycle after the linear program; each is certified before it is recorded."""
+"""Lassos built by simulation (docs/simulation.md), the cheap ones before the solver, the long ones of a failure
+cycle after the linear program, and last the lassos of bolts proven to grow by rates (for a trace to show); each is
+certified before it is recorded."""
 
 from __future__ import annotations
 
@@ -19,8 +20,11 @@ FAILURE_CYCLE_BUDGET_S = 300.0
 # per target in the first pass, over all its schedules: positions × bolts (about 2.5 KB each at the peak, trace and
 # certification included), so that the first pass stays within megabytes; a target it leaves undecided at this
 # bound is simulated again with simulate.MAX_CELLS after the proofs by rates and the linear program, which
-# answer the large overloaded cones in milliseconds (docs/verifier.md, step 2c)
+# answer the large overloaded cones in milliseconds (docs/verifier.md, step 2d)
 FIRST_PASS_CELLS = 60_000
+# per target proven to grow by rates, right after the proofs: a short lasso for its trace (a few hundred positions
+# take milliseconds), before the bolts the proofs leave search; a longer one is tried last, with what time is left
+QUICK_TRACE_S = 0.5
 
 
 def simulation_phase(search: SearchControl, run: Run) -> None:
@@ -48,25 +52,53 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
             _simulated(search, run, target)
 
 
+def trace_phase(search: SearchControl, run: Run, budget_s: float = SIMULATION_BUDGET_S) -> None:
+    """The targets proven to grow by rates before the search (app/core/tcn/search_proofs.py) get a lasso by simulation
+    when one is found and certified within `budget_s` each, for a trace to show; the lasso then answers for them (and
+    for every other such target growing in it), else the proof stays their answer. Run twice: right after the proofs
+    with QUICK_TRACE_S (the short lassos, certified within it, before the bolts left undecided search), and last with
+    the first pass's budget, certified within what is left of the time limit (docs/verifier.md, steps 2a and 2g)."""
+    quick = budget_s < SIMULATION_BUDGET_S
+    for target in (t for phase in run.phases for t in phase):
+        proof = run.verdicts.get(target)
+        if proof is None or proof.method != "rate proof" or search.stop_reason(run.elapsed()):
+            continue
+        search.announce(run, f"{target}: a lasso by simulation, for a trace (it grows, proven by rates)")
+        # the lasso answers for every target proven by rates and growing in it, as it would have in the first pass
+        proven = {n: v for n, v in run.verdicts.items() if n in run.nets and v.method == "rate proof"}
+        for n in proven:
+            del run.verdicts[n]
+        _simulated(search, run, target, budget_s=budget_s, total_cells=FIRST_PASS_CELLS, for_trace=True, quick=quick)
+        for n, v in proven.items():
+            run.verdicts.setdefault(n, v)
+
+
 @paused_gc()  # a long lasso: app/core/gc_pause.py
 def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_failures: bool = False,
-               budget_s: float | None = None, total_cells: int | None = None) -> bool:
+               budget_s: float | None = None, total_cells: int | None = None, for_trace: bool = False,
+               quick: bool = False) -> bool:
     """Build a lasso for `target` by simulation; record it if it certifies, else note a defect.
     A lasso with failures is noted in words: one the target *needs* when the failure-free rate
     check proves it bounded (`bounded_without_failures`). True when no lasso was found and a schedule
-    stopped at the cell bound `total_cells` (over all schedules; None: simulate.MAX_CELLS per schedule)."""
+    stopped at the cell bound `total_cells` (over all schedules; None: simulate.MAX_CELLS per schedule).
+    `for_trace`: the target's growth is proven by rates already, so its certification stops at the time limit, and
+    `quick` (the pass right after the proofs): with the budget too, and a lasso not found is no note (tried again)."""
     net, checked, notes, traces, verdicts, elapsed = (run.nets[target], run.checked, run.notes, run.traces,
                                                       run.verdicts, run.elapsed)
     budget = SIMULATION_BUDGET_S if budget_s is None else budget_s
     budget = budget if search.timeout_s is None else min(budget, search.timeout_s - elapsed())
-    lasso = build_lasso(net, target, cannot_grow=run.steady, cancelled=search.interrupted,
-                        deadline=time.monotonic() + max(0.0, budget), total_cells=total_cells)
+    until = time.monotonic() + max(0.0, budget)
+    lasso = build_lasso(net, target, cannot_grow=run.steady, cancelled=search.interrupted, deadline=until,
+                        total_cells=total_cells)
     if lasso.trace is None:
         tried = (f"{len(lasso.schedules_tried)} schedule{'s' if len(lasso.schedules_tried) != 1 else ''} "
                  f"({lasso.positions} positions)")
-        if not search.stop_reason(elapsed()):
+        if for_trace:
+            if not quick:
+                notes.append(f"simulation for {target}: {lasso.message}; its growth stays proven by rates (no trace)")
+        elif not search.stop_reason(elapsed()):
             then = ("searching with the solver" if search.force_search or budget_s is not None
-                    else "trying rates and the linear program, then the solver")
+                    else "trying the linear program, then the solver")
             notes.append(f"simulation for {target}: {lasso.message}; {then}")
             why = ("one stopped at its cell bound" if lasso.capped
                    else "none repeated with it growing" if lasso.schedules_tried else lasso.message)
@@ -75,8 +107,17 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
             run.attempt(target, f"the simulation was stopped in its schedule {len(lasso.schedules_tried)} with no "
                                 "growing lasso yet")
         return lasso.capped and total_cells is not None
-    cert = certify(lasso.trace, checked=[target], cancelled=lambda: search.cancelled)
-    if search.cancelled:
+
+    def stop() -> bool:  # a lasso for a trace only: the proof answers already, so no certifying past the time limit
+        if not for_trace:
+            return search.cancelled
+        return search.interrupted() or (quick and time.monotonic() >= until)
+
+    cert = certify(lasso.trace, checked=[target], cancelled=stop)
+    if search.cancelled or (not cert.ok and stop()):
+        if for_trace and not quick and not search.cancelled:
+            notes.append(f"simulation for {target}: its lasso of {lasso.trace.k} positions was not certified within "
+                         "the time limit; its growth stays proven by rates (no trace)")
         return False
     if not cert.ok:
         notes.append(f"defect: a lasso built by simulation for {target} failed certification and was "

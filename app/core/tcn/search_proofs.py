@@ -1,6 +1,6 @@
-"""Proofs without a lasso's positions, after the simulation: growth proven by rates
-(app/core/tcn/rate_growth.py) and no repeating growth proven by the linear program over one loop pass
-(app/core/tcn/linear.py), each with its certificate (docs/verifier.md)."""
+"""Proofs without a lasso's positions: growth proven by rates (app/core/tcn/rate_growth.py), before any search, and
+no repeating growth proven by the linear program over one loop pass (app/core/tcn/linear.py), after the simulation,
+each with its certificate (docs/verifier.md)."""
 
 from __future__ import annotations
 
@@ -26,9 +26,14 @@ def rate_growth_phase(search: SearchControl, run: Run) -> None:
     for target in run.targets:
         if target in run.verdicts or search.stop_reason(run.elapsed()):
             continue  # (a count window or a join in the cone: their rules, docs/verifier.md)
+        if target in run.downgraded:  # (tried all the same: a proof here would contradict the rate check)
+            why = ("without failures the rate check bounds it, so only a run with failures may make it grow, and the "
+                   "proof by rates plays none")
+        else:
+            why = ("its cone has a cycle that does not settle, a bolt whose inflow may equal its capacity, or the "
+                   "target may keep up")
         if not growth_by_rates(search, run, target, run.nets[target]):
-            run.attempt(target, "no growth proof by rates (its cone has a cycle that does not settle, a bolt whose "
-                                "inflow may equal its capacity, or the target may keep up)")
+            run.attempt(target, f"no growth proof by rates ({why})")
 
 
 def growth_by_rates(search: SearchControl, run: Run, target: str, net: Network) -> bool:

@@ -12,7 +12,6 @@ from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, VerifyResult
 from app.core.tcn.cones import bounded_in_cones
 from app.core.tcn.network import build_network
-from app.core.tcn.search_proofs import growth_by_rates
 from app.core.tcn.search_run import Run, SearchControl, deepening_schedule
 from app.core.words import Exactly, Figure, Words
 
@@ -52,7 +51,13 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
         repeating = rates.repeating_margins()
         for n in checked:
             status = report.bolts[n].status
-            if status == "bounded":
+            if status == "bounded" and report.bolts[n].window_timer is not None:  # a timer: no capacity (10.3)
+                bound = report.bolts[n].queue_bound
+                run.verdicts[n] = BoltVerdict.said(
+                    Words.of(f"{n}'s duration window runs every {report.bolts[n].window_timer:g} s on whatever "
+                             "arrived (at most (1+τ)·max(S, α) apart), whatever it receives, so its queue stays below "
+                             f"{bound:.4g} tuples"), verdict="bounded", method="rate check", queue_bound=bound)
+            elif status == "bounded":
                 inflow, capacity = with_failures.get(n, exact[n]) if report.failures else exact[n]
                 bound = report.bolts[n].queue_bound
                 run.verdicts[n] = BoltVerdict.said(
@@ -104,23 +109,7 @@ def plan(search: SearchControl, run: Run) -> None:
                          + "; ".join(report.bolts[n].explanation for n in skipped))
     targets = [n for n in run.checked if n not in run.verdicts]
     run.nets = {n: build_network(topo, [n]) for n in targets}
-    # a cone with a count window: the simulation, the solver, growth by rates, the linear program and the certifier
-    # have its rule (`run.windowed` for what has not); a duration window: growth by rates only, else not searched
-    windows = {b.name: b.window for b in topo.windowed_bolts() if b.window is not None}
-    run.windowed = [n for n in targets if windows.keys() & set(run.nets[n].kept)]
-    for n in [n for n in run.windowed if any(windows[w].kind == "duration" for w in run.nets[n].kept if w in windows)]:
-        inside = [f"{w} ({windows[w].phrase()})" for w in run.nets[n].kept if w in windows]
-        targets.remove(n)
-        if search.simulate and search.threshold is None and search.single_k is None and not search.force_search \
-                and not {b.name for b in topo.waiting_joins()} & set(run.nets[n].kept) \
-                and growth_by_rates(search, run, n, run.nets[n]):  # (when step 2a runs: app/core/tcn/search.py)
-            continue  # (growth by rates has the timer: docs/verifier.md, "Growth proven by rates")
-        run.verdicts[n] = BoltVerdict(verdict="unknown", message=(
-            f"not searched: {n}'s cone of influence holds the windowed bolt{'s' if len(inside) > 1 else ''} "
-            f"{', '.join(inside)}, and the search has no duration windows beyond growth by rates, which proves "
-            "nothing here (docs/model.md section 10.3); the rate "
-            f"check's answer is {report.bolts[n].status.replace('-', ' ')}"))
-        del run.nets[n]
+    # a cone with a window (count or duration, docs/model.md sections 10.2 and 10.3): every phase here has its rule
     # a cone with a join that waits for every branch: the simulation, the solver, the certifier, the proofs by rates
     # (without a cycle) and the linear program (a target below the join) have its rule (docs/model.md section 11)
     # bolts bounded but for failures last: their lassos, if any, are the long ones of a failure cycle

@@ -68,7 +68,6 @@ class Run:
     steady: frozenset[str] = frozenset()
     downgraded: frozenset[str] = frozenset()  # bounded without failures, searched because bolts may fail
     capped: set[str] = field(default_factory=set)  # targets whose first simulation stopped at its cell bound
-    windowed: list[str] = field(default_factory=list)  # targets whose cone holds a window: simulation only
     phases: list[list[str]] = field(default_factory=list)
     stop: str | None = None
     tried: dict[str, list[str]] = field(default_factory=dict)  # per target: what each phase tried and why it failed

@@ -29,7 +29,6 @@ No z3 here; nothing in this module is shared with the certifier.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from collections.abc import Callable
@@ -38,12 +37,13 @@ from fractions import Fraction
 from typing import Any
 
 from app.core.emission import Emission
-from app.core.emission import emit as emit_rule
 from app.core.failures import FailureModel, replay_problem
 from app.core.formats.trace import CompressedTrace, Trace
 from app.core.gc_pause import paused_gc
 from app.core.tcn.network import Network, SpoutParams, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
+from app.core.tcn.simulate_deaths import DeathPlan, Deaths
+from app.core.tcn.simulate_rules import closes, emit_remembered
 from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Row, Stopped, rows_lasso, rows_trace
 
 __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Goal", "Lasso", "Schedule", "build_finite_run", "build_lasso",
@@ -81,13 +81,14 @@ class Goal:
 @paused_gc()  # a long lasso: app/core/gc_pause.py
 def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = frozenset(),
                 cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
-                max_cells: int | None = None, total_cells: int | None = None) -> Lasso:
+                max_cells: int | None = None, total_cells: int | None = None, deaths: DeathPlan | None = None) -> Lasso:
     """Simulate the schedules of :func:`schedules` until one closes a lasso in which `target` grows.
 
     `cannot_grow`: bolts whose queues the rate check proves bounded (hashed exactly; the
     others are capped). `deadline`: a `time.monotonic()` instant. `max_cells`: positions × bolts
     simulated per schedule (default MAX_CELLS); `total_cells`: over all schedules (none by default), the
-    schedules left once it is spent are not simulated (`capped`). The trace is not certified here."""
+    schedules left once it is spent are not simulated (`capped`). `deaths`: the workers that die in every
+    schedule (docs/model.md 9.5; `net` then has section 7's failures off). The trace is not certified here."""
     max_cells = MAX_CELLS if max_cells is None else max_cells
     tried: list[str] = []
     positions = 0
@@ -99,14 +100,14 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
             if left is not None and left <= 0:
                 capped = True
                 break
-            tried.append(sched.describe())
+            tried.append(sched.describe() + (f" with {deaths.describe()}" if deaths is not None else ""))
             plan = frozenset(sched.fail)
             if plan not in runs_on:  # the bolts the plan leaves up never fail (docs/model.md 7.4)
                 runs_on[plan] = only_failing(net, plan)
             outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, deadline,
-                                max_cells if left is None else min(max_cells, left))
+                                max_cells if left is None else min(max_cells, left), deaths=deaths)
             if isinstance(outcome, Trace | CompressedTrace):
-                return Lasso(outcome, f"{sched.describe()}: lasso of {outcome.k} positions",
+                return Lasso(outcome, f"{tried[-1]}: lasso of {outcome.k} positions",
                              positions + outcome.k + 2, tried)
             positions += outcome[1]
             capped = capped or outcome[2]
@@ -140,7 +141,8 @@ def build_finite_run(net: Network, sched: Schedule, goal: Goal, *, cancelled: Ca
 
 def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
               cancelled: Callable[[], bool], deadline: float | None, max_cells: int,
-              goal: Goal | None = None) -> Trace | CompressedTrace | tuple[str, int, bool]:
+              goal: Goal | None = None, deaths: DeathPlan | None = None
+              ) -> Trace | CompressedTrace | tuple[str, int, bool]:
     """One deterministic run under `sched`; a lasso trace, or (why not, positions simulated, stopped at the
     cell bound). With a `goal`, no state is hashed: the run is a finite one, stopped at the first position
     where the goal's bolt holds its threshold (its trace), or when the goal's source has made all its
@@ -156,7 +158,8 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     then the actions at its time, in the rules' order: the spouts' emissions and replays
     (`_spout_actions`), the failures, recoveries and EMITs (`_emit_actions`), the bolts' arrivals,
     losses and TAKEs (`_bolt_actions`); then the next position's time."""
-    run = _Run.start(net, target, sched, cannot_grow)
+    run = _Run.start(net, target, sched, cannot_grow, deaths)
+    dying = Deaths(deaths, net, run.scale) if deaths is not None else None  # docs/model.md 9.5
     state_key, spout_actions, emit_actions = _state_key(run), _spout_actions(run), _emit_actions(run)
     bolt_actions, switch = _bolt_actions(run), _Switch(run, sched)
     watch = run.bolt_names.index(goal.target) if goal is not None else -1
@@ -184,14 +187,14 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         if i >= limit:
             return f"no repeated state within {limit} positions", i, True
         # ---- the state before position i, and the loop it may close
-        key = state_key(t) if i >= 1 and goal is None else None
+        key = state_key(t) + (dying.key(t) if dying else ()) if i >= 1 and goal is None else None
         if goal is None:
             queues_at.append([queue[j] for j in free] + [backlog[s] for s in growing_backlog]
                              + [k for parts in cache_of for k in parts])
         loop_start = None
         if key is not None and key in seen:
             for start in reversed(seen[key][-MAX_CANDIDATES:]):
-                verdict = _closes(start, i, grown, queues_at, bad_upto)
+                verdict = closes(start, i, grown, queues_at, bad_upto)
                 if verdict == "periodic":
                     return "the run became periodic without the target growing", i, False
                 if verdict == "lasso":
@@ -202,6 +205,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         backlog_before = backlog[:]
         breaches = bad_upto[-1][:]
         replayed = spout_actions(t, emitted, breaches)
+        batch_before = [b if p else 0 for b, p in zip(run.batch, run.processing, strict=True)] if dying else []
         fails, recovers, emits = emit_actions(t, emitted)
         switch(t, emits)
         if goal is not None and goal.backlog < 0 and switch.done(drains):
@@ -210,13 +214,12 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         for _, replays in losses.values():
             for name, r in replays.items():
                 backlog[spout_pos[name]] += r
+        workers = dying.act(t, step, batch_before, backlog) if dying is not None else None
         if goal is None:
             bad_upto.append(breaches)
-        failure_row = None
-        if plan:
-            failure_row = (backlog_before, replayed, fails, recovers, losses, down[:])
+        failure_row = (backlog_before, replayed, fails, recovers, losses, down[:]) if plan or dying else None
         rows.append((t, emitted[:n_s], step, {x: (emitted[x], xcarry[x]) for x in extras} if extras else None,
-                     failure_row))
+                     failure_row, workers))
         if loop_start is not None:
             return rows_lasso(net, rows, loop_start, run.scale, run.index, cancelled)
         if goal is not None:
@@ -232,6 +235,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         pending += [take_time[j] + proc[j] for j in range(n_b) if processing[j]]
         pending += [since + delay[j] for j, since in enumerate(waiting_since) if since is not None]
         pending += [recover_at[j] if down[j] else next_fail[j] for j in plan]
+        pending += dying.events() if dying is not None else []
         t = min(pending)
         i += 1
 
@@ -253,6 +257,7 @@ class _Run:
     take_max: list[int]
     slide: list[int]  # a count window's sliding interval (1 for any other bolt): whole slides only
     join: list[bool]  # waits for a part from every branch (docs/model.md section 11)
+    timer: list[bool]  # a duration window: takes every waiting tuple, its clock from its last run (section 10.3)
     sources: list[list[int]]
     silent: list[bool]  # the default stream's
     sigma: list[Fraction]
@@ -289,10 +294,13 @@ class _Run:
     cache: dict[int, list[int]]  # per join: per branch, its parts whose message is not complete (section 11)
 
     @staticmethod
-    def start(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str]) -> _Run:
-        """The run's constants and its state at time 0."""
+    def start(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
+              deaths: DeathPlan | None = None) -> _Run:
+        """The run's constants and its state at time 0 (a dying worker's bolts in the failure plan, on its clock)."""
         fm = net.failures
-        plan_times = [t for pair in sched.fail.values() for t in pair]
+        failing = sched.fail | (deaths.bolt_plan() if deaths is not None else {})
+        plan_times = [t for pair in failing.values() for t in pair] + list(sched.first_fail.values())
+        plan_times += deaths.durations() if deaths is not None else []
         durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values(), *plan_times,
                      *(d for w in sched.switches for d in (w.processing, w.delay))]
         scale = math.lcm(*(Fraction(d).denominator for d in durations))  # every duration an integer
@@ -315,35 +323,40 @@ class _Run:
                 extra_bolt[-1].append((index[(b.name, st.name)], st.sigma, st.silent))
         extras = list(range(n_s + n_b, len(index)))
         tgt = next(j for j, b in enumerate(bolts) if b.name == target)
-        plan = {j: (int(sched.fail[b.name][0] * scale), int(sched.fail[b.name][1] * scale))
-                for j, b in enumerate(bolts) if b.name in sched.fail}
-        mode = fm.replay if fm is not None else "none"
+        plan = {j: (int(failing[b.name][0] * scale), int(failing[b.name][1] * scale))
+                for j, b in enumerate(bolts) if b.name in failing}
+        mode = fm.replay if fm is not None else deaths.mode if deaths is not None else "none"
         spout_pos = {sp.name: m for m, sp in enumerate(spouts)}
         reach = {j: [spout_pos[name] for name in (sp.name for sp in spouts) if name in fm.impact.get(bolts[j].name, {})]
-                 for j in plan} if fm is not None else {}
+                 for j in plan} if fm is not None else dict.fromkeys(plan, [])  # a worker's bolts: its replays
         # queues that may grow are hashed capped: above `cap` the rules read them the same way; a bolt that
         # fails in the run is emptied at each failure and hashed exactly (it cannot grow in a lasso)
         free = [j for j, b in enumerate(bolts) if (b.name not in cannot_grow or j == tgt) and j not in plan]
-        take_max = [b.take_max for b in bolts]
+        take_max = [b.take_max if b.timer is None else NEVER for b in bolts]  # a timer takes all (section 10.3)
         # a paced backlog may grow like a queue (hashed capped, a loop condition per emission); an
         # at-once backlog empties at every emission and is hashed exactly
-        growing_backlog = [s for s in range(n_s) if mode == "paced" and any(s in r for r in reach.values())]
+        growing_backlog = [s for s in range(n_s) if mode == "paced" and (
+            deaths is not None or any(s in r for r in reach.values()))]
         joins = [j for j, b in enumerate(bolts) if b.join]
         cslot = {(j, m): len(free) + len(growing_backlog) + n
                  for n, (j, m) in enumerate((j, m) for j in joins for m in range(len(bolts[j].sources)))}
         most = max([s.burst for s in spouts]
-                   + [math.ceil(st.sigma * b.take_max) + 1 for b in bolts for st in b.streams])
+                   + [math.ceil(st.sigma * b.take_max) + 1 for b in bolts for st in b.streams if b.timer is None])
+        first_fail = {j: int(sched.first_fail[bolts[j].name] * scale) if bolts[j].name in sched.first_fail else up
+                      for j, (up, _) in plan.items()}  # a timed failure's first (docs/simulation.md)
         return _Run(
             scale, index, extra_spout, extra_bolt, extras, [int(sched.gap[s.name] * scale) for s in spouts],
             [int(sched.processing[b.name] * scale) for b in bolts], [int(sched.delay[b.name] * scale) for b in bolts],
             [sched.eager[b.name] for b in bolts], take_max, [b.slide for b in bolts], [b.join for b in bolts],
+            [b.timer is not None for b in bolts],
             [[index[src] for src in b.sources] for b in bolts],
             [b.streams[0].silent for b in bolts], [b.sigma for b in bolts], net.emission, tgt, plan, mode,
             spout_pos, reach, spouts, [b.name for b in bolts], fm, free,
-            {j: m for m, j in enumerate(free)}, [2 * c for c in take_max], growing_backlog,
+            {j: m for m, j in enumerate(free)}, [max(2 * c, deaths.most if deaths else 0) for c in take_max],
+            growing_backlog,
             {s: len(free) + m for m, s in enumerate(growing_backlog)}, cslot, 2 * most + 2,
             dict.fromkeys(extras, 0), [0] * n_s, [None] * n_s, [False] * n_b, [0] * n_b, [0] * n_b, [0] * n_b,
-            [net.init_queue] * n_b, [None] * n_b, [False] * n_b, {j: up for j, (up, _) in plan.items()}, {},
+            [net.init_queue] * n_b, [None] * n_b, [False] * n_b, first_fail, {},
             [0] * n_s, {j: [0] * len(bolts[j].sources) for j in joins})
 
 
@@ -402,7 +415,7 @@ def _spout_actions(run: _Run) -> Callable[[int, list[int], list[int]], list[int]
                 last_emit[s] = t
                 next_emit[s] = t + gap[s]
                 for x, ratio in extra_spout[s]:
-                    emitted[x], xcarry[x] = _emit(ratio, xcarry[x], emitted[s], rule)
+                    emitted[x], xcarry[x] = emit_remembered(ratio, xcarry[x], emitted[s], rule)
         return replayed
 
     return spout_actions
@@ -428,11 +441,11 @@ def _emit_actions(run: _Run) -> Callable[[int, list[int]], tuple[list[bool], lis
                 if silent[j]:
                     out, keep = 0, 0
                 else:
-                    out, keep = _emit(sigma[j], carry[j], batch[j], rule)
+                    out, keep = emit_remembered(sigma[j], carry[j], batch[j], rule)
                 emitted[n_s + j], carry[j] = out, keep
                 for x, ratio, quiet in extra_bolt[j]:
                     if not quiet:
-                        emitted[x], xcarry[x] = _emit(ratio, xcarry[x], batch[j], rule)
+                        emitted[x], xcarry[x] = emit_remembered(ratio, xcarry[x], batch[j], rule)
         return fails, recovers, emits
 
     return emit_actions
@@ -490,7 +503,7 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
         run.plan, run.extra_bolt, run.xcarry, run.reach, run.mode, run.delay, run.eager,
         run.take_max, run.take_time, run.slot, run.slide)
     spouts, names, fm = run.spouts, run.bolt_names, run.failures
-    join, cache, cslot = run.join, run.cache, run.cslot
+    join, cache, cslot, timer = run.join, run.cache, run.cslot, run.timer
     n_b, n_s = len(queue), len(spouts)
 
     def completed(j: int, emitted: list[int], breaches: list[int]) -> int:
@@ -526,7 +539,7 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
                 continue
             if recovers[j]:  # up again, idle with an empty queue: what arrives now may be taken now
                 down[j], next_fail[j] = False, t + plan[j][0]
-            since = waiting_since[j]
+            since, was_processing = waiting_since[j], processing[j]
             took = 0
             if emits[j]:  # the EMIT ends the phase first; a zero delay takes at once (back-to-back)
                 processing[j], batch[j] = False, 0
@@ -539,8 +552,10 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
             if took:
                 processing[j], batch[j], take_time[j] = True, took, t
             queue[j] = avail - took
-            waiting = not processing[j] and queue[j] >= slide[j]
-            if not waiting:
+            if timer[j]:  # a timer's tuples wait from its last run, or from their arrival at an idle bolt (10.3)
+                waiting_since[j] = None if queue[j] == 0 else since if since is not None else \
+                    take_time[j] if was_processing else t
+            elif not (not processing[j] and queue[j] >= slide[j]):
                 waiting_since[j] = None
             elif emits[j] or since is None:
                 waiting_since[j] = t
@@ -565,32 +580,3 @@ def _replays(lost: int, reach: list[int], spouts: list[Any], impact: dict[str, A
     if problem is not None:  # cannot happen: the upper end always obeys the rule
         raise AssertionError(f"simulated replays break docs/model.md 7.3: {problem}")
     return replays
-
-
-def _closes(start: int, end: int, grown: list[int], queues_at: list[list[int]],
-            bad_upto: list[list[int]]) -> str:
-    """Whether equal hashed states before positions start and `end` close a lasso start..end−1.
-
-    "lasso": the target's queue (or, for a join, one of its caches: `grown` are their slots) grew, no free queue
-    shrank, and every free queue that grew stayed ≥ 1 with full batches at start..end−1 (a growing cache never
-    emptied) (so raising it changes no rule's outcome).
-    "periodic": every queue is equal too, so the whole state repeats and the run is
-    periodic without growth. "no": neither (look further)."""
-    first, last = queues_at[start], queues_at[end]
-    deltas = [b - a for a, b in zip(first, last, strict=True)]
-    if all(d == 0 for d in deltas):
-        return "periodic"
-    if any(d < 0 for d in deltas) or all(deltas[g] <= 0 for g in grown):
-        return "no"
-    for m, d in enumerate(deltas):
-        if d > 0 and bad_upto[end][m] != bad_upto[start][m]:
-            return "no"
-    return "lasso"
-
-
-@functools.lru_cache(maxsize=4096)
-def _emit(sigma: Fraction, carry: Fraction | int, batch: int, rule: Emission) -> tuple[int, Fraction | int]:
-    """One stream's EMIT (app/core/emission.py), a whole carry kept as an int (it hashes faster);
-    pure, so remembered (a long run repeats the same few carries and batches)."""
-    out, kept = emit_rule(sigma, Fraction(carry), batch, rule)
-    return out, kept.numerator if kept.denominator == 1 else kept

@@ -22,8 +22,10 @@ CHECK_EVERY = 64  # positions between two looks at the wall clock (and between t
 BoltStep = tuple[int, int, bool, int, bool, int, Fraction | int, bool]
 # with a failure plan, per position: backlogs before, replayed, fails, recovers, losses (lost, replays), down
 FailureRow = tuple[list[int], list[int], list[bool], list[bool], dict[int, tuple[int, dict[str, int]]], list[bool]]
-# per position: time, spout emissions, the bolts' steps, the declared streams' (emitted, carry), failures
-Row = tuple[int, list[int], list[BoltStep], dict[int, tuple[int, Fraction | int]] | None, FailureRow | None]
+# per position: time, spout emissions, the bolts' steps, the declared streams' (emitted, carry), failures, the
+# workers' records (docs/model.md 9.5: deaths, restarts, replays; None where nothing happens to a worker)
+Row = tuple[int, list[int], list[BoltStep], dict[int, tuple[int, Fraction | int]] | None, FailureRow | None,
+            dict[str, dict[str, Any]] | None]
 
 
 class Stopped(Cancelled):
@@ -84,7 +86,7 @@ def rows_lasso(net: Network, rows: list[Row], loop_start: int, scale: int, index
 def _shape(row: Row, n_s: int) -> tuple[tuple[Any, ...], tuple[int, ...]]:
     """A row's shape (all but its time, its queues and its backlogs: docs/trace-format.md, the writer) and its
     values (time on the grid, the bolts' queues, the spouts' backlogs)."""
-    t, emitted, steps, extra, failure = row
+    t, emitted, steps, extra, failure, workers = row
     backlog: list[int] = [0] * n_s
     failed: tuple[Any, ...] = ()
     if failure is not None:
@@ -92,7 +94,8 @@ def _shape(row: Row, n_s: int) -> tuple[tuple[Any, ...], tuple[int, ...]]:
         failed = (tuple(replayed), tuple(fails), tuple(recovers), tuple(down),
                   tuple((j, lost, tuple(sorted(r.items()))) for j, (lost, r) in sorted(losses.items())))
     shape = (tuple(emitted), tuple(step[1:] for step in steps),
-             None if extra is None else tuple(sorted(extra.items())), failure is not None, failed)
+             None if extra is None else tuple(sorted(extra.items())), failure is not None, failed,
+             None if workers is None else repr(sorted(workers.items())))
     return shape, (t, *(step[0] for step in steps), *backlog)
 
 
@@ -116,7 +119,7 @@ def _renderer(net: Network, index: dict[tuple[str, str], int], scale: int) -> Ca
         step.update(emitted=sum(counts.values()), emitted_by_stream=counts, buffer_by_stream=carries)
 
     def position(row: Row) -> dict[str, Any]:
-        t, spout_emitted, step, extra, failure = row
+        t, spout_emitted, step, extra, failure, workers = row
         spouts = {name: {"emit": e > 0, "emitted": e} for name, e in zip(spout_names, spout_emitted, strict=True)}
         bolts: dict[str, dict[str, Any]] = {}
         for name, (queue, arrivals, take, batch, emit, emitted, carry, busy) in zip(names, step, strict=True):
@@ -148,7 +151,10 @@ def _renderer(net: Network, index: dict[tuple[str, str], int], scale: int) -> Ca
             for b in net.bolts:
                 if len(b.streams) > 1:
                     by_stream(b, bolts[b.name], extra, spout=False)
-        return {"time": format_time(Fraction(t, scale)), "spouts": spouts, "bolts": bolts}
+        out = {"time": format_time(Fraction(t, scale)), "spouts": spouts, "bolts": bolts}
+        if workers:
+            out["workers"] = workers
+        return out
 
     return position
 

@@ -147,9 +147,9 @@ class Topology(StrictModel):
 
     def windowed_bolts(self) -> list[Bolt]:
         """The bolts with a window (docs/model.md section 10). The rate check, the simulation, the solver, the
-        linear program, growth by rates, the flood proofs and the certifier have a count window's rule; the timeout
-        witnesses do not yet and decide nothing through one. A duration window: the rate check, the latency bounds and
-        growth by rates."""
+        linear program, growth by rates, the flood proofs and the certifier have a count window's rule; a duration
+        window's, all of these but the flood proofs, and the latency bounds. The timeout witnesses count no wait in a
+        windowed bolt (a bolt below one gets them)."""
         return [b for b in self.bolts if b.window is not None]
 
     def waiting_joins(self) -> list[Bolt]:

@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.errors import BadInput
-from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, save_trace
+from app.core.formats.trace import BoltStep, SpoutStep, Trace, TracePosition, WorkerStep, save_trace
 from app.core.trace_series import (  # the Qt-free half, re-exported for the view's callers and tests
     ShownPosition,
     acting_components,
@@ -150,6 +150,21 @@ def _failure_words(step: BoltStep) -> str:
     if replays:
         words.append("replays " + ", ".join(f"{s} {r}" for s, r in replays.items()))
     return f" ({', '.join(words)})" if words else ""
+
+
+def worker_words(step: WorkerStep) -> str:
+    """A worker at a position (docs/model.md 9.5): "dies here: its bolts fail; replays S 2 at the message timeout"."""
+    words = []
+    if step.death:
+        replays = ", ".join(f"{s} {r}" for s, r in (step.replays or {}).items() if r)
+        words.append("dies here: its executors stop, its bolts fail" + (
+            f"; the trees it breaks are replayed at the message timeout ({replays})" if replays else ""))
+    if step.restart:
+        words.append("back here (restarted)")
+    released = ", ".join(f"{s} {r}" for s, r in (step.released or {}).items() if r)
+    if released:
+        words.append(f"message timeout of its last death: replays {released} join the backlog")
+    return "worker: " + "; ".join(words)
 
 
 def _time_words(shown: ShownPosition) -> str:
@@ -377,6 +392,8 @@ class TraceView(QWidget):
             rows.append([name, f"{b.queue} → {queue_after(b)}", str(b.arrivals), "yes" if b.take else "",
                          str(b.batch), "yes" if b.emit else "", _emitted_text(b) if b.emit else "", buffer,
                          b.phase + _failure_words(b)])
+        for name, w in (position.workers or {}).items():  # docs/model.md 9.5: a worker's death, restart, replays
+            rows.append([f"worker {name}", "", "", "", "", "", "", "", worker_words(w)])
         acting = acting_components(position)
         self.table.setRowCount(len(rows))
         for r, values in enumerate(rows):

@@ -299,13 +299,20 @@ class VerificationPanel(QWidget):
         if not 0 <= row < len(self.states):
             return False
         result = self.states[row].result
-        if result is None or result.trace is None:
+        if result is None or (result.trace is None and not result.worker_death_traces):
             return False
         state = self.states[row]
         # what grows first, the property second ("status grows; 9 bounded — unbounded growth of …: counterexample")
         trace, caption = result.trace, f"{result_headline(result)} — {state.spec.title.lower()}: {state.verdict_words}"
-        if bolt is not None:
-            verdict = result.bolts.get(bolt)
+        if trace is None:  # only a lasso with worker deaths (docs/model.md 9.5): the note says what it shows
+            name = next(iter(result.worker_death_lassos))
+            trace = result.worker_death_traces[result.worker_death_lassos[name]]
+            caption = f"{name} grows with worker deaths (a certified lasso) — {result_headline(result)}"
+        verdict = result.bolts.get(bolt) if bolt is not None else None
+        if bolt in result.worker_death_lassos and (verdict is None or verdict.trace_index is None):
+            trace = result.worker_death_traces[result.worker_death_lassos[bolt]]
+            caption = f"{bolt} grows with worker deaths (a certified lasso) — {result_headline(result)}"
+        elif bolt is not None:
             if verdict is None or verdict.trace_index is None or verdict.trace_index >= len(result.traces):
                 return False
             trace = result.traces[verdict.trace_index]
@@ -335,10 +342,10 @@ class VerificationPanel(QWidget):
         self.bar.cancel_button.setEnabled(running)
         row, bolt = self.selected()
         result = self.states[row].result if 0 <= row < len(self.states) else None
-        has_trace = result is not None and result.trace is not None
+        has_trace = result is not None and (result.trace is not None or bool(result.worker_death_traces))
         if has_trace and bolt is not None and result is not None:
             verdict = result.bolts.get(bolt)
-            has_trace = verdict is not None and verdict.trace_index is not None
+            has_trace = verdict is not None and verdict.trace_index is not None or bolt in result.worker_death_lassos
         self.bar.trace_button.setEnabled(bool(has_trace))
 
     # ---- verified configuration ------------------------------------------------------------

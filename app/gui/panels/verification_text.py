@@ -69,6 +69,9 @@ def details_html(state: PropertyState, bolt: str | None) -> str:
         if result.verdict == "counterexample":
             facts.append(("certified lasso" if result.traces else "certified proof of growth by rates")
                          if result.certified else "not certified")
+        if result.worker_death_lassos:  # docs/model.md 9.5: not a verdict of the bolts, which are about no deaths
+            facts.append("grows with worker deaths (a certified lasso; Show trace opens it): "
+                         + ", ".join(result.worker_death_lassos))
         if result.kept:
             facts.append("components kept (cone of influence): " + ", ".join(result.kept))
         facts.append(f"elapsed {result.elapsed_s:.2f} s")

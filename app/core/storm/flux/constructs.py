@@ -56,8 +56,37 @@ def unmodelled(item: dict[str, Any], class_name: str | None, components: dict[st
     if join is not None:
         return f"a join ({', '.join([join, *window])})"
     if window:
-        return f"a windowed bolt ({', '.join(window)})"
+        phrase, why = f"a windowed bolt ({', '.join(window)})", _why_not(item, components)
+        return f"{phrase}: {why}" if why and len(phrase) + len(why) < 990 else phrase  # (`unmodelled`: 1,000 at most)
     return None
+
+
+#: the event-time methods of a window: windows on the tuples' own time stamps and watermarks (docs/model.md 10.1)
+_EVENT_TIME = ("withTimestampField", "withTimestampExtractor", "withLag", "withWatermarkInterval",
+               "withLateTupleStream")
+
+
+def _why_not(item: dict[str, Any], components: dict[str, dict[str, Any]]) -> str:
+    """What of a window the model does not have, in a phrase (empty: nothing more precise than its methods): a window
+    on event time, a mixed window (its trigger and its eviction of two kinds, docs/model.md section 10.3), or one
+    sliding further than its length."""
+    methods = item.get("configMethods")
+    names = [m.get("name") for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
+    if any(n in _EVENT_TIME for n in names):
+        return "a window on event time"
+    lengths = window_lengths(item, components)
+    if lengths is None:
+        return ""
+    (kind, length), (slide_kind, slide) = lengths
+    if kind == "count" and slide_kind != "count":
+        return ("a mixed window (a count eviction on a timer trigger: a run every sliding interval whatever arrived, "
+                "a tuple acked once its window's length in tuples came after it)")
+    if kind != "count" and slide_kind == "count":
+        return ("a mixed window (a time eviction on a count trigger: whole slides of tuples, a tuple acked at the "
+                "first trigger past its window's length in time)")
+    if slide > length:
+        return "a window sliding further than its length"
+    return ""
 
 
 #: the window methods of a window on arrival time, the windows the document's `window` holds

@@ -51,8 +51,10 @@ class Certificate:
     loop_duration: Fraction | None = None
 
 
-def _clocks(before: Before) -> dict[str, Fraction | None]:
-    """The clocks before a position by name, in seconds (None: not readable there)."""
+def _clocks(before: Before, dying: set[str] | None = None) -> dict[str, Fraction | None]:
+    """The clocks before a position by name, in seconds (None: not readable there). A worker's clocks only for the
+    workers in `dying` (all when None): one that never dies in the loop need not repeat them (a death is never
+    forced, docs/model.md 9.5, so the run goes on with it never dying again)."""
     def sec(x: int | None) -> Fraction | None:
         return None if x is None else Fraction(x, before.unit)
 
@@ -61,6 +63,8 @@ def _clocks(before: Before) -> dict[str, Fraction | None]:
     clocks.update({f"bolt {n}: its idle deadline clock": sec(c) for n, c in before.bolt_waiting_clock.items()})
     clocks.update({f"bolt {n}: its time since recovery": sec(c) for n, c in before.bolt_up_clock.items()})
     clocks.update({f"bolt {n}: its time since failure": sec(c) for n, c in before.bolt_down_clock.items()})
+    clocks.update({n: sec(c) for n, c in before.worker_clocks.items()  # section 9.5
+                   if dying is None or n.split(":")[0].removeprefix("worker ") in dying})
     return clocks
 
 
@@ -85,7 +89,7 @@ def _loop_checks(rules: Rules, source: Source, first: Step, last: Step, befores:
     def bad(text: str) -> None:
         problems.append(f"loop {loop_start}..{k}: {text}")
 
-    mode = rules.fail.mode if rules.fail else "none"
+    mode = rules.replay_mode
     backlog_growth = {name: last.spouts[name]["backlog"] - first.spouts[name]["backlog"] for name in rules.period}
     growth = {name: last.bolts[name]["queue"] - first.bolts[name]["queue"] for name in rules.alpha}
     seen = _loop_pass(rules, source, backlog_growth, growth, mode == "paced")
@@ -120,10 +124,15 @@ def _loop_checks(rules: Rules, source: Source, first: Step, last: Step, befores:
                 bad(f"bolt {name}: the state before the loop does not repeat ({key.removeprefix('bolt_')})")
         if growth[name] < 0:
             bad(f"bolt {name}: queue shrinks by {-growth[name]} per pass, so the loop cannot repeat forever")
+    for w, held in b_first.workers.items():  # section 9.5: down, the replays held back, what happens at the ends
+        if b_last.workers[w] != held:
+            bad(f"worker {w}: the state before the loop does not repeat (down, or the replays held back)")
+        if first.workers.get(w) != last.workers.get(w):
+            bad(f"worker {w} acts differently at {loop_start} and {k + 1}")
     for (name, st), carry in b_first.stream_buffer.items():
         if b_last.stream_buffer[(name, st)] != carry:
             bad(f"{name}: the carry of stream {st} does not repeat")
-    for problem in region_problems(rules, _clocks(b_first), _clocks(b_last), loop_start, k + 1):
+    for problem in region_problems(rules, _clocks(b_first, seen.dying), _clocks(b_last, seen.dying), loop_start, k + 1):
         bad(problem)
     for name in rules.period:
         if name not in seen.emitting:
@@ -131,6 +140,9 @@ def _loop_checks(rules: Rules, source: Source, first: Step, last: Step, befores:
     for name in rules.alpha:
         if name in seen.busy and name not in seen.taking:
             bad(f"bolt {name} has tuples but never takes (or fails) inside the loop")
+        if growth[name] > 0 and name in rules.timer:
+            bad(f"bolt {name} grows by {growth[name]} per pass, but its duration window's runs take every waiting "
+                "tuple, so its queue never grows in a lasso (section 10.3)")
         if growth[name] > 0 and name in seen.failing:
             bad(f"bolt {name} grows by {growth[name]} per pass but fails or loses tuples inside the loop "
                 "(Δ = 0 for such a bolt, section 7.4)")
@@ -172,6 +184,7 @@ class _Seen:
     failing: set[str] = field(default_factory=set)  # a bolt that fails, loses tuples or is failed
     short_replays: dict[str, list[int]] = field(default_factory=dict)  # a growing backlog's emission replaying < n
     growing: dict[str, list[str]] = field(default_factory=dict)  # a growing queue's empty or partial positions
+    dying: set[str] = field(default_factory=set)  # the workers that die in the loop (section 9.5)
 
 
 def _loop_pass(rules: Rules, source: Source, backlog_growth: dict[str, int], growth: dict[str, int],
@@ -183,6 +196,7 @@ def _loop_pass(rules: Rules, source: Source, backlog_growth: dict[str, int], gro
     take_max, slide = rules.take_max, rules.slide
     loop = itertools.islice(source.steps(source.loop_start), source.k + 1 - source.loop_start)
     for pos, s in enumerate(loop, source.loop_start):
+        seen.dying.update(w for w, rec in s.workers.items() if rec.get("death"))
         for name, sp in s.spouts.items():
             if sp["emitted"] > 0:
                 seen.emitting.add(name)
@@ -245,10 +259,6 @@ def _certify(source: Source, checked: list[str] | None, threshold: int | None,
         return Certificate(False, [f"topology: {err}"])
     if unannotated_problems(topo):
         return Certificate(False, [f"topology: {p}" for p in unannotated_problems(topo)])
-    duration = [b.name for b in topo.bolts if b.window is not None and b.window.kind == "duration"]
-    if duration:  # the model has count windows only (docs/model.md section 10)
-        return Certificate(False, [f"topology: {', '.join(duration)} has a duration window, which the certifier has "
-                                   "no rule for (docs/model.md section 10)"])
     rules = Rules(topo)
     if checked is None:
         checked = [b.name for b in topo.checked_bolts()]
@@ -321,7 +331,7 @@ def _unrolled(rules: Rules, source: Source, befores: list[Before | None], growth
                            {n: {**sp, "backlog": sp["backlog"] + p * backlog_growth[n]}
                             if backlog_growth[n] else sp for n, sp in s.spouts.items()},
                            {n: {**b, "queue": b["queue"] + p * growth[n]} if growth[n] else b
-                            for n, b in s.bolts.items()})
+                            for n, b in s.bolts.items()}, s.workers)
 
     # positions 0..k of the unrolled run are the trace's own, replayed without a problem (timing only adds
     # problems, never changes the state): the replay resumes before k + 1 from the state recorded there

@@ -21,14 +21,19 @@ def clock_limits(rules: Rules) -> tuple[int, dict[str, Fraction]]:
         limits[f"spout {n}: its clock"] = rules.burst[n] * a + a * rules.tau
     for n, alpha in rules.alpha.items():
         hi = alpha * (1 + rules.tau)
-        constants += [alpha * (1 - rules.tau), hi]
+        constants += [alpha * (1 - rules.tau), hi, *([rules.timer[n]] if n in rules.timer else [])]
         limits[f"bolt {n}: its processing clock"] = hi
-        limits[f"bolt {n}: its idle deadline clock"] = rules.idle
+        limits[f"bolt {n}: its idle deadline clock"] = rules.timer.get(n, rules.idle)  # a timer's: G (10.3)
     if rules.fail is not None:  # section 7.4: the two clocks of a bolt that may fail
         constants += rules.fail.constants()
         for n, ttf in rules.fail.min_ttf.items():
             limits[f"bolt {n}: its time since recovery"] = ttf
             limits[f"bolt {n}: its time since failure"] = rules.fail.max_reboot
+    if rules.deaths is not None:  # section 9.5: a dying worker's clocks, since its restart and since its death
+        constants += rules.deaths.constants()
+        for w in rules.deaths.workers:
+            limits[f"worker {w}: its time since its restart"] = rules.deaths.min_ttf
+            limits[f"worker {w}: its time since its death"] = max(rules.deaths.max_reboot, rules.deaths.timeout)
     return math.lcm(*(Fraction(c).denominator for c in constants)), limits
 
 

@@ -11,6 +11,7 @@ per position). Like the rest of the certifier it shares no code with the encoder
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 from collections.abc import Callable, Iterable
@@ -20,8 +21,10 @@ from typing import Any
 
 from app.core.errors import Cancelled
 from app.core.formats.trace import TracePosition, parse_carry
-from app.core.tcn.check.certify_failures import Failing, failed_position, split_problem
+from app.core.tcn.check.certify_deaths import DeathState, bolt_death_problem, worker_rules
+from app.core.tcn.check.certify_failures import Failing, FailureRules, failed_position, split_problem
 from app.core.tcn.check.certify_rules import Rules
+from app.core.tcn.check.certify_waits import wait_rules
 
 Emitted = dict[tuple[str, str], int]  # what each output stream (component, stream) carries at a position
 Report = Callable[[int, str, str], None]  # (position, who, problem)
@@ -34,6 +37,7 @@ class Step:
     time: Fraction
     spouts: dict[str, dict[str, Any]]
     bolts: dict[str, dict[str, Any]]
+    workers: dict[str, dict[str, Any]] = field(default_factory=dict)  # section 9.5's records, where set
 
 
 @dataclass
@@ -56,6 +60,9 @@ class Before:
     bolt_failed: dict[str, bool] = field(default_factory=dict)
     bolt_up_clock: dict[str, int | None] = field(default_factory=dict)
     bolt_down_clock: dict[str, int | None] = field(default_factory=dict)
+    # section 9.5: per dying worker, down and the replays held back; its readable clocks, in ticks
+    workers: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    worker_clocks: dict[str, int | None] = field(default_factory=dict)
     state: _State | None = None  # the replay's whole state here, to resume from (see `replay`)
 
 
@@ -86,12 +93,16 @@ class _State:
     # ended with that branch's cache empty (its branch set the min: a growing cache never does in a loop)
     cache: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
     emptied: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    deaths: DeathState | None = None  # section 9.5
+    workers_now: dict[str, dict[str, Any]] = field(default_factory=dict)  # this position's worker records
 
     def copy(self) -> _State:
-        state = _State(self.unit, self.previous, *(dict(getattr(self, f)) for f in (
-            "last_emit", "processing", "batch", "buffer", "take_time", "waiting_since", "expected_queue",
-            "stream_buffer", "failed", "up_since", "down_since", "backlog")))
+        state = copy.copy(self)
+        for f in ("last_emit", "processing", "batch", "buffer", "take_time", "waiting_since", "expected_queue",
+                  "stream_buffer", "failed", "up_since", "down_since", "backlog"):
+            setattr(state, f, dict(getattr(self, f)))
         state.cache, state.emptied = {j: dict(parts) for j, parts in self.cache.items()}, dict(self.emptied)
+        state.deaths = self.deaths.copy() if self.deaths is not None else None
         return state
 
     @staticmethod
@@ -106,7 +117,8 @@ class _State:
             failed={b: False for b in bolts}, up_since={b: 0 for b in bolts}, down_since={},
             backlog={s: 0 for s in rules.period},
             cache={j: dict.fromkeys(branches, 0) for j, branches in rules.joins.items()},
-            emptied={(j, *b): 0 for j, branches in rules.joins.items() for b in branches})
+            emptied={(j, *b): 0 for j, branches in rules.joins.items() for b in branches},
+            deaths=DeathState.initial(rules.deaths) if rules.deaths is not None else None)
 
 
 def step_of(p: TracePosition) -> Step:
@@ -114,7 +126,8 @@ def step_of(p: TracePosition) -> Step:
     per bolt and position); an exact "p/q" carry becomes a Fraction in a copy."""
     bolts = {n: b.__dict__ if type(b.buffer) is int else {**b.__dict__, "buffer": b.exact_buffer}
              for n, b in p.bolts.items()}
-    return Step(p.exact_time, {n: s.__dict__ for n, s in p.spouts.items()}, bolts)
+    workers = {n: w.__dict__ for n, w in p.workers.items()} if p.workers else {}
+    return Step(p.exact_time, {n: s.__dict__ for n, s in p.spouts.items()}, bolts, workers)
 
 
 def replay(rules: Rules, steps: Iterable[Step], problems: list[str], label: str = "position",
@@ -151,6 +164,9 @@ def replay(rules: Rules, steps: Iterable[Step], problems: list[str], label: str 
     cx = _context(rules, state, problems, label, timing)
     ticks, bad, late = cx.ticks, cx.bad, cx.late
     records, spouts, bolts = _record_rules(cx), _spout_rules(cx), _bolt_rules(cx)
+    dl, deaths = cx.rules.deaths, state.deaths
+    workers = None if dl is None or deaths is None else worker_rules(
+        dl, deaths, state.backlog, ticks, cx.sec, bad, late)
     befores: list[Before | None] = [None] * start
     previous = state.previous  # rebound at each position, so written back at each record
     spout_names, bolt_names = set(rules.period), set(rules.alpha)
@@ -176,7 +192,15 @@ def replay(rules: Rules, steps: Iterable[Step], problems: list[str], label: str 
             late(i, "time", f"time {step.time} does not increase (previous {cx.sec(previous)})")
         previous = t
         spouts(i, t, step, emitted)
+        if workers is not None:  # section 9.5: the batches in progress before the bolts act, the records they read
+            batch_before = {b: state.batch[b] if state.processing[b] else 0 for b in bolt_names}
+            state.workers_now = step.workers
+        elif step.workers:
+            bad(i, "trace", "records worker deaths, but no worker may die in a trace of this topology (an explicit "
+                "storm.assignment and storm.worker_min_ttf, docs/model.md section 9.5)")
         bolts(i, t, step, emitted)
+        if workers is not None:
+            workers(i, t, step.workers, step.bolts, batch_before)
     return befores
 
 
@@ -246,6 +270,9 @@ def _before(cx: _Context, t: int, keep_state: bool) -> Before:
         bolt_up_clock={b: (t - up_since[b]) if b in ttf and not failed[b] and t - up_since[b] < ttf[b]
                        else None for b in alpha},
         bolt_down_clock={b: (t - down_since[b]) if failed[b] else None for b in alpha},
+        workers=state.deaths.discrete() if state.deaths is not None else {},
+        worker_clocks=state.deaths.clocks(t, cx.rules.deaths, cx.ticks) if state.deaths is not None
+        and cx.rules.deaths is not None else {},
         state=state.copy() if keep_state else None)
 
 
@@ -332,11 +359,11 @@ def _spout_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
 def _replay_rules(cx: _Context) -> Callable[[int, str, dict[str, Any], int], int]:
     """Section 7.3 at a spout emitting n tuples: the backlog recurrence and the replays per mode among them;
     gives the fresh tuples n − replayed (the bolts' failures add the replays their losses cause)."""
-    bad, fl, backlog = cx.bad, cx.rules.fail, cx.state.backlog
+    bad, fl, backlog, mode = cx.bad, cx.rules.fail, cx.state.backlog, cx.rules.replay_mode
 
     def replays(i: int, name: str, sp: dict[str, Any], n: int) -> int:
         replayed: int = sp["replayed"]
-        if fl is None:
+        if fl is None and cx.rules.deaths is None:
             if replayed or sp["backlog"]:
                 bad(i, f"spout {name}", f"records backlog {sp['backlog']} and replayed {replayed}, but the "
                     "topology has no failure model (failures off, or no bolt with min_ttf): nothing is ever "
@@ -348,7 +375,7 @@ def _replay_rules(cx: _Context) -> Callable[[int, str, dict[str, Any], int], int
             fresh = n - replayed
             if fresh < 0:
                 bad(i, f"spout {name}", f"replays {replayed} among {n} emitted tuples")
-            mode, held = fl.mode, backlog[name]
+            held = backlog[name]
             want = 0 if fresh <= 0 else min(held, fresh) if mode == "paced" else held if mode == "at-once" else 0
             if replayed != want:
                 bad(i, f"spout {name}", f"replays {replayed} tuples, but settings.replay '{mode}' with backlog "
@@ -363,13 +390,14 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
     """Section 2.2 (bolts), in the page's order: arrivals (each input stream once), the queue, the idle
     rule's deadline, a failure (section 7.2, `_failure_rules`), EMIT (2.3) then TAKE at one position
     (back-to-back), phase and batch."""
-    bad, late, sec, rules, idle, window, with_streams = (
-        cx.bad, cx.late, cx.sec, cx.rules, cx.idle, cx.window, cx.with_streams)
+    bad, late, sec, rules, window, with_streams = cx.bad, cx.late, cx.sec, cx.rules, cx.window, cx.with_streams
     state, failure, (emit_streams, kept_streams) = cx.state, _failure_rules(cx), _bolt_stream_rules(cx)
     processing, batch, buffer, take_time = state.processing, state.batch, state.buffer, state.take_time
     waiting_since, expected_queue, failed = state.waiting_since, state.expected_queue, state.failed
-    take_max, emit_fast, max_idle = rules.take_max, rules.emit_fast, rules.idle
+    take_max, emit_fast, timer = rules.take_max, rules.emit_fast, rules.timer
     slide, arrivals_rule = rules.slide, _arrival_rules(cx)
+    deadline, wait = wait_rules(rules, cx.idle, cx.ticks, cx.sec, cx.late, state)
+    dying = rules.deaths.bolt_worker if rules.deaths is not None else {}  # section 9.5: checked at every position
 
     def bolts(i: int, t: int, step: Step, emitted: Emitted) -> None:
         for name, bo in step.bolts.items():
@@ -379,14 +407,11 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
             if queue != expected_queue[name]:
                 bad(i, who, f"queue {queue} but the previous position leaves {expected_queue[name]} "
                     "(queue arithmetic)")
-            was_processing = processing[name]
-            since = waiting_since[name]
-            was_waiting = since is not None
-            if since is not None and t - since > idle:
-                late(i, who, f"tuples wait {sec(t - since)} s, longer than max_idle_time {max_idle}")
+            was_processing, was_waiting = processing[name], waiting_since[name] is not None
+            deadline(i, who, name, t)
             lo, hi = window[name]
             taken = 0
-            if (bo["fail"] or bo["recover"] or bo["lost"] or bo["replays"] or failed[name]
+            if (bo["fail"] or bo["recover"] or bo["lost"] or bo["replays"] or failed[name] or name in dying
                     or bo["phase"] == "failed") and failure(i, t, name, bo, queue, was_processing, hi):
                 continue  # a failure position: nothing else happens there
             # 2.2 processing time and 2.3 EMIT first: it ends the phase; a TAKE at the same position
@@ -418,17 +443,20 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
                 if name in with_streams:
                     kept_streams(i, name, bo)
             # 2.2 TAKE: P = min(C_TAKE, Q + A) > 0, only when idle (or right after its own EMIT); a count window
-            # (section 10) takes whole slides: P = min(C_TAKE, S·⌊(Q + A)/S⌋) ≥ S
+            # (section 10) takes whole slides: P = min(C_TAKE, S·⌊(Q + A)/S⌋) ≥ S; a duration window's run (10.3)
+            # takes every waiting tuple: P = Q + A
             if bo["take"]:
                 if processing[name]:
                     bad(i, who, "takes while processing")
                 avail, per = queue + bo["arrivals"], slide[name]
-                want = min(take_max[name], avail - avail % per)
+                want = avail if name in timer else min(take_max[name], avail - avail % per)
                 if want <= 0:
                     bad(i, who, "takes with nothing to take" if per == 1 else
                         f"takes with {avail} tuples, less than its window's slide of {per}")
                 if bo["batch"] != want:
-                    bad(i, who, f"takes {bo['batch']} tuples but min(parallelism, queue + arrivals) = {want}"
+                    bad(i, who, f"takes {bo['batch']} tuples but its timer's run takes all it holds, {want}"
+                        if name in timer else
+                        f"takes {bo['batch']} tuples but min(parallelism, queue + arrivals) = {want}"
                         if per == 1 else f"takes {bo['batch']} tuples but whole slides of {per} give {want}")
                 taken = bo["batch"]
                 processing[name], batch[name], take_time[name] = True, bo["batch"], t
@@ -441,14 +469,7 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
             expected_queue[name] = queue + bo["arrivals"] - taken
             if expected_queue[name] < 0:
                 bad(i, who, "queue becomes negative")
-            waiting = not processing[name] and expected_queue[name] >= slide[name]  # (a slide's worth: section 10)
-            if not waiting:
-                waiting_since[name] = None
-            elif bo["emit"] or not was_waiting:
-                waiting_since[name] = t
-            since = waiting_since[name]
-            if waiting and since is not None and t - since >= idle:
-                late(i, who, f"tuples wait until the next position beyond max_idle_time {max_idle}")
+            wait(i, who, name, t, bo["emit"], was_processing, was_waiting)
 
     return bolts
 
@@ -513,28 +534,39 @@ def _failure_rules(cx: _Context) -> Callable[[int, int, str, dict[str, Any], int
     bad, late, sec, rules, fl, ttf, reboot, state = (
         cx.bad, cx.late, cx.sec, cx.rules, cx.rules.fail, cx.ttf, cx.reboot, cx.state)
     failed, up_since, down_since, backlog = state.failed, state.up_since, state.down_since, state.backlog
+    dl = rules.deaths  # section 9.5: a dying worker's bolts fail and recover with it, on its clock
+    dying = dl.bolt_worker if dl is not None else {}
+    with_worker = None if dl is None else FailureRules(
+        dict.fromkeys(dying, Fraction(0)), dl.min_reboot, dl.max_reboot, dl.mode, {})
+    worker_reboot = (cx.ticks(dl.min_reboot), cx.ticks(dl.max_reboot)) if dl is not None else (0, 0)
 
     def failure(i: int, t: int, name: str, bo: dict[str, Any], queue: int, was_processing: bool, hi: int) -> bool:
         who, lost, gave = f"bolt {name}", bo["lost"], bo["replays"] or {}
-        if name not in ttf and (bo["fail"] or bo["recover"] or bo["phase"] == "failed" or lost
-                                or any(gave.values())):
+        rule, min_ttf, bounds = fl, ttf.get(name, 0), reboot
+        if name in dying and with_worker is not None:
+            problem = bolt_death_problem(name, dying[name], bo, state.workers_now.get(dying[name]))
+            if problem:
+                bad(i, who, problem)
+            rule, bounds = with_worker, worker_reboot
+        elif name not in ttf and (bo["fail"] or bo["recover"] or bo["phase"] == "failed" or lost
+                                  or any(gave.values())):
             why = ("the topology has no failure model (failures off, or no bolt with min_ttf)" if fl is None
                    else f"{name} has no min_ttf")
             bad(i, who, f"records a failure (fail, recover, lost, replays or phase 'failed') but {why}: it "
                 "never fails (section 7.1)")
-        if fl is None or name not in ttf:
+        if rule is None or (name not in ttf and name not in dying):
             return False
         down = failed[name]
         if bo["fail"] or (down and not bo["recover"]):
             failed_position(Failing(i, name, bo, down, t, queue, state.batch[name],
-                                    state.take_time[name] if was_processing else None, hi, ttf[name],
-                                    up_since[name], reboot, down_since), fl, bad, late, sec)
+                                    state.take_time[name] if was_processing else None, hi, min_ttf,
+                                    up_since[name], bounds, down_since), rule, bad, late, sec)
             for st in rules.streams[name]:
                 if st != "default":
                     state.stream_buffer[(name, st)] = 0
             failed[name], state.processing[name], state.batch[name], state.buffer[name] = True, False, 0, 0
             state.expected_queue[name], state.waiting_since[name] = 0, None
-            problem = split_problem(lost, gave, fl.impact.get(name, {}), fl.mode)
+            problem = split_problem(lost, gave, rule.impact.get(name, {}), rule.mode) if name not in dying else None
             if problem:
                 bad(i, who, f"loses {lost} and replays {dict(gave)}: {problem} (replay split rule, section 7.3)")
             for s, r in gave.items():
@@ -546,9 +578,9 @@ def _failure_rules(cx: _Context) -> Callable[[int, int, str, dict[str, Any], int
                 bad(i, who, "recovers but is not failed (section 7.2)")
             else:
                 gone = t - down_since[name]
-                if not reboot[0] <= gone <= reboot[1]:
+                if not bounds[0] <= gone <= bounds[1]:
                     late(i, who, f"recovers {sec(gone)} s after its failure, outside [min_reboot_time, "
-                         f"max_reboot_time] = [{fl.min_reboot}, {fl.max_reboot}] (recovery timing, section 7.2)")
+                         f"max_reboot_time] = [{rule.min_reboot}, {rule.max_reboot}] (recovery timing, section 7.2)")
                 failed[name], up_since[name] = False, t
         if lost or any(gave.values()):
             bad(i, who, f"loses {lost} tuples and replays {dict(gave)} while up: only a failure loses "

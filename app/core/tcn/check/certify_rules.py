@@ -7,8 +7,9 @@ import math
 from fractions import Fraction
 
 from app.core.numbers import exact
+from app.core.tcn.check.certify_deaths import death_rules
 from app.core.tcn.check.certify_failures import failure_rules
-from app.core.tcn.check.reading import join_branches, slide_bound, take_bound
+from app.core.tcn.check.reading import join_branches, slide_bound, take_bound, timer_bound
 from app.core.topology import Bolt, Topology
 
 
@@ -26,6 +27,8 @@ class Rules:
         self.sigma = {b.name: exact(b.sigma) for b in topo.bolts}
         self.take_max = {b.name: take_bound(b) for b in topo.bolts}  # section 8: × threads; 10: × a count slide
         self.slide = {b.name: slide_bound(b) for b in topo.bolts}  # section 10: whole slides only
+        # section 10.3: a duration window's G; its timer takes every waiting tuple within G of its last run
+        self.timer = {b.name: g for b in topo.bolts if (g := timer_bound(b, self.tau)) is not None}
         # input streams (component, stream): a repeated subscription to one stream counts once (section 1)
         inputs = {(names[s.target], names[s.source], s.stream or "default") for s in topo.subscriptions}
         self.sources = {b.name: sorted({(u, st) for j, u, st in inputs if j == b.name}) for b in topo.bolts}
@@ -45,6 +48,7 @@ class Rules:
         self.silent = {b.name: self.streams[b.name]["default"][1] for b in topo.bolts}  # the default stream's
         self.emission = topo.settings.emission
         self.fail = failure_rules(topo)  # section 7: None when no bolt may fail
+        self.deaths = death_rules(topo)  # section 9.5: None when no worker may die in a trace
         self._emitted: dict[tuple[str, Fraction | int, str], tuple[int, Fraction | int]] = {}
 
     def emit(self, name: str, total: Fraction, stream: str = "default") -> tuple[int, Fraction]:
@@ -73,4 +77,10 @@ class Rules:
             out += [a, a * self.tau]
         for alpha in self.alpha.values():
             out += [alpha * (1 - self.tau), alpha * (1 + self.tau)]
-        return out + (self.fail.constants() if self.fail else [])
+        out += self.timer.values()
+        return out + (self.fail.constants() if self.fail else []) + (self.deaths.constants() if self.deaths else [])
+
+    @property
+    def replay_mode(self) -> str:
+        """settings.replay as the failures (section 7) or the worker deaths (9.5) read it; "none" without either."""
+        return self.fail.mode if self.fail else self.deaths.mode if self.deaths else "none"

@@ -182,7 +182,7 @@ def _patched(before: Step, position: dict[str, Any], patch: Patch, n: int,
                       {name: _bolt_fields(_valid(_BOLT, position, "bolts", name, n)) for name in patch.bolts})
     spouts, bolts = changed[n]
     return Step(exact_fraction(patch.time), {**before.spouts, **spouts} if spouts else before.spouts,
-                {**before.bolts, **bolts} if bolts else before.bolts)
+                {**before.bolts, **bolts} if bolts else before.bolts, before.workers)  # a patch keeps the workers
 
 
 def _valid(adapter: TypeAdapter[Any], position: dict[str, Any], key: str, name: str, n: int) -> Any:
@@ -217,7 +217,7 @@ def _shifted(source: Step, position: dict[str, Any], time: Fraction, queue: dict
         spouts = {**spouts, **{name: {**spouts[name], "backlog": _count(spouts[name]["backlog"] + add, n, "spouts",
                                                                         name, "backlog")}
                                for name, add in backlog.items()}}
-    return Step(time, spouts, bolts)
+    return Step(time, spouts, bolts, source.workers)
 
 
 def _count(value: int, n: int, key: str, name: str, field: str) -> int:

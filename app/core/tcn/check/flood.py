@@ -38,8 +38,8 @@ from app.core.results import FloodCertificate
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound
-from app.core.topology import Topology, TopologyError, parse_topology
+from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound, timer_bound
+from app.core.topology import Bolt, Topology, TopologyError, parse_topology
 
 __all__ = ["check_flood_certificate"]
 
@@ -86,11 +86,12 @@ def _influence(topo: Topology, start: str) -> set[str]:
 def _parameters(topo: Topology, fails: bool) -> dict[str, tuple[Any, ...]]:
     """Per component name, what a run of it depends on: kind, timing, batch sizes, streams, and (`fails`) min_ttf."""
     out: dict[str, tuple[Any, ...]] = {}
+    tau = exact(topo.settings.tolerance)
     for s in topo.spouts:
         out[s.name] = ("spout", exact(s.rate), s.burst, sorted(s.output_streams().items()))
-    for b in topo.bolts:
-        out[b.name] = ("bolt", exact(b.alpha), take_bound(b), sorted(b.output_streams().items()),
-                       b.min_ttf if fails else None)
+    for b in topo.bolts:  # (a duration window's G and a join's rule change its runs too)
+        out[b.name] = ("bolt", exact(b.alpha), take_bound(b), timer_bound(b, tau), join_branches(topo, b) is not None,
+                       sorted(b.output_streams().items()), b.min_ttf if fails else None)
     return out
 
 
@@ -160,11 +161,21 @@ def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | Co
     return _part_of(parse_topology(lasso_topology), cert.source, topo)
 
 
+def _least_ratio(bolt: Bolt, stream: str, tau: Fraction, rule: str) -> Fraction:
+    """σ_lo of a bolt's stream: over batches of 1..C_TAKE, or of any size for a duration window (docs/model.md
+    10.3: a run takes all it holds), which is σ itself (a batch of den(σ) from carry 0 is exact)."""
+    sigma = exact(bolt.output_streams()[stream] or 0)
+    batches = take_bound(bolt) if timer_bound(bolt, tau) is None else max(1, sigma.denominator)
+    return ratio_bounds(sigma, batches, rule)[0]
+
+
 def _least_rates(topo: Topology, target: str, source: str) -> dict[str, Fraction]:
     """Per bolt name, the least rate it processes while the source drains into the target: the source its largest
     capacity; every other bolt but the target at its fastest, taking at once, so at least min(its least inflow,
     its largest capacity), the least inflow summing over its input streams the stream's least ratio times what the
-    sender processes (a spout: its stream's ratio times its least rate 1/(a(1+τ))). Bolts are taken in an order
+    sender processes (a spout: its stream's ratio times its least rate 1/(a(1+τ))); a duration window processes
+    its least inflow itself, taking all it holds at once and each run α(1−τ) long, so everything that arrived up to
+    2α(1−τ) ago (docs/boundedness.md, "Duration windows" under the flood). Bolts are taken in an order
     where each follows the bolts it receives from (the source and the target wait for nobody: the source's figure
     is given, the target's is never used); the target, and any bolt that order never reaches (on or below a
     cycle), are left out: they count 0."""
@@ -188,14 +199,15 @@ def _least_rates(topo: Topology, target: str, source: str) -> dict[str, Fraction
             if u in spouts:
                 parts.append(sigma.get((u, st), Fraction(0)) * exact(spouts[u].rate) / (1 + tau))
             elif u in least:
-                parts.append(ratio_bounds(sigma.get((u, st), Fraction(0)), take_bound(bolts[u]), rule)[0] * least[u])
+                parts.append(_least_ratio(bolts[u], st, tau, rule) * least[u])
         # a join completes the messages every branch delivered: at least its slowest branch's (0 when a branch has
         # no figure); any other bolt receives the sum of its streams
         if join_branches(topo, bolts[b]) is not None:
             inflow = min(parts) if len(parts) == len(received.get(b, [])) else Fraction(0)
         else:
             inflow = sum(parts, Fraction(0))
-        least[b] = min(inflow, take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau)))
+        timed = timer_bound(bolts[b], tau) is not None  # no capacity limits a timer: it takes all it holds
+        least[b] = inflow if timed else min(inflow, take_bound(bolts[b]) / (exact(bolts[b].alpha) * (1 - tau)))
         for f in followers[b]:
             waits[f].discard(b)
             if not waits[f]:
@@ -216,8 +228,7 @@ def _derived_terms(topo: Topology, target: str, source: str) -> dict[tuple[str, 
             ratio = exact(spouts[sender].output_streams()[stream] or 0)
             out[(sender, stream)] = (exact(spouts[sender].rate) / (1 + tau), ratio)
         elif sender in least:  # the source at its largest capacity, or another bolt at its least rate
-            sigma = exact(bolts[sender].output_streams()[stream] or 0)
-            out[(sender, stream)] = (least[sender], ratio_bounds(sigma, take_bound(bolts[sender]), rule)[0])
+            out[(sender, stream)] = (least[sender], _least_ratio(bolts[sender], stream, tau, rule))
     return out
 
 
@@ -245,8 +256,8 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | Comp
     """Why `certificate` does not prove that its target's queue passes every bound in some run of `document`;
     [] = accepted. `trace`, when given, is the source's lasso, `run_trace` the threshold run's trace (a certificate
     in memory refers to them by index)."""
-    read = read_certificate(document, certificate, FloodCertificate, "a flood certificate",
-                            count_windows=True, joins=True)  # (the proof holds with whole slides: docs/boundedness.md)
+    read = read_certificate(document, certificate, FloodCertificate, "a flood certificate", count_windows=True,
+                            duration_windows=True, joins=True)  # (whole slides, timers: docs/boundedness.md)
     if isinstance(read, list):
         return read
     topo, cert, problems = read
@@ -256,6 +267,11 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | Comp
     if join_branches(topo, bolts[cert.source]) is not None:
         return problems + [f"the source {cert.source} is a join: its growth may be its cache's, which leaves no "
                            "backlog in its queue to drain"]
+    tau = exact(topo.settings.tolerance)
+    timed = [n for n in (cert.source, cert.target) if timer_bound(bolts[n], tau) is not None]
+    if timed:
+        return problems + [f"{timed[0]} has a duration window, whose timer takes all it holds at each run: it never "
+                           "holds a backlog, as a source or as the target (docs/model.md section 10.3)"]
     branches = join_branches(topo, bolts[cert.target])
     if cert.join != (branches is not None):
         return problems + [f"join {cert.join}, but {cert.target} {'is' if branches else 'is not'} a join waiting for "

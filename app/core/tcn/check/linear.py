@@ -152,8 +152,9 @@ def _bolt_rows(rows: dict[str, _Row], bo: Bolt, received: list[tuple[str, str]],
     takes, taken, came = f"K{label(j)}", f"P{label(j)}", f"A{label(j)}"
     c = _row(rows, f"takes{label(j)}", "ge")
     _put(c, (taken, 1), (takes, -1))
-    c = _row(rows, f"batch{label(j)}", "ge")
-    _put(c, (takes, take_bound(bo)), (taken, -1))
+    if not _timed(bo):  # (a duration window's run takes all it holds: no bound per batch)
+        c = _row(rows, f"batch{label(j)}", "ge")
+        _put(c, (takes, take_bound(bo)), (taken, -1))
     if branches is not None:  # a join (docs/model.md section 11): every branch delivers at least A parts a pass
         for u, st in branches:
             c = _row(rows, f"cache{label(j, u, st)}", "ge")
@@ -174,6 +175,14 @@ def _steady_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction) -> None:
     _put(c, (grew, 1), (came, -1), (taken, 1))
     c = _row(rows, f"busy{label(j)}", "ge")
     _put(c, ("T", 1), (takes, -exact(bo.alpha) * (1 - tau)))
+    if _timed(bo):  # every run of a duration window empties its queue, so no lasso makes it grow (section 10.3)
+        c = _row(rows, f"timer{label(j)}", "eq")
+        _put(c, (grew, 1))
+
+
+def _timed(bo: Bolt) -> bool:
+    """Whether the bolt has a duration window (docs/model.md section 10.3), read from the document."""
+    return bo.window is not None and bo.window.kind == "duration"
 
 
 def _window_count(rate_per_gap: Fraction, gap: Fraction) -> tuple[Fraction, Fraction]:
@@ -224,7 +233,7 @@ def arrival_window(topo: Topology, bo: Bolt, received: list[tuple[str, str]], re
                                                                 copies * sp.burst, dvert)
         else:
             sender = bolts[u]
-            if slide_bound(sender) > 1:
+            if slide_bound(sender) > 1 or _timed(sender):  # a window's output comes per window, not per tuple
                 return None
             size = Fraction(take_bound(sender))
             gap = exact(sender.alpha) * (1 - tau)
@@ -269,9 +278,18 @@ def _failing_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, rules: Fa
     if window is not None:
         per_second, plus = window
         # while its queue is never empty it takes `size` tuples at least once per α(1+τ) + max_idle
-        surplus = max(Fraction(0), per_second - size / (exact(bo.alpha) * (1 + tau) + idle))
+        least = size / (exact(bo.alpha) * (1 + tau) + idle)
+        surplus = max(Fraction(0), per_second - least)
         c = _row(rows, f"lost-time{label(j)}", "ge")
         _put(c, ("T", surplus), (down, per_second - surplus), (fails, 2 * plus + size), (lost, -1), (in_batches, 1))
+        if per_second > least:
+            # U, the time its queue piles up before its failures, costs at least least·U − size·F taken tuples (in
+            # P), so U ≤ (P + size·F) / least in what piles up: (per_second − least)·U + per_second·D + (2·plus +
+            # size)·F
+            k = per_second / least
+            c = _row(rows, f"lost-takes{label(j)}", "ge")
+            _put(c, (taken, k - 1), (down, per_second), (fails, 2 * plus + size + (k - 1) * size), (lost, -1),
+                 (in_batches, 1))
     if tree:
         c = _row(rows, f"lost-lo{label(j)}", "ge")
         _put(c, (lost, 1))
@@ -311,6 +329,11 @@ def _bolt_stream_rows(rows: dict[str, _Row], bo: Bolt, listened: set[tuple[str, 
         elif not dvert:
             c = _row(rows, f"ratio{tag}", "eq")
             _put(c, (out, 1), (taken, -sigma))
+        elif _timed(bo):  # batches of any size: a rounded-up carry is at least the exact one, so E ≥ σ·P a pass
+            c = _row(rows, f"ratio-lo{tag}", "ge")
+            _put(c, (out, 1), (taken, -sigma))
+            c = _row(rows, f"ratio-round{tag}", "ge")
+            _put(c, (taken, sigma), (takes, _round_excess(sigma)), (out, -1))
         else:
             lo, hi = ratio_bounds(sigma, size, "dvert")
             c = _row(rows, f"ratio-lo{tag}", "ge")
@@ -330,8 +353,12 @@ def _hit_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, hitting: list
     shortest = exact(bo.alpha) * (1 - tau)
     c = _row(rows, f"queue{label(j)}", "eq")
     _put(c, (grew, 1), (came, -1), (taken, 1), (lost, 1), (in_batches, -1))
-    c = _row(rows, f"batch-lost{label(j)}", "ge")
-    _put(c, (hits, take_bound(bo)), (in_batches, -1))
+    if not _timed(bo):  # (the run in progress of a duration window holds any number of tuples)
+        c = _row(rows, f"batch-lost{label(j)}", "ge")
+        _put(c, (hits, take_bound(bo)), (in_batches, -1))
+    else:  # a run or a death empties a duration window's queue: no lasso makes it grow, deaths or not (10.3, 9.5)
+        c = _row(rows, f"timer{label(j)}", "eq")
+        _put(c, (grew, 1))
     c = _row(rows, f"batch-in-lost{label(j)}", "ge")
     _put(c, (lost, 1), (in_batches, -1))
     c = _row(rows, f"busy{label(j)}", "ge")
@@ -350,6 +377,8 @@ def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction,
     takes, taken, grew = f"K{label(j)}", f"P{label(j)}", f"d{label(j)}"
     c = _row(rows, f"grows{label(j)}", "ge", -1)
     _put(c, (grew, 1))
+    if _timed(bo):  # (its `timer` row says it never grows)
+        return
     c = _row(rows, f"full{label(j)}", "eq")
     _put(c, (taken, 1), (takes, -take_bound(bo)))
     c = _row(rows, f"never-idle{label(j)}", "ge")
@@ -410,7 +439,8 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
 
 def check_certificate(document: Any, certificate: Any) -> list[str]:
     """Why `certificate` does not prove that no lasso of `document` makes its target grow; [] = accepted."""
-    read = read_certificate(document, certificate, LinearCertificate, "a certificate", count_windows=True, joins=True)
+    read = read_certificate(document, certificate, LinearCertificate, "a certificate", count_windows=True,
+                            duration_windows=True, joins=True)
     if isinstance(read, list):
         return read
     topo, cert, problems = read

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from app.core.numbers import exact
 from app.core.tcn.check.content import content_hash
 from app.core.topology import Bolt, Topology, TopologyError, parse_topology, unannotated_problems
 
@@ -30,6 +31,17 @@ def slide_bound(bolt: Bolt) -> int:
     if window is None or window.kind != "count":
         return 1
     return int(window.slide if window.slide is not None else window.length)
+
+
+def timer_bound(bolt: Bolt, tolerance: Fraction) -> Fraction | None:
+    """A duration window's G = (1+τ)·max(S, α) as the certifier reads it (docs/model.md section 10.3): its timer
+    takes every waiting tuple at most G after its last run; None for any other bolt. Restated from the document,
+    not read from the network or the rate check."""
+    window = bolt.window
+    if window is None or window.kind != "duration":
+        return None
+    slide = window.slide if window.slide is not None else window.length
+    return (1 + tolerance) * max(exact(slide), exact(bolt.alpha))
 
 
 def join_branches(topo: Topology, bolt: Bolt) -> list[tuple[str, str]] | None:
@@ -55,11 +67,11 @@ def joins_refused(topo: Topology) -> str:
 
 
 def windows_refused(topo: Topology, count_windows: bool = False, duration_windows: bool = False) -> str:
-    """Why a checker refuses a document with a windowed bolt (empty: it has none, or only count windows when
-    `count_windows`): the timeout-witness checker has no window rule yet (docs/model.md section 10) and never reads
-    a windowed bolt as an ordinary one; the certifier has it (`slide_bound`), and the linear checker's rows, the
-    flood proof and growth by rates' proof hold for a count window (docs/verifier.md): these refuse a duration window,
-    but growth by rates' checker, which has a duration window's timer too (`duration_windows`)."""
+    """Why a checker refuses a document with a windowed bolt (empty: it has none, or only the kinds it has the rule
+    of: count windows when `count_windows`, duration windows when `duration_windows`), so that no checker reads a
+    windowed bolt as an ordinary one (docs/model.md section 10). The certifier has both rules (`slide_bound`,
+    `timer_bound`); the linear checker, growth by rates' checker and the flood checker both kinds
+    (docs/verifier.md)."""
     windowed = [b.name for b in topo.bolts if b.window is not None
                 and not (count_windows and b.window.kind == "count")
                 and not (duration_windows and b.window.kind == "duration")]
@@ -82,9 +94,9 @@ def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
                      ) -> tuple[Topology, CertificateT, list[str]] | list[str]:
     """(topology, certificate, problems so far: a hash that is not the document's) or, when either cannot be
     read, the reason why the certificate is refused; `what` names the certificate in that reason.
-    `count_windows`: the checker's rules hold for count-windowed bolts (docs/model.md section 10): only a duration
-    window is refused; else any window is. `joins`: the checker has the join rule (the linear one's rows hold for a
-    join's lassos, docs/model.md section 11); else a join is refused."""
+    `count_windows`, `duration_windows`: the checker's rules hold for bolts with such windows (docs/model.md
+    sections 10.2, 10.3); a window of another kind is refused (`windows_refused`). `joins`: the checker has the
+    join rule (the linear one's rows hold for a join's lassos, docs/model.md section 11); else a join is refused."""
     try:
         topo = document if isinstance(document, Topology) else parse_topology(document)
     except TopologyError as exc:

@@ -1,0 +1,213 @@
+"""Worker deaths in the z3 encoding (docs/model.md 9.5), the rule the simulation (app/core/tcn/simulate_deaths.py)
+and the certifier (app/core/tcn/check/certify_deaths.py) play, stated as constraints.
+
+The workers are those section 9.5 lets die in a trace (`playable_workers`: an explicit assignment, no spout executor,
+all or none of each bolt's executors). Their bolts are failing bolts of app/core/tcn/encode_failures.py with the
+worker's `storm.worker_min_ttf` and reboot bounds and no replays of their own (`death_network`): this module links
+their `fail`/`recover` to the worker's `death`/`restart`, so they fail and recover with it on its clock. Per worker w
+and position i (after the actions of i): `death`, `restart`, `down`, the time of its last restart (`up_since`, time 0
+at first) and of its last death (`died`), the trees its death breaks per spout (`replays`, at a death only), whether
+they are held back (`hold`, with `waiting` per spout) and their `release` at the first position at or after the death
+plus the message timeout T, where they join the spouts' backlogs (section 7.3's backlog rule, which
+app/core/tcn/encode_failures.py states). No z3 object leaves the encoding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from app.core.failures import FailureModel
+from app.core.tcn.encode_vars import EncoderParts
+from app.core.tcn.network import Network
+from app.core.tcn.simulate_deaths import playable_workers
+from app.core.workers import WorkerModel
+
+
+@dataclass(frozen=True)
+class DeathRule:
+    """The worker deaths one encoding plays: per worker its trace name (`w<index>`), the bolts it runs and whether
+    it runs every acker; the time between a restart (or time 0) and a death, the reboot bounds, T, and the replay
+    mode (`"none"` without acking)."""
+
+    workers: tuple[tuple[str, tuple[str, ...], bool], ...]
+    min_ttf: Fraction
+    min_reboot: Fraction
+    max_reboot: Fraction
+    timeout: Fraction
+    mode: str
+
+    def describe(self) -> str:
+        return ", ".join(f"worker {name}" for name, _, _ in self.workers)
+
+
+def death_rule(net: Network, model: WorkerModel) -> DeathRule | None:
+    """The deaths an encoding of `net` (its cone, section 7's failures off) plays; None when no worker may die in a
+    trace of it (docs/model.md 9.5)."""
+    playable = playable_workers(net.topology, model, [b.name for b in net.bolts])
+    if not playable or net.failures is not None:
+        return None
+    mode = net.topology.settings.replay if model.replays else "none"
+    return DeathRule(tuple((f"w{w}", held, acker) for w, held, acker in playable), model.min_ttf,
+                     model.min_restart, model.max_restart, model.timeout, mode)
+
+
+def death_network(net: Network, rule: DeathRule) -> Network:
+    """`net` with its dying workers' bolts as failing bolts on the worker's clock, without replays of their own (their
+    worker's death holds them): the failure model the encoder reads. The document is unchanged (failures off)."""
+    bolts = {b for _, held, _ in rule.workers for b in held}
+    model = FailureModel(dict.fromkeys(bolts, rule.min_ttf), rule.min_reboot, rule.max_reboot, rule.mode, {})
+    return Network(net.topology, net.spouts, net.bolts, net.checked, net.tolerance, net.max_idle, net.init_queue,
+                   net.emission, list(net.kept), list(net.dropped), model)
+
+
+def replaying_spouts(net: Network, rule: DeathRule) -> list[str]:
+    """The spouts whose trees a death may break (none without acking)."""
+    if rule.mode == "none":
+        return []
+    reach = reaches(net)
+    counted = {b for _, held, acker in rule.workers for b in (reach if acker else held)}
+    return [s.name for s in net.spouts if any(s.name in reach[b] for b in counted)]
+
+
+def reaches(net: Network) -> dict[str, set[str]]:
+    """Per bolt, the spouts whose trees reach it."""
+    succ: dict[str, set[str]] = {}
+    for b in net.bolts:
+        for src, _ in b.sources:
+            succ.setdefault(src, set()).add(b.name)
+    out: dict[str, set[str]] = {b.name: set() for b in net.bolts}
+    for s in net.spouts:
+        seen: set[str] = set()
+        todo = list(succ.get(s.name, ()))
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo += succ.get(n, ())
+        for n in seen & set(out):
+            out[n].add(s.name)
+    return out
+
+
+class _Worker:
+    def __init__(self, enc: EncoderParts, name: str, n: int, spouts: list[str]) -> None:
+        self.death = [enc.bool_var(f"death[{name}]{i}") for i in range(n)]
+        self.restart = [enc.bool_var(f"restart[{name}]{i}") for i in range(n)]
+        self.down = [enc.bool_var(f"down[{name}]{i}") for i in range(n)]  # after the actions of i
+        self.up_since = [enc.time_var(f"tWU[{name}]{i}") for i in range(n)]
+        self.died = [enc.time_var(f"tWD[{name}]{i}") for i in range(n)]
+        self.hold = [enc.bool_var(f"hold[{name}]{i}") for i in range(n)]  # replays held back after i
+        self.release = [enc.bool_var(f"release[{name}]{i}") for i in range(n)]
+        self.replays = {s: [enc.int_var(f"rw[{name}>{s}]{i}") for i in range(n)] for s in spouts}
+        self.waiting = {s: [enc.int_var(f"ww[{name}>{s}]{i}") for i in range(n)] for s in spouts}
+
+
+class WorkerDeaths:
+    """The worker variables and constraints of one encoding (docs/model.md 9.5); `Failures` holds it and calls it."""
+
+    def __init__(self, enc: EncoderParts, rule: DeathRule, spouts: list[str]) -> None:
+        self.enc, self.rule, self.spouts = enc, rule, spouts
+        self.reach = reaches(enc.net)
+        self.workers = {name: _Worker(enc, name, enc.n, spouts) for name, _, _ in rule.workers}
+
+    def events(self, i: int) -> list[z3.BoolRef]:
+        return [x for w in self.workers.values() for x in (w.death[i], w.restart[i])]
+
+    def released(self, spout: str, i: int) -> list[z3.ArithRef]:
+        """What the workers' releases at i add to the spout's backlog (after i)."""
+        zero = z3.IntVal(0, self.enc.ctx)
+        return [z3.If(w.release[i], w.waiting[spout][i - 1], zero) for w in self.workers.values()
+                if spout in w.waiting and i > 0]
+
+    def encode_positions(self, bolts: dict[str, tuple[list[z3.BoolRef], list[z3.BoolRef]]], may_die: list[bool]
+                         ) -> None:
+        """Section 9.5 at every position; `bolts`: each failing bolt's `fail` and `recover` per position;
+        `may_die[i]`: whether a death at i is possible at all (its bolts are failing bolts of the encoding only
+        then)."""
+        enc, add, ctx, t, r = self.enc, self.enc.add, self.enc.ctx, self.enc.time, self.rule
+        false, zero = z3.BoolVal(False, ctx), z3.IntVal(0, ctx)
+        ttf, reboot = enc.duration(ctx, r.min_ttf), (enc.duration(ctx, r.min_reboot), enc.duration(ctx, r.max_reboot))
+        timeout = enc.duration(ctx, r.timeout)
+        for name, held, acker in r.workers:
+            w = self.workers[name]
+            counted = list(self.reach) if acker else list(held)
+            for i in range(enc.n):
+                down, hold = (w.down[i - 1], w.hold[i - 1]) if i > 0 else (false, false)
+                up, died = (w.up_since[i - 1], w.died[i - 1]) if i > 0 else (t[0], t[0])
+                add(w.release[i] == z3.And(hold, t[i] - died >= timeout))
+                if i == 0:
+                    add(z3.Not(w.restart[0]))
+                else:
+                    add(z3.Implies(w.restart[i], z3.And(down, t[i] - died >= reboot[0], t[i] - died <= reboot[1])))
+                    add(z3.Implies(z3.And(down, z3.Not(w.restart[i])), t[i] - died < reboot[1]))
+                add(z3.Implies(w.death[i], z3.And(z3.Not(down), t[i] - up >= ttf,
+                                                  z3.Not(z3.And(hold, z3.Not(w.release[i]))))))
+                if not may_die[i]:
+                    add(z3.Not(w.death[i]))
+                add(w.down[i] == z3.Or(w.death[i], z3.And(down, z3.Not(w.restart[i]))))
+                add(w.up_since[i] == z3.If(w.restart[i], t[i], up), w.died[i] == z3.If(w.death[i], t[i], died))
+                for b in held:  # (a bolt that cannot fail by the last position is no failing bolt: nor may w die)
+                    if b in bolts:
+                        add(bolts[b][0][i] == w.death[i], bolts[b][1][i] == w.restart[i])
+                self._replays(w, counted, i)
+                gave = z3.Sum([w.replays[s][i] for s in self.spouts]) if self.spouts else zero
+                add(w.hold[i] == z3.If(w.death[i], gave > 0, z3.And(hold, z3.Not(w.release[i]))))
+                for s in self.spouts:
+                    before = w.waiting[s][i - 1] if i > 0 else zero
+                    add(w.waiting[s][i] == z3.If(w.death[i], w.replays[s][i], z3.If(w.release[i], 0, before)))
+
+    def _replays(self, w: _Worker, counted: list[str], i: int) -> None:
+        """A death's replays: at most the tuples in flight at the death (queue, arrivals, batch in progress) in the
+        bolts it breaks trees in, each spout's at most those in the bolts its trees reach (so each replaying spout's
+        trees reach a bolt with tuples in flight); none without a death."""
+        enc, add, ctx = self.enc, self.enc.add, self.enc.ctx
+        zero = z3.IntVal(0, ctx)
+
+        def flight(b: str) -> z3.ArithRef:
+            v = enc.bolts[b]
+            return v.queue[i] + v.arrivals[i] + (v.batch[i - 1] if i > 0 else zero)
+        for s in self.spouts:
+            rs = w.replays[s][i]
+            add(rs >= 0, z3.Implies(z3.Not(w.death[i]), rs == 0))
+            add(rs <= z3.Sum([flight(b) for b in counted if s in self.reach[b]] or [zero]))
+        if self.spouts:
+            add(z3.Sum([w.replays[s][i] for s in self.spouts]) <= z3.Sum([flight(b) for b in counted] or [zero]))
+
+    def loop_same(self, i: int) -> list[z3.BoolRef]:
+        """What must hold at k+1 for l = i: the same actions and replays, the same state before them (down, the
+        replays held back) and equal clocks where readable (since the restart below worker_min_ttf, since the death
+        while down or holding replays back)."""
+        enc, ctx, t, k = self.enc, self.enc.ctx, self.enc.time, self.enc.k
+        ttf = enc.duration(ctx, self.rule.min_ttf)
+        same: list[z3.BoolRef] = []
+        for w in self.workers.values():
+            same += [w.death[k + 1] == w.death[i], w.restart[k + 1] == w.restart[i],
+                     w.release[k + 1] == w.release[i], w.down[k] == w.down[i - 1], w.hold[k] == w.hold[i - 1]]
+            for s in self.spouts:
+                same += [w.replays[s][k + 1] == w.replays[s][i], w.waiting[s][k] == w.waiting[s][i - 1]]
+            up_l, up_e = t[i] - w.up_since[i - 1], t[k + 1] - w.up_since[k]
+            same += [z3.Implies(z3.Not(w.down[i - 1]), z3.Or(z3.And(up_l >= ttf, up_e >= ttf), up_l == up_e)),
+                     z3.Implies(z3.Or(w.down[i - 1], w.hold[i - 1]),
+                                t[i] - w.died[i - 1] == t[k + 1] - w.died[k])]
+        return same
+
+    def records(self, i: int, num: Callable[[z3.ArithRef], Fraction], flag: Callable[[z3.BoolRef], bool]
+                ) -> dict[str, dict[str, Any]]:
+        """The trace's worker records at position i (docs/trace-format.md)."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, w in self.workers.items():
+            death, restart, release = flag(w.death[i]), flag(w.restart[i]), flag(w.release[i])
+            if not (death or restart or release):
+                continue
+            rec: dict[str, Any] = {"death": death, "restart": restart}
+            replays = {s: int(num(w.replays[s][i])) for s in self.spouts if death and num(w.replays[s][i]) > 0}
+            released = {s: int(num(w.waiting[s][i - 1])) for s in self.spouts
+                        if release and i > 0 and num(w.waiting[s][i - 1]) > 0}
+            rec["replays"], rec["released"] = replays or None, released or None
+            out[name] = rec
+        return out
