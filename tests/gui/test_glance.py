@@ -80,7 +80,10 @@ def test_the_progress_line_says_what_the_time_is_spent_on(qtbot) -> None:
     panel.controller.progress_changed.connect(lambda: lines.append(panel.controller.progress_text()))
     with qtbot.waitSignal(panel.all_finished, timeout=180_000):
         panel.start()
-    assert any("1 of 11 bolts left, now status: building a lasso by simulation" in line for line in lines), lines
+    # the proof by rates first (verify's pipeline, docs/verifier.md), then a lasso for the trace of a bolt it decided
+    assert any("1 of 11 bolts left, now status: a proof of growth by rates" in line for line in lines), lines
+    assert any("now status: a lasso by simulation, for a trace (it grows, proven by rates)" in line
+               for line in lines), lines
 
 
 @pytest.mark.timeout(300)
