@@ -18,7 +18,7 @@ from app.core.errors import BadInput
 from app.core.fileio import read_text
 from app.core.formats.limits import MAX_DOCUMENT_BYTES
 from app.expr import ExprError, compile_predicate
-from app.expr.limits import loads, one_line
+from app.expr.limits import loads, one_line, path_line
 
 
 class DiffError(BadInput, ValueError):
@@ -164,8 +164,8 @@ def _spec_data(spec: Any, what: str) -> Any:
         source = ""
         if text.startswith("@"):
             name = text[1:]
-            source = f" in {one_line(name)}"
-            text = read_text(name, lambda reason: DiffError(f"{what}: cannot read {one_line(name)}: {reason}"),
+            source = f" in {path_line(name)}"
+            text = read_text(name, lambda reason: DiffError(f"{what}: cannot read {path_line(name)}: {reason}"),
                              MAX_DOCUMENT_BYTES).strip()
         if text.startswith("{"):
             try:

@@ -151,6 +151,15 @@ def one_line(text: str, width: int = 80) -> str:
     return escape(text, width if len(text) <= width else width - 1)
 
 
+def path_line(path: str, width: int = 80) -> str:
+    """A file's name for a one-line message, escaped like `one_line`; a name longer than `width` is cut at its
+    start with '…', since its end names the file."""
+    text = str(path)
+    if len(text) <= width:
+        return escape(text, width)
+    return "…" + escape(text[len(text) - (width - 1):], width)
+
+
 def shown(text: str, width: int = 60) -> str:
     """`text` quoted for a message (like repr, but one line and cut to `width`)."""
     return "'" + one_line(text, width).replace("'", "\\'") + "'"
