@@ -36,6 +36,8 @@ def test_a_lasso_with_worker_deaths_opens_in_the_trace_view_with_each_death(qtbo
     assert result is not None and set(result.worker_death_lassos) == {"A"}
     assert any("but not its workers' deaths" in note for note in result.notes)
     assert "grows with worker deaths (a certified lasso; Show trace opens it): A" in panel.details.toPlainText()
+    assert panel.headline() == "all 3 bounded; A grows when workers die (certified lasso)"  # not all green words
+    assert panel.marker_colour(0) == "amber"
     assert panel.show_trace(0, "A")
     view = panel.trace_view
     death = next(i for i, shown in enumerate(view.shown) if shown.position.workers

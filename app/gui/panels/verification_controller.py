@@ -95,7 +95,9 @@ class PropertyState:
             return "amber"
         if self.result is None:
             return VERDICT_MARKER["unbounded"] if self.instant else "grey"
-        return VERDICT_MARKER[self.result.verdict]
+        colour = VERDICT_MARKER[self.result.verdict]
+        # bounded while no worker dies, but a certified lasso grows with deaths (docs/model.md 9.5): not all green
+        return "amber" if colour == "green" and self.result.worker_death_lassos else colour
 
     @property
     def verdict_text(self) -> str:
@@ -109,6 +111,9 @@ class PropertyState:
         if self.result is None:
             return self.note or "not run"
         words = result_headline(self.result)
+        dying = list(self.result.worker_death_lassos)
+        if dying:  # the bolts' verdicts are for runs in which no worker dies (docs/model.md 9.5): say the rest too
+            words += f"; {', '.join(dying)} {'grows' if len(dying) == 1 else 'grow'} when workers die (certified lasso)"
         return f"stale: {words}" if self.stale else words
 
     @property
