@@ -55,20 +55,28 @@ def connect_url(tmp_path_factory):
 
     if find_java() is None:
         pytest.skip("no Java for the Spark Connect server")
-    port = free_port()
     folder = tmp_path_factory.mktemp("connect-server")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     with open(folder / "server.log", "w") as log:
+        # the port is free when chosen, but the server's own driver takes ephemeral ports before the Connect
+        # service binds it and may take that very one (BindException, exit 255): then another port, at most 3
+        for attempt in range(3):
+            port = free_port()
+            try:
+                server = start_connect_server(
+                    port, "local[2]", python=sys.executable, worker_python=str(_python_without_app(folder)),
+                    cwd=folder, log=log, env=env,
+                    conf={"spark.sql.shuffle.partitions": "2", "spark.driver.memory": "1g"})
+            except SparkUnavailable as err:
+                pytest.skip(str(err))
+            try:
+                wait_until_listening(server, port)
+                break
+            except SparkUnavailable as err:
+                stop_connect_server(server)
+                if attempt == 2 or "Failed to bind" not in (folder / "server.log").read_text():
+                    pytest.fail(f"{err}: " + (folder / "server.log").read_text()[-2000:])
         try:
-            server = start_connect_server(
-                port, "local[2]", python=sys.executable, worker_python=str(_python_without_app(folder)), cwd=folder,
-                log=log, env=env, conf={"spark.sql.shuffle.partitions": "2", "spark.driver.memory": "1g"})
-        except SparkUnavailable as err:
-            pytest.skip(str(err))
-        try:
-            wait_until_listening(server, port)
             yield f"sc://localhost:{port}"
-        except SparkUnavailable as err:
-            pytest.fail(f"{err}: " + (folder / "server.log").read_text()[-2000:])
         finally:
             stop_connect_server(server)
