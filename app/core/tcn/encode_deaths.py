@@ -24,7 +24,7 @@ import z3
 from app.core.failures import FailureModel
 from app.core.tcn.encode_vars import EncoderParts
 from app.core.tcn.network import Network
-from app.core.tcn.simulate_deaths import playable_workers
+from app.core.tcn.simulate_deaths import playable_workers, reaches
 from app.core.workers import WorkerModel
 
 
@@ -72,26 +72,6 @@ def replaying_spouts(net: Network, rule: DeathRule) -> list[str]:
     reach = reaches(net)
     counted = {b for _, held, acker in rule.workers for b in (reach if acker else held)}
     return [s.name for s in net.spouts if any(s.name in reach[b] for b in counted)]
-
-
-def reaches(net: Network) -> dict[str, set[str]]:
-    """Per bolt, the spouts whose trees reach it."""
-    succ: dict[str, set[str]] = {}
-    for b in net.bolts:
-        for src, _ in b.sources:
-            succ.setdefault(src, set()).add(b.name)
-    out: dict[str, set[str]] = {b.name: set() for b in net.bolts}
-    for s in net.spouts:
-        seen: set[str] = set()
-        todo = list(succ.get(s.name, ()))
-        while todo:
-            n = todo.pop()
-            if n not in seen:
-                seen.add(n)
-                todo += succ.get(n, ())
-        for n in seen & set(out):
-            out[n].add(s.name)
-    return out
 
 
 class _Worker:

@@ -92,26 +92,30 @@ def death_plan(net: Network, model: WorkerModel, most: int) -> DeathPlan | None:
     return DeathPlan(tuple(dying), model.timeout, mode, most)
 
 
-def _reaches(net: Network) -> dict[int, list[int]]:
-    """Per bolt (its index), the spouts (their indices) whose trees reach it."""
-    spout_pos = {s.name: m for m, s in enumerate(net.spouts)}
-    bolt_pos = {b.name: j for j, b in enumerate(net.bolts)}
+def reaches(net: Network) -> dict[str, set[str]]:
+    """Per bolt, the spouts whose trees reach it (the simulation's and the encoding's; the certifier has its own)."""
     succ: dict[str, set[str]] = {}
     for b in net.bolts:
         for src, _ in b.sources:
             succ.setdefault(src, set()).add(b.name)
-    out: dict[int, list[int]] = {j: [] for j in range(len(net.bolts))}
-    for s, m in spout_pos.items():
+    out: dict[str, set[str]] = {b.name: set() for b in net.bolts}
+    for s in net.spouts:
         seen: set[str] = set()
-        todo = list(succ.get(s, ()))
+        todo = list(succ.get(s.name, ()))
         while todo:
             n = todo.pop()
             if n not in seen:
                 seen.add(n)
                 todo += succ.get(n, ())
-        for n in seen:
-            out[bolt_pos[n]].append(m)
+        for n in seen & set(out):
+            out[n].add(s.name)
     return out
+
+
+def _reaches(net: Network) -> dict[int, list[int]]:
+    """`reaches` by index: per bolt (its index), the spouts (their indices, in order) whose trees reach it."""
+    by_name = reaches(net)
+    return {j: [m for m, s in enumerate(net.spouts) if s.name in by_name[b.name]] for j, b in enumerate(net.bolts)}
 
 
 class Deaths:
