@@ -150,6 +150,18 @@ class Bounds:
     lost: dict[str, Fraction | None] = field(default_factory=dict)  # failing bolt -> tuples one failure loses
     backlog: dict[str, Fraction | None] = field(default_factory=dict)  # spout -> replay backlog bound
     replays: dict[str, Curve] = field(default_factory=dict)  # spout -> replays added (the assumption)
+    storm: dict[str, Storm] = field(default_factory=dict)  # failing bolt -> its storm, where that bounds `lost`
+
+
+@dataclass(frozen=True)
+class Storm:
+    """One failure of a bolt fed directly by an at-once spout, replays lost again included (docs/boundedness.md,
+    "Failures", "At once: a failure's storm")."""
+
+    spout: str  # the spout whose emissions it receives directly
+    emissions: int  # m: the spout's emissions at most while the bolt is down
+    held: Fraction  # X: its queue and batch at a failure, at most
+    lost: Fraction  # everything one failure loses, the storm included
 
 
 @dataclass(frozen=True)
@@ -191,6 +203,8 @@ class FailureBounds:
         replays = {s: ZERO for s in self.fed}
         if self.model.replay == "none":
             return self.run(replays)
+        if self.model.replay == "at-once":
+            return self._solve_losses()
         for self.rounds in range(1, ROUNDS + 1):
             derived = self.derive(replays)
             inflated = {s: _round_up(c.scaled(1 + Fraction(1, 256), Fraction(1, 256), Fraction(1, 256)))
@@ -203,6 +217,53 @@ class FailureBounds:
             replays = {s: _round_up(c) for s, c in derived.items()}
         self.reason = f"the replays found no fixpoint in {ROUNDS} rounds (their feedback does not settle)"
         return None
+
+    def _solve_losses(self) -> Bounds | None:
+        """At once: the same fixpoint over the loss per failure of each failing bolt (the replays added follow from
+        it, step 5), so that a failure's storm can be bounded apart from the others' (docs/boundedness.md,
+        "Failures", "At once: a failure's storm")."""
+        losses: dict[str, Fraction | None] = {j: Fraction(0) for j in self.model.min_ttf}
+        for self.rounds in range(1, ROUNDS + 1):
+            derived = self._lost(losses)
+            inflated = {j: None if v is None else _grid_up(v * (1 + Fraction(1, 256)) + Fraction(1, 256))
+                        for j, v in derived.items()}
+            for candidate in (derived, inflated):
+                if _at_most(self._lost(candidate), candidate):
+                    return self.run(self.added(candidate), candidate)
+            if _at_most(derived, losses):
+                return self.run(self.added(losses), losses)
+            losses = {j: None if v is None else _grid_up(v) for j, v in derived.items()}
+        self.reason = f"the replays found no fixpoint in {ROUNDS} rounds (their feedback does not settle)"
+        return None
+
+    def _lost(self, losses: dict[str, Fraction | None]) -> dict[str, Fraction | None]:
+        """The loss per failure of every failing bolt in a pass that assumes `losses`."""
+        run = self.run(self.added(losses), losses)
+        for j in self.model.min_ttf:
+            if run.lost[j] is None and any(j in fed for fed in self.fed.values()):
+                self.reason = (f"the queue of {self.names.get(j, j)} is not bounded, so neither is what one of "
+                               "its failures loses")
+        return dict(run.lost)
+
+    def added(self, losses: dict[str, Fraction | None], but: str | None = None) -> dict[str, Curve]:
+        """Step 5: the replays added at each spout when every failure of each failing bolt j loses at most
+        losses[j] (None: no bound); `but`: leave that bolt's failures out."""
+        result: dict[str, Curve] = {}
+        for s, failing in self.fed.items():
+            rate, burst = Fraction(0), Fraction(0)
+            for j in failing:
+                if j == but:
+                    continue
+                lost = losses[j]
+                if lost is None:
+                    break
+                rate += lost / self.period[j]
+                burst += lost * (1 + self.model.max_reboot / self.period[j])
+            else:
+                result[s] = Curve.affine(rate, burst)
+                continue
+            result[s] = UNBOUNDED_CURVE
+        return result
 
     def derive(self, replays: dict[str, Curve]) -> dict[str, Curve]:
         """The replays the losses of a pass under `replays` add to each spout (no pieces: no bound, when
@@ -227,8 +288,9 @@ class FailureBounds:
             derived[s] = Curve.affine(rate, burst)
         return derived
 
-    def run(self, replays: dict[str, Curve]) -> Bounds:
-        """Every curve and bound of one pass, assuming each spout's added replays obey `replays`."""
+    def run(self, replays: dict[str, Curve], losses: dict[str, Fraction | None] | None = None) -> Bounds:
+        """Every curve and bound of one pass, assuming each spout's added replays obey `replays`; `losses` (at
+        once): the loss per failure that `replays` follows from, which bounds a failure's storm."""
         out = Bounds(replays=replays)
         mode = self.model.replay
         for ident in self.order:
@@ -247,7 +309,11 @@ class FailureBounds:
             out.queue[ident] = queue
             if ident in self.model.min_ttf:
                 reach = inflow.at(self.model.max_reboot)
-                out.lost[ident] = None if queue is None or reach is None else queue + c.take + reach
+                lost = None if queue is None or reach is None else queue + c.take + reach
+                storm = None if losses is None else self.storm(c, out, losses)
+                if storm is not None and (lost is None or storm.lost < lost):
+                    lost, out.storm[ident] = storm.lost, storm
+                out.lost[ident] = lost
             processed = Curve.affine(c.rate_max, c.take)  # one batch per phase of at least α(1−τ)
             fails = ident in self.model.min_ttf
             if queue is not None and fails:  # the queue at the window's start, then what arrives
@@ -280,6 +346,63 @@ class FailureBounds:
         if not added.bounded:  # at-once: the whole backlog, added since the previous emission, goes out
             return UNBOUNDED_CURVE, None
         return fresh.plus(added.shifted(c.busy)), added.at(c.busy)
+
+    def storm(self, c: Component, out: Bounds, losses: dict[str, Fraction | None]) -> Storm | None:
+        """What one failure of bolt c loses when an at-once spout s feeds it directly, the replays it loses again
+        while down included (None: the argument does not apply). docs/boundedness.md, "Failures", "At once: a
+        failure's storm", proves each figure: m emissions of s while c is down, each re-sending what c lost since
+        the one before; c's queue and batch at a failure X, drained since the last failure's tail; the others'
+        replays ext and c's other inputs reach, counted in full."""
+        direct = [(src, st) for src, st in c.inputs if self.comp[src].kind == "spout"]
+        if len(direct) != 1 or direct[0][1] != "default" or c.held:
+            return None
+        s = direct[0][0]
+        sp = self.comp[s]
+        gap = self.model.min_ttf[c.ident] - sp.busy  # w0: a failure comes at least this long after the tail
+        if gap < c.busy:
+            return None
+        others = ZERO
+        for src, st in c.inputs:
+            if (src, st) != direct[0]:
+                others = others.plus(out.stream[src].get(st, ZERO))
+        ext = self.added(losses, but=c.ident).get(s, ZERO)  # the replays of every other bolt's failures at s
+        if not others.bounded or not ext.bounded:
+            return None
+        down = self.model.max_reboot
+        quiet = others.plus(Curve.affine(sp.rate_max, sp.take)).plus(ext.shifted(sp.busy))  # c's inflow, no own replays
+        m = math.ceil(down * sp.rate_max)  # emissions of s at most in a half-open window of length max_reboot
+        reach, ext_in = others.at(down), ext.at(sp.busy + down)
+        held = quiet.shifted(c.busy).excess(c.rate_min)  # sup over D ≥ α(1+τ) of quiet(D) − c·(D − α(1+τ))
+        after = quiet.shifted(gap).excess(c.rate_min)
+        if held is None or after is None or reach is None or ext_in is None:
+            return None
+        rest = self.q0 + c.take + reach + m * sp.take + ext_in  # the tail of a failure is at most X + rest − q0 − C
+        found = []
+        x = Fraction(math.floor(self.q0 + c.take + held))  # X: an integer
+        if rest + x + after - c.rate_min * (gap - c.busy) <= x:  # the last failure's tail drained by the next one
+            found.append(x)
+        span = c.slowest_take + c.busy  # a tuple is out within L + α(1+τ) once every take clears the queue
+        few = quiet.at(c.slowest_take)
+        if self.q0 == 0 and few is not None and few < c.take + 1 and gap >= c.busy + span:
+            tight = Fraction(math.floor(quiet.at(span) or 0))
+            late = quiet.shifted(gap - span).excess(c.rate_min)
+            if late is not None and rest + tight + late - c.rate_min * (gap - span - c.busy) < 1:
+                found.append(tight)  # every take clears the queue well before each failure
+        if not found:
+            return None
+        x = min(found)
+        lost = (m + 1) * (x + reach) + sp.take * Fraction(m * (m + 1), 2) + m * ext_in
+        return Storm(s, m, x, lost)
+
+
+def _at_most(a: dict[str, Fraction | None], b: dict[str, Fraction | None]) -> bool:
+    """Every loss of a at most the one of b (None: no bound, above every number)."""
+    pairs = [(a[j], b[j]) for j in a]
+    return all(y is None or (x is not None and x <= y) for x, y in pairs)
+
+
+def _grid_up(x: Fraction) -> Fraction:
+    return Fraction(math.ceil(x * _GRID), _GRID)
 
 
 def _below(a: dict[str, Curve], b: dict[str, Curve]) -> bool:
