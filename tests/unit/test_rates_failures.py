@@ -106,11 +106,18 @@ def test_check_prints_a_line_per_bolt_about_failures_and_json_has_the_figures(tm
 def test_replay_none_at_once_and_cycles() -> None:
     none = rate_check(parse_topology(shared(GROWING_TTF, replay="none")))
     assert none.bolts["A"].status == "bounded" and none.replay_rate["S"] == 0
-    # at once, the replays of a failure go out while the bolt may still be down and are lost again: the
-    # curves' feedback has no fixpoint, so nothing the replays reach is proven (documented limit)
+    # at once, the replays of a failure go out while C is still down and are lost again: S emits at most twice
+    # while C is down (2 s), so one failure loses C's one tuple, then 1 + 1, then 1 + 2 (docs/boundedness.md,
+    # "At once: a failure's storm"): 6 per 101 s, within A's spare
     burst = rate_check(parse_topology(shared(BOUNDED_TTF, replay="at-once")))
-    assert burst.bolts["A"].status == "may-grow" and "not proven bounded" in burst.bolts["A"].failures_note
-    assert burst.replay_rate["S"] is None
+    assert burst.bolts["A"].status == "bounded" and burst.bolts["C"].lost_per_failure == 6
+    assert burst.replay_rate["S"] == pytest.approx(6 / 101)
+    assert "while C is down S emits at most 2 times" in burst.bolts["A"].failures_note
+    # C fed by two at-once spouts: the storm is not bounded, and the curves' feedback has no fixpoint, so nothing
+    # the replays reach is proven (documented limit)
+    both = rate_check(parse_topology(chain(replay="at-once")))
+    assert both.bolts["A"].status == "may-grow" and "not proven bounded" in both.bolts["A"].failures_note
+    assert both.replay_rate["S"] is None
     data = chain()
     data["subscriptions"].append({"source": "D", "target": "A"})
     data["bolts"][2].update(sigma=0.1, parallelism=2)
@@ -169,6 +176,7 @@ class Run:
         self.queues: dict[str, list[int]] = {b.id: [] for b in topo.bolts}
         self.backlogs: dict[str, list[int]] = {c.id: [] for c in topo.spouts}
         self.losses: dict[str, list[int]] = {b.id: [] for b in topo.bolts}
+        self.relost = 0  # positions where a failed bolt lost replays a spout sent while it was down
 
     def fail_time(self, up: Fraction, bolt: str) -> Fraction | None:
         roll = self.rng.random()
@@ -193,6 +201,7 @@ class Run:
             self.times.append(t)
             out: dict[str, int] = {}
             add: dict[str, int] = {s: 0 for s in spout}
+            replayed = 0
             for c in self.order:
                 if c in spout:
                     sp = spout[c]
@@ -203,6 +212,7 @@ class Run:
                         mode = self.model.replay
                         rep = min(sp["R"], n) if mode == "paced" else sp["R"] if mode == "at-once" else 0
                         sp["R"] -= rep
+                        replayed += rep
                         sp["next"] = t + _pick(rng, (n - self.tau) * sp["a"], (n + self.tau) * sp["a"])
                         n += rep
                     out[c] = n
@@ -222,6 +232,7 @@ class Run:
                 at_risk = st["Q"] + arrived + st["P"]
                 if st["failed"]:
                     self.lose(c, arrived, add)
+                    self.relost += bool(arrived and replayed)
                 elif st["fail_at"] == t or (st["fail_at"] is not None and st["eligible"] <= t
                                             and at_risk >= st["worst"] and rng.random() < 0.7):
                     # (a failure is allowed at any position once min_ttf has passed: the runs pick
@@ -321,10 +332,26 @@ def check_run(topo: Topology, check: FailureCheck, run: Run) -> None:
             assert max(run.backlogs[s.id]) <= backlog, f"{s.name}: backlog above {backlog}"
 
 
+def storming(rate: float = 2, tau: float = 0.1, min_ttf: float = 20) -> dict[str, Any]:
+    """Random #28 of the sweep (bench/verdict_sweep.py): S replays at once into B0, which fails, and B1."""
+    return {
+        "name": "storm",
+        "spouts": [{"name": "S", "rate": rate, "burst": 1}],
+        "bolts": [{"name": "B0", "alpha": 0.391, "sigma": 2, "parallelism": 2, "min_ttf": min_ttf},
+                  {"name": "B1", "alpha": 0.51, "sigma": 1, "parallelism": 2}],
+        "subscriptions": [{"source": "S", "target": "B0"}, {"source": "S", "target": "B1"}],
+        "settings": {"tolerance": tau, "max_idle_time": 0, "min_reboot_time": 1, "max_reboot_time": 2,
+                     "replay": "at-once"},
+    }
+
+
 CASES = [("shared-100", shared(BOUNDED_TTF)), ("shared-2", shared(GROWING_TTF)),
          ("shared-tol", shared(10, tolerance=0.1, max_idle_time=0.02)),
          ("chain", chain()), ("chain-dvert", chain(emission="dvert")),
-         ("chain-none", chain(replay="none"))]
+         ("chain-none", chain(replay="none")),
+         ("once-10", shared(10, replay="at-once")), ("once-2", shared(GROWING_TTF, replay="at-once")),
+         ("once-tol", shared(5, tolerance=0.2, max_idle_time=0.02, replay="at-once")),
+         ("storm-28", storming()), ("storm-fast", storming(rate=3, tau=0.1, min_ttf=10))]
 
 
 @pytest.mark.parametrize(("name", "data"), CASES, ids=[c[0] for c in CASES])
@@ -335,12 +362,15 @@ def test_no_random_run_exceeds_the_bounds(name: str, data: dict[str, Any]) -> No
     e = RateFigures(topo)
     check = failure_check(topo, e, model, {b.id: "bounded" for b in topo.bolts})
     assert check.bounds is not None, name
-    failed = 0
+    failed = relost = 0
     for seed in range(4):
         run = Run(topo, seed, Fraction(300)).go()
         check_run(topo, check, run)
         failed += sum(len(v) for v in run.losses.values())
+        relost += run.relost
     assert failed > 0  # the runs did fail and recover
+    if model.replay == "at-once":  # the storm bounded the loss, and the runs lost replays again while down
+        assert check.bounds.storm and relost > 0, name
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -466,8 +496,8 @@ def test_with_failures_on_no_suggestion_where_the_check_proves_nothing() -> None
     report = rate_check(topo)
     assert report.suggested_parallelism["A"] is None
     assert headroom(topo).grows_at == headroom(free_topo).grows_at
-    # at-once replays: no fixpoint, no proof, no suggestion for what they reach
-    burst = rate_check(parse_topology(shared(BOUNDED_TTF, replay="at-once")))
+    # at-once replays of a bolt two spouts feed: no fixpoint, no proof, no suggestion for what they reach
+    burst = rate_check(parse_topology(chain(replay="at-once")))
     assert burst.suggested_parallelism["A"] is None
 
 

@@ -395,6 +395,17 @@ class FailureBounds:
         return Storm(s, m, x, lost)
 
 
+def storm_words(bounds: Bounds, bolt: str, names: dict[str, str]) -> str:
+    """How a bolt's storm bounds its loss per failure, in the user's words (empty when no storm bound it)."""
+    storm = bounds.storm.get(bolt)
+    if storm is None:
+        return ""
+    j, s = names.get(bolt, bolt), names.get(storm.spout, storm.spout)
+    held = f"{storm.held} tuple" + ("" if storm.held == 1 else "s")
+    return (f" (while {j} is down {s} emits at most {storm.emissions} times, each re-sending at once what {j} lost "
+            f"since the one before, which {j} loses again; {j} holds at most {held} when it fails)")
+
+
 def _at_most(a: dict[str, Fraction | None], b: dict[str, Fraction | None]) -> bool:
     """Every loss of a at most the one of b (None: no bound, above every number)."""
     pairs = [(a[j], b[j]) for j in a]

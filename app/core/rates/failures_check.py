@@ -31,7 +31,7 @@ import networkx as nx
 from app.core.emission import sigma_bounds
 from app.core.failures import UNBOUNDED, FailureModel
 from app.core.numbers import exact
-from app.core.rates.curves import Bounds, Component, FailureBounds, StreamBound, stream_excess
+from app.core.rates.curves import Bounds, Component, FailureBounds, StreamBound, storm_words, stream_excess
 from app.core.rates.flows import RateFigures, keeps_up
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         added = None if inflow is None else max(Fraction(0), inflow - e.in_max[j])
         spare = e.cap_min[j] - e.in_max[j]
         who = culprits.get(j, [])
-        replay_txt = _replay_words(who, bounds, names)
+        replay_txt = _replay_words(who, bounds, names, model.replay == "paced")
         # a tie R = c included: the queue bound of "Failures" step 3 needs a least slope ≤ c (docs/boundedness.md)
         if status[j] == "bounded" and inflow is not None and inflow <= e.cap_min[j] and queue is not None:
             verdict: Status = "bounded"
@@ -185,7 +185,7 @@ def _culprits(topo: Topology, e: RateFigures, model: FailureModel) -> dict[str, 
     return result
 
 
-def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str]) -> str:
+def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str], paced: bool) -> str:
     if not who or bounds is None:
         return ""
     parts = []
@@ -193,9 +193,10 @@ def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str]) 
         lost = bounds.lost.get(j)
         if lost is None:
             continue
-        parts.append(f"{names[j]}'s failures lose at most {_fmt(lost)} tuples each")
+        parts.append(f"{names[j]}'s failures lose at most {_fmt(lost)} tuples each" + storm_words(bounds, j, names))
     rates = [f"{names[s]} replays up to {_fmt(c.rate)} tuples/s" if c.rate is not None
-             else f"{names[s]}'s replays have no bound, but paced it re-emits at most one per fresh tuple"
+             else f"{names[s]}'s replays have no bound" + (", but paced it re-emits at most one per fresh tuple"
+                                                            if paced else "")
              for s, c in bounds.replays.items() if c.rate != 0]
     if not parts and not rates:
         return ""
