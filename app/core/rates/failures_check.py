@@ -52,6 +52,7 @@ class BoltFailures:
     lost: Fraction | None  # tuples one of its failures loses at most (failing bolts only)
     note: str
     reached: bool = True  # False: no failure or replay reaches it (its failure-free figures stand)
+    replays: str = ""  # what the failing bolts' losses and the spouts' replays are at most, in words
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
             if grows_nominal and status[j] != "grows":
                 note += (f"; at nominal timing, with every failing bolt failing as often as it may, the replays "
                          f"bring it {_fmt(nominal[0][j])} tuples/s against a capacity of {_fmt(e.cap_nominal[j])}")
-        bolts[j] = BoltFailures(verdict, inflow, added, queue, lost, note)
+        bolts[j] = BoltFailures(verdict, inflow, added, queue, lost, note, replays=replay_txt.removeprefix("; "))
     spouts = {}
     for s in topo.spouts:
         if bounds is None or s.id not in bounds.replays:

@@ -64,7 +64,9 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
                     Words.of(f"{n} receives at most ", Figure(inflow), " tuples/s", Exactly(inflow),
                              f"{' with failures' if report.failures and n in with_failures else ''} in any long "
                              "window of any run and processes at least ", capacity,
-                             f", so its queue stays below {bound:.4g} tuples" + _cache_words(report.bolts[n])),
+                             f", so its queue stays below {bound:.4g} tuples" + _cache_words(report.bolts[n])
+                             + (f"; {report.bolts[n].failures_replays}" if report.failures and n in with_failures
+                                and report.bolts[n].failures_replays else "")),
                     verdict="bounded", method="rate check", queue_bound=bound)
             elif status == "no-repeating-growth":
                 inflow, capacity = repeating[n]
