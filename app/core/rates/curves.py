@@ -310,6 +310,9 @@ class FailureBounds:
             if ident in self.model.min_ttf:
                 reach = inflow.at(self.model.max_reboot)
                 lost = None if queue is None or reach is None else queue + c.take + reach
+                sharp = self.sharp(c, out, inflow)
+                if sharp is not None and (lost is None or sharp < lost):
+                    lost = sharp
                 storm = None if losses is None else self.storm(c, out, losses)
                 if storm is not None and (lost is None or storm.lost < lost):
                     lost, out.storm[ident] = storm.lost, storm
@@ -346,6 +349,45 @@ class FailureBounds:
         if not added.bounded:  # at-once: the whole backlog, added since the previous emission, goes out
             return UNBOUNDED_CURVE, None
         return fresh.plus(added.shifted(c.busy)), added.at(c.busy)
+
+    def sharp(self, c: Component, out: Bounds, inflow: Curve) -> Fraction | None:
+        """What one failure of bolt c loses, counted by emissions where paced or non-replaying spouts feed it directly
+        (None: the argument does not apply). docs/boundedness.md, "Failures", "Loss per failure, by emissions": its
+        queue and batch X at the failure, then at most m_s = ⌈max_reboot/(a(1−τ))⌉ emissions of each such spout s
+        while it is down, each of at most C_EMIT fresh tuples (and as many replays, paced), and what its other inputs
+        bring in max_reboot."""
+        if c.held or self.model.replay == "at-once":
+            return None
+        per = 2 if self.model.replay == "paced" else 1
+        direct = [(src, st) for src, st in c.inputs if self.comp[src].kind == "spout"]
+        if not direct or any(st != "default" for _, st in direct):
+            return None
+        others = ZERO
+        for src, st in c.inputs:
+            if (src, st) not in direct:
+                others = others.plus(out.stream[src].get(st, ZERO))
+        if not others.bounded:
+            return None
+
+        def spouts(w: Fraction, closed: bool) -> Fraction:  # emissions at least a(1−τ) apart, in a window of w
+            count = 0
+            for s, _ in direct:
+                r = w * self.comp[s].rate_max
+                count += per * self.comp[s].take * (math.floor(r) + 1 if closed else math.ceil(r))
+            return Fraction(count)
+
+        def arrivals(w: Fraction) -> Fraction:
+            stairs, at = spouts(w, True) + (others.at(w) or 0), inflow.at(w)
+            return stairs if at is None else min(at, stairs)
+
+        held = inflow.shifted(c.busy).excess(c.rate_min)
+        found = [] if held is None else [Fraction(math.floor(self.q0 + c.take + held))]
+        if self.q0 == 0 and arrivals(c.slowest_take) < c.take + 1:  # every take clears the queue
+            found.append(Fraction(math.floor(arrivals(c.slowest_take + c.busy))))
+        reach = others.at(self.model.max_reboot)
+        if not found or reach is None:
+            return None
+        return min(found) + spouts(self.model.max_reboot, False) + reach
 
     def storm(self, c: Component, out: Bounds, losses: dict[str, Fraction | None]) -> Storm | None:
         """What one failure of bolt c loses when an at-once spout s feeds it directly, the replays it loses again
