@@ -347,11 +347,21 @@ def storming(rate: float = 2, tau: float = 0.1, min_ttf: float = 20) -> dict[str
     }
 
 
+def slow_taker(min_ttf: float, replay: str) -> dict[str, Any]:
+    """The shared topology with C slower than S's gap (α 1.5 s, batches of two): tuples wait while C processes, so
+    what C holds at a failure reaches the arrivals of L + α(1+τ), not of L alone (a bound that counted L alone is
+    refuted by these runs)."""
+    data = shared(min_ttf, replay=replay)
+    data["bolts"][1].update(alpha=1.5, parallelism=2)
+    return data
+
+
 CASES = [("shared-100", shared(BOUNDED_TTF)), ("shared-2", shared(GROWING_TTF)),
          ("shared-tol", shared(10, tolerance=0.1, max_idle_time=0.02)),
          ("chain", chain()), ("chain-dvert", chain(emission="dvert")),
          ("chain-none", chain(replay="none")),
          ("once-2", shared(GROWING_TTF, replay="at-once")),
+         ("slow-none", slow_taker(5, "none")), ("slow-once", slow_taker(40, "at-once")),
          ("storm-28", storming()), ("storm-fast", storming(rate=3, tau=0.1, min_ttf=10))]
 
 
