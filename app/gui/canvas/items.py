@@ -48,6 +48,17 @@ def _window_tooltip(c: Bolt) -> str:
     """A windowed bolt's tooltip in Storm's terms (docs/model.md sections 10.2 and 10.3)."""
     window = c.window
     assert window is not None
+    if window.mixed and window.trigger == "duration":  # docs/model.md section 10.4
+        return (f"Windowed bolt {c.name}: {window.phrase()}, a mixed window: a timer runs execute(TupleWindow) every "
+                f"{format_duration(window.interval)} on each of its {c.parallelism} executors, on whatever arrived "
+                f"({format_duration(c.alpha)} a window), emits {_number(c.sigma)} per input; Storm acks a tuple at "
+                f"the first run once {window.length:g} more tuples reached its executor: no bound holds in every run")
+    if window.mixed:
+        return (f"Windowed bolt {c.name}: {window.phrase()}, a mixed window: each of its {c.parallelism} executors "
+                f"runs execute(TupleWindow) once per {window.interval:g} tuples, {format_duration(c.alpha)} a window "
+                f"(the model's C: {c.take_max} tuples a batch), emits {_number(c.sigma)} per input; Storm acks a "
+                f"tuple at the first trigger {format_duration(window.length)} or more after it arrived: no bound "
+                "holds in every run (a trigger waits for tuples still to come)")
     if window.kind == "count":
         return (f"Windowed bolt {c.name}: {window.phrase()}: each of its {c.parallelism} executors runs "
                 f"execute(TupleWindow) once per {window.interval:g} tuples, {format_duration(c.alpha)} a window "
@@ -337,7 +348,8 @@ class NodeItem(QGraphicsObject):
             return "bolt"
         unit = " s" if window.kind == "duration" else ""
         label = (f"tumbling {window.length:g}{unit}" if window.slide is None
-                 else f"win {window.slide:g}/{window.length:g}{unit}")
+                 else f"win {window.slide:g}{' s' if window.trigger == 'duration' else ''}/{window.length:g}{unit}"
+                 if window.mixed else f"win {window.slide:g}/{window.length:g}{unit}")
         return f"join {label}" if c.join is not None else label
 
     def _paint_window(self, painter: QPainter, rect: QRectF) -> None:
@@ -349,7 +361,7 @@ class NodeItem(QGraphicsObject):
         painter.setPen(QPen(WINDOW_FRAME, 1.6, Qt.PenStyle.DashLine))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(rect.adjusted(-3, -3, 3, 3), 10, 10)
-        if window.slide is not None and window.slide < window.length:
+        if window.slide is not None and (window.mixed or window.slide < window.length):
             painter.drawRoundedRect(rect.adjusted(-3 + ASYNC_OFFSET * 2, 3, 3 + ASYNC_OFFSET * 2, 3 + ASYNC_OFFSET),
                                     10, 10)
 

@@ -181,8 +181,9 @@ def _steady_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction) -> None:
 
 
 def _timed(bo: Bolt) -> bool:
-    """Whether the bolt has a duration window (docs/model.md section 10.3), read from the document."""
-    return bo.window is not None and bo.window.kind == "duration"
+    """Whether a timer triggers the bolt's window (docs/model.md section 10.3: a duration slide, also under a count
+    length, 10.4), read from the document."""
+    return bo.window is not None and (bo.window.slide_kind or bo.window.kind) == "duration"
 
 
 def _window_count(rate_per_gap: Fraction, gap: Fraction) -> tuple[Fraction, Fraction]:
