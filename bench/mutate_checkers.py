@@ -36,7 +36,9 @@ from the sliding interval alone or without the jitter, and the linear checker dr
 batches, or reading its "dvert" ratio from bounded batches; and the flood checker (tests/unit/test_flood_timers.py)
 capping a timer's least rate at C/α, reading its ratio from bounded batches, accepting a timer as source or target,
 or accepting evidence proven with another timer; and the linear checker's worker-death rows
-(tests/unit/test_death_timers.py) dropping the timer row of a duration window a dying worker may run. Prints one
+(tests/unit/test_death_timers.py) dropping the timer row of a duration window a dying worker may run; and a mixed
+window (tests/unit/test_mixed_windows.py) read by its length's kind instead of its slide's, by the certifier (its
+whole slides, its timer) or the linear checker (its timer row). Prints one
 line per mutation; exits 1 when one survives.
 Not run by the tests (it runs a test file once per mutation).
 """
@@ -62,6 +64,7 @@ DEATHS = "tests/unit/test_death_lassos.py"
 TIMERS = "tests/unit/test_duration_lassos.py"
 FLOOD_TIMERS = "tests/unit/test_flood_timers.py"
 DEATH_TIMERS = "tests/unit/test_death_timers.py"
+MIXED = "tests/unit/test_mixed_windows.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -188,6 +191,15 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("linear: a timer hit by deaths without its timer row", "app/core/tcn/check/linear.py",
      "    else:  # a run or a death empties a duration window's queue", "    elif False:  # a run or a death empties",
      DEATH_TIMERS),
+    ("mixed window: the certifier's whole slides read by the length's kind", "app/core/tcn/check/reading.py",
+     'if window is None or (window.slide_kind or window.kind) != "count":',
+     'if window is None or window.kind != "count":', MIXED),
+    ("mixed window: the certifier's timer read by the length's kind", "app/core/tcn/check/reading.py",
+     'if window is None or (window.slide_kind or window.kind) != "duration":',
+     'if window is None or window.kind != "duration":', MIXED),
+    ("linear: a mixed window's timer read by the length's kind", "app/core/tcn/check/linear.py",
+     'return bo.window is not None and (bo.window.slide_kind or bo.window.kind) == "duration"',
+     'return bo.window is not None and bo.window.kind == "duration"', MIXED),
 ]
 
 
