@@ -295,3 +295,19 @@ def test_the_document_field_and_its_version() -> None:
     with pytest.raises(TopologyError, match="a whole number of tuples"):
         parse_topology(bad)
     assert parse_topology(mixed(10, 0.5, 5, 20, "count")).bolt_by_name("W").take_max == 20  # (slide > length: kinds)
+
+
+@pytest.mark.parametrize(("trigger", "length", "slide", "alpha", "grows"), [
+    ("duration", 4, 1, 0.1, "P"), ("count", 5, 2, 1.5, "W")])
+def test_the_solver_finds_a_lasso_through_a_mixed_window(trigger: str, length: float, slide: float, alpha: float,
+                                                         grows: str) -> None:
+    """Without the simulation, the z3 encoding's lasso is certified: below withWindow(Count(4), Duration(1 s)) (a
+    timer: P serving one tuple a second behind 2 tuples/s), and in withWindow(Duration(5 s), Count(2)) itself (whole
+    slides of 2, 1.5 s each: 4/3 tuples/s against 2)."""
+    doc = mixed(2, alpha, length, slide, trigger, p_alpha=1.0)
+    doc["bolts"][0]["sigma"] = 1
+    doc["verification"]["checked"] = [grows]
+    result = verify(parse_topology(doc), SearchOptions(k_max=10, simulate=False, timeout_s=60))
+    b = result.bolts[grows]
+    assert b.verdict == "counterexample" and b.method == "solver" and b.certified
+    assert certify(result.traces[0].model_dump(mode="json")).ok

@@ -54,7 +54,7 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
             if status == "bounded" and report.bolts[n].window_timer is not None:  # a timer: no capacity (10.3)
                 bound = report.bolts[n].queue_bound
                 run.verdicts[n] = BoltVerdict.said(
-                    Words.of(f"{n}'s duration window runs every {report.bolts[n].window_timer:g} s on whatever "
+                    Words.of(f"{n}'s window timer runs every {report.bolts[n].window_timer:g} s on whatever "
                              "arrived (at most (1+τ)·max(S, α) apart), whatever it receives, so its queue stays below "
                              f"{bound:.4g} tuples"), verdict="bounded", method="rate check", queue_bound=bound)
             elif status == "bounded":
