@@ -311,3 +311,19 @@ def test_the_solver_finds_a_lasso_through_a_mixed_window(trigger: str, length: f
     b = result.bolts[grows]
     assert b.verdict == "counterexample" and b.method == "solver" and b.certified
     assert certify(result.traces[0].model_dump(mode="json")).ok
+
+
+def test_storms_startup_check_of_a_mixed_window_is_said(tmp_path: Path) -> None:
+    """Storm's WindowedBoltExecutor checks a mixed window's duration against the message timeout and its count against
+    max.spout.pending, each alone: withWindow(Count(40), Duration(3 s)) under a max.spout.pending of 35 is refused at
+    startup (40 alone is above it, its 3 s far below the timeout), and the import says it is the length."""
+    text = FLUX.read_text().replace("constructorArgs: [30]", "constructorArgs: [40]")
+    flux = tmp_path / "m.yaml"
+    config = 'name: "m"\nconfig:\n  topology.max.spout.pending: 35\n'
+    flux.write_text(text.replace('name: "mixed-count-timer"\n', config))
+    from app.core.storm.flux.builder import import_flux
+
+    assert [n for n in import_flux(flux).notes if "refuses" in n] == [
+        "bolts.slidingsum: Storm refuses this window when the bolt starts: its count (length) 40 is more than "
+        "topology.max.spout.pending 35"]
+    assert [n for n in import_flux(FLUX).notes if "refuses" in n] == []

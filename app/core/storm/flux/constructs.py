@@ -192,13 +192,16 @@ def window_refusal(lengths: tuple[Length, Length], config: dict[str, Any]) -> st
     topology.enable.message.timeouts is false); the counts likewise above topology.max.spout.pending."""
     durations = [v for kind, v in lengths if kind == "ms"]
     counts = [v for kind, v in lengths if kind == "count"]
+    def which(kind: str) -> str:  # (a mixed window, docs/model.md section 10.4: each kind checked alone)
+        return "length + sliding interval" if lengths[0][0] == lengths[1][0] else \
+            "length" if lengths[0][0] == kind else "sliding interval"
     timeout = config.get("topology.message.timeout.secs", 30)
     if durations and config.get("topology.enable.message.timeouts") is not False and isinstance(timeout, int) \
             and sum(durations) > timeout * 1000:
-        return (f"Storm refuses this window when the bolt starts: its duration (length + sliding interval) "
+        return (f"Storm refuses this window when the bolt starts: its duration ({which('ms')}) "
                 f"{sum(durations) / 1000:g} s is more than topology.message.timeout.secs {timeout} s")
     pending = config.get("topology.max.spout.pending")
     if counts and isinstance(pending, int) and not isinstance(pending, bool) and sum(counts) > pending:
-        return (f"Storm refuses this window when the bolt starts: its count (length + sliding interval) "
+        return (f"Storm refuses this window when the bolt starts: its count ({which('count')}) "
                 f"{sum(counts)} is more than topology.max.spout.pending {pending}")
     return None
