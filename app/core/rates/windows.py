@@ -25,7 +25,8 @@ class WindowFigures:
     executors: int
     length: Fraction
     slide: int
-    pending: Fraction | None  # tuples it holds unacked in every run: queue bound + executors × L (None: no bound)
+    pending: Fraction | None  # tuples it holds unacked in every run: queue bound + executors × L (None: no bound);
+    #                           time eviction: B + executors × (B + R·L + b)
     hold_tuples: int  # a tuple is acked once this many more have reached its executor at most: L + S − 1 (count L);
     #                   time eviction: S, the tuples its first trigger past L seconds waits for at most
     hold_nominal: Fraction | None  # that many tuples' time at the nominal inflow (s; None: nothing arrives); time
@@ -50,10 +51,11 @@ def window_figures(e: RateFigures, bolt: Bolt) -> WindowFigures | None:
     inflow = e.in_nominal[bolt.id]
     timeout = Fraction(e.topo.storm.message_timeout)
     if window.mixed:  # Duration L, Count S: acked at the first trigger (every S tuples) at least L after it arrived;
-        # its windows hold what arrived in the L seconds before the last trigger (docs/model.md section 10.4)
+        # an executor's windows hold what it added in the L seconds before its last trigger: what it held then and
+        # what arrived since (docs/boundedness.md, "Mixed windows")
         length = exact(window.length)
         return WindowFigures(executors, length, slide, None if bound is None else
-                             bound + e.in_max[bolt.id] * length + e.in_burst[bolt.id], slide,
+                             bound + executors * (bound + e.in_max[bolt.id] * length + e.in_burst[bolt.id]), slide,
                              length + slide * executors / inflow if inflow > 0 else None, timeout, True)
     count = int(window.length)
     hold = count + slide - 1
@@ -72,8 +74,8 @@ def window_note(e: RateFigures, bolt: Bolt) -> str:
             f"(C = {e.burst[bolt.id]})")
     if w.pending is not None:
         text += (f"; it holds at most {float(w.pending):.4g} tuples not yet acked (its queue bound and "
-                 + (f"what arrives in {fmt_s(w.length)} in windows)" if w.timed_eviction else
-                    f"{w.executors} × {w.length} in windows)"))
+                 + (f"per executor what it held and received over {fmt_s(w.length)} in windows)"
+                    if w.timed_eviction else f"{w.executors} × {w.length} in windows)"))
     if w.timed_eviction:
         text += (f"; Storm acks a tuple at the first trigger at least {fmt_s(w.length)} after it arrived, and a "
                  f"trigger waits for {w.slide} more tuples on its executor: no bound holds in every run (a trigger "
