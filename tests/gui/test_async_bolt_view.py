@@ -115,7 +115,7 @@ def test_the_inspector_edits_a_mixed_window_and_the_canvas_shows_both_kinds(make
                                                                     "slide_kind": "duration"}
     assert inspector.row("window").edit.text() == "count 4/duration 2 s"
     node = window.scene.nodes[b1.id]
-    assert node.kind_label() == "win 2 s/4"
+    assert node.kind_label() == "win 2 s/4 tuples"
     assert "a mixed window: a timer runs execute(TupleWindow) every 2 s" in node.toolTip()
     assert "no bound holds in every run" in node.toolTip()
     type_into(qtbot, inspector.row("window"), "duration 10 s/count 5")
@@ -123,7 +123,7 @@ def test_the_inspector_edits_a_mixed_window_and_the_canvas_shows_both_kinds(make
     assert bolt.window is not None and (bolt.window.trigger, bolt.window.kind) == ("count", "duration")
     assert bolt.take_max == 5 * bolt.parallelism
     assert inspector.row("window").edit.text() == "duration 10 s/count 5"
-    assert window.scene.nodes[b1.id].kind_label() == "win 5/10 s"
+    assert window.scene.nodes[b1.id].kind_label() == "win 5 tuples/10 s"
     type_into(qtbot, inspector.row("window"), "count 4/duration")
     assert "a mixed window names the slide's kind" in inspector.row("window").error.text()
     saved = json.loads(window.document.topology().to_json_bytes())

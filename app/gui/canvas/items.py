@@ -347,8 +347,10 @@ class NodeItem(QGraphicsObject):
         if window is None:
             return "bolt"
         unit = " s" if window.kind == "duration" else ""
+        def sized(value: float, kind: str) -> str:  # a mixed window names both units (docs/model.md section 10.4)
+            return f"{value:g} s" if kind == "duration" else f"{value:g} tuples"
         label = (f"tumbling {window.length:g}{unit}" if window.slide is None
-                 else f"win {window.slide:g}{' s' if window.trigger == 'duration' else ''}/{window.length:g}{unit}"
+                 else f"win {sized(window.slide, window.trigger)}/{sized(window.length, window.kind)}"
                  if window.mixed else f"win {window.slide:g}/{window.length:g}{unit}")
         return f"join {label}" if c.join is not None else label
 
