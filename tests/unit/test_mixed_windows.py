@@ -327,3 +327,19 @@ def test_storms_startup_check_of_a_mixed_window_is_said(tmp_path: Path) -> None:
         "bolts.slidingsum: Storm refuses this window when the bolt starts: its count (length) 40 is more than "
         "topology.max.spout.pending 35"]
     assert [n for n in import_flux(FLUX).notes if "refuses" in n] == []
+
+
+@pytest.mark.parametrize(("trigger", "length", "slide"), [("duration", 30, 3), ("count", 5, 10)])
+def test_a_timeout_witness_below_a_mixed_window(trigger: str, length: float, slide: float) -> None:
+    """A P below either mixed window, serving one tuple per 20 s, gets a certified timeout witness through the window
+    (the checker's certifier reads its trigger), and the latency answer for S is `times-out`."""
+    from app.core.latency.report import latency_report
+    from app.core.latency.witness import timeout_witness
+    from app.core.tcn.check.latency_witness import check_witness
+
+    topo = parse_topology(mixed(10, 0.5, length, slide, trigger, p_alpha=20.0))
+    witness = timeout_witness(topo, "P", Fraction(30))
+    assert witness is not None and witness.wait > 30 and [name for name, _ in witness.chain] == ["S", "W"]
+    checked = check_witness(witness.trace, "P", witness.loop_pass, witness.position, Fraction(30), chain=witness.chain)
+    assert checked.ok and checked.wait == witness.wait
+    assert latency_report(topo, pending=False).spouts["S"].answer == "times-out"
