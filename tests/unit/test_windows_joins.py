@@ -86,6 +86,7 @@ SEC10, SEC2 = '{ref: "sec10"}', '{ref: "sec2"}'
     ([("withWindow", [COUNT4, SEC2])], {"kind": "count", "length": 4, "slide": 2, "slide_kind": "duration"}, None),
     ([("withWindow", [SEC10, COUNT4])], {"kind": "duration", "length": 10, "slide": 4, "slide_kind": "count"}, None),
     ([("withWindow", [COUNT2, SEC10])], {"kind": "count", "length": 2, "slide": 10, "slide_kind": "duration"}, None),
+    ([("withWindow", [SEC10])], {"kind": "duration", "length": 10, "slide": 1, "slide_kind": "count"}, None),
     ([("withWindow", [COUNT2, COUNT4])], None,
      "a windowed bolt (withWindow(Count(2), Count(4))): a window sliding further than its length"),
     ([("withTumblingWindow", [COUNT4]), ("withTimestampField", ['"ts"'])], None,

@@ -92,7 +92,8 @@ def window_field(item: dict[str, Any], class_name: str | None,
     """The document's `window` of a Flux bolt (docs/model.md section 10): one `withWindow(length[, sliding])` or
     `withTumblingWindow(length)` of Count or Duration components, the interval at most the length when both are of
     one kind, and no event-time method; None otherwise (a join, event time, an unreadable window: `unmodelled` says
-    it). `withWindow(Count(n))` slides by one tuple, as Storm's does. A mixed window (`withWindow(Count(4),
+    it). `withWindow(Count(n))` and `withWindow(Duration(d))` slide by one tuple, as Storm's do (the second a mixed
+    window: a time eviction on a count trigger of 1). A mixed window (`withWindow(Count(4),
     Duration(2, SECONDS))`, docs/model.md section 10.4) gives its slide's kind as `slide_kind`."""
     methods = item.get("configMethods")
     used = [m for m in methods if isinstance(m, dict) and m.get("name") in WINDOW_METHODS] \
@@ -102,8 +103,8 @@ def window_field(item: dict[str, Any], class_name: str | None,
         return None
     args = used[0].get("args")
     lengths = [_length(a, components) for a in args] if isinstance(args, list) else []
-    if used[0]["name"] == "withWindow" and len(lengths) == 1 and lengths[0] and lengths[0][0] == "count":
-        lengths.append(("count", 1))  # withWindow(Count(n)): a window of n tuples sliding by every tuple
+    if used[0]["name"] == "withWindow" and len(lengths) == 1 and lengths[0]:
+        lengths.append(("count", 1))  # withWindow(Count(n)) or withWindow(Duration(d)): sliding by every tuple
     if not lengths or None in lengths or len(lengths) != (2 if used[0]["name"] == "withWindow" else 1):
         return None
     (kind, length), (slide_kind, slide) = lengths[0], lengths[-1]  # type: ignore[misc]
@@ -181,6 +182,8 @@ def window_lengths(item: dict[str, Any], components: dict[str, dict[str, Any]]) 
         lengths = [_length(a, components) for a in args]
         if m.get("name") == "withWindow" and len(lengths) == 2 and lengths[0] and lengths[1]:
             return lengths[0], lengths[1]
+        if m.get("name") == "withWindow" and len(lengths) == 1 and lengths[0]:
+            return lengths[0], ("count", 1)  # (Storm's withWindow(length) slides by Count(1))
         if m.get("name") == "withTumblingWindow" and len(lengths) == 1 and lengths[0]:
             return lengths[0], lengths[0]
     return None
