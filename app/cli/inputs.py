@@ -43,10 +43,10 @@ def read_topology(path: str) -> Topology:
                   file=sys.stderr)
         elif b.window is not None and b.window.mixed:
             print(f"note: {path}: bolts.{one_line(b.name)} has a mixed window ({b.window.phrase()}): its "
-                  + ("count slides trigger it as a count window's" if b.window.trigger == "count" else
-                     "timer triggers it as a duration window's")
-                  + " do, in the rate check, the simulation, the solver, growth by rates, the linear program and the "
-                  "certifier; its eviction decides its acks, which no bound holds in every run, so a spout tree "
+                  + ("trigger is whole slides of tuples, as a count window's" if b.window.trigger == "count" else
+                     "trigger is a timer, as a duration window's")
+                  + ", in the rate check, the simulation, the solver, growth by rates, the linear program and the "
+                  "certifier; its eviction decides its acks, for which no bound holds in every run, so a spout tree "
                   "through it gets no latency bound (docs/model.md section 10.4)", file=sys.stderr)
         elif b.count_window is not None:
             print(f"note: {path}: bolts.{one_line(b.name)} has a count window ({b.count_window.phrase()}): the rate "
