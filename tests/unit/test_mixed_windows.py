@@ -343,3 +343,16 @@ def test_a_timeout_witness_below_a_mixed_window(trigger: str, length: float, sli
     checked = check_witness(witness.trace, "P", witness.loop_pass, witness.position, Fraction(30), chain=witness.chain)
     assert checked.ok and checked.wait == witness.wait
     assert latency_report(topo, pending=False).spouts["S"].answer == "times-out"
+
+
+def test_check_says_what_the_model_has_of_a_mixed_window(capsys: pytest.CaptureFixture[str]) -> None:
+    """`check` on the example: the note names the trigger and says no hold bound holds in every run; the latency
+    answer gives the time eviction's reason (a trigger waits for tuples still to come), not a bound."""
+    from app.cli import main
+
+    main(["check", str(DOC)])
+    out, err = capsys.readouterr()
+    assert ("bolts.W has a mixed window (withWindow(Duration(5 s), Count(10))): its trigger is whole slides of tuples, "
+            "as a count window's") in err and "for which no bound holds in every run" in err
+    assert ("W is a windowed bolt (withWindow(Duration(5 s), Count(10))): Storm acks a tuple only at the first trigger "
+            "at least its window's length after it arrived, and a trigger waits for a slide of tuples") in out
