@@ -23,7 +23,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
 from app.core.rates import STATUS_SHORT, STATUS_WORDS, BoltRates
-from app.core.topology import Bolt, Component
+from app.core.topology import Bolt, Component, Window
 from app.core.units import format_duration
 from app.gui.canvas.joins import GATE_WIDTH, JOIN_GATE, join_line, join_tooltip, paint_join
 
@@ -42,6 +42,19 @@ HIGHLIGHT = QColor("#ffb000")
 CRITICAL = QColor("#8e44ad")  # the critical path of a spout's tuple trees (docs/latency.md)
 WINDOW_FRAME = QColor("#1f8a8a")  # a windowed bolt's window frames (docs/model.md section 10)
 SELECTED = QColor("#2f80ed")
+
+
+def _window_label(window: Window) -> str:
+    """A window's label on the canvas: "tumbling 3", "win 10/30", "win 3/5 s"; a mixed window names both units
+    (docs/model.md section 10.4): "win 3 s/30 tuples"."""
+    def sized(value: float, kind: str) -> str:
+        return f"{value:g} s" if kind == "duration" else f"{value:g} tuples"
+    unit = " s" if window.kind == "duration" else ""
+    if window.slide is None:
+        return f"tumbling {window.length:g}{unit}"
+    if window.mixed:
+        return f"win {sized(window.slide, window.trigger)}/{sized(window.length, window.kind)}"
+    return f"win {window.slide:g}/{window.length:g}{unit}"
 
 
 def _window_tooltip(c: Bolt) -> str:
@@ -346,12 +359,7 @@ class NodeItem(QGraphicsObject):
         window = c.window
         if window is None:
             return "bolt"
-        unit = " s" if window.kind == "duration" else ""
-        def sized(value: float, kind: str) -> str:  # a mixed window names both units (docs/model.md section 10.4)
-            return f"{value:g} s" if kind == "duration" else f"{value:g} tuples"
-        label = (f"tumbling {window.length:g}{unit}" if window.slide is None
-                 else f"win {sized(window.slide, window.trigger)}/{sized(window.length, window.kind)}"
-                 if window.mixed else f"win {window.slide:g}/{window.length:g}{unit}")
+        label = _window_label(window)
         return f"join {label}" if c.join is not None else label
 
     def _paint_window(self, painter: QPainter, rect: QRectF) -> None:
