@@ -38,7 +38,7 @@ capping a timer's least rate at C/α, reading its ratio from bounded batches, ac
 or accepting evidence proven with another timer; and the linear checker's worker-death rows
 (tests/unit/test_death_timers.py) dropping the timer row of a duration window a dying worker may run; and a mixed
 window (tests/unit/test_mixed_windows.py) read by its length's kind instead of its slide's, by the certifier (its
-whole slides, its timer) or the linear checker (its timer row). Prints one
+whole slides, its timer), the linear checker (its timer row) or growth by rates' checker (its timers). Prints one
 line per mutation; exits 1 when one survives.
 Not run by the tests (it runs a test file once per mutation).
 """
@@ -197,6 +197,9 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("mixed window: the certifier's timer read by the length's kind", "app/core/tcn/check/reading.py",
      'if window is None or (window.slide_kind or window.kind) != "duration":',
      'if window is None or window.kind != "duration":', MIXED),
+    ("growth by rates: a mixed window's timer read by the length's kind", "app/core/tcn/check/rate_growth.py",
+     "timers = {b.name for b in topo.bolts if timer_bound(b, Fraction(0)) is not None}",
+     'timers = {b.name for b in topo.bolts if b.window is not None and b.window.kind == "duration"}', MIXED),
     ("linear: a mixed window's timer read by the length's kind", "app/core/tcn/check/linear.py",
      'return bo.window is not None and (bo.window.slide_kind or bo.window.kind) == "duration"',
      'return bo.window is not None and bo.window.kind == "duration"', MIXED),

@@ -356,3 +356,19 @@ def test_check_says_what_the_model_has_of_a_mixed_window(capsys: pytest.CaptureF
             "as a count window's") in err and "for which no bound holds in every run" in err
     assert ("W is a windowed bolt (withWindow(Duration(5 s), Count(10))): Storm acks a tuple only at the first trigger "
             "at least its window's length after it arrived, and a trigger waits for a slide of tuples") in out
+
+
+@pytest.mark.parametrize(("trigger", "length", "slide", "alpha", "p_alpha", "target"), [
+    ("duration", 30, 3, 0.5, 20.0, "P"), ("count", 5, 10, 2.0, 0.001, "W")])
+def test_growth_by_rates_through_a_mixed_window(trigger: str, length: float, slide: float, alpha: float,
+                                                p_alpha: float, target: str) -> None:
+    """Growth proven by rates (docs/verifier.md): P below a count length on a timer (the timer keeps up and passes its
+    whole inflow on), and W itself on a count trigger (10 tuples per 2 s against 10 tuples/s); its checker, which reads
+    the trigger from the slide's kind, accepts both certificates."""
+    from app.core.tcn.check.rate_growth import check_growth_certificate
+    from app.core.tcn.rate_growth import prove_growth
+
+    topo = parse_topology(mixed(10, alpha, length, slide, trigger, p_alpha=p_alpha))
+    cert = prove_growth(topo, target)
+    assert cert is not None
+    assert check_growth_certificate(topo.model_dump(mode="json"), cert.model_dump(mode="json")) == []
