@@ -372,3 +372,19 @@ def test_growth_by_rates_through_a_mixed_window(trigger: str, length: float, sli
     cert = prove_growth(topo, target)
     assert cert is not None
     assert check_growth_certificate(topo.model_dump(mode="json"), cert.model_dump(mode="json")) == []
+
+
+def test_a_flood_proof_counts_a_count_length_on_a_timer_as_a_timer() -> None:
+    """tests/unit/test_flood_timers.py's flood (U backs up into J beside X) with X's window a count length on a 6 s
+    timer: X passes on its whole least inflow, as a duration window does, and the flood checker (its own reading of
+    the slide's kind) accepts; with an ordinary X none is proven."""
+    from test_flood_timers import SUBS, _doc, _flood, cone
+
+    from app.core.tcn.check.flood import check_flood_certificate
+
+    doc = _doc(SUBS, {"kind": "count", "length": 50, "slide": 6, "slide_kind": "duration"})
+    doc["schema_version"] = 6
+    cert = _flood(doc)
+    assert cert is not None and {t.sender for t in cert.terms} == {"U", "X"}
+    assert check_flood_certificate(cone(doc, "J"), cert) == []
+    assert _flood(_doc(SUBS)) is None  # (an ordinary X of α 4 s passes on too little)
