@@ -340,9 +340,9 @@ def test_the_linear_program_reads_a_join_below_and_its_checker_has_the_rows(monk
         with monkeypatch.context() as m:
             m.setattr(checker, "join_branches", lambda topo, bolt: None)
             assert checker.check_certificate(net.topology, cert) != []
-        own = cert.model_copy(update={"target": "join"})
+        own = cert.model_copy(update={"target": "join"})  # (its cases: tests/unit/test_linear_joins.py)
         assert "target join is a join, whose cache may grow" in checker.check_certificate(net.topology, own)[0]
-    with pytest.raises(ValueError, match="join's cache growing"):
+    with pytest.raises(ValueError, match="a join's cache may grow too"):
         build_rows(build_network(parse_topology(enrichment()), ["join"]), "join")
 
 
