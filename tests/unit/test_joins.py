@@ -361,3 +361,20 @@ def test_a_cache_no_rate_bounds_gets_no_headroom_and_no_suggestion() -> None:
     assert capacity_lines(h)[0].startswith("headroom: no load factor is proven bounded (the cache of join is not "
                                            "proven bounded at any rate")
     assert headroom(parse_topology(enrichment(geo=0.02))).headroom == Fraction(1, 2)  # geo's own margin: ×0.5
+
+
+def test_the_storm_terms_line_says_what_eviction_does_by_hand() -> None:
+    """geo at 20 ms, no max.spout.pending, maxCacheSize 10,000: the cache gains 100 − 50 = 50 messages/s, is full
+    after 200 s, then evicts 50 messages/s; Metron's JoinBolt only reports an error for an evicted entry, so their
+    trees time out after the 30 s default and are replayed; an entry stays 10,000 / 100 = 100 s, after which geo's
+    late parts find their message evicted and nothing joins."""
+    from app.core.headroom import headroom
+    from app.core.storm.lines import storm_lines
+
+    (line,) = [n for n in storm_lines(headroom(parse_topology(enrichment(geo=0.02, max_cache=10000))))
+               if n.startswith("join is a join")]
+    assert "after about 3.33 min unthrottled), and it then evicts about 50 messages/s, the oldest" in line
+    assert "neither acks nor fails its parts, so their trees time out after topology.message.timeout.secs (30 s)" \
+        in line
+    assert "50 more messages/s on every branch, geo included" in line
+    assert "once geo's parts come more than 100 s after the others" in line and "the join completes nothing" in line
