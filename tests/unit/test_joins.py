@@ -379,3 +379,6 @@ def test_the_storm_terms_line_says_what_eviction_does_by_hand() -> None:
         in line
     assert "50 more messages/s on every branch, geo included" in line
     assert "once geo's parts come more than 100 s after the others" in line and "the join completes nothing" in line
+    explanation = rate_check(parse_topology(enrichment(geo=0.02, max_cache=10000))).bolts["join"].explanation
+    assert "maxCacheSize 10000 is full after about 200 s; it then evicts about 50 messages/s, whose trees time out " \
+        "and are replayed: eviction is not in the model" in explanation
