@@ -568,7 +568,7 @@ def linear_message(net: Network, rows: int, cert: LinearCertificate) -> str:
                if _deaths(net, cert.target) is not None else "")
             + f" that have no solution in which it grows; {len(cert.rows)} of them, weighted by exact Farkas "
             "multipliers, add up to the contradiction -1 ≥ 0 (the certificate; docs/verifier.md)"
-            + _cache_words(net, cert) + ". It is not bounded in every run")
+            + _cache_words(net, cert) + ". It is not proven bounded in every run")
 
 
 def _cache_words(net: Network, cert: LinearCertificate) -> str:
