@@ -74,7 +74,8 @@ def linear_phase(search: SearchControl, run: Run) -> None:
     before it is recorded), is not searched, and is held level in the other cones. A join goes last: its cache's
     cases hold every other bolt of its cone level, so they count only once each of those has its own proof."""
     proven: list[str] = []
-    joins = [t for t in run.targets if search.topo.bolt_by_name(t).waits_for_all]
+    joins = sorted((t for t in run.targets if search.topo.bolt_by_name(t).waits_for_all),
+                   key=lambda t: len(run.nets[t].kept))  # (a join above another comes first: its cone is smaller)
     for target in [t for t in run.targets if t not in joins] + joins:
         if target in run.verdicts or search.stop_reason(run.elapsed()):
             continue  # (a count window, a duration window or a join in the cone: their rows, docs/verifier.md)
