@@ -278,7 +278,7 @@ def test_check_with_failures_validates(tmp_path: Path, capsys) -> None:
     result_schema = schema(capsys, "result")
     code, data = run(capsys, "check", str(path), "--json")
     assert code == 0 and data["failures"]["replay_backlog"]["S"] is None and data["headroom"]["ignores_failures"]
-    assert data["bolts"]["A"]["queue_bound"] is None and data["bolts"]["C"]["lost_per_failure"] == 10
+    assert data["bolts"]["A"]["queue_bound"] is None and data["bolts"]["C"]["lost_per_failure"] == 7
     assert errors(data, result_schema, result_schema) == [], data
     assert errors({**data, "failures": {"replay_rate": {"S": "fast"}}}, result_schema, result_schema)
 

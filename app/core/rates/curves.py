@@ -356,6 +356,8 @@ class FailureBounds:
         queue and batch X at the failure, then at most m_s = ⌈max_reboot/(a(1−τ))⌉ emissions of each such spout s
         while it is down, each of at most C_EMIT fresh tuples (and as many replays, paced), and what its other inputs
         bring in max_reboot."""
+        # (c takes as docs/model.md 2.2 says: a count window (held) takes otherwise; a duration window's timer is not
+        # in this pass, failure_check leaves such topologies out, and would need its own X)
         if c.held or self.model.replay == "at-once":
             return None
         per = 2 if self.model.replay == "paced" else 1
