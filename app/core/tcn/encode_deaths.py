@@ -1,8 +1,9 @@
 """Worker deaths in the z3 encoding (docs/model.md 9.5), the rule the simulation (app/core/tcn/simulate_deaths.py)
 and the certifier (app/core/tcn/check/certify_deaths.py) play, stated as constraints.
 
-The workers are those section 9.5 lets die in a trace (`playable_workers`: an explicit assignment, no spout executor,
-all or none of each bolt's executors). Their bolts are failing bolts of app/core/tcn/encode_failures.py with the
+The workers are those section 9.5 lets the solver play (`playable_workers` with `whole_only`: an explicit
+assignment, no spout executor, all or none of each bolt's executors; the simulation and the certifier play the others
+too). Their bolts are failing bolts of app/core/tcn/encode_failures.py with the
 worker's `storm.worker_min_ttf` and reboot bounds and no replays of their own (`death_network`): this module links
 their `fail`/`recover` to the worker's `death`/`restart`, so they fail and recover with it on its clock. Per worker w
 and position i (after the actions of i): `death`, `restart`, `down`, the time of its last restart (`up_since`, time 0
@@ -48,11 +49,11 @@ class DeathRule:
 def death_rule(net: Network, model: WorkerModel) -> DeathRule | None:
     """The deaths an encoding of `net` (its cone, section 7's failures off) plays; None when no worker may die in a
     trace of it (docs/model.md 9.5)."""
-    playable = playable_workers(net.topology, model, [b.name for b in net.bolts])
+    playable = playable_workers(net.topology, model, [b.name for b in net.bolts], whole_only=True)
     if not playable or net.failures is not None:
         return None
     mode = net.topology.settings.replay if model.replays else "none"
-    return DeathRule(tuple((f"w{w}", held, acker) for w, held, acker in playable), model.min_ttf,
+    return DeathRule(tuple((f"w{p.index}", p.whole, p.acker) for p in playable), model.min_ttf,
                      model.min_restart, model.max_restart, model.timeout, mode)
 
 
