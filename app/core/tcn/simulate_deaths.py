@@ -51,7 +51,10 @@ class DeathPlan:
     most: int
 
     def describe(self) -> str:
-        return ", ".join(f"worker {w.name} dies every {w.up + w.down} s (back after {w.down} s)"
+        def part(w: DyingWorker) -> str:
+            runs = [f"{k} of {c}'s {n} executors" for c, k, n in (*w.partial, *w.spouts)]
+            return f", running {' and '.join(runs)}" if runs else ""
+        return ", ".join(f"worker {w.name} dies every {w.up + w.down} s (back after {w.down} s{part(w)})"
                          for w in self.workers)
 
     def bolt_plan(self) -> dict[str, tuple[Fraction, Fraction]]:

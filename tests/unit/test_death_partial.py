@@ -1,0 +1,183 @@
+"""Deaths of a worker that runs part of a bolt's executors and a spout's (docs/model.md 9.5, "Part of a bolt" and "A
+spout's executors"): the simulation plays them, the certifier checks them on its own copy of the rule and rejects
+traces that break it, `verify` reports a topology that survives a single bolt's failure but not its worker's death,
+and no played death passes the rate check's worker-death bounds (docs/boundedness.md, "Worker deaths").
+
+`tests/data/workers/half-worker.storm.json`: S (1 tuple/s, 2 executors) feeds A (2 executors, fast, failing alone at
+most every 1000 s, section 7) feeds B (90 % busy, 5 tuples queued at time 0); worker 1 runs one executor of S and one
+of A, worker 0 the rest and the acker."""
+
+from __future__ import annotations
+
+import copy
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core.failures import failures_off
+from app.core.formats.trace import Trace
+from app.core.rates import rate_check
+from app.core.tcn.check.certify import certify
+from app.core.tcn.network import build_network
+from app.core.tcn.search import SearchOptions, verify
+from app.core.tcn.search_deaths import REPLAYS_PER_BATCH
+from app.core.tcn.simulate import build_lasso
+from app.core.tcn.simulate_deaths import death_plan
+from app.core.topology import parse_topology
+from app.core.workers import worker_model
+from tests.unit.test_worker_check import check as worker_check_of
+from tests.unit.test_worker_check import within
+
+HALF = Path(__file__).resolve().parents[1] / "data" / "workers" / "half-worker.storm.json"
+
+
+def lasso_of(data: dict[str, Any], target: str = "B") -> dict[str, Any] | None:
+    topo = parse_topology(data)
+    net = build_network(failures_off(topo), [target])
+    model = worker_model(topo)
+    assert model is not None
+    plan = death_plan(net, model, REPLAYS_PER_BATCH * net.bolts[-1].take_max)
+    assert plan is not None
+    trace = build_lasso(net, target, deaths=plan).trace
+    if trace is None:
+        return None
+    assert isinstance(trace, Trace)
+    return trace.model_dump(mode="json")
+
+
+@pytest.fixture(scope="module")
+def half_trace() -> dict[str, Any]:
+    trace = lasso_of(json.loads(HALF.read_text()))
+    assert trace is not None
+    return trace
+
+
+def events(trace: dict[str, Any], what: str) -> list[int]:
+    return [i for i, p in enumerate(trace["positions"]) if p.get("workers", {}).get("w1", {}).get(what)]
+
+
+def test_a_death_takes_the_dead_executors_share_and_stops_the_spout(half_trace: dict[str, Any]) -> None:
+    cert = certify(half_trace, ["B"])
+    assert cert.ok and cert.growth_per_loop["B"] > 0, cert.problems[:3]
+    pos = half_trace["positions"]
+    deaths, restarts = events(half_trace, "death"), events(half_trace, "restart")
+    assert len(deaths) >= 3 and deaths[-1] >= half_trace["loop_start"]
+    for d in deaths:
+        a = pos[d]["bolts"]["A"]
+        assert not a.get("fail") and a.get("phase") != "failed"  # A goes on, on its executor left
+        assert a.get("lost", 0) == -(-(a["queue"] + a["arrivals"]) // 2)  # ⌈k·X/p⌉ with k = 1, p = 2
+        back = next(r for r in restarts if r > d)
+        for i in range(d + 1, back + 1):  # S emits nothing while w1 is down (its restart included)
+            assert not pos[i]["spouts"]["S"].get("emit"), i
+        for i in range(d, back):  # A takes one tuple at most: its executor left
+            assert pos[i]["bolts"]["A"]["batch"] <= 1 or not pos[i]["bolts"]["A"]["take"]
+        first = next(i for i in range(back + 1, len(pos)) if pos[i]["spouts"]["S"].get("emit"))
+        assert Fraction(pos[first]["time"]) - Fraction(pos[back]["time"]) == 1  # one period after the restart
+        flight = sum(pos[d]["bolts"][b]["queue"] + pos[d]["bolts"][b]["arrivals"] + pos[d - 1]["bolts"][b]["batch"]
+                     for b in ("A", "B"))
+        replays = pos[d]["workers"]["w1"].get("replays", {}).get("S", 0)
+        assert 0 < replays <= min(flight, a.get("lost", 0) + flight // 2)  # its lost tuples and S's half
+
+
+def storm(trace: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    out = copy.deepcopy(trace)
+    out["topology"]["storm"].update(fields)
+    return out
+
+
+def settings(trace: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    out = copy.deepcopy(trace)
+    out["topology"]["settings"].update(fields)
+    return out
+
+
+def bolt(trace: dict[str, Any], name: str, **fields: Any) -> dict[str, Any]:
+    out = copy.deepcopy(trace)
+    next(b for b in out["topology"]["bolts"] if b["name"] == name).update(fields)
+    return out
+
+
+def first_death(trace: dict[str, Any], change: Any, after: int = 0) -> dict[str, Any]:
+    """The trace with the position `after` positions past its first death changed."""
+    out = copy.deepcopy(trace)
+    change(out["positions"][events(out, "death")[0] + after])
+    return out
+
+
+MUTATIONS = [
+    ("a death too early", lambda t: storm(t, worker_min_ttf=15), "before storm.worker_min_ttf 15"),
+    # while w1 is down, A loses its dead executor's share of what arrives, not more
+    ("a loss while down", lambda t: first_death(t, lambda p: p["bolts"]["A"].update(
+        lost=p["bolts"]["A"].get("lost", 0) + 1), after=1), "share of its executors"),
+    # w1 runs no executor of S: S must keep emitting, and the death replays only A's lost tuples
+    ("no spout executor", lambda t: storm(t, assignment={**t["topology"]["storm"]["assignment"], "S": [2, 0]}),
+     "more than"),
+    # A wholly on w1: it would fail at every death of w1
+    ("a whole bolt", lambda t: storm(t, assignment={**t["topology"]["storm"]["assignment"], "A": [0, 2]}),
+     "does not fail at its worker w1"),
+    ("replays before the timeout", lambda t: storm(t, message_timeout_secs=12), "no death's replays are due here"),
+    # section 7's failures on: a bolt fails alone or with its worker in a trace, never both
+    ("failures on", lambda t: settings(bolt(t, "A", min_ttf=1000), failures=True), "no worker may die in a trace"),
+    ("the spout emits while down", lambda t: first_death(
+        t, lambda p: p["spouts"]["S"].update(emit=True, emitted=1), after=1), "emits while a worker running"),
+    ("the bolt loses nothing", lambda t: first_death(t, lambda p: p["bolts"]["A"].update(lost=0)),
+     "share of its executors"),
+    ("more replays than in flight", lambda t: first_death(
+        t, lambda p: p["workers"]["w1"].update(replays={"S": 60})), "more than"),
+]
+
+
+@pytest.mark.parametrize(("name", "mutate", "words"), MUTATIONS, ids=[m[0] for m in MUTATIONS])
+def test_the_certifier_rejects_a_trace_that_breaks_the_rule(half_trace: dict[str, Any], name: str, mutate: Any,
+                                                            words: str) -> None:
+    cert = certify(mutate(half_trace), ["B"])
+    assert not cert.ok and any(words in p for p in cert.problems), (name, cert.problems[:3])
+
+
+def test_verify_says_b_survives_a_bolts_failure_but_not_its_workers_death() -> None:
+    topo = parse_topology(json.loads(HALF.read_text()))
+    assert rate_check(topo).bolts["B"].status == "bounded"  # with A failing alone (section 7)
+    result = verify(topo, SearchOptions(timeout_s=60))
+    assert result.bolts["B"].verdict == "bounded" and set(result.worker_death_lassos) == {"B"}
+    assert certify(result.worker_death_traces[result.worker_death_lassos["B"]], ["B"]).ok
+    note = next(n for n in result.notes if n.startswith("worker deaths (docs/model.md 9.5)"))
+    assert "B grows by" in note and "running 1 of A's 2 executors and 1 of S's 2 executors" in note
+    assert "B survives a single bolt's failure" in note and "but not its workers' deaths" in note
+
+
+VARIANTS = [(0.9, (1, 1), (1, 1)), (0.9, (2, 1), (1, 1)), (0.9, (1, 2), (2, 1)), (0.95, (1, 1), (2, 1)),
+            (0.95, (2, 1), (1, 1)), (0.95, (1, 2), (1, 1))]  # B's α, A's and S's executors on (w0, w1)
+
+
+def test_no_played_death_passes_the_rate_checks_bounds() -> None:
+    """The rate check's worker-death bounds (docs/boundedness.md, "Worker deaths": a death of a worker running k of a
+    bolt's p executors loses at most k/p of its loss, the replays obey each spout's curve, a bounded queue stays below
+    its bound) hold in every death the simulation plays, over variants of the example (B's load, how A's and S's
+    executors are split; the certifier accepts such lassos: the tests above)."""
+    played = 0
+    for alpha, (a0, a1), (s0, s1) in VARIANTS:
+        data = json.loads(HALF.read_text())
+        data["bolts"][1]["alpha"] = alpha
+        data["bolts"][0]["parallelism"], data["spouts"][0]["executors"] = a0 + a1, s0 + s1
+        data["storm"]["assignment"].update(A=[a0, a1], S=[s0, s1])
+        trace = lasso_of(data)
+        if trace is None:
+            continue
+        topo, check = worker_check_of(data, data["storm"]["worker_min_ttf"])
+        assert check.bounds is not None
+        ids = {c.name: c.id for c in topo.components}
+        pos = trace["positions"]
+        for d in events(trace, "death"):
+            played += 1
+            back = next((r for r in events(trace, "restart") if r > d), len(pos) - 1)
+            lost = sum(pos[i]["bolts"]["A"].get("lost", 0) for i in range(d, back))
+            assert check.loss[1] is not None and lost <= check.loss[1], (alpha, a1, lost, check.loss[1])
+        added = [(Fraction(p["time"]), p["workers"]["w1"]["released"]["S"]) for p in pos
+                 if p.get("workers", {}).get("w1", {}).get("released")]
+        assert within(check.bounds.replays[ids["S"]], added), (alpha, a1, s1)
+        bound = check.bounds.queue.get(ids["A"])
+        assert bound is None or max(p["bolts"]["A"]["queue"] for p in pos) <= bound
+    assert played >= 10
