@@ -16,14 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import z3
 
 from app.core.failures import failures_off
 from app.core.formats.trace import Trace
 from app.core.rates import rate_check
 from app.core.tcn.check.certify import certify
+from app.core.tcn.decode import decode
+from app.core.tcn.encode import Encoding
+from app.core.tcn.encode_deaths import death_rule
 from app.core.tcn.network import build_network
 from app.core.tcn.search import SearchOptions, verify
 from app.core.tcn.search_deaths import REPLAYS_PER_BATCH
+from app.core.tcn.search_solver import SOLVER_OPTIONS
 from app.core.tcn.simulate import build_lasso
 from app.core.tcn.simulate_deaths import death_plan
 from app.core.topology import parse_topology
@@ -181,3 +186,60 @@ def test_no_played_death_passes_the_rate_checks_bounds() -> None:
         bound = check.bounds.queue.get(ids["A"])
         assert bound is None or max(p["bolts"]["A"]["queue"] for p in pos) <= bound
     assert played >= 10
+
+
+def short() -> dict[str, Any]:
+    """S (1 tuple/s, two executors) feeds X (two executors, fast) feeds A (75 % busy, 5 tuples at time 0); worker 1
+    runs one executor of S and one of X and may die 3 s after its restart, back 1 s later; the trees come back at
+    once at the 2 s timeout."""
+    return {
+        "name": "half short", "schema_version": 4, "spouts": [{"name": "S", "rate": 1, "burst": 1, "executors": 2}],
+        "bolts": [{"name": "X", "alpha": 0.1, "sigma": 1, "parallelism": 2},
+                  {"name": "A", "alpha": 0.75, "sigma": 1, "parallelism": 1}],
+        "subscriptions": [{"source": "S", "target": "X"}, {"source": "X", "target": "A"}],
+        "settings": {"tolerance": 0, "max_idle_time": 0, "min_reboot_time": 1, "max_reboot_time": 1,
+                     "replay": "at-once", "init_queues": 5},
+        "storm": {"workers": 2, "message_timeout_secs": 2, "worker_min_ttf": 3, "acker_executors": 1,
+                  "assignment": {"S": [1, 1], "X": [1, 1], "A": [1, 0], "__acker": [1, 0]}}}
+
+
+def pinned(trace: dict[str, Any], mutations: list[dict[int, int]]) -> list[z3.CheckSatResult | dict[str, Any]]:
+    """One encoding of the trace's topology (with section 9.5's deaths) at the trace's k, solved with every position's
+    time, the spout's emissions, the workers' deaths and restarts and the loop's start pinned to the trace's, once per
+    mutation (the spout's emissions changed at its positions): the decoded lasso when it has one, else the answer."""
+    topo = parse_topology(trace["topology"])
+    net = build_network(topo, ["A"])
+    model = worker_model(topo)
+    assert model is not None
+    rule = death_rule(net, model)
+    assert rule is not None and rule.partial and rule.spouts
+    enc = Encoding(net, trace["k"], z3.Context(), solver_options=dict(SOLVER_OPTIONS), deaths=rule)
+    deaths = enc.failures.deaths if enc.failures is not None else None
+    assert deaths is not None
+    out: list[z3.CheckSatResult | dict[str, Any]] = []
+    for spout_at in mutations:
+        enc.solver.push()
+        for i, p in enumerate(trace["positions"]):
+            w = p.get("workers", {}).get("w1", {})
+            enc.add(enc.time[i] == z3.RealVal(p["time"], enc.ctx), enc.loop_start[i] == (i == trace["loop_start"]),
+                    enc.spouts["S"].emitted[i] == spout_at.get(i, p["spouts"]["S"].get("emitted", 0)),
+                    deaths.workers["w1"].death[i] == bool(w.get("death")),
+                    deaths.workers["w1"].restart[i] == bool(w.get("restart")))
+        answer = enc.solver.check()
+        out.append(decode(enc, enc.solver.model()).model_dump(mode="json") if answer == z3.sat else answer)
+        enc.solver.pop()
+    return out
+
+
+def test_the_encoding_plays_the_same_rule() -> None:
+    """The solver's encoding (app/core/tcn/encode_deaths.py) admits the simulation's lasso with a partial bolt's and a
+    spout's deaths, and the lasso it decodes passes the certifier; with the spout emitting at its worker's restart
+    (a legal emission without the death) it has none."""
+    trace = lasso_of(short(), "A")
+    assert trace is not None and certify(trace, ["A"]).ok
+    restart = events(trace, "restart")[0]
+    assert not trace["positions"][restart]["spouts"]["S"].get("emit")
+    solved, refused = pinned(trace, [{}, {restart: 1}])
+    assert isinstance(solved, dict) and refused == z3.unsat
+    cert = certify(solved, ["A"])
+    assert cert.ok and cert.growth_per_loop["A"] > 0, cert.problems[:3]

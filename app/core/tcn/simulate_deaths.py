@@ -104,21 +104,26 @@ def playable_workers(topo: Topology, model: WorkerModel, bolts: list[str], whole
     return out
 
 
-def death_plan(net: Network, model: WorkerModel, most: int) -> DeathPlan | None:
-    """The deaths a simulation of `net` (its cone, section 7's failures off) plays: every playable worker dying as
-    early as it may, but one that runs an executor of a checked bolt (its deaths would empty it or take its share: it
-    could not grow) or part of a bolt or a spout an earlier one runs too (one death at a time touches a shared
-    component); None when no worker may (docs/model.md 9.5)."""
-    bolts = [b.name for b in net.bolts]
-    dying: list[DyingWorker] = []
+def chosen_workers(net: Network, model: WorkerModel, whole_only: bool = False) -> list[Playable]:
+    """The playable workers a search of `net` lets die (the simulation's and the solver's): none that runs an executor
+    of a checked bolt (its deaths would empty it or take its share: it could not grow), nor part of a bolt or a spout
+    an earlier one runs too (one death at a time touches a shared component)."""
+    out: list[Playable] = []
     shared: set[str] = set()
-    for p in playable_workers(net.topology, model, bolts):
+    for p in playable_workers(net.topology, model, [b.name for b in net.bolts], whole_only):
         mine = {c for c, _, _ in (*p.partial, *p.spouts)}
-        if mine & shared or set(net.checked) & ({*p.whole} | {c for c, _, _ in p.partial}):
-            continue
-        shared |= mine
-        up = max(model.min_ttf, model.timeout - model.min_restart)  # its replays are out before it dies again
-        dying.append(DyingWorker(f"w{p.index}", p.whole, p.acker, up, model.min_restart, p.partial, p.spouts))
+        if not mine & shared and not set(net.checked) & ({*p.whole} | {c for c, _, _ in p.partial}):
+            shared |= mine
+            out.append(p)
+    return out
+
+
+def death_plan(net: Network, model: WorkerModel, most: int) -> DeathPlan | None:
+    """The deaths a simulation of `net` (its cone, section 7's failures off) plays: every chosen worker dying as early
+    as it may; None when no worker may (docs/model.md 9.5)."""
+    up = max(model.min_ttf, model.timeout - model.min_restart)  # its replays are out before it dies again
+    dying = [DyingWorker(f"w{p.index}", p.whole, p.acker, up, model.min_restart, p.partial, p.spouts)
+             for p in chosen_workers(net, model)]
     if not dying:
         return None
     mode = net.topology.settings.replay if model.replays else "none"
