@@ -3,10 +3,13 @@
 Like the rest of the certifier (app/core/tcn/check/certify.py) this shares no code with the simulation, the
 encoder or app/core/workers.py: it reads `storm.workers`, `storm.assignment`, `storm.worker_min_ttf`, the reboot
 bounds, the message timeout and whether trees are replayed from the trace's embedded topology, says again which
-workers may die in a trace (a worker with no spout executor that runs all or none of each bolt's executors, with an
-explicit assignment), and checks every worker record: a death's timing, that its bolts fail exactly there (their
-losses are section 7.2's, checked by the bolt rules), its replays against the trees in flight, their release at the
-first position at or after the death plus the timeout, and the restart's timing.
+workers may die in a trace (with an explicit assignment and section 7's failures off, a worker that runs no part of a
+window, a join or an asynchronous bolt), and checks every worker record: a death's timing, that the bolts it runs
+whole fail exactly there (their losses are section 7.2's, checked by the bolt rules), that a bolt it runs part of
+loses its dead executors' share and takes at most what the executors left take (`bolt_share`), that a spout it runs
+executors of emits nothing until the restart (the spout rules ask `DeathState.quiet`) and is timed from it, its
+replays against the trees in flight, their release at the first position at or after the death plus the timeout,
+and the restart's timing.
 """
 
 from __future__ import annotations
