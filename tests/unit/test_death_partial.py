@@ -33,8 +33,8 @@ from app.core.tcn.simulate import build_lasso
 from app.core.tcn.simulate_deaths import death_plan
 from app.core.topology import parse_topology
 from app.core.workers import worker_model
+from tests.unit.test_worker_check import Sim, replays, within
 from tests.unit.test_worker_check import check as worker_check_of
-from tests.unit.test_worker_check import within
 
 HALF = Path(__file__).resolve().parents[1] / "data" / "workers" / "half-worker.storm.json"
 
@@ -189,12 +189,12 @@ def test_no_played_death_passes_the_rate_checks_bounds() -> None:
 
 
 def short() -> dict[str, Any]:
-    """S (1 tuple/s, two executors) feeds X (two executors, fast) feeds A (75 % busy, 5 tuples at time 0); worker 1
-    runs one executor of S and one of X and may die 3 s after its restart, back 1 s later; the trees come back at
-    once at the 2 s timeout."""
+    """S (1 tuple/s, two executors) feeds X (two executors, 0.5 s a tuple) feeds A (75 % busy, 5 tuples at time 0);
+    worker 1 runs one executor of S and one of X and may die 3 s after its restart, back 1 s later; the trees come
+    back at once at the 2 s timeout."""
     return {
         "name": "half short", "schema_version": 4, "spouts": [{"name": "S", "rate": 1, "burst": 1, "executors": 2}],
-        "bolts": [{"name": "X", "alpha": 0.1, "sigma": 1, "parallelism": 2},
+        "bolts": [{"name": "X", "alpha": 0.5, "sigma": 1, "parallelism": 2},
                   {"name": "A", "alpha": 0.75, "sigma": 1, "parallelism": 1}],
         "subscriptions": [{"source": "S", "target": "X"}, {"source": "X", "target": "A"}],
         "settings": {"tolerance": 0, "max_idle_time": 0, "min_reboot_time": 1, "max_reboot_time": 1,
@@ -243,3 +243,171 @@ def test_the_encoding_plays_the_same_rule() -> None:
     assert isinstance(solved, dict) and refused == z3.unsat
     cert = certify(solved, ["A"])
     assert cert.ok and cert.growth_per_loop["A"] > 0, cert.problems[:3]
+
+
+class ExecutorSim(Sim):
+    """test_worker_check.py's tree-by-tree random run, executor by executor, with the document's explicit assignment:
+    a bolt's executors each have their own queue and receive its tuples in turn (shuffle grouping), a spout's
+    executors emit its tuples in turn (a dead one's turn emits nothing) and each remembers the trees it emitted, a
+    death loses its executors' queues and work and its ackers' trees, and a restarted spout executor re-emits its
+    pending trees."""
+
+    def __init__(self, data: dict[str, Any], seed: int, horizon: int) -> None:
+        single = copy.deepcopy(data)
+        for b in single["bolts"]:
+            b["parallelism"] = 1
+        super().__init__(single, Fraction(data["storm"]["worker_min_ttf"]), seed, Fraction(horizon))
+        self.bolts = {b["name"]: b for b in data["bolts"]}
+        rows = data["storm"]["assignment"]
+        self.on: dict[str, list[int]] = {c: [x for x, n in enumerate(rows[c]) for _ in range(n)] for c in rows}
+        self.acker_workers = self.on["__acker"]
+        self.turn = dict.fromkeys(self.on, 0)
+        self.xqueue = {(b, e): [] for b in self.bolts for e in range(len(self.on[b]))}
+        self.xwork: dict[tuple[str, int], list[int]] = {key: [] for key in self.xqueue}
+        self.emitter: dict[int, int] = {}  # tree -> the spout executor that emitted it
+
+    def next_of(self, c: str) -> int:
+        e = self.turn[c]
+        self.turn[c] = (e + 1) % len(self.on[c])
+        return e
+
+    def emit(self, t: Fraction, s: str) -> None:
+        e = self.next_of(s)  # this executor's turn: it emits when its worker is up
+        sp = self.spouts[s]
+        a = 1 / Fraction(str(sp["rate"]))
+        self.at(t + self.pick(a * (1 - self.tau), a * (1 + self.tau)), "emit", s)
+        if not self.alive[self.on[s][e]]:
+            return
+        replayed = min(self.backlog[s], 1)
+        self.backlog[s] -= replayed
+        for _ in range(1 + replayed):
+            if self.pending_cap is not None and sum(self.emitter[x] == e for x in self.pending[s]) >= self.pending_cap:
+                self.backlog[s] += 1  # (max.spout.pending, per executor: nextTuple is not called; it waits)
+                continue
+            tree = next(self.tree_ids)
+            self.trees[tree] = dict(spout=s, t=t, open=0, lost=False, acker=self.rng.choice(self.acker_workers),
+                                    ack_ok=True, done=False)
+            self.emitter[tree] = e
+            self.pending[s].add(tree)
+            self.at(t + self.T + self.T * Fraction(self.rng.randint(0, 100), 100), "timeout", tree)
+            self.send(t, s, tree)
+
+    def send(self, t: Fraction, source: str, tree: int) -> None:
+        for target in self.subs.get(source, []):
+            self.trees[tree]["open"] += 1
+            e = self.next_of(target)
+            if not self.alive[self.on[target][e]]:
+                self.trees[tree]["lost"] = True
+                continue
+            self.xqueue[(target, e)].append(tree)
+            self.take(t, (target, e))
+
+    def take(self, t: Fraction, key: Any) -> None:  # type: ignore[override]
+        b = key[0]
+        queue, work = self.xqueue[key], self.xwork[key]
+        if not work and queue:
+            work.append(queue.pop(0))
+            alpha = Fraction(str(self.bolts[b]["alpha"]))
+            self.at(t + self.pick(alpha * (1 - self.tau), alpha * (1 + self.tau)), "done", (key, work[0]))
+        self.queues[b] = max(self.queues[b], sum(len(q) for (c, _), q in self.xqueue.items() if c == b))
+
+    def done(self, t: Fraction, data: Any) -> None:
+        key, tree = data
+        if self.xwork[key] != [tree]:
+            return  # (the worker died meanwhile: this work is gone)
+        self.xwork[key] = []
+        if self.bolts[key[0]]["sigma"]:
+            self.send(t, key[0], tree)
+        tr = self.trees[tree]
+        tr["open"] -= 1
+        if tr["open"] == 0 and not tr["lost"] and tr["ack_ok"] and not tr["done"]:
+            tr["done"] = True
+            self.pending[tr["spout"]].discard(tree)
+            self.completion[tr["spout"]] = max(self.completion[tr["spout"]], t - tr["t"])
+        self.take(t, key)
+
+    def die(self, t: Fraction, x: int) -> None:
+        self.alive[x] = False
+        lost = 0
+        for (b, e), queue in self.xqueue.items():
+            if self.on[b][e] == x:
+                for tree in queue + self.xwork[(b, e)]:
+                    self.trees[tree]["lost"] = True
+                    lost += 1
+                self.xqueue[(b, e)], self.xwork[(b, e)] = [], []
+        for tree in self.trees.values():
+            if tree["acker"] == x and not tree["done"]:
+                tree["ack_ok"] = False
+        self.losses[x].append(lost)
+        self.at(t + self.pick(*self.reboot), "restart", x)
+
+    def restart(self, t: Fraction, x: int) -> None:
+        self.alive[x] = True
+        for s in self.spouts:  # its spout executors re-emit the trees they had pending
+            mine = {tree for tree in self.pending[s] if self.on[s][self.emitter[tree]] == x}
+            self.pending[s] -= mine
+            self.backlog[s] += len(mine)
+            if mine:
+                self.added[s].append((t, len(mine)))
+        self.at(t + self.min_ttf + self.later(), "die", x)
+
+
+def spread(a_split: tuple[int, int], s_split: tuple[int, int], acker: tuple[int, int], ttf: int,
+           d: tuple[int, int] = (0, 1)) -> dict[str, Any]:
+    """test_worker_check.py's S, A (90 % busy), C, D on two workers with A's and S's executors split as given."""
+    data = replays(a_executors=sum(a_split), pending=2, worker_min_ttf=ttf, acker_executors=sum(acker))
+    data["schema_version"] = 4
+    data["spouts"][0]["executors"] = sum(s_split)
+    data["storm"]["assignment"] = {"S": list(s_split), "A": list(a_split), "C": [1, 0], "D": list(d),
+                                   "__acker": list(acker)}
+    return data
+
+
+SPREADS = [("half of A and of S, nothing whole", spread((1, 1), (1, 1), (1, 0), 100, d=(1, 0))),
+           ("a third of A, all of S", spread((2, 1), (0, 2), (1, 0), 60)),
+           ("half of A, a spout executor and an acker each", spread((1, 1), (1, 1), (1, 1), 200))]
+
+
+@pytest.mark.parametrize(("name", "data"), SPREADS, ids=[s[0] for s in SPREADS])
+def test_no_random_run_with_partial_deaths_exceeds_the_bounds(name: str, data: dict[str, Any]) -> None:
+    """The independent random runs, executor by executor, never pass the rate check's worker-death bounds: a queue, a
+    death's loss, the replays in any window, a tree's time (docs/boundedness.md, "Worker deaths")."""
+    topo, c = worker_check_of(data, data["storm"]["worker_min_ttf"])
+    assert c.bounds is not None
+    names = {x.id: x.name for x in topo.components}
+    deaths = 0
+    for seed in range(3):
+        sim = ExecutorSim(data, seed, 300).run()
+        deaths += sum(len(v) for v in sim.losses)
+        for j, bound in c.bounds.queue.items():
+            if bound is not None:
+                assert sim.queues[names[j]] <= bound, (name, names[j], sim.queues[names[j]], bound)
+        for s, curve in c.bounds.replays.items():
+            assert within(curve, sim.added[names[s]]), (name, names[s])
+        for x, lost in enumerate(c.loss):
+            if lost is not None and sim.losses[x]:
+                assert max(sim.losses[x]) <= lost, (name, x, sim.losses[x], lost)
+        for s, longest in c.completion.items():
+            if longest is not None:
+                assert sim.completion[names[s]] <= longest
+        if c.survives:
+            assert sim.slow_timeouts == 0
+    assert deaths > 0
+
+
+def test_the_random_runs_catch_a_loss_bound_that_forgets_part_of_a_bolt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison can fail: a per-death loss that counts only the bolts a worker runs whole is exceeded."""
+    from app.core.workers import WorkerModel
+
+    whole = WorkerModel.at_most
+    monkeypatch.setattr(WorkerModel, "at_most", lambda self, worker, component, executors: (
+        n if (n := whole(self, worker, component, executors)) >= executors else 0))
+    data = spread((1, 1), (1, 1), (1, 0), 200, d=(1, 0))  # worker 1 runs half of A and of S, nothing whole
+    _, c = worker_check_of(data, data["storm"]["worker_min_ttf"])
+    assert c.loss[1] == 0  # (the forgetful bound)
+    exceeded = 0
+    for seed in range(3):
+        sim = ExecutorSim(data, seed, 300).run()
+        exceeded += any(c.loss[x] is not None and lost > c.loss[x]
+                        for x, runs in enumerate(sim.losses) for lost in runs)
+    assert exceeded > 0
