@@ -1,16 +1,17 @@
 """Worker deaths in the z3 encoding (docs/model.md 9.5), the rule the simulation (app/core/tcn/simulate_deaths.py)
 and the certifier (app/core/tcn/check/certify_deaths.py) play, stated as constraints.
 
-The workers are those section 9.5 lets the solver play (`playable_workers` with `whole_only`: an explicit
-assignment, no spout executor, all or none of each bolt's executors; the simulation and the certifier play the others
-too). Their bolts are failing bolts of app/core/tcn/encode_failures.py with the
-worker's `storm.worker_min_ttf` and reboot bounds and no replays of their own (`death_network`): this module links
-their `fail`/`recover` to the worker's `death`/`restart`, so they fail and recover with it on its clock. Per worker w
-and position i (after the actions of i): `death`, `restart`, `down`, the time of its last restart (`up_since`, time 0
-at first) and of its last death (`died`), the trees its death breaks per spout (`replays`, at a death only), whether
-they are held back (`hold`, with `waiting` per spout) and their `release` at the first position at or after the death
-plus the message timeout T, where they join the spouts' backlogs (section 7.3's backlog rule, which
-app/core/tcn/encode_failures.py states). No z3 object leaves the encoding.
+The workers are those the simulation plays too (`chosen_workers`). The bolts they run whole are failing bolts of
+app/core/tcn/encode_failures.py with the worker's `storm.worker_min_ttf` and reboot bounds and no replays of their
+own (`death_network`): this module links their `fail`/`recover` to the worker's `death`/`restart`, so they fail and
+recover with it on its clock. Per worker w and position i (after the actions of i): `death`, `restart`, `down`, the
+time of its last restart (`up_since`, time 0 at first) and of its last death (`died`), the trees its death breaks
+per spout (`replays`, at a death only), whether they are held back (`hold`, with `waiting` per spout) and their
+`release` at the first position at or after the death plus the message timeout T, where they join the spouts'
+backlogs (section 7.3's backlog rule, which app/core/tcn/encode_failures.py states). A bolt a worker runs part of loses its dead executors' share while the
+worker is dead and takes at most p − k then (`cut`, which app/core/tcn/encode_runs.py's take rule reads); a spout it
+runs executors of emits nothing while it is down and is timed from the restart (`quiet`). No z3 object leaves the
+encoding.
 """
 
 from __future__ import annotations

@@ -1,15 +1,16 @@
 """Worker deaths in a simulated run (docs/model.md 9.5): which workers the simulation lets die, and their
 deaths, restarts and replays position by position (app/core/tcn/simulate.py calls `Deaths` at each position).
 
-A worker the simulation plays runs no spout executor and, of every bolt of the run, all its executors or none
-(so its death fails whole bolts, section 7.2's failure position, and the run keeps one queue per bolt); the
-document's `storm.assignment` says which. It dies as early as the rules let it, every `up` after it is back (at
-least `storm.worker_min_ttf`, and no earlier than its last death's replays are out), and is back `min_reboot_time`
-after its death. Its bolts fail and recover with it: they are in the simulation's failure plan with the worker's
-durations, so their clocks are the worker's. A death's replays are the broken trees, at most the tuples in flight
-at the death in its bolts and, when it runs an acker, in every bolt (`in_flight`), and at most `most` (a constant,
-so that a loop can repeat once a growing queue holds that many); they join the spouts' backlogs at the death plus
-the message timeout. No z3 and nothing of the certifier here.
+A worker the simulation plays is one of `chosen_workers` (the document's `storm.assignment` says what each runs). It
+dies as early as the rules let it, every `up` after it is back (at least `storm.worker_min_ttf`, and no earlier than
+its last death's replays are out), and is back `min_reboot_time` after its death. The bolts it runs whole fail and
+recover with it: they are in the simulation's failure plan with the worker's durations, so their clocks are the
+worker's. A bolt it runs part of loses its dead executors' share and takes on the executors left (`Deaths.cut`; a
+death waits for a batch that does not fit on them, `Deaths.decide`); a spout it runs executors of emits nothing until
+the restart, then one period after it. A death's replays are the broken trees, at most the tuples in flight at the
+death where it breaks trees and its spout executors' share of their trees' (`Deaths._replays`), and at most `most`
+(a constant, so that a loop can repeat once a growing queue holds that many); they join the spouts' backlogs at
+the death plus the message timeout. No z3 and nothing of the certifier here.
 """
 
 from __future__ import annotations
@@ -77,11 +78,10 @@ class Playable:
     spouts: tuple[tuple[str, int, int], ...]
 
 
-def playable_workers(topo: Topology, model: WorkerModel, bolts: list[str], whole_only: bool = False
-                     ) -> list[Playable]:
+def playable_workers(topo: Topology, model: WorkerModel, bolts: list[str]) -> list[Playable]:
     """The workers a run may let die (docs/model.md 9.5): with the document's explicit assignment only, a worker
     that runs a bolt of `bolts`, an acker or a spout executor, and of a window, a join or an asynchronous bolt all
-    the executors or none. `whole_only` (the solver's encoding): no spout executor, all or none of every bolt's."""
+    the executors or none."""
     if not model.explicit:
         return []
     by_name = {b.name: b for b in topo.bolts}
@@ -95,7 +95,7 @@ def playable_workers(topo: Topology, model: WorkerModel, bolts: list[str], whole
                         for b in held if not model.runs_all(w, by_name[b].id, counts[by_name[b].id]))
         plain = all(by_name[b].window is None and by_name[b].join is None and by_name[b].threads is None
                     for b, _, _ in partial)
-        if not plain or (whole_only and (spouts or partial)):
+        if not plain:
             continue
         if held or spouts or model.at_most(w, ACKER, 1):
             # its death breaks every tree in flight only when it runs every acker (a tree's ack-val is in one)
@@ -104,13 +104,13 @@ def playable_workers(topo: Topology, model: WorkerModel, bolts: list[str], whole
     return out
 
 
-def chosen_workers(net: Network, model: WorkerModel, whole_only: bool = False) -> list[Playable]:
+def chosen_workers(net: Network, model: WorkerModel) -> list[Playable]:
     """The playable workers a search of `net` lets die (the simulation's and the solver's): none that runs an executor
     of a checked bolt (its deaths would empty it or take its share: it could not grow), nor part of a bolt or a spout
     an earlier one runs too (one death at a time touches a shared component)."""
     out: list[Playable] = []
     shared: set[str] = set()
-    for p in playable_workers(net.topology, model, [b.name for b in net.bolts], whole_only):
+    for p in playable_workers(net.topology, model, [b.name for b in net.bolts]):
         mine = {c for c, _, _ in (*p.partial, *p.spouts)}
         if not mine & shared and not set(net.checked) & ({*p.whole} | {c for c, _, _ in p.partial}):
             shared |= mine
