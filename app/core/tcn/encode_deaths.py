@@ -8,10 +8,10 @@ recover with it on its clock. Per worker w and position i (after the actions of 
 time of its last restart (`up_since`, time 0 at first) and of its last death (`died`), the trees its death breaks
 per spout (`replays`, at a death only), whether they are held back (`hold`, with `waiting` per spout) and their
 `release` at the first position at or after the death plus the message timeout T, where they join the spouts'
-backlogs (section 7.3's backlog rule, which app/core/tcn/encode_failures.py states). A bolt a worker runs part of loses its dead executors' share while the
-worker is dead and takes at most p − k then (`cut`, which app/core/tcn/encode_runs.py's take rule reads); a spout it
-runs executors of emits nothing while it is down and is timed from the restart (`quiet`). No z3 object leaves the
-encoding.
+backlogs (section 7.3's backlog rule, which app/core/tcn/encode_failures.py states). A bolt a worker runs part of
+loses its dead executors' share while the worker is dead and takes at most p − k then (`cut`, which
+app/core/tcn/encode_runs.py's take rule reads); a spout it runs executors of emits nothing while it is down and is
+timed from the restart (`quiet`). No z3 object leaves the encoding.
 """
 
 from __future__ import annotations
