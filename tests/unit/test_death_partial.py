@@ -22,6 +22,7 @@ from app.core.failures import failures_off
 from app.core.formats.trace import Trace
 from app.core.rates import rate_check
 from app.core.tcn.check.certify import certify
+from app.core.tcn.check.certify_deaths import DeathState, bolt_share, death_rules
 from app.core.tcn.decode import decode
 from app.core.tcn.encode import Encoding
 from app.core.tcn.encode_deaths import death_rule
@@ -132,6 +133,10 @@ MUTATIONS = [
      "share of its executors"),
     ("more replays than in flight", lambda t: first_death(
         t, lambda p: p["workers"]["w1"].update(replays={"S": 60})), "more than"),
+    # w1 runs the acker too: every tree in flight breaks, but S cannot replay more trees than it has tuples in flight
+    ("replays beyond a spout's trees", lambda t: storm(first_death(t, lambda p: p["workers"]["w1"].update(
+        replays={"S": 4 + sum(b["queue"] + b["arrivals"] for b in p["bolts"].values())})),  # (batches: 3 at most)
+        assignment={**t["topology"]["storm"]["assignment"], "__acker": [0, 1]}), "its trees have in flight"),
 ]
 
 
@@ -411,3 +416,27 @@ def test_the_random_runs_catch_a_loss_bound_that_forgets_part_of_a_bolt(monkeypa
         exceeded += any(c.loss[x] is not None and lost > c.loss[x]
                         for x, runs in enumerate(sim.losses) for lost in runs)
     assert exceeded > 0
+
+
+def test_the_certifiers_share_rule_by_hand() -> None:
+    """The certifier's rule for a bolt a dying worker runs part of (`bolt_share`), position by position: A (two
+    executors, one in worker 1) holding 4 and receiving 1 at worker 1's death loses ⌈5/2⌉ = 3 and takes one at a time;
+    receiving 3 while it is down, ⌈(5 + 3)/2⌉ − 3 = 1 more; at the restart nothing and two at a time again."""
+    data = json.loads(HALF.read_text())
+    data["bolts"][0].pop("min_ttf")  # (a trace with deaths has section 7's failures off)
+    rules = death_rules(parse_topology(data))
+    assert rules is not None and rules.workers["w1"].partial == {"A": (1, 2)}
+    state, problems = DeathState.initial(rules), []
+    share = bolt_share(rules, state, lambda i, who, text: problems.append(text))
+
+    def bolt(queue: int, arrivals: int, lost: int) -> dict[str, Any]:
+        return {"queue": queue, "arrivals": arrivals, "lost": lost, "fail": False, "recover": False,
+                "phase": "idle", "replays": None, "emit": False}
+    assert share(1, "A", bolt(4, 1, 3), {"w1": {"death": True}}, False, 0, 2) == (3, 1)
+    state.down["w1"] = True
+    assert share(2, "A", bolt(1, 3, 1), {}, False, 0, 2) == (1, 1)
+    assert share(3, "A", bolt(3, 2, 0), {"w1": {"restart": True}}, False, 0, 2) == (0, 2)
+    assert not problems
+    state.down["w1"], state.share["w1"] = False, {}
+    share(4, "A", bolt(4, 1, 2), {"w1": {"death": True}}, True, 2, 2)  # a batch of 2 does not fit on one executor
+    assert any("loses 2 tuples" in p for p in problems) and any("more than the 1 executors" in p for p in problems)
