@@ -5,10 +5,14 @@ join sends no part of the message followed. The waits agree with an independent 
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
-from app.core.latency.report import latency_report
+import pytest
+
+from app.cli import main
 from app.core.latency.witness import timeout_witnesses
 from app.core.tcn.check.latency_witness import check_witness
 from app.core.topology import parse_topology
@@ -131,11 +135,22 @@ def test_a_part_waiting_in_a_growing_cache_is_a_certified_witness_and_forged_one
     assert "not a branch" in problems(branch=["kafka", "default"])[0]
 
 
-def test_the_answer_says_the_trees_time_out_in_the_cache() -> None:
+def test_the_answer_says_the_trees_time_out_in_the_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Only the join's cache grows: the spout's answer is `times-out` with the cache's witness (before, no witness
-    counted a wait in a cache and the answer stayed `may-time-out`), and `check-witness` accepts the file."""
-    report = latency_report(parse_topology(_filtered()), pending=False)
-    answer = report.spouts["kafka"]
-    assert answer.answer == "times-out", answer.sentence
-    assert answer.witness is not None and answer.witness["branch"][0] in ("split", "host")
-    assert "in its cache" in answer.sentence
+    counted a wait in a cache and the answer stayed `may-time-out`); `check-witness` accepts the written file, and
+    rejects it with the branch changed to the slow one."""
+    doc = tmp_path / "filtered.storm.json"
+    doc.write_text(json.dumps(_filtered()))
+    out = tmp_path / "w.json"
+    assert main(["check", str(doc), "--witness-out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "kafka: tuples time out: a certified run in which a part" in text and "in its cache" in text, text
+    data = json.loads(out.read_text())
+    (w,) = data["witnesses"]
+    assert w["bolt"] == "join" and w["branch"][0] in ("split", "host")
+    assert main(["check-witness", str(out)]) == 0
+    assert "kafka at join: accepted: a part in its cache of a tree of kafka waits" in capsys.readouterr().out
+    w["branch"] = ["geo", "default"]
+    out.write_text(json.dumps(data))
+    assert main(["check-witness", str(out)]) == 1
+    assert "rejected" in capsys.readouterr().out
