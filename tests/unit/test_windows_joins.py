@@ -1,6 +1,7 @@
 """Windows and joins (docs/model.md section 10) are recognised by the Flux import and never read silently as ordinary
-bolts: a window on arrival time becomes the bolt's `window` (Storm's JoinBolt over it is that window's rule), anything else is kept as the import found it (`unmodelled`), and the import, every command
-reading the document and the rate check's explanation say what the model does not have."""
+bolts: a window on arrival time becomes the bolt's `window` (Storm's JoinBolt over it is that window's rule),
+anything else is kept as the import found it (`unmodelled`), and the import, every command reading the document and
+the rate check's explanation say what the model does not have."""
 
 from __future__ import annotations
 
