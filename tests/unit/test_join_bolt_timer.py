@@ -63,6 +63,7 @@ def test_a_join_bolt_that_keeps_up_is_bounded_within_storms_counts() -> None:
     assert joiner.queue_bound is not None and played.unevaluated_max <= joiner.queue_bound
     assert joiner.window_pending is not None and played.pending_max <= joiner.window_pending
     assert joiner.window_hold_max is not None and max(played.holds) <= joiner.window_hold_max + 1e-9
+    assert joiner.window_hold_nominal == 20 and 10 - 1e-9 <= min(played.holds) <= max(played.holds) <= 20 + 1e-9
     found = verify(topo, SearchOptions(k_max=4))
     assert found.bolts["joiner"].verdict == "bounded" and found.bolts["printer"].verdict == "bounded"
 
