@@ -48,6 +48,19 @@ def test_the_join_bolt_example_imports_as_a_timer_join() -> None:
                for n in result.notes)
 
 
+def test_the_skeleton_export_writes_the_join_bolt_and_its_window_back(tmp_path: Path) -> None:
+    from app.core.storm.flux.export import to_flux_bytes
+
+    data = example(printer_alpha=0.01).model_dump(mode="json")
+    data["storm"].pop("flux_file", None)  # (the skeleton export, not the original file's)
+    path = tmp_path / "back.yaml"
+    path.write_bytes(to_flux_bytes(parse_topology(data)))
+    again = import_flux(path).topology.bolt_by_name("joiner")
+    assert again.class_name == "org.apache.storm.bolt.JoinBolt" and again.join is not None
+    assert again.join.kind == "window" and again.window is not None
+    assert again.window.model_dump(exclude_none=True) == {"kind": "duration", "length": 10}
+
+
 def test_a_join_bolt_that_keeps_up_is_bounded_within_storms_counts() -> None:
     """The rate check's timer figures hold the independent simulation's counts of a JoinBolt fed by both spouts:
     unevaluated tuples, tuples pending (not acked) and each tuple's hold; the search answers bounded for both."""
