@@ -183,7 +183,12 @@ class Run:
         bolt = {b.id: dict(Q=topo.settings.init_queues, P=0, carry=Fraction(0), emit_at=None,
                            take_at=Fraction(0) if topo.settings.init_queues else None, failed=False, fail_at=None,
                            recover_at=None, worst=1, eligible=Fraction(0), alpha=Fraction(str(b.alpha)),
-                           C=b.parallelism, sigma=Fraction(str(b.sigma))) for b in topo.bolts}
+                           C=b.parallelism if b.duration_window is None else 10**9, sigma=Fraction(str(b.sigma)),
+                           gap=self.gap(b), last_take=None)
+                for b in topo.bolts}
+        for st in bolt.values():  # a timer's first run, with the initial tuples, comes within G of the start
+            if st["gap"] is not None and st["take_at"] is not None:
+                st["take_at"] = _pick(rng, Fraction(0), st["gap"])
         for j, st in bolt.items():
             if j in self.model.min_ttf:
                 st["fail_at"] = self.fail_time(Fraction(0), j)
@@ -240,13 +245,15 @@ class Run:
                             st["carry"] = Fraction(-((-rest.numerator) // rest.denominator)) \
                                 if self.rule == "dvert" else rest
                         st.update(P=0, emit_at=None)
-                        if st["Q"] + arrived > 0:
+                        if st["Q"] + arrived > 0 and st["gap"] is None:
                             st["take_at"] = t + _pick(rng, Fraction(0), self.idle)
-                    if st["emit_at"] is None and st["take_at"] is None and st["Q"] + arrived > 0:
+                    if st["gap"] is not None:
+                        self.clock(st, t, arrived)
+                    elif st["emit_at"] is None and st["take_at"] is None and st["Q"] + arrived > 0:
                         st["take_at"] = t + _pick(rng, Fraction(0), self.idle)
                     if st["emit_at"] is None and st["take_at"] == t:
                         taken = min(st["C"], st["Q"] + arrived)
-                        st.update(Q=st["Q"] + arrived - taken, P=taken, take_at=None,
+                        st.update(Q=st["Q"] + arrived - taken, P=taken, take_at=None, last_take=t,
                                   emit_at=t + _pick(rng, st["alpha"] * (1 - self.tau), st["alpha"] * (1 + self.tau)))
                     else:
                         st["Q"] += arrived
@@ -260,6 +267,22 @@ class Run:
                 nxt += [x for x in (st["emit_at"], st["take_at"], st["fail_at"], st["recover_at"]) if x is not None]
             t = min(x for x in nxt if x > t)
         return self
+
+    def gap(self, b: Any) -> Fraction | None:
+        """A duration window's G = (1+τ)·max(S, α), from the document (docs/model.md 10.3; None: not a timer)."""
+        w = b.duration_window
+        if w is None:
+            return None
+        return (1 + self.tau) * max(Fraction(str(w.interval)), Fraction(str(b.alpha)))
+
+    def clock(self, st: dict[str, Any], t: Fraction, arrived: int) -> None:
+        """A timer's next run (docs/model.md 10.3, the timer rule): when its queue stops being empty, the run comes
+        at most G after its last take if it is evaluating, else after now; any time from its evaluation's end."""
+        if st["Q"] > 0 or arrived == 0 or st["take_at"] is not None:
+            return
+        evaluating = st["emit_at"] is not None
+        start = st["last_take"] if evaluating else t
+        st["take_at"] = _pick(self.rng, st["emit_at"] if evaluating else t, start + st["gap"])
 
     def lose(self, bolt: str, n: int, add: dict[str, int]) -> None:
         """Lost tuples, each replayed once by one of the spouts whose trees reach the bolt (the upper end)."""
@@ -321,10 +344,43 @@ def check_run(topo: Topology, check: FailureCheck, run: Run) -> None:
             assert max(run.backlogs[s.id]) <= backlog, f"{s.name}: backlog above {backlog}"
 
 
+def timed_chain(replay: str = "paced", emission: str = "exact", *, above: bool = False) -> dict[str, Any]:
+    """A duration window W (a timer, docs/model.md 10.3) below the failing bolt F, or above it (`above`), with jitter,
+    bursts and initial queues; above, W's evaluations outlast its sliding interval (they run back to back)."""
+    window = {"kind": "duration", "length": 3, "slide": 1.5} if above else {"kind": "duration", "length": 2, "slide": 1}
+    bolts = [{"name": "F", "alpha": 0.05, "sigma": 0.5, "parallelism": 3, "min_ttf": 20},
+             {"name": "W", "alpha": 2 if above else 0.3, "sigma": 1 if above else 0.5, "parallelism": 1,
+              "window": window},
+             {"name": "D", "alpha": 0.1, "sigma": 0, "parallelism": 1}]
+    order = ["S", "W", "F", "D"] if above else ["S", "F", "W", "D"]
+    subs = [{"source": a, "target": b} for a, b in zip(order, order[1:], strict=False)]
+    subs.append({"source": "T", "target": "W"})
+    return {"schema_version": 4, "name": "timed", "spouts": [{"name": "S", "rate": 2, "burst": 2},
+                                                            {"name": "T", "rate": 0.5, "burst": 1}],
+            "bolts": bolts, "subscriptions": subs,
+            "settings": {"tolerance": 0.1, "max_idle_time": 0.05, "init_queues": 2, "min_reboot_time": 0.5,
+                         "max_reboot_time": 1.5, "replay": replay, "emission": emission}}
+
+
+def fast_timer() -> dict[str, Any]:
+    """S at 10 tuples/s into W (a run every 2 s) into the failing F: each of W's runs takes about 20 tuples at once,
+    so its emission curve's G is reached (a bound without it fails here)."""
+    return {"schema_version": 4, "name": "fast", "spouts": [{"name": "S", "rate": 10, "burst": 1}],
+            "bolts": [{"name": "W", "alpha": 0.1, "sigma": 1, "parallelism": 1,
+                       "window": {"kind": "duration", "length": 4, "slide": 2}},
+                      {"name": "F", "alpha": 0.05, "sigma": 0, "parallelism": 4, "min_ttf": 10}],
+            "subscriptions": [{"source": "S", "target": "W"}, {"source": "W", "target": "F"}],
+            "settings": {"tolerance": 0, "max_idle_time": 0, "min_reboot_time": 0.5, "max_reboot_time": 1,
+                         "replay": "paced"}}
+
+
 CASES = [("shared-100", shared(BOUNDED_TTF)), ("shared-2", shared(GROWING_TTF)),
          ("shared-tol", shared(10, tolerance=0.1, max_idle_time=0.02)),
          ("chain", chain()), ("chain-dvert", chain(emission="dvert")),
          ("chain-none", chain(replay="none"))]
+TIMED = [("timer-below", timed_chain()), ("timer-below-none-dvert", timed_chain("none", "dvert")),
+         ("timer-above", timed_chain(above=True)), ("timer-above-none", timed_chain("none", above=True)),
+         ("timer-above-fast", fast_timer())]
 
 
 @pytest.mark.parametrize(("name", "data"), CASES, ids=[c[0] for c in CASES])
@@ -341,6 +397,28 @@ def test_no_random_run_exceeds_the_bounds(name: str, data: dict[str, Any]) -> No
         check_run(topo, check, run)
         failed += sum(len(v) for v in run.losses.values())
     assert failed > 0  # the runs did fail and recover
+
+
+@pytest.mark.parametrize(("name", "data"), TIMED, ids=[c[0] for c in TIMED])
+def test_no_random_run_through_a_timer_exceeds_the_bounds(name: str, data: dict[str, Any]) -> None:
+    """docs/boundedness.md, "Failures through a timer": a duration window below the failing bolt (its inflow carries
+    the replays) or above it (its evaluations' bursts feed the failing bolt's losses), paced and none: no queue, loss,
+    backlog or window count of a random run passes the bounds, and the runs do fill W's queue and fail F."""
+    topo = parse_topology(data)
+    model = failure_model(topo)
+    assert model is not None
+    check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})
+    assert check.bounds is not None, name
+    w = topo.bolt_by_name("W").id
+    assert check.bolts[w].status == "bounded"  # (above F without replays, nothing reaches it: failure-free words)
+    assert "its timer takes whatever arrived" in check.bolts[w].note or not check.bolts[w].reached
+    filled = 0
+    for seed in range(2):
+        run = Run(topo, seed, Fraction(120)).go()
+        check_run(topo, check, run)
+        assert run.losses[topo.bolt_by_name("F").id]
+        filled = max(filled, max(run.queues[w]))
+    assert filled >= 4  # (a timer's queue is what arrived since its last run: the runs let it fill)
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -389,15 +467,19 @@ def random_topology(rng: random.Random) -> dict[str, Any]:
     for i in range(rng.randint(2, 4)):
         bolt: dict[str, Any] = {"name": f"B{i}", "alpha": rng.choice([0.05, 0.1, 0.2]),
                                 "sigma": rng.choice([0, 0.5, 1, 1.5]), "parallelism": rng.randint(1, 3)}
-        if rng.random() < 0.5:
+        if rng.random() < 0.25:  # a duration window: a timer, never failing (docs/model.md 10.3)
+            bolt["window"] = {"kind": "duration", "length": rng.choice([1, 2, 4]), "slide": rng.choice([0.5, 1])}
+            bolt["alpha"] = rng.choice([0.2, 0.6, 1.5])
+        elif rng.random() < 0.5:
             bolt["min_ttf"] = rng.choice([5, 20, 60])
         earlier = [s["name"] for s in spouts] + [b["name"] for b in bolts]
         for source in rng.sample(earlier, rng.randint(1, min(2, len(earlier)))):
             subs.append({"source": source, "target": bolt["name"]})
         bolts.append(bolt)
     if not any("min_ttf" in b for b in bolts):
+        bolts[0].pop("window", None)
         bolts[0]["min_ttf"] = 10
-    return {"name": "random", "spouts": spouts, "bolts": bolts, "subscriptions": subs,
+    return {"schema_version": 4, "name": "random", "spouts": spouts, "bolts": bolts, "subscriptions": subs,
             "settings": {"tolerance": rng.choice([0, 0.1, 0.2]), "max_idle_time": rng.choice([0, 0.02]),
                          "init_queues": rng.randint(0, 2), "min_reboot_time": 0.5,
                          "max_reboot_time": rng.choice([0.5, 1, 3]), "replay": rng.choice(["paced", "none"]),

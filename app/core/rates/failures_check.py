@@ -33,6 +33,7 @@ from app.core.failures import UNBOUNDED, FailureModel
 from app.core.numbers import exact
 from app.core.rates.curves import Bounds, Component, FailureBounds, StreamBound, stream_excess
 from app.core.rates.flows import RateFigures, keeps_up
+from app.core.rates.windows import timed_hold, timer_bounded_note
 
 if TYPE_CHECKING:
     from app.core.rates.verdicts import Status
@@ -91,13 +92,16 @@ def failure_components(topo: Topology, e: RateFigures, model: FailureModel) -> l
                                 s.burst * period * (1 + tau)))
     for b in topo.bolts:
         streams = {}
+        hold = timed_hold(e, b.id)  # a duration window: a timer, its batches of any size (docs/model.md 10.3)
+        take = e.burst[b.id] if hold is not None else b.take_max
         for name, (sigma, _, hi) in e.streams[b.id].items():
-            h = stream_excess(sigma, hi, b.take_max, rule)
+            h = stream_excess(sigma, hi, take, rule)
             reset = h if rule == "dvert" and sigma.denominator != 1 else Fraction(0)
             streams[name] = StreamBound(hi, h, reset)
         inputs = tuple(k for k in e.inputs[b.id] if e.carries(*k))  # a σ = 0 stream is no input
-        result.append(Component(b.id, "bolt", inputs, streams, b.take_max, e.cap_max[b.id], e.cap_min[b.id],
-                                exact(b.alpha) * (1 + tau), e.slowest_take[b.id], e.q_start[b.id] - e.q0))
+        result.append(Component(b.id, "bolt", inputs, streams, take, e.cap_max[b.id], e.cap_min[b.id],
+                                exact(b.alpha) * (1 + tau), e.slowest_take[b.id], e.q_start[b.id] - e.q0,
+                                e.timed.get(b.id), hold or Fraction(0)))
     return result
 
 
@@ -115,12 +119,8 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
     bounds: Bounds | None = None
     reason = ""
     rounds = 0
-    timed = [b.name for b in topo.bolts if b.duration_window is not None]
     if e.cyclic:
         reason = "the topology has a cycle, and the rate check bounds replays only on acyclic topologies"
-    elif timed:  # (its failure pass reads batches and capacities, a timer has neither: docs/model.md section 10.3)
-        reason = (f"{', '.join(timed)} {'has a duration window' if len(timed) == 1 else 'have duration windows'}, "
-                  "whose timer the failure pass does not have yet")
     else:
         solver = FailureBounds(failure_components(topo, e, model), e.graph, model, topo.settings.init_queues, names)
         bounds = solver.solve()
@@ -140,11 +140,13 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         added = None if inflow is None else max(Fraction(0), inflow - e.in_max[j])
         spare = e.cap_min[j] - e.in_max[j]
         who = culprits.get(j, [])
-        replay_txt = _replay_words(who, bounds, names)
+        replay_txt = _replay_words(who, bounds, names, model.replay)
         # a tie R = c included: the queue bound of "Failures" step 3 needs a least slope ≤ c (docs/boundedness.md)
         if status[j] == "bounded" and inflow is not None and inflow <= e.cap_min[j] and queue is not None:
             verdict: Status = "bounded"
-            note = (f"with failures {b.name} receives at most {_fmt(inflow)} tuples/s and processes at least "
+            timer = timer_bounded_note(e, j, "failures", inflow, queue)
+            note = (f"{timer}{replay_txt}" if timer is not None else
+                    f"with failures {b.name} receives at most {_fmt(inflow)} tuples/s and processes at least "
                     f"{_fmt(e.cap_min[j])}: it has {_fmt(spare)} tuples/s spare{replay_txt}, so its queue stays "
                     f"below {_fmt(queue)} tuples")
         else:
@@ -185,7 +187,7 @@ def _culprits(topo: Topology, e: RateFigures, model: FailureModel) -> dict[str, 
     return result
 
 
-def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str]) -> str:
+def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str], mode: str) -> str:
     if not who or bounds is None:
         return ""
     parts = []
@@ -194,9 +196,10 @@ def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str]) 
         if lost is None:
             continue
         parts.append(f"{names[j]}'s failures lose at most {_fmt(lost)} tuples each")
+    unbounded = ("but paced it re-emits at most one per fresh tuple" if mode == "paced"
+                 else "and at once it re-emits them all")
     rates = [f"{names[s]} replays up to {_fmt(c.rate)} tuples/s" if c.rate is not None
-             else f"{names[s]}'s replays have no bound, but paced it re-emits at most one per fresh tuple"
-             for s, c in bounds.replays.items() if c.rate != 0]
+             else f"{names[s]}'s replays have no bound, {unbounded}" for s, c in bounds.replays.items() if c.rate != 0]
     if not parts and not rates:
         return ""
     return "; " + ", ".join(parts) + (" and " if parts and rates else "") + ", ".join(rates)

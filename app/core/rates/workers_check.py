@@ -23,6 +23,7 @@ from app.core.rates.curves import ZERO, Bounds, Component, Curve, FailureBounds
 from app.core.rates.failures_check import BoltFailures, failure_components, nominal_replays
 from app.core.rates.flows import RateFigures, keeps_up
 from app.core.rates.verdicts import fmt
+from app.core.rates.windows import timer_bounded_note
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.workers import ACKER, WorkerModel
 
@@ -148,8 +149,9 @@ def _completion(topo: Topology, e: RateFigures, comps: dict[str, Component], bou
                 done[n] = None
                 worst = None
                 continue
-            c = comps[n]
-            done[n] = max(t for t in ins if t is not None) + queue / c.rate_min + 2 * c.slowest_take
+            c = comps[n]  # a timer: its hold, the longest until Storm acks a tuple (its children emitted by then)
+            stay = c.hold if c.gap is not None else queue / c.rate_min + 2 * c.slowest_take
+            done[n] = max(t for t in ins if t is not None) + stay
             if worst is not None:
                 worst = max(worst, done[n])  # type: ignore[type-var]
         out[s.id] = worst
@@ -175,12 +177,8 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
     bounds: Bounds | None = None
     completion: dict[str, Fraction | None] = {s.id: None for s in topo.spouts}
     pending: dict[str, Fraction | None] = {s.id: None for s in topo.spouts}
-    timed = [b.name for b in topo.bolts if b.duration_window is not None]
     if e.cyclic:
         reason = "the topology has a cycle, and the rate check bounds replays only on acyclic topologies"
-    elif timed:  # (its failure pass reads batches and capacities, a timer has neither: docs/model.md section 10.3)
-        reason = (f"{', '.join(timed)} {'has a duration window' if len(timed) == 1 else 'have duration windows'}, "
-                  "whose timer the worker-death check does not have yet")
     else:
         replays, pending, reason = _replays(topo, wm, comps, fm)
         bounds = FailureBounds(comp_list, e.graph, fm, topo.settings.init_queues, names).run(replays)
@@ -244,9 +242,10 @@ def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | Non
     slow, late = slowness
     if status == "bounded" and inflow is not None and keeps_up(inflow, e.cap_min[j]) and queue is not None \
             and not slow:
-        note = (f"with worker deaths {name} receives at most {fmt(inflow)} tuples/s and processes at least "
-                f"{fmt(e.cap_min[j])}: the replays add {fmt(added or 0)} tuples/s, within its {fmt(spare)} tuples/s "
-                f"spare, so its queue stays below {fmt(queue)} tuples")
+        note = timer_bounded_note(e, j, "worker deaths", inflow, queue) or (
+            f"with worker deaths {name} receives at most {fmt(inflow)} tuples/s and processes at least "
+            f"{fmt(e.cap_min[j])}: the replays add {fmt(added or 0)} tuples/s, within its {fmt(spare)} tuples/s "
+            f"spare, so its queue stays below {fmt(queue)} tuples")
         return BoltFailures("bounded", inflow, added, queue, lost, note)
     # a bolt that keeps up with its largest inflow keeps up with the nominal one (a run's): no estimate needed
     fits = status == "bounded" and inflow is not None and keeps_up(inflow, e.cap_min[j])
