@@ -305,14 +305,21 @@ def _topological(topo: Topology) -> list[str]:
 def worst_window(times: list[Fraction], counts: list[int], rate: Fraction) -> Fraction:
     """max over windows [t_i, t_k] of (tuples at positions i..k) − rate·(t_k − t_i)."""
     best = Fraction(0)
-    low: Fraction | None = None  # min over i <= k of (cum before i) + rate·t_i
+    low: Fraction | None = None  # min over i <= k of (cum before i) − rate·t_i
     cum = 0
     for t, n in zip(times, counts, strict=True):
-        start = cum + rate * t
+        start = cum - rate * t
         low = start if low is None or start < low else low
         cum += n
         best = max(best, cum - rate * t - low)
     return best
+
+
+def test_the_worst_window_reads_every_window_not_only_those_from_the_start() -> None:
+    """The helper every curve check here reads: 5 tuples at t = 1 exceed 1·w by 5 in the window [1, 1]."""
+    times = [Fraction(0), Fraction(1), Fraction(2)]
+    assert worst_window(times, [0, 5, 0], Fraction(1)) == 5
+    assert worst_window(times, [1, 0, 3], Fraction(1)) == 3
 
 
 def assert_within(curve: Curve, times: list[Fraction], counts: list[int], what: str) -> None:
@@ -421,6 +428,22 @@ def test_no_random_run_through_a_timer_exceeds_the_bounds(name: str, data: dict[
     assert filled >= 4  # (a timer's queue is what arrived since its last run: the runs let it fill)
 
 
+def test_the_latency_arrival_curve_below_a_timer_counts_its_initial_tuples() -> None:
+    """docs/latency.md, "Arrival curves" 4, the timer: W's first run takes its Q₀ initial tuples and what arrived
+    within G at once, so the curve of what reaches F below it counts both (not the larger of the two)."""
+    from app.core.latency.bounds import LatencyAnalysis
+
+    data = fast_timer()
+    data["settings"].update(init_queues=10, replay="none")  # (no replays: W's inflow curve is tight)
+    topo = parse_topology(data)
+    f = topo.bolt_by_name("F").id
+    arrival = LatencyAnalysis(topo).bolts[f].arrival
+    assert arrival is not None
+    for seed in range(3):
+        run = Run(topo, seed, Fraction(30)).go()
+        assert_within(arrival, run.times, run.arrivals[f], "F's arrivals (latency)")
+
+
 ROOT = Path(__file__).resolve().parents[2]
 DVERT = ROOT / "tests" / "data" / "dvert"
 
@@ -488,7 +511,7 @@ def random_topology(rng: random.Random) -> dict[str, Any]:
 
 def test_no_random_run_of_a_random_topology_exceeds_the_bounds() -> None:
     rng = random.Random(2024)
-    checked = 0
+    checked = timed = 0
     for _ in range(40):
         topo = parse_topology(random_topology(rng))
         model = failure_model(topo)
@@ -498,7 +521,9 @@ def test_no_random_run_of_a_random_topology_exceeds_the_bounds() -> None:
             continue
         check_run(topo, check, Run(topo, rng.randint(0, 10**6), Fraction(150)).go())
         checked += 1
+        timed += any(b.duration_window is not None and check.bolts[b.id].reached for b in topo.bolts)
     assert checked >= 15  # most random topologies get bounds, and each was checked against a run
+    assert timed >= 5  # among them, timers that failures or replays reach ("Failures through a timer")
 
 
 def _with_parallelism(topo: Topology, values: dict[str, int | None]) -> Topology:
