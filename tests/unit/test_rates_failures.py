@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from app.core.failures import failure_model
+from app.core.failures import FailureModel, failure_model
 from app.core.rates import RateFigures, failure_margins, rate_check
 from app.core.rates.curves import Curve
 from app.core.rates.failures_check import FailureCheck, failure_check
@@ -151,9 +151,9 @@ def _pick(rng: random.Random, lo: Fraction, hi: Fraction) -> Fraction:
 class Run:
     """One random legal run; records what the bounds speak about."""
 
-    def __init__(self, topo: Topology, seed: int, horizon: Fraction):
+    def __init__(self, topo: Topology, seed: int, horizon: Fraction, model: FailureModel | None = None):
         self.topo, self.rng = topo, random.Random(seed)
-        model = failure_model(topo)
+        model = model or failure_model(topo)
         assert model is not None
         self.model = model
         s = topo.settings
@@ -426,6 +426,28 @@ def test_no_random_run_through_a_timer_exceeds_the_bounds(name: str, data: dict[
         assert run.losses[topo.bolt_by_name("F").id]
         filled = max(filled, max(run.queues[w]))
     assert filled >= 4  # (a timer's queue is what arrived since its last run: the runs let it fill)
+
+
+@pytest.mark.parametrize("replay", ["paced", "none"])
+def test_no_random_run_in_which_the_timer_dies_exceeds_the_bounds(replay: str) -> None:
+    """Worker deaths read every bolt as a failing bolt (docs/boundedness.md, "Worker deaths" 1), a timer too: W
+    fails as F does (its queue and its run lost, what arrives while it is down lost, then a fresh timer), and
+    no queue, loss or window count of a random run passes the pass's bounds ("Failures through a timer", 6)."""
+    import dataclasses
+
+    topo = parse_topology(timed_chain(replay))
+    plain = failure_model(topo)
+    assert plain is not None
+    w = topo.bolt_by_name("W").id
+    model = dataclasses.replace(plain, min_ttf={**plain.min_ttf, w: Fraction(15)})
+    check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})
+    assert check.bounds is not None and check.bounds.lost[w] is not None
+    lost = 0
+    for seed in range(2):
+        run = Run(topo, seed, Fraction(120), model).go()
+        check_run(topo, check, run)
+        lost = max(lost, max(run.losses[w], default=0))
+    assert lost >= 4  # (W's deaths did lose what it held)
 
 
 def test_the_latency_arrival_curve_below_a_timer_counts_its_initial_tuples() -> None:
