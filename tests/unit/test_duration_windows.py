@@ -344,6 +344,10 @@ def test_worker_deaths_through_a_duration_window_are_bounded_and_a_death_loses_w
     assert lost is not None and queue is not None
     assert lost == inflow.at(Fraction(5 - 3 + 2 * 3 + 2))  # Q₀ = 0: α(L − S + 2G + max_reboot)
     assert check.loss[0] is not None and check.loss[0] >= lost  # its worker's loss counts it
+    from app.core.storm.lines import worker_deaths_line
+
+    assert "tuples in queues, in work, in windows (unacked: their trees time out too) and while it restarts" in \
+        worker_deaths_line(check, None)
     rng = random.Random(5)
     worst = 0
     for seed in range(6):  # deaths just before a run (where the window is fullest), or anywhere

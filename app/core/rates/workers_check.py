@@ -49,6 +49,7 @@ class WorkerCheck:
     reason: str
     bounds: Bounds | None
     names: dict[str, str]  # component id -> name
+    windowed: bool = False  # some bolt has a duration window: a death loses what its windows hold unacked too
 
     def to_json(self) -> dict[str, Any]:
         """By component name; exact values as strings ("p/q") beside their decimals."""
@@ -226,7 +227,8 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
         reason = unproven[0].note if unproven else ""
     rate = {s: (None if bounds is None or not c.bounded else c.rate) for s, c in
             (bounds.replays.items() if bounds is not None else ((s.id, Curve(())) for s in topo.spouts))}
-    return WorkerCheck(wm, bolts, pending, rate, loss, completion, survives, reason, bounds, names)
+    return WorkerCheck(wm, bolts, pending, rate, loss, completion, survives, reason, bounds, names,
+                       bool(e.timed))
 
 
 def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | None, status: Status,
