@@ -419,10 +419,16 @@ def test_no_random_run_through_a_timer_exceeds_the_bounds(name: str, data: dict[
     w = topo.bolt_by_name("W").id
     assert check.bolts[w].status == "bounded"  # (above F without replays, nothing reaches it: failure-free words)
     assert "its timer takes whatever arrived" in check.bolts[w].note or not check.bolts[w].reached
+    from app.core.latency.bounds import LatencyAnalysis
+
+    latency = LatencyAnalysis(topo).bolts  # (its arrival curves through the timer: docs/latency.md)
     filled = 0
     for seed in range(2):
         run = Run(topo, seed, Fraction(120)).go()
         check_run(topo, check, run)
+        for j, bolt in latency.items():
+            if bolt.arrival is not None:
+                assert_within(bolt.arrival, run.times, run.arrivals[j], f"{bolt.name}'s arrivals (latency)")
         assert run.losses[topo.bolt_by_name("F").id]
         filled = max(filled, max(run.queues[w]))
     assert filled >= 4  # (a timer's queue is what arrived since its last run: the runs let it fill)
