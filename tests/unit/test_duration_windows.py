@@ -394,6 +394,10 @@ def test_bolt_failures_through_a_duration_window_are_proven_or_say_why() -> None
     assert p.status != "bounded" and "P may receive 1 tuples/s, more than the 0.5 it processes" in p.failures_note
     assert "S's replays have no bound, and at once it re-emits them all" in p.failures_note
     assert "does not have yet" not in p.explanation
+    from app.cli.check import failure_line
+
+    assert failure_line("W", w) == ("W (bounded): receives at most 2.45 tuples/s with replays (0.452 of them replays), "
+                                    "its timer takes whatever arrived every 3 s; queue below 18.4 tuples")
 
 
 def test_a_duration_window_inside_a_cycle_is_not_proven_and_says_why() -> None:
