@@ -244,47 +244,47 @@ class FailureBounds:
             for src, stream in c.inputs:
                 inflow = inflow.plus(out.stream[src].get(stream, ZERO))
             out.inflow[ident] = inflow
-            fails = ident in self.model.min_ttf
             if c.gap is not None:  # a timer (docs/boundedness.md, "Failures through a timer")
-                processed = self._timer(c, inflow, out, fails)
-            else:
-                processed = self._batches(c, inflow, out, fails)
-            out.stream[ident] = {}
-            for name, sb in c.streams.items():
-                per = sb.reset_cost if fails else Fraction(0)
-                rate = per / self.period[ident] if fails else Fraction(0)
-                out.stream[ident][name] = processed.scaled(sb.hi, rate, sb.excess + per)
+                out.stream[ident] = self._streams(c, self._timer(c, inflow, out))
+                continue
+            excess = inflow.excess(c.rate_min)
+            queue = None if excess is None else self.q0 + c.held + excess + c.take
+            out.queue[ident] = queue
+            if ident in self.model.min_ttf:
+                reach = inflow.at(self.model.max_reboot)
+                out.lost[ident] = None if queue is None or reach is None else queue + c.take + reach
+            processed = Curve.affine(c.rate_max, c.take)  # one batch per phase of at least α(1−τ)
+            fails = ident in self.model.min_ttf
+            if queue is not None and fails:  # the queue at the window's start, then what arrives
+                processed = processed.meet(inflow.shifted(c.busy, queue))
+            elif queue is not None:  # never fails: the burst counts once (docs/boundedness.md, "Every run" 4)
+                processed = processed.meet(_pruned(
+                    (r, b + self.q0 + c.held + c.take + r * c.slowest_take) for r, b in inflow.pieces
+                    if r <= c.rate_min
+                ).shifted(c.busy))
+            out.stream[ident] = self._streams(c, processed)
         return out
 
-    def _timer(self, c: Component, inflow: Curve, out: Bounds, fails: bool) -> Curve:
-        """A duration window's queue, loss per failure and what it processes: every tuple is taken within G of its
-        arrival and emitted within α(1+τ) more, acked within its hold; no capacity enters."""
+    def _streams(self, c: Component, processed: Curve) -> dict[str, Curve]:
+        """A bolt's output curves from what it processes (step 6: σ_hi·processed + H, and H per failure)."""
+        fails = c.ident in self.model.min_ttf
+        streams = {}
+        for name, sb in c.streams.items():
+            per = sb.reset_cost if fails else Fraction(0)
+            rate = per / self.period[c.ident] if fails else Fraction(0)
+            streams[name] = processed.scaled(sb.hi, rate, sb.excess + per)
+        return streams
+
+    def _timer(self, c: Component, inflow: Curve, out: Bounds) -> Curve:
+        """A duration window's queue, loss per failure (worker deaths) and what it processes: every tuple is taken
+        within G of its arrival and emitted within α(1+τ) more, acked within its hold; no capacity enters."""
         assert c.gap is not None
         reach = inflow.at(c.gap)
         out.queue[c.ident] = None if reach is None else self.q0 + reach
-        if fails:  # every tuple not yet acked (its queue, its run, its windows), then what arrives while it is down
+        if c.ident in self.model.min_ttf:  # all it holds unacked (queue, run, windows), then what arrives while down
             held = inflow.at(c.hold + self.model.max_reboot)
             out.lost[c.ident] = None if held is None else self.q0 + held
         return inflow.shifted(c.gap + c.busy, self.q0)
-
-    def _batches(self, c: Component, inflow: Curve, out: Bounds, fails: bool) -> Curve:
-        """Any other bolt's queue, loss per failure and what it processes (steps 3, 4 and 6)."""
-        ident = c.ident
-        excess = inflow.excess(c.rate_min)
-        queue = None if excess is None else self.q0 + c.held + excess + c.take
-        out.queue[ident] = queue
-        if fails:
-            reach = inflow.at(self.model.max_reboot)
-            out.lost[ident] = None if queue is None or reach is None else queue + c.take + reach
-        processed = Curve.affine(c.rate_max, c.take)  # one batch per phase of at least α(1−τ)
-        if queue is not None and fails:  # the queue at the window's start, then what arrives
-            processed = processed.meet(inflow.shifted(c.busy, queue))
-        elif queue is not None:  # never fails: the burst counts once (docs/boundedness.md, "Every run" 4)
-            processed = processed.meet(_pruned(
-                (r, b + self.q0 + c.held + c.take + r * c.slowest_take) for r, b in inflow.pieces
-                if r <= c.rate_min
-            ).shifted(c.busy))
-        return processed
 
     def _spout(self, c: Component, added: Curve, mode: str) -> tuple[Curve, Fraction | None]:
         """A spout's emissions (fresh and replayed) and the bound of its replay backlog."""
