@@ -351,6 +351,28 @@ def check_run(topo: Topology, check: FailureCheck, run: Run) -> None:
             assert max(run.backlogs[s.id]) <= backlog, f"{s.name}: backlog above {backlog}"
 
 
+CASES = [("shared-100", shared(BOUNDED_TTF)), ("shared-2", shared(GROWING_TTF)),
+         ("shared-tol", shared(10, tolerance=0.1, max_idle_time=0.02)),
+         ("chain", chain()), ("chain-dvert", chain(emission="dvert")),
+         ("chain-none", chain(replay="none"))]
+
+
+@pytest.mark.parametrize(("name", "data"), CASES, ids=[c[0] for c in CASES])
+def test_no_random_run_exceeds_the_bounds(name: str, data: dict[str, Any]) -> None:
+    topo = parse_topology(data)
+    model = failure_model(topo)
+    assert model is not None
+    e = RateFigures(topo)
+    check = failure_check(topo, e, model, {b.id: "bounded" for b in topo.bolts})
+    assert check.bounds is not None, name
+    failed = 0
+    for seed in range(4):
+        run = Run(topo, seed, Fraction(300)).go()
+        check_run(topo, check, run)
+        failed += sum(len(v) for v in run.losses.values())
+    assert failed > 0  # the runs did fail and recover
+
+
 def timed_chain(replay: str = "paced", emission: str = "exact", *, above: bool = False) -> dict[str, Any]:
     """A duration window W (a timer, docs/model.md 10.3) below the failing bolt F, or above it (`above`), with jitter,
     bursts and initial queues; above, W's evaluations outlast its sliding interval (they run back to back)."""
@@ -381,29 +403,9 @@ def fast_timer() -> dict[str, Any]:
                          "replay": "paced"}}
 
 
-CASES = [("shared-100", shared(BOUNDED_TTF)), ("shared-2", shared(GROWING_TTF)),
-         ("shared-tol", shared(10, tolerance=0.1, max_idle_time=0.02)),
-         ("chain", chain()), ("chain-dvert", chain(emission="dvert")),
-         ("chain-none", chain(replay="none"))]
 TIMED = [("timer-below", timed_chain()), ("timer-below-none-dvert", timed_chain("none", "dvert")),
          ("timer-above", timed_chain(above=True)), ("timer-above-none", timed_chain("none", above=True)),
          ("timer-above-fast", fast_timer())]
-
-
-@pytest.mark.parametrize(("name", "data"), CASES, ids=[c[0] for c in CASES])
-def test_no_random_run_exceeds_the_bounds(name: str, data: dict[str, Any]) -> None:
-    topo = parse_topology(data)
-    model = failure_model(topo)
-    assert model is not None
-    e = RateFigures(topo)
-    check = failure_check(topo, e, model, {b.id: "bounded" for b in topo.bolts})
-    assert check.bounds is not None, name
-    failed = 0
-    for seed in range(4):
-        run = Run(topo, seed, Fraction(300)).go()
-        check_run(topo, check, run)
-        failed += sum(len(v) for v in run.losses.values())
-    assert failed > 0  # the runs did fail and recover
 
 
 @pytest.mark.parametrize(("name", "data"), TIMED, ids=[c[0] for c in TIMED])

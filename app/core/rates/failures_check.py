@@ -140,7 +140,7 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         added = None if inflow is None else max(Fraction(0), inflow - e.in_max[j])
         spare = e.cap_min[j] - e.in_max[j]
         who = culprits.get(j, [])
-        replay_txt = _replay_words(who, bounds, names, model.replay)
+        replay_txt = _replay_words(who, bounds, names)
         # a tie R = c included: the queue bound of "Failures" step 3 needs a least slope ≤ c (docs/boundedness.md)
         if status[j] == "bounded" and inflow is not None and inflow <= e.cap_min[j] and queue is not None:
             verdict: Status = "bounded"
@@ -187,7 +187,7 @@ def _culprits(topo: Topology, e: RateFigures, model: FailureModel) -> dict[str, 
     return result
 
 
-def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str], mode: str) -> str:
+def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str]) -> str:
     if not who or bounds is None:
         return ""
     parts = []
@@ -196,10 +196,9 @@ def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str], 
         if lost is None:
             continue
         parts.append(f"{names[j]}'s failures lose at most {_fmt(lost)} tuples each")
-    unbounded = ("but paced it re-emits at most one per fresh tuple" if mode == "paced"
-                 else "and at once it re-emits them all")
     rates = [f"{names[s]} replays up to {_fmt(c.rate)} tuples/s" if c.rate is not None
-             else f"{names[s]}'s replays have no bound, {unbounded}" for s, c in bounds.replays.items() if c.rate != 0]
+             else f"{names[s]}'s replays have no bound, but paced it re-emits at most one per fresh tuple"
+             for s, c in bounds.replays.items() if c.rate != 0]
     if not parts and not rates:
         return ""
     return "; " + ", ".join(parts) + (" and " if parts and rates else "") + ", ".join(rates)
