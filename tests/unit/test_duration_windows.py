@@ -390,16 +390,17 @@ def test_bolt_failures_through_a_duration_window_are_proven_or_say_why() -> None
     w = paced.bolts["W"]
     assert w.queue_bound is not None and float(w.queue_bound) == pytest.approx(18.4, abs=0.05)
     assert "its timer takes whatever arrived at most 3 s apart" in w.failures_note
-    assert "F's failures lose at most 14 tuples each" in w.failures_note
+    assert "F's failures lose at most" in w.failures_note and "S replays up to" in w.failures_note
     from app.cli.check import failure_line
 
-    assert failure_line("W", w) == ("W (bounded): receives at most 2.45 tuples/s with replays (0.452 of them replays), "
-                                    "its timer takes whatever arrived every 3 s; queue below 18.4 tuples")
+    line = failure_line("W", w)  # (the replays' figures follow F's loss per failure, which other proofs sharpen)
+    assert line.startswith("W (bounded): receives at most ") and "of them replays), its timer takes whatever arrived " \
+        "every 3 s; queue below 18.4 tuples" in line and "processes at least" not in line
     slow = read("failing-then-window-slow")
     assert slow.bolts["W"].status == "bounded"
     p = slow.bolts["P"]
-    assert p.status == "may-grow" and "with failures P may receive 0.245 tuples/s, more than the 0.213 it processes " \
-        "at least" in p.failures_note
+    assert p.status == "may-grow" and "with failures P may receive " in p.failures_note
+    assert "tuples/s, more than the 0.213 it processes at least" in p.failures_note
     assert "does not have yet" not in p.explanation
     burst = read("failing-then-window-at-once")
     assert burst.bolts["W"].status == "bounded" and burst.bolts["W"].queue_bound is not None
