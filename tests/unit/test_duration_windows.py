@@ -407,6 +407,24 @@ def test_bolt_failures_through_a_duration_window_are_proven_or_say_why() -> None
     assert burst.bolts["W"].queue_bound <= 32 and "its timer takes whatever arrived" in burst.bolts["W"].failures_note
 
 
+def test_a_timeout_witness_below_a_window_with_a_failing_bolt_above_it() -> None:
+    """docs/latency.md, "Windowed bolts", with failures: S → F (fails, paced replays) → W (the window) → P at 20 s a
+    tuple grows; the witness is a certified lasso through W's timer (one in which F happens not to fail: a run
+    without failures is a run) in which a tuple of P waits past the 30 s timeout, its tree S's (the chain through
+    F's and W's emits), which the checker confirms."""
+    from app.core.latency.witness import timeout_witness
+    from app.core.tcn.check.latency_witness import check_witness
+
+    doc = json.loads((ROOT / "tests" / "data" / "timer" / "failing-then-window.storm.json").read_text())
+    doc["bolts"][2]["alpha"] = 20
+    topo = parse_topology(doc)
+    witness = timeout_witness(topo, "P", Fraction(30))
+    assert witness is not None and witness.wait > 30 and witness.root == "S"
+    assert [name for name, _ in witness.chain] == ["S", "F", "W"]
+    checked = check_witness(witness.trace, "P", witness.loop_pass, witness.position, Fraction(30), chain=witness.chain)
+    assert checked.ok and checked.wait == witness.wait
+
+
 def test_a_duration_window_inside_a_cycle_is_not_proven_and_says_why() -> None:
     """docs/boundedness.md, "Duration windows", step 5: the timer's bound is not carried around a cycle, so W and
     the bolt it feeds back through are not proven bounded, each saying why (no 2^62 'capacity' in the words)."""
