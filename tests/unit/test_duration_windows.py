@@ -425,6 +425,32 @@ def test_a_timeout_witness_below_a_window_with_a_failing_bolt_above_it() -> None
     assert checked.ok and checked.wait == witness.wait
 
 
+def test_a_count_eviction_on_a_timer_with_failures_and_worker_deaths() -> None:
+    """A mixed window on a timer (withWindow(Count(30), Duration(3 s)), docs/model.md 10.4) has the timer's queue and
+    curves with failures (its trigger), but no hold bound: a death of its worker loses what its windows hold, which
+    waits for later tuples, so no loss per death and no tree time are proven, and the answer says why."""
+    from app.core.rates.verdicts import status_of
+    from app.core.rates.workers_check import worker_check
+    from app.core.workers import worker_model
+
+    mixed = {"kind": "count", "length": 30, "slide": 3, "slide_kind": "duration"}
+    doc = json.loads((ROOT / "tests" / "data" / "timer" / "failing-then-window.storm.json").read_text())
+    doc.update(schema_version=6)
+    doc["bolts"][1]["window"] = mixed
+    w = rate_check(parse_topology(doc)).bolts["W"]
+    assert w.status == "bounded" and "its timer takes whatever arrived at most 3 s apart" in w.failures_note
+    dying = json.loads((ROOT / "tests" / "data" / "timer" / "window-worker-deaths.storm.json").read_text())
+    dying.update(schema_version=6)
+    dying["bolts"][0]["window"] = mixed
+    topo = parse_topology(dying)
+    e = RateFigures(topo)
+    model = worker_model(topo)
+    assert model is not None
+    check = worker_check(topo, e, model, {b.id: status_of(e, b.id) for b in topo.bolts})
+    assert check.survives is None and check.loss == [None]
+    assert "a window whose count eviction waits for later tuples" in check.reason
+
+
 def test_a_duration_window_inside_a_cycle_is_not_proven_and_says_why() -> None:
     """docs/boundedness.md, "Duration windows", step 5: the timer's bound is not carried around a cycle, so W and
     the bolt it feeds back through are not proven bounded, each saying why (no 2^62 'capacity' in the words)."""

@@ -167,7 +167,7 @@ class Component:
     slowest_take: Fraction = Fraction(0)  # bolt: L = α(1+τ) + max_idle, the longest wait between takes
     held: Fraction = Fraction(0)  # bolt: what a count window holds below a full batch beyond Q₀ (max(Q₀, C−1) − Q₀)
     gap: Fraction | None = None  # a duration window's timer: G, the longest time from an arrival to its take
-    hold: Fraction = Fraction(0)  # a timer: L − S + 2G, the longest a tuple stays unacked in it
+    hold: Fraction | None = None  # a timer: L − S + 2G, the longest a tuple stays unacked (None: no bound, mixed)
 
 
 class FailureBounds:
@@ -282,7 +282,7 @@ class FailureBounds:
         reach = inflow.at(c.gap)
         out.queue[c.ident] = None if reach is None else self.q0 + reach
         if c.ident in self.model.min_ttf:  # all it holds unacked (queue, run, windows), then what arrives while down
-            held = inflow.at(c.hold + self.model.max_reboot)
+            held = None if c.hold is None else inflow.at(c.hold + self.model.max_reboot)
             out.lost[c.ident] = None if held is None else self.q0 + held
         return inflow.shifted(c.gap + c.busy, self.q0)
 

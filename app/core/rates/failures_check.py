@@ -92,8 +92,8 @@ def failure_components(topo: Topology, e: RateFigures, model: FailureModel) -> l
                                 s.burst * period * (1 + tau)))
     for b in topo.bolts:
         streams = {}
-        hold = timed_hold(e, b.id)  # a duration window: a timer, its batches of any size (docs/model.md 10.3)
-        take = e.burst[b.id] if hold is not None else b.take_max
+        # a timer (docs/model.md 10.3; a mixed window on a timer, 10.4: no hold bound) takes batches of any size
+        take = e.burst[b.id] if b.id in e.timed else b.take_max
         for name, (sigma, _, hi) in e.streams[b.id].items():
             h = stream_excess(sigma, hi, take, rule)
             reset = h if rule == "dvert" and sigma.denominator != 1 else Fraction(0)
@@ -101,7 +101,7 @@ def failure_components(topo: Topology, e: RateFigures, model: FailureModel) -> l
         inputs = tuple(k for k in e.inputs[b.id] if e.carries(*k))  # a σ = 0 stream is no input
         result.append(Component(b.id, "bolt", inputs, streams, take, e.cap_max[b.id], e.cap_min[b.id],
                                 exact(b.alpha) * (1 + tau), e.slowest_take[b.id], e.q_start[b.id] - e.q0,
-                                e.timed.get(b.id), hold or Fraction(0)))
+                                e.timed.get(b.id), timed_hold(e, b.id)))
     return result
 
 

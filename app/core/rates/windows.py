@@ -190,7 +190,7 @@ def timer_bounded_note(e: RateFigures, ident: str, what: str, inflow: Fraction, 
         return None
     name = e.by_id[ident].name
     return (f"with {what} {name} receives at most {float(inflow):.3g} tuples/s, and its timer takes whatever arrived "
-            f"at most {fmt_s(gap)} apart (a duration window, no capacity limit): its queue stays below "
+            f"at most {fmt_s(gap)} apart (a window on a timer, no capacity limit): its queue stays below "
             f"{float(queue):.3g} tuples, what may arrive within {fmt_s(gap)}")
 
 

@@ -151,7 +151,10 @@ def _completion(topo: Topology, e: RateFigures, comps: dict[str, Component], bou
                 worst = None
                 continue
             c = comps[n]  # a timer: its hold, the longest until Storm acks a tuple (its children emitted by then)
-            stay = c.hold if c.gap is not None else queue / c.rate_min + 2 * c.slowest_take
+            stay = queue / c.rate_min + 2 * c.slowest_take if c.gap is None else c.hold
+            if stay is None:  # (a count eviction on a timer: no hold bound, docs/model.md 10.4)
+                done[n] = worst = None
+                continue
             done[n] = max(t for t in ins if t is not None) + stay
             if worst is not None:
                 worst = max(worst, done[n])  # type: ignore[type-var]
@@ -259,7 +262,8 @@ def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | Non
         note = f"with worker deaths {name} is not proven bounded: {reason or 'its replays have no bound'}"
     elif queue is not None and keeps_up(inflow, e.cap_min[j]):
         t = late[slow[0]]
-        took = ("have no time bound (a queue on their way has none), so they may outlive" if t is None
+        took = ("have no time bound (a queue on their way has none, or a window whose count eviction waits for "
+                "later tuples), so they may outlive" if t is None
                 else f"may take up to {fmt(t)} s, not less than")
         note = (f"with worker deaths {name}'s queue stays below {fmt(queue)} tuples, but the trees of "
                 f"{names[slow[0]]} {took} the message timeout ({fmt(wm.timeout)} s): Storm replays such trees "
