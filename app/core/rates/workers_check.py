@@ -49,7 +49,7 @@ class WorkerCheck:
     reason: str
     bounds: Bounds | None
     names: dict[str, str]  # component id -> name
-    windowed: bool = False  # some bolt has a duration window: a death loses what its windows hold unacked too
+    windowed: bool = False  # some bolt has a window: a death loses what its windows hold unacked too
 
     def to_json(self) -> dict[str, Any]:
         """By component name; exact values as strings ("p/q") beside their decimals."""
@@ -213,10 +213,11 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
         for b in topo.bolts:
             k = wm.at_most(x, b.id, b.parallelism)
             lost = None if bounds is None else bounds.lost.get(b.id)
-            if k and (lost is None or total is None):
+            window = b.count_window  # its executors' windows: L tuples each, unacked ("Windows" 4); mixed: no bound
+            if k and (lost is None or total is None or window is not None and window.mixed):
                 total = None
             elif k and total is not None and lost is not None:
-                total += lost * k / b.parallelism
+                total += lost * k / b.parallelism + (k * int(window.length) if window is not None else 0)
         loss.append(total)
     verdicts = [v.status for v in bolts.values()]
     if "grows" in verdicts:
@@ -231,7 +232,7 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
     rate = {s: (None if bounds is None or not c.bounded else c.rate) for s, c in
             (bounds.replays.items() if bounds is not None else ((s.id, Curve(())) for s in topo.spouts))}
     return WorkerCheck(wm, bolts, pending, rate, loss, completion, survives, reason, bounds, names,
-                       bool(e.timed))
+                       any(b.window is not None for b in topo.bolts))
 
 
 def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | None, status: Status,
