@@ -47,7 +47,9 @@ join as the target (tests/unit/test_linear_joins.py) accepting a certificate wit
 branch as delivering exactly the messages completed, checking only the first case, or counting the other caches'
 growth without the messages completed; and the timeout witness's checker through a join
 (tests/unit/test_witness_joins.py) following a message through any emit of a branch, or reading a hop into a join as
-an arrival at that position. Prints one line per mutation; exits 1 when one survives.
+an arrival at that position, and for a part in a join's cache claiming a position where its branch sends nothing,
+following it through any send, counting the join's completions before the loop in its first pass only, or
+completing its message one message early. Prints one line per mutation; exits 1 when one survives.
 Not run by the tests (it runs a test file once per mutation).
 """
 
@@ -242,6 +244,17 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "if at > arrival or not any(", "if at > arrival or False and not any(", WITNESS_JOINS),
     ("witness: a hop into a join read as an arrival at that position", "app/core/tcn/check/latency_witness.py",
      "        if name in joins:  # the messages", "        if False:  # the messages", WITNESS_JOINS),
+    ("witness: a part in a join's cache claimed at a position where its branch sends nothing",
+     "app/core/tcn/check/latency_witness.py", "    if _sent(lasso.row(source, u), stream) == 0:",
+     "    if False:", WITNESS_JOINS),
+    ("witness: a part in a join's cache followed through any send", "app/core/tcn/check/latency_witness.py",
+     "        if hops[-1] != (part, arrival):", "        if False:", WITNESS_JOINS),
+    ("witness: a join's completions before the loop counted in its first pass only",
+     "app/core/tcn/check/latency_witness.py", "        total += done[j]\n",
+     "        total += done[j] if j >= lasso.start or passes == 0 else 0\n", WITNESS_JOINS),
+    ("witness: a part's message completing one message early", "app/core/tcn/check/latency_witness.py",
+     "        if total >= number and (j >= lasso.start", "        if total >= number - 1 and (j >= lasso.start",
+     WITNESS_JOINS),
 ]
 
 
