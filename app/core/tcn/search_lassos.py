@@ -31,7 +31,7 @@ ROUND_GROWTH = 2.0
 # certifying and recording a simulated lasso takes up to about this many times as long as simulating it (measured on
 # lassos of 10^3 to 10^5 positions, bench/RESULTS.md): a schedule is simulated only while what it has taken so far,
 # times this, fits before the verification's end, so a lasso it closes is certified in time
-CERTIFY_RATIO = 3.0
+CERTIFY_RATIO = 4.0
 
 
 def simulation_phase(search: SearchControl, run: Run) -> None:
