@@ -95,11 +95,11 @@ def test_a_bolt_without_a_lasso_does_not_take_the_time_of_the_next(monkeypatch: 
         return simulate.Lasso(None, "time limit reached", 0, ["a schedule that never repeats"])
 
     monkeypatch.setattr(search_lassos, "build_lasso", never)
-    result = verify(_topology(R157, ["B3", "B2"]), SearchOptions(timeout_s=40.0, k_max=4))  # generous: load
+    result = verify(_topology(R157, ["B3", "B2"]), SearchOptions(timeout_s=120.0, k_max=4))  # generous: load
     assert calls[0] <= search_lassos.FIRST_ROUND_S + 0.01
     assert result.bolts["B2"].verdict == "counterexample", result.bolts["B2"].message
     assert result.bolts["B3"].verdict == "none-up-to-k"  # (the solver, after the simulation)
-    assert len(calls) == 2 and result.elapsed_s < 40
+    assert len(calls) == 2 and result.elapsed_s < 120
 
 
 def test_a_cancel_during_the_failure_cycle_simulation_returns_at_once() -> None:
