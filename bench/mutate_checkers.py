@@ -3,7 +3,8 @@ the test file that must kill it there (tests/unit/test_checker_room.py, tests/un
 tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py,
 tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py, tests/unit/test_linear_losses.py,
 tests/unit/test_death_lassos.py, tests/unit/test_duration_lassos.py, tests/unit/test_flood_timers.py,
-tests/unit/test_death_timers.py): a mutation is
+tests/unit/test_death_timers.py, tests/unit/test_linear_joins.py,
+tests/unit/test_witness_joins.py): a mutation is
 killed when some test fails.
 
 Usage: .venv/bin/python bench/mutate_checkers.py [--keep] [--only TEXT]
@@ -36,8 +37,14 @@ from the sliding interval alone or without the jitter, and the linear checker dr
 batches, or reading its "dvert" ratio from bounded batches; and the flood checker (tests/unit/test_flood_timers.py)
 capping a timer's least rate at C/α, reading its ratio from bounded batches, accepting a timer as source or target,
 or accepting evidence proven with another timer; and the linear checker's worker-death rows
-(tests/unit/test_death_timers.py) dropping the timer row of a duration window a dying worker may run. Prints one
-line per mutation; exits 1 when one survives.
+(tests/unit/test_death_timers.py) dropping the timer row of a duration window a dying worker may run; and a mixed
+window (tests/unit/test_mixed_windows.py) read by its length's kind instead of its slide's, by the certifier (its
+whole slides, its timer), the linear checker (its timer row) or growth by rates' checker (its timers); and with a
+join as the target (tests/unit/test_linear_joins.py) accepting a certificate without its cache's cases, reading every
+branch as delivering exactly the messages completed, checking only the first case, or counting the other caches'
+growth without the messages completed; and the timeout witness's checker through a join
+(tests/unit/test_witness_joins.py) following a message through any emit of a branch, or reading a hop into a join as
+an arrival at that position. Prints one line per mutation; exits 1 when one survives.
 Not run by the tests (it runs a test file once per mutation).
 """
 
@@ -62,6 +69,9 @@ DEATHS = "tests/unit/test_death_lassos.py"
 TIMERS = "tests/unit/test_duration_lassos.py"
 FLOOD_TIMERS = "tests/unit/test_flood_timers.py"
 DEATH_TIMERS = "tests/unit/test_death_timers.py"
+MIXED = "tests/unit/test_mixed_windows.py"
+LINEAR_JOINS = "tests/unit/test_linear_joins.py"
+WITNESS_JOINS = "tests/unit/test_witness_joins.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -188,6 +198,32 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("linear: a timer hit by deaths without its timer row", "app/core/tcn/check/linear.py",
      "    else:  # a run or a death empties a duration window's queue", "    elif False:  # a run or a death empties",
      DEATH_TIMERS),
+    ("mixed window: the certifier's whole slides read by the length's kind", "app/core/tcn/check/reading.py",
+     'if window is None or (window.slide_kind or window.kind) != "count":',
+     'if window is None or window.kind != "count":', MIXED),
+    ("mixed window: the certifier's timer read by the length's kind", "app/core/tcn/check/reading.py",
+     'if window is None or (window.slide_kind or window.kind) != "duration":',
+     'if window is None or window.kind != "duration":', MIXED),
+    ("growth by rates: a mixed window's timer read by the length's kind", "app/core/tcn/check/rate_growth.py",
+     "timers = {b.name for b in topo.bolts if timer_bound(b, Fraction(0)) is not None}",
+     'timers = {b.name for b in topo.bolts if b.window is not None and b.window.kind == "duration"}', MIXED),
+    ("linear: a mixed window's timer read by the length's kind", "app/core/tcn/check/linear.py",
+     'return bo.window is not None and (bo.window.slide_kind or bo.window.kind) == "duration"',
+     'return bo.window is not None and bo.window.kind == "duration"', MIXED),
+    ("linear: a join target without its cache's cases", "app/core/tcn/check/linear.py",
+     "if set(cert.cases) != set(cases):", "if set(cert.cases) - set(cases):", LINEAR_JOINS),
+    ("linear: a join's branches each deliver exactly the messages completed", "app/core/tcn/check/linear.py",
+     'c = _row(rows, f"cache{label(j, u, st)}", "ge")', 'c = _row(rows, f"cache{label(j, u, st)}", "eq")',
+     LINEAR_JOINS),
+    ("linear: only a join's first case checked", "app/core/tcn/check/linear.py",
+     "for key, branch in cases.items():", "for key, branch in list(cases.items())[:1]:", LINEAR_JOINS),
+    ("linear: a join's other caches growing without the messages completed", "app/core/tcn/check/linear.py",
+     "        if (u, st) != slowest:\n            _put(c, (f\"A{label(j)}\", -1))",
+     "        if (u, st) != slowest:\n            _put(c, (f\"A{label(j)}\", 0))", LINEAR_JOINS),
+    ("witness: a join's tuple followed through any emit of a branch", "app/core/tcn/check/latency_witness.py",
+     "if at > arrival or not any(", "if at > arrival or False and not any(", WITNESS_JOINS),
+    ("witness: a hop into a join read as an arrival at that position", "app/core/tcn/check/latency_witness.py",
+     "        if name in joins:  # the messages", "        if False:  # the messages", WITNESS_JOINS),
 ]
 
 

@@ -190,50 +190,101 @@ def _emitters(trace: Trace, topology: dict[str, Any]) -> dict[str, list[tuple[st
     return out
 
 
+class _Sent:
+    """Cumulative tuples one component sends on one stream along a lasso repeated any number of times: a join's
+    branch, whose n-th part is its n-th message's (docs/model.md section 11)."""
+
+    def __init__(self, trace: Trace, source: str, stream: str):
+        self.l, self.k = trace.loop_start, trace.k
+        self.sent: list[int] = []
+        total = 0
+        for p in trace.positions[:self.k + 1]:
+            row = p.spouts[source] if source in p.spouts else p.bolts[source]
+            total += row.stream_emitted(stream)
+            self.sent.append(total)
+        self.loop = self.sent[self.k] - (self.sent[self.l - 1] if self.l > 0 else 0)
+
+    def first(self, n: int) -> int | None:
+        """The unrolled position at which its n-th tuple is sent (None: never)."""
+        if n <= self.sent[self.k]:
+            return bisect_left(self.sent, n)
+        if self.loop <= 0:
+            return None
+        extra = -(-(n - self.sent[self.k]) // self.loop)
+        x = bisect_left(self.sent, n - extra * self.loop, lo=self.l, hi=self.k + 1)
+        return x + extra * (self.k - self.l + 1)
+
+
 def attribute(trace: Trace, witness: LatencyWitness, want: str | None = None, limit: int = 256) -> LatencyWitness:
     """The witness with the spout whose tree its tuple belongs to (`want`, or any), and the chain of emits that
     shows it: back from the tuple's arrival, a source that emits to the bolt at that position (the run orders the
     tuples arriving at one position as it likes, so the tuple may be that source's), and for a bolt source the last
     tuple of the batch whose emit sent it (the emit anchors its output to every tuple of the batch), the first for a
-    windowed bolt (the oldest its window held: its hold shows in the tree's age); until a
+    windowed bolt (the oldest its window held: its hold shows in the tree's age); at a join, the message's part on
+    one of its branches, sent where that branch's count reaches the message's number; until a
     spout's emit. Depth first over the sources, `limit` steps in all; unchanged when no walk reaches a spout
     (initial tuples belong to no tree)."""
     sources = _emitters(trace, trace.topology)
     windowed = {b["name"] for b in trace.topology.get("bolts", []) if b.get("window")}
+    joins = {b["name"] for b in trace.topology.get("bolts", []) if (b.get("join") or {}).get("kind") == "all"}
+    spouts = set(trace.positions[0].spouts)
     counts: dict[str, _Counts] = {}
+    sent: dict[tuple[str, str], _Sent] = {}
     span = trace.k - trace.loop_start + 1
     steps = 0
 
-    def back(bolt: str, u: int) -> list[tuple[str, int]] | None:
-        """The chain from a spout's emit to the arrival at `bolt` at unrolled position u (None: none found)."""
+    def spent() -> bool:
         nonlocal steps
         steps += 1
-        if steps > limit:
+        return steps > limit
+
+    def via(src: str, u: int) -> list[tuple[str, int]] | None:
+        """The chain to a tuple `src` sends at unrolled position u (None: none found)."""
+        if src in spouts:
+            return [(src, u)] if want is None or src == want else None
+        c = counts.setdefault(src, _Counts(trace, src))
+        take = u - 1  # the take that began the phase this emit ends: the last one before it
+        while take >= max(0, u - 2 * (trace.k + 1)) and not trace.positions[c.at(take)[0]].bolts[src].take:
+            take -= 1
+        if take < 0 or not trace.positions[c.at(take)[0]].bolts[src].take:
+            return None
+        # a window's emit is anchored on every tuple it holds: the batch's first (oldest) one shows its hold
+        oldest = (c.taken_by(take - 1) if take > 0 else 0) + 1 if src in windowed else c.taken_by(take)
+        if src in joins:
+            chain = into_join(src, oldest)
+        else:
+            arrived = c.first_arrival(oldest)
+            chain = None if arrived is None else back(src, arrived)
+        return None if chain is None else [*chain, (src, u)]
+
+    def into_join(j: str, n: int) -> list[tuple[str, int]] | None:
+        """The chain to the n-th message (FIFO number) of join j: to its part on one of its branches."""
+        if spent():
+            return None
+        m = n - trace.positions[0].bolts[j].queue  # (initial complete messages belong to no tree)
+        for src, st in sorted(dict.fromkeys(sources.get(j, [])), key=lambda x: (x[0] not in spouts, x)):
+            at = sent.setdefault((src, st), _Sent(trace, src, st)).first(m) if m > 0 else None
+            chain = None if at is None else via(src, at)
+            if chain is not None:
+                return chain
+        return None
+
+    def back(bolt: str, u: int) -> list[tuple[str, int]] | None:
+        """The chain from a spout's emit to the arrival at `bolt` (no join) at unrolled position u (None: none)."""
+        if spent():
             return None
         pos = trace.positions[counts.setdefault(bolt, _Counts(trace, bolt)).at(u)[0]]
         live = {src for src, st in sources.get(bolt, [])
                 if src in pos.spouts and pos.spouts[src].stream_emitted(st) > 0
                 or src in pos.bolts and pos.bolts[src].stream_emitted(st) > 0}
         for src in sorted(live, key=lambda x: (x not in pos.spouts, x)):
-            if src in pos.spouts:
-                if want is None or src == want:
-                    return [(src, u)]
-                continue
-            c = counts.setdefault(src, _Counts(trace, src))
-            take = u - 1  # the take that began the phase this emit ends: the last one before it
-            while take >= max(0, u - 2 * (trace.k + 1)) and not trace.positions[c.at(take)[0]].bolts[src].take:
-                take -= 1
-            if take < 0 or not trace.positions[c.at(take)[0]].bolts[src].take:
-                continue
-            # a window's emit is anchored on every tuple it holds: the batch's first (oldest) one shows its hold
-            oldest = (c.taken_by(take - 1) if take > 0 else 0) + 1 if src in windowed else c.taken_by(take)
-            arrived = c.first_arrival(oldest)
-            chain = None if arrived is None else back(src, arrived)
+            chain = via(src, u)
             if chain is not None:
-                return [*chain, (src, u)]
+                return chain
         return None
 
-    found = back(witness.bolt, witness.position + (witness.loop_pass - 1) * span)
+    u = witness.position + (witness.loop_pass - 1) * span
+    found = into_join(witness.bolt, witness.tuple_number) if witness.bolt in joins else back(witness.bolt, u)
     if found is None:
         return witness
     return replace(witness, root=found[0][0], chain=tuple(found))
@@ -299,7 +350,7 @@ def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, cells
     bolts = [n for n in bolts if n not in windowed]
     checked = [topo.bolt_by_name(n).id for n in bolts]
     keep = cone_ids(topo, checked)
-    if not bolts or any(b.id in keep for b in topo.waiting_joins()):  # no join rule (docs/model.md section 11)
+    if not bolts:
         return found
     # a position costs in proportion to the cone's bolts and subscriptions (one count per declared stream), and
     # so does each step of choosing the schedules (one fluid estimate per period tried: `cancelled` is asked

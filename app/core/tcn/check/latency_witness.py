@@ -56,6 +56,25 @@ class _Lasso:
         return total + (int(self.positions[0]["bolts"][name]["queue"]) if key == "arrivals" else 0)
 
 
+def _parts(lasso: _Lasso, source: str, streams: set[str], u: int) -> list[tuple[int, int]]:
+    """A join's message numbers (1, 2, ...) whose part `source` sends on one of `streams` (each its own branch) at
+    unrolled position u: the n-th part of a branch is the n-th message's (docs/model.md section 11; the caches are
+    empty at position 0)."""
+    i, passes = lasso.index(u)
+
+    def sent(st: str, upto: int) -> int:
+        return sum(_sent(lasso.row(source, j), st) for j in range(upto + 1))
+
+    out = []
+    for st in sorted(streams):
+        loop = sum(_sent(lasso.row(source, j), st) for j in range(lasso.start, lasso.k + 1))
+        last = sent(st, i) + passes * loop
+        here = _sent(lasso.row(source, i), st)
+        if here:
+            out.append((last - here + 1, last))
+    return out
+
+
 def _sent(row: Any, stream: str) -> int:
     by = row.get("emitted_by_stream")
     if by is None:
@@ -68,10 +87,13 @@ def check_root(data: Any, bolt: str, arrival: int, chain: Sequence[Sequence[Any]
     belongs to the tree of the chain's first component, a spout: each hop (component, unrolled emit position) emits
     at least one tuple on a stream the next subscribes to; for each bolt hop, the phase its emit ends was taken at
     its last take before the emit and that batch holds a tuple that arrived at the previous hop's emit (the run
-    orders tuples arriving at one position as it likes, so the one followed may be any of them)."""
+    orders tuples arriving at one position as it likes, so the one followed may be any of them). Into a join
+    (docs/model.md section 11) the previous hop sends a part, whose message is the one of the same number: the
+    join's batch (or, for `bolt` a join, the tuple itself) must be one of the messages whose parts it sent there."""
     lasso = _Lasso(data)
     topo = data["topology"]
     names = {c["id"]: c["name"] for c in [*topo["spouts"], *topo["bolts"]]}
+    joins = {c["name"] for c in topo["bolts"] if (c.get("join") or {}).get("kind") == "all"}
     spouts = {c["name"] for c in topo["spouts"]}
     streams: dict[tuple[str, str], set[str]] = {}
     for sub in topo["subscriptions"]:
@@ -85,7 +107,13 @@ def check_root(data: Any, bolt: str, arrival: int, chain: Sequence[Sequence[Any]
         return ["the chain is not a list of [component, position] pairs"]
     if not hops or hops[0][0] not in spouts:
         return ["the chain does not start at a spout"]
-    if hops[-1][1] != arrival:
+    if bolt in joins:  # the last hop sends a part of the tuple's message, at or before its arrival
+        number = lasso.cumulative(bolt, "arrivals", arrival) - int(lasso.positions[0]["bolts"][bolt]["queue"])
+        name, at = hops[-1]
+        if at > arrival or not any(lo <= number <= hi for lo, hi in _parts(lasso, name, streams.get((name, bolt),
+                                                                                                       set()), at)):
+            return [f"the chain's last emit at {at} sends no part of message {number} of the join {bolt}"]
+    elif hops[-1][1] != arrival:
         return [f"the chain's last emit is at {hops[-1][1]}, not at the tuple's arrival {arrival}"]
     bolts = set(lasso.positions[0]["bolts"])
     if any(name not in bolts for name, _ in hops[1:]):
@@ -102,11 +130,14 @@ def check_root(data: Any, bolt: str, arrival: int, chain: Sequence[Sequence[Any]
             take -= 1
         if take < max(came, at - lasso.k - 1) or any(lasso.row(name, x)["emit"] for x in range(take + 1, at)):
             return [f"{name}'s emit at {at} does not end a phase taken after {prev}'s emit at {came}"]
-        first = lasso.cumulative(name, "arrivals", came - 1) + 1 if came > 0 else int(
-            lasso.positions[0]["bolts"][name]["queue"]) + 1
-        last = lasso.cumulative(name, "arrivals", came)
         low, high = lasso.cumulative(name, "taken", take - 1) + 1, lasso.cumulative(name, "taken", take)
-        if max(first, low) > min(last, high):
+        if name in joins:  # the messages (FIFO numbers past the initial queue) whose parts prev sent at came
+            q0 = int(lasso.positions[0]["bolts"][name]["queue"])
+            ranges = [(q0 + lo, q0 + hi) for lo, hi in _parts(lasso, prev, streams.get((prev, name), set()), came)]
+        else:
+            ranges = [(lasso.cumulative(name, "arrivals", came - 1) + 1 if came > 0 else int(
+                lasso.positions[0]["bolts"][name]["queue"]) + 1, lasso.cumulative(name, "arrivals", came))]
+        if all(max(first, low) > min(last, high) for first, last in ranges):
             return [f"the batch {name} takes at {take} holds no tuple arriving at {came}"]
     return []
 
@@ -134,10 +165,12 @@ def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout:
         # above the bolt is a rule of the lasso, which the certifier has
         return WitnessCheck(False, [f"{bolt} is a windowed bolt, whose tuples wait in its windows, not in a FIFO "
                                     "queue before a take: this checker has no window rule for the bolt it counts"])
-    joins = [b.get("name") for b in bolts if isinstance(b, dict) and b.get("join")] if isinstance(bolts, list) else []
-    if joins:  # a part's wait is its slowest branch's, not a FIFO wait before a take (docs/model.md section 11)
+    joins = [b.get("name") for b in bolts if isinstance(b, dict) and b.get("join")
+             and (b.get("join") or {}).get("kind") != "all"] if isinstance(bolts, list) else []
+    if joins:  # (Storm's JoinBolt is its window's rule, refused above at the bolt; a join waiting for every branch:
+        # its queue of complete messages is FIFO, and `check_root` has its rule, docs/model.md section 11)
         return WitnessCheck(False, [f"the lasso's topology has the join {', '.join(map(str, joins))}, and this checker "
-                                    "has no join rule"])
+                                    "has no rule for it"])
     cert = certify(trace, checked=[bolt])
     if not cert.ok:
         return WitnessCheck(False, ["the lasso is not a legal run: " + "; ".join(cert.problems[:3])])
