@@ -50,7 +50,8 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
     to simulate.MAX_CELLS. Then the targets bounded without failures and still undecided after the linear program (a
     lasso in which they grow holds a whole failure cycle, out of the solver's reach) are simulated in rounds: each
     gets FIRST_ROUND_S in the first, ROUND_GROWTH times its last share in the next, and FAILURE_CYCLE_BUDGET_S in
-    all at most; the schedules a round played to their end are not played again. So the cheap lassos of every such
+    all at most (the last one waiting gets all it has left); the schedules a round played to their end are not played
+    again. So the cheap lassos of every such
     target are found before one long simulation takes the rest of the time limit, and a long one still gets most of
     it once the others are answered (docs/verifier.md, step 2d)."""
     order = [t for phase in run.phases for t in phase]
@@ -72,8 +73,9 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
                 continue
             search.announce(run, f"{target}: a long simulation through a failure cycle")
             started = time.monotonic()
+            left = FAILURE_CYCLE_BUDGET_S - spent[target]  # the last one waiting: no round to share, all it has left
             lasso = _simulated(search, run, target, bounded_without_failures=True, skip=ended.get(target, frozenset()),
-                               budget_s=min(share, FAILURE_CYCLE_BUDGET_S - spent[target]), rounds=True)
+                               budget_s=left if len(waiting) == 1 else min(share, left), rounds=True)
             spent[target] += time.monotonic() - started
             ended[target] = lasso.ended
             if lasso.trace is None and lasso.exhausted:
