@@ -87,17 +87,21 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     `cannot_grow`: bolts whose queues the rate check proves bounded (hashed exactly; the
     others are capped). `deadline`: a `time.monotonic()` instant. `max_cells`: positions × bolts
     simulated per schedule (default MAX_CELLS); `total_cells`: over all schedules (none by default), the
-    schedules left once it is spent are not simulated (`capped`). `deaths`: the workers that die in every
+    schedules left once it is spent are not simulated (`capped`); a probe (`Schedule.cells`) has its own bound
+    instead, outside that total. `deaths`: the workers that die in every
     schedule (docs/model.md 9.5; `net` then has section 7's failures off). The trace is not certified here."""
     max_cells = MAX_CELLS if max_cells is None else max_cells
     tried: list[str] = []
     positions = 0
+    probed = 0  # positions of probes: bounded each by its own cells (schedule.probe_cells), not by `total_cells`
     capped = False
     runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
         for sched in schedules(net, target, cancelled):
-            left = None if total_cells is None else total_cells - positions * max(1, len(net.bolts))
-            if left is not None and left <= 0:
+            left = None if total_cells is None else total_cells - (positions - probed) * max(1, len(net.bolts))
+            if sched.cells is not None:
+                left = sched.cells
+            elif left is not None and left <= 0:
                 capped = True
                 break
             tried.append(sched.describe() + (f" with {deaths.describe()}" if deaths is not None else ""))
@@ -110,7 +114,8 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
                 return Lasso(outcome, f"{tried[-1]}: lasso of {outcome.k} positions",
                              positions + outcome.k + 2, tried)
             positions += outcome[1]
-            capped = capped or outcome[2]
+            probed += outcome[1] if sched.cells is not None else 0
+            capped = capped or (outcome[2] and sched.cells is None)  # a probe stopped at its cells is not retried
             tried[-1] += f": {outcome[0]}"
     except Stopped as stop:
         return Lasso(None, str(stop), positions, tried, capped)
