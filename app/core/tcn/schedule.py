@@ -84,7 +84,7 @@ class Schedule:
                 f"{name} fails every {format_time(up + down)} s, down {format_time(down)} s"
                 + (f", first at {format_time(self.first_fail[name])} s" if name in self.first_fail else "")
                 for name, (up, down) in self.fail.items()) + ")"
-        return text
+        return text + (", briefly (a probe)" if self.cells is not None else "")
 
 
 def _window(net: Network, alpha: Fraction) -> tuple[Fraction, Fraction]:
@@ -441,19 +441,21 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     for plan in plans:  # slow failing bolts only off the target's upstream: above it they would starve it
         slows: list[frozenset[str]] = [frozenset()] + ([frozenset(plan)] if not upstream & set(plan) else [])
         variants += [(plan, slow) for slow in slows]
+    # every aligned schedule first briefly (its probe: an aligned run repeats within a few periods or not soon), the
+    # ranked ones, the timed ones and those the ranking left out, shortest periods first; then the ranked and timed
+    # ones in full, in their order before probes (build_lasso skips one whose probe ended below its bound)
     for plan, slow in variants:
         first_aligned = True
         for sched in _schedules_for(net, target, plan, slow, cancelled, number):
-            if sched.period is not None:
-                aligned.append(sched)
-                yield sched
-                if first_aligned:
-                    timed += timed_failures(sched)
-                first_aligned = False
-            elif sched not in unaligned:
-                unaligned.append(sched)
+            if sched.period is None:
+                unaligned += [sched] if sched not in unaligned else []
+                continue
+            aligned.append(sched)
+            timed += timed_failures(sched) if first_aligned else []
+            first_aligned = False
+    yield from probes(net, target, variants, aligned + timed, number)
+    yield from aligned
     yield from timed
-    yield from probes(net, target, variants, aligned, number)
     # then the unaligned ones, untimed and timed (also with each bolt of a larger plan failing alone), those
     # whose free-running components repeat soonest first: a run can close no loop before its cycles meet
     later = list(unaligned)
@@ -470,15 +472,24 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
 
 def probes(net: Network, target: str, variants: list[tuple[dict[str, tuple[Fraction, Fraction]], frozenset[str]]],
            ranked: list[Schedule], number: Callable[[Fraction], Any] = float) -> list[Schedule]:
-    """The aligned schedules of each failure plan and variant for periods m × the LCM of its failure cycles, m up
-    to PROBE_PERIODS, with whole-flow and with fastest spout counts, each untimed and timed, that the ranked ones
-    (`ranked`, timed or not) do not include: those whose estimate with bursts (:func:`expected_growth`: a failure
-    also loses its batch in progress and a spout gap's arrivals) lets the target grow first, then the others, in
-    the order of their periods; at most PROBE_TRIES, each simulated up to :func:`probe_cells` (docs/simulation.md,
-    "Probes"). The fluid estimate misses what a failure loses at once, which is most of what a bolt failing seldom
-    loses: the aligned run of such a plan repeats within a few periods, and closes a lasso when the losses suffice."""
-    tried = ranked + [t for s in ranked for t in timed_failures(s)]
-    found: list[tuple[bool, int, int, Schedule]] = []
+    """Every aligned schedule briefly (docs/simulation.md, "Probes"), each simulated up to :func:`probe_cells`: the
+    `ranked` ones (timed or not) and, at most PROBE_TRIES more, those of each failure plan and variant for periods
+    m × the LCM of its failure cycles, m up to PROBE_PERIODS, with whole-flow and with fastest spout counts, each
+    untimed and timed, that `ranked` does not hold. Shortest multiple m first, then those whose estimate with bursts
+    (:func:`expected_growth`: a failure also loses its batch in progress and a spout gap's arrivals) lets the target
+    grow, then the ranked ones first. The fluid estimate misses what a failure loses at once, which is most of
+    what a bolt failing seldom loses: the aligned run of such a plan repeats within a few periods, and closes a
+    lasso when the losses suffice."""
+    found: list[tuple[Fraction, bool, int, Schedule]] = []
+
+    def add(sched: Schedule, grows: bool) -> None:
+        cycles = _lcm([up + down for up, down in sched.fail.values()]) if sched.fail else sched.period
+        assert sched.period is not None and cycles is not None
+        found.append((sched.period / cycles, not grows, len(found), sched))
+
+    for sched in ranked:
+        add(sched, expected_growth(net, target, sched, True, number, bursts=True) > 0)
+    more = 0
     for m in range(1, PROBE_PERIODS + 1):
         for plan, slow in variants:
             period = m * _lcm([up + down for up, down in plan.values()])
@@ -487,10 +498,11 @@ def probes(net: Network, target: str, variants: list[tuple[dict[str, tuple[Fract
             for sched in [a for n, a in enumerate(aligned) if a not in aligned[:n]]:
                 grows = expected_growth(net, target, sched, True, number, bursts=True) > 0
                 for one in [sched] + timed_failures(sched):
-                    if one not in tried and all(one != f[3] for f in found):
-                        found.append((not grows, m, len(found), one))
+                    if more < PROBE_TRIES and all(one != f[3] for f in found):
+                        add(one, grows)
+                        more += 1
     found.sort(key=lambda f: f[:3])
-    return [replace(f[3], cells=probe_cells(net, f[3])) for f in found[:PROBE_TRIES]]
+    return [replace(f[3], cells=probe_cells(net, f[3])) for f in found]
 
 
 def probe_cells(net: Network, sched: Schedule) -> int:

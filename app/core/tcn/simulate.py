@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -50,6 +50,7 @@ __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Goal", "Lasso", "Sched
            "schedules", "unaligned_schedule"]
 
 MAX_CELLS = 3_000_000  # positions × bolts simulated per schedule (memory and time bound)
+PROBE_TOTAL_CELLS = 400_000  # positions × bolts of all probes of one target (docs/simulation.md, "Probes")
 MAX_CANDIDATES = 8  # earlier positions with the same hashed state examined per position
 NEVER = 1 << 62  # a time on the grid no run reaches: the next failure of a bolt that fails no more
 
@@ -94,10 +95,15 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     tried: list[str] = []
     positions = 0
     probed = 0  # positions of probes: bounded each by its own cells (schedule.probe_cells), not by `total_cells`
+    settled: list[Schedule] = []  # probes that ended below their bound: played in full, they would end the same
     capped = False
     runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
         for sched in schedules(net, target, cancelled):
+            if sched.cells is None and sched in settled:
+                continue
+            if sched.cells is not None and probed * max(1, len(net.bolts)) >= PROBE_TOTAL_CELLS:
+                continue
             left = None if total_cells is None else total_cells - (positions - probed) * max(1, len(net.bolts))
             if sched.cells is not None:
                 left = sched.cells
@@ -115,6 +121,8 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
                              positions + outcome.k + 2, tried)
             positions += outcome[1]
             probed += outcome[1] if sched.cells is not None else 0
+            if sched.cells is not None and not outcome[2]:
+                settled.append(replace(sched, cells=None))
             capped = capped or (outcome[2] and sched.cells is None)  # a probe stopped at its cells is not retried
             tried[-1] += f": {outcome[0]}"
     except Stopped as stop:
