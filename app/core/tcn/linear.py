@@ -535,5 +535,5 @@ def linear_message(net: Network, rows: int, cert: LinearCertificate) -> str:
             + (" (worker deaths and their replays at the timeout included, docs/model.md 9.4)"
                if _deaths(net, cert.target) is not None else "")
             + f" that have no solution in which it grows; {len(cert.rows)} of them, weighted by exact Farkas "
-            "multipliers, add up to the contradiction -1 ≥ 0 (the certificate; docs/verifier.md). It is not bounded "
-            "in every run")
+            "multipliers, add up to the contradiction -1 ≥ 0 (the certificate; docs/verifier.md). It is not proven "
+            "bounded in every run")

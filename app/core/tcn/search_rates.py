@@ -73,7 +73,7 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
                     Words.of(f"in the long run of any lasso {n} receives at most ", Figure(inflow), " tuples/s",
                              Exactly(inflow), " and processes at least ", capacity,
                              ", so no repeating run makes its queue grow; it "
-                             f"is not bounded in every run: {upstream} may back up and then flood it"),
+                             f"is not proven bounded in every run: {upstream} may back up and then flood it"),
                     verdict="no-repeating-growth", method="rate check")
     if prop == "growth" and len(run.verdicts) == len(checked):
         cited = Words.joined("; ", (run.verdicts[n].words() for n in checked))
