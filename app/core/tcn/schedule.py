@@ -507,13 +507,14 @@ def probes(net: Network, target: str, variants: list[tuple[dict[str, tuple[Fract
 
 def probe_cells(net: Network, sched: Schedule) -> int:
     """A probe's bound on positions × bolts: its events (each spout's emissions, each bolt's takes and emits, each
-    failure and recovery) up to its last first failure and three periods more, at most PROBE_CELLS."""
+    failure and recovery) up to its last first failure and two periods more (its first pass repeats in the second),
+    at most PROBE_CELLS."""
     assert sched.period is not None
     per_second = sum((1 / g for g in sched.gap.values()), Fraction(0))
     per_second += sum(2 / (sched.processing[b] + sched.delay[b]) for b in sched.processing)
     per_second += sum(2 / (up + down) for up, down in sched.fail.values())
     start = max([up for up, _ in sched.fail.values()] + list(sched.first_fail.values()) + [Fraction(0)])
-    return min(PROBE_CELLS, math.ceil((start + 3 * sched.period) * per_second) * max(1, len(net.bolts)))
+    return min(PROBE_CELLS, math.ceil((start + 2 * sched.period) * per_second) * max(1, len(net.bolts)))
 
 
 def _natural_period(sched: Schedule) -> Fraction:
