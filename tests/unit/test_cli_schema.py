@@ -281,3 +281,19 @@ def test_check_with_failures_validates(tmp_path: Path, capsys) -> None:
     assert data["bolts"]["A"]["queue_bound"] is None and data["bolts"]["C"]["lost_per_failure"] == 10
     assert errors(data, result_schema, result_schema) == [], data
     assert errors({**data, "failures": {"replay_rate": {"S": "fast"}}}, result_schema, result_schema)
+
+
+def test_check_of_a_mixed_window_validates(tmp_path: Path, capsys) -> None:
+    """`check --json` on a count eviction on a timer gives its timer and no every-run hold bound (null), which the
+    result schema allows (docs/model.md section 10.4)."""
+    doc = json.loads((Path(__file__).resolve().parents[1] / "data" / "windows" / "mixed-time-count.storm.json")
+                     .read_text())
+    doc["bolts"][0]["window"] = {"kind": "count", "length": 30, "slide": 3, "slide_kind": "duration"}
+    doc["bolts"][0]["alpha"] = 0.5
+    path = tmp_path / "mixed.storm.json"
+    path.write_text(json.dumps(doc))
+    result_schema = schema(capsys, "result")
+    code, data = run(capsys, "check", str(path), "--json")
+    w = data["bolts"]["W"]
+    assert code == 0 and w["window_timer"] == 3 and w["window_hold_max"] is None and w["window_hold_nominal"] == 6
+    assert errors(data, result_schema, result_schema) == [], data
