@@ -175,7 +175,9 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     queues_at: list[list[int]] = []  # free queues (growing backlogs, joins' caches) before each position
     bad_upto: list[list[int]] = [[0] * (len(free) + len(growing_backlog) + len(run.cslot))]  # breaches before i
     cache_of = list(run.cache.values())
-    grown = [slot[tgt]] + [c for (j, _), c in run.cslot.items() if j == tgt]  # the target's queue and caches
+    # the target's queue and caches (none for a bolt that fails in the run: a finite run's source, whose queue a
+    # replay storm fills between its failures, docs/boundedness.md)
+    grown = ([slot[tgt]] if tgt in slot else []) + [c for (j, _), c in run.cslot.items() if j == tgt]
     t = 0
     i = 0
     limit = max(16, max_cells // max(1, n_b))
