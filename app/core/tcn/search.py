@@ -10,9 +10,10 @@ A verification runs in phases, each in its own module: the rate check and the pl
 (app/core/tcn/search_rates.py), proofs by rates (app/core/tcn/search_proofs.py), replay storms
 (app/core/tcn/storm.py) and the floods they prove (app/core/tcn/flood.py) before any search, lassos by
 simulation (app/core/tcn/search_lassos.py), the linear program (app/core/tcn/search_proofs.py), the solver's
-deepening search (app/core/tcn/search_solver.py), the floods again, lassos for the traces of bolts proven by rates with the time left, and last the linear program with worker
-deaths (app/core/tcn/search_deaths.py); what they share, the search's settings and stop signals and what it
-has found so far, is app/core/tcn/search_run.py.
+deepening search (app/core/tcn/search_solver.py), the storms and floods again, lassos for the traces of bolts
+proven by rates with the time left, and last the linear program with worker deaths
+(app/core/tcn/search_deaths.py); what they share, the search's settings and stop signals and what it has found so
+far, is app/core/tcn/search_run.py.
 """
 
 from __future__ import annotations
