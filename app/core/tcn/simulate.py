@@ -175,8 +175,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     queues_at: list[list[int]] = []  # free queues (growing backlogs, joins' caches) before each position
     bad_upto: list[list[int]] = [[0] * (len(free) + len(growing_backlog) + len(run.cslot))]  # breaches before i
     cache_of = list(run.cache.values())
-    # the target's queue and caches (none for a bolt that fails in the run: a finite run's source, whose queue a
-    # replay storm fills between its failures, docs/boundedness.md)
+    # the target's queue and caches (a storm's failing bolt, source of a finite run, is emptied at each failure)
     grown = ([slot[tgt]] if tgt in slot else []) + [c for (j, _), c in run.cslot.items() if j == tgt]
     t = 0
     i = 0
