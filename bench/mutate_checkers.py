@@ -62,6 +62,7 @@ DEATHS = "tests/unit/test_death_lassos.py"
 TIMERS = "tests/unit/test_duration_lassos.py"
 FLOOD_TIMERS = "tests/unit/test_flood_timers.py"
 DEATH_TIMERS = "tests/unit/test_death_timers.py"
+STORM = "tests/unit/test_storm.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -188,6 +189,25 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("linear: a timer hit by deaths without its timer row", "app/core/tcn/check/linear.py",
      "    else:  # a run or a death empties a duration window's queue", "    elif False:  # a run or a death empties",
      DEATH_TIMERS),
+    ("storm: paced replays or failures off accepted", "app/core/tcn/check/storm.py",
+     'if not topo.settings.failures or topo.settings.replay != "at-once":', "if False:", STORM),
+    ("storm: a target that does not receive the spout accepted", "app/core/tcn/check/storm.py",
+     '((cert.spout, "default") not in inputs[cert.target]', "(False", STORM),
+    ("storm: a reboot outside its bounds accepted", "app/core/tcn/check/storm.py",
+     "if not low <= reboot <= high:", "if False:", STORM),
+    ("storm: gaps that are not the cycle accepted", "app/core/tcn/check/storm.py",
+     "if cert.emissions * gap != ttf + reboot:", "if False:", STORM),
+    ("storm: a gap the spout cannot keep accepted", "app/core/tcn/check/storm.py",
+     "if not period * (1 - tau) <= gap <= period * (1 + tau):", "if False:", STORM),
+    ("storm: a wait of a gap for a bolt with another input", "app/core/tcn/check/storm.py",
+     "if cert.waits and any(", "if False and any(", STORM),
+    ("storm: a growth of 0 accepted", "app/core/tcn/check/storm.py", "elif growth < 1:", "elif growth < 0:", STORM),
+    ("storm: growth not recomputed", "app/core/tcn/check/storm.py",
+     "elif cert.growth != growth:", "elif False:", STORM),
+    ("storm: threshold run's document not checked", "app/core/tcn/check/storm.py",
+     'return part_of(parse_topology(document), cert.target, topo, "threshold run")', "return []", STORM),
+    ("storm: threshold run without a trace accepted", "app/core/tcn/check/storm.py",
+     'return ["threshold run: no trace"]', "return []", STORM),
 ]
 
 

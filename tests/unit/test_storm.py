@@ -101,7 +101,7 @@ def _mutations(cert: StormCertificate) -> dict[str, StormCertificate]:
         "growth one more": with_(growth=cert.growth + 1),
         "one batch fewer": with_(completions=cert.completions - 1, growth=cert.growth + 1),
         "reboot above its bound": with_(reboot="5/2", gap="11/10"),
-        "gap not the cycle's": with_(gap="9/10"),
+        "gap not the cycle's": with_(gap="9/10", completions=2, growth=3),
         "gap too short for the spout": with_(emissions=7, gap="5/7", growth=7 - cert.completions),
         "another spout": with_(spout="T"),
         "failing bolt that never fails": with_(failing="J"),
@@ -167,6 +167,31 @@ def test_verify_answers_unbounded_by_a_storm_with_its_run(tmp_path: Any, capsys:
     assert "J: accepted (storm proof)" in capsys.readouterr().out
     result = verify(parse_topology(STORM), SearchOptions(timeout_s=20))
     assert result.bolts["J"].verdict == "unbounded" and result.bolts["J"].method == "storm proof"
+
+
+def test_a_cycle_that_does_not_grow_is_rejected() -> None:
+    """F at α 0.32 (0.384 s a tuple at its slowest) completes ⌊2/0.384⌋ = 5 batches while up in a cycle of five
+    one-second gaps: the pending tuples grow by 0, which proves nothing."""
+    doc = json.loads(json.dumps(STORM))
+    doc["bolts"][1]["alpha"] = 0.32
+    flat = StormCertificate(target="F", content_hash=content_hash(cone(doc, "F")), failing="F", spout="S",
+                            reboot="2/1", emissions=5, gap="1/1", waits=True, completions=5, growth=0)
+    assert check_storm_certificate(cone(doc, "F"), flat) == ["the pending tuples grow by 0 per cycle, not at least 1"]
+
+
+def test_a_threshold_run_of_another_document_is_rejected() -> None:
+    """A run in which J passes 30, certified, but of a document in which J is ten times slower."""
+    slower = json.loads(json.dumps(STORM))
+    slower["bolts"][0]["alpha"] = 9.13
+    cert = prove_storm(cone(slower, "J"), "J")
+    assert cert is not None
+    found = build_storm_run(cone(slower, "J"), cert, 30)
+    assert not isinstance(found, str)
+    mine = prove_storm(cone(STORM, "J"), "J")
+    assert mine is not None
+    with_run = mine.model_copy(update={"run": StormRun(threshold=30, reached=found[1])})
+    assert check_storm_certificate(cone(STORM, "J"), with_run, found[0]) == [
+        "threshold run: J is not in this document with the same parameters"]
 
 
 def _random_doc(rng: random.Random) -> dict[str, Any]:
