@@ -102,7 +102,7 @@ def _mutations(cert: StormCertificate) -> dict[str, StormCertificate]:
         "one batch fewer": with_(completions=cert.completions - 1, growth=cert.growth + 1),
         "reboot above its bound": with_(reboot="5/2", gap="11/10"),
         "gap not the cycle's": with_(gap="9/10", completions=2, growth=3),
-        "gap too short for the spout": with_(emissions=7, gap="5/7", growth=7 - cert.completions),
+        "gap too short for the spout": with_(emissions=7, gap="5/7", completions=2, growth=5),
         "another spout": with_(spout="T"),
         "failing bolt that never fails": with_(failing="J"),
         "other hash": with_(content_hash="0" * 64),
@@ -226,3 +226,24 @@ def test_no_bolt_a_storm_makes_unbounded_is_proven_bounded_and_each_has_a_run() 
             run = cert.model_copy(update={"run": StormRun(threshold=10, reached=found[1])})
             assert check_storm_certificate(cone(doc, name), run, found[0]) == []
     assert stormed >= 5
+
+
+def test_a_bolt_stormed_without_bound_floods_the_bolt_below_it() -> None:
+    """K (one tuple per 0.72 s at its slowest, faster than S) below J: J, unbounded by F's storm, drains two tuples
+    per 0.7304 s into it: a flood whose evidence is the storm certificate, with a certified threshold run past 10."""
+    doc = json.loads(json.dumps(STORM))
+    doc["bolts"].append({"name": "K", "alpha": 0.6, "sigma": 1.0, "parallelism": 1})
+    doc["subscriptions"].append({"source": "J", "target": "K"})
+    result = verify(parse_topology(doc), SearchOptions(timeout_s=20, flood_run=10))
+    k = result.bolts["K"]
+    assert k.verdict == "unbounded" and k.method == "flood proof", k.message
+    cert = k.flood_certificate
+    assert cert is not None and cert.source == "J" and cert.evidence.storm_certificate is not None
+    assert "unbounded by a replay storm" in k.message
+    assert cert.run is not None and cert.run.reached >= 10
+    from app.core.tcn.check.flood import check_flood_certificate
+    bare = cert.model_copy(update={"run": None})
+    assert check_flood_certificate(cone(doc, "K"), bare) == []
+    forged = bare.model_copy(update={"evidence": cert.evidence.model_copy(update={
+        "storm_certificate": cert.evidence.storm_certificate.model_copy(update={"growth": 9})})})
+    assert check_flood_certificate(cone(doc, "K"), forged)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.core.rates import RateAnalysis
-from app.core.results import Progress, VerifyResult
+from app.core.results import BoltVerdict, Progress, VerifyResult
 from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
@@ -31,7 +31,7 @@ from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
 from app.core.tcn.search_rates import plan, rate_phase
 from app.core.tcn.search_run import Run, SearchControl, deepening_schedule
 from app.core.tcn.search_solver import SOLVER_OPTIONS, close_undecided, deepening_phase
-from app.core.tcn.storm import storm_verdicts
+from app.core.tcn.storm import senders_of, storm_verdicts
 from app.core.tcn.storm_run import storm_runs
 from app.core.tcn.summary import summarise
 from app.core.topology import Topology
@@ -72,6 +72,7 @@ class Search(SearchControl):
             # a failing bolt whose at-once replays outgrow it, and the bolts its spout's replays reach: their runs
             # never repeat, so no lasso shows them (docs/boundedness.md, "Unbounded: a replay storm")
             storm_verdicts(self.topo, run.verdicts, [n for n in run.checked if n not in run.verdicts], run.notes)
+            self._storm_floods(run)
             self._floods(run)  # only bolts decided already: a flood proof of a searched bolt waits for its search
             trace_phase(self, run, QUICK_TRACE_S)  # their short lassos, for a trace: milliseconds each
         if simulating:
@@ -98,8 +99,28 @@ class Search(SearchControl):
     def _floods(self, run: Run) -> None:
         """Every bolt answered so far that a bolt with evidence of growth floods becomes `unbounded`
         (app/core/tcn/flood.py), until the time limit."""
-        flood_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
+        self._floods_in(run, run.verdicts)
+
+    def _floods_in(self, run: Run, verdicts: dict[str, BoltVerdict]) -> None:
+        flood_verdicts(self.topo, verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
                        lambda: self.stop_reason(run.elapsed()) is not None)
+
+
+    def _storm_floods(self, run: Run) -> None:
+        """The bolts not answered yet that a bolt unbounded by a replay storm floods become `unbounded` before any
+        search: such a source's runs never repeat, so no lasso would show them either (docs/boundedness.md,
+        "Chains" under the flood proof)."""
+        stormed = {n for n, v in run.verdicts.items() if v.storm_certificate is not None}
+        if not stormed:
+            return
+        senders = senders_of(self.topo)
+        waiting = {n: BoltVerdict(verdict="unknown") for n in run.checked
+                   if n not in run.verdicts and senders.get(n, set()) & stormed}
+        if not waiting:
+            return
+        trial = {**run.verdicts, **waiting}
+        self._floods_in(run, trial)
+        run.verdicts.update({n: v for n, v in trial.items() if n in waiting and v.verdict == "unbounded"})
 
 
 def verify(topo: Topology, options: SearchOptions | None = None, *,

@@ -466,7 +466,8 @@ class _Switch:
         index = {name: j for j, name in enumerate(run.bolt_names)}
         self.pending = [] if sched.switch_at is None else [
             (index[w.bolt], int(w.processing * run.scale), int(w.delay * run.scale), w.eager,
-             None if w.after is None else index[w.after]) for w in sched.switches]
+             None if w.after is None else index[w.after]) for w in sched.switches
+            if w.bolt in index]  # (not a bolt `only_failing` dropped: kept only for losses it never has here)
 
     def done(self, j: int) -> bool:
         """Whether bolt `j` has made all its switches."""

@@ -28,7 +28,7 @@ from app.core.tcn.check.storm import check_storm_certificate
 from app.core.tcn.network import BoltParams, Network, build_network
 from app.core.topology import Topology
 
-__all__ = ["STORMABLE", "StormPlan", "prove_storm", "storm_message", "storm_plan", "storm_verdicts"]
+__all__ = ["STORMABLE", "StormPlan", "prove_storm", "senders_of", "storm_message", "storm_plan", "storm_verdicts"]
 
 #: the verdicts a storm proof may answer (a lasso in which the bolt grows, or a bound, already says more)
 STORMABLE = ("no-repeating-growth", "none-up-to-k", "unknown")
@@ -103,6 +103,12 @@ def prove_storm(cone: Topology, target: str) -> StormCertificate | None:
     return StormCertificate(target=target, content_hash=content_hash(net.topology), failing=best.failing,
                             spout=best.spout, reboot=_text(best.reboot), emissions=best.emissions,
                             gap=_text(best.gap), waits=best.waits, completions=best.completions, growth=best.growth)
+
+
+def senders_of(topo: Topology) -> dict[str, set[str]]:
+    """Per bolt name, the names of the components it receives from."""
+    name_of = {c.id: c.name for c in topo.components}
+    return {name_of[b]: {name_of[u] for u, _ in pairs} for b, pairs in topo.inputs().items()}
 
 
 def storm_message(cert: StormCertificate) -> str:

@@ -19,12 +19,12 @@ from app.core.formats.trace import AnyTrace, Trace
 from app.core.results import BoltVerdict, StormCertificate, StormRun
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.storm import check_storm_certificate
-from app.core.tcn.network import build_network
+from app.core.tcn.network import Network, build_network
 from app.core.tcn.schedule import Schedule, Switch, unaligned_schedule
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.topology import Topology
 
-__all__ = ["build_storm_run", "storm_runs"]
+__all__ = ["build_storm_run", "storm_runs", "storm_schedule"]
 
 NEVER_S = Fraction(10**9)  # a switch that never comes: keeps the finite run going until the threshold
 
@@ -41,11 +41,13 @@ def _offset(cert: StormCertificate, up: Fraction, slowest: Fraction) -> Fraction
     return eps
 
 
-def storm_schedule(topo: Topology, cert: StormCertificate) -> Schedule | None:
-    """The certificate's cycle as a schedule of the simulator on `topo` (the target's cone), or None."""
-    net = build_network(topo, [cert.target])
+def storm_schedule(net: Network, cert: StormCertificate) -> Schedule | None:
+    """The certificate's cycle as a schedule of the simulator on `net` (a cone that holds the failing bolt, its
+    spout and the certificate's target, which is slowest), or None. A flood's threshold run uses it as a phase-1
+    schedule when its source is unbounded by the storm (`flood_run.threshold_runs`)."""
     bolts = {b.name: b for b in net.bolts}
-    if net.failures is None or cert.failing not in bolts or cert.failing not in net.failures.min_ttf:
+    if (net.failures is None or cert.failing not in bolts or cert.target not in bolts
+            or cert.failing not in net.failures.min_ttf):
         return None
     base = unaligned_schedule(net, cert.target, slow=frozenset({cert.failing}))
     if base is None:
@@ -64,10 +66,10 @@ def build_storm_run(topo: Topology, cert: StormCertificate, threshold: int, *, d
                     max_cells: int = MAX_CELLS) -> tuple[Trace, int] | str:
     """A certified finite run of the target's cone `topo` in which its queue reaches `threshold`: (trace, the
     target's largest queue), or why there is none."""
-    sched = storm_schedule(topo, cert)
+    net = build_network(topo, [cert.target])
+    sched = storm_schedule(net, cert)
     if sched is None:
         return "the storm's cycle is not a schedule of this document"
-    net = build_network(topo, [cert.target])
     goal = Goal(cert.target, threshold, cert.target)
     out = build_finite_run(net, sched, goal, deadline=deadline, max_cells=max_cells)
     if not isinstance(out, Trace):

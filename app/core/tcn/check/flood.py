@@ -17,10 +17,11 @@ capacity C/(α(1+τ) + max_idle). It accepts (docs/boundedness.md, "Unbounded: a
   "Through a join");
 * the source's evidence holds: its growth certificate is accepted by `rate_growth.py` (or its lasso by the trace
   certifier, `certify.py`, with the source growing in it; or, in a chain, its own flood certificate by this
-  checker, recursively, on the source's cone), for the source; and the evidence's document is part of
-  this one: every component that influences the source there (its upstream and, with failures, the failing bolts
-  its spouts feed, with theirs) is here with the same parameters and the same input streams, under the same
-  settings, so the run that makes the source grow is a run here too;
+  checker, recursively, on the source's cone; or its replay storm's certificate by `storm.py`, on its cone),
+  for the source; and the evidence's document is part of this one: every component that influences the source
+  there (its upstream and, with failures, the failing bolts its spouts feed, with theirs) is here with the same
+  parameters and the same input streams, under the same settings, so the run that makes the source grow is a
+  run here too;
 * with a threshold run (`run`, docs/boundedness.md "The threshold run"): the trace certifier accepts its trace as
   a threshold witness for the target and the run's threshold (a finite legal run in which the target's queue
   reaches it), and the trace's document is part of this one for the target, as the evidence's is for the source.
@@ -40,6 +41,7 @@ from app.core.tcn.check.parts import part_of, received
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.check.ratios import ratio_bounds
 from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound, timer_bound
+from app.core.tcn.check.storm import check_storm_certificate
 from app.core.topology import Bolt, Topology, TopologyError, parse_topology
 
 __all__ = ["check_flood_certificate"]
@@ -64,6 +66,10 @@ def _nested(kind: str, target: str, source: str, document: dict[str, Any] | None
 def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | CompressedTrace | None) -> list[str]:
     """Why the source's evidence does not show that it can hold any backlog in `topo`; [] when it does."""
     ev = cert.evidence
+    if ev.storm_certificate is not None:  # the source is unbounded by a replay storm: any backlog, then a drain
+        storm = ev.storm_certificate
+        return _nested("storm", storm.target, cert.source, ev.topology, topo,
+                       lambda on: check_storm_certificate(on, storm))
     if ev.flood_certificate is not None:  # a chain: the source is itself unbounded
         flood = ev.flood_certificate
         return _nested("flood", flood.target, cert.source, ev.topology, topo,
