@@ -206,6 +206,8 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "elif cert.growth != growth:", "elif False:", STORM),
     ("storm: threshold run's document not checked", "app/core/tcn/check/storm.py",
      'return part_of(parse_topology(document), cert.target, topo, "threshold run")', "return []", STORM),
+    ("flood: a storm as the source's evidence not checked", "app/core/tcn/check/flood.py",
+     "lambda on: check_storm_certificate(on, storm))", "lambda on: [])", STORM),
     ("storm: threshold run without a trace accepted", "app/core/tcn/check/storm.py",
      'return ["threshold run: no trace"]', "return []", STORM),
 ]
