@@ -28,7 +28,8 @@ from app.core.tcn.check.storm import check_storm_certificate
 from app.core.tcn.network import BoltParams, Network, build_network
 from app.core.topology import Topology
 
-__all__ = ["STORMABLE", "StormPlan", "prove_storm", "senders_of", "storm_message", "storm_plan", "storm_verdicts"]
+__all__ = ["STORMABLE", "StormPlan", "instant_storms", "prove_storm", "senders_of", "storm_message", "storm_plan",
+           "storm_verdicts"]
 
 #: the verdicts a storm proof may answer (a lasso in which the bolt grows, or a bound, already says more)
 STORMABLE = ("no-repeating-growth", "none-up-to-k", "unknown")
@@ -151,3 +152,20 @@ def storm_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], names: list
             message += f". Before that: {before.message}"
         verdicts[name] = BoltVerdict(verdict="unbounded", method="storm proof", certified=True,
                                      storm_certificate=cert, message=message)
+
+
+def instant_storms(topo: Topology, statuses: dict[str, str]) -> dict[str, StormCertificate]:
+    """Without any search (`stormbound check`): every bolt whose rate-check status leaves room (`may-grow`,
+    `no-repeating-growth`) that a replay storm makes unbounded, with its certificate, accepted by the checker.
+    Milliseconds a bolt: a walk over the emissions per failure cycle of each failing bolt fed by a spout."""
+    if not topo.settings.failures or topo.settings.replay != "at-once":
+        return {}
+    found: dict[str, StormCertificate] = {}
+    for name, status in statuses.items():
+        if status not in ("may-grow", "no-repeating-growth"):
+            continue
+        cone = build_network(topo, [name]).topology
+        cert = prove_storm(cone, name)
+        if cert is not None and not check_storm_certificate(cone, cert):
+            found[name] = cert
+    return found
