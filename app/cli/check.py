@@ -183,13 +183,15 @@ def cmd_check_witness(args: argparse.Namespace) -> int:
     for bolt, loop_pass, position, trace, spout, stated in claims:
         # the file's own figures (wait, arrival and take, the tree's spout, the timeout) must be the recomputed ones
         chain = stated.get("chain") or None
-        result = check_witness(trace, bolt, loop_pass, position, timeout, chain=chain, stated=stated)
+        result = check_witness(trace, bolt, loop_pass, position, timeout, chain=chain, stated=stated,
+                               branch=stated.get("branch"))
         if result.ok and spout != "?" and stated.get("root") is not None and spout != result.root:
             result.ok = False
             result.problems.append(f"the witness is listed for {spout} but its tuple is in a tree of {result.root}")
         rejected += not result.ok
         whose = f" of a tree of {result.root}" if result.root else ""
-        print(one_line(f"{spout} at {bolt}: " + (f"accepted: a tuple{whose} waits {float(result.wait or 0):.6g} s > "
+        what = "a part in its cache" if stated.get("branch") else "a tuple"
+        print(one_line(f"{spout} at {bolt}: " + (f"accepted: {what}{whose} waits {float(result.wait or 0):.6g} s > "
                                                  f"{float(timeout):g} s" if result.ok else
                                                  "rejected: " + "; ".join(result.problems))))
     return EXIT_FOUND if rejected else EXIT_OK

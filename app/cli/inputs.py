@@ -41,6 +41,13 @@ def read_topology(path: str) -> Topology:
             print(f"note: {path}: bolts.{one_line(b.name)} is {one_line(b.not_modelled)}: the model has no windows or "
                   "joins yet, so every verdict on it reads it as an ordinary bolt (docs/model.md section 10)",
                   file=sys.stderr)
+        elif b.window is not None and b.window.mixed:
+            print(f"note: {path}: bolts.{one_line(b.name)} has a mixed window ({b.window.phrase()}): its "
+                  + ("trigger is whole slides of tuples, as a count window's" if b.window.trigger == "count" else
+                     "trigger is a timer, as a duration window's")
+                  + ", in the rate check, the simulation, the solver, growth by rates, the linear program and the "
+                  "certifier; its eviction decides its acks, for which no bound holds in every run, so a spout tree "
+                  "through it gets no latency bound (docs/model.md section 10.4)", file=sys.stderr)
         elif b.count_window is not None:
             print(f"note: {path}: bolts.{one_line(b.name)} has a count window ({b.count_window.phrase()}): the rate "
                   "check, the simulation, the solver, growth by rates, the linear program and the certifier have its "

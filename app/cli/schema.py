@@ -92,8 +92,9 @@ def result_schema() -> dict[str, Any]:
                                "inflow_failures": maybe, "added_load": maybe,
                                "lost_per_failure": maybe, "failures_note": {"type": "string"},
                                # a windowed bolt (docs/model.md section 10): held unacked, hold times, timer (s)
-                               **dict.fromkeys(("window_pending", "window_hold_nominal"), maybe),
-                               **dict.fromkeys(("window_timer", "window_hold_max"), number)}}},
+                               # (window_hold_max null: a mixed window's count eviction, no every-run bound)
+                               **dict.fromkeys(("window_pending", "window_hold_nominal", "window_hold_max"), maybe),
+                               "window_timer": number}}},
             "failures": {"type": "object", "required": ["replay_rate", "replay_backlog"],
                          "description": "present when the statuses account for failures and replays",
                          "properties": {"replay_rate": {"type": "object", "additionalProperties": maybe},

@@ -272,5 +272,8 @@ def _one_worker_loss(topo: Topology, rates: RateAnalysis) -> Fraction | None:
             total += timed.pending
             continue
         window = window_figures(rates.figures, b)  # a count window: its windows' tuples too (the batch among them)
-        total += bound + (b.take_max if window is None else max(b.take_max, window.executors * window.length))
+        if window is not None and window.timed_eviction and window.pending is not None:
+            total += window.pending  # (a duration length on a count slide: docs/boundedness.md, "Mixed windows")
+            continue
+        total += bound + (b.take_max if window is None else max(Fraction(b.take_max), window.executors * window.length))
     return total

@@ -27,6 +27,10 @@ class LinearCertificate(BaseModel):
     target: str
     content_hash: str
     rows: dict[str, str] = Field(default_factory=dict, description="row name -> multiplier 'p/q' (zeros left out)")
+    cases: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="a join target (docs/verifier.md, 'A join as the target'): per branch "
+        "('[component/stream]'), the multipliers of the case where its cache grows with that branch the slowest; "
+        "`rows` is the case where its queue grows")
 
 
 class RateGrowthBranch(BaseModel):

@@ -100,3 +100,31 @@ def test_the_inspector_edits_a_bolts_window(make_window, qtbot) -> None:
     assert window.document.component(b1.id).window is None and inspector.element_box.title() == "Bolt B1"
     window.editing.action_undo.trigger()
     assert window.document.component(b1.id).window.kind == "duration"
+
+
+def test_the_inspector_edits_a_mixed_window_and_the_canvas_shows_both_kinds(make_window, qtbot) -> None:
+    """docs/model.md section 10.4: "count 4/duration 2 s" is withWindow(Count(4), Duration(2 s)), a count eviction on
+    a timer; the inspector shows it back, the canvas labels the slide with its unit and the tooltip says the timer and
+    that no hold bound holds in every run; "duration 10 s/count 5" is the other mixed form; a slide of a kind with no
+    size ("count 4/duration") is refused, named."""
+    window, b1 = b1_selected(make_window)
+    inspector = window.inspector
+    type_into(qtbot, inspector.row("window"), "count 4/duration 2 s")
+    bolt = window.document.component(b1.id)
+    assert bolt.window is not None and bolt.window.model_dump() == {"kind": "count", "length": 4, "slide": 2,
+                                                                    "slide_kind": "duration"}
+    assert inspector.row("window").edit.text() == "count 4/duration 2 s"
+    node = window.scene.nodes[b1.id]
+    assert node.kind_label() == "win 2 s/4 tuples"
+    assert "a mixed window: a timer runs execute(TupleWindow) every 2 s" in node.toolTip()
+    assert "no bound holds in every run" in node.toolTip()
+    type_into(qtbot, inspector.row("window"), "duration 10 s/count 5")
+    bolt = window.document.component(b1.id)
+    assert bolt.window is not None and (bolt.window.trigger, bolt.window.kind) == ("count", "duration")
+    assert bolt.take_max == 5 * bolt.parallelism
+    assert inspector.row("window").edit.text() == "duration 10 s/count 5"
+    assert window.scene.nodes[b1.id].kind_label() == "win 5 tuples/10 s"
+    type_into(qtbot, inspector.row("window"), "count 4/duration")
+    assert "a mixed window names the slide's kind" in inspector.row("window").error.text()
+    saved = json.loads(window.document.topology().to_json_bytes())
+    assert saved["schema_version"] == SCHEMA_VERSION == 6

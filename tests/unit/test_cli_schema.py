@@ -299,3 +299,19 @@ def test_check_with_a_replay_storm_validates(tmp_path: Path, capsys) -> None:
     assert code == 1 and "J" in data["unbounded_by_storm"] and "J" in data["fail_on"]["bolts"]
     assert data["unbounded_by_storm"]["J"]["storm_certificate"]["growth"] == 4
     assert errors(data, result_schema, result_schema) == [], data
+
+
+def test_check_of_a_mixed_window_validates(tmp_path: Path, capsys) -> None:
+    """`check --json` on a count eviction on a timer gives its timer and no every-run hold bound (null), which the
+    result schema allows (docs/model.md section 10.4)."""
+    doc = json.loads((Path(__file__).resolve().parents[1] / "data" / "windows" / "mixed-time-count.storm.json")
+                     .read_text())
+    doc["bolts"][0]["window"] = {"kind": "count", "length": 30, "slide": 3, "slide_kind": "duration"}
+    doc["bolts"][0]["alpha"] = 0.5
+    path = tmp_path / "mixed.storm.json"
+    path.write_text(json.dumps(doc))
+    result_schema = schema(capsys, "result")
+    code, data = run(capsys, "check", str(path), "--json")
+    w = data["bolts"]["W"]
+    assert code == 0 and w["window_timer"] == 3 and w["window_hold_max"] is None and w["window_hold_nominal"] == 6
+    assert errors(data, result_schema, result_schema) == [], data

@@ -268,7 +268,7 @@ def test_a_latency_bound_through_a_join_waits_for_the_slowest_branchs_path() -> 
     """Balanced (geo 5 ms): each branch passes the splitter's tuples on one for one, so a message's parts are one
     tree's and its last comes by the slowest path: the spout's bound is split + geo + join, the geo path critical.
     With a branch of σ 1/2 (its parts are other trees'), and with geo behind (the cache grows), no bound, saying why;
-    the timeout witnesses have no join rule."""
+    a witness in the join's queue counts no wait in its cache."""
     from app.core.latency.report import latency_report
     from app.core.tcn.check.latency_witness import check_witness
 
@@ -282,10 +282,11 @@ def test_a_latency_bound_through_a_join_waits_for_the_slowest_branchs_path() -> 
     assert report.spouts["kafka"].bound is None and report.sojourn_bound["join"] is None
     assert "join is a join waiting for every branch, and a part it holds is not proven to wait only for its own " \
            "tree's other parts" in report.spouts["kafka"].reason
-    witness = check_witness(lasso_of(enrichment(geo=0.02)), "join", 1, 10, Fraction(1))
-    assert not witness.ok and "the join join" in witness.problems[0]
-    witness = check_witness(lasso_of(enrichment(geo=0.02)), "join", 1, 10, Fraction(1))
-    assert not witness.ok and "the join join" in witness.problems[0]
+    # the witness checker has the join rule (tests/unit/test_witness_joins.py), and counts waits in the join's FIFO
+    # queue of complete messages: with geo behind, the parts wait in the cache, and no message waits in the queue
+    lasso = lasso_of(enrichment(geo=0.02))
+    waits = [check_witness(lasso, "join", 50, i, Fraction(1)) for i in range(lasso.loop_start, lasso.k + 1)]
+    assert not any(w.ok for w in waits) and any("not more than the timeout" in w.problems[0] for w in waits)
 
 
 def test_the_storm_terms_line_says_where_the_parts_wait_and_what_bounds_them() -> None:
@@ -340,9 +341,9 @@ def test_the_linear_program_reads_a_join_below_and_its_checker_has_the_rows(monk
         with monkeypatch.context() as m:
             m.setattr(checker, "join_branches", lambda topo, bolt: None)
             assert checker.check_certificate(net.topology, cert) != []
-        own = cert.model_copy(update={"target": "join"})
+        own = cert.model_copy(update={"target": "join"})  # (its cases: tests/unit/test_linear_joins.py)
         assert "target join is a join, whose cache may grow" in checker.check_certificate(net.topology, own)[0]
-    with pytest.raises(ValueError, match="join's cache growing"):
+    with pytest.raises(ValueError, match="a join's cache may grow too"):
         build_rows(build_network(parse_topology(enrichment()), ["join"]), "join")
 
 
@@ -361,3 +362,23 @@ def test_a_cache_no_rate_bounds_gets_no_headroom_and_no_suggestion() -> None:
     assert capacity_lines(h)[0].startswith("headroom: no load factor is proven bounded (the cache of join is not "
                                            "proven bounded at any rate")
     assert headroom(parse_topology(enrichment(geo=0.02))).headroom == Fraction(1, 2)  # geo's own margin: ×0.5
+
+
+def test_the_storm_terms_line_says_what_eviction_does_by_hand() -> None:
+    """geo at 20 ms, no max.spout.pending, maxCacheSize 10,000: the cache gains 100 − 50 = 50 messages/s, is full
+    after 200 s, then evicts 50 messages/s; Metron's JoinBolt only reports an error for an evicted entry, so their
+    trees time out after the 30 s default and are replayed; an entry stays 10,000 / 100 = 100 s, after which geo's
+    late parts find their message evicted and nothing joins."""
+    from app.core.headroom import headroom
+    from app.core.storm.lines import storm_lines
+
+    (line,) = [n for n in storm_lines(headroom(parse_topology(enrichment(geo=0.02, max_cache=10000))))
+               if n.startswith("join is a join")]
+    assert "after about 3.33 min unthrottled), and it then evicts about 50 messages/s, the oldest" in line
+    assert "neither acks nor fails its parts, so their trees time out after topology.message.timeout.secs (30 s)" \
+        in line
+    assert "50 more messages/s on every branch, geo included" in line
+    assert "once geo's parts come more than 100 s after the others" in line and "the join completes nothing" in line
+    explanation = rate_check(parse_topology(enrichment(geo=0.02, max_cache=10000))).bolts["join"].explanation
+    assert "maxCacheSize 10000 is full after about 200 s; it then evicts about 50 messages/s, whose trees time out " \
+        "and are replayed: eviction is not in the model" in explanation

@@ -375,8 +375,8 @@ def test_the_panel_and_the_verified_export_name_the_linear_program() -> None:
 
     result = verify(with_failures(load_topology(CFG5)), SearchOptions(timeout_s=60))
     assert bolt_verdict_words(result.bolts["expander"]) == ("no repeating run grows (linear program, certified; "
-                                                            "not bounded in every run)")
-    assert verdict_words(result) == "no repeating run grows (linear program; not bounded in every run)"
+                                                            "not proven bounded in every run)")
+    assert verdict_words(result) == "no repeating run grows (linear program; not proven bounded in every run)"
 
 
 def test_names_with_brackets_and_slashes_never_share_a_variable() -> None:

@@ -33,7 +33,7 @@ def test_an_old_document_opens_with_the_verdicts_its_version_gave(name: str) -> 
         assert "tika on shunt" in note and "deletion on status" in note
     # saved, it is a current document: read again, it says nothing more and means the same
     again = parse_topology(json.loads(topo.to_json_bytes()))
-    assert again.schema_version == SCHEMA_VERSION == 5 and again.read_notes == []
+    assert again.schema_version == SCHEMA_VERSION == 6 and again.read_notes == []
     assert again.semantics() == topo.semantics()
 
 
@@ -50,7 +50,7 @@ def test_the_pre_streams_crawler_gets_the_sigma_its_version_implied() -> None:
 
 def test_a_version_this_program_does_not_know_is_refused_naming_the_field() -> None:
     data = json.loads((OLD / "a607fda-simple-DIA-cfg-1.storm.json").read_text())
-    data["schema_version"] = 6
+    data["schema_version"] = 7
     with pytest.raises(TopologyError) as err:
         parse_topology(data)
     assert err.value.problems[0].path == "schema_version" and "newer version" in err.value.problems[0].message
@@ -97,3 +97,23 @@ def test_a_version_3_document_reads_unchanged_and_may_not_name_a_window() -> Non
     data["schema_version"] = 4  # the same bolt in a current document: a sliding count window
     window = parse_topology(data).bolt_by_name("bolt-1").window
     assert window is not None and (window.kind, window.length, window.interval) == ("count", 5, 3)
+
+
+def test_a_version_5_document_reads_unchanged_and_may_not_name_a_slide_kind() -> None:
+    """Version 5 had no mixed windows (app/core/topology/migrate.py): it reads without a note, its mixed window
+    keeping the import's `unmodelled` mark; a version 5 file whose window names `slide_kind` is refused, naming it."""
+    data = json.loads((OLD / "3904db4-mixed-count-timer-annotated.storm.json").read_text())
+    assert data["schema_version"] == 5
+    topo = parse_topology(data)
+    assert topo.read_notes == [] and all(b.window is None for b in topo.bolts)
+    assert "a mixed window" in (topo.bolt_by_name("slidingsum").unmodelled or "")
+    bolt = next(b for b in data["bolts"] if b["name"] == "slidingsum")
+    del bolt["unmodelled"]
+    bolt["window"] = {"kind": "count", "length": 30, "slide": 3, "slide_kind": "duration"}
+    with pytest.raises(TopologyError) as err:
+        parse_topology(data)
+    assert err.value.problems[0].path == "bolts.slidingsum.window.slide_kind"
+    assert err.value.problems[0].message == "slide_kind needs schema_version 6 (this document says 5)"
+    data["schema_version"] = 6  # the same bolt in a current document: a count eviction on a timer
+    window = parse_topology(data).bolt_by_name("slidingsum").window
+    assert window is not None and window.mixed and window.trigger == "duration"

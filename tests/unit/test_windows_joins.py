@@ -83,20 +83,19 @@ SEC10, SEC2 = '{ref: "sec10"}', '{ref: "sec2"}'
     ([("withTumblingWindow", [COUNT4])], {"kind": "count", "length": 4}, None),
     ([("withWindow", [COUNT4])], {"kind": "count", "length": 4, "slide": 1}, None),
     ([("withWindow", [SEC10, SEC2])], {"kind": "duration", "length": 10, "slide": 2}, None),
-    ([("withWindow", [COUNT4, SEC2])], None, "a windowed bolt (withWindow(Count(4), Duration(2, SECONDS))): a mixed "
-     "window (a count eviction on a timer trigger: a run every sliding interval whatever arrived, a tuple acked once "
-     "its window's length in tuples came after it)"),
-    ([("withWindow", [SEC10, COUNT4])], None, "a windowed bolt (withWindow(Duration(10, SECONDS), Count(4))): a mixed "
-     "window (a time eviction on a count trigger: whole slides of tuples, a tuple acked at the first trigger past its "
-     "window's length in time)"),
+    ([("withWindow", [COUNT4, SEC2])], {"kind": "count", "length": 4, "slide": 2, "slide_kind": "duration"}, None),
+    ([("withWindow", [SEC10, COUNT4])], {"kind": "duration", "length": 10, "slide": 4, "slide_kind": "count"}, None),
+    ([("withWindow", [COUNT2, SEC10])], {"kind": "count", "length": 2, "slide": 10, "slide_kind": "duration"}, None),
+    ([("withWindow", [SEC10])], {"kind": "duration", "length": 10, "slide": 1, "slide_kind": "count"}, None),
     ([("withWindow", [COUNT2, COUNT4])], None,
      "a windowed bolt (withWindow(Count(2), Count(4))): a window sliding further than its length"),
     ([("withTumblingWindow", [COUNT4]), ("withTimestampField", ['"ts"'])], None,
      "a windowed bolt (withTumblingWindow(Count(4)), withTimestampField('ts')): a window on event time")])
 def test_the_windows_the_document_holds_and_those_it_marks(tmp_path: Path, calls: list[tuple[str, list[str]]],
                                                           window: dict | None, mark: str | None) -> None:
-    """A window on arrival time of Count or Duration components of one kind, its interval at most its length, is the
-    bolt's `window`; a mixed one, one sliding further than its length and an event-time one stay marked."""
+    """A window on arrival time of Count or Duration components, its interval at most its length when both are of one
+    kind, is the bolt's `window`, a mixed one with its slide's kind (docs/model.md section 10.4); one sliding further
+    than its length and an event-time one stay marked."""
     methods = "".join(f"      - name: \"{name}\"\n        args: [{', '.join(args)}]\n" for name, args in calls)
     flux = tmp_path / "w.yaml"
     flux.write_text(f"""name: w
@@ -125,7 +124,9 @@ def test_a_window_goes_back_to_flux_and_returns() -> None:
     from app.core.storm.flux.export import to_flux_bytes
 
     for window in ({"kind": "count", "length": 5, "slide": 3}, {"kind": "count", "length": 4},
-                   {"kind": "duration", "length": 2.5, "slide": 0.5}, {"kind": "duration", "length": 60}):
+                   {"kind": "duration", "length": 2.5, "slide": 0.5}, {"kind": "duration", "length": 60},
+                   {"kind": "count", "length": 4, "slide": 2.5, "slide_kind": "duration"},
+                   {"kind": "duration", "length": 10, "slide": 3, "slide_kind": "count"}):
         data = annotated(import_flux(EXAMPLES / "simple_windowing.yaml").topology.model_dump(mode="json"))
         data["bolts"][0 if data["bolts"][0]["name"] == "bolt-1" else 1]["window"] = window
         data["storm"].pop("flux_file", None)

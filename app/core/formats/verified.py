@@ -53,7 +53,7 @@ def verdict_words(result: VerifyResult) -> str:
         methods = {v.method for v in result.bolts.values() if v.verdict == "no-repeating-growth"}
         how = ("rate proof and linear program" if methods >= {"rate check", "linear program"}
                else "linear program" if "linear program" in methods else "rate proof")
-        return f"no repeating run grows ({how}; not bounded in every run)"
+        return f"no repeating run grows ({how}; not proven bounded in every run)"
     return "unknown"
 
 
@@ -76,7 +76,7 @@ def bolt_verdict_words(verdict: BoltVerdict) -> str:
         return f"bounded (rate proof{bound})"
     if verdict.verdict == "no-repeating-growth":
         how = "linear program, certified" if verdict.method == "linear program" else "rate proof"
-        return f"no repeating run grows ({how}; not bounded in every run)"
+        return f"no repeating run grows ({how}; not proven bounded in every run)"
     return "unknown"
 
 

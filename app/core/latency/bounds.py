@@ -37,7 +37,7 @@ from app.core.rates.joins import join_figures
 from app.core.rates.windows import timed_hold
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.storm.forecast import acking_of
-from app.core.topology import DEFAULT_STREAM, Topology
+from app.core.topology import DEFAULT_STREAM, Topology, Window
 from app.core.words import listed
 
 MAX_SEGMENT = 64  # bolts of one pipeline bounded as one server (any split is sound; this caps the work)
@@ -407,14 +407,22 @@ def _cycle_reason(graph: nx.DiGraph, names: dict[str, str], ident: str) -> str |
             "goes around it, so no tree is proven to complete")
 
 
+def _why_held(window: Window) -> str:
+    """Why a window's hold has no bound (docs/model.md sections 10.2 and 10.4; a duration window has one, 10.3)."""
+    if window.mixed and window.trigger == "count":
+        return ("Storm acks a tuple only at the first trigger at least its window's length after it arrived, and a "
+                "trigger waits for a slide of tuples whose coming nothing bounds (docs/model.md section 10.4)")
+    return ("Storm acks a tuple only when later tuples push it out of its last window, and nothing bounds how long "
+            "they take to come (docs/model.md section 10" + (".4)" if window.mixed else ")"))
+
+
 def _window_holds(topo: Topology, e: RateFigures) -> dict[str, str]:
     """Per bolt with a window (by id), why it has no sojourn bound (docs/model.md section 10): a tuple is held until
     later tuples push it out of its last window, and an arrival curve bounds arrivals from above only. Likewise a
     join whose message may wait for another tree's part (docs/latency.md, "Joins"): any join but one whose cache is
     bounded and whose branches pass each fork tuple on one for one. (A duration window is listed too, for what reads
     this as "not one server": its timer gives it a sojourn bound, `_bolt`.)"""
-    held = {b.id: f"{b.name} is a windowed bolt ({b.window.phrase()}): Storm acks a tuple only when later tuples push "
-                  "it out of its last window, and nothing bounds how long they take to come (docs/model.md section 10)"
+    held = {b.id: f"{b.name} is a windowed bolt ({b.window.phrase()}): " + _why_held(b.window)
             for b in topo.windowed_bolts() if b.window is not None}
     # a join holds a part until its slowest branch delivers the message's last part (docs/model.md section 11): that
     # wait is the slowest branch's path, which the longest path covers, when the part is of the same tree

@@ -480,15 +480,17 @@ class _EveryRun:
         capacity until no more are found; the rest (S) get their bursts from b = k + W_SS·b, whose
         elimination succeeds only when W_SS shrinks around its cycles (else nobody in it is proven)."""
         f = self.f
-        # a join in a cycle: its long-run least branch is no every-run curve, so nobody in the cycle is proven; a
-        # duration window inside a cycle: its timer's bound is not carried around cycles (docs/model.md 10.3)
-        pinned: frozenset[str] = (frozenset(members) if f.joins & set(members)
-                                  else frozenset(m for m in members if m in f.timed))
+        # a duration window inside a cycle: its timer's bound is not carried around cycles (docs/model.md 10.3); a
+        # join inside one is read as the sum of its branches, above the largest branch its every-run curve is
+        # (docs/boundedness.md, "Cycles", a join inside a cycle)
+        pinned: frozenset[str] = frozenset(m for m in members if m in f.timed)
         inside = set(members)
         while True:
             out = dict(rate)
             inflow: dict[str, Fraction] = {}
             solved = f._cycle_flows(members, out, inflow, f.cap_max, True, True, pinned)
+            for m in f.joins & inside:  # (its long-run least branch, which `_cycle_flows` gives, is no every-run rate)
+                inflow[m] = self._received(m, out)
             # above the smallest capacity: pinned; a tie R = c is not (steps 3-4 need only R ≤ c, docs/boundedness.md)
             short = frozenset(m for m in members if inflow[m] > f.cap_min[m])
             if short - pinned:

@@ -318,8 +318,9 @@ def _window_fields(e: RateFigures, bolt: Bolt) -> dict[str, float | None]:
     timed = duration_figures(e, bolt)
     if timed is not None:
         return {"window_pending": None if timed.pending is None else float(timed.pending),
-                "window_hold_nominal": float(timed.hold_nominal), "window_timer": float(timed.slide),
-                "window_hold_max": float(timed.hold_max)}
+                "window_hold_nominal": None if timed.hold_nominal is None else float(timed.hold_nominal),
+                "window_timer": float(timed.slide),
+                "window_hold_max": None if timed.hold_max is None else float(timed.hold_max)}
     w = window_figures(e, bolt)
     if w is None:
         return {}

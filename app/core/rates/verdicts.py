@@ -110,14 +110,16 @@ def join_note(e: RateFigures, bolt: Bolt) -> str:
                  f"{fmt(j.growth)} parts/s on the faster branches, without bound")
         if j.max_cache is not None:
             text += (f" (Metron's maxCacheSize {j.max_cache} is full after about {fmt(j.max_cache / j.growth)} s; it "
-                     "then evicts messages and their trees fail)")
+                     f"then evicts about {fmt(j.growth)} messages/s, whose trees time out and are replayed: "
+                     "eviction is not in the model, docs/model.md section 11)")
         return text
     if j.cache_bound is None:
         return text + f"; its cache is not proven bounded: {j.why_not}"
     text += (f"; its cache holds at most {fmt(j.cache_bound)} messages in every run (the parts in flight on its "
              f"branches from {e.names[j.fork] if j.fork else '?'})")
     if j.max_cache is not None and j.cache_bound > j.max_cache:
-        text += f", which may exceed Metron's maxCacheSize {j.max_cache} (it then evicts and their trees fail)"
+        text += (f", which may exceed Metron's maxCacheSize {j.max_cache} (it then evicts, and the evicted trees time "
+                 "out and are replayed)")
     if j.wait_nominal is not None:
         text += (f"; at nominal timing a message's parts wait about {fmt(j.wait_nominal)} s in it for the slowest "
                  "branch")

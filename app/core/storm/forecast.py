@@ -126,6 +126,7 @@ class JoinCache:
     growth: Fraction  # messages/s its cache gains at the offered rates and nominal timing
     max_cache: int | None  # Metron's maxCacheSize
     in_flight: int | None  # the most trees max.spout.pending lets in flight through it (None: no such limit)
+    entries: Fraction = Fraction(0)  # entries/s it opens at nominal timing: its fastest branch's parts (a message each)
 
 
 @dataclass
@@ -328,7 +329,8 @@ def _join_caches(topo: Topology, tasks: dict[str, int], trees: dict[str, dict[st
         pending = topo.storm.max_spout_pending
         flight = (sum(pending * tasks[s] for s, reach in trees.items() if b.name in reach)
                   if trees is not None and pending is not None else None)
-        out.append(JoinCache(b.name, branch_name(e, j.slowest), j.growth, j.max_cache, flight or None))
+        out.append(JoinCache(b.name, branch_name(e, j.slowest), j.growth, j.max_cache, flight or None,
+                             max(j.nominal.values())))
     return out
 
 

@@ -13,6 +13,7 @@ from app.core.rates.workers_check import WorkerCheck
 from app.core.storm.forecast import (
     BACKPRESSURE_KEY,
     RECEIVE_BUFFER_KEY,
+    JoinCache,
     QueueFill,
     StormForecast,
     saturation_signs,
@@ -197,11 +198,26 @@ def join_lines(f: StormForecast) -> list[str]:
                                   f", {'within' if c.in_flight <= c.max_cache else 'beyond'} Metron's maxCacheSize "
                                   f"{c.max_cache}")
         elif c.max_cache is not None:
-            line += (f"; Metron's maxCacheSize {c.max_cache} may then fill (after about "
-                     f"{duration(Fraction(c.max_cache) / c.growth)} unthrottled), and it evicts messages, whose trees "
-                     "fail and are replayed")
+            line += _eviction_words(c, f.message_timeout_secs)
         lines.append(line)
     return lines
+
+
+def _eviction_words(c: JoinCache, timeout: int) -> str:
+    """What Metron's join does once its cache is full, unthrottled (docs/model.md section 11, "The cache's limit"):
+    it evicts at the cache's growth rate, reports an error and neither acks nor fails the evicted parts, so their
+    trees time out and are replayed; and once the slowest branch lags by more than an entry's stay, nothing joins."""
+    stay = Fraction(c.max_cache or 0) / c.entries if c.entries else None
+    return (f"; Metron's maxCacheSize {c.max_cache} may then fill (after about "
+            f"{duration(Fraction(c.max_cache or 0) / c.growth)} unthrottled), and it then evicts about "
+            f"{decimal(c.growth)} messages/s, the oldest: Metron only reports an error for an evicted message and "
+            f"neither acks nor fails its parts, so their trees time out after topology.message.timeout.secs "
+            f"({timeout} s) and the spouts replay them, {decimal(c.growth)} more messages/s on every branch, "
+            f"{c.slowest} included"
+            + (f"; once {c.slowest}'s parts come more than {duration(stay)} after the others (an entry's stay: "
+               f"maxCacheSize over the {decimal(c.entries)} entries/s it opens), each finds its message evicted and "
+               "opens an entry that never completes, and the join completes nothing" if stay is not None else "")
+            + " (the model does not play eviction: a cache that grows is `grows`)")
 
 
 def observed_line(h: Headroom) -> str | None:

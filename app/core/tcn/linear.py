@@ -31,7 +31,8 @@ from app.core.results import LinearCertificate
 from app.core.tcn.network import BoltParams, Network, SpoutParams
 from app.core.workers import WorkerModel, executors_of, worker_model
 
-__all__ = ["LinearRow", "build_rows", "farkas", "linear_message", "loose_losses", "primal_feasible", "prove"]
+__all__ = ["LinearRow", "build_cases", "build_rows", "farkas", "linear_message", "loose_losses", "primal_feasible",
+           "prove"]
 
 RowKind = Literal["ge", "eq"]
 
@@ -402,13 +403,40 @@ def _hit_bolt_rows(out: _Rows, b: BoltParams, tau: Fraction, deaths: _Deaths, ta
         out.add(f"hit-down{_label(j)}", "ge", _sum({d_: -1}, {f"Y{_label(f'w{x}')}": 1 for x in hitting}))
 
 
+def _cache_case_rows(out: _Rows, b: BoltParams, carried: dict[tuple[str, str], dict[str, Fraction | int]],
+                     slowest: tuple[str, str]) -> None:
+    """A target join whose cache grows in the pass, with `slowest` the branch whose cache does not (docs/verifier.md,
+    "A join as the target"): that branch delivers exactly the A messages completed, the others' caches gain ≥ 1."""
+    j, arrived = b.name, f"A{_label(b.name)}"
+    out.add(f"slowest{_label(j, *slowest)}", "eq", _sum(carried[slowest], {arrived: -1}))
+    others = [src for src in b.sources if src != slowest]
+    out.add(f"caches-grow{_label(j)}", "ge", _sum(*(carried[src] for src in others), {arrived: -len(others)}), -1)
+
+
+def build_cases(net: Network, target: str) -> dict[str, list[LinearRow]]:
+    """The programs whose infeasibility together proves that no lasso grows `target` (docs/verifier.md): "queue"
+    (its queue grows, `build_rows`) and, for a join, one per branch (keyed `_label(component, stream)`) in which that
+    branch's cache stays level, another's grows and every other bolt of the cone is held level."""
+    join = next((b for b in net.bolts if b.join and b.name == target), None)
+    cases = {"queue": _pass_rows(net, target, None)}
+    for src in join.sources if join is not None else ():
+        cases[_label(*src)] = _pass_rows(net, target, src)
+    return cases
+
+
 def build_rows(net: Network, target: str) -> list[LinearRow]:
-    """The rows of one loop pass on `net` (the target's cone) with the target growing (docs/verifier.md):
+    """The rows of one loop pass on `net` (the target's cone) with the target's queue growing (docs/verifier.md):
     per spout its emission rows, its replay rows and its streams' ratios; per bolt its takes and arrivals,
-    its queue (with failures and losses when it may fail) and its streams' ratios; the target's growth."""
-    if any(b.join and b.name == target for b in net.bolts):  # its growth may be its cache's, which no row says
-        raise ValueError(f"the linear program has no rows for a join's cache growing (docs/model.md section 11): "
+    its queue (with failures and losses when it may fail) and its streams' ratios; the target's growth. A join's
+    growth may be its cache's too: `build_cases`."""
+    if any(b.join and b.name == target for b in net.bolts):
+        raise ValueError(f"a join's cache may grow too: its programs are build_cases' (docs/model.md section 11): "
                          f"{target}")
+    return _pass_rows(net, target, None)
+
+
+def _pass_rows(net: Network, target: str, slowest: tuple[str, str] | None) -> list[LinearRow]:
+    """`build_rows`, or with `slowest` a target join's case in which its cache grows and that branch's does not."""
     tau, idle = net.tolerance, net.max_idle
     rule = net.emission
     fails = net.failures
@@ -447,8 +475,12 @@ def build_rows(net: Network, target: str) -> list[LinearRow]:
         else:
             _steady_bolt_rows(out, b, tau)
         _bolt_stream_rows(out, b, subscribed, rule, may_fail or hit)
-        if b.name == target:
+        if b.name == target and slowest is None:
             _growth_rows(out, b, tau, idle, hit)
+        elif b.name == target and slowest is not None:
+            _cache_case_rows(out, b, carried, slowest)
+        elif slowest is not None:  # a bolt of the cone that grows has its own verdict (docs/verifier.md)
+            out.add(f"level{_label(b.name)}", "eq", {f"d{_label(b.name)}": 1})
     return out.rows
 
 
@@ -535,5 +567,16 @@ def linear_message(net: Network, rows: int, cert: LinearCertificate) -> str:
             + (" (worker deaths and their replays at the timeout included, docs/model.md 9.4)"
                if _deaths(net, cert.target) is not None else "")
             + f" that have no solution in which it grows; {len(cert.rows)} of them, weighted by exact Farkas "
-            "multipliers, add up to the contradiction -1 ≥ 0 (the certificate; docs/verifier.md). It is not bounded "
-            "in every run")
+            "multipliers, add up to the contradiction -1 ≥ 0 (the certificate; docs/verifier.md)"
+            + _cache_words(net, cert) + ". It is not proven bounded in every run")
+
+
+def _cache_words(net: Network, cert: LinearCertificate) -> str:
+    """A join target's cases in words (docs/verifier.md, "A join as the target"), or ""."""
+    if not cert.cases:
+        return ""
+    others = [b.name for b in net.bolts if b.name != cert.target]
+    return (f"; nor its cache of parts waiting for the slowest branch: for each of its {len(cert.cases)} branches "
+            "taken as the slowest, the rows with another branch's cache growing"
+            + (f" and {', '.join(others)} held level (each proven not to grow, its own verdict)" if others else "")
+            + " have no solution either")

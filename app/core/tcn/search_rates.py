@@ -54,7 +54,7 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
             if status == "bounded" and report.bolts[n].window_timer is not None:  # a timer: no capacity (10.3)
                 bound = report.bolts[n].queue_bound
                 run.verdicts[n] = BoltVerdict.said(
-                    Words.of(f"{n}'s duration window runs every {report.bolts[n].window_timer:g} s on whatever "
+                    Words.of(f"{n}'s window timer runs every {report.bolts[n].window_timer:g} s on whatever "
                              "arrived (at most (1+τ)·max(S, α) apart), whatever it receives, so its queue stays below "
                              f"{bound:.4g} tuples"), verdict="bounded", method="rate check", queue_bound=bound)
             elif status == "bounded":
@@ -73,7 +73,7 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
                     Words.of(f"in the long run of any lasso {n} receives at most ", Figure(inflow), " tuples/s",
                              Exactly(inflow), " and processes at least ", capacity,
                              ", so no repeating run makes its queue grow; it "
-                             f"is not bounded in every run: {upstream} may back up and then flood it"),
+                             f"is not proven bounded in every run: {upstream} may back up and then flood it"),
                     verdict="no-repeating-growth", method="rate check")
     if prop == "growth" and len(run.verdicts) == len(checked):
         cited = Words.joined("; ", (run.verdicts[n].words() for n in checked))
@@ -111,7 +111,8 @@ def plan(search: SearchControl, run: Run) -> None:
     run.nets = {n: build_network(topo, [n]) for n in targets}
     # a cone with a window (count or duration, docs/model.md sections 10.2 and 10.3): every phase here has its rule
     # a cone with a join that waits for every branch: the simulation, the solver, the certifier, the proofs by rates
-    # (without a cycle) and the linear program (a target below the join) have its rule (docs/model.md section 11)
+    # (without a cycle) and the linear program (below the join, and the join itself as cases) have its rule
+    # (docs/model.md section 11)
     # bolts bounded but for failures last: their lassos, if any, are the long ones of a failure cycle
     targets.sort(key=lambda n: (n in run.downgraded, report.bolts[n].status != "grows", len(run.nets[n].kept)))
     run.targets = targets

@@ -89,8 +89,8 @@ def prove_storm(cone: Topology, target: str) -> StormCertificate | None:
     j = bolts[target]
     best: StormPlan | None = None
     for f in net.bolts:
-        if f.name not in net.failures.min_ttf:
-            continue
+        if f.name not in net.failures.min_ttf or cone.bolt_by_name(f.name).window is not None:
+            continue  # (the storm's rule is an ordinary bolt's: a window takes by its own rule)
         for spout, stream in f.sources:
             if stream != "default" or spout not in {s.name for s in net.spouts}:
                 continue

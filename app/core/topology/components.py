@@ -43,7 +43,7 @@ TICK_STREAM = "__tick"
 
 # Fields that Storm imports fill in; left out of a saved file while unset, so older files stay byte-identical.
 _SPARSE_FIELDS = ("class_name", "executors", "unannotated", "stream", "custom_class", "streams", "stream_sigma",
-                  "stream_ratio", "tasks", "min_ttf", "threads", "unmodelled", "window", "slide", "join",
+                  "stream_ratio", "tasks", "min_ttf", "threads", "unmodelled", "window", "slide", "slide_kind", "join",
                   "max_cache", "max_time")
 
 
@@ -83,42 +83,65 @@ class Spout(_StormFields):
 
 class Window(_StormFields):
     """A windowed bolt's window (Storm's `BaseWindowedBolt`, docs/model.md section 10): a count window in tuples, a
-    duration window in seconds; the sliding interval unset = a tumbling window (it slides by its length)."""
+    duration window in seconds; the sliding interval unset = a tumbling window (it slides by its length). A mixed
+    window (section 10.4) gives its sliding interval a kind of its own, `slide_kind`: `withWindow(Count L,
+    Duration S)` is kind count, slide_kind duration."""
 
     kind: Literal["count", "duration"] = Field(description=(
-        "count: length and slide in tuples (Storm's Count); duration: in seconds (Storm's Duration)"))
+        "the window length's kind, which decides eviction (when Storm acks a tuple): count in tuples (Storm's Count), "
+        "duration in seconds (Storm's Duration); also the slide's unless `slide_kind` says otherwise"))
     length: WindowSize = Field(description="the window's length: tuples (count) or seconds (duration)")
     slide: WindowSize | None = Field(default=None, description=(
-        "the sliding interval, at most the length: tuples (count) or seconds (duration); unset = tumbling"))
+        "the sliding interval, at most the length: tuples (count) or seconds (duration), by `slide_kind`; "
+        "unset = tumbling"))
+    slide_kind: Literal["count", "duration"] | None = Field(default=None, description=(
+        "the sliding interval's kind, which decides the trigger (the queue and the evaluations) when it differs "
+        "from `kind`: a mixed window (`withWindow(Count(L), Duration(S))`: count, duration); unset = `kind`; "
+        "from schema_version 6"))
 
     @model_validator(mode="after")
     def _sizes_fit(self) -> Window:
-        for name, value in (("length", self.length), ("slide", self.slide)):
+        if self.mixed and self.slide is None:
+            raise ValueError(f"slide: a mixed window (a {self.kind} length, a {self.slide_kind} slide) needs its "
+                             "sliding interval: a tumbling window slides by its own length")
+        for name, value, kind in (("length", self.length, self.kind), ("slide", self.slide, self.trigger)):
             if value is None:
                 continue
-            if self.kind == "count" and (value != int(value) or value > STORM_MAX_INT):
+            if kind == "count" and (value != int(value) or value > STORM_MAX_INT):
                 raise ValueError(f"{name}: a count window's {name} is a whole number of tuples, 1 to "
                                  f"{STORM_MAX_INT} (Storm's Count), not {value:g}")
-            problem = magnitude_problem(float(value), "s") if self.kind == "duration" else None
+            problem = magnitude_problem(float(value), "s") if kind == "duration" else None
             if problem:
                 raise ValueError(f"{name}: {problem}")
-        if self.slide is not None and self.slide > self.length:
+        if not self.mixed and self.slide is not None and self.slide > self.length:
             raise ValueError(f"slide: a sliding interval ({self.slide:g}) above the window's length "
                              f"({self.length:g}) leaves tuples out of every window, which the model does not have")
         return self
 
     @property
+    def trigger(self) -> Literal["count", "duration"]:
+        """The sliding interval's kind, which decides when Storm evaluates (docs/model.md section 10.4): count = whole
+        slides of tuples (10.2), duration = a timer (10.3)."""
+        return self.kind if self.slide_kind is None else self.slide_kind
+
+    @property
+    def mixed(self) -> bool:
+        """A count length on a duration slide, or the other way round (docs/model.md section 10.4)."""
+        return self.trigger != self.kind
+
+    @property
     def interval(self) -> float:
-        """The sliding interval: the slide, or the length for a tumbling window."""
+        """The sliding interval: the slide, or the length for a tumbling window (in the trigger's unit)."""
         return self.length if self.slide is None else self.slide
 
     def phrase(self) -> str:
-        """The window in Storm's words: `withWindow(Count(5), Count(3))`, `withTumblingWindow(Duration(10 s))`."""
-        def size(value: float) -> str:
-            return f"Count({value:g})" if self.kind == "count" else f"Duration({value:g} s)"
-        if self.slide is None or self.slide == self.length:
-            return f"withTumblingWindow({size(self.length)})"
-        return f"withWindow({size(self.length)}, {size(self.slide)})"
+        """The window in Storm's words: `withWindow(Count(5), Count(3))`, `withTumblingWindow(Duration(10 s))`,
+        `withWindow(Count(4), Duration(2 s))`."""
+        def size(value: float, kind: str) -> str:
+            return f"Count({value:g})" if kind == "count" else f"Duration({value:g} s)"
+        if not self.mixed and (self.slide is None or self.slide == self.length):
+            return f"withTumblingWindow({size(self.length, self.kind)})"
+        return f"withWindow({size(self.length, self.kind)}, {size(self.interval, self.trigger)})"
 
 
 class Join(_StormFields):
@@ -233,13 +256,17 @@ class Bolt(_StormFields):
 
     @property
     def duration_window(self) -> Window | None:
-        """The bolt's duration window (a timer every sliding interval: docs/model.md section 10.3); None otherwise."""
-        return self.window if self.window is not None and self.window.kind == "duration" else None
+        """The bolt's window when a timer triggers it (a run every sliding interval: docs/model.md section 10.3): a
+        duration window, or a count length on a duration slide (10.4); None otherwise. Its `interval` is S in
+        seconds; its `length` is in the eviction's unit (`kind`)."""
+        return self.window if self.window is not None and self.window.trigger == "duration" else None
 
     @property
     def count_window(self) -> Window | None:
-        """The bolt's count window, the window the model has (docs/model.md section 10); None otherwise."""
-        return self.window if self.window is not None and self.window.kind == "count" else None
+        """The bolt's window when whole slides of tuples trigger it (docs/model.md section 10.2): a count window, or a
+        duration length on a count slide (10.4); None otherwise. Its `interval` is S in tuples; its `length` is in
+        the eviction's unit (`kind`)."""
+        return self.window if self.window is not None and self.window.trigger == "count" else None
 
     @property
     def per_executor(self) -> int:

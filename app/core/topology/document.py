@@ -14,14 +14,14 @@ from app.core.topology.fields import StrictModel, new_id
 from app.core.topology.problems import one_line
 from app.core.topology.settings import StormSettings, TopologySettings, VerificationSettings, new_settings
 
-SCHEMA_VERSION: Final = 5  # 2: declared streams, 3: asynchronous bolts, 4: windowed bolts, 5: joins (earlier versions:
-#                             app/core/topology/migrate.py)
+SCHEMA_VERSION: Final = 6  # 2: declared streams, 3: asynchronous bolts, 4: windowed bolts, 5: joins, 6: mixed windows
+#                             (earlier versions: app/core/topology/migrate.py)
 
 
 class Topology(StrictModel):
     """The whole document. `layout` maps component ids to canvas positions and has no semantics."""
 
-    schema_version: Literal[1, 2, 3, 4, 5] = SCHEMA_VERSION  # 1 to 4 are read (and upgraded) by parse_topology
+    schema_version: Literal[1, 2, 3, 4, 5, 6] = SCHEMA_VERSION  # 1 to 5 are read (and upgraded) by parse_topology
     name: str = "untitled"
     description: str = ""
     spouts: list[Spout] = Field(default_factory=list)
@@ -179,7 +179,8 @@ class Topology(StrictModel):
             "bolts": sorted((b.name, b.alpha, b.sigma, b.parallelism) + _stream_semantics(b)
                             + ((("min_ttf", b.min_ttf),) if fails and b.min_ttf is not None else ())
                             + ((("threads", b.threads),) if b.threads is not None else ())
-                            + ((("window", b.window.kind, b.window.length, b.window.interval),)
+                            + ((("window", b.window.kind, b.window.length, b.window.interval)
+                                + ((b.window.trigger,) if b.window.mixed else ()),)
                                if b.window is not None else ())
                             + ((("join", b.join.kind),) if b.join is not None else ())
                             for b in self.bolts),

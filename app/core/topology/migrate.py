@@ -24,6 +24,11 @@ names either field is refused, naming it.
 unchanged and without a note, every bolt of it one without a join (a join it came from carries the `unmodelled` mark
 its import gave, and stays read as that mark says). A version 4 or earlier document that names `join` is refused,
 naming the field.
+
+`schema_version` 5 is every document written before mixed windows (a window's `slide_kind`, docs/model.md section
+10.4): it reads unchanged and without a note, every window of it one whose sliding interval has its length's kind (a
+mixed window it came from carries the `unmodelled` mark its import gave, and stays read as that mark says). A version
+5 or earlier document that names `slide_kind` in a bolt's `window` is refused, naming the field.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from typing import Any, Final
 
 from app.core.topology.components import DEFAULT_STREAM, TICK_STREAM
 
-CURRENT: Final = 5  # the schema_version this version writes (app/core/topology/document.py)
+CURRENT: Final = 6  # the schema_version this version writes (app/core/topology/document.py)
 
 
 def upgrade(data: dict[str, Any]) -> list[str]:
@@ -40,7 +45,7 @@ def upgrade(data: dict[str, Any]) -> list[str]:
     of what was assumed (none when nothing was). A version this code does not know is left for the validator
     to refuse."""
     version = data.get("schema_version", 1)
-    if version in (2, 3, 4) and not isinstance(version, bool):
+    if version in (2, 3, 4, 5) and not isinstance(version, bool):
         data["schema_version"] = CURRENT
         return []
     if version != 1 or isinstance(version, bool):

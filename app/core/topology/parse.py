@@ -54,7 +54,7 @@ def _copied(value: Any) -> Any:
 
 
 #: the bolt fields a schema_version added, and the version: asynchronous bolts and the import's mark (3), windows (4),
-#: joins (5)
+#: joins (5); a window's `slide_kind` (6, mixed windows) is checked beside them
 _BOLT_FIELDS_SINCE: dict[str, int] = {"threads": 3, "unmodelled": 3, "window": 4, "join": 5}
 
 
@@ -69,11 +69,14 @@ def parse_topology(data: Any) -> Topology:
     bolts = data.get("bolts")
     named = [(b, key, since) for b in bolts if isinstance(b, dict) for key, since in _BOLT_FIELDS_SINCE.items()
              if key in b and version < since] if isinstance(bolts, list) else []
+    named += [(b, "window.slide_kind", 6) for b in bolts if isinstance(b, dict) and isinstance(b.get("window"), dict)
+              and "slide_kind" in b["window"] and version < 6] if isinstance(bolts, list) else []
     storm = data.get("storm")
     workers = [key for key in WORKER_FIELDS if isinstance(storm, dict) and key in storm and version < 4]
     if named or workers:  # a field an earlier version did not have: that version did not write it (migrate.py)
         raise TopologyError([Problem(f"bolts.{b.get('name', b.get('id'))}.{key}",
-                                     f"{key} needs schema_version {since} (this document says {version})")
+                                     f"{key.rsplit('.', 1)[-1]} needs schema_version {since} (this document says "
+                                     f"{version})")
                              for b, key, since in named]
                             + [Problem(f"storm.{key}", f"{key} needs schema_version 4 (this document says {version})")
                                for key in workers])

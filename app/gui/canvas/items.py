@@ -23,7 +23,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
 from app.core.rates import STATUS_SHORT, STATUS_WORDS, BoltRates
-from app.core.topology import Bolt, Component
+from app.core.topology import Bolt, Component, Window
 from app.core.units import format_duration
 from app.gui.canvas.joins import GATE_WIDTH, JOIN_GATE, join_line, join_tooltip, paint_join
 
@@ -44,10 +44,34 @@ WINDOW_FRAME = QColor("#1f8a8a")  # a windowed bolt's window frames (docs/model.
 SELECTED = QColor("#2f80ed")
 
 
+def _window_label(window: Window) -> str:
+    """A window's label on the canvas: "tumbling 3", "win 10/30", "win 3/5 s"; a mixed window names both units
+    (docs/model.md section 10.4): "win 3 s/30 tuples"."""
+    def sized(value: float, kind: str) -> str:
+        return f"{value:g} s" if kind == "duration" else f"{value:g} tuples"
+    unit = " s" if window.kind == "duration" else ""
+    if window.slide is None:
+        return f"tumbling {window.length:g}{unit}"
+    if window.mixed:
+        return f"win {sized(window.slide, window.trigger)}/{sized(window.length, window.kind)}"
+    return f"win {window.slide:g}/{window.length:g}{unit}"
+
+
 def _window_tooltip(c: Bolt) -> str:
     """A windowed bolt's tooltip in Storm's terms (docs/model.md sections 10.2 and 10.3)."""
     window = c.window
     assert window is not None
+    if window.mixed and window.trigger == "duration":  # docs/model.md section 10.4
+        return (f"Windowed bolt {c.name}: {window.phrase()}, a mixed window: a timer runs execute(TupleWindow) every "
+                f"{format_duration(window.interval)} on each of its {c.parallelism} executors, on whatever arrived "
+                f"({format_duration(c.alpha)} a window), emits {_number(c.sigma)} per input; Storm acks a tuple at "
+                f"the first run once {window.length:g} more tuples reached its executor: no bound holds in every run")
+    if window.mixed:
+        return (f"Windowed bolt {c.name}: {window.phrase()}, a mixed window: each of its {c.parallelism} executors "
+                f"runs execute(TupleWindow) once per {window.interval:g} tuples, {format_duration(c.alpha)} a window "
+                f"(the model's C: {c.take_max} tuples a batch), emits {_number(c.sigma)} per input; Storm acks a "
+                f"tuple at the first trigger {format_duration(window.length)} or more after it arrived: no bound "
+                "holds in every run (a trigger waits for tuples still to come)")
     if window.kind == "count":
         return (f"Windowed bolt {c.name}: {window.phrase()}: each of its {c.parallelism} executors runs "
                 f"execute(TupleWindow) once per {window.interval:g} tuples, {format_duration(c.alpha)} a window "
@@ -335,9 +359,7 @@ class NodeItem(QGraphicsObject):
         window = c.window
         if window is None:
             return "bolt"
-        unit = " s" if window.kind == "duration" else ""
-        label = (f"tumbling {window.length:g}{unit}" if window.slide is None
-                 else f"win {window.slide:g}/{window.length:g}{unit}")
+        label = _window_label(window)
         return f"join {label}" if c.join is not None else label
 
     def _paint_window(self, painter: QPainter, rect: QRectF) -> None:
@@ -349,7 +371,7 @@ class NodeItem(QGraphicsObject):
         painter.setPen(QPen(WINDOW_FRAME, 1.6, Qt.PenStyle.DashLine))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(rect.adjusted(-3, -3, 3, 3), 10, 10)
-        if window.slide is not None and window.slide < window.length:
+        if window.slide is not None and (window.mixed or window.slide < window.length):
             painter.drawRoundedRect(rect.adjusted(-3 + ASYNC_OFFSET * 2, 3, 3 + ASYNC_OFFSET * 2, 3 + ASYNC_OFFSET),
                                     10, 10)
 

@@ -43,7 +43,8 @@ BOLT_FIELDS = [
     FieldSpec("threads", "Threads (async)", "optional-int", "internal threads per executor: empty = not async"),
     FieldSpec("window", "Window", "window", "a windowed bolt (Storm's BaseWindowedBolt; α is one "
               "execute(TupleWindow)): count 30/10 (length/slide in tuples), count 3 (tumbling), "
-              "duration 10 s/2 s; empty = not windowed (docs/model.md section 10)"),
+              "duration 10 s/2 s; mixed: count 4/duration 2 s (withWindow(Count(4), Duration 2 s)), "
+              "duration 10 s/count 5; empty = not windowed (docs/model.md section 10)"),
     FieldSpec("join", "Join", "join", "a join: all (waits for a part from every input stream per message, Metron's "
               "enrichment join; α and σ per message), with its cache: all cache 100000 retain 10 (maxCacheSize, "
               "maxTimeRetain in minutes); window (Storm's JoinBolt over its window); empty = not a join "
@@ -172,32 +173,48 @@ def parse_streams(kind: str, text: str) -> dict[str, Any]:
 
 
 def format_window(window: Window) -> str:
-    """A window as the inspector shows it: "count 30/10" (length/slide), "count 3" (tumbling), "duration 10 s/2 s"."""
-    def size(value: float) -> str:
-        if window.kind == "count":
+    """A window as the inspector shows it: "count 30/10" (length/slide), "count 3" (tumbling), "duration 10 s/2 s";
+    a mixed window names both kinds (docs/model.md section 10.4): "count 4/duration 2 s", "duration 10 s/count 5"."""
+    def size(value: float, kind: str) -> str:
+        if kind == "count":
             return f"{value:g}"
         from app.core.units import format_duration
 
         return format_duration(value)
-    return f"{window.kind} {size(window.length)}" + ("" if window.slide is None else f"/{size(window.slide)}")
+    if window.slide is None:
+        return f"{window.kind} {size(window.length, window.kind)}"
+    slide = f"{window.trigger} " if window.mixed else ""
+    return f"{window.kind} {size(window.length, window.kind)}/{slide}{size(window.slide, window.trigger)}"
 
 
 def parse_window(text: str) -> dict[str, Any] | None:
-    """The `window` "count 30/10", "count 3" or "duration 10 s/2 s" sets (None: empty, no window), or FieldError."""
+    """The `window` "count 30/10", "count 3", "duration 10 s/2 s" or a mixed "count 4/duration 2 s" sets (None:
+    empty, no window), or FieldError."""
     text = text.strip()
     if not text:
         return None
     kind, _, sizes = text.partition(" ")
+    usage = ("write count LENGTH[/SLIDE] (tuples) or duration LENGTH[/SLIDE] (10 s/2 s); a mixed window names the "
+             "slide's kind: count 4/duration 2 s")
     if kind not in ("count", "duration") or not sizes.strip():
-        raise FieldError("window", "write count LENGTH[/SLIDE] (tuples) or duration LENGTH[/SLIDE] (10 s/2 s)")
+        raise FieldError("window", usage)
     parts = [p.strip() for p in sizes.split("/")]
     if len(parts) > 2:
         raise FieldError("window", "a window has a length and at most one sliding interval")
-    spec = FieldSpec("window", "Window", "int" if kind == "count" else "duration")
-    values = [parse_value(spec, p) for p in parts]
+    kinds = [kind] * len(parts)
+    if len(parts) == 2:
+        first, _, rest = parts[1].partition(" ")
+        if first in ("count", "duration"):
+            if not rest.strip():
+                raise FieldError("window", usage)
+            kinds[1], parts[1] = first, rest.strip()
+    values = [parse_value(FieldSpec("window", "Window", "int" if k == "count" else "duration"), p)
+              for k, p in zip(kinds, parts, strict=True)]
     window: dict[str, Any] = {"kind": kind, "length": values[0]}
     if len(values) == 2:
         window["slide"] = values[1]
+        if kinds[1] != kind:
+            window["slide_kind"] = kinds[1]
     return window
 
 

@@ -91,7 +91,16 @@ def _declared_streams(doc: FluxDocument, vertex: Vertex) -> tuple[list[str], dic
 
 def _window_note(bolt: str, window: dict[str, Any]) -> str:
     """What the import says of a bolt whose window became its `window` (docs/model.md section 10)."""
-    phrase = Window.model_validate(window).phrase()
+    parsed = Window.model_validate(window)
+    phrase = parsed.phrase()
+    if parsed.mixed:
+        trigger, acks = (("whole slides of tuples, as a count window's (10.2)",
+                          "at the first trigger at least its length in time after it arrived")
+                         if parsed.trigger == "count" else
+                         ("a timer, as a duration window's (10.3)", "once its length in tuples came after it"))
+        return (f"bolts.{bolt}: a windowed bolt ({phrase}): a mixed window, its trigger {trigger}, a tuple acked "
+                f"{acks}; the rate check, the simulation, the solver, the linear program and the certifier have it; no "
+                "bound on a tuple's hold holds in every run (docs/model.md section 10.4)")
     if window["kind"] == "count":
         return (f"bolts.{bolt}: a windowed bolt ({phrase}): its count window is its window; the rate check has it (α "
                 "is one execute(TupleWindow), σ per tuple received), and so do the simulation, the solver, the linear "

@@ -1,7 +1,8 @@
 """Storm constructs of a Flux bolt that change how it holds tuples (docs/model.md section 10): windows
 (`BaseWindowedBolt`, configured through `configMethods` such as `withWindow` and `withTumblingWindow`) and joins
 (Storm's `JoinBolt`, Metron's enrichment and threat-intelligence join bolts). A window on arrival time of Count
-or Duration components becomes the document's `window` (`window_field`); anything else the import describes in
+or Duration components, of one kind or mixed (docs/model.md section 10.4), becomes the document's `window`
+(`window_field`); anything else the import describes in
 one phrase (`unmodelled`), which the document keeps in the bolt's `unmodelled` field so that every answer about
 the bolt says its verdict reads it as an ordinary bolt."""
 
@@ -68,8 +69,7 @@ _EVENT_TIME = ("withTimestampField", "withTimestampExtractor", "withLag", "withW
 
 def _why_not(item: dict[str, Any], components: dict[str, dict[str, Any]]) -> str:
     """What of a window the model does not have, in a phrase (empty: nothing more precise than its methods): a window
-    on event time, a mixed window (its trigger and its eviction of two kinds, docs/model.md section 10.3), or one
-    sliding further than its length."""
+    on event time, or one sliding further than its length (a mixed window is modelled: docs/model.md section 10.4)."""
     methods = item.get("configMethods")
     names = [m.get("name") for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
     if any(n in _EVENT_TIME for n in names):
@@ -78,13 +78,7 @@ def _why_not(item: dict[str, Any], components: dict[str, dict[str, Any]]) -> str
     if lengths is None:
         return ""
     (kind, length), (slide_kind, slide) = lengths
-    if kind == "count" and slide_kind != "count":
-        return ("a mixed window (a count eviction on a timer trigger: a run every sliding interval whatever arrived, "
-                "a tuple acked once its window's length in tuples came after it)")
-    if kind != "count" and slide_kind == "count":
-        return ("a mixed window (a time eviction on a count trigger: whole slides of tuples, a tuple acked at the "
-                "first trigger past its window's length in time)")
-    if slide > length:
+    if kind == slide_kind and slide > length:
         return "a window sliding further than its length"
     return ""
 
@@ -96,9 +90,11 @@ _ARRIVAL_WINDOWS = ("withWindow", "withTumblingWindow")
 def window_field(item: dict[str, Any], class_name: str | None,
                  components: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """The document's `window` of a Flux bolt (docs/model.md section 10): one `withWindow(length[, sliding])` or
-    `withTumblingWindow(length)` of Count or Duration components of one kind, the interval at most the length, and
-    no event-time method; None otherwise (a join, event time, a mixed or unreadable window: `unmodelled` says it).
-    `withWindow(Count(n))` slides by one tuple, as Storm's does."""
+    `withTumblingWindow(length)` of Count or Duration components, the interval at most the length when both are of
+    one kind, and no event-time method; None otherwise (a join, event time, an unreadable window: `unmodelled` says
+    it). `withWindow(Count(n))` and `withWindow(Duration(d))` slide by one tuple, as Storm's do (the second a mixed
+    window: a time eviction on a count trigger of 1). A mixed window (`withWindow(Count(4),
+    Duration(2, SECONDS))`, docs/model.md section 10.4) gives its slide's kind as `slide_kind`."""
     methods = item.get("configMethods")
     used = [m for m in methods if isinstance(m, dict) and m.get("name") in WINDOW_METHODS] \
         if isinstance(methods, list) else []
@@ -107,18 +103,20 @@ def window_field(item: dict[str, Any], class_name: str | None,
         return None
     args = used[0].get("args")
     lengths = [_length(a, components) for a in args] if isinstance(args, list) else []
-    if used[0]["name"] == "withWindow" and len(lengths) == 1 and lengths[0] and lengths[0][0] == "count":
-        lengths.append(("count", 1))  # withWindow(Count(n)): a window of n tuples sliding by every tuple
+    if used[0]["name"] == "withWindow" and len(lengths) == 1 and lengths[0]:
+        lengths.append(("count", 1))  # withWindow(Count(n)) or withWindow(Duration(d)): sliding by every tuple
     if not lengths or None in lengths or len(lengths) != (2 if used[0]["name"] == "withWindow" else 1):
         return None
     (kind, length), (slide_kind, slide) = lengths[0], lengths[-1]  # type: ignore[misc]
-    if kind != slide_kind or slide > length or length < 1:
+    if (kind == slide_kind and slide > length) or length < 1 or slide < 1:
         return None
-    def size(value: int) -> int | float:
-        return value if kind == "count" else (value // 1000 if value % 1000 == 0 else value / 1000)
-    field: dict[str, Any] = {"kind": "count" if kind == "count" else "duration", "length": size(length)}
+    def size(value: int, unit: str) -> int | float:
+        return value if unit == "count" else (value // 1000 if value % 1000 == 0 else value / 1000)
+    field: dict[str, Any] = {"kind": "count" if kind == "count" else "duration", "length": size(length, kind)}
     if used[0]["name"] == "withWindow":
-        field["slide"] = size(slide)
+        field["slide"] = size(slide, slide_kind)
+    if slide_kind != kind:
+        field["slide_kind"] = "count" if slide_kind == "count" else "duration"
     return field
 
 
@@ -128,7 +126,8 @@ def join_field(item: dict[str, Any], class_name: str | None, window: dict[str, A
     JoinBolt with a count window it reads is its window's rule (`kind` window); None otherwise (a JoinBolt over a
     duration or unreadable window keeps the `unmodelled` mark)."""
     if class_name == STORM_JOIN:
-        return {"kind": "window"} if window is not None and window["kind"] == "count" else None
+        return {"kind": "window"} if window is not None and window["kind"] == "count" \
+            and "slide_kind" not in window else None
     if class_name not in JOIN_CLASSES:
         return None
     field: dict[str, Any] = {"kind": "all"}
@@ -183,6 +182,8 @@ def window_lengths(item: dict[str, Any], components: dict[str, dict[str, Any]]) 
         lengths = [_length(a, components) for a in args]
         if m.get("name") == "withWindow" and len(lengths) == 2 and lengths[0] and lengths[1]:
             return lengths[0], lengths[1]
+        if m.get("name") == "withWindow" and len(lengths) == 1 and lengths[0]:
+            return lengths[0], ("count", 1)  # (Storm's withWindow(length) slides by Count(1))
         if m.get("name") == "withTumblingWindow" and len(lengths) == 1 and lengths[0]:
             return lengths[0], lengths[0]
     return None
@@ -194,13 +195,16 @@ def window_refusal(lengths: tuple[Length, Length], config: dict[str, Any]) -> st
     topology.enable.message.timeouts is false); the counts likewise above topology.max.spout.pending."""
     durations = [v for kind, v in lengths if kind == "ms"]
     counts = [v for kind, v in lengths if kind == "count"]
+    def which(kind: str) -> str:  # (a mixed window, docs/model.md section 10.4: each kind checked alone)
+        return "length + sliding interval" if lengths[0][0] == lengths[1][0] else \
+            "length" if lengths[0][0] == kind else "sliding interval"
     timeout = config.get("topology.message.timeout.secs", 30)
     if durations and config.get("topology.enable.message.timeouts") is not False and isinstance(timeout, int) \
             and sum(durations) > timeout * 1000:
-        return (f"Storm refuses this window when the bolt starts: its duration (length + sliding interval) "
+        return (f"Storm refuses this window when the bolt starts: its duration ({which('ms')}) "
                 f"{sum(durations) / 1000:g} s is more than topology.message.timeout.secs {timeout} s")
     pending = config.get("topology.max.spout.pending")
     if counts and isinstance(pending, int) and not isinstance(pending, bool) and sum(counts) > pending:
-        return (f"Storm refuses this window when the bolt starts: its count (length + sliding interval) "
+        return (f"Storm refuses this window when the bolt starts: its count ({which('count')}) "
                 f"{sum(counts)} is more than topology.max.spout.pending {pending}")
     return None

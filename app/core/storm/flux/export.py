@@ -127,10 +127,11 @@ def to_flux_data(topo: Topology) -> dict[str, Any]:
 
 def _window_method(bolt: str, window: Window, components: list[dict[str, Any]]) -> dict[str, Any]:
     """A window as Flux writes it: `withWindow(length, sliding)` or `withTumblingWindow(length)` of Count or
-    Duration components (milliseconds), which are added to `components`; the import reads them back."""
+    Duration components (milliseconds), which are added to `components`; the import reads them back. A mixed window
+    (docs/model.md section 10.4) writes its slide in the slide's kind: `withWindow(Count(4), Duration(2000 ms))`."""
     def size(what: str, value: float) -> dict[str, str]:
         ident = f"{bolt}-window-{what}"
-        if window.kind == "count":
+        if (window.kind if what == "length" else window.trigger) == "count":
             components.append({"id": ident, "className": f"{WINDOWED_BOLT}$Count", "constructorArgs": [int(value)]})
         else:
             components.append({"id": ident, "className": f"{WINDOWED_BOLT}$Duration",

@@ -485,12 +485,14 @@ def _window_alpha(bolt: Bolt, execute: float, update: dict[str, Any], sources: d
                   notes: list[str]) -> None:
     """A count-windowed bolt's α from the cluster (docs/model.md section 10): one execute(TupleWindow) runs inside
     every S-th execute(tuple), the others only add the tuple, so the execute latency, their mean, is α / S and
-    α = S × it. A duration window's evaluation runs on its own thread, outside the execute latency: the document's
-    α is kept, said in a note."""
+    α = S × it (a duration length on a count slide too: its trigger is the count, docs/model.md section 10.4). A
+    timer's evaluation (a duration slide, whatever the length) runs on its own thread, outside the execute latency:
+    the document's α is kept, said in a note."""
     window = bolt.count_window
     if window is None:
-        notes.append(f"bolts.{bolt.name}.alpha: a duration window evaluates on its own timer thread, which the execute "
-                     "latency does not count: the document's α is kept (docs/model.md section 10)")
+        kind = "a mixed window on a duration slide" if bolt.window and bolt.window.mixed else "a duration window"
+        notes.append(f"bolts.{bolt.name}.alpha: {kind} evaluates on its own timer thread, which the execute latency "
+                     "does not count: the document's α is kept (docs/model.md section 10)")
         return
     slide = int(window.interval)
     update["alpha"] = execute * slide

@@ -181,8 +181,9 @@ def _steady_bolt_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction) -> None:
 
 
 def _timed(bo: Bolt) -> bool:
-    """Whether the bolt has a duration window (docs/model.md section 10.3), read from the document."""
-    return bo.window is not None and bo.window.kind == "duration"
+    """Whether a timer triggers the bolt's window (docs/model.md section 10.3: a duration slide, also under a count
+    length, 10.4), read from the document."""
+    return bo.window is not None and (bo.window.slide_kind or bo.window.kind) == "duration"
 
 
 def _window_count(rate_per_gap: Fraction, gap: Fraction) -> tuple[Fraction, Fraction]:
@@ -385,10 +386,25 @@ def _growth_rows(rows: dict[str, _Row], bo: Bolt, tau: Fraction, idle: Fraction,
     _put(c, (takes, exact(bo.alpha) * (1 + tau) + idle), ("T", -1), *([(f"D{label(j)}", 1)] if hit else []))
 
 
-def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
+def _join_case_rows(rows: dict[str, _Row], j: str, branches: list[tuple[str, str]], slowest: tuple[str, str],
+                    spout_names: list[str], replaying: set[str]) -> None:
+    """Target join `j`'s cache grows in the pass while the branch `slowest` sets every min: that branch's cache is
+    as it was (it carries exactly the A messages completed), the other branches' caches gain at least one part."""
+    c = _row(rows, f"slowest{label(j, *slowest)}", "eq")
+    _put(c, (f"A{label(j)}", -1))
+    _put_carried(c, *slowest, spout_names, replaying, 1)
+    c = _row(rows, f"caches-grow{label(j)}", "ge", -1)
+    for u, st in branches:
+        if (u, st) != slowest:
+            _put(c, (f"A{label(j)}", -1))
+            _put_carried(c, u, st, spout_names, replaying, 1)
+
+
+def pass_rows(topo: Topology, target: str, slowest: tuple[str, str] | None = None) -> dict[str, _Row]:
     """Every row of one loop pass of `topo` in which bolt `target` grows, keyed by name: per spout its
     emissions, its replays and its streams; per bolt its takes and arrivals, its queue (failures and
-    losses when it may fail) and its streams; the target's growth."""
+    losses when it may fail) and its streams; the target's growth. With `slowest` (a join target's branch), the
+    target's cache grows instead, that branch's does not, and every other bolt's queue is level."""
     rows: dict[str, _Row] = {}
     tau = exact(topo.settings.tolerance)
     idle = exact(topo.settings.max_idle_time)
@@ -431,8 +447,13 @@ def pass_rows(topo: Topology, target: str) -> dict[str, _Row]:
         else:
             _steady_bolt_rows(rows, bo, tau)
         _bolt_stream_rows(rows, bo, listened, dvert, bo.name in down_bolts or hit)
-        if bo.name == target:
+        if bo.name == target and slowest is None:
             _growth_rows(rows, bo, tau, idle, hit)
+        elif bo.name == target and slowest is not None:
+            _join_case_rows(rows, bo.name, join_branches(topo, bo) or [], slowest, spout_names, replaying)
+        elif slowest is not None:  # held level: a bolt that grows is its own verdict's
+            c = _row(rows, f"level{label(bo.name)}", "eq")
+            _put(c, (f"d{label(bo.name)}", 1))
     return rows
 
 
@@ -446,23 +467,36 @@ def check_certificate(document: Any, certificate: Any) -> list[str]:
     topo, cert, problems = read
     if not any(isinstance(c, Bolt) and c.name == cert.target for c in topo.components):
         return problems + [f"target {cert.target!r} is not a bolt of the topology"]
-    if join_branches(topo, topo.bolt_by_name(cert.target)) is not None:  # its cache may grow: no row says it
-        return problems + [f"target {cert.target} is a join, whose cache may grow, and these rows say only its queue's "
-                           "growth (docs/model.md section 11)"]
-    rows = pass_rows(topo, cert.target)
+    branches = join_branches(topo, topo.bolt_by_name(cert.target))
+    cases = {label(u, st): (u, st) for u, st in branches or []}
+    if set(cert.cases) != set(cases):  # a join's cache may grow: a case per branch set slowest, none for a bolt
+        missing, extra = sorted(set(cases) - set(cert.cases)), sorted(set(cert.cases) - set(cases))
+        return problems + [f"target {cert.target}" + (f" is a join, whose cache may grow: no case for the branches "
+                                                     f"{listed(missing, 5)} (docs/model.md section 11)" if missing
+                                                     else f" has no branch {listed(extra, 5)}")]
+    problems += _contradiction(pass_rows(topo, cert.target), cert.rows, cert.target, "")
+    for key, branch in cases.items():
+        problems += _contradiction(pass_rows(topo, cert.target, branch), cert.cases[key], cert.target,
+                                   f"case {key}: ")
+    return problems
+
+
+def _contradiction(rows: dict[str, _Row], multipliers: dict[str, str], target: str, where: str) -> list[str]:
+    """Why the `multipliers` do not weigh `rows` into a contradiction ([] = they do)."""
+    problems: list[str] = []
     total: dict[str, Fraction] = {}
     constant = Fraction(0)
-    for name, text in cert.rows.items():
+    for name, text in multipliers.items():
         y = fraction_of(text)
         if y is None:
-            problems.append(f"row {name}: multiplier {text!r} is not a fraction p/q")
+            problems.append(f"{where}row {name}: multiplier {text!r} is not a fraction p/q")
             continue
         if name not in rows:
-            problems.append(f"row {name}: no such row for target {cert.target}")
+            problems.append(f"{where}row {name}: no such row for target {target}")
             continue
         kind, coefficients, c0 = rows[name]
         if kind == "ge" and y < 0:
-            problems.append(f"row {name}: an inequality's multiplier must be ≥ 0, got {text}")
+            problems.append(f"{where}row {name}: an inequality's multiplier must be ≥ 0, got {text}")
         for var, c in coefficients.items():
             total[var] = total.get(var, Fraction(0)) + y * c
         constant += y * c0
@@ -470,7 +504,8 @@ def check_certificate(document: Any, certificate: Any) -> list[str]:
         return problems
     positive = sorted(v for v, c in total.items() if c > 0)
     if positive:
-        problems.append(f"the weighted sum keeps a positive coefficient on {listed(positive, 5)}: no contradiction")
+        problems.append(f"{where}the weighted sum keeps a positive coefficient on {listed(positive, 5)}: "
+                        "no contradiction")
     if constant >= 0:
-        problems.append(f"the weighted sum's constant is {constant}, not negative: no contradiction")
+        problems.append(f"{where}the weighted sum's constant is {constant}, not negative: no contradiction")
     return problems

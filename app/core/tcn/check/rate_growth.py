@@ -23,7 +23,7 @@ from typing import Any
 from app.core.numbers import exact
 from app.core.results import RateGrowthCertificate
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound
+from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound, timer_bound
 from app.core.topology import STORM_MAX_INT
 
 Flows = dict[tuple[str, str], tuple[Fraction, Fraction]]  # (component name, stream) -> (least, most) tuples/s
@@ -144,7 +144,7 @@ def check_growth_certificate(document: Any, certificate: Any) -> list[str]:
     for sp in topo.spouts:
         for stream, r in sp.output_streams().items():
             ratios[(sp.name, stream)] = ratio_bounds(exact(r or 0), sp.burst, rule)
-    timers = {b.name for b in topo.bolts if b.window is not None and b.window.kind == "duration"}
+    timers = {b.name for b in topo.bolts if timer_bound(b, Fraction(0)) is not None}  # (the slide's kind: 10.4)
     for b in topo.bolts:
         batch = STORM_MAX_INT if b.name in timers else take_bound(b)  # (a timer's runs take batches of any size)
         for stream, sigma in b.output_streams().items():

@@ -26,9 +26,10 @@ def take_bound(bolt: Bolt) -> int:
 
 def slide_bound(bolt: Bolt) -> int:
     """A count window's sliding interval as the certifier reads it (docs/model.md section 10): the bolt takes whole
-    slides only, and tuples fewer than one slide do not wait; 1 for any other bolt. Restated from the document."""
+    slides only, and tuples fewer than one slide do not wait; 1 for any other bolt. Restated from the document: the
+    slide's kind decides (a mixed `withWindow(Duration L, Count S)` takes whole slides of S too, section 10.4)."""
     window = bolt.window
-    if window is None or window.kind != "count":
+    if window is None or (window.slide_kind or window.kind) != "count":
         return 1
     return int(window.slide if window.slide is not None else window.length)
 
@@ -36,9 +37,10 @@ def slide_bound(bolt: Bolt) -> int:
 def timer_bound(bolt: Bolt, tolerance: Fraction) -> Fraction | None:
     """A duration window's G = (1+τ)·max(S, α) as the certifier reads it (docs/model.md section 10.3): its timer
     takes every waiting tuple at most G after its last run; None for any other bolt. Restated from the document,
-    not read from the network or the rate check."""
+    not read from the network or the rate check. The slide's kind decides (a mixed `withWindow(Count L, Duration S)` is
+    a timer too, section 10.4)."""
     window = bolt.window
-    if window is None or window.kind != "duration":
+    if window is None or (window.slide_kind or window.kind) != "duration":
         return None
     slide = window.slide if window.slide is not None else window.length
     return (1 + tolerance) * max(exact(slide), exact(bolt.alpha))
@@ -71,10 +73,11 @@ def windows_refused(topo: Topology, count_windows: bool = False, duration_window
     of: count windows when `count_windows`, duration windows when `duration_windows`), so that no checker reads a
     windowed bolt as an ordinary one (docs/model.md section 10). The certifier has both rules (`slide_bound`,
     `timer_bound`); the linear checker, growth by rates' checker and the flood checker both kinds
-    (docs/verifier.md)."""
+    (docs/verifier.md). The trigger (the slide's kind) is the rule a checker needs: a mixed window's eviction only
+    decides its acks (section 10.4)."""
     windowed = [b.name for b in topo.bolts if b.window is not None
-                and not (count_windows and b.window.kind == "count")
-                and not (duration_windows and b.window.kind == "duration")]
+                and not (count_windows and (b.window.slide_kind or b.window.kind) == "count")
+                and not (duration_windows and (b.window.slide_kind or b.window.kind) == "duration")]
     if not windowed:
         return ""
     return (f"the embedded topology has the windowed bolt{'s' if len(windowed) > 1 else ''} {', '.join(windowed)}, "
