@@ -108,6 +108,7 @@ def headline(result: VerifyResult) -> str:
     flooded = [n for n in flooded if n not in stormed]
     tail = [f"{len(flooded)} unbounded, flooded by a bolt that backs up ({_names(flooded)})"] if flooded else []
     tail += [f"{len(stormed)} unbounded by a replay storm ({_names(stormed)})"] if stormed else []
+    proven = len(tail)  # the unbounded ones, first
     if undecided:
         tail.append(f"{len(undecided)} undecided")
     if steady and result.verdict != "no-repeating-growth":
@@ -132,7 +133,8 @@ def headline(result: VerifyResult) -> str:
                 f"{'it is' if len(steady) == 1 else 'they are'} not proven bounded in every run "
                 f"(docs/boundedness.md){rest}")
     if result.verdict == "unbounded":
-        return f"unbounded: {', '.join(tail)}: for every N a legal run takes each past N"
+        others = f"; {', '.join(tail[proven:])}" if tail[proven:] else ""
+        return f"unbounded: {', '.join(tail[:proven])}: for every N a legal run takes each past N{others}"
     if result.verdict == "unknown":
         return result.summary(exact=False) + rest
     if result.verdict == "none-up-to-k":
