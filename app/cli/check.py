@@ -82,7 +82,9 @@ def failure_line(name: str, b: BoltRates) -> str:
     added = f" ({b.added_load:.3g} of them replays)" if b.added_load else ""
     queue = f"; queue below {b.queue_bound:.3g} tuples" if b.queue_bound is not None else ""
     lost = f"; a failure of it loses at most {b.lost_per_failure:.3g} tuples" if b.lost_per_failure else ""
-    return f"{name} ({b.status}): {inflow}{added}, processes at least {b.capacity_min:.3g}{queue}{lost}"
+    serves = (f"processes at least {b.capacity_min:.3g}" if b.window_timer is None else
+              f"its timer takes whatever arrived every {b.window_timer:g} s")  # (a duration window: no capacity)
+    return f"{name} ({b.status}): {inflow}{added}, {serves}{queue}{lost}"
 
 
 def replay_lines(report: RateReport) -> list[str]:
