@@ -199,7 +199,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     queues_at: list[list[int]] = []  # free queues (growing backlogs, joins' caches) before each position
     bad_upto: list[list[int]] = [[0] * (len(free) + len(growing_backlog) + len(run.cslot))]  # breaches before i
     cache_of = list(run.cache.values())
-    grown = [slot[tgt]] + [c for (j, _), c in run.cslot.items() if j == tgt]  # the target's queue and caches
+    grown = ([slot[tgt]] if tgt in slot else []) + [c for (j, _), c in run.cslot.items() if j == tgt]  # (a storm)
     t = 0
     i = 0
     limit = max(16, max_cells // max(1, n_b))
@@ -485,13 +485,13 @@ class _Switch:
     at a position at or after `sched.switch_at`, after the EMITs, it makes each bolt's next switch when it is
     due (`schedule.Switch`): no clock then reads the old durations, so the run stays legal."""
 
-    def __init__(self, run: _Run, sched: Schedule) -> None:
+    def __init__(self, run: _Run, sched: Schedule) -> None:  # (a bolt `only_failing` dropped has no switch)
         self.run = run
         self.at = 0 if sched.switch_at is None else math.ceil(sched.switch_at * run.scale)
         index = {name: j for j, name in enumerate(run.bolt_names)}
         self.pending = [] if sched.switch_at is None else [
             (index[w.bolt], int(w.processing * run.scale), int(w.delay * run.scale), w.eager,
-             None if w.after is None else index[w.after]) for w in sched.switches]
+             None if w.after is None else index[w.after]) for w in sched.switches if w.bolt in index]
 
     def done(self, j: int) -> bool:
         """Whether bolt `j` has made all its switches."""
