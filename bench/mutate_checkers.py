@@ -30,7 +30,10 @@ taking a "dvert" carry below one tuple; and its `lost-takes` row losing one more
 the takes a failure may cut short; and the certifier's worker-death rule (tests/unit/test_death_lassos.py)
 accepting a death before worker_min_ttf, replays beyond the tuples in flight, an acker's death that breaks only its own
 worker's trees, a worker with one acker among several breaking every tree, a bolt of the dead worker left up,
-replays released before the timeout or at the death, or a dying bolt's loss other than what it held; and through a
+replays released before the timeout or at the death, or a dying bolt's loss other than what it held, and
+(tests/unit/test_death_partial.py) a spout's replays beyond its trees' tuples in flight, a bolt run in part losing
+its share rounded down or taking on every executor at its worker's death, a spout emitting while its worker is down
+or timed from its last emission after the restart, or its dead executors' share of its trees dropped; and through a
 duration window (tests/unit/test_duration_lassos.py) the certifier reading a timer's run as an ordinary take,
 bounding its wait by max_idle_time, starting its clock at the tuples' arrival instead of its last run, or taking G
 from the sliding interval alone or without the jitter, and the linear checker dropping its timer row, bounding its
@@ -44,7 +47,9 @@ join as the target (tests/unit/test_linear_joins.py) accepting a certificate wit
 branch as delivering exactly the messages completed, checking only the first case, or counting the other caches'
 growth without the messages completed; and the timeout witness's checker through a join
 (tests/unit/test_witness_joins.py) following a message through any emit of a branch, or reading a hop into a join as
-an arrival at that position. Prints one line per mutation; exits 1 when one survives.
+an arrival at that position, and for a part in a join's cache claiming a position where its branch sends nothing,
+following it through any send, counting the join's completions before the loop in its first pass only, or
+completing its message one message early. Prints one line per mutation; exits 1 when one survives.
 Not run by the tests (it runs a test file once per mutation).
 """
 
@@ -66,6 +71,7 @@ JOINS, FLOOD_JOINS = "tests/unit/test_rate_growth_joins.py", "tests/unit/test_fl
 WORKERS = "tests/unit/test_worker_search.py"
 LOSSES = "tests/unit/test_linear_losses.py"
 DEATHS = "tests/unit/test_death_lassos.py"
+PARTIAL = "tests/unit/test_death_partial.py"
 TIMERS = "tests/unit/test_duration_lassos.py"
 FLOOD_TIMERS = "tests/unit/test_flood_timers.py"
 DEATH_TIMERS = "tests/unit/test_death_timers.py"
@@ -118,9 +124,12 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("death lasso: a worker dying before worker_min_ttf accepted", "app/core/tcn/check/certify_deaths.py",
      "elif t - st.up_since[w] < min_ttf:", "elif t - st.up_since[w] < 0:", DEATHS),
     ("death lasso: replays beyond the tuples in flight accepted", "app/core/tcn/check/certify_deaths.py",
-     "if total > sum(flight.values()):", "if total > 10 * sum(flight.values()):", DEATHS),
+     "if total > most:", "if total > 10 * most:", DEATHS),
+    ("death lasso: a spout's replays beyond its trees' tuples in flight accepted",
+     "app/core/tcn/check/certify_deaths.py",
+     "        if r > cap:", "        if r > 10 * cap:", PARTIAL),
     ("death lasso: the acker's death breaking only its own worker's trees", "app/core/tcn/check/certify_deaths.py",
-     "held if not acker else tuple(bolts)", "held", DEATHS),
+     "counted = dict(flight) if rule.acker else", "counted = dict(flight) if False else", DEATHS),
     ("death lasso: a worker with one acker among several breaking every tree", "app/core/tcn/check/certify_deaths.py",
      "ackers > 0 and ackers == sum(rows.get(ACKERS, []))", "ackers > 0", DEATHS),
     ("death lasso: a bolt of the dead worker left up", "app/core/tcn/check/certify_deaths.py",
@@ -129,6 +138,17 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "if w in st.due and t >= st.due[w]:", "if w in st.due and t >= st.due[w] - timeout // 2:", DEATHS),
     ("death lasso: replays released at the death", "app/core/tcn/check/certify_deaths.py",
      "st.due[w] = t + timeout", "st.due[w] = t", DEATHS),
+    ("death lasso: part of a bolt losing its share rounded down", "app/core/tcn/check/certify_deaths.py",
+     "lost += -(-(r + x) // p) - (r > 0)", "lost += (r + x) // p", PARTIAL),
+    ("death lasso: part of a bolt taking on every executor at its worker's death",
+     "app/core/tcn/check/certify_deaths.py",
+     "return lost, size - dead", "return lost, size", PARTIAL),
+    ("death lasso: a spout emitting while its worker is down", "app/core/tcn/check/certify_replay.py",
+     'if emitted[default_key[name]] or sp["emit"]:', "if False:", PARTIAL),
+    ("death lasso: a restarted spout timed from its last emission", "app/core/tcn/check/certify_deaths.py",
+     "                        last_emit[s] = (t, 1)", "                        pass", PARTIAL),
+    ("death lasso: a spout's dead executors' share of its trees dropped", "app/core/tcn/check/certify_deaths.py",
+     "in dl.reach.get(b, set())) + k * f[s] // e)", "in dl.reach.get(b, set())))", PARTIAL),
     ("death lasso: a dying bolt's own loss unchecked", "app/core/tcn/check/certify_failures.py",
      'if bo["lost"] != want:', 'if bo["lost"] > want + 1:', DEATHS),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
@@ -167,8 +187,8 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("lost-time: a dvert carry below one tuple", "app/core/tcn/check/linear.py",
      "plus + rounding + sigma * math.ceil(1 / sigma)", "plus + rounding + 1", LOSSES),
     ("duration window: a run taking what an ordinary take would", "app/core/tcn/check/certify_replay.py",
-     "want = avail if name in timer else min(take_max[name], avail - avail % per)",
-     "want = min(take_max[name], avail - avail % per)", TIMERS),
+     "want = avail if name in timer else min(cap, avail - avail % per)",
+     "want = min(cap, avail - avail % per)", TIMERS),
     ("duration window: waiting bounded by max_idle_time, not G", "app/core/tcn/check/certify_waits.py",
      "if since is not None and t - since > timer.get(name, idle):", "if since is not None and t - since > idle:",
      TIMERS),
@@ -224,6 +244,17 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "if at > arrival or not any(", "if at > arrival or False and not any(", WITNESS_JOINS),
     ("witness: a hop into a join read as an arrival at that position", "app/core/tcn/check/latency_witness.py",
      "        if name in joins:  # the messages", "        if False:  # the messages", WITNESS_JOINS),
+    ("witness: a part in a join's cache claimed at a position where its branch sends nothing",
+     "app/core/tcn/check/latency_witness.py", "    if _sent(lasso.row(source, u), stream) == 0:",
+     "    if False:", WITNESS_JOINS),
+    ("witness: a part in a join's cache followed through any send", "app/core/tcn/check/latency_witness.py",
+     "        if hops[-1] != (part, arrival):", "        if False:", WITNESS_JOINS),
+    ("witness: a join's completions before the loop counted in its first pass only",
+     "app/core/tcn/check/latency_witness.py", "        total += done[j]\n",
+     "        total += done[j] if j >= lasso.start or passes == 0 else 0\n", WITNESS_JOINS),
+    ("witness: a part's message completing one message early", "app/core/tcn/check/latency_witness.py",
+     "        if total >= number and (j >= lasso.start", "        if total >= number - 1 and (j >= lasso.start",
+     WITNESS_JOINS),
 ]
 
 

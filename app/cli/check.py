@@ -82,7 +82,9 @@ def failure_line(name: str, b: BoltRates) -> str:
     added = f" ({b.added_load:.3g} of them replays)" if b.added_load else ""
     queue = f"; queue below {b.queue_bound:.3g} tuples" if b.queue_bound is not None else ""
     lost = f"; a failure of it loses at most {b.lost_per_failure:.3g} tuples" if b.lost_per_failure else ""
-    return f"{name} ({b.status}): {inflow}{added}, processes at least {b.capacity_min:.3g}{queue}{lost}"
+    serves = (f"processes at least {b.capacity_min:.3g}" if b.window_timer is None else
+              f"its timer takes whatever arrived every {b.window_timer:g} s")  # (a duration window: no capacity)
+    return f"{name} ({b.status}): {inflow}{added}, {serves}{queue}{lost}"
 
 
 def replay_lines(report: RateReport) -> list[str]:
@@ -183,13 +185,15 @@ def cmd_check_witness(args: argparse.Namespace) -> int:
     for bolt, loop_pass, position, trace, spout, stated in claims:
         # the file's own figures (wait, arrival and take, the tree's spout, the timeout) must be the recomputed ones
         chain = stated.get("chain") or None
-        result = check_witness(trace, bolt, loop_pass, position, timeout, chain=chain, stated=stated)
+        result = check_witness(trace, bolt, loop_pass, position, timeout, chain=chain, stated=stated,
+                               branch=stated.get("branch"))
         if result.ok and spout != "?" and stated.get("root") is not None and spout != result.root:
             result.ok = False
             result.problems.append(f"the witness is listed for {spout} but its tuple is in a tree of {result.root}")
         rejected += not result.ok
         whose = f" of a tree of {result.root}" if result.root else ""
-        print(one_line(f"{spout} at {bolt}: " + (f"accepted: a tuple{whose} waits {float(result.wait or 0):.6g} s > "
+        what = "a part in its cache" if stated.get("branch") else "a tuple"
+        print(one_line(f"{spout} at {bolt}: " + (f"accepted: {what}{whose} waits {float(result.wait or 0):.6g} s > "
                                                  f"{float(timeout):g} s" if result.ok else
                                                  "rejected: " + "; ".join(result.problems))))
     return EXIT_FOUND if rejected else EXIT_OK

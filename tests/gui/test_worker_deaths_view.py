@@ -45,3 +45,23 @@ def test_a_lasso_with_worker_deaths_opens_in_the_trace_view_with_each_death(qtbo
     view.set_cursor(death)
     assert view.table_values()["worker w1"]["phase"].startswith("worker: dies here")
     assert "worker dies" in view.drawn.key.text  # the plots' key: each death is a dashed line
+
+
+def test_a_worker_with_half_of_a_bolt_and_a_spout_executor_shows_its_lasso(qtbot) -> None:
+    # docs/model.md 9.5, "Part of a bolt" and "A spout's executors": B survives A's failures alone but not the deaths
+    # of the worker that runs half of A and one of S's executors
+    document = DocumentModel(load_topology(DATA / "half-worker.storm.json"))
+    panel = VerificationPanel(document)
+    qtbot.addWidget(panel)
+    panel.show()
+    run_to_end(qtbot, panel, timeout_ms=60_000)
+    result = panel.states[0].result
+    assert result is not None and set(result.worker_death_lassos) == {"B"}
+    assert panel.headline() == "all 2 bounded; B grows when workers die (certified lasso)"
+    assert panel.marker_colour(0) == "amber"
+    assert panel.show_trace(0, "B")
+    view = panel.trace_view
+    death = next(i for i, shown in enumerate(view.shown) if shown.position.workers
+                 and any(w.death for w in shown.position.workers.values()))
+    view.set_cursor(death)
+    assert view.table_values()["worker w1"]["phase"].startswith("worker: dies here")

@@ -5,9 +5,14 @@ join sends no part of the message followed. The waits agree with an independent 
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from app.cli import main
 from app.core.latency.witness import timeout_witnesses
 from app.core.tcn.check.latency_witness import check_witness
 from app.core.topology import parse_topology
@@ -84,3 +89,68 @@ def test_a_message_waiting_in_the_join_is_followed_through_a_part_and_a_forged_h
     problems = check_witness(below.trace, "sink", below.loop_pass, below.position, Fraction(1),
                              chain=earlier).problems
     assert problems and "holds no tuple arriving at" in problems[0]
+
+
+def _filtered() -> dict[str, Any]:
+    """The splitter sends only every other message to geo (σ 0.5 on its stream): the join completes 50 messages/s of
+    the 100 its other branches deliver, its cache grows while no queue does (not even the join's)."""
+    data = _doc()
+    next(b for b in data["bolts"] if b["name"] == "split")["stream_sigma"]["geo"] = 0.5
+    return data
+
+
+def test_a_part_waiting_in_a_growing_cache_is_a_certified_witness_and_forged_ones_are_rejected() -> None:
+    """geo at 20 ms completes 50 messages/s of 100: the join's queue keeps up but its cache grows; the witness is a
+    part of a faster branch that waits longer than the timeout for its message's geo part, accepted with its chain
+    and its stated figures, its wait the independent estimate (part n sent at n/100 s, its message complete when geo
+    has served n tuples at 20 ms each). Forged claims are rejected: another branch (geo's parts complete their
+    message at once), a position where the branch sends nothing, a chain to another send, a shifted completion, no
+    branch (the join's queue, where the part never waits), a component that is not a branch."""
+    (w, *_) = timeout_witnesses(parse_topology(_doc(geo=0.02)), ["join"], Fraction(1))["join"]
+    assert w.branch is not None and w.branch[0] in ("split", "host") and w.root == "kafka"
+    assert w.chain[-1][0] == w.branch[0]
+    ok = check_witness(w.trace, "join", w.loop_pass, w.position, Fraction(1), chain=w.chain, stated=w.to_json(),
+                       branch=w.branch)
+    assert ok.ok, ok.problems
+    assert ok.figures["tree_pending"] > 1 and ok.wait == w.wait
+    assert abs(w.wait - Fraction(w.tuple_number, 100)) <= Fraction(4, 100)
+    args = (w.trace, "join", w.loop_pass, w.position, Fraction(1))
+    span = w.trace.k - w.trace.loop_start + 1
+
+    def problems(**kw: Any) -> list[str]:
+        got = check_witness(*args, **{"branch": w.branch, **kw})
+        assert not got.ok
+        return got.problems
+
+    slow = next(i for i in range(w.trace.loop_start, w.trace.k + 1) if w.trace.positions[i].bolts["geo"].emitted)
+    assert "not more than the timeout" in check_witness(w.trace, "join", w.loop_pass, slow, Fraction(1),
+                                                        branch=["geo", "default"]).problems[0]
+    idle = next(i for i in range(w.trace.loop_start, w.trace.k + 1)
+                if w.trace.positions[i].bolts[w.branch[0]].stream_emitted(w.branch[1]) == 0)
+    assert "sends no part" in check_witness(w.trace, "join", w.loop_pass, idle, Fraction(1),
+                                            branch=w.branch).problems[0]
+    assert "not the part's send" in problems(chain=[[name, at - span] for name, at in w.chain])[0]
+    assert any("stated taken" in p for p in problems(stated={**w.to_json(), "taken": str(w.taken - Fraction(1, 100))}))
+    assert problems(branch=None)
+    assert "not a branch" in problems(branch=["kafka", "default"])[0]
+
+
+def test_the_answer_says_the_trees_time_out_in_the_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the join's cache grows: the spout's answer is `times-out` with the cache's witness (before, no witness
+    counted a wait in a cache and the answer stayed `may-time-out`); `check-witness` accepts the written file, and
+    rejects it with the branch changed to the slow one."""
+    doc = tmp_path / "filtered.storm.json"
+    doc.write_text(json.dumps(_filtered()))
+    out = tmp_path / "w.json"
+    assert main(["check", str(doc), "--witness-out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "kafka: tuples time out: a certified run in which a part" in text and "in its cache" in text, text
+    data = json.loads(out.read_text())
+    (w,) = data["witnesses"]
+    assert w["bolt"] == "join" and w["branch"][0] in ("split", "host")
+    assert main(["check-witness", str(out)]) == 0
+    assert "kafka at join: accepted: a part in its cache of a tree of kafka waits" in capsys.readouterr().out
+    w["branch"] = ["geo", "default"]
+    out.write_text(json.dumps(data))
+    assert main(["check-witness", str(out)]) == 1
+    assert "rejected" in capsys.readouterr().out

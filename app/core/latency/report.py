@@ -124,10 +124,10 @@ def _witnesses(topo: Topology, lat: LatencyAnalysis, cells: int) -> dict[str, li
         kept: list[LatencyWitness] = []
         for w in built.get(b.name, []):
             # claimed only once the independent checker (no code shared with the builder) confirms it
-            if not check_witness(w.trace, w.bolt, w.loop_pass, w.position, lat.timeout).ok:
+            if not check_witness(w.trace, w.bolt, w.loop_pass, w.position, lat.timeout, branch=w.branch).ok:
                 continue
             if w.root is not None and not check_witness(w.trace, w.bolt, w.loop_pass, w.position, lat.timeout,
-                                                        chain=w.chain).root:
+                                                        chain=w.chain, branch=w.branch).root:
                 w = replace(w, root=None, chain=())
             kept.append(w)
         if kept:
@@ -165,7 +165,11 @@ def _answer(lat: LatencyAnalysis, s: SpoutLatency, witnesses: dict[str, list[Lat
             mine = w.root == s.name or w.root is None and spouts == {s.ident}
             run = (f"a certified run in which a tuple arriving at {lat.names[j]} waits "
                    f"{format_duration(float(w.wait))} before it is taken (topology.message.timeout.secs {t})"
-                   + _tree_words(lat, w))
+                   + _tree_words(lat, w)) if w.branch is None else (
+                f"a certified run in which a part {w.branch[0]} sends to the join {lat.names[j]} (stream "
+                f"{w.branch[1]}) waits {format_duration(float(w.wait))} in its cache for the message's slowest "
+                f"branch (topology.message.timeout.secs {t}): its cache grows, so the join's queue keeping up does "
+                "not save its trees")
             if mine:
                 return SpoutTimeout(**common, answer="times-out", reason=reason, witness=w.to_json(), sentence=(
                     f"{s.name}: tuples time out: {run}; Storm fails the tree and replays it on top of the load"))

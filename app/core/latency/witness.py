@@ -10,6 +10,7 @@ position at which the last tuple arriving waits longer than the timeout.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -45,6 +46,10 @@ class LatencyWitness:
     # from that spout's emit to the tuple: (component name, unrolled position of its emit) per hop; an unrolled
     # position counts on through the loop: loop position i of pass r is i + (r − 1)·(k − loop_start + 1)
     chain: tuple[tuple[str, int], ...] = ()
+    # at a join whose cache grows (docs/model.md section 11): the branch (source name, stream) whose part waits in
+    # the cache; the tuple is then that branch's part number `tuple_number` (its message's number past the join's
+    # initial queue), `arrived` its send, `taken` its message's completion (its last part's arrival)
+    branch: tuple[str, str] | None = None
 
     @property
     def tree_pending(self) -> Fraction | None:
@@ -64,7 +69,8 @@ class LatencyWitness:
                 "tuple": self.tuple_number, "arrived": str(self.arrived), "taken_pass": self.taken_pass,
                 "taken_position": self.taken_position, "taken": str(self.taken), "wait": str(self.wait),
                 "wait_s": float(self.wait), "root": self.root, "chain": [list(hop) for hop in self.chain],
-                **({"tree_pending": str(tree), "tree_pending_s": float(tree)} if tree is not None else {})}
+                **({"tree_pending": str(tree), "tree_pending_s": float(tree)} if tree is not None else {}),
+                **({"branch": list(self.branch)} if self.branch is not None else {})}
 
 
 class _Counts:
@@ -151,14 +157,11 @@ class _Counts:
         return best
 
 
-def witness_from_lasso(trace: Trace, bolt: str, timeout: Fraction) -> LatencyWitness | None:
-    """The first pass (by doubling, then bisection) in which a tuple of `bolt` waits longer than `timeout`."""
-    counts = _Counts(trace, bolt)
-    if counts.arrived_loop <= counts.taken_loop:
-        return None
-
+def _first_pass_over(worst: Callable[[int], tuple[Any, ...] | None], timeout: Fraction) -> int | None:
+    """The first pass r (by doubling, then bisection) whose `worst(r)` wait (its first figure) is longer than
+    `timeout` (None: none within MAX_PASSES; the waits grow with the passes)."""
     def over(r: int) -> bool:
-        got = counts.worst(r)
+        got = worst(r)
         return got is not None and got[0] > timeout
 
     high = 1
@@ -173,11 +176,62 @@ def witness_from_lasso(trace: Trace, bolt: str, timeout: Fraction) -> LatencyWit
             high = mid
         else:
             low = mid + 1
-    got = counts.worst(high)
-    assert got is not None
+    return high
+
+
+def witness_from_lasso(trace: Trace, bolt: str, timeout: Fraction) -> LatencyWitness | None:
+    """The first pass (by doubling, then bisection) in which a tuple of `bolt` waits longer than `timeout`."""
+    counts = _Counts(trace, bolt)
+    if counts.arrived_loop <= counts.taken_loop:
+        return None
+    high = _first_pass_over(counts.worst, timeout)
+    got = None if high is None else counts.worst(high)
+    if high is None or got is None:
+        return None
     wait, i, n, (taken_pass, x) = got
     return LatencyWitness(bolt, trace, high, i, n, counts.time(high, i), taken_pass, x,
                           counts.time(taken_pass, x), wait)
+
+
+def cache_witness(trace: Trace, join: str, timeout: Fraction) -> LatencyWitness | None:
+    """At a join that waits for every branch (docs/model.md section 11) whose cache grows in the lasso: the first pass
+    in which a part of the fastest-growing branch waits in the cache longer than `timeout` before its message
+    completes (the n-th part of a branch is the n-th message's; the caches are empty at position 0). None when no
+    cache grows, or when the join completes no message in the loop (a part would wait for ever: not claimed here)."""
+    counts = _Counts(trace, join)
+    q0 = trace.positions[0].bolts[join].queue
+    if counts.arrived_loop <= 0:
+        return None
+    branches = dict.fromkeys(_emitters(trace, trace.topology).get(join, []))
+    grown = [(s.loop, b, s) for b in branches if (s := _Sent(trace, *b)).loop > counts.arrived_loop]
+    if not grown:
+        return None
+    _, branch, sent = max(grown, key=lambda g: (g[0], g[1]))
+
+    def worst(r: int) -> tuple[Fraction, int, int, int] | None:
+        """The longest wait in the cache among the last parts sent at the loop's positions in pass r."""
+        best = None
+        for i in range(trace.loop_start, trace.k + 1):
+            if sent.sent[i] == (sent.sent[i - 1] if i > 0 else 0):
+                continue  # nothing sent on the branch here
+            n = sent.sent[i] + (r - 1) * sent.loop
+            done = counts.first_arrival(q0 + n)
+            if done is None:
+                continue
+            at, extra = counts.at(done)
+            wait = counts.time(extra + 1, at) - counts.time(r, i)
+            if best is None or wait > best[0]:
+                best = (wait, i, n, done)
+        return best
+
+    high = _first_pass_over(worst, timeout)
+    got = None if high is None else worst(high)
+    if high is None or got is None:
+        return None
+    wait, i, n, done = got
+    at, extra = counts.at(done)
+    return LatencyWitness(join, trace, high, i, n, counts.time(high, i), extra + 1, at, counts.time(extra + 1, at),
+                          wait, branch=branch)
 
 
 def _emitters(trace: Trace, topology: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
@@ -284,7 +338,10 @@ def attribute(trace: Trace, witness: LatencyWitness, want: str | None = None, li
         return None
 
     u = witness.position + (witness.loop_pass - 1) * span
-    found = into_join(witness.bolt, witness.tuple_number) if witness.bolt in joins else back(witness.bolt, u)
+    if witness.branch is not None:  # a part in a join's cache: the chain to its send on that branch
+        found = via(witness.branch[0], u)
+    else:
+        found = into_join(witness.bolt, witness.tuple_number) if witness.bolt in joins else back(witness.bolt, u)
     if found is None:
         return witness
     return replace(witness, root=found[0][0], chain=tuple(found))
@@ -348,6 +405,7 @@ def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, cells
     # 10): none is measured there; a window above the bolt is a rule of the lasso like any other (its certifier's)
     windowed = {b.name for b in topo.windowed_bolts()}
     bolts = [n for n in bolts if n not in windowed]
+    joins = {b.name for b in topo.bolts if b.waits_for_all}
     checked = [topo.bolt_by_name(n).id for n in bolts]
     keep = cone_ids(topo, checked)
     if not bolts:
@@ -384,6 +442,8 @@ def timeout_witnesses(topo: Topology, bolts: list[str], timeout: Fraction, cells
                 got = witness_from_lasso(trace, other, timeout)
                 if got is not None:
                     found[other] = by_root(trace, got, timeout)
+                elif other in joins and (got := cache_witness(trace, other, timeout)) is not None:
+                    found[other] = [attribute(trace, got)]  # (the part's tree; other spouts' are not looked for)
     return found
 
 

@@ -166,6 +166,8 @@ class Component:
     busy: Fraction  # spout: the longest gap C_EMIT·a(1+τ); bolt: the longest phase α(1+τ)
     slowest_take: Fraction = Fraction(0)  # bolt: L = α(1+τ) + max_idle, the longest wait between takes
     held: Fraction = Fraction(0)  # bolt: what a count window holds below a full batch beyond Q₀ (max(Q₀, C−1) − Q₀)
+    gap: Fraction | None = None  # a duration window's timer: G, the longest time from an arrival to its take
+    hold: Fraction | None = None  # a timer: L − S + 2G, the longest a tuple stays unacked (None: no bound, mixed)
 
 
 class FailureBounds:
@@ -242,6 +244,9 @@ class FailureBounds:
             for src, stream in c.inputs:
                 inflow = inflow.plus(out.stream[src].get(stream, ZERO))
             out.inflow[ident] = inflow
+            if c.gap is not None:  # a timer (docs/boundedness.md, "Failures through a timer")
+                out.stream[ident] = self._streams(c, self._timer(c, inflow, out))
+                continue
             excess = inflow.excess(c.rate_min)
             queue = None if excess is None else self.q0 + c.held + excess + c.take
             out.queue[ident] = queue
@@ -257,12 +262,29 @@ class FailureBounds:
                     (r, b + self.q0 + c.held + c.take + r * c.slowest_take) for r, b in inflow.pieces
                     if r <= c.rate_min
                 ).shifted(c.busy))
-            out.stream[ident] = {}
-            for name, sb in c.streams.items():
-                per = sb.reset_cost if fails else Fraction(0)
-                rate = per / self.period[ident] if fails else Fraction(0)
-                out.stream[ident][name] = processed.scaled(sb.hi, rate, sb.excess + per)
+            out.stream[ident] = self._streams(c, processed)
         return out
+
+    def _streams(self, c: Component, processed: Curve) -> dict[str, Curve]:
+        """A bolt's output curves from what it processes (step 6: σ_hi·processed + H, and H per failure)."""
+        fails = c.ident in self.model.min_ttf
+        streams = {}
+        for name, sb in c.streams.items():
+            per = sb.reset_cost if fails else Fraction(0)
+            rate = per / self.period[c.ident] if fails else Fraction(0)
+            streams[name] = processed.scaled(sb.hi, rate, sb.excess + per)
+        return streams
+
+    def _timer(self, c: Component, inflow: Curve, out: Bounds) -> Curve:
+        """A duration window's queue, loss per failure (worker deaths) and what it processes: every tuple is taken
+        within G of its arrival and emitted within α(1+τ) more, acked within its hold; no capacity enters."""
+        assert c.gap is not None
+        reach = inflow.at(c.gap)
+        out.queue[c.ident] = None if reach is None else self.q0 + reach
+        if c.ident in self.model.min_ttf:  # all it holds unacked (queue, run, windows), then what arrives while down
+            held = None if c.hold is None else inflow.at(c.hold + self.model.max_reboot)
+            out.lost[c.ident] = None if held is None else self.q0 + held
+        return inflow.shifted(c.gap + c.busy, self.q0)
 
     def _spout(self, c: Component, added: Curve, mode: str) -> tuple[Curve, Fraction | None]:
         """A spout's emissions (fresh and replayed) and the bound of its replay backlog."""

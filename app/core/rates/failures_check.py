@@ -33,6 +33,7 @@ from app.core.failures import UNBOUNDED, FailureModel
 from app.core.numbers import exact
 from app.core.rates.curves import Bounds, Component, FailureBounds, StreamBound, fastest_inflow, stream_excess
 from app.core.rates.flows import RateFigures, keeps_up
+from app.core.rates.windows import timed_hold, timer_bounded_note
 
 if TYPE_CHECKING:
     from app.core.rates.verdicts import Status
@@ -91,13 +92,16 @@ def failure_components(topo: Topology, e: RateFigures, model: FailureModel) -> l
                                 s.burst * period * (1 + tau)))
     for b in topo.bolts:
         streams = {}
+        # a timer (docs/model.md 10.3; a mixed window on a timer, 10.4: no hold bound) takes batches of any size
+        take = e.burst[b.id] if b.id in e.timed else b.take_max
         for name, (sigma, _, hi) in e.streams[b.id].items():
-            h = stream_excess(sigma, hi, b.take_max, rule)
+            h = stream_excess(sigma, hi, take, rule)
             reset = h if rule == "dvert" and sigma.denominator != 1 else Fraction(0)
             streams[name] = StreamBound(hi, h, reset)
         inputs = tuple(k for k in e.inputs[b.id] if e.carries(*k))  # a σ = 0 stream is no input
-        result.append(Component(b.id, "bolt", inputs, streams, b.take_max, e.cap_max[b.id], e.cap_min[b.id],
-                                exact(b.alpha) * (1 + tau), e.slowest_take[b.id], e.q_start[b.id] - e.q0))
+        result.append(Component(b.id, "bolt", inputs, streams, take, e.cap_max[b.id], e.cap_min[b.id],
+                                exact(b.alpha) * (1 + tau), e.slowest_take[b.id], e.q_start[b.id] - e.q0,
+                                e.timed.get(b.id), timed_hold(e, b.id)))
     return result
 
 
@@ -115,12 +119,8 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
     bounds: Bounds | None = None
     reason = ""
     rounds = 0
-    timed = [b.name for b in topo.bolts if b.duration_window is not None]
     if e.cyclic:
         reason = "the topology has a cycle, and the rate check bounds replays only on acyclic topologies"
-    elif timed:  # (its failure pass reads batches and capacities, a timer has neither: docs/model.md section 10.3)
-        reason = (f"{', '.join(timed)} {'has a duration window' if len(timed) == 1 else 'have duration windows'}, "
-                  "whose timer the failure pass does not have yet")
     else:
         solver = FailureBounds(failure_components(topo, e, model), e.graph, model, topo.settings.init_queues, names)
         bounds = solver.solve()
@@ -152,7 +152,9 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         # a tie R = c included: the queue bound of "Failures" step 3 needs a least slope ≤ c (docs/boundedness.md)
         if status[j] == "bounded" and inflow is not None and inflow <= e.cap_min[j] and queue is not None:
             verdict: Status = "bounded"
-            note = (f"with failures {b.name} receives at most {_fmt(inflow)} tuples/s and processes at least "
+            timer = timer_bounded_note(e, j, "failures", inflow, queue)
+            note = (f"{timer}{replay_txt}" if timer is not None else
+                    f"with failures {b.name} receives at most {_fmt(inflow)} tuples/s and processes at least "
                     f"{_fmt(e.cap_min[j])}: it has {_fmt(spare)} tuples/s spare{replay_txt}{fast}, so its queue "
                     f"stays below {_fmt(queue)} tuples")
         else:

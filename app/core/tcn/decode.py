@@ -58,6 +58,8 @@ def decode(enc: Encoding, model: z3.ModelRef) -> Trace:
             many = len(b.streams) > 1
             f = None if fails is None else fails.bolt(b.name)
             failure = {} if f is None else _failure_fields(f, i, num, flag)
+            if fails is not None and fails.deaths is not None and b.name in fails.deaths.parts:  # model.md 9.5
+                failure = {"lost": fails.deaths.partial_lost(b.name, i, num)}
             phase: Literal["idle", "processing", "failed"] = "processing" if flag(v.processing[i]) else "idle"
             if failure.pop("failed", False):
                 phase = "failed"

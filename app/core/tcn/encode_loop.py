@@ -162,7 +162,8 @@ def _loop_spout(enc: Encoder, s: SpoutParams, loop_len: z3.ArithRef, loop_out: d
     # fluid bounds over one loop pass (redundant, section 7)
     gaps = _less_drift(period, drift, f"s:{s.name}")  # the sum of the gaps between its emissions
     add(gaps >= fresh * enc.duration(ctx, s.period) - count * enc.duration(ctx, s.period * tau))
-    add(gaps <= fresh * enc.duration(ctx, s.period) + count * enc.duration(ctx, s.period * tau))
+    if fails is None or fails.deaths is None or s.name not in fails.deaths.quiet_of:  # (9.5: a restart times it)
+        add(gaps <= fresh * enc.duration(ctx, s.period) + count * enc.duration(ctx, s.period * tau))
 
 def _loop_bolt(enc: Encoder, b: BoltParams, loop_len: z3.ArithRef, loop_out: dict[tuple[str, str], z3.ArithRef],
                       period: z3.ArithRef, drift: dict[str, z3.ArithRef]) -> z3.BoolRef:
@@ -194,6 +195,8 @@ def _loop_bolt(enc: Encoder, b: BoltParams, loop_len: z3.ArithRef, loop_out: dic
     # a bolt that fails in the loop does not grow (Δ = 0, section 7.4), and the per-pass balances
     # below hold only in a loop without its failure (a failure loses a taken batch and the carries)
     quiet = None if fails is None or b.name not in fails.bolts else z3.Not(fails.fails_in_loop(b.name))
+    if fails is not None and fails.deaths is not None and b.name in fails.deaths.parts:  # 9.5: part of a bolt
+        quiet = z3.Not(fails.deaths.cut_in_loop(b.name))
     if quiet is not None:
         add(z3.Implies(z3.Not(quiet), delta == 0))
 

@@ -40,6 +40,7 @@ def _spout(enc: Encoder, s: SpoutParams) -> None:
     """Section 2.1: emit at 0, then each emission n·a ± τ·a after the previous one (the fresh tuples,
     with replays: section 7.3); a declared stream applies the emit rule to the emissions."""
     add, ctx, t, fails = enc.add, enc.ctx, enc.time, enc.failures
+    deaths = None if fails is None else fails.deaths
     v = enc.spouts[s.name]
     a, jitter = s.period, s.period * enc.net.tolerance
     # the emission its timing reads: with replays (section 7.3) the fresh tuples only
@@ -57,11 +58,16 @@ def _spout(enc: Encoder, s: SpoutParams) -> None:
             continue
         gap = t[i] - v.last_time[i - 1]
         due = v.last_size[i - 1] * enc.duration(ctx, a)
-        add(z3.If(v.emits(i),
-                  z3.And(gap >= due - enc.duration(ctx, jitter), gap <= due + enc.duration(ctx, jitter),
-                         v.last_size[i] == fresh[i], v.last_time[i] == t[i]),
-                  z3.And(gap < due + enc.duration(ctx, jitter),
-                         v.last_size[i] == v.last_size[i - 1], v.last_time[i] == v.last_time[i - 1])))
+        timed = z3.If(v.emits(i),
+                      z3.And(gap >= due - enc.duration(ctx, jitter), gap <= due + enc.duration(ctx, jitter),
+                             v.last_size[i] == fresh[i], v.last_time[i] == t[i]),
+                      z3.And(gap < due + enc.duration(ctx, jitter),
+                             v.last_size[i] == v.last_size[i - 1], v.last_time[i] == v.last_time[i - 1]))
+        quiet = None if deaths is None else deaths.quiet(s.name, i)
+        # docs/model.md 9.5: while a worker running its executors is down it emits nothing, timed from the restart
+        add(timed if quiet is None else z3.If(quiet[0], z3.And(
+            z3.Not(v.emits(i)), v.last_size[i] == z3.If(quiet[1], 1, v.last_size[i - 1]),
+            v.last_time[i] == z3.If(quiet[1], t[i], v.last_time[i - 1])), timed))
     for st in s.streams:  # a declared stream: the emit rule applied to the spout's emissions
         if st.silent:
             continue
@@ -100,7 +106,8 @@ def _bolt(enc: Encoder, b: BoltParams, alive: list[z3.ArithRef]) -> None:
         else:
             arrivals = [_emitted(enc, src, stream, i) for src, stream in b.sources]
             bv.arrivals.append(z3.Sum(arrivals) if arrivals else z3.IntVal(0, ctx))
-        avail = bv.queue[i] + bv.arrivals[i]
+        cut = None if enc.failures is None or enc.failures.deaths is None else enc.failures.deaths.cut(b.name, i)
+        avail = bv.queue[i] + bv.arrivals[i] - (cut[0] if cut is not None else 0)  # 9.5: part of a bolt
         add(bv.queue[i] >= 0)
         if i == 0 and enc.free_start:
             _free_bolt_start(enc, b, bv)
@@ -108,7 +115,7 @@ def _bolt(enc: Encoder, b: BoltParams, alive: list[z3.ArithRef]) -> None:
         was_processing = bv.processing[i - 1] if i > 0 else z3.BoolVal(False, ctx)
         was_waiting = bv.waiting(i - 1) if i > 0 else z3.BoolVal(False, ctx)
         prev_batch = bv.batch[i - 1] if i > 0 else z3.IntVal(0, ctx)
-        _take_emit(enc, b, bv, f, i, avail, was_processing, prev_batch)
+        _take_emit(enc, b, bv, f, i, avail, was_processing, prev_batch, None if cut is None else cut[1])
         # EMIT (docs/model.md section 2): buffer += batch, emit floor(σ·buffer), keep the rest
         emit = bv.emit[i]
         for st in b.streams:  # each output stream on its own, with its own σ and carry
@@ -156,10 +163,11 @@ def _completed(enc: Encoder, b: BoltParams, bv: BoltVars, i: int) -> z3.ArithRef
 
 
 def _take_emit(enc: Encoder, b: BoltParams, bv: BoltVars, f: FailingBolt | None, i: int, avail: z3.ArithRef,
-                      was_processing: z3.BoolRef, prev_batch: z3.ArithRef) -> None:
+               was_processing: z3.BoolRef, prev_batch: z3.ArithRef, cap: z3.ArithRef | None = None) -> None:
     """Section 2.2 at position i (`avail`: queue + arrivals): TAKE only when idle (or right after its
     own EMIT), EMIT only when processing, the batch and the queue, the processing time; with failures
-    (7.2) a failed bolt neither takes nor emits and loses its tuples."""
+    (7.2) a failed bolt neither takes nor emits and loses its tuples; `cap`: the most a bolt a dead worker runs part
+    of may take (docs/model.md 9.5)."""
     add, ctx, t, tau = enc.add, enc.ctx, enc.time, enc.net.tolerance
     lo, hi = b.alpha * (1 - tau), b.alpha * (1 + tau)
     take, emit = bv.take[i], bv.emit[i]
@@ -175,11 +183,12 @@ def _take_emit(enc: Encoder, b: BoltParams, bv: BoltVars, f: FailingBolt | None,
         stays = z3.And(was_processing, z3.Not(emit), z3.Not(f.fail[i]))
         after = z3.If(down, 0, avail)
     add(bv.processing[i] == z3.Or(take, stays))
+    most = b.take_max if cap is None else cap
     add(z3.If(take,
               z3.And(bv.batch[i] >= 1, bv.batch[i] == avail,  # a duration window's run takes all (section 10.3)
                      bv.take_time[i] == t[i], bv.queue[i + 1] == 0) if b.timer is not None else
-              z3.And(bv.batch[i] >= 1, bv.batch[i] <= b.take_max, bv.batch[i] <= avail,
-                     z3.Or(bv.batch[i] == b.take_max, bv.batch[i] == avail),
+              z3.And(bv.batch[i] >= 1, bv.batch[i] <= most, bv.batch[i] <= avail,
+                     z3.Or(bv.batch[i] == most, bv.batch[i] == avail),
                      bv.take_time[i] == t[i], bv.queue[i + 1] == avail - bv.batch[i]) if b.slide == 1 else
               z3.And(bv.batch[i] >= b.slide, bv.batch[i] <= b.take_max, bv.batch[i] <= avail,
                      bv.batch[i] % b.slide == 0,  # a count window: whole slides (docs/model.md section 10)

@@ -42,7 +42,7 @@ from app.core.formats.trace import CompressedTrace, Trace
 from app.core.gc_pause import paused_gc
 from app.core.tcn.network import Network, SpoutParams, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
-from app.core.tcn.simulate_deaths import DeathPlan, Deaths
+from app.core.tcn.simulate_deaths import NEVER, DeathPlan, Deaths
 from app.core.tcn.simulate_rules import closes, emit_remembered
 from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Row, Stopped, rows_lasso, rows_trace
 
@@ -51,7 +51,6 @@ __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Goal", "Lasso", "Sched
 
 MAX_CELLS = 3_000_000  # positions × bolts simulated per schedule (memory and time bound)
 MAX_CANDIDATES = 8  # earlier positions with the same hashed state examined per position
-NEVER = 1 << 62  # a time on the grid no run reaches: the next failure of a bolt that fails no more
 
 
 @dataclass
@@ -159,7 +158,8 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     (`_spout_actions`), the failures, recoveries and EMITs (`_emit_actions`), the bolts' arrivals,
     losses and TAKEs (`_bolt_actions`); then the next position's time."""
     run = _Run.start(net, target, sched, cannot_grow, deaths)
-    dying = Deaths(deaths, net, run.scale) if deaths is not None else None  # docs/model.md 9.5
+    dying = Deaths(deaths, net, run.scale, run) if deaths is not None else None  # docs/model.md 9.5
+    run.cut, run.cuts = (dying.cut, dying.cuts) if dying is not None else (None, frozenset())
     state_key, spout_actions, emit_actions = _state_key(run), _spout_actions(run), _emit_actions(run)
     bolt_actions, switch = _bolt_actions(run), _Switch(run, sched)
     watch = run.bolt_names.index(goal.target) if goal is not None else -1
@@ -205,7 +205,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         backlog_before = backlog[:]
         breaches = bad_upto[-1][:]
         replayed = spout_actions(t, emitted, breaches)
-        batch_before = [b if p else 0 for b, p in zip(run.batch, run.processing, strict=True)] if dying else []
+        batch_before = dying.decide(t) if dying else []  # (a death may wait for a batch in progress)
         fails, recovers, emits = emit_actions(t, emitted)
         switch(t, emits)
         if goal is not None and goal.backlog < 0 and switch.done(drains):
@@ -292,6 +292,8 @@ class _Run:
     recover_at: dict[int, int]  # while down: when it comes back
     backlog: list[int]
     cache: dict[int, list[int]]  # per join: per branch, its parts whose message is not complete (section 11)
+    cut: Callable[[int, int, int, int], tuple[int, int]] | None = None  # 9.5: a bolt run in part by a dying worker
+    cuts: frozenset[int] = frozenset()
 
     @staticmethod
     def start(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
@@ -546,9 +548,12 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
             # due: the idle allowance is spent, or tuples just became available and the bolt takes at once
             due = (since + delay[j] == t if since is not None
                    else delay[j] == 0 or (eager[j] and not emits[j]))
-            avail = before + arrivals  # a count window takes whole slides only (docs/model.md section 10)
+            lost, cap = run.cut(j, t, before, arrivals) if j in run.cuts and run.cut else (0, take_max[j])
+            if lost:  # docs/model.md 9.5: the share of its executors in a dead worker
+                losses[j] = (lost, {})
+            avail = before + arrivals - lost  # a count window takes whole slides only (docs/model.md section 10)
             if not processing[j] and avail >= slide[j] and due:
-                took = min(take_max[j], avail - avail % slide[j])
+                took = min(cap, avail - avail % slide[j])
             if took:
                 processing[j], batch[j], take_time[j] = True, took, t
             queue[j] = avail - took

@@ -153,11 +153,13 @@ def _failure_words(step: BoltStep) -> str:
 
 
 def worker_words(step: WorkerStep) -> str:
-    """A worker at a position (docs/model.md 9.5): "dies here: its bolts fail; replays S 2 at the message timeout"."""
+    """A worker at a position (docs/model.md 9.5): "dies here: its executors stop …; the trees it breaks are replayed
+    at the message timeout (S 2)"."""
     words = []
     if step.death:
         replays = ", ".join(f"{s} {r}" for s, r in (step.replays or {}).items() if r)
-        words.append("dies here: its executors stop, its bolts fail" + (
+        words.append("dies here: its executors stop (a bolt it runs whole fails, one it runs part of loses their "
+                     "share, a spout it runs stops until the restart)" + (
             f"; the trees it breaks are replayed at the message timeout ({replays})" if replays else ""))
     if step.restart:
         words.append("back here (restarted)")

@@ -21,7 +21,7 @@ from typing import Any
 
 from app.core.errors import Cancelled
 from app.core.formats.trace import TracePosition, parse_carry
-from app.core.tcn.check.certify_deaths import DeathState, bolt_death_problem, worker_rules
+from app.core.tcn.check.certify_deaths import DeathState, bolt_death_problem, bolt_share, worker_rules
 from app.core.tcn.check.certify_failures import Failing, FailureRules, failed_position, split_problem
 from app.core.tcn.check.certify_rules import Rules
 from app.core.tcn.check.certify_waits import wait_rules
@@ -166,7 +166,7 @@ def replay(rules: Rules, steps: Iterable[Step], problems: list[str], label: str 
     records, spouts, bolts = _record_rules(cx), _spout_rules(cx), _bolt_rules(cx)
     dl, deaths = cx.rules.deaths, state.deaths
     workers = None if dl is None or deaths is None else worker_rules(
-        dl, deaths, state.backlog, ticks, cx.sec, bad, late)
+        dl, deaths, state.backlog, state.last_emit, ticks, cx.sec, bad, late)
     befores: list[Before | None] = [None] * start
     previous = state.previous  # rebound at each position, so written back at each record
     spout_names, bolt_names = set(rules.period), set(rules.alpha)
@@ -311,7 +311,7 @@ def _spout_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
     applies the emit rule of 2.3 to the emissions, with its own carry."""
     bad, late, sec, rules, with_streams = cx.bad, cx.late, cx.sec, cx.rules, cx.with_streams
     burst, period, jitter, last_emit = rules.burst, cx.period, cx.jitter, cx.state.last_emit
-    stream_buffer, replays = cx.state.stream_buffer, _replay_rules(cx)
+    stream_buffer, replays, dl, deaths = cx.state.stream_buffer, _replay_rules(cx), cx.rules.deaths, cx.state.deaths
     default_key = {name: (name, "default") for name in rules.period}  # made once, not per position
 
     def spouts(i: int, t: int, step: Step, emitted: Emitted) -> None:
@@ -329,6 +329,10 @@ def _spout_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
                             f"the rule gives {out} keeping {keep}" + (" (nobody receives it)" if silent else ""))
                     stream_buffer[(name, st)] = keep
             n = replays(i, name, sp, n)  # the fresh tuples: what the timing and the burst are about
+            if deaths is not None and dl is not None and deaths.quiet(dl, name):  # section 9.5: its worker is down
+                if emitted[default_key[name]] or sp["emit"]:
+                    bad(i, f"spout {name}", "emits while a worker running its executors is down (section 9.5)")
+                continue
             if sp["emit"] != (n > 0):
                 bad(i, f"spout {name}", f"emit is {sp['emit']} but {n} fresh tuples emitted")
             if n > burst[name]:
@@ -398,6 +402,8 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
     slide, arrivals_rule = rules.slide, _arrival_rules(cx)
     deadline, wait = wait_rules(rules, cx.idle, cx.ticks, cx.sec, cx.late, state)
     dying = rules.deaths.bolt_worker if rules.deaths is not None else {}  # section 9.5: checked at every position
+    share = None if rules.deaths is None or state.deaths is None else bolt_share(rules.deaths, state.deaths, bad)
+    partial = {b for r in rules.deaths.workers.values() for b in r.partial} if rules.deaths is not None else set()
 
     def bolts(i: int, t: int, step: Step, emitted: Emitted) -> None:
         for name, bo in step.bolts.items():
@@ -411,8 +417,11 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
             deadline(i, who, name, t)
             lo, hi = window[name]
             taken = 0
-            if (bo["fail"] or bo["recover"] or bo["lost"] or bo["replays"] or failed[name] or name in dying
-                    or bo["phase"] == "failed") and failure(i, t, name, bo, queue, was_processing, hi):
+            lost, cap = share(i, name, bo, state.workers_now, was_processing, batch[name], take_max[name]) \
+                if share is not None and name in partial else (0, take_max[name])  # section 9.5: part of a bolt
+            if name not in partial and (bo["fail"] or bo["recover"] or bo["lost"] or bo["replays"] or failed[name]
+                                        or name in dying or bo["phase"] == "failed") and failure(
+                    i, t, name, bo, queue, was_processing, hi):
                 continue  # a failure position: nothing else happens there
             # 2.2 processing time and 2.3 EMIT first: it ends the phase; a TAKE at the same position
             # (back-to-back) starts the next
@@ -448,8 +457,8 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
             if bo["take"]:
                 if processing[name]:
                     bad(i, who, "takes while processing")
-                avail, per = queue + bo["arrivals"], slide[name]
-                want = avail if name in timer else min(take_max[name], avail - avail % per)
+                avail, per = queue + bo["arrivals"] - lost, slide[name]
+                want = avail if name in timer else min(cap, avail - avail % per)
                 if want <= 0:
                     bad(i, who, "takes with nothing to take" if per == 1 else
                         f"takes with {avail} tuples, less than its window's slide of {per}")
@@ -466,7 +475,7 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
             if bo["batch"] != batch[name]:
                 bad(i, who, f"batch {bo['batch']} but the current phase holds {batch[name]}")
             # 2.2 queue: Q(i+1) = Q(i) + A(i) − P; then the idle rule's clock for the tuples left waiting
-            expected_queue[name] = queue + bo["arrivals"] - taken
+            expected_queue[name] = queue + bo["arrivals"] - lost - taken
             if expected_queue[name] < 0:
                 bad(i, who, "queue becomes negative")
             wait(i, who, name, t, bo["emit"], was_processing, was_waiting)

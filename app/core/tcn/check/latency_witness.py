@@ -82,14 +82,17 @@ def _sent(row: Any, stream: str) -> int:
     return int(by.get(stream, 0))
 
 
-def check_root(data: Any, bolt: str, arrival: int, chain: Sequence[Sequence[Any]]) -> list[str]:
+def check_root(data: Any, bolt: str, arrival: int, chain: Sequence[Sequence[Any]], part: str | None = None
+               ) -> list[str]:
     """Problems with the claim that the tuple arriving at `bolt` at unrolled position `arrival` (the last one there)
     belongs to the tree of the chain's first component, a spout: each hop (component, unrolled emit position) emits
     at least one tuple on a stream the next subscribes to; for each bolt hop, the phase its emit ends was taken at
     its last take before the emit and that batch holds a tuple that arrived at the previous hop's emit (the run
     orders tuples arriving at one position as it likes, so the one followed may be any of them). Into a join
     (docs/model.md section 11) the previous hop sends a part, whose message is the one of the same number: the
-    join's batch (or, for `bolt` a join, the tuple itself) must be one of the messages whose parts it sent there."""
+    join's batch (or, for `bolt` a join, the tuple itself) must be one of the messages whose parts it sent there.
+    `part`: the tuple is instead a part the join's branch from this source sends at `arrival` (a part in its cache),
+    so the chain's last emit is that send."""
     lasso = _Lasso(data)
     topo = data["topology"]
     names = {c["id"]: c["name"] for c in [*topo["spouts"], *topo["bolts"]]}
@@ -107,7 +110,10 @@ def check_root(data: Any, bolt: str, arrival: int, chain: Sequence[Sequence[Any]
         return ["the chain is not a list of [component, position] pairs"]
     if not hops or hops[0][0] not in spouts:
         return ["the chain does not start at a spout"]
-    if bolt in joins:  # the last hop sends a part of the tuple's message, at or before its arrival
+    if part is not None:  # a part in the join's cache: the last hop is its send
+        if hops[-1] != (part, arrival):
+            return [f"the chain's last emit is {list(hops[-1])}, not the part's send by {part} at {arrival}"]
+    elif bolt in joins:  # the last hop sends a part of the tuple's message, at or before its arrival
         number = lasso.cumulative(bolt, "arrivals", arrival) - int(lasso.positions[0]["bolts"][bolt]["queue"])
         name, at = hops[-1]
         if at > arrival or not any(lo <= number <= hi for lo, hi in _parts(lasso, name, streams.get((name, bolt),
@@ -149,14 +155,15 @@ def _timeout_of(data: Any) -> Fraction:
 
 
 def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout: Fraction, *,
-                  chain: Sequence[Sequence[Any]] | None = None, stated: Mapping[str, Any] | None = None
-                  ) -> WitnessCheck:
+                  chain: Sequence[Sequence[Any]] | None = None, stated: Mapping[str, Any] | None = None,
+                  branch: Sequence[Any] | None = None) -> WitnessCheck:
     """Whether the last tuple of `bolt` arriving at loop `position` in pass `loop_pass` of `trace` waits longer
     than `timeout` before its take, in a run the certifier accepts. `chain`: the emits that attribute it to a spout
     (`check_root`; when they do, the figures add `tree_pending`, from that spout's emit to the take). `stated`: the
     witness's own figures (`tuple`, `arrived`, `taken`, `wait`, `taken_pass`, `taken_position`, `root`,
     `tree_pending`; `timeout` checked against the topology's message timeout): any that disagrees with the
-    recomputed one is a problem."""
+    recomputed one is a problem. `branch` ([source, stream]): the claim is about a part that branch of the join
+    `bolt` sends at that position, waiting in its cache until its message completes (`_cache_wait`)."""
     data = trace.model_dump() if hasattr(trace, "model_dump") else trace
     bolts = data.get("topology", {}).get("bolts") if isinstance(data, dict) else None
     windowed = [b.get("name") for b in bolts if isinstance(b, dict) and b.get("window") and b.get("name") == bolt] \
@@ -178,6 +185,12 @@ def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout:
     positions = data["positions"]
     if not start <= position <= k or loop_pass < 1:
         return WitnessCheck(False, [f"position {position} of pass {loop_pass} is not in the loop {start}..{k}"])
+    if branch is not None:
+        got = _cache_wait(data, bolt, branch, position + (loop_pass - 1) * (k - start + 1))
+        if isinstance(got, str):
+            return WitnessCheck(False, [got])
+        return _judged(data, bolt, got, position + (loop_pass - 1) * (k - start + 1), timeout, chain, stated,
+                       part=str(branch[0]))
     rows = [p["bolts"].get(bolt) for p in positions[:k + 1]]
     if any(r is None for r in rows):
         return WitnessCheck(False, [f"{bolt} is not in every position"])
@@ -212,24 +225,81 @@ def check_witness(trace: Any, bolt: str, loop_pass: int, position: int, timeout:
     if taken_at is None:  # (not reached: the passes were counted so that this one takes it)
         return WitnessCheck(False, ["the tuple is never taken"])
     arrived_at = times[position] + (loop_pass - 1) * duration
-    wait = taken_at - arrived_at
-    figures = {"tuple": number, "arrived": arrived_at, "taken": taken_at, "wait": wait, "taken_pass": passes + 1,
-               "taken_position": taken_position}
+    figures = {"tuple": number, "arrived": arrived_at, "taken": taken_at, "wait": taken_at - arrived_at,
+               "taken_pass": passes + 1, "taken_position": taken_position}
+    return _judged(data, bolt, figures, position + (loop_pass - 1) * (k - start + 1), timeout, chain, stated)
+
+
+def _judged(data: Any, bolt: str, figures: dict[str, Any], arrival: int, timeout: Fraction,
+            chain: Sequence[Sequence[Any]] | None, stated: Mapping[str, Any] | None, part: str | None = None
+            ) -> WitnessCheck:
+    """The verdict on recomputed figures: a wait longer than the timeout, the chain's hops (`check_root`) and the
+    tree's pending time from its spout's emit to the take, the stated figures the recomputed ones."""
+    wait, taken_at = figures["wait"], figures["taken"]
     problems: list[str] = []
     if wait <= timeout:
         problems.append(f"the tuple waits {wait} s, not more than the timeout {timeout} s")
     root = None
     if chain is not None:
-        wrong = check_root(data, bolt, position + (loop_pass - 1) * (k - start + 1), chain)
+        wrong = check_root(data, bolt, arrival, chain, part)
         problems += wrong
         root = None if wrong or not chain else str(chain[0][0])
         if root is not None:  # the tree is pending from its spout's emit until this take at least (its hold in
             # every window on the chain included: docs/latency.md, "Windowed bolts")
-            first, extra = _Lasso(data).index(int(chain[0][1]))
-            figures["tree_pending"] = taken_at - (times[first] + extra * duration)
+            lasso = _Lasso(data)
+            first, extra = lasso.index(int(chain[0][1]))
+            times = [exact(p["time"]) for p in lasso.positions[:lasso.k + 2]]
+            figures["tree_pending"] = taken_at - (times[first] + extra * (times[lasso.k + 1] - times[lasso.start]))
     if stated is not None:
         problems += _disagreements(stated, {**figures, "root": root}, timeout, _timeout_of(data))
     return WitnessCheck(not problems, problems, wait, figures, root)
+
+
+def _cache_wait(data: Any, join: str, branch: Sequence[Any], u: int) -> dict[str, Any] | str:
+    """The figures of the last part the join's `branch` ([source, stream]) sends at unrolled position u: its number
+    n on the branch (the n-th part of a branch is the n-th message's, the caches empty at position 0: docs/model.md
+    section 11), its send, and its wait in the cache until the join's n-th message past its initial queue arrives
+    (its last part's arrival); a problem's text instead when it cannot be counted."""
+    topo = data["topology"]
+    names = {c["id"]: c["name"] for c in [*topo["spouts"], *topo["bolts"]]}
+    if not any(c["name"] == join and (c.get("join") or {}).get("kind") == "all" for c in topo["bolts"]):
+        return f"{join} is not a join that waits for every branch: it has no cache"
+    try:
+        source, stream = str(branch[0]), str(branch[1])
+    except (TypeError, IndexError):
+        return "the branch is not a [source, stream] pair"
+    if not any(names.get(s["source"]) == source and names.get(s["target"]) == join
+               and (s.get("stream") or "default") == stream for s in topo["subscriptions"]):
+        return f"{source} on stream {stream} is not a branch of the join {join}"
+    lasso = _Lasso(data)
+    times = [exact(p["time"]) for p in lasso.positions[:lasso.k + 2]]
+    duration = times[lasso.k + 1] - times[lasso.start]
+
+    def time(x: int) -> Fraction:
+        i, passes = lasso.index(x)
+        return times[i] + passes * duration
+
+    if _sent(lasso.row(source, u), stream) == 0:
+        return f"{source} sends no part on stream {stream} at position {u}"
+    sent_pre = [_sent(lasso.row(source, j), stream) for j in range(lasso.k + 1)]
+    number = sum(sent_pre[:lasso.index(u)[0] + 1]) + lasso.index(u)[1] * sum(sent_pre[lasso.start:])
+    done = [int(lasso.positions[j]["bolts"][join]["arrivals"]) for j in range(lasso.k + 1)]
+    per_loop = sum(done[lasso.start:])
+    if sum(done) < number and per_loop == 0:
+        return f"the join {join} completes no message in the loop: part {number} waits for ever (not claimed)"
+    # whole passes beyond the first before the pass in which the n-th message completes
+    passes = 0 if sum(done) >= number else (number - sum(done) - 1) // per_loop + 1
+    total, x = passes * per_loop, None
+    for j in range(lasso.k + 1):  # (the positions before the loop count once, in every pass)
+        total += done[j]
+        if total >= number and (j >= lasso.start or passes == 0):
+            x = j + passes * lasso.span
+            break
+    if x is None:  # (not reached: the passes were counted so that this one completes it)
+        return f"message {number} of the join {join} never completes"
+    i, extra = lasso.index(x)
+    return {"tuple": number, "arrived": time(u), "taken": time(x), "wait": time(x) - time(u),
+            "taken_pass": extra + 1, "taken_position": i}
 
 
 def _disagreements(stated: Mapping[str, Any], recomputed: Mapping[str, Any], timeout: Fraction,
