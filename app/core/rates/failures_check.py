@@ -14,8 +14,9 @@ bounds. Per bolt the verdict is:
   and is never said to grow from replays);
 * `may-grow` otherwise, with the reason.
 
-Only acyclic topologies get bounds with failures: in a cyclic one every bolt that a failure
-or a replay can reach is `may-grow` (not proven), the others keep the failure-free verdict;
+Only acyclic topologies get bounds from the replays' fixpoint: in a cyclic one (or without a fixpoint) a bolt that
+a failure or a replay can reach is `bounded` only when its senders at their fastest pace cannot outrun it
+(`curves.fastest_inflow`), else `may-grow` (not proven); the others keep the failure-free verdict;
 `check` and `verify` then try each such bolt on its own cone (app/core/tcn/cones.py).
 """
 
