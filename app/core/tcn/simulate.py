@@ -1,28 +1,25 @@
 """Lassos built by simulation: an exact-time run under an adversarial schedule, closed at a repeated state.
 
-For a target bolt that the rate check says may grow, run its cone of influence
-(`network.py`) forward under one legal, deterministic schedule (docs/simulation.md):
+For a target bolt that the rate check says may grow, run its cone of influence (`network.py`) forward under one
+legal, deterministic schedule (docs/simulation.md):
 
 * every spout emits one tuple per gap, the gap at the fast end of its window;
 * the target processes as slowly as the rules allow (processing α(1+τ), then waits
   the whole idle allowance before its next take);
 * every other bolt takes arriving tuples at once and processes as fast as allowed.
 
-Durations are exact fractions, scaled to integers on the schedule's own grid, so
-every event time is an integer and every clock relative to the last events takes
-finitely many values. Before each position the discrete state is hashed: clocks,
-phases, batches, carries, the queues of the bolts that cannot grow, and the queues
-of the others capped at a level above which the rules read them the same way.
-When a state repeats and, between the two positions, the target's queue grew, no
-other queue shrank and every growing queue only saw full batches and never emptied,
-the run from 0 to the repetition is a lasso: the state at k+1 is that at l, so the
-same actions follow (section 3 of the semantics). It is returned as an ordinary
-trace; the caller certifies it (`certify.py`) like any solver trace.
+Durations are exact fractions, scaled to integers on the schedule's own grid, so every event time is an integer
+and every clock relative to the last events takes finitely many values. Before each position the discrete state is
+hashed: clocks, phases, batches, carries, the queues of the bolts that cannot grow, and the queues of the others
+capped at a level above which the rules read them the same way. When a state repeats and, between the two
+positions, the target's queue grew, no other queue shrank and every growing queue only saw full batches and never
+emptied, the run from 0 to the repetition is a lasso: the state at k+1 is that at l, so the same actions follow
+(section 3 of the semantics). It is returned as an ordinary trace; the caller certifies it (`certify.py`) like any
+solver trace.
 
-To keep loops short, the schedule is first *aligned*: a period T is chosen as a
-multiple of the target's slowest cycle, every spout's gap is T/n (the most emissions
-per T its window allows) and every other bolt's cycle divides T, so that the free
-running components return to the same relative phase after each T.
+To keep loops short, the schedule is first *aligned*: a period T is chosen as a multiple of the target's slowest
+cycle, every spout's gap is T/n (the most emissions per T its window allows) and every other bolt's cycle divides
+T, so that the free running components return to the same relative phase after each T.
 
 No z3 here; nothing in this module is shared with the certifier.
 """
@@ -62,6 +59,8 @@ class Lasso:
     positions: int = 0
     schedules_tried: list[str] = field(default_factory=list)
     capped: bool = False  # a schedule stopped at the cell bound (a larger bound might close a lasso)
+    ended: frozenset[int] = frozenset()  # the schedules (by number) played to their end, `skip` of a later call
+    exhausted: bool = False  # every schedule played to its end (none closed a lasso)
 
 
 @dataclass
@@ -80,45 +79,59 @@ class Goal:
 @paused_gc()  # a long lasso: app/core/gc_pause.py
 def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = frozenset(),
                 cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
-                max_cells: int | None = None, total_cells: int | None = None, deaths: DeathPlan | None = None) -> Lasso:
+                max_cells: int | None = None, total_cells: int | None = None, deaths: DeathPlan | None = None,
+                skip: frozenset[int] = frozenset(), cut: Callable[[], float] | None = None) -> Lasso:
     """Simulate the schedules of :func:`schedules` until one closes a lasso in which `target` grows.
 
-    `cannot_grow`: bolts whose queues the rate check proves bounded (hashed exactly; the
-    others are capped). `deadline`: a `time.monotonic()` instant. `max_cells`: positions × bolts
-    simulated per schedule (default MAX_CELLS); `total_cells`: over all schedules (none by default), the
-    schedules left once it is spent are not simulated (`capped`). `deaths`: the workers that die in every
-    schedule (docs/model.md 9.5; `net` then has section 7's failures off). The trace is not certified here."""
-    max_cells = MAX_CELLS if max_cells is None else max_cells
-    tried: list[str] = []
-    positions = 0
-    capped = False
+    `cannot_grow`: bolts whose queues the rate check proves bounded (hashed exactly; the others are capped).
+    `deadline`: a `time.monotonic()` instant. `max_cells`: positions × bolts simulated per schedule (default
+    MAX_CELLS); `total_cells`: over all schedules (none by default), the schedules left once it is spent are not
+    simulated (`capped`). `deaths`: the workers that die in every schedule (docs/model.md 9.5; `net` then has
+    section 7's failures off). The trace is not certified here.
+    `skip`: schedules (numbered in the order of `schedules`) an earlier call played to their end (`Lasso.ended`).
+    `cut`: asked as each schedule starts, its own deadline (before `deadline`): a schedule it stops is left
+    unfinished and the next one is played (the search leaves time to certify a lasso: docs/verifier.md)."""
+    max_cells, tried, positions, ended = MAX_CELLS if max_cells is None else max_cells, list[str](), 0, set(skip)
+    capped = unfinished = False
     runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
-        for sched in schedules(net, target, cancelled):
+        for number, sched in enumerate(schedules(net, target, cancelled)):
             left = None if total_cells is None else total_cells - positions * max(1, len(net.bolts))
             if left is not None and left <= 0:
                 capped = True
                 break
+            if number in skip:
+                continue
             tried.append(sched.describe() + (f" with {deaths.describe()}" if deaths is not None else ""))
             plan = frozenset(sched.fail)
             if plan not in runs_on:  # the bolts the plan leaves up never fail (docs/model.md 7.4)
                 runs_on[plan] = only_failing(net, plan)
-            outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, deadline,
-                                max_cells if left is None else min(max_cells, left), deaths=deaths)
+            own = deadline if cut is None else cut()
+            try:
+                outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, own,
+                                    max_cells if left is None else min(max_cells, left), deaths=deaths)
+            except Stopped:
+                if cut is None or cancelled() or (deadline is not None and time.monotonic() >= deadline):
+                    raise
+                tried[-1] += ": stopped to leave time to certify a lasso"
+                unfinished = True
+                continue
             if isinstance(outcome, Trace | CompressedTrace):
                 return Lasso(outcome, f"{tried[-1]}: lasso of {outcome.k} positions",
-                             positions + outcome.k + 2, tried)
+                             positions + outcome.k + 2, tried, ended=frozenset(ended))
             positions += outcome[1]
             capped = capped or outcome[2]
+            if left is None or not outcome[2]:  # (capped by `total_cells`: a larger share might close it)
+                ended.add(number)
             tried[-1] += f": {outcome[0]}"
     except Stopped as stop:
-        return Lasso(None, str(stop), positions, tried, capped)
+        return Lasso(None, str(stop), positions, tried, capped, frozenset(ended))
     if cancelled():
-        return Lasso(None, "cancelled", positions, tried, capped)
-    if not tried:
+        return Lasso(None, "cancelled", positions, tried, capped, frozenset(ended))
+    if not tried and not skip:
         return Lasso(None, "no legal schedule lets the target grow", positions, tried)
     return Lasso(None, "no schedule closed a lasso in which the target grows: " + "; ".join(tried), positions, tried,
-                 capped)
+                 capped, frozenset(ended), not capped and not unfinished)
 
 
 @paused_gc()
