@@ -76,8 +76,8 @@ class Search(SearchControl):
             failure_cycle_phase(self, run)
         deepening_phase(self, run)
         close_undecided(self, run)
-        if proving:  # a source that backs up may flood a bolt below it
-            self._floods(run)
+        if proving:  # a source that backs up may flood a bolt below it (answers found before the limit: its overtime)
+            self._floods(run, overtime=True)
             if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
                 threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
                                cancelled=lambda: self.cancelled, deadline=self.deadline)
@@ -87,11 +87,12 @@ class Search(SearchControl):
         return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
                          self.threshold, run.nets, run.downgraded)
 
-    def _floods(self, run: Run) -> None:
+    def _floods(self, run: Run, overtime: bool = False) -> None:
         """Every bolt answered so far that a bolt with evidence of growth floods becomes `unbounded`
-        (app/core/tcn/flood.py), until the time limit."""
-        flood_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
-                       lambda: self.stop_reason(run.elapsed()) is not None)
+        (app/core/tcn/flood.py), until the time limit, or with `overtime` (the last pass, over answers all found
+        before the limit) until the limit and its overtime, like the certification of a lasso found in time."""
+        stop = self.overdue if overtime else (lambda: self.stop_reason(run.elapsed()) is not None)
+        flood_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes, stop)
 
 
 def verify(topo: Topology, options: SearchOptions | None = None, *,
