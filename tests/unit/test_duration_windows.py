@@ -53,10 +53,11 @@ class TimedPlay:
     losses: list[int] = field(default_factory=list)  # per death: unacked tuples held, and arrivals while down
 
 
-def storm_duration_window(rate: float, alpha: float, length: float, slide: float, executors: int, horizon: float, *,
-                          tolerance: float = 0.0, seed: int = 0, counts: bool = True,
+def storm_duration_window(rate: float | tuple[float, ...], alpha: float, length: float, slide: float, executors: int,
+                          horizon: float, *, tolerance: float = 0.0, seed: int = 0, counts: bool = True,
                           deaths: tuple[tuple[float, float], ...] = ()) -> TimedPlay:
-    """A spout (one tuple per 1/rate·(1±τ) s, dealt to the executors in turn) into a duration-windowed bolt: per
+    """A spout (one tuple per 1/rate·(1±τ) s; several spouts' tuples merged in time order when `rate` is a tuple,
+    as Storm's JoinBolt receives its inputs, dealt to the executors in turn) into a duration-windowed bolt: per
     executor a fixed-rate timer (scheduled k·S; a run starts at the later of that and the previous run's end), each
     run expiring (acking) what TimeEvictionPolicy expires, then evaluating the window for α(1±τ) s (nothing when the
     window is empty); every 100 additions the executor's thread compacts the window with the last context.
@@ -66,12 +67,13 @@ def storm_duration_window(rate: float, alpha: float, length: float, slide: float
     `losses`, per executor and death)."""
     rng = random.Random(seed)
     out = TimedPlay()
-    arrivals: list[tuple[float, int, int]] = []  # (time, tuple, executor)
-    t, n = 0.0, 0
-    while t <= horizon:
-        arrivals.append((t, n, n % executors))
-        n += 1
-        t += (1 / rate) * (1 + rng.uniform(-tolerance, tolerance))
+    times: list[float] = []
+    for one in rate if isinstance(rate, tuple) else (rate,):
+        t = 0.0
+        while t <= horizon:
+            times.append(t)
+            t += (1 / one) * (1 + rng.uniform(-tolerance, tolerance))
+    arrivals = [(at, n, n % executors) for n, at in enumerate(sorted(times))]  # (time, tuple, executor)
     came = {tup: at for at, tup, _ in arrivals}
     acked: dict[int, float] = {}
     execs = [TimedExecutor() for _ in range(executors)]

@@ -29,24 +29,24 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
 
 from app.core.emission import Emission
-from app.core.failures import FailureModel, replay_problem
+from app.core.failures import FailureModel
 from app.core.formats.trace import CompressedTrace, Trace
 from app.core.gc_pause import paused_gc
 from app.core.tcn.network import Network, SpoutParams, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
 from app.core.tcn.simulate_deaths import NEVER, DeathPlan, Deaths
-from app.core.tcn.simulate_rules import closes, emit_remembered
+from app.core.tcn.simulate_rules import closes, emit_remembered, loss_replays
 from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Row, Stopped, rows_lasso, rows_trace
 
 __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Goal", "Lasso", "Schedule", "build_finite_run", "build_lasso",
            "schedules", "unaligned_schedule"]
 
 MAX_CELLS = 3_000_000  # positions × bolts simulated per schedule (memory and time bound)
+PROBE_TOTAL_CELLS = 400_000  # positions × bolts of all probes of one target (docs/simulation.md, "Probes")
 MAX_CANDIDATES = 8  # earlier positions with the same hashed state examined per position
 
 
@@ -86,18 +86,26 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     `cannot_grow`: bolts whose queues the rate check proves bounded (hashed exactly; the others are capped).
     `deadline`: a `time.monotonic()` instant. `max_cells`: positions × bolts simulated per schedule (default
     MAX_CELLS); `total_cells`: over all schedules (none by default), the schedules left once it is spent are not
-    simulated (`capped`). `deaths`: the workers that die in every schedule (docs/model.md 9.5; `net` then has
-    section 7's failures off). The trace is not certified here.
-    `skip`: schedules (numbered in the order of `schedules`) an earlier call played to their end (`Lasso.ended`).
-    `cut`: asked as each schedule starts, its own deadline (before `deadline`): a schedule it stops is left
-    unfinished and the next one is played (the search leaves time to certify a lasso: docs/verifier.md)."""
+    simulated (`capped`); a probe (`Schedule.cells`) has its own bound instead, outside that total. `deaths`: the
+    workers that die in every schedule (docs/model.md 9.5; `net` then has section 7's failures off). The trace is
+    not certified here. `skip`: schedules (numbered in the order of `schedules`) an earlier call played to their end
+    (`Lasso.ended`). `cut`: asked as each schedule starts, its own deadline (before `deadline`): a schedule it stops
+    is left unfinished and the next one is played (the search leaves time to certify a lasso: docs/verifier.md)."""
     max_cells, tried, positions, ended = MAX_CELLS if max_cells is None else max_cells, list[str](), 0, set(skip)
     capped = unfinished = False
+    probed = 0  # positions of probes: bounded each by its own cells (schedule.probe_cells), not by `total_cells`
+    settled: list[Schedule] = []  # probes that ended below their bound: played in full, they would end the same
     runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
         for number, sched in enumerate(schedules(net, target, cancelled)):
-            left = None if total_cells is None else total_cells - positions * max(1, len(net.bolts))
-            if left is not None and left <= 0:
+            if sched.cells is None and sched in settled:
+                continue
+            if sched.cells is not None and probed * max(1, len(net.bolts)) >= PROBE_TOTAL_CELLS:
+                continue
+            left = None if total_cells is None else total_cells - (positions - probed) * max(1, len(net.bolts))
+            if sched.cells is not None:
+                left = sched.cells
+            elif left is not None and left <= 0:
                 capped = True
                 break
             if number in skip:
@@ -120,9 +128,12 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
                 return Lasso(outcome, f"{tried[-1]}: lasso of {outcome.k} positions",
                              positions + outcome.k + 2, tried, ended=frozenset(ended))
             positions += outcome[1]
-            capped = capped or outcome[2]
-            if left is None or not outcome[2]:  # (capped by `total_cells`: a larger share might close it)
-                ended.add(number)
+            probed += outcome[1] if sched.cells is not None else 0
+            if sched.cells is not None and not outcome[2]:
+                settled.append(replace(sched, cells=None))
+            capped = capped or (outcome[2] and sched.cells is None)  # a probe stopped at its cells is not retried
+            if left is None or not outcome[2] or sched.cells is not None:  # (capped by `total_cells`: a larger
+                ended.add(number)                                           # share might close it)
             tried[-1] += f": {outcome[0]}"
     except Stopped as stop:
         return Lasso(None, str(stop), positions, tried, capped, frozenset(ended))
@@ -549,7 +560,7 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
                     for x, _, _ in extra_bolt[j]:
                         xcarry[x] = 0
                 if lost:
-                    losses[j] = (lost, _replays(lost, reach[j], spouts, fm.impact[names[j]] if fm else {}, mode))
+                    losses[j] = (lost, loss_replays(lost, reach[j], spouts, fm.impact[names[j]] if fm else {}, mode))
                 step.append((before, arrivals, False, 0, False, 0, 0, False))
                 continue
             if recovers[j]:  # up again, idle with an empty queue: what arrives now may be taken now
@@ -584,17 +595,3 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
 
     return bolt_actions
 
-
-def _replays(lost: int, reach: list[int], spouts: list[Any], impact: dict[str, Any], mode: str) -> dict[str, int]:
-    """The replays of a loss of `lost` tuples (docs/model.md 7.3), at the upper end: one spout tuple
-    per lost tuple, split evenly among the spouts whose trees reach the bolt (`reach`, in the
-    network's order; the first ones take the remainder). Checked against the replay rule."""
-    if mode == "none" or not reach:
-        return {}
-    share, extra = divmod(lost, len(reach))
-    replays = {spouts[s].name: share + (m < extra) for m, s in enumerate(reach)}
-    replays = {name: n for name, n in replays.items() if n > 0}
-    problem = replay_problem(lost, replays, impact, mode)
-    if problem is not None:  # cannot happen: the upper end always obeys the rule
-        raise AssertionError(f"simulated replays break docs/model.md 7.3: {problem}")
-    return replays

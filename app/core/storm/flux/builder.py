@@ -119,8 +119,8 @@ def _join(doc: FluxDocument, vertex: Vertex, bolt: dict[str, Any], notes: list[s
         return
     if join["kind"] == "window":
         notes.append(f"bolts.{vertex.id}: Storm's JoinBolt joins what its window holds and waits for nothing: it is "
-                     "its window's rule, over the sum of its inputs, its σ the joined tuples per tuple received "
-                     "(docs/model.md section 11)")
+                     "its window's rule (count, duration or mixed), over the sum of its inputs, its σ the joined "
+                     "tuples per tuple received (docs/model.md section 11)")
         return
     branches = {(s.source, s.stream_id or "default") for s in doc.streams if s.target == vertex.id}
     if len(branches) < 2:
