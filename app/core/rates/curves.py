@@ -313,3 +313,28 @@ def _below(a: dict[str, Curve], b: dict[str, Curve]) -> bool:
 def _round_up(c: Curve) -> Curve:
     return Curve(tuple((Fraction(math.ceil(r * _GRID), _GRID), Fraction(math.ceil(b * _GRID), _GRID))
                        for r, b in c.pieces))
+
+
+def fastest_inflow(comp: dict[str, Component], model: FailureModel, replaying: set[str], j: str) -> Curve:
+    """What bolt `j` receives at most in any window whatever its senders hold (docs/boundedness.md, "Failures",
+    "Bounded by its senders' fastest pace"): a bolt sender emits from at most one batch per α(1−τ) (step 6, with a
+    carry restart per failure), a spout its fresh tuples (step 1), twice them when failures reach it and it replays
+    paced (step 2); at once, no bound. It assumes no other bound, so it needs no fixpoint and holds on cycles too."""
+    inflow = ZERO
+    for src, stream in comp[j].inputs:
+        c = comp[src]
+        sb = c.streams.get(stream)
+        if sb is None:
+            continue
+        if c.kind == "spout":
+            total = Curve.affine(c.rate_max, c.take)
+            if src in replaying:
+                total = total.scaled(Fraction(2)) if model.replay == "paced" else UNBOUNDED_CURVE
+            flow = total.scaled(sb.hi, burst=sb.excess) if stream != "default" else total
+        else:
+            fails = src in model.min_ttf
+            per = sb.reset_cost if fails else Fraction(0)
+            rate = per / (model.min_ttf[src] + model.min_reboot) if fails else Fraction(0)
+            flow = Curve.affine(c.rate_max, c.take).scaled(sb.hi, rate, sb.excess + per)
+        inflow = inflow.plus(flow)
+    return inflow

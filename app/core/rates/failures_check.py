@@ -14,8 +14,9 @@ bounds. Per bolt the verdict is:
   and is never said to grow from replays);
 * `may-grow` otherwise, with the reason.
 
-Only acyclic topologies get bounds with failures: in a cyclic one every bolt that a failure
-or a replay can reach is `may-grow` (not proven), the others keep the failure-free verdict;
+Only acyclic topologies get bounds from the replays' fixpoint: in a cyclic one (or without a fixpoint) a bolt that
+a failure or a replay can reach is `bounded` only when its senders at their fastest pace cannot outrun it
+(`curves.fastest_inflow`), else `may-grow` (not proven); the others keep the failure-free verdict;
 `check` and `verify` then try each such bolt on its own cone (app/core/tcn/cones.py).
 """
 
@@ -31,7 +32,7 @@ import networkx as nx
 from app.core.emission import sigma_bounds
 from app.core.failures import UNBOUNDED, FailureModel
 from app.core.numbers import exact
-from app.core.rates.curves import Bounds, Component, FailureBounds, StreamBound, stream_excess
+from app.core.rates.curves import Bounds, Component, FailureBounds, StreamBound, fastest_inflow, stream_excess
 from app.core.rates.flows import RateFigures, keeps_up
 from app.core.rates.windows import timed_hold, timer_bounded_note
 
@@ -128,6 +129,7 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
     nominal = nominal_replays(topo, e, model) if nominal_estimate else ({}, {})
     culprits = _culprits(topo, e, model)
     bolts: dict[str, BoltFailures] = {}
+    comps: dict[str, Component] = {}  # the components of the pass, built when a bolt needs its senders' pace
     for b in topo.bolts:
         j = b.id
         if j not in affected:
@@ -141,14 +143,21 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         spare = e.cap_min[j] - e.in_max[j]
         who = culprits.get(j, [])
         replay_txt = _replay_words(who, bounds, names)
+        fast = ""
+        if status[j] == "bounded" and not (inflow is not None and inflow <= e.cap_min[j] and queue is not None):
+            local = _fastest(topo, e, model, replaying, j, comps)  # no fixpoint: a cycle or a storm elsewhere
+            if local is not None:
+                inflow, queue, added = local[0], local[1], max(Fraction(0), local[0] - e.in_max[j])
+                fast = (", counting every sender at its fastest pace, whatever the failures elsewhere "
+                        "(docs/boundedness.md, \"Bounded by its senders' fastest pace\")")
         # a tie R = c included: the queue bound of "Failures" step 3 needs a least slope ≤ c (docs/boundedness.md)
         if status[j] == "bounded" and inflow is not None and inflow <= e.cap_min[j] and queue is not None:
             verdict: Status = "bounded"
             timer = timer_bounded_note(e, j, "failures", inflow, queue)
             note = (f"{timer}{replay_txt}" if timer is not None else
                     f"with failures {b.name} receives at most {_fmt(inflow)} tuples/s and processes at least "
-                    f"{_fmt(e.cap_min[j])}: it has {_fmt(spare)} tuples/s spare{replay_txt}, so its queue stays "
-                    f"below {_fmt(queue)} tuples")
+                    f"{_fmt(e.cap_min[j])}: it has {_fmt(spare)} tuples/s spare{replay_txt}{fast}, so its queue "
+                    f"stays below {_fmt(queue)} tuples")
         else:
             grows_nominal = j not in model.min_ttf and keeps_up(e.cap_nominal[j], nominal[0].get(j, Fraction(0)))
             verdict = "grows" if status[j] == "grows" or grows_nominal else "may-grow"
@@ -172,6 +181,25 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         else:
             spouts[s.id] = SpoutFailures(bounds.replays[s.id].rate, bounds.backlog[s.id])
     return FailureCheck(bolts, spouts, rounds, bounds)
+
+
+def _fastest(topo: Topology, e: RateFigures, model: FailureModel, replaying: set[str], j: str,
+             comps: dict[str, Component]) -> tuple[Fraction, Fraction] | None:
+    """Bolt `j`'s largest inflow rate and queue bound from its senders' fastest pace alone (`fastest_inflow`), or
+    None when that inflow exceeds its smallest capacity, has no bound, or a timer is involved (the pass has no
+    timer: docs/model.md section 10.3)."""
+    timed = {b.id for b in topo.bolts if b.duration_window is not None}
+    if j in timed or any(u in timed for u, _ in e.inputs[j]):
+        return None
+    if not comps:
+        comps.update((c.ident, c) for c in failure_components(topo, e, model))
+    curve = fastest_inflow(comps, model, replaying, j)
+    excess = curve.excess(e.cap_min[j])
+    rate = curve.rate
+    if excess is None or rate is None:
+        return None
+    c = comps[j]
+    return rate, e.q0 + c.held + excess + c.take
 
 
 def _culprits(topo: Topology, e: RateFigures, model: FailureModel) -> dict[str, list[str]]:

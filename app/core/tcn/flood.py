@@ -231,6 +231,8 @@ def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
         if not todo or stop():
             return
         for name in todo:
+            if stop():
+                return
             tried[name] = growing
             _flood_one(topo, name, verdicts, traces, proven_on, notes)
 

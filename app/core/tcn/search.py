@@ -83,9 +83,9 @@ class Search(SearchControl):
             failure_cycle_phase(self, run)
         deepening_phase(self, run)
         close_undecided(self, run)
-        if proving:  # a source that backs up may flood a bolt below it
+        if proving:  # a source that backs up may flood a bolt below it (answers found before the limit: its overtime)
             storm_verdicts(self.topo, run.verdicts, run.checked, run.notes)  # (the first pass ran with the rates')
-            self._floods(run)
+            self._floods(run, overtime=True)
             if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
                 threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
                                cancelled=lambda: self.cancelled, deadline=self.deadline)
@@ -96,14 +96,15 @@ class Search(SearchControl):
         return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
                          self.threshold, run.nets, run.downgraded)
 
-    def _floods(self, run: Run) -> None:
+    def _floods(self, run: Run, overtime: bool = False) -> None:
         """Every bolt answered so far that a bolt with evidence of growth floods becomes `unbounded`
-        (app/core/tcn/flood.py), until the time limit."""
-        self._floods_in(run, run.verdicts)
+        (app/core/tcn/flood.py), until the time limit, or with `overtime` (the last pass, over answers all found
+        before the limit) until the limit and its overtime, like the certification of a lasso found in time."""
+        self._floods_in(run, run.verdicts, overtime)
 
-    def _floods_in(self, run: Run, verdicts: dict[str, BoltVerdict]) -> None:
-        flood_verdicts(self.topo, verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
-                       lambda: self.stop_reason(run.elapsed()) is not None)
+    def _floods_in(self, run: Run, verdicts: dict[str, BoltVerdict], overtime: bool = False) -> None:
+        stop = self.overdue if overtime else (lambda: self.stop_reason(run.elapsed()) is not None)
+        flood_verdicts(self.topo, verdicts, run.traces, lambda n: run.nets[n].topology, run.notes, stop)
 
 
     def _storm_floods(self, run: Run) -> None:
