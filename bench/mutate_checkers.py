@@ -78,6 +78,7 @@ DEATH_TIMERS = "tests/unit/test_death_timers.py"
 MIXED = "tests/unit/test_mixed_windows.py"
 LINEAR_JOINS = "tests/unit/test_linear_joins.py"
 WITNESS_JOINS = "tests/unit/test_witness_joins.py"
+STORM = "tests/unit/test_storm.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -98,7 +99,7 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("flood: a ratio above the derived accepted", "app/core/tcn/check/flood.py",
      "elif rate > derived[key][0] or ratio > derived[key][1]:", "elif rate > derived[key][0]:", FLOOD),
     ("flood: evidence about another document accepted", "app/core/tcn/check/flood.py",
-     "return problems or _part_of(proven_on, source, topo)", "return problems", FLOOD),
+     "return problems or part_of(proven_on, source, topo)", "return problems", FLOOD),
     ("flood: evidence of another bolt accepted", "app/core/tcn/check/flood.py",
      "if target != source:", "if False:", FLOOD),
     ("flood: another input at its largest capacity, not its least rate", "app/core/tcn/check/flood.py",
@@ -110,7 +111,7 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "found = certify(witness, checked=[cert.target], threshold=run.threshold)",
      "found = certify(witness, threshold=run.threshold)", RUN),
     ("threshold run: its document not checked", "app/core/tcn/check/flood.py",
-     'return _part_of(parse_topology(document), cert.target, topo, "threshold run")', "return []", RUN),
+     'return part_of(parse_topology(document), cert.target, topo, "threshold run")', "return []", RUN),
     ("threshold run: no trace accepted", "app/core/tcn/check/flood.py",
      'return ["threshold run: no trace"]', "return []", RUN),
     ("flood: a chain's nested certificate not checked", "app/core/tcn/check/flood.py",
@@ -255,6 +256,27 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("witness: a part's message completing one message early", "app/core/tcn/check/latency_witness.py",
      "        if total >= number and (j >= lasso.start", "        if total >= number - 1 and (j >= lasso.start",
      WITNESS_JOINS),
+    ("storm: paced replays or failures off accepted", "app/core/tcn/check/storm.py",
+     'if not topo.settings.failures or topo.settings.replay != "at-once":', "if False:", STORM),
+    ("storm: a target that does not receive the spout accepted", "app/core/tcn/check/storm.py",
+     '((cert.spout, "default") not in inputs[cert.target]', "(False", STORM),
+    ("storm: a reboot outside its bounds accepted", "app/core/tcn/check/storm.py",
+     "if not low <= reboot <= high:", "if False:", STORM),
+    ("storm: gaps that are not the cycle accepted", "app/core/tcn/check/storm.py",
+     "if cert.emissions * gap != ttf + reboot:", "if False:", STORM),
+    ("storm: a gap the spout cannot keep accepted", "app/core/tcn/check/storm.py",
+     "if not period * (1 - tau) <= gap <= period * (1 + tau):", "if False:", STORM),
+    ("storm: a wait of a gap for a bolt with another input", "app/core/tcn/check/storm.py",
+     "if cert.waits and any(", "if False and any(", STORM),
+    ("storm: a growth of 0 accepted", "app/core/tcn/check/storm.py", "elif growth < 1:", "elif growth < 0:", STORM),
+    ("storm: growth not recomputed", "app/core/tcn/check/storm.py",
+     "elif cert.growth != growth:", "elif False:", STORM),
+    ("storm: threshold run's document not checked", "app/core/tcn/check/storm.py",
+     'return part_of(parse_topology(document), cert.target, topo, "threshold run")', "return []", STORM),
+    ("flood: a storm as the source's evidence not checked", "app/core/tcn/check/flood.py",
+     "lambda on: check_storm_certificate(on, storm))", "lambda on: [])", STORM),
+    ("storm: threshold run without a trace accepted", "app/core/tcn/check/storm.py",
+     'return ["threshold run: no trace"]', "return []", STORM),
 ]
 
 

@@ -82,7 +82,9 @@ def failure_line(name: str, b: BoltRates) -> str:
     added = f" ({b.added_load:.3g} of them replays)" if b.added_load else ""
     queue = f"; queue below {b.queue_bound:.3g} tuples" if b.queue_bound is not None else ""
     lost = f"; a failure of it loses at most {b.lost_per_failure:.3g} tuples" if b.lost_per_failure else ""
-    return f"{name} ({b.status}): {inflow}{added}, processes at least {b.capacity_min:.3g}{queue}{lost}"
+    serves = (f"processes at least {b.capacity_min:.3g}" if b.window_timer is None else
+              f"its timer takes whatever arrived every {b.window_timer:g} s")  # (a duration window: no capacity)
+    return f"{name} ({b.status}): {inflow}{added}, {serves}{queue}{lost}"
 
 
 def replay_lines(report: RateReport) -> list[str]:
@@ -213,6 +215,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from app.core.tcn.cones import bounded_in_cones
     from app.core.tcn.flood import flood_message, instant_floods
     from app.core.tcn.rate_growth import growth_message, joins_growing_by_rates
+    from app.core.tcn.storm import instant_storms, storm_message
     from app.core.topology import one_line
 
     topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
@@ -224,12 +227,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     latency = latency_of(topo, args, rates=rates)
     floods = instant_floods(topo, {n: b.status for n, b in report.bolts.items()})
     joins = joins_growing_by_rates(topo, {n: b.status for n, b in report.bolts.items()})
+    storms = {n: c for n, c in instant_storms(topo, {n: b.status for n, b in report.bolts.items()}).items()
+              if n not in floods}
     failing: list[str] = []
     if args.fail_on == "timeout":
         failing = latency.not_proven()
     elif args.fail_on:
         failing = [n for n, b in report.bolts.items()
-                   if SEVERITY[b.status] >= SEVERITY[args.fail_on] or n in floods]  # unbounded counts as grows
+                   if SEVERITY[b.status] >= SEVERITY[args.fail_on] or n in floods or n in storms]  # (as grows)
     if warning is not None:
         log.info("%s", warning.message)
         print(f"{args.file}: warning: {warning.field}: {warning.message}", file=sys.stderr)
@@ -253,6 +258,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         data["latency"] = latency.model_dump()
         data["unbounded"] = {n: {"source": c.source, "message": flood_message(c).text(),
                                  "flood_certificate": c.model_dump(mode="json")} for n, c in floods.items()}
+        data["unbounded_by_storm"] = {n: {"failing": c.failing, "message": storm_message(c),
+                                          "storm_certificate": c.model_dump(mode="json")} for n, c in storms.items()}
         data["grows_by_rates"] = {n: {"message": growth_message(c).text(), "growth_certificate": c.model_dump(
             mode="json")} for n, c in joins.items()}
         if args.fail_on == "timeout":
@@ -268,6 +275,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         if floods:
             print("\n".join(["", "Unbounded (a flood whose source grows by rates, no search; docs/boundedness.md):",
                              *(f"- {n}: {one_line(flood_message(c).text())}" for n, c in floods.items())]))
+        if storms:
+            print("\n".join(["", "Unbounded (a replay storm, no search; docs/boundedness.md):",
+                             *(f"- {n}: {one_line(storm_message(c))}" for n, c in storms.items())]))
         if joins:
             print("\n".join(["", "Grows (a join, proven by rates with a checked certificate, no search; "
                                  "docs/verifier.md):", *(f"- {one_line(growth_message(c).text())}"

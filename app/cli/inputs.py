@@ -56,9 +56,9 @@ def read_topology(path: str) -> Topology:
                   file=sys.stderr)
         elif b.duration_window is not None:
             print(f"note: {path}: bolts.{one_line(b.name)} has a duration window ({b.duration_window.phrase()}): the "
-                  "rate check, the latency bounds, growth by rates, the simulation, the solver, the linear program, "
-                  "the certifier and the timeout witnesses of the bolts below it have its timer rule; the flood "
-                  "proofs do not yet (docs/model.md section 10.3)", file=sys.stderr)
+                  "rate check (with failures and worker deaths too), the latency bounds, growth by rates, the flood "
+                  "proofs, the simulation, the solver, the linear program, the certifier and the timeout witnesses "
+                  "of the bolts below it have its timer rule (docs/model.md section 10.3)", file=sys.stderr)
         if b.waits_for_all:
             print(f"note: {path}: bolts.{one_line(b.name)} is a join waiting for every branch: the rate check, the "
                   "simulation, the solver, the certifier, the linear program, the proofs of growth by rates "

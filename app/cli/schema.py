@@ -172,7 +172,14 @@ def _proven_without_search() -> dict[str, Any]:
         "additionalProperties": {"type": "object", "required": ["message", "growth_certificate"],
                                  "properties": {"message": {"type": "string"},
                                                 "growth_certificate": {"$ref": "#/$defs/RateGrowthCertificate"}}}}
-    return {"unbounded": unbounded, "grows_by_rates": grows}
+    storms = {
+        "type": "object", "description": "bolts proven unbounded without a search by a replay storm: a failing bolt's "
+                                         "at-once replays outgrow it every failure cycle (docs/boundedness.md, "
+                                         "'Unbounded: a replay storm')",
+        "additionalProperties": {"type": "object", "required": ["failing", "message", "storm_certificate"],
+                                 "properties": {"failing": {"type": "string"}, "message": {"type": "string"},
+                                                "storm_certificate": {"$ref": "#/$defs/StormCertificate"}}}}
+    return {"unbounded": unbounded, "unbounded_by_storm": storms, "grows_by_rates": grows}
 
 
 def headroom_defs() -> dict[str, Any]:

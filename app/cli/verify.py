@@ -104,7 +104,11 @@ def headline(result: VerifyResult) -> str:
     steady = by.get("no-repeating-growth", [])
     undecided = by.get("unknown", []) + by.get("none-up-to-k", [])
     flooded = by.get("unbounded", [])
+    stormed = [n for n in flooded if result.bolts[n].storm_certificate is not None]
+    flooded = [n for n in flooded if n not in stormed]
     tail = [f"{len(flooded)} unbounded, flooded by a bolt that backs up ({_names(flooded)})"] if flooded else []
+    tail += [f"{len(stormed)} unbounded by a replay storm ({_names(stormed)})"] if stormed else []
+    proven = len(tail)  # the unbounded ones, first
     if undecided:
         tail.append(f"{len(undecided)} undecided")
     if steady and result.verdict != "no-repeating-growth":
@@ -129,7 +133,8 @@ def headline(result: VerifyResult) -> str:
                 f"{'it is' if len(steady) == 1 else 'they are'} not proven bounded in every run "
                 f"(docs/boundedness.md){rest}")
     if result.verdict == "unbounded":
-        return f"unbounded: {_names(flooded)} can be flooded past any bound by a bolt that backs up{rest}"
+        others = f"; {', '.join(tail[proven:])}" if tail[proven:] else ""
+        return f"unbounded: {', '.join(tail[:proven])}: for every N a legal run takes each past N{others}"
     if result.verdict == "unknown":
         return result.summary(exact=False) + rest
     if result.verdict == "none-up-to-k":
@@ -411,8 +416,8 @@ def cmd_check_certificate(args: argparse.Namespace) -> int:
             print(f"{one_line(target)}: rejected ({kind}): " + "; ".join(problems))
         elif kind == "rate proof":
             print(f"{one_line(target)}: accepted (rate proof): a lasso in which its queue grows exists")
-        elif kind == "flood proof":
-            print(f"{one_line(target)}: accepted (flood proof): unbounded, for every N a run takes its queue past N")
+        elif kind in ("flood proof", "storm proof"):
+            print(f"{one_line(target)}: accepted ({kind}): unbounded, for every N a run takes its queue past N")
         else:
             print(f"{one_line(target)}: accepted (linear program): no lasso of any length makes its queue grow")
     return 1 if rejected else EXIT_OK

@@ -83,11 +83,49 @@ class FloodTerm(BaseModel):
     ratio: str
 
 
+class StormRun(BaseModel):
+    """A finite legal run of the target's cone in which its queue reaches `threshold` while the failing bolt fails
+    as its storm plan says (docs/boundedness.md, "The threshold run of a replay storm"); `reached` is the target's
+    largest queue in it. The trace is a threshold witness (loop_start k+1): `trace_index` into the result's traces
+    in memory and in `verify --json`, `trace` its JSON in a certificate file; `app/core/tcn/check/storm.py`
+    certifies it."""
+
+    threshold: int
+    reached: int
+    trace_index: int | None = None
+    trace: dict[str, Any] | None = None
+
+
+class StormCertificate(BaseModel):
+    """`target` is unbounded by a replay storm (docs/boundedness.md, "Unbounded: a replay storm"): with at-once
+    replays, `failing` (fed by `spout`'s default stream) fails every `min_ttf + reboot` seconds while the spout
+    emits `emissions` tuples per cycle, one every `gap` seconds, and the failing bolt, at its slowest, completes at
+    most `completions` batches per up stretch (`waits`: its first tuple after a recovery comes a whole gap later):
+    the tuples pending in its trees grow by `growth` ≥ 1 per cycle. The target is the failing bolt (its queue just
+    before each failure) or a bolt that receives the spout's default stream (every replay reaches it, and the
+    replays grow every cycle). `content_hash` is that of the target's cone of influence;
+    `app/core/tcn/check/storm.py` checks it."""
+
+    target: str
+    content_hash: str
+    failing: str
+    spout: str
+    reboot: str
+    emissions: int
+    gap: str
+    waits: bool
+    completions: int
+    growth: int
+    run: StormRun | None = Field(default=None, description="on request (verify --flood-run N): a finite run in "
+                                                           "which the target's queue reaches N")
+
+
 class FloodEvidence(BaseModel):
     """Why the flood's source can hold any backlog: its growth proven by rates (`topology`, the document it is
     proven on, and `growth_certificate`), a certified lasso in which it grows (`trace`, the trace's JSON, in a
     certificate file; `trace_index` into the result's traces in memory and in `verify --json`), or its own flood
-    (`topology`, its cone, and `flood_certificate`)."""
+    (`topology`, its cone, and `flood_certificate`), or a replay storm (`topology`, its cone, and
+    `storm_certificate`)."""
 
     topology: dict[str, Any] | None = None
     growth_certificate: RateGrowthCertificate | None = None
@@ -96,6 +134,9 @@ class FloodEvidence(BaseModel):
     flood_certificate: FloodCertificate | None = Field(
         default=None, description="a chain of floods: the source is itself unbounded, by this certificate (about "
                                   "`topology`, the source's cone, with its own evidence's trace embedded)")
+    storm_certificate: StormCertificate | None = Field(
+        default=None, description="the source is unbounded by a replay storm, by this certificate (about "
+                                  "`topology`, the source's cone)")
 
 
 class FloodRun(BaseModel):
@@ -149,12 +190,13 @@ class BoltVerdict(BaseModel):
     queue_bound: float | None = Field(default=None, description="bounded: its queue never exceeds this in any run")
     trace_index: int | None = None
     method: Literal["rate check", "solver", "simulation", "linear program", "rate proof", "flood proof",
-                    "none"] = Field(
+                    "storm proof", "none"] = Field(
         default="none",
         description="what decided it: the rate-check proof, the SMT search, a lasso built by simulation, the "
                     "linear program over one loop pass (with a certificate), growth proven by rates under a "
                     "fixed schedule (with a growth certificate, no trace), or a flood proof (unbounded: an upstream "
-                    "bolt backs up, then floods it; with a flood certificate)")
+                    "bolt backs up, then floods it; with a flood certificate), or a storm proof (unbounded: at-once "
+                    "replays of a failing bolt's losses grow every failure cycle; with a storm certificate)")
     failures: bool | None = Field(
         default=None, description="when bolts may fail (docs/model.md section 7): whether its lasso has failures; "
                                   "None (left out of --json) when nothing can fail or there is no lasso")
@@ -164,6 +206,9 @@ class BoltVerdict(BaseModel):
         default=None, description="method 'rate proof': the schedule and exact rates under which it grows")
     flood_certificate: FloodCertificate | None = Field(
         default=None, description="verdict 'unbounded': the source's evidence and the exact drain inequality")
+    storm_certificate: StormCertificate | None = Field(
+        default=None, description="verdict 'unbounded' by a replay storm: the failure cycle and the exact growth "
+                                  "per cycle")
     message: str = ""
     _words: Words | None = PrivateAttr(default=None)  # the message with its figures, when the core wrote one
 

@@ -283,6 +283,24 @@ def test_check_with_failures_validates(tmp_path: Path, capsys) -> None:
     assert errors({**data, "failures": {"replay_rate": {"S": "fast"}}}, result_schema, result_schema)
 
 
+def test_check_with_a_replay_storm_validates(tmp_path: Path, capsys) -> None:
+    """`check --json` lists the bolts a replay storm makes unbounded, with their certificates
+    (docs/boundedness.md, "Unbounded: a replay storm"), and `--fail-on grows` counts them."""
+    doc = {"spouts": [{"name": "S", "rate": 1}],
+           "bolts": [{"name": "J", "alpha": 0.913, "sigma": 1, "parallelism": 2},
+                     {"name": "F", "alpha": 0.839, "sigma": 1, "parallelism": 1, "min_ttf": 3}],
+           "subscriptions": [{"source": "S", "target": "J"}, {"source": "S", "target": "F"}],
+           "settings": {"tolerance": 0.2, "max_idle_time": 0, "min_reboot_time": 1, "max_reboot_time": 2,
+                        "replay": "at-once"}}
+    path = tmp_path / "storm.storm.json"
+    path.write_text(json.dumps(doc))
+    result_schema = schema(capsys, "result")
+    code, data = run(capsys, "check", str(path), "--json", "--fail-on", "grows")
+    assert code == 1 and "J" in data["unbounded_by_storm"] and "J" in data["fail_on"]["bolts"]
+    assert data["unbounded_by_storm"]["J"]["storm_certificate"]["growth"] == 4
+    assert errors(data, result_schema, result_schema) == [], data
+
+
 def test_check_of_a_mixed_window_validates(tmp_path: Path, capsys) -> None:
     """`check --json` on a count eviction on a timer gives its timer and no every-run hold bound (null), which the
     result schema allows (docs/model.md section 10.4)."""

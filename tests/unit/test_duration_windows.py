@@ -50,23 +50,30 @@ class TimedPlay:
     unevaluated_max: int = 0
     pending_max: int = 0
     taken: list[tuple[float, int]] = field(default_factory=list)  # (evaluation end, new tuples it took)
+    losses: list[int] = field(default_factory=list)  # per death: unacked tuples held, and arrivals while down
 
 
-def storm_duration_window(rate: float, alpha: float, length: float, slide: float, executors: int, horizon: float, *,
-                          tolerance: float = 0.0, seed: int = 0, counts: bool = True) -> TimedPlay:
-    """A spout (one tuple per 1/rate·(1±τ) s, dealt to the executors in turn) into a duration-windowed bolt: per
+def storm_duration_window(rate: float | tuple[float, ...], alpha: float, length: float, slide: float, executors: int,
+                          horizon: float, *, tolerance: float = 0.0, seed: int = 0, counts: bool = True,
+                          deaths: tuple[tuple[float, float], ...] = ()) -> TimedPlay:
+    """A spout (one tuple per 1/rate·(1±τ) s; several spouts' tuples merged in time order when `rate` is a tuple,
+    as Storm's JoinBolt receives its inputs, dealt to the executors in turn) into a duration-windowed bolt: per
     executor a fixed-rate timer (scheduled k·S; a run starts at the later of that and the previous run's end), each
     run expiring (acking) what TimeEvictionPolicy expires, then evaluating the window for α(1±τ) s (nothing when the
     window is empty); every 100 additions the executor's thread compacts the window with the last context.
-    `counts`: the unevaluated and pending tuples at every arrival too (quadratic: short horizons only)."""
+    `counts`: the unevaluated and pending tuples at every arrival too (quadratic: short horizons only).
+    `deaths`: (time, restart) of the worker running every executor: a death loses every tuple its window managers
+    hold unacked and what arrives until the restart, then each executor starts afresh (a new timer from the restart;
+    `losses`, per executor and death)."""
     rng = random.Random(seed)
     out = TimedPlay()
-    arrivals: list[tuple[float, int, int]] = []  # (time, tuple, executor)
-    t, n = 0.0, 0
-    while t <= horizon:
-        arrivals.append((t, n, n % executors))
-        n += 1
-        t += (1 / rate) * (1 + rng.uniform(-tolerance, tolerance))
+    times: list[float] = []
+    for one in rate if isinstance(rate, tuple) else (rate,):
+        t = 0.0
+        while t <= horizon:
+            times.append(t)
+            t += (1 / one) * (1 + rng.uniform(-tolerance, tolerance))
+    arrivals = [(at, n, n % executors) for n, at in enumerate(sorted(times))]  # (time, tuple, executor)
     came = {tup: at for at, tup, _ in arrivals}
     acked: dict[int, float] = {}
     execs = [TimedExecutor() for _ in range(executors)]
@@ -74,9 +81,14 @@ def storm_duration_window(rate: float, alpha: float, length: float, slide: float
     # play every executor on its own: its arrivals and its timer's runs in time order
     for ex_id, ex in enumerate(execs):
         mine = [(at, tup) for at, tup, e in arrivals if e == ex_id]
-        k, free, i = 1, 0.0, 0
-        while k * slide <= horizon + length + 4 * slide + 4 * alpha:
-            start = max(k * slide, free)
+        k, free, i, base, dying = 1, 0.0, 0, 0.0, list(deaths)
+        while base + k * slide <= horizon + length + 4 * slide + 4 * alpha:
+            start = max(base + k * slide, free)
+            if dying and dying[0][0] <= start:  # the worker dies before this run: everything unacked is lost
+                died, down = dying.pop(0)
+                i, ex = _die(ex, mine, i, died, down, out), TimedExecutor()
+                k, free, base = 1, died + down, died + down
+                continue
             while i < len(mine) and mine[i][0] < start:  # additions before the run (the executor's thread)
                 ex.events.append(mine[i])
                 ex.added_since_scan += 1
@@ -116,6 +128,19 @@ def storm_duration_window(rate: float, alpha: float, length: float, slide: float
         out.pending_max = max(out.pending_max, sum(1 for a, tup, _ in arrivals
                                                    if a <= at and acked.get(tup, math.inf) > at))
     return out
+
+
+def _die(ex: TimedExecutor, mine: list[tuple[float, int]], i: int, died: float, down: float, out: TimedPlay) -> int:
+    """A death at `died`: the tuples added by then and not yet acked (its queue, its run, its windows) and those
+    arriving until the restart are lost; returns the index of the first arrival after the restart."""
+    while i < len(mine) and mine[i][0] < died:
+        ex.events.append(mine[i])
+        i += 1
+    lost = len(ex.events)
+    while i < len(mine) and mine[i][0] < died + down:
+        lost, i = lost + 1, i + 1
+    out.losses.append(lost)
+    return i
 
 
 CASES = [
@@ -291,51 +316,141 @@ def test_storm_starters_sliding_window_on_arrival_time_imports_and_checks() -> N
         event_time.unmodelled
 
 
-def test_worker_deaths_through_a_duration_window_are_not_proven_and_say_why() -> None:
-    """The worker-death check's failure pass has no timer: with storm.worker_min_ttf it answers not proven, naming the
-    duration window (the search's worker-death rows have it: they prove W and P, with checked certificates); a single
-    worker's loss counts every tuple the window holds unacked."""
+def test_worker_deaths_through_a_duration_window_are_bounded_and_a_death_loses_what_the_window_holds() -> None:
+    """The worker-death check has the timer (docs/boundedness.md, "Failures through a timer", step 5): with
+    storm.worker_min_ttf W is bounded at any inflow and a death of its worker loses at most Q₀ + α(L − S + 2G +
+    max_reboot), every tuple its windows hold unacked and what arrives until the restart. Storm's window manager,
+    its worker dying at random times (just before a run, where it holds most), never loses more, nor holds more
+    unevaluated than the queue bound; a loss that counts only the queue and the run in progress, α(G + α(1+τ) +
+    max_reboot), is exceeded. The search's worker-death rows prove W and P too."""
     from app.core.headroom import headroom
     from app.core.rates.verdicts import status_of
     from app.core.rates.workers_check import worker_check
+    from app.core.tcn.search_deaths import death_proofs
     from app.core.workers import worker_model
 
     doc = timed(10, 0.5, 5, 3)
-    doc["storm"] = {"worker_min_ttf": 600, "workers": 1}
-    doc["settings"].update(min_reboot_time=5, max_reboot_time=10)
+    doc["storm"] = {"worker_min_ttf": 600, "workers": 1, "max_spout_pending": 20}
+    doc["settings"].update(min_reboot_time=1, max_reboot_time=2, replay="paced")
     topo = parse_topology(doc)
     e = RateFigures(topo)
     model = worker_model(topo)
     assert model is not None
     check = worker_check(topo, e, model, {b.id: status_of(e, b.id) for b in topo.bolts})
-    assert check.survives is None and "W has a duration window, whose timer the worker-death check does not have" \
-        in check.reason
-    from app.core.tcn.search_deaths import death_proofs
+    w_id = topo.bolt_by_name("W").id
+    w = check.bolts[w_id]
+    assert w.status == "bounded" and "its timer takes whatever arrived at most 3 s apart" in w.note
+    assert check.survives is True, check.reason
+    assert check.bounds is not None
+    lost, queue, inflow = check.bounds.lost[w_id], check.bounds.queue[w_id], check.bounds.inflow[w_id]
+    assert lost is not None and queue is not None
+    assert lost == inflow.at(Fraction(5 - 3 + 2 * 3 + 2))  # Q₀ = 0: α(L − S + 2G + max_reboot)
+    assert check.loss[0] is not None and check.loss[0] >= lost  # its worker's loss counts it
+    from app.core.storm.lines import worker_deaths_line
 
+    assert "tuples in queues, in work, in windows (unacked: their trees time out too) and while it restarts" in \
+        worker_deaths_line(check, None)
+    rng = random.Random(5)
+    worst = 0
+    for seed in range(6):  # deaths just before a run (where the window is fullest), or anywhere
+        deaths = []
+        at = 20.0
+        for _ in range(3):
+            at = (math.ceil(at / 3) * 3 - 0.01) if rng.random() < 0.6 else at + rng.uniform(0, 3)
+            deaths.append((at, rng.choice([1.0, 2.0])))
+            at += 2 + 10 + rng.uniform(0, 5)
+        played = storm_duration_window(10, 0.5, 5, 3, 1, 80, seed=seed, counts=False, deaths=tuple(deaths))
+        assert len(played.losses) == 3
+        worst = max(worst, *played.losses)
+        assert max(k for _, k in played.taken) <= queue
+    assert worst <= lost
+    assert worst > float(inflow.at(Fraction(3) + Fraction(1, 2) + 2))  # (a loss without the windows is exceeded)
     note, proven = death_proofs(topo, ["W", "P"], lambda: False)  # the search's worker-death rows have the timer
     assert set(proven) == {"W", "P"} and note is not None and "proves nothing" not in note
     lone = timed(10, 0.5, 5, 3)
     lone["storm"] = {"workers": 1}
     lone_topo = parse_topology(lone)
     report = rate_check(lone_topo)
-    w, p = report.bolts["W"], report.bolts["P"]
-    assert w.window_pending is not None and p.queue_bound is not None
+    w2, p = report.bolts["W"], report.bolts["P"]
+    assert w2.window_pending is not None and p.queue_bound is not None
     # its one worker loses what W holds unacked (its queue among it) and P's queue and batch
-    assert headroom(lone_topo).worker_loss == pytest.approx(w.window_pending + p.queue_bound + 1)
+    assert headroom(lone_topo).worker_loss == pytest.approx(w2.window_pending + p.queue_bound + 1)
 
 
-def test_bolt_failures_through_a_duration_window_are_not_proven_and_say_why() -> None:
-    """Section 7's failures (P may fail, its trees replayed through W) with a duration window: the failure pass has
-    no timer, so neither is proven with failures, each saying W's window is why (never an ordinary bolt's answer)."""
-    doc = timed(10, 0.5, 5, 3)
-    doc["bolts"][1]["min_ttf"] = 100
-    doc["settings"].update(min_reboot_time=1, max_reboot_time=2)
-    report = rate_check(parse_topology(doc))
-    assert report.failures
-    for name in ("W", "P"):
-        assert report.bolts[name].status != "bounded"
-        assert "W has a duration window, whose timer the failure pass does not have yet" in \
-            report.bolts[name].explanation
+def test_bolt_failures_through_a_duration_window_are_proven_or_say_why() -> None:
+    """Section 7's failures with a duration window (docs/boundedness.md, "Failures through a timer"): tests/data/timer/
+    has S → F (fails) → W → P. Paced, W is bounded with failures (its queue what may arrive within G = 3 s, replays
+    included) and so is P. With a slower P (0.213 tuples/s against 0.2 fresh) the replays through W are more than
+    P's spare: P is not proven, saying so. At once, W is still bounded below F (F passes on at most its capacity)."""
+    data = ROOT / "tests" / "data" / "timer"
+
+    def read(name: str) -> Any:
+        return rate_check(parse_topology(json.loads((data / f"{name}.storm.json").read_text())))
+
+    paced = read("failing-then-window")
+    assert paced.failures and all(b.status == "bounded" for b in paced.bolts.values())
+    w = paced.bolts["W"]
+    assert w.queue_bound is not None and float(w.queue_bound) == pytest.approx(18.4, abs=0.05)
+    assert "its timer takes whatever arrived at most 3 s apart" in w.failures_note
+    assert "F's failures lose at most" in w.failures_note and "S replays up to" in w.failures_note
+    from app.cli.check import failure_line
+
+    line = failure_line("W", w)  # (the replays' figures follow F's loss per failure, which other proofs sharpen)
+    assert line.startswith("W (bounded): receives at most ") and "of them replays), its timer takes whatever arrived " \
+        "every 3 s; queue below 18.4 tuples" in line and "processes at least" not in line
+    slow = read("failing-then-window-slow")
+    assert slow.bolts["W"].status == "bounded"
+    p = slow.bolts["P"]
+    assert p.status == "may-grow" and "with failures P may receive " in p.failures_note
+    assert "tuples/s, more than the 0.213 it processes at least" in p.failures_note
+    assert "does not have yet" not in p.explanation
+    burst = read("failing-then-window-at-once")
+    assert burst.bolts["W"].status == "bounded" and burst.bolts["W"].queue_bound is not None
+    assert burst.bolts["W"].queue_bound <= 32 and "its timer takes whatever arrived" in burst.bolts["W"].failures_note
+
+
+def test_a_timeout_witness_below_a_window_with_a_failing_bolt_above_it() -> None:
+    """docs/latency.md, "Windowed bolts", with failures: S → F (fails, paced replays) → W (the window) → P at 20 s a
+    tuple grows; the witness is a certified lasso through W's timer (one in which F happens not to fail: a run
+    without failures is a run) in which a tuple of P waits past the 30 s timeout, its tree S's (the chain through
+    F's and W's emits), which the checker confirms."""
+    from app.core.latency.witness import timeout_witness
+    from app.core.tcn.check.latency_witness import check_witness
+
+    doc = json.loads((ROOT / "tests" / "data" / "timer" / "failing-then-window.storm.json").read_text())
+    doc["bolts"][2]["alpha"] = 20
+    topo = parse_topology(doc)
+    witness = timeout_witness(topo, "P", Fraction(30))
+    assert witness is not None and witness.wait > 30 and witness.root == "S"
+    assert [name for name, _ in witness.chain] == ["S", "F", "W"]
+    checked = check_witness(witness.trace, "P", witness.loop_pass, witness.position, Fraction(30), chain=witness.chain)
+    assert checked.ok and checked.wait == witness.wait
+
+
+def test_a_count_eviction_on_a_timer_with_failures_and_worker_deaths() -> None:
+    """A mixed window on a timer (withWindow(Count(30), Duration(3 s)), docs/model.md 10.4) has the timer's queue and
+    curves with failures (its trigger), but no hold bound: a death of its worker loses what its windows hold, which
+    waits for later tuples, so no loss per death and no tree time are proven, and the answer says why."""
+    from app.core.rates.verdicts import status_of
+    from app.core.rates.workers_check import worker_check
+    from app.core.workers import worker_model
+
+    mixed = {"kind": "count", "length": 30, "slide": 3, "slide_kind": "duration"}
+    doc = json.loads((ROOT / "tests" / "data" / "timer" / "failing-then-window.storm.json").read_text())
+    doc.update(schema_version=6)
+    doc["bolts"][1]["window"] = mixed
+    w = rate_check(parse_topology(doc)).bolts["W"]
+    assert w.status == "bounded" and "its timer takes whatever arrived at most 3 s apart" in w.failures_note
+    dying = json.loads((ROOT / "tests" / "data" / "timer" / "window-worker-deaths.storm.json").read_text())
+    dying.update(schema_version=6)
+    dying["bolts"][0]["window"] = mixed
+    topo = parse_topology(dying)
+    e = RateFigures(topo)
+    model = worker_model(topo)
+    assert model is not None
+    check = worker_check(topo, e, model, {b.id: status_of(e, b.id) for b in topo.bolts})
+    assert check.survives is None and check.loss == [None]
+    assert "a window whose count eviction waits for later tuples" in check.reason
 
 
 def test_a_duration_window_inside_a_cycle_is_not_proven_and_says_why() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from app.core.failures import failure_model
+from app.core.failures import FailureModel, failure_model
 from app.core.rates import RateFigures, failure_margins, rate_check
 from app.core.rates.curves import Curve
 from app.core.rates.failures_check import FailureCheck, failure_check
@@ -160,9 +160,9 @@ def _pick(rng: random.Random, lo: Fraction, hi: Fraction) -> Fraction:
 class Run:
     """One random legal run; records what the bounds speak about."""
 
-    def __init__(self, topo: Topology, seed: int, horizon: Fraction):
+    def __init__(self, topo: Topology, seed: int, horizon: Fraction, model: FailureModel | None = None):
         self.topo, self.rng = topo, random.Random(seed)
-        model = failure_model(topo)
+        model = model or failure_model(topo)
         assert model is not None
         self.model = model
         s = topo.settings
@@ -193,7 +193,12 @@ class Run:
         bolt = {b.id: dict(Q=topo.settings.init_queues, P=0, carry=Fraction(0), emit_at=None,
                            take_at=Fraction(0) if topo.settings.init_queues else None, failed=False, fail_at=None,
                            recover_at=None, worst=1, eligible=Fraction(0), alpha=Fraction(str(b.alpha)),
-                           C=b.parallelism, sigma=Fraction(str(b.sigma))) for b in topo.bolts}
+                           C=b.parallelism if b.duration_window is None else 10**9, sigma=Fraction(str(b.sigma)),
+                           gap=self.gap(b), last_take=None)
+                for b in topo.bolts}
+        for st in bolt.values():  # a timer's first run, with the initial tuples, comes within G of the start
+            if st["gap"] is not None and st["take_at"] is not None:
+                st["take_at"] = _pick(rng, Fraction(0), st["gap"])
         for j, st in bolt.items():
             if j in self.model.min_ttf:
                 st["fail_at"] = self.fail_time(Fraction(0), j)
@@ -253,13 +258,15 @@ class Run:
                             st["carry"] = Fraction(-((-rest.numerator) // rest.denominator)) \
                                 if self.rule == "dvert" else rest
                         st.update(P=0, emit_at=None)
-                        if st["Q"] + arrived > 0:
+                        if st["Q"] + arrived > 0 and st["gap"] is None:
                             st["take_at"] = t + _pick(rng, Fraction(0), self.idle)
-                    if st["emit_at"] is None and st["take_at"] is None and st["Q"] + arrived > 0:
+                    if st["gap"] is not None:
+                        self.clock(st, t, arrived)
+                    elif st["emit_at"] is None and st["take_at"] is None and st["Q"] + arrived > 0:
                         st["take_at"] = t + _pick(rng, Fraction(0), self.idle)
                     if st["emit_at"] is None and st["take_at"] == t:
                         taken = min(st["C"], st["Q"] + arrived)
-                        st.update(Q=st["Q"] + arrived - taken, P=taken, take_at=None,
+                        st.update(Q=st["Q"] + arrived - taken, P=taken, take_at=None, last_take=t,
                                   emit_at=t + _pick(rng, st["alpha"] * (1 - self.tau), st["alpha"] * (1 + self.tau)))
                     else:
                         st["Q"] += arrived
@@ -273,6 +280,22 @@ class Run:
                 nxt += [x for x in (st["emit_at"], st["take_at"], st["fail_at"], st["recover_at"]) if x is not None]
             t = min(x for x in nxt if x > t)
         return self
+
+    def gap(self, b: Any) -> Fraction | None:
+        """A duration window's G = (1+τ)·max(S, α), from the document (docs/model.md 10.3; None: not a timer)."""
+        w = b.duration_window
+        if w is None:
+            return None
+        return (1 + self.tau) * max(Fraction(str(w.interval)), Fraction(str(b.alpha)))
+
+    def clock(self, st: dict[str, Any], t: Fraction, arrived: int) -> None:
+        """A timer's next run (docs/model.md 10.3, the timer rule): when its queue stops being empty, the run comes
+        at most G after its last take if it is evaluating, else after now; any time from its evaluation's end."""
+        if st["Q"] > 0 or arrived == 0 or st["take_at"] is not None:
+            return
+        evaluating = st["emit_at"] is not None
+        start = st["last_take"] if evaluating else t
+        st["take_at"] = _pick(self.rng, st["emit_at"] if evaluating else t, start + st["gap"])
 
     def lose(self, bolt: str, n: int, add: dict[str, int]) -> None:
         """Lost tuples, each replayed once by one of the spouts whose trees reach the bolt (the upper end)."""
@@ -295,14 +318,21 @@ def _topological(topo: Topology) -> list[str]:
 def worst_window(times: list[Fraction], counts: list[int], rate: Fraction) -> Fraction:
     """max over windows [t_i, t_k] of (tuples at positions i..k) − rate·(t_k − t_i)."""
     best = Fraction(0)
-    low: Fraction | None = None  # min over i <= k of (cum before i) + rate·t_i
+    low: Fraction | None = None  # min over i <= k of (cum before i) − rate·t_i
     cum = 0
     for t, n in zip(times, counts, strict=True):
-        start = cum + rate * t
+        start = cum - rate * t
         low = start if low is None or start < low else low
         cum += n
         best = max(best, cum - rate * t - low)
     return best
+
+
+def test_the_worst_window_reads_every_window_not_only_those_from_the_start() -> None:
+    """The helper every curve check here reads: 5 tuples at t = 1 exceed 1·w by 5 in the window [1, 1]."""
+    times = [Fraction(0), Fraction(1), Fraction(2)]
+    assert worst_window(times, [0, 5, 0], Fraction(1)) == 5
+    assert worst_window(times, [1, 0, 3], Fraction(1)) == 3
 
 
 def assert_within(curve: Curve, times: list[Fraction], counts: list[int], what: str) -> None:
@@ -384,6 +414,107 @@ def test_no_random_run_exceeds_the_bounds(name: str, data: dict[str, Any]) -> No
         assert check.bounds.storm and relost > 0, name
 
 
+def timed_chain(replay: str = "paced", emission: str = "exact", *, above: bool = False) -> dict[str, Any]:
+    """A duration window W (a timer, docs/model.md 10.3) below the failing bolt F, or above it (`above`), with jitter,
+    bursts and initial queues; above, W's evaluations outlast its sliding interval (they run back to back)."""
+    window = {"kind": "duration", "length": 3, "slide": 1.5} if above else {"kind": "duration", "length": 2, "slide": 1}
+    bolts = [{"name": "F", "alpha": 0.05, "sigma": 0.5, "parallelism": 3, "min_ttf": 20},
+             {"name": "W", "alpha": 2 if above else 0.3, "sigma": 1 if above else 0.5, "parallelism": 1,
+              "window": window},
+             {"name": "D", "alpha": 0.1, "sigma": 0, "parallelism": 1}]
+    order = ["S", "W", "F", "D"] if above else ["S", "F", "W", "D"]
+    subs = [{"source": a, "target": b} for a, b in zip(order, order[1:], strict=False)]
+    subs.append({"source": "T", "target": "W"})
+    return {"schema_version": 4, "name": "timed", "spouts": [{"name": "S", "rate": 2, "burst": 2},
+                                                            {"name": "T", "rate": 0.5, "burst": 1}],
+            "bolts": bolts, "subscriptions": subs,
+            "settings": {"tolerance": 0.1, "max_idle_time": 0.05, "init_queues": 2, "min_reboot_time": 0.5,
+                         "max_reboot_time": 1.5, "replay": replay, "emission": emission}}
+
+
+def fast_timer() -> dict[str, Any]:
+    """S at 10 tuples/s into W (a run every 2 s) into the failing F: each of W's runs takes about 20 tuples at once,
+    so its emission curve's G is reached (a bound without it fails here)."""
+    return {"schema_version": 4, "name": "fast", "spouts": [{"name": "S", "rate": 10, "burst": 1}],
+            "bolts": [{"name": "W", "alpha": 0.1, "sigma": 1, "parallelism": 1,
+                       "window": {"kind": "duration", "length": 4, "slide": 2}},
+                      {"name": "F", "alpha": 0.05, "sigma": 0, "parallelism": 4, "min_ttf": 10}],
+            "subscriptions": [{"source": "S", "target": "W"}, {"source": "W", "target": "F"}],
+            "settings": {"tolerance": 0, "max_idle_time": 0, "min_reboot_time": 0.5, "max_reboot_time": 1,
+                         "replay": "paced"}}
+
+
+TIMED = [("timer-below", timed_chain()), ("timer-below-none-dvert", timed_chain("none", "dvert")),
+         ("timer-above", timed_chain(above=True)), ("timer-above-none", timed_chain("none", above=True)),
+         ("timer-above-fast", fast_timer())]
+
+
+@pytest.mark.parametrize(("name", "data"), TIMED, ids=[c[0] for c in TIMED])
+def test_no_random_run_through_a_timer_exceeds_the_bounds(name: str, data: dict[str, Any]) -> None:
+    """docs/boundedness.md, "Failures through a timer": a duration window below the failing bolt (its inflow carries
+    the replays) or above it (its evaluations' bursts feed the failing bolt's losses), paced and none: no queue, loss,
+    backlog or window count of a random run passes the bounds, and the runs do fill W's queue and fail F."""
+    topo = parse_topology(data)
+    model = failure_model(topo)
+    assert model is not None
+    check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})
+    assert check.bounds is not None, name
+    w = topo.bolt_by_name("W").id
+    assert check.bolts[w].status == "bounded"  # (above F without replays, nothing reaches it: failure-free words)
+    assert "its timer takes whatever arrived" in check.bolts[w].note or not check.bolts[w].reached
+    from app.core.latency.bounds import LatencyAnalysis
+
+    latency = LatencyAnalysis(topo).bolts  # (its arrival curves through the timer: docs/latency.md)
+    filled = 0
+    for seed in range(2):
+        run = Run(topo, seed, Fraction(120)).go()
+        check_run(topo, check, run)
+        for j, bolt in latency.items():
+            if bolt.arrival is not None:
+                assert_within(bolt.arrival, run.times, run.arrivals[j], f"{bolt.name}'s arrivals (latency)")
+        assert run.losses[topo.bolt_by_name("F").id]
+        filled = max(filled, max(run.queues[w]))
+    assert filled >= 4  # (a timer's queue is what arrived since its last run: the runs let it fill)
+
+
+@pytest.mark.parametrize("replay", ["paced", "none"])
+def test_no_random_run_in_which_the_timer_dies_exceeds_the_bounds(replay: str) -> None:
+    """Worker deaths read every bolt as a failing bolt (docs/boundedness.md, "Worker deaths" 1), a timer too: W
+    fails as F does (its queue and its run lost, what arrives while it is down lost, then a fresh timer), and
+    no queue, loss or window count of a random run passes the pass's bounds ("Failures through a timer", 6)."""
+    import dataclasses
+
+    topo = parse_topology(timed_chain(replay))
+    plain = failure_model(topo)
+    assert plain is not None
+    w = topo.bolt_by_name("W").id
+    model = dataclasses.replace(plain, min_ttf={**plain.min_ttf, w: Fraction(15)})
+    check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})
+    assert check.bounds is not None and check.bounds.lost[w] is not None
+    lost = 0
+    for seed in range(2):
+        run = Run(topo, seed, Fraction(120), model).go()
+        check_run(topo, check, run)
+        lost = max(lost, max(run.losses[w], default=0))
+    assert lost >= 4  # (W's deaths did lose what it held)
+
+
+def test_the_latency_arrival_curve_below_a_timer_counts_its_initial_tuples() -> None:
+    """docs/latency.md, "Arrival curves" 4, the timer: W's first run takes its Q₀ initial tuples and what arrived
+    within G at once, so the curve of what reaches F below it counts both (not the larger of the two)."""
+    from app.core.latency.bounds import LatencyAnalysis
+
+    data = fast_timer()
+    data["settings"].update(init_queues=10, replay="none")  # (no replays: W's inflow curve is tight)
+    topo = parse_topology(data)
+    f = topo.bolt_by_name("F").id
+    arrival = LatencyAnalysis(topo).bolts[f].arrival
+    assert arrival is not None
+    for seed in range(3):
+        run = Run(topo, seed, Fraction(30)).go()
+        assert_within(arrival, run.times, run.arrivals[f], "F's arrivals (latency)")
+
+
 ROOT = Path(__file__).resolve().parents[2]
 DVERT = ROOT / "tests" / "data" / "dvert"
 
@@ -430,15 +561,19 @@ def random_topology(rng: random.Random) -> dict[str, Any]:
     for i in range(rng.randint(2, 4)):
         bolt: dict[str, Any] = {"name": f"B{i}", "alpha": rng.choice([0.05, 0.1, 0.2]),
                                 "sigma": rng.choice([0, 0.5, 1, 1.5]), "parallelism": rng.randint(1, 3)}
-        if rng.random() < 0.5:
+        if rng.random() < 0.25:  # a duration window: a timer, never failing (docs/model.md 10.3)
+            bolt["window"] = {"kind": "duration", "length": rng.choice([1, 2, 4]), "slide": rng.choice([0.5, 1])}
+            bolt["alpha"] = rng.choice([0.2, 0.6, 1.5])
+        elif rng.random() < 0.5:
             bolt["min_ttf"] = rng.choice([5, 20, 60])
         earlier = [s["name"] for s in spouts] + [b["name"] for b in bolts]
         for source in rng.sample(earlier, rng.randint(1, min(2, len(earlier)))):
             subs.append({"source": source, "target": bolt["name"]})
         bolts.append(bolt)
     if not any("min_ttf" in b for b in bolts):
+        bolts[0].pop("window", None)
         bolts[0]["min_ttf"] = 10
-    return {"name": "random", "spouts": spouts, "bolts": bolts, "subscriptions": subs,
+    return {"schema_version": 4, "name": "random", "spouts": spouts, "bolts": bolts, "subscriptions": subs,
             "settings": {"tolerance": rng.choice([0, 0.1, 0.2]), "max_idle_time": rng.choice([0, 0.02]),
                          "init_queues": rng.randint(0, 2), "min_reboot_time": 0.5,
                          "max_reboot_time": rng.choice([0.5, 1, 3]), "replay": rng.choice(["paced", "none"]),
@@ -447,7 +582,7 @@ def random_topology(rng: random.Random) -> dict[str, Any]:
 
 def test_no_random_run_of_a_random_topology_exceeds_the_bounds() -> None:
     rng = random.Random(2024)
-    checked = 0
+    checked = timed = 0
     for _ in range(40):
         topo = parse_topology(random_topology(rng))
         model = failure_model(topo)
@@ -457,7 +592,9 @@ def test_no_random_run_of_a_random_topology_exceeds_the_bounds() -> None:
             continue
         check_run(topo, check, Run(topo, rng.randint(0, 10**6), Fraction(150)).go())
         checked += 1
+        timed += any(b.duration_window is not None and check.bolts[b.id].reached for b in topo.bolts)
     assert checked >= 15  # most random topologies get bounds, and each was checked against a run
+    assert timed >= 5  # among them, timers that failures or replays reach ("Failures through a timer")
 
 
 def test_no_random_run_of_a_random_at_once_topology_exceeds_the_bounds() -> None:

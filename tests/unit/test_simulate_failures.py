@@ -13,6 +13,7 @@ Every trace is certified (app/core/tcn/check/certify.py) and checked again here 
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -147,7 +148,8 @@ def test_frequent_failures_give_a_simulated_lasso_with_failures_and_replays() ->
     assert growth["C"] == 0  # C fails inside the loop: Δ = 0
     assert has_failures(trace)
     summary = failure_summary(trace)
-    assert summary is not None and summary.startswith("C fails every 4 s; S replays")
+    # C fails every 4 s (down 2 s) or every 3 s (down 1 s): the probes (docs/simulation.md) try the shorter first
+    assert summary is not None and summary.startswith(("C fails every 4 s; S replays", "C fails every 3 s; S replays"))
     # the failures are needed: without them no lasso exists
     assert rate_check(parse_topology(shared(failures=False))).bolts["A"].status == "bounded"
     assert lasso_of(shared(failures=False)) is None
@@ -254,14 +256,15 @@ def test_the_search_reports_a_lasso_that_needs_failures() -> None:
     assert result.verdict == "counterexample" and result.certified, result.message
     verdict = result.bolts["A"]
     assert verdict.method == "simulation" and verdict.failures is True
-    assert "with failures: C fails every 4 s; S replays" in verdict.message
+    every = re.search(r"with failures: C fails every ([34]) s; S replays", verdict.message)  # 4 s, or 3 s first
+    assert every is not None, verdict.message  # by a probe (docs/simulation.md, "Probes")
     assert any(n.startswith("the lasso for A needs failures (without them the rate check proves it bounded): "
-                            "C fails every 4 s") for n in result.notes), result.notes
+                            f"C fails every {every[1]} s") for n in result.notes), result.notes
     assert result.to_public_json()["bolts"]["A"]["failures"] is True
     assert result.trace is not None and certify(result.trace, checked=["A"]).ok
     from app.cli.verify import format_bolts
 
-    assert "; with failures: C fails every 4 s; S replays" in format_bolts(result)[0]
+    assert f"; with failures: C fails every {every[1]} s; S replays" in format_bolts(result)[0]
 
 
 def test_a_failure_free_lasso_is_built_without_failures_and_is_a_run_with_them() -> None:

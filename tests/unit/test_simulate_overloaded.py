@@ -14,7 +14,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+import pytest
+
 from app.core.formats.trace import expanded_trace
+from app.core.tcn import schedule, simulate
 from app.core.tcn.check.certify import certify
 from app.core.tcn.network import build_network
 from app.core.tcn.schedule import aligned_schedule, expected_growth, whole_flow_multiples
@@ -80,3 +83,47 @@ def test_a_failure_timed_between_emissions_makes_the_storm_grow_the_target() -> 
                for tried in lasso.schedules_tried)  # the same plan untimed: no growth
     cert = certify(lasso.trace, checked=["B1"])
     assert cert.ok, cert.problems
+
+
+def batch_lost() -> dict[str, Any]:
+    """Distilled from a third random topology of the sweep: S (1/s, τ 0) feeds the target B0 (α 0.817, one at a
+    time: at its slowest, waiting 0.05 s, 1.153 tuples/s) and B1 (α 0.94, two at a time, min_ttf 20 s, paced)."""
+    return {"name": "batch-lost", "spouts": [{"name": "S", "rate": 1, "burst": 1}],
+            "bolts": [{"name": "B0", "alpha": 0.817, "sigma": 0.5, "parallelism": 1},
+                      {"name": "B1", "alpha": 0.94, "sigma": 1, "parallelism": 2, "min_ttf": 20}],
+            "subscriptions": [{"source": "S", "target": "B0"}, {"source": "S", "target": "B1"}],
+            "settings": {"tolerance": 0, "max_idle_time": 0.05, "emission": "exact", "failures": True,
+                         "min_reboot_time": 1, "max_reboot_time": 2, "replay": "paced"}}
+
+
+def test_a_probe_finds_the_lasso_the_fluid_ranking_drops() -> None:
+    """B1 fails every 22 s, down 2 s. Timed a quarter second after an emission it loses its batch in progress and
+    two emissions of a fresh tuple and a replay: 1 + 2 + 2 replays per 22 s, so B0 receives 27 tuples against the
+    25.4 it takes at its slowest. The fluid estimate (a share 2/22 of B1's inflow: about 2 per cycle) calls every
+    aligned schedule shrinking and drops them; only the unaligned ones were left, whose lasso took 98,583
+    positions (6.8 s). The probe of the aligned period of 22 s, timed, closes one of 181 in the first pass."""
+    net = build_network(parse_topology(batch_lost()), ["B0"])
+    lasso = build_lasso(net, "B0", total_cells=FIRST_PASS_CELLS)
+    assert lasso.trace is not None, lasso.message
+    assert "aligned to a period of 22 s" in lasso.message and "first at 20.25 s" in lasso.message
+    assert "a probe" in lasso.message and lasso.trace.k < 1_000
+    cert = certify(lasso.trace, checked=["B0"])
+    assert cert.ok, cert.problems
+
+
+@pytest.mark.parametrize(("doc", "target"), [(overloaded(), "B1"), (at_once_storm(), "B1"), (batch_lost(), "B0")],
+                         ids=lambda d: d["name"] if isinstance(d, dict) else d)
+@pytest.mark.parametrize("replay", ["paced", "at-once"])
+def test_probes_find_every_lasso_the_order_without_them_finds(doc: dict[str, Any], target: str, replay: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Probes only add schedules before the old ones, on a budget of their own (docs/simulation.md, "Probes"): a
+    target the order without probes gives a certified lasso gets one with them, on each replay mode."""
+    net = build_network(parse_topology({**doc, "settings": {**doc["settings"], "replay": replay}}), [target])
+    monkeypatch.setattr(simulate, "PROBE_TOTAL_CELLS", 60_000)  # a small budget of their own: a fast test
+    with monkeypatch.context() as patch:
+        patch.setattr(schedule, "probes", lambda *args, **kwargs: [])
+        old = build_lasso(net, target, total_cells=20_000)
+    new = build_lasso(net, target, total_cells=20_000)
+    for lasso in (old, new):
+        assert lasso.trace is None or certify(lasso.trace, checked=[target]).ok
+    assert new.trace is not None or old.trace is None, new.message

@@ -401,3 +401,29 @@ def test_a_count_window_that_backs_up_floods_the_bolt_below_it(monkeypatch: pyte
     j = result.bolts["J"]
     assert j.verdict == "unbounded" and j.method == "flood proof"
     assert (j.message or "").startswith("unbounded: U backs up, then floods J at 1.786 tuples/s or more")
+
+
+def test_a_worker_death_loses_what_a_count_window_holds() -> None:
+    """docs/boundedness.md, "Worker deaths", the loss per death: a count-windowed bolt's executors each hold the L
+    tuples of the window they last evaluated, unacked ("Windows" 4): a death of their worker loses them too (their
+    trees time out), on top of the queue, the batch and what arrives while it restarts; the line says so."""
+    from app.core.rates.flows import RateFigures
+    from app.core.rates.verdicts import status_of
+    from app.core.rates.workers_check import worker_check
+    from app.core.storm.lines import worker_deaths_line
+    from app.core.workers import worker_model
+
+    doc = windowed(25, 0.5, 30, 10, 2)
+    doc["storm"] = {"workers": 1, "worker_min_ttf": 600, "max_spout_pending": 50}
+    doc["settings"].update(min_reboot_time=1, max_reboot_time=2, replay="paced")
+    topo = parse_topology(doc)
+    e = RateFigures(topo)
+    model = worker_model(topo)
+    assert model is not None
+    check = worker_check(topo, e, model, {b.id: status_of(e, b.id) for b in topo.bolts})
+    assert check.bounds is not None
+    w, p = topo.bolt_by_name("W").id, topo.bolt_by_name("P").id
+    lost_w, lost_p = check.bounds.lost[w], check.bounds.lost[p]
+    assert lost_w is not None and lost_p is not None
+    assert check.loss == [lost_w + lost_p + 2 * 30]  # its one worker runs both executors, 30 tuples a window each
+    assert "in windows (unacked: their trees time out too)" in worker_deaths_line(check, None)

@@ -1,7 +1,7 @@
 """Windows and joins (docs/model.md section 10) are recognised by the Flux import and never read silently as ordinary
-bolts: a window on arrival time becomes the bolt's `window` (a count window is in the rate check, a duration window
-is said not modelled), anything else is kept as the import found it (`unmodelled`), and the import, every command
-reading the document and the rate check's explanation say what the model does not have."""
+bolts: a window on arrival time becomes the bolt's `window` (Storm's JoinBolt over it is that window's rule),
+anything else is kept as the import found it (`unmodelled`), and the import, every command reading the document and
+the rate check's explanation say what the model does not have."""
 
 from __future__ import annotations
 
@@ -159,8 +159,16 @@ def test_joins_are_recognised_by_class_with_their_window(tmp_path: Path) -> None
     flux = tmp_path / "joins.yaml"
     flux.write_text(JOIN_FLUX)
     topo = import_flux(flux).topology
-    assert topo.bolt_by_name("join").unmodelled == \
-        "a join (Storm's JoinBolt, withTumblingWindow(Duration(10, SECONDS)))"
+    join = topo.bolt_by_name("join")  # over a duration window: its window's rule, a timer (docs/model.md 10.3, 11)
+    assert join.unmodelled is None and join.join is not None and join.join.kind == "window"
+    assert join.window is not None and join.window.model_dump(exclude_none=True) == {"kind": "duration", "length": 10}
+    event_time = tmp_path / "event-time.yaml"  # a JoinBolt over a window on event time stays marked
+    event_time.write_text(JOIN_FLUX.replace('args: [ref: "tumbling"]',
+                                            'args: [ref: "tumbling"]\n      - name: "withTimestampField"\n'
+                                            '        args: ["ts"]'))
+    marked = import_flux(event_time).topology.bolt_by_name("join")
+    assert marked.join is None and marked.window is None and marked.unmodelled == \
+        "a join (Storm's JoinBolt, withTumblingWindow(Duration(10, SECONDS)), withTimestampField('ts'))"
     # a Metron join of one input stream: the model has no join of one branch (docs/model.md section 11)
     assert topo.bolt_by_name("enrich").unmodelled == "a join (Metron's enrichment join) of one branch"
     assert topo.bolt_by_name("enrich").join is None and topo.bolt_by_name("sink").unmodelled is None
@@ -176,7 +184,7 @@ def test_an_earlier_version_may_not_name_it(tmp_path: Path) -> None:
     data["schema_version"] = 2
     with pytest.raises(TopologyError) as err:
         parse_topology(json.loads(json.dumps(data)))
-    assert err.value.problems[0].path == "bolts.join.unmodelled"
+    assert [p.path for p in err.value.problems] == ["bolts.join.window", "bolts.join.join", "bolts.enrich.unmodelled"]
     windows = annotated(import_flux(EXAMPLES / "simple_windowing.yaml").topology.model_dump(mode="json"))
     windows["schema_version"] = 3
     with pytest.raises(TopologyError) as err:

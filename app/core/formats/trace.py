@@ -269,6 +269,17 @@ def bolt_steps(trace: Trace | CompressedTrace, first: int = 0, end: int | None =
         yield position["bolts"]
 
 
+def timed_bolt_steps(trace: Trace | CompressedTrace) -> Iterator[tuple[Fraction, dict[str, dict[str, Any]]]]:
+    """Per position: its exact time and each bolt's fields as `bolt_steps` gives them, in one pass (a compressed
+    trace expanded once)."""
+    if isinstance(trace, Trace):
+        for p in trace.positions:
+            yield p.exact_time, {name: b.__dict__ for name, b in p.bolts.items()}
+        return
+    for position in _json_positions(trace, 0, None):
+        yield exact_fraction(position["time"]), position["bolts"]
+
+
 def trace_positions(trace: Trace | CompressedTrace, first: int = 0, end: int | None = None) -> Iterator[TracePosition]:
     """Positions first..end-1 (to the last by default) of a trace, compressed or not, one at a time: a compressed
     trace is expanded as it is read, never held whole."""

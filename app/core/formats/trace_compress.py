@@ -358,6 +358,10 @@ MAX_SCALE_BITS = 256
 MIN_RUN = 1
 
 
+class CompressionStopped(Exception):
+    """`compress_runs` was stopped by its caller."""
+
+
 def compress_positions(positions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Positions (as `model_dump(mode="json")` gives them) with their repeating runs as repeat items and
     the others as patches of the position before; `expand_trace_data` gives back exactly `positions`."""
@@ -367,8 +371,8 @@ def compress_positions(positions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def compress_runs(shapes: list[Hashable], values: list[tuple[Any, ...]], scale: int,
-                  position: Callable[[int], dict[str, Any]], bolts: list[str], spouts: list[str]
-                  ) -> list[dict[str, Any]]:
+                  position: Callable[[int], dict[str, Any]], bolts: list[str], spouts: list[str],
+                  stop: Callable[[], bool] = lambda: False) -> list[dict[str, Any]]:
     """The items of a compressed trace for positions given by their shapes and values, each position drawn
     (`position(i)`, as `model_dump(mode="json")` gives it) only when it is written out or patched: a position's
     *shape* is everything but its time, its queues and its backlogs (equal shapes: equal but for those), its
@@ -378,11 +382,14 @@ def compress_runs(shapes: list[Hashable], values: list[tuple[Any, ...]], scale: 
     proposes the period p = i - q and the shift of position i over position q; the run extends while
     position j is position j - p with that shift. The longest run (of at least MIN_RUN positions) becomes
     one item; a single position is the shortest of its repeat item, its patch of position i - 1 (the fields
-    that differ) and itself. Linear in the positions for the runs of a lasso (each tries CANDIDATES periods)."""
+    that differ) and itself. Linear in the positions for the runs of a lasso (each tries CANDIDATES periods).
+    `stop`, polled every 256 items: when true, CompressionStopped is raised (a caller out of time)."""
     seen: dict[Hashable, list[int]] = {}
     items: list[dict[str, Any]] = []
     n, i = len(shapes), 0
     while i < n:
+        if len(items) % 256 == 0 and stop():
+            raise CompressionStopped
         best, period, shift = 0, 0, values[i]
         for q in reversed(seen.get(shapes[i], [])[-CANDIDATES:]):
             p = i - q

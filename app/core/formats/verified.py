@@ -45,7 +45,8 @@ def verdict_words(result: VerifyResult) -> str:
     if result.verdict == "none-up-to-k":
         return f"no counterexample up to k = {result.k}" if result.k is not None else "no counterexample up to k"
     if result.verdict == "unbounded":
-        return "unbounded (flood proof, certified)"
+        stormed = any(v.storm_certificate is not None for v in result.bolts.values() if v.verdict == "unbounded")
+        return f"unbounded ({'storm' if stormed else 'flood'} proof, certified)"
     if result.verdict == "bounded":
         return "bounded (rate proof)"
     if result.verdict == "no-repeating-growth":
@@ -63,6 +64,9 @@ def bolt_verdict_words(verdict: BoltVerdict) -> str:
     if verdict.verdict == "counterexample":
         how = f", {verdict.method}" if verdict.method not in ("none", "rate check") else ""
         return f"grows: lasso {(verdict.trace_index or 0) + 1} (k = {verdict.k}{how})"
+    if verdict.verdict == "unbounded" and verdict.storm_certificate is not None:
+        return (f"unbounded: {verdict.storm_certificate.failing}'s at-once replays outgrow it every failure cycle "
+                "(storm proof, certified)")
     if verdict.verdict == "unbounded" and verdict.flood_certificate is not None:
         return f"unbounded: {verdict.flood_certificate.source} backs up, then floods it (flood proof, certified)"
     if verdict.verdict == "none-up-to-k":

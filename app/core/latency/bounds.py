@@ -179,9 +179,9 @@ class LatencyAnalysis:
             return out  # (a failure restarts a fractional carry under the dvert rule: not counted here)
         shifted = upstream.arrival.shifted(upstream.sojourn, self.q0)
         # docs/latency.md, "Arrival curves" 4: through its service curve, per piece of α_u of slope ρ ≤ c_u,
-        # processed in a window of length w ≤ ρ·(w + α(1+τ)) + b + max(ρ·L, Q₀ + ρ·max_idle)
-        d, slow = e.longest_phase[source], e.slowest_take[source]
-        served = [(r, b + r * d + max(r * slow, self.q0 + r * self.idle)) for r, b in upstream.arrival.pieces
+        # processed in a window of length w ≤ ρ·(w + α(1+τ)) + b + max(ρ·L, Q₀ + ρ·max_idle) (a timer: G for max_idle)
+        d, slow, first = e.longest_phase[source], e.slowest_take[source], e.timed.get(source, self.idle)
+        served = [(r, b + r * d + max(r * slow, self.q0 + r * first)) for r, b in upstream.arrival.pieces
                   if r <= upstream.service.rate]
         if served:
             shifted = shifted.meet(Curve(tuple(served)))

@@ -178,6 +178,8 @@ class Component:
     busy: Fraction  # spout: the longest gap C_EMIT·a(1+τ); bolt: the longest phase α(1+τ)
     slowest_take: Fraction = Fraction(0)  # bolt: L = α(1+τ) + max_idle, the longest wait between takes
     held: Fraction = Fraction(0)  # bolt: what a count window holds below a full batch beyond Q₀ (max(Q₀, C−1) − Q₀)
+    gap: Fraction | None = None  # a duration window's timer: G, the longest time from an arrival to its take
+    hold: Fraction | None = None  # a timer: L − S + 2G, the longest a tuple stays unacked (None: no bound, mixed)
 
 
 class FailureBounds:
@@ -304,6 +306,9 @@ class FailureBounds:
             for src, stream in c.inputs:
                 inflow = inflow.plus(out.stream[src].get(stream, ZERO))
             out.inflow[ident] = inflow
+            if c.gap is not None:  # a timer (docs/boundedness.md, "Failures through a timer")
+                out.stream[ident] = self._streams(c, self._timer(c, inflow, out))
+                continue
             excess = inflow.excess(c.rate_min)
             queue = None if excess is None else self.q0 + c.held + excess + c.take
             out.queue[ident] = queue
@@ -326,12 +331,29 @@ class FailureBounds:
                     (r, b + self.q0 + c.held + c.take + r * c.slowest_take) for r, b in inflow.pieces
                     if r <= c.rate_min
                 ).shifted(c.busy))
-            out.stream[ident] = {}
-            for name, sb in c.streams.items():
-                per = sb.reset_cost if fails else Fraction(0)
-                rate = per / self.period[ident] if fails else Fraction(0)
-                out.stream[ident][name] = processed.scaled(sb.hi, rate, sb.excess + per)
+            out.stream[ident] = self._streams(c, processed)
         return out
+
+    def _streams(self, c: Component, processed: Curve) -> dict[str, Curve]:
+        """A bolt's output curves from what it processes (step 6: σ_hi·processed + H, and H per failure)."""
+        fails = c.ident in self.model.min_ttf
+        streams = {}
+        for name, sb in c.streams.items():
+            per = sb.reset_cost if fails else Fraction(0)
+            rate = per / self.period[c.ident] if fails else Fraction(0)
+            streams[name] = processed.scaled(sb.hi, rate, sb.excess + per)
+        return streams
+
+    def _timer(self, c: Component, inflow: Curve, out: Bounds) -> Curve:
+        """A duration window's queue, loss per failure (worker deaths) and what it processes: every tuple is taken
+        within G of its arrival and emitted within α(1+τ) more, acked within its hold; no capacity enters."""
+        assert c.gap is not None
+        reach = inflow.at(c.gap)
+        out.queue[c.ident] = None if reach is None else self.q0 + reach
+        if c.ident in self.model.min_ttf:  # all it holds unacked (queue, run, windows), then what arrives while down
+            held = None if c.hold is None else inflow.at(c.hold + self.model.max_reboot)
+            out.lost[c.ident] = None if held is None else self.q0 + held
+        return inflow.shifted(c.gap + c.busy, self.q0)
 
     def _spout(self, c: Component, added: Curve, mode: str) -> tuple[Curve, Fraction | None]:
         """A spout's emissions (fresh and replayed) and the bound of its replay backlog."""
@@ -356,8 +378,8 @@ class FailureBounds:
         queue and batch X at the failure, then at most m_s = ⌈max_reboot/(a(1−τ))⌉ emissions of each such spout s
         while it is down, each of at most C_EMIT fresh tuples (and as many replays, paced), and what its other inputs
         bring in max_reboot."""
-        # (c takes as docs/model.md 2.2 says: a count window (held) takes otherwise; a duration window's timer is not
-        # in this pass, failure_check leaves such topologies out, and would need its own X)
+        # (c takes as docs/model.md 2.2 says: a count window (held) takes otherwise; a duration window's timer has its
+        # own branch in `run`, `_timer`, and never comes here)
         if c.held or self.model.replay == "at-once":
             return None
         per = 2 if self.model.replay == "paced" else 1
@@ -469,3 +491,28 @@ def _below(a: dict[str, Curve], b: dict[str, Curve]) -> bool:
 def _round_up(c: Curve) -> Curve:
     return Curve(tuple((Fraction(math.ceil(r * _GRID), _GRID), Fraction(math.ceil(b * _GRID), _GRID))
                        for r, b in c.pieces))
+
+
+def fastest_inflow(comp: dict[str, Component], model: FailureModel, replaying: set[str], j: str) -> Curve:
+    """What bolt `j` receives at most in any window whatever its senders hold (docs/boundedness.md, "Failures",
+    "Bounded by its senders' fastest pace"): a bolt sender emits from at most one batch per α(1−τ) (step 6, with a
+    carry restart per failure), a spout its fresh tuples (step 1), twice them when failures reach it and it replays
+    paced (step 2); at once, no bound. It assumes no other bound, so it needs no fixpoint and holds on cycles too."""
+    inflow = ZERO
+    for src, stream in comp[j].inputs:
+        c = comp[src]
+        sb = c.streams.get(stream)
+        if sb is None:
+            continue
+        if c.kind == "spout":
+            total = Curve.affine(c.rate_max, c.take)
+            if src in replaying:
+                total = total.scaled(Fraction(2)) if model.replay == "paced" else UNBOUNDED_CURVE
+            flow = total.scaled(sb.hi, burst=sb.excess) if stream != "default" else total
+        else:
+            fails = src in model.min_ttf
+            per = sb.reset_cost if fails else Fraction(0)
+            rate = per / (model.min_ttf[src] + model.min_reboot) if fails else Fraction(0)
+            flow = Curve.affine(c.rate_max, c.take).scaled(sb.hi, rate, sb.excess + per)
+        inflow = inflow.plus(flow)
+    return inflow

@@ -14,8 +14,9 @@ bounds. Per bolt the verdict is:
   and is never said to grow from replays);
 * `may-grow` otherwise, with the reason.
 
-Only acyclic topologies get bounds with failures: in a cyclic one every bolt that a failure
-or a replay can reach is `may-grow` (not proven), the others keep the failure-free verdict;
+Only acyclic topologies get bounds from the replays' fixpoint: in a cyclic one (or without a fixpoint) a bolt that
+a failure or a replay can reach is `bounded` only when its senders at their fastest pace cannot outrun it
+(`curves.fastest_inflow`), else `may-grow` (not proven); the others keep the failure-free verdict;
 `check` and `verify` then try each such bolt on its own cone (app/core/tcn/cones.py).
 """
 
@@ -31,8 +32,17 @@ import networkx as nx
 from app.core.emission import sigma_bounds
 from app.core.failures import UNBOUNDED, FailureModel
 from app.core.numbers import exact
-from app.core.rates.curves import Bounds, Component, FailureBounds, StreamBound, storm_words, stream_excess
+from app.core.rates.curves import (
+    Bounds,
+    Component,
+    FailureBounds,
+    StreamBound,
+    fastest_inflow,
+    storm_words,
+    stream_excess,
+)
 from app.core.rates.flows import RateFigures, keeps_up
+from app.core.rates.windows import timed_hold, timer_bounded_note
 
 if TYPE_CHECKING:
     from app.core.rates.verdicts import Status
@@ -92,13 +102,16 @@ def failure_components(topo: Topology, e: RateFigures, model: FailureModel) -> l
                                 s.burst * period * (1 + tau)))
     for b in topo.bolts:
         streams = {}
+        # a timer (docs/model.md 10.3; a mixed window on a timer, 10.4: no hold bound) takes batches of any size
+        take = e.burst[b.id] if b.id in e.timed else b.take_max
         for name, (sigma, _, hi) in e.streams[b.id].items():
-            h = stream_excess(sigma, hi, b.take_max, rule)
+            h = stream_excess(sigma, hi, take, rule)
             reset = h if rule == "dvert" and sigma.denominator != 1 else Fraction(0)
             streams[name] = StreamBound(hi, h, reset)
         inputs = tuple(k for k in e.inputs[b.id] if e.carries(*k))  # a σ = 0 stream is no input
-        result.append(Component(b.id, "bolt", inputs, streams, b.take_max, e.cap_max[b.id], e.cap_min[b.id],
-                                exact(b.alpha) * (1 + tau), e.slowest_take[b.id], e.q_start[b.id] - e.q0))
+        result.append(Component(b.id, "bolt", inputs, streams, take, e.cap_max[b.id], e.cap_min[b.id],
+                                exact(b.alpha) * (1 + tau), e.slowest_take[b.id], e.q_start[b.id] - e.q0,
+                                e.timed.get(b.id), timed_hold(e, b.id)))
     return result
 
 
@@ -116,12 +129,8 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
     bounds: Bounds | None = None
     reason = ""
     rounds = 0
-    timed = [b.name for b in topo.bolts if b.duration_window is not None]
     if e.cyclic:
         reason = "the topology has a cycle, and the rate check bounds replays only on acyclic topologies"
-    elif timed:  # (its failure pass reads batches and capacities, a timer has neither: docs/model.md section 10.3)
-        reason = (f"{', '.join(timed)} {'has a duration window' if len(timed) == 1 else 'have duration windows'}, "
-                  "whose timer the failure pass does not have yet")
     else:
         solver = FailureBounds(failure_components(topo, e, model), e.graph, model, topo.settings.init_queues, names)
         bounds = solver.solve()
@@ -129,6 +138,7 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
     nominal = nominal_replays(topo, e, model) if nominal_estimate else ({}, {})
     culprits = _culprits(topo, e, model)
     bolts: dict[str, BoltFailures] = {}
+    comps: dict[str, Component] = {}  # the components of the pass, built when a bolt needs its senders' pace
     for b in topo.bolts:
         j = b.id
         if j not in affected:
@@ -142,12 +152,21 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         spare = e.cap_min[j] - e.in_max[j]
         who = culprits.get(j, [])
         replay_txt = _replay_words(who, bounds, names, model.replay == "paced")
+        fast = ""
+        if status[j] == "bounded" and not (inflow is not None and inflow <= e.cap_min[j] and queue is not None):
+            local = _fastest(topo, e, model, replaying, j, comps)  # no fixpoint: a cycle or a storm elsewhere
+            if local is not None:
+                inflow, queue, added = local[0], local[1], max(Fraction(0), local[0] - e.in_max[j])
+                fast = (", counting every sender at its fastest pace, whatever the failures elsewhere "
+                        "(docs/boundedness.md, \"Bounded by its senders' fastest pace\")")
         # a tie R = c included: the queue bound of "Failures" step 3 needs a least slope ≤ c (docs/boundedness.md)
         if status[j] == "bounded" and inflow is not None and inflow <= e.cap_min[j] and queue is not None:
             verdict: Status = "bounded"
-            note = (f"with failures {b.name} receives at most {_fmt(inflow)} tuples/s and processes at least "
-                    f"{_fmt(e.cap_min[j])}: it has {_fmt(spare)} tuples/s spare{replay_txt}, so its queue stays "
-                    f"below {_fmt(queue)} tuples")
+            timer = timer_bounded_note(e, j, "failures", inflow, queue)
+            note = (f"{timer}{replay_txt}" if timer is not None else
+                    f"with failures {b.name} receives at most {_fmt(inflow)} tuples/s and processes at least "
+                    f"{_fmt(e.cap_min[j])}: it has {_fmt(spare)} tuples/s spare{replay_txt}{fast}, so its queue "
+                    f"stays below {_fmt(queue)} tuples")
         else:
             grows_nominal = j not in model.min_ttf and keeps_up(e.cap_nominal[j], nominal[0].get(j, Fraction(0)))
             verdict = "grows" if status[j] == "grows" or grows_nominal else "may-grow"
@@ -171,6 +190,25 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         else:
             spouts[s.id] = SpoutFailures(bounds.replays[s.id].rate, bounds.backlog[s.id])
     return FailureCheck(bolts, spouts, rounds, bounds)
+
+
+def _fastest(topo: Topology, e: RateFigures, model: FailureModel, replaying: set[str], j: str,
+             comps: dict[str, Component]) -> tuple[Fraction, Fraction] | None:
+    """Bolt `j`'s largest inflow rate and queue bound from its senders' fastest pace alone (`fastest_inflow`), or
+    None when that inflow exceeds its smallest capacity, has no bound, or a timer is involved (the pass has no
+    timer: docs/model.md section 10.3)."""
+    timed = {b.id for b in topo.bolts if b.duration_window is not None}
+    if j in timed or any(u in timed for u, _ in e.inputs[j]):
+        return None
+    if not comps:
+        comps.update((c.ident, c) for c in failure_components(topo, e, model))
+    curve = fastest_inflow(comps, model, replaying, j)
+    excess = curve.excess(e.cap_min[j])
+    rate = curve.rate
+    if excess is None or rate is None:
+        return None
+    c = comps[j]
+    return rate, e.q0 + c.held + excess + c.take
 
 
 def _culprits(topo: Topology, e: RateFigures, model: FailureModel) -> dict[str, list[str]]:

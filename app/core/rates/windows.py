@@ -181,5 +181,18 @@ def duration_note(e: RateFigures, bolt: Bolt) -> str:
     return text + f": within {limit} at nominal timing, not proven in every run"
 
 
+def timer_bounded_note(e: RateFigures, ident: str, what: str, inflow: Fraction, queue: Fraction) -> str | None:
+    """The words of a duration-windowed bolt proven bounded with `what` ("failures", "worker deaths"; None for any
+    other bolt): its timer takes whatever arrived, so its queue is what arrives within G (docs/boundedness.md,
+    "Failures through a timer")."""
+    gap = e.timed.get(ident)
+    if gap is None:
+        return None
+    name = e.by_id[ident].name
+    return (f"with {what} {name} receives at most {float(inflow):.3g} tuples/s, and its timer takes whatever arrived "
+            f"at most {fmt_s(gap)} apart (a window on a timer, no capacity limit): its queue stays below "
+            f"{float(queue):.3g} tuples, what may arrive within {fmt_s(gap)}")
+
+
 def fmt_s(x: Fraction) -> str:
     return f"{float(x):.3g} s"

@@ -23,6 +23,7 @@ from app.core.rates.curves import ZERO, Bounds, Component, Curve, FailureBounds
 from app.core.rates.failures_check import BoltFailures, failure_components, nominal_replays
 from app.core.rates.flows import RateFigures, keeps_up
 from app.core.rates.verdicts import fmt
+from app.core.rates.windows import timer_bounded_note
 from app.core.storm.flux.ticks import TICK_PREFIX
 from app.core.workers import ACKER, WorkerModel
 
@@ -48,6 +49,7 @@ class WorkerCheck:
     reason: str
     bounds: Bounds | None
     names: dict[str, str]  # component id -> name
+    windowed: bool = False  # some bolt has a window: a death loses what its windows hold unacked too
 
     def to_json(self) -> dict[str, Any]:
         """By component name; exact values as strings ("p/q") beside their decimals."""
@@ -148,8 +150,12 @@ def _completion(topo: Topology, e: RateFigures, comps: dict[str, Component], bou
                 done[n] = None
                 worst = None
                 continue
-            c = comps[n]
-            done[n] = max(t for t in ins if t is not None) + queue / c.rate_min + 2 * c.slowest_take
+            c = comps[n]  # a timer: its hold, the longest until Storm acks a tuple (its children emitted by then)
+            stay = queue / c.rate_min + 2 * c.slowest_take if c.gap is None else c.hold
+            if stay is None:  # (a count eviction on a timer: no hold bound, docs/model.md 10.4)
+                done[n] = worst = None
+                continue
+            done[n] = max(t for t in ins if t is not None) + stay
             if worst is not None:
                 worst = max(worst, done[n])  # type: ignore[type-var]
         out[s.id] = worst
@@ -175,12 +181,8 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
     bounds: Bounds | None = None
     completion: dict[str, Fraction | None] = {s.id: None for s in topo.spouts}
     pending: dict[str, Fraction | None] = {s.id: None for s in topo.spouts}
-    timed = [b.name for b in topo.bolts if b.duration_window is not None]
     if e.cyclic:
         reason = "the topology has a cycle, and the rate check bounds replays only on acyclic topologies"
-    elif timed:  # (its failure pass reads batches and capacities, a timer has neither: docs/model.md section 10.3)
-        reason = (f"{', '.join(timed)} {'has a duration window' if len(timed) == 1 else 'have duration windows'}, "
-                  "whose timer the worker-death check does not have yet")
     else:
         replays, pending, reason = _replays(topo, wm, comps, fm)
         bounds = FailureBounds(comp_list, e.graph, fm, topo.settings.init_queues, names).run(replays)
@@ -211,10 +213,11 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
         for b in topo.bolts:
             k = wm.at_most(x, b.id, b.parallelism)
             lost = None if bounds is None else bounds.lost.get(b.id)
-            if k and (lost is None or total is None):
+            window = b.count_window  # its executors' windows: L tuples each, unacked ("Windows" 4); mixed: no bound
+            if k and (lost is None or total is None or window is not None and window.mixed):
                 total = None
             elif k and total is not None and lost is not None:
-                total += lost * k / b.parallelism
+                total += lost * k / b.parallelism + (k * int(window.length) if window is not None else 0)
         loss.append(total)
     verdicts = [v.status for v in bolts.values()]
     if "grows" in verdicts:
@@ -228,7 +231,8 @@ def worker_check(topo: Topology, e: RateFigures, wm: WorkerModel, status: dict[s
         reason = unproven[0].note if unproven else ""
     rate = {s: (None if bounds is None or not c.bounded else c.rate) for s, c in
             (bounds.replays.items() if bounds is not None else ((s.id, Curve(())) for s in topo.spouts))}
-    return WorkerCheck(wm, bolts, pending, rate, loss, completion, survives, reason, bounds, names)
+    return WorkerCheck(wm, bolts, pending, rate, loss, completion, survives, reason, bounds, names,
+                       any(b.window is not None for b in topo.bolts))
 
 
 def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | None, status: Status,
@@ -244,9 +248,10 @@ def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | Non
     slow, late = slowness
     if status == "bounded" and inflow is not None and keeps_up(inflow, e.cap_min[j]) and queue is not None \
             and not slow:
-        note = (f"with worker deaths {name} receives at most {fmt(inflow)} tuples/s and processes at least "
-                f"{fmt(e.cap_min[j])}: the replays add {fmt(added or 0)} tuples/s, within its {fmt(spare)} tuples/s "
-                f"spare, so its queue stays below {fmt(queue)} tuples")
+        note = timer_bounded_note(e, j, "worker deaths", inflow, queue) or (
+            f"with worker deaths {name} receives at most {fmt(inflow)} tuples/s and processes at least "
+            f"{fmt(e.cap_min[j])}: the replays add {fmt(added or 0)} tuples/s, within its {fmt(spare)} tuples/s "
+            f"spare, so its queue stays below {fmt(queue)} tuples")
         return BoltFailures("bounded", inflow, added, queue, lost, note)
     # a bolt that keeps up with its largest inflow keeps up with the nominal one (a run's): no estimate needed
     fits = status == "bounded" and inflow is not None and keeps_up(inflow, e.cap_min[j])
@@ -258,7 +263,8 @@ def _verdict(j: str, names: dict[str, str], e: RateFigures, bounds: Bounds | Non
         note = f"with worker deaths {name} is not proven bounded: {reason or 'its replays have no bound'}"
     elif queue is not None and keeps_up(inflow, e.cap_min[j]):
         t = late[slow[0]]
-        took = ("have no time bound (a queue on their way has none), so they may outlive" if t is None
+        took = ("have no time bound (a queue on their way has none, or a window whose count eviction waits for "
+                "later tuples), so they may outlive" if t is None
                 else f"may take up to {fmt(t)} s, not less than")
         note = (f"with worker deaths {name}'s queue stays below {fmt(queue)} tuples, but the trees of "
                 f"{names[slow[0]]} {took} the message timeout ({fmt(wm.timeout)} s): Storm replays such trees "

@@ -300,8 +300,9 @@ def worker_deaths_line(c: WorkerCheck, bolt_failures: bool | None) -> str:
     losses = [x for x in c.loss if x is not None]
     cost = ""
     if losses and len(losses) == len(c.loss):
-        cost = (f"; one death of a worker loses at most {decimal(max(losses), 5)} tuples in queues, in work and "
-                "while it restarts")
+        cost = (f"; one death of a worker loses at most {decimal(max(losses), 5)} tuples in queues, in work"
+                + (" and " if not c.windowed else ", in windows (unacked: their trees time out too) and ")
+                + "while it restarts")
     if pending:
         cost += (f"; the trees a death breaks time out and are replayed {duration(wm.timeout)} to "
                  f"{duration(2 * wm.timeout)} after their emission: the trees pending at the death, at most "

@@ -49,9 +49,13 @@ def _text(x: Fraction) -> str:
 def _evidence(source: str, verdict: BoltVerdict, traces: list[AnyTrace], proven_on: Callable[[str], Topology],
               cone_of: Callable[[str], Topology] | None) -> FloodEvidence | None:
     """What shows that `source` can hold any backlog: its rate proof with the document it is proven on, the
-    certified lasso in which it grows, or its own flood certificate (a chain), with the trace of that
-    certificate's evidence embedded and the source's cone as its document."""
+    certified lasso in which it grows, its own flood certificate (a chain), with the trace of that
+    certificate's evidence embedded and the source's cone as its document, or its replay storm's certificate
+    (docs/boundedness.md, "Unbounded: a replay storm"), with the source's cone."""
     flood = verdict.flood_certificate
+    if verdict.verdict == "unbounded" and verdict.storm_certificate is not None and cone_of is not None:
+        return FloodEvidence(topology=cone_of(source).model_dump(mode="json"),  # a replay storm fills its queue
+                             storm_certificate=verdict.storm_certificate.model_copy(update={"run": None}))
     if verdict.verdict == "unbounded" and flood is not None and cone_of is not None:
         nested = flood.model_copy(update={"run": None})
         index = flood.evidence.trace_index
@@ -195,9 +199,11 @@ def flood_message(cert: FloodCertificate, before: Words | None = None) -> Words:
     inflow = drain_of(cert.terms, cert.join)
     capacity = Fraction(cert.capacity)
     chain = cert.evidence.flood_certificate
+    storm = cert.evidence.storm_certificate
     how = ("its growth is proven by rates" if cert.evidence.growth_certificate is not None
            else f"it is itself unbounded: {chain.source} backs up, then floods it" if chain is not None
-           else "a certified lasso makes it grow")
+           else f"it is itself unbounded by a replay storm: {storm.failing}'s at-once replays outgrow it"
+           if storm is not None else "a certified lasso makes it grow")
     text = Words.of(
         f"unbounded: {cert.source} backs up, then floods {cert.target} at ", Figure(inflow), " tuples/s or more",
         Exactly(inflow), _JOIN_DRAIN if cert.join else "",
@@ -225,6 +231,8 @@ def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
         if not todo or stop():
             return
         for name in todo:
+            if stop():
+                return
             tried[name] = growing
             _flood_one(topo, name, verdicts, traces, proven_on, notes)
 

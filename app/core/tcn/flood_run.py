@@ -15,18 +15,20 @@ flood certificate it is attached to.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
 
 from app.core.formats.trace import AnyTrace, Trace
 from app.core.formats.trace_numbers import format_time
-from app.core.results import BoltVerdict, FloodCertificate, FloodRun
+from app.core.results import BoltVerdict, FloodCertificate, FloodRun, StormCertificate
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.network import Network, build_network
 from app.core.tcn.schedule import Schedule, Switch, schedules, unaligned_schedule
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
+from app.core.tcn.storm_run import storm_schedule
 from app.core.topology import Topology
 
 __all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_threshold_run", "chain_of", "threshold_runs"]
@@ -84,10 +86,12 @@ def chain_of(cert: FloodCertificate) -> list[str]:
 
 def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold: int, *,
                         cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
-                        max_cells: int = MAX_CELLS) -> tuple[Trace, Fraction, int] | str:
+                        max_cells: int = MAX_CELLS, storm: StormCertificate | None = None
+                        ) -> tuple[Trace, Fraction, int] | str:
     """A certified finite run of `target`'s cone in which its queue reaches `threshold` while the last bolt of
     `chain` (`chain_of`) drains a backlog: (trace, slow stretch in seconds, the target's largest queue), or why
-    there is none."""
+    there is none. `storm`: the chain's first bolt is unbounded by this replay storm, whose cycle is then the first
+    phase-1 schedule tried (docs/boundedness.md, "The threshold run of a replay storm")."""
     net = build_network(topo, [target])
     names = {b.name for b in net.bolts}
     if not set(chain) | {target} <= names:
@@ -95,8 +99,13 @@ def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold
     first, source = chain[0], chain[-1]
     slowest = next(b.alpha for b in net.bolts if b.name == first) * (1 + net.tolerance) + net.max_idle
     tried = []
-    for sched in _phase_one(net, first, target):
+    stormy = storm_schedule(net, storm) if storm is not None else None
+    for sched in [stormy] * (stormy is not None) + _phase_one(net, first, target):
+        assert sched is not None
         slow, best, backlog, stalled = slowest * threshold, -1, -1, 0
+        if sched is stormy and storm is not None:  # past the failure cycles that fill the source with N tuples
+            cycle = storm.emissions * Fraction(storm.gap)
+            slow = max(slow, cycle * (math.ceil(Fraction(threshold, storm.growth)) + 2))
         for _ in range(MAX_DOUBLINGS):
             goal = Goal(target, threshold, source)
             out = build_finite_run(net, _switched(net, sched, chain, target, slow), goal, cancelled=cancelled,
@@ -131,7 +140,11 @@ def threshold_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
         cert = verdict.flood_certificate
         if verdict.verdict != "unbounded" or cert is None:
             continue
-        found = build_threshold_run(topo, chain_of(cert), name, threshold, cancelled=cancelled, deadline=deadline)
+        inner = cert
+        while inner.evidence.flood_certificate is not None:
+            inner = inner.evidence.flood_certificate
+        found = build_threshold_run(topo, chain_of(cert), name, threshold, cancelled=cancelled, deadline=deadline,
+                                    storm=inner.evidence.storm_certificate)
         if isinstance(found, str):
             notes.append(f"no threshold run past {threshold} for {name}: {found}")
             continue

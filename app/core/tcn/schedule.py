@@ -29,6 +29,11 @@ MAX_ALIGNED_TRIES = 4  # aligned schedules simulated before the unaligned one
 # rounds of the fluid estimate's replays (lost, replayed, lost again): enough for an overloaded failing bolt whose
 # losses, replayed, raise its own inflow until paced replays reach one per fresh tuple (docs/simulation.md)
 MAX_REPLAY_ROUNDS = 16
+# probes (docs/simulation.md, "Probes"): aligned schedules of a failure plan the ranking left out, tried briefly before
+# the unaligned ones: periods m × the failure cycles' LCM for m up to PROBE_PERIODS, each untimed and timed
+PROBE_PERIODS = 2
+PROBE_TRIES = 32  # probes per target at most
+PROBE_CELLS = 40_000  # positions × bolts per probe at most (an aligned run repeats within a few periods or never)
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,7 @@ class Schedule:
     switch_at: Fraction | None = None
     switches: tuple[Switch, ...] = ()
     first_fail: dict[str, Fraction] = field(default_factory=dict)
+    cells: int | None = None  # a probe's own bound on positions × bolts (docs/simulation.md, "Probes")
 
     def describe(self) -> str:
         text = ("unaligned schedule (every duration at its extreme)" if self.period is None
@@ -78,7 +84,7 @@ class Schedule:
                 f"{name} fails every {format_time(up + down)} s, down {format_time(down)} s"
                 + (f", first at {format_time(self.first_fail[name])} s" if name in self.first_fail else "")
                 for name, (up, down) in self.fail.items()) + ")"
-        return text
+        return text + (", briefly (a probe)" if self.cells is not None else "")
 
 
 def _window(net: Network, alpha: Fraction) -> tuple[Fraction, Fraction]:
@@ -331,29 +337,33 @@ def _lcm(values: list[Fraction]) -> Fraction:
 
 
 def _replay_rates(net: Network, sched: Schedule, rate: dict[str, Any], inflow: dict[str, Any],
-                  capacity: dict[str, Any], number: Callable[[Fraction], Any]) -> dict[str, Any]:
+                  capacity: dict[str, Any], number: Callable[[Fraction], Any], bursts: bool = False) -> dict[str, Any]:
     """Fluid estimate of each spout's extra emissions per second from replays under `sched`'s
     failures, given each bolt's `inflow` and `capacity`: a failing bolt loses what arrives while it is
     down, a share down/(up + down) of its inflow, and, when its inflow exceeds its capacity, the queue
     that piles up while it is up, (inflow − capacity)·up per cycle; split evenly among the spouts of its
-    impact table; paced replays add at most one per fresh tuple, "none" nothing."""
+    impact table; paced replays add at most one per fresh tuple, "none" nothing. `bursts`: each failure also loses
+    a whole batch in progress and one more spout gap's arrivals (a failure timed between two emissions)."""
     fm = net.failures
     zero = number(Fraction(0))
     extra = dict.fromkeys(rate, zero)
     if fm is None or fm.replay == "none":
         return extra
+    gap = number(max(sched.gap.values())) if bursts and sched.gap else zero
+    takes = {b.name: number(Fraction(b.take_max)) for b in net.bolts} if bursts else {}
     for name, (fraction_up, fraction_down) in sched.fail.items():
         up, down = number(fraction_up), number(fraction_down)
         reach = [s for s in rate if s in fm.impact.get(name, {})]
         got = inflow.get(name, zero)
         piled = max(zero, got - capacity[name]) * up if name in capacity else zero
+        piled += takes.get(name, zero) + got * gap
         for s in reach:
             extra[s] += (got * down + piled) / (up + down) / len(reach)
     return {s: min(v, rate[s]) if fm.replay == "paced" else v for s, v in extra.items()}
 
 
 def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool,
-                    number: Callable[[Fraction], Any] = float) -> Any:
+                    number: Callable[[Fraction], Any] = float, bursts: bool = False) -> Any:
     """Fluid estimate of the target's queue growth per second under `sched`.
 
     Each bolt passes on min(inflow, C / cycle) times its long-run output ratio (σ_hi when
@@ -363,7 +373,8 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
     replayed, raise its own inflow). The estimate only orders and filters the schedules to
     simulate (a lasso found under any schedule is certified exactly), so it is computed in `number`:
     floats by default (exact fractions cost 8 of 12.5 s at 500 components), `Fraction` in the tests
-    that compare the two (docs/simulation.md, "Ranking in floats")."""
+    that compare the two (docs/simulation.md, "Ranking in floats"). `bursts`: each failure loses a batch and a
+    spout gap's arrivals more (:func:`_replay_rates`), the estimate that orders the probes."""
     zero, one = number(Fraction(0)), number(Fraction(1))
     fresh = {s.name: one / number(sched.gap[s.name]) for s in net.spouts}
     capacity = {b.name: b.take_max * one / (number(sched.processing[b.name]) + number(sched.delay[b.name]))
@@ -394,7 +405,7 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
                 break
         if not sched.fail:
             break
-        more = _replay_rates(net, sched, fresh, inflow, capacity, number)
+        more = _replay_rates(net, sched, fresh, inflow, capacity, number, bursts)
         if more == replays:  # the flows already carry these replays: a fixpoint
             break
         replays = more
@@ -424,19 +435,26 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
         yield from free
     unaligned: list[Schedule] = []
     timed: list[Schedule] = []  # the first aligned and the unaligned schedule of each plan, timed
+    aligned: list[Schedule] = []
+    variants: list[tuple[dict[str, tuple[Fraction, Fraction]], frozenset[str]]] = []
     upstream = _upstream(net, target)
     for plan in plans:  # slow failing bolts only off the target's upstream: above it they would starve it
-        variants: list[frozenset[str]] = [frozenset()] + ([frozenset(plan)] if not upstream & set(plan) else [])
-        for slow in variants:
-            first_aligned = True
-            for sched in _schedules_for(net, target, plan, slow, cancelled, number):
-                if sched.period is not None:
-                    yield sched
-                    if first_aligned:
-                        timed += timed_failures(sched)
-                    first_aligned = False
-                elif sched not in unaligned:
-                    unaligned.append(sched)
+        slows: list[frozenset[str]] = [frozenset()] + ([frozenset(plan)] if not upstream & set(plan) else [])
+        variants += [(plan, slow) for slow in slows]
+    # every aligned schedule first briefly (its probe: an aligned run repeats within a few periods or not soon), the
+    # ranked ones, the timed ones and those the ranking left out, shortest periods first; then the ranked and timed
+    # ones in full, in their order before probes (build_lasso skips one whose probe ended below its bound)
+    for plan, slow in variants:
+        first_aligned = True
+        for sched in _schedules_for(net, target, plan, slow, cancelled, number):
+            if sched.period is None:
+                unaligned += [sched] if sched not in unaligned else []
+                continue
+            aligned.append(sched)
+            timed += timed_failures(sched) if first_aligned else []
+            first_aligned = False
+    yield from probes(net, target, variants, aligned + timed, number)
+    yield from aligned
     yield from timed
     # then the unaligned ones, untimed and timed (also with each bolt of a larger plan failing alone), those
     # whose free-running components repeat soonest first: a run can close no loop before its cycles meet
@@ -450,6 +468,53 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     yield from sorted(later, key=_natural_period)
     if not sure:
         yield from free
+
+
+def probes(net: Network, target: str, variants: list[tuple[dict[str, tuple[Fraction, Fraction]], frozenset[str]]],
+           ranked: list[Schedule], number: Callable[[Fraction], Any] = float) -> list[Schedule]:
+    """Every aligned schedule briefly (docs/simulation.md, "Probes"), each simulated up to :func:`probe_cells`: the
+    `ranked` ones (timed or not) and, at most PROBE_TRIES more, those of each failure plan and variant for periods
+    m × the LCM of its failure cycles, m up to PROBE_PERIODS, with whole-flow and with fastest spout counts, each
+    untimed and timed, that `ranked` does not hold. Shortest multiple m first, then those whose estimate with bursts
+    (:func:`expected_growth`: a failure also loses its batch in progress and a spout gap's arrivals) lets the target
+    grow, then the ranked ones first. The fluid estimate misses what a failure loses at once, which is most of
+    what a bolt failing seldom loses: the aligned run of such a plan repeats within a few periods, and closes a
+    lasso when the losses suffice."""
+    found: list[tuple[Fraction, bool, int, Schedule]] = []
+
+    def add(sched: Schedule, grows: bool) -> None:
+        cycles = _lcm([up + down for up, down in sched.fail.values()]) if sched.fail else sched.period
+        assert sched.period is not None and cycles is not None
+        found.append((sched.period / cycles, not grows, len(found), sched))
+
+    for sched in ranked:
+        add(sched, expected_growth(net, target, sched, True, number, bursts=True) > 0)
+    more = 0
+    for m in range(1, PROBE_PERIODS + 1):
+        for plan, slow in variants:
+            period = m * _lcm([up + down for up, down in plan.values()])
+            counts = [whole_flow_multiples(net, target), None]
+            aligned = [a for a in (aligned_schedule(net, target, period, c, plan, slow) for c in counts) if a]
+            for sched in [a for n, a in enumerate(aligned) if a not in aligned[:n]]:
+                grows = expected_growth(net, target, sched, True, number, bursts=True) > 0
+                for one in [sched] + timed_failures(sched):
+                    if more < PROBE_TRIES and all(one != f[3] for f in found):
+                        add(one, grows)
+                        more += 1
+    found.sort(key=lambda f: f[:3])
+    return [replace(f[3], cells=probe_cells(net, f[3])) for f in found]
+
+
+def probe_cells(net: Network, sched: Schedule) -> int:
+    """A probe's bound on positions × bolts: its events (each spout's emissions, each bolt's takes and emits, each
+    failure and recovery) up to its last first failure and two periods more (its first pass repeats in the second),
+    at most PROBE_CELLS."""
+    assert sched.period is not None
+    per_second = sum((1 / g for g in sched.gap.values()), Fraction(0))
+    per_second += sum(2 / (sched.processing[b] + sched.delay[b]) for b in sched.processing)
+    per_second += sum(2 / (up + down) for up, down in sched.fail.values())
+    start = max([up for up, _ in sched.fail.values()] + list(sched.first_fail.values()) + [Fraction(0)])
+    return min(PROBE_CELLS, math.ceil((start + 2 * sched.period) * per_second) * max(1, len(net.bolts)))
 
 
 def _natural_period(sched: Schedule) -> Fraction:

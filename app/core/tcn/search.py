@@ -7,12 +7,13 @@ one description of what to search that the CLI's `verify`, the GUI's worker and 
 build (app/core/tcn/options.py, free of z3 so that the GUI builds it without loading the solver).
 
 A verification runs in phases, each in its own module: the rate check and the plan
-(app/core/tcn/search_rates.py), proofs by rates (app/core/tcn/search_proofs.py) and the floods they prove
-(app/core/tcn/flood.py) before any search, lassos by simulation (app/core/tcn/search_lassos.py), the linear
-program (app/core/tcn/search_proofs.py), the solver's deepening search (app/core/tcn/search_solver.py), the floods
-again, lassos for the traces of bolts proven by rates with the time left, and last the linear program with worker
-deaths (app/core/tcn/search_deaths.py); what they share, the search's settings and stop signals and what it
-has found so far, is app/core/tcn/search_run.py.
+(app/core/tcn/search_rates.py), proofs by rates (app/core/tcn/search_proofs.py), replay storms
+(app/core/tcn/storm.py) and the floods they prove (app/core/tcn/flood.py) before any search, lassos by
+simulation (app/core/tcn/search_lassos.py), the linear program (app/core/tcn/search_proofs.py), the solver's
+deepening search (app/core/tcn/search_solver.py), the storms and floods again, lassos for the traces of bolts
+proven by rates with the time left, and last the linear program with worker deaths
+(app/core/tcn/search_deaths.py); what they share, the search's settings and stop signals and what it has found so
+far, is app/core/tcn/search_run.py.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.core.rates import RateAnalysis
-from app.core.results import Progress, VerifyResult
+from app.core.results import BoltVerdict, Progress, VerifyResult
 from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
@@ -30,6 +31,8 @@ from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
 from app.core.tcn.search_rates import plan, rate_phase
 from app.core.tcn.search_run import Run, SearchControl, deepening_schedule
 from app.core.tcn.search_solver import SOLVER_OPTIONS, close_undecided, deepening_phase
+from app.core.tcn.storm import senders_of, storm_verdicts
+from app.core.tcn.storm_run import storm_runs
 from app.core.tcn.summary import summarise
 from app.core.topology import Topology
 
@@ -66,6 +69,10 @@ class Search(SearchControl):
             # the proofs by rates first, on every cone (cycles included): milliseconds each, so a bolt they decide
             # never waits on a search, and the search's time goes to the bolts they leave (docs/verifier.md)
             rate_growth_phase(self, run)
+            # a failing bolt whose at-once replays outgrow it, and the bolts its spout's replays reach: their runs
+            # never repeat, so no lasso shows them (docs/boundedness.md, "Unbounded: a replay storm")
+            storm_verdicts(self.topo, run.verdicts, [n for n in run.checked if n not in run.verdicts], run.notes)
+            self._storm_floods(run)
             self._floods(run)  # only bolts decided already: a flood proof of a searched bolt waits for its search
             trace_phase(self, run, QUICK_TRACE_S)  # their short lassos, for a trace: milliseconds each
         if simulating:
@@ -76,22 +83,45 @@ class Search(SearchControl):
             failure_cycle_phase(self, run)
         deepening_phase(self, run)
         close_undecided(self, run)
-        if proving:  # a source that backs up may flood a bolt below it
-            self._floods(run)
+        if proving:  # a source that backs up may flood a bolt below it (answers found before the limit: its overtime)
+            storm_verdicts(self.topo, run.verdicts, run.checked, run.notes)  # (the first pass ran with the rates')
+            self._floods(run, overtime=True)
             if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
                 threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
                                cancelled=lambda: self.cancelled, deadline=self.deadline)
+                storm_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline)
             if simulating:  # what time is left: lassos for the bolts proven to grow by rates, for their traces
                 trace_phase(self, run)
         ordered = {n: run.verdicts[n] for n in run.checked}
         return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
                          self.threshold, run.nets, run.downgraded)
 
-    def _floods(self, run: Run) -> None:
+    def _floods(self, run: Run, overtime: bool = False) -> None:
         """Every bolt answered so far that a bolt with evidence of growth floods becomes `unbounded`
-        (app/core/tcn/flood.py), until the time limit."""
-        flood_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
-                       lambda: self.stop_reason(run.elapsed()) is not None)
+        (app/core/tcn/flood.py), until the time limit, or with `overtime` (the last pass, over answers all found
+        before the limit) until the limit and its overtime, like the certification of a lasso found in time."""
+        self._floods_in(run, run.verdicts, overtime)
+
+    def _floods_in(self, run: Run, verdicts: dict[str, BoltVerdict], overtime: bool = False) -> None:
+        stop = self.overdue if overtime else (lambda: self.stop_reason(run.elapsed()) is not None)
+        flood_verdicts(self.topo, verdicts, run.traces, lambda n: run.nets[n].topology, run.notes, stop)
+
+
+    def _storm_floods(self, run: Run) -> None:
+        """The bolts not answered yet that a bolt unbounded by a replay storm floods become `unbounded` before any
+        search: such a source's runs never repeat, so no lasso would show them either (docs/boundedness.md,
+        "Chains" under the flood proof)."""
+        stormed = {n for n, v in run.verdicts.items() if v.storm_certificate is not None}
+        if not stormed:
+            return
+        senders = senders_of(self.topo)
+        waiting = {n: BoltVerdict(verdict="unknown") for n in run.checked
+                   if n not in run.verdicts and senders.get(n, set()) & stormed}
+        if not waiting:
+            return
+        trial = {**run.verdicts, **waiting}
+        self._floods_in(run, trial)
+        run.verdicts.update({n: v for n, v in trial.items() if n in waiting and v.verdict == "unbounded"})
 
 
 def verify(topo: Topology, options: SearchOptions | None = None, *,

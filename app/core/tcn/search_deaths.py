@@ -48,7 +48,8 @@ REPLAYS_PER_BATCH = 4  # a death's replays in a lasso at most, in the target's b
 
 def worker_death_phase(search: SearchControl, result: VerifyResult) -> None:
     """After the other phases: the note on worker deaths and its certificates in `result`, within what is left of
-    the search's time (DEATHS_BUDGET_S at most); the bolts the rate check's worker check bounds are named as such."""
+    the search's time (DEATHS_BUDGET_S at most, half a second at least: docs/verifier.md, "The time limit"), its
+    lassos certified within it too; the bolts the rate check's worker check bounds are named as such."""
     if worker_model(search.topo) is None:
         return
     started = time.monotonic()
@@ -120,12 +121,17 @@ def _death_lasso(topo: Topology, model: WorkerModel, name: str, cancelled: Calla
     lasso = build_lasso(net, name, cancelled=cancelled, deadline=deadline, deaths=plan, max_cells=LASSO_CELLS)
     if lasso.trace is None:
         return None
-    cert = certify(lasso.trace, [name], cancelled=cancelled)
+    cert = certify(lasso.trace, [name], cancelled=_until(cancelled, deadline))
     if not cert.ok or cert.growth_per_loop.get(name, 0) <= 0:
         return None
     return lasso.trace, (f"worker deaths (docs/model.md 9.5): a certified lasso in which {name} grows by "
                          f"{cert.growth_per_loop[name]} tuples every {cert.loop_duration} s while {plan.describe()} "
                          f"and the spouts replay the trees each death breaks at the {plan.timeout} s message timeout")
+
+
+def _until(cancelled: Callable[[], bool], deadline: float) -> Callable[[], bool]:
+    """Cancelled, or past `deadline`: what a certification within the phase's time polls."""
+    return lambda: cancelled() or time.monotonic() >= deadline
 
 
 def solver_death_lassos(search: SearchControl, names: list[str], budget_s: float, notes: list[str]
@@ -169,7 +175,9 @@ def solver_death_lassos(search: SearchControl, names: list[str], budget_s: float
                     trace = decode(enc, enc.solver.model())
                 except z3.Z3Exception:  # a cancel that lands while the model is read
                     break
-                cert = certify(trace, [name], cancelled=lambda: search.cancelled)
+                cert = certify(trace, [name], cancelled=_until(lambda: search.cancelled, deadline))
+                if not cert.ok and (search.cancelled or time.monotonic() >= deadline):
+                    break  # (not certified in time: not counted, no defect)
                 if not cert.ok:
                     notes.append(f"defect: a trace with worker deaths at k = {k} for {name} failed certification and "
                                  "was discarded: " + "; ".join(cert.problems[:3]))

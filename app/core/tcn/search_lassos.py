@@ -9,9 +9,8 @@ import time
 from app.core.gc_pause import paused_gc
 from app.core.results import Progress
 from app.core.tcn.check.certify import certify
-from app.core.tcn.failing import failure_summary
 from app.core.tcn.search_run import Run, SearchControl
-from app.core.tcn.simulate import build_lasso
+from app.core.tcn.simulate import Lasso, build_lasso
 
 SIMULATION_BUDGET_S = 5.0  # per target: building a lasso by simulation before any solver call
 # per target whose lasso must hold a whole failure cycle (bounded without failures): 10^4 to 10^6 positions that
@@ -25,6 +24,14 @@ FIRST_PASS_CELLS = 60_000
 # per target proven to grow by rates, right after the proofs: a short lasso for its trace (a few hundred positions
 # take milliseconds), before the bolts the proofs leave search; a longer one is tried last, with what time is left
 QUICK_TRACE_S = 0.5
+# the failure-cycle simulation's rounds (step 2d): each undecided target's share in the first, and its growth
+ROUNDS_SAID = "the simulation through a failure cycle"
+FIRST_ROUND_S = 1.0
+ROUND_GROWTH = 2.0
+# certifying and recording a simulated lasso takes up to about this many times as long as simulating it (measured on
+# lassos of 10^3 to 10^5 positions, bench/RESULTS.md): a schedule is simulated only while what it has taken so far,
+# times this, fits before the verification's end, so a lasso it closes is certified in time
+CERTIFY_RATIO = 4.0
 
 
 def simulation_phase(search: SearchControl, run: Run) -> None:
@@ -33,23 +40,53 @@ def simulation_phase(search: SearchControl, run: Run) -> None:
     for target in (t for phase in run.phases for t in phase):
         if target not in run.verdicts and target not in run.downgraded and not search.stop_reason(run.elapsed()):
             search.announce(run, f"{target}: building a lasso by simulation")
-            if _simulated(search, run, target, total_cells=FIRST_PASS_CELLS):
+            lasso = _simulated(search, run, target, total_cells=FIRST_PASS_CELLS)
+            if lasso.trace is None and lasso.capped:
                 run.capped.add(target)
 
+
 def failure_cycle_phase(search: SearchControl, run: Run) -> None:
-    """Targets bounded without failures and still undecided after the linear program: a lasso in which they
-    grow holds a whole failure cycle, out of the solver's reach; the simulation gets up to
-    FAILURE_CYCLE_BUDGET_S for each (or what is left of the time limit). Targets whose first simulation
-    stopped at FIRST_PASS_CELLS and that no proof answered are simulated again up to simulate.MAX_CELLS."""
-    for target in (t for phase in run.phases for t in phase):
-        if target in run.verdicts or search.stop_reason(run.elapsed()):
-            continue
-        if target in run.downgraded:
-            search.announce(run, f"{target}: a long simulation through a failure cycle")
-            _simulated(search, run, target, bounded_without_failures=True, budget_s=FAILURE_CYCLE_BUDGET_S)
-        elif target in run.capped:
+    """Targets whose first simulation stopped at FIRST_PASS_CELLS and that no proof answered are simulated again up
+    to simulate.MAX_CELLS. Then the targets bounded without failures and still undecided after the linear program (a
+    lasso in which they grow holds a whole failure cycle, out of the solver's reach) are simulated in rounds: each
+    gets FIRST_ROUND_S in the first, ROUND_GROWTH times its last share in the next, and FAILURE_CYCLE_BUDGET_S in
+    all at most (the last one waiting gets all it has left); the schedules a round played to their end are not played
+    again. So the cheap lassos of every such
+    target are found before one long simulation takes the rest of the time limit, and a long one still gets most of
+    it once the others are answered (docs/verifier.md, step 2d)."""
+    order = [t for phase in run.phases for t in phase]
+    for target in order:
+        if target in run.capped and target not in run.verdicts and not search.stop_reason(run.elapsed()):
             search.announce(run, f"{target}: a longer simulation")
             _simulated(search, run, target)
+    ended: dict[str, frozenset[int]] = {}
+    spent = dict.fromkeys(order, 0.0)
+    done: set[str] = set()  # every schedule played to its end, no lasso
+    share = FIRST_ROUND_S
+    while True:
+        waiting = [t for t in order if t in run.downgraded and t not in run.verdicts and t not in done
+                   and spent[t] < FAILURE_CYCLE_BUDGET_S]
+        if not waiting or search.stop_reason(run.elapsed()):
+            return
+        for target in waiting:
+            if target in run.verdicts or search.stop_reason(run.elapsed()):
+                continue
+            search.announce(run, f"{target}: a long simulation through a failure cycle")
+            started = time.monotonic()
+            left = FAILURE_CYCLE_BUDGET_S - spent[target]  # the last one waiting: no round to share, all it has left
+            lasso = _simulated(search, run, target, bounded_without_failures=True, skip=ended.get(target, frozenset()),
+                               budget_s=left if len(waiting) == 1 else min(share, left), rounds=True)
+            spent[target] += time.monotonic() - started
+            ended[target] = lasso.ended
+            if lasso.trace is None and lasso.exhausted:
+                done.add(target)
+        share *= ROUND_GROWTH
+        for target in (t for t in waiting if t not in run.verdicts and t in ended):
+            played = ("every schedule played to its end" if target in done
+                      else f"{len(ended[target])} schedules played to their end")
+            run.tried[target] = [w for w in run.tried.get(target, []) if not w.startswith(ROUNDS_SAID)]
+            run.attempt(target, f"{ROUNDS_SAID} closed no lasso in which it grows ({spent[target]:.1f} s in rounds of "
+                                f"growing shares; {played})")
 
 
 def trace_phase(search: SearchControl, run: Run, budget_s: float = SIMULATION_BUDGET_S) -> None:
@@ -76,24 +113,34 @@ def trace_phase(search: SearchControl, run: Run, budget_s: float = SIMULATION_BU
 @paused_gc()  # a long lasso: app/core/gc_pause.py
 def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_failures: bool = False,
                budget_s: float | None = None, total_cells: int | None = None, for_trace: bool = False,
-               quick: bool = False) -> bool:
-    """Build a lasso for `target` by simulation; record it if it certifies, else note a defect.
-    A lasso with failures is noted in words: one the target *needs* when the failure-free rate
-    check proves it bounded (`bounded_without_failures`). True when no lasso was found and a schedule
-    stopped at the cell bound `total_cells` (over all schedules; None: simulate.MAX_CELLS per schedule).
-    `for_trace`: the target's growth is proven by rates already, so its certification stops at the time limit, and
-    `quick` (the pass right after the proofs): with the budget too, and a lasso not found is no note (tried again)."""
+               quick: bool = False, skip: frozenset[int] = frozenset(), rounds: bool = False) -> Lasso:
+    """Build a lasso for `target` by simulation (its schedules but those in `skip`); record it if it certifies, else
+    note a defect. A lasso with failures is noted in words: one the target *needs* when the failure-free rate
+    check proves it bounded (`bounded_without_failures`). `total_cells`: over all schedules (None:
+    simulate.MAX_CELLS per schedule). The lasso is certified by the verification's end (its time limit and overtime,
+    `SearchControl.end`), and each schedule is simulated only while, at CERTIFY_RATIO, the lasso it may close could
+    still be certified by then. `for_trace`: the target's growth is proven by rates already, so its certification
+    stops at the time limit, and `quick` (the pass right after the proofs): within the budget too, and a lasso not
+    found is no note (tried again). `rounds`: a round of step 2d, whose phase says what its rounds tried."""
     net, checked, notes, traces, verdicts, elapsed = (run.nets[target], run.checked, run.notes, run.traces,
                                                       run.verdicts, run.elapsed)
     budget = SIMULATION_BUDGET_S if budget_s is None else budget_s
     budget = budget if search.timeout_s is None else min(budget, search.timeout_s - elapsed())
     until = time.monotonic() + max(0.0, budget)
+    end = until if quick else search.deadline if for_trace else search.end()
+
+    def cut() -> float:  # a schedule's own deadline: what is left once its lasso's certification is paid
+        now = time.monotonic()
+        return until if end is None else min(until, now + (end - now) / (1 + CERTIFY_RATIO))
+
     lasso = build_lasso(net, target, cannot_grow=run.steady, cancelled=search.interrupted, deadline=until,
-                        total_cells=total_cells)
+                        total_cells=total_cells, skip=skip, cut=cut)
     if lasso.trace is None:
         tried = (f"{len(lasso.schedules_tried)} schedule{'s' if len(lasso.schedules_tried) != 1 else ''} "
                  f"({lasso.positions} positions)")
-        if for_trace:
+        if rounds:
+            pass
+        elif for_trace:
             if not quick:
                 notes.append(f"simulation for {target}: {lasso.message}; its growth stays proven by rates (no trace)")
         elif not search.stop_reason(elapsed()):
@@ -106,11 +153,11 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
         else:
             run.attempt(target, f"the simulation was stopped in its schedule {len(lasso.schedules_tried)} with no "
                                 "growing lasso yet")
-        return lasso.capped and total_cells is not None
+        return lasso
 
     def stop() -> bool:  # a lasso for a trace only: the proof answers already, so no certifying past the time limit
         if not for_trace:
-            return search.cancelled
+            return search.overdue()
         return search.interrupted() or (quick and time.monotonic() >= until)
 
     cert = certify(lasso.trace, checked=[target], cancelled=stop)
@@ -118,14 +165,17 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
         if for_trace and not quick and not search.cancelled:
             notes.append(f"simulation for {target}: its lasso of {lasso.trace.k} positions was not certified within "
                          "the time limit; its growth stays proven by rates (no trace)")
-        return False
+        elif not for_trace and not search.cancelled:
+            run.attempt(target, f"a lasso of {lasso.trace.k} positions was found but not certified within the time "
+                                f"limit and its overtime ({search.overtime():g} s)")
+        return lasso
     if not cert.ok:
         notes.append(f"defect: a lasso built by simulation for {target} failed certification and was "
                      "discarded (searching with the solver): " + "; ".join(cert.problems[:3]))
-        return False
+        return lasso
     traces.append(lasso.trace)
-    search.record(lasso.trace, cert.growth_per_loop, len(traces) - 1, checked, verdicts, method="simulation")
-    summary = failure_summary(lasso.trace)
+    summary = search.record(lasso.trace, cert.growth_per_loop, len(traces) - 1, checked, verdicts,
+                            method="simulation", duration=cert.loop_duration)
     if summary and bounded_without_failures:
         notes.append(f"the lasso for {target} needs failures (without them the rate check proves it bounded): "
                      f"{summary}")
@@ -136,5 +186,5 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
                      "carries the topology with failures off (docs/model.md 7.4)")
     if search.progress is not None:
         search.progress(Progress(k=lasso.trace.k, elapsed_s=elapsed(),
-                               message=f"{target}: certified lasso of {lasso.trace.k} positions by simulation"))
-    return False
+                                 message=f"{target}: certified lasso of {lasso.trace.k} positions by simulation"))
+    return lasso

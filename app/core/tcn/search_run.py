@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import z3
@@ -19,9 +20,15 @@ from app.core.formats import limits
 from app.core.formats.trace import AnyTrace, trace_positions
 from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, Progress
-from app.core.tcn.failing import failure_summary, has_failures
+from app.core.tcn.failing import failures_read
 from app.core.tcn.options import LoopClocks, SearchOptions
 from app.core.topology import Problem, Topology
+
+# Past the time limit, a lasso found before it may still be certified and recorded for at most this long:
+# max(OVERTIME_MIN_S, OVERTIME_SHARE × the limit) (docs/verifier.md, "The time limit"), so a verification ends
+# within its limit plus that margin; the simulation leaves the time its certification will take (search_lassos.py)
+OVERTIME_MIN_S = 1.0
+OVERTIME_SHARE = 0.05
 
 
 def deepening_schedule(k_min: int, k_max: int) -> list[int]:
@@ -147,6 +154,19 @@ class SearchControl:
         """Cancelled, or past the time limit: what long loops (building an encoding) poll."""
         return self._cancelled.is_set() or (self.deadline is not None and time.monotonic() >= self.deadline)
 
+    def overtime(self) -> float:
+        """How long past the time limit a lasso found before it may still be certified (0 without a limit)."""
+        return 0.0 if self.timeout_s is None else max(OVERTIME_MIN_S, OVERTIME_SHARE * self.timeout_s)
+
+    def end(self) -> float | None:
+        """The `time.monotonic()` instant by which the verification ends: its time limit and overtime."""
+        return None if self.deadline is None else self.deadline + self.overtime()
+
+    def overdue(self) -> bool:
+        """Cancelled, or past the time limit and its overtime: what certifying a lasso found before the limit polls."""
+        end = self.end()
+        return self._cancelled.is_set() or (end is not None and time.monotonic() >= end)
+
     def finished(self) -> None:
         """The run has returned: no more interrupts."""
         self._finished.set()
@@ -170,8 +190,11 @@ class SearchControl:
             self.progress(Progress(k=k, elapsed_s=run.elapsed(), doing=doing, verdicts=dict(run.verdicts)))
 
     def record(self, trace: AnyTrace, growth: dict[str, int], index: int, checked: list[str],
-               verdicts: dict[str, BoltVerdict], method: str = "solver") -> None:
-        """Every checked bolt this certified lasso answers for, and not yet answered, gets it."""
+               verdicts: dict[str, BoltVerdict], method: str = "solver", duration: Fraction | None = None
+               ) -> str | None:
+        """Every checked bolt this certified lasso answers for, and not yet answered, gets it; the failures of its
+        loop in words (`failure_summary`), when bolts may fail. `duration`: the loop's, as its certificate read it
+        (else read from the trace: a long compressed one is expanded for it)."""
         if self.threshold is not None:
             reached = {n for p in trace_positions(trace) for n, b in p.bolts.items()
                        if n in checked and b.queue >= self.threshold}
@@ -180,10 +203,10 @@ class SearchControl:
                     verdicts[n] = BoltVerdict(verdict="counterexample", k=trace.k, certified=True, trace_index=index,
                                               method=method,
                                               message=f"its queue reaches {self.threshold} within {trace.k} positions")
-            return
+            return None
         built = ", built by simulation," if method == "simulation" else ""
-        failing = has_failures(trace) if self.failing else None
-        summary = failure_summary(trace) if failing else None
+        failing, summary = failures_read(trace) if self.failing else (None, None)
+        loop = trace.loop_duration() if duration is None else duration
         for n in checked:
             if growth.get(n, 0) > 0 and n not in verdicts:
                 # a join's growth is what it holds more: its queue and its cache (docs/model.md section 11)
@@ -192,6 +215,7 @@ class SearchControl:
                     verdict="counterexample", k=trace.k, loop_start=trace.loop_start, growth_per_loop=growth[n],
                     certified=True, trace_index=index, method=method, failures=failing,
                     message=(f"a certified lasso of {trace.k} positions{built} repeats "
-                             f"{trace.loop_start}..{trace.k} every {float(trace.loop_duration()):.4g} s "
+                             f"{trace.loop_start}..{trace.k} every {float(loop):.4g} s "
                              f"and {n}'s {held} gain{'s' if held == 'queue' else ''} {growth[n]} per pass"
                              + (f", with failures: {summary}" if summary else "")))
+        return summary

@@ -1,28 +1,25 @@
 """Lassos built by simulation: an exact-time run under an adversarial schedule, closed at a repeated state.
 
-For a target bolt that the rate check says may grow, run its cone of influence
-(`network.py`) forward under one legal, deterministic schedule (docs/simulation.md):
+For a target bolt that the rate check says may grow, run its cone of influence (`network.py`) forward under one
+legal, deterministic schedule (docs/simulation.md):
 
 * every spout emits one tuple per gap, the gap at the fast end of its window;
 * the target processes as slowly as the rules allow (processing α(1+τ), then waits
   the whole idle allowance before its next take);
 * every other bolt takes arriving tuples at once and processes as fast as allowed.
 
-Durations are exact fractions, scaled to integers on the schedule's own grid, so
-every event time is an integer and every clock relative to the last events takes
-finitely many values. Before each position the discrete state is hashed: clocks,
-phases, batches, carries, the queues of the bolts that cannot grow, and the queues
-of the others capped at a level above which the rules read them the same way.
-When a state repeats and, between the two positions, the target's queue grew, no
-other queue shrank and every growing queue only saw full batches and never emptied,
-the run from 0 to the repetition is a lasso: the state at k+1 is that at l, so the
-same actions follow (section 3 of the semantics). It is returned as an ordinary
-trace; the caller certifies it (`certify.py`) like any solver trace.
+Durations are exact fractions, scaled to integers on the schedule's own grid, so every event time is an integer
+and every clock relative to the last events takes finitely many values. Before each position the discrete state is
+hashed: clocks, phases, batches, carries, the queues of the bolts that cannot grow, and the queues of the others
+capped at a level above which the rules read them the same way. When a state repeats and, between the two
+positions, the target's queue grew, no other queue shrank and every growing queue only saw full batches and never
+emptied, the run from 0 to the repetition is a lasso: the state at k+1 is that at l, so the same actions follow
+(section 3 of the semantics). It is returned as an ordinary trace; the caller certifies it (`certify.py`) like any
+solver trace.
 
-To keep loops short, the schedule is first *aligned*: a period T is chosen as a
-multiple of the target's slowest cycle, every spout's gap is T/n (the most emissions
-per T its window allows) and every other bolt's cycle divides T, so that the free
-running components return to the same relative phase after each T.
+To keep loops short, the schedule is first *aligned*: a period T is chosen as a multiple of the target's slowest
+cycle, every spout's gap is T/n (the most emissions per T its window allows) and every other bolt's cycle divides
+T, so that the free running components return to the same relative phase after each T.
 
 No z3 here; nothing in this module is shared with the certifier.
 """
@@ -32,24 +29,24 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
 
 from app.core.emission import Emission
-from app.core.failures import FailureModel, replay_problem
+from app.core.failures import FailureModel
 from app.core.formats.trace import CompressedTrace, Trace
 from app.core.gc_pause import paused_gc
 from app.core.tcn.network import Network, SpoutParams, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
 from app.core.tcn.simulate_deaths import NEVER, DeathPlan, Deaths
-from app.core.tcn.simulate_rules import closes, emit_remembered
+from app.core.tcn.simulate_rules import closes, emit_remembered, loss_replays
 from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Row, Stopped, rows_lasso, rows_trace
 
 __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Goal", "Lasso", "Schedule", "build_finite_run", "build_lasso",
            "schedules", "unaligned_schedule"]
 
 MAX_CELLS = 3_000_000  # positions × bolts simulated per schedule (memory and time bound)
+PROBE_TOTAL_CELLS = 400_000  # positions × bolts of all probes of one target (docs/simulation.md, "Probes")
 MAX_CANDIDATES = 8  # earlier positions with the same hashed state examined per position
 
 
@@ -62,6 +59,8 @@ class Lasso:
     positions: int = 0
     schedules_tried: list[str] = field(default_factory=list)
     capped: bool = False  # a schedule stopped at the cell bound (a larger bound might close a lasso)
+    ended: frozenset[int] = frozenset()  # the schedules (by number) played to their end, `skip` of a later call
+    exhausted: bool = False  # every schedule played to its end (none closed a lasso)
 
 
 @dataclass
@@ -80,45 +79,70 @@ class Goal:
 @paused_gc()  # a long lasso: app/core/gc_pause.py
 def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = frozenset(),
                 cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
-                max_cells: int | None = None, total_cells: int | None = None, deaths: DeathPlan | None = None) -> Lasso:
+                max_cells: int | None = None, total_cells: int | None = None, deaths: DeathPlan | None = None,
+                skip: frozenset[int] = frozenset(), cut: Callable[[], float] | None = None) -> Lasso:
     """Simulate the schedules of :func:`schedules` until one closes a lasso in which `target` grows.
 
-    `cannot_grow`: bolts whose queues the rate check proves bounded (hashed exactly; the
-    others are capped). `deadline`: a `time.monotonic()` instant. `max_cells`: positions × bolts
-    simulated per schedule (default MAX_CELLS); `total_cells`: over all schedules (none by default), the
-    schedules left once it is spent are not simulated (`capped`). `deaths`: the workers that die in every
-    schedule (docs/model.md 9.5; `net` then has section 7's failures off). The trace is not certified here."""
-    max_cells = MAX_CELLS if max_cells is None else max_cells
-    tried: list[str] = []
-    positions = 0
-    capped = False
+    `cannot_grow`: bolts whose queues the rate check proves bounded (hashed exactly; the others are capped).
+    `deadline`: a `time.monotonic()` instant. `max_cells`: positions × bolts simulated per schedule (default
+    MAX_CELLS); `total_cells`: over all schedules (none by default), the schedules left once it is spent are not
+    simulated (`capped`); a probe (`Schedule.cells`) has its own bound instead, outside that total. `deaths`: the
+    workers that die in every schedule (docs/model.md 9.5; `net` then has section 7's failures off). The trace is
+    not certified here. `skip`: schedules (numbered in the order of `schedules`) an earlier call played to their end
+    (`Lasso.ended`). `cut`: asked as each schedule starts, its own deadline (before `deadline`): a schedule it stops
+    is left unfinished and the next one is played (the search leaves time to certify a lasso: docs/verifier.md)."""
+    max_cells, tried, positions, ended = MAX_CELLS if max_cells is None else max_cells, list[str](), 0, set(skip)
+    capped = unfinished = False
+    probed = 0  # positions of probes: bounded each by its own cells (schedule.probe_cells), not by `total_cells`
+    settled: list[Schedule] = []  # probes that ended below their bound: played in full, they would end the same
     runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
-        for sched in schedules(net, target, cancelled):
-            left = None if total_cells is None else total_cells - positions * max(1, len(net.bolts))
-            if left is not None and left <= 0:
+        for number, sched in enumerate(schedules(net, target, cancelled)):
+            if sched.cells is None and sched in settled:
+                continue
+            if sched.cells is not None and probed * max(1, len(net.bolts)) >= PROBE_TOTAL_CELLS:
+                continue
+            left = None if total_cells is None else total_cells - (positions - probed) * max(1, len(net.bolts))
+            if sched.cells is not None:
+                left = sched.cells
+            elif left is not None and left <= 0:
                 capped = True
                 break
+            if number in skip:
+                continue
             tried.append(sched.describe() + (f" with {deaths.describe()}" if deaths is not None else ""))
             plan = frozenset(sched.fail)
             if plan not in runs_on:  # the bolts the plan leaves up never fail (docs/model.md 7.4)
                 runs_on[plan] = only_failing(net, plan)
-            outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, deadline,
-                                max_cells if left is None else min(max_cells, left), deaths=deaths)
+            own = deadline if cut is None else cut()
+            try:
+                outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, own,
+                                    max_cells if left is None else min(max_cells, left), deaths=deaths)
+            except Stopped:
+                if cut is None or cancelled() or (deadline is not None and time.monotonic() >= deadline):
+                    raise
+                tried[-1] += ": stopped to leave time to certify a lasso"
+                unfinished = True
+                continue
             if isinstance(outcome, Trace | CompressedTrace):
                 return Lasso(outcome, f"{tried[-1]}: lasso of {outcome.k} positions",
-                             positions + outcome.k + 2, tried)
+                             positions + outcome.k + 2, tried, ended=frozenset(ended))
             positions += outcome[1]
-            capped = capped or outcome[2]
+            probed += outcome[1] if sched.cells is not None else 0
+            if sched.cells is not None and not outcome[2]:
+                settled.append(replace(sched, cells=None))
+            capped = capped or (outcome[2] and sched.cells is None)  # a probe stopped at its cells is not retried
+            if left is None or not outcome[2] or sched.cells is not None:  # (capped by `total_cells`: a larger
+                ended.add(number)                                           # share might close it)
             tried[-1] += f": {outcome[0]}"
     except Stopped as stop:
-        return Lasso(None, str(stop), positions, tried, capped)
+        return Lasso(None, str(stop), positions, tried, capped, frozenset(ended))
     if cancelled():
-        return Lasso(None, "cancelled", positions, tried, capped)
-    if not tried:
+        return Lasso(None, "cancelled", positions, tried, capped, frozenset(ended))
+    if not tried and not skip:
         return Lasso(None, "no legal schedule lets the target grow", positions, tried)
     return Lasso(None, "no schedule closed a lasso in which the target grows: " + "; ".join(tried), positions, tried,
-                 capped)
+                 capped, frozenset(ended), not capped and not unfinished)
 
 
 @paused_gc()
@@ -175,7 +199,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     queues_at: list[list[int]] = []  # free queues (growing backlogs, joins' caches) before each position
     bad_upto: list[list[int]] = [[0] * (len(free) + len(growing_backlog) + len(run.cslot))]  # breaches before i
     cache_of = list(run.cache.values())
-    grown = [slot[tgt]] + [c for (j, _), c in run.cslot.items() if j == tgt]  # the target's queue and caches
+    grown = ([slot[tgt]] if tgt in slot else []) + [c for (j, _), c in run.cslot.items() if j == tgt]  # (a storm)
     t = 0
     i = 0
     limit = max(16, max_cells // max(1, n_b))
@@ -461,13 +485,13 @@ class _Switch:
     at a position at or after `sched.switch_at`, after the EMITs, it makes each bolt's next switch when it is
     due (`schedule.Switch`): no clock then reads the old durations, so the run stays legal."""
 
-    def __init__(self, run: _Run, sched: Schedule) -> None:
+    def __init__(self, run: _Run, sched: Schedule) -> None:  # (a bolt `only_failing` dropped has no switch)
         self.run = run
         self.at = 0 if sched.switch_at is None else math.ceil(sched.switch_at * run.scale)
         index = {name: j for j, name in enumerate(run.bolt_names)}
         self.pending = [] if sched.switch_at is None else [
             (index[w.bolt], int(w.processing * run.scale), int(w.delay * run.scale), w.eager,
-             None if w.after is None else index[w.after]) for w in sched.switches]
+             None if w.after is None else index[w.after]) for w in sched.switches if w.bolt in index]
 
     def done(self, j: int) -> bool:
         """Whether bolt `j` has made all its switches."""
@@ -536,7 +560,7 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
                     for x, _, _ in extra_bolt[j]:
                         xcarry[x] = 0
                 if lost:
-                    losses[j] = (lost, _replays(lost, reach[j], spouts, fm.impact[names[j]] if fm else {}, mode))
+                    losses[j] = (lost, loss_replays(lost, reach[j], spouts, fm.impact[names[j]] if fm else {}, mode))
                 step.append((before, arrivals, False, 0, False, 0, 0, False))
                 continue
             if recovers[j]:  # up again, idle with an empty queue: what arrives now may be taken now
@@ -571,17 +595,3 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
 
     return bolt_actions
 
-
-def _replays(lost: int, reach: list[int], spouts: list[Any], impact: dict[str, Any], mode: str) -> dict[str, int]:
-    """The replays of a loss of `lost` tuples (docs/model.md 7.3), at the upper end: one spout tuple
-    per lost tuple, split evenly among the spouts whose trees reach the bolt (`reach`, in the
-    network's order; the first ones take the remainder). Checked against the replay rule."""
-    if mode == "none" or not reach:
-        return {}
-    share, extra = divmod(lost, len(reach))
-    replays = {spouts[s].name: share + (m < extra) for m, s in enumerate(reach)}
-    replays = {name: n for name, n in replays.items() if n > 0}
-    problem = replay_problem(lost, replays, impact, mode)
-    if problem is not None:  # cannot happen: the upper end always obeys the rule
-        raise AssertionError(f"simulated replays break docs/model.md 7.3: {problem}")
-    return replays

@@ -1,13 +1,15 @@
-"""Two rules of the simulation (app/core/tcn/simulate.py): whether a repeated state closes a lasso, and one stream's
-EMIT remembered. No z3 here; nothing in this module is shared with the certifier."""
+"""Three rules of the simulation (app/core/tcn/simulate.py): whether a repeated state closes a lasso, one stream's
+EMIT remembered, and the replays of a loss. No z3 here; nothing in this module is shared with the certifier."""
 
 from __future__ import annotations
 
 import functools
 from fractions import Fraction
+from typing import Any
 
 from app.core.emission import Emission
 from app.core.emission import emit as emit_rule
+from app.core.failures import replay_problem
 
 
 def closes(start: int, end: int, grown: list[int], queues_at: list[list[int]],
@@ -37,3 +39,18 @@ def emit_remembered(sigma: Fraction, carry: Fraction | int, batch: int, rule: Em
     pure, so remembered (a long run repeats the same few carries and batches)."""
     out, kept = emit_rule(sigma, Fraction(carry), batch, rule)
     return out, kept.numerator if kept.denominator == 1 else kept
+
+
+def loss_replays(lost: int, reach: list[int], spouts: list[Any], impact: dict[str, Any], mode: str) -> dict[str, int]:
+    """The replays of a loss of `lost` tuples (docs/model.md 7.3), at the upper end: one spout tuple
+    per lost tuple, split evenly among the spouts whose trees reach the bolt (`reach`, in the
+    network's order; the first ones take the remainder). Checked against the replay rule."""
+    if mode == "none" or not reach:
+        return {}
+    share, extra = divmod(lost, len(reach))
+    replays = {spouts[s].name: share + (m < extra) for m, s in enumerate(reach)}
+    replays = {name: n for name, n in replays.items() if n > 0}
+    problem = replay_problem(lost, replays, impact, mode)
+    if problem is not None:  # cannot happen: the upper end always obeys the rule
+        raise AssertionError(f"simulated replays break docs/model.md 7.3: {problem}")
+    return replays

@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 
 from app.core.errors import Cancelled
 from app.core.formats.trace import COMPRESS_FROM, CompressedTrace, Trace, TracePosition, format_carry, format_time
-from app.core.formats.trace_compress import compress_runs
+from app.core.formats.trace_compress import CompressionStopped, compress_runs
 from app.core.tcn.network import Network
 
 __all__ = ["CHECK_EVERY", "BoltStep", "FailureRow", "Row", "Stopped", "rows_lasso", "rows_trace"]
@@ -76,7 +76,11 @@ def rows_lasso(net: Network, rows: list[Row], loop_start: int, scale: int, index
             drawn.pop(i - 2, None)
         return drawn[i]
 
-    items = compress_runs(shapes, values, scale, position, [b.name for b in net.bolts], [s.name for s in net.spouts])
+    try:
+        items = compress_runs(shapes, values, scale, position, [b.name for b in net.bolts],
+                              [s.name for s in net.spouts], cancelled)
+    except CompressionStopped:
+        raise Stopped("cancelled") from None
     if len(items) >= len(rows):
         return rows_trace(net, rows, loop_start, scale, index, cancelled)
     return CompressedTrace.model_validate({"topology": net.document(), "k": len(rows) - 2, "loop_start": loop_start,

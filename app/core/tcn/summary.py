@@ -114,4 +114,6 @@ def summarise(base: dict[str, Any], kept: list[str], notes: list[str], elapsed: 
         return VerifyResult(verdict="none-up-to-k", k=k, message=message, **common)
     if all(v.verdict == "bounded" for v in verdicts.values()):
         return VerifyResult.said(Words.of("bounded: ", per_bolt), verdict="bounded", **common)
+    if "unbounded" in kinds:  # a flood or a replay storm: proven, not a doubt (docs/boundedness.md)
+        return VerifyResult.said(Words.of("unbounded: ", per_bolt), verdict="unbounded", **common)
     return VerifyResult.said(Words.of("no repeating run grows: ", per_bolt), verdict="no-repeating-growth", **common)

@@ -106,9 +106,9 @@ def _window_note(bolt: str, window: dict[str, Any]) -> str:
                 "is one execute(TupleWindow), σ per tuple received), and so do the simulation, the solver, the linear "
                 "program and the certifier (docs/model.md section 10)")
     return (f"bolts.{bolt}: a windowed bolt ({phrase}): its duration window, a timer on arrival time, is its window; "
-            "the rate check, the latency bounds, growth by rates, the simulation, the solver, the linear program and "
-            "the certifier have it (α is one execute(TupleWindow), σ per tuple received); the flood proofs do not "
-            "yet, and say so (docs/model.md section 10.3)")
+            "the rate check (with failures and worker deaths too), the latency bounds, growth by rates, the flood "
+            "proofs, the simulation, the solver, the linear program and the certifier have it (α is one "
+            "execute(TupleWindow), σ per tuple received; docs/model.md section 10.3)")
 
 
 def _join(doc: FluxDocument, vertex: Vertex, bolt: dict[str, Any], notes: list[str]) -> None:
@@ -119,8 +119,8 @@ def _join(doc: FluxDocument, vertex: Vertex, bolt: dict[str, Any], notes: list[s
         return
     if join["kind"] == "window":
         notes.append(f"bolts.{vertex.id}: Storm's JoinBolt joins what its window holds and waits for nothing: it is "
-                     "its window's rule, over the sum of its inputs, its σ the joined tuples per tuple received "
-                     "(docs/model.md section 11)")
+                     "its window's rule (count, duration or mixed), over the sum of its inputs, its σ the joined "
+                     "tuples per tuple received (docs/model.md section 11)")
         return
     branches = {(s.source, s.stream_id or "default") for s in doc.streams if s.target == vertex.id}
     if len(branches) < 2:

@@ -123,11 +123,10 @@ def window_field(item: dict[str, Any], class_name: str | None,
 def join_field(item: dict[str, Any], class_name: str | None, window: dict[str, Any] | None) -> dict[str, Any] | None:
     """The document's `join` of a Flux bolt (docs/model.md section 11): Metron's join bolts wait for every branch,
     with the cache size and retention their `withMaxCacheSize` and `withMaxTimeRetain` give (minutes); Storm's
-    JoinBolt with a count window it reads is its window's rule (`kind` window); None otherwise (a JoinBolt over a
-    duration or unreadable window keeps the `unmodelled` mark)."""
+    JoinBolt with a window it reads (count, duration or mixed, on arrival time) is its window's rule (`kind`
+    window); None otherwise (a JoinBolt over an event-time or unreadable window keeps the `unmodelled` mark)."""
     if class_name == STORM_JOIN:
-        return {"kind": "window"} if window is not None and window["kind"] == "count" \
-            and "slide_kind" not in window else None
+        return {"kind": "window"} if window is not None else None
     if class_name not in JOIN_CLASSES:
         return None
     field: dict[str, Any] = {"kind": "all"}

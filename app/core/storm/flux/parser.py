@@ -12,7 +12,6 @@ from typing import Any
 
 from app.core.formats.limits import escape
 from app.core.storm.flux.constructs import (
-    JOIN_CLASSES,
     flux_components,
     join_field,
     unmodelled,
@@ -205,8 +204,6 @@ def _vertices(parsed: _Parsed, key: str) -> list[Vertex]:
             raise FluxError(path, line_of(item, "config"), f"{label}.config", "must be a mapping")
         window = window_field(item, class_name, components) if kind == "bolt" else None  # a window the model has
         join = join_field(item, class_name, window) if kind == "bolt" else None  # a join the model has
-        if window is not None and class_name in JOIN_CLASSES and join is None:
-            window = None  # a JoinBolt over a window the model has no join for: marked, not half read
         out.append(Vertex(kind, ident, class_name, int(parallelism) if parallelism is not None else None,
                           path, line or 0, annotations, int(num_tasks) if num_tasks is not None else None,
                           tick_secs, unmodelled(item, class_name, components)

@@ -17,10 +17,11 @@ capacity C/(α(1+τ) + max_idle). It accepts (docs/boundedness.md, "Unbounded: a
   "Through a join");
 * the source's evidence holds: its growth certificate is accepted by `rate_growth.py` (or its lasso by the trace
   certifier, `certify.py`, with the source growing in it; or, in a chain, its own flood certificate by this
-  checker, recursively, on the source's cone), for the source; and the evidence's document is part of
-  this one: every component that influences the source there (its upstream and, with failures, the failing bolts
-  its spouts feed, with theirs) is here with the same parameters and the same input streams, under the same
-  settings, so the run that makes the source grow is a run here too;
+  checker, recursively, on the source's cone; or its replay storm's certificate by `storm.py`, on its cone),
+  for the source; and the evidence's document is part of this one: every component that influences the source
+  there (its upstream and, with failures, the failing bolts its spouts feed, with theirs) is here with the same
+  parameters and the same input streams, under the same settings, so the run that makes the source grow is a
+  run here too;
 * with a threshold run (`run`, docs/boundedness.md "The threshold run"): the trace certifier accepts its trace as
   a threshold witness for the target and the run's threshold (a finite legal run in which the target's queue
   reaches it), and the trace's document is part of this one for the target, as the evidence's is for the source.
@@ -36,90 +37,14 @@ from app.core.formats.trace import CompressedTrace, Trace
 from app.core.numbers import exact
 from app.core.results import FloodCertificate
 from app.core.tcn.check.certify import certify
+from app.core.tcn.check.parts import part_of, received
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.check.ratios import ratio_bounds
 from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound, timer_bound
+from app.core.tcn.check.storm import check_storm_certificate
 from app.core.topology import Bolt, Topology, TopologyError, parse_topology
 
 __all__ = ["check_flood_certificate"]
-
-
-def _received(topo: Topology) -> dict[str, list[tuple[str, str]]]:
-    """Per bolt name, its input streams (sender name, stream), each once."""
-    name_of = {c.id: c.name for c in topo.components}
-    return {name_of[b]: [(name_of[u], st) for u, st in pairs] for b, pairs in topo.inputs().items()}
-
-
-def _fails(topo: Topology) -> bool:
-    return bool(topo.settings.failures) and any(b.min_ttf is not None for b in topo.bolts)
-
-
-def _influence(topo: Topology, start: str) -> set[str]:
-    """`start` and every component whose behaviour can change what reaches it: its upstream and, when bolts may
-    fail, the failing bolts fed (transitively) by a kept spout, whose losses it replays, with their upstream."""
-    received = _received(topo)
-    below: dict[str, list[str]] = {}
-    for b, pairs in received.items():
-        for u, _ in pairs:
-            below.setdefault(u, []).append(b)
-    failing = {b.name for b in topo.bolts if b.min_ttf is not None} if _fails(topo) else set()
-    spouts = {s.name for s in topo.spouts}
-    keep: set[str] = set()
-    todo = [start]
-    while todo:
-        while todo:
-            n = todo.pop()
-            if n not in keep:
-                keep.add(n)
-                todo += [u for u, _ in received.get(n, [])]
-        reached, frontier = set(), [s for s in spouts if s in keep]
-        while frontier:
-            n = frontier.pop()
-            for m in below.get(n, []):
-                if m not in reached:
-                    reached.add(m)
-                    frontier.append(m)
-        todo = [f for f in failing & reached if f not in keep]
-    return keep
-
-
-def _parameters(topo: Topology, fails: bool) -> dict[str, tuple[Any, ...]]:
-    """Per component name, what a run of it depends on: kind, timing, batch sizes, streams, and (`fails`) min_ttf."""
-    out: dict[str, tuple[Any, ...]] = {}
-    tau = exact(topo.settings.tolerance)
-    for s in topo.spouts:
-        out[s.name] = ("spout", exact(s.rate), s.burst, sorted(s.output_streams().items()))
-    for b in topo.bolts:  # (a duration window's G and a join's rule change its runs too)
-        out[b.name] = ("bolt", exact(b.alpha), take_bound(b), timer_bound(b, tau), join_branches(topo, b) is not None,
-                       sorted(b.output_streams().items()), b.min_ttf if fails else None)
-    return out
-
-
-def _same(part: tuple[Any, ...], whole: tuple[Any, ...] | None) -> bool:
-    """Whether a component of the part acts as in the whole: the same parameters, where a bolt without min_ttf in
-    the part may have one in the whole (a run in which it never fails is a run: a failure is never forced,
-    docs/model.md 7.2)."""
-    if whole is None or part == whole:
-        return whole is not None
-    return part[0] == "bolt" and part[-1] is None and part[:-1] == whole[:-1]
-
-
-def _part_of(evidence: Topology, source: str, whole: Topology, label: str = "evidence") -> list[str]:
-    """Why a run of `evidence` in which `source` grows is not a run of `whole`; [] when it is."""
-    fails = _fails(evidence)
-    if evidence.settings.semantics(fails) != whole.settings.semantics(fails):
-        return [f"{label}: its document's settings are not this document's"]
-    mine, theirs = _parameters(evidence, fails), _parameters(whole, fails)
-    if source not in mine:
-        return [f"{label}: {source} is not in its document"]
-    received, here = _received(evidence), _received(whole)
-    problems = []
-    for name in sorted(_influence(evidence, source)):
-        if not _same(mine[name], theirs.get(name)):
-            problems.append(f"{label}: {name} is not in this document with the same parameters")
-        elif sorted(received.get(name, [])) != sorted(here.get(name, [])):
-            problems.append(f"{label}: {name} does not receive the same streams in this document")
-    return problems
 
 
 def _nested(kind: str, target: str, source: str, document: dict[str, Any] | None, topo: Topology,
@@ -135,12 +60,16 @@ def _nested(kind: str, target: str, source: str, document: dict[str, Any] | None
     except (TopologyError, ValueError, TypeError) as exc:
         return [f"evidence: its document is not valid: {exc}"]
     problems = [f"evidence: {p}" for p in check(proven_on)]
-    return problems or _part_of(proven_on, source, topo)
+    return problems or part_of(proven_on, source, topo)
 
 
 def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | CompressedTrace | None) -> list[str]:
     """Why the source's evidence does not show that it can hold any backlog in `topo`; [] when it does."""
     ev = cert.evidence
+    if ev.storm_certificate is not None:  # the source is unbounded by a replay storm: any backlog, then a drain
+        storm = ev.storm_certificate
+        return _nested("storm", storm.target, cert.source, ev.topology, topo,
+                       lambda on: check_storm_certificate(on, storm))
     if ev.flood_certificate is not None:  # a chain: the source is itself unbounded
         flood = ev.flood_certificate
         return _nested("flood", flood.target, cert.source, ev.topology, topo,
@@ -158,7 +87,7 @@ def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | Co
     if found.growth_per_loop.get(cert.source, 0) <= 0:
         return [f"evidence: {cert.source} does not grow in the lasso"]
     lasso_topology = lasso.topology if isinstance(lasso, Trace | CompressedTrace) else lasso.get("topology")
-    return _part_of(parse_topology(lasso_topology), cert.source, topo)
+    return part_of(parse_topology(lasso_topology), cert.source, topo)
 
 
 def _least_ratio(bolt: Bolt, stream: str, tau: Fraction, rule: str) -> Fraction:
@@ -183,9 +112,9 @@ def _least_rates(topo: Topology, target: str, source: str) -> dict[str, Fraction
     spouts = {s.name: s for s in topo.spouts}
     bolts = {b.name: b for b in topo.bolts}
     sigma = {(c.name, st): exact(r or 0) for c in topo.components for st, r in c.output_streams().items()}
-    received = _received(topo)
+    inputs_of = received(topo)
     least: dict[str, Fraction] = {source: take_bound(bolts[source]) / (exact(bolts[source].alpha) * (1 - tau))}
-    waits = {b: {u for u, st in received.get(b, []) if u in bolts and u not in (source, target)
+    waits = {b: {u for u, st in inputs_of.get(b, []) if u in bolts and u not in (source, target)
                  and sigma.get((u, st), Fraction(0)) > 0} for b in bolts if b not in (source, target)}
     followers: dict[str, list[str]] = {b: [] for b in bolts}
     for b, us in waits.items():
@@ -195,7 +124,7 @@ def _least_rates(topo: Topology, target: str, source: str) -> dict[str, Fraction
     while ready:  # Kahn's walk, with a queue
         b = ready.pop()
         parts: list[Fraction] = []  # per input stream, the least it carries (a sender not reached: none)
-        for u, st in received.get(b, []):
+        for u, st in inputs_of.get(b, []):
             if u in spouts:
                 parts.append(sigma.get((u, st), Fraction(0)) * exact(spouts[u].rate) / (1 + tau))
             elif u in least:
@@ -203,7 +132,7 @@ def _least_rates(topo: Topology, target: str, source: str) -> dict[str, Fraction
         # a join completes the messages every branch delivered: at least its slowest branch's (0 when a branch has
         # no figure); any other bolt receives the sum of its streams
         if join_branches(topo, bolts[b]) is not None:
-            inflow = min(parts) if len(parts) == len(received.get(b, [])) else Fraction(0)
+            inflow = min(parts) if len(parts) == len(inputs_of.get(b, [])) else Fraction(0)
         else:
             inflow = sum(parts, Fraction(0))
         timed = timer_bound(bolts[b], tau) is not None  # no capacity limits a timer: it takes all it holds
@@ -223,7 +152,7 @@ def _derived_terms(topo: Topology, target: str, source: str) -> dict[tuple[str, 
     bolts = {b.name: b for b in topo.bolts}
     least = _least_rates(topo, target, source)
     out: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
-    for sender, stream in _received(topo).get(target, []):
+    for sender, stream in received(topo).get(target, []):
         if sender in spouts:
             ratio = exact(spouts[sender].output_streams()[stream] or 0)
             out[(sender, stream)] = (exact(spouts[sender].rate) / (1 + tau), ratio)
@@ -246,7 +175,7 @@ def _run_problems(cert: FloodCertificate, topo: Topology, trace: Trace | Compres
         return [f"threshold run: not certified: {'; '.join(found.problems[:3])}"]
     document = witness.topology if isinstance(witness, Trace | CompressedTrace) else witness.get("topology")
     try:
-        return _part_of(parse_topology(document), cert.target, topo, "threshold run")
+        return part_of(parse_topology(document), cert.target, topo, "threshold run")
     except (TopologyError, ValueError, TypeError) as exc:
         return [f"threshold run: its document is not valid: {exc}"]
 

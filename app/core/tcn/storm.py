@@ -1,0 +1,171 @@
+"""Unbounded by a replay storm: a failing bolt whose at-once replays it cannot keep up with.
+
+docs/boundedness.md, "Unbounded: a replay storm", proves it. With `settings.replay` "at-once", a failing bolt F
+fed by a spout s's default stream, failing as soon as `min_ttf` allows and down for a chosen reboot r, while s
+emits one tuple every g = (min_ttf + r)/m seconds (m per cycle) and F processes at its slowest: the tuples of F's
+trees still pending (s's backlog, F's queue and batch) grow by at least
+
+    δ = m − C_F·k   per failure cycle,   k = ⌊(min_ttf − g)/(max_idle + α_F(1+τ))⌋ when every input of F is s's
+                                          (its first tuple after a recovery comes a gap later), else
+                                          ⌈min_ttf/(max_idle + α_F(1+τ))⌉ − 1
+
+(k bounds the batches F completes while up), since every loss is replayed once and no other bolt fails. When
+δ ≥ 1, F's queue just before its n-th failure holds at least (n − 1)·δ minus a constant, and every bolt J that
+receives s's default stream receives each cycle's whole loss again (quadratic growth against J's linear
+capacity): F and each such J (not a join, not a duration window) are `unbounded`. Such runs never repeat, so no
+lasso shows them. The plan (r, m, g, k, δ) is the certificate (`StormCertificate`); `app/core/tcn/check/storm.py`
+re-derives it without this module.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from app.core.results import BoltVerdict, StormCertificate
+from app.core.tcn.check.content import content_hash
+from app.core.tcn.check.storm import check_storm_certificate
+from app.core.tcn.network import BoltParams, Network, build_network
+from app.core.topology import Topology
+
+__all__ = ["STORMABLE", "StormPlan", "instant_storms", "prove_storm", "senders_of", "storm_message", "storm_plan",
+           "storm_verdicts"]
+
+#: the verdicts a storm proof may answer (a lasso in which the bolt grows, or a bound, already says more)
+STORMABLE = ("no-repeating-growth", "none-up-to-k", "unknown")
+MAX_EMISSIONS = 100_000  # emissions per failure cycle tried at most (min_ttf of hours on a fast spout)
+
+
+class StormPlan:
+    """One failure cycle of a storm: reboot r, m emissions of the spout a gap g apart, at most k batches completed
+    by the failing bolt while up (`waits`: it waits a gap for its first tuple), growth δ = m − C·k per cycle."""
+
+    def __init__(self, failing: str, spout: str, reboot: Fraction, emissions: int, gap: Fraction, waits: bool,
+                 completions: int, growth: int) -> None:
+        self.failing, self.spout, self.reboot, self.emissions, self.gap = failing, spout, reboot, emissions, gap
+        self.waits, self.completions, self.growth = waits, completions, growth
+
+
+def _text(x: Fraction) -> str:
+    return f"{x.numerator}/{x.denominator}"
+
+
+def storm_plan(net: Network, failing: BoltParams, spout: str) -> StormPlan | None:
+    """The cycle with the largest growth per cycle for `failing` fed by `spout`'s default stream, or None when no
+    cycle grows (δ < 1) or the storm's rules do not hold (at-once replays, an ordinary bolt that may fail)."""
+    fm = net.failures
+    if (fm is None or fm.replay != "at-once" or failing.name not in fm.min_ttf or failing.timer is not None
+            or failing.join or failing.slide != 1 or (spout, "default") not in failing.sources):
+        return None
+    period = next(s.period for s in net.spouts if s.name == spout)
+    tau, up = net.tolerance, fm.min_ttf[failing.name]
+    lo, hi = period * (1 - tau), period * (1 + tau)
+    cycle = net.max_idle + failing.alpha * (1 + tau)  # the failing bolt's slowest take-to-emit, idle included
+    waits = all(name == spout for name, _ in failing.sources)
+    best: StormPlan | None = None
+    first = max(1, math.ceil((up + fm.min_reboot) / hi))
+    last = min(math.floor((up + fm.max_reboot) / lo), first + MAX_EMISSIONS)
+    for m in range(first, last + 1):
+        length = min(m * hi, up + fm.max_reboot)  # the longest cycle of m gaps: the longest wait after a recovery
+        if length < max(m * lo, up + fm.min_reboot):
+            continue
+        gap = length / m
+        if gap > up:  # the spout must emit while the bolt is up, or its queue never holds the backlog
+            continue
+        k = math.floor((up - gap) / cycle) if waits else math.ceil(up / cycle) - 1
+        growth = m - failing.take_max * k
+        if growth >= 1 and (best is None or growth > best.growth):
+            best = StormPlan(failing.name, spout, length - up, m, gap, waits, k, growth)
+    return best
+
+
+def prove_storm(cone: Topology, target: str) -> StormCertificate | None:
+    """A storm certificate for `target` on its cone of influence `cone` (the best cycle of any failing bolt that
+    makes it unbounded), or None."""
+    net = build_network(cone, [target])
+    bolts = {b.name: b for b in net.bolts}
+    if target not in bolts or net.failures is None or net.failures.replay != "at-once":
+        return None
+    j = bolts[target]
+    best: StormPlan | None = None
+    for f in net.bolts:
+        if f.name not in net.failures.min_ttf or cone.bolt_by_name(f.name).window is not None:
+            continue  # (the storm's rule is an ordinary bolt's: a window takes by its own rule)
+        for spout, stream in f.sources:
+            if stream != "default" or spout not in {s.name for s in net.spouts}:
+                continue
+            if f.name != target and ((spout, "default") not in j.sources or j.timer is not None or j.join):
+                continue
+            plan = storm_plan(net, f, spout)
+            if plan is not None and (best is None or plan.growth > best.growth):
+                best = plan
+    if best is None:
+        return None
+    return StormCertificate(target=target, content_hash=content_hash(net.topology), failing=best.failing,
+                            spout=best.spout, reboot=_text(best.reboot), emissions=best.emissions,
+                            gap=_text(best.gap), waits=best.waits, completions=best.completions, growth=best.growth)
+
+
+def senders_of(topo: Topology) -> dict[str, set[str]]:
+    """Per bolt name, the names of the components it receives from."""
+    name_of = {c.id: c.name for c in topo.components}
+    return {name_of[b]: {name_of[u] for u, _ in pairs} for b, pairs in topo.inputs().items()}
+
+
+def storm_message(cert: StormCertificate) -> str:
+    """The verdict in words: what grows, in which cycle, and by how much."""
+    gap, reboot = Fraction(cert.gap), Fraction(cert.reboot)
+    cycle = cert.emissions * gap
+    where = (f"its queue just before each failure grows by {cert.growth} tuples per cycle"
+             if cert.target == cert.failing else
+             f"{cert.spout} replays {cert.failing}'s growing losses to it every cycle (they grow by {cert.growth} "
+             "tuples per cycle), faster than any pace of it processes in the long run")
+    return (f"unbounded (storm proof, certified): with at-once replays, {cert.failing} failing as soon as min_ttf "
+            f"allows and down {float(reboot):.4g} s (every {float(cycle):.4g} s) while {cert.spout} emits one tuple "
+            f"every {float(gap):.4g} s completes at most {cert.completions} batch"
+            f"{'es' if cert.completions != 1 else ''} per cycle at its slowest, fewer than the {cert.emissions} "
+            f"fresh tuples: {where}; for every N a legal run takes its queue past N (docs/boundedness.md, "
+            "\"Unbounded: a replay storm\"; such runs never repeat, so no lasso shows them)")
+
+
+def storm_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], names: list[str], notes: list[str]) -> None:
+    """Every bolt of `names` without an answer (absent from `verdicts`, or one of STORMABLE) that a replay storm
+    makes unbounded gets that verdict (in place), once the independent checker accepts its certificate; a
+    rejected one is noted as a defect."""
+    if not topo.settings.failures or topo.settings.replay != "at-once":
+        return
+    for name in names:
+        before = verdicts.get(name)
+        if before is not None and before.verdict not in STORMABLE:
+            continue
+        cone = build_network(topo, [name]).topology
+        cert = prove_storm(cone, name)
+        if cert is None:
+            continue
+        problems = check_storm_certificate(cone, cert)
+        if problems:
+            notes.append(f"defect: a storm proof for {name} was rejected by its checker and discarded: "
+                         + "; ".join(problems[:3]))
+            continue
+        message = storm_message(cert)
+        if before is not None and before.message:
+            message += f". Before that: {before.message}"
+        verdicts[name] = BoltVerdict(verdict="unbounded", method="storm proof", certified=True,
+                                     storm_certificate=cert, message=message)
+
+
+def instant_storms(topo: Topology, statuses: dict[str, str]) -> dict[str, StormCertificate]:
+    """Without any search (`stormbound check`): every bolt whose rate-check status leaves room (`may-grow`,
+    `no-repeating-growth`) that a replay storm makes unbounded, with its certificate, accepted by the checker.
+    Milliseconds a bolt: a walk over the emissions per failure cycle of each failing bolt fed by a spout."""
+    if not topo.settings.failures or topo.settings.replay != "at-once":
+        return {}
+    found: dict[str, StormCertificate] = {}
+    for name, status in statuses.items():
+        if status not in ("may-grow", "no-repeating-growth"):
+            continue
+        cone = build_network(topo, [name]).topology
+        cert = prove_storm(cone, name)
+        if cert is not None and not check_storm_certificate(cone, cert):
+            found[name] = cert
+    return found

@@ -1,0 +1,108 @@
+"""The threshold run of a replay storm: a concrete finite run in which the target's queue passes N.
+
+docs/boundedness.md, "The threshold run of a replay storm", states the construction: on the target's cone, the
+storm certificate's cycle played by the product's simulator: the spout one tuple every `gap` seconds, the failing
+bolt at its slowest (α(1+τ), then the whole idle allowance), failing `min_ttf` after each recovery and down for
+`reboot`; its first failure a little after `min_ttf` when it waits a gap for its first tuple, so that it recovers
+just after an emission; the target at its slowest, every other bolt fastest, no other bolt failing. The run stops
+at the first position where the target's queue holds N. Nothing here is trusted: the trace must pass the
+certifier, and `app/core/tcn/check/storm.py` certifies it again with the certificate it is attached to.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from fractions import Fraction
+
+from app.core.formats.trace import AnyTrace, Trace
+from app.core.results import BoltVerdict, StormCertificate, StormRun
+from app.core.tcn.check.certify import certify
+from app.core.tcn.check.storm import check_storm_certificate
+from app.core.tcn.network import Network, build_network
+from app.core.tcn.schedule import Schedule, Switch, unaligned_schedule
+from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
+from app.core.topology import Topology
+
+__all__ = ["build_storm_run", "storm_runs", "storm_schedule"]
+
+NEVER_S = Fraction(10**9)  # a switch that never comes: keeps the finite run going until the threshold
+
+
+def _offset(cert: StormCertificate, up: Fraction, slowest: Fraction) -> Fraction:
+    """How long after min_ttf the first failure comes when the failing bolt waits a gap after each recovery: small
+    enough that it completes no more batches than the certificate counts, a power of two of a second."""
+    gap = Fraction(cert.gap)
+    x = (up - gap) / slowest
+    room = min(gap, (math.floor(x) + 1 - x) * slowest) / 2
+    eps = Fraction(1)
+    while eps > room:
+        eps /= 2
+    return eps
+
+
+def storm_schedule(net: Network, cert: StormCertificate) -> Schedule | None:
+    """The certificate's cycle as a schedule of the simulator on `net` (a cone that holds the failing bolt, its
+    spout and the certificate's target, which is slowest), or None. A flood's threshold run uses it as a phase-1
+    schedule when its source is unbounded by the storm (`flood_run.threshold_runs`)."""
+    bolts = {b.name: b for b in net.bolts}
+    if (net.failures is None or cert.failing not in bolts or cert.target not in bolts
+            or cert.failing not in net.failures.min_ttf):
+        return None
+    base = unaligned_schedule(net, cert.target, slow=frozenset({cert.failing}))
+    if base is None:
+        return None
+    up, reboot = net.failures.min_ttf[cert.failing], Fraction(cert.reboot)
+    f = bolts[cert.failing]
+    slowest = net.max_idle + f.alpha * (1 + net.tolerance)
+    first = {cert.failing: up + _offset(cert, up, slowest)} if cert.waits else {}
+    target = bolts[cert.target]
+    hold = Switch(cert.target, target.alpha * (1 + net.tolerance), net.max_idle, False)
+    return replace(base, gap={**base.gap, cert.spout: Fraction(cert.gap)}, fail={cert.failing: (up, reboot)},
+                   first_fail=first, switch_at=NEVER_S, switches=(hold,))
+
+
+def build_storm_run(topo: Topology, cert: StormCertificate, threshold: int, *, deadline: float | None = None,
+                    max_cells: int = MAX_CELLS) -> tuple[Trace, int] | str:
+    """A certified finite run of the target's cone `topo` in which its queue reaches `threshold`: (trace, the
+    target's largest queue), or why there is none."""
+    net = build_network(topo, [cert.target])
+    sched = storm_schedule(net, cert)
+    if sched is None:
+        return "the storm's cycle is not a schedule of this document"
+    goal = Goal(cert.target, threshold, cert.target)
+    out = build_finite_run(net, sched, goal, deadline=deadline, max_cells=max_cells)
+    if not isinstance(out, Trace):
+        return f"the storm's cycle did not take it there ({out}; its queue reached {goal.peak})"
+    found = certify(out, checked=[cert.target], threshold=threshold)
+    if not found.ok:
+        return f"a run the certifier rejected (a defect): {'; '.join(found.problems[:2])}"
+    return out, goal.peak
+
+
+def storm_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[AnyTrace], threshold: int,
+               notes: list[str], *, deadline: float | None = None) -> None:
+    """Attach to every verdict unbounded by a storm a threshold run past `threshold` (its trace appended to
+    `traces`), in place; a bolt without one gets a note saying what is missing."""
+    for name, verdict in verdicts.items():
+        cert = verdict.storm_certificate
+        if verdict.verdict != "unbounded" or cert is None:
+            continue
+        cone = build_network(topo, [name]).topology
+        found = build_storm_run(cone, cert, threshold, deadline=deadline)
+        if isinstance(found, str):
+            notes.append(f"no threshold run past {threshold} for {name}: {found}")
+            continue
+        trace, reached = found
+        with_run = cert.model_copy(update={"run": StormRun(threshold=threshold, reached=reached,
+                                                           trace_index=len(traces))})
+        problems = check_storm_certificate(cone, with_run, trace)
+        if problems:
+            notes.append(f"defect: the threshold run for {name} was rejected by its checker and discarded: "
+                         + "; ".join(problems[:3]))
+            continue
+        traces.append(trace)
+        verdicts[name] = verdict.model_copy(update={
+            "storm_certificate": with_run,
+            "message": f"{verdict.message}. A certified finite run takes its queue to {reached} (at least "
+                       f"{threshold}) under that failure cycle"})
