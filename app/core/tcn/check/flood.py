@@ -37,7 +37,7 @@ from app.core.formats.trace import CompressedTrace, Trace
 from app.core.numbers import exact
 from app.core.results import FloodCertificate
 from app.core.tcn.check.certify import certify
-from app.core.tcn.check.parts import part_of, received
+from app.core.tcn.check.parts import part_of, received, threshold_run_problems
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.check.ratios import ratio_bounds
 from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound, timer_bound
@@ -161,25 +161,6 @@ def _derived_terms(topo: Topology, target: str, source: str) -> dict[tuple[str, 
     return out
 
 
-def _run_problems(cert: FloodCertificate, topo: Topology, trace: Trace | CompressedTrace | None) -> list[str]:
-    """Why the certificate's threshold run is not a legal finite run of `topo` in which the target's queue reaches
-    the run's threshold; [] when it is (or there is none)."""
-    run = cert.run
-    if run is None:
-        return []
-    witness = trace if trace is not None else run.trace
-    if witness is None:
-        return ["threshold run: no trace"]
-    found = certify(witness, checked=[cert.target], threshold=run.threshold)
-    if not found.ok:
-        return [f"threshold run: not certified: {'; '.join(found.problems[:3])}"]
-    document = witness.topology if isinstance(witness, Trace | CompressedTrace) else witness.get("topology")
-    try:
-        return part_of(parse_topology(document), cert.target, topo, "threshold run")
-    except (TopologyError, ValueError, TypeError) as exc:
-        return [f"threshold run: its document is not valid: {exc}"]
-
-
 def check_flood_certificate(document: Any, certificate: Any, trace: Trace | CompressedTrace | None = None,
                             run_trace: Trace | None = None) -> list[str]:
     """Why `certificate` does not prove that its target's queue passes every bound in some run of `document`;
@@ -238,4 +219,5 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | Comp
         problems.append(f"capacity {cert.capacity} is not {cert.target}'s smallest, {capacity}")
     elif not total > capacity:
         problems.append(f"the drain brings {total} tuples/s, not strictly more than the capacity {capacity}")
-    return problems or _evidence_problems(cert, topo, trace) or _run_problems(cert, topo, run_trace)
+    return (problems or _evidence_problems(cert, topo, trace)
+            or threshold_run_problems(cert.target, cert.run, topo, run_trace))

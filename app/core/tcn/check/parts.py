@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.formats.trace import CompressedTrace, Trace
 from app.core.numbers import exact
+from app.core.tcn.check.certify import certify
 from app.core.tcn.check.reading import join_branches, take_bound, timer_bound
-from app.core.topology import Topology
+from app.core.topology import Topology, TopologyError, parse_topology
 
-__all__ = ["part_of", "received"]
+__all__ = ["part_of", "received", "threshold_run_problems"]
 
 
 def received(topo: Topology) -> dict[str, list[tuple[str, str]]]:
@@ -94,3 +96,22 @@ def part_of(evidence: Topology, source: str, whole: Topology, label: str = "evid
         elif sorted(theirs_in.get(name, [])) != sorted(here.get(name, [])):
             problems.append(f"{label}: {name} does not receive the same streams in this document")
     return problems
+
+
+def threshold_run_problems(target: str, run: Any, topo: Topology, trace: Trace | CompressedTrace | None) -> list[str]:
+    """Why a certificate's threshold run (`run`: its `threshold` and `trace`, or None) is not a legal finite run of
+    `topo` in which `target`'s queue reaches the run's threshold; [] when it is (or there is none). `trace`: the
+    run's trace when the certificate in memory refers to it by index."""
+    if run is None:
+        return []
+    witness = trace if trace is not None else run.trace
+    if witness is None:
+        return ["threshold run: no trace"]
+    found = certify(witness, checked=[target], threshold=run.threshold)
+    if not found.ok:
+        return [f"threshold run: not certified: {'; '.join(found.problems[:3])}"]
+    document = witness.topology if isinstance(witness, Trace | CompressedTrace) else witness.get("topology")
+    try:
+        return part_of(parse_topology(document), target, topo, "threshold run")
+    except (TopologyError, ValueError, TypeError) as exc:
+        return [f"threshold run: its document is not valid: {exc}"]

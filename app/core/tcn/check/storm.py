@@ -24,10 +24,9 @@ from typing import Any
 from app.core.formats.trace import Trace
 from app.core.numbers import exact
 from app.core.results import StormCertificate
-from app.core.tcn.check.certify import certify
-from app.core.tcn.check.parts import part_of
+from app.core.tcn.check.parts import threshold_run_problems
 from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound, timer_bound
-from app.core.topology import Topology, TopologyError, parse_topology
+from app.core.topology import Topology
 
 __all__ = ["check_storm_certificate"]
 
@@ -81,25 +80,6 @@ def _cycle_problems(topo: Topology, cert: StormCertificate) -> list[str]:
     return problems
 
 
-def _run_problems(cert: StormCertificate, topo: Topology, trace: Trace | None) -> list[str]:
-    """Why the certificate's threshold run is not a legal finite run of `topo` in which the target's queue reaches
-    the run's threshold; [] when it is (or there is none)."""
-    run = cert.run
-    if run is None:
-        return []
-    witness = trace if trace is not None else run.trace
-    if witness is None:
-        return ["threshold run: no trace"]
-    found = certify(witness, checked=[cert.target], threshold=run.threshold)
-    if not found.ok:
-        return [f"threshold run: not certified: {'; '.join(found.problems[:3])}"]
-    document = witness.topology if isinstance(witness, Trace) else witness.get("topology")
-    try:
-        return part_of(parse_topology(document), cert.target, topo, "threshold run")
-    except (TopologyError, ValueError, TypeError) as exc:
-        return [f"threshold run: its document is not valid: {exc}"]
-
-
 def check_storm_certificate(document: Any, certificate: Any, run_trace: Trace | None = None) -> list[str]:
     """Why `certificate` does not prove that its target's queue passes every bound in some run of `document`;
     [] = accepted. `run_trace`: the threshold run's trace (a certificate in memory refers to it by index)."""
@@ -122,5 +102,5 @@ def check_storm_certificate(document: Any, certificate: Any, run_trace: Trace | 
                                         or join_branches(topo, j) is not None or timer_bound(j, tau) is not None):
         return problems + [f"{cert.target} is not the failing bolt, nor an ordinary bolt that receives "
                            f"{cert.spout}'s default stream"]
-    return problems + _cycle_problems(topo, cert) or _run_problems(cert, topo, run_trace)
+    return problems + _cycle_problems(topo, cert) or threshold_run_problems(cert.target, cert.run, topo, run_trace)
 
