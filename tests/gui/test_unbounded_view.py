@@ -113,3 +113,38 @@ def test_a_failing_bolt_beside_an_unrelated_loop_is_bounded_as_check_says(make_w
 
     whole = rate_check(parse_topology(beside_a_loop(True, relay=True)))
     assert whole.bolts["C"].status != "bounded"  # the whole topology's
+
+
+def stormed_document(tmp_path: Path) -> Path:
+    """The sweep's random #55 (bench/verdict_sweep.py, seed 46): B1 fails every 5 s with at-once replays and
+    completes fewer batches per cycle than S emits, so S's replays of its losses grow every cycle and flood B0,
+    which S feeds too (docs/boundedness.md, "Unbounded: a replay storm")."""
+    doc = {"schema_version": 1, "name": "storm",
+           "spouts": [{"id": "S", "name": "S", "rate": 1.0, "burst": 1}],
+           "bolts": [{"id": "B0", "name": "B0", "alpha": 0.913, "sigma": 2.0, "parallelism": 2},
+                     {"id": "B1", "name": "B1", "alpha": 0.839, "sigma": 1.0, "parallelism": 1, "min_ttf": 3.0}],
+           "subscriptions": [{"source": "S", "target": "B0"}, {"source": "S", "target": "B1"}],
+           "settings": {"tolerance": 0.2, "max_idle_time": 0, "emission": "exact", "failures": True,
+                        "min_reboot_time": 1, "max_reboot_time": 2, "replay": "at-once"},
+           "verification": {"checked": ["B0", "B1"]}}
+    path = tmp_path / "storm.storm.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_a_replay_storm_proven_without_a_search_is_red_like_a_flood(make_window: Any, tmp_path: Path,
+                                                                    capsys: Any) -> None:
+    path = stormed_document(tmp_path)
+    printed = check_json(path, capsys)
+    assert set(printed["unbounded_by_storm"]) == {"B0", "B1"}  # what check proves (B1: before each failure)
+    words = printed["unbounded_by_storm"]["B0"]["message"]
+
+    window = make_window()
+    assert window.open_path(path, ask=False)
+    b0 = window.scene.nodes["B0"]
+    assert b0.header_colour() == RED and b0.parameter_lines()[1].endswith("unbounded")
+    assert f"Proven by the rate check, no search: {words}" in b0.toolTip()
+    assert window.status_problems.text().endswith("unbounded: B0, B1")
+    panel = window.verification_panel
+    assert panel.marker_colour(0) == "red"  # before any Verify
+    assert panel.bolt_row_text(0, "B0").startswith("unbounded: B1's at-once replays outgrow it")

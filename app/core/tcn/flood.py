@@ -24,12 +24,13 @@ from fractions import Fraction
 
 from app.core.formats.trace import AnyTrace, trace_data
 from app.core.rates.flows import RateFigures
-from app.core.results import BoltVerdict, FloodCertificate, FloodEvidence, FloodTerm
+from app.core.results import BoltVerdict, FloodCertificate, FloodEvidence, FloodTerm, StormCertificate
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.cones import on_or_below_cycles
 from app.core.tcn.network import build_network
 from app.core.tcn.rate_growth import prove_growth
+from app.core.tcn.storm import instant_storms, storm_message
 from app.core.topology import Topology
 from app.core.words import Exactly, Figure, Words
 
@@ -323,8 +324,27 @@ def instant_floods(topo: Topology, statuses: dict[str, str],
     return floods_by_rates(topo, statuses, lambda: time.monotonic() > deadline)
 
 
-def instant_flood_verdict(cert: FloodCertificate) -> BoltVerdict:
-    """A flood the instant rate check proved, as a checked bolt's verdict: `unbounded`, in verify's words."""
+def instant_unbounded(topo: Topology, statuses: dict[str, str],
+                      budget_s: float = FLOOD_BUDGET_S) -> dict[str, FloodCertificate | StormCertificate]:
+    """Every bolt the instant rate check proves unbounded without a search: its floods (`instant_floods`), then the
+    replay storms of the bolts no flood answers (app/core/tcn/storm.py, `instant_storms`): what `check` prints
+    under "Unbounded" and the app shows on the canvas and in its Verification panel."""
+    found: dict[str, FloodCertificate | StormCertificate] = dict(instant_floods(topo, statuses, budget_s))
+    found.update({n: c for n, c in instant_storms(topo, statuses).items() if n not in found})
+    return found
+
+
+def unbounded_words(cert: FloodCertificate | StormCertificate) -> str:
+    """`check`'s words for a bolt `instant_unbounded` answers."""
+    return storm_message(cert) if isinstance(cert, StormCertificate) else flood_message(cert).text()
+
+
+def instant_flood_verdict(cert: FloodCertificate | StormCertificate) -> BoltVerdict:
+    """A flood or replay storm the instant rate check proved, as a checked bolt's verdict: `unbounded`, in verify's
+    words."""
+    if isinstance(cert, StormCertificate):
+        return BoltVerdict(verdict="unbounded", method="storm proof", certified=True, storm_certificate=cert,
+                           message=storm_message(cert))
     return BoltVerdict.said(flood_message(cert), verdict="unbounded", method="flood proof", certified=True,
                             flood_certificate=cert)
 

@@ -118,8 +118,8 @@ def storm_message(cert: StormCertificate) -> str:
     cycle = cert.emissions * gap
     where = (f"its queue just before each failure grows by {cert.growth} tuples per cycle"
              if cert.target == cert.failing else
-             f"{cert.spout} replays {cert.failing}'s growing losses to it every cycle (they grow by {cert.growth} "
-             "tuples per cycle), faster than any pace of it processes in the long run")
+             f"{cert.spout} replays {cert.failing}'s losses to it too, and they grow by {cert.growth} tuples per "
+             f"cycle: what {cert.target} receives per cycle grows without end, past what it can process at any pace")
     return (f"unbounded (storm proof, certified): with at-once replays, {cert.failing} failing as soon as min_ttf "
             f"allows and down {float(reboot):.4g} s (every {float(cycle):.4g} s) while {cert.spout} emits one tuple "
             f"every {float(gap):.4g} s completes at most {cert.completions} batch"

@@ -38,9 +38,9 @@ def rate_marks(document: DocumentModel) -> tuple[RateReport | None, dict[str, st
     floods = document.floods() if report is not None else {}
     if not floods:
         return report, {}
-    from app.core.tcn.flood import flood_message  # loaded with the floods found
+    from app.core.tcn.flood import unbounded_words  # loaded with the floods found
 
-    return report, {name: flood_message(cert).text() for name, cert in floods.items()}
+    return report, {name: unbounded_words(cert) for name, cert in floods.items()}
 
 
 def layout_rect(document: DocumentModel) -> QRectF:
