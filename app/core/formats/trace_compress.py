@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from app.core.errors import BadInput
+from app.core.errors import BadInput, Cancelled
 from app.core.formats.limits import escape
 from app.core.formats.trace_numbers import checked_time, exact_fraction, format_time
 
@@ -358,7 +358,7 @@ MAX_SCALE_BITS = 256
 MIN_RUN = 1
 
 
-class CompressionStopped(Exception):
+class CompressionStopped(Cancelled):
     """`compress_runs` was stopped by its caller."""
 
 
