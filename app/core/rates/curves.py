@@ -272,23 +272,13 @@ class FailureBounds:
         a failing bolt whose trees reach the spout has no queue bound; a paced spout still emits at most
         twice its fresh tuples)."""
         run = self.run(replays)
-        derived: dict[str, Curve] = {}
-        for s, failing in self.fed.items():
-            rate, burst = Fraction(0), Fraction(0)
+        for failing in self.fed.values():
             unbounded = [j for j in failing if run.lost[j] is None]
             if unbounded:
                 j = unbounded[0]
                 self.reason = (f"the queue of {self.names.get(j, j)} is not bounded, so neither is what one of "
                                "its failures loses")
-                derived[s] = UNBOUNDED_CURVE
-                continue
-            for j in failing:
-                lost = run.lost[j]
-                assert lost is not None
-                rate += lost / self.period[j]
-                burst += lost * (1 + self.model.max_reboot / self.period[j])
-            derived[s] = Curve.affine(rate, burst)
-        return derived
+        return self.added(run.lost)
 
     def run(self, replays: dict[str, Curve], losses: dict[str, Fraction | None] | None = None) -> Bounds:
         """Every curve and bound of one pass, assuming each spout's added replays obey `replays`; `losses` (at
@@ -336,13 +326,8 @@ class FailureBounds:
 
     def _streams(self, c: Component, processed: Curve) -> dict[str, Curve]:
         """A bolt's output curves from what it processes (step 6: σ_hi·processed + H, and H per failure)."""
-        fails = c.ident in self.model.min_ttf
-        streams = {}
-        for name, sb in c.streams.items():
-            per = sb.reset_cost if fails else Fraction(0)
-            rate = per / self.period[c.ident] if fails else Fraction(0)
-            streams[name] = processed.scaled(sb.hi, rate, sb.excess + per)
-        return streams
+        period = self.period.get(c.ident)
+        return {name: _emitted(processed, sb, period) for name, sb in c.streams.items()}
 
     def _timer(self, c: Component, inflow: Curve, out: Bounds) -> Curve:
         """A duration window's queue, loss per failure (worker deaths) and what it processes: every tuple is taken
@@ -386,10 +371,7 @@ class FailureBounds:
         direct = [(src, st) for src, st in c.inputs if self.comp[src].kind == "spout"]
         if not direct or any(st != "default" for _, st in direct):
             return None
-        others = ZERO
-        for src, st in c.inputs:
-            if (src, st) not in direct:
-                others = others.plus(out.stream[src].get(st, ZERO))
+        others = _others(c, out, direct)
         if not others.bounded:
             return None
 
@@ -427,10 +409,7 @@ class FailureBounds:
         gap = self.model.min_ttf[c.ident] - sp.busy  # w0: a failure comes at least this long after the tail
         if gap < c.busy:
             return None
-        others = ZERO
-        for src, st in c.inputs:
-            if (src, st) != direct[0]:
-                others = others.plus(out.stream[src].get(st, ZERO))
+        others = _others(c, out, direct)
         ext = self.added(losses, but=c.ident).get(s, ZERO)  # the replays of every other bolt's failures at s
         if not others.bounded or not ext.bounded:
             return None
@@ -459,6 +438,15 @@ class FailureBounds:
         x = min(found)
         lost = (m + 1) * (x + reach) + sp.take * Fraction(m * (m + 1), 2) + m * ext_in
         return Storm(s, m, x, lost)
+
+
+def _others(c: Component, out: Bounds, direct: list[tuple[str, str]]) -> Curve:
+    """What bolt c receives on its inputs other than `direct` (the spouts' streams feeding it directly)."""
+    others = ZERO
+    for src, st in c.inputs:
+        if (src, st) not in direct:
+            others = others.plus(out.stream[src].get(st, ZERO))
+    return others
 
 
 def storm_words(bounds: Bounds, bolt: str, names: dict[str, str]) -> str:
@@ -510,9 +498,15 @@ def fastest_inflow(comp: dict[str, Component], model: FailureModel, replaying: s
                 total = total.scaled(Fraction(2)) if model.replay == "paced" else UNBOUNDED_CURVE
             flow = total.scaled(sb.hi, burst=sb.excess) if stream != "default" else total
         else:
-            fails = src in model.min_ttf
-            per = sb.reset_cost if fails else Fraction(0)
-            rate = per / (model.min_ttf[src] + model.min_reboot) if fails else Fraction(0)
-            flow = Curve.affine(c.rate_max, c.take).scaled(sb.hi, rate, sb.excess + per)
+            period = model.min_ttf[src] + model.min_reboot if src in model.min_ttf else None
+            flow = _emitted(Curve.affine(c.rate_max, c.take), sb, period)
         inflow = inflow.plus(flow)
     return inflow
+
+
+def _emitted(processed: Curve, sb: StreamBound, period: Fraction | None) -> Curve:
+    """Step 6: what a bolt emits on a stream from what it processes, σ_hi·processed + H, and H more per failure
+    when it fails once per `period` at most (None: it does not fail)."""
+    per = Fraction(0) if period is None else sb.reset_cost
+    rate = Fraction(0) if period is None else per / period
+    return processed.scaled(sb.hi, rate, sb.excess + per)
