@@ -222,8 +222,7 @@ def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
     """Every bolt of `verdicts` whose answer is one of FLOODABLE and that a bolt with evidence of growth floods
     becomes `unbounded` (in place), once the independent checker accepts its certificate; a rejected one is noted
     as a defect and the earlier answer kept. `stop()` ends the pass early (time limit, cancel)."""
-    name_of = {c.id: c.name for c in topo.components}
-    senders = {name_of[b]: {name_of[u] for u, _ in pairs} for b, pairs in topo.inputs().items()}
+    senders = topo.senders()
     tried: dict[str, frozenset[str]] = {}  # per bolt, the sources it was last tried with
     while True:  # a bolt flooded in one round may flood another in the next (a chain): until nothing changes
         growing = frozenset(n for n, v in verdicts.items() if v.verdict in GROWS)
@@ -282,8 +281,7 @@ def floods_by_rates(topo: Topology, statuses: dict[str, str],
     `no-repeating-growth`) and that a bolt it receives from floods, that bolt's growth proven by rates
     (`rate_growth.py`): its flood certificate, accepted by the checker. `stop()` ends the pass early (what was found
     so far is kept; every certificate given is checked)."""
-    name_of = {c.id: c.name for c in topo.components}
-    senders = {name_of[b]: {name_of[u] for u, _ in pairs} for b, pairs in topo.inputs().items()}
+    senders = topo.senders()
     cones: dict[str, Topology] = {}
     growth: dict[str, BoltVerdict | None] = {}
 

@@ -76,11 +76,14 @@ def _switched(net: Network, sched: Schedule, chain: list[str], target: str, slow
 def chain_of(cert: FloodCertificate) -> list[str]:
     """The bolts that back up in turn, innermost first: a source that grows, then each bolt it floods that
     floods the next (a chain of flood certificates), ending with `cert.source`."""
-    chain = [cert.source]
-    nested = cert.evidence.flood_certificate
-    while nested is not None:
-        chain.insert(0, nested.source)
-        nested = nested.evidence.flood_certificate
+    return [c.source for c in _nested(cert)]
+
+
+def _nested(cert: FloodCertificate) -> list[FloodCertificate]:
+    """`cert` and the flood certificates nested in its evidence (a chain), innermost first."""
+    chain = [cert]
+    while chain[0].evidence.flood_certificate is not None:
+        chain.insert(0, chain[0].evidence.flood_certificate)
     return chain
 
 
@@ -100,8 +103,7 @@ def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold
     slowest = next(b.alpha for b in net.bolts if b.name == first) * (1 + net.tolerance) + net.max_idle
     tried = []
     stormy = storm_schedule(net, storm) if storm is not None else None
-    for sched in [stormy] * (stormy is not None) + _phase_one(net, first, target):
-        assert sched is not None
+    for sched in ([stormy] if stormy is not None else []) + _phase_one(net, first, target):
         slow, best, backlog, stalled = slowest * threshold, -1, -1, 0
         if sched is stormy and storm is not None:  # past the failure cycles that fill the source with N tuples
             cycle = storm.emissions * Fraction(storm.gap)
@@ -140,11 +142,8 @@ def threshold_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
         cert = verdict.flood_certificate
         if verdict.verdict != "unbounded" or cert is None:
             continue
-        inner = cert
-        while inner.evidence.flood_certificate is not None:
-            inner = inner.evidence.flood_certificate
         found = build_threshold_run(topo, chain_of(cert), name, threshold, cancelled=cancelled, deadline=deadline,
-                                    storm=inner.evidence.storm_certificate)
+                                    storm=_nested(cert)[0].evidence.storm_certificate)
         if isinstance(found, str):
             notes.append(f"no threshold run past {threshold} for {name}: {found}")
             continue

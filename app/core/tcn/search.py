@@ -31,7 +31,7 @@ from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
 from app.core.tcn.search_rates import plan, rate_phase
 from app.core.tcn.search_run import Run, SearchControl, deepening_schedule
 from app.core.tcn.search_solver import SOLVER_OPTIONS, close_undecided, deepening_phase
-from app.core.tcn.storm import senders_of, storm_verdicts
+from app.core.tcn.storm import storm_verdicts
 from app.core.tcn.storm_run import storm_runs
 from app.core.tcn.summary import summarise
 from app.core.topology import Topology
@@ -114,7 +114,7 @@ class Search(SearchControl):
         stormed = {n for n, v in run.verdicts.items() if v.storm_certificate is not None}
         if not stormed:
             return
-        senders = senders_of(self.topo)
+        senders = self.topo.senders()
         waiting = {n: BoltVerdict(verdict="unknown") for n in run.checked
                    if n not in run.verdicts and senders.get(n, set()) & stormed}
         if not waiting:

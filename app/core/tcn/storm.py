@@ -20,6 +20,7 @@ re-derives it without this module.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 from app.core.results import BoltVerdict, StormCertificate
@@ -28,7 +29,7 @@ from app.core.tcn.check.storm import check_storm_certificate
 from app.core.tcn.network import BoltParams, Network, build_network
 from app.core.topology import Topology
 
-__all__ = ["STORMABLE", "StormPlan", "instant_storms", "prove_storm", "senders_of", "storm_message", "storm_plan",
+__all__ = ["STORMABLE", "StormPlan", "instant_storms", "prove_storm", "storm_message", "storm_plan",
            "storm_verdicts"]
 
 #: the verdicts a storm proof may answer (a lasso in which the bolt grows, or a bound, already says more)
@@ -36,14 +37,19 @@ STORMABLE = ("no-repeating-growth", "none-up-to-k", "unknown")
 MAX_EMISSIONS = 100_000  # emissions per failure cycle tried at most (min_ttf of hours on a fast spout)
 
 
+@dataclass(frozen=True)
 class StormPlan:
     """One failure cycle of a storm: reboot r, m emissions of the spout a gap g apart, at most k batches completed
     by the failing bolt while up (`waits`: it waits a gap for its first tuple), growth δ = m − C·k per cycle."""
 
-    def __init__(self, failing: str, spout: str, reboot: Fraction, emissions: int, gap: Fraction, waits: bool,
-                 completions: int, growth: int) -> None:
-        self.failing, self.spout, self.reboot, self.emissions, self.gap = failing, spout, reboot, emissions, gap
-        self.waits, self.completions, self.growth = waits, completions, growth
+    failing: str
+    spout: str
+    reboot: Fraction
+    emissions: int
+    gap: Fraction
+    waits: bool
+    completions: int
+    growth: int
 
 
 def _text(x: Fraction) -> str:
@@ -104,12 +110,6 @@ def prove_storm(cone: Topology, target: str) -> StormCertificate | None:
     return StormCertificate(target=target, content_hash=content_hash(net.topology), failing=best.failing,
                             spout=best.spout, reboot=_text(best.reboot), emissions=best.emissions,
                             gap=_text(best.gap), waits=best.waits, completions=best.completions, growth=best.growth)
-
-
-def senders_of(topo: Topology) -> dict[str, set[str]]:
-    """Per bolt name, the names of the components it receives from."""
-    name_of = {c.id: c.name for c in topo.components}
-    return {name_of[b]: {name_of[u] for u, _ in pairs} for b, pairs in topo.inputs().items()}
 
 
 def storm_message(cert: StormCertificate) -> str:

@@ -136,6 +136,11 @@ class Topology(StrictModel):
             seen.setdefault(s.target, {}).setdefault((s.source, s.stream or DEFAULT_STREAM), None)
         return {target: list(streams) for target, streams in seen.items()}
 
+    def senders(self) -> dict[str, set[str]]:
+        """Per bolt name, the names of the components it receives from (:meth:`inputs`, by name)."""
+        name_of = {c.id: c.name for c in self.components}
+        return {name_of[b]: {name_of[u] for u, _ in pairs} for b, pairs in self.inputs().items()}
+
     def inputs_of(self, ident: str) -> list[tuple[str, str]]:
         """What bolt `ident` receives (:meth:`inputs` for one bolt)."""
         return self.inputs().get(ident, [])
@@ -148,15 +153,15 @@ class Topology(StrictModel):
     def windowed_bolts(self) -> list[Bolt]:
         """The bolts with a window (docs/model.md section 10). The rate check, the simulation, the solver, the
         linear program, growth by rates, the flood proofs and the certifier have a count window's rule; a duration
-        window's, all of these but the flood proofs, and the latency bounds. The timeout witnesses count no wait in a
-        windowed bolt (a bolt below one gets them)."""
+        window's (a timer) and a mixed window's (by its trigger), all of these and the latency bounds. The timeout
+        witnesses count no wait in a windowed bolt (a bolt below one gets them)."""
         return [b for b in self.bolts if b.window is not None]
 
     def waiting_joins(self) -> list[Bolt]:
         """The joins that wait for a part from every branch (docs/model.md section 11). The rate check, the
-        simulation, the solver, the certifier, the linear program, the proofs of growth by rates (without a
-        cycle) and the flood proofs (never from a join) have their rule; the timeout witnesses do not yet and
-        decide nothing through one."""
+        simulation, the solver, the certifier, the linear program (a join as its target too), the proofs of growth by
+        rates (without a cycle), the flood proofs (never from a join) and the timeout witnesses (a part waiting in
+        the cache too) have their rule."""
         return [b for b in self.bolts if b.waits_for_all]
 
     def checked_bolts(self) -> list[Bolt]:
