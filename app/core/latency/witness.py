@@ -117,13 +117,7 @@ class _Counts:
         """The unrolled position at which tuple n arrives (None: an initial tuple, or none in the loop)."""
         if n <= self.arrived[0] - self.arrivals[0]:
             return None
-        if n <= self.arrived[self.k]:
-            return bisect_left(self.arrived, n)
-        if self.arrived_loop <= 0:
-            return None
-        extra = -(-(n - self.arrived[self.k]) // self.arrived_loop)
-        x = bisect_left(self.arrived, n - extra * self.arrived_loop, lo=self.l, hi=self.k + 1)
-        return x + extra * (self.k - self.l + 1)
+        return _first_reaching(self.arrived, self.arrived_loop, self.l, n)
 
     def number(self, loop_pass: int, i: int) -> int:
         """The FIFO number of the last tuple arriving at loop position i of pass `loop_pass` (1, 2, ...)."""
@@ -260,13 +254,20 @@ class _Sent:
 
     def first(self, n: int) -> int | None:
         """The unrolled position at which its n-th tuple is sent (None: never)."""
-        if n <= self.sent[self.k]:
-            return bisect_left(self.sent, n)
-        if self.loop <= 0:
-            return None
-        extra = -(-(n - self.sent[self.k]) // self.loop)
-        x = bisect_left(self.sent, n - extra * self.loop, lo=self.l, hi=self.k + 1)
-        return x + extra * (self.k - self.l + 1)
+        return _first_reaching(self.sent, self.loop, self.l, n)
+
+
+def _first_reaching(cumulative: list[int], per_loop: int, start: int, n: int) -> int | None:
+    """The first unrolled position at which a count along a lasso reaches n (None: never): `cumulative` over
+    positions 0..k, growing by `per_loop` each further pass of the loop start..k."""
+    k = len(cumulative) - 1
+    if n <= cumulative[k]:
+        return bisect_left(cumulative, n)
+    if per_loop <= 0:
+        return None
+    extra = -(-(n - cumulative[k]) // per_loop)
+    x = bisect_left(cumulative, n - extra * per_loop, lo=start, hi=k + 1)
+    return x + extra * (k - start + 1)
 
 
 def attribute(trace: Trace, witness: LatencyWitness, want: str | None = None, limit: int = 256) -> LatencyWitness:
