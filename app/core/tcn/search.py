@@ -96,16 +96,14 @@ class Search(SearchControl):
         return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
                          self.threshold, run.nets, run.downgraded)
 
-    def _floods(self, run: Run, overtime: bool = False) -> None:
-        """Every bolt answered so far that a bolt with evidence of growth floods becomes `unbounded`
-        (app/core/tcn/flood.py), until the time limit, or with `overtime` (the last pass, over answers all found
-        before the limit) until the limit and its overtime, like the certification of a lasso found in time."""
-        self._floods_in(run, run.verdicts, overtime)
-
-    def _floods_in(self, run: Run, verdicts: dict[str, BoltVerdict], overtime: bool = False) -> None:
+    def _floods(self, run: Run, overtime: bool = False, verdicts: dict[str, BoltVerdict] | None = None) -> None:
+        """Every bolt answered so far (in `verdicts`, by default the run's) that a bolt with evidence of growth
+        floods becomes `unbounded` (app/core/tcn/flood.py), until the time limit, or with `overtime` (the last pass,
+        over answers all found before the limit) until the limit and its overtime, like the certification of a
+        lasso found in time."""
         stop = self.overdue if overtime else (lambda: self.stop_reason(run.elapsed()) is not None)
-        flood_verdicts(self.topo, verdicts, run.traces, lambda n: run.nets[n].topology, run.notes, stop)
-
+        flood_verdicts(self.topo, run.verdicts if verdicts is None else verdicts, run.traces,
+                       lambda n: run.nets[n].topology, run.notes, stop)
 
     def _storm_floods(self, run: Run) -> None:
         """The bolts not answered yet that a bolt unbounded by a replay storm floods become `unbounded` before any
@@ -120,7 +118,7 @@ class Search(SearchControl):
         if not waiting:
             return
         trial = {**run.verdicts, **waiting}
-        self._floods_in(run, trial)
+        self._floods(run, verdicts=trial)
         run.verdicts.update({n: v for n, v in trial.items() if n in waiting and v.verdict == "unbounded"})
 
 

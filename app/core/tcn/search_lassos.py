@@ -138,9 +138,9 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
     if lasso.trace is None:
         tried = (f"{len(lasso.schedules_tried)} schedule{'s' if len(lasso.schedules_tried) != 1 else ''} "
                  f"({lasso.positions} positions)")
-        if rounds:
-            pass
-        elif for_trace:
+        if rounds:  # (its phase says what its rounds tried)
+            return lasso
+        if for_trace:
             if not quick:
                 notes.append(f"simulation for {target}: {lasso.message}; its growth stays proven by rates (no trace)")
         elif not search.stop_reason(elapsed()):
