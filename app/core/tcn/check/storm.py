@@ -13,7 +13,7 @@ document alone it restates the failure cycle of docs/boundedness.md, "Unbounded:
 * `completions` is k = ⌊(min_ttf − g)/(max_idle + α(1+τ))⌋ (waits) or ⌈min_ttf/(max_idle + α(1+τ))⌉ − 1, and
   `growth` = emissions − C_TAKE·k ≥ 1 (C_TAKE by the room's own `take_bound`);
 * with a threshold run (`run`): the trace certifier accepts its trace as a threshold witness for the target and
-  the run's threshold, and the trace's document is part of this one for the target (`flood.part_of`).
+  the run's threshold, and the trace's document is part of this one for the target (`parts.threshold_run_problems`).
 """
 
 from __future__ import annotations
@@ -24,20 +24,11 @@ from typing import Any
 from app.core.formats.trace import Trace
 from app.core.numbers import exact
 from app.core.results import StormCertificate
-from app.core.tcn.check.parts import threshold_run_problems
+from app.core.tcn.check.parts import received, threshold_run_problems
 from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound, timer_bound
 from app.core.topology import Topology
 
 __all__ = ["check_storm_certificate"]
-
-
-def _inputs(topo: Topology) -> dict[str, set[tuple[str, str]]]:
-    """Per bolt name, its input streams (sender name, stream)."""
-    name_of = {c.id: c.name for c in topo.components}
-    out: dict[str, set[tuple[str, str]]] = {b.name: set() for b in topo.bolts}
-    for s in topo.subscriptions:
-        out.setdefault(name_of[s.target], set()).add((name_of[s.source], s.stream or "default"))
-    return out
 
 
 def _cycle_problems(topo: Topology, cert: StormCertificate) -> list[str]:
@@ -64,7 +55,7 @@ def _cycle_problems(topo: Topology, cert: StormCertificate) -> list[str]:
         problems.append(f"gap {cert.gap} is not a legal gap of {cert.spout} for one tuple")
     if gap > ttf:
         problems.append(f"gap {cert.gap} is longer than min_ttf: the backlog may never reach {cert.failing}'s queue")
-    if cert.waits and any(u != cert.spout for u, _ in _inputs(topo)[cert.failing]):
+    if cert.waits and any(u != cert.spout for u, _ in received(topo)[cert.failing]):
         problems.append(f"waits, but {cert.failing} receives from another component than {cert.spout}")
     if problems:
         return problems
@@ -90,7 +81,7 @@ def check_storm_certificate(document: Any, certificate: Any, run_trace: Trace | 
     topo, cert, problems = read
     if not topo.settings.failures or topo.settings.replay != "at-once":
         return problems + ["the document's failures are off or its replays are not at-once"]
-    bolts, inputs = {b.name: b for b in topo.bolts}, _inputs(topo)
+    bolts, inputs = {b.name: b for b in topo.bolts}, received(topo)
     if cert.failing not in bolts or cert.target not in bolts or cert.spout not in {s.name for s in topo.spouts}:
         return problems + ["failing and target must be bolts, spout a spout of the document"]
     f, j, tau = bolts[cert.failing], bolts[cert.target], exact(topo.settings.tolerance)
