@@ -25,6 +25,8 @@ from app.core.results import BoltVerdict, Progress, VerifyResult
 from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
+from app.core.tcn.paced import paced_verdicts
+from app.core.tcn.paced_run import build_paced_run
 from app.core.tcn.search_deaths import worker_death_phase
 from app.core.tcn.search_lassos import QUICK_TRACE_S, failure_cycle_phase, simulation_phase, trace_phase
 from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
@@ -72,6 +74,7 @@ class Search(SearchControl):
             # a failing bolt whose at-once replays outgrow it, and the bolts its spout's replays reach: their runs
             # never repeat, so no lasso shows them (docs/boundedness.md, "Unbounded: a replay storm")
             storm_verdicts(self.topo, run.verdicts, [n for n in run.checked if n not in run.verdicts], run.notes)
+            paced_verdicts(self.topo, run.verdicts, [n for n in run.checked if n not in run.verdicts], run.notes)
             self._storm_floods(run)
             self._floods(run)  # only bolts decided already: a flood proof of a searched bolt waits for its search
             trace_phase(self, run, QUICK_TRACE_S)  # their short lassos, for a trace: milliseconds each
@@ -85,11 +88,14 @@ class Search(SearchControl):
         close_undecided(self, run)
         if proving:  # a source that backs up may flood a bolt below it (answers found before the limit: its overtime)
             storm_verdicts(self.topo, run.verdicts, run.checked, run.notes)  # (the first pass ran with the rates')
+            paced_verdicts(self.topo, run.verdicts, run.checked, run.notes)
             self._floods(run, overtime=True)
             if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
                 threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
                                cancelled=lambda: self.cancelled, deadline=self.deadline)
                 storm_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline)
+                storm_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline,
+                           build=build_paced_run)
             if simulating:  # what time is left: lassos for the bolts proven to grow by rates, for their traces
                 trace_phase(self, run)
         ordered = {n: run.verdicts[n] for n in run.checked}
