@@ -109,4 +109,5 @@ def storm_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[An
         verdicts[name] = verdict.model_copy(update={
             "storm_certificate": with_run,
             "message": f"{verdict.message}. A certified finite run takes its queue to {reached} (at least "
-                       f"{threshold}) under that failure cycle"})
+                       f"{threshold}) under that failure cycle"
+                       + (", then no failure while the backlog drains" if cert.replay == "paced" else "")})
