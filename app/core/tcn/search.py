@@ -74,7 +74,6 @@ class Search(SearchControl):
             # a failing bolt whose at-once replays outgrow it, and the bolts its spout's replays reach: their runs
             # never repeat, so no lasso shows them (docs/boundedness.md, "Unbounded: a replay storm")
             storm_verdicts(self.topo, run.verdicts, [n for n in run.checked if n not in run.verdicts], run.notes)
-            paced_verdicts(self.topo, run.verdicts, [n for n in run.checked if n not in run.verdicts], run.notes)
             self._storm_floods(run)
             self._floods(run)  # only bolts decided already: a flood proof of a searched bolt waits for its search
             trace_phase(self, run, QUICK_TRACE_S)  # their short lassos, for a trace: milliseconds each
@@ -88,6 +87,8 @@ class Search(SearchControl):
         close_undecided(self, run)
         if proving:  # a source that backs up may flood a bolt below it (answers found before the limit: its overtime)
             storm_verdicts(self.topo, run.verdicts, run.checked, run.notes)  # (the first pass ran with the rates')
+            # a paced backlog that grows (docs/boundedness.md, "Unbounded: a paced replay backlog"), only for the bolts
+            # the search left: a lasso, where one exists, says more (the bolt grows in a repeating run)
             paced_verdicts(self.topo, run.verdicts, run.checked, run.notes)
             self._floods(run, overtime=True)
             if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
