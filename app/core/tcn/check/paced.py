@@ -27,12 +27,14 @@ from app.core.topology import Topology
 __all__ = ["paced_problems"]
 
 
-def _ceilings(topo: Topology, target: str, spout: str, gap: Fraction) -> dict[tuple[str, str], tuple[Fraction,
-                                                                                                       Fraction]]:
+_Ceilings = dict[tuple[str, str], tuple[Fraction, Fraction]]  # (sender, stream) -> (highest rate, highest ratio)
+
+
+def _ceilings(topo: Topology, target: str, spout: str, gap: Fraction) -> _Ceilings:
     """(sender, stream) -> (the highest rate, the highest ratio) a term of the target's may state."""
     tau = exact(topo.settings.tolerance)
     spouts = {s.name: s for s in topo.spouts}
-    out: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
+    out: _Ceilings = {}
     for sender, stream in received(topo).get(target, []):
         if sender in spouts:
             rate = 2 / gap if sender == spout else exact(spouts[sender].rate) / (1 + tau)
