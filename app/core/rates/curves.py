@@ -211,13 +211,13 @@ class FailureBounds:
             return self._solve_losses()
         found = self._solve_curves()
         none: dict[str, Fraction | None] = {k: Fraction(0) for k in self.model.min_ttf}
-        eligible = [j for j in self.model.min_ttf if self.paced(self.comp[j], none)]
-        if not any(found is None or found.lost.get(j) is None for j in eligible):
+        eligible = [j for j in self.model.min_ttf
+                    if (found is None or found.lost.get(j) is None) and self.paced(self.comp[j], none)]
+        if not eligible:
             return found
         reason, rounds = self.reason, self.rounds  # per failure cycle (docs/boundedness.md, "Paced: the backlog ...")
         cycled = self._solve_losses()
-        if cycled is not None and (found is None or any(found.lost.get(j) is None and cycled.lost.get(j) is not None
-                                                        for j in eligible)):
+        if cycled is not None and any(cycled.lost.get(j) is not None for j in eligible):
             return cycled
         self.reason, self.rounds = reason, rounds
         return found
