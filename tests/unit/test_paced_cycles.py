@@ -94,14 +94,14 @@ def test_the_sweeps_paced_failing_bolts_are_bounded_and_no_run_passes_their_boun
     assert status["B0"] == "bounded"
     if n == 233:
         assert status["B1"] == "bounded"  # beside B0: S's replays of B0's losses, at most 8 per failure
-    lost, backlog = _played(data, 2, 6 * (int(data["bolts"][0]["min_ttf"]) + 2))
+    lost, backlog = _played(data, 2, 5 * (int(data["bolts"][0]["min_ttf"]) + 2))
     assert lost > 0 and backlog > 0  # the runs did fail and replay
 
 
 def test_no_random_run_of_a_small_paced_topology_passes_the_bounds() -> None:
     rng = random.Random(7)
     played = 0
-    for _ in range(16):
+    for _ in range(12):
         data = small(rng)
         topo = parse_topology(data)
         model = failure_model(topo)
@@ -111,7 +111,7 @@ def test_no_random_run_of_a_small_paced_topology_passes_the_bounds() -> None:
             continue
         _played(data, 2, 5 * 32)
         played += 1
-    assert played >= 5
+    assert played >= 4
 
 
 def test_the_drift_counts_whole_emissions_and_batches() -> None:
@@ -122,3 +122,14 @@ def test_the_drift_counts_whole_emissions_and_batches() -> None:
     found = paced_cycle(ttf=Fraction(200), **args)  # type: ignore[arg-type]
     assert found is not None and found.drift == 0
     assert paced_cycle(ttf=Fraction(150), **args) is None  # type: ignore[arg-type]
+
+
+def test_check_says_what_bounds_the_backlog() -> None:
+    """The note, `check --json`'s failures_cycle and the bounds: #286's B0 in plain words."""
+    report = rate_check(parse_topology(sweep(286)))
+    b0 = report.bolts["B0"]
+    assert b0.status == "bounded" and b0.queue_bound == 5 and b0.lost_per_failure == 6
+    assert "cannot pile up from one recovery to the next" in b0.failures_cycle
+    assert "S sends B0 at most 202 fresh tuples and B0 completes at least 203" in b0.failures_note
+    assert report.to_public_json()["bolts"]["B0"]["failures_cycle"] == b0.failures_cycle
+    assert "failures_cycle" not in report.to_public_json()["bolts"]["B1"]
