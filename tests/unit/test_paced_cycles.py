@@ -18,7 +18,7 @@ from app.core.rates import RateFigures, rate_check
 from app.core.rates.failures_check import failure_check
 from app.core.rates.paced import paced_cycle
 from app.core.topology import parse_topology
-from tests.unit.test_rates_failures import Run, check_run
+from tests.unit.test_rates_failures import Run, _pick, check_run
 
 SETTINGS = {"min_reboot_time": 1, "max_reboot_time": 2, "replay": "paced", "failures": True}
 
@@ -133,3 +133,29 @@ def test_check_says_what_bounds_the_backlog() -> None:
     assert "S sends B0 at most 202 fresh tuples and B0 completes at least 203" in b0.failures_note
     assert report.to_public_json()["bolts"]["B0"]["failures_cycle"] == b0.failures_cycle
     assert "failures_cycle" not in report.to_public_json()["bolts"]["B1"]
+
+
+def test_no_run_with_the_spout_at_its_fastest_and_the_bolts_at_their_slowest_passes_the_bounds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backlog piles up fastest when S emits as fast as it may and every bolt, reboot and idle wait takes as long
+    as it may: the stepper's picks pushed to those ends most of the time, on #177, #286 and small topologies."""
+    rng = random.Random(3)
+    cases = [sweep(177), sweep(286), *(small(rng) for _ in range(6))]
+    for data in cases:
+        topo = parse_topology(data)
+        gaps = {(n - Fraction(str(topo.settings.tolerance))) / Fraction(str(s.rate))
+                for s in topo.spouts for n in range(1, s.burst + 1)}
+
+        def pushed(r: random.Random, lo: Fraction, hi: Fraction, gaps: set[Fraction] = gaps) -> Fraction:
+            if lo in gaps:  # S's next emission: as early as it may
+                return lo if r.random() < 0.9 else _pick(r, lo, hi)
+            return hi if r.random() < 0.85 else _pick(r, lo, hi)  # everything else as late
+
+        monkeypatch.setattr("tests.unit.test_rates_failures._pick", pushed)
+        model = failure_model(topo)
+        assert model is not None
+        check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})
+        if check.bounds is None or not check.bounds.paced:
+            continue
+        for seed in range(2):
+            check_run(topo, check, Run(topo, seed, Fraction(4 * (int(data["bolts"][0]["min_ttf"]) + 2))).go())
