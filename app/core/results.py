@@ -175,6 +175,10 @@ class FloodCertificate(BaseModel):
     terms: list[FloodTerm] = Field(default_factory=list)
     capacity: str
     evidence: FloodEvidence
+    via: str | None = Field(default=None, description="a lost backlog (docs/boundedness.md, \"Unbounded: a backlog "
+                                                     "lost into a paced spout\"): the source, a failing bolt, fails "
+                                                     "once it holds the backlog, and this spout replays the loss, "
+                                                     "paced, into the target (None: the source drains into it)")
     join: bool = Field(default=False, description="the target is a join waiting for every branch: it receives the "
                                                   "least of its branches' terms (docs/model.md section 11)")
     run: FloodRun | None = Field(default=None, description="on request (verify --flood-run N): a finite run in "

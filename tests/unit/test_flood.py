@@ -237,7 +237,9 @@ def test_no_bolt_called_unbounded_is_proven_bounded() -> None:
                     continue
                 floods += 1
                 assert check_flood_certificate(cone(doc, target), cert) == [], (doc, source, target)
-                assert status[target].status != "bounded" and free[target].status != "bounded", (doc, target)
+                assert status[target].status != "bounded", (doc, target)
+                # (a lost backlog needs the failures: docs/boundedness.md, "Unbounded: a backlog lost into a ...")
+                assert cert.via is not None or free[target].status != "bounded", (doc, target)
     assert floods >= 15, floods
 
 

@@ -91,9 +91,10 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
     spouts = {s.id for s in cone.spouts}
     j = ident.get(target)
     senders = {name_of[u] for u, _ in cone.inputs().get(j, [])} if j is not None else set()
-    if j is None or j in spouts or not any(verdicts.get(n, BoltVerdict(verdict="unknown")).verdict
-                                           in GROWS for n in senders - {target}):
-        return None  # no sender with evidence of growth: nothing to compute
+    if j is None or j in spouts:
+        return None
+    if not any(verdicts.get(n, BoltVerdict(verdict="unknown")).verdict in GROWS for n in senders - {target}):
+        return _lost_flood(cone, target, verdicts, traces, proven_on, cone_of)  # no sender with evidence of growth
     figures = RateFigures(cone)
     if j in figures.timed:  # a duration window is never flooded: each run of its timer takes all it holds
         return None
@@ -132,6 +133,56 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
             best = (inflow, FloodCertificate(target=target, content_hash=content_hash(cone), source=source,
                                              terms=terms, capacity=_text(figures.cap_min[j]), evidence=evidence,
                                              join=join))
+    return None if best is None else best[1]
+
+
+def _upstream_spouts(cone: Topology, ident: str) -> set[str]:
+    """The ids of the spouts whose trees reach component `ident` of `cone`."""
+    inputs, spouts = cone.inputs(), {s.id for s in cone.spouts}
+    seen, todo = {ident}, [ident]
+    while todo:
+        for u, _ in inputs.get(todo.pop(), []):
+            if u not in seen:
+                seen.add(u)
+                todo.append(u)
+    return seen & spouts
+
+
+def _lost_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], traces: list[AnyTrace],
+                proven_on: Callable[[str], Topology], cone_of: Callable[[str], Topology] | None
+                ) -> FloodCertificate | None:
+    """A backlog lost into a paced spout (docs/boundedness.md, "Unbounded: a backlog lost into a paced spout"): a
+    failing bolt U of the target's cone with evidence that it can hold any backlog fails once it holds B; a spout s
+    whose trees reach U replays the whole loss, paced, one replay per fresh tuple at its fastest emission; the
+    target, which receives s's streams (at 2/(a(1−τ)) each with its ratio, its other spouts' at their least rates),
+    takes in more than it processes at its slowest for B·a(1−τ) seconds. The source with the widest margin."""
+    if not cone.settings.failures or cone.settings.replay != "paced":
+        return None
+    ident = {c.name: c.id for c in cone.components}
+    name_of = {c.id: c.name for c in cone.components}
+    figures = RateFigures(cone)
+    j = ident[target]
+    if j in figures.timed or j in figures.joins:  # (a timer takes all it holds; a join waits for its slowest)
+        return None
+    inputs = [(u, st) for u, st in figures.inputs[j] if u in figures.spout_min
+              and figures.streams[u].get(st, (0, 0, 0))[0] > 0]
+    best: tuple[Fraction, FloodCertificate] | None = None
+    for b in cone.bolts:
+        if (b.name == target or b.min_ttf is None or b.name not in verdicts or b.id in figures.joins
+                or b.id in figures.timed):
+            continue
+        evidence = _evidence(b.name, verdicts[b.name], traces, proven_on, cone_of)
+        if evidence is None:
+            continue
+        for s in sorted(_upstream_spouts(cone, b.id) & {u for u, _ in inputs}):
+            terms = [FloodTerm(sender=name_of[u], stream=st,
+                               rate=_text(2 * figures.spout_max[u] if u == s else figures.spout_min[u]),
+                               ratio=_text(figures.streams[u][st][0])) for u, st in inputs]
+            inflow = drain_of(terms)
+            if inflow > figures.cap_min[j] and (best is None or inflow > best[0]):
+                best = (inflow, FloodCertificate(target=target, content_hash=content_hash(cone), source=b.name,
+                                                 terms=terms, capacity=_text(figures.cap_min[j]), evidence=evidence,
+                                                 via=name_of[s]))
     return None if best is None else best[1]
 
 
@@ -209,6 +260,16 @@ def flood_message(cert: FloodCertificate, before: Words | None = None) -> Words:
            else f"it is itself unbounded by a paced replay backlog: {storm.spout}'s replays of {storm.failing}'s "
                 "losses pile up, then come out one per fresh tuple" if storm is not None
            else "a certified lasso makes it grow")
+    if cert.via is not None:  # a lost backlog: docs/boundedness.md, "Unbounded: a backlog lost into a paced spout"
+        text = Words.of(
+            f"unbounded: {cert.source} backs up ({how}), then fails and {cert.via} replays its loss, paced, into "
+            f"{cert.target} at ", Figure(inflow), " tuples/s or more", Exactly(inflow), " against the ",
+            Figure(capacity), " it processes at its slowest", Exactly(capacity),
+            f". Once {cert.source} holds any B it fails (no earlier failure for min_ttf), {cert.via} takes its whole "
+            f"loss as replays and, at its fastest, sends a fresh tuple and a replay at every emission for as long as "
+            f"they last, while {cert.target} processes as slowly as it may, so for every N a legal run takes "
+            f"{cert.target}'s queue past N (a flood proof with a checked certificate; docs/boundedness.md)")
+        return Words.of(text, ". Before that: ", before) if before is not None and before.text() else text
     text = Words.of(
         f"unbounded: {cert.source} backs up, then floods {cert.target} at ", Figure(inflow), " tuples/s or more",
         Exactly(inflow), _JOIN_DRAIN if cert.join else "",
@@ -230,8 +291,10 @@ def flood_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
     tried: dict[str, frozenset[str]] = {}  # per bolt, the sources it was last tried with
     while True:  # a bolt flooded in one round may flood another in the next (a chain): until nothing changes
         growing = frozenset(n for n, v in verdicts.items() if v.verdict in GROWS)
+        lost = topo.settings.failures and topo.settings.replay == "paced" and any(  # a lost backlog's source
+            b.min_ttf is not None for b in topo.bolts if b.name in growing)
         todo = [n for n, v in verdicts.items() if v.verdict in FLOODABLE
-                and (senders.get(n, set()) - {n}) & growing and tried.get(n) != growing]
+                and ((senders.get(n, set()) - {n}) & growing or lost) and tried.get(n) != growing]
         if not todo or stop():
             return
         for name in todo:
@@ -296,15 +359,18 @@ def floods_by_rates(topo: Topology, statuses: dict[str, str],
 
     found: dict[str, FloodCertificate] = {}
     too_large = on_or_below_cycles(topo, LARGE_CYCLE)
+    paced = topo.settings.failures and topo.settings.replay == "paced"
+    failing = {b.name for b in topo.bolts if b.min_ttf is not None} if paced else set()
     for name, status in statuses.items():
         if status not in ("may-grow", "no-repeating-growth"):
             continue
-        for u in sorted(senders.get(name, set()) - {name}):
+        candidates = (senders.get(name, set()) | failing) - {name}  # (a failing bolt: a lost backlog's source)
+        for u in sorted(candidates):
             if u not in growth and statuses.get(u) in ("grows", "may-grow") and u not in too_large and not stop():
                 cert = prove_growth(cone_of(u), u)
                 growth[u] = None if cert is None else BoltVerdict(verdict="counterexample", method="rate proof",
                                                                   certified=True, growth_certificate=cert)
-        verdicts = {u: v for u in senders.get(name, set()) if (v := growth.get(u)) is not None}
+        verdicts = {u: v for u in candidates if (v := growth.get(u)) is not None}
         if not verdicts or stop():
             continue
         flood = prove_flood(cone_of(name), name, verdicts, [], cone_of)

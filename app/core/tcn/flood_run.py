@@ -32,7 +32,8 @@ from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.tcn.storm_run import storm_schedule
 from app.core.topology import Topology
 
-__all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_threshold_run", "chain_of", "threshold_runs"]
+__all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_lost_run", "build_threshold_run", "chain_of",
+           "threshold_runs"]
 
 MAX_DOUBLINGS = 16  # slow stretches tried per phase-1 schedule, each twice the one before
 PHASE_ONE_SCHEDULES = 6  # phase-1 schedules tried (the fastest-others one first, then the simulation's)
@@ -138,6 +139,43 @@ def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold
     return "no phase-1 schedule took it there: " + "; ".join(tried) if tried else "no phase-1 schedule"
 
 
+def build_lost_run(topo: Topology, cert: FloodCertificate, threshold: int, *,
+                   cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
+                   max_cells: int = MAX_CELLS) -> tuple[Trace, Fraction, int] | str:
+    """The threshold run of a lost backlog (docs/boundedness.md, "The threshold run of a lost backlog"): on the
+    target's cone, the source and the target slowest, spouts and every other bolt fastest, nothing failing until
+    `slow` s; then the source fails once (down max_reboot) and never again, and its loss comes back one replay per
+    fresh tuple. `slow` is doubled until the target's queue reaches `threshold`: (trace, slow, largest queue)."""
+    net = build_network(topo, [cert.target])
+    if net.failures is None or cert.source not in net.failures.min_ttf:
+        return f"{cert.source} may not fail in {cert.target}'s cone"
+    base = unaligned_schedule(net, cert.target, slow=frozenset({cert.source}))
+    if base is None:
+        return "no schedule of this document"
+    up = net.failures.min_ttf[cert.source]
+    target = next(b for b in net.bolts if b.name == cert.target)
+    hold = Switch(cert.target, target.alpha * (1 + net.tolerance), net.max_idle, False)
+    slow, best = max(up + 1, Fraction(threshold) * (target.alpha + 1)), -1
+    per_second = sum(2 / g for g in base.gap.values()) + sum(2 / p for p in base.processing.values() if p > 0)
+    for _ in range(MAX_DOUBLINGS):
+        sched = replace(base, fail={cert.source: (up, net.failures.max_reboot)}, first_fail={cert.source: slow},
+                        fail_until={cert.source: slow + 1}, switch_at=Fraction(10**9), switches=(hold,))
+        goal = Goal(cert.target, threshold, cert.target)
+        # (the run has no end of its own: positions for 4·slow s and the reboots, at most every clock's pace)
+        cells = len(net.bolts) * 2 * per_second * (4 * slow + 10 * net.failures.max_reboot)
+        out = build_finite_run(net, sched, goal, cancelled=cancelled, deadline=deadline,
+                               max_cells=min(max_cells, math.ceil(cells)))
+        if isinstance(out, Trace):
+            found = certify(out, checked=[cert.target], threshold=threshold, cancelled=cancelled)
+            if found.ok:
+                return out, slow, goal.peak
+            return f"a run the certifier rejected (a defect): {'; '.join(found.problems[:2])}"
+        if out in ("cancelled", "time limit reached"):
+            return out
+        best, slow = max(best, goal.peak), slow * 2
+    return f"{cert.target}'s queue reached {best} at most after {cert.source} backed up for {format_time(slow / 2)} s"
+
+
 def threshold_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[AnyTrace], threshold: int,
                    notes: list[str], *, cancelled: Callable[[], bool] = lambda: False,
                    deadline: float | None = None) -> None:
@@ -147,8 +185,10 @@ def threshold_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
         cert = verdict.flood_certificate
         if verdict.verdict != "unbounded" or cert is None:
             continue
-        found = build_threshold_run(topo, chain_of(cert), name, threshold, cancelled=cancelled, deadline=deadline,
-                                    storm=_nested(cert)[0].evidence.storm_certificate)
+        found = (build_lost_run(topo, cert, threshold, cancelled=cancelled, deadline=deadline)
+                 if cert.via is not None else
+                 build_threshold_run(topo, chain_of(cert), name, threshold, cancelled=cancelled, deadline=deadline,
+                                     storm=_nested(cert)[0].evidence.storm_certificate))
         if isinstance(found, str):
             notes.append(f"no threshold run past {threshold} for {name}: {found}")
             continue
@@ -168,7 +208,8 @@ def threshold_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
             "flood_certificate": with_run,
             "message": _with_run(verdict.message, f"A certified finite run takes its queue to {reached} (at least "
                                                   f"{threshold}): {cert.source} slow for {float(slow):.4g} s, then "
-                                                  "draining")})
+                                                  + (f"failing once, its loss replayed by {cert.via}"
+                                                     if cert.via is not None else "draining"))})
 
 
 def _with_run(message: str, run: str) -> str:

@@ -90,6 +90,56 @@ def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | Co
     return part_of(parse_topology(lasso_topology), cert.source, topo)
 
 
+def _lost_problems(topo: Topology, cert: FloodCertificate, join: bool) -> list[str]:
+    """Why a lost backlog (docs/boundedness.md, "Unbounded: a backlog lost into a paced spout") does not flood the
+    target: the source must be able to fail under paced replays, `via` a spout whose trees reach the source, every
+    term an input stream of the target from a spout (`via`'s at most 2/(a(1−τ)), a fresh tuple and a replay per
+    least gap; another spout's at most its least rate 1/(a(1+τ))), with at most the stream's ratio, and their sum
+    strictly above the target's smallest capacity."""
+    settings, tau = topo.settings, exact(topo.settings.tolerance)
+    bolts, spouts = {b.name: b for b in topo.bolts}, {s.name: s for s in topo.spouts}
+    if not settings.failures or settings.replay != "paced" or bolts[cert.source].min_ttf is None:
+        return [f"a lost backlog needs failures on, paced replays and a min_ttf for {cert.source}"]
+    if join:
+        return [f"{cert.target} is a join: a lost backlog's drain is an ordinary bolt's"]
+    feeds = received(topo)
+    reach, todo = {cert.source}, [cert.source]
+    while todo:
+        for sender, _ in feeds.get(todo.pop(), []):
+            if sender not in reach:
+                reach.add(sender)
+                todo.append(sender)
+    if cert.via not in spouts or cert.via not in reach:
+        return [f"{cert.via} is not a spout whose trees reach {cert.source}: it replays none of its losses"]
+    ceilings = {(u, st): (2 * exact(spouts[u].rate) / (1 - tau) if u == cert.via else exact(spouts[u].rate) / (1 + tau),
+                          exact(spouts[u].output_streams()[st] or 0))
+                for u, st in feeds.get(cert.target, []) if u in spouts}
+    problems: list[str] = []
+    total, seen = Fraction(0), set[tuple[str, str]]()
+    for t in cert.terms:
+        key, rate, ratio = (t.sender, t.stream), fraction_of(t.rate), fraction_of(t.ratio)
+        if key not in ceilings or key in seen:
+            problems.append(f"term {t.sender}/{t.stream}: not an input stream of {cert.target} from a spout, or "
+                            "named twice")
+        elif rate is None or ratio is None or rate < 0 or ratio < 0:
+            problems.append(f"term {t.sender}/{t.stream}: rate and ratio must be fractions p/q ≥ 0")
+        elif rate > ceilings[key][0] or ratio > ceilings[key][1]:
+            problems.append(f"term {t.sender}/{t.stream}: rate {t.rate} × ratio {t.ratio} is above the derived "
+                            f"{ceilings[key][0]} × {ceilings[key][1]}")
+        else:
+            total += rate * ratio
+        seen.add(key)
+    if not any(u == cert.via for u, _ in seen):
+        problems.append(f"no term from {cert.via}: {cert.target} must receive its replays")
+    j = bolts[cert.target]
+    capacity = take_bound(j) / (exact(j.alpha) * (1 + tau) + exact(settings.max_idle_time))
+    if fraction_of(cert.capacity) != capacity:
+        problems.append(f"capacity {cert.capacity} is not {cert.target}'s smallest, {capacity}")
+    elif not problems and not total > capacity:
+        problems.append(f"the drain brings {total} tuples/s, not strictly more than the capacity {capacity}")
+    return problems
+
+
 def _least_ratio(bolt: Bolt, stream: str, tau: Fraction, rule: str) -> Fraction:
     """σ_lo of a bolt's stream: over batches of 1..C_TAKE, or of any size for a duration window (docs/model.md
     10.3: a run takes all it holds), which is σ itself (a batch of den(σ) from carry 0 is exact)."""
@@ -186,6 +236,9 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | Comp
     if cert.join != (branches is not None):
         return problems + [f"join {cert.join}, but {cert.target} {'is' if branches else 'is not'} a join waiting for "
                            "every branch"]
+    if cert.via is not None:  # a lost backlog: the source fails, the spout replays its loss into the target
+        return (problems + _lost_problems(topo, cert, branches is not None) or _evidence_problems(cert, topo, trace)
+                or threshold_run_problems(cert.target, cert.run, topo, run_trace))
     derived = _derived_terms(topo, cert.target, cert.source)
     if not any(s == cert.source and ratio > 0 for (s, _), (_, ratio) in derived.items()):
         return problems + [f"{cert.target} receives nothing from {cert.source}"]
