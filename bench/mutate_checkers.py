@@ -54,7 +54,10 @@ completing its message one message early; and the storm checker's paced part (te
 accepting a paced certificate on an at-once document, leaving its failure cycle or its threshold run unchecked, a
 duration window or a join as its target, the spout above a fresh tuple and a replay per gap, another spout at that
 rate, a ratio above the stream's, a term stated twice, no term from the spout, a capacity below the smallest, or a
-tie. Prints one line per mutation; exits 1 when one survives.
+tie; and the flood checker's lost backlog (tests/unit/test_lost_flood.py) accepting at-once replays or a source that
+never fails, a spout whose trees do not reach the source, its rate above a fresh tuple and a replay per least gap, a
+ratio above the stream's, a term twice, no term from the spout, a capacity below the smallest, a tie, or leaving the
+source's evidence unchecked. Prints one line per mutation; exits 1 when one survives.
 Not run by the tests (it runs a test file once per mutation).
 """
 
@@ -85,6 +88,7 @@ LINEAR_JOINS = "tests/unit/test_linear_joins.py"
 WITNESS_JOINS = "tests/unit/test_witness_joins.py"
 STORM = "tests/unit/test_storm.py"
 PACED = "tests/unit/test_paced_flood.py"
+LOST = "tests/unit/test_lost_flood.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -306,6 +310,30 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "if capacity != derived:", "if capacity > derived:", PACED),
     ("paced: a tie accepted", "app/core/tcn/check/paced.py",
      "elif not problems and inflow <= derived:", "elif not problems and inflow < derived:", PACED),
+    ("lost: at-once replays or a source that never fails accepted", "app/core/tcn/check/flood.py",
+     'if not settings.failures or settings.replay != "paced" or bolts[cert.source].min_ttf is None:', "if False:",
+     LOST),
+    ("lost: a spout whose trees do not reach the source", "app/core/tcn/check/flood.py",
+     "if cert.via not in spouts or cert.via not in reach:", "if cert.via not in spouts:", LOST),
+    ("lost: the spout's rate above a fresh tuple and a replay per least gap", "app/core/tcn/check/flood.py",
+     "ceilings = {(u, st): (2 * exact(spouts[u].rate) / (1 - tau)", "ceilings = {(u, st): (3 * exact(spouts[u].rate)",
+     LOST),
+    ("lost: a ratio above the stream's", "app/core/tcn/check/flood.py",
+     "elif rate > ceilings[key][0] or ratio > ceilings[key][1]:", "elif rate > ceilings[key][0]:", LOST),
+    ("lost: a term stated twice", "app/core/tcn/check/flood.py",
+     "if key not in ceilings or key in seen:", "if key not in ceilings:", LOST),
+    ("lost: no term from the spout", "app/core/tcn/check/flood.py",
+     "if not any(u == cert.via for u, _ in seen):", "if False:", LOST),
+    ("lost: a capacity below the smallest", "app/core/tcn/check/flood.py",
+     "    if fraction_of(cert.capacity) != capacity:\n        problems.append(f\"capacity {cert.capacity} is not "
+     "{cert.target}'s smallest, {capacity}\")\n    elif not problems and not total > capacity:",
+     "    if fraction_of(cert.capacity) > capacity:\n        problems.append(f\"capacity {cert.capacity} is not "
+     "{cert.target}'s smallest, {capacity}\")\n    elif not problems and not total > capacity:", LOST),
+    ("lost: a tie accepted", "app/core/tcn/check/flood.py",
+     "elif not problems and not total > capacity:", "elif not problems and total < capacity:", LOST),
+    ("lost: the evidence not checked", "app/core/tcn/check/flood.py",
+     "return (problems + _lost_problems(topo, cert, branches is not None) or _evidence_problems(cert, topo, trace)",
+     "return (problems + _lost_problems(topo, cert, branches is not None) or []", LOST),
 ]
 
 

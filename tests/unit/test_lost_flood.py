@@ -188,3 +188,26 @@ def test_no_bolt_a_lost_backlog_makes_unbounded_is_proven_bounded_and_each_has_a
             assert check_flood_certificate(cone(doc, name), with_run, None, trace) == [], (doc, name)
             lost += 1
     assert lost >= 3, lost
+
+
+def test_evidence_about_another_bolt_is_rejected() -> None:
+    """B1 fails too (every 200 s) and S reaches it, but B0's growth is no evidence that B1 can hold a backlog."""
+    cert = _lost(R54)["B2"].model_copy(update={"source": "B1"})
+    problems = check_flood_certificate(cone(R54, "B2"), cert)
+    assert any(p.startswith("evidence") for p in problems), problems
+
+
+def test_a_term_from_the_spout_is_needed() -> None:
+    """B9 (S alone, 1.67 tuples/s) grows on S's fresh tuples already; S3 (0.1 tuples/s) reaches B0 but sends B9
+    nothing: a certificate via S3 with S's least rate alone is no replay drain."""
+    def add(d: dict[str, Any]) -> None:
+        d["spouts"].append({"name": "S3", "rate": 0.1, "burst": 1})
+        d["bolts"].append({"name": "B9", "alpha": 0.6, "sigma": 1.0, "parallelism": 1})
+        d["subscriptions"] += [{"source": "S3", "target": "B0"}, {"source": "S", "target": "B9"}]
+    doc = _edited(add)
+    base = _lost(doc)["B1"]
+    cert = base.model_copy(update={"target": "B9", "content_hash": content_hash(cone(doc, "B9")), "via": "S3",
+                                   "capacity": "5/3", "terms": [FloodTerm(sender="S", stream="default", rate="2/1",
+                                                                          ratio="1/1")]})
+    problems = check_flood_certificate(cone(doc, "B9"), cert)
+    assert problems == ["no term from S3: B9 must receive its replays"], problems
