@@ -5,10 +5,12 @@ certified before it is recorded."""
 from __future__ import annotations
 
 import time
+from fractions import Fraction
 
 from app.core.gc_pause import paused_gc
 from app.core.results import Progress
 from app.core.tcn.check.certify import certify
+from app.core.tcn.failing import failure_words
 from app.core.tcn.search_run import Run, SearchControl
 from app.core.tcn.simulate import Lasso, build_lasso
 
@@ -174,8 +176,9 @@ def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_
                      "discarded (searching with the solver): " + "; ".join(cert.problems[:3]))
         return lasso
     traces.append(lasso.trace)
+    failures = (cert.fails, failure_words(cert.loop_duration or Fraction(0), cert.loop_failures, cert.loop_replays))
     summary = search.record(lasso.trace, cert.growth_per_loop, len(traces) - 1, checked, verdicts,
-                            method="simulation", duration=cert.loop_duration)
+                            method="simulation", duration=cert.loop_duration, failures=failures)
     if summary and bounded_without_failures:
         notes.append(f"the lasso for {target} needs failures (without them the rate check proves it bounded): "
                      f"{summary}")
