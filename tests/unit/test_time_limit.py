@@ -130,24 +130,30 @@ FAILING: dict[str, Any] = {
 
 
 def test_recording_a_certified_lasso_reads_it_no_more(monkeypatch: Any) -> None:
-    """The words of a simulated lasso's failures come from its certificate, which counted them in its pass over the
-    loop: before, recording it read the whole lasso once more, unpolled (random #54's 70,495 positions: seconds past
-    the time limit and its overtime). A reading of the trace that takes 30 s would now show in the time taken."""
-    from app.core.tcn import search_run
+    """The words of a simulated lasso's failures and its loop's duration come from its certificate, which read them
+    in its passes: before, recording it read the whole lasso once more, unpolled, and so did the result's summary
+    for its duration (random #54's 70,495 positions: seconds past the time limit and its overtime). Here the lasso
+    is kept compressed, as a long one is, and a reading of it that takes 30 s would show in the time taken."""
+    from app.core.formats.trace import CompressedTrace
+    from app.core.tcn import search_run, simulate_trace
     from app.core.tcn.failing import failure_summary
 
-    def slow(trace: Any) -> Any:
+    def slow(*args: Any) -> Any:
         time.sleep(30)
         raise AssertionError("the lasso was read again to record it")
 
+    monkeypatch.setattr(simulate_trace, "COMPRESS_FROM", 10)
     monkeypatch.setattr(search_run, "failures_read", slow)
+    monkeypatch.setattr(CompressedTrace, "loop_duration", slow)
     started = time.monotonic()
     result = verify(_topology(FAILING, ["A"]), SearchOptions(timeout_s=20.0))
     assert time.monotonic() - started < 20  # 30 s and more before
     verdict = result.bolts["A"]
     assert verdict.verdict == "counterexample" and verdict.method == "simulation" and verdict.failures is True
-    assert result.trace is not None
+    assert isinstance(result.trace, CompressedTrace)
+    monkeypatch.undo()
     summary = failure_summary(result.trace)  # the words the trace itself gives
+    assert f"every {float(result.trace.loop_duration()):.4g} s" in (result.message or "")
     assert summary is not None and verdict.message.endswith(f", with failures: {summary}"), verdict.message
 
 

@@ -208,6 +208,8 @@ def _kept(search: SearchControl, run: Run, target: str, lasso: Lasso, stop: Call
                          "discarded (searching with the solver): " + "; ".join(cert.problems[:3]))
         return False
     run.traces.append(lasso.trace)
+    if cert.loop_duration is not None:  # (a long compressed lasso is not expanded again to say it)
+        run.durations[len(run.traces) - 1] = cert.loop_duration
     failures = (cert.fails, failure_words(cert.loop_duration or Fraction(0), cert.loop_failures, cert.loop_replays))
     summary = search.record(lasso.trace, cert.growth_per_loop, len(run.traces) - 1, run.checked, run.verdicts,
                             method="simulation", duration=cert.loop_duration, failures=failures)
