@@ -49,7 +49,9 @@ growth without the messages completed; and the timeout witness's checker through
 (tests/unit/test_witness_joins.py) following a message through any emit of a branch, or reading a hop into a join as
 an arrival at that position, and for a part in a join's cache claiming a position where its branch sends nothing,
 following it through any send, counting the join's completions before the loop in its first pass only, or
-completing its message one message early. Prints one line per mutation; exits 1 when one survives.
+completing its message one message early; and the certifier's later passes over a compressed lasso, rebuilt from
+the first's steps (tests/unit/test_compressed_lasso.py), not raising a repeat's queues. Prints one line per mutation;
+exits 1 when one survives.
 Not run by the tests (it runs a test file once per mutation).
 """
 
@@ -79,6 +81,7 @@ MIXED = "tests/unit/test_mixed_windows.py"
 LINEAR_JOINS = "tests/unit/test_linear_joins.py"
 WITNESS_JOINS = "tests/unit/test_witness_joins.py"
 STORM = "tests/unit/test_storm.py"
+COMPRESSED = "tests/unit/test_compressed_lasso.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -152,6 +155,9 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "in dl.reach.get(b, set())) + k * f[s] // e)", "in dl.reach.get(b, set())))", PARTIAL),
     ("death lasso: a dying bolt's own loss unchecked", "app/core/tcn/check/certify_failures.py",
      'if bo["lost"] != want:', 'if bo["lost"] > want + 1:', DEATHS),
+    ("compressed lasso: a later pass's repeats not raising the queues", "app/core/tcn/check/certify_source.py",
+     "_shifted(source, source.time + shift, rep.queue, rep.backlog, n)",
+     "_shifted(source, source.time + shift, {}, rep.backlog, n)", COMPRESSED),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
      'any(s.bolts[n]["queue"] >= threshold for n in checked)', 'any(s.bolts[n]["queue"] > threshold for n in checked)',
      RUN),
