@@ -17,13 +17,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TypeVar
 
 import networkx as nx
 
 from app.core.emission import carry_graph, carry_limit
 from app.core.failures import FailureModel
 from app.core.rates.arrival import UNBOUNDED_CURVE, ZERO, Curve, pruned
+from app.core.rates.netting import Net, Netting
 
+_Flow = TypeVar("_Flow", Curve, Net)  # a flow's curve, or its net form (step 7)
 ROUNDS = 200  # iterations of the replay fixpoint before giving up (then nothing it feeds is proven)
 _GRID = 2**32  # candidates of the fixpoint are rounded up to this grid to keep the fractions small
 
@@ -129,23 +132,45 @@ class FailureBounds:
             return self.run(replays)
         if self.model.replay == "at-once":
             return self._solve_losses()
+        found = self._solve_replays()
+        if found is None or not all(c.bounded for c in found.replays.values()):
+            # the losses' fixpoint nets inside (step 7), which may bound a queue the replays' fixpoint cannot
+            reason, rounds = self.reason, self.rounds
+            netted = self._solve_losses()
+            if netted is not None and all(c.bounded for c in netted.replays.values()):
+                return netted
+            self.reason, self.rounds = reason, rounds
+        return found
+
+    def _solve_replays(self) -> Bounds | None:
+        """Paced: the fixpoint over the replays added at each spout, from none."""
+        replays = {s: ZERO for s in self.fed}
         for self.rounds in range(1, ROUNDS + 1):
             derived = self.derive(replays)
             inflated = {s: _round_up(c.scaled(1 + Fraction(1, 256), Fraction(1, 256), Fraction(1, 256)))
                         for s, c in derived.items()}
             for candidate in (derived, inflated):  # a post-fixpoint above the iterates (they rise towards it)
                 if _below(self.derive(candidate), candidate):
-                    return self.run(candidate)
+                    return self._netted(candidate)
             if _below(derived, replays):  # (no assumption is ever needed above "no bound": it is one)
-                return self.run(replays)
+                return self._netted(replays)
             replays = {s: _round_up(c) for s, c in derived.items()}
         self.reason = f"the replays found no fixpoint in {ROUNDS} rounds (their feedback does not settle)"
         return None
 
+    def _netted(self, replays: dict[str, Curve]) -> Bounds:
+        """The pass under `replays`, netted (step 7) with the losses per failure the same pass proves without it."""
+        base = self.run(replays)
+        out = self.run(replays, nets=base.lost)
+        for j, lost in base.lost.items():  # both hold: keep the smaller
+            netted = out.lost[j]
+            out.lost[j] = lost if netted is None or (lost is not None and lost < netted) else netted
+        return out
+
     def _solve_losses(self) -> Bounds | None:
-        """At once: the same fixpoint over the loss per failure of each failing bolt (the replays added follow from
-        it, step 5), so that a failure's storm can be bounded apart from the others' (docs/boundedness.md,
-        "Failures", "At once: a failure's storm")."""
+        """The same fixpoint over the loss per failure of each failing bolt (the replays added follow from it, step 5),
+        netted with them (step 7); at once, so that a failure's storm can be bounded apart from the others'
+        (docs/boundedness.md, "Failures", "At once: a failure's storm")."""
         losses: dict[str, Fraction | None] = {j: Fraction(0) for j in self.model.min_ttf}
         for self.rounds in range(1, ROUNDS + 1):
             derived = self._lost(losses)
@@ -153,16 +178,16 @@ class FailureBounds:
                         for j, v in derived.items()}
             for candidate in (derived, inflated):
                 if _at_most(self._lost(candidate), candidate):
-                    return self.run(self.added(candidate), candidate)
+                    return self.run(self.added(candidate), candidate, candidate)
             if _at_most(derived, losses):
-                return self.run(self.added(losses), losses)
+                return self.run(self.added(losses), losses, losses)
             losses = {j: None if v is None else _grid_up(v) for j, v in derived.items()}
         self.reason = f"the replays found no fixpoint in {ROUNDS} rounds (their feedback does not settle)"
         return None
 
     def _lost(self, losses: dict[str, Fraction | None]) -> dict[str, Fraction | None]:
         """The loss per failure of every failing bolt in a pass that assumes `losses`."""
-        run = self.run(self.added(losses), losses)
+        run = self.run(self.added(losses), losses, losses)
         for j in self.model.min_ttf:
             if run.lost[j] is None and any(j in fed for fed in self.fed.values()):
                 self.reason = (f"the queue of {self.names.get(j, j)} is not bounded, so neither is what one of "
@@ -202,21 +227,29 @@ class FailureBounds:
                                "its failures loses")
         return self.added(run.lost)
 
-    def run(self, replays: dict[str, Curve], losses: dict[str, Fraction | None] | None = None) -> Bounds:
+    def run(self, replays: dict[str, Curve], losses: dict[str, Fraction | None] | None = None,
+            nets: dict[str, Fraction | None] | None = None) -> Bounds:
         """Every curve and bound of one pass, assuming each spout's added replays obey `replays`; `losses` (at
-        once): the loss per failure that `replays` follows from, which bounds a failure's storm."""
+        once): the loss per failure that `replays` follows from, which bounds a failure's storm; `nets`: a loss per
+        failure of every failing bolt that holds with `replays` (assumed or proven), to net what the failing bolts
+        pass on (step 7, app/core/rates/netting.py)."""
         out = Bounds(replays=replays)
         mode = self.model.replay
+        net = None if nets is None or mode == "none" else Netting(self.fed, nets, self.period, self.model.max_reboot)
         for ident in self.order:
             c = self.comp[ident]
             if c.kind == "spout":
                 total, out.backlog[ident] = self._spout(c, replays[ident], mode)
-                out.stream[ident] = {name: total.scaled(sb.hi, burst=sb.excess) if name != "default" else total
-                                     for name, sb in c.streams.items()}
+                out.stream[ident] = _spouted(c, total)
+                form = None if net is None else net.spout(ident, Curve.affine(c.rate_max, c.take), out.backlog[ident])
+                if net is not None and form is not None:
+                    net.streams[ident] = _spouted(c, form)
                 continue
             inflow = ZERO
             for src, stream in c.inputs:
                 inflow = inflow.plus(out.stream[src].get(stream, ZERO))
+            if net is not None:
+                inflow = inflow.meet(net.inflow(ident, c.inputs, out.stream))
             out.inflow[ident] = inflow
             if c.gap is not None:  # a timer (docs/boundedness.md, "Failures through a timer")
                 out.stream[ident] = self._streams(c, self._timer(c, inflow, out))
@@ -230,7 +263,7 @@ class FailureBounds:
                 sharp = self.sharp(c, out, inflow)
                 if sharp is not None and (lost is None or sharp < lost):
                     lost = sharp
-                storm = None if losses is None else self.storm(c, out, losses)
+                storm = None if losses is None or mode != "at-once" else self.storm(c, out, losses)
                 if storm is not None and (lost is None or storm.lost < lost):
                     lost, out.storm[ident] = storm.lost, storm
                 out.lost[ident] = lost
@@ -244,9 +277,13 @@ class FailureBounds:
                     if r <= c.rate_min
                 ).shifted(c.busy))
             out.stream[ident] = self._streams(c, processed)
+            if net is not None and queue is not None and not c.held:  # step 7: what it passes on, netted
+                net.streams[ident] = self._streams(c, net.processed(ident, queue + c.take, fails))
+                out.stream[ident] = {name: curve.meet(net.resolve(net.streams[ident][name]))
+                                     for name, curve in out.stream[ident].items()}
         return out
 
-    def _streams(self, c: Component, processed: Curve) -> dict[str, Curve]:
+    def _streams(self, c: Component, processed: _Flow) -> dict[str, _Flow]:
         """A bolt's output curves from what it processes (step 6: σ_hi·processed + H, and H per failure)."""
         period = self.period.get(c.ident)
         return {name: _emitted(processed, sb, period) for name, sb in c.streams.items()}
@@ -362,6 +399,12 @@ class FailureBounds:
         return Storm(s, m, x, lost)
 
 
+def _spouted(c: Component, total: _Flow) -> dict[str, _Flow]:
+    """A spout's streams from its emissions: `default` carries them, a declared stream σ_hi times them plus H."""
+    return {name: total.scaled(sb.hi, burst=sb.excess) if name != "default" else total
+            for name, sb in c.streams.items()}
+
+
 def _others(c: Component, out: Bounds, direct: list[tuple[str, str]]) -> Curve:
     """What bolt c receives on its inputs other than `direct` (the spouts' streams feeding it directly)."""
     others = ZERO
@@ -426,7 +469,7 @@ def fastest_inflow(comp: dict[str, Component], model: FailureModel, replaying: s
     return inflow
 
 
-def _emitted(processed: Curve, sb: StreamBound, period: Fraction | None) -> Curve:
+def _emitted(processed: _Flow, sb: StreamBound, period: Fraction | None) -> _Flow:
     """Step 6: what a bolt emits on a stream from what it processes, σ_hi·processed + H, and H more per failure
     when it fails once per `period` at most (None: it does not fail)."""
     per = Fraction(0) if period is None else sb.reset_cost
