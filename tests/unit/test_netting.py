@@ -29,7 +29,8 @@ def below(replay: str = "paced", *, other: bool = False, double: bool = False) -
     one of them a duplicate (F fails every 60 s at most; J takes 2.5 tuples/s; with K, 1.43)."""
     bolts: list[dict[str, Any]] = [{"name": "F", "alpha": 0.3, "sigma": 1, "parallelism": 2,
                                     "min_ttf": 60 if double else 20},
-                                   {"name": "J", "alpha": 0.4 if double else 0.7 if other else 0.9, "sigma": 1, "parallelism": 1}]
+                                   {"name": "J", "alpha": 0.4 if double else 0.7 if other else 0.9, "sigma": 1,
+                                    "parallelism": 1}]
     subs = [("F", "J")]
     if double:
         bolts.append({"name": "A", "alpha": 0.2, "sigma": 2, "parallelism": 1})
