@@ -76,6 +76,7 @@ class Bounds:
     backlog: dict[str, Fraction | None] = field(default_factory=dict)  # spout -> replay backlog bound
     replays: dict[str, Curve] = field(default_factory=dict)  # spout -> replays added (the assumption)
     storm: dict[str, Storm] = field(default_factory=dict)  # failing bolt -> its storm, where that bounds `lost`
+    netted: set[str] = field(default_factory=set)  # failing bolts whose output rate step 7 (netting) lowered
 
 
 @dataclass(frozen=True)
@@ -279,8 +280,11 @@ class FailureBounds:
             out.stream[ident] = self._streams(c, processed)
             if net is not None and queue is not None and not c.held:  # step 7: what it passes on, netted
                 net.streams[ident] = self._streams(c, net.processed(ident, queue + c.take, fails))
+                plain = out.stream[ident]
                 out.stream[ident] = {name: curve.meet(net.resolve(net.streams[ident][name]))
-                                     for name, curve in out.stream[ident].items()}
+                                     for name, curve in plain.items()}
+                if fails and any(_lower(out.stream[ident][name], curve) for name, curve in plain.items()):
+                    out.netted.add(ident)
         return out
 
     def _streams(self, c: Component, processed: _Flow) -> dict[str, _Flow]:
@@ -403,6 +407,11 @@ def _spouted(c: Component, total: _Flow) -> dict[str, _Flow]:
     """A spout's streams from its emissions: `default` carries them, a declared stream σ_hi times them plus H."""
     return {name: total.scaled(sb.hi, burst=sb.excess) if name != "default" else total
             for name, sb in c.streams.items()}
+
+
+def _lower(a: Curve, b: Curve) -> bool:
+    """a's long-run rate below b's (no pieces: no rate)."""
+    return a.rate is not None and (b.rate is None or a.rate < b.rate)
 
 
 def _others(c: Component, out: Bounds, direct: list[tuple[str, str]]) -> Curve:

@@ -152,7 +152,7 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         spare = e.cap_min[j] - e.in_max[j]
         who = culprits.get(j, [])
         replay_txt = _replay_words(who, bounds, names, model.replay == "paced")
-        fast = ""
+        fast = _netted_words(topo, bounds, names, j)
         if status[j] == "bounded" and not (inflow is not None and inflow <= e.cap_min[j] and queue is not None):
             local = _fastest(topo, e, model, replaying, j, comps)  # no fixpoint: a cycle or a storm elsewhere
             if local is not None:
@@ -222,6 +222,15 @@ def _culprits(topo: Topology, e: RateFigures, model: FailureModel) -> dict[str, 
                 if j not in result.setdefault(k, []):
                     result[k].append(j)
     return result
+
+
+def _netted_words(topo: Topology, bounds: Bounds | None, names: dict[str, str], j: str) -> str:
+    """Which failing senders of bolt j pass on fewer tuples than they receive, netted (step 7)."""
+    netted = [] if bounds is None else sorted({names[u] for u, _ in topo.inputs().get(j, []) if u in bounds.netted})
+    if not netted:
+        return ""
+    return (f" ({', '.join(netted)} passing on the replays of its own losses only in place of what it lost: "
+            "docs/boundedness.md, \"Failures\", step 7, netting)")
 
 
 def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str], paced: bool) -> str:
