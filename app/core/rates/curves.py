@@ -4,8 +4,9 @@ The rate check without failures only needs long-run rates (docs/boundedness.md).
 (docs/model.md section 7) a bolt's losses depend on its queue at the failure, so bounds on
 bursts are needed too. Every flow here is an *arrival curve*: in every closed window of length
 w ≥ 0, at most min_k (ρ_k·w + b_k) tuples, a minimum of affine pieces (ρ_k, b_k), exact
-fractions. `FailureBounds` derives, in one pass over an acyclic topology, the curve of every
-spout and bolt stream, each bolt's queue bound, and what one failure of a bolt loses; the
+fractions (app/core/rates/arrival.py). `FailureBounds` derives, in one pass over an acyclic topology,
+the curve of every spout and bolt stream, each bolt's queue bound, and what one failure of a bolt
+loses, and nets what a failing bolt passes on against its losses (app/core/rates/netting.py); the
 replays those losses add to the spouts feed back into the spouts' curves, so the pass is
 iterated until the replays it assumes are at least those it derives (a post-fixpoint, which
 makes every bound hold in every run by induction over positions). docs/boundedness.md,
