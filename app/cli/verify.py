@@ -107,7 +107,10 @@ def headline(result: VerifyResult) -> str:
     stormed = [n for n in flooded if result.bolts[n].storm_certificate is not None]
     flooded = [n for n in flooded if n not in stormed]
     tail = [f"{len(flooded)} unbounded, flooded by a bolt that backs up ({_names(flooded)})"] if flooded else []
+    paced = [n for n in stormed if (c := result.bolts[n].storm_certificate) is not None and c.replay == "paced"]
+    stormed = [n for n in stormed if n not in paced]
     tail += [f"{len(stormed)} unbounded by a replay storm ({_names(stormed)})"] if stormed else []
+    tail += [f"{len(paced)} unbounded by a paced replay backlog ({_names(paced)})"] if paced else []
     proven = len(tail)  # the unbounded ones, first
     if undecided:
         tail.append(f"{len(undecided)} undecided")

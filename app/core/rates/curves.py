@@ -26,6 +26,7 @@ from app.core.emission import carry_graph, carry_limit
 from app.core.failures import FailureModel
 from app.core.rates.arrival import UNBOUNDED_CURVE, ZERO, Curve, pruned
 from app.core.rates.netting import Net, Netting
+from app.core.rates.paced import Paced, paced_cycle
 
 _Flow = TypeVar("_Flow", Curve, Net)  # a flow's curve, or its net form (step 7)
 ROUNDS = 200  # iterations of the replay fixpoint before giving up (then nothing it feeds is proven)
@@ -78,6 +79,7 @@ class Bounds:
     replays: dict[str, Curve] = field(default_factory=dict)  # spout -> replays added (the assumption)
     storm: dict[str, Storm] = field(default_factory=dict)  # failing bolt -> its storm, where that bounds `lost`
     netted: set[str] = field(default_factory=set)  # failing bolts whose output rate step 7 (netting) lowered
+    paced: dict[str, Paced] = field(default_factory=dict)  # failing bolt -> its paced cycle bound, where it applies
 
 
 @dataclass(frozen=True)
@@ -128,24 +130,31 @@ class FailureBounds:
         self.reason = ""
 
     def solve(self) -> Bounds | None:
-        """The pass at a post-fixpoint of the replays (None: none found; `reason` says why)."""
-        replays = {s: ZERO for s in self.fed}
+        """The pass at a post-fixpoint of the replays (None: none found; `reason` says why). Paced, a failing bolt
+        that only the curves leave without a loss bound gets one per failure cycle, over the losses' fixpoint."""
         if self.model.replay == "none":
-            return self.run(replays)
+            return self.run({s: ZERO for s in self.fed})
         if self.model.replay == "at-once":
             return self._solve_losses()
-        found = self._solve_replays()
-        if found is None or not all(c.bounded for c in found.replays.values()):
-            # the losses' fixpoint nets inside (step 7), which may bound a queue the replays' fixpoint cannot
-            reason, rounds = self.reason, self.rounds
-            netted = self._solve_losses()
-            if netted is not None and all(c.bounded for c in netted.replays.values()):
-                return netted
-            self.reason, self.rounds = reason, rounds
+        found = self._solve_curves()
+        none: dict[str, Fraction | None] = {k: Fraction(0) for k in self.model.min_ttf}
+        eligible = [j for j in self.model.min_ttf
+                    if (found is None or found.lost.get(j) is None) and self.paced(self.comp[j], none)]
+        unbounded = found is None or not all(c.bounded for c in found.replays.values())
+        if not eligible and not unbounded:
+            return found
+        # per failure cycle (docs/boundedness.md, "Paced: the backlog ..."), and netted inside (step 7), which may
+        # bound a queue the curves' fixpoint cannot
+        reason, rounds = self.reason, self.rounds
+        cycled = self._solve_losses()
+        if cycled is not None and (any(cycled.lost.get(j) is not None for j in eligible)
+                                   or unbounded and all(c.bounded for c in cycled.replays.values())):
+            return cycled
+        self.reason, self.rounds = reason, rounds
         return found
 
-    def _solve_replays(self) -> Bounds | None:
-        """Paced: the fixpoint over the replays added at each spout, from none."""
+    def _solve_curves(self) -> Bounds | None:
+        """Paced: the fixpoint over the spouts' replay curves."""
         replays = {s: ZERO for s in self.fed}
         for self.rounds in range(1, ROUNDS + 1):
             derived = self.derive(replays)
@@ -237,15 +246,15 @@ class FailureBounds:
         pass on (step 7, app/core/rates/netting.py)."""
         out = Bounds(replays=replays)
         mode = self.model.replay
-        net = None if nets is None or mode == "none" else Netting(self.fed, nets, self.period, self.model.max_reboot)
+        net = None if nets is None or mode == "none" else Netting(self.fed, nets, self.period, self.model.max_reboot,
+                                                                   out.backlog)
         for ident in self.order:
             c = self.comp[ident]
             if c.kind == "spout":
                 total, out.backlog[ident] = self._spout(c, replays[ident], mode)
                 out.stream[ident] = _spouted(c, total)
-                form = None if net is None else net.spout(ident, Curve.affine(c.rate_max, c.take), out.backlog[ident])
-                if net is not None and form is not None:
-                    net.streams[ident] = _spouted(c, form)
+                if net is not None:
+                    net.streams[ident] = _spouted(c, net.spout(ident, Curve.affine(c.rate_max, c.take)))
                 continue
             inflow = ZERO
             for src, stream in c.inputs:
@@ -268,6 +277,14 @@ class FailureBounds:
                 storm = None if losses is None or mode != "at-once" else self.storm(c, out, losses)
                 if storm is not None and (lost is None or storm.lost < lost):
                     lost, out.storm[ident] = storm.lost, storm
+                paced = None if losses is None or mode != "paced" else self.paced(c, losses)
+                if paced is not None:
+                    out.paced[ident], lost = paced, paced.lost if lost is None else min(lost, paced.lost)
+                    queue = paced.held if queue is None else min(queue, paced.held)
+                    out.queue[ident] = queue
+                    backlog = out.backlog.get(paced.spout)
+                    cap = max(paced.recovered, paced.held)
+                    out.backlog[paced.spout] = cap if backlog is None else min(backlog, cap)
                 out.lost[ident] = lost
             processed = Curve.affine(c.rate_max, c.take)  # one batch per phase of at least α(1−τ)
             fails = ident in self.model.min_ttf
@@ -358,6 +375,21 @@ class FailureBounds:
         if not found or reach is None:
             return None
         return min(found) + spouts(self.model.max_reboot, False) + reach
+
+    def paced(self, c: Component, losses: dict[str, Fraction | None]) -> Paced | None:
+        """Failing bolt c's bounds per failure cycle when a paced spout alone feeds it, directly on its `default`
+        stream (None: the argument does not apply or proves nothing). docs/boundedness.md, "Failures", "Paced: the
+        backlog over a failure cycle"; `app/core/rates/paced.py` counts."""
+        if c.held or c.gap is not None or len(c.inputs) != 1 or c.ident not in self.model.min_ttf:
+            return None
+        (s, stream), = c.inputs
+        sp = self.comp[s]
+        ext = self.added(losses, but=c.ident).get(s, ZERO)  # the replays of every other bolt's failures at s
+        if sp.kind != "spout" or stream != "default" or len(ext.pieces) != 1:
+            return None
+        (rho, burst), = ext.pieces
+        return paced_cycle(s, sp.take, sp.rate_max, sp.rate_min, c.take, c.busy, c.slowest_take,
+                           self.model.min_ttf[c.ident], self.model.max_reboot, self.q0, rho, burst)
 
     def storm(self, c: Component, out: Bounds, losses: dict[str, Fraction | None]) -> Storm | None:
         """What one failure of bolt c loses when an at-once spout s feeds it directly, the replays it loses again

@@ -17,54 +17,61 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TypeVar
 
 from app.core.rates.arrival import UNBOUNDED_CURVE, ZERO, Curve
+
+_K = TypeVar("_K")
 
 
 @dataclass(frozen=True)
 class Net:
     """In any window of length w, a count ≤ curve(w) + Σ own[k, s]·(replays added at s by k's losses in the window)
-    − Σ lost[k]·(k's losses in the window)."""
+    − Σ lost[k]·(k's losses in the window) + Σ backlog[s]·(spout s's replay backlog at the window's start)."""
 
     curve: Curve
     own: dict[tuple[str, str], Fraction]
     lost: dict[str, Fraction]
+    backlog: dict[str, Fraction]
 
     def plus(self, other: Net) -> Net:
-        own, lost = dict(self.own), dict(self.lost)
-        for key, v in other.own.items():
-            own[key] = own.get(key, Fraction(0)) + v
-        for k, v in other.lost.items():
-            lost[k] = lost.get(k, Fraction(0)) + v
-        return Net(self.curve.plus(other.curve), own, lost)
+        return Net(self.curve.plus(other.curve), _summed(self.own, other.own), _summed(self.lost, other.lost),
+                   _summed(self.backlog, other.backlog))
 
     def scaled(self, k: Fraction, rate: Fraction = Fraction(0), burst: Fraction = Fraction(0)) -> Net:
         """k·form + rate·w + burst (k ≥ 0), as `Curve.scaled`."""
         return Net(self.curve.scaled(k, rate, burst), {key: k * v for key, v in self.own.items()},
-                   {j: k * v for j, v in self.lost.items()})
+                   {j: k * v for j, v in self.lost.items()}, {s: k * v for s, v in self.backlog.items()})
+
+
+def _summed(a: dict[_K, Fraction], b: dict[_K, Fraction]) -> dict[_K, Fraction]:
+    out = dict(a)
+    for key, v in b.items():
+        out[key] = out.get(key, Fraction(0)) + v
+    return out
 
 
 def opaque(curve: Curve) -> Net:
     """A flow known only by its curve (every replay in it counted in full)."""
-    return Net(curve, {}, {})
+    return Net(curve, {}, {}, {})
 
 
 class Netting:
     """The net forms of one pass: every spout's and bolt's streams, and every bolt's inflow, as the pass reaches them
-    in topological order. `losses`: the loss per failure of each failing bolt assumed by the pass (None: no bound)."""
+    in topological order. `losses`: the loss per failure of each failing bolt assumed by the pass (None: no bound);
+    `backlogs`: the pass's bound of each spout's replay backlog (None: no bound), read when a form is resolved (a
+    failing bolt's paced cycle may tighten it after the spout's turn)."""
 
     def __init__(self, fed: dict[str, list[str]], losses: dict[str, Fraction | None], period: dict[str, Fraction],
-                 down: Fraction):
-        self.fed, self.losses, self.period, self.down = fed, losses, period, down
+                 down: Fraction, backlogs: dict[str, Fraction | None]):
+        self.fed, self.losses, self.period, self.down, self.backlogs = fed, losses, period, down, backlogs
         self.streams: dict[str, dict[str, Net]] = {}
         self.inflows: dict[str, Net] = {}
 
-    def spout(self, s: str, fresh: Curve, backlog: Fraction | None) -> Net | None:
+    def spout(self, s: str, fresh: Curve) -> Net:
         """What spout s emits in a window: its fresh tuples, the backlog waiting at the window's start, and the replays
-        added in the window (None: its backlog has no bound)."""
-        if backlog is None:
-            return None
-        return Net(fresh.plus(Curve.affine(0, backlog)), {(k, s): Fraction(1) for k in self.fed.get(s, [])}, {})
+        added in the window."""
+        return Net(fresh, {(k, s): Fraction(1) for k in self.fed.get(s, [])}, {}, {s: Fraction(1)})
 
     def inflow(self, bolt: str, inputs: Iterable[tuple[str, str]], curves: dict[str, dict[str, Curve]]) -> Curve:
         """The sum of bolt's inputs' forms (a sender without one by its curve), kept for `processed`; its curve."""
@@ -83,12 +90,18 @@ class Netting:
             return form
         lost = dict(form.lost)
         lost[bolt] = lost.get(bolt, Fraction(0)) + 1
-        return Net(form.curve, form.own, lost)
+        return Net(form.curve, form.own, lost, form.backlog)
 
     def resolve(self, form: Net) -> Curve:
         """A curve of the form: each failing bolt k whose replays count more than its losses, by e_k = max_s own[k, s]
-        − lost[k] > 0, adds e_k times step 5's count of k's losses in a window, ℓ_k·((w + max_reboot)/T_k + 1)."""
+        − lost[k] > 0, adds e_k times step 5's count of k's losses in a window, ℓ_k·((w + max_reboot)/T_k + 1); each
+        spout's backlog its bound."""
         curve = form.curve
+        for s, v in sorted(form.backlog.items()):
+            bound = self.backlogs.get(s)
+            if v and bound is None:
+                return UNBOUNDED_CURVE
+            curve = curve.scaled(Fraction(1), burst=v * (bound or 0))
         for k in sorted({j for j, _ in form.own} | set(form.lost)):
             e = max([Fraction(0), *(v for (j, _), v in form.own.items() if j == k)]) - form.lost.get(k, Fraction(0))
             if e <= 0:
