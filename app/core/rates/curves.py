@@ -136,22 +136,7 @@ class FailureBounds:
             return self.run({s: ZERO for s in self.fed})
         if self.model.replay == "at-once":
             return self._solve_losses()
-        found = self._solve_curves()
-        none: dict[str, Fraction | None] = {k: Fraction(0) for k in self.model.min_ttf}
-        eligible = [j for j in self.model.min_ttf
-                    if (found is None or found.lost.get(j) is None) and self.paced(self.comp[j], none)]
-        unbounded = found is None or not all(c.bounded for c in found.replays.values())
-        if not eligible and not unbounded:
-            return found
-        # per failure cycle (docs/boundedness.md, "Paced: the backlog ..."), and netted inside (step 7), which may
-        # bound a queue the curves' fixpoint cannot
-        reason, rounds = self.reason, self.rounds
-        cycled = self._solve_losses()
-        if cycled is not None and (any(cycled.lost.get(j) is not None for j in eligible)
-                                   or unbounded and all(c.bounded for c in cycled.replays.values())):
-            return cycled
-        self.reason, self.rounds = reason, rounds
-        return found
+        return _solve_paced(self)
 
     def _solve_curves(self) -> Bounds | None:
         """Paced: the fixpoint over the spouts' replay curves."""
@@ -162,21 +147,12 @@ class FailureBounds:
                         for s, c in derived.items()}
             for candidate in (derived, inflated):  # a post-fixpoint above the iterates (they rise towards it)
                 if _below(self.derive(candidate), candidate):
-                    return self._netted(candidate)
+                    return _netted(self, candidate)
             if _below(derived, replays):  # (no assumption is ever needed above "no bound": it is one)
-                return self._netted(replays)
+                return _netted(self, replays)
             replays = {s: _round_up(c) for s, c in derived.items()}
         self.reason = f"the replays found no fixpoint in {ROUNDS} rounds (their feedback does not settle)"
         return None
-
-    def _netted(self, replays: dict[str, Curve]) -> Bounds:
-        """The pass under `replays`, netted (step 7) with the losses per failure the same pass proves without it."""
-        base = self.run(replays)
-        out = self.run(replays, nets=base.lost)
-        for j, lost in base.lost.items():  # both hold: keep the smaller
-            netted = out.lost[j]
-            out.lost[j] = lost if netted is None or (lost is not None and lost < netted) else netted
-        return out
 
     def _solve_losses(self) -> Bounds | None:
         """The same fixpoint over the loss per failure of each failing bolt (the replays added follow from it, step 5),
@@ -240,10 +216,9 @@ class FailureBounds:
 
     def run(self, replays: dict[str, Curve], losses: dict[str, Fraction | None] | None = None,
             nets: dict[str, Fraction | None] | None = None) -> Bounds:
-        """Every curve and bound of one pass, assuming each spout's added replays obey `replays`; `losses` (at
-        once): the loss per failure that `replays` follows from, which bounds a failure's storm; `nets`: a loss per
-        failure of every failing bolt that holds with `replays` (assumed or proven), to net what the failing bolts
-        pass on (step 7, app/core/rates/netting.py)."""
+        """Every curve and bound of one pass, assuming each spout's added replays obey `replays`; `losses`: the loss
+        per failure that `replays` follows from (a failure's storm, a paced cycle); `nets`: losses per failure that
+        hold with `replays`, to net what failing bolts pass on (step 7, app/core/rates/netting.py)."""
         out = Bounds(replays=replays)
         mode = self.model.replay
         net = None if nets is None or mode == "none" else Netting(self.fed, nets, self.period, self.model.max_reboot,
@@ -298,11 +273,7 @@ class FailureBounds:
             out.stream[ident] = self._streams(c, processed)
             if net is not None and queue is not None and not c.held:  # step 7: what it passes on, netted
                 net.streams[ident] = self._streams(c, net.processed(ident, queue + c.take, fails))
-                plain = out.stream[ident]
-                out.stream[ident] = {name: curve.meet(net.resolve(net.streams[ident][name]))
-                                     for name, curve in plain.items()}
-                if fails and any(_lower(out.stream[ident][name], curve) for name, curve in plain.items()):
-                    out.netted.add(ident)
+                out.stream[ident] = net.passed(ident, out.stream[ident], out.netted if fails else None)
         return out
 
     def _streams(self, c: Component, processed: _Flow) -> dict[str, _Flow]:
@@ -442,9 +413,34 @@ def _spouted(c: Component, total: _Flow) -> dict[str, _Flow]:
             for name, sb in c.streams.items()}
 
 
-def _lower(a: Curve, b: Curve) -> bool:
-    """a's long-run rate below b's (no pieces: no rate)."""
-    return a.rate is not None and (b.rate is None or a.rate < b.rate)
+def _solve_paced(fb: FailureBounds) -> Bounds | None:
+    """Paced: the curves' fixpoint; then the losses' fixpoint, per failure cycle (docs/boundedness.md, "Paced: the
+    backlog ...") and netted inside (step 7), for the failing bolts the curves leave without a loss bound that a
+    paced cycle may bound, or for spouts the curves leave without a replay bound."""
+    found = fb._solve_curves()
+    none: dict[str, Fraction | None] = {k: Fraction(0) for k in fb.model.min_ttf}
+    eligible = [j for j in fb.model.min_ttf
+                if (found is None or found.lost.get(j) is None) and fb.paced(fb.comp[j], none)]
+    unbounded = found is None or not all(c.bounded for c in found.replays.values())
+    if not eligible and not unbounded:
+        return found
+    reason, rounds = fb.reason, fb.rounds
+    cycled = fb._solve_losses()
+    if cycled is not None and (any(cycled.lost.get(j) is not None for j in eligible)
+                               or unbounded and all(c.bounded for c in cycled.replays.values())):
+        return cycled
+    fb.reason, fb.rounds = reason, rounds
+    return found
+
+
+def _netted(fb: FailureBounds, replays: dict[str, Curve]) -> Bounds:
+    """The pass under `replays`, netted (step 7) with the losses per failure the same pass proves without it."""
+    base = fb.run(replays)
+    out = fb.run(replays, nets=base.lost)
+    for j, lost in base.lost.items():  # both hold: keep the smaller
+        netted = out.lost[j]
+        out.lost[j] = lost if netted is None or (lost is not None and lost < netted) else netted
+    return out
 
 
 def _others(c: Component, out: Bounds, direct: list[tuple[str, str]]) -> Curve:

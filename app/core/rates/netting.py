@@ -51,6 +51,11 @@ def _summed(a: dict[_K, Fraction], b: dict[_K, Fraction]) -> dict[_K, Fraction]:
     return out
 
 
+def _lower(a: Fraction | None, b: Fraction | None) -> bool:
+    """A long-run rate below another (None: no rate)."""
+    return a is not None and (b is None or a < b)
+
+
 def opaque(curve: Curve) -> Net:
     """A flow known only by its curve (every replay in it counted in full)."""
     return Net(curve, {}, {}, {})
@@ -91,6 +96,15 @@ class Netting:
         lost = dict(form.lost)
         lost[bolt] = lost.get(bolt, Fraction(0)) + 1
         return Net(form.curve, form.own, lost, form.backlog)
+
+    def passed(self, bolt: str, curves: dict[str, Curve], netted: set[str] | None) -> dict[str, Curve]:
+        """A bolt's stream curves met with the resolutions of its stream forms; the bolt joins `netted` when that
+        lowers a stream's long-run rate."""
+        out = {name: curve.meet(self.resolve(self.streams[bolt][name])) for name, curve in curves.items()}
+        lower = any(_lower(out[name].rate, curve.rate) for name, curve in curves.items())
+        if netted is not None and lower:
+            netted.add(bolt)
+        return out
 
     def resolve(self, form: Net) -> Curve:
         """A curve of the form: each failing bolt k whose replays count more than its losses, by e_k = max_s own[k, s]
