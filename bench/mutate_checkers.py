@@ -54,10 +54,12 @@ completing its message one message early; and the storm checker's paced part (te
 accepting a paced certificate on an at-once document, leaving its failure cycle or its threshold run unchecked, a
 duration window or a join as its target, the spout above a fresh tuple and a replay per gap, another spout at that
 rate, a ratio above the stream's, a term stated twice, no term from the spout, a capacity below the smallest, or a
-tie; and the flood checker's lost backlog (tests/unit/test_lost_flood.py) accepting at-once replays or a source that
-never fails, a spout whose trees do not reach the source, its rate above a fresh tuple and a replay per least gap, a
-ratio above the stream's, a term twice, no term from the spout, a capacity below the smallest, a tie, or leaving the
-source's evidence unchecked. Prints one line per mutation; exits 1 when one survives.
+tie; and the certifier's later passes over a compressed lasso, rebuilt from the first's steps
+(tests/unit/test_compressed_lasso.py), not raising a repeat's queues; and the flood checker's lost backlog
+(tests/unit/test_lost_flood.py) accepting at-once replays or a source that never fails, a spout whose trees do not
+reach the source, its rate above a fresh tuple and a replay per least gap, a ratio above the stream's, a term twice,
+no term from the spout, a capacity below the smallest, a tie, or leaving the source's evidence unchecked. Prints one
+line per mutation; exits 1 when one survives.
 Not run by the tests (it runs a test file once per mutation).
 """
 
@@ -87,6 +89,7 @@ MIXED = "tests/unit/test_mixed_windows.py"
 LINEAR_JOINS = "tests/unit/test_linear_joins.py"
 WITNESS_JOINS = "tests/unit/test_witness_joins.py"
 STORM = "tests/unit/test_storm.py"
+COMPRESSED = "tests/unit/test_compressed_lasso.py"
 PACED = "tests/unit/test_paced_flood.py"
 LOST = "tests/unit/test_lost_flood.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
@@ -162,6 +165,9 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "in dl.reach.get(b, set())) + k * f[s] // e)", "in dl.reach.get(b, set())))", PARTIAL),
     ("death lasso: a dying bolt's own loss unchecked", "app/core/tcn/check/certify_failures.py",
      'if bo["lost"] != want:', 'if bo["lost"] > want + 1:', DEATHS),
+    ("compressed lasso: a later pass's repeats not raising the queues", "app/core/tcn/check/certify_source.py",
+     "_shifted(source, source.time + shift, rep.queue, rep.backlog, n)",
+     "_shifted(source, source.time + shift, {}, rep.backlog, n)", COMPRESSED),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
      'any(s.bolts[n]["queue"] >= threshold for n in checked)', 'any(s.bolts[n]["queue"] > threshold for n in checked)',
      RUN),
