@@ -22,6 +22,11 @@ capacity C/(α(1+τ) + max_idle). It accepts (docs/boundedness.md, "Unbounded: a
   there (its upstream and, with failures, the failing bolts its spouts feed, with theirs) is here with the same
   parameters and the same input streams, under the same settings, so the run that makes the source grow is a
   run here too;
+* a lost backlog (`via`, docs/boundedness.md "Unbounded: a backlog lost into a paced spout", `_lost_problems`):
+  failures on and paced replays, a min_ttf for the source, `via` a spout whose trees reach the source (its own walk
+  of the subscriptions), every term an input stream of the target from a spout (`via`'s at most 2/(a(1−τ)), another
+  spout's at most 1/(a(1+τ)), each ratio at most the stream's), none twice, one from `via`, the capacity the
+  smallest and Σ rate × ratio strictly above it; the source's evidence as above;
 * with a threshold run (`run`, docs/boundedness.md "The threshold run"): the trace certifier accepts its trace as
   a threshold witness for the target and the run's threshold (a finite legal run in which the target's queue
   reaches it), and the trace's document is part of this one for the target, as the evidence's is for the source.
