@@ -23,6 +23,7 @@ import networkx as nx
 
 from app.core.emission import carry_graph, carry_limit
 from app.core.failures import FailureModel
+from app.core.rates.tails import over_cycles, own_queue
 
 ROUNDS = 200  # iterations of the replay fixpoint before giving up (then nothing it feeds is proven)
 MAX_PIECES = 6  # pieces kept per curve (dropping a piece of a minimum only loosens it: always sound)
@@ -160,8 +161,10 @@ class Storm:
 
     spout: str  # the spout whose emissions it receives directly
     emissions: int  # m: the spout's emissions at most while the bolt is down
-    held: Fraction  # X: its queue and batch at a failure, at most
+    held: Fraction | None  # X: its queue and batch at a failure, at most (None: only counted with the others' replays)
     lost: Fraction  # everything one failure loses, the storm included
+    queue: Fraction | None = None  # its own queue, at most: its pending tuples (own replays counted once)
+    quiet: Fraction | None = None  # the long-run rate of what it receives, its own replays aside
 
 
 @dataclass(frozen=True)
@@ -433,11 +436,24 @@ class FailureBounds:
             late = quiet.shifted(gap - span).excess(c.rate_min)
             if late is not None and rest + tight + late - c.rate_min * (gap - span - c.busy) < 1:
                 found.append(tight)  # every take clears the queue well before each failure
-        if not found:
+        # over several failure cycles (docs/boundedness.md, "At once: tails that drain over several cycles"): no
+        # drained tail needed; `joint` counts the others' replays before the failure and while it is down at once
+        cycle, gain = self.model.min_ttf[c.ident] + down, c.rate_min * (gap - c.busy) - c.take
+        multi = over_cycles(quiet, c.rate_min, c.busy, cycle, gain)
+        if multi is not None:
+            found.append(Fraction(math.floor(self.q0 + c.take + multi)))
+        fresh = others.plus(Curve.affine(sp.rate_max, sp.take))
+        joint = over_cycles(fresh.plus(ext.shifted(sp.busy + down)), c.rate_min, c.busy, cycle, gain)
+        each = [] if joint is None else [(m + 1) * (math.floor(self.q0 + c.take + joint) + reach)]
+        if found:
+            each.append((m + 1) * (min(found) + reach) + m * ext_in)
+        if not each:
             return None
-        x = min(found)
-        lost = (m + 1) * (x + reach) + sp.take * Fraction(m * (m + 1), 2) + m * ext_in
-        return Storm(s, m, x, lost)
+        at_failure = min(found) if found else None
+        lost = min(each) + sp.take * Fraction(m * (m + 1), 2)
+        queue = None if at_failure is None else own_queue(quiet, c.rate_min, self.q0 + c.take + held, at_failure,
+                                                          down + sp.busy + c.busy + c.slowest_take)
+        return Storm(s, m, at_failure, lost, queue, quiet.rate)
 
 
 def _others(c: Component, out: Bounds, direct: list[tuple[str, str]]) -> Curve:
@@ -455,9 +471,10 @@ def storm_words(bounds: Bounds, bolt: str, names: dict[str, str]) -> str:
     if storm is None:
         return ""
     j, s = names.get(bolt, bolt), names.get(storm.spout, storm.spout)
-    held = f"{storm.held} tuple" + ("" if storm.held == 1 else "s")
+    held = "" if storm.held is None else (f"; {j} holds at most {storm.held} tuple"
+                                          + ("" if storm.held == 1 else "s") + " when it fails")
     return (f" (while {j} is down {s} emits at most {storm.emissions} times, each re-sending at once what {j} lost "
-            f"since the one before, which {j} loses again; {j} holds at most {held} when it fails)")
+            f"since the one before, which {j} loses again{held})")
 
 
 def _at_most(a: dict[str, Fraction | None], b: dict[str, Fraction | None]) -> bool:
