@@ -31,14 +31,14 @@ from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.tcn.storm_run import storm_schedule
 from app.core.topology import Topology
 
-__all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_threshold_run", "chain_of", "threshold_runs"]
+__all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_threshold_run", "chain_of", "phase_one", "threshold_runs"]
 
 MAX_DOUBLINGS = 16  # slow stretches tried per phase-1 schedule, each twice the one before
 PHASE_ONE_SCHEDULES = 6  # phase-1 schedules tried (the fastest-others one first, then the simulation's)
 STALLED = 3  # doublings in a row without a larger backlog of U at the switch: that schedule does not back U up
 
 
-def _phase_one(net: Network, source: str, target: str) -> list[Schedule]:
+def phase_one(net: Network, source: str, target: str) -> list[Schedule]:
     """The schedules under which `source` may back up: every other bolt fastest with no delay (growth by rates'
     schedule), then the simulation's for `source` (docs/simulation.md), failure plans included (the target may
     fail in phase 1; it stops failing when it switches to its slowest pace)."""
@@ -103,7 +103,7 @@ def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold
     slowest = next(b.alpha for b in net.bolts if b.name == first) * (1 + net.tolerance) + net.max_idle
     tried = []
     stormy = storm_schedule(net, storm) if storm is not None else None
-    for sched in ([stormy] if stormy is not None else []) + _phase_one(net, first, target):
+    for sched in ([stormy] if stormy is not None else []) + phase_one(net, first, target):
         slow, best, backlog, stalled = slowest * threshold, -1, -1, 0
         if sched is stormy and storm is not None:  # past the failure cycles that fill the source with N tuples
             cycle = storm.emissions * Fraction(storm.gap)

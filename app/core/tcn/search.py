@@ -31,6 +31,8 @@ from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
 from app.core.tcn.search_rates import plan, rate_phase
 from app.core.tcn.search_run import Run, SearchControl, deepening_schedule
 from app.core.tcn.search_solver import SOLVER_OPTIONS, close_undecided, deepening_phase
+from app.core.tcn.spill import spill_verdicts
+from app.core.tcn.spill_run import spill_runs
 from app.core.tcn.storm import storm_verdicts
 from app.core.tcn.storm_run import storm_runs
 from app.core.tcn.summary import summarise
@@ -74,6 +76,7 @@ class Search(SearchControl):
             storm_verdicts(self.topo, run.verdicts, [n for n in run.checked if n not in run.verdicts], run.notes)
             self._storm_floods(run)
             self._floods(run)  # only bolts decided already: a flood proof of a searched bolt waits for its search
+            spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes)
             trace_phase(self, run, QUICK_TRACE_S)  # their short lassos, for a trace: milliseconds each
         if simulating:
             simulation_phase(self, run)
@@ -86,10 +89,13 @@ class Search(SearchControl):
         if proving:  # a source that backs up may flood a bolt below it (answers found before the limit: its overtime)
             storm_verdicts(self.topo, run.verdicts, run.checked, run.notes)  # (the first pass ran with the rates')
             self._floods(run, overtime=True)
+            # a failing bolt that can hold any backlog spills it, replayed at once, into the bolts its spout feeds
+            spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes)
             if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
                 threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
                                cancelled=lambda: self.cancelled, deadline=self.deadline)
                 storm_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline)
+                spill_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline)
             if simulating:  # what time is left: lassos for the bolts proven to grow by rates, for their traces
                 trace_phase(self, run)
         ordered = {n: run.verdicts[n] for n in run.checked}
