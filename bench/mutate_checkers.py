@@ -79,6 +79,7 @@ MIXED = "tests/unit/test_mixed_windows.py"
 LINEAR_JOINS = "tests/unit/test_linear_joins.py"
 WITNESS_JOINS = "tests/unit/test_witness_joins.py"
 STORM = "tests/unit/test_storm.py"
+SPILL = "tests/unit/test_spill.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -277,6 +278,20 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "lambda on: check_storm_certificate(on, storm))", "lambda on: [])", STORM),
     ("storm: threshold run without a trace accepted", "app/core/tcn/check/parts.py",
      'return ["threshold run: no trace"]', "return []", STORM),
+    ("spill: paced replays or failures off accepted", "app/core/tcn/check/spill.py",
+     'if not topo.settings.failures or topo.settings.replay != "at-once":', "if False:", SPILL),
+    ("spill: a failing bolt without min_ttf accepted", "app/core/tcn/check/spill.py",
+     "if g.min_ttf is None:", "if False:", SPILL),
+    ("spill: a spout whose trees do not reach the failing bolt accepted", "app/core/tcn/check/spill.py",
+     "if not _reaches(topo, cert.spout, cert.failing):", "if False:", SPILL),
+    ("spill: the failing bolt as its own target accepted", "app/core/tcn/check/spill.py",
+     "if (cert.target == cert.failing or ", "if (False or ", SPILL),
+    ("spill: a target the spout does not feed accepted", "app/core/tcn/check/spill.py",
+     '(cert.spout, "default") not in inputs[cert.target]', "False", SPILL),
+    ("spill: the failing bolt's evidence not checked", "app/core/tcn/check/spill.py",
+     "problems += evidence_problems(cert.evidence, cert.failing, topo, evidence_trace)", "problems += []", SPILL),
+    ("spill: threshold run without a trace accepted", "app/core/tcn/check/parts.py",
+     'return ["threshold run: no trace"]', "return []", SPILL),
 ]
 
 

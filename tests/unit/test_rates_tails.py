@@ -71,7 +71,7 @@ def tails(f_ttf: float, g_ttf: float) -> dict[str, Any]:
     return data
 
 
-CASES = [("r116", random_116(), {}, 500), ("r277", random_277(), {"B2": Fraction(-1, 2)}, 450),
+CASES = [("r116", random_116(), {}, 420), ("r277", random_277(), {"B2": Fraction(-1, 2)}, 450),
          ("tails-40", tails(40, 200), {"G": Fraction(-1, 2)}, 450), ("tails-60", tails(60, 100), {}, 350)]
 
 

@@ -32,7 +32,8 @@ def build_spill_run(topo: Topology, cert: SpillCertificate, threshold: int, *, d
                     max_cells: int = MAX_CELLS) -> tuple[Trace, int] | str:
     """A certified finite run of the target's cone `topo` in which its queue reaches `threshold`: (trace, the
     target's largest queue), or why there is none."""
-    net = build_network(topo, [cert.target])
+    # (the failing bolt checked too: its schedules' failure-free variants keep it, `schedule.schedules`)
+    net = build_network(topo, [cert.target, cert.failing])
     bolts = {b.name: b for b in net.bolts}
     if net.failures is None or cert.failing not in net.failures.min_ttf or cert.target not in bolts:
         return f"{cert.failing} does not fail in {cert.target}'s cone"
