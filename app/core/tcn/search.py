@@ -76,7 +76,8 @@ class Search(SearchControl):
             storm_verdicts(self.topo, run.verdicts, [n for n in run.checked if n not in run.verdicts], run.notes)
             self._storm_floods(run)
             self._floods(run)  # only bolts decided already: a flood proof of a searched bolt waits for its search
-            spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes)
+            spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
+                           lambda: self.stop_reason(run.elapsed()) is not None)
             trace_phase(self, run, QUICK_TRACE_S)  # their short lassos, for a trace: milliseconds each
         if simulating:
             simulation_phase(self, run)
@@ -90,7 +91,8 @@ class Search(SearchControl):
             storm_verdicts(self.topo, run.verdicts, run.checked, run.notes)  # (the first pass ran with the rates')
             self._floods(run, overtime=True)
             # a failing bolt that can hold any backlog spills it, replayed at once, into the bolts its spout feeds
-            spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes)
+            spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
+                           self.overdue)
             if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
                 threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
                                cancelled=lambda: self.cancelled, deadline=self.deadline)

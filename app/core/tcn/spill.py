@@ -61,14 +61,15 @@ def prove_spill(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
 
 
 def spill_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[AnyTrace],
-                   proven_on: Callable[[str], Topology], notes: list[str]) -> None:
+                   proven_on: Callable[[str], Topology], notes: list[str],
+                   stop: Callable[[], bool] = lambda: False) -> None:
     """Every bolt of `verdicts` answered one of STORMABLE that a failing bolt with evidence of growth spills into
     becomes `unbounded` (in place), once the independent checker accepts its certificate; a rejected one is noted
-    as a defect and the earlier answer kept."""
+    as a defect and the earlier answer kept. `stop()` ends the pass early (time limit, cancel)."""
     if not topo.settings.failures or topo.settings.replay != "at-once":
         return
     for name, before in list(verdicts.items()):
-        if before.verdict not in STORMABLE:
+        if before.verdict not in STORMABLE or stop():
             continue
         cone = build_network(topo, [name]).topology
         cert = prove_spill(cone, name, verdicts, traces, proven_on, lambda n: build_network(topo, [n]).topology)
