@@ -31,7 +31,8 @@ from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.tcn.storm_run import storm_schedule
 from app.core.topology import Topology
 
-__all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_threshold_run", "chain_of", "phase_one", "threshold_runs"]
+__all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_threshold_run", "chain_of", "phase_one", "switched",
+           "threshold_runs"]
 
 MAX_DOUBLINGS = 16  # slow stretches tried per phase-1 schedule, each twice the one before
 PHASE_ONE_SCHEDULES = 6  # phase-1 schedules tried (the fastest-others one first, then the simulation's)
@@ -51,7 +52,7 @@ def phase_one(net: Network, source: str, target: str) -> list[Schedule]:
     return out[:PHASE_ONE_SCHEDULES]
 
 
-def _switched(net: Network, sched: Schedule, chain: list[str], target: str, slow: Fraction) -> Schedule:
+def switched(net: Network, sched: Schedule, chain: list[str], target: str, slow: Fraction) -> Schedule:
     """`sched` until `slow` seconds, then the chain's first bolt fastest (back-to-back, α(1−τ)); each next bolt of
     the chain slowest, then fastest once the one before it has drained; the target slowest; every other bolt
     fastest, taking at once (what the flood proof counts J's other inputs at, docs/boundedness.md)."""
@@ -110,7 +111,7 @@ def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold
             slow = max(slow, cycle * (math.ceil(Fraction(threshold, storm.growth)) + 2))
         for _ in range(MAX_DOUBLINGS):
             goal = Goal(target, threshold, source)
-            out = build_finite_run(net, _switched(net, sched, chain, target, slow), goal, cancelled=cancelled,
+            out = build_finite_run(net, switched(net, sched, chain, target, slow), goal, cancelled=cancelled,
                                    deadline=deadline, max_cells=max_cells)
             if isinstance(out, Trace):
                 cert = certify(out, checked=[target], threshold=threshold, cancelled=cancelled)

@@ -11,14 +11,15 @@ position where the target's queue holds N. Nothing here is trusted: the trace mu
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
 
 from app.core.formats.trace import AnyTrace, Trace
 from app.core.results import BoltVerdict, SpillCertificate, StormRun
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.spill import check_spill_certificate
-from app.core.tcn.flood_run import MAX_DOUBLINGS, phase_one
-from app.core.tcn.network import build_network
-from app.core.tcn.schedule import Switch
+from app.core.tcn.flood_run import MAX_DOUBLINGS, chain_of, phase_one, switched
+from app.core.tcn.network import Network, build_network
+from app.core.tcn.schedule import Schedule, Switch
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.tcn.storm_run import NEVER_S, storm_schedule
 from app.core.topology import Topology
@@ -42,6 +43,20 @@ def build_spill_run(topo: Topology, cert: SpillCertificate, threshold: int, *, d
     storm = cert.evidence.storm_certificate
     stormy = storm_schedule(net, storm) if storm is not None else None
     tried = []
+    if cert.evidence.flood_certificate is not None:  # G backs up while a flood drains into it
+        flooded = _flooded(net, cert, threshold + j.take_max + bolts[cert.failing].take_max, deadline, max_cells)
+        if isinstance(flooded, str):
+            tried.append(flooded)
+        else:
+            sched, at, source = flooded
+            sched = replace(sched, fail={**sched.fail, cert.failing: (NEVER_S, net.failures.max_reboot)},
+                            first_fail={**sched.first_fail, cert.failing: at})
+            goal = Goal(cert.target, threshold, source)
+            out = build_finite_run(net, sched, goal, deadline=deadline, max_cells=max_cells)
+            if isinstance(out, Trace) and certify(out, checked=[cert.target], threshold=threshold).ok:
+                return out, goal.peak
+            tried.append(f"the flood into {cert.failing}, then its failure at {float(at):.4g} s: {cert.target}'s "
+                         f"queue reached {goal.peak}")
     # positions per second at most (every emission, take and emit at its fastest; failures and recoveries twice
     # over): a run is cut a little after the failure, when the burst has reached the target or never will
     rate = sum(1 / (s.period * (1 - net.tolerance)) for s in net.spouts) \
@@ -70,6 +85,31 @@ def build_spill_run(topo: Topology, cert: SpillCertificate, threshold: int, *, d
         tried.append(f"{base.describe()}: {cert.target}'s queue reached {best} at most, {cert.failing} failing once "
                      f"as late as {float(at):.4g} s")
     return "no schedule took it there: " + "; ".join(tried) if tried else "no schedule"
+
+
+def _flooded(net: Network, cert: SpillCertificate, held: int, deadline: float | None, max_cells: int
+             ) -> tuple[Schedule, Fraction, str] | str:
+    """A flood threshold run of the failing bolt G (its evidence's chain drains into it) to `held` tuples: its
+    schedule, the time G holds them (G fails there), and the chain's last bolt (whose drain ends the run), or why
+    there is none."""
+    assert cert.evidence.flood_certificate is not None and net.failures is not None
+    chain, g = chain_of(cert.evidence.flood_certificate), cert.failing
+    first = next(b for b in net.bolts if b.name == chain[0])
+    for base in phase_one(net, chain[0], g):
+        slow = (first.alpha * (1 + net.tolerance) + net.max_idle) * held
+        for _ in range(MAX_DOUBLINGS):
+            sched = switched(net, base, chain, g, slow)  # (G keeps its slow phase-1 pace: a switched bolt never fails)
+            sched = replace(sched, switches=tuple(w for w in sched.switches if w.bolt != g))
+            goal = Goal(g, held, chain[-1])
+            out = build_finite_run(net, sched, goal, deadline=deadline, max_cells=max_cells)
+            if isinstance(out, Trace):
+                at = out.positions[-1].exact_time
+                if at >= net.failures.min_ttf[g]:  # (G never failed before: the schedules' target never fails)
+                    return sched, at, chain[-1]
+            elif out in ("cancelled", "time limit reached"):
+                return out
+            slow *= 2
+    return f"no flood took {g} to {held} tuples"
 
 
 def spill_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[AnyTrace], threshold: int,
