@@ -3,6 +3,7 @@ the test file that must kill it there (tests/unit/test_checker_room.py, tests/un
 tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py,
 tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py, tests/unit/test_linear_losses.py,
 tests/unit/test_death_lassos.py, tests/unit/test_duration_lassos.py, tests/unit/test_flood_timers.py,
+tests/unit/test_storm.py, tests/unit/test_paced_flood.py,
 tests/unit/test_death_timers.py, tests/unit/test_linear_joins.py,
 tests/unit/test_witness_joins.py): a mutation is
 killed when some test fails.
@@ -49,7 +50,11 @@ growth without the messages completed; and the timeout witness's checker through
 (tests/unit/test_witness_joins.py) following a message through any emit of a branch, or reading a hop into a join as
 an arrival at that position, and for a part in a join's cache claiming a position where its branch sends nothing,
 following it through any send, counting the join's completions before the loop in its first pass only, or
-completing its message one message early. Prints one line per mutation; exits 1 when one survives.
+completing its message one message early; and the storm checker's paced part (tests/unit/test_paced_flood.py)
+accepting a paced certificate on an at-once document, leaving its failure cycle or its threshold run unchecked, a
+duration window or a join as its target, the spout above a fresh tuple and a replay per gap, another spout at that
+rate, a ratio above the stream's, a term stated twice, no term from the spout, a capacity below the smallest, or a
+tie. Prints one line per mutation; exits 1 when one survives.
 Not run by the tests (it runs a test file once per mutation).
 """
 
@@ -80,6 +85,7 @@ LINEAR_JOINS = "tests/unit/test_linear_joins.py"
 WITNESS_JOINS = "tests/unit/test_witness_joins.py"
 STORM = "tests/unit/test_storm.py"
 SPILL = "tests/unit/test_spill.py"
+PACED = "tests/unit/test_paced_flood.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
      'if kind == "ge" and y < 0:', 'if kind == "ge" and y < 0 and False:', ROOM),
@@ -258,7 +264,7 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "        if total >= number and (j >= lasso.start", "        if total >= number - 1 and (j >= lasso.start",
      WITNESS_JOINS),
     ("storm: paced replays or failures off accepted", "app/core/tcn/check/storm.py",
-     'if not topo.settings.failures or topo.settings.replay != "at-once":', "if False:", STORM),
+     "if not topo.settings.failures or topo.settings.replay != cert.replay:", "if False:", STORM),
     ("storm: a target that does not receive the spout accepted", "app/core/tcn/check/storm.py",
      '((cert.spout, "default") not in inputs[cert.target]', "(False", STORM),
     ("storm: a reboot outside its bounds accepted", "app/core/tcn/check/storm.py",
@@ -292,6 +298,29 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "problems += evidence_problems(cert.evidence, cert.failing, topo, evidence_trace)", "problems += []", SPILL),
     ("spill: threshold run without a trace accepted", "app/core/tcn/check/parts.py",
      'return ["threshold run: no trace"]', "return []", SPILL),
+    ("paced: a paced certificate on an at-once document accepted", "app/core/tcn/check/storm.py",
+     "if not topo.settings.failures or topo.settings.replay != cert.replay:", "if not topo.settings.failures:", PACED),
+    ("paced: the failure cycle not checked", "app/core/tcn/check/storm.py",
+     "return problems + _cycle_problems(topo, cert) + paced_problems(topo, cert) or",
+     "return problems + paced_problems(topo, cert) or", PACED),
+    ("paced: the threshold run not checked", "app/core/tcn/check/storm.py",
+     "or threshold_run_problems(\n            cert.target, cert.run, topo, run_trace)", "or []", PACED),
+    ("paced: a duration window or a join as the target", "app/core/tcn/check/paced.py",
+     "if join_branches(topo, j) is not None or timer_bound(j, tau) is not None:", "if False:", PACED),
+    ("paced: the spout's rate above a fresh tuple and a replay per gap", "app/core/tcn/check/paced.py",
+     "rate = 2 / gap if sender == spout else", "rate = 4 / gap if sender == spout else", PACED),
+    ("paced: another spout at the paced rate", "app/core/tcn/check/paced.py",
+     "rate = 2 / gap if sender == spout else exact(spouts[sender].rate) / (1 + tau)", "rate = 2 / gap", PACED),
+    ("paced: a ratio above the stream's", "app/core/tcn/check/paced.py",
+     "elif rate > ceilings[key][0] or ratio > ceilings[key][1]:", "elif rate > ceilings[key][0]:", PACED),
+    ("paced: a term stated twice", "app/core/tcn/check/paced.py",
+     "if key not in ceilings or key in seen:", "if key not in ceilings:", PACED),
+    ("paced: no term from the spout", "app/core/tcn/check/paced.py",
+     "if not any(sender == cert.spout for sender, _ in seen):", "if False:", PACED),
+    ("paced: a capacity below the smallest", "app/core/tcn/check/paced.py",
+     "if capacity != derived:", "if capacity > derived:", PACED),
+    ("paced: a tie accepted", "app/core/tcn/check/paced.py",
+     "elif not problems and inflow <= derived:", "elif not problems and inflow < derived:", PACED),
 ]
 
 

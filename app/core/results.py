@@ -104,7 +104,12 @@ class StormCertificate(BaseModel):
     the tuples pending in its trees grow by `growth` ≥ 1 per cycle. The target is the failing bolt (its queue just
     before each failure) or a bolt that receives the spout's default stream (every replay reaches it, and the
     replays grow every cycle). `content_hash` is that of the target's cone of influence;
-    `app/core/tcn/check/storm.py` checks it."""
+    `app/core/tcn/check/storm.py` checks it.
+
+    With `replay` "paced" (docs/boundedness.md, "Unbounded: a paced replay backlog") the same cycle makes the
+    spout's replay backlog grow by `growth` per cycle; once it holds any B the failing bolt stops failing, and for
+    B·gap seconds the target receives at least Σ rate × ratio of `terms` tuples per second (the spout's streams at
+    a fresh tuple and a replay per gap), strictly more than its smallest capacity `capacity`."""
 
     target: str
     content_hash: str
@@ -116,6 +121,10 @@ class StormCertificate(BaseModel):
     waits: bool
     completions: int
     growth: int
+    replay: Literal["at-once", "paced"] = Field(default="at-once", description="the document's replay mode")
+    terms: list[FloodTerm] = Field(default_factory=list, description="paced: the target's input streams from spouts "
+                                   "while the backlog drains, each at its sender's rate and the stream's ratio")
+    capacity: str | None = Field(default=None, description="paced: the target's smallest capacity ('p/q')")
     run: StormRun | None = Field(default=None, description="on request (verify --flood-run N): a finite run in "
                                                            "which the target's queue reaches N")
 

@@ -148,3 +148,27 @@ def test_a_replay_storm_proven_without_a_search_is_red_like_a_flood(make_window:
     panel = window.verification_panel
     assert panel.marker_colour(0) == "red"  # before any Verify
     assert panel.bolt_row_text(0, "B0").startswith("unbounded: B1's at-once replays outgrow it")
+
+
+def test_a_paced_replay_backlog_proven_without_a_search_is_red_like_a_storm(make_window: Any, tmp_path: Path,
+                                                                            capsys: Any) -> None:
+    """The sweep's random #46 (tests/data/paced): B0 fails every 5 s with paced replays and S's backlog of its
+    losses grows every cycle, then drains into it at 4 tuples/s against its 2.5 (docs/boundedness.md, "Unbounded:
+    a paced replay backlog")."""
+    source = Path(__file__).resolve().parents[1] / "data" / "paced" / "random-46.storm.json"
+    path = tmp_path / "paced.storm.json"
+    path.write_text(json.dumps({**json.loads(source.read_text(encoding="utf-8")),
+                                "verification": {"checked": ["B0"]}}), encoding="utf-8")
+    printed = check_json(path, capsys)
+    assert set(printed["unbounded_by_storm"]) == {"B0"}  # B1 and B2 grow anyway
+    words = printed["unbounded_by_storm"]["B0"]["message"]
+    assert words.startswith("unbounded (paced replay backlog, certified)")
+
+    window = make_window()
+    assert window.open_path(path, ask=False)
+    b0 = next(node for node in window.scene.nodes.values() if node.component.name == "B0")
+    assert b0.header_colour() == RED and b0.parameter_lines()[1].endswith("unbounded")
+    assert f"Proven by the rate check, no search: {words}" in b0.toolTip()
+    panel = window.verification_panel
+    assert panel.marker_colour(0) == "red"  # before any Verify
+    assert panel.bolt_row_text(0, "B0").startswith("unbounded: S's paced replays of B0's losses pile up")

@@ -65,9 +65,12 @@ def bolt_verdict_words(verdict: BoltVerdict) -> str:
     if verdict.verdict == "counterexample":
         how = f", {verdict.method}" if verdict.method not in ("none", "rate check") else ""
         return f"grows: lasso {(verdict.trace_index or 0) + 1} (k = {verdict.k}{how})"
-    if verdict.verdict == "unbounded" and verdict.storm_certificate is not None:
-        return (f"unbounded: {verdict.storm_certificate.failing}'s at-once replays outgrow it every failure cycle "
+    storm = verdict.storm_certificate
+    if verdict.verdict == "unbounded" and storm is not None and storm.replay == "paced":
+        return (f"unbounded: {storm.spout}'s paced replays of {storm.failing}'s losses pile up, then flood it "
                 "(storm proof, certified)")
+    if verdict.verdict == "unbounded" and storm is not None:
+        return f"unbounded: {storm.failing}'s at-once replays outgrow it every failure cycle (storm proof, certified)"
     if verdict.verdict == "unbounded" and verdict.spill_certificate is not None:
         spill = verdict.spill_certificate
         return (f"unbounded: {spill.failing} backs up, fails once, and {spill.spout} replays it all at once "

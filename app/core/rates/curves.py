@@ -23,6 +23,7 @@ import networkx as nx
 
 from app.core.emission import carry_graph, carry_limit
 from app.core.failures import FailureModel
+from app.core.rates.paced import Paced, paced_cycle
 from app.core.rates.tails import over_cycles, own_queue
 
 ROUNDS = 200  # iterations of the replay fixpoint before giving up (then nothing it feeds is proven)
@@ -152,6 +153,7 @@ class Bounds:
     backlog: dict[str, Fraction | None] = field(default_factory=dict)  # spout -> replay backlog bound
     replays: dict[str, Curve] = field(default_factory=dict)  # spout -> replays added (the assumption)
     storm: dict[str, Storm] = field(default_factory=dict)  # failing bolt -> its storm, where that bounds `lost`
+    paced: dict[str, Paced] = field(default_factory=dict)  # failing bolt -> its paced cycle bound, where it applies
 
 
 @dataclass(frozen=True)
@@ -204,12 +206,28 @@ class FailureBounds:
         self.reason = ""
 
     def solve(self) -> Bounds | None:
-        """The pass at a post-fixpoint of the replays (None: none found; `reason` says why)."""
-        replays = {s: ZERO for s in self.fed}
+        """The pass at a post-fixpoint of the replays (None: none found; `reason` says why). Paced, a failing bolt
+        that only the curves leave without a loss bound gets one per failure cycle, over the losses' fixpoint."""
         if self.model.replay == "none":
-            return self.run(replays)
+            return self.run({s: ZERO for s in self.fed})
         if self.model.replay == "at-once":
             return self._solve_losses()
+        found = self._solve_curves()
+        none: dict[str, Fraction | None] = {k: Fraction(0) for k in self.model.min_ttf}
+        eligible = [j for j in self.model.min_ttf
+                    if (found is None or found.lost.get(j) is None) and self.paced(self.comp[j], none)]
+        if not eligible:
+            return found
+        reason, rounds = self.reason, self.rounds  # per failure cycle (docs/boundedness.md, "Paced: the backlog ...")
+        cycled = self._solve_losses()
+        if cycled is not None and any(cycled.lost.get(j) is not None for j in eligible):
+            return cycled
+        self.reason, self.rounds = reason, rounds
+        return found
+
+    def _solve_curves(self) -> Bounds | None:
+        """Paced: the fixpoint over the spouts' replay curves."""
+        replays = {s: ZERO for s in self.fed}
         for self.rounds in range(1, ROUNDS + 1):
             derived = self.derive(replays)
             inflated = {s: _round_up(c.scaled(1 + Fraction(1, 256), Fraction(1, 256), Fraction(1, 256)))
@@ -311,9 +329,17 @@ class FailureBounds:
                 sharp = self.sharp(c, out, inflow)
                 if sharp is not None and (lost is None or sharp < lost):
                     lost = sharp
-                storm = None if losses is None else self.storm(c, out, losses)
+                storm = None if losses is None or mode != "at-once" else self.storm(c, out, losses)
                 if storm is not None and (lost is None or storm.lost < lost):
                     lost, out.storm[ident] = storm.lost, storm
+                paced = None if losses is None or mode != "paced" else self.paced(c, losses)
+                if paced is not None:
+                    out.paced[ident], lost = paced, paced.lost if lost is None else min(lost, paced.lost)
+                    queue = paced.held if queue is None else min(queue, paced.held)
+                    out.queue[ident] = queue
+                    backlog = out.backlog.get(paced.spout)
+                    cap = max(paced.recovered, paced.held)
+                    out.backlog[paced.spout] = cap if backlog is None else min(backlog, cap)
                 out.lost[ident] = lost
             processed = Curve.affine(c.rate_max, c.take)  # one batch per phase of at least α(1−τ)
             fails = ident in self.model.min_ttf
@@ -397,6 +423,21 @@ class FailureBounds:
         if not found or reach is None:
             return None
         return min(found) + spouts(self.model.max_reboot, False) + reach
+
+    def paced(self, c: Component, losses: dict[str, Fraction | None]) -> Paced | None:
+        """Failing bolt c's bounds per failure cycle when a paced spout alone feeds it, directly on its `default`
+        stream (None: the argument does not apply or proves nothing). docs/boundedness.md, "Failures", "Paced: the
+        backlog over a failure cycle"; `app/core/rates/paced.py` counts."""
+        if c.held or c.gap is not None or len(c.inputs) != 1 or c.ident not in self.model.min_ttf:
+            return None
+        (s, stream), = c.inputs
+        sp = self.comp[s]
+        ext = self.added(losses, but=c.ident).get(s, ZERO)  # the replays of every other bolt's failures at s
+        if sp.kind != "spout" or stream != "default" or len(ext.pieces) != 1:
+            return None
+        (rho, burst), = ext.pieces
+        return paced_cycle(s, sp.take, sp.rate_max, sp.rate_min, c.take, c.busy, c.slowest_take,
+                           self.model.min_ttf[c.ident], self.model.max_reboot, self.q0, rho, burst)
 
     def storm(self, c: Component, out: Bounds, losses: dict[str, Fraction | None]) -> Storm | None:
         """What one failure of bolt c loses when an at-once spout s feeds it directly, the replays it loses again

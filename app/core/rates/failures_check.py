@@ -42,6 +42,7 @@ from app.core.rates.curves import (
     stream_excess,
 )
 from app.core.rates.flows import RateFigures, keeps_up
+from app.core.rates.paced import paced_words
 from app.core.rates.windows import timed_hold, timer_bounded_note
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ class BoltFailures:
     note: str
     reached: bool = True  # False: no failure or replay reaches it (its failure-free figures stand)
     replays: str = ""  # what the failing bolts' losses and the spouts' replays are at most, in words
+    cycle: str = ""  # bounded per failure cycle (docs/boundedness.md, "Paced"): what bounds the paced backlog, in words
 
 
 @dataclass(frozen=True)
@@ -167,9 +169,18 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
                 inflow, queue, added = local[0], local[1], max(Fraction(0), local[0] - e.in_max[j])
                 fast = (", counting every sender at its fastest pace, whatever the failures elsewhere "
                         "(docs/boundedness.md, \"Bounded by its senders' fastest pace\")")
-        # a tie R = c included: the queue bound of "Failures" step 3 needs a least slope ≤ c (docs/boundedness.md)
-        if status[j] == "bounded" and inflow is not None and inflow <= e.cap_min[j] and queue is not None:
+        paced = None if bounds is None else bounds.paced.get(j)
+        cycle = ""
+        if status[j] == "bounded" and paced is not None and queue is not None:  # bounded per failure cycle
             verdict: Status = "bounded"
+            spout = names[paced.spout]
+            cycle = paced_words(paced, b.name, spout)
+            note = (f"with failures {b.name} may receive up to {_fmt(2 * e.in_max[j])} tuples/s while {spout} "
+                    f"replays, more than the {_fmt(e.cap_min[j])} it processes at least, but only for a while: "
+                    f"{cycle}; its queue stays below {_fmt(queue)} tuples{replay_txt}")
+        # a tie R = c included: the queue bound of "Failures" step 3 needs a least slope ≤ c (docs/boundedness.md)
+        elif status[j] == "bounded" and inflow is not None and inflow <= e.cap_min[j] and queue is not None:
+            verdict = "bounded"
             timer = timer_bounded_note(e, j, "failures", inflow, queue)
             note = (f"{timer}{replay_txt}" if timer is not None else
                     f"with failures {b.name} receives at most {_fmt(inflow)} tuples/s and processes at least "
@@ -189,7 +200,8 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
             if grows_nominal and status[j] != "grows":
                 note += (f"; at nominal timing, with every failing bolt failing as often as it may, the replays "
                          f"bring it {_fmt(nominal[0][j])} tuples/s against a capacity of {_fmt(e.cap_nominal[j])}")
-        bolts[j] = BoltFailures(verdict, inflow, added, queue, lost, note, replays=replay_txt.removeprefix("; "))
+        bolts[j] = BoltFailures(verdict, inflow, added, queue, lost, note, replays=replay_txt.removeprefix("; "),
+                                cycle=cycle)
     spouts = {}
     for s in topo.spouts:
         if bounds is None or s.id not in bounds.replays:

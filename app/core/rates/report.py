@@ -57,6 +57,7 @@ class BoltRates(BaseModel):
     lost_per_failure: float | None = None  # tuples one failure of this bolt loses at most (failing bolts)
     failures_note: str = ""  # one sentence about failures (empty when failures are off)
     failures_replays: str = ""  # what the failing bolts' losses and the spouts' replays are at most, in words
+    failures_cycle: str = ""  # a failing bolt bounded per failure cycle: what bounds the paced backlog, in words
     # a count-windowed bolt (docs/model.md section 10), None for any other: tuples held unacked in every run (None
     # too when not bounded), and a tuple's time in its windows at the nominal inflow (s)
     window_pending: float | None = None
@@ -104,7 +105,8 @@ class RateReport(BaseModel):
                              if b.window_timer is not None else {}),
                           **({k: getattr(b, k) for k in ("join_slowest", "join_cache_growth", "join_cache_bound",
                                                          "join_wait_nominal")} if b.join_slowest is not None else {}),
-                          **({k: getattr(b, k) for k in more} if self.failures else {})}
+                          **({k: getattr(b, k) for k in more} if self.failures else {}),
+                          **({"failures_cycle": b.failures_cycle} if b.failures_cycle else {})}
                       for n, b in self.bolts.items()},
             "suggested_parallelism": self.suggested_parallelism,
         }
@@ -254,7 +256,8 @@ def _with_failures(topo: Topology, check: FailureCheck, report: RateReport, sugg
         report.bolts[b.name] = rates.model_copy(update=dict(
             status=f.status, inflow_failures=_num(f.inflow), added_load=_num(f.added),
             queue_bound=(_num(f.queue) if f.reached else rates.queue_bound) if f.status == "bounded" else None,
-            lost_per_failure=_num(f.lost), failures_note=f.note, failures_replays=f.replays, explanation=words))
+            lost_per_failure=_num(f.lost), failures_note=f.note, failures_replays=f.replays, failures_cycle=f.cycle,
+            explanation=words))
     return report.model_copy(update=dict(
         failures=True,
         suggested_parallelism=suggest_with_failures(topo, report.suggested_parallelism) if suggest else {},

@@ -36,6 +36,7 @@ from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.cones import on_or_below_cycles
 from app.core.tcn.network import build_network
+from app.core.tcn.paced import instant_paced, paced_message
 from app.core.tcn.rate_growth import prove_growth
 from app.core.tcn.storm import instant_storms, spill_message, storm_message
 from app.core.topology import Topology
@@ -211,7 +212,10 @@ def flood_message(cert: FloodCertificate, before: Words | None = None) -> Words:
     how = ("its growth is proven by rates" if cert.evidence.growth_certificate is not None
            else f"it is itself unbounded: {chain.source} backs up, then floods it" if chain is not None
            else f"it is itself unbounded by a replay storm: {storm.failing}'s at-once replays outgrow it"
-           if storm is not None else "a certified lasso makes it grow")
+           if storm is not None and storm.replay == "at-once"
+           else f"it is itself unbounded by a paced replay backlog: {storm.spout}'s replays of {storm.failing}'s "
+                "losses pile up, then come out one per fresh tuple" if storm is not None
+           else "a certified lasso makes it grow")
     text = Words.of(
         f"unbounded: {cert.source} backs up, then floods {cert.target} at ", Figure(inflow), " tuples/s or more",
         Exactly(inflow), _JOIN_DRAIN if cert.join else "",
@@ -332,10 +336,12 @@ def instant_floods(topo: Topology, statuses: dict[str, str],
 def instant_unbounded(topo: Topology, statuses: dict[str, str],
                       budget_s: float = FLOOD_BUDGET_S) -> dict[str, FloodCertificate | StormCertificate]:
     """Every bolt the instant rate check proves unbounded without a search: its floods (`instant_floods`), then the
-    replay storms of the bolts no flood answers (app/core/tcn/storm.py, `instant_storms`): what `check` prints
-    under "Unbounded" and the app shows on the canvas and in its Verification panel."""
+    replay storms of the bolts no flood answers (app/core/tcn/storm.py, `instant_storms`) and their paced replay
+    backlogs (app/core/tcn/paced.py, `instant_paced`): what `check` prints under "Unbounded" and the app shows on
+    the canvas and in its Verification panel."""
     found: dict[str, FloodCertificate | StormCertificate] = dict(instant_floods(topo, statuses, budget_s))
     found.update({n: c for n, c in instant_storms(topo, statuses).items() if n not in found})
+    found.update({n: c for n, c in instant_paced(topo, statuses).items() if n not in found})
     return found
 
 
@@ -343,7 +349,9 @@ def unbounded_words(cert: FloodCertificate | StormCertificate | SpillCertificate
     """`check`'s words for a bolt `instant_unbounded` (or `spill.instant_spills`) answers."""
     if isinstance(cert, SpillCertificate):
         return spill_message(cert)
-    return storm_message(cert) if isinstance(cert, StormCertificate) else flood_message(cert).text()
+    if isinstance(cert, StormCertificate):
+        return paced_message(cert) if cert.replay == "paced" else storm_message(cert)
+    return flood_message(cert).text()
 
 
 def instant_flood_verdict(cert: FloodCertificate | StormCertificate | SpillCertificate) -> BoltVerdict:
@@ -354,7 +362,7 @@ def instant_flood_verdict(cert: FloodCertificate | StormCertificate | SpillCerti
                            message=spill_message(cert))
     if isinstance(cert, StormCertificate):
         return BoltVerdict(verdict="unbounded", method="storm proof", certified=True, storm_certificate=cert,
-                           message=storm_message(cert))
+                           message=unbounded_words(cert))
     return BoltVerdict.said(flood_message(cert), verdict="unbounded", method="flood proof", certified=True,
                             flood_certificate=cert)
 

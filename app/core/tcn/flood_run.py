@@ -26,6 +26,7 @@ from app.core.results import BoltVerdict, FloodCertificate, FloodRun, StormCerti
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.network import Network, build_network
+from app.core.tcn.paced_run import paced_phase_one
 from app.core.tcn.schedule import Schedule, Switch, schedules, unaligned_schedule
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.tcn.storm_run import storm_schedule
@@ -111,8 +112,12 @@ def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold
             slow = max(slow, cycle * (math.ceil(Fraction(threshold, storm.growth)) + 2))
         for _ in range(MAX_DOUBLINGS):
             goal = Goal(target, threshold, source)
-            out = build_finite_run(net, switched(net, sched, chain, target, slow), goal, cancelled=cancelled,
-                                   deadline=deadline, max_cells=max_cells)
+            # a paced backlog fills the source once the failures stop (docs/boundedness.md, "The threshold run of a
+            # paced replay backlog")
+            paced = (paced_phase_one(net, storm, slow)
+                     if sched is stormy and storm is not None and storm.replay == "paced" else None)
+            out = build_finite_run(net, switched(net, paced or sched, chain, target, slow), goal,
+                                   cancelled=cancelled, deadline=deadline, max_cells=max_cells)
             if isinstance(out, Trace):
                 cert = certify(out, checked=[target], threshold=threshold, cancelled=cancelled)
                 if cert.ok:

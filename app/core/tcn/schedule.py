@@ -63,7 +63,8 @@ class Schedule:
     each recovery, and recovers `down` after each failure (empty: nothing fails). `switches`: the
     changes of pace of a threshold run from `switch_at` on (docs/boundedness.md, "The threshold run").
     `first_fail`: per bolt of `fail`, the time of its first failure when it is later than `up` (a *timed*
-    failure: its failures then keep that phase in an aligned period, docs/simulation.md, "Timed failures")."""
+    failure: its failures then keep that phase in an aligned period, docs/simulation.md, "Timed failures").
+    `fail_until`: per bolt of `fail`, a time after which it fails no more (a failure is never forced)."""
 
     period: Fraction | None
     gap: dict[str, Fraction]
@@ -74,6 +75,7 @@ class Schedule:
     switch_at: Fraction | None = None
     switches: tuple[Switch, ...] = ()
     first_fail: dict[str, Fraction] = field(default_factory=dict)
+    fail_until: dict[str, Fraction] = field(default_factory=dict)
     cells: int | None = None  # a probe's own bound on positions × bolts (docs/simulation.md, "Probes")
 
     def describe(self) -> str:

@@ -25,6 +25,8 @@ from app.core.results import BoltVerdict, Progress, VerifyResult
 from app.core.tcn.flood import flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
+from app.core.tcn.paced import paced_verdicts
+from app.core.tcn.paced_run import build_paced_run
 from app.core.tcn.search_deaths import worker_death_phase
 from app.core.tcn.search_lassos import QUICK_TRACE_S, failure_cycle_phase, simulation_phase, trace_phase
 from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
@@ -89,6 +91,9 @@ class Search(SearchControl):
         close_undecided(self, run)
         if proving:  # a source that backs up may flood a bolt below it (answers found before the limit: its overtime)
             storm_verdicts(self.topo, run.verdicts, run.checked, run.notes)  # (the first pass ran with the rates')
+            # a paced backlog that grows (docs/boundedness.md, "Unbounded: a paced replay backlog"), only for the bolts
+            # the search left: a lasso, where one exists, says more (the bolt grows in a repeating run)
+            paced_verdicts(self.topo, run.verdicts, run.checked, run.notes)
             self._floods(run, overtime=True)
             # a failing bolt that can hold any backlog spills it, replayed at once, into the bolts its spout feeds
             spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
@@ -97,6 +102,8 @@ class Search(SearchControl):
                 threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
                                cancelled=lambda: self.cancelled, deadline=self.deadline)
                 storm_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline)
+                storm_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline,
+                           build=build_paced_run)
                 spill_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline)
             if simulating:  # what time is left: lassos for the bolts proven to grow by rates, for their traces
                 trace_phase(self, run)

@@ -57,6 +57,12 @@ def rate_phase(search: SearchControl) -> Run | VerifyResult:
                     Words.of(f"{n}'s window timer runs every {report.bolts[n].window_timer:g} s on whatever "
                              "arrived (at most (1+τ)·max(S, α) apart), whatever it receives, so its queue stays below "
                              f"{bound:.4g} tuples"), verdict="bounded", method="rate check", queue_bound=bound)
+            elif status == "bounded" and report.bolts[n].failures_cycle:  # paced, per failure cycle
+                bound = report.bolts[n].queue_bound
+                run.verdicts[n] = BoltVerdict.said(
+                    Words.of(f"{n} may receive more than it processes while its spout replays, but "
+                             f"{report.bolts[n].failures_cycle}; its queue stays below {bound:.4g} tuples"),
+                    verdict="bounded", method="rate check", queue_bound=bound)
             elif status == "bounded":
                 inflow, capacity = with_failures.get(n, exact[n]) if report.failures else exact[n]
                 bound = report.bolts[n].queue_bound

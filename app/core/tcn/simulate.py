@@ -318,6 +318,7 @@ class _Run:
     cache: dict[int, list[int]]  # per join: per branch, its parts whose message is not complete (section 11)
     cut: Callable[[int, int, int, int], tuple[int, int]] | None = None  # 9.5: a bolt run in part by a dying worker
     cuts: frozenset[int] = frozenset()
+    until: dict[int, int] = field(default_factory=dict)  # per planned bolt: after a recovery, no failure due past it
 
     @staticmethod
     def start(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
@@ -383,7 +384,8 @@ class _Run:
             {s: len(free) + m for m, s in enumerate(growing_backlog)}, cslot, 2 * most + 2,
             dict.fromkeys(extras, 0), [0] * n_s, [None] * n_s, [False] * n_b, [0] * n_b, [0] * n_b, [0] * n_b,
             [net.init_queue] * n_b, [None] * n_b, [False] * n_b, first_fail, {},
-            [0] * n_s, {j: [0] * len(bolts[j].sources) for j in joins})
+            [0] * n_s, {j: [0] * len(bolts[j].sources) for j in joins},
+            until={j: math.ceil(sched.fail_until[u] * scale) for j in plan if (u := bolts[j].name) in sched.fail_until})
 
 
 def _state_key(run: _Run) -> Callable[[int], tuple[int | Fraction, ...]]:
@@ -564,7 +566,7 @@ def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool]
                 step.append((before, arrivals, False, 0, False, 0, 0, False))
                 continue
             if recovers[j]:  # up again, idle with an empty queue: what arrives now may be taken now
-                down[j], next_fail[j] = False, t + plan[j][0]
+                down[j], next_fail[j] = False, t + plan[j][0] if t + plan[j][0] < run.until.get(j, NEVER) else NEVER
             since, was_processing = waiting_since[j], processing[j]
             took = 0
             if emits[j]:  # the EMIT ends the phase first; a zero delay takes at once (back-to-back)

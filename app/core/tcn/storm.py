@@ -20,6 +20,7 @@ re-derives it without this module.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -29,8 +30,8 @@ from app.core.tcn.check.storm import check_storm_certificate
 from app.core.tcn.network import BoltParams, Network, build_network
 from app.core.topology import Topology
 
-__all__ = ["STORMABLE", "StormPlan", "instant_storms", "prove_storm", "spill_message", "storm_message", "storm_plan",
-           "storm_verdicts"]
+__all__ = ["STORMABLE", "StormPlan", "instant_storms", "prove_storm", "spill_message", "storm_cycles",
+           "storm_message", "storm_plan", "storm_verdicts"]
 
 #: the verdicts a storm proof may answer (a lasso in which the bolt grows, or a bound, already says more)
 STORMABLE = ("no-repeating-growth", "none-up-to-k", "unknown")
@@ -56,19 +57,19 @@ def _text(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
 
 
-def storm_plan(net: Network, failing: BoltParams, spout: str) -> StormPlan | None:
-    """The cycle with the largest growth per cycle for `failing` fed by `spout`'s default stream, or None when no
-    cycle grows (δ < 1) or the storm's rules do not hold (at-once replays, an ordinary bolt that may fail)."""
+def storm_cycles(net: Network, failing: BoltParams, spout: str) -> Iterator[StormPlan]:
+    """Every failure cycle that grows (δ ≥ 1) for `failing` fed by `spout`'s default stream, the longest one per
+    count m of emissions, whatever the replay mode (a paced backlog grows by the same δ: app/core/tcn/paced.py);
+    none when the storm's rules do not hold (an ordinary bolt that may fail, fed by the spout)."""
     fm = net.failures
-    if (fm is None or fm.replay != "at-once" or failing.name not in fm.min_ttf or failing.timer is not None
+    if (fm is None or failing.name not in fm.min_ttf or failing.timer is not None
             or failing.join or failing.slide != 1 or (spout, "default") not in failing.sources):
-        return None
+        return
     period = next(s.period for s in net.spouts if s.name == spout)
     tau, up = net.tolerance, fm.min_ttf[failing.name]
     lo, hi = period * (1 - tau), period * (1 + tau)
     cycle = net.max_idle + failing.alpha * (1 + tau)  # the failing bolt's slowest take-to-emit, idle included
     waits = all(name == spout for name, _ in failing.sources)
-    best: StormPlan | None = None
     first = max(1, math.ceil((up + fm.min_reboot) / hi))
     last = min(math.floor((up + fm.max_reboot) / lo), first + MAX_EMISSIONS)
     for m in range(first, last + 1):
@@ -80,9 +81,16 @@ def storm_plan(net: Network, failing: BoltParams, spout: str) -> StormPlan | Non
             continue
         k = math.floor((up - gap) / cycle) if waits else math.ceil(up / cycle) - 1
         growth = m - failing.take_max * k
-        if growth >= 1 and (best is None or growth > best.growth):
-            best = StormPlan(failing.name, spout, length - up, m, gap, waits, k, growth)
-    return best
+        if growth >= 1:
+            yield StormPlan(failing.name, spout, length - up, m, gap, waits, k, growth)
+
+
+def storm_plan(net: Network, failing: BoltParams, spout: str) -> StormPlan | None:
+    """The cycle with the largest growth per cycle for `failing` fed by `spout`'s default stream, or None when no
+    cycle grows (δ < 1) or the storm's rules do not hold (at-once replays, an ordinary bolt that may fail)."""
+    if net.failures is None or net.failures.replay != "at-once":
+        return None
+    return max(storm_cycles(net, failing, spout), key=lambda plan: plan.growth, default=None)
 
 
 def prove_storm(cone: Topology, target: str) -> StormCertificate | None:

@@ -12,6 +12,7 @@ certifier, and `app/core/tcn/check/storm.py` certifies it again with the certifi
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
 
@@ -24,8 +25,10 @@ from app.core.tcn.schedule import Schedule, Switch, unaligned_schedule
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.topology import Topology
 
-__all__ = ["build_storm_run", "storm_runs", "storm_schedule"]
+__all__ = ["RunBuilder", "build_storm_run", "storm_runs", "storm_schedule"]
 
+#: a threshold run's builder: (the target's cone, its certificate, N, deadline=) -> (trace, largest queue) or why not
+RunBuilder = Callable[..., "tuple[Trace, int] | str"]
 NEVER_S = Fraction(10**9)  # a switch that never comes: keeps the finite run going until the threshold
 
 
@@ -81,15 +84,16 @@ def build_storm_run(topo: Topology, cert: StormCertificate, threshold: int, *, d
 
 
 def storm_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[AnyTrace], threshold: int,
-               notes: list[str], *, deadline: float | None = None) -> None:
+               notes: list[str], *, deadline: float | None = None, build: RunBuilder | None = None) -> None:
     """Attach to every verdict unbounded by a storm a threshold run past `threshold` (its trace appended to
-    `traces`), in place; a bolt without one gets a note saying what is missing."""
+    `traces`), in place; a bolt without one gets a note saying what is missing. `build`: the builder of a paced
+    backlog's run (`paced_run.build_paced_run`), for the paced certificates; without it, the at-once ones."""
     for name, verdict in verdicts.items():
         cert = verdict.storm_certificate
-        if verdict.verdict != "unbounded" or cert is None:
+        if verdict.verdict != "unbounded" or cert is None or (cert.replay == "paced") != (build is not None):
             continue
         cone = build_network(topo, [name]).topology
-        found = build_storm_run(cone, cert, threshold, deadline=deadline)
+        found = (build or build_storm_run)(cone, cert, threshold, deadline=deadline)
         if isinstance(found, str):
             notes.append(f"no threshold run past {threshold} for {name}: {found}")
             continue
@@ -105,4 +109,5 @@ def storm_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[An
         verdicts[name] = verdict.model_copy(update={
             "storm_certificate": with_run,
             "message": f"{verdict.message}. A certified finite run takes its queue to {reached} (at least "
-                       f"{threshold}) under that failure cycle"})
+                       f"{threshold}) under that failure cycle"
+                       + (", then no failure while the backlog drains" if cert.replay == "paced" else "")})

@@ -3,7 +3,7 @@
 It shares no code with the builder (`app/core/tcn/storm.py`, which reads the network): from the target's cone
 document alone it restates the failure cycle of docs/boundedness.md, "Unbounded: a replay storm", and accepts when
 
-* the content hash is the document's; failures are on and `settings.replay` is "at-once";
+* the content hash is the document's; failures are on and `settings.replay` is the certificate's `replay`;
 * the failing bolt has `min_ttf`, is an ordinary bolt (no window, no join) and receives the spout's default
   stream; the target is the failing bolt, or another bolt that receives the spout's default stream and is not a
   join or a duration window;
@@ -12,6 +12,8 @@ document alone it restates the failure cycle of docs/boundedness.md, "Unbounded:
 * `waits` only when every input stream of the failing bolt is the spout's;
 * `completions` is k = ⌊(min_ttf − g)/(max_idle + α(1+τ))⌋ (waits) or ⌈min_ttf/(max_idle + α(1+τ))⌉ − 1, and
   `growth` = emissions − C_TAKE·k ≥ 1 (C_TAKE by the room's own `take_bound`);
+* with `replay` "paced" (the document's mode): the drain into the target instead of the at-once target rule
+  (`check/paced.py`);
 * with a threshold run (`run`): the trace certifier accepts its trace as a threshold witness for the target and
   the run's threshold, and the trace's document is part of this one for the target (`parts.threshold_run_problems`).
 """
@@ -24,6 +26,7 @@ from typing import Any
 from app.core.formats.trace import Trace
 from app.core.numbers import exact
 from app.core.results import StormCertificate
+from app.core.tcn.check.paced import paced_problems
 from app.core.tcn.check.parts import received, threshold_run_problems
 from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound, timer_bound
 from app.core.topology import Topology
@@ -79,8 +82,8 @@ def check_storm_certificate(document: Any, certificate: Any, run_trace: Trace | 
     if isinstance(read, list):
         return read
     topo, cert, problems = read
-    if not topo.settings.failures or topo.settings.replay != "at-once":
-        return problems + ["the document's failures are off or its replays are not at-once"]
+    if not topo.settings.failures or topo.settings.replay != cert.replay:
+        return problems + [f"the document's failures are off or its replays are not {cert.replay}"]
     bolts, inputs = {b.name: b for b in topo.bolts}, received(topo)
     if cert.failing not in bolts or cert.target not in bolts or cert.spout not in {s.name for s in topo.spouts}:
         return problems + ["failing and target must be bolts, spout a spout of the document"]
@@ -89,6 +92,9 @@ def check_storm_certificate(document: Any, certificate: Any, run_trace: Trace | 
         return problems + [f"{cert.failing} is a windowed bolt or a join: the storm's rule is an ordinary bolt's"]
     if (cert.spout, "default") not in inputs[cert.failing]:
         return problems + [f"{cert.failing} does not receive {cert.spout}'s default stream"]
+    if cert.replay == "paced":  # phase 2: the backlog's drain into the target (check/paced.py)
+        return problems + _cycle_problems(topo, cert) + paced_problems(topo, cert) or threshold_run_problems(
+            cert.target, cert.run, topo, run_trace)
     if cert.target != cert.failing and ((cert.spout, "default") not in inputs[cert.target]
                                         or join_branches(topo, j) is not None or timer_bound(j, tau) is not None):
         return problems + [f"{cert.target} is not the failing bolt, nor an ordinary bolt that receives "
