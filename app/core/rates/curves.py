@@ -18,13 +18,14 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import partial
 
 import networkx as nx
 
 from app.core.emission import carry_graph, carry_limit
 from app.core.failures import FailureModel
 from app.core.rates.paced import Paced, paced_cycle
-from app.core.rates.tails import over_cycles, own_queue
+from app.core.rates.tails import held_over_cycles, own_queue, storm_loss
 
 ROUNDS = 200  # iterations of the replay fixpoint before giving up (then nothing it feeds is proven)
 MAX_PIECES = 6  # pieces kept per curve (dropping a piece of a minimum only loosens it: always sound)
@@ -477,24 +478,16 @@ class FailureBounds:
             late = quiet.shifted(gap - span).excess(c.rate_min)
             if late is not None and rest + tight + late - c.rate_min * (gap - span - c.busy) < 1:
                 found.append(tight)  # every take clears the queue well before each failure
-        # over several failure cycles (docs/boundedness.md, "At once: tails that drain over several cycles"): no
-        # drained tail needed; `joint` counts the others' replays before the failure and while it is down at once
-        cycle, gain = self.model.min_ttf[c.ident] + down, c.rate_min * (gap - c.busy) - c.take
-        multi = over_cycles(quiet, c.rate_min, c.busy, cycle, gain)
-        if multi is not None:
-            found.append(Fraction(math.floor(self.q0 + c.take + multi)))
-        fresh = others.plus(Curve.affine(sp.rate_max, sp.take))
-        joint = over_cycles(fresh.plus(ext.shifted(sp.busy + down)), c.rate_min, c.busy, cycle, gain)
-        each = [] if joint is None else [(m + 1) * (math.floor(self.q0 + c.take + joint) + reach)]
-        if found:
-            each.append((m + 1) * (min(found) + reach) + m * ext_in)
-        if not each:
-            return None
-        at_failure = min(found) if found else None
-        lost = min(each) + sp.take * Fraction(m * (m + 1), 2)
-        queue = None if at_failure is None else own_queue(quiet, c.rate_min, self.q0 + c.take + held, at_failure,
+        base = self.q0 + c.take  # over several cycles, no drained tail ("At once: tails that drain over ...")
+        over = partial(held_over_cycles, rate=c.rate_min, busy=c.busy, cycle=self.model.min_ttf[c.ident] + down,
+                       gain=c.rate_min * (gap - c.busy) - c.take, base=base)
+        found += [x for x in (over(quiet),) if x is not None]
+        joint = over(others.plus(Curve.affine(sp.rate_max, sp.take)).plus(ext.shifted(sp.busy + down)))
+        lost = storm_loss(found, joint, m, reach, ext_in, sp.take)
+        at_failure = min(found, default=None)
+        queue = None if at_failure is None else own_queue(quiet, c.rate_min, base + held, at_failure,
                                                           down + sp.busy + c.busy + c.slowest_take)
-        return Storm(s, m, at_failure, lost, queue, quiet.rate)
+        return None if lost is None else Storm(s, m, at_failure, lost, queue, quiet.rate)
 
 
 def _others(c: Component, out: Bounds, direct: list[tuple[str, str]]) -> Curve:

@@ -17,7 +17,7 @@ import math
 from fractions import Fraction
 from typing import Protocol
 
-__all__ = ["Flow", "over_cycles", "own_queue"]
+__all__ = ["Flow", "held_over_cycles", "over_cycles", "own_queue", "storm_loss"]
 
 
 class Flow(Protocol):
@@ -69,6 +69,14 @@ def over_cycles(flow: Flow, rate: Fraction, busy: Fraction, cycle: Fraction, gai
     return max(at(n) for n in sorted(candidates))
 
 
+def held_over_cycles(flow: Flow, *, rate: Fraction, busy: Fraction, cycle: Fraction, gain: Fraction,
+                     base: Fraction) -> Fraction | None:
+    """What the failing bolt holds at a failure, a whole number: ⌊base + over_cycles(...)⌋ with base = Q₀ + C (None:
+    no maximum)."""
+    top = over_cycles(flow, rate, busy, cycle, gain)
+    return None if top is None else Fraction(math.floor(base + top))
+
+
 def own_queue(flow: Flow, rate: Fraction, held: Fraction, at_failure: Fraction, stretch: Fraction) -> Fraction | None:
     """A bound of the failing bolt's own queue from its pending tuples: from its last empty moment within the up
     stretch (Q₀ + C + the largest excess `held`), or what it held at its last failure (`at_failure`) and what
@@ -78,3 +86,13 @@ def own_queue(flow: Flow, rate: Fraction, held: Fraction, at_failure: Fraction, 
     if later is None:
         return None
     return max(held, at_failure + later)
+
+
+def storm_loss(found: list[Fraction], joint: Fraction | None, m: int, reach: Fraction, ext_in: Fraction,
+               emit: int) -> Fraction | None:
+    """What one failure loses (docs/boundedness.md, "At once: a failure's storm" and "At once: tails that drain over
+    several cycles"): (m+1)(X + O) + m·E with X the least of `found`, or (m+1)(`joint` + O) with the others' replays
+    counted once with X, the smaller, plus C_EMIT·m(m+1)/2 for the fresh tuples; None when neither bounds it."""
+    each = [(m + 1) * (min(found) + reach) + m * ext_in] if found else []
+    each += [] if joint is None else [(m + 1) * (joint + reach)]
+    return min(each) + emit * Fraction(m * (m + 1), 2) if each else None
