@@ -221,7 +221,7 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("flood: a timer accepted as source or target", "app/core/tcn/check/flood.py",
      "    if timed:\n        return problems + [f\"{timed[0]} has a duration window",
      "    if False:\n        return problems + [f\"{timed[0]} has a duration window", FLOOD_TIMERS),
-    ("flood: evidence with another timer accepted", "app/core/tcn/check/flood.py",
+    ("flood: evidence with another timer accepted", "app/core/tcn/check/parts.py",
      "take_bound(b), timer_bound(b, tau), join_branches", "take_bound(b), None, join_branches", FLOOD_TIMERS),
     ("linear: a timer hit by deaths without its timer row", "app/core/tcn/check/linear.py",
      "    else:  # a run or a death empties a duration window's queue", "    elif False:  # a run or a death empties",
