@@ -54,7 +54,9 @@ completing its message one message early; and the storm checker's paced part (te
 accepting a paced certificate on an at-once document, leaving its failure cycle or its threshold run unchecked, a
 duration window or a join as its target, the spout above a fresh tuple and a replay per gap, another spout at that
 rate, a ratio above the stream's, a term stated twice, no term from the spout, a capacity below the smallest, or a
-tie. Prints one line per mutation; exits 1 when one survives.
+tie; and the certifier's later passes over a compressed lasso, rebuilt from the first's steps
+(tests/unit/test_compressed_lasso.py), not raising a repeat's queues. Prints one line per mutation; exits 1 when one
+survives.
 Not run by the tests (it runs a test file once per mutation).
 """
 
@@ -85,6 +87,7 @@ LINEAR_JOINS = "tests/unit/test_linear_joins.py"
 WITNESS_JOINS = "tests/unit/test_witness_joins.py"
 STORM = "tests/unit/test_storm.py"
 SPILL = "tests/unit/test_spill.py"
+COMPRESSED = "tests/unit/test_compressed_lasso.py"
 PACED = "tests/unit/test_paced_flood.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
@@ -159,6 +162,9 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "in dl.reach.get(b, set())) + k * f[s] // e)", "in dl.reach.get(b, set())))", PARTIAL),
     ("death lasso: a dying bolt's own loss unchecked", "app/core/tcn/check/certify_failures.py",
      'if bo["lost"] != want:', 'if bo["lost"] > want + 1:', DEATHS),
+    ("compressed lasso: a later pass's repeats not raising the queues", "app/core/tcn/check/certify_source.py",
+     "_shifted(source, source.time + shift, rep.queue, rep.backlog, n)",
+     "_shifted(source, source.time + shift, {}, rep.backlog, n)", COMPRESSED),
     ("threshold: reaches N -> passes N", "app/core/tcn/check/certify.py",
      'any(s.bolts[n]["queue"] >= threshold for n in checked)', 'any(s.bolts[n]["queue"] > threshold for n in checked)',
      RUN),

@@ -16,6 +16,13 @@ context, which is not thread-safe. Those cycles are freed once the last search h
 The pause is process-wide (the collector is), counted (nested and concurrent pauses end when
 the last one does, whichever started first) and only turns the collector back on when it was
 on to begin with.
+
+When the pause ends with more than MOVE_FROM objects allocated during it and still alive (a long
+lasso kept, compressed, by the search, and what certified it), they are moved to the oldest
+generation as they are (`gc.freeze` then `gc.unfreeze`: no traversal) rather than traversed by the
+next young collection, which took seconds on a lasso of 10^5 positions past verify's time limit
+(docs/verifier.md, "The time limit"); a full collection reaches them later, as it would once they
+were promoted.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import gc
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+MOVE_FROM = 200_000  # objects of the youngest generation at the end of a pause
 
 _lock = threading.Lock()
 _depth = 0
@@ -45,4 +54,7 @@ def paused_gc() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0 and _was_enabled:
+                if gc.get_count()[0] > MOVE_FROM:
+                    gc.freeze()
+                    gc.unfreeze()
                 gc.enable()

@@ -381,7 +381,8 @@ def test_bolt_failures_through_a_duration_window_are_proven_or_say_why() -> None
     """Section 7's failures with a duration window (docs/boundedness.md, "Failures through a timer"): tests/data/timer/
     has S → F (fails) → W → P. Paced, W is bounded with failures (its queue what may arrive within G = 3 s, replays
     included) and so is P. With a slower P (0.213 tuples/s against 0.2 fresh) the replays through W are more than
-    P's spare: P is not proven, saying so. At once, W is still bounded below F (F passes on at most its capacity)."""
+    P's spare, but they only replace what F lost (step 7, netting): P receives at most S's 0.2. At once, W is still
+    bounded below F (F passes on at most its capacity)."""
     data = ROOT / "tests" / "data" / "timer"
 
     def read(name: str) -> Any:
@@ -395,14 +396,14 @@ def test_bolt_failures_through_a_duration_window_are_proven_or_say_why() -> None
     assert "F's failures lose at most" in w.failures_note and "S replays up to" in w.failures_note
     from app.cli.check import failure_line
 
-    line = failure_line("W", w)  # (the replays' figures follow F's loss per failure, which other proofs sharpen)
-    assert line.startswith("W (bounded): receives at most ") and "of them replays), its timer takes whatever arrived " \
-        "every 3 s; queue below 18.4 tuples" in line and "processes at least" not in line
+    line = failure_line("W", w)  # F passes on the replays of its losses only in place of them (step 7, netting)
+    assert line == ("W (bounded): receives at most 2 tuples/s with replays, its timer takes whatever arrived every "
+                    "3 s; queue below 18.4 tuples")
     slow = read("failing-then-window-slow")
     assert slow.bolts["W"].status == "bounded"
     p = slow.bolts["P"]
-    assert p.status == "may-grow" and "with failures P may receive " in p.failures_note
-    assert "tuples/s, more than the 0.213 it processes at least" in p.failures_note
+    assert p.status == "bounded" and "P receives at most 0.2 tuples/s" in p.failures_note
+    assert "F passing on the replays of its own losses only in place of what it lost" in p.failures_note
     assert "does not have yet" not in p.explanation
     burst = read("failing-then-window-at-once")
     assert burst.bolts["W"].status == "bounded" and burst.bolts["W"].queue_bound is not None

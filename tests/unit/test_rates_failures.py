@@ -20,7 +20,7 @@ import pytest
 
 from app.core.failures import FailureModel, failure_model
 from app.core.rates import RateFigures, failure_margins, rate_check
-from app.core.rates.curves import Curve
+from app.core.rates.arrival import Curve
 from app.core.rates.failures_check import FailureCheck, failure_check
 from app.core.topology import Topology, parse_topology
 

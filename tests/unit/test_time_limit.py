@@ -116,3 +116,68 @@ def test_a_cancel_during_the_failure_cycle_simulation_returns_at_once() -> None:
     assert not thread.is_alive()
     assert time.monotonic() - cancelled_at < 5  # generous: within 100 ms on an idle machine
     assert out["result"].bolts["B3"].verdict == "unknown"
+
+
+# S feeds A (capacity 10/9 tuples/s against 1) and C, which fails every 3 or 4 s and whose losses S replays through A:
+# A grows only with C's failures (a lasso of a few dozen positions, built by simulation in milliseconds)
+FAILING: dict[str, Any] = {
+    "schema_version": 1, "name": "failing", "spouts": [{"name": "S", "rate": 1, "burst": 1}],
+    "bolts": [{"name": "A", "alpha": 0.9, "sigma": 1, "parallelism": 1},
+              {"name": "C", "alpha": 0.1, "sigma": 0, "parallelism": 1, "min_ttf": 2}],
+    "subscriptions": [{"source": "S", "target": "A"}, {"source": "S", "target": "C"}],
+    "settings": {"tolerance": 0, "max_idle_time": 0, "min_reboot_time": 1, "max_reboot_time": 2, "replay": "paced",
+                 "failures": True}}
+
+
+def test_recording_a_certified_lasso_reads_it_no_more(monkeypatch: Any) -> None:
+    """The words of a simulated lasso's failures and its loop's duration come from its certificate, which read them
+    in its passes: before, recording it read the whole lasso once more, unpolled, and so did the result's summary
+    for its duration (random #54's 70,495 positions: seconds past the time limit and its overtime). Here the lasso
+    is kept compressed, as a long one is, and a reading of it that takes 30 s would show in the time taken."""
+    from app.core.formats.trace import CompressedTrace
+    from app.core.tcn import search_run, simulate_trace
+    from app.core.tcn.failing import failure_summary
+
+    def slow(*args: Any) -> Any:
+        time.sleep(30)
+        raise AssertionError("the lasso was read again to record it")
+
+    monkeypatch.setattr(simulate_trace, "COMPRESS_FROM", 10)
+    monkeypatch.setattr(search_run, "failures_read", slow)
+    monkeypatch.setattr(CompressedTrace, "loop_duration", slow)
+    started = time.monotonic()
+    result = verify(_topology(FAILING, ["A"]), SearchOptions(timeout_s=20.0))
+    assert time.monotonic() - started < 20  # 30 s and more before
+    verdict = result.bolts["A"]
+    assert verdict.verdict == "counterexample" and verdict.method == "simulation" and verdict.failures is True
+    assert isinstance(result.trace, CompressedTrace)
+    monkeypatch.undo()
+    summary = failure_summary(result.trace)  # the words the trace itself gives
+    assert f"every {float(result.trace.loop_duration()):.4g} s" in (result.message or "")
+    assert summary is not None and verdict.message.endswith(f", with failures: {summary}"), verdict.message
+
+
+def test_the_certifier_stops_in_its_first_pass_over_a_compressed_lasso(monkeypatch: Any) -> None:
+    """A compressed lasso is read once whole before any rule (a malformed position named first): that pass polls
+    the stop signal too (before, a lasso of 10^5 positions took seconds to read whatever the signal)."""
+    from app.core.formats.trace import CompressedTrace
+    from app.core.tcn import simulate_trace
+    from app.core.tcn.check import certify_source
+    from app.core.tcn.check.certify import CANCELLED, certify
+
+    monkeypatch.setattr(simulate_trace, "COMPRESS_FROM", 10)
+    net = build_network(_topology(FAILING, ["A"]), ["A"])
+    trace = simulate.build_lasso(net, "A").trace
+    assert isinstance(trace, CompressedTrace) and trace.k > 40
+    real, read = certify_source.iter_expanded, [0]
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        for position in real(*args, **kw):
+            read[0] += 1
+            yield position
+
+    monkeypatch.setattr(certify_source, "iter_expanded", counted)
+    stopped = certify(trace, checked=["A"], cancelled=lambda: True)
+    assert stopped.problems == [CANCELLED] and read[0] <= 2, read  # k + 2 before
+    whole = certify(trace, checked=["A"])  # (what it counts of the loop's failures, for their words)
+    assert whole.ok and whole.fails and whole.loop_failures.keys() == {"C"} and whole.loop_replays.keys() == {"C"}

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from app.core.rates import RateFigures, rate_check
-from app.core.rates.curves import Curve
+from app.core.rates.arrival import Curve
 from app.core.rates.verdicts import status_of
 from app.core.rates.workers_check import WorkerCheck, worker_check
 from app.core.topology import Topology, parse_topology

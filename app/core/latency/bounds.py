@@ -32,7 +32,7 @@ from app.core.latency.spacing import spaced_sojourns
 from app.core.latency.waits import GRID, lumped_waits, stepped
 from app.core.numbers import exact
 from app.core.rates import RateAnalysis, RateFigures
-from app.core.rates.curves import ZERO, Curve
+from app.core.rates.arrival import ZERO, Curve
 from app.core.rates.joins import join_figures
 from app.core.rates.windows import timed_hold
 from app.core.storm.flux.ticks import TICK_PREFIX

@@ -19,7 +19,7 @@ from app.core.rates.verdicts import status_of
 if TYPE_CHECKING:
     from app.core.failures import FailureModel
     from app.core.rates import RateAnalysis, RateFigures
-    from app.core.rates.curves import Curve
+    from app.core.rates.arrival import Curve
     from app.core.topology import Topology
 
 

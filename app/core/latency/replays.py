@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from app.core.failures import FailureModel
     from app.core.rates import RateFigures
-    from app.core.rates.curves import Curve
+    from app.core.rates.arrival import Curve
     from app.core.topology import Topology
 
 MAX_JUMPS = 64  # jumps of A looked at for one window (beyond: no refinement, ε = 2γ, always valid)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from app.core.latency.replays import Delayed, Lumps
-from app.core.rates.curves import Curve
+from app.core.rates.arrival import Curve
 
 GRID = 2**20  # the shifted arrival curves are rounded up to multiples of 1/GRID (sound: only larger)
 MAX_STEPS = 20_000  # tuple counts stepped through for one wait bound (then the bound without integer counts)

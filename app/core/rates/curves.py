@@ -4,8 +4,9 @@ The rate check without failures only needs long-run rates (docs/boundedness.md).
 (docs/model.md section 7) a bolt's losses depend on its queue at the failure, so bounds on
 bursts are needed too. Every flow here is an *arrival curve*: in every closed window of length
 w ≥ 0, at most min_k (ρ_k·w + b_k) tuples, a minimum of affine pieces (ρ_k, b_k), exact
-fractions. `FailureBounds` derives, in one pass over an acyclic topology, the curve of every
-spout and bolt stream, each bolt's queue bound, and what one failure of a bolt loses; the
+fractions (app/core/rates/arrival.py). `FailureBounds` derives, in one pass over an acyclic topology,
+the curve of every spout and bolt stream, each bolt's queue bound, and what one failure of a bolt
+loses, and nets what a failing bolt passes on against its losses (app/core/rates/netting.py); the
 replays those losses add to the spouts feed back into the spouts' curves, so the pass is
 iterated until the replays it assumes are at least those it derives (a post-fixpoint, which
 makes every bound hold in every run by induction over positions). docs/boundedness.md,
@@ -15,98 +16,23 @@ makes every bound hold in every run by induction over positions). docs/boundedne
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import partial
+from typing import TypeVar
 
 import networkx as nx
 
 from app.core.emission import carry_graph, carry_limit
 from app.core.failures import FailureModel
+from app.core.rates.arrival import UNBOUNDED_CURVE, ZERO, Curve, pruned
+from app.core.rates.netting import Net, Netting
 from app.core.rates.paced import Paced, paced_cycle
 from app.core.rates.tails import held_over_cycles, own_queue, storm_loss
 
+_Flow = TypeVar("_Flow", Curve, Net)  # a flow's curve, or its net form (step 7)
 ROUNDS = 200  # iterations of the replay fixpoint before giving up (then nothing it feeds is proven)
-MAX_PIECES = 6  # pieces kept per curve (dropping a piece of a minimum only loosens it: always sound)
 _GRID = 2**32  # candidates of the fixpoint are rounded up to this grid to keep the fractions small
-
-
-@dataclass(frozen=True)
-class Curve:
-    """At most min_k (rate_k·w + burst_k) tuples in any window of length w; no pieces: no bound."""
-
-    pieces: tuple[tuple[Fraction, Fraction], ...]
-
-    @staticmethod
-    def affine(rate: Fraction | int, burst: Fraction | int) -> Curve:
-        return Curve(((Fraction(rate), Fraction(burst)),))
-
-    @property
-    def bounded(self) -> bool:
-        return bool(self.pieces)
-
-    @property
-    def rate(self) -> Fraction | None:
-        """The long-run rate: the smallest slope (None: unbounded)."""
-        return min(r for r, _ in self.pieces) if self.pieces else None
-
-    def at(self, w: Fraction) -> Fraction | None:
-        return min(r * w + b for r, b in self.pieces) if self.pieces else None
-
-    def plus(self, other: Curve) -> Curve:
-        if not self.pieces or not other.pieces:
-            return UNBOUNDED_CURVE
-        return _pruned((r1 + r2, b1 + b2) for r1, b1 in self.pieces for r2, b2 in other.pieces)
-
-    def scaled(self, k: Fraction, rate: Fraction = Fraction(0), burst: Fraction = Fraction(0)) -> Curve:
-        """k·curve + rate·w + burst."""
-        if not self.pieces:
-            return UNBOUNDED_CURVE
-        return _pruned((k * r + rate, k * b + burst) for r, b in self.pieces)
-
-    def shifted(self, d: Fraction, burst: Fraction = Fraction(0)) -> Curve:
-        """The curve of windows d longer, plus a constant: w -> curve(w + d) + burst."""
-        return _pruned((r, b + r * d + burst) for r, b in self.pieces) if self.pieces else UNBOUNDED_CURVE
-
-    def meet(self, other: Curve) -> Curve:
-        """The minimum of two valid curves (both bound the same flow)."""
-        if not self.pieces:
-            return other
-        if not other.pieces:
-            return self
-        return _pruned([*self.pieces, *other.pieces])
-
-    def excess(self, rate: Fraction) -> Fraction | None:
-        """sup over w ≥ 0 of curve(w) − rate·w (None: infinite, the curve outgrows the rate).
-
-        Walks the lower envelope from w = 0 (the piece of the smallest burst) along its breakpoints
-        while its slope is above `rate`: the curve is concave, so the first piece with a slope at most
-        `rate` starts where the difference is largest."""
-        if not self.pieces or min(r for r, _ in self.pieces) > rate:
-            return None
-        r, b = min(self.pieces, key=lambda p: (p[1], p[0]))
-        w = Fraction(0)
-        while r > rate:
-            # the next envelope piece: the flatter one whose line crosses the current one first
-            r, b, w = min(((r2, b2, (b2 - b) / (r - r2)) for r2, b2 in self.pieces if r2 < r),
-                          key=lambda p: (p[2], p[0]))
-        return r * w + b - rate * w
-
-
-UNBOUNDED_CURVE = Curve(())
-ZERO = Curve.affine(0, 0)
-
-
-def _pruned(pieces: Iterable[tuple[Fraction, Fraction]]) -> Curve:
-    """Drop dominated pieces (rate and burst both no smaller than another's); keep at most MAX_PIECES."""
-    kept: list[tuple[Fraction, Fraction]] = []
-    for r, b in sorted(pieces):  # by rate, then burst: a piece is kept when its burst is below every earlier one
-        if not kept or b < kept[-1][1]:  # (the kept bursts fall, so the last is the smallest)
-            kept.append((r, b))
-    if len(kept) > MAX_PIECES:  # keep the smallest rate (the long run) and the smallest bursts
-        kept = [kept[0], *sorted(kept[1:], key=lambda p: p[1])[:MAX_PIECES - 1]]
-    return Curve(tuple(kept))
 
 
 def stream_excess(sigma: Fraction, hi: Fraction, take_max: int, rule: str) -> Fraction:
@@ -154,6 +80,7 @@ class Bounds:
     backlog: dict[str, Fraction | None] = field(default_factory=dict)  # spout -> replay backlog bound
     replays: dict[str, Curve] = field(default_factory=dict)  # spout -> replays added (the assumption)
     storm: dict[str, Storm] = field(default_factory=dict)  # failing bolt -> its storm, where that bounds `lost`
+    netted: set[str] = field(default_factory=set)  # failing bolts whose output rate step 7 (netting) lowered
     paced: dict[str, Paced] = field(default_factory=dict)  # failing bolt -> its paced cycle bound, where it applies
 
 
@@ -213,18 +140,7 @@ class FailureBounds:
             return self.run({s: ZERO for s in self.fed})
         if self.model.replay == "at-once":
             return self._solve_losses()
-        found = self._solve_curves()
-        none: dict[str, Fraction | None] = {k: Fraction(0) for k in self.model.min_ttf}
-        eligible = [j for j in self.model.min_ttf
-                    if (found is None or found.lost.get(j) is None) and self.paced(self.comp[j], none)]
-        if not eligible:
-            return found
-        reason, rounds = self.reason, self.rounds  # per failure cycle (docs/boundedness.md, "Paced: the backlog ...")
-        cycled = self._solve_losses()
-        if cycled is not None and any(cycled.lost.get(j) is not None for j in eligible):
-            return cycled
-        self.reason, self.rounds = reason, rounds
-        return found
+        return _solve_paced(self)
 
     def _solve_curves(self) -> Bounds | None:
         """Paced: the fixpoint over the spouts' replay curves."""
@@ -235,17 +151,17 @@ class FailureBounds:
                         for s, c in derived.items()}
             for candidate in (derived, inflated):  # a post-fixpoint above the iterates (they rise towards it)
                 if _below(self.derive(candidate), candidate):
-                    return self.run(candidate)
+                    return _netted(self, candidate)
             if _below(derived, replays):  # (no assumption is ever needed above "no bound": it is one)
-                return self.run(replays)
+                return _netted(self, replays)
             replays = {s: _round_up(c) for s, c in derived.items()}
         self.reason = f"the replays found no fixpoint in {ROUNDS} rounds (their feedback does not settle)"
         return None
 
     def _solve_losses(self) -> Bounds | None:
-        """At once: the same fixpoint over the loss per failure of each failing bolt (the replays added follow from
-        it, step 5), so that a failure's storm can be bounded apart from the others' (docs/boundedness.md,
-        "Failures", "At once: a failure's storm")."""
+        """The same fixpoint over the loss per failure of each failing bolt (the replays added follow from it, step 5),
+        netted with them (step 7); at once, so that a failure's storm can be bounded apart from the others'
+        (docs/boundedness.md, "Failures", "At once: a failure's storm")."""
         losses: dict[str, Fraction | None] = {j: Fraction(0) for j in self.model.min_ttf}
         for self.rounds in range(1, ROUNDS + 1):
             derived = self._lost(losses)
@@ -253,16 +169,16 @@ class FailureBounds:
                         for j, v in derived.items()}
             for candidate in (derived, inflated):
                 if _at_most(self._lost(candidate), candidate):
-                    return self.run(self.added(candidate), candidate)
+                    return self.run(self.added(candidate), candidate, candidate)
             if _at_most(derived, losses):
-                return self.run(self.added(losses), losses)
+                return self.run(self.added(losses), losses, losses)
             losses = {j: None if v is None else _grid_up(v) for j, v in derived.items()}
         self.reason = f"the replays found no fixpoint in {ROUNDS} rounds (their feedback does not settle)"
         return None
 
     def _lost(self, losses: dict[str, Fraction | None]) -> dict[str, Fraction | None]:
         """The loss per failure of every failing bolt in a pass that assumes `losses`."""
-        run = self.run(self.added(losses), losses)
+        run = self.run(self.added(losses), losses, losses)
         for j in self.model.min_ttf:
             if run.lost[j] is None and any(j in fed for fed in self.fed.values()):
                 self.reason = (f"the queue of {self.names.get(j, j)} is not bounded, so neither is what one of "
@@ -302,21 +218,28 @@ class FailureBounds:
                                "its failures loses")
         return self.added(run.lost)
 
-    def run(self, replays: dict[str, Curve], losses: dict[str, Fraction | None] | None = None) -> Bounds:
-        """Every curve and bound of one pass, assuming each spout's added replays obey `replays`; `losses` (at
-        once): the loss per failure that `replays` follows from, which bounds a failure's storm."""
+    def run(self, replays: dict[str, Curve], losses: dict[str, Fraction | None] | None = None,
+            nets: dict[str, Fraction | None] | None = None) -> Bounds:
+        """Every curve and bound of one pass, assuming each spout's added replays obey `replays`; `losses`: the loss
+        per failure that `replays` follows from (a failure's storm, a paced cycle); `nets`: losses per failure that
+        hold with `replays`, to net what failing bolts pass on (step 7, app/core/rates/netting.py)."""
         out = Bounds(replays=replays)
         mode = self.model.replay
+        net = None if nets is None or mode == "none" else Netting(self.fed, nets, self.period, self.model.max_reboot,
+                                                                   out.backlog)
         for ident in self.order:
             c = self.comp[ident]
             if c.kind == "spout":
                 total, out.backlog[ident] = self._spout(c, replays[ident], mode)
-                out.stream[ident] = {name: total.scaled(sb.hi, burst=sb.excess) if name != "default" else total
-                                     for name, sb in c.streams.items()}
+                out.stream[ident] = _spouted(c, total)
+                if net is not None:
+                    net.streams[ident] = _spouted(c, net.spout(ident, Curve.affine(c.rate_max, c.take)))
                 continue
             inflow = ZERO
             for src, stream in c.inputs:
                 inflow = inflow.plus(out.stream[src].get(stream, ZERO))
+            if net is not None:
+                inflow = inflow.meet(net.inflow(ident, c.inputs, out.stream))
             out.inflow[ident] = inflow
             if c.gap is not None:  # a timer (docs/boundedness.md, "Failures through a timer")
                 out.stream[ident] = self._streams(c, self._timer(c, inflow, out))
@@ -347,14 +270,17 @@ class FailureBounds:
             if queue is not None and fails:  # the queue at the window's start, then what arrives
                 processed = processed.meet(inflow.shifted(c.busy, queue))
             elif queue is not None:  # never fails: the burst counts once (docs/boundedness.md, "Every run" 4)
-                processed = processed.meet(_pruned(
+                processed = processed.meet(pruned(
                     (r, b + self.q0 + c.held + c.take + r * c.slowest_take) for r, b in inflow.pieces
                     if r <= c.rate_min
                 ).shifted(c.busy))
             out.stream[ident] = self._streams(c, processed)
+            if net is not None and queue is not None and not c.held:  # step 7: what it passes on, netted
+                net.streams[ident] = self._streams(c, net.processed(ident, queue + c.take, fails))
+                out.stream[ident] = net.passed(ident, out.stream[ident], out.netted if fails else None)
         return out
 
-    def _streams(self, c: Component, processed: Curve) -> dict[str, Curve]:
+    def _streams(self, c: Component, processed: _Flow) -> dict[str, _Flow]:
         """A bolt's output curves from what it processes (step 6: σ_hi·processed + H, and H per failure)."""
         period = self.period.get(c.ident)
         return {name: _emitted(processed, sb, period) for name, sb in c.streams.items()}
@@ -490,6 +416,42 @@ class FailureBounds:
         return None if lost is None else Storm(s, m, at_failure, lost, queue, quiet.rate)
 
 
+def _spouted(c: Component, total: _Flow) -> dict[str, _Flow]:
+    """A spout's streams from its emissions: `default` carries them, a declared stream σ_hi times them plus H."""
+    return {name: total.scaled(sb.hi, burst=sb.excess) if name != "default" else total
+            for name, sb in c.streams.items()}
+
+
+def _solve_paced(fb: FailureBounds) -> Bounds | None:
+    """Paced: the curves' fixpoint; then the losses' fixpoint, per failure cycle (docs/boundedness.md, "Paced: the
+    backlog ...") and netted inside (step 7), for the failing bolts the curves leave without a loss bound that a
+    paced cycle may bound, or for spouts the curves leave without a replay bound."""
+    found = fb._solve_curves()
+    none: dict[str, Fraction | None] = {k: Fraction(0) for k in fb.model.min_ttf}
+    eligible = [j for j in fb.model.min_ttf
+                if (found is None or found.lost.get(j) is None) and fb.paced(fb.comp[j], none)]
+    unbounded = found is None or not all(c.bounded for c in found.replays.values())
+    if not eligible and not unbounded:
+        return found
+    reason, rounds = fb.reason, fb.rounds
+    cycled = fb._solve_losses()
+    if cycled is not None and (any(cycled.lost.get(j) is not None for j in eligible)
+                               or unbounded and all(c.bounded for c in cycled.replays.values())):
+        return cycled
+    fb.reason, fb.rounds = reason, rounds
+    return found
+
+
+def _netted(fb: FailureBounds, replays: dict[str, Curve]) -> Bounds:
+    """The pass under `replays`, netted (step 7) with the losses per failure the same pass proves without it."""
+    base = fb.run(replays)
+    out = fb.run(replays, nets=base.lost)
+    for j, lost in base.lost.items():  # both hold: keep the smaller
+        netted = out.lost[j]
+        out.lost[j] = lost if netted is None or (lost is not None and lost < netted) else netted
+    return out
+
+
 def _others(c: Component, out: Bounds, direct: list[tuple[str, str]]) -> Curve:
     """What bolt c receives on its inputs other than `direct` (the spouts' streams feeding it directly)."""
     others = ZERO
@@ -555,7 +517,7 @@ def fastest_inflow(comp: dict[str, Component], model: FailureModel, replaying: s
     return inflow
 
 
-def _emitted(processed: Curve, sb: StreamBound, period: Fraction | None) -> Curve:
+def _emitted(processed: _Flow, sb: StreamBound, period: Fraction | None) -> _Flow:
     """Step 6: what a bolt emits on a stream from what it processes, σ_hi·processed + H, and H more per failure
     when it fails once per `period` at most (None: it does not fail)."""
     per = Fraction(0) if period is None else sb.reset_cost

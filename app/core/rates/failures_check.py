@@ -154,7 +154,7 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         spare = e.cap_min[j] - e.in_max[j]
         who = culprits.get(j, [])
         replay_txt = _replay_words(who, bounds, names, model.replay == "paced")
-        fast = ""
+        fast = _netted_words(e, bounds, names, j)
         storm = None if bounds is None else bounds.storm.get(j)
         if (status[j] == "bounded" and not (inflow is not None and inflow <= e.cap_min[j] and queue is not None)
                 and storm is not None and storm.queue is not None and storm.quiet is not None):
@@ -182,7 +182,7 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         elif status[j] == "bounded" and inflow is not None and inflow <= e.cap_min[j] and queue is not None:
             verdict = "bounded"
             timer = timer_bounded_note(e, j, "failures", inflow, queue)
-            note = (f"{timer}{replay_txt}" if timer is not None else
+            note = (f"{timer}{replay_txt}{fast}" if timer is not None else
                     f"with failures {b.name} receives at most {_fmt(inflow)} tuples/s and processes at least "
                     f"{_fmt(e.cap_min[j])}: it has {_fmt(spare)} tuples/s spare{replay_txt}{fast}, so its queue "
                     f"stays below {_fmt(queue)} tuples")
@@ -242,6 +242,15 @@ def _culprits(topo: Topology, e: RateFigures, model: FailureModel) -> dict[str, 
                 if j not in result.setdefault(k, []):
                     result[k].append(j)
     return result
+
+
+def _netted_words(e: RateFigures, bounds: Bounds | None, names: dict[str, str], j: str) -> str:
+    """Which failing bolts above bolt j pass on fewer tuples than they receive, netted (step 7)."""
+    netted = [] if bounds is None else sorted(names[u] for u in nx.ancestors(e.graph, j) if u in bounds.netted)
+    if not netted:
+        return ""
+    return (f" ({', '.join(netted)} passing on the replays of its own losses only in place of what it lost: "
+            "docs/boundedness.md, \"Failures\", step 7, netting)")
 
 
 def _replay_words(who: list[str], bounds: Bounds | None, names: dict[str, str], paced: bool) -> str:

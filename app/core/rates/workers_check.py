@@ -19,7 +19,8 @@ import networkx as nx
 
 from app.core.failures import FailureModel, impacts
 from app.core.numbers import exact
-from app.core.rates.curves import ZERO, Bounds, Component, Curve, FailureBounds
+from app.core.rates.arrival import ZERO, Curve
+from app.core.rates.curves import Bounds, Component, FailureBounds
 from app.core.rates.failures_check import BoltFailures, failure_components, nominal_replays
 from app.core.rates.flows import RateFigures, keeps_up
 from app.core.rates.verdicts import fmt

@@ -109,7 +109,7 @@ class Search(SearchControl):
                 trace_phase(self, run)
         ordered = {n: run.verdicts[n] for n in run.checked}
         return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
-                         self.threshold, run.nets, run.downgraded)
+                         self.threshold, run.nets, run.downgraded, run.durations.get(0))
 
     def _floods(self, run: Run, overtime: bool = False, verdicts: dict[str, BoltVerdict] | None = None) -> None:
         """Every bolt answered so far (in `verdicts`, by default the run's) that a bolt with evidence of growth

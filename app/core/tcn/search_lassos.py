@@ -5,10 +5,13 @@ certified before it is recorded."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from fractions import Fraction
 
 from app.core.gc_pause import paused_gc
 from app.core.results import Progress
 from app.core.tcn.check.certify import certify
+from app.core.tcn.failing import failure_words
 from app.core.tcn.search_run import Run, SearchControl
 from app.core.tcn.simulate import Lasso, build_lasso
 
@@ -40,7 +43,7 @@ def simulation_phase(search: SearchControl, run: Run) -> None:
     for target in (t for phase in run.phases for t in phase):
         if target not in run.verdicts and target not in run.downgraded and not search.stop_reason(run.elapsed()):
             search.announce(run, f"{target}: building a lasso by simulation")
-            lasso = _simulated(search, run, target, total_cells=FIRST_PASS_CELLS)
+            lasso = _searched(search, run, target, FIRST_PASS_CELLS)
             if lasso.trace is None and lasso.capped:
                 run.capped.add(target)
 
@@ -58,7 +61,7 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
     for target in order:
         if target in run.capped and target not in run.verdicts and not search.stop_reason(run.elapsed()):
             search.announce(run, f"{target}: a longer simulation")
-            _simulated(search, run, target)
+            _searched(search, run, target)
     ended: dict[str, frozenset[int]] = {}
     spent = dict.fromkeys(order, 0.0)
     done: set[str] = set()  # every schedule played to its end, no lasso
@@ -74,8 +77,8 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
             search.announce(run, f"{target}: a long simulation through a failure cycle")
             started = time.monotonic()
             left = FAILURE_CYCLE_BUDGET_S - spent[target]  # the last one waiting: no round to share, all it has left
-            lasso = _simulated(search, run, target, bounded_without_failures=True, skip=ended.get(target, frozenset()),
-                               budget_s=left if len(waiting) == 1 else min(share, left), rounds=True)
+            lasso = _round(search, run, target, left if len(waiting) == 1 else min(share, left),
+                           ended.get(target, frozenset()))
             spent[target] += time.monotonic() - started
             ended[target] = lasso.ended
             if lasso.trace is None and lasso.exhausted:
@@ -105,86 +108,120 @@ def trace_phase(search: SearchControl, run: Run, budget_s: float = SIMULATION_BU
         proven = {n: v for n, v in run.verdicts.items() if n in run.nets and v.method == "rate proof"}
         for n in proven:
             del run.verdicts[n]
-        _simulated(search, run, target, budget_s=budget_s, total_cells=FIRST_PASS_CELLS, for_trace=True, quick=quick)
+        _for_trace(search, run, target, budget_s, quick)
         for n, v in proven.items():
             run.verdicts.setdefault(n, v)
 
 
 @paused_gc()  # a long lasso: app/core/gc_pause.py
-def _simulated(search: SearchControl, run: Run, target: str, *, bounded_without_failures: bool = False,
-               budget_s: float | None = None, total_cells: int | None = None, for_trace: bool = False,
-               quick: bool = False, skip: frozenset[int] = frozenset(), rounds: bool = False) -> Lasso:
-    """Build a lasso for `target` by simulation (its schedules but those in `skip`); record it if it certifies, else
-    note a defect. A lasso with failures is noted in words: one the target *needs* when the failure-free rate
-    check proves it bounded (`bounded_without_failures`). `total_cells`: over all schedules (None:
-    simulate.MAX_CELLS per schedule). The lasso is certified by the verification's end (its time limit and overtime,
-    `SearchControl.end`), and each schedule is simulated only while, at CERTIFY_RATIO, the lasso it may close could
-    still be certified by then. `for_trace`: the target's growth is proven by rates already, so its certification
-    stops at the time limit, and `quick` (the pass right after the proofs): within the budget too, and a lasso not
-    found is no note (tried again). `rounds`: a round of step 2d, whose phase says what its rounds tried."""
-    net, checked, notes, traces, verdicts, elapsed = (run.nets[target], run.checked, run.notes, run.traces,
-                                                      run.verdicts, run.elapsed)
-    budget = SIMULATION_BUDGET_S if budget_s is None else budget_s
-    budget = budget if search.timeout_s is None else min(budget, search.timeout_s - elapsed())
-    until = time.monotonic() + max(0.0, budget)
-    end = until if quick else search.deadline if for_trace else search.end()
-
-    def cut() -> float:  # a schedule's own deadline: what is left once its lasso's certification is paid
-        now = time.monotonic()
-        return until if end is None else min(until, now + (end - now) / (1 + CERTIFY_RATIO))
-
-    lasso = build_lasso(net, target, cannot_grow=run.steady, cancelled=search.interrupted, deadline=until,
-                        total_cells=total_cells, skip=skip, cut=cut)
+def _searched(search: SearchControl, run: Run, target: str, total_cells: int | None = None) -> Lasso:
+    """The first pass's simulation of `target` (`total_cells` over all its schedules), or the longer one of a target it
+    left capped (None: simulate.MAX_CELLS per schedule), within SIMULATION_BUDGET_S: its lasso recorded if it
+    certifies by the verification's end; else what was tried, in the notes and the target's words."""
+    lasso = _built(search, run, target, _until(search, run, SIMULATION_BUDGET_S), search.end(), total_cells)
     if lasso.trace is None:
-        tried = (f"{len(lasso.schedules_tried)} schedule{'s' if len(lasso.schedules_tried) != 1 else ''} "
-                 f"({lasso.positions} positions)")
-        if rounds:  # (its phase says what its rounds tried)
-            return lasso
-        if for_trace:
-            if not quick:
-                notes.append(f"simulation for {target}: {lasso.message}; its growth stays proven by rates (no trace)")
-        elif not search.stop_reason(elapsed()):
-            then = ("searching with the solver" if search.force_search or budget_s is not None
-                    else "trying the linear program, then the solver")
-            notes.append(f"simulation for {target}: {lasso.message}; {then}")
+        if not search.stop_reason(run.elapsed()):
+            then = "searching with the solver" if search.force_search else "trying the linear program, then the solver"
+            run.notes.append(f"simulation for {target}: {lasso.message}; {then}")
+            tried = (f"{len(lasso.schedules_tried)} schedule{'s' if len(lasso.schedules_tried) != 1 else ''} "
+                     f"({lasso.positions} positions)")
             why = ("one stopped at its cell bound" if lasso.capped
                    else "none repeated with it growing" if lasso.schedules_tried else lasso.message)
             run.attempt(target, f"the simulation closed no lasso in which it grows ({tried} played; {why})")
         else:
             run.attempt(target, f"the simulation was stopped in its schedule {len(lasso.schedules_tried)} with no "
                                 "growing lasso yet")
-        return lasso
+    elif _kept(search, run, target, lasso, search.overdue) is None and not search.cancelled:
+        _late(search, run, target, lasso)
+    return lasso
 
-    def stop() -> bool:  # a lasso for a trace only: the proof answers already, so no certifying past the time limit
-        if not for_trace:
-            return search.overdue()
+
+@paused_gc()
+def _round(search: SearchControl, run: Run, target: str, budget_s: float, skip: frozenset[int]) -> Lasso:
+    """A round of the failure-cycle simulation (step 2d) for `target`, bounded without failures: its schedules but
+    those in `skip`, within `budget_s`; its lasso recorded if it certifies by the verification's end (its phase says
+    what its rounds tried)."""
+    lasso = _built(search, run, target, _until(search, run, budget_s), search.end(), skip=skip)
+    if lasso.trace is not None and _kept(search, run, target, lasso, search.overdue, needs_failures=True) is None \
+            and not search.cancelled:
+        _late(search, run, target, lasso)
+    return lasso
+
+
+@paused_gc()
+def _for_trace(search: SearchControl, run: Run, target: str, budget_s: float, quick: bool) -> None:
+    """A lasso for the trace of `target`, whose growth is proven by rates already: certified by the time limit, and
+    when `quick` (the pass right after the proofs) within `budget_s` too, where a lasso not found is no note (it is
+    tried again)."""
+    until = _until(search, run, budget_s)
+    lasso = _built(search, run, target, until, until if quick else search.deadline, FIRST_PASS_CELLS)
+    if lasso.trace is None:
+        if not quick:
+            run.notes.append(f"simulation for {target}: {lasso.message}; its growth stays proven by rates (no trace)")
+        return
+
+    def stop() -> bool:  # the proof answers already, so no certifying past the time limit
         return search.interrupted() or (quick and time.monotonic() >= until)
 
+    if _kept(search, run, target, lasso, stop) is None and not quick and not search.cancelled:
+        run.notes.append(f"simulation for {target}: its lasso of {lasso.trace.k} positions was not certified within "
+                         "the time limit; its growth stays proven by rates (no trace)")
+
+
+def _until(search: SearchControl, run: Run, budget_s: float) -> float:
+    """The `time.monotonic()` instant `budget_s` from now, or the time limit when sooner."""
+    budget = budget_s if search.timeout_s is None else min(budget_s, search.timeout_s - run.elapsed())
+    return time.monotonic() + max(0.0, budget)
+
+
+def _built(search: SearchControl, run: Run, target: str, until: float, end: float | None,
+           total_cells: int | None = None, skip: frozenset[int] = frozenset()) -> Lasso:
+    """A lasso for `target` by simulation by `until`, not certified yet: its schedules but those in `skip`,
+    `total_cells` over all of them (None: simulate.MAX_CELLS per schedule), each simulated only while, at
+    CERTIFY_RATIO, the lasso it may close could still be certified by `end`."""
+
+    def cut() -> float:  # a schedule's own deadline: what is left once its lasso's certification is paid
+        now = time.monotonic()
+        return until if end is None else min(until, now + (end - now) / (1 + CERTIFY_RATIO))
+
+    return build_lasso(run.nets[target], target, cannot_grow=run.steady, cancelled=search.interrupted, deadline=until,
+                       total_cells=total_cells, skip=skip, cut=cut)
+
+
+def _late(search: SearchControl, run: Run, target: str, lasso: Lasso) -> None:
+    assert lasso.trace is not None
+    run.attempt(target, f"a lasso of {lasso.trace.k} positions was found but not certified within the time limit and "
+                        f"its overtime ({search.overtime():g} s)")
+
+
+def _kept(search: SearchControl, run: Run, target: str, lasso: Lasso, stop: Callable[[], bool],
+          needs_failures: bool = False) -> bool | None:
+    """Certify the simulated lasso (polling `stop`) and record it: True; None when stopped or cancelled first,
+    False (a defect, noted) when it fails certification. A lasso with failures is noted in words: one the target
+    *needs* when the failure-free rate check proves it bounded (`needs_failures`)."""
+    assert lasso.trace is not None
     cert = certify(lasso.trace, checked=[target], cancelled=stop)
     if search.cancelled or (not cert.ok and stop()):
-        if for_trace and not quick and not search.cancelled:
-            notes.append(f"simulation for {target}: its lasso of {lasso.trace.k} positions was not certified within "
-                         "the time limit; its growth stays proven by rates (no trace)")
-        elif not for_trace and not search.cancelled:
-            run.attempt(target, f"a lasso of {lasso.trace.k} positions was found but not certified within the time "
-                                f"limit and its overtime ({search.overtime():g} s)")
-        return lasso
+        return None
     if not cert.ok:
-        notes.append(f"defect: a lasso built by simulation for {target} failed certification and was "
-                     "discarded (searching with the solver): " + "; ".join(cert.problems[:3]))
-        return lasso
-    traces.append(lasso.trace)
-    summary = search.record(lasso.trace, cert.growth_per_loop, len(traces) - 1, checked, verdicts,
-                            method="simulation", duration=cert.loop_duration)
-    if summary and bounded_without_failures:
-        notes.append(f"the lasso for {target} needs failures (without them the rate check proves it bounded): "
-                     f"{summary}")
+        run.notes.append(f"defect: a lasso built by simulation for {target} failed certification and was "
+                         "discarded (searching with the solver): " + "; ".join(cert.problems[:3]))
+        return False
+    run.traces.append(lasso.trace)
+    if cert.loop_duration is not None:  # (a long compressed lasso is not expanded again to say it)
+        run.durations[len(run.traces) - 1] = cert.loop_duration
+    failures = (cert.fails, failure_words(cert.loop_duration or Fraction(0), cert.loop_failures, cert.loop_replays))
+    summary = search.record(lasso.trace, cert.growth_per_loop, len(run.traces) - 1, run.checked, run.verdicts,
+                            method="simulation", duration=cert.loop_duration, failures=failures)
+    if summary and needs_failures:
+        run.notes.append(f"the lasso for {target} needs failures (without them the rate check proves it bounded): "
+                         f"{summary}")
     elif summary:
-        notes.append(f"the lasso for {target} has failures: {summary}")
+        run.notes.append(f"the lasso for {target} has failures: {summary}")
     elif search.failing:
-        notes.append(f"the lasso for {target} has no failures: a run in which no bolt fails, so its trace "
-                     "carries the topology with failures off (docs/model.md 7.4)")
+        run.notes.append(f"the lasso for {target} has no failures: a run in which no bolt fails, so its trace "
+                         "carries the topology with failures off (docs/model.md 7.4)")
     if search.progress is not None:
-        search.progress(Progress(k=lasso.trace.k, elapsed_s=elapsed(),
+        search.progress(Progress(k=lasso.trace.k, elapsed_s=run.elapsed(),
                                  message=f"{target}: certified lasso of {lasso.trace.k} positions by simulation"))
-    return lasso
+    return True

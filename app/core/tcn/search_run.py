@@ -67,6 +67,7 @@ class Run:
     verdicts: dict[str, BoltVerdict] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     traces: list[AnyTrace] = field(default_factory=list)
+    durations: dict[int, Fraction] = field(default_factory=dict)  # per trace: its loop's, as certified (when known)
     proven: dict[str, int] = field(default_factory=dict)  # per target: the largest k proven to have no lasso
     targets: list[str] = field(default_factory=list)
     nets: dict[str, Any] = field(default_factory=dict)  # per target: its cone of influence
@@ -190,11 +191,12 @@ class SearchControl:
             self.progress(Progress(k=k, elapsed_s=run.elapsed(), doing=doing, verdicts=dict(run.verdicts)))
 
     def record(self, trace: AnyTrace, growth: dict[str, int], index: int, checked: list[str],
-               verdicts: dict[str, BoltVerdict], method: str = "solver", duration: Fraction | None = None
-               ) -> str | None:
+               verdicts: dict[str, BoltVerdict], method: str = "solver", duration: Fraction | None = None,
+               failures: tuple[bool, str | None] | None = None) -> str | None:
         """Every checked bolt this certified lasso answers for, and not yet answered, gets it; the failures of its
-        loop in words (`failure_summary`), when bolts may fail. `duration`: the loop's, as its certificate read it
-        (else read from the trace: a long compressed one is expanded for it)."""
+        loop in words (`failure_summary`), when bolts may fail. `duration` and `failures` (whether some bolt fails,
+        and the words): as its certificate read them (else read from the trace: a long compressed one is expanded
+        for them, seconds for 10^5 positions)."""
         if self.threshold is not None:
             reached = {n for p in trace_positions(trace) for n, b in p.bolts.items()
                        if n in checked and b.queue >= self.threshold}
@@ -205,7 +207,7 @@ class SearchControl:
                                               message=f"its queue reaches {self.threshold} within {trace.k} positions")
             return None
         built = ", built by simulation," if method == "simulation" else ""
-        failing, summary = failures_read(trace) if self.failing else (None, None)
+        failing, summary = (None, None) if not self.failing else failures_read(trace) if failures is None else failures
         loop = trace.loop_duration() if duration is None else duration
         for n in checked:
             if growth.get(n, 0) > 0 and n not in verdicts:

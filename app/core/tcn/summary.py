@@ -4,6 +4,7 @@ decide a bolt the search left undecided (docs/verifier.md, "Verdicts")."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 from app.core.formats.trace import AnyTrace
@@ -36,9 +37,10 @@ def what_would_decide(name: str, k: int, nets: dict[str, Any], downgraded: froze
 def summarise(base: dict[str, Any], kept: list[str], notes: list[str], elapsed: float,
               verdicts: dict[str, BoltVerdict], traces: list[AnyTrace], report: Any, stop: str | None,
               threshold: int | None, nets: dict[str, Any] | None = None,
-              downgraded: frozenset[str] = frozenset()) -> VerifyResult:
+              downgraded: frozenset[str] = frozenset(), first_loop: Fraction | None = None) -> VerifyResult:
     """The top-level verdict over the checked bolts' own: counterexample if any bolt has one,
-    else unknown if any is undecided, else none-up-to-k, else bounded."""
+    else unknown if any is undecided, else none-up-to-k, else bounded. `first_loop`: the first trace's loop
+    duration when its certificate gave it (else read from the trace: a long compressed one is expanded for it)."""
     kinds = {v.verdict for v in verdicts.values()}
     growing = [n for n, v in verdicts.items() if v.verdict == "counterexample"]
     common = dict(kept=kept, notes=notes, elapsed_s=elapsed, bolts=verdicts, traces=traces,
@@ -61,7 +63,7 @@ def summarise(base: dict[str, Any], kept: list[str], notes: list[str], elapsed: 
             message = (f"counterexample: {', '.join(lassoed)} {'grows' if len(lassoed) == 1 else 'grow'} in "
                        f"{len(traces)} certified lasso{'s' if len(traces) > 1 else ''}; the first, of {first.k} "
                        f"positions, repeats positions {first.loop_start}..{first.k} every "
-                       f"{float(first.loop_duration()):.4g} s")
+                       f"{float(first.loop_duration() if first_loop is None else first_loop):.4g} s")
             if by_rates:
                 message += f"; {', '.join(by_rates)} {'grows' if len(by_rates) == 1 else 'grow'} as proven by rates"
             message += f", so {shown}"

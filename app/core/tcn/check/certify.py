@@ -49,6 +49,11 @@ class Certificate:
     problems: list[str] = field(default_factory=list)
     growth_per_loop: dict[str, int] = field(default_factory=dict)
     loop_duration: Fraction | None = None
+    # as the replay read them, for the words of a lasso with failures (app/core/tcn/failing.py) without a pass more:
+    # whether some bolt fails anywhere, and per bolt failing in the loop its failures and the replays they add
+    fails: bool = False
+    loop_failures: dict[str, int] = field(default_factory=dict)
+    loop_replays: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def _clocks(before: Before, dying: set[str] | None = None) -> dict[str, Fraction | None]:
@@ -79,7 +84,8 @@ def _replays(bo: dict[str, Any]) -> dict[str, int]:
 
 
 def _loop_checks(rules: Rules, source: Source, first: Step, last: Step, befores: list[Before | None],
-                 checked: list[str], problems: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+                 checked: list[str], problems: list[str], cancelled: Callable[[], bool]
+                 ) -> tuple[dict[str, int], dict[str, int], _Seen]:
     """Section 3: what must repeat at loop_start and k+1, fairness, growing-queue conditions. The loop's
     positions are read in one pass (`_loop_pass`)."""
     k, loop_start = source.k, source.loop_start
@@ -92,7 +98,7 @@ def _loop_checks(rules: Rules, source: Source, first: Step, last: Step, befores:
     mode = rules.replay_mode
     backlog_growth = {name: last.spouts[name]["backlog"] - first.spouts[name]["backlog"] for name in rules.period}
     growth = {name: last.bolts[name]["queue"] - first.bolts[name]["queue"] for name in rules.alpha}
-    seen = _loop_pass(rules, source, backlog_growth, growth, mode == "paced")
+    seen = _loop_pass(rules, source, backlog_growth, growth, mode == "paced", cancelled)
     for name in rules.period:
         a_s, z_s = first.spouts[name], last.spouts[name]
         if any(a_s[key] != z_s[key] for key in a_s if key != "backlog"):
@@ -151,7 +157,7 @@ def _loop_checks(rules: Rules, source: Source, first: Step, last: Step, befores:
     cached = _cache_checks(rules, b_first, b_last, bad)
     if not any(growth.get(name, 0) > 0 or cached.get(name, 0) > 0 for name in checked):
         bad(f"no checked queue grows ({', '.join(checked) or 'none checked'})")
-    return growth, backlog_growth
+    return growth, backlog_growth, seen
 
 
 def _cache_checks(rules: Rules, b_first: Before, b_last: Before, bad: Callable[[str], None]) -> dict[str, int]:
@@ -185,10 +191,12 @@ class _Seen:
     short_replays: dict[str, list[int]] = field(default_factory=dict)  # a growing backlog's emission replaying < n
     growing: dict[str, list[str]] = field(default_factory=dict)  # a growing queue's empty or partial positions
     dying: set[str] = field(default_factory=set)  # the workers that die in the loop (section 9.5)
+    fails: dict[str, int] = field(default_factory=dict)  # a bolt's failures in the loop
+    replays: dict[str, dict[str, int]] = field(default_factory=dict)  # the replays its losses add, per spout
 
 
 def _loop_pass(rules: Rules, source: Source, backlog_growth: dict[str, int], growth: dict[str, int],
-               paced: bool) -> _Seen:
+               paced: bool, cancelled: Callable[[], bool]) -> _Seen:
     """One pass over positions loop_start..k, in order (a compressed trace is expanded as it is read)."""
     seen = _Seen()
     growing_backlog = [n for n, g in backlog_growth.items() if g > 0] if paced else []
@@ -196,6 +204,8 @@ def _loop_pass(rules: Rules, source: Source, backlog_growth: dict[str, int], gro
     take_max, slide = rules.take_max, rules.slide
     loop = itertools.islice(source.steps(source.loop_start), source.k + 1 - source.loop_start)
     for pos, s in enumerate(loop, source.loop_start):
+        if pos % 32 == 0 and cancelled():
+            raise Cancelled
         seen.dying.update(w for w, rec in s.workers.items() if rec.get("death"))
         for name, sp in s.spouts.items():
             if sp["emitted"] > 0:
@@ -211,6 +221,11 @@ def _loop_pass(rules: Rules, source: Source, backlog_growth: dict[str, int], gro
                 seen.taking.add(name)
             if b["fail"] or b["lost"] or b["phase"] == "failed":
                 seen.failing.add(name)
+            if b["fail"]:
+                seen.fails[name] = seen.fails.get(name, 0) + 1
+            for spout, r in (b["replays"] or {}).items():
+                added = seen.replays.setdefault(name, {})
+                added[spout] = added.get(spout, 0) + r
         for name in growing:
             b = s.bolts[name]
             if b["queue"] < slide[name]:  # (1, or a count window's slide: section 10)
@@ -239,8 +254,10 @@ def certify(trace: Trace | CompressedTrace | Any, checked: list[str] | None = No
     try:
         source = source_of(trace)
         if source.compressed:  # read in passes: a malformed position is named before any rule
-            for _ in source.steps(0):
-                pass
+            stop = cancelled or (lambda: False)
+            for i, _ in enumerate(source.steps(0)):
+                if i % 32 == 0 and stop():
+                    raise Cancelled
         return _certify(source, checked, threshold, cancelled or (lambda: False))
     except Malformed as err:
         return Certificate(False, err.problems)
@@ -276,6 +293,7 @@ def _certify(source: Source, checked: list[str] | None, threshold: int | None,
         return Certificate(False, [f"trace: a threshold witness has loop_start k + 1 = {k + 1}, not {loop_start}"])
     kept: dict[int, Step] = {}
     reached: list[bool] = []
+    fails: list[bool] = []
 
     def watched() -> Iterator[Step]:  # keeps the loop's ends, and sees whether a checked queue reaches N
         for i, s in enumerate(source.steps(0)):
@@ -283,6 +301,8 @@ def _certify(source: Source, checked: list[str] | None, threshold: int | None,
                 kept[i] = s
             if threshold is not None and not reached and any(s.bolts[n]["queue"] >= threshold for n in checked):
                 reached.append(True)
+            if not fails and any(b["fail"] for b in s.bolts.values()):
+                fails.append(True)
             yield s
 
     befores = replay(rules, watched(), problems, record={loop_start, k + 1}, cancelled=cancelled,
@@ -293,11 +313,13 @@ def _certify(source: Source, checked: list[str] | None, threshold: int | None,
         if not reached:
             problems.append(f"no checked queue reaches {threshold}")
         return Certificate(not problems, problems)
-    growth, backlog_growth = _loop_checks(rules, source, kept[loop_start], kept[k + 1], befores, checked, problems)
+    growth, backlog_growth, seen = _loop_checks(rules, source, kept[loop_start], kept[k + 1], befores, checked,
+                                                problems, cancelled)
     period = kept[k + 1].time - kept[loop_start].time
     if not problems:
         _unrolled(rules, source, befores, growth, backlog_growth, period, problems, cancelled)
-    return Certificate(not problems, problems, _held(rules, growth, befores, loop_start, k), period)
+    return Certificate(not problems, problems, _held(rules, growth, befores, loop_start, k), period, bool(fails),
+                       seen.fails, {n: r for n, r in seen.replays.items() if n in seen.fails})
 
 
 def _held(rules: Rules, growth: dict[str, int], befores: list[Before | None], loop_start: int,

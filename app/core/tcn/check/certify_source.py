@@ -32,6 +32,7 @@ from app.core.formats.trace_compress import (
     Cursor,
     ExpandError,
     Patch,
+    Repeat,
     checked_repeat,
     env_limit,
     is_compressed,
@@ -112,12 +113,14 @@ def _compressed(data: dict[str, Any]) -> Source:
     if not isinstance(items, list):
         raise Malformed(["trace format: positions: expected a list of positions and repeat items"])
     count, denominator = 0, 1
+    repeats: dict[int, tuple[Repeat, Fraction]] = {}  # each repeat item read once, with its exact time shift
     try:
         for index, item in enumerate(items):
             if item_kind(item) == "repeat":
                 rep = checked_repeat(item, f"positions.{index}", count, MAX_TRACE_POSITIONS)
                 count += rep.count
-                denominator = math.lcm(denominator, exact_fraction(rep.time).denominator)
+                repeats[index] = (rep, exact_fraction(rep.time))
+                denominator = math.lcm(denominator, repeats[index][1].denominator)
                 continue
             count += 1
             raw = item.get("patch", item) if isinstance(item, dict) else None
@@ -136,10 +139,17 @@ def _compressed(data: dict[str, Any]) -> Source:
     patches: dict[int, Patch] = {}  # the patch items, read once
     changed: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}  # a patch's steps once validated: no larger
     # than the patches themselves, and every later pass reads them as they are
+    written: dict[int, Step] = {}  # the positions written out, by number, once validated (the items hold them)
+    read: list[bool] = []  # a pass from 0 has read every position: every later pass is `_rebuilt`
 
     def steps(first: int) -> Iterator[Step]:
         if first and first not in marks:
             yield from itertools.islice(steps(0), first, None)
+            return
+        if read:
+            start = (0, 0, 0, {}) if not first else (marks[first][0].index, marks[first][0].offset, first,
+                                                      dict(marks[first][1]))
+            yield from _rebuilt(items, span, start, repeats, patches, changed, written)
             return
         cursor, window = (None, {}) if not first else (marks[first][0], dict(marks[first][1]))
         found: list[Cursor] = []
@@ -150,6 +160,8 @@ def _compressed(data: dict[str, Any]) -> Source:
             try:
                 position, origin = next(expanded)
             except StopIteration:
+                if not first:
+                    read.append(True)
                 return
             except ExpandError as err:
                 raise Malformed([f"trace format: {err}"]) from None
@@ -160,10 +172,16 @@ def _compressed(data: dict[str, Any]) -> Source:
                     step = step_of(_POSITION.validate_python(position))
                 except ValidationError as err:
                     raise Malformed(validation_problems(err, ("positions", n))) from None
+                if origin is None:
+                    written[n] = step
             elif isinstance(origin, Patch):
                 step = _patched(window[n - 1], position, origin, n, changed)
             else:
-                step = _shifted(window[origin[0]], position, origin[1], origin[2].queue, origin[2].backlog, n)
+                try:
+                    checked_time(position["time"])  # as the expander wrote it, time's exact text
+                except ValueError as err:
+                    raise Malformed([f"trace format: positions.{n}.time: Value error, {err}"]) from None
+                step = _shifted(window[origin[0]], origin[1], origin[2].queue, origin[2].backlog, n)
             window[n] = step
             window.pop(n - span, None)
             n += 1
@@ -172,12 +190,39 @@ def _compressed(data: dict[str, Any]) -> Source:
     return Source(header.topology, header.k, header.loop_start, count, denominator, steps, compressed=True)
 
 
-def _patched(before: Step, position: dict[str, Any], patch: Patch, n: int,
+def _rebuilt(items: list[Any], span: int, start: tuple[int, int, int, dict[int, Step]],
+             repeats: dict[int, tuple[Repeat, Fraction]], patches: dict[int, Patch],
+             changed: dict[int, tuple[dict[str, Any], dict[str, Any]]], written: dict[int, Step]) -> Iterator[Step]:
+    """A pass over a compressed trace whose every position a first pass has read and validated, from `start` = (item
+    index, offset in it, position number, the steps before it a repeat may copy): each step made from the one it
+    copies as the first pass made it (a repeat's time shifted and counts raised, a patch's validated fields, a
+    position written out as validated), without expanding the items' JSON again."""
+    first, offset, n, window = start
+    for index in range(first, len(items)):
+        if index in repeats:
+            rep, shift = repeats[index]
+            for _ in range(offset, rep.count):
+                source = window[n - rep.period]
+                step = window[n] = _shifted(source, source.time + shift, rep.queue, rep.backlog, n)
+                window.pop(n - span, None)
+                n += 1
+                yield step
+        else:
+            step = window[n] = written[n] if n in written else _patched(window[n - 1], None, patches[index], n,
+                                                                         changed)
+            window.pop(n - span, None)
+            n += 1
+            yield step
+        offset = 0
+
+
+def _patched(before: Step, position: dict[str, Any] | None, patch: Patch, n: int,
              changed: dict[int, tuple[dict[str, Any], dict[str, Any]]]) -> Step:
     """Position n, a patch of the step before it: the patch's time (checked by the patch's own model) and its
     changed spouts and bolts validated as `TracePosition` validates them, once (`changed`, by position); the others
     are the steps before, already validated as they are."""
     if n not in changed:
+        assert position is not None  # (a later pass reads what the first one validated)
         changed[n] = ({name: _valid(_SPOUT, position, "spouts", name, n).__dict__ for name in patch.spouts},
                       {name: _bolt_fields(_valid(_BOLT, position, "bolts", name, n)) for name in patch.bolts})
     spouts, bolts = changed[n]
@@ -200,15 +245,10 @@ def _bolt_fields(b: BoltStep) -> dict[str, Any]:
 _SPOUT, _BOLT = TypeAdapter(SpoutStep), TypeAdapter(BoltStep)
 
 
-def _shifted(source: Step, position: dict[str, Any], time: Fraction, queue: dict[str, int], backlog: dict[str, int],
-             n: int) -> Step:
+def _shifted(source: Step, time: Fraction, queue: dict[str, int], backlog: dict[str, int], n: int) -> Step:
     """Position n, a repeat of the step `source` at `time` with the named queues and backlogs raised (the
-    expander has checked that they name bolts and spouts with whole counts), checked as the validation of the
-    position written out would check it."""
-    try:
-        checked_time(position["time"])  # as the expander wrote it, time's exact text
-    except ValueError as err:
-        raise Malformed([f"trace format: positions.{n}.time: Value error, {err}"]) from None
+    expander has checked that they name bolts and spouts with whole counts), its counts checked as the validation
+    of the position written out would check them (its time's text: by the caller)."""
     bolts, spouts = source.bolts, source.spouts
     if queue:
         bolts = {**bolts, **{name: {**bolts[name], "queue": _count(bolts[name]["queue"] + add, n, "bolts", name,
