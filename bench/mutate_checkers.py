@@ -89,6 +89,7 @@ MIXED = "tests/unit/test_mixed_windows.py"
 LINEAR_JOINS = "tests/unit/test_linear_joins.py"
 WITNESS_JOINS = "tests/unit/test_witness_joins.py"
 STORM = "tests/unit/test_storm.py"
+SPILL = "tests/unit/test_spill.py"
 COMPRESSED = "tests/unit/test_compressed_lasso.py"
 PACED = "tests/unit/test_paced_flood.py"
 LOST = "tests/unit/test_lost_flood.py"
@@ -230,7 +231,7 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("flood: a timer accepted as source or target", "app/core/tcn/check/flood.py",
      "    if timed:\n        return problems + [f\"{timed[0]} has a duration window",
      "    if False:\n        return problems + [f\"{timed[0]} has a duration window", FLOOD_TIMERS),
-    ("flood: evidence with another timer accepted", "app/core/tcn/check/flood.py",
+    ("flood: evidence with another timer accepted", "app/core/tcn/check/parts.py",
      "take_bound(b), timer_bound(b, tau), join_branches", "take_bound(b), None, join_branches", FLOOD_TIMERS),
     ("linear: a timer hit by deaths without its timer row", "app/core/tcn/check/linear.py",
      "    else:  # a run or a death empties a duration window's queue", "    elif False:  # a run or a death empties",
@@ -293,6 +294,20 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "lambda on: check_storm_certificate(on, storm))", "lambda on: [])", STORM),
     ("storm: threshold run without a trace accepted", "app/core/tcn/check/parts.py",
      'return ["threshold run: no trace"]', "return []", STORM),
+    ("spill: paced replays or failures off accepted", "app/core/tcn/check/spill.py",
+     'if not topo.settings.failures or topo.settings.replay != "at-once":', "if False:", SPILL),
+    ("spill: a failing bolt without min_ttf accepted", "app/core/tcn/check/spill.py",
+     "if g.min_ttf is None:", "if False:", SPILL),
+    ("spill: a spout whose trees do not reach the failing bolt accepted", "app/core/tcn/check/spill.py",
+     "if not _reaches(topo, cert.spout, cert.failing):", "if False:", SPILL),
+    ("spill: the failing bolt as its own target accepted", "app/core/tcn/check/spill.py",
+     "if (cert.target == cert.failing or ", "if (False or ", SPILL),
+    ("spill: a target the spout does not feed accepted", "app/core/tcn/check/spill.py",
+     '(cert.spout, "default") not in inputs[cert.target]', "False", SPILL),
+    ("spill: the failing bolt's evidence not checked", "app/core/tcn/check/spill.py",
+     "problems += evidence_problems(cert.evidence, cert.failing, topo, evidence_trace)", "problems += []", SPILL),
+    ("spill: threshold run without a trace accepted", "app/core/tcn/check/parts.py",
+     'return ["threshold run: no trace"]', "return []", SPILL),
     ("paced: a paced certificate on an at-once document accepted", "app/core/tcn/check/storm.py",
      "if not topo.settings.failures or topo.settings.replay != cert.replay:", "if not topo.settings.failures:", PACED),
     ("paced: the failure cycle not checked", "app/core/tcn/check/storm.py",
@@ -338,8 +353,8 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("lost: a tie accepted", "app/core/tcn/check/flood.py",
      "elif not problems and not total > capacity:", "elif not problems and total < capacity:", LOST),
     ("lost: the evidence not checked", "app/core/tcn/check/flood.py",
-     "return (problems + _lost_problems(topo, cert, branches is not None) or _evidence_problems(cert, topo, trace)",
-     "return (problems + _lost_problems(topo, cert, branches is not None) or []", LOST),
+     "                or evidence_problems(cert.evidence, cert.source, topo, trace)\n                or threshold_run",
+     "                or []\n                or threshold_run", LOST),
 ]
 
 

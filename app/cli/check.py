@@ -216,6 +216,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from app.core.tcn.flood import flood_message, instant_floods, unbounded_words
     from app.core.tcn.paced import instant_paced
     from app.core.tcn.rate_growth import growth_message, joins_growing_by_rates
+    from app.core.tcn.spill import instant_spills
     from app.core.tcn.storm import instant_storms
     from app.core.topology import one_line
 
@@ -231,12 +232,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     statuses: dict[str, str] = {n: b.status for n, b in report.bolts.items()}
     storms = {n: c for n, c in (instant_storms(topo, statuses) | instant_paced(topo, statuses)).items()
               if n not in floods}  # (a replay storm, at once or paced: one mode per document)
+    spills = {n: c for n, c in instant_spills(topo, statuses).items() if n not in floods and n not in storms}
     failing: list[str] = []
     if args.fail_on == "timeout":
         failing = latency.not_proven()
     elif args.fail_on:
         failing = [n for n, b in report.bolts.items()
-                   if SEVERITY[b.status] >= SEVERITY[args.fail_on] or n in floods or n in storms]  # (as grows)
+                   if SEVERITY[b.status] >= SEVERITY[args.fail_on] or n in floods or n in storms or n in spills]
     if warning is not None:
         log.info("%s", warning.message)
         print(f"{args.file}: warning: {warning.field}: {warning.message}", file=sys.stderr)
@@ -262,6 +264,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                                  "flood_certificate": c.model_dump(mode="json")} for n, c in floods.items()}
         data["unbounded_by_storm"] = {n: {"failing": c.failing, "message": unbounded_words(c),
                                           "storm_certificate": c.model_dump(mode="json")} for n, c in storms.items()}
+        data["unbounded_by_spill"] = {n: {"failing": c.failing, "message": unbounded_words(c),
+                                          "spill_certificate": c.model_dump(mode="json")} for n, c in spills.items()}
         data["grows_by_rates"] = {n: {"message": growth_message(c).text(), "growth_certificate": c.model_dump(
             mode="json")} for n, c in joins.items()}
         if args.fail_on == "timeout":
@@ -281,6 +285,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             print("\n".join(["", "Unbounded (a replay storm, at once or a paced backlog, no search; "
                                  "docs/boundedness.md):",
                              *(f"- {n}: {one_line(unbounded_words(c))}" for n, c in storms.items())]))
+        if spills:
+            print("\n".join(["", "Unbounded (a failing bolt that grows by rates, replayed at once, no search; "
+                                 "docs/boundedness.md):", *(f"- {n}: {one_line(unbounded_words(c))}"
+                                                            for n, c in spills.items())]))
         if joins:
             print("\n".join(["", "Grows (a join, proven by rates with a checked certificate, no search; "
                                  "docs/verifier.md):", *(f"- {one_line(growth_message(c).text())}"

@@ -179,7 +179,16 @@ def _proven_without_search() -> dict[str, Any]:
         "additionalProperties": {"type": "object", "required": ["failing", "message", "storm_certificate"],
                                  "properties": {"failing": {"type": "string"}, "message": {"type": "string"},
                                                 "storm_certificate": {"$ref": "#/$defs/StormCertificate"}}}}
-    return {"unbounded": unbounded, "unbounded_by_storm": storms, "grows_by_rates": grows}
+    spills = {
+        "type": "object", "description": "bolts proven unbounded without a search by a backlog replayed at once: a "
+                                         "failing bolt whose growth the rates prove fails once and its spout replays "
+                                         "all it held into the bolt (docs/boundedness.md, 'Unbounded: a backlog "
+                                         "replayed at once')",
+        "additionalProperties": {"type": "object", "required": ["failing", "message", "spill_certificate"],
+                                 "properties": {"failing": {"type": "string"}, "message": {"type": "string"},
+                                                "spill_certificate": {"$ref": "#/$defs/SpillCertificate"}}}}
+    return {"unbounded": unbounded, "unbounded_by_storm": storms, "unbounded_by_spill": spills,
+            "grows_by_rates": grows}
 
 
 def headroom_defs() -> dict[str, Any]:

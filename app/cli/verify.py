@@ -105,12 +105,14 @@ def headline(result: VerifyResult) -> str:
     undecided = by.get("unknown", []) + by.get("none-up-to-k", [])
     flooded = by.get("unbounded", [])
     stormed = [n for n in flooded if result.bolts[n].storm_certificate is not None]
-    flooded = [n for n in flooded if n not in stormed]
+    spilled = [n for n in flooded if result.bolts[n].spill_certificate is not None]
+    flooded = [n for n in flooded if n not in stormed and n not in spilled]
     tail = [f"{len(flooded)} unbounded, flooded by a bolt that backs up ({_names(flooded)})"] if flooded else []
     paced = [n for n in stormed if (c := result.bolts[n].storm_certificate) is not None and c.replay == "paced"]
     stormed = [n for n in stormed if n not in paced]
     tail += [f"{len(stormed)} unbounded by a replay storm ({_names(stormed)})"] if stormed else []
     tail += [f"{len(paced)} unbounded by a paced replay backlog ({_names(paced)})"] if paced else []
+    tail += [f"{len(spilled)} unbounded by a backlog replayed at once ({_names(spilled)})"] if spilled else []
     proven = len(tail)  # the unbounded ones, first
     if undecided:
         tail.append(f"{len(undecided)} undecided")

@@ -148,6 +148,23 @@ class FloodEvidence(BaseModel):
                                   "`topology`, the source's cone)")
 
 
+class SpillCertificate(BaseModel):
+    """`target` is unbounded by a replayed backlog (docs/boundedness.md, "Unbounded: a backlog replayed at once"):
+    with at-once replays, `failing` (a bolt with `min_ttf` that `spout`'s trees reach) can hold any backlog
+    (`evidence`, as a flood's source: a rate proof, a certified lasso, a flood or a storm), then fails once, and
+    `spout` replays all it lost at once with its next emission on its default stream, which the target receives:
+    for every N a legal run puts N tuples in the target's queue at one position. `content_hash` is that of the
+    target's cone of influence; `app/core/tcn/check/spill.py` checks it."""
+
+    target: str
+    content_hash: str
+    failing: str
+    spout: str
+    evidence: FloodEvidence
+    run: StormRun | None = Field(default=None, description="on request (verify --flood-run N): a finite run in "
+                                                           "which the target's queue reaches N")
+
+
 class FloodRun(BaseModel):
     """A finite legal run of the flooded bolt's cone in which its queue reaches `threshold` (docs/boundedness.md,
     "The threshold run"): the source slow for `slow_s` seconds ("p/q"), then draining at full speed while the
@@ -186,6 +203,7 @@ class FloodCertificate(BaseModel):
 
 
 FloodEvidence.model_rebuild()
+SpillCertificate.model_rebuild()
 
 
 BoltVerdictKind = Literal["counterexample", "unbounded", "none-up-to-k", "no-repeating-growth", "bounded", "unknown"]
@@ -209,7 +227,9 @@ class BoltVerdict(BaseModel):
                     "linear program over one loop pass (with a certificate), growth proven by rates under a "
                     "fixed schedule (with a growth certificate, no trace), or a flood proof (unbounded: an upstream "
                     "bolt backs up, then floods it; with a flood certificate), or a storm proof (unbounded: at-once "
-                    "replays of a failing bolt's losses grow every failure cycle; with a storm certificate)")
+                    "replays of a failing bolt's losses grow every failure cycle; with a storm certificate, or a "
+                    "failing bolt that can hold any backlog fails once and its spout replays it at once: a spill "
+                    "certificate)")
     failures: bool | None = Field(
         default=None, description="when bolts may fail (docs/model.md section 7): whether its lasso has failures; "
                                   "None (left out of --json) when nothing can fail or there is no lasso")
@@ -222,6 +242,9 @@ class BoltVerdict(BaseModel):
     storm_certificate: StormCertificate | None = Field(
         default=None, description="verdict 'unbounded' by a replay storm: the failure cycle and the exact growth "
                                   "per cycle")
+    spill_certificate: SpillCertificate | None = Field(
+        default=None, description="verdict 'unbounded' by a replayed backlog (method 'storm proof'): a failing bolt "
+                                  "that can hold any backlog fails once and its spout replays it all at once")
     message: str = ""
     _words: Words | None = PrivateAttr(default=None)  # the message with its figures, when the core wrote one
 

@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Signal
 from app.core.errors import Cancelled
 from app.core.latency.report import canvas_latency
 from app.core.rates import RateAnalysis, RateReport
-from app.core.results import FloodCertificate, StormCertificate
+from app.core.results import FloodCertificate, SpillCertificate, StormCertificate
 from app.core.topology import Problem, Topology, graph_problems
 from app.gui.workers import Worker
 
@@ -62,7 +62,7 @@ class Analysed:
         self._problems: list[Problem] | None = None
         self._rates: RateAnalysis | Exception | None = refused  # `refused`: what stopped a worker's analysis
         self._latency: LatencyMarks | None = None
-        self._floods: dict[str, FloodCertificate | StormCertificate] | None = None
+        self._floods: dict[str, FloodCertificate | StormCertificate | SpillCertificate] | None = None
         self._report: RateReport | Exception | None = None
 
     def problems(self) -> list[Problem]:
@@ -108,7 +108,7 @@ class Analysed:
             self._latency = latency_marks(self.topology, self.rates_or_reason())
         return self._latency
 
-    def floods(self) -> dict[str, FloodCertificate | StormCertificate]:
+    def floods(self) -> dict[str, FloodCertificate | StormCertificate | SpillCertificate]:
         """The bolts the instant rate check proves unbounded (a flood whose source grows by rates, or a replay
         storm), with their checked certificates: what `stormbound check` prints under "Unbounded"
         (`instant_unbounded`)."""
@@ -117,10 +117,13 @@ class Analysed:
             rates = self.rates_or_reason()
             if isinstance(rates, RateAnalysis) and self.topology.bolts and not self.problems():
                 from app.core.tcn.flood import instant_unbounded  # the verifier's modules: loaded when first needed
+                from app.core.tcn.spill import instant_spills
 
                 with contextlib.suppress(Exception):  # as the report: each reader of the snapshot says why
                     report = self.report()
-                    self._floods = instant_unbounded(self.topology, {n: b.status for n, b in report.bolts.items()})
+                    statuses: dict[str, str] = {n: b.status for n, b in report.bolts.items()}
+                    self._floods = {**instant_spills(self.topology, statuses),
+                                    **instant_unbounded(self.topology, statuses)}
         return self._floods
 
 

@@ -19,7 +19,7 @@ from PySide6.QtGui import QUndoStack
 
 from app.core.errors import BadInput
 from app.core.rates import RateAnalysis, RateReport
-from app.core.results import FloodCertificate, StormCertificate
+from app.core.results import FloodCertificate, SpillCertificate, StormCertificate
 from app.core.topology import (
     Bolt,
     Component,
@@ -198,7 +198,7 @@ class DocumentModel(QObject):
         known = self.analysis()
         return known.latency_marks() if known is not None else ({}, set())
 
-    def floods(self) -> dict[str, FloodCertificate | StormCertificate]:
+    def floods(self) -> dict[str, FloodCertificate | StormCertificate | SpillCertificate]:
         """The bolts the instant rate check proves unbounded, by name (`Analysed`); none while pending."""
         known = self.analysis()
         return known.floods() if known is not None else {}

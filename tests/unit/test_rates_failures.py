@@ -247,7 +247,7 @@ class Run:
                     self.losses[c].append(0)
                     self.lose(c, at_risk, add)
                     st.update(failed=True, Q=0, P=0, carry=Fraction(0), emit_at=None, take_at=None, fail_at=None,
-                              recover_at=t + _pick(rng, self.model.min_reboot, self.model.max_reboot))
+                              recover_at=t + self.reboot())
                 else:
                     st["worst"] = max(st["worst"], at_risk)
                     if st["emit_at"] == t:
@@ -280,6 +280,9 @@ class Run:
                 nxt += [x for x in (st["emit_at"], st["take_at"], st["fail_at"], st["recover_at"]) if x is not None]
             t = min(x for x in nxt if x > t)
         return self
+
+    def reboot(self) -> Fraction:
+        return _pick(self.rng, self.model.min_reboot, self.model.max_reboot)
 
     def gap(self, b: Any) -> Fraction | None:
         """A duration window's G = (1+τ)·max(S, α), from the document (docs/model.md 10.3; None: not a timer)."""
@@ -356,6 +359,9 @@ def check_run(topo: Topology, check: FailureCheck, run: Run) -> None:
         lost = bounds.lost.get(j)
         if lost is not None and run.losses[j]:
             assert max(run.losses[j]) <= lost, f"{b.name} lost {max(run.losses[j])} > {lost} in one failure"
+        storm = bounds.storm.get(j)  # its own queue, counted by its pending tuples ("tails over several cycles")
+        if storm is not None and storm.queue is not None:
+            assert max(run.queues[j]) <= storm.queue, f"{b.name}: queue {max(run.queues[j])} above {storm.queue}"
     for s in topo.spouts:
         assert_within(bounds.stream[s.id]["default"], run.times, run.emitted[s.id], f"{s.name}'s emissions")
         assert_within(bounds.replays[s.id], run.times, run.added[s.id], f"{s.name}'s replays")

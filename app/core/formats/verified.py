@@ -45,7 +45,8 @@ def verdict_words(result: VerifyResult) -> str:
     if result.verdict == "none-up-to-k":
         return f"no counterexample up to k = {result.k}" if result.k is not None else "no counterexample up to k"
     if result.verdict == "unbounded":
-        stormed = any(v.storm_certificate is not None for v in result.bolts.values() if v.verdict == "unbounded")
+        stormed = any(v.storm_certificate is not None or v.spill_certificate is not None
+                      for v in result.bolts.values() if v.verdict == "unbounded")
         return f"unbounded ({'storm' if stormed else 'flood'} proof, certified)"
     if result.verdict == "bounded":
         return "bounded (rate proof)"
@@ -70,6 +71,10 @@ def bolt_verdict_words(verdict: BoltVerdict) -> str:
                 "(storm proof, certified)")
     if verdict.verdict == "unbounded" and storm is not None:
         return f"unbounded: {storm.failing}'s at-once replays outgrow it every failure cycle (storm proof, certified)"
+    if verdict.verdict == "unbounded" and verdict.spill_certificate is not None:
+        spill = verdict.spill_certificate
+        return (f"unbounded: {spill.failing} backs up, fails once, and {spill.spout} replays it all at once "
+                "(storm proof, certified)")
     if verdict.verdict == "unbounded" and verdict.flood_certificate is not None:
         return f"unbounded: {verdict.flood_certificate.source} backs up, then floods it (flood proof, certified)"
     if verdict.verdict == "none-up-to-k":

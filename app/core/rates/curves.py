@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import partial
 from typing import TypeVar
 
 import networkx as nx
@@ -27,6 +28,7 @@ from app.core.failures import FailureModel
 from app.core.rates.arrival import UNBOUNDED_CURVE, ZERO, Curve, pruned
 from app.core.rates.netting import Net, Netting
 from app.core.rates.paced import Paced, paced_cycle
+from app.core.rates.tails import held_over_cycles, own_queue, storm_loss
 
 _Flow = TypeVar("_Flow", Curve, Net)  # a flow's curve, or its net form (step 7)
 ROUNDS = 200  # iterations of the replay fixpoint before giving up (then nothing it feeds is proven)
@@ -89,8 +91,10 @@ class Storm:
 
     spout: str  # the spout whose emissions it receives directly
     emissions: int  # m: the spout's emissions at most while the bolt is down
-    held: Fraction  # X: its queue and batch at a failure, at most
+    held: Fraction | None  # X: its queue and batch at a failure, at most (None: only counted with the others' replays)
     lost: Fraction  # everything one failure loses, the storm included
+    queue: Fraction | None = None  # its own queue, at most: its pending tuples (own replays counted once)
+    quiet: Fraction | None = None  # the long-run rate of what it receives, its own replays aside
 
 
 @dataclass(frozen=True)
@@ -400,11 +404,16 @@ class FailureBounds:
             late = quiet.shifted(gap - span).excess(c.rate_min)
             if late is not None and rest + tight + late - c.rate_min * (gap - span - c.busy) < 1:
                 found.append(tight)  # every take clears the queue well before each failure
-        if not found:
-            return None
-        x = min(found)
-        lost = (m + 1) * (x + reach) + sp.take * Fraction(m * (m + 1), 2) + m * ext_in
-        return Storm(s, m, x, lost)
+        base = self.q0 + c.take  # over several cycles, no drained tail ("At once: tails that drain over ...")
+        over = partial(held_over_cycles, rate=c.rate_min, busy=c.busy, cycle=self.model.min_ttf[c.ident] + down,
+                       gain=c.rate_min * (gap - c.busy) - c.take, base=base)
+        found += [x for x in (over(quiet),) if x is not None]
+        joint = over(others.plus(Curve.affine(sp.rate_max, sp.take)).plus(ext.shifted(sp.busy + down)))
+        lost = storm_loss(found, joint, m, reach, ext_in, sp.take)
+        at_failure = min(found, default=None)
+        queue = None if at_failure is None else own_queue(quiet, c.rate_min, base + held, at_failure,
+                                                          down + sp.busy + c.busy + c.slowest_take)
+        return None if lost is None else Storm(s, m, at_failure, lost, queue, quiet.rate)
 
 
 def _spouted(c: Component, total: _Flow) -> dict[str, _Flow]:
@@ -458,9 +467,10 @@ def storm_words(bounds: Bounds, bolt: str, names: dict[str, str]) -> str:
     if storm is None:
         return ""
     j, s = names.get(bolt, bolt), names.get(storm.spout, storm.spout)
-    held = f"{storm.held} tuple" + ("" if storm.held == 1 else "s")
+    held = "" if storm.held is None else (f"; {j} holds at most {storm.held} tuple"
+                                          + ("" if storm.held == 1 else "s") + " when it fails")
     return (f" (while {j} is down {s} emits at most {storm.emissions} times, each re-sending at once what {j} lost "
-            f"since the one before, which {j} loses again; {j} holds at most {held} when it fails)")
+            f"since the one before, which {j} loses again{held})")
 
 
 def _at_most(a: dict[str, Fraction | None], b: dict[str, Fraction | None]) -> bool:

@@ -155,6 +155,14 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         who = culprits.get(j, [])
         replay_txt = _replay_words(who, bounds, names, model.replay == "paced")
         fast = _netted_words(e, bounds, names, j)
+        storm = None if bounds is None else bounds.storm.get(j)
+        if (status[j] == "bounded" and not (inflow is not None and inflow <= e.cap_min[j] and queue is not None)
+                and storm is not None and storm.queue is not None and storm.quiet is not None):
+            # its own replays come back once per lost tuple: counted by its pending tuples, not as inflow
+            inflow, queue = storm.quiet, storm.queue
+            added = max(Fraction(0), inflow - e.in_max[j])
+            fast = (", its own replays aside (each tuple it loses is pending until it completes: docs/boundedness.md, "
+                    "\"At once: tails that drain over several cycles\")")
         if status[j] == "bounded" and not (inflow is not None and inflow <= e.cap_min[j] and queue is not None):
             local = _fastest(topo, e, model, replaying, j, comps)  # no fixpoint: a cycle or a storm elsewhere
             if local is not None:

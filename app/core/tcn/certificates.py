@@ -35,9 +35,9 @@ def certificate_file(topo: Topology, verdicts: dict[str, BoltVerdict], traces: l
             if cert is None:
                 continue
             data = cert.model_dump(mode="json")
-            if key == "flood_certificate" and cert.evidence.trace_index is not None and traces:
+            if key in ("flood_certificate", "spill_certificate") and cert.evidence.trace_index is not None and traces:
                 data["evidence"]["trace"] = trace_data(traces[cert.evidence.trace_index])
-            if key in ("flood_certificate", "storm_certificate") and cert.run is not None \
+            if key in ("flood_certificate", "storm_certificate", "spill_certificate") and cert.run is not None \
                     and cert.run.trace_index is not None and traces:
                 data["run"]["trace"] = trace_data(traces[cert.run.trace_index])
             entries.append({"topology": build_network(topo, [name]).document(), key: data})

@@ -24,18 +24,25 @@ from fractions import Fraction
 
 from app.core.formats.trace import AnyTrace, trace_data
 from app.core.rates.flows import RateFigures
-from app.core.results import BoltVerdict, FloodCertificate, FloodEvidence, FloodTerm, StormCertificate
+from app.core.results import (
+    BoltVerdict,
+    FloodCertificate,
+    FloodEvidence,
+    FloodTerm,
+    SpillCertificate,
+    StormCertificate,
+)
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.cones import on_or_below_cycles
 from app.core.tcn.network import build_network
 from app.core.tcn.paced import instant_paced, paced_message
 from app.core.tcn.rate_growth import prove_growth
-from app.core.tcn.storm import instant_storms, storm_message
+from app.core.tcn.storm import instant_storms, spill_message, storm_message
 from app.core.topology import Topology
 from app.core.words import Exactly, Figure, Words
 
-__all__ = ["FLOODABLE", "flood_message", "flood_verdicts", "floods_by_rates", "prove_flood"]
+__all__ = ["FLOODABLE", "flood_message", "flood_verdicts", "floods_by_rates", "growth_evidence", "prove_flood"]
 
 #: the verdicts a flood proof may answer (a lasso in which the bolt grows, or a bound, already says more)
 FLOODABLE = ("no-repeating-growth", "none-up-to-k", "unknown")
@@ -48,7 +55,7 @@ def _text(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
 
 
-def _evidence(source: str, verdict: BoltVerdict, traces: list[AnyTrace], proven_on: Callable[[str], Topology],
+def growth_evidence(source: str, verdict: BoltVerdict, traces: list[AnyTrace], proven_on: Callable[[str], Topology],
               cone_of: Callable[[str], Topology] | None) -> FloodEvidence | None:
     """What shows that `source` can hold any backlog: its rate proof with the document it is proven on, the
     certified lasso in which it grows, its own flood certificate (a chain), with the trace of that
@@ -110,7 +117,7 @@ def prove_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
             continue
         if ident[source] in figures.timed:  # a timer's runs empty its queue: it never holds a backlog to drain
             continue
-        evidence = _evidence(source, verdicts[source], traces, proven_on, cone_of)
+        evidence = growth_evidence(source, verdicts[source], traces, proven_on, cone_of)
         if evidence is None:
             continue
         u = ident[source]
@@ -171,7 +178,7 @@ def _lost_flood(cone: Topology, target: str, verdicts: dict[str, BoltVerdict], t
         if (b.name == target or b.min_ttf is None or b.name not in verdicts or b.id in figures.joins
                 or b.id in figures.timed):
             continue
-        evidence = _evidence(b.name, verdicts[b.name], traces, proven_on, cone_of)
+        evidence = growth_evidence(b.name, verdicts[b.name], traces, proven_on, cone_of)
         if evidence is None:
             continue
         for s in sorted(_upstream_spouts(cone, b.id) & {u for u, _ in inputs}):
@@ -404,16 +411,21 @@ def instant_unbounded(topo: Topology, statuses: dict[str, str],
     return found
 
 
-def unbounded_words(cert: FloodCertificate | StormCertificate) -> str:
-    """`check`'s words for a bolt `instant_unbounded` answers."""
+def unbounded_words(cert: FloodCertificate | StormCertificate | SpillCertificate) -> str:
+    """`check`'s words for a bolt `instant_unbounded` (or `spill.instant_spills`) answers."""
+    if isinstance(cert, SpillCertificate):
+        return spill_message(cert)
     if isinstance(cert, StormCertificate):
         return paced_message(cert) if cert.replay == "paced" else storm_message(cert)
     return flood_message(cert).text()
 
 
-def instant_flood_verdict(cert: FloodCertificate | StormCertificate) -> BoltVerdict:
-    """A flood or replay storm the instant rate check proved, as a checked bolt's verdict: `unbounded`, in verify's
-    words."""
+def instant_flood_verdict(cert: FloodCertificate | StormCertificate | SpillCertificate) -> BoltVerdict:
+    """A flood, replay storm or spill the instant rate check proved, as a checked bolt's verdict: `unbounded`, in
+    verify's words."""
+    if isinstance(cert, SpillCertificate):
+        return BoltVerdict(verdict="unbounded", method="storm proof", certified=True, spill_certificate=cert,
+                           message=spill_message(cert))
     if isinstance(cert, StormCertificate):
         return BoltVerdict(verdict="unbounded", method="storm proof", certified=True, storm_certificate=cert,
                            message=unbounded_words(cert))

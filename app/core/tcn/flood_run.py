@@ -32,15 +32,15 @@ from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.tcn.storm_run import storm_schedule
 from app.core.topology import Topology
 
-__all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_lost_run", "build_threshold_run", "chain_of",
-           "threshold_runs"]
+__all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_lost_run", "build_threshold_run", "chain_of", "phase_one",
+           "switched", "threshold_runs"]
 
 MAX_DOUBLINGS = 16  # slow stretches tried per phase-1 schedule, each twice the one before
 PHASE_ONE_SCHEDULES = 6  # phase-1 schedules tried (the fastest-others one first, then the simulation's)
 STALLED = 3  # doublings in a row without a larger backlog of U at the switch: that schedule does not back U up
 
 
-def _phase_one(net: Network, source: str, target: str) -> list[Schedule]:
+def phase_one(net: Network, source: str, target: str) -> list[Schedule]:
     """The schedules under which `source` may back up: every other bolt fastest with no delay (growth by rates'
     schedule), then the simulation's for `source` (docs/simulation.md), failure plans included (the target may
     fail in phase 1; it stops failing when it switches to its slowest pace)."""
@@ -53,7 +53,7 @@ def _phase_one(net: Network, source: str, target: str) -> list[Schedule]:
     return out[:PHASE_ONE_SCHEDULES]
 
 
-def _switched(net: Network, sched: Schedule, chain: list[str], target: str, slow: Fraction) -> Schedule:
+def switched(net: Network, sched: Schedule, chain: list[str], target: str, slow: Fraction) -> Schedule:
     """`sched` until `slow` seconds, then the chain's first bolt fastest (back-to-back, α(1−τ)); each next bolt of
     the chain slowest, then fastest once the one before it has drained; the target slowest; every other bolt
     fastest, taking at once (what the flood proof counts J's other inputs at, docs/boundedness.md)."""
@@ -105,7 +105,7 @@ def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold
     slowest = next(b.alpha for b in net.bolts if b.name == first) * (1 + net.tolerance) + net.max_idle
     tried = []
     stormy = storm_schedule(net, storm) if storm is not None else None
-    for sched in ([stormy] if stormy is not None else []) + _phase_one(net, first, target):
+    for sched in ([stormy] if stormy is not None else []) + phase_one(net, first, target):
         slow, best, backlog, stalled = slowest * threshold, -1, -1, 0
         if sched is stormy and storm is not None:  # past the failure cycles that fill the source with N tuples
             cycle = storm.emissions * Fraction(storm.gap)
@@ -116,7 +116,7 @@ def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold
             # paced replay backlog")
             paced = (paced_phase_one(net, storm, slow)
                      if sched is stormy and storm is not None and storm.replay == "paced" else None)
-            out = build_finite_run(net, _switched(net, paced or sched, chain, target, slow), goal,
+            out = build_finite_run(net, switched(net, paced or sched, chain, target, slow), goal,
                                    cancelled=cancelled, deadline=deadline, max_cells=max_cells)
             if isinstance(out, Trace):
                 cert = certify(out, checked=[target], threshold=threshold, cancelled=cancelled)

@@ -33,6 +33,8 @@ from app.core.tcn.search_proofs import linear_phase, rate_growth_phase
 from app.core.tcn.search_rates import plan, rate_phase
 from app.core.tcn.search_run import Run, SearchControl, deepening_schedule
 from app.core.tcn.search_solver import SOLVER_OPTIONS, close_undecided, deepening_phase
+from app.core.tcn.spill import spill_verdicts
+from app.core.tcn.spill_run import spill_runs
 from app.core.tcn.storm import storm_verdicts
 from app.core.tcn.storm_run import storm_runs
 from app.core.tcn.summary import summarise
@@ -76,6 +78,8 @@ class Search(SearchControl):
             storm_verdicts(self.topo, run.verdicts, [n for n in run.checked if n not in run.verdicts], run.notes)
             self._storm_floods(run)
             self._floods(run)  # only bolts decided already: a flood proof of a searched bolt waits for its search
+            spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
+                           lambda: self.stop_reason(run.elapsed()) is not None)
             trace_phase(self, run, QUICK_TRACE_S)  # their short lassos, for a trace: milliseconds each
         if simulating:
             simulation_phase(self, run)
@@ -91,12 +95,16 @@ class Search(SearchControl):
             # the search left: a lasso, where one exists, says more (the bolt grows in a repeating run)
             paced_verdicts(self.topo, run.verdicts, run.checked, run.notes)
             self._floods(run, overtime=True)
+            # a failing bolt that can hold any backlog spills it, replayed at once, into the bolts its spout feeds
+            spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
+                           self.overdue)
             if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
                 threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
                                cancelled=lambda: self.cancelled, deadline=self.deadline)
                 storm_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline)
                 storm_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline,
                            build=build_paced_run)
+                spill_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline)
             if simulating:  # what time is left: lassos for the bolts proven to grow by rates, for their traces
                 trace_phase(self, run)
         ordered = {n: run.verdicts[n] for n in run.checked}

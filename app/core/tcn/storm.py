@@ -24,14 +24,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
-from app.core.results import BoltVerdict, StormCertificate
+from app.core.results import BoltVerdict, SpillCertificate, StormCertificate
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.storm import check_storm_certificate
 from app.core.tcn.network import BoltParams, Network, build_network
 from app.core.topology import Topology
 
-__all__ = ["STORMABLE", "StormPlan", "instant_storms", "prove_storm", "storm_cycles", "storm_message",
-           "storm_plan", "storm_verdicts"]
+__all__ = ["STORMABLE", "StormPlan", "instant_storms", "prove_storm", "spill_message", "storm_cycles",
+           "storm_message", "storm_plan", "storm_verdicts"]
 
 #: the verdicts a storm proof may answer (a lasso in which the bolt grows, or a bound, already says more)
 STORMABLE = ("no-repeating-growth", "none-up-to-k", "unknown")
@@ -177,3 +177,19 @@ def instant_storms(topo: Topology, statuses: dict[str, str]) -> dict[str, StormC
         if cert is not None and not check_storm_certificate(cone, cert):
             found[name] = cert
     return found
+
+
+def spill_message(cert: SpillCertificate, before: str = "") -> str:
+    """A spill's verdict in words (app/core/tcn/spill.py): who backs up, fails once, and what the spout then replays
+    at once."""
+    ev = cert.evidence
+    how = ("its growth is proven by rates" if ev.growth_certificate is not None
+           else "it is flooded by a bolt that backs up" if ev.flood_certificate is not None
+           else "a replay storm makes it unbounded" if ev.storm_certificate is not None
+           else "a certified lasso makes it grow")
+    text = (f"unbounded (storm proof, certified): with at-once replays, {cert.failing} can hold any backlog ({how}); "
+            f"once it holds N tuples it fails (a failure is allowed whenever min_ttf has passed) and {cert.spout} "
+            f"replays all of them at once with its next emission, which {cert.target} receives at one position: for "
+            f"every N a legal run takes {cert.target}'s queue past N (docs/boundedness.md, \"Unbounded: a backlog "
+            "replayed at once\"; its queue empties again after each such burst, so no lasso shows it)")
+    return f"{text}. Before that: {before}" if before else text

@@ -16,6 +16,7 @@ from typing import Any
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.check.linear import check_certificate
 from app.core.tcn.check.rate_growth import check_growth_certificate
+from app.core.tcn.check.spill import check_spill_certificate
 from app.core.tcn.check.storm import check_storm_certificate
 
 CERTIFICATE_FORMAT = "stormbound-certificates/1"
@@ -27,6 +28,7 @@ KINDS: dict[str, tuple[str, Callable[[Any, Any], list[str]]]] = {
     "growth_certificate": ("rate proof", check_growth_certificate),
     "flood_certificate": ("flood proof", check_flood_certificate),
     "storm_certificate": ("storm proof", check_storm_certificate),
+    "spill_certificate": ("storm proof", check_spill_certificate),
 }
 
 __all__ = ["CERTIFICATE_FORMAT", "EARLIER_FORMATS", "KINDS", "check_file"]

@@ -40,7 +40,7 @@ from typing import Any
 
 from app.core.formats.trace import CompressedTrace, Trace
 from app.core.numbers import exact
-from app.core.results import FloodCertificate
+from app.core.results import FloodCertificate, FloodEvidence
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.parts import part_of, received, threshold_run_problems
 from app.core.tcn.check.rate_growth import check_growth_certificate
@@ -49,7 +49,7 @@ from app.core.tcn.check.reading import fraction_of, join_branches, read_certific
 from app.core.tcn.check.storm import check_storm_certificate
 from app.core.topology import Bolt, Topology, TopologyError, parse_topology
 
-__all__ = ["check_flood_certificate"]
+__all__ = ["check_flood_certificate", "evidence_problems"]
 
 
 def _nested(kind: str, target: str, source: str, document: dict[str, Any] | None, topo: Topology,
@@ -68,31 +68,32 @@ def _nested(kind: str, target: str, source: str, document: dict[str, Any] | None
     return problems or part_of(proven_on, source, topo)
 
 
-def _evidence_problems(cert: FloodCertificate, topo: Topology, trace: Trace | CompressedTrace | None) -> list[str]:
-    """Why the source's evidence does not show that it can hold any backlog in `topo`; [] when it does."""
-    ev = cert.evidence
+def evidence_problems(ev: FloodEvidence, source: str, topo: Topology,
+                      trace: Trace | CompressedTrace | None) -> list[str]:
+    """Why `ev` does not show that `source` can hold any backlog in `topo`; [] when it does (also the evidence of a
+    spill certificate's failing bolt, `spill.py`)."""
     if ev.storm_certificate is not None:  # the source is unbounded by a replay storm: any backlog, then a drain
         storm = ev.storm_certificate
-        return _nested("storm", storm.target, cert.source, ev.topology, topo,
+        return _nested("storm", storm.target, source, ev.topology, topo,
                        lambda on: check_storm_certificate(on, storm))
     if ev.flood_certificate is not None:  # a chain: the source is itself unbounded
         flood = ev.flood_certificate
-        return _nested("flood", flood.target, cert.source, ev.topology, topo,
+        return _nested("flood", flood.target, source, ev.topology, topo,
                        lambda on: check_flood_certificate(on, flood))
     if ev.growth_certificate is not None:
         growth = ev.growth_certificate
-        return _nested("growth", growth.target, cert.source, ev.topology, topo,
+        return _nested("growth", growth.target, source, ev.topology, topo,
                        lambda on: check_growth_certificate(on, growth))
     lasso = trace if trace is not None else ev.trace
     if lasso is None:
         return ["evidence: neither a growth certificate nor a lasso of the source"]
-    found = certify(lasso, checked=[cert.source])
+    found = certify(lasso, checked=[source])
     if not found.ok:
         return [f"evidence: the lasso is not certified: {'; '.join(found.problems[:3])}"]
-    if found.growth_per_loop.get(cert.source, 0) <= 0:
-        return [f"evidence: {cert.source} does not grow in the lasso"]
+    if found.growth_per_loop.get(source, 0) <= 0:
+        return [f"evidence: {source} does not grow in the lasso"]
     lasso_topology = lasso.topology if isinstance(lasso, Trace | CompressedTrace) else lasso.get("topology")
-    return part_of(parse_topology(lasso_topology), cert.source, topo)
+    return part_of(parse_topology(lasso_topology), source, topo)
 
 
 def _lost_problems(topo: Topology, cert: FloodCertificate, join: bool) -> list[str]:
@@ -242,7 +243,8 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | Comp
         return problems + [f"join {cert.join}, but {cert.target} {'is' if branches else 'is not'} a join waiting for "
                            "every branch"]
     if cert.via is not None:  # a lost backlog: the source fails, the spout replays its loss into the target
-        return (problems + _lost_problems(topo, cert, branches is not None) or _evidence_problems(cert, topo, trace)
+        return (problems + _lost_problems(topo, cert, branches is not None)
+                or evidence_problems(cert.evidence, cert.source, topo, trace)
                 or threshold_run_problems(cert.target, cert.run, topo, run_trace))
     derived = _derived_terms(topo, cert.target, cert.source)
     if not any(s == cert.source and ratio > 0 for (s, _), (_, ratio) in derived.items()):
@@ -277,5 +279,5 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | Comp
         problems.append(f"capacity {cert.capacity} is not {cert.target}'s smallest, {capacity}")
     elif not total > capacity:
         problems.append(f"the drain brings {total} tuples/s, not strictly more than the capacity {capacity}")
-    return (problems or _evidence_problems(cert, topo, trace)
+    return (problems or evidence_problems(cert.evidence, cert.source, topo, trace)
             or threshold_run_problems(cert.target, cert.run, topo, run_trace))
