@@ -94,6 +94,13 @@ def format_bolts(result: VerifyResult, verbose: bool = False) -> list[str]:
     return lines
 
 
+def _threshold_runs(result: VerifyResult) -> set[int]:
+    """The indices of `result.traces` that are threshold runs (`verify --flood-run`), not lassos."""
+    certs = [c for v in result.bolts.values()
+             for c in (v.flood_certificate, v.storm_certificate, v.spill_certificate) if c is not None]
+    return {c.run.trace_index for c in certs if c.run is not None and c.run.trace_index is not None}
+
+
 def headline(result: VerifyResult) -> str:
     """The first line: the verdict and how many checked bolts grow, are undecided or are bounded."""
     by: dict[str, list[str]] = {}
@@ -123,7 +130,7 @@ def headline(result: VerifyResult) -> str:
     rest = f"; {', '.join(tail)}" if tail else ""
     if result.verdict == "counterexample" and result.property == "growth":
         growing = by.get("counterexample", [])
-        lassos = len(result.traces)
+        lassos = len(result.traces) - len(_threshold_runs(result))
         by_rates = sum(1 for n in growing if result.bolts[n].method == "rate proof")
         how = [f"in {lassos} certified lasso{'s' if lassos != 1 else ''}"] if lassos else []
         how += [f"{by_rates} proven by rates"] if by_rates else []

@@ -160,3 +160,14 @@ def test_no_spilled_bolt_is_proven_bounded_and_each_has_a_run_past_n() -> None:
                 assert run[1] >= 10
             found += 1
     assert found >= 2
+
+
+def test_the_headline_counts_lassos_not_threshold_runs() -> None:
+    from app.cli.verify import headline
+
+    result = verify(parse_topology(R30), SearchOptions(timeout_s=20, flood_run=20))
+    runs = sum(1 for v in result.bolts.values() for c in (v.flood_certificate, v.storm_certificate,
+                                                            v.spill_certificate) if c is not None and c.run is not None)
+    assert runs >= 1 and result.verdict == "counterexample"
+    lassos = len(result.traces) - runs
+    assert f"in {lassos} certified lasso" in headline(result), headline(result)
