@@ -182,7 +182,7 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("rate proof through a join: a tie of its queue accepted", "app/core/tcn/check/rate_growth.py",
      "if not (c_high < capacity or c_low > capacity):", "if not (c_high <= capacity or c_low > capacity):", JOINS),
     ("flood through a join: a join's least rate the sum of its branches", "app/core/tcn/check/flood.py",
-     "inflow = min(parts) if len(parts) == len(received.get(b, [])) else Fraction(0)", "inflow = sum(parts)",
+     "inflow = min(parts) if len(parts) == len(inputs_of.get(b, [])) else Fraction(0)", "inflow = sum(parts)",
      FLOOD_JOINS),
     ("flood through a join: a flooded join's drain the sum of its branches", "app/core/tcn/check/flood.py",
      "        total = min(values, default=Fraction(0))", "        pass", FLOOD_JOINS),
