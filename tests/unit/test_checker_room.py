@@ -195,16 +195,17 @@ def test_the_content_hash_is_recomputed_from_its_documented_recipe() -> None:
 
 
 def test_a_linear_certificate_the_checker_rejects_is_not_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A failing F feeding B (failures on, τ 0): the program proves B free of repeating growth; with the
-    multipliers doctored (every one halved but the target's growth row) the checker rejects them, the verdict
-    is not recorded, and a defect is noted."""
+    """Two failing bolts on one paced spout (the sweep's random #182, bench/verdict_sweep.py): the rate check
+    leaves B0 open and the program proves it free of repeating growth; with the multipliers doctored (every one
+    halved but the target's growth row) the checker rejects them, the verdict is not recorded, and a defect is
+    noted."""
     topo = parse_topology({
-        "schema_version": 1, "name": "replays", "spouts": [{"id": "s", "name": "S", "rate": 2, "burst": 1}],
-        "bolts": [{"id": "f", "name": "F", "alpha": 0.2, "sigma": 1, "parallelism": 1, "min_ttf": 20},
-                  {"id": "b", "name": "B", "alpha": 0.495, "sigma": 0, "parallelism": 1}],
-        "subscriptions": [{"source": "s", "target": "f"}, {"source": "f", "target": "b"}],
-        "settings": {"tolerance": 0, "max_idle_time": 0, "min_reboot_time": 5, "max_reboot_time": 10,
-                     "failures": True}})
+        "schema_version": 1, "name": "sweep", "spouts": [{"name": "S", "rate": 2.0, "burst": 1}],
+        "bolts": [{"name": "B0", "alpha": 0.433, "sigma": 1.0, "parallelism": 1, "min_ttf": 20.0},
+                  {"name": "B1", "alpha": 0.42, "sigma": 0.5, "parallelism": 2, "min_ttf": 200.0}],
+        "settings": {"tolerance": 0.0, "max_idle_time": 0, "emission": "dvert", "failures": True,
+                     "min_reboot_time": 1, "max_reboot_time": 2, "replay": "paced"},
+        "subscriptions": [{"source": "S", "target": "B0"}, {"source": "S", "target": "B1"}]})
     real = search_proofs.farkas
 
     def doctored(*args: object, **kwargs: object) -> dict[str, Fraction] | None:
@@ -213,5 +214,5 @@ def test_a_linear_certificate_the_checker_rejects_is_not_recorded(monkeypatch: p
 
     monkeypatch.setattr(search_proofs, "farkas", doctored)
     result = verify(topo, SearchOptions(timeout_s=8, simulate=False))
-    assert result.bolts["B"].method != "linear program"
-    assert any("certificate for B was rejected by its checker" in n for n in result.notes), result.notes
+    assert result.bolts["B0"].method != "linear program"
+    assert any("certificate for B0 was rejected by its checker" in n for n in result.notes), result.notes

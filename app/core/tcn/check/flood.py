@@ -45,7 +45,14 @@ from app.core.tcn.check.certify import certify
 from app.core.tcn.check.parts import part_of, received, threshold_run_problems
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.check.ratios import ratio_bounds
-from app.core.tcn.check.reading import fraction_of, join_branches, read_certificate, take_bound, timer_bound
+from app.core.tcn.check.reading import (
+    fraction_of,
+    join_branches,
+    read_certificate,
+    stated_terms,
+    take_bound,
+    timer_bound,
+)
 from app.core.tcn.check.storm import check_storm_certificate
 from app.core.topology import Bolt, Topology, TopologyError, parse_topology
 
@@ -120,21 +127,8 @@ def _lost_problems(topo: Topology, cert: FloodCertificate, join: bool) -> list[s
     ceilings = {(u, st): (2 * exact(spouts[u].rate) / (1 - tau) if u == cert.via else exact(spouts[u].rate) / (1 + tau),
                           exact(spouts[u].output_streams()[st] or 0))
                 for u, st in feeds.get(cert.target, []) if u in spouts}
-    problems: list[str] = []
-    total, seen = Fraction(0), set[tuple[str, str]]()
-    for t in cert.terms:
-        key, rate, ratio = (t.sender, t.stream), fraction_of(t.rate), fraction_of(t.ratio)
-        if key not in ceilings or key in seen:
-            problems.append(f"term {t.sender}/{t.stream}: not an input stream of {cert.target} from a spout, or "
-                            "named twice")
-        elif rate is None or ratio is None or rate < 0 or ratio < 0:
-            problems.append(f"term {t.sender}/{t.stream}: rate and ratio must be fractions p/q ≥ 0")
-        elif rate > ceilings[key][0] or ratio > ceilings[key][1]:
-            problems.append(f"term {t.sender}/{t.stream}: rate {t.rate} × ratio {t.ratio} is above the derived "
-                            f"{ceilings[key][0]} × {ceilings[key][1]}")
-        else:
-            total += rate * ratio
-        seen.add(key)
+    values, seen, problems = stated_terms(cert.terms, ceilings, cert.target, "a spout")
+    total = sum(values, Fraction(0))
     if not any(u == cert.via for u, _ in seen):
         problems.append(f"no term from {cert.via}: {cert.target} must receive its replays")
     j = bolts[cert.target]
@@ -249,21 +243,10 @@ def check_flood_certificate(document: Any, certificate: Any, trace: Trace | Comp
     derived = _derived_terms(topo, cert.target, cert.source)
     if not any(s == cert.source and ratio > 0 for (s, _), (_, ratio) in derived.items()):
         return problems + [f"{cert.target} receives nothing from {cert.source}"]
-    total, seen, values = Fraction(0), set(), []
-    for t in cert.terms:
-        key, rate, ratio = (t.sender, t.stream), fraction_of(t.rate), fraction_of(t.ratio)
-        if key not in derived or key in seen:
-            problems.append(f"term {t.sender}/{t.stream}: not an input stream of {cert.target} from the source, a "
-                            "spout or a bolt with a least rate, or named twice")
-        elif rate is None or ratio is None or rate < 0 or ratio < 0:
-            problems.append(f"term {t.sender}/{t.stream}: rate and ratio must be fractions p/q ≥ 0")
-        elif rate > derived[key][0] or ratio > derived[key][1]:
-            problems.append(f"term {t.sender}/{t.stream}: rate {t.rate} × ratio {t.ratio} is above the derived "
-                            f"{derived[key][0]} × {derived[key][1]}")
-        else:
-            total += rate * ratio
-            values.append(rate * ratio)
-        seen.add(key)
+    values, seen, stated = stated_terms(cert.terms, derived, cert.target,
+                                        "the source, a spout or a bolt with a least rate")
+    problems += stated
+    total = sum(values, Fraction(0))
     if not any(s == cert.source for s, _ in seen):
         problems.append(f"no term from the source {cert.source}")
     if branches is not None:  # a join completes what its slowest branch delivers: every branch needs its term

@@ -21,7 +21,7 @@ from fractions import Fraction
 from app.core.numbers import exact
 from app.core.results import StormCertificate
 from app.core.tcn.check.parts import received
-from app.core.tcn.check.reading import fraction_of, join_branches, take_bound, timer_bound
+from app.core.tcn.check.reading import fraction_of, join_branches, stated_terms, take_bound, timer_bound
 from app.core.topology import Topology
 
 __all__ = ["paced_problems"]
@@ -53,22 +53,8 @@ def paced_problems(topo: Topology, cert: StormCertificate) -> list[str]:
     if gap is None or gap <= 0 or capacity is None:
         return ["gap and capacity must be fractions p/q, the gap positive"]
     ceilings = _ceilings(topo, cert.target, cert.spout, gap)
-    problems: list[str] = []
-    seen: set[tuple[str, str]] = set()
-    inflow = Fraction(0)
-    for term in cert.terms:
-        key, rate, ratio = (term.sender, term.stream), fraction_of(term.rate), fraction_of(term.ratio)
-        if key not in ceilings or key in seen:
-            problems.append(f"term {term.sender}/{term.stream} is not an input stream of {cert.target} from a "
-                            "spout, or is stated twice")
-        elif rate is None or ratio is None or rate < 0 or ratio < 0:
-            problems.append(f"term {term.sender}/{term.stream}: rate and ratio must be fractions p/q, not negative")
-        elif rate > ceilings[key][0] or ratio > ceilings[key][1]:
-            problems.append(f"term {term.sender}/{term.stream}: rate {term.rate} or ratio {term.ratio} above the "
-                            f"derived {ceilings[key][0]} and {ceilings[key][1]}")
-        else:
-            inflow += rate * ratio
-        seen.add(key)
+    values, seen, problems = stated_terms(cert.terms, ceilings, cert.target, "a spout")
+    inflow = sum(values, Fraction(0))
     if not any(sender == cert.spout for sender, _ in seen):
         problems.append(f"no term from {cert.spout}: {cert.target} must receive its replays")
     derived = take_bound(j) / (exact(j.alpha) * (1 + tau) + exact(topo.settings.max_idle_time))

@@ -118,3 +118,28 @@ def read_certificate(document: Any, certificate: Any, model: type[CertificateT],
     if getattr(cert, "content_hash", None) != content_hash(topo):
         problems.append("content_hash is not the embedded topology's (the document changed after the proof)")
     return topo, cert, problems
+
+
+def stated_terms(terms: list[Any], ceilings: dict[tuple[str, str], tuple[Fraction, Fraction]], target: str,
+                 senders: str) -> tuple[list[Fraction], set[tuple[str, str]], list[str]]:
+    """A certificate's input terms of `target` (each a sender, a stream, a rate and a ratio) against the ceilings
+    the checker derived for them: the accepted terms' rate × ratio, the streams stated and the problems. A term
+    must name an input stream of the target from `senders` once, with rate and ratio fractions p/q ≥ 0 at most
+    their ceilings."""
+    values: list[Fraction] = []
+    seen: set[tuple[str, str]] = set()
+    problems: list[str] = []
+    for t in terms:
+        key, rate, ratio = (t.sender, t.stream), fraction_of(t.rate), fraction_of(t.ratio)
+        if key not in ceilings or key in seen:
+            problems.append(f"term {t.sender}/{t.stream}: not an input stream of {target} from {senders}, or named "
+                            "twice")
+        elif rate is None or ratio is None or rate < 0 or ratio < 0:
+            problems.append(f"term {t.sender}/{t.stream}: rate and ratio must be fractions p/q ≥ 0")
+        elif rate > ceilings[key][0] or ratio > ceilings[key][1]:
+            problems.append(f"term {t.sender}/{t.stream}: rate {t.rate} × ratio {t.ratio} is above the derived "
+                            f"{ceilings[key][0]} × {ceilings[key][1]}")
+        else:
+            values.append(rate * ratio)
+        seen.add(key)
+    return values, seen, problems
