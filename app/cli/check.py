@@ -210,14 +210,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Print the rate check of FILE (a table, or JSON with --json)."""
     from app.core.headroom import headroom
     from app.core.rates import RateAnalysis, at_target, idle_warning
+    from app.core.results import FloodCertificate, SpillCertificate, StormCertificate
     from app.core.storm.lines import capacity_lines
     from app.core.storm.rebalance import as_it_runs, rebalance_lines, running_from_document
     from app.core.tcn.cones import bounded_in_cones
-    from app.core.tcn.flood import flood_message, instant_floods, unbounded_words
-    from app.core.tcn.paced import instant_paced
+    from app.core.tcn.flood import flood_message, unbounded_words
     from app.core.tcn.rate_growth import growth_message, joins_growing_by_rates
-    from app.core.tcn.spill import instant_spills
-    from app.core.tcn.storm import instant_storms
+    from app.core.tcn.unbounded import instant_unbounded
     from app.core.topology import one_line
 
     topo = with_storm_version(with_failures(read_topology(args.file), args.failures, args.file), args.storm_version)
@@ -227,12 +226,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     log.info("rate check: %s", ", ".join(f"{n} {b.status}" for n, b in report.bolts.items()))
     warning = idle_warning(topo)
     latency = latency_of(topo, args, rates=rates)
-    floods = instant_floods(topo, {n: b.status for n, b in report.bolts.items()})
-    joins = joins_growing_by_rates(topo, {n: b.status for n, b in report.bolts.items()})
     statuses: dict[str, str] = {n: b.status for n, b in report.bolts.items()}
-    storms = {n: c for n, c in (instant_storms(topo, statuses) | instant_paced(topo, statuses)).items()
-              if n not in floods}  # (a replay storm, at once or paced: one mode per document)
-    spills = {n: c for n, c in instant_spills(topo, statuses).items() if n not in floods and n not in storms}
+    joins = joins_growing_by_rates(topo, statuses)
+    unbounded = instant_unbounded(topo, statuses)  # a flood, else a storm (at once or paced), else a spill
+    floods = {n: c for n, c in unbounded.items() if isinstance(c, FloodCertificate)}
+    storms = {n: c for n, c in unbounded.items() if isinstance(c, StormCertificate)}
+    spills = {n: c for n, c in unbounded.items() if isinstance(c, SpillCertificate)}
     failing: list[str] = []
     if args.fail_on == "timeout":
         failing = latency.not_proven()

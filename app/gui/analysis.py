@@ -116,14 +116,11 @@ class Analysed:
             self._floods = {}
             rates = self.rates_or_reason()
             if isinstance(rates, RateAnalysis) and self.topology.bolts and not self.problems():
-                from app.core.tcn.flood import instant_unbounded  # the verifier's modules: loaded when first needed
-                from app.core.tcn.spill import instant_spills
+                from app.core.tcn.unbounded import instant_unbounded  # the verifier's: loaded when first needed
 
                 with contextlib.suppress(Exception):  # as the report: each reader of the snapshot says why
                     report = self.report()
-                    statuses: dict[str, str] = {n: b.status for n, b in report.bolts.items()}
-                    self._floods = {**instant_spills(self.topology, statuses),
-                                    **instant_unbounded(self.topology, statuses)}
+                    self._floods = instant_unbounded(self.topology, {n: b.status for n, b in report.bolts.items()})
         return self._floods
 
 

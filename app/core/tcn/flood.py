@@ -36,9 +36,9 @@ from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.cones import on_or_below_cycles
 from app.core.tcn.network import build_network
-from app.core.tcn.paced import instant_paced, paced_message
+from app.core.tcn.paced import paced_message
 from app.core.tcn.rate_growth import prove_growth
-from app.core.tcn.storm import instant_storms, spill_message, storm_message
+from app.core.tcn.storm import spill_message, storm_message
 from app.core.topology import Topology
 from app.core.words import Exactly, Figure, Words
 
@@ -399,20 +399,8 @@ def instant_floods(topo: Topology, statuses: dict[str, str],
     return floods_by_rates(topo, statuses, lambda: time.monotonic() > deadline)
 
 
-def instant_unbounded(topo: Topology, statuses: dict[str, str],
-                      budget_s: float = FLOOD_BUDGET_S) -> dict[str, FloodCertificate | StormCertificate]:
-    """Every bolt the instant rate check proves unbounded without a search: its floods (`instant_floods`), then the
-    replay storms of the bolts no flood answers (app/core/tcn/storm.py, `instant_storms`) and their paced replay
-    backlogs (app/core/tcn/paced.py, `instant_paced`): what `check` prints under "Unbounded" and the app shows on
-    the canvas and in its Verification panel."""
-    found: dict[str, FloodCertificate | StormCertificate] = dict(instant_floods(topo, statuses, budget_s))
-    found.update({n: c for n, c in instant_storms(topo, statuses).items() if n not in found})
-    found.update({n: c for n, c in instant_paced(topo, statuses).items() if n not in found})
-    return found
-
-
 def unbounded_words(cert: FloodCertificate | StormCertificate | SpillCertificate) -> str:
-    """`check`'s words for a bolt `instant_unbounded` (or `spill.instant_spills`) answers."""
+    """`check`'s words for a bolt `unbounded.instant_unbounded` answers."""
     if isinstance(cert, SpillCertificate):
         return spill_message(cert)
     if isinstance(cert, StormCertificate):
