@@ -176,7 +176,7 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         if status[j] == "bounded" and paced is not None and queue is not None:  # bounded per failure cycle
             verdict: Status = "bounded"
             spout = names[paced.spout]
-            cycle = paced_words(paced, b.name, spout, tuple(names[u] for u in paced.via))
+            cycle = paced_words(paced, b.name, spout, tuple(sorted(names[u] for u in paced.via)))
             note = (f"with failures {b.name} may receive up to {_fmt(2 * e.in_max[j])} tuples/s while {spout} "
                     f"replays, more than the {_fmt(e.cap_min[j])} it processes at least, but only for a while: "
                     f"{cycle}; its queue stays below {_fmt(queue)} tuples{replay_txt}")
