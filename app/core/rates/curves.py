@@ -114,7 +114,7 @@ class Component:
     held: Fraction = Fraction(0)  # bolt: what a count window holds below a full batch beyond Q₀ (max(Q₀, C−1) − Q₀)
     gap: Fraction | None = None  # a duration window's timer: G, the longest time from an arrival to its take
     hold: Fraction | None = None  # a timer: L − S + 2G, the longest a tuple stays unacked (None: no bound, mixed)
-    exact: dict[str, Fraction] = field(default_factory=dict)  # bolt, under "exact": stream -> σ (E = σ(c + P − c′))
+    exact: dict[str, Fraction] = field(default_factory=dict)  # bolt: stream -> σ where E = σ(c + P − c′) holds
 
 
 class FailureBounds:

@@ -114,8 +114,8 @@ def failure_components(topo: Topology, e: RateFigures, model: FailureModel) -> l
         result.append(Component(b.id, "bolt", inputs, streams, take, e.cap_max[b.id], e.cap_min[b.id],
                                 exact(b.alpha) * (1 + tau), e.slowest_take[b.id], e.q_start[b.id] - e.q0,
                                 e.timed.get(b.id), timed_hold(e, b.id),
-                                {name: sigma for name, (sigma, _, _) in e.streams[b.id].items()} if rule == "exact"
-                                else {}))
+                                {name: sigma for name, (sigma, _, _) in e.streams[b.id].items()
+                                 if rule == "exact" or 1 in (sigma.numerator, sigma.denominator)}))
     return result
 
 
