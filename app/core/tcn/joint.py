@@ -13,7 +13,6 @@ F's trees grow by δ + Σ_G ℓ_G/q_G per cycle; when that is positive, s's back
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,8 +35,14 @@ class JointPlan:
 
     plan: StormPlan
     up: Fraction
-    others: tuple[JointFailure, ...]
+    others: tuple[tuple[str, Fraction, int, int, Fraction], ...]  # per G: name, reboot, every, loss, offset
     per_cycle: Fraction
+
+    def failures(self) -> list[JointFailure]:
+        """The other bolts' failures as the certificate states them (each at s's first emission after F's
+        recovery)."""
+        return [JointFailure(bolt=name, reboot=_text(r), every=every, emission=1, offset=_text(offset), loss=loss)
+                for name, r, every, loss, offset in self.others]
 
 
 def _text(x: Fraction) -> str:
@@ -53,32 +58,39 @@ def _others(net: Network, cone: Topology, failing: BoltParams, spout: str) -> li
             and cone.bolt_by_name(b.name).threads is None]
 
 
-@functools.lru_cache(maxsize=4096)
-def _losses(g: Fraction, own_reboot: Fraction, fastest: Fraction, low: Fraction,
-            high: Fraction) -> tuple[Fraction, tuple[tuple[Fraction, int], ...]]:
-    """G's offset (half its fastest batch, or half a gap) and, per reboot worth trying (the bounds and every whole
-    number of gaps between), the tuples one failure loses at its first emission after F's recovery."""
-    offset = min(fastest, g) / 2
-    held = 2 if math.floor(own_reboot / g) - 1 >= 1 else 1
-    reboots = {high, low} | {i * g for i in range(math.ceil(low / g), math.floor(high / g) + 1)}
-    return offset, tuple((r, held + 2 * (math.ceil((offset + r) / g) - 1)) for r in sorted(reboots)
-                         if low <= r <= high)
+_Table = list[tuple[str, Fraction, list[tuple[Fraction, int, Fraction]]]]  # per G: offset, (reboot, loss, need/g)
 
 
-def _best_failure(net: Network, g: Fraction, cycle: Fraction, own_reboot: Fraction,
-                  b: BoltParams) -> tuple[Fraction, int, int, Fraction] | None:
-    """G's failure plan with the most tuples lost per cycle of F (`_losses`): (reboot, every, loss, offset)."""
+def _table(net: Network, g: Fraction, own_reboot: Fraction, others: list[BoltParams]) -> _Table:
+    """Per other failing bolt G: its offset (half its fastest batch, or half a gap) and, per reboot worth trying
+    (the bounds and every whole number of gaps between), the tuples one failure loses at s's first emission after
+    F's recovery and the least time between two failures in gaps (max(min_ttf, offset) + reboot)/g."""
     fm = net.failures
     assert fm is not None
-    if b.alpha * (1 - net.tolerance) <= 0:
-        return None
-    offset, losses = _losses(g, own_reboot, b.alpha * (1 - net.tolerance), fm.min_reboot, fm.max_reboot)
-    best: tuple[Fraction, int, int, Fraction] | None = None
-    for reboot, loss in losses:
-        every = max(1, math.ceil((fm.min_ttf[b.name] + reboot) / cycle))
-        if best is None or loss * best[1] > best[2] * every:
-            best = (reboot, every, loss, offset)
-    return best
+    held = 2 if math.floor(own_reboot / g) - 1 >= 1 else 1
+    low, high = fm.min_reboot, fm.max_reboot
+    reboots = sorted({high, low} | {i * g for i in range(math.ceil(low / g), math.floor(high / g) + 1)})
+    out: _Table = []
+    for b in others:
+        offset = min(b.alpha * (1 - net.tolerance), g) / 2
+        if offset > 0:
+            out.append((b.name, offset, [(r, held + 2 * (math.ceil((offset + r) / g) - 1),
+                                          (max(fm.min_ttf[b.name], offset) + r) / g) for r in reboots]))
+    return out
+
+
+def _best(table: _Table, m: int) -> list[tuple[str, Fraction, int, int, Fraction]]:
+    """Per G, for F's cycles of m gaps: (name, reboot, every, loss, offset) with the most loss per cycle."""
+    out = []
+    for name, offset, options in table:
+        best: tuple[str, Fraction, int, int, Fraction] | None = None
+        for reboot, loss, need in options:
+            every = max(1, -(-need.numerator // (need.denominator * m)))
+            if best is None or loss * best[2] > best[3] * every:
+                best = (name, reboot, every, loss, offset)
+        if best is not None:
+            out.append(best)
+    return out
 
 
 def joint_cycles(net: Network, cone: Topology, failing: BoltParams, spout: str) -> Iterator[JointPlan]:
@@ -98,6 +110,7 @@ def joint_cycles(net: Network, cone: Topology, failing: BoltParams, spout: str) 
     slowest = net.max_idle + failing.alpha * (1 + tau)
     waits = all(name == spout for name, _ in failing.sources)
     first = max(1, math.ceil((ttf + reboot) / hi))
+    table, table_gap = [], Fraction(0)
     for m in range(first, first + MAX_JOINT_EMISSIONS):
         g = max(lo, (ttf + reboot) / m)
         up = m * g - reboot
@@ -105,9 +118,10 @@ def joint_cycles(net: Network, cone: Topology, failing: BoltParams, spout: str) 
             continue
         k = math.floor((up - g) / slowest) if waits else math.ceil(up / slowest) - 1
         own = m - failing.take_max * k
-        failures = {b.name: f for b in others if (f := _best_failure(net, g, m * g, reboot, b)) is not None}
-        per_cycle = own + sum((Fraction(f[2], f[1]) for f in failures.values()), Fraction(0))
+        if g != table_gap:
+            table, table_gap = _table(net, g, reboot, others), g
+        failures = _best(table, m)
+        per_cycle = own + sum((Fraction(f[3], f[2]) for f in failures), Fraction(0))
         if per_cycle > 0:
-            yield JointPlan(StormPlan(failing.name, spout, reboot, m, g, waits, k, own), up, tuple(
-                JointFailure(bolt=name, reboot=_text(r), every=every, emission=1, offset=_text(offset), loss=loss)
-                for name, (r, every, loss, offset) in failures.items()), per_cycle)
+            yield JointPlan(StormPlan(failing.name, spout, reboot, m, g, waits, k, own), up, tuple(failures),
+                            per_cycle)

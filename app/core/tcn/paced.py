@@ -104,7 +104,7 @@ def _prove_joint(net: Network, cone: Topology, j: BoltParams, capacity: Fraction
                             spout=plan.spout, reboot=_text(plan.reboot), emissions=plan.emissions,
                             gap=_text(plan.gap), waits=plan.waits, completions=plan.completions, growth=plan.growth,
                             replay="paced", terms=terms, capacity=_text(capacity), up=_text(joint.up),
-                            others=list(joint.others))
+                            others=joint.failures())
 
 
 def paced_message(cert: StormCertificate) -> str:
@@ -144,7 +144,7 @@ def _joint_message(cert: StormCertificate) -> str:
 
 
 def _nth(n: int) -> str:
-    return "first" if n == 1 else f"emission number {n}"
+    return "first emission" if n == 1 else f"emission number {n}"
 
 
 def _proven(topo: Topology, name: str) -> tuple[Topology, StormCertificate | None, list[str]]:

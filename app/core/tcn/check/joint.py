@@ -6,7 +6,8 @@ docs/boundedness.md, "Unbounded: several failing bolts on one paced spout", and 
 * each names a bolt other than the failing one, once, with `min_ttf`, an ordinary bolt (no window, no join, no
   internal threads) that receives the spout's default stream;
 * its reboot lies within the reboot bounds; `every` ≥ 1 and `every` × (the failing bolt's cycle) − reboot is at
-  least its min_ttf (it fails once per `every` cycles, no sooner than allowed);
+  least its min_ttf and its offset (it fails once per `every` cycles, no sooner than allowed, and is up at the
+  emission);
 * `emission` ≥ 1, and 0 < `offset` < min(α(1−τ), gap) (it fails before any batch holding that emission's tuples
   can end);
 * `loss` is a + 2·(⌈(offset + reboot)/gap⌉ − 1): a = 2 tuples at its failure (a fresh tuple and a replay) when
@@ -61,8 +62,9 @@ def _loss(topo: Topology, cert: StormCertificate, index: int) -> tuple[int | Non
     if up is None and ttf is not None:
         up = exact(ttf)
     cycle = (up or Fraction(0)) + own
-    if o.every < 1 or o.every * cycle - reboot < exact(b.min_ttf):
-        problems.append(f"{o.bolt}: one failure every {o.every} cycles of {cycle} s leaves it up less than min_ttf")
+    if o.every < 1 or o.every * cycle - reboot < max(exact(b.min_ttf), offset):
+        problems.append(f"{o.bolt}: one failure every {o.every} cycles of {cycle} s leaves it up less than min_ttf, "
+                        "or down at the emission")
     if o.emission < 1 or not 0 < offset < min(exact(b.alpha) * (1 - tau), g):
         problems.append(f"{o.bolt}: emission {o.emission} must be ≥ 1 and offset {o.offset} within (0, min(α(1−τ), "
                         "gap))")
