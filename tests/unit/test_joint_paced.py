@@ -70,14 +70,15 @@ def _mutations(cert: StormCertificate) -> dict[str, StormCertificate]:
         "a loss above the derived": other(loss=11),
         "a failure sooner than min_ttf allows": other(every=8, loss=10),
         "a replay assumed where the backlog may be empty": other(emission=4),
-        "an offset past the fastest batch": other(offset="1/2"),
+        "an offset past the fastest batch": other(offset="9/20"),  # (0.45 s: B1's batch may have ended)
         "no offset": other(offset="0/1"),
         "a reboot outside the bounds": other(reboot="5/2", loss=12),
         "the failing bolt as another": other(bolt="B0"),
         "another bolt twice": with_(others=[cert.others[0], cert.others[0]]),
         "no joint growth": with_(others=[]),
         "B1 once every 10 cycles: a joint growth of 0": other(every=10),
-        "up below min_ttf": with_(up="39/2", emissions=43, completions=44, growth=-1),
+        "up below min_ttf": with_(up="39/2", emissions=43, completions=43, growth=0,  # (else a sound cycle)
+                                  others=[cert.others[0].model_copy(update={"every": 10})]),
         "at-once replays": with_(replay="at-once"),
     }
 
@@ -102,9 +103,20 @@ def test_another_bolt_that_does_not_receive_the_spout_or_never_fails_is_rejected
             doc["subscriptions"][1]["source"] = "B0"
         else:
             del doc["bolts"][1]["min_ttf"]
-        forged = _joint().model_copy(update={"content_hash": content_hash(cone(doc, "B0"))})
-        assert check_storm_certificate(cone(doc, "B0"), forged), change
+        whole = parse_topology(doc)  # (B1 that never fails is not in B0's cone: the whole document keeps it)
+        forged = _joint().model_copy(update={"content_hash": content_hash(whole)})
+        assert check_storm_certificate(whole, forged), change
         assert prove_paced(cone(doc, "B0"), "B0") is None, change
+
+
+def test_other_failing_bolts_under_at_once_replays_are_rejected() -> None:
+    """The joint cycle is a paced backlog's: under at-once replays a certificate with others is refused, whatever
+    its figures."""
+    doc = json.loads(json.dumps(R182))
+    doc["settings"]["replay"] = "at-once"
+    at_once = _joint().model_copy(update={"content_hash": content_hash(cone(doc, "B0")), "replay": "at-once",
+                                          "terms": [], "capacity": None})
+    assert check_storm_certificate(cone(doc, "B0"), at_once) == ["other failing bolts (others) are a paced storm's only"]
 
 
 def test_the_threshold_run_is_certified_past_n() -> None:

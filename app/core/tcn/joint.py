@@ -110,7 +110,7 @@ def joint_cycles(net: Network, cone: Topology, failing: BoltParams, spout: str) 
     slowest = net.max_idle + failing.alpha * (1 + tau)
     waits = all(name == spout for name, _ in failing.sources)
     first = max(1, math.ceil((ttf + reboot) / hi))
-    table, table_gap = [], Fraction(0)
+    table, table_gap, most = [], Fraction(0), 0
     for m in range(first, first + MAX_JOINT_EMISSIONS):
         g = max(lo, (ttf + reboot) / m)
         up = m * g - reboot
@@ -120,6 +120,9 @@ def joint_cycles(net: Network, cone: Topology, failing: BoltParams, spout: str) 
         own = m - failing.take_max * k
         if g != table_gap:
             table, table_gap = _table(net, g, reboot, others), g
+            most = sum(max(loss for _, loss, _ in options) for _, _, options in table)
+        if own + most <= 0:
+            continue  # (each G fails at most once per cycle of F)
         failures = _best(table, m)
         per_cycle = own + sum((Fraction(f[3], f[2]) for f in failures), Fraction(0))
         if per_cycle > 0:

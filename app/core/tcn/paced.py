@@ -91,9 +91,13 @@ def _prove_joint(net: Network, cone: Topology, j: BoltParams, capacity: Fraction
         if net.failures is None or f.name not in net.failures.min_ttf or cone.bolt_by_name(f.name).window is not None:
             continue
         for spout in sorted({u for u, st in f.sources if st == "default" and u in spouts}):
+            drains: dict[Fraction, tuple[list[FloodTerm], Fraction]] = {}
             for joint in joint_cycles(net, cone, f, spout):
-                terms = _terms(net, j, spout, joint.plan.gap)
-                key = (_inflow(terms) - capacity, joint.per_cycle / (joint.plan.emissions * joint.plan.gap))
+                if joint.plan.gap not in drains:
+                    terms = _terms(net, j, spout, joint.plan.gap)
+                    drains[joint.plan.gap] = (terms, _inflow(terms) - capacity)
+                terms, margin = drains[joint.plan.gap]
+                key = (margin, joint.per_cycle / (joint.plan.emissions * joint.plan.gap))
                 if any(t.sender == spout for t in terms) and key[0] > 0 and (best is None or key > best[0]):
                     best = (key, joint, terms)
     if best is None:
