@@ -132,9 +132,18 @@ def test_the_threshold_run_is_certified_past_n() -> None:
     assert check_storm_certificate(cone(R182, "B0"), with_run) == ["threshold run: no trace"]
 
 
-def test_check_shows_the_answer(tmp_path: Path, capsys: Any) -> None:
+def test_check_and_verify_show_the_answer(tmp_path: Path, capsys: Any) -> None:
+    """`check` (text and --json) without a search; `verify` after its search (the linear program leaves B0 without a
+    repeating growth), with a certificate file that check-certificate accepts."""
     path = tmp_path / "r182.json"
     path.write_text(json.dumps(R182))
+    out = tmp_path / "certs.json"
+    assert main(["verify", str(path), "--timeout", "10", "--certificate-out", str(out)]) == 1
+    said = capsys.readouterr().out
+    assert said.startswith("unbounded: 1 unbounded by the paced backlog of several failing bolts (B0)"), said
+    assert "B1, failing once every 9 of those cycles (202.5 s)" in said
+    assert main(["check-certificate", str(out)]) == 0
+    assert "B0: accepted (storm proof)" in capsys.readouterr().out
     assert main(["check", str(path)]) == 0
     said = capsys.readouterr().out
     assert "B0: unbounded (several failing bolts on one paced spout, certified)" in said
