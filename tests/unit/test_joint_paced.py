@@ -116,7 +116,8 @@ def test_other_failing_bolts_under_at_once_replays_are_rejected() -> None:
     doc["settings"]["replay"] = "at-once"
     at_once = _joint().model_copy(update={"content_hash": content_hash(cone(doc, "B0")), "replay": "at-once",
                                           "terms": [], "capacity": None})
-    assert check_storm_certificate(cone(doc, "B0"), at_once) == ["other failing bolts (others) are a paced storm's only"]
+    assert check_storm_certificate(cone(doc, "B0"), at_once) == [
+        "other failing bolts (others) are a paced storm's only"]
 
 
 def test_the_threshold_run_is_certified_past_n() -> None:
