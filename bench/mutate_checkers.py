@@ -59,7 +59,8 @@ under at-once replays, a growth below 1 without them, an up below min_ttf, a los
 any emission, the tuples lost while down counted with one more emission, a failure sooner than min_ttf, an offset past
 the fastest batch, a reboot outside the bounds, the failing bolt or a bolt twice among them, a bolt that does not
 receive the spout's default stream or never fails, or a joint growth of 0; and the certifier's later passes over a
-compressed lasso, rebuilt from the first's steps (tests/unit/test_compressed_lasso.py), not raising a repeat's queues; and the flood checker's lost backlog
+compressed lasso, rebuilt from the first's steps (tests/unit/test_compressed_lasso.py), not raising a repeat's
+queues; and the flood checker's lost backlog
 (tests/unit/test_lost_flood.py) accepting at-once replays or a source that never fails, a spout whose trees do not
 reach the source, its rate above a fresh tuple and a replay per least gap, a ratio above the stream's, a term twice,
 no term from the spout, a capacity below the smallest, a tie, or leaving the source's evidence unchecked. Prints one
