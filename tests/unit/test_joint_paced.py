@@ -16,7 +16,8 @@ import pytest
 from app.cli import main
 from app.core.formats.trace import expanded_trace
 from app.core.rates import rate_check
-from app.core.results import JointFailure, StormCertificate, StormRun
+from app.core.formats.verified import bolt_verdict_words
+from app.core.results import BoltVerdict, JointFailure, StormCertificate, StormRun
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.storm import check_storm_certificate
 from app.core.tcn.cones import bounded_in_cones
@@ -151,6 +152,12 @@ def test_check_and_verify_show_the_answer(tmp_path: Path, capsys: Any) -> None:
     assert main(["check", str(path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["unbounded_by_storm"]["B0"]["storm_certificate"]["others"][0]["loss"] == 10
+
+
+def test_the_apps_row_names_every_failing_bolt() -> None:
+    verdict = BoltVerdict(verdict="unbounded", method="storm proof", certified=True, storm_certificate=_joint())
+    assert bolt_verdict_words(verdict) == ("unbounded: S's paced replays of B0 and B1's losses pile up, then flood it "
+                                           "(storm proof, certified)")
 
 
 def _random_doc(rng: random.Random) -> dict[str, Any]:
