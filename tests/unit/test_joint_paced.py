@@ -15,8 +15,8 @@ import pytest
 
 from app.cli import main
 from app.core.formats.trace import expanded_trace
-from app.core.rates import rate_check
 from app.core.formats.verified import bolt_verdict_words
+from app.core.rates import rate_check
 from app.core.results import BoltVerdict, JointFailure, StormCertificate, StormRun
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.storm import check_storm_certificate
