@@ -17,6 +17,7 @@ T is `unbounded`. The cycle and these figures are the certificate (`StormCertifi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from fractions import Fraction
 
 from app.core.results import BoltVerdict, FloodTerm, StormCertificate
@@ -50,6 +51,16 @@ def _inflow(terms: list[FloodTerm]) -> Fraction:
     return sum((Fraction(t.rate) * Fraction(t.ratio) for t in terms), Fraction(0))
 
 
+def _storms(net: Network, cone: Topology) -> Iterator[tuple[BoltParams, str]]:
+    """Every failing ordinary bolt of the cone with each spout whose default stream it receives (the storm's rule is
+    an ordinary bolt's: a window takes by its own rule)."""
+    spouts = {s.name for s in net.spouts}
+    for f in net.bolts:
+        if net.failures is not None and f.name in net.failures.min_ttf and cone.bolt_by_name(f.name).window is None:
+            for spout in sorted({u for u, st in f.sources if st == "default" and u in spouts}):
+                yield f, spout
+
+
 def prove_paced(cone: Topology, target: str) -> StormCertificate | None:
     """A paced certificate for `target` on its cone of influence `cone`: the growing cycle of a failing bolt whose
     drain beats the target by the widest margin (then the largest growth), or None."""
@@ -61,19 +72,15 @@ def prove_paced(cone: Topology, target: str) -> StormCertificate | None:
     if j.timer is not None or j.join:
         return None  # (a duration window takes all it holds at each run; a join waits for its slowest branch)
     capacity = j.take_max / (j.alpha * (1 + net.tolerance) + net.max_idle)
-    spouts = {s.name for s in net.spouts}
     best: tuple[tuple[Fraction, int], StormPlan, list[FloodTerm]] | None = None
-    for f in net.bolts:
-        if f.name not in net.failures.min_ttf or cone.bolt_by_name(f.name).window is not None:
-            continue  # (the storm's rule is an ordinary bolt's: a window takes by its own rule)
-        for spout in sorted({u for u, st in f.sources if st == "default" and u in spouts}):
-            for plan in storm_cycles(net, f, spout):
-                terms = _terms(net, j, spout, plan.gap)
-                if not any(t.sender == spout for t in terms):
-                    break  # the target must receive the spout's replays
-                key = (_inflow(terms) - capacity, plan.growth)
-                if key[0] > 0 and (best is None or key > best[0]):
-                    best = (key, plan, terms)
+    for f, spout in _storms(net, cone):
+        for plan in storm_cycles(net, f, spout):
+            terms = _terms(net, j, spout, plan.gap)
+            if not any(t.sender == spout for t in terms):
+                break  # the target must receive the spout's replays
+            key = (_inflow(terms) - capacity, plan.growth)
+            if key[0] > 0 and (best is None or key > best[0]):
+                best = (key, plan, terms)
     if best is None:
         return _prove_joint(net, cone, j, capacity)
     _, plan, terms = best
@@ -86,21 +93,17 @@ def prove_paced(cone: Topology, target: str) -> StormCertificate | None:
 def _prove_joint(net: Network, cone: Topology, j: BoltParams, capacity: Fraction) -> StormCertificate | None:
     """When no one failing bolt's backlog grows: the joint cycle of a failing bolt and the other failing bolts on its
     spout (app/core/tcn/joint.py) whose drain beats the target by the widest margin, then grows fastest per second."""
-    spouts = {s.name for s in net.spouts}
     best: tuple[tuple[Fraction, Fraction], JointPlan, list[FloodTerm]] | None = None
-    for f in net.bolts:
-        if net.failures is None or f.name not in net.failures.min_ttf or cone.bolt_by_name(f.name).window is not None:
-            continue
-        for spout in sorted({u for u, st in f.sources if st == "default" and u in spouts}):
-            drains: dict[Fraction, tuple[list[FloodTerm], Fraction]] = {}
-            for joint in joint_cycles(net, cone, f, spout):
-                if joint.plan.gap not in drains:
-                    terms = _terms(net, j, spout, joint.plan.gap)
-                    drains[joint.plan.gap] = (terms, _inflow(terms) - capacity)
-                terms, margin = drains[joint.plan.gap]
-                key = (margin, joint.per_cycle / (joint.plan.emissions * joint.plan.gap))
-                if any(t.sender == spout for t in terms) and key[0] > 0 and (best is None or key > best[0]):
-                    best = (key, joint, terms)
+    for f, spout in _storms(net, cone):
+        drains: dict[Fraction, tuple[list[FloodTerm], Fraction]] = {}
+        for joint in joint_cycles(net, cone, f, spout):
+            if joint.plan.gap not in drains:
+                terms = _terms(net, j, spout, joint.plan.gap)
+                drains[joint.plan.gap] = (terms, _inflow(terms) - capacity)
+            terms, margin = drains[joint.plan.gap]
+            key = (margin, joint.per_cycle / (joint.plan.emissions * joint.plan.gap))
+            if any(t.sender == spout for t in terms) and key[0] > 0 and (best is None or key > best[0]):
+                best = (key, joint, terms)
     if best is None:
         return None
     _, joint, terms = best
