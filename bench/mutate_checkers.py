@@ -349,7 +349,7 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "if loss is not None and o.loss != loss:", "if loss is not None and o.loss < loss:", JOINT),
     ("joint: a replay at any emission", "app/core/tcn/check/joint.py",
      "held = 2 if o.emission <= math.floor(own / g) - 1 else 1", "held = 2", JOINT),
-    ("joint: the tuples lost while down counted once each", "app/core/tcn/check/joint.py",
+    ("joint: one emission more while down", "app/core/tcn/check/joint.py",
      "return held + 2 * (math.ceil((offset + reboot) / g) - 1), problems",
      "return held + 2 * math.ceil((offset + reboot) / g), problems", JOINT),
     ("joint: a failure sooner than min_ttf", "app/core/tcn/check/joint.py",
