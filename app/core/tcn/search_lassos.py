@@ -176,16 +176,18 @@ def _until(search: SearchControl, run: Run, budget_s: float) -> float:
 
 def _built(search: SearchControl, run: Run, target: str, until: float, end: float | None,
            total_cells: int | None = None, skip: frozenset[int] = frozenset()) -> Lasso:
-    """A lasso for `target` by simulation by `until`, not certified yet: its schedules but those in `skip`,
-    `total_cells` over all of them (None: simulate.MAX_CELLS per schedule), each simulated only while, at
-    CERTIFY_RATIO, the lasso it may close could still be certified by `end`."""
+    """A lasso for `target` by simulation by `until`, not certified yet: its schedules (generated once per
+    verification, `Run.schedule_order`) but those in `skip`, `total_cells` over all of them (None: simulate.MAX_CELLS
+    per schedule), each simulated only while, at CERTIFY_RATIO, the lasso it may close could still be certified by
+    `end`."""
 
     def cut() -> float:  # a schedule's own deadline: what is left once its lasso's certification is paid
         now = time.monotonic()
         return until if end is None else min(until, now + (end - now) / (1 + CERTIFY_RATIO))
 
     return build_lasso(run.nets[target], target, cannot_grow=run.steady, cancelled=search.interrupted, deadline=until,
-                       total_cells=total_cells, skip=skip, cut=cut)
+                       total_cells=total_cells, skip=skip, cut=cut,
+                       order=run.schedule_order(target).played(search.interrupted))
 
 
 def _late(search: SearchControl, run: Run, target: str, lasso: Lasso) -> None:
