@@ -1,8 +1,7 @@
 """A target's schedules (`schedule.schedules`), generated once per verification and replayed to every simulation
-of that target: the first pass, a longer one, the failure-cycle rounds and both trace passes (app/core/tcn/
-search_lassos.py) play the same schedules in the same order, so each generated them again before, which on a
-cone of 150 bolts took longer than the simulations themselves (bench/RESULTS.md, "Decisions per second on the
-current main").
+of that target (docs/simulation.md, "Generated once per verification"): the first pass, a longer one, the
+failure-cycle rounds and both trace passes (app/core/tcn/search_lassos.py) play the same schedules in the same
+order, and each generated them again before, which on a cone of 152 bolts took longer than the simulations.
 
 A generation polled as cancelled may have ended early or ranked from a list it cut short (`schedules` builds some
 lists in full before yielding), so it is never replayed: the next call generates afresh, as every call did.
