@@ -15,7 +15,7 @@ import pytest
 import app.core.tcn.schedule_order as schedule_order
 from app.cli.inputs import read_topology
 from app.core.results import VerifyResult
-from app.core.tcn import search
+from app.core.tcn import search, search_lassos
 from app.core.tcn.network import build_network
 from app.core.tcn.schedule import Schedule, schedules
 from app.core.tcn.search import SearchOptions, verify
@@ -85,3 +85,30 @@ def test_both_trace_passes_play_one_generation(monkeypatch: pytest.MonkeyPatch, 
     each = verify(topo, SearchOptions(timeout_s=60))
     assert generated == {"B1": 2}  # as before: generated again by the last pass
     assert _answers(once) == _answers(each)
+
+
+def test_a_lasso_the_quick_pass_could_not_certify_is_not_simulated_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quick trace pass finds B1's lasso but its budget ends during the certification (a loaded machine; here its
+    first certification reports itself stopped): the last pass certifies that lasso, first, instead of simulating B1
+    again, and the answers are those of a quick pass that certified in time."""
+    topo = read_topology(str(DATA / "sweep-2.storm.json"))
+    in_time = verify(topo, SearchOptions(timeout_s=60))
+    built: list[str] = []
+    real_built, real_kept = search_lassos._built, search_lassos._kept
+
+    def counted(search: Any, run: Any, target: str, *args: Any, **kwargs: Any) -> Any:
+        built.append(target)
+        return real_built(search, run, target, *args, **kwargs)
+
+    def late_once(*args: Any, **kwargs: Any) -> bool | None:
+        if not hasattr(late_once, "stopped"):
+            late_once.stopped = True  # type: ignore[attr-defined]
+            return None  # stopped by the quick pass's budget
+        return real_kept(*args, **kwargs)
+
+    monkeypatch.setattr(search_lassos, "_built", counted)
+    monkeypatch.setattr(search_lassos, "_kept", late_once)
+    late = verify(topo, SearchOptions(timeout_s=60))
+    assert built == ["B1"] and getattr(late_once, "stopped", False)
+    assert late.bolts["B1"].method == "simulation"
+    assert _answers(late) == _answers(in_time)
