@@ -1,7 +1,9 @@
 """A target's schedules are generated once per verification and replayed to each of its simulations
 (app/core/tcn/schedule_order.py): the same schedules in the same order as `schedules` gives, a cancelled generation
 never replayed, and a verification whose trace passes simulate a target twice gives the same verdicts and traces
-with one generation as with one per simulation (tests/data/schedule-order/README.md)."""
+with one generation as with one per simulation (tests/data/schedule-order/README.md). Also: a lasso the quick trace
+pass found but could not certify in time is certified by the last pass, not simulated again
+(app/core/tcn/search_lassos.py, `trace_phase`)."""
 
 from __future__ import annotations
 
