@@ -8,7 +8,8 @@ build (app/core/tcn/options.py, free of z3 so that the GUI builds it without loa
 
 A verification runs in phases, each in its own module: the rate check and the plan
 (app/core/tcn/search_rates.py), proofs by rates (app/core/tcn/search_proofs.py), replay storms
-(app/core/tcn/storm.py) and the floods they prove (app/core/tcn/flood.py) before any search, lassos by
+(app/core/tcn/storm.py) and the floods from those and from the growth proofs (app/core/tcn/flood.py) before any
+search, lassos by
 simulation (app/core/tcn/search_lassos.py), the linear program (app/core/tcn/search_proofs.py), the solver's
 deepening search (app/core/tcn/search_solver.py), the storms and floods again, lassos for the traces of bolts
 proven by rates with the time left, and last the linear program with worker deaths
@@ -18,11 +19,12 @@ far, is app/core/tcn/search_run.py.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from app.core.rates import RateAnalysis
-from app.core.results import BoltVerdict, Progress, VerifyResult
-from app.core.tcn.flood import flood_verdicts
+from app.core.results import BoltVerdict, FloodCertificate, Progress, VerifyResult
+from app.core.tcn.flood import FLOOD_BUDGET_S, flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
 from app.core.tcn.paced import paced_verdicts
@@ -76,7 +78,8 @@ class Search(SearchControl):
             # a failing bolt whose at-once replays outgrow it, and the bolts its spout's replays reach: their runs
             # never repeat, so no lasso shows them (docs/boundedness.md, "Unbounded: a replay storm")
             storm_verdicts(self.topo, run.verdicts, [n for n in run.checked if n not in run.verdicts], run.notes)
-            self._storm_floods(run)
+            # and the bolts those sources flood: no lasso needed (docs/verifier.md, step 2a)
+            self._early_floods(run)
             self._floods(run)  # only bolts decided already: a flood proof of a searched bolt waits for its search
             spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
                            lambda: self.stop_reason(run.elapsed()) is not None)
@@ -120,21 +123,31 @@ class Search(SearchControl):
         flood_verdicts(self.topo, run.verdicts if verdicts is None else verdicts, run.traces,
                        lambda n: run.nets[n].topology, run.notes, stop)
 
-    def _storm_floods(self, run: Run) -> None:
-        """The bolts not answered yet that a bolt unbounded by a replay storm floods become `unbounded` before any
-        search: such a source's runs never repeat, so no lasso would show them either (docs/boundedness.md,
-        "Chains" under the flood proof)."""
-        stormed = {n for n, v in run.verdicts.items() if v.storm_certificate is not None}
-        if not stormed:
-            return
-        senders = self.topo.senders()
-        waiting = {n: BoltVerdict(verdict="unknown") for n in run.checked
-                   if n not in run.verdicts and senders.get(n, set()) & stormed}
+    def _early_floods(self, run: Run) -> None:
+        """Before any search, every bolt not answered yet that a source proven to grow by rates or unbounded by a
+        replay storm floods (directly, in a chain, or as a lost backlog into a paced spout) becomes `unbounded`
+        (app/core/tcn/flood.py): the proof needs no lasso, so the search's time goes to the bolts it leaves
+        (docs/verifier.md, step 2a). Within FLOOD_BUDGET_S, as `check`'s instant floods. A bolt flooded from a rate
+        proof joins `run.early`: a lasso the trace passes find answers for it instead, as for a bolt proven to grow
+        by rates (a replay storm's runs never repeat: no lasso is sought for the bolts it floods)."""
+        waiting = {n: BoltVerdict(verdict="unknown") for n in run.checked if n not in run.verdicts}
         if not waiting:
             return
+        until = time.monotonic() + FLOOD_BUDGET_S
         trial = {**run.verdicts, **waiting}
-        self._floods(run, verdicts=trial)
-        run.verdicts.update({n: v for n, v in trial.items() if n in waiting and v.verdict == "unbounded"})
+        flood_verdicts(self.topo, trial, run.traces, lambda n: run.nets[n].topology, run.notes,
+                       lambda: self.stop_reason(run.elapsed()) is not None or time.monotonic() > until)
+        flooded = {n: v for n, v in trial.items() if n in waiting and v.verdict == "unbounded"}
+        run.verdicts.update(flooded)
+        run.early.update(n for n, v in flooded.items() if v.flood_certificate is not None
+                         and _from_rates(v.flood_certificate))
+
+
+def _from_rates(cert: FloodCertificate) -> bool:
+    """Whether the flood's first source (the innermost of a chain) has its growth proven by rates."""
+    while cert.evidence.flood_certificate is not None:
+        cert = cert.evidence.flood_certificate
+    return cert.evidence.growth_certificate is not None
 
 
 def verify(topo: Topology, options: SearchOptions | None = None, *,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from app.core.gc_pause import paused_gc
-from app.core.results import Progress
+from app.core.results import BoltVerdict, Progress
 from app.core.tcn.check.certify import certify
 from app.core.tcn.failing import failure_words
 from app.core.tcn.search_run import Run, SearchControl
@@ -101,16 +101,24 @@ def trace_phase(search: SearchControl, run: Run, budget_s: float = SIMULATION_BU
     quick = budget_s < SIMULATION_BUDGET_S
     for target in (t for phase in run.phases for t in phase):
         proof = run.verdicts.get(target)
-        if proof is None or proof.method != "rate proof" or search.stop_reason(run.elapsed()):
+        if proof is None or not _traced(run, target, proof) or search.stop_reason(run.elapsed()):
             continue
-        search.announce(run, f"{target}: a lasso by simulation, for a trace (it grows, proven by rates)")
-        # the lasso answers for every target proven by rates and growing in it, as it would have in the first pass
-        proven = {n: v for n, v in run.verdicts.items() if n in run.nets and v.method == "rate proof"}
+        search.announce(run, f"{target}: a lasso by simulation, for a trace "
+                             f"({'it grows, proven by rates' if proof.method == 'rate proof' else 'it is flooded'})")
+        # the lasso answers for every target proven by rates (or flooded from such a proof) and growing in it, as it
+        # would have in the first pass
+        proven = {n: v for n, v in run.verdicts.items() if n in run.nets and _traced(run, n, v)}
         for n in proven:
             del run.verdicts[n]
-        _for_trace(search, run, target, budget_s, quick)
+        _for_trace(search, run, target, budget_s, quick, proof.method)
         for n, v in proven.items():
             run.verdicts.setdefault(n, v)
+
+
+def _traced(run: Run, target: str, verdict: BoltVerdict) -> bool:
+    """Whether a lasso found for a trace answers for `target` instead of `verdict`: a growth proven by rates, or a
+    flood from one answered before the search (`Run.early`; docs/verifier.md, step 2a)."""
+    return verdict.method == "rate proof" or (target in run.early and verdict.method == "flood proof")
 
 
 @paused_gc()  # a long lasso: app/core/gc_pause.py
@@ -149,23 +157,25 @@ def _round(search: SearchControl, run: Run, target: str, budget_s: float, skip: 
 
 
 @paused_gc()
-def _for_trace(search: SearchControl, run: Run, target: str, budget_s: float, quick: bool) -> None:
-    """A lasso for the trace of `target`, whose growth is proven by rates already: certified by the time limit, and
-    when `quick` (the pass right after the proofs) within `budget_s` too, where a lasso not found is no note (it is
-    tried again)."""
+def _for_trace(search: SearchControl, run: Run, target: str, budget_s: float, quick: bool, method: str) -> None:
+    """A lasso for the trace of `target`, whose growth is proven by rates already (or that a flood from such a proof
+    makes unbounded: `method` "flood proof"): certified by the time limit, and when `quick` (the pass right after
+    the proofs) within `budget_s` too, where a lasso not found is no note (it is tried again)."""
     until = _until(search, run, budget_s)
     lasso = _built(search, run, target, until, until if quick else search.deadline, FIRST_PASS_CELLS)
+    stays = "its growth stays proven by rates" if method == "rate proof" else "its flood proof stays its answer"
     if lasso.trace is None:
         if not quick:
-            run.notes.append(f"simulation for {target}: {lasso.message}; its growth stays proven by rates (no trace)")
+            run.notes.append(f"simulation for {target}: {lasso.message}; {stays} (no trace)")
         return
 
     def stop() -> bool:  # the proof answers already, so no certifying past the time limit
         return search.interrupted() or (quick and time.monotonic() >= until)
 
-    if _kept(search, run, target, lasso, stop) is None and not quick and not search.cancelled:
+    if _kept(search, run, target, lasso, stop, needs_failures=target in run.downgraded) is None and not quick \
+            and not search.cancelled:
         run.notes.append(f"simulation for {target}: its lasso of {lasso.trace.k} positions was not certified within "
-                         "the time limit; its growth stays proven by rates (no trace)")
+                         f"the time limit; {stays} (no trace)")
 
 
 def _until(search: SearchControl, run: Run, budget_s: float) -> float:

@@ -79,6 +79,9 @@ class Run:
     phases: list[list[str]] = field(default_factory=list)
     stop: str | None = None
     tried: dict[str, list[str]] = field(default_factory=dict)  # per target: what each phase tried and why it failed
+    # targets answered `unbounded` before the search by a flood from a source proven to grow by rates (search.py,
+    # `_early_floods`): like a growth proven by rates, a lasso the trace passes find answers for them instead
+    early: set[str] = field(default_factory=set)
 
     def attempt(self, target: str, what: str) -> None:
         """Record what a phase tried for `target` without deciding it (its words for an undecided bolt)."""
