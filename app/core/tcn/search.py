@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, FloodCertificate, Progress, VerifyResult
+from app.core.tcn.check.lassos import remembering
 from app.core.tcn.flood import FLOOD_BUDGET_S, flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
@@ -51,7 +52,8 @@ class Search(SearchControl):
     def run(self) -> VerifyResult:
         """Decide the property; blocking."""
         try:
-            result = self._run()
+            with remembering():  # the lassos certified in this verification, each replayed once (check/lassos.py)
+                result = self._run()
             if self.threshold is None and not self.force_search and not self.cancelled:
                 worker_death_phase(self, result)  # whatever the other phases said (docs/model.md 9.4)
             return result

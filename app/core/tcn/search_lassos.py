@@ -10,7 +10,7 @@ from fractions import Fraction
 
 from app.core.gc_pause import paused_gc
 from app.core.results import BoltVerdict, Progress
-from app.core.tcn.check.certify import certify
+from app.core.tcn.check.lassos import certified
 from app.core.tcn.failing import failure_words
 from app.core.tcn.search_run import Run, SearchControl
 from app.core.tcn.simulate import Lasso, build_lasso
@@ -210,7 +210,7 @@ def _kept(search: SearchControl, run: Run, target: str, lasso: Lasso, stop: Call
     False (a defect, noted) when it fails certification. A lasso with failures is noted in words: one the target
     *needs* when the failure-free rate check proves it bounded (`needs_failures`)."""
     assert lasso.trace is not None
-    cert = certify(lasso.trace, checked=[target], cancelled=stop)
+    cert = certified(lasso.trace, [target], cancelled=stop)  # (remembered: a flood's evidence check reuses it)
     if search.cancelled or (not cert.ok and stop()):
         return None
     if not cert.ok:
