@@ -43,7 +43,11 @@ from app.core.tcn.storm_run import storm_runs
 from app.core.tcn.summary import summarise
 from app.core.topology import Topology
 
-__all__ = ["SOLVER_OPTIONS", "Search", "SearchOptions", "deepening_schedule", "verify"]
+__all__ = ["RUNS_SHARE", "SOLVER_OPTIONS", "Search", "SearchOptions", "deepening_schedule", "verify"]
+
+#: with `--flood-run N` and a time limit, the search ends this share of the limit early: the unbounded proofs after it
+#: and the threshold runs get the rest (a run for a spill out of a long search took 4 s: docs/verifier.md, step 2f)
+RUNS_SHARE = 0.25
 
 
 class Search(SearchControl):
@@ -65,6 +69,9 @@ class Search(SearchControl):
         targets and their cones, the proofs by rates, lassos built by simulation, the linear program, the solver's
         deepening search, the verdicts of what is left undecided, the bolts a backed-up bolt floods
         (app/core/tcn/flood.py), and lassos for the bolts proven to grow by rates (docs/verifier.md, step 2)."""
+        limit = self.timeout_s
+        if self.flood_run is not None and limit is not None:  # the threshold runs asked for get the limit's last part
+            self.timeout_s = limit * (1 - RUNS_SHARE)
         run = rate_phase(self)
         if isinstance(run, VerifyResult):
             return run
@@ -94,6 +101,8 @@ class Search(SearchControl):
             failure_cycle_phase(self, run)
         deepening_phase(self, run)
         close_undecided(self, run)
+        if limit is not None and self.timeout_s != limit:  # the passes below, the threshold runs first, up to the limit
+            self.timeout_s, self.deadline = limit, run.start + limit
         if proving:  # a source that backs up may flood a bolt below it (answers found before the limit: its overtime)
             storm_verdicts(self.topo, run.verdicts, run.checked, run.notes)  # (the first pass ran with the rates')
             # a paced backlog that grows (docs/boundedness.md, "Unbounded: a paced replay backlog"), only for the bolts
@@ -104,12 +113,16 @@ class Search(SearchControl):
             spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
                            self.overdue)
             if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
+                # (a bolt that grows in a simulated lasso backs up first under the schedule that closed it)
+                played = {n: run.played[v.trace_index] for n, v in run.verdicts.items()
+                          if v.verdict == "counterexample" and v.trace_index in run.played}
                 threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
-                               cancelled=lambda: self.cancelled, deadline=self.deadline)
+                               cancelled=lambda: self.cancelled, deadline=self.deadline, played=played)
                 storm_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline)
                 storm_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline,
                            build=build_paced_run)
-                spill_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline)
+                spill_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline,
+                           played=played)
             if simulating:  # what time is left: lassos for the bolts proven to grow by rates, for their traces
                 trace_phase(self, run)
         ordered = {n: run.verdicts[n] for n in run.checked}

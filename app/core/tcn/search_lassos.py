@@ -218,6 +218,8 @@ def _kept(search: SearchControl, run: Run, target: str, lasso: Lasso, stop: Call
                          "discarded (searching with the solver): " + "; ".join(cert.problems[:3]))
         return False
     run.traces.append(lasso.trace)
+    if lasso.schedule is not None:  # (a threshold run's first phase 1 for a bolt growing in it: flood_run.py)
+        run.played[len(run.traces) - 1] = lasso.schedule
     if cert.loop_duration is not None:  # (a long compressed lasso is not expanded again to say it)
         run.durations[len(run.traces) - 1] = cert.loop_duration
     failures = (cert.fails, failure_words(cert.loop_duration or Fraction(0), cert.loop_failures, cert.loop_replays))

@@ -82,6 +82,7 @@ class Run:
     # targets answered `unbounded` before the search by a flood from a source proven to grow by rates (search.py,
     # `_early_floods`): like a growth proven by rates, a lasso the trace passes find answers for them instead
     early: set[str] = field(default_factory=set)
+    played: dict[int, Any] = field(default_factory=dict)  # per trace simulated: the Schedule that closed its lasso
 
     def attempt(self, target: str, what: str) -> None:
         """Record what a phase tried for `target` without deciding it (its words for an undecided bolt)."""
