@@ -12,14 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.core.tcn import search
+from app.core.tcn import search, search_lassos
 from app.core.tcn.options import SearchOptions
 from app.core.topology import parse_topology
 
 PHASES = ("rate_phase", "plan", "rate_growth_phase", "storm_verdicts", "paced_verdicts", "flood_verdicts",
           "spill_verdicts", "trace_phase", "simulation_phase", "linear_phase", "failure_cycle_phase",
           "deepening_phase", "close_undecided", "threshold_runs", "storm_runs", "spill_runs", "summarise",
-          "worker_death_phase", "early_unbounded")
+          "worker_death_phase")
+#: with --detail, the steps of a simulated lasso (app/core/tcn/search_lassos.py) too
+DETAIL = ("_round", "_searched", "_built", "_kept", "certified")
 
 
 def _timed(name: str, fn: Callable[..., Any], started: list[float]) -> Callable[..., Any]:
@@ -39,6 +41,7 @@ def main() -> None:
     parser.add_argument("file")
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--flood-run", type=int, default=None)
+    parser.add_argument("--detail", action="store_true", help="time each lasso's simulation and certification too")
     args = parser.parse_args()
     topo = parse_topology(json.loads(Path(args.file).read_text()))
     topo = topo.model_copy(update={"verification": topo.verification.model_copy(update={"checked": []})})
@@ -46,6 +49,8 @@ def main() -> None:
     for name in PHASES:
         if hasattr(search, name):
             setattr(search, name, _timed(name, getattr(search, name), started))
+    for name in DETAIL if args.detail else ():
+        setattr(search_lassos, name, _timed(f"  {name}", getattr(search_lassos, name), started))
     started[0] = time.monotonic()
     result = search.verify(topo, SearchOptions(timeout_s=args.timeout, flood_run=args.flood_run))
     wall = time.monotonic() - started[0]
