@@ -27,6 +27,13 @@ FIRST_PASS_CELLS = 60_000
 # per target proven to grow by rates, right after the proofs: a short lasso for its trace (a few hundred positions
 # take milliseconds), before the bolts the proofs leave search; a longer one is tried last, with what time is left
 QUICK_TRACE_S = 0.5
+# per target flooded before the search from a source proven by rates (search.py, `_early_floods`), in the last pass,
+# within the time left: this much of its thread's CPU time (not wall time: a loaded machine stretches the wall clock
+# four to six times, and the flood must stay the answer of the same bolts whatever the load). The search would have
+# simulated it; a lasso found answers instead of the flood, as the search's would have (random #10 B1: 2,630
+# positions in 2.6 CPU s, #100 B1: 11,925 in 6.3), while one that takes the search most of its limit leaves the flood
+# the answer (random #54 B1: 70,495 positions, 42 CPU s)
+FLOODED_TRACE_CPU_S = 15.0
 # the failure-cycle simulation's rounds (step 2d): each undecided target's share in the first, and its growth
 ROUNDS_SAID = "the simulation through a failure cycle"
 FIRST_ROUND_S = 1.0
@@ -93,11 +100,13 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
 
 
 def trace_phase(search: SearchControl, run: Run, budget_s: float = SIMULATION_BUDGET_S) -> None:
-    """The targets proven to grow by rates before the search (app/core/tcn/search_proofs.py) get a lasso by simulation
-    when one is found and certified within `budget_s` each, for a trace to show; the lasso then answers for them (and
-    for every other such target growing in it), else the proof stays their answer. Run twice: right after the proofs
-    with QUICK_TRACE_S (the short lassos, certified within it, before the bolts left undecided search), and last with
-    the first pass's budget, certified within what is left of the time limit (docs/verifier.md, steps 2a and 2g)."""
+    """The targets proven to grow by rates before the search (app/core/tcn/search_proofs.py), and those flooded from
+    such a proof (`Run.early`), get a lasso by simulation when one is found and certified within `budget_s` each, for
+    a trace to show; the lasso then answers for them (and for every other such target growing in it), else the proof
+    stays their answer. Run twice: right after the proofs with QUICK_TRACE_S (the short lassos, certified within it,
+    before the bolts left undecided search), and last with the first pass's budget (a flooded target: what is left of
+    the limit, and FLOODED_TRACE_CPU_S of CPU time), certified within what is left of the time limit
+    (docs/verifier.md, steps 2a and 2g)."""
     quick = budget_s < SIMULATION_BUDGET_S
     for target in (t for phase in run.phases for t in phase):
         proof = run.verdicts.get(target)
@@ -161,12 +170,20 @@ def _for_trace(search: SearchControl, run: Run, target: str, budget_s: float, qu
     """A lasso for the trace of `target`, whose growth is proven by rates already (or that a flood from such a proof
     makes unbounded: `method` "flood proof"): certified by the time limit, and when `quick` (the pass right after
     the proofs) within `budget_s` too, where a lasso not found is no note (it is tried again)."""
-    until = _until(search, run, budget_s)
-    lasso = _built(search, run, target, until, until if quick else search.deadline, FIRST_PASS_CELLS)
+    flooded = method != "rate proof" and not quick  # (the time left, and its CPU budget)
+    until = _until(search, run, float("inf") if flooded else budget_s)
+    cpu = time.thread_time() + FLOODED_TRACE_CPU_S
+
+    def spent() -> bool:
+        return search.interrupted() or (flooded and time.thread_time() > cpu)
+
+    lasso = _built(search, run, target, until, until if quick else search.deadline, FIRST_PASS_CELLS, stop=spent)
     stays = "its growth stays proven by rates" if method == "rate proof" else "its flood proof stays its answer"
     if lasso.trace is None:
         if not quick:
-            run.notes.append(f"simulation for {target}: {lasso.message}; {stays} (no trace)")
+            why = (f"no lasso within {FLOODED_TRACE_CPU_S:g} CPU s" if flooded and not search.interrupted()
+                   and time.thread_time() > cpu else lasso.message)
+            run.notes.append(f"simulation for {target}: {why}; {stays} (no trace)")
         return
 
     def stop() -> bool:  # the proof answers already, so no certifying past the time limit
@@ -185,17 +202,19 @@ def _until(search: SearchControl, run: Run, budget_s: float) -> float:
 
 
 def _built(search: SearchControl, run: Run, target: str, until: float, end: float | None,
-           total_cells: int | None = None, skip: frozenset[int] = frozenset()) -> Lasso:
+           total_cells: int | None = None, skip: frozenset[int] = frozenset(),
+           stop: Callable[[], bool] | None = None) -> Lasso:
     """A lasso for `target` by simulation by `until`, not certified yet: its schedules but those in `skip`,
     `total_cells` over all of them (None: simulate.MAX_CELLS per schedule), each simulated only while, at
-    CERTIFY_RATIO, the lasso it may close could still be certified by `end`."""
+    CERTIFY_RATIO, the lasso it may close could still be certified by `end`; `stop` (by default cancelled or past
+    the time limit) ends it early."""
 
     def cut() -> float:  # a schedule's own deadline: what is left once its lasso's certification is paid
         now = time.monotonic()
         return until if end is None else min(until, now + (end - now) / (1 + CERTIFY_RATIO))
 
-    return build_lasso(run.nets[target], target, cannot_grow=run.steady, cancelled=search.interrupted, deadline=until,
-                       total_cells=total_cells, skip=skip, cut=cut)
+    return build_lasso(run.nets[target], target, cannot_grow=run.steady, cancelled=stop or search.interrupted,
+                       deadline=until, total_cells=total_cells, skip=skip, cut=cut)
 
 
 def _late(search: SearchControl, run: Run, target: str, lasso: Lasso) -> None:
