@@ -28,11 +28,11 @@ FIRST_PASS_CELLS = 60_000
 # take milliseconds), before the bolts the proofs leave search; a longer one is tried last, with what time is left
 QUICK_TRACE_S = 0.5
 # per target flooded before the search from a source proven by rates (search.py, `_early_floods`), in the last pass,
-# within the time left: this much of its thread's CPU time (not wall time: a loaded machine stretches the wall clock
-# four to six times, and the flood must stay the answer of the same bolts whatever the load). The search would have
-# simulated it; a lasso found answers instead of the flood, as the search's would have (random #10 B1: 2,630
-# positions in 2.6 CPU s, #100 B1: 11,925 in 6.3), while one that takes the search most of its limit leaves the flood
-# the answer (random #54 B1: 70,495 positions, 42 CPU s)
+# within the time left: the first pass's simulation (FIRST_PASS_CELLS) for at most this much of its thread's CPU time
+# (not wall time: a loaded machine stretches the wall clock four to six times, and the flood must stay the answer of
+# the same bolts whatever the load). A lasso found answers instead of the flood, as the search's would have (random
+# #10 B1: 2,630 positions in 2.6 CPU s, #100 B1: 11,925 in 6.3), while one only the failure-cycle rounds reach leaves
+# the flood the answer (random #54 B1: 70,495 positions, 42 CPU s)
 FLOODED_TRACE_CPU_S = 15.0
 # the failure-cycle simulation's rounds (step 2d): each undecided target's share in the first, and its growth
 ROUNDS_SAID = "the simulation through a failure cycle"
