@@ -59,6 +59,7 @@ class Lasso:
     capped: bool = False  # a schedule stopped at the cell bound (a larger bound might close a lasso)
     ended: frozenset[int] = frozenset()  # the schedules (by number) played to their end, `skip` of a later call
     exhausted: bool = False  # every schedule played to its end (none closed a lasso)
+    schedule: Schedule | None = None  # the one that closed the lasso (a threshold run's first phase 1: flood_run.py)
 
 
 @dataclass
@@ -126,7 +127,7 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
                 continue
             if isinstance(outcome, Trace | CompressedTrace):
                 return Lasso(outcome, f"{tried[-1]}: lasso of {outcome.k} positions",
-                             positions + outcome.k + 2, tried, ended=frozenset(ended))
+                             positions + outcome.k + 2, tried, ended=frozenset(ended), schedule=sched)
             positions += outcome[1]
             probed += outcome[1] if sched.cells is not None else 0
             if sched.cells is not None and not outcome[2]:
