@@ -5,11 +5,18 @@ so a reader sees whether they pile up from stretch to stretch. The stepper plays
 declared stream's ratio to the bolt's `sigma` first (bench/RESULTS.md, "Paced failing bolts fed through a bolt").
 
     PYTHONPATH=$PWD python bench/paced_chains.py /work/wt/data/r205.storm.json --horizon 2000 --stretches 5
+
+With `--cycles F U` (a failing bolt F fed by bolt U alone, U fed by the spout): per failure cycle of F (recovery r,
+failure f, recovery r'), checks that F completes in [r, f) every tuple U sends it before t_f − Λ, Λ = 2·α_F(1+τ) +
+max_idle_time ("F keeps up"), and prints the largest fresh[r, r') − (1/σ_U − 1)·A_F[r, r') − done_F[r, f) (Φ's change
+over the cycle, bench/RESULTS.md "Paced failing bolts fed through a bolt: a count over U's emit spacing"), apart for
+the cycles in which U's queue holds at least its batch C at every position.
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import random
 import sys
@@ -36,10 +43,13 @@ def main() -> int:
     parser.add_argument("--stretches", type=int, default=5)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--bias", type=float, default=0.95)
+    parser.add_argument("--init", type=int, default=0, help="init_queues of every bolt")
+    parser.add_argument("--cycles", nargs=2, metavar=("F", "U"), help="per-cycle counts of F fed through U")
     args = parser.parse_args()
     import tests.unit.test_rates_failures as stepper
 
     data = json.loads(Path(args.document).read_text())
+    data["settings"]["init_queues"] = args.init
     topo = parse_topology(data)
     tau = Fraction(str(topo.settings.tolerance))
     gaps = {(n - tau) / Fraction(str(s.rate)) for s in topo.spouts for n in range(1, s.burst + 1)}
@@ -52,6 +62,8 @@ def main() -> int:
         return earliest if found is None or self.rng.random() < args.bias else found
     stepper.Run.fail_time = fail_soon  # type: ignore[method-assign]
     name = {c.id: c.name for c in topo.components}
+    if args.cycles:
+        return cycles(stepper, topo, args.seeds, Fraction(args.horizon), *args.cycles)
     for seed in range(args.seeds):
         run = stepper.Run(topo, seed, Fraction(args.horizon)).go()
         edges = [Fraction(args.horizon * k, args.stretches) for k in range(args.stretches + 1)]
@@ -65,6 +77,48 @@ def main() -> int:
             sent = {name[s]: sum(run.emitted[s][i] for i in idx) for s in run.emitted if s in run.backlogs}
             span = f"[{float(edges[k]):7.0f}, {float(edges[k + 1]):7.0f})"
             print(f"  {span} queues {qs} backlog {rs} emitted (fresh + replays) {sent}")
+    return 0
+
+
+def cycles(stepper, topo, seeds: int, horizon: Fraction, f_name: str, u_name: str) -> int:  # type: ignore[no-untyped-def]
+    ids = {c.name: c.id for c in topo.components}
+    f, u, s = ids[f_name], ids[u_name], topo.spouts[0].id
+    bolt = {b.id: b for b in topo.bolts}
+    tau, idle = Fraction(str(topo.settings.tolerance)), Fraction(str(topo.settings.max_idle_time))
+    lam = 2 * Fraction(str(bolt[f].alpha)) * (1 + tau) + idle
+    weight = 1 / Fraction(str(bolt[u].sigma)) - 1
+    take = bolt[u].parallelism
+    orig_reboot = stepper.Run.reboot
+
+    def reboot(self: stepper.Run) -> Fraction:
+        down = orig_reboot(self)
+        self.cycle_ends.append((self.times[-1], self.times[-1] + down))
+        return down
+    stepper.Run.reboot = reboot  # type: ignore[method-assign]
+    worst: dict[str, Fraction] = {}
+    count: dict[str, int] = {}
+    for seed in range(seeds):
+        run = stepper.Run(topo, seed, horizon)
+        run.cycle_ends = []  # type: ignore[attr-defined]
+        run.go()
+        times, start = run.times, Fraction(0)
+        for fail, back in run.cycle_ends:  # type: ignore[attr-defined]
+            i0, i1, i2 = (bisect.bisect_left(times, t) for t in (start, fail, back))
+            early = bisect.bisect_left(times, fail - lam)
+            if start and i0 < i1 and i2 < len(times):
+                done = sum(run.emitted[f][i0:i1])
+                assert done >= sum(run.emitted[u][i0:max(i0, early)]), f"{f_name} fell behind at {float(fail)}"
+                arrived = sum(run.emitted[u][i0:i2])
+                replayed = run.backlogs[s][i0] + sum(run.added[s][i0:i2]) - run.backlogs[s][i2]
+                fresh = sum(run.emitted[s][i0:i2]) - replayed
+                kind = "busy" if all(run.queues[u][i] >= take for i in range(i0, i2)) else "emptied"
+                change = fresh - weight * arrived - done
+                worst[kind] = max(worst.get(kind, change), change)
+                count[kind] = count.get(kind, 0) + 1
+            start = back
+    for kind in sorted(worst):
+        print(f"{kind}: {count[kind]} cycles, {f_name} kept up in each, largest change of the count "
+              f"{float(worst[kind]):+.3g}")
     return 0
 
 
