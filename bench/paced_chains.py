@@ -10,7 +10,8 @@ With `--cycles F U` (a failing bolt F fed by bolt U alone, U fed by the spout): 
 failure f, recovery r'), checks that F completes in [r, f) every tuple U sends it before t_f − Λ, Λ = 2·α_F(1+τ) +
 max_idle_time ("F keeps up"), and prints the largest fresh[r, r') − (1/σ_U − 1)·A_F[r, r') − done_F[r, f) (Φ's change
 over the cycle, bench/RESULTS.md "Paced failing bolts fed through a bolt: a count over U's emit spacing"), apart for
-the cycles in which U's queue holds at least its batch C at every position.
+the cycles in which U's queue holds at least its batch C at every position, those in which S's backlog stays above
+C_EMIT (S replays throughout) and the others.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def cycles(stepper, topo, seeds: int, horizon: Fraction, f_name: str, u_name: st
     tau, idle = Fraction(str(topo.settings.tolerance)), Fraction(str(topo.settings.max_idle_time))
     lam = 2 * Fraction(str(bolt[f].alpha)) * (1 + tau) + idle
     weight = 1 / Fraction(str(bolt[u].sigma)) - 1
-    take = bolt[u].parallelism
+    take, s_take = bolt[u].parallelism, topo.spouts[0].burst
     orig_reboot = stepper.Run.reboot
 
     def reboot(self: stepper.Run) -> Fraction:
@@ -111,7 +112,8 @@ def cycles(stepper, topo, seeds: int, horizon: Fraction, f_name: str, u_name: st
                 arrived = sum(run.emitted[u][i0:i2])
                 replayed = run.backlogs[s][i0] + sum(run.added[s][i0:i2]) - run.backlogs[s][i2]
                 fresh = sum(run.emitted[s][i0:i2]) - replayed
-                kind = "busy" if all(run.queues[u][i] >= take for i in range(i0, i2)) else "emptied"
+                kind = "busy" if all(run.queues[u][i] >= take for i in range(i0, i2)) else "emptied, " + (
+                    "S replaying throughout" if min(run.backlogs[s][i0:i2]) > s_take else "S drained")
                 change = fresh - weight * arrived - done
                 worst[kind] = max(worst.get(kind, change), change)
                 count[kind] = count.get(kind, 0) + 1
