@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -429,7 +429,7 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
 
 
 def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda: False,
-              number: Callable[[Fraction], Any] = float) -> Iterator[Schedule]:
+              number: Callable[[Fraction], Any] = float, haste: Iterable[Schedule] = ()) -> Iterator[Schedule]:
     """The schedules to simulate, in order (:func:`_schedules_for` for each failure plan). With
     failures, the runs in which bolts fail come first, unless some failure-free schedule surely lets the
     target grow (then that simpler lasso is tried first, on the cone without failures). Each failure plan is played
@@ -437,7 +437,8 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     (their queues pile up, so each failure loses, and the spouts replay, more); every
     aligned schedule of the plans comes before their unaligned ones, which rarely repeat; the timed ones
     (:func:`timed_failures`) follow the untimed aligned ones, and the unaligned ones, untimed and timed, run
-    in the order of `_natural_period`."""
+    in the order of `_natural_period`. `haste`: the haste schedules (`schedule_haste.haste_schedules`), right after
+    a failure-free schedule that surely lets the target grow, before every other one."""
     plans = failure_plans(net, target)
     if not plans:
         yield from _schedules_for(net, target, None, frozenset(), cancelled, number)
@@ -449,6 +450,7 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     sure = any(expected_growth(unfailing, target, s, False, number) > 0 for s in free)
     if sure:
         yield from free
+    yield from haste
     unaligned: list[Schedule] = []
     timed: list[Schedule] = []  # the first aligned and the unaligned schedule of each plan, timed
     aligned: list[Schedule] = []

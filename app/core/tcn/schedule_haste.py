@@ -29,7 +29,8 @@ from app.core.tcn.schedule import Haste, Schedule, unaligned_schedule
 
 __all__ = ["HASTE_CELLS", "haste_schedules"]
 
-HASTE_CELLS = 400_000  # positions × bolts per haste schedule at most (a lasso of cfg-5 closes within 170,000)
+HASTE_CELLS = 300_000  # positions × bolts per haste schedule at most (a lasso of cfg-5 closes within 170,000)
+MAX_HASTE = 2  # haste schedules per target at most, the largest gains first
 
 
 def _gain(net: Network, target: str, k: str) -> Fraction | None:
@@ -70,19 +71,26 @@ def _gcd(a: Fraction, b: Fraction) -> Fraction:
 
 
 def haste_schedules(net: Network, target: str) -> Iterator[Schedule]:
-    """One haste schedule per failing bolt K below `target` with a gain above 1 (replays on, the target an
-    ordinary bolt); `simulate.build_lasso` plays each first, up to HASTE_CELLS."""
+    """One haste schedule per failing bolt K below `target` with a gain above 1 (at most MAX_HASTE, the largest
+    gains first), when replays are paced, the target is an ordinary bolt and the spouts that feed it directly send
+    it, at their fastest with a replay per fresh tuple, more than it processes at its slowest;
+    `simulate.build_lasso` plays each first, up to HASTE_CELLS."""
     fm, bolts = net.failures, {b.name: b for b in net.bolts}
     t = bolts.get(target)
-    if fm is None or fm.replay == "none" or t is None or t.timer is not None or t.join or t.slide != 1:
+    if fm is None or fm.replay != "paced" or t is None or t.timer is not None or t.join or t.slide != 1:
         return
     step, tau, idle = time_grid(net), net.tolerance, net.max_idle
+    # the target backs up only while a spout replays: fed directly by spouts whose fresh tuples and replays, at
+    # their fastest, outrun its slowest pace
+    spouts = {s.name: s for s in net.spouts}
+    fed = [spouts[u] for u, stream in t.sources if u in spouts and stream == "default"]
+    if sum((2 / (s.period * (1 - tau)) for s in fed), Fraction(0)) * (t.alpha * (1 + tau) + idle) <= t.take_max:
+        return
     up = {name: ttf if ttf > 0 else step for name, ttf in fm.min_ttf.items() if name != target and name in bolts}
     down = fm.max_reboot
-    for k in sorted(up):
-        gain = _gain(net, target, k)
-        if gain is None or gain <= 1:
-            continue
+    gains = {k: _gain(net, target, k) for k in up}
+    for k in sorted((k for k, g in gains.items() if g is not None and g > 1), key=lambda k: (-(gains[k] or 0), k))[
+            :MAX_HASTE]:
         cycle = up[k] + down
         others = [name for name in sorted(up) if name != k]
         first = {k: up[k]} | {name: max(up[name], up[k] + down + up[k] * (n + 1) / (len(others) + 1))

@@ -31,7 +31,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from itertools import chain
 
 from app.core.emission import Emission
 from app.core.failures import FailureModel
@@ -64,6 +63,7 @@ class Lasso:
     capped: bool = False  # a schedule stopped at the cell bound (a larger bound might close a lasso)
     ended: frozenset[int] = frozenset()  # the schedules (by number) played to their end, `skip` of a later call
     exhausted: bool = False  # every schedule played to its end (none closed a lasso)
+    schedule: Schedule | None = None  # the schedule that closed the lasso
 
 
 @dataclass
@@ -101,7 +101,7 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     settled: list[Schedule] = []  # probes that ended below their bound: played in full, they would end the same
     runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
-        for number, sched in enumerate(chain(haste_schedules(net, target), schedules(net, target, cancelled))):
+        for number, sched in enumerate(schedules(net, target, cancelled, haste=haste_schedules(net, target))):
             if sched.cells is None and sched in settled:
                 continue
             if sched.cells is not None and probed * max(1, len(net.bolts)) >= PROBE_TOTAL_CELLS:
@@ -130,7 +130,7 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
                 continue
             if isinstance(outcome, Trace | CompressedTrace):
                 return Lasso(outcome, f"{tried[-1]}: lasso of {outcome.k} positions",
-                             positions + outcome.k + 2, tried, ended=frozenset(ended))
+                             positions + outcome.k + 2, tried, ended=frozenset(ended), schedule=sched)
             positions += outcome[1]
             probed += outcome[1] if sched.cells is not None else 0
             hasted += outcome[1] if sched.haste else 0
