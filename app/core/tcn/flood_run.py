@@ -28,6 +28,7 @@ from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.network import Network, build_network
 from app.core.tcn.paced_run import paced_phase_one
 from app.core.tcn.schedule import Schedule, Switch, schedules, unaligned_schedule
+from app.core.tcn.schedule_haste import haste_schedules
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.tcn.storm_run import storm_schedule
 from app.core.topology import Topology
@@ -42,14 +43,14 @@ STALLED = 3  # doublings in a row without a larger backlog of U at the switch: t
 
 def phase_one(net: Network, source: str, target: str) -> list[Schedule]:
     """The schedules under which `source` may back up: every other bolt fastest with no delay (growth by rates'
-    schedule), then the simulation's for `source` (docs/simulation.md), failure plans included (the target may
-    fail in phase 1; it stops failing when it switches to its slowest pace)."""
+    schedule), then the simulation's for `source` (docs/simulation.md, its haste schedules included), failure plans
+    included (the target may fail in phase 1; it stops failing when it switches to its slowest pace)."""
     out: list[Schedule] = []
     rates = unaligned_schedule(net, source)
     if rates is not None:
         out.append(replace(rates, delay={n: d if n == source else Fraction(0) for n, d in rates.delay.items()},
                            eager={n: n != source for n in rates.eager}))
-    out += list(itertools.islice(schedules(net, source), PHASE_ONE_SCHEDULES))
+    out += list(itertools.islice(schedules(net, source, haste=haste_schedules(net, source)), PHASE_ONE_SCHEDULES))
     return out[:PHASE_ONE_SCHEDULES]
 
 

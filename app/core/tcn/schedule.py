@@ -438,7 +438,7 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     aligned schedule of the plans comes before their unaligned ones, which rarely repeat; the timed ones
     (:func:`timed_failures`) follow the untimed aligned ones, and the unaligned ones, untimed and timed, run
     in the order of `_natural_period`. `haste`: the haste schedules (`schedule_haste.haste_schedules`), right after
-    a failure-free schedule that surely lets the target grow, before every other one."""
+    the probes."""
     plans = failure_plans(net, target)
     if not plans:
         yield from _schedules_for(net, target, None, frozenset(), cancelled, number)
@@ -450,7 +450,6 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     sure = any(expected_growth(unfailing, target, s, False, number) > 0 for s in free)
     if sure:
         yield from free
-    yield from haste
     unaligned: list[Schedule] = []
     timed: list[Schedule] = []  # the first aligned and the unaligned schedule of each plan, timed
     aligned: list[Schedule] = []
@@ -472,6 +471,7 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
             timed += timed_failures(sched) if first_aligned else []
             first_aligned = False
     yield from probes(net, target, variants, aligned + timed, number)
+    yield from haste
     yield from aligned
     yield from timed
     # then the unaligned ones, untimed and timed (also with each bolt of a larger plan failing alone), those

@@ -237,7 +237,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         batch_before = dying.decide(t) if dying else []  # (a death may wait for a batch in progress)
         fails, recovers, emits = emit_actions(t, emitted)
         switch(t, emits)
-        haste(fails, recovers, emits)
+        haste(t, fails, recovers, emits)
         if goal is not None and goal.backlog < 0 and switch.done(drains):
             goal.backlog = queue[drains]  # the source's backlog when it starts draining
         step, losses = bolt_actions(t, emitted, fails, recovers, emits, breaches)

@@ -58,12 +58,14 @@ class Switcher:
 class Hasting:
     """The bolts of `sched.haste` (`schedule.Haste`): called at every position after the EMITs, a hasting bolt
     takes its hasty durations (eager) while its watched bolt fails or is down at this position, and its schedule's
-    own otherwise, each change at its first moment free to change (`_free`). `key()`: the pace each is in, part
-    of the hashed state (the clocks alone do not tell which duration a batch in progress ends by)."""
+    own otherwise, each change at its first moment free to change (`_free`), until the threshold run's switches
+    (`sched.switch_at`), which then set the paces. `key()`: the pace each is in, part of the hashed state (the
+    clocks alone do not tell which duration a batch in progress ends by)."""
 
     def __init__(self, run: Any, sched: Schedule) -> None:
         index = {name: j for j, name in enumerate(run.bolt_names)}
         self.run = run
+        self.at = None if sched.switch_at is None else math.ceil(sched.switch_at * run.scale)
         self.bolts = [(index[b], index[h.watch], (int(h.processing * run.scale), int(h.delay * run.scale), True))
                       for b, h in sched.haste.items() if b in index and h.watch in index]
         self.own = {j: (run.proc[j], run.delay[j], run.eager[j]) for j, _, _ in self.bolts}
@@ -72,8 +74,10 @@ class Hasting:
     def key(self) -> tuple[bool, ...]:
         return tuple(self.fast[j] for j, _, _ in self.bolts)
 
-    def __call__(self, fails: list[bool], recovers: list[bool], emits: list[bool]) -> None:
+    def __call__(self, t: int, fails: list[bool], recovers: list[bool], emits: list[bool]) -> None:
         run = self.run
+        if self.at is not None and t >= self.at:
+            return
         for j, k, hasty in self.bolts:
             want = fails[k] or (run.down[k] and not recovers[k])
             if want != self.fast[j] and _free(run, j, emits):

@@ -1,0 +1,110 @@
+"""Haste schedules (docs/simulation.md, "Haste"; app/core/tcn/schedule_haste.py, app/core/tcn/simulate_pace.py): a
+target slowest except while a failing bolt below it is down. The published focused-crawler cfg-5 with failures on
+grows so (a certified lasso: WpDeserializer works off its queue into expander while expander is down, and each of
+the doubled tuples lost there comes back as a replay), the paces change legally (the certifier accepts the runs),
+and the schedules are only built where they can matter."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from app.core.formats.trace import Trace, expanded_trace
+from app.core.rates import rate_check
+from app.core.tcn.check.certify import certify
+from app.core.tcn.cones import bounded_in_cones
+from app.core.tcn.network import build_network
+from app.core.tcn.schedule import Haste, Switch, unaligned_schedule
+from app.core.tcn.schedule_haste import haste_schedules
+from app.core.tcn.simulate import Goal, build_finite_run, build_lasso
+from app.core.topology import Topology, parse_topology
+
+CFG5 = Path(__file__).resolve().parents[1] / "data" / "dvert" / "icfem-focused-crawler-reduced-cfg-5.json"
+
+
+def _cfg5() -> Topology:
+    from app.cli.inputs import read_topology
+
+    topo = read_topology(str(CFG5))
+    return topo.model_copy(update={"settings": topo.settings.model_copy(update={"failures": True})})
+
+
+def test_cfg5_wpdeserializer_grows_by_a_certified_haste_lasso() -> None:
+    topo = _cfg5()
+    net = build_network(topo, ["WpDeserializer"])
+    lasso = build_lasso(net, "WpDeserializer")
+    assert lasso.trace is not None and lasso.schedule is not None, lasso.message
+    assert lasso.schedule.haste["WpDeserializer"].watch == "expander"
+    found = certify(lasso.trace, checked=["WpDeserializer"])
+    assert found.ok, found.problems
+    assert found.growth_per_loop["WpDeserializer"] > 0
+    # both proofs speak of the same runs: the rate check calls none of the four bounded
+    report = rate_check(topo)
+    names = ["WpDeserializer", "expander", "articleExtraction", "mediaExtraction"]
+    assert all(report.bolts[n].status != "bounded" for n in names)
+    assert all(b.status != "bounded" for b in bounded_in_cones(topo, report, names)[0].bolts.values())
+
+
+def _small(**settings: Any) -> dict[str, Any]:
+    """S (2 tuples/s) → T (σ 2, one tuple per 0.3..0.5 s, then up to 0.5 s idle) → K (fails after 5 s, down 1..2 s)."""
+    return {
+        "schema_version": 6, "name": "haste",
+        "spouts": [{"kind": "spout", "id": "S", "name": "S", "rate": 2, "burst": 1}],
+        "bolts": [{"kind": "bolt", "id": "T", "name": "T", "alpha": 0.4, "sigma": 2, "parallelism": 1},
+                  {"kind": "bolt", "id": "K", "name": "K", "alpha": 0.1, "sigma": 0, "parallelism": 10,
+                   "min_ttf": 5}],
+        "subscriptions": [{"id": "a", "source": "S", "target": "T", "grouping": "shuffle", "fields": []},
+                          {"id": "b", "source": "T", "target": "K", "grouping": "shuffle", "fields": []}],
+        "settings": {"tolerance": 0.25, "max_idle_time": 0.5, "init_queues": 0, "emission": "exact",
+                     "min_reboot_time": 1, "max_reboot_time": 2, "failures": True, **settings},
+        "verification": {"k": 10, "checked": []},
+    }
+
+
+def test_a_hasting_bolt_runs_fast_exactly_while_the_watched_bolt_is_down_and_the_run_is_legal() -> None:
+    net = build_network(parse_topology(_small()), ["T"])
+    base = unaligned_schedule(net, "T")
+    assert base is not None
+    hold = Switch("T", Fraction(1, 2), Fraction(1, 2), False)  # (keeps the finite run going)
+    sched = replace(base, fail={"K": (Fraction(5), Fraction(2))}, haste={"T": Haste("K", Fraction(3, 10), Fraction(0))},
+                    switch_at=Fraction(10**6), switches=(hold,))
+    goal = Goal("T", 12, "T")
+    out = build_finite_run(net, sched, goal)
+    assert isinstance(out, Trace), out
+    assert certify(out, checked=["T"], threshold=12).ok
+    trace = expanded_trace(out)
+    taken, fast, slow, down = None, 0, 0, False
+    for p in trace.positions:
+        t, k, tb = Fraction(p.time), p.bolts["K"], p.bolts["T"]
+        if tb.emit and taken is not None:
+            if t - taken == Fraction(3, 10):
+                fast += 1
+                assert down or k.recover, f"T hasted at {t} s while K was up"
+            else:
+                slow += 1
+        down = (down or k.fail) and not k.recover
+        if tb.take:
+            taken = t
+    assert fast > 0 and slow > 0
+
+
+def test_haste_schedules_only_where_they_can_matter() -> None:
+    def count(doc: dict[str, Any], target: str = "T") -> int:
+        return len(list(haste_schedules(build_network(parse_topology(doc), [target]), target)))
+
+    assert count(_small()) == 1
+    one = _small()
+    one["bolts"][0]["sigma"] = 1  # no gain: one lost tuple per tuple T took, one replay each
+    assert count(one) == 0
+    assert count(_small(replay="at-once")) == 0
+    slow_spout = _small()
+    slow_spout["spouts"][0]["rate"] = 0.3  # twice its fresh tuples stay below T's slowest pace: T never backs up
+    assert count(slow_spout) == 0
+    assert count(_small(), "K") == 0  # nothing fails below K
+    from app.cli.inputs import read_topology
+
+    off = read_topology(str(CFG5))  # as published: failures off
+    assert len(list(haste_schedules(build_network(off, ["WpDeserializer"]), "WpDeserializer"))) == 0
+    assert len(list(haste_schedules(build_network(_cfg5(), ["WpDeserializer"]), "WpDeserializer"))) == 1
