@@ -23,6 +23,7 @@ from app.core.results import BoltVerdict, FloodTerm, StormCertificate
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.storm import check_storm_certificate
 from app.core.tcn.network import BoltParams, Network, build_network
+from app.core.tcn.recorded import before_that, record_checked
 from app.core.tcn.storm import STORMABLE, StormPlan, storm_cycles
 from app.core.topology import Topology
 
@@ -117,15 +118,10 @@ def paced_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], names: list
         _, cert, problems = _proven(topo, name)
         if cert is None:
             continue
-        if problems:
-            notes.append(f"defect: a paced backlog proof for {name} was rejected by its checker and discarded: "
-                         + "; ".join(problems[:3]))
-            continue
-        message = paced_message(cert)
-        if before is not None and before.message:
-            message += f". Before that: {before.message}"
-        verdicts[name] = BoltVerdict(verdict="unbounded", method="storm proof", certified=True,
-                                     storm_certificate=cert, message=message)
+        message = before_that(paced_message(cert), before.message if before is not None else None)
+        record_checked(verdicts, name, BoltVerdict(verdict="unbounded", method="storm proof", certified=True,
+                                                   storm_certificate=cert, message=message),
+                       problems, notes, "a paced backlog proof")
 
 
 def instant_paced(topo: Topology, statuses: dict[str, str]) -> dict[str, StormCertificate]:

@@ -17,10 +17,11 @@ from dataclasses import replace
 from fractions import Fraction
 
 from app.core.formats.trace import AnyTrace, Trace
-from app.core.results import BoltVerdict, StormCertificate, StormRun
+from app.core.results import BoltVerdict, StormCertificate
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.storm import check_storm_certificate
 from app.core.tcn.network import Network, build_network
+from app.core.tcn.recorded import record_checked, storm_run_found
 from app.core.tcn.schedule import Schedule, Switch, unaligned_schedule
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.topology import Topology
@@ -93,21 +94,15 @@ def storm_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[An
         if verdict.verdict != "unbounded" or cert is None or (cert.replay == "paced") != (build is not None):
             continue
         cone = build_network(topo, [name]).topology
-        found = (build or build_storm_run)(cone, cert, threshold, deadline=deadline)
-        if isinstance(found, str):
-            notes.append(f"no threshold run past {threshold} for {name}: {found}")
+        built = (build or build_storm_run)(cone, cert, threshold, deadline=deadline)
+        found = storm_run_found(name, threshold, built, notes, traces)
+        if found is None:
             continue
-        trace, reached = found
-        with_run = cert.model_copy(update={"run": StormRun(threshold=threshold, reached=reached,
-                                                           trace_index=len(traces))})
-        problems = check_storm_certificate(cone, with_run, trace)
-        if problems:
-            notes.append(f"defect: the threshold run for {name} was rejected by its checker and discarded: "
-                         + "; ".join(problems[:3]))
-            continue
-        traces.append(trace)
-        verdicts[name] = verdict.model_copy(update={
+        trace, run = found
+        with_run, reached = cert.model_copy(update={"run": run}), run.reached
+        record_checked(verdicts, name, verdict.model_copy(update={
             "storm_certificate": with_run,
             "message": f"{verdict.message}. A certified finite run takes its queue to {reached} (at least "
                        f"{threshold}) under that failure cycle"
-                       + (", then no failure while the backlog drains" if cert.replay == "paced" else "")})
+                       + (", then no failure while the backlog drains" if cert.replay == "paced" else "")}),
+                       check_storm_certificate(cone, with_run, trace), notes, "the threshold run", (traces, trace))
