@@ -40,7 +40,7 @@ from app.core.tcn.network import Network, SpoutParams, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
 from app.core.tcn.schedule_haste import HASTE_CELLS, haste_schedules
 from app.core.tcn.simulate_deaths import NEVER, DeathPlan, Deaths
-from app.core.tcn.simulate_pace import Hasting, Switcher
+from app.core.tcn.simulate_pace import Switcher
 from app.core.tcn.simulate_rules import closes, emit_remembered, loss_replays
 from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Row, Stopped, rows_lasso, rows_trace
 
@@ -190,7 +190,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     dying = Deaths(deaths, net, run.scale, run) if deaths is not None else None  # docs/model.md 9.5
     run.cut, run.cuts = (dying.cut, dying.cuts) if dying is not None else (None, frozenset())
     state_key, spout_actions, emit_actions = _state_key(run), _spout_actions(run), _emit_actions(run)
-    bolt_actions, switch, haste = _bolt_actions(run), Switcher(run, sched), Hasting(run, sched)
+    bolt_actions, switch = _bolt_actions(run), Switcher(run, sched)
     watch = run.bolt_names.index(goal.target) if goal is not None else -1
     drains = run.bolt_names.index(goal.source) if goal is not None else -1
     queue, backlog, down, xcarry = run.queue, run.backlog, run.down, run.xcarry
@@ -216,7 +216,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         if i >= limit:
             return f"no repeated state within {limit} positions", i, True
         # ---- the state before position i, and the loop it may close
-        key = state_key(t) + (dying.key(t) if dying else ()) + haste.key() if i >= 1 and goal is None else None
+        key = state_key(t) + (dying.key(t) if dying else ()) + switch.haste.key() if i >= 1 and goal is None else None
         if goal is None:
             queues_at.append([queue[j] for j in free] + [backlog[s] for s in growing_backlog]
                              + [k for parts in cache_of for k in parts])
@@ -236,8 +236,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         replayed = spout_actions(t, emitted, breaches)
         batch_before = dying.decide(t) if dying else []  # (a death may wait for a batch in progress)
         fails, recovers, emits = emit_actions(t, emitted)
-        switch(t, emits)
-        haste(t, fails, recovers, emits)
+        switch(t, fails, recovers, emits)
         if goal is not None and goal.backlog < 0 and switch.done(drains):
             goal.backlog = queue[drains]  # the source's backlog when it starts draining
         step, losses = bolt_actions(t, emitted, fails, recovers, emits, breaches)

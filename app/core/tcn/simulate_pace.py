@@ -22,8 +22,8 @@ def _free(run: Any, j: int, emits: list[bool]) -> bool:
 
 class Switcher:
     """The switches of `sched` not made yet (`pending`, in order, by bolt index, durations on the grid). Called
-    at a position at or after `sched.switch_at`, after the EMITs, it makes each bolt's next switch when it is
-    due (`schedule.Switch`)."""
+    at a position after the EMITs, it paces the hasting bolts (`haste`) and, at or after `sched.switch_at`, makes
+    each bolt's next switch when it is due (`schedule.Switch`)."""
 
     def __init__(self, run: Any, sched: Schedule) -> None:  # (a bolt `only_failing` dropped has no switch)
         self.run = run
@@ -32,12 +32,14 @@ class Switcher:
         self.pending = [] if sched.switch_at is None else [
             (index[w.bolt], int(w.processing * run.scale), int(w.delay * run.scale), w.eager,
              None if w.after is None else index[w.after]) for w in sched.switches if w.bolt in index]
+        self.haste = Hasting(run, sched)
 
     def done(self, j: int) -> bool:
         """Whether bolt `j` has made all its switches."""
         return all(p[0] != j for p in self.pending)
 
-    def __call__(self, t: int, emits: list[bool]) -> None:
+    def __call__(self, t: int, fails: list[bool], recovers: list[bool], emits: list[bool]) -> None:
+        self.haste(t, fails, recovers, emits)
         if not self.pending or t < self.at:
             return
         run, seen = self.run, set()
