@@ -11,10 +11,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.core.formats.trace import Trace, expanded_trace
 from app.core.rates import rate_check
+from app.core.tcn import simulate
 from app.core.tcn.check.certify import certify
 from app.core.tcn.cones import bounded_in_cones
+from app.core.tcn.flood_run import build_threshold_run
 from app.core.tcn.network import build_network
 from app.core.tcn.schedule import Haste, Switch, unaligned_schedule
 from app.core.tcn.schedule_haste import haste_schedules
@@ -31,9 +35,11 @@ def _cfg5() -> Topology:
     return topo.model_copy(update={"settings": topo.settings.model_copy(update={"failures": True})})
 
 
-def test_cfg5_wpdeserializer_grows_by_a_certified_haste_lasso() -> None:
+def test_cfg5_wpdeserializer_grows_by_a_certified_haste_lasso(monkeypatch: pytest.MonkeyPatch) -> None:
     topo = _cfg5()
     net = build_network(topo, ["WpDeserializer"])
+    # only the haste schedules (the search plays the probes first, seconds more)
+    monkeypatch.setattr(simulate, "schedules", lambda net, target, cancelled, haste=(): iter(haste))
     lasso = build_lasso(net, "WpDeserializer")
     assert lasso.trace is not None and lasso.schedule is not None, lasso.message
     assert lasso.schedule.haste["WpDeserializer"].watch == "expander"
@@ -108,3 +114,14 @@ def test_haste_schedules_only_where_they_can_matter() -> None:
     off = read_topology(str(CFG5))  # as published: failures off
     assert len(list(haste_schedules(build_network(off, ["WpDeserializer"]), "WpDeserializer"))) == 0
     assert len(list(haste_schedules(build_network(_cfg5(), ["WpDeserializer"]), "WpDeserializer"))) == 1
+
+
+def test_cfg5_expander_has_a_certified_threshold_run_below_the_growing_wpdeserializer() -> None:
+    """The flood's threshold run (docs/boundedness.md, "The threshold run"): WpDeserializer backs up in phase 1, then
+    drains into expander at its fastest; the run is a threshold witness the certifier accepts."""
+    cone = build_network(_cfg5(), ["expander"]).topology
+    out = build_threshold_run(cone, ["WpDeserializer"], "expander", 100)
+    assert not isinstance(out, str), out
+    trace, _, reached = out
+    assert reached >= 100
+    assert certify(trace, checked=["expander"], threshold=100).ok

@@ -44,14 +44,15 @@ STALLED = 3  # doublings in a row without a larger backlog of U at the switch: t
 
 def phase_one(net: Network, source: str, target: str) -> list[Schedule]:
     """The schedules under which `source` may back up: every other bolt fastest with no delay (growth by rates'
-    schedule), then the simulation's for `source` (docs/simulation.md, its haste schedules included), failure plans
-    included (the target may fail in phase 1; it stops failing when it switches to its slowest pace)."""
+    schedule), its haste schedules, then the simulation's for `source` (docs/simulation.md), failure plans included
+    (the target may fail in phase 1; it stops failing when it switches to its slowest pace)."""
     out: list[Schedule] = []
     rates = unaligned_schedule(net, source)
     if rates is not None:
         out.append(replace(rates, delay={n: d if n == source else Fraction(0) for n, d in rates.delay.items()},
                            eager={n: n != source for n in rates.eager}))
-    out += list(itertools.islice(schedules(net, source, haste=haste_schedules(net, source)), PHASE_ONE_SCHEDULES))
+    out += list(haste_schedules(net, source))  # (a source that backs up only by changing pace: docs/simulation.md)
+    out += list(itertools.islice(schedules(net, source), PHASE_ONE_SCHEDULES))
     return out[:PHASE_ONE_SCHEDULES]
 
 

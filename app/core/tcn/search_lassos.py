@@ -192,6 +192,9 @@ def _hasty(run: Run, lasso: Lasso, index: int) -> None:
     """The words of a lasso found by a haste schedule (app/core/tcn/schedule_haste.py) on the verdicts it answers."""
     sched = lasso.schedule
     for name, haste in (sched.haste if sched is not None else {}).items():
+        run.notes.append(f"the lasso for {name} needs a change of pace: {name} is slowest but runs fastest while "
+                         f"{haste.watch} is down, which loses all it sends, each lost tuple replayed "
+                         "(docs/simulation.md, \"Haste\")")
         for n, v in run.verdicts.items():
             if v.trace_index == index and v.method == "simulation" and "fastest while" not in v.message:
                 run.verdicts[n] = v.model_copy(update={"message": (
