@@ -6,6 +6,7 @@ and the schedules are only built where they can matter."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
@@ -125,3 +126,36 @@ def test_cfg5_expander_has_a_certified_threshold_run_below_the_growing_wpdeseria
     trace, _, reached = out
     assert reached >= 100
     assert certify(trace, checked=["expander"], threshold=100).ok
+
+
+def test_runs_under_random_haste_schedules_are_legal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small random topologies S → T (σ > 1) → K (fails) [→ L]: every finite run and every lasso the simulator plays
+    under their haste schedules is accepted by the certifier (the pace changes keep every rule)."""
+    rng = random.Random(7)
+    monkeypatch.setattr(simulate, "schedules", lambda net, target, cancelled, haste=(): iter(haste))
+    played = 0
+    for _ in range(8):
+        doc = _small(tolerance=rng.choice([0, 0.1, 0.25]), max_idle_time=rng.choice([0, 0.2, 0.5]),
+                     min_reboot_time=1, max_reboot_time=rng.choice([1, 2, 3]))
+        doc["spouts"][0]["rate"] = rng.choice([2, 3, 4])
+        doc["bolts"][0].update(alpha=rng.choice([0.3, 0.4, 0.6]), sigma=rng.choice([1.5, 2, 3]),
+                               parallelism=rng.choice([1, 2]))
+        doc["bolts"][1].update(min_ttf=rng.choice([2, 3, 5]), sigma=rng.choice([0, 1]))
+        if doc["bolts"][1]["sigma"]:
+            doc["bolts"].append({"kind": "bolt", "id": "L", "name": "L", "alpha": 0.2, "sigma": 0, "parallelism": 4})
+            doc["subscriptions"].append({"id": "c", "source": "K", "target": "L", "grouping": "shuffle",
+                                         "fields": []})
+        net = build_network(parse_topology(doc), ["T"])
+        slowest = net.bolts[0].alpha * (1 + net.tolerance)
+        for sched in haste_schedules(net, "T"):
+            hold = (Switch("T", slowest, net.max_idle, False),)  # (never made: keeps the finite run going)
+            out = build_finite_run(net, replace(sched, switch_at=Fraction(10**6), switches=hold), Goal("T", 15, "T"),
+                                   max_cells=40_000)
+            if isinstance(out, Trace):
+                assert certify(out, checked=["T"], threshold=15).ok
+                played += 1
+            lasso = build_lasso(net, "T", max_cells=40_000)
+            if lasso.trace is not None:
+                assert certify(lasso.trace, checked=["T"]).ok
+                played += 1
+    assert played >= 4
