@@ -137,8 +137,8 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
             if sched.cells is not None and not outcome[2]:
                 settled.append(replace(sched, cells=None))
             capped = capped or (outcome[2] and sched.cells is None and not sched.haste)  # (nor a haste schedule)
-            if left is None or not outcome[2] or sched.cells is not None:  # (capped by `total_cells`: a larger
-                ended.add(number)                                           # share might close it)
+            if left is None or not outcome[2] or sched.cells is not None or sched.haste:  # (capped by
+                ended.add(number)  # `total_cells`: a larger share might close it; a haste schedule has its own bound)
             tried[-1] += f": {outcome[0]}"
     except Stopped as stop:
         return Lasso(None, str(stop), positions, tried, capped, frozenset(ended))
