@@ -437,8 +437,8 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     (their queues pile up, so each failure loses, and the spouts replay, more); every
     aligned schedule of the plans comes before their unaligned ones, which rarely repeat; the timed ones
     (:func:`timed_failures`) follow the untimed aligned ones, and the unaligned ones, untimed and timed, run
-    in the order of `_natural_period`. `haste`: the haste schedules (`schedule_haste.haste_schedules`), right after
-    the probes."""
+    in the order of `_natural_period`. `haste`: the haste schedules (`schedule_haste.haste_schedules`), first among
+    the runs with failures (before the probes: within the first pass's few seconds on a loaded machine)."""
     plans = failure_plans(net, target)
     if not plans:
         yield from _schedules_for(net, target, None, frozenset(), cancelled, number)
@@ -450,6 +450,7 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     sure = any(expected_growth(unfailing, target, s, False, number) > 0 for s in free)
     if sure:
         yield from free
+    yield from haste
     unaligned: list[Schedule] = []
     timed: list[Schedule] = []  # the first aligned and the unaligned schedule of each plan, timed
     aligned: list[Schedule] = []
@@ -471,7 +472,6 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
             timed += timed_failures(sched) if first_aligned else []
             first_aligned = False
     yield from probes(net, target, variants, aligned + timed, number)
-    yield from haste
     yield from aligned
     yield from timed
     # then the unaligned ones, untimed and timed (also with each bolt of a larger plan failing alone), those

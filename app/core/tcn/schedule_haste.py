@@ -74,7 +74,8 @@ def haste_schedules(net: Network, target: str) -> Iterator[Schedule]:
     """One haste schedule per failing bolt K below `target` with a gain above 1 (at most MAX_HASTE, the largest
     gains first), when replays are paced, the target is an ordinary bolt and the spouts that feed it directly send
     it, at their fastest with a replay per fresh tuple, more than it processes at its slowest;
-    `schedule.schedules` yields them right after the probes, and `simulate.build_lasso` plays each up to HASTE_CELLS."""
+    `schedule.schedules` yields them first among the runs with failures, and `simulate.build_lasso` plays each up
+    to HASTE_CELLS."""
     fm, bolts = net.failures, {b.name: b for b in net.bolts}
     t = bolts.get(target)
     if fm is None or fm.replay != "paced" or t is None or t.timer is not None or t.join or t.slide != 1:
