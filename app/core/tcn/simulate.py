@@ -61,7 +61,7 @@ class Lasso:
     capped: bool = False  # a schedule stopped at the cell bound (a larger bound might close a lasso)
     ended: frozenset[int] = frozenset()  # the schedules (by number) played to their end, `skip` of a later call
     exhausted: bool = False  # every schedule played to its end (none closed a lasso)
-    schedule: Schedule | None = None  # the schedule that closed the lasso
+    schedule: Schedule | None = None  # the one that closed the lasso (a threshold run's first phase 1: flood_run.py)
 
 
 @dataclass
