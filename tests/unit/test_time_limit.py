@@ -67,7 +67,7 @@ def test_a_schedule_cut_to_leave_time_for_certifying_is_not_counted_as_played() 
     """`build_lasso(cut=...)`: a schedule its own deadline stops is left unplayed and the next one is tried; a later
     call skips only the schedules played to their end."""
     net = build_network(_topology(R157, ["B3"]), ["B3"])
-    lasso = simulate.build_lasso(net, "B3", cut=lambda: time.monotonic() - 1, deadline=time.monotonic() + 30)
+    lasso = simulate.build_lasso(net, "B3", cut=lambda spent: time.monotonic() - 1, deadline=time.monotonic() + 30)
     assert lasso.trace is None and not lasso.exhausted and not lasso.ended
     assert lasso.schedules_tried and all(t.endswith("stopped to leave time to certify a lasso")
                                          for t in lasso.schedules_tried)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -39,11 +39,11 @@ from app.core.gc_pause import paused_gc
 from app.core.tcn.network import Network, SpoutParams, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
 from app.core.tcn.simulate_deaths import NEVER, DeathPlan, Deaths
-from app.core.tcn.simulate_rules import closes, emit_remembered, loss_replays
-from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Row, Stopped, rows_lasso, rows_trace
+from app.core.tcn.simulate_rules import Switch, closes, emit_remembered, loss_replays
+from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Resumable, Row, Stopped, rows_lasso, rows_trace
 
-__all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Goal", "Lasso", "Schedule", "build_finite_run", "build_lasso",
-           "schedules", "unaligned_schedule"]
+__all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Goal", "Lasso", "Resumable", "Schedule", "build_finite_run",
+           "build_lasso", "schedules", "simulation", "unaligned_schedule"]
 
 MAX_CELLS = 3_000_000  # positions × bolts simulated per schedule (memory and time bound)
 PROBE_TOTAL_CELLS = 400_000  # positions × bolts of all probes of one target (docs/simulation.md, "Probes")
@@ -80,7 +80,8 @@ class Goal:
 def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = frozenset(),
                 cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
                 max_cells: int | None = None, total_cells: int | None = None, deaths: DeathPlan | None = None,
-                skip: frozenset[int] = frozenset(), cut: Callable[[], float] | None = None) -> Lasso:
+                skip: frozenset[int] = frozenset(), cut: Callable[[float], float] | None = None,
+                paused: dict[int, Resumable[_Outcome]] | None = None) -> Lasso:
     """Simulate the schedules of :func:`schedules` until one closes a lasso in which `target` grows.
 
     `cannot_grow`: bolts whose queues the rate check proves bounded (hashed exactly; the others are capped).
@@ -89,8 +90,11 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     simulated (`capped`); a probe (`Schedule.cells`) has its own bound instead, outside that total. `deaths`: the
     workers that die in every schedule (docs/model.md 9.5; `net` then has section 7's failures off). The trace is
     not certified here. `skip`: schedules (numbered in the order of `schedules`) an earlier call played to their end
-    (`Lasso.ended`). `cut`: asked as each schedule starts, its own deadline (before `deadline`): a schedule it stops
-    is left unfinished and the next one is played (the search leaves time to certify a lasso: docs/verifier.md)."""
+    (`Lasso.ended`). `cut`: asked as each schedule starts, given the seconds an earlier call simulated it (0 for a
+    fresh one), its own deadline (before `deadline`): a schedule it stops is left unfinished and the next one is
+    played (the search leaves time to certify a lasso: docs/verifier.md). `paused`: where a schedule stopped by its
+    deadline is kept, by number, and where a later call given the same dict takes it up again, from the position it
+    stopped before, instead of simulating it from time 0 (the same run: `simulation`)."""
     max_cells, tried, positions, ended = MAX_CELLS if max_cells is None else max_cells, list[str](), 0, set(skip)
     capped = unfinished = False
     probed = 0  # positions of probes: bounded each by its own cells (schedule.probe_cells), not by `total_cells`
@@ -114,11 +118,15 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
             plan = frozenset(sched.fail)
             if plan not in runs_on:  # the bolts the plan leaves up never fail (docs/model.md 7.4)
                 runs_on[plan] = only_failing(net, plan)
-            own = deadline if cut is None else cut()
+            sim = paused.pop(number, None) if paused is not None else None
+            if sim is None:
+                sim = simulation(runs_on[plan], target, sched, cannot_grow, cancelled,
+                                max_cells if left is None else min(max_cells, left), deaths=deaths)
             try:
-                outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, own,
-                                    max_cells if left is None else min(max_cells, left), deaths=deaths)
+                outcome = sim.advance(deadline if cut is None else cut(sim.spent))
             except Stopped:
+                if paused is not None and not sim.done:  # stopped by its deadline: a later call goes on with it
+                    paused[number] = sim
                 if cut is None or cancelled() or (deadline is not None and time.monotonic() >= deadline):
                     raise
                 tried[-1] += ": stopped to leave time to certify a lasso"
@@ -152,8 +160,8 @@ def build_finite_run(net: Network, sched: Schedule, goal: Goal, *, cancelled: Ca
     queue to `goal.threshold` (a trace with loop_start k+1, to be certified as a threshold witness), or why not;
     `goal.peak` is then the target's largest queue in the run."""
     try:
-        out = _simulate(only_failing(net, frozenset(sched.fail)), goal.source, sched, frozenset(), cancelled,
-                        deadline, max_cells, goal)
+        out = simulation(only_failing(net, frozenset(sched.fail)), goal.source, sched, frozenset(), cancelled,
+                        max_cells, goal).advance(deadline)
     except Stopped as stop:
         return str(stop)
     if isinstance(out, tuple):
@@ -162,14 +170,17 @@ def build_finite_run(net: Network, sched: Schedule, goal: Goal, *, cancelled: Ca
     return out
 
 
-def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
-              cancelled: Callable[[], bool], deadline: float | None, max_cells: int,
-              goal: Goal | None = None, deaths: DeathPlan | None = None
-              ) -> Trace | CompressedTrace | tuple[str, int, bool]:
-    """One deterministic run under `sched`; a lasso trace, or (why not, positions simulated, stopped at the
-    cell bound). With a `goal`, no state is hashed: the run is a finite one, stopped at the first position
-    where the goal's bolt holds its threshold (its trace), or when the goal's source has made all its
-    switches (`sched.switches`) and drained its queue.
+_Outcome = Trace | CompressedTrace | tuple[str, int, bool]
+
+
+def simulation(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
+               cancelled: Callable[[], bool], max_cells: int, goal: Goal | None = None,
+               deaths: DeathPlan | None = None) -> Resumable[_Outcome]:
+    """One deterministic run under `sched`, advanced to a deadline at a time (`Resumable.advance`: a run its
+    deadline stopped goes on from the very position it stopped before, so its outcome is the run's in one go); its
+    outcome a lasso trace, or (why not, positions simulated, stopped at the cell bound). With a `goal`, no state is
+    hashed: the run is a finite one, stopped at the first position where the goal's bolt holds its threshold (its
+    trace), or when the goal's source has made all its switches (`sched.switches`) and drained its queue.
 
     With a failure plan (`sched.fail`, docs/model.md section 7) the planned bolts fail and
     recover on their clocks; each loss replays one spout tuple per lost tuple, split evenly
@@ -181,11 +192,20 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     then the actions at its time, in the rules' order: the spouts' emissions and replays
     (`_spout_actions`), the failures, recoveries and EMITs (`_emit_actions`), the bolts' arrivals,
     losses and TAKEs (`_bolt_actions`); then the next position's time."""
+    return Resumable(_positions(net, target, sched, cannot_grow, cancelled, max_cells, goal, deaths))
+
+
+def _positions(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
+               cancelled: Callable[[], bool], max_cells: int, goal: Goal | None, deaths: DeathPlan | None
+               ) -> Generator[None, float | None, _Outcome]:
+    """The run of `simulation`: it pauses (yields) at the first look at the clock past its deadline, and is sent
+    the next deadline when it goes on; the state lives in this frame, so nothing is replayed."""
+    deadline = yield
     run = _Run.start(net, target, sched, cannot_grow, deaths)
     dying = Deaths(deaths, net, run.scale, run) if deaths is not None else None  # docs/model.md 9.5
     run.cut, run.cuts = (dying.cut, dying.cuts) if dying is not None else (None, frozenset())
     state_key, spout_actions, emit_actions = _state_key(run), _spout_actions(run), _emit_actions(run)
-    bolt_actions, switch = _bolt_actions(run), _Switch(run, sched)
+    bolt_actions, switch = _bolt_actions(run), Switch(run, sched)
     watch = run.bolt_names.index(goal.target) if goal is not None else -1
     drains = run.bolt_names.index(goal.source) if goal is not None else -1
     queue, backlog, down, xcarry = run.queue, run.backlog, run.down, run.xcarry
@@ -203,11 +223,14 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     t = 0
     i = 0
     limit = max(16, max_cells // max(1, n_b))
+    resumed = False  # (a run sent a deadline already past goes on to its next look at the clock)
     while True:
         if cancelled():
             raise Stopped("cancelled")
-        if i % CHECK_EVERY == 0 and deadline is not None and time.monotonic() > deadline:
-            raise Stopped("time limit reached")
+        if i % CHECK_EVERY == 0 and not resumed and deadline is not None and time.monotonic() > deadline:
+            deadline, resumed = (yield), True  # paused before position i
+            continue
+        resumed = False
         if i >= limit:
             return f"no repeated state within {limit} positions", i, True
         # ---- the state before position i, and the loop it may close
@@ -480,42 +503,6 @@ def _emit_actions(run: _Run) -> Callable[[int, list[int]], tuple[list[bool], lis
 
 
 _Losses = dict[int, tuple[int, dict[str, int]]]  # per bolt that lost tuples: (lost, replays per spout)
-
-
-class _Switch:
-    """The switches of `sched` not made yet (`pending`, in order, by bolt index, durations on the grid). Called
-    at a position at or after `sched.switch_at`, after the EMITs, it makes each bolt's next switch when it is
-    due (`schedule.Switch`): no clock then reads the old durations, so the run stays legal."""
-
-    def __init__(self, run: _Run, sched: Schedule) -> None:  # (a bolt `only_failing` dropped has no switch)
-        self.run = run
-        self.at = 0 if sched.switch_at is None else math.ceil(sched.switch_at * run.scale)
-        index = {name: j for j, name in enumerate(run.bolt_names)}
-        self.pending = [] if sched.switch_at is None else [
-            (index[w.bolt], int(w.processing * run.scale), int(w.delay * run.scale), w.eager,
-             None if w.after is None else index[w.after]) for w in sched.switches if w.bolt in index]
-
-    def done(self, j: int) -> bool:
-        """Whether bolt `j` has made all its switches."""
-        return all(p[0] != j for p in self.pending)
-
-    def __call__(self, t: int, emits: list[bool]) -> None:
-        if not self.pending or t < self.at:
-            return
-        run, seen = self.run, set()
-        for entry in list(self.pending):
-            j, proc, delay, eager, after = entry
-            if j in seen:
-                continue
-            seen.add(j)
-            if after is not None and (not self.done(after) or run.queue[after] > 0):
-                continue
-            if not run.down[j] and (emits[j] or (not run.processing[j] and run.queue[j] == 0
-                                                 and run.waiting_since[j] is None)):
-                run.proc[j], run.delay[j], run.eager[j] = proc, delay, eager
-                self.pending.remove(entry)
-                if j in run.plan:  # it never fails again (a failure is never forced, docs/model.md 7.2)
-                    run.next_fail[j] = NEVER
 
 
 def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool], list[bool], list[int]],
