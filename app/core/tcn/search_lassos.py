@@ -217,6 +217,8 @@ def _kept(search: SearchControl, run: Run, target: str, lasso: Lasso, stop: Call
     if cert.loop_duration is not None:  # (a long compressed lasso is not expanded again to say it)
         run.durations[len(run.traces) - 1] = cert.loop_duration
     failures = (cert.fails, failure_words(cert.loop_duration or Fraction(0), cert.loop_failures, cert.loop_replays))
+    if cert.loop_duration is not None:
+        run.words[len(run.traces) - 1] = failures[1]
     summary = search.record(lasso.trace, cert.growth_per_loop, len(run.traces) - 1, run.checked, run.verdicts,
                             method="simulation", duration=cert.loop_duration, failures=failures)
     if summary and needs_failures:
