@@ -88,14 +88,16 @@ def rounds(net: object, topo: object) -> None:
     from app.core.tcn.network import build_network
 
     nets = {"B0": net, "B2": build_network(topo, ["B2"])}  # type: ignore[arg-type]
-    kept: dict[str, object] = {}
-    resumable = "resume" in simulate.build_lasso.__code__.co_varnames
+    kept: dict[str, dict] = {"B0": {}, "B2": {}}
+    ended: dict[str, frozenset[int]] = {"B0": frozenset(), "B2": frozenset()}
+    resumable = "paused" in simulate.build_lasso.__code__.co_varnames
     share, cpu, closed = 1.0, time.process_time(), None
     while closed is None and share < 64:
         for target in ("B0", "B2"):
-            extra = {"resume": kept.setdefault(target, {})} if resumable else {}
+            extra = {"paused": kept[target]} if resumable else {}
             lasso = simulate.build_lasso(nets[target], target, cannot_grow=frozenset({"B1", "B3"}),
-                                         deadline=time.monotonic() + share, **extra)
+                                         deadline=time.monotonic() + share, skip=ended[target], **extra)
+            ended[target] = lasso.ended
             if lasso.trace is not None:
                 closed = f"{target}'s lasso of {lasso.trace.k} positions in the round of {share:g} s"
                 break
