@@ -38,6 +38,7 @@ from app.core.tcn.cones import on_or_below_cycles
 from app.core.tcn.network import build_network
 from app.core.tcn.paced import paced_message
 from app.core.tcn.rate_growth import prove_growth
+from app.core.tcn.recorded import record_checked
 from app.core.tcn.storm import spill_message, storm_message
 from app.core.topology import Topology
 from app.core.words import Exactly, Figure, Words
@@ -260,12 +261,13 @@ def flood_message(cert: FloodCertificate, before: Words | None = None) -> Words:
     capacity = Fraction(cert.capacity)
     chain = cert.evidence.flood_certificate
     storm = cert.evidence.storm_certificate
+    whose = (", ".join([storm.failing, *(o.bolt for o in storm.others)]) if storm is not None else "")
     how = ("its growth is proven by rates" if cert.evidence.growth_certificate is not None
            else f"it is itself unbounded: {chain.source} backs up, then floods it" if chain is not None
            else f"it is itself unbounded by a replay storm: {storm.failing}'s at-once replays outgrow it"
            if storm is not None and storm.replay == "at-once"
-           else f"it is itself unbounded by a paced replay backlog: {storm.spout}'s replays of {storm.failing}'s "
-                "losses pile up, then come out one per fresh tuple" if storm is not None
+           else f"it is itself unbounded by a paced replay backlog: {storm.spout}'s replays of {whose}'s losses "
+                "pile up, then come out one per fresh tuple" if storm is not None
            else "a certified lasso makes it grow")
     if cert.via is not None:  # a lost backlog: docs/boundedness.md, "Unbounded: a backlog lost into a paced spout"
         text = Words.of(
@@ -327,13 +329,11 @@ def _flood_one(topo: Topology, name: str, verdicts: dict[str, BoltVerdict], trac
                 "docs/boundedness.md, \"Unbounded: a backlog that floods\")")))
         return
     index = cert.evidence.trace_index
-    problems = check_flood_certificate(cone, cert, traces[index] if index is not None else None)
-    if problems:
-        notes.append(f"defect: a flood proof for {name} was rejected by its checker and discarded: "
-                     + "; ".join(problems[:3]))
-        return
-    verdicts[name] = BoltVerdict.said(flood_message(cert, before.words()), verdict="unbounded", method="flood proof",
-                                      certified=True, k=before.k, flood_certificate=cert)
+    record_checked(verdicts, name, BoltVerdict.said(flood_message(cert, before.words()), verdict="unbounded",
+                                                    method="flood proof", certified=True, k=before.k,
+                                                    flood_certificate=cert),
+                   check_flood_certificate(cone, cert, traces[index] if index is not None else None), notes,
+                   "a flood proof")
 
 
 def _before_no_flood(words: Words) -> tuple[str | Figure | Exactly, ...]:

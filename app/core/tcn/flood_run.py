@@ -27,9 +27,10 @@ from app.core.tcn.check.certify import certify
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.network import Network, build_network
 from app.core.tcn.paced_run import paced_phase_one
+from app.core.tcn.recorded import record_checked
 from app.core.tcn.schedule import Schedule, Switch, schedules, unaligned_schedule
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
-from app.core.tcn.storm_run import storm_schedule
+from app.core.tcn.storm_run import cycle_growth, storm_schedule
 from app.core.topology import Topology
 
 __all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_lost_run", "build_threshold_run", "chain_of", "phase_one",
@@ -109,7 +110,7 @@ def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold
         slow, best, backlog, stalled = slowest * threshold, -1, -1, 0
         if sched is stormy and storm is not None:  # past the failure cycles that fill the source with N tuples
             cycle = storm.emissions * Fraction(storm.gap)
-            slow = max(slow, cycle * (math.ceil(Fraction(threshold, storm.growth)) + 2))
+            slow = max(slow, cycle * (math.ceil(threshold / cycle_growth(storm)) + 2))
         for _ in range(MAX_DOUBLINGS):
             goal = Goal(target, threshold, source)
             # a paced backlog fills the source once the failures stop (docs/boundedness.md, "The threshold run of a
@@ -197,19 +198,15 @@ def threshold_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
                        trace_index=len(traces))
         with_run = cert.model_copy(update={"run": run})
         index = cert.evidence.trace_index
-        problems = check_flood_certificate(build_network(topo, [name]).topology, with_run,
-                                           traces[index] if index is not None else None, trace)
-        if problems:
-            notes.append(f"defect: the threshold run for {name} was rejected by its checker and discarded: "
-                         + "; ".join(problems[:3]))
-            continue
-        traces.append(trace)
-        verdicts[name] = verdict.model_copy(update={
+        record_checked(verdicts, name, verdict.model_copy(update={
             "flood_certificate": with_run,
             "message": _with_run(verdict.message, f"A certified finite run takes its queue to {reached} (at least "
                                                   f"{threshold}): {cert.source} slow for {float(slow):.4g} s, then "
                                                   + (f"failing once, its loss replayed by {cert.via}"
-                                                     if cert.via is not None else "draining"))})
+                                                     if cert.via is not None else "draining"))}),
+                       check_flood_certificate(build_network(topo, [name]).topology, with_run,
+                                               traces[index] if index is not None else None, trace),
+                       notes, "the threshold run", (traces, trace))
 
 
 def _with_run(message: str, run: str) -> str:

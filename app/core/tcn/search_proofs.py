@@ -14,6 +14,7 @@ from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.linear import LinearRow, build_cases, farkas, linear_message, loose_losses
 from app.core.tcn.network import Network
 from app.core.tcn.rate_growth import growth_message, prove_growth
+from app.core.tcn.recorded import record_checked
 from app.core.tcn.search_run import Run, SearchControl
 
 LINEAR_BUDGET_S = 10.0  # per target: the linear program over one loop pass (measured: 10-100 ms)
@@ -42,14 +43,11 @@ def growth_by_rates(search: SearchControl, run: Run, target: str, net: Network) 
     cert = prove_growth(net.topology, target)
     if cert is None:
         return False
-    problems = check_growth_certificate(net.topology, cert)
-    if problems:  # the independent checker has the last word, as the certifier has for traces
-        run.notes.append(f"defect: a proof of growth by rates for {target} was rejected by its checker "
-                         "and discarded: " + "; ".join(problems[:3]))
-        return False
-    run.verdicts[target] = BoltVerdict.said(growth_message(cert), verdict="counterexample", method="rate proof",
-                                            growth_certificate=cert, certified=True,
-                                            failures=False if net.failures is not None else None)
+    if not record_checked(run.verdicts, target, BoltVerdict.said(
+            growth_message(cert), verdict="counterexample", method="rate proof", growth_certificate=cert,
+            certified=True, failures=False if net.failures is not None else None),
+            check_growth_certificate(net.topology, cert), run.notes, "a proof of growth by rates"):
+        return False  # (the independent checker has the last word, as the certifier has for traces)
     if search.progress is not None:
         search.progress(Progress(k=0, elapsed_s=run.elapsed(), message=f"{target}: grows (proven by rates)"))
     return True
@@ -97,13 +95,11 @@ def linear_phase(search: SearchControl, run: Run) -> None:
         took = time.monotonic() - started
         cert = LinearCertificate(target=target, content_hash=content_hash(net.topology), rows=found.pop("queue"),
                                  cases=found)
-        problems = check_certificate(net.topology, cert)
-        if problems:  # the independent checker has the last word, as for every other certificate
-            run.notes.append(f"defect: the linear program's certificate for {target} was rejected by its "
-                             "checker and discarded: " + "; ".join(problems[:3]))
+        if not record_checked(run.verdicts, target, BoltVerdict(
+                verdict="no-repeating-growth", method="linear program", certificate=cert,
+                message=linear_message(net, len(cases["queue"]), cert)),
+                check_certificate(net.topology, cert), run.notes, "the linear program's certificate"):
             continue
-        run.verdicts[target] = BoltVerdict(verdict="no-repeating-growth", method="linear program",
-                                           certificate=cert, message=linear_message(net, len(cases["queue"]), cert))
         proven.append(target)
         if search.progress is not None:
             search.progress(Progress(k=0, elapsed_s=run.elapsed(),

@@ -23,6 +23,7 @@ from app.core.tcn.check.spill import check_spill_certificate
 from app.core.tcn.flood import GROWS, growth_evidence
 from app.core.tcn.network import build_network
 from app.core.tcn.rate_growth import prove_growth
+from app.core.tcn.recorded import record_checked
 from app.core.tcn.storm import STORMABLE, spill_message
 from app.core.topology import Topology
 
@@ -76,13 +77,11 @@ def spill_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
         if cert is None:
             continue
         index = cert.evidence.trace_index
-        problems = check_spill_certificate(cone, cert, traces[index] if index is not None else None)
-        if problems:
-            notes.append(f"defect: a spill proof for {name} was rejected by its checker and discarded: "
-                         + "; ".join(problems[:3]))
-            continue
-        verdicts[name] = BoltVerdict(verdict="unbounded", method="storm proof", certified=True, k=before.k,
-                                     spill_certificate=cert, message=spill_message(cert, before.message))
+        record_checked(verdicts, name, BoltVerdict(verdict="unbounded", method="storm proof", certified=True,
+                                                   k=before.k, spill_certificate=cert,
+                                                   message=spill_message(cert, before.message)),
+                       check_spill_certificate(cone, cert, traces[index] if index is not None else None), notes,
+                       "a spill proof")
 
 
 def instant_spills(topo: Topology, statuses: dict[str, str],

@@ -14,11 +14,12 @@ from dataclasses import replace
 from fractions import Fraction
 
 from app.core.formats.trace import AnyTrace, Trace
-from app.core.results import BoltVerdict, SpillCertificate, StormRun
+from app.core.results import BoltVerdict, SpillCertificate
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.spill import check_spill_certificate
 from app.core.tcn.flood_run import MAX_DOUBLINGS, chain_of, phase_one, switched
 from app.core.tcn.network import Network, build_network
+from app.core.tcn.recorded import record_checked, storm_run_found
 from app.core.tcn.schedule import Schedule, Switch
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.tcn.storm_run import NEVER_S, storm_schedule
@@ -121,21 +122,16 @@ def spill_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[An
         if verdict.verdict != "unbounded" or cert is None:
             continue
         cone = build_network(topo, [name]).topology
-        found = build_spill_run(cone, cert, threshold, deadline=deadline)
-        if isinstance(found, str):
-            notes.append(f"no threshold run past {threshold} for {name}: {found}")
+        found = storm_run_found(name, threshold, build_spill_run(cone, cert, threshold, deadline=deadline), notes,
+                                traces)
+        if found is None:
             continue
-        trace, reached = found
-        with_run = cert.model_copy(update={"run": StormRun(threshold=threshold, reached=reached,
-                                                           trace_index=len(traces))})
+        trace, run = found
+        with_run, reached = cert.model_copy(update={"run": run}), run.reached
         index = cert.evidence.trace_index
-        problems = check_spill_certificate(cone, with_run, traces[index] if index is not None else None, trace)
-        if problems:
-            notes.append(f"defect: the threshold run for {name} was rejected by its checker and discarded: "
-                         + "; ".join(problems[:3]))
-            continue
-        traces.append(trace)
-        verdicts[name] = verdict.model_copy(update={
+        record_checked(verdicts, name, verdict.model_copy(update={
             "spill_certificate": with_run,
             "message": f"{verdict.message}. A certified finite run takes its queue to {reached} (at least "
-                       f"{threshold}): {cert.failing} backs up, then fails once"})
+                       f"{threshold}): {cert.failing} backs up, then fails once"}),
+                       check_spill_certificate(cone, with_run, traces[index] if index is not None else None, trace),
+                       notes, "the threshold run", (traces, trace))

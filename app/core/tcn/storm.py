@@ -28,6 +28,7 @@ from app.core.results import BoltVerdict, SpillCertificate, StormCertificate
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.storm import check_storm_certificate
 from app.core.tcn.network import BoltParams, Network, build_network
+from app.core.tcn.recorded import before_that, record_checked
 from app.core.topology import Topology
 
 __all__ = ["STORMABLE", "StormPlan", "instant_storms", "prove_storm", "spill_message", "storm_cycles",
@@ -150,16 +151,10 @@ def storm_verdicts(topo: Topology, verdicts: dict[str, BoltVerdict], names: list
         cert = prove_storm(cone, name)
         if cert is None:
             continue
-        problems = check_storm_certificate(cone, cert)
-        if problems:
-            notes.append(f"defect: a storm proof for {name} was rejected by its checker and discarded: "
-                         + "; ".join(problems[:3]))
-            continue
-        message = storm_message(cert)
-        if before is not None and before.message:
-            message += f". Before that: {before.message}"
-        verdicts[name] = BoltVerdict(verdict="unbounded", method="storm proof", certified=True,
-                                     storm_certificate=cert, message=message)
+        message = before_that(storm_message(cert), before.message if before is not None else None)
+        record_checked(verdicts, name, BoltVerdict(verdict="unbounded", method="storm proof", certified=True,
+                                                   storm_certificate=cert, message=message),
+                       check_storm_certificate(cone, cert), notes, "a storm proof")
 
 
 def instant_storms(topo: Topology, statuses: dict[str, str]) -> dict[str, StormCertificate]:
@@ -192,4 +187,4 @@ def spill_message(cert: SpillCertificate, before: str = "") -> str:
             f"replays all of them at once with its next emission, which {cert.target} receives at one position: for "
             f"every N a legal run takes {cert.target}'s queue past N (docs/boundedness.md, \"Unbounded: a backlog "
             "replayed at once\"; its queue empties again after each such burst, so no lasso shows it)")
-    return f"{text}. Before that: {before}" if before else text
+    return before_that(text, before)
