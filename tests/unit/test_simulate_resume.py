@@ -94,3 +94,17 @@ def test_rounds_go_on_with_the_schedule_they_stopped() -> None:
         assert lasso.message == "time limit reached" and len(paused) == 1
     assert calls > 4 and lasso.trace is not None and trace_data(lasso.trace) == trace_data(whole.trace)
     assert not paused  # (a run that ended is not kept)
+
+
+def test_a_run_too_large_to_keep_is_simulated_again(monkeypatch: Any) -> None:
+    """A run stopped past PAUSED_CELLS is not kept (its memory): the next call simulates that schedule from time 0."""
+    from app.core.tcn import simulate
+
+    net = build_network(parse_topology(random_doc(random.Random(1))), ["B0"])
+    paused: dict[int, Resumable[Any]] = {}
+    build_lasso(net, "B0", deadline=0.0, max_cells=MAX_CELLS, paused=paused)
+    assert len(paused) == 1 and next(iter(paused.values())).cells == 0  # stopped before position 0
+    monkeypatch.setattr(simulate, "PAUSED_CELLS", -1)
+    paused.clear()
+    build_lasso(net, "B0", deadline=0.0, max_cells=MAX_CELLS, paused=paused)
+    assert not paused

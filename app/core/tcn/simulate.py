@@ -48,6 +48,9 @@ __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Goal", "Lasso", "Resum
 MAX_CELLS = 3_000_000  # positions × bolts simulated per schedule (memory and time bound)
 PROBE_TOTAL_CELLS = 400_000  # positions × bolts of all probes of one target (docs/simulation.md, "Probes")
 MAX_CANDIDATES = 8  # earlier positions with the same hashed state examined per position
+# a run stopped by its deadline is kept to go on (`build_lasso(paused=...)`) up to this many positions × bolts (each
+# target of the failure-cycle rounds may keep one: their memory), a longer one is simulated again from time 0
+PAUSED_CELLS = 1_000_000
 
 
 @dataclass
@@ -125,8 +128,8 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
             try:
                 outcome = sim.advance(deadline if cut is None else cut(sim.spent))
             except Stopped:
-                if paused is not None and not sim.done:  # stopped by its deadline: a later call goes on with it
-                    paused[number] = sim
+                if paused is not None and not sim.done and sim.cells <= PAUSED_CELLS:  # stopped by its deadline:
+                    paused[number] = sim                                                 # a later call goes on
                 if cut is None or cancelled() or (deadline is not None and time.monotonic() >= deadline):
                     raise
                 tried[-1] += ": stopped to leave time to certify a lasso"
@@ -197,10 +200,10 @@ def simulation(net: Network, target: str, sched: Schedule, cannot_grow: frozense
 
 def _positions(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
                cancelled: Callable[[], bool], max_cells: int, goal: Goal | None, deaths: DeathPlan | None
-               ) -> Generator[None, float | None, _Outcome]:
+               ) -> Generator[int, float | None, _Outcome]:
     """The run of `simulation`: it pauses (yields) at the first look at the clock past its deadline, and is sent
     the next deadline when it goes on; the state lives in this frame, so nothing is replayed."""
-    deadline = yield
+    deadline = yield 0
     run = _Run.start(net, target, sched, cannot_grow, deaths)
     dying = Deaths(deaths, net, run.scale, run) if deaths is not None else None  # docs/model.md 9.5
     run.cut, run.cuts = (dying.cut, dying.cuts) if dying is not None else (None, frozenset())
@@ -228,7 +231,7 @@ def _positions(net: Network, target: str, sched: Schedule, cannot_grow: frozense
         if cancelled():
             raise Stopped("cancelled")
         if i % CHECK_EVERY == 0 and not resumed and deadline is not None and time.monotonic() > deadline:
-            deadline, resumed = (yield), True  # paused before position i
+            deadline, resumed = (yield i * max(1, n_b)), True  # paused before position i (its cells so far)
             continue
         resumed = False
         if i >= limit:

@@ -38,10 +38,10 @@ class Resumable(Generic[T]):
     """A simulation that pauses at its deadline and goes on from there: `steps` yields when it looks at the clock
     past its deadline and is sent the next one; its return value is the outcome. Each `advance(deadline)` runs it on
     until it ends (its outcome) or pauses (Stopped "time limit reached", `done` false: advance it again later).
-    `spent`: the wall seconds of all its advances."""
+    `spent`: the wall seconds of all its advances; `cells`: what `steps` yielded when it paused (its size so far)."""
 
-    def __init__(self, steps: Generator[None, float | None, T]) -> None:
-        self.steps, self.started, self.done, self.spent = steps, False, False, 0.0
+    def __init__(self, steps: Generator[int, float | None, T]) -> None:
+        self.steps, self.started, self.done, self.spent, self.cells = steps, False, False, 0.0, 0
 
     def advance(self, deadline: float | None) -> T:
         began = time.monotonic()
@@ -49,7 +49,7 @@ class Resumable(Generic[T]):
             if not self.started:
                 self.started = True
                 next(self.steps)  # to its first `yield`, which takes the first deadline
-            self.steps.send(deadline)
+            self.cells = self.steps.send(deadline)
         except StopIteration as end:
             self.done = True
             return end.value  # type: ignore[no-any-return]
