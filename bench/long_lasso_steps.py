@@ -1,7 +1,7 @@
 """A long lasso through a failure cycle, step by step: random #188 of `bench/verdict_sweep.py` (seed 46), whose B0
 and B2 grow in a lasso of 81,498 positions (B3 fails every 21 s, paced replays).
 
-Usage: .venv/bin/python bench/long_lasso_steps.py [--steps] [--verify N] [--tree PATH] [--timeout S]
+Usage: .venv/bin/python bench/long_lasso_steps.py [--steps | --rounds] [--verify N] [--tree PATH] [--timeout S]
 
 `--steps` (in this process): CPU seconds of each step of B0's lasso: the simulation of its schedule, the compressed
 writer (`simulate_trace.rows_lasso`), the certification (`certify`), and the failure-cycle rounds as `verify` plays
@@ -16,6 +16,7 @@ the same session. CPU and wall seconds on a shared 2-core machine: expect noise;
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import random
@@ -90,7 +91,7 @@ def rounds(net: object, topo: object) -> None:
     nets = {"B0": net, "B2": build_network(topo, ["B2"])}  # type: ignore[arg-type]
     kept: dict[str, dict] = {"B0": {}, "B2": {}}
     ended: dict[str, frozenset[int]] = {"B0": frozenset(), "B2": frozenset()}
-    resumable = "paused" in simulate.build_lasso.__code__.co_varnames
+    resumable = "paused" in inspect.signature(simulate.build_lasso).parameters
     share, cpu, closed = 1.0, time.process_time(), None
     while closed is None and share < 64:
         for target in ("B0", "B2"):
@@ -146,12 +147,20 @@ print(json.dumps({"wall": wall, "cpu": use.ru_utime + use.ru_stime, **{n: said.g
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", action="store_true")
+    parser.add_argument("--rounds", action="store_true", help="only the rounds of --steps")
     parser.add_argument("--verify", type=int, default=0)
     parser.add_argument("--tree", type=Path, default=ROOT)
     parser.add_argument("--timeout", type=float, default=60)
     args = parser.parse_args()
     if args.steps:
         steps()
+    elif args.rounds:
+        sys.path.insert(0, str(ROOT))
+        from app.core.tcn.network import build_network
+        from app.core.topology import parse_topology
+
+        topo = parse_topology(document())
+        rounds(build_network(topo, ["B0"]), topo)
     if args.verify:
         verify(args.verify, args.tree.resolve(), args.timeout)
     return 0
