@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 
 from app.core.errors import Cancelled
 from app.core.formats.trace import COMPRESS_FROM, CompressedTrace, Trace, TracePosition, format_carry, format_time
-from app.core.formats.trace_compress import CompressionStopped, compress_runs
+from app.core.formats.trace_compress import CompressionStopped, PatchItem, RepeatItem, compress_runs
 from app.core.tcn.network import Network
 
 __all__ = ["CHECK_EVERY", "BoltStep", "FailureRow", "Resumable", "Row", "Stopped", "rows_lasso", "rows_trace"]
@@ -112,8 +112,13 @@ def rows_lasso(net: Network, rows: list[Row], loop_start: int, scale: int, index
         raise Stopped("cancelled") from None
     if len(items) >= len(rows):
         return rows_trace(net, rows, loop_start, scale, index, cancelled)
+    valid: list[TracePosition | RepeatItem | PatchItem] = []  # validated a block at a time, a cancel seen between
+    for n in range(0, len(items), 16 * CHECK_EVERY):          # (the model takes the validated items as they are)
+        if cancelled():
+            raise Stopped("cancelled")
+        valid += _ITEMS.validate_python(items[n:n + 16 * CHECK_EVERY])
     return CompressedTrace.model_validate({"topology": net.document(), "k": len(rows) - 2, "loop_start": loop_start,
-                                           "positions": items, "kept": list(net.kept)})
+                                           "positions": valid, "kept": list(net.kept)})
 
 
 def _shape(row: Row, n_s: int) -> tuple[tuple[Any, ...], tuple[int, ...]]:
@@ -200,3 +205,4 @@ def _renderer(net: Network, index: dict[tuple[str, str], int], scale: int) -> Ca
 
 
 _POSITIONS = TypeAdapter(list[TracePosition])
+_ITEMS = TypeAdapter(list[TracePosition | RepeatItem | PatchItem])
