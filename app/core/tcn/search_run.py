@@ -22,6 +22,8 @@ from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, Progress
 from app.core.tcn.failing import failures_read
 from app.core.tcn.options import LoopClocks, SearchOptions
+from app.core.tcn.schedule_order import ScheduleOrder
+from app.core.tcn.simulate import Lasso
 from app.core.topology import Problem, Topology
 
 # Past the time limit, a lasso found before it may still be certified and recorded for at most this long:
@@ -29,6 +31,10 @@ from app.core.topology import Problem, Topology
 # within its limit plus that margin; the simulation leaves the time its certification will take (search_lassos.py)
 OVERTIME_MIN_S = 1.0
 OVERTIME_SHARE = 0.05
+# of the overtime, this share is kept for what follows a certification stopped at its end: the certifier's last poll,
+# dropping the lasso it held (random #188's 81,498 positions: 0.2 s under load, bench/RESULTS.md), the unbounded
+# proofs after the search and the summary; a certification and those proofs stop at the rest (`end`)
+WRAP_UP_SHARE = 0.25
 
 
 def deepening_schedule(k_min: int, k_max: int) -> list[int]:
@@ -80,6 +86,13 @@ class Run:
     phases: list[list[str]] = field(default_factory=list)
     stop: str | None = None
     tried: dict[str, list[str]] = field(default_factory=dict)  # per target: what each phase tried and why it failed
+    # targets answered `unbounded` before the search by a flood from a source proven to grow by rates (search.py,
+    # `_early_floods`): like a growth proven by rates, a lasso the trace passes find answers for them instead
+    early: set[str] = field(default_factory=set)
+    played: dict[int, Any] = field(default_factory=dict)  # per trace simulated: the Schedule that closed its lasso
+    orders: dict[str, ScheduleOrder] = field(default_factory=dict)  # per target: its schedules, generated once
+    # per target proven to grow by rates: the lasso the quick trace pass found but did not certify within its budget
+    uncertified: dict[str, Lasso] = field(default_factory=dict)
 
     def attempt(self, target: str, what: str) -> None:
         """Record what a phase tried for `target` without deciding it (its words for an undecided bolt)."""
@@ -87,6 +100,13 @@ class Run:
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start
+
+    def schedule_order(self, target: str) -> ScheduleOrder:
+        """The schedules every simulation of `target` plays, on its cone (app/core/tcn/schedule_order.py)."""
+        order = self.orders.get(target)
+        if order is None or order.net is not self.nets[target]:
+            order = self.orders[target] = ScheduleOrder(self.nets[target], target)
+        return order
 
 
 class SearchControl:
@@ -161,8 +181,11 @@ class SearchControl:
         return 0.0 if self.timeout_s is None else max(OVERTIME_MIN_S, OVERTIME_SHARE * self.timeout_s)
 
     def end(self) -> float | None:
-        """The `time.monotonic()` instant by which the verification ends: its time limit and overtime."""
-        return None if self.deadline is None else self.deadline + self.overtime()
+        """The `time.monotonic()` instant by which certifying a lasso found before the limit, and the proofs after
+        the search, stop: the time limit and its overtime but WRAP_UP_SHARE of it, which is left for dropping what a
+        stopped certification held and for the summary, so that the verification ends within its limit and
+        overtime."""
+        return None if self.deadline is None else self.deadline + self.overtime() * (1 - WRAP_UP_SHARE)
 
     def overdue(self) -> bool:
         """Cancelled, or past the time limit and its overtime: what certifying a lasso found before the limit polls."""
