@@ -30,6 +30,7 @@ from app.core.tcn.network import Network, build_network
 from app.core.tcn.paced_run import paced_phase_one
 from app.core.tcn.recorded import record_checked
 from app.core.tcn.schedule import Schedule, Switch, schedules, unaligned_schedule
+from app.core.tcn.schedule_haste import haste_schedules
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.tcn.storm_run import cycle_growth, storm_schedule
 from app.core.topology import Topology
@@ -45,14 +46,15 @@ STALLED = 3  # doublings in a row without a larger backlog of U at the switch: t
 def phase_one(net: Network, source: str, target: str, lead: Schedule | None = None) -> list[Schedule]:
     """The schedules under which `source` may back up: the one its certified lasso was simulated under (`lead`,
     when known, fitted to this cone: `_fitted`), every other bolt fastest with no delay (growth by rates'
-    schedule), then the simulation's for `source` (docs/simulation.md), failure plans included (the target may
-    fail in phase 1; it stops failing when it switches to its slowest pace)."""
+    schedule), its haste schedules, then the simulation's for `source` (docs/simulation.md), failure plans included
+    (the target may fail in phase 1; it stops failing when it switches to its slowest pace)."""
     out: list[Schedule] = []
     rates = unaligned_schedule(net, source)
     if rates is not None:
         rates = replace(rates, delay={n: d if n == source else Fraction(0) for n, d in rates.delay.items()},
                         eager={n: n != source for n in rates.eager})
         out.append(rates)
+    out += list(haste_schedules(net, source))  # (a source that backs up only by changing pace: docs/simulation.md)
     out += list(itertools.islice(schedules(net, source), PHASE_ONE_SCHEDULES))
     first = [_fitted(net, lead, rates)] if lead is not None and rates is not None else []
     return (first + out)[:PHASE_ONE_SCHEDULES]
@@ -71,7 +73,8 @@ def _fitted(net: Network, lead: Schedule, rates: Schedule) -> Schedule:
                    processing=over(rates.processing, lead.processing), delay=over(rates.delay, lead.delay),
                    eager=over(rates.eager, lead.eager), fail={n: f for n, f in lead.fail.items() if n in failing},
                    first_fail={n: t for n, t in lead.first_fail.items() if n in failing},
-                   fail_until={n: t for n, t in lead.fail_until.items() if n in failing}, cells=None)
+                   fail_until={n: t for n, t in lead.fail_until.items() if n in failing}, cells=None,
+                   haste={n: h for n, h in lead.haste.items() if n in rates.processing and h.watch in failing})
 
 
 def switched(net: Network, sched: Schedule, chain: list[str], target: str, slow: Fraction) -> Schedule:

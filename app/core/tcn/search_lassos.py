@@ -237,6 +237,21 @@ def _built(search: SearchControl, run: Run, target: str, until: float, end: floa
                        paused=paused)
 
 
+def _hasty(run: Run, lasso: Lasso, index: int) -> None:
+    """The words of a lasso found by a haste schedule (app/core/tcn/schedule_haste.py) on the verdicts it answers."""
+    sched = lasso.schedule
+    for name, haste in (sched.haste if sched is not None else {}).items():
+        run.notes.append(f"the lasso for {name} needs a change of pace: {name} is slowest but runs fastest while "
+                         f"{haste.watch} is down, which loses all it sends, each lost tuple replayed "
+                         "(docs/simulation.md, \"Haste\")")
+        for n, v in run.verdicts.items():
+            if v.trace_index == index and v.method == "simulation" and "fastest while" not in v.message:
+                run.verdicts[n] = v.model_copy(update={"message": (
+                    f"{v.message}. In it {name} is slowest but runs fastest while {haste.watch} is down, which "
+                    f"loses all it sends, each lost tuple replayed (more replays than {name} took from its queue: "
+                    "docs/simulation.md, \"Haste\")")})
+
+
 def _late(search: SearchControl, run: Run, target: str, lasso: Lasso) -> None:
     assert lasso.trace is not None
     run.attempt(target, f"a lasso of {lasso.trace.k} positions was found but not certified within the time limit and "
@@ -266,6 +281,7 @@ def _kept(search: SearchControl, run: Run, target: str, lasso: Lasso, stop: Call
         run.words[len(run.traces) - 1] = failures[1]
     summary = search.record(lasso.trace, cert.growth_per_loop, len(run.traces) - 1, run.checked, run.verdicts,
                             method="simulation", duration=cert.loop_duration, failures=failures)
+    _hasty(run, lasso, len(run.traces) - 1)
     if summary and needs_failures:
         run.notes.append(f"the lasso for {target} needs failures (without them the rate check proves it bounded): "
                          f"{summary}")

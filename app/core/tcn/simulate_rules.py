@@ -1,19 +1,15 @@
-"""Four rules of the simulation (app/core/tcn/simulate.py): whether a repeated state closes a lasso, one stream's
-EMIT remembered, the replays of a loss, and a schedule's switches (`Switch`). No z3 here; nothing in this module is
-shared with the certifier."""
+"""Three rules of the simulation (app/core/tcn/simulate.py): whether a repeated state closes a lasso, one stream's
+EMIT remembered, and the replays of a loss. No z3 here; nothing in this module is shared with the certifier."""
 
 from __future__ import annotations
 
 import functools
-import math
 from fractions import Fraction
 from typing import Any
 
 from app.core.emission import Emission
 from app.core.emission import emit as emit_rule
 from app.core.failures import replay_problem
-from app.core.tcn.schedule import Schedule
-from app.core.tcn.simulate_deaths import NEVER
 
 
 def closes(start: int, end: int, grown: list[int], queues_at: list[list[int]],
@@ -58,39 +54,3 @@ def loss_replays(lost: int, reach: list[int], spouts: list[Any], impact: dict[st
     if problem is not None:  # cannot happen: the upper end always obeys the rule
         raise AssertionError(f"simulated replays break docs/model.md 7.3: {problem}")
     return replays
-
-
-class Switch:
-    """The switches of `sched` not made yet (`pending`, in order, by bolt index, durations on the grid). Called
-    at a position at or after `sched.switch_at`, after the EMITs, it makes each bolt's next switch when it is
-    due (`schedule.Switch`): no clock then reads the old durations, so the run stays legal."""
-
-    def __init__(self, run: Any, sched: Schedule) -> None:  # (a bolt `only_failing` dropped has no switch)
-        self.run = run
-        self.at = 0 if sched.switch_at is None else math.ceil(sched.switch_at * run.scale)
-        index = {name: j for j, name in enumerate(run.bolt_names)}
-        self.pending = [] if sched.switch_at is None else [
-            (index[w.bolt], int(w.processing * run.scale), int(w.delay * run.scale), w.eager,
-             None if w.after is None else index[w.after]) for w in sched.switches if w.bolt in index]
-
-    def done(self, j: int) -> bool:
-        """Whether bolt `j` has made all its switches."""
-        return all(p[0] != j for p in self.pending)
-
-    def __call__(self, t: int, emits: list[bool]) -> None:
-        if not self.pending or t < self.at:
-            return
-        run, seen = self.run, set()
-        for entry in list(self.pending):
-            j, proc, delay, eager, after = entry
-            if j in seen:
-                continue
-            seen.add(j)
-            if after is not None and (not self.done(after) or run.queue[after] > 0):
-                continue
-            if not run.down[j] and (emits[j] or (not run.processing[j] and run.queue[j] == 0
-                                                 and run.waiting_since[j] is None)):
-                run.proc[j], run.delay[j], run.eager[j] = proc, delay, eager
-                self.pending.remove(entry)
-                if j in run.plan:  # it never fails again (a failure is never forced, docs/model.md 7.2)
-                    run.next_fail[j] = NEVER
