@@ -70,10 +70,11 @@ def format_bolts(result: VerifyResult, verbose: bool = False) -> list[str]:
     lines = []
     for name, v in result.bolts.items():
         if v.verdict == "counterexample" and v.trace_index is not None and result.property == "growth":
-            trace = result.traces[v.trace_index]
-            failing = failure_summary(trace) if v.failures else None  # docs/model.md section 7
+            trace, known = result.traces[v.trace_index], result.loop_of(v.trace_index)  # (as its certificate read
+            loop, words = known or (trace.loop_duration(), failure_summary(trace) if v.failures else None)  # them)
+            failing = words if v.failures else None  # docs/model.md section 7
             lines.append(f"{name}: grows (lasso {v.trace_index + 1}: k = {v.k}, positions "
-                         f"{v.loop_start}..{v.k} repeat every {duration(trace.loop_duration())}; "
+                         f"{v.loop_start}..{v.k} repeat every {duration(loop)}; "
                          f"+{v.growth_per_loop} per pass" + (f"; with failures: {failing}" if failing else "") + ")")
         elif v.verdict == "counterexample" and v.growth_certificate is not None:
             lines.append(f"{name}: grows (proven by rates; certificate in --json / --certificate-out) "

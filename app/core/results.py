@@ -7,6 +7,7 @@ they hold only plain data: never z3 objects.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
@@ -339,6 +340,9 @@ class VerifyResult(BaseModel):
                                           "worker_death_traces (not a verdict of `bolts`)")
     _words: Words | None = PrivateAttr(default=None)  # the message with its figures, when the core wrote one
     _summary: Words | None = PrivateAttr(default=None)  # its first sentence, when the rest only lists the bolts
+    # per trace (by index): its loop's duration and the words of the failures in it, as the search's certificate read
+    # them (a long compressed lasso is not expanded again to say them: docs/verifier.md, "The time limit")
+    _loops: dict[int, tuple[Fraction, str | None]] = PrivateAttr(default_factory=dict)
 
     @classmethod
     def said(cls, words: Words, summary: Words | None = None, **fields: Any) -> VerifyResult:
@@ -346,6 +350,16 @@ class VerifyResult(BaseModel):
         result = cls(message=words.text(), **fields)
         result._words, result._summary = words, summary
         return result
+
+    def loops_read(self, loops: dict[int, tuple[Fraction, str | None]]) -> None:
+        """Keep what the search's certificates read of its traces' loops: per trace index, (its duration, the words
+        of its failures or None)."""
+        self._loops = dict(loops)
+
+    def loop_of(self, index: int) -> tuple[Fraction, str | None] | None:
+        """Trace `index`'s loop duration and the words of its failures (None when none fails in it) as its certificate
+        read them; None when not kept (a result read back from JSON, a solver's lasso: read them from the trace)."""
+        return self._loops.get(index)
 
     def text(self, exact: bool = True) -> str:
         """The message, its rates exact (as --json and the GUI show it) or as decimals only (the CLI's text)."""

@@ -68,7 +68,7 @@ def test_a_schedule_cut_to_leave_time_for_certifying_is_not_counted_as_played() 
     """`build_lasso(cut=...)`: a schedule its own deadline stops is left unplayed and the next one is tried; a later
     call skips only the schedules played to their end."""
     net = build_network(_topology(R157, ["B3"]), ["B3"])
-    lasso = simulate.build_lasso(net, "B3", cut=lambda: time.monotonic() - 1, deadline=time.monotonic() + 30)
+    lasso = simulate.build_lasso(net, "B3", cut=lambda spent: time.monotonic() - 1, deadline=time.monotonic() + 30)
     assert lasso.trace is None and not lasso.exhausted and not lasso.ended
     assert lasso.schedules_tried and all(t.endswith("stopped to leave time to certify a lasso")
                                          for t in lasso.schedules_tried)
@@ -135,8 +135,9 @@ def test_recording_a_certified_lasso_reads_it_no_more(monkeypatch: Any) -> None:
     in its passes: before, recording it read the whole lasso once more, unpolled, and so did the result's summary
     for its duration (random #54's 70,495 positions: seconds past the time limit and its overtime). Here the lasso
     is kept compressed, as a long one is, and a reading of it that takes 30 s would show in the time taken."""
+    from app.cli.verify import format_bolts
     from app.core.formats.trace import CompressedTrace
-    from app.core.tcn import search_run, simulate_trace
+    from app.core.tcn import failing, search_run, simulate_trace
     from app.core.tcn.failing import failure_summary
 
     def slow(*args: Any) -> Any:
@@ -146,8 +147,10 @@ def test_recording_a_certified_lasso_reads_it_no_more(monkeypatch: Any) -> None:
     monkeypatch.setattr(simulate_trace, "COMPRESS_FROM", 10)
     monkeypatch.setattr(search_run, "failures_read", slow)
     monkeypatch.setattr(CompressedTrace, "loop_duration", slow)
+    monkeypatch.setattr(failing, "failures_read", slow)
     started = time.monotonic()
     result = verify(_topology(FAILING, ["A"]), SearchOptions(timeout_s=20.0))
+    lines = format_bolts(result)  # `verify`'s per-bolt lines: from what the certificate read, too
     assert time.monotonic() - started < 20  # 30 s and more before
     verdict = result.bolts["A"]
     assert verdict.verdict == "counterexample" and verdict.method == "simulation" and verdict.failures is True
@@ -156,6 +159,8 @@ def test_recording_a_certified_lasso_reads_it_no_more(monkeypatch: Any) -> None:
     summary = failure_summary(result.trace)  # the words the trace itself gives
     assert f"every {float(result.trace.loop_duration()):.4g} s" in (result.message or "")
     assert summary is not None and verdict.message.endswith(f", with failures: {summary}"), verdict.message
+    result.loops_read({})  # (forgotten, as in a result read back from JSON: the lines read the trace)
+    assert lines == format_bolts(result) and f"with failures: {summary})" in lines[0], lines
 
 
 def test_the_certifier_stops_in_its_first_pass_over_a_compressed_lasso(monkeypatch: Any) -> None:

@@ -135,6 +135,50 @@ def test_random_positions_expand_to_themselves(seed: int) -> None:
     assert expand_trace_data(doc)["positions"] == positions
 
 
+def greedy_items(positions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The writer's greedy rule as it was first written (each candidate's run extended by comparing the shapes and the
+    value differences of every position), the reference the faster `compress_runs` must equal item for item."""
+    from app.core.formats.trace_compress import CANDIDATES, _patch_fields, _repeat_fields, _shapes
+
+    shapes, values, scale = _shapes(positions)
+    bolts, spouts = list(positions[0]["bolts"]), list(positions[0]["spouts"])
+    seen: dict[Any, list[int]] = {}
+    items: list[dict[str, Any]] = []
+    n, i = len(shapes), 0
+    while i < n:
+        best, period, shift = 0, 0, values[i]
+        for q in reversed(seen.get(shapes[i], [])[-CANDIDATES:]):
+            p = i - q
+            d = tuple(a - b for a, b in zip(values[i], values[q], strict=True))
+            j = i + 1
+            while j < n and shapes[j] == shapes[j - p] and tuple(
+                    a - b for a, b in zip(values[j], values[j - p], strict=True)) == d:
+                j += 1
+            if j - i > best:
+                best, period, shift = j - i, p, d
+        run = max(1, best)
+        item = {"repeat": _repeat_fields(bolts, spouts, period, run, format_time(Fraction(shift[0]) / scale),
+                                         shift[1:])} if best else positions[i]
+        if run == 1 and i > 0:
+            patch = _patch_fields(positions[i - 1], positions[i])
+            if patch is not None and len(json.dumps(patch)) < len(json.dumps(item)):
+                item = patch
+        items.append(item)
+        for j in range(i, i + run):
+            seen.setdefault(shapes[j], []).append(j)
+        i += run
+    return items
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_writer_gives_the_items_of_the_plain_greedy_rule(seed: int) -> None:
+    """`compress_runs` extends a run one integer comparison a position and skips candidates whose run cannot beat
+    the best (bench/RESULTS.md, "A long lasso through a failure cycle"): the very items the plain rule gives."""
+    rnd = random.Random(seed)
+    positions = random_positions(rnd, rnd.randrange(2, 600))
+    assert compress_positions(positions) == greedy_items(positions)
+
+
 def test_a_position_unlike_any_before_is_a_patch_of_the_previous_one() -> None:
     positions = random_positions(random.Random(7), 2)
     before, after = positions

@@ -387,20 +387,25 @@ def compress_runs(shapes: list[Hashable], values: list[tuple[Any, ...]], scale: 
     seen: dict[Hashable, list[int]] = {}
     items: list[dict[str, Any]] = []
     n, i = len(shapes), 0
+    steps = _steps(shapes, values)
+    shifted: dict[Any, str] = {}  # a time shift on the grid, as written
     while i < n:
         if len(items) % 256 == 0 and stop():
             raise CompressionStopped
         best, period, shift = 0, 0, values[i]
         for q in reversed(seen.get(shapes[i], [])[-CANDIDATES:]):
+            if best and (i + 1 == n or steps[i + 1] != steps[q + 1]):
+                continue  # its run is this one position: no longer than the best
             p = i - q
-            d = tuple(map(sub, values[i], values[q]))
             j = i + 1
-            while j < n and shapes[j] == shapes[j - p] and tuple(map(sub, values[j], values[j - p])) == d:
+            while j < n and steps[j] == steps[j - p]:
                 j += 1
             if j - i > best:
-                best, period, shift = j - i, p, d
+                best, period, shift = j - i, p, tuple(map(sub, values[i], values[q]))
         run = max(1, best)
-        item = {"repeat": _repeat_fields(bolts, spouts, period, run, Fraction(shift[0]) / scale, shift[1:])} \
+        if best >= MIN_RUN and shift[0] not in shifted:  # (a lasso's time shifts are few: each written once)
+            shifted[shift[0]] = format_time(Fraction(shift[0]) / scale)
+        item = {"repeat": _repeat_fields(bolts, spouts, period, run, shifted[shift[0]], shift[1:])} \
             if best >= MIN_RUN else position(i)
         if run == 1 and i > 0:  # a single position: the smallest of it, its repeat and its patch
             patch = _patch_fields(position(i - 1), position(i))
@@ -411,6 +416,18 @@ def compress_runs(shapes: list[Hashable], values: list[tuple[Any, ...]], scale: 
             seen.setdefault(shapes[j], []).append(j)
         i += run
     return items
+
+
+def _steps(shapes: list[Hashable], values: list[tuple[Any, ...]]) -> list[int]:
+    """Per position j ≥ 1, a number naming its shape and how its values differ from position j - 1's (-1 for
+    position 0). A run of period p that holds at position j - 1 (position j - 1 is position j - 1 - p shifted by d)
+    holds at j exactly when these numbers of j and j - p are equal: then position j is position j - p with the
+    same shift d. So a run is extended one integer comparison a position."""
+    ids: dict[tuple[Hashable, tuple[Any, ...]], int] = {}
+    out = [-1]
+    for j in range(1, len(shapes)):
+        out.append(ids.setdefault((shapes[j], tuple(map(sub, values[j], values[j - 1]))), len(ids)))
+    return out
 
 
 def _shapes(positions: list[dict[str, Any]]) -> tuple[list[Hashable], list[tuple[Any, ...]], int]:
@@ -460,10 +477,10 @@ def _patch_fields(before: dict[str, Any], position: dict[str, Any]) -> dict[str,
     return {"patch": patch}
 
 
-def _repeat_fields(bolts: list[str], spouts: list[str], period: int, count: int, time: Fraction,
+def _repeat_fields(bolts: list[str], spouts: list[str], period: int, count: int, time: str,
                    counts: tuple[int, ...]) -> dict[str, Any]:
-    """The repeat item's fields: the shift of the time and the nonzero increments, named."""
-    fields: dict[str, Any] = {"period": period, "count": count, "time": format_time(time)}
+    """The repeat item's fields: the shift of the time (as written) and the nonzero increments, named."""
+    fields: dict[str, Any] = {"period": period, "count": count, "time": time}
     queue = {name: d for name, d in zip(bolts, counts[:len(bolts)], strict=True) if d}
     backlog = {name: d for name, d in zip(spouts, counts[len(bolts):], strict=True) if d}
     if queue:

@@ -126,8 +126,10 @@ class Search(SearchControl):
             if simulating:  # what time is left: lassos for the bolts proven to grow by rates, for their traces
                 trace_phase(self, run)
         ordered = {n: run.verdicts[n] for n in run.checked}
-        return summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
-                         self.threshold, run.nets, run.downgraded, run.durations.get(0))
+        result = summarise(run.base, run.kept, run.notes, run.elapsed(), ordered, run.traces, run.report, run.stop,
+                           self.threshold, run.nets, run.downgraded, run.durations.get(0))
+        result.loops_read({i: (d, run.words[i]) for i, d in run.durations.items() if i in run.words})
+        return result
 
     def _floods(self, run: Run, overtime: bool = False, verdicts: dict[str, BoltVerdict] | None = None) -> None:
         """Every bolt answered so far (in `verdicts`, by default the run's) that a bolt with evidence of growth

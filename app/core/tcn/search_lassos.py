@@ -7,13 +7,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from fractions import Fraction
+from typing import Any
 
 from app.core.gc_pause import paused_gc
 from app.core.results import BoltVerdict, Progress
 from app.core.tcn.check.lassos import certified
 from app.core.tcn.failing import failure_words
 from app.core.tcn.search_run import Run, SearchControl
-from app.core.tcn.simulate import Lasso, build_lasso
+from app.core.tcn.simulate import Lasso, Resumable, build_lasso
 
 SIMULATION_BUDGET_S = 5.0  # per target: building a lasso by simulation before any solver call
 # per target whose lasso must hold a whole failure cycle (bounded without failures): 10^4 to 10^6 positions that
@@ -70,6 +71,7 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
             search.announce(run, f"{target}: a longer simulation")
             _searched(search, run, target)
     ended: dict[str, frozenset[int]] = {}
+    paused: dict[str, dict[int, Resumable[Any]]] = {t: {} for t in order}  # stopped by a round: the next goes on
     spent = dict.fromkeys(order, 0.0)
     done: set[str] = set()  # every schedule played to its end, no lasso
     share = FIRST_ROUND_S
@@ -85,11 +87,13 @@ def failure_cycle_phase(search: SearchControl, run: Run) -> None:
             started = time.monotonic()
             left = FAILURE_CYCLE_BUDGET_S - spent[target]  # the last one waiting: no round to share, all it has left
             lasso = _round(search, run, target, left if len(waiting) == 1 else min(share, left),
-                           ended.get(target, frozenset()))
+                           ended.get(target, frozenset()), paused[target])
             spent[target] += time.monotonic() - started
             ended[target] = lasso.ended
             if lasso.trace is None and lasso.exhausted:
                 done.add(target)
+            for answered in (t for t in order if t in run.verdicts):  # (what a paused run holds, freed)
+                paused[answered].clear()
         share *= ROUND_GROWTH
         for target in (t for t in waiting if t not in run.verdicts and t in ended):
             played = ("every schedule played to its end" if target in done
@@ -159,11 +163,12 @@ def _searched(search: SearchControl, run: Run, target: str, total_cells: int | N
 
 
 @paused_gc()
-def _round(search: SearchControl, run: Run, target: str, budget_s: float, skip: frozenset[int]) -> Lasso:
+def _round(search: SearchControl, run: Run, target: str, budget_s: float, skip: frozenset[int],
+           paused: dict[int, Resumable[Any]]) -> Lasso:
     """A round of the failure-cycle simulation (step 2d) for `target`, bounded without failures: its schedules but
-    those in `skip`, within `budget_s`; its lasso recorded if it certifies by the verification's end (its phase says
-    what its rounds tried)."""
-    lasso = _built(search, run, target, _until(search, run, budget_s), search.end(), skip=skip)
+    those in `skip`, within `budget_s`, the one an earlier round stopped (in `paused`) taken up where it stopped; its
+    lasso recorded if it certifies by the verification's end (its phase says what its rounds tried)."""
+    lasso = _built(search, run, target, _until(search, run, budget_s), search.end(), skip=skip, paused=paused)
     if lasso.trace is not None and _kept(search, run, target, lasso, search.overdue, needs_failures=True) is None \
             and not search.cancelled:
         _late(search, run, target, lasso)
@@ -215,19 +220,21 @@ def _until(search: SearchControl, run: Run, budget_s: float) -> float:
 
 def _built(search: SearchControl, run: Run, target: str, until: float, end: float | None,
            total_cells: int | None = None, skip: frozenset[int] = frozenset(),
-           stop: Callable[[], bool] | None = None) -> Lasso:
+           stop: Callable[[], bool] | None = None, paused: dict[int, Resumable[Any]] | None = None) -> Lasso:
     """A lasso for `target` by simulation by `until`, not certified yet: its schedules (generated once per
     verification, `Run.schedule_order`) but those in `skip`, `total_cells` over all of them (None: simulate.MAX_CELLS
     per schedule), each simulated only while, at CERTIFY_RATIO, the lasso it may close could still be certified by
-    `end`; `stop` (by default cancelled or past the time limit) ends it early."""
+    `end`; `stop` (by default cancelled or past the time limit) ends it early; `paused`: `build_lasso`'s (a run kept
+    there polls the `stop` of the call that began it)."""
 
-    def cut() -> float:  # a schedule's own deadline: what is left once its lasso's certification is paid
-        now = time.monotonic()
-        return until if end is None else min(until, now + (end - now) / (1 + CERTIFY_RATIO))
+    def cut(spent: float) -> float:  # a schedule's own deadline: what is left once its lasso's certification is
+        now = time.monotonic()       # paid, the `spent` seconds earlier rounds simulated it included
+        return until if end is None else min(until, now + (end - now - CERTIFY_RATIO * spent) / (1 + CERTIFY_RATIO))
 
     stopped = stop or search.interrupted
     return build_lasso(run.nets[target], target, cannot_grow=run.steady, cancelled=stopped, deadline=until,
-                       total_cells=total_cells, skip=skip, cut=cut, order=run.schedule_order(target).played(stopped))
+                       total_cells=total_cells, skip=skip, cut=cut, order=run.schedule_order(target).played(stopped),
+                       paused=paused)
 
 
 def _hasty(run: Run, lasso: Lasso, index: int) -> None:
@@ -270,6 +277,8 @@ def _kept(search: SearchControl, run: Run, target: str, lasso: Lasso, stop: Call
     if cert.loop_duration is not None:  # (a long compressed lasso is not expanded again to say it)
         run.durations[len(run.traces) - 1] = cert.loop_duration
     failures = (cert.fails, failure_words(cert.loop_duration or Fraction(0), cert.loop_failures, cert.loop_replays))
+    if cert.loop_duration is not None:
+        run.words[len(run.traces) - 1] = failures[1]
     summary = search.record(lasso.trace, cert.growth_per_loop, len(run.traces) - 1, run.checked, run.verdicts,
                             method="simulation", duration=cert.loop_duration, failures=failures)
     _hasty(run, lasso, len(run.traces) - 1)

@@ -74,6 +74,7 @@ class Run:
     notes: list[str] = field(default_factory=list)
     traces: list[AnyTrace] = field(default_factory=list)
     durations: dict[int, Fraction] = field(default_factory=dict)  # per trace: its loop's, as certified (when known)
+    words: dict[int, str | None] = field(default_factory=dict)  # per trace: its loop's failures in words, likewise
     proven: dict[str, int] = field(default_factory=dict)  # per target: the largest k proven to have no lasso
     targets: list[str] = field(default_factory=list)
     nets: dict[str, Any] = field(default_factory=dict)  # per target: its cone of influence

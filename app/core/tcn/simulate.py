@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -40,14 +40,17 @@ from app.core.tcn.schedule_haste import HASTE_CELLS, haste_schedules
 from app.core.tcn.simulate_deaths import NEVER, DeathPlan, Deaths
 from app.core.tcn.simulate_pace import Switcher
 from app.core.tcn.simulate_rules import closes, emit_remembered, loss_replays
-from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Row, Stopped, rows_lasso, rows_trace
+from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Resumable, Row, Stopped, rows_lasso, rows_trace
 
-__all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Goal", "Lasso", "Schedule", "build_finite_run", "build_lasso",
-           "schedules", "unaligned_schedule"]
+__all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "MAX_CELLS", "Goal", "Lasso", "Resumable", "Schedule", "build_finite_run",
+           "build_lasso", "schedules", "simulation", "unaligned_schedule"]
 
 MAX_CELLS = 3_000_000  # positions × bolts simulated per schedule (memory and time bound)
 PROBE_TOTAL_CELLS = 400_000  # positions × bolts of all probes of one target (docs/simulation.md, "Probes")
 MAX_CANDIDATES = 8  # earlier positions with the same hashed state examined per position
+# a run stopped by its deadline is kept to go on (`build_lasso(paused=...)`) up to this many positions × bolts (each
+# target of the failure-cycle rounds may keep one: their memory), a longer one is simulated again from time 0
+PAUSED_CELLS = 1_000_000
 
 
 @dataclass
@@ -81,8 +84,9 @@ class Goal:
 def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = frozenset(),
                 cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
                 max_cells: int | None = None, total_cells: int | None = None, deaths: DeathPlan | None = None,
-                skip: frozenset[int] = frozenset(), cut: Callable[[], float] | None = None,
-                order: Iterable[Schedule] | None = None) -> Lasso:
+                skip: frozenset[int] = frozenset(), cut: Callable[[float], float] | None = None,
+                paused: dict[int, Resumable[_Outcome]] | None = None, order: Iterable[Schedule] | None = None
+                ) -> Lasso:
     """Simulate the schedules of :func:`schedules` until one closes a lasso in which `target` grows.
 
     `cannot_grow`: bolts whose queues the rate check proves bounded (hashed exactly; the others are capped).
@@ -91,9 +95,12 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     simulated (`capped`); a probe (`Schedule.cells`) has its own bound instead, outside that total. `deaths`: the
     workers that die in every schedule (docs/model.md 9.5; `net` then has section 7's failures off). The trace is
     not certified here. `skip`: schedules (numbered in the order of `schedules`) an earlier call played to their end
-    (`Lasso.ended`). `cut`: asked as each schedule starts, its own deadline (before `deadline`): a schedule it stops
-    is left unfinished and the next one is played (the search leaves time to certify a lasso: docs/verifier.md).
-    `order`: the schedules of :func:`schedules`, generated once by the caller (app/core/tcn/schedule_order.py)."""
+    (`Lasso.ended`). `cut`: asked as each schedule starts, given the seconds an earlier call simulated it (0 for a
+    fresh one), its own deadline (before `deadline`): a schedule it stops is left unfinished and the next one is
+    played (the search leaves time to certify a lasso: docs/verifier.md). `paused`: where a schedule stopped by its
+    deadline is kept, by number, and where a later call given the same dict takes it up again, from the position it
+    stopped before, instead of simulating it from time 0 (the same run: `simulation`). `order`: the schedules of
+    :func:`schedules`, generated once by the caller (app/core/tcn/schedule_order.py)."""
     max_cells, tried, positions, ended = MAX_CELLS if max_cells is None else max_cells, list[str](), 0, set(skip)
     capped = unfinished = False
     probed = hasted = 0  # positions of probes and of haste schedules: bounded each by its own cells, not by
@@ -119,11 +126,15 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
             plan = frozenset(sched.fail)
             if plan not in runs_on:  # the bolts the plan leaves up never fail (docs/model.md 7.4)
                 runs_on[plan] = only_failing(net, plan)
-            own = deadline if cut is None else cut()
+            sim = paused.pop(number, None) if paused is not None else None
+            if sim is None:
+                sim = simulation(runs_on[plan], target, sched, cannot_grow, cancelled,
+                                max_cells if left is None else min(max_cells, left), deaths=deaths)
             try:
-                outcome = _simulate(runs_on[plan], target, sched, cannot_grow, cancelled, own,
-                                    max_cells if left is None else min(max_cells, left), deaths=deaths)
+                outcome = sim.advance(deadline if cut is None else cut(sim.spent))
             except Stopped:
+                if paused is not None and not sim.done and sim.cells <= PAUSED_CELLS:  # stopped by its deadline:
+                    paused[number] = sim                                                 # a later call goes on
                 if cut is None or cancelled() or (deadline is not None and time.monotonic() >= deadline):
                     raise
                 tried[-1] += ": stopped to leave time to certify a lasso"
@@ -158,8 +169,8 @@ def build_finite_run(net: Network, sched: Schedule, goal: Goal, *, cancelled: Ca
     queue to `goal.threshold` (a trace with loop_start k+1, to be certified as a threshold witness), or why not;
     `goal.peak` is then the target's largest queue in the run."""
     try:
-        out = _simulate(only_failing(net, frozenset(sched.fail)), goal.source, sched, frozenset(), cancelled,
-                        deadline, max_cells, goal)
+        out = simulation(only_failing(net, frozenset(sched.fail)), goal.source, sched, frozenset(), cancelled,
+                        max_cells, goal).advance(deadline)
     except Stopped as stop:
         return str(stop)
     if isinstance(out, tuple):
@@ -168,14 +179,17 @@ def build_finite_run(net: Network, sched: Schedule, goal: Goal, *, cancelled: Ca
     return out
 
 
-def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
-              cancelled: Callable[[], bool], deadline: float | None, max_cells: int,
-              goal: Goal | None = None, deaths: DeathPlan | None = None
-              ) -> Trace | CompressedTrace | tuple[str, int, bool]:
-    """One deterministic run under `sched`; a lasso trace, or (why not, positions simulated, stopped at the
-    cell bound). With a `goal`, no state is hashed: the run is a finite one, stopped at the first position
-    where the goal's bolt holds its threshold (its trace), or when the goal's source has made all its
-    switches (`sched.switches`) and drained its queue.
+_Outcome = Trace | CompressedTrace | tuple[str, int, bool]
+
+
+def simulation(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
+               cancelled: Callable[[], bool], max_cells: int, goal: Goal | None = None,
+               deaths: DeathPlan | None = None) -> Resumable[_Outcome]:
+    """One deterministic run under `sched`, advanced to a deadline at a time (`Resumable.advance`: a run its
+    deadline stopped goes on from the very position it stopped before, so its outcome is the run's in one go); its
+    outcome a lasso trace, or (why not, positions simulated, stopped at the cell bound). With a `goal`, no state is
+    hashed: the run is a finite one, stopped at the first position where the goal's bolt holds its threshold (its
+    trace), or when the goal's source has made all its switches (`sched.switches`) and drained its queue.
 
     With a failure plan (`sched.fail`, docs/model.md section 7) the planned bolts fail and
     recover on their clocks; each loss replays one spout tuple per lost tuple, split evenly
@@ -187,6 +201,15 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     then the actions at its time, in the rules' order: the spouts' emissions and replays
     (`_spout_actions`), the failures, recoveries and EMITs (`_emit_actions`), the bolts' arrivals,
     losses and TAKEs (`_bolt_actions`); then the next position's time."""
+    return Resumable(_positions(net, target, sched, cannot_grow, cancelled, max_cells, goal, deaths))
+
+
+def _positions(net: Network, target: str, sched: Schedule, cannot_grow: frozenset[str],
+               cancelled: Callable[[], bool], max_cells: int, goal: Goal | None, deaths: DeathPlan | None
+               ) -> Generator[int, float | None, _Outcome]:
+    """The run of `simulation`: it pauses (yields) at the first look at the clock past its deadline, and is sent
+    the next deadline when it goes on; the state lives in this frame, so nothing is replayed."""
+    deadline = yield 0
     run = _Run.start(net, target, sched, cannot_grow, deaths)
     dying = Deaths(deaths, net, run.scale, run) if deaths is not None else None  # docs/model.md 9.5
     run.cut, run.cuts = (dying.cut, dying.cuts) if dying is not None else (None, frozenset())
@@ -209,11 +232,14 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     t = 0
     i = 0
     limit = max(16, max_cells // max(1, n_b))
+    resumed = False  # (a run sent a deadline already past goes on to its next look at the clock)
     while True:
         if cancelled():
             raise Stopped("cancelled")
-        if i % CHECK_EVERY == 0 and deadline is not None and time.monotonic() > deadline:
-            raise Stopped("time limit reached")
+        if i % CHECK_EVERY == 0 and not resumed and deadline is not None and time.monotonic() > deadline:
+            deadline, resumed = (yield i * max(1, n_b)), True  # paused before position i (its cells so far)
+            continue
+        resumed = False
         if i >= limit:
             return f"no repeated state within {limit} positions", i, True
         # ---- the state before position i, and the loop it may close

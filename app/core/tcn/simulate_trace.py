@@ -3,19 +3,21 @@ written and validated a block at a time, a lasso (loop_start in 1..k) or a finit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import time
+from collections.abc import Callable, Generator, Hashable
 from fractions import Fraction
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter
 
 from app.core.errors import Cancelled
 from app.core.formats.trace import COMPRESS_FROM, CompressedTrace, Trace, TracePosition, format_carry, format_time
-from app.core.formats.trace_compress import CompressionStopped, compress_runs
+from app.core.formats.trace_compress import CompressionStopped, PatchItem, RepeatItem, compress_runs
 from app.core.tcn.network import Network
 
-__all__ = ["CHECK_EVERY", "BoltStep", "FailureRow", "Row", "Stopped", "rows_lasso", "rows_trace"]
+__all__ = ["CHECK_EVERY", "BoltStep", "FailureRow", "Resumable", "Row", "Stopped", "rows_lasso", "rows_trace"]
 
+T = TypeVar("T")
 CHECK_EVERY = 64  # positions between two looks at the wall clock (and between two validated blocks)
 
 # one bolt's step at a position: queue before, arrivals, take, batch, emit, emitted, carry, processing after
@@ -30,6 +32,33 @@ Row = tuple[int, list[int], list[BoltStep], dict[int, tuple[int, Fraction | int]
 
 class Stopped(Cancelled):
     """Cancelled or out of time (the simulation's own stop, caught by `build_lasso`)."""
+
+
+class Resumable(Generic[T]):
+    """A simulation that pauses at its deadline and goes on from there: `steps` yields when it looks at the clock
+    past its deadline and is sent the next one; its return value is the outcome. Each `advance(deadline)` runs it on
+    until it ends (its outcome) or pauses (Stopped "time limit reached", `done` false: advance it again later).
+    `spent`: the wall seconds of all its advances; `cells`: what `steps` yielded when it paused (its size so far)."""
+
+    def __init__(self, steps: Generator[int, float | None, T]) -> None:
+        self.steps, self.started, self.done, self.spent, self.cells = steps, False, False, 0.0, 0
+
+    def advance(self, deadline: float | None) -> T:
+        began = time.monotonic()
+        try:
+            if not self.started:
+                self.started = True
+                next(self.steps)  # to its first `yield`, which takes the first deadline
+            self.cells = self.steps.send(deadline)
+        except StopIteration as end:
+            self.done = True
+            return end.value  # type: ignore[no-any-return]
+        except BaseException:
+            self.done = True
+            raise
+        finally:
+            self.spent += time.monotonic() - began
+        raise Stopped("time limit reached")
 
 
 def rows_trace(net: Network, rows: list[Row], loop_start: int, scale: int, index: dict[tuple[str, str], int],
@@ -83,8 +112,13 @@ def rows_lasso(net: Network, rows: list[Row], loop_start: int, scale: int, index
         raise Stopped("cancelled") from None
     if len(items) >= len(rows):
         return rows_trace(net, rows, loop_start, scale, index, cancelled)
+    valid: list[TracePosition | RepeatItem | PatchItem] = []  # validated a block at a time, a cancel seen between
+    for n in range(0, len(items), 16 * CHECK_EVERY):          # (the model takes the validated items as they are)
+        if cancelled():
+            raise Stopped("cancelled")
+        valid += _ITEMS.validate_python(items[n:n + 16 * CHECK_EVERY])
     return CompressedTrace.model_validate({"topology": net.document(), "k": len(rows) - 2, "loop_start": loop_start,
-                                           "positions": items, "kept": list(net.kept)})
+                                           "positions": valid, "kept": list(net.kept)})
 
 
 def _shape(row: Row, n_s: int) -> tuple[tuple[Any, ...], tuple[int, ...]]:
@@ -110,8 +144,15 @@ def _renderer(net: Network, index: dict[tuple[str, str], int], scale: int) -> Ca
     names = [b.name for b in net.bolts]
     spout_names = [s.name for s in net.spouts]
 
+    texts: dict[Fraction | int, int | str] = {}  # a carry as written (a lasso's carries are few)
+
     def carry_text(carry: Fraction | int) -> int | str:
-        return format_carry(Fraction(carry)) if exact else int(carry)
+        if not exact:
+            return int(carry)
+        text = texts.get(carry)
+        if text is None:
+            text = texts[carry] = format_carry(Fraction(carry))
+        return text
 
     def by_stream(comp: Any, step: dict[str, Any], extra: dict[int, tuple[int, Any]], spout: bool) -> None:
         """Record a component's declared streams (emitted_by_stream, buffer_by_stream; `emitted` their sum)."""
@@ -164,3 +205,4 @@ def _renderer(net: Network, index: dict[tuple[str, str], int], scale: int) -> Ca
 
 
 _POSITIONS = TypeAdapter(list[TracePosition])
+_ITEMS = TypeAdapter(list[TracePosition | RepeatItem | PatchItem])

@@ -344,16 +344,24 @@ def _unrolled(rules: Rules, source: Source, befores: list[Before | None], growth
     k, loop_start = source.k, source.loop_start
     exact = _clocks(befores[loop_start]) == _clocks(befores[k + 1])  # type: ignore[arg-type]  # both kept
 
+    grown = {n: g for n, g in growth.items() if g}
+    backed = {n: g for n, g in backlog_growth.items() if g}
+
     def unrolled() -> Iterator[Step]:
         for p in range(1, UNROLL_PASSES + 1):
             if cancelled():
                 raise Cancelled
+            shift = p * period  # (a pass's raises, made once: the steps keep their components' order)
+            raise_queue, raise_backlog = {n: p * g for n, g in grown.items()}, {n: p * g for n, g in backed.items()}
             for s in itertools.islice(source.steps(loop_start), k + 1 - loop_start):
-                yield Step(s.time + p * period,
-                           {n: {**sp, "backlog": sp["backlog"] + p * backlog_growth[n]}
-                            if backlog_growth[n] else sp for n, sp in s.spouts.items()},
-                           {n: {**b, "queue": b["queue"] + p * growth[n]} if growth[n] else b
-                            for n, b in s.bolts.items()}, s.workers)
+                spouts, bolts = s.spouts, s.bolts
+                if raise_backlog:
+                    spouts = {**spouts, **{n: {**spouts[n], "backlog": spouts[n]["backlog"] + d}
+                                           for n, d in raise_backlog.items()}}
+                if raise_queue:
+                    bolts = {**bolts, **{n: {**bolts[n], "queue": bolts[n]["queue"] + d}
+                                         for n, d in raise_queue.items()}}
+                yield Step(s.time + shift, spouts, bolts, s.workers)
 
     # positions 0..k of the unrolled run are the trace's own, replayed without a problem (timing only adds
     # problems, never changes the state): the replay resumes before k + 1 from the state recorded there

@@ -137,8 +137,8 @@ def _compressed(data: dict[str, Any]) -> Source:
     span = repeat_span(items)
     marks: dict[int, tuple[Cursor, dict[int, Step]]] = {}  # where a pass may start: loop_start, once passed
     patches: dict[int, Patch] = {}  # the patch items, read once
-    changed: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}  # a patch's steps once validated: no larger
-    # than the patches themselves, and every later pass reads them as they are
+    changed: dict[int, tuple[dict[str, Any], dict[str, Any], Fraction]] = {}  # a patch's steps and time once read:
+    # no larger than the patches themselves, and every later pass reads them as they are
     written: dict[int, Step] = {}  # the positions written out, by number, once validated (the items hold them)
     read: list[bool] = []  # a pass from 0 has read every position: every later pass is `_rebuilt`
 
@@ -192,7 +192,8 @@ def _compressed(data: dict[str, Any]) -> Source:
 
 def _rebuilt(items: list[Any], span: int, start: tuple[int, int, int, dict[int, Step]],
              repeats: dict[int, tuple[Repeat, Fraction]], patches: dict[int, Patch],
-             changed: dict[int, tuple[dict[str, Any], dict[str, Any]]], written: dict[int, Step]) -> Iterator[Step]:
+             changed: dict[int, tuple[dict[str, Any], dict[str, Any], Fraction]], written: dict[int, Step]
+             ) -> Iterator[Step]:
     """A pass over a compressed trace whose every position a first pass has read and validated, from `start` = (item
     index, offset in it, position number, the steps before it a repeat may copy): each step made from the one it
     copies as the first pass made it (a repeat's time shifted and counts raised, a patch's validated fields, a
@@ -217,16 +218,17 @@ def _rebuilt(items: list[Any], span: int, start: tuple[int, int, int, dict[int, 
 
 
 def _patched(before: Step, position: dict[str, Any] | None, patch: Patch, n: int,
-             changed: dict[int, tuple[dict[str, Any], dict[str, Any]]]) -> Step:
+             changed: dict[int, tuple[dict[str, Any], dict[str, Any], Fraction]]) -> Step:
     """Position n, a patch of the step before it: the patch's time (checked by the patch's own model) and its
     changed spouts and bolts validated as `TracePosition` validates them, once (`changed`, by position); the others
     are the steps before, already validated as they are."""
     if n not in changed:
         assert position is not None  # (a later pass reads what the first one validated)
         changed[n] = ({name: _valid(_SPOUT, position, "spouts", name, n).__dict__ for name in patch.spouts},
-                      {name: _bolt_fields(_valid(_BOLT, position, "bolts", name, n)) for name in patch.bolts})
-    spouts, bolts = changed[n]
-    return Step(exact_fraction(patch.time), {**before.spouts, **spouts} if spouts else before.spouts,
+                      {name: _bolt_fields(_valid(_BOLT, position, "bolts", name, n)) for name in patch.bolts},
+                      exact_fraction(patch.time))
+    spouts, bolts, time = changed[n]
+    return Step(time, {**before.spouts, **spouts} if spouts else before.spouts,
                 {**before.bolts, **bolts} if bolts else before.bolts, before.workers)  # a patch keeps the workers
 
 
