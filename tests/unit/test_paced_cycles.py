@@ -19,6 +19,7 @@ from app.core.rates.failures_check import failure_check
 from app.core.rates.paced import paced_cycle
 from app.core.topology import parse_topology
 from tests.unit.test_rates_failures import Run, _pick, check_run
+from tests.unit.worst_runs import Pushed
 
 SETTINGS = {"min_reboot_time": 1, "max_reboot_time": 2, "replay": "paced", "failures": True}
 
@@ -159,3 +160,35 @@ def test_no_run_with_the_spout_at_its_fastest_and_the_bolts_at_their_slowest_pas
             continue
         for seed in range(2):
             check_run(topo, check, Run(topo, seed, Fraction(4 * (int(data["bolts"][0]["min_ttf"]) + 2))).go())
+
+
+def tight() -> dict[str, Any]:
+    """A small paced topology (the 10th of `small` with seed 7) on which pushed runs reach the loss bound: S at 2
+    tuples/s exactly (τ 0) into F (two executors, α 0.744 s, max_idle 0.05 s, min_ttf 30 s; reboots up to 2 s)."""
+    return {"name": "tight", "spouts": [{"name": "S", "rate": 2, "burst": 1}],
+            "bolts": [{"name": "F", "alpha": 0.744, "sigma": 1, "parallelism": 2, "min_ttf": 30},
+                      {"name": "B", "alpha": 0.15, "sigma": 1, "parallelism": 1},
+                      {"name": "D", "alpha": 0.2, "sigma": 1, "parallelism": 2}],
+            "subscriptions": [{"source": "S", "target": "F"}, {"source": "S", "target": "B"},
+                              {"source": "F", "target": "D"}],
+            "settings": {"tolerance": 0, "max_idle_time": 0.05, "emission": "exact", "min_reboot_time": 0.5,
+                         "max_reboot_time": 2, "replay": "paced"}}
+
+
+def test_runs_pushed_to_the_worst_timing_reach_the_loss_bound_and_pass_none() -> None:
+    """Pushed runs (tests/unit/worst_runs.py): F holds a full batch and a tuple just taken when it fails, and S's
+    emissions while it is down each carry a fresh tuple and a replay: F loses 12, its bound exactly (a bound one
+    lower is refuted; bench/RESULTS.md, "Runs pushed to the worst timing")."""
+    topo = parse_topology(tight())
+    model = failure_model(topo)
+    assert model is not None
+    check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})
+    assert check.bounds is not None
+    f = next(b.id for b in topo.bolts if b.name == "F")
+    assert f in check.bounds.paced
+    lost = 0
+    for seed in (121, 385):
+        run = Pushed(topo, seed, Fraction(70)).go()
+        check_run(topo, check, run)
+        lost = max(lost, *run.losses[f])
+    assert lost == check.bounds.lost[f] == 12
