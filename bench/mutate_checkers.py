@@ -3,7 +3,7 @@ the test file that must kill it there (tests/unit/test_checker_room.py, tests/un
 tests/unit/test_flood_run.py, tests/unit/test_rate_growth_cycles.py, tests/unit/test_flood_others.py,
 tests/unit/test_rate_growth_joins.py, tests/unit/test_flood_joins.py, tests/unit/test_linear_losses.py,
 tests/unit/test_death_lassos.py, tests/unit/test_duration_lassos.py, tests/unit/test_flood_timers.py,
-tests/unit/test_storm.py, tests/unit/test_paced_flood.py,
+tests/unit/test_storm.py, tests/unit/test_paced_flood.py, tests/unit/test_joint_paced.py,
 tests/unit/test_death_timers.py, tests/unit/test_linear_joins.py,
 tests/unit/test_witness_joins.py): a mutation is
 killed when some test fails.
@@ -54,8 +54,13 @@ completing its message one message early; and the storm checker's paced part (te
 accepting a paced certificate on an at-once document, leaving its failure cycle or its threshold run unchecked, a
 duration window or a join as its target, the spout above a fresh tuple and a replay per gap, another spout at that
 rate, a ratio above the stream's, a term stated twice, no term from the spout, a capacity below the smallest, or a
-tie; and the certifier's later passes over a compressed lasso, rebuilt from the first's steps
-(tests/unit/test_compressed_lasso.py), not raising a repeat's queues; and the flood checker's lost backlog
+tie; and its joint part (tests/unit/test_joint_paced.py) leaving the other failing bolts unchecked, accepting them
+under at-once replays, a growth below 1 without them, an up below min_ttf, a loss above the derived one, a replay at
+any emission, the tuples lost while down counted with one more emission, a failure sooner than min_ttf, an offset past
+the fastest batch, a reboot outside the bounds, the failing bolt or a bolt twice among them, a bolt that does not
+receive the spout's default stream or never fails, or a joint growth of 0; and the certifier's later passes over a
+compressed lasso, rebuilt from the first's steps (tests/unit/test_compressed_lasso.py), not raising a repeat's
+queues; and the flood checker's lost backlog
 (tests/unit/test_lost_flood.py) accepting at-once replays or a source that never fails, a spout whose trees do not
 reach the source, its rate above a fresh tuple and a replay per least gap, a ratio above the stream's, a term twice,
 no term from the spout, a capacity below the smallest, a tie, or leaving the source's evidence unchecked. Prints one
@@ -92,6 +97,7 @@ STORM = "tests/unit/test_storm.py"
 SPILL = "tests/unit/test_spill.py"
 COMPRESSED = "tests/unit/test_compressed_lasso.py"
 PACED = "tests/unit/test_paced_flood.py"
+JOINT = "tests/unit/test_joint_paced.py"
 LOST = "tests/unit/test_lost_flood.py"
 MUTATIONS = [  # (name, file, original text, mutated text, the test file that must kill it)
     ("negative multiplier accepted", "app/core/tcn/check/linear.py",
@@ -311,8 +317,8 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("paced: a paced certificate on an at-once document accepted", "app/core/tcn/check/storm.py",
      "if not topo.settings.failures or topo.settings.replay != cert.replay:", "if not topo.settings.failures:", PACED),
     ("paced: the failure cycle not checked", "app/core/tcn/check/storm.py",
-     "return problems + _cycle_problems(topo, cert) + paced_problems(topo, cert) or",
-     "return problems + paced_problems(topo, cert) or", PACED),
+     "return problems + _cycle_problems(topo, cert) + joint + paced_problems(topo, cert) or",
+     "return problems + joint + paced_problems(topo, cert) or", PACED),
     ("paced: the threshold run not checked", "app/core/tcn/check/storm.py",
      "or threshold_run_problems(\n            cert.target, cert.run, topo, run_trace)", "or []", PACED),
     ("paced: a duration window or a join as the target", "app/core/tcn/check/paced.py",
@@ -331,6 +337,37 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
      "if capacity != derived:", "if capacity > derived:", PACED),
     ("paced: a tie accepted", "app/core/tcn/check/paced.py",
      "elif not problems and inflow <= derived:", "elif not problems and inflow < derived:", PACED),
+    ("joint: the other bolts not checked", "app/core/tcn/check/storm.py",
+     "joint = joint_problems(topo, cert) if cert.others else []", "joint = []", JOINT),
+    ("joint: other bolts under at-once replays accepted", "app/core/tcn/check/storm.py",
+     'if cert.others and cert.replay != "paced":', "if False:", JOINT),
+    ("joint: a growth below 1 accepted without others", "app/core/tcn/check/storm.py",
+     "elif growth < 1 and not cert.others:", "elif growth < 1 and False:", JOINT),
+    ("joint: up below min_ttf accepted", "app/core/tcn/check/storm.py",
+     "if up is None or up < ttf:", "if up is None:", JOINT),
+    ("joint: the stated loss not recomputed", "app/core/tcn/check/joint.py",
+     "if loss is not None and o.loss != loss:", "if loss is not None and o.loss < loss:", JOINT),
+    ("joint: a replay at any emission", "app/core/tcn/check/joint.py",
+     "held = 2 if o.emission <= math.floor(own / g) - 1 else 1", "held = 2", JOINT),
+    ("joint: one emission more while down", "app/core/tcn/check/joint.py",
+     "return held + 2 * (math.ceil((offset + reboot) / g) - 1), problems",
+     "return held + 2 * math.ceil((offset + reboot) / g), problems", JOINT),
+    ("joint: a failure sooner than min_ttf", "app/core/tcn/check/joint.py",
+     "if o.every < 1 or o.every * cycle - reboot < max(exact(b.min_ttf), offset):", "if o.every < 1:", JOINT),
+    ("joint: an offset past the fastest batch", "app/core/tcn/check/joint.py",
+     "if o.emission < 1 or not 0 < offset < min(exact(b.alpha) * (1 - tau), g):",
+     "if o.emission < 1 or not 0 < offset < g:", JOINT),
+    ("joint: a reboot outside the bounds", "app/core/tcn/check/joint.py",
+     "if low is None or high is None or not exact(low) <= reboot <= exact(high):", "if low is None or high is None:",
+     JOINT),
+    ("joint: the failing bolt or a bolt twice among the others", "app/core/tcn/check/joint.py",
+     "if o.bolt == cert.failing or o.bolt not in bolts or o.bolt in {p.bolt for p in cert.others[:index]}:",
+     "if o.bolt not in bolts:", JOINT),
+    ("joint: a bolt that does not receive the spout's default stream", "app/core/tcn/check/joint.py",
+     'if (cert.spout, "default") not in received(topo)[o.bolt]:', "if False:", JOINT),
+    ("joint: a bolt that never fails", "app/core/tcn/check/joint.py",
+     "if b.min_ttf is None or b.window is not None", "if b.window is not None", JOINT),
+    ("joint: a joint growth of 0 accepted", "app/core/tcn/check/joint.py", "if growth < 1:", "if growth < 0:", JOINT),
     ("lost: at-once replays or a source that never fails accepted", "app/core/tcn/check/flood.py",
      'if not settings.failures or settings.replay != "paced" or bolts[cert.source].min_ttf is None:', "if False:",
      LOST),

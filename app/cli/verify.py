@@ -118,7 +118,10 @@ def headline(result: VerifyResult) -> str:
     paced = [n for n in stormed if (c := result.bolts[n].storm_certificate) is not None and c.replay == "paced"]
     stormed = [n for n in stormed if n not in paced]
     tail += [f"{len(stormed)} unbounded by a replay storm ({_names(stormed)})"] if stormed else []
+    joint = [n for n in paced if (c := result.bolts[n].storm_certificate) is not None and c.others]
+    paced = [n for n in paced if n not in joint]
     tail += [f"{len(paced)} unbounded by a paced replay backlog ({_names(paced)})"] if paced else []
+    tail += [f"{len(joint)} unbounded by the paced backlog of several failing bolts ({_names(joint)})"] if joint else []
     tail += [f"{len(spilled)} unbounded by a backlog replayed at once ({_names(spilled)})"] if spilled else []
     proven = len(tail)  # the unbounded ones, first
     if undecided:

@@ -96,6 +96,20 @@ class StormRun(BaseModel):
     trace: dict[str, Any] | None = None
 
 
+class JointFailure(BaseModel):
+    """Another failing bolt G of a paced storm (docs/boundedness.md, "Unbounded: several failing bolts on one paced
+    spout"): G receives the spout's default stream and fails once every `every` cycles of the storm's failing bolt,
+    `offset` seconds after the spout's `emission`-th emission after that bolt's recovery, down `reboot` seconds; each
+    such failure loses at least `loss` tuples, which the spout replays into the failing bolt's trees."""
+
+    bolt: str
+    reboot: str
+    every: int
+    emission: int
+    offset: str
+    loss: int
+
+
 class StormCertificate(BaseModel):
     """`target` is unbounded by a replay storm (docs/boundedness.md, "Unbounded: a replay storm"): with at-once
     replays, `failing` (fed by `spout`'s default stream) fails every `min_ttf + reboot` seconds while the spout
@@ -109,7 +123,9 @@ class StormCertificate(BaseModel):
     With `replay` "paced" (docs/boundedness.md, "Unbounded: a paced replay backlog") the same cycle makes the
     spout's replay backlog grow by `growth` per cycle; once it holds any B the failing bolt stops failing, and for
     B·gap seconds the target receives at least Σ rate × ratio of `terms` tuples per second (the spout's streams at
-    a fresh tuple and a replay per gap), strictly more than its smallest capacity `capacity`."""
+    a fresh tuple and a replay per gap), strictly more than its smallest capacity `capacity`. With `others` the
+    backlog grows by the joint count over lcm(every) cycles: that many times `growth` plus each other bolt's `loss`
+    per failure (`up`: the failing bolt's time up, when longer than min_ttf)."""
 
     target: str
     content_hash: str
@@ -125,6 +141,10 @@ class StormCertificate(BaseModel):
     terms: list[FloodTerm] = Field(default_factory=list, description="paced: the target's input streams from spouts "
                                    "while the backlog drains, each at its sender's rate and the stream's ratio")
     capacity: str | None = Field(default=None, description="paced: the target's smallest capacity ('p/q')")
+    up: str | None = Field(default=None, description="the failing bolt's time up per cycle ('p/q'; none: min_ttf)")
+    others: list[JointFailure] = Field(default_factory=list, description="paced: other failing bolts whose losses "
+                                       "the spout replays, one failure every `every` cycles each; `growth` is then "
+                                       "the failing bolt's own, and the joint growth is checked over their cycle")
     run: StormRun | None = Field(default=None, description="on request (verify --flood-run N): a finite run in "
                                                            "which the target's queue reaches N")
 

@@ -13,7 +13,7 @@ from layered_topologies import layered_topology, overloaded_bolts
 from app.core.formats import load_topology
 from app.core.formats.trace import Trace
 from app.core.rates import rate_check
-from app.core.tcn import search_lassos, search_proofs, simulate
+from app.core.tcn import schedule_order, search_lassos, search_proofs, simulate
 from app.core.tcn.check.certify import CANCELLED, certify
 from app.core.tcn.encode import Encoding
 from app.core.tcn.network import build_network, lasso_lower_bound
@@ -99,7 +99,7 @@ def test_cancel_during_the_simulation_returns_unknown(monkeypatch) -> None:
     # how fast (under 100 ms) is measured by bench/cancel_latency.py: a wall-clock bound fails under load;
     # only the unaligned schedule: its spout gap 0.9/1.0007 s against B's cycle of 1.55 s closes no loop soon
     topo = parse_topology(rounding_topology("exact", alpha_b=1.4, rate=1.0007))
-    monkeypatch.setattr(simulate, "schedules",
+    monkeypatch.setattr(schedule_order, "schedules",  # the search's simulations play a target's schedule order
                         lambda net, target, cancelled: iter([simulate.unaligned_schedule(net, target)]))
     monkeypatch.setattr(simulate, "MAX_CELLS", 10**9)
     monkeypatch.setattr(search_lassos, "FIRST_PASS_CELLS", 10**9)  # else the first pass stops, the rates answer

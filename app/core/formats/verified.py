@@ -67,7 +67,8 @@ def bolt_verdict_words(verdict: BoltVerdict) -> str:
         return f"grows: lasso {(verdict.trace_index or 0) + 1} (k = {verdict.k}{how})"
     storm = verdict.storm_certificate
     if verdict.verdict == "unbounded" and storm is not None and storm.replay == "paced":
-        return (f"unbounded: {storm.spout}'s paced replays of {storm.failing}'s losses pile up, then flood it "
+        whose = " and ".join([storm.failing, *(o.bolt for o in storm.others)])
+        return (f"unbounded: {storm.spout}'s paced replays of {whose}'s losses pile up, then flood it "
                 "(storm proof, certified)")
     if verdict.verdict == "unbounded" and storm is not None:
         return f"unbounded: {storm.failing}'s at-once replays outgrow it every failure cycle (storm proof, certified)"

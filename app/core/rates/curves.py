@@ -29,6 +29,7 @@ from app.core.rates.arrival import UNBOUNDED_CURVE, ZERO, Curve, pruned
 from app.core.rates.netting import Net, Netting
 from app.core.rates.paced import Paced, paced_cycle
 from app.core.rates.tails import held_over_cycles, own_queue, storm_loss
+from app.core.rates.through import Stage, through_cycle
 
 _Flow = TypeVar("_Flow", Curve, Net)  # a flow's curve, or its net form (step 7)
 ROUNDS = 200  # iterations of the replay fixpoint before giving up (then nothing it feeds is proven)
@@ -113,6 +114,7 @@ class Component:
     held: Fraction = Fraction(0)  # bolt: what a count window holds below a full batch beyond Q₀ (max(Q₀, C−1) − Q₀)
     gap: Fraction | None = None  # a duration window's timer: G, the longest time from an arrival to its take
     hold: Fraction | None = None  # a timer: L − S + 2G, the longest a tuple stays unacked (None: no bound, mixed)
+    exact: dict[str, Fraction] = field(default_factory=dict)  # bolt: stream -> σ where E = σ(c + P − c′) holds
 
 
 class FailureBounds:
@@ -256,7 +258,7 @@ class FailureBounds:
                 storm = None if losses is None or mode != "at-once" else self.storm(c, out, losses)
                 if storm is not None and (lost is None or storm.lost < lost):
                     lost, out.storm[ident] = storm.lost, storm
-                paced = None if losses is None or mode != "paced" else self.paced(c, losses)
+                paced = None if losses is None or mode != "paced" else self.paced(c, losses, inflow)
                 if paced is not None:
                     out.paced[ident], lost = paced, paced.lost if lost is None else min(lost, paced.lost)
                     queue = paced.held if queue is None else min(queue, paced.held)
@@ -351,20 +353,14 @@ class FailureBounds:
             return None
         return min(found) + spouts(self.model.max_reboot, False) + reach
 
-    def paced(self, c: Component, losses: dict[str, Fraction | None]) -> Paced | None:
+    def paced(self, c: Component, losses: dict[str, Fraction | None], inflow: Curve = ZERO) -> Paced | None:
         """Failing bolt c's bounds per failure cycle when a paced spout alone feeds it, directly on its `default`
-        stream (None: the argument does not apply or proves nothing). docs/boundedness.md, "Failures", "Paced: the
-        backlog over a failure cycle"; `app/core/rates/paced.py` counts."""
-        if c.held or c.gap is not None or len(c.inputs) != 1 or c.ident not in self.model.min_ttf:
+        stream or through bolts (`inflow`: what c receives), None when the argument does not apply or proves nothing
+        (docs/boundedness.md, "Failures", "Paced: the backlog over a failure cycle", "Paced: through bolts")."""
+        if c.held or c.gap is not None or c.ident not in self.model.min_ttf:
             return None
-        (s, stream), = c.inputs
-        sp = self.comp[s]
-        ext = self.added(losses, but=c.ident).get(s, ZERO)  # the replays of every other bolt's failures at s
-        if sp.kind != "spout" or stream != "default" or len(ext.pieces) != 1:
-            return None
-        (rho, burst), = ext.pieces
-        return paced_cycle(s, sp.take, sp.rate_max, sp.rate_min, c.take, c.busy, c.slowest_take,
-                           self.model.min_ttf[c.ident], self.model.max_reboot, self.q0, rho, burst)
+        through = len(c.inputs) != 1 or self.comp[c.inputs[0][0]].kind != "spout"
+        return _through(self, c, losses, inflow) if through else _direct(self, c, losses)
 
     def storm(self, c: Component, out: Bounds, losses: dict[str, Fraction | None]) -> Storm | None:
         """What one failure of bolt c loses when an at-once spout s feeds it directly, the replays it loses again
@@ -414,6 +410,47 @@ class FailureBounds:
         queue = None if at_failure is None else own_queue(quiet, c.rate_min, base + held, at_failure,
                                                           down + sp.busy + c.busy + c.slowest_take)
         return None if lost is None else Storm(s, m, at_failure, lost, queue, quiet.rate)
+
+
+def _direct(fb: FailureBounds, c: Component, losses: dict[str, Fraction | None]) -> Paced | None:
+    """"Paced: the backlog over a failure cycle": a paced spout S feeds failing bolt c directly."""
+    (s, stream), = c.inputs
+    sp = fb.comp[s]
+    ext = fb.added(losses, but=c.ident).get(s, ZERO)  # the replays of every other bolt's failures at s
+    if sp.kind != "spout" or stream != "default" or len(ext.pieces) != 1:
+        return None
+    (rho, burst), = ext.pieces
+    return paced_cycle(s, sp.take, sp.rate_max, sp.rate_min, c.take, c.busy, c.slowest_take,
+                       fb.model.min_ttf[c.ident], fb.model.max_reboot, fb.q0, rho, burst)
+
+
+def _through(fb: FailureBounds, c: Component, losses: dict[str, Fraction | None], inflow: Curve) -> Paced | None:
+    """"Paced: through bolts": c's inputs are one stream each of distinct bolts U_i that do not fail, have no
+    window and whose only input is one paced spout S's `default` stream, every ratio into c exact, Σ σ_i ≤ 1,
+    every queue empty at the start."""
+    spouts, sigmas = set(), {}
+    for u, stream in c.inputs:
+        b = fb.comp[u]
+        if (b.kind != "bolt" or u in sigmas or u in fb.model.min_ttf or b.held or b.gap is not None
+                or stream not in b.exact or len(b.inputs) != 1 or b.inputs[0][1] != "default"
+                or fb.comp[b.inputs[0][0]].kind != "spout"):
+            return None
+        sigmas[u] = b.exact[stream]
+        spouts.add(b.inputs[0][0])
+    kappa = sum(sigmas.values(), Fraction(0))
+    reach = inflow.at(fb.model.max_reboot)
+    if len(spouts) != 1 or fb.q0 or not 0 < kappa <= 1 or reach is None:
+        return None
+    s = spouts.pop()
+    sp, ext = fb.comp[s], fb.added(losses, but=c.ident).get(s, ZERO)
+    if len(ext.pieces) != 1:
+        return None
+    (rho, burst), = ext.pieces
+    via = tuple(sorted(sigmas))
+    stages = tuple(Stage(sigmas[u] / kappa, fb.comp[u].take, fb.comp[u].busy, fb.comp[u].slowest_take)
+                   for u in via)
+    return through_cycle(s, sp.take, sp.rate_max, sp.rate_min, stages, via, kappa, c.take, c.busy, c.slowest_take,
+                         fb.model.min_ttf[c.ident], fb.model.max_reboot, rho, burst, reach)
 
 
 def _spouted(c: Component, total: _Flow) -> dict[str, _Flow]:

@@ -113,7 +113,9 @@ def failure_components(topo: Topology, e: RateFigures, model: FailureModel) -> l
         inputs = tuple(k for k in e.inputs[b.id] if e.carries(*k))  # a σ = 0 stream is no input
         result.append(Component(b.id, "bolt", inputs, streams, take, e.cap_max[b.id], e.cap_min[b.id],
                                 exact(b.alpha) * (1 + tau), e.slowest_take[b.id], e.q_start[b.id] - e.q0,
-                                e.timed.get(b.id), timed_hold(e, b.id)))
+                                e.timed.get(b.id), timed_hold(e, b.id),
+                                {name: sigma for name, (sigma, _, _) in e.streams[b.id].items()
+                                 if rule == "exact" or 1 in (sigma.numerator, sigma.denominator)}))
     return result
 
 
@@ -174,7 +176,7 @@ def failure_check(topo: Topology, e: RateFigures, model: FailureModel, status: d
         if status[j] == "bounded" and paced is not None and queue is not None:  # bounded per failure cycle
             verdict: Status = "bounded"
             spout = names[paced.spout]
-            cycle = paced_words(paced, b.name, spout)
+            cycle = paced_words(paced, b.name, spout, tuple(sorted(names[u] for u in paced.via)))
             note = (f"with failures {b.name} may receive up to {_fmt(2 * e.in_max[j])} tuples/s while {spout} "
                     f"replays, more than the {_fmt(e.cap_min[j])} it processes at least, but only for a while: "
                     f"{cycle}; its queue stays below {_fmt(queue)} tuples{replay_txt}")

@@ -31,6 +31,7 @@ class Paced:
     lost: Fraction  # what one failure loses at most
     cycle_in: Fraction  # what S may send it over one cycle of min_ttf + max_reboot (fluid, for the words)
     cycle_out: Fraction  # what it completes at least in min_ttf (fluid, for the words)
+    via: tuple[str, ...] = ()  # the bolts between S and it ("Paced: through bolts"; none: S feeds it directly)
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,18 @@ def paced_cycle(spout: str, emit: int, fast: Fraction, slow: Fraction, take: int
     return Paced(spout, drift, recovered, held, lost, fast * (ttf + down), Fraction(take) / wait * ttf)
 
 
-def paced_words(p: Paced, bolt: str, spout: str) -> str:
+def paced_words(p: Paced, bolt: str, spout: str, via: tuple[str, ...] = ()) -> str:
     """How a paced backlog is bounded, in the user's words (docs/boundedness.md, "Paced: the backlog over a failure
-    cycle")."""
+    cycle", and "Paced: through bolts" with `via`, the names of the bolts between)."""
+    if via:
+        between = " and ".join(via)
+        return (f"over each failure cycle (min_ttf up, then a reboot) {spout} sends at most "
+                f"{float(p.cycle_in):.4g} fresh tuples, which reach {bolt} through {between}, and {bolt} completes at "
+                f"least {float(p.cycle_out):.4g} of them while up, so {spout}'s replay backlog plus the queues of "
+                f"{between} and {bolt} (each {spout} tuple counted once) cannot pile up from one recovery to the next "
+                f"(whichever queue last emptied, it changes by at most {float(p.drift):.3g} a cycle): {spout}'s "
+                f"backlog stays below {float(max(p.recovered, p.held)):.4g} tuples and a failure of {bolt} loses at "
+                f"most {float(p.lost):.4g}")
     return (f"over each failure cycle (min_ttf up, then a reboot) {spout} sends {bolt} at most "
             f"{float(p.cycle_in):.4g} fresh tuples and {bolt} completes at least {float(p.cycle_out):.4g} while up, "
             f"so {spout}'s replay backlog plus {bolt}'s queue cannot pile up from one recovery to the next (counted "

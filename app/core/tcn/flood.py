@@ -261,12 +261,13 @@ def flood_message(cert: FloodCertificate, before: Words | None = None) -> Words:
     capacity = Fraction(cert.capacity)
     chain = cert.evidence.flood_certificate
     storm = cert.evidence.storm_certificate
+    whose = (", ".join([storm.failing, *(o.bolt for o in storm.others)]) if storm is not None else "")
     how = ("its growth is proven by rates" if cert.evidence.growth_certificate is not None
            else f"it is itself unbounded: {chain.source} backs up, then floods it" if chain is not None
            else f"it is itself unbounded by a replay storm: {storm.failing}'s at-once replays outgrow it"
            if storm is not None and storm.replay == "at-once"
-           else f"it is itself unbounded by a paced replay backlog: {storm.spout}'s replays of {storm.failing}'s "
-                "losses pile up, then come out one per fresh tuple" if storm is not None
+           else f"it is itself unbounded by a paced replay backlog: {storm.spout}'s replays of {whose}'s losses "
+                "pile up, then come out one per fresh tuple" if storm is not None
            else "a certified lasso makes it grow")
     if cert.via is not None:  # a lost backlog: docs/boundedness.md, "Unbounded: a backlog lost into a paced spout"
         text = Words.of(

@@ -30,7 +30,7 @@ from app.core.tcn.paced_run import paced_phase_one
 from app.core.tcn.recorded import record_checked
 from app.core.tcn.schedule import Schedule, Switch, schedules, unaligned_schedule
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
-from app.core.tcn.storm_run import storm_schedule
+from app.core.tcn.storm_run import cycle_growth, storm_schedule
 from app.core.topology import Topology
 
 __all__ = ["MAX_DOUBLINGS", "PHASE_ONE_SCHEDULES", "build_lost_run", "build_threshold_run", "chain_of", "phase_one",
@@ -110,7 +110,7 @@ def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold
         slow, best, backlog, stalled = slowest * threshold, -1, -1, 0
         if sched is stormy and storm is not None:  # past the failure cycles that fill the source with N tuples
             cycle = storm.emissions * Fraction(storm.gap)
-            slow = max(slow, cycle * (math.ceil(Fraction(threshold, storm.growth)) + 2))
+            slow = max(slow, cycle * (math.ceil(threshold / cycle_growth(storm)) + 2))
         for _ in range(MAX_DOUBLINGS):
             goal = Goal(target, threshold, source)
             # a paced backlog fills the source once the failures stop (docs/boundedness.md, "The threshold run of a

@@ -23,7 +23,7 @@ from app.core.tcn.check.certify import certify
 from app.core.tcn.network import Network, build_network
 from app.core.tcn.schedule import Schedule
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
-from app.core.tcn.storm_run import storm_schedule
+from app.core.tcn.storm_run import cycle_growth, storm_schedule
 from app.core.topology import Topology
 
 __all__ = ["MAX_DOUBLINGS", "build_paced_run", "paced_phase_one", "paced_schedule"]
@@ -42,7 +42,8 @@ def paced_schedule(net: Network, cert: StormCertificate, cycles: int) -> Schedul
     if base is None:
         return None
     cycle = cert.emissions * Fraction(cert.gap)
-    return replace(base, fail_until={cert.failing: _first_failure(base, cert) + cycles * cycle})
+    until = _first_failure(base, cert) + cycles * cycle
+    return replace(base, fail_until=dict.fromkeys(base.fail, until))
 
 
 def paced_phase_one(net: Network, cert: StormCertificate, slow: Fraction) -> Schedule | None:
@@ -50,9 +51,9 @@ def paced_phase_one(net: Network, cert: StormCertificate, slow: Fraction) -> Sch
     cycle until u, then no failure while the spout's backlog, about δ·u/T tuples, drains one replay a gap into the
     certificate's target (slowest) until `slow` = u + (δ·u/T)·gap."""
     cycle = cert.emissions * Fraction(cert.gap)
-    until = slow * cycle / (cycle + cert.growth * Fraction(cert.gap))
+    until = slow * cycle / (cycle + cycle_growth(cert) * Fraction(cert.gap))
     base = storm_schedule(net, cert)
-    return None if base is None else replace(base, fail_until={cert.failing: until})
+    return None if base is None else replace(base, fail_until=dict.fromkeys(base.fail, until))
 
 
 def _cycles(cert: StormCertificate, threshold: int) -> int:
@@ -60,7 +61,8 @@ def _cycles(cert: StormCertificate, threshold: int) -> int:
     `threshold` (the constants of the proof left out: the runs double it when short)."""
     spare = sum((Fraction(t.rate) * Fraction(t.ratio) for t in cert.terms), Fraction(0)) - Fraction(cert.capacity or 0)
     backlog = 2 * threshold / (max(spare, Fraction(1, 100)) * Fraction(cert.gap))
-    return math.ceil(backlog / cert.growth) + 2
+    # (other failing bolts: their first failure comes after their min_ttf, about `every` cycles)
+    return math.ceil(backlog / cycle_growth(cert)) + 2 + max((o.every for o in cert.others), default=0)
 
 
 def build_paced_run(topo: Topology, cert: StormCertificate, threshold: int, *, deadline: float | None = None,

@@ -97,9 +97,14 @@ def trace_phase(search: SearchControl, run: Run, budget_s: float = SIMULATION_BU
     when one is found and certified within `budget_s` each, for a trace to show; the lasso then answers for them (and
     for every other such target growing in it), else the proof stays their answer. Run twice: right after the proofs
     with QUICK_TRACE_S (the short lassos, certified within it, before the bolts left undecided search), and last with
-    the first pass's budget, certified within what is left of the time limit (docs/verifier.md, steps 2a and 2g)."""
+    the first pass's budget, certified within what is left of the time limit (docs/verifier.md, steps 2a and 2g). The
+    last pass first certifies the lassos the quick one found but could not certify within its budget (a machine under
+    load): each may answer for other targets too, as it would have in time, and none is simulated again."""
     quick = budget_s < SIMULATION_BUDGET_S
-    for target in (t for phase in run.phases for t in phase):
+    found: dict[str, Lasso] = {} if quick else run.uncertified
+    if not quick:
+        run.uncertified = {}
+    for target in [*found, *(t for phase in run.phases for t in phase)]:
         proof = run.verdicts.get(target)
         if proof is None or proof.method != "rate proof" or search.stop_reason(run.elapsed()):
             continue
@@ -108,7 +113,7 @@ def trace_phase(search: SearchControl, run: Run, budget_s: float = SIMULATION_BU
         proven = {n: v for n, v in run.verdicts.items() if n in run.nets and v.method == "rate proof"}
         for n in proven:
             del run.verdicts[n]
-        _for_trace(search, run, target, budget_s, quick)
+        _for_trace(search, run, target, budget_s, quick, found.pop(target, None))
         for n, v in proven.items():
             run.verdicts.setdefault(n, v)
 
@@ -149,12 +154,14 @@ def _round(search: SearchControl, run: Run, target: str, budget_s: float, skip: 
 
 
 @paused_gc()
-def _for_trace(search: SearchControl, run: Run, target: str, budget_s: float, quick: bool) -> None:
-    """A lasso for the trace of `target`, whose growth is proven by rates already: certified by the time limit, and
-    when `quick` (the pass right after the proofs) within `budget_s` too, where a lasso not found is no note (it is
-    tried again)."""
+def _for_trace(search: SearchControl, run: Run, target: str, budget_s: float, quick: bool,
+               found: Lasso | None = None) -> None:
+    """A lasso for the trace of `target`, whose growth is proven by rates already (`found`, else simulated now):
+    certified by the time limit, and when `quick` (the pass right after the proofs) within `budget_s` too, where a
+    lasso not found is no note (it is tried again) and one not certified in time is kept for the last pass."""
     until = _until(search, run, budget_s)
-    lasso = _built(search, run, target, until, until if quick else search.deadline, FIRST_PASS_CELLS)
+    lasso = found if found is not None else _built(search, run, target, until, until if quick else search.deadline,
+                                                   FIRST_PASS_CELLS)
     if lasso.trace is None:
         if not quick:
             run.notes.append(f"simulation for {target}: {lasso.message}; its growth stays proven by rates (no trace)")
@@ -163,7 +170,11 @@ def _for_trace(search: SearchControl, run: Run, target: str, budget_s: float, qu
     def stop() -> bool:  # the proof answers already, so no certifying past the time limit
         return search.interrupted() or (quick and time.monotonic() >= until)
 
-    if _kept(search, run, target, lasso, stop) is None and not quick and not search.cancelled:
+    if _kept(search, run, target, lasso, stop) is not None or search.cancelled:
+        return
+    if quick:
+        run.uncertified[target] = lasso
+    else:
         run.notes.append(f"simulation for {target}: its lasso of {lasso.trace.k} positions was not certified within "
                          "the time limit; its growth stays proven by rates (no trace)")
 
@@ -176,16 +187,18 @@ def _until(search: SearchControl, run: Run, budget_s: float) -> float:
 
 def _built(search: SearchControl, run: Run, target: str, until: float, end: float | None,
            total_cells: int | None = None, skip: frozenset[int] = frozenset()) -> Lasso:
-    """A lasso for `target` by simulation by `until`, not certified yet: its schedules but those in `skip`,
-    `total_cells` over all of them (None: simulate.MAX_CELLS per schedule), each simulated only while, at
-    CERTIFY_RATIO, the lasso it may close could still be certified by `end`."""
+    """A lasso for `target` by simulation by `until`, not certified yet: its schedules (generated once per
+    verification, `Run.schedule_order`) but those in `skip`, `total_cells` over all of them (None: simulate.MAX_CELLS
+    per schedule), each simulated only while, at CERTIFY_RATIO, the lasso it may close could still be certified by
+    `end`."""
 
     def cut() -> float:  # a schedule's own deadline: what is left once its lasso's certification is paid
         now = time.monotonic()
         return until if end is None else min(until, now + (end - now) / (1 + CERTIFY_RATIO))
 
     return build_lasso(run.nets[target], target, cannot_grow=run.steady, cancelled=search.interrupted, deadline=until,
-                       total_cells=total_cells, skip=skip, cut=cut)
+                       total_cells=total_cells, skip=skip, cut=cut,
+                       order=run.schedule_order(target).played(search.interrupted))
 
 
 def _late(search: SearchControl, run: Run, target: str, lasso: Lasso) -> None:

@@ -22,6 +22,8 @@ from app.core.rates import RateAnalysis
 from app.core.results import BoltVerdict, Progress
 from app.core.tcn.failing import failures_read
 from app.core.tcn.options import LoopClocks, SearchOptions
+from app.core.tcn.schedule_order import ScheduleOrder
+from app.core.tcn.simulate import Lasso
 from app.core.topology import Problem, Topology
 
 # Past the time limit, a lasso found before it may still be certified and recorded for at most this long:
@@ -79,6 +81,9 @@ class Run:
     phases: list[list[str]] = field(default_factory=list)
     stop: str | None = None
     tried: dict[str, list[str]] = field(default_factory=dict)  # per target: what each phase tried and why it failed
+    orders: dict[str, ScheduleOrder] = field(default_factory=dict)  # per target: its schedules, generated once
+    # per target proven to grow by rates: the lasso the quick trace pass found but did not certify within its budget
+    uncertified: dict[str, Lasso] = field(default_factory=dict)
 
     def attempt(self, target: str, what: str) -> None:
         """Record what a phase tried for `target` without deciding it (its words for an undecided bolt)."""
@@ -86,6 +91,13 @@ class Run:
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start
+
+    def schedule_order(self, target: str) -> ScheduleOrder:
+        """The schedules every simulation of `target` plays, on its cone (app/core/tcn/schedule_order.py)."""
+        order = self.orders.get(target)
+        if order is None or order.net is not self.nets[target]:
+            order = self.orders[target] = ScheduleOrder(self.nets[target], target)
+        return order
 
 
 class SearchControl:

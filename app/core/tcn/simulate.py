@@ -4,8 +4,7 @@ For a target bolt that the rate check says may grow, run its cone of influence (
 legal, deterministic schedule (docs/simulation.md):
 
 * every spout emits one tuple per gap, the gap at the fast end of its window;
-* the target processes as slowly as the rules allow (processing α(1+τ), then waits
-  the whole idle allowance before its next take);
+* the target processes as slowly as the rules allow (processing α(1+τ), then waits the whole idle allowance);
 * every other bolt takes arriving tuples at once and processes as fast as allowed.
 
 Durations are exact fractions, scaled to integers on the schedule's own grid, so every event time is an integer
@@ -14,8 +13,7 @@ hashed: clocks, phases, batches, carries, the queues of the bolts that cannot gr
 capped at a level above which the rules read them the same way. When a state repeats and, between the two
 positions, the target's queue grew, no other queue shrank and every growing queue only saw full batches and never
 emptied, the run from 0 to the repetition is a lasso: the state at k+1 is that at l, so the same actions follow
-(section 3 of the semantics). It is returned as an ordinary trace; the caller certifies it (`certify.py`) like any
-solver trace.
+(section 3 of the semantics). It is returned as an ordinary trace; the caller certifies it (`certify.py`).
 
 To keep loops short, the schedule is first *aligned*: a period T is chosen as a multiple of the target's slowest
 cycle, every spout's gap is T/n (the most emissions per T its window allows) and every other bolt's cycle divides
@@ -28,7 +26,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -80,7 +78,8 @@ class Goal:
 def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = frozenset(),
                 cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
                 max_cells: int | None = None, total_cells: int | None = None, deaths: DeathPlan | None = None,
-                skip: frozenset[int] = frozenset(), cut: Callable[[], float] | None = None) -> Lasso:
+                skip: frozenset[int] = frozenset(), cut: Callable[[], float] | None = None,
+                order: Iterable[Schedule] | None = None) -> Lasso:
     """Simulate the schedules of :func:`schedules` until one closes a lasso in which `target` grows.
 
     `cannot_grow`: bolts whose queues the rate check proves bounded (hashed exactly; the others are capped).
@@ -90,14 +89,15 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     workers that die in every schedule (docs/model.md 9.5; `net` then has section 7's failures off). The trace is
     not certified here. `skip`: schedules (numbered in the order of `schedules`) an earlier call played to their end
     (`Lasso.ended`). `cut`: asked as each schedule starts, its own deadline (before `deadline`): a schedule it stops
-    is left unfinished and the next one is played (the search leaves time to certify a lasso: docs/verifier.md)."""
+    is left unfinished and the next one is played (the search leaves time to certify a lasso: docs/verifier.md).
+    `order`: the schedules of :func:`schedules`, generated once by the caller (app/core/tcn/schedule_order.py)."""
     max_cells, tried, positions, ended = MAX_CELLS if max_cells is None else max_cells, list[str](), 0, set(skip)
     capped = unfinished = False
     probed = 0  # positions of probes: bounded each by its own cells (schedule.probe_cells), not by `total_cells`
     settled: list[Schedule] = []  # probes that ended below their bound: played in full, they would end the same
     runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
-        for number, sched in enumerate(schedules(net, target, cancelled)):
+        for number, sched in enumerate(schedules(net, target, cancelled) if order is None else order):
             if sched.cells is None and sched in settled:
                 continue
             if sched.cells is not None and probed * max(1, len(net.bolts)) >= PROBE_TOTAL_CELLS:

@@ -26,7 +26,7 @@ from app.core.tcn.schedule import Schedule, Switch, unaligned_schedule
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.topology import Topology
 
-__all__ = ["RunBuilder", "build_storm_run", "storm_runs", "storm_schedule"]
+__all__ = ["RunBuilder", "build_storm_run", "cycle_growth", "storm_runs", "storm_schedule"]
 
 #: a threshold run's builder: (the target's cone, its certificate, N, deadline=) -> (trace, largest queue) or why not
 RunBuilder = Callable[..., "tuple[Trace, int] | str"]
@@ -45,6 +45,27 @@ def _offset(cert: StormCertificate, up: Fraction, slowest: Fraction) -> Fraction
     return eps
 
 
+def cycle_growth(cert: StormCertificate) -> Fraction:
+    """The growth of the failing bolt's pending tuples per cycle, the other failing bolts' losses spread over their
+    cycles (docs/boundedness.md, "Unbounded: several failing bolts on one paced spout"): a fraction, positive for a
+    certificate its checker accepts."""
+    return cert.growth + sum((Fraction(o.loss, o.every) for o in cert.others), Fraction(0))
+
+
+def _others(net: Network, cert: StormCertificate) -> tuple[dict[str, tuple[Fraction, Fraction]], dict[str, Fraction]]:
+    """The other failing bolts' failure plans: (up, down) and the first failure, `offset` after the spout's
+    `emission`-th emission after a recovery of the failing bolt at least their min_ttf after time 0."""
+    fm, cycle, gap = net.failures, cert.emissions * Fraction(cert.gap), Fraction(cert.gap)
+    fail: dict[str, tuple[Fraction, Fraction]] = {}
+    first: dict[str, Fraction] = {}
+    for o in cert.others:
+        reboot, after = Fraction(o.reboot), o.emission * gap + Fraction(o.offset)
+        ttf = fm.min_ttf[o.bolt] if fm is not None and o.bolt in fm.min_ttf else Fraction(0)
+        fail[o.bolt] = (o.every * cycle - reboot, reboot)
+        first[o.bolt] = max(1, math.ceil((ttf - after) / cycle)) * cycle + after
+    return fail, first
+
+
 def storm_schedule(net: Network, cert: StormCertificate) -> Schedule | None:
     """The certificate's cycle as a schedule of the simulator on `net` (a cone that holds the failing bolt, its
     spout and the certificate's target, which is slowest), or None. A flood's threshold run uses it as a phase-1
@@ -56,14 +77,18 @@ def storm_schedule(net: Network, cert: StormCertificate) -> Schedule | None:
     base = unaligned_schedule(net, cert.target, slow=frozenset({cert.failing}))
     if base is None:
         return None
-    up, reboot = net.failures.min_ttf[cert.failing], Fraction(cert.reboot)
+    up = Fraction(cert.up) if cert.up is not None else net.failures.min_ttf[cert.failing]
+    reboot = Fraction(cert.reboot)
     f = bolts[cert.failing]
     slowest = net.max_idle + f.alpha * (1 + net.tolerance)
     first = {cert.failing: up + _offset(cert, up, slowest)} if cert.waits else {}
     target = bolts[cert.target]
     hold = Switch(cert.target, target.alpha * (1 + net.tolerance), net.max_idle, False)
-    return replace(base, gap={**base.gap, cert.spout: Fraction(cert.gap)}, fail={cert.failing: (up, reboot)},
-                   first_fail=first, switch_at=NEVER_S, switches=(hold,))
+    fail, timed = _others(net, cert)
+    if not set(fail) <= set(net.failures.min_ttf):
+        return None
+    return replace(base, gap={**base.gap, cert.spout: Fraction(cert.gap)}, fail={cert.failing: (up, reboot), **fail},
+                   first_fail=first | timed, switch_at=NEVER_S, switches=(hold,))
 
 
 def build_storm_run(topo: Topology, cert: StormCertificate, threshold: int, *, deadline: float | None = None,
