@@ -19,7 +19,7 @@ from app.core.rates.failures_check import failure_check
 from app.core.rates.paced import paced_cycle
 from app.core.topology import parse_topology
 from tests.unit.test_rates_failures import Run, _pick, check_run
-from tests.unit.worst_runs import Pushed, Worst
+from tests.unit.worst_runs import Worst, pushed_losses
 
 SETTINGS = {"min_reboot_time": 1, "max_reboot_time": 2, "replay": "paced", "failures": True}
 
@@ -179,19 +179,8 @@ def test_runs_pushed_to_the_worst_timing_reach_the_loss_bound_and_pass_none() ->
     """Pushed runs (tests/unit/worst_runs.py): F fails 30.5 s in holding 4 (a full batch of 2 and 2 waiting), and
     S's 4 emissions while it is down each carry a fresh tuple and a replay: F loses 12, its bound exactly (a bound
     one lower is refuted; bench/RESULTS.md, "Runs pushed to the worst timing")."""
-    topo = parse_topology(tight())
-    model = failure_model(topo)
-    assert model is not None
-    check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})
-    assert check.bounds is not None
-    f = next(b.id for b in topo.bolts if b.name == "F")
-    assert f in check.bounds.paced
-    lost = 0
-    for seed in (121, 385):
-        run = Pushed(topo, seed, Fraction(70)).go()
-        check_run(topo, check, run)
-        lost = max(lost, *run.losses[f])
-    assert lost == check.bounds.lost[f] == 12
+    lost, bound, kinds = pushed_losses(tight(), "F", (121, 385), 70)
+    assert "paced" in kinds and lost == bound == 12
 
 
 def test_where_a_cycle_may_gain_one_tuple_the_worst_timed_run_piles_up_and_no_bound_is_claimed() -> None:

@@ -16,7 +16,7 @@ from app.core.rates.failures_check import failure_check
 from app.core.rates.tails import over_cycles
 from app.core.topology import parse_topology
 from tests.unit.test_rates_failures import Run, check_run
-from tests.unit.worst_runs import Pushed
+from tests.unit.worst_runs import pushed_losses
 
 
 class Adversary(Run):
@@ -138,16 +138,5 @@ def test_runs_pushed_to_the_worst_timing_reach_the_storms_loss_bound() -> None:
     """Pushed runs (tests/unit/worst_runs.py): F fails holding 5 (a batch of 4 and one arrival) just before an
     emission of S, and the 4 emissions while it is down lose 6, 7, 8 and 9: 35, the bound (m+1)·X + m(m+1)/2
     exactly, so every weight of X below m + 1 is refuted (bench/RESULTS.md, "Runs pushed to the worst timing")."""
-    topo = parse_topology(storming_batches())
-    model = failure_model(topo)
-    assert model is not None
-    check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})
-    assert check.bounds is not None
-    f = topo.bolts[0].id
-    assert f in check.bounds.storm
-    lost = 0
-    for seed in (1, 20):
-        run = Pushed(topo, seed, Fraction(70)).go()
-        check_run(topo, check, run)
-        lost = max(lost, *run.losses[f])
-    assert lost == check.bounds.lost[f] == 35
+    lost, bound, kinds = pushed_losses(storming_batches(), "F", (1, 20), 70)
+    assert "storm" in kinds and lost == bound == 35

@@ -23,8 +23,11 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from app.core.topology import Topology
-from tests.unit.test_rates_failures import Run
+from app.core.failures import failure_model
+from app.core.rates import RateFigures
+from app.core.rates.failures_check import failure_check
+from app.core.topology import Topology, parse_topology
+from tests.unit.test_rates_failures import Run, check_run
 
 WHEN = ("any", "full", "arrival", "ahead")
 EPS = Fraction(1, 10_000)  # "just before", "just after": well within every tolerance of the documents played
@@ -121,3 +124,23 @@ class Pushed(Run):
             return False
         roll = self.rng.random()
         return roll < 0.3 or bool(st["emit_at"] == t and st["P"]) or (at_risk > st["Q"] + st["P"] and roll < 0.6)
+
+
+def pushed_losses(data: dict[str, Any], bolt: str, seeds: tuple[int, ...], horizon: int
+                  ) -> tuple[int, Fraction | None, set[str]]:
+    """Plays `Pushed` runs of `data` (one per seed) against every bound of its rate check under failures (`check_run`:
+    none may pass one): the largest loss per failure of `bolt` they reach, its bound, and which of the per-cycle
+    counts bound the bolt ("paced", "storm")."""
+    topo = parse_topology(data)
+    model = failure_model(topo)
+    assert model is not None
+    check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})
+    assert check.bounds is not None
+    j = next(b.id for b in topo.bolts if b.name == bolt)
+    lost = 0
+    for seed in seeds:
+        run = Pushed(topo, seed, Fraction(horizon)).go()
+        check_run(topo, check, run)
+        lost = max(lost, *run.losses[j])
+    kinds = {kind for kind, found in (("paced", check.bounds.paced), ("storm", check.bounds.storm)) if j in found}
+    return lost, check.bounds.lost.get(j), kinds
