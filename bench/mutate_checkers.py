@@ -63,8 +63,10 @@ compressed lasso, rebuilt from the first's steps (tests/unit/test_compressed_las
 queues; and the flood checker's lost backlog
 (tests/unit/test_lost_flood.py) accepting at-once replays or a source that never fails, a spout whose trees do not
 reach the source, its rate above a fresh tuple and a replay per least gap, a ratio above the stream's, a term twice,
-no term from the spout, a capacity below the smallest, a tie, or leaving the source's evidence unchecked. Prints one
-line per mutation; exits 1 when one survives.
+no term from the spout, a capacity below the smallest, a tie, or leaving the source's evidence unchecked; and the
+record of lassos certified within one verification (tests/unit/test_lasso_record.py) answering for a lasso of other
+content, remembering a rejection, or answering for other checked bolts. Prints one line per mutation; exits 1 when
+one survives.
 Not run by the tests (it runs a test file once per mutation).
 """
 
@@ -95,6 +97,7 @@ LINEAR_JOINS = "tests/unit/test_linear_joins.py"
 WITNESS_JOINS = "tests/unit/test_witness_joins.py"
 STORM = "tests/unit/test_storm.py"
 SPILL = "tests/unit/test_spill.py"
+LASSOS = "tests/unit/test_lasso_record.py"
 COMPRESSED = "tests/unit/test_compressed_lasso.py"
 PACED = "tests/unit/test_paced_flood.py"
 JOINT = "tests/unit/test_joint_paced.py"
@@ -392,6 +395,12 @@ MUTATIONS = [  # (name, file, original text, mutated text, the test file that mu
     ("lost: the evidence not checked", "app/core/tcn/check/flood.py",
      "                or evidence_problems(cert.evidence, cert.source, topo, trace)\n                or threshold_run",
      "                or []\n                or threshold_run", LOST),
+    ("lassos: a lasso of other content answered from the record", "app/core/tcn/check/lassos.py",
+     "if a.digest == digest:", "if True:", LASSOS),
+    ("lassos: a rejection remembered", "app/core/tcn/check/lassos.py",
+     "if record is not None and answer.ok:", "if record is not None:", LASSOS),
+    ("lassos: the checked bolts ignored", "app/core/tcn/check/lassos.py",
+     "same = [a for a in record.accepted if a.checked == checked]", "same = list(record.accepted)", LASSOS),
 ]
 
 

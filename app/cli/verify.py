@@ -381,7 +381,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--flood-run", type=_positive_int, dest="flood_run", metavar="N",
                    help="for every bolt answered unbounded, also build a finite legal run in which its queue passes N "
                         "(the upstream bolt slow long enough, then draining), certified as a threshold witness and "
-                        "written with --trace-out and --certificate-out (docs/boundedness.md, 'The threshold run')")
+                        "written with --trace-out and --certificate-out (docs/boundedness.md, 'The threshold run'); "
+                        "with --timeout the search then ends a quarter of the limit early, leaving the runs time")
     p.add_argument("--no-simulation", action="store_true", dest="no_simulation",
                    help="search with the solver only (by default a lasso built by simulation is tried first for "
                         "bolts the rate check says may grow; docs/simulation.md)")

@@ -20,6 +20,7 @@ from app.core.results import VerifyResult
 from app.core.tcn import search, search_lassos
 from app.core.tcn.network import build_network
 from app.core.tcn.schedule import Schedule, schedules
+from app.core.tcn.schedule_haste import haste_schedules
 from app.core.tcn.search import SearchOptions, verify
 from app.core.tcn.search_run import Run
 
@@ -44,7 +45,7 @@ def test_replayed_in_the_order_generated(name: str, generated: Counter[str]) -> 
     topo = read_topology(str(DATA / f"{name}.storm.json"))
     for bolt in (b.name for b in topo.bolts):
         net = build_network(topo, [bolt])
-        fresh = list(schedules(net, bolt))
+        fresh = list(schedules(net, bolt, haste=haste_schedules(net, bolt)))  # (as the search asks for them)
         order = schedule_order.ScheduleOrder(net, bolt)
         first = order.played()
         head = [next(first) for _ in range(min(3, len(fresh)))]  # a simulation that stops early (a lasso found)

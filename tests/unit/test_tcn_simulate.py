@@ -100,7 +100,7 @@ def test_cancel_during_the_simulation_returns_unknown(monkeypatch) -> None:
     # only the unaligned schedule: its spout gap 0.9/1.0007 s against B's cycle of 1.55 s closes no loop soon
     topo = parse_topology(rounding_topology("exact", alpha_b=1.4, rate=1.0007))
     monkeypatch.setattr(schedule_order, "schedules",  # the search's simulations play a target's schedule order
-                        lambda net, target, cancelled: iter([simulate.unaligned_schedule(net, target)]))
+                        lambda net, target, cancelled, haste=(): iter([simulate.unaligned_schedule(net, target)]))
     monkeypatch.setattr(simulate, "MAX_CELLS", 10**9)
     monkeypatch.setattr(search_lassos, "FIRST_PASS_CELLS", 10**9)  # else the first pass stops, the rates answer
     monkeypatch.setattr(search_lassos, "SIMULATION_BUDGET_S", 60.0)

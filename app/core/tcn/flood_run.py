@@ -19,6 +19,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
+from typing import Any
 
 from app.core.formats.trace import AnyTrace, Trace
 from app.core.formats.trace_numbers import format_time
@@ -29,6 +30,7 @@ from app.core.tcn.network import Network, build_network
 from app.core.tcn.paced_run import paced_phase_one
 from app.core.tcn.recorded import record_checked
 from app.core.tcn.schedule import Schedule, Switch, schedules, unaligned_schedule
+from app.core.tcn.schedule_haste import haste_schedules
 from app.core.tcn.simulate import MAX_CELLS, Goal, build_finite_run
 from app.core.tcn.storm_run import cycle_growth, storm_schedule
 from app.core.topology import Topology
@@ -41,17 +43,38 @@ PHASE_ONE_SCHEDULES = 6  # phase-1 schedules tried (the fastest-others one first
 STALLED = 3  # doublings in a row without a larger backlog of U at the switch: that schedule does not back U up
 
 
-def phase_one(net: Network, source: str, target: str) -> list[Schedule]:
-    """The schedules under which `source` may back up: every other bolt fastest with no delay (growth by rates'
-    schedule), then the simulation's for `source` (docs/simulation.md), failure plans included (the target may
-    fail in phase 1; it stops failing when it switches to its slowest pace)."""
+def phase_one(net: Network, source: str, target: str, lead: Schedule | None = None) -> list[Schedule]:
+    """The schedules under which `source` may back up: the one its certified lasso was simulated under (`lead`,
+    when known, fitted to this cone: `_fitted`), every other bolt fastest with no delay (growth by rates'
+    schedule), its haste schedules, then the simulation's for `source` (docs/simulation.md), failure plans included
+    (the target may fail in phase 1; it stops failing when it switches to its slowest pace)."""
     out: list[Schedule] = []
     rates = unaligned_schedule(net, source)
     if rates is not None:
-        out.append(replace(rates, delay={n: d if n == source else Fraction(0) for n, d in rates.delay.items()},
-                           eager={n: n != source for n in rates.eager}))
+        rates = replace(rates, delay={n: d if n == source else Fraction(0) for n, d in rates.delay.items()},
+                        eager={n: n != source for n in rates.eager})
+        out.append(rates)
+    out += list(haste_schedules(net, source))  # (a source that backs up only by changing pace: docs/simulation.md)
     out += list(itertools.islice(schedules(net, source), PHASE_ONE_SCHEDULES))
-    return out[:PHASE_ONE_SCHEDULES]
+    first = [_fitted(net, lead, rates)] if lead is not None and rates is not None else []
+    return (first + out)[:PHASE_ONE_SCHEDULES]
+
+
+def _fitted(net: Network, lead: Schedule, rates: Schedule) -> Schedule:
+    """`lead` (a schedule of another cone, under which the source grows in its lasso) on `net`: its durations and
+    failures for the components both have, growth by rates' phase 1 (`rates`) for the others. Nothing here is
+    trusted: the run must pass the certifier."""
+    failing = set(net.failures.min_ttf) if net.failures is not None else set()
+
+    def over(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+        return {n: theirs.get(n, v) for n, v in ours.items()}
+
+    return replace(rates, period=lead.period, gap=over(rates.gap, lead.gap),
+                   processing=over(rates.processing, lead.processing), delay=over(rates.delay, lead.delay),
+                   eager=over(rates.eager, lead.eager), fail={n: f for n, f in lead.fail.items() if n in failing},
+                   first_fail={n: t for n, t in lead.first_fail.items() if n in failing},
+                   fail_until={n: t for n, t in lead.fail_until.items() if n in failing}, cells=None,
+                   haste={n: h for n, h in lead.haste.items() if n in rates.processing and h.watch in failing})
 
 
 def switched(net: Network, sched: Schedule, chain: list[str], target: str, slow: Fraction) -> Schedule:
@@ -92,12 +115,13 @@ def _nested(cert: FloodCertificate) -> list[FloodCertificate]:
 
 def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold: int, *,
                         cancelled: Callable[[], bool] = lambda: False, deadline: float | None = None,
-                        max_cells: int = MAX_CELLS, storm: StormCertificate | None = None
-                        ) -> tuple[Trace, Fraction, int] | str:
+                        max_cells: int = MAX_CELLS, storm: StormCertificate | None = None,
+                        lead: Schedule | None = None) -> tuple[Trace, Fraction, int] | str:
     """A certified finite run of `target`'s cone in which its queue reaches `threshold` while the last bolt of
     `chain` (`chain_of`) drains a backlog: (trace, slow stretch in seconds, the target's largest queue), or why
     there is none. `storm`: the chain's first bolt is unbounded by this replay storm, whose cycle is then the first
-    phase-1 schedule tried (docs/boundedness.md, "The threshold run of a replay storm")."""
+    phase-1 schedule tried (docs/boundedness.md, "The threshold run of a replay storm"); `lead`: the schedule of the
+    lasso the chain's first bolt grows in, tried first (`phase_one`)."""
     net = build_network(topo, [target])
     names = {b.name for b in net.bolts}
     if not set(chain) | {target} <= names:
@@ -106,7 +130,7 @@ def build_threshold_run(topo: Topology, chain: list[str], target: str, threshold
     slowest = next(b.alpha for b in net.bolts if b.name == first) * (1 + net.tolerance) + net.max_idle
     tried = []
     stormy = storm_schedule(net, storm) if storm is not None else None
-    for sched in ([stormy] if stormy is not None else []) + phase_one(net, first, target):
+    for sched in ([stormy] if stormy is not None else []) + phase_one(net, first, target, lead):
         slow, best, backlog, stalled = slowest * threshold, -1, -1, 0
         if sched is stormy and storm is not None:  # past the failure cycles that fill the source with N tuples
             cycle = storm.emissions * Fraction(storm.gap)
@@ -179,9 +203,10 @@ def build_lost_run(topo: Topology, cert: FloodCertificate, threshold: int, *,
 
 def threshold_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[AnyTrace], threshold: int,
                    notes: list[str], *, cancelled: Callable[[], bool] = lambda: False,
-                   deadline: float | None = None) -> None:
+                   deadline: float | None = None, played: dict[str, Schedule] | None = None) -> None:
     """Attach to every `unbounded` verdict a threshold run past `threshold` (its trace appended to `traces`), in
-    place; a bolt without one gets a note saying what is missing."""
+    place; a bolt without one gets a note saying what is missing. `played`: per bolt growing in a lasso found by
+    simulation, the schedule that closed it (the first phase 1 tried for a chain from that bolt)."""
     for name, verdict in verdicts.items():
         cert = verdict.flood_certificate
         if verdict.verdict != "unbounded" or cert is None:
@@ -189,7 +214,8 @@ def threshold_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: lis
         found = (build_lost_run(topo, cert, threshold, cancelled=cancelled, deadline=deadline)
                  if cert.via is not None else
                  build_threshold_run(topo, chain_of(cert), name, threshold, cancelled=cancelled, deadline=deadline,
-                                     storm=_nested(cert)[0].evidence.storm_certificate))
+                                     storm=_nested(cert)[0].evidence.storm_certificate,
+                                     lead=(played or {}).get(chain_of(cert)[0])))
         if isinstance(found, str):
             notes.append(f"no threshold run past {threshold} for {name}: {found}")
             continue

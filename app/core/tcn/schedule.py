@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -51,6 +51,17 @@ class Switch:
 
 
 @dataclass(frozen=True)
+class Haste:
+    """A bolt's pace while the failing bolt `watch` is down (docs/simulation.md, "Haste"): it takes at once
+    (eager, after `delay`) and processes for `processing`, and goes back to its schedule's durations once `watch`
+    is up; each change at its EMIT or while it is idle with an empty queue (`simulate_pace.Hasting`)."""
+
+    watch: str
+    processing: Fraction
+    delay: Fraction
+
+
+@dataclass(frozen=True)
 class Schedule:
     """The durations one simulation uses, exact, per component name.
 
@@ -64,7 +75,8 @@ class Schedule:
     changes of pace of a threshold run from `switch_at` on (docs/boundedness.md, "The threshold run").
     `first_fail`: per bolt of `fail`, the time of its first failure when it is later than `up` (a *timed*
     failure: its failures then keep that phase in an aligned period, docs/simulation.md, "Timed failures").
-    `fail_until`: per bolt of `fail`, a time after which it fails no more (a failure is never forced)."""
+    `fail_until`: per bolt of `fail`, a time after which it fails no more (a failure is never forced).
+    `haste`: per bolt, its pace while a failing bolt is down (:class:`Haste`)."""
 
     period: Fraction | None
     gap: dict[str, Fraction]
@@ -77,6 +89,7 @@ class Schedule:
     first_fail: dict[str, Fraction] = field(default_factory=dict)
     fail_until: dict[str, Fraction] = field(default_factory=dict)
     cells: int | None = None  # a probe's own bound on positions × bolts (docs/simulation.md, "Probes")
+    haste: dict[str, Haste] = field(default_factory=dict)
 
     def describe(self) -> str:
         text = ("unaligned schedule (every duration at its extreme)" if self.period is None
@@ -86,6 +99,7 @@ class Schedule:
                 f"{name} fails every {format_time(up + down)} s, down {format_time(down)} s"
                 + (f", first at {format_time(self.first_fail[name])} s" if name in self.first_fail else "")
                 for name, (up, down) in self.fail.items()) + ")"
+        text += "".join(f", {name} fastest while {h.watch} is down" for name, h in self.haste.items())
         return text + (", briefly (a probe)" if self.cells is not None else "")
 
 
@@ -415,7 +429,7 @@ def expected_growth(net: Network, target: str, sched: Schedule, optimistic: bool
 
 
 def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda: False,
-              number: Callable[[Fraction], Any] = float) -> Iterator[Schedule]:
+              number: Callable[[Fraction], Any] = float, haste: Iterable[Schedule] = ()) -> Iterator[Schedule]:
     """The schedules to simulate, in order (:func:`_schedules_for` for each failure plan). With
     failures, the runs in which bolts fail come first, unless some failure-free schedule surely lets the
     target grow (then that simpler lasso is tried first, on the cone without failures). Each failure plan is played
@@ -423,7 +437,8 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     (their queues pile up, so each failure loses, and the spouts replay, more); every
     aligned schedule of the plans comes before their unaligned ones, which rarely repeat; the timed ones
     (:func:`timed_failures`) follow the untimed aligned ones, and the unaligned ones, untimed and timed, run
-    in the order of `_natural_period`."""
+    in the order of `_natural_period`. `haste`: the haste schedules (`schedule_haste.haste_schedules`), first among
+    the runs with failures (before the probes: within the first pass's few seconds on a loaded machine)."""
     plans = failure_plans(net, target)
     if not plans:
         yield from _schedules_for(net, target, None, frozenset(), cancelled, number)
@@ -435,6 +450,7 @@ def schedules(net: Network, target: str, cancelled: Callable[[], bool] = lambda:
     sure = any(expected_growth(unfailing, target, s, False, number) > 0 for s in free)
     if sure:
         yield from free
+    yield from haste
     unaligned: list[Schedule] = []
     timed: list[Schedule] = []  # the first aligned and the unaligned schedule of each plan, timed
     aligned: list[Schedule] = []

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 from app.core.tcn.network import Network
 from app.core.tcn.schedule import Schedule, schedules
+from app.core.tcn.schedule_haste import haste_schedules
 
 
 class _Generation:
@@ -23,7 +24,7 @@ class _Generation:
         self.over = False  # the generator has ended
         self.spoiled = False  # a poll of `cancelled` was true: not the order an uncancelled generation gives
         self.asked: Callable[[], bool] = lambda: False  # the caller pulling now: its `cancelled`
-        self.rest = schedules(net, target, self.polled)
+        self.rest = schedules(net, target, self.polled, haste=haste_schedules(net, target))
 
     def polled(self) -> bool:
         if self.asked():

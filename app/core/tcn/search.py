@@ -8,7 +8,8 @@ build (app/core/tcn/options.py, free of z3 so that the GUI builds it without loa
 
 A verification runs in phases, each in its own module: the rate check and the plan
 (app/core/tcn/search_rates.py), proofs by rates (app/core/tcn/search_proofs.py), replay storms
-(app/core/tcn/storm.py) and the floods they prove (app/core/tcn/flood.py) before any search, lassos by
+(app/core/tcn/storm.py) and the floods from those and from the growth proofs (app/core/tcn/flood.py) before any
+search, lassos by
 simulation (app/core/tcn/search_lassos.py), the linear program (app/core/tcn/search_proofs.py), the solver's
 deepening search (app/core/tcn/search_solver.py), the storms and floods again, lassos for the traces of bolts
 proven by rates with the time left, and last the linear program with worker deaths
@@ -18,11 +19,13 @@ far, is app/core/tcn/search_run.py.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from app.core.rates import RateAnalysis
-from app.core.results import BoltVerdict, Progress, VerifyResult
-from app.core.tcn.flood import flood_verdicts
+from app.core.results import BoltVerdict, FloodCertificate, Progress, VerifyResult
+from app.core.tcn.check.lassos import remembering
+from app.core.tcn.flood import FLOOD_BUDGET_S, flood_verdicts
 from app.core.tcn.flood_run import threshold_runs
 from app.core.tcn.options import SearchOptions
 from app.core.tcn.paced import paced_verdicts
@@ -40,7 +43,11 @@ from app.core.tcn.storm_run import storm_runs
 from app.core.tcn.summary import summarise
 from app.core.topology import Topology
 
-__all__ = ["SOLVER_OPTIONS", "Search", "SearchOptions", "deepening_schedule", "verify"]
+__all__ = ["RUNS_SHARE", "SOLVER_OPTIONS", "Search", "SearchOptions", "deepening_schedule", "verify"]
+
+#: with `--flood-run N` and a time limit, the search ends this share of the limit early: the unbounded proofs after it
+#: and the threshold runs get the rest (a run for a spill out of a long search took 4 s: docs/verifier.md, step 2f)
+RUNS_SHARE = 0.25
 
 
 class Search(SearchControl):
@@ -49,7 +56,8 @@ class Search(SearchControl):
     def run(self) -> VerifyResult:
         """Decide the property; blocking."""
         try:
-            result = self._run()
+            with remembering():  # the lassos certified in this verification, each replayed once (check/lassos.py)
+                result = self._run()
             if self.threshold is None and not self.force_search and not self.cancelled:
                 worker_death_phase(self, result)  # whatever the other phases said (docs/model.md 9.4)
             return result
@@ -61,6 +69,9 @@ class Search(SearchControl):
         targets and their cones, the proofs by rates, lassos built by simulation, the linear program, the solver's
         deepening search, the verdicts of what is left undecided, the bolts a backed-up bolt floods
         (app/core/tcn/flood.py), and lassos for the bolts proven to grow by rates (docs/verifier.md, step 2)."""
+        limit = self.timeout_s
+        if self.flood_run is not None and limit is not None:  # the threshold runs asked for get the limit's last part
+            self.timeout_s = limit * (1 - RUNS_SHARE)
         run = rate_phase(self)
         if isinstance(run, VerifyResult):
             return run
@@ -76,7 +87,8 @@ class Search(SearchControl):
             # a failing bolt whose at-once replays outgrow it, and the bolts its spout's replays reach: their runs
             # never repeat, so no lasso shows them (docs/boundedness.md, "Unbounded: a replay storm")
             storm_verdicts(self.topo, run.verdicts, [n for n in run.checked if n not in run.verdicts], run.notes)
-            self._storm_floods(run)
+            # and the bolts those sources flood: no lasso needed (docs/verifier.md, step 2a)
+            self._early_floods(run)
             self._floods(run)  # only bolts decided already: a flood proof of a searched bolt waits for its search
             spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
                            lambda: self.stop_reason(run.elapsed()) is not None)
@@ -89,6 +101,8 @@ class Search(SearchControl):
             failure_cycle_phase(self, run)
         deepening_phase(self, run)
         close_undecided(self, run)
+        if limit is not None and self.timeout_s != limit:  # the passes below, the threshold runs first, up to the limit
+            self.timeout_s, self.deadline = limit, run.start + limit
         if proving:  # a source that backs up may flood a bolt below it (answers found before the limit: its overtime)
             storm_verdicts(self.topo, run.verdicts, run.checked, run.notes)  # (the first pass ran with the rates')
             # a paced backlog that grows (docs/boundedness.md, "Unbounded: a paced replay backlog"), only for the bolts
@@ -99,12 +113,16 @@ class Search(SearchControl):
             spill_verdicts(self.topo, run.verdicts, run.traces, lambda n: run.nets[n].topology, run.notes,
                            self.overdue)
             if self.flood_run is not None:  # a finite run past N for each unbounded bolt, on request
+                # (a bolt that grows in a simulated lasso backs up first under the schedule that closed it)
+                played = {n: run.played[v.trace_index] for n, v in run.verdicts.items()
+                          if v.verdict == "counterexample" and v.trace_index in run.played}
                 threshold_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes,
-                               cancelled=lambda: self.cancelled, deadline=self.deadline)
+                               cancelled=lambda: self.cancelled, deadline=self.deadline, played=played)
                 storm_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline)
                 storm_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline,
                            build=build_paced_run)
-                spill_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline)
+                spill_runs(self.topo, run.verdicts, run.traces, self.flood_run, run.notes, deadline=self.deadline,
+                           played=played)
             if simulating:  # what time is left: lassos for the bolts proven to grow by rates, for their traces
                 trace_phase(self, run)
         ordered = {n: run.verdicts[n] for n in run.checked}
@@ -120,21 +138,31 @@ class Search(SearchControl):
         flood_verdicts(self.topo, run.verdicts if verdicts is None else verdicts, run.traces,
                        lambda n: run.nets[n].topology, run.notes, stop)
 
-    def _storm_floods(self, run: Run) -> None:
-        """The bolts not answered yet that a bolt unbounded by a replay storm floods become `unbounded` before any
-        search: such a source's runs never repeat, so no lasso would show them either (docs/boundedness.md,
-        "Chains" under the flood proof)."""
-        stormed = {n for n, v in run.verdicts.items() if v.storm_certificate is not None}
-        if not stormed:
-            return
-        senders = self.topo.senders()
-        waiting = {n: BoltVerdict(verdict="unknown") for n in run.checked
-                   if n not in run.verdicts and senders.get(n, set()) & stormed}
+    def _early_floods(self, run: Run) -> None:
+        """Before any search, every bolt not answered yet that a source proven to grow by rates or unbounded by a
+        replay storm floods (directly, in a chain, or as a lost backlog into a paced spout) becomes `unbounded`
+        (app/core/tcn/flood.py): the proof needs no lasso, so the search's time goes to the bolts it leaves
+        (docs/verifier.md, step 2a). Within FLOOD_BUDGET_S, as `check`'s instant floods. A bolt flooded from a rate
+        proof joins `run.early`: a lasso the trace passes find answers for it instead, as for a bolt proven to grow
+        by rates (a replay storm's runs never repeat: no lasso is sought for the bolts it floods)."""
+        waiting = {n: BoltVerdict(verdict="unknown") for n in run.checked if n not in run.verdicts}
         if not waiting:
             return
+        until = time.monotonic() + FLOOD_BUDGET_S
         trial = {**run.verdicts, **waiting}
-        self._floods(run, verdicts=trial)
-        run.verdicts.update({n: v for n, v in trial.items() if n in waiting and v.verdict == "unbounded"})
+        flood_verdicts(self.topo, trial, run.traces, lambda n: run.nets[n].topology, run.notes,
+                       lambda: self.stop_reason(run.elapsed()) is not None or time.monotonic() > until)
+        flooded = {n: v for n, v in trial.items() if n in waiting and v.verdict == "unbounded"}
+        run.verdicts.update(flooded)
+        run.early.update(n for n, v in flooded.items() if v.flood_certificate is not None
+                         and _from_rates(v.flood_certificate))
+
+
+def _from_rates(cert: FloodCertificate) -> bool:
+    """Whether the flood's first source (the innermost of a chain) has its growth proven by rates."""
+    while cert.evidence.flood_certificate is not None:
+        cert = cert.evidence.flood_certificate
+    return cert.evidence.growth_certificate is not None
 
 
 def verify(topo: Topology, options: SearchOptions | None = None, *,

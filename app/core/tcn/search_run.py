@@ -31,6 +31,10 @@ from app.core.topology import Problem, Topology
 # within its limit plus that margin; the simulation leaves the time its certification will take (search_lassos.py)
 OVERTIME_MIN_S = 1.0
 OVERTIME_SHARE = 0.05
+# of the overtime, this share is kept for what follows a certification stopped at its end: the certifier's last poll,
+# dropping the lasso it held (random #188's 81,498 positions: 0.2 s under load, bench/RESULTS.md), the unbounded
+# proofs after the search and the summary; a certification and those proofs stop at the rest (`end`)
+WRAP_UP_SHARE = 0.25
 
 
 def deepening_schedule(k_min: int, k_max: int) -> list[int]:
@@ -81,6 +85,10 @@ class Run:
     phases: list[list[str]] = field(default_factory=list)
     stop: str | None = None
     tried: dict[str, list[str]] = field(default_factory=dict)  # per target: what each phase tried and why it failed
+    # targets answered `unbounded` before the search by a flood from a source proven to grow by rates (search.py,
+    # `_early_floods`): like a growth proven by rates, a lasso the trace passes find answers for them instead
+    early: set[str] = field(default_factory=set)
+    played: dict[int, Any] = field(default_factory=dict)  # per trace simulated: the Schedule that closed its lasso
     orders: dict[str, ScheduleOrder] = field(default_factory=dict)  # per target: its schedules, generated once
     # per target proven to grow by rates: the lasso the quick trace pass found but did not certify within its budget
     uncertified: dict[str, Lasso] = field(default_factory=dict)
@@ -172,8 +180,11 @@ class SearchControl:
         return 0.0 if self.timeout_s is None else max(OVERTIME_MIN_S, OVERTIME_SHARE * self.timeout_s)
 
     def end(self) -> float | None:
-        """The `time.monotonic()` instant by which the verification ends: its time limit and overtime."""
-        return None if self.deadline is None else self.deadline + self.overtime()
+        """The `time.monotonic()` instant by which certifying a lasso found before the limit, and the proofs after
+        the search, stop: the time limit and its overtime but WRAP_UP_SHARE of it, which is left for dropping what a
+        stopped certification held and for the summary, so that the verification ends within its limit and
+        overtime."""
+        return None if self.deadline is None else self.deadline + self.overtime() * (1 - WRAP_UP_SHARE)
 
     def overdue(self) -> bool:
         """Cancelled, or past the time limit and its overtime: what certifying a lasso found before the limit polls."""

@@ -36,7 +36,9 @@ from app.core.formats.trace import CompressedTrace, Trace
 from app.core.gc_pause import paused_gc
 from app.core.tcn.network import Network, SpoutParams, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
+from app.core.tcn.schedule_haste import HASTE_CELLS, haste_schedules
 from app.core.tcn.simulate_deaths import NEVER, DeathPlan, Deaths
+from app.core.tcn.simulate_pace import Switcher
 from app.core.tcn.simulate_rules import closes, emit_remembered, loss_replays
 from app.core.tcn.simulate_trace import CHECK_EVERY, BoltStep, Row, Stopped, rows_lasso, rows_trace
 
@@ -59,6 +61,7 @@ class Lasso:
     capped: bool = False  # a schedule stopped at the cell bound (a larger bound might close a lasso)
     ended: frozenset[int] = frozenset()  # the schedules (by number) played to their end, `skip` of a later call
     exhausted: bool = False  # every schedule played to its end (none closed a lasso)
+    schedule: Schedule | None = None  # the one that closed the lasso (a threshold run's first phase 1: flood_run.py)
 
 
 @dataclass
@@ -93,18 +96,20 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     `order`: the schedules of :func:`schedules`, generated once by the caller (app/core/tcn/schedule_order.py)."""
     max_cells, tried, positions, ended = MAX_CELLS if max_cells is None else max_cells, list[str](), 0, set(skip)
     capped = unfinished = False
-    probed = 0  # positions of probes: bounded each by its own cells (schedule.probe_cells), not by `total_cells`
+    probed = hasted = 0  # positions of probes and of haste schedules: bounded each by its own cells, not by
+    # `total_cells` (schedule.probe_cells, schedule_haste.HASTE_CELLS)
     settled: list[Schedule] = []  # probes that ended below their bound: played in full, they would end the same
     runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
-        for number, sched in enumerate(schedules(net, target, cancelled) if order is None else order):
+        for number, sched in enumerate(schedules(net, target, cancelled, haste=haste_schedules(net, target))
+                                       if order is None else order):
             if sched.cells is None and sched in settled:
                 continue
             if sched.cells is not None and probed * max(1, len(net.bolts)) >= PROBE_TOTAL_CELLS:
                 continue
-            left = None if total_cells is None else total_cells - (positions - probed) * max(1, len(net.bolts))
-            if sched.cells is not None:
-                left = sched.cells
+            left = None if total_cells is None else total_cells - (positions - probed - hasted) * max(1, len(net.bolts))
+            if sched.cells is not None or sched.haste:  # a probe's or a haste schedule's own bound
+                left = sched.cells or HASTE_CELLS
             elif left is not None and left <= 0:
                 capped = True
                 break
@@ -126,14 +131,15 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
                 continue
             if isinstance(outcome, Trace | CompressedTrace):
                 return Lasso(outcome, f"{tried[-1]}: lasso of {outcome.k} positions",
-                             positions + outcome.k + 2, tried, ended=frozenset(ended))
+                             positions + outcome.k + 2, tried, ended=frozenset(ended), schedule=sched)
             positions += outcome[1]
             probed += outcome[1] if sched.cells is not None else 0
+            hasted += outcome[1] if sched.haste else 0
             if sched.cells is not None and not outcome[2]:
                 settled.append(replace(sched, cells=None))
-            capped = capped or (outcome[2] and sched.cells is None)  # a probe stopped at its cells is not retried
-            if left is None or not outcome[2] or sched.cells is not None:  # (capped by `total_cells`: a larger
-                ended.add(number)                                           # share might close it)
+            capped = capped or (outcome[2] and sched.cells is None and not sched.haste)  # (nor a haste schedule)
+            if left is None or not outcome[2] or sched.cells is not None or sched.haste:  # (capped by
+                ended.add(number)  # `total_cells`: a larger share might close it; a haste schedule has its own bound)
             tried[-1] += f": {outcome[0]}"
     except Stopped as stop:
         return Lasso(None, str(stop), positions, tried, capped, frozenset(ended))
@@ -185,7 +191,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
     dying = Deaths(deaths, net, run.scale, run) if deaths is not None else None  # docs/model.md 9.5
     run.cut, run.cuts = (dying.cut, dying.cuts) if dying is not None else (None, frozenset())
     state_key, spout_actions, emit_actions = _state_key(run), _spout_actions(run), _emit_actions(run)
-    bolt_actions, switch = _bolt_actions(run), _Switch(run, sched)
+    bolt_actions, switch = _bolt_actions(run), Switcher(run, sched)
     watch = run.bolt_names.index(goal.target) if goal is not None else -1
     drains = run.bolt_names.index(goal.source) if goal is not None else -1
     queue, backlog, down, xcarry = run.queue, run.backlog, run.down, run.xcarry
@@ -211,7 +217,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         if i >= limit:
             return f"no repeated state within {limit} positions", i, True
         # ---- the state before position i, and the loop it may close
-        key = state_key(t) + (dying.key(t) if dying else ()) if i >= 1 and goal is None else None
+        key = state_key(t) + (dying.key(t) if dying else ()) + switch.haste.key() if i >= 1 and goal is None else None
         if goal is None:
             queues_at.append([queue[j] for j in free] + [backlog[s] for s in growing_backlog]
                              + [k for parts in cache_of for k in parts])
@@ -231,7 +237,7 @@ def _simulate(net: Network, target: str, sched: Schedule, cannot_grow: frozenset
         replayed = spout_actions(t, emitted, breaches)
         batch_before = dying.decide(t) if dying else []  # (a death may wait for a batch in progress)
         fails, recovers, emits = emit_actions(t, emitted)
-        switch(t, emits)
+        switch(t, fails, recovers, emits)
         if goal is not None and goal.backlog < 0 and switch.done(drains):
             goal.backlog = queue[drains]  # the source's backlog when it starts draining
         step, losses = bolt_actions(t, emitted, fails, recovers, emits, breaches)
@@ -329,7 +335,8 @@ class _Run:
         plan_times = [t for pair in failing.values() for t in pair] + list(sched.first_fail.values())
         plan_times += deaths.durations() if deaths is not None else []
         durations = [*sched.gap.values(), *sched.processing.values(), *sched.delay.values(), *plan_times,
-                     *(d for w in sched.switches for d in (w.processing, w.delay))]
+                     *(d for w in sched.switches for d in (w.processing, w.delay)),
+                     *(d for h in sched.haste.values() for d in (h.processing, h.delay))]
         scale = math.lcm(*(Fraction(d).denominator for d in durations))  # every duration an integer
         spouts, bolts = net.spouts, net.bolts
         n_s, n_b = len(spouts), len(bolts)
@@ -480,42 +487,6 @@ def _emit_actions(run: _Run) -> Callable[[int, list[int]], tuple[list[bool], lis
 
 
 _Losses = dict[int, tuple[int, dict[str, int]]]  # per bolt that lost tuples: (lost, replays per spout)
-
-
-class _Switch:
-    """The switches of `sched` not made yet (`pending`, in order, by bolt index, durations on the grid). Called
-    at a position at or after `sched.switch_at`, after the EMITs, it makes each bolt's next switch when it is
-    due (`schedule.Switch`): no clock then reads the old durations, so the run stays legal."""
-
-    def __init__(self, run: _Run, sched: Schedule) -> None:  # (a bolt `only_failing` dropped has no switch)
-        self.run = run
-        self.at = 0 if sched.switch_at is None else math.ceil(sched.switch_at * run.scale)
-        index = {name: j for j, name in enumerate(run.bolt_names)}
-        self.pending = [] if sched.switch_at is None else [
-            (index[w.bolt], int(w.processing * run.scale), int(w.delay * run.scale), w.eager,
-             None if w.after is None else index[w.after]) for w in sched.switches if w.bolt in index]
-
-    def done(self, j: int) -> bool:
-        """Whether bolt `j` has made all its switches."""
-        return all(p[0] != j for p in self.pending)
-
-    def __call__(self, t: int, emits: list[bool]) -> None:
-        if not self.pending or t < self.at:
-            return
-        run, seen = self.run, set()
-        for entry in list(self.pending):
-            j, proc, delay, eager, after = entry
-            if j in seen:
-                continue
-            seen.add(j)
-            if after is not None and (not self.done(after) or run.queue[after] > 0):
-                continue
-            if not run.down[j] and (emits[j] or (not run.processing[j] and run.queue[j] == 0
-                                                 and run.waiting_since[j] is None)):
-                run.proc[j], run.delay[j], run.eager[j] = proc, delay, eager
-                self.pending.remove(entry)
-                if j in run.plan:  # it never fails again (a failure is never forced, docs/model.md 7.2)
-                    run.next_fail[j] = NEVER
 
 
 def _bolt_actions(run: _Run) -> Callable[[int, list[int], list[bool], list[bool], list[bool], list[int]],

@@ -31,9 +31,11 @@ STALLED = 3  # failure times in a row without a larger queue of the target: that
 
 
 def build_spill_run(topo: Topology, cert: SpillCertificate, threshold: int, *, deadline: float | None = None,
-                    max_cells: int = MAX_CELLS) -> tuple[Trace, int] | str:
+                    max_cells: int = MAX_CELLS, played: dict[str, Schedule] | None = None) -> tuple[Trace, int] | str:
     """A certified finite run of the target's cone `topo` in which its queue reaches `threshold`: (trace, the
-    target's largest queue), or why there is none."""
+    target's largest queue), or why there is none. `played`: per bolt growing in a lasso found by simulation, the
+    schedule that closed it (tried first for the bolt that backs up: `flood_run.phase_one`)."""
+    played = played or {}
     # (the failing bolt checked too: its schedules' failure-free variants keep it, `schedule.schedules`)
     net = build_network(topo, [cert.target, cert.failing])
     bolts = {b.name: b for b in net.bolts}
@@ -45,7 +47,8 @@ def build_spill_run(topo: Topology, cert: SpillCertificate, threshold: int, *, d
     stormy = storm_schedule(net, storm) if storm is not None else None
     tried = []
     if cert.evidence.flood_certificate is not None:  # G backs up while a flood drains into it
-        flooded = _flooded(net, cert, threshold + j.take_max + bolts[cert.failing].take_max, deadline, max_cells)
+        flooded = _flooded(net, cert, threshold + j.take_max + bolts[cert.failing].take_max, deadline, max_cells,
+                           played)
         if isinstance(flooded, str):
             tried.append(flooded)
         else:
@@ -62,7 +65,8 @@ def build_spill_run(topo: Topology, cert: SpillCertificate, threshold: int, *, d
     # over): a run is cut a little after the failure, when the burst has reached the target or never will
     rate = sum(1 / (s.period * (1 - net.tolerance)) for s in net.spouts) \
         + sum(4 / (b.alpha * (1 - net.tolerance)) for b in net.bolts)
-    for base in ([stormy] if stormy is not None else []) + phase_one(net, cert.failing, cert.target):
+    for base in ([stormy] if stormy is not None else []) + phase_one(net, cert.failing, cert.target,
+                                                                     played.get(cert.failing)):
         at, best, stalled = net.failures.min_ttf[cert.failing] + 1, -1, 0
         for _ in range(MAX_DOUBLINGS):
             sched = replace(base, fail={**base.fail, cert.failing: (NEVER_S, net.failures.max_reboot)},
@@ -88,15 +92,15 @@ def build_spill_run(topo: Topology, cert: SpillCertificate, threshold: int, *, d
     return "no schedule took it there: " + "; ".join(tried) if tried else "no schedule"
 
 
-def _flooded(net: Network, cert: SpillCertificate, held: int, deadline: float | None, max_cells: int
-             ) -> tuple[Schedule, Fraction, str] | str:
+def _flooded(net: Network, cert: SpillCertificate, held: int, deadline: float | None, max_cells: int,
+             played: dict[str, Schedule]) -> tuple[Schedule, Fraction, str] | str:
     """A flood threshold run of the failing bolt G (its evidence's chain drains into it) to `held` tuples: its
     schedule, the time G holds them (G fails there), and the chain's last bolt (whose drain ends the run), or why
     there is none."""
     assert cert.evidence.flood_certificate is not None and net.failures is not None
     chain, g = chain_of(cert.evidence.flood_certificate), cert.failing
     first = next(b for b in net.bolts if b.name == chain[0])
-    for base in phase_one(net, chain[0], g):
+    for base in phase_one(net, chain[0], g, played.get(chain[0])):
         slow = (first.alpha * (1 + net.tolerance) + net.max_idle) * held
         for _ in range(MAX_DOUBLINGS):
             sched = switched(net, base, chain, g, slow)  # (G keeps its slow phase-1 pace: a switched bolt never fails)
@@ -114,16 +118,16 @@ def _flooded(net: Network, cert: SpillCertificate, held: int, deadline: float | 
 
 
 def spill_runs(topo: Topology, verdicts: dict[str, BoltVerdict], traces: list[AnyTrace], threshold: int,
-               notes: list[str], *, deadline: float | None = None) -> None:
+               notes: list[str], *, deadline: float | None = None, played: dict[str, Schedule] | None = None) -> None:
     """Attach to every verdict unbounded by a spill a threshold run past `threshold` (its trace appended to
-    `traces`), in place; a bolt without one gets a note saying what is missing."""
+    `traces`), in place; a bolt without one gets a note saying what is missing. `played`: as `build_spill_run`."""
     for name, verdict in verdicts.items():
         cert = verdict.spill_certificate
         if verdict.verdict != "unbounded" or cert is None:
             continue
         cone = build_network(topo, [name]).topology
-        found = storm_run_found(name, threshold, build_spill_run(cone, cert, threshold, deadline=deadline), notes,
-                                traces)
+        found = storm_run_found(name, threshold, build_spill_run(cone, cert, threshold, deadline=deadline,
+                                                                 played=played), notes, traces)
         if found is None:
             continue
         trace, run = found

@@ -7,6 +7,7 @@
 - `flood.py`: a flood ("unbounded": a bolt that backs up, then floods the one below);
 - `latency_witness.py`: a latency witness (docs/latency.md);
 - `files.py`: a certificate file, each entry by the checker of its kind;
+- `lassos.py`: the lassos the certifier accepted within one verification, not replayed again when embedded;
 - `content.py`: the content hash, the one definition (builders and `stormbound-verified/1` use it from here);
 - `ratios.py`: the checkers' own output ratios σ_lo, σ_hi; `reading.py`: how a checker reads its input.
 

@@ -41,7 +41,7 @@ from typing import Any
 from app.core.formats.trace import CompressedTrace, Trace
 from app.core.numbers import exact
 from app.core.results import FloodCertificate, FloodEvidence
-from app.core.tcn.check.certify import certify
+from app.core.tcn.check.lassos import certified
 from app.core.tcn.check.parts import part_of, received, threshold_run_problems
 from app.core.tcn.check.rate_growth import check_growth_certificate
 from app.core.tcn.check.ratios import ratio_bounds
@@ -94,7 +94,7 @@ def evidence_problems(ev: FloodEvidence, source: str, topo: Topology,
     lasso = trace if trace is not None else ev.trace
     if lasso is None:
         return ["evidence: neither a growth certificate nor a lasso of the source"]
-    found = certify(lasso, checked=[source])
+    found = certified(lasso, [source])  # (within one verification, a lasso certified before is not replayed)
     if not found.ok:
         return [f"evidence: the lasso is not certified: {'; '.join(found.problems[:3])}"]
     if found.growth_per_loop.get(source, 0) <= 0:
