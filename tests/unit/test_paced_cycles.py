@@ -19,6 +19,7 @@ from app.core.rates.failures_check import failure_check
 from app.core.rates.paced import paced_cycle
 from app.core.topology import parse_topology
 from tests.unit.test_rates_failures import Run, _pick, check_run
+from tests.unit.worst_runs import Worst, pushed_losses
 
 SETTINGS = {"min_reboot_time": 1, "max_reboot_time": 2, "replay": "paced", "failures": True}
 
@@ -159,3 +160,47 @@ def test_no_run_with_the_spout_at_its_fastest_and_the_bolts_at_their_slowest_pas
             continue
         for seed in range(2):
             check_run(topo, check, Run(topo, seed, Fraction(4 * (int(data["bolts"][0]["min_ttf"]) + 2))).go())
+
+
+def tight() -> dict[str, Any]:
+    """A small paced topology (the 10th of `small` with seed 7) on which pushed runs reach the loss bound: S at 2
+    tuples/s exactly (τ 0) into F (two executors, α 0.744 s, max_idle 0.05 s, min_ttf 30 s; reboots up to 2 s)."""
+    return {"name": "tight", "spouts": [{"name": "S", "rate": 2, "burst": 1}],
+            "bolts": [{"name": "F", "alpha": 0.744, "sigma": 1, "parallelism": 2, "min_ttf": 30},
+                      {"name": "B", "alpha": 0.15, "sigma": 1, "parallelism": 1},
+                      {"name": "D", "alpha": 0.2, "sigma": 1, "parallelism": 2}],
+            "subscriptions": [{"source": "S", "target": "F"}, {"source": "S", "target": "B"},
+                              {"source": "F", "target": "D"}],
+            "settings": {"tolerance": 0, "max_idle_time": 0.05, "emission": "exact", "min_reboot_time": 0.5,
+                         "max_reboot_time": 2, "replay": "paced"}}
+
+
+def test_runs_pushed_to_the_worst_timing_reach_the_loss_bound_and_pass_none() -> None:
+    """Pushed runs (tests/unit/worst_runs.py): F fails 30.5 s in holding 4 (a full batch of 2 and 2 waiting), and
+    S's 4 emissions while it is down each carry a fresh tuple and a replay: F loses 12, its bound exactly (a bound
+    one lower is refuted; bench/RESULTS.md, "Runs pushed to the worst timing")."""
+    lost, bound, kinds = pushed_losses(tight(), "F", (121, 385), 70)
+    assert "paced" in kinds and lost == bound == 12
+
+
+def test_where_a_cycle_may_gain_one_tuple_the_worst_timed_run_piles_up_and_no_bound_is_claimed() -> None:
+    """S at 1 tuple/s exactly into F (α 0.75 s, max_idle 0.05 s: a batch at most every 0.8 s; min_ttf 10 s, reboots
+    up to 2 s). Over a cycle S sends up to 12 fresh tuples, while F, whose first tuple after a recovery may come a
+    second late, completes only 11 in the 9 s left: δ = 1. The run at the worst timing (S at its fastest, F at its
+    slowest, failing when about to emit a batch, reboots of 2 s: tests/unit/worst_runs.py) does pile up, so no bound
+    may be claimed for F's queue, loss or S's backlog; a count with one batch more per busy stretch (δ = 0) would
+    claim one, and this run passes it."""
+    data = {"name": "gain", "spouts": [{"name": "S", "rate": 1, "burst": 1}],
+            "bolts": [{"name": "F", "alpha": 0.75, "sigma": 0, "parallelism": 1, "min_ttf": 10}],
+            "subscriptions": [{"source": "S", "target": "F"}],
+            "settings": {"tolerance": 0, "max_idle_time": 0.05, "emission": "exact", "min_reboot_time": 1,
+                         "max_reboot_time": 2, "replay": "paced"}}
+    topo = parse_topology(data)
+    model = failure_model(topo)
+    assert model is not None
+    check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})
+    run = Worst(topo, Fraction(400), when="full").go()
+    assert max(run.backlogs[topo.spouts[0].id]) >= 30  # (about one more tuple every cycle of 12 s)
+    if check.bounds is not None:
+        check_run(topo, check, run)
+    assert check.bolts[topo.bolts[0].id].status != "bounded"

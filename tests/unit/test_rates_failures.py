@@ -196,6 +196,7 @@ class Run:
                            C=b.parallelism if b.duration_window is None else 10**9, sigma=Fraction(str(b.sigma)),
                            gap=self.gap(b), last_take=None)
                 for b in topo.bolts}
+        self.bolt = bolt  # (the bolts' state, for a player that times its choices by it)
         for st in bolt.values():  # a timer's first run, with the initial tuples, comes within G of the start
             if st["gap"] is not None and st["take_at"] is not None:
                 st["take_at"] = _pick(rng, Fraction(0), st["gap"])
@@ -215,12 +216,13 @@ class Run:
                     self.backlogs[c].append(sp["R"])
                     n = 0
                     if sp["next"] == t:
-                        n = rng.randint(1, sp["burst"])
+                        n = self.burst(c, t, sp["burst"])
                         mode = self.model.replay
                         rep = min(sp["R"], n) if mode == "paced" else sp["R"] if mode == "at-once" else 0
                         sp["R"] -= rep
                         replayed += rep
-                        sp["next"] = t + _pick(rng, (n - self.tau) * sp["a"], (n + self.tau) * sp["a"])
+                        sp["next"] = t + self.spout_gap(c, t, (n - self.tau) * sp["a"],
+                                                       (n + self.tau) * sp["a"])
                         n += rep
                     out[c] = n
                     self.emitted[c].append(n)
@@ -240,8 +242,7 @@ class Run:
                 if st["failed"]:
                     self.lose(c, arrived, add)
                     self.relost += bool(arrived and replayed)
-                elif st["fail_at"] == t or (st["fail_at"] is not None and st["eligible"] <= t
-                                            and at_risk >= st["worst"] and rng.random() < 0.7):
+                elif self.fails_now(c, st, t, at_risk):
                     # (a failure is allowed at any position once min_ttf has passed: the runs pick
                     # the scheduled time, or a position where the bolt holds as much as it ever did)
                     self.losses[c].append(0)
@@ -259,15 +260,15 @@ class Run:
                                 if self.rule == "dvert" else rest
                         st.update(P=0, emit_at=None)
                         if st["Q"] + arrived > 0 and st["gap"] is None:
-                            st["take_at"] = t + _pick(rng, Fraction(0), self.idle)
+                            st["take_at"] = t + self.take_wait(c)
                     if st["gap"] is not None:
                         self.clock(st, t, arrived)
                     elif st["emit_at"] is None and st["take_at"] is None and st["Q"] + arrived > 0:
-                        st["take_at"] = t + _pick(rng, Fraction(0), self.idle)
+                        st["take_at"] = t + self.take_wait(c)
                     if st["emit_at"] is None and st["take_at"] == t:
                         taken = min(st["C"], st["Q"] + arrived)
                         st.update(Q=st["Q"] + arrived - taken, P=taken, take_at=None, last_take=t,
-                                  emit_at=t + _pick(rng, st["alpha"] * (1 - self.tau), st["alpha"] * (1 + self.tau)))
+                                  emit_at=t + self.busy(c, st["alpha"] * (1 - self.tau), st["alpha"] * (1 + self.tau)))
                     else:
                         st["Q"] += arrived
                 out[c] = emitted
@@ -281,8 +282,31 @@ class Run:
             t = min(x for x in nxt if x > t)
         return self
 
+    # (the run's choices, one method each, so that a player may push them to an end: `Run`'s are random)
     def reboot(self) -> Fraction:
         return _pick(self.rng, self.model.min_reboot, self.model.max_reboot)
+
+    def burst(self, spout: str, t: Fraction, most: int) -> int:
+        """The fresh tuples of a spout's emission (1..C_EMIT)."""
+        return self.rng.randint(1, most)
+
+    def spout_gap(self, spout: str, t: Fraction, lo: Fraction, hi: Fraction) -> Fraction:
+        """The time to a spout's next emission, within its tolerance."""
+        return _pick(self.rng, lo, hi)
+
+    def take_wait(self, bolt: str) -> Fraction:
+        """An idle bolt's wait before it takes (within max_idle)."""
+        return _pick(self.rng, Fraction(0), self.idle)
+
+    def busy(self, bolt: str, lo: Fraction, hi: Fraction) -> Fraction:
+        """A batch's processing time, within the tolerance."""
+        return _pick(self.rng, lo, hi)
+
+    def fails_now(self, bolt: str, st: dict[str, Any], t: Fraction, at_risk: int) -> bool:
+        """Whether an up bolt that may fail fails at this position: at its scheduled time, or (a failure is allowed at
+        any position once min_ttf has passed) at a position where it holds as much as it ever did."""
+        return st["fail_at"] == t or (st["fail_at"] is not None and st["eligible"] <= t
+                                      and at_risk >= st["worst"] and self.rng.random() < 0.7)
 
     def gap(self, b: Any) -> Fraction | None:
         """A duration window's G = (1+τ)·max(S, α), from the document (docs/model.md 10.3; None: not a timer)."""

@@ -16,6 +16,7 @@ from app.core.rates.failures_check import failure_check
 from app.core.rates.tails import over_cycles
 from app.core.topology import parse_topology
 from tests.unit.test_rates_failures import Run, check_run
+from tests.unit.worst_runs import pushed_losses
 
 
 class Adversary(Run):
@@ -120,3 +121,22 @@ def test_over_cycles_is_the_largest_value_over_whole_cycles() -> None:
     flat = Curve.affine(1, 3)
     assert over_cycles(flat, c, busy, cycle, Fraction(9)) == flat.shifted(busy).excess(c)
     assert over_cycles(flat, c, busy, cycle, Fraction(4)) is None
+
+
+def storming_batches() -> dict[str, Any]:
+    """S at 2 tuples/s exactly (τ 0) into F alone: four executors, α 1.2 s (3.33 tuples/s), min_ttf 40 s, reboots up
+    to 2 s: while F works on a batch of 4 two more tuples come, so it may hold X = 5 at a failure, and S's m = 4
+    emissions while it is down each send everything it lost since the one before."""
+    return {"name": "batches", "spouts": [{"name": "S", "rate": 2, "burst": 1}],
+            "bolts": [{"name": "F", "alpha": 1.2, "sigma": 0, "parallelism": 4, "min_ttf": 40}],
+            "subscriptions": [{"source": "S", "target": "F"}],
+            "settings": {"tolerance": 0, "max_idle_time": 0, "emission": "exact", "min_reboot_time": 1,
+                         "max_reboot_time": 2, "replay": "at-once"}}
+
+
+def test_runs_pushed_to_the_worst_timing_reach_the_storms_loss_bound() -> None:
+    """Pushed runs (tests/unit/worst_runs.py): F fails holding 5 (a batch of 4 and one arrival) just before an
+    emission of S, and the 4 emissions while it is down lose 6, 7, 8 and 9: 35, the bound (m+1)·X + m(m+1)/2
+    exactly, so every weight of X below m + 1 is refuted (bench/RESULTS.md, "Runs pushed to the worst timing")."""
+    lost, bound, kinds = pushed_losses(storming_batches(), "F", (1, 20), 70)
+    assert "storm" in kinds and lost == bound == 35
