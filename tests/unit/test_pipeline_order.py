@@ -98,7 +98,9 @@ def test_an_undecided_bolt_bounded_without_failures_says_why_rates_prove_no_grow
                         "min_reboot_time": 1, "max_reboot_time": 2, "replay": "at-once"},
            "subscriptions": [{"source": "B1", "target": "B3"}, {"source": "S", "target": "B0"},
                              {"source": "S", "target": "B1"}, {"source": "S", "target": "B2"}]}
-    result = verify(_checked(doc), SearchOptions(timeout_s=0.5))
+    # 0.05 s: at 0.5 s the search now answers every bolt (B1 grows by a lasso, B3 is flooded by it, B0 and B2 by
+    # B3's storm), and what is tested is the words of the bolts it leaves
+    result = verify(_checked(doc), SearchOptions(timeout_s=0.05))
     left = [v for v in result.bolts.values() if v.verdict in ("unknown", "none-up-to-k")]
     assert left and all("without failures the rate check bounds it" in (v.message or "") for v in left)
     assert not any("a cycle that does not settle" in (v.message or "") for v in left)
