@@ -404,10 +404,11 @@ def _bolt_rules(cx: _Context) -> Callable[[int, int, Step, Emitted], None]:
     dying = rules.deaths.bolt_worker if rules.deaths is not None else {}  # section 9.5: checked at every position
     share = None if rules.deaths is None or state.deaths is None else bolt_share(rules.deaths, state.deaths, bad)
     partial = {b for r in rules.deaths.workers.values() for b in r.partial} if rules.deaths is not None else set()
+    label = {name: f"bolt {name}" for name in rules.alpha}  # made once, not per position and bolt
 
     def bolts(i: int, t: int, step: Step, emitted: Emitted) -> None:
         for name, bo in step.bolts.items():
-            who = f"bolt {name}"
+            who = label[name]
             arrivals_rule(i, name, bo, emitted)
             queue = bo["queue"]
             if queue != expected_queue[name]:
