@@ -46,6 +46,7 @@ def main() -> int:
     parser.add_argument("--bias", type=float, default=0.95)
     parser.add_argument("--init", type=int, default=0, help="init_queues of every bolt")
     parser.add_argument("--cycles", nargs=2, metavar=("F", "U"), help="per-cycle counts of F fed through U")
+    parser.add_argument("--psi", nargs=2, metavar=("F", "U"), help="checks Psi = R_S + H_U/2 + H_F per position")
     args = parser.parse_args()
     import tests.unit.test_rates_failures as stepper
 
@@ -63,6 +64,8 @@ def main() -> int:
         return earliest if found is None or self.rng.random() < args.bias else found
     stepper.Run.fail_time = fail_soon  # type: ignore[method-assign]
     name = {c.id: c.name for c in topo.components}
+    if args.psi:
+        return psi(stepper, topo, args.seeds, Fraction(args.horizon), *args.psi)
     if args.cycles:
         return cycles(stepper, topo, args.seeds, Fraction(args.horizon), *args.cycles)
     for seed in range(args.seeds):
@@ -121,6 +124,54 @@ def cycles(stepper, topo, seeds: int, horizon: Fraction, f_name: str, u_name: st
     for kind in sorted(worst):
         print(f"{kind}: {count[kind]} cycles, {f_name} kept up in each, largest change of the count "
               f"{float(worst[kind]):+.3g}")
+    return 0
+
+
+class _Held(list):  # type: ignore[type-arg]
+    """A bolt's queue record that also keeps its batch and carry before the position."""
+
+    def __init__(self, run, bolt: str):  # type: ignore[no-untyped-def]
+        super().__init__()
+        self.run, self.bolt = run, bolt
+        self.held: list[Fraction] = []
+
+    def append(self, q) -> None:  # type: ignore[no-untyped-def, override]
+        st = self.run.bolt[self.bolt]
+        self.held.append(q + st["P"] + st["carry"])
+        super().append(q)
+
+
+def psi(stepper, topo, seeds: int, horizon: Fraction, f_name: str, u_name: str) -> int:  # type: ignore[no-untyped-def]
+    """Psi = R_S + H_U/2 + H_F (H: queue + batch (+ carry)), for U of sigma 1/2 into F: checks at every position
+    that Psi grows by at most 1/2 per emission of S that replays nothing and falls by what F completes; prints the
+    largest Psi, R_S, H_U, H_F, the largest H_U at an emission of S that finds its backlog empty, and the largest
+    rise of Phi = R_S + H_U + 2 H_F from U's last empty queue to such an emission (K_c in bench/RESULTS.md)."""
+    ids = {c.name: c.id for c in topo.components}
+    f, u, s = ids[f_name], ids[u_name], topo.spouts[0].id
+    top = dict(psi=Fraction(0), R=0, HU=Fraction(0), HF=Fraction(0), HU_at_empty=Fraction(0), slack=Fraction(0),
+               busy_rise=Fraction(-10**9))
+    for seed in range(seeds):
+        run = stepper.Run(topo, seed, horizon)
+        run.queues[u], run.queues[f] = _Held(run, u), _Held(run, f)
+        run.go()
+        hu, hf, back = run.queues[u].held, run.queues[f].held, run.backlogs[s]
+        val = [back[i] + hu[i] / 2 + hf[i] for i in range(len(hf))]
+        phi = [back[i] + hu[i] + 2 * hf[i] for i in range(len(hf))]
+        last_empty = 0  # the last position j with U's queue empty before it (q + 1)
+        for i in range(len(val) - 1):
+            if run.queues[u][i] == 0:
+                last_empty = i
+            sent = run.emitted[s][i]
+            fresh_only = sent if back[i] == 0 else 0  # (C_EMIT 1: an emission replays one tuple when R >= 1)
+            allowed = Fraction(fresh_only, 2) - run.emitted[f][i]
+            assert val[i + 1] - val[i] <= allowed, f"Psi grew by {val[i + 1] - val[i]} > {allowed} at {i}"
+            top["slack"] = max(top["slack"], allowed - (val[i + 1] - val[i]))
+            if sent and back[i] == 0:
+                top["HU_at_empty"] = max(top["HU_at_empty"], hu[i])
+                top["busy_rise"] = max(top["busy_rise"], phi[i] - phi[last_empty])
+        top["psi"], top["R"] = max(top["psi"], max(val)), max(top["R"], max(back))
+        top["HU"], top["HF"] = max(top["HU"], max(hu)), max(top["HF"], max(hf))
+    print({k: float(v) for k, v in top.items()})
     return 0
 
 
