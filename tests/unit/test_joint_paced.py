@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from app.cli import main
-from app.core.formats.trace import expanded_trace
 from app.core.formats.verified import bolt_verdict_words
 from app.core.rates import rate_check
 from app.core.results import BoltVerdict, JointFailure, StormCertificate, StormRun
@@ -26,6 +25,7 @@ from app.core.tcn.paced import prove_paced
 from app.core.tcn.paced_run import build_paced_run
 from app.core.tcn.search import SearchOptions, verify
 from app.core.topology import Topology, parse_topology
+from tests.unit.test_paced_flood import run_past_tenfold
 
 # random #182 of the sweep: B0 (α 0.433 s, min_ttf 20 s) and B1 (2 × α 0.42 s, min_ttf 200 s) on S, 2 tuples/s
 R182 = json.loads((Path(__file__).resolve().parents[1] / "data" / "joint" / "random-182.storm.json").read_text())
@@ -203,11 +203,5 @@ def test_no_bolt_a_joint_cycle_makes_unbounded_is_proven_bounded_and_each_has_a_
             assert check_storm_certificate(cone(doc, name), cert) == [], (doc, name)
             assert report.bolts[name].status != "bounded" and per_cone.bolts[name].status != "bounded", (doc, name)
             assert found.bolts[name].verdict not in ("bounded", "no-repeating-growth"), (doc, name)
-            largest = max((p.bolts[name].queue for t in found.traces for p in expanded_trace(t).positions
-                           if name in p.bolts), default=0)
-            n = 10 * max(largest, 1)
-            run = build_paced_run(cone(doc, name), cert, n)
-            assert not isinstance(run, str), (doc, name, run)
-            with_run = cert.model_copy(update={"run": StormRun(threshold=n, reached=run[1])})
-            assert check_storm_certificate(cone(doc, name), with_run, run[0]) == [], (doc, name)
+            run_past_tenfold(doc, name, cert, found)
             joint += 1

@@ -18,8 +18,8 @@ from app.core.rates import RateFigures, rate_check
 from app.core.rates.failures_check import failure_check
 from app.core.rates.paced import paced_cycle
 from app.core.topology import parse_topology
-from tests.unit.test_rates_failures import Run, _pick, check_run
-from tests.unit.worst_runs import Worst, pushed_losses
+from tests.unit.test_rates_failures import Run, check_run
+from tests.unit.worst_runs import Worst, pushed_losses, pushed_picks
 
 SETTINGS = {"min_reboot_time": 1, "max_reboot_time": 2, "replay": "paced", "failures": True}
 
@@ -144,15 +144,7 @@ def test_no_run_with_the_spout_at_its_fastest_and_the_bolts_at_their_slowest_pas
     cases = [sweep(177), sweep(286), *(small(rng) for _ in range(6))]
     for data in cases:
         topo = parse_topology(data)
-        gaps = {(n - Fraction(str(topo.settings.tolerance))) / Fraction(str(s.rate))
-                for s in topo.spouts for n in range(1, s.burst + 1)}
-
-        def pushed(r: random.Random, lo: Fraction, hi: Fraction, gaps: set[Fraction] = gaps) -> Fraction:
-            if lo in gaps:  # S's next emission: as early as it may
-                return lo if r.random() < 0.9 else _pick(r, lo, hi)
-            return hi if r.random() < 0.85 else _pick(r, lo, hi)  # everything else as late
-
-        monkeypatch.setattr("tests.unit.test_rates_failures._pick", pushed)
+        monkeypatch.setattr("tests.unit.test_rates_failures._pick", pushed_picks(topo))
         model = failure_model(topo)
         assert model is not None
         check = failure_check(topo, RateFigures(topo), model, {b.id: "bounded" for b in topo.bolts})

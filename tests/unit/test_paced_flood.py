@@ -15,7 +15,7 @@ import pytest
 from app.cli import main
 from app.core.formats.trace import expanded_trace
 from app.core.rates import rate_check
-from app.core.results import BoltVerdict, FloodTerm, StormCertificate, StormRun
+from app.core.results import BoltVerdict, FloodTerm, StormCertificate, StormRun, VerifyResult
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.flood import check_flood_certificate
 from app.core.tcn.check.storm import check_storm_certificate
@@ -35,6 +35,18 @@ R239 = json.loads((DATA / "random-239.storm.json").read_text())
 
 def cone(doc: dict[str, Any], name: str) -> Topology:
     return build_network(parse_topology(doc), [name]).topology
+
+
+def run_past_tenfold(doc: dict[str, Any], name: str, cert: StormCertificate, found: VerifyResult) -> None:
+    """The property's second half: a certified threshold run past N = 10 x the bolt's largest queue in any lasso of
+    `found` (N = 10 when there is none), accepted with its certificate."""
+    largest = max((p.bolts[name].queue for t in found.traces for p in expanded_trace(t).positions
+                   if name in p.bolts), default=0)
+    n = 10 * max(largest, 1)
+    run = build_paced_run(cone(doc, name), cert, n)
+    assert not isinstance(run, str), (doc, name, run)
+    with_run = cert.model_copy(update={"run": StormRun(threshold=n, reached=run[1])})
+    assert check_storm_certificate(cone(doc, name), with_run, run[0]) == [], (doc, name)
 
 
 def _paced(doc: dict[str, Any], name: str) -> StormCertificate:
@@ -228,12 +240,6 @@ def test_no_bolt_a_paced_backlog_makes_unbounded_is_proven_bounded_and_each_has_
             assert cert is not None and cert.replay == "paced" and v.verdict == "unbounded"
             assert report.bolts[name].status != "bounded" and per_cone.bolts[name].status != "bounded", (doc, name)
             assert found.bolts[name].verdict in ("counterexample", "unbounded"), (doc, name)  # the search agrees
-            largest = max((p.bolts[name].queue for t in found.traces for p in expanded_trace(t).positions
-                           if name in p.bolts), default=0)
-            n = 10 * max(largest, 1)
-            run = build_paced_run(cone(doc, name), cert, n)
-            assert not isinstance(run, str), (doc, name, run)
-            with_run = cert.model_copy(update={"run": StormRun(threshold=n, reached=run[1])})
-            assert check_storm_certificate(cone(doc, name), with_run, run[0]) == [], (doc, name)
+            run_past_tenfold(doc, name, cert, found)
             paced += 1
     assert paced >= 7, paced

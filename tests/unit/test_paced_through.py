@@ -22,7 +22,8 @@ from app.core.rates import RateFigures, rate_check
 from app.core.rates.failures_check import FailureCheck, failure_check
 from app.core.rates.paced import Paced
 from app.core.topology import Topology, parse_topology
-from tests.unit.test_rates_failures import Run, _pick, check_run
+from tests.unit.test_rates_failures import Run, check_run
+from tests.unit.worst_runs import pushed_picks
 
 SETTINGS = {"failures": True, "min_reboot_time": 1, "max_reboot_time": 2, "replay": "paced"}
 
@@ -200,13 +201,5 @@ def test_no_run_pushed_to_the_worst_timing_passes_the_bounds(which: str, monkeyp
     cases = [r138()] if which == "138" else _kinds()[:2]
     for data in cases:
         topo = parse_topology(data)
-        gaps = {(n - Fraction(str(topo.settings.tolerance))) / Fraction(str(s.rate))
-                for s in topo.spouts for n in range(1, s.burst + 1)}
-
-        def pushed(r: random.Random, lo: Fraction, hi: Fraction, gaps: set[Fraction] = gaps) -> Fraction:
-            if lo in gaps:  # S's next emission: as early as it may
-                return lo if r.random() < 0.9 else _pick(r, lo, hi)
-            return hi if r.random() < 0.85 else _pick(r, lo, hi)
-
-        monkeypatch.setattr("tests.unit.test_rates_failures._pick", pushed)
+        monkeypatch.setattr("tests.unit.test_rates_failures._pick", pushed_picks(topo))
         _play(data, 1, 2 if which == "138" else 4)

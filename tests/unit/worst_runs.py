@@ -20,6 +20,8 @@ their breakpoints there.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -27,7 +29,7 @@ from app.core.failures import failure_model
 from app.core.rates import RateFigures
 from app.core.rates.failures_check import failure_check
 from app.core.topology import Topology, parse_topology
-from tests.unit.test_rates_failures import Run, check_run
+from tests.unit.test_rates_failures import Run, _pick, check_run
 
 WHEN = ("any", "full", "arrival", "ahead")
 EPS = Fraction(1, 10_000)  # "just before", "just after": well within every tolerance of the documents played
@@ -144,3 +146,17 @@ def pushed_losses(data: dict[str, Any], bolt: str, seeds: tuple[int, ...], horiz
         lost = max(lost, *run.losses[j])
     kinds = {kind for kind, found in (("paced", check.bounds.paced), ("storm", check.bounds.storm)) if j in found}
     return lost, check.bounds.lost.get(j), kinds
+
+
+def pushed_picks(topo: Topology) -> Callable[[random.Random, Fraction, Fraction], Fraction]:
+    """A stand-in for the stepper's `_pick`: S's next emission as early as it may (90 % of the time), every other
+    choice (processing, idle wait, reboot) as late as it may (85 %), the rest at random."""
+    gaps = {(n - Fraction(str(topo.settings.tolerance))) / Fraction(str(s.rate))
+            for s in topo.spouts for n in range(1, s.burst + 1)}
+
+    def pushed(r: random.Random, lo: Fraction, hi: Fraction) -> Fraction:
+        if lo in gaps:  # S's next emission: as early as it may
+            return lo if r.random() < 0.9 else _pick(r, lo, hi)
+        return hi if r.random() < 0.85 else _pick(r, lo, hi)  # everything else as late
+
+    return pushed
