@@ -15,7 +15,7 @@ from test_duration_windows import storm_duration_window
 from window_documents import windowed
 
 from app.core.results import LinearCertificate
-from app.core.tcn import simulate
+from app.core.tcn import schedule_order, simulate
 from app.core.tcn.check.certify import certify
 from app.core.tcn.check.content import content_hash
 from app.core.tcn.check.linear import check_certificate
@@ -127,7 +127,7 @@ def test_the_certifier_has_the_timers_rule(monkeypatch: pytest.MonkeyPatch) -> N
     whose W takes fewer than it holds, or whose W is read as an ordinary bolt, is rejected."""
     doc = timed(10, 0.5, 5, 3, p_alpha=18.6)
     net = build_network(parse_topology(doc), ["P"])
-    monkeypatch.setattr(simulate, "schedules", _slow_timer)
+    monkeypatch.setattr(schedule_order, "schedules", _slow_timer)
     late = simulate.build_lasso(net, "P")
     monkeypatch.undo()
     assert late.trace is not None

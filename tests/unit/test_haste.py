@@ -16,7 +16,7 @@ import pytest
 
 from app.core.formats.trace import Trace, expanded_trace
 from app.core.rates import rate_check
-from app.core.tcn import simulate
+from app.core.tcn import schedule_order
 from app.core.tcn.check.certify import certify
 from app.core.tcn.cones import bounded_in_cones
 from app.core.tcn.flood_run import build_threshold_run
@@ -40,7 +40,7 @@ def test_cfg5_wpdeserializer_grows_by_a_certified_haste_lasso(monkeypatch: pytes
     topo = _cfg5()
     net = build_network(topo, ["WpDeserializer"])
     # only the haste schedules (the search plays the probes first, seconds more)
-    monkeypatch.setattr(simulate, "schedules", lambda net, target, cancelled, haste=(): iter(haste))
+    monkeypatch.setattr(schedule_order, "schedules", lambda net, target, cancelled, haste=(): iter(haste))
     lasso = build_lasso(net, "WpDeserializer")
     assert lasso.trace is not None and lasso.schedule is not None, lasso.message
     assert lasso.schedule.haste["WpDeserializer"].watch == "expander"
@@ -132,7 +132,7 @@ def test_runs_under_random_haste_schedules_are_legal(monkeypatch: pytest.MonkeyP
     """Small random topologies S → T (σ > 1) → K (fails) [→ L]: every finite run and every lasso the simulator plays
     under their haste schedules is accepted by the certifier (the pace changes keep every rule)."""
     rng = random.Random(7)
-    monkeypatch.setattr(simulate, "schedules", lambda net, target, cancelled, haste=(): iter(haste))
+    monkeypatch.setattr(schedule_order, "schedules", lambda net, target, cancelled, haste=(): iter(haste))
     played = 0
     for _ in range(8):
         doc = _small(tolerance=rng.choice([0, 0.1, 0.25]), max_idle_time=rng.choice([0, 0.2, 0.5]),

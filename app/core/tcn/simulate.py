@@ -36,7 +36,8 @@ from app.core.formats.trace import CompressedTrace, Trace
 from app.core.gc_pause import paused_gc
 from app.core.tcn.network import Network, SpoutParams, only_failing
 from app.core.tcn.schedule import Schedule, schedules, unaligned_schedule
-from app.core.tcn.schedule_haste import HASTE_CELLS, haste_schedules
+from app.core.tcn.schedule_haste import HASTE_CELLS
+from app.core.tcn.schedule_order import ScheduleOrder
 from app.core.tcn.simulate_deaths import NEVER, DeathPlan, Deaths
 from app.core.tcn.simulate_pace import Switcher
 from app.core.tcn.simulate_rules import closes, emit_remembered, loss_replays
@@ -100,7 +101,8 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     played (the search leaves time to certify a lasso: docs/verifier.md). `paused`: where a schedule stopped by its
     deadline is kept, by number, and where a later call given the same dict takes it up again, from the position it
     stopped before, instead of simulating it from time 0 (the same run: `simulation`). `order`: the schedules of
-    :func:`schedules`, generated once by the caller (app/core/tcn/schedule_order.py)."""
+    :func:`schedules`, generated once by the caller (app/core/tcn/schedule_order.py); None: the target's own
+    `ScheduleOrder`, the one place its schedules and its haste schedules are put together."""
     max_cells, tried, positions, ended = MAX_CELLS if max_cells is None else max_cells, list[str](), 0, set(skip)
     capped = unfinished = False
     probed = hasted = 0  # positions of probes and of haste schedules: bounded each by its own cells, not by
@@ -108,8 +110,7 @@ def build_lasso(net: Network, target: str, *, cannot_grow: frozenset[str] = froz
     settled: list[Schedule] = []  # probes that ended below their bound: played in full, they would end the same
     runs_on: dict[frozenset[str], Network] = {}  # per failure plan: the network only its bolts fail in
     try:
-        for number, sched in enumerate(schedules(net, target, cancelled, haste=haste_schedules(net, target))
-                                       if order is None else order):
+        for number, sched in enumerate(ScheduleOrder(net, target).played(cancelled) if order is None else order):
             if sched.cells is None and sched in settled:
                 continue
             if sched.cells is not None and probed * max(1, len(net.bolts)) >= PROBE_TOTAL_CELLS:
